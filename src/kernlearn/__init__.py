@@ -1,0 +1,33 @@
+"""kernlearn: learn which features and kernels a predictor should use.
+
+Estimators are imported lazily so that ``import kernlearn`` stays cheap and a
+method under construction never breaks the others.
+"""
+
+__version__ = "0.1.0"
+
+_ESTIMATORS = {
+    "FGMClassifier": "kernlearn.estimators.fgm",
+    "FGMRegressor": "kernlearn.estimators.fgm",
+    "PNormMKLClassifier": "kernlearn.estimators.pnorm_mkl",
+    "InfiniteFeatureClassifier": "kernlearn.estimators.infinite",
+    "InfiniteFeatureRegressor": "kernlearn.estimators.infinite",
+    "LowRankKernelRegressor": "kernlearn.estimators.lowrank",
+    "LowRankKernelClassifier": "kernlearn.estimators.lowrank",
+    "MultitaskMKLClassifier": "kernlearn.estimators.multitask",
+    "MultitaskMKLRegressor": "kernlearn.estimators.multitask",
+}
+
+__all__ = ["__version__", *_ESTIMATORS]
+
+
+def __getattr__(name):
+    if name in _ESTIMATORS:
+        import importlib
+
+        return getattr(importlib.import_module(_ESTIMATORS[name]), name)
+    raise AttributeError(f"module 'kernlearn' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)

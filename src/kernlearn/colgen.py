@@ -1,0 +1,167 @@
+"""The column-generation driver: pricing -> master -> stop.
+
+Every method that grows an active set (FGM's feature groups, GrFL's sampled
+features) runs this loop.  The caller supplies two closures:
+
+``price()``
+    returns the most violating :class:`~kernlearn.families.Candidates`
+    (``None`` or empty when nothing violates the optimality conditions);
+``master(candidates)``
+    adds them to the caller's active set, re-solves the restricted problem
+    (warm-started) and returns its objective.
+
+The driver owns the stopping rules (no violating candidate, relative
+objective change, iteration cap, time budget, user callback), the history and
+the progress output, so no solver prints anything.
+"""
+
+import time
+import warnings
+from dataclasses import dataclass
+
+from sklearn.exceptions import ConvergenceWarning
+
+from .solvers._base import History
+
+__all__ = ["ColGenResult", "ColumnGeneration"]
+
+
+@dataclass(frozen=True)
+class ColGenResult:
+    """Outcome of a column-generation run.
+
+    Attributes
+    ----------
+    history : History
+        One row per outer iteration: ``objective``, ``violation``,
+        ``n_active``, ``time`` and whatever ``master`` returned as extras.
+    converged : bool
+        Stopped on an optimality-based rule (no violation or tolerance).
+    n_iter : int
+        Outer iterations run.
+    stop_reason : str
+        ``"no_violation"``, ``"tol"``, ``"max_iter"``, ``"time_budget"`` or
+        ``"callback"``.
+    """
+
+    history: History
+    converged: bool
+    n_iter: int
+    stop_reason: str
+
+
+class ColumnGeneration:
+    """Outer loop of column generation (cutting planes).
+
+    Parameters
+    ----------
+    max_iter : int
+        Maximum number of outer iterations (columns/groups added).
+    tol : float or None, default=None
+        Stop when ``|F_{T-1} - F_T| / |F_{T-1}| <= tol`` (paper 002, sec. 6:
+        :math:`\\epsilon_c = 10^{-2}`).  ``None`` disables the rule.
+    verbose : int, default=0
+        0 silent, 1 one line per outer iteration.
+    callback : callable, optional
+        ``callback(info) -> bool``; ``info`` is the history row just recorded.
+        A truthy return stops the loop.
+    time_budget : float, optional
+        Wall-clock seconds after which no new outer iteration starts.
+    name : str, default=""
+        Prefix of the progress lines.
+    warn : bool, default=True
+        Emit a ``ConvergenceWarning`` when ``max_iter`` is reached while a
+        tolerance was set and not met.
+
+    References
+    ----------
+    Kelley (1960), the cutting-plane method; Tan, Tsang, Wang (2014), JMLR 15,
+    Algorithm 1; Rakotomamonjy et al. / paper 000, Algorithm 1.
+    """
+
+    def __init__(
+        self, max_iter, tol=None, verbose=0, callback=None, time_budget=None, name="",
+        warn=True,
+    ):
+        self.max_iter = max_iter
+        self.tol = tol
+        self.verbose = verbose
+        self.callback = callback
+        self.time_budget = time_budget
+        self.name = name
+        self.warn = warn
+
+    def _print(self, row):
+        parts = [f"[{self.name or 'colgen'}] iter {row['iter']:3d}"]
+        for key, fmt in [
+            ("objective", ".6g"), ("violation", ".3g"), ("n_active", "d"),
+            ("gap", ".3g"), ("time", ".2f"),
+        ]:
+            if key in row and row[key] is not None:
+                val = int(row[key]) if fmt == "d" else row[key]
+                parts.append(f"{key}={val:{fmt}}")
+        print("  ".join(parts), flush=True)
+
+    def run(self, price, master, n_active=None):
+        """Alternate pricing and master solves until a stopping rule fires.
+
+        Parameters
+        ----------
+        price : callable
+            ``price() -> Candidates or None``.
+        master : callable
+            ``master(candidates) -> float`` or ``(float, dict_of_extras)``.
+        n_active : callable, optional
+            ``n_active() -> int``, recorded in the history.
+
+        Returns
+        -------
+        result : ColGenResult
+        """
+        history = History()
+        t0 = time.perf_counter()
+        prev = None
+        reason = "max_iter"
+        it = 0
+        for it in range(1, self.max_iter + 1):
+            if self.time_budget is not None and time.perf_counter() - t0 > self.time_budget:
+                reason = "time_budget"
+                it -= 1
+                break
+            cand = price()
+            if cand is None or len(cand) == 0:
+                reason = "no_violation"
+                it -= 1
+                break
+            violation = float(max(cand.scores))
+            out = master(cand)
+            obj, extras = (out if isinstance(out, tuple) else (out, {}))
+            row = dict(iter=it, objective=float(obj), violation=violation, **extras)
+            if n_active is not None:
+                row["n_active"] = n_active()
+            row["time"] = time.perf_counter() - t0
+            history.append(**row)
+            if self.verbose:
+                self._print(row)
+            if self.callback is not None and self.callback(row):
+                reason = "callback"
+                break
+            if (
+                self.tol is not None
+                and prev is not None
+                and abs(prev - obj) <= self.tol * max(abs(prev), 1e-300)
+            ):
+                reason = "tol"
+                break
+            prev = obj
+        converged = reason in ("no_violation", "tol")
+        if reason == "max_iter" and self.tol is not None and self.warn:
+            warnings.warn(
+                f"{self.name or 'column generation'} stopped after max_iter="
+                f"{self.max_iter} outer iterations without meeting tol={self.tol}.",
+                ConvergenceWarning,
+            )
+        if self.verbose:
+            print(f"[{self.name or 'colgen'}] stop: {reason} after {it} iterations",
+                  flush=True)
+        return ColGenResult(history, converged, it, reason)

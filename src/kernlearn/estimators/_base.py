@@ -1,0 +1,53 @@
+"""Shared estimator helpers: input validation and sparse-format policy."""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+
+def validate_fit_data(est, X, y, classification, y_numeric=False):
+    """Validate ``X, y`` for ``fit``: finite, 2-D, CSR/CSC or dense, float.
+
+    Sparse input is converted to CSC (column pricing) without densifying.
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        The estimator (for ``n_features_in_`` bookkeeping).
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    classification : bool
+        Check classification targets and require two or more classes.
+    y_numeric : bool, default=False
+        Require numeric targets (regression).
+
+    Returns
+    -------
+    X : ndarray or scipy.sparse.csc_matrix
+    y : ndarray
+    """
+    X, y = validate_data(
+        est, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
+        y_numeric=y_numeric, ensure_min_samples=2,
+    )
+    if classification:
+        check_classification_targets(y)
+        if np.unique(y).size < 2:
+            raise ValueError(
+                f"y has a single class ({np.unique(y)[0]!r}); a classifier needs at "
+                "least two classes."
+            )
+    if sp.issparse(X):
+        X = sp.csc_matrix(X)
+        if X.nnz < 2**31:
+            X.indices = X.indices.astype(np.int32, copy=False)
+            X.indptr = X.indptr.astype(np.int32, copy=False)
+    return X, y
+
+
+def validate_predict_data(est, X):
+    """Validate ``X`` at predict time against the fitted ``n_features_in_``."""
+    return validate_data(
+        est, X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], reset=False
+    )

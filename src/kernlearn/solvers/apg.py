@@ -1,0 +1,217 @@
+"""Accelerated proximal gradient (FISTA) with backtracking and cached products.
+
+Minimises
+
+.. math:: F(w, b) = C \sum_i \ell(m_i, y_i) + \Omega(w), \qquad m = A w + b,
+
+over the columns ``A`` of an active set split into contiguous groups.  When
+the penalty's prox only rescales groups (``prox_scales``; true for l1, group
+l1-l2 and FGM's squared group l1), the margins of every trial point of the line
+search are combinations of two cached per-group products (paper 002, eq. 42),
+so a line search never rescans the data: each iteration costs one
+``A' r`` and one per-group ``A_t g_t`` product.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..penalties._prox import expand, group_norms, singleton_indptr
+from ._base import BaseSolver, History, SolverResult
+
+# Per-group caches are n x T; beyond this many entries fall back to A @ w.
+_MAX_CACHE_ENTRIES = 50_000_000
+
+
+def group_products(A, x, indptr):
+    """Per-group products ``[A_1 x_1, ..., A_T x_T]`` as an ``(n, T)`` array.
+
+    Parameters
+    ----------
+    A : ndarray or sparse matrix of shape (n, p)
+        Active columns.
+    x : ndarray of shape (p,)
+        Weights.
+    indptr : ndarray of shape (T + 1,)
+        Group boundaries.
+
+    Returns
+    -------
+    Z : ndarray of shape (n, T)
+    """
+    p, T = len(x), len(indptr) - 1
+    group_of = np.repeat(np.arange(T), np.diff(indptr))
+    Xb = sp.csc_matrix((x, (np.arange(p), group_of)), shape=(p, T))
+    if sp.issparse(A):
+        return (A @ Xb).toarray()
+    return np.asarray((Xb.T @ np.asarray(A).T).T)
+
+
+class APG(BaseSolver):
+    r"""FISTA with backtracking line search, warm start and cached products.
+
+    Algorithm 4 of the FGM paper: momentum
+    :math:`v^k = w^k + \tfrac{\varrho^{k-1}-1}{\varrho^k}(w^k - w^{k-1})`,
+    a step :math:`1/\tau` found by backtracking from :math:`\eta\tau_{k-1}`,
+    and :math:`\varrho^{k+1} = (1 + \sqrt{1 + 4\varrho_k^2})/2`.  A function-value
+    restart of the momentum keeps the iterates monotone.
+
+    Parameters
+    ----------
+    tol : float, default=1e-4
+        Stop when the relative objective change falls below ``tol`` and the
+        prox-gradient mapping is below ``sqrt(tol)`` times the gradient norm
+        (for ``patience`` consecutive iterations).
+    max_iter : int, default=1000
+        Iteration cap.
+    eta : float in (0, 1), default=0.5
+        Line-search factor.
+    restart : bool, default=True
+        Restart the momentum when the objective increases.
+    patience : int, default=3
+        Consecutive iterations below ``tol`` required to stop.
+
+    References
+    ----------
+    Tan, Tsang, Wang (2014), JMLR 15, Algorithm 4 and eq. (42);
+    Beck and Teboulle (2009), SIAM J. Imaging Sci.
+    """
+
+    required_loss_methods = ("value", "grad_margin")
+    required_penalty_methods = ("value", "prox")
+
+    def __init__(self, tol=1e-4, max_iter=1000, eta=0.5, restart=True, patience=3):
+        self.tol = tol
+        self.max_iter = max_iter
+        self.eta = eta
+        self.restart = restart
+        self.patience = patience
+
+    def solve(
+        self,
+        A,
+        y,
+        loss,
+        penalty,
+        C=1.0,
+        indptr=None,
+        coef0=None,
+        intercept0=0.0,
+        fit_intercept=True,
+        lipschitz0=None,
+    ):
+        """Minimise ``C sum loss(A w + b, y) + penalty(w)``.
+
+        Parameters
+        ----------
+        A : ndarray or sparse matrix of shape (n, p)
+            Active columns.
+        y : ndarray of shape (n,)
+            Targets.
+        loss : BaseLoss
+            Datafit on margins.
+        penalty : BasePenalty
+            Regulariser on the grouped weights.
+        C : float, default=1.0
+            Weight of the loss.
+        indptr : ndarray of shape (T + 1,), optional
+            Group boundaries (singletons by default).
+        coef0 : ndarray of shape (p,), optional
+            Warm start (zeros by default).
+        intercept0 : float, default=0.0
+            Warm start of the intercept.
+        fit_intercept : bool, default=True
+            Whether to fit an unpenalised intercept.
+        lipschitz0 : float, optional
+            Initial Lipschitz guess ``tau``; default ``0.1 n C`` (paper 002).
+
+        Returns
+        -------
+        result : SolverResult
+            ``state`` holds ``tau`` (to warm-start the next call) and the
+            final ``margin``.
+        """
+        n, p = A.shape
+        indptr = singleton_indptr(p) if indptr is None else np.asarray(indptr)
+        T = len(indptr) - 1
+        w = np.zeros(p) if coef0 is None else np.array(coef0, dtype=float)
+        b = float(intercept0) if fit_intercept else 0.0
+        tau = float(lipschitz0) if lipschitz0 else 0.1 * n * C
+        tau = max(tau, 1e-12)
+        cached = hasattr(penalty, "prox_scales") and n * T <= _MAX_CACHE_ENTRIES
+        history = History()
+
+        def smooth(m):
+            return C * float(loss.value(m, y).sum())
+
+        Zw = group_products(A, w, indptr) if cached else None
+        mw = (Zw.sum(1) if cached else np.asarray(A @ w).ravel()) + b
+        F = smooth(mw) + penalty.value(w, indptr)
+        w_prev, b_prev, Zw_prev, mw_prev = w, b, Zw, mw
+        rho_prev = rho = 1.0
+        converged = False
+        k = streak = 0
+        for k in range(1, self.max_iter + 1):
+            beta = (rho_prev - 1.0) / rho
+            v = w + beta * (w - w_prev)
+            bv = b + beta * (b - b_prev)
+            if cached:
+                Zv = (1 + beta) * Zw - beta * Zw_prev
+                mv = Zv.sum(1) + bv
+            else:
+                mv = (1 + beta) * mw - beta * mw_prev
+            fv = smooth(mv)
+            r = C * loss.grad_margin(mv, y)
+            gw = np.asarray(A.T @ r).ravel()
+            gb = float(r.sum()) if fit_intercept else 0.0
+            Zg = group_products(A, gw, indptr) if cached else None
+            tau *= self.eta
+            while True:
+                gpt = v - gw / tau
+                if cached:
+                    c = penalty.prox_scales(group_norms(gpt, indptr), 1.0 / tau)
+                    w_new = gpt * expand(c, indptr)
+                    Z_new = c * (Zv - Zg / tau)
+                    b_new = bv - gb / tau
+                    m_new = Z_new.sum(1) + b_new
+                else:
+                    w_new = penalty.prox(gpt, 1.0 / tau, indptr)
+                    b_new = bv - gb / tau
+                    m_new = np.asarray(A @ w_new).ravel() + b_new
+                    Z_new = None
+                f_new = smooth(m_new)
+                dw, db = w_new - v, b_new - bv
+                quad = fv + gw @ dw + gb * db + 0.5 * tau * (dw @ dw + db * db)
+                if f_new <= quad + 1e-12 * max(abs(fv), 1.0) or tau > 1e15:
+                    break
+                tau /= self.eta
+            F_new = f_new + penalty.value(w_new, indptr)
+            if self.restart and F_new > F:
+                # Momentum overshot: restart from the last iterate.
+                rho_prev = rho = 1.0
+                w_prev, b_prev, Zw_prev, mw_prev = w, b, Zw, mw
+                history.append(objective=F, step=1.0 / tau, restart=1)
+                continue
+            rho_prev, rho = rho, (1.0 + np.sqrt(1.0 + 4.0 * rho * rho)) / 2.0
+            w_prev, b_prev, Zw_prev, mw_prev = w, b, Zw, mw
+            w, b, Zw, mw = w_new, b_new, Z_new, m_new
+            rel = abs(F - F_new) / max(abs(F_new), 1e-300)
+            F = F_new
+            history.append(objective=F, step=1.0 / tau, rel_change=rel)
+            # Scale-free optimality: the prox-gradient mapping tau (v - w+) must
+            # be small relative to the gradient, not only the objective flat.
+            gmap = tau * np.sqrt(dw @ dw + db * db)
+            gnorm = np.sqrt(gw @ gw + gb * gb)
+            history.rows[-1]["kkt"] = gmap / max(gnorm, 1e-300)
+            ok = rel < self.tol and gmap <= np.sqrt(self.tol) * gnorm
+            streak = streak + 1 if ok else 0
+            if streak >= self.patience:
+                converged = True
+                break
+        return SolverResult(
+            coef=w,
+            intercept=b,
+            state={"tau": tau, "margin": mw, "objective": F},
+            history=history,
+            converged=converged,
+            n_iter=k,
+        )

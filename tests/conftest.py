@@ -1,0 +1,37 @@
+"""Shared fixtures: dtypes, dense/CSR/CSC containers, seeds, real-data skips."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from kernlearn.datasets import DatasetNotFoundError, data_home, load_dataset
+
+CONTAINERS = {
+    "dense": np.asarray,
+    "csr": sp.csr_matrix,
+    "csc": sp.csc_matrix,
+}
+
+
+@pytest.fixture(params=sorted(CONTAINERS))
+def container(request):
+    """Turn a dense array into each supported input container."""
+    return CONTAINERS[request.param]
+
+
+@pytest.fixture(params=[np.float32, np.float64], ids=["float32", "float64"])
+def global_dtype(request):
+    return request.param
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def real_data(name):
+    """Load a shared data set, or skip the test with the reason."""
+    try:
+        return load_dataset(name)
+    except DatasetNotFoundError as exc:
+        pytest.skip(f"{name} not available in {data_home()}: {exc}")
