@@ -458,6 +458,9 @@ class KernelList(_BaseKernelList):
         Resolved kernel parameters (``gamma="mean"`` replaced by its value).
     diag_ : ndarray of shape (F, n)
         Unnormalised training diagonals.
+    kdiag_ : ndarray of shape (F, n)
+        Diagonals of the kernels as used (1, or 0 for a zero point, when
+        normalised).
     gram_ : ndarray of shape (F, n, n) or None
         Cached (normalised) Gram tensor, or ``None`` in on-the-fly mode.
 
@@ -510,6 +513,7 @@ class KernelList(_BaseKernelList):
                 raise ValueError(f"kernels[{j}] produced non-finite values on X.")
             diags.append(d)
         self.diag_ = np.vstack(diags)
+        self.kdiag_ = (self.diag_ > 0).astype(float) if self.normalize else self.diag_
         n = self.X_.shape[0]
         self.gram_ = None
         if 8.0 * self.n_kernels * n * n <= self.cache_size * 2**20:
@@ -546,7 +550,7 @@ class KernelList(_BaseKernelList):
             out[j] = self._block(Xj[ids], Xj, self.diag_[j, ids], self.diag_[j], j)
         return out
 
-    def cross(self, X, support=None):
+    def cross(self, X, support=None, which=None):
         """Kernels between new points and (a subset of) the training points.
 
         Parameters
@@ -554,6 +558,8 @@ class KernelList(_BaseKernelList):
         X : ndarray or sparse matrix of shape (n_new, n_features)
         support : ndarray of int, optional
             Training indices (columns) to keep; all by default.
+        which : iterable of int, optional
+            Kernels to evaluate (the others are left at zero); all by default.
 
         Returns
         -------
@@ -561,8 +567,10 @@ class KernelList(_BaseKernelList):
         """
         X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=float)
         support = np.arange(self.n_samples) if support is None else np.asarray(support)
-        out = np.empty((self.n_kernels, X.shape[0], len(support)))
-        for j, (kernel, _, _) in enumerate(self.specs):
+        out = np.zeros((self.n_kernels, X.shape[0], len(support)))
+        which = range(self.n_kernels) if which is None else which
+        for j in which:
+            kernel = self.specs[j][0]
             Xj, Tj = self._view(X, j), self._view(self.X_, j)[support]
             d_new = kernel_diag(Xj, kernel, **self.params_[j]) if self.normalize else None
             out[j] = self._block(Xj, Tj, d_new, self.diag_[j, support], j)
@@ -643,6 +651,7 @@ class PrecomputedKernelList(_BaseKernelList):
                 raise ValueError(f"X[{j}] is not symmetric; a Gram matrix must be.")
         self.gram_ = np.stack(grams)
         self.diag_ = np.einsum("jii->ji", self.gram_).copy()
+        self.kdiag_ = self.diag_
         return self
 
     def rows(self, ids):

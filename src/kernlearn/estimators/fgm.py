@@ -8,6 +8,7 @@ from joblib import Parallel, delayed
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
 from sklearn.preprocessing import LabelEncoder
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -94,6 +95,15 @@ class _FGMBase(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _has_logistic_loss(est):
+    if est.loss != "logistic":
+        raise AttributeError(
+            "predict_proba is only available with loss='logistic' "
+            f"(this model uses loss={est.loss!r})."
+        )
+    return True
 
 
 class FGMClassifier(ClassifierMixin, _FGMBase):
@@ -228,7 +238,8 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         else:
             tasks = [np.where(yi == k, 1.0, -1.0) for k in range(len(self.classes_))]
         names = [f"FGM[{c}]" if len(tasks) > 1 else "FGM" for c in self.classes_]
-        results = Parallel(n_jobs=self.n_jobs if len(tasks) > 1 else None)(
+        # Threads: X is shared, not copied per worker; BLAS releases the GIL.
+        results = Parallel(n_jobs=self.n_jobs if len(tasks) > 1 else None, prefer="threads")(
             delayed(self._solve)(X, t, pool, loss, nm) for t, nm in zip(tasks, names)
         )
         coefs, intercepts = [], []
@@ -284,6 +295,7 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
 
+    @available_if(_has_logistic_loss)
     def predict_proba(self, X):
         """Class probabilities (``loss="logistic"`` only).
 
@@ -298,22 +310,11 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        if self.loss != "logistic":
-            raise AttributeError(
-                "predict_proba is only available with loss='logistic' "
-                f"(this model uses loss={self.loss!r})."
-            )
         p = expit(self._decision(X))
         if p.shape[1] == 1:
             return np.hstack([1 - p, p])
         return p / p.sum(axis=1, keepdims=True)
 
-    def _more_tags(self):  # pragma: no cover - old sklearn
-        return {}
-
-    @property
-    def _predict_proba_available(self):
-        return self.loss == "logistic"
 
 
 class FGMRegressor(RegressorMixin, _FGMBase):

@@ -3,6 +3,7 @@
 from .._component import Registry
 from ._base import BaseLoss
 from .binary import Hinge, Logistic, SquaredHinge
+from .multiclass import MulticlassHinge
 from .regression import Square
 
 LOSSES = Registry("loss")
@@ -11,6 +12,7 @@ for _name, _cls in [
     ("logistic", Logistic),
     ("hinge", Hinge),
     ("square", Square),
+    ("multiclass_hinge", MulticlassHinge),
 ]:
     LOSSES.register(_name)(_cls)
 
@@ -35,4 +37,4 @@ def get_loss(spec, allowed=None):
     return loss
 
 
-__all__ = ["BaseLoss", "Hinge", "LOSSES", "Logistic", "Square", "SquaredHinge", "get_loss"]
+__all__ = ["BaseLoss", "Hinge", "LOSSES", "Logistic", "MulticlassHinge", "Square", "SquaredHinge", "get_loss"]

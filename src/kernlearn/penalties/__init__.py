@@ -2,15 +2,18 @@
 
 from .._component import Registry
 from ._base import BasePenalty
-from .group import GroupL1L2
+from .group import GroupL1L2, L1Linf, L1Lq
 from .separable import L1
-from .squared import SquaredGroupL1
+from .squared import SquaredGroupL1, SquaredGroupNorm2p
 
 PENALTIES = Registry("penalty")
 for _name, _cls in [
     ("l1", L1),
     ("group_l1_l2", GroupL1L2),
     ("squared_group_l1", SquaredGroupL1),
+    ("squared_group_norm_2p", SquaredGroupNorm2p),
+    ("l1_linf", L1Linf),
+    ("l1_lq", L1Lq),
 ]:
     PENALTIES.register(_name)(_cls)
 
@@ -39,4 +42,4 @@ def get_penalty(spec, allowed=None, **kwargs):
     return pen
 
 
-__all__ = ["BasePenalty", "GroupL1L2", "L1", "PENALTIES", "SquaredGroupL1", "get_penalty"]
+__all__ = ["BasePenalty", "GroupL1L2", "L1", "L1Linf", "L1Lq", "PENALTIES", "SquaredGroupL1", "SquaredGroupNorm2p", "get_penalty"]

@@ -3,7 +3,6 @@
 import numpy as np
 
 from ._base import BasePenalty
-from ._prox import block_soft_scales
 
 
 class L1(BasePenalty):
@@ -20,9 +19,6 @@ class L1(BasePenalty):
 
     def value(self, w, indptr=None):
         return self.alpha * float(np.abs(w).sum())
-
-    def prox_scales(self, norms, step):
-        return block_soft_scales(norms, step * self.alpha)
 
     def prox(self, w, step, indptr=None):
         return np.sign(w) * np.maximum(np.abs(w) - step * self.alpha, 0.0)

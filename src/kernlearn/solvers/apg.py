@@ -1,4 +1,4 @@
-"""Accelerated proximal gradient (FISTA) with backtracking and cached products.
+r"""Accelerated proximal gradient (FISTA) with backtracking and cached products.
 
 Minimises
 
@@ -185,7 +185,12 @@ class APG(BaseSolver):
                     break
                 tau /= self.eta
             F_new = f_new + penalty.value(w_new, indptr)
-            if self.restart and F_new > F:
+            if self.restart and F_new > F + 1e-15 * abs(F):
+                if beta == 0.0:
+                    # A plain prox-gradient step cannot decrease F: F is
+                    # stationary to machine precision.
+                    converged = True
+                    break
                 # Momentum overshot: restart from the last iterate.
                 rho_prev = rho = 1.0
                 w_prev, b_prev, Zw_prev, mw_prev = w, b, Zw, mw

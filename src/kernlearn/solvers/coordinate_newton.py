@@ -30,6 +30,8 @@ whose derivatives at :math:`t = 0` are eqs. (20)-(21):
 """
 
 import numpy as np
+import scipy.linalg
+from threadpoolctl import threadpool_limits
 
 from ._base import BaseSolver, History, SolverResult
 
@@ -64,6 +66,11 @@ class SLKLState:
         Coordinates of the active slots (slot ``i`` holds ``Ct[i]``, ``G[i]``).
     case_counts : ndarray of shape (4,)
         How often each update case (24)-(27) occurred.
+    n_fallback : int
+        Newton steps (19) replaced by the exact coordinate minimiser because
+        they would have increased F.
+    kkt : ndarray of shape (n_columns,)
+        KKT violation of each coordinate at its last visit (inf before).
 
     References
     ----------
@@ -91,6 +98,7 @@ class SLKLState:
         self.objective = self.lam * float(np.sum(Y * self.Z))
         self.case_counts = np.zeros(4, dtype=np.int64)
         self.kkt = np.full(self.n_columns, np.inf)
+        self.n_fallback = 0
 
     # -- active-set storage ---------------------------------------------------
     @property
@@ -191,14 +199,52 @@ class SLKLState:
         if d2 > 0.0:
             new = max(0.0, mu_old - d1 / d2)
             if rule == "exact" or change(new - mu_old) > 0.0:
+                self.n_fallback += rule != "exact"
                 new = max(0.0, mu_old + (np.sqrt(lam * a2 / nu) - 1.0) / b)
         else:
             new = 0.0
-        t = new - mu_old
-        if t == 0.0:
+        if new == mu_old:
             self.case_counts[0] += 1
             return 1
-        self.objective += change(t)
+        self.objective += change(new - mu_old)
+        return self._apply(j, c, new, a, Gu, b)
+
+    def set_weight(self, j, c, value):
+        r"""Set :math:`\mu_j` to ``value`` (any value >= 0), updating ``G`` and ``Z``.
+
+        Parameters
+        ----------
+        j : int
+            Coordinate.
+        c : ndarray of shape (n_samples,)
+            Its column :math:`c_j`.
+        value : float
+            New weight.
+
+        Returns
+        -------
+        case : int
+            Which of the cases (24)-(27) occurred (1-4).
+        """
+        value = float(value)
+        if value < 0:
+            raise ValueError(f"weights must be non-negative, got {value}.")
+        mu_old = self.mu[j]
+        if value == mu_old:
+            self.case_counts[0] += 1
+            return 1
+        a = self.Z.T @ c
+        u = self.Ct @ c
+        Gu = self.G @ u
+        b = max((c @ c - u @ Gu / self.lam) / self.lam, 0.0)
+        t = value - mu_old
+        self.objective += -self.lam * float(a @ a) * t / (1.0 + t * b) + self.nu * t
+        return self._apply(j, c, value, a, Gu, b)
+
+    def _apply(self, j, c, new, a, Gu, b):
+        lam, mu_old, m = self.lam, self.mu[j], self.m0
+        Ct, G = self._Ct[:m], self._G[:m, :m]
+        t = new - mu_old
         # Z <- (A + t c c')^{-1} Y = Z - t/(1 + t b) A^{-1}c a'  (Sherman-Morrison)
         w = (c - Ct.T @ Gu / lam) / lam
         self.Z -= np.outer(w, a * (t / (1.0 + t * b)))
@@ -257,24 +303,50 @@ class SLKLState:
         -------
         objective : float
         """
-        for j in coords:
-            j = int(j)
-            self.step(j, self.column(j, column_fn), rule)
+        # Each step is a few matrix-vector products of size n x m0: one BLAS
+        # thread avoids thread start-up and contention costing 10x on shared cores.
+        with threadpool_limits(limits=1, user_api="blas"):
+            for j in coords:
+                j = int(j)
+                self.step(j, self.column(j, column_fn), rule)
         return self.objective
 
-    # -- exact recomputations (tests, final refresh) --------------------------
+    # -- exact recomputations (tests, periodic refresh) ----------------------
     def direct_G(self):
-        r"""Recompute :math:`G = (D^{-1} + C^\top C/\lambda)^{-1}` from scratch."""
-        Ct = self.Ct
-        D_inv = np.diag(1.0 / self.mu[self.active])
-        return np.linalg.inv(D_inv + Ct @ Ct.T / self.lam)
+        r"""Recompute :math:`G = (D^{-1} + C^\top C/\lambda)^{-1}` from scratch.
+
+        Uses the well-conditioned form :math:`G = \lambda D^{1/2} (\lambda I +
+        B^\top B)^{-1} D^{1/2}` with :math:`B = C D^{1/2}` (a Cholesky solve),
+        which stays accurate when large weights make :math:`D^{-1} + C^\top C/\lambda`
+        ill-conditioned.
+        """
+        if self.m0 == 0:
+            return np.zeros((0, 0))
+        return self._scaled_factor()[0]
+
+    def _scaled_factor(self):
+        # B = C D^{1/2};  G = lam D^{1/2} (lam I + B'B)^{-1} D^{1/2}
+        m = self.m0
+        d = np.sqrt(self.mu[self.active])
+        Bt = self.Ct * d[:, None]
+        H = scipy.linalg.cho_factor(Bt @ Bt.T + self.lam * np.eye(m))
+        G = self.lam * d[:, None] * scipy.linalg.cho_solve(H, np.diag(d))
+        return G, Bt, H
 
     def refresh(self):
-        """Recompute ``G``, ``Z`` and the objective from the active set (O(n m0^2))."""
-        if self.m0:
-            self._G[: self.m0, : self.m0] = self.direct_G()
-        Ct = self.Ct
-        self.Z = (self.Y - Ct.T @ (self.G @ (Ct @ self.Y)) / self.lam) / self.lam
+        """Recompute ``G``, ``Z`` and the objective from the active set.
+
+        Costs :math:`O(n m_0^2 + m_0^3)`, about one sweep; it removes the
+        round-off accumulated by the rank-one updates.
+        """
+        m = self.m0
+        if m:
+            G, Bt, H = self._scaled_factor()
+            self._G[:m, :m] = G
+            # (lam I + B B')^{-1} Y = (Y - B (lam I + B'B)^{-1} B'Y) / lam
+            self.Z = (self.Y - Bt.T @ scipy.linalg.cho_solve(H, Bt @ self.Y)) / self.lam
+        else:
+            self.Z = self.Y / self.lam
         self.objective = self.lam * float(np.sum(self.Y * self.Z)) + self.nu * float(
             self.mu.sum()
         )
@@ -335,6 +407,10 @@ class CoordinateNewton(BaseSolver):
         Maximum number of sweeps (of ``M`` coordinate steps each).
     rule : {"newton", "exact"}, default="newton"
         Step rule, see :meth:`SLKLState.step`.
+    refresh : int, default=1
+        Recompute ``G`` and ``Z`` from scratch every ``refresh`` sweeps
+        (:meth:`SLKLState.refresh`, about the cost of one sweep) to wash out
+        round-off of the rank-one updates; 0 never does.
     verbose : int, default=0
         Progress lines (one per sweep) printed by the column-generation driver.
 
@@ -348,12 +424,14 @@ class CoordinateNewton(BaseSolver):
     required_loss_methods = ()
     required_penalty_methods = ()
 
-    def __init__(self, nu=0.01, lam=1.0, tol=1e-4, max_iter=100, rule="newton", verbose=0):
+    def __init__(self, nu=0.01, lam=1.0, tol=1e-4, max_iter=100, rule="newton", refresh=1,
+                 verbose=0):
         self.nu = nu
         self.lam = lam
         self.tol = tol
         self.max_iter = max_iter
         self.rule = rule
+        self.refresh = refresh
         self.verbose = verbose
 
     def _check(self):
@@ -420,15 +498,22 @@ class CoordinateNewton(BaseSolver):
             coords = rng.integers(0, M, size=M)
             return Candidates(params=coords, scores=state.kkt[coords])
 
+        n_sweeps = [0]
+
         def master(cand):
             obj = state.sweep(cand.params, column_fn, self.rule)
+            n_sweeps[0] += 1
+            if self.refresh and n_sweeps[0] % self.refresh == 0:
+                state.refresh()
+                obj = state.objective
             return obj, {"m0": state.m0, "kkt": float(np.max(state.kkt))}
 
         driver = ColumnGeneration(
             max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
             callback=callback, time_budget=time_budget, name="slkl",
         )
-        res = driver.run(price, master, n_active=lambda: state.m0)
+        with threadpool_limits(limits=1, user_api="blas"):
+            res = driver.run(price, master, n_active=lambda: state.m0)
         return SolverResult(
             coef=state.mu.copy(), intercept=0.0, state={"slkl": state},
             history=res.history, converged=res.converged, n_iter=res.n_iter,

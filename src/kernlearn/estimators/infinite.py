@@ -1,0 +1,613 @@
+"""Learning with infinitely many features: GrFL estimators (paper 000).
+
+:class:`InfiniteFeatureClassifier` and :class:`InfiniteFeatureRegressor` run
+Algorithm 1 of the paper with :class:`~kernlearn.colgen.ColumnGeneration`:
+
+1. **pricing** samples ``n_candidates`` (:math:`k_r`) feature parameters from
+   the family, evaluates their unit-norm columns on the training data and
+   keeps the one that most violates condition (7) (the penalty's dual norm
+   :math:`\\|h\\|_{q'}` of its correlations with the loss gradients, across
+   tasks and within the feature's group, against :math:`\\lambda_p`) or
+   condition (10) (the same for the shared weights, against
+   :math:`\\lambda_s`); nothing is added when the relative violation is at
+   most ``eps``;
+2. **master** re-solves the restricted problem (17) with bias terms on the
+   active features, warm-started, by ADMM (Algorithm 2) or FISTA.
+
+Several tasks share the features: one-vs-all binary tasks for multiclass
+problems, the columns of a 2-D ``y`` for multi-output regression, or the
+tasks given by ``task_index`` (one task id per sample).  Each task has its
+weights :math:`w_t` (penalised by :math:`\\Omega_p` across tasks) plus the
+shared weights :math:`\\tilde w` (l1, when ``lambda_s`` is set), the dirty
+model of eq. (1).
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import minimize_scalar
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, _fit_context
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+
+from ..colgen import ColumnGeneration
+from ..families import RandomFourierFeatures
+from ..losses import get_loss
+from ..penalties import L1, get_penalty
+from ..solvers import ADMM, GrFLFISTA, check_compatible
+from ..solvers._dirty import DirtyProblem
+from ..solvers.admm import pad_state
+
+__all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
+
+_PENALTIES = ("l1", "group_l1_l2", "l1_linf", "l1_lq")
+
+
+def _intercept_only(loss, y):
+    """Bias minimising :math:`\\sum_i \\ell(b, y_i)` (the model with no feature)."""
+    res = minimize_scalar(lambda b: float(loss.value(np.full(len(y), b), y).sum()))
+    return float(res.x)
+
+
+def _scale_bandwidth(X):
+    """Width :math:`\\sigma` of scikit-learn's ``gamma="scale"`` heuristic.
+
+    :math:`\\gamma = 1/(D\\,\\mathrm{Var}(X))` and
+    :math:`\\sigma^2 = 1/(2\\gamma)`.
+    """
+    if sp.issparse(X):
+        mean = np.asarray(X.mean())
+        var = float(np.asarray(X.multiply(X).mean()) - mean**2)
+    else:
+        var = float(np.var(X))
+    var = var if var > 0 else 1.0
+    return float(np.sqrt(X.shape[1] * var / 2.0))
+
+
+class _BaseInfiniteFeature(BaseEstimator):
+    """Shared implementation of the GrFL estimators."""
+
+    _parameter_constraints = {
+        "family": [HasMethods(["fit", "sample", "columns", "correlations"]), None],
+        "max_features": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_candidates": [Interval(numbers.Integral, 1, None, closed="left")],
+        "lambda_p": [Interval(numbers.Real, 0, None, closed="neither")],
+        "lambda_s": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "penalty": [StrOptions(set(_PENALTIES)), HasMethods(["value", "prox", "dual_norm"])],
+        "solver": [StrOptions({"admm", "fista"}), HasMethods(["solve"])],
+        "eps": [Interval(numbers.Real, 0, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    # ----------------------------------------------------------------- parts
+    def _build_parts(self, X):
+        if self.family is None:
+            family = RandomFourierFeatures(bandwidth=_scale_bandwidth(X))
+        else:
+            family = clone(self.family)
+        family.fit(X)
+        loss = get_loss(self.loss, allowed=self._losses)
+        pen_p = clone(get_penalty(self.penalty, allowed=_PENALTIES))
+        if "alpha" in pen_p.get_params(deep=False):
+            pen_p.set_params(alpha=float(self.lambda_p))
+        pen_s = None if self.lambda_s is None else L1(alpha=float(self.lambda_s))
+        if isinstance(self.solver, str):
+            solver = (ADMM(tol=self.tol, max_iter=self.max_iter) if self.solver == "admm"
+                      else GrFLFISTA(tol=self.tol, max_iter=self.max_iter))
+        else:
+            solver = self.solver
+        check_compatible(solver, loss, pen_p)
+        return family, loss, pen_p, pen_s, solver
+
+    # ------------------------------------------------------------------ core
+    def _fit_tasks(self, X, Y, task_rows):
+        """Algorithm 1 of paper 000 on validated inputs.
+
+        ``Y`` is ``(n, T)`` when every task uses every row (``task_rows``
+        ``None``), else ``(n,)`` with ``task_rows`` the rows of each task.
+        """
+        rng = check_random_state(self.random_state)
+        family, loss, pen_p, pen_s, solver = self._build_parts(X)
+        n = X.shape[0]
+        T = Y.shape[1] if task_rows is None else len(task_rows)
+        gs = family.group_size
+        cap = gs * self.max_features
+        Phi = np.empty((n, cap))
+        gram = np.empty((cap, cap))
+        params, scales = [], []
+        if self.fit_intercept:
+            if task_rows is None:
+                b0 = np.array([_intercept_only(loss, Y[:, t]) for t in range(T)])
+            else:
+                b0 = np.array([_intercept_only(loss, Y[r]) for r in task_rows])
+        else:
+            b0 = np.zeros(T)
+        ctx = {
+            "p": 0,
+            "state": dict(W=np.zeros((0, T)), ws=np.zeros(0), b=b0, U=np.zeros((0, T)),
+                          us=np.zeros(0), N=np.zeros((0, T)), nus=np.zeros(0)),
+            "margins": None,
+        }
+
+        def problem(p):
+            return DirtyProblem(
+                Phi[:, :p], Y, loss, pen_p, pen_s, indptr=np.arange(0, p + 1, gs),
+                task_rows=task_rows, fit_intercept=self.fit_intercept,
+                gram=gram[:p, :p] if task_rows is None else None,
+            )
+
+        def grad_matrix():
+            if ctx["margins"] is None:
+                ms = ([np.full(n, b0[t]) for t in range(T)] if task_rows is None
+                      else [np.full(len(r), b0[t]) for t, r in enumerate(task_rows)])
+            else:
+                ms = ctx["margins"]
+            G = np.zeros((n, T))
+            for t in range(T):
+                if task_rows is None:
+                    G[:, t] = loss.grad_margin(ms[t], Y[:, t])
+                else:
+                    G[task_rows[t], t] = loss.grad_margin(ms[t], Y[task_rows[t]])
+            return G
+
+        def violation(H):
+            # conditions (7) and (10), relative to the regularisation levels
+            k = H.shape[0]
+            flat = H.reshape(k, -1)
+            ip = np.arange(0, flat.size + 1, flat.shape[1])
+            v = pen_p.dual_norm(flat.ravel(), ip).reshape(k, -1).max(axis=1) / pen_p.alpha
+            if pen_s is not None:
+                hs = H.sum(axis=2)
+                ips = np.arange(0, hs.size + 1, gs)
+                vs = pen_s.dual_norm(hs.ravel(), ips).reshape(k, -1).max(axis=1)
+                v = np.maximum(v, vs / pen_s.alpha)
+            return v - 1.0
+
+        def price():
+            if ctx["p"] + gs > cap:
+                return None
+            cand = family.price(grad_matrix(), k=1, rng=rng, X=X,
+                                n_sample=self.n_candidates, score=violation)
+            ctx["last_violation"] = float(cand.scores[0])
+            if not cand.scores[0] > self.eps:
+                return None
+            return cand
+
+        def master(cand):
+            p0, p = ctx["p"], ctx["p"] + gs
+            norms = cand.extra["norms"][0]
+            block = family.columns(cand.params[:1], X) / norms
+            Phi[:, p0:p] = block
+            gram[:p, p0:p] = Phi[:, :p].T @ block
+            gram[p0:p, :p0] = gram[:p0, p0:p].T
+            params.append(cand.params[0])
+            scales.append(1.0 / norms)
+            ctx["p"] = p
+            prob = problem(p)
+            res = solver.solve(prob, pad_state(ctx["state"], p, T))
+            ctx["state"], ctx["result"] = res.state, res
+            U, us = res.coef
+            ctx["margins"] = prob.margins(U, us, res.intercept)
+            ctx["objective"] = prob.objective(U, us, res.intercept, ctx["margins"])
+            return ctx["objective"], {"kkt": float(res.state["kkt"]),
+                                      "master_iter": int(res.n_iter)}
+
+        colgen = ColumnGeneration(
+            max_iter=self.max_features, tol=None, verbose=self.verbose,
+            time_budget=self.time_budget, name=type(self).__name__,
+        )
+        out = colgen.run(price, master, n_active=lambda: ctx["p"] // gs)
+
+        p = ctx["p"]
+        if p:
+            U, us = ctx["result"].coef
+            b = ctx["result"].intercept
+        else:
+            U, us, b = np.zeros((0, T)), np.zeros(0), b0
+        # keep the features with a non-zero weight in some task
+        coef_full = U + us[:, None]
+        keep_group = (np.abs(coef_full).reshape(-1, gs * T).max(axis=1) > 0) if p else \
+            np.zeros(0, bool)
+        keep_col = np.repeat(keep_group, gs)
+        self.family_ = family
+        self.features_ = (np.array(params)[keep_group] if p
+                          else np.zeros((0, family.sample(1, 0).shape[1])))
+        self.feature_scales_ = (np.array(scales)[keep_group] if p else np.zeros((0, gs)))
+        self.task_coef_ = U[keep_col].T
+        self.shared_coef_ = us[keep_col]
+        self._coef_tasks = coef_full[keep_col].T  # (T, n_columns)
+        self._intercept_tasks = np.asarray(b, dtype=float)
+        self.history_ = out.history.as_dict()
+        self.n_iter_ = out.n_iter
+        self.stop_reason_ = out.stop_reason
+        self.converged_ = out.converged
+        self.last_violation_ = ctx.get("last_violation", np.nan)
+        self.objective_ = ctx.get("objective", np.nan)
+        return self
+
+    # ------------------------------------------------------------ prediction
+    def transform(self, X):
+        """Learned feature map: the kept features' unit-scaled columns.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_kept * group_size)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=["csr", "csc"],
+                          dtype=[np.float64, np.float32], reset=False)
+        Z = self.family_.columns(self.features_, X)
+        return Z * self.feature_scales_.ravel()
+
+    def _task_decision(self, X, task_index):
+        Z = self.transform(X)
+        D = Z @ self._coef_tasks.T + self._intercept_tasks
+        if self.tasks_ is None:
+            if task_index is not None:
+                raise ValueError("task_index was given but the model was fitted without it.")
+            return D
+        if task_index is None:
+            raise ValueError(
+                "this model was fitted with task_index; pass task_index to predict."
+            )
+        idx = self._task_positions(task_index, Z.shape[0])
+        return D[np.arange(Z.shape[0]), idx]
+
+    def _task_positions(self, task_index, n):
+        task_index = np.asarray(task_index)
+        if task_index.shape != (n,):
+            raise ValueError(
+                f"task_index must have shape ({n},), got {task_index.shape}."
+            )
+        pos = np.searchsorted(self.tasks_, task_index)
+        pos = np.clip(pos, 0, len(self.tasks_) - 1)
+        if np.any(self.tasks_[pos] != task_index):
+            unknown = np.setdiff1d(task_index, self.tasks_)
+            raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5]!r}.")
+        return pos
+
+    def _split_tasks(self, task_index, n):
+        if task_index is None:
+            self.tasks_ = None
+            return None
+        task_index = np.asarray(task_index)
+        if task_index.shape != (n,):
+            raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
+        if task_index.dtype.kind == "f" and not np.all(np.isfinite(task_index)):
+            raise ValueError("task_index contains NaN or infinity.")
+        self.tasks_, inv = np.unique(task_index, return_inverse=True)
+        return [np.flatnonzero(inv == t) for t in range(len(self.tasks_))]
+
+
+_COMMON_DOC = """
+    Parameters
+    ----------
+    family : family object, default=None
+        Continuously parametrised features, e.g.
+        :class:`~kernlearn.families.RandomFourierFeatures` (GrFL; GrFL-M
+        with several bandwidths) or :class:`~kernlearn.families.GaborFeatures`.
+        ``None`` uses random Fourier features with the width of
+        scikit-learn's ``gamma="scale"``.
+    max_features : int, default=100
+        Feature budget: at most this many features (groups) are added.
+    n_candidates : int, default=100
+        Number :math:`k_r` of parameters sampled at each pricing step.
+    lambda_p : float, default=1.0
+        :math:`\\lambda_p`, level of the task-specific penalty :math:`\\Omega_p`.
+    lambda_s : float or None, default=None
+        :math:`\\lambda_s`, level of the l1 penalty on the shared weights
+        :math:`\\tilde w`; ``None`` drops the shared part.
+    loss : str or loss object, default={loss_default!r}
+        {loss_choices}
+    penalty : {{"group_l1_l2", "l1", "l1_linf", "l1_lq"}} or penalty object, default="group_l1_l2"
+        :math:`\\Omega_p` on the rows of :math:`W` grouped by feature: l1, or
+        the l1-lq mixed norms of Table 1 (q = 2, inf, or any ``L1Lq(q=...)``).
+        An object's ``alpha`` is replaced by ``lambda_p``.
+    solver : {{"admm", "fista"}} or solver object, default="admm"
+        Restricted-master solver (Algorithm 2 or FISTA).
+    eps : float, default=1e-3
+        Stop when no sampled feature violates (7) or (10) by more than
+        ``eps`` relative to :math:`\\lambda` (Algorithm 1, line 6).
+    tol : float, default=1e-3
+        Approximate-KKT tolerance of the master solver.
+    max_iter : int, default=500
+        Iteration cap of the master solver per outer iteration.
+    fit_intercept : bool, default=True
+        Fit one unpenalised bias per task.
+    time_budget : float, optional
+        Seconds after which no new feature is added.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the parameter sampling.
+    verbose : int, default=0
+        Print one line per added feature.
+
+    Attributes
+    ----------
+    features_ : ndarray of shape (n_kept, n_params)
+        Parameters of the kept features (family-specific rows).
+    feature_scales_ : ndarray of shape (n_kept, group_size)
+        Scales making each training column unit-norm.
+    coef_ : ndarray
+        Weights :math:`w_t + \\tilde w` of the columns of :meth:`transform`.
+    intercept_ : float or ndarray
+        Biases :math:`b_t`.
+    task_coef_ : ndarray of shape (n_tasks, n_columns)
+        Task-specific weights :math:`W'`.
+    shared_coef_ : ndarray of shape (n_columns,)
+        Shared weights :math:`\\tilde w`.
+    history_ : dict of ndarray
+        Per added feature: ``objective``, ``violation``, ``n_active``,
+        ``kkt``, ``master_iter``, ``time``.
+    n_iter_ : int
+        Outer iterations (features added).
+    stop_reason_ : str
+        ``"no_violation"``, ``"max_iter"`` (feature budget) or ``"time_budget"``.
+    last_violation_ : float
+        Largest relative violation in the last pricing sample.
+    objective_ : float
+        Final value of the objective (17).
+    tasks_ : ndarray or None
+        Task labels when fitted with ``task_index``.
+    family_ : family object
+        The fitted family (for :meth:`transform`).
+    n_features_in_ : int
+        Number of input features.
+
+    References
+    ----------
+    Rakotomamonjy, Flamary, Yger (2013), "Learning with infinitely many
+    features", Mach. Learn. 91:43-66, eq. (1), Proposition 1, Algorithms 1
+    and 2, sec. 5.
+"""
+
+
+class InfiniteFeatureClassifier(ClassifierMixin, _BaseInfiniteFeature):
+    __doc__ = (
+        """Classifier learning its features from an infinite family (GrFL).
+
+    Binary problems are one task with labels mapped to -1/+1; multiclass
+    problems are one-vs-all tasks sharing the features (sec. 6.1); with
+    ``task_index`` a binary problem is split into tasks.
+"""
+        + _COMMON_DOC.format(
+            loss_default="squared_hinge",
+            loss_choices='"squared_hinge" or "logistic", or a loss with ``prox``.',
+        )
+        + """
+    Examples
+    --------
+    >>> from kernlearn import InfiniteFeatureClassifier
+    >>> from kernlearn.families import RandomFourierFeatures
+    >>> clf = InfiniteFeatureClassifier(
+    ...     family=RandomFourierFeatures(bandwidth=[2.5, 5, 10, 15]),
+    ...     max_features=100, n_candidates=200)
+"""
+    )
+
+    _losses = ("squared_hinge", "logistic")
+    _parameter_constraints = {
+        **_BaseInfiniteFeature._parameter_constraints,
+        "loss": [StrOptions(set(_losses)), HasMethods(["value", "grad_margin"])],
+    }
+
+    def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=1.0,
+                 lambda_s=None, loss="squared_hinge", penalty="group_l1_l2",
+                 solver="admm", eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True,
+                 time_budget=None, random_state=None, verbose=0):
+        self.family = family
+        self.max_features = max_features
+        self.n_candidates = n_candidates
+        self.lambda_p = lambda_p
+        self.lambda_s = lambda_s
+        self.loss = loss
+        self.penalty = penalty
+        self.solver = solver
+        self.eps = eps
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.time_budget = time_budget
+        self.random_state = random_state
+        self.verbose = verbose
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, task_index=None):
+        """Learn the features and the classifier.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training inputs.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        task_index : array-like of shape (n_samples,), optional
+            Task of each sample (binary labels only); tasks share features.
+
+        Returns
+        -------
+        self : object
+        """
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
+                             dtype=[np.float64, np.float32], ensure_min_samples=2)
+        check_classification_targets(y)
+        enc = LabelEncoder().fit(y)
+        self.classes_ = enc.classes_
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y has a single class ({self.classes_[0]!r}); a classifier needs at "
+                "least two classes."
+            )
+        yi = enc.transform(y)
+        task_rows = self._split_tasks(task_index, X.shape[0])
+        if task_rows is not None:
+            if len(self.classes_) != 2:
+                raise ValueError("task_index needs binary labels (one binary task each).")
+            Y = 2.0 * yi - 1.0
+        elif len(self.classes_) == 2:
+            Y = (2.0 * yi - 1.0)[:, None]
+        else:
+            Y = np.where(yi[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
+        self._fit_tasks(X, Y, task_rows)
+        self.coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
+        return self
+
+    def decision_function(self, X, task_index=None):
+        """Margins: ``(n_samples,)`` for binary problems, else per class.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Inputs.
+        task_index : array-like of shape (n_samples,), optional
+            Task of each sample (required when fitted with ``task_index``).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        D = self._task_decision(X, task_index)
+        return D.ravel() if D.ndim == 2 and D.shape[1] == 1 else D
+
+    def predict(self, X, task_index=None):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Inputs.
+        task_index : array-like of shape (n_samples,), optional
+            Task of each sample (required when fitted with ``task_index``).
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        D = self.decision_function(X, task_index)
+        if D.ndim == 1:
+            return self.classes_[(D > 0).astype(int)]
+        return self.classes_[np.argmax(D, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
+    __doc__ = (
+        """Regressor learning its features from an infinite family (GrFL).
+
+    A 2-D ``y`` gives one task per output (sharing rows); ``task_index`` gives
+    one task per distinct value (each with its own rows).
+"""
+        + _COMMON_DOC.format(loss_default="square", loss_choices='"square".')
+    )
+
+    _losses = ("square",)
+    _parameter_constraints = {
+        **_BaseInfiniteFeature._parameter_constraints,
+        "loss": [StrOptions(set(_losses)), HasMethods(["value", "grad_margin"])],
+    }
+
+    def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=1.0,
+                 lambda_s=None, loss="square", penalty="group_l1_l2", solver="admm",
+                 eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True, time_budget=None,
+                 random_state=None, verbose=0):
+        self.family = family
+        self.max_features = max_features
+        self.n_candidates = n_candidates
+        self.lambda_p = lambda_p
+        self.lambda_s = lambda_s
+        self.loss = loss
+        self.penalty = penalty
+        self.solver = solver
+        self.eps = eps
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.time_budget = time_budget
+        self.random_state = random_state
+        self.verbose = verbose
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, task_index=None):
+        """Learn the features and the regressor.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training inputs.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets (one task per output).
+        task_index : array-like of shape (n_samples,), optional
+            Task of each sample (1-D ``y`` only).
+
+        Returns
+        -------
+        self : object
+        """
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
+                             dtype=[np.float64, np.float32], ensure_min_samples=2,
+                             multi_output=True, y_numeric=True)
+        y = np.asarray(y, dtype=float)
+        task_rows = self._split_tasks(task_index, X.shape[0])
+        if task_rows is not None:
+            if y.ndim != 1:
+                raise ValueError("task_index needs a 1-D y (one target per sample).")
+            Y = y
+        else:
+            Y = y[:, None] if y.ndim == 1 else y
+        self._fit_tasks(X, Y, task_rows)
+        if task_rows is None and y.ndim == 1:
+            self.coef_ = self._coef_tasks[0]
+            self.intercept_ = float(self._intercept_tasks[0])
+        else:
+            self.coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
+        self._single_output = task_rows is None and y.ndim == 1
+        return self
+
+    def predict(self, X, task_index=None):
+        """Predicted targets.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Inputs.
+        task_index : array-like of shape (n_samples,), optional
+            Task of each sample (required when fitted with ``task_index``).
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        D = self._task_decision(X, task_index)
+        return D[:, 0] if self._single_output else D
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.multi_output = True
+        return tags
+
+
+def _conformance_instances():
+    """Fast instances for scikit-learn's estimator checks (tests/test_common.py)."""
+    return [
+        (InfiniteFeatureClassifier(max_features=5, n_candidates=10, max_iter=50,
+                                   random_state=0), {}),
+        (InfiniteFeatureRegressor(max_features=5, n_candidates=10, max_iter=50,
+                                  random_state=0), {}),
+    ]

@@ -1,0 +1,152 @@
+"""Shared machinery of continuously parametrised (infinite) families.
+
+An infinite family samples candidate parameters, evaluates each candidate's
+group of columns on the data and scores it against the loss gradient.  The
+score needs only the correlations :math:`h = \\Phi_v' G` of the candidate's
+unit-norm columns with the gradient matrix ``G`` (one column per task), so
+pricing evaluates the sampled candidates in chunks: one matrix product
+per chunk, never one candidate at a time (paper 000, sec. 4.2: cost
+:math:`O(k_r n T)`).
+"""
+
+import numpy as np
+
+from ._base import BaseFamily, Candidates, as_params
+
+# Entries of one chunk of candidate columns (n_samples x chunk x group size).
+_CHUNK_ENTRIES = 8_000_000
+
+
+def _default_score(H):
+    """Frobenius norm of each candidate's correlation block."""
+    return np.sqrt((H * H).sum(axis=(1, 2)))
+
+
+class InfiniteFamily(BaseFamily):
+    """Base of sampled families: ``sample`` + ``columns`` give ``price``.
+
+    Subclasses implement ``_check_X(X)``, ``sample(k, rng)``,
+    ``_columns(params, X) -> (n, k * group_size)`` and define ``group_size``.
+    """
+
+    group_size = 1
+
+    def fit(self, X):
+        """Validate the family's parameters against the training inputs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training inputs.
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        X = self._check_X(X)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def _validate_params(self):
+        """Raise ``ValueError`` on inconsistent parameters (subclasses)."""
+
+    def _check_X(self, X):
+        return X
+
+    def columns(self, candidates, X):
+        """Columns ``[phi_1(X), ..., phi_k(X)]`` of the candidates, groups contiguous.
+
+        Parameters
+        ----------
+        candidates : Candidates or ndarray of shape (k, n_params)
+            Candidate parameters.
+        X : array-like of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        block : ndarray of shape (n_samples, k * group_size)
+        """
+        params = np.atleast_2d(np.asarray(as_params(candidates), dtype=float))
+        X = self._check_X(X)
+        if params.shape[0] == 0:
+            return np.zeros((X.shape[0], 0))
+        return self._columns(params, X)
+
+    def correlations(self, params, X, G):
+        """Correlations of the candidates' columns with ``G`` and the column norms.
+
+        Parameters
+        ----------
+        params : ndarray of shape (k, n_params)
+            Candidate parameters.
+        X : array-like of shape (n_samples, n_features)
+            Training inputs.
+        G : ndarray of shape (n_samples, T)
+            Loss gradients (one column per task, zero outside a task's rows).
+
+        Returns
+        -------
+        H : ndarray of shape (k, group_size, T)
+            :math:`\\Phi_v' G` for unit-norm columns (paper 000, eq. (7)).
+        norms : ndarray of shape (k, group_size)
+            Euclidean norms of the raw columns on ``X``.
+        """
+        X = self._check_X(X)
+        G = np.asarray(G, dtype=float)
+        G = G[:, None] if G.ndim == 1 else G
+        n, gs = X.shape[0], self.group_size
+        k = params.shape[0]
+        chunk = max(1, _CHUNK_ENTRIES // max(n * gs, 1))
+        H = np.empty((k, gs, G.shape[1]))
+        norms = np.empty((k, gs))
+        for s in range(0, k, chunk):
+            block = self._columns(params[s : s + chunk], X)
+            nrm = np.sqrt(np.einsum("ij,ij->j", block, block))
+            c = nrm.size // gs
+            norms[s : s + c] = nrm.reshape(c, gs)
+            H[s : s + c] = (block.T @ G).reshape(c, gs, -1)
+        safe = np.where(norms > 0, norms, 1.0)
+        H /= safe[:, :, None]
+        H[norms == 0] = 0.0
+        return H, norms
+
+    def price(self, grad, k=1, rng=None, exclude=None, X=None, n_sample=100, score=None):
+        """Best ``k`` of ``n_sample`` sampled candidates (paper 000, sec. 4.2).
+
+        Parameters
+        ----------
+        grad : ndarray of shape (n_samples,) or (n_samples, T)
+            Loss gradients with respect to the margins.
+        k : int, default=1
+            Number of candidates returned.
+        rng : numpy.random.Generator, optional
+            Source of the samples.
+        exclude : ignored
+            Sampled parameters repeat with probability zero.
+        X : array-like of shape (n_samples, n_features)
+            Training inputs (required).
+        n_sample : int, default=100
+            Number :math:`k_r` of sampled parameters.
+        score : callable, optional
+            ``score(H) -> (n_sample,)`` from the ``(n_sample, group_size, T)``
+            correlation blocks; default the Frobenius norm.  Estimators pass
+            the violation of conditions (7) and (10).
+
+        Returns
+        -------
+        candidates : Candidates
+            ``extra["norms"]`` holds the columns' norms (for unit-norm
+            scaling) and ``extra["H"]`` their correlation blocks.
+        """
+        if X is None:
+            raise ValueError("price needs the training inputs X.")
+        rng = np.random.default_rng(rng)
+        params = self.sample(n_sample, rng)
+        H, norms = self.correlations(params, X, grad)
+        s = (score or _default_score)(H)
+        s = np.where(np.all(norms > 0, axis=1), s, -np.inf)
+        order = np.argsort(-s, kind="stable")[:k]
+        return Candidates(params=params[order], scores=s[order], group_size=self.group_size,
+                          extra={"norms": norms[order], "H": H[order]})

@@ -1,0 +1,232 @@
+r"""Rank-1 Nystrom columns (paper 003, sec. 2.1).
+
+For a kernel :math:`k` and a training point :math:`x_m`, the column
+
+.. math:: c_m = k(x_m, x_m)^{-1/2} \, [k(x_1, x_m), \dots, k(x_n, x_m)]^\top
+
+gives the rank-1 Nystrom approximation :math:`\tilde K_m = c_m c_m^\top` of the
+Gram matrix (eq. 2).  SLKL draws ``M`` such columns at random and learns a
+conical combination of them; this family holds the sampled set
+:math:`\mathcal S`, either with its ``n x M`` columns precomputed
+(:math:`O(nM)` memory) or computing each column when it is asked for
+(:math:`O(n)` per column; the solver keeps only the :math:`m_0` active ones).
+"""
+
+import inspect
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..kernels import KERNELS, pairwise_kernel
+from ._base import BaseFamily, Candidates, as_params
+
+__all__ = ["NystromColumns", "kernel_params_for"]
+
+
+def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params=None,
+                      n_features=None):
+    """Keyword arguments for ``pairwise_kernel`` from estimator-style parameters.
+
+    ``gamma``, ``degree`` and ``coef0`` are passed only to kernels whose
+    signature accepts them; ``gamma=None`` means ``1 / n_features`` for such
+    kernels (scikit-learn's convention).
+
+    Parameters
+    ----------
+    kernel : str or callable
+        Kernel name in ``kernlearn.kernels.KERNELS``, ``"precomputed"`` or a callable.
+    gamma, degree, coef0 : float, optional
+        Common kernel parameters.
+    kernel_params : dict, optional
+        Extra parameters passed as is.
+    n_features : int, optional
+        Used for the default ``gamma``.
+
+    Returns
+    -------
+    params : dict
+    """
+    params = dict(kernel_params or {})
+    if kernel == "precomputed":
+        return params
+    func = KERNELS.get(kernel) if isinstance(kernel, str) else kernel
+    try:
+        accepted = set(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        accepted = set()
+    for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
+        if name not in accepted or name in params:
+            continue
+        if name == "gamma" and value is None and n_features:
+            value = 1.0 / n_features
+        if value is not None:
+            params[name] = value
+    return params
+
+
+class NystromColumns(BaseFamily):
+    """A random set of ``M`` rank-1 Nystrom columns of a kernel.
+
+    Parameters
+    ----------
+    kernel : str or callable, default="rbf"
+        A name in ``kernlearn.kernels.KERNELS``, a callable ``k(X, Y, **params)``,
+        or ``"precomputed"`` (then ``X`` given to :meth:`fit` is the square
+        training Gram matrix and ``X`` given to :meth:`columns` is
+        ``K(X_new, X_train)``).
+    kernel_params : dict, optional
+        Keyword arguments of the kernel.
+    n_columns : int, default=256
+        Number ``M`` of sampled columns (at most ``n_samples``).
+    precompute : bool, default=True
+        Compute and keep all ``M`` columns at :meth:`fit` (:math:`O(nM)`
+        memory) rather than on demand.
+    random_state : int, Generator or None, default=None
+        Seed for sampling the column set :math:`\\mathcal S`.
+
+    Attributes
+    ----------
+    indices_ : ndarray of shape (M,)
+        Training indices of the sampled points :math:`x_m`.
+    diag_ : ndarray of shape (M,)
+        :math:`k(x_m, x_m)`.
+    columns_ : ndarray of shape (M, n_samples) or None
+        Precomputed columns (rows), ``None`` when computed on demand.
+
+    References
+    ----------
+    Machart, Peel, Anthoine, Ralaivola, Glotin (2011), Stochastic Low-Rank Kernel
+    Learning for Regression, ICML, eqs. (1)-(3) and sec. 4.2; Williams and Seeger
+    (2001), Using the Nystrom method to speed up kernel machines.
+    """
+
+    def __init__(self, kernel="rbf", kernel_params=None, n_columns=256, precompute=True,
+                 random_state=None):
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.n_columns = n_columns
+        self.precompute = precompute
+        self.random_state = random_state
+
+    def _k(self, A, B):
+        return pairwise_kernel(A, B, kernel=self.kernel, **(self.kernel_params or {}))
+
+    def fit(self, X, indices=None):
+        """Sample :math:`\\mathcal S` and compute the normalisations.
+
+        Parameters
+        ----------
+        X : ndarray or sparse matrix of shape (n_samples, n_features)
+            Training inputs (the Gram matrix when ``kernel="precomputed"``).
+        indices : array-like of int, optional
+            Use these training indices instead of a random sample.
+
+        Returns
+        -------
+        self : object
+        """
+        n = X.shape[0]
+        M = int(self.n_columns)
+        if M < 1 or M > n:
+            raise ValueError(
+                f"n_columns={self.n_columns} must be between 1 and n_samples={n}."
+            )
+        if indices is None:
+            rng = np.random.default_rng(self.random_state)
+            indices = np.sort(rng.choice(n, size=M, replace=False))
+        self.indices_ = np.asarray(indices, dtype=np.intp)
+        self._X = X
+        self.n_samples_ = n
+        if self.kernel == "precomputed":
+            diag = np.asarray(X[self.indices_, self.indices_], dtype=float).ravel()
+        else:
+            diag = np.empty(len(self.indices_))
+            for s in range(0, len(self.indices_), 256):
+                rows = self._rows(self.indices_[s : s + 256])
+                diag[s : s + 256] = np.diagonal(self._k(rows, rows))
+        if np.any(diag < 0) or not np.all(np.isfinite(diag)):
+            raise ValueError(
+                "The kernel is not positive semi-definite: k(x_m, x_m) < 0 for some "
+                "sampled point."
+            )
+        self.diag_ = diag
+        # c_m = k(., x_m) / sqrt(k(x_m, x_m)); a zero diagonal implies a zero column.
+        with np.errstate(divide="ignore"):
+            self._scale = np.where(diag > 0, 1.0 / np.sqrt(np.where(diag > 0, diag, 1)), 0.0)
+        self.columns_ = None
+        if self.precompute:
+            self.columns_ = self._compute(np.arange(len(self.indices_)))
+        return self
+
+    def _rows(self, idx):
+        X = self._X
+        return X[idx] if not sp.issparse(X) else X[idx]
+
+    def _compute(self, positions):
+        """Columns at positions of :math:`\\mathcal S`, as rows ``(len, n)``."""
+        idx = self.indices_[positions]
+        if self.kernel == "precomputed":
+            K = np.asarray(self._X[:, idx], dtype=float).T
+        else:
+            K = self._k(self._rows(idx), self._X)
+        return np.ascontiguousarray(K * self._scale[positions][:, None])
+
+    def column(self, j):
+        """The column :math:`c_{m_j}` of the ``j``-th sampled point, shape ``(n,)``."""
+        if self.columns_ is not None:
+            return self.columns_[j]
+        return self._compute(np.array([j]))[0]
+
+    def price(self, grad, k, rng=None, exclude=None):
+        """Draw ``k`` coordinates uniformly at random (Algorithm 1) and score them.
+
+        Parameters
+        ----------
+        grad : ndarray of shape (n_samples,) or (n_samples, n_outputs) or None
+            :math:`Z = (\\lambda I + \\tilde K(\\mu))^{-1} Y`; the score of a column is
+            :math:`\\|c_m^\\top Z\\|^2`, so that :math:`-\\lambda \\cdot` score
+            :math:`+ \\nu` is the partial derivative (20).  ``None`` skips scoring
+            (scores are NaN).
+        k : int
+            Number of coordinates (drawn with replacement).
+        rng : numpy.random.Generator, optional
+            Randomness.
+        exclude : array-like, optional
+            Unused (every coordinate may be revisited).
+
+        Returns
+        -------
+        candidates : Candidates
+            ``params`` are positions in :math:`\\mathcal S`.
+        """
+        rng = np.random.default_rng(rng)
+        pos = rng.integers(0, len(self.indices_), size=int(k))
+        if grad is None:
+            scores = np.full(len(pos), np.nan)
+        else:
+            Z = np.asarray(grad, dtype=float).reshape(self.n_samples_, -1)
+            cols = self.columns_[pos] if self.columns_ is not None else self._compute(pos)
+            scores = np.sum((cols @ Z) ** 2, axis=1)
+        return Candidates(params=pos, scores=scores)
+
+    def columns(self, candidates, X):
+        """Kernel columns :math:`k(X, x_m) / \\sqrt{k(x_m, x_m)}` on new inputs.
+
+        Parameters
+        ----------
+        candidates : Candidates or array-like of int
+            Positions in :math:`\\mathcal S`.
+        X : ndarray or sparse matrix
+            New inputs (``K(X_new, X_train)`` when precomputed).
+
+        Returns
+        -------
+        block : ndarray of shape (n_new, n_candidates)
+        """
+        pos = np.asarray(as_params(candidates), dtype=np.intp)
+        idx = self.indices_[pos]
+        if self.kernel == "precomputed":
+            K = np.asarray(X[:, idx], dtype=float)
+        else:
+            K = self._k(X, self._rows(idx))
+        return K * self._scale[pos]

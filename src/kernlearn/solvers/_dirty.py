@@ -1,0 +1,204 @@
+"""The restricted master of GrFL: a sparse "dirty" multitask problem.
+
+For a fixed active set of columns :math:`\\Phi` (``p`` columns split into
+contiguous groups by ``indptr``) and ``T`` tasks, paper 000 eq. (2)/(17)
+with bias terms reads
+
+.. math::
+
+    \\min_{W, \\tilde w, b}\\ \\sum_{t=1}^T \\sum_{i \\in I_t}
+        \\ell\\big(y_{i,t},\\ \\Phi_{i,\\cdot}(w_t + \\tilde w) + b_t\\big)
+        + \\Omega_p(W) + \\Omega_s(\\tilde w),
+
+with :math:`W = [w_1 \\dots w_T] \\in \\mathbb R^{p\\times T}` penalised by a
+mixed norm over the row groups (group ``g`` is the block
+``W[indptr[g]:indptr[g+1], :]``, i.e. ``W.ravel()`` with groups
+``indptr * T``), and the shared weights :math:`\\tilde w` by a norm over the
+column groups.  The regularisation levels are the penalties' ``alpha``
+(:math:`\\lambda_p`, :math:`\\lambda_s`).  Every task either uses every row
+(multi-output, one-vs-all multiclass: ``task_rows=None``) or its own rows.
+
+This module holds what both masters (ADMM, FISTA) and the pricing need: the
+margins, the objective, the gradients and the approximate-KKT measure.
+"""
+
+import numpy as np
+
+__all__ = ["DirtyProblem"]
+
+
+class DirtyProblem:
+    """Data of a restricted master problem (paper 000, eq. (17)).
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n_samples, p)
+        Active columns on all training rows.
+    Y : ndarray of shape (n_samples, T) or (n_samples,)
+        Targets; with ``task_rows`` a 1-D array where ``Y[i]`` belongs to the
+        task of row ``i``.
+    loss : BaseLoss
+        Datafit on margins (``value``, ``grad_margin``; ``prox`` for ADMM).
+    penalty_p : BasePenalty
+        Task-specific penalty on ``W.ravel()`` (groups ``indptr * T``).
+    penalty_s : BasePenalty or None
+        Shared penalty on :math:`\\tilde w`; ``None`` drops the shared part.
+    indptr : ndarray of shape (n_groups + 1,), optional
+        Column groups (singletons by default).
+    task_rows : list of ndarray, optional
+        Row indices of each task; ``None`` means every task uses every row.
+    fit_intercept : bool, default=True
+        Fit one unpenalised bias per task.
+    gram : ndarray of shape (p, p), optional
+        :math:`\Phi'\Phi` when every task uses every row (callers that grow
+        the active set update it column by column instead of recomputing it).
+    """
+
+    def __init__(self, Phi, Y, loss, penalty_p, penalty_s=None, indptr=None,
+                 task_rows=None, fit_intercept=True, gram=None):
+        Phi = np.asarray(Phi, dtype=float)
+        self.Phi = Phi
+        self.n, self.p = Phi.shape
+        self.indptr = np.arange(self.p + 1) if indptr is None else np.asarray(indptr)
+        self.loss, self.penalty_p, self.penalty_s = loss, penalty_p, penalty_s
+        self.fit_intercept = fit_intercept
+        Y = np.asarray(Y, dtype=float)
+        if task_rows is None:
+            if Y.ndim == 1:
+                Y = Y[:, None]
+            self.shared_rows = True
+            self.T = Y.shape[1]
+            self.Phis = [Phi] * self.T
+            self.ys = [Y[:, t] for t in range(self.T)]
+        else:
+            self.shared_rows = False
+            self.T = len(task_rows)
+            self.Phis = [Phi[r] for r in task_rows]
+            self.ys = [Y[r] for r in task_rows]
+        self.task_rows = task_rows
+        self.n_t = np.array([len(y) for y in self.ys])
+        self.has_shared = penalty_s is not None
+        self._grams = {}
+        if gram is not None and self.shared_rows:
+            self._grams[0] = (np.asarray(gram, dtype=float), Phi.sum(axis=0))
+
+    def gram(self, t):
+        """Cached :math:`(\Phi^{(t)\prime}\Phi^{(t)},\ \Phi^{(t)\prime}\mathbf 1)` of task ``t``."""
+        key = 0 if self.shared_rows else t
+        if key not in self._grams:
+            Pt = self.Phis[t]
+            self._grams[key] = (Pt.T @ Pt, Pt.sum(axis=0))
+        return self._grams[key]
+
+    # ------------------------------------------------------------------ basics
+    def zeros(self):
+        """All-zero point ``(W, w_shared, b)``."""
+        return np.zeros((self.p, self.T)), np.zeros(self.p), np.zeros(self.T)
+
+    def margins(self, W, ws, b):
+        """Per-task margins :math:`\\Phi^{(t)}(w_t + \\tilde w) + b_t`."""
+        if self.shared_rows:
+            M = self.Phi @ (W + ws[:, None]) + b
+            return [M[:, t] for t in range(self.T)]
+        return [Pt @ (W[:, t] + ws) + b[t] for t, Pt in enumerate(self.Phis)]
+
+    def loss_value(self, margins):
+        """:math:`\\sum_t \\sum_i \\ell(m_{i,t}, y_{i,t})`."""
+        return float(sum(self.loss.value(m, y).sum() for m, y in zip(margins, self.ys)))
+
+    def penalty_value(self, W, ws):
+        """:math:`\\Omega_p(W) + \\Omega_s(\\tilde w)`."""
+        val = self.penalty_p.value(W.ravel(), self.indptr * self.T)
+        if self.has_shared:
+            val += self.penalty_s.value(ws, self.indptr)
+        return float(val)
+
+    def objective(self, W, ws, b, margins=None):
+        """Objective of eq. (17) with bias terms."""
+        if margins is None:
+            margins = self.margins(W, ws, b)
+        return self.loss_value(margins) + self.penalty_value(W, ws)
+
+    def gradients(self, margins):
+        """Gradients of the smooth part from the margins.
+
+        Returns
+        -------
+        gW : ndarray of shape (p, T)
+            :math:`[\\nabla_{W}J]_{j,t} = \\Phi^{(t)\\prime}_j \\ell'_t` (paper 000, sec. 3.2.1).
+        gws : ndarray of shape (p,)
+            :math:`\\nabla_{\\tilde w} J = \\sum_t \\nabla_{w_t} J`.
+        gb : ndarray of shape (T,)
+            Bias gradients (zero without intercept).
+        """
+        G = [self.loss.grad_margin(m, y) for m, y in zip(margins, self.ys)]
+        if self.shared_rows:
+            gW = self.Phi.T @ np.column_stack(G)
+        else:
+            gW = np.column_stack([Pt.T @ g for Pt, g in zip(self.Phis, G)])
+        gb = np.array([g.sum() for g in G]) if self.fit_intercept else np.zeros(self.T)
+        return gW, gW.sum(axis=1), gb
+
+    def prox(self, W, ws, step_p, step_s):
+        """Prox of the penalties at ``(W, ws)`` with steps ``step_p``, ``step_s``."""
+        U = self.penalty_p.prox(W.ravel(), step_p, self.indptr * self.T).reshape(W.shape)
+        us = self.penalty_s.prox(ws, step_s, self.indptr) if self.has_shared else ws * 0.0
+        return U, us
+
+    def lipschitz(self):
+        """Lipschitz constant bound of the smooth part's gradient.
+
+        :math:`L = \ell'' \max_t \lambda_{\max}([\Phi^{(t)}\ \mathbf 1]'[\Phi^{(t)}\ \mathbf 1])
+        (1 + T\,[\text{shared}])`, from the cached Gram matrices.
+        """
+        s2 = 0.0
+        for t in range(1 if self.shared_rows else self.T):
+            G, s = self.gram(t)
+            if self.fit_intercept:
+                G = np.block([[G, s[:, None]], [s[None, :], np.array([[self.n_t[t]]])]])
+            if G.size:
+                s2 = max(s2, float(np.linalg.eigvalsh(G)[-1]))
+        lip = self.loss.lipschitz if np.isfinite(self.loss.lipschitz) else 1.0
+        return max(lip * s2 * (1 + (self.T if self.has_shared else 0)), 1e-12)
+
+    def kkt(self, W, ws, b, margins=None, step=None):
+        """Approximate-KKT measure, scale-free in the regularisation level.
+
+        The norm of the prox-gradient mapping
+        :math:`G_s(x) = (x - \\mathrm{prox}_{s\\Omega}(x - s\\nabla J(x)))/s`,
+        which vanishes exactly at the minimisers (it plays the role of the
+        distance of :math:`-\\nabla J` to :math:`\\partial\\Omega`, conditions (3)
+        and (4) of paper 000), in max-norm and divided by the smallest
+        regularisation level.
+
+        Parameters
+        ----------
+        W, ws, b : ndarray
+            Point.
+        margins : list of ndarray, optional
+            Its margins (computed when omitted).
+        step : float, optional
+            Step ``s``; default ``1 / lipschitz()``.
+
+        Returns
+        -------
+        kkt : float
+        """
+        if margins is None:
+            margins = self.margins(W, ws, b)
+        if step is None:
+            step = 1.0 / self.lipschitz()
+        gW, gws, gb = self.gradients(margins)
+        U, us = self.prox(W - step * gW, ws - step * gws, step, step)
+        res = np.abs(W - U).max(initial=0.0) / step
+        if self.has_shared:
+            res = max(res, np.abs(ws - us).max(initial=0.0) / step)
+        res = max(res, np.abs(gb).max(initial=0.0))
+        return float(res) / self.reg_scale()
+
+    def reg_scale(self):
+        """Smallest regularisation level, the scale of the KKT measure."""
+        lams = [float(self.penalty_p.alpha)]
+        if self.has_shared:
+            lams.append(float(self.penalty_s.alpha))
+        return max(min(lams), 1e-12)

@@ -1,0 +1,461 @@
+r"""OBSCURE: online-batch optimisation of p-norm multiple kernel learning.
+
+Solves eq. (5) of Orabona, Jie & Caputo (2012),
+
+.. math:: \min_{\bar w}\ \frac{\lambda}{2}\|\bar w\|_{2,p}^2
+          + \frac1N\sum_{i=1}^N \ell(\bar w, x_i, y_i), \qquad 1 < p \le 2,
+
+in two stages: the online mirror-descent algorithm (Algorithm 1) that yields
+the bound :math:`R \ge \|\bar w^*\|_{2,p}`, then the stochastic proximal
+projected sub-gradient algorithm (Algorithm 2) with adaptive :math:`s_t`.
+
+Kernelised storage (sec. 3.1).  Every update adds a multiple of
+:math:`\phi_j(x_i, c)` to every group :math:`\theta^j` with the same
+coefficient, so :math:`\theta^j_c = \sum_i A_{ic}\phi_j(x_i)` for one
+coefficient matrix ``A`` (n x classes) shared by all kernels, and
+:math:`w^j = a_j\theta^j` with the mirror-map scales :math:`a_j` of Lemma 1.
+The solver keeps
+
+* ``G[c, j, :] = K_j A[:, c]`` (scores of every training point), updated in
+  O(F n) per additive update, so a margin costs O(F M);
+* ``N[j] = ||theta^j||^2`` updated incrementally (and recomputed exactly after
+  each epoch);
+* a global scale: the shrinkage :math:`(1 - \lambda\eta_t/q)` and the projection
+  of Algorithm 2 are pure scalings, so they only multiply one number (the
+  *lazy scaling trick*).
+
+The per-sample loop is compiled with numba when it is installed (hinge and
+multiclass hinge); otherwise, or for any other margin loss, a NumPy loop
+vectorised over kernels and samples is used.  Both give the same iterates.
+"""
+
+import time
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ..losses.binary import Hinge
+from ..losses.multiclass import MulticlassHinge
+from ..penalties.squared import conj_mirror_scales, lp_norm
+from ._base import BaseSolver, History, SolverResult
+
+try:  # optional accelerator
+    import numba as _numba
+except ImportError:  # pragma: no cover - exercised when numba is absent
+    _numba = None
+
+
+def _block_loop(ids, local, Krows, kdiag, yint, A, G, N, st, lam, q, R, eta1,
+                stage, multiclass, alpha, m):
+    """Algorithms 1 (``stage == 1``) and 2 (``stage == 2``) over one block.
+
+    Plain loops so that numba can compile it; see :func:`_block_numpy` for the
+    same iteration written with NumPy.  ``st = [scale, s, t, n_updates,
+    online_loss]`` is updated in place.
+    """
+    F = N.shape[0]
+    M = G.shape[0]
+    n = A.shape[0]
+    scale = st[0]
+    s = st[1]
+    t = st[2]
+    n_upd = 0.0
+    loss_sum = 0.0
+    zfac = 2.0 if multiclass else 1.0
+    for k in range(ids.shape[0]):
+        i = ids[k]
+        r = local[k]
+        # mirror map scales a_j of Lemma 1 (scale invariant) and ||theta||_{2,q}
+        mx = 0.0
+        for j in range(F):
+            v = N[j] if N[j] > 0.0 else 0.0
+            alpha[j] = np.sqrt(v)
+            if alpha[j] > mx:
+                mx = alpha[j]
+        nq = 0.0
+        if mx > 0.0:
+            S = 0.0
+            for j in range(F):
+                S += (alpha[j] / mx) ** q
+            nq = mx * S ** (1.0 / q)
+            for j in range(F):
+                alpha[j] = (alpha[j] / nq) ** (q - 2.0) / q
+        else:
+            for j in range(F):
+                alpha[j] = 0.0
+        for c in range(M):
+            acc = 0.0
+            for j in range(F):
+                acc += alpha[j] * G[c, j, i]
+            m[c] = scale * acc
+        yi = yint[i]
+        yh = -1
+        if multiclass:
+            best = -np.inf
+            for c in range(M):
+                if c != yi and m[c] > best:
+                    best = m[c]
+                    yh = c
+            loss = 1.0 - m[yi] + best
+        else:
+            loss = 1.0 - yi * m[0]
+        active = loss > 0.0
+        zq = 0.0
+        if active:
+            loss_sum += loss
+            zmx = 0.0
+            for j in range(F):
+                if kdiag[j, i] > zmx:
+                    zmx = kdiag[j, i]
+            if zmx > 0.0:
+                S = 0.0
+                for j in range(F):
+                    S += (kdiag[j, i] / zmx) ** (0.5 * q)
+                zq = np.sqrt(zfac * zmx) * S ** (1.0 / q)
+        if stage == 2:
+            # Algorithm 2, lines 6-9: adaptive s_t, step eta_t, shrinkage
+            t += 1.0
+            Lt = lam / q * scale * nq + zq
+            d = lam * t + s
+            s = s + 0.5 * (np.sqrt(d * d + q * Lt * Lt / (R * R)) - d)
+            eta = q / (lam * t + s)
+            shrink = 1.0 - lam * eta / q
+            if shrink <= 0.0:
+                A[:, :] = 0.0
+                G[:, :, :] = 0.0
+                N[:] = 0.0
+                scale = 1.0
+            else:
+                scale *= shrink
+        else:
+            eta = eta1
+        if active:
+            n_upd += 1.0
+            cf = eta / scale
+            if multiclass:
+                for j in range(F):
+                    N[j] += 2.0 * cf * (G[yi, j, i] - G[yh, j, i]) + 2.0 * cf * cf * kdiag[j, i]
+                A[i, yi] += cf
+                A[i, yh] -= cf
+                for j in range(F):
+                    for l in range(n):
+                        v = cf * Krows[j, r, l]
+                        G[yi, j, l] += v
+                        G[yh, j, l] -= v
+            else:
+                cy = cf * yi
+                for j in range(F):
+                    N[j] += 2.0 * cy * G[0, j, i] + cf * cf * kdiag[j, i]
+                A[i, 0] += cy
+                for j in range(F):
+                    for l in range(n):
+                        G[0, j, l] += cy * Krows[j, r, l]
+        if stage == 2:
+            # Algorithm 2, line 10: projection on ||theta||_{2,q} <= q R (a scaling)
+            mx = 0.0
+            for j in range(F):
+                v = np.sqrt(N[j]) if N[j] > 0.0 else 0.0
+                if v > mx:
+                    mx = v
+            if mx > 0.0:
+                S = 0.0
+                for j in range(F):
+                    v = np.sqrt(N[j]) if N[j] > 0.0 else 0.0
+                    S += (v / mx) ** q
+                nrm = scale * mx * S ** (1.0 / q)
+                if nrm > q * R:
+                    scale *= q * R / nrm
+    st[0] = scale
+    st[1] = s
+    st[2] = t
+    st[3] += n_upd
+    st[4] += loss_sum
+
+
+_block_loop_jit = (
+    _numba.njit(cache=True, fastmath=False)(_block_loop) if _numba is not None else None
+)
+
+
+def _block_numpy(ids, local, Krows, kdiag, Y, A, G, N, st, lam, q, R, eta1, stage, loss):
+    """The iteration of :func:`_block_loop` for any margin loss, with NumPy."""
+    scale, s, t = st[0], st[1], st[2]
+    multiclass = G.shape[0] > 1
+    for k, i in enumerate(ids):
+        r = local[k]
+        tn = np.sqrt(np.maximum(N, 0.0))
+        a = conj_mirror_scales(tn, q)
+        nq = lp_norm(tn, q)
+        m = scale * (G[:, :, i] @ a)
+        if multiclass:
+            g = loss.grad_margin(m[None], Y[i : i + 1])[0]
+            lv = float(loss.value(m[None], Y[i : i + 1])[0])
+        else:
+            g = np.asarray(loss.grad_margin(m, Y[i : i + 1]), dtype=float)
+            lv = float(loss.value(m, Y[i : i + 1])[0])
+        gn = float(np.sqrt(g @ g))
+        active = gn > 0.0
+        zq = gn * lp_norm(np.sqrt(kdiag[:, i]), q) if active else 0.0
+        if active:
+            st[4] += lv
+        if stage == 2:
+            t += 1.0
+            Lt = lam / q * scale * nq + zq
+            d = lam * t + s
+            s = s + 0.5 * (np.sqrt(d * d + q * Lt * Lt / (R * R)) - d)
+            eta = q / (lam * t + s)
+            shrink = 1.0 - lam * eta / q
+            if shrink <= 0.0:
+                A[:] = 0.0
+                G[:] = 0.0
+                N[:] = 0.0
+                scale = 1.0
+            else:
+                scale *= shrink
+        else:
+            eta = eta1
+        if active:
+            st[3] += 1
+            cf = eta / scale
+            # theta <- theta - eta z with z = sum_c g_c phi(x_i, c)
+            N += -2.0 * cf * (g @ G[:, :, i]) + cf * cf * gn * gn * kdiag[:, i]
+            A[i] -= cf * g
+            for c in np.flatnonzero(g):
+                G[c] -= (cf * g[c]) * Krows[:, r, :]
+        if stage == 2:
+            nrm = scale * lp_norm(np.sqrt(np.maximum(N, 0.0)), q)
+            if nrm > q * R:
+                scale *= q * R / nrm
+    st[0], st[1], st[2] = scale, s, t
+
+
+class OnlineBatch(BaseSolver):
+    r"""OBSCURE stage 1 (Algorithm 1) and stage 2 (Algorithm 2) for p-norm MKL.
+
+    Stage 1 runs the online mirror-descent update
+    :math:`\bar\theta \leftarrow \bar\theta - \eta z_t`,
+    :math:`\bar w = \nabla h^*(\bar\theta)` for at most ``max_iter_online``
+    epochs (stopping early after an epoch without updates) and returns
+
+    .. math:: R = \sqrt{\|\bar w\|_{2,p}^2 + \frac{2}{\lambda N}\sum_i \ell(\bar w, x_i, y_i)}
+              \ \ge \|\bar w^*\|_{2,p}.
+
+    Stage 2 starts from the stage-1 :math:`\bar\theta` and runs, for
+    :math:`t = 1, 2, \dots`,
+
+    .. math::
+        d_t &= \lambda t + s_{t-1},\quad
+        s_t = s_{t-1} + \tfrac12\Big(\sqrt{d_t^2 + q\,(\tfrac{\lambda}{q}\|\bar\theta_t\|_{2,q}
+              + \|z_t\|_{2,q})^2/R^2} - d_t\Big),\quad \eta_t = \frac{q}{\lambda t + s_t},\\
+        \bar\theta_{t+\frac12} &= (1 - \lambda\eta_t/q)\,\bar\theta_t - \eta_t z_t,\quad
+        \bar\theta_{t+1} = \min\Big(1, \frac{qR}{\|\bar\theta_{t+\frac12}\|_{2,q}}\Big)
+              \bar\theta_{t+\frac12},
+
+    with :math:`\bar w_{t+1} = \nabla h^*(\bar\theta_{t+1})`, one pass over a
+    random permutation per epoch, stopping after ``max_iter`` epochs or when the
+    relative change of the objective between epochs is below ``tol``.
+
+    Parameters
+    ----------
+    p : float, default=1.5
+        Group-norm exponent in ``(1, 2]``.
+    lam : float, default=1e-3
+        Regularisation :math:`\lambda` (:math:`=1/(CN)`).
+    eta : float, default=1.0
+        Stage-1 learning rate (larger: faster, looser ``R``; Theorem 4).
+    max_iter_online : int, default=5
+        Maximum stage-1 epochs.
+    max_iter : int, default=50
+        Maximum stage-2 epochs.
+    tol : float or None, default=1e-3
+        Relative objective change between stage-2 epochs that stops; ``None``
+        runs all epochs.
+    online_only : bool, default=False
+        Return the stage-1 solution.
+    backend : {"auto", "numba", "numpy"}, default="auto"
+        Compiled loop when available (hinge losses), else NumPy.
+    random_state : int, RandomState or None, default=None
+        Seed of the sampling order.
+    verbose : int, default=0
+        Print one line per epoch.
+
+    References
+    ----------
+    Orabona, Jie, Caputo (2012), "Multi kernel learning with online-batch
+    optimization", JMLR 13, Algorithms 1-2, Lemma 1, Theorems 3-4, sec. 3.1.
+    """
+
+    required_loss_methods = ("value", "grad_margin")
+    required_penalty_methods = ()
+
+    def __init__(self, p=1.5, lam=1e-3, eta=1.0, max_iter_online=5, max_iter=50,
+                 tol=1e-3, online_only=False, backend="auto", random_state=None,
+                 verbose=0):
+        self.p = p
+        self.lam = lam
+        self.eta = eta
+        self.max_iter_online = max_iter_online
+        self.max_iter = max_iter
+        self.tol = tol
+        self.online_only = online_only
+        self.backend = backend
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _use_numba(self, loss):
+        fast = type(loss) in (Hinge, MulticlassHinge)
+        if self.backend == "numba":
+            if _numba is None:
+                raise ImportError("backend='numba' needs numba: pip install numba.")
+            if not fast:
+                raise ValueError(
+                    f"backend='numba' supports the hinge and multiclass_hinge losses, "
+                    f"not {type(loss).__name__}."
+                )
+            return True
+        if self.backend not in ("auto", "numpy"):
+            raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {self.backend!r}.")
+        return self.backend == "auto" and fast and _numba is not None
+
+    @staticmethod
+    def _margins(G, N, scale, q):
+        a = conj_mirror_scales(np.sqrt(np.maximum(N, 0.0)), q)
+        return scale * np.einsum("cjn,j->nc", G, a), a
+
+    def objective(self, G, N, scale, y, loss):
+        """Objective (5), mean loss and training error of the current iterate.
+
+        Parameters
+        ----------
+        G : ndarray of shape (M, F, n)
+        N : ndarray of shape (F,)
+        scale : float
+        y : ndarray of shape (n,)
+        loss : BaseLoss
+
+        Returns
+        -------
+        objective, mean_loss, train_error, w_norm : float
+        """
+        q = self.p / (self.p - 1.0)
+        marg, _ = self._margins(G, N, scale, q)
+        if G.shape[0] == 1:
+            m = marg[:, 0]
+            lv = loss.value(m, y)
+            err = np.mean(np.where(m > 0, 1, -1) != y)
+        else:
+            lv = loss.value(marg, y)
+            err = np.mean(np.argmax(marg, axis=1) != y)
+        w_norm = scale * lp_norm(np.sqrt(np.maximum(N, 0.0)), q) / q
+        mean_loss = float(np.mean(lv))
+        return 0.5 * self.lam * w_norm**2 + mean_loss, mean_loss, float(err), w_norm
+
+    def solve(self, kernels, y, loss, n_classes=None):
+        """Run stages 1 and 2.
+
+        Parameters
+        ----------
+        kernels : KernelList or PrecomputedKernelList
+            Fitted kernel list (``iter_blocks``, ``kdiag_``, ``n_kernels``).
+        y : ndarray of shape (n,)
+            ``-1/+1`` labels for binary losses, class indices ``0..M-1`` for
+            ``multiclass_hinge``.
+        loss : BaseLoss
+            ``Hinge``, ``MulticlassHinge`` or another margin loss (NumPy path).
+        n_classes : int, optional
+            Number of classes for a multiclass loss (default ``max(y) + 1``).
+
+        Returns
+        -------
+        result : SolverResult
+            ``coef`` is the coefficient matrix ``A`` (n x M) of
+            :math:`\\bar\\theta`; ``state`` holds ``kernel_coef`` (the scales
+            :math:`a_j`, so the predictor is ``sum_j a_j K_j A``), ``R``,
+            ``theta_norms``, ``s`` and ``t``.
+        """
+        p = float(self.p)
+        if not 1.0 < p <= 2.0:
+            raise ValueError(f"p must lie in (1, 2], got {self.p!r}.")
+        if not self.lam > 0:
+            raise ValueError(f"lam must be positive, got {self.lam!r}.")
+        if not self.eta > 0:
+            raise ValueError(f"eta must be positive, got {self.eta!r}.")
+        q = p / (p - 1.0)
+        multiclass = isinstance(loss, MulticlassHinge) or (
+            getattr(loss, "n_outputs", None) == "n_classes"
+        )
+        n, F = kernels.n_samples, kernels.n_kernels
+        y = np.asarray(y)
+        if multiclass:
+            yint = y.astype(np.int64)
+            M = int(n_classes if n_classes is not None else yint.max() + 1)
+        else:
+            yint = np.where(y > 0, 1, -1).astype(np.int64)
+            y = yint.astype(float)
+            M = 1
+        use_numba = self._use_numba(loss)
+        rng = check_random_state(self.random_state)
+        kdiag = np.ascontiguousarray(kernels.kdiag_, dtype=float)
+        A = np.zeros((n, M))
+        G = np.zeros((M, F, n))
+        N = np.zeros(F)
+        st = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
+        alpha_buf, m_buf = np.zeros(F), np.zeros(M)
+        history = History()
+        lam = float(self.lam)
+
+        def epoch(stage, R):
+            st[3] = st[4] = 0.0
+            for ids, Krows, local in kernels.iter_blocks(rng.permutation(n)):
+                if use_numba:
+                    _block_loop_jit(ids, local, Krows, kdiag, yint, A, G, N, st, lam, q,
+                                    R, float(self.eta), stage, multiclass, alpha_buf, m_buf)
+                else:
+                    _block_numpy(ids, local, Krows, kdiag, y if not multiclass else yint,
+                                 A, G, N, st, lam, q, R, float(self.eta), stage, loss)
+            # fold the lazy scale into the storage; recompute ||theta^j||^2 exactly
+            A[:] *= st[0]
+            G[:] *= st[0]
+            st[0] = 1.0
+            N[:] = np.einsum("nc,cjn->j", A, G)
+            obj, mloss, err, wn = self.objective(G, N, 1.0, y if not multiclass else yint, loss)
+            return obj, mloss, err, wn, int(st[3])
+
+        def log(stage, ep, obj, mloss, err, wn, nupd, R):
+            history.append(stage=stage, epoch=ep, objective=obj, loss=mloss,
+                           train_error=err, w_norm=wn, n_updates=nupd, R=R,
+                           n_support=int(np.count_nonzero(np.any(A != 0, axis=1))))
+            if self.verbose:
+                print(f"[OBSCURE] stage {stage} epoch {ep:4d}  objective {obj:.6g}  "
+                      f"train error {err:.4f}  updates {nupd}  R {R:.4g}")
+
+        t0 = time.perf_counter()
+        n_epochs = 0
+        for ep in range(int(self.max_iter_online)):
+            obj, mloss, err, wn, nupd = epoch(1, np.inf)
+            n_epochs += 1
+            R = float(np.sqrt(wn**2 + 2.0 * mloss / lam))
+            log(1, ep + 1, obj, mloss, err, wn, nupd, R)
+            if nupd == 0:
+                break
+        if n_epochs == 0:
+            obj, mloss, err, wn = self.objective(G, N, 1.0, y if not multiclass else yint, loss)
+        # stage-1 bound R >= ||w*||_{2,p} (sec. 4.1)
+        R = float(np.sqrt(wn**2 + 2.0 * mloss / lam))
+        converged = False
+        if not self.online_only:
+            prev = obj
+            for ep in range(int(self.max_iter)):
+                obj, mloss, err, wn, nupd = epoch(2, R)
+                n_epochs += 1
+                log(2, ep + 1, obj, mloss, err, wn, nupd, R)
+                if self.tol is not None and abs(prev - obj) <= self.tol * max(abs(obj), 1e-12):
+                    converged = True
+                    break
+                prev = obj
+        a = conj_mirror_scales(np.sqrt(np.maximum(N, 0.0)), q)
+        state = {"kernel_coef": a, "R": R, "theta_norms": np.sqrt(np.maximum(N, 0.0)),
+                 "s": float(st[1]), "t": float(st[2]), "time": time.perf_counter() - t0,
+                 "numba": use_numba}
+        return SolverResult(coef=A.copy(), intercept=0.0, state=state, history=history,
+                            converged=converged, n_iter=n_epochs)

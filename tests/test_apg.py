@@ -1,0 +1,99 @@
+"""APG master solver against cvxpy, warm starts and cached products."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from kernlearn.losses import get_loss
+from kernlearn.penalties import L1, GroupL1L2, SquaredGroupL1
+from kernlearn.solvers import APG, check_compatible
+from kernlearn.solvers.apg import group_products
+
+INDPTR = np.array([0, 3, 5, 8])
+
+
+def _problem(rng, n=40, p=8):
+    A = rng.standard_normal((n, p))
+    y = np.sign(A @ rng.standard_normal(p) + 0.3 * rng.standard_normal(n))
+    return A, y
+
+
+def _cvx_objective(loss, A, y, C, w, b):
+    m = A @ w + b
+    if loss == "squared_hinge":
+        return C * 0.5 * cp.sum_squares(cp.pos(1 - cp.multiply(y, m)))
+    if loss == "logistic":
+        return C * cp.sum(cp.logistic(-cp.multiply(y, m)))
+    return C * 0.5 * cp.sum_squares(y - m)
+
+
+def _cvx_penalty(pen, w):
+    norms = [cp.norm(w[a:b]) for a, b in zip(INDPTR[:-1], INDPTR[1:])]
+    if isinstance(pen, SquaredGroupL1):
+        return 0.5 * pen.alpha * cp.square(sum(norms))
+    if isinstance(pen, GroupL1L2):
+        return pen.alpha * sum(norms)
+    return pen.alpha * cp.norm1(w)
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "logistic", "square"])
+@pytest.mark.parametrize("pen", [SquaredGroupL1(1.0), GroupL1L2(2.0), L1(2.0)], ids=repr)
+def test_apg_matches_cvxpy(loss, pen, rng):
+    # tight tolerance; the l1 case uses the uncached path (prox is not groupwise)
+    A, y = _problem(rng)
+    C = 0.7
+    res = APG(tol=1e-12, max_iter=5000).solve(A, y, get_loss(loss), pen, C=C,
+                                               indptr=INDPTR)
+    w, b = cp.Variable(A.shape[1]), cp.Variable()
+    prob = cp.Problem(cp.Minimize(_cvx_objective(loss, A, y, C, w, b) + _cvx_penalty(pen, w)))
+    prob.solve(solver=cp.CLARABEL)
+    ours = res.state["objective"]
+    assert abs(ours - prob.value) / abs(prob.value) < 1e-6
+    assert ours <= prob.value * (1 + 1e-6)
+
+
+def test_objective_history_is_monotone_with_restart(rng):
+    A, y = _problem(rng, 80, 8)
+    res = APG(tol=1e-10, max_iter=3000).solve(
+        A, y, get_loss("logistic"), SquaredGroupL1(1.0), C=2.0, indptr=INDPTR)
+    obj = res.history.as_dict()["objective"]
+    assert np.all(np.diff(obj) <= 1e-9 * np.abs(obj[:-1]))
+    assert res.converged
+
+
+def test_warm_start_is_no_worse(rng):
+    A, y = _problem(rng, 60, 8)
+    loss, pen = get_loss("squared_hinge"), SquaredGroupL1(1.0)
+    cold = APG(tol=1e-8).solve(A, y, loss, pen, C=1.0, indptr=INDPTR)
+    warm = APG(tol=1e-8).solve(A, y, loss, pen, C=1.0, indptr=INDPTR, coef0=cold.coef,
+                               intercept0=cold.intercept, lipschitz0=cold.state["tau"])
+    assert warm.n_iter <= cold.n_iter
+    assert warm.state["objective"] <= cold.state["objective"] * (1 + 1e-8)
+
+
+def test_sparse_and_dense_agree(rng):
+    A, y = _problem(rng)
+    A[np.abs(A) < 0.8] = 0
+    loss, pen = get_loss("squared_hinge"), SquaredGroupL1(1.0)
+    d = APG(tol=1e-10, max_iter=5000).solve(A, y, loss, pen, indptr=INDPTR)
+    s = APG(tol=1e-10, max_iter=5000).solve(sp.csc_matrix(A), y, loss, pen, indptr=INDPTR)
+    np.testing.assert_allclose(d.coef, s.coef, atol=1e-6)
+
+
+def test_group_products(rng):
+    A = rng.standard_normal((5, 8))
+    x = rng.standard_normal(8)
+    Z = group_products(A, x, INDPTR)
+    for t, (a, b) in enumerate(zip(INDPTR[:-1], INDPTR[1:])):
+        np.testing.assert_allclose(Z[:, t], A[:, a:b] @ x[a:b])
+    np.testing.assert_allclose(group_products(sp.csr_matrix(A), x, INDPTR), Z)
+
+
+def test_check_compatible_names_missing_method():
+    class NoProx:
+        def value(self, w, indptr=None):
+            return 0.0
+
+    with pytest.raises(ValueError, match=r"penalty method\(s\) \['prox'\]"):
+        check_compatible(APG(), get_loss("square"), NoProx())

@@ -1,0 +1,225 @@
+"""FGM: Theorems 2-3 at the returned solution, recovery, input handling."""
+
+import bz2
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_iris, load_wine
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+
+from kernlearn import FGMClassifier, FGMRegressor
+from kernlearn.datasets import load_svmlight, make_fgm_synthetic
+from kernlearn.families import FeaturePool
+
+
+@pytest.fixture(scope="module")
+def small():
+    return make_fgm_synthetic(200, 100, 10, random_state=0)
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "logistic"])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_converged_fgm_meets_theorems_2_and_3(small, loss, fit_intercept):
+    X, y, _ = small
+    clf = FGMClassifier(B=5, C=1.0, loss=loss, tol=None, max_outer_iter=100,
+                        apg_tol=1e-10, apg_max_iter=20000,
+                        fit_intercept=fit_intercept).fit(X, y)
+    h = clf.history_
+    # Theorem 3: the worst-case analysis adds nothing new.
+    assert clf.converged_ and clf.n_iter_ < 100
+    upper, lower = h["objective"][-1], h["final_lower_bound"][0]
+    # Theorem 2: beta_T <= theta* <= phi_T, and the bounds meet.
+    assert lower <= upper * (1 + 1e-9)
+    assert (upper - lower) / upper < 1e-4
+    # The upper bound (restricted objective) decreases as constraints are added.
+    assert np.all(np.diff(h["objective"]) <= 1e-8 * h["objective"][:-1])
+
+
+def test_regressor_bounds_meet(small):
+    X, _, w = small
+    reg = FGMRegressor(B=5, C=1.0, tol=None, max_outer_iter=100, apg_tol=1e-10,
+                       apg_max_iter=20000).fit(X, X @ w)
+    h = reg.history_
+    assert reg.converged_
+    assert (h["objective"][-1] - h["final_lower_bound"][0]) / h["objective"][-1] < 1e-4
+
+
+def test_worst_case_analysis_is_exact_top_B(small, rng):
+    X, y, _ = small
+    pool = FeaturePool().fit(X)
+    u = rng.standard_normal(X.shape[0])
+    cand = pool.price(-u, 7, X=X)
+    scores = np.abs(X.T @ u) / np.linalg.norm(X, axis=0)
+    assert set(cand.params) == set(np.argsort(-scores)[:7])
+    np.testing.assert_allclose(cand.extra["sum_sq"], np.sort(scores**2)[-7:].sum())
+
+
+def test_chunked_pricing_equals_full(small, rng):
+    X, y, _ = small
+    u = rng.standard_normal(X.shape[0])
+    full = FeaturePool().fit(X).price(-u, 9, X=X)
+    chunk = FeaturePool(chunk_size=7).fit(X).price(-u, 9, X=X)
+    np.testing.assert_array_equal(full.params, chunk.params)
+
+
+def test_tree_pruning_equals_brute_force(rng):
+    X = rng.standard_normal((50, 16))
+    groups = [list(range(16)), list(range(8)), list(range(8, 16)), [0, 1, 2, 3], [4, 5, 6, 7],
+              [8, 9, 10, 11], [12, 13, 14, 15], [0, 1], [2, 3], [12, 13]]
+    u = rng.standard_normal(50)
+    tree = FeaturePool(groups=groups, tree=True).fit(X).price(-u, 3, X=X)
+    flat = FeaturePool(groups=groups).fit(X).price(-u, 3, X=X)
+    np.testing.assert_array_equal(tree.params, flat.params)
+    np.testing.assert_allclose(tree.scores, flat.scores)
+
+
+def test_non_nested_tree_is_rejected(rng):
+    X = rng.standard_normal((10, 4))
+    with pytest.raises(ValueError, match="not a tree"):
+        FeaturePool(groups=[[0, 1, 2, 3], [0, 1], [1, 2]], tree=True).fit(X)
+
+
+def test_group_selection_finds_planted_groups(rng):
+    n, n_groups, size = 300, 40, 5
+    X = rng.standard_normal((n, n_groups * size))
+    groups = [list(range(g * size, (g + 1) * size)) for g in range(n_groups)]
+    w = np.zeros(n_groups * size)
+    planted = [3, 17, 29]
+    for g in planted:
+        w[groups[g]] = rng.standard_normal(size)
+    y = np.sign(X @ w)
+    clf = FGMClassifier(B=1, C=10.0, groups=groups, max_outer_iter=3).fit(X, y)
+    chosen = {j // size for j in clf.selected_features_}
+    assert chosen == set(planted)
+
+
+def test_overlapping_groups_duplicate_features(rng):
+    X = rng.standard_normal((100, 6))
+    y = np.sign(X[:, 1] + X[:, 2])
+    clf = FGMClassifier(B=1, groups=[[0, 1], [1, 2], [3, 4, 5]], max_outer_iter=3).fit(X, y)
+    assert set(clf.selected_features_) <= {0, 1, 2}
+    assert clf.score(X, y) > 0.9
+
+
+def test_recovers_informative_features_on_paper_synthetic():
+    # Measured (seed 1, 1000 x 2000, 100 informative, Type I): B=10, T=5 selects
+    # 50 features of which 44 (88%) are informative, test accuracy 0.851; l1-LR
+    # (liblinear, C=0.05) needs 109 features (59 informative) for 0.844.
+    X, y, Xt, yt, w = make_fgm_synthetic(1000, 2000, 100, n_test=1000, random_state=1)
+    clf = FGMClassifier(B=10, C=10.0, max_outer_iter=5).fit(X, y)
+    sel = clf.selected_features_
+    assert np.isin(sel, np.flatnonzero(w)).mean() >= 0.8
+    l1 = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=0.05).fit(X, y)
+    assert np.count_nonzero(l1.coef_) >= sel.size
+    assert clf.score(Xt, yt) >= l1.score(Xt, yt)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_sparse_input_matches_dense(small, fmt):
+    X, y, _ = small
+    Xs = sp.random(200, 300, density=0.05, format=fmt, random_state=0)
+    score = Xs @ np.r_[np.ones(10), np.zeros(290)]
+    y = np.where(score > np.median(score), 1.0, -1.0)
+    dense = FGMClassifier(B=3, apg_tol=1e-8).fit(Xs.toarray(), y)
+    sparse = FGMClassifier(B=3, apg_tol=1e-8).fit(Xs, y)
+    np.testing.assert_allclose(dense.coef_, sparse.coef_, atol=1e-6)
+    assert sp.issparse(sparse.transform(Xs))
+
+
+def test_float32_input(small):
+    X, y, _ = small
+    clf = FGMClassifier(B=5).fit(X.astype(np.float32), y)
+    assert clf.score(X.astype(np.float32), y) > 0.8
+
+
+def test_multiclass_and_proba():
+    X, y = load_wine(return_X_y=True)
+    clf = FGMClassifier(B=3, C=100.0, loss="logistic", n_jobs=2).fit(X, y)
+    assert clf.coef_.shape == (3, 13) and clf.d_.shape[0] == 3
+    assert clf.score(X, y) > 0.9
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(1), 1.0)
+    assert np.mean(clf.classes_[proba.argmax(1)] == clf.predict(X)) > 0.95
+    with pytest.raises(AttributeError, match="loss='logistic'"):
+        FGMClassifier(B=3).fit(X, y).predict_proba(X)
+
+
+def test_d_and_selected_features(small):
+    X, y, _ = small
+    clf = FGMClassifier(B=5).fit(X, y)
+    assert clf.d_.shape == clf.selected_features_.shape
+    assert np.all((clf.d_ > 0) & (clf.d_ <= 1 + 1e-12))
+    assert np.all(clf.coef_[0, clf.selected_features_] != 0)
+    assert np.count_nonzero(clf.coef_) == clf.selected_features_.size
+    assert clf.selected_features_.size <= 5 * clf.n_iter_
+
+
+def test_refit_and_pipeline(small):
+    X, y, _ = small
+    pipe = make_pipeline(FGMClassifier(B=5, refit=True), LogisticRegression())
+    pipe.fit(X, y)
+    assert pipe.score(X, y) > 0.8
+    assert pipe[0].transform(X).shape[1] == pipe[0].selected_features_.size
+
+
+def test_iris_multiclass_stops_by_theorem_3():
+    # With B=2 the worst-case analysis returns the active pair again at once:
+    # the budget-2 problem is solved after one constraint per class.
+    X, y = load_iris(return_X_y=True)
+    clf = FGMClassifier(B=2, C=10.0).fit(X, y)
+    assert clf.converged_ and np.all(clf.n_iter_ == 1)
+    assert FGMClassifier(B=4, C=100.0).fit(X, y).score(X, y) > 0.9
+
+
+def test_verbose_progress(small, capsys):
+    X, y, _ = small
+    FGMClassifier(B=5, verbose=1, max_outer_iter=2).fit(X, y)
+    out = capsys.readouterr().out
+    assert "[FGM] iter   1" in out and "objective=" in out
+
+
+@pytest.mark.parametrize(
+    "X, y, match",
+    [
+        (np.array([[1.0, np.nan], [0.0, 1.0]]), [0, 1], "NaN"),
+        (np.array([[1.0, np.inf], [0.0, 1.0]]), [0, 1], "infinity"),
+        (np.zeros((0, 3)), [], "0 sample"),
+        (np.ones((4, 2)), [1, 1, 1, 1], "single class"),
+        (np.ones((4, 2)), [0, 1, 0], "inconsistent numbers of samples"),
+        (np.ones(4), [0, 1, 0, 1], "Expected 2D array"),
+    ],
+)
+def test_bad_input_errors(X, y, match):
+    with pytest.raises(ValueError, match=match):
+        FGMClassifier().fit(X, y)
+
+
+@pytest.mark.parametrize("params, match", [({"B": 0}, "'B' parameter"),
+                                           ({"loss": "hinge"}, "'loss' parameter"),
+                                           ({"C": -1.0}, "'C' parameter")])
+def test_bad_parameters(small, params, match):
+    X, y, _ = small
+    with pytest.raises(ValueError, match=match):
+        FGMClassifier(**params).fit(X, y)
+
+
+def test_predict_with_wrong_width(small):
+    X, y, _ = small
+    clf = FGMClassifier(B=3).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :50])
+
+
+def test_bad_groups(small):
+    X, y, _ = small
+    with pytest.raises(ValueError, match="groups index features outside"):
+        FGMClassifier(groups=[[0, 1000]]).fit(X, y)
+
+
+def test_corrupt_svmlight_file(tmp_path):
+    path = tmp_path / "bad.bz2"
+    path.write_bytes(bz2.compress(b"1 1:0.5 2:x\n-1 3:1\n"))
+    with pytest.raises(ValueError, match="corrupt svmlight file"):
+        load_svmlight(path)

@@ -1,0 +1,195 @@
+"""Kernels, normalisation, bandwidth scaling and the cached / on-the-fly KernelList."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from kernlearn.kernels import (
+    KERNELS,
+    KernelList,
+    PrecomputedKernelList,
+    distance_to_kernel,
+    kernel_diag,
+    mean_pairwise_sq_distance,
+    normalize_kernel,
+    pairwise_kernel,
+)
+
+PARAMS = {
+    "linear": {},
+    "rbf": {"gamma": 0.3},
+    "poly": {"degree": 3, "gamma": 0.5, "coef0": 1.0},
+    "hik": {"beta": 1.0},
+    "additive_chi2": {},
+}
+
+
+def _naive(name, x, y, **p):
+    if name == "linear":
+        return x @ y
+    if name == "rbf":
+        return np.exp(-p["gamma"] * np.sum((x - y) ** 2))
+    if name == "poly":
+        return (p["gamma"] * x @ y + p["coef0"]) ** p["degree"]
+    if name == "hik":
+        return np.sum(np.minimum(np.abs(x) ** p["beta"], np.abs(y) ** p["beta"]))
+    s = x + y
+    return np.sum(np.where(s > 0, 2 * x * y / np.where(s > 0, s, 1), 0))
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_kernels_match_naive_and_diag(name, container, rng):
+    X = np.abs(rng.normal(size=(7, 4)))
+    X[0, 1] = 0.0
+    Y = np.abs(rng.normal(size=(5, 4)))
+    K = pairwise_kernel(container(X), container(Y), name, **PARAMS[name])
+    ref = np.array([[_naive(name, x, y, **PARAMS[name]) for y in Y] for x in X])
+    np.testing.assert_allclose(K, ref, rtol=1e-10, atol=1e-12)
+    d = kernel_diag(container(X), name, **PARAMS[name])
+    np.testing.assert_allclose(d, np.diag(pairwise_kernel(X, X, name, **PARAMS[name])), rtol=1e-10)
+
+
+def test_kernel_diag_callable_by_blocks(rng):
+    X = rng.normal(size=(11, 3))
+
+    def cubic(A, B):
+        return (A @ B.T + 2.0) ** 3
+
+    np.testing.assert_allclose(kernel_diag(X, cubic, block=4), np.diag(cubic(X, X)))
+
+
+def test_normalize_kernel_unit_diagonal(rng):
+    X = rng.normal(size=(6, 3))
+    K = pairwise_kernel(X, X, "poly", degree=2)
+    Kn = normalize_kernel(K, np.diag(K))
+    np.testing.assert_allclose(np.diag(Kn), 1.0)
+    np.testing.assert_allclose(Kn[1, 2], K[1, 2] / np.sqrt(K[1, 1] * K[2, 2]))
+    # a zero point keeps a zero row instead of NaN
+    Z = normalize_kernel(np.zeros((2, 2)), np.zeros(2))
+    assert np.all(Z == 0)
+
+
+def test_mean_pairwise_sq_distance(container, rng):
+    X = rng.normal(size=(9, 4))
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    ref = D[~np.eye(9, dtype=bool)].mean()
+    assert mean_pairwise_sq_distance(container(X)) == pytest.approx(ref, rel=1e-10)
+
+
+def test_gamma_mean_is_inverse_mean_sq_distance(rng):
+    X = rng.normal(size=(20, 3))
+    kl = KernelList([("rbf", {"gamma": "mean"})]).fit(X)
+    assert kl.params_[0]["gamma"] == pytest.approx(1.0 / mean_pairwise_sq_distance(X))
+    # the paper's pendigits kernel exp(-||x - y||^2 / mean d^2)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    np.testing.assert_allclose(kl.gram()[0], np.exp(-D / D[~np.eye(20, dtype=bool)].mean()))
+
+
+def test_distance_to_kernel(rng):
+    D = np.abs(rng.normal(size=(5, 5)))
+    D = D + D.T
+    np.fill_diagonal(D, 0)
+    gamma = D[~np.eye(5, dtype=bool)].mean()
+    np.testing.assert_allclose(distance_to_kernel(D), np.exp(-D / gamma))
+    with pytest.raises(ValueError, match="non-negative"):
+        distance_to_kernel(-D)
+
+
+def _specs():
+    return ["linear", ("rbf", {"gamma": "mean"}, [0, 2]), ("poly", {"degree": 2}, slice(1, 4)),
+            ("hik", {}, np.array([True, False, True, True]))]
+
+
+def test_kernel_list_views_normalised(container, rng):
+    X = np.abs(rng.normal(size=(15, 4)))
+    kl = KernelList(_specs()).fit(container(X))
+    K = kl.gram()
+    assert K.shape == (4, 15, 15)
+    np.testing.assert_allclose(np.einsum("jii->ji", K), 1.0)
+    Kp = pairwise_kernel(X[:, 1:4], X[:, 1:4], "poly", degree=2)
+    np.testing.assert_allclose(K[2], normalize_kernel(Kp, np.diag(Kp)))
+    Kh = pairwise_kernel(X[:, [0, 2, 3]], X[:, [0, 2, 3]], "hik")
+    np.testing.assert_allclose(K[3], normalize_kernel(Kh, np.diag(Kh)))
+
+
+def test_kernel_list_on_the_fly_equals_cached(rng):
+    X = rng.normal(size=(40, 4))
+    cached = KernelList(_specs()[:3]).fit(X)
+    tiny = 3 * 40 * 8 * 7 / 2**20  # room for 7 rows of 3 kernels
+    fly = KernelList(_specs()[:3], cache_size=tiny).fit(X)
+    assert cached.gram_ is not None and fly.gram_ is None
+    assert fly.block_size() == 7
+    order = rng.permutation(40)
+    seen = []
+    for ids, rows, local in fly.iter_blocks(order):
+        assert rows.nbytes <= tiny * 2**20
+        np.testing.assert_allclose(rows[:, local], cached.gram_[:, ids], rtol=1e-12)
+        seen += list(ids)
+    assert seen == list(order)
+    Xt = rng.normal(size=(6, 4))
+    np.testing.assert_allclose(fly.cross(Xt), cached.cross(Xt))
+
+
+def test_kernel_list_cross_matches_pairwise(container, rng):
+    X, Xt = rng.normal(size=(10, 3)), rng.normal(size=(4, 3))
+    kl = KernelList([("poly", {"degree": 3})]).fit(container(X))
+    K = pairwise_kernel(Xt, X, "poly", degree=3)
+    dt = np.diag(pairwise_kernel(Xt, Xt, "poly", degree=3))
+    dx = np.diag(pairwise_kernel(X, X, "poly", degree=3))
+    np.testing.assert_allclose(kl.cross(container(Xt), support=[1, 5])[0],
+                               normalize_kernel(K, dt, dx)[:, [1, 5]])
+
+
+@pytest.mark.parametrize(
+    "specs, err, match",
+    [
+        (["nope"], ValueError, "unknown kernel"),
+        ([42], TypeError, "kernels\\[0\\]"),
+        ([("rbf", "gamma")], TypeError, "params must be a dict"),
+        ([("linear", {}, [0, 9])], ValueError, "out of range"),
+        ([("linear", {}, np.array([True, False]))], ValueError, "boolean column mask"),
+        ([("poly", {"gamma": "mean"})], ValueError, "only defined for 'rbf'"),
+        ([], ValueError, "at least one kernel"),
+        ("rbf", TypeError, "list of kernel specs"),
+    ],
+)
+def test_kernel_list_bad_specs(specs, err, match, rng):
+    X = rng.normal(size=(5, 3))
+    with pytest.raises(err, match=match):
+        KernelList(specs).fit(X)
+
+
+def test_kernel_list_nan_kernel(rng):
+    def bad(A, B):
+        K = A @ B.T
+        K[0, 0] = np.nan
+        return K
+
+    with pytest.raises(ValueError, match="kernels\\[1\\].*non-finite|kernels\\[1\\].*NaN"):
+        KernelList(["linear", bad], normalize=False).fit(rng.normal(size=(5, 2)))
+
+
+def test_precomputed_kernel_list_validation(rng):
+    A = rng.normal(size=(6, 6))
+    K = A @ A.T
+    pk = PrecomputedKernelList([K, 2 * K]).fit()
+    np.testing.assert_allclose(pk.rows([2, 0])[1], 2 * K[[2, 0]])
+    np.testing.assert_allclose(pk.kdiag_[0], np.diag(K))
+    with pytest.raises(ValueError, match="square"):
+        PrecomputedKernelList([K[:, :5]]).fit()
+    with pytest.raises(ValueError, match="not symmetric"):
+        PrecomputedKernelList([K, A]).fit()
+    with pytest.raises(ValueError, match="mismatched sizes"):
+        PrecomputedKernelList([K, K[:5, :5]]).fit()
+    bad = K.copy()
+    bad[1, 2] = bad[2, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        PrecomputedKernelList([K, bad]).fit()
+    with pytest.raises(TypeError, match="list of Gram matrices"):
+        PrecomputedKernelList(K[0]).fit()
+    with pytest.raises(ValueError, match="Expected 2 test Gram"):
+        pk.cross([K])
+    with pytest.raises(ValueError, match="n_test, n_train"):
+        pk.cross([K[:3], K[:3, :4]])
+    assert pk.cross([K[:3], K[:3]], support=[0, 4]).shape == (2, 3, 2)
+    assert sp.issparse(sp.csr_matrix(K)) and PrecomputedKernelList([sp.csr_matrix(K)]).fit().n_samples == 6

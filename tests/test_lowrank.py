@@ -1,0 +1,417 @@
+"""SLKL (paper 003): coordinate Newton solver, Nystrom columns, estimators."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.utils._param_validation import InvalidParameterError
+
+from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
+from kernlearn.families import FAMILIES, NystromColumns
+from kernlearn.kernels import pairwise_kernel
+from kernlearn.solvers import SOLVERS, CoordinateNewton
+from kernlearn.solvers.coordinate_newton import SLKLState, slkl_objective
+
+
+def _problem(n=50, M=15, n_outputs=1, gamma=0.5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-3, 3, (n, 2))
+    Y = np.column_stack(
+        [np.sin(X[:, 0] + k) + 0.1 * rng.normal(size=n) for k in range(n_outputs)]
+    )
+    K = pairwise_kernel(X, X, "rbf", gamma=gamma)
+    S = rng.choice(n, M, replace=False)
+    C = K[:, S] / np.sqrt(np.diag(K)[S])
+    return X, Y, C
+
+
+def _grad(C, Y, mu, lam=1.0, nu=0.01):
+    """Gradient of F by the direct O(n^3) formula (eq. 20)."""
+    Z = np.linalg.solve(lam * np.eye(len(C)) + (C * mu) @ C.T, Y)
+    return -lam * np.sum((C.T @ Z) ** 2, axis=1) + nu
+
+
+# ---------------------------------------------------------------- derivatives
+@pytest.mark.parametrize("n_outputs", [1, 3])
+@pytest.mark.parametrize("lam", [1.0, 0.3])
+def test_derivatives_match_finite_differences(n_outputs, lam):
+    """Eqs. (20)-(21) from the Woodbury state vs central differences of F."""
+    X, Y, C = _problem(n_outputs=n_outputs)
+    rng = np.random.default_rng(1)
+    nu = 0.05
+    state = SLKLState(Y, C.shape[1], lam=lam, nu=nu)
+    for j in rng.choice(C.shape[1], 8, replace=False):
+        state.set_weight(j, C[:, j], rng.uniform(0.1, 2.0))
+    mu = state.mu.copy()
+    h = 1e-4
+    for j in range(C.shape[1]):
+        d1, d2 = state.derivatives(j, C[:, j])
+        e = np.zeros_like(mu)
+        e[j] = h
+        f0 = slkl_objective(C, Y, mu, lam, nu)
+        fp = slkl_objective(C, Y, mu + e, lam, nu)
+        fm = slkl_objective(C, Y, mu - e, lam, nu) if mu[j] >= h else None
+        if fm is None:  # one-sided at the boundary mu_j = 0 (second order)
+            fpp = slkl_objective(C, Y, mu + 2 * e, lam, nu)
+            fp3 = slkl_objective(C, Y, mu + 3 * e, lam, nu)
+            fd1 = (-3 * f0 + 4 * fp - fpp) / (2 * h)
+            fd2 = (2 * f0 - 5 * fp + 4 * fpp - fp3) / h**2
+        else:
+            fd1 = (fp - fm) / (2 * h)
+            fd2 = (fp - 2 * f0 + fm) / h**2
+        assert d1 == pytest.approx(fd1, rel=1e-5, abs=1e-7)
+        assert d2 == pytest.approx(fd2, rel=1e-4, abs=1e-5)
+        # the third derivative is <= 0 (eq. 21, p = 3): F is "concave-ish" along mu_j
+        assert d2 >= 0
+
+
+def test_one_dimensional_formula_is_exact():
+    """F(mu + t e_j) - F(mu) = -lam |a|^2 t/(1 + t b) + nu t used for tracking F."""
+    X, Y, C = _problem(n_outputs=2)
+    state = SLKLState(Y, C.shape[1], nu=0.02)
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        j = rng.integers(C.shape[1])
+        state.set_weight(j, C[:, j], rng.choice([0.0, rng.uniform(0, 3)]))
+        assert state.objective == pytest.approx(
+            slkl_objective(C, Y, state.mu, 1.0, 0.02), rel=1e-10
+        )
+
+
+# ------------------------------------------------------------------- Woodbury
+def test_woodbury_G_after_many_random_updates_all_four_cases():
+    """G kept by (24)-(27) equals (D^-1 + C'C/lam)^-1 after many random updates."""
+    X, Y, C = _problem(n=40, M=12, n_outputs=2)
+    lam = 0.7
+    state = SLKLState(Y, C.shape[1], lam=lam, nu=0.1)
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        j = rng.integers(C.shape[1])
+        value = 0.0 if rng.random() < 0.35 else rng.uniform(0.05, 3.0)
+        state.set_weight(j, state.column(j, lambda k: C[:, k]), value)
+    assert np.all(state.case_counts > 0), state.case_counts
+    act = state.active
+    assert set(act) == set(np.flatnonzero(state.mu > 0))
+    Cact = C[:, act]
+    G_direct = np.linalg.inv(np.diag(1 / state.mu[act]) + Cact.T @ Cact / lam)
+    np.testing.assert_allclose(state.G, G_direct, rtol=1e-8, atol=1e-10)
+    # eq. (22): (lam I + C D C')^{-1} = I/lam - C G C'/lam^2, applied to Y
+    Z_direct = np.linalg.solve(lam * np.eye(len(C)) + (C * state.mu) @ C.T, Y)
+    np.testing.assert_allclose(state.Z, Z_direct, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(state.direct_G(), G_direct, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(state.Ct, Cact.T)
+
+
+def test_refresh_matches_direct():
+    X, Y, C = _problem()
+    state = SLKLState(Y, C.shape[1], nu=0.01)
+    for j in range(C.shape[1]):
+        state.step(j, C[:, j])
+    before = state.objective
+    state.refresh()
+    assert state.objective == pytest.approx(before, rel=1e-10)
+    assert state.objective == pytest.approx(
+        slkl_objective(C, Y, state.mu, 1.0, 0.01), rel=1e-12
+    )
+
+
+# ------------------------------------------------------------------ Theorem 1
+@pytest.mark.parametrize("rule", ["newton", "exact"])
+def test_objective_never_increases(rule):
+    """Theorem 1(a), checked at every coordinate step against direct F."""
+    X, Y, C = _problem(n=60, M=25)
+    nu = 0.01
+    state = SLKLState(Y, C.shape[1], nu=nu)
+    rng = np.random.default_rng(0)
+    values = [state.objective]
+    for _ in range(300):
+        j = rng.integers(C.shape[1])
+        state.step(j, state.column(j, lambda k: C[:, k]), rule)
+        values.append(slkl_objective(C, Y, state.mu, 1.0, nu))
+    values = np.array(values)
+    assert np.all(np.diff(values) <= 1e-10 * values[:-1])
+    assert values[-1] < 0.5 * values[0]
+    assert state.case_counts[3] > 0 and state.case_counts[1] > 0
+
+
+def test_newton_step_safeguard_when_shrinking():
+    """A shrinking Newton step (19) can overshoot; the exact fallback keeps F monotone.
+
+    Start from large weights and a large nu, so that steps decrease mu.
+    """
+    X, Y, C = _problem(n=40, M=10)
+    state = SLKLState(Y, C.shape[1], nu=5.0)
+    for j in range(C.shape[1]):
+        state.set_weight(j, C[:, j], 50.0)
+    prev = state.objective
+    for j in np.random.default_rng(0).integers(0, C.shape[1], 60):
+        state.step(j, state.column(j, lambda k: C[:, k]))
+        assert state.objective <= prev * (1 + 1e-12)
+        prev = state.objective
+    assert state.objective == pytest.approx(
+        slkl_objective(C, Y, state.mu, 1.0, 5.0), rel=1e-9
+    )
+    assert state.n_fallback > 0
+
+
+@pytest.mark.parametrize("n_outputs", [1, 2])
+def test_matches_lbfgsb_minimum(n_outputs):
+    """Theorem 1(b): the final F equals the minimum found by L-BFGS-B on mu >= 0."""
+    X, Y, C = _problem(n=50, M=15, n_outputs=n_outputs)
+    nu = 0.01
+    res = CoordinateNewton(nu=nu, tol=1e-10, max_iter=2000).solve(C, Y, rng=0)
+    assert res.converged
+    ref = minimize(
+        lambda m: (slkl_objective(C, Y, m, 1.0, nu), _grad(C, Y, m, 1.0, nu)),
+        np.full(C.shape[1], 0.1), jac=True, method="L-BFGS-B",
+        bounds=[(0, None)] * C.shape[1],
+        options=dict(ftol=1e-15, gtol=1e-12, maxiter=20000),
+    )
+    F = slkl_objective(C, Y, res.coef, 1.0, nu)
+    assert F <= ref.fun * (1 + 1e-7)
+    assert F == pytest.approx(ref.fun, rel=1e-6)
+    # KKT: gradient >= 0 on mu = 0, = 0 on mu > 0
+    g = _grad(C, Y, res.coef, 1.0, nu)
+    pos = res.coef > 0
+    assert np.all(np.abs(g[pos]) < 1e-4)
+    assert np.all(g[~pos] > -1e-4)
+    assert 0 < pos.sum() < C.shape[1]
+
+
+def test_history_per_sweep_and_stopping_rule():
+    X, Y, C = _problem(n=60, M=20)
+    tol = 1e-3
+    res = CoordinateNewton(nu=0.01, tol=tol, max_iter=500).solve(C, Y, rng=1)
+    h = res.history.as_dict()
+    assert len(h["objective"]) == res.n_iter
+    assert np.all(np.diff(h["objective"]) <= 1e-10 * h["objective"][:-1])
+    assert np.all(h["m0"] <= C.shape[1]) and h["m0"][-1] == np.sum(res.coef > 0)
+    assert res.converged
+    rel = (h["objective"][-2] - h["objective"][-1]) / h["objective"][-2]
+    assert rel < tol
+    assert np.all(
+        (h["objective"][:-2] - h["objective"][1:-1]) / h["objective"][:-2] >= tol
+    )
+
+
+def test_proposition_3_only_lambda_nu_matters():
+    """mu*_{lam', nu'} = (lam'/lam) mu*_{lam, nu} when lam nu = lam' nu'."""
+    X, Y, C = _problem(n=40, M=12)
+    r1 = CoordinateNewton(nu=0.02, lam=1.0, tol=1e-12, max_iter=3000).solve(C, Y, rng=0)
+    r2 = CoordinateNewton(nu=0.04, lam=0.5, tol=1e-12, max_iter=3000).solve(C, Y, rng=0)
+    np.testing.assert_allclose(r2.coef, 0.5 * r1.coef, rtol=1e-5, atol=1e-8)
+
+
+def test_solver_bad_arguments():
+    X, Y, C = _problem()
+    with pytest.raises(ValueError, match="nu"):
+        CoordinateNewton(nu=0.0).solve(C, Y)
+    with pytest.raises(ValueError, match="rule"):
+        CoordinateNewton(rule="gradient").solve(C, Y)
+    with pytest.raises(ValueError, match="n_columns"):
+        CoordinateNewton().solve(lambda j: C[:, j], Y)
+    with pytest.raises(ValueError, match="non-negative"):
+        SLKLState(Y, C.shape[1]).set_weight(0, C[:, 0], -1.0)
+
+
+def test_registries():
+    assert isinstance(SOLVERS.resolve("coordinate_newton"), CoordinateNewton)
+    assert isinstance(FAMILIES.resolve("nystrom"), NystromColumns)
+
+
+# -------------------------------------------------------------------- family
+def test_nystrom_columns_against_naive():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    fam = NystromColumns("poly", dict(degree=2, gamma=0.5, coef0=1.0), 7, random_state=0)
+    fam.fit(X)
+    lazy = NystromColumns("poly", dict(degree=2, gamma=0.5, coef0=1.0), 7,
+                          precompute=False, random_state=0).fit(X)
+    np.testing.assert_array_equal(fam.indices_, lazy.indices_)
+    assert lazy.columns_ is None and fam.columns_.shape == (7, 30)
+    for j, m in enumerate(fam.indices_):
+        kxm = (0.5 * X @ X[m] + 1.0) ** 2
+        naive = kxm / np.sqrt(kxm[m])
+        np.testing.assert_allclose(fam.column(j), naive, rtol=1e-12)
+        np.testing.assert_allclose(lazy.column(j), naive, rtol=1e-12)
+    Xn = rng.normal(size=(5, 3))
+    block = fam.columns(np.array([2, 5]), Xn)
+    m = fam.indices_[[2, 5]]
+    ref = (0.5 * Xn @ X[m].T + 1.0) ** 2 / np.sqrt((0.5 * np.sum(X[m] ** 2, 1) + 1) ** 2)
+    np.testing.assert_allclose(block, ref, rtol=1e-12)
+    Z = rng.normal(size=(30, 2))
+    cand = fam.price(Z, 4, rng=0)
+    assert len(cand) == 4
+    np.testing.assert_allclose(
+        cand.scores, [np.sum((fam.column(j) @ Z) ** 2) for j in cand.params]
+    )
+
+
+def test_nystrom_bad_input():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    with pytest.raises(ValueError, match="n_columns"):
+        NystromColumns(n_columns=11).fit(X)
+    K = -np.eye(10)
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        NystromColumns("precomputed", n_columns=3).fit(K)
+
+
+# ---------------------------------------------------------------- estimators
+def _regression_data(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-4, 4, (n, 2))
+    y = np.sinc(np.linalg.norm(X, axis=1) / np.pi) + 0.05 * rng.normal(size=n) + 1.0
+    return X, y
+
+
+def test_prediction_uses_only_selected_centres():
+    """Eqs. (16)-(17): f(x) = sum_{mu_m > 0} alpha~_m k(x_m, x) / 2 + b."""
+    X, y = _regression_data()
+    est = LowRankKernelRegressor(gamma=0.5, n_columns=60, nu=0.01, random_state=0)
+    est.fit(X, y)
+    assert 0 < est.m0_ < 60
+    assert np.all(est.mu_[np.isin(est.column_indices_, est.center_indices_)] > 0)
+    assert np.sum(est.mu_ > 0) == est.m0_
+    np.testing.assert_array_equal(est.centers_, X[est.center_indices_])
+    Xt = np.random.default_rng(1).uniform(-4, 4, (30, 2))
+    manual = pairwise_kernel(Xt, est.centers_, "rbf", gamma=0.5) @ est.dual_coef_[:, 0]
+    np.testing.assert_allclose(est.predict(Xt), manual + est.intercept_[0], rtol=1e-10)
+    # on training points it is the kernel ridge fit with K~(mu): K~ (I + K~)^{-1} y
+    K = pairwise_kernel(X, X[est.column_indices_], "rbf", gamma=0.5)
+    Kt = (K * est.mu_) @ K.T
+    yc = y - y.mean()
+    fit = Kt @ np.linalg.solve(np.eye(len(y)) + Kt, yc)
+    np.testing.assert_allclose(est.predict(X), fit + y.mean(), rtol=1e-7, atol=1e-9)
+    h = est.history_
+    assert len(h["objective"]) == est.n_iter_ and h["m0"][-1] == est.m0_
+    assert est.objective_ == pytest.approx(h["objective"][-1])
+
+
+def test_all_columns_tiny_nu_approaches_kernel_ridge():
+    """M = n and nu -> 0 make SLKL interpolate like KRR with alpha -> 0."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, (25, 1))
+    y = np.sin(2 * X[:, 0])
+    Xt = rng.uniform(-3, 3, (40, 1))
+    krr = KernelRidge(alpha=1e-8, kernel="rbf", gamma=2.0).fit(X, y)
+    errs = []
+    for nu in [1e-2, 1e-4, 1e-6]:
+        est = LowRankKernelRegressor(
+            gamma=2.0, n_columns=25, nu=nu, fit_intercept=False, tol=1e-12,
+            max_iter=3000, random_state=0,
+        ).fit(X, y)
+        errs.append(np.max(np.abs(est.predict(Xt) - krr.predict(Xt))))
+    assert errs[2] < errs[1] < errs[0]
+    assert errs[2] < 1e-2 * np.max(np.abs(krr.predict(Xt)))
+
+
+def test_precompute_on_the_fly_precomputed_and_sparse_agree():
+    X, y = _regression_data(80)
+    kw = dict(n_columns=30, nu=0.01, random_state=3)
+    a = LowRankKernelRegressor(gamma=0.5, **kw).fit(X, y)
+    b = LowRankKernelRegressor(gamma=0.5, precompute=False, **kw).fit(X, y)
+    K = pairwise_kernel(X, X, "rbf", gamma=0.5)
+    c = LowRankKernelRegressor(kernel="precomputed", **kw).fit(K, y)
+    d = LowRankKernelRegressor(gamma=0.5, **kw).fit(sp.csr_matrix(X), y)
+    Xt = np.random.default_rng(1).uniform(-4, 4, (10, 2))
+    for other, Xo in [(b, Xt), (c, pairwise_kernel(Xt, X, "rbf", gamma=0.5)),
+                      (d, sp.csr_matrix(Xt))]:
+        np.testing.assert_allclose(other.mu_, a.mu_, rtol=1e-8, atol=1e-12)
+        np.testing.assert_allclose(other.predict(Xo), a.predict(Xt), rtol=1e-8)
+    assert c.__sklearn_tags__().input_tags.pairwise
+
+
+def test_multi_output_shares_mu():
+    X, y = _regression_data(90)
+    Y = np.column_stack([y, -2 * y + 1])
+    est = LowRankKernelRegressor(gamma=0.5, n_columns=40, random_state=0).fit(X, Y)
+    pred = est.predict(X)
+    assert pred.shape == (90, 2) and est.dual_coef_.shape == (est.m0_, 2)
+    assert est.mu_.shape == (40,)
+    assert np.mean((pred - Y) ** 2) < 0.1 * np.var(Y)
+    one = LowRankKernelRegressor(gamma=0.5, n_columns=40, random_state=0).fit(X, y[:, None])
+    assert one.predict(X).shape == (90, 1)
+
+
+def test_nu_controls_sparsity():
+    """Fig. 2 of the paper: m0 < M, m0 decreases with nu and grows with M."""
+    X, y = _regression_data(200)
+    m0 = {}
+    for M in (50, 150):
+        for nu in (1e-3, 1e-1):
+            est = LowRankKernelRegressor(gamma=0.5, n_columns=M, nu=nu, random_state=0)
+            m0[M, nu] = est.fit(X, y).m0_
+            assert m0[M, nu] < M
+    assert m0[50, 1e-1] < m0[50, 1e-3] and m0[150, 1e-1] < m0[150, 1e-3]
+    assert m0[150, 1e-3] > m0[50, 1e-3]
+
+
+def test_slkl_beats_uniform_weights_on_sinc():
+    """Table 2's Unif vs SLKL contrast, on a small sinc problem."""
+    X, y = _regression_data(300, seed=1)
+    Xt, yt = _regression_data(300, seed=2)
+    est = LowRankKernelRegressor(gamma=0.5, n_columns=100, nu=0.01, random_state=0)
+    est.fit(X, y)
+    mse = np.mean((est.predict(Xt) - yt) ** 2)
+    C = pairwise_kernel(X, X[est.column_indices_], "rbf", gamma=0.5)
+    Ct = pairwise_kernel(Xt, X[est.column_indices_], "rbf", gamma=0.5)
+    z = np.linalg.solve(np.eye(len(y)) + C @ C.T, y - y.mean())
+    mse_unif = np.mean((Ct @ (C.T @ z) + y.mean() - yt) ** 2)
+    assert mse < 0.5 * mse_unif
+    assert mse < 0.02
+
+
+def test_classifier_binary_and_multiclass():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 2))
+    y3 = np.digitize(np.arctan2(X[:, 1], X[:, 0]), [-1.0, 1.0])
+    labels = np.array(["a", "b", "c"])[y3]
+    clf = LowRankKernelClassifier(gamma=1.0, n_columns=60, random_state=0).fit(X, labels)
+    assert set(clf.classes_) == {"a", "b", "c"}
+    assert clf.decision_function(X).shape == (150, 3)
+    assert np.mean(clf.predict(X) == labels) > 0.9
+    yb = (X[:, 0] * X[:, 1] > 0).astype(int)
+    clf2 = LowRankKernelClassifier(gamma=1.0, n_columns=60, random_state=0).fit(X, yb)
+    assert clf2.decision_function(X).shape == (150,)
+    assert np.mean(clf2.predict(X) == yb) > 0.9
+    with pytest.raises(ValueError, match="one class"):
+        LowRankKernelClassifier().fit(X, np.zeros(150))
+
+
+def test_float32_input():
+    X, y = _regression_data(60)
+    a = LowRankKernelRegressor(gamma=0.5, n_columns=20, random_state=0)
+    b = LowRankKernelRegressor(gamma=0.5, n_columns=20, random_state=0)
+    pa = a.fit(X, y).predict(X)
+    pb = b.fit(X.astype(np.float32), y.astype(np.float32)).predict(X.astype(np.float32))
+    np.testing.assert_allclose(pa, pb, rtol=1e-3, atol=1e-3)
+
+
+# ----------------------------------------------------------------- bad input
+def test_bad_input():
+    X, y = _regression_data(30)
+    for nu in (0.0, -1.0):
+        with pytest.raises(InvalidParameterError, match="nu"):
+            LowRankKernelRegressor(nu=nu).fit(X, y)
+    with pytest.raises(ValueError, match="n_columns=31 is larger"):
+        LowRankKernelRegressor(n_columns=31).fit(X, y)
+    y_nan = y.copy()
+    y_nan[3] = np.nan
+    with pytest.raises(ValueError, match="y contains NaN"):
+        LowRankKernelRegressor().fit(X, y_nan)
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(30, 30))
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        LowRankKernelRegressor(kernel="precomputed").fit(A + A.T, y)
+    with pytest.raises(ValueError, match="not symmetric"):
+        LowRankKernelRegressor(kernel="precomputed").fit(A @ A.T + np.triu(A, 1), y)
+    with pytest.raises(ValueError, match="square"):
+        LowRankKernelRegressor(kernel="precomputed").fit(X, y)
+    with pytest.raises(InvalidParameterError, match="kernel"):
+        LowRankKernelRegressor(kernel="nope").fit(X, y)
+    with pytest.raises(InvalidParameterError, match="rule"):
+        LowRankKernelRegressor(rule="sgd").fit(X, y)
+    est = LowRankKernelRegressor(n_columns=10, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:, :1])

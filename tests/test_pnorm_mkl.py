@@ -1,0 +1,346 @@
+"""OBSCURE p-norm MKL: Lemma 1, the multiclass loss, solver exactness, optimum
+agreement with cvxpy, the synthetic problem of sec. 5.2, estimator and bad input."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.datasets import load_iris
+
+from kernlearn import PNormMKLClassifier
+from kernlearn.kernels import KernelList, linear_kernel, rbf_kernel
+from kernlearn.losses import LOSSES, Hinge, MulticlassHinge
+from kernlearn.penalties import PENALTIES, SquaredGroupNorm2p
+from kernlearn.penalties.squared import lp_norm
+from kernlearn.solvers import SOLVERS
+from kernlearn.solvers import online_batch as ob
+from kernlearn.solvers.online_batch import OnlineBatch
+
+INDPTR = np.array([0, 3, 4, 8, 10])
+
+
+def _h(w, p):
+    q = p / (p - 1)
+    pen = SquaredGroupNorm2p(alpha=1.0, p=p)
+    return q * pen.value(w, INDPTR)  # h = q/2 ||w||_{2,p}^2
+
+
+def _h_conj(theta, p):
+    q = p / (p - 1)
+    norms = SquaredGroupNorm2p(p=p).dual_norm(theta, INDPTR)
+    return lp_norm(norms, q) ** 2 / (2 * q)  # h* = 1/(2q) ||theta||_{2,q}^2
+
+
+def _fd(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for k in range(len(x)):
+        e = np.zeros_like(x)
+        e[k] = eps
+        g[k] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("p", [1.05, 1.3, 1.5, 2.0])
+def test_lemma1_mirror_maps(p, rng):
+    q = p / (p - 1)
+    pen = SquaredGroupNorm2p(p=p)
+    w = rng.normal(size=10)
+    theta = pen.mirror_grad(w, INDPTR)
+    # property 1 / 2: grad h and grad h* match finite differences
+    np.testing.assert_allclose(theta, _fd(lambda v: _h(v, p), w), rtol=1e-5, atol=1e-7)
+    th = rng.normal(size=10)
+    np.testing.assert_allclose(pen.mirror_grad_conj(th, INDPTR),
+                               _fd(lambda v: _h_conj(v, p), th), rtol=1e-5, atol=1e-7)
+    # they invert each other
+    np.testing.assert_allclose(pen.mirror_grad_conj(theta, INDPTR), w, rtol=1e-10)
+    np.testing.assert_allclose(pen.mirror_grad(pen.mirror_grad_conj(th, INDPTR), INDPTR), th,
+                               rtol=1e-8)
+    # property 3: ||w||_{2,p} = ||grad h(w)||_{2,q} / q
+    norms_w = pen.dual_norm(w, INDPTR)
+    assert lp_norm(norms_w, p) == pytest.approx(lp_norm(pen.dual_norm(theta, INDPTR), q) / q)
+    # projection onto the (2,p)-ball of radius B
+    B = 0.5 * lp_norm(norms_w, p)
+    wp = pen.mirror_grad_conj(theta, INDPTR, radius=B)
+    assert lp_norm(pen.dual_norm(wp, INDPTR), p) == pytest.approx(B)
+    np.testing.assert_allclose(wp, 0.5 * w, rtol=1e-10)
+
+
+@pytest.mark.parametrize("p", [1.2, 1.7, 2.0])
+def test_squared_group_norm_prox_matches_scipy(p, rng):
+    pen = PENALTIES.resolve("squared_group_norm_2p", alpha=0.8, p=p)
+    v = rng.normal(size=10)
+    res = minimize(lambda x: 0.5 * np.sum((x - v) ** 2) + 0.6 * pen.value(x, INDPTR), v,
+                   method="BFGS", options={"gtol": 1e-10})
+    np.testing.assert_allclose(pen.prox(v, 0.6, INDPTR), res.x, atol=1e-5)
+    with pytest.raises(ValueError, match="p must lie in"):
+        SquaredGroupNorm2p(p=2.5).value(v, INDPTR)
+
+
+def test_multiclass_hinge_value_and_subgradient(rng):
+    loss = LOSSES.resolve("multiclass_hinge")
+    assert isinstance(loss, MulticlassHinge)
+    m = rng.normal(size=(20, 4))
+    y = rng.integers(0, 4, size=20)
+    ref = [max(max(0.0, 1 - m[i, y[i]] + m[i, c]) for c in range(4) if c != y[i])
+           for i in range(20)]
+    np.testing.assert_allclose(loss.value(m, y), ref)
+    g = loss.grad_margin(m, y)
+    # away from kinks the sub-gradient is the gradient: finite differences
+    for i in range(20):
+        fd = _fd(lambda v: loss.value(v[None], y[i : i + 1])[0], m[i])
+        np.testing.assert_allclose(g[i], fd, atol=1e-6)
+    assert np.all(g.sum(axis=1) == 0)
+    with pytest.raises(ValueError, match="class indices"):
+        loss.value(m, np.full(20, 4))
+    with pytest.raises(ValueError, match="n_classes>=2"):
+        loss.value(m[:, 0], y)
+
+
+def _views(rng, n=40):
+    X = rng.normal(size=(n, 6))
+    y = (X[:, 0] + X[:, 1] + 0.5 * rng.normal(size=n) > 0).astype(int) + (X[:, 2] > 0.5)
+    views = [[0, 1], [2, 3], [4, 5]]
+    Phis = [X[:, v] / np.linalg.norm(X[:, v], axis=1, keepdims=True) for v in views]
+    return X, y, views, Phis
+
+
+def _naive_obscure(Phis, y, M, p, lam, eta, n_on, n_off, seed):
+    """Algorithms 1-2 written literally on explicit features with Lemma 1's maps."""
+    q = p / (p - 1)
+    pen = SquaredGroupNorm2p(p=p)
+    sizes = [P.shape[1] * M for P in Phis]
+    ip = np.concatenate([[0], np.cumsum(sizes)])
+    n = len(y)
+    rs = np.random.RandomState(seed)
+
+    def unpack(v):
+        return [v[ip[j] : ip[j + 1]].reshape(Phis[j].shape[1], M) for j in range(len(Phis))]
+
+    def margins(wv, i):
+        return sum(P[i] @ W for P, W in zip(Phis, unpack(wv)))
+
+    def zvec(i, c_plus, c_minus):
+        z = [np.zeros((P.shape[1], M)) for P in Phis]
+        for j, P in enumerate(Phis):
+            z[j][:, c_plus] -= P[i]
+            z[j][:, c_minus] += P[i]
+        return np.concatenate([a.ravel() for a in z])
+
+    def loss_grad(wv, i):
+        m = margins(wv, i)
+        mm = m.copy()
+        mm[y[i]] = -np.inf
+        yh = int(np.argmax(mm))
+        lv = 1 - m[y[i]] + m[yh]
+        return lv, (zvec(i, y[i], yh) if lv > 0 else np.zeros(ip[-1]))
+
+    theta = np.zeros(ip[-1])
+    for _ in range(n_on):
+        for i in rs.permutation(n):
+            _, z = loss_grad(pen.mirror_grad_conj(theta, ip), i)
+            theta = theta - eta * z
+    w = pen.mirror_grad_conj(theta, ip)
+    tot = sum(max(0, loss_grad(w, i)[0]) for i in range(n))
+    R = np.sqrt(lp_norm(pen.dual_norm(w, ip), p) ** 2 + 2 * tot / (lam * n))
+    s, t = 0.0, 0
+    for _ in range(n_off):
+        for i in rs.permutation(n):
+            t += 1
+            _, z = loss_grad(pen.mirror_grad_conj(theta, ip), i)
+            L = lam / q * lp_norm(pen.dual_norm(theta, ip), q) + lp_norm(pen.dual_norm(z, ip), q)
+            d = lam * t + s
+            s = s + 0.5 * (np.sqrt(d * d + q * L * L / R**2) - d)
+            eta_t = q / (lam * t + s)
+            half = (1 - lam * eta_t / q) * theta - eta_t * z
+            theta = min(1.0, q * R / lp_norm(pen.dual_norm(half, ip), q)) * half
+    return unpack(pen.mirror_grad_conj(theta, ip)), R
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_kernelised_lazy_solver_equals_literal_algorithm(backend, rng):
+    if backend == "numba" and ob._numba is None:
+        with pytest.raises(ImportError, match="numba"):
+            OnlineBatch(backend="numba").solve(None, None, Hinge())
+        return
+    X, y, views, Phis = _views(rng, n=30)
+    p, lam = 1.4, 1.0 / (5.0 * 30)
+    kl = KernelList([("linear", {}, v) for v in views]).fit(X)
+    res = OnlineBatch(p=p, lam=lam, eta=0.5, max_iter_online=2, max_iter=4, tol=None,
+                      random_state=3, backend=backend).solve(kl, y, MulticlassHinge(), 3)
+    W_ref, R_ref = _naive_obscure(Phis, y, 3, p, lam, 0.5, 2, 4, seed=3)
+    assert res.state["R"] == pytest.approx(R_ref, rel=1e-10)
+    for j, P in enumerate(Phis):
+        W = res.state["kernel_coef"][j] * P.T @ res.coef  # w^j = a_j Phi_j' A
+        np.testing.assert_allclose(W, W_ref[j], rtol=1e-8, atol=1e-10)
+
+
+def test_numba_and_numpy_backends_agree_binary(rng):
+    X, y, views, _ = _views(rng)
+    yb = np.where(y == 1, 1.0, -1.0)
+    kl = KernelList([("rbf", {"gamma": "mean"}, v) for v in views]).fit(X)
+    kw = dict(p=1.3, lam=0.01, max_iter=3, tol=None, random_state=0)
+    a = OnlineBatch(backend="numpy", **kw).solve(kl, yb, Hinge())
+    b = OnlineBatch(backend="auto", **kw).solve(kl, yb, Hinge())
+    np.testing.assert_allclose(a.coef, b.coef, rtol=1e-9, atol=1e-12)
+    assert SOLVERS.resolve("online_batch").__class__ is OnlineBatch
+
+
+def _cvxpy_optimum(Phis, y, M, p, lam):
+    cp = pytest.importorskip("cvxpy")
+    n = len(y)
+    W = [cp.Variable((P.shape[1], M)) for P in Phis]
+    marg = sum(P @ Wj for P, Wj in zip(Phis, W))
+    Y = np.eye(M)[y]
+    my = cp.sum(cp.multiply(marg, Y), axis=1)
+    L = cp.max(marg + 1 - Y - cp.reshape(my, (n, 1), order="C") @ np.ones((1, M)), axis=1)
+    norms = cp.hstack([cp.norm(Wj, "fro") for Wj in W])
+    obj = lam / 2 * cp.square(cp.pnorm(norms, p)) + cp.sum(cp.pos(L)) / n
+    prob = cp.Problem(cp.Minimize(obj))
+    prob.solve()
+    return prob.value, lp_norm([np.linalg.norm(Wj.value) for Wj in W], p)
+
+
+@pytest.mark.parametrize("p", [1.5, 2.0])
+def test_stage2_approaches_cvxpy_optimum(p, rng):
+    X, y, views, Phis = _views(rng, n=50)
+    lam = 1.0 / 50
+    f_star, w_star = _cvxpy_optimum(Phis, y, 3, p, lam)
+    kl = KernelList([("linear", {}, v) for v in views]).fit(X)
+    res = OnlineBatch(p=p, lam=lam, max_iter=400, tol=None, random_state=0).solve(
+        kl, y, MulticlassHinge(), 3)
+    h = res.history.as_dict()
+    # the stage-1 bound really bounds the optimum's norm (sec. 4.1)
+    assert res.state["R"] >= w_star - 1e-6
+    assert h["objective"][-1] >= f_star - 1e-6
+    assert h["objective"][-1] <= f_star * (1 + 2e-3)
+    # and stage 2 improves on stage 1 by a clear margin
+    assert h["objective"][h["stage"] == 1][-1] > f_star * 1.02
+
+
+def make_sec52_synthetic(seed=0, n_per_class=100):
+    """The 3-class problem of sec. 5.2: kernels 1-3 each separate one class
+    (3, 1, 2) from the others, kernel 4 separates all three."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1, 2], n_per_class)
+    views = []
+    for cls in (2, 0, 1):
+        V = rng.normal(size=(len(y), 2))
+        V[:, 0] += 5.0 * (y == cls)
+        views.append(V)
+    centers = 5.0 * np.array([[1, 0], [-0.5, 0.87], [-0.5, -0.87]])
+    views.append(centers[y] + rng.normal(size=(len(y), 2)))
+    X = np.hstack(views)
+    specs = [("rbf", {"gamma": "mean"}, [2 * j, 2 * j + 1]) for j in range(4)]
+    return X, y, specs
+
+
+def test_sec52_sparsity_and_selection():
+    X, y, specs = make_sec52_synthetic()
+    w = {}
+    for p in (1.0001, 1.05, 2.0):  # the paper uses p = 1.0001 on this problem
+        clf = PNormMKLClassifier(kernels=specs, p=p, C=10.0, random_state=0).fit(X, y)
+        w[p] = clf.kernel_weights_
+        assert clf.score(X, y) > 0.97
+    np.testing.assert_allclose(w[2.0], 0.25)  # p = 2: plain average of the kernels
+    assert np.argmax(w[1.0001]) == 3 and w[1.0001][3] > 0.99  # OBSCURE selects kernel 4
+    assert np.argmax(w[1.05]) == 3
+
+    def entropy(b):
+        b = b[b > 0]
+        return -np.sum(b * np.log(b))
+
+    # p -> 1 gives sparser weights than larger p
+    assert entropy(w[1.0001]) < 0.1 < entropy(w[1.05]) < entropy(w[2.0]) - 0.1
+
+
+def test_estimator_reconstructs_decision_and_modes(rng):
+    X, y = load_iris(return_X_y=True)
+    specs = [(rbf_kernel, {"gamma": 0.5}), ("poly", {"degree": 2}, [0, 1])]
+    clf = PNormMKLClassifier(kernels=specs, p=1.3, random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.9
+    assert clf.kernel_weights_.sum() == pytest.approx(1.0)
+    Xs = X[clf.support_]
+    kl = KernelList(specs).fit(X)
+    Kt = kl.cross(X[:7], support=clf.support_)
+    manual = sum(b * Kt[j] @ clf.dual_coef_.T for j, b in enumerate(clf.kernel_weights_))
+    np.testing.assert_allclose(clf.decision_function(X[:7]), manual, rtol=1e-10)
+    assert Xs.shape[0] == clf.dual_coef_.shape[1]
+    # precomputed (normalised) Gram matrices give the same model
+    G = kl.gram()
+    pre = PNormMKLClassifier(kernels="precomputed", p=1.3, random_state=0).fit(list(G), y)
+    np.testing.assert_allclose(pre.kernel_weights_, clf.kernel_weights_, rtol=1e-8)
+    np.testing.assert_allclose(pre.decision_function(list(kl.cross(X[:7]))),
+                               clf.decision_function(X[:7]), rtol=1e-8, atol=1e-10)
+    # on-the-fly blocks (tiny cache) give the same model as the cached Grams
+    fly = PNormMKLClassifier(kernels=specs, p=1.3, random_state=0,
+                             cache_size=0.01).fit(X, y)
+    np.testing.assert_allclose(fly.decision_function(X), clf.decision_function(X),
+                               rtol=1e-8, atol=1e-10)
+    # online_only returns the stage-1 solution
+    on = PNormMKLClassifier(kernels=specs, p=1.3, random_state=0, online_only=True,
+                            max_iter_online=3).fit(X, y)
+    assert np.all(on.history_["stage"] == 1) and on.n_iter_ <= 3
+    assert np.all(clf.history_["stage"][: on.n_iter_] == 1)
+    assert clf.history_["objective"][-1] < on.history_["objective"][-1]
+
+
+def test_binary_sparse_and_views(container, rng):
+    X = rng.normal(size=(80, 4))
+    y = np.where(X[:, 0] * X[:, 1] > 0, "a", "b")
+    specs = [("rbf", {"gamma": "mean"}, [0, 1]), (linear_kernel, {}, [2, 3])]
+    clf = PNormMKLClassifier(kernels=specs, p=1.1, random_state=0).fit(container(X), y)
+    dense = PNormMKLClassifier(kernels=specs, p=1.1, random_state=0).fit(X, y)
+    assert clf.decision_function(container(X)).shape == (80,)
+    np.testing.assert_allclose(clf.decision_function(container(X)), dense.decision_function(X),
+                               rtol=1e-8, atol=1e-10)
+    assert clf.score(X, y) > 0.9
+    assert clf.kernel_weights_[0] > 0.9  # the rbf view carries the XOR signal
+
+
+@pytest.mark.parametrize("p", [1.0, 0.5, 2.5])
+def test_bad_p(p, rng):
+    with pytest.raises(ValueError, match="'p' parameter"):
+        PNormMKLClassifier(p=p).fit(rng.normal(size=(10, 2)), np.arange(10) % 2)
+
+
+def test_bad_precomputed_input(rng):
+    A = rng.normal(size=(8, 8))
+    K = A @ A.T
+    y = np.arange(8) % 2
+    est = PNormMKLClassifier(kernels="precomputed")
+    with pytest.raises(ValueError, match="mismatched sizes"):
+        est.fit([K, K[:6, :6]], y)
+    with pytest.raises(ValueError, match="square"):
+        est.fit([K[:, :5]], y)
+    with pytest.raises(ValueError, match="not symmetric"):
+        est.fit([K, A], y)
+    bad = K.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit([bad], y)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        est.fit([K], y[:5])
+    est.fit([K, K], y)
+    with pytest.raises(ValueError, match="Expected 2 test Gram"):
+        est.predict([K])
+    with pytest.raises(ValueError, match="n_test, n_train"):
+        est.predict([K[:3], K[:3, :6]])
+    with pytest.raises(ValueError, match="NaN"):
+        est.predict([K[:2], np.full((2, 8), np.nan)])
+
+
+def test_bad_kernel_specs(rng):
+    X, y = rng.normal(size=(10, 3)), np.arange(10) % 2
+
+    def nan_kernel(A, B):
+        return np.full((A.shape[0], B.shape[0]), np.nan)
+
+    with pytest.raises(ValueError, match="non-finite|NaN"):
+        PNormMKLClassifier(kernels=["linear", nan_kernel]).fit(X, y)
+    with pytest.raises(ValueError, match="unknown kernel"):
+        PNormMKLClassifier(kernels=["gauss"]).fit(X, y)
+    with pytest.raises(ValueError, match="'kernels' parameter"):
+        PNormMKLClassifier(kernels="rbf").fit(X, y)
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        PNormMKLClassifier().fit(Xn, y)
