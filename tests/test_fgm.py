@@ -142,7 +142,7 @@ def test_multiclass_and_proba():
     proba = clf.predict_proba(X)
     np.testing.assert_allclose(proba.sum(1), 1.0)
     assert np.mean(clf.classes_[proba.argmax(1)] == clf.predict(X)) > 0.95
-    with pytest.raises(AttributeError, match="loss='logistic'"):
+    with pytest.raises(AttributeError, match="predict_proba"):
         FGMClassifier(B=3).fit(X, y).predict_proba(X)
 
 

@@ -136,23 +136,33 @@ def test_objective_never_increases(rule):
 
 
 def test_newton_step_safeguard_when_shrinking():
-    """A shrinking Newton step (19) can overshoot; the exact fallback keeps F monotone.
+    """A shrinking Newton step (19) can overshoot (F''' < 0 makes the quadratic
+    model a lower bound for t < 0); the exact fallback keeps F monotone.
 
-    Start from large weights and a large nu, so that steps decrease mu.
+    One column with a large weight (mu b ~ 0.99) and nu = 10 lam |a|^2: the
+    projected Newton step goes to mu = 0, which increases F.
     """
-    X, Y, C = _problem(n=40, M=10)
-    state = SLKLState(Y, C.shape[1], nu=5.0)
-    for j in range(C.shape[1]):
-        state.set_weight(j, C[:, j], 50.0)
-    prev = state.objective
-    for j in np.random.default_rng(0).integers(0, C.shape[1], 60):
-        state.step(j, state.column(j, lambda k: C[:, k]))
-        assert state.objective <= prev * (1 + 1e-12)
-        prev = state.objective
+    rng = np.random.default_rng(0)
+    c, y = rng.normal(size=6), rng.normal(size=6)
+    state = SLKLState(y, 1, nu=1.0)
+    state.set_weight(0, c, 100.0)
+    a2 = float(np.sum((state.Z.T @ c) ** 2))
+    state.nu = 10 * a2
+    state.refresh()
+    d1, d2 = state.derivatives(0, c)
+    newton = max(0.0, 100.0 - d1 / d2)
+    assert newton == 0.0
+    f_newton = slkl_objective(c[:, None], y, np.array([newton]), 1.0, state.nu)
+    assert f_newton > state.objective  # the plain step (19) would increase F
+    before = state.objective
+    state.step(0, c, rule="newton")
+    assert state.n_fallback == 1
+    assert state.objective < before
     assert state.objective == pytest.approx(
-        slkl_objective(C, Y, state.mu, 1.0, 5.0), rel=1e-9
+        slkl_objective(c[:, None], y, state.mu, 1.0, state.nu), rel=1e-10
     )
-    assert state.n_fallback > 0
+    # the exact coordinate minimiser: derivative (20) vanishes there
+    assert state.derivatives(0, c)[0] == pytest.approx(0.0, abs=1e-8 * state.nu)
 
 
 @pytest.mark.parametrize("n_outputs", [1, 2])
