@@ -72,15 +72,23 @@ def run_dataset(name, Ktr, Kte, ytr, yte, repeats, skip_mklpy=(), rows=None):
     F = len(Ktr)
 
     def add(method, acc, t, n_act, note=""):
-        rows.append(dict(data=name, method=method, acc=acc, time=t, active=n_act, F=F,
-                         note=note))
-        print(f"  {method:28s} acc {acc:.4f}  time {t:8.3f} s  kernels>=1% {n_act}/{F} {note}",
-              flush=True)
+        rows.append(
+            dict(
+                data=name, method=method, acc=acc, time=t, active=n_act, F=F, note=note
+            )
+        )
+        print(
+            f"  {method:28s} acc {acc:.4f}  time {t:8.3f} s  kernels>=1% {n_act}/{F} {note}",
+            flush=True,
+        )
 
     for p in P_GRID:
+
         def fit(r, p=p):
-            return PNormMKLClassifier(kernels="precomputed", p=p, C=10.0,
-                                      random_state=r).fit(Ktr, ytr)
+            return PNormMKLClassifier(
+                kernels="precomputed", p=p, C=10.0, random_state=r
+            ).fit(Ktr, ytr)
+
         t, accs, acts = [], [], []
         for r in range(repeats):
             t0 = time.perf_counter()
@@ -88,11 +96,19 @@ def run_dataset(name, Ktr, Kte, ytr, yte, repeats, skip_mklpy=(), rows=None):
             t.append(time.perf_counter() - t0)
             accs.append(clf.score(Kte, yte))
             acts.append(_n_active(clf.kernel_weights_))
-        add(f"OBSCURE p={p}", float(np.median(accs)), float(np.median(t)),
-            int(np.median(acts)), f"epochs {clf.n_iter_}")
-    t, clf = _timed(lambda r: PNormMKLClassifier(kernels="precomputed", p=1.1, C=10.0,
-                                                 online_only=True, random_state=r
-                                                 ).fit(Ktr, ytr), repeats)
+        add(
+            f"OBSCURE p={p}",
+            float(np.median(accs)),
+            float(np.median(t)),
+            int(np.median(acts)),
+            f"epochs {clf.n_iter_}",
+        )
+    t, clf = _timed(
+        lambda r: PNormMKLClassifier(
+            kernels="precomputed", p=1.1, C=10.0, online_only=True, random_state=r
+        ).fit(Ktr, ytr),
+        repeats,
+    )
     add("OBSCURE online p=1.1", clf.score(Kte, yte), t, _n_active(clf.kernel_weights_))
 
     Kavg_tr, Kavg_te = sum(Ktr) / F, sum(Kte) / F
@@ -100,14 +116,28 @@ def run_dataset(name, Ktr, Kte, ytr, yte, repeats, skip_mklpy=(), rows=None):
     def svc_avg(r):
         _, _, C = _cv_svc([Kavg_tr], ytr)
         return SVC(C=C, kernel="precomputed").fit(Kavg_tr, ytr), C
+
     t, (svc, C) = _timed(svc_avg, repeats)
-    add("SVC average kernel (CV C)", np.mean(svc.predict(Kavg_te) == yte), t, F, f"C={C}")
+    add(
+        "SVC average kernel (CV C)",
+        np.mean(svc.predict(Kavg_te) == yte),
+        t,
+        F,
+        f"C={C}",
+    )
 
     def svc_best(r):
         _, k, C = _cv_svc(Ktr, ytr)
         return SVC(C=C, kernel="precomputed").fit(Ktr[k], ytr), k, C
+
     t, (svc, k, C) = _timed(svc_best, min(repeats, 1) if F > 10 else repeats)
-    add("SVC best single (CV)", np.mean(svc.predict(Kte[k]) == yte), t, 1, f"kernel {k}, C={C}")
+    add(
+        "SVC best single (CV)",
+        np.mean(svc.predict(Kte[k]) == yte),
+        t,
+        1,
+        f"kernel {k}, C={C}",
+    )
 
     try:
         import torch
@@ -121,17 +151,31 @@ def run_dataset(name, Ktr, Kte, ytr, yte, repeats, skip_mklpy=(), rows=None):
 
     def mklpy_weights(model):
         sol = model.solution
-        ws = [np.asarray(s.weights) for s in sol.values()] if isinstance(sol, dict) else \
-            [np.asarray(sol.weights)]
+        ws = (
+            [np.asarray(s.weights) for s in sol.values()]
+            if isinstance(sol, dict)
+            else [np.asarray(sol.weights)]
+        )
         return np.max(np.vstack(ws), axis=0)  # union over the one-vs-rest problems
 
-    for label, make in [("MKLpy AverageMKL", lambda: AverageMKL()),
-                        ("MKLpy EasyMKL (lam=0.1)", lambda: EasyMKL(lam=0.1)),
-                        ("MKLpy GRAM", lambda: GRAM(max_iter=100))]:
+    for label, make in [
+        ("MKLpy AverageMKL", lambda: AverageMKL()),
+        ("MKLpy EasyMKL (lam=0.1)", lambda: EasyMKL(lam=0.1)),
+        ("MKLpy GRAM", lambda: GRAM(max_iter=100)),
+    ]:
         if label in skip_mklpy:
             print(f"  {label:28s} skipped ({skip_mklpy[label]})")
-            rows.append(dict(data=name, method=label, acc=np.nan, time=np.nan, active=-1,
-                             F=F, note=skip_mklpy[label]))
+            rows.append(
+                dict(
+                    data=name,
+                    method=label,
+                    acc=np.nan,
+                    time=np.nan,
+                    active=-1,
+                    F=F,
+                    note=skip_mklpy[label],
+                )
+            )
             continue
         try:
             reps = repeats if label != "MKLpy GRAM" else 1
@@ -141,8 +185,17 @@ def run_dataset(name, Ktr, Kte, ytr, yte, repeats, skip_mklpy=(), rows=None):
         except Exception as exc:  # GRAM fails on multiclass with its default learner
             msg = f"failed: {type(exc).__name__}: {str(exc)[:60]}"
             print(f"  {label:28s} {msg}")
-            rows.append(dict(data=name, method=label, acc=np.nan, time=np.nan, active=-1,
-                             F=F, note=msg))
+            rows.append(
+                dict(
+                    data=name,
+                    method=label,
+                    acc=np.nan,
+                    time=np.nan,
+                    active=-1,
+                    F=F,
+                    note=msg,
+                )
+            )
     return rows
 
 
@@ -158,17 +211,22 @@ def mfeat():
     names = sorted(views)
     X = np.hstack([views[k] for k in names])
     edges = np.cumsum([0] + [views[k].shape[1] for k in names])
-    itr, ite = train_test_split(np.arange(len(y)), train_size=1000, stratify=y,
-                                random_state=0)
+    itr, ite = train_test_split(
+        np.arange(len(y)), train_size=1000, stratify=y, random_state=0
+    )
     sc = StandardScaler().fit(X[itr])
-    specs = [("rbf", {"gamma": "mean"}, np.arange(edges[j], edges[j + 1]))
-             for j in range(len(names))]
+    specs = [
+        ("rbf", {"gamma": "mean"}, np.arange(edges[j], edges[j + 1]))
+        for j in range(len(names))
+    ]
     return specs, sc.transform(X[itr]), sc.transform(X[ite]), y[itr], y[ite], names
 
 
 def _multi_specs(Xtr):
     m = mean_pairwise_sq_distance(Xtr)
-    specs = [("rbf", {"gamma": s / m}) for s in (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)]
+    specs = [
+        ("rbf", {"gamma": s / m}) for s in (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0)
+    ]
     specs += [("poly", {"degree": d, "gamma": 1.0 / 64}) for d in (1, 2, 3, 4, 5)]
     specs += ["linear", ("hik", {}), ("additive_chi2", {}), ("rbf", {"gamma": 1e-4})]
     return specs
@@ -176,7 +234,9 @@ def _multi_specs(Xtr):
 
 def digits():
     X, y = load_digits(return_X_y=True)
-    Xtr, Xte, ytr, yte = train_test_split(X, y, train_size=1257, stratify=y, random_state=0)
+    Xtr, Xte, ytr, yte = train_test_split(
+        X, y, train_size=1257, stratify=y, random_state=0
+    )
     return _multi_specs(Xtr), Xtr, Xte, ytr, yte
 
 
@@ -184,13 +244,19 @@ def pendigits(n_train=2000, n_test=3000, seed=0):
     X, labels = load_dataset("pendigits")
     y = labels.astype(int)
     X = X / 100.0
-    itr, rest = train_test_split(np.arange(len(y)), train_size=n_train, stratify=y,
-                                 random_state=seed)
+    itr, rest = train_test_split(
+        np.arange(len(y)), train_size=n_train, stratify=y, random_state=seed
+    )
     ite = rest[:n_test]
     m = mean_pairwise_sq_distance(X[itr])
-    specs = [("rbf", {"gamma": "mean"}), ("rbf", {"gamma": 4.0 / m}),
-             ("rbf", {"gamma": 0.25 / m}), ("poly", {"degree": 2}),
-             ("poly", {"degree": 3}), "linear"]
+    specs = [
+        ("rbf", {"gamma": "mean"}),
+        ("rbf", {"gamma": 4.0 / m}),
+        ("rbf", {"gamma": 0.25 / m}),
+        ("poly", {"degree": 2}),
+        ("poly", {"degree": 3}),
+        "linear",
+    ]
     return specs, X[itr], X[ite], y[itr], y[ite], X, y
 
 
@@ -200,8 +266,12 @@ def scaling(sizes, repeats):
     except DatasetNotFoundError as exc:
         print(f"pendigits absent ({exc}); no scaling run")
         return []
-    specs = [("rbf", {"gamma": "mean"}), ("rbf", {"gamma": 4.0 / mean_pairwise_sq_distance(X)}),
-             ("poly", {"degree": 2}), "linear"]
+    specs = [
+        ("rbf", {"gamma": "mean"}),
+        ("rbf", {"gamma": 4.0 / mean_pairwise_sq_distance(X)}),
+        ("poly", {"degree": 2}),
+        "linear",
+    ]
     rng = np.random.default_rng(0)
     perm = rng.permutation(len(y))
     test = perm[-2000:]
@@ -214,20 +284,33 @@ def scaling(sizes, repeats):
             kl = KernelList(specs, cache_size=2048).fit(X[tr])
             K = list(kl.gram())
             t1 = time.perf_counter()
-            clf = PNormMKLClassifier(kernels="precomputed", p=1.1, C=10.0, max_iter=10,
-                                     tol=None, random_state=r).fit(K, y[tr])
+            clf = PNormMKLClassifier(
+                kernels="precomputed",
+                p=1.1,
+                C=10.0,
+                max_iter=10,
+                tol=None,
+                random_state=r,
+            ).fit(K, y[tr])
             t2 = time.perf_counter()
             t_k.append(t1 - t0)
             t_s.append(t2 - t1)
             accs.append(clf.score(list(kl.cross(X[test])), y[test]))
             epochs.append(clf.n_iter_)
             steps.append(int(clf.history_["n_updates"].sum()))
-        row = dict(n=n, kernel=float(np.median(t_k)), solver=float(np.median(t_s)),
-                   acc=float(np.median(accs)), epochs=int(np.median(epochs)),
-                   updates=int(np.median(steps)))
-        print(f"  n={n:5d}  Gram {row['kernel']:7.3f} s  OBSCURE {row['solver']:7.3f} s  "
-              f"epochs {row['epochs']}  updates {row['updates']}  test acc {row['acc']:.4f}",
-              flush=True)
+        row = dict(
+            n=n,
+            kernel=float(np.median(t_k)),
+            solver=float(np.median(t_s)),
+            acc=float(np.median(accs)),
+            epochs=int(np.median(epochs)),
+            updates=int(np.median(steps)),
+        )
+        print(
+            f"  n={n:5d}  Gram {row['kernel']:7.3f} s  OBSCURE {row['solver']:7.3f} s  "
+            f"epochs {row['epochs']}  updates {row['updates']}  test acc {row['acc']:.4f}",
+            flush=True,
+        )
         out.append(row)
     return out
 
@@ -242,8 +325,10 @@ def main():
     try:
         specs, Xtr, Xte, ytr, yte, names = mfeat()
         Ktr, Kte, tk = grams(specs, Xtr, Xte)
-        print(f"\nmfeat: n_train={len(ytr)}, n_test={len(yte)}, {len(specs)} views {names}; "
-              f"Gram time {tk:.2f} s")
+        print(
+            f"\nmfeat: n_train={len(ytr)}, n_test={len(yte)}, {len(specs)} views {names}; "
+            f"Gram time {tk:.2f} s"
+        )
         run_dataset("mfeat", Ktr, Kte, ytr, yte, reps, rows=rows)
     except DatasetNotFoundError as exc:
         print(f"mfeat absent: {exc}")
@@ -252,39 +337,55 @@ def main():
     try:
         specs, Xtr, Xte, ytr, yte, _, _ = pendigits()
         Ktr, Kte, tk = grams(specs, Xtr, Xte)
-        print(f"\npendigits: n_train={len(ytr)}, n_test={len(yte)}, {len(specs)} kernels; "
-              f"Gram time {tk:.2f} s")
+        print(
+            f"\npendigits: n_train={len(ytr)}, n_test={len(yte)}, {len(specs)} kernels; "
+            f"Gram time {tk:.2f} s"
+        )
         run_dataset("pendigits", Ktr, Kte, ytr, yte, reps, rows=rows)
     except DatasetNotFoundError as exc:
         print(f"pendigits absent: {exc}")
     specs, Xtr, Xte, ytr, yte = digits()
     Ktr, Kte, tk = grams(specs, Xtr, Xte)
-    print(f"\ndigits: n_train={len(ytr)}, n_test={len(yte)}, {len(specs)} kernels; "
-          f"Gram time {tk:.2f} s")
+    print(
+        f"\ndigits: n_train={len(ytr)}, n_test={len(yte)}, {len(specs)} kernels; "
+        f"Gram time {tk:.2f} s"
+    )
     run_dataset("digits", Ktr, Kte, ytr, yte, reps, rows=rows)
 
     print("\nSummary (accuracy gap to best anchor, time ratio to EasyMKL)")
     for data in dict.fromkeys(r["data"] for r in rows):
         rs = [r for r in rows if r["data"] == data]
-        anchors = [r for r in rs if not r["method"].startswith("OBSCURE")
-                   and np.isfinite(r["acc"])]
+        anchors = [
+            r
+            for r in rs
+            if not r["method"].startswith("OBSCURE") and np.isfinite(r["acc"])
+        ]
         best = max(anchors, key=lambda r: r["acc"])
-        easy = [r for r in rs if r["method"].startswith("MKLpy EasyMKL")
-                and np.isfinite(r["time"])]
+        easy = [
+            r
+            for r in rs
+            if r["method"].startswith("MKLpy EasyMKL") and np.isfinite(r["time"])
+        ]
         for r in rs:
             if r["method"].startswith("OBSCURE"):
                 ratio = r["time"] / easy[0]["time"] if easy else np.nan
-                print(f"  {data:10s} {r['method']:24s} acc-best {100 * (r['acc'] - best['acc']):+.2f} "
-                      f"pt (best {best['method']} {best['acc']:.4f})  time/EasyMKL {ratio:.3f}")
+                print(
+                    f"  {data:10s} {r['method']:24s} acc-best {100 * (r['acc'] - best['acc']):+.2f} "
+                    f"pt (best {best['method']} {best['acc']:.4f})  time/EasyMKL {ratio:.3f}"
+                )
 
-    print("\nScaling on pendigits subsets (p=1.1, C=10, 5 online + 10 batch epochs max)")
+    print(
+        "\nScaling on pendigits subsets (p=1.1, C=10, 5 online + 10 batch epochs max)"
+    )
     sc = scaling([500, 1000, 2000, 4000, 8000], reps)
     if len(sc) >= 2:
         n = np.log([r["n"] for r in sc])
         for key in ("solver", "kernel"):
             slope = np.polyfit(n, np.log([r[key] for r in sc]), 1)[0]
             print(f"  log-log slope of {key} time vs n: {slope:.2f}")
-        slope = np.polyfit(n, np.log([r["solver"] / max(r["updates"], 1) for r in sc]), 1)[0]
+        slope = np.polyfit(
+            n, np.log([r["solver"] / max(r["updates"], 1) for r in sc]), 1
+        )[0]
         print(f"  log-log slope of solver time per update vs n: {slope:.2f}")
 
 

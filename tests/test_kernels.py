@@ -46,7 +46,9 @@ def test_kernels_match_naive_and_diag(name, container, rng):
     ref = np.array([[_naive(name, x, y, **PARAMS[name]) for y in Y] for x in X])
     np.testing.assert_allclose(K, ref, rtol=1e-10, atol=1e-12)
     d = kernel_diag(container(X), name, **PARAMS[name])
-    np.testing.assert_allclose(d, np.diag(pairwise_kernel(X, X, name, **PARAMS[name])), rtol=1e-10)
+    np.testing.assert_allclose(
+        d, np.diag(pairwise_kernel(X, X, name, **PARAMS[name])), rtol=1e-10
+    )
 
 
 def test_kernel_diag_callable_by_blocks(rng):
@@ -82,7 +84,9 @@ def test_gamma_mean_is_inverse_mean_sq_distance(rng):
     assert kl.params_[0]["gamma"] == pytest.approx(1.0 / mean_pairwise_sq_distance(X))
     # the paper's pendigits kernel exp(-||x - y||^2 / mean d^2)
     D = ((X[:, None] - X[None]) ** 2).sum(-1)
-    np.testing.assert_allclose(kl.gram()[0], np.exp(-D / D[~np.eye(20, dtype=bool)].mean()))
+    np.testing.assert_allclose(
+        kl.gram()[0], np.exp(-D / D[~np.eye(20, dtype=bool)].mean())
+    )
 
 
 def test_distance_to_kernel(rng):
@@ -96,8 +100,12 @@ def test_distance_to_kernel(rng):
 
 
 def _specs():
-    return ["linear", ("rbf", {"gamma": "mean"}, [0, 2]), ("poly", {"degree": 2}, slice(1, 4)),
-            ("hik", {}, np.array([True, False, True, True]))]
+    return [
+        "linear",
+        ("rbf", {"gamma": "mean"}, [0, 2]),
+        ("poly", {"degree": 2}, slice(1, 4)),
+        ("hik", {}, np.array([True, False, True, True])),
+    ]
 
 
 def test_kernel_list_views_normalised(container, rng):
@@ -136,8 +144,10 @@ def test_kernel_list_cross_matches_pairwise(container, rng):
     K = pairwise_kernel(Xt, X, "poly", degree=3)
     dt = np.diag(pairwise_kernel(Xt, Xt, "poly", degree=3))
     dx = np.diag(pairwise_kernel(X, X, "poly", degree=3))
-    np.testing.assert_allclose(kl.cross(container(Xt), support=[1, 5])[0],
-                               normalize_kernel(K, dt, dx)[:, [1, 5]])
+    np.testing.assert_allclose(
+        kl.cross(container(Xt), support=[1, 5])[0],
+        normalize_kernel(K, dt, dx)[:, [1, 5]],
+    )
 
 
 @pytest.mark.parametrize(
@@ -165,7 +175,9 @@ def test_kernel_list_nan_kernel(rng):
         K[0, 0] = np.nan
         return K
 
-    with pytest.raises(ValueError, match="kernels\\[1\\].*non-finite|kernels\\[1\\].*NaN"):
+    with pytest.raises(
+        ValueError, match="kernels\\[1\\].*non-finite|kernels\\[1\\].*NaN"
+    ):
         KernelList(["linear", bad], normalize=False).fit(rng.normal(size=(5, 2)))
 
 
@@ -192,4 +204,7 @@ def test_precomputed_kernel_list_validation(rng):
     with pytest.raises(ValueError, match="n_test, n_train"):
         pk.cross([K[:3], K[:3, :4]])
     assert pk.cross([K[:3], K[:3]], support=[0, 4]).shape == (2, 3, 2)
-    assert sp.issparse(sp.csr_matrix(K)) and PrecomputedKernelList([sp.csr_matrix(K)]).fit().n_samples == 6
+    assert (
+        sp.issparse(sp.csr_matrix(K))
+        and PrecomputedKernelList([sp.csr_matrix(K)]).fit().n_samples == 6
+    )

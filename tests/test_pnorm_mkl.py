@@ -48,15 +48,22 @@ def test_lemma1_mirror_maps(p, rng):
     # property 1 / 2: grad h and grad h* match finite differences
     np.testing.assert_allclose(theta, _fd(lambda v: _h(v, p), w), rtol=1e-5, atol=1e-7)
     th = rng.normal(size=10)
-    np.testing.assert_allclose(pen.mirror_grad_conj(th, INDPTR),
-                               _fd(lambda v: _h_conj(v, p), th), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(
+        pen.mirror_grad_conj(th, INDPTR),
+        _fd(lambda v: _h_conj(v, p), th),
+        rtol=1e-5,
+        atol=1e-7,
+    )
     # they invert each other
     np.testing.assert_allclose(pen.mirror_grad_conj(theta, INDPTR), w, rtol=1e-10)
-    np.testing.assert_allclose(pen.mirror_grad(pen.mirror_grad_conj(th, INDPTR), INDPTR), th,
-                               rtol=1e-8)
+    np.testing.assert_allclose(
+        pen.mirror_grad(pen.mirror_grad_conj(th, INDPTR), INDPTR), th, rtol=1e-8
+    )
     # property 3: ||w||_{2,p} = ||grad h(w)||_{2,q} / q
     norms_w = pen.dual_norm(w, INDPTR)
-    assert lp_norm(norms_w, p) == pytest.approx(lp_norm(pen.dual_norm(theta, INDPTR), q) / q)
+    assert lp_norm(norms_w, p) == pytest.approx(
+        lp_norm(pen.dual_norm(theta, INDPTR), q) / q
+    )
     # projection onto the (2,p)-ball of radius B
     B = 0.5 * lp_norm(norms_w, p)
     wp = pen.mirror_grad_conj(theta, INDPTR, radius=B)
@@ -68,8 +75,12 @@ def test_lemma1_mirror_maps(p, rng):
 def test_squared_group_norm_prox_matches_scipy(p, rng):
     pen = PENALTIES.resolve("squared_group_norm_2p", alpha=0.8, p=p)
     v = rng.normal(size=10)
-    res = minimize(lambda x: 0.5 * np.sum((x - v) ** 2) + 0.6 * pen.value(x, INDPTR), v,
-                   method="BFGS", options={"gtol": 1e-10})
+    res = minimize(
+        lambda x: 0.5 * np.sum((x - v) ** 2) + 0.6 * pen.value(x, INDPTR),
+        v,
+        method="BFGS",
+        options={"gtol": 1e-10},
+    )
     np.testing.assert_allclose(pen.prox(v, 0.6, INDPTR), res.x, atol=1e-5)
     with pytest.raises(ValueError, match="p must lie in"):
         SquaredGroupNorm2p(p=2.5).value(v, INDPTR)
@@ -80,8 +91,10 @@ def test_multiclass_hinge_value_and_subgradient(rng):
     assert isinstance(loss, MulticlassHinge)
     m = rng.normal(size=(20, 4))
     y = rng.integers(0, 4, size=20)
-    ref = [max(max(0.0, 1 - m[i, y[i]] + m[i, c]) for c in range(4) if c != y[i])
-           for i in range(20)]
+    ref = [
+        max(max(0.0, 1 - m[i, y[i]] + m[i, c]) for c in range(4) if c != y[i])
+        for i in range(20)
+    ]
     np.testing.assert_allclose(loss.value(m, y), ref)
     g = loss.grad_margin(m, y)
     # away from kinks the sub-gradient is the gradient: finite differences
@@ -113,7 +126,9 @@ def _naive_obscure(Phis, y, M, p, lam, eta, n_on, n_off, seed):
     rs = np.random.RandomState(seed)
 
     def unpack(v):
-        return [v[ip[j] : ip[j + 1]].reshape(Phis[j].shape[1], M) for j in range(len(Phis))]
+        return [
+            v[ip[j] : ip[j + 1]].reshape(Phis[j].shape[1], M) for j in range(len(Phis))
+        ]
 
     def margins(wv, i):
         return sum(P[i] @ W for P, W in zip(Phis, unpack(wv)))
@@ -146,7 +161,9 @@ def _naive_obscure(Phis, y, M, p, lam, eta, n_on, n_off, seed):
         for i in rs.permutation(n):
             t += 1
             _, z = loss_grad(pen.mirror_grad_conj(theta, ip), i)
-            L = lam / q * lp_norm(pen.dual_norm(theta, ip), q) + lp_norm(pen.dual_norm(z, ip), q)
+            L = lam / q * lp_norm(pen.dual_norm(theta, ip), q) + lp_norm(
+                pen.dual_norm(z, ip), q
+            )
             d = lam * t + s
             s = s + 0.5 * (np.sqrt(d * d + q * L * L / R**2) - d)
             eta_t = q / (lam * t + s)
@@ -164,8 +181,16 @@ def test_kernelised_lazy_solver_equals_literal_algorithm(backend, rng):
     X, y, views, Phis = _views(rng, n=30)
     p, lam = 1.4, 1.0 / (5.0 * 30)
     kl = KernelList([("linear", {}, v) for v in views]).fit(X)
-    res = OnlineBatch(p=p, lam=lam, eta=0.5, max_iter_online=2, max_iter=4, tol=None,
-                      random_state=3, backend=backend).solve(kl, y, MulticlassHinge(), 3)
+    res = OnlineBatch(
+        p=p,
+        lam=lam,
+        eta=0.5,
+        max_iter_online=2,
+        max_iter=4,
+        tol=None,
+        random_state=3,
+        backend=backend,
+    ).solve(kl, y, MulticlassHinge(), 3)
     W_ref, R_ref = _naive_obscure(Phis, y, 3, p, lam, 0.5, 2, 4, seed=3)
     assert res.state["R"] == pytest.approx(R_ref, rel=1e-10)
     for j, P in enumerate(Phis):
@@ -191,7 +216,9 @@ def _cvxpy_optimum(Phis, y, M, p, lam):
     marg = sum(P @ Wj for P, Wj in zip(Phis, W))
     Y = np.eye(M)[y]
     my = cp.sum(cp.multiply(marg, Y), axis=1)
-    L = cp.max(marg + 1 - Y - cp.reshape(my, (n, 1), order="C") @ np.ones((1, M)), axis=1)
+    L = cp.max(
+        marg + 1 - Y - cp.reshape(my, (n, 1), order="C") @ np.ones((1, M)), axis=1
+    )
     norms = cp.hstack([cp.norm(Wj, "fro") for Wj in W])
     obj = lam / 2 * cp.square(cp.pnorm(norms, p)) + cp.sum(cp.pos(L)) / n
     prob = cp.Problem(cp.Minimize(obj))
@@ -206,7 +233,8 @@ def test_stage2_approaches_cvxpy_optimum(p, rng):
     f_star, w_star = _cvxpy_optimum(Phis, y, 3, p, lam)
     kl = KernelList([("linear", {}, v) for v in views]).fit(X)
     res = OnlineBatch(p=p, lam=lam, max_iter=400, tol=None, random_state=0).solve(
-        kl, y, MulticlassHinge(), 3)
+        kl, y, MulticlassHinge(), 3
+    )
     h = res.history.as_dict()
     # the stage-1 bound really bounds the optimum's norm (sec. 4.1)
     assert res.state["R"] >= w_star - 1e-6
@@ -261,23 +289,34 @@ def test_estimator_reconstructs_decision_and_modes(rng):
     Xs = X[clf.support_]
     kl = KernelList(specs).fit(X)
     Kt = kl.cross(X[:7], support=clf.support_)
-    manual = sum(b * Kt[j] @ clf.dual_coef_.T for j, b in enumerate(clf.kernel_weights_))
+    manual = sum(
+        b * Kt[j] @ clf.dual_coef_.T for j, b in enumerate(clf.kernel_weights_)
+    )
     np.testing.assert_allclose(clf.decision_function(X[:7]), manual, rtol=1e-10)
     assert Xs.shape[0] == clf.dual_coef_.shape[1]
     # precomputed (normalised) Gram matrices give the same model
     G = kl.gram()
-    pre = PNormMKLClassifier(kernels="precomputed", p=1.3, random_state=0).fit(list(G), y)
+    pre = PNormMKLClassifier(kernels="precomputed", p=1.3, random_state=0).fit(
+        list(G), y
+    )
     np.testing.assert_allclose(pre.kernel_weights_, clf.kernel_weights_, rtol=1e-8)
-    np.testing.assert_allclose(pre.decision_function(list(kl.cross(X[:7]))),
-                               clf.decision_function(X[:7]), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(
+        pre.decision_function(list(kl.cross(X[:7]))),
+        clf.decision_function(X[:7]),
+        rtol=1e-8,
+        atol=1e-10,
+    )
     # on-the-fly blocks (tiny cache) give the same model as the cached Grams
-    fly = PNormMKLClassifier(kernels=specs, p=1.3, random_state=0,
-                             cache_size=0.01).fit(X, y)
-    np.testing.assert_allclose(fly.decision_function(X), clf.decision_function(X),
-                               rtol=1e-8, atol=1e-10)
+    fly = PNormMKLClassifier(kernels=specs, p=1.3, random_state=0, cache_size=0.01).fit(
+        X, y
+    )
+    np.testing.assert_allclose(
+        fly.decision_function(X), clf.decision_function(X), rtol=1e-8, atol=1e-10
+    )
     # online_only returns the stage-1 solution
-    on = PNormMKLClassifier(kernels=specs, p=1.3, random_state=0, online_only=True,
-                            max_iter_online=3).fit(X, y)
+    on = PNormMKLClassifier(
+        kernels=specs, p=1.3, random_state=0, online_only=True, max_iter_online=3
+    ).fit(X, y)
     assert np.all(on.history_["stage"] == 1) and on.n_iter_ <= 3
     assert np.all(clf.history_["stage"][: on.n_iter_] == 1)
     assert clf.history_["objective"][-1] < on.history_["objective"][-1]
@@ -290,8 +329,12 @@ def test_binary_sparse_and_views(container, rng):
     clf = PNormMKLClassifier(kernels=specs, p=1.1, random_state=0).fit(container(X), y)
     dense = PNormMKLClassifier(kernels=specs, p=1.1, random_state=0).fit(X, y)
     assert clf.decision_function(container(X)).shape == (80,)
-    np.testing.assert_allclose(clf.decision_function(container(X)), dense.decision_function(X),
-                               rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(
+        clf.decision_function(container(X)),
+        dense.decision_function(X),
+        rtol=1e-8,
+        atol=1e-10,
+    )
     assert clf.score(X, y) > 0.9
     assert clf.kernel_weights_[0] > 0.9  # the rbf view carries the XOR signal
 

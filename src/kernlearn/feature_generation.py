@@ -167,7 +167,7 @@ def fit_fgm(
         st["groups"].append(np.asarray(cand.params))
         st["indptr"].append(st["indptr"][-1] + len(feats))
         A = (sp.hstack(st["blocks"], format="csc") if sp.issparse(st["blocks"][0])
-             else np.hstack(st["blocks"]))
+             else np.asfortranarray(np.hstack(st["blocks"])))
         w0 = np.concatenate([st["w"], np.zeros(len(feats))])
         res = apg.solve(
             A, y, loss, penalty, C=C, indptr=np.asarray(st["indptr"]), coef0=w0,

@@ -140,7 +140,9 @@ def additive_chi2_kernel(X, Y, block=256):
     for s in range(0, A.shape[0], block):
         num = 2 * A[s : s + block, None, :] * B[None]
         den = A[s : s + block, None, :] + B[None]
-        K[s : s + block] = np.divide(num, den, out=np.zeros_like(num), where=den > 0).sum(-1)
+        K[s : s + block] = np.divide(
+            num, den, out=np.zeros_like(num), where=den > 0
+        ).sum(-1)
     return K
 
 
@@ -173,7 +175,9 @@ def pairwise_kernel(X, Y=None, kernel="rbf", **params):
     Y = X if Y is None else Y
     if isinstance(kernel, str):
         if kernel not in KERNELS:
-            raise ValueError(f"Unknown kernel {kernel!r}; choose one of {sorted(KERNELS)}.")
+            raise ValueError(
+                f"Unknown kernel {kernel!r}; choose one of {sorted(KERNELS)}."
+            )
         kernel = KERNELS[kernel]
     if not callable(kernel):
         raise TypeError(f"kernel must be a name or a callable, got {kernel!r}.")
@@ -347,7 +351,9 @@ def _parse_spec(spec, index):
                 f"{sorted(KERNELS)} or pass a callable."
             )
     elif not callable(kernel):
-        raise TypeError(f"kernels[{index}]: kernel must be a name or callable, got {kernel!r}.")
+        raise TypeError(
+            f"kernels[{index}]: kernel must be a name or callable, got {kernel!r}."
+        )
     if not isinstance(params, dict):
         raise TypeError(f"kernels[{index}]: params must be a dict, got {params!r}.")
     return kernel, dict(params), cols
@@ -368,7 +374,9 @@ def _take_columns(X, cols, index):
             )
         cols = np.flatnonzero(cols)
     if cols.ndim != 1 or cols.size == 0 or not np.issubdtype(cols.dtype, np.integer):
-        raise ValueError(f"kernels[{index}]: columns must be a non-empty 1-D index array.")
+        raise ValueError(
+            f"kernels[{index}]: columns must be a non-empty 1-D index array."
+        )
     if cols.min() < -n_features or cols.max() >= n_features:
         raise ValueError(
             f"kernels[{index}]: column index out of range for {n_features} features."
@@ -381,10 +389,12 @@ class _BaseKernelList:
 
     @property
     def n_kernels(self):
+        """Number of kernels F."""
         return len(self.diag_)
 
     @property
     def n_samples(self):
+        """Number of training samples n."""
         return self.diag_.shape[1]
 
     def block_size(self):
@@ -471,14 +481,20 @@ class KernelList(_BaseKernelList):
     """
 
     def __init__(self, kernels, normalize=True, cache_size=1024):
-        if isinstance(kernels, (str,)) or callable(kernels) or not hasattr(kernels, "__len__"):
+        if (
+            isinstance(kernels, (str,))
+            or callable(kernels)
+            or not hasattr(kernels, "__len__")
+        ):
             raise TypeError(f"kernels must be a list of kernel specs, got {kernels!r}.")
         if len(kernels) == 0:
             raise ValueError("kernels must contain at least one kernel.")
         self.specs = [_parse_spec(s, i) for i, s in enumerate(kernels)]
         self.normalize = normalize
         if not isinstance(cache_size, numbers.Real) or cache_size <= 0:
-            raise ValueError(f"cache_size must be a positive number of MiB, got {cache_size!r}.")
+            raise ValueError(
+                f"cache_size must be a positive number of MiB, got {cache_size!r}."
+            )
         self.cache_size = cache_size
 
     def _view(self, X, j):
@@ -504,7 +520,9 @@ class KernelList(_BaseKernelList):
             params = dict(params)
             if params.get("gamma") == "mean":
                 if kernel != "rbf":
-                    raise ValueError(f"kernels[{j}]: gamma='mean' is only defined for 'rbf'.")
+                    raise ValueError(
+                        f"kernels[{j}]: gamma='mean' is only defined for 'rbf'."
+                    )
                 m = mean_pairwise_sq_distance(Xj)
                 params["gamma"] = 1.0 / m if m > 0 else 1.0
             self.params_.append(params)
@@ -572,7 +590,9 @@ class KernelList(_BaseKernelList):
         for j in which:
             kernel = self.specs[j][0]
             Xj, Tj = self._view(X, j), self._view(self.X_, j)[support]
-            d_new = kernel_diag(Xj, kernel, **self.params_[j]) if self.normalize else None
+            d_new = (
+                kernel_diag(Xj, kernel, **self.params_[j]) if self.normalize else None
+            )
             out[j] = self._block(Xj, Tj, d_new, self.diag_[j, support], j)
         return out
 

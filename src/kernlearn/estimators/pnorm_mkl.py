@@ -6,7 +6,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
+from sklearn.utils.validation import (
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+)
 
 from ..kernels import KernelList, PrecomputedKernelList, linear_kernel, rbf_kernel
 from ..losses import Hinge, MulticlassHinge
@@ -126,9 +130,22 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, kernels=None, *, p=1.5, C=10.0, normalize=True, eta=1.0,
-                 max_iter=30, max_iter_online=5, tol=1e-3, online_only=False,
-                 cache_size=1024, random_state=None, verbose=0):
+    def __init__(
+        self,
+        kernels=None,
+        *,
+        p=1.5,
+        C=10.0,
+        normalize=True,
+        eta=1.0,
+        max_iter=30,
+        max_iter_online=5,
+        tol=1e-3,
+        online_only=False,
+        cache_size=1024,
+        random_state=None,
+        verbose=0,
+    ):
         self.kernels = kernels
         self.p = p
         self.C = C
@@ -170,28 +187,38 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         if self._precomputed():
             klist = PrecomputedKernelList(X, cache_size=self.cache_size).fit()
             if y is None:
-                raise ValueError("PNormMKLClassifier requires y to be passed, but y is None.")
+                raise ValueError(
+                    "PNormMKLClassifier requires y to be passed, but y is None."
+                )
             y = column_or_1d(y, warn=True)
             check_consistent_length(klist.gram_[0], y)
             check_classification_targets(y)
             if np.unique(y).size < 2:
-                raise ValueError(f"y has a single class ({np.unique(y)[0]!r}); a "
-                                 "classifier needs at least two classes.")
+                raise ValueError(
+                    f"y has a single class ({np.unique(y)[0]!r}); a "
+                    "classifier needs at least two classes."
+                )
             self.n_features_in_ = klist.n_samples
         else:
             X, y = validate_fit_data(self, X, y, classification=True)
             specs = _DEFAULT_KERNELS if self.kernels is None else self.kernels
-            klist = KernelList(list(specs), normalize=self.normalize,
-                               cache_size=self.cache_size).fit(X)
+            klist = KernelList(
+                list(specs), normalize=self.normalize, cache_size=self.cache_size
+            ).fit(X)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         n = y_enc.shape[0]
         binary = len(self.classes_) == 2
         loss = Hinge() if binary else MulticlassHinge()
         target = np.where(y_enc == 1, 1.0, -1.0) if binary else y_enc.astype(np.int64)
         solver = OnlineBatch(
-            p=self.p, lam=1.0 / (self.C * n), eta=self.eta,
-            max_iter_online=self.max_iter_online, max_iter=self.max_iter, tol=self.tol,
-            online_only=self.online_only, random_state=self.random_state,
+            p=self.p,
+            lam=1.0 / (self.C * n),
+            eta=self.eta,
+            max_iter_online=self.max_iter_online,
+            max_iter=self.max_iter,
+            tol=self.tol,
+            online_only=self.online_only,
+            random_state=self.random_state,
             verbose=self.verbose,
         )
         res = solver.solve(klist, target, loss, n_classes=len(self.classes_))
@@ -236,8 +263,11 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
             K = _precomputed_cross(X, klist.n_kernels, self._n_train, self.support_)
         else:
             X = validate_predict_data(self, X)
-            K = (klist.cross(X, which=np.flatnonzero(self.kernel_weights_ > 0))
-                 if self.support_.size else None)
+            K = (
+                klist.cross(X, which=np.flatnonzero(self.kernel_weights_ > 0))
+                if self.support_.size
+                else None
+            )
         n_test = K.shape[1] if K is not None else X.shape[0]
         scores = np.zeros((n_test, self.dual_coef_.shape[0]))
         if self.support_.size:
@@ -269,20 +299,39 @@ def _precomputed_cross(grams, n_kernels, n_train, support):
 
     grams = _check_gram_list(grams, "X")
     if len(grams) != n_kernels:
-        raise ValueError(f"Expected {n_kernels} test Gram matrices (one per training "
-                         f"kernel), got {len(grams)}.")
+        raise ValueError(
+            f"Expected {n_kernels} test Gram matrices (one per training "
+            f"kernel), got {len(grams)}."
+        )
     n_new = grams[0].shape[0]
     for j, K in enumerate(grams):
         if K.shape != (n_new, n_train):
-            raise ValueError(f"X[{j}] has shape {K.shape}; test Gram matrices must all be "
-                             f"(n_test, n_train) = ({n_new}, {n_train}).")
+            raise ValueError(
+                f"X[{j}] has shape {K.shape}; test Gram matrices must all be "
+                f"(n_test, n_train) = ({n_new}, {n_train})."
+            )
     return np.stack([K[:, support] for K in grams])
 
 
 def _conformance_instances():
     return [
-        (PNormMKLClassifier(kernels=[(rbf_kernel, {"gamma": 0.5}), linear_kernel],
-                            max_iter=5, max_iter_online=2, random_state=0), {}),
-        (PNormMKLClassifier(kernels=[("rbf", {"gamma": "mean"}), ("poly", {"degree": 2})],
-                            p=1.1, max_iter=5, max_iter_online=2, random_state=0), {}),
+        (
+            PNormMKLClassifier(
+                kernels=[(rbf_kernel, {"gamma": 0.5}), linear_kernel],
+                max_iter=5,
+                max_iter_online=2,
+                random_state=0,
+            ),
+            {},
+        ),
+        (
+            PNormMKLClassifier(
+                kernels=[("rbf", {"gamma": "mean"}), ("poly", {"degree": 2})],
+                p=1.1,
+                max_iter=5,
+                max_iter_online=2,
+                random_state=0,
+            ),
+            {},
+        ),
     ]

@@ -70,4 +70,6 @@ class MulticlassHinge(BaseLoss):
 
     def conjugate_at_grad(self, m, y):
         """Fenchel-Young ``<m, g> - loss`` per sample, ``g = grad_margin(m, y)``."""
-        return np.einsum("ij,ij->i", np.asarray(m, dtype=float), self.grad_margin(m, y)) - self.value(m, y)
+        return np.einsum(
+            "ij,ij->i", np.asarray(m, dtype=float), self.grad_margin(m, y)
+        ) - self.value(m, y)

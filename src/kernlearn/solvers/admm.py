@@ -88,6 +88,15 @@ class ADMM(BaseSolver):
     check_every : int, default=10
         Iterations between two KKT evaluations (each costs two products
         with :math:`\\Phi`).
+    adaptive : bool, default=True
+        Start from the paper's :math:`\\xi_t, \\eta` and rebalance them by
+        residual balancing (Boyd et al. 2011, sec. 3.4.1: double or halve a
+        penalty when its primal and dual residuals differ by more than 10x),
+        refactorising the systems at most ``max_refactor`` times per solve.
+        ``False`` keeps the paper's fixed values (one factorisation per
+        active set).
+    max_refactor : int, default=20
+        Cap on the refactorisations caused by rebalancing.
 
     References
     ----------
@@ -99,12 +108,15 @@ class ADMM(BaseSolver):
     required_loss_methods = ("value", "grad_margin", "prox")
     required_penalty_methods = ("value", "prox")
 
-    def __init__(self, tol=1e-3, max_iter=1000, xi=None, eta=None, check_every=10):
+    def __init__(self, tol=1e-3, max_iter=1000, xi=None, eta=None, check_every=10,
+                 adaptive=True, max_refactor=20):
         self.tol = tol
         self.max_iter = max_iter
         self.xi = xi
         self.eta = eta
         self.check_every = check_every
+        self.adaptive = adaptive
+        self.max_refactor = max_refactor
 
     def solve(self, problem, state=None):
         """Solve the restricted master, warm-started from ``state``.
@@ -131,29 +143,32 @@ class ADMM(BaseSolver):
         xi = (np.maximum(10.0 / np.maximum(P.n_t, 1), 0.1) if self.xi is None
               else np.full(T, float(self.xi)))
         eta = float(max(10.0, p)) if self.eta is None else float(self.eta)
-        eta_s = eta
+        if state and self.adaptive and "eta" in state:
+            xi, eta = state["xi"].copy(), state["eta"]
+        grams = [P.gram(t)[0] for t in range(T)]
+        sums = [P.gram(t)[1] for t in range(T)]
 
-        # Gram matrices, column sums and the factorisations of (26) and (28),
-        # once per active set.  Tasks sharing rows and xi share them.
-        grams, sums, facts = [], [], []
-        cache = {}
-        for t in range(T):
-            Pt = P.Phis[t]
-            key = (id(Pt), float(xi[t]))
-            if key not in cache:
-                G, s = P.gram(t)
-                K = xi[t] * G + eta * np.eye(p)
-                if fit_b:
-                    K = np.block([[K, xi[t] * s[:, None]],
-                                  [xi[t] * s[None, :], np.array([[xi[t] * len(Pt)]])]])
-                cache[key] = (G, s, cho_factor(K) if K.size else None)
-            G, s, f = cache[key]
-            grams.append(G)
-            sums.append(s)
-            facts.append(f)
-        if P.has_shared and p:
-            Ks = sum(xi[t] * grams[t] for t in range(T)) + eta_s * np.eye(p)
-            fact_s = cho_factor(Ks)
+        def factorise():
+            # Cholesky factors of (26) per task and of (28); tasks sharing rows
+            # and xi share them.
+            cache, facts = {}, []
+            for t in range(T):
+                key = (0 if P.shared_rows else t, float(xi[t]))
+                if key not in cache:
+                    K = xi[t] * grams[t] + eta * np.eye(p)
+                    if fit_b:
+                        K = np.block([[K, xi[t] * sums[t][:, None]],
+                                      [xi[t] * sums[t][None, :],
+                                       np.array([[xi[t] * P.n_t[t]]])]])
+                    cache[key] = cho_factor(K)
+                facts.append(cache[key])
+            fact_s = None
+            if P.has_shared and p:
+                fact_s = cho_factor(sum(xi[t] * grams[t] for t in range(T)) + eta * np.eye(p))
+            return facts, fact_s
+
+        facts, fact_s = factorise()
+        n_factor = 1
 
         W, ws, b = P.zeros()
         U, us, N, nus = W.copy(), ws.copy(), W.copy(), ws.copy()
@@ -182,8 +197,6 @@ class ADMM(BaseSolver):
             e = [R[t].sum() for t in range(T)]
             # (26): task weights and biases
             for t in range(T):
-                if p == 0 and not fit_b:
-                    continue
                 rhs_w = xi[t] * (c[t] - grams[t] @ ws) + eta * (U[:, t] - N[:, t])
                 if fit_b:
                     rhs = np.append(rhs_w, xi[t] * (e[t] - sums[t] @ ws))
@@ -192,16 +205,17 @@ class ADMM(BaseSolver):
                 else:
                     W[:, t] = cho_solve(facts[t], rhs_w)
             # (28): shared weights
-            if P.has_shared and p:
+            if fact_s is not None:
                 rhs = sum(xi[t] * (c[t] - grams[t] @ W[:, t] - sums[t] * b[t])
-                          for t in range(T)) + eta_s * (us - nus)
+                          for t in range(T)) + eta * (us - nus)
                 ws = cho_solve(fact_s, rhs)
             Z = P.margins(W, ws, b)
             # (22): margins by the prox of the loss
-            for t in range(T):
-                M[t] = P.loss.prox(Z[t] + Mu[t], P.ys[t], 1.0 / xi[t])
+            M_old = M
+            M = [P.loss.prox(Z[t] + Mu[t], P.ys[t], 1.0 / xi[t]) for t in range(T)]
             # (23): proxes of the penalties
-            U, us = P.prox(W + N, ws + nus, 1.0 / eta, 1.0 / eta_s)
+            U_old, us_old = U, us
+            U, us = P.prox(W + N, ws + nus, 1.0 / eta, 1.0 / eta)
             # multipliers (scaled form: mu = multiplier / xi)
             for t in range(T):
                 Mu[t] += Z[t] - M[t]
@@ -212,15 +226,33 @@ class ADMM(BaseSolver):
                 mU = P.margins(U, us, b)
                 obj = P.objective(U, us, b, mU)
                 kkt = P.kkt(U, us, b, mU, step=step_kkt)
-                history.append(objective=obj, kkt=kkt)
+                history.append(objective=obj, kkt=kkt, xi=float(xi[0]), eta=eta)
                 if kkt <= self.tol:
                     converged = True
                     break
+                if self.adaptive and n_factor <= self.max_refactor:
+                    # residual balancing (Boyd et al. 2011, sec. 3.4.1), one
+                    # factor per constraint family; scaled duals are rescaled.
+                    r_w = np.sqrt(np.sum((W - U) ** 2) + np.sum((ws - us) ** 2))
+                    s_w = eta * np.sqrt(np.sum((U - U_old) ** 2) + np.sum((us - us_old) ** 2))
+                    r_m = np.sqrt(sum(np.sum((Z[t] - M[t]) ** 2) for t in range(T)))
+                    s_m = xi[0] * np.sqrt(sum(np.sum((M[t] - M_old[t]) ** 2)
+                                              for t in range(T)))
+                    f_eta = 2.0 if r_w > 10 * s_w else (0.5 if s_w > 10 * r_w else 1.0)
+                    f_xi = 2.0 if r_m > 10 * s_m else (0.5 if s_m > 10 * r_m else 1.0)
+                    if f_eta != 1.0 or f_xi != 1.0:
+                        eta *= f_eta
+                        N /= f_eta
+                        nus /= f_eta
+                        xi = xi * f_xi
+                        Mu = [m / f_xi for m in Mu]
+                        facts, fact_s = factorise()
+                        n_factor += 1
         if not np.isfinite(obj) or k % self.check_every:
             mU = P.margins(U, us, b)
             obj = P.objective(U, us, b, mU)
             kkt = P.kkt(U, us, b, mU, step=step_kkt)
         state = dict(W=W, ws=ws, b=b, U=U, us=us, N=N, nus=nus, M=M, Mu=Mu,
-                     objective=obj, kkt=kkt)
+                     objective=obj, kkt=kkt, xi=xi, eta=eta, p=p, n_factor=n_factor)
         return SolverResult(coef=(U, us), intercept=b.copy(), state=state,
                             history=history, converged=converged, n_iter=k)

@@ -14,12 +14,15 @@ so a line search never rescans the data: each iteration costs one
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
 from ..penalties._prox import expand, group_norms, singleton_indptr
 from ._base import BaseSolver, History, SolverResult
 
 # Per-group caches are n x T; beyond this many entries fall back to A @ w.
 _MAX_CACHE_ENTRIES = 50_000_000
+# Active sets up to this many entries are solved with one BLAS thread.
+_SINGLE_THREAD_ENTRIES = 20_000_000
 
 
 def group_products(A, x, indptr):
@@ -38,12 +41,38 @@ def group_products(A, x, indptr):
     -------
     Z : ndarray of shape (n, T)
     """
-    p, T = len(x), len(indptr) - 1
-    group_of = np.repeat(np.arange(T), np.diff(indptr))
-    Xb = sp.csc_matrix((x, (np.arange(p), group_of)), shape=(p, T))
-    if sp.issparse(A):
-        return (A @ Xb).toarray()
-    return np.asarray((Xb.T @ np.asarray(A).T).T)
+    return _GroupBlocks(A, indptr).products(x)
+
+
+class _GroupBlocks:
+    """The active columns split once into their groups, for per-group products."""
+
+    # Beyond this many groups one sparse block-diagonal product beats a loop.
+    _MAX_LOOP = 256
+
+    def __init__(self, A, indptr):
+        self.A, self.indptr = A, np.asarray(indptr)
+        T = len(self.indptr) - 1
+        self.loop = T <= self._MAX_LOOP
+        if self.loop:
+            self.blocks = [A[:, a:b] for a, b in zip(self.indptr[:-1], self.indptr[1:])]
+        else:
+            p = A.shape[1]
+            self.group_of = np.repeat(np.arange(T), np.diff(self.indptr))
+            self.rows = np.arange(p)
+
+    def products(self, x):
+        T = len(self.indptr) - 1
+        if self.loop:
+            Z = np.empty((self.A.shape[0], T))
+            for t, (blk, a, b) in enumerate(zip(self.blocks, self.indptr[:-1],
+                                                self.indptr[1:])):
+                Z[:, t] = blk @ x[a:b]
+            return Z
+        Xb = sp.csc_matrix((x, (self.rows, self.group_of)), shape=(len(x), T))
+        if sp.issparse(self.A):
+            return (self.A @ Xb).toarray()
+        return np.asarray((Xb.T @ np.asarray(self.A).T).T)
 
 
 class APG(BaseSolver):
@@ -86,7 +115,18 @@ class APG(BaseSolver):
         self.restart = restart
         self.patience = patience
 
-    def solve(
+    def solve(self, A, y, loss, penalty, **kwargs):
+        """Minimise ``C sum loss(A w + b, y) + penalty(w)``; see :meth:`_solve`.
+
+        Matrix-vector products on an active set are memory-bound: extra BLAS
+        threads only contend, so small problems run with one BLAS thread.
+        """
+        if A.shape[0] * A.shape[1] <= _SINGLE_THREAD_ENTRIES:
+            with threadpool_limits(limits=1, user_api="blas"):
+                return self._solve(A, y, loss, penalty, **kwargs)
+        return self._solve(A, y, loss, penalty, **kwargs)
+
+    def _solve(
         self,
         A,
         y,
@@ -143,7 +183,8 @@ class APG(BaseSolver):
         def smooth(m):
             return C * float(loss.value(m, y).sum())
 
-        Zw = group_products(A, w, indptr) if cached else None
+        blocks = _GroupBlocks(A, indptr) if cached else None
+        Zw = blocks.products(w) if cached else None
         mw = (Zw.sum(1) if cached else np.asarray(A @ w).ravel()) + b
         F = smooth(mw) + penalty.value(w, indptr)
         w_prev, b_prev, Zw_prev, mw_prev = w, b, Zw, mw
@@ -163,7 +204,7 @@ class APG(BaseSolver):
             r = C * loss.grad_margin(mv, y)
             gw = np.asarray(A.T @ r).ravel()
             gb = float(r.sum()) if fit_intercept else 0.0
-            Zg = group_products(A, gw, indptr) if cached else None
+            Zg = blocks.products(gw) if cached else None
             tau *= self.eta
             while True:
                 gpt = v - gw / tau

@@ -45,8 +45,25 @@ except ImportError:  # pragma: no cover - exercised when numba is absent
     _numba = None
 
 
-def _block_loop(ids, local, Krows, kdiag, yint, A, G, N, st, lam, q, R, eta1,
-                stage, multiclass, alpha, m):
+def _block_loop(
+    ids,
+    local,
+    Krows,
+    kdiag,
+    yint,
+    A,
+    G,
+    N,
+    st,
+    lam,
+    q,
+    R,
+    eta1,
+    stage,
+    multiclass,
+    alpha,
+    m,
+):
     """Algorithms 1 (``stage == 1``) and 2 (``stage == 2``) over one block.
 
     Plain loops so that numba can compile it; see :func:`_block_numpy` for the
@@ -134,7 +151,10 @@ def _block_loop(ids, local, Krows, kdiag, yint, A, G, N, st, lam, q, R, eta1,
             cf = eta / scale
             if multiclass:
                 for j in range(F):
-                    N[j] += 2.0 * cf * (G[yi, j, i] - G[yh, j, i]) + 2.0 * cf * cf * kdiag[j, i]
+                    N[j] += (
+                        2.0 * cf * (G[yi, j, i] - G[yh, j, i])
+                        + 2.0 * cf * cf * kdiag[j, i]
+                    )
                 A[i, yi] += cf
                 A[i, yh] -= cf
                 for j in range(F):
@@ -177,7 +197,9 @@ _block_loop_jit = (
 )
 
 
-def _block_numpy(ids, local, Krows, kdiag, Y, A, G, N, st, lam, q, R, eta1, stage, loss):
+def _block_numpy(
+    ids, local, Krows, kdiag, Y, A, G, N, st, lam, q, R, eta1, stage, loss
+):
     """The iteration of :func:`_block_loop` for any margin loss, with NumPy."""
     scale, s, t = st[0], st[1], st[2]
     multiclass = G.shape[0] > 1
@@ -288,9 +310,19 @@ class OnlineBatch(BaseSolver):
     required_loss_methods = ("value", "grad_margin")
     required_penalty_methods = ()
 
-    def __init__(self, p=1.5, lam=1e-3, eta=1.0, max_iter_online=5, max_iter=50,
-                 tol=1e-3, online_only=False, backend="auto", random_state=None,
-                 verbose=0):
+    def __init__(
+        self,
+        p=1.5,
+        lam=1e-3,
+        eta=1.0,
+        max_iter_online=5,
+        max_iter=50,
+        tol=1e-3,
+        online_only=False,
+        backend="auto",
+        random_state=None,
+        verbose=0,
+    ):
         self.p = p
         self.lam = lam
         self.eta = eta
@@ -314,7 +346,9 @@ class OnlineBatch(BaseSolver):
                 )
             return True
         if self.backend not in ("auto", "numpy"):
-            raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {self.backend!r}.")
+            raise ValueError(
+                f"backend must be 'auto', 'numba' or 'numpy', got {self.backend!r}."
+            )
         return self.backend == "auto" and fast and _numba is not None
 
     @staticmethod
@@ -408,26 +442,70 @@ class OnlineBatch(BaseSolver):
             st[3] = st[4] = 0.0
             for ids, Krows, local in kernels.iter_blocks(rng.permutation(n)):
                 if use_numba:
-                    _block_loop_jit(ids, local, Krows, kdiag, yint, A, G, N, st, lam, q,
-                                    R, float(self.eta), stage, multiclass, alpha_buf, m_buf)
+                    _block_loop_jit(
+                        ids,
+                        local,
+                        Krows,
+                        kdiag,
+                        yint,
+                        A,
+                        G,
+                        N,
+                        st,
+                        lam,
+                        q,
+                        R,
+                        float(self.eta),
+                        stage,
+                        multiclass,
+                        alpha_buf,
+                        m_buf,
+                    )
                 else:
-                    _block_numpy(ids, local, Krows, kdiag, y if not multiclass else yint,
-                                 A, G, N, st, lam, q, R, float(self.eta), stage, loss)
+                    _block_numpy(
+                        ids,
+                        local,
+                        Krows,
+                        kdiag,
+                        y if not multiclass else yint,
+                        A,
+                        G,
+                        N,
+                        st,
+                        lam,
+                        q,
+                        R,
+                        float(self.eta),
+                        stage,
+                        loss,
+                    )
             # fold the lazy scale into the storage; recompute ||theta^j||^2 exactly
             A[:] *= st[0]
             G[:] *= st[0]
             st[0] = 1.0
             N[:] = np.einsum("nc,cjn->j", A, G)
-            obj, mloss, err, wn = self.objective(G, N, 1.0, y if not multiclass else yint, loss)
+            obj, mloss, err, wn = self.objective(
+                G, N, 1.0, y if not multiclass else yint, loss
+            )
             return obj, mloss, err, wn, int(st[3])
 
         def log(stage, ep, obj, mloss, err, wn, nupd, R):
-            history.append(stage=stage, epoch=ep, objective=obj, loss=mloss,
-                           train_error=err, w_norm=wn, n_updates=nupd, R=R,
-                           n_support=int(np.count_nonzero(np.any(A != 0, axis=1))))
+            history.append(
+                stage=stage,
+                epoch=ep,
+                objective=obj,
+                loss=mloss,
+                train_error=err,
+                w_norm=wn,
+                n_updates=nupd,
+                R=R,
+                n_support=int(np.count_nonzero(np.any(A != 0, axis=1))),
+            )
             if self.verbose:
-                print(f"[OBSCURE] stage {stage} epoch {ep:4d}  objective {obj:.6g}  "
-                      f"train error {err:.4f}  updates {nupd}  R {R:.4g}")
+                print(
+                    f"[OBSCURE] stage {stage} epoch {ep:4d}  objective {obj:.6g}  "
+                    f"train error {err:.4f}  updates {nupd}  R {R:.4g}"
+                )
 
         t0 = time.perf_counter()
         n_epochs = 0
@@ -439,7 +517,9 @@ class OnlineBatch(BaseSolver):
             if nupd == 0:
                 break
         if n_epochs == 0:
-            obj, mloss, err, wn = self.objective(G, N, 1.0, y if not multiclass else yint, loss)
+            obj, mloss, err, wn = self.objective(
+                G, N, 1.0, y if not multiclass else yint, loss
+            )
         # stage-1 bound R >= ||w*||_{2,p} (sec. 4.1)
         R = float(np.sqrt(wn**2 + 2.0 * mloss / lam))
         converged = False
@@ -449,13 +529,27 @@ class OnlineBatch(BaseSolver):
                 obj, mloss, err, wn, nupd = epoch(2, R)
                 n_epochs += 1
                 log(2, ep + 1, obj, mloss, err, wn, nupd, R)
-                if self.tol is not None and abs(prev - obj) <= self.tol * max(abs(obj), 1e-12):
+                if self.tol is not None and abs(prev - obj) <= self.tol * max(
+                    abs(obj), 1e-12
+                ):
                     converged = True
                     break
                 prev = obj
         a = conj_mirror_scales(np.sqrt(np.maximum(N, 0.0)), q)
-        state = {"kernel_coef": a, "R": R, "theta_norms": np.sqrt(np.maximum(N, 0.0)),
-                 "s": float(st[1]), "t": float(st[2]), "time": time.perf_counter() - t0,
-                 "numba": use_numba}
-        return SolverResult(coef=A.copy(), intercept=0.0, state=state, history=history,
-                            converged=converged, n_iter=n_epochs)
+        state = {
+            "kernel_coef": a,
+            "R": R,
+            "theta_norms": np.sqrt(np.maximum(N, 0.0)),
+            "s": float(st[1]),
+            "t": float(st[2]),
+            "time": time.perf_counter() - t0,
+            "numba": use_numba,
+        }
+        return SolverResult(
+            coef=A.copy(),
+            intercept=0.0,
+            state=state,
+            history=history,
+            converged=converged,
+            n_iter=n_epochs,
+        )
