@@ -18,7 +18,7 @@ is not run: its PyPI release 1.2 installs but fails to import on Python 3
 All targets are centred on the training mean for every method (the paper's
 model has no bias).  Data are read through ``kernlearn.datasets``; a set whose
 files are absent is skipped.  Timings are wall-clock on a shared 2-core
-machine and noisy.
+machine and noisy; every method runs with one BLAS thread.
 
 Usage: ``python benchmarks/lowrank_regression.py [--runs 20] [--big-runs 3]
 [--only sinc,housing,...]``.
@@ -34,6 +34,7 @@ from sklearn.kernel_approximation import Nystroem
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import RidgeClassifierCV, RidgeCV
 from sklearn.pipeline import make_pipeline
+from threadpoolctl import threadpool_limits
 
 from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
 from kernlearn.datasets import DatasetNotFoundError, load_dataset, make_sinc
@@ -227,6 +228,9 @@ def main():
     parser.add_argument("--only", default="sinc,housing,abalone,cal_housing,usps")
     args = parser.parse_args()
     warnings.simplefilter("ignore", ConvergenceWarning)
+    # One BLAS thread for every method: the 2 cores are shared with other jobs,
+    # and oversubscribed OpenBLAS threads made timings erratic (up to 10x).
+    threadpool_limits(limits=1, user_api="blas")
     lines = []
     t0 = time.perf_counter()
     for name in args.only.split(","):

@@ -387,3 +387,36 @@ def test_bad_kernel_specs(rng):
     Xn[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         PNormMKLClassifier().fit(Xn, y)
+
+
+class _RowCounter:
+    """Linear kernel that counts the training rows it is evaluated on."""
+
+    def __init__(self, n_train):
+        self.n_train, self.rows = n_train, 0
+
+    def __call__(self, X, Y):
+        if Y.shape[0] == self.n_train:
+            self.rows += X.shape[0]
+        return X @ Y.T
+
+
+def test_max_steps_budget_and_on_the_fly_rows(rng):
+    n = 300
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 1)
+    counter = _RowCounter(n)
+    clf = PNormMKLClassifier(
+        kernels=[counter, ("rbf", {"gamma": "mean"})],
+        max_steps=450,
+        max_iter_online=1,
+        tol=None,
+        cache_size=0.05,
+        random_state=0,
+    ).fit(X, y)
+    # one stage-1 epoch (300 steps) and a truncated stage-2 epoch (150 steps)
+    np.testing.assert_array_equal(clf.history_["steps"], [300, 450])
+    np.testing.assert_array_equal(clf.history_["stage"], [1, 2])
+    # kernel rows are computed only for the visited samples
+    assert counter.rows == 450
+    assert clf.score(X, y) > 0.8

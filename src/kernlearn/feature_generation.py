@@ -43,10 +43,14 @@ class FGMResult:
     Attributes
     ----------
     coef : ndarray of shape (n_features,)
-        Linear coefficients on the original (unscaled) features.
+        Linear coefficients on the original (unscaled) features (zeros when
+        the pool's features are virtual, e.g. polynomial).
     intercept : float
     selected : ndarray of int
-        Features with a non-zero coefficient, in order of inclusion.
+        Features (virtual ids for expansions) with a non-zero coefficient, in
+        order of inclusion.
+    coef_selected : ndarray
+        Coefficients of ``selected`` on the unscaled features.
     d : ndarray
         Feature scaling :math:`d_j = \\sum_t \\mu_t [j \\in d_t]` of ``selected``
         with :math:`\\mu_t = \\|w_t\\| / \\sum_s \\|w_s\\|`.
@@ -63,6 +67,7 @@ class FGMResult:
     coef: np.ndarray
     intercept: float
     selected: np.ndarray
+    coef_selected: np.ndarray
     d: np.ndarray
     groups: list
     history: dict
@@ -184,21 +189,35 @@ def fit_fgm(
     history = out.history.as_dict()
     history["final_lower_bound"] = np.array([st["lower"]])
 
+    selected, coef_sel, d = _collect(st)
     coef = np.zeros(n_features)
-    if st["feats"]:
-        feats_all = np.concatenate(st["feats"])
-        weights_all = np.concatenate(st["weights"])
-        np.add.at(coef, feats_all, weights_all * st["w"])
-        indptr = np.asarray(st["indptr"])
-        norms = np.sqrt(np.add.reduceat(st["w"] ** 2, indptr[:-1]))
-        mu = norms / norms.sum() if norms.sum() > 0 else norms
-        d_all = np.zeros(n_features)
-        for t, f in enumerate(st["feats"]):
-            d_all[np.unique(f)] += mu[t]
-        order = list(dict.fromkeys(feats_all.tolist()))
-        selected = np.array([j for j in order if coef[j] != 0], dtype=int)
-        d = d_all[selected]
-    else:
-        selected, d = np.zeros(0, dtype=int), np.zeros(0)
-    return FGMResult(coef, float(st["b"]), selected, d, st["groups"], history,
+    if getattr(pool, "n_virtual_", n_features) == n_features:
+        coef[selected] = coef_sel
+    return FGMResult(coef, float(st["b"]), selected, coef_sel, d, st["groups"], history,
                      out.n_iter, out.converged, out.stop_reason)
+
+
+def _collect(st):
+    """Map the super-group weights back to (possibly virtual) features.
+
+    A feature in several constraints ``d_t`` gets the sum of its weights; its
+    scaling is :math:`d_j = \\sum_t \\mu_t [j \\in d_t]` with
+    :math:`\\mu_t = \\|w_t\\| / \\sum_s \\|w_s\\|` (the MKL weights of eq. 29).
+    """
+    if not st["feats"]:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
+    feats_all = np.concatenate(st["feats"]).astype(np.int64)
+    weights_all = np.concatenate(st["weights"])
+    order = np.array(list(dict.fromkeys(feats_all.tolist())), dtype=np.int64)
+    pos = {j: i for i, j in enumerate(order.tolist())}
+    idx = np.array([pos[j] for j in feats_all.tolist()])
+    coef = np.zeros(len(order))
+    np.add.at(coef, idx, weights_all * st["w"])
+    indptr = np.asarray(st["indptr"])
+    norms = np.sqrt(np.add.reduceat(st["w"] ** 2, indptr[:-1]))
+    mu = norms / norms.sum() if norms.sum() > 0 else norms
+    d = np.zeros(len(order))
+    for t, f in enumerate(st["feats"]):
+        d[np.unique([pos[j] for j in f.tolist()])] += mu[t]
+    keep = coef != 0
+    return order[keep], coef[keep], d[keep]

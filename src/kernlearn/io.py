@@ -20,7 +20,9 @@ _FORMAT = "kernlearn-model/1"
 
 
 def _encode_attr(name, value, arrays, layout):
-    if isinstance(value, np.ndarray):
+    if value is None:
+        layout[name] = ["scalar", None]
+    elif isinstance(value, np.ndarray):
         if value.dtype == object:
             raise TypeError(f"cannot save object array attribute {name!r}")
         arrays[name] = value

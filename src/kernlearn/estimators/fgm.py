@@ -6,10 +6,16 @@ import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    RegressorMixin,
+    TransformerMixin,
+    clone,
+)
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._available_if import available_if
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..families import FeaturePool
@@ -34,12 +40,34 @@ class _FGMBase(TransformerMixin, BaseEstimator):
         "tree": ["boolean"],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
         "refit": ["boolean"],
+        "family": [HasMethods(["fit", "price", "columns"]), None],
         "verbose": ["verbose"],
     }
 
     def _pool(self):
+        if self.family is not None:
+            if self.groups is not None or self.tree:
+                raise ValueError("groups/tree apply to the default feature pool; "
+                                 "they cannot be combined with family=.")
+            return clone(self.family)
         return FeaturePool(groups=self.groups, tree=self.tree,
                            feature_scaling=self.feature_scaling, chunk_size=self.chunk_size)
+
+    def _store(self, X, pool, results, coefs, intercepts):
+        """Fitted coefficients: dense on X's features, sparse over virtual ones."""
+        order = list(dict.fromkeys(np.concatenate([r.selected for r in results]).tolist()))
+        self.selected_features_ = np.asarray(order, dtype=np.int64)
+        self.intercept_ = np.asarray(intercepts, dtype=float)
+        if self.family is None:
+            self.coef_ = np.vstack(coefs)
+            self.family_ = None
+            return
+        self.family_ = pool
+        rows = np.concatenate([[k] * len(r.selected) for k, r in enumerate(results)]).astype(int)
+        cols = np.concatenate([r.selected for r in results]).astype(np.int64)
+        vals = np.concatenate([r.coef_selected for r in results])
+        self.coef_ = sp.csr_matrix((vals, (rows, cols)),
+                                   shape=(len(results), pool.n_virtual_))
 
     def _solve(self, X, y, pool, loss, name):
         return fit_fgm(
@@ -54,7 +82,8 @@ class _FGMBase(TransformerMixin, BaseEstimator):
         from sklearn.svm import LinearSVC
 
         sel = res.selected
-        if sel.size == 0:
+        if sel.size == 0 or self.family is not None:
+            # De-biasing needs the original columns; expansions keep FGM's weights.
             return res.coef, res.intercept
         Xs = X[:, sel]
         if kind == "square":
@@ -73,7 +102,11 @@ class _FGMBase(TransformerMixin, BaseEstimator):
     def _decision(self, X):
         check_is_fitted(self)
         X = validate_predict_data(self, X)
-        scores = X @ self.coef_.T if sp.issparse(X) else X @ self.coef_.T
+        if self.family_ is None:
+            scores = X @ self.coef_.T
+        else:
+            sel = self.selected_features_
+            scores = self.family_.raw_columns(sel, X) @ self.coef_[:, sel].T.toarray()
         return np.asarray(scores) + self.intercept_
 
     def transform(self, X):
@@ -89,7 +122,9 @@ class _FGMBase(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_predict_data(self, X)
-        return X[:, self.selected_features_]
+        if self.family_ is None:
+            return X[:, self.selected_features_]
+        return self.family_.raw_columns(self.selected_features_, X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -147,6 +182,12 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         Score at most this many columns at once (bounded memory).
     refit : bool, default=False
         De-bias: retrain an l2-regularised model on the selected features.
+    family : family object, optional
+        Another pool of candidate columns, e.g.
+        :class:`~kernlearn.families.PolynomialPool` (degree-2 monomials never
+        materialised) or :class:`~kernlearn.families.AdditiveKernelExpansion`.
+        ``selected_features_`` then holds the family's virtual feature ids
+        and ``coef_`` is a sparse matrix over them.
     n_jobs : int, optional
         Parallel one-vs-rest problems (joblib).
     verbose : int, default=0
@@ -194,7 +235,8 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
     def __init__(
         self, B=10, C=10.0, loss="squared_hinge", *, max_outer_iter=15, tol=1e-2,
         apg_tol=1e-4, apg_max_iter=1000, feature_scaling=True, fit_intercept=True,
-        groups=None, tree=False, chunk_size=None, refit=False, n_jobs=None, verbose=0,
+        groups=None, tree=False, chunk_size=None, refit=False, family=None, n_jobs=None,
+        verbose=0,
     ):
         self.B = B
         self.C = C
@@ -209,6 +251,7 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         self.tree = tree
         self.chunk_size = chunk_size
         self.refit = refit
+        self.family = family
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -247,10 +290,8 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
             c, b = self._refit_l2(X, t, res, self.loss) if self.refit else (res.coef, res.intercept)
             coefs.append(c)
             intercepts.append(b)
-        self.coef_ = np.vstack(coefs)
-        self.intercept_ = np.asarray(intercepts)
-        order = list(dict.fromkeys(np.concatenate([r.selected for r in results]).tolist()))
-        self.selected_features_ = np.asarray(order, dtype=int)
+        self._store(X, pool, results, coefs, intercepts)
+        order = self.selected_features_.tolist()
         if len(results) == 1:
             self.d_ = results[0].d
             self.n_iter_ = results[0].n_iter
@@ -351,6 +392,8 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         Bounded-memory scoring.
     refit : bool, default=False
         Ridge refit on the selected features.
+    family : family object, optional
+        Another pool of candidate columns (see :class:`FGMClassifier`).
     verbose : int, default=0
         Progress output.
 
@@ -372,7 +415,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     def __init__(
         self, B=10, C=10.0, *, max_outer_iter=15, tol=1e-2, apg_tol=1e-4,
         apg_max_iter=1000, feature_scaling=True, fit_intercept=True, groups=None,
-        tree=False, chunk_size=None, refit=False, verbose=0,
+        tree=False, chunk_size=None, refit=False, family=None, verbose=0,
     ):
         self.B = B
         self.C = C
@@ -386,6 +429,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         self.tree = tree
         self.chunk_size = chunk_size
         self.refit = refit
+        self.family = family
         self.verbose = verbose
 
     def fit(self, X, y):
@@ -403,10 +447,12 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         self._validate_params()
         X, y = validate_fit_data(self, X, y, classification=False, y_numeric=True)
         loss = get_loss("square")
-        res = self._solve(X, y.astype(float), self._pool().fit(X), loss, "FGM")
+        pool = self._pool().fit(X)
+        res = self._solve(X, y.astype(float), pool, loss, "FGM")
         coef, b = self._refit_l2(X, y, res, "square") if self.refit else (res.coef, res.intercept)
-        self.coef_, self.intercept_ = coef, b
-        self.selected_features_ = res.selected
+        self._store(X, pool, [res], [coef], [b])
+        if self.family is None:
+            self.coef_, self.intercept_ = self.coef_[0], float(self.intercept_[0])
         self.d_, self.n_iter_, self.history_ = res.d, res.n_iter, res.history
         self.converged_ = res.converged
         return self

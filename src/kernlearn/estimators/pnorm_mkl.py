@@ -69,6 +69,11 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         falls below ``tol``; ``None`` runs all ``max_iter`` epochs.
     online_only : bool, default=False
         Return the stage-1 (online) solution only.
+    max_steps : int or None, default=None
+        Budget of stochastic steps (samples visited) over both stages.  The
+        convergence bound of Theorem 3 depends on the number of steps, not on
+        ``n``; with a fixed budget (and kernels computed on the fly) training
+        time grows linearly with ``n``.
     cache_size : float, default=1024
         Memory budget (MiB) for Gram matrices; beyond it rows are computed on
         the fly in blocks.
@@ -95,7 +100,8 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         Total number of epochs (stage 1 + stage 2).
     history_ : dict of ndarray
         Per-epoch ``stage``, ``objective``, ``loss``, ``train_error``,
-        ``w_norm``, ``n_updates``, ``n_support``, ``R`` and ``time``.
+        ``w_norm``, ``n_updates``, ``n_support``, ``R``, ``steps``
+        (cumulative samples visited) and ``time``.
     n_features_in_ : int
         Number of features (number of training samples when precomputed).
 
@@ -125,6 +131,7 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         "max_iter_online": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "online_only": ["boolean"],
+        "max_steps": [Interval(Integral, 1, None, closed="left"), None],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -142,6 +149,7 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         max_iter_online=5,
         tol=1e-3,
         online_only=False,
+        max_steps=None,
         cache_size=1024,
         random_state=None,
         verbose=0,
@@ -155,6 +163,7 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         self.max_iter_online = max_iter_online
         self.tol = tol
         self.online_only = online_only
+        self.max_steps = max_steps
         self.cache_size = cache_size
         self.random_state = random_state
         self.verbose = verbose
@@ -218,6 +227,7 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
             max_iter=self.max_iter,
             tol=self.tol,
             online_only=self.online_only,
+            max_steps=self.max_steps,
             random_state=self.random_state,
             verbose=self.verbose,
         )

@@ -5,13 +5,17 @@ from ._base import BaseFamily, Candidates
 from .fourier import RandomFourierFeatures
 from .gabor import GaborFeatures
 from .nystrom import NystromColumns
+from .explicit import AdditiveKernelExpansion
+from .polynomial import PolynomialPool
 from .pool import FeaturePool
 
 FAMILIES = Registry("family")
 FAMILIES.register("pool")(FeaturePool)
+FAMILIES.register("poly2")(PolynomialPool)
+FAMILIES.register("additive")(AdditiveKernelExpansion)
 FAMILIES.register("fourier")(RandomFourierFeatures)
 FAMILIES.register("gabor")(GaborFeatures)
 FAMILIES.register("nystrom")(NystromColumns)
 
-__all__ = ["BaseFamily", "Candidates", "FAMILIES", "FeaturePool", "GaborFeatures",
+__all__ = ["AdditiveKernelExpansion", "PolynomialPool", "BaseFamily", "Candidates", "FAMILIES", "FeaturePool", "GaborFeatures",
            "RandomFourierFeatures", "NystromColumns"]

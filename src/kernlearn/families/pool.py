@@ -154,6 +154,10 @@ class FeaturePool(BaseFamily):
         )
         return feats, weights
 
+    def raw_columns(self, ids, X):
+        """Unscaled columns of feature ids (the model's inputs)."""
+        return X[:, np.asarray(ids, dtype=int)]
+
     def columns(self, candidates, X):
         feats, weights = self.column_indices(candidates)
         block = X[:, feats]

@@ -28,7 +28,7 @@ __all__ = ["DirtyProblem"]
 
 
 class DirtyProblem:
-    """Data of a restricted master problem (paper 000, eq. (17)).
+    r"""Data of a restricted master problem (paper 000, eq. (17)).
 
     Parameters
     ----------
@@ -83,7 +83,7 @@ class DirtyProblem:
             self._grams[0] = (np.asarray(gram, dtype=float), Phi.sum(axis=0))
 
     def gram(self, t):
-        """Cached :math:`(\Phi^{(t)\prime}\Phi^{(t)},\ \Phi^{(t)\prime}\mathbf 1)` of task ``t``."""
+        r"""Cached :math:`(\Phi^{(t)\prime}\Phi^{(t)},\ \Phi^{(t)\prime}\mathbf 1)` of task ``t``."""
         key = 0 if self.shared_rows else t
         if key not in self._grams:
             Pt = self.Phis[t]
@@ -146,7 +146,7 @@ class DirtyProblem:
         return U, us
 
     def lipschitz(self):
-        """Lipschitz constant bound of the smooth part's gradient.
+        r"""Lipschitz constant bound of the smooth part's gradient.
 
         :math:`L = \ell'' \max_t \lambda_{\max}([\Phi^{(t)}\ \mathbf 1]'[\Phi^{(t)}\ \mathbf 1])
         (1 + T\,[\text{shared}])`, from the cached Gram matrices.

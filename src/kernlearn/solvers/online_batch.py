@@ -294,6 +294,11 @@ class OnlineBatch(BaseSolver):
         runs all epochs.
     online_only : bool, default=False
         Return the stage-1 solution.
+    max_steps : int or None, default=None
+        Budget of stochastic steps (samples visited) over both stages; the last
+        epoch is truncated to it.  Theorem 3 bounds the error after ``T`` steps
+        independently of ``n``, so a fixed budget makes training time linear in
+        ``n`` (with kernel rows computed on the fly).
     backend : {"auto", "numba", "numpy"}, default="auto"
         Compiled loop when available (hinge losses), else NumPy.
     random_state : int, RandomState or None, default=None
@@ -319,6 +324,7 @@ class OnlineBatch(BaseSolver):
         max_iter=50,
         tol=1e-3,
         online_only=False,
+        max_steps=None,
         backend="auto",
         random_state=None,
         verbose=0,
@@ -330,6 +336,7 @@ class OnlineBatch(BaseSolver):
         self.max_iter = max_iter
         self.tol = tol
         self.online_only = online_only
+        self.max_steps = max_steps
         self.backend = backend
         self.random_state = random_state
         self.verbose = verbose
@@ -438,9 +445,17 @@ class OnlineBatch(BaseSolver):
         history = History()
         lam = float(self.lam)
 
+        budget = [np.inf if self.max_steps is None else int(self.max_steps)]
+        steps = [0]
+
         def epoch(stage, R):
             st[3] = st[4] = 0.0
-            for ids, Krows, local in kernels.iter_blocks(rng.permutation(n)):
+            order = rng.permutation(n)
+            if budget[0] < n:
+                order = order[: int(budget[0])]
+            budget[0] -= len(order)
+            steps[0] += len(order)
+            for ids, Krows, local in kernels.iter_blocks(order):
                 if use_numba:
                     _block_loop_jit(
                         ids,
@@ -500,6 +515,7 @@ class OnlineBatch(BaseSolver):
                 n_updates=nupd,
                 R=R,
                 n_support=int(np.count_nonzero(np.any(A != 0, axis=1))),
+                steps=steps[0],
             )
             if self.verbose:
                 print(
@@ -510,6 +526,8 @@ class OnlineBatch(BaseSolver):
         t0 = time.perf_counter()
         n_epochs = 0
         for ep in range(int(self.max_iter_online)):
+            if budget[0] <= 0:
+                break
             obj, mloss, err, wn, nupd = epoch(1, np.inf)
             n_epochs += 1
             R = float(np.sqrt(wn**2 + 2.0 * mloss / lam))
@@ -526,6 +544,8 @@ class OnlineBatch(BaseSolver):
         if not self.online_only:
             prev = obj
             for ep in range(int(self.max_iter)):
+                if budget[0] <= 0:
+                    break
                 obj, mloss, err, wn, nupd = epoch(2, R)
                 n_epochs += 1
                 log(2, ep + 1, obj, mloss, err, wn, nupd, R)

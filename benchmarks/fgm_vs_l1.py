@@ -1,0 +1,165 @@
+"""FGM against l1-regularised linear models at equal numbers of selected features.
+
+In one run, on the FGM paper's synthetic data and on real data from the data
+folder, sweep ``B`` for FGM and ``C`` for scikit-learn's
+``LinearSVC(penalty="l1")`` and ``LogisticRegression(l1, liblinear)`` (and
+skglm's sparse logistic regression when installed), then print test accuracy
+and training time against the number of selected features, and the ratios
+FGM / anchor with the anchor's curve interpolated at FGM's feature count.
+
+Usage::
+
+    python benchmarks/fgm_vs_l1.py [--large] [--repeats 3] [--out benchmarks/out]
+
+``--large`` adds the 8192 x 100,000 sparse sets (densities 0.005, 0.05) and the
+dense 4096 x 65,536 set of sec. 6.2.3.
+"""
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.svm import LinearSVC
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import markdown_table, timed  # noqa: E402
+
+from kernlearn import FGMClassifier  # noqa: E402
+from kernlearn.datasets import DatasetNotFoundError, load_dataset, make_fgm_synthetic  # noqa: E402
+
+warnings.filterwarnings("ignore", category=ConvergenceWarning)
+warnings.filterwarnings("ignore", category=FutureWarning)
+warnings.filterwarnings("ignore", category=UserWarning)
+
+
+def _datasets(large):
+    X, y, Xt, yt, _ = make_fgm_synthetic(4096, 4096, 400, n_test=4096, random_state=0)
+    yield "synthetic 4096x4096 Type I", X, y, Xt, yt
+    try:
+        Xtr, ytr, Xte, yte = load_dataset("a9a")
+        yield "a9a", Xtr, ytr, Xte, yte
+    except DatasetNotFoundError as exc:
+        print(f"skip a9a: {exc}")
+    try:
+        Xtr, ytr, Xte, yte = load_dataset("usps")
+        tr, te = np.isin(ytr, (3, 8)), np.isin(yte, (3, 8))
+        yield "usps 3 vs 8", Xtr[tr], np.where(ytr[tr] == 3, 1, -1), Xte[te], np.where(yte[te] == 3, 1, -1)
+    except DatasetNotFoundError as exc:
+        print(f"skip usps: {exc}")
+    if large:
+        for density in (0.005, 0.05):
+            X, y, Xt, yt, _ = make_fgm_synthetic(8192, 100_000, 400, n_test=4096,
+                                                 density=density, random_state=0)
+            yield f"synthetic 8192x100000 sparse d={density}", X, y, Xt, yt
+        X, y, Xt, yt, _ = make_fgm_synthetic(4096, 65_536, 400, n_test=4096, random_state=0)
+        yield "synthetic 4096x65536 dense", X, y, Xt, yt
+
+
+def _anchors():
+    out = {
+        "l1-SVM (liblinear)": lambda C: LinearSVC(penalty="l1", loss="squared_hinge",
+                                                   dual=False, C=C, max_iter=2000),
+        "l1-LR (liblinear)": lambda C: LogisticRegression(l1_ratio=1.0, solver="liblinear",
+                                                          C=C, max_iter=2000),
+    }
+    try:
+        from skglm import SparseLogisticRegression
+
+        out["skglm l1-LR"] = lambda C: SparseLogisticRegression(alpha=1.0 / C, max_iter=50)
+    except ImportError:
+        print("skglm not installed: skipped")
+    return out
+
+
+def _nnz(model):
+    return int(np.count_nonzero(np.abs(model.coef_) > 1e-10))
+
+
+def _curve(make, grid, X, y, Xt, yt, repeats):
+    rows = []
+    for param in grid:
+        model, t = timed(lambda: make(param).fit(X, y), repeats)
+        nnz = len(model.selected_features_) if hasattr(model, "selected_features_") else _nnz(model)
+        rows.append((param, nnz, float(model.score(Xt, yt)), t))
+    return rows
+
+
+def _interp(rows, nnz, col):
+    """Anchor accuracy/time at ``nnz`` features (linear in the feature count)."""
+    pts = sorted((r[1], r[col]) for r in rows if r[1] > 0)
+    if not pts or nnz < pts[0][0] or nnz > pts[-1][0]:
+        return np.nan
+    xs, ys = zip(*pts)
+    return float(np.interp(nnz, xs, ys))
+
+
+def _grids(name):
+    n_samples_scale = {"a9a": 1.0}.get(name, 1.0)
+    cs_svm = np.logspace(-3.3, -0.5, 9) * n_samples_scale
+    cs_lr = np.logspace(-2.7, 0.3, 9)
+    if name.startswith("a9a"):
+        cs_svm, cs_lr = np.logspace(-4, -1, 9), np.logspace(-3.5, -0.5, 9)
+    if name.startswith("usps"):
+        cs_svm, cs_lr = np.logspace(-3.5, -0.5, 9), np.logspace(-2.5, 0.5, 9)
+    return {"l1-SVM (liblinear)": cs_svm, "l1-LR (liblinear)": cs_lr, "skglm l1-LR": cs_lr}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--large", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", default="benchmarks/out")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report = []
+    for name, X, y, Xt, yt in _datasets(args.large):
+        repeats = 1 if X.shape[1] > 10_000 else args.repeats
+        print(f"\n=== {name}: {X.shape[0]} x {X.shape[1]} ===", flush=True)
+        curves = {}
+        for loss in ("squared_hinge", "logistic"):
+            label = f"FGM ({'SVM' if loss == 'squared_hinge' else 'LR'})"
+            curves[label] = _curve(lambda B: FGMClassifier(B=B, C=10.0, loss=loss),
+                                   [2, 5, 10, 20, 40], X, y, Xt, yt, repeats)
+        grids = _grids(name)
+        for aname, make in _anchors().items():
+            curves[aname] = _curve(make, grids[aname], X, y, Xt, yt, repeats)
+        for cname, rows in curves.items():
+            print(f"-- {cname}: (param, n_selected, test_acc, seconds)")
+            for r in rows:
+                print(f"   {r[0]:<10.4g} {r[1]:6d} {r[2]:.4f} {r[3]:.3f}")
+        table = []
+        for fname, anchor in [("FGM (SVM)", "l1-SVM (liblinear)"), ("FGM (LR)", "l1-LR (liblinear)"),
+                              ("FGM (LR)", "skglm l1-LR")]:
+            if anchor not in curves:
+                continue
+            for B, nnz, acc, t in curves[fname]:
+                if nnz > 200:
+                    continue
+                a_acc = _interp(curves[anchor], nnz, 2)
+                a_t = _interp(curves[anchor], nnz, 3)
+                table.append((fname, anchor, B, nnz, acc, a_acc, acc - a_acc, t, a_t,
+                              t / a_t if a_t == a_t else np.nan))
+        header = ["FGM", "anchor", "B", "features", "FGM acc", "anchor acc", "acc diff",
+                  "FGM s", "anchor s", "time ratio"]
+        md = markdown_table(header, table)
+        print(md)
+        report.append(f"### {name} ({X.shape[0]} x {X.shape[1]})\n\n{md}\n")
+        try:
+            from kernlearn.plotting import plot_accuracy_vs_features
+
+            plot_accuracy_vs_features({k: ([r[1] for r in v], [r[2] for r in v])
+                                       for k, v in curves.items()},
+                                      out / f"fgm_{name.split()[0]}_{X.shape[1]}.png", name)
+        except ImportError:
+            pass
+    (out / "fgm_vs_l1.md").write_text("\n".join(report))
+    print(f"\nmarkdown written to {out / 'fgm_vs_l1.md'}")
+
+
+if __name__ == "__main__":
+    main()

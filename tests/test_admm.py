@@ -1,0 +1,229 @@
+"""GrFL numerics: proxes of Tables 1-2, ADMM and FISTA masters vs cvxpy."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize, minimize_scalar
+
+from kernlearn.losses import Hinge, Logistic, Square, SquaredHinge
+from kernlearn.penalties import PENALTIES, L1, GroupL1L2, L1Linf, L1Lq
+from kernlearn.solvers import ADMM, SOLVERS, GrFLFISTA, check_compatible
+from kernlearn.solvers._dirty import DirtyProblem
+from kernlearn.solvers.admm import pad_state
+
+LOSSES = [SquaredHinge(), Logistic(), Square()]
+
+
+# ----------------------------------------------------------------- Table 2
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda l: type(l).__name__)
+def test_loss_prox_matches_definition(loss, rng):
+    z = rng.normal(scale=2.0, size=25)
+    y = rng.choice([-1.0, 1.0], size=25)
+    if isinstance(loss, Square):
+        y = rng.normal(size=25)
+    for step in (0.05, 1.0, 7.0):
+        got = loss.prox(z, y, step)
+        for i in range(len(z)):
+            res = minimize_scalar(
+                lambda m: step * loss.value(np.array([m]), y[i : i + 1])[0]
+                + 0.5 * (m - z[i]) ** 2,
+                bracket=(z[i] - 10, z[i] + 10), tol=1e-12,
+            )
+            assert got[i] == pytest.approx(res.x, abs=1e-6)
+
+
+def test_loss_prox_table2_closed_forms():
+    # squared hinge on margins: identity where y z >= 1, else (z + s y)/(1 + s)
+    z = np.array([2.0, 0.2, -1.0])
+    y = np.array([1.0, 1.0, -1.0])
+    np.testing.assert_allclose(SquaredHinge().prox(z, y, 0.5),
+                               [2.0, (0.2 + 0.5) / 1.5, -1.0])
+    np.testing.assert_allclose(Square().prox(z, y, 2.0), (z + 2.0 * y) / 3.0)
+
+
+# ----------------------------------------------------------------- Table 1
+def _prox_reference(pen, v, step, indptr):
+    """Minimise 0.5||x - v||^2 + step * pen(x) numerically (Powell, two starts)."""
+    def obj(x):
+        return 0.5 * np.sum((x - v) ** 2) + step * pen.value(x, indptr)
+
+    best = None
+    for x0 in (v, np.zeros_like(v)):
+        res = minimize(obj, x0, method="Powell",
+                       options={"xtol": 1e-10, "ftol": 1e-14, "maxiter": 200000})
+        if best is None or res.fun < best.fun:
+            best = res
+    return best.x, obj
+
+
+PENS = [L1(0.7), GroupL1L2(0.7), L1Linf(0.7), L1Lq(0.7, q=1.5), L1Lq(0.7, q=3.0),
+        L1Lq(0.7, q=np.inf), L1Lq(0.7, q=2.0)]
+
+
+@pytest.mark.parametrize("pen", PENS, ids=repr)
+def test_penalty_prox_matches_definition(pen, rng):
+    indptr = np.array([0, 3, 4, 7])
+    for scale in (0.3, 2.0):
+        v = rng.normal(scale=scale, size=7)
+        got = pen.prox(v, 1.3, indptr)
+        ref, obj = _prox_reference(pen, v, 1.3, indptr)
+        assert obj(got) <= obj(ref) + 1e-9
+        np.testing.assert_allclose(got, ref, atol=2e-4)
+
+
+@pytest.mark.parametrize("q, qd", [(1.0, np.inf), (2.0, 2.0), (3.0, 1.5), (np.inf, 1.0)])
+def test_dual_norms_are_holder_conjugates(q, qd, rng):
+    pen = L1Lq(1.0, q=q)
+    s = rng.normal(size=6)
+    indptr = np.array([0, 2, 6])
+    got = pen.dual_norm(s, indptr)
+    want = [np.linalg.norm(s[:2], qd), np.linalg.norm(s[2:], qd)]
+    np.testing.assert_allclose(got, want)
+    # Hoelder: <s_g, x_g> <= ||s_g||_q' ||x_g||_q for random x
+    for _ in range(20):
+        x = rng.normal(size=6)
+        for g in range(2):
+            a, b = indptr[g], indptr[g + 1]
+            assert s[a:b] @ x[a:b] <= got[g] * np.linalg.norm(x[a:b], q) + 1e-12
+    assert L1Linf(1.0).dual_norm(s, indptr) == pytest.approx(want if qd == 1.0 else
+                                                            L1Linf(1.0).dual_norm(s, indptr))
+
+
+def test_l1_linf_prox_zeroes_group_iff_dual_norm_small():
+    pen = L1Linf(1.0)
+    v = np.array([0.2, -0.3, 3.0, 0.1])
+    out = pen.prox(v, 1.0, np.array([0, 2, 4]))
+    np.testing.assert_array_equal(out[:2], 0.0)  # ||v_1||_1 = 0.5 <= 1
+    assert np.abs(out[2:]).max() < 3.0
+
+
+def test_penalty_registry_and_bad_q():
+    assert PENALTIES.resolve("l1_linf").__class__ is L1Linf
+    assert PENALTIES.resolve("l1_lq", q=3).q == 3
+    with pytest.raises(ValueError, match="q must be"):
+        L1Lq(1.0, q=0.5).value(np.ones(3))
+    with pytest.raises(ValueError, match="q must be"):
+        L1Lq(1.0, q=np.nan).prox(np.ones(3), 1.0)
+
+
+# --------------------------------------------------------- masters vs cvxpy
+def _tiny(rng, n=40, p=6, T=2, task_rows=False, loss=SquaredHinge()):
+    Phi = rng.normal(size=(n, p))
+    Phi /= np.linalg.norm(Phi, axis=0)
+    if task_rows:
+        rows = [np.arange(0, n, 2), np.arange(1, n, 2)]
+        y = rng.choice([-1.0, 1.0], size=n)
+        return Phi, y, rows
+    Y = rng.choice([-1.0, 1.0], size=(n, T))
+    if isinstance(loss, Square):
+        Y = rng.normal(size=(n, T))
+    return Phi, Y, None
+
+
+def _cvxpy_objective(Phi, Y, rows, loss, pen, lam_p, lam_s, indptr):
+    cp = pytest.importorskip("cvxpy")
+    n, p = Phi.shape
+    T = len(rows) if rows is not None else Y.shape[1]
+    W, ws, b = cp.Variable((p, T)), cp.Variable(p), cp.Variable(T)
+    terms = []
+    for t in range(T):
+        A = Phi[rows[t]] if rows is not None else Phi
+        y = Y[rows[t]] if rows is not None else Y[:, t]
+        m = A @ (W[:, t] + ws) + b[t]
+        if isinstance(loss, SquaredHinge):
+            terms.append(0.5 * cp.sum_squares(cp.pos(1 - cp.multiply(y, m))))
+        elif isinstance(loss, Logistic):
+            terms.append(cp.sum(cp.logistic(-cp.multiply(y, m))))
+        else:
+            terms.append(0.5 * cp.sum_squares(y - m))
+    groups = [cp.vec(W[indptr[g]:indptr[g + 1]], order="C") for g in range(len(indptr) - 1)]
+    if isinstance(pen, L1):
+        reg = cp.sum(cp.abs(W))
+    elif isinstance(pen, GroupL1L2):
+        reg = sum(cp.norm(g, 2) for g in groups)
+    else:
+        reg = sum(cp.norm(g, "inf") for g in groups)
+    obj = sum(terms) + lam_p * reg
+    if lam_s is not None:
+        obj = obj + lam_s * cp.norm1(ws)
+    else:
+        obj = obj + 1e6 * cp.norm1(ws)  # no shared part
+    prob = cp.Problem(cp.Minimize(obj))
+    prob.solve()
+    return prob.value
+
+
+CASES = [
+    (SquaredHinge(), GroupL1L2(0.5), 0.8, False),
+    (Logistic(), L1Linf(0.5), None, False),
+    (Square(), L1(0.5), 0.8, False),
+    (SquaredHinge(), L1Linf(0.4), 0.6, True),
+]
+
+
+@pytest.mark.parametrize("loss, pen, lam_s, task_rows", CASES,
+                         ids=["sqhinge-l1l2-shared", "logistic-l1linf", "square-l1-shared",
+                              "sqhinge-l1linf-taskrows"])
+def test_admm_and_fista_agree_with_cvxpy(loss, pen, lam_s, task_rows, rng):
+    Phi, Y, rows = _tiny(rng, task_rows=task_rows, loss=loss)
+    indptr = np.array([0, 2, 4, 6])
+    P = DirtyProblem(Phi, Y, loss, pen, None if lam_s is None else L1(lam_s),
+                     indptr=indptr, task_rows=rows)
+    ref = _cvxpy_objective(Phi, Y, rows, loss, pen, pen.alpha, lam_s, indptr)
+    ra = ADMM(tol=1e-7, max_iter=20000).solve(P)
+    rf = GrFLFISTA(tol=1e-6, max_iter=800, check_every=100).solve(P)
+    assert ra.converged
+    assert ra.state["objective"] == pytest.approx(ref, rel=1e-6, abs=1e-6)
+    assert rf.state["objective"] == pytest.approx(ref, rel=1e-5, abs=1e-5)
+    # ADMM returns the exactly sparse split variable U
+    U, us = ra.coef
+    assert P.objective(U, us, ra.intercept) == pytest.approx(ra.state["objective"])
+
+
+def test_admm_fixed_paper_parameters_also_converge(rng):
+    Phi, Y, _ = _tiny(rng)
+    P = DirtyProblem(Phi, Y, SquaredHinge(), GroupL1L2(0.5), None,
+                     indptr=np.array([0, 2, 4, 6]))
+    fixed = ADMM(tol=1e-6, max_iter=20000, adaptive=False).solve(P)
+    adapt = ADMM(tol=1e-6, max_iter=20000).solve(P)
+    assert fixed.converged and adapt.converged
+    assert fixed.state["n_factor"] == 1  # one factorisation per active set
+    assert fixed.state["objective"] == pytest.approx(adapt.state["objective"], rel=1e-6)
+
+
+def test_warm_start_is_no_worse_and_padding_keeps_margins(rng):
+    Phi, Y, _ = _tiny(rng, p=8)
+    indptr = np.arange(0, 9, 2)
+    full = DirtyProblem(Phi, Y, SquaredHinge(), GroupL1L2(0.3), L1(0.5), indptr=indptr)
+    part = DirtyProblem(Phi[:, :6], Y, SquaredHinge(), GroupL1L2(0.3), L1(0.5),
+                        indptr=indptr[:4])
+    solver = ADMM(tol=1e-6, max_iter=20000)
+    r6 = solver.solve(part)
+    st = pad_state(r6.state, 8, Y.shape[1])
+    assert st["W"].shape == (8, 2) and np.all(st["W"][6:] == 0)
+    np.testing.assert_allclose(full.margins(st["U"], st["us"], st["b"])[0],
+                               part.margins(r6.state["U"], r6.state["us"], r6.state["b"])[0])
+    cold = solver.solve(full)
+    warm = solver.solve(full, st)
+    assert warm.state["objective"] == pytest.approx(cold.state["objective"], rel=1e-6)
+    assert warm.n_iter <= cold.n_iter
+    # Prop. 3: adding columns never increases the exact master objective
+    assert cold.state["objective"] <= r6.state["objective"] + 1e-8
+
+
+def test_kkt_vanishes_at_optimum_only(rng):
+    Phi, Y, _ = _tiny(rng)
+    P = DirtyProblem(Phi, Y, Logistic(), GroupL1L2(0.5), L1(0.7),
+                     indptr=np.array([0, 2, 4, 6]))
+    r = ADMM(tol=1e-8, max_iter=20000).solve(P)
+    U, us = r.coef
+    assert P.kkt(U, us, r.intercept) < 1e-7
+    assert P.kkt(*P.zeros()) > 1e-2
+
+
+def test_solvers_registered_and_requirements():
+    assert SOLVERS.resolve("admm").__class__ is ADMM
+    assert SOLVERS.resolve("grfl_fista").__class__ is GrFLFISTA
+    with pytest.raises(ValueError, match="prox"):
+        check_compatible(ADMM(), Hinge(), L1())
+    with pytest.raises(TypeError, match="DirtyProblem"):
+        ADMM().solve(np.ones((3, 2)))

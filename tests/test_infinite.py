@@ -1,0 +1,169 @@
+"""GrFL estimators: Algorithm 1 properties, multitask layouts, bad input."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_moons
+from sklearn.utils._param_validation import InvalidParameterError
+
+from kernlearn import InfiniteFeatureClassifier, InfiniteFeatureRegressor
+from kernlearn.families import GaborFeatures, RandomFourierFeatures
+from kernlearn.losses import SquaredHinge
+from kernlearn.penalties import L1Lq
+
+
+def _moons(n=300, seed=0):
+    X, y = make_moons(n, noise=0.2, random_state=seed)
+    return X, y
+
+
+def test_learns_moons_and_transform_is_the_feature_map():
+    X, y = _moons(400)
+    clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=0.5), max_features=30,
+                                    n_candidates=100, random_state=0).fit(X[:300], y[:300])
+    assert clf.score(X[300:], y[300:]) > 0.9
+    Z = clf.transform(X[300:])
+    assert Z.shape == (100, 2 * len(clf.features_))
+    np.testing.assert_allclose(clf.decision_function(X[300:]),
+                               Z @ clf.coef_[0] + clf.intercept_[0])
+    # training columns are unit-norm (paper 000, sec. 3.1)
+    np.testing.assert_allclose(np.linalg.norm(clf.transform(X[:300]), axis=0), 1.0)
+    assert set(clf.history_) >= {"objective", "violation", "n_active", "kkt", "time"}
+
+
+def test_objective_decreases_with_each_added_feature_prop3():
+    X, y = _moons(200, seed=1)
+    clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=0.7), max_features=12,
+                                    n_candidates=50, tol=1e-7, max_iter=20000, eps=0.0,
+                                    random_state=0).fit(X, y)
+    obj = clf.history_["objective"]
+    assert len(obj) >= 5
+    assert np.all(clf.history_["violation"] > 0)  # every added feature violated (7)
+    assert np.all(np.diff(obj) < 0)
+
+
+def _violations(clf, X, y, params):
+    """Relative violation of condition (7) by fresh candidates at the solution."""
+    m = clf.decision_function(X)
+    g = SquaredHinge().grad_margin(m, np.where(y == clf.classes_[1], 1.0, -1.0))
+    H, _ = clf.family_.correlations(params, X, g)
+    return np.sqrt((H**2).sum(axis=(1, 2))) / clf.lambda_p - 1.0
+
+
+def test_no_fresh_candidate_violates_after_convergence():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, size=(200, 1))
+    y = (np.sin(2 * X[:, 0]) > 0).astype(int)
+    eps = 0.05
+    clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=1.0), max_features=60,
+                                    n_candidates=300, lambda_p=2.0, eps=eps, tol=1e-6,
+                                    max_iter=20000, random_state=0).fit(X, y)
+    assert clf.stop_reason_ == "no_violation"
+    assert clf.last_violation_ <= eps
+    fresh = clf.family_.sample(3000, np.random.default_rng(123))
+    viol = _violations(clf, X, y, fresh)
+    # measured: the largest violation over 3000 fresh directions stays within eps
+    # up to the master's KKT tolerance
+    assert viol.max() <= eps + 1e-3, viol.max()
+    # the violation of the active features themselves is about 0 (conditions (5)/(6))
+    act = _violations(clf, X, y, clf.features_)
+    assert act.max() <= 1e-3
+
+
+def test_multiclass_one_vs_all_tasks_share_features_with_shared_part():
+    X, y = make_classification(300, n_features=6, n_informative=4, n_classes=3,
+                               random_state=0)
+    clf = InfiniteFeatureClassifier(max_features=15, n_candidates=50, lambda_p=0.5,
+                                    lambda_s=1.0, random_state=0).fit(X, y)
+    k = 2 * len(clf.features_)
+    assert clf.coef_.shape == (3, k) and clf.intercept_.shape == (3,)
+    np.testing.assert_allclose(clf.coef_, clf.task_coef_ + clf.shared_coef_)
+    assert clf.decision_function(X).shape == (300, 3)
+    assert clf.score(X, y) > 0.7
+    assert set(clf.predict(X)) <= set(clf.classes_)
+
+
+@pytest.mark.parametrize("penalty", ["l1", "l1_linf", L1Lq(q=3.0)], ids=str)
+def test_penalties_and_logistic_and_fista(penalty):
+    X, y = _moons(200, seed=2)
+    for solver in ("admm", "fista"):
+        clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=0.5),
+                                        max_features=8, n_candidates=30, loss="logistic",
+                                        penalty=penalty, solver=solver, max_iter=300,
+                                        random_state=0).fit(X, y)
+        assert clf.score(X, y) > 0.8
+    assert isinstance(penalty, str) or penalty.alpha == 1.0  # not modified by fit
+
+
+def test_multi_output_and_task_index_regression():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(300, 2))
+    Y = np.column_stack([np.sin(2 * X[:, 0]), np.sin(2 * X[:, 0]) + 0.5 * X[:, 1]])
+    reg = InfiniteFeatureRegressor(RandomFourierFeatures(bandwidth=0.7), max_features=20,
+                                   n_candidates=50, lambda_p=0.1, random_state=0).fit(X, Y)
+    assert reg.predict(X).shape == (300, 2) and reg.score(X, Y) > 0.8
+    task = np.repeat([0, 1], 150)
+    y = np.where(task == 0, Y[:, 0], Y[:, 1])
+    reg = InfiniteFeatureRegressor(RandomFourierFeatures(bandwidth=0.7), max_features=20,
+                                   n_candidates=50, lambda_p=0.1, lambda_s=0.1,
+                                   random_state=0).fit(X, y, task_index=task)
+    pred = reg.predict(X, task_index=task)
+    assert pred.shape == (300,) and np.mean((pred - y) ** 2) < 0.2 * np.var(y)
+    with pytest.raises(ValueError, match="task_index"):
+        reg.predict(X)
+    with pytest.raises(ValueError, match="unseen"):
+        reg.predict(X[:3], task_index=[0, 1, 7])
+    with pytest.raises(ValueError, match="shape"):
+        reg.fit(X, y, task_index=task[:10])
+
+
+def test_single_output_regression_sinc():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-5, 5, size=(300, 1))
+    y = np.sinc(X[:, 0] / np.pi) + 0.05 * rng.normal(size=300)
+    reg = InfiniteFeatureRegressor(max_features=25, n_candidates=80, lambda_p=0.05,
+                                   random_state=0).fit(X, y)
+    assert reg.coef_.ndim == 1 and isinstance(reg.intercept_, float)
+    assert reg.score(X, y) > 0.9
+
+
+def test_gabor_family_in_the_classifier():
+    rng = np.random.default_rng(0)
+    # vertical vs horizontal stripes, 8x8 patches with noise
+    n = 60
+    zz = np.arange(8)
+    vert = np.tile(np.cos(2 * np.pi * 0.25 * zz), (8, 1))
+    X = np.concatenate([vert + 0.5 * rng.normal(size=(n, 8, 8)),
+                        vert.T + 0.5 * rng.normal(size=(n, 8, 8))]).reshape(2 * n, -1)
+    y = np.repeat([0, 1], n)
+    clf = InfiniteFeatureClassifier(GaborFeatures(image_shape=(8, 8), filter_size=5),
+                                    max_features=5, n_candidates=40,
+                                    random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.9
+    assert clf.features_.shape[1] == 4
+
+
+def test_bad_input():
+    X, y = _moons(50)
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        InfiniteFeatureClassifier(max_features=2).fit(Xn, y)
+    with pytest.raises(InvalidParameterError, match="lambda_p"):
+        InfiniteFeatureClassifier(lambda_p=-1.0).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="penalty"):
+        InfiniteFeatureClassifier(penalty="l3").fit(X, y)
+    with pytest.raises(InvalidParameterError, match="loss"):
+        InfiniteFeatureClassifier(loss="square").fit(X, y)
+    with pytest.raises(ValueError, match="bandwidth"):
+        InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=[])).fit(X, y)
+    with pytest.raises(ValueError, match="bandwidth_range"):
+        InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth_range=(2, 1))).fit(X, y)
+    with pytest.raises(ValueError, match="image_shape"):
+        InfiniteFeatureClassifier(GaborFeatures(image_shape=(4, 4))).fit(X, y)
+    with pytest.raises(ValueError, match="single class"):
+        InfiniteFeatureClassifier().fit(X, np.zeros(50))
+    clf = InfiniteFeatureClassifier(max_features=2, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(np.ones((3, 5)))
+    with pytest.raises(ValueError, match="fitted without"):
+        clf.predict(X, task_index=np.zeros(50))
