@@ -42,7 +42,7 @@ def _build(args):
     return cls(**params)
 
 
-def cmd_fit(args):
+def _cmd_fit(args):
     """Fit a model on an svmlight file and save it."""
     from .io import save_model
 
@@ -61,7 +61,7 @@ def cmd_fit(args):
     return 0
 
 
-def cmd_predict(args):
+def _cmd_predict(args):
     """Predict with a saved model; report the score when labels are present."""
     from .io import load_model
 
@@ -78,7 +78,7 @@ def cmd_predict(args):
     return 0
 
 
-def cmd_datasets(args):
+def _cmd_datasets(args):
     """List the real data sets found in the data folder."""
     from .datasets import available_datasets, data_home
 
@@ -88,7 +88,7 @@ def cmd_datasets(args):
     return 0
 
 
-def cmd_demo(args):
+def _cmd_demo(args):
     """FGM on the paper's synthetic data and on scikit-learn's breast cancer data."""
     from sklearn.datasets import load_breast_cancer
     from sklearn.linear_model import LogisticRegression
@@ -155,21 +155,21 @@ def build_parser():
     fit.add_argument("--max-outer-iter", type=int, default=15)
     fit.add_argument("--tol", type=float, default=1e-2)
     fit.add_argument("--quiet", action="store_true", help="no progress lines")
-    fit.set_defaults(func=cmd_fit)
+    fit.set_defaults(func=_cmd_fit)
 
     pred = sub.add_parser("predict", help="predict with a saved model")
     pred.add_argument("data", help="file to predict (svmlight)")
     pred.add_argument("--model", required=True)
     pred.add_argument("--out", help="write predictions here, one per line")
-    pred.set_defaults(func=cmd_predict)
+    pred.set_defaults(func=_cmd_predict)
 
     demo = sub.add_parser("demo", help="run FGM on embedded data")
     demo.add_argument("--out", default="kernlearn-out", help="folder for plots")
     demo.add_argument("--quiet", action="store_true")
-    demo.set_defaults(func=cmd_demo)
+    demo.set_defaults(func=_cmd_demo)
 
     ds = sub.add_parser("datasets", help="list the data sets in the data folder")
-    ds.set_defaults(func=cmd_datasets)
+    ds.set_defaults(func=_cmd_datasets)
     return parser
 
 

@@ -60,12 +60,16 @@ class FeaturePool(BaseFamily):
 
     def fit(self, X):
         n_features = X.shape[1]
+        step = self._chunk(n_features)
+        sq = np.zeros(n_features)
+        for s in range(0, n_features, step):
+            sq[s : s + step] = _column_sq_norms(X[:, s : s + step])
+        return self._setup(sq)
+
+    def _setup(self, sq):
+        """Scaling and group bookkeeping from the squared column norms."""
+        n_features = len(sq)
         if self.feature_scaling:
-            sq = np.zeros(n_features)
-            for s in range(0, n_features, self._chunk(n_features)):
-                sq[s : s + self._chunk(n_features)] = _column_sq_norms(
-                    X[:, s : s + self._chunk(n_features)]
-                )
             with np.errstate(divide="ignore"):
                 self.scale_ = np.where(sq > 0, 1.0 / np.sqrt(np.where(sq > 0, sq, 1)), 0.0)
         else:
@@ -89,6 +93,11 @@ class FeaturePool(BaseFamily):
 
     def _chunk(self, n):
         return self.chunk_size or max(n, 1)
+
+    @property
+    def n_virtual_(self):
+        """Width of the model's feature space (the columns of ``X``)."""
+        return self.n_features_
 
     @property
     def n_candidates(self):
