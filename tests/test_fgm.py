@@ -223,3 +223,16 @@ def test_corrupt_svmlight_file(tmp_path):
     path.write_bytes(bz2.compress(b"1 1:0.5 2:x\n-1 3:1\n"))
     with pytest.raises(ValueError, match="corrupt svmlight file"):
         load_svmlight(path)
+
+
+def test_out_of_core_memmap_with_chunked_pricing(tmp_path, small):
+    X, y, _ = small
+    path = tmp_path / "X.dat"
+    mm = np.memmap(path, dtype=np.float64, mode="w+", shape=X.shape)
+    mm[:] = X
+    mm.flush()
+    ro = np.memmap(path, dtype=np.float64, mode="r", shape=X.shape)
+    chunked = FGMClassifier(B=4, chunk_size=16).fit(ro, y)
+    ref = FGMClassifier(B=4).fit(X, y)
+    np.testing.assert_array_equal(chunked.selected_features_, ref.selected_features_)
+    np.testing.assert_allclose(chunked.coef_, ref.coef_, atol=1e-10)
