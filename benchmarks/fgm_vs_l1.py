@@ -69,10 +69,26 @@ def _anchors():
     try:
         from skglm import SparseLogisticRegression
 
-        out["skglm l1-LR"] = lambda C: SparseLogisticRegression(alpha=1.0 / C, max_iter=50)
+        # skglm minimises mean(loss) + alpha ||w||_1: alpha = 1 / (C n).
+        out["skglm l1-LR"] = lambda C: _SkglmC(SparseLogisticRegression, C)
     except ImportError:
         print("skglm not installed: skipped")
     return out
+
+
+class _SkglmC:
+    """skglm's sparse logistic regression parametrised by liblinear's C."""
+
+    def __init__(self, cls, C):
+        self.cls, self.C = cls, C
+
+    def fit(self, X, y):
+        self.model = self.cls(alpha=1.0 / (self.C * X.shape[0]), max_iter=50).fit(X, y)
+        self.coef_ = self.model.coef_
+        return self
+
+    def score(self, X, y):
+        return self.model.score(X, y)
 
 
 def _nnz(model):

@@ -97,6 +97,7 @@ def fit_fgm(
     verbose=0,
     callback=None,
     name="FGM",
+    warm_new_group=True,
 ):
     """Run FGM on one binary (or regression) task.
 
@@ -130,6 +131,9 @@ def fit_fgm(
         Passed to :class:`~kernlearn.colgen.ColumnGeneration`.
     name : str
         Progress prefix.
+    warm_new_group : bool, default=True
+        Start each new group at the best point of its steepest-descent ray
+        instead of zero (the paper's choice); APG then needs fewer iterations.
 
     Returns
     -------
@@ -173,7 +177,9 @@ def fit_fgm(
         st["indptr"].append(st["indptr"][-1] + len(feats))
         A = (sp.hstack(st["blocks"], format="csc") if sp.issparse(st["blocks"][0])
              else np.asfortranarray(np.hstack(st["blocks"])))
-        w0 = np.concatenate([st["w"], np.zeros(len(feats))])
+        w0 = np.concatenate([st["w"], _enter_new_group(
+            st["blocks"][-1], y, loss, C, st["m"], st["w"], np.asarray(st["indptr"][:-2]),
+        ) if warm_new_group else np.zeros(len(feats))])
         res = apg.solve(
             A, y, loss, penalty, C=C, indptr=np.asarray(st["indptr"]), coef0=w0,
             intercept0=st["b"], fit_intercept=fit_intercept, lipschitz0=st["tau"],
@@ -195,6 +201,32 @@ def fit_fgm(
         coef[selected] = coef_sel
     return FGMResult(coef, float(st["b"]), selected, coef_sel, d, st["groups"], history,
                      out.n_iter, out.converged, out.stop_reason)
+
+
+def _enter_new_group(block, y, loss, C, m, w_old, indptr_old):
+    """Start the new group on its steepest-descent ray at the best step.
+
+    Paper 002 starts the new group at zero; APG then spends many iterations
+    growing it.  Minimising the objective exactly along
+    :math:`w_T = s\\,X_T'u` (one scalar search on cached margins) gives a
+    start that is never worse than zero.
+    """
+    u = -C * loss.grad_margin(m, y)
+    g = np.asarray(block.T @ u).ravel()
+    gn = np.linalg.norm(g)
+    if gn == 0:
+        return np.zeros_like(g)
+    dm = np.asarray(block @ g).ravel()
+    old = (np.sqrt(np.add.reduceat(w_old**2, indptr_old)).sum()
+           if len(w_old) else 0.0)
+    F = lambda s: C * loss.value(m + s * dm, y).sum() + 0.5 * (old + s * gn) ** 2
+    hi = 1.0
+    while F(2 * hi) < F(hi) and hi < 1e12:
+        hi *= 2
+    res = minimize_scalar(F, bounds=(0.0, 2 * hi), method="bounded",
+                          options={"xatol": 1e-8 * hi})
+    s = res.x if res.fun < F(0.0) else 0.0
+    return s * g
 
 
 def _collect(st):
