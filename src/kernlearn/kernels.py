@@ -531,6 +531,8 @@ class KernelList(_BaseKernelList):
                 raise ValueError(f"kernels[{j}] produced non-finite values on X.")
             diags.append(d)
         self.diag_ = np.vstack(diags)
+        self._isd_ = _inv_sqrt(self.diag_)
+        self._sqn_ = [_row_sq_norms(self._view(self.X_, j)) for j in range(len(diags))]
         self.kdiag_ = (self.diag_ > 0).astype(float) if self.normalize else self.diag_
         n = self.X_.shape[0]
         self.gram_ = None
@@ -538,9 +540,29 @@ class KernelList(_BaseKernelList):
             self.gram_ = self.rows(np.arange(n))
         return self
 
-    def _block(self, Xa, Xb, diag_a, diag_b, j):
+    def _block(self, Xa, Xb, diag_a, diag_b, j, sq_a=None, sq_b=None):
         kernel, _, _ = self.specs[j]
-        K = np.asarray(pairwise_kernel(Xa, Xb, kernel, **self.params_[j]), dtype=float)
+        params = self.params_[j]
+        if kernel in ("linear", "rbf", "poly") and (
+            kernel != "rbf" or sq_b is not None
+        ):
+            # one product X_a X_b' for the dot-product kernels, without the
+            # per-call validation of the generic path (single rows on the fly)
+            K = safe_sparse_dot(Xa, Xb.T, dense_output=True)
+            K = np.array(K, dtype=float, copy=True)
+            if kernel == "rbf":
+                K *= -2.0
+                K += sq_a[:, None]
+                K += sq_b[None, :]
+                np.maximum(K, 0.0, out=K)
+                K *= -params["gamma"]
+                np.exp(K, out=K)
+            elif kernel == "poly":
+                K *= params.get("gamma", 1.0)
+                K += params.get("coef0", 1.0)
+                K **= params.get("degree", 2)
+        else:
+            K = np.asarray(pairwise_kernel(Xa, Xb, kernel, **params), dtype=float)
         if K.shape != (Xa.shape[0], Xb.shape[0]):
             raise ValueError(
                 f"kernels[{j}] returned shape {K.shape}, expected "
@@ -548,7 +570,10 @@ class KernelList(_BaseKernelList):
             )
         if not np.isfinite(K).all():
             raise ValueError(f"kernels[{j}] produced NaN or infinite values.")
-        return normalize_kernel(K, diag_a, diag_b) if self.normalize else K
+        if self.normalize:
+            K *= _inv_sqrt(diag_a)[:, None]
+            K *= (self._isd_[j] if diag_b is None else _inv_sqrt(diag_b))[None, :]
+        return K
 
     def rows(self, ids):
         """Gram rows of training samples ``ids`` against all training samples.
@@ -565,8 +590,29 @@ class KernelList(_BaseKernelList):
         out = np.empty((self.n_kernels, len(ids), self.n_samples))
         for j in range(self.n_kernels):
             Xj = self._view(self.X_, j)
-            out[j] = self._block(Xj[ids], Xj, self.diag_[j, ids], self.diag_[j], j)
+            sq = self._sqn_[j]
+            out[j] = self._block(Xj[ids], Xj, self.diag_[j, ids], None, j, sq[ids], sq)
         return out
+
+    def restrict(self, support):
+        """Keep only the training samples ``support`` (e.g. the support vectors).
+
+        Parameters
+        ----------
+        support : ndarray of int
+
+        Returns
+        -------
+        self : KernelList
+        """
+        support = np.asarray(support, dtype=np.int64)
+        self.X_ = self.X_[support]
+        self.diag_ = self.diag_[:, support]
+        self.kdiag_ = self.kdiag_[:, support]
+        self._isd_ = self._isd_[:, support]
+        self._sqn_ = [sq[support] for sq in self._sqn_]
+        self.gram_ = None
+        return self
 
     def cross(self, X, support=None, which=None):
         """Kernels between new points and (a subset of) the training points.
@@ -593,7 +639,15 @@ class KernelList(_BaseKernelList):
             d_new = (
                 kernel_diag(Xj, kernel, **self.params_[j]) if self.normalize else None
             )
-            out[j] = self._block(Xj, Tj, d_new, self.diag_[j, support], j)
+            out[j] = self._block(
+                Xj,
+                Tj,
+                d_new,
+                self.diag_[j, support],
+                j,
+                _row_sq_norms(Xj),
+                self._sqn_[j][support],
+            )
         return out
 
 
@@ -616,6 +670,19 @@ def _check_gram_list(grams, name):
             raise ValueError(f"{name}[{j}] contains NaN or infinite values.")
         out.append(K)
     return out
+
+
+def _max_asymmetry(K, block=256):
+    """``max |K - K'|`` computed by cache-friendly square tiles."""
+    n = K.shape[0]
+    worst = 0.0
+    for a in range(0, n, block):
+        for b in range(a, n, block):
+            d = np.abs(
+                K[a : a + block, b : b + block] - K[b : b + block, a : a + block].T
+            )
+            worst = max(worst, float(d.max()) if d.size else 0.0)
+    return worst
 
 
 class PrecomputedKernelList(_BaseKernelList):
@@ -667,7 +734,7 @@ class PrecomputedKernelList(_BaseKernelList):
                     f"X[{j}] is {K.shape[0]} x {K.shape[1]}."
                 )
             tol = 1e-8 * max(1.0, float(np.abs(K).max()))
-            if not np.allclose(K, K.T, rtol=0, atol=tol):
+            if _max_asymmetry(K) > tol:
                 raise ValueError(f"X[{j}] is not symmetric; a Gram matrix must be.")
         self.gram_ = np.stack(grams)
         self.diag_ = np.einsum("jii->ji", self.gram_).copy()

@@ -59,14 +59,15 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         matrices).
     eta : float, default=1.0
         Stage-1 learning rate.
-    max_iter : int, default=30
+    max_iter : int, default=100
         Maximum number of stage-2 epochs.
     max_iter_online : int, default=5
         Maximum number of stage-1 epochs (stops early after an epoch without
         updates).
     tol : float or None, default=1e-3
-        Stop stage 2 when the relative change of the objective between epochs
-        falls below ``tol``; ``None`` runs all ``max_iter`` epochs.
+        Stop stage 2 when the best objective improved by less than ``tol``
+        (relative) over the last 5 epochs; ``None`` runs all ``max_iter``
+        epochs.
     online_only : bool, default=False
         Return the stage-1 (online) solution only.
     max_steps : int or None, default=None
@@ -145,7 +146,7 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         C=10.0,
         normalize=True,
         eta=1.0,
-        max_iter=30,
+        max_iter=100,
         max_iter_online=5,
         tol=1e-3,
         online_only=False,
@@ -242,11 +243,7 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         self.history_ = res.history.as_dict()
         self.kernel_list_ = klist
         if not self._precomputed():
-            # keep only the support vectors for prediction
-            klist.X_ = klist.X_[self.support_]
-            klist.diag_ = klist.diag_[:, self.support_]
-            klist.kdiag_ = klist.kdiag_[:, self.support_]
-            klist.gram_ = None
+            klist.restrict(self.support_)  # keep the support vectors only
         else:
             klist.gram_ = None
             klist.grams = None

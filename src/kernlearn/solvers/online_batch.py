@@ -23,6 +23,9 @@ The solver keeps
 * a global scale: the shrinkage :math:`(1 - \lambda\eta_t/q)` and the projection
   of Algorithm 2 are pure scalings, so they only multiply one number (the
   *lazy scaling trick*).
+* with kernels computed on the fly (a ``KernelList`` over its memory
+  budget), a Gram row ``K_j[i, :]`` is computed only when sample ``i``
+  triggers an additive update: margins come from ``G``.
 
 The per-sample loop is compiled with numba when it is installed (hinge and
 multiclass hinge); otherwise, or for any other margin loss, a NumPy loop
@@ -63,12 +66,22 @@ def _block_loop(
     multiclass,
     alpha,
     m,
+    start,
+    fetch,
+    row_k,
 ):
     """Algorithms 1 (``stage == 1``) and 2 (``stage == 2``) over one block.
 
     Plain loops so that numba can compile it; see :func:`_block_numpy` for the
     same iteration written with NumPy.  ``st = [scale, s, t, n_updates,
     online_loss]`` is updated in place.
+
+    With ``fetch`` (kernels computed on the fly) the loop starts at ``start``
+    and returns the position ``k`` of the first sample that needs an additive
+    update but whose Gram row is not in ``Krows[:, 0]`` (which holds the row of
+    position ``row_k``), before touching the state for that sample; the caller
+    computes that single row and resumes.  Rows are thus computed only for the
+    updates, not for every visited sample.  Returns ``-1`` when done.
     """
     F = N.shape[0]
     M = G.shape[0]
@@ -79,9 +92,9 @@ def _block_loop(
     n_upd = 0.0
     loss_sum = 0.0
     zfac = 2.0 if multiclass else 1.0
-    for k in range(ids.shape[0]):
+    for k in range(start, ids.shape[0]):
         i = ids[k]
-        r = local[k]
+        r = 0 if fetch else local[k]
         # mirror map scales a_j of Lemma 1 (scale invariant) and ||theta||_{2,q}
         mx = 0.0
         for j in range(F):
@@ -117,6 +130,13 @@ def _block_loop(
         else:
             loss = 1.0 - yi * m[0]
         active = loss > 0.0
+        if active and fetch and k != row_k:
+            st[0] = scale
+            st[1] = s
+            st[2] = t
+            st[3] += n_upd
+            st[4] += loss_sum
+            return k
         zq = 0.0
         if active:
             loss_sum += loss
@@ -190,7 +210,10 @@ def _block_loop(
     st[2] = t
     st[3] += n_upd
     st[4] += loss_sum
+    return -1
 
+
+_WINDOW = 5
 
 _block_loop_jit = (
     _numba.njit(cache=True, fastmath=False)(_block_loop) if _numba is not None else None
@@ -275,7 +298,7 @@ class OnlineBatch(BaseSolver):
 
     with :math:`\bar w_{t+1} = \nabla h^*(\bar\theta_{t+1})`, one pass over a
     random permutation per epoch, stopping after ``max_iter`` epochs or when the
-    relative change of the objective between epochs is below ``tol``.
+    relative improvement of the best objective over 5 epochs is below ``tol``.
 
     Parameters
     ----------
@@ -287,11 +310,11 @@ class OnlineBatch(BaseSolver):
         Stage-1 learning rate (larger: faster, looser ``R``; Theorem 4).
     max_iter_online : int, default=5
         Maximum stage-1 epochs.
-    max_iter : int, default=50
+    max_iter : int, default=100
         Maximum stage-2 epochs.
     tol : float or None, default=1e-3
-        Relative objective change between stage-2 epochs that stops; ``None``
-        runs all epochs.
+        Stop stage 2 when the best objective improved by less than ``tol``
+        (relative) over the last 5 epochs; ``None`` runs all epochs.
     online_only : bool, default=False
         Return the stage-1 solution.
     max_steps : int or None, default=None
@@ -321,7 +344,7 @@ class OnlineBatch(BaseSolver):
         lam=1e-3,
         eta=1.0,
         max_iter_online=5,
-        max_iter=50,
+        max_iter=100,
         tol=1e-3,
         online_only=False,
         max_steps=None,
@@ -446,6 +469,8 @@ class OnlineBatch(BaseSolver):
         lam = float(self.lam)
 
         budget = [np.inf if self.max_steps is None else int(self.max_steps)]
+        on_the_fly = getattr(kernels, "gram_", None) is None
+        dummy_local = np.zeros(1, dtype=np.int64)
         steps = [0]
 
         def epoch(stage, R):
@@ -455,12 +480,16 @@ class OnlineBatch(BaseSolver):
                 order = order[: int(budget[0])]
             budget[0] -= len(order)
             steps[0] += len(order)
-            for ids, Krows, local in kernels.iter_blocks(order):
-                if use_numba:
-                    _block_loop_jit(
-                        ids,
-                        local,
-                        Krows,
+            eta1 = float(self.eta)
+            if use_numba and on_the_fly:
+                # compute a Gram row only when a sample needs an additive update
+                buf = np.zeros((F, 1, n))
+                k, row_k = 0, -1
+                while True:
+                    k = _block_loop_jit(
+                        order,
+                        dummy_local,
+                        buf,
                         kdiag,
                         yint,
                         A,
@@ -470,30 +499,63 @@ class OnlineBatch(BaseSolver):
                         lam,
                         q,
                         R,
-                        float(self.eta),
+                        eta1,
                         stage,
                         multiclass,
                         alpha_buf,
                         m_buf,
+                        k,
+                        True,
+                        row_k,
                     )
-                else:
-                    _block_numpy(
-                        ids,
-                        local,
-                        Krows,
-                        kdiag,
-                        y if not multiclass else yint,
-                        A,
-                        G,
-                        N,
-                        st,
-                        lam,
-                        q,
-                        R,
-                        float(self.eta),
-                        stage,
-                        loss,
-                    )
+                    if k < 0:
+                        break
+                    buf = np.ascontiguousarray(kernels.rows(order[k : k + 1]))
+                    row_k = k
+            else:
+                for ids, Krows, local in kernels.iter_blocks(order):
+                    if use_numba:
+                        _block_loop_jit(
+                            ids,
+                            local,
+                            Krows,
+                            kdiag,
+                            yint,
+                            A,
+                            G,
+                            N,
+                            st,
+                            lam,
+                            q,
+                            R,
+                            eta1,
+                            stage,
+                            multiclass,
+                            alpha_buf,
+                            m_buf,
+                            0,
+                            False,
+                            -1,
+                        )
+                    else:
+                        target = y if not multiclass else yint
+                        _block_numpy(
+                            ids,
+                            local,
+                            Krows,
+                            kdiag,
+                            target,
+                            A,
+                            G,
+                            N,
+                            st,
+                            lam,
+                            q,
+                            R,
+                            eta1,
+                            stage,
+                            loss,
+                        )
             # fold the lazy scale into the storage; recompute ||theta^j||^2 exactly
             A[:] *= st[0]
             G[:] *= st[0]
@@ -542,19 +604,23 @@ class OnlineBatch(BaseSolver):
         R = float(np.sqrt(wn**2 + 2.0 * mloss / lam))
         converged = False
         if not self.online_only:
-            prev = obj
+            objs = []  # one per stage-2 epoch (stage 2 starts by moving away)
             for ep in range(int(self.max_iter)):
                 if budget[0] <= 0:
                     break
                 obj, mloss, err, wn, nupd = epoch(2, R)
                 n_epochs += 1
                 log(2, ep + 1, obj, mloss, err, wn, nupd, R)
-                if self.tol is not None and abs(prev - obj) <= self.tol * max(
-                    abs(obj), 1e-12
-                ):
-                    converged = True
-                    break
-                prev = obj
+                objs.append(obj)
+                # scale-free stop when the best objective improved by less than
+                # tol over the last epochs (robust to the noise of stochastic steps)
+                if self.tol is not None and len(objs) > _WINDOW:
+                    before = min(objs[:-_WINDOW])
+                    if before - min(objs[-_WINDOW:]) <= self.tol * max(
+                        abs(before), 1e-12
+                    ):
+                        converged = True
+                        break
         a = conj_mirror_scales(np.sqrt(np.maximum(N, 0.0)), q)
         state = {
             "kernel_coef": a,
