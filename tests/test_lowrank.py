@@ -84,7 +84,7 @@ def test_woodbury_G_after_many_random_updates_all_four_cases():
     """G kept by (24)-(27) equals (D^-1 + C'C/lam)^-1 after many random updates."""
     X, Y, C = _problem(n=40, M=12, n_outputs=2)
     lam = 0.7
-    state = SLKLState(Y, C.shape[1], lam=lam, nu=0.1)
+    state = SLKLState(Y, C.shape[1], lam=lam, nu=0.1, check_every=0)  # pure (24)-(27)
     rng = np.random.default_rng(0)
     for _ in range(400):
         j = rng.integers(C.shape[1])
@@ -101,6 +101,28 @@ def test_woodbury_G_after_many_random_updates_all_four_cases():
     np.testing.assert_allclose(state.Z, Z_direct, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(state.direct_G(), G_direct, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(state.Ct, Cact.T)
+
+
+def test_residual_check_triggers_refresh_on_ill_conditioned_problem():
+    """Tiny nu and nearly collinear columns: the check keeps Z accurate."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (200, 1))
+    y = np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=200)
+    K = pairwise_kernel(X, X, "rbf", gamma=0.5)
+    S = rng.choice(200, 60, replace=False)
+    C = K[:, S]
+    coords = rng.integers(0, 60, 600)
+    res = {}
+    for check_every in (0, 1):
+        state = SLKLState(y, 60, nu=1e-5, check_every=check_every, refresh_tol=1e-10)
+        for j in coords:
+            state.step(j, state.column(j, lambda k: C[:, k]))
+        res[check_every] = state.residual()
+    assert state.n_refresh > 0
+    assert res[1] < 1e-6 and res[0] > 1e-3
+    assert state.objective == pytest.approx(
+        slkl_objective(C, y, state.mu, 1.0, 1e-5), rel=1e-8
+    )
 
 
 def test_refresh_matches_direct():
@@ -433,3 +455,17 @@ def test_bad_input():
     est = LowRankKernelRegressor(n_columns=10, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         est.predict(X[:, :1])
+
+
+@pytest.mark.parametrize("make", [LowRankKernelRegressor, LowRankKernelClassifier])
+def test_check_estimator(make):
+    """scikit-learn's full estimator checks (also run by tests/test_common.py)."""
+    from sklearn.utils.estimator_checks import check_estimator
+
+    from kernlearn.estimators.lowrank import _conformance_instances
+
+    est, expected = next((e, f) for e, f in _conformance_instances() if type(e) is make)
+    results = check_estimator(est, expected_failed_checks=expected, on_fail=None)
+    failed = [r["check_name"] for r in results if r["status"] == "failed"]
+    assert not failed, failed
+    assert len(results) > 40

@@ -45,6 +45,7 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     Returns
     -------
     params : dict
+        Keyword arguments for the kernel.
     """
     params = dict(kernel_params or {})
     if kernel == "precomputed":
@@ -124,6 +125,7 @@ class NystromColumns(BaseFamily):
         Returns
         -------
         self : object
+            The fitted family.
         """
         n = X.shape[0]
         M = int(self.n_columns)
@@ -152,7 +154,8 @@ class NystromColumns(BaseFamily):
         self.diag_ = diag
         # c_m = k(., x_m) / sqrt(k(x_m, x_m)); a zero diagonal implies a zero column.
         with np.errstate(divide="ignore"):
-            self._scale = np.where(diag > 0, 1.0 / np.sqrt(np.where(diag > 0, diag, 1)), 0.0)
+            safe = np.where(diag > 0, diag, 1.0)
+            self._scale = np.where(diag > 0, 1.0 / np.sqrt(safe), 0.0)
         self.columns_ = None
         if self.precompute:
             self.columns_ = self._compute(np.arange(len(self.indices_)))
@@ -172,7 +175,18 @@ class NystromColumns(BaseFamily):
         return np.ascontiguousarray(K * self._scale[positions][:, None])
 
     def column(self, j):
-        """The column :math:`c_{m_j}` of the ``j``-th sampled point, shape ``(n,)``."""
+        """The column :math:`c_{m_j}` of the ``j``-th sampled point.
+
+        Parameters
+        ----------
+        j : int
+            Position in the sampled set.
+
+        Returns
+        -------
+        c : ndarray of shape (n_samples,)
+            The normalised kernel column.
+        """
         if self.columns_ is not None:
             return self.columns_[j]
         return self._compute(np.array([j]))[0]
@@ -205,7 +219,10 @@ class NystromColumns(BaseFamily):
             scores = np.full(len(pos), np.nan)
         else:
             Z = np.asarray(grad, dtype=float).reshape(self.n_samples_, -1)
-            cols = self.columns_[pos] if self.columns_ is not None else self._compute(pos)
+            if self.columns_ is not None:
+                cols = self.columns_[pos]
+            else:
+                cols = self._compute(pos)
             scores = np.sum((cols @ Z) ** 2, axis=1)
         return Candidates(params=pos, scores=scores)
 
@@ -222,6 +239,7 @@ class NystromColumns(BaseFamily):
         Returns
         -------
         block : ndarray of shape (n_new, n_candidates)
+            The columns evaluated on ``X``.
         """
         pos = np.asarray(as_params(candidates), dtype=np.intp)
         idx = self.indices_[pos]
