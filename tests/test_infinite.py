@@ -52,17 +52,16 @@ def _violations(clf, X, y, params):
 def test_no_fresh_candidate_violates_after_convergence():
     rng = np.random.default_rng(0)
     X = rng.uniform(-3, 3, size=(200, 1))
-    y = (np.sin(2 * X[:, 0]) > 0).astype(int)
+    y = (np.sin(2 * X[:, 0]) + 0.8 * np.sin(5 * X[:, 0] + 1) > 0).astype(int)
     eps = 0.05
     clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=1.0), max_features=60,
-                                    n_candidates=300, lambda_p=2.0, eps=eps, tol=1e-6,
+                                    n_candidates=300, lambda_p=1.0, eps=eps, tol=1e-6,
                                     max_iter=20000, random_state=0).fit(X, y)
-    assert clf.stop_reason_ == "no_violation"
+    assert clf.stop_reason_ == "no_violation" and clf.n_iter_ >= 3
     assert clf.last_violation_ <= eps
     fresh = clf.family_.sample(3000, np.random.default_rng(123))
     viol = _violations(clf, X, y, fresh)
-    # measured: the largest violation over 3000 fresh directions stays within eps
-    # up to the master's KKT tolerance
+    # measured (seed 123): 0.023 over 3000 fresh directions, below eps = 0.05
     assert viol.max() <= eps + 1e-3, viol.max()
     # the violation of the active features themselves is about 0 (conditions (5)/(6))
     act = _violations(clf, X, y, clf.features_)
@@ -72,8 +71,8 @@ def test_no_fresh_candidate_violates_after_convergence():
 def test_multiclass_one_vs_all_tasks_share_features_with_shared_part():
     X, y = make_classification(300, n_features=6, n_informative=4, n_classes=3,
                                random_state=0)
-    clf = InfiniteFeatureClassifier(max_features=15, n_candidates=50, lambda_p=0.5,
-                                    lambda_s=1.0, random_state=0).fit(X, y)
+    clf = InfiniteFeatureClassifier(max_features=10, n_candidates=40, lambda_p=0.5,
+                                    lambda_s=1.0, max_iter=200, random_state=0).fit(X, y)
     k = 2 * len(clf.features_)
     assert clf.coef_.shape == (3, k) and clf.intercept_.shape == (3,)
     np.testing.assert_allclose(clf.coef_, clf.task_coef_ + clf.shared_coef_)
@@ -82,13 +81,15 @@ def test_multiclass_one_vs_all_tasks_share_features_with_shared_part():
     assert set(clf.predict(X)) <= set(clf.classes_)
 
 
-@pytest.mark.parametrize("penalty", ["l1", "l1_linf", L1Lq(q=3.0)], ids=str)
-def test_penalties_and_logistic_and_fista(penalty):
-    X, y = _moons(200, seed=2)
-    for solver in ("admm", "fista"):
+@pytest.mark.parametrize("penalty, solvers", [("l1", ("admm", "fista")),
+                                               ("l1_linf", ("admm",)),
+                                               (L1Lq(q=1.5), ("admm",))], ids=str)
+def test_penalties_and_logistic_and_fista(penalty, solvers):
+    X, y = _moons(120, seed=2)
+    for solver in solvers:
         clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=0.5),
-                                        max_features=8, n_candidates=30, loss="logistic",
-                                        penalty=penalty, solver=solver, max_iter=300,
+                                        max_features=5, n_candidates=30, loss="logistic",
+                                        penalty=penalty, solver=solver, max_iter=100,
                                         random_state=0).fit(X, y)
         assert clf.score(X, y) > 0.8
     assert isinstance(penalty, str) or penalty.alpha == 1.0  # not modified by fit
@@ -96,18 +97,19 @@ def test_penalties_and_logistic_and_fista(penalty):
 
 def test_multi_output_and_task_index_regression():
     rng = np.random.default_rng(0)
-    X = rng.uniform(-2, 2, size=(300, 2))
+    X = rng.uniform(-2, 2, size=(200, 2))
     Y = np.column_stack([np.sin(2 * X[:, 0]), np.sin(2 * X[:, 0]) + 0.5 * X[:, 1]])
-    reg = InfiniteFeatureRegressor(RandomFourierFeatures(bandwidth=0.7), max_features=20,
-                                   n_candidates=50, lambda_p=0.1, random_state=0).fit(X, Y)
-    assert reg.predict(X).shape == (300, 2) and reg.score(X, Y) > 0.8
-    task = np.repeat([0, 1], 150)
+    reg = InfiniteFeatureRegressor(RandomFourierFeatures(bandwidth=0.7), max_features=12,
+                                   n_candidates=40, lambda_p=0.1, max_iter=200,
+                                   random_state=0).fit(X, Y)
+    assert reg.predict(X).shape == (200, 2) and reg.score(X, Y) > 0.8
+    task = np.repeat([0, 1], 100)
     y = np.where(task == 0, Y[:, 0], Y[:, 1])
-    reg = InfiniteFeatureRegressor(RandomFourierFeatures(bandwidth=0.7), max_features=20,
-                                   n_candidates=50, lambda_p=0.1, lambda_s=0.1,
-                                   random_state=0).fit(X, y, task_index=task)
+    reg = InfiniteFeatureRegressor(RandomFourierFeatures(bandwidth=0.7), max_features=12,
+                                   n_candidates=40, lambda_p=0.1, lambda_s=0.1,
+                                   max_iter=200, random_state=0).fit(X, y, task_index=task)
     pred = reg.predict(X, task_index=task)
-    assert pred.shape == (300,) and np.mean((pred - y) ** 2) < 0.2 * np.var(y)
+    assert pred.shape == (200,) and np.mean((pred - y) ** 2) < 0.2 * np.var(y)
     with pytest.raises(ValueError, match="task_index"):
         reg.predict(X)
     with pytest.raises(ValueError, match="unseen"):
@@ -167,3 +169,19 @@ def test_bad_input():
         clf.predict(np.ones((3, 5)))
     with pytest.raises(ValueError, match="fitted without"):
         clf.predict(X, task_index=np.zeros(50))
+
+
+def test_warm_start_continues_the_same_feature_path():
+    X, y = _moons(200, seed=3)
+    kw = dict(family=RandomFourierFeatures(bandwidth=0.5), n_candidates=30, tol=1e-6,
+              max_iter=5000, eps=0.0, random_state=0)
+    cold = InfiniteFeatureClassifier(max_features=8, **kw).fit(X, y)
+    warm = InfiniteFeatureClassifier(max_features=4, warm_start=True, **kw).fit(X, y)
+    assert warm.n_iter_ == 4
+    warm.set_params(max_features=8).fit(X, y)
+    assert warm.n_iter_ == cold.n_iter_ == 8
+    np.testing.assert_allclose(warm.features_, cold.features_)
+    np.testing.assert_allclose(warm.history_["objective"], cold.history_["objective"],
+                               rtol=1e-6)
+    np.testing.assert_allclose(warm.decision_function(X), cold.decision_function(X),
+                               atol=1e-5)

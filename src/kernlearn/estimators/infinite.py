@@ -27,17 +27,25 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, _fit_context
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    RegressorMixin,
+    TransformerMixin,
+    _fit_context,
+    clone,
+)
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+from threadpoolctl import threadpool_limits
 
 from ..colgen import ColumnGeneration
 from ..families import RandomFourierFeatures
 from ..losses import get_loss
 from ..penalties import L1, get_penalty
-from ..solvers import ADMM, GrFLFISTA, check_compatible
+from ..solvers import ADMM, GrFLFISTA, History, check_compatible
 from ..solvers._dirty import DirtyProblem
 from ..solvers.admm import pad_state
 
@@ -76,13 +84,16 @@ class _BaseInfiniteFeature(BaseEstimator):
         "n_candidates": [Interval(numbers.Integral, 1, None, closed="left")],
         "lambda_p": [Interval(numbers.Real, 0, None, closed="neither")],
         "lambda_s": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "penalty": [StrOptions(set(_PENALTIES)), HasMethods(["value", "prox", "dual_norm"])],
+        "penalty": [StrOptions(set(_PENALTIES)),
+                    HasMethods(["value", "prox", "dual_norm"])],
         "solver": [StrOptions({"admm", "fista"}), HasMethods(["solve"])],
         "eps": [Interval(numbers.Real, 0, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "fit_intercept": ["boolean"],
         "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "pricing_subsample": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "warm_start": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -100,8 +111,8 @@ class _BaseInfiniteFeature(BaseEstimator):
             pen_p.set_params(alpha=float(self.lambda_p))
         pen_s = None if self.lambda_s is None else L1(alpha=float(self.lambda_s))
         if isinstance(self.solver, str):
-            solver = (ADMM(tol=self.tol, max_iter=self.max_iter) if self.solver == "admm"
-                      else GrFLFISTA(tol=self.tol, max_iter=self.max_iter))
+            cls = ADMM if self.solver == "admm" else GrFLFISTA
+            solver = cls(tol=self.tol, max_iter=self.max_iter)
         else:
             solver = self.solver
         check_compatible(solver, loss, pen_p)
@@ -114,28 +125,44 @@ class _BaseInfiniteFeature(BaseEstimator):
         ``Y`` is ``(n, T)`` when every task uses every row (``task_rows``
         ``None``), else ``(n,)`` with ``task_rows`` the rows of each task.
         """
-        rng = check_random_state(self.random_state)
         family, loss, pen_p, pen_s, solver = self._build_parts(X)
         n = X.shape[0]
         T = Y.shape[1] if task_rows is None else len(task_rows)
         gs = family.group_size
         cap = gs * self.max_features
-        Phi = np.empty((n, cap))
-        gram = np.empty((cap, cap))
-        params, scales = [], []
-        if self.fit_intercept:
-            if task_rows is None:
-                b0 = np.array([_intercept_only(loss, Y[:, t]) for t in range(T)])
-            else:
-                b0 = np.array([_intercept_only(loss, Y[r]) for r in task_rows])
+        path = getattr(self, "_path", None) if self.warm_start else None
+        if path is not None and (path["n"], path["T"], path["gs"]) == (n, T, gs) \
+                and path["ctx"]["p"] <= cap:
+            # warm start: continue the previous feature path on the same data
+            rng, family, ctx = path["rng"], path["family"], path["ctx"]
+            params, scales, b0 = path["params"], path["scales"], path["b0"]
+            p_old = ctx["p"]
+            Phi, gram = np.empty((n, cap)), np.empty((cap, cap))
+            Phi[:, :p_old] = path["Phi"][:, :p_old]
+            gram[:p_old, :p_old] = path["gram"][:p_old, :p_old]
+            n_new = self.max_features - p_old // gs
+            old_rows = path["history"]
         else:
-            b0 = np.zeros(T)
-        ctx = {
-            "p": 0,
-            "state": dict(W=np.zeros((0, T)), ws=np.zeros(0), b=b0, U=np.zeros((0, T)),
-                          us=np.zeros(0), N=np.zeros((0, T)), nus=np.zeros(0)),
-            "margins": None,
-        }
+            rng = check_random_state(self.random_state)
+            Phi = np.empty((n, cap))
+            gram = np.empty((cap, cap))
+            params, scales = [], []
+            if self.fit_intercept:
+                if task_rows is None:
+                    b0 = np.array([_intercept_only(loss, Y[:, t]) for t in range(T)])
+                else:
+                    b0 = np.array([_intercept_only(loss, Y[r]) for r in task_rows])
+            else:
+                b0 = np.zeros(T)
+            ctx = {
+                "p": 0,
+                "state": dict(W=np.zeros((0, T)), ws=np.zeros(0), b=b0,
+                              U=np.zeros((0, T)), us=np.zeros(0), N=np.zeros((0, T)),
+                              nus=np.zeros(0)),
+                "margins": None,
+            }
+            n_new = self.max_features
+            old_rows = []
 
         def problem(p):
             return DirtyProblem(
@@ -163,7 +190,8 @@ class _BaseInfiniteFeature(BaseEstimator):
             k = H.shape[0]
             flat = H.reshape(k, -1)
             ip = np.arange(0, flat.size + 1, flat.shape[1])
-            v = pen_p.dual_norm(flat.ravel(), ip).reshape(k, -1).max(axis=1) / pen_p.alpha
+            v = pen_p.dual_norm(flat.ravel(), ip).reshape(k, -1).max(axis=1)
+            v = v / pen_p.alpha
             if pen_s is not None:
                 hs = H.sum(axis=2)
                 ips = np.arange(0, hs.size + 1, gs)
@@ -171,11 +199,25 @@ class _BaseInfiniteFeature(BaseEstimator):
                 v = np.maximum(v, vs / pen_s.alpha)
             return v - 1.0
 
+        # optional row subsample for pricing only: correlations of unit-norm
+        # columns on m rows are rescaled by sqrt(n / m) to estimate the full ones
+        sub = None
+        if self.pricing_subsample is not None and self.pricing_subsample < n:
+            sub = np.sort(rng.choice(n, size=self.pricing_subsample, replace=False))
+            X_price = X[sub]
+            boost = np.sqrt(n / len(sub))
+
         def price():
             if ctx["p"] + gs > cap:
                 return None
-            cand = family.price(grad_matrix(), k=1, rng=rng, X=X,
-                                n_sample=self.n_candidates, score=violation)
+            G = grad_matrix()
+            if sub is None:
+                cand = family.price(G, k=1, rng=rng, X=X, n_sample=self.n_candidates,
+                                    score=violation)
+            else:
+                cand = family.price(G[sub], k=1, rng=rng, X=X_price,
+                                    n_sample=self.n_candidates,
+                                    score=lambda H: violation(H * boost))
             ctx["last_violation"] = float(cand.scores[0])
             if not cand.scores[0] > self.eps:
                 return None
@@ -183,8 +225,10 @@ class _BaseInfiniteFeature(BaseEstimator):
 
         def master(cand):
             p0, p = ctx["p"], ctx["p"] + gs
-            norms = cand.extra["norms"][0]
-            block = family.columns(cand.params[:1], X) / norms
+            block = family.columns(cand.params[:1], X)
+            norms = np.linalg.norm(block, axis=0)
+            norms = np.where(norms > 0, norms, 1.0)
+            block = block / norms
             Phi[:, p0:p] = block
             gram[:p, p0:p] = Phi[:, :p].T @ block
             gram[p0:p, :p0] = gram[:p0, p0:p].T
@@ -192,7 +236,10 @@ class _BaseInfiniteFeature(BaseEstimator):
             scales.append(1.0 / norms)
             ctx["p"] = p
             prob = problem(p)
-            res = solver.solve(prob, pad_state(ctx["state"], p, T))
+            # the master is a sequence of n x p matrix-vector products, memory
+            # bound: BLAS threads only add synchronisation overhead there
+            with threadpool_limits(limits=1, user_api="blas"):
+                res = solver.solve(prob, pad_state(ctx["state"], p, T))
             ctx["state"], ctx["result"] = res.state, res
             U, us = res.coef
             ctx["margins"] = prob.margins(U, us, res.intercept)
@@ -201,10 +248,20 @@ class _BaseInfiniteFeature(BaseEstimator):
                                       "master_iter": int(res.n_iter)}
 
         colgen = ColumnGeneration(
-            max_iter=self.max_features, tol=None, verbose=self.verbose,
+            max_iter=max(n_new, 0), tol=None, verbose=self.verbose,
             time_budget=self.time_budget, name=type(self).__name__,
         )
         out = colgen.run(price, master, n_active=lambda: ctx["p"] // gs)
+        rows = old_rows + out.history.rows
+        t_prev = old_rows[-1]["time"] if old_rows else 0.0
+        for row in out.history.rows:
+            row["time"] = row["time"] + t_prev
+        if self.warm_start:
+            self._path = dict(n=n, T=T, gs=gs, rng=rng, family=family, ctx=ctx,
+                              params=params, scales=scales, b0=b0, Phi=Phi, gram=gram,
+                              history=rows)
+        elif hasattr(self, "_path"):
+            del self._path
 
         p = ctx["p"]
         if p:
@@ -220,13 +277,15 @@ class _BaseInfiniteFeature(BaseEstimator):
         self.family_ = family
         self.features_ = (np.array(params)[keep_group] if p
                           else np.zeros((0, family.sample(1, 0).shape[1])))
-        self.feature_scales_ = (np.array(scales)[keep_group] if p else np.zeros((0, gs)))
+        self.feature_scales_ = np.array(scales)[keep_group] if p else np.zeros((0, gs))
         self.task_coef_ = U[keep_col].T
         self.shared_coef_ = us[keep_col]
         self._coef_tasks = coef_full[keep_col].T  # (T, n_columns)
         self._intercept_tasks = np.asarray(b, dtype=float)
-        self.history_ = out.history.as_dict()
-        self.n_iter_ = out.n_iter
+        hist = History()
+        hist.rows = rows
+        self.history_ = hist.as_dict()
+        self.n_iter_ = len(rows)
         self.stop_reason_ = out.stop_reason
         self.converged_ = out.converged
         self.last_violation_ = ctx.get("last_violation", np.nan)
@@ -257,7 +316,9 @@ class _BaseInfiniteFeature(BaseEstimator):
         D = Z @ self._coef_tasks.T + self._intercept_tasks
         if self.tasks_ is None:
             if task_index is not None:
-                raise ValueError("task_index was given but the model was fitted without it.")
+                raise ValueError(
+                    "task_index was given but the model was fitted without it."
+                )
             return D
         if task_index is None:
             raise ValueError(
@@ -285,7 +346,9 @@ class _BaseInfiniteFeature(BaseEstimator):
             return None
         task_index = np.asarray(task_index)
         if task_index.shape != (n,):
-            raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
+            raise ValueError(
+                f"task_index must have shape ({n},), got {task_index.shape}."
+            )
         if task_index.dtype.kind == "f" and not np.all(np.isfinite(task_index)):
             raise ValueError("task_index contains NaN or infinity.")
         self.tasks_, inv = np.unique(task_index, return_inverse=True)
@@ -312,7 +375,7 @@ _COMMON_DOC = """
         :math:`\\tilde w`; ``None`` drops the shared part.
     loss : str or loss object, default={loss_default!r}
         {loss_choices}
-    penalty : {{"group_l1_l2", "l1", "l1_linf", "l1_lq"}} or penalty object, default="group_l1_l2"
+    penalty : {{"group_l1_l2", "l1", "l1_linf", "l1_lq"}} or penalty, default="group_l1_l2"
         :math:`\\Omega_p` on the rows of :math:`W` grouped by feature: l1, or
         the l1-lq mixed norms of Table 1 (q = 2, inf, or any ``L1Lq(q=...)``).
         An object's ``alpha`` is replaced by ``lambda_p``.
@@ -329,6 +392,19 @@ _COMMON_DOC = """
         Fit one unpenalised bias per task.
     time_budget : float, optional
         Seconds after which no new feature is added.
+    pricing_subsample : int, optional
+        Price the candidates on this many randomly chosen training rows
+        (drawn once per fit) instead of all of them, rescaling the
+        correlations by :math:`\\sqrt{{n/m}}`; the master always uses all rows.
+        Cuts the :math:`O(k_r n T)` pricing cost on large data at the price of
+        an estimated violation (the ``eps`` stopping rule becomes approximate).
+    warm_start : bool, default=False
+        Continue the previous fit's feature path (same data) up to the new
+        ``max_features`` instead of starting again; the path is
+        deterministic, so fitting 10 then 50 features gives the 50-feature
+        model of a cold fit with the same ``random_state`` (without
+        ``pricing_subsample``).  The estimator then keeps the active training
+        columns in memory between fits.
     random_state : int, RandomState instance or None, default=None
         Seed of the parameter sampling.
     verbose : int, default=0
@@ -350,9 +426,9 @@ _COMMON_DOC = """
         Shared weights :math:`\\tilde w`.
     history_ : dict of ndarray
         Per added feature: ``objective``, ``violation``, ``n_active``,
-        ``kkt``, ``master_iter``, ``time``.
+        ``kkt``, ``master_iter``, ``time`` (cumulative over warm starts).
     n_iter_ : int
-        Outer iterations (features added).
+        Outer iterations (features added), over warm starts.
     stop_reason_ : str
         ``"no_violation"``, ``"max_iter"`` (feature budget) or ``"time_budget"``.
     last_violation_ : float
@@ -374,7 +450,9 @@ _COMMON_DOC = """
 """
 
 
-class InfiniteFeatureClassifier(ClassifierMixin, _BaseInfiniteFeature):
+class InfiniteFeatureClassifier(
+    ClassifierMixin, TransformerMixin, _BaseInfiniteFeature
+):
     __doc__ = (
         """Classifier learning its features from an infinite family (GrFL).
 
@@ -406,7 +484,8 @@ class InfiniteFeatureClassifier(ClassifierMixin, _BaseInfiniteFeature):
     def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=1.0,
                  lambda_s=None, loss="squared_hinge", penalty="group_l1_l2",
                  solver="admm", eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True,
-                 time_budget=None, random_state=None, verbose=0):
+                 time_budget=None, pricing_subsample=None, warm_start=False,
+                 random_state=None, verbose=0):
         self.family = family
         self.max_features = max_features
         self.n_candidates = n_candidates
@@ -420,6 +499,8 @@ class InfiniteFeatureClassifier(ClassifierMixin, _BaseInfiniteFeature):
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.time_budget = time_budget
+        self.pricing_subsample = pricing_subsample
+        self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
 
@@ -454,7 +535,9 @@ class InfiniteFeatureClassifier(ClassifierMixin, _BaseInfiniteFeature):
         task_rows = self._split_tasks(task_index, X.shape[0])
         if task_rows is not None:
             if len(self.classes_) != 2:
-                raise ValueError("task_index needs binary labels (one binary task each).")
+                raise ValueError(
+                    "task_index needs binary labels (one binary task each)."
+                )
             Y = 2.0 * yi - 1.0
         elif len(self.classes_) == 2:
             Y = (2.0 * yi - 1.0)[:, None]
@@ -506,7 +589,7 @@ class InfiniteFeatureClassifier(ClassifierMixin, _BaseInfiniteFeature):
         return tags
 
 
-class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
+class InfiniteFeatureRegressor(RegressorMixin, TransformerMixin, _BaseInfiniteFeature):
     __doc__ = (
         """Regressor learning its features from an infinite family (GrFL).
 
@@ -525,6 +608,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
     def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=1.0,
                  lambda_s=None, loss="square", penalty="group_l1_l2", solver="admm",
                  eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True, time_budget=None,
+                 pricing_subsample=None, warm_start=False,
                  random_state=None, verbose=0):
         self.family = family
         self.max_features = max_features
@@ -539,6 +623,8 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.time_budget = time_budget
+        self.pricing_subsample = pricing_subsample
+        self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
 

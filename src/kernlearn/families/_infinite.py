@@ -112,7 +112,8 @@ class InfiniteFamily(BaseFamily):
         H[norms == 0] = 0.0
         return H, norms
 
-    def price(self, grad, k=1, rng=None, exclude=None, X=None, n_sample=100, score=None):
+    def price(self, grad, k=1, rng=None, exclude=None, X=None, n_sample=100,
+              score=None):
         """Best ``k`` of ``n_sample`` sampled candidates (paper 000, sec. 4.2).
 
         Parameters
@@ -148,5 +149,6 @@ class InfiniteFamily(BaseFamily):
         s = (score or _default_score)(H)
         s = np.where(np.all(norms > 0, axis=1), s, -np.inf)
         order = np.argsort(-s, kind="stable")[:k]
-        return Candidates(params=params[order], scores=s[order], group_size=self.group_size,
+        return Candidates(params=params[order], scores=s[order],
+                          group_size=self.group_size,
                           extra={"norms": norms[order], "H": H[order]})

@@ -106,7 +106,9 @@ class RandomFourierFeatures(InfiniteFamily):
         params : ndarray of shape (k, n_features + 1)
         """
         if not hasattr(self, "n_features_in_"):
-            raise ValueError("RandomFourierFeatures must be fitted (fit(X)) before sampling.")
+            raise ValueError(
+                "RandomFourierFeatures must be fitted (fit(X)) before sampling."
+            )
         if not isinstance(k, numbers.Integral) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}.")
         rng = np.random.default_rng(rng)

@@ -1,4 +1,4 @@
-"""Gabor-filter features of image patches as an infinite family (paper 000, sec. 5.1, 6.2).
+"""Gabor-filter features of image patches, an infinite family (paper 000, sec. 5.1).
 
 A candidate is a Gabor filter
 
@@ -62,7 +62,8 @@ def _range(name, value, lower=0.0, strict=True):
     if not (np.isfinite(lo) and np.isfinite(hi)) or bad_lo or hi < lo:
         op = ">" if strict else ">="
         raise ValueError(
-            f"{name} must satisfy low {op} {lower} and low <= high (finite); got {value!r}."
+            f"{name} must satisfy low {op} {lower} and low <= high (finite); "
+            f"got {value!r}."
         )
     return lo, hi
 
@@ -147,7 +148,7 @@ class GaborFeatures(InfiniteFamily):
         return X
 
     def sample(self, k, rng=None):
-        """Sample ``k`` filters ``[sigma_z, sigma_y, f0, theta]`` uniformly in the ranges.
+        """Sample ``k`` filters ``[sigma_z, sigma_y, f0, theta]`` uniformly.
 
         Parameters
         ----------

@@ -69,7 +69,7 @@ def _project_groups_l1_ball(v, radius, indptr):
     order = np.lexsort((-a, gid))
     u = a[order]
     csum = np.cumsum(u)
-    start_sum = np.concatenate([[0.0], csum[indptr[1:-1] - 1]]) if n_groups > 1 else np.zeros(1)
+    start_sum = np.concatenate([[0.0], csum[indptr[1:-1] - 1]])
     csum = csum - np.repeat(start_sum, sizes)
     rank = np.arange(len(u)) - np.repeat(indptr[:-1], sizes) + 1
     cond = u - (csum - radius) / rank > 0
@@ -181,7 +181,8 @@ class L1Lq(BasePenalty):
 
     def value(self, w, indptr=None):
         w = np.asarray(w, dtype=float)
-        return self.alpha * float(self._norms(w, self._indptr(w, indptr), self._q()).sum())
+        norms = self._norms(w, self._indptr(w, indptr), self._q())
+        return self.alpha * float(norms.sum())
 
     def dual_norm(self, scores, indptr=None):
         scores = np.asarray(scores, dtype=float)
@@ -196,7 +197,8 @@ class L1Lq(BasePenalty):
         if np.isinf(q):
             return w - _project_groups_l1_ball(w, lam, ip)
         if q == 2.0:
-            return w * np.repeat(block_soft_scales(group_norms(w, ip), lam), np.diff(ip))
+            scales = block_soft_scales(group_norms(w, ip), lam)
+            return w * np.repeat(scales, np.diff(ip))
         gid = _group_ids(ip)
         a = np.abs(w)
         active = self._norms(a, ip, self.q_dual) > lam
@@ -212,7 +214,8 @@ class L1Lq(BasePenalty):
                 x = a.copy()
                 for _ in range(100):
                     f = x + c * x ** (q - 1.0) - a
-                    x_new = np.maximum(x - f / (1.0 + (q - 1.0) * c * x ** (q - 2.0)), 0.0)
+                    df = 1.0 + (q - 1.0) * c * x ** (q - 2.0)
+                    x_new = np.maximum(x - f / df, 0.0)
                     if np.max(np.abs(x_new - x), initial=0.0) <= 1e-14 * (1 + a.max()):
                         return x_new
                     x = x_new

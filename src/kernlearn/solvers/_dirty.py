@@ -97,6 +97,8 @@ class DirtyProblem:
 
     def margins(self, W, ws, b):
         """Per-task margins :math:`\\Phi^{(t)}(w_t + \\tilde w) + b_t`."""
+        if self.shared_rows and self.T == 1:
+            return [self.Phi @ (W[:, 0] + ws) + b[0]]
         if self.shared_rows:
             M = self.Phi @ (W + ws[:, None]) + b
             return [M[:, t] for t in range(self.T)]
@@ -132,7 +134,9 @@ class DirtyProblem:
             Bias gradients (zero without intercept).
         """
         G = [self.loss.grad_margin(m, y) for m, y in zip(margins, self.ys)]
-        if self.shared_rows:
+        if self.shared_rows and self.T == 1:
+            gW = (self.Phi.T @ G[0])[:, None]
+        elif self.shared_rows:
             gW = self.Phi.T @ np.column_stack(G)
         else:
             gW = np.column_stack([Pt.T @ g for Pt, g in zip(self.Phis, G)])
@@ -141,8 +145,11 @@ class DirtyProblem:
 
     def prox(self, W, ws, step_p, step_s):
         """Prox of the penalties at ``(W, ws)`` with steps ``step_p``, ``step_s``."""
-        U = self.penalty_p.prox(W.ravel(), step_p, self.indptr * self.T).reshape(W.shape)
-        us = self.penalty_s.prox(ws, step_s, self.indptr) if self.has_shared else ws * 0.0
+        U = self.penalty_p.prox(W.ravel(), step_p, self.indptr * self.T)
+        U = U.reshape(W.shape)
+        if not self.has_shared:
+            return U, ws * 0.0
+        return U, self.penalty_s.prox(ws, step_s, self.indptr)
         return U, us
 
     def lipschitz(self):

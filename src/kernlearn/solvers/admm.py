@@ -91,12 +91,15 @@ class ADMM(BaseSolver):
     adaptive : bool, default=True
         Start from the paper's :math:`\\xi_t, \\eta` and rebalance them by
         residual balancing (Boyd et al. 2011, sec. 3.4.1: double or halve a
-        penalty when its primal and dual residuals differ by more than 10x),
+        penalty when its primal and dual residuals differ by more than
+        ``balance`` times),
         refactorising the systems at most ``max_refactor`` times per solve.
         ``False`` keeps the paper's fixed values (one factorisation per
         active set).
     max_refactor : int, default=20
         Cap on the refactorisations caused by rebalancing.
+    balance : float, default=10.0
+        Residual ratio that triggers a rebalancing.
 
     References
     ----------
@@ -109,7 +112,7 @@ class ADMM(BaseSolver):
     required_penalty_methods = ("value", "prox")
 
     def __init__(self, tol=1e-3, max_iter=1000, xi=None, eta=None, check_every=10,
-                 adaptive=True, max_refactor=20):
+                 adaptive=True, max_refactor=20, balance=10.0):
         self.tol = tol
         self.max_iter = max_iter
         self.xi = xi
@@ -117,6 +120,7 @@ class ADMM(BaseSolver):
         self.check_every = check_every
         self.adaptive = adaptive
         self.max_refactor = max_refactor
+        self.balance = balance
 
     def solve(self, problem, state=None):
         """Solve the restricted master, warm-started from ``state``.
@@ -164,7 +168,8 @@ class ADMM(BaseSolver):
                 facts.append(cache[key])
             fact_s = None
             if P.has_shared and p:
-                fact_s = cho_factor(sum(xi[t] * grams[t] for t in range(T)) + eta * np.eye(p))
+                Ks = sum(xi[t] * grams[t] for t in range(T)) + eta * np.eye(p)
+                fact_s = cho_factor(Ks)
             return facts, fact_s
 
         facts, fact_s = factorise()
@@ -189,7 +194,9 @@ class ADMM(BaseSolver):
         converged, k, kkt, obj = False, 0, np.inf, np.nan
         for k in range(1, self.max_iter + 1):
             R = [M[t] - Mu[t] for t in range(T)]
-            if P.shared_rows:
+            if P.shared_rows and T == 1:
+                c = [P.Phi.T @ R[0]]
+            elif P.shared_rows:
                 C = P.Phi.T @ np.column_stack(R)
                 c = [C[:, t] for t in range(T)]
             else:
@@ -234,12 +241,14 @@ class ADMM(BaseSolver):
                     # residual balancing (Boyd et al. 2011, sec. 3.4.1), one
                     # factor per constraint family; scaled duals are rescaled.
                     r_w = np.sqrt(np.sum((W - U) ** 2) + np.sum((ws - us) ** 2))
-                    s_w = eta * np.sqrt(np.sum((U - U_old) ** 2) + np.sum((us - us_old) ** 2))
+                    s_w = eta * np.sqrt(np.sum((U - U_old) ** 2)
+                                        + np.sum((us - us_old) ** 2))
                     r_m = np.sqrt(sum(np.sum((Z[t] - M[t]) ** 2) for t in range(T)))
                     s_m = xi[0] * np.sqrt(sum(np.sum((M[t] - M_old[t]) ** 2)
                                               for t in range(T)))
-                    f_eta = 2.0 if r_w > 10 * s_w else (0.5 if s_w > 10 * r_w else 1.0)
-                    f_xi = 2.0 if r_m > 10 * s_m else (0.5 if s_m > 10 * r_m else 1.0)
+                    mu = self.balance
+                    f_eta = 2.0 if r_w > mu * s_w else (0.5 if s_w > mu * r_w else 1.0)
+                    f_xi = 2.0 if r_m > mu * s_m else (0.5 if s_m > mu * r_m else 1.0)
                     if f_eta != 1.0 or f_xi != 1.0:
                         eta *= f_eta
                         N /= f_eta
