@@ -6,6 +6,28 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 
+def check_two_classes(y):
+    """Check classification targets and require at least two classes.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Class labels.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is not a classification target or holds a single class.
+    """
+    check_classification_targets(y)
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise ValueError(
+            f"y contains a single class ({classes[0]!r}); a classifier needs more "
+            "than one class."
+        )
+
+
 def validate_fit_data(est, X, y, classification, y_numeric=False):
     """Validate ``X, y`` for ``fit``: finite, 2-D, CSR/CSC or dense, float.
 
@@ -32,12 +54,7 @@ def validate_fit_data(est, X, y, classification, y_numeric=False):
         y_numeric=y_numeric, ensure_min_samples=2,
     )
     if classification:
-        check_classification_targets(y)
-        if np.unique(y).size < 2:
-            raise ValueError(
-                f"y has a single class ({np.unique(y)[0]!r}); a classifier needs at "
-                "least two classes."
-            )
+        check_two_classes(y)
     if sp.issparse(X):
         X = sp.csc_matrix(X)
         if X.nnz < 2**31:

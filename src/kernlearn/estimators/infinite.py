@@ -37,7 +37,6 @@ from sklearn.base import (
 )
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 from threadpoolctl import threadpool_limits
 
@@ -48,6 +47,7 @@ from ..penalties import L1, get_penalty
 from ..solvers import ADMM, GrFLFISTA, History, check_compatible
 from ..solvers._dirty import DirtyProblem
 from ..solvers.admm import pad_state
+from ._base import check_two_classes
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
@@ -523,14 +523,9 @@ class InfiniteFeatureClassifier(
         """
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
                              dtype=[np.float64, np.float32], ensure_min_samples=2)
-        check_classification_targets(y)
+        check_two_classes(y)
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y has a single class ({self.classes_[0]!r}); a classifier needs at "
-                "least two classes."
-            )
         yi = enc.transform(y)
         task_rows = self._split_tasks(task_index, X.shape[0])
         if task_rows is not None:

@@ -26,12 +26,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..families.nystrom import NystromColumns, kernel_params_for
 from ..kernels import KERNELS, pairwise_kernel
 from ..solvers.coordinate_newton import CoordinateNewton
+from ._base import check_two_classes
 
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
 
@@ -426,15 +426,10 @@ class LowRankKernelClassifier(ClassifierMixin, _BaseLowRank):
             self, X, y, accept_sparse=False if pre else "csr",
             dtype=[np.float64, np.float32],
         )
-        check_classification_targets(y)
+        check_two_classes(y)
         binarizer = LabelBinarizer(neg_label=-1, pos_label=1)
         Y = binarizer.fit_transform(y).astype(float)
         self.classes_ = binarizer.classes_
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y has only one class ({self.classes_[0]!r}); a classifier needs at "
-                "least two classes."
-            )
         return self._fit_targets(X, Y)
 
     def decision_function(self, X):

@@ -5,7 +5,6 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     check_consistent_length,
     check_is_fitted,
@@ -15,7 +14,7 @@ from sklearn.utils.validation import (
 from ..kernels import KernelList, PrecomputedKernelList, linear_kernel, rbf_kernel
 from ..losses import Hinge, MulticlassHinge
 from ..solvers.online_batch import OnlineBatch
-from ._base import validate_fit_data, validate_predict_data
+from ._base import check_two_classes, validate_fit_data, validate_predict_data
 
 _DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
 
@@ -202,12 +201,7 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
                 )
             y = column_or_1d(y, warn=True)
             check_consistent_length(klist.gram_[0], y)
-            check_classification_targets(y)
-            if np.unique(y).size < 2:
-                raise ValueError(
-                    f"y has a single class ({np.unique(y)[0]!r}); a "
-                    "classifier needs at least two classes."
-                )
+            check_two_classes(y)
             self.n_features_in_ = klist.n_samples
         else:
             X, y = validate_fit_data(self, X, y, classification=True)
