@@ -24,7 +24,7 @@ def small():
 def test_converged_fgm_meets_theorems_2_and_3(small, loss, fit_intercept):
     X, y, _ = small
     clf = FGMClassifier(B=5, C=1.0, loss=loss, tol=None, max_outer_iter=100,
-                        apg_tol=1e-10, apg_max_iter=20000,
+                        master_tol=1e-12, master_max_iter=200,
                         fit_intercept=fit_intercept).fit(X, y)
     h = clf.history_
     # Theorem 3: the worst-case analysis adds nothing new.
@@ -39,8 +39,8 @@ def test_converged_fgm_meets_theorems_2_and_3(small, loss, fit_intercept):
 
 def test_regressor_bounds_meet(small):
     X, _, w = small
-    reg = FGMRegressor(B=5, C=1.0, tol=None, max_outer_iter=100, apg_tol=1e-10,
-                       apg_max_iter=20000).fit(X, X @ w)
+    reg = FGMRegressor(B=5, C=1.0, tol=None, max_outer_iter=100, master_tol=1e-12,
+                       master_max_iter=200).fit(X, X @ w)
     h = reg.history_
     assert reg.converged_
     assert (h["objective"][-1] - h["final_lower_bound"][0]) / h["objective"][-1] < 1e-4
@@ -51,7 +51,8 @@ def test_worst_case_analysis_is_exact_top_B(small, rng):
     pool = FeaturePool().fit(X)
     u = rng.standard_normal(X.shape[0])
     cand = pool.price(-u, 7, X=X)
-    scores = np.abs(X.T @ u) / np.linalg.norm(X, axis=0)
+    # Unit root-mean-square scaling: lambda_j = sqrt(n) / ||f_j||.
+    scores = np.abs(X.T @ u) * np.sqrt(X.shape[0]) / np.linalg.norm(X, axis=0)
     assert set(cand.params) == set(np.argsort(-scores)[:7])
     np.testing.assert_allclose(cand.extra["sum_sq"], np.sort(scores**2)[-7:].sum())
 
@@ -122,8 +123,8 @@ def test_sparse_input_matches_dense(small, fmt):
     Xs = sp.random(200, 300, density=0.05, format=fmt, random_state=0)
     score = Xs @ np.r_[np.ones(10), np.zeros(290)]
     y = np.where(score > np.median(score), 1.0, -1.0)
-    dense = FGMClassifier(B=3, apg_tol=1e-8).fit(Xs.toarray(), y)
-    sparse = FGMClassifier(B=3, apg_tol=1e-8).fit(Xs, y)
+    dense = FGMClassifier(B=3, master_tol=1e-10).fit(Xs.toarray(), y)
+    sparse = FGMClassifier(B=3, master_tol=1e-10).fit(Xs, y)
     np.testing.assert_allclose(dense.coef_, sparse.coef_, atol=1e-6)
     assert sp.issparse(sparse.transform(Xs))
 
@@ -136,7 +137,7 @@ def test_float32_input(small):
 
 def test_multiclass_and_proba():
     X, y = load_wine(return_X_y=True)
-    clf = FGMClassifier(B=3, C=100.0, loss="logistic", n_jobs=2).fit(X, y)
+    clf = FGMClassifier(B=3, C=100.0, loss="logistic", multiclass="ovr", n_jobs=2).fit(X, y)
     assert clf.coef_.shape == (3, 13) and clf.d_.shape[0] == 3
     assert clf.score(X, y) > 0.9
     proba = clf.predict_proba(X)
@@ -168,7 +169,8 @@ def test_iris_multiclass_stops_by_theorem_3():
     # With B=2 the worst-case analysis returns the active pair again at once:
     # the budget-2 problem is solved after one constraint per class.
     X, y = load_iris(return_X_y=True)
-    clf = FGMClassifier(B=2, C=10.0).fit(X, y)
+    # C=10 on the paper's unit-norm columns is C=10/n on our unit-RMS columns.
+    clf = FGMClassifier(B=2, C=10.0 / len(y), multiclass="ovr").fit(X, y)
     assert clf.converged_ and np.all(clf.n_iter_ == 1)
     assert FGMClassifier(B=4, C=100.0).fit(X, y).score(X, y) > 0.9
 

@@ -26,7 +26,8 @@ def _col_sq_norms(block):
 
 
 def _partial_scores(block, u):
-    return np.asarray(block.T @ u).ravel()
+    out = np.asarray(block.T @ u)
+    return out.ravel() if np.ndim(u) == 1 else out
 
 
 class DaskFeaturePool(FeaturePool):
@@ -79,11 +80,12 @@ class DaskFeaturePool(FeaturePool):
         self._futures = client.scatter(blocks)
         sq = np.sum(client.gather([client.submit(_col_sq_norms, f) for f in self._futures]),
                     axis=0)
-        return self._setup(sq)
+        return self._setup(sq, X.shape[0])
 
     def feature_scores(self, u, X=None):
         """Scaled :math:`\\lambda_j f_j'u` by map (per block) and reduce (sum)."""
         client = self._client()
         parts = [client.submit(_partial_scores, f, u[a:b])
                  for f, a, b in zip(self._futures, self.bounds_[:-1], self.bounds_[1:])]
-        return np.sum(client.gather(parts), axis=0) * self.scale_
+        out = np.sum(client.gather(parts), axis=0)
+        return out * self.scale_.reshape((-1,) + (1,) * (out.ndim - 1))

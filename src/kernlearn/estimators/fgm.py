@@ -19,7 +19,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..families import FeaturePool
-from ..feature_generation import fit_fgm
+from ..methods.fgm import fit_fgm
 from ..losses import get_loss
 from ._base import validate_fit_data, validate_predict_data
 
@@ -32,8 +32,10 @@ class _FGMBase(TransformerMixin, BaseEstimator):
         "C": [Interval(Real, 0, None, closed="neither")],
         "max_outer_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
-        "apg_tol": [Interval(Real, 0, None, closed="neither")],
-        "apg_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_features": [Interval(Integral, 1, None, closed="left"), None],
+        "solver": [StrOptions({"auto", "newton", "apg"})],
+        "master_tol": [Interval(Real, 0, None, closed="neither"), None],
+        "master_max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "feature_scaling": ["boolean"],
         "fit_intercept": ["boolean"],
         "groups": [list, None],
@@ -45,6 +47,10 @@ class _FGMBase(TransformerMixin, BaseEstimator):
     }
 
     def _pool(self):
+        if self.refit and self.family is not None:
+            raise ValueError("refit=True needs the original columns; it cannot be "
+                             "combined with family= (the model lives on the family's "
+                             "virtual features).")
         if self.family is not None:
             if self.groups is not None or self.tree:
                 raise ValueError("groups/tree apply to the default feature pool; "
@@ -72,19 +78,19 @@ class _FGMBase(TransformerMixin, BaseEstimator):
     def _solve(self, X, y, pool, loss, name):
         return fit_fgm(
             X, y, pool, loss, B=self.B, C=self.C, max_iter=self.max_outer_iter,
-            tol=self.tol, apg_tol=self.apg_tol, apg_max_iter=self.apg_max_iter,
+            tol=self.tol, max_features=self.max_features, solver=self.solver,
+            master_tol=self.master_tol, master_max_iter=self.master_max_iter,
             fit_intercept=self.fit_intercept, verbose=self.verbose, name=name,
         )
 
-    def _refit_l2(self, X, y, res, kind):
+    def _refit_l2(self, X, y, sel, kind):
         """De-bias (paper 002, sec. 6.2.2): l2 model on the selected features only."""
         from sklearn.linear_model import LogisticRegression, Ridge
         from sklearn.svm import LinearSVC
 
-        sel = res.selected
-        if sel.size == 0 or self.family is not None:
-            # De-biasing needs the original columns; expansions keep FGM's weights.
-            return res.coef, res.intercept
+        coef = np.zeros(X.shape[1])
+        if sel.size == 0:
+            return coef, 0.0
         Xs = X[:, sel]
         if kind == "square":
             model = Ridge(alpha=1.0 / self.C, fit_intercept=self.fit_intercept)
@@ -95,7 +101,6 @@ class _FGMBase(TransformerMixin, BaseEstimator):
             model = LinearSVC(C=self.C, loss="squared_hinge",
                               fit_intercept=self.fit_intercept, max_iter=5000)
         model.fit(Xs, y)
-        coef = np.zeros_like(res.coef)
         coef[sel] = np.ravel(model.coef_)
         return coef, float(np.ravel(model.intercept_)[0]) if self.fit_intercept else 0.0
 
@@ -155,21 +160,48 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
     B : int, default=10
         Features (or groups) added per outer iteration; the model keeps
         between ``B`` and ``B * max_outer_iter`` of them.
-    C : float, default=10.0
-        Weight of the training loss.
+    C : float, default=1.0
+        Weight of the training loss, a sum over samples as in LIBLINEAR.  With
+        ``feature_scaling=True`` (the default) the model sees every feature
+        scaled to unit root-mean-square, so ``C`` means what it means for
+        LIBLINEAR on standardised data and does not depend on the units of
+        the features; with ``feature_scaling=False`` it acts on raw columns.
+        Larger ``C``: weaker regularisation, more features carrying weight.
     loss : {"squared_hinge", "logistic"}, default="squared_hinge"
         Training loss.
     max_outer_iter : int, default=15
         Maximum number of cutting-plane iterations ``T``.
     tol : float or None, default=1e-2
         Stop when the relative objective change between outer iterations is
-        below ``tol`` (:math:`\epsilon_c`).
-    apg_tol : float, default=1e-4
-        Relative objective change stopping the APG master solver.
-    apg_max_iter : int, default=1000
-        Iteration cap of one APG solve.
+        below ``tol`` (:math:`\epsilon_c`).  Ignored with ``max_features``.
+    max_features : int, optional
+        A budget of ``k`` features: new features are added (``B`` at a time,
+        best first) until exactly ``min(k, available)`` carry weight, where
+        features the restricted optimum gives no weight do not count and
+        are not offered again.  ``max_outer_iter`` then bounds the iterations
+        beyond ``ceil(k / B)``.  Counts groups when ``groups`` is given.
+    multiclass : {"shared", "ovr"}, default="shared"
+        Multiclass problems: ``"shared"`` selects one set of features for all
+        one-vs-rest outputs (a feature's score is the norm of its
+        correlations with every class's dual vector and the penalty groups
+        its weights over the classes); ``"ovr"`` runs independent binary
+        problems whose selections are united.
+    solver : {"auto", "newton", "apg"}, default="auto"
+        Master solver on the active set: proximal Newton (compiled block
+        coordinate descent on the quadratic model; converges in a few
+        iterations) or the paper's APG (Algorithm 4).  ``"auto"`` uses Newton
+        unless the active block is too large for its Hessian.
+    master_tol : float, optional
+        Tolerance of the master solver (default: Newton's relative predicted
+        decrease ``1e-8``, APG's ``1e-6``).  A master that stops at its
+        iteration cap raises a ``ConvergenceWarning``.
+    master_max_iter : int, optional
+        Iteration cap of one master solve (default: 50 Newton or 5000 APG
+        iterations).
     feature_scaling : bool, default=True
-        Scale features by :math:`\lambda_j = 1/\|f_j\|` before scoring.
+        Scale features to unit root-mean-square,
+        :math:`\lambda_j = \sqrt{n}/\|f_j\|`, for scoring and fitting
+        (coefficients are reported on the original features).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept.
     groups : list of array-like of int, optional
@@ -203,7 +235,7 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         of first inclusion, for multiclass).
     d_ : ndarray
         Learned scaling :math:`d_j \in [0, 1]` of the selected features (one
-        row per one-vs-rest problem for multiclass).
+        row per one-vs-rest problem with ``multiclass="ovr"``).
     n_iter_ : int or ndarray
         Outer iterations run.
     history_ : dict of ndarray or list of dict
@@ -221,7 +253,7 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
     >>> from kernlearn import FGMClassifier
     >>> from kernlearn.datasets import make_fgm_synthetic
     >>> X, y, w = make_fgm_synthetic(200, 100, 10, random_state=0)
-    >>> clf = FGMClassifier(B=5, C=10.0).fit(X, y)
+    >>> clf = FGMClassifier(B=5).fit(X, y)
     >>> clf.selected_features_.size > 0
     True
     """
@@ -229,22 +261,26 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
     _parameter_constraints = {
         **_FGMBase._parameter_constraints,
         "loss": [StrOptions({"squared_hinge", "logistic"})],
+        "multiclass": [StrOptions({"shared", "ovr"})],
         "n_jobs": [Integral, None],
     }
 
     def __init__(
-        self, B=10, C=10.0, loss="squared_hinge", *, max_outer_iter=15, tol=1e-2,
-        apg_tol=1e-4, apg_max_iter=1000, feature_scaling=True, fit_intercept=True,
-        groups=None, tree=False, chunk_size=None, refit=False, family=None, n_jobs=None,
-        verbose=0,
+        self, B=10, C=1.0, loss="squared_hinge", *, max_outer_iter=15, tol=1e-2,
+        max_features=None, multiclass="shared", solver="auto", master_tol=None,
+        master_max_iter=None, feature_scaling=True, fit_intercept=True, groups=None,
+        tree=False, chunk_size=None, refit=False, family=None, n_jobs=None, verbose=0,
     ):
         self.B = B
         self.C = C
         self.loss = loss
         self.max_outer_iter = max_outer_iter
         self.tol = tol
-        self.apg_tol = apg_tol
-        self.apg_max_iter = apg_max_iter
+        self.max_features = max_features
+        self.multiclass = multiclass
+        self.solver = solver
+        self.master_tol = master_tol
+        self.master_max_iter = master_max_iter
         self.feature_scaling = feature_scaling
         self.fit_intercept = fit_intercept
         self.groups = groups
@@ -280,6 +316,19 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
             tasks = [np.where(yi == 1, 1.0, -1.0)]
         else:
             tasks = [np.where(yi == k, 1.0, -1.0) for k in range(len(self.classes_))]
+        if len(tasks) > 1 and self.multiclass == "shared":
+            if self.family is not None:
+                raise ValueError("multiclass='shared' prices the columns of X; use "
+                                 "multiclass='ovr' with family=.")
+            res = self._solve(X, np.column_stack(tasks), pool, loss, "FGM")
+            coefs, intercepts = list(res.coef.T), list(res.intercept)
+            if self.refit:
+                coefs, intercepts = map(list, zip(*[
+                    self._refit_l2(X, t, res.selected, self.loss) for t in tasks]))
+            self._store(X, pool, [res], coefs, intercepts)
+            self.d_, self.n_iter_, self.history_ = res.d, res.n_iter, res.history
+            self.converged_ = res.converged
+            return self
         names = [f"FGM[{c}]" if len(tasks) > 1 else "FGM" for c in self.classes_]
         # Threads: X is shared, not copied per worker; BLAS releases the GIL.
         results = Parallel(n_jobs=self.n_jobs if len(tasks) > 1 else None, prefer="threads")(
@@ -287,7 +336,8 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         )
         coefs, intercepts = [], []
         for t, res in zip(tasks, results):
-            c, b = self._refit_l2(X, t, res, self.loss) if self.refit else (res.coef, res.intercept)
+            c, b = (self._refit_l2(X, t, res.selected, self.loss) if self.refit
+                    else (res.coef, res.intercept))
             coefs.append(c)
             intercepts.append(b)
         self._store(X, pool, results, coefs, intercepts)
@@ -370,18 +420,22 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     ----------
     B : int, default=10
         Features (or groups) added per outer iteration.
-    C : float, default=10.0
-        Weight of the training loss.
+    C : float, default=1.0
+        Weight of the training loss (see :class:`FGMClassifier`).
     max_outer_iter : int, default=15
         Maximum cutting-plane iterations.
     tol : float or None, default=1e-2
         Relative objective change stopping rule.
-    apg_tol : float, default=1e-4
-        APG tolerance.
-    apg_max_iter : int, default=1000
-        APG iteration cap.
+    max_features : int, optional
+        Budget of features (see :class:`FGMClassifier`).
+    solver : {"auto", "newton", "apg"}, default="auto"
+        Master solver (see :class:`FGMClassifier`).
+    master_tol : float, optional
+        Master tolerance.
+    master_max_iter : int, optional
+        Master iteration cap.
     feature_scaling : bool, default=True
-        Scale features by :math:`1/\|f_j\|`.
+        Scale features to unit root-mean-square.
     fit_intercept : bool, default=True
         Fit an intercept.
     groups : list of array-like of int, optional
@@ -413,16 +467,19 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     """
 
     def __init__(
-        self, B=10, C=10.0, *, max_outer_iter=15, tol=1e-2, apg_tol=1e-4,
-        apg_max_iter=1000, feature_scaling=True, fit_intercept=True, groups=None,
-        tree=False, chunk_size=None, refit=False, family=None, verbose=0,
+        self, B=10, C=1.0, *, max_outer_iter=15, tol=1e-2, max_features=None,
+        solver="auto", master_tol=None, master_max_iter=None, feature_scaling=True,
+        fit_intercept=True, groups=None, tree=False, chunk_size=None, refit=False,
+        family=None, verbose=0,
     ):
         self.B = B
         self.C = C
         self.max_outer_iter = max_outer_iter
         self.tol = tol
-        self.apg_tol = apg_tol
-        self.apg_max_iter = apg_max_iter
+        self.max_features = max_features
+        self.solver = solver
+        self.master_tol = master_tol
+        self.master_max_iter = master_max_iter
         self.feature_scaling = feature_scaling
         self.fit_intercept = fit_intercept
         self.groups = groups
@@ -449,7 +506,8 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         loss = get_loss("square")
         pool = self._pool().fit(X)
         res = self._solve(X, y.astype(float), pool, loss, "FGM")
-        coef, b = self._refit_l2(X, y, res, "square") if self.refit else (res.coef, res.intercept)
+        coef, b = (self._refit_l2(X, y, res.selected, "square") if self.refit
+                   else (res.coef, res.intercept))
         self._store(X, pool, [res], [coef], [b])
         if self.family is None:
             self.coef_, self.intercept_ = self.coef_[0], float(self.intercept_[0])

@@ -40,9 +40,11 @@ class FeaturePool(BaseFamily):
         The groups form a tree (Definition 1 of paper 002) listed parent
         before child; pricing then prunes sub-trees by Proposition 2.
     feature_scaling : bool, default=True
-        Scale feature ``j`` by :math:`\\lambda_j = 1/\\|f_j\\|` (and groups by
-        :math:`1/\\sqrt{|G|}`) so that data scale and group size do not bias
-        selection.
+        Scale feature ``j`` by :math:`\\lambda_j = \\sqrt{n}/\\|f_j\\|` (unit
+        root-mean-square columns; groups also by :math:`1/\\sqrt{|G|}`) so that
+        data scale and group size do not bias selection.  Unit RMS rather than
+        unit norm keeps ``C`` on LIBLINEAR's scale: ``C`` weighs a sum of ``n``
+        losses, and the scaled columns have the magnitude of standardised data.
     chunk_size : int, optional
         Score at most this many columns at a time (bounded memory).
 
@@ -50,6 +52,8 @@ class FeaturePool(BaseFamily):
     ----------
     scale_ : ndarray of shape (n_features,)
         Per-feature scaling :math:`\\lambda_j` (0 for all-zero columns).
+    n_samples_ : int
+        Rows of the data the scaling was computed on.
     """
 
     def __init__(self, groups=None, tree=False, feature_scaling=True, chunk_size=None):
@@ -64,14 +68,16 @@ class FeaturePool(BaseFamily):
         sq = np.zeros(n_features)
         for s in range(0, n_features, step):
             sq[s : s + step] = _column_sq_norms(X[:, s : s + step])
-        return self._setup(sq)
+        return self._setup(sq, X.shape[0])
 
-    def _setup(self, sq):
+    def _setup(self, sq, n_samples):
         """Scaling and group bookkeeping from the squared column norms."""
         n_features = len(sq)
+        self.n_samples_ = int(n_samples)
         if self.feature_scaling:
-            with np.errstate(divide="ignore"):
-                self.scale_ = np.where(sq > 0, 1.0 / np.sqrt(np.where(sq > 0, sq, 1)), 0.0)
+            # Unit root-mean-square columns: lambda_j = sqrt(n) / ||f_j||.
+            ms = sq / max(self.n_samples_, 1)
+            self.scale_ = np.where(ms > 0, 1.0 / np.sqrt(np.where(ms > 0, ms, 1)), 0.0)
         else:
             self.scale_ = np.ones(n_features)
         self.n_features_ = n_features
@@ -105,23 +111,28 @@ class FeaturePool(BaseFamily):
         return self.n_features_ if self._groups is None else len(self._groups)
 
     def feature_scores(self, u, X):
-        """Scaled correlations :math:`\\lambda_j f_j' u` of every feature (chunked)."""
+        """Scaled correlations :math:`\\lambda_j f_j' u` of every feature (chunked).
+
+        ``u`` of shape ``(n,)`` gives ``(n_features,)``; ``(n, K)`` (one dual
+        vector per output) gives ``(n_features, K)``.
+        """
         n_features = X.shape[1]
-        out = np.empty(n_features)
+        out = np.empty((n_features,) + np.shape(u)[1:])
         step = self._chunk(n_features)
         for s in range(0, n_features, step):
             block = X[:, s : s + step]
-            out[s : s + step] = np.asarray(block.T @ u).ravel()
-        return out * self.scale_
+            out[s : s + step] = np.asarray(block.T @ u).reshape(out[s : s + step].shape)
+        return out * self.scale_.reshape((-1,) + (1,) * (out.ndim - 1))
 
     def price(self, grad, k, rng=None, exclude=None, X=None):
         """Top-``k`` features or groups by :math:`\\|\\lambda X_G' u\\|` with ``u = -grad``.
 
         Parameters
         ----------
-        grad : ndarray of shape (n_samples,)
+        grad : ndarray of shape (n_samples,) or (n_samples, K)
             ``C`` times the loss gradient in the margins (``u = -grad`` is
-            FGM's :math:`\\alpha \\odot y`).
+            FGM's :math:`\\alpha \\odot y`); with ``K`` outputs a feature's
+            score is the norm of its ``K`` correlations (shared selection).
         k : int
             Budget ``B``.
         rng : ignored
@@ -140,7 +151,7 @@ class FeaturePool(BaseFamily):
         """
         z = self.feature_scores(-np.asarray(grad, dtype=float), X)
         if self._groups is None:
-            scores = np.abs(z)
+            scores = np.abs(z) if z.ndim == 1 else np.sqrt((z * z).sum(1))
             idx = _top_k(scores, k)
         elif self.tree:
             idx, scores = _tree_top_k(z, self._groups, self._group_weight,

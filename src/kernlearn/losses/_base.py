@@ -16,6 +16,10 @@ dual_from_margin(m, y, C) -> ndarray
     Theorem 4), recovered from the training errors.
 prox(z, y, step) -> ndarray
     ``argmin_m step * loss(m, y) + 0.5 * (m - z)**2`` elementwise (ADMM masters).
+hess_margin(m, y) -> ndarray
+    Second derivative of each loss in its margin (a generalised one where the
+    loss is only once differentiable, as the squared hinge); the proximal
+    Newton master builds its Hessian from it.
 
 Attributes
 ----------

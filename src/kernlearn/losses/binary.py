@@ -22,6 +22,10 @@ class SquaredHinge(BaseLoss):
     def grad_margin(self, m, y):
         return -y * np.maximum(0.0, 1.0 - y * m)
 
+    def hess_margin(self, m, y):
+        """Generalised second derivative ``y^2 [1 - y m > 0]`` (Mangasarian, 2002)."""
+        return np.where(y * m < 1.0, y * y, 0.0)
+
     def dual_from_margin(self, m, y, C):
         """FGM dual variables ``alpha = C * xi`` (paper 002, Theorem 4)."""
         return C * np.maximum(0.0, 1.0 - y * m)
@@ -69,6 +73,11 @@ class Logistic(BaseLoss):
 
     def grad_margin(self, m, y):
         return -y * expit(-y * m)
+
+    def hess_margin(self, m, y):
+        """Second derivative ``y^2 sigma(y m) sigma(-y m)``."""
+        s = expit(-y * m)
+        return y * y * s * (1.0 - s)
 
     def dual_from_margin(self, m, y, C):
         """FGM dual variables ``alpha = C sigmoid(-y m)`` (paper 002, Theorem 4)."""

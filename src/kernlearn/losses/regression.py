@@ -1,5 +1,7 @@
 """Regression losses on margins."""
 
+import numpy as np
+
 from ._base import BaseLoss
 
 
@@ -19,6 +21,10 @@ class Square(BaseLoss):
 
     def grad_margin(self, m, y):
         return m - y
+
+    def hess_margin(self, m, y):
+        """Second derivative: one everywhere."""
+        return np.ones_like(m)
 
     def dual_from_margin(self, m, y, C):
         """Residual dual variables ``C (y - m)``."""
