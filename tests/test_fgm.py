@@ -238,3 +238,122 @@ def test_out_of_core_memmap_with_chunked_pricing(tmp_path, small):
     ref = FGMClassifier(B=4).fit(X, y)
     np.testing.assert_array_equal(chunked.selected_features_, ref.selected_features_)
     np.testing.assert_allclose(chunked.coef_, ref.coef_, atol=1e-10)
+
+
+# --- issue 10: fast master, budget, shared multiclass selection, defaults ----------
+
+
+@pytest.mark.parametrize("k", [1, 7, 23])
+def test_max_features_returns_exactly_k(small, k):
+    X, y, _ = small
+    clf = FGMClassifier(B=5, max_features=k).fit(X, y)
+    assert clf.selected_features_.size == k
+    assert np.count_nonzero(clf.coef_) == k
+
+
+def test_max_features_multiclass_shared_counts_features_once():
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    clf = FGMClassifier(B=8, max_features=20).fit(X, y)
+    assert clf.selected_features_.size == 20
+    # One selection shared by the ten classes: every class uses the same columns.
+    used = np.flatnonzero(np.any(clf.coef_ != 0, axis=0))
+    np.testing.assert_array_equal(np.sort(used), np.sort(clf.selected_features_))
+    assert clf.d_.shape == (20,)
+
+
+def test_max_features_above_available_keeps_all_useful_features(rng):
+    # Every feature carries signal: a budget above the width keeps them all.
+    X = rng.standard_normal((400, 12))
+    y = np.sign(X @ (1 + rng.random(12)) + 0.1 * rng.standard_normal(400))
+    clf = FGMClassifier(B=5, C=10.0, max_features=50).fit(X, y)
+    assert clf.selected_features_.size == X.shape[1]
+
+
+def test_shared_multiclass_meets_theorems_2_and_3():
+    X, y = load_wine(return_X_y=True)
+    clf = FGMClassifier(B=3, C=0.05, tol=None, max_outer_iter=60,
+                        master_tol=1e-13).fit(X, y)
+    h = clf.history_
+    assert clf.converged_ and clf.n_iter_ < 60
+    upper, lower = h["objective"][-1], h["final_lower_bound"][0]
+    assert lower <= upper * (1 + 1e-9)
+    assert (upper - lower) / upper < 1e-5
+
+
+def test_lower_bound_valid_for_loosely_solved_masters_with_intercept(small):
+    # Theorem 2 needs a feasible dual point; with an intercept that means
+    # sum(alpha y) = 0, which a master stopped early does not meet.  Every
+    # reported lower bound must stay below the optimum.
+    X, y, _ = small
+    y = np.where(y > 0, 1.0, -1.0)
+    y[:60] = 1.0  # unbalanced: a large optimal intercept
+    opt = FGMClassifier(B=5, C=1.0, tol=None, max_outer_iter=100,
+                        master_tol=1e-13).fit(X, y)
+    theta = opt.history_["objective"][-1]
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        loose = FGMClassifier(B=5, C=1.0, tol=None, max_outer_iter=10, solver="apg",
+                              master_max_iter=3).fit(X, y)
+    assert np.all(loose.history_["lower_bound"] <= theta * (1 + 1e-9))
+
+
+def test_unconverged_master_warns(small):
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, _ = small
+    with pytest.warns(ConvergenceWarning, match="master"):
+        FGMClassifier(B=5, master_max_iter=1).fit(X, y)
+
+
+@pytest.mark.parametrize("solver", ["newton", "apg"])
+def test_newton_and_apg_masters_reach_the_same_model(small, solver):
+    X, y, _ = small
+    ref = FGMClassifier(B=5, tol=None, max_outer_iter=4, master_tol=1e-12).fit(X, y)
+    other = FGMClassifier(B=5, tol=None, max_outer_iter=4, solver=solver,
+                          master_tol=1e-12, master_max_iter=100_000).fit(X, y)
+    np.testing.assert_array_equal(ref.selected_features_, other.selected_features_)
+    np.testing.assert_allclose(ref.history_["objective"], other.history_["objective"],
+                               rtol=1e-6)
+
+
+def test_c_is_on_liblinears_scale_for_unscaled_data():
+    # A LIBLINEAR user's C=1 on data with large, unequal feature scales must not
+    # give a majority-class model.
+    X, y = load_wine(return_X_y=True)
+    X = X * np.logspace(0, 4, X.shape[1])
+    assert FGMClassifier(C=1.0).fit(X, y).score(X, y) > 0.95
+
+
+def test_defaults_on_pendigits_match_a_converged_solve():
+    from kernlearn.datasets import DatasetNotFoundError, load_dataset
+    from sklearn.model_selection import train_test_split
+
+    try:
+        X, y = load_dataset("pendigits")
+    except DatasetNotFoundError as exc:
+        pytest.skip(str(exc))
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0,
+                                          stratify=y)
+    default = FGMClassifier().fit(Xtr, ytr).score(Xte, yte)
+    converged = FGMClassifier(tol=None, max_outer_iter=40, master_tol=1e-12).fit(
+        Xtr, ytr).score(Xte, yte)
+    assert abs(default - converged) <= 0.01
+    assert default > 0.9
+
+
+@pytest.mark.parametrize("name", ["squared_hinge", "logistic", "square"])
+def test_dual_point_is_recentred_so_that_sum_alpha_y_is_zero(name, rng):
+    from kernlearn.losses import get_loss
+    from kernlearn.methods.fgm import _centre_intercepts
+
+    loss = get_loss(name)
+    Y = np.sign(rng.standard_normal((300, 3)) + 0.8)
+    M = rng.standard_normal((300, 3))
+    delta = _centre_intercepts(loss, M, Y, 1.0)
+    np.testing.assert_allclose(loss.grad_margin(M + delta, Y).sum(0), 0, atol=1e-9)

@@ -53,6 +53,10 @@ __all__ = ["FGMResult", "fit_fgm"]
 # step, the master falls back to APG (first order, no Hessian).
 _NEWTON_MAX_ENTRIES = 8_000_000
 _NEWTON_MAX_FLOPS = 2e10
+# A sparse active block with more than this fraction of non-zeros, and at most
+# _DENSE_MAX_ENTRIES entries, is solved on dense storage.
+_DENSE_ABOVE = 0.1
+_DENSE_MAX_ENTRIES = 50_000_000
 
 
 @dataclass
@@ -192,8 +196,9 @@ def fit_fgm(
     name : str
         Progress prefix.
     warm_new_group : bool, default=True
-        Start each new group at the best point of its steepest-descent ray
-        instead of zero (the paper's choice).
+        With the APG master, start each new group at the best point of its
+        steepest-descent ray instead of zero (the paper's choice); APG then
+        needs fewer iterations.  Newton masters start new groups at zero.
 
     Returns
     -------
@@ -252,17 +257,18 @@ def fit_fgm(
     def master(cand):
         feats, weights = pool.column_indices(cand)
         block = pool.columns(cand, X)
+        kind = _choose_master(solver, n, sum(b.shape[1] for b in st["blocks"])
+                              + block.shape[1], K, loss)
+        # Newton needs no help from a good start; APG does (paper 002 starts at 0).
         W_new = (_enter_new_group(block, Y, loss, C, st["M"], st["W"], _indptr(st))
-                 if warm_new_group else np.zeros((len(feats), K)))
+                 if warm_new_group and kind == "apg" else np.zeros((len(feats), K)))
         st["blocks"].append(block)
         st["feats"].append(np.asarray(feats))
         st["weights"].append(np.asarray(weights))
         st["groups"].append(np.asarray(cand.params))
-        A = (sp.hstack(st["blocks"], format="csc") if sp.issparse(st["blocks"][0])
-             else np.asfortranarray(np.hstack(st["blocks"])))
+        A = _active_block(st["blocks"])
         indptr = _indptr(st)
         W0 = np.vstack([st["W"], W_new])
-        kind = _choose_master(solver, n, A.shape[1], K, loss)
         if kind == "newton":
             opts = {k: v for k, v in (("tol", master_tol), ("max_iter", master_max_iter))
                     if v is not None}
@@ -319,6 +325,22 @@ def fit_fgm(
     return FGMResult(coef, b, selected, coef_sel, d, st["groups"], history,
                      out.n_iter, out.converged or stop_reason == "max_features",
                      stop_reason)
+
+
+def _active_block(blocks):
+    """The active columns side by side; dense when sparse storage does not pay.
+
+    Sparse products cost several times a dense one per stored entry, so an
+    active block denser than ``_DENSE_ABOVE`` is densified (it is small:
+    ``n x |active|``).
+    """
+    if not sp.issparse(blocks[0]):
+        return np.asfortranarray(np.hstack(blocks))
+    A = sp.hstack(blocks, format="csc")
+    n, p = A.shape
+    if A.nnz > _DENSE_ABOVE * n * p and n * p <= _DENSE_MAX_ENTRIES:
+        return A.toarray(order="F")
+    return A
 
 
 def _indptr(st):

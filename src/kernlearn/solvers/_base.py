@@ -112,3 +112,26 @@ def check_compatible(solver, loss=None, penalty=None):
                 f"{type(solver).__name__} needs {kind} method(s) {missing}, "
                 f"which {type(part).__name__} does not provide."
             )
+
+
+_CONTROLLER = None
+
+
+def single_blas_thread():
+    """Context manager limiting BLAS to one thread (for small, memory-bound products).
+
+    Small active-set products gain nothing from extra BLAS threads and lose
+    much when the cores are busy.  The thread-pool controller is built once:
+    ``threadpool_limits`` would rescan the loaded libraries on every call.
+
+    Returns
+    -------
+    context : context manager
+    """
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
+

@@ -14,10 +14,9 @@ so a line search never rescans the data: each iteration costs one
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 from ..penalties._prox import expand, group_norms, singleton_indptr
-from ._base import BaseSolver, History, SolverResult
+from ._base import BaseSolver, History, SolverResult, single_blas_thread
 
 # Per-group caches are n x T; beyond this many entries fall back to A @ w.
 _MAX_CACHE_ENTRIES = 50_000_000
@@ -127,7 +126,7 @@ class APG(BaseSolver):
         threads only contend, so small problems run with one BLAS thread.
         """
         if A.shape[0] * A.shape[1] <= _SINGLE_THREAD_ENTRIES:
-            with threadpool_limits(limits=1, user_api="blas"):
+            with single_blas_thread():
                 return self._solve(A, y, loss, penalty, **kwargs)
         return self._solve(A, y, loss, penalty, **kwargs)
 

@@ -1,0 +1,144 @@
+"""The proximal Newton master of FGM: block minimiser, agreement with cvxpy and APG."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from kernlearn.losses import get_loss
+from kernlearn.penalties import SquaredGroupL1
+from kernlearn.solvers import APG
+from kernlearn.solvers.prox_newton import ProxNewton, block_minimiser
+
+LOSSES = ["squared_hinge", "logistic", "square"]
+
+
+@pytest.mark.parametrize("name", LOSSES)
+def test_hess_margin_matches_finite_differences(name, rng):
+    loss = get_loss(name)
+    y = np.sign(rng.standard_normal(200))
+    # Keep clear of the squared hinge's kink at y m = 1.
+    m = rng.standard_normal(200) * 2
+    m = m[np.abs(1 - y * m) > 1e-3]
+    y = y[: m.size]
+    eps = 1e-6
+    fd = (loss.grad_margin(m + eps, y) - loss.grad_margin(m - eps, y)) / (2 * eps)
+    np.testing.assert_allclose(loss.hess_margin(m, y), fd, rtol=1e-5, atol=1e-7)
+
+
+def _block_objective(v, H, c, alpha, S):
+    v = v.reshape(c.shape)
+    quad = sum(c[k] @ v[k] + 0.5 * v[k] @ H[k] @ v[k] for k in range(len(c)))
+    return quad + 0.5 * alpha * (S + np.linalg.norm(v)) ** 2
+
+
+@pytest.mark.parametrize("S", [0.0, 0.7, 3.0, 50.0])
+def test_block_minimiser_is_the_minimiser(S, rng):
+    K, r = 2, 3
+    H = np.stack([(lambda G: G @ G.T)(rng.standard_normal((r, r))) for _ in range(K)])
+    H[1, :, :] *= 0.1  # different curvature per output; the second nearly flat
+    c = rng.standard_normal((K, r)) * 3
+    alpha = 1.3
+    v = block_minimiser(H, c, alpha, S)
+    best = min(
+        (minimize(_block_objective, x0, args=(H, c, alpha, S), method="Nelder-Mead",
+                  options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 40000})
+         for x0 in (np.zeros(K * r), v.ravel() + 0.1, rng.standard_normal(K * r))),
+        key=lambda res: res.fun,
+    )
+    assert _block_objective(v, H, c, alpha, S) <= best.fun + 1e-9
+    if np.linalg.norm(c) <= alpha * S:
+        assert np.all(v == 0)
+    else:
+        # Optimality: H_k v_k + c_k + alpha (S + ||v||) v_k / ||v|| = 0.
+        nv = np.linalg.norm(v)
+        for k in range(K):
+            np.testing.assert_allclose(H[k] @ v[k] + c[k] + alpha * (S + nv) * v[k] / nv,
+                                       0, atol=1e-8)
+
+
+def test_block_minimiser_zero_iff_dual_norm_below_level(rng):
+    H = np.eye(2)[None] * 2.0
+    c = np.array([[0.3, 0.4]])  # ||c|| = 0.5
+    assert np.all(block_minimiser(H, c, 1.0, 0.5) == 0)
+    assert np.linalg.norm(block_minimiser(H, c, 1.0, 0.49)) > 0
+
+
+def _problem(rng, n=80, p=9, K=1, dup=False):
+    A = rng.standard_normal((n, p))
+    W = rng.standard_normal((p, K))
+    Y = np.sign(A @ W + 0.5 * rng.standard_normal((n, K)))
+    indptr = np.array([0, 4, 7, 9])
+    if dup:
+        # Feature 0 and 5 re-selected in a third group, as FGM's worst case may do.
+        A = np.hstack([A, A[:, [0, 5]]])
+        indptr = np.array([0, 4, 9, 11])
+    return A, Y, indptr
+
+
+def _cvxpy_objective(A, Y, indptr, loss, C, fit_intercept):
+    cp = pytest.importorskip("cvxpy")
+    n, p = A.shape
+    K = Y.shape[1]
+    W = cp.Variable((p, K))
+    b = cp.Variable(K) if fit_intercept else np.zeros(K)
+    M = A @ W + (cp.reshape(b, (1, K), order="C") if fit_intercept else 0)
+    if loss == "squared_hinge":
+        data = 0.5 * cp.sum_squares(cp.pos(1 - cp.multiply(Y, M)))
+    elif loss == "logistic":
+        data = cp.sum(cp.logistic(-cp.multiply(Y, M)))
+    else:
+        data = 0.5 * cp.sum_squares(Y - M)
+    norms = sum(cp.norm(W[a:e, :], "fro") for a, e in zip(indptr[:-1], indptr[1:]))
+    prob = cp.Problem(cp.Minimize(C * data + 0.5 * cp.square(norms)))
+    try:
+        prob.solve()
+    except cp.error.SolverError:
+        prob.solve(solver=cp.SCS, eps=1e-10, max_iters=200_000)
+    return prob.value
+
+
+@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("K", [1, 3])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_prox_newton_matches_cvxpy(name, K, fit_intercept, rng):
+    A, Y, indptr = _problem(rng, K=K)
+    C = 0.7
+    res = ProxNewton().solve(A, Y if K > 1 else Y[:, 0], get_loss(name), SquaredGroupL1(),
+                             C=C, indptr=indptr, fit_intercept=fit_intercept)
+    ref = _cvxpy_objective(A, Y, indptr, name, C, fit_intercept)
+    assert res.converged
+    assert abs(res.state["objective"] - ref) / ref < 1e-6
+
+
+@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("dup", [False, True])
+def test_prox_newton_agrees_with_apg(name, dup, rng):
+    A, Y, indptr = _problem(rng, n=150, dup=dup)
+    y = Y[:, 0]
+    pn = ProxNewton().solve(A, y, get_loss(name), SquaredGroupL1(), C=2.0, indptr=indptr)
+    apg = APG(tol=1e-13, max_iter=200_000).solve(A, y, get_loss(name), SquaredGroupL1(),
+                                                 C=2.0, indptr=indptr)
+    assert pn.converged and pn.n_iter < 30
+    Fp, Fa = pn.state["objective"], apg.state["objective"]
+    assert Fp <= Fa * (1 + 1e-7)
+    assert abs(Fp - Fa) / Fa < 1e-6
+    # The margins it reports are those of its coefficients.
+    np.testing.assert_allclose(pn.state["margin"], A @ pn.coef + pn.intercept, atol=1e-10)
+
+
+def test_prox_newton_objective_decreases_monotonically(rng):
+    A, Y, indptr = _problem(rng, n=300, K=2, dup=True)
+    res = ProxNewton().solve(A, Y, get_loss("squared_hinge"), SquaredGroupL1(), C=5.0,
+                             indptr=indptr)
+    obj = res.history.as_dict()["objective"]
+    assert np.all(np.diff(obj) <= 1e-12 * obj[:-1])
+
+
+def test_prox_newton_warm_start_is_no_worse(rng):
+    A, Y, indptr = _problem(rng, n=300)
+    loss, pen = get_loss("logistic"), SquaredGroupL1()
+    cold = ProxNewton().solve(A, Y[:, 0], loss, pen, C=1.0, indptr=indptr)
+    warm = ProxNewton().solve(A, Y[:, 0], loss, pen, C=1.0, indptr=indptr,
+                              coef0=cold.coef, intercept0=cold.intercept)
+    assert warm.n_iter <= 2
+    assert warm.state["objective"] <= cold.state["objective"] * (1 + 1e-12)
