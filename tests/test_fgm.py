@@ -150,13 +150,36 @@ def test_multiclass_and_proba():
 
 
 def test_d_and_selected_features(small):
+    # Remark 2 of paper 002: d* = sum_t mu_t d_t with sum_t mu_t = 1 and each
+    # worst-case d_t a 0/1 vector with sum d_t = B, so d* lies in the feasible set
+    # D = {0 <= d <= 1, sum d <= B} (on its face sum d = B), and
+    # B <= card(d*) <= T B.
     X, y, _ = small
-    clf = FGMClassifier(B=5).fit(X, y)
-    assert clf.d_.shape == clf.selected_features_.shape
-    assert np.all((clf.d_ > 0) & (clf.d_ <= 1 + 1e-12))
-    assert np.all(clf.coef_[0, clf.selected_features_] != 0)
-    assert np.count_nonzero(clf.coef_) == clf.selected_features_.size
-    assert clf.selected_features_.size <= 5 * clf.n_iter_
+    B = 5
+    clf = FGMClassifier(B=B).fit(X, y)
+    d, sel = clf.d_, clf.selected_features_
+    assert d.shape == sel.shape
+    assert np.all((d > 0) & (d <= 1 + 1e-12))
+    assert d.sum() <= B * (1 + 1e-9)
+    assert d.sum() == pytest.approx(B, rel=1e-6)
+    assert B <= sel.size <= B * clf.n_iter_
+    assert np.all(clf.coef_[0, sel] != 0)
+    assert np.count_nonzero(clf.coef_) == sel.size
+
+
+def test_refit_on_new_data_starts_over(small):
+    # Fitting again on different data of the same shape must give exactly the
+    # model a fresh estimator gives (no columns, duals or active set carried over).
+    X, y, _ = small
+    X2, y2, _ = make_fgm_synthetic(200, 100, 10, weight_type="III", random_state=7)
+    reused = FGMClassifier(B=5).fit(X, y).fit(X2, y2)
+    fresh = FGMClassifier(B=5).fit(X2, y2)
+    np.testing.assert_array_equal(reused.selected_features_, fresh.selected_features_)
+    np.testing.assert_allclose(reused.coef_, fresh.coef_)
+    np.testing.assert_allclose(reused.d_, fresh.d_)
+    np.testing.assert_allclose(reused.history_["objective"], fresh.history_["objective"])
+    assert not np.array_equal(reused.selected_features_,
+                              FGMClassifier(B=5).fit(X, y).selected_features_)
 
 
 def test_refit_and_pipeline(small):
