@@ -23,6 +23,7 @@ __all__ = [
     "data_home",
     "load_dataset",
     "load_svmlight",
+    "make_fgm_group_synthetic",
     "make_fgm_synthetic",
     "make_sinc",
 ]
@@ -329,6 +330,74 @@ def make_fgm_synthetic(
         X_test, y_test = draw(n_test)
         return X, y, X_test, y_test, w
     return X, y, w
+
+
+def make_fgm_group_synthetic(
+    n_samples=4096,
+    n_features=20_000,
+    group_size=10,
+    n_informative_groups=100,
+    n_test=0,
+    random_state=None,
+):
+    r"""The FGM paper's synthetic group-selection data (paper 002, sec. 7.2).
+
+    ``X`` has i.i.d. :math:`N(0, 1)` entries; its features form consecutive
+    groups of ``group_size``; ``n_informative_groups`` groups chosen at random
+    carry ground-truth weights drawn i.i.d. from :math:`N(0, 1)` (all other
+    weights are 0) and :math:`y = \mathrm{sign}(Xw)`, noise-free.  The paper
+    uses n = 4096, m = 20,000 or 400,000, groups of 10, 100 informative
+    groups and 2000 test points.
+
+    Parameters
+    ----------
+    n_samples, n_features : int
+        Sizes; ``n_features`` must be a multiple of ``group_size``.
+    group_size : int, default=10
+        Features per group.
+    n_informative_groups : int, default=100
+        Groups with non-zero weights.
+    n_test : int, default=0
+        Extra test rows drawn from the same model.
+    random_state : int or None
+        Seed.
+
+    Returns
+    -------
+    X, y : training data
+    X_test, y_test : test data (only when ``n_test > 0``)
+    w : ndarray of shape (n_features,)
+        Ground truth.
+    groups : list of ndarray
+        The feature indices of each group (pass as ``FGMClassifier(groups=...)``);
+        the informative groups are ``np.unique(np.flatnonzero(w) // group_size)``.
+    """
+    if group_size < 1 or n_features % group_size:
+        raise ValueError(
+            f"n_features ({n_features}) must be a positive multiple of group_size "
+            f"({group_size})."
+        )
+    n_groups = n_features // group_size
+    if not 0 < n_informative_groups <= n_groups:
+        raise ValueError(f"n_informative_groups must be in [1, {n_groups}].")
+    rng = np.random.default_rng(random_state)
+    w = np.zeros(n_features)
+    chosen = rng.choice(n_groups, n_informative_groups, replace=False)
+    cols = (chosen[:, None] * group_size + np.arange(group_size)).ravel()
+    w[cols] = rng.standard_normal(cols.size)
+    groups = [np.arange(g * group_size, (g + 1) * group_size) for g in range(n_groups)]
+
+    def draw(n):
+        X = rng.standard_normal((n, n_features))
+        y = np.sign(X @ w)
+        y[y == 0] = 1.0
+        return X, y
+
+    X, y = draw(n_samples)
+    if n_test:
+        X_test, y_test = draw(n_test)
+        return X, y, X_test, y_test, w, groups
+    return X, y, w, groups
 
 
 def make_sinc(n_samples=1000, n_test=1000, snr_db=10.0, random_state=None):
