@@ -72,3 +72,74 @@ def test_group_fgm_recovers_informative_groups_of_sec_7_2():
     # whole groups enter the model
     assert clf.selected_features_.size == 10 * chosen.size
     assert clf.score(Xt, yt) > 0.75
+
+
+# ------------------------------------------------ kernel FGM, sec. 4.4 (HIK)
+@pytest.mark.parametrize("beta", [1.0, 0.5])
+def test_hik_worst_case_scores_are_exact(beta, rng):
+    # eq. (27): c_k = sum_ij u_i u_j min(|x_ik|^beta, |x_jk|^beta), by sorting
+    from kernlearn.families import IntersectionKernelFeatures
+    from kernlearn.kernels import hik_kernel
+
+    X = rng.standard_normal((40, 7))
+    X[rng.random(X.shape) < 0.3] = 0.0  # zeros and ties
+    X[:5, 2] = 1.5
+    u = rng.standard_normal(40)
+    fam = IntersectionKernelFeatures(beta=beta, feature_scaling=False, chunk_size=3).fit(X)
+    brute = np.array([u @ hik_kernel(X[:, [k]], X[:, [k]], beta=beta) @ u for k in range(7)])
+    np.testing.assert_allclose(fam.kernel_scores(u), brute, rtol=1e-10, atol=1e-10)
+    # the worst case (27) over D = {sum d <= B, 0 <= d <= 1} is the top-B sum
+    cand = fam.price(-u, 3)
+    assert set(cand.params.tolist()) == set(np.argsort(-brute)[:3].tolist())
+    np.testing.assert_allclose(cand.extra["sum_sq"], np.sort(brute)[-3:].sum())
+    from scipy.optimize import linprog
+    lp = linprog(-brute, A_ub=np.ones((1, 7)), b_ub=[3], bounds=[(0, 1)] * 7)
+    np.testing.assert_allclose(-lp.fun, cand.extra["sum_sq"], rtol=1e-9)
+    # the columns of a feature are an exact factor of its sub-kernel, on the
+    # training set and between new points and training points
+    Xn = rng.standard_normal((9, 7))
+    for k in (0, 2):
+        P, Pn = fam.columns(np.array([k]), X), fam.columns(np.array([k]), Xn)
+        np.testing.assert_allclose(P @ P.T, hik_kernel(X[:, [k]], X[:, [k]], beta=beta),
+                                   atol=1e-10)
+        np.testing.assert_allclose(Pn @ P.T, hik_kernel(Xn[:, [k]], X[:, [k]], beta=beta),
+                                   atol=1e-10)
+        np.testing.assert_allclose(np.linalg.norm(P.T @ u), np.sqrt(brute[k]), rtol=1e-9)
+
+
+def test_kernel_fgm_with_hik_converges_globally():
+    # Remark 3: with the exact worst case, the bounds of Theorem 2 meet.
+    from kernlearn import FGMClassifier
+    from kernlearn.families import IntersectionKernelFeatures
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (80, 12))
+    y = np.where(np.abs(X[:, 3]) + np.abs(X[:, 8]) > 1.0, 1.0, -1.0)
+    # (no intercept: the dual bound with sum(alpha y) = 0 is issue 13's defect 6)
+    clf = FGMClassifier(B=2, C=1.0, family=IntersectionKernelFeatures(), tol=None,
+                        max_outer_iter=30, apg_tol=1e-10, apg_max_iter=20000,
+                        fit_intercept=False).fit(X, y)
+    h = clf.history_
+    upper, lower = h["objective"][-1], h["final_lower_bound"][0]
+    assert clf.converged_
+    assert lower <= upper * (1 + 1e-9) and (upper - lower) / upper < 1e-4
+    chosen = np.unique(clf.selected_features_ // X.shape[0])
+    assert {3, 8} <= set(chosen.tolist())
+
+
+def test_kernel_fgm_selects_features_of_a_nonlinear_rule():
+    # A rule no linear model can express: kernel FGM with HIK finds its two
+    # features and predicts new points through the exact kernel expansion.
+    from kernlearn import FGMClassifier
+    from kernlearn.families import IntersectionKernelFeatures
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (500, 30))
+    y = np.where(np.abs(X[:, 3]) + np.abs(X[:, 8]) > 1.0, 1.0, -1.0)
+    Xtr, ytr, Xte, yte = X[:300], y[:300], X[300:], y[300:]
+    hik = FGMClassifier(B=2, C=10.0, family=IntersectionKernelFeatures(),
+                        max_outer_iter=3).fit(Xtr, ytr)
+    lin = FGMClassifier(B=2, C=10.0, max_outer_iter=3).fit(Xtr, ytr)
+    assert set(np.unique(hik.selected_features_ // 300).tolist()) == {3, 8}
+    assert hik.score(Xte, yte) > 0.9
+    assert lin.score(Xte, yte) < 0.7
