@@ -143,3 +143,56 @@ def test_kernel_fgm_selects_features_of_a_nonlinear_rule():
     assert set(np.unique(hik.selected_features_ // 300).tolist()) == {3, 8}
     assert hik.score(Xte, yte) > 0.9
     assert lin.score(Xte, yte) < 0.7
+
+
+# ------------------------------------------------ explicit maps of sec. 7.3
+def test_additive_gaussian_map_of_sec_7_3(rng):
+    # Groups of 11 columns per feature whose inner products approximate
+    # sum_k exp(-gamma_k (x_k - z_k)^2); default gamma_k = 1 / (2 Var x_k).
+    from kernlearn.families import AdditiveKernelExpansion
+
+    X = rng.standard_normal((60, 4)) * np.array([1.0, 10.0, 0.1, 3.0]) + 5.0
+    fam = AdditiveKernelExpansion("additive_gaussian").fit(X)
+    assert fam.width_ == 11
+    np.testing.assert_allclose(fam.gamma_, 0.5 / X.var(axis=0))
+    Phi = fam.expand(X, np.arange(4))
+    assert Phi.shape == (60, 44)
+    D2 = (X[:, None, :] - X[None, :, :]) ** 2
+    K = np.exp(-fam.gamma_ * D2).sum(-1)
+    close = (D2 * 2 * fam.gamma_ <= 25).all(-1)  # pairs within 5 sigma on every feature
+    assert close.mean() > 0.9
+    np.testing.assert_allclose((Phi @ Phi.T)[close], K[close], atol=4 * 1e-3)
+    fam = AdditiveKernelExpansion("additive_gaussian", gamma=2.0, sample_steps=8).fit(X[:, :1])
+    assert fam.width_ == 15
+    x = np.linspace(-0.5, 0.5, 11)[:, None]
+    P = fam.expand(x, [0])
+    np.testing.assert_allclose(P @ P.T, np.exp(-2.0 * (x - x.T) ** 2), atol=1e-3)
+    with pytest.raises(ValueError, match="gamma"):
+        AdditiveKernelExpansion("additive_gaussian", gamma=-1.0).fit(X)
+
+
+def test_hik_map_of_sec_7_3_has_100_levels(rng):
+    from kernlearn.families import AdditiveKernelExpansion
+    from kernlearn.kernels import hik_kernel
+
+    X = rng.uniform(0, 1, (50, 3))
+    fam = AdditiveKernelExpansion().fit(X)
+    assert fam.width_ == 100 and fam.n_virtual_ == 300
+    Phi = fam.expand(X, np.arange(3))
+    # 100 levels: error at most one level width per feature
+    assert np.abs(Phi @ Phi.T - hik_kernel(X, X)).max() <= 3 * X.max() / 100
+
+
+def test_additive_gaussian_group_selection():
+    # FGM over the 11-column groups finds the two features of an RBF-shaped rule.
+    from kernlearn import FGMClassifier
+    from kernlearn.families import AdditiveKernelExpansion
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((400, 25))
+    y = np.where(X[:, 5] ** 2 + X[:, 17] ** 2 > 1.4, 1.0, -1.0)
+    clf = FGMClassifier(B=2, C=10.0, loss="logistic",
+                        family=AdditiveKernelExpansion("additive_gaussian"),
+                        max_outer_iter=3).fit(X[:300], y[:300])
+    assert set(np.unique(clf.selected_features_ // 11).tolist()) == {5, 17}
+    assert clf.score(X[300:], y[300:]) > 0.85
