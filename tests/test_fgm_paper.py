@@ -196,3 +196,38 @@ def test_additive_gaussian_group_selection():
                         max_outer_iter=3).fit(X[:300], y[:300])
     assert set(np.unique(clf.selected_features_ // 11).tolist()) == {5, 17}
     assert clf.score(X[300:], y[300:]) > 0.85
+
+
+# ------------------------------------------------ Fig. 2/3 of sec. 6.2.2
+@pytest.mark.slow
+def test_fig2_recovery_on_type_I_II_III():
+    # A 1000 x 2000 version of Figs. 2-3 (100 informative features): FGM
+    # (C = 10, B = 10, T = 5, squared hinge) against l1-SVM (liblinear) with
+    # its curve interpolated at FGM's feature count.  Measured (seed 1):
+    #   type  FGM feats/recovered/acc   l1-SVM at that count: recovered/acc
+    #   I     50 / 49 / 0.819           42.5 / 0.776
+    #   II    50 / 44 / 0.722           39.6 / 0.666
+    #   III   50 / 36 / 0.856           33.9 / 0.842
+    # and, as in the paper, Type III is the easiest and Type II the hardest.
+    from sklearn.svm import LinearSVC
+
+    from kernlearn import FGMClassifier
+
+    acc = {}
+    for kind in ("I", "II", "III"):
+        X, y, Xt, yt, w = make_fgm_synthetic(1000, 2000, 100, weight_type=kind,
+                                             n_test=1000, random_state=1)
+        informative = np.flatnonzero(w)
+        clf = FGMClassifier(B=10, C=10.0, max_outer_iter=5).fit(X, y)
+        sel = clf.selected_features_
+        hits, acc[kind] = np.isin(sel, informative).sum(), clf.score(Xt, yt)
+        curve = []
+        for C in (0.006, 0.008, 0.01):
+            l1 = LinearSVC(penalty="l1", dual=False, C=C).fit(X, y)
+            nz = np.flatnonzero(l1.coef_)
+            curve.append((nz.size, np.isin(nz, informative).sum(), l1.score(Xt, yt)))
+        n_l1, hits_l1, acc_l1 = map(np.array, zip(*curve))
+        assert n_l1[0] <= sel.size <= n_l1[-1]
+        assert hits > np.interp(sel.size, n_l1, hits_l1)
+        assert acc[kind] > np.interp(sel.size, n_l1, acc_l1)
+    assert acc["III"] > acc["I"] > acc["II"]
