@@ -97,3 +97,44 @@ def test_check_compatible_names_missing_method():
 
     with pytest.raises(ValueError, match=r"penalty method\(s\) \['prox'\]"):
         check_compatible(APG(), get_loss("square"), NoProx())
+
+
+def test_apg_with_more_than_256_groups_matches_cvxpy(rng):
+    # Beyond _GroupBlocks._MAX_LOOP groups the per-group products go through a
+    # sparse block-diagonal product instead of a loop; same problem, same answer.
+    from kernlearn.solvers.apg import _GroupBlocks
+
+    n, T = 30, _GroupBlocks._MAX_LOOP + 44
+    sizes = 1 + (np.arange(T) % 2)
+    indptr = np.r_[0, np.cumsum(sizes)]
+    A = rng.standard_normal((n, indptr[-1]))
+    A /= np.linalg.norm(A, axis=0)
+    y = np.sign(A[:, :5].sum(axis=1) + 0.1)
+    x = rng.standard_normal(indptr[-1])
+    for M in (A, sp.csc_matrix(A)):
+        Z = group_products(M, x, indptr)
+        ref = np.column_stack([A[:, a:b] @ x[a:b] for a, b in zip(indptr[:-1], indptr[1:])])
+        np.testing.assert_allclose(Z, ref, atol=1e-12)
+    pen, loss, C = SquaredGroupL1(1.0), get_loss("squared_hinge"), 5.0
+    res = APG(tol=1e-12, max_iter=20000).solve(A, y, loss, pen, C=C, indptr=indptr)
+    w, b = cp.Variable(A.shape[1]), cp.Variable()
+    norms = [cp.norm(w[a:e]) for a, e in zip(indptr[:-1], indptr[1:])]
+    prob = cp.Problem(cp.Minimize(_cvx_objective("squared_hinge", A, y, C, w, b)
+                                  + 0.5 * cp.square(sum(norms))))
+    prob.solve(solver=cp.CLARABEL)
+    assert abs(res.state["objective"] - prob.value) / prob.value < 1e-6
+    assert res.state["objective"] <= prob.value * (1 + 1e-6)
+
+
+def test_warm_start_from_another_problem_reaches_the_same_optimum(rng):
+    # Warm-starting from a solution on other data is only a starting point.
+    A, y = _problem(rng, 60, 8)
+    A2, y2 = _problem(rng, 60, 8)
+    loss, pen = get_loss("logistic"), SquaredGroupL1(1.0)
+    other = APG(tol=1e-10, max_iter=5000).solve(A, y, loss, pen, C=1.0, indptr=INDPTR)
+    cold = APG(tol=1e-10, max_iter=5000).solve(A2, y2, loss, pen, C=1.0, indptr=INDPTR)
+    warm = APG(tol=1e-10, max_iter=5000).solve(
+        A2, y2, loss, pen, C=1.0, indptr=INDPTR, coef0=other.coef,
+        intercept0=other.intercept, lipschitz0=other.state["tau"])
+    assert warm.state["objective"] == pytest.approx(cold.state["objective"], rel=1e-8)
+    np.testing.assert_allclose(warm.coef, cold.coef, atol=1e-5)

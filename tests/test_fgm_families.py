@@ -97,3 +97,52 @@ def test_family_errors(rng):
     y = np.sign(X[:, 0])
     with pytest.raises(ValueError, match="cannot be combined"):
         FGMClassifier(family=PolynomialPool(), groups=[[0]]).fit(X, y)
+
+
+@pytest.mark.parametrize("include_linear", [False, True])
+def test_polynomial_budget_larger_than_the_pool(rng, include_linear):
+    # m = 4: 10 pairs j <= k (+ 4 linear terms). A budget of 50 must return each
+    # valid candidate once with a finite score, and the worst-case sum over all
+    # of them (sum d <= B lets d take every candidate).
+    X = rng.standard_normal((30, 4))
+    u = rng.standard_normal(30)
+    pool = PolynomialPool(include_linear=include_linear).fit(X)
+    cand = pool.price(-u, 50, X=X)
+    n_valid = 10 + 4 * include_linear
+    ids = np.asarray(cand.params)
+    assert len(cand) == n_valid and np.unique(ids).size == n_valid
+    j, k = np.divmod(ids[ids < 16], 4)
+    assert np.all(j <= k)
+    assert np.all(np.isfinite(cand.scores))
+    Phi, all_ids = _materialised_poly(X)
+    if not include_linear:
+        Phi, all_ids = Phi[:, :10], all_ids[:10]
+    assert set(ids.tolist()) == set(all_ids.tolist())
+    full = np.abs(Phi.T @ u) / np.linalg.norm(Phi, axis=0)
+    np.testing.assert_allclose(cand.extra["sum_sq"], (full**2).sum())
+    y = np.sign(X[:, 0] * X[:, 1] + 0.1)
+    clf = FGMClassifier(B=50, C=1.0, family=PolynomialPool(include_linear=include_linear),
+                        max_outer_iter=3).fit(X, y)
+    assert np.isfinite(clf.history_["final_lower_bound"][0])
+    assert np.unique(clf.selected_features_).size == clf.selected_features_.size
+
+
+@pytest.mark.parametrize("gamma, coef0", [(4.0, 1.0), (8.0, 0.5), (2.0, 0.0)])
+def test_polynomial_map_is_the_kernel_map_of_sec_6_4(rng, gamma, coef0):
+    # Without unit-norm scaling the columns are phi(x) of (gamma x'z + r)^2,
+    # minus the constant coordinate r (the intercept): Phi Phi' + r^2 = K.
+    X = rng.standard_normal((12, 5))
+    pool = PolynomialPool(feature_scaling=False, gamma=gamma, coef0=coef0).fit(X)
+    cand = pool.price(rng.standard_normal(12), 10**6, X=X)
+    assert len(cand) == 15 + 5 * (coef0 > 0)
+    Phi = pool.columns(cand, X)
+    np.testing.assert_allclose(Phi @ Phi.T + coef0**2, (gamma * X @ X.T + coef0) ** 2,
+                               rtol=1e-10, atol=1e-10)
+    # pricing scores are |phi_c' u| of these very columns
+    u = rng.standard_normal(12)
+    cand = pool.price(-u, 7, X=X)
+    np.testing.assert_allclose(np.abs(pool.columns(cand, X).T @ u), cand.scores)
+    with pytest.raises(ValueError, match="gamma"):
+        PolynomialPool(gamma=0.0).fit(X)
+    with pytest.raises(ValueError, match="coef0"):
+        PolynomialPool(coef0=-1.0).fit(X)

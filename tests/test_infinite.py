@@ -81,17 +81,46 @@ def test_multiclass_one_vs_all_tasks_share_features_with_shared_part():
     assert set(clf.predict(X)) <= set(clf.classes_)
 
 
-@pytest.mark.parametrize("penalty, solvers", [("l1", ("admm", "fista")),
-                                               ("l1_linf", ("admm",)),
-                                               (L1Lq(q=1.5), ("admm",))], ids=str)
-def test_penalties_and_logistic_and_fista(penalty, solvers):
+@pytest.mark.parametrize("penalty, solver, q", [
+    ("l1", "admm", None), ("l1", "fista", None), ("l1_linf", "admm", np.inf),
+    (L1Lq(q=1.5), "admm", 1.5)], ids=str)
+def test_penalties_and_logistic_and_fista(penalty, solver, q):
+    # At the returned solution the restricted problem (17) with the logistic
+    # loss is solved: with g = dl/dm at the margins and the unit-norm columns
+    # Phi_v of each kept feature (a cos/sin pair), the optimality conditions
+    # (5)-(6) of paper 000 hold: sum g = 0 (bias), and Phi_v'g = -lambda_p *
+    # (subgradient of the penalty at w_v), i.e. |phi_j'g| = lambda_p where w_j != 0
+    # (l1), ||Phi_v'g||_q' = lambda_p for the groups kept (l1-lq).
     X, y = _moons(120, seed=2)
-    for solver in solvers:
-        clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=0.5),
-                                        max_features=5, n_candidates=30, loss="logistic",
-                                        penalty=penalty, solver=solver, max_iter=100,
-                                        random_state=0).fit(X, y)
-        assert clf.score(X, y) > 0.8
+    lam = 1.0
+    clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=0.5), max_features=3,
+                                    n_candidates=30, loss="logistic", lambda_p=lam,
+                                    penalty=penalty, solver=solver, tol=1e-5,
+                                    max_iter=3000, random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.8
+    ys = np.where(y == clf.classes_[1], 1.0, -1.0)
+    m = clf.decision_function(X)
+    g = -ys / (1.0 + np.exp(ys * m))  # logistic dl/dm
+    assert abs(g.sum()) < 1e-4 * np.abs(g).sum()
+    Phi, w = clf.transform(X), clf.coef_[0]
+    np.testing.assert_allclose(np.linalg.norm(Phi, axis=0), 1.0)
+    h = Phi.T @ g
+    assert w.size >= 4  # at least two features kept
+    if q is None:
+        nz = np.abs(w) > 1e-8
+        assert nz.any()
+        np.testing.assert_allclose(np.abs(h[nz]), lam, rtol=1e-3)
+        np.testing.assert_allclose(np.sign(h[nz]), -np.sign(w[nz]))
+        assert np.all(np.abs(h) <= lam * (1 + 1e-3))
+    else:
+        q_dual = 1.0 if np.isinf(q) else q / (q - 1.0)
+        hv = np.linalg.norm(h.reshape(-1, 2), ord=q_dual, axis=1)
+        np.testing.assert_allclose(hv, lam, rtol=1e-3)  # every kept group is non-zero
+        # and -h_v is aligned with w_v: <h_v, w_v> = -lambda ||w_v||_q (Hoelder equality)
+        wv = w.reshape(-1, 2)
+        inner = (h.reshape(-1, 2) * wv).sum(axis=1)
+        np.testing.assert_allclose(inner, -lam * np.linalg.norm(wv, ord=q, axis=1),
+                                   rtol=1e-3)
     assert isinstance(penalty, str) or penalty.alpha == 1.0  # not modified by fit
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "data_home",
     "load_dataset",
     "load_svmlight",
+    "make_fgm_group_synthetic",
     "make_fgm_synthetic",
     "make_sinc",
 ]
@@ -263,20 +264,24 @@ def make_fgm_synthetic(
     dtype=np.float64,
     random_state=None,
 ):
-    r"""The FGM paper's synthetic feature-selection data (paper 002, sec. 6.1).
+    r"""The FGM paper's synthetic feature-selection data (paper 002, sec. 6.2.1).
 
-    ``X`` has i.i.d. :math:`N(0, 1)` entries (or, with ``density < 1``, a sparse
-    matrix whose stored entries are :math:`N(0,1)`), a ground-truth ``w`` has
-    ``n_informative`` non-zeros, and :math:`y = \mathrm{sign}(Xw)`.  The
-    weightings are Type I: :math:`w_j \sim N(0,1)`; Type II: :math:`w_j \sim
-    U(-1,1)`; Type III: :math:`w_j = \pm 1` with random signs.
+    ``X`` has i.i.d. :math:`N(0, 1)` entries (or, with ``density < 1``, the
+    entries of such a matrix kept at that sampling rate, as in sec. 6.2.3).
+    The ground truth :math:`w_0` has ``n_informative`` non-zeros at random
+    positions, drawn from :math:`U(0, 1)`; the three weightings of Fig. 1(a)
+    are Type I: :math:`w = w_0`, Type II: :math:`w = w_0^{0.3}` (flatter) and
+    Type III: :math:`w = w_0^3` (sharper decrease).  The labels are noise-free,
+    :math:`y = \mathrm{sign}(Xw)`.  For one ``random_state`` the three types
+    share ``X``, the support and :math:`w_0`, so they differ only in the
+    weighting, as in the paper's Fig. 2.
 
     Parameters
     ----------
     n_samples, n_features, n_informative : int
-        Sizes.
+        Sizes (the paper: 4096 x 4096 with 400 informative features).
     weight_type : {"I", "II", "III"}
-        Distribution of the informative weights.
+        Weighting of the informative features.
     n_test : int, default=0
         Extra test rows drawn from the same model.
     density : float in (0, 1], default=1.0
@@ -291,7 +296,8 @@ def make_fgm_synthetic(
     X, y : training data
     X_test, y_test : test data (only when ``n_test > 0``)
     w : ndarray of shape (n_features,)
-        Ground truth; ``np.flatnonzero(w)`` are the informative features.
+        Ground truth, non-negative; ``np.flatnonzero(w)`` are the informative
+        features.
     """
     if weight_type not in ("I", "II", "III"):
         raise ValueError(f"weight_type must be 'I', 'II' or 'III', got {weight_type!r}.")
@@ -302,12 +308,10 @@ def make_fgm_synthetic(
     rng = np.random.default_rng(random_state)
     w = np.zeros(n_features)
     support = rng.choice(n_features, n_informative, replace=False)
-    if weight_type == "I":
-        w[support] = rng.standard_normal(n_informative)
-    elif weight_type == "II":
-        w[support] = rng.uniform(-1, 1, n_informative)
-    else:
-        w[support] = rng.choice([-1.0, 1.0], n_informative)
+    # rng.random is on [0, 1); 1 - it is on (0, 1], so no informative weight is
+    # exactly 0 (the smallest, 2**-53, stays positive even cubed).
+    w0 = 1.0 - rng.random(n_informative)
+    w[support] = w0 ** {"I": 1.0, "II": 0.3, "III": 3.0}[weight_type]
 
     def draw(n):
         if density >= 1:
@@ -326,6 +330,74 @@ def make_fgm_synthetic(
         X_test, y_test = draw(n_test)
         return X, y, X_test, y_test, w
     return X, y, w
+
+
+def make_fgm_group_synthetic(
+    n_samples=4096,
+    n_features=20_000,
+    group_size=10,
+    n_informative_groups=100,
+    n_test=0,
+    random_state=None,
+):
+    r"""The FGM paper's synthetic group-selection data (paper 002, sec. 7.2).
+
+    ``X`` has i.i.d. :math:`N(0, 1)` entries; its features form consecutive
+    groups of ``group_size``; ``n_informative_groups`` groups chosen at random
+    carry ground-truth weights drawn i.i.d. from :math:`N(0, 1)` (all other
+    weights are 0) and :math:`y = \mathrm{sign}(Xw)`, noise-free.  The paper
+    uses n = 4096, m = 20,000 or 400,000, groups of 10, 100 informative
+    groups and 2000 test points.
+
+    Parameters
+    ----------
+    n_samples, n_features : int
+        Sizes; ``n_features`` must be a multiple of ``group_size``.
+    group_size : int, default=10
+        Features per group.
+    n_informative_groups : int, default=100
+        Groups with non-zero weights.
+    n_test : int, default=0
+        Extra test rows drawn from the same model.
+    random_state : int or None
+        Seed.
+
+    Returns
+    -------
+    X, y : training data
+    X_test, y_test : test data (only when ``n_test > 0``)
+    w : ndarray of shape (n_features,)
+        Ground truth.
+    groups : list of ndarray
+        The feature indices of each group (pass as ``FGMClassifier(groups=...)``);
+        the informative groups are ``np.unique(np.flatnonzero(w) // group_size)``.
+    """
+    if group_size < 1 or n_features % group_size:
+        raise ValueError(
+            f"n_features ({n_features}) must be a positive multiple of group_size "
+            f"({group_size})."
+        )
+    n_groups = n_features // group_size
+    if not 0 < n_informative_groups <= n_groups:
+        raise ValueError(f"n_informative_groups must be in [1, {n_groups}].")
+    rng = np.random.default_rng(random_state)
+    w = np.zeros(n_features)
+    chosen = rng.choice(n_groups, n_informative_groups, replace=False)
+    cols = (chosen[:, None] * group_size + np.arange(group_size)).ravel()
+    w[cols] = rng.standard_normal(cols.size)
+    groups = [np.arange(g * group_size, (g + 1) * group_size) for g in range(n_groups)]
+
+    def draw(n):
+        X = rng.standard_normal((n, n_features))
+        y = np.sign(X @ w)
+        y[y == 0] = 1.0
+        return X, y
+
+    X, y = draw(n_samples)
+    if n_test:
+        X_test, y_test = draw(n_test)
+        return X, y, X_test, y_test, w, groups
+    return X, y, w, groups
 
 
 def make_sinc(n_samples=1000, n_test=1000, snr_db=10.0, random_state=None):

@@ -7,8 +7,21 @@ optionally, the linear features :math:`x_j`.  FGM's worst-case analysis needs
 and only the running top-``k`` is kept, so the :math:`O(m^2)` expansion is
 never stored (paper 002, sec. 5.3.1 and 6.4).
 
-Virtual feature ids: pair ``(j, k)`` is ``j * m + k``; linear feature ``j`` is
-``m * m + j``.
+The candidates are the coordinates of the explicit map of the polynomial kernel
+:math:`k(x, z) = (\gamma x'z + r)^2` (sec. 6.4),
+
+.. math:: \phi(x) = [r,\ \sqrt{2\gamma r}\,x_j,\ \gamma x_j^2,\
+          \sqrt{2}\,\gamma\,x_j x_k\ (j < k)],
+
+so that :math:`\phi(x)'\phi(z) = (\gamma x'z + r)^2`.  (The paper prints the
+cross weight as :math:`\sqrt{2\gamma}`; expanding the square gives
+:math:`\sqrt{2}\gamma`, which is what makes the identity hold.)  The constant
+coordinate :math:`r` is the intercept and is not offered as a candidate.
+
+Virtual feature ids: pair ``(j, k)``, ``j <= k``, is ``j * m + k``; linear
+feature ``j`` is ``m * m + j``.  There are ``m (m + 1) / 2`` pairs (plus ``m``
+linear features when ``coef0 > 0``); a budget larger than that returns every
+candidate once.
 """
 
 import numpy as np
@@ -29,9 +42,18 @@ class PolynomialPool(BaseFamily):
     Parameters
     ----------
     include_linear : bool, default=True
-        Also offer the original features.
+        Also offer the original features (the map has them only when
+        ``coef0 > 0``).
     feature_scaling : bool, default=True
-        Scale each product by :math:`1/\\|x_j \\odot x_k\\|`.
+        Scale each column to unit norm (:math:`1/\\|x_j \\odot x_k\\|`),
+        which removes the map's constant weights.  With ``False`` the columns
+        are exactly the kernel map's coordinates, weighted by ``gamma`` and
+        ``coef0`` as in the paper (which sets ``gamma = 4`` or ``8`` to give
+        the pairs more weight than the linear terms).
+    gamma : float, default=1.0
+        :math:`\\gamma > 0` of the kernel :math:`(\\gamma x'z + r)^2`.
+    coef0 : float, default=1.0
+        :math:`r \\ge 0` of the kernel.
     block_size : int, default=128
         Rows of :math:`X'\\mathrm{diag}(u)X` computed at once (memory
         ``block_size x n_features``).
@@ -41,28 +63,43 @@ class PolynomialPool(BaseFamily):
     Tan, Tsang, Wang (2014), JMLR 15, sec. 6.4 (polynomial feature selection).
     """
 
-    def __init__(self, include_linear=True, feature_scaling=True, block_size=128):
+    def __init__(self, include_linear=True, feature_scaling=True, gamma=1.0, coef0=1.0,
+                 block_size=128):
         self.include_linear = include_linear
         self.feature_scaling = feature_scaling
+        self.gamma = gamma
+        self.coef0 = coef0
         self.block_size = block_size
 
     def fit(self, X):
+        if not (np.isfinite(self.gamma) and self.gamma > 0):
+            raise ValueError(f"gamma must be a positive number, got {self.gamma!r}.")
+        if not (np.isfinite(self.coef0) and self.coef0 >= 0):
+            raise ValueError(f"coef0 must be a non-negative number, got {self.coef0!r}.")
+        if int(self.block_size) < 1:
+            raise ValueError(f"block_size must be >= 1, got {self.block_size!r}.")
         self.n_features_ = m = X.shape[1]
         self.n_virtual_ = m * m + m
+        # With r = 0 the map has no linear coordinates.
+        self.offers_linear_ = bool(self.include_linear and self.coef0 > 0)
         sq = _sq_col_norms(X)
-        self._lin_scale = self._inv_sqrt(sq)
+        self._lin_scale = (self._inv_sqrt(sq) if self.feature_scaling else
+                           np.full(m, np.sqrt(2.0 * self.gamma * self.coef0)))
         # ||x_j * x_k||^2 = sum_i x_ij^2 x_ik^2 = (X^2)'(X^2): kept only if small.
         X2 = X.multiply(X) if sp.issparse(X) else X * X
         self._X2 = sp.csc_matrix(X2) if sp.issparse(X) else X2
         return self
 
-    def _inv_sqrt(self, sq):
-        if not self.feature_scaling:
-            return np.ones_like(sq, dtype=float)
+    @staticmethod
+    def _inv_sqrt(sq):
         return np.where(sq > 0, 1.0 / np.sqrt(np.where(sq > 0, sq, 1.0)), 0.0)
 
+    def _pair_weight(self, j, k):
+        """Kernel-map weight of pair ``(j, k)``: gamma on squares, sqrt(2) gamma off them."""
+        return np.where(np.asarray(j) == np.asarray(k), 1.0, np.sqrt(2.0)) * self.gamma
+
     def _pair_block(self, X, u, s, e):
-        """Scores and scales of pairs with first index in ``[s, e)``."""
+        """Scores and scales of pairs with first index in ``[s, e)`` (all ``k``)."""
         if sp.issparse(X):
             Xb = X[:, s:e]
             S = (Xb.multiply(u[:, None])).T @ X
@@ -72,11 +109,9 @@ class PolynomialPool(BaseFamily):
         else:
             S = X[:, s:e].T @ (u[:, None] * X)
             N = self._X2[:, s:e].T @ self._X2
-        scale = self._inv_sqrt(N)
-        scores = np.abs(S) * scale
-        j = np.arange(s, e)[:, None]
-        scores[np.arange(X.shape[1])[None, :] < j] = -np.inf  # keep j <= k only
-        return scores, scale
+        j, k = np.arange(s, e)[:, None], np.arange(X.shape[1])[None, :]
+        scale = self._inv_sqrt(N) if self.feature_scaling else self._pair_weight(j, k)
+        return np.abs(S) * scale, scale
 
     def price(self, grad, k, rng=None, exclude=None, X=None):
         """Top-``k`` monomials by :math:`\\lambda_{jk}|\\sum_i u_i x_{ij}x_{ik}|`, ``u = -grad``.
@@ -100,12 +135,15 @@ class PolynomialPool(BaseFamily):
         u = -np.asarray(grad, dtype=float)
         m = self.n_features_
         best_ids, best_scores = np.zeros(0, dtype=np.int64), np.zeros(0)
-        for s in range(0, m, self.block_size):
-            e = min(m, s + self.block_size)
+        for s in range(0, m, int(self.block_size)):
+            e = min(m, s + int(self.block_size))
             scores, _ = self._pair_block(X, u, s, e)
-            ids = (np.arange(s, e)[:, None] * m + np.arange(m)[None, :]).ravel()
-            best_ids, best_scores = _merge_top(best_ids, best_scores, ids, scores.ravel(), k)
-        if self.include_linear:
+            j, kk = np.arange(s, e)[:, None], np.arange(m)[None, :]
+            # Only j <= k are candidates: (k, j) is the same monomial as (j, k).
+            valid = np.broadcast_to(kk >= j, scores.shape)
+            ids = np.broadcast_to(j * m + kk, scores.shape)[valid]
+            best_ids, best_scores = _merge_top(best_ids, best_scores, ids, scores[valid], k)
+        if self.offers_linear_:
             lin = np.abs(np.asarray(X.T @ u).ravel()) * self._lin_scale
             best_ids, best_scores = _merge_top(best_ids, best_scores,
                                                m * m + np.arange(m), lin, k)
@@ -118,6 +156,8 @@ class PolynomialPool(BaseFamily):
         for i, v in enumerate(ids):
             if v >= m * m:
                 out[i] = self._lin_scale[v - m * m]
+            elif not self.feature_scaling:
+                out[i] = self._pair_weight(*divmod(int(v), m))
             else:
                 j, kk = divmod(int(v), m)
                 sq = self._X2[:, j].T @ self._X2[:, kk]
