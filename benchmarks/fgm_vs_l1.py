@@ -1,7 +1,8 @@
 """FGM against l1-regularised linear models at equal numbers of selected features.
 
 In one run, on the FGM paper's synthetic data and on real data from the data
-folder, sweep ``B`` for FGM and ``C`` for scikit-learn's
+folder, sweep the feature budget ``max_features`` for FGM (other settings at
+their defaults) and ``C`` for scikit-learn's
 ``LinearSVC(penalty="l1")`` and ``LogisticRegression(l1, liblinear)`` (and
 skglm's sparse logistic regression when installed), then print test accuracy
 and training time against the number of selected features, and the ratios
@@ -38,7 +39,7 @@ warnings.filterwarnings("ignore", category=FutureWarning)
 warnings.filterwarnings("ignore", category=UserWarning)
 
 
-def _datasets(large, only_large=False, only_synthetic=False, types=("I",)):
+def _datasets(large, only_large=False, only_synthetic=False, types=("I",), real=None):
     if only_large:
         yield from _large_sets()
         return
@@ -50,12 +51,17 @@ def _datasets(large, only_large=False, only_synthetic=False, types=("I",)):
         if large:
             yield from _large_sets()
         return
+    real = ("a9a", "usps") if real is None else real
     try:
+        if "a9a" not in real:
+            raise DatasetNotFoundError("not requested (--real)")
         Xtr, ytr, Xte, yte = load_dataset("a9a")
         yield "a9a", Xtr, ytr, Xte, yte
     except DatasetNotFoundError as exc:
         print(f"skip a9a: {exc}")
     try:
+        if "usps" not in real:
+            raise DatasetNotFoundError("not requested (--real)")
         Xtr, ytr, Xte, yte = load_dataset("usps")
         tr, te = np.isin(ytr, (3, 8)), np.isin(yte, (3, 8))
         yield "usps 3 vs 8", Xtr[tr], np.where(ytr[tr] == 3, 1, -1), Xte[te], np.where(yte[te] == 3, 1, -1)
@@ -159,8 +165,12 @@ def main(argv=None):
                         help="run only the large sets of sec. 6.2.3")
     parser.add_argument("--only-synthetic", action="store_true",
                         help="skip the real data sets")
-    parser.add_argument("--types", nargs="+", default=["I"], choices=["I", "II", "III"],
+    parser.add_argument("--types", nargs="*", default=["I"], choices=["I", "II", "III"],
                         help="weightings of sec. 6.2.1 for the 4096 x 4096 set")
+    parser.add_argument("--budgets", nargs="+", type=int, default=[5, 10, 20, 50, 100, 200],
+                        help="FGM's max_features values")
+    parser.add_argument("--real", nargs="+", default=None,
+                        help="only these real sets (a9a, usps)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default="benchmarks/out")
     args = parser.parse_args(argv)
@@ -168,7 +178,7 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     report = []
     for name, X, y, Xt, yt in _datasets(args.large, args.only_large, args.only_synthetic,
-                                              args.types):
+                                              args.types, args.real):
         repeats = 1 if X.shape[1] > 10_000 else args.repeats
         print(f"\n=== {name}: {X.shape[0]} x {X.shape[1]} ===", flush=True)
         curves = {}
@@ -176,9 +186,10 @@ def main(argv=None):
             for refit in (False, True):
                 label = (f"FGM ({'SVM' if loss == 'squared_hinge' else 'LR'}"
                          f"{', refit' if refit else ''})")
+                # A budget of k features at default settings (C=1, B=10).
                 curves[label] = _curve(
-                    lambda B: FGMClassifier(B=B, C=10.0, loss=loss, refit=refit),
-                    [2, 5, 10, 20, 40], X, y, Xt, yt, repeats)
+                    lambda k: FGMClassifier(max_features=k, loss=loss, refit=refit),
+                    args.budgets, X, y, Xt, yt, repeats)
         grids = _grids(name)
         for aname, make in _anchors().items():
             curves[aname] = _curve(make, grids[aname], X, y, Xt, yt, repeats)
@@ -200,7 +211,7 @@ def main(argv=None):
                 a_t = _interp(curves[anchor], nnz, 3)
                 table.append((fname, anchor, B, nnz, acc, a_acc, acc - a_acc, t, a_t,
                               t / a_t if a_t == a_t else np.nan))
-        header = ["FGM", "anchor", "B", "features", "FGM acc", "anchor acc", "acc diff",
+        header = ["FGM", "anchor", "max_features", "features", "FGM acc", "anchor acc", "acc diff",
                   "FGM s", "anchor s", "time ratio"]
         md = markdown_table(header, table)
         print(md)

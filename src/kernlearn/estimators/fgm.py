@@ -180,6 +180,8 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         features the restricted optimum gives no weight do not count and
         are not offered again.  ``max_outer_iter`` then bounds the iterations
         beyond ``ceil(k / B)``.  Counts groups when ``groups`` is given.
+        With ``multiclass="ovr"`` the budget applies to each one-vs-rest
+        problem (their union may hold more features).
     multiclass : {"shared", "ovr"}, default="shared"
         Multiclass problems: ``"shared"`` selects one set of features for all
         one-vs-rest outputs (a feature's score is the norm of its
