@@ -142,3 +142,20 @@ def test_prox_newton_warm_start_is_no_worse(rng):
                               coef0=cold.coef, intercept0=cold.intercept)
     assert warm.n_iter <= 2
     assert warm.state["objective"] <= cold.state["objective"] * (1 + 1e-12)
+
+
+def test_sparse_and_dense_hessians_agree(rng):
+    import scipy.sparse as sp
+
+    from kernlearn.solvers.prox_newton import _Hessians
+
+    A = sp.random(300, 12, density=0.2, random_state=0, format="csc")
+    D = np.abs(rng.standard_normal((300, 3)))
+    D[rng.random((300, 3)) < 0.4] = 0.0  # squared hinge: inactive rows
+    Hs, hbs, hbbs = _Hessians(A)(D)
+    Hd, hbd, hbbd = _Hessians(A.toarray())(D)
+    ref = np.einsum("ik,ij,il->kjl", D, A.toarray(), A.toarray())
+    np.testing.assert_allclose(Hs, ref, atol=1e-12)
+    np.testing.assert_allclose(Hd, ref, atol=1e-12)
+    np.testing.assert_allclose(hbs, hbd, atol=1e-12)
+    np.testing.assert_allclose(hbbs, hbbd)

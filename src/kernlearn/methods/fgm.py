@@ -54,8 +54,9 @@ __all__ = ["FGMResult", "fit_fgm"]
 _NEWTON_MAX_ENTRIES = 8_000_000
 _NEWTON_MAX_FLOPS = 2e10
 # A sparse active block with more than this fraction of non-zeros, and at most
-# _DENSE_MAX_ENTRIES entries, is solved on dense storage.
-_DENSE_ABOVE = 0.1
+# _DENSE_MAX_ENTRIES entries, is solved on dense storage (below it, sparse
+# Hessians cost sum_i nnz_i^2 against n p^2 dense).
+_DENSE_ABOVE = 0.3
 _DENSE_MAX_ENTRIES = 50_000_000
 
 

@@ -485,13 +485,36 @@ def _matmul_t(A, R):
     return np.asarray(A.T @ R)
 
 
+@numba.njit(cache=True)
+def _sparse_hessians(indptr, indices, data, D, H, hb):
+    """``H_k += sum_i D_ik x_i x_i'`` and ``hb_k += sum_i D_ik x_i`` for CSR rows.
+
+    Costs ``K sum_i nnz_i^2``: far below a dense product on sparse data, and
+    no sparse-times-sparse product (whose overhead per entry is large).
+    """
+    n, K = D.shape
+    for i in range(n):
+        a, e = indptr[i], indptr[i + 1]
+        for k in range(K):
+            d = D[i, k]
+            if d == 0.0:
+                continue
+            for u in range(a, e):
+                ju = indices[u]
+                xu = d * data[u]
+                hb[k, ju] += xu
+                for v in range(a, e):
+                    H[k, ju, indices[v]] += xu * data[v]
+
+
 class _Hessians:
     """Per output ``k``: ``A' diag(D_k) A``, ``A' D_k`` and ``sum(D_k)``.
 
-    For a small dense active set all ``K`` Hessians are one BLAS product
-    ``D' Z`` with the row-wise Kronecker products ``Z_i = a_i (x) a_i``
-    (formed once per solve); otherwise one product per output on the rows
-    where ``D_k > 0`` (few for the squared hinge near the optimum).
+    Sparse ``A``: one compiled pass over its rows.  Small dense ``A``: all
+    ``K`` Hessians in one BLAS product ``D' Z`` with the row-wise Kronecker
+    products ``Z_i = a_i (x) a_i`` (formed once per solve).  Otherwise one
+    product per output on the rows where ``D_k > 0`` (few for the squared
+    hinge near the optimum).
     """
 
     # Largest Z (n x p^2 entries) kept for the one-product path.
@@ -501,7 +524,10 @@ class _Hessians:
         self.A = A
         n, p = A.shape
         self.Z = None
-        if not sp.issparse(A) and n * p * p <= self._MAX_KR:
+        if sp.issparse(A):
+            self.A = sp.csr_matrix(A)
+            self.A.sort_indices()
+        elif n * p * p <= self._MAX_KR:
             Ac = np.ascontiguousarray(A)
             self.Z = (Ac[:, :, None] * Ac[:, None, :]).reshape(n, p * p)
 
@@ -514,18 +540,17 @@ class _Hessians:
             return H, D.T @ A, D.sum(0)
         H = np.zeros((K, p, p))
         hb = np.zeros((K, p))
+        if sp.issparse(A):
+            _sparse_hessians(A.indptr, A.indices, A.data.astype(np.float64),
+                             np.ascontiguousarray(D), H, hb)
+            return H, hb, D.sum(0)
         for k in range(K):
             d = D[:, k]
             rows = np.flatnonzero(d > 0)
             if rows.size == 0:
                 continue
             As = A[rows] if rows.size < n else A
-            dr = d[rows]
-            if sp.issparse(As):
-                H[k] = (As.T @ As.multiply(dr[:, None]).tocsr()).toarray()
-                hb[k] = np.asarray(As.T @ dr).ravel()
-            else:
-                Ad = As * dr[:, None]
-                H[k] = As.T @ Ad
-                hb[k] = Ad.sum(0)
+            Ad = As * d[rows, None]
+            H[k] = As.T @ Ad
+            hb[k] = Ad.sum(0)
         return H, hb, D.sum(0)
