@@ -52,3 +52,20 @@ def test_needs_a_client(monkeypatch):
         DaskFeaturePool().fit(np.ones((4, 2)))
     with pytest.raises(ValueError, match="n_partitions"):
         DaskFeaturePool(n_partitions=0).fit(np.ones((4, 2)))
+
+
+def test_scheduler_address_opens_one_connection(client, monkeypatch):
+    # Defect: a new Client was opened on every pricing call.
+    opened = []
+    real = distributed.Client
+
+    def counting_client(*args, **kwargs):
+        opened.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(distributed, "Client", counting_client)
+    X, y, _ = make_fgm_synthetic(200, 60, 5, random_state=0)
+    pool = DaskFeaturePool(n_partitions=2, scheduler_address=client.scheduler.address)
+    clf = FGMClassifier(B=3, max_outer_iter=4, tol=None, family=pool).fit(X, y)
+    assert clf.n_iter_ >= 2
+    assert len(opened) == 1

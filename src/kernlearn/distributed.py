@@ -61,7 +61,11 @@ class DaskFeaturePool(FeaturePool):
         from distributed import Client, get_client
 
         if self.scheduler_address:
-            return Client(self.scheduler_address, set_as_default=False)
+            # One connection for the pool's lifetime: the scattered row blocks
+            # belong to it, and a new Client per pricing call leaks connections.
+            if getattr(self, "_own_client", None) is None:
+                self._own_client = Client(self.scheduler_address, set_as_default=False)
+            return self._own_client
         try:
             return get_client()
         except ValueError as exc:
