@@ -383,3 +383,12 @@ def test_dual_point_is_recentred_so_that_sum_alpha_y_is_zero(name, rng):
     M = rng.standard_normal((300, 3))
     delta = _centre_intercepts(loss, M, Y, 1.0)
     np.testing.assert_allclose(loss.grad_margin(M + delta, Y).sum(0), 0, atol=1e-9)
+
+
+def test_refit_with_a_family_is_an_error_not_a_no_op(small):
+    # Defect: refit=True silently did nothing with family=.
+    from kernlearn.families import PolynomialPool
+
+    X, y, _ = small
+    with pytest.raises(ValueError, match="refit=True"):
+        FGMClassifier(B=3, refit=True, family=PolynomialPool()).fit(X[:, :10], y)
