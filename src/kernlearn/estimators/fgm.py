@@ -83,25 +83,33 @@ class _FGMBase(TransformerMixin, BaseEstimator):
             fit_intercept=self.fit_intercept, verbose=self.verbose, name=name,
         )
 
-    def _refit_l2(self, X, y, sel, kind):
-        """De-bias (paper 002, sec. 6.2.2): l2 model on the selected features only."""
+    def _refit_l2(self, X, y, sel, kind, pool):
+        """De-bias (paper 002, sec. 6.2.2): l2 model on the selected features only.
+
+        Fitted on the columns FGM saw (scaled to unit root-mean-square when
+        ``feature_scaling``), so that ``C`` keeps its meaning, and mapped back
+        to the original features.
+        """
         from sklearn.linear_model import LogisticRegression, Ridge
         from sklearn.svm import LinearSVC
 
         coef = np.zeros(X.shape[1])
         if sel.size == 0:
             return coef, 0.0
+        scale = pool.scale_[sel]
         Xs = X[:, sel]
+        Xs = Xs @ sp.diags(scale) if sp.issparse(Xs) else Xs * scale
         if kind == "square":
             model = Ridge(alpha=1.0 / self.C, fit_intercept=self.fit_intercept)
         elif kind == "logistic":
+            # Newton-Cholesky: a few Newton steps on the small selected block.
             model = LogisticRegression(C=self.C, fit_intercept=self.fit_intercept,
-                                       max_iter=1000)
+                                       solver="newton-cholesky", max_iter=100)
         else:
             model = LinearSVC(C=self.C, loss="squared_hinge",
                               fit_intercept=self.fit_intercept, max_iter=5000)
         model.fit(Xs, y)
-        coef[sel] = np.ravel(model.coef_)
+        coef[sel] = np.ravel(model.coef_) * scale
         return coef, float(np.ravel(model.intercept_)[0]) if self.fit_intercept else 0.0
 
     def _decision(self, X):
@@ -326,7 +334,7 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
             coefs, intercepts = list(res.coef.T), list(res.intercept)
             if self.refit:
                 coefs, intercepts = map(list, zip(*[
-                    self._refit_l2(X, t, res.selected, self.loss) for t in tasks]))
+                    self._refit_l2(X, t, res.selected, self.loss, pool) for t in tasks]))
             self._store(X, pool, [res], coefs, intercepts)
             self.d_, self.n_iter_, self.history_ = res.d, res.n_iter, res.history
             self.converged_ = res.converged
@@ -338,7 +346,7 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         )
         coefs, intercepts = [], []
         for t, res in zip(tasks, results):
-            c, b = (self._refit_l2(X, t, res.selected, self.loss) if self.refit
+            c, b = (self._refit_l2(X, t, res.selected, self.loss, pool) if self.refit
                     else (res.coef, res.intercept))
             coefs.append(c)
             intercepts.append(b)
@@ -508,7 +516,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         loss = get_loss("square")
         pool = self._pool().fit(X)
         res = self._solve(X, y.astype(float), pool, loss, "FGM")
-        coef, b = (self._refit_l2(X, y, res.selected, "square") if self.refit
+        coef, b = (self._refit_l2(X, y, res.selected, "square", pool) if self.refit
                    else (res.coef, res.intercept))
         self._store(X, pool, [res], [coef], [b])
         if self.family is None:
