@@ -15,7 +15,12 @@ from ._base import BaseFamily, Candidates, as_params
 
 def _column_sq_norms(X):
     if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(0)).ravel()
+        X = X.tocsr() if X.format not in ("csr", "csc") else X
+        # One pass over the stored entries; no elementwise-product copy.
+        cols = (X.indices if X.format == "csr"
+                else np.repeat(np.arange(X.shape[1]), np.diff(X.indptr)))
+        return np.bincount(cols, weights=np.square(X.data, dtype=float),
+                           minlength=X.shape[1])
     return np.einsum("ij,ij->j", X, X)
 
 
@@ -67,7 +72,8 @@ class FeaturePool(BaseFamily):
         step = self._chunk(n_features)
         sq = np.zeros(n_features)
         for s in range(0, n_features, step):
-            sq[s : s + step] = _column_sq_norms(X[:, s : s + step])
+            sq[s : s + step] = _column_sq_norms(X if step >= n_features
+                                                else X[:, s : s + step])
         return self._setup(sq, X.shape[0])
 
     def _setup(self, sq, n_samples):
@@ -120,7 +126,8 @@ class FeaturePool(BaseFamily):
         out = np.empty((n_features,) + np.shape(u)[1:])
         step = self._chunk(n_features)
         for s in range(0, n_features, step):
-            block = X[:, s : s + step]
+            # Slicing copies a sparse matrix: only slice when chunking.
+            block = X if step >= n_features else X[:, s : s + step]
             out[s : s + step] = np.asarray(block.T @ u).reshape(out[s : s + step].shape)
         return out * self.scale_.reshape((-1,) + (1,) * (out.ndim - 1))
 
