@@ -1,0 +1,70 @@
+"""The bad-input matrix (tests/reliability_cases.py) and RELIABILITY.md."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import reliability_cases as rc
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = rc.cases()
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    w = tmp_path_factory.mktemp("reliability")
+    rc.make_workspace(w)
+    return w
+
+
+def _needs_data(case):
+    names = {"wine", "school"}
+    return any(a.partition(":")[0] in names for a in case.argv)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.id}-{c.what}")
+def test_case_fails_cleanly(case, workspace):
+    """Expected exit status, exactly one stderr line naming the problem, no traceback."""
+    if _needs_data(case):
+        from conftest import real_data
+
+        real_data("wine")
+        real_data("school")
+    code, err = rc.run_in_process(case, workspace)
+    assert "Traceback" not in err
+    assert err.count("\n") == 1 and err.startswith("kernlearn: error: "), err
+    assert case.message in err, err
+    assert code == case.code, err
+
+
+def test_matrix_size():
+    assert sum(c.group != "tampered" for c in CASES) >= 60
+    assert sum(c.group == "tampered" for c in CASES) >= 10
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+def test_reliability_md_lists_every_case_with_its_outcome():
+    """RELIABILITY.md was produced by scripts/reliability.py from the current cases."""
+    text = (ROOT / "RELIABILITY.md").read_text()
+    rows = {m.group(1): m for m in re.finditer(
+        r"^\| ([CT]\d\d) \| [^|]+ \| `kernlearn ([^`]*)` \| (\d+) \| (\w+) \|", text, re.M)}
+    for case in CASES:
+        assert case.id in rows, f"{case.id} missing: rerun scripts/reliability.py"
+        row = rows[case.id]
+        assert row.group(2) == " ".join(case.argv).replace("{w}/", "W/"), case.id
+        assert int(row.group(3)) == case.code and row.group(4) == "ok", case.id
+    assert len(rows) == len(CASES)
+
+
+@pytest.mark.parametrize("i", [3, 24, 60])
+def test_real_subprocess_has_no_traceback(i, workspace):
+    """A few cases through the installed entry point, as a user runs them."""
+    case = CASES[i]
+    argv = [a.replace("{w}", str(workspace)) for a in case.argv]
+    proc = subprocess.run([sys.executable, "-m", "kernlearn", *argv], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == case.code, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and case.message in proc.stderr
