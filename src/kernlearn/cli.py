@@ -192,7 +192,7 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
 
 
 # ------------------------------------------------------------------------ data
-def _load(source, label=None, n_features=None, zero_based="auto"):
+def _load(source, label=None, n_features=None, zero_based="auto", fmt=None):
     from .datasets import (
         DatasetNotFoundError,
         FeatureCountError,
@@ -202,7 +202,7 @@ def _load(source, label=None, n_features=None, zero_based="auto"):
 
     try:
         X, y, info = load_data_file(source, label=label, n_features=n_features,
-                                    zero_based=zero_based)
+                                    zero_based=zero_based, fmt=fmt)
     except (FeatureCountError, IndexBaseError) as exc:
         raise CLIError(_one_line(exc), 5) from None
     except DatasetNotFoundError as exc:
@@ -334,7 +334,8 @@ def _model_data(args, meta, est):
     n_features = meta.get("n_features", getattr(est, "n_features_in_", None))
     zb = meta.get("zero_based")
     X, y, info = _load(args.data, label=getattr(args, "label", None),
-                       n_features=n_features, zero_based="auto" if zb is None else zb)
+                       n_features=n_features, zero_based="auto" if zb is None else zb,
+                       fmt=getattr(args, "format", None))
     fmt_train, fmt = meta.get("format"), info["format"]
     sparse_formats = {"libsvm"}
     if fmt_train in sparse_formats and fmt not in sparse_formats | {"dataset"} or \
@@ -395,7 +396,8 @@ def _cmd_fit(args):
                                 verbose=_progress_level(args))
     _check_output(args.model, "model")
     X, y, info = _load(args.data, label=args.label,
-                       zero_based={"auto": "auto", "yes": True, "no": False}[args.zero_based])
+                       zero_based={"auto": "auto", "yes": True, "no": False}[args.zero_based],
+                       fmt=args.format)
     if y is None:
         raise CLIError(f"{args.data} has no labels to fit on", 3)
     _check_values(X, args.data)
@@ -769,6 +771,8 @@ def build_parser():
     fit.add_argument("--model", "-m", required=True, help="where to save the model")
     fit.add_argument("--label", help="label column of a CSV/.npy table (name or "
                                      "number; default: last)")
+    fit.add_argument("--format", choices=["libsvm", "csv", "npy", "npz"],
+                     help="data format (default: from the file name)")
     fit.add_argument("--zero-based", choices=["auto", "yes", "no"], default="auto",
                      help="LIBSVM index base (auto: 0-based iff index 0 occurs)")
     fit.add_argument("--quiet", "-q", action="store_true", help="no progress output")
@@ -778,6 +782,8 @@ def build_parser():
         p.add_argument("data", help=data_help)
         p.add_argument("--model", "-m", required=True)
         p.add_argument("--label", help="label column of a CSV/.npy table")
+        p.add_argument("--format", choices=["libsvm", "csv", "npy", "npz"],
+                       help="data format (default: from the file name)")
         p.add_argument("--allow-out-of-range", action="store_true",
                        help="predict even if values lie far outside the training range")
         if with_out:
@@ -804,6 +810,7 @@ def build_parser():
     rep.add_argument("model")
     rep.add_argument("--data", help="labelled test data: " + data_help)
     rep.add_argument("--label", help="label column of a CSV/.npy table")
+    rep.add_argument("--format", choices=["libsvm", "csv", "npy", "npz"])
     rep.add_argument("--allow-out-of-range", action="store_true")
     rep.add_argument("--out", "-o", help="HTML file (default: MODEL with .html)")
     rep.set_defaults(func=_cmd_report)

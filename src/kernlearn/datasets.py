@@ -577,7 +577,7 @@ def _named_dataset(spec):
     return X, _labels(y)
 
 
-def load_data_file(source, label=None, n_features=None, zero_based="auto"):
+def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None):
     """Read a labelled (or unlabelled) table from a file or a data set name.
 
     Formats: LIBSVM/svmlight (plain, ``.bz2``, ``.gz``, ``.xz``), CSV (one
@@ -599,6 +599,9 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto"):
         to it and rejected when they use a larger index.
     zero_based : bool or "auto", default="auto"
         LIBSVM index base; ``"auto"`` decides from the file (index 0 present).
+    fmt : {"libsvm", "csv", "npy", "npz"}, optional
+        File format; by default from the file name (``.csv``, ``.npy``,
+        ``.npz``, anything else LIBSVM), ignoring ``.bz2/.gz/.xz``.
 
     Returns
     -------
@@ -644,7 +647,9 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto"):
         raise DatasetNotFoundError(
             f"data file not found: {source} (and not a data set name; see "
             "`kernlearn datasets`)")
-    suffix = _base_suffix(path)
+    suffix = _base_suffix(path) if fmt is None else "." + fmt
+    if fmt is not None and fmt not in ("libsvm", "csv", "npy", "npz"):
+        raise ValueError(f"unknown data format {fmt!r}; choose libsvm, csv, npy or npz.")
     if suffix == ".csv":
         X, y, names = _read_csv(path, label, n_features)
         info.update(format="csv", feature_names=names)
