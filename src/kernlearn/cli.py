@@ -58,7 +58,15 @@ _RANGE_MAX_OUTSIDE = 0.05  # fraction of out-of-range values that stops predict
 
 
 class CLIError(Exception):
-    """A user-facing error: one line on stderr and exit status ``code``."""
+    """A user-facing error: one line on stderr and exit status ``code``.
+
+    Parameters
+    ----------
+    message : str
+        What went wrong, naming the file, flag or value.
+    code : int, default=2
+        Exit status, a key of :data:`EXIT_CODES`.
+    """
 
     def __init__(self, message, code=2):
         super().__init__(message)

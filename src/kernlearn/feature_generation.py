@@ -163,8 +163,10 @@ def fit_fgm(
         dual -= penalty.conjugate(cand.extra["sum_sq"])
         st["lower"] = max(st["lower"], dual)
         key = frozenset(np.asarray(cand.params).tolist())
-        if key in st["seen"] or cand.scores.max() <= 0:
-            return None  # Theorem 3: the worst-case constraint is already active
+        if cand.scores.max() <= 0:
+            return None
+        if key in st["seen"]:
+            return "active_set"  # Theorem 3: the worst-case constraint is already active
         st["seen"].add(key)
         return cand
 
