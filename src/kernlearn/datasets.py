@@ -555,6 +555,9 @@ class IndexBaseError(ValueError):
     """A LIBSVM file's index base does not match the model's."""
 
 
+_PARSED = {}
+
+
 def _named_dataset(spec):
     name, _, part = spec.partition(":")
     kind = _TABULAR_SETS.get(name)
@@ -564,7 +567,11 @@ def _named_dataset(spec):
     part = part or "train"
     if part not in ("train", "test"):
         raise ValueError(f"{spec!r}: the part after ':' must be 'train' or 'test'.")
-    data = load_dataset(name)
+    # Parsed once per process: a session (or a test run) that fits, evaluates and
+    # reports on the same set reads the compressed file only once.
+    if name not in _PARSED:
+        _PARSED[name] = load_dataset(name)
+    data = _PARSED[name]
     if kind == "split":
         X, y = (data[0], data[1]) if part == "train" else (data[2], data[3])
     elif part == "test":
@@ -574,7 +581,7 @@ def _named_dataset(spec):
         X = np.hstack([views[k] for k in sorted(views)])
     else:
         X, y = data
-    return X, _labels(y)
+    return X.copy(), _labels(y)
 
 
 def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None):
