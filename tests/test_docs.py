@@ -104,3 +104,27 @@ def test_code_blocks_run(path, tmp_path, monkeypatch, clean_registries):
 
 def test_every_doc_file_is_collected():
     assert (ROOT / "doc" / "fgm.md") in DOCS and len(DOCS) >= 6
+
+
+def test_exit_code_table_matches_the_command():
+    from kernlearn.cli import EXIT_CODES
+
+    text = (ROOT / "doc" / "cli.md").read_text()
+    rows = dict(re.findall(r"^\| (\d+) \| (.+?) \|$", text, re.M))
+    assert {int(k): v for k, v in rows.items()} == EXIT_CODES
+
+
+def test_api_reference_generator_covers_every_estimator(tmp_path):
+    import importlib.util
+
+    import kernlearn
+
+    spec = importlib.util.spec_from_file_location("api_reference",
+                                                  ROOT / "scripts" / "api_reference.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    text = mod.build()
+    for name in kernlearn._ESTIMATORS:
+        assert f"### `kernlearn.{name}" in text
+    assert "Parameters\n    ----------" in text and "save_model" in text
+    assert (ROOT / "doc" / "api.md").read_text().startswith("# API reference")
