@@ -318,6 +318,16 @@ def _check_output(path, what="output"):
         raise CLIError(f"cannot write {what} {p}: {exc.strerror or exc}", 7) from None
 
 
+def _emit(path, text, summary):
+    """Write ``text`` to ``path`` and print ``summary``, or print ``text``; exit 0."""
+    if path:
+        _write_text(path, text)
+        print(summary)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def _write_text(path, text, what="output"):
     try:
         Path(path).write_text(text)
@@ -477,13 +487,8 @@ def _cmd_predict(args):
         lines = [f"{v:.10g}" if isinstance(v, (float, np.floating)) else str(v)
                  for v in pred]
         header = ""
-    text = header + "\n".join(lines) + "\n"
-    if args.out:
-        _write_text(args.out, text)
-        print(f"wrote {len(pred)} predictions to {args.out}")
-    else:
-        sys.stdout.write(text)
-    return 0
+    return _emit(args.out, header + "\n".join(lines) + "\n",
+                 f"wrote {len(pred)} predictions to {args.out}")
 
 
 def evaluate_metrics(est, X, y, task):
@@ -632,12 +637,7 @@ def _cmd_select(args):
         writer.writerow(cols)
         writer.writerows(rows)
         text = buf.getvalue()
-    if args.out:
-        _write_text(args.out, text)
-        print(f"wrote {len(rows)} rows to {args.out}")
-    else:
-        sys.stdout.write(text)
-    return 0
+    return _emit(args.out, text, f"wrote {len(rows)} rows to {args.out}")
 
 
 def _cmd_report(args):
