@@ -106,3 +106,25 @@ def test_gabor_filters_and_kernel_weights_render(tmp_path):
     loaded, total, boxes, img = _render(tmp_path / "g.html", tmp_path)
     assert loaded == total >= 4
     _assert_non_blank(img, boxes)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("kind", ["fgm-multiclass", "slkl", "mkl-multiclass"])
+def test_report_for_other_estimators(kind):
+    """Multiclass histories (one per class), Nystrom weights, kernel weights."""
+    from kernlearn import FGMClassifier, LowRankKernelRegressor, PNormMKLClassifier
+    from kernlearn.datasets import make_fgm_synthetic
+    from kernlearn.report import build_report
+
+    X, y, w = make_fgm_synthetic(60, 6, 3, random_state=0)
+    y3 = np.digitize(X @ w, [-0.7, 0.7])
+    est, target, n_fig = {
+        "fgm-multiclass": (FGMClassifier(B=2, max_outer_iter=3), y3, 3),
+        "slkl": (LowRankKernelRegressor(n_columns=20, random_state=0), X @ w, 2),
+        "mkl-multiclass": (PNormMKLClassifier(max_iter=3, random_state=0), y3, 2),
+    }[kind]
+    est.fit(X, target)
+    text = build_report(est, {}, data=(X, target, "train"))
+    assert text.count('<img class="figure"') == n_fig
+    assert "<h2>Convergence</h2>" in text and "<h2>Selection</h2>" in text
+    assert "Test metrics on train" in text
