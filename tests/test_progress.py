@@ -63,3 +63,17 @@ def test_slkl_never_prints_an_infinite_violation(capsys):
     out = capsys.readouterr().out
     assert "[slkl] iter   1" in out and "violation=inf" not in out
     assert "violation=n/a" in out
+
+
+def test_obscure_reports_epochs_and_its_stop_reason(capsys):
+    from sklearn.datasets import load_iris
+
+    from kernlearn import PNormMKLClassifier
+
+    X, y = load_iris(return_X_y=True)
+    PNormMKLClassifier(max_iter=3, max_iter_online=2, tol=None, random_state=0,
+                       verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("[OBSCURE] iter   1  stage=1  objective=")
+    assert "stage=2" in lines[-2] and "train_error=" in lines[-2]
+    assert lines[-1].startswith("[OBSCURE] stop: max_iter after ")

@@ -20,12 +20,13 @@ STOP_REASONS = {
     "tol": "the relative objective change fell below tol",
     "max_iter": "the iteration cap was reached",
     "max_features": "the feature budget max_features was reached",
+    "max_steps": "the budget of stochastic steps max_steps ran out",
     "time_budget": "the time budget ran out",
     "callback": "the callback asked to stop",
 }
 
-_METRICS = [("objective", ".6g"), ("violation", ".3g"), ("n_active", "d"),
-            ("gap", ".3g"), ("time", ".2f")]
+_METRICS = [("stage", "d"), ("objective", ".6g"), ("violation", ".3g"),
+            ("n_active", "d"), ("gap", ".3g"), ("train_error", ".4f"), ("time", ".2f")]
 
 
 def _format_metrics(row):
@@ -85,8 +86,8 @@ class Progress:
         width = 20
         done = min(width, round(width * it / self.total))
         bar = "#" * done + "." * (width - done)
-        short = {k: v for k, v in row.items() if k in ("objective", "violation",
-                                                          "n_active")}
+        short = {k: v for k, v in row.items() if k in ("stage", "objective",
+                                                          "violation", "n_active")}
         self.stream.write(f"\r[{self.name}] [{bar}] {it}/{self.total}  "
                           f"{_format_metrics(short)}  {elapsed:.1f}s, "
                           f"ETA <= {eta:.1f}s\x1b[K")
