@@ -169,3 +169,10 @@ def test_subprocess_fit_on_a_shared_file(tmp_path, capsys):
     assert fit.stdout.startswith("fitted fgm-regressor (FGMRegressor) on 506 x 13")
     code, out, err = _run(["evaluate", path, "-m", model], capsys)
     assert code == 0 and out.startswith("n_samples 506")
+
+
+def test_demo_runs(tmp_path, capsys):
+    code, out, err = _run(["demo", "--quick", "-q", "--out", tmp_path / "plots"], capsys)
+    assert code == 0, err
+    assert "FGM:" in out and "l1-logistic" in out and "B=5:" in out
+    assert (tmp_path / "plots" / "fgm_synthetic_convergence.png").stat().st_size > 1000

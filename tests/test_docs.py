@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "doc").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\s*$", re.S | re.M)
 # Commands a test cannot run: they (re)build the environment or run this suite.
-NOT_RUN = {"make demo": "installs packages and runs the demo (the demo command is "
-                        "tested in test_cli.py)",
+NOT_RUN = {"make demo": "installs packages and runs the demo (`kernlearn demo --quick` "
+                        "is tested in test_cli.py)",
            "make test": "runs this test suite"}
 
 

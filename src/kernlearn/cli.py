@@ -712,11 +712,13 @@ def _cmd_demo(args):
     except OSError as exc:
         raise CLIError(f"cannot create folder {out}: {exc.strerror or exc}", 7) from None
     verbose = _progress_level(args)
-    print("== FGM on the FGM paper's synthetic data (Type I, 2000 x 4096, "
-          "400 informative features) ==")
-    X, y, Xt, yt, w = make_fgm_synthetic(2000, 4096, 400, n_test=2000, random_state=0)
+    # --quick: the same steps on a tenth of the data (used by the tests)
+    n, d, k, B = (200, 512, 40, 4) if args.quick else (2000, 4096, 400, 40)
+    print(f"== FGM on the FGM paper's synthetic data (Type I, {n} x {d}, "
+          f"{k} informative features) ==")
+    X, y, Xt, yt, w = make_fgm_synthetic(n, d, k, n_test=n, random_state=0)
     t0 = time.perf_counter()
-    clf = FGMClassifier(B=40, C=10.0, verbose=verbose).fit(X, y)
+    clf = FGMClassifier(B=B, C=10.0, verbose=verbose).fit(X, y)
     t_fgm = time.perf_counter() - t0
     sel = clf.selected_features_
     hits = int(np.isin(sel, np.flatnonzero(w)).sum())
@@ -833,6 +835,7 @@ def build_parser():
     demo = sub.add_parser("demo", help="run FGM on embedded data")
     demo.add_argument("--out", default="kernlearn-out", help="folder for plots")
     demo.add_argument("--quiet", "-q", action="store_true")
+    demo.add_argument("--quick", action="store_true", help="a tenth of the data")
     demo.set_defaults(func=_cmd_demo)
     return parser
 
