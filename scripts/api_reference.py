@@ -14,14 +14,32 @@ import kernlearn
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTIONS = {
-    "Feature families": ("kernlearn.families", ["RandomFourierFeatures", "GaborFeatures",
-                                                "PolynomialPool", "AdditiveKernelExpansion",
-                                                "FeaturePool"]),
-    "Model files": ("kernlearn.io", ["save_model", "load_model", "read_metadata",
-                                     "register_safe_class"]),
-    "Data": ("kernlearn.datasets", ["load_data_file", "load_dataset", "load_svmlight",
-                                    "available_datasets", "data_home",
-                                    "make_fgm_synthetic", "make_sinc"]),
+    "Feature families": (
+        "kernlearn.families",
+        [
+            "RandomFourierFeatures",
+            "GaborFeatures",
+            "PolynomialPool",
+            "AdditiveKernelExpansion",
+            "FeaturePool",
+        ],
+    ),
+    "Model files": (
+        "kernlearn.io",
+        ["save_model", "load_model", "read_metadata", "register_safe_class"],
+    ),
+    "Data": (
+        "kernlearn.datasets",
+        [
+            "load_data_file",
+            "load_dataset",
+            "load_svmlight",
+            "available_datasets",
+            "data_home",
+            "make_fgm_synthetic",
+            "make_sinc",
+        ],
+    ),
     "Reports": ("kernlearn.report", ["build_report", "write_report"]),
     "Progress": ("kernlearn.progress", ["Progress"]),
 }
@@ -38,13 +56,15 @@ def _entry(qualname, obj):
 
 
 def build():
-    out = ["# API reference",
-           "",
-           "Generated from the docstrings by `scripts/api_reference.py`; the docstrings are",
-           "the source (a test enforces the numpydoc format).",
-           "",
-           "## Estimators",
-           ""]
+    out = [
+        "# API reference",
+        "",
+        "Generated from the docstrings by `scripts/api_reference.py`; the docstrings are",
+        "the source (a test enforces the numpydoc format).",
+        "",
+        "## Estimators",
+        "",
+    ]
     for name, module in kernlearn._ESTIMATORS.items():
         try:
             obj = getattr(importlib.import_module(module), name)

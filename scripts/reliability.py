@@ -33,11 +33,19 @@ GROUPS = {
 
 def run(case, w):
     argv = [a.replace("{w}", str(w)) for a in case.argv]
-    proc = subprocess.run([sys.executable, "-m", "kernlearn", *argv],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kernlearn", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     err = proc.stderr
-    ok = (proc.returncode == case.code and case.message in err
-          and len(err.strip().splitlines()) == 1 and "Traceback" not in err)
+    ok = (
+        proc.returncode == case.code
+        and case.message in err
+        and len(err.strip().splitlines()) == 1
+        and "Traceback" not in err
+    )
     return proc.returncode, err.strip(), ok
 
 
@@ -68,24 +76,34 @@ def main():
         "input that must be refused, and each was refused).",
         "",
         "Exit statuses (`kernlearn --help`): "
-        + "; ".join(f"{k} {v}" for k, v in __import__("kernlearn.cli").cli.EXIT_CODES.items())
+        + "; ".join(
+            f"{k} {v}" for k, v in __import__("kernlearn.cli").cli.EXIT_CODES.items()
+        )
         + ".",
         "",
     ]
     for group, title in GROUPS.items():
-        lines += [f"## {title}", "", "| id | case | command | exit | outcome | message |",
-                  "| --- | --- | --- | --- | --- | --- |"]
+        lines += [
+            f"## {title}",
+            "",
+            "| id | case | command | exit | outcome | message |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
         for case, (code, err, ok) in zip(cases, results):
             if case.group != group:
                 continue
             cmd = "kernlearn " + " ".join(case.argv).replace("{w}/", "W/")
             msg = err.replace("|", "\\|").replace(w, "W") if err else ""
-            lines.append(f"| {case.id} | {case.what} | `{cmd}` | {code} | "
-                         f"{'ok' if ok else 'FAIL'} | {msg} |")
+            lines.append(
+                f"| {case.id} | {case.what} | `{cmd}` | {code} | "
+                f"{'ok' if ok else 'FAIL'} | {msg} |"
+            )
         lines.append("")
     (ROOT / "RELIABILITY.md").write_text("\n".join(lines))
-    print(f"{len(cases)} cases, {n_ok} ok, {n_tb} tracebacks, "
-          f"{time.perf_counter() - t0:.0f}s; wrote RELIABILITY.md")
+    print(
+        f"{len(cases)} cases, {n_ok} ok, {n_tb} tracebacks, "
+        f"{time.perf_counter() - t0:.0f}s; wrote RELIABILITY.md"
+    )
     return 0 if n_ok == len(cases) else 1
 
 

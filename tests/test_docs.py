@@ -19,9 +19,11 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "doc").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\s*$", re.S | re.M)
 # Commands a test cannot run: they (re)build the environment or run this suite.
-NOT_RUN = {"make demo": "installs packages and runs the demo (`kernlearn demo --quick` "
-                        "is tested in test_cli.py)",
-           "make test": "runs this test suite"}
+NOT_RUN = {
+    "make demo": "installs packages and runs the demo (`kernlearn demo --quick` "
+    "is tested in test_cli.py)",
+    "make test": "runs this test suite",
+}
 
 
 def _blocks(path):
@@ -77,8 +79,11 @@ def test_code_blocks_run(path, tmp_path, monkeypatch, clean_registries):
     blocks = _blocks(path)
     text = path.read_text()
     for name in ("a9a", "wine", "housing"):
-        if re.search(rf"\b{name}(:test)?\b", text) and "kernlearn " in text \
-                and name not in available_datasets():
+        if (
+            re.search(rf"\b{name}(:test)?\b", text)
+            and "kernlearn " in text
+            and name not in available_datasets()
+        ):
             pytest.skip(f"{path.name} uses the data set {name}, absent here")
     monkeypatch.chdir(tmp_path)
     namespace = {"__name__": "__doc__"}
@@ -95,7 +100,8 @@ def test_code_blocks_run(path, tmp_path, monkeypatch, clean_registries):
         elif lang == "text":
             assert last_output is not None, f"{path.name}: output block without code"
             assert _matches(code, last_output), (
-                f"{path.name}: printed\n{last_output}\nbut the docs show\n{code}")
+                f"{path.name}: printed\n{last_output}\nbut the docs show\n{code}"
+            )
             last_output = None
         else:
             pytest.fail(f"{path.name}: code block of unknown language {lang!r}")
@@ -119,8 +125,9 @@ def test_api_reference_generator_covers_every_estimator(tmp_path):
 
     import kernlearn
 
-    spec = importlib.util.spec_from_file_location("api_reference",
-                                                  ROOT / "scripts" / "api_reference.py")
+    spec = importlib.util.spec_from_file_location(
+        "api_reference", ROOT / "scripts" / "api_reference.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     text = mod.build()

@@ -14,7 +14,6 @@ from kernlearn import (
     FGMRegressor,
     InfiniteFeatureClassifier,
     InfiniteFeatureRegressor,
-    LowRankKernelClassifier,
     LowRankKernelRegressor,
     PNormMKLClassifier,
 )
@@ -44,10 +43,21 @@ EXTRA = [
     FGMClassifier(B=2, family=AdditiveKernelExpansion(), max_outer_iter=2),
     FGMClassifier(B=2, groups=[[0, 1], [2, 3, 4], [5]], max_outer_iter=2),
     FGMRegressor(B=2, refit=True, max_outer_iter=2),
-    InfiniteFeatureRegressor(family=RandomFourierFeatures(bandwidth=[1.0, 3.0]),
-                             max_features=3, n_candidates=5, random_state=0),
-    PNormMKLClassifier(kernels=[("rbf", {"gamma": 0.5}, [0, 1, 2]), ("poly", {"degree": 2}),
-                                ("linear", {}, slice(2, 6))], max_iter=3, random_state=0),
+    InfiniteFeatureRegressor(
+        family=RandomFourierFeatures(bandwidth=[1.0, 3.0]),
+        max_features=3,
+        n_candidates=5,
+        random_state=0,
+    ),
+    PNormMKLClassifier(
+        kernels=[
+            ("rbf", {"gamma": 0.5}, [0, 1, 2]),
+            ("poly", {"degree": 2}),
+            ("linear", {}, slice(2, 6)),
+        ],
+        max_iter=3,
+        random_state=0,
+    ),
     LowRankKernelRegressor(n_columns=12, precompute=False, random_state=0),
 ]
 
@@ -62,24 +72,31 @@ ALL = _conformance() + EXTRA
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-@pytest.mark.parametrize("i", range(len(ALL)), ids=[f"{i}-{type(e).__name__}"
-                                                    for i, e in enumerate(ALL)])
+@pytest.mark.parametrize(
+    "i", range(len(ALL)), ids=[f"{i}-{type(e).__name__}" for i, e in enumerate(ALL)]
+)
 def test_round_trip_gives_identical_predictions(i, tmp_path):
     """Every estimator, binary and 3-class (classifiers), dense and CSR input."""
     est = ALL[i]
     tags = est.__sklearn_tags__()
-    settings = [(n, s) for n in ((2, 3) if is_classifier(est) else (0,))
-                for s in ((False, True) if tags.input_tags.sparse else (False,))]
+    settings = [
+        (n, s)
+        for n in ((2, 3) if is_classifier(est) else (0,))
+        for s in ((False, True) if tags.input_tags.sparse else (False,))
+    ]
     for n_classes, sparse in settings:
         X, y = _data(n_classes, sparse)
         fitted = clone(est).fit(X, y)
-        save_model(fitted, tmp_path / "m.npz", metadata={"note": "x", "arr": np.arange(3)})
+        save_model(
+            fitted, tmp_path / "m.npz", metadata={"note": "x", "arr": np.arange(3)}
+        )
         again, meta = load_model(tmp_path / "m.npz", return_metadata=True)
         assert type(again) is type(fitted)
         np.testing.assert_array_equal(again.predict(X), fitted.predict(X))
         if hasattr(fitted, "decision_function"):
-            np.testing.assert_array_equal(again.decision_function(X),
-                                          fitted.decision_function(X))
+            np.testing.assert_array_equal(
+                again.decision_function(X), fitted.decision_function(X)
+            )
         assert repr(again.get_params()) == repr(fitted.get_params())
         assert meta["note"] == "x" and np.array_equal(meta["arr"], np.arange(3))
 
@@ -88,8 +105,12 @@ def test_round_trip_gabor_family_and_string_labels(tmp_path):
     rng = np.random.default_rng(0)
     X = rng.random((40, 36))
     y = np.where(X[:, :18].sum(1) > X[:, 18:].sum(1), "left", "right")
-    est = InfiniteFeatureClassifier(family=GaborFeatures(image_shape=(6, 6), filter_size=3),
-                                    max_features=2, n_candidates=4, random_state=0).fit(X, y)
+    est = InfiniteFeatureClassifier(
+        family=GaborFeatures(image_shape=(6, 6), filter_size=3),
+        max_features=2,
+        n_candidates=4,
+        random_state=0,
+    ).fit(X, y)
     save_model(est, tmp_path / "g.npz")
     again = load_model(tmp_path / "g.npz")
     assert again.classes_.dtype.kind == "U"
@@ -111,8 +132,9 @@ def test_save_refuses_what_the_schema_cannot_hold(tmp_path):
     X, y = _data(2, False)
     with pytest.raises(TypeError, match="not a kernlearn estimator"):
         save_model(Ridge().fit(X, y), tmp_path / "r.npz")
-    est = PNormMKLClassifier(kernels=[lambda A, B: A @ B.T], max_iter=2,
-                             random_state=0).fit(X, y)
+    est = PNormMKLClassifier(
+        kernels=[lambda A, B: A @ B.T], max_iter=2, random_state=0
+    ).fit(X, y)
     with pytest.raises(TypeError, match="function"):
         save_model(est, tmp_path / "c.npz")
     est = FGMClassifier(B=2).fit(X, y)
@@ -145,8 +167,11 @@ def test_tampered_files_raise_value_errors(tmp_path):
     X, y = _data(2, False)
     save_model(FGMClassifier(B=2).fit(X, y), tmp_path / "model.npz")
     rc.make_tampered(tmp_path)
-    expected = {c.argv[-1].split("/")[-1]: c.message for c in rc.cases()
-                if c.group == "tampered"}
+    expected = {
+        c.argv[-1].split("/")[-1]: c.message
+        for c in rc.cases()
+        if c.group == "tampered"
+    }
     assert len(expected) >= 10
     for name, message in expected.items():
         with pytest.raises(ValueError, match=message.replace("(", r"\(")):

@@ -49,8 +49,14 @@ def test_matrix_size():
 def test_reliability_md_lists_every_case_with_its_outcome():
     """RELIABILITY.md was produced by scripts/reliability.py from the current cases."""
     text = (ROOT / "RELIABILITY.md").read_text()
-    rows = {m.group(1): m for m in re.finditer(
-        r"^\| ([CT]\d\d) \| [^|]+ \| `kernlearn ([^`]*)` \| (\d+) \| (\w+) \|", text, re.M)}
+    rows = {
+        m.group(1): m
+        for m in re.finditer(
+            r"^\| ([CT]\d\d) \| [^|]+ \| `kernlearn ([^`]*)` \| (\d+) \| (\w+) \|",
+            text,
+            re.M,
+        )
+    }
     for case in CASES:
         assert case.id in rows, f"{case.id} missing: rerun scripts/reliability.py"
         row = rows[case.id]
@@ -65,7 +71,11 @@ def test_real_subprocess_has_no_traceback(workspace):
     through subprocesses in scripts/reliability.py)."""
     case = next(c for c in CASES if c.what == "fit on truncated.svm.bz2")
     argv = [a.replace("{w}", str(workspace)) for a in case.argv]
-    proc = subprocess.run([sys.executable, "-m", "kernlearn", *argv], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kernlearn", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == case.code, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and case.message in proc.stderr

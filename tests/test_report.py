@@ -17,14 +17,24 @@ def _browser():
         path = shutil.which(name)
         if path:
             return path
-    pytest.skip("no headless Chromium found (Debian package `chromium`; `make test` "
-                "installs it when run as root with apt-get)")
+    pytest.skip(
+        "no headless Chromium found (Debian package `chromium`; `make test` "
+        "installs it when run as root with apt-get)"
+    )
 
 
 def _chromium(browser, tmp_path, *args):
-    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-           "--force-device-scale-factor=1", f"--user-data-dir={tmp_path / 'profile'}",
-           "--virtual-time-budget=5000", *args]
+    cmd = [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--force-device-scale-factor=1",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--virtual-time-budget=5000",
+        *args,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
@@ -34,22 +44,30 @@ def _render(html_path, tmp_path):
 
     browser = _browser()
     dom = _chromium(browser, tmp_path, "--dump-dom", html_path.as_uri()).stdout
-    m = re.search(r'id="render-check" data-loaded="(\d+)" data-total="(\d+)" '
-                  r'data-boxes="([^"]*)"', dom)
+    m = re.search(
+        r'id="render-check" data-loaded="(\d+)" data-total="(\d+)" '
+        r'data-boxes="([^"]*)"',
+        dom,
+    )
     assert m, "the page's load script did not run"
     loaded, total = int(m.group(1)), int(m.group(2))
     boxes = [tuple(map(int, b.split(","))) for b in m.group(3).split(";") if b]
     height = max(top + h for _, top, _, h in boxes) + 50
     shot = tmp_path / "shot.png"
-    proc = _chromium(browser, tmp_path, f"--screenshot={shot}",
-                     f"--window-size=1300,{height}", html_path.as_uri())
+    proc = _chromium(
+        browser,
+        tmp_path,
+        f"--screenshot={shot}",
+        f"--window-size=1300,{height}",
+        html_path.as_uri(),
+    )
     assert shot.exists(), proc.stderr[-500:]
     return loaded, total, boxes, np.asarray(Image.open(shot).convert("L"), dtype=float)
 
 
 def _assert_non_blank(img, boxes):
     for left, top, w, h in boxes:
-        crop = img[top:top + h, left:left + w]
+        crop = img[top : top + h, left : left + w]
         assert crop.shape[0] > 50 and crop.shape[1] > 50, (left, top, w, h)
         ink = np.mean(crop < 200)  # fraction of non-background pixels
         assert 0.01 < ink < 0.95 and crop.std() > 10, (left, top, w, h, ink)
@@ -72,8 +90,19 @@ def test_fgm_report_is_self_contained(workspace, tmp_path, capsys):
     from PIL import Image
 
     out = tmp_path / "fgm.html"
-    assert main(["report", str(workspace / "model.npz"), "--data",
-                 str(workspace / "train.svm"), "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(workspace / "model.npz"),
+                "--data",
+                str(workspace / "train.svm"),
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = out.read_text()
     assert "<script src" not in text and "<link" not in text and "http" not in text
     assert "Test metrics" in text and "accuracy" in text
@@ -92,14 +121,19 @@ def test_gabor_filters_and_kernel_weights_render(tmp_path):
     rng = np.random.default_rng(0)
     X = rng.random((40, 36))
     y = (X[:, :18].sum(1) > X[:, 18:].sum(1)).astype(int)
-    grfl = InfiniteFeatureClassifier(family=GaborFeatures(image_shape=(6, 6), filter_size=5),
-                                     lambda_p=0.1, max_features=4, n_candidates=8,
-                                     random_state=0).fit(X, y)
+    grfl = InfiniteFeatureClassifier(
+        family=GaborFeatures(image_shape=(6, 6), filter_size=5),
+        lambda_p=0.1,
+        max_features=4,
+        n_candidates=8,
+        random_state=0,
+    ).fit(X, y)
     write_report(grfl, {}, tmp_path / "g.html", data=(X, y, "train"))
     text = (tmp_path / "g.html").read_text()
     assert "Learned Gabor filters" in text
-    mkl = PNormMKLClassifier(kernels=["linear", ("rbf", {"gamma": 0.5})], max_iter=3,
-                             random_state=0).fit(X, y)
+    mkl = PNormMKLClassifier(
+        kernels=["linear", ("rbf", {"gamma": 0.5})], max_iter=3, random_state=0
+    ).fit(X, y)
     write_report(mkl, {}, tmp_path / "k.html")
     text = (tmp_path / "k.html").read_text()
     assert "<h2>Selection</h2>" in text and "rbf(gamma=0.5)" in text

@@ -22,20 +22,33 @@ __all__ = ["ESTIMATORS", "EXIT_CODES", "build_parser", "main"]
 
 #: CLI name -> (class name in ``kernlearn``, task, one-line description).
 ESTIMATORS = {
-    "fgm": ("FGMClassifier", "classification",
-            "FGM: sparse linear classifier selecting features by cutting planes"),
-    "fgm-regressor": ("FGMRegressor", "regression",
-                      "FGM with the square loss"),
-    "infinite-classifier": ("InfiniteFeatureClassifier", "classification",
-                            "GrFL: learns random Fourier / Gabor features"),
-    "infinite-regressor": ("InfiniteFeatureRegressor", "regression",
-                           "GrFL regression"),
-    "pnorm-mkl": ("PNormMKLClassifier", "classification",
-                  "OBSCURE: p-norm multiple kernel learning"),
-    "lowrank-regressor": ("LowRankKernelRegressor", "regression",
-                          "SLKL: kernel ridge with learned rank-1 Nystrom kernels"),
-    "lowrank-classifier": ("LowRankKernelClassifier", "classification",
-                           "SLKL on +-1 codes"),
+    "fgm": (
+        "FGMClassifier",
+        "classification",
+        "FGM: sparse linear classifier selecting features by cutting planes",
+    ),
+    "fgm-regressor": ("FGMRegressor", "regression", "FGM with the square loss"),
+    "infinite-classifier": (
+        "InfiniteFeatureClassifier",
+        "classification",
+        "GrFL: learns random Fourier / Gabor features",
+    ),
+    "infinite-regressor": ("InfiniteFeatureRegressor", "regression", "GrFL regression"),
+    "pnorm-mkl": (
+        "PNormMKLClassifier",
+        "classification",
+        "OBSCURE: p-norm multiple kernel learning",
+    ),
+    "lowrank-regressor": (
+        "LowRankKernelRegressor",
+        "regression",
+        "SLKL: kernel ridge with learned rank-1 Nystrom kernels",
+    ),
+    "lowrank-classifier": (
+        "LowRankKernelClassifier",
+        "classification",
+        "SLKL on +-1 codes",
+    ),
 }
 
 #: Exit status -> meaning (also printed by ``kernlearn --help``).
@@ -92,8 +105,9 @@ def _estimator_class(name):
     import kernlearn
 
     if name not in ESTIMATORS:
-        raise CLIError(f"unknown estimator {name!r}; choose one of "
-                       f"{', '.join(ESTIMATORS)}", 2)
+        raise CLIError(
+            f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}", 2
+        )
     cls_name = ESTIMATORS[name][0]
     try:
         module = importlib.import_module(kernlearn._ESTIMATORS[cls_name])
@@ -121,8 +135,10 @@ def _resolve_object_params(params):
         spec = dict(fam)
         name = spec.pop("name", None)
         if not isinstance(name, str):
-            raise ValueError('family given as a JSON object needs a "name" '
-                             f"(one of {', '.join(FAMILIES.names())}).")
+            raise ValueError(
+                'family given as a JSON object needs a "name" '
+                f"(one of {', '.join(FAMILIES.names())})."
+            )
         params["family"] = FAMILIES.resolve(name, **spec)
     return params
 
@@ -143,8 +159,11 @@ def _read_config(path):
         raise CLIError(f"cannot read config file {path}: {exc}", 2) from None
     unknown = set(cfg) - {"estimator", "params"}
     if unknown:
-        raise CLIError(f"config file {path}: unknown key(s) {sorted(unknown)}; "
-                       "allowed: estimator, [params]", 2)
+        raise CLIError(
+            f"config file {path}: unknown key(s) {sorted(unknown)}; "
+            "allowed: estimator, [params]",
+            2,
+        )
     if "params" in cfg and not isinstance(cfg["params"], dict):
         raise CLIError(f"config file {path}: 'params' must be a table", 2)
     return cfg
@@ -175,8 +194,11 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
         name = name or cfg.get("estimator")
         params.update(cfg.get("params", {}))
     if name is None:
-        raise CLIError("no estimator given: use --estimator NAME (one of "
-                       f"{', '.join(ESTIMATORS)})", 2)
+        raise CLIError(
+            "no estimator given: use --estimator NAME (one of "
+            f"{', '.join(ESTIMATORS)})",
+            2,
+        )
     cls = _estimator_class(name)
     for item in param_items:
         key, sep, value = item.partition("=")
@@ -186,8 +208,11 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
     valid = cls().get_params(deep=False)
     unknown = sorted(set(params) - set(valid))
     if unknown:
-        raise CLIError(f"unknown parameter {unknown[0]!r} for {name}; valid: "
-                       f"{', '.join(k for k in valid if k not in _CLI_PARAMS)}", 2)
+        raise CLIError(
+            f"unknown parameter {unknown[0]!r} for {name}; valid: "
+            f"{', '.join(k for k in valid if k not in _CLI_PARAMS)}",
+            2,
+        )
     if "verbose" in valid and "verbose" not in params:
         params["verbose"] = verbose
     try:
@@ -209,8 +234,9 @@ def _load(source, label=None, n_features=None, zero_based="auto", fmt=None):
     )
 
     try:
-        X, y, info = load_data_file(source, label=label, n_features=n_features,
-                                    zero_based=zero_based, fmt=fmt)
+        X, y, info = load_data_file(
+            source, label=label, n_features=n_features, zero_based=zero_based, fmt=fmt
+        )
     except (FeatureCountError, IndexBaseError) as exc:
         raise CLIError(_one_line(exc), 5) from None
     except DatasetNotFoundError as exc:
@@ -261,8 +287,11 @@ def feature_profile(X):
     cols, vals = _stored_values(X)
     frac = np.zeros(X.shape[1], dtype=bool)
     np.logical_or.at(frac, cols, vals != np.round(vals))
-    return {"feature_min": lo.astype(float), "feature_max": hi.astype(float),
-            "feature_integral": ~frac}
+    return {
+        "feature_min": lo.astype(float),
+        "feature_max": hi.astype(float),
+        "feature_integral": ~frac,
+    }
 
 
 def outside_fraction(X, profile):
@@ -332,7 +361,9 @@ def _write_text(path, text, what="output"):
     try:
         Path(path).write_text(text)
     except OSError as exc:
-        raise CLIError(f"cannot write {what} {path}: {exc.strerror or exc}", 7) from None
+        raise CLIError(
+            f"cannot write {what} {path}: {exc.strerror or exc}", 7
+        ) from None
 
 
 # ------------------------------------------------------------------ model I/O
@@ -351,25 +382,40 @@ def _model_data(args, meta, est):
     """Load ``args.data`` in the model's feature space and check it matches."""
     n_features = meta.get("n_features", getattr(est, "n_features_in_", None))
     zb = meta.get("zero_based")
-    X, y, info = _load(args.data, label=getattr(args, "label", None),
-                       n_features=n_features, zero_based="auto" if zb is None else zb,
-                       fmt=getattr(args, "format", None))
+    X, y, info = _load(
+        args.data,
+        label=getattr(args, "label", None),
+        n_features=n_features,
+        zero_based="auto" if zb is None else zb,
+        fmt=getattr(args, "format", None),
+    )
+    # LIBSVM columns are sparse indices, table columns are positions: a model
+    # trained on one kind of file does not read the other (named data sets are
+    # either, so they are not compared).
     fmt_train, fmt = meta.get("format"), info["format"]
-    sparse_formats = {"libsvm"}
-    if fmt_train in sparse_formats and fmt not in sparse_formats | {"dataset"} or \
-            fmt in sparse_formats and fmt_train not in sparse_formats | {"dataset", None}:
-        raise CLIError(f"{args.data} is a {fmt} file but the model was trained on a "
-                       f"{fmt_train} file", 5)
+    if (
+        fmt_train not in (None, "dataset")
+        and fmt != "dataset"
+        and (fmt_train == "libsvm") != (fmt == "libsvm")
+    ):
+        raise CLIError(
+            f"{args.data} is a {fmt} file but the model was trained on a "
+            f"{fmt_train} file",
+            5,
+        )
     _check_values(X, args.data)
-    if meta.get("feature_min") is not None and not getattr(args, "allow_out_of_range",
-                                                            False):
+    if meta.get("feature_min") is not None and not getattr(
+        args, "allow_out_of_range", False
+    ):
         frac = outside_fraction(X, meta)
         if frac > _RANGE_MAX_OUTSIDE:
             raise CLIError(
                 f"{100 * frac:.0f}% of the values of {args.data} are unlike the training "
                 "values of their features (far out of range, or fractional where "
                 "training values were integers): is it the same kind of data as the "
-                "training file? (--allow-out-of-range to predict anyway)", 5)
+                "training file? (--allow-out-of-range to predict anyway)",
+                5,
+            )
     return X, y
 
 
@@ -384,9 +430,12 @@ def _check_labels(est, y, source):
         unseen = np.setdiff1d(np.unique(y.astype(str)), classes.astype(str))
         y = y.astype(classes.dtype) if classes.dtype.kind in "U" else y
     if unseen.size:
-        raise CLIError(f"{source} has labels never seen in training: "
-                       f"{', '.join(map(str, unseen[:5]))}; the model knows "
-                       f"{', '.join(map(str, classes[:10]))}", 5)
+        raise CLIError(
+            f"{source} has labels never seen in training: "
+            f"{', '.join(map(str, unseen[:5]))}; the model knows "
+            f"{', '.join(map(str, classes[:10]))}",
+            5,
+        )
     return y
 
 
@@ -396,8 +445,11 @@ def _predict(est, X, source):
     except ValueError as exc:
         raise CLIError(f"cannot predict {source}: {_one_line(exc)}", 5) from None
     if pred.dtype.kind == "f" and not np.all(np.isfinite(pred)):
-        raise CLIError("the model produced NaN or infinite predictions; the model "
-                       "file is unusable", 4)
+        raise CLIError(
+            "the model produced NaN or infinite predictions; the model "
+            "file is unusable",
+            4,
+        )
     return pred
 
 
@@ -410,57 +462,79 @@ def _cmd_fit(args):
     """Fit an estimator on a data file and save it."""
     from .io import save_model
 
-    name, est = build_estimator(args.estimator, args.param, args.config,
-                                verbose=_progress_level(args))
+    name, est = build_estimator(
+        args.estimator, args.param, args.config, verbose=_progress_level(args)
+    )
     _check_output(args.model, "model")
-    X, y, info = _load(args.data, label=args.label,
-                       zero_based={"auto": "auto", "yes": True, "no": False}[args.zero_based],
-                       fmt=args.format)
+    X, y, info = _load(
+        args.data,
+        label=args.label,
+        zero_based={"auto": "auto", "yes": True, "no": False}[args.zero_based],
+        fmt=args.format,
+    )
     if y is None:
         raise CLIError(f"{args.data} has no labels to fit on", 3)
     _check_values(X, args.data)
     if ESTIMATORS[name][1] == "regression" and np.asarray(y).dtype.kind not in "fiub":
         raise CLIError(f"{name} needs numeric targets; {args.data} has text labels", 3)
-    if ESTIMATORS[name][1] == "classification" and np.asarray(y).dtype.kind == "f" \
-            and np.unique(y).size > max(50, 0.5 * len(y)):
-        raise CLIError(f"{args.data} has {np.unique(y).size} distinct continuous "
-                       f"targets; use a regressor (e.g. fgm-regressor) instead of {name}",
-                       3)
+    if (
+        ESTIMATORS[name][1] == "classification"
+        and np.asarray(y).dtype.kind == "f"
+        and np.unique(y).size > max(50, 0.5 * len(y))
+    ):
+        raise CLIError(
+            f"{args.data} has {np.unique(y).size} distinct continuous "
+            f"targets; use a regressor (e.g. fgm-regressor) instead of {name}",
+            3,
+        )
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             est.fit(X, y)
         except (ValueError, TypeError, np.linalg.LinAlgError) as exc:
-            raise CLIError(f"cannot fit {name} on {args.data}: {_one_line(exc)}", 6) \
-                from None
+            raise CLIError(
+                f"cannot fit {name} on {args.data}: {_one_line(exc)}", 6
+            ) from None
     elapsed = time.perf_counter() - t0
     for w in caught:
         if not issubclass(w.category, DeprecationWarning):
             print(f"kernlearn: warning: {_one_line(w.message)}", file=sys.stderr)
     meta = {
-        "cli_estimator": name, "task": ESTIMATORS[name][1], "source": str(args.data),
-        "format": info["format"], "zero_based": info["zero_based"],
-        "n_features": int(X.shape[1]), "n_samples": int(X.shape[0]),
-        "feature_names": info["feature_names"], "label": args.label,
-        **feature_profile(X), "fit_seconds": elapsed,
+        "cli_estimator": name,
+        "task": ESTIMATORS[name][1],
+        "source": str(args.data),
+        "format": info["format"],
+        "zero_based": info["zero_based"],
+        "n_features": int(X.shape[1]),
+        "n_samples": int(X.shape[0]),
+        "feature_names": info["feature_names"],
+        "label": args.label,
+        **feature_profile(X),
+        "fit_seconds": elapsed,
         "train_score": float(est.score(X, y)),
     }
     try:
         save_model(est, args.model, metadata=meta)
     except OSError as exc:
-        raise CLIError(f"cannot write model {args.model}: {exc.strerror or exc}", 7) \
-            from None
+        raise CLIError(
+            f"cannot write model {args.model}: {exc.strerror or exc}", 7
+        ) from None
     score = "accuracy" if ESTIMATORS[name][1] == "classification" else "R^2"
-    print(f"fitted {name} ({type(est).__name__}) on {X.shape[0]} x {X.shape[1]} in "
-          f"{elapsed:.2f}s; {_selection_summary(est)}training {score} "
-          f"{meta['train_score']:.4f}; model saved to {args.model}")
+    print(
+        f"fitted {name} ({type(est).__name__}) on {X.shape[0]} x {X.shape[1]} in "
+        f"{elapsed:.2f}s; {_selection_summary(est)}training {score} "
+        f"{meta['train_score']:.4f}; model saved to {args.model}"
+    )
     return 0
 
 
 def _selection_summary(est):
-    for attr, what in (("selected_features_", "features selected"),
-                       ("features_", "features learned"), ("m0_", "centres kept")):
+    for attr, what in (
+        ("selected_features_", "features selected"),
+        ("features_", "features learned"),
+        ("m0_", "centres kept"),
+    ):
         if hasattr(est, attr):
             val = getattr(est, attr)
             n = val if np.isscalar(val) else len(val)
@@ -477,18 +551,25 @@ def _cmd_predict(args):
     X, y = _model_data(args, meta, est)
     if args.proba:
         if not hasattr(est, "predict_proba"):
-            raise CLIError(f"{type(est).__name__} with these parameters has no "
-                           "predict_proba (FGM: loss=logistic)", 2)
+            raise CLIError(
+                f"{type(est).__name__} with these parameters has no "
+                "predict_proba (FGM: loss=logistic)",
+                2,
+            )
         pred = est.predict_proba(X)
         lines = [",".join(f"{v:.6g}" for v in row) for row in pred]
         header = ",".join(map(str, est.classes_)) + "\n"
     else:
         pred = _predict(est, X, args.data)
-        lines = [f"{v:.10g}" if isinstance(v, (float, np.floating)) else str(v)
-                 for v in pred]
+        lines = [
+            f"{v:.10g}" if isinstance(v, (float, np.floating)) else str(v) for v in pred
+        ]
         header = ""
-    return _emit(args.out, header + "\n".join(lines) + "\n",
-                 f"wrote {len(pred)} predictions to {args.out}")
+    return _emit(
+        args.out,
+        header + "\n".join(lines) + "\n",
+        f"wrote {len(pred)} predictions to {args.out}",
+    )
 
 
 def evaluate_metrics(est, X, y, task):
@@ -512,10 +593,14 @@ def evaluate_metrics(est, X, y, task):
     if task == "classification":
         out["accuracy"] = float(metrics.accuracy_score(y, pred))
         out["balanced_accuracy"] = float(metrics.balanced_accuracy_score(y, pred))
-        if len(est.classes_) == 2 and hasattr(est, "decision_function") \
-                and np.unique(y).size == 2:
-            out["roc_auc"] = float(metrics.roc_auc_score(y == est.classes_[1],
-                                                         est.decision_function(X)))
+        if (
+            len(est.classes_) == 2
+            and hasattr(est, "decision_function")
+            and np.unique(y).size == 2
+        ):
+            out["roc_auc"] = float(
+                metrics.roc_auc_score(y == est.classes_[1], est.decision_function(X))
+            )
     else:
         out["r2"] = float(metrics.r2_score(y, pred))
         out["rmse"] = float(np.sqrt(metrics.mean_squared_error(y, pred)))
@@ -530,15 +615,21 @@ def _cmd_evaluate(args):
     X, y = _model_data(args, meta, est)
     if y is None:
         raise CLIError(f"{args.data} has no labels to evaluate against", 3)
-    task = meta.get("task") or ("classification" if hasattr(est, "classes_")
-                                else "regression")
+    task = meta.get("task") or (
+        "classification" if hasattr(est, "classes_") else "regression"
+    )
     if task == "regression" and np.asarray(y).dtype.kind not in "fiub":
         raise CLIError(f"{args.data} has text labels; the model is a regressor", 5)
     y = _check_labels(est, y, args.data)
     res = evaluate_metrics(est, X, y, task)
-    text = (json.dumps(res, indent=1) if args.json else
-            "\n".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
-                      for k, v in res.items())) + "\n"
+    text = (
+        json.dumps(res, indent=1)
+        if args.json
+        else "\n".join(
+            f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+            for k, v in res.items()
+        )
+    ) + "\n"
     if args.out:
         _write_text(args.out, text)
     sys.stdout.write(text)
@@ -579,10 +670,16 @@ def selection_table(est, meta=None):
         rows = []
         for r, j in enumerate(sel):
             virtual = getattr(est, "family_", None) is not None
-            rows.append([r + 1, int(j), "" if virtual else int(j) + base,
-                         names[j] if names and not virtual and j < len(names) else "",
-                         float(d[r]) if r < d.size else "",
-                         float(np.abs(coef[:, j]).max())])
+            rows.append(
+                [
+                    r + 1,
+                    int(j),
+                    "" if virtual else int(j) + base,
+                    names[j] if names and not virtual and j < len(names) else "",
+                    float(d[r]) if r < d.size else "",
+                    float(np.abs(coef[:, j]).max()),
+                ]
+            )
         return cols, rows
     if hasattr(est, "features_"):
         F = np.asarray(est.features_)
@@ -591,22 +688,27 @@ def selection_table(est, meta=None):
         cols = ["rank", "weight_norm"] + [f"param_{k}" for k in range(F.shape[1])]
         rows = []
         for r in range(F.shape[0]):
-            w = float(np.linalg.norm(coef[:, r * gs:(r + 1) * gs]))
+            w = float(np.linalg.norm(coef[:, r * gs : (r + 1) * gs]))
             rows.append([r + 1, w] + [float(v) for v in F[r]])
         return cols, rows
     if hasattr(est, "kernel_weights_"):
         specs = est.get_params().get("kernels")
-        labels = [_spec_label(s) for s in specs] if isinstance(specs, (list, tuple)) \
+        labels = (
+            [_spec_label(s) for s in specs]
+            if isinstance(specs, (list, tuple))
             else [f"kernel {j}" for j in range(len(est.kernel_weights_))]
+        )
         if specs is None:
             labels = ["rbf(gamma=mean)", "linear"]
         return ["kernel", "spec", "weight"], [
             [j, labels[j] if j < len(labels) else "", float(w)]
-            for j, w in enumerate(est.kernel_weights_)]
+            for j, w in enumerate(est.kernel_weights_)
+        ]
     if hasattr(est, "mu_"):
         idx = est.column_indices_
         return ["column", "training_row", "mu"], [
-            [k, int(idx[k]), float(m)] for k, m in enumerate(est.mu_) if m > 0]
+            [k, int(idx[k]), float(m)] for k, m in enumerate(est.mu_) if m > 0
+        ]
     raise CLIError(f"{type(est).__name__} exposes no selected features or weights", 2)
 
 
@@ -617,8 +719,9 @@ def _spec_label(spec):
         return getattr(spec, "__name__", "callable")
     kernel = spec[0] if isinstance(spec[0], str) else getattr(spec[0], "__name__", "?")
     params = spec[1] if len(spec) > 1 and spec[1] else {}
-    return kernel + ("(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
-                     if params else "")
+    return kernel + (
+        "(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else ""
+    )
 
 
 def _cmd_select(args):
@@ -649,14 +752,16 @@ def _cmd_report(args):
     if args.data:
         X, y = _model_data(args, meta, est)
         if y is None:
-            raise CLIError(f"{args.data} has no labels; the report needs a labelled "
-                           "test file", 3)
+            raise CLIError(
+                f"{args.data} has no labels; the report needs a labelled test file", 3
+            )
         data = (X, _check_labels(est, y, args.data), str(args.data))
     try:
         from .report import write_report
     except ImportError as exc:
-        raise CLIError(f"the report needs matplotlib: pip install kernlearn[plot] "
-                       f"({exc})", 3) from None
+        raise CLIError(
+            f"the report needs matplotlib: pip install kernlearn[plot] ({exc})", 3
+        ) from None
     try:
         write_report(est, meta, out, data=data)
     except OSError as exc:
@@ -674,9 +779,11 @@ def _cmd_datasets(args):
     if not names:
         print("available: none")
     for name in names:
-        use = {"split": f"`{name}` (train) and `{name}:test`", "single": f"`{name}`",
-               "views": f"`{name}` (views side by side)"}.get(_TABULAR_SETS.get(name),
-                                                          "Python API only")
+        use = {
+            "split": f"`{name}` (train) and `{name}:test`",
+            "single": f"`{name}`",
+            "views": f"`{name}` (views side by side)",
+        }.get(_TABULAR_SETS.get(name), "Python API only")
         print(f"  {name:12s} {_LOADERS[name][1]}; on the command line: {use}")
     return 0
 
@@ -710,44 +817,61 @@ def _cmd_demo(args):
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise CLIError(f"cannot create folder {out}: {exc.strerror or exc}", 7) from None
+        raise CLIError(
+            f"cannot create folder {out}: {exc.strerror or exc}", 7
+        ) from None
     verbose = _progress_level(args)
     # --quick: the same steps on a tenth of the data (used by the tests)
     n, d, k, B = (200, 512, 40, 4) if args.quick else (2000, 4096, 400, 40)
-    print(f"== FGM on the FGM paper's synthetic data (Type I, {n} x {d}, "
-          f"{k} informative features) ==")
+    print(
+        f"== FGM on the FGM paper's synthetic data (Type I, {n} x {d}, "
+        f"{k} informative features) =="
+    )
     X, y, Xt, yt, w = make_fgm_synthetic(n, d, k, n_test=n, random_state=0)
     t0 = time.perf_counter()
     clf = FGMClassifier(B=B, C=10.0, verbose=verbose).fit(X, y)
     t_fgm = time.perf_counter() - t0
     sel = clf.selected_features_
     hits = int(np.isin(sel, np.flatnonzero(w)).sum())
-    print(f"FGM: {len(sel)} features selected ({hits} informative) in {t_fgm:.2f}s, "
-          f"test accuracy {clf.score(Xt, yt):.4f}")
+    print(
+        f"FGM: {len(sel)} features selected ({hits} informative) in {t_fgm:.2f}s, "
+        f"test accuracy {clf.score(Xt, yt):.4f}"
+    )
     # The l1-logistic anchor at a comparable number of features.
     for C in (0.02, 0.05, 0.1):
         t0 = time.perf_counter()
         l1 = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=C).fit(X, y)
         nnz = np.count_nonzero(l1.coef_)
-        print(f"l1-logistic (C={C}): {nnz} features in {time.perf_counter() - t0:.2f}s, "
-              f"test accuracy {l1.score(Xt, yt):.4f}")
+        print(
+            f"l1-logistic (C={C}): {nnz} features in {time.perf_counter() - t0:.2f}s, "
+            f"test accuracy {l1.score(Xt, yt):.4f}"
+        )
     try:
         from .plotting import plot_convergence
 
-        png = plot_convergence(clf.history_, out / "fgm_synthetic_convergence.png",
-                               "FGM on synthetic data")
+        png = plot_convergence(
+            clf.history_, out / "fgm_synthetic_convergence.png", "FGM on synthetic data"
+        )
         print(f"convergence plot: {png}")
     except ImportError as exc:
         print(f"(no plot: {exc})")
 
     print("\n== FGM on scikit-learn's breast cancer data (569 x 30) ==")
     Xb, yb = load_breast_cancer(return_X_y=True)
-    Xtr, Xte, ytr, yte = train_test_split(Xb, yb, test_size=0.3, random_state=0, stratify=yb)
+    Xtr, Xte, ytr, yte = train_test_split(
+        Xb, yb, test_size=0.3, random_state=0, stratify=yb
+    )
     for B in (1, 3, 5):
-        clf = FGMClassifier(B=B, C=10.0, loss="logistic", max_outer_iter=3).fit(Xtr, ytr)
-        names = ", ".join(load_breast_cancer().feature_names[clf.selected_features_][:6])
-        print(f"B={B}: {len(clf.selected_features_)} features ({names}...), "
-              f"test accuracy {clf.score(Xte, yte):.4f}")
+        clf = FGMClassifier(B=B, C=10.0, loss="logistic", max_outer_iter=3).fit(
+            Xtr, ytr
+        )
+        names = ", ".join(
+            load_breast_cancer().feature_names[clf.selected_features_][:6]
+        )
+        print(
+            f"B={B}: {len(clf.selected_features_)} features ({names}...), "
+            f"test accuracy {clf.score(Xte, yte):.4f}"
+        )
     return 0
 
 
@@ -767,24 +891,43 @@ def build_parser():
         epilog=f"exit codes:\n{codes}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"kernlearn {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"kernlearn {__version__}"
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    data_help = ("LIBSVM file (plain/.bz2/.gz/.xz), CSV, .npy, .npz, or a data set "
-                 "name from `kernlearn datasets` (NAME or NAME:test)")
+    data_help = (
+        "LIBSVM file (plain/.bz2/.gz/.xz), CSV, .npy, .npz, or a data set "
+        "name from `kernlearn datasets` (NAME or NAME:test)"
+    )
 
     fit = sub.add_parser("fit", help="fit an estimator and save the model")
     fit.add_argument("data", help=data_help)
     fit.add_argument("--estimator", "-e", help=f"one of: {', '.join(ESTIMATORS)}")
-    fit.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
-                     help="estimator parameter (JSON value or string); repeatable")
-    fit.add_argument("--config", help="TOML file: estimator = \"...\" and [params]")
+    fit.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="estimator parameter (JSON value or string); repeatable",
+    )
+    fit.add_argument("--config", help='TOML file: estimator = "..." and [params]')
     fit.add_argument("--model", "-m", required=True, help="where to save the model")
-    fit.add_argument("--label", help="label column of a CSV/.npy table (name or "
-                                     "number; default: last)")
-    fit.add_argument("--format", choices=["libsvm", "csv", "npy", "npz"],
-                     help="data format (default: from the file name)")
-    fit.add_argument("--zero-based", choices=["auto", "yes", "no"], default="auto",
-                     help="LIBSVM index base (auto: 0-based iff index 0 occurs)")
+    fit.add_argument(
+        "--label",
+        help="label column of a CSV/.npy table (name or number; default: last)",
+    )
+    fit.add_argument(
+        "--format",
+        choices=["libsvm", "csv", "npy", "npz"],
+        help="data format (default: from the file name)",
+    )
+    fit.add_argument(
+        "--zero-based",
+        choices=["auto", "yes", "no"],
+        default="auto",
+        help="LIBSVM index base (auto: 0-based iff index 0 occurs)",
+    )
     fit.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     fit.set_defaults(func=_cmd_fit)
 
@@ -792,10 +935,16 @@ def build_parser():
         p.add_argument("data", help=data_help)
         p.add_argument("--model", "-m", required=True)
         p.add_argument("--label", help="label column of a CSV/.npy table")
-        p.add_argument("--format", choices=["libsvm", "csv", "npy", "npz"],
-                       help="data format (default: from the file name)")
-        p.add_argument("--allow-out-of-range", action="store_true",
-                       help="predict even if values lie far outside the training range")
+        p.add_argument(
+            "--format",
+            choices=["libsvm", "csv", "npy", "npz"],
+            help="data format (default: from the file name)",
+        )
+        p.add_argument(
+            "--allow-out-of-range",
+            action="store_true",
+            help="predict even if values lie far outside the training range",
+        )
         if with_out:
             p.add_argument("--out", "-o", help="write here instead of stdout")
 
@@ -809,8 +958,9 @@ def build_parser():
     ev.add_argument("--json", action="store_true", help="JSON output")
     ev.set_defaults(func=_cmd_evaluate)
 
-    sel = sub.add_parser("select", help="selected features / learned parameters / "
-                                        "kernel weights")
+    sel = sub.add_parser(
+        "select", help="selected features / learned parameters / kernel weights"
+    )
     sel.add_argument("model")
     sel.add_argument("--format", choices=["csv", "json"], default="csv")
     sel.add_argument("--out", "-o")
@@ -870,9 +1020,11 @@ def main(argv=None):
     except Exception as exc:  # a bug: say so in one line, traceback on request
         if debug:
             raise
-        print(f"kernlearn: internal error: {type(exc).__name__}: {_one_line(exc)} "
-              "(set KERNLEARN_DEBUG=1 for the traceback; please report it)",
-              file=sys.stderr)
+        print(
+            f"kernlearn: internal error: {type(exc).__name__}: {_one_line(exc)} "
+            "(set KERNLEARN_DEBUG=1 for the traceback; please report it)",
+            file=sys.stderr,
+        )
         return 1
 
 

@@ -57,8 +57,13 @@ import scipy.sparse as sp
 
 import kernlearn
 
-__all__ = ["FORMAT_VERSION", "load_model", "read_metadata", "register_safe_class",
-           "save_model"]
+__all__ = [
+    "FORMAT_VERSION",
+    "load_model",
+    "read_metadata",
+    "register_safe_class",
+    "save_model",
+]
 
 FORMAT_NAME = "kernlearn-model"
 FORMAT_VERSION = 2
@@ -101,8 +106,12 @@ def _safe_classes():
     from .solvers import SOLVERS
 
     out = {}
-    for prefix, reg in (("family", FAMILIES), ("loss", LOSSES), ("penalty", PENALTIES),
-                        ("solver", SOLVERS)):
+    for prefix, reg in (
+        ("family", FAMILIES),
+        ("loss", LOSSES),
+        ("penalty", PENALTIES),
+        ("solver", SOLVERS),
+    ):
         for name in reg.names():
             out[f"{prefix}/{name}"] = reg._classes[name]
     out["kernels/KernelList"] = KernelList
@@ -128,15 +137,22 @@ class _Encoder:
     def array(self, value, where):
         value = np.ascontiguousarray(value)
         if value.dtype.kind not in _ARRAY_KINDS:
-            raise TypeError(f"cannot save {where}: arrays of dtype {value.dtype} "
-                            "are not allowed (only bool, int, float, str).")
+            raise TypeError(
+                f"cannot save {where}: arrays of dtype {value.dtype} "
+                "are not allowed (only bool, int, float, str)."
+            )
         finite = bool(value.dtype.kind != "f" or np.all(np.isfinite(value)))
         if not finite and not where.startswith(_MAY_BE_NONFINITE):
             raise ValueError(f"refusing to save {where}: it contains NaN or infinity.")
         key = f"{where}#{len(self.arrays)}"
         self.arrays[key] = value
-        return {"$array": key, "dtype": value.dtype.str, "shape": list(value.shape),
-                "finite": finite, "sha256": hashlib.sha256(value.tobytes()).hexdigest()}
+        return {
+            "$array": key,
+            "dtype": value.dtype.str,
+            "shape": list(value.shape),
+            "finite": finite,
+            "sha256": hashlib.sha256(value.tobytes()).hexdigest(),
+        }
 
     def encode(self, value, where):
         if value is None or isinstance(value, (bool, str)):
@@ -146,8 +162,11 @@ class _Encoder:
         if isinstance(value, float):
             if math.isfinite(value):
                 return value
-            return {"$float": "nan" if math.isnan(value) else
-                    ("inf" if value > 0 else "-inf")}
+            return {
+                "$float": "nan"
+                if math.isnan(value)
+                else ("inf" if value > 0 else "-inf")
+            }
         if isinstance(value, (np.bool_, np.integer, np.floating)):
             return {"$np": value.dtype.str, "value": self.encode(value.item(), where)}
         if isinstance(value, np.ndarray):
@@ -156,23 +175,36 @@ class _Encoder:
             fmt = value.format
             if fmt not in ("csr", "csc"):
                 value, fmt = value.tocsr(), "csr"
-            return {"$sparse": fmt, "shape": list(value.shape),
-                    "data": self.array(value.data, f"{where}.data"),
-                    "indices": self.array(value.indices, f"{where}.indices"),
-                    "indptr": self.array(value.indptr, f"{where}.indptr")}
+            return {
+                "$sparse": fmt,
+                "shape": list(value.shape),
+                "data": self.array(value.data, f"{where}.data"),
+                "indices": self.array(value.indices, f"{where}.indices"),
+                "indptr": self.array(value.indptr, f"{where}.indptr"),
+            }
         if isinstance(value, dict):
             bad = [k for k in value if not isinstance(k, str)]
             if bad:
-                raise TypeError(f"cannot save {where}: dict keys must be strings, "
-                                f"got {bad[0]!r}.")
-            return {"$dict": {k: self.encode(v, f"{where}.{k}") for k, v in value.items()}}
+                raise TypeError(
+                    f"cannot save {where}: dict keys must be strings, got {bad[0]!r}."
+                )
+            return {
+                "$dict": {k: self.encode(v, f"{where}.{k}") for k, v in value.items()}
+            }
         if isinstance(value, list):
-            return {"$list": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]}
+            return {
+                "$list": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
+            }
         if isinstance(value, tuple):
-            return {"$tuple": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]}
+            return {
+                "$tuple": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
+            }
         if isinstance(value, slice):
-            return {"$slice": [self.encode(v, where)
-                               for v in (value.start, value.stop, value.step)]}
+            return {
+                "$slice": [
+                    self.encode(v, where) for v in (value.start, value.stop, value.step)
+                ]
+            }
         if id(value) in self.functions:
             return {"$function": self.functions[id(value)]}
         tag = self.classes.get(type(value))
@@ -188,8 +220,11 @@ class _Encoder:
 
 def _fitted_state(estimator):
     params = estimator.get_params(deep=False)
-    return {k: v for k, v in vars(estimator).items()
-            if k not in params and k not in _TRANSIENT}
+    return {
+        k: v
+        for k, v in vars(estimator).items()
+        if k not in params and k not in _TRANSIENT
+    }
 
 
 def save_model(estimator, path, metadata=None):
@@ -218,8 +253,10 @@ def save_model(estimator, path, metadata=None):
         If a fitted array contains NaN or infinity.
     """
     cls = type(estimator).__name__
-    if cls not in kernlearn._ESTIMATORS or type(estimator).__module__.split(".")[0] != \
-            "kernlearn":
+    if (
+        cls not in kernlearn._ESTIMATORS
+        or type(estimator).__module__.split(".")[0] != "kernlearn"
+    ):
         raise TypeError(f"{cls} is not a kernlearn estimator.")
     enc = _Encoder()
     meta = {
@@ -234,8 +271,11 @@ def save_model(estimator, path, metadata=None):
     arrays = dict(enc.arrays)
     arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                               dir=path.parent if str(path.parent) else ".")
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.",
+        suffix=".tmp",
+        dir=path.parent if str(path.parent) else ".",
+    )
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez_compressed(fh, **arrays)
@@ -273,13 +313,16 @@ class _Decoder:
         if arr.dtype != dtype:
             self.fail(f"{where} has dtype {arr.dtype}, the metadata says {dtype}.")
         if list(arr.shape) != list(node.get("shape", [])):
-            self.fail(f"{where} has shape {arr.shape}, the metadata says "
-                      f"{tuple(node.get('shape', []))}.")
+            self.fail(
+                f"{where} has shape {arr.shape}, the metadata says "
+                f"{tuple(node.get('shape', []))}."
+            )
         if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
             if node.get("finite", True) or not where.startswith(_MAY_BE_NONFINITE):
                 self.fail(f"{where} contains NaN or infinity.")
-        if hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest() != \
-                node.get("sha256"):
+        if hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest() != node.get(
+            "sha256"
+        ):
             self.fail(f"{where}: checksum mismatch (the array was modified).")
         return arr
 
@@ -288,7 +331,10 @@ class _Decoder:
             return node
         if isinstance(node, list):
             self.fail(f"{where}: untagged list in the metadata.")
-        if not isinstance(node, dict) or len([k for k in node if k.startswith("$")]) != 1:
+        if (
+            not isinstance(node, dict)
+            or len([k for k in node if k.startswith("$")]) != 1
+        ):
             self.fail(f"{where}: malformed value in the metadata.")
         tag = next(k for k in node if k.startswith("$"))
         body = node[tag]
@@ -316,8 +362,11 @@ class _Decoder:
             items = [self.decode(v, f"{where}[{i}]") for i, v in enumerate(body)]
             return items if tag == "$list" else tuple(items)
         if tag == "$slice":
-            if not isinstance(body, list) or len(body) != 3 or not all(
-                    v is None or type(v) is int for v in body):
+            if (
+                not isinstance(body, list)
+                or len(body) != 3
+                or not all(v is None or type(v) is int for v in body)
+            ):
                 self.fail(f"{where}: malformed slice.")
             return slice(*body)
         if tag == "$function":
@@ -328,8 +377,10 @@ class _Decoder:
             return self.sparse(node, where)
         if tag == "$object":
             if body not in self.classes:
-                self.fail(f"{where}: class {body!r} is not in the allow-list of "
-                          "model components.")
+                self.fail(
+                    f"{where}: class {body!r} is not in the allow-list of "
+                    "model components."
+                )
             state = self.decode(node.get("state"), where)
             if not isinstance(state, dict):
                 self.fail(f"{where}: malformed component state.")
@@ -342,8 +393,10 @@ class _Decoder:
         fmt = node["$sparse"]
         if fmt not in ("csr", "csc"):
             self.fail(f"{where}: sparse format {fmt!r} is not allowed.")
-        parts = {k: self.decode(node.get(k), f"{where}.{k}")
-                 for k in ("data", "indices", "indptr")}
+        parts = {
+            k: self.decode(node.get(k), f"{where}.{k}")
+            for k in ("data", "indices", "indptr")
+        }
         if not all(isinstance(v, np.ndarray) for v in parts.values()):
             self.fail(f"{where}: malformed sparse matrix.")
         try:
@@ -360,8 +413,7 @@ class _Decoder:
         for name, value in state.items():
             # An attribute may not shadow a method or property of the class
             # (a tampered file must not replace ``predict``).
-            if (not name.isidentifier() or name.startswith("__")
-                    or hasattr(cls, name)):
+            if not name.isidentifier() or name.startswith("__") or hasattr(cls, name):
                 self.fail(f"{where}: attribute name {name!r} is not allowed.")
             setattr(obj, name, value)
 
@@ -381,11 +433,18 @@ def _read(path):
                 raise ValueError("__meta__ is not a JSON byte string")
             meta = json.loads(bytes(raw).decode("utf-8"))
             arrays = {k: data[k] for k in data.files if k != "__meta__"}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, UnicodeDecodeError,
-            KeyError) as exc:
+    except (
+        OSError,
+        ValueError,
+        EOFError,
+        zipfile.BadZipFile,
+        UnicodeDecodeError,
+        KeyError,
+    ) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"{path} is not a readable kernlearn model file ({msg}).") \
-            from exc
+        raise ValueError(
+            f"{path} is not a readable kernlearn model file ({msg})."
+        ) from exc
     if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
         raise ValueError(f"{path} is not a kernlearn model file.")
     if meta.get("version") != FORMAT_VERSION:
@@ -425,13 +484,17 @@ def load_model(path, return_metadata=False):
     path, meta, arrays = _read(path)
     cls_name = meta.get("class")
     if not isinstance(cls_name, str) or cls_name not in kernlearn._ESTIMATORS:
-        raise ValueError(f"{path}: class {cls_name!r} is not an allowed kernlearn "
-                         "estimator.")
+        raise ValueError(
+            f"{path}: class {cls_name!r} is not an allowed kernlearn estimator."
+        )
     try:
-        cls = getattr(importlib.import_module(kernlearn._ESTIMATORS[cls_name]), cls_name)
+        cls = getattr(
+            importlib.import_module(kernlearn._ESTIMATORS[cls_name]), cls_name
+        )
     except (ImportError, AttributeError) as exc:
-        raise ValueError(f"{path}: estimator {cls_name} is not available in this "
-                         f"kernlearn ({exc}).") from exc
+        raise ValueError(
+            f"{path}: estimator {cls_name} is not available in this kernlearn ({exc})."
+        ) from exc
     dec = _Decoder(path, arrays)
     params = dec.decode(meta.get("params"), "params")
     state = dec.decode(meta.get("state"), "state")
@@ -440,7 +503,9 @@ def load_model(path, return_metadata=False):
         dec.fail("params, state and metadata must be dicts.")
     unused = set(arrays) - dec.used
     if unused:
-        dec.fail(f"unexpected arrays not described by the metadata: {sorted(unused)[:3]}.")
+        dec.fail(
+            f"unexpected arrays not described by the metadata: {sorted(unused)[:3]}."
+        )
     try:
         est = cls(**params)
     except TypeError as exc:

@@ -16,7 +16,7 @@ __all__ = ["Progress", "STOP_REASONS"]
 STOP_REASONS = {
     "no_violation": "no candidate violates the optimality conditions",
     "active_set": "the most violating candidates are already in the model (the "
-                  "worst-case constraint is active)",
+    "worst-case constraint is active)",
     "tol": "the relative objective change fell below tol",
     "max_iter": "the iteration cap was reached",
     "max_features": "the feature budget max_features was reached",
@@ -25,8 +25,15 @@ STOP_REASONS = {
     "callback": "the callback asked to stop",
 }
 
-_METRICS = [("stage", "d"), ("objective", ".6g"), ("violation", ".3g"),
-            ("n_active", "d"), ("gap", ".3g"), ("train_error", ".4f"), ("time", ".2f")]
+_METRICS = [
+    ("stage", "d"),
+    ("objective", ".6g"),
+    ("violation", ".3g"),
+    ("n_active", "d"),
+    ("gap", ".3g"),
+    ("train_error", ".4f"),
+    ("time", ".2f"),
+]
 
 
 def _format_metrics(row):
@@ -36,7 +43,9 @@ def _format_metrics(row):
         if val is None:
             continue
         if key == "violation" and not val < float("inf"):
-            parts.append("violation=n/a")  # not measured yet (e.g. unvisited coordinates)
+            parts.append(
+                "violation=n/a"
+            )  # not measured yet (e.g. unvisited coordinates)
             continue
         parts.append(f"{key}={int(val) if fmt == 'd' else val:{fmt}}")
     return "  ".join(parts)
@@ -78,19 +87,27 @@ class Progress:
         """
         it = int(row["iter"])
         if not self.bar:
-            print(f"[{self.name}] iter {it:3d}  {_format_metrics(row)}", file=self.stream,
-                  flush=True)
+            print(
+                f"[{self.name}] iter {it:3d}  {_format_metrics(row)}",
+                file=self.stream,
+                flush=True,
+            )
             return
         elapsed = time.perf_counter() - self.t0
         eta = elapsed / it * max(self.total - it, 0)
         width = 20
         done = min(width, round(width * it / self.total))
         bar = "#" * done + "." * (width - done)
-        short = {k: v for k, v in row.items() if k in ("stage", "objective",
-                                                          "violation", "n_active")}
-        self.stream.write(f"\r[{self.name}] [{bar}] {it}/{self.total}  "
-                          f"{_format_metrics(short)}  {elapsed:.1f}s, "
-                          f"ETA <= {eta:.1f}s\x1b[K")
+        short = {
+            k: v
+            for k, v in row.items()
+            if k in ("stage", "objective", "violation", "n_active")
+        }
+        self.stream.write(
+            f"\r[{self.name}] [{bar}] {it}/{self.total}  "
+            f"{_format_metrics(short)}  {elapsed:.1f}s, "
+            f"ETA <= {eta:.1f}s\x1b[K"
+        )
         self.stream.flush()
         self._drawn = True
 
@@ -110,6 +127,9 @@ class Progress:
             self.stream.write("\n")
         words = STOP_REASONS.get(reason, reason)
         detail = f" ({detail})" if detail else ""
-        print(f"[{self.name}] stop: {reason}{detail} after {n_iter} iterations, "
-              f"{time.perf_counter() - self.t0:.2f}s: {words}", file=self.stream,
-              flush=True)
+        print(
+            f"[{self.name}] stop: {reason}{detail} after {n_iter} iterations, "
+            f"{time.perf_counter() - self.t0:.2f}s: {words}",
+            file=self.stream,
+            flush=True,
+        )

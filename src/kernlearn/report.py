@@ -48,8 +48,11 @@ def _histories(est):
 
 
 def _convergence_figure(est):
-    hists = [(lab, h) for lab, h in _histories(est) if "objective" in h
-             and len(h["objective"])]
+    hists = [
+        (lab, h)
+        for lab, h in _histories(est)
+        if "objective" in h and len(h["objective"])
+    ]
     if not hists:
         return None
     plt = _pyplot()
@@ -60,8 +63,13 @@ def _convergence_figure(est):
         for ax, x in ((axes[0], it), (axes[1], t)):
             ax.plot(x, h["objective"], "o-", ms=3, label=f"objective {lab}".strip())
             if "lower_bound" in h and np.isfinite(h["lower_bound"]).any():
-                ax.plot(x, h["lower_bound"], "s--", ms=3,
-                        label=f"dual lower bound {lab}".strip())
+                ax.plot(
+                    x,
+                    h["lower_bound"],
+                    "s--",
+                    ms=3,
+                    label=f"dual lower bound {lab}".strip(),
+                )
         for key in ("gap", "violation", "kkt"):
             if key in h:
                 v = np.asarray(h[key], dtype=float)
@@ -78,8 +86,13 @@ def _convergence_figure(est):
     if axes[2].lines:
         axes[2].legend(fontsize=7)
     else:
-        axes[2].text(0.5, 0.5, "no violation or gap recorded", ha="center",
-                     transform=axes[2].transAxes)
+        axes[2].text(
+            0.5,
+            0.5,
+            "no violation or gap recorded",
+            ha="center",
+            transform=axes[2].transAxes,
+        )
     fig.suptitle("Convergence")
     return _png(fig)
 
@@ -90,11 +103,17 @@ def _selection_figure(est, meta):
         sel = np.asarray(est.selected_features_)[:60]
         if sel.size == 0:
             return None
-        coef = est.coef_.toarray() if sp.issparse(est.coef_) else np.atleast_2d(est.coef_)
+        coef = (
+            est.coef_.toarray() if sp.issparse(est.coef_) else np.atleast_2d(est.coef_)
+        )
         w = np.abs(coef[:, sel]).max(axis=0)
         names = meta.get("feature_names")
-        labels = [names[j] if names and getattr(est, "family_", None) is None
-                  and j < len(names) else str(j) for j in sel]
+        labels = [
+            names[j]
+            if names and getattr(est, "family_", None) is None and j < len(names)
+            else str(j)
+            for j in sel
+        ]
         fig, ax = plt.subplots(figsize=(min(13, 3 + 0.22 * len(sel)), 3.8))
         ax.bar(range(len(sel)), w, color="tab:blue")
         ax.set_xticks(range(len(sel)))
@@ -120,8 +139,9 @@ def _selection_figure(est, meta):
         ax.set_yscale("symlog", linthresh=max(mu.max(), 1e-12) * 1e-4)
         ax.set_xlabel("sampled column (sorted)")
         ax.set_ylabel("mu")
-        ax.set_title(f"Nystrom column weights: {int(np.count_nonzero(mu))} of {len(mu)} "
-                     "non-zero")
+        ax.set_title(
+            f"Nystrom column weights: {int(np.count_nonzero(mu))} of {len(mu)} non-zero"
+        )
         return _png(fig)
     if hasattr(est, "features_") and len(est.features_):
         w = np.linalg.norm(np.atleast_2d(est.coef_), axis=0)
@@ -157,8 +177,9 @@ def _feature_parameter_figure(est):
         k = len(filt)
         cols = min(8, k)
         rows = int(np.ceil(k / cols))
-        fig, axes = plt.subplots(rows, cols, figsize=(1.4 * cols, 1.4 * rows),
-                                 squeeze=False)
+        fig, axes = plt.subplots(
+            rows, cols, figsize=(1.4 * cols, 1.4 * rows), squeeze=False
+        )
         for a in axes.ravel():
             a.axis("off")
         for a, f in zip(axes.ravel(), filt):
@@ -219,11 +240,15 @@ def _accuracy_figure(est, X, y):
 def _table(rows, header=None):
     out = ["<table>"]
     if header:
-        out.append("<tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
-                   + "</tr>")
+        out.append(
+            "<tr>"
+            + "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+            + "</tr>"
+        )
     for r in rows:
-        out.append("<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in r)
-                   + "</tr>")
+        out.append(
+            "<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in r) + "</tr>"
+        )
     out.append("</table>")
     return "\n".join(out)
 
@@ -283,11 +308,18 @@ def build_report(est, meta=None, data=None):
     meta = meta or {}
     name = type(est).__name__
     parts = [f"<h1>kernlearn model report: {html.escape(name)}</h1>"]
-    summary = [("estimator", f"{name} ({meta.get('cli_estimator', 'Python API')})"),
-               ("kernlearn", __version__)]
-    for key, label in (("source", "training data"), ("n_samples", "training samples"),
-                       ("n_features", "features"), ("format", "file format"),
-                       ("fit_seconds", "fit time (s)"), ("train_score", "training score")):
+    summary = [
+        ("estimator", f"{name} ({meta.get('cli_estimator', 'Python API')})"),
+        ("kernlearn", __version__),
+    ]
+    for key, label in (
+        ("source", "training data"),
+        ("n_samples", "training samples"),
+        ("n_features", "features"),
+        ("format", "file format"),
+        ("fit_seconds", "fit time (s)"),
+        ("train_score", "training score"),
+    ):
         if meta.get(key) is not None:
             summary.append((label, meta[key]))
     for attr in ("n_iter_", "stop_reason_", "converged_", "objective_", "m0_", "R_"):
@@ -300,9 +332,15 @@ def build_report(est, meta=None, data=None):
     figures = []
     conv = _convergence_figure(est)
     if conv:
-        figures.append(("Convergence", conv, "objective (upper bound) and, when "
-                        "recorded, the dual lower bound per outer iteration and against "
-                        "time; right: violation / duality gap / KKT residual"))
+        figures.append(
+            (
+                "Convergence",
+                conv,
+                "objective (upper bound) and, when "
+                "recorded, the dual lower bound per outer iteration and against "
+                "time; right: violation / duality gap / KKT residual",
+            )
+        )
     sel = _selection_figure(est, meta)
     if sel:
         figures.append(("Selection", sel, "what the model kept"))
@@ -311,30 +349,44 @@ def build_report(est, meta=None, data=None):
         figures.append((title, fpar, "parameters of the learned features"))
     if data is not None:
         X, y, source = data
-        task = meta.get("task") or ("classification" if hasattr(est, "classes_")
-                                    else "regression")
+        task = meta.get("task") or (
+            "classification" if hasattr(est, "classes_") else "regression"
+        )
         metrics = evaluate_metrics(est, X, y, task)
-        parts += [f"<h2>Test metrics on {html.escape(source)}</h2>",
-                  _table(list(metrics.items()))]
+        parts += [
+            f"<h2>Test metrics on {html.escape(source)}</h2>",
+            _table(list(metrics.items())),
+        ]
         acc = _accuracy_figure(est, X, y)
         if acc:
-            figures.append(("Test score vs number of features", acc,
-                            "the final model restricted to its first k features "
-                            "(others zeroed, no refit)"))
+            figures.append(
+                (
+                    "Test score vs number of features",
+                    acc,
+                    "the final model restricted to its first k features "
+                    "(others zeroed, no refit)",
+                )
+            )
     for title, png, caption in figures:
-        parts.append(f"<h2>{html.escape(title)}</h2><figure><img class=\"figure\" "
-                     f"alt=\"{html.escape(title)}\" src=\"data:image/png;base64,{png}\">"
-                     f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+        parts.append(
+            f'<h2>{html.escape(title)}</h2><figure><img class="figure" '
+            f'alt="{html.escape(title)}" src="data:image/png;base64,{png}">'
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+        )
     try:
         cols, rows = selection_table(est, meta)
         parts += ["<h2>Selection table</h2>", _table(rows[:200], cols)]
     except CLIError:  # an estimator without a selection has no table
         pass
     parts.append('<div id="render-check"></div>')
-    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-            f"<title>kernlearn report: {html.escape(name)}</title>"
-            f"<style>{_STYLE}</style></head><body>\n" + "\n".join(parts)
-            + _CHECK_SCRIPT + "</body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+        f"<title>kernlearn report: {html.escape(name)}</title>"
+        f"<style>{_STYLE}</style></head><body>\n"
+        + "\n".join(parts)
+        + _CHECK_SCRIPT
+        + "</body></html>\n"
+    )
 
 
 def write_report(est, meta, path, data=None):
