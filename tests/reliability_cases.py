@@ -89,6 +89,16 @@ def make_workspace(w):
         + "\n".join(",".join(f"{v:g}" for v in r) + f",c{t}" for r, t in zip(X, y))
         + "\n"
     )
+    tasks = np.arange(60) % 3
+    (w / "tasks.csv").write_text(
+        header.replace(",target", ",task,target")
+        + "\n"
+        + "\n".join(
+            ",".join(f"{v:g}" for v in r) + f",t{k},{t:g}"
+            for r, k, t in zip(X, tasks, yr)
+        )
+        + "\n"
+    )
     (w / "latin1.csv").write_bytes("caf\xe9,1\n1,2\n".encode("latin-1"))
     np.save(w / "train.npy", np.hstack([X, y[:, None]]))
     np.save(w / "vector.npy", X[:, 0])
@@ -153,6 +163,11 @@ def make_workspace(w):
     ):
         if main(argv) != 0:
             raise RuntimeError(f"workspace model failed: {argv}")
+    argv = ["fit", str(w / "tasks.csv"), "--task-column", "task", "-e",
+            "infinite-regressor", "-p", "max_features=3", "-p", "n_candidates=5",
+            "-p", "random_state=0", "-m", str(w / "tasks.npz"), "-q"]
+    if main(argv) != 0:
+        raise RuntimeError(f"workspace model failed: {argv}")
     make_tampered(w)
 
 
@@ -462,7 +477,7 @@ def cases():
     add(
         "data",
         "non-tabular data set",
-        ["fit", "school", "-e", "fgm", "-m", f"{W}/o.npz"],
+        ["fit", "brodatz", "-e", "fgm", "-m", f"{W}/o.npz"],
         3,
         "not a tabular data set",
     )
@@ -500,6 +515,21 @@ def cases():
         ],
         3,
         "no labels",
+    )
+    add(
+        "usage",
+        "tasks for an estimator without task_index",
+        ["fit", f"{W}/tasks.csv", "--task-column", "task", "-e", "fgm-regressor",
+         "-q", "-m", f"{W}/o.npz"],
+        2,
+        "does not learn from tasks",
+    )
+    add(
+        "data",
+        "multitask model on a file without its task column",
+        ["predict", f"{W}/reg.csv", "-m", f"{W}/tasks.npz"],
+        3,
+        "--task-column 'task': no such column",
     )
     # fit
     add(

@@ -275,3 +275,14 @@ def test_demo_runs(tmp_path, capsys):
     assert code == 0, err
     assert "FGM:" in out and "l1-logistic" in out and "B=5:" in out
     assert (tmp_path / "plots" / "fgm_synthetic_convergence.png").stat().st_size > 1000
+
+
+def test_task_column_for_multitask_estimators(files, capsys):
+    """GrFL with task_index from a CSV column; the model remembers the column."""
+    est, meta = load_model(files / "tasks.npz", return_metadata=True)
+    assert meta["multitask"] and meta["task_column"] == "task"
+    assert list(est.tasks_) == ["t0", "t1", "t2"] and meta["n_features"] == 8
+    code, out, err = _run(["evaluate", files / "tasks.csv", "-m", files / "tasks.npz",
+                           "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["r2"] == pytest.approx(meta["train_score"])

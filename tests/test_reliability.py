@@ -21,7 +21,7 @@ def workspace(tmp_path_factory):
 
 
 def _needs_data(case):
-    names = {"wine", "school"}
+    names = {"wine"}
     return any(a.partition(":")[0] in names for a in case.argv)
 
 
@@ -32,7 +32,6 @@ def test_case_fails_cleanly(case, workspace):
         from conftest import real_data
 
         real_data("wine")
-        real_data("school")
     code, err = rc.run_in_process(case, workspace)
     assert "Traceback" not in err
     assert err.count("\n") == 1 and err.startswith("kernlearn: error: "), err

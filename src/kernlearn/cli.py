@@ -9,6 +9,7 @@ is read.  Every failure is one line on stderr and one of the exit codes of
 """
 
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -48,6 +49,18 @@ ESTIMATORS = {
         "LowRankKernelClassifier",
         "classification",
         "SLKL on +-1 codes",
+    ),
+    # Multitask MKL (paper 004) takes each sample's task as task_index, like GrFL:
+    # `--task-column` (CSV) or the school data set provide it.
+    "mtmkl-classifier": (
+        "MultitaskMKLClassifier",
+        "classification",
+        "MK-MTFL: multitask multiple kernel learning (--task-column)",
+    ),
+    "mtmkl-regressor": (
+        "MultitaskMKLRegressor",
+        "regression",
+        "MK-MTFL regression (--task-column)",
     ),
 }
 
@@ -225,7 +238,9 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
 
 
 # ------------------------------------------------------------------------ data
-def _load(source, label=None, n_features=None, zero_based="auto", fmt=None):
+def _load(
+    source, label=None, n_features=None, zero_based="auto", fmt=None, task_column=None
+):
     from .datasets import (
         DatasetNotFoundError,
         FeatureCountError,
@@ -235,7 +250,12 @@ def _load(source, label=None, n_features=None, zero_based="auto", fmt=None):
 
     try:
         X, y, info = load_data_file(
-            source, label=label, n_features=n_features, zero_based=zero_based, fmt=fmt
+            source,
+            label=label,
+            n_features=n_features,
+            zero_based=zero_based,
+            fmt=fmt,
+            task_column=task_column,
         )
     except (FeatureCountError, IndexBaseError) as exc:
         raise CLIError(_one_line(exc), 5) from None
@@ -379,16 +399,27 @@ def _load_model(path):
 
 
 def _model_data(args, meta, est):
-    """Load ``args.data`` in the model's feature space and check it matches."""
+    """Load ``args.data`` in the model's feature space and check it matches.
+
+    Returns ``X, y, tasks`` (``y`` and ``tasks`` may be ``None``).
+    """
     n_features = meta.get("n_features", getattr(est, "n_features_in_", None))
     zb = meta.get("zero_based")
+    task_column = getattr(args, "task_column", None) or meta.get("task_column")
     X, y, info = _load(
         args.data,
         label=getattr(args, "label", None),
         n_features=n_features,
         zero_based="auto" if zb is None else zb,
         fmt=getattr(args, "format", None),
+        task_column=task_column if info_is_csv(args.data, args) else None,
     )
+    if meta.get("multitask") and info["tasks"] is None:
+        raise CLIError(
+            f"the model was fitted on tasks; {args.data} has no task column "
+            "(--task-column)",
+            5,
+        )
     # LIBSVM columns are sparse indices, table columns are positions: a model
     # trained on one kind of file does not read the other (named data sets are
     # either, so they are not compared).
@@ -416,7 +447,19 @@ def _model_data(args, meta, est):
                 "training file? (--allow-out-of-range to predict anyway)",
                 5,
             )
-    return X, y
+    return X, y, info["tasks"]
+
+
+def info_is_csv(source, args):
+    """Whether ``source`` will be read as CSV (the only table with a task column)."""
+    from .datasets import _base_suffix
+
+    fmt = getattr(args, "format", None)
+    return fmt == "csv" or (fmt is None and _base_suffix(source) == ".csv")
+
+
+def _task_kw(tasks):
+    return {} if tasks is None else {"task_index": tasks}
 
 
 def _check_labels(est, y, source):
@@ -439,9 +482,9 @@ def _check_labels(est, y, source):
     return y
 
 
-def _predict(est, X, source):
+def _predict(est, X, source, tasks=None):
     try:
-        pred = est.predict(X)
+        pred = est.predict(X, **_task_kw(tasks))
     except ValueError as exc:
         raise CLIError(f"cannot predict {source}: {_one_line(exc)}", 5) from None
     if pred.dtype.kind == "f" and not np.all(np.isfinite(pred)):
@@ -471,7 +514,11 @@ def _cmd_fit(args):
         label=args.label,
         zero_based={"auto": "auto", "yes": True, "no": False}[args.zero_based],
         fmt=args.format,
+        task_column=args.task_column,
     )
+    tasks = info["tasks"]
+    if tasks is not None and "task_index" not in inspect.signature(est.fit).parameters:
+        raise CLIError(f"{name} does not learn from tasks (no task_index)", 2)
     if y is None:
         raise CLIError(f"{args.data} has no labels to fit on", 3)
     _check_values(X, args.data)
@@ -491,7 +538,7 @@ def _cmd_fit(args):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            est.fit(X, y)
+            est.fit(X, y, **_task_kw(tasks))
         except (ValueError, TypeError, np.linalg.LinAlgError) as exc:
             raise CLIError(
                 f"cannot fit {name} on {args.data}: {_one_line(exc)}", 6
@@ -510,10 +557,15 @@ def _cmd_fit(args):
         "n_samples": int(X.shape[0]),
         "feature_names": info["feature_names"],
         "label": args.label,
+        "task_column": args.task_column,
+        "multitask": tasks is not None,
         **feature_profile(X),
         "fit_seconds": elapsed,
-        "train_score": float(est.score(X, y)),
     }
+    score_key = "accuracy" if ESTIMATORS[name][1] == "classification" else "r2"
+    meta["train_score"] = evaluate_metrics(est, X, y, ESTIMATORS[name][1], tasks)[
+        score_key
+    ]
     try:
         save_model(est, args.model, metadata=meta)
     except OSError as exc:
@@ -548,7 +600,7 @@ def _cmd_predict(args):
     """Predict with a saved model."""
     _check_output(args.out)
     est, meta = _load_model(args.model)
-    X, y = _model_data(args, meta, est)
+    X, y, tasks = _model_data(args, meta, est)
     if args.proba:
         if not hasattr(est, "predict_proba"):
             raise CLIError(
@@ -556,11 +608,11 @@ def _cmd_predict(args):
                 "predict_proba (FGM: loss=logistic)",
                 2,
             )
-        pred = est.predict_proba(X)
+        pred = est.predict_proba(X, **_task_kw(tasks))
         lines = [",".join(f"{v:.6g}" for v in row) for row in pred]
         header = ",".join(map(str, est.classes_)) + "\n"
     else:
-        pred = _predict(est, X, args.data)
+        pred = _predict(est, X, args.data, tasks)
         lines = [
             f"{v:.10g}" if isinstance(v, (float, np.floating)) else str(v) for v in pred
         ]
@@ -572,7 +624,7 @@ def _cmd_predict(args):
     )
 
 
-def evaluate_metrics(est, X, y, task):
+def evaluate_metrics(est, X, y, task, tasks=None):
     """Metrics of a fitted estimator on labelled data.
 
     Parameters
@@ -581,6 +633,8 @@ def evaluate_metrics(est, X, y, task):
     X : array-like or sparse matrix
     y : ndarray
     task : {"classification", "regression"}
+    tasks : ndarray, optional
+        Task of each sample (``task_index`` of multitask estimators).
 
     Returns
     -------
@@ -588,7 +642,7 @@ def evaluate_metrics(est, X, y, task):
     """
     from sklearn import metrics
 
-    pred = _predict(est, X, "data")
+    pred = _predict(est, X, "data", tasks)
     out = {"n_samples": int(len(y))}
     if task == "classification":
         out["accuracy"] = float(metrics.accuracy_score(y, pred))
@@ -599,7 +653,9 @@ def evaluate_metrics(est, X, y, task):
             and np.unique(y).size == 2
         ):
             out["roc_auc"] = float(
-                metrics.roc_auc_score(y == est.classes_[1], est.decision_function(X))
+                metrics.roc_auc_score(
+                    y == est.classes_[1], est.decision_function(X, **_task_kw(tasks))
+                )
             )
     else:
         out["r2"] = float(metrics.r2_score(y, pred))
@@ -612,7 +668,7 @@ def _cmd_evaluate(args):
     """Metrics of a saved model on a labelled file."""
     _check_output(args.out)
     est, meta = _load_model(args.model)
-    X, y = _model_data(args, meta, est)
+    X, y, tasks = _model_data(args, meta, est)
     if y is None:
         raise CLIError(f"{args.data} has no labels to evaluate against", 3)
     task = meta.get("task") or (
@@ -621,7 +677,7 @@ def _cmd_evaluate(args):
     if task == "regression" and np.asarray(y).dtype.kind not in "fiub":
         raise CLIError(f"{args.data} has text labels; the model is a regressor", 5)
     y = _check_labels(est, y, args.data)
-    res = evaluate_metrics(est, X, y, task)
+    res = evaluate_metrics(est, X, y, task, tasks)
     text = (
         json.dumps(res, indent=1)
         if args.json
@@ -750,12 +806,12 @@ def _cmd_report(args):
     est, meta = _load_model(args.model)
     data = None
     if args.data:
-        X, y = _model_data(args, meta, est)
+        X, y, tasks = _model_data(args, meta, est)
         if y is None:
             raise CLIError(
                 f"{args.data} has no labels; the report needs a labelled test file", 3
             )
-        data = (X, _check_labels(est, y, args.data), str(args.data))
+        data = (X, _check_labels(est, y, args.data), str(args.data), tasks)
     try:
         from .report import write_report
     except ImportError as exc:
@@ -923,6 +979,10 @@ def build_parser():
         help="data format (default: from the file name)",
     )
     fit.add_argument(
+        "--task-column",
+        help="CSV column with each row's task, for estimators taking task_index",
+    )
+    fit.add_argument(
         "--zero-based",
         choices=["auto", "yes", "no"],
         default="auto",
@@ -935,6 +995,7 @@ def build_parser():
         p.add_argument("data", help=data_help)
         p.add_argument("--model", "-m", required=True)
         p.add_argument("--label", help="label column of a CSV/.npy table")
+        p.add_argument("--task-column", help="CSV task column (default: the model's)")
         p.add_argument(
             "--format",
             choices=["libsvm", "csv", "npy", "npz"],
@@ -971,6 +1032,7 @@ def build_parser():
     rep.add_argument("--data", help="labelled test data: " + data_help)
     rep.add_argument("--label", help="label column of a CSV/.npy table")
     rep.add_argument("--format", choices=["libsvm", "csv", "npy", "npz"])
+    rep.add_argument("--task-column", help="CSV task column (default: the model's)")
     rep.add_argument("--allow-out-of-range", action="store_true")
     rep.add_argument("--out", "-o", help="HTML file (default: MODEL with .html)")
     rep.set_defaults(func=_cmd_report)

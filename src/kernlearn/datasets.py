@@ -365,6 +365,7 @@ _TABULAR_SETS = {
     "a9a": "split", "ijcnn1": "split", "usps": "split",
     "letter": "single", "pendigits": "single", "abalone": "single",
     "housing": "single", "cal_housing": "single", "wine": "single", "mfeat": "views",
+    "school": "tasks",
 }
 
 
@@ -384,7 +385,7 @@ def _read_bytes(path):
         raise ValueError(f"cannot read {path}: {exc}") from exc
 
 
-def _label_position(label, names, width, path):
+def _label_position(label, names, width, path, flag="--label"):
     if label is None:
         return width - 1
     if names is not None and label in names:
@@ -392,7 +393,7 @@ def _label_position(label, names, width, path):
     try:
         pos = int(label)
     except (TypeError, ValueError):
-        raise ValueError(f"--label {label!r}: no such column in {path}"
+        raise ValueError(f"{flag} {label!r}: no such column in {path}"
                          + (f" (columns: {', '.join(names[:8])}...)" if names else "")
                          + ".") from None
     if not -width <= pos < width:
@@ -434,7 +435,7 @@ def _labels(y):
         return np.asarray([str(v).strip().strip("'\"") for v in y])
 
 
-def _read_csv(path, label, n_features):
+def _read_csv(path, label, n_features, task_column=None):
     import csv
 
     text = _read_bytes(path)
@@ -459,6 +460,14 @@ def _read_csv(path, label, n_features):
                              f"fields, the first row has {width}.")
     if names is not None and len(names) != width:
         raise ValueError(f"{path}: header has {len(names)} fields, rows have {width}.")
+    tasks = None
+    if task_column is not None:
+        # the task of each row (multitask estimators' task_index), not a feature
+        tpos = _label_position(task_column, names, width, path, "--task-column")
+        tasks = _labels([r[tpos] for r in rows])
+        rows = [r[:tpos] + r[tpos + 1:] for r in rows]
+        names = None if names is None else names[:tpos] + names[tpos + 1:]
+        width -= 1
     with_label = n_features is None or width == n_features + 1
     if n_features is not None and width not in (n_features, n_features + 1):
         raise FeatureCountError(
@@ -468,7 +477,7 @@ def _read_csv(path, label, n_features):
     table = np.array(rows, dtype=object)
     X, y, fnames = _split_label(table, pos, names, with_label)
     X = _to_float(X, path, fnames, offset=names is not None)
-    return X, (None if y is None else _labels(y)), fnames
+    return X, (None if y is None else _labels(y)), fnames, tasks
 
 
 def _read_numpy(path, label, n_features, suffix):
@@ -579,12 +588,17 @@ def _named_dataset(spec):
     elif kind == "views":
         views, y = data
         X = np.hstack([views[k] for k in sorted(views)])
+    elif kind == "tasks":
+        Xs, ys = data
+        tasks = np.concatenate([np.full(len(t), i) for i, t in enumerate(ys)])
+        return np.vstack(Xs), _labels(np.concatenate(ys)), tasks
     else:
         X, y = data
-    return X.copy(), _labels(y)
+    return X.copy(), _labels(y), None
 
 
-def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None):
+def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None,
+                   task_column=None):
     """Read a labelled (or unlabelled) table from a file or a data set name.
 
     Formats: LIBSVM/svmlight (plain, ``.bz2``, ``.gz``, ``.xz``), CSV (one
@@ -609,14 +623,17 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
     fmt : {"libsvm", "csv", "npy", "npz"}, optional
         File format; by default from the file name (``.csv``, ``.npy``,
         ``.npz``, anything else LIBSVM), ignoring ``.bz2/.gz/.xz``.
+    task_column : str or int, optional
+        CSV column holding each row's task (not a feature); returned as
+        ``info["tasks"]``.  The ``school`` data set carries its tasks.
 
     Returns
     -------
     X : ndarray or scipy.sparse.csr_matrix
     y : ndarray or None
     info : dict
-        ``format``, ``n_features``, ``zero_based`` (LIBSVM) and
-        ``feature_names`` (CSV header) of the source.
+        ``format``, ``n_features``, ``zero_based`` (LIBSVM),
+        ``feature_names`` (CSV header) and ``tasks`` (or ``None``) of the source.
 
     Raises
     ------
@@ -628,7 +645,7 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
         Unreadable or malformed content.
     """
     path = Path(source)
-    info = {"format": None, "zero_based": None, "feature_names": None}
+    info = {"format": None, "zero_based": None, "feature_names": None, "tasks": None}
     if path.is_dir():
         raise ValueError(f"{path} is a directory, not a data file.")
     if not path.exists():
@@ -637,7 +654,7 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
             if label is not None:
                 raise ValueError("--label applies to CSV and .npy files, not to named "
                                  "data sets.")
-            X, y = _named_dataset(str(source))
+            X, y, info["tasks"] = _named_dataset(str(source))
             info["format"] = "dataset"
             if sp.issparse(X):
                 info["zero_based"] = False
@@ -655,11 +672,14 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
             f"data file not found: {source} (and not a data set name; see "
             "`kernlearn datasets`)")
     suffix = _base_suffix(path) if fmt is None else "." + fmt
+    if task_column is not None and suffix != ".csv":
+        raise ValueError("--task-column applies to CSV files (the school data set "
+                         "carries its tasks).")
     if fmt is not None and fmt not in ("libsvm", "csv", "npy", "npz"):
         raise ValueError(f"unknown data format {fmt!r}; choose libsvm, csv, npy or npz.")
     if suffix == ".csv":
-        X, y, names = _read_csv(path, label, n_features)
-        info.update(format="csv", feature_names=names)
+        X, y, names, tasks = _read_csv(path, label, n_features, task_column)
+        info.update(format="csv", feature_names=names, tasks=tasks)
     elif suffix in (".npy", ".npz"):
         if path.suffix.lower() in (".bz2", ".gz", ".xz"):
             raise ValueError(f"{path}: compressed NumPy files are not supported; "

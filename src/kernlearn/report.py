@@ -295,8 +295,8 @@ def build_report(est, meta=None, data=None):
         A fitted kernlearn estimator.
     meta : dict, optional
         Model metadata (as stored by ``kernlearn fit``).
-    data : tuple (X, y, name), optional
-        Labelled test data.
+    data : tuple (X, y, name) or (X, y, name, tasks), optional
+        Labelled test data (with each sample's task for multitask models).
 
     Returns
     -------
@@ -348,16 +348,17 @@ def build_report(est, meta=None, data=None):
     if fpar:
         figures.append((title, fpar, "parameters of the learned features"))
     if data is not None:
-        X, y, source = data
+        X, y, source = data[:3]
+        tasks = data[3] if len(data) > 3 else None
         task = meta.get("task") or (
             "classification" if hasattr(est, "classes_") else "regression"
         )
-        metrics = evaluate_metrics(est, X, y, task)
+        metrics = evaluate_metrics(est, X, y, task, tasks)
         parts += [
             f"<h2>Test metrics on {html.escape(source)}</h2>",
             _table(list(metrics.items())),
         ]
-        acc = _accuracy_figure(est, X, y)
+        acc = _accuracy_figure(est, X, y) if tasks is None else None
         if acc:
             figures.append(
                 (
