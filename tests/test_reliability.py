@@ -78,3 +78,12 @@ def test_real_subprocess_has_no_traceback(workspace):
     )
     assert proc.returncode == case.code, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and case.message in proc.stderr
+
+
+def test_docs_quote_the_matrix_size():
+    n_cli = sum(c.group != "tampered" for c in CASES)
+    n_tampered = len(CASES) - n_cli
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"({n_cli} command lines, {n_tampered} tampered model files)" in readme
+    cli = " ".join((ROOT / "doc" / "cli.md").read_text().split())
+    assert f"lists {n_cli} bad command lines and {n_tampered} tampered" in cli
