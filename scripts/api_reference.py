@@ -41,6 +41,10 @@ SECTIONS = {
         ],
     ),
     "Reports": ("kernlearn.report", ["build_report", "write_report"]),
+    "Model summaries": (
+        "kernlearn.summary",
+        ["selection_table", "evaluate_metrics", "feature_profile", "outside_fraction"],
+    ),
     "Progress": ("kernlearn.progress", ["Progress"]),
 }
 

@@ -19,6 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .summary import (
+    evaluate_metrics,
+    feature_profile,
+    outside_fraction,
+    selection_table,
+)
+
 __all__ = ["ESTIMATORS", "EXIT_CODES", "build_parser", "main"]
 
 #: CLI name -> (class name in ``kernlearn``, task, one-line description).
@@ -79,8 +86,7 @@ EXIT_CODES = {
 
 # Parameters the CLI owns (set from --quiet / --progress).
 _CLI_PARAMS = {"verbose"}
-_RANGE_SLACK = 0.5  # fraction of a feature's training range tolerated outside it
-_RANGE_MAX_OUTSIDE = 0.05  # fraction of out-of-range values that stops predict
+_RANGE_MAX_OUTSIDE = 0.05  # fraction of values unlike training that stops predict
 
 
 class CLIError(Exception):
@@ -274,76 +280,6 @@ def _check_values(X, source):
         raise CLIError(f"{source} contains NaN or infinite feature values", 3)
 
 
-def _stored_values(X):
-    """Column index and value of every stored entry (all entries when dense)."""
-    import scipy.sparse as sp
-
-    if sp.issparse(X):
-        X = X.tocsr()
-        return X.indices, X.data
-    return np.broadcast_to(np.arange(X.shape[1]), X.shape).ravel(), np.ravel(X)
-
-
-def feature_profile(X):
-    """Per-feature range and integrality of the training data.
-
-    Parameters
-    ----------
-    X : ndarray or sparse matrix
-
-    Returns
-    -------
-    profile : dict
-        ``feature_min``, ``feature_max`` (float arrays) and
-        ``feature_integral`` (bool array: every training value is an integer).
-    """
-    import scipy.sparse as sp
-
-    if sp.issparse(X):
-        lo = np.asarray(X.min(axis=0).toarray()).ravel()
-        hi = np.asarray(X.max(axis=0).toarray()).ravel()
-    else:
-        lo, hi = X.min(axis=0), X.max(axis=0)
-    cols, vals = _stored_values(X)
-    frac = np.zeros(X.shape[1], dtype=bool)
-    np.logical_or.at(frac, cols, vals != np.round(vals))
-    return {
-        "feature_min": lo.astype(float),
-        "feature_max": hi.astype(float),
-        "feature_integral": ~frac,
-    }
-
-
-def outside_fraction(X, profile):
-    """Fraction of values unlike the training data of their feature.
-
-    A value is unlike when it lies outside the training range by more than
-    half that range, or is fractional where training values were all
-    integers (e.g. continuous data fed to a model of binary features).
-
-    Parameters
-    ----------
-    X : ndarray or sparse matrix
-    profile : dict
-        From :func:`feature_profile`.
-
-    Returns
-    -------
-    fraction : float
-    """
-    lo, hi = profile["feature_min"], profile["feature_max"]
-    slack = _RANGE_SLACK * np.maximum(hi - lo, np.maximum(np.abs(hi), np.abs(lo)))
-    slack = np.where(slack > 0, slack, 1e-12)
-    cols, vals = _stored_values(X)
-    if vals.size == 0:
-        return 0.0
-    out = (vals < lo[cols] - slack[cols]) | (vals > hi[cols] + slack[cols])
-    integral = profile.get("feature_integral")
-    if integral is not None:
-        out |= integral[cols] & (vals != np.round(vals))
-    return float(out.mean())
-
-
 def _check_output(path, what="output"):
     """Fail early (exit 7) if ``path`` cannot be written."""
     if path is None:
@@ -412,7 +348,7 @@ def _model_data(args, meta, est):
         n_features=n_features,
         zero_based="auto" if zb is None else zb,
         fmt=getattr(args, "format", None),
-        task_column=task_column if info_is_csv(args.data, args) else None,
+        task_column=task_column if _reads_as_csv(args.data, args) else None,
     )
     if meta.get("multitask") and info["tasks"] is None:
         raise CLIError(
@@ -441,16 +377,16 @@ def _model_data(args, meta, est):
         frac = outside_fraction(X, meta)
         if frac > _RANGE_MAX_OUTSIDE:
             raise CLIError(
-                f"{100 * frac:.0f}% of the values of {args.data} are unlike the training "
-                "values of their features (far out of range, or fractional where "
-                "training values were integers): is it the same kind of data as the "
+                f"{100 * frac:.0f}% of the values of {args.data} are unlike the "
+                "training values of their features (far out of range, or fractional "
+                "where training values were integers): is it the same kind of data as the "
                 "training file? (--allow-out-of-range to predict anyway)",
                 5,
             )
     return X, y, info["tasks"]
 
 
-def info_is_csv(source, args):
+def _reads_as_csv(source, args):
     """Whether ``source`` will be read as CSV (the only table with a task column)."""
     from .datasets import _base_suffix
 
@@ -624,46 +560,6 @@ def _cmd_predict(args):
     )
 
 
-def evaluate_metrics(est, X, y, task, tasks=None):
-    """Metrics of a fitted estimator on labelled data.
-
-    Parameters
-    ----------
-    est : estimator
-    X : array-like or sparse matrix
-    y : ndarray
-    task : {"classification", "regression"}
-    tasks : ndarray, optional
-        Task of each sample (``task_index`` of multitask estimators).
-
-    Returns
-    -------
-    metrics : dict
-    """
-    from sklearn import metrics
-
-    pred = _predict(est, X, "data", tasks)
-    out = {"n_samples": int(len(y))}
-    if task == "classification":
-        out["accuracy"] = float(metrics.accuracy_score(y, pred))
-        out["balanced_accuracy"] = float(metrics.balanced_accuracy_score(y, pred))
-        if (
-            len(est.classes_) == 2
-            and hasattr(est, "decision_function")
-            and np.unique(y).size == 2
-        ):
-            out["roc_auc"] = float(
-                metrics.roc_auc_score(
-                    y == est.classes_[1], est.decision_function(X, **_task_kw(tasks))
-                )
-            )
-    else:
-        out["r2"] = float(metrics.r2_score(y, pred))
-        out["rmse"] = float(np.sqrt(metrics.mean_squared_error(y, pred)))
-        out["mae"] = float(metrics.mean_absolute_error(y, pred))
-    return out
-
-
 def _cmd_evaluate(args):
     """Metrics of a saved model on a labelled file."""
     _check_output(args.out)
@@ -677,7 +573,9 @@ def _cmd_evaluate(args):
     if task == "regression" and np.asarray(y).dtype.kind not in "fiub":
         raise CLIError(f"{args.data} has text labels; the model is a regressor", 5)
     y = _check_labels(est, y, args.data)
-    res = evaluate_metrics(est, X, y, task, tasks)
+    res = evaluate_metrics(
+        est, X, y, task, tasks, pred=_predict(est, X, args.data, tasks)
+    )
     text = (
         json.dumps(res, indent=1)
         if args.json
@@ -692,99 +590,14 @@ def _cmd_evaluate(args):
     return 0
 
 
-def selection_table(est, meta=None):
-    """What a model selected or learned, as rows of a table.
-
-    FGM: selected features with their scaling ``d`` and weights; GrFL: the
-    learned feature parameters; MKL: kernel weights; SLKL: the centres and
-    their weights ``mu``.
-
-    Parameters
-    ----------
-    est : estimator
-        A fitted kernlearn estimator.
-    meta : dict, optional
-        Model metadata (feature names, index base of the training file).
-
-    Returns
-    -------
-    columns : list of str
-    rows : list of list
-    """
-    import scipy.sparse as sp
-
-    meta = meta or {}
-    names = meta.get("feature_names")
-    base = 0 if meta.get("zero_based") in (True, None) else 1
-    if hasattr(est, "selected_features_"):
-        sel = np.asarray(est.selected_features_)
-        d = np.asarray(est.d_)
-        d = d if d.ndim == 1 else np.abs(d).max(axis=0)
-        coef = est.coef_
-        coef = coef.toarray() if sp.issparse(coef) else np.atleast_2d(coef)
-        cols = ["rank", "feature", "file_index", "name", "d", "max_abs_coef"]
-        rows = []
-        for r, j in enumerate(sel):
-            virtual = getattr(est, "family_", None) is not None
-            rows.append(
-                [
-                    r + 1,
-                    int(j),
-                    "" if virtual else int(j) + base,
-                    names[j] if names and not virtual and j < len(names) else "",
-                    float(d[r]) if r < d.size else "",
-                    float(np.abs(coef[:, j]).max()),
-                ]
-            )
-        return cols, rows
-    if hasattr(est, "features_"):
-        F = np.asarray(est.features_)
-        coef = np.atleast_2d(est.coef_)
-        gs = est.feature_scales_.shape[1] if est.feature_scales_.ndim == 2 else 1
-        cols = ["rank", "weight_norm"] + [f"param_{k}" for k in range(F.shape[1])]
-        rows = []
-        for r in range(F.shape[0]):
-            w = float(np.linalg.norm(coef[:, r * gs : (r + 1) * gs]))
-            rows.append([r + 1, w] + [float(v) for v in F[r]])
-        return cols, rows
-    if hasattr(est, "kernel_weights_"):
-        specs = est.get_params().get("kernels")
-        labels = (
-            [_spec_label(s) for s in specs]
-            if isinstance(specs, (list, tuple))
-            else [f"kernel {j}" for j in range(len(est.kernel_weights_))]
-        )
-        if specs is None:
-            labels = ["rbf(gamma=mean)", "linear"]
-        return ["kernel", "spec", "weight"], [
-            [j, labels[j] if j < len(labels) else "", float(w)]
-            for j, w in enumerate(est.kernel_weights_)
-        ]
-    if hasattr(est, "mu_"):
-        idx = est.column_indices_
-        return ["column", "training_row", "mu"], [
-            [k, int(idx[k]), float(m)] for k, m in enumerate(est.mu_) if m > 0
-        ]
-    raise CLIError(f"{type(est).__name__} exposes no selected features or weights", 2)
-
-
-def _spec_label(spec):
-    if isinstance(spec, str):
-        return spec
-    if callable(spec):
-        return getattr(spec, "__name__", "callable")
-    kernel = spec[0] if isinstance(spec[0], str) else getattr(spec[0], "__name__", "?")
-    params = spec[1] if len(spec) > 1 and spec[1] else {}
-    return kernel + (
-        "(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else ""
-    )
-
-
 def _cmd_select(args):
     """Print the selected features / learned parameters / kernel weights."""
     _check_output(args.out)
     est, meta = _load_model(args.model)
-    cols, rows = selection_table(est, meta)
+    try:
+        cols, rows = selection_table(est, meta)
+    except ValueError as exc:
+        raise CLIError(str(exc), 2) from None
     if args.format == "json":
         text = json.dumps([dict(zip(cols, r)) for r in rows], indent=1) + "\n"
     else:

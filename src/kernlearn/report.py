@@ -122,7 +122,7 @@ def _selection_figure(est, meta):
         ax.set_title("Selected features in order of inclusion")
         return _png(fig)
     if hasattr(est, "kernel_weights_"):
-        from .cli import selection_table
+        from .summary import selection_table
 
         _, rows = selection_table(est, meta)
         fig, ax = plt.subplots(figsize=(max(5, 0.5 * len(rows)), 3.5))
@@ -303,7 +303,7 @@ def build_report(est, meta=None, data=None):
     html : str
     """
     from . import __version__
-    from .cli import CLIError, evaluate_metrics, selection_table
+    from .summary import evaluate_metrics, selection_table
 
     meta = meta or {}
     name = type(est).__name__
@@ -377,7 +377,7 @@ def build_report(est, meta=None, data=None):
     try:
         cols, rows = selection_table(est, meta)
         parts += ["<h2>Selection table</h2>", _table(rows[:200], cols)]
-    except CLIError:  # an estimator without a selection has no table
+    except ValueError:  # an estimator without a selection has no table
         pass
     parts.append('<div id="render-check"></div>')
     return (
