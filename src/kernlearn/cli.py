@@ -379,8 +379,8 @@ def _model_data(args, meta, est):
             raise CLIError(
                 f"{100 * frac:.0f}% of the values of {args.data} are unlike the "
                 "training values of their features (far out of range, or fractional "
-                "where training values were integers): is it the same kind of data as the "
-                "training file? (--allow-out-of-range to predict anyway)",
+                "where training values were integers): is it the same kind of data "
+                "as the training file? (--allow-out-of-range to predict anyway)",
                 5,
             )
     return X, y, info["tasks"]
