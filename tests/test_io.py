@@ -181,3 +181,26 @@ def test_tampered_files_raise_value_errors(tmp_path):
 def test_missing_model_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="model file not found"):
         load_model(tmp_path / "none.npz")
+
+
+def test_state_may_not_shadow_methods_but_may_override_plain_defaults(tmp_path):
+    """``predict`` (a method) is refused; a class-level number is a plain default."""
+    import reliability_cases as rc
+
+    X, y = _data(2, False)
+    est = FGMClassifier(B=2).fit(X, y)
+    save_model(est, tmp_path / "m.npz")
+    meta, arrays = rc._read_npz(tmp_path / "m.npz")
+    for name in ("predict", "fit", "_validate_params", "__class__", "score"):
+        meta["state"]["$dict"][name] = 1
+        rc._write_npz(tmp_path / "t.npz", meta, arrays)
+        with pytest.raises(ValueError, match=f"attribute name '{name}' is not allowed"):
+            load_model(tmp_path / "t.npz")
+        del meta["state"]["$dict"][name]
+    FGMClassifier._example_default_ = 0  # a plain class attribute
+    try:
+        meta["state"]["$dict"]["_example_default_"] = 3
+        rc._write_npz(tmp_path / "t.npz", meta, arrays)
+        assert load_model(tmp_path / "t.npz")._example_default_ == 3
+    finally:
+        del FGMClassifier._example_default_

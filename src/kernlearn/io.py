@@ -45,6 +45,7 @@ raise a ``ValueError`` naming the problem.
 
 import hashlib
 import importlib
+import inspect
 import json
 import math
 import os
@@ -411,9 +412,16 @@ class _Decoder:
     def set_attributes(self, obj, state, where):
         cls = type(obj)
         for name, value in state.items():
-            # An attribute may not shadow a method or property of the class
-            # (a tampered file must not replace ``predict``).
-            if not name.isidentifier() or name.startswith("__") or hasattr(cls, name):
+            # An attribute may not shadow a method, property or other descriptor
+            # of the class (a tampered file must not replace ``predict``); plain
+            # class-level defaults (numbers, strings) may be overridden.
+            member = inspect.getattr_static(cls, name, None)
+            if (
+                not name.isidentifier()
+                or name.startswith("__")
+                or callable(member)
+                or hasattr(member, "__get__")
+            ):
                 self.fail(f"{where}: attribute name {name!r} is not allowed.")
             setattr(obj, name, value)
 
