@@ -8,7 +8,6 @@ and checks that this file lists every one of them with the outcome it
 observes.
 """
 
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,21 +31,14 @@ GROUPS = {
 
 
 def run(case, w):
-    argv = [a.replace("{w}", str(w)) for a in case.argv]
-    proc = subprocess.run(
-        [sys.executable, "-m", "kernlearn", *argv],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    err = proc.stderr
+    code, err = rc.run_subprocess(case, w)
     ok = (
-        proc.returncode == case.code
+        code == case.code
         and case.message in err
         and len(err.strip().splitlines()) == 1
         and "Traceback" not in err
     )
-    return proc.returncode, err.strip(), ok
+    return code, err.strip(), ok
 
 
 def main():

@@ -764,3 +764,24 @@ def run_in_process(case, w):
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         code = main(argv)
     return code, err.getvalue()
+
+
+def run_subprocess(case, w, timeout=300):
+    """Run ``case`` as ``python -m kernlearn ...`` in a new process.
+
+    Returns
+    -------
+    code : int
+    stderr : str
+    """
+    import subprocess
+    import sys
+
+    argv = [a.replace("{w}", str(w)) for a in case.argv]
+    proc = subprocess.run(
+        [sys.executable, "-m", "kernlearn", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return proc.returncode, proc.stderr

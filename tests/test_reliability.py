@@ -1,8 +1,6 @@
 """The bad-input matrix (tests/reliability_cases.py) and RELIABILITY.md."""
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -69,15 +67,9 @@ def test_real_subprocess_has_no_traceback(workspace):
     costs seconds, so the matrix itself runs in process above and in full
     through subprocesses in scripts/reliability.py)."""
     case = next(c for c in CASES if c.what == "fit on truncated.svm.bz2")
-    argv = [a.replace("{w}", str(workspace)) for a in case.argv]
-    proc = subprocess.run(
-        [sys.executable, "-m", "kernlearn", *argv],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == case.code, proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1 and case.message in proc.stderr
+    code, err = rc.run_subprocess(case, workspace, timeout=120)
+    assert code == case.code, err
+    assert len(err.strip().splitlines()) == 1 and case.message in err
 
 
 def test_docs_quote_the_matrix_size():

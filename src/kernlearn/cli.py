@@ -769,6 +769,25 @@ def build_parser():
         "name from `kernlearn datasets` (NAME or NAME:test)"
     )
 
+    def table_args(p, task_note):
+        """How to read a data file: label and task columns, format, range check."""
+        p.add_argument(
+            "--label",
+            help="label column of a CSV/.npy table (name or number; default: last)",
+        )
+        p.add_argument("--task-column", help=f"CSV column of row tasks ({task_note})")
+        p.add_argument(
+            "--format",
+            choices=["libsvm", "csv", "npy", "npz"],
+            help="data format (default: from the file name)",
+        )
+        if p.prog.split()[-1] != "fit":
+            p.add_argument(
+                "--allow-out-of-range",
+                action="store_true",
+                help="predict even if values lie far outside the training range",
+            )
+
     fit = sub.add_parser("fit", help="fit an estimator and save the model")
     fit.add_argument("data", help=data_help)
     fit.add_argument("--estimator", "-e", help=f"one of: {', '.join(ESTIMATORS)}")
@@ -782,19 +801,7 @@ def build_parser():
     )
     fit.add_argument("--config", help='TOML file: estimator = "..." and [params]')
     fit.add_argument("--model", "-m", required=True, help="where to save the model")
-    fit.add_argument(
-        "--label",
-        help="label column of a CSV/.npy table (name or number; default: last)",
-    )
-    fit.add_argument(
-        "--format",
-        choices=["libsvm", "csv", "npy", "npz"],
-        help="data format (default: from the file name)",
-    )
-    fit.add_argument(
-        "--task-column",
-        help="CSV column with each row's task, for estimators taking task_index",
-    )
+    table_args(fit, "for estimators taking task_index")
     fit.add_argument(
         "--zero-based",
         choices=["auto", "yes", "no"],
@@ -804,23 +811,11 @@ def build_parser():
     fit.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     fit.set_defaults(func=_cmd_fit)
 
-    def model_data(p, with_out=True):
+    def model_data(p):
         p.add_argument("data", help=data_help)
         p.add_argument("--model", "-m", required=True)
-        p.add_argument("--label", help="label column of a CSV/.npy table")
-        p.add_argument("--task-column", help="CSV task column (default: the model's)")
-        p.add_argument(
-            "--format",
-            choices=["libsvm", "csv", "npy", "npz"],
-            help="data format (default: from the file name)",
-        )
-        p.add_argument(
-            "--allow-out-of-range",
-            action="store_true",
-            help="predict even if values lie far outside the training range",
-        )
-        if with_out:
-            p.add_argument("--out", "-o", help="write here instead of stdout")
+        table_args(p, "default: the model's")
+        p.add_argument("--out", "-o", help="write here instead of stdout")
 
     pred = sub.add_parser("predict", help="predict with a saved model")
     model_data(pred)
@@ -843,10 +838,7 @@ def build_parser():
     rep = sub.add_parser("report", help="self-contained HTML report of a model")
     rep.add_argument("model")
     rep.add_argument("--data", help="labelled test data: " + data_help)
-    rep.add_argument("--label", help="label column of a CSV/.npy table")
-    rep.add_argument("--format", choices=["libsvm", "csv", "npy", "npz"])
-    rep.add_argument("--task-column", help="CSV task column (default: the model's)")
-    rep.add_argument("--allow-out-of-range", action="store_true")
+    table_args(rep, "default: the model's")
     rep.add_argument("--out", "-o", help="HTML file (default: MODEL with .html)")
     rep.set_defaults(func=_cmd_report)
 
