@@ -4,8 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
+DEMO_STAMP := $(VENV)/.installed-plot
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench install browser reliability clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,15 +14,35 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install -e ".[test]"
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
+
+# The demo needs the library and matplotlib only, not the test extra.
+$(DEMO_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install -e ".[plot]"
+	touch $(DEMO_STAMP)
 
 install: $(STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/kernlearn demo
 
-test: $(STAMP)
+# Headless Chromium for the report test (tests/test_report.py): installed with
+# apt-get when missing and we are root (CI); otherwise that test skips, saying why.
+browser:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+	  || command -v google-chrome >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing chromium for the report test"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else echo "note: no chromium and cannot install it; the report browser test will skip"; fi
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -n 2 -q
+
+# Rewrite RELIABILITY.md by running the bad-input matrix through real subprocesses.
+reliability: $(STAMP)
+	$(BIN)/python scripts/reliability.py
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -e ".[benchmark]"

@@ -1,12 +1,9 @@
-"""The kernlearn command, safe model files, plots and data loading."""
-
-import bz2
+"""Data loading, the datasets command and plots (CLI: test_cli.py; io: test_io.py)."""
 
 import numpy as np
 import pytest
-from sklearn.datasets import dump_svmlight_file
 
-from kernlearn import FGMClassifier, FGMRegressor
+from kernlearn import FGMClassifier
 from kernlearn.cli import main
 from kernlearn.datasets import (
     DatasetNotFoundError,
@@ -16,69 +13,12 @@ from kernlearn.datasets import (
     make_fgm_synthetic,
     make_sinc,
 )
-from kernlearn.io import load_model, save_model
 from kernlearn.plotting import plot_accuracy_vs_features, plot_convergence
-
-
-@pytest.fixture
-def svm_files(tmp_path):
-    X, y, w = make_fgm_synthetic(150, 40, 5, random_state=0)
-    train = tmp_path / "train.svm.bz2"
-    raw = tmp_path / "train.svm"
-    dump_svmlight_file(X, y, str(raw))
-    train.write_bytes(bz2.compress(raw.read_bytes()))
-    return train, X, y
-
-
-def test_fit_then_predict_roundtrip(svm_files, tmp_path, capsys):
-    train, X, y = svm_files
-    model = tmp_path / "m.npz"
-    assert main(["fit", str(train), "--model", str(model), "--B", "3"]) == 0
-    out = capsys.readouterr().out
-    assert "[FGM] iter   1" in out and "model saved" in out
-    preds = tmp_path / "p.txt"
-    assert main(["predict", str(train), "--model", str(model), "--out", str(preds)]) == 0
-    assert len(np.loadtxt(preds)) == len(y)
-    assert "score on" in capsys.readouterr().out
-
-
-def test_cli_errors_are_clear(tmp_path, capsys):
-    assert main(["fit", str(tmp_path / "missing.svm"), "--model", "m.npz"]) == 2
-    assert "data file not found" in capsys.readouterr().err
-    bad = tmp_path / "bad.svm"
-    bad.write_text("1 1:abc\n")
-    assert main(["fit", str(bad), "--model", "m.npz"]) == 2
-    assert "corrupt svmlight file" in capsys.readouterr().err
-    notmodel = tmp_path / "x.npz"
-    notmodel.write_bytes(b"garbage")
-    assert main(["predict", str(bad), "--model", str(notmodel)]) == 2
-    assert "not a readable kernlearn model" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["fit", str(bad), "--model", "m.npz", "--loss", "nope"])
 
 
 def test_datasets_command(capsys):
     assert main(["datasets"]) == 0
     assert "data folder" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("est", [FGMClassifier(B=3, loss="logistic"), FGMRegressor(B=3)])
-def test_save_load_preserves_predictions(est, tmp_path):
-    X, y, w = make_fgm_synthetic(120, 30, 5, random_state=1)
-    target = y if isinstance(est, FGMClassifier) else X @ w
-    est.fit(X, target)
-    save_model(est, tmp_path / "m.npz")
-    again = load_model(tmp_path / "m.npz")
-    np.testing.assert_allclose(again.predict(X), est.predict(X))
-    assert again.get_params() == est.get_params()
-    np.testing.assert_array_equal(again.selected_features_, est.selected_features_)
-
-
-def test_save_rejects_foreign_objects(tmp_path):
-    from sklearn.linear_model import Ridge
-
-    with pytest.raises(TypeError, match="not a kernlearn estimator"):
-        save_model(Ridge(), tmp_path / "r.npz")
 
 
 def test_plots_are_written(tmp_path):

@@ -1,90 +1,675 @@
-"""The ``kernlearn`` command: fit, predict, demo, datasets."""
+"""The ``kernlearn`` command: fit, predict, evaluate, select, report, datasets, demo.
+
+Every estimator is reachable by a short name (:data:`ESTIMATORS`); its
+parameters are set with ``--param key=value`` (values are JSON, or plain
+strings) or a TOML file, and checked against ``get_params()`` before any data
+is read.  Every failure is one line on stderr and one of the exit codes of
+:data:`EXIT_CODES`; Python tracebacks are shown only with
+``KERNLEARN_DEBUG=1``.
+"""
 
 import argparse
+import inspect
+import json
+import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
-_METHODS = {
-    "fgm": ("kernlearn.estimators.fgm", "FGMClassifier"),
-    "fgm-regressor": ("kernlearn.estimators.fgm", "FGMRegressor"),
+from .summary import (
+    evaluate_metrics,
+    feature_profile,
+    outside_fraction,
+    selection_table,
+)
+
+__all__ = ["ESTIMATORS", "EXIT_CODES", "build_parser", "main"]
+
+#: CLI name -> (class name in ``kernlearn``, task, one-line description).
+ESTIMATORS = {
+    "fgm": (
+        "FGMClassifier",
+        "classification",
+        "FGM: sparse linear classifier selecting features by cutting planes",
+    ),
+    "fgm-regressor": ("FGMRegressor", "regression", "FGM with the square loss"),
+    "infinite-classifier": (
+        "InfiniteFeatureClassifier",
+        "classification",
+        "GrFL: learns random Fourier / Gabor features",
+    ),
+    "infinite-regressor": ("InfiniteFeatureRegressor", "regression", "GrFL regression"),
+    "pnorm-mkl": (
+        "PNormMKLClassifier",
+        "classification",
+        "OBSCURE: p-norm multiple kernel learning",
+    ),
+    "lowrank-regressor": (
+        "LowRankKernelRegressor",
+        "regression",
+        "SLKL: kernel ridge with learned rank-1 Nystrom kernels",
+    ),
+    "lowrank-classifier": (
+        "LowRankKernelClassifier",
+        "classification",
+        "SLKL on +-1 codes",
+    ),
+    # Multitask MKL (paper 004) takes each sample's task as task_index, like GrFL:
+    # `--task-column` (CSV) or the school data set provide it.
+    "mtmkl-classifier": (
+        "MultitaskMKLClassifier",
+        "classification",
+        "MK-MTFL: multitask multiple kernel learning (--task-column)",
+    ),
+    "mtmkl-regressor": (
+        "MultitaskMKLRegressor",
+        "regression",
+        "MK-MTFL regression (--task-column)",
+    ),
 }
+
+#: Exit status -> meaning (also printed by ``kernlearn --help``).
+EXIT_CODES = {
+    0: "success",
+    1: "internal error (a bug: please report it)",
+    2: "usage error: bad command line, estimator, parameter or config file",
+    3: "data error: file missing, unreadable, malformed or unusable",
+    4: "model file error: missing, corrupt, tampered or unsupported",
+    5: "data does not match the model (feature count, index base, values, labels)",
+    6: "the estimator could not fit this data",
+    7: "an output file cannot be written",
+    130: "interrupted",
+}
+
+# Parameters the CLI owns (set from --quiet / --progress).
+_CLI_PARAMS = {"verbose"}
+_RANGE_MAX_OUTSIDE = 0.05  # fraction of values unlike training that stops predict
 
 
 class CLIError(Exception):
-    """A user error: printed without a traceback, exit status 2."""
+    """A user-facing error: one line on stderr and exit status ``code``.
+
+    Parameters
+    ----------
+    message : str
+        What went wrong, naming the file, flag or value.
+    code : int, default=2
+        Exit status, a key of :data:`EXIT_CODES`.
+    """
+
+    def __init__(self, message, code=2):
+        super().__init__(message)
+        self.code = code
 
 
-def _load_xy(path, n_features=None):
-    from .datasets import DatasetNotFoundError, load_svmlight
-
-    try:
-        return load_svmlight(path, n_features=n_features)
-    except DatasetNotFoundError as exc:
-        raise CLIError(str(exc)) from exc
-    except ValueError as exc:
-        raise CLIError(str(exc)) from exc
+def _one_line(msg, limit=400):
+    text = " ".join(str(msg).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _build(args):
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit status 2)."""
+
+    def error(self, message):
+        raise CLIError(f"{message} (see `{self.prog} --help`)", 2)
+
+
+# ------------------------------------------------------------------ estimators
+def _estimator_class(name):
     import importlib
 
-    module, name = _METHODS[args.method]
-    cls = getattr(importlib.import_module(module), name)
-    params = {"B": args.B, "C": args.C, "max_outer_iter": args.max_outer_iter,
-              "tol": args.tol, "verbose": 0 if args.quiet else 1}
-    if args.method == "fgm":
-        params["loss"] = args.loss
-    elif args.loss != "squared_hinge":
-        raise CLIError("--loss applies to classification; fgm-regressor uses the square loss.")
-    return cls(**params)
+    import kernlearn
 
-
-def _cmd_fit(args):
-    """Fit a model on an svmlight file and save it."""
-    from .io import save_model
-
-    X, y = _load_xy(args.data)
-    est = _build(args)
-    t0 = time.perf_counter()
+    if name not in ESTIMATORS:
+        raise CLIError(
+            f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}", 2
+        )
+    cls_name = ESTIMATORS[name][0]
     try:
-        est.fit(X, y)
-    except ValueError as exc:
-        raise CLIError(f"cannot fit {args.data}: {exc}") from exc
-    elapsed = time.perf_counter() - t0
-    save_model(est, args.model)
-    print(f"fitted {type(est).__name__} on {X.shape[0]} x {X.shape[1]} in {elapsed:.2f}s; "
-          f"{len(est.selected_features_)} features selected; training score "
-          f"{est.score(X, y):.4f}; model saved to {args.model}")
+        module = importlib.import_module(kernlearn._ESTIMATORS[cls_name])
+        return getattr(module, cls_name)
+    except (ImportError, AttributeError, KeyError) as exc:
+        raise CLIError(f"estimator {name} is not available in this kernlearn: {exc}", 2)
+
+
+def _parse_value(text):
+    """JSON value, else Python spellings of True/False/None, else the raw string."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {"True": True, "False": False, "None": None}.get(text, text)
+
+
+def _resolve_object_params(params):
+    """``family`` given by name or ``{"name": ..., **params}`` -> family object."""
+    from .families import FAMILIES
+
+    fam = params.get("family")
+    if isinstance(fam, str):
+        params["family"] = FAMILIES.resolve(fam)
+    elif isinstance(fam, dict):
+        spec = dict(fam)
+        name = spec.pop("name", None)
+        if not isinstance(name, str):
+            raise ValueError(
+                'family given as a JSON object needs a "name" '
+                f"(one of {', '.join(FAMILIES.names())})."
+            )
+        params["family"] = FAMILIES.resolve(name, **spec)
+    return params
+
+
+def _read_config(path):
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            cfg = tomllib.load(fh)
+    except FileNotFoundError:
+        raise CLIError(f"config file not found: {path}", 2) from None
+    except IsADirectoryError:
+        raise CLIError(f"config file {path} is a directory", 2) from None
+    except (OSError, ValueError) as exc:
+        raise CLIError(f"cannot read config file {path}: {exc}", 2) from None
+    unknown = set(cfg) - {"estimator", "params"}
+    if unknown:
+        raise CLIError(
+            f"config file {path}: unknown key(s) {sorted(unknown)}; "
+            "allowed: estimator, [params]",
+            2,
+        )
+    if "params" in cfg and not isinstance(cfg["params"], dict):
+        raise CLIError(f"config file {path}: 'params' must be a table", 2)
+    return cfg
+
+
+def build_estimator(name, param_items=(), config=None, verbose=0):
+    """Instantiate estimator ``name`` with validated parameters.
+
+    Parameters
+    ----------
+    name : str or None
+        A key of :data:`ESTIMATORS` (``None``: take it from the config).
+    param_items : list of str
+        ``key=value`` strings (override the config).
+    config : str, optional
+        TOML file with ``estimator = "..."`` and a ``[params]`` table.
+    verbose : int, default=0
+        Progress level passed to the estimator.
+
+    Returns
+    -------
+    name : str
+    estimator : estimator
+    """
+    params = {}
+    if config is not None:
+        cfg = _read_config(config)
+        name = name or cfg.get("estimator")
+        params.update(cfg.get("params", {}))
+    if name is None:
+        raise CLIError(
+            "no estimator given: use --estimator NAME (one of "
+            f"{', '.join(ESTIMATORS)})",
+            2,
+        )
+    cls = _estimator_class(name)
+    for item in param_items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CLIError(f"--param {item!r} must look like key=value", 2)
+        params[key.strip()] = _parse_value(value)
+    valid = cls().get_params(deep=False)
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise CLIError(
+            f"unknown parameter {unknown[0]!r} for {name}; valid: "
+            f"{', '.join(k for k in valid if k not in _CLI_PARAMS)}",
+            2,
+        )
+    if "verbose" in valid and "verbose" not in params:
+        params["verbose"] = verbose
+    try:
+        est = cls(**_resolve_object_params(params))
+        if hasattr(est, "_validate_params"):
+            est._validate_params()
+    except (ValueError, TypeError) as exc:
+        raise CLIError(f"invalid parameter for {name}: {_one_line(exc)}", 2) from None
+    return name, est
+
+
+# ------------------------------------------------------------------------ data
+def _load(
+    source, label=None, n_features=None, zero_based="auto", fmt=None, task_column=None
+):
+    from .datasets import (
+        DatasetNotFoundError,
+        FeatureCountError,
+        IndexBaseError,
+        load_data_file,
+    )
+
+    try:
+        X, y, info = load_data_file(
+            source,
+            label=label,
+            n_features=n_features,
+            zero_based=zero_based,
+            fmt=fmt,
+            task_column=task_column,
+        )
+    except (FeatureCountError, IndexBaseError) as exc:
+        raise CLIError(_one_line(exc), 5) from None
+    except DatasetNotFoundError as exc:
+        raise CLIError(_one_line(exc), 3) from None
+    except (ValueError, OSError, MemoryError) as exc:
+        raise CLIError(_one_line(exc), 3) from None
+    return X, y, info
+
+
+def _check_values(X, source):
+    import scipy.sparse as sp
+
+    data = X.data if sp.issparse(X) else X
+    if not np.all(np.isfinite(data)):
+        raise CLIError(f"{source} contains NaN or infinite feature values", 3)
+
+
+def _check_output(path, what="output"):
+    """Fail early (exit 7) if ``path`` cannot be written."""
+    if path is None:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise CLIError(f"{what} path {p} is a directory", 7)
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise CLIError(f"cannot write {what} {p}: folder {parent} does not exist", 7)
+    if p.exists() and not os.access(p, os.W_OK):
+        raise CLIError(f"cannot write {what} {p}: permission denied", 7)
+    # Really create a file there: permission bits say nothing for root, and
+    # some file systems refuse writes regardless of them.
+    import tempfile
+
+    try:
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".kernlearn-check-"):
+            pass
+    except OSError as exc:
+        raise CLIError(f"cannot write {what} {p}: {exc.strerror or exc}", 7) from None
+
+
+def _emit(path, text, summary):
+    """Write ``text`` to ``path`` and print ``summary``, or print ``text``; exit 0."""
+    if path:
+        _write_text(path, text)
+        print(summary)
+    else:
+        sys.stdout.write(text)
     return 0
 
 
-def _cmd_predict(args):
-    """Predict with a saved model; report the score when labels are present."""
+def _write_text(path, text, what="output"):
+    try:
+        Path(path).write_text(text)
+    except OSError as exc:
+        raise CLIError(
+            f"cannot write {what} {path}: {exc.strerror or exc}", 7
+        ) from None
+
+
+# ------------------------------------------------------------------ model I/O
+def _load_model(path):
     from .io import load_model
 
     try:
-        est = load_model(args.model)
-    except (FileNotFoundError, ValueError) as exc:
-        raise CLIError(str(exc)) from exc
-    X, y = _load_xy(args.data, n_features=est.n_features_in_)
-    pred = est.predict(X)
+        return load_model(path, return_metadata=True)
+    except FileNotFoundError as exc:
+        raise CLIError(_one_line(exc), 4) from None
+    except (ValueError, TypeError) as exc:
+        raise CLIError(_one_line(exc), 4) from None
+
+
+def _model_data(args, meta, est):
+    """Load ``args.data`` in the model's feature space and check it matches.
+
+    Returns ``X, y, tasks`` (``y`` and ``tasks`` may be ``None``).
+    """
+    n_features = meta.get("n_features", getattr(est, "n_features_in_", None))
+    zb = meta.get("zero_based")
+    task_column = getattr(args, "task_column", None) or meta.get("task_column")
+    X, y, info = _load(
+        args.data,
+        label=getattr(args, "label", None),
+        n_features=n_features,
+        zero_based="auto" if zb is None else zb,
+        fmt=getattr(args, "format", None),
+        task_column=task_column if _reads_as_csv(args.data, args) else None,
+    )
+    if meta.get("multitask") and info["tasks"] is None:
+        raise CLIError(
+            f"the model was fitted on tasks; {args.data} has no task column "
+            "(--task-column)",
+            5,
+        )
+    # LIBSVM columns are sparse indices, table columns are positions: a model
+    # trained on one kind of file does not read the other (named data sets are
+    # either, so they are not compared).
+    fmt_train, fmt = meta.get("format"), info["format"]
+    if (
+        fmt_train not in (None, "dataset")
+        and fmt != "dataset"
+        and (fmt_train == "libsvm") != (fmt == "libsvm")
+    ):
+        raise CLIError(
+            f"{args.data} is a {fmt} file but the model was trained on a "
+            f"{fmt_train} file",
+            5,
+        )
+    _check_values(X, args.data)
+    if meta.get("feature_min") is not None and not getattr(
+        args, "allow_out_of_range", False
+    ):
+        frac = outside_fraction(X, meta)
+        if frac > _RANGE_MAX_OUTSIDE:
+            raise CLIError(
+                f"{100 * frac:.0f}% of the values of {args.data} are unlike the "
+                "training values of their features (far out of range, or fractional "
+                "where training values were integers): is it the same kind of data "
+                "as the training file? (--allow-out-of-range to predict anyway)",
+                5,
+            )
+    return X, y, info["tasks"]
+
+
+def _reads_as_csv(source, args):
+    """Whether ``source`` will be read as CSV (the only table with a task column)."""
+    from .datasets import _base_suffix
+
+    fmt = getattr(args, "format", None)
+    return fmt == "csv" or (fmt is None and _base_suffix(source) == ".csv")
+
+
+def _task_kw(tasks):
+    return {} if tasks is None else {"task_index": tasks}
+
+
+def _check_labels(est, y, source):
+    classes = getattr(est, "classes_", None)
+    if classes is None or y is None:
+        return y
+    y = np.asarray(y)
+    if classes.dtype.kind in "fiu" and y.dtype.kind in "fiu":
+        unseen = np.setdiff1d(np.unique(y), classes)
+    else:
+        unseen = np.setdiff1d(np.unique(y.astype(str)), classes.astype(str))
+        y = y.astype(classes.dtype) if classes.dtype.kind in "U" else y
+    if unseen.size:
+        raise CLIError(
+            f"{source} has labels never seen in training: "
+            f"{', '.join(map(str, unseen[:5]))}; the model knows "
+            f"{', '.join(map(str, classes[:10]))}",
+            5,
+        )
+    return y
+
+
+def _predict(est, X, source, tasks=None):
+    try:
+        pred = est.predict(X, **_task_kw(tasks))
+    except ValueError as exc:
+        raise CLIError(f"cannot predict {source}: {_one_line(exc)}", 5) from None
+    if pred.dtype.kind == "f" and not np.all(np.isfinite(pred)):
+        raise CLIError(
+            "the model produced NaN or infinite predictions; the model "
+            "file is unusable",
+            4,
+        )
+    return pred
+
+
+# -------------------------------------------------------------------- commands
+def _progress_level(args):
+    return 0 if args.quiet else 1
+
+
+def _cmd_fit(args):
+    """Fit an estimator on a data file and save it."""
+    from .io import save_model
+
+    name, est = build_estimator(
+        args.estimator, args.param, args.config, verbose=_progress_level(args)
+    )
+    _check_output(args.model, "model")
+    X, y, info = _load(
+        args.data,
+        label=args.label,
+        zero_based={"auto": "auto", "yes": True, "no": False}[args.zero_based],
+        fmt=args.format,
+        task_column=args.task_column,
+    )
+    tasks = info["tasks"]
+    if tasks is not None and "task_index" not in inspect.signature(est.fit).parameters:
+        raise CLIError(f"{name} does not learn from tasks (no task_index)", 2)
+    if y is None:
+        raise CLIError(f"{args.data} has no labels to fit on", 3)
+    _check_values(X, args.data)
+    if ESTIMATORS[name][1] == "regression" and np.asarray(y).dtype.kind not in "fiub":
+        raise CLIError(f"{name} needs numeric targets; {args.data} has text labels", 3)
+    if (
+        ESTIMATORS[name][1] == "classification"
+        and np.asarray(y).dtype.kind == "f"
+        and np.unique(y).size > max(50, 0.5 * len(y))
+    ):
+        raise CLIError(
+            f"{args.data} has {np.unique(y).size} distinct continuous "
+            f"targets; use a regressor (e.g. fgm-regressor) instead of {name}",
+            3,
+        )
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            est.fit(X, y, **_task_kw(tasks))
+        except (ValueError, TypeError, np.linalg.LinAlgError) as exc:
+            raise CLIError(
+                f"cannot fit {name} on {args.data}: {_one_line(exc)}", 6
+            ) from None
+    elapsed = time.perf_counter() - t0
+    for w in caught:
+        if not issubclass(w.category, DeprecationWarning):
+            print(f"kernlearn: warning: {_one_line(w.message)}", file=sys.stderr)
+    meta = {
+        "cli_estimator": name,
+        "task": ESTIMATORS[name][1],
+        "source": str(args.data),
+        "format": info["format"],
+        "zero_based": info["zero_based"],
+        "n_features": int(X.shape[1]),
+        "n_samples": int(X.shape[0]),
+        "feature_names": info["feature_names"],
+        "label": args.label,
+        "task_column": args.task_column,
+        "multitask": tasks is not None,
+        **feature_profile(X),
+        "fit_seconds": elapsed,
+    }
+    score_key = "accuracy" if ESTIMATORS[name][1] == "classification" else "r2"
+    meta["train_score"] = evaluate_metrics(est, X, y, ESTIMATORS[name][1], tasks)[
+        score_key
+    ]
+    try:
+        save_model(est, args.model, metadata=meta)
+    except OSError as exc:
+        raise CLIError(
+            f"cannot write model {args.model}: {exc.strerror or exc}", 7
+        ) from None
+    score = "accuracy" if ESTIMATORS[name][1] == "classification" else "R^2"
+    print(
+        f"fitted {name} ({type(est).__name__}) on {X.shape[0]} x {X.shape[1]} in "
+        f"{elapsed:.2f}s; {_selection_summary(est)}training {score} "
+        f"{meta['train_score']:.4f}; model saved to {args.model}"
+    )
+    return 0
+
+
+def _selection_summary(est):
+    for attr, what in (
+        ("selected_features_", "features selected"),
+        ("features_", "features learned"),
+        ("m0_", "centres kept"),
+    ):
+        if hasattr(est, attr):
+            val = getattr(est, attr)
+            n = val if np.isscalar(val) else len(val)
+            return f"{n} {what}; "
+    if hasattr(est, "kernel_weights_"):
+        return f"{int(np.count_nonzero(est.kernel_weights_))} kernels weighted; "
+    return ""
+
+
+def _cmd_predict(args):
+    """Predict with a saved model."""
+    _check_output(args.out)
+    est, meta = _load_model(args.model)
+    X, y, tasks = _model_data(args, meta, est)
+    if args.proba:
+        if not hasattr(est, "predict_proba"):
+            raise CLIError(
+                f"{type(est).__name__} with these parameters has no "
+                "predict_proba (FGM: loss=logistic)",
+                2,
+            )
+        pred = est.predict_proba(X, **_task_kw(tasks))
+        lines = [",".join(f"{v:.6g}" for v in row) for row in pred]
+        header = ",".join(map(str, est.classes_)) + "\n"
+    else:
+        pred = _predict(est, X, args.data, tasks)
+        lines = [
+            f"{v:.10g}" if isinstance(v, (float, np.floating)) else str(v) for v in pred
+        ]
+        header = ""
+    return _emit(
+        args.out,
+        header + "\n".join(lines) + "\n",
+        f"wrote {len(pred)} predictions to {args.out}",
+    )
+
+
+def _cmd_evaluate(args):
+    """Metrics of a saved model on a labelled file."""
+    _check_output(args.out)
+    est, meta = _load_model(args.model)
+    X, y, tasks = _model_data(args, meta, est)
+    if y is None:
+        raise CLIError(f"{args.data} has no labels to evaluate against", 3)
+    task = meta.get("task") or (
+        "classification" if hasattr(est, "classes_") else "regression"
+    )
+    if task == "regression" and np.asarray(y).dtype.kind not in "fiub":
+        raise CLIError(f"{args.data} has text labels; the model is a regressor", 5)
+    y = _check_labels(est, y, args.data)
+    res = evaluate_metrics(
+        est, X, y, task, tasks, pred=_predict(est, X, args.data, tasks)
+    )
+    text = (
+        json.dumps(res, indent=1)
+        if args.json
+        else "\n".join(
+            f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+            for k, v in res.items()
+        )
+    ) + "\n"
     if args.out:
-        np.savetxt(args.out, pred, fmt="%.10g")
-        print(f"wrote {len(pred)} predictions to {args.out}")
-    print(f"score on {args.data}: {est.score(X, y):.4f}")
+        _write_text(args.out, text)
+    sys.stdout.write(text)
+    return 0
+
+
+def _cmd_select(args):
+    """Print the selected features / learned parameters / kernel weights."""
+    _check_output(args.out)
+    est, meta = _load_model(args.model)
+    try:
+        cols, rows = selection_table(est, meta)
+    except ValueError as exc:
+        raise CLIError(str(exc), 2) from None
+    if args.format == "json":
+        text = json.dumps([dict(zip(cols, r)) for r in rows], indent=1) + "\n"
+    else:
+        import csv
+        import io
+
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(cols)
+        writer.writerows(rows)
+        text = buf.getvalue()
+    return _emit(args.out, text, f"wrote {len(rows)} rows to {args.out}")
+
+
+def _cmd_report(args):
+    """Write a self-contained HTML report of a model."""
+    out = args.out or str(Path(args.model).with_suffix(".html"))
+    _check_output(out, "report")
+    est, meta = _load_model(args.model)
+    data = None
+    if args.data:
+        X, y, tasks = _model_data(args, meta, est)
+        if y is None:
+            raise CLIError(
+                f"{args.data} has no labels; the report needs a labelled test file", 3
+            )
+        data = (X, _check_labels(est, y, args.data), str(args.data), tasks)
+    try:
+        from .report import write_report
+    except ImportError as exc:
+        raise CLIError(
+            f"the report needs matplotlib: pip install kernlearn[plot] ({exc})", 3
+        ) from None
+    try:
+        write_report(est, meta, out, data=data)
+    except OSError as exc:
+        raise CLIError(f"cannot write report {out}: {exc.strerror or exc}", 7) from None
+    print(f"report written to {out}")
     return 0
 
 
 def _cmd_datasets(args):
     """List the real data sets found in the data folder."""
-    from .datasets import available_datasets, data_home
+    from .datasets import _LOADERS, _TABULAR_SETS, available_datasets, data_home
 
     print(f"data folder: {data_home()} (set KERNLEARN_DATA to change)")
     names = available_datasets()
-    print("available: " + (", ".join(names) if names else "none"))
+    if not names:
+        print("available: none")
+    for name in names:
+        use = {
+            "split": f"`{name}` (train) and `{name}:test`",
+            "single": f"`{name}`",
+            "views": f"`{name}` (views side by side)",
+        }.get(_TABULAR_SETS.get(name), "Python API only")
+        print(f"  {name:12s} {_LOADERS[name][1]}; on the command line: {use}")
+    return 0
+
+
+def _cmd_estimators(args):
+    """List the estimators and their parameters."""
+    for name, (cls_name, task, desc) in ESTIMATORS.items():
+        try:
+            cls = _estimator_class(name)
+        except CLIError:
+            print(f"{name:20s} (not available in this build)")
+            continue
+        print(f"{name:20s} {cls_name} ({task}): {desc}")
+        if args.params:
+            for k, v in cls().get_params(deep=False).items():
+                if k not in _CLI_PARAMS:
+                    print(f"    {k} = {v!r}")
     return 0
 
 
@@ -98,78 +683,175 @@ def _cmd_demo(args):
     from .estimators.fgm import FGMClassifier
 
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    verbose = 0 if args.quiet else 1
-    print("== FGM on the FGM paper's synthetic data (Type I, 2000 x 4096, "
-          "400 informative features) ==")
-    X, y, Xt, yt, w = make_fgm_synthetic(2000, 4096, 400, n_test=2000, random_state=0)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CLIError(
+            f"cannot create folder {out}: {exc.strerror or exc}", 7
+        ) from None
+    verbose = _progress_level(args)
+    # --quick: the same steps on a tenth of the data (used by the tests)
+    n, d, k, B = (200, 512, 40, 4) if args.quick else (2000, 4096, 400, 40)
+    print(
+        f"== FGM on the FGM paper's synthetic data (Type I, {n} x {d}, "
+        f"{k} informative features) =="
+    )
+    X, y, Xt, yt, w = make_fgm_synthetic(n, d, k, n_test=n, random_state=0)
     t0 = time.perf_counter()
-    clf = FGMClassifier(B=40, C=10.0, verbose=verbose).fit(X, y)
+    clf = FGMClassifier(B=B, verbose=verbose).fit(X, y)
     t_fgm = time.perf_counter() - t0
     sel = clf.selected_features_
     hits = int(np.isin(sel, np.flatnonzero(w)).sum())
-    print(f"FGM: {len(sel)} features selected ({hits} informative) in {t_fgm:.2f}s, "
-          f"test accuracy {clf.score(Xt, yt):.4f}")
+    print(
+        f"FGM: {len(sel)} features selected ({hits} informative) in {t_fgm:.2f}s, "
+        f"test accuracy {clf.score(Xt, yt):.4f}"
+    )
     # The l1-logistic anchor at a comparable number of features.
     for C in (0.02, 0.05, 0.1):
         t0 = time.perf_counter()
         l1 = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=C).fit(X, y)
         nnz = np.count_nonzero(l1.coef_)
-        print(f"l1-logistic (C={C}): {nnz} features in {time.perf_counter() - t0:.2f}s, "
-              f"test accuracy {l1.score(Xt, yt):.4f}")
+        print(
+            f"l1-logistic (C={C}): {nnz} features in {time.perf_counter() - t0:.2f}s, "
+            f"test accuracy {l1.score(Xt, yt):.4f}"
+        )
     try:
         from .plotting import plot_convergence
 
-        png = plot_convergence(clf.history_, out / "fgm_synthetic_convergence.png",
-                               "FGM on synthetic data")
+        png = plot_convergence(
+            clf.history_, out / "fgm_synthetic_convergence.png", "FGM on synthetic data"
+        )
         print(f"convergence plot: {png}")
     except ImportError as exc:
         print(f"(no plot: {exc})")
 
     print("\n== FGM on scikit-learn's breast cancer data (569 x 30) ==")
     Xb, yb = load_breast_cancer(return_X_y=True)
-    Xtr, Xte, ytr, yte = train_test_split(Xb, yb, test_size=0.3, random_state=0, stratify=yb)
-    for B in (1, 3, 5):
-        clf = FGMClassifier(B=B, C=10.0, loss="logistic", max_outer_iter=3).fit(Xtr, ytr)
-        names = ", ".join(load_breast_cancer().feature_names[clf.selected_features_][:6])
-        print(f"B={B}: {len(clf.selected_features_)} features ({names}...), "
-              f"test accuracy {clf.score(Xte, yte):.4f}")
+    Xtr, Xte, ytr, yte = train_test_split(
+        Xb, yb, test_size=0.3, random_state=0, stratify=yb
+    )
+    for k in (1, 3, 5):
+        clf = FGMClassifier(max_features=k, loss="logistic").fit(Xtr, ytr)
+        names = ", ".join(
+            load_breast_cancer().feature_names[clf.selected_features_][:6]
+        )
+        print(
+            f"max_features={k}: {len(clf.selected_features_)} features ({names}...), "
+            f"test accuracy {clf.score(Xte, yte):.4f}"
+        )
     return 0
 
 
 def build_parser():
-    """The argument parser of the ``kernlearn`` command."""
-    parser = argparse.ArgumentParser(
+    """The argument parser of the ``kernlearn`` command.
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+    """
+    from . import __version__
+
+    codes = "\n".join(f"  {k:3d}  {v}" for k, v in EXIT_CODES.items())
+    parser = _Parser(
         prog="kernlearn",
         description="Learn which features and kernels a predictor should use.",
+        epilog=f"exit codes:\n{codes}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument(
+        "--version", action="version", version=f"kernlearn {__version__}"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    data_help = (
+        "LIBSVM file (plain/.bz2/.gz/.xz), CSV, .npy, .npz, or a data set "
+        "name from `kernlearn datasets` (NAME or NAME:test)"
+    )
 
-    fit = sub.add_parser("fit", help="fit a model on an svmlight/LIBSVM file")
-    fit.add_argument("data", help="training file (svmlight, optionally .bz2/.gz/.xz)")
-    fit.add_argument("--model", required=True, help="where to save the model (.npz)")
-    fit.add_argument("--method", choices=sorted(_METHODS), default="fgm")
-    fit.add_argument("--B", type=int, default=10, help="features added per iteration")
-    fit.add_argument("--C", type=float, default=10.0, help="loss weight")
-    fit.add_argument("--loss", choices=["squared_hinge", "logistic"], default="squared_hinge")
-    fit.add_argument("--max-outer-iter", type=int, default=15)
-    fit.add_argument("--tol", type=float, default=1e-2)
-    fit.add_argument("--quiet", action="store_true", help="no progress lines")
+    def table_args(p, task_note):
+        """How to read a data file: label and task columns, format, range check."""
+        p.add_argument(
+            "--label",
+            help="label column of a CSV/.npy table (name or number; default: last)",
+        )
+        p.add_argument("--task-column", help=f"CSV column of row tasks ({task_note})")
+        p.add_argument(
+            "--format",
+            choices=["libsvm", "csv", "npy", "npz"],
+            help="data format (default: from the file name)",
+        )
+        if p.prog.split()[-1] != "fit":
+            p.add_argument(
+                "--allow-out-of-range",
+                action="store_true",
+                help="predict even if values lie far outside the training range",
+            )
+
+    fit = sub.add_parser("fit", help="fit an estimator and save the model")
+    fit.add_argument("data", help=data_help)
+    fit.add_argument("--estimator", "-e", help=f"one of: {', '.join(ESTIMATORS)}")
+    fit.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="estimator parameter (JSON value or string); repeatable",
+    )
+    fit.add_argument("--config", help='TOML file: estimator = "..." and [params]')
+    fit.add_argument("--model", "-m", required=True, help="where to save the model")
+    table_args(fit, "for estimators taking task_index")
+    fit.add_argument(
+        "--zero-based",
+        choices=["auto", "yes", "no"],
+        default="auto",
+        help="LIBSVM index base (auto: 0-based iff index 0 occurs)",
+    )
+    fit.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     fit.set_defaults(func=_cmd_fit)
 
+    def model_data(p):
+        p.add_argument("data", help=data_help)
+        p.add_argument("--model", "-m", required=True)
+        table_args(p, "default: the model's")
+        p.add_argument("--out", "-o", help="write here instead of stdout")
+
     pred = sub.add_parser("predict", help="predict with a saved model")
-    pred.add_argument("data", help="file to predict (svmlight)")
-    pred.add_argument("--model", required=True)
-    pred.add_argument("--out", help="write predictions here, one per line")
+    model_data(pred)
+    pred.add_argument("--proba", action="store_true", help="class probabilities")
     pred.set_defaults(func=_cmd_predict)
 
-    demo = sub.add_parser("demo", help="run FGM on embedded data")
-    demo.add_argument("--out", default="kernlearn-out", help="folder for plots")
-    demo.add_argument("--quiet", action="store_true")
-    demo.set_defaults(func=_cmd_demo)
+    ev = sub.add_parser("evaluate", help="metrics of a saved model on a labelled file")
+    model_data(ev)
+    ev.add_argument("--json", action="store_true", help="JSON output")
+    ev.set_defaults(func=_cmd_evaluate)
+
+    sel = sub.add_parser(
+        "select", help="selected features / learned parameters / kernel weights"
+    )
+    sel.add_argument("model")
+    sel.add_argument("--format", choices=["csv", "json"], default="csv")
+    sel.add_argument("--out", "-o")
+    sel.set_defaults(func=_cmd_select)
+
+    rep = sub.add_parser("report", help="self-contained HTML report of a model")
+    rep.add_argument("model")
+    rep.add_argument("--data", help="labelled test data: " + data_help)
+    table_args(rep, "default: the model's")
+    rep.add_argument("--out", "-o", help="HTML file (default: MODEL with .html)")
+    rep.set_defaults(func=_cmd_report)
 
     ds = sub.add_parser("datasets", help="list the data sets in the data folder")
     ds.set_defaults(func=_cmd_datasets)
+
+    es = sub.add_parser("estimators", help="list the estimators")
+    es.add_argument("--params", action="store_true", help="with their parameters")
+    es.set_defaults(func=_cmd_estimators)
+
+    demo = sub.add_parser("demo", help="run FGM on embedded data")
+    demo.add_argument("--out", default="kernlearn-out", help="folder for plots")
+    demo.add_argument("--quiet", "-q", action="store_true")
+    demo.add_argument("--quick", action="store_true", help="a tenth of the data")
+    demo.set_defaults(func=_cmd_demo)
     return parser
 
 
@@ -184,14 +866,31 @@ def main(argv=None):
     Returns
     -------
     status : int
+        One of :data:`EXIT_CODES`.
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    debug = os.environ.get("KERNLEARN_DEBUG") == "1"
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
         return args.func(args)
     except CLIError as exc:
-        print(f"kernlearn: error: {exc}", file=sys.stderr)
-        return 2
+        print(f"kernlearn: error: {_one_line(exc)}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print("kernlearn: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print("kernlearn: error: out of memory", file=sys.stderr)
+        return 3
+    except Exception as exc:  # a bug: say so in one line, traceback on request
+        if debug:
+            raise
+        print(
+            f"kernlearn: internal error: {type(exc).__name__}: {_one_line(exc)} "
+            "(set KERNLEARN_DEBUG=1 for the traceback; please report it)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -40,8 +40,10 @@ class ColGenResult:
     n_iter : int
         Outer iterations run.
     stop_reason : str
-        ``"no_violation"``, ``"tol"``, ``"max_iter"``, ``"time_budget"`` or
-        ``"callback"``.
+        ``"no_violation"``, ``"active_set"`` (pricing returned candidates
+        already in the model), ``"tol"``, ``"max_iter"`` (or the
+        ``budget_name`` given), ``"time_budget"`` or ``"callback"``; see
+        :data:`kernlearn.progress.STOP_REASONS`.
     """
 
     history: History
@@ -72,6 +74,9 @@ class ColumnGeneration:
     warn : bool, default=True
         Emit a ``ConvergenceWarning`` when ``max_iter`` is reached while a
         tolerance was set and not met.
+    budget_name : str, default="max_iter"
+        What ``max_iter`` counts, as reported in the stop reason (GrFL: the
+        feature budget ``"max_features"``).
 
     References
     ----------
@@ -81,7 +86,7 @@ class ColumnGeneration:
 
     def __init__(
         self, max_iter, tol=None, verbose=0, callback=None, time_budget=None, name="",
-        warn=True,
+        warn=True, budget_name="max_iter",
     ):
         self.max_iter = max_iter
         self.tol = tol
@@ -90,17 +95,7 @@ class ColumnGeneration:
         self.time_budget = time_budget
         self.name = name
         self.warn = warn
-
-    def _print(self, row):
-        parts = [f"[{self.name or 'colgen'}] iter {row['iter']:3d}"]
-        for key, fmt in [
-            ("objective", ".6g"), ("violation", ".3g"), ("n_active", "d"),
-            ("gap", ".3g"), ("time", ".2f"),
-        ]:
-            if key in row and row[key] is not None:
-                val = int(row[key]) if fmt == "d" else row[key]
-                parts.append(f"{key}={val:{fmt}}")
-        print("  ".join(parts), flush=True)
+        self.budget_name = budget_name
 
     def run(self, price, master, n_active=None):
         """Alternate pricing and master solves until a stopping rule fires.
@@ -108,7 +103,10 @@ class ColumnGeneration:
         Parameters
         ----------
         price : callable
-            ``price() -> Candidates or None``.
+            ``price() -> Candidates``, or ``None`` when nothing violates the
+            optimality conditions, or a stop-reason string (a key of
+            :data:`kernlearn.progress.STOP_REASONS`) when pricing stops for
+            another reason.
         master : callable
             ``master(candidates) -> float`` or ``(float, dict_of_extras)``.
         n_active : callable, optional
@@ -118,10 +116,13 @@ class ColumnGeneration:
         -------
         result : ColGenResult
         """
+        from .progress import Progress
+
         history = History()
         t0 = time.perf_counter()
+        progress = Progress(self.name or "colgen", self.max_iter) if self.verbose else None
         prev = None
-        reason = "max_iter"
+        reason = self.budget_name
         it = 0
         for it in range(1, self.max_iter + 1):
             if self.time_budget is not None and time.perf_counter() - t0 > self.time_budget:
@@ -129,8 +130,8 @@ class ColumnGeneration:
                 it -= 1
                 break
             cand = price()
-            if cand is None or len(cand) == 0:
-                reason = "no_violation"
+            if cand is None or isinstance(cand, str) or len(cand) == 0:
+                reason = cand if isinstance(cand, str) else "no_violation"
                 it -= 1
                 break
             violation = float(max(cand.scores))
@@ -141,8 +142,8 @@ class ColumnGeneration:
                 row["n_active"] = n_active()
             row["time"] = time.perf_counter() - t0
             history.append(**row)
-            if self.verbose:
-                self._print(row)
+            if progress is not None:
+                progress.update(row)
             if self.callback is not None and self.callback(row):
                 reason = "callback"
                 break
@@ -154,14 +155,15 @@ class ColumnGeneration:
                 reason = "tol"
                 break
             prev = obj
-        converged = reason in ("no_violation", "tol")
-        if reason == "max_iter" and self.tol is not None and self.warn:
+        converged = reason in ("no_violation", "active_set", "tol")
+        if reason == self.budget_name and self.tol is not None and self.warn:
             warnings.warn(
                 f"{self.name or 'column generation'} stopped after max_iter="
                 f"{self.max_iter} outer iterations without meeting tol={self.tol}.",
                 ConvergenceWarning,
             )
-        if self.verbose:
-            print(f"[{self.name or 'colgen'}] stop: {reason} after {it} iterations",
-                  flush=True)
+        if progress is not None:
+            detail = {"tol": f"tol={self.tol}", self.budget_name:
+                      f"{self.budget_name}={self.max_iter}"}.get(reason, "")
+            progress.close(reason, it, detail)
         return ColGenResult(history, converged, it, reason)

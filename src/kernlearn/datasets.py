@@ -19,8 +19,11 @@ import scipy.sparse as sp
 
 __all__ = [
     "DatasetNotFoundError",
+    "FeatureCountError",
+    "IndexBaseError",
     "available_datasets",
     "data_home",
+    "load_data_file",
     "load_dataset",
     "load_svmlight",
     "make_fgm_group_synthetic",
@@ -426,3 +429,344 @@ def make_sinc(n_samples=1000, n_test=1000, snr_db=10.0, random_state=None):
     noise_var = np.mean(f**2) / 10 ** (snr_db / 10)
     y = f + rng.normal(0, np.sqrt(noise_var), n_samples)
     return X, y, X_test, np.sinc(X_test[:, 0] / np.pi)
+
+
+# ------------------------------------------------------------- any data file
+_TABULAR_SETS = {
+    # name -> how to get (X, y) for the train and test parts
+    "a9a": "split", "ijcnn1": "split", "usps": "split",
+    "letter": "single", "pendigits": "single", "abalone": "single",
+    "housing": "single", "cal_housing": "single", "wine": "single", "mfeat": "views",
+    "school": "tasks",
+}
+
+
+def _base_suffix(path):
+    """Format suffix of a file name, ignoring a compression suffix."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] in (".bz2", ".gz", ".xz"):
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes else ""
+
+
+def _read_bytes(path):
+    try:
+        with _open(path) as fh:
+            return fh.read()
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from exc
+
+
+def _label_position(label, names, width, path, flag="--label"):
+    if label is None:
+        return width - 1
+    if names is not None and label in names:
+        return names.index(label)
+    try:
+        pos = int(label)
+    except (TypeError, ValueError):
+        raise ValueError(f"{flag} {label!r}: no such column in {path}"
+                         + (f" (columns: {', '.join(names[:8])}...)" if names else "")
+                         + ".") from None
+    if not -width <= pos < width:
+        raise ValueError(f"label column {pos} is out of range for {width} columns in {path}.")
+    return pos % width
+
+
+def _split_label(table, pos, names, with_label):
+    """Features and labels of a 2-D table (object or float) given the label column."""
+    if not with_label:
+        return table, None, names
+    keep = [j for j in range(table.shape[1]) if j != pos]
+    y = table[:, pos]
+    fnames = [names[j] for j in keep] if names is not None else None
+    return table[:, keep], y, fnames
+
+
+def _to_float(table, path, names=None, offset=0):
+    try:
+        return np.asarray(table, dtype=np.float64)
+    except ValueError:
+        for i, row in enumerate(table):
+            for j, v in enumerate(row):
+                try:
+                    float(v)
+                except ValueError:
+                    col = names[j] if names else str(j)
+                    raise ValueError(
+                        f"{path}: row {i + 1 + offset}, column {col}: {str(v)[:20]!r} is "
+                        "not a number.") from None
+        raise
+
+
+def _labels(y):
+    """Numeric labels when they all parse as numbers, else strings."""
+    try:
+        return np.asarray(y, dtype=np.float64)
+    except ValueError:
+        return np.asarray([str(v).strip().strip("'\"") for v in y])
+
+
+def _read_csv(path, label, n_features, task_column=None):
+    import csv
+
+    text = _read_bytes(path)
+    try:
+        lines = text.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a UTF-8 text (CSV) file.") from None
+    rows = [r for r in csv.reader(lines) if r]
+    if not rows:
+        raise ValueError(f"CSV file {path} is empty.")
+    names = None
+    try:
+        [float(v) for v in rows[0]]
+    except ValueError:
+        names, rows = [v.strip() for v in rows[0]], rows[1:]
+    if not rows:
+        raise ValueError(f"CSV file {path} has a header but no data rows.")
+    width = len(rows[0])
+    for i, r in enumerate(rows):
+        if len(r) != width:
+            raise ValueError(f"{path}: row {i + 1 + (names is not None)} has {len(r)} "
+                             f"fields, the first row has {width}.")
+    if names is not None and len(names) != width:
+        raise ValueError(f"{path}: header has {len(names)} fields, rows have {width}.")
+    tasks = None
+    if task_column is not None:
+        # the task of each row (multitask estimators' task_index), not a feature
+        tpos = _label_position(task_column, names, width, path, "--task-column")
+        tasks = _labels([r[tpos] for r in rows])
+        rows = [r[:tpos] + r[tpos + 1:] for r in rows]
+        names = None if names is None else names[:tpos] + names[tpos + 1:]
+        width -= 1
+    with_label = n_features is None or width == n_features + 1
+    if n_features is not None and width not in (n_features, n_features + 1):
+        raise FeatureCountError(
+            f"{path} has {width} columns; the model expects {n_features} features "
+            f"(plus optionally a label column).")
+    pos = _label_position(label, names, width, path) if with_label else None
+    table = np.array(rows, dtype=object)
+    X, y, fnames = _split_label(table, pos, names, with_label)
+    X = _to_float(X, path, fnames, offset=names is not None)
+    return X, (None if y is None else _labels(y)), fnames, tasks
+
+
+def _read_numpy(path, label, n_features, suffix):
+    try:
+        if suffix == ".npz":
+            with np.load(path, allow_pickle=False) as data:
+                if "X" not in data.files:
+                    raise ValueError(f"{path} has no array named 'X' "
+                                     f"(found: {', '.join(data.files) or 'none'}).")
+                X = data["X"]
+                y = data["y"] if "y" in data.files else None
+        else:
+            X, y = np.load(path, allow_pickle=False), None
+    except ValueError as exc:
+        if "pickle" in str(exc).lower():
+            raise ValueError(f"{path} holds Python objects (pickle); only numeric arrays "
+                             "are read.") from exc
+        raise ValueError(f"{path} is not a readable NumPy file: "
+                         f"{str(exc).splitlines()[0]}") from exc
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{path} is not a readable NumPy file: {exc}") from exc
+    if X.ndim != 2:
+        raise ValueError(f"{path}: X must be a 2-D array, got shape {X.shape}.")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{path}: X must be numeric, got dtype {X.dtype}.")
+    if y is None:
+        width = X.shape[1]
+        with_label = n_features is None or width == n_features + 1
+        if n_features is not None and width not in (n_features, n_features + 1):
+            raise FeatureCountError(
+                f"{path} has {width} columns; the model expects {n_features} features "
+                "(plus optionally a label column).")
+        if with_label:
+            if width < 2:
+                raise ValueError(f"{path}: a table with a label column needs at least "
+                                 "2 columns.")
+            pos = _label_position(label, None, width, path)
+            X, y, _ = _split_label(X, pos, None, True)
+    elif y.shape != (X.shape[0],):
+        raise ValueError(f"{path}: y has shape {y.shape}, expected ({X.shape[0]},).")
+    return np.asarray(X, dtype=np.float64), y, None
+
+
+def _read_libsvm(path, n_features, zero_based):
+    from sklearn.datasets import load_svmlight_file
+
+    raw = _read_bytes(path)
+    if not raw.strip():
+        raise ValueError(f"svmlight file {path} is empty.")
+    # Read without shifting indices; the base is decided once (at fit) and then
+    # enforced, instead of scikit-learn's per-file guess.
+    try:
+        X, y = load_svmlight_file(io.BytesIO(raw), zero_based=True)
+    except Exception as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"corrupt svmlight file {path}: {msg}") from exc
+    X = sp.csr_matrix(X)
+    has_zero = X.shape[1] > 0 and X[:, 0].nnz > 0
+    if zero_based == "auto":
+        zero_based = bool(has_zero)
+    elif not zero_based and has_zero:
+        raise IndexBaseError(f"{path} uses feature index 0, but the model was trained on "
+                             "a 1-based file.")
+    if not zero_based:
+        X = X[:, 1:] if X.shape[1] > 0 else X
+    width = X.shape[1]
+    if n_features is not None:
+        if width > n_features:
+            raise FeatureCountError(
+                f"{path} uses feature index {width - 1 + (not zero_based)}, beyond the "
+                f"model's {n_features} features.")
+        X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+    if X.nnz < 2**31 and max(X.shape) < 2**31:
+        X.indices = X.indices.astype(np.int32)
+        X.indptr = X.indptr.astype(np.int32)
+    return X, y, zero_based
+
+
+class FeatureCountError(ValueError):
+    """A data file's width does not match the model's feature count."""
+
+
+class IndexBaseError(ValueError):
+    """A LIBSVM file's index base does not match the model's."""
+
+
+_PARSED = {}
+
+
+def _named_dataset(spec):
+    name, _, part = spec.partition(":")
+    kind = _TABULAR_SETS.get(name)
+    if kind is None:
+        raise ValueError(f"{name!r} is not a tabular data set (choose one of "
+                         f"{', '.join(sorted(_TABULAR_SETS))}).")
+    part = part or "train"
+    if part not in ("train", "test"):
+        raise ValueError(f"{spec!r}: the part after ':' must be 'train' or 'test'.")
+    # Parsed once per process: a session (or a test run) that fits, evaluates and
+    # reports on the same set reads the compressed file only once.
+    if name not in _PARSED:
+        _PARSED[name] = load_dataset(name)
+    data = _PARSED[name]
+    if kind == "split":
+        X, y = (data[0], data[1]) if part == "train" else (data[2], data[3])
+    elif part == "test":
+        raise ValueError(f"data set {name} has no test part; use {name!r}.")
+    elif kind == "views":
+        views, y = data
+        X = np.hstack([views[k] for k in sorted(views)])
+    elif kind == "tasks":
+        Xs, ys = data
+        tasks = np.concatenate([np.full(len(t), i) for i, t in enumerate(ys)])
+        return np.vstack(Xs), _labels(np.concatenate(ys)), tasks
+    else:
+        X, y = data
+    return X.copy(), _labels(y), None
+
+
+def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None,
+                   task_column=None):
+    """Read a labelled (or unlabelled) table from a file or a data set name.
+
+    Formats: LIBSVM/svmlight (plain, ``.bz2``, ``.gz``, ``.xz``), CSV (one
+    optional header line; ``label`` names or numbers the label column,
+    default the last), NumPy ``.npy`` (a 2-D array, label column as for
+    CSV) and ``.npz`` (arrays ``X`` and optionally ``y``), or a name from
+    :func:`available_datasets` (``"a9a"`` is its training part,
+    ``"a9a:test"`` its test part).
+
+    Parameters
+    ----------
+    source : str or path-like
+        File path or data set name.
+    label : str or int, optional
+        Label column of CSV/``.npy`` tables.
+    n_features : int, optional
+        Expected feature count (the model's).  A table with exactly
+        ``n_features`` columns is read as unlabelled; LIBSVM files are widened
+        to it and rejected when they use a larger index.
+    zero_based : bool or "auto", default="auto"
+        LIBSVM index base; ``"auto"`` decides from the file (index 0 present).
+    fmt : {"libsvm", "csv", "npy", "npz"}, optional
+        File format; by default from the file name (``.csv``, ``.npy``,
+        ``.npz``, anything else LIBSVM), ignoring ``.bz2/.gz/.xz``.
+    task_column : str or int, optional
+        CSV column holding each row's task (not a feature); returned as
+        ``info["tasks"]``.  The ``school`` data set carries its tasks.
+
+    Returns
+    -------
+    X : ndarray or scipy.sparse.csr_matrix
+    y : ndarray or None
+    info : dict
+        ``format``, ``n_features``, ``zero_based`` (LIBSVM),
+        ``feature_names`` (CSV header) and ``tasks`` (or ``None``) of the source.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        Neither a file nor a data set name.
+    FeatureCountError, IndexBaseError
+        The source does not match ``n_features`` / ``zero_based``.
+    ValueError
+        Unreadable or malformed content.
+    """
+    path = Path(source)
+    info = {"format": None, "zero_based": None, "feature_names": None, "tasks": None}
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory, not a data file.")
+    if not path.exists():
+        name = str(source).partition(":")[0]
+        if name in _LOADERS:
+            if label is not None:
+                raise ValueError("--label applies to CSV and .npy files, not to named "
+                                 "data sets.")
+            X, y, info["tasks"] = _named_dataset(str(source))
+            info["format"] = "dataset"
+            if sp.issparse(X):
+                info["zero_based"] = False
+            if n_features is not None and X.shape[1] != n_features:
+                if sp.issparse(X) and X.shape[1] < n_features:
+                    X = sp.csr_matrix((X.data, X.indices, X.indptr),
+                                      shape=(X.shape[0], n_features))
+                else:
+                    raise FeatureCountError(
+                        f"data set {source} has {X.shape[1]} features; the model "
+                        f"expects {n_features}.")
+            info["n_features"] = X.shape[1]
+            return X, y, info
+        raise DatasetNotFoundError(
+            f"data file not found: {source} (and not a data set name; see "
+            "`kernlearn datasets`)")
+    suffix = _base_suffix(path) if fmt is None else "." + fmt
+    if task_column is not None and suffix != ".csv":
+        raise ValueError("--task-column applies to CSV files (the school data set "
+                         "carries its tasks).")
+    if fmt is not None and fmt not in ("libsvm", "csv", "npy", "npz"):
+        raise ValueError(f"unknown data format {fmt!r}; choose libsvm, csv, npy or npz.")
+    if suffix == ".csv":
+        X, y, names, tasks = _read_csv(path, label, n_features, task_column)
+        info.update(format="csv", feature_names=names, tasks=tasks)
+    elif suffix in (".npy", ".npz"):
+        if path.suffix.lower() in (".bz2", ".gz", ".xz"):
+            raise ValueError(f"{path}: compressed NumPy files are not supported; "
+                             "use .npz (compressed already).")
+        X, y, _ = _read_numpy(path, label, n_features, suffix)
+        info.update(format=suffix[1:])
+    else:
+        if label is not None:
+            raise ValueError("--label applies to CSV and .npy files; LIBSVM files "
+                             "carry the label first on each line.")
+        X, y, zb = _read_libsvm(path, n_features, zero_based)
+        info.update(format="libsvm", zero_based=zb)
+    if X.shape[0] == 0:
+        raise ValueError(f"{source} has no rows.")
+    if X.shape[1] == 0:
+        raise ValueError(f"{source} has no feature columns.")
+    info["n_features"] = X.shape[1]
+    return X, y, info

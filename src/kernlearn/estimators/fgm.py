@@ -190,12 +190,14 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         beyond ``ceil(k / B)``.  Counts groups when ``groups`` is given.
         With ``multiclass="ovr"`` the budget applies to each one-vs-rest
         problem (their union may hold more features).
-    multiclass : {"shared", "ovr"}, default="shared"
+    multiclass : {"auto", "shared", "ovr"}, default="auto"
         Multiclass problems: ``"shared"`` selects one set of features for all
         one-vs-rest outputs (a feature's score is the norm of its
         correlations with every class's dual vector and the penalty groups
         its weights over the classes); ``"ovr"`` runs independent binary
-        problems whose selections are united.
+        problems whose selections are united.  ``"auto"`` is ``"shared"``
+        on the columns of ``X`` and ``"ovr"`` with a ``family`` (families
+        price one dual vector at a time).
     solver : {"auto", "newton", "apg"}, default="auto"
         Master solver on the active set: proximal Newton (compiled block
         coordinate descent on the quadratic model; converges in a few
@@ -271,13 +273,13 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
     _parameter_constraints = {
         **_FGMBase._parameter_constraints,
         "loss": [StrOptions({"squared_hinge", "logistic"})],
-        "multiclass": [StrOptions({"shared", "ovr"})],
+        "multiclass": [StrOptions({"auto", "shared", "ovr"})],
         "n_jobs": [Integral, None],
     }
 
     def __init__(
         self, B=10, C=1.0, loss="squared_hinge", *, max_outer_iter=15, tol=1e-2,
-        max_features=None, multiclass="shared", solver="auto", master_tol=None,
+        max_features=None, multiclass="auto", solver="auto", master_tol=None,
         master_max_iter=None, feature_scaling=True, fit_intercept=True, groups=None,
         tree=False, chunk_size=None, refit=False, family=None, n_jobs=None, verbose=0,
     ):
@@ -326,7 +328,9 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
             tasks = [np.where(yi == 1, 1.0, -1.0)]
         else:
             tasks = [np.where(yi == k, 1.0, -1.0) for k in range(len(self.classes_))]
-        if len(tasks) > 1 and self.multiclass == "shared":
+        shared = self.multiclass == "shared" or (self.multiclass == "auto"
+                                                  and self.family is None)
+        if len(tasks) > 1 and shared:
             if self.family is not None:
                 raise ValueError("multiclass='shared' prices the columns of X; use "
                                  "multiclass='ovr' with family=.")

@@ -250,6 +250,7 @@ class _BaseInfiniteFeature(BaseEstimator):
         colgen = ColumnGeneration(
             max_iter=max(n_new, 0), tol=None, verbose=self.verbose,
             time_budget=self.time_budget, name=type(self).__name__,
+            budget_name="max_features",
         )
         out = colgen.run(price, master, n_active=lambda: ctx["p"] // gs)
         rows = old_rows + out.history.rows
@@ -430,7 +431,7 @@ _COMMON_DOC = """
     n_iter_ : int
         Outer iterations (features added), over warm starts.
     stop_reason_ : str
-        ``"no_violation"``, ``"max_iter"`` (feature budget) or ``"time_budget"``.
+        ``"no_violation"``, ``"max_features"`` (feature budget) or ``"time_budget"``.
     last_violation_ : float
         Largest relative violation in the last pricing sample.
     objective_ : float

@@ -234,7 +234,7 @@ def fit_fgm(
             taken = _active_ids(st) | st["excluded"]
             want = min(B, max_features - len(_active_ids(st)))
             if want <= 0:
-                return None
+                return "max_features"
             cand = pool.price(g, B + len(taken), X=X)
             keep = [i for i, c in enumerate(np.asarray(cand.params).tolist())
                     if c not in taken and cand.scores[i] > 0][:want]
@@ -251,7 +251,7 @@ def fit_fgm(
             return None
         key = frozenset(np.asarray(cand.params).tolist())
         if key in st["seen"]:
-            return None  # Theorem 3: the worst-case constraint is already active
+            return "active_set"  # Theorem 3: the worst-case constraint is already active
         st["seen"].add(key)
         return cand
 

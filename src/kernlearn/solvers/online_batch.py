@@ -40,6 +40,7 @@ from sklearn.utils import check_random_state
 from ..losses.binary import Hinge
 from ..losses.multiclass import MulticlassHinge
 from ..penalties.squared import conj_mirror_scales, lp_norm
+from ..progress import Progress
 from ._base import BaseSolver, History, SolverResult
 
 try:  # optional accelerator
@@ -579,14 +580,15 @@ class OnlineBatch(BaseSolver):
                 n_support=int(np.count_nonzero(np.any(A != 0, axis=1))),
                 steps=steps[0],
             )
-            if self.verbose:
-                print(
-                    f"[OBSCURE] stage {stage} epoch {ep:4d}  objective {obj:.6g}  "
-                    f"train error {err:.4f}  updates {nupd}  R {R:.4g}"
-                )
+            if progress is not None:
+                progress.update(dict(iter=len(history), objective=obj,
+                                     train_error=err, stage=stage))
 
         t0 = time.perf_counter()
         n_epochs = 0
+        progress = (Progress("OBSCURE", self.max_iter_online
+                             + (0 if self.online_only else self.max_iter))
+                    if self.verbose else None)
         for ep in range(int(self.max_iter_online)):
             if budget[0] <= 0:
                 break
@@ -621,6 +623,10 @@ class OnlineBatch(BaseSolver):
                     ):
                         converged = True
                         break
+        if progress is not None:
+            reason = ("tol" if converged else "max_steps" if budget[0] <= 0
+                      else "max_iter")
+            progress.close(reason, n_epochs)
         a = conj_mirror_scales(np.sqrt(np.maximum(N, 0.0)), q)
         state = {
             "kernel_coef": a,

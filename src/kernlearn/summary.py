@@ -1,0 +1,220 @@
+"""What a fitted model selected, how well it predicts, and what its data looked like.
+
+Shared by the command line (``kernlearn select / evaluate / predict``) and the
+HTML report: the selection table of each kind of model, the metrics on
+labelled data, and the per-feature profile of the training data that
+``predict`` compares new data against.
+"""
+
+import numpy as np
+
+__all__ = ["evaluate_metrics", "feature_profile", "outside_fraction", "selection_table"]
+
+_RANGE_SLACK = 0.5  # fraction of a feature's training range tolerated outside it
+
+
+def _stored_values(X):
+    """Column index and value of every stored entry (all entries when dense)."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        X = X.tocsr()
+        return X.indices, X.data
+    return np.broadcast_to(np.arange(X.shape[1]), X.shape).ravel(), np.ravel(X)
+
+
+def feature_profile(X):
+    """Per-feature range and integrality of the training data.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix
+
+    Returns
+    -------
+    profile : dict
+        ``feature_min``, ``feature_max`` (float arrays) and
+        ``feature_integral`` (bool array: every training value is an integer).
+    """
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        lo = np.asarray(X.min(axis=0).toarray()).ravel()
+        hi = np.asarray(X.max(axis=0).toarray()).ravel()
+    else:
+        lo, hi = X.min(axis=0), X.max(axis=0)
+    cols, vals = _stored_values(X)
+    frac = np.zeros(X.shape[1], dtype=bool)
+    np.logical_or.at(frac, cols, vals != np.round(vals))
+    return {
+        "feature_min": lo.astype(float),
+        "feature_max": hi.astype(float),
+        "feature_integral": ~frac,
+    }
+
+
+def outside_fraction(X, profile):
+    """Fraction of values unlike the training data of their feature.
+
+    A value is unlike when it lies outside the training range by more than
+    half that range, or is fractional where training values were all
+    integers (e.g. continuous data fed to a model of binary features).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix
+    profile : dict
+        From :func:`feature_profile`.
+
+    Returns
+    -------
+    fraction : float
+    """
+    lo, hi = profile["feature_min"], profile["feature_max"]
+    slack = _RANGE_SLACK * np.maximum(hi - lo, np.maximum(np.abs(hi), np.abs(lo)))
+    slack = np.where(slack > 0, slack, 1e-12)
+    cols, vals = _stored_values(X)
+    if vals.size == 0:
+        return 0.0
+    out = (vals < lo[cols] - slack[cols]) | (vals > hi[cols] + slack[cols])
+    integral = profile.get("feature_integral")
+    if integral is not None:
+        out |= integral[cols] & (vals != np.round(vals))
+    return float(out.mean())
+
+
+def evaluate_metrics(est, X, y, task, tasks=None, pred=None):
+    """Metrics of a fitted estimator on labelled data.
+
+    Parameters
+    ----------
+    est : estimator
+    X : array-like or sparse matrix
+    y : ndarray
+    task : {"classification", "regression"}
+    tasks : ndarray, optional
+        Task of each sample (``task_index`` of multitask estimators).
+    pred : ndarray, optional
+        ``est.predict(X)`` when already computed (and checked) by the caller.
+
+    Returns
+    -------
+    metrics : dict
+    """
+    from sklearn import metrics
+
+    kw = {} if tasks is None else {"task_index": tasks}
+    if pred is None:
+        pred = est.predict(X, **kw)
+    out = {"n_samples": int(len(y))}
+    if task == "classification":
+        out["accuracy"] = float(metrics.accuracy_score(y, pred))
+        out["balanced_accuracy"] = float(metrics.balanced_accuracy_score(y, pred))
+        if (
+            len(est.classes_) == 2
+            and hasattr(est, "decision_function")
+            and np.unique(y).size == 2
+        ):
+            out["roc_auc"] = float(
+                metrics.roc_auc_score(
+                    y == est.classes_[1], est.decision_function(X, **kw)
+                )
+            )
+    else:
+        out["r2"] = float(metrics.r2_score(y, pred))
+        out["rmse"] = float(np.sqrt(metrics.mean_squared_error(y, pred)))
+        out["mae"] = float(metrics.mean_absolute_error(y, pred))
+    return out
+
+
+def selection_table(est, meta=None):
+    """What a model selected or learned, as rows of a table.
+
+    FGM: selected features with their scaling ``d`` and weights; GrFL: the
+    learned feature parameters; MKL: kernel weights; SLKL: the centres and
+    their weights ``mu``.
+
+    Parameters
+    ----------
+    est : estimator
+        A fitted kernlearn estimator.
+    meta : dict, optional
+        Model metadata (feature names, index base of the training file).
+
+    Returns
+    -------
+    columns : list of str
+    rows : list of list
+
+    Raises
+    ------
+    ValueError
+        If the estimator exposes none of these.
+    """
+    import scipy.sparse as sp
+
+    meta = meta or {}
+    names = meta.get("feature_names")
+    base = 0 if meta.get("zero_based") in (True, None) else 1
+    if hasattr(est, "selected_features_"):
+        sel = np.asarray(est.selected_features_)
+        d = np.asarray(est.d_)
+        d = d if d.ndim == 1 else np.abs(d).max(axis=0)
+        coef = est.coef_
+        coef = coef.toarray() if sp.issparse(coef) else np.atleast_2d(coef)
+        cols = ["rank", "feature", "file_index", "name", "d", "max_abs_coef"]
+        rows = []
+        for r, j in enumerate(sel):
+            virtual = getattr(est, "family_", None) is not None
+            rows.append(
+                [
+                    r + 1,
+                    int(j),
+                    "" if virtual else int(j) + base,
+                    names[j] if names and not virtual and j < len(names) else "",
+                    float(d[r]) if r < d.size else "",
+                    float(np.abs(coef[:, j]).max()),
+                ]
+            )
+        return cols, rows
+    if hasattr(est, "features_"):
+        F = np.asarray(est.features_)
+        coef = np.atleast_2d(est.coef_)
+        gs = est.feature_scales_.shape[1] if est.feature_scales_.ndim == 2 else 1
+        cols = ["rank", "weight_norm"] + [f"param_{k}" for k in range(F.shape[1])]
+        rows = []
+        for r in range(F.shape[0]):
+            w = float(np.linalg.norm(coef[:, r * gs : (r + 1) * gs]))
+            rows.append([r + 1, w] + [float(v) for v in F[r]])
+        return cols, rows
+    if hasattr(est, "kernel_weights_"):
+        specs = est.get_params().get("kernels")
+        labels = (
+            [_spec_label(s) for s in specs]
+            if isinstance(specs, (list, tuple))
+            else [f"kernel {j}" for j in range(len(est.kernel_weights_))]
+        )
+        if specs is None:
+            labels = ["rbf(gamma=mean)", "linear"]
+        return ["kernel", "spec", "weight"], [
+            [j, labels[j] if j < len(labels) else "", float(w)]
+            for j, w in enumerate(est.kernel_weights_)
+        ]
+    if hasattr(est, "mu_"):
+        idx = est.column_indices_
+        return ["column", "training_row", "mu"], [
+            [k, int(idx[k]), float(m)] for k, m in enumerate(est.mu_) if m > 0
+        ]
+    raise ValueError(f"{type(est).__name__} exposes no selected features or weights")
+
+
+def _spec_label(spec):
+    if isinstance(spec, str):
+        return spec
+    if callable(spec):
+        return getattr(spec, "__name__", "callable")
+    kernel = spec[0] if isinstance(spec[0], str) else getattr(spec[0], "__name__", "?")
+    params = spec[1] if len(spec) > 1 and spec[1] else {}
+    return kernel + (
+        "(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else ""
+    )
