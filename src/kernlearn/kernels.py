@@ -461,6 +461,10 @@ class KernelList(_BaseKernelList):
         Memory budget in MiB.  If the ``F x n x n`` Gram tensor fits it is
         cached at :meth:`fit`; otherwise rows are computed on the fly in blocks
         of at most ``cache_size`` MiB.
+    precompute : bool, default=True
+        Cache the Gram tensor at :meth:`fit` when it fits; ``False`` always
+        computes rows on demand (OBSCURE's compiled loop keeps its own LRU
+        cache of the rows it needs, the support vectors' only).
 
     Attributes
     ----------
@@ -480,7 +484,7 @@ class KernelList(_BaseKernelList):
     optimization", JMLR 13, sec. 3.1 (kernel caching / on the fly) and 5.1.
     """
 
-    def __init__(self, kernels, normalize=True, cache_size=1024):
+    def __init__(self, kernels, normalize=True, cache_size=1024, precompute=True):
         if (
             isinstance(kernels, (str,))
             or callable(kernels)
@@ -496,6 +500,7 @@ class KernelList(_BaseKernelList):
                 f"cache_size must be a positive number of MiB, got {cache_size!r}."
             )
         self.cache_size = cache_size
+        self.precompute = precompute
 
     def _view(self, X, j):
         return _take_columns(X, self.specs[j][2], j)
@@ -532,24 +537,32 @@ class KernelList(_BaseKernelList):
             diags.append(d)
         self.diag_ = np.vstack(diags)
         self._isd_ = _inv_sqrt(self.diag_)
+        self._unit_diag_ = np.all(self.diag_ == 1.0, axis=1)
         self._sqn_ = [_row_sq_norms(self._view(self.X_, j)) for j in range(len(diags))]
         self.kdiag_ = (self.diag_ > 0).astype(float) if self.normalize else self.diag_
         n = self.X_.shape[0]
         self.gram_ = None
-        if 8.0 * self.n_kernels * n * n <= self.cache_size * 2**20:
+        if self.precompute and 8.0 * self.n_kernels * n * n <= self.cache_size * 2**20:
             self.gram_ = self.rows(np.arange(n))
         return self
 
-    def _block(self, Xa, Xb, diag_a, diag_b, j, sq_a=None, sq_b=None):
-        kernel, _, _ = self.specs[j]
+    def _block(self, Xa, Xb, diag_a, diag_b, j, sq_a=None, sq_b=None, dots=None):
+        kernel, _, cols = self.specs[j]
         params = self.params_[j]
         if kernel in ("linear", "rbf", "poly") and (
             kernel != "rbf" or sq_b is not None
         ):
             # one product X_a X_b' for the dot-product kernels, without the
-            # per-call validation of the generic path (single rows on the fly)
-            K = safe_sparse_dot(Xa, Xb.T, dense_output=True)
-            K = np.array(K, dtype=float, copy=True)
+            # per-call validation of the generic path (single rows on the fly);
+            # kernels on the same view share it through ``dots``
+            key = id(cols)
+            if dots is not None and key in dots:
+                K = dots[key].copy()
+            else:
+                K = safe_sparse_dot(Xa, Xb.T, dense_output=True)
+                K = np.array(K, dtype=float, copy=True)
+                if dots is not None:
+                    dots[key] = K.copy()
             if kernel == "rbf":
                 K *= -2.0
                 K += sq_a[:, None]
@@ -570,7 +583,9 @@ class KernelList(_BaseKernelList):
             )
         if not np.isfinite(K).all():
             raise ValueError(f"kernels[{j}] produced NaN or infinite values.")
-        if self.normalize:
+        if self.normalize and not (self._unit_diag_[j] and np.all(diag_a == 1.0)
+                                   and (diag_b is None or np.all(diag_b == 1.0))):
+            # (RBF kernels have a unit diagonal already: two passes saved)
             K *= _inv_sqrt(diag_a)[:, None]
             K *= (self._isd_[j] if diag_b is None else _inv_sqrt(diag_b))[None, :]
         return K
@@ -588,10 +603,12 @@ class KernelList(_BaseKernelList):
         """
         ids = np.asarray(ids, dtype=np.int64)
         out = np.empty((self.n_kernels, len(ids), self.n_samples))
+        dots = {}
         for j in range(self.n_kernels):
             Xj = self._view(self.X_, j)
             sq = self._sqn_[j]
-            out[j] = self._block(Xj[ids], Xj, self.diag_[j, ids], None, j, sq[ids], sq)
+            out[j] = self._block(Xj[ids], Xj, self.diag_[j, ids], None, j, sq[ids], sq,
+                                 dots)
         return out
 
     def restrict(self, support):
@@ -633,6 +650,7 @@ class KernelList(_BaseKernelList):
         support = np.arange(self.n_samples) if support is None else np.asarray(support)
         out = np.zeros((self.n_kernels, X.shape[0], len(support)))
         which = range(self.n_kernels) if which is None else which
+        dots = {}
         for j in which:
             kernel = self.specs[j][0]
             Xj, Tj = self._view(X, j), self._view(self.X_, j)[support]
@@ -647,6 +665,7 @@ class KernelList(_BaseKernelList):
                 j,
                 _row_sq_norms(Xj),
                 self._sqn_[j][support],
+                dots,
             )
         return out
 
