@@ -208,3 +208,23 @@ def test_precomputed_kernel_list_validation(rng):
         sp.issparse(sp.csr_matrix(K))
         and PrecomputedKernelList([sp.csr_matrix(K)]).fit().n_samples == 6
     )
+
+
+def test_check_psd_gram_is_cheap_and_rejects_clearly_non_psd():
+    from kernlearn.kernels import check_psd_gram, rbf_kernel
+
+    rng = np.random.default_rng(0)
+    n = 900  # above the exact-check size: certificates only
+    X = rng.normal(size=(n, 4))
+    check_psd_gram(rbf_kernel(X, X, gamma=0.5))
+    check_psd_gram(X @ X.T)  # rank 4: eigenvalues 0 up to round-off pass
+    v = rng.normal(size=n)
+    v /= np.linalg.norm(v)
+    # one eigenvalue -0.5, spread over all rows (the submatrix alone sees less)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        check_psd_gram(X @ X.T - 0.5 * np.outer(v, v))
+    A = rng.normal(size=(n, n))
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        check_psd_gram(A + A.T)
+    with pytest.raises(ValueError, match="not symmetric"):
+        check_psd_gram(A)

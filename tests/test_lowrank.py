@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
 from kernlearn.families import FAMILIES, NystromColumns
 from kernlearn.kernels import pairwise_kernel
-from kernlearn.solvers import SOLVERS, CoordinateNewton
+from kernlearn.methods.slkl import CoordinateNewton
 from kernlearn.solvers.coordinate_newton import SLKLState, slkl_objective
 
 
@@ -248,7 +248,6 @@ def test_solver_bad_arguments():
 
 
 def test_registries():
-    assert isinstance(SOLVERS.resolve("coordinate_newton"), CoordinateNewton)
     assert isinstance(FAMILIES.resolve("nystrom"), NystromColumns)
 
 

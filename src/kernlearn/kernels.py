@@ -16,14 +16,18 @@ interface over user-supplied Gram matrices.
 import numbers
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
+import scipy.sparse.linalg
 from sklearn.metrics.pairwise import euclidean_distances, safe_sparse_dot
+from threadpoolctl import threadpool_limits
 
 __all__ = [
     "KERNELS",
     "KernelList",
     "PrecomputedKernelList",
     "additive_chi2_kernel",
+    "check_psd_gram",
     "distance_to_kernel",
     "hik_kernel",
     "kernel_diag",
@@ -668,6 +672,71 @@ class KernelList(_BaseKernelList):
                 dots,
             )
         return out
+
+
+def check_psd_gram(K, name="X"):
+    """Raise ``ValueError`` unless ``K`` is a square, symmetric PSD Gram matrix.
+
+    Symmetry is checked exactly (:math:`O(n^2)`).  Positive semi-definiteness
+    is checked without an :math:`O(n^3)` factorisation: the smallest
+    eigenvalue is bounded from above by two certificates, the exact smallest
+    eigenvalue of a random 500 x 500 principal submatrix (a principal
+    submatrix of a PSD matrix is PSD) and the smallest Ritz value of 16
+    Lanczos steps on ``K`` (Ritz values never fall below the smallest
+    eigenvalue).  A bound below :math:`-10^{-8} n \\max|K|` proves that ``K`` is
+    not PSD.  Matrices of at most 500 rows are checked exactly; larger ones
+    for clearly non-PSD spectra only (a negative eigenvalue that neither
+    certificate resolves is not detected).
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Candidate Gram matrix.
+    name : str, default="X"
+        Argument name used in the messages.
+    """
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(
+            f"With kernel='precomputed', {name} must be the square training Gram "
+            f"matrix; got shape {K.shape}."
+        )
+    n = K.shape[0]
+    scale = max(float(np.max(np.abs(K))), 1e-300)
+    if not np.allclose(K, K.T, rtol=1e-6, atol=1e-10 * scale):
+        raise ValueError(f"The precomputed kernel {name} is not symmetric.")
+    with threadpool_limits(limits=1, user_api="blas"):
+        lo = _smallest_eigenvalue_bound(K)
+    if lo < -1e-8 * scale * n:
+        raise ValueError(
+            f"The precomputed kernel {name} is not positive semi-definite "
+            f"(an eigenvalue <= {lo:.3g})."
+        )
+
+
+def _smallest_eigenvalue_bound(K):
+    """Upper bound on the smallest eigenvalue of symmetric ``K`` in O(n^2)."""
+    n = K.shape[0]
+    # a principal submatrix of a PSD matrix is PSD: exact on m random rows
+    m = min(n, _EXACT_PSD_CHECK)
+    rows = np.sort(np.random.default_rng(0).choice(n, size=m, replace=False))
+    Ks = K[np.ix_(rows, rows)]
+    lo = scipy.linalg.eigvalsh((Ks + Ks.T) / 2, subset_by_index=[0, 0])[0]
+    if m < n:
+        # then a few Lanczos steps on all of K (16 products with K)
+        try:
+            ritz = scipy.sparse.linalg.eigsh(
+                K, k=1, which="SA", ncv=16, tol=1e-2, maxiter=1,
+                v0=np.random.default_rng(0).standard_normal(n),
+                return_eigenvectors=False,
+            )
+        except scipy.sparse.linalg.ArpackNoConvergence as exc:
+            ritz = exc.eigenvalues
+        lo = min([lo, *np.real(ritz)])
+    return float(lo)
+
+
+# Up to this size the PSD check computes the smallest eigenvalue exactly.
+_EXACT_PSD_CHECK = 500
 
 
 def _check_gram_list(grams, name):

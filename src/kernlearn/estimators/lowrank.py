@@ -20,7 +20,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelBinarizer
@@ -29,39 +28,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..families.nystrom import NystromColumns, kernel_params_for
-from ..kernels import KERNELS, pairwise_kernel
-from ..solvers.coordinate_newton import CoordinateNewton
+from ..kernels import KERNELS, check_psd_gram, pairwise_kernel
+from ..methods.slkl import CoordinateNewton
 from ._base import check_two_classes
 
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
 
 _DEFAULT_COLUMNS = 256
-
-
-def check_psd_gram(K, name="X"):
-    """Raise ``ValueError`` unless ``K`` is a square, symmetric PSD Gram matrix.
-
-    Parameters
-    ----------
-    K : ndarray of shape (n, n)
-        Candidate Gram matrix.
-    name : str, default="X"
-        Argument name used in the messages.
-    """
-    if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise ValueError(
-            f"With kernel='precomputed', {name} must be the square training Gram "
-            f"matrix; got shape {K.shape}."
-        )
-    scale = max(float(np.max(np.abs(K))), 1e-300)
-    if not np.allclose(K, K.T, rtol=1e-6, atol=1e-10 * scale):
-        raise ValueError(f"The precomputed kernel {name} is not symmetric.")
-    lo = scipy.linalg.eigvalsh((K + K.T) / 2, subset_by_index=[0, 0])[0]
-    if lo < -1e-8 * scale * K.shape[0]:
-        raise ValueError(
-            f"The precomputed kernel {name} is not positive semi-definite "
-            f"(smallest eigenvalue {lo:.3g})."
-        )
 
 
 class _BaseLowRank(BaseEstimator):

@@ -1,4 +1,7 @@
-r"""Stochastic coordinate Newton descent for SLKL (paper 003, Algorithms 1-2).
+r"""Coordinate updates of SLKL (paper 003, sec. 3): the state behind Algorithm 2.
+
+The algorithm itself (random coordinates, sweeps, stopping rule) is
+:class:`kernlearn.methods.slkl.CoordinateNewton`.
 
 Minimises over :math:`\mu \ge 0` the objective of eq. (14), summed over the
 columns :math:`y_t` of a (possibly multi-output) target matrix :math:`Y`,
@@ -31,11 +34,9 @@ whose derivatives at :math:`t = 0` are eqs. (20)-(21):
 
 import numpy as np
 import scipy.linalg
-from threadpoolctl import threadpool_limits
 
-from ._base import BaseSolver, SolverResult
 
-__all__ = ["CoordinateNewton", "SLKLState"]
+__all__ = ["SLKLState"]
 
 
 class SLKLState:
@@ -117,6 +118,7 @@ class SLKLState:
         self.n_refresh = 0
         self._floor = 0.0
         self._n_updates = 0
+        self._probe_rng = np.random.default_rng(0)
 
     # -- active-set storage ---------------------------------------------------
     @property
@@ -293,20 +295,33 @@ class SLKLState:
             self.check_and_refresh()
         return case
 
-    def residual(self):
+    def residual(self, probe=None):
         r"""Backward error of :math:`Z`: :math:`\|(\lambda I + CDC^\top) Z - Y\|`
-        over :math:`\|Y\| + \lambda\|Z\| + \|CDC^\top Z\|` (O(n m0)).
+        over :math:`\|Y\| + \lambda\|Z\| + \|CDC^\top Z\|` (O(n m0 T)).
+
+        Parameters
+        ----------
+        probe : ndarray of shape (n_outputs,), optional
+            Measure the error on :math:`Zr` and :math:`Yr` for this vector
+            :math:`r` only (O(n m0 + n T)); with a Gaussian :math:`r` the
+            squared error is an unbiased estimate of the full one.
 
         Returns
         -------
         residual : float
             Relative backward error.
         """
+        Z, Y = self.Z, self.Y
+        if probe is not None:
+            Z, Y = Z @ probe, Y @ probe
         Ct = self.Ct
-        KZ = Ct.T @ (self.mu[self.active][:, None] * (Ct @ self.Z)) if self.m0 else 0.0
-        R = self.lam * self.Z + KZ - self.Y
-        scale = (np.linalg.norm(self.Y) + self.lam * np.linalg.norm(self.Z)
-                 + np.linalg.norm(KZ))
+        if self.m0:
+            D = self.mu[self.active]
+            KZ = Ct.T @ ((D[:, None] if Z.ndim == 2 else D) * (Ct @ Z))
+        else:
+            KZ = 0.0
+        R = self.lam * Z + KZ - Y
+        scale = np.linalg.norm(Y) + self.lam * np.linalg.norm(Z) + np.linalg.norm(KZ)
         return float(np.linalg.norm(R) / max(scale, 1e-300))
 
     def check_and_refresh(self):
@@ -321,7 +336,11 @@ class SLKLState:
         refreshed : bool
             Whether a refresh was done.
         """
-        if self.residual() > max(self.refresh_tol, 100.0 * self._floor):
+        # with several outputs, one random combination of them is checked:
+        # T times cheaper than the full residual, and drift shows in all
+        probe = (self._probe_rng.standard_normal(self.n_outputs)
+                 if self.n_outputs > 1 else None)
+        if self.residual(probe) > max(self.refresh_tol, 100.0 * self._floor):
             self.refresh()
             self.n_refresh += 1
             return True
@@ -398,12 +417,11 @@ class SLKLState:
         objective : float
             The objective after the sweep.
         """
-        # Each step is a few matrix-vector products of size n x m0: one BLAS
-        # thread avoids thread start-up and contention costing 10x on shared cores.
-        with threadpool_limits(limits=1, user_api="blas"):
-            for j in coords:
-                j = int(j)
-                self.step(j, self.column(j, column_fn), rule)
+        # (callers run this under one BLAS thread: each step is a few
+        # matrix-vector products of size n x m0, where threads only contend)
+        for j in coords:
+            j = int(j)
+            self.step(j, self.column(j, column_fn), rule)
         return self.objective
 
     # -- exact recomputations (tests, periodic refresh) ----------------------
@@ -477,165 +495,6 @@ def slkl_objective(columns, Y, mu, lam=1.0, nu=0.01):
     Y = np.asarray(Y, dtype=float).reshape(C.shape[0], -1)
     A = lam * np.eye(C.shape[0]) + (C * mu) @ C.T
     return lam * float(np.sum(Y * np.linalg.solve(A, Y))) + nu * float(np.sum(mu))
-
-
-class CoordinateNewton(BaseSolver):
-    r"""Stochastic coordinate Newton descent (SLKL, paper 003, Algorithm 2).
-
-    At each iteration a coordinate :math:`m_k` is drawn uniformly from the
-    ``M`` candidates and updated by the projected Newton step (19),
-
-    .. math::
-
-        \mu_{m_k} \leftarrow \Big(\mu_{m_k} - \frac{\partial_{m_k} F}
-        {\partial^2_{m_k} F}\Big)_+ ,
-
-    with the derivatives (20)-(21); :math:`G` is updated by the rank-one or
-    block formulas (24)-(27).  Iterations are grouped in *sweeps* of ``M``;
-    the run stops when :math:`F(\mu^{k-M}) - F(\mu^k) < \epsilon F(\mu^{k-M})`
-    (the rule of Algorithm 1, evaluated at the end of each sweep; the paper
-    prints the difference with the opposite sign, which would always hold
-    since F decreases).
-
-    Parameters
-    ----------
-    nu : float, default=0.01
-        Weight :math:`\nu > 0` of :math:`\sum_m \mu_m` (with :math:`\lambda = 1`
-        the only hyper-parameter, sec. 4.1).
-    lam : float, default=1.0
-        :math:`\lambda`; by Proposition 3 only :math:`\lambda\nu` matters.
-    tol : float, default=1e-4
-        :math:`\epsilon` of the stopping rule.
-    max_iter : int, default=100
-        Maximum number of sweeps (of ``M`` coordinate steps each).
-    rule : {"newton", "exact"}, default="newton"
-        Step rule, see :meth:`SLKLState.step`.
-    refresh : int, default=1
-        Recompute ``G`` and ``Z`` from scratch every ``refresh`` sweeps
-        (:meth:`SLKLState.refresh`, about the cost of one sweep) to wash out
-        round-off of the rank-one updates; 0 never does.
-    verbose : int, default=0
-        Progress lines (one per sweep) printed by the column-generation driver.
-
-    References
-    ----------
-    Machart, Peel, Anthoine, Ralaivola, Glotin (2011), Stochastic Low-Rank Kernel
-    Learning for Regression, ICML, Algorithms 1-2, eqs. (19)-(27);
-    Nesterov (2010), coordinate descent on huge-scale problems.
-    """
-
-    required_loss_methods = ()
-    required_penalty_methods = ()
-
-    def __init__(self, nu=0.01, lam=1.0, tol=1e-4, max_iter=100, rule="newton",
-                 refresh=1, verbose=0):
-        self.nu = nu
-        self.lam = lam
-        self.tol = tol
-        self.max_iter = max_iter
-        self.rule = rule
-        self.refresh = refresh
-        self.verbose = verbose
-
-    def _check(self):
-        if not (np.isscalar(self.nu) and self.nu > 0):
-            raise ValueError(f"nu must be a positive number, got {self.nu!r}.")
-        if not (np.isscalar(self.lam) and self.lam > 0):
-            raise ValueError(f"lam must be a positive number, got {self.lam!r}.")
-        if self.rule not in ("newton", "exact"):
-            raise ValueError(f"rule must be 'newton' or 'exact', got {self.rule!r}.")
-
-    def init_state(self, Y, n_columns):
-        """Fresh state at :math:`\\mu = 0` (Algorithm 2's initialisation).
-
-        Parameters
-        ----------
-        Y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-            Targets.
-        n_columns : int
-            Number ``M`` of candidate columns.
-
-        Returns
-        -------
-        state : SLKLState
-            The state at zero weights.
-        """
-        self._check()
-        return SLKLState(Y, n_columns, lam=self.lam, nu=self.nu)
-
-    def solve(self, columns, Y, n_columns=None, rng=None, state=None, callback=None,
-              time_budget=None):
-        """Run Algorithm 2 until the stopping rule, ``max_iter`` sweeps or a budget.
-
-        Parameters
-        ----------
-        columns : ndarray of shape (n_samples, M) or callable
-            The candidate columns :math:`c_m`, or ``columns(j) -> c_j``.
-        Y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-            Targets.
-        n_columns : int, optional
-            ``M``, required when ``columns`` is a callable.
-        rng : numpy.random.Generator or int, optional
-            Source of the random coordinates.
-        state : SLKLState, optional
-            Warm start (continues from its :math:`\\mu`).
-        callback : callable, optional
-            ``callback(row) -> bool`` after each sweep; truthy stops.
-        time_budget : float, optional
-            Seconds after which no new sweep starts.
-
-        Returns
-        -------
-        result : SolverResult
-            ``coef`` is :math:`\\mu`; ``state`` holds the :class:`SLKLState`
-            under ``"slkl"``; ``history`` has one row per sweep (objective,
-            ``m0``, max KKT violation seen, time).
-        """
-        from ..colgen import ColumnGeneration
-        from ..families._base import Candidates
-
-        if callable(columns):
-            if n_columns is None:
-                raise ValueError("n_columns is required when columns is a callable.")
-            column_fn, M = columns, int(n_columns)
-        else:
-            cols = np.asarray(columns, dtype=float)
-            if cols.ndim != 2:
-                raise ValueError(
-                    f"columns must be 2-D (n_samples, M), got {cols.shape}."
-                )
-            colsT = np.ascontiguousarray(cols.T)
-            column_fn, M = colsT.__getitem__, cols.shape[1]
-        rng = np.random.default_rng(rng)
-        if state is None:
-            state = self.init_state(Y, M)
-
-        def price():
-            # Algorithm 1: coordinates drawn uniformly at random in S, M per
-            # sweep; scores are the KKT violations measured at their last visit.
-            coords = rng.integers(0, M, size=M)
-            return Candidates(params=coords, scores=state.kkt[coords])
-
-        n_sweeps = [0]
-
-        def master(cand):
-            obj = state.sweep(cand.params, column_fn, self.rule)
-            n_sweeps[0] += 1
-            if self.refresh and n_sweeps[0] % self.refresh == 0:
-                state.refresh()
-                obj = state.objective
-            return obj, {"m0": state.m0, "kkt": float(np.max(state.kkt))}
-
-        driver = ColumnGeneration(
-            max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
-            callback=callback, time_budget=time_budget, name="slkl",
-        )
-        with threadpool_limits(limits=1, user_api="blas"):
-            res = driver.run(price, master, n_active=lambda: state.m0)
-        return SolverResult(
-            coef=state.mu.copy(), intercept=0.0, state={"slkl": state},
-            history=res.history, converged=res.converged, n_iter=res.n_iter,
-        )
 
 
 __all__ += ["slkl_objective"]
