@@ -468,3 +468,26 @@ def test_check_estimator(make):
     failed = [r["check_name"] for r in results if r["status"] == "failed"]
     assert not failed, failed
     assert len(results) > 40
+
+
+def test_gram_mode_and_column_mode_give_the_same_iterates():
+    # the same coordinate sequence on the columns' Gram matrix (O(m0^2) steps)
+    # and on the columns themselves (O(n m0) steps): same weights, G and Z
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 3))
+    idx = rng.choice(150, 40, replace=False)
+    C = np.exp(-0.5 * ((X[:, None, :] - X[None, idx, :]) ** 2).sum(-1))
+    Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] ** 2]) + 0.1 * rng.normal(size=(150, 2))
+    a = CoordinateNewton(nu=0.05, tol=1e-9, max_iter=30).solve(C, Y, rng=0)
+    b = CoordinateNewton(nu=0.05, tol=1e-9, max_iter=30).solve(
+        lambda j: C[:, j], Y, n_columns=40, rng=0)
+    sa, sb = a.state["slkl"], b.state["slkl"]
+    assert sa.gram_mode and not sb.gram_mode
+    assert 5 < sa.m0 < 40 and sa.case_counts[1:].min() > 0  # all four cases ran
+    np.testing.assert_allclose(a.coef, b.coef, rtol=1e-7, atol=1e-10)
+    np.testing.assert_array_equal(sa.active, sb.active)
+    np.testing.assert_allclose(sa.G, sb.G, rtol=1e-6, atol=1e-10)
+    np.testing.assert_allclose(sa.Z, sb.Z, rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(sa.active_correlations(), sb.active_correlations(),
+                               rtol=1e-7, atol=1e-10)
+    assert sa.objective == pytest.approx(slkl_objective(C, Y, a.coef, nu=0.05), rel=1e-9)

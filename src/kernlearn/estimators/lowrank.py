@@ -137,12 +137,14 @@ class _BaseLowRank(BaseEstimator):
             nu=self.nu, lam=1.0, tol=self.tol, max_iter=self.max_iter, rule=self.rule,
             verbose=self.verbose,
         )
-        res = solver.solve(family.column, Y, n_columns=M, rng=rng)
+        # precomputed columns: the solver works on their M x M Gram matrix
+        cols = family.columns_.T if family.columns_ is not None else family.column
+        res = solver.solve(cols, Y, n_columns=M, rng=rng)
         state = res.state["slkl"]
         order = np.argsort(state.active)
         slots, pos = order, state.active[order]
         # eq. (17) with alpha* = 2 z: alpha~_m / 2 = mu_m (c_m' z) / sqrt(k(x_m, x_m))
-        a = state.Ct[slots] @ state.Z
+        a = state.active_correlations()[slots]
         self.dual_coef_ = state.mu[pos][:, None] * a * family._scale[pos][:, None]
         self.column_indices_ = family.indices_
         self.mu_ = res.coef

@@ -96,7 +96,7 @@ class CoordinateNewton(BaseSolver):
         if self.rule not in ("newton", "exact"):
             raise ValueError(f"rule must be 'newton' or 'exact', got {self.rule!r}.")
 
-    def init_state(self, Y, n_columns):
+    def init_state(self, Y, n_columns, columns=None):
         """Fresh state at :math:`\\mu = 0` (Algorithm 2's initialisation).
 
         Parameters
@@ -105,6 +105,8 @@ class CoordinateNewton(BaseSolver):
             Targets.
         n_columns : int
             Number ``M`` of candidate columns.
+        columns : ndarray of shape (M, n_samples), optional
+            All columns (as rows): the state then works in Gram mode.
 
         Returns
         -------
@@ -112,7 +114,7 @@ class CoordinateNewton(BaseSolver):
             The state at zero weights.
         """
         self._check()
-        return SLKLState(Y, n_columns, lam=self.lam, nu=self.nu)
+        return SLKLState(Y, n_columns, lam=self.lam, nu=self.nu, columns=columns)
 
     def solve(self, columns, Y, n_columns=None, rng=None, state=None, callback=None,
               time_budget=None):
@@ -121,7 +123,9 @@ class CoordinateNewton(BaseSolver):
         Parameters
         ----------
         columns : ndarray of shape (n_samples, M) or callable
-            The candidate columns :math:`c_m`, or ``columns(j) -> c_j``.
+            The candidate columns :math:`c_m` (the state then works on their
+            Gram matrix: a step costs :math:`O(m_0^2 + m_0 T)`, not
+            :math:`O(n m_0)`), or ``columns(j) -> c_j`` (computed on demand).
         Y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
             Targets.
         n_columns : int, optional
@@ -156,7 +160,7 @@ class CoordinateNewton(BaseSolver):
             column_fn, M = colsT.__getitem__, cols.shape[1]
         rng = np.random.default_rng(rng)
         if state is None:
-            state = self.init_state(Y, M)
+            state = self.init_state(Y, M, None if callable(columns) else colsT)
 
         def price():
             # Algorithm 1: coordinates drawn uniformly at random in S, M per

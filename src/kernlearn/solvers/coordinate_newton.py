@@ -32,11 +32,26 @@ whose derivatives at :math:`t = 0` are eqs. (20)-(21):
 :math:`\partial^2_m F = 2 \lambda \|a\|^2 b`.
 """
 
+import numba
 import numpy as np
 import scipy.linalg
 
 
 __all__ = ["SLKLState"]
+
+
+@numba.njit(cache=True)
+def _rank1(A, alpha, x, y):  # pragma: no cover - compiled
+    """``A += alpha * outer(x, y)`` in place, without the temporary outer product.
+
+    The Woodbury updates (24)-(27) are rank-one changes of ``G`` (m0 x m0);
+    in Gram mode they are the whole cost of a step, and NumPy's ``outer``
+    allocates and streams an m0 x m0 temporary each time.
+    """
+    for i in range(A.shape[0]):
+        ax = alpha * x[i]
+        for k in range(A.shape[1]):
+            A[i, k] += ax * y[k]
 
 
 class SLKLState:
@@ -63,6 +78,16 @@ class SLKLState:
     refresh_tol : float, default=1e-8
         Residual threshold of the check (raised to 100 times the residual
         right after the last refresh when that is larger).
+    columns : ndarray of shape (n_columns, n_samples), optional
+        All ``M`` columns (as rows).  Switches to *Gram mode*: with
+        :math:`P = C^\top C` and :math:`Q = C^\top Y` computed once
+        (:math:`O(n M^2)`), a coordinate step needs
+        :math:`a = Z^\top c_j = (Q_j - P_{jA} V/\lambda)/\lambda` and
+        :math:`u = C_A^\top c_j = P_{Aj}`, where :math:`V = G Q_A` is updated
+        with :math:`G` in :math:`O(m_0 T)`; a step then costs
+        :math:`O(m_0^2 + m_0 T)` instead of :math:`O(n m_0)`, and :math:`Z` is
+        formed only when asked for.  Without it (columns computed on demand)
+        the state keeps the active columns and :math:`Z` (*column mode*).
 
     Attributes
     ----------
@@ -92,7 +117,8 @@ class SLKLState:
     Learning for Regression, ICML, eqs. (22)-(27).
     """
 
-    def __init__(self, Y, n_columns, lam=1.0, nu=0.01, check_every=8, refresh_tol=1e-8):
+    def __init__(self, Y, n_columns, lam=1.0, nu=0.01, check_every=8, refresh_tol=1e-8,
+                 columns=None):
         Y = np.asarray(Y, dtype=float)
         if Y.ndim == 1:
             Y = Y[:, None]
@@ -104,12 +130,26 @@ class SLKLState:
         self.mu = np.zeros(self.n_columns)
         self.slot = np.full(self.n_columns, -1, dtype=np.intp)
         cap = max(1, min(self.n_columns, 64))
-        self._Ct = np.empty((cap, self.n))
         self._G = np.empty((cap, cap))
         self._idx = np.empty(cap, dtype=np.intp)
         self.m0 = 0
-        self.Z = Y / self.lam
-        self.objective = self.lam * float(np.sum(Y * self.Z))
+        self._cols = None
+        if columns is not None:
+            # Gram mode: all M columns known, so every quantity lives in
+            # R^M: P = C'C, Q = C'Y and V = G C_A'Y replace Z (see class doc)
+            self._cols = np.asarray(columns, dtype=float)
+            if self._cols.shape != (self.n_columns, self.n):
+                raise ValueError(
+                    f"columns must have shape (n_columns, n_samples) = "
+                    f"{(self.n_columns, self.n)}, got {self._cols.shape}."
+                )
+            self._P = self._cols @ self._cols.T
+            self._Q = self._cols @ Y
+            self._V = np.empty((cap, self.n_outputs))
+        else:
+            self._Ct = np.empty((cap, self.n))
+            self._Z = Y / self.lam
+        self.objective = float(np.sum(Y * Y))
         self.case_counts = np.zeros(4, dtype=np.int64)
         self.kkt = np.full(self.n_columns, np.inf)
         self.n_fallback = 0
@@ -122,9 +162,48 @@ class SLKLState:
 
     # -- active-set storage ---------------------------------------------------
     @property
+    def gram_mode(self):
+        """Whether the state works on the Gram matrix of the ``M`` columns."""
+        return self._cols is not None
+
+    @property
     def Ct(self):
         """Active columns as rows, shape ``(m0, n_samples)``."""
+        if self.gram_mode:
+            return self._cols[self.active]
         return self._Ct[: self.m0]
+
+    @property
+    def Z(self):
+        r""":math:`Z = (\lambda I + CDC^\top)^{-1} Y`, shape ``(n_samples, n_outputs)``.
+
+        Kept up to date in column mode; computed (:math:`O(n m_0 T)`) from
+        :math:`Z = (Y - C_A V/\lambda)/\lambda` in Gram mode.
+        """
+        if not self.gram_mode:
+            return self._Z
+        m = self.m0
+        return (self.Y - self._cols[self.active].T @ self._V[:m] / self.lam) / self.lam
+
+    def active_correlations(self):
+        r""":math:`C_A^\top Z` for the active columns, shape ``(m0, n_outputs)``.
+
+        Returns
+        -------
+        CZ : ndarray of shape (m0, n_outputs)
+            In Gram mode :math:`(Q_A - P_{AA} V/\lambda)/\lambda`, without ``n``.
+        """
+        if not self.gram_mode:
+            return self.Ct @ self._Z
+        A, m = self.active, self.m0
+        return (self._Q[A] - self._P[np.ix_(A, A)] @ self._V[:m] / self.lam) / self.lam
+
+    def _corr(self, j, c):
+        """:math:`a = Z^\top c_j`."""
+        if not self.gram_mode:
+            return self._Z.T @ c
+        A, m = self.active, self.m0
+        return (self._Q[j] - self._P[j, A] @ self._V[:m] / self.lam) / self.lam
 
     @property
     def G(self):
@@ -137,13 +216,20 @@ class SLKLState:
         return self._idx[: self.m0]
 
     def _grow(self):
-        cap = min(self.n_columns, 2 * self._Ct.shape[0])
-        Ct = np.empty((cap, self.n))
+        cap = min(self.n_columns, 2 * self._G.shape[0])
         G = np.empty((cap, cap))
         idx = np.empty(cap, dtype=np.intp)
         m = self.m0
-        Ct[:m], G[:m, :m], idx[:m] = self._Ct[:m], self._G[:m, :m], self._idx[:m]
-        self._Ct, self._G, self._idx = Ct, G, idx
+        G[:m, :m], idx[:m] = self._G[:m, :m], self._idx[:m]
+        self._G, self._idx = G, idx
+        if self.gram_mode:
+            V = np.empty((cap, self.n_outputs))
+            V[:m] = self._V[:m]
+            self._V = V
+        else:
+            Ct = np.empty((cap, self.n))
+            Ct[:m] = self._Ct[:m]
+            self._Ct = Ct
 
     def column(self, j, column_fn):
         """Column ``c_j``: the stored copy when active, else ``column_fn(j)``.
@@ -160,6 +246,8 @@ class SLKLState:
         c : ndarray of shape (n_samples,)
             The column.
         """
+        if self.gram_mode:
+            return self._cols[j]
         s = self.slot[j]
         return self._Ct[s] if s >= 0 else np.asarray(column_fn(j), dtype=float)
 
@@ -176,9 +264,12 @@ class SLKLState:
         if s >= 0:
             mu, g = self.mu[j], self._G[s, s]
             return max((mu - g) / mu**2, 0.0), None
-        u = self.Ct @ c
+        if self.gram_mode:
+            u, cc = self._P[j, self.active], self._P[j, j]
+        else:
+            u, cc = self.Ct @ c, c @ c
         Gu = self.G @ u
-        return max((c @ c - u @ Gu / self.lam) / self.lam, 0.0), Gu
+        return max((cc - u @ Gu / self.lam) / self.lam, 0.0), Gu
 
     # -- the derivatives (20)-(21) -------------------------------------------
     def derivatives(self, j, c):
@@ -196,7 +287,7 @@ class SLKLState:
         d1, d2 : float
             Eqs. (20) and (21) with :math:`p = 2`.
         """
-        a = self.Z.T @ c
+        a = self._corr(j, c)
         b = self._b(j, c)[0]
         a2 = float(a @ a)
         return -self.lam * a2 + self.nu, 2.0 * self.lam * a2 * b
@@ -226,7 +317,7 @@ class SLKLState:
         """
         lam, nu = self.lam, self.nu
         mu_old = self.mu[j]
-        a = self.Z.T @ c
+        a = self._corr(j, c)
         a2 = float(a @ a)
         d1 = -lam * a2 + nu
         # Case 1 without touching G: at mu_j = 0 a non-negative gradient keeps 0.
@@ -282,7 +373,7 @@ class SLKLState:
         if value == mu_old:
             self.case_counts[0] += 1
             return 1
-        a = self.Z.T @ c
+        a = self._corr(j, c)
         b, Gu = self._b(j, c)
         t = value - mu_old
         self.objective += -self.lam * float(a @ a) * t / (1.0 + t * b) + self.nu * t
@@ -309,8 +400,12 @@ class SLKLState:
         Returns
         -------
         residual : float
-            Relative backward error.
+            Relative backward error.  In Gram mode, the relative errors of the
+            reduced identities :math:`G(D^{-1} + P_{AA}/\lambda) = I` and
+            :math:`V = G Q_A` instead (:math:`O(m_0^2 T)`, no ``n``).
         """
+        if self.gram_mode:
+            return self._reduced_residual(probe)
         Z, Y = self.Z, self.Y
         if probe is not None:
             Z, Y = Z @ probe, Y @ probe
@@ -323,6 +418,24 @@ class SLKLState:
         R = self.lam * Z + KZ - Y
         scale = np.linalg.norm(Y) + self.lam * np.linalg.norm(Z) + np.linalg.norm(KZ)
         return float(np.linalg.norm(R) / max(scale, 1e-300))
+
+    def _reduced_residual(self, probe=None):
+        m = self.m0
+        if not m:
+            return 0.0
+        A = self.active
+        G, V = self._G[:m, :m], self._V[:m]
+        r = self._probe_rng.standard_normal(m)
+        rf = np.zeros(self.n_columns)
+        rf[A] = r  # P_AA r as (P rf)_A: a contiguous product, no m0 x m0 gather
+        Mr = r / self.mu[A] + (self._P @ rf)[A] / self.lam
+        e1 = np.linalg.norm(G @ Mr - r) / np.linalg.norm(r)
+        QA = self._Q[A]
+        if probe is not None:
+            V, QA = V @ probe, QA @ probe
+        GQ = G @ QA
+        e2 = np.linalg.norm(V - GQ) / max(np.linalg.norm(GQ), 1e-300)
+        return float(max(e1, e2))
 
     def check_and_refresh(self):
         """Refresh when round-off has built up.
@@ -348,33 +461,46 @@ class SLKLState:
 
     def _update(self, j, c, new, a, Gu, b):
         lam, mu_old, m = self.lam, self.mu[j], self.m0
-        Ct, G = self._Ct[:m], self._G[:m, :m]
+        G = self._G[:m, :m]
         t = new - mu_old
         s = self.slot[j]
-        # Z <- (A + t c c')^{-1} Y = Z - t/(1 + t b) A^{-1}c a'  (Sherman-Morrison);
-        # A^{-1}c = C g_s/(lam mu_j) for an active column, else (c - C G u/lam)/lam
-        if s >= 0:
-            w = Ct.T @ G[:, s] / (lam * mu_old)
-            # 1 + t b, with 1 - mu_j b = g_ss/mu_j computed without cancellation
-            den = G[s, s] / mu_old + new * b
-        else:
-            w = (c - Ct.T @ Gu / lam) / lam
-            den = 1.0 + t * b
-        self.Z -= np.outer(w, a * (t / den))
+        gram = self.gram_mode
+        if not gram:
+            # Z <- (A + t c c')^{-1} Y = Z - t/(1 + t b) A^{-1}c a' (Sherman-Morrison);
+            # A^{-1}c = C g_s/(lam mu_j) for an active column, else (c - C G u/lam)/lam
+            Ct = self._Ct[:m]
+            if s >= 0:
+                w = Ct.T @ G[:, s] / (lam * mu_old)
+                # 1 + t b, with 1 - mu_j b = g_ss/mu_j computed without cancellation
+                den = G[s, s] / mu_old + new * b
+            else:
+                w = (c - Ct.T @ Gu / lam) / lam
+                den = 1.0 + t * b
+            self._Z -= np.outer(w, a * (t / den))
+        # (Gram mode: V = G Q_A follows each change of G below, O(m0 T))
+        V = self._V[:m] if gram else None
         self.mu[j] = new
         if s >= 0 and new > 0.0:  # case 2, eq. (25)
             delta = 1.0 / new - 1.0 / mu_old
             g = G[:, s].copy()
             # 1 + delta g_ss = g_ss/new + (mu_old - g_ss)/mu_old: a sum of terms >= 0
-            G -= (delta / (g[s] / new + (mu_old - g[s]) / mu_old)) * np.outer(g, g)
+            kappa = delta / (g[s] / new + (mu_old - g[s]) / mu_old)
+            if gram:
+                V -= kappa * np.outer(g, V[s])
+            _rank1(G, -kappa, g, g)
             self.case_counts[1] += 1
             return 2
         if s >= 0:  # case 3, eq. (26): limit Delta -> inf, then drop slot s
             g = G[:, s].copy()
-            G -= np.outer(g, g) / g[s]
+            if gram:
+                V -= np.outer(g, V[s] / g[s])
+            _rank1(G, -1.0 / g[s], g, g)
             last = m - 1
             if s != last:
-                self._Ct[s] = self._Ct[last]
+                if gram:
+                    self._V[s] = self._V[last]
+                else:
+                    self._Ct[s] = self._Ct[last]
                 self._G[s, :m] = self._G[last, :m]
                 self._G[:m, s] = self._G[:m, last]
                 self._G[s, s] = self._G[last, last]
@@ -385,15 +511,23 @@ class SLKLState:
             self.case_counts[2] += 1
             return 3
         # case 4, eq. (27): block inverse with the new column appended
-        if m == self._Ct.shape[0]:
+        if m == self._G.shape[0]:
             self._grow()
         sc = 1.0 / (1.0 / new + b)
         v = -(sc / lam) * Gu
-        self._G[:m, :m] += np.outer(v, v) / sc
+        if gram:
+            # V_new = G_new [Q_A; Q_j], with v'Q_A = -(sc/lam) u'G Q_A = -(sc/lam) u'V
+            V = self._V[:m]
+            u = self._P[j, self.active]
+            vQ = -(sc / lam) * (u @ V)
+            self._V[m] = vQ + sc * self._Q[j]
+            V += np.outer(v, vQ / sc + self._Q[j])
+        else:
+            self._Ct[m] = c
+        _rank1(self._G[:m, :m], 1.0 / sc, v, v)
         self._G[:m, m] = v
         self._G[m, :m] = v
         self._G[m, m] = sc
-        self._Ct[m] = c
         self._idx[m] = j
         self.slot[j] = m
         self.m0 = m + 1
@@ -446,28 +580,44 @@ class SLKLState:
         # B = C D^{1/2};  G = lam D^{1/2} (lam I + B'B)^{-1} D^{1/2}
         m = self.m0
         d = np.sqrt(self.mu[self.active])
-        Bt = self.Ct * d[:, None]
-        H = scipy.linalg.cho_factor(Bt @ Bt.T + self.lam * np.eye(m))
+        if self.gram_mode:  # B'B = D^{1/2} P_AA D^{1/2}, O(m0^2) from P
+            A = self.active
+            Bt, BtB = None, d[:, None] * self._P[np.ix_(A, A)] * d[None, :]
+        else:
+            Bt = self.Ct * d[:, None]
+            BtB = Bt @ Bt.T
+        H = scipy.linalg.cho_factor(BtB + self.lam * np.eye(m))
         G = self.lam * d[:, None] * scipy.linalg.cho_solve(H, np.diag(d))
         return G, Bt, H
 
     def refresh(self):
         """Recompute ``G``, ``Z`` and the objective from the active set.
 
-        Costs :math:`O(n m_0^2 + m_0^3)`, about one sweep; it removes the
-        round-off accumulated by the rank-one updates.
+        Costs :math:`O(n m_0^2 + m_0^3)`, about one sweep, in column mode and
+        :math:`O(m_0^3 + m_0^2 T)` in Gram mode; it removes the round-off
+        accumulated by the rank-one updates.
         """
         m = self.m0
-        if m:
-            G, Bt, H = self._scaled_factor()
-            self._G[:m, :m] = G
-            # (lam I + B B')^{-1} Y = (Y - B (lam I + B'B)^{-1} B'Y) / lam
-            self.Z = (self.Y - Bt.T @ scipy.linalg.cho_solve(H, Bt @ self.Y)) / self.lam
+        if self.gram_mode:
+            if m:
+                G = self._scaled_factor()[0]
+                self._G[:m, :m] = G
+                self._V[:m] = G @ self._Q[self.active]
+            # lam tr(Y'Z) = tr(Y'Y) - tr(Q_A'V)/lam
+            fit = float(np.sum(self.Y * self.Y))
+            if m:
+                fit -= float(np.sum(self._Q[self.active] * self._V[:m])) / self.lam
         else:
-            self.Z = self.Y / self.lam
-        self.objective = self.lam * float(np.sum(self.Y * self.Z)) + self.nu * float(
-            self.mu.sum()
-        )
+            if m:
+                G, Bt, H = self._scaled_factor()
+                self._G[:m, :m] = G
+                # (lam I + B B')^{-1} Y = (Y - B (lam I + B'B)^{-1} B'Y) / lam
+                self._Z = (self.Y - Bt.T @ scipy.linalg.cho_solve(H, Bt @ self.Y)) \
+                    / self.lam
+            else:
+                self._Z = self.Y / self.lam
+            fit = self.lam * float(np.sum(self.Y * self._Z))
+        self.objective = fit + self.nu * float(self.mu.sum())
         # what a refresh can achieve on this active set (conditioning-limited)
         self._floor = self.residual() if self.check_every else 0.0
 
