@@ -24,6 +24,7 @@ model of eq. (1).
 
 import numbers
 
+import joblib
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import (
@@ -123,7 +124,9 @@ class _BaseInfiniteFeature(BaseEstimator):
         n = X.shape[0]
         T = Y.shape[1] if task_rows is None else len(task_rows)
         path = getattr(self, "_path", None) if self.warm_start else None
-        if path is not None and (path.n, path.T) == (n, T) \
+        # the path continues only on the very data it was computed on
+        data_key = joblib.hash((X, Y, task_rows)) if self.warm_start else None
+        if path is not None and getattr(self, "_path_key", None) == data_key \
                 and path.p <= path.gs * self.max_features:
             # warm start: continue the previous feature path on the same data
             path.time_budget, path.verbose = self.time_budget, self.verbose
@@ -140,9 +143,9 @@ class _BaseInfiniteFeature(BaseEstimator):
             ).start(X, Y, task_rows, check_random_state(self.random_state))
         path.extend(self.max_features)
         if self.warm_start:
-            self._path = path
+            self._path, self._path_key = path, data_key
         elif hasattr(self, "_path"):
-            del self._path
+            del self._path, self._path_key
 
         gs, family = path.gs, path.family
         U, us, b = path.coefficients()
@@ -287,11 +290,13 @@ _COMMON_DOC = """
         the path and at the end, so the returned model solves its restricted
         problem to ``tol``.  ``None`` solves every master to ``tol``.
     warm_start : bool, default=False
-        Continue the previous fit's feature path (same data) up to the new
-        ``max_features`` instead of starting again; the path is
-        deterministic, so fitting 10 then 50 features gives the 50-feature
-        model of a cold fit with the same ``random_state`` (with
-        ``path_iter=None`` and without a pricing subsample).  The estimator then keeps the active training
+        Continue the previous fit's feature path up to the new
+        ``max_features`` instead of starting again, when ``X``, ``y`` (and
+        ``task_index``) are the same as in that fit (compared by a hash; on
+        other data the fit starts over); the path is deterministic, so
+        fitting 10 then 50 features gives the 50-feature model of a cold fit
+        with the same ``random_state`` (with ``path_iter=None`` and without a
+        pricing subsample).  The estimator then keeps the active training
         columns in memory between fits.
     random_state : int, RandomState instance or None, default=None
         Seed of the parameter sampling.
