@@ -438,3 +438,39 @@ def test_row_cache_computes_each_row_once_and_keeps_the_iterates(rng):
                               **kw).fit(X, y)
     np.testing.assert_allclose(fly.decision_function(X), full.decision_function(X),
                                rtol=1e-8, atol=1e-10)
+
+
+def test_non_psd_precomputed_kernel_is_rejected(rng):
+    # issue 13, defect 4: a non-PSD Gram matrix gave a constant predictor
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    A = rng.normal(size=(60, 60))
+    with pytest.raises(ValueError, match=r"X\[1\].*not positive semi-definite"):
+        PNormMKLClassifier(kernels="precomputed").fit([X @ X.T, A + A.T], y)
+
+
+def test_decision_function_in_blocks_equals_the_kernel_expansion(rng, monkeypatch):
+    # issue 13, defect 4: scores are computed over blocks of test rows (here
+    # 7 rows each), not from one F x n_test x n_SV array
+    import kernlearn.estimators.pnorm_mkl as mod
+
+    X = rng.normal(size=(120, 4))
+    y = (X[:, 0] + X[:, 1] ** 2 > 1).astype(int) + (X[:, 2] > 0.5)
+    specs = [("rbf", {"gamma": 0.5}), "linear"]
+    clf = PNormMKLClassifier(kernels=specs, max_iter=10, random_state=0).fit(X, y)
+    Xt = rng.normal(size=(50, 4))
+    kl = KernelList(specs).fit(X)
+    K = kl.cross(Xt, support=clf.support_)
+    ref = sum(w * (Kj @ clf.dual_coef_.T) for w, Kj in zip(clf.kernel_weights_, K))
+    monkeypatch.setattr(mod, "_PREDICT_BLOCK", 7 * 2 * clf.support_.size)
+    np.testing.assert_allclose(clf.decision_function(Xt), ref, rtol=1e-10, atol=1e-12)
+
+
+def test_regression_loss_is_rejected(rng):
+    # issue 13, defect 4: targets are mapped to +-1, so a square loss fitted garbage
+    from kernlearn.losses import Square
+
+    X = rng.normal(size=(40, 2))
+    kl = KernelList(["linear"]).fit(X)
+    with pytest.raises(ValueError, match="classification loss"):
+        OnlineBatch(max_iter=2).solve(kl, X[:, 0] * 3.0, Square())

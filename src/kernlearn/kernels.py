@@ -824,6 +824,7 @@ class PrecomputedKernelList(_BaseKernelList):
             tol = 1e-8 * max(1.0, float(np.abs(K).max()))
             if _max_asymmetry(K) > tol:
                 raise ValueError(f"X[{j}] is not symmetric; a Gram matrix must be.")
+            check_psd_gram(K, f"X[{j}]")
         self.gram_ = np.stack(grams)
         self.diag_ = np.einsum("jii->ji", self.gram_).copy()
         self.kdiag_ = self.diag_

@@ -17,6 +17,8 @@ from ..methods.obscure import OnlineBatch
 from ._base import check_two_classes, validate_fit_data, validate_predict_data
 
 _DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
+# Kernel values computed at once by decision_function (8 MB of doubles).
+_PREDICT_BLOCK = 1_000_000
 
 
 class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
@@ -268,20 +270,25 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         klist = self.kernel_list_
+        which = np.flatnonzero(self.kernel_weights_ > 0)
         if self._precomputed():
             K = _precomputed_cross(X, klist.n_kernels, self._n_train, self.support_)
+            scores = np.zeros((K.shape[1], self.dual_coef_.shape[0]))
+            for j in which:
+                scores += self.kernel_weights_[j] * (K[j] @ self.dual_coef_.T)
         else:
             X = validate_predict_data(self, X)
-            K = (
-                klist.cross(X, which=np.flatnonzero(self.kernel_weights_ > 0))
-                if self.support_.size
-                else None
-            )
-        n_test = K.shape[1] if K is not None else X.shape[0]
-        scores = np.zeros((n_test, self.dual_coef_.shape[0]))
-        if self.support_.size:
-            for j in np.flatnonzero(self.kernel_weights_ > 0):
-                scores += self.kernel_weights_[j] * (K[j] @ self.dual_coef_.T)
+            scores = np.zeros((X.shape[0], self.dual_coef_.shape[0]))
+            n_sv = self.support_.size
+            # test rows in blocks: the F x block x n_support kernel values of
+            # one block stay within _PREDICT_BLOCK doubles
+            step = max(1, _PREDICT_BLOCK // max(klist.n_kernels * n_sv, 1))
+            for s in range(0, X.shape[0] if n_sv else 0, step):
+                K = klist.cross(X[s : s + step], which=which)
+                for j in which:
+                    scores[s : s + step] += self.kernel_weights_[j] * (
+                        K[j] @ self.dual_coef_.T
+                    )
         return scores[:, 0] if len(self.classes_) == 2 else scores
 
     def predict(self, X):

@@ -528,6 +528,12 @@ class OnlineBatch(BaseSolver):
             raise ValueError(f"lam must be positive, got {self.lam!r}.")
         if not self.eta > 0:
             raise ValueError(f"eta must be positive, got {self.eta!r}.")
+        if not getattr(loss, "is_classification", False):
+            # the targets are mapped to labels: a regression loss would fit noise
+            raise ValueError(
+                f"OBSCURE needs a classification loss (hinge, multiclass_hinge, "
+                f"squared_hinge, logistic); got {type(loss).__name__}."
+            )
         q = p / (p - 1.0)
         multiclass = isinstance(loss, MulticlassHinge) or (
             getattr(loss, "n_outputs", None) == "n_classes"
