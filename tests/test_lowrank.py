@@ -491,3 +491,13 @@ def test_gram_mode_and_column_mode_give_the_same_iterates():
     np.testing.assert_allclose(sa.active_correlations(), sb.active_correlations(),
                                rtol=1e-7, atol=1e-10)
     assert sa.objective == pytest.approx(slkl_objective(C, Y, a.coef, nu=0.05), rel=1e-9)
+
+
+def test_nu_is_relative_to_the_scale_of_y():
+    # issue 13, defect 5: nu was absolute, so the model changed with the units
+    # of y; now nu is relative to the mean square of the (centred) targets
+    X, y = _regression_data(n=150, seed=4)
+    a = LowRankKernelRegressor(gamma=0.5, n_columns=40, random_state=0).fit(X, y)
+    b = LowRankKernelRegressor(gamma=0.5, n_columns=40, random_state=0).fit(X, 1e3 * y)
+    np.testing.assert_allclose(b.mu_, a.mu_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(b.predict(X), 1e3 * a.predict(X), rtol=1e-6)

@@ -37,6 +37,7 @@ __all__ = [
     "pairwise_kernel",
     "poly_kernel",
     "rbf_kernel",
+    "scale_gamma",
 ]
 
 
@@ -269,6 +270,30 @@ def _inv_sqrt(d):
     pos = d > 0
     out[pos] = 1.0 / np.sqrt(d[pos])
     return out
+
+
+def scale_gamma(X):
+    """scikit-learn's ``gamma="scale"``: :math:`1 / (D\\,\\mathrm{Var}(X))`.
+
+    The variance is over all entries of ``X`` (dense or sparse); a constant
+    ``X`` gives ``1 / D``.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Training inputs.
+
+    Returns
+    -------
+    gamma : float
+    """
+    if sp.issparse(X):
+        mean = float(np.asarray(X.mean()))
+        var = float(np.asarray(X.multiply(X).mean())) - mean**2
+    else:
+        var = float(np.var(np.asarray(X, dtype=float)))
+    var = var if var > 0 else 1.0
+    return 1.0 / (X.shape[1] * var)
 
 
 def mean_pairwise_sq_distance(X):

@@ -40,6 +40,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from ..families import RandomFourierFeatures
+from ..kernels import scale_gamma
 from ..losses import get_loss
 from ..penalties import L1, get_penalty
 from ..methods.grfl import GrFL
@@ -57,16 +58,9 @@ _AUTO_PRICING_ROWS = 2000
 def _scale_bandwidth(X):
     """Width :math:`\\sigma` of scikit-learn's ``gamma="scale"`` heuristic.
 
-    :math:`\\gamma = 1/(D\\,\\mathrm{Var}(X))` and
-    :math:`\\sigma^2 = 1/(2\\gamma)`.
+    :math:`\\sigma^2 = 1/(2\\gamma)` with :math:`\\gamma = 1/(D\\,\\mathrm{Var}(X))`.
     """
-    if sp.issparse(X):
-        mean = np.asarray(X.mean())
-        var = float(np.asarray(X.multiply(X).mean()) - mean**2)
-    else:
-        var = float(np.var(X))
-    var = var if var > 0 else 1.0
-    return float(np.sqrt(X.shape[1] * var / 2.0))
+    return float(np.sqrt(1.0 / (2.0 * scale_gamma(X))))
 
 
 class _BaseInfiniteFeature(BaseEstimator):

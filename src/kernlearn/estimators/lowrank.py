@@ -28,7 +28,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..families.nystrom import NystromColumns, kernel_params_for
-from ..kernels import KERNELS, check_psd_gram, pairwise_kernel
+from ..kernels import KERNELS, check_psd_gram, pairwise_kernel, scale_gamma
 from ..methods.slkl import CoordinateNewton
 from ._base import check_two_classes
 
@@ -123,9 +123,15 @@ class _BaseLowRank(BaseEstimator):
             Y = Y - self.intercept_
         else:
             self.intercept_ = np.zeros(Y.shape[1])
+        # F(mu) = y'(I + K)^-1 y + nu sum(mu): scaling y by s scales the first
+        # term by s^2, so nu relative to the targets' mean square keeps the
+        # solution mu independent of the units of y
+        msq = float(np.mean(Y * Y))
+        self.nu_ = self.nu * (msq if msq > 0 else 1.0)
         self.kernel_params_ = kernel_params_for(
             self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params,
             n_features=X.shape[1],
+            default_gamma=None if self.kernel == "precomputed" else scale_gamma(X),
         )
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         rng = np.random.default_rng(seed)
@@ -134,7 +140,7 @@ class _BaseLowRank(BaseEstimator):
             random_state=rng.integers(2**31),
         ).fit(X)
         solver = CoordinateNewton(
-            nu=self.nu, lam=1.0, tol=self.tol, max_iter=self.max_iter, rule=self.rule,
+            nu=self.nu_, lam=1.0, tol=self.tol, max_iter=self.max_iter, rule=self.rule,
             verbose=self.verbose,
         )
         # precomputed columns: the solver works on their M x M Gram matrix
@@ -204,7 +210,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         the training Gram matrix at fit and ``K(X_new, X_train)`` at predict).
     gamma : float, optional
         Kernel width for kernels that take one (``rbf``: :math:`e^{-\gamma\|x-x'\|^2}`);
-        default ``1 / n_features``.
+        default ``1 / (n_features * X.var())``, scikit-learn's ``"scale"``
+        (so unscaled inputs get a sensible width).
     degree, coef0 : float, optional
         Parameters of the ``poly`` kernel (kernel defaults when ``None``).
     kernel_params : dict, optional
@@ -213,8 +220,11 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         ``M``, the number of columns sampled at random among the training points
         (at most ``n_samples``); default ``min(n_samples, 256)``.
     nu : float, default=0.01
-        Weight :math:`\nu > 0` of :math:`\sum_m \mu_m`; larger values give
-        sparser :math:`\mu` (smaller :math:`m_0`) and smoother functions.
+        Weight of :math:`\sum_m \mu_m` relative to the scale of the targets:
+        the objective uses :math:`\nu = ` ``nu`` times the mean square of the
+        (centred) targets, so the learned :math:`\mu` does not depend on the
+        units of ``y``; larger values give sparser :math:`\mu` (smaller
+        :math:`m_0`) and smoother functions.
     precompute : bool, default=True
         Keep all ``M`` columns in memory (:math:`O(nM)`), or compute a column
         each time an inactive coordinate is drawn (:math:`O(n m_0)` memory).
@@ -238,6 +248,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     ----------
     mu_ : ndarray of shape (n_columns,)
         Learned weights :math:`\mu` over the sampled columns.
+    nu_ : float
+        The absolute :math:`\nu` used: ``nu`` times the targets' mean square.
     column_indices_ : ndarray of shape (n_columns,)
         Training indices of the sampled set :math:`\mathcal S`.
     center_indices_ : ndarray of shape (m0_,)
@@ -347,7 +359,8 @@ class LowRankKernelClassifier(ClassifierMixin, _BaseLowRank):
     n_columns : int, optional
         ``M``; default ``min(n_samples, 256)``.
     nu : float, default=0.01
-        Weight of :math:`\sum_m \mu_m`.
+        Weight of :math:`\sum_m \mu_m`, relative to the mean square of the
+        centred codes (see :class:`LowRankKernelRegressor`).
     precompute : bool, default=True
         Precompute the ``M`` columns.
     fit_intercept : bool, default=True
@@ -367,7 +380,7 @@ class LowRankKernelClassifier(ClassifierMixin, _BaseLowRank):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    mu_, column_indices_, center_indices_, centers_, dual_coef_ : see below
+    mu_, nu_, column_indices_, center_indices_, centers_, dual_coef_ : see below
         As in :class:`LowRankKernelRegressor` (fitted on the :math:`\pm 1` codes).
     intercept_, m0_, n_iter_, converged_, objective_, history_ : see below
         As in :class:`LowRankKernelRegressor`.
