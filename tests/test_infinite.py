@@ -188,7 +188,7 @@ def test_warm_start_continues_the_same_feature_path():
 
 
 def test_pricing_subsample_adds_only_true_violators_and_finishes_masters():
-    # pricing estimated on 150 of 600 rows, the 5 best re-scored on all rows:
+    # pricing estimated on 150 of 600 rows, the 25 best re-scored on all rows:
     # every added feature violates (7) on the full data (Proposition 3), and
     # the returned model solves its master to tol despite 10-iteration masters
     X, y = make_classification(600, n_features=5, n_informative=4, n_redundant=0,

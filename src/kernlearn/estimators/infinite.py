@@ -271,11 +271,11 @@ _COMMON_DOC = """
     pricing_subsample : int, "auto" or None, default="auto"
         Estimate the candidates' violations on this many randomly chosen
         training rows (drawn once per fit), rescaling the correlations by
-        :math:`\\sqrt{{n/m}}`, then re-score the 5 best candidates exactly on
-        all rows and add the best exact violator (so every added feature
+        :math:`\\sqrt{{n/m}}`, then re-score the 25 best candidates exactly
+        on all rows and add the best exact violator (so every added feature
         truly violates (7)/(10) and the ``eps`` rule is checked exactly on
         them).  Cuts the :math:`O(k_r n T)` pricing cost to
-        :math:`O(k_r m T + 5 n T)`.  ``"auto"`` uses 2000 rows when
+        :math:`O(k_r m T + 25 n T)`.  ``"auto"`` uses 2000 rows when
         ``n >= 4000``, all rows otherwise; ``None`` always all rows.
     path_iter : int or None, default=20
         Iteration cap of the masters solved while features are being added

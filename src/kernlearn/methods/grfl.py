@@ -94,9 +94,10 @@ class GrFL:
         One unpenalised bias per task.
     pricing_subsample : int or None, default=None
         Rows used to estimate the candidates' violations (``None``: all).
-    n_verify : int, default=5
+    n_verify : int, default=25
         Best estimated candidates re-scored exactly on all rows when
-        ``pricing_subsample`` is used.
+        ``pricing_subsample`` is used (on ijcnn1, GrFL-M with 100 features:
+        test accuracy 0.966 with 5, 0.973 with 25, 0.976 pricing on all rows).
     path_iter : int or None, default=None
         Iteration cap of the intermediate masters (``None``: the solver's own).
     time_budget : float or None, default=None
@@ -135,7 +136,7 @@ class GrFL:
     """
 
     def __init__(self, family, loss, penalty_p, penalty_s, solver, *, n_candidates=100,
-                 eps=1e-3, fit_intercept=True, pricing_subsample=None, n_verify=5,
+                 eps=1e-3, fit_intercept=True, pricing_subsample=None, n_verify=25,
                  path_iter=None, time_budget=None, verbose=0, name="GrFL"):
         self.family = family
         self.loss = loss
