@@ -224,3 +224,16 @@ def test_warm_start_on_new_data_starts_over():
     np.testing.assert_allclose(warm.decision_function(XB), cold.decision_function(XB),
                                rtol=1e-8, atol=1e-10)
     assert warm.n_iter_ == cold.n_iter_
+
+
+def test_regressor_does_not_depend_on_the_units_of_y():
+    # with y in large units the square loss swamped lambda_p (cal_housing at
+    # defaults: MSE 6x that of the mean); targets are now standardised
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, size=(150, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=150)
+    kw = dict(max_features=10, n_candidates=30, random_state=0)
+    a = InfiniteFeatureRegressor(**kw).fit(X, y)
+    b = InfiniteFeatureRegressor(**kw).fit(X, 1e5 * y + 3e5)
+    np.testing.assert_allclose(b.predict(X), 1e5 * a.predict(X) + 3e5, rtol=1e-6)
+    assert b.y_scale_ == pytest.approx(1e5 * a.y_scale_)

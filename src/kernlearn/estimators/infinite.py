@@ -477,7 +477,12 @@ class InfiniteFeatureRegressor(RegressorMixin, TransformerMixin, _BaseInfiniteFe
         """Regressor learning its features from an infinite family (GrFL).
 
     A 2-D ``y`` gives one task per output (sharing rows); ``task_index`` gives
-    one task per distinct value (each with its own rows).
+    one task per distinct value (each with its own rows).  The targets are
+    divided by their standard deviation (about their means) before fitting,
+    so ``lambda_p``, ``lambda_s``, ``objective_`` and ``history_`` refer to
+    standardised targets and the model does not depend on the units of
+    ``y``; ``y_scale_`` holds that factor, and ``coef_``, ``intercept_``,
+    ``task_coef_`` and ``shared_coef_`` are in the units of ``y``.
 """
         + _COMMON_DOC.format(loss_default="square", loss_choices='"square".')
     )
@@ -540,7 +545,14 @@ class InfiniteFeatureRegressor(RegressorMixin, TransformerMixin, _BaseInfiniteFe
             Y = y
         else:
             Y = y[:, None] if y.ndim == 1 else y
-        self._fit_tasks(X, Y, task_rows)
+        # the square loss grows with the units of y while lambda_p does not: fit
+        # targets divided by their spread (lambda_p is relative to it), then
+        # scale the weights back
+        spread = float(np.std(Y - Y.mean(axis=0)))
+        self.y_scale_ = spread if spread > 0 else 1.0
+        self._fit_tasks(X, Y / self.y_scale_, task_rows)
+        for name in ("_coef_tasks", "_intercept_tasks", "task_coef_", "shared_coef_"):
+            setattr(self, name, getattr(self, name) * self.y_scale_)
         if task_rows is None and y.ndim == 1:
             self.coef_ = self._coef_tasks[0]
             self.intercept_ = float(self._intercept_tasks[0])
