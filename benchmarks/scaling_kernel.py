@@ -57,6 +57,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--sizes", default="2000,4000,8000,16000,32000")
+    ap.add_argument("--methods", default="grfl,obscure,slkl")
     args = ap.parse_args(argv)
     try:
         Xtr, ytr, _, _ = load_dataset("ijcnn1")
@@ -67,7 +68,11 @@ def main(argv=None):
     sizes = [int(v) for v in args.sizes.split(",")]
     perm = np.random.default_rng(0).permutation(len(ytr))
     rows, slopes = [], []
-    for name, make in METHODS.items():
+    for key, (name, make) in zip(("grfl", "obscure", "slkl"), METHODS.items()):
+        if key not in args.methods.split(","):
+            continue
+        # warm-up: loads the compiled (numba) loops once, outside the timings
+        make().fit(Xtr[perm[:300]], ytr[perm[:300]])
         times = []
         for n in sizes:
             X, y = Xtr[perm[:n]], ytr[perm[:n]]
