@@ -474,3 +474,14 @@ def test_regression_loss_is_rejected(rng):
     kl = KernelList(["linear"]).fit(X)
     with pytest.raises(ValueError, match="classification loss"):
         OnlineBatch(max_iter=2).solve(kl, X[:, 0] * 3.0, Square())
+
+
+def test_kernel_specs_are_validated(rng):
+    # issue 13, defect 4: a misspelt parameter raised a KeyError and gamma=-1
+    # silently scored 0.5
+    X = rng.normal(size=(30, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match=r"unknown parameter\(s\) \['gama'\]"):
+        PNormMKLClassifier(kernels=[("rbf", {"gama": 1.0})]).fit(X, y)
+    with pytest.raises(ValueError, match="gamma must be a positive number"):
+        PNormMKLClassifier(kernels=[("rbf", {"gamma": -1.0})]).fit(X, y)

@@ -13,6 +13,7 @@ stays below ``cache_size``.  :class:`PrecomputedKernelList` gives the same
 interface over user-supplied Gram matrices.
 """
 
+import inspect
 import numbers
 
 import numpy as np
@@ -323,7 +324,7 @@ def mean_pairwise_sq_distance(X):
     return max(val, 0.0)
 
 
-def distance_to_kernel(D, gamma=None):
+def distance_to_kernel(D, gamma=None, return_gamma=False):
     r"""Turn a distance matrix into the kernel :math:`\exp(-d/\gamma)`.
 
     Parameters
@@ -331,12 +332,20 @@ def distance_to_kernel(D, gamma=None):
     D : array-like of shape (n_X, n_Y)
         Non-negative distances.
     gamma : float, optional
-        Scale; defaults to the mean off-diagonal distance of ``D`` (the
-        OBSCURE paper's choice for the Oxford flowers distances).
+        Scale.  By default the mean off-diagonal distance of the square
+        *training* matrix ``D`` (the OBSCURE paper's choice for the Oxford
+        flowers distances).  A rectangular (test-vs-train) ``D`` needs the
+        training value: get it with ``return_gamma=True`` on the training
+        distances, so that test kernels use the training scale.
+    return_gamma : bool, default=False
+        Also return the scale used.
 
     Returns
     -------
     K : ndarray of shape (n_X, n_Y)
+        The kernel.
+    gamma : float
+        The scale (only with ``return_gamma=True``).
 
     References
     ----------
@@ -348,12 +357,19 @@ def distance_to_kernel(D, gamma=None):
     if not np.isfinite(D).all() or (D < 0).any():
         raise ValueError("D must contain finite non-negative distances.")
     if gamma is None:
-        mask = ~np.eye(*D.shape, dtype=bool) if D.shape[0] == D.shape[1] else True
-        gamma = float(np.mean(D[mask])) if D.size > 1 else 1.0
+        if D.shape[0] != D.shape[1]:
+            raise ValueError(
+                f"D has shape {D.shape}: a test-vs-train distance matrix needs the "
+                "training scale; pass gamma= (distance_to_kernel(D_train, "
+                "return_gamma=True) returns it)."
+            )
+        mask = ~np.eye(*D.shape, dtype=bool)
+        gamma = float(np.mean(D[mask])) if D.shape[0] > 1 else 1.0
         gamma = gamma if gamma > 0 else 1.0
     if gamma <= 0:
         raise ValueError(f"gamma must be positive, got {gamma!r}.")
-    return np.exp(-D / gamma)
+    K = np.exp(-D / gamma)
+    return (K, float(gamma)) if return_gamma else K
 
 
 def _parse_spec(spec, index):
@@ -386,6 +402,26 @@ def _parse_spec(spec, index):
     if not isinstance(params, dict):
         raise TypeError(f"kernels[{index}]: params must be a dict, got {params!r}.")
     return kernel, dict(params), cols
+
+
+def _check_kernel_params(kernel, params, index):
+    """Reject unknown parameter names and non-positive widths of named kernels."""
+    if not isinstance(kernel, str):
+        return
+    allowed = set(inspect.signature(KERNELS[kernel]).parameters) - {"X", "Y"}
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise ValueError(
+            f"kernels[{index}]: unknown parameter(s) {unknown} for kernel {kernel!r}; "
+            f"it takes {sorted(allowed)}."
+        )
+    g = params.get("gamma")
+    if g is not None and not (isinstance(g, str) and g == "mean"):
+        if isinstance(g, str) or not np.isfinite(g) or g <= 0:
+            raise ValueError(
+                f"kernels[{index}]: gamma must be a positive number"
+                + (" or 'mean'" if kernel == "rbf" else "") + f", got {g!r}."
+            )
 
 
 def _take_columns(X, cols, index):
@@ -552,6 +588,7 @@ class KernelList(_BaseKernelList):
         for j, (kernel, params, _) in enumerate(self.specs):
             Xj = self._view(self.X_, j)
             params = dict(params)
+            _check_kernel_params(kernel, params, j)
             if params.get("gamma") == "mean":
                 if kernel != "rbf":
                     raise ValueError(
