@@ -485,3 +485,14 @@ def test_kernel_specs_are_validated(rng):
         PNormMKLClassifier(kernels=[("rbf", {"gama": 1.0})]).fit(X, y)
     with pytest.raises(ValueError, match="gamma must be a positive number"):
         PNormMKLClassifier(kernels=[("rbf", {"gamma": -1.0})]).fit(X, y)
+
+
+def test_convergence_warning_when_stage_two_does_not_settle(rng):
+    # issue 13, defect 4: stopping on the epoch cap gave no warning
+    from sklearn.exceptions import ConvergenceWarning
+
+    X = 10.0 * rng.normal(size=(80, 3))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        PNormMKLClassifier(kernels=["linear"], normalize=False, max_iter=3,
+                           random_state=0).fit(X, y)

@@ -37,9 +37,11 @@ it stays cached.
 """
 
 import time
+import warnings
 
 import numba
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
@@ -662,6 +664,14 @@ class OnlineBatch(BaseSolver):
                     ):
                         converged = True
                         break
+        if (not self.online_only and self.tol is not None and not converged
+                and budget[0] > 0 and self.max_iter > 0):
+            warnings.warn(
+                f"OBSCURE stage 2 ran max_iter={self.max_iter} epochs without its "
+                f"objective settling (tol={self.tol}); increase max_iter (an "
+                "unnormalised kernel with a large diagonal converges slowly).",
+                ConvergenceWarning,
+            )
         a = conj_mirror_scales(np.sqrt(np.maximum(N, 0.0)), q)
         state = {
             "kernel_coef": a,
