@@ -501,3 +501,17 @@ def test_nu_is_relative_to_the_scale_of_y():
     b = LowRankKernelRegressor(gamma=0.5, n_columns=40, random_state=0).fit(X, 1e3 * y)
     np.testing.assert_allclose(b.mu_, a.mu_, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(b.predict(X), 1e3 * a.predict(X), rtol=1e-6)
+
+
+def test_make_sinc_is_the_papers_2d_sinc():
+    # issue 13, defect 5: the generator was 1-D on [-10, 10]
+    from kernlearn.datasets import make_sinc
+
+    X, y, Xt, yt = make_sinc(2000, 500, snr_db=10.0, random_state=0)
+    assert X.shape == (2000, 2) and Xt.shape == (500, 2)
+    assert X.min() >= -5 and X.max() <= 5 and X.min() < -4.9 and X.max() > 4.9
+    r = np.linalg.norm(Xt, axis=1)
+    np.testing.assert_allclose(yt, np.sin(r) / r)
+    f = np.sin(np.linalg.norm(X, axis=1)) / np.linalg.norm(X, axis=1)
+    snr = 10 * np.log10(np.mean(f**2) / np.mean((y - f) ** 2))
+    assert 9.0 < snr < 11.0
