@@ -26,7 +26,6 @@ import numbers
 
 import joblib
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
