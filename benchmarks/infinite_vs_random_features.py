@@ -59,8 +59,6 @@ SETTINGS = {
     "a9a": dict(sigma=3.0, sigmas=[2.0, 3.0, 4.0, 6.0], lam=0.1,
                 features=[10, 50, 100, 500], svc_n=10000, svc_C=1.0),
 }
-# Inexact intermediate masters (ADMM capped at 60 iterations per added feature).
-MASTER_ITER = 60
 # Seconds allowed to any single GrFL path step (the 100 -> 500 step on a9a).
 STEP_BUDGET = 420.0
 
@@ -81,6 +79,8 @@ def run_random_features(args):
             continue
         Xtr, Xte = _dense(Xtr), _dense(Xte)
         feats = cfg["features"][:2] if args.quick else cfg["features"]
+        if args.max_features is not None:
+            feats = [k for k in feats if k <= args.max_features]
         gamma = 1.0 / (2 * cfg["sigma"] ** 2)
         # exact RBF SVC on a subsample: the reference
         rng = np.random.default_rng(0)
@@ -94,12 +94,12 @@ def run_random_features(args):
         grfl = {
             "GrFL": InfiniteFeatureClassifier(
                 RandomFourierFeatures(bandwidth=cfg["sigma"]), n_candidates=50,
-                lambda_p=cfg["lam"], eps=0.0, max_iter=MASTER_ITER, warm_start=True,
+                lambda_p=cfg["lam"], eps=0.0, warm_start=True,
                 time_budget=STEP_BUDGET, pricing_subsample=args.pricing_subsample,
                 random_state=0),
             "GrFL-M": InfiniteFeatureClassifier(
                 RandomFourierFeatures(bandwidth=cfg["sigmas"]), n_candidates=200,
-                lambda_p=cfg["lam"], eps=0.0, max_iter=MASTER_ITER, warm_start=True,
+                lambda_p=cfg["lam"], eps=0.0, warm_start=True,
                 time_budget=STEP_BUDGET, pricing_subsample=args.pricing_subsample,
                 random_state=0),
         }
@@ -246,7 +246,9 @@ def main():
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--parts", default="rf,master,brodatz")
-    ap.add_argument("--pricing-subsample", type=int, default=None)
+    ap.add_argument("--pricing-subsample", default="auto",
+                    type=lambda v: {"auto": "auto", "None": None}.get(v) or int(v))
+    ap.add_argument("--max-features", type=int, default=None)
     ap.add_argument("--datasets", default="ijcnn1,a9a")
     args = ap.parse_args()
     parts = args.parts.split(",")

@@ -214,3 +214,55 @@ def test_warm_start_continues_the_same_feature_path():
                                rtol=1e-6)
     np.testing.assert_allclose(warm.decision_function(X), cold.decision_function(X),
                                atol=1e-5)
+
+
+def test_pricing_subsample_adds_only_true_violators_and_finishes_masters():
+    # pricing estimated on 150 of 600 rows, the 25 best re-scored on all rows:
+    # every added feature violates (7) on the full data (Proposition 3), and
+    # the returned model solves its master to tol despite 10-iteration masters
+    X, y = make_classification(600, n_features=5, n_informative=4, n_redundant=0,
+                               random_state=1)
+    tol = 1e-4
+    clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=1.5), max_features=15,
+                                    n_candidates=60, pricing_subsample=150, path_iter=10,
+                                    tol=tol, max_iter=5000, eps=1e-3,
+                                    random_state=0).fit(X, y)
+    assert clf.n_iter_ >= 5
+    assert np.all(clf.history_["violation"] > 1e-3)
+    assert np.all(clf.history_["master_iter"][:-1] <= 10)
+    assert clf.history_["kkt"][-1] <= tol
+    exact = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=1.5),
+                                      max_features=15, n_candidates=60,
+                                      pricing_subsample=None, path_iter=None, tol=tol,
+                                      max_iter=5000, eps=1e-3, random_state=0).fit(X, y)
+    # same accuracy class as exact pricing with exact masters
+    assert clf.score(X, y) >= exact.score(X, y) - 0.02
+
+
+def test_warm_start_on_new_data_starts_over():
+    # issue 13, defect 3: a warm start on other data of the same shape must not
+    # reuse the columns computed on the previous data
+    XA, yA = _moons(200, seed=1)
+    XB, yB = _moons(200, seed=2)
+    kw = dict(n_candidates=30, pricing_subsample=None, path_iter=None, random_state=0)
+    fam = RandomFourierFeatures(bandwidth=0.7)
+    warm = InfiniteFeatureClassifier(fam, max_features=4, warm_start=True, **kw).fit(XA, yA)
+    warm.set_params(max_features=8).fit(XB, yB)
+    cold = InfiniteFeatureClassifier(fam, max_features=8, **kw).fit(XB, yB)
+    np.testing.assert_allclose(warm.objective_, cold.objective_, rtol=1e-10)
+    np.testing.assert_allclose(warm.decision_function(XB), cold.decision_function(XB),
+                               rtol=1e-8, atol=1e-10)
+    assert warm.n_iter_ == cold.n_iter_
+
+
+def test_regressor_does_not_depend_on_the_units_of_y():
+    # with y in large units the square loss swamped lambda_p (cal_housing at
+    # defaults: MSE 6x that of the mean); targets are now standardised
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, size=(150, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=150)
+    kw = dict(max_features=10, n_candidates=30, random_state=0)
+    a = InfiniteFeatureRegressor(**kw).fit(X, y)
+    b = InfiniteFeatureRegressor(**kw).fit(X, 1e5 * y + 3e5)
+    np.testing.assert_allclose(b.predict(X), 1e5 * a.predict(X) + 3e5, rtol=1e-6)
+    assert b.y_scale_ == pytest.approx(1e5 * a.y_scale_)

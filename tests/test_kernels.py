@@ -208,3 +208,37 @@ def test_precomputed_kernel_list_validation(rng):
         sp.issparse(sp.csr_matrix(K))
         and PrecomputedKernelList([sp.csr_matrix(K)]).fit().n_samples == 6
     )
+
+
+def test_check_psd_gram_is_cheap_and_rejects_clearly_non_psd():
+    from kernlearn.kernels import check_psd_gram, rbf_kernel
+
+    rng = np.random.default_rng(0)
+    n = 900  # above the exact-check size: certificates only
+    X = rng.normal(size=(n, 4))
+    check_psd_gram(rbf_kernel(X, X, gamma=0.5))
+    check_psd_gram(X @ X.T)  # rank 4: eigenvalues 0 up to round-off pass
+    v = rng.normal(size=n)
+    v /= np.linalg.norm(v)
+    # one eigenvalue -0.5, spread over all rows (the submatrix alone sees less)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        check_psd_gram(X @ X.T - 0.5 * np.outer(v, v))
+    A = rng.normal(size=(n, n))
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        check_psd_gram(A + A.T)
+    with pytest.raises(ValueError, match="not symmetric"):
+        check_psd_gram(A)
+
+
+def test_distance_to_kernel_takes_the_scale_from_training_distances():
+    # issue 13, defect 4: the default scale was the mean of whatever matrix was
+    # passed, so test kernels used the test distances' scale
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(20, 3)), rng.normal(size=(7, 3)) * 5
+    D_tr = np.sqrt(((A[:, None] - A[None]) ** 2).sum(-1))
+    D_te = np.sqrt(((B[:, None] - A[None]) ** 2).sum(-1))
+    K_tr, gamma = distance_to_kernel(D_tr, return_gamma=True)
+    assert gamma == pytest.approx(D_tr[~np.eye(20, dtype=bool)].mean())
+    np.testing.assert_allclose(distance_to_kernel(D_te, gamma=gamma), np.exp(-D_te / gamma))
+    with pytest.raises(ValueError, match="training scale"):
+        distance_to_kernel(D_te)

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
 from kernlearn.families import FAMILIES, NystromColumns
 from kernlearn.kernels import pairwise_kernel
-from kernlearn.solvers import SOLVERS, CoordinateNewton
+from kernlearn.methods.slkl import CoordinateNewton
 from kernlearn.solvers.coordinate_newton import SLKLState, slkl_objective
 
 
@@ -248,7 +248,6 @@ def test_solver_bad_arguments():
 
 
 def test_registries():
-    assert isinstance(SOLVERS.resolve("coordinate_newton"), CoordinateNewton)
     assert isinstance(FAMILIES.resolve("nystrom"), NystromColumns)
 
 
@@ -469,3 +468,50 @@ def test_check_estimator(make):
     failed = [r["check_name"] for r in results if r["status"] == "failed"]
     assert not failed, failed
     assert len(results) > 40
+
+
+def test_gram_mode_and_column_mode_give_the_same_iterates():
+    # the same coordinate sequence on the columns' Gram matrix (O(m0^2) steps)
+    # and on the columns themselves (O(n m0) steps): same weights, G and Z
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 3))
+    idx = rng.choice(150, 40, replace=False)
+    C = np.exp(-0.5 * ((X[:, None, :] - X[None, idx, :]) ** 2).sum(-1))
+    Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] ** 2]) + 0.1 * rng.normal(size=(150, 2))
+    a = CoordinateNewton(nu=0.05, tol=1e-9, max_iter=30).solve(C, Y, rng=0)
+    b = CoordinateNewton(nu=0.05, tol=1e-9, max_iter=30).solve(
+        lambda j: C[:, j], Y, n_columns=40, rng=0)
+    sa, sb = a.state["slkl"], b.state["slkl"]
+    assert sa.gram_mode and not sb.gram_mode
+    assert 5 < sa.m0 < 40 and sa.case_counts[1:].min() > 0  # all four cases ran
+    np.testing.assert_allclose(a.coef, b.coef, rtol=1e-7, atol=1e-10)
+    np.testing.assert_array_equal(sa.active, sb.active)
+    np.testing.assert_allclose(sa.G, sb.G, rtol=1e-6, atol=1e-10)
+    np.testing.assert_allclose(sa.Z, sb.Z, rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(sa.active_correlations(), sb.active_correlations(),
+                               rtol=1e-7, atol=1e-10)
+    assert sa.objective == pytest.approx(slkl_objective(C, Y, a.coef, nu=0.05), rel=1e-9)
+
+
+def test_nu_is_relative_to_the_scale_of_y():
+    # issue 13, defect 5: nu was absolute, so the model changed with the units
+    # of y; now nu is relative to the mean square of the (centred) targets
+    X, y = _regression_data(n=150, seed=4)
+    a = LowRankKernelRegressor(gamma=0.5, n_columns=40, random_state=0).fit(X, y)
+    b = LowRankKernelRegressor(gamma=0.5, n_columns=40, random_state=0).fit(X, 1e3 * y)
+    np.testing.assert_allclose(b.mu_, a.mu_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(b.predict(X), 1e3 * a.predict(X), rtol=1e-6)
+
+
+def test_make_sinc_is_the_papers_2d_sinc():
+    # issue 13, defect 5: the generator was 1-D on [-10, 10]
+    from kernlearn.datasets import make_sinc
+
+    X, y, Xt, yt = make_sinc(2000, 500, snr_db=10.0, random_state=0)
+    assert X.shape == (2000, 2) and Xt.shape == (500, 2)
+    assert X.min() >= -5 and X.max() <= 5 and X.min() < -4.9 and X.max() > 4.9
+    r = np.linalg.norm(Xt, axis=1)
+    np.testing.assert_allclose(yt, np.sin(r) / r)
+    f = np.sin(np.linalg.norm(X, axis=1)) / np.linalg.norm(X, axis=1)
+    snr = 10 * np.log10(np.mean(f**2) / np.mean((y - f) ** 2))
+    assert 9.0 < snr < 11.0

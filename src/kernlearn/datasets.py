@@ -404,10 +404,12 @@ def make_fgm_group_synthetic(
 
 
 def make_sinc(n_samples=1000, n_test=1000, snr_db=10.0, random_state=None):
-    r"""Noisy sinc regression (paper 003, sec. 5): :math:`y = \mathrm{sinc}(x) + e`.
+    r"""Noisy 2-D sinc regression of paper 003, sec. 5.1.
 
-    Training inputs are uniform on [-10, 10] (one feature); Gaussian noise is
-    added at the given signal-to-noise ratio; test targets are clean.
+    :math:`y = \sin(\|x\|)/\|x\| + e` with :math:`x` uniform on
+    :math:`[-5, 5]^2`; white Gaussian noise at the given signal-to-noise ratio
+    is added to the training targets, test targets are clean (the paper: 1000
+    noisy training and 1000 clean test points, 10 dB).
 
     Parameters
     ----------
@@ -421,14 +423,19 @@ def make_sinc(n_samples=1000, n_test=1000, snr_db=10.0, random_state=None):
     Returns
     -------
     X, y, X_test, y_test : ndarrays
+        ``X`` and ``X_test`` have two columns.
     """
     rng = np.random.default_rng(random_state)
-    X = rng.uniform(-10, 10, (n_samples, 1))
-    X_test = rng.uniform(-10, 10, (n_test, 1))
-    f = np.sinc(X[:, 0] / np.pi)
-    noise_var = np.mean(f**2) / 10 ** (snr_db / 10)
-    y = f + rng.normal(0, np.sqrt(noise_var), n_samples)
-    return X, y, X_test, np.sinc(X_test[:, 0] / np.pi)
+    X = rng.uniform(-5, 5, (n_samples, 2))
+    X_test = rng.uniform(-5, 5, (n_test, 2))
+
+    def f(Z):  # sin(r)/r, with the limit 1 at r = 0 (np.sinc(t) = sin(pi t)/(pi t))
+        return np.sinc(np.linalg.norm(Z, axis=1) / np.pi)
+
+    fX = f(X)
+    noise_var = np.mean(fX**2) / 10 ** (snr_db / 10)
+    y = fX + rng.normal(0, np.sqrt(noise_var), n_samples)
+    return X, y, X_test, f(X_test)
 
 
 # ------------------------------------------------------------- any data file

@@ -13,17 +13,22 @@ stays below ``cache_size``.  :class:`PrecomputedKernelList` gives the same
 interface over user-supplied Gram matrices.
 """
 
+import inspect
 import numbers
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
+import scipy.sparse.linalg
 from sklearn.metrics.pairwise import euclidean_distances, safe_sparse_dot
+from threadpoolctl import threadpool_limits
 
 __all__ = [
     "KERNELS",
     "KernelList",
     "PrecomputedKernelList",
     "additive_chi2_kernel",
+    "check_psd_gram",
     "distance_to_kernel",
     "hik_kernel",
     "kernel_diag",
@@ -33,6 +38,7 @@ __all__ = [
     "pairwise_kernel",
     "poly_kernel",
     "rbf_kernel",
+    "scale_gamma",
 ]
 
 
@@ -267,6 +273,30 @@ def _inv_sqrt(d):
     return out
 
 
+def scale_gamma(X):
+    """scikit-learn's ``gamma="scale"``: :math:`1 / (D\\,\\mathrm{Var}(X))`.
+
+    The variance is over all entries of ``X`` (dense or sparse); a constant
+    ``X`` gives ``1 / D``.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Training inputs.
+
+    Returns
+    -------
+    gamma : float
+    """
+    if sp.issparse(X):
+        mean = float(np.asarray(X.mean()))
+        var = float(np.asarray(X.multiply(X).mean())) - mean**2
+    else:
+        var = float(np.var(np.asarray(X, dtype=float)))
+    var = var if var > 0 else 1.0
+    return 1.0 / (X.shape[1] * var)
+
+
 def mean_pairwise_sq_distance(X):
     r"""Mean squared Euclidean distance over all pairs ``i != j``, in O(n d).
 
@@ -294,7 +324,7 @@ def mean_pairwise_sq_distance(X):
     return max(val, 0.0)
 
 
-def distance_to_kernel(D, gamma=None):
+def distance_to_kernel(D, gamma=None, return_gamma=False):
     r"""Turn a distance matrix into the kernel :math:`\exp(-d/\gamma)`.
 
     Parameters
@@ -302,12 +332,20 @@ def distance_to_kernel(D, gamma=None):
     D : array-like of shape (n_X, n_Y)
         Non-negative distances.
     gamma : float, optional
-        Scale; defaults to the mean off-diagonal distance of ``D`` (the
-        OBSCURE paper's choice for the Oxford flowers distances).
+        Scale.  By default the mean off-diagonal distance of the square
+        *training* matrix ``D`` (the OBSCURE paper's choice for the Oxford
+        flowers distances).  A rectangular (test-vs-train) ``D`` needs the
+        training value: get it with ``return_gamma=True`` on the training
+        distances, so that test kernels use the training scale.
+    return_gamma : bool, default=False
+        Also return the scale used.
 
     Returns
     -------
     K : ndarray of shape (n_X, n_Y)
+        The kernel.
+    gamma : float
+        The scale (only with ``return_gamma=True``).
 
     References
     ----------
@@ -319,12 +357,19 @@ def distance_to_kernel(D, gamma=None):
     if not np.isfinite(D).all() or (D < 0).any():
         raise ValueError("D must contain finite non-negative distances.")
     if gamma is None:
-        mask = ~np.eye(*D.shape, dtype=bool) if D.shape[0] == D.shape[1] else True
-        gamma = float(np.mean(D[mask])) if D.size > 1 else 1.0
+        if D.shape[0] != D.shape[1]:
+            raise ValueError(
+                f"D has shape {D.shape}: a test-vs-train distance matrix needs the "
+                "training scale; pass gamma= (distance_to_kernel(D_train, "
+                "return_gamma=True) returns it)."
+            )
+        mask = ~np.eye(*D.shape, dtype=bool)
+        gamma = float(np.mean(D[mask])) if D.shape[0] > 1 else 1.0
         gamma = gamma if gamma > 0 else 1.0
     if gamma <= 0:
         raise ValueError(f"gamma must be positive, got {gamma!r}.")
-    return np.exp(-D / gamma)
+    K = np.exp(-D / gamma)
+    return (K, float(gamma)) if return_gamma else K
 
 
 def _parse_spec(spec, index):
@@ -357,6 +402,26 @@ def _parse_spec(spec, index):
     if not isinstance(params, dict):
         raise TypeError(f"kernels[{index}]: params must be a dict, got {params!r}.")
     return kernel, dict(params), cols
+
+
+def _check_kernel_params(kernel, params, index):
+    """Reject unknown parameter names and non-positive widths of named kernels."""
+    if not isinstance(kernel, str):
+        return
+    allowed = set(inspect.signature(KERNELS[kernel]).parameters) - {"X", "Y"}
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise ValueError(
+            f"kernels[{index}]: unknown parameter(s) {unknown} for kernel {kernel!r}; "
+            f"it takes {sorted(allowed)}."
+        )
+    g = params.get("gamma")
+    if g is not None and not (isinstance(g, str) and g == "mean"):
+        if isinstance(g, str) or not np.isfinite(g) or g <= 0:
+            raise ValueError(
+                f"kernels[{index}]: gamma must be a positive number"
+                + (" or 'mean'" if kernel == "rbf" else "") + f", got {g!r}."
+            )
 
 
 def _take_columns(X, cols, index):
@@ -461,6 +526,10 @@ class KernelList(_BaseKernelList):
         Memory budget in MiB.  If the ``F x n x n`` Gram tensor fits it is
         cached at :meth:`fit`; otherwise rows are computed on the fly in blocks
         of at most ``cache_size`` MiB.
+    precompute : bool, default=True
+        Cache the Gram tensor at :meth:`fit` when it fits; ``False`` always
+        computes rows on demand (OBSCURE's compiled loop keeps its own LRU
+        cache of the rows it needs, the support vectors' only).
 
     Attributes
     ----------
@@ -480,7 +549,7 @@ class KernelList(_BaseKernelList):
     optimization", JMLR 13, sec. 3.1 (kernel caching / on the fly) and 5.1.
     """
 
-    def __init__(self, kernels, normalize=True, cache_size=1024):
+    def __init__(self, kernels, normalize=True, cache_size=1024, precompute=True):
         if (
             isinstance(kernels, (str,))
             or callable(kernels)
@@ -496,6 +565,7 @@ class KernelList(_BaseKernelList):
                 f"cache_size must be a positive number of MiB, got {cache_size!r}."
             )
         self.cache_size = cache_size
+        self.precompute = precompute
 
     def _view(self, X, j):
         return _take_columns(X, self.specs[j][2], j)
@@ -518,6 +588,7 @@ class KernelList(_BaseKernelList):
         for j, (kernel, params, _) in enumerate(self.specs):
             Xj = self._view(self.X_, j)
             params = dict(params)
+            _check_kernel_params(kernel, params, j)
             if params.get("gamma") == "mean":
                 if kernel != "rbf":
                     raise ValueError(
@@ -532,24 +603,32 @@ class KernelList(_BaseKernelList):
             diags.append(d)
         self.diag_ = np.vstack(diags)
         self._isd_ = _inv_sqrt(self.diag_)
+        self._unit_diag_ = np.all(self.diag_ == 1.0, axis=1)
         self._sqn_ = [_row_sq_norms(self._view(self.X_, j)) for j in range(len(diags))]
         self.kdiag_ = (self.diag_ > 0).astype(float) if self.normalize else self.diag_
         n = self.X_.shape[0]
         self.gram_ = None
-        if 8.0 * self.n_kernels * n * n <= self.cache_size * 2**20:
+        if self.precompute and 8.0 * self.n_kernels * n * n <= self.cache_size * 2**20:
             self.gram_ = self.rows(np.arange(n))
         return self
 
-    def _block(self, Xa, Xb, diag_a, diag_b, j, sq_a=None, sq_b=None):
-        kernel, _, _ = self.specs[j]
+    def _block(self, Xa, Xb, diag_a, diag_b, j, sq_a=None, sq_b=None, dots=None):
+        kernel, _, cols = self.specs[j]
         params = self.params_[j]
         if kernel in ("linear", "rbf", "poly") and (
             kernel != "rbf" or sq_b is not None
         ):
             # one product X_a X_b' for the dot-product kernels, without the
-            # per-call validation of the generic path (single rows on the fly)
-            K = safe_sparse_dot(Xa, Xb.T, dense_output=True)
-            K = np.array(K, dtype=float, copy=True)
+            # per-call validation of the generic path (single rows on the fly);
+            # kernels on the same view share it through ``dots``
+            key = id(cols)
+            if dots is not None and key in dots:
+                K = dots[key].copy()
+            else:
+                K = safe_sparse_dot(Xa, Xb.T, dense_output=True)
+                K = np.array(K, dtype=float, copy=True)
+                if dots is not None:
+                    dots[key] = K.copy()
             if kernel == "rbf":
                 K *= -2.0
                 K += sq_a[:, None]
@@ -570,7 +649,9 @@ class KernelList(_BaseKernelList):
             )
         if not np.isfinite(K).all():
             raise ValueError(f"kernels[{j}] produced NaN or infinite values.")
-        if self.normalize:
+        if self.normalize and not (self._unit_diag_[j] and np.all(diag_a == 1.0)
+                                   and (diag_b is None or np.all(diag_b == 1.0))):
+            # (RBF kernels have a unit diagonal already: two passes saved)
             K *= _inv_sqrt(diag_a)[:, None]
             K *= (self._isd_[j] if diag_b is None else _inv_sqrt(diag_b))[None, :]
         return K
@@ -588,10 +669,12 @@ class KernelList(_BaseKernelList):
         """
         ids = np.asarray(ids, dtype=np.int64)
         out = np.empty((self.n_kernels, len(ids), self.n_samples))
+        dots = {}
         for j in range(self.n_kernels):
             Xj = self._view(self.X_, j)
             sq = self._sqn_[j]
-            out[j] = self._block(Xj[ids], Xj, self.diag_[j, ids], None, j, sq[ids], sq)
+            out[j] = self._block(Xj[ids], Xj, self.diag_[j, ids], None, j, sq[ids], sq,
+                                 dots)
         return out
 
     def restrict(self, support):
@@ -633,6 +716,7 @@ class KernelList(_BaseKernelList):
         support = np.arange(self.n_samples) if support is None else np.asarray(support)
         out = np.zeros((self.n_kernels, X.shape[0], len(support)))
         which = range(self.n_kernels) if which is None else which
+        dots = {}
         for j in which:
             kernel = self.specs[j][0]
             Xj, Tj = self._view(X, j), self._view(self.X_, j)[support]
@@ -647,8 +731,74 @@ class KernelList(_BaseKernelList):
                 j,
                 _row_sq_norms(Xj),
                 self._sqn_[j][support],
+                dots,
             )
         return out
+
+
+def check_psd_gram(K, name="X"):
+    """Raise ``ValueError`` unless ``K`` is a square, symmetric PSD Gram matrix.
+
+    Symmetry is checked exactly (:math:`O(n^2)`).  Positive semi-definiteness
+    is checked without an :math:`O(n^3)` factorisation: the smallest
+    eigenvalue is bounded from above by two certificates, the exact smallest
+    eigenvalue of a random 500 x 500 principal submatrix (a principal
+    submatrix of a PSD matrix is PSD) and the smallest Ritz value of 16
+    Lanczos steps on ``K`` (Ritz values never fall below the smallest
+    eigenvalue).  A bound below :math:`-10^{-8} n \\max|K|` proves that ``K`` is
+    not PSD.  Matrices of at most 500 rows are checked exactly; larger ones
+    for clearly non-PSD spectra only (a negative eigenvalue that neither
+    certificate resolves is not detected).
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Candidate Gram matrix.
+    name : str, default="X"
+        Argument name used in the messages.
+    """
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(
+            f"With kernel='precomputed', {name} must be the square training Gram "
+            f"matrix; got shape {K.shape}."
+        )
+    n = K.shape[0]
+    scale = max(float(np.max(np.abs(K))), 1e-300)
+    if not np.allclose(K, K.T, rtol=1e-6, atol=1e-10 * scale):
+        raise ValueError(f"The precomputed kernel {name} is not symmetric.")
+    with threadpool_limits(limits=1, user_api="blas"):
+        lo = _smallest_eigenvalue_bound(K)
+    if lo < -1e-8 * scale * n:
+        raise ValueError(
+            f"The precomputed kernel {name} is not positive semi-definite "
+            f"(an eigenvalue <= {lo:.3g})."
+        )
+
+
+def _smallest_eigenvalue_bound(K):
+    """Upper bound on the smallest eigenvalue of symmetric ``K`` in O(n^2)."""
+    n = K.shape[0]
+    # a principal submatrix of a PSD matrix is PSD: exact on m random rows
+    m = min(n, _EXACT_PSD_CHECK)
+    rows = np.sort(np.random.default_rng(0).choice(n, size=m, replace=False))
+    Ks = K[np.ix_(rows, rows)]
+    lo = scipy.linalg.eigvalsh((Ks + Ks.T) / 2, subset_by_index=[0, 0])[0]
+    if m < n:
+        # then a few Lanczos steps on all of K (16 products with K)
+        try:
+            ritz = scipy.sparse.linalg.eigsh(
+                K, k=1, which="SA", ncv=16, tol=1e-2, maxiter=1,
+                v0=np.random.default_rng(0).standard_normal(n),
+                return_eigenvectors=False,
+            )
+        except scipy.sparse.linalg.ArpackNoConvergence as exc:
+            ritz = exc.eigenvalues
+        lo = min([lo, *np.real(ritz)])
+    return float(lo)
+
+
+# Up to this size the PSD check computes the smallest eigenvalue exactly.
+_EXACT_PSD_CHECK = 500
 
 
 def _check_gram_list(grams, name):
@@ -736,6 +886,7 @@ class PrecomputedKernelList(_BaseKernelList):
             tol = 1e-8 * max(1.0, float(np.abs(K).max()))
             if _max_asymmetry(K) > tol:
                 raise ValueError(f"X[{j}] is not symmetric; a Gram matrix must be.")
+            check_psd_gram(K, f"X[{j}]")
         self.gram_ = np.stack(grams)
         self.diag_ = np.einsum("jii->ji", self.gram_).copy()
         self.kdiag_ = self.diag_

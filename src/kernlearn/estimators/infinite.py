@@ -24,9 +24,8 @@ model of eq. (1).
 
 import numbers
 
+import joblib
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import minimize_scalar
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -38,41 +37,29 @@ from sklearn.base import (
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
-from threadpoolctl import threadpool_limits
 
-from ..colgen import ColumnGeneration
 from ..families import RandomFourierFeatures
+from ..kernels import scale_gamma
 from ..losses import get_loss
 from ..penalties import L1, get_penalty
+from ..methods.grfl import GrFL
 from ..solvers import ADMM, GrFLFISTA, History, check_compatible
-from ..solvers._dirty import DirtyProblem
-from ..solvers.admm import pad_state
 from ._base import check_two_classes
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
 _PENALTIES = ("l1", "group_l1_l2", "l1_linf", "l1_lq")
-
-
-def _intercept_only(loss, y):
-    """Bias minimising :math:`\\sum_i \\ell(b, y_i)` (the model with no feature)."""
-    res = minimize_scalar(lambda b: float(loss.value(np.full(len(y), b), y).sum()))
-    return float(res.x)
+# pricing_subsample="auto": rows used to estimate violations when n is at least
+# twice as large (the best estimates are then re-scored on all rows)
+_AUTO_PRICING_ROWS = 2000
 
 
 def _scale_bandwidth(X):
     """Width :math:`\\sigma` of scikit-learn's ``gamma="scale"`` heuristic.
 
-    :math:`\\gamma = 1/(D\\,\\mathrm{Var}(X))` and
-    :math:`\\sigma^2 = 1/(2\\gamma)`.
+    :math:`\\sigma^2 = 1/(2\\gamma)` with :math:`\\gamma = 1/(D\\,\\mathrm{Var}(X))`.
     """
-    if sp.issparse(X):
-        mean = np.asarray(X.mean())
-        var = float(np.asarray(X.multiply(X).mean()) - mean**2)
-    else:
-        var = float(np.var(X))
-    var = var if var > 0 else 1.0
-    return float(np.sqrt(X.shape[1] * var / 2.0))
+    return float(np.sqrt(1.0 / (2.0 * scale_gamma(X))))
 
 
 class _BaseInfiniteFeature(BaseEstimator):
@@ -92,7 +79,9 @@ class _BaseInfiniteFeature(BaseEstimator):
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "fit_intercept": ["boolean"],
         "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "pricing_subsample": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "pricing_subsample": [Interval(numbers.Integral, 1, None, closed="left"),
+                              StrOptions({"auto"}), None],
+        "path_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -120,177 +109,62 @@ class _BaseInfiniteFeature(BaseEstimator):
 
     # ------------------------------------------------------------------ core
     def _fit_tasks(self, X, Y, task_rows):
-        """Algorithm 1 of paper 000 on validated inputs.
+        """Run :class:`~kernlearn.methods.grfl.GrFL` on validated inputs.
 
         ``Y`` is ``(n, T)`` when every task uses every row (``task_rows``
         ``None``), else ``(n,)`` with ``task_rows`` the rows of each task.
         """
-        family, loss, pen_p, pen_s, solver = self._build_parts(X)
         n = X.shape[0]
         T = Y.shape[1] if task_rows is None else len(task_rows)
-        gs = family.group_size
-        cap = gs * self.max_features
         path = getattr(self, "_path", None) if self.warm_start else None
-        if path is not None and (path["n"], path["T"], path["gs"]) == (n, T, gs) \
-                and path["ctx"]["p"] <= cap:
+        # the path continues only on the very data it was computed on
+        data_key = joblib.hash((X, Y, task_rows)) if self.warm_start else None
+        if path is not None and getattr(self, "_path_key", None) == data_key \
+                and path.p <= path.gs * self.max_features:
             # warm start: continue the previous feature path on the same data
-            rng, family, ctx = path["rng"], path["family"], path["ctx"]
-            params, scales, b0 = path["params"], path["scales"], path["b0"]
-            p_old = ctx["p"]
-            Phi, gram = np.empty((n, cap)), np.empty((cap, cap))
-            Phi[:, :p_old] = path["Phi"][:, :p_old]
-            gram[:p_old, :p_old] = path["gram"][:p_old, :p_old]
-            n_new = self.max_features - p_old // gs
-            old_rows = path["history"]
+            path.time_budget, path.verbose = self.time_budget, self.verbose
         else:
-            rng = check_random_state(self.random_state)
-            Phi = np.empty((n, cap))
-            gram = np.empty((cap, cap))
-            params, scales = [], []
-            if self.fit_intercept:
-                if task_rows is None:
-                    b0 = np.array([_intercept_only(loss, Y[:, t]) for t in range(T)])
-                else:
-                    b0 = np.array([_intercept_only(loss, Y[r]) for r in task_rows])
-            else:
-                b0 = np.zeros(T)
-            ctx = {
-                "p": 0,
-                "state": dict(W=np.zeros((0, T)), ws=np.zeros(0), b=b0,
-                              U=np.zeros((0, T)), us=np.zeros(0), N=np.zeros((0, T)),
-                              nus=np.zeros(0)),
-                "margins": None,
-            }
-            n_new = self.max_features
-            old_rows = []
-
-        def problem(p):
-            return DirtyProblem(
-                Phi[:, :p], Y, loss, pen_p, pen_s, indptr=np.arange(0, p + 1, gs),
-                task_rows=task_rows, fit_intercept=self.fit_intercept,
-                gram=gram[:p, :p] if task_rows is None else None,
-            )
-
-        def grad_matrix():
-            if ctx["margins"] is None:
-                ms = ([np.full(n, b0[t]) for t in range(T)] if task_rows is None
-                      else [np.full(len(r), b0[t]) for t, r in enumerate(task_rows)])
-            else:
-                ms = ctx["margins"]
-            G = np.zeros((n, T))
-            for t in range(T):
-                if task_rows is None:
-                    G[:, t] = loss.grad_margin(ms[t], Y[:, t])
-                else:
-                    G[task_rows[t], t] = loss.grad_margin(ms[t], Y[task_rows[t]])
-            return G
-
-        def violation(H):
-            # conditions (7) and (10), relative to the regularisation levels
-            k = H.shape[0]
-            flat = H.reshape(k, -1)
-            ip = np.arange(0, flat.size + 1, flat.shape[1])
-            v = pen_p.dual_norm(flat.ravel(), ip).reshape(k, -1).max(axis=1)
-            v = v / pen_p.alpha
-            if pen_s is not None:
-                hs = H.sum(axis=2)
-                ips = np.arange(0, hs.size + 1, gs)
-                vs = pen_s.dual_norm(hs.ravel(), ips).reshape(k, -1).max(axis=1)
-                v = np.maximum(v, vs / pen_s.alpha)
-            return v - 1.0
-
-        # optional row subsample for pricing only: correlations of unit-norm
-        # columns on m rows are rescaled by sqrt(n / m) to estimate the full ones
-        sub = None
-        if self.pricing_subsample is not None and self.pricing_subsample < n:
-            sub = np.sort(rng.choice(n, size=self.pricing_subsample, replace=False))
-            X_price = X[sub]
-            boost = np.sqrt(n / len(sub))
-
-        def price():
-            if ctx["p"] + gs > cap:
-                return None
-            G = grad_matrix()
-            if sub is None:
-                cand = family.price(G, k=1, rng=rng, X=X, n_sample=self.n_candidates,
-                                    score=violation)
-            else:
-                cand = family.price(G[sub], k=1, rng=rng, X=X_price,
-                                    n_sample=self.n_candidates,
-                                    score=lambda H: violation(H * boost))
-            ctx["last_violation"] = float(cand.scores[0])
-            if not cand.scores[0] > self.eps:
-                return None
-            return cand
-
-        def master(cand):
-            p0, p = ctx["p"], ctx["p"] + gs
-            block = family.columns(cand.params[:1], X)
-            norms = np.linalg.norm(block, axis=0)
-            norms = np.where(norms > 0, norms, 1.0)
-            block = block / norms
-            Phi[:, p0:p] = block
-            gram[:p, p0:p] = Phi[:, :p].T @ block
-            gram[p0:p, :p0] = gram[:p0, p0:p].T
-            params.append(cand.params[0])
-            scales.append(1.0 / norms)
-            ctx["p"] = p
-            prob = problem(p)
-            # the master is a sequence of n x p matrix-vector products, memory
-            # bound: BLAS threads only add synchronisation overhead there
-            with threadpool_limits(limits=1, user_api="blas"):
-                res = solver.solve(prob, pad_state(ctx["state"], p, T))
-            ctx["state"], ctx["result"] = res.state, res
-            U, us = res.coef
-            ctx["margins"] = prob.margins(U, us, res.intercept)
-            ctx["objective"] = prob.objective(U, us, res.intercept, ctx["margins"])
-            return ctx["objective"], {"kkt": float(res.state["kkt"]),
-                                      "master_iter": int(res.n_iter)}
-
-        colgen = ColumnGeneration(
-            max_iter=max(n_new, 0), tol=None, verbose=self.verbose,
-            time_budget=self.time_budget, name=type(self).__name__,
-            budget_name="max_features",
-        )
-        out = colgen.run(price, master, n_active=lambda: ctx["p"] // gs)
-        rows = old_rows + out.history.rows
-        t_prev = old_rows[-1]["time"] if old_rows else 0.0
-        for row in out.history.rows:
-            row["time"] = row["time"] + t_prev
+            family, loss, pen_p, pen_s, solver = self._build_parts(X)
+            sub = self.pricing_subsample
+            if sub == "auto":
+                sub = _AUTO_PRICING_ROWS if n > 2 * _AUTO_PRICING_ROWS else None
+            path = GrFL(
+                family, loss, pen_p, pen_s, solver, n_candidates=self.n_candidates,
+                eps=self.eps, fit_intercept=self.fit_intercept, pricing_subsample=sub,
+                path_iter=self.path_iter, time_budget=self.time_budget,
+                verbose=self.verbose, name=type(self).__name__,
+            ).start(X, Y, task_rows, check_random_state(self.random_state))
+        path.extend(self.max_features)
         if self.warm_start:
-            self._path = dict(n=n, T=T, gs=gs, rng=rng, family=family, ctx=ctx,
-                              params=params, scales=scales, b0=b0, Phi=Phi, gram=gram,
-                              history=rows)
+            self._path, self._path_key = path, data_key
         elif hasattr(self, "_path"):
-            del self._path
+            del self._path, self._path_key
 
-        p = ctx["p"]
-        if p:
-            U, us = ctx["result"].coef
-            b = ctx["result"].intercept
-        else:
-            U, us, b = np.zeros((0, T)), np.zeros(0), b0
+        gs, family = path.gs, path.family
+        U, us, b = path.coefficients()
+        p = U.shape[0]
         # keep the features with a non-zero weight in some task
         coef_full = U + us[:, None]
         keep_group = (np.abs(coef_full).reshape(-1, gs * T).max(axis=1) > 0) if p else \
             np.zeros(0, bool)
         keep_col = np.repeat(keep_group, gs)
         self.family_ = family
-        self.features_ = (np.array(params)[keep_group] if p
+        self.features_ = (np.array(path.params)[keep_group] if p
                           else np.zeros((0, family.sample(1, 0).shape[1])))
-        self.feature_scales_ = np.array(scales)[keep_group] if p else np.zeros((0, gs))
+        self.feature_scales_ = (np.array(path.scales)[keep_group] if p
+                                else np.zeros((0, gs)))
         self.task_coef_ = U[keep_col].T
         self.shared_coef_ = us[keep_col]
         self._coef_tasks = coef_full[keep_col].T  # (T, n_columns)
-        self._intercept_tasks = np.asarray(b, dtype=float)
+        self._intercept_tasks = b
         hist = History()
-        hist.rows = rows
+        hist.rows = path.history
         self.history_ = hist.as_dict()
-        self.n_iter_ = len(rows)
-        self.stop_reason_ = out.stop_reason
-        self.converged_ = out.converged
-        self.last_violation_ = ctx.get("last_violation", np.nan)
-        self.objective_ = ctx.get("objective", np.nan)
+        self.n_iter_ = len(path.history)
+        self.stop_reason_ = path.stop_reason
+        self.converged_ = path.converged
+        self.last_violation_ = path.last_violation
+        self.objective_ = path.objective
         return self
 
     # ------------------------------------------------------------ prediction
@@ -393,18 +267,29 @@ _COMMON_DOC = """
         Fit one unpenalised bias per task.
     time_budget : float, optional
         Seconds after which no new feature is added.
-    pricing_subsample : int, optional
-        Price the candidates on this many randomly chosen training rows
-        (drawn once per fit) instead of all of them, rescaling the
-        correlations by :math:`\\sqrt{{n/m}}`; the master always uses all rows.
-        Cuts the :math:`O(k_r n T)` pricing cost on large data at the price of
-        an estimated violation (the ``eps`` stopping rule becomes approximate).
+    pricing_subsample : int, "auto" or None, default="auto"
+        Estimate the candidates' violations on this many randomly chosen
+        training rows (drawn once per fit), rescaling the correlations by
+        :math:`\\sqrt{{n/m}}`, then re-score the 25 best candidates exactly
+        on all rows and add the best exact violator (so every added feature
+        truly violates (7)/(10) and the ``eps`` rule is checked exactly on
+        them).  Cuts the :math:`O(k_r n T)` pricing cost to
+        :math:`O(k_r m T + 25 n T)`.  ``"auto"`` uses 2000 rows when
+        ``n >= 4000``, all rows otherwise; ``None`` always all rows.
+    path_iter : int or None, default=20
+        Iteration cap of the masters solved while features are being added
+        (warm-started, so the next master continues from there).  The master
+        is always finished to ``tol`` before the violation test may stop
+        the path and at the end, so the returned model solves its restricted
+        problem to ``tol``.  ``None`` solves every master to ``tol``.
     warm_start : bool, default=False
-        Continue the previous fit's feature path (same data) up to the new
-        ``max_features`` instead of starting again; the path is
-        deterministic, so fitting 10 then 50 features gives the 50-feature
-        model of a cold fit with the same ``random_state`` (without
-        ``pricing_subsample``).  The estimator then keeps the active training
+        Continue the previous fit's feature path up to the new
+        ``max_features`` instead of starting again, when ``X``, ``y`` (and
+        ``task_index``) are the same as in that fit (compared by a hash; on
+        other data the fit starts over); the path is deterministic, so
+        fitting 10 then 50 features gives the 50-feature model of a cold fit
+        with the same ``random_state`` (with ``path_iter=None`` and without a
+        pricing subsample).  The estimator then keeps the active training
         columns in memory between fits.
     random_state : int, RandomState instance or None, default=None
         Seed of the parameter sampling.
@@ -485,7 +370,7 @@ class InfiniteFeatureClassifier(
     def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=1.0,
                  lambda_s=None, loss="squared_hinge", penalty="group_l1_l2",
                  solver="admm", eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True,
-                 time_budget=None, pricing_subsample=None, warm_start=False,
+                 time_budget=None, pricing_subsample="auto", path_iter=20, warm_start=False,
                  random_state=None, verbose=0):
         self.family = family
         self.max_features = max_features
@@ -501,6 +386,7 @@ class InfiniteFeatureClassifier(
         self.fit_intercept = fit_intercept
         self.time_budget = time_budget
         self.pricing_subsample = pricing_subsample
+        self.path_iter = path_iter
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
@@ -590,7 +476,12 @@ class InfiniteFeatureRegressor(RegressorMixin, TransformerMixin, _BaseInfiniteFe
         """Regressor learning its features from an infinite family (GrFL).
 
     A 2-D ``y`` gives one task per output (sharing rows); ``task_index`` gives
-    one task per distinct value (each with its own rows).
+    one task per distinct value (each with its own rows).  The targets are
+    divided by their standard deviation (about their means) before fitting,
+    so ``lambda_p``, ``lambda_s``, ``objective_`` and ``history_`` refer to
+    standardised targets and the model does not depend on the units of
+    ``y``; ``y_scale_`` holds that factor, and ``coef_``, ``intercept_``,
+    ``task_coef_`` and ``shared_coef_`` are in the units of ``y``.
 """
         + _COMMON_DOC.format(loss_default="square", loss_choices='"square".')
     )
@@ -604,7 +495,7 @@ class InfiniteFeatureRegressor(RegressorMixin, TransformerMixin, _BaseInfiniteFe
     def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=1.0,
                  lambda_s=None, loss="square", penalty="group_l1_l2", solver="admm",
                  eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True, time_budget=None,
-                 pricing_subsample=None, warm_start=False,
+                 pricing_subsample="auto", path_iter=20, warm_start=False,
                  random_state=None, verbose=0):
         self.family = family
         self.max_features = max_features
@@ -620,6 +511,7 @@ class InfiniteFeatureRegressor(RegressorMixin, TransformerMixin, _BaseInfiniteFe
         self.fit_intercept = fit_intercept
         self.time_budget = time_budget
         self.pricing_subsample = pricing_subsample
+        self.path_iter = path_iter
         self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
@@ -652,7 +544,14 @@ class InfiniteFeatureRegressor(RegressorMixin, TransformerMixin, _BaseInfiniteFe
             Y = y
         else:
             Y = y[:, None] if y.ndim == 1 else y
-        self._fit_tasks(X, Y, task_rows)
+        # the square loss grows with the units of y while lambda_p does not: fit
+        # targets divided by their spread (lambda_p is relative to it), then
+        # scale the weights back
+        spread = float(np.std(Y - Y.mean(axis=0)))
+        self.y_scale_ = spread if spread > 0 else 1.0
+        self._fit_tasks(X, Y / self.y_scale_, task_rows)
+        for name in ("_coef_tasks", "_intercept_tasks", "task_coef_", "shared_coef_"):
+            setattr(self, name, getattr(self, name) * self.y_scale_)
         if task_rows is None and y.ndim == 1:
             self.coef_ = self._coef_tasks[0]
             self.intercept_ = float(self._intercept_tasks[0])

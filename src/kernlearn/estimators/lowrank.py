@@ -20,7 +20,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelBinarizer
@@ -29,39 +28,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..families.nystrom import NystromColumns, kernel_params_for
-from ..kernels import KERNELS, pairwise_kernel
-from ..solvers.coordinate_newton import CoordinateNewton
+from ..kernels import KERNELS, check_psd_gram, pairwise_kernel, scale_gamma
+from ..methods.slkl import CoordinateNewton
 from ._base import check_two_classes
 
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
 
 _DEFAULT_COLUMNS = 256
-
-
-def check_psd_gram(K, name="X"):
-    """Raise ``ValueError`` unless ``K`` is a square, symmetric PSD Gram matrix.
-
-    Parameters
-    ----------
-    K : ndarray of shape (n, n)
-        Candidate Gram matrix.
-    name : str, default="X"
-        Argument name used in the messages.
-    """
-    if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise ValueError(
-            f"With kernel='precomputed', {name} must be the square training Gram "
-            f"matrix; got shape {K.shape}."
-        )
-    scale = max(float(np.max(np.abs(K))), 1e-300)
-    if not np.allclose(K, K.T, rtol=1e-6, atol=1e-10 * scale):
-        raise ValueError(f"The precomputed kernel {name} is not symmetric.")
-    lo = scipy.linalg.eigvalsh((K + K.T) / 2, subset_by_index=[0, 0])[0]
-    if lo < -1e-8 * scale * K.shape[0]:
-        raise ValueError(
-            f"The precomputed kernel {name} is not positive semi-definite "
-            f"(smallest eigenvalue {lo:.3g})."
-        )
 
 
 class _BaseLowRank(BaseEstimator):
@@ -150,9 +123,15 @@ class _BaseLowRank(BaseEstimator):
             Y = Y - self.intercept_
         else:
             self.intercept_ = np.zeros(Y.shape[1])
+        # F(mu) = y'(I + K)^-1 y + nu sum(mu): scaling y by s scales the first
+        # term by s^2, so nu relative to the targets' mean square keeps the
+        # solution mu independent of the units of y
+        msq = float(np.mean(Y * Y))
+        self.nu_ = self.nu * (msq if msq > 0 else 1.0)
         self.kernel_params_ = kernel_params_for(
             self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params,
             n_features=X.shape[1],
+            default_gamma=None if self.kernel == "precomputed" else scale_gamma(X),
         )
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         rng = np.random.default_rng(seed)
@@ -161,15 +140,17 @@ class _BaseLowRank(BaseEstimator):
             random_state=rng.integers(2**31),
         ).fit(X)
         solver = CoordinateNewton(
-            nu=self.nu, lam=1.0, tol=self.tol, max_iter=self.max_iter, rule=self.rule,
+            nu=self.nu_, lam=1.0, tol=self.tol, max_iter=self.max_iter, rule=self.rule,
             verbose=self.verbose,
         )
-        res = solver.solve(family.column, Y, n_columns=M, rng=rng)
+        # precomputed columns: the solver works on their M x M Gram matrix
+        cols = family.columns_.T if family.columns_ is not None else family.column
+        res = solver.solve(cols, Y, n_columns=M, rng=rng)
         state = res.state["slkl"]
         order = np.argsort(state.active)
         slots, pos = order, state.active[order]
         # eq. (17) with alpha* = 2 z: alpha~_m / 2 = mu_m (c_m' z) / sqrt(k(x_m, x_m))
-        a = state.Ct[slots] @ state.Z
+        a = state.active_correlations()[slots]
         self.dual_coef_ = state.mu[pos][:, None] * a * family._scale[pos][:, None]
         self.column_indices_ = family.indices_
         self.mu_ = res.coef
@@ -229,7 +210,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         the training Gram matrix at fit and ``K(X_new, X_train)`` at predict).
     gamma : float, optional
         Kernel width for kernels that take one (``rbf``: :math:`e^{-\gamma\|x-x'\|^2}`);
-        default ``1 / n_features``.
+        default ``1 / (n_features * X.var())``, scikit-learn's ``"scale"``
+        (so unscaled inputs get a sensible width).
     degree, coef0 : float, optional
         Parameters of the ``poly`` kernel (kernel defaults when ``None``).
     kernel_params : dict, optional
@@ -238,8 +220,11 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         ``M``, the number of columns sampled at random among the training points
         (at most ``n_samples``); default ``min(n_samples, 256)``.
     nu : float, default=0.01
-        Weight :math:`\nu > 0` of :math:`\sum_m \mu_m`; larger values give
-        sparser :math:`\mu` (smaller :math:`m_0`) and smoother functions.
+        Weight of :math:`\sum_m \mu_m` relative to the scale of the targets:
+        the objective uses :math:`\nu = ` ``nu`` times the mean square of the
+        (centred) targets, so the learned :math:`\mu` does not depend on the
+        units of ``y``; larger values give sparser :math:`\mu` (smaller
+        :math:`m_0`) and smoother functions.
     precompute : bool, default=True
         Keep all ``M`` columns in memory (:math:`O(nM)`), or compute a column
         each time an inactive coordinate is drawn (:math:`O(n m_0)` memory).
@@ -263,6 +248,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     ----------
     mu_ : ndarray of shape (n_columns,)
         Learned weights :math:`\mu` over the sampled columns.
+    nu_ : float
+        The absolute :math:`\nu` used: ``nu`` times the targets' mean square.
     column_indices_ : ndarray of shape (n_columns,)
         Training indices of the sampled set :math:`\mathcal S`.
     center_indices_ : ndarray of shape (m0_,)
@@ -372,7 +359,8 @@ class LowRankKernelClassifier(ClassifierMixin, _BaseLowRank):
     n_columns : int, optional
         ``M``; default ``min(n_samples, 256)``.
     nu : float, default=0.01
-        Weight of :math:`\sum_m \mu_m`.
+        Weight of :math:`\sum_m \mu_m`, relative to the mean square of the
+        centred codes (see :class:`LowRankKernelRegressor`).
     precompute : bool, default=True
         Precompute the ``M`` columns.
     fit_intercept : bool, default=True
@@ -392,7 +380,7 @@ class LowRankKernelClassifier(ClassifierMixin, _BaseLowRank):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    mu_, column_indices_, center_indices_, centers_, dual_coef_ : see below
+    mu_, nu_, column_indices_, center_indices_, centers_, dual_coef_ : see below
         As in :class:`LowRankKernelRegressor` (fitted on the :math:`\pm 1` codes).
     intercept_, m0_, n_iter_, converged_, objective_, history_ : see below
         As in :class:`LowRankKernelRegressor`.

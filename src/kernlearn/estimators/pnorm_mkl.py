@@ -13,10 +13,12 @@ from sklearn.utils.validation import (
 
 from ..kernels import KernelList, PrecomputedKernelList, linear_kernel, rbf_kernel
 from ..losses import Hinge, MulticlassHinge
-from ..solvers.online_batch import OnlineBatch
+from ..methods.obscure import OnlineBatch
 from ._base import check_two_classes, validate_fit_data, validate_predict_data
 
 _DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
+# Kernel values computed at once by decision_function (8 MB of doubles).
+_PREDICT_BLOCK = 1_000_000
 
 
 class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
@@ -75,8 +77,9 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         ``n``; with a fixed budget (and kernels computed on the fly) training
         time grows linearly with ``n``.
     cache_size : float, default=1024
-        Memory budget (MiB) for Gram matrices; beyond it rows are computed on
-        the fly in blocks.
+        Memory budget (MiB) of the cache of Gram rows: a row is computed when
+        a sample first triggers an update and kept (least recently used rows
+        evicted beyond the budget), as libsvm's kernel cache.
     random_state : int, RandomState instance or None, default=None
         Seed of the sampling order.
     verbose : int, default=0
@@ -96,6 +99,9 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         Indices of the training samples with a non-zero coefficient.
     R_ : float
         Stage-1 bound on :math:`\|\bar w^*\|_{2,p}`.
+    n_rows_computed_ : int or None
+        Gram rows (of F kernels each) computed during training by the row
+        cache; ``None`` for precomputed kernels or the NumPy loop.
     n_iter_ : int
         Total number of epochs (stage 1 + stage 2).
     history_ : dict of ndarray
@@ -206,8 +212,11 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         else:
             X, y = validate_fit_data(self, X, y, classification=True)
             specs = _DEFAULT_KERNELS if self.kernels is None else self.kernels
+            # rows on demand: only the support vectors' rows are ever computed
+            # (the solver caches them, up to cache_size)
             klist = KernelList(
-                list(specs), normalize=self.normalize, cache_size=self.cache_size
+                list(specs), normalize=self.normalize, cache_size=self.cache_size,
+                precompute=False,
             ).fit(X)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         n = y_enc.shape[0]
@@ -233,6 +242,7 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         self.support_ = np.flatnonzero(np.any(res.coef != 0, axis=1))
         self.dual_coef_ = total * res.coef[self.support_].T
         self.R_ = res.state["R"]
+        self.n_rows_computed_ = res.state["rows_computed"]
         self.n_iter_ = res.n_iter
         self.history_ = res.history.as_dict()
         self.kernel_list_ = klist
@@ -260,20 +270,25 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         klist = self.kernel_list_
+        which = np.flatnonzero(self.kernel_weights_ > 0)
         if self._precomputed():
             K = _precomputed_cross(X, klist.n_kernels, self._n_train, self.support_)
+            scores = np.zeros((K.shape[1], self.dual_coef_.shape[0]))
+            for j in which:
+                scores += self.kernel_weights_[j] * (K[j] @ self.dual_coef_.T)
         else:
             X = validate_predict_data(self, X)
-            K = (
-                klist.cross(X, which=np.flatnonzero(self.kernel_weights_ > 0))
-                if self.support_.size
-                else None
-            )
-        n_test = K.shape[1] if K is not None else X.shape[0]
-        scores = np.zeros((n_test, self.dual_coef_.shape[0]))
-        if self.support_.size:
-            for j in np.flatnonzero(self.kernel_weights_ > 0):
-                scores += self.kernel_weights_[j] * (K[j] @ self.dual_coef_.T)
+            scores = np.zeros((X.shape[0], self.dual_coef_.shape[0]))
+            n_sv = self.support_.size
+            # test rows in blocks: the F x block x n_support kernel values of
+            # one block stay within _PREDICT_BLOCK doubles
+            step = max(1, _PREDICT_BLOCK // max(klist.n_kernels * n_sv, 1))
+            for s in range(0, X.shape[0] if n_sv else 0, step):
+                K = klist.cross(X[s : s + step], which=which)
+                for j in which:
+                    scores[s : s + step] += self.kernel_weights_[j] * (
+                        K[j] @ self.dual_coef_.T
+                    )
         return scores[:, 0] if len(self.classes_) == 2 else scores
 
     def predict(self, X):

@@ -24,12 +24,12 @@ __all__ = ["NystromColumns", "kernel_params_for"]
 
 
 def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params=None,
-                      n_features=None):
+                      n_features=None, default_gamma=None):
     """Keyword arguments for ``pairwise_kernel`` from estimator-style parameters.
 
     ``gamma``, ``degree`` and ``coef0`` are passed only to kernels whose
-    signature accepts them; ``gamma=None`` means ``1 / n_features`` for such
-    kernels (scikit-learn's convention).
+    signature accepts them; ``gamma=None`` means ``default_gamma`` when given,
+    else ``1 / n_features`` for such kernels.
 
     Parameters
     ----------
@@ -41,6 +41,8 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
         Extra parameters passed as is.
     n_features : int, optional
         Used for the default ``gamma``.
+    default_gamma : float, optional
+        The default ``gamma`` (e.g. :func:`kernlearn.kernels.scale_gamma`).
 
     Returns
     -------
@@ -58,8 +60,8 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
         if name not in accepted or name in params:
             continue
-        if name == "gamma" and value is None and n_features:
-            value = 1.0 / n_features
+        if name == "gamma" and value is None:
+            value = default_gamma or (1.0 / n_features if n_features else None)
         if value is not None:
             params[name] = value
     return params

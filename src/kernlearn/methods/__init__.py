@@ -1,7 +1,11 @@
 """One module per paper, named for it: each holds that paper's algorithm.
 
-A method wires the shared parts (losses, penalties, families, solvers and the
-column-generation driver) into the paper's algorithm: the state it keeps, its
-pricing and master steps and its stopping rules.  Estimators validate input,
-build the parts and call a method; solvers never import a method.
+``fgm.py`` (paper 002, the Feature Generating Machine), ``grfl.py`` (paper 000,
+learning with infinitely many features), ``obscure.py`` (paper 001, p-norm MKL
+by online-batch optimisation), ``slkl.py`` (paper 003, stochastic low-rank
+kernel learning), ``mtmkl.py`` (paper 004, multitask MKL).  A module keeps the
+state its algorithm needs, wires pricing and master (through
+:class:`~kernlearn.colgen.ColumnGeneration` where the method grows an active
+set) and owns its stopping rules; estimators only validate input and call it;
+solvers never import a method.
 """

@@ -5,14 +5,10 @@ from ._base import BaseSolver, History, SolverResult, check_compatible
 from .admm import ADMM
 from .apg import APG
 from .grfl_fista import GrFLFISTA
-from .coordinate_newton import CoordinateNewton
-from .online_batch import OnlineBatch
 
 SOLVERS = Registry("solver")
 SOLVERS.register("apg")(APG)
 SOLVERS.register("admm")(ADMM)
 SOLVERS.register("grfl_fista")(GrFLFISTA)
-SOLVERS.register("coordinate_newton")(CoordinateNewton)
-SOLVERS.register("online_batch")(OnlineBatch)
 
-__all__ = ["ADMM", "APG", "GrFLFISTA", "CoordinateNewton", "OnlineBatch", "BaseSolver", "History", "SOLVERS", "SolverResult", "check_compatible"]
+__all__ = ["ADMM", "APG", "GrFLFISTA", "BaseSolver", "History", "SOLVERS", "SolverResult", "check_compatible"]

@@ -32,7 +32,27 @@ from scipy.linalg import cho_factor, cho_solve
 from ._base import BaseSolver, History, SolverResult
 from ._dirty import DirtyProblem
 
-__all__ = ["ADMM", "pad_state"]
+__all__ = ["ADMM", "fact_groups", "pad_state"]
+
+
+def fact_groups(facts):
+    """Group tasks by their (shared) Cholesky factor.
+
+    Parameters
+    ----------
+    facts : list
+        One ``cho_factor`` result per task (the same object for tasks that
+        share rows and penalty).
+
+    Returns
+    -------
+    groups : list of (factor, ndarray of int)
+        Each distinct factor with the tasks that use it.
+    """
+    groups = {}
+    for t, f in enumerate(facts):
+        groups.setdefault(id(f), (f, []))[1].append(t)
+    return [(f, np.array(ts)) for f, ts in groups.values()]
 
 
 def pad_state(state, p_new, T):
@@ -202,20 +222,23 @@ class ADMM(BaseSolver):
             else:
                 c = [P.Phis[t].T @ R[t] for t in range(T)]
             e = [R[t].sum() for t in range(T)]
-            # (26): task weights and biases
+            # (26): task weights and biases, one solve per distinct factor
+            # (one-vs-all tasks share theirs: a single solve with T right-hand sides)
+            rhs = np.empty((p + fit_b, T))
             for t in range(T):
-                rhs_w = xi[t] * (c[t] - grams[t] @ ws) + eta * (U[:, t] - N[:, t])
+                rhs[:p, t] = xi[t] * (c[t] - grams[t] @ ws) + eta * (U[:, t] - N[:, t])
                 if fit_b:
-                    rhs = np.append(rhs_w, xi[t] * (e[t] - sums[t] @ ws))
-                    sol = cho_solve(facts[t], rhs)
-                    W[:, t], b[t] = sol[:p], sol[p]
-                else:
-                    W[:, t] = cho_solve(facts[t], rhs_w)
+                    rhs[p, t] = xi[t] * (e[t] - sums[t] @ ws)
+            for fact, ts in fact_groups(facts):
+                sol = cho_solve(fact, rhs[:, ts], check_finite=False)
+                W[:, ts] = sol[:p]
+                if fit_b:
+                    b[ts] = sol[p]
             # (28): shared weights
             if fact_s is not None:
                 rhs = sum(xi[t] * (c[t] - grams[t] @ W[:, t] - sums[t] * b[t])
                           for t in range(T)) + eta * (us - nus)
-                ws = cho_solve(fact_s, rhs)
+                ws = cho_solve(fact_s, rhs, check_finite=False)
             Z = P.margins(W, ws, b)
             # (22): margins by the prox of the loss
             M_old = M

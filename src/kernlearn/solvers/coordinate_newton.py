@@ -1,4 +1,7 @@
-r"""Stochastic coordinate Newton descent for SLKL (paper 003, Algorithms 1-2).
+r"""Coordinate updates of SLKL (paper 003, sec. 3): the state behind Algorithm 2.
+
+The algorithm itself (random coordinates, sweeps, stopping rule) is
+:class:`kernlearn.methods.slkl.CoordinateNewton`.
 
 Minimises over :math:`\mu \ge 0` the objective of eq. (14), summed over the
 columns :math:`y_t` of a (possibly multi-output) target matrix :math:`Y`,
@@ -29,13 +32,26 @@ whose derivatives at :math:`t = 0` are eqs. (20)-(21):
 :math:`\partial^2_m F = 2 \lambda \|a\|^2 b`.
 """
 
+import numba
 import numpy as np
 import scipy.linalg
-from threadpoolctl import threadpool_limits
 
-from ._base import BaseSolver, SolverResult
 
-__all__ = ["CoordinateNewton", "SLKLState"]
+__all__ = ["SLKLState"]
+
+
+@numba.njit(cache=True)
+def _rank1(A, alpha, x, y):  # pragma: no cover - compiled
+    """``A += alpha * outer(x, y)`` in place, without the temporary outer product.
+
+    The Woodbury updates (24)-(27) are rank-one changes of ``G`` (m0 x m0);
+    in Gram mode they are the whole cost of a step, and NumPy's ``outer``
+    allocates and streams an m0 x m0 temporary each time.
+    """
+    for i in range(A.shape[0]):
+        ax = alpha * x[i]
+        for k in range(A.shape[1]):
+            A[i, k] += ax * y[k]
 
 
 class SLKLState:
@@ -62,6 +78,16 @@ class SLKLState:
     refresh_tol : float, default=1e-8
         Residual threshold of the check (raised to 100 times the residual
         right after the last refresh when that is larger).
+    columns : ndarray of shape (n_columns, n_samples), optional
+        All ``M`` columns (as rows).  Switches to *Gram mode*: with
+        :math:`P = C^\top C` and :math:`Q = C^\top Y` computed once
+        (:math:`O(n M^2)`), a coordinate step needs
+        :math:`a = Z^\top c_j = (Q_j - P_{jA} V/\lambda)/\lambda` and
+        :math:`u = C_A^\top c_j = P_{Aj}`, where :math:`V = G Q_A` is updated
+        with :math:`G` in :math:`O(m_0 T)`; a step then costs
+        :math:`O(m_0^2 + m_0 T)` instead of :math:`O(n m_0)`, and :math:`Z` is
+        formed only when asked for.  Without it (columns computed on demand)
+        the state keeps the active columns and :math:`Z` (*column mode*).
 
     Attributes
     ----------
@@ -91,7 +117,8 @@ class SLKLState:
     Learning for Regression, ICML, eqs. (22)-(27).
     """
 
-    def __init__(self, Y, n_columns, lam=1.0, nu=0.01, check_every=8, refresh_tol=1e-8):
+    def __init__(self, Y, n_columns, lam=1.0, nu=0.01, check_every=8, refresh_tol=1e-8,
+                 columns=None):
         Y = np.asarray(Y, dtype=float)
         if Y.ndim == 1:
             Y = Y[:, None]
@@ -103,12 +130,26 @@ class SLKLState:
         self.mu = np.zeros(self.n_columns)
         self.slot = np.full(self.n_columns, -1, dtype=np.intp)
         cap = max(1, min(self.n_columns, 64))
-        self._Ct = np.empty((cap, self.n))
         self._G = np.empty((cap, cap))
         self._idx = np.empty(cap, dtype=np.intp)
         self.m0 = 0
-        self.Z = Y / self.lam
-        self.objective = self.lam * float(np.sum(Y * self.Z))
+        self._cols = None
+        if columns is not None:
+            # Gram mode: all M columns known, so every quantity lives in
+            # R^M: P = C'C, Q = C'Y and V = G C_A'Y replace Z (see class doc)
+            self._cols = np.asarray(columns, dtype=float)
+            if self._cols.shape != (self.n_columns, self.n):
+                raise ValueError(
+                    f"columns must have shape (n_columns, n_samples) = "
+                    f"{(self.n_columns, self.n)}, got {self._cols.shape}."
+                )
+            self._P = self._cols @ self._cols.T
+            self._Q = self._cols @ Y
+            self._V = np.empty((cap, self.n_outputs))
+        else:
+            self._Ct = np.empty((cap, self.n))
+            self._Z = Y / self.lam
+        self.objective = float(np.sum(Y * Y))
         self.case_counts = np.zeros(4, dtype=np.int64)
         self.kkt = np.full(self.n_columns, np.inf)
         self.n_fallback = 0
@@ -117,12 +158,52 @@ class SLKLState:
         self.n_refresh = 0
         self._floor = 0.0
         self._n_updates = 0
+        self._probe_rng = np.random.default_rng(0)
 
     # -- active-set storage ---------------------------------------------------
     @property
+    def gram_mode(self):
+        """Whether the state works on the Gram matrix of the ``M`` columns."""
+        return self._cols is not None
+
+    @property
     def Ct(self):
         """Active columns as rows, shape ``(m0, n_samples)``."""
+        if self.gram_mode:
+            return self._cols[self.active]
         return self._Ct[: self.m0]
+
+    @property
+    def Z(self):
+        r""":math:`Z = (\lambda I + CDC^\top)^{-1} Y`, shape ``(n_samples, n_outputs)``.
+
+        Kept up to date in column mode; computed (:math:`O(n m_0 T)`) from
+        :math:`Z = (Y - C_A V/\lambda)/\lambda` in Gram mode.
+        """
+        if not self.gram_mode:
+            return self._Z
+        m = self.m0
+        return (self.Y - self._cols[self.active].T @ self._V[:m] / self.lam) / self.lam
+
+    def active_correlations(self):
+        r""":math:`C_A^\top Z` for the active columns, shape ``(m0, n_outputs)``.
+
+        Returns
+        -------
+        CZ : ndarray of shape (m0, n_outputs)
+            In Gram mode :math:`(Q_A - P_{AA} V/\lambda)/\lambda`, without ``n``.
+        """
+        if not self.gram_mode:
+            return self.Ct @ self._Z
+        A, m = self.active, self.m0
+        return (self._Q[A] - self._P[np.ix_(A, A)] @ self._V[:m] / self.lam) / self.lam
+
+    def _corr(self, j, c):
+        """:math:`a = Z^\top c_j`."""
+        if not self.gram_mode:
+            return self._Z.T @ c
+        A, m = self.active, self.m0
+        return (self._Q[j] - self._P[j, A] @ self._V[:m] / self.lam) / self.lam
 
     @property
     def G(self):
@@ -135,13 +216,20 @@ class SLKLState:
         return self._idx[: self.m0]
 
     def _grow(self):
-        cap = min(self.n_columns, 2 * self._Ct.shape[0])
-        Ct = np.empty((cap, self.n))
+        cap = min(self.n_columns, 2 * self._G.shape[0])
         G = np.empty((cap, cap))
         idx = np.empty(cap, dtype=np.intp)
         m = self.m0
-        Ct[:m], G[:m, :m], idx[:m] = self._Ct[:m], self._G[:m, :m], self._idx[:m]
-        self._Ct, self._G, self._idx = Ct, G, idx
+        G[:m, :m], idx[:m] = self._G[:m, :m], self._idx[:m]
+        self._G, self._idx = G, idx
+        if self.gram_mode:
+            V = np.empty((cap, self.n_outputs))
+            V[:m] = self._V[:m]
+            self._V = V
+        else:
+            Ct = np.empty((cap, self.n))
+            Ct[:m] = self._Ct[:m]
+            self._Ct = Ct
 
     def column(self, j, column_fn):
         """Column ``c_j``: the stored copy when active, else ``column_fn(j)``.
@@ -158,6 +246,8 @@ class SLKLState:
         c : ndarray of shape (n_samples,)
             The column.
         """
+        if self.gram_mode:
+            return self._cols[j]
         s = self.slot[j]
         return self._Ct[s] if s >= 0 else np.asarray(column_fn(j), dtype=float)
 
@@ -174,9 +264,12 @@ class SLKLState:
         if s >= 0:
             mu, g = self.mu[j], self._G[s, s]
             return max((mu - g) / mu**2, 0.0), None
-        u = self.Ct @ c
+        if self.gram_mode:
+            u, cc = self._P[j, self.active], self._P[j, j]
+        else:
+            u, cc = self.Ct @ c, c @ c
         Gu = self.G @ u
-        return max((c @ c - u @ Gu / self.lam) / self.lam, 0.0), Gu
+        return max((cc - u @ Gu / self.lam) / self.lam, 0.0), Gu
 
     # -- the derivatives (20)-(21) -------------------------------------------
     def derivatives(self, j, c):
@@ -194,7 +287,7 @@ class SLKLState:
         d1, d2 : float
             Eqs. (20) and (21) with :math:`p = 2`.
         """
-        a = self.Z.T @ c
+        a = self._corr(j, c)
         b = self._b(j, c)[0]
         a2 = float(a @ a)
         return -self.lam * a2 + self.nu, 2.0 * self.lam * a2 * b
@@ -224,7 +317,7 @@ class SLKLState:
         """
         lam, nu = self.lam, self.nu
         mu_old = self.mu[j]
-        a = self.Z.T @ c
+        a = self._corr(j, c)
         a2 = float(a @ a)
         d1 = -lam * a2 + nu
         # Case 1 without touching G: at mu_j = 0 a non-negative gradient keeps 0.
@@ -280,7 +373,7 @@ class SLKLState:
         if value == mu_old:
             self.case_counts[0] += 1
             return 1
-        a = self.Z.T @ c
+        a = self._corr(j, c)
         b, Gu = self._b(j, c)
         t = value - mu_old
         self.objective += -self.lam * float(a @ a) * t / (1.0 + t * b) + self.nu * t
@@ -293,21 +386,56 @@ class SLKLState:
             self.check_and_refresh()
         return case
 
-    def residual(self):
+    def residual(self, probe=None):
         r"""Backward error of :math:`Z`: :math:`\|(\lambda I + CDC^\top) Z - Y\|`
-        over :math:`\|Y\| + \lambda\|Z\| + \|CDC^\top Z\|` (O(n m0)).
+        over :math:`\|Y\| + \lambda\|Z\| + \|CDC^\top Z\|` (O(n m0 T)).
+
+        Parameters
+        ----------
+        probe : ndarray of shape (n_outputs,), optional
+            Measure the error on :math:`Zr` and :math:`Yr` for this vector
+            :math:`r` only (O(n m0 + n T)); with a Gaussian :math:`r` the
+            squared error is an unbiased estimate of the full one.
 
         Returns
         -------
         residual : float
-            Relative backward error.
+            Relative backward error.  In Gram mode, the relative errors of the
+            reduced identities :math:`G(D^{-1} + P_{AA}/\lambda) = I` and
+            :math:`V = G Q_A` instead (:math:`O(m_0^2 T)`, no ``n``).
         """
+        if self.gram_mode:
+            return self._reduced_residual(probe)
+        Z, Y = self.Z, self.Y
+        if probe is not None:
+            Z, Y = Z @ probe, Y @ probe
         Ct = self.Ct
-        KZ = Ct.T @ (self.mu[self.active][:, None] * (Ct @ self.Z)) if self.m0 else 0.0
-        R = self.lam * self.Z + KZ - self.Y
-        scale = (np.linalg.norm(self.Y) + self.lam * np.linalg.norm(self.Z)
-                 + np.linalg.norm(KZ))
+        if self.m0:
+            D = self.mu[self.active]
+            KZ = Ct.T @ ((D[:, None] if Z.ndim == 2 else D) * (Ct @ Z))
+        else:
+            KZ = 0.0
+        R = self.lam * Z + KZ - Y
+        scale = np.linalg.norm(Y) + self.lam * np.linalg.norm(Z) + np.linalg.norm(KZ)
         return float(np.linalg.norm(R) / max(scale, 1e-300))
+
+    def _reduced_residual(self, probe=None):
+        m = self.m0
+        if not m:
+            return 0.0
+        A = self.active
+        G, V = self._G[:m, :m], self._V[:m]
+        r = self._probe_rng.standard_normal(m)
+        rf = np.zeros(self.n_columns)
+        rf[A] = r  # P_AA r as (P rf)_A: a contiguous product, no m0 x m0 gather
+        Mr = r / self.mu[A] + (self._P @ rf)[A] / self.lam
+        e1 = np.linalg.norm(G @ Mr - r) / np.linalg.norm(r)
+        QA = self._Q[A]
+        if probe is not None:
+            V, QA = V @ probe, QA @ probe
+        GQ = G @ QA
+        e2 = np.linalg.norm(V - GQ) / max(np.linalg.norm(GQ), 1e-300)
+        return float(max(e1, e2))
 
     def check_and_refresh(self):
         """Refresh when round-off has built up.
@@ -321,7 +449,11 @@ class SLKLState:
         refreshed : bool
             Whether a refresh was done.
         """
-        if self.residual() > max(self.refresh_tol, 100.0 * self._floor):
+        # with several outputs, one random combination of them is checked:
+        # T times cheaper than the full residual, and drift shows in all
+        probe = (self._probe_rng.standard_normal(self.n_outputs)
+                 if self.n_outputs > 1 else None)
+        if self.residual(probe) > max(self.refresh_tol, 100.0 * self._floor):
             self.refresh()
             self.n_refresh += 1
             return True
@@ -329,33 +461,46 @@ class SLKLState:
 
     def _update(self, j, c, new, a, Gu, b):
         lam, mu_old, m = self.lam, self.mu[j], self.m0
-        Ct, G = self._Ct[:m], self._G[:m, :m]
+        G = self._G[:m, :m]
         t = new - mu_old
         s = self.slot[j]
-        # Z <- (A + t c c')^{-1} Y = Z - t/(1 + t b) A^{-1}c a'  (Sherman-Morrison);
-        # A^{-1}c = C g_s/(lam mu_j) for an active column, else (c - C G u/lam)/lam
-        if s >= 0:
-            w = Ct.T @ G[:, s] / (lam * mu_old)
-            # 1 + t b, with 1 - mu_j b = g_ss/mu_j computed without cancellation
-            den = G[s, s] / mu_old + new * b
-        else:
-            w = (c - Ct.T @ Gu / lam) / lam
-            den = 1.0 + t * b
-        self.Z -= np.outer(w, a * (t / den))
+        gram = self.gram_mode
+        if not gram:
+            # Z <- (A + t c c')^{-1} Y = Z - t/(1 + t b) A^{-1}c a' (Sherman-Morrison);
+            # A^{-1}c = C g_s/(lam mu_j) for an active column, else (c - C G u/lam)/lam
+            Ct = self._Ct[:m]
+            if s >= 0:
+                w = Ct.T @ G[:, s] / (lam * mu_old)
+                # 1 + t b, with 1 - mu_j b = g_ss/mu_j computed without cancellation
+                den = G[s, s] / mu_old + new * b
+            else:
+                w = (c - Ct.T @ Gu / lam) / lam
+                den = 1.0 + t * b
+            self._Z -= np.outer(w, a * (t / den))
+        # (Gram mode: V = G Q_A follows each change of G below, O(m0 T))
+        V = self._V[:m] if gram else None
         self.mu[j] = new
         if s >= 0 and new > 0.0:  # case 2, eq. (25)
             delta = 1.0 / new - 1.0 / mu_old
             g = G[:, s].copy()
             # 1 + delta g_ss = g_ss/new + (mu_old - g_ss)/mu_old: a sum of terms >= 0
-            G -= (delta / (g[s] / new + (mu_old - g[s]) / mu_old)) * np.outer(g, g)
+            kappa = delta / (g[s] / new + (mu_old - g[s]) / mu_old)
+            if gram:
+                V -= kappa * np.outer(g, V[s])
+            _rank1(G, -kappa, g, g)
             self.case_counts[1] += 1
             return 2
         if s >= 0:  # case 3, eq. (26): limit Delta -> inf, then drop slot s
             g = G[:, s].copy()
-            G -= np.outer(g, g) / g[s]
+            if gram:
+                V -= np.outer(g, V[s] / g[s])
+            _rank1(G, -1.0 / g[s], g, g)
             last = m - 1
             if s != last:
-                self._Ct[s] = self._Ct[last]
+                if gram:
+                    self._V[s] = self._V[last]
+                else:
+                    self._Ct[s] = self._Ct[last]
                 self._G[s, :m] = self._G[last, :m]
                 self._G[:m, s] = self._G[:m, last]
                 self._G[s, s] = self._G[last, last]
@@ -366,15 +511,23 @@ class SLKLState:
             self.case_counts[2] += 1
             return 3
         # case 4, eq. (27): block inverse with the new column appended
-        if m == self._Ct.shape[0]:
+        if m == self._G.shape[0]:
             self._grow()
         sc = 1.0 / (1.0 / new + b)
         v = -(sc / lam) * Gu
-        self._G[:m, :m] += np.outer(v, v) / sc
+        if gram:
+            # V_new = G_new [Q_A; Q_j], with v'Q_A = -(sc/lam) u'G Q_A = -(sc/lam) u'V
+            V = self._V[:m]
+            u = self._P[j, self.active]
+            vQ = -(sc / lam) * (u @ V)
+            self._V[m] = vQ + sc * self._Q[j]
+            V += np.outer(v, vQ / sc + self._Q[j])
+        else:
+            self._Ct[m] = c
+        _rank1(self._G[:m, :m], 1.0 / sc, v, v)
         self._G[:m, m] = v
         self._G[m, :m] = v
         self._G[m, m] = sc
-        self._Ct[m] = c
         self._idx[m] = j
         self.slot[j] = m
         self.m0 = m + 1
@@ -398,12 +551,11 @@ class SLKLState:
         objective : float
             The objective after the sweep.
         """
-        # Each step is a few matrix-vector products of size n x m0: one BLAS
-        # thread avoids thread start-up and contention costing 10x on shared cores.
-        with threadpool_limits(limits=1, user_api="blas"):
-            for j in coords:
-                j = int(j)
-                self.step(j, self.column(j, column_fn), rule)
+        # (callers run this under one BLAS thread: each step is a few
+        # matrix-vector products of size n x m0, where threads only contend)
+        for j in coords:
+            j = int(j)
+            self.step(j, self.column(j, column_fn), rule)
         return self.objective
 
     # -- exact recomputations (tests, periodic refresh) ----------------------
@@ -428,28 +580,44 @@ class SLKLState:
         # B = C D^{1/2};  G = lam D^{1/2} (lam I + B'B)^{-1} D^{1/2}
         m = self.m0
         d = np.sqrt(self.mu[self.active])
-        Bt = self.Ct * d[:, None]
-        H = scipy.linalg.cho_factor(Bt @ Bt.T + self.lam * np.eye(m))
+        if self.gram_mode:  # B'B = D^{1/2} P_AA D^{1/2}, O(m0^2) from P
+            A = self.active
+            Bt, BtB = None, d[:, None] * self._P[np.ix_(A, A)] * d[None, :]
+        else:
+            Bt = self.Ct * d[:, None]
+            BtB = Bt @ Bt.T
+        H = scipy.linalg.cho_factor(BtB + self.lam * np.eye(m))
         G = self.lam * d[:, None] * scipy.linalg.cho_solve(H, np.diag(d))
         return G, Bt, H
 
     def refresh(self):
         """Recompute ``G``, ``Z`` and the objective from the active set.
 
-        Costs :math:`O(n m_0^2 + m_0^3)`, about one sweep; it removes the
-        round-off accumulated by the rank-one updates.
+        Costs :math:`O(n m_0^2 + m_0^3)`, about one sweep, in column mode and
+        :math:`O(m_0^3 + m_0^2 T)` in Gram mode; it removes the round-off
+        accumulated by the rank-one updates.
         """
         m = self.m0
-        if m:
-            G, Bt, H = self._scaled_factor()
-            self._G[:m, :m] = G
-            # (lam I + B B')^{-1} Y = (Y - B (lam I + B'B)^{-1} B'Y) / lam
-            self.Z = (self.Y - Bt.T @ scipy.linalg.cho_solve(H, Bt @ self.Y)) / self.lam
+        if self.gram_mode:
+            if m:
+                G = self._scaled_factor()[0]
+                self._G[:m, :m] = G
+                self._V[:m] = G @ self._Q[self.active]
+            # lam tr(Y'Z) = tr(Y'Y) - tr(Q_A'V)/lam
+            fit = float(np.sum(self.Y * self.Y))
+            if m:
+                fit -= float(np.sum(self._Q[self.active] * self._V[:m])) / self.lam
         else:
-            self.Z = self.Y / self.lam
-        self.objective = self.lam * float(np.sum(self.Y * self.Z)) + self.nu * float(
-            self.mu.sum()
-        )
+            if m:
+                G, Bt, H = self._scaled_factor()
+                self._G[:m, :m] = G
+                # (lam I + B B')^{-1} Y = (Y - B (lam I + B'B)^{-1} B'Y) / lam
+                self._Z = (self.Y - Bt.T @ scipy.linalg.cho_solve(H, Bt @ self.Y)) \
+                    / self.lam
+            else:
+                self._Z = self.Y / self.lam
+            fit = self.lam * float(np.sum(self.Y * self._Z))
+        self.objective = fit + self.nu * float(self.mu.sum())
         # what a refresh can achieve on this active set (conditioning-limited)
         self._floor = self.residual() if self.check_every else 0.0
 
@@ -477,165 +645,6 @@ def slkl_objective(columns, Y, mu, lam=1.0, nu=0.01):
     Y = np.asarray(Y, dtype=float).reshape(C.shape[0], -1)
     A = lam * np.eye(C.shape[0]) + (C * mu) @ C.T
     return lam * float(np.sum(Y * np.linalg.solve(A, Y))) + nu * float(np.sum(mu))
-
-
-class CoordinateNewton(BaseSolver):
-    r"""Stochastic coordinate Newton descent (SLKL, paper 003, Algorithm 2).
-
-    At each iteration a coordinate :math:`m_k` is drawn uniformly from the
-    ``M`` candidates and updated by the projected Newton step (19),
-
-    .. math::
-
-        \mu_{m_k} \leftarrow \Big(\mu_{m_k} - \frac{\partial_{m_k} F}
-        {\partial^2_{m_k} F}\Big)_+ ,
-
-    with the derivatives (20)-(21); :math:`G` is updated by the rank-one or
-    block formulas (24)-(27).  Iterations are grouped in *sweeps* of ``M``;
-    the run stops when :math:`F(\mu^{k-M}) - F(\mu^k) < \epsilon F(\mu^{k-M})`
-    (the rule of Algorithm 1, evaluated at the end of each sweep; the paper
-    prints the difference with the opposite sign, which would always hold
-    since F decreases).
-
-    Parameters
-    ----------
-    nu : float, default=0.01
-        Weight :math:`\nu > 0` of :math:`\sum_m \mu_m` (with :math:`\lambda = 1`
-        the only hyper-parameter, sec. 4.1).
-    lam : float, default=1.0
-        :math:`\lambda`; by Proposition 3 only :math:`\lambda\nu` matters.
-    tol : float, default=1e-4
-        :math:`\epsilon` of the stopping rule.
-    max_iter : int, default=100
-        Maximum number of sweeps (of ``M`` coordinate steps each).
-    rule : {"newton", "exact"}, default="newton"
-        Step rule, see :meth:`SLKLState.step`.
-    refresh : int, default=1
-        Recompute ``G`` and ``Z`` from scratch every ``refresh`` sweeps
-        (:meth:`SLKLState.refresh`, about the cost of one sweep) to wash out
-        round-off of the rank-one updates; 0 never does.
-    verbose : int, default=0
-        Progress lines (one per sweep) printed by the column-generation driver.
-
-    References
-    ----------
-    Machart, Peel, Anthoine, Ralaivola, Glotin (2011), Stochastic Low-Rank Kernel
-    Learning for Regression, ICML, Algorithms 1-2, eqs. (19)-(27);
-    Nesterov (2010), coordinate descent on huge-scale problems.
-    """
-
-    required_loss_methods = ()
-    required_penalty_methods = ()
-
-    def __init__(self, nu=0.01, lam=1.0, tol=1e-4, max_iter=100, rule="newton",
-                 refresh=1, verbose=0):
-        self.nu = nu
-        self.lam = lam
-        self.tol = tol
-        self.max_iter = max_iter
-        self.rule = rule
-        self.refresh = refresh
-        self.verbose = verbose
-
-    def _check(self):
-        if not (np.isscalar(self.nu) and self.nu > 0):
-            raise ValueError(f"nu must be a positive number, got {self.nu!r}.")
-        if not (np.isscalar(self.lam) and self.lam > 0):
-            raise ValueError(f"lam must be a positive number, got {self.lam!r}.")
-        if self.rule not in ("newton", "exact"):
-            raise ValueError(f"rule must be 'newton' or 'exact', got {self.rule!r}.")
-
-    def init_state(self, Y, n_columns):
-        """Fresh state at :math:`\\mu = 0` (Algorithm 2's initialisation).
-
-        Parameters
-        ----------
-        Y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-            Targets.
-        n_columns : int
-            Number ``M`` of candidate columns.
-
-        Returns
-        -------
-        state : SLKLState
-            The state at zero weights.
-        """
-        self._check()
-        return SLKLState(Y, n_columns, lam=self.lam, nu=self.nu)
-
-    def solve(self, columns, Y, n_columns=None, rng=None, state=None, callback=None,
-              time_budget=None):
-        """Run Algorithm 2 until the stopping rule, ``max_iter`` sweeps or a budget.
-
-        Parameters
-        ----------
-        columns : ndarray of shape (n_samples, M) or callable
-            The candidate columns :math:`c_m`, or ``columns(j) -> c_j``.
-        Y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-            Targets.
-        n_columns : int, optional
-            ``M``, required when ``columns`` is a callable.
-        rng : numpy.random.Generator or int, optional
-            Source of the random coordinates.
-        state : SLKLState, optional
-            Warm start (continues from its :math:`\\mu`).
-        callback : callable, optional
-            ``callback(row) -> bool`` after each sweep; truthy stops.
-        time_budget : float, optional
-            Seconds after which no new sweep starts.
-
-        Returns
-        -------
-        result : SolverResult
-            ``coef`` is :math:`\\mu`; ``state`` holds the :class:`SLKLState`
-            under ``"slkl"``; ``history`` has one row per sweep (objective,
-            ``m0``, max KKT violation seen, time).
-        """
-        from ..colgen import ColumnGeneration
-        from ..families._base import Candidates
-
-        if callable(columns):
-            if n_columns is None:
-                raise ValueError("n_columns is required when columns is a callable.")
-            column_fn, M = columns, int(n_columns)
-        else:
-            cols = np.asarray(columns, dtype=float)
-            if cols.ndim != 2:
-                raise ValueError(
-                    f"columns must be 2-D (n_samples, M), got {cols.shape}."
-                )
-            colsT = np.ascontiguousarray(cols.T)
-            column_fn, M = colsT.__getitem__, cols.shape[1]
-        rng = np.random.default_rng(rng)
-        if state is None:
-            state = self.init_state(Y, M)
-
-        def price():
-            # Algorithm 1: coordinates drawn uniformly at random in S, M per
-            # sweep; scores are the KKT violations measured at their last visit.
-            coords = rng.integers(0, M, size=M)
-            return Candidates(params=coords, scores=state.kkt[coords])
-
-        n_sweeps = [0]
-
-        def master(cand):
-            obj = state.sweep(cand.params, column_fn, self.rule)
-            n_sweeps[0] += 1
-            if self.refresh and n_sweeps[0] % self.refresh == 0:
-                state.refresh()
-                obj = state.objective
-            return obj, {"m0": state.m0, "kkt": float(np.max(state.kkt))}
-
-        driver = ColumnGeneration(
-            max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
-            callback=callback, time_budget=time_budget, name="slkl",
-        )
-        with threadpool_limits(limits=1, user_api="blas"):
-            res = driver.run(price, master, n_active=lambda: state.m0)
-        return SolverResult(
-            coef=state.mu.copy(), intercept=0.0, state={"slkl": state},
-            history=res.history, converged=res.converged, n_iter=res.n_iter,
-        )
 
 
 __all__ += ["slkl_objective"]

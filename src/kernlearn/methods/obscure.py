@@ -27,32 +27,36 @@ The solver keeps
   budget), a Gram row ``K_j[i, :]`` is computed only when sample ``i``
   triggers an additive update: margins come from ``G``.
 
-The per-sample loop is compiled with numba when it is installed (hinge and
-multiclass hinge); otherwise, or for any other margin loss, a NumPy loop
-vectorised over kernels and samples is used.  Both give the same iterates.
+The per-sample loop is compiled with numba (hinge and multiclass hinge); for
+any other margin loss, or with ``backend="numpy"``, a NumPy loop vectorised
+over kernels and samples is used.  Both give the same iterates.  With kernels
+computed on the fly the compiled loop reads Gram rows from an LRU row cache
+(:class:`_RowCache`, as libsvm's kernel cache), so the cost is linear in the
+number of additive updates and a support vector's row is computed once while
+it stays cached.
 """
 
 import time
+import warnings
 
+import numba
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
 
 from ..losses.binary import Hinge
 from ..losses.multiclass import MulticlassHinge
 from ..penalties.squared import conj_mirror_scales, lp_norm
 from ..progress import Progress
-from ._base import BaseSolver, History, SolverResult
-
-try:  # optional accelerator
-    import numba as _numba
-except ImportError:  # pragma: no cover - exercised when numba is absent
-    _numba = None
+from ..solvers._base import BaseSolver, History, SolverResult
 
 
 def _block_loop(
     ids,
-    local,
+    slot,
     Krows,
+    stamp,
     kdiag,
     yint,
     A,
@@ -68,21 +72,22 @@ def _block_loop(
     alpha,
     m,
     start,
-    fetch,
-    row_k,
 ):
-    """Algorithms 1 (``stage == 1``) and 2 (``stage == 2``) over one block.
+    """Algorithms 1 (``stage == 1``) and 2 (``stage == 2``) over ``ids[start:]``.
 
-    Plain loops so that numba can compile it; see :func:`_block_numpy` for the
-    same iteration written with NumPy.  ``st = [scale, s, t, n_updates,
-    online_loss]`` is updated in place.
+    Plain loops, compiled by numba; :func:`_block_numpy` is the same iteration
+    written with NumPy.  ``st = [scale, s, t, n_updates, online_loss, clock]``
+    is updated in place.
 
-    With ``fetch`` (kernels computed on the fly) the loop starts at ``start``
-    and returns the position ``k`` of the first sample that needs an additive
-    update but whose Gram row is not in ``Krows[:, 0]`` (which holds the row of
-    position ``row_k``), before touching the state for that sample; the caller
-    computes that single row and resumes.  Rows are thus computed only for the
-    updates, not for every visited sample.  Returns ``-1`` when done.
+    Gram rows live in a row cache: ``Krows[:, slot[i], :]`` is the row of
+    sample ``i`` when ``slot[i] >= 0`` (with cached Gram matrices ``slot`` is
+    the identity and every row is present).  The loop returns the position
+    ``k`` of the first sample that needs an additive update but whose row is
+    not cached, before touching the state for that sample; the caller
+    computes that row, evicting the least recently used one (``stamp`` holds
+    the last use of each slot), and resumes at ``k``.  Rows are thus computed
+    only for updates, at most once while they stay cached.  Returns ``-1``
+    when done.
     """
     F = N.shape[0]
     M = G.shape[0]
@@ -95,7 +100,7 @@ def _block_loop(
     zfac = 2.0 if multiclass else 1.0
     for k in range(start, ids.shape[0]):
         i = ids[k]
-        r = 0 if fetch else local[k]
+        r = slot[i]
         # mirror map scales a_j of Lemma 1 (scale invariant) and ||theta||_{2,q}
         mx = 0.0
         for j in range(F):
@@ -131,13 +136,16 @@ def _block_loop(
         else:
             loss = 1.0 - yi * m[0]
         active = loss > 0.0
-        if active and fetch and k != row_k:
+        if active and r < 0:
             st[0] = scale
             st[1] = s
             st[2] = t
             st[3] += n_upd
             st[4] += loss_sum
             return k
+        if active:
+            st[5] += 1.0
+            stamp[r] = st[5]
         zq = 0.0
         if active:
             loss_sum += loss
@@ -216,9 +224,7 @@ def _block_loop(
 
 _WINDOW = 5
 
-_block_loop_jit = (
-    _numba.njit(cache=True, fastmath=False)(_block_loop) if _numba is not None else None
-)
+_block_loop_jit = numba.njit(cache=True, fastmath=False)(_block_loop)
 
 
 def _block_numpy(
@@ -273,6 +279,82 @@ def _block_numpy(
             if nrm > q * R:
                 scale *= q * R / nrm
     st[0], st[1], st[2] = scale, s, t
+
+# Rows computed together on a cache miss (one BLAS-shaped block).
+_FETCH_BLOCK = 32
+
+
+class _RowCache:
+    """Gram rows of the training samples for the compiled loop, LRU-evicted.
+
+    With cached Gram matrices every row is present (``slot`` is the
+    identity).  Otherwise ``rows`` holds as many ``(F, n)`` rows as the
+    kernel list's ``cache_size`` allows (as libsvm's kernel cache does), and
+    :meth:`fill` computes a missing row together with those of the next
+    samples the current model would update, evicting the least recently
+    used rows, so a support vector's row is computed once while it stays in
+    the cache instead of at every update.
+
+    Parameters
+    ----------
+    kernels : KernelList or PrecomputedKernelList
+        Fitted kernel list.
+    """
+
+    def __init__(self, kernels):
+        n, F = kernels.n_samples, kernels.n_kernels
+        self.kernels = kernels
+        self.n_computed = 0
+        gram = getattr(kernels, "gram_", None)
+        if gram is not None:
+            self.rows = gram
+            self.slot = np.arange(n, dtype=np.int64)
+            self.stamp = np.zeros(n)
+            return
+        cap = int(kernels.cache_size * 2**20 // (8.0 * F * max(n, 1)))
+        self.capacity = max(1, min(n, cap))
+        # np.empty reserves address space only: memory is committed as rows are
+        # written, so it follows the number of distinct rows used
+        self.rows = np.empty((F, self.capacity, n))
+        self.slot = np.full(n, -1, dtype=np.int64)
+        self.owner = np.full(self.capacity, -1, dtype=np.int64)
+        self.stamp = np.full(self.capacity, -1.0)  # last use (clock); -1: free
+        # prefetch only into a cache large enough to keep what it prefetches
+        self.block = max(1, min(_FETCH_BLOCK, self.capacity // 8))
+
+    def fill(self, order, k, clock, margins_of):
+        """Cache the row of ``order[k]`` and of the next likely updates.
+
+        The extra rows are those of the next uncached samples in ``order``
+        that incur a loss under the current model (``margins_of``), i.e.
+        will need an update unless the model changes before their turn; all
+        are computed in one block (one product with the training inputs
+        instead of one per row, which is memory bound for wide inputs).
+
+        Parameters
+        ----------
+        order : ndarray of int
+            Visiting order of the epoch.
+        k : int
+            Position of the sample whose row is missing.
+        clock : float
+            Current update count (the recency stamp of the new rows).
+        margins_of : callable
+            ``margins_of(ids) -> bool array``: whether each sample currently
+            incurs a loss.
+        """
+        window = order[k + 1 : k + 1 + 4 * self.block]
+        window = window[self.slot[window] < 0]
+        extra = window[margins_of(window)][: self.block - 1] if window.size else window
+        ids = np.concatenate([order[k : k + 1], extra]).astype(np.int64)
+        free = np.argpartition(self.stamp, len(ids) - 1)[: len(ids)]
+        old = self.owner[free]
+        self.slot[old[old >= 0]] = -1
+        self.rows[:, free, :] = self.kernels.rows(ids)
+        self.slot[ids] = free
+        self.owner[free] = ids
+        self.stamp[free] = clock
+        self.n_computed += len(ids)
 
 
 class OnlineBatch(BaseSolver):
@@ -368,8 +450,6 @@ class OnlineBatch(BaseSolver):
     def _use_numba(self, loss):
         fast = type(loss) in (Hinge, MulticlassHinge)
         if self.backend == "numba":
-            if _numba is None:
-                raise ImportError("backend='numba' needs numba: pip install numba.")
             if not fast:
                 raise ValueError(
                     f"backend='numba' supports the hinge and multiclass_hinge losses, "
@@ -380,7 +460,7 @@ class OnlineBatch(BaseSolver):
             raise ValueError(
                 f"backend must be 'auto', 'numba' or 'numpy', got {self.backend!r}."
             )
-        return self.backend == "auto" and fast and _numba is not None
+        return self.backend == "auto" and fast
 
     @staticmethod
     def _margins(G, N, scale, q):
@@ -438,6 +518,12 @@ class OnlineBatch(BaseSolver):
             :math:`a_j`, so the predictor is ``sum_j a_j K_j A``), ``R``,
             ``theta_norms``, ``s`` and ``t``.
         """
+        # the loop is sequential; the kernel rows it asks for are small blocks,
+        # where BLAS threads cost more than they save (10x on 2 shared cores)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._solve(kernels, y, loss, n_classes)
+
+    def _solve(self, kernels, y, loss, n_classes):
         p = float(self.p)
         if not 1.0 < p <= 2.0:
             raise ValueError(f"p must lie in (1, 2], got {self.p!r}.")
@@ -445,6 +531,12 @@ class OnlineBatch(BaseSolver):
             raise ValueError(f"lam must be positive, got {self.lam!r}.")
         if not self.eta > 0:
             raise ValueError(f"eta must be positive, got {self.eta!r}.")
+        if not getattr(loss, "is_classification", False):
+            # the targets are mapped to labels: a regression loss would fit noise
+            raise ValueError(
+                f"OBSCURE needs a classification loss (hinge, multiclass_hinge, "
+                f"squared_hinge, logistic); got {type(loss).__name__}."
+            )
         q = p / (p - 1.0)
         multiclass = isinstance(loss, MulticlassHinge) or (
             getattr(loss, "n_outputs", None) == "n_classes"
@@ -464,15 +556,25 @@ class OnlineBatch(BaseSolver):
         A = np.zeros((n, M))
         G = np.zeros((M, F, n))
         N = np.zeros(F)
-        st = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
+        st = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
         alpha_buf, m_buf = np.zeros(F), np.zeros(M)
         history = History()
         lam = float(self.lam)
 
         budget = [np.inf if self.max_steps is None else int(self.max_steps)]
-        on_the_fly = getattr(kernels, "gram_", None) is None
-        dummy_local = np.zeros(1, dtype=np.int64)
+        cache = _RowCache(kernels) if use_numba else None
         steps = [0]
+
+        def incurs_loss(ids):
+            # margins of the current iterate (lazy scale included) at ids
+            a = conj_mirror_scales(np.sqrt(np.maximum(N, 0.0)), q)
+            m = st[0] * np.einsum("cjw,j->wc", G[:, :, ids], a)
+            if multiclass:
+                yi = yint[ids]
+                own = m[np.arange(len(ids)), yi]
+                m[np.arange(len(ids)), yi] = -np.inf
+                return 1.0 - own + m.max(axis=1) > 0.0
+            return 1.0 - yint[ids] * m[:, 0] > 0.0
 
         def epoch(stage, R):
             st[3] = st[4] = 0.0
@@ -482,81 +584,22 @@ class OnlineBatch(BaseSolver):
             budget[0] -= len(order)
             steps[0] += len(order)
             eta1 = float(self.eta)
-            if use_numba and on_the_fly:
-                # compute a Gram row only when a sample needs an additive update
-                buf = np.zeros((F, 1, n))
-                k, row_k = 0, -1
+            if use_numba:
+                k = 0
                 while True:
                     k = _block_loop_jit(
-                        order,
-                        dummy_local,
-                        buf,
-                        kdiag,
-                        yint,
-                        A,
-                        G,
-                        N,
-                        st,
-                        lam,
-                        q,
-                        R,
-                        eta1,
-                        stage,
-                        multiclass,
-                        alpha_buf,
-                        m_buf,
-                        k,
-                        True,
-                        row_k,
+                        order, cache.slot, cache.rows, cache.stamp,
+                        kdiag, yint, A, G, N, st, lam, q, R, eta1, stage,
+                        multiclass, alpha_buf, m_buf, k,
                     )
                     if k < 0:
                         break
-                    buf = np.ascontiguousarray(kernels.rows(order[k : k + 1]))
-                    row_k = k
+                    cache.fill(order, k, st[5], incurs_loss)
             else:
                 for ids, Krows, local in kernels.iter_blocks(order):
-                    if use_numba:
-                        _block_loop_jit(
-                            ids,
-                            local,
-                            Krows,
-                            kdiag,
-                            yint,
-                            A,
-                            G,
-                            N,
-                            st,
-                            lam,
-                            q,
-                            R,
-                            eta1,
-                            stage,
-                            multiclass,
-                            alpha_buf,
-                            m_buf,
-                            0,
-                            False,
-                            -1,
-                        )
-                    else:
-                        target = y if not multiclass else yint
-                        _block_numpy(
-                            ids,
-                            local,
-                            Krows,
-                            kdiag,
-                            target,
-                            A,
-                            G,
-                            N,
-                            st,
-                            lam,
-                            q,
-                            R,
-                            eta1,
-                            stage,
-                            loss,
-                        )
+                    target = y if not multiclass else yint
+                    _block_numpy(ids, local, Krows, kdiag, target, A, G, N, st, lam,
+                                 q, R, eta1, stage, loss)
             # fold the lazy scale into the storage; recompute ||theta^j||^2 exactly
             A[:] *= st[0]
             G[:] *= st[0]
@@ -627,6 +670,14 @@ class OnlineBatch(BaseSolver):
             reason = ("tol" if converged else "max_steps" if budget[0] <= 0
                       else "max_iter")
             progress.close(reason, n_epochs)
+        if (not self.online_only and self.tol is not None and not converged
+                and budget[0] > 0 and self.max_iter > 0):
+            warnings.warn(
+                f"OBSCURE stage 2 ran max_iter={self.max_iter} epochs without its "
+                f"objective settling (tol={self.tol}); increase max_iter (an "
+                "unnormalised kernel with a large diagonal converges slowly).",
+                ConvergenceWarning,
+            )
         a = conj_mirror_scales(np.sqrt(np.maximum(N, 0.0)), q)
         state = {
             "kernel_coef": a,
@@ -636,6 +687,7 @@ class OnlineBatch(BaseSolver):
             "t": float(st[2]),
             "time": time.perf_counter() - t0,
             "numba": use_numba,
+            "rows_computed": cache.n_computed if cache is not None else None,
         }
         return SolverResult(
             coef=A.copy(),
