@@ -363,7 +363,7 @@ def _parse_spec(spec, index):
 
 
 def resolve_params(kernel, params, Xj, index=0):
-    """Kernel parameters with ``gamma="mean"`` replaced by its value on ``Xj``.
+    r"""Kernel parameters with ``gamma="mean"`` replaced by its value on ``Xj``.
 
     Parameters
     ----------

@@ -17,6 +17,8 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from threadpoolctl import threadpool_limits
+
 from ..kernels import _check_gram_list, linear_kernel, rbf_kernel
 from ..methods.mtmkl import FORMULATIONS, TaskKernels, fit_multitask
 from ._base import check_two_classes
@@ -36,6 +38,7 @@ class _BaseMultitaskMKL(BaseEstimator):
         "q": [Interval(Real, 1, 2, closed="both")],
         "C": [Interval(Real, 0, None, closed="neither")],
         "normalize": ["boolean"],
+        "standardize": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "max_inner": [Interval(Integral, 1, None, closed="left")],
@@ -122,11 +125,17 @@ class _BaseMultitaskMKL(BaseEstimator):
         rows = self._split_tasks(task_index, len(y))
         specs = "precomputed" if self._precomputed() else (
             list(_DEFAULT_KERNELS if self.kernels is None else self.kernels))
-        self.kernels_, self._blocks, model = fit_multitask(
-            TaskKernels(specs, normalize=self.normalize), X, y, rows,
-            formulation=self.formulation, loss=loss, C=self.C, p=self.p, q=self.q,
-            epsilon=epsilon, max_iter=self.max_iter, tol=self.tol,
-            max_inner=self.max_inner, max_rank=self.max_rank, verbose=self.verbose)
+        # many small (batched) factorisations: BLAS threads only add
+        # synchronisation (a 2085 x 110 QR: 0.13 s on one thread, 2-6 s on two
+        # threads of the shared 2-core machine)
+        with threadpool_limits(limits=1, user_api="blas"):
+            self.kernels_, self._blocks, model = fit_multitask(
+                TaskKernels(specs, normalize=self.normalize,
+                            standardize=self.standardize), X, y, rows,
+                formulation=self.formulation, loss=loss, C=self.C, p=self.p,
+                q=self.q, epsilon=epsilon, max_iter=self.max_iter, tol=self.tol,
+                max_inner=self.max_inner, max_rank=self.max_rank,
+                verbose=self.verbose)
         self._model = model
         self.kernel_weights_ = model.kernel_weights
         self.task_kernel_weights_ = model.task_kernel_weights
@@ -143,7 +152,8 @@ class _BaseMultitaskMKL(BaseEstimator):
         X, _ = self._check_X(X, None, reset=False)
         n = X.shape[1] if self._precomputed() else X.shape[0]
         pos = self._task_positions(task_index, n)
-        return self._model.decision(self.kernels_, self._blocks, X, pos)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._model.decision(self.kernels_, self._blocks, X, pos)
 
 
 _PARAMS_DOC = """
@@ -175,6 +185,12 @@ _PARAMS_DOC = """
     normalize : bool, default=True
         Scale each kernel to unit mean diagonal on the training data (the
         paper does not; without it kernels of larger scale dominate).
+    standardize : bool, default=True
+        Centre and scale each input column to unit variance (training
+        statistics) before the kernels see it; ignored when precomputed.
+        On the School data this is the difference between an explained
+        variance of -8 % and +14 % (unscaled school-level columns swamp the
+        linear kernel).
     max_iter : int, default=100
         Mirror-descent iterations.
     tol : float, default=1e-3
@@ -230,6 +246,26 @@ _ATTRS_DOC = """
 """
 
 
+def _score_doc(what):
+    return f"""{what} of ``predict(X, task_index)`` against ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or list
+            Inputs, or (precomputed) k test-vs-train Gram matrices.
+        y : array-like of shape (n_samples,)
+            True targets.
+        task_index : array-like of shape (n_samples,), optional
+            Task id of each sample.
+        sample_weight : array-like of shape (n_samples,), optional
+            Sample weights.
+
+        Returns
+        -------
+        score : float
+        """
+
+
 class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
     __doc__ = (
         """Multitask multiple kernel regression: MK-MTFL and MK-MTSFL.
@@ -270,7 +306,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
     }
 
     def __init__(self, kernels=None, *, formulation="mtfl", p=2.0, q=1.5, C=1.0,
-                 loss="square", epsilon=0.1, normalize=True, max_iter=100, tol=1e-3,
+                 loss="square", epsilon=0.1, normalize=True, standardize=True, max_iter=100, tol=1e-3,
                  max_inner=5, max_rank=300, verbose=0):
         self.kernels = kernels
         self.formulation = formulation
@@ -280,6 +316,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         self.loss = loss
         self.epsilon = epsilon
         self.normalize = normalize
+        self.standardize = standardize
         self.max_iter = max_iter
         self.tol = tol
         self.max_inner = max_inner
@@ -326,6 +363,14 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         """
         return self._decision(X, task_index)
 
+    def score(self, X, y, task_index=None, sample_weight=None):
+        from sklearn.metrics import r2_score
+
+        return r2_score(y, self.predict(X, task_index), sample_weight=sample_weight)
+
+    score.__doc__ = _score_doc(
+        "Coefficient of determination :math:`R^2` (over all samples, not per task)")
+
 
 class MultitaskMKLClassifier(ClassifierMixin, _BaseMultitaskMKL):
     __doc__ = (
@@ -356,14 +401,15 @@ class MultitaskMKLClassifier(ClassifierMixin, _BaseMultitaskMKL):
     _y_numeric = False
 
     def __init__(self, kernels=None, *, formulation="mtfl", p=2.0, q=1.5, C=10.0,
-                 normalize=True, max_iter=100, tol=1e-3, max_inner=5, max_rank=300,
-                 verbose=0):
+                 normalize=True, standardize=True, max_iter=100, tol=1e-3,
+                 max_inner=5, max_rank=300, verbose=0):
         self.kernels = kernels
         self.formulation = formulation
         self.p = p
         self.q = q
         self.C = C
         self.normalize = normalize
+        self.standardize = standardize
         self.max_iter = max_iter
         self.tol = tol
         self.max_inner = max_inner
@@ -434,6 +480,13 @@ class MultitaskMKLClassifier(ClassifierMixin, _BaseMultitaskMKL):
         y : ndarray of shape (n_samples,)
         """
         return self.classes_[(self.decision_function(X, task_index) > 0).astype(int)]
+
+    def score(self, X, y, task_index=None, sample_weight=None):
+        from sklearn.metrics import accuracy_score
+
+        return accuracy_score(y, self.predict(X, task_index), sample_weight=sample_weight)
+
+    score.__doc__ = _score_doc("Accuracy")
 
 
 def _conformance_instances():

@@ -74,6 +74,7 @@ __all__ = [
     "TaskBuckets",
     "TaskKernels",
     "entropic_step",
+    "evaluate_mtfl",
     "fit_multitask",
     "lemma31",
     "rho_step",
@@ -303,6 +304,9 @@ class TaskKernels:
     normalize : bool, default=True
         Scale each kernel to unit mean diagonal on the training data (the
         simplex weights then compare kernels of different scales fairly).
+    standardize : bool, default=True
+        Centre and scale every input column by its training mean and standard
+        deviation before the kernels see it.
 
     Attributes
     ----------
@@ -312,9 +316,10 @@ class TaskKernels:
         Resolved parameters (``gamma="mean"`` replaced).
     """
 
-    def __init__(self, kernels, normalize=True):
+    def __init__(self, kernels, normalize=True, standardize=True):
         self.kernels = kernels
         self.normalize = normalize
+        self.standardize = standardize
         self.precomputed = isinstance(kernels, str) and kernels == "precomputed"
 
     def fit(self, X):
@@ -334,7 +339,12 @@ class TaskKernels:
             self.n_kernels = X.shape[0]
         else:
             self.specs_ = parse_specs(self.kernels)
-            self.X_ = np.asarray(X, dtype=float)
+            X = np.asarray(X, dtype=float)
+            self.mean_, self.std_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
+            if self.standardize:
+                sd = X.std(axis=0)
+                self.mean_, self.std_ = X.mean(axis=0), np.where(sd > 0, sd, 1.0)
+            self.X_ = self._scaled(X)
             self.params_, diag = [], []
             for j, (kernel, params, cols) in enumerate(self.specs_):
                 Xj = take_columns(X, cols, j)
@@ -350,6 +360,9 @@ class TaskKernels:
         self.scales_ = (np.where(mean > 0, 1.0 / np.where(mean > 0, mean, 1.0), 1.0)
                         if self.normalize else np.ones(self.n_kernels))
         return self
+
+    def _scaled(self, X):
+        return (np.asarray(X, dtype=float) - self.mean_) / self.std_
 
     def _views(self, X, j):
         return take_columns(X, self.specs_[j][2], j)
@@ -379,7 +392,7 @@ class TaskKernels:
             G = self.grams_[j] if X_a is None else X_a[j]
             K = G[idx_a[:, :, None], idx_b[:, None, :]]
         else:
-            Xa = self._views(self.X_ if X_a is None else np.asarray(X_a, float), j)
+            Xa = self._views(self.X_ if X_a is None else self._scaled(X_a), j)
             Xb = self._views(self.X_, j)
             kernel = self.specs_[j][0]
             K = _batched_gram(kernel, self.params_[j], Xa[idx_a], Xb[idx_b])
@@ -406,7 +419,7 @@ class TaskKernels:
             G = self.grams_[j] if X_a is None else X_a[j]
             K = G if rows is None else G[rows]
         else:
-            Xa = self._views(self.X_ if X_a is None else np.asarray(X_a, float), j)
+            Xa = self._views(self.X_ if X_a is None else self._scaled(X_a), j)
             Xa = Xa if rows is None else Xa[rows]
             K = _batched_gram(self.specs_[j][0], self.params_[j], Xa[None],
                               self._views(self.X_, j)[None])[0]
@@ -492,6 +505,73 @@ def _step_size(l, n_dim, spread):
     return np.sqrt(2.0 * np.log(max(n_dim, 2))) / (np.maximum(spread, 1e-300) * np.sqrt(l))
 
 
+def evaluate_mtfl(blocks, grams, y_b, loss, C, gamma_t, pbar, lam=None, epsilon=0.1,
+                  max_inner=5, inner_tol=1e-6):
+    r"""Evaluate :math:`f(\gamma)` of (3.3) by alternating task solves and Lemma 3.1.
+
+    For fixed :math:`\lambda` the tasks are independent kernel machines on
+    :math:`\sum_j(\gamma_j/\lambda_{jt})K_{tj}`; for fixed :math:`\beta`
+    the :math:`\lambda_{j\cdot}` are Lemma 3.1's minimisers with
+    :math:`r=\bar p` and :math:`a_t = S_{jt}`.  Both steps increase the
+    (jointly concave) objective.
+
+    Parameters
+    ----------
+    blocks : TaskBuckets
+    grams : list of ndarray of shape (k, T_b, m_b, m_b)
+    y_b : list of ndarray
+    loss : str
+    C : float
+    gamma_t : ndarray of shape (T, k)
+        Kernel weights of each task (rows equal for MK-MTFL); need not lie on
+        the simplex (finite differences).
+    pbar : float
+        :math:`\bar p = p/(p-2)` (``inf`` for ``p = 2``: :math:`\lambda\equiv1`).
+    lam : ndarray of shape (k, T), optional
+        Warm start of :math:`\lambda`.
+    epsilon : float, default=0.1
+    max_inner : int, default=5
+    inner_tol : float, default=1e-6
+
+    Returns
+    -------
+    value : float
+        :math:`f(\gamma)` (the last alternation's dual value).
+    S : ndarray of shape (k, T)
+        :math:`S_{jt} = \beta_t^\top K_{tj}\beta_t`.
+    lam : ndarray of shape (k, T)
+    L : ndarray of shape (T,)
+    beta : list of ndarray
+    bias : ndarray of shape (T,)
+    """
+    k, T = grams[0].shape[0], blocks.n_tasks
+    lam = np.ones((k, T)) if lam is None else lam
+    prev = -np.inf
+    for _ in range(max_inner):
+        W = gamma_t / lam.T
+        beta, bias, Ls = [], [], []
+        for (tasks, _, mask), Kb, yb in zip(blocks.buckets, grams, y_b):
+            Keff = np.einsum("tk,ktij->tij", W[tasks], Kb)
+            be, bb, Lb = solve_inner(loss, Keff, yb, mask, C, epsilon)
+            beta.append(be), bias.append(bb), Ls.append(Lb)
+        S = np.zeros((k, T))
+        for (tasks, _, _), Kb, be in zip(blocks.buckets, grams, beta):
+            S[:, tasks] = np.einsum("ti,ktij,tj->kt", be, Kb, be)
+        S = np.maximum(S, 0.0)
+        if not np.isinf(pbar):
+            lam, _ = lemma31(S, pbar)
+            # S_jt = 0 gives lambda_jt = 0 (0/0 = 0); a floor keeps the
+            # effective kernel weight gamma/lambda finite
+            top = lam.max(axis=1, keepdims=True)
+            lam = np.where(top > 0, np.maximum(lam, 1e-6 * top), 1.0)
+        L = blocks.by_task(Ls)
+        val = L.sum() - 0.5 * float((gamma_t.T * S / lam).sum())
+        if np.isinf(pbar) or abs(val - prev) <= inner_tol * abs(val):
+            break
+        prev = val
+    return val, S, lam, L, beta, blocks.by_task(bias)
+
+
 def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, share=True,
                max_iter=100, tol=1e-3, max_inner=5, inner_tol=1e-6, verbose=0):
     r"""MK-MTFL (or, ``share=False``, one l1-MKL per task) by mirror descent.
@@ -552,29 +632,8 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, share=True,
         n_iter = it
         gamma = np.exp(log_gamma)
         gt = gamma[group]  # (T, k)
-        prev = -np.inf
-        for _ in range(max_inner):
-            W = gt / lam.T
-            beta, bias, Ls = [], [], []
-            for (tasks, _, mask), Kb, yb in zip(blocks.buckets, grams, y_b):
-                Keff = np.einsum("tk,ktij->tij", W[tasks], Kb)
-                be, bb, Lb = solve_inner(loss, Keff, yb, mask, C, epsilon)
-                beta.append(be), bias.append(bb), Ls.append(Lb)
-            S = np.zeros((k, T))
-            for (tasks, _, _), Kb, be in zip(blocks.buckets, grams, beta):
-                S[:, tasks] = np.einsum("ti,ktij,tj->kt", be, Kb, be)
-            S = np.maximum(S, 0.0)
-            if not np.isinf(pbar):
-                lam, _ = lemma31(S, pbar)
-                # S_jt = 0 gives lambda_jt = 0 (0/0 = 0); a floor keeps the
-                # effective kernel weight gamma/lambda finite
-                top = lam.max(axis=1, keepdims=True)
-                lam = np.where(top > 0, np.maximum(lam, 1e-6 * top), 1.0)
-            L = blocks.by_task(Ls)
-            val = L.sum() - 0.5 * float((gt.T * S / lam).sum())
-            if np.isinf(pbar) or abs(val - prev) <= inner_tol * abs(val):
-                break
-            prev = val
+        _, S, lam, L, beta, bias = evaluate_mtfl(blocks, grams, y_b, loss, C, gt, pbar,
+                                                 lam, epsilon, max_inner, inner_tol)
         Gj = np.zeros((n_groups, k))
         np.add.at(Gj, group, (S / lam).T)
         Lg = np.bincount(group, weights=L, minlength=n_groups)
@@ -587,7 +646,7 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, share=True,
             tb = better[group]
             best["gamma"][better] = gamma[better]
             best["lam"][:, tb] = lam[:, tb]
-            best["b"][tb] = blocks.by_task(bias)[tb]
+            best["b"][tb] = bias[tb]
             for bi, ((tasks, _, _), be) in enumerate(zip(blocks.buckets, beta)):
                 sel = tb[tasks]
                 best["beta"][bi][sel] = be[sel]
@@ -778,7 +837,8 @@ def solve_mtsfl_altmin(blocks, factor, y_b, loss, C, max_iter=100, tol=1e-3,
     r"""MTSFL (one kernel) by the alternating minimisation of Argyriou et al.
 
     Alternates the per-task solves for fixed :math:`D` and
-    :math:`D \leftarrow (WW^\top + \varepsilon I)^{1/2}/\mathrm{tr}(\cdot)`,
+    :math:`D \leftarrow (WW^\top + \varepsilon_l I)^{1/2}/\mathrm{tr}(\cdot)`,
+    :math:`\varepsilon_l = \max(\varepsilon, 2^{-l})\,\mathrm{tr}(WW^\top)/r`,
     :math:`W = [D M_t\beta_t]_t` (Algorithm 1 of Argyriou et al., kernelised
     through the same factor as :func:`solve_mtsfl`).  The baseline of the
     paper's Fig. 1.
@@ -795,7 +855,7 @@ def solve_mtsfl_altmin(blocks, factor, y_b, loss, C, max_iter=100, tol=1e-3,
     tol : float, default=1e-3
         Relative decrease of the objective that ends the loop.
     eps : float, default=1e-10
-        Perturbation keeping :math:`D` invertible.
+        Final relative perturbation keeping :math:`D` invertible.
     verbose : int, default=0
 
     Returns
@@ -826,7 +886,11 @@ def solve_mtsfl_altmin(blocks, factor, y_b, loss, C, max_iter=100, tol=1e-3,
             break
         prev = val
         W = (Z * d) @ Y  # D M_t beta_t
-        w2, U = np.linalg.eigh(W @ W.T + eps * np.eye(r))
+        WW = W @ W.T
+        # epsilon continuation: with a fixed tiny epsilon, directions where D
+        # vanished after the first steps can never come back
+        e_l = max(eps, 0.5**it) * max(np.trace(WW), 1e-300) / r
+        w2, U = np.linalg.eigh(WW + e_l * np.eye(r))
         sq = np.sqrt(np.maximum(w2, 0.0))
         Z, d = U, sq / sq.sum()
     return dict(state, objective=val, history=hist, n_iter=it, converged=converged)
