@@ -150,7 +150,7 @@ def test_one_task_mtfl_is_l1_mkl():
     np.testing.assert_allclose(model.objective, prob.value, rtol=1e-4)
     np.testing.assert_allclose(per_task.objective, prob.value, rtol=1e-4)
     norms = np.array([np.linalg.norm(wj.value) for wj in w])
-    np.testing.assert_allclose(model.kernel_weights, norms / norms.sum(), atol=2e-3)
+    np.testing.assert_allclose(model.kernel_weights, norms / norms.sum(), atol=1e-2)
 
 
 def test_per_task_mkl_is_separate_mkls():
@@ -317,7 +317,7 @@ def test_bad_input():
     labels[t == 1] = 1
     with pytest.raises(ValueError, match="one class"):
         MultitaskMKLClassifier(kernels=["linear"]).fit(X, labels, task_index=t)
-    with pytest.raises(ValueError, match="binary"):
+    with pytest.raises(ValueError, match="Only binary"):
         MultitaskMKLClassifier().fit(X, np.arange(len(y)) % 3, task_index=t)
     with pytest.raises(ValueError, match="not symmetric|non-symmetric"):
         MultitaskMKLRegressor(kernels="precomputed").fit(

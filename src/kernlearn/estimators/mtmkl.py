@@ -400,6 +400,11 @@ class MultitaskMKLClassifier(ClassifierMixin, _BaseMultitaskMKL):
 
     _y_numeric = False
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # one binary problem per task
+        return tags
+
     def __init__(self, kernels=None, *, formulation="mtfl", p=2.0, q=1.5, C=10.0,
                  normalize=True, standardize=True, max_iter=100, tol=1e-3,
                  max_inner=5, max_rank=300, verbose=0):
@@ -439,7 +444,7 @@ class MultitaskMKLClassifier(ClassifierMixin, _BaseMultitaskMKL):
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_
         if len(self.classes_) != 2:
-            raise ValueError(f"MultitaskMKLClassifier needs binary labels (one binary "
+            raise ValueError("Only binary classification is supported (one binary "
                              f"problem per task); got {len(self.classes_)} classes.")
         signed = 2.0 * enc.transform(y) - 1.0
         rows = self._split_tasks(task_index, len(y))
@@ -479,7 +484,8 @@ class MultitaskMKLClassifier(ClassifierMixin, _BaseMultitaskMKL):
         -------
         y : ndarray of shape (n_samples,)
         """
-        return self.classes_[(self.decision_function(X, task_index) > 0).astype(int)]
+        scores = self.decision_function(X, task_index)
+        return self.classes_[(scores > 0).astype(int)]
 
     def score(self, X, y, task_index=None, sample_weight=None):
         from sklearn.metrics import accuracy_score

@@ -66,6 +66,7 @@ from ..kernels import (
     resolve_params,
     take_columns,
 )
+from ..penalties.squared import lp_norm
 from ..solvers._base import History
 
 __all__ = [
@@ -347,7 +348,7 @@ class TaskKernels:
             self.X_ = self._scaled(X)
             self.params_, diag = [], []
             for j, (kernel, params, cols) in enumerate(self.specs_):
-                Xj = take_columns(X, cols, j)
+                Xj = take_columns(self.X_, cols, j)
                 self.params_.append(resolve_params(kernel, params, Xj, j))
                 diag.append(np.asarray(kernel_diag(Xj, kernel, **self.params_[j]), float))
             diag = np.vstack(diag)
@@ -790,7 +791,13 @@ def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
     for it in range(1, max_iter + 1):
         n_iter = it
         # effective per-task kernels F F' with F = [A_j Z_j e^{theta_j/2}]_j
-        Fj = [Zs[j] * np.exp(0.5 * log_th[j]) for j in range(k)]
+        # Q_j is low-rank after a few steps: eigen-directions below 1e-12 of
+        # the largest eigenvalue change no kernel entry, and dropping them
+        # cuts the n r^2 products to n r r_eff
+        top = max(float(t.max()) for t in log_th if t.size) if any(
+            t.size for t in log_th) else 0.0
+        live = [t > top + np.log(1e-12) for t in log_th]
+        Fj = [Zs[j][:, live[j]] * np.exp(0.5 * log_th[j][live[j]]) for j in range(k)]
         F_b = [np.concatenate([A_b[j][bi] @ Fj[j] for j in range(k)], axis=2)
                for bi in range(len(blocks.buckets))]
         beta, bias, L = _solve_all(blocks, F_b, y_b, loss, C, epsilon)
@@ -802,8 +809,7 @@ def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
                                             else Z @ Z.T)[-1] if Z.size else 0.0
                          for Z in Zt])
         val = float(L.sum() - 0.5 * quad.sum())
-        norm = lmax.max() if np.isinf(qstar) else (
-            lmax.sum() if qstar == 1 else float(np.sum(lmax ** qstar)) ** (1 / qstar))
+        norm = lp_norm(lmax, qstar)
         low = float(L.sum() - 0.5 * norm)
         if val < best.value:
             best.value = val
@@ -973,7 +979,7 @@ class MultitaskModel:
                     if Cj is None:
                         continue
                     Kc = kernels.full(j, X_a=X, rows=rows)
-                    out[rows] += np.einsum("ab,ba->a", Kc, Cj[:, task_pos[rows]])
+                    out[rows] += (Kc * Cj.T[task_pos[rows]]).sum(axis=1)
         return out
 
 
