@@ -21,7 +21,7 @@ from threadpoolctl import threadpool_limits
 
 from ..kernels import _check_gram_list, linear_kernel, rbf_kernel
 from ..methods.mtmkl import FORMULATIONS, TaskKernels, fit_multitask
-from ._base import check_two_classes
+from ._base import check_two_classes, split_tasks, task_positions
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor"]
 
@@ -90,14 +90,7 @@ class _BaseMultitaskMKL(BaseEstimator):
         if task_index is None:
             self.tasks_ = np.array([0])
             return [np.arange(n)]
-        task_index = np.asarray(task_index)
-        if task_index.shape != (n,):
-            raise ValueError(f"task_index must have shape ({n},), one task id per "
-                             f"sample, got {task_index.shape}.")
-        if task_index.dtype.kind == "f" and not np.all(np.isfinite(task_index)):
-            raise ValueError("task_index contains NaN or infinity.")
-        self.tasks_, inv = np.unique(task_index, return_inverse=True)
-        rows = [np.flatnonzero(inv == t) for t in range(len(self.tasks_))]
+        self.tasks_, rows = split_tasks(task_index, n)
         small = [self.tasks_[t] for t, r in enumerate(rows) if len(r) < 2]
         if small:
             raise ValueError(f"every task needs at least 2 samples; task(s) {small[:5]} "
@@ -110,15 +103,7 @@ class _BaseMultitaskMKL(BaseEstimator):
                 raise ValueError("this model was fitted on several tasks; pass "
                                  "task_index to name the task of each sample.")
             return np.zeros(n, dtype=np.int64)
-        task_index = np.asarray(task_index)
-        if task_index.shape != (n,):
-            raise ValueError(f"task_index must have shape ({n},), got "
-                             f"{task_index.shape}.")
-        pos = np.clip(np.searchsorted(self.tasks_, task_index), 0, len(self.tasks_) - 1)
-        if np.any(self.tasks_[pos] != task_index):
-            unknown = np.setdiff1d(task_index, self.tasks_)
-            raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5]!r}.")
-        return pos
+        return task_positions(self.tasks_, task_index, n)
 
     def _fit(self, X, y, task_index, loss, epsilon=0.1):
         self._validate_p_q()
@@ -306,8 +291,8 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
     }
 
     def __init__(self, kernels=None, *, formulation="mtfl", p=2.0, q=1.5, C=1.0,
-                 loss="square", epsilon=0.1, normalize=True, standardize=True, max_iter=100, tol=1e-3,
-                 max_inner=5, max_rank=300, verbose=0):
+                 loss="square", epsilon=0.1, normalize=True, standardize=True,
+                 max_iter=100, tol=1e-3, max_inner=5, max_rank=300, verbose=0):
         self.kernels = kernels
         self.formulation = formulation
         self.p = p
