@@ -28,7 +28,7 @@ def _data(T=4, m=12, seed=0):
 
 def _fit(form, X, y, rows, C=0.5, **kw):
     kern = M.TaskKernels(SPECS, normalize=False, standardize=False)
-    kw.setdefault("max_iter", 3000)
+    kw.setdefault("max_iter", 500)
     kw.setdefault("tol", 1e-6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -146,18 +146,20 @@ def test_one_task_mtfl_is_l1_mkl():
     prob = cp.Problem(cp.Minimize(0.5 * cp.square(reg) + C * cp.sum_squares(
         y - sum(X[:, 2 * j:2 * j + 2] @ w[j] for j in range(3)) - b)))
     prob.solve()
-    # entropic mirror descent converges at O(1/sqrt(l)): 3000 steps, 1e-4
-    np.testing.assert_allclose(model.objective, prob.value, rtol=1e-4)
-    np.testing.assert_allclose(per_task.objective, prob.value, rtol=1e-4)
+    # entropic mirror descent converges at O(1/sqrt(l)): 500 steps, 1e-3
+    np.testing.assert_allclose(model.objective, prob.value, rtol=1e-3)
+    np.testing.assert_allclose(per_task.objective, prob.value, rtol=1e-3)
     norms = np.array([np.linalg.norm(wj.value) for wj in w])
     np.testing.assert_allclose(model.kernel_weights, norms / norms.sum(), atol=1e-2)
 
 
 def test_per_task_mkl_is_separate_mkls():
+    # each task's mirror descent has its own step sizes: identical trajectories
     X, y, rows = _data(T=3, m=15)
-    _, _, joint = _fit("mkl", X, y, rows)
-    alone = [_fit("mkl", X[r], y[r], [np.arange(len(r))])[2] for r in rows]
-    np.testing.assert_allclose(joint.objective, sum(a.objective for a in alone), rtol=1e-6)
+    _, _, joint = _fit("mkl", X, y, rows, max_iter=60, tol=0)
+    alone = [_fit("mkl", X[r], y[r], [np.arange(len(r))], max_iter=60, tol=0)[2]
+             for r in rows]
+    np.testing.assert_allclose(joint.objective, sum(a.objective for a in alone), rtol=1e-9)
 
 
 def test_best_iterate_is_kept_and_cap_warns():
@@ -174,7 +176,7 @@ def test_best_iterate_is_kept_and_cap_warns():
 
 
 # ------------------------------------------------------------------- MK-MTSFL
-@pytest.mark.parametrize("q", [1.0, 1.5])
+@pytest.mark.parametrize("q", [1.0, pytest.param(1.5, marks=pytest.mark.slow)])
 def test_mtsfl_reaches_the_primal_optimum_of_cvxpy(q):
     X, y, rows = _data()
     C, T = 0.5, len(rows)
