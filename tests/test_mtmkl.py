@@ -150,7 +150,7 @@ def test_one_task_mtfl_is_l1_mkl():
     np.testing.assert_allclose(model.objective, prob.value, rtol=1e-3)
     np.testing.assert_allclose(per_task.objective, prob.value, rtol=1e-3)
     norms = np.array([np.linalg.norm(wj.value) for wj in w])
-    np.testing.assert_allclose(model.kernel_weights, norms / norms.sum(), atol=1e-2)
+    np.testing.assert_allclose(model.kernel_weights, norms / norms.sum(), atol=3e-2)
 
 
 def test_per_task_mkl_is_separate_mkls():
