@@ -274,7 +274,8 @@ def main():
     ap.add_argument("--sigma2", action="store_true",
                     help="Gaussian parameters are sigma^2 (gamma = 1/(2 sigma^2))")
     ap.add_argument("--p", type=float, nargs="+", default=[2, 6, 8.67])
-    ap.add_argument("--q", type=float, nargs="+", default=[1.01, 1.5, 1.99])
+    ap.add_argument("--q", type=float, nargs="*", default=[1.01, 1.5, 1.99],
+                    help="MK-MTSFL exponents (none: skip MK-MTSFL)")
     ap.add_argument("--max-rank", type=int, default=300)
     ap.add_argument("--max-iter", type=int, default=100)
     ap.add_argument("--featurewise", action="store_true")
