@@ -93,8 +93,8 @@ class _BaseMultitaskMKL(BaseEstimator):
         self.tasks_, rows = split_tasks(task_index, n)
         small = [self.tasks_[t] for t, r in enumerate(rows) if len(r) < 2]
         if small:
-            raise ValueError(f"every task needs at least 2 samples; task(s) {small[:5]} "
-                             "have one.")
+            raise ValueError("every task needs at least 2 samples; task(s) "
+                             f"{small[:5]} have one.")
         return rows
 
     def _task_positions(self, task_index, n):
@@ -475,7 +475,8 @@ class MultitaskMKLClassifier(ClassifierMixin, _BaseMultitaskMKL):
     def score(self, X, y, task_index=None, sample_weight=None):
         from sklearn.metrics import accuracy_score
 
-        return accuracy_score(y, self.predict(X, task_index), sample_weight=sample_weight)
+        pred = self.predict(X, task_index)
+        return accuracy_score(y, pred, sample_weight=sample_weight)
 
     score.__doc__ = _score_doc("Accuracy")
 

@@ -77,6 +77,7 @@ __all__ = [
     "entropic_step",
     "evaluate_mtfl",
     "fit_multitask",
+    "kernel_factor",
     "lemma31",
     "rho_step",
     "solve_inner",
@@ -277,7 +278,7 @@ class TaskBuckets:
 
 # ------------------------------------------------------------------- kernels
 def _batched_gram(kernel, params, A, B):
-    """Gram blocks ``k(A_t, B_t)`` of stacked arrays ``(T, m_a, d)``, ``(T, m_b, d)``."""
+    """Gram blocks ``k(A_t, B_t)`` of stacked ``(T, m_a, d)``, ``(T, m_b, d)`` data."""
     if kernel in ("linear", "rbf", "poly"):
         G = A @ B.transpose(0, 2, 1)
         if kernel == "linear":
@@ -350,7 +351,8 @@ class TaskKernels:
             for j, (kernel, params, cols) in enumerate(self.specs_):
                 Xj = take_columns(self.X_, cols, j)
                 self.params_.append(resolve_params(kernel, params, Xj, j))
-                diag.append(np.asarray(kernel_diag(Xj, kernel, **self.params_[j]), float))
+                d_j = kernel_diag(Xj, kernel, **self.params_[j])
+                diag.append(np.asarray(d_j, dtype=float))
             diag = np.vstack(diag)
             self.n_kernels = len(self.specs_)
         if not np.isfinite(diag).all():
@@ -502,8 +504,9 @@ class _Best:
 
 
 def _step_size(l, n_dim, spread):
-    """Mirror-descent step :math:`\\sqrt{2\\ln d}/(\\|g\\|_\\infty\\sqrt l)` (Nemirovski)."""
-    return np.sqrt(2.0 * np.log(max(n_dim, 2))) / (np.maximum(spread, 1e-300) * np.sqrt(l))
+    """Step :math:`\\sqrt{2\\ln d}/(\\|g\\|_\\infty\\sqrt l)` (Nemirovski)."""
+    scale = np.maximum(spread, 1e-300) * np.sqrt(l)
+    return np.sqrt(2.0 * np.log(max(n_dim, 2))) / scale
 
 
 def evaluate_mtfl(blocks, grams, y_b, loss, C, gamma_t, pbar, lam=None, epsilon=0.1,
@@ -671,7 +674,7 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, share=True,
 
 # ---------------------------------------------------------------- MK-MTSFL
 def kernel_factor(K, max_rank=None, rtol=1e-10, n_power=3, random_state=0):
-    r"""Compact eigendecomposition :math:`K \approx V\Sigma^2V^\top`, as ``A = V\Sigma``.
+    r"""Compact eigendecomposition :math:`K \approx V\Sigma^2V^\top` as ``A = V\Sigma``.
 
     Exact (LAPACK) at full rank; with ``max_rank`` well below ``n`` the
     leading eigenpairs come from randomised subspace iteration (Halko,
@@ -813,7 +816,8 @@ def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
         low = float(L.sum() - 0.5 * norm)
         if val < best.value:
             best.value = val
-            best.state = dict(Z=[Z.copy() for Z in Zs], log_theta=[t.copy() for t in log_th],
+            best.state = dict(Z=[Z.copy() for Z in Zs],
+                              log_theta=[t.copy() for t in log_th],
                               beta=[b.copy() for b in beta], b=bias.copy(),
                               Zt=[Z.copy() for Z in Zt])
         best.lower = max(best.lower, low)
@@ -986,7 +990,8 @@ class MultitaskModel:
 def _warn(name, res, max_iter, tol):
     if not res["converged"] and tol is not None:
         warnings.warn(f"{name} stopped after max_iter={max_iter} iterations with a "
-                      f"relative duality gap of {res['gap'] / max(abs(res['objective']), 1e-300):.2g} "
+                      f"relative duality gap of "
+                      f"{res['gap'] / max(abs(res['objective']), 1e-300):.2g} "
                       f"> tol={tol}.", ConvergenceWarning)
 
 
