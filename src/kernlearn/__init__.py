@@ -14,8 +14,8 @@ _ESTIMATORS = {
     "InfiniteFeatureRegressor": "kernlearn.estimators.infinite",
     "LowRankKernelRegressor": "kernlearn.estimators.lowrank",
     "LowRankKernelClassifier": "kernlearn.estimators.lowrank",
-    "MultitaskMKLClassifier": "kernlearn.estimators.multitask",
-    "MultitaskMKLRegressor": "kernlearn.estimators.multitask",
+    "MultitaskMKLClassifier": "kernlearn.estimators.mtmkl",
+    "MultitaskMKLRegressor": "kernlearn.estimators.mtmkl",
 }
 
 __all__ = ["__version__", *_ESTIMATORS]

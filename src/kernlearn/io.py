@@ -115,8 +115,13 @@ def _safe_classes():
     ):
         for name in reg.names():
             out[f"{prefix}/{name}"] = reg._classes[name]
+    from .methods.mtmkl import MultitaskModel, TaskBuckets, TaskKernels
+
     out["kernels/KernelList"] = KernelList
     out["kernels/PrecomputedKernelList"] = PrecomputedKernelList
+    out["mtmkl/TaskKernels"] = TaskKernels
+    out["mtmkl/TaskBuckets"] = TaskBuckets
+    out["mtmkl/MultitaskModel"] = MultitaskModel
     out.update(_EXTRA_CLASSES)
     return out
 

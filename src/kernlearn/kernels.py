@@ -37,8 +37,11 @@ __all__ = [
     "normalize_kernel",
     "pairwise_kernel",
     "poly_kernel",
+    "parse_specs",
     "rbf_kernel",
+    "resolve_params",
     "scale_gamma",
+    "take_columns",
 ]
 
 
@@ -424,6 +427,73 @@ def _check_kernel_params(kernel, params, index):
             )
 
 
+def resolve_params(kernel, params, Xj, index=0):
+    r"""Kernel parameters with ``gamma="mean"`` replaced by its value on ``Xj``.
+
+    Parameters
+    ----------
+    kernel : str or callable
+        The kernel.
+    params : dict
+        Its parameters as given.
+    Xj : ndarray or sparse matrix of shape (n, n_view_features)
+        The training view the kernel sees.
+    index : int, default=0
+        Position of the kernel in its list (for error messages).
+
+    Returns
+    -------
+    params : dict
+        A copy; ``"mean"`` becomes :math:`1/\overline{d^2}` (OBSCURE, sec. 5.1.2).
+    """
+    params = dict(params)
+    _check_kernel_params(kernel, params, index)
+    if params.get("gamma") == "mean":
+        if kernel != "rbf":
+            raise ValueError(
+                f"kernels[{index}]: gamma='mean' is only defined for 'rbf'."
+            )
+        m = mean_pairwise_sq_distance(Xj)
+        params["gamma"] = 1.0 / m if m > 0 else 1.0
+    return params
+
+
+def parse_specs(kernels):
+    """Validate a list of kernel specs into ``[(kernel, params, columns), ...]``.
+
+    Parameters
+    ----------
+    kernels : list
+        Names, callables or tuples ``(kernel, params[, columns])``.
+
+    Returns
+    -------
+    specs : list of tuple
+    """
+    if isinstance(kernels, str) or callable(kernels) or not hasattr(kernels, "__len__"):
+        raise TypeError(f"kernels must be a list of kernel specs, got {kernels!r}.")
+    if len(kernels) == 0:
+        raise ValueError("kernels must contain at least one kernel.")
+    return [_parse_spec(s, i) for i, s in enumerate(kernels)]
+
+
+def take_columns(X, cols, index=0):
+    """The view ``X[:, cols]`` of a kernel spec (``cols=None``: all columns).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, n_features)
+    cols : slice, int array, boolean mask or None
+    index : int, default=0
+        Position of the kernel in its list (for error messages).
+
+    Returns
+    -------
+    Xj : ndarray or sparse matrix
+    """
+    return _take_columns(X, cols, index)
+
+
 def _take_columns(X, cols, index):
     if cols is None:
         return X
@@ -550,15 +620,7 @@ class KernelList(_BaseKernelList):
     """
 
     def __init__(self, kernels, normalize=True, cache_size=1024, precompute=True):
-        if (
-            isinstance(kernels, (str,))
-            or callable(kernels)
-            or not hasattr(kernels, "__len__")
-        ):
-            raise TypeError(f"kernels must be a list of kernel specs, got {kernels!r}.")
-        if len(kernels) == 0:
-            raise ValueError("kernels must contain at least one kernel.")
-        self.specs = [_parse_spec(s, i) for i, s in enumerate(kernels)]
+        self.specs = parse_specs(kernels)
         self.normalize = normalize
         if not isinstance(cache_size, numbers.Real) or cache_size <= 0:
             raise ValueError(
@@ -587,15 +649,7 @@ class KernelList(_BaseKernelList):
         diags = []
         for j, (kernel, params, _) in enumerate(self.specs):
             Xj = self._view(self.X_, j)
-            params = dict(params)
-            _check_kernel_params(kernel, params, j)
-            if params.get("gamma") == "mean":
-                if kernel != "rbf":
-                    raise ValueError(
-                        f"kernels[{j}]: gamma='mean' is only defined for 'rbf'."
-                    )
-                m = mean_pairwise_sq_distance(Xj)
-                params["gamma"] = 1.0 / m if m > 0 else 1.0
+            params = resolve_params(kernel, params, Xj, j)
             self.params_.append(params)
             d = np.asarray(kernel_diag(Xj, kernel, **params), dtype=float)
             if not np.isfinite(d).all():

@@ -68,3 +68,55 @@ def validate_predict_data(est, X):
     return validate_data(
         est, X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], reset=False
     )
+
+
+def split_tasks(task_index, n):
+    """Validate one task id per sample and group the rows by task.
+
+    Parameters
+    ----------
+    task_index : array-like of shape (n,)
+        Task id of each sample (any sortable values).
+    n : int
+        Number of samples.
+
+    Returns
+    -------
+    tasks : ndarray
+        Sorted distinct task ids.
+    rows : list of ndarray of int
+        Row indices of each task, in the order of ``tasks``.
+    """
+    task_index = np.asarray(task_index)
+    if task_index.shape != (n,):
+        raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
+    if task_index.dtype.kind == "f" and not np.all(np.isfinite(task_index)):
+        raise ValueError("task_index contains NaN or infinity.")
+    tasks, inv = np.unique(task_index, return_inverse=True)
+    return tasks, [np.flatnonzero(inv == t) for t in range(len(tasks))]
+
+
+def task_positions(tasks, task_index, n):
+    """Positions in ``tasks`` of the task ids of new samples; unseen ids are an error.
+
+    Parameters
+    ----------
+    tasks : ndarray
+        Sorted task ids seen in ``fit``.
+    task_index : array-like of shape (n,)
+        Task id of each new sample.
+    n : int
+        Number of new samples.
+
+    Returns
+    -------
+    pos : ndarray of int of shape (n,)
+    """
+    task_index = np.asarray(task_index)
+    if task_index.shape != (n,):
+        raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
+    pos = np.clip(np.searchsorted(tasks, task_index), 0, len(tasks) - 1)
+    if np.any(tasks[pos] != task_index):
+        unknown = np.setdiff1d(task_index, tasks)
+        raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5]!r}.")
+    return pos

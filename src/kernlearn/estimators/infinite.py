@@ -44,7 +44,7 @@ from ..losses import get_loss
 from ..penalties import L1, get_penalty
 from ..methods.grfl import GrFL
 from ..solvers import ADMM, GrFLFISTA, History, check_compatible
-from ._base import check_two_classes
+from ._base import check_two_classes, split_tasks, task_positions
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
@@ -203,31 +203,14 @@ class _BaseInfiniteFeature(BaseEstimator):
         return D[np.arange(Z.shape[0]), idx]
 
     def _task_positions(self, task_index, n):
-        task_index = np.asarray(task_index)
-        if task_index.shape != (n,):
-            raise ValueError(
-                f"task_index must have shape ({n},), got {task_index.shape}."
-            )
-        pos = np.searchsorted(self.tasks_, task_index)
-        pos = np.clip(pos, 0, len(self.tasks_) - 1)
-        if np.any(self.tasks_[pos] != task_index):
-            unknown = np.setdiff1d(task_index, self.tasks_)
-            raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5]!r}.")
-        return pos
+        return task_positions(self.tasks_, task_index, n)
 
     def _split_tasks(self, task_index, n):
         if task_index is None:
             self.tasks_ = None
             return None
-        task_index = np.asarray(task_index)
-        if task_index.shape != (n,):
-            raise ValueError(
-                f"task_index must have shape ({n},), got {task_index.shape}."
-            )
-        if task_index.dtype.kind == "f" and not np.all(np.isfinite(task_index)):
-            raise ValueError("task_index contains NaN or infinity.")
-        self.tasks_, inv = np.unique(task_index, return_inverse=True)
-        return [np.flatnonzero(inv == t) for t in range(len(self.tasks_))]
+        self.tasks_, rows = split_tasks(task_index, n)
+        return rows
 
 
 _COMMON_DOC = """

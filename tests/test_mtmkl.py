@@ -1,0 +1,328 @@
+"""Multitask MKL (paper 004): Lemma 3.1, Danskin gradients, mirror-descent steps,
+the rho-step, agreement of MK-MTFL / MK-MTSFL with cvxpy on the primal problems,
+the special cases (one task, one kernel), estimators and bad input."""
+
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
+
+from kernlearn import MultitaskMKLClassifier, MultitaskMKLRegressor
+from kernlearn.methods import mtmkl as M
+
+# three linear kernels on column pairs: finite features, so the primal is a cvxpy problem
+SPECS = [("linear", {}, [0, 1]), ("linear", {}, [2, 3]), ("linear", {}, [4, 5])]
+
+
+def _data(T=4, m=12, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(T * m, 6))
+    w = np.array([1.0, -1.0, 0.5, 0.0, 0.2, 0.1])
+    y = X @ w + 0.3 * rng.normal(size=T * m) + np.repeat(rng.normal(size=T), m)
+    rows = [np.arange(t * m, (t + 1) * m) for t in range(T)]
+    return X, y, rows
+
+
+def _fit(form, X, y, rows, C=0.5, **kw):
+    kern = M.TaskKernels(SPECS, normalize=False, standardize=False)
+    kw.setdefault("max_iter", 500)
+    kw.setdefault("tol", 1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return M.fit_multitask(kern, X, y, rows, form, "square", C, **kw)
+
+
+def _predict(fitted, X, rows):
+    kern, blocks, model = fitted
+    pos = np.concatenate([np.full(len(r), t) for t, r in enumerate(rows)])
+    return model.decision(kern, blocks, X[np.concatenate(rows)], pos)
+
+
+# ------------------------------------------------------------------ Lemma 3.1
+@pytest.mark.parametrize("r", [1.0, 1.3, 3.0, 10.0])
+def test_lemma31_matches_numerical_minimiser(r, rng):
+    a = rng.uniform(0.1, 2.0, size=5)
+    eta, val = M.lemma31(a, r)
+    assert np.isclose(np.sum(eta**r), 1.0)
+    assert np.isclose(np.sum(a / eta), val)
+    # numerical minimum over the r-ball, parametrised by log eta
+    res = minimize(lambda z: np.sum(a / np.exp(z)), np.log(np.full(5, 0.3)),
+                   constraints=[{"type": "ineq", "fun": lambda z: 1 - np.sum(np.exp(r * z))}],
+                   method="SLSQP", options={"ftol": 1e-12, "maxiter": 500})
+    assert res.fun >= val - 1e-6
+    np.testing.assert_allclose(res.fun, val, rtol=1e-5)
+    np.testing.assert_allclose(np.exp(res.x), eta, rtol=1e-3)
+
+
+def test_lemma31_zero_entries_and_p2():
+    eta, val = M.lemma31(np.array([0.0, 1.0, 4.0]), 2.0)
+    assert eta[0] == 0 and np.isclose(val, (1 + 4 ** (2 / 3)) ** 1.5)
+    eta, val = M.lemma31(np.array([1.0, 2.0]), np.inf)  # p = 2: lambda = 1
+    assert np.all(eta == 1) and val == 3.0
+
+
+# ------------------------------------------------------------ mirror descent
+def test_entropic_step_is_the_closed_form_argmin(rng):
+    x0 = rng.dirichlet(np.ones(6))
+    g, s = rng.normal(size=6), 0.7
+    x = np.exp(M.entropic_step(np.log(x0), g, s))
+    z = cp.Variable(6, nonneg=True)
+    kl = cp.sum(cp.kl_div(z, x0)) + cp.sum(x0) - cp.sum(z)  # sum z log(z/x0)
+    cp.Problem(cp.Minimize(s * g @ z + kl), [cp.sum(z) == 1]).solve()
+    np.testing.assert_allclose(x, z.value, atol=1e-4)  # cvxpy accuracy
+
+
+@pytest.mark.parametrize("qbar", [1.0, 1.5, 3.0, np.inf])
+@pytest.mark.parametrize("shift", [2.0, -1.5])  # constraint active / inactive
+def test_rho_step_matches_cvxpy(qbar, shift, rng):
+    c = rng.normal(size=4) + shift
+    rho = np.exp(M.rho_step(c, qbar))
+    r = cp.Variable(4, nonneg=True)
+    cons = [cp.max(r) <= 1] if np.isinf(qbar) else [cp.sum(cp.power(r, qbar)) <= 1]
+    prob = cp.Problem(cp.Minimize(-cp.sum(cp.entr(r)) - c @ r), cons)
+    prob.solve()
+    ours = np.sum(rho * np.log(rho) - c * rho)
+    assert ours <= prob.value + 1e-6
+    np.testing.assert_allclose(rho, r.value, atol=1e-4)
+    assert (np.sum(rho**qbar) if not np.isinf(qbar) else rho.max()) <= 1 + 1e-9
+
+
+# -------------------------------------------------------------------- MK-MTFL
+@pytest.mark.parametrize("p", [2.0, 4.0])
+def test_danskin_gradient_matches_finite_differences(p):
+    X, y, rows = _data()
+    kern = M.TaskKernels(SPECS, normalize=False, standardize=False).fit(X)
+    blocks = M.TaskBuckets(rows)
+    grams = [np.stack([kern.blocks(j, idx, mask) for j in range(3)])
+             for _, idx, mask in blocks.buckets]
+    y_b = blocks.gather(y)
+    pbar = np.inf if p == 2 else p / (p - 2)
+    gamma = np.array([0.2, 0.5, 0.3])
+
+    def f(g):
+        return M.evaluate_mtfl(blocks, grams, y_b, "square", 0.5, np.tile(g, (4, 1)),
+                               pbar, max_inner=500, inner_tol=1e-14)
+
+    _, S, lam, *_ = f(gamma)
+    grad = -0.5 * (S / lam).sum(axis=1)
+    h = 1e-6
+    fd = [(f(gamma + h * e)[0] - f(gamma - h * e)[0]) / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(grad, fd, rtol=1e-4)
+
+
+@pytest.mark.parametrize("p", [2.0, 4.0])
+def test_mtfl_reaches_the_primal_optimum_of_cvxpy(p):
+    X, y, rows = _data()
+    C, T = 0.5, len(rows)
+    kern, blocks, model = fitted = _fit("mtfl", X, y, rows, C, p=p)
+    W = [[cp.Variable(2) for _ in range(3)] for _ in range(T)]
+    b = cp.Variable(T)
+    reg = sum(cp.pnorm(cp.hstack([cp.norm(W[t][j]) for t in range(T)]), p)
+              for j in range(3))
+    fit = sum(cp.sum_squares(y[r] - sum(X[r][:, 2 * j:2 * j + 2] @ W[t][j]
+                                        for j in range(3)) - b[t])
+              for t, r in enumerate(rows))
+    prob = cp.Problem(cp.Minimize(0.5 * cp.square(reg) + C * fit))
+    prob.solve()
+    np.testing.assert_allclose(model.objective, prob.value, rtol=1e-5)
+    ref = np.concatenate([X[r] @ np.concatenate([W[t][j].value for j in range(3)])
+                          + b.value[t] for t, r in enumerate(rows)])
+    np.testing.assert_allclose(_predict(fitted, X, rows), ref, atol=0.05)
+    if p == 2:  # the closed form of Lemma 3.1 with p-bar = inf
+        assert np.all(model.task_kernel_weights == 1)
+
+
+def test_one_task_mtfl_is_l1_mkl():
+    X, y, rows = _data(T=1, m=30)
+    C = 0.5
+    _, _, model = fitted = _fit("mtfl", X, y, rows, C, p=4.0)
+    _, _, per_task = _fit("mkl", X, y, rows, C)
+    w = [cp.Variable(2) for _ in range(3)]
+    b = cp.Variable()
+    reg = sum(cp.norm(wj) for wj in w)
+    prob = cp.Problem(cp.Minimize(0.5 * cp.square(reg) + C * cp.sum_squares(
+        y - sum(X[:, 2 * j:2 * j + 2] @ w[j] for j in range(3)) - b)))
+    prob.solve()
+    # entropic mirror descent converges at O(1/sqrt(l)): 500 steps, 1e-3
+    np.testing.assert_allclose(model.objective, prob.value, rtol=1e-3)
+    np.testing.assert_allclose(per_task.objective, prob.value, rtol=1e-3)
+    norms = np.array([np.linalg.norm(wj.value) for wj in w])
+    np.testing.assert_allclose(model.kernel_weights, norms / norms.sum(), atol=3e-2)
+
+
+def test_per_task_mkl_is_separate_mkls():
+    # each task's mirror descent has its own step sizes: identical trajectories
+    X, y, rows = _data(T=3, m=15)
+    _, _, joint = _fit("mkl", X, y, rows, max_iter=60, tol=0)
+    alone = [_fit("mkl", X[r], y[r], [np.arange(len(r))], max_iter=60, tol=0)[2]
+             for r in rows]
+    np.testing.assert_allclose(joint.objective, sum(a.objective for a in alone), rtol=1e-9)
+
+
+def test_best_iterate_is_kept_and_cap_warns():
+    X, y, rows = _data()
+    kern = M.TaskKernels(SPECS, normalize=False, standardize=False)
+    with pytest.warns(ConvergenceWarning, match="max_iter=15"):
+        _, _, model = M.fit_multitask(kern, X, y, rows, "mtfl", "square", 0.5, p=4.0,
+                                      max_iter=15, tol=1e-12)
+    h = model.history
+    assert model.n_iter == 15 and len(h["objective"]) == 15
+    assert np.all(np.diff(h["best"]) <= 0)  # best value never increases
+    assert h["best"][-1] < h["objective"][0]  # and mirror descent improved on 1/k
+    assert h["best"][-1] == model.objective
+
+
+# ------------------------------------------------------------------- MK-MTSFL
+@pytest.mark.parametrize("q", [1.0, pytest.param(1.5, marks=pytest.mark.slow)])
+def test_mtsfl_reaches_the_primal_optimum_of_cvxpy(q):
+    X, y, rows = _data()
+    C, T = 0.5, len(rows)
+    _, _, model = fitted = _fit("mtsfl", X, y, rows, C, q=q)
+    Ws = [cp.Variable((2, T)) for _ in range(3)]
+    b = cp.Variable(T)
+    reg = cp.pnorm(cp.hstack([cp.normNuc(Wj) for Wj in Ws]), q)
+    fit = sum(cp.sum_squares(y[r] - sum(X[r][:, 2 * j:2 * j + 2] @ Ws[j][:, t]
+                                        for j in range(3)) - b[t])
+              for t, r in enumerate(rows))
+    prob = cp.Problem(cp.Minimize(0.5 * cp.square(reg) + C * fit))
+    prob.solve()
+    np.testing.assert_allclose(model.objective, prob.value, rtol=1e-5)
+    ref = np.concatenate([X[r] @ np.concatenate([Ws[j].value[:, t] for j in range(3)])
+                          + b.value[t] for t, r in enumerate(rows)])
+    np.testing.assert_allclose(_predict(fitted, X, rows), ref, atol=0.02)
+
+
+def test_one_kernel_mk_mtsfl_is_mtsfl():
+    # MTSFL (Argyriou et al.): 1/2 ||W||_*^2 + C loss, a cvxpy problem for a linear kernel
+    X, y, rows = _data(T=5, m=10)
+    C, T = 1.0, len(rows)
+    kern = M.TaskKernels(["linear"], normalize=False, standardize=False).fit(X)
+    blocks = M.TaskBuckets(rows)
+    A = M.kernel_factor(kern.full(0))
+    y_b = blocks.gather(y)
+    md = M.solve_mtsfl(blocks, [A], y_b, "square", C, q=1.5, max_iter=2000, tol=1e-6)
+    W, b = cp.Variable((6, T)), cp.Variable(T)
+    fit = sum(cp.sum_squares(y[r] - X[r] @ W[:, t] - b[t]) for t, r in enumerate(rows))
+    prob = cp.Problem(cp.Minimize(0.5 * cp.square(cp.normNuc(W)) + C * fit))
+    prob.solve()
+    np.testing.assert_allclose(md["objective"], prob.value, rtol=1e-5)
+    # the alternating minimisation baseline decreases and never beats the optimum
+    alt = M.solve_mtsfl_altmin(blocks, A, y_b, "square", C, max_iter=300, tol=0)
+    h = alt["history"].as_dict()["objective"]
+    assert np.all(np.diff(h) <= 1e-9 * abs(h[0]))
+    assert alt["objective"] >= prob.value * (1 - 1e-6)
+
+
+def test_kernel_factor_randomised_matches_exact(rng):
+    X = rng.normal(size=(200, 3))
+    K = np.exp(-0.1 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    A = M.kernel_factor(K, max_rank=40)
+    Ae = M.kernel_factor(K)
+    np.testing.assert_allclose(Ae @ Ae.T, K, atol=1e-8)
+    w = np.linalg.eigvalsh(K)
+    best = np.sqrt(np.sum(w[:-40] ** 2))  # Eckart-Young: best rank-40 error
+    assert np.linalg.norm(K - A @ A.T) <= 1.01 * best
+    with pytest.raises(ValueError, match="positive semidefinite"):
+        M.kernel_factor(K - 2 * np.eye(200))
+
+
+# ----------------------------------------------------------------- estimators
+def _tasks(seed=0, T=6, m=20):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(T * m, 4)) * [1, 10, 100, 1]
+    t = np.repeat(np.arange(T) * 3 + 1, m)  # non-contiguous task ids
+    y = np.sin(X[:, 0]) + 0.02 * X[:, 1] + 0.1 * rng.normal(size=T * m) + t
+    return X, y, t
+
+
+@pytest.mark.parametrize("form", ["mtfl", "mtsfl", "mkl", "independent"])
+def test_regressor_formulations_fit_and_predict(form):
+    X, y, t = _tasks()
+    kernels = [("rbf", {"gamma": 0.5}, [0]), ("linear", {}, [1]), ("linear", {}, [2])]
+    reg = MultitaskMKLRegressor(kernels=kernels, formulation=form, p=4.0, C=10.0,
+                                max_iter=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reg.fit(X, y, task_index=t)
+    assert reg.score(X, y, task_index=t) > 0.9
+    assert reg.kernel_weights_.shape == (3,)
+    assert reg.task_kernel_weights_.shape == (6, 3)
+    if form in ("mtfl", "mtsfl"):  # the irrelevant third column gets little weight
+        assert reg.kernel_weights_[2] < reg.kernel_weights_[0]
+
+
+def test_precomputed_equals_named_kernels():
+    X, y, t = _tasks()
+    kernels = ["linear", ("rbf", {"gamma": 0.3})]
+    tr, te = np.arange(0, 120, 2), np.arange(1, 120, 2)
+    from kernlearn.kernels import linear_kernel, rbf_kernel
+    gram = [linear_kernel(X[tr], X[tr]), rbf_kernel(X[tr], X[tr], gamma=0.3)]
+    cross = [linear_kernel(X[te], X[tr]), rbf_kernel(X[te], X[tr], gamma=0.3)]
+    for form in ("mtfl", "mtsfl"):
+        a = MultitaskMKLRegressor(kernels=kernels, formulation=form,
+                                  standardize=False, max_iter=20)
+        b = MultitaskMKLRegressor(kernels="precomputed", formulation=form, max_iter=20)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            a.fit(X[tr], y[tr], task_index=t[tr])
+            b.fit(gram, y[tr], task_index=t[tr])
+        np.testing.assert_allclose(a.predict(X[te], task_index=t[te]),
+                                   b.predict(cross, task_index=t[te]), rtol=1e-7)
+
+
+def test_classifier_and_svr():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 3))
+    t = np.repeat([0, 1, 2], 40)
+    y = np.where(X[:, 0] + 0.3 * (t - 1) > 0, "a", "b")
+    clf = MultitaskMKLClassifier(kernels=["linear", ("rbf", {"gamma": 1.0})],
+                                 max_iter=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y, task_index=t)
+    assert clf.score(X, y, task_index=t) > 0.9
+    assert set(clf.predict(X, task_index=t)) <= {"a", "b"}
+    reg = MultitaskMKLRegressor(kernels=["linear"], loss="epsilon_insensitive",
+                                epsilon=0.05, C=10.0)
+    reg.fit(X, X[:, 0] + t, task_index=t)
+    assert reg.score(X, X[:, 0] + t, task_index=t) > 0.95
+
+
+def test_bad_input():
+    X, y, t = _tasks()
+    reg = MultitaskMKLRegressor(kernels=["linear"])
+    with pytest.raises(ValueError, match="task_index must have shape"):
+        reg.fit(X, y, task_index=t[:-1])
+    with pytest.raises(ValueError, match="NaN"):
+        reg.fit(X, y, task_index=np.where(t == 1, np.nan, t).astype(float))
+    with pytest.raises(ValueError, match="p must be >= 2|p' parameter"):
+        MultitaskMKLRegressor(p=1.5).fit(X, y, task_index=t)
+    with pytest.raises(ValueError, match="q must be in|'q' parameter"):
+        MultitaskMKLRegressor(q=2.5).fit(X, y, task_index=t)
+    with pytest.raises(ValueError, match="formulation"):
+        MultitaskMKLRegressor(formulation="mtl").fit(X, y, task_index=t)
+    reg.fit(X, y, task_index=t)
+    with pytest.raises(ValueError, match="unseen in fit"):
+        reg.predict(X[:3], task_index=[1, 2, 4])
+    with pytest.raises(ValueError, match="pass task_index"):
+        reg.predict(X[:3])
+    with pytest.raises(ValueError, match="task_index must have shape"):
+        reg.predict(X[:3], task_index=[1, 4])
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        reg.fit(np.where(X > 2, np.nan, X), y, task_index=t)
+    with pytest.raises(ValueError, match="at least 2 samples"):
+        reg.fit(X, y, task_index=np.r_[t[:-1], 99])
+    labels = np.where(X[:, 0] > 0, 1, 0)
+    labels[t == 1] = 1
+    with pytest.raises(ValueError, match="one class"):
+        MultitaskMKLClassifier(kernels=["linear"]).fit(X, labels, task_index=t)
+    with pytest.raises(ValueError, match="Only binary"):
+        MultitaskMKLClassifier().fit(X, np.arange(len(y)) % 3, task_index=t)
+    with pytest.raises(ValueError, match="not symmetric|non-symmetric"):
+        MultitaskMKLRegressor(kernels="precomputed").fit(
+            [np.triu(np.ones((120, 120)))], y, task_index=t)
+    with pytest.raises(ValueError, match="unknown kernel"):
+        MultitaskMKLRegressor(kernels=["nope"]).fit(X, y, task_index=t)
