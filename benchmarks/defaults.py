@@ -6,9 +6,14 @@ fit each kernlearn estimator with no argument and the scikit-learn estimator a
 user would otherwise type, and print test accuracy (classification) or MSE
 (regression), fit time (median of ``--repeats``) and the ratios.
 
+GrFL, OBSCURE and SLKL are run by ``benchmarks/defaults_kernel.py`` (their
+baselines: ``Nystroem + LinearSVC / RidgeCV``, ``SVC()``), which this script
+calls after FGM unless ``--only fgm`` is given.
+
 Usage::
 
-    python benchmarks/defaults.py [--repeats 3] [--only fgm] [--out benchmarks/out]
+    python benchmarks/defaults.py [--repeats 3] [--only fgm|grfl|obscure|slkl]
+        [--out benchmarks/out]
 """
 
 import argparse
@@ -105,6 +110,13 @@ def main(argv=None):
         report.append(f"### {est_cls.__name__}() vs {base_name}\n\n{md}\n")
     (out / "defaults.md").write_text("\n".join(report))
     print(f"markdown written to {out / 'defaults.md'}")
+    if args.only != "fgm":
+        import defaults_kernel
+
+        kernel_args = ["--repeats", str(args.repeats)]
+        if args.only:
+            kernel_args += ["--methods", args.only]
+        defaults_kernel.main(kernel_args)
 
 
 if __name__ == "__main__":
