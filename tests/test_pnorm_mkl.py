@@ -496,3 +496,47 @@ def test_convergence_warning_when_stage_two_does_not_settle(rng):
     with pytest.warns(ConvergenceWarning, match="max_iter=3"):
         PNormMKLClassifier(kernels=["linear"], normalize=False, max_iter=3,
                            random_state=0).fit(X, y)
+
+
+# --- issue 13, part 10: Pegasos-MKL mode and the bias through the kernel ----------
+
+
+def _digits_3_vs_8():
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    keep = np.isin(y, (3, 8))
+    return X[keep], y[keep]
+
+
+def test_pegasos_mode_is_algorithm_2_with_s_zero_and_slower_than_obscure():
+    from kernlearn.kernels import KernelList
+    from kernlearn.losses.binary import Hinge
+    from kernlearn.methods.obscure import OnlineBatch
+
+    X, y = _digits_3_vs_8()
+    t = np.where(y == 3, 1.0, -1.0)
+    kl = KernelList([("rbf", {"gamma": "mean"}), "linear"]).fit(X)
+    lam = 1.0 / (10.0 * len(t))
+    peg = OnlineBatch(lam=lam, max_iter=10, tol=None, pegasos=True, random_state=0).solve(
+        kl, t, Hinge())
+    obs = OnlineBatch(lam=lam, max_iter=10, tol=None, random_state=0).solve(kl, t, Hinge())
+    h = peg.history.as_dict()
+    # No stage 1, R = inf, so s_t stays 0 (sec. 4.1: "a standard Pegasos-like optimization").
+    assert np.all(h["stage"] == 2) and np.isinf(peg.state["R"]) and peg.state["s"] == 0.0
+    # Sec. 5.3 / Fig. 2: OBSCURE reaches a lower objective in the same number of epochs.
+    assert obs.history.as_dict()["objective"][-1] < h["objective"][-1]
+
+
+def test_fit_intercept_is_a_constant_kernel_with_a_learned_weight():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (200, 1))
+    y = (X[:, 0] > 0.6).astype(int)  # needs a bias: a linear kernel has none
+    plain = PNormMKLClassifier(kernels=["linear"], normalize=False, random_state=0).fit(X, y)
+    bias = PNormMKLClassifier(kernels=["linear"], normalize=False, fit_intercept=True,
+                              random_state=0).fit(X, y)
+    assert bias.kernel_weights_.shape == (2,) and bias.kernel_weights_[1] > 0
+    assert bias.score(X, y) > plain.score(X, y) + 0.1
+    with pytest.raises(ValueError, match="fit_intercept"):
+        K = X @ X.T
+        PNormMKLClassifier(kernels="precomputed", fit_intercept=True).fit([K], y)

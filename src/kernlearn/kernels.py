@@ -32,6 +32,7 @@ __all__ = [
     "distance_to_kernel",
     "hik_kernel",
     "kernel_diag",
+    "constant_kernel",
     "linear_kernel",
     "mean_pairwise_sq_distance",
     "normalize_kernel",
@@ -155,7 +156,26 @@ def additive_chi2_kernel(X, Y, block=256):
     return K
 
 
+def constant_kernel(X, Y):
+    """Constant kernel ``k(x, y) = 1``: a kernel whose feature is the bias.
+
+    Adding it to a kernel list gives a kernel machine an intercept through the
+    kernel (paper 001, footnote 2), its weight learned with the others.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_X, n_features)
+    Y : array-like or sparse matrix of shape (n_Y, n_features)
+
+    Returns
+    -------
+    K : ndarray of shape (n_X, n_Y)
+    """
+    return np.ones((X.shape[0], Y.shape[0]))
+
+
 KERNELS = {
+    "constant": constant_kernel,
     "linear": linear_kernel,
     "rbf": rbf_kernel,
     "poly": poly_kernel,
@@ -219,7 +239,7 @@ def kernel_diag(X, kernel="rbf", block=256, **params):
     diag : ndarray of shape (n,)
     """
     n = X.shape[0]
-    if kernel == "rbf":
+    if kernel in ("rbf", "constant"):
         return np.ones(n)
     if kernel == "linear":
         return _row_sq_norms(X)

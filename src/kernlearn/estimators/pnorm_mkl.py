@@ -71,6 +71,14 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         epochs.
     online_only : bool, default=False
         Return the stage-1 (online) solution only.
+    pegasos : bool, default=False
+        Pegasos-MKL (paper 001, sec. 5.3): no stage 1, :math:`R = \infty`,
+        step :math:`q/(\lambda t)`; the baseline OBSCURE is compared with.
+    fit_intercept : bool, default=False
+        Add a bias through the kernel (paper 001, footnote 2): a constant
+        kernel is appended to ``kernels`` and its weight learned with the
+        others (it is the last entry of ``kernel_weights_``).  Not available
+        with precomputed kernels (append a matrix of ones yourself).
     max_steps : int or None, default=None
         Budget of stochastic steps (samples visited) over both stages.  The
         convergence bound of Theorem 3 depends on the number of steps, not on
@@ -137,6 +145,8 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         "max_iter_online": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "online_only": ["boolean"],
+        "pegasos": ["boolean"],
+        "fit_intercept": ["boolean"],
         "max_steps": [Interval(Integral, 1, None, closed="left"), None],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
@@ -155,11 +165,15 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         max_iter_online=5,
         tol=1e-3,
         online_only=False,
+        pegasos=False,
+        fit_intercept=False,
         max_steps=None,
         cache_size=1024,
         random_state=None,
         verbose=0,
     ):
+        self.pegasos = pegasos
+        self.fit_intercept = fit_intercept
         self.kernels = kernels
         self.p = p
         self.C = C
@@ -200,6 +214,11 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         self : PNormMKLClassifier
         """
         if self._precomputed():
+            if self.fit_intercept:
+                raise ValueError(
+                    "fit_intercept=True appends a constant kernel to named kernels; "
+                    "with kernels='precomputed' append a matrix of ones instead."
+                )
             klist = PrecomputedKernelList(X, cache_size=self.cache_size).fit()
             if y is None:
                 raise ValueError(
@@ -211,7 +230,9 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
             self.n_features_in_ = klist.n_samples
         else:
             X, y = validate_fit_data(self, X, y, classification=True)
-            specs = _DEFAULT_KERNELS if self.kernels is None else self.kernels
+            specs = list(_DEFAULT_KERNELS if self.kernels is None else self.kernels)
+            if self.fit_intercept:
+                specs.append("constant")  # the bias through the kernel
             # rows on demand: only the support vectors' rows are ever computed
             # (the solver caches them, up to cache_size)
             klist = KernelList(
@@ -231,6 +252,7 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
             max_iter=self.max_iter,
             tol=self.tol,
             online_only=self.online_only,
+            pegasos=self.pegasos,
             max_steps=self.max_steps,
             random_state=self.random_state,
             verbose=self.verbose,

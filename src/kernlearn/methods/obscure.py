@@ -400,6 +400,10 @@ class OnlineBatch(BaseSolver):
         (relative) over the last 5 epochs; ``None`` runs all epochs.
     online_only : bool, default=False
         Return the stage-1 solution.
+    pegasos : bool, default=False
+        Pegasos-MKL (sec. 5.3): no stage 1 and :math:`R = \\infty`, so that
+        :math:`s_t = 0` and the step is :math:`q / (\\lambda t)`, the straight
+        extension of Pegasos to the MKL problem that OBSCURE is compared with.
     max_steps : int or None, default=None
         Budget of stochastic steps (samples visited) over both stages; the last
         epoch is truncated to it.  Theorem 3 bounds the error after ``T`` steps
@@ -434,7 +438,9 @@ class OnlineBatch(BaseSolver):
         backend="auto",
         random_state=None,
         verbose=0,
+        pegasos=False,
     ):
+        self.pegasos = pegasos
         self.p = p
         self.lam = lam
         self.eta = eta
@@ -632,7 +638,7 @@ class OnlineBatch(BaseSolver):
         progress = (Progress("OBSCURE", self.max_iter_online
                              + (0 if self.online_only else self.max_iter))
                     if self.verbose else None)
-        for ep in range(int(self.max_iter_online)):
+        for ep in range(0 if self.pegasos else int(self.max_iter_online)):
             if budget[0] <= 0:
                 break
             obj, mloss, err, wn, nupd = epoch(1, np.inf)
@@ -645,8 +651,9 @@ class OnlineBatch(BaseSolver):
             obj, mloss, err, wn = self.objective(
                 G, N, 1.0, y if not multiclass else yint, loss
             )
-        # stage-1 bound R >= ||w*||_{2,p} (sec. 4.1)
-        R = float(np.sqrt(wn**2 + 2.0 * mloss / lam))
+        # stage-1 bound R >= ||w*||_{2,p} (sec. 4.1); Pegasos-MKL uses the
+        # trivial bound R = inf (s_t = 0 in Algorithm 2)
+        R = np.inf if self.pegasos else float(np.sqrt(wn**2 + 2.0 * mloss / lam))
         converged = False
         if not self.online_only:
             objs = []  # one per stage-2 epoch (stage 2 starts by moving away)
