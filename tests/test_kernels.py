@@ -16,6 +16,7 @@ from kernlearn.kernels import (
 )
 
 PARAMS = {
+    "constant": {},
     "linear": {},
     "rbf": {"gamma": 0.3},
     "poly": {"degree": 3, "gamma": 0.5, "coef0": 1.0},
@@ -25,6 +26,8 @@ PARAMS = {
 
 
 def _naive(name, x, y, **p):
+    if name == "constant":
+        return 1.0
     if name == "linear":
         return x @ y
     if name == "rbf":
