@@ -266,3 +266,20 @@ def test_regressor_does_not_depend_on_the_units_of_y():
     b = InfiniteFeatureRegressor(**kw).fit(X, 1e5 * y + 3e5)
     np.testing.assert_allclose(b.predict(X), 1e5 * a.predict(X) + 3e5, rtol=1e-6)
     assert b.y_scale_ == pytest.approx(1e5 * a.y_scale_)
+
+
+def test_predict_proba_with_the_logistic_loss():
+    # Issue 13, part 9: probabilities from GrFL's logistic model.
+    from sklearn.datasets import make_moons
+
+    from kernlearn import InfiniteFeatureClassifier
+
+    X, y = make_moons(200, noise=0.2, random_state=0)
+    clf = InfiniteFeatureClassifier(loss="logistic", max_features=5, n_candidates=20,
+                                    random_state=0).fit(X, y)
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(1), 1.0)
+    np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-clf.decision_function(X))))
+    np.testing.assert_array_equal(clf.classes_[proba.argmax(1)], clf.predict(X))
+    with pytest.raises(AttributeError, match="predict_proba"):
+        InfiniteFeatureClassifier(loss="squared_hinge", max_features=2).fit(X, y).predict_proba(X)

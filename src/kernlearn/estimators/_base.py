@@ -120,3 +120,52 @@ def task_positions(tasks, task_index, n):
         unknown = np.setdiff1d(task_index, tasks)
         raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5]!r}.")
     return pos
+
+
+def has_logistic_loss(est):
+    """``available_if`` check: ``predict_proba`` needs the logistic loss.
+
+    Parameters
+    ----------
+    est : estimator
+        An estimator with a ``loss`` parameter.
+
+    Returns
+    -------
+    True
+
+    Raises
+    ------
+    AttributeError
+        When ``est.loss`` is not ``"logistic"``.
+    """
+    if est.loss != "logistic":
+        raise AttributeError(
+            "predict_proba is only available with loss='logistic' "
+            f"(this model uses loss={est.loss!r})."
+        )
+    return True
+
+
+def logistic_proba(scores):
+    """Class probabilities from logistic-loss margins.
+
+    Binary: the sigmoid of the margin; one-vs-rest multiclass: the classes'
+    sigmoids normalised to sum to one.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+
+    Returns
+    -------
+    proba : ndarray of shape (n_samples, n_classes)
+    """
+    from scipy.special import expit
+
+    p = expit(np.asarray(scores, dtype=float))
+    if p.ndim == 1 or p.shape[1] == 1:
+        p = p.reshape(-1, 1)
+        return np.hstack([1 - p, p])
+    return p / p.sum(axis=1, keepdims=True)
+

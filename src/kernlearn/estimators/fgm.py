@@ -5,7 +5,6 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
-from scipy.special import expit
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -21,7 +20,12 @@ from sklearn.utils.validation import check_is_fitted
 from ..families import FeaturePool
 from ..methods.fgm import fit_fgm
 from ..losses import get_loss
-from ._base import validate_fit_data, validate_predict_data
+from ._base import (
+    has_logistic_loss,
+    logistic_proba,
+    validate_fit_data,
+    validate_predict_data,
+)
 
 __all__ = ["FGMClassifier", "FGMRegressor"]
 
@@ -143,15 +147,6 @@ class _FGMBase(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
-
-
-def _has_logistic_loss(est):
-    if est.loss != "logistic":
-        raise AttributeError(
-            "predict_proba is only available with loss='logistic' "
-            f"(this model uses loss={est.loss!r})."
-        )
-    return True
 
 
 class FGMClassifier(ClassifierMixin, _FGMBase):
@@ -400,7 +395,7 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
 
-    @available_if(_has_logistic_loss)
+    @available_if(has_logistic_loss)
     def predict_proba(self, X):
         """Class probabilities (``loss="logistic"`` only).
 
@@ -415,10 +410,7 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        p = expit(self._decision(X))
-        if p.shape[1] == 1:
-            return np.hstack([1 - p, p])
-        return p / p.sum(axis=1, keepdims=True)
+        return logistic_proba(self._decision(X))
 
 
 

@@ -35,6 +35,7 @@ from sklearn.base import (
     clone,
 )
 from sklearn.preprocessing import LabelEncoder
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
@@ -44,7 +45,13 @@ from ..losses import get_loss
 from ..penalties import L1, get_penalty
 from ..methods.grfl import GrFL
 from ..solvers import ADMM, GrFLFISTA, History, check_compatible
-from ._base import check_two_classes, split_tasks, task_positions
+from ._base import (
+    check_two_classes,
+    has_logistic_loss,
+    logistic_proba,
+    split_tasks,
+    task_positions,
+)
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
@@ -447,6 +454,26 @@ class InfiniteFeatureClassifier(
         if D.ndim == 1:
             return self.classes_[(D > 0).astype(int)]
         return self.classes_[np.argmax(D, axis=1)]
+
+    @available_if(has_logistic_loss)
+    def predict_proba(self, X, task_index=None):
+        """Class probabilities (``loss="logistic"`` only).
+
+        Binary: the sigmoid of the margin; multiclass (one-vs-all tasks): the
+        classes' sigmoids normalised to sum to one.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Inputs.
+        task_index : array-like of shape (n_samples,), optional
+            Task of each sample (required when fitted with ``task_index``).
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return logistic_proba(self.decision_function(X, task_index))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
