@@ -152,7 +152,7 @@ def _grids(name):
     if name.startswith("synthetic 8192x100000 sparse d=0.005"):
         cs_svm, cs_lr = np.geomspace(0.014, 0.026, 10), np.geomspace(0.056, 0.104, 10)
     if name.startswith("synthetic 8192x100000 sparse d=0.05"):
-        cs_svm, cs_lr = np.geomspace(0.0005, 0.005, 10), np.geomspace(0.002, 0.02, 10)
+        cs_svm, cs_lr = np.geomspace(0.0035, 0.008, 10), np.geomspace(0.014, 0.032, 10)
     return {"l1-SVM (liblinear)": cs_svm, "l1-LR (liblinear)": cs_lr, "skglm l1-LR": cs_lr}
 
 
