@@ -39,9 +39,10 @@ warnings.filterwarnings("ignore", category=FutureWarning)
 warnings.filterwarnings("ignore", category=UserWarning)
 
 
-def _datasets(large, only_large=False, only_synthetic=False, types=("I",), real=None):
+def _datasets(large, only_large=False, only_synthetic=False, types=("I",), real=None,
+              large_sets=("sparse0.005", "sparse0.05", "dense")):
     if only_large:
-        yield from _large_sets()
+        yield from _large_sets(large_sets)
         return
     for kind in types:
         X, y, Xt, yt, _ = make_fgm_synthetic(4096, 4096, 400, weight_type=kind, n_test=4096,
@@ -49,7 +50,7 @@ def _datasets(large, only_large=False, only_synthetic=False, types=("I",), real=
         yield f"synthetic 4096x4096 Type {kind}", X, y, Xt, yt
     if only_synthetic:
         if large:
-            yield from _large_sets()
+            yield from _large_sets(large_sets)
         return
     real = ("a9a", "usps") if real is None else real
     try:
@@ -68,17 +69,20 @@ def _datasets(large, only_large=False, only_synthetic=False, types=("I",), real=
     except DatasetNotFoundError as exc:
         print(f"skip usps: {exc}")
     if large:
-        yield from _large_sets()
+        yield from _large_sets(large_sets)
 
 
-def _large_sets():
+def _large_sets(which=("sparse0.005", "sparse0.05", "dense")):
     """The large sets of paper 002, sec. 6.2.3 (generated, so always available)."""
     for density in (0.005, 0.05):
+        if f"sparse{density}" not in which:
+            continue
         X, y, Xt, yt, _ = make_fgm_synthetic(8192, 100_000, 400, n_test=4096,
                                              density=density, random_state=0)
         yield f"synthetic 8192x100000 sparse d={density}", X, y, Xt, yt
-    X, y, Xt, yt, _ = make_fgm_synthetic(4096, 65_536, 400, n_test=4096, random_state=0)
-    yield "synthetic 4096x65536 dense", X, y, Xt, yt
+    if "dense" in which:
+        X, y, Xt, yt, _ = make_fgm_synthetic(4096, 65_536, 400, n_test=4096, random_state=0)
+        yield "synthetic 4096x65536 dense", X, y, Xt, yt
 
 
 def _anchors():
@@ -169,6 +173,9 @@ def main(argv=None):
                         help="FGM's max_features values")
     parser.add_argument("--real", nargs="+", default=None,
                         help="only these real sets (a9a, usps)")
+    parser.add_argument("--large-sets", nargs="+", default=["sparse0.005", "sparse0.05", "dense"],
+                        choices=["sparse0.005", "sparse0.05", "dense"],
+                        help="which large sets --large / --only-large run")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default="benchmarks/out")
     args = parser.parse_args(argv)
@@ -176,7 +183,7 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     report = []
     for name, X, y, Xt, yt in _datasets(args.large, args.only_large, args.only_synthetic,
-                                              args.types, args.real):
+                                              args.types, args.real, args.large_sets):
         repeats = 1 if X.shape[1] > 10_000 else args.repeats
         print(f"\n=== {name}: {X.shape[0]} x {X.shape[1]} ===", flush=True)
         curves = {}
@@ -222,7 +229,7 @@ def main(argv=None):
                                       out / f"fgm_{name.replace(' ', '_')}.png", name)
         except ImportError:
             pass
-    md_name = ("fgm_vs_l1_large.md" if args.only_large else
+    md_name = (f"fgm_vs_l1_large_{'_'.join(args.large_sets)}.md" if args.only_large else
                "fgm_vs_l1_synthetic.md" if args.only_synthetic else "fgm_vs_l1.md")
     (out / md_name).write_text("\n".join(report))
     print(f"\nmarkdown written to {out / md_name}")

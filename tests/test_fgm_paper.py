@@ -107,6 +107,10 @@ def test_hik_worst_case_scores_are_exact(beta, rng):
         np.testing.assert_allclose(Pn @ P.T, hik_kernel(Xn[:, [k]], X[:, [k]], beta=beta),
                                    atol=1e-10)
         np.testing.assert_allclose(np.linalg.norm(P.T @ u), np.sqrt(brute[k]), rtol=1e-9)
+    with pytest.raises(ValueError, match="beta"):
+        IntersectionKernelFeatures(beta=0.0).fit(X)
+    with pytest.raises(ValueError, match="chunk_size"):
+        IntersectionKernelFeatures(chunk_size=0).fit(X)
 
 
 def test_kernel_fgm_with_hik_converges_globally():

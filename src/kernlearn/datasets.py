@@ -316,23 +316,25 @@ def make_fgm_synthetic(
     w0 = 1.0 - rng.random(n_informative)
     w[support] = w0 ** {"I": 1.0, "II": 0.3, "III": 3.0}[weight_type]
 
+    return _gaussian_sign_data(rng, w, n_samples, n_test, density, dtype) + (w,)
+
+
+def _gaussian_sign_data(rng, w, n_samples, n_test, density=1.0, dtype=np.float64):
+    """``(X, y[, X_test, y_test])`` with N(0, 1) entries (kept at ``density``), y = sign(Xw)."""
+
     def draw(n):
         if density >= 1:
-            X = rng.standard_normal((n, n_features)).astype(dtype)
+            X = rng.standard_normal((n, w.size)).astype(dtype)
         else:
             X = sp.random(
-                n, n_features, density=density, format="csr", dtype=dtype,
+                n, w.size, density=density, format="csr", dtype=dtype,
                 random_state=rng, data_rvs=rng.standard_normal,
             )
         y = np.sign(X @ w)
         y[y == 0] = 1.0
         return X, y
 
-    X, y = draw(n_samples)
-    if n_test:
-        X_test, y_test = draw(n_test)
-        return X, y, X_test, y_test, w
-    return X, y, w
+    return draw(n_samples) + (draw(n_test) if n_test else ())
 
 
 def make_fgm_group_synthetic(
@@ -389,18 +391,7 @@ def make_fgm_group_synthetic(
     cols = (chosen[:, None] * group_size + np.arange(group_size)).ravel()
     w[cols] = rng.standard_normal(cols.size)
     groups = [np.arange(g * group_size, (g + 1) * group_size) for g in range(n_groups)]
-
-    def draw(n):
-        X = rng.standard_normal((n, n_features))
-        y = np.sign(X @ w)
-        y[y == 0] = 1.0
-        return X, y
-
-    X, y = draw(n_samples)
-    if n_test:
-        X_test, y_test = draw(n_test)
-        return X, y, X_test, y_test, w, groups
-    return X, y, w, groups
+    return _gaussian_sign_data(rng, w, n_samples, n_test) + (w, groups)
 
 
 def make_sinc(n_samples=1000, n_test=1000, snr_db=10.0, random_state=None):
