@@ -698,7 +698,9 @@ def _cmd_demo(args):
     )
     X, y, Xt, yt, w = make_fgm_synthetic(n, d, k, n_test=n, random_state=0)
     t0 = time.perf_counter()
-    clf = FGMClassifier(B=B, verbose=verbose).fit(X, y)
+    # A budget of as many features as the data has informative ones; the
+    # logistic loss, to compare like with like against l1-logistic below.
+    clf = FGMClassifier(max_features=k, B=B, loss="logistic", verbose=verbose).fit(X, y)
     t_fgm = time.perf_counter() - t0
     sel = clf.selected_features_
     hits = int(np.isin(sel, np.flatnonzero(w)).sum())
