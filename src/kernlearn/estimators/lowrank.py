@@ -379,8 +379,12 @@ class LowRankKernelClassifier(ClassifierMixin, _BaseLowRank):
     As in the paper's USPS and MNIST experiments (sec. 5.3-5.4), classification
     is done by least-squares regression on the labels (equivalent to Fisher
     discriminant analysis): binary targets are coded :math:`\pm 1`, multiclass
-    ones as one-vs-all :math:`\pm 1` columns sharing the kernel weights
-    :math:`\mu`; the predicted class is the sign / the largest output.
+    ones as one-vs-all :math:`\pm 1` columns, each its own SLKL problem with
+    its own kernel weights :math:`\mu_t`, :math:`\nu_t` and centres (the
+    "one versus all" setting of sec. 5.4); all outputs use the same ``M``
+    sampled columns and coordinate sequence, so output ``t`` is exactly
+    :class:`LowRankKernelRegressor` fitted on class ``t``'s codes.  The
+    predicted class is the sign / the largest output.
 
     Parameters
     ----------
@@ -414,10 +418,34 @@ class LowRankKernelClassifier(ClassifierMixin, _BaseLowRank):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    mu_, nu_, column_indices_, center_indices_, centers_, dual_coef_ : see below
-        As in :class:`LowRankKernelRegressor` (fitted on the :math:`\pm 1` codes).
-    intercept_, m0_, n_iter_, converged_, objective_, history_ : see below
-        As in :class:`LowRankKernelRegressor`.
+    mu_ : ndarray of shape (n_outputs, n_columns)
+        One weight vector :math:`\mu_t` per output (``n_outputs`` is 1 for
+        two classes, else ``n_classes``).
+    nu_ : ndarray of shape (n_outputs,)
+        The absolute :math:`\nu_t`: ``nu`` times output ``t``'s mean square
+        centred code.
+    column_indices_ : ndarray of shape (n_columns,)
+        Training indices of the sampled set :math:`\mathcal S` (shared).
+    center_indices_ : ndarray of shape (n_centers,)
+        Training indices of the union of the outputs' centres (columns with
+        :math:`\mu_{t,m} > 0` for some ``t``).
+    centers_ : ndarray of shape (n_centers, n_features)
+        Those training points (their indices when ``kernel="precomputed"``).
+    dual_coef_ : ndarray of shape (n_centers, n_outputs)
+        Eq. (17) per output, zero at the centres an output does not use:
+        ``decision_function`` is ``k(X, centers_) @ dual_coef_ + intercept_``.
+    intercept_ : ndarray of shape (n_outputs,)
+        Mean codes (zeros without ``fit_intercept``).
+    m0_ : ndarray of shape (n_outputs,)
+        Number of non-zero weights of each output.
+    n_iter_ : ndarray of shape (n_outputs,)
+        Sweeps run per output.
+    converged_ : bool
+        Whether every output's stopping rule fired before ``max_iter``.
+    objective_ : ndarray of shape (n_outputs,)
+        Final :math:`F(\mu_t)` per output.
+    history_ : list of dict
+        Per output, the per-sweep history of :class:`LowRankKernelRegressor`.
     n_features_in_ : int
         Number of features seen in fit.
 
