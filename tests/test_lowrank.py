@@ -589,3 +589,28 @@ def test_usps_table_3_pattern():
         assert errors[M] <= 1.05 * np.sum(pred != yte)
     assert errors[256] < 0.7 * errors[64]
     assert errors[256] < 0.1 * len(yte)
+
+
+@pytest.mark.slow
+def test_usps_table_3_reproduction_four_vs_rest():
+    """Paper 003 Table 3 within 20 %: USPS "4 vs non-4", M = 64 and 256, 5 runs.
+
+    Table 3 follows Williams & Seeger (2001), whose USPS numbers we read as the
+    binary task digit 4 against the rest (the ten-class task is ~3.5x worse,
+    see test_usps_table_3_pattern); paper: 76.3 and 47.6 test errors.
+    """
+    from kernlearn.datasets import DatasetNotFoundError, load_dataset
+
+    try:
+        Xtr, ytr, Xte, yte = load_dataset("usps")
+    except DatasetNotFoundError as exc:
+        pytest.skip(str(exc))
+    for M, paper in ((64, 76.3), (256, 47.6)):
+        errors = [
+            np.sum(
+                LowRankKernelClassifier(gamma=1 / 128, n_columns=M, nu=1e-3, random_state=r)
+                .fit(Xtr, ytr == 4).predict(Xte) != (yte == 4)
+            )
+            for r in range(5)
+        ]
+        assert abs(np.mean(errors) - paper) < 0.2 * paper, (M, errors)
