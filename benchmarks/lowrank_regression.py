@@ -1,7 +1,9 @@
 """SLKL (paper 003) against kernel ridge and Nystroem baselines, in one run.
 
 Reproduces Table 2 (sinc, boston = ``housing``, abalone) and Table 3 (USPS
-test errors) of Machart et al. (2011) with, on the same splits and kernel:
+test errors, ten-class task; benchmarks/slkl_usps.py also runs the binary
+4-vs-rest task that matches the paper) of Machart et al. (2011) with, on the
+same splits and kernel:
 
 * ``KRR_n``  kernel ridge regression on all n training points (lambda = 1);
 * ``KRR_M``  kernel ridge on the M points SLKL sampled (lambda = 1);

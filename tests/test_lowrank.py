@@ -515,3 +515,102 @@ def test_make_sinc_is_the_papers_2d_sinc():
     f = np.sin(np.linalg.norm(X, axis=1)) / np.linalg.norm(X, axis=1)
     snr = 10 * np.log10(np.mean(f**2) / np.mean((y - f) ** 2))
     assert 9.0 < snr < 11.0
+
+
+def test_classifier_gives_each_one_vs_all_output_its_own_mu():
+    """Issue 13 (5): each one-vs-all output is its own SLKL problem.
+
+    Output t must equal the single-output regressor fitted on that output's
+    +-1 codes (same sampled columns, same seed), and the outputs' mu differ.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(160, 2))
+    y = np.digitize(np.arctan2(X[:, 1], X[:, 0]), [-2.0, 0.0, 2.0])
+    clf = LowRankKernelClassifier(gamma=1.0, n_columns=50, nu=0.05, random_state=3)
+    clf.fit(X, y)
+    assert clf.mu_.shape == (4, 50) and clf.m0_.shape == (4,)
+    assert clf.nu_.shape == (4,) and len(clf.history_) == 4
+    assert not np.allclose(clf.mu_[0], clf.mu_[1])
+    # the union of the outputs' centres, each output zero off its own centres
+    assert len(clf.center_indices_) == len(
+        np.unique(np.concatenate([clf.column_indices_[m > 0] for m in clf.mu_]))
+    )
+    assert np.all(np.count_nonzero(clf.dual_coef_, axis=0) <= clf.m0_)
+    scores = clf.decision_function(X)
+    Xt = rng.normal(size=(40, 2))
+    for t in range(4):
+        codes = np.where(y == clf.classes_[t], 1.0, -1.0)
+        one = LowRankKernelRegressor(gamma=1.0, n_columns=50, nu=0.05, random_state=3)
+        one.fit(X, codes)
+        np.testing.assert_array_equal(one.column_indices_, clf.column_indices_)
+        np.testing.assert_allclose(clf.mu_[t], one.mu_, rtol=1e-10, atol=1e-12)
+        assert clf.nu_[t] == pytest.approx(one.nu_)
+        assert clf.m0_[t] == one.m0_
+        assert clf.objective_[t] == pytest.approx(one.objective_, rel=1e-12)
+        np.testing.assert_allclose(scores[:, t], one.predict(X), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            clf.decision_function(Xt)[:, t], one.predict(Xt), rtol=1e-9, atol=1e-12
+        )
+    # two classes: one output, still its own (1, M) weight vector
+    yb = (y > 1).astype(int)
+    clf2 = LowRankKernelClassifier(gamma=1.0, n_columns=50, random_state=3).fit(X, yb)
+    one = LowRankKernelRegressor(gamma=1.0, n_columns=50, random_state=3)
+    one.fit(X, np.where(yb == 1, 1.0, -1.0))
+    assert clf2.mu_.shape == (1, 50)
+    np.testing.assert_allclose(clf2.decision_function(X), one.predict(X), rtol=1e-9)
+
+
+@pytest.mark.slow
+def test_usps_table_3_pattern():
+    """Paper 003 Table 3's protocol on USPS (7291 / 2007, gamma = 1/128, M = 64, 256).
+
+    Ten classes: about 270 and 156 test errors (kernel ridge on all 7291 points
+    with lambda = 1 makes 105); the paper's 76.3 and 47.6 are reproduced on the
+    binary 4-vs-rest task (test_usps_table_3_reproduction_four_vs_rest and
+    benchmarks/slkl_usps.py).  This test
+    checks Table 3's pattern: per-output mu at least on par with the shared
+    mu, fewer errors with more columns, m0 <= M.
+    """
+    from kernlearn.datasets import DatasetNotFoundError, load_dataset
+
+    try:
+        Xtr, ytr, Xte, yte = load_dataset("usps")
+    except DatasetNotFoundError as exc:
+        pytest.skip(str(exc))
+    errors = {}
+    for M in (64, 256):
+        clf = LowRankKernelClassifier(gamma=1 / 128, n_columns=M, nu=1e-3, random_state=0)
+        errors[M] = np.sum(clf.fit(Xtr, ytr).predict(Xte) != yte)
+        assert clf.mu_.shape == (10, M) and np.all(clf.m0_ <= M)
+        assert not np.allclose(clf.mu_[0], clf.mu_[1])
+        codes = np.where(ytr[:, None] == clf.classes_, 1.0, -1.0)
+        shared = LowRankKernelRegressor(gamma=1 / 128, n_columns=M, nu=1e-3, random_state=0)
+        pred = clf.classes_[shared.fit(Xtr, codes).predict(Xte).argmax(1)]
+        assert errors[M] <= 1.05 * np.sum(pred != yte)
+    assert errors[256] < 0.7 * errors[64]
+    assert errors[256] < 0.1 * len(yte)
+
+
+@pytest.mark.slow
+def test_usps_table_3_reproduction_four_vs_rest():
+    """Paper 003 Table 3 within 20 %: USPS "4 vs non-4", M = 64 and 256, 5 runs.
+
+    Table 3 follows Williams & Seeger (2001), whose USPS numbers we read as the
+    binary task digit 4 against the rest (the ten-class task is ~3.5x worse,
+    see test_usps_table_3_pattern); paper: 76.3 and 47.6 test errors.
+    """
+    from kernlearn.datasets import DatasetNotFoundError, load_dataset
+
+    try:
+        Xtr, ytr, Xte, yte = load_dataset("usps")
+    except DatasetNotFoundError as exc:
+        pytest.skip(str(exc))
+    for M, paper in ((64, 76.3), (256, 47.6)):
+        errors = [
+            np.sum(
+                LowRankKernelClassifier(gamma=1 / 128, n_columns=M, nu=1e-3, random_state=r)
+                .fit(Xtr, ytr == 4).predict(Xte) != (yte == 4)
+            )
+            for r in range(5)
+        ]
+        assert abs(np.mean(errors) - paper) < 0.2 * paper, (M, errors)

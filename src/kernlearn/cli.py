@@ -521,7 +521,7 @@ def _selection_summary(est):
     for attr, what in (
         ("selected_features_", "features selected"),
         ("features_", "features learned"),
-        ("m0_", "centres kept"),
+        ("center_indices_", "centres kept"),
     ):
         if hasattr(est, attr):
             val = getattr(est, attr)

@@ -133,7 +133,8 @@ def _selection_figure(est, meta):
         ax.set_title("Learned kernel weights")
         return _png(fig)
     if hasattr(est, "mu_"):
-        mu = np.sort(np.asarray(est.mu_))[::-1]
+        # the classifier has one mu per output: show the columns' largest weight
+        mu = np.sort(np.max(np.atleast_2d(est.mu_), axis=0))[::-1]
         fig, ax = plt.subplots(figsize=(6, 3.5))
         ax.stem(np.arange(len(mu)), mu)
         ax.set_yscale("symlog", linthresh=max(mu.max(), 1e-12) * 1e-4)

@@ -202,6 +202,11 @@ def selection_table(est, meta=None):
         ]
     if hasattr(est, "mu_"):
         idx = est.column_indices_
+        if np.ndim(est.mu_) == 2:  # the SLKL classifier: one mu per output
+            return ["output", "column", "training_row", "mu"], [
+                [t, k, int(idx[k]), float(m)]
+                for t, mu in enumerate(est.mu_) for k, m in enumerate(mu) if m > 0
+            ]
         return ["column", "training_row", "mu"], [
             [k, int(idx[k]), float(m)] for k, m in enumerate(est.mu_) if m > 0
         ]

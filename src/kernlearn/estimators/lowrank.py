@@ -16,6 +16,7 @@ only the :math:`m_0` centres with :math:`\mu_m > 0`:
 which is eqs. (16)-(17) with :math:`\alpha^* = 2 z`.
 """
 
+import copy
 import warnings
 from numbers import Integral, Real
 
@@ -104,8 +105,15 @@ class _BaseLowRank(BaseEstimator):
             dtype=[np.float64, np.float32],
         )
 
-    def _fit_targets(self, X, Y):
-        """Fit SLKL on validated ``X`` and 2-D float targets ``Y``."""
+    def _fit_targets(self, X, Y, per_output=False):
+        """Fit SLKL on validated ``X`` and 2-D float targets ``Y``.
+
+        With ``per_output`` every column of ``Y`` is its own SLKL problem (its
+        own :math:`\\mu`, :math:`\\nu` and centres) on the same sampled columns
+        and the same coordinate sequence, so output ``t`` is exactly the fit of
+        the single-output regressor on ``Y[:, t]``; otherwise the outputs share
+        :math:`\\mu` (the objective is summed over them).
+        """
         n = X.shape[0]
         if self.kernel == "precomputed":
             check_psd_gram(np.asarray(X, dtype=float))
@@ -123,11 +131,6 @@ class _BaseLowRank(BaseEstimator):
             Y = Y - self.intercept_
         else:
             self.intercept_ = np.zeros(Y.shape[1])
-        # F(mu) = y'(I + K)^-1 y + nu sum(mu): scaling y by s scales the first
-        # term by s^2, so nu relative to the targets' mean square keeps the
-        # solution mu independent of the units of y
-        msq = float(np.mean(Y * Y))
-        self.nu_ = self.nu * (msq if msq > 0 else 1.0)
         self.kernel_params_ = kernel_params_for(
             self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params,
             n_features=X.shape[1],
@@ -139,43 +142,74 @@ class _BaseLowRank(BaseEstimator):
             self.kernel, self.kernel_params_, M, self.precompute,
             random_state=rng.integers(2**31),
         ).fit(X)
-        solver = CoordinateNewton(
-            nu=self.nu_, lam=1.0, tol=self.tol, max_iter=self.max_iter, rule=self.rule,
-            verbose=self.verbose,
-        )
         # precomputed columns: the solver works on their M x M Gram matrix
         cols = family.columns_.T if family.columns_ is not None else family.column
+        problems = [Y[:, [t]] for t in range(Y.shape[1])] if per_output else [Y]
+        # every problem draws the same coordinate sequence (a copy of rng)
+        fits = [self._solve(cols, y, M, copy.deepcopy(rng), family) for y in problems]
+        self.column_indices_ = family.indices_
+        if per_output:
+            # the union of the outputs' centres; an output's rows are zero at
+            # the centres it does not use, so prediction is one kernel product
+            pos = np.unique(np.concatenate([f["pos"] for f in fits])).astype(int)
+            self.dual_coef_ = np.zeros((len(pos), Y.shape[1]))
+            for t, f in enumerate(fits):
+                self.dual_coef_[np.searchsorted(pos, f["pos"]), t] = f["dual"][:, 0]
+            self.mu_ = np.array([f["mu"] for f in fits])
+            self.nu_ = np.array([f["nu"] for f in fits])
+            self.m0_ = np.array([len(f["pos"]) for f in fits])
+            self.n_iter_ = np.array([f["n_iter"] for f in fits])
+            self.converged_ = all(f["converged"] for f in fits)
+            self.history_ = [f["history"] for f in fits]
+            self.objective_ = np.array([f["objective"] for f in fits])
+        else:
+            (f,) = fits
+            pos, self.dual_coef_ = f["pos"], f["dual"]
+            self.mu_, self.nu_, self.m0_ = f["mu"], f["nu"], len(pos)
+            self.n_iter_, self.converged_ = f["n_iter"], f["converged"]
+            self.history_, self.objective_ = f["history"], f["objective"]
+        self.center_indices_ = family.indices_[pos]
+        self.centers_ = (
+            self.center_indices_.copy() if self.kernel == "precomputed"
+            else X[self.center_indices_]
+        )
+        return self
+
+    def _solve(self, cols, Y, M, rng, family):
+        """One SLKL problem on centred targets ``Y`` (n, T): mu, dual coefficients."""
+        # F(mu) = y'(I + K)^-1 y + nu sum(mu): scaling y by s scales the first
+        # term by s^2, so nu relative to the targets' mean square keeps the
+        # solution mu independent of the units of y
+        msq = float(np.mean(Y * Y))
+        nu = self.nu * (msq if msq > 0 else 1.0)
+        solver = CoordinateNewton(
+            nu=nu, lam=1.0, tol=self.tol, max_iter=self.max_iter, rule=self.rule,
+            verbose=self.verbose,
+        )
         res = solver.solve(cols, Y, n_columns=M, rng=rng)
         state = res.state["slkl"]
         order = np.argsort(state.active)
         slots, pos = order, state.active[order]
         # eq. (17) with alpha* = 2 z: alpha~_m / 2 = mu_m (c_m' z) / sqrt(k(x_m, x_m))
         a = state.active_correlations()[slots]
-        self.dual_coef_ = state.mu[pos][:, None] * a * family._scale[pos][:, None]
-        self.column_indices_ = family.indices_
-        self.mu_ = res.coef
-        self.center_indices_ = family.indices_[pos]
-        self.centers_ = (
-            self.center_indices_.copy() if self.kernel == "precomputed"
-            else X[self.center_indices_]
-        )
-        self.m0_ = len(pos)
-        self.n_iter_ = res.n_iter
-        self.converged_ = res.converged
-        self.history_ = res.history.as_dict()
-        self.objective_ = state.objective
-        obj = self.history_["objective"]
+        dual = state.mu[pos][:, None] * a * family._scale[pos][:, None]
+        history = res.history.as_dict()
+        obj = history["objective"]
         if np.any(np.diff(obj) > 1e-8 * np.abs(obj[:-1])):
             # F never increases in exact arithmetic (Theorem 1a); an increase means
             # the G bookkeeping lost accuracy (weights far above 1e4 on nearly
             # collinear columns, i.e. nu very small for the scale of y).
             warnings.warn(
                 f"SLKL objective increased between sweeps (max weight "
-                f"{self.mu_.max():.3g}): the Woodbury updates lost accuracy. "
+                f"{res.coef.max():.3g}): the Woodbury updates lost accuracy. "
                 "Increase nu or rescale y.",
                 ConvergenceWarning,
             )
-        return self
+        return {
+            "mu": res.coef, "nu": nu, "pos": pos, "dual": dual, "n_iter": res.n_iter,
+            "converged": res.converged, "history": history,
+            "objective": state.objective,
+        }
 
     def _decision(self, X):
         check_is_fitted(self, "dual_coef_")
@@ -187,7 +221,7 @@ class _BaseLowRank(BaseEstimator):
                 pairwise_kernel(
                     X, self.centers_, kernel=self.kernel, **self.kernel_params_
                 )
-                if self.m0_ else np.zeros((X.shape[0], 0))
+                if len(self.center_indices_) else np.zeros((X.shape[0], 0))
             )
         return np.asarray(K) @ self.dual_coef_ + self.intercept_
 
@@ -345,8 +379,12 @@ class LowRankKernelClassifier(ClassifierMixin, _BaseLowRank):
     As in the paper's USPS and MNIST experiments (sec. 5.3-5.4), classification
     is done by least-squares regression on the labels (equivalent to Fisher
     discriminant analysis): binary targets are coded :math:`\pm 1`, multiclass
-    ones as one-vs-all :math:`\pm 1` columns sharing the kernel weights
-    :math:`\mu`; the predicted class is the sign / the largest output.
+    ones as one-vs-all :math:`\pm 1` columns, each its own SLKL problem with
+    its own kernel weights :math:`\mu_t`, :math:`\nu_t` and centres (the
+    "one versus all" setting of sec. 5.4); all outputs use the same ``M``
+    sampled columns and coordinate sequence, so output ``t`` is exactly
+    :class:`LowRankKernelRegressor` fitted on class ``t``'s codes.  The
+    predicted class is the sign / the largest output.
 
     Parameters
     ----------
@@ -380,10 +418,34 @@ class LowRankKernelClassifier(ClassifierMixin, _BaseLowRank):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    mu_, nu_, column_indices_, center_indices_, centers_, dual_coef_ : see below
-        As in :class:`LowRankKernelRegressor` (fitted on the :math:`\pm 1` codes).
-    intercept_, m0_, n_iter_, converged_, objective_, history_ : see below
-        As in :class:`LowRankKernelRegressor`.
+    mu_ : ndarray of shape (n_outputs, n_columns)
+        One weight vector :math:`\mu_t` per output (``n_outputs`` is 1 for
+        two classes, else ``n_classes``).
+    nu_ : ndarray of shape (n_outputs,)
+        The absolute :math:`\nu_t`: ``nu`` times output ``t``'s mean square
+        centred code.
+    column_indices_ : ndarray of shape (n_columns,)
+        Training indices of the sampled set :math:`\mathcal S` (shared).
+    center_indices_ : ndarray of shape (n_centers,)
+        Training indices of the union of the outputs' centres (columns with
+        :math:`\mu_{t,m} > 0` for some ``t``).
+    centers_ : ndarray of shape (n_centers, n_features)
+        Those training points (their indices when ``kernel="precomputed"``).
+    dual_coef_ : ndarray of shape (n_centers, n_outputs)
+        Eq. (17) per output, zero at the centres an output does not use:
+        ``decision_function`` is ``k(X, centers_) @ dual_coef_ + intercept_``.
+    intercept_ : ndarray of shape (n_outputs,)
+        Mean codes (zeros without ``fit_intercept``).
+    m0_ : ndarray of shape (n_outputs,)
+        Number of non-zero weights of each output.
+    n_iter_ : ndarray of shape (n_outputs,)
+        Sweeps run per output.
+    converged_ : bool
+        Whether every output's stopping rule fired before ``max_iter``.
+    objective_ : ndarray of shape (n_outputs,)
+        Final :math:`F(\mu_t)` per output.
+    history_ : list of dict
+        Per output, the per-sweep history of :class:`LowRankKernelRegressor`.
     n_features_in_ : int
         Number of features seen in fit.
 
@@ -418,7 +480,7 @@ class LowRankKernelClassifier(ClassifierMixin, _BaseLowRank):
         binarizer = LabelBinarizer(neg_label=-1, pos_label=1)
         Y = binarizer.fit_transform(y).astype(float)
         self.classes_ = binarizer.classes_
-        return self._fit_targets(X, Y)
+        return self._fit_targets(X, Y, per_output=True)
 
     def decision_function(self, X):
         """Regression outputs: shape (n_samples,) for two classes, else one per class.
