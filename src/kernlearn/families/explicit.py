@@ -1,4 +1,4 @@
-"""Explicit feature maps of additive kernels, one group per input feature.
+r"""Explicit feature maps of additive kernels, one group per input feature.
 
 An additive kernel :math:`k(x, z) = \\sum_j k_j(x_j, z_j)` has a feature map
 that is a concatenation of per-feature maps :math:`\\phi_j`; selecting input
@@ -35,7 +35,7 @@ from .pool import _top_k
 
 
 class AdditiveKernelExpansion(BaseFamily):
-    """Per-feature explicit maps of an additive kernel, as groups of columns.
+    r"""Per-feature explicit maps of an additive kernel, as groups of columns.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Degree-2 polynomial features, scored without building the expansion.
+r"""Degree-2 polynomial features, scored without building the expansion.
 
 The candidate columns are the products :math:`x_j x_k` (:math:`j \\le k`) and,
 optionally, the linear features :math:`x_j`.  FGM's worst-case analysis needs
