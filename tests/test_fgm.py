@@ -392,3 +392,32 @@ def test_refit_with_a_family_is_an_error_not_a_no_op(small):
     X, y, _ = small
     with pytest.raises(ValueError, match="refit=True"):
         FGMClassifier(B=3, refit=True, family=PolynomialPool()).fit(X[:, :10], y)
+
+
+def test_dual_bound_needs_the_recentred_point_when_an_intercept_is_fitted(rng):
+    # Defect 6: with an intercept the FGM dual requires sum(alpha y) = 0.  At a
+    # point where it fails (here the zero model on 95 % positive labels) the
+    # formula of Theorem 2 exceeds the optimum, so it is no lower bound; at the
+    # recentred point it is one.
+    from kernlearn.losses import get_loss
+    from kernlearn.methods.fgm import _centre_intercepts
+    from kernlearn.penalties import SquaredGroupL1
+
+    n, B, C = 300, 5, 0.01
+    X = rng.standard_normal((n, 40))
+    y = np.where(rng.random(n) < 0.95, 1.0, -1.0)
+    opt = FGMClassifier(B=B, C=C, tol=None, max_outer_iter=100, master_tol=1e-13).fit(X, y)
+    theta = opt.history_["objective"][-1]
+    assert abs(theta - opt.history_["final_lower_bound"][0]) < 1e-6 * theta
+    loss, pool, pen = get_loss("squared_hinge"), FeaturePool().fit(X), SquaredGroupL1()
+    Y = y[:, None]
+
+    def dual_value(M):
+        grad = C * loss.grad_margin(M, Y)
+        top = pool.price(grad[:, 0], B, X=X)
+        return -C * float(loss.conjugate_at_grad(M, Y).sum()) - pen.conjugate(
+            top.extra["sum_sq"])
+
+    M = np.zeros((n, 1))
+    assert dual_value(M) > theta * 1.5  # not a bound: sum(alpha y) != 0
+    assert dual_value(M + _centre_intercepts(loss, M, Y, C)) <= theta * (1 + 1e-9)
