@@ -17,10 +17,10 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from threadpoolctl import threadpool_limits
 
 from ..kernels import _check_gram_list, linear_kernel, rbf_kernel
 from ..methods.mtmkl import FORMULATIONS, TaskKernels, fit_multitask
+from ..solvers._base import single_blas_thread
 from ._base import check_two_classes, split_tasks, task_positions
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor"]
@@ -113,7 +113,7 @@ class _BaseMultitaskMKL(BaseEstimator):
         # many small (batched) factorisations: BLAS threads only add
         # synchronisation (a 2085 x 110 QR: 0.13 s on one thread, 2-6 s on two
         # threads of the shared 2-core machine)
-        with threadpool_limits(limits=1, user_api="blas"):
+        with single_blas_thread():
             self.kernels_, self._blocks, model = fit_multitask(
                 TaskKernels(specs, normalize=self.normalize,
                             standardize=self.standardize), X, y, rows,
@@ -137,7 +137,7 @@ class _BaseMultitaskMKL(BaseEstimator):
         X, _ = self._check_X(X, None, reset=False)
         n = X.shape[1] if self._precomputed() else X.shape[0]
         pos = self._task_positions(task_index, n)
-        with threadpool_limits(limits=1, user_api="blas"):
+        with single_blas_thread():
             return self._model.decision(self.kernels_, self._blocks, X, pos)
 
 

@@ -354,15 +354,13 @@ def _drop_zero_groups(st):
     Their features stop counting against the budget and are not priced again
     (they were offered and the restricted optimum declined them).
     """
-    norms = group_norms_2d(st["W"], _indptr(st))
-    keep = norms > 0
+    indptr = _indptr(st)
+    keep = group_norms_2d(st["W"], indptr) > 0
     if keep.all():
         return
     for t in np.flatnonzero(~keep):
         st["excluded"].update(st["feats"][t].tolist())
-    rows = np.concatenate([np.arange(a, b) for a, b, k in
-                           zip(_indptr(st)[:-1], _indptr(st)[1:], keep) if k] or
-                          [np.zeros(0, dtype=int)])
+    rows = np.repeat(keep, np.diff(indptr))
     for key in ("blocks", "feats", "weights", "groups"):
         st[key] = [v for v, k in zip(st[key], keep) if k]
     st["W"] = st["W"][rows]

@@ -42,10 +42,10 @@ import copy
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from threadpoolctl import threadpool_limits
 
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
+from ..solvers._base import single_blas_thread
 from ..solvers._dirty import DirtyProblem
 from ..solvers.admm import pad_state
 
@@ -385,7 +385,7 @@ class GrFL:
                                   budget_name="max_features")
         # every step is a product with an n x p matrix, memory bound: BLAS
         # threads only add synchronisation overhead there
-        with threadpool_limits(limits=1, user_api="blas"):
+        with single_blas_thread():
             out = colgen.run(self.price, self.master, n_active=lambda: self.p // self.gs)
             if not self.exact:
                 # budget reached after an intermediate master: finish it

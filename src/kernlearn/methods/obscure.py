@@ -43,13 +43,12 @@ import numba
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
 from ..losses.binary import Hinge
 from ..losses.multiclass import MulticlassHinge
 from ..penalties.squared import conj_mirror_scales, lp_norm
 from ..progress import Progress
-from ..solvers._base import BaseSolver, History, SolverResult
+from ..solvers._base import BaseSolver, History, SolverResult, single_blas_thread
 
 
 def _block_loop(
@@ -526,7 +525,7 @@ class OnlineBatch(BaseSolver):
         """
         # the loop is sequential; the kernel rows it asks for are small blocks,
         # where BLAS threads cost more than they save (10x on 2 shared cores)
-        with threadpool_limits(limits=1, user_api="blas"):
+        with single_blas_thread():
             return self._solve(kernels, y, loss, n_classes)
 
     def _solve(self, kernels, y, loss, n_classes):

@@ -20,11 +20,10 @@ combination of the outputs (:math:`O(n m_0)`), not on all of them.
 """
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
-from ..solvers._base import BaseSolver, SolverResult
+from ..solvers._base import BaseSolver, SolverResult, single_blas_thread
 from ..solvers.coordinate_newton import SLKLState
 
 __all__ = ["CoordinateNewton"]
@@ -182,7 +181,7 @@ class CoordinateNewton(BaseSolver):
             max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
             callback=callback, time_budget=time_budget, name="slkl",
         )
-        with threadpool_limits(limits=1, user_api="blas"):
+        with single_blas_thread():
             res = driver.run(price, master, n_active=lambda: state.m0)
         return SolverResult(
             coef=state.mu.copy(), intercept=0.0, state={"slkl": state},

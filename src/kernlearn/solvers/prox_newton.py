@@ -415,6 +415,7 @@ class ProxNewton(BaseSolver):
             else:
                 Hs, gs = H, g
             inner = self._inner_tol(dec)
+            pen_W = pen(W)
             while True:
                 Wn, sweeps = _subproblem(Hs, gs, W, indptr, alpha, self.max_sweeps, inner)
                 if fit_intercept:
@@ -422,7 +423,7 @@ class ProxNewton(BaseSolver):
                 else:
                     bn = b.copy()
                 dW, db = Wn - W, bn - b
-                delta = float((g.T * dW).sum() + gb @ db) + pen(Wn) - pen(W)
+                delta = float((g.T * dW).sum() + gb @ db) + pen(Wn) - pen_W
                 dec = -delta / max(abs(F), 1e-300)
                 if dec > self.tol or inner <= self.sweep_tol:
                     break
@@ -527,6 +528,8 @@ class _Hessians:
         if sp.issparse(A):
             self.A = sp.csr_matrix(A)
             self.A.sort_indices()
+            # the compiled pass reads float64 entries: cast once per solve
+            self.data = self.A.data.astype(np.float64, copy=False)
         elif n * p * p <= self._MAX_KR:
             Ac = np.ascontiguousarray(A)
             self.Z = (Ac[:, :, None] * Ac[:, None, :]).reshape(n, p * p)
@@ -541,7 +544,7 @@ class _Hessians:
         H = np.zeros((K, p, p))
         hb = np.zeros((K, p))
         if sp.issparse(A):
-            _sparse_hessians(A.indptr, A.indices, A.data.astype(np.float64),
+            _sparse_hessians(A.indptr, A.indices, self.data,
                              np.ascontiguousarray(D), H, hb)
             return H, hb, D.sum(0)
         for k in range(K):
