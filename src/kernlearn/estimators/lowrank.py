@@ -146,7 +146,10 @@ class _BaseLowRank(BaseEstimator):
         cols = family.columns_.T if family.columns_ is not None else family.column
         problems = [Y[:, [t]] for t in range(Y.shape[1])] if per_output else [Y]
         # every problem draws the same coordinate sequence (a copy of rng)
-        fits = [self._solve(cols, y, M, copy.deepcopy(rng), family) for y in problems]
+        # the outputs share the columns, so their M x M Gram matrix is one product
+        gram = None if callable(cols) else family.columns_ @ family.columns_.T
+        fits = [self._solve(cols, y, M, copy.deepcopy(rng), family, gram)
+                for y in problems]
         self.column_indices_ = family.indices_
         if per_output:
             # the union of the outputs' centres; an output's rows are zero at
@@ -175,7 +178,7 @@ class _BaseLowRank(BaseEstimator):
         )
         return self
 
-    def _solve(self, cols, Y, M, rng, family):
+    def _solve(self, cols, Y, M, rng, family, gram=None):
         """One SLKL problem on centred targets ``Y`` (n, T): mu, dual coefficients."""
         # F(mu) = y'(I + K)^-1 y + nu sum(mu): scaling y by s scales the first
         # term by s^2, so nu relative to the targets' mean square keeps the
@@ -186,7 +189,7 @@ class _BaseLowRank(BaseEstimator):
             nu=nu, lam=1.0, tol=self.tol, max_iter=self.max_iter, rule=self.rule,
             verbose=self.verbose,
         )
-        res = solver.solve(cols, Y, n_columns=M, rng=rng)
+        res = solver.solve(cols, Y, n_columns=M, rng=rng, gram=gram)
         state = res.state["slkl"]
         order = np.argsort(state.active)
         slots, pos = order, state.active[order]

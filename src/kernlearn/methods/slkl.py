@@ -95,7 +95,7 @@ class CoordinateNewton(BaseSolver):
         if self.rule not in ("newton", "exact"):
             raise ValueError(f"rule must be 'newton' or 'exact', got {self.rule!r}.")
 
-    def init_state(self, Y, n_columns, columns=None):
+    def init_state(self, Y, n_columns, columns=None, gram=None):
         """Fresh state at :math:`\\mu = 0` (Algorithm 2's initialisation).
 
         Parameters
@@ -106,6 +106,8 @@ class CoordinateNewton(BaseSolver):
             Number ``M`` of candidate columns.
         columns : ndarray of shape (M, n_samples), optional
             All columns (as rows): the state then works in Gram mode.
+        gram : ndarray of shape (M, M), optional
+            Their Gram matrix, when already computed.
 
         Returns
         -------
@@ -113,10 +115,11 @@ class CoordinateNewton(BaseSolver):
             The state at zero weights.
         """
         self._check()
-        return SLKLState(Y, n_columns, lam=self.lam, nu=self.nu, columns=columns)
+        return SLKLState(Y, n_columns, lam=self.lam, nu=self.nu, columns=columns,
+                         gram=gram)
 
     def solve(self, columns, Y, n_columns=None, rng=None, state=None, callback=None,
-              time_budget=None):
+              time_budget=None, gram=None):
         """Run Algorithm 2 until the stopping rule, ``max_iter`` sweeps or a budget.
 
         Parameters
@@ -137,6 +140,9 @@ class CoordinateNewton(BaseSolver):
             ``callback(row) -> bool`` after each sweep; truthy stops.
         time_budget : float, optional
             Seconds after which no new sweep starts.
+        gram : ndarray of shape (M, M), optional
+            :math:`C^\top C` for array ``columns``, when already computed (one
+            product shared by problems on the same columns).
 
         Returns
         -------
@@ -159,7 +165,7 @@ class CoordinateNewton(BaseSolver):
             column_fn, M = colsT.__getitem__, cols.shape[1]
         rng = np.random.default_rng(rng)
         if state is None:
-            state = self.init_state(Y, M, None if callable(columns) else colsT)
+            state = self.init_state(Y, M, None if callable(columns) else colsT, gram)
 
         def price():
             # Algorithm 1: coordinates drawn uniformly at random in S, M per

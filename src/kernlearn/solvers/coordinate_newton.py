@@ -54,6 +54,214 @@ def _rank1(A, alpha, x, y):  # pragma: no cover - compiled
             A[i, k] += ax * y[k]
 
 
+@numba.njit(cache=True)
+def _step_rule(mu_old, a2, b, one, lam, nu, exact):  # pragma: no cover - compiled
+    """New weight of one coordinate: eq. (19), or the exact minimiser.
+
+    ``one`` is :math:`1 - \mu_j b` (see :meth:`SLKLState.step`).  Returns
+    ``(new, change, fallback)``: the new weight, the exact change of F and
+    whether the Newton step was replaced by the exact minimiser.
+    """
+    fallback = False
+    if a2 > 0.0 and b > 0.0:  # d2 = 2 lam a2 b > 0
+        d1 = -lam * a2 + nu
+        new = max(0.0, mu_old - d1 / (2.0 * lam * a2 * b))
+        t = new - mu_old
+        if exact or -lam * a2 * t / (one + (mu_old + t) * b) + nu * t > 0.0:
+            fallback = not exact
+            new = max(0.0, mu_old + (np.sqrt(lam * a2 / nu) - 1.0) / b)
+    else:
+        new = 0.0
+    t = new - mu_old
+    change = -lam * a2 * t / (one + (mu_old + t) * b) + nu * t if t != 0.0 else 0.0
+    return new, change, fallback
+
+
+@numba.njit(cache=True)
+def _gram_residual(G, V, P, Q, mu, idx, m, lam, r, rho):  # pragma: no cover
+    """Round-off of Gram mode's state, on random probes (compiled, O(m0^2 + m0 T)).
+
+    The larger of the relative errors of :math:`G(D^{-1} + P_{AA}/\lambda) r = r`
+    (``r`` of length ``m0``) and of :math:`V \rho = G Q_A \rho` (``rho`` of
+    length ``T``): both identities hold exactly for the true ``G`` and ``V``.
+    """
+    T = Q.shape[1]
+    Mr = np.empty(m)
+    Vp = np.empty(m)
+    Qp = np.empty(m)
+    for i in range(m):
+        acc = 0.0
+        for l in range(m):
+            acc += P[idx[i], idx[l]] * r[l]
+        Mr[i] = r[i] / mu[idx[i]] + acc / lam
+        vp = 0.0
+        qp = 0.0
+        for t in range(T):
+            vp += V[i, t] * rho[t]
+            qp += Q[idx[i], t] * rho[t]
+        Vp[i] = vp
+        Qp[i] = qp
+    e1 = 0.0
+    rr = 0.0
+    e2 = 0.0
+    gq2 = 0.0
+    for i in range(m):
+        gm = 0.0
+        gq = 0.0
+        for l in range(m):
+            gm += G[i, l] * Mr[l]
+            gq += G[i, l] * Qp[l]
+        e1 += (gm - r[i]) ** 2
+        rr += r[i] ** 2
+        e2 += (Vp[i] - gq) ** 2
+        gq2 += gq * gq
+    return max(np.sqrt(e1 / max(rr, 1e-300)), np.sqrt(e2 / max(gq2, 1e-300)))
+
+
+@numba.njit(cache=True)
+def _gram_steps(coords, start, forced, exact, P, Q, V, G, idx, slot, mu, kkt,
+                case_counts, scal, lam, nu, check_every, probes, threshold):  # pragma: no cover
+    """Coordinate steps of Gram mode, compiled: the whole of a sweep's work.
+
+    Runs the steps of :meth:`SLKLState.step` (or, when ``forced >= 0``, of
+    :meth:`SLKLState.set_weight` with that value) on ``coords[start:]``,
+    updating ``G``, ``V``, ``mu`` and the active set in place by the cases
+    (24)-(27).  ``scal = [m0, objective, n_fallback, n_updates]`` carries the
+    scalars.  It returns early, with the position of the next coordinate,
+    with ``(position, 1)`` when the next coordinate would enter a full active
+    set (the caller grows the arrays), with ``(position, 2)`` when the
+    round-off check after every ``check_every``-th weight change
+    (:func:`_gram_residual` on the next row of ``probes``, whose first ``T``
+    entries are ``rho`` and the rest ``r``) exceeds ``threshold`` (the caller
+    refreshes), and otherwise with ``(len(coords), 0)``.
+    """
+    T = Q.shape[1]
+    a = np.empty(T)
+    for k in range(start, len(coords)):
+        m = int(scal[0])
+        j = coords[k]
+        if m == G.shape[0] and slot[j] < 0:
+            return k, 1
+        mu_old = mu[j]
+        # a = Z'c_j = (Q_j - P_jA V / lam) / lam
+        for r in range(T):
+            a[r] = Q[j, r]
+        for i in range(m):
+            p = P[j, idx[i]] / lam
+            for r in range(T):
+                a[r] -= p * V[i, r]
+        a2 = 0.0
+        for r in range(T):
+            a[r] /= lam
+            a2 += a[r] * a[r]
+        d1 = -lam * a2 + nu
+        if forced < 0.0 and mu_old == 0.0 and d1 >= 0.0:
+            kkt[j] = 0.0
+            case_counts[0] += 1
+            continue
+        s = slot[j]
+        Gu = np.zeros(m)
+        if s >= 0:
+            g = G[s, s]
+            b = max((mu_old - g) / mu_old**2, 0.0)
+            one = g / mu_old
+        else:
+            for i in range(m):
+                acc = 0.0
+                for l in range(m):
+                    acc += G[i, l] * P[j, idx[l]]
+                Gu[i] = acc
+            # b = (c'c - u'Gu/lam)/lam cancels when c_j is nearly in the span of
+            # the active columns, which magnifies the round-off of G in b and
+            # in the new row of G (case 4); one step of iterative refinement of
+            # Gu = (D^-1 + P_AA/lam)^-1 u squares that round-off, for O(m0^2)
+            res = np.empty(m)
+            for i in range(m):
+                acc = 0.0
+                for l in range(m):
+                    acc += P[idx[i], idx[l]] * Gu[l]
+                res[i] = P[j, idx[i]] - Gu[i] / mu[idx[i]] - acc / lam
+            uGu = 0.0
+            for i in range(m):
+                acc = 0.0
+                for l in range(m):
+                    acc += G[i, l] * res[l]
+                Gu[i] += acc
+                uGu += P[j, idx[i]] * Gu[i]
+            b = max((P[j, j] - uGu / lam) / lam, 0.0)
+            one = 1.0
+        if forced < 0.0:
+            kkt[j] = abs(d1) if mu_old > 0 else max(-d1, 0.0)
+            new, change, fallback = _step_rule(mu_old, a2, b, one, lam, nu, exact)
+            if fallback:
+                scal[2] += 1
+        else:
+            new = forced
+            t = new - mu_old
+            change = -lam * a2 * t / (1.0 + t * b) + nu * t if t != 0.0 else 0.0
+        if new == mu_old:
+            case_counts[0] += 1
+            continue
+        scal[1] += change
+        mu[j] = new
+        if s >= 0:
+            g = G[:m, s].copy()
+            Vs = V[s].copy()
+            if new > 0.0:  # case 2, eq. (25)
+                delta = 1.0 / new - 1.0 / mu_old
+                # 1 + delta g_ss = g_ss/new + (mu_old - g_ss)/mu_old: terms >= 0
+                kappa = delta / (g[s] / new + (mu_old - g[s]) / mu_old)
+                _rank1(V[:m], -kappa, g, Vs)
+                _rank1(G[:m, :m], -kappa, g, g)
+                case_counts[1] += 1
+            else:  # case 3, eq. (26): limit Delta -> inf, then drop slot s
+                _rank1(V[:m], -1.0 / g[s], g, Vs)
+                _rank1(G[:m, :m], -1.0 / g[s], g, g)
+                last = m - 1
+                if s != last:
+                    V[s] = V[last]
+                    for i in range(m):
+                        G[s, i] = G[last, i]
+                    for i in range(m):
+                        G[i, s] = G[i, last]
+                    G[s, s] = G[last, last]
+                    idx[s] = idx[last]
+                    slot[idx[s]] = s
+                slot[j] = -1
+                scal[0] = last
+                case_counts[2] += 1
+        else:  # case 4, eq. (27): block inverse with the new column appended
+            sc = 1.0 / (1.0 / new + b)
+            # V_new = G_new [Q_A; Q_j], with v'Q_A = -(sc/lam) u'G Q_A = -(sc/lam) u'V
+            vQ = np.zeros(T)
+            for i in range(m):
+                p = P[j, idx[i]]
+                for r in range(T):
+                    vQ[r] += p * V[i, r]
+            for r in range(T):
+                vQ[r] *= -sc / lam
+                V[m, r] = vQ[r] + sc * Q[j, r]
+            v = -(sc / lam) * Gu
+            w = vQ / sc + Q[j]
+            _rank1(V[:m], 1.0, v, w)
+            _rank1(G[:m, :m], 1.0 / sc, v, v)
+            for i in range(m):
+                G[i, m] = v[i]
+                G[m, i] = v[i]
+            G[m, m] = sc
+            idx[m] = j
+            slot[j] = m
+            scal[0] = m + 1
+            case_counts[3] += 1
+        scal[3] += 1
+        if check_every > 0 and int(scal[3]) % check_every == 0 and scal[0] > 0:
+            row = probes[(int(scal[3]) // check_every) % probes.shape[0]]
+            if _gram_residual(G, V, P, Q, mu, idx, int(scal[0]), lam, row[T:],
+                              row[:T]) > threshold:
+                return k + 1, 2
+    return len(coords), 0
+
+
 class SLKLState:
     r"""Active set, :math:`G` and :math:`Z` of SLKL, updated one coordinate at a time.
 
@@ -88,6 +296,10 @@ class SLKLState:
         :math:`O(m_0^2 + m_0 T)` instead of :math:`O(n m_0)`, and :math:`Z` is
         formed only when asked for.  Without it (columns computed on demand)
         the state keeps the active columns and :math:`Z` (*column mode*).
+    gram : ndarray of shape (n_columns, n_columns), optional
+        :math:`P = C^\top C` when already known (Gram mode only): problems on
+        the same columns (the one-vs-all outputs of a classifier) then share
+        the :math:`O(n M^2)` product instead of each repeating it.
 
     Attributes
     ----------
@@ -118,7 +330,7 @@ class SLKLState:
     """
 
     def __init__(self, Y, n_columns, lam=1.0, nu=0.01, check_every=8, refresh_tol=1e-8,
-                 columns=None):
+                 columns=None, gram=None):
         Y = np.asarray(Y, dtype=float)
         if Y.ndim == 1:
             Y = Y[:, None]
@@ -132,7 +344,10 @@ class SLKLState:
         cap = max(1, min(self.n_columns, 64))
         self._G = np.empty((cap, cap))
         self._idx = np.empty(cap, dtype=np.intp)
-        self.m0 = 0
+        self._probe_rng = np.random.default_rng(0)
+        # m0, objective, n_fallback and the update count live in one array
+        # so that the compiled Gram-mode steps can update them in place
+        self._scal = np.zeros(4)
         self._cols = None
         if columns is not None:
             # Gram mode: all M columns known, so every quantity lives in
@@ -143,22 +358,55 @@ class SLKLState:
                     f"columns must have shape (n_columns, n_samples) = "
                     f"{(self.n_columns, self.n)}, got {self._cols.shape}."
                 )
-            self._P = self._cols @ self._cols.T
+            self._P = self._cols @ self._cols.T if gram is None else gram
             self._Q = self._cols @ Y
             self._V = np.empty((cap, self.n_outputs))
+            # the compiled round-off checks cycle through these probes: with
+            # several outputs one random combination rho of them is checked
+            # (T times cheaper than all, and drift shows in all), and r over
+            # the active slots; for one output rho = 1
+            self._probes = self._probe_rng.standard_normal(
+                (64, self.n_outputs + self.n_columns))
+            if self.n_outputs == 1:
+                self._probes[:, 0] = 1.0
         else:
             self._Ct = np.empty((cap, self.n))
             self._Z = Y / self.lam
         self.objective = float(np.sum(Y * Y))
         self.case_counts = np.zeros(4, dtype=np.int64)
         self.kkt = np.full(self.n_columns, np.inf)
-        self.n_fallback = 0
         self.check_every = int(check_every)
         self.refresh_tol = float(refresh_tol)
         self.n_refresh = 0
         self._floor = 0.0
-        self._n_updates = 0
-        self._probe_rng = np.random.default_rng(0)
+
+    # -- scalars shared with the compiled steps ---------------------------------
+    @property
+    def m0(self):
+        """Number of non-zero weights (active slots)."""
+        return int(self._scal[0])
+
+    @m0.setter
+    def m0(self, value):
+        self._scal[0] = value
+
+    @property
+    def objective(self):
+        """:math:`F(\\mu)`, updated exactly by the one-dimensional formula."""
+        return float(self._scal[1])
+
+    @objective.setter
+    def objective(self, value):
+        self._scal[1] = value
+
+    @property
+    def n_fallback(self):
+        """Newton steps replaced by the exact coordinate minimiser."""
+        return int(self._scal[2])
+
+    @property
+    def _n_updates(self):
+        return int(self._scal[3])
 
     # -- active-set storage ---------------------------------------------------
     @property
@@ -315,6 +563,8 @@ class SLKLState:
         case : int
             Which of the cases (24)-(27) occurred (1-4).
         """
+        if self.gram_mode:
+            return self._gram_run([j], exact=rule == "exact")
         lam, nu = self.lam, self.nu
         mu_old = self.mu[j]
         a = self._corr(j, c)
@@ -332,21 +582,12 @@ class SLKLState:
         # 1 + t b = (1 - mu_j b) + (mu_j + t) b, with 1 - mu_j b = g_jj / mu_j
         # computed without cancellation for an active column
         one = self._G[self.slot[j], self.slot[j]] / mu_old if mu_old > 0 else 1.0
-
-        def change(t):  # exact F(mu + t e_j) - F(mu)
-            return -lam * a2 * t / (one + (mu_old + t) * b) + nu * t
-
-        if d2 > 0.0:
-            new = max(0.0, mu_old - d1 / d2)
-            if rule == "exact" or change(new - mu_old) > 0.0:
-                self.n_fallback += rule != "exact"
-                new = max(0.0, mu_old + (np.sqrt(lam * a2 / nu) - 1.0) / b)
-        else:
-            new = 0.0
+        new, change, fallback = _step_rule(mu_old, a2, b, one, lam, nu, rule == "exact")
+        self._scal[2] += fallback
         if new == mu_old:
             self.case_counts[0] += 1
             return 1
-        self.objective += change(new - mu_old)
+        self._scal[1] += change
         return self._apply(j, c, new, a, Gu, b)
 
     def set_weight(self, j, c, value):
@@ -369,6 +610,8 @@ class SLKLState:
         value = float(value)
         if value < 0:
             raise ValueError(f"weights must be non-negative, got {value}.")
+        if self.gram_mode:
+            return self._gram_run([j], forced=value)
         mu_old = self.mu[j]
         if value == mu_old:
             self.case_counts[0] += 1
@@ -376,15 +619,41 @@ class SLKLState:
         a = self._corr(j, c)
         b, Gu = self._b(j, c)
         t = value - mu_old
-        self.objective += -self.lam * float(a @ a) * t / (1.0 + t * b) + self.nu * t
+        self._scal[1] += -self.lam * float(a @ a) * t / (1.0 + t * b) + self.nu * t
         return self._apply(j, c, value, a, Gu, b)
 
     def _apply(self, j, c, new, a, Gu, b):
         case = self._update(j, c, new, a, Gu, b)
-        self._n_updates += 1
+        self._scal[3] += 1
         if self.check_every and self._n_updates % self.check_every == 0:
             self.check_and_refresh()
         return case
+
+    def _gram_run(self, coords, forced=-1.0, exact=False):
+        """Steps on ``coords`` in Gram mode, compiled (:func:`_gram_steps`).
+
+        Returns the case (1-4) of the last step.
+        """
+        coords = np.asarray(coords, dtype=np.int64)
+        before = self.case_counts.copy()
+        pos = 0
+        while True:
+            pos, why = _gram_steps(
+                coords, pos, float(forced), exact, self._P, self._Q, self._V,
+                self._G, self._idx, self.slot, self.mu, self.kkt, self.case_counts,
+                self._scal, self.lam, self.nu, self.check_every, self._probes,
+                self._threshold(),
+            )
+            if why == 1:
+                self._grow()
+            elif why == 2:  # the compiled round-off check failed
+                self.refresh()
+                self.n_refresh += 1
+            else:
+                break
+        if len(coords) == 1:
+            return int(np.argmax(self.case_counts - before)) + 1
+        return None
 
     def residual(self, probe=None):
         r"""Backward error of :math:`Z`: :math:`\|(\lambda I + CDC^\top) Z - Y\|`
@@ -420,22 +689,15 @@ class SLKLState:
         return float(np.linalg.norm(R) / max(scale, 1e-300))
 
     def _reduced_residual(self, probe=None):
-        m = self.m0
-        if not m:
+        if not self.m0:
             return 0.0
-        A = self.active
-        G, V = self._G[:m, :m], self._V[:m]
-        r = self._probe_rng.standard_normal(m)
-        rf = np.zeros(self.n_columns)
-        rf[A] = r  # P_AA r as (P rf)_A: a contiguous product, no m0 x m0 gather
-        Mr = r / self.mu[A] + (self._P @ rf)[A] / self.lam
-        e1 = np.linalg.norm(G @ Mr - r) / np.linalg.norm(r)
-        QA = self._Q[A]
-        if probe is not None:
-            V, QA = V @ probe, QA @ probe
-        GQ = G @ QA
-        e2 = np.linalg.norm(V - GQ) / max(np.linalg.norm(GQ), 1e-300)
-        return float(max(e1, e2))
+        r = self._probe_rng.standard_normal(self.m0)
+        rho = np.ones(1) if probe is None else np.asarray(probe, dtype=float)
+        return float(_gram_residual(self._G, self._V, self._P, self._Q, self.mu,
+                                    self._idx, self.m0, self.lam, r, rho))
+
+    def _threshold(self):
+        return max(self.refresh_tol, 100.0 * self._floor)
 
     def check_and_refresh(self):
         """Refresh when round-off has built up.
@@ -453,54 +715,44 @@ class SLKLState:
         # T times cheaper than the full residual, and drift shows in all
         probe = (self._probe_rng.standard_normal(self.n_outputs)
                  if self.n_outputs > 1 else None)
-        if self.residual(probe) > max(self.refresh_tol, 100.0 * self._floor):
+        if self.residual(probe) > self._threshold():
             self.refresh()
             self.n_refresh += 1
             return True
         return False
 
     def _update(self, j, c, new, a, Gu, b):
+        # column mode; Gram mode runs the same cases compiled (_gram_steps)
         lam, mu_old, m = self.lam, self.mu[j], self.m0
         G = self._G[:m, :m]
         t = new - mu_old
         s = self.slot[j]
-        gram = self.gram_mode
-        if not gram:
-            # Z <- (A + t c c')^{-1} Y = Z - t/(1 + t b) A^{-1}c a' (Sherman-Morrison);
-            # A^{-1}c = C g_s/(lam mu_j) for an active column, else (c - C G u/lam)/lam
-            Ct = self._Ct[:m]
-            if s >= 0:
-                w = Ct.T @ G[:, s] / (lam * mu_old)
-                # 1 + t b, with 1 - mu_j b = g_ss/mu_j computed without cancellation
-                den = G[s, s] / mu_old + new * b
-            else:
-                w = (c - Ct.T @ Gu / lam) / lam
-                den = 1.0 + t * b
-            self._Z -= np.outer(w, a * (t / den))
-        # (Gram mode: V = G Q_A follows each change of G below, O(m0 T))
-        V = self._V[:m] if gram else None
+        # Z <- (A + t c c')^{-1} Y = Z - t/(1 + t b) A^{-1}c a' (Sherman-Morrison);
+        # A^{-1}c = C g_s/(lam mu_j) for an active column, else (c - C G u/lam)/lam
+        Ct = self._Ct[:m]
+        if s >= 0:
+            w = Ct.T @ G[:, s] / (lam * mu_old)
+            # 1 + t b, with 1 - mu_j b = g_ss/mu_j computed without cancellation
+            den = G[s, s] / mu_old + new * b
+        else:
+            w = (c - Ct.T @ Gu / lam) / lam
+            den = 1.0 + t * b
+        self._Z -= np.outer(w, a * (t / den))
         self.mu[j] = new
         if s >= 0 and new > 0.0:  # case 2, eq. (25)
             delta = 1.0 / new - 1.0 / mu_old
             g = G[:, s].copy()
             # 1 + delta g_ss = g_ss/new + (mu_old - g_ss)/mu_old: a sum of terms >= 0
             kappa = delta / (g[s] / new + (mu_old - g[s]) / mu_old)
-            if gram:
-                V -= kappa * np.outer(g, V[s])
             _rank1(G, -kappa, g, g)
             self.case_counts[1] += 1
             return 2
         if s >= 0:  # case 3, eq. (26): limit Delta -> inf, then drop slot s
             g = G[:, s].copy()
-            if gram:
-                V -= np.outer(g, V[s] / g[s])
             _rank1(G, -1.0 / g[s], g, g)
             last = m - 1
             if s != last:
-                if gram:
-                    self._V[s] = self._V[last]
-                else:
-                    self._Ct[s] = self._Ct[last]
+                self._Ct[s] = self._Ct[last]
                 self._G[s, :m] = self._G[last, :m]
                 self._G[:m, s] = self._G[:m, last]
                 self._G[s, s] = self._G[last, last]
@@ -515,15 +767,7 @@ class SLKLState:
             self._grow()
         sc = 1.0 / (1.0 / new + b)
         v = -(sc / lam) * Gu
-        if gram:
-            # V_new = G_new [Q_A; Q_j], with v'Q_A = -(sc/lam) u'G Q_A = -(sc/lam) u'V
-            V = self._V[:m]
-            u = self._P[j, self.active]
-            vQ = -(sc / lam) * (u @ V)
-            self._V[m] = vQ + sc * self._Q[j]
-            V += np.outer(v, vQ / sc + self._Q[j])
-        else:
-            self._Ct[m] = c
+        self._Ct[m] = c
         _rank1(self._G[:m, :m], 1.0 / sc, v, v)
         self._G[:m, m] = v
         self._G[m, :m] = v
@@ -551,6 +795,9 @@ class SLKLState:
         objective : float
             The objective after the sweep.
         """
+        if self.gram_mode:  # the whole sweep compiled: O(m0^2 + m0 T) a step
+            self._gram_run(coords, exact=rule == "exact")
+            return self.objective
         # (callers run this under one BLAS thread: each step is a few
         # matrix-vector products of size n x m0, where threads only contend)
         for j in coords:
