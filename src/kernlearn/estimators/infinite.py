@@ -29,6 +29,7 @@ import numpy as np
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
     RegressorMixin,
     TransformerMixin,
     _fit_context,
@@ -69,7 +70,7 @@ def _scale_bandwidth(X):
     return float(np.sqrt(1.0 / (2.0 * scale_gamma(X))))
 
 
-class _BaseInfiniteFeature(BaseEstimator):
+class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared implementation of the GrFL estimators."""
 
     _parameter_constraints = {
@@ -192,6 +193,12 @@ class _BaseInfiniteFeature(BaseEstimator):
                           dtype=[np.float64, np.float32], reset=False)
         Z = self.family_.columns(self.features_, X)
         return Z * self.feature_scales_.ravel()
+
+    @property
+    def _n_features_out(self):
+        """Columns of :meth:`transform` (``get_feature_names_out`` names them
+        ``<classname>0, <classname>1, ...``)."""
+        return self.feature_scales_.size
 
     def _task_decision(self, X, task_index):
         Z = self.transform(X)
@@ -326,9 +333,7 @@ _COMMON_DOC = """
 """
 
 
-class InfiniteFeatureClassifier(
-    ClassifierMixin, TransformerMixin, _BaseInfiniteFeature
-):
+class InfiniteFeatureClassifier(ClassifierMixin, _BaseInfiniteFeature):
     __doc__ = (
         """Classifier learning its features from an infinite family (GrFL).
 
@@ -481,7 +486,7 @@ class InfiniteFeatureClassifier(
         return tags
 
 
-class InfiniteFeatureRegressor(RegressorMixin, TransformerMixin, _BaseInfiniteFeature):
+class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
     __doc__ = (
         """Regressor learning its features from an infinite family (GrFL).
 

@@ -119,10 +119,13 @@ class _BaseLowRank(BaseEstimator):
             check_psd_gram(np.asarray(X, dtype=float))
         M = min(n, _DEFAULT_COLUMNS) if self.n_columns is None else self.n_columns
         if M > n:
-            raise ValueError(
-                f"n_columns={M} is larger than the number of training samples n={n}; "
-                "SLKL samples its M columns among the training points."
+            # as Nystroem: a grid search with small folds must not fail
+            warnings.warn(
+                f"n_columns={M} > n_samples={n}: n_columns is set to n_samples "
+                "(SLKL samples its columns among the training points).",
+                UserWarning,
             )
+            M = n
         if not np.all(np.isfinite(Y)):
             raise ValueError("Input y contains NaN or infinity.")
         Y = np.asarray(Y, dtype=float)
@@ -252,7 +255,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         Further kernel keyword arguments.
     n_columns : int, optional
         ``M``, the number of columns sampled at random among the training points
-        (at most ``n_samples``); default ``min(n_samples, 256)``.
+        (a larger value is clamped to ``n_samples`` with a warning, as
+        scikit-learn's ``Nystroem`` does); default ``min(n_samples, 256)``.
     nu : float, default=0.01
         Weight of :math:`\sum_m \mu_m` relative to the scale of the targets:
         the objective uses :math:`\nu = ` ``nu`` times the mean square of the
