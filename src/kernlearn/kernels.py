@@ -27,6 +27,7 @@ __all__ = [
     "KERNELS",
     "KernelList",
     "PrecomputedKernelList",
+    "PrecomputedKernels",
     "additive_chi2_kernel",
     "check_psd_gram",
     "distance_to_kernel",
@@ -875,7 +876,121 @@ def _smallest_eigenvalue_bound(K):
 _EXACT_PSD_CHECK = 500
 
 
+class PrecomputedKernels:
+    """F precomputed kernel matrices that scikit-learn can split by samples.
+
+    A plain list of Gram matrices (or an ``(F, n, n)`` array) has the kernels
+    first, so scikit-learn's splitters (``cross_val_score``,
+    ``GridSearchCV``, ``train_test_split``) and meta-estimators
+    (``OneVsRestClassifier``) would index kernels instead of samples.  This
+    object puts the sample axis first: it behaves as an array of shape
+    ``(n_rows, n_cols, F)`` whose ``X[rows]``, ``X[rows, cols]`` and
+    ``X[np.ix_(rows, cols)]`` select samples of every kernel at once, which
+    is what scikit-learn's ``_safe_split`` does for estimators with the
+    ``pairwise`` tag (``kernels="precomputed"``).  Estimators taking
+    ``kernels="precomputed"`` accept it wherever they accept a list.
+
+    Parameters
+    ----------
+    grams : list of array-like of shape (n_rows, n_cols), ndarray of shape (F, n_rows, n_cols) or PrecomputedKernels
+        The kernel matrices, kernels first (training: ``n x n``; test:
+        ``n_test x n_train``).
+
+    Attributes
+    ----------
+    shape : tuple of int
+        ``(n_rows, n_cols, F)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.model_selection import cross_val_score
+    >>> from kernlearn import PNormMKLClassifier, PrecomputedKernels
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 3))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> K = PrecomputedKernels([X @ X.T, np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))])
+    >>> K.shape
+    (60, 60, 2)
+    >>> K[np.ix_(np.arange(10), np.arange(50))].shape
+    (10, 50, 2)
+    >>> scores = cross_val_score(PNormMKLClassifier(kernels="precomputed",
+    ...                                             random_state=0), K, y, cv=3)
+    """
+
+    ndim = 3
+
+    def __init__(self, grams):
+        if isinstance(grams, PrecomputedKernels):
+            grams = grams.kernels_first()
+        self._grams = np.stack(_check_gram_list(grams, "grams"))
+
+    def kernels_first(self):
+        """The matrices as one array, kernels first.
+
+        Returns
+        -------
+        grams : ndarray of shape (F, n_rows, n_cols)
+        """
+        return self._grams
+
+    @property
+    def shape(self):
+        """``(n_rows, n_cols, F)``: samples first, as scikit-learn expects."""
+        F, n, m = self._grams.shape
+        return (n, m, F)
+
+    @property
+    def dtype(self):
+        """Value type of the matrices."""
+        return self._grams.dtype
+
+    def __len__(self):
+        return self._grams.shape[1]
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(np.moveaxis(self._grams, 0, -1), dtype=dtype)
+
+    def __repr__(self):
+        n, m, F = self.shape
+        return f"PrecomputedKernels({F} kernels of shape {n} x {m})"
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        # X[key, ...] (scikit-learn's row indexing) means every column
+        key = tuple(slice(None) if k is Ellipsis else k for k in key)
+        if len(key) == 3 and isinstance(key[2], slice) and key[2] == slice(None):
+            key = key[:2]
+        if len(key) > 2:
+            raise IndexError(
+                "PrecomputedKernels is indexed by samples (rows, columns); it "
+                f"takes at most 2 indices, got {len(key)}."
+            )
+        rows, cols = key if len(key) == 2 else (key[0], slice(None))
+        if isinstance(rows, list):
+            rows = np.asarray(rows)
+        if isinstance(cols, list):
+            cols = np.asarray(cols)
+        if isinstance(rows, numbers.Integral) or isinstance(cols, numbers.Integral):
+            raise IndexError(
+                "PrecomputedKernels needs index arrays or slices (a single row "
+                "or column would drop the sample axis)."
+            )
+        out = self._grams[:, rows, cols]
+        if out.ndim != 3:
+            raise IndexError(
+                "rows and columns of PrecomputedKernels must be selected as a grid "
+                "(np.ix_(rows, cols), or rows then [:, cols])."
+            )
+        # already validated: wrap the sub-array without copying it again
+        sub = object.__new__(PrecomputedKernels)
+        sub._grams = out
+        return sub
+
+
 def _check_gram_list(grams, name):
+    if isinstance(grams, PrecomputedKernels):
+        grams = grams.kernels_first()
     if isinstance(grams, np.ndarray) and grams.ndim == 3:
         grams = list(grams)
     if not isinstance(grams, (list, tuple)) or len(grams) == 0:
