@@ -205,3 +205,62 @@ def test_precomputed_kernels_grid_search_and_one_vs_rest():
         np.stack([G[np.ix_(te, tr)] for G in grams]))
     b = direct.fit(K[np.ix_(tr, tr)], y[tr]).decision_function(K[np.ix_(te, tr)])
     np.testing.assert_allclose(a, b)
+
+
+# ------------------------------------------------------ one width convention
+def test_convert_width_is_the_gaussian_identity():
+    from kernlearn.kernels import convert_width
+
+    sigma, gamma = 1.7, convert_width(sigma=1.7)
+    d2 = np.array([0.3, 2.0])
+    np.testing.assert_allclose(np.exp(-gamma * d2), np.exp(-d2 / (2 * sigma**2)))
+    assert convert_width(gamma=gamma) == pytest.approx(sigma)
+    with pytest.raises(ValueError, match="exactly one"):
+        convert_width()
+
+
+def test_fourier_features_take_gamma_scale_and_sigma_alike():
+    from kernlearn.families import RandomFourierFeatures
+    from kernlearn.kernels import convert_width, scale_gamma
+
+    X = 50.0 * np.random.default_rng(0).standard_normal((40, 3))
+    g = scale_gamma(X)
+    by_scale = RandomFourierFeatures().fit(X)
+    by_gamma = RandomFourierFeatures(gamma=g).fit(X)
+    by_sigma = RandomFourierFeatures(bandwidth=convert_width(gamma=g)).fit(X)
+    P = [f.sample(20, np.random.default_rng(1)) for f in (by_scale, by_gamma, by_sigma)]
+    np.testing.assert_allclose(P[0], P[1])
+    np.testing.assert_allclose(P[0], P[2])
+    # the sampled frequencies have variance 2 gamma (Fourier transform of exp(-gamma d^2))
+    V = RandomFourierFeatures(gamma=0.02).fit(X).sample(20000, np.random.default_rng(2))
+    assert np.var(V[:, :-1]) == pytest.approx(0.04, rel=0.05)
+    with pytest.raises(TypeError, match="'scale'"):
+        RandomFourierFeatures(gamma="mean").fit(X)
+
+
+def test_kernel_specs_accept_gamma_scale():
+    from kernlearn import MultitaskMKLRegressor, PNormMKLClassifier
+    from kernlearn.kernels import KernelList, scale_gamma
+
+    X, y = load_iris(return_X_y=True)
+    kl = KernelList([("rbf", {"gamma": "scale"}), ("rbf", {"gamma": "scale"}, [0, 1])]).fit(X)
+    assert kl.params_[0]["gamma"] == pytest.approx(scale_gamma(X))
+    assert kl.params_[1]["gamma"] == pytest.approx(scale_gamma(X[:, :2]))
+    clf = PNormMKLClassifier(kernels=[("rbf", {"gamma": "scale"}), "linear"], random_state=0)
+    assert clf.fit(X, y).score(X, y) > 0.9
+    reg = MultitaskMKLRegressor(kernels=[("rbf", {"gamma": "scale"}), "linear"])
+    assert reg.fit(X[:, 1:], X[:, 0]).score(X[:, 1:], X[:, 0]) > 0.8
+    with pytest.raises(ValueError, match="'scale'"):
+        KernelList([("rbf", {"gamma": "wide"})]).fit(X)
+
+
+def test_lowrank_gamma_scale_is_the_default_and_sklearns():
+    from kernlearn.kernels import scale_gamma
+
+    X, y = load_iris(return_X_y=True)
+    X = X * 100.0  # unscaled inputs
+    a = LowRankKernelClassifier(random_state=0).fit(X, y)
+    b = LowRankKernelClassifier(gamma=scale_gamma(X), random_state=0).fit(X, y)
+    assert a.gamma == "scale" and a.kernel_params_["gamma"] == pytest.approx(scale_gamma(X))
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X))
+    assert a.score(X, y) > 0.9

@@ -43,6 +43,7 @@ __all__ = [
     "rbf_kernel",
     "resolve_params",
     "scale_gamma",
+    "convert_width",
     "take_columns",
 ]
 
@@ -71,7 +72,8 @@ def rbf_kernel(X, Y, gamma=1.0):
     X : array-like or sparse matrix of shape (n_X, n_features)
     Y : array-like or sparse matrix of shape (n_Y, n_features)
     gamma : float, default=1.0
-        Inverse bandwidth (``KernelList`` also accepts ``"mean"``).
+        Inverse squared width (``KernelList`` also accepts ``"scale"`` and
+        ``"mean"``, resolved on the training data).
 
     Returns
     -------
@@ -321,6 +323,33 @@ def scale_gamma(X):
     return 1.0 / (X.shape[1] * var)
 
 
+def convert_width(sigma=None, gamma=None):
+    r"""The one conversion between a Gaussian width ``sigma`` and ``gamma``.
+
+    :math:`\exp(-\|x-x'\|^2/(2\sigma^2)) = \exp(-\gamma\|x-x'\|^2)` with
+    :math:`\gamma = 1/(2\sigma^2)`.  The library's convention is ``gamma``;
+    ``sigma`` is accepted only where a paper's notation uses it
+    (:class:`~kernlearn.families.RandomFourierFeatures` ``bandwidth``).
+
+    Parameters
+    ----------
+    sigma : float or ndarray, optional
+        Width(s) :math:`\sigma > 0`; give exactly one of ``sigma`` and ``gamma``.
+    gamma : float or ndarray, optional
+        Inverse squared width(s) :math:`\gamma > 0`.
+
+    Returns
+    -------
+    value : float or ndarray
+        ``gamma`` of the given ``sigma``, or ``sigma`` of the given ``gamma``.
+    """
+    if (sigma is None) == (gamma is None):
+        raise ValueError("give exactly one of sigma and gamma.")
+    if gamma is None:
+        return 1.0 / (2.0 * np.square(sigma))
+    return 1.0 / np.sqrt(2.0 * np.asarray(gamma, dtype=float))
+
+
 def mean_pairwise_sq_distance(X):
     r"""Mean squared Euclidean distance over all pairs ``i != j``, in O(n d).
 
@@ -440,16 +469,21 @@ def _check_kernel_params(kernel, params, index):
             f"it takes {sorted(allowed)}."
         )
     g = params.get("gamma")
-    if g is not None and not (isinstance(g, str) and g == "mean"):
-        if isinstance(g, str) or not np.isfinite(g) or g <= 0:
-            raise ValueError(
-                f"kernels[{index}]: gamma must be a positive number"
-                + (" or 'mean'" if kernel == "rbf" else "") + f", got {g!r}."
-            )
+    if isinstance(g, str) and g in _DATA_GAMMAS:
+        return
+    if g is not None and (isinstance(g, str) or not np.isfinite(g) or g <= 0):
+        raise ValueError(
+            f"kernels[{index}]: gamma must be a positive number, 'scale'"
+            + (" or 'mean'" if kernel == "rbf" else "") + f", got {g!r}."
+        )
+
+
+# gamma values computed from the training view of a kernel
+_DATA_GAMMAS = ("scale", "mean")
 
 
 def resolve_params(kernel, params, Xj, index=0):
-    r"""Kernel parameters with ``gamma="mean"`` replaced by its value on ``Xj``.
+    r"""Kernel parameters with ``gamma="scale"``/``"mean"`` replaced by values on ``Xj``.
 
     Parameters
     ----------
@@ -465,7 +499,9 @@ def resolve_params(kernel, params, Xj, index=0):
     Returns
     -------
     params : dict
-        A copy; ``"mean"`` becomes :math:`1/\overline{d^2}` (OBSCURE, sec. 5.1.2).
+        A copy; ``"scale"`` becomes scikit-learn's :math:`1/(D\,\mathrm{Var}(X_j))`
+        (:func:`scale_gamma`) and ``"mean"`` (``rbf`` only) the inverse mean
+        squared pairwise distance :math:`1/\overline{d^2}` (OBSCURE, sec. 5.1.2).
     """
     params = dict(params)
     _check_kernel_params(kernel, params, index)
@@ -476,6 +512,8 @@ def resolve_params(kernel, params, Xj, index=0):
             )
         m = mean_pairwise_sq_distance(Xj)
         params["gamma"] = 1.0 / m if m > 0 else 1.0
+    elif params.get("gamma") == "scale":
+        params["gamma"] = scale_gamma(Xj)
     return params
 
 
@@ -603,7 +641,9 @@ class KernelList(_BaseKernelList):
     Each kernel spec is a name in ``KERNELS``, a callable ``k(X, Y, **params)``
     or a tuple ``(kernel, params)`` / ``(kernel, params, columns)``, where
     ``columns`` (slice, integer indices or boolean mask) selects the view of
-    ``X`` the kernel sees.  ``params={"gamma": "mean"}`` for ``rbf`` sets
+    ``X`` the kernel sees.  ``params={"gamma": "scale"}`` sets scikit-learn's
+    :math:`\gamma = 1/(D\,\mathrm{Var}(X))` on that view;
+    ``params={"gamma": "mean"}`` for ``rbf`` sets
     :math:`\gamma = 1/\overline{d^2}`, the inverse mean squared pairwise distance
     of the training view (OBSCURE paper, sec. 5.1.2).
 
@@ -625,7 +665,7 @@ class KernelList(_BaseKernelList):
     Attributes
     ----------
     params_ : list of dict
-        Resolved kernel parameters (``gamma="mean"`` replaced by its value).
+        Resolved kernel parameters (``gamma="scale"``/``"mean"`` replaced by values).
     diag_ : ndarray of shape (F, n)
         Unnormalised training diagonals.
     kdiag_ : ndarray of shape (F, n)

@@ -41,7 +41,6 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from ..families import RandomFourierFeatures
-from ..kernels import scale_gamma
 from ..losses import get_loss
 from ..penalties import L1, get_penalty
 from ..methods.grfl import GrFL
@@ -60,14 +59,6 @@ _PENALTIES = ("l1", "group_l1_l2", "l1_linf", "l1_lq")
 # pricing_subsample="auto": rows used to estimate violations when n is at least
 # twice as large (the best estimates are then re-scored on all rows)
 _AUTO_PRICING_ROWS = 2000
-
-
-def _scale_bandwidth(X):
-    """Width :math:`\\sigma` of scikit-learn's ``gamma="scale"`` heuristic.
-
-    :math:`\\sigma^2 = 1/(2\\gamma)` with :math:`\\gamma = 1/(D\\,\\mathrm{Var}(X))`.
-    """
-    return float(np.sqrt(1.0 / (2.0 * scale_gamma(X))))
 
 
 class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -98,7 +89,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     # ----------------------------------------------------------------- parts
     def _build_parts(self, X):
         if self.family is None:
-            family = RandomFourierFeatures(bandwidth=_scale_bandwidth(X))
+            family = RandomFourierFeatures(gamma="scale")
         else:
             family = clone(self.family)
         family.fit(X)
@@ -234,8 +225,9 @@ _COMMON_DOC = """
         Continuously parametrised features, e.g.
         :class:`~kernlearn.families.RandomFourierFeatures` (GrFL; GrFL-M
         with several bandwidths) or :class:`~kernlearn.families.GaborFeatures`.
-        ``None`` uses random Fourier features with the width of
-        scikit-learn's ``gamma="scale"``.
+        ``None`` uses ``RandomFourierFeatures(gamma="scale")``: random
+        Fourier features of the Gaussian kernel with scikit-learn's
+        ``gamma="scale"``.
     max_features : int, default=100
         Feature budget: at most this many features (groups) are added.
     n_candidates : int, default=100

@@ -43,7 +43,7 @@ class _BaseLowRank(BaseEstimator):
 
     _parameter_constraints: dict = {
         "kernel": [StrOptions(set(KERNELS) | {"precomputed"}), callable],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"}), None],
         "degree": [Interval(Real, 0, None, closed="left"), None],
         "coef0": [Interval(Real, None, None, closed="neither"), None],
         "kernel_params": [dict, None],
@@ -62,7 +62,7 @@ class _BaseLowRank(BaseEstimator):
         self,
         kernel="rbf",
         *,
-        gamma=None,
+        gamma="scale",
         degree=None,
         coef0=None,
         kernel_params=None,
@@ -245,10 +245,10 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         Base kernel :math:`k`: a name in ``kernlearn.kernels.KERNELS``, a
         callable ``k(X, Y, **params)``, or ``"precomputed"`` (``X`` is then
         the training Gram matrix at fit and ``K(X_new, X_train)`` at predict).
-    gamma : float, optional
+    gamma : float or "scale", default="scale"
         Kernel width for kernels that take one (``rbf``: :math:`e^{-\gamma\|x-x'\|^2}`);
-        default ``1 / (n_features * X.var())``, scikit-learn's ``"scale"``
-        (so unscaled inputs get a sensible width).
+        ``"scale"`` (or ``None``) is scikit-learn's ``1 / (n_features * X.var())``
+        on the training data, so unscaled inputs get a sensible width.
     degree, coef0 : float, optional
         Parameters of the ``poly`` kernel (kernel defaults when ``None``).
     kernel_params : dict, optional
