@@ -105,11 +105,12 @@ class RandomFourierFeatures(InfiniteFamily):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
-            Training inputs.
+            Data on which ``gamma="scale"`` is computed.
 
         Returns
         -------
         self : RandomFourierFeatures
+            With ``widths_`` set.
         """
         super().fit(X)
         self.widths_ = self._widths(self._check_X(X))

@@ -198,13 +198,14 @@ class PolynomialPool(BaseFamily):
         Parameters
         ----------
         ids : array-like of int
-            Virtual feature ids.
+            Monomial ids (``j * m + k`` for ``x_j x_k``, ``m * m + j`` for ``x_j``).
         input_features : array-like of str, optional
-            Names of the input features (default ``x0, x1, ...``).
+            Input names used in the products (``x0, x1, ...`` when not given).
 
         Returns
         -------
         names : list of str
+            One name per id, e.g. ``"age*bmi"``.
         """
         m = self.n_features_
         names = input_feature_names(input_features, m)
