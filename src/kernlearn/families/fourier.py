@@ -23,7 +23,7 @@ __all__ = ["RandomFourierFeatures"]
 
 
 class RandomFourierFeatures(InfiniteFamily):
-    """Cos/sin pairs of random projections, with fixed or sampled bandwidth.
+    r"""Cos/sin pairs of random projections, with fixed or sampled bandwidth.
 
     Parameters
     ----------
