@@ -38,13 +38,9 @@ from kernlearn.datasets import DatasetNotFoundError, load_dataset  # noqa: E402
 def split(name, classification=True):
     """``Xtr, ytr, Xte, yte`` of a named set: its own test file, else a 25 % split."""
     data = load_dataset(name)
-    if name in ("a9a", "ijcnn1", "usps"):
-        return data
-    if name == "mfeat":
-        views, y = data
-        X = np.hstack([views[k] for k in sorted(views)])
-    else:
-        X, y = data
+    if "data_test" in data:
+        return data.data, data.target, data.data_test, data.target_test
+    X, y = data.data, data.target
     X = X.toarray() if hasattr(X, "toarray") and name not in ("abalone", "housing") else X
     Xtr, Xte, ytr, yte = train_test_split(
         X, y, test_size=0.25, random_state=0, stratify=y if classification else None)

@@ -69,16 +69,16 @@ def load(name, max_train, max_test=20_000):
         tr, te = _split(len(y), len(y) // 3)
         parts = X[tr], y[tr], X[te], y[te]
     elif name == "mfeat":
-        views, y = load_dataset("mfeat")
-        X = np.hstack([views[v] for v in sorted(views)])
+        data = load_dataset("mfeat")
+        X, y = data.data, data.target
         tr, te = _split(len(y), len(y) // 2)
         parts = X[tr], y[tr], X[te], y[te]
     else:
         data = load_dataset(name)
-        if len(data) == 4:
-            parts = data
+        if "data_test" in data:
+            parts = data.data, data.target, data.data_test, data.target_test
         else:
-            X, y = data
+            X, y = data.data, data.target
             X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
             tr, te = _split(len(y), len(y) // 4)
             parts = X[tr], y[tr], X[te], y[te]

@@ -56,14 +56,16 @@ def _datasets(large, only_large=False, only_synthetic=False, types=("I",), real=
     try:
         if "a9a" not in real:
             raise DatasetNotFoundError("not requested (--real)")
-        Xtr, ytr, Xte, yte = load_dataset("a9a")
+        d = load_dataset("a9a")
+        Xtr, ytr, Xte, yte = d.data, d.target, d.data_test, d.target_test
         yield "a9a", Xtr, ytr, Xte, yte
     except DatasetNotFoundError as exc:
         print(f"skip a9a: {exc}")
     try:
         if "usps" not in real:
             raise DatasetNotFoundError("not requested (--real)")
-        Xtr, ytr, Xte, yte = load_dataset("usps")
+        d = load_dataset("usps")
+        Xtr, ytr, Xte, yte = d.data, d.target, d.data_test, d.target_test
         tr, te = np.isin(ytr, (3, 8)), np.isin(yte, (3, 8))
         yield "usps 3 vs 8", Xtr[tr], np.where(ytr[tr] == 3, 1, -1), Xte[te], np.where(yte[te] == 3, 1, -1)
     except DatasetNotFoundError as exc:

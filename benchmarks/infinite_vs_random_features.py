@@ -73,7 +73,8 @@ def run_random_features(args):
         if name not in args.datasets.split(","):
             continue
         try:
-            Xtr, ytr, Xte, yte = load_dataset(name)
+            d = load_dataset(name)
+            Xtr, ytr, Xte, yte = d.data, d.target, d.data_test, d.target_test
         except DatasetNotFoundError as exc:
             print(f"skip {name}: {exc}")
             continue
@@ -156,13 +157,14 @@ def run_master(args):
     rows = []
     sets = []
     try:
-        Xw, yw = load_dataset("wine")
+        wine = load_dataset("wine")
+        Xw, yw = wine.data, wine.target
         sets += [("wine", Xw, yw, lam) for lam in (5.0, 0.1)]
     except DatasetNotFoundError as exc:
         print(f"skip wine: {exc}")
     try:
-        views, ym = load_dataset("mfeat")
-        Xm = np.hstack([views[v] for v in sorted(views)])
+        mfeat = load_dataset("mfeat")
+        Xm, ym = mfeat.data, mfeat.target
         sets += [("mfeat", Xm, ym, lam) for lam in (5.0, 1.0)]
     except DatasetNotFoundError as exc:
         print(f"skip mfeat: {exc}")
@@ -196,7 +198,7 @@ def _patches(img, n, rng, half):
 
 def run_brodatz(args):
     try:
-        imgs = load_dataset("brodatz")
+        imgs = load_dataset("brodatz").images
     except (DatasetNotFoundError, ImportError) as exc:
         print(f"skip brodatz: {exc}")
         return None

@@ -140,12 +140,13 @@ def load(name, seed):
         Xtr, ytr, Xte, yte = make_sinc(1000, 1000, snr_db=10.0, random_state=seed)
         return Xtr, ytr, Xte, yte
     if name in ("housing", "abalone"):
-        X, y = load_dataset(name)
-        X = _dense(X)
+        d = load_dataset(name)
+        X, y = _dense(d.data), d.target
         tr, te = _split(len(y), 350 if name == "housing" else 3000, seed)
         return X[tr], y[tr], X[te], y[te]
     if name == "cal_housing":
-        X, y = load_dataset(name)
+        d = load_dataset(name)
+        X, y = d.data, d.target
         tr, te = _split(len(y), 15000, seed)
         mu, sd = X[tr].mean(0), X[tr].std(0)
         return (X[tr] - mu) / sd, y[tr] / 1e5, (X[te] - mu) / sd, y[te] / 1e5
@@ -197,7 +198,8 @@ def bench_regression(name, runs, lines):
 
 def bench_usps(runs, lines):
     try:
-        Xtr, ytr, Xte, yte = load_dataset("usps")
+        d = load_dataset("usps")
+        Xtr, ytr, Xte, yte = d.data, d.target, d.data_test, d.target_test
     except DatasetNotFoundError as exc:
         print(f"skip usps: {exc}")
         return

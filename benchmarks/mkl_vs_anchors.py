@@ -226,8 +226,8 @@ def grams(specs, Xtr, Xte):
 
 
 def mfeat():
-    views, y = load_dataset("mfeat")
-    names = sorted(views)
+    mfeat = load_dataset("mfeat")
+    views, y, names = mfeat.views, mfeat.target, mfeat.view_names
     X = np.hstack([views[k] for k in names])
     edges = np.cumsum([0] + [views[k].shape[1] for k in names])
     itr, ite = train_test_split(
@@ -260,7 +260,8 @@ def digits():
 
 
 def pendigits(n_train=2000, n_test=3000, seed=0):
-    X, labels = load_dataset("pendigits")
+    pen = load_dataset("pendigits")
+    X, labels = pen.data, pen.target
     y = labels.astype(int)
     X = X / 100.0
     itr, rest = train_test_split(

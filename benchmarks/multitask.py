@@ -285,7 +285,10 @@ def main():
     if args.fraction:
         args.n_train = None
     try:
-        Xs, ys = load_dataset("school")
+        school = load_dataset("school")
+        rows = [np.flatnonzero(school.task_index == t) for t in np.unique(school.task_index)]
+        Xs = [school.data[r] for r in rows]
+        ys = [school.target[r] for r in rows]
     except DatasetNotFoundError as exc:
         print(f"school not available: {exc}")
         return

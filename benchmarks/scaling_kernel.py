@@ -60,7 +60,8 @@ def main(argv=None):
     ap.add_argument("--methods", default="grfl,obscure,slkl")
     args = ap.parse_args(argv)
     try:
-        Xtr, ytr, _, _ = load_dataset("ijcnn1")
+        d = load_dataset("ijcnn1")
+        Xtr, ytr = d.data, d.target
     except DatasetNotFoundError as exc:
         print(f"skip: {exc}")
         return

@@ -88,7 +88,8 @@ def main():
     parser.add_argument("--task", choices=("ten", "four"), default="ten")
     args = parser.parse_args()
     try:
-        Xtr, ytr, Xte, yte = load_dataset("usps")
+        d = load_dataset("usps")
+        Xtr, ytr, Xte, yte = d.data, d.target, d.data_test, d.target_test
     except DatasetNotFoundError as exc:
         print(f"skip usps: {exc}")
         return

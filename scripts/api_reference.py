@@ -24,6 +24,10 @@ SECTIONS = {
             "FeaturePool",
         ],
     ),
+    "Kernels": (
+        "kernlearn.kernels",
+        ["PrecomputedKernels", "convert_width", "scale_gamma"],
+    ),
     "Model files": (
         "kernlearn.io",
         ["save_model", "load_model", "read_metadata", "register_safe_class"],

@@ -546,23 +546,6 @@ def cases():
         6,
         "minimum of 2",
     )
-    add(
-        "fit",
-        "more SLKL columns than samples",
-        [
-            "fit",
-            f"{W}/reg.svm",
-            "-e",
-            "lowrank-regressor",
-            "-q",
-            "-p",
-            "n_columns=500",
-            "-m",
-            f"{W}/o.npz",
-        ],
-        6,
-        "n_columns=500",
-    )
     # output
     add(
         "output",

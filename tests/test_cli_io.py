@@ -68,10 +68,19 @@ def test_generators():
 def test_real_data_loaders():
     from conftest import real_data
 
-    Xtr, ytr, Xte, yte = real_data("a9a")
+    a9a = real_data("a9a")
+    Xtr, Xte = a9a.data, a9a.data_test
     assert Xtr.shape == (32561, 123) and Xte.shape == (16281, 123)
+    assert a9a.target.shape == (32561,) and a9a.target_test.shape == (16281,)
     assert Xtr.indices.dtype == np.int32
-    views, y = real_data("mfeat")
+    assert "a9a" in a9a.DESCR
+    mfeat = real_data("mfeat")
+    views = mfeat.views
     assert len(views) == 6 and all(v.shape[0] == 2000 for v in views.values())
-    Xs, ys = real_data("school")
-    assert len(Xs) == 139 and Xs[0].shape[1] == 28
+    assert mfeat.data.shape == (2000, sum(v.shape[1] for v in views.values()))
+    assert len(mfeat.feature_names) == mfeat.data.shape[1]
+    np.testing.assert_array_equal(mfeat.data[:, :views[mfeat.view_names[0]].shape[1]],
+                                  views[mfeat.view_names[0]])
+    school = real_data("school")
+    assert np.unique(school.task_index).size == 139 and school.data.shape[1] == 28
+    assert school.target.shape == school.task_index.shape == (school.data.shape[0],)

@@ -361,9 +361,10 @@ def test_defaults_on_pendigits_match_a_converged_solve():
     from sklearn.model_selection import train_test_split
 
     try:
-        X, y = load_dataset("pendigits")
+        pen = load_dataset("pendigits")
     except DatasetNotFoundError as exc:
         pytest.skip(str(exc))
+    X, y = pen.data, pen.target
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0,
                                           stratify=y)
     default = FGMClassifier().fit(Xtr, ytr).score(Xte, yte)

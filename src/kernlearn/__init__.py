@@ -18,14 +18,18 @@ _ESTIMATORS = {
     "MultitaskMKLRegressor": "kernlearn.estimators.mtmkl",
 }
 
-__all__ = ["__version__", *_ESTIMATORS]
+# Public non-estimator objects (not run through the estimator checks).
+_OBJECTS = {"PrecomputedKernels": "kernlearn.kernels"}
+
+__all__ = ["__version__", *_ESTIMATORS, *_OBJECTS]
 
 
 def __getattr__(name):
-    if name in _ESTIMATORS:
+    if name in _ESTIMATORS or name in _OBJECTS:
         import importlib
 
-        return getattr(importlib.import_module(_ESTIMATORS[name]), name)
+        module = _ESTIMATORS.get(name) or _OBJECTS[name]
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'kernlearn' has no attribute {name!r}")
 
 

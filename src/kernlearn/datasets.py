@@ -110,31 +110,43 @@ def _csv(path, skip_header=1):
         return np.genfromtxt(fh, delimiter=",", skip_header=skip_header)
 
 
-def _svm_pair(folder, train, test, n_features):
+def _split_bunch(Xtr, ytr, Xte, yte, descr):
+    from sklearn.utils import Bunch
+
+    return Bunch(data=Xtr, target=ytr, data_test=Xte, target_test=yte, DESCR=descr)
+
+
+def _bunch(X, y, descr, **extra):
+    from sklearn.utils import Bunch
+
+    return Bunch(data=X, target=y, DESCR=descr, **extra)
+
+
+def _svm_pair(folder, train, test, n_features, descr):
     home = data_home() / folder
     Xtr, ytr = load_svmlight(home / train, n_features=n_features)
     Xte, yte = load_svmlight(home / test, n_features=n_features)
-    return Xtr, ytr, Xte, yte
+    return _split_bunch(Xtr, ytr, Xte, yte, descr)
 
 
-def _load_a9a():
-    return _svm_pair("a9a", "a9a.bz2", "a9a.t.bz2", 123)
+def _load_a9a(descr):
+    return _svm_pair("a9a", "a9a.bz2", "a9a.t.bz2", 123, descr)
 
 
-def _load_ijcnn1():
-    return _svm_pair("ijcnn1", "ijcnn1.trn.bz2", "ijcnn1.tst.bz2", 22)
+def _load_ijcnn1(descr):
+    return _svm_pair("ijcnn1", "ijcnn1.trn.bz2", "ijcnn1.tst.bz2", 22, descr)
 
 
-def _load_usps():
+def _load_usps(descr):
     out = []
     for name in ("zip.train.gz", "zip.test.gz"):
         with _open(data_home() / "usps" / name) as fh:
             arr = np.loadtxt(fh)
         out += [arr[:, 1:], arr[:, 0].astype(int)]
-    return tuple(out)
+    return _split_bunch(*out, descr)
 
 
-def _load_mfeat():
+def _load_mfeat(descr):
     home = data_home() / "mfeat"
     views = {}
     y = None
@@ -147,29 +159,35 @@ def _load_mfeat():
     views["fourier"] = fou[:, 1:]
     if not np.array_equal(fou[:, 0].astype(int), y):
         raise ValueError("mfeat views disagree on the class order.")
-    return views, y
+    names = sorted(views)
+    feature_names = np.array([f"{v}_{j}" for v in names for j in range(views[v].shape[1])],
+                             dtype=object)
+    return _bunch(np.hstack([views[v] for v in names]), y, descr, views=views,
+                  view_names=names, feature_names=feature_names)
 
 
-def _load_csv_last_label(folder, name):
+def _load_csv_last_label(folder, name, descr):
     import csv
 
     with _open(data_home() / folder / name) as fh:
-        rows = list(csv.reader(io.TextIOWrapper(fh)))[1:]
+        rows = list(csv.reader(io.TextIOWrapper(fh)))
+    header, rows = rows[0], rows[1:]
     X = np.array([[float(v) for v in r[:-1]] for r in rows])
     labels = np.array([r[-1].strip().strip("'\"") for r in rows])
-    return X, labels
+    return _bunch(X, labels, descr,
+                  feature_names=np.array([h.strip() for h in header[:-1]], dtype=object))
 
 
-def _load_regression_svm(folder, name):
-    return load_svmlight(data_home() / folder / name)
+def _load_regression_svm(folder, name, descr):
+    return _bunch(*load_svmlight(data_home() / folder / name), descr)
 
 
-def _load_cal_housing():
+def _load_cal_housing(descr):
     arr = _csv(data_home() / "cal_housing" / "cal_housing.data.xz")
-    return arr[:, :-1], arr[:, -1]
+    return _bunch(arr[:, :-1], arr[:, -1], descr)
 
 
-def _load_school():
+def _load_school(descr):
     from scipy.io import loadmat
 
     path = data_home() / "school" / "school.mat"
@@ -178,18 +196,21 @@ def _load_school():
     mat = loadmat(path)
     Xs = [np.asarray(x, dtype=float) for x in mat["X"].ravel()]
     ys = [np.asarray(v, dtype=float).ravel() for v in mat["Y"].ravel()]
-    return Xs, ys
+    tasks = np.concatenate([np.full(len(t), i) for i, t in enumerate(ys)])
+    return _bunch(np.vstack(Xs), np.concatenate(ys), descr, task_index=tasks)
 
 
-def _load_wine():
+def _load_wine(descr):
     path = data_home() / "wine" / "wine.data"
     if not path.exists():
         raise DatasetNotFoundError(f"data file not found: {path}")
     arr = np.loadtxt(path, delimiter=",")
-    return arr[:, 1:], arr[:, 0].astype(int)
+    return _bunch(arr[:, 1:], arr[:, 0].astype(int), descr)
 
 
-def _load_brodatz():
+def _load_brodatz(descr):
+    from sklearn.utils import Bunch
+
     home = data_home() / "brodatz"
     images = {}
     for name in ("D2", "D29", "D92"):
@@ -201,22 +222,28 @@ def _load_brodatz():
         except ImportError as exc:  # pragma: no cover - optional extra
             raise ImportError("reading brodatz needs pillow: pip install kernlearn[image]") from exc
         images[name] = np.asarray(Image.open(path).convert("L"), dtype=float) / 255.0
-    return images
+    # images, not data/target: as scikit-learn's load_sample_images
+    return Bunch(images=images, DESCR=descr)
 
 
 _LOADERS = {
-    "a9a": (_load_a9a, "Xtr, ytr, Xte, yte (CSR, labels -1/+1)"),
-    "ijcnn1": (_load_ijcnn1, "Xtr, ytr, Xte, yte (CSR, labels -1/+1)"),
-    "usps": (_load_usps, "Xtr, ytr, Xte, yte (dense, digits 0-9)"),
-    "mfeat": (_load_mfeat, "views (dict name -> array), y (classes 1-10)"),
-    "letter": (lambda: _load_csv_last_label("letter", "letter.csv.xz"), "X, labels"),
-    "pendigits": (lambda: _load_csv_last_label("pendigits", "pendigits.csv.xz"), "X, labels"),
-    "abalone": (lambda: _load_regression_svm("abalone", "abalone_scale.bz2"), "X (CSR), y"),
-    "housing": (lambda: _load_regression_svm("housing", "housing_scale.bz2"), "X (CSR), y"),
-    "cal_housing": (_load_cal_housing, "X, y (dense)"),
-    "school": (_load_school, "list of X_t, list of y_t (139 tasks)"),
-    "wine": (_load_wine, "X, y"),
-    "brodatz": (_load_brodatz, "dict name -> 300x300 float image"),
+    "a9a": (_load_a9a, "data, target, data_test, target_test (CSR, labels -1/+1)"),
+    "ijcnn1": (_load_ijcnn1, "data, target, data_test, target_test (CSR, labels -1/+1)"),
+    "usps": (_load_usps, "data, target, data_test, target_test (dense, digits 0-9)"),
+    "mfeat": (_load_mfeat, "data (six views side by side), target (classes 1-10), "
+                           "views (dict name -> array), view_names, feature_names"),
+    "letter": (lambda d: _load_csv_last_label("letter", "letter.csv.xz", d),
+               "data, target (letters), feature_names"),
+    "pendigits": (lambda d: _load_csv_last_label("pendigits", "pendigits.csv.xz", d),
+                  "data, target (digit labels), feature_names"),
+    "abalone": (lambda d: _load_regression_svm("abalone", "abalone_scale.bz2", d),
+                "data (CSR), target"),
+    "housing": (lambda d: _load_regression_svm("housing", "housing_scale.bz2", d),
+                "data (CSR), target"),
+    "cal_housing": (_load_cal_housing, "data, target (dense)"),
+    "school": (_load_school, "data, target, task_index (139 tasks)"),
+    "wine": (_load_wine, "data, target"),
+    "brodatz": (_load_brodatz, "images (dict name -> 300x300 float image)"),
 }
 
 
@@ -242,8 +269,15 @@ def load_dataset(name):
 
     Returns
     -------
-    data : tuple or dict
-        See ``describe`` in the error message for the layout of each set.
+    data : sklearn.utils.Bunch
+        ``data`` and ``target``; ``data_test`` and ``target_test`` for the
+        sets with an official test split (a9a, ijcnn1, usps);
+        ``feature_names`` where the files name the features (letter,
+        pendigits, mfeat); ``views`` and ``view_names`` for mfeat (``data``
+        holds the views side by side in ``view_names`` order);
+        ``task_index`` for school (one task id per row); ``DESCR``.  brodatz
+        has no samples and labels: ``images`` (dict name -> image), as
+        scikit-learn's ``load_sample_images``.
 
     Raises
     ------
@@ -251,10 +285,18 @@ def load_dataset(name):
         Unknown name.
     DatasetNotFoundError
         The files are not in the data folder.
+
+    Examples
+    --------
+    >>> from kernlearn.datasets import load_dataset
+    >>> usps = load_dataset("usps")  # doctest: +SKIP
+    >>> usps.data.shape, usps.data_test.shape  # doctest: +SKIP
+    ((7291, 256), (2007, 256))
     """
     if name not in _LOADERS:
         raise ValueError(f"Unknown dataset {name!r}; choose one of {sorted(_LOADERS)}.")
-    return _LOADERS[name][0]()
+    loader, layout = _LOADERS[name]
+    return loader(f"{name} (kernlearn.datasets, from {data_home() / name}): {layout}.")
 
 
 def make_fgm_synthetic(
@@ -651,20 +693,14 @@ def _named_dataset(spec):
     if name not in _PARSED:
         _PARSED[name] = load_dataset(name)
     data = _PARSED[name]
-    if kind == "split":
-        X, y = (data[0], data[1]) if part == "train" else (data[2], data[3])
-    elif part == "test":
-        raise ValueError(f"data set {name} has no test part; use {name!r}.")
-    elif kind == "views":
-        views, y = data
-        X = np.hstack([views[k] for k in sorted(views)])
-    elif kind == "tasks":
-        Xs, ys = data
-        tasks = np.concatenate([np.full(len(t), i) for i, t in enumerate(ys)])
-        return np.vstack(Xs), _labels(np.concatenate(ys)), tasks
+    if part == "test":
+        if kind != "split":
+            raise ValueError(f"data set {name} has no test part; use {name!r}.")
+        X, y = data.data_test, data.target_test
     else:
-        X, y = data
-    return X.copy(), _labels(y), None
+        X, y = data.data, data.target
+    tasks = data.get("task_index")
+    return X.copy(), _labels(y), tasks
 
 
 def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None,

@@ -27,6 +27,7 @@ __all__ = [
     "KERNELS",
     "KernelList",
     "PrecomputedKernelList",
+    "PrecomputedKernels",
     "additive_chi2_kernel",
     "check_psd_gram",
     "distance_to_kernel",
@@ -42,6 +43,7 @@ __all__ = [
     "rbf_kernel",
     "resolve_params",
     "scale_gamma",
+    "convert_width",
     "take_columns",
 ]
 
@@ -70,7 +72,8 @@ def rbf_kernel(X, Y, gamma=1.0):
     X : array-like or sparse matrix of shape (n_X, n_features)
     Y : array-like or sparse matrix of shape (n_Y, n_features)
     gamma : float, default=1.0
-        Inverse bandwidth (``KernelList`` also accepts ``"mean"``).
+        Inverse squared width (``KernelList`` also accepts ``"scale"`` and
+        ``"mean"``, resolved on the training data).
 
     Returns
     -------
@@ -320,6 +323,33 @@ def scale_gamma(X):
     return 1.0 / (X.shape[1] * var)
 
 
+def convert_width(sigma=None, gamma=None):
+    r"""The one conversion between a Gaussian width ``sigma`` and ``gamma``.
+
+    :math:`\exp(-\|x-x'\|^2/(2\sigma^2)) = \exp(-\gamma\|x-x'\|^2)` with
+    :math:`\gamma = 1/(2\sigma^2)`.  The library's convention is ``gamma``;
+    ``sigma`` is accepted only where a paper's notation uses it
+    (:class:`~kernlearn.families.RandomFourierFeatures` ``bandwidth``).
+
+    Parameters
+    ----------
+    sigma : float or ndarray, optional
+        Width(s) :math:`\sigma > 0`; give exactly one of ``sigma`` and ``gamma``.
+    gamma : float or ndarray, optional
+        Inverse squared width(s) :math:`\gamma > 0`.
+
+    Returns
+    -------
+    value : float or ndarray
+        ``gamma`` of the given ``sigma``, or ``sigma`` of the given ``gamma``.
+    """
+    if (sigma is None) == (gamma is None):
+        raise ValueError("give exactly one of sigma and gamma.")
+    if gamma is None:
+        return 1.0 / (2.0 * np.square(sigma))
+    return 1.0 / np.sqrt(2.0 * np.asarray(gamma, dtype=float))
+
+
 def mean_pairwise_sq_distance(X):
     r"""Mean squared Euclidean distance over all pairs ``i != j``, in O(n d).
 
@@ -439,16 +469,21 @@ def _check_kernel_params(kernel, params, index):
             f"it takes {sorted(allowed)}."
         )
     g = params.get("gamma")
-    if g is not None and not (isinstance(g, str) and g == "mean"):
-        if isinstance(g, str) or not np.isfinite(g) or g <= 0:
-            raise ValueError(
-                f"kernels[{index}]: gamma must be a positive number"
-                + (" or 'mean'" if kernel == "rbf" else "") + f", got {g!r}."
-            )
+    if isinstance(g, str) and g in _DATA_GAMMAS:
+        return
+    if g is not None and (isinstance(g, str) or not np.isfinite(g) or g <= 0):
+        raise ValueError(
+            f"kernels[{index}]: gamma must be a positive number, 'scale'"
+            + (" or 'mean'" if kernel == "rbf" else "") + f", got {g!r}."
+        )
+
+
+# gamma values computed from the training view of a kernel
+_DATA_GAMMAS = ("scale", "mean")
 
 
 def resolve_params(kernel, params, Xj, index=0):
-    r"""Kernel parameters with ``gamma="mean"`` replaced by its value on ``Xj``.
+    r"""Kernel parameters with ``gamma="scale"``/``"mean"`` replaced by values on ``Xj``.
 
     Parameters
     ----------
@@ -464,7 +499,9 @@ def resolve_params(kernel, params, Xj, index=0):
     Returns
     -------
     params : dict
-        A copy; ``"mean"`` becomes :math:`1/\overline{d^2}` (OBSCURE, sec. 5.1.2).
+        A copy; ``"scale"`` becomes scikit-learn's :math:`1/(D\,\mathrm{Var}(X_j))`
+        (:func:`scale_gamma`) and ``"mean"`` (``rbf`` only) the inverse mean
+        squared pairwise distance :math:`1/\overline{d^2}` (OBSCURE, sec. 5.1.2).
     """
     params = dict(params)
     _check_kernel_params(kernel, params, index)
@@ -475,6 +512,8 @@ def resolve_params(kernel, params, Xj, index=0):
             )
         m = mean_pairwise_sq_distance(Xj)
         params["gamma"] = 1.0 / m if m > 0 else 1.0
+    elif params.get("gamma") == "scale":
+        params["gamma"] = scale_gamma(Xj)
     return params
 
 
@@ -602,7 +641,9 @@ class KernelList(_BaseKernelList):
     Each kernel spec is a name in ``KERNELS``, a callable ``k(X, Y, **params)``
     or a tuple ``(kernel, params)`` / ``(kernel, params, columns)``, where
     ``columns`` (slice, integer indices or boolean mask) selects the view of
-    ``X`` the kernel sees.  ``params={"gamma": "mean"}`` for ``rbf`` sets
+    ``X`` the kernel sees.  ``params={"gamma": "scale"}`` sets scikit-learn's
+    :math:`\gamma = 1/(D\,\mathrm{Var}(X))` on that view;
+    ``params={"gamma": "mean"}`` for ``rbf`` sets
     :math:`\gamma = 1/\overline{d^2}`, the inverse mean squared pairwise distance
     of the training view (OBSCURE paper, sec. 5.1.2).
 
@@ -624,7 +665,7 @@ class KernelList(_BaseKernelList):
     Attributes
     ----------
     params_ : list of dict
-        Resolved kernel parameters (``gamma="mean"`` replaced by its value).
+        Resolved kernel parameters (``gamma="scale"``/``"mean"`` replaced by values).
     diag_ : ndarray of shape (F, n)
         Unnormalised training diagonals.
     kdiag_ : ndarray of shape (F, n)
@@ -875,7 +916,121 @@ def _smallest_eigenvalue_bound(K):
 _EXACT_PSD_CHECK = 500
 
 
+class PrecomputedKernels:
+    """F precomputed kernel matrices that scikit-learn can split by samples.
+
+    A plain list of Gram matrices (or an ``(F, n, n)`` array) has the kernels
+    first, so scikit-learn's splitters (``cross_val_score``,
+    ``GridSearchCV``, ``train_test_split``) and meta-estimators
+    (``OneVsRestClassifier``) would index kernels instead of samples.  This
+    object puts the sample axis first: it behaves as an array of shape
+    ``(n_rows, n_cols, F)`` whose ``X[rows]``, ``X[rows, cols]`` and
+    ``X[np.ix_(rows, cols)]`` select samples of every kernel at once, which
+    is what scikit-learn's ``_safe_split`` does for estimators with the
+    ``pairwise`` tag (``kernels="precomputed"``).  Estimators taking
+    ``kernels="precomputed"`` accept it wherever they accept a list.
+
+    Parameters
+    ----------
+    grams : list of array-like of shape (n_rows, n_cols), ndarray of shape (F, n_rows, n_cols) or PrecomputedKernels
+        The kernel matrices, kernels first (training: ``n x n``; test:
+        ``n_test x n_train``).
+
+    Attributes
+    ----------
+    shape : tuple of int
+        ``(n_rows, n_cols, F)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.model_selection import cross_val_score
+    >>> from kernlearn import PNormMKLClassifier, PrecomputedKernels
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((60, 3))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> K = PrecomputedKernels([X @ X.T, np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))])
+    >>> K.shape
+    (60, 60, 2)
+    >>> K[np.ix_(np.arange(10), np.arange(50))].shape
+    (10, 50, 2)
+    >>> scores = cross_val_score(PNormMKLClassifier(kernels="precomputed",
+    ...                                             random_state=0), K, y, cv=3)
+    """
+
+    ndim = 3
+
+    def __init__(self, grams):
+        if isinstance(grams, PrecomputedKernels):
+            grams = grams.kernels_first()
+        self._grams = np.stack(_check_gram_list(grams, "grams"))
+
+    def kernels_first(self):
+        """The matrices as one array, kernels first.
+
+        Returns
+        -------
+        grams : ndarray of shape (F, n_rows, n_cols)
+        """
+        return self._grams
+
+    @property
+    def shape(self):
+        """``(n_rows, n_cols, F)``: samples first, as scikit-learn expects."""
+        F, n, m = self._grams.shape
+        return (n, m, F)
+
+    @property
+    def dtype(self):
+        """Value type of the matrices."""
+        return self._grams.dtype
+
+    def __len__(self):
+        return self._grams.shape[1]
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(np.moveaxis(self._grams, 0, -1), dtype=dtype)
+
+    def __repr__(self):
+        n, m, F = self.shape
+        return f"PrecomputedKernels({F} kernels of shape {n} x {m})"
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        # X[key, ...] (scikit-learn's row indexing) means every column
+        key = tuple(slice(None) if k is Ellipsis else k for k in key)
+        if len(key) == 3 and isinstance(key[2], slice) and key[2] == slice(None):
+            key = key[:2]
+        if len(key) > 2:
+            raise IndexError(
+                "PrecomputedKernels is indexed by samples (rows, columns); it "
+                f"takes at most 2 indices, got {len(key)}."
+            )
+        rows, cols = key if len(key) == 2 else (key[0], slice(None))
+        if isinstance(rows, list):
+            rows = np.asarray(rows)
+        if isinstance(cols, list):
+            cols = np.asarray(cols)
+        if isinstance(rows, numbers.Integral) or isinstance(cols, numbers.Integral):
+            raise IndexError(
+                "PrecomputedKernels needs index arrays or slices (a single row "
+                "or column would drop the sample axis)."
+            )
+        out = self._grams[:, rows, cols]
+        if out.ndim != 3:
+            raise IndexError(
+                "rows and columns of PrecomputedKernels must be selected as a grid "
+                "(np.ix_(rows, cols), or rows then [:, cols])."
+            )
+        # already validated: wrap the sub-array without copying it again
+        sub = object.__new__(PrecomputedKernels)
+        sub._grams = out
+        return sub
+
+
 def _check_gram_list(grams, name):
+    if isinstance(grams, PrecomputedKernels):
+        grams = grams.kernels_first()
     if isinstance(grams, np.ndarray) and grams.ndim == 3:
         grams = list(grams)
     if not isinstance(grams, (list, tuple)) or len(grams) == 0:

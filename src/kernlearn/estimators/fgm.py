@@ -9,13 +9,13 @@ from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
     RegressorMixin,
-    TransformerMixin,
     clone,
 )
+from sklearn.feature_selection import SelectorMixin
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..families import FeaturePool
 from ..methods.fgm import fit_fgm
@@ -30,7 +30,7 @@ from ._base import (
 __all__ = ["FGMClassifier", "FGMRegressor"]
 
 
-class _FGMBase(TransformerMixin, BaseEstimator):
+class _FGMBase(SelectorMixin, BaseEstimator):
     _parameter_constraints = {
         "B": [Interval(Integral, 1, None, closed="left")],
         "C": [Interval(Real, 0, None, closed="neither")],
@@ -126,8 +126,30 @@ class _FGMBase(TransformerMixin, BaseEstimator):
             scores = self.family_.raw_columns(sel, X) @ self.coef_[:, sel].T.toarray()
         return np.asarray(scores) + self.intercept_
 
+    def _get_support_mask(self):
+        check_is_fitted(self)
+        if self.family_ is not None:
+            raise ValueError(
+                "this model selected generated features of family="
+                f"{type(self.family_).__name__}, not columns of X: there is no "
+                "input-feature mask (see selected_features_ and "
+                "get_feature_names_out())."
+            )
+        mask = np.zeros(self.n_features_in_, dtype=bool)
+        mask[self.selected_features_] = True
+        return mask
+
+    def _family_ids(self):
+        """Selected virtual feature ids of ``family_``, in increasing order."""
+        return np.sort(self.selected_features_)
+
     def transform(self, X):
-        """Keep only the selected features.
+        """Keep only the selected features, in input order.
+
+        With ``family=`` the output holds the selected generated features
+        (e.g. the monomials ``x3*x7`` of a polynomial pool), unscaled, in
+        increasing order of their virtual ids; ``get_support`` and
+        ``inverse_transform`` then do not apply.
 
         Parameters
         ----------
@@ -138,10 +160,31 @@ class _FGMBase(TransformerMixin, BaseEstimator):
         X_selected : ndarray or sparse matrix of shape (n_samples, n_selected)
         """
         check_is_fitted(self)
-        X = validate_predict_data(self, X)
         if self.family_ is None:
-            return X[:, self.selected_features_]
-        return self.family_.raw_columns(self.selected_features_, X)
+            return super().transform(X)
+        X = validate_predict_data(self, X)
+        return self.family_.raw_columns(self._family_ids(), X)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the columns :meth:`transform` returns.
+
+        Parameters
+        ----------
+        input_features : array-like of str, optional
+            Input feature names (default: ``feature_names_in_`` when fitted
+            on a DataFrame, else ``x0, x1, ...``).
+
+        Returns
+        -------
+        names : ndarray of str
+            The selected input names, or with ``family=`` the family's names
+            of the generated features (``"x3*x7"``).
+        """
+        check_is_fitted(self)
+        if self.family_ is None:
+            return super().get_feature_names_out(input_features)
+        names = _check_feature_names_in(self, input_features)
+        return np.asarray(self.family_.describe(self._family_ids(), names), dtype=object)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -29,6 +29,7 @@ import numpy as np
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
     RegressorMixin,
     TransformerMixin,
     _fit_context,
@@ -40,7 +41,6 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from ..families import RandomFourierFeatures
-from ..kernels import scale_gamma
 from ..losses import get_loss
 from ..penalties import L1, get_penalty
 from ..methods.grfl import GrFL
@@ -61,15 +61,7 @@ _PENALTIES = ("l1", "group_l1_l2", "l1_linf", "l1_lq")
 _AUTO_PRICING_ROWS = 2000
 
 
-def _scale_bandwidth(X):
-    """Width :math:`\\sigma` of scikit-learn's ``gamma="scale"`` heuristic.
-
-    :math:`\\sigma^2 = 1/(2\\gamma)` with :math:`\\gamma = 1/(D\\,\\mathrm{Var}(X))`.
-    """
-    return float(np.sqrt(1.0 / (2.0 * scale_gamma(X))))
-
-
-class _BaseInfiniteFeature(BaseEstimator):
+class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared implementation of the GrFL estimators."""
 
     _parameter_constraints = {
@@ -97,7 +89,7 @@ class _BaseInfiniteFeature(BaseEstimator):
     # ----------------------------------------------------------------- parts
     def _build_parts(self, X):
         if self.family is None:
-            family = RandomFourierFeatures(bandwidth=_scale_bandwidth(X))
+            family = RandomFourierFeatures(gamma="scale")
         else:
             family = clone(self.family)
         family.fit(X)
@@ -193,6 +185,12 @@ class _BaseInfiniteFeature(BaseEstimator):
         Z = self.family_.columns(self.features_, X)
         return Z * self.feature_scales_.ravel()
 
+    @property
+    def _n_features_out(self):
+        """Columns of :meth:`transform` (``get_feature_names_out`` names them
+        ``<classname>0, <classname>1, ...``)."""
+        return self.feature_scales_.size
+
     def _task_decision(self, X, task_index):
         Z = self.transform(X)
         D = Z @ self._coef_tasks.T + self._intercept_tasks
@@ -227,8 +225,9 @@ _COMMON_DOC = """
         Continuously parametrised features, e.g.
         :class:`~kernlearn.families.RandomFourierFeatures` (GrFL; GrFL-M
         with several bandwidths) or :class:`~kernlearn.families.GaborFeatures`.
-        ``None`` uses random Fourier features with the width of
-        scikit-learn's ``gamma="scale"``.
+        ``None`` uses ``RandomFourierFeatures(gamma="scale")``: random
+        Fourier features of the Gaussian kernel with scikit-learn's
+        ``gamma="scale"``.
     max_features : int, default=100
         Feature budget: at most this many features (groups) are added.
     n_candidates : int, default=100
@@ -326,9 +325,7 @@ _COMMON_DOC = """
 """
 
 
-class InfiniteFeatureClassifier(
-    ClassifierMixin, TransformerMixin, _BaseInfiniteFeature
-):
+class InfiniteFeatureClassifier(ClassifierMixin, _BaseInfiniteFeature):
     __doc__ = (
         """Classifier learning its features from an infinite family (GrFL).
 
@@ -481,7 +478,7 @@ class InfiniteFeatureClassifier(
         return tags
 
 
-class InfiniteFeatureRegressor(RegressorMixin, TransformerMixin, _BaseInfiniteFeature):
+class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
     __doc__ = (
         """Regressor learning its features from an infinite family (GrFL).
 

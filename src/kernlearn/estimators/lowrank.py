@@ -43,7 +43,7 @@ class _BaseLowRank(BaseEstimator):
 
     _parameter_constraints: dict = {
         "kernel": [StrOptions(set(KERNELS) | {"precomputed"}), callable],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"}), None],
         "degree": [Interval(Real, 0, None, closed="left"), None],
         "coef0": [Interval(Real, None, None, closed="neither"), None],
         "kernel_params": [dict, None],
@@ -62,7 +62,7 @@ class _BaseLowRank(BaseEstimator):
         self,
         kernel="rbf",
         *,
-        gamma=None,
+        gamma="scale",
         degree=None,
         coef0=None,
         kernel_params=None,
@@ -119,10 +119,13 @@ class _BaseLowRank(BaseEstimator):
             check_psd_gram(np.asarray(X, dtype=float))
         M = min(n, _DEFAULT_COLUMNS) if self.n_columns is None else self.n_columns
         if M > n:
-            raise ValueError(
-                f"n_columns={M} is larger than the number of training samples n={n}; "
-                "SLKL samples its M columns among the training points."
+            # as Nystroem: a grid search with small folds must not fail
+            warnings.warn(
+                f"n_columns={M} > n_samples={n}: n_columns is set to n_samples "
+                "(SLKL samples its columns among the training points).",
+                UserWarning,
             )
+            M = n
         if not np.all(np.isfinite(Y)):
             raise ValueError("Input y contains NaN or infinity.")
         Y = np.asarray(Y, dtype=float)
@@ -245,17 +248,18 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         Base kernel :math:`k`: a name in ``kernlearn.kernels.KERNELS``, a
         callable ``k(X, Y, **params)``, or ``"precomputed"`` (``X`` is then
         the training Gram matrix at fit and ``K(X_new, X_train)`` at predict).
-    gamma : float, optional
+    gamma : float or "scale", default="scale"
         Kernel width for kernels that take one (``rbf``: :math:`e^{-\gamma\|x-x'\|^2}`);
-        default ``1 / (n_features * X.var())``, scikit-learn's ``"scale"``
-        (so unscaled inputs get a sensible width).
+        ``"scale"`` (or ``None``) is scikit-learn's ``1 / (n_features * X.var())``
+        on the training data, so unscaled inputs get a sensible width.
     degree, coef0 : float, optional
         Parameters of the ``poly`` kernel (kernel defaults when ``None``).
     kernel_params : dict, optional
         Further kernel keyword arguments.
     n_columns : int, optional
         ``M``, the number of columns sampled at random among the training points
-        (at most ``n_samples``); default ``min(n_samples, 256)``.
+        (a larger value is clamped to ``n_samples`` with a warning, as
+        scikit-learn's ``Nystroem`` does); default ``min(n_samples, 256)``.
     nu : float, default=0.01
         Weight of :math:`\sum_m \mu_m` relative to the scale of the targets:
         the objective uses :math:`\nu = ` ``nu`` times the mean square of the

@@ -152,7 +152,9 @@ _PARAMS_DOC = """
         ``[("rbf", {{"gamma": g}}, [f]) for f in range(n_features)]``).
         ``None`` means ``[("rbf", {{"gamma": "mean"}}), "linear"]``.
         ``"precomputed"``: ``fit`` takes a list of k training Gram matrices
-        (n x n) and ``predict`` a list of k test-vs-train matrices (n_test x n).
+        (n x n) and ``predict`` a list of k test-vs-train matrices (n_test x n),
+        or the same wrapped in :class:`kernlearn.PrecomputedKernels` (samples
+        first: scikit-learn's splitters can then index them).
     formulation : {{"mtfl", "mtsfl", "mkl", "independent"}}, default="mtfl"
         ``"mtfl"``: MK-MTFL, kernel weights shared by all tasks, (l1, lp) norm
         (sec. 3); ``"mtsfl"``: MK-MTSFL, shared low-dimensional subspaces of

@@ -50,7 +50,10 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         paper).  ``None`` means ``[("rbf", {"gamma": "mean"}), "linear"]``.
         ``"precomputed"``: ``fit`` takes a list of F training Gram matrices
         (n x n) and ``predict`` a list of F test-vs-train matrices
-        (n_test x n), in the same order.
+        (n_test x n), in the same order; or wrap them in
+        :class:`kernlearn.PrecomputedKernels` (samples first) so that
+        ``cross_val_score``, ``GridSearchCV`` and ``OneVsRestClassifier``
+        can split them.
     p : float, default=1.5
         Group-norm exponent in ``(1, 2]``; smaller is sparser.
     C : float, default=10.0

@@ -123,6 +123,51 @@ class BaseFamily(ComponentMixin):
         """
         return self.columns(kept, X)
 
+    def describe(self, ids, input_features=None):
+        """Names of virtual feature ids, for ``get_feature_names_out``.
+
+        Families whose virtual ids are blocks of ``width_`` columns per input
+        feature name column ``c`` of feature ``j`` as ``"x<j>[<c>]"``;
+        otherwise ``"<family><id>"``.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            Virtual feature ids.
+        input_features : array-like of str, optional
+            Names of the input features (default ``x0, x1, ...``).
+
+        Returns
+        -------
+        names : list of str
+        """
+        ids = np.asarray(ids, dtype=np.int64)
+        width = getattr(self, "width_", None)
+        if width is None:
+            prefix = type(self).__name__.lower()
+            return [f"{prefix}{v}" for v in ids]
+        names = input_feature_names(input_features, getattr(self, "n_features_", None))
+        return [f"{names[j]}[{c}]" for j, c in zip(*np.divmod(ids, width))]
+
+
+def input_feature_names(input_features, n_features):
+    """``input_features`` as an array, or ``x0, x1, ...`` when not given.
+
+    Parameters
+    ----------
+    input_features : array-like of str or None
+        Names of the input features.
+    n_features : int
+        Number of input features (used when ``input_features`` is None).
+
+    Returns
+    -------
+    names : ndarray of str
+    """
+    if input_features is not None:
+        return np.asarray(input_features, dtype=object)
+    return np.asarray([f"x{j}" for j in range(n_features)], dtype=object)
+
 
 def as_params(candidates):
     """Parameters of ``candidates`` whether given as Candidates or raw array."""

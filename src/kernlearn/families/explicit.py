@@ -53,10 +53,12 @@ class AdditiveKernelExpansion(BaseFamily):
         Sampling period ``L`` of the Fourier maps (chi2 default as Vedaldi and
         Zisserman: 0.8 for 1 step, 0.5 for 2, 0.4 for 3; Gaussian default
         :math:`0.6\sqrt{2\gamma_j}`).
-    gamma : float, optional
-        :math:`\gamma` of the additive Gaussian; default
-        :math:`1/(2\,\mathrm{Var}(x_j))` per feature, so unscaled features
-        get a bandwidth of their own scale.
+    gamma : float or "scale", optional
+        :math:`\gamma` of the additive Gaussian :math:`e^{-\gamma(x-z)^2}`;
+        ``"scale"`` is scikit-learn's definition applied to each
+        one-dimensional kernel, :math:`1/\mathrm{Var}(x_j)`; default
+        :math:`1/(2\,\mathrm{Var}(x_j))` per feature (a wider kernel), so
+        unscaled features get a bandwidth of their own scale.
     feature_scaling : bool, default=True
         Scale each block by :math:`1/\\|\\Phi_j\\|_F`.
     chunk_size : int, default=256
@@ -97,9 +99,14 @@ class AdditiveKernelExpansion(BaseFamily):
                 self.interval_ = self.sample_interval or {1: 0.8, 2: 0.5, 3: 0.4}.get(
                     self.steps_, 0.4)
             else:
-                if self.gamma is not None:
-                    if not (np.isfinite(self.gamma) and self.gamma > 0):
-                        raise ValueError(f"gamma must be positive, got {self.gamma!r}.")
+                if isinstance(self.gamma, str) and self.gamma == "scale":
+                    # scikit-learn's "scale" for each one-dimensional kernel
+                    var = Xd.var(axis=0)
+                    gamma = 1.0 / np.where(var > 0, var, 1.0)
+                elif self.gamma is not None:
+                    if isinstance(self.gamma, str) or not (
+                            np.isfinite(self.gamma) and self.gamma > 0):
+                        raise ValueError(f"gamma must be a positive number or 'scale', got {self.gamma!r}.")
                     gamma = np.full(Xd.shape[1], float(self.gamma))
                 else:
                     var = Xd.var(axis=0)

@@ -16,29 +16,42 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
+from ..kernels import convert_width, scale_gamma
 from ._infinite import InfiniteFamily
 
 __all__ = ["RandomFourierFeatures"]
 
 
 class RandomFourierFeatures(InfiniteFamily):
-    """Cos/sin pairs of random projections, with fixed or sampled bandwidth.
+    r"""Cos/sin pairs of random projections, with fixed or sampled bandwidth.
 
     Parameters
     ----------
-    bandwidth : float or sequence of float, default=1.0
-        Gaussian kernel width :math:`\\sigma` in
-        :math:`\\exp(-\\|x-x'\\|^2/(2\\sigma^2))`.  A sequence makes the family
-        GrFL-M: the sampled candidates are split evenly among its values
-        (the paper samples 50 directions for each of 4 widths).
+    gamma : float, sequence of float or "scale", default="scale"
+        Width of the Gaussian kernel :math:`\exp(-\gamma\|x-x'\|^2)`, the
+        library's convention; ``"scale"`` is scikit-learn's
+        :math:`1/(D\,\mathrm{Var}(X))` on the training data (good on
+        unscaled inputs).  A sequence makes the family GrFL-M: the sampled
+        candidates are split evenly among its values.
+    bandwidth : float or sequence of float, optional
+        The paper's notation instead: widths :math:`\sigma` in
+        :math:`\exp(-\|x-x'\|^2/(2\sigma^2))` (the paper samples 50
+        directions for each of 4 widths); overrides ``gamma``.
     bandwidth_range : tuple (low, high), optional
-        Sample each candidate's :math:`\\sigma` uniformly in ``[low, high]``
-        instead (the paper's "20 values in [5, 100]"); overrides
-        ``bandwidth``.
+        Sample each candidate's :math:`\sigma` uniformly in ``[low, high]``
+        instead (the paper's "20 values in [5, 100]"); overrides ``gamma``
+        and ``bandwidth``.
+
+    Attributes
+    ----------
+    widths_ : ndarray or None
+        The widths :math:`\sigma` sampled from (``None`` with
+        ``bandwidth_range``).
 
     Notes
     -----
-    Parameters are stored one row per candidate as ``[v_1, ..., v_D, sigma]``.
+    Parameters are stored one row per candidate as ``[v_1, ..., v_D, sigma]``,
+    :math:`\sigma = 1/\sqrt{2\gamma}`.
 
     References
     ----------
@@ -48,12 +61,16 @@ class RandomFourierFeatures(InfiniteFamily):
 
     group_size = 2
 
-    def __init__(self, bandwidth=1.0, bandwidth_range=None):
+    def __init__(self, gamma="scale", bandwidth=None, bandwidth_range=None):
+        self.gamma = gamma
         self.bandwidth = bandwidth
         self.bandwidth_range = bandwidth_range
 
-    def _widths(self):
-        """Validated bandwidth list, or ``None`` when a range is used."""
+    def _widths(self, X=None):
+        """Validated widths sigma, or ``None`` when a range is used.
+
+        ``gamma="scale"`` needs the training inputs ``X``.
+        """
         if self.bandwidth_range is not None:
             try:
                 lo, hi = (float(v) for v in self.bandwidth_range)
@@ -68,15 +85,36 @@ class RandomFourierFeatures(InfiniteFamily):
                     f"{self.bandwidth_range!r}."
                 )
             return None
-        bw = self.bandwidth
-        if isinstance(bw, (str, bytes)) or bw is None:
-            raise TypeError(f"bandwidth must be a number or a sequence, got {bw!r}.")
-        widths = np.atleast_1d(np.asarray(bw, dtype=float)).ravel()
-        if widths.size == 0:
-            raise ValueError("bandwidth is an empty sequence; give at least one width.")
-        if not np.all(np.isfinite(widths)) or np.any(widths <= 0):
-            raise ValueError(f"bandwidth values must be finite and > 0, got {bw!r}.")
-        return widths
+        name, value = (("bandwidth", self.bandwidth) if self.bandwidth is not None
+                       else ("gamma", self.gamma))
+        if name == "gamma" and isinstance(value, str) and value == "scale":
+            return None if X is None else np.atleast_1d(convert_width(gamma=scale_gamma(X)))
+        if isinstance(value, (str, bytes)) or value is None:
+            raise TypeError(f"{name} must be a number or a sequence"
+                            + (" or 'scale'" if name == "gamma" else "") + f", got {value!r}.")
+        vals = np.atleast_1d(np.asarray(value, dtype=float)).ravel()
+        if vals.size == 0:
+            raise ValueError(f"{name} is an empty sequence; give at least one value.")
+        if not np.all(np.isfinite(vals)) or np.any(vals <= 0):
+            raise ValueError(f"{name} values must be finite and > 0, got {value!r}.")
+        return vals if name == "bandwidth" else convert_width(gamma=vals)
+
+    def fit(self, X):
+        """Validate the parameters and resolve the widths on the training inputs.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Data on which ``gamma="scale"`` is computed.
+
+        Returns
+        -------
+        self : RandomFourierFeatures
+            With ``widths_`` set.
+        """
+        super().fit(X)
+        self.widths_ = self._widths(self._check_X(X))
+        return self
 
     def _validate_params(self):
         self._widths()
@@ -112,7 +150,7 @@ class RandomFourierFeatures(InfiniteFamily):
         if not isinstance(k, numbers.Integral) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}.")
         rng = np.random.default_rng(rng)
-        widths = self._widths()
+        widths = self.widths_
         if widths is None:
             lo, hi = (float(v) for v in self.bandwidth_range)
             sigma = rng.uniform(lo, hi, size=k)

@@ -28,21 +28,26 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     """Keyword arguments for ``pairwise_kernel`` from estimator-style parameters.
 
     ``gamma``, ``degree`` and ``coef0`` are passed only to kernels whose
-    signature accepts them; ``gamma=None`` means ``default_gamma`` when given,
-    else ``1 / n_features`` for such kernels.
+    signature accepts them; ``gamma=None`` or ``"scale"`` means
+    ``default_gamma`` (scikit-learn's ``"scale"`` computed on the training
+    data by the caller).
 
     Parameters
     ----------
     kernel : str or callable
         Kernel name in ``kernlearn.kernels.KERNELS``, ``"precomputed"`` or a callable.
-    gamma, degree, coef0 : float, optional
+    gamma : float, "scale" or None
+        Kernel width.
+    degree, coef0 : float, optional
         Common kernel parameters.
     kernel_params : dict, optional
         Extra parameters passed as is.
     n_features : int, optional
-        Used for the default ``gamma``.
+        Unused (kept for callers); the default ``gamma`` is ``default_gamma``.
     default_gamma : float, optional
-        The default ``gamma`` (e.g. :func:`kernlearn.kernels.scale_gamma`).
+        The value of ``gamma="scale"`` (:func:`kernlearn.kernels.scale_gamma`
+        of the training data); required when the kernel takes ``gamma`` and
+        ``gamma`` is ``None`` or ``"scale"``.
 
     Returns
     -------
@@ -60,8 +65,11 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
         if name not in accepted or name in params:
             continue
-        if name == "gamma" and value is None:
-            value = default_gamma or (1.0 / n_features if n_features else None)
+        if name == "gamma" and (value is None or value == "scale"):
+            if default_gamma is None:
+                raise ValueError("gamma='scale' needs the training data's scale "
+                                 "(pass default_gamma=scale_gamma(X)).")
+            value = default_gamma
         if value is not None:
             params[name] = value
     return params

@@ -27,7 +27,7 @@ candidate once.
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import BaseFamily, Candidates, as_params
+from ._base import BaseFamily, Candidates, as_params, input_feature_names
 
 
 def _sq_col_norms(X):
@@ -192,16 +192,30 @@ class PolynomialPool(BaseFamily):
             return sp.csc_matrix(block @ sp.diags(scales))
         return block * scales
 
-    def describe(self, ids):
-        """Human-readable names (``x3``, ``x1*x7``) of virtual ids."""
+    def describe(self, ids, input_features=None):
+        """Human-readable names (``x3``, ``x1*x7``) of virtual ids.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            Monomial ids (``j * m + k`` for ``x_j x_k``, ``m * m + j`` for ``x_j``).
+        input_features : array-like of str, optional
+            Input names used in the products (``x0, x1, ...`` when not given).
+
+        Returns
+        -------
+        names : list of str
+            One name per id, e.g. ``"age*bmi"``.
+        """
         m = self.n_features_
+        names = input_feature_names(input_features, m)
         out = []
         for v in np.asarray(ids, dtype=np.int64):
             if v >= m * m:
-                out.append(f"x{v - m * m}")
+                out.append(str(names[v - m * m]))
             else:
                 j, kk = divmod(int(v), m)
-                out.append(f"x{j}*x{kk}")
+                out.append(f"{names[j]}*{names[kk]}")
         return out
 
 

@@ -10,7 +10,7 @@ materialised, keeping only the running top-``B`` (sec. 5.3.1).
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import BaseFamily, Candidates, as_params
+from ._base import BaseFamily, Candidates, as_params, input_feature_names
 
 
 def _column_sq_norms(X):
@@ -184,6 +184,23 @@ class FeaturePool(BaseFamily):
     def raw_columns(self, ids, X):
         """Unscaled columns of feature ids (the model's inputs)."""
         return X[:, np.asarray(ids, dtype=int)]
+
+    def describe(self, ids, input_features=None):
+        """Names of feature ids: the input features' names.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            Feature ids.
+        input_features : array-like of str, optional
+            Names of the input features (default ``x0, x1, ...``).
+
+        Returns
+        -------
+        names : list of str
+        """
+        names = input_feature_names(input_features, self.n_features_)
+        return [str(names[j]) for j in np.asarray(ids, dtype=int)]
 
     def columns(self, candidates, X):
         feats, weights = self.column_indices(candidates)
