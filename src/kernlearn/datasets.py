@@ -997,8 +997,11 @@ class SvmlightChunks:
 
     def _index(self, zero_based):
         starts, ys, rows, width, has_zero, nnz = [], [], [0], 0, False, 0
-        for i, (pos, raw) in enumerate(self._lines()):
+        for pos, raw in self._lines():
             X, y = _parse_svmlight_chunk(raw, f"{self.path} (byte {pos})")
+            if X.shape[0] == 0:
+                continue  # only comments
+            i = len(starts)
             starts.append((pos, pos + len(raw)))
             ys.append(y)
             rows.append(rows[-1] + X.shape[0])
@@ -1022,8 +1025,7 @@ class SvmlightChunks:
 
     def _store(self, i, X):
         for name in ("data", "indices", "indptr"):
-            arr = getattr(X, name)
-            arr = arr.astype(self.dtype if name == "data" else np.int64)
+            arr = X.data.astype(self.dtype, copy=False) if name == "data" else getattr(X, name)
             np.save(Path(self._cache) / f"{i}.{name}.npy", arr)
 
     @property

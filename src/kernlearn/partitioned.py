@@ -76,10 +76,21 @@ def parse_bytes(size):
 def peak_rss_mb():
     """High-water mark of this process's resident memory, in MB (NaN if unknown).
 
+    On Linux the ``VmHWM`` of ``/proc/self/status`` (the peak of this program
+    only: ``getrusage``'s ``ru_maxrss`` also keeps the peak of the parent a
+    subprocess was forked from); elsewhere ``ru_maxrss``.
+
     Returns
     -------
     peak : float
     """
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 2**10
+    except OSError:
+        pass
     try:
         import resource
     except ImportError:  # Windows
