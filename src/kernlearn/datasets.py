@@ -870,10 +870,25 @@ def _parse_svmlight_chunk(raw, where):
     return sp.csr_matrix(X), y
 
 
-def _load_cached_chunk(folder, i, n_features):
-    """Chunk ``i`` of a :class:`SvmlightChunks` cache (a module function: picklable for Dask)."""
-    parts = [np.load(Path(folder) / f"{i}.{name}.npy") for name in ("data", "indices", "indptr")]
-    return sp.csr_matrix(tuple(parts), shape=(len(parts[2]) - 1, n_features))
+def _read_chunk(spec, i):
+    """Chunk ``i`` of a :class:`SvmlightChunks` as CSR (a module function with a
+    small picklable ``spec``, so Dask workers can read chunks themselves)."""
+    path, cache, span, zero_based, width, dtype = spec
+    raw_width = width + (not zero_based)
+    if cache is not None:
+        parts = [np.load(Path(cache) / f"{i}.{name}.npy")
+                 for name in ("data", "indices", "indptr")]
+        X = sp.csr_matrix(tuple(parts), shape=(len(parts[2]) - 1, raw_width))
+    else:
+        with open(path, "rb") as fh:
+            fh.seek(span[0])
+            X, _ = _parse_svmlight_chunk(fh.read(span[1] - span[0]),
+                                         f"{path} (byte {span[0]})")
+    indices = X.indices if zero_based else X.indices - 1
+    small = X.nnz < 2**31 and width < 2**31
+    itype = np.int32 if small else np.int64
+    return sp.csr_matrix((X.data.astype(dtype, copy=False), indices.astype(itype),
+                          X.indptr.astype(itype)), shape=(X.shape[0], width))
 
 
 class SvmlightChunks:
@@ -1033,6 +1048,10 @@ class SvmlightChunks:
         """Number of row chunks."""
         return len(self.bounds) - 1
 
+    def _spec(self, i):
+        return (str(self.path), self._cache, self._spans[i], self.zero_based, self._width,
+                self.dtype)
+
     def get_chunk(self, i):
         """Chunk ``i`` as CSR of shape ``(rows of chunk i, n_features)``.
 
@@ -1044,21 +1063,7 @@ class SvmlightChunks:
         -------
         X : scipy.sparse.csr_matrix
         """
-        if self._cache is not None:
-            X = _load_cached_chunk(self._cache, i, self._width + (not self.zero_based))
-        else:
-            a, b = self._spans[i]
-            with open(self.path, "rb") as fh:
-                fh.seek(a)
-                X, _ = _parse_svmlight_chunk(fh.read(b - a), f"{self.path} (byte {a})")
-        if not self.zero_based:
-            X = sp.csr_matrix((X.data, X.indices - 1, X.indptr), shape=(X.shape[0], X.shape[1] - 1))
-        X = sp.csr_matrix((X.data.astype(self.dtype, copy=False), X.indices, X.indptr),
-                          shape=(X.shape[0], self._width))
-        if X.nnz < 2**31 and self._width < 2**31:
-            X.indices = X.indices.astype(np.int32)
-            X.indptr = X.indptr.astype(np.int32)
-        return X
+        return _read_chunk(self._spec(i), i)
 
     def row_partitioned(self):
         """The chunks as a :class:`~kernlearn.partitioned.RowPartitioned`.
@@ -1085,10 +1090,10 @@ class SvmlightChunks:
         import dask.array as da
 
         meta = sp.csr_matrix((0, self._width), dtype=self.dtype)
-        get = dask.delayed(self.get_chunk, pure=True)
+        get = dask.delayed(_read_chunk, pure=True)
         return da.concatenate([
-            da.from_delayed(get(i), shape=(int(b - a), self._width), dtype=self.dtype,
-                            meta=meta)
+            da.from_delayed(get(self._spec(i), i), shape=(int(b - a), self._width),
+                            dtype=self.dtype, meta=meta)
             for i, (a, b) in enumerate(zip(self.bounds[:-1], self.bounds[1:]))
         ])
 

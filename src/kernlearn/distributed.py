@@ -91,14 +91,9 @@ class DaskRows(RowPartitioned):
 
     def _tasks(self, fn, row_args):
         delayed = self._dask.delayed
+        # Each partition's task carries its rows of the n-sized vectors.
         slices = [[r[a:b] for r in row_args]
                   for a, b in zip(self.bounds[:-1], self.bounds[1:])]
-        if self.client is not None and row_args:
-            # Ship the vectors as data (not inside the task graph), one slice
-            # per partition.
-            flat = self.client.scatter([s for args in slices for s in args], hash=False)
-            k = len(row_args)
-            slices = [flat[i * k : (i + 1) * k] for i in range(len(slices))]
         call = delayed(fn, pure=False)
         return [call(part, *args) for part, args in zip(self._parts, slices)]
 
