@@ -26,15 +26,6 @@ from kernlearn.families import PolynomialPool  # noqa: E402
 from kernlearn.partitioned import LocalRows, as_row_partitioned, parse_bytes  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=None)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 def _on_workers(X, rows):
     """A dask array whose partitions are cut from ``X`` by tasks (not sent from here)."""
     bounds = list(range(0, X.shape[0], rows)) + [X.shape[0]]
@@ -267,3 +258,13 @@ def test_chunked_peak_rss_does_not_grow_with_n(tmp_path):
     # The master's n-sized vectors and n x |active| block may grow (about 13 MB
     # here); reading all of X would add at least growth_data.
     assert peaks[1] - peaks[0] < 0.5 * growth_data, (peaks, sizes)
+
+
+def test_svmlight_chunks_to_dask_equals_in_memory(client, svm_file):
+    """The workers read the cached chunks themselves (the doc's pipeline)."""
+    X, y = load_svmlight(svm_file, n_features=300)
+    chunks = SvmlightChunks(svm_file, n_features=300, chunk_rows=400)
+    Xd = chunks.to_dask()
+    assert Xd.numblocks == (4, 1) and Xd.shape == X.shape
+    ref = FGMClassifier(B=4, max_outer_iter=4).fit(X, y)
+    _same_model(FGMClassifier(B=4, max_outer_iter=4).fit(Xd, chunks.y), ref)
