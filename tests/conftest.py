@@ -35,3 +35,14 @@ def real_data(name):
         return load_dataset(name)
     except DatasetNotFoundError as exc:
         pytest.skip(f"{name} not available in {data_home()}: {exc}")
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A Dask client on a real 2-worker ``distributed.LocalCluster`` (one per module)."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()

@@ -12,15 +12,6 @@ from kernlearn.distributed import DaskFeaturePool  # noqa: E402
 from kernlearn.families import FeaturePool  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
 @pytest.mark.parametrize("sparse", [False, True])
 def test_distributed_scores_equal_local(client, rng, sparse):
     X = rng.standard_normal((103, 40))

@@ -21,6 +21,7 @@ __all__ = [
     "DatasetNotFoundError",
     "FeatureCountError",
     "IndexBaseError",
+    "SvmlightChunks",
     "available_datasets",
     "data_home",
     "load_data_file",
@@ -29,6 +30,7 @@ __all__ = [
     "make_fgm_group_synthetic",
     "make_fgm_synthetic",
     "make_sinc",
+    "write_fgm_synthetic_svmlight",
 ]
 
 
@@ -344,25 +346,106 @@ def make_fgm_synthetic(
         Ground truth, non-negative; ``np.flatnonzero(w)`` are the informative
         features.
     """
+    if not 0 < density <= 1:
+        raise ValueError("density must be in (0, 1].")
+    rng = np.random.default_rng(random_state)
+    w = _fgm_weights(rng, n_features, n_informative, weight_type)
+    return _gaussian_sign_data(rng, w, n_samples, n_test, density, dtype) + (w,)
+
+
+def _fgm_weights(rng, n_features, n_informative, weight_type):
+    """Ground truth of :func:`make_fgm_synthetic`: sparse, weighted by type."""
     if weight_type not in ("I", "II", "III"):
         raise ValueError(f"weight_type must be 'I', 'II' or 'III', got {weight_type!r}.")
     if not 0 < n_informative <= n_features:
         raise ValueError("n_informative must be in [1, n_features].")
-    if not 0 < density <= 1:
-        raise ValueError("density must be in (0, 1].")
-    rng = np.random.default_rng(random_state)
     w = np.zeros(n_features)
     support = rng.choice(n_features, n_informative, replace=False)
     # rng.random is on [0, 1); 1 - it is on (0, 1], so no informative weight is
     # exactly 0 (the smallest, 2**-53, stays positive even cubed).
     w0 = 1.0 - rng.random(n_informative)
     w[support] = w0 ** {"I": 1.0, "II": 0.3, "III": 3.0}[weight_type]
+    return w
 
-    return _gaussian_sign_data(rng, w, n_samples, n_test, density, dtype) + (w,)
+
+def write_fgm_synthetic_svmlight(
+    path,
+    n_samples,
+    n_features=None,
+    n_informative=None,
+    *,
+    weight_type="I",
+    density=1e-4,
+    chunk_rows=50_000,
+    decimals=4,
+    w=None,
+    random_state=None,
+):
+    r"""Write :func:`make_fgm_synthetic` data of any size to an svmlight file, chunk by chunk.
+
+    The sparse large-scale setting of paper 002 (sec. 6.2.3): entries
+    :math:`N(0, 1)` kept at ``density``, :math:`y = \mathrm{sign}(Xw)`.  Rows
+    are drawn and written ``chunk_rows`` at a time, so memory does not grow
+    with ``n_samples``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        File to (over)write.
+    n_samples : int
+        Rows.
+    n_features, n_informative : int
+        Sizes of the ground truth (not needed when ``w`` is given).
+    weight_type : {"I", "II", "III"}, default="I"
+        Weighting of the informative features (see :func:`make_fgm_synthetic`).
+    density : float in (0, 1], default=1e-4
+        Fraction of non-zeros.
+    chunk_rows : int, default=50_000
+        Rows drawn and written at a time.
+    decimals : int or None, default=4
+        Entries are rounded to this many decimals (a short file; the labels
+        are computed from the rounded entries).
+    w : ndarray of shape (n_features,), optional
+        Use this ground truth (e.g. the one returned for a training file, to
+        write its test file) instead of drawing one.
+    random_state : int or None
+        Seed.
+
+    Returns
+    -------
+    w : ndarray of shape (n_features,)
+        Ground truth.
+    """
+    from sklearn.datasets import dump_svmlight_file
+
+    if not 0 < density <= 1:
+        raise ValueError("density must be in (0, 1].")
+    if chunk_rows < 1 or n_samples < 1:
+        raise ValueError("n_samples and chunk_rows must be positive.")
+    n_chunks = -(-n_samples // chunk_rows)
+    seeds = np.random.SeedSequence(random_state).spawn(n_chunks + 1)
+    if w is None:
+        if n_features is None or n_informative is None:
+            raise ValueError("give n_features and n_informative, or w.")
+        w = _fgm_weights(np.random.default_rng(seeds[0]), n_features, n_informative,
+                         weight_type)
+    w = np.asarray(w, dtype=float)
+    with open(path, "wb") as fh:
+        for i in range(n_chunks):
+            rows = min(chunk_rows, n_samples - i * chunk_rows)
+            X, y = _gaussian_sign_data(np.random.default_rng(seeds[i + 1]), w, rows, 0,
+                                       density, decimals=decimals)
+            dump_svmlight_file(X, y, fh, zero_based=True)
+    return w
 
 
-def _gaussian_sign_data(rng, w, n_samples, n_test, density=1.0, dtype=np.float64):
-    """``(X, y[, X_test, y_test])`` with N(0, 1) entries (kept at ``density``), y = sign(Xw)."""
+def _gaussian_sign_data(rng, w, n_samples, n_test, density=1.0, dtype=np.float64,
+                        decimals=None):
+    """``(X, y[, X_test, y_test])`` with N(0, 1) entries (kept at ``density``), y = sign(Xw).
+
+    ``decimals`` rounds the entries (before the labels are computed), which
+    keeps a text file of them short.
+    """
 
     def draw(n):
         if density >= 1:
@@ -372,6 +455,11 @@ def _gaussian_sign_data(rng, w, n_samples, n_test, density=1.0, dtype=np.float64
                 n, w.size, density=density, format="csr", dtype=dtype,
                 random_state=rng, data_rvs=rng.standard_normal,
             )
+        if decimals is not None:
+            if sp.issparse(X):
+                X.data = np.round(X.data, decimals)
+            else:
+                X = np.round(X, decimals)
         y = np.sign(X @ w)
         y[y == 0] = 1.0
         return X, y
@@ -804,3 +892,247 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
         raise ValueError(f"{source} has no feature columns.")
     info["n_features"] = X.shape[1]
     return X, y, info
+
+
+def _parse_svmlight_chunk(raw, where):
+    """Rows of svmlight text (raw indices, no base shift) as CSR, and labels."""
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        X, y = load_svmlight_file(io.BytesIO(raw), zero_based=True)
+    except Exception as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"corrupt svmlight file {where}: {msg}") from exc
+    return sp.csr_matrix(X), y
+
+
+def _read_chunk(spec, i):
+    """Chunk ``i`` of a :class:`SvmlightChunks` as CSR (a module function with a
+    small picklable ``spec``, so Dask workers can read chunks themselves)."""
+    path, cache, span, zero_based, width, dtype = spec
+    raw_width = width + (not zero_based)
+    if cache is not None:
+        parts = [np.load(Path(cache) / f"{i}.{name}.npy")
+                 for name in ("data", "indices", "indptr")]
+        X = sp.csr_matrix(tuple(parts), shape=(len(parts[2]) - 1, raw_width))
+    else:
+        with open(path, "rb") as fh:
+            fh.seek(span[0])
+            X, _ = _parse_svmlight_chunk(fh.read(span[1] - span[0]),
+                                         f"{path} (byte {span[0]})")
+    indices = X.indices if zero_based else X.indices - 1
+    small = X.nnz < 2**31 and width < 2**31
+    itype = np.int32 if small else np.int64
+    return sp.csr_matrix((X.data.astype(dtype, copy=False), indices.astype(itype),
+                          X.indptr.astype(itype)), shape=(X.shape[0], width))
+
+
+class SvmlightChunks:
+    """An svmlight/LIBSVM file read in row chunks, never whole (out of core).
+
+    One pass at construction reads the labels (kept in memory: ``n`` floats),
+    finds the chunk boundaries and the width, and checks the file.  Each later
+    pass holds one chunk at a time.  With ``cache=True`` that first pass also
+    stores each parsed chunk in binary form in a temporary folder (about 12
+    bytes per non-zero, deleted with this object), so later passes load
+    chunks instead of parsing text again (parsing is the slow part).
+
+    Pass it as ``X`` to :class:`~kernlearn.FGMClassifier` or
+    :class:`~kernlearn.FGMRegressor` (``fit(chunks, chunks.y)``), or turn it
+    into a Dask array with :meth:`to_dask`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file (plain, or .gz/.bz2/.xz with ``cache=True``).
+    n_features : int, optional
+        Columns (default: the largest index in the file).
+    chunk_rows : int, optional
+        Rows per chunk.  Default: chunks of about ``memory_budget / 4`` bytes
+        of text (a parsed chunk and its parsing temporaries take about 3
+        times its text).
+    memory_budget : int or str, default="256MB"
+        Memory for data at a time (ignored when ``chunk_rows`` is given).
+    zero_based : bool or "auto", default="auto"
+        Whether feature indices start at 0 (``"auto"``: yes if index 0 occurs).
+    cache : bool, default=True
+        Keep the parsed chunks in binary files for the later passes.
+    dtype : dtype, default=float64
+        Value type.
+
+    Attributes
+    ----------
+    y : ndarray of shape (n_samples,)
+        Labels.
+    shape : tuple of int
+        ``(n_samples, n_features)``.
+    bounds : ndarray of int
+        Row offsets of the chunks.
+    nnz : int
+        Stored entries.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from kernlearn.datasets import SvmlightChunks
+    >>> path = os.path.join(tempfile.mkdtemp(), "tiny.svm")
+    >>> _ = open(path, "w").write("1 1:0.5 3:1\\n-1 2:2\\n1 3:-1\\n")
+    >>> chunks = SvmlightChunks(path, chunk_rows=2)
+    >>> chunks.shape, chunks.bounds.tolist()
+    ((3, 3), [0, 2, 3])
+    """
+
+    ndim = 2
+
+    def __init__(self, path, n_features=None, chunk_rows=None, memory_budget="256MB",
+                 zero_based="auto", cache=True, dtype=np.float64):
+        from .partitioned import parse_bytes
+
+        self.path = Path(path)
+        if not self.path.exists():
+            raise DatasetNotFoundError(f"data file not found: {self.path}")
+        if chunk_rows is not None and chunk_rows < 1:
+            raise ValueError("chunk_rows must be positive.")
+        if zero_based not in (True, False, "auto"):
+            raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}.")
+        compressed = self.path.suffix in (".gz", ".bz2", ".xz")
+        if compressed and not cache:
+            raise ValueError(f"{self.path} is compressed: reading its chunks again needs "
+                             "cache=True.")
+        self.chunk_rows = chunk_rows
+        self.chunk_bytes = max(parse_bytes(memory_budget) // 4, 1)
+        self.dtype = np.dtype(dtype)
+        self._cache = None
+        if cache:
+            import shutil
+            import tempfile
+            import weakref
+
+            self._cache = tempfile.mkdtemp(prefix="kernlearn-svmlight-")
+            weakref.finalize(self, shutil.rmtree, self._cache, True)
+        self._index(zero_based)
+        if n_features is not None:
+            if self._width > n_features:
+                raise FeatureCountError(f"{self.path} uses {self._width} features, more "
+                                        f"than n_features={n_features}.")
+            self._width = int(n_features)
+        self.shape = (int(self.bounds[-1]), self._width)
+
+    def _lines(self):
+        """Byte ranges of the chunks: whole lines, ``chunk_rows`` or ``chunk_bytes`` each."""
+        read = 1 << 22
+        with _open(self.path) as fh:
+            pos, buf = 0, b""
+            while True:
+                more = fh.read(read)
+                buf += more
+                while True:
+                    if self.chunk_rows is not None:
+                        nl = np.flatnonzero(np.frombuffer(buf, np.uint8) == 10)
+                        end = nl[self.chunk_rows - 1] + 1 if len(nl) >= self.chunk_rows else None
+                    else:
+                        cut = -1
+                        if len(buf) >= self.chunk_bytes:
+                            cut = buf.rfind(b"\n", 0, self.chunk_bytes)
+                            # A line longer than a chunk is a chunk of its own.
+                            cut = cut if cut >= 0 else buf.find(b"\n")
+                        end = cut + 1 if cut >= 0 else None
+                    if end is None:
+                        break
+                    yield pos, buf[:end]
+                    pos, buf = pos + end, buf[end:]
+                if not more:
+                    if buf.strip():
+                        yield pos, buf
+                    return
+
+    def _index(self, zero_based):
+        starts, ys, rows, width, has_zero, nnz = [], [], [0], 0, False, 0
+        for pos, raw in self._lines():
+            X, y = _parse_svmlight_chunk(raw, f"{self.path} (byte {pos})")
+            if X.shape[0] == 0:
+                continue  # only comments
+            i = len(starts)
+            starts.append((pos, pos + len(raw)))
+            ys.append(y)
+            rows.append(rows[-1] + X.shape[0])
+            width = max(width, X.shape[1])
+            has_zero |= bool(X.nnz and X.indices.min() == 0)
+            nnz += X.nnz
+            if self._cache is not None:
+                self._store(i, X)
+        if not starts or rows[-1] == 0:
+            raise ValueError(f"svmlight file {self.path} is empty.")
+        if zero_based == "auto":
+            zero_based = has_zero
+        elif not zero_based and has_zero:
+            raise IndexBaseError(f"{self.path} uses feature index 0 but zero_based=False.")
+        self.zero_based = bool(zero_based)
+        self._spans = starts
+        self._width = width - (not self.zero_based) if width else 0
+        self.bounds = np.asarray(rows, dtype=np.int64)
+        self.y = np.concatenate(ys)
+        self.nnz = int(nnz)
+
+    def _store(self, i, X):
+        for name in ("data", "indices", "indptr"):
+            arr = X.data.astype(self.dtype, copy=False) if name == "data" else getattr(X, name)
+            np.save(Path(self._cache) / f"{i}.{name}.npy", arr)
+
+    @property
+    def n_chunks(self):
+        """Number of row chunks."""
+        return len(self.bounds) - 1
+
+    def _spec(self, i):
+        return (str(self.path), self._cache, self._spans[i], self.zero_based, self._width,
+                self.dtype)
+
+    def get_chunk(self, i):
+        """Chunk ``i`` as CSR of shape ``(rows of chunk i, n_features)``.
+
+        Parameters
+        ----------
+        i : int
+
+        Returns
+        -------
+        X : scipy.sparse.csr_matrix
+        """
+        return _read_chunk(self._spec(i), i)
+
+    def row_partitioned(self):
+        """The chunks as a :class:`~kernlearn.partitioned.RowPartitioned`.
+
+        Returns
+        -------
+        rows : kernlearn.partitioned.LocalRows
+        """
+        from .partitioned import LocalRows
+
+        return LocalRows(self.get_chunk, self.bounds, self._width)
+
+    def to_dask(self):
+        """A ``dask.array`` whose partitions are the chunks, read by the workers.
+
+        The workers must see the same files (one machine, or a shared file
+        system); nothing is read on the client.
+
+        Returns
+        -------
+        X : dask.array.Array of shape (n_samples, n_features), CSR chunks
+        """
+        import dask
+        import dask.array as da
+
+        meta = sp.csr_matrix((0, self._width), dtype=self.dtype)
+        get = dask.delayed(_read_chunk, pure=True)
+        return da.concatenate([
+            da.from_delayed(get(self._spec(i), i), shape=(int(b - a), self._width),
+                            dtype=self.dtype, meta=meta)
+            for i, (a, b) in enumerate(zip(self.bounds[:-1], self.bounds[1:]))
+        ])
+
+    def __repr__(self):
+        return (f"SvmlightChunks({str(self.path)!r}, shape={self.shape}, "
+                f"n_chunks={self.n_chunks}, cache={self._cache is not None})")

@@ -63,6 +63,47 @@ def validate_fit_data(est, X, y, classification, y_numeric=False):
     return X, y
 
 
+def validate_partitioned_fit(est, rows, y, classification):
+    """Validate ``y`` against row-partitioned ``X`` (out of core or on a cluster).
+
+    ``X`` is not read here: its finiteness is checked in the first pass over
+    it (the column norms of the feature scaling).  ``y`` is brought into
+    memory (it has ``n_samples`` entries).
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        The estimator (``n_features_in_`` is set).
+    rows : RowPartitioned
+    y : array-like of shape (n_samples,)
+    classification : bool
+        Classification targets (two or more classes) or finite numbers.
+
+    Returns
+    -------
+    rows : RowPartitioned
+    y : ndarray of shape (n_samples,)
+    """
+    n, m = rows.shape
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.shape != (n,):
+        raise ValueError(f"y has shape {y.shape}; X has {n} rows.")
+    if n < 2 or m < 1:
+        raise ValueError(f"X of shape {rows.shape}: need at least 2 samples and 1 feature.")
+    if classification:
+        check_two_classes(y)
+    else:
+        y = np.asarray(y, dtype=np.float64)
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinity.")
+    est.n_features_in_ = m
+    if hasattr(est, "feature_names_in_"):
+        del est.feature_names_in_
+    return rows, y
+
+
 def validate_predict_data(est, X):
     """Validate ``X`` at predict time against the fitted ``n_features_in_``."""
     return validate_data(

@@ -20,10 +20,12 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 from ..families import FeaturePool
 from ..methods.fgm import fit_fgm
 from ..losses import get_loss
+from ..partitioned import _is_dask_array, as_row_partitioned, is_out_of_core
 from ._base import (
     has_logistic_loss,
     logistic_proba,
     validate_fit_data,
+    validate_partitioned_fit,
     validate_predict_data,
 )
 
@@ -47,8 +49,24 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
         "refit": ["boolean"],
         "family": [HasMethods(["fit", "price", "columns"]), None],
+        "memory_budget": [Interval(Integral, 1, None, closed="left"), str, None],
         "verbose": ["verbose"],
     }
+
+    def _partitioned(self, X):
+        """Whether ``X`` is read by map-reduce over row blocks (out of core, Dask)."""
+        return self.memory_budget is not None or is_out_of_core(X)
+
+    def _validate(self, X, y, classification):
+        """Validated ``(X, y)``: in memory, or as a RowPartitioned for large data."""
+        if not self._partitioned(X):
+            return validate_fit_data(self, X, y, classification=classification,
+                                     y_numeric=not classification)
+        if self.family is not None:
+            raise ValueError("family= needs an in-memory X; out-of-core and Dask input "
+                             "are priced by the default feature pool.")
+        return validate_partitioned_fit(self, as_row_partitioned(X, self.memory_budget),
+                                        y, classification=classification)
 
     def _pool(self):
         if self.refit and self.family is not None:
@@ -101,7 +119,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         if sel.size == 0:
             return coef, 0.0
         scale = pool.scale_[sel]
-        Xs = X[:, sel]
+        Xs = pool.raw_columns(sel, X)
         Xs = Xs @ sp.diags(scale) if sp.issparse(Xs) else Xs * scale
         if kind == "square":
             model = Ridge(alpha=1.0 / self.C, fit_intercept=self.fit_intercept)
@@ -125,6 +143,34 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             sel = self.selected_features_
             scores = self.family_.raw_columns(sel, X) @ self.coef_[:, sel].T.toarray()
         return np.asarray(scores) + self.intercept_
+
+    def _output(self, X, post, width=None, dtype=float):
+        """``post(decision scores)``; on large ``X`` computed block by block.
+
+        A Dask array gives a lazy Dask array (``map_blocks``, nothing gathered);
+        an out-of-core source is read through its row blocks.  ``width`` is the
+        number of columns of ``post``'s output (``None``: one-dimensional).
+        """
+        if not self._partitioned(X):
+            return post(self._decision(X))
+        check_is_fitted(self)
+        if self.family_ is not None:
+            raise ValueError("a model fitted with family= predicts on in-memory X only.")
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has shape {X.shape}; this model expects "
+                             f"{self.n_features_in_} features.")
+        coef, b = self.coef_.T, self.intercept_
+
+        def fn(block):
+            return post(np.asarray(block @ coef) + b)
+
+        if _is_dask_array(X):
+            X = X.rechunk({1: -1}) if X.numblocks[1] != 1 else X
+            shape = (0,) if width is None else (0, width)
+            return X.map_blocks(fn, chunks=(X.chunks[0],) + ((width,) if width else ()),
+                                drop_axis=[] if width else [1], dtype=dtype,
+                                meta=np.zeros(shape, dtype=dtype))
+        return as_row_partitioned(X, self.memory_budget).map_stack(fn)
 
     def _get_support_mask(self):
         check_is_fitted(self)
@@ -160,6 +206,10 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         X_selected : ndarray or sparse matrix of shape (n_samples, n_selected)
         """
         check_is_fitted(self)
+        if self._partitioned(X):
+            # input order, as the in-memory selector returns them
+            sel = np.sort(self.selected_features_)
+            return self._map_rows(X, lambda B: B[:, sel], len(sel))
         if self.family_ is None:
             return super().transform(X)
         X = validate_predict_data(self, X)
@@ -272,6 +322,16 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         and ``coef_`` is a sparse matrix over them.
     n_jobs : int, optional
         Parallel one-vs-rest problems (joblib).
+    memory_budget : int or str, optional
+        Read ``X`` out of core in row chunks using at most about this much
+        memory for data at a time (e.g. ``"2GB"``; for a memory-mapped array,
+        ``numpy.load(path, mmap_mode="r")``).  Large data can also be given as
+        a ``dask.array`` (fitted on the current Dask client's cluster: only
+        ``n``- and ``n_features``-sized vectors and the ``n x |active|`` block
+        of active columns reach the client) or as
+        :class:`~kernlearn.datasets.SvmlightChunks` (a LIBSVM file read in
+        chunks); both carry their own chunking.  Predictions on a Dask array
+        are lazy Dask arrays.
     verbose : int, default=0
         One progress line per outer iteration when positive.
 
@@ -290,7 +350,8 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         Outer iterations run.
     history_ : dict of ndarray or list of dict
         Objective (upper bound), lower bound and gap of Theorem 2, violation,
-        active-set size, APG iterations and time per outer iteration.
+        active-set size, APG iterations, time and peak resident memory
+        (``peak_rss_mb``, of this process) per outer iteration.
     n_features_in_ : int
 
     References
@@ -319,7 +380,8 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         self, B=10, C=1.0, loss="squared_hinge", *, max_outer_iter=15, tol=1e-2,
         max_features=None, multiclass="auto", solver="auto", master_tol=None,
         master_max_iter=None, feature_scaling=True, fit_intercept=True, groups=None,
-        tree=False, chunk_size=None, refit=False, family=None, n_jobs=None, verbose=0,
+        tree=False, chunk_size=None, refit=False, family=None, n_jobs=None,
+        memory_budget=None, verbose=0,
     ):
         self.B = B
         self.C = C
@@ -339,6 +401,7 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         self.refit = refit
         self.family = family
         self.n_jobs = n_jobs
+        self.memory_budget = memory_budget
         self.verbose = verbose
 
     def fit(self, X, y):
@@ -356,7 +419,7 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         self : FGMClassifier
         """
         self._validate_params()
-        X, y = validate_fit_data(self, X, y, classification=True)
+        X, y = self._validate(X, y, classification=True)
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_
         yi = enc.transform(y)
@@ -419,8 +482,9 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
-        scores = self._decision(X)
-        return scores.ravel() if scores.shape[1] == 1 else scores
+        K = len(self.intercept_) if hasattr(self, "intercept_") else 1
+        return self._output(X, lambda s: s.ravel() if s.shape[1] == 1 else s,
+                            None if K == 1 else K)
 
     def predict(self, X):
         """Predict class labels.
@@ -433,10 +497,15 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        check_is_fitted(self)
+        classes = self.classes_
+
+        def labels(s):
+            if s.shape[1] == 1:
+                return classes[(s[:, 0] > 0).astype(int)]
+            return classes[np.argmax(s, axis=1)]
+
+        return self._output(X, labels, dtype=classes.dtype)
 
     @available_if(has_logistic_loss)
     def predict_proba(self, X):
@@ -453,7 +522,8 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        return logistic_proba(self._decision(X))
+        check_is_fitted(self)
+        return self._output(X, logistic_proba, len(self.classes_))
 
 
 
@@ -497,6 +567,8 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         Ridge refit on the selected features.
     family : family object, optional
         Another pool of candidate columns (see :class:`FGMClassifier`).
+    memory_budget : int or str, optional
+        Out-of-core reading in row chunks (see :class:`FGMClassifier`).
     verbose : int, default=0
         Progress output.
 
@@ -519,7 +591,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         self, B=10, C=1.0, *, max_outer_iter=15, tol=1e-2, max_features=None,
         solver="auto", master_tol=None, master_max_iter=None, feature_scaling=True,
         fit_intercept=True, groups=None, tree=False, chunk_size=None, refit=False,
-        family=None, verbose=0,
+        family=None, memory_budget=None, verbose=0,
     ):
         self.B = B
         self.C = C
@@ -536,6 +608,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         self.chunk_size = chunk_size
         self.refit = refit
         self.family = family
+        self.memory_budget = memory_budget
         self.verbose = verbose
 
     def fit(self, X, y):
@@ -551,7 +624,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         self : FGMRegressor
         """
         self._validate_params()
-        X, y = validate_fit_data(self, X, y, classification=False, y_numeric=True)
+        X, y = self._validate(X, y, classification=False)
         loss = get_loss("square")
         pool = self._pool().fit(X)
         res = self._solve(X, y.astype(float), pool, loss, "FGM")
@@ -575,7 +648,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self._decision(X).ravel()
+        return self._output(X, lambda s: s.ravel())
 
 
 def _conformance_instances():

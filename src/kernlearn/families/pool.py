@@ -5,23 +5,17 @@ group) by :math:`c_j = \\lambda_j^2 \\|X_{G_j}'u\\|^2` with
 :math:`u = \\alpha \\odot y` and keeps the ``B`` largest.  The scan can run
 over column chunks so that a memory-mapped or very wide ``X`` is never
 materialised, keeping only the running top-``B`` (sec. 5.3.1).
+
+``X`` may be an in-memory matrix or any
+:class:`~kernlearn.partitioned.RowPartitioned` (row chunks read out of core,
+or a Dask array's partitions): the pool reads it only through that interface.
 """
 
 import numpy as np
 import scipy.sparse as sp
 
+from ..partitioned import as_row_partitioned
 from ._base import BaseFamily, Candidates, as_params, input_feature_names
-
-
-def _column_sq_norms(X):
-    if sp.issparse(X):
-        X = X.tocsr() if X.format not in ("csr", "csc") else X
-        # One pass over the stored entries; no elementwise-product copy.
-        cols = (X.indices if X.format == "csr"
-                else np.repeat(np.arange(X.shape[1]), np.diff(X.indptr)))
-        return np.bincount(cols, weights=np.square(X.data, dtype=float),
-                           minlength=X.shape[1])
-    return np.einsum("ij,ij->j", X, X)
 
 
 def _top_k(scores, k):
@@ -68,13 +62,7 @@ class FeaturePool(BaseFamily):
         self.chunk_size = chunk_size
 
     def fit(self, X):
-        n_features = X.shape[1]
-        step = self._chunk(n_features)
-        sq = np.zeros(n_features)
-        for s in range(0, n_features, step):
-            sq[s : s + step] = _column_sq_norms(X if step >= n_features
-                                                else X[:, s : s + step])
-        return self._setup(sq, X.shape[0])
+        return self._setup(as_row_partitioned(X).column_sq_norms(), X.shape[0])
 
     def _setup(self, sq, n_samples):
         """Scaling and group bookkeeping from the squared column norms."""
@@ -103,9 +91,6 @@ class FeaturePool(BaseFamily):
                 self._tree_children = _tree_children(self._groups)
         return self
 
-    def _chunk(self, n):
-        return self.chunk_size or max(n, 1)
-
     @property
     def n_virtual_(self):
         """Width of the model's feature space (the columns of ``X``)."""
@@ -122,13 +107,7 @@ class FeaturePool(BaseFamily):
         ``u`` of shape ``(n,)`` gives ``(n_features,)``; ``(n, K)`` (one dual
         vector per output) gives ``(n_features, K)``.
         """
-        n_features = X.shape[1]
-        out = np.empty((n_features,) + np.shape(u)[1:])
-        step = self._chunk(n_features)
-        for s in range(0, n_features, step):
-            # Slicing copies a sparse matrix: only slice when chunking.
-            block = X if step >= n_features else X[:, s : s + step]
-            out[s : s + step] = np.asarray(block.T @ u).reshape(out[s : s + step].shape)
+        out = as_row_partitioned(X).rmatvec(u, step=self.chunk_size)
         return out * self.scale_.reshape((-1,) + (1,) * (out.ndim - 1))
 
     def price(self, grad, k, rng=None, exclude=None, X=None):
@@ -146,7 +125,7 @@ class FeaturePool(BaseFamily):
             Finite pools are priced exactly.
         exclude : ignored
             Kept for the family contract; FGM may re-select features.
-        X : array-like or sparse matrix
+        X : array-like, sparse matrix or RowPartitioned
             Training data (required).
 
         Returns
@@ -183,7 +162,7 @@ class FeaturePool(BaseFamily):
 
     def raw_columns(self, ids, X):
         """Unscaled columns of feature ids (the model's inputs)."""
-        return X[:, np.asarray(ids, dtype=int)]
+        return as_row_partitioned(X).take_columns(np.asarray(ids, dtype=int))
 
     def describe(self, ids, input_features=None):
         """Names of feature ids: the input features' names.
@@ -204,7 +183,7 @@ class FeaturePool(BaseFamily):
 
     def columns(self, candidates, X):
         feats, weights = self.column_indices(candidates)
-        block = X[:, feats]
+        block = self.raw_columns(feats, X)
         if sp.issparse(block):
             return sp.csc_matrix(block @ sp.diags(weights))
         return np.asarray(block) * weights

@@ -43,6 +43,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..colgen import ColumnGeneration
 from ..families import Candidates
+from ..partitioned import peak_rss_mb
 from ..penalties import SquaredGroupL1
 from ..solvers import APG
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
@@ -82,7 +83,8 @@ class FGMResult:
         Candidate ids of the constraints ``d_t`` still active at the end.
     history : dict of ndarray
         Per outer iteration: objective (upper bound), lower_bound, gap,
-        violation, n_active, master_iter, time.
+        violation, n_active, master_iter, time, peak_rss_mb (this process's
+        resident-memory high-water mark so far).
     n_iter : int
     converged : bool
     stop_reason : str
@@ -161,8 +163,10 @@ def fit_fgm(
 
     Parameters
     ----------
-    X : ndarray or sparse matrix of shape (n_samples, n_features)
-        Training data; CSC is best for sparse input.
+    X : ndarray, sparse matrix or RowPartitioned of shape (n_samples, n_features)
+        Training data; CSC is best for sparse input.  A
+        :class:`~kernlearn.partitioned.RowPartitioned` (row chunks out of core,
+        a Dask array's partitions) is read only by ``pool``, through map-reduce.
     y : ndarray of shape (n_samples,) or (n_samples, K)
         Targets (``-1/+1`` for classification losses), one column per output.
     pool : FeaturePool
@@ -294,7 +298,8 @@ def fit_fgm(
             _drop_zero_groups(st)
         obj = res.state["objective"]
         return obj, {"lower_bound": st["lower"], "gap": obj - st["lower"],
-                     "master_iter": res.n_iter, "newton_master": float(kind == "newton")}
+                     "master_iter": res.n_iter, "newton_master": float(kind == "newton"),
+                     "peak_rss_mb": peak_rss_mb()}
 
     if budget:
         n_outer = -(-max_features // B) + max_iter

@@ -1,0 +1,404 @@
+"""Row-partitioned data: the one data-access interface of FGM's pricing.
+
+Everything FGM reads from ``X`` decomposes over row blocks ``X_1, ..., X_P``:
+
+* the squared column norms (feature scaling): :math:`\\sum_p \\|X_{p,j}\\|^2`;
+* the worst-case scores (pricing): :math:`X'u = \\sum_p X_p' u_p`;
+* the columns of the active set: the row blocks of ``X[:, ids]`` stacked
+  (``n x |active|``, small);
+* predictions: the row blocks of ``X w`` stacked.
+
+:class:`RowPartitioned` states this contract as two primitives, a map-sum and
+a map-stack over the blocks, and derives the four operations from them once.
+Its back ends only say where the blocks live:
+
+* :class:`LocalRows`: in memory (one block: the in-memory path), a
+  memory-mapped array read in row chunks, or any source of row chunks such as
+  :class:`kernlearn.datasets.SvmlightChunks` (out of core, one chunk resident
+  at a time);
+* :class:`kernlearn.distributed.DaskRows`: the partitions of a ``dask.array``
+  on the workers of a Dask cluster (map on the workers, sum reduced there, only
+  ``n``- or ``n_features``-sized results gathered).
+
+So the in-memory, chunked and Dask paths run the same FGM code
+(:func:`kernlearn.methods.fgm.fit_fgm` through
+:class:`~kernlearn.families.FeaturePool`).
+"""
+
+import mmap
+import re
+import sys
+from functools import partial
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "LocalRows",
+    "RowPartitioned",
+    "as_row_partitioned",
+    "is_out_of_core",
+    "parse_bytes",
+    "peak_rss_mb",
+    "stack_rows",
+]
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_bytes(size):
+    """Bytes in a memory size such as ``"2GB"``, ``"512 MiB"`` or ``10**9``.
+
+    Parameters
+    ----------
+    size : int, float or str
+        A positive number of bytes, or a number with a unit (B, KB, MB, GB,
+        TB, KiB, MiB, GiB, TiB; case-insensitive).
+
+    Returns
+    -------
+    n_bytes : int
+    """
+    if isinstance(size, (int, float, np.integer, np.floating)) and not isinstance(size, bool):
+        value = float(size)
+    else:
+        m = re.fullmatch(r"\s*([0-9.]+(?:e[0-9]+)?)\s*([a-zA-Z]*)\s*", str(size))
+        if m is None or m.group(2).lower() not in _UNITS:
+            raise ValueError(f"memory size {size!r} is not a number of bytes such as "
+                             "'2GB' or '512MiB'.")
+        value = float(m.group(1)) * _UNITS[m.group(2).lower()]
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"memory size must be positive, got {size!r}.")
+    return int(value)
+
+
+def peak_rss_mb():
+    """High-water mark of this process's resident memory, in MB (NaN if unknown).
+
+    On Linux the ``VmHWM`` of ``/proc/self/status`` (the peak of this program
+    only: ``getrusage``'s ``ru_maxrss`` also keeps the peak of the parent a
+    subprocess was forked from); elsewhere ``ru_maxrss``.
+
+    Returns
+    -------
+    peak : float
+    """
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 2**10
+    except OSError:
+        pass
+    try:
+        import resource
+    except ImportError:  # Windows
+        return float("nan")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # Linux reports KiB, macOS bytes.
+    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
+
+
+def _block_sq_norms(block):
+    """Squared column norms of a block and, last, its count of non-finite entries."""
+    if sp.issparse(block):
+        block = block.tocsr() if block.format not in ("csr", "csc") else block
+        data = np.asarray(block.data, dtype=float)
+        cols = (block.indices if block.format == "csr"
+                else np.repeat(np.arange(block.shape[1]), np.diff(block.indptr)))
+        sq = np.bincount(cols, weights=np.square(data), minlength=block.shape[1])
+    else:
+        data = np.asarray(block)
+        sq = np.einsum("ij,ij->j", data, data, dtype=float)
+    bad = data.size - np.count_nonzero(np.isfinite(data))
+    return np.append(sq, bad)
+
+
+def _block_rmatvec(block, u, step=None):
+    """``block' u`` (``u`` of shape ``(rows,)`` or ``(rows, K)``), ``step`` columns at a time."""
+    m = block.shape[1]
+    step = step or max(m, 1)
+    out = np.empty((m,) + np.shape(u)[1:])
+    for s in range(0, m, step):
+        # Slicing copies a sparse matrix: only slice when chunking.
+        part = block if step >= m else block[:, s : s + step]
+        out[s : s + step] = np.asarray(part.T @ u).reshape(out[s : s + step].shape)
+    return out
+
+
+def _block_columns(block, ids):
+    return block[:, ids]
+
+
+def _block_matmul(block, W):
+    return np.asarray(block @ W)
+
+
+def stack_rows(parts):
+    """Row blocks (dense or sparse) stacked into one matrix.
+
+    Parameters
+    ----------
+    parts : list of ndarray or scipy.sparse matrix
+
+    Returns
+    -------
+    stacked : ndarray or scipy.sparse.csr_matrix
+    """
+    if len(parts) == 1:
+        return parts[0]
+    return sp.vstack(parts, format="csr") if sp.issparse(parts[0]) else np.concatenate(parts)
+
+
+class RowPartitioned:
+    """A matrix held as row blocks, read only through map-reduce.
+
+    Subclasses implement the two primitives :meth:`map_sum` and
+    :meth:`map_stack` (where the blocks live and where the work runs); the
+    operations FGM needs are derived from them here, once.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        ``(n_samples, n_features)``.
+    bounds : ndarray of int
+        Row offsets of the blocks (``len(bounds) - 1`` blocks).
+    """
+
+    shape = (0, 0)
+    bounds = np.zeros(1, dtype=np.int64)
+
+    @property
+    def n_blocks(self):
+        """Number of row blocks."""
+        return len(self.bounds) - 1
+
+    def map_sum(self, fn, *row_args):
+        """``sum_p fn(X_p, *[a[rows of p] for a in row_args])`` over the blocks.
+
+        Parameters
+        ----------
+        fn : callable
+            Maps a block (and the matching rows of each ``row_args``) to an
+            array of a fixed shape.
+        *row_args : ndarray
+            Arrays with ``n_samples`` rows, split like ``X``.
+
+        Returns
+        -------
+        total : ndarray
+        """
+        raise NotImplementedError
+
+    def map_stack(self, fn, *row_args):
+        """The blocks' ``fn(X_p, ...)`` stacked by rows (dense or sparse).
+
+        Parameters
+        ----------
+        fn : callable
+            Maps a block (and the matching rows of ``row_args``) to a matrix
+            with the block's rows.
+        *row_args : ndarray
+            Arrays with ``n_samples`` rows.
+
+        Returns
+        -------
+        stacked : ndarray or scipy.sparse matrix
+        """
+        raise NotImplementedError
+
+    def column_sq_norms(self):
+        """Squared column norms :math:`\\|f_j\\|^2` (one pass).
+
+        Returns
+        -------
+        sq : ndarray of shape (n_features,)
+
+        Raises
+        ------
+        ValueError
+            If ``X`` holds NaN or infinity.
+        """
+        out = self.map_sum(_block_sq_norms)
+        if out[-1] > 0:
+            raise ValueError(f"X contains NaN or infinity ({int(out[-1])} entries).")
+        return out[:-1]
+
+    def rmatvec(self, u, step=None):
+        """:math:`X'u`, summed over the blocks.
+
+        Parameters
+        ----------
+        u : ndarray of shape (n_samples,) or (n_samples, K)
+        step : int, optional
+            Columns per product inside a block (bounded temporaries).
+
+        Returns
+        -------
+        Xtu : ndarray of shape (n_features,) or (n_features, K)
+        """
+        return self.map_sum(partial(_block_rmatvec, step=step), np.asarray(u, dtype=float))
+
+    def take_columns(self, ids):
+        """``X[:, ids]`` (the few active columns), stacked from the blocks.
+
+        Parameters
+        ----------
+        ids : array-like of int
+
+        Returns
+        -------
+        columns : ndarray or scipy.sparse.csc_matrix of shape (n_samples, len(ids))
+        """
+        cols = self.map_stack(partial(_block_columns, ids=np.asarray(ids, dtype=np.int64)))
+        return sp.csc_matrix(cols) if sp.issparse(cols) else np.asarray(cols)
+
+    def matmul(self, W):
+        """``X @ W`` for a small ``W`` (predictions), stacked from the blocks.
+
+        Parameters
+        ----------
+        W : ndarray of shape (n_features, K) or scipy.sparse matrix
+
+        Returns
+        -------
+        XW : ndarray of shape (n_samples, K)
+        """
+        return np.asarray(self.map_stack(partial(_block_matmul, W=W)))
+
+
+class LocalRows(RowPartitioned):
+    """Row blocks read one at a time in this process.
+
+    Parameters
+    ----------
+    get_block : callable
+        ``get_block(i)`` returns block ``i`` (dense or sparse, rows
+        ``bounds[i]:bounds[i+1]``).
+    bounds : array-like of int
+        Row offsets of the blocks.
+    n_features : int
+        Columns.
+    release : callable, optional
+        Called after each block is used (e.g. to drop a memory map's pages from
+        the resident set).
+    """
+
+    def __init__(self, get_block, bounds, n_features, release=None):
+        self.get_block = get_block
+        self.bounds = np.asarray(bounds, dtype=np.int64)
+        self.shape = (int(self.bounds[-1]), int(n_features))
+        self.release = release
+
+    @classmethod
+    def from_array(cls, X, chunk_rows=None):
+        """Blocks of ``chunk_rows`` rows of an in-memory or memory-mapped matrix.
+
+        Parameters
+        ----------
+        X : ndarray, numpy.memmap or scipy.sparse matrix
+        chunk_rows : int, optional
+            Rows per block (default: one block, ``X`` itself).
+
+        Returns
+        -------
+        rows : LocalRows
+        """
+        n = X.shape[0]
+        step = max(int(chunk_rows or n), 1)
+        bounds = np.append(np.arange(0, n, step), n) if n else np.array([0, 0])
+        if len(bounds) == 2:
+            return cls(lambda i: X, bounds, X.shape[1])
+        if sp.issparse(X) and X.format != "csr":
+            X = sp.csr_matrix(X)  # row slices of CSR are cheap
+        release = None
+        mm = getattr(X, "_mmap", None)
+        if isinstance(mm, mmap.mmap) and hasattr(mm, "madvise"):
+            # Pages of a read-only map stay resident (and count in the RSS)
+            # after a pass; dropping them keeps one chunk resident at a time.
+            release = partial(mm.madvise, mmap.MADV_DONTNEED)
+        return cls(lambda i: X[bounds[i] : bounds[i + 1]], bounds, X.shape[1], release)
+
+    def _blocks(self, row_args):
+        for i in range(self.n_blocks):
+            a, b = self.bounds[i], self.bounds[i + 1]
+            whole = self.n_blocks == 1
+            yield self.get_block(i), [r if whole else r[a:b] for r in row_args]
+            if self.release is not None:
+                self.release()
+
+    def map_sum(self, fn, *row_args):
+        total = None
+        for block, args in self._blocks(row_args):
+            part = fn(block, *args)
+            total = part if total is None else total + part
+        return total
+
+    def map_stack(self, fn, *row_args):
+        return stack_rows([fn(block, *args) for block, args in self._blocks(row_args)])
+
+
+def is_out_of_core(X):
+    """Whether ``X`` is read through :class:`RowPartitioned` (not an in-memory matrix).
+
+    Parameters
+    ----------
+    X : object
+
+    Returns
+    -------
+    bool
+        True for a :class:`RowPartitioned`, a ``dask.array`` or a chunk source
+        with ``row_partitioned()`` (e.g. :class:`~kernlearn.datasets.SvmlightChunks`).
+    """
+    return (isinstance(X, RowPartitioned) or hasattr(X, "row_partitioned")
+            or _is_dask_array(X))
+
+
+def _is_dask_array(X):
+    mod = type(X).__module__ or ""
+    return mod.startswith("dask.array") and hasattr(X, "to_delayed")
+
+
+def as_row_partitioned(X, memory_budget=None):
+    """``X`` as a :class:`RowPartitioned`, chunked to fit a memory budget.
+
+    Parameters
+    ----------
+    X : ndarray, numpy.memmap, sparse matrix, dask.array, chunk source or RowPartitioned
+        A ``dask.array`` becomes :class:`~kernlearn.distributed.DaskRows`; a
+        source with ``row_partitioned()`` (such as
+        :class:`~kernlearn.datasets.SvmlightChunks`) gives its own blocks; an
+        array is split into row chunks of at most half the budget each (one
+        block without a budget).
+    memory_budget : int or str, optional
+        Bytes of data resident at a time, e.g. ``"2GB"`` (arrays only; a chunk
+        source and a Dask array carry their own chunking).
+
+    Returns
+    -------
+    rows : RowPartitioned
+    """
+    if isinstance(X, RowPartitioned):
+        out = X
+    elif hasattr(X, "row_partitioned"):
+        out = X.row_partitioned()
+    elif _is_dask_array(X):
+        from .distributed import DaskRows
+
+        out = DaskRows(X)
+    else:
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}.")
+        chunk_rows = None
+        if memory_budget is not None:
+            bytes_per_row = (X.data.nbytes + X.indices.nbytes) / max(X.shape[0], 1) \
+                if sp.issparse(X) else X.shape[1] * X.dtype.itemsize
+            # Half the budget per block: a pass's temporaries take the rest.
+            chunk_rows = max(1, int(parse_bytes(memory_budget) / 2 / max(bytes_per_row, 1)))
+        return LocalRows.from_array(X, chunk_rows)
+    if memory_budget is not None:
+        raise ValueError("memory_budget applies to arrays; a chunk source or a Dask "
+                         "array sets its own chunk size.")
+    return out
