@@ -19,10 +19,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..families import FeaturePool
 from ..methods.fgm import fit_fgm
-from ..losses import get_loss
+from ..losses import get_loss, weighted
 from ._base import (
-    has_logistic_loss,
-    logistic_proba,
+    PLATT_XFAIL,
+    ProbabilityMixin,
+    _has_proba,
+    fit_sample_weight,
     validate_fit_data,
     validate_predict_data,
 )
@@ -50,7 +52,14 @@ class _FGMBase(TransformerMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def _pool(self):
+    def _pool(self, X, sample_weight):
+        pool = self._unfitted_pool()
+        if self.family is None:
+            # weighted root-mean-square scaling: integer weights == repeated rows
+            return pool.fit(X, sample_weight=sample_weight)
+        return pool.fit(X)
+
+    def _unfitted_pool(self):
         if self.refit and self.family is not None:
             raise ValueError("refit=True needs the original columns; it cannot be "
                              "combined with family= (the model lives on the family's "
@@ -79,15 +88,15 @@ class _FGMBase(TransformerMixin, BaseEstimator):
         self.coef_ = sp.csr_matrix((vals, (rows, cols)),
                                    shape=(len(results), pool.n_virtual_))
 
-    def _solve(self, X, y, pool, loss, name):
+    def _solve(self, X, y, pool, loss, name, sample_weight=None):
         return fit_fgm(
-            X, y, pool, loss, B=self.B, C=self.C, max_iter=self.max_outer_iter,
+            X, y, pool, weighted(loss, sample_weight), B=self.B, C=self.C, max_iter=self.max_outer_iter,
             tol=self.tol, max_features=self.max_features, solver=self.solver,
             master_tol=self.master_tol, master_max_iter=self.master_max_iter,
             fit_intercept=self.fit_intercept, verbose=self.verbose, name=name,
         )
 
-    def _refit_l2(self, X, y, sel, kind, pool):
+    def _refit_l2(self, X, y, sel, kind, pool, sample_weight=None):
         """De-bias (paper 002, sec. 6.2.2): l2 model on the selected features only.
 
         Fitted on the columns FGM saw (scaled to unit root-mean-square when
@@ -112,7 +121,7 @@ class _FGMBase(TransformerMixin, BaseEstimator):
         else:
             model = LinearSVC(C=self.C, loss="squared_hinge",
                               fit_intercept=self.fit_intercept, max_iter=5000)
-        model.fit(Xs, y)
+        model.fit(Xs, y, sample_weight=sample_weight)
         coef[sel] = np.ravel(model.coef_) * scale
         return coef, float(np.ravel(model.intercept_)[0]) if self.fit_intercept else 0.0
 
@@ -149,7 +158,7 @@ class _FGMBase(TransformerMixin, BaseEstimator):
         return tags
 
 
-class FGMClassifier(ClassifierMixin, _FGMBase):
+class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     r"""Feature Generating Machine: sparse linear classification by cutting planes.
 
     Selects about ``B`` features per outer iteration by exact worst-case
@@ -231,6 +240,15 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         Parallel one-vs-rest problems (joblib).
     verbose : int, default=0
         One progress line per outer iteration when positive.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes' losses: a dict ``{label: weight}`` or
+        ``"balanced"`` (``n / (n_classes * n_c)``, as in LIBLINEAR and
+        scikit-learn); multiplied into ``sample_weight``.
+    probability : bool, default=False
+        With a loss other than ``"logistic"``, fit Platt sigmoids on decision
+        values from an internal 5-fold cross-validation (five extra fits, as
+        ``SVC(probability=True)``) so that :meth:`predict_proba` exists.
+        ``loss="logistic"`` has native probabilities and ignores it.
 
     Attributes
     ----------
@@ -270,6 +288,8 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         "loss": [StrOptions({"squared_hinge", "logistic"})],
         "multiclass": [StrOptions({"auto", "shared", "ovr"})],
         "n_jobs": [Integral, None],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "probability": ["boolean"],
     }
 
     def __init__(
@@ -277,6 +297,7 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         max_features=None, multiclass="auto", solver="auto", master_tol=None,
         master_max_iter=None, feature_scaling=True, fit_intercept=True, groups=None,
         tree=False, chunk_size=None, refit=False, family=None, n_jobs=None, verbose=0,
+        class_weight=None, probability=False,
     ):
         self.B = B
         self.C = C
@@ -297,8 +318,10 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         self.family = family
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.class_weight = class_weight
+        self.probability = probability
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Select features and fit the classifier.
 
         Parameters
@@ -307,6 +330,9 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
             Training data (CSR/CSC accepted and never densified).
         y : array-like of shape (n_samples,)
             Class labels (two or more classes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weight of each sample's loss (integer weights act as
+            repeated rows, zero removes a row); multiplied by ``class_weight``.
 
         Returns
         -------
@@ -314,11 +340,17 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         """
         self._validate_params()
         X, y = validate_fit_data(self, X, y, classification=True)
+        sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
+        self._fit_weighted(X, y, sw)
+        self._fit_platt(X, y, sample_weight)
+        return self
+
+    def _fit_weighted(self, X, y, sw):
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_
         yi = enc.transform(y)
         loss = get_loss(self.loss)
-        pool = self._pool().fit(X)
+        pool = self._pool(X, sw)
         if len(self.classes_) == 2:
             tasks = [np.where(yi == 1, 1.0, -1.0)]
         else:
@@ -329,11 +361,12 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
             if self.family is not None:
                 raise ValueError("multiclass='shared' prices the columns of X; use "
                                  "multiclass='ovr' with family=.")
-            res = self._solve(X, np.column_stack(tasks), pool, loss, "FGM")
+            res = self._solve(X, np.column_stack(tasks), pool, loss, "FGM", sw)
             coefs, intercepts = list(res.coef.T), list(res.intercept)
             if self.refit:
                 coefs, intercepts = map(list, zip(*[
-                    self._refit_l2(X, t, res.selected, self.loss, pool) for t in tasks]))
+                    self._refit_l2(X, t, res.selected, self.loss, pool, sw)
+                    for t in tasks]))
             self._store(X, pool, [res], coefs, intercepts)
             self.d_, self.n_iter_, self.history_ = res.d, res.n_iter, res.history
             self.converged_ = res.converged
@@ -341,11 +374,11 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         names = [f"FGM[{c}]" if len(tasks) > 1 else "FGM" for c in self.classes_]
         # Threads: X is shared, not copied per worker; BLAS releases the GIL.
         results = Parallel(n_jobs=self.n_jobs if len(tasks) > 1 else None, prefer="threads")(
-            delayed(self._solve)(X, t, pool, loss, nm) for t, nm in zip(tasks, names)
+            delayed(self._solve)(X, t, pool, loss, nm, sw) for t, nm in zip(tasks, names)
         )
         coefs, intercepts = [], []
         for t, res in zip(tasks, results):
-            c, b = (self._refit_l2(X, t, res.selected, self.loss, pool) if self.refit
+            c, b = (self._refit_l2(X, t, res.selected, self.loss, pool, sw) if self.refit
                     else (res.coef, res.intercept))
             coefs.append(c)
             intercepts.append(b)
@@ -395,12 +428,14 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
 
-    @available_if(has_logistic_loss)
+    @available_if(_has_proba)
     def predict_proba(self, X):
-        """Class probabilities (``loss="logistic"`` only).
+        """Class probabilities (``loss="logistic"`` or ``probability=True``).
 
-        Binary: the logistic model's sigmoid; multiclass: one-vs-rest
-        sigmoids normalised to sum to one.
+        Logistic loss: the model's sigmoid (binary) or the one-vs-rest
+        sigmoids normalised to sum to one (multiclass).  Other losses with
+        ``probability=True``: Platt's sigmoids of the decision values, fitted
+        by internal cross-validation, normalised the same way.
 
         Parameters
         ----------
@@ -410,7 +445,7 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        return logistic_proba(self._decision(X))
+        return self._proba(self._decision(X))
 
 
 
@@ -495,13 +530,16 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         self.family = family
         self.verbose = verbose
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Select features and fit the regressor.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weight of each sample's loss (integer weights act as
+            repeated rows, zero removes a row).
 
         Returns
         -------
@@ -509,10 +547,11 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         """
         self._validate_params()
         X, y = validate_fit_data(self, X, y, classification=False, y_numeric=True)
+        sw = fit_sample_weight(sample_weight, X.shape[0])
         loss = get_loss("square")
-        pool = self._pool().fit(X)
-        res = self._solve(X, y.astype(float), pool, loss, "FGM")
-        coef, b = (self._refit_l2(X, y, res.selected, "square", pool) if self.refit
+        pool = self._pool(X, sw)
+        res = self._solve(X, y.astype(float), pool, loss, "FGM", sw)
+        coef, b = (self._refit_l2(X, y, res.selected, "square", pool, sw) if self.refit
                    else (res.coef, res.intercept))
         self._store(X, pool, [res], [coef], [b])
         if self.family is None:
@@ -539,5 +578,6 @@ def _conformance_instances():
     return [
         (FGMClassifier(B=2, max_outer_iter=3), {}),
         (FGMClassifier(B=2, loss="logistic", max_outer_iter=3), {}),
+        (FGMClassifier(B=2, max_outer_iter=3, probability=True), PLATT_XFAIL),
         (FGMRegressor(B=2, max_outer_iter=3), {}),
     ]

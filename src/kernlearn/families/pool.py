@@ -57,8 +57,9 @@ class FeaturePool(BaseFamily):
     ----------
     scale_ : ndarray of shape (n_features,)
         Per-feature scaling :math:`\\lambda_j` (0 for all-zero columns).
-    n_samples_ : int
-        Rows of the data the scaling was computed on.
+    n_samples_ : int or float
+        Rows of the data the scaling was computed on (their total weight
+        when fitted with ``sample_weight``).
     """
 
     def __init__(self, groups=None, tree=False, feature_scaling=True, chunk_size=None):
@@ -67,22 +68,41 @@ class FeaturePool(BaseFamily):
         self.feature_scaling = feature_scaling
         self.chunk_size = chunk_size
 
-    def fit(self, X):
+    def fit(self, X, sample_weight=None):
+        """Compute the feature scaling on the training data.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training data.
+        sample_weight : ndarray of shape (n_samples,), optional
+            Row weights: the root-mean-square is then the weighted one, so that
+            integer weights scale exactly as repeated rows do.
+
+        Returns
+        -------
+        self : FeaturePool
+        """
         n_features = X.shape[1]
+        n_rows = X.shape[0]
+        if sample_weight is not None:
+            root = np.sqrt(np.asarray(sample_weight, dtype=float))
+            X = sp.diags(root) @ X if sp.issparse(X) else X * root[:, None]
+            n_rows = float(np.sum(sample_weight))
         step = self._chunk(n_features)
         sq = np.zeros(n_features)
         for s in range(0, n_features, step):
             sq[s : s + step] = _column_sq_norms(X if step >= n_features
                                                 else X[:, s : s + step])
-        return self._setup(sq, X.shape[0])
+        return self._setup(sq, n_rows)
 
     def _setup(self, sq, n_samples):
         """Scaling and group bookkeeping from the squared column norms."""
         n_features = len(sq)
-        self.n_samples_ = int(n_samples)
+        self.n_samples_ = n_samples
         if self.feature_scaling:
             # Unit root-mean-square columns: lambda_j = sqrt(n) / ||f_j||.
-            ms = sq / max(self.n_samples_, 1)
+            ms = sq / self.n_samples_ if self.n_samples_ > 0 else sq
             self.scale_ = np.where(ms > 0, 1.0 / np.sqrt(np.where(ms > 0, ms, 1)), 0.0)
         else:
             self.scale_ = np.ones(n_features)
