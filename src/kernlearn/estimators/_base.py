@@ -313,7 +313,6 @@ class ProbabilityMixin:
         """Fit the Platt sigmoids when needed; call at the end of ``fit``."""
         from sklearn.base import clone
         from sklearn.model_selection import StratifiedKFold
-        from sklearn.utils.metaestimators import _safe_split
 
         self.platt_ = None
         if not getattr(self, "probability", False) or getattr(self, "loss", None) == "logistic":
@@ -329,8 +328,8 @@ class ProbabilityMixin:
         inner = clone(self).set_params(probability=False)
         scores = np.zeros((len(y), 1 if len(classes) == 2 else len(classes)))
         for train, test in folds.split(np.zeros((len(y), 1)), yi):
-            X_tr, y_tr = _safe_split(self, X, y, train)
-            X_te, _ = _safe_split(self, X, y, test, train)
+            X_tr, y_tr = self._split_rows(X, y, train)
+            X_te, _ = self._split_rows(X, y, test, train)
             kw = {k: np.asarray(v)[train] for k, v in row_args.items() if v is not None}
             if sample_weight is not None:
                 kw["sample_weight"] = np.asarray(sample_weight)[train]
@@ -344,6 +343,16 @@ class ProbabilityMixin:
         targets = [yi == 1] if len(classes) == 2 else [yi == k for k in range(len(classes))]
         self.platt_ = np.array([platt_sigmoid(scores[:, k], t, sample_weight)
                                 for k, t in enumerate(targets)])
+
+    def _split_rows(self, X, y, rows, cols=None):
+        """Training rows ``rows`` (test rows against training ``cols``).
+
+        scikit-learn's ``_safe_split``: kernel (pairwise) inputs are cut on
+        both axes.  Estimators with other input layouts override it.
+        """
+        from sklearn.utils.metaestimators import _safe_split
+
+        return _safe_split(self, X, y, rows, cols)
 
     def _platt_proba(self, scores):
         """Probabilities from decision values through the fitted sigmoids."""
