@@ -209,12 +209,12 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
         return None
     sw = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64,
                               ensure_non_negative=True)
-    if not np.all(np.isfinite(sw)):
-        raise ValueError("sample_weight contains NaN or infinity.")
+    # (_check_sample_weight rejects NaN, infinity, negative and all-zero weights)
     if class_weight is not None:
         sw = sw * compute_sample_weight(class_weight, y)
-    if not np.any(sw > 0):
-        raise ValueError("sample_weight is zero for every sample; nothing to fit.")
+        if not np.any(sw > 0):
+            raise ValueError("class_weight and sample_weight give every sample a "
+                             "zero weight; nothing to fit.")
     return sw
 
 
