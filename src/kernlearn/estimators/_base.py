@@ -122,31 +122,6 @@ def task_positions(tasks, task_index, n):
     return pos
 
 
-def has_logistic_loss(est):
-    """``available_if`` check: ``predict_proba`` needs the logistic loss.
-
-    Parameters
-    ----------
-    est : estimator
-        An estimator with a ``loss`` parameter.
-
-    Returns
-    -------
-    True
-
-    Raises
-    ------
-    AttributeError
-        When ``est.loss`` is not ``"logistic"``.
-    """
-    if est.loss != "logistic":
-        raise AttributeError(
-            "predict_proba is only available with loss='logistic' "
-            f"(this model uses loss={est.loss!r})."
-        )
-    return True
-
-
 def logistic_proba(scores):
     """Class probabilities from logistic-loss margins.
 
