@@ -323,10 +323,16 @@ class ProbabilityMixin:
         """Training rows ``rows`` (test rows against training ``cols``).
 
         scikit-learn's ``_safe_split``: kernel (pairwise) inputs are cut on
-        both axes.  Estimators with other input layouts override it.
+        both axes; a list of precomputed Gram matrices (estimators with
+        ``kernels="precomputed"``) is cut on both axes of every matrix.
         """
         from sklearn.utils.metaestimators import _safe_split
 
+        precomputed = getattr(self, "_precomputed", None)
+        if callable(precomputed) and precomputed():
+            grams = np.stack([np.asarray(K) for K in X])
+            cols = rows if cols is None else cols
+            return list(grams[:, rows][:, :, cols]), np.asarray(y)[rows]
         return _safe_split(self, X, y, rows, cols)
 
     def _platt_proba(self, scores):

@@ -553,14 +553,6 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         """
         return self._proba(self.decision_function(X, task_index))
 
-    def _split_rows(self, X, y, rows, cols=None):
-        """Rows (and, for precomputed kernels, columns) of a training set."""
-        if self._precomputed():
-            grams = np.stack([np.asarray(K) for K in X])
-            cols = rows if cols is None else cols
-            return list(grams[:, rows][:, :, cols]), np.asarray(y)[rows]
-        return super()._split_rows(X, y, rows, cols)
-
     def score(self, X, y, task_index=None, sample_weight=None):
         from sklearn.metrics import accuracy_score
 

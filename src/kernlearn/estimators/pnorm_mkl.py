@@ -308,14 +308,6 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self._fit_platt(X, y, sample_weight)
         return self
 
-    def _split_rows(self, X, y, rows, cols=None):
-        """Rows (and, for precomputed kernels, columns) of a training set."""
-        if self._precomputed():
-            grams = np.stack([np.asarray(K) for K in X])
-            cols = rows if cols is None else cols
-            return list(grams[:, rows][:, :, cols]), np.asarray(y)[rows]
-        return super()._split_rows(X, y, rows, cols)
-
     @available_if(_has_proba)
     def predict_proba(self, X):
         """Class probabilities (``probability=True``).
