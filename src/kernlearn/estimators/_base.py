@@ -254,15 +254,11 @@ def _has_proba(est):
 # Platt scaling's internal cross-validation splits the weighted rows and their
 # repetitions into different folds, so its sigmoids (not the decision
 # function) differ; scikit-learn's SVC(probability=True) is in the same case.
-# Likewise the arg max of Platt's probabilities may differ from predict's on
-# a few points (scikit-learn documents this for SVC(probability=True)).
 PLATT_XFAIL = {
-    **{name: "Platt scaling's internal cross-validation folds differ between "
-       "weighted and repeated rows (as for SVC(probability=True))"
-       for name in ("check_sample_weight_equivalence_on_dense_data",
-                    "check_sample_weight_equivalence_on_sparse_data")},
-    "check_classifiers_train": "Platt probabilities are fitted on cross-validated "
-    "scores: their arg max may differ from predict (as for SVC(probability=True))",
+    name: "Platt scaling's internal cross-validation folds differ between "
+    "weighted and repeated rows (as for SVC(probability=True))"
+    for name in ("check_sample_weight_equivalence_on_dense_data",
+                 "check_sample_weight_equivalence_on_sparse_data")
 }
 
 

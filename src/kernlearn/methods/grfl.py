@@ -362,8 +362,8 @@ class GrFL:
         p0, p = self.p, self.p + self.gs
         block = self.family.columns(cand.params[:1], self.X)
         w = self.sample_weight
-        norms = np.sqrt(np.einsum("ij,ij->j", block, block) if w is None
-                        else np.einsum("ij,ij,i->j", block, block, w))
+        norms = (np.linalg.norm(block, axis=0) if w is None
+                 else np.sqrt(np.einsum("ij,ij,i->j", block, block, w)))
         norms = np.where(norms > 0, norms, 1.0)
         block = block / norms
         self.Phi[:, p0:p] = block
