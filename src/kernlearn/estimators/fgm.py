@@ -332,7 +332,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
             Class labels (two or more classes).
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weight of each sample's loss (integer weights act as
-            repeated rows, zero removes a row); multiplied by ``class_weight``.
+            repeated rows, zero removes a row: the default pool's feature
+            scaling is weighted too; a ``family``'s own scaling is not);
+            multiplied by ``class_weight``.
 
         Returns
         -------
@@ -539,7 +541,8 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weight of each sample's loss (integer weights act as
-            repeated rows, zero removes a row).
+            repeated rows, zero removes a row: the default pool's feature
+            scaling is weighted too; a ``family``'s own scaling is not).
 
         Returns
         -------

@@ -125,9 +125,8 @@ class _BaseInfiniteFeature(BaseEstimator):
         ``sample_weight`` (validated, or ``None``) weighs each row's loss.
         """
         if sample_weight is not None and task_rows is not None:
-            raise ValueError("sample_weight (or class_weight) cannot be combined with "
-                             "task_index yet; weigh the tasks' rows by fitting them "
-                             "without task_index.")
+            raise ValueError("sample_weight and class_weight are not supported with "
+                             "task_index (one loss per task); fit without one of them.")
         n = X.shape[0]
         T = Y.shape[1] if task_rows is None else len(task_rows)
         path = getattr(self, "_path", None) if self.warm_start else None
