@@ -14,6 +14,7 @@ import pytest
 from scipy.optimize import minimize_scalar
 from scipy.special import expit
 from sklearn.base import clone
+from sklearn.calibration import CalibratedClassifierCV
 from sklearn.datasets import make_blobs, make_classification
 from sklearn.ensemble import AdaBoostClassifier, VotingClassifier
 from sklearn.exceptions import ConvergenceWarning
@@ -378,3 +379,6 @@ def test_adaboost_soft_voting_and_log_loss_scoring():
     s = cross_val_score(FGMClassifier(B=3, probability=True), X, y, cv=3,
                         scoring="neg_log_loss")
     assert np.all(np.isfinite(s)) and s.mean() > -np.log(2)
+    # scikit-learn's own calibration wraps any of our decision functions
+    cal = CalibratedClassifierCV(FGMClassifier(B=3), ensemble=False).fit(X, y)
+    assert log_loss(y, cal.predict_proba(X)) < np.log(2) - 0.1
