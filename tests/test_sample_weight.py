@@ -254,9 +254,17 @@ def test_obscure_weights_are_repeated_rows_in_expectation(rng):
     PNormMKLClassifier(kernels=_KERN, max_iter=10, random_state=0),
     LowRankKernelClassifier(random_state=0),
     MultitaskMKLClassifier(kernels=_KERN, max_iter=5),
-], ids=["fgm", "grfl", "obscure", "slkl", "mtmkl"])
+    FGMRegressor(B=3, max_outer_iter=4),
+    InfiniteFeatureRegressor(max_features=4, n_candidates=10, tol=1e-9, max_iter=2000,
+                             random_state=0),
+    LowRankKernelRegressor(random_state=0),
+    MultitaskMKLRegressor(kernels=_KERN, max_iter=5),
+], ids=["fgm", "grfl", "obscure", "slkl", "mtmkl",
+        "fgm-reg", "grfl-reg", "slkl-reg", "mtmkl-reg"])
 def test_zero_weight_is_a_removed_row(est, rng):
     X, y = _data(rng, n=50)
+    if not hasattr(est, "classes_") and "Classifier" not in type(est).__name__:
+        y = X[:, 0] + 0.3 * rng.normal(size=50)
     w = np.ones(50)
     w[[2, 17, 33]] = 0.0
     a = clone(est).fit(X, y, sample_weight=w)
