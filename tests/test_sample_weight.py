@@ -390,3 +390,14 @@ def test_adaboost_soft_voting_and_log_loss_scoring():
     # scikit-learn's own calibration wraps any of our decision functions
     cal = CalibratedClassifierCV(FGMClassifier(B=3), ensemble=False).fit(X, y)
     assert log_loss(y, cal.predict_proba(X)) < np.log(2) - 0.1
+
+
+def test_obscure_with_a_bias_passes_sklearn_class_weight_check():
+    # the conformance instance without a bias is an expected failure of this
+    # check (a narrow RBF scores far test points about 0 whatever the weights);
+    # with the bias kernel the extreme class weights make everything class 0
+    from sklearn.utils.estimator_checks import check_class_weight_classifiers
+
+    est = PNormMKLClassifier(kernels=[(rbf_kernel, {"gamma": 0.5}), linear_kernel], max_iter=5, max_iter_online=2,
+                             random_state=0, fit_intercept=True)
+    check_class_weight_classifiers("PNormMKLClassifier", est)
