@@ -398,6 +398,7 @@ def test_obscure_with_a_bias_passes_sklearn_class_weight_check():
     # with the bias kernel the extreme class weights make everything class 0
     from sklearn.utils.estimator_checks import check_class_weight_classifiers
 
-    est = PNormMKLClassifier(kernels=[(rbf_kernel, {"gamma": 0.5}), linear_kernel], max_iter=5, max_iter_online=2,
-                             random_state=0, fit_intercept=True)
+    est = PNormMKLClassifier(kernels=[(rbf_kernel, {"gamma": 0.5}), linear_kernel],
+                             max_iter=5, max_iter_online=2, random_state=0,
+                             fit_intercept=True)
     check_class_weight_classifiers("PNormMKLClassifier", est)
