@@ -299,7 +299,7 @@ def _inv_sqrt(d):
     return out
 
 
-def scale_gamma(X):
+def scale_gamma(X, sample_weight=None):
     """scikit-learn's ``gamma="scale"``: :math:`1 / (D\\,\\mathrm{Var}(X))`.
 
     The variance is over all entries of ``X`` (dense or sparse); a constant
@@ -309,12 +309,19 @@ def scale_gamma(X):
     ----------
     X : array-like or sparse matrix of shape (n_samples, n_features)
         Training inputs.
+    sample_weight : ndarray of shape (n_samples,), optional
+        Row weights (the variance of the data with rows repeated).
 
     Returns
     -------
     gamma : float
     """
-    if sp.issparse(X):
+    if sample_weight is not None:
+        w = np.asarray(sample_weight, dtype=float) / np.sum(sample_weight)
+        sq = X.multiply(X) if sp.issparse(X) else np.square(np.asarray(X, dtype=float))
+        mean = float(w @ np.asarray(X.mean(axis=1)).ravel())
+        var = float(w @ np.asarray(sq.mean(axis=1)).ravel()) - mean**2
+    elif sp.issparse(X):
         mean = float(np.asarray(X.mean()))
         var = float(np.asarray(X.multiply(X).mean())) - mean**2
     else:

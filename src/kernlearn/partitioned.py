@@ -100,17 +100,26 @@ def peak_rss_mb():
     return peak / 2**20 if sys.platform == "darwin" else peak / 2**10
 
 
-def _block_sq_norms(block):
-    """Squared column norms of a block and, last, its count of non-finite entries."""
+def _block_sq_norms(block, weight=None):
+    """Squared column norms of a block (weighted by rows when ``weight`` is given)
+    and, last, its count of non-finite entries."""
     if sp.issparse(block):
         block = block.tocsr() if block.format not in ("csr", "csc") else block
         data = np.asarray(block.data, dtype=float)
-        cols = (block.indices if block.format == "csr"
-                else np.repeat(np.arange(block.shape[1]), np.diff(block.indptr)))
-        sq = np.bincount(cols, weights=np.square(data), minlength=block.shape[1])
+        lengths = np.diff(block.indptr)
+        if block.format == "csr":
+            cols = block.indices
+            rows = None if weight is None else np.repeat(np.arange(block.shape[0]), lengths)
+        else:
+            cols, rows = np.repeat(np.arange(block.shape[1]), lengths), block.indices
+        sq_data = np.square(data)
+        if weight is not None:
+            sq_data *= weight[rows]
+        sq = np.bincount(cols, weights=sq_data, minlength=block.shape[1])
     else:
         data = np.asarray(block)
-        sq = np.einsum("ij,ij->j", data, data, dtype=float)
+        sq = (np.einsum("ij,ij->j", data, data, dtype=float) if weight is None
+              else np.einsum("ij,ij,i->j", data, data, weight, dtype=float))
     bad = data.size - np.count_nonzero(np.isfinite(data))
     return np.append(sq, bad)
 
@@ -208,8 +217,13 @@ class RowPartitioned:
         """
         raise NotImplementedError
 
-    def column_sq_norms(self):
+    def column_sq_norms(self, sample_weight=None):
         """Squared column norms :math:`\\|f_j\\|^2` (one pass).
+
+        Parameters
+        ----------
+        sample_weight : ndarray of shape (n_samples,), optional
+            Row weights: :math:`\\sum_i w_i x_{ij}^2` instead.
 
         Returns
         -------
@@ -220,7 +234,8 @@ class RowPartitioned:
         ValueError
             If ``X`` holds NaN or infinity.
         """
-        out = self.map_sum(_block_sq_norms)
+        out = (self.map_sum(_block_sq_norms) if sample_weight is None
+               else self.map_sum(_block_sq_norms, np.asarray(sample_weight, dtype=float)))
         if out[-1] > 0:
             raise ValueError(f"X contains NaN or infinity ({int(out[-1])} entries).")
         return out[:-1]

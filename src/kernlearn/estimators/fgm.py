@@ -19,11 +19,13 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..families import FeaturePool
 from ..methods.fgm import fit_fgm
-from ..losses import get_loss
+from ..losses import get_loss, weighted
 from ..partitioned import _is_dask_array, as_row_partitioned, is_out_of_core
 from ._base import (
-    has_logistic_loss,
-    logistic_proba,
+    PLATT_XFAIL,
+    ProbabilityMixin,
+    _has_proba,
+    fit_sample_weight,
     validate_fit_data,
     validate_partitioned_fit,
     validate_predict_data,
@@ -68,7 +70,14 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         return validate_partitioned_fit(self, as_row_partitioned(X, self.memory_budget),
                                         y, classification=classification)
 
-    def _pool(self):
+    def _pool(self, X, sample_weight):
+        pool = self._unfitted_pool()
+        if self.family is None:
+            # weighted root-mean-square scaling: integer weights == repeated rows
+            return pool.fit(X, sample_weight=sample_weight)
+        return pool.fit(X)
+
+    def _unfitted_pool(self):
         if self.refit and self.family is not None:
             raise ValueError("refit=True needs the original columns; it cannot be "
                              "combined with family= (the model lives on the family's "
@@ -97,15 +106,15 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         self.coef_ = sp.csr_matrix((vals, (rows, cols)),
                                    shape=(len(results), pool.n_virtual_))
 
-    def _solve(self, X, y, pool, loss, name):
+    def _solve(self, X, y, pool, loss, name, sample_weight=None):
         return fit_fgm(
-            X, y, pool, loss, B=self.B, C=self.C, max_iter=self.max_outer_iter,
+            X, y, pool, weighted(loss, sample_weight), B=self.B, C=self.C, max_iter=self.max_outer_iter,
             tol=self.tol, max_features=self.max_features, solver=self.solver,
             master_tol=self.master_tol, master_max_iter=self.master_max_iter,
             fit_intercept=self.fit_intercept, verbose=self.verbose, name=name,
         )
 
-    def _refit_l2(self, X, y, sel, kind, pool):
+    def _refit_l2(self, X, y, sel, kind, pool, sample_weight=None):
         """De-bias (paper 002, sec. 6.2.2): l2 model on the selected features only.
 
         Fitted on the columns FGM saw (scaled to unit root-mean-square when
@@ -130,7 +139,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         else:
             model = LinearSVC(C=self.C, loss="squared_hinge",
                               fit_intercept=self.fit_intercept, max_iter=5000)
-        model.fit(Xs, y)
+        model.fit(Xs, y, sample_weight=sample_weight)
         coef[sel] = np.ravel(model.coef_) * scale
         return coef, float(np.ravel(model.intercept_)[0]) if self.fit_intercept else 0.0
 
@@ -242,7 +251,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         return tags
 
 
-class FGMClassifier(ClassifierMixin, _FGMBase):
+class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     r"""Feature Generating Machine: sparse linear classification by cutting planes.
 
     Selects about ``B`` features per outer iteration by exact worst-case
@@ -334,6 +343,15 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         are lazy Dask arrays.
     verbose : int, default=0
         One progress line per outer iteration when positive.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes' losses: a dict ``{label: weight}`` or
+        ``"balanced"`` (``n / (n_classes * n_c)``, as in LIBLINEAR and
+        scikit-learn); multiplied into ``sample_weight``.
+    probability : bool, default=False
+        With a loss other than ``"logistic"``, fit Platt sigmoids on decision
+        values from an internal 5-fold cross-validation (five extra fits, as
+        ``SVC(probability=True)``) so that :meth:`predict_proba` exists.
+        ``loss="logistic"`` has native probabilities and ignores it.
 
     Attributes
     ----------
@@ -374,6 +392,8 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         "loss": [StrOptions({"squared_hinge", "logistic"})],
         "multiclass": [StrOptions({"auto", "shared", "ovr"})],
         "n_jobs": [Integral, None],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "probability": ["boolean"],
     }
 
     def __init__(
@@ -381,7 +401,7 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         max_features=None, multiclass="auto", solver="auto", master_tol=None,
         master_max_iter=None, feature_scaling=True, fit_intercept=True, groups=None,
         tree=False, chunk_size=None, refit=False, family=None, n_jobs=None,
-        memory_budget=None, verbose=0,
+        memory_budget=None, verbose=0, class_weight=None, probability=False,
     ):
         self.B = B
         self.C = C
@@ -403,8 +423,10 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         self.n_jobs = n_jobs
         self.memory_budget = memory_budget
         self.verbose = verbose
+        self.class_weight = class_weight
+        self.probability = probability
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Select features and fit the classifier.
 
         Parameters
@@ -413,18 +435,33 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
             Training data (CSR/CSC accepted and never densified).
         y : array-like of shape (n_samples,)
             Class labels (two or more classes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weight of each sample's loss (integer weights act as
+            repeated rows, zero removes a row: the default pool's feature
+            scaling is weighted too; a ``family``'s own scaling is not);
+            multiplied by ``class_weight``.
 
         Returns
         -------
         self : FGMClassifier
         """
         self._validate_params()
+        if self.probability and self.loss != "logistic" and self._partitioned(X):
+            raise ValueError("probability=True fits Platt sigmoids by cross-validation "
+                             "on in-memory X; out-of-core and Dask input need "
+                             "loss='logistic' for probabilities.")
         X, y = self._validate(X, y, classification=True)
+        sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
+        self._fit_weighted(X, y, sw)
+        self._fit_platt(X, y, sample_weight)
+        return self
+
+    def _fit_weighted(self, X, y, sw):
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_
         yi = enc.transform(y)
         loss = get_loss(self.loss)
-        pool = self._pool().fit(X)
+        pool = self._pool(X, sw)
         if len(self.classes_) == 2:
             tasks = [np.where(yi == 1, 1.0, -1.0)]
         else:
@@ -435,11 +472,12 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
             if self.family is not None:
                 raise ValueError("multiclass='shared' prices the columns of X; use "
                                  "multiclass='ovr' with family=.")
-            res = self._solve(X, np.column_stack(tasks), pool, loss, "FGM")
+            res = self._solve(X, np.column_stack(tasks), pool, loss, "FGM", sw)
             coefs, intercepts = list(res.coef.T), list(res.intercept)
             if self.refit:
                 coefs, intercepts = map(list, zip(*[
-                    self._refit_l2(X, t, res.selected, self.loss, pool) for t in tasks]))
+                    self._refit_l2(X, t, res.selected, self.loss, pool, sw)
+                    for t in tasks]))
             self._store(X, pool, [res], coefs, intercepts)
             self.d_, self.n_iter_, self.history_ = res.d, res.n_iter, res.history
             self.converged_ = res.converged
@@ -447,11 +485,11 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         names = [f"FGM[{c}]" if len(tasks) > 1 else "FGM" for c in self.classes_]
         # Threads: X is shared, not copied per worker; BLAS releases the GIL.
         results = Parallel(n_jobs=self.n_jobs if len(tasks) > 1 else None, prefer="threads")(
-            delayed(self._solve)(X, t, pool, loss, nm) for t, nm in zip(tasks, names)
+            delayed(self._solve)(X, t, pool, loss, nm, sw) for t, nm in zip(tasks, names)
         )
         coefs, intercepts = [], []
         for t, res in zip(tasks, results):
-            c, b = (self._refit_l2(X, t, res.selected, self.loss, pool) if self.refit
+            c, b = (self._refit_l2(X, t, res.selected, self.loss, pool, sw) if self.refit
                     else (res.coef, res.intercept))
             coefs.append(c)
             intercepts.append(b)
@@ -507,12 +545,14 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
 
         return self._output(X, labels, dtype=classes.dtype)
 
-    @available_if(has_logistic_loss)
+    @available_if(_has_proba)
     def predict_proba(self, X):
-        """Class probabilities (``loss="logistic"`` only).
+        """Class probabilities (``loss="logistic"`` or ``probability=True``).
 
-        Binary: the logistic model's sigmoid; multiclass: one-vs-rest
-        sigmoids normalised to sum to one.
+        Logistic loss: the model's sigmoid (binary) or the one-vs-rest
+        sigmoids normalised to sum to one (multiclass).  Other losses with
+        ``probability=True``: Platt's sigmoids of the decision values, fitted
+        by internal cross-validation, normalised the same way.
 
         Parameters
         ----------
@@ -523,7 +563,7 @@ class FGMClassifier(ClassifierMixin, _FGMBase):
         proba : ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
-        return self._output(X, logistic_proba, len(self.classes_))
+        return self._output(X, self._proba, len(self.classes_))
 
 
 
@@ -611,13 +651,17 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         self.memory_budget = memory_budget
         self.verbose = verbose
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Select features and fit the regressor.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weight of each sample's loss (integer weights act as
+            repeated rows, zero removes a row: the default pool's feature
+            scaling is weighted too; a ``family``'s own scaling is not).
 
         Returns
         -------
@@ -625,10 +669,11 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         """
         self._validate_params()
         X, y = self._validate(X, y, classification=False)
+        sw = fit_sample_weight(sample_weight, X.shape[0])
         loss = get_loss("square")
-        pool = self._pool().fit(X)
-        res = self._solve(X, y.astype(float), pool, loss, "FGM")
-        coef, b = (self._refit_l2(X, y, res.selected, "square", pool) if self.refit
+        pool = self._pool(X, sw)
+        res = self._solve(X, y.astype(float), pool, loss, "FGM", sw)
+        coef, b = (self._refit_l2(X, y, res.selected, "square", pool, sw) if self.refit
                    else (res.coef, res.intercept))
         self._store(X, pool, [res], [coef], [b])
         if self.family is None:
@@ -655,5 +700,6 @@ def _conformance_instances():
     return [
         (FGMClassifier(B=2, max_outer_iter=3), {}),
         (FGMClassifier(B=2, loss="logistic", max_outer_iter=3), {}),
+        (FGMClassifier(B=2, max_outer_iter=3, probability=True), PLATT_XFAIL),
         (FGMRegressor(B=2, max_outer_iter=3), {}),
     ]

@@ -21,7 +21,16 @@ from sklearn.utils.validation import (
 from ..kernels import _check_gram_list, linear_kernel, rbf_kernel
 from ..methods.mtmkl import FORMULATIONS, TaskKernels, fit_multitask
 from ..solvers._base import single_blas_thread
-from ._base import check_two_classes, split_tasks, task_positions
+from sklearn.utils._available_if import available_if
+
+from ._base import (
+    ProbabilityMixin,
+    _has_proba,
+    check_two_classes,
+    fit_sample_weight,
+    split_tasks,
+    task_positions,
+)
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor"]
 
@@ -105,7 +114,25 @@ class _BaseMultitaskMKL(BaseEstimator):
             return np.zeros(n, dtype=np.int64)
         return task_positions(self.tasks_, task_index, n)
 
-    def _fit(self, X, y, task_index, loss, epsilon=0.1):
+    def _weighted_rows(self, X, y, task_index, sample_weight, class_weight=None):
+        """Validated weights; rows of zero weight are dropped (exactly as removed).
+
+        A zero weight would make a sample's loss weight :math:`C w_i` vanish,
+        which the kernel ridge and libsvm solves do not accept; without the
+        row the problem is the same.
+        """
+        n = X.shape[1] if self._precomputed() else X.shape[0]
+        sw = fit_sample_weight(sample_weight, n, y, class_weight)
+        self._train_rows = None
+        if sw is None or np.all(sw > 0):
+            return X, y, task_index, sw
+        keep = np.flatnonzero(sw > 0)
+        self._train_rows = keep
+        X = X[:, keep][:, :, keep] if self._precomputed() else X[keep]
+        task_index = None if task_index is None else np.asarray(task_index)[keep]
+        return X, np.asarray(y)[keep], task_index, sw[keep]
+
+    def _fit(self, X, y, task_index, loss, epsilon=0.1, sample_weight=None):
         self._validate_p_q()
         rows = self._split_tasks(task_index, len(y))
         specs = "precomputed" if self._precomputed() else (
@@ -120,7 +147,7 @@ class _BaseMultitaskMKL(BaseEstimator):
                 formulation=self.formulation, loss=loss, C=self.C, p=self.p,
                 q=self.q, epsilon=epsilon, max_iter=self.max_iter, tol=self.tol,
                 max_inner=self.max_inner, max_rank=self.max_rank,
-                verbose=self.verbose)
+                verbose=self.verbose, sample_weight=sample_weight)
         self._model = model
         self.kernel_weights_ = model.kernel_weights
         self.task_kernel_weights_ = model.task_kernel_weights
@@ -137,6 +164,8 @@ class _BaseMultitaskMKL(BaseEstimator):
         X, _ = self._check_X(X, None, reset=False)
         n = X.shape[1] if self._precomputed() else X.shape[0]
         pos = self._task_positions(task_index, n)
+        if self._precomputed() and getattr(self, "_train_rows", None) is not None:
+            X = X[:, :, self._train_rows]  # the rows fitted (positive weight)
         with single_blas_thread():
             return self._model.decision(self.kernels_, self._blocks, X, pos)
 
@@ -311,7 +340,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, task_index=None):
+    def fit(self, X, y, task_index=None, sample_weight=None):
         """Learn the shared kernel and the task predictors.
 
         Parameters
@@ -323,6 +352,10 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
             Targets.
         task_index : array-like of shape (n_samples,), optional
             Task id of each sample; ``None`` means one task.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the samples' losses (per-sample loss
+            weight :math:`C w_i`; the standardisation and kernel scales are
+            weighted too; zero-weight rows are left out).
 
         Returns
         -------
@@ -330,9 +363,10 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         """
         X, y = self._check_X(X, y, reset=True)
         y = np.asarray(y, dtype=float)
+        X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight)
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinity.")
-        return self._fit(X, y, task_index, self.loss, self.epsilon)
+        return self._fit(X, y, task_index, self.loss, self.epsilon, sw)
 
     def predict(self, X, task_index=None):
         """Predict each sample with its task's model.
@@ -359,7 +393,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         "Coefficient of determination :math:`R^2` (over all samples, not per task)")
 
 
-class MultitaskMKLClassifier(ClassifierMixin, _BaseMultitaskMKL):
+class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMKL):
     __doc__ = (
         """Multitask multiple kernel classification: MK-MTFL and MK-MTSFL with SVMs.
 
@@ -368,6 +402,14 @@ class MultitaskMKLClassifier(ClassifierMixin, _BaseMultitaskMKL):
     scikit-learn's ``SVC`` with a precomputed kernel), as in the paper.
 """
         + _PARAMS_DOC.format(machine="SVM", C="10.0")
+        + """    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes' losses (``"balanced"``: ``n / (n_classes *
+        n_c)``), multiplied into ``sample_weight``.
+    probability : bool, default=False
+        Fit Platt sigmoids on decision values from an internal 5-fold
+        cross-validation (five extra fits, as ``SVC(probability=True)``) so
+        that :meth:`predict_proba` exists.
+"""
         + _ATTRS_DOC
         + """    classes_ : ndarray of shape (2,)
         The two class labels.
@@ -392,9 +434,18 @@ class MultitaskMKLClassifier(ClassifierMixin, _BaseMultitaskMKL):
         tags.classifier_tags.multi_class = False  # one binary problem per task
         return tags
 
+    _parameter_constraints = {
+        **_BaseMultitaskMKL._parameter_constraints,
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "probability": ["boolean"],
+    }
+
     def __init__(self, kernels=None, *, formulation="mtfl", p=2.0, q=1.5, C=10.0,
                  normalize=True, standardize=True, max_iter=100, tol=1e-3,
-                 max_inner=5, max_rank=300, verbose=0):
+                 max_inner=5, max_rank=300, verbose=0, class_weight=None,
+                 probability=False):
+        self.class_weight = class_weight
+        self.probability = probability
         self.kernels = kernels
         self.formulation = formulation
         self.p = p
@@ -409,7 +460,7 @@ class MultitaskMKLClassifier(ClassifierMixin, _BaseMultitaskMKL):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, task_index=None):
+    def fit(self, X, y, task_index=None, sample_weight=None):
         """Learn the shared kernel and the task classifiers.
 
         Parameters
@@ -421,12 +472,20 @@ class MultitaskMKLClassifier(ClassifierMixin, _BaseMultitaskMKL):
             Labels of two classes; every task must contain both.
         task_index : array-like of shape (n_samples,), optional
             Task id of each sample; ``None`` means one task.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the samples' losses (libsvm's per-sample
+            :math:`C w_i`), multiplied by ``class_weight``; zero-weight rows
+            are left out.
 
         Returns
         -------
         self : MultitaskMKLClassifier
         """
+        X_all, y_all, t_all = X, y, task_index
         X, y = self._check_X(X, y, reset=True)
+        check_two_classes(y)
+        X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight,
+                                                   self.class_weight)
         check_two_classes(y)
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_
@@ -439,7 +498,9 @@ class MultitaskMKLClassifier(ClassifierMixin, _BaseMultitaskMKL):
             if np.unique(signed[r]).size < 2:
                 raise ValueError(f"task {self.tasks_[t]!r} has samples of one class "
                                  "only; every task needs both classes.")
-        return self._fit(X, signed, task_index, "hinge")
+        self._fit(X, signed, task_index, "hinge", sample_weight=sw)
+        self._fit_platt(X_all, y_all, sample_weight, task_index=t_all)
+        return self
 
     def decision_function(self, X, task_index=None):
         """Signed scores of ``classes_[1]``, each sample by its task's model.
@@ -473,6 +534,26 @@ class MultitaskMKLClassifier(ClassifierMixin, _BaseMultitaskMKL):
         """
         scores = self.decision_function(X, task_index)
         return self.classes_[(scores > 0).astype(int)]
+
+    @available_if(_has_proba)
+    def predict_proba(self, X, task_index=None):
+        """Class probabilities (``probability=True``).
+
+        Platt's sigmoid of the decision value, fitted on decision values
+        from an internal cross-validation (one sigmoid for all tasks).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or list
+            As in :meth:`decision_function`.
+        task_index : array-like of shape (n_samples,), optional
+            Task id of each sample.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+        """
+        return self._proba(self.decision_function(X, task_index))
 
     def score(self, X, y, task_index=None, sample_weight=None):
         from sklearn.metrics import accuracy_score

@@ -4,6 +4,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     check_consistent_length,
@@ -14,14 +15,21 @@ from sklearn.utils.validation import (
 from ..kernels import KernelList, PrecomputedKernelList, linear_kernel, rbf_kernel
 from ..losses import Hinge, MulticlassHinge
 from ..methods.obscure import OnlineBatch
-from ._base import check_two_classes, validate_fit_data, validate_predict_data
+from ._base import (
+    ProbabilityMixin,
+    _has_proba,
+    check_two_classes,
+    fit_sample_weight,
+    validate_fit_data,
+    validate_predict_data,
+)
 
 _DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
 # Kernel values computed at once by decision_function (8 MB of doubles).
 _PREDICT_BLOCK = 1_000_000
 
 
-class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
+class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     r"""p-norm multiple kernel learning by online-batch optimisation (OBSCURE).
 
     Learns a classifier :math:`f(x) = \sum_j w^j\cdot\phi_j(x)` over F kernels
@@ -92,9 +100,16 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         a sample first triggers an update and kept (least recently used rows
         evicted beyond the budget), as libsvm's kernel cache.
     random_state : int, RandomState instance or None, default=None
-        Seed of the sampling order.
+        Seed of the sampling order (and of the Platt folds).
     verbose : int, default=0
         Print one line per epoch.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes' losses (``"balanced"``: ``n / (n_classes *
+        n_c)``), multiplied into ``sample_weight``.
+    probability : bool, default=False
+        Fit Platt sigmoids on decision values from an internal 5-fold
+        cross-validation (five extra fits, as ``SVC(probability=True)``) so
+        that :meth:`predict_proba` exists.
 
     Attributes
     ----------
@@ -154,6 +169,8 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "probability": ["boolean"],
     }
 
     def __init__(
@@ -174,7 +191,11 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         cache_size=1024,
         random_state=None,
         verbose=0,
+        class_weight=None,
+        probability=False,
     ):
+        self.class_weight = class_weight
+        self.probability = probability
         self.pegasos = pegasos
         self.fit_intercept = fit_intercept
         self.kernels = kernels
@@ -201,7 +222,7 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
         return isinstance(self.kernels, str) and self.kernels == "precomputed"
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Learn the kernel weights and the classifier.
 
         Parameters
@@ -211,6 +232,14 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
             Gram matrices of shape (n_samples, n_samples).
         y : array-like of shape (n_samples,)
             Class labels.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the samples' losses (multiplied by
+            ``class_weight``): the loss term of eq. (5) becomes the weighted
+            mean, :math:`\\lambda = 1/(C\\sum_i w_i)`, and the stochastic steps
+            draw samples with probability proportional to their weight, so
+            integer weights equal repeated rows in expectation (not draw for
+            draw); zero weights are never visited.  Kernel parameters computed
+            from the data (``gamma="mean"``) use every row unweighted.
 
         Returns
         -------
@@ -244,12 +273,13 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
             ).fit(X)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         n = y_enc.shape[0]
+        sw = fit_sample_weight(sample_weight, n, y, self.class_weight)
         binary = len(self.classes_) == 2
         loss = Hinge() if binary else MulticlassHinge()
         target = np.where(y_enc == 1, 1.0, -1.0) if binary else y_enc.astype(np.int64)
         solver = OnlineBatch(
             p=self.p,
-            lam=1.0 / (self.C * n),
+            lam=1.0 / (self.C * (n if sw is None else float(sw.sum()))),
             eta=self.eta,
             max_iter_online=self.max_iter_online,
             max_iter=self.max_iter,
@@ -260,7 +290,8 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
             random_state=self.random_state,
             verbose=self.verbose,
         )
-        res = solver.solve(klist, target, loss, n_classes=len(self.classes_))
+        res = solver.solve(klist, target, loss, n_classes=len(self.classes_),
+                           sample_weight=sw)
         a = res.state["kernel_coef"]
         total = float(a.sum())
         self.kernel_weights_ = a / total if total > 0 else np.full(len(a), 1.0 / len(a))
@@ -277,7 +308,28 @@ class PNormMKLClassifier(ClassifierMixin, BaseEstimator):
             klist.gram_ = None
             klist.grams = None
         self._n_train = n
+        self._fit_platt(X, y, sample_weight)
         return self
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities (``probability=True``).
+
+        Platt's sigmoid of the decision value (two classes) or the classes'
+        sigmoids normalised to sum to one, fitted on decision values from an
+        internal cross-validation; their arg max may differ from
+        :meth:`predict` on a few points, as for ``SVC(probability=True)``.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or list
+            As in :meth:`decision_function`.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return self._proba(self.decision_function(X))
 
     def decision_function(self, X):
         """Class scores :math:`f_c(x) = \\sum_i c_{ci}\\sum_j \\beta_j K_j(x_i, x)`.
@@ -355,6 +407,16 @@ def _precomputed_cross(grams, n_kernels, n_train, support):
 
 
 def _conformance_instances():
+    # Stochastic steps: weights are drawing probabilities, so a weighted fit
+    # equals the fit on repeated rows in expectation, not draw for draw (the
+    # repeated data are permuted, the weighted ones sampled).
+    stochastic = {
+        name: "stochastic solver: sample weights equal repeated rows in "
+        "expectation only (tests/test_sample_weight.py checks zero weights "
+        "exactly and integer weights statistically)"
+        for name in ("check_sample_weight_equivalence_on_dense_data",
+                     "check_sample_weight_equivalence_on_sparse_data")
+    }
     return [
         (
             PNormMKLClassifier(
@@ -363,7 +425,11 @@ def _conformance_instances():
                 max_iter_online=2,
                 random_state=0,
             ),
-            {},
+            {**stochastic, "check_class_weight_classifiers": (
+                "no bias (fit_intercept=False) and a narrow RBF on blobs of "
+                "spread 20: test points far from every class-0 sample score "
+                "about 0 whatever the weights; with fit_intercept=True all "
+                "are predicted class 0 (tests/test_sample_weight.py)")},
         ),
         (
             PNormMKLClassifier(
@@ -373,6 +439,6 @@ def _conformance_instances():
                 max_iter_online=2,
                 random_state=0,
             ),
-            {},
+            stochastic,
         ),
     ]

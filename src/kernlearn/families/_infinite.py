@@ -74,7 +74,7 @@ class InfiniteFamily(BaseFamily):
             return np.zeros((X.shape[0], 0))
         return self._columns(params, X)
 
-    def correlations(self, params, X, G):
+    def correlations(self, params, X, G, sample_weight=None):
         """Correlations of the candidates' columns with ``G`` and the column norms.
 
         Parameters
@@ -85,6 +85,9 @@ class InfiniteFamily(BaseFamily):
             Training inputs.
         G : ndarray of shape (n_samples, T)
             Loss gradients (one column per task, zero outside a task's rows).
+        sample_weight : ndarray of shape (n_samples,), optional
+            Row weights: norms are then :math:`\\sqrt{\\sum_i w_i \\phi_i^2}`,
+            as on the data with rows repeated (``G`` is already weighted).
 
         Returns
         -------
@@ -103,7 +106,8 @@ class InfiniteFamily(BaseFamily):
         norms = np.empty((k, gs))
         for s in range(0, k, chunk):
             block = self._columns(params[s : s + chunk], X)
-            nrm = np.sqrt(np.einsum("ij,ij->j", block, block))
+            nrm = np.sqrt(np.einsum("ij,ij->j", block, block) if sample_weight is None
+                          else np.einsum("ij,ij,i->j", block, block, sample_weight))
             c = nrm.size // gs
             norms[s : s + c] = nrm.reshape(c, gs)
             H[s : s + c] = (block.T @ G).reshape(c, gs, -1)
@@ -113,7 +117,7 @@ class InfiniteFamily(BaseFamily):
         return H, norms
 
     def price(self, grad, k=1, rng=None, exclude=None, X=None, n_sample=100,
-              score=None):
+              score=None, sample_weight=None):
         """Best ``k`` of ``n_sample`` sampled candidates (paper 000, sec. 4.2).
 
         Parameters
@@ -134,6 +138,8 @@ class InfiniteFamily(BaseFamily):
             ``score(H) -> (n_sample,)`` from the ``(n_sample, group_size, T)``
             correlation blocks; default the Frobenius norm.  Estimators pass
             the violation of conditions (7) and (10).
+        sample_weight : ndarray of shape (n_samples,), optional
+            Row weights of the column norms (see :meth:`correlations`).
 
         Returns
         -------
@@ -145,7 +151,7 @@ class InfiniteFamily(BaseFamily):
             raise ValueError("price needs the training inputs X.")
         rng = np.random.default_rng(rng)
         params = self.sample(n_sample, rng)
-        H, norms = self.correlations(params, X, grad)
+        H, norms = self.correlations(params, X, grad, sample_weight)
         s = (score or _default_score)(H)
         s = np.where(np.all(norms > 0, axis=1), s, -np.inf)
         order = np.argsort(-s, kind="stable")[:k]

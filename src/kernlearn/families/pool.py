@@ -51,8 +51,9 @@ class FeaturePool(BaseFamily):
     ----------
     scale_ : ndarray of shape (n_features,)
         Per-feature scaling :math:`\\lambda_j` (0 for all-zero columns).
-    n_samples_ : int
-        Rows of the data the scaling was computed on.
+    n_samples_ : int or float
+        Rows of the data the scaling was computed on (their total weight
+        when fitted with ``sample_weight``).
     """
 
     def __init__(self, groups=None, tree=False, feature_scaling=True, chunk_size=None):
@@ -61,16 +62,34 @@ class FeaturePool(BaseFamily):
         self.feature_scaling = feature_scaling
         self.chunk_size = chunk_size
 
-    def fit(self, X):
-        return self._setup(as_row_partitioned(X).column_sq_norms(), X.shape[0])
+    def fit(self, X, sample_weight=None):
+        """Compute the feature scaling on the training data.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or RowPartitioned of shape (n_samples, n_features)
+            Training data.
+        sample_weight : ndarray of shape (n_samples,), optional
+            Row weights: the root-mean-square is then the weighted one, so that
+            integer weights scale exactly as repeated rows do.
+
+        Returns
+        -------
+        self : FeaturePool
+        """
+        rows = as_row_partitioned(X)
+        if sample_weight is None:
+            return self._setup(rows.column_sq_norms(), X.shape[0])
+        w = np.asarray(sample_weight, dtype=float)
+        return self._setup(rows.column_sq_norms(w), float(np.sum(w)))
 
     def _setup(self, sq, n_samples):
         """Scaling and group bookkeeping from the squared column norms."""
         n_features = len(sq)
-        self.n_samples_ = int(n_samples)
+        self.n_samples_ = n_samples
         if self.feature_scaling:
             # Unit root-mean-square columns: lambda_j = sqrt(n) / ||f_j||.
-            ms = sq / max(self.n_samples_, 1)
+            ms = sq / self.n_samples_ if self.n_samples_ > 0 else sq
             self.scale_ = np.where(ms > 0, 1.0 / np.sqrt(np.where(ms > 0, ms, 1)), 0.0)
         else:
             self.scale_ = np.ones(n_features)

@@ -1,7 +1,7 @@
 """Losses (datafits) on margins and their name registry ``LOSSES``."""
 
 from .._component import Registry
-from ._base import BaseLoss
+from ._base import BaseLoss, WeightedLoss, weighted
 from .binary import Hinge, Logistic, SquaredHinge
 from .multiclass import MulticlassHinge
 from .regression import Square
@@ -37,4 +37,4 @@ def get_loss(spec, allowed=None):
     return loss
 
 
-__all__ = ["BaseLoss", "Hinge", "LOSSES", "Logistic", "MulticlassHinge", "Square", "SquaredHinge", "get_loss"]
+__all__ = ["BaseLoss", "Hinge", "LOSSES", "Logistic", "MulticlassHinge", "Square", "SquaredHinge", "WeightedLoss", "get_loss", "weighted"]

@@ -154,7 +154,7 @@ class GrFL:
         self.name = name
 
     # ------------------------------------------------------------------ setup
-    def start(self, X, Y, task_rows, rng):
+    def start(self, X, Y, task_rows, rng, sample_weight=None):
         """Initialise the run at the model without features.
 
         Parameters
@@ -168,12 +168,18 @@ class GrFL:
             Rows of each task.
         rng : numpy.random.RandomState or Generator
             Source of the sampled parameters (and of the pricing rows).
+        sample_weight : ndarray of shape (n_samples,), optional
+            Row weights, already inside ``loss`` (a
+            :class:`~kernlearn.losses.WeightedLoss`); here they make the
+            columns unit-norm in the weighted sense, so that integer weights
+            act as repeated rows.
 
         Returns
         -------
         self : GrFL
         """
         self.X, self.Y, self.task_rows, self.rng = X, Y, task_rows, rng
+        self.sample_weight = sample_weight
         self.n = X.shape[0]
         self.T = Y.shape[1] if task_rows is None else len(task_rows)
         self.gs = self.family.group_size
@@ -287,14 +293,17 @@ class GrFL:
         fam = self.family
         if self._sub is None:
             return fam.price(G, k=1, rng=self.rng, X=self.X, n_sample=self.n_candidates,
-                             score=self.violation)
+                             score=self.violation, sample_weight=self.sample_weight)
         # correlations of unit-norm columns on m rows, times sqrt(n/m), estimate
         # those on all rows; the best estimates are then scored exactly
-        boost = np.sqrt(self.n / len(self._sub))
+        w = self.sample_weight
+        boost = np.sqrt(self.n / len(self._sub) if w is None
+                        else w.sum() / max(w[self._sub].sum(), 1e-300))
         est = fam.price(G[self._sub], k=min(self.n_verify, self.n_candidates),
                         rng=self.rng, X=self._X_sub, n_sample=self.n_candidates,
-                        score=lambda H: self.violation(H * boost))
-        H, norms = fam.correlations(est.params, self.X, G)
+                        score=lambda H: self.violation(H * boost),
+                        sample_weight=None if w is None else w[self._sub])
+        H, norms = fam.correlations(est.params, self.X, G, w)
         s = np.where(np.all(norms > 0, axis=1), self.violation(H), -np.inf)
         best = int(np.argmax(s))
         return Candidates(params=est.params[best : best + 1], scores=s[best : best + 1],
@@ -352,7 +361,9 @@ class GrFL:
         """
         p0, p = self.p, self.p + self.gs
         block = self.family.columns(cand.params[:1], self.X)
-        norms = np.linalg.norm(block, axis=0)
+        w = self.sample_weight
+        norms = (np.linalg.norm(block, axis=0) if w is None
+                 else np.sqrt(np.einsum("ij,ij,i->j", block, block, w)))
         norms = np.where(norms > 0, norms, 1.0)
         block = block / norms
         self.Phi[:, p0:p] = block

@@ -324,12 +324,16 @@ class TaskKernels:
         self.standardize = standardize
         self.precomputed = isinstance(kernels, str) and kernels == "precomputed"
 
-    def fit(self, X):
+    def fit(self, X, sample_weight=None):
         """Resolve parameters and scales on the training data.
 
         Parameters
         ----------
         X : ndarray of shape (n, n_features), or (precomputed) ndarray (k, n, n)
+        sample_weight : ndarray of shape (n,), optional
+            Row weights of the standardisation and of the mean diagonal (as
+            for repeated rows); data-driven kernel parameters such as
+            ``gamma="mean"`` stay unweighted.
 
         Returns
         -------
@@ -344,8 +348,9 @@ class TaskKernels:
             X = np.asarray(X, dtype=float)
             self.mean_, self.std_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
             if self.standardize:
-                sd = X.std(axis=0)
-                self.mean_, self.std_ = X.mean(axis=0), np.where(sd > 0, sd, 1.0)
+                mu = np.average(X, axis=0, weights=sample_weight)
+                sd = np.sqrt(np.average((X - mu) ** 2, axis=0, weights=sample_weight))
+                self.mean_, self.std_ = mu, np.where(sd > 0, sd, 1.0)
             self.X_ = self._scaled(X)
             self.params_, diag = [], []
             for j, (kernel, params, cols) in enumerate(self.specs_):
@@ -359,7 +364,7 @@ class TaskKernels:
             raise ValueError("a kernel produced non-finite values on X.")
         if (diag < -1e-10 * np.abs(diag).max(initial=1.0)).any():
             raise ValueError("a kernel has a negative diagonal: it is not PSD.")
-        mean = diag.mean(axis=1)
+        mean = np.average(diag, axis=1, weights=sample_weight)
         self.scales_ = (np.where(mean > 0, 1.0 / np.where(mean > 0, mean, 1.0), 1.0)
                         if self.normalize else np.ones(self.n_kernels))
         return self
@@ -450,8 +455,9 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1):
         Targets (labels in {-1, +1} for the hinge), zero on padding.
     mask : ndarray of shape (T_b, m)
         Valid rows.
-    C : float
-        Loss weight: :math:`C\sum_i\ell_i + \tfrac12\|w\|^2`.
+    C : float or ndarray of shape (T_b, m)
+        Loss weight: :math:`C\sum_i\ell_i + \tfrac12\|w\|^2`; an array gives
+        each sample its own weight :math:`C_i` (sample weights; positive).
     epsilon : float, default=0.1
         Width of the epsilon-insensitive tube.
 
@@ -472,7 +478,7 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1):
         u, v = sol[..., 0], sol[..., 1]
         b = (e * u).sum(1) / (e * v).sum(1)
         beta = (u - b[:, None] * v) * e
-        L = (y * beta).sum(1) - (beta * beta).sum(1) / (4.0 * C)
+        L = (y * beta).sum(1) - (beta * beta / (4.0 * C)).sum(1)
         return beta, b, L
     from sklearn.svm import SVC, SVR
 
@@ -480,10 +486,13 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1):
     for a in range(T):
         mt = int(mask[a].sum())
         Ka, ya = K[a, :mt, :mt], y[a, :mt]
+        # per-sample C_i: libsvm's C times sample_weight
+        Cs, sw = (C, None) if np.ndim(C) == 0 else (1.0, C[a, :mt])
         if loss == "hinge":
-            est = SVC(kernel="precomputed", C=C, tol=1e-5).fit(Ka, ya)
+            est = SVC(kernel="precomputed", C=Cs, tol=1e-5).fit(Ka, ya, sample_weight=sw)
         else:
-            est = SVR(kernel="precomputed", C=C, epsilon=epsilon, tol=1e-5).fit(Ka, ya)
+            est = SVR(kernel="precomputed", C=Cs, epsilon=epsilon, tol=1e-5).fit(
+                Ka, ya, sample_weight=sw)
         beta[a, est.support_] = est.dual_coef_[0]
         b[a] = est.intercept_[0]
         if loss == "hinge":
@@ -554,9 +563,10 @@ def evaluate_mtfl(blocks, grams, y_b, loss, C, gamma_t, pbar, lam=None, epsilon=
     for _ in range(max_inner):
         W = gamma_t / lam.T
         beta, bias, Ls = [], [], []
-        for (tasks, _, mask), Kb, yb in zip(blocks.buckets, grams, y_b):
+        for (tasks, _, mask), Kb, yb, Cb in zip(blocks.buckets, grams, y_b,
+                                                _per_bucket(C, len(y_b))):
             Keff = np.einsum("tk,ktij->tij", W[tasks], Kb)
-            be, bb, Lb = solve_inner(loss, Keff, yb, mask, C, epsilon)
+            be, bb, Lb = solve_inner(loss, Keff, yb, mask, Cb, epsilon)
             beta.append(be), bias.append(bb), Ls.append(Lb)
         S = np.zeros((k, T))
         for (tasks, _, _), Kb, be in zip(blocks.buckets, grams, beta):
@@ -735,9 +745,10 @@ def _beta_matrix(blocks, beta, n):
 def _solve_all(blocks, F_b, y_b, loss, C, epsilon):
     """Inner solves with effective kernels ``F F'`` per task (F: padded factors)."""
     beta, bias, Ls = [], [], []
-    for (_, _, mask), Fb, yb in zip(blocks.buckets, F_b, y_b):
+    for (_, _, mask), Fb, yb, Cb in zip(blocks.buckets, F_b, y_b,
+                                        _per_bucket(C, len(y_b))):
         Keff = Fb @ Fb.transpose(0, 2, 1)
-        be, bb, Lb = solve_inner(loss, Keff, yb, mask, C, epsilon)
+        be, bb, Lb = solve_inner(loss, Keff, yb, mask, Cb, epsilon)
         beta.append(be), bias.append(bb), Ls.append(Lb)
     return beta, blocks.by_task(bias), blocks.by_task(Ls)
 
@@ -995,9 +1006,14 @@ def _warn(name, res, max_iter, tol):
                       f"> tol={tol}.", ConvergenceWarning)
 
 
+def _per_bucket(C, n_buckets):
+    """``C`` of each bucket: a list of padded per-sample arrays, or one scalar."""
+    return C if isinstance(C, list) else [C] * n_buckets
+
+
 def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C=1.0,
                   p=2.0, q=1.5, epsilon=0.1, max_iter=100, tol=1e-3, max_inner=5,
-                  max_rank=None, verbose=0):
+                  max_rank=None, verbose=0, sample_weight=None):
     """Fit one of the multitask kernel formulations on validated inputs.
 
     Parameters
@@ -1027,6 +1043,8 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     max_rank : int, optional
         Rank cap of the kernel eigendecompositions (MK-MTSFL).
     verbose : int, default=0
+    sample_weight : ndarray of shape (n,), optional
+        Positive weights of the samples' losses (per-sample :math:`C w_i`).
 
     Returns
     -------
@@ -1035,10 +1053,14 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     blocks : TaskBuckets
     model : MultitaskModel
     """
-    kernels.fit(X)
+    kernels.fit(X, sample_weight)
     k = kernels.n_kernels
     blocks = TaskBuckets(task_rows)
     y_b = blocks.gather(np.asarray(y, dtype=float))
+    if sample_weight is not None:
+        # per-sample loss weights C w_i in the padded layout (C on padding)
+        C = [np.where(mask, C * wb, C) for wb, (_, _, mask)
+             in zip(blocks.gather(np.asarray(sample_weight, dtype=float)), blocks.buckets)]
     T = blocks.n_tasks
     t0 = time.perf_counter()
     if formulation in ("mtfl", "mkl", "independent"):

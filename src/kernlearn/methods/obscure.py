@@ -356,6 +356,22 @@ class _RowCache:
         self.n_computed += len(ids)
 
 
+def _sampling(sample_weight, n):
+    """Rows an epoch visits and their drawing probabilities (``None``: a permutation).
+
+    Unweighted, or equal positive weights: a permutation of the rows with
+    positive weight, exactly as if the others were removed.  Otherwise draws
+    with probability proportional to the weight.
+    """
+    if sample_weight is None:
+        return np.arange(n), None
+    w = np.asarray(sample_weight, dtype=float)
+    rows = np.flatnonzero(w > 0)
+    if np.all(w[rows] == w[rows[0]]):
+        return rows, None
+    return rows, w / w.sum()
+
+
 class OnlineBatch(BaseSolver):
     r"""OBSCURE stage 1 (Algorithm 1) and stage 2 (Algorithm 2) for p-norm MKL.
 
@@ -472,7 +488,7 @@ class OnlineBatch(BaseSolver):
         a = conj_mirror_scales(np.sqrt(np.maximum(N, 0.0)), q)
         return scale * np.einsum("cjn,j->nc", G, a), a
 
-    def objective(self, G, N, scale, y, loss):
+    def objective(self, G, N, scale, y, loss, sample_weight=None):
         """Objective (5), mean loss and training error of the current iterate.
 
         Parameters
@@ -482,6 +498,8 @@ class OnlineBatch(BaseSolver):
         scale : float
         y : ndarray of shape (n,)
         loss : BaseLoss
+        sample_weight : ndarray of shape (n,), optional
+            Weights of the mean loss and error.
 
         Returns
         -------
@@ -492,15 +510,15 @@ class OnlineBatch(BaseSolver):
         if G.shape[0] == 1:
             m = marg[:, 0]
             lv = loss.value(m, y)
-            err = np.mean(np.where(m > 0, 1, -1) != y)
+            err = np.average(np.where(m > 0, 1, -1) != y, weights=sample_weight)
         else:
             lv = loss.value(marg, y)
-            err = np.mean(np.argmax(marg, axis=1) != y)
+            err = np.average(np.argmax(marg, axis=1) != y, weights=sample_weight)
         w_norm = scale * lp_norm(np.sqrt(np.maximum(N, 0.0)), q) / q
-        mean_loss = float(np.mean(lv))
+        mean_loss = float(np.average(lv, weights=sample_weight))
         return 0.5 * self.lam * w_norm**2 + mean_loss, mean_loss, float(err), w_norm
 
-    def solve(self, kernels, y, loss, n_classes=None):
+    def solve(self, kernels, y, loss, n_classes=None, sample_weight=None):
         """Run stages 1 and 2.
 
         Parameters
@@ -514,6 +532,14 @@ class OnlineBatch(BaseSolver):
             ``Hinge``, ``MulticlassHinge`` or another margin loss (NumPy path).
         n_classes : int, optional
             Number of classes for a multiclass loss (default ``max(y) + 1``).
+        sample_weight : ndarray of shape (n,), optional
+            Weights of the samples' losses in the mean of eq. (5).  The steps
+            then visit samples drawn with probability proportional to their
+            weight (one epoch: as many draws as positive weights), so each
+            stochastic sub-gradient is unbiased for the weighted objective,
+            as it is for repeated rows; zero-weight samples are never visited,
+            and equal positive weights give the unweighted permutation of
+            the remaining samples.
 
         Returns
         -------
@@ -526,9 +552,9 @@ class OnlineBatch(BaseSolver):
         # the loop is sequential; the kernel rows it asks for are small blocks,
         # where BLAS threads cost more than they save (10x on 2 shared cores)
         with single_blas_thread():
-            return self._solve(kernels, y, loss, n_classes)
+            return self._solve(kernels, y, loss, n_classes, sample_weight)
 
-    def _solve(self, kernels, y, loss, n_classes):
+    def _solve(self, kernels, y, loss, n_classes, sample_weight=None):
         p = float(self.p)
         if not 1.0 < p <= 2.0:
             raise ValueError(f"p must lie in (1, 2], got {self.p!r}.")
@@ -581,9 +607,12 @@ class OnlineBatch(BaseSolver):
                 return 1.0 - own + m.max(axis=1) > 0.0
             return 1.0 - yint[ids] * m[:, 0] > 0.0
 
+        rows, draw_p = _sampling(sample_weight, n)
+
         def epoch(stage, R):
             st[3] = st[4] = 0.0
-            order = rng.permutation(n)
+            order = (rows[rng.permutation(len(rows))] if draw_p is None
+                     else rng.choice(n, size=len(rows), p=draw_p))
             if budget[0] < n:
                 order = order[: int(budget[0])]
             budget[0] -= len(order)
@@ -611,7 +640,7 @@ class OnlineBatch(BaseSolver):
             st[0] = 1.0
             N[:] = np.einsum("nc,cjn->j", A, G)
             obj, mloss, err, wn = self.objective(
-                G, N, 1.0, y if not multiclass else yint, loss
+                G, N, 1.0, y if not multiclass else yint, loss, sample_weight
             )
             return obj, mloss, err, wn, int(st[3])
 
@@ -648,7 +677,7 @@ class OnlineBatch(BaseSolver):
                 break
         if n_epochs == 0:
             obj, mloss, err, wn = self.objective(
-                G, N, 1.0, y if not multiclass else yint, loss
+                G, N, 1.0, y if not multiclass else yint, loss, sample_weight
             )
         # stage-1 bound R >= ||w*||_{2,p} (sec. 4.1); Pegasos-MKL uses the
         # trivial bound R = inf (s_t = 0 in Algorithm 2)
