@@ -426,7 +426,9 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     ----------
     kernel : str or callable, default="rbf"
         See :class:`LowRankKernelRegressor`.
-    gamma, degree, coef0 : float, optional
+    gamma : float or "scale", default="scale"
+        Kernel width (see :class:`LowRankKernelRegressor`).
+    degree, coef0 : float, optional
         Kernel parameters.
     kernel_params : dict, optional
         Further kernel keyword arguments.
@@ -508,7 +510,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         self,
         kernel="rbf",
         *,
-        gamma=None,
+        gamma="scale",
         degree=None,
         coef0=None,
         kernel_params=None,
