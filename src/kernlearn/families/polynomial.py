@@ -55,8 +55,14 @@ class PolynomialPool(BaseFamily):
     coef0 : float, default=1.0
         :math:`r \\ge 0` of the kernel.
     block_size : int, default=128
-        Rows of :math:`X'\\mathrm{diag}(u)X` computed at once (memory
-        ``block_size x n_features``).
+        Dense ``X``: rows of :math:`X'\\mathrm{diag}(u)X` computed at once
+        (memory ``block_size x n_features``).
+    max_block_nnz : int, default=2_000_000
+        Sparse ``X``: the column blocks are cut so that each sparse product
+        :math:`(A \\odot u)'X` has at most about this many stored entries
+        (memory about 80 bytes each); no dense ``block x n_features`` array
+        is formed, so tens of thousands of sparse input features
+        (:math:`> 10^{10}` implicit pairs) can be priced.
 
     References
     ----------
@@ -64,12 +70,13 @@ class PolynomialPool(BaseFamily):
     """
 
     def __init__(self, include_linear=True, feature_scaling=True, gamma=1.0, coef0=1.0,
-                 block_size=128):
+                 block_size=128, max_block_nnz=2_000_000):
         self.include_linear = include_linear
         self.feature_scaling = feature_scaling
         self.gamma = gamma
         self.coef0 = coef0
         self.block_size = block_size
+        self.max_block_nnz = max_block_nnz
 
     def fit(self, X):
         if not (np.isfinite(self.gamma) and self.gamma > 0):
@@ -78,6 +85,8 @@ class PolynomialPool(BaseFamily):
             raise ValueError(f"coef0 must be a non-negative number, got {self.coef0!r}.")
         if int(self.block_size) < 1:
             raise ValueError(f"block_size must be >= 1, got {self.block_size!r}.")
+        if int(self.max_block_nnz) < 1:
+            raise ValueError(f"max_block_nnz must be >= 1, got {self.max_block_nnz!r}.")
         self.n_features_ = m = X.shape[1]
         self.n_virtual_ = m * m + m
         # With r = 0 the map has no linear coordinates.
@@ -88,6 +97,7 @@ class PolynomialPool(BaseFamily):
         # ||x_j * x_k||^2 = sum_i x_ij^2 x_ik^2 = (X^2)'(X^2): kept only if small.
         X2 = X.multiply(X) if sp.issparse(X) else X * X
         self._X2 = sp.csc_matrix(X2) if sp.issparse(X) else X2
+        self._X2_csr = sp.csr_matrix(X2) if sp.issparse(X) else None
         return self
 
     @staticmethod
@@ -99,19 +109,67 @@ class PolynomialPool(BaseFamily):
         return np.where(np.asarray(j) == np.asarray(k), 1.0, np.sqrt(2.0)) * self.gamma
 
     def _pair_block(self, X, u, s, e):
-        """Scores and scales of pairs with first index in ``[s, e)`` (all ``k``)."""
-        if sp.issparse(X):
-            Xb = X[:, s:e]
-            S = (Xb.multiply(u[:, None])).T @ X
-            S = S.toarray() if sp.issparse(S) else np.asarray(S)
-            N = self._X2[:, s:e].T @ self._X2
-            N = N.toarray() if sp.issparse(N) else np.asarray(N)
-        else:
-            S = X[:, s:e].T @ (u[:, None] * X)
-            N = self._X2[:, s:e].T @ self._X2
+        """Scores and scales of pairs with first index in ``[s, e)`` (all ``k``), dense ``X``."""
+        S = X[:, s:e].T @ (u[:, None] * X)
+        N = self._X2[:, s:e].T @ self._X2
         j, k = np.arange(s, e)[:, None], np.arange(X.shape[1])[None, :]
         scale = self._inv_sqrt(N) if self.feature_scaling else self._pair_weight(j, k)
         return np.abs(S) * scale, scale
+
+    def _sparse_blocks(self, X):
+        """Column ranges whose sparse products stay within ``max_block_nnz`` entries.
+
+        Column ``j``'s block of :math:`X'\\mathrm{diag}(u)X` has at most
+        :math:`\\sum_{i: x_{ij} \\ne 0} \\mathrm{nnz}(x_i)` entries; cutting the
+        columns by the running sum bounds the memory of every product whatever
+        the density.
+        """
+        Xc = sp.csc_matrix(X)
+        row_nnz = np.diff(sp.csr_matrix(X).indptr).astype(np.int64)
+        # cost_j = sum of nnz(x_i) over the rows where column j is non-zero
+        cost = np.add.reduceat(np.append(row_nnz[Xc.indices], 0), Xc.indptr[:-1]) \
+            if Xc.nnz else np.zeros(Xc.shape[1], dtype=np.int64)
+        cost[np.diff(Xc.indptr) == 0] = 0
+        bounds, s, acc = [], 0, 0
+        limit = int(self.max_block_nnz)
+        for j, c in enumerate(cost.tolist()):
+            if j > s and acc + c > limit:
+                bounds.append((s, j))
+                s, acc = j, 0
+            acc += c
+        bounds.append((s, Xc.shape[1]))
+        return bounds
+
+    def _sparse_pair_scores(self, Xc, Xr, u, s, e):
+        """Non-zero pair scores with first index in ``[s, e)``, by sparse products.
+
+        Returns the virtual ids (``j <= k`` only) and scores of the stored
+        entries of :math:`(A \\odot u)'X` for the column block ``A``; pairs with
+        a zero score never violate and are not listed.
+        """
+        m = Xc.shape[1]
+        A = Xc[:, s:e]
+        S = sp.csr_matrix(A.multiply(u[:, None]).T) @ Xr
+        S = sp.csr_matrix(S)
+        S.sum_duplicates()
+        rows = np.repeat(np.arange(s, e, dtype=np.int64), np.diff(S.indptr))
+        cols = S.indices.astype(np.int64)
+        keep = (cols >= rows) & (S.data != 0)
+        rows, cols, vals = rows[keep], cols[keep], np.abs(S.data[keep])
+        if self.feature_scaling:
+            # ||x_j * x_k||^2 on the same block; its pattern contains S's
+            # (non-negative products cannot cancel), so align by sorted keys.
+            N = sp.csr_matrix(sp.csr_matrix(self._X2[:, s:e].T) @ self._X2_csr)
+            N.sum_duplicates()
+            n_rows = np.repeat(np.arange(s, e, dtype=np.int64), np.diff(N.indptr))
+            n_keys = n_rows * m + N.indices
+            order = np.argsort(n_keys, kind="stable")
+            keys = rows * m + cols
+            pos = order[np.searchsorted(n_keys, keys, sorter=order)]
+            scale = self._inv_sqrt(N.data[pos])
+        else:
+            scale = self._pair_weight(rows, cols)
+        return rows * m + cols, vals * scale
 
     def price(self, grad, k, rng=None, exclude=None, X=None):
         """Top-``k`` monomials by :math:`\\lambda_{jk}|\\sum_i u_i x_{ij}x_{ik}|`, ``u = -grad``.
@@ -135,14 +193,23 @@ class PolynomialPool(BaseFamily):
         u = -np.asarray(grad, dtype=float)
         m = self.n_features_
         best_ids, best_scores = np.zeros(0, dtype=np.int64), np.zeros(0)
-        for s in range(0, m, int(self.block_size)):
-            e = min(m, s + int(self.block_size))
-            scores, _ = self._pair_block(X, u, s, e)
-            j, kk = np.arange(s, e)[:, None], np.arange(m)[None, :]
-            # Only j <= k are candidates: (k, j) is the same monomial as (j, k).
-            valid = np.broadcast_to(kk >= j, scores.shape)
-            ids = np.broadcast_to(j * m + kk, scores.shape)[valid]
-            best_ids, best_scores = _merge_top(best_ids, best_scores, ids, scores[valid], k)
+        if sp.issparse(X):
+            # Sparse products of column blocks: memory follows the stored
+            # pairs of each block, never block x n_features.
+            Xc, Xr = sp.csc_matrix(X), sp.csr_matrix(X)
+            for s, e in self._sparse_blocks(Xc):
+                ids, scores = self._sparse_pair_scores(Xc, Xr, u, s, e)
+                best_ids, best_scores = _merge_top(best_ids, best_scores, ids, scores, k)
+        else:
+            for s in range(0, m, int(self.block_size)):
+                e = min(m, s + int(self.block_size))
+                scores, _ = self._pair_block(X, u, s, e)
+                j, kk = np.arange(s, e)[:, None], np.arange(m)[None, :]
+                # Only j <= k are candidates: (k, j) is the same monomial as (j, k).
+                valid = np.broadcast_to(kk >= j, scores.shape)
+                ids = np.broadcast_to(j * m + kk, scores.shape)[valid]
+                best_ids, best_scores = _merge_top(best_ids, best_scores, ids, scores[valid],
+                                                   k)
         if self.offers_linear_:
             lin = np.abs(np.asarray(X.T @ u).ravel()) * self._lin_scale
             best_ids, best_scores = _merge_top(best_ids, best_scores,
@@ -152,17 +219,17 @@ class PolynomialPool(BaseFamily):
 
     def _scales(self, ids):
         m = self.n_features_
+        ids = np.asarray(ids, dtype=np.int64)
         out = np.empty(len(ids))
-        for i, v in enumerate(ids):
-            if v >= m * m:
-                out[i] = self._lin_scale[v - m * m]
-            elif not self.feature_scaling:
-                out[i] = self._pair_weight(*divmod(int(v), m))
-            else:
-                j, kk = divmod(int(v), m)
-                sq = self._X2[:, j].T @ self._X2[:, kk]
-                sq = float(sq.toarray().ravel()[0]) if sp.issparse(sq) else float(np.ravel(sq)[0])
-                out[i] = self._inv_sqrt(np.array([sq]))[0]
+        lin = ids >= m * m
+        out[lin] = self._lin_scale[ids[lin] - m * m]
+        j, kk = np.divmod(ids[~lin], m)
+        if not self.feature_scaling:
+            out[~lin] = self._pair_weight(j, kk)
+        elif j.size:
+            X2 = self._X2
+            sq = (X2[:, j].multiply(X2[:, kk]) if sp.issparse(X2) else X2[:, j] * X2[:, kk])
+            out[~lin] = self._inv_sqrt(np.asarray(sq.sum(0)).ravel())
         return out
 
     def column_indices(self, candidates):
@@ -171,19 +238,25 @@ class PolynomialPool(BaseFamily):
         return ids, self._scales(ids)
 
     def raw_columns(self, ids, X):
-        """Unscaled monomial columns of virtual ``ids`` on ``X``."""
+        """Unscaled monomial columns of virtual ``ids`` on ``X`` (only those pairs).
+
+        Sparse input gives a CSC block: each pair column is the elementwise
+        product of two sparse columns, so prediction costs the selected pairs
+        only.
+        """
         m = self.n_features_
-        cols = []
-        for v in np.asarray(ids, dtype=np.int64):
-            if v >= m * m:
-                cols.append(X[:, [v - m * m]])
-            else:
-                j, kk = divmod(int(v), m)
-                cols.append(X[:, [j]].multiply(X[:, [kk]]) if sp.issparse(X)
-                            else X[:, [j]] * X[:, [kk]])
-        if not cols:
-            return np.zeros((X.shape[0], 0))
-        return sp.hstack(cols, format="csc") if sp.issparse(X) else np.hstack(cols)
+        ids = np.asarray(ids, dtype=np.int64)
+        lin = ids >= m * m
+        j, kk = np.divmod(ids[~lin], m)
+        where = np.concatenate([np.flatnonzero(~lin), np.flatnonzero(lin)])
+        back = np.argsort(where, kind="stable")
+        if sp.issparse(X):
+            Xc = sp.csc_matrix(X)
+            block = sp.hstack([Xc[:, j].multiply(Xc[:, kk]), Xc[:, ids[lin] - m * m]],
+                              format="csc")
+            return block[:, back]
+        Xd = np.asarray(X)
+        return np.hstack([Xd[:, j] * Xd[:, kk], Xd[:, ids[lin] - m * m]])[:, back]
 
     def columns(self, candidates, X):
         ids, scales = self.column_indices(candidates)
