@@ -120,7 +120,11 @@ class _FGMBase(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_predict_data(self, X)
         if self.family_ is None:
-            scores = X @ self.coef_.T
+            # Only the selected columns: X @ coef_.T would read (and for
+            # float32 input copy) all of X for a handful of non-zeros.
+            coef = self.coef_.T  # (n_features,) or (n_features, K)
+            sel = np.flatnonzero(coef.reshape(coef.shape[0], -1).any(axis=1))
+            scores = X[:, sel] @ coef[sel]
         else:
             sel = self.selected_features_
             scores = self.family_.raw_columns(sel, X) @ self.coef_[:, sel].T.toarray()

@@ -24,6 +24,7 @@ linear features when ``coef0 > 0``); a budget larger than that returns every
 candidate once.
 """
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -56,13 +57,16 @@ class PolynomialPool(BaseFamily):
         :math:`r \\ge 0` of the kernel.
     block_size : int, default=128
         Dense ``X``: rows of :math:`X'\\mathrm{diag}(u)X` computed at once
-        (memory ``block_size x n_features``).
-    max_block_nnz : int, default=2_000_000
-        Sparse ``X``: the column blocks are cut so that each sparse product
-        :math:`(A \\odot u)'X` has at most about this many stored entries
-        (memory about 80 bytes each); no dense ``block x n_features`` array
-        is formed, so tens of thousands of sparse input features
-        (:math:`> 10^{10}` implicit pairs) can be priced.
+        (memory ``block_size x n_features``).  Sparse ``X`` is priced one
+        column of the sparse product at a time (memory
+        ``O(n_features + k)``), so a sparse set with hundreds of thousands of
+        input features (:math:`> 10^{10}` implicit pairs) can be priced.
+
+    Attributes
+    ----------
+    n_pair_evals_ : int
+        Sparse ``X``: pairs with a stored product scored by the last
+        :meth:`price` (the work done; the dense path scores all pairs).
 
     References
     ----------
@@ -70,13 +74,12 @@ class PolynomialPool(BaseFamily):
     """
 
     def __init__(self, include_linear=True, feature_scaling=True, gamma=1.0, coef0=1.0,
-                 block_size=128, max_block_nnz=2_000_000):
+                 block_size=128):
         self.include_linear = include_linear
         self.feature_scaling = feature_scaling
         self.gamma = gamma
         self.coef0 = coef0
         self.block_size = block_size
-        self.max_block_nnz = max_block_nnz
 
     def fit(self, X):
         if not (np.isfinite(self.gamma) and self.gamma > 0):
@@ -85,8 +88,6 @@ class PolynomialPool(BaseFamily):
             raise ValueError(f"coef0 must be a non-negative number, got {self.coef0!r}.")
         if int(self.block_size) < 1:
             raise ValueError(f"block_size must be >= 1, got {self.block_size!r}.")
-        if int(self.max_block_nnz) < 1:
-            raise ValueError(f"max_block_nnz must be >= 1, got {self.max_block_nnz!r}.")
         self.n_features_ = m = X.shape[1]
         self.n_virtual_ = m * m + m
         # With r = 0 the map has no linear coordinates.
@@ -97,7 +98,6 @@ class PolynomialPool(BaseFamily):
         # ||x_j * x_k||^2 = sum_i x_ij^2 x_ik^2 = (X^2)'(X^2): kept only if small.
         X2 = X.multiply(X) if sp.issparse(X) else X * X
         self._X2 = sp.csc_matrix(X2) if sp.issparse(X) else X2
-        self._X2_csr = sp.csr_matrix(X2) if sp.issparse(X) else None
         return self
 
     @staticmethod
@@ -115,61 +115,6 @@ class PolynomialPool(BaseFamily):
         j, k = np.arange(s, e)[:, None], np.arange(X.shape[1])[None, :]
         scale = self._inv_sqrt(N) if self.feature_scaling else self._pair_weight(j, k)
         return np.abs(S) * scale, scale
-
-    def _sparse_blocks(self, X):
-        """Column ranges whose sparse products stay within ``max_block_nnz`` entries.
-
-        Column ``j``'s block of :math:`X'\\mathrm{diag}(u)X` has at most
-        :math:`\\sum_{i: x_{ij} \\ne 0} \\mathrm{nnz}(x_i)` entries; cutting the
-        columns by the running sum bounds the memory of every product whatever
-        the density.
-        """
-        Xc = sp.csc_matrix(X)
-        row_nnz = np.diff(sp.csr_matrix(X).indptr).astype(np.int64)
-        # cost_j = sum of nnz(x_i) over the rows where column j is non-zero
-        cost = np.add.reduceat(np.append(row_nnz[Xc.indices], 0), Xc.indptr[:-1]) \
-            if Xc.nnz else np.zeros(Xc.shape[1], dtype=np.int64)
-        cost[np.diff(Xc.indptr) == 0] = 0
-        bounds, s, acc = [], 0, 0
-        limit = int(self.max_block_nnz)
-        for j, c in enumerate(cost.tolist()):
-            if j > s and acc + c > limit:
-                bounds.append((s, j))
-                s, acc = j, 0
-            acc += c
-        bounds.append((s, Xc.shape[1]))
-        return bounds
-
-    def _sparse_pair_scores(self, Xc, Xr, u, s, e):
-        """Non-zero pair scores with first index in ``[s, e)``, by sparse products.
-
-        Returns the virtual ids (``j <= k`` only) and scores of the stored
-        entries of :math:`(A \\odot u)'X` for the column block ``A``; pairs with
-        a zero score never violate and are not listed.
-        """
-        m = Xc.shape[1]
-        A = Xc[:, s:e]
-        S = sp.csr_matrix(A.multiply(u[:, None]).T) @ Xr
-        S = sp.csr_matrix(S)
-        S.sum_duplicates()
-        rows = np.repeat(np.arange(s, e, dtype=np.int64), np.diff(S.indptr))
-        cols = S.indices.astype(np.int64)
-        keep = (cols >= rows) & (S.data != 0)
-        rows, cols, vals = rows[keep], cols[keep], np.abs(S.data[keep])
-        if self.feature_scaling:
-            # ||x_j * x_k||^2 on the same block; its pattern contains S's
-            # (non-negative products cannot cancel), so align by sorted keys.
-            N = sp.csr_matrix(sp.csr_matrix(self._X2[:, s:e].T) @ self._X2_csr)
-            N.sum_duplicates()
-            n_rows = np.repeat(np.arange(s, e, dtype=np.int64), np.diff(N.indptr))
-            n_keys = n_rows * m + N.indices
-            order = np.argsort(n_keys, kind="stable")
-            keys = rows * m + cols
-            pos = order[np.searchsorted(n_keys, keys, sorter=order)]
-            scale = self._inv_sqrt(N.data[pos])
-        else:
-            scale = self._pair_weight(rows, cols)
-        return rows * m + cols, vals * scale
 
     def price(self, grad, k, rng=None, exclude=None, X=None):
         """Top-``k`` monomials by :math:`\\lambda_{jk}|\\sum_i u_i x_{ij}x_{ik}|`, ``u = -grad``.
@@ -194,12 +139,16 @@ class PolynomialPool(BaseFamily):
         m = self.n_features_
         best_ids, best_scores = np.zeros(0, dtype=np.int64), np.zeros(0)
         if sp.issparse(X):
-            # Sparse products of column blocks: memory follows the stored
-            # pairs of each block, never block x n_features.
+            # Column j of the sparse product X' diag(u) X, one j at a time
+            # (Gustavson), straight into a top-k heap: memory O(m + k), never
+            # a block x n_features array; work = the stored pairs of each row.
             Xc, Xr = sp.csc_matrix(X), sp.csr_matrix(X)
-            for s, e in self._sparse_blocks(Xc):
-                ids, scores = self._sparse_pair_scores(Xc, Xr, u, s, e)
-                best_ids, best_scores = _merge_top(best_ids, best_scores, ids, scores, k)
+            ids, scores = _sparse_pair_top_k(
+                Xc.indptr, Xc.indices, Xc.data.astype(float), Xr.indptr, Xr.indices,
+                Xr.data.astype(float), u, int(min(k, self.n_virtual_)),
+                bool(self.feature_scaling), float(self.gamma))
+            self.n_pair_evals_ = int(ids[-1])
+            best_ids, best_scores = _merge_top(best_ids, best_scores, ids[:-1], scores, k)
         else:
             for s in range(0, m, int(self.block_size)):
                 e = min(m, s + int(self.block_size))
@@ -286,3 +235,94 @@ def _merge_top(ids_a, sc_a, ids_b, sc_b, k):
         ids, sc = ids[keep], sc[keep]
     order = np.lexsort((ids, -sc))
     return ids[order], sc[order]
+
+
+@numba.njit(cache=True)
+def _heap_push(hs, hi, size, score, ident):
+    """Push into the min-heap ``(hs, hi)`` of capacity ``len(hs)``; return its size."""
+    if size < hs.size:
+        pos = size
+        size += 1
+    elif score > hs[0]:
+        pos = 0
+        # sift the root down to make room, then place the new entry there
+        while True:
+            c = 2 * pos + 1
+            if c >= size:
+                break
+            if c + 1 < size and hs[c + 1] < hs[c]:
+                c += 1
+            if hs[c] >= score:
+                break
+            hs[pos], hi[pos] = hs[c], hi[c]
+            pos = c
+        hs[pos], hi[pos] = score, ident
+        return size
+    else:
+        return size
+    while pos > 0:  # sift up a new leaf
+        parent = (pos - 1) // 2
+        if hs[parent] <= score:
+            break
+        hs[pos], hi[pos] = hs[parent], hi[parent]
+        pos = parent
+    hs[pos], hi[pos] = score, ident
+    return size
+
+
+@numba.njit(cache=True)
+def _sparse_pair_top_k(c_ptr, c_idx, c_val, r_ptr, r_idx, r_val, u, k, scaled, gamma):
+    r"""Top-``k`` pairs ``j <= l`` by :math:`|\sum_i u_i x_{ij} x_{il}|` (scaled), sparse ``X``.
+
+    ``X`` is given twice, as CSC (``c_*``) and CSR (``r_*``).  For each column
+    ``j`` the non-zero entries of column ``j`` of :math:`X'\mathrm{diag}(u)X`
+    and of :math:`(X\odot X)'(X\odot X)` are accumulated over the rows where
+    :math:`x_{ij} \ne 0` (Gustavson's sparse product); each non-zero pair
+    score goes into a min-heap of the ``k`` best.  Returns the heap's ids
+    (virtual ``j * m + l``) with the count of scored pairs appended, and its
+    scores.
+    """
+    m = c_ptr.size - 1
+    s_acc = np.zeros(m)
+    n_acc = np.zeros(m)
+    mark = np.zeros(m, dtype=np.bool_)
+    touched = np.empty(m, dtype=np.int64)
+    hs = np.empty(max(k, 1))
+    hi = np.empty(max(k, 1) + 1, dtype=np.int64)
+    size = 0
+    n_eval = 0
+    root2 = np.sqrt(2.0)
+    for j in range(m):
+        n_t = 0
+        for p in range(c_ptr[j], c_ptr[j + 1]):
+            i = c_idx[p]
+            xij = c_val[p]
+            uij = u[i] * xij
+            for q in range(r_ptr[i], r_ptr[i + 1]):
+                col = r_idx[q]
+                if col < j:
+                    continue
+                if not mark[col]:
+                    mark[col] = True
+                    touched[n_t] = col
+                    n_t += 1
+                xil = r_val[q]
+                s_acc[col] += uij * xil
+                n_acc[col] += (xij * xil) ** 2
+        for t in range(n_t):
+            col = touched[t]
+            sv = abs(s_acc[col])
+            if scaled:
+                score = sv / np.sqrt(n_acc[col]) if n_acc[col] > 0 else 0.0
+            else:
+                score = sv * gamma * (1.0 if col == j else root2)
+            if score > 0 and k > 0:
+                size = _heap_push(hs, hi, size, score, j * m + col)
+            s_acc[col] = 0.0
+            n_acc[col] = 0.0
+            mark[col] = False
+        n_eval += n_t
+    out_ids = np.empty(size + 1, dtype=np.int64)
+    out_ids[:size] = hi[:size]
+    out_ids[size] = n_eval
+    return out_ids, hs[:size].copy()
