@@ -143,10 +143,15 @@ class PolynomialPool(BaseFamily):
             # (Gustavson), straight into a top-k heap: memory O(m + k), never
             # a block x n_features array; work = the stored pairs of each row.
             Xc, Xr = sp.csc_matrix(X), sp.csr_matrix(X)
+            kk = int(min(k, self.n_virtual_))
+            # Work arrays allocated here (visible to memory profilers): O(m + k).
+            work = (np.zeros(m), np.zeros(m), np.zeros(m, dtype=np.bool_),
+                    np.empty(m, dtype=np.int64), np.empty(max(kk, 1)),
+                    np.empty(max(kk, 1), dtype=np.int64))
             ids, scores = _sparse_pair_top_k(
                 Xc.indptr, Xc.indices, Xc.data.astype(float), Xr.indptr, Xr.indices,
-                Xr.data.astype(float), u, int(min(k, self.n_virtual_)),
-                bool(self.feature_scaling), float(self.gamma))
+                Xr.data.astype(float), u, kk, bool(self.feature_scaling),
+                float(self.gamma), *work)
             self.n_pair_evals_ = int(ids[-1])
             best_ids, best_scores = _merge_top(best_ids, best_scores, ids[:-1], scores, k)
         else:
@@ -271,24 +276,21 @@ def _heap_push(hs, hi, size, score, ident):
 
 
 @numba.njit(cache=True)
-def _sparse_pair_top_k(c_ptr, c_idx, c_val, r_ptr, r_idx, r_val, u, k, scaled, gamma):
+def _sparse_pair_top_k(c_ptr, c_idx, c_val, r_ptr, r_idx, r_val, u, k, scaled, gamma,
+                       s_acc, n_acc, mark, touched, hs, hi):
     r"""Top-``k`` pairs ``j <= l`` by :math:`|\sum_i u_i x_{ij} x_{il}|` (scaled), sparse ``X``.
 
     ``X`` is given twice, as CSC (``c_*``) and CSR (``r_*``).  For each column
     ``j`` the non-zero entries of column ``j`` of :math:`X'\mathrm{diag}(u)X`
     and of :math:`(X\odot X)'(X\odot X)` are accumulated over the rows where
     :math:`x_{ij} \ne 0` (Gustavson's sparse product); each non-zero pair
-    score goes into a min-heap of the ``k`` best.  Returns the heap's ids
-    (virtual ``j * m + l``) with the count of scored pairs appended, and its
-    scores.
+    score goes into a min-heap of the ``k`` best.  The work arrays
+    (``s_acc, n_acc`` zeros and ``mark`` False of length ``m``, ``touched`` of
+    length ``m``, heap ``hs, hi`` of length ``k``) are passed in.  Returns the
+    heap's ids (virtual ``j * m + l``) with the count of scored pairs
+    appended, and its scores.
     """
     m = c_ptr.size - 1
-    s_acc = np.zeros(m)
-    n_acc = np.zeros(m)
-    mark = np.zeros(m, dtype=np.bool_)
-    touched = np.empty(m, dtype=np.int64)
-    hs = np.empty(max(k, 1))
-    hi = np.empty(max(k, 1) + 1, dtype=np.int64)
     size = 0
     n_eval = 0
     root2 = np.sqrt(2.0)

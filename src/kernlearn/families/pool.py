@@ -218,7 +218,7 @@ class FeaturePool(BaseFamily):
         z = np.zeros_like(z0)
         done = np.zeros(self.n_features_, dtype=bool)
         exact = np.full(len(self._groups), -1.0)
-        c_min, pos, batch = -np.inf, 0, max(2 * k, 64)
+        c_min, pos, batch = -np.inf, 0, max(k, 1)
         while pos < order.size and bound[order[pos]] >= c_min:
             nxt = order[pos : pos + batch]
             need = np.unique(np.concatenate([self._groups[g] for g in nxt]))
