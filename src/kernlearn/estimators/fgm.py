@@ -127,7 +127,7 @@ class _FGMBase(TransformerMixin, BaseEstimator):
             scores = X[:, sel] @ coef[sel]
         else:
             sel = self.selected_features_
-            scores = self.family_.raw_columns(sel, X) @ self.coef_[:, sel].T.toarray()
+            scores = self.family_.raw_columns(sel, X) @ _coef_at(self.coef_, sel)
         return np.asarray(scores) + self.intercept_
 
     def transform(self, X):
@@ -151,6 +151,25 @@ class _FGMBase(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _coef_at(coef, ids):
+    """Dense ``(len(ids), K)`` block of the sparse ``(K, n_virtual)`` coefficients.
+
+    Looked up by sorted search in each row: column slicing of a matrix with
+    :math:`10^{10}` virtual columns would allocate per column.
+    """
+    coef = sp.csr_matrix(coef)
+    coef.sort_indices()
+    ids = np.asarray(ids, dtype=np.int64)
+    out = np.zeros((ids.size, coef.shape[0]))
+    for k in range(coef.shape[0]):
+        cols = coef.indices[coef.indptr[k]:coef.indptr[k + 1]].astype(np.int64)
+        vals = coef.data[coef.indptr[k]:coef.indptr[k + 1]]
+        pos = np.minimum(np.searchsorted(cols, ids), max(cols.size - 1, 0))
+        hit = (cols[pos] == ids) if cols.size else np.zeros(ids.size, dtype=bool)
+        out[hit, k] = vals[pos[hit]]
+    return out
 
 
 class FGMClassifier(ClassifierMixin, _FGMBase):
