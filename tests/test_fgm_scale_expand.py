@@ -173,3 +173,21 @@ def test_tree_screening_skips_pruned_subtrees_and_equals_brute_force():
     np.testing.assert_allclose(a.scores, b.scores, rtol=1e-12)
     # the 120-feature subtree is pruned without computing its X'u
     assert screened.n_column_evals_ == 40
+
+
+def test_intersection_kernel_features_of_sparse_input_equal_dense():
+    from kernlearn.families import IntersectionKernelFeatures
+
+    X, u = _sparse_data(n=40, m=15, density=0.25, seed=4)
+    sparse = IntersectionKernelFeatures(beta=0.7).fit(X)
+    dense = IntersectionKernelFeatures(beta=0.7).fit(X.toarray())
+    # c_k = u' K_k u with K_k = min(v_i, v_j), from its definition
+    V = np.abs(X.toarray()) ** 0.7
+    c = np.array([u @ np.minimum(V[:, [k]], V[:, k]) @ u for k in range(15)])
+    np.testing.assert_allclose(sparse.kernel_scores(u), c, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sparse.scale_, dense.scale_, rtol=1e-12)
+    np.testing.assert_allclose(sparse.levels_, dense.levels_)
+    a, b = sparse.price(-u, 3), dense.price(-u, 3)
+    np.testing.assert_array_equal(a.params, b.params)
+    block = sparse.columns(a, X)
+    np.testing.assert_allclose(block.toarray(), dense.columns(b, X.toarray()), atol=1e-12)

@@ -179,7 +179,7 @@ class AdditiveKernelExpansion(BaseFamily):
         n, k = Xj.shape
         if self.kernel == "hik":
             v = np.abs(Xj) ** self.beta
-            lev = self.levels_[features]  # (k, q)
+            lev = self._levels(features)  # (k, q)
             lower = np.concatenate([np.zeros((k, 1)), lev[:, :-1]], axis=1)
             delta = np.maximum(lev - lower, 1e-300)
             # phi_l(x) = clip(x - t_{l-1}, 0, Delta_l) / sqrt(Delta_l)
@@ -201,7 +201,8 @@ class AdditiveKernelExpansion(BaseFamily):
         """Maps (one row per entry) of values ``v`` of the given per-entry ``features``."""
         if self.kernel == "hik":
             v = np.abs(v) ** self.beta
-            lev = self.levels_[features]
+            uniq, inv = np.unique(features, return_inverse=True)
+            lev = self._levels(uniq)[inv]
             lower = np.concatenate([np.zeros((len(v), 1)), lev[:, :-1]], axis=1)
             delta = np.maximum(lev - lower, 1e-300)
             return np.clip(v[:, None] - lower, 0.0, delta) / np.sqrt(delta)
@@ -225,6 +226,10 @@ class AdditiveKernelExpansion(BaseFamily):
             amp = np.sqrt(2.0 * L * kappa(j * L))
             parts += [amp * np.cos(j * L * Xj), amp * np.sin(j * L * Xj)]
         return np.stack(parts, axis=2)
+
+    def _levels(self, features):
+        """HIK grid of the given features, shape ``(len(features), width)``."""
+        return self.levels_[features]
 
     def _phi_zero(self, features):
         """:math:`\\phi_j(0)` of the given features, shape ``(len(features), width)``."""
