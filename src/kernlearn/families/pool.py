@@ -215,6 +215,7 @@ class FeaturePool(BaseFamily):
         bound = w * (np.sqrt(_group_sums(zz0, self._flat, self._gptr))
                      + self._group_sigma * drift)
         order = np.argsort(-bound, kind="stable")
+        sizes_sorted = np.diff(self._gptr)[order]
         z = np.zeros_like(z0)
         done = np.zeros(self.n_features_, dtype=bool)
         exact = np.full(len(self._groups), -1.0)
@@ -232,6 +233,11 @@ class FeaturePool(BaseFamily):
             exact[nxt] = w[nxt] * np.array([np.linalg.norm(z[self._groups[g]]) for g in nxt])
             if (exact >= 0).sum() >= k:
                 c_min = np.partition(exact, exact.size - k)[exact.size - k]
+                # Groups still to score have bound >= c_min (which only grows):
+                # give up early, before gathering columns, if they are too many.
+                n_left = np.searchsorted(-bound[order], -c_min, side="right")
+                if sizes_sorted[:n_left].sum() > self.n_features_ // 2:
+                    return None
             pos, batch = pos + nxt.size, 2 * batch
         self.n_column_evals_ = int(done.sum())
         idx = _top_k(exact, k)
