@@ -136,6 +136,11 @@ def _block_rmatvec(block, u, step=None):
     return out
 
 
+def _block_rmatvec_columns(block, u, ids):
+    """``block[:, ids]' u``."""
+    return np.asarray(block[:, ids].T @ u).reshape((len(ids),) + np.shape(u)[1:])
+
+
 def _block_columns(block, ids):
     return block[:, ids]
 
@@ -254,6 +259,21 @@ class RowPartitioned:
         Xtu : ndarray of shape (n_features,) or (n_features, K)
         """
         return self.map_sum(partial(_block_rmatvec, step=step), np.asarray(u, dtype=float))
+
+    def rmatvec_columns(self, ids, u):
+        """:math:`X_{:,ids}'u` for a subset of the columns, summed over the blocks.
+
+        Parameters
+        ----------
+        ids : array-like of int
+        u : ndarray of shape (n_samples,) or (n_samples, K)
+
+        Returns
+        -------
+        Xtu : ndarray of shape (len(ids),) or (len(ids), K)
+        """
+        return self.map_sum(partial(_block_rmatvec_columns, ids=np.asarray(ids, dtype=np.int64)),
+                            np.asarray(u, dtype=float))
 
     def take_columns(self, ids):
         """``X[:, ids]`` (the few active columns), stacked from the blocks.

@@ -147,10 +147,14 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_predict_data(self, X)
         if self.family_ is None:
-            scores = X @ self.coef_.T
+            # Only the selected columns: X @ coef_.T would read (and for
+            # float32 input copy) all of X for a handful of non-zeros.
+            coef = self.coef_.T  # (n_features,) or (n_features, K)
+            sel = np.flatnonzero(coef.reshape(coef.shape[0], -1).any(axis=1))
+            scores = X[:, sel] @ coef[sel]
         else:
             sel = self.selected_features_
-            scores = self.family_.raw_columns(sel, X) @ self.coef_[:, sel].T.toarray()
+            scores = self.family_.raw_columns(sel, X) @ _coef_at(self.coef_, sel)
         return np.asarray(scores) + self.intercept_
 
     def _output(self, X, post, width=None, dtype=float):
@@ -251,7 +255,27 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         return tags
 
 
+def _coef_at(coef, ids):
+    """Dense ``(len(ids), K)`` block of the sparse ``(K, n_virtual)`` coefficients.
+
+    Looked up by sorted search in each row: column slicing of a matrix with
+    :math:`10^{10}` virtual columns would allocate per column.
+    """
+    coef = sp.csr_matrix(coef)
+    coef.sort_indices()
+    ids = np.asarray(ids, dtype=np.int64)
+    out = np.zeros((ids.size, coef.shape[0]))
+    for k in range(coef.shape[0]):
+        cols = coef.indices[coef.indptr[k]:coef.indptr[k + 1]].astype(np.int64)
+        vals = coef.data[coef.indptr[k]:coef.indptr[k + 1]]
+        pos = np.minimum(np.searchsorted(cols, ids), max(cols.size - 1, 0))
+        hit = (cols[pos] == ids) if cols.size else np.zeros(ids.size, dtype=bool)
+        out[hit, k] = vals[pos[hit]]
+    return out
+
+
 class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
+
     r"""Feature Generating Machine: sparse linear classification by cutting planes.
 
     Selects about ``B`` features per outer iteration by exact worst-case

@@ -34,6 +34,35 @@ from ._base import BaseFamily, Candidates, as_params
 from .pool import _top_k
 
 
+def _col_absmax(X):
+    if sp.issparse(X):
+        return np.asarray(abs(X).max(axis=0).todense()).ravel()
+    return np.abs(X).max(axis=0)
+
+
+def _col_min(X):
+    if sp.issparse(X):
+        return X.data.min() if X.nnz else 0.0
+    return X.min() if X.size else 0.0
+
+
+def _col_var(X):
+    mean = np.asarray(X.mean(axis=0)).ravel()
+    sq = np.asarray((X.multiply(X) if sp.issparse(X) else X * X).mean(axis=0)).ravel()
+    return np.maximum(sq - mean**2, 0.0)
+
+
+def _block_sums(P, k, width):
+    """Sum over rows and each feature's ``width`` columns of ``P`` (n x k*width)."""
+    return np.asarray(P.sum(axis=0)).reshape(k, width).sum(axis=1)
+
+
+def _scale_columns(block, scales):
+    if sp.issparse(block):
+        return sp.csc_matrix(block @ sp.diags(scales))
+    return block * scales
+
+
 class AdditiveKernelExpansion(BaseFamily):
     r"""Per-feature explicit maps of an additive kernel, as groups of columns.
 
@@ -85,10 +114,10 @@ class AdditiveKernelExpansion(BaseFamily):
         if self.kernel not in ("hik", "additive_chi2", "additive_gaussian"):
             raise ValueError("kernel must be 'hik', 'additive_chi2' or 'additive_gaussian', "
                              f"got {self.kernel!r}.")
-        Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
+        Xd = X if sp.issparse(X) else np.asarray(X)
         if self.kernel in ("additive_chi2", "additive_gaussian"):
             chi2 = self.kernel == "additive_chi2"
-            if chi2 and (Xd < 0).any():
+            if chi2 and _col_min(Xd) < 0:
                 raise ValueError("the additive_chi2 expansion needs non-negative features.")
             steps = self.sample_steps if self.sample_steps is not None else (2 if chi2 else 6)
             if steps < 1:
@@ -109,7 +138,7 @@ class AdditiveKernelExpansion(BaseFamily):
                         raise ValueError(f"gamma must be a positive number or 'scale', got {self.gamma!r}.")
                     gamma = np.full(Xd.shape[1], float(self.gamma))
                 else:
-                    var = Xd.var(axis=0)
+                    var = _col_var(Xd)
                     gamma = 0.5 / np.where(var > 0, var, 1.0)
                 self.gamma_ = gamma
                 # 0.6 / sigma: the spectrum kappa is covered up to 3 standard
@@ -120,14 +149,20 @@ class AdditiveKernelExpansion(BaseFamily):
             if self.n_bins < 1:
                 raise ValueError("n_bins must be >= 1.")
             self.width_ = self.n_bins
-            top = np.abs(Xd).max(axis=0) ** self.beta
+            top = _col_absmax(Xd) ** self.beta
             # Per-feature grid t_1 < ... < t_q on [0, max |x_j|^beta].
             self.levels_ = top[:, None] * np.arange(1, self.n_bins + 1)[None, :] / self.n_bins
         self.n_features_ = X.shape[1]
         self.n_virtual_ = self.n_features_ * self.width_
         sq = np.zeros(self.n_features_)
         for s, e, Phi in self._chunks(X):
-            sq[s:e] = (Phi**2).reshape(X.shape[0], e - s, self.width_).sum(axis=(0, 2))
+            sq[s:e] = _block_sums(Phi.multiply(Phi) if sp.issparse(Phi) else Phi**2,
+                                  e - s, self.width_)
+        if sp.issparse(X) and self.kernel == "additive_gaussian":
+            # Zeros map to phi(0) != 0: the stored chunks hold phi(x) - phi(0).
+            # ||Phi_j||^2 = sum_i ||phi(x_ij)||^2 = sum_nz(||phi(x)||^2 - ||phi(0)||^2)
+            #               + n ||phi(0)||^2, and ||phi(x)||^2 is constant here.
+            sq = X.shape[0] * (self._phi_zero(np.arange(self.n_features_)) ** 2).sum(1)
         if self.feature_scaling:
             self.scale_ = np.where(sq > 0, 1.0 / np.sqrt(np.where(sq > 0, sq, 1.0)), 0.0)
         else:
@@ -135,26 +170,29 @@ class AdditiveKernelExpansion(BaseFamily):
         return self
 
     def expand(self, X, features):
-        """Blocks ``[Phi_j for j in features]`` of ``X``, shape (n, len * width)."""
+        """Blocks ``[Phi_j for j in features]`` of ``X``, shape (n, len * width).
+
+        Sparse ``X`` gives a sparse CSC block holding the map of the stored
+        entries only: HIK and chi2 map 0 to 0, so this is their expansion; the
+        additive Gaussian maps 0 to :math:`\\phi(0) \\ne 0`, and its sparse
+        block holds :math:`\\phi(x) - \\phi(0)` (add :meth:`_phi_zero` back,
+        as :meth:`columns` and :meth:`price` do).
+        """
         features = np.asarray(features, dtype=int)
         Xj = X[:, features]
-        Xj = Xj.toarray() if sp.issparse(Xj) else np.asarray(Xj, dtype=float)
+        if sp.issparse(Xj):
+            return self._expand_sparse(sp.csc_matrix(Xj), features)
+        Xj = np.asarray(Xj, dtype=float)
         n, k = Xj.shape
         if self.kernel == "hik":
             v = np.abs(Xj) ** self.beta
-            lev = self.levels_[features]  # (k, q)
+            lev = self._levels(features)  # (k, q)
             lower = np.concatenate([np.zeros((k, 1)), lev[:, :-1]], axis=1)
             delta = np.maximum(lev - lower, 1e-300)
             # phi_l(x) = clip(x - t_{l-1}, 0, Delta_l) / sqrt(Delta_l)
             Phi = np.clip(v[:, :, None] - lower[None], 0.0, delta[None]) / np.sqrt(delta)[None]
         elif self.kernel == "additive_gaussian":
-            L, g = self.interval_[features], self.gamma_[features]
-            kappa = lambda w: np.exp(-w**2 / (4.0 * g)) / np.sqrt(4.0 * np.pi * g)  # noqa: E731
-            parts = [np.broadcast_to(np.sqrt(L * kappa(0.0)), Xj.shape)]
-            for j in range(1, self.steps_):
-                amp = np.sqrt(2.0 * L * kappa(j * L))
-                parts += [amp * np.cos(j * L * Xj), amp * np.sin(j * L * Xj)]
-            Phi = np.stack(parts, axis=2)
+            Phi = self._gauss_map(Xj, features)
         else:
             L = self.interval_
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -166,7 +204,81 @@ class AdditiveKernelExpansion(BaseFamily):
             Phi = np.stack(parts, axis=2)
         return Phi.reshape(n, k * self.width_)
 
+    def _entry_maps(self, v, features):
+        """Maps (one row per entry) of values ``v`` of the given per-entry ``features``."""
+        if self.kernel == "hik":
+            v = np.abs(v) ** self.beta
+            uniq, inv = np.unique(features, return_inverse=True)
+            lev = self._levels(uniq)[inv]
+            lower = np.concatenate([np.zeros((len(v), 1)), lev[:, :-1]], axis=1)
+            delta = np.maximum(lev - lower, 1e-300)
+            return np.clip(v[:, None] - lower, 0.0, delta) / np.sqrt(delta)
+        if self.kernel == "additive_gaussian":
+            return self._gauss_map(v[:, None], features[:, None]).reshape(len(v), -1) \
+                - self._phi_zero(features)
+        L = self.interval_
+        logx = np.log(np.where(v > 0, v, 1.0))
+        parts = [np.sqrt(v * L)]
+        for kk in range(1, self.steps_):
+            amp = np.sqrt(2 * v * L / np.cosh(np.pi * kk * L))
+            parts += [amp * np.cos(kk * L * logx), amp * np.sin(-kk * L * logx)]
+        return np.stack(parts, axis=1)
+
+    def _gauss_map(self, Xj, features):
+        """Additive Gaussian map of a dense ``(n, k)`` block, shape ``(n, k, width)``."""
+        L, g = self.interval_[features], self.gamma_[features]
+        kappa = lambda w: np.exp(-w**2 / (4.0 * g)) / np.sqrt(4.0 * np.pi * g)  # noqa: E731
+        parts = [np.broadcast_to(np.sqrt(L * kappa(0.0)), Xj.shape)]
+        for j in range(1, self.steps_):
+            amp = np.sqrt(2.0 * L * kappa(j * L))
+            parts += [amp * np.cos(j * L * Xj), amp * np.sin(j * L * Xj)]
+        return np.stack(parts, axis=2)
+
+    def _levels(self, features):
+        """HIK grid of the given features, shape ``(len(features), width)``."""
+        return self.levels_[features]
+
+    def _phi_zero(self, features):
+        """:math:`\\phi_j(0)` of the given features, shape ``(len(features), width)``."""
+        features = np.asarray(features, dtype=int)
+        if self.kernel != "additive_gaussian":
+            return np.zeros((len(features), self.width_))
+        return self._gauss_map(np.zeros((1, len(features))), features)[0]
+
+    def _expand_sparse(self, Xj, features):
+        """Sparse expansion of a CSC block: the map of each stored entry only."""
+        n, k = Xj.shape
+        counts = np.diff(Xj.indptr)
+        feat = np.repeat(features, counts)
+        maps = self._entry_maps(Xj.data.astype(float), feat)  # (nnz, width)
+        w = self.width_
+        # Column of entry e, level l: its position in the block times w plus l.
+        cols = (np.repeat(np.arange(k), counts)[:, None] * w + np.arange(w)[None, :])
+        rows = np.broadcast_to(Xj.indices[:, None], maps.shape)
+        keep = maps != 0
+        return sp.csc_matrix((maps[keep], (rows[keep], cols[keep])), shape=(n, k * w))
+
     def _chunks(self, X):
+        """``(start, end, block)`` of consecutive input features, bounded in memory.
+
+        Sparse input is cut by stored entries (at most ``chunk_size * n`` and
+        ``4e6 / width`` per block), not by columns: a sparse set with many
+        features is expanded in few, small sparse blocks.
+        """
+        if sp.issparse(X):
+            Xc = sp.csc_matrix(X)
+            # stored entries per block: as many map values as a dense chunk, at
+            # most 4e6 (32 MB)
+            budget = max(1, min(int(self.chunk_size) * X.shape[0],
+                                4_000_000 // self.width_))
+            ends = np.searchsorted(Xc.indptr, np.arange(budget, Xc.nnz + budget, budget),
+                                   side="right") - 1
+            cuts = np.unique(np.concatenate([[0], np.clip(ends, 1, None),
+                                             [self.n_features_]]))
+            cuts = cuts[cuts <= self.n_features_]
+            for s, e in zip(cuts[:-1], cuts[1:]):
+                yield int(s), int(e), self._expand_sparse(Xc[:, s:e], np.arange(s, e))
+            return
         for s in range(0, self.n_features_, self.chunk_size):
             e = min(self.n_features_, s + self.chunk_size)
             yield s, e, self.expand(X, np.arange(s, e))
@@ -193,7 +305,10 @@ class AdditiveKernelExpansion(BaseFamily):
         u = -np.asarray(grad, dtype=float)
         scores = np.zeros(self.n_features_)
         for s, e, Phi in self._chunks(X):
-            z = (Phi.T @ u).reshape(e - s, self.width_)
+            z = np.asarray(Phi.T @ u).reshape(e - s, self.width_)
+            if sp.issparse(Phi):
+                # the zeros' map phi(0) (additive Gaussian) contributes sum(u) phi(0)
+                z = z + u.sum() * self._phi_zero(np.arange(s, e))
             scores[s:e] = np.linalg.norm(z, axis=1) * self.scale_[s:e]
         idx = _top_k(scores, k)
         top = scores[idx]
@@ -209,12 +324,24 @@ class AdditiveKernelExpansion(BaseFamily):
     def columns(self, candidates, X):
         feats = as_params(candidates).astype(int)
         _, scales = self.column_indices(feats)
-        return self.expand(X, feats) * scales
+        return _scale_columns(self._with_zero_map(self.expand(X, feats), feats), scales)
 
     def raw_columns(self, ids, X):
         """Unscaled expanded columns of virtual ``ids`` on ``X``."""
         ids = np.asarray(ids, dtype=np.int64)
         feats, cols = np.divmod(ids, self.width_)
         uniq, inv = np.unique(feats, return_inverse=True)
-        Phi = self.expand(X, uniq).reshape(X.shape[0], len(uniq), self.width_)
-        return Phi[:, inv, cols]
+        Phi = self._with_zero_map(self.expand(X, uniq), uniq)
+        if sp.issparse(Phi):
+            return sp.csc_matrix(Phi)[:, inv * self.width_ + cols]
+        return Phi.reshape(X.shape[0], len(uniq), self.width_)[:, inv, cols]
+
+    def _with_zero_map(self, Phi, features):
+        """Complete a sparse block of the additive Gaussian with :math:`\\phi(0)`.
+
+        Its columns are dense (every point has a non-zero map), so only the
+        selected features' block is densified; HIK and chi2 stay sparse.
+        """
+        if not sp.issparse(Phi) or self.kernel != "additive_gaussian":
+            return Phi
+        return Phi.toarray() + self._phi_zero(features).ravel()[None, :]

@@ -74,7 +74,8 @@ class IntersectionKernelFeatures(AdditiveKernelExpansion):
     ----------
     levels_ : ndarray of shape (n_features, n_samples)
         Sorted training values :math:`|x_{ik}|^\\beta` of each feature (the
-        encoding's levels).
+        encoding's levels; for sparse input only the stored values are kept
+        and this array is built on access).
     scale_ : ndarray of shape (n_features,)
         Block scale of each feature.
 
@@ -93,23 +94,56 @@ class IntersectionKernelFeatures(AdditiveKernelExpansion):
             raise ValueError(f"beta must be a positive number, got {self.beta!r}.")
         if int(self.chunk_size) < 1:
             raise ValueError(f"chunk_size must be >= 1, got {self.chunk_size!r}.")
-        V = np.abs(X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)) ** self.beta
-        n, m = V.shape
-        self._order = np.argsort(V, axis=0, kind="stable").astype(np.int32 if n < 2**31
-                                                                   else np.int64)
-        self.levels_ = np.take_along_axis(V, self._order, axis=0).T.copy()
-        # v_(r) - v_(r-1) with v_(0) = 0, per feature (n x m)
-        self._steps = np.diff(self.levels_.T, axis=0, prepend=0.0)
+        n, m = X.shape
         self.width_ = n
         self.n_features_ = m
         self.n_virtual_ = m * n
-        trace = self.levels_.sum(axis=1)  # tr K_k = sum_i v_ik = ||Phi_k||_F^2
+        if sp.issparse(X):
+            # Zeros sort first and add nothing (v_(r) - v_(r-1) = 0 among them):
+            # only the stored values of each column, sorted, are kept.
+            Xc = sp.csc_matrix(X)
+            Xc.sum_duplicates()
+            v = np.abs(Xc.data.astype(float)) ** self.beta
+            col = np.repeat(np.arange(m), np.diff(Xc.indptr))
+            order = np.lexsort((v, col))
+            self._sparse = (Xc.indptr.copy(), Xc.indices[order], v[order])
+            first = np.zeros(v.size, dtype=bool)
+            first[Xc.indptr[:-1][np.diff(Xc.indptr) > 0]] = True
+            vs = v[order]
+            self._steps = np.where(first, vs, vs - np.concatenate([[0.0], vs[:-1]]))
+            trace = np.bincount(col, weights=vs, minlength=m)
+        else:
+            self._sparse = None
+            V = np.abs(np.asarray(X, dtype=float)) ** self.beta
+            self._order = np.argsort(V, axis=0, kind="stable").astype(
+                np.int32 if n < 2**31 else np.int64)
+            self._levels_dense = np.take_along_axis(V, self._order, axis=0).T.copy()
+            # v_(r) - v_(r-1) with v_(0) = 0, per feature (n x m)
+            self._steps = np.diff(self._levels_dense.T, axis=0, prepend=0.0)
+            trace = self._levels_dense.sum(axis=1)  # tr K_k = sum_i v_ik = ||Phi_k||_F^2
         if self.feature_scaling:
             self.scale_ = np.where(trace > 0, 1.0 / np.sqrt(np.where(trace > 0, trace, 1.0)),
                                    0.0)
         else:
             self.scale_ = np.ones(m)
         return self
+
+    @property
+    def levels_(self):
+        """Sorted training values of each feature, shape ``(n_features, n_samples)``."""
+        return self._levels(np.arange(self.n_features_))
+
+    def _levels(self, features):
+        features = np.asarray(features, dtype=int)
+        if self._sparse is None:
+            return self._levels_dense[features]
+        # zeros first, then the sorted stored values (built for these features only)
+        indptr, _, vals = self._sparse
+        out = np.zeros((features.size, self.width_))
+        for r, f in enumerate(features.tolist()):
+            a, b = indptr[f], indptr[f + 1]
+            out[r, self.width_ - (b - a):] = vals[a:b]
+        return out
 
     def kernel_scores(self, u):
         """:math:`c_k = u'K_k u` of every feature by the sorted suffix sums (exact).
@@ -126,6 +160,15 @@ class IntersectionKernelFeatures(AdditiveKernelExpansion):
             kernels).
         """
         u = np.asarray(u, dtype=float)
+        if self._sparse is not None:
+            # suffix sums over each column's stored entries in sorted order
+            indptr, rows, _ = self._sparse
+            cs = np.concatenate([[0.0], np.cumsum(u[rows])])
+            col = np.repeat(np.arange(self.n_features_), np.diff(indptr))
+            suffix = cs[indptr[1:]][col] - cs[:-1]
+            c = np.bincount(col, weights=self._steps * suffix**2,
+                            minlength=self.n_features_)
+            return np.maximum(c, 0.0)
         c = np.empty(self.n_features_)
         step = int(self.chunk_size)
         for s in range(0, self.n_features_, step):

@@ -24,6 +24,7 @@ linear features when ``coef0 > 0``); a budget larger than that returns every
 candidate once.
 """
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -55,8 +56,17 @@ class PolynomialPool(BaseFamily):
     coef0 : float, default=1.0
         :math:`r \\ge 0` of the kernel.
     block_size : int, default=128
-        Rows of :math:`X'\\mathrm{diag}(u)X` computed at once (memory
-        ``block_size x n_features``).
+        Dense ``X``: rows of :math:`X'\\mathrm{diag}(u)X` computed at once
+        (memory ``block_size x n_features``).  Sparse ``X`` is priced one
+        column of the sparse product at a time (memory
+        ``O(n_features + k)``), so a sparse set with hundreds of thousands of
+        input features (:math:`> 10^{10}` implicit pairs) can be priced.
+
+    Attributes
+    ----------
+    n_pair_evals_ : int
+        Sparse ``X``: pairs with a stored product scored by the last
+        :meth:`price` (the work done; the dense path scores all pairs).
 
     References
     ----------
@@ -99,16 +109,9 @@ class PolynomialPool(BaseFamily):
         return np.where(np.asarray(j) == np.asarray(k), 1.0, np.sqrt(2.0)) * self.gamma
 
     def _pair_block(self, X, u, s, e):
-        """Scores and scales of pairs with first index in ``[s, e)`` (all ``k``)."""
-        if sp.issparse(X):
-            Xb = X[:, s:e]
-            S = (Xb.multiply(u[:, None])).T @ X
-            S = S.toarray() if sp.issparse(S) else np.asarray(S)
-            N = self._X2[:, s:e].T @ self._X2
-            N = N.toarray() if sp.issparse(N) else np.asarray(N)
-        else:
-            S = X[:, s:e].T @ (u[:, None] * X)
-            N = self._X2[:, s:e].T @ self._X2
+        """Scores and scales of pairs with first index in ``[s, e)`` (all ``k``), dense ``X``."""
+        S = X[:, s:e].T @ (u[:, None] * X)
+        N = self._X2[:, s:e].T @ self._X2
         j, k = np.arange(s, e)[:, None], np.arange(X.shape[1])[None, :]
         scale = self._inv_sqrt(N) if self.feature_scaling else self._pair_weight(j, k)
         return np.abs(S) * scale, scale
@@ -135,14 +138,32 @@ class PolynomialPool(BaseFamily):
         u = -np.asarray(grad, dtype=float)
         m = self.n_features_
         best_ids, best_scores = np.zeros(0, dtype=np.int64), np.zeros(0)
-        for s in range(0, m, int(self.block_size)):
-            e = min(m, s + int(self.block_size))
-            scores, _ = self._pair_block(X, u, s, e)
-            j, kk = np.arange(s, e)[:, None], np.arange(m)[None, :]
-            # Only j <= k are candidates: (k, j) is the same monomial as (j, k).
-            valid = np.broadcast_to(kk >= j, scores.shape)
-            ids = np.broadcast_to(j * m + kk, scores.shape)[valid]
-            best_ids, best_scores = _merge_top(best_ids, best_scores, ids, scores[valid], k)
+        if sp.issparse(X):
+            # Column j of the sparse product X' diag(u) X, one j at a time
+            # (Gustavson), straight into a top-k heap: memory O(m + k), never
+            # a block x n_features array; work = the stored pairs of each row.
+            Xc, Xr = sp.csc_matrix(X), sp.csr_matrix(X)
+            kk = int(min(k, self.n_virtual_))
+            # Work arrays allocated here (visible to memory profilers): O(m + k).
+            work = (np.zeros(m), np.zeros(m), np.zeros(m, dtype=np.bool_),
+                    np.empty(m, dtype=np.int64), np.empty(max(kk, 1)),
+                    np.empty(max(kk, 1), dtype=np.int64))
+            ids, scores = _sparse_pair_top_k(
+                Xc.indptr, Xc.indices, Xc.data.astype(float), Xr.indptr, Xr.indices,
+                Xr.data.astype(float), u, kk, bool(self.feature_scaling),
+                float(self.gamma), *work)
+            self.n_pair_evals_ = int(ids[-1])
+            best_ids, best_scores = _merge_top(best_ids, best_scores, ids[:-1], scores, k)
+        else:
+            for s in range(0, m, int(self.block_size)):
+                e = min(m, s + int(self.block_size))
+                scores, _ = self._pair_block(X, u, s, e)
+                j, kk = np.arange(s, e)[:, None], np.arange(m)[None, :]
+                # Only j <= k are candidates: (k, j) is the same monomial as (j, k).
+                valid = np.broadcast_to(kk >= j, scores.shape)
+                ids = np.broadcast_to(j * m + kk, scores.shape)[valid]
+                best_ids, best_scores = _merge_top(best_ids, best_scores, ids, scores[valid],
+                                                   k)
         if self.offers_linear_:
             lin = np.abs(np.asarray(X.T @ u).ravel()) * self._lin_scale
             best_ids, best_scores = _merge_top(best_ids, best_scores,
@@ -152,17 +173,17 @@ class PolynomialPool(BaseFamily):
 
     def _scales(self, ids):
         m = self.n_features_
+        ids = np.asarray(ids, dtype=np.int64)
         out = np.empty(len(ids))
-        for i, v in enumerate(ids):
-            if v >= m * m:
-                out[i] = self._lin_scale[v - m * m]
-            elif not self.feature_scaling:
-                out[i] = self._pair_weight(*divmod(int(v), m))
-            else:
-                j, kk = divmod(int(v), m)
-                sq = self._X2[:, j].T @ self._X2[:, kk]
-                sq = float(sq.toarray().ravel()[0]) if sp.issparse(sq) else float(np.ravel(sq)[0])
-                out[i] = self._inv_sqrt(np.array([sq]))[0]
+        lin = ids >= m * m
+        out[lin] = self._lin_scale[ids[lin] - m * m]
+        j, kk = np.divmod(ids[~lin], m)
+        if not self.feature_scaling:
+            out[~lin] = self._pair_weight(j, kk)
+        elif j.size:
+            X2 = self._X2
+            sq = (X2[:, j].multiply(X2[:, kk]) if sp.issparse(X2) else X2[:, j] * X2[:, kk])
+            out[~lin] = self._inv_sqrt(np.asarray(sq.sum(0)).ravel())
         return out
 
     def column_indices(self, candidates):
@@ -171,19 +192,25 @@ class PolynomialPool(BaseFamily):
         return ids, self._scales(ids)
 
     def raw_columns(self, ids, X):
-        """Unscaled monomial columns of virtual ``ids`` on ``X``."""
+        """Unscaled monomial columns of virtual ``ids`` on ``X`` (only those pairs).
+
+        Sparse input gives a CSC block: each pair column is the elementwise
+        product of two sparse columns, so prediction costs the selected pairs
+        only.
+        """
         m = self.n_features_
-        cols = []
-        for v in np.asarray(ids, dtype=np.int64):
-            if v >= m * m:
-                cols.append(X[:, [v - m * m]])
-            else:
-                j, kk = divmod(int(v), m)
-                cols.append(X[:, [j]].multiply(X[:, [kk]]) if sp.issparse(X)
-                            else X[:, [j]] * X[:, [kk]])
-        if not cols:
-            return np.zeros((X.shape[0], 0))
-        return sp.hstack(cols, format="csc") if sp.issparse(X) else np.hstack(cols)
+        ids = np.asarray(ids, dtype=np.int64)
+        lin = ids >= m * m
+        j, kk = np.divmod(ids[~lin], m)
+        where = np.concatenate([np.flatnonzero(~lin), np.flatnonzero(lin)])
+        back = np.argsort(where, kind="stable")
+        if sp.issparse(X):
+            Xc = sp.csc_matrix(X)
+            block = sp.hstack([Xc[:, j].multiply(Xc[:, kk]), Xc[:, ids[lin] - m * m]],
+                              format="csc")
+            return block[:, back]
+        Xd = np.asarray(X)
+        return np.hstack([Xd[:, j] * Xd[:, kk], Xd[:, ids[lin] - m * m]])[:, back]
 
     def columns(self, candidates, X):
         ids, scales = self.column_indices(candidates)
@@ -227,3 +254,91 @@ def _merge_top(ids_a, sc_a, ids_b, sc_b, k):
         ids, sc = ids[keep], sc[keep]
     order = np.lexsort((ids, -sc))
     return ids[order], sc[order]
+
+
+@numba.njit(cache=True)
+def _heap_push(hs, hi, size, score, ident):
+    """Push into the min-heap ``(hs, hi)`` of capacity ``len(hs)``; return its size."""
+    if size < hs.size:
+        pos = size
+        size += 1
+    elif score > hs[0]:
+        pos = 0
+        # sift the root down to make room, then place the new entry there
+        while True:
+            c = 2 * pos + 1
+            if c >= size:
+                break
+            if c + 1 < size and hs[c + 1] < hs[c]:
+                c += 1
+            if hs[c] >= score:
+                break
+            hs[pos], hi[pos] = hs[c], hi[c]
+            pos = c
+        hs[pos], hi[pos] = score, ident
+        return size
+    else:
+        return size
+    while pos > 0:  # sift up a new leaf
+        parent = (pos - 1) // 2
+        if hs[parent] <= score:
+            break
+        hs[pos], hi[pos] = hs[parent], hi[parent]
+        pos = parent
+    hs[pos], hi[pos] = score, ident
+    return size
+
+
+@numba.njit(cache=True)
+def _sparse_pair_top_k(c_ptr, c_idx, c_val, r_ptr, r_idx, r_val, u, k, scaled, gamma,
+                       s_acc, n_acc, mark, touched, hs, hi):
+    r"""Top-``k`` pairs ``j <= l`` by :math:`|\sum_i u_i x_{ij} x_{il}|` (scaled), sparse ``X``.
+
+    ``X`` is given twice, as CSC (``c_*``) and CSR (``r_*``).  For each column
+    ``j`` the non-zero entries of column ``j`` of :math:`X'\mathrm{diag}(u)X`
+    and of :math:`(X\odot X)'(X\odot X)` are accumulated over the rows where
+    :math:`x_{ij} \ne 0` (Gustavson's sparse product); each non-zero pair
+    score goes into a min-heap of the ``k`` best.  The work arrays
+    (``s_acc, n_acc`` zeros and ``mark`` False of length ``m``, ``touched`` of
+    length ``m``, heap ``hs, hi`` of length ``k``) are passed in.  Returns the
+    heap's ids (virtual ``j * m + l``) with the count of scored pairs
+    appended, and its scores.
+    """
+    m = c_ptr.size - 1
+    size = 0
+    n_eval = 0
+    root2 = np.sqrt(2.0)
+    for j in range(m):
+        n_t = 0
+        for p in range(c_ptr[j], c_ptr[j + 1]):
+            i = c_idx[p]
+            xij = c_val[p]
+            uij = u[i] * xij
+            for q in range(r_ptr[i], r_ptr[i + 1]):
+                col = r_idx[q]
+                if col < j:
+                    continue
+                if not mark[col]:
+                    mark[col] = True
+                    touched[n_t] = col
+                    n_t += 1
+                xil = r_val[q]
+                s_acc[col] += uij * xil
+                n_acc[col] += (xij * xil) ** 2
+        for t in range(n_t):
+            col = touched[t]
+            sv = abs(s_acc[col])
+            if scaled:
+                score = sv / np.sqrt(n_acc[col]) if n_acc[col] > 0 else 0.0
+            else:
+                score = sv * gamma * (1.0 if col == j else root2)
+            if score > 0 and k > 0:
+                size = _heap_push(hs, hi, size, score, j * m + col)
+            s_acc[col] = 0.0
+            n_acc[col] = 0.0
+            mark[col] = False
+        n_eval += n_t
+    out_ids = np.empty(size + 1, dtype=np.int64)
+    out_ids[:size] = hi[:size]
+    out_ids[size] = n_eval
+    return out_ids, hs[:size].copy()

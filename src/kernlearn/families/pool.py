@@ -46,6 +46,17 @@ class FeaturePool(BaseFamily):
         losses, and the scaled columns have the magnitude of standardised data.
     chunk_size : int, optional
         Score at most this many columns at a time (bounded memory).
+    screening : bool, default=True
+        With groups: skip the :math:`X_G'u` work of groups that provably
+        cannot enter the top ``B``.  Proposition 2 of paper 002 prunes a
+        (sub-)tree when :math:`\\lambda_{\\max}\\|\\omega_G\\| < c_B^{\\min}`,
+        but :math:`\\omega_G = X_G'u` is what costs; here the bound is taken
+        from a reference pricing :math:`(u_0, \\omega^0)` without touching
+        ``X``: :math:`\\|\\omega_G\\| \\le \\|\\omega^0_G\\| + \\|\\Lambda_G X_G\\|_F
+        \\|u - u_0\\|`.  Groups are scored exactly in decreasing order of their
+        bound until the bound falls below the current :math:`c_B^{\\min}`: the
+        result is the exact top ``B``.  When more than half of the columns
+        would be needed, all are scored and the reference is renewed.
 
     Attributes
     ----------
@@ -54,13 +65,17 @@ class FeaturePool(BaseFamily):
     n_samples_ : int or float
         Rows of the data the scaling was computed on (their total weight
         when fitted with ``sample_weight``).
+    n_column_evals_ : int
+        Columns :math:`f_j'u` computed by the last :meth:`price`.
     """
 
-    def __init__(self, groups=None, tree=False, feature_scaling=True, chunk_size=None):
+    def __init__(self, groups=None, tree=False, feature_scaling=True, chunk_size=None,
+                 screening=True):
         self.groups = groups
         self.tree = tree
         self.feature_scaling = feature_scaling
         self.chunk_size = chunk_size
+        self.screening = screening
 
     def fit(self, X, sample_weight=None):
         """Compute the feature scaling on the training data.
@@ -95,6 +110,8 @@ class FeaturePool(BaseFamily):
             self.scale_ = np.ones(n_features)
         self.n_features_ = n_features
         self._groups = None
+        self._reference = None
+        self.n_column_evals_ = 0
         if self.groups is not None:
             self._groups = [np.asarray(g, dtype=int).ravel() for g in self.groups]
             if not self._groups or any(g.size == 0 for g in self._groups):
@@ -108,6 +125,10 @@ class FeaturePool(BaseFamily):
             self._group_weight = size_w if self.feature_scaling else np.ones(len(self._groups))
             if self.tree:
                 self._tree_children = _tree_children(self._groups)
+            self._flat = flat
+            self._gptr = np.concatenate([[0], np.cumsum([g.size for g in self._groups])])
+            # ||Lambda_G X_G||_F, an upper bound of the spectral norm (screening)
+            self._group_sigma = np.sqrt(_group_sums(self.scale_**2 * sq, flat, self._gptr))
         return self
 
     @property
@@ -154,7 +175,16 @@ class FeaturePool(BaseFamily):
             violation; ``extra["sum_sq"]`` the sum of the top-``k`` squared
             scores, i.e. twice the conjugate term of the FGM dual.
         """
-        z = self.feature_scores(-np.asarray(grad, dtype=float), X)
+        u = -np.asarray(grad, dtype=float)
+        if self._groups is not None and self.screening and self._reference is not None:
+            out = self._screened_top_k(u, k, X)
+            if out is not None:
+                idx, top = out
+                return Candidates(idx, top, extra={"sum_sq": float((top**2).sum())})
+        z = self.feature_scores(u, X)
+        self.n_column_evals_ = self.n_features_
+        if self._groups is not None and self.screening:
+            self._reference = (u.copy(), z)
         if self._groups is None:
             scores = np.abs(z) if z.ndim == 1 else np.sqrt((z * z).sum(1))
             idx = _top_k(scores, k)
@@ -167,6 +197,50 @@ class FeaturePool(BaseFamily):
             idx = _top_k(scores, k)
         top = scores[idx]
         return Candidates(idx, top, extra={"sum_sq": float((top**2).sum())})
+
+    def _screened_top_k(self, u, k, X):
+        """Exact top-``k`` groups scoring only those whose bound can beat :math:`c_B^{\\min}`.
+
+        Returns ``None`` (score everything) when more than half of the columns
+        would be needed.
+        """
+        u0, z0 = self._reference
+        if u0.shape != u.shape:
+            return None
+        zz0 = z0 * z0 if z0.ndim == 1 else (z0 * z0).sum(1)
+        drift = float(np.linalg.norm(u - u0))
+        w = self._group_weight
+        bound = w * (np.sqrt(_group_sums(zz0, self._flat, self._gptr))
+                     + self._group_sigma * drift)
+        order = np.argsort(-bound, kind="stable")
+        sizes_sorted = np.diff(self._gptr)[order]
+        z = np.zeros_like(z0)
+        done = np.zeros(self.n_features_, dtype=bool)
+        exact = np.full(len(self._groups), -1.0)
+        c_min, pos, batch = -np.inf, 0, max(k, 1)
+        while pos < order.size and bound[order[pos]] >= c_min:
+            nxt = order[pos : pos + batch]
+            need = np.unique(np.concatenate([self._groups[g] for g in nxt]))
+            need = need[~done[need]]
+            if done.sum() + need.size > self.n_features_ // 2:
+                return None
+            if need.size:
+                cols = as_row_partitioned(X).rmatvec_columns(need, u)
+                z[need] = cols * self.scale_[need].reshape((-1,) + (1,) * (u.ndim - 1))
+                done[need] = True
+            exact[nxt] = w[nxt] * np.array([np.linalg.norm(z[self._groups[g]]) for g in nxt])
+            if (exact >= 0).sum() >= k:
+                c_min = np.partition(exact, exact.size - k)[exact.size - k]
+                # Groups still to score have bound >= c_min (which only grows):
+                # give up early, before gathering columns, if they are too many.
+                n_left = np.searchsorted(-bound[order], -c_min, side="right")
+                if sizes_sorted[:n_left].sum() > self.n_features_ // 2:
+                    return None
+            pos, batch = pos + nxt.size, 2 * batch
+        self.n_column_evals_ = int(done.sum())
+        idx = _top_k(exact, k)
+        idx = idx[exact[idx] >= 0]
+        return idx, exact[idx]
 
     def column_indices(self, candidates):
         """Feature indices (with duplicates for overlapping groups) of candidates."""
@@ -206,6 +280,12 @@ class FeaturePool(BaseFamily):
         if sp.issparse(block):
             return sp.csc_matrix(block @ sp.diags(weights))
         return np.asarray(block) * weights
+
+
+def _group_sums(values, flat, gptr):
+    """Sum of ``values`` over each group (``flat`` features, boundaries ``gptr``)."""
+    csum = np.concatenate([[0.0], np.cumsum(values[flat])])
+    return csum[gptr[1:]] - csum[gptr[:-1]]
 
 
 def _tree_children(groups):
