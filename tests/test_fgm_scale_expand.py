@@ -156,6 +156,25 @@ def test_group_screening_equals_brute_force_and_skips_columns():
     assert screened.n_column_evals_ == 3000
 
 
+def test_group_screening_reads_row_partitioned_data():
+    # the screened columns come through the same map-reduce as full pricing,
+    # so out-of-core (chunked) X gives the in-memory answer
+    from kernlearn.partitioned import LocalRows
+
+    X, _, _, groups = make_fgm_group_synthetic(300, 3000, random_state=0)
+    rows = LocalRows.from_array(X, chunk_rows=70)
+    rng = np.random.default_rng(1)
+    u = rng.standard_normal(300)
+    chunked = FeaturePool(groups=groups).fit(rows)
+    brute = FeaturePool(groups=groups, screening=False).fit(X)
+    chunked.price(-u, 10, X=rows)
+    u2 = u + 1e-3 * rng.standard_normal(300)
+    a, b = chunked.price(-u2, 10, X=rows), brute.price(-u2, 10, X=X)
+    assert chunked.n_column_evals_ < 3000 // 2
+    np.testing.assert_array_equal(a.params, b.params)
+    np.testing.assert_allclose(a.scores, b.scores, rtol=1e-10)
+
+
 def test_tree_screening_skips_pruned_subtrees_and_equals_brute_force():
     X, _, _, _ = make_fgm_group_synthetic(200, 160, n_informative_groups=4, random_state=2)
     rng = np.random.default_rng(3)
