@@ -243,18 +243,19 @@ class GrFL:
         G : ndarray of shape (n_samples, T)
             Zero outside a task's rows.
         """
-        n, T, Y, rows = self.n, self.T, self.Y, self.task_rows
-        if self.margins is None:
-            ms = ([np.full(n, self.b0[t]) for t in range(T)] if rows is None
-                  else [np.full(len(r), self.b0[t]) for t, r in enumerate(rows)])
+        M = self.margins
+        if M is None:
+            # the model without features: each task's optimal constant
+            prob = self.problem()
+            M = prob.margins(*prob.zeros()[:2], self.b0)
         else:
-            ms = self.margins
-        G = np.zeros((n, T))
-        for t in range(T):
-            if rows is None:
-                G[:, t] = self.loss.grad_margin(ms[t], Y[:, t])
-            else:
-                G[rows[t], t] = self.loss.grad_margin(ms[t], Y[rows[t]])
+            prob = self._prob  # the master that produced the margins
+        g = prob.loss_gradients(M)
+        if self.task_rows is None:
+            return g
+        G = np.zeros((self.n, self.T))
+        for t, (r, gt) in enumerate(zip(self.task_rows, prob.task_margins(g))):
+            G[r, t] = gt
         return G
 
     def violation(self, H):
@@ -329,7 +330,7 @@ class GrFL:
             solver.max_iter = min(int(solver.max_iter), int(self.path_iter))
         prob = self.problem()
         res = solver.solve(prob, pad_state(self.state, self.p, self.T))
-        self.state, self.result = res.state, res
+        self.state, self.result, self._prob = res.state, res, prob
         self.exact = exact or solver is self.solver or res.converged
         U, us = res.coef
         self.margins = prob.margins(U, us, res.intercept)
