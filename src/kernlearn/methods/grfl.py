@@ -49,7 +49,42 @@ from ..solvers._base import single_blas_thread
 from ..solvers._dirty import DirtyProblem
 from ..solvers.admm import pad_state
 
-__all__ = ["GrFL", "intercept_only"]
+__all__ = ["GrFL", "intercept_only", "paper_loss_factor"]
+
+
+def paper_loss_factor(loss):
+    r"""Ratio of paper 000's loss to ours, to read :math:`\lambda` on the paper's scale.
+
+    The paper's square and squared hinge losses are :math:`a_t^\top a_t` and
+    :math:`(a_t)_+^\top (a_t)_+` (Table 2, eq. (18)), twice our
+    :math:`\tfrac12 (y - m)^2` and :math:`\tfrac12 \max(0, 1 - ym)^2`; its
+    logistic loss :math:`\log(1 + e^{-ym})` is ours.  With ``c`` this factor,
+    the paper's objective (1) at :math:`\lambda_p, \lambda_s` is ``c`` times
+    ours at :math:`\lambda_p / c, \lambda_s / c`: same minimisers.
+
+    Parameters
+    ----------
+    loss : BaseLoss
+        One of the square, squared hinge or logistic losses.
+
+    Returns
+    -------
+    c : float
+
+    Raises
+    ------
+    ValueError
+        For a loss the paper does not define.
+    """
+    from ..losses import Logistic, Square, SquaredHinge
+
+    for cls, c in ((SquaredHinge, 2.0), (Square, 2.0), (Logistic, 1.0)):
+        if type(loss) is cls:
+            return c
+    raise ValueError(
+        "lambda_scale='paper' is defined for the square, squared hinge and logistic "
+        f"losses of paper 000, not for {type(loss).__name__}."
+    )
 
 
 def intercept_only(loss, y):
@@ -271,10 +306,9 @@ class GrFL:
         v : ndarray of shape (k,)
             ``max(||h||_{q'} / lambda_p, ||sum_t h_t|| / lambda_s) - 1``.
         """
-        k = H.shape[0]
-        flat = H.reshape(k, -1)
-        ip = np.arange(0, flat.size + 1, flat.shape[1])
-        v = self.penalty_p.dual_norm(flat.ravel(), ip).reshape(k, -1).max(axis=1)
+        k, gs, T = H.shape
+        # the candidates stacked as the rows of one (k * gs, T) weight block
+        v = self.penalty_p.matrix_dual_norm(H.reshape(k * gs, T), np.arange(0, k * gs + 1, gs))
         v = v / self.penalty_p.alpha
         if self.penalty_s is not None:
             hs = H.sum(axis=2)

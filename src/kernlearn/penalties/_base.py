@@ -12,6 +12,15 @@ dual_norm(scores, indptr) -> ndarray
     Per-group dual norm of the scores; pricing compares it with ``alpha`` to
     measure how much a candidate group violates the optimality conditions.
 
+Multi-task weights
+------------------
+GrFL's penalties act on a weight matrix ``W`` of shape ``(p, T)`` (one column
+per task) whose rows are grouped by feature.  :meth:`BasePenalty.matrix_value`,
+:meth:`~BasePenalty.matrix_prox` and :meth:`~BasePenalty.matrix_dual_norm`
+apply the penalty to each feature's block of rows *across* tasks (the joint
+norms of paper 000, Table 1, rows 3-4); a penalty that acts on each task
+separately overrides them (:class:`~kernlearn.penalties.PerTaskL1Lq`).
+
 Optional methods
 ----------------
 prox_scales(norms, step) -> ndarray
@@ -86,3 +95,60 @@ class BasePenalty(ComponentMixin):
         norms : ndarray of shape (n_groups,)
         """
         raise NotImplementedError
+
+    # ------------------------------------------------ multi-task weights
+    def matrix_value(self, W, indptr):
+        """Penalty of a ``(p, T)`` weight matrix, groups = row blocks across tasks.
+
+        Parameters
+        ----------
+        W : ndarray of shape (p, T)
+            Weights, one column per task.
+        indptr : ndarray of shape (n_groups + 1,)
+            Row groups (one per feature).
+
+        Returns
+        -------
+        value : float
+        """
+        return self.value(np.asarray(W).ravel(), np.asarray(indptr) * W.shape[1])
+
+    def matrix_prox(self, W, step, indptr):
+        """Prox of :meth:`matrix_value` at ``W``.
+
+        Parameters
+        ----------
+        W : ndarray of shape (p, T)
+            Point.
+        step : float
+            Step size.
+        indptr : ndarray of shape (n_groups + 1,)
+            Row groups.
+
+        Returns
+        -------
+        X : ndarray of shape (p, T)
+        """
+        W = np.asarray(W)
+        return self.prox(W.ravel(), step, np.asarray(indptr) * W.shape[1]).reshape(W.shape)
+
+    def matrix_dual_norm(self, H, indptr):
+        """Dual norm of :meth:`matrix_value` restricted to each row group.
+
+        A group whose weights are all zero satisfies the optimality
+        conditions iff this dual norm of its gradient block is at most
+        ``alpha`` (paper 000, eqs. (3) and (7)): the pricing score.
+
+        Parameters
+        ----------
+        H : ndarray of shape (p, T)
+            Gradient correlations, one column per task.
+        indptr : ndarray of shape (n_groups + 1,)
+            Row groups.
+
+        Returns
+        -------
+        norms : ndarray of shape (n_groups,)
+        """
+        H = np.asarray(H)
+        return self.dual_norm(H.ravel(), np.asarray(indptr) * H.shape[1])

@@ -47,7 +47,9 @@ class DirtyProblem:
     loss : BaseLoss
         Datafit on margins (``value``, ``grad_margin``; ``prox`` for ADMM).
     penalty_p : BasePenalty
-        Task-specific penalty on ``W.ravel()`` (groups ``indptr * T``).
+        Task-specific penalty on ``W`` (its ``matrix_value`` / ``matrix_prox``:
+        joint across tasks by default, per task for
+        :class:`~kernlearn.penalties.PerTaskL1Lq`).
     penalty_s : BasePenalty or None
         Shared penalty on :math:`\\tilde w`; ``None`` drops the shared part.
     indptr : ndarray of shape (n_groups + 1,), optional
@@ -225,7 +227,7 @@ class DirtyProblem:
 
     def penalty_value(self, W, ws):
         """:math:`\\Omega_p(W) + \\Omega_s(\\tilde w)`."""
-        val = self.penalty_p.value(W.ravel(), self.indptr * self.T)
+        val = self.penalty_p.matrix_value(W, self.indptr)
         if self.has_shared:
             val += self.penalty_s.value(ws, self.indptr)
         return float(val)
@@ -259,8 +261,7 @@ class DirtyProblem:
 
     def prox(self, W, ws, step_p, step_s):
         """Prox of the penalties at ``(W, ws)`` with steps ``step_p``, ``step_s``."""
-        U = self.penalty_p.prox(W.ravel(), step_p, self.indptr * self.T)
-        U = U.reshape(W.shape)
+        U = self.penalty_p.matrix_prox(W, step_p, self.indptr)
         if not self.has_shared:
             return U, ws * 0.0
         return U, self.penalty_s.prox(ws, step_s, self.indptr)
