@@ -151,4 +151,10 @@ class BasePenalty(ComponentMixin):
         norms : ndarray of shape (n_groups,)
         """
         H = np.asarray(H)
-        return self.dual_norm(H.ravel(), np.asarray(indptr) * H.shape[1])
+        ip = np.asarray(indptr) * H.shape[1]
+        norms = self.dual_norm(H.ravel(), ip)
+        if len(norms) == H.size and len(ip) - 1 != H.size:
+            # a separable penalty (l1) scores coordinates: the dual norm of a
+            # sum over the coordinates of a block is their largest score
+            norms = np.maximum.reduceat(norms, ip[:-1]) if len(ip) > 1 else norms[:0]
+        return norms
