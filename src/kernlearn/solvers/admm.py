@@ -20,15 +20,14 @@ and the (scaled) augmented Lagrangian of eq. (19) with penalties
 4. :math:`U = \\mathrm{prox}_{\\Omega_p/\\eta}`, :math:`\\tilde u = \\mathrm{prox}_{\\Omega_s/\\tilde\\eta}` (eq. 23, Table 1);
 5. dual ascent on the three constraints.
 
-Both systems are Cholesky-factorised once per active set (per call of
-:meth:`ADMM.solve`); only their right-hand sides change, and those are formed
+Both systems are inverted (from their Cholesky factors) once per active set
+(per call of :meth:`ADMM.solve`); only their right-hand sides change, and those are formed
 from the cached Gram matrices, so an iteration costs two products with
 :math:`\\Phi`.  All tasks are updated together: their margins form one array
 (an ``(n, T)`` matrix for one-vs-all or multi-output tasks, which share rows),
 so each product with :math:`\\Phi` is a single BLAS call with ``T``
 right-hand sides, the loss prox one vectorised call, and tasks with the same
-factor are solved with one ``cho_solve``: a multiclass master costs about one
-binary master plus the extra right-hand sides.
+system are solved by one product with its pre-computed inverse.
 """
 
 import numpy as np
@@ -40,19 +39,31 @@ from ._dirty import DirtyProblem
 __all__ = ["ADMM", "fact_groups", "pad_state"]
 
 
+def _spd_inverse(K):
+    """Inverse of a symmetric positive definite matrix, from its Cholesky factor.
+
+    The systems (26) and (28) keep their matrix for many iterations (the
+    paper pre-computes their inverses, sec. 4.1.3): one matrix product per
+    iteration then replaces two triangular solves, whose call overhead
+    dominates for the small systems of a restricted master.
+    """
+    inv = cho_solve(cho_factor(K), np.eye(K.shape[0]), check_finite=False)
+    return 0.5 * (inv + inv.T)
+
+
 def fact_groups(facts):
-    """Group tasks by their (shared) Cholesky factor.
+    """Group tasks by their (shared) system inverse.
 
     Parameters
     ----------
     facts : list
-        One ``cho_factor`` result per task (the same object for tasks that
-        share rows and penalty).
+        One system inverse per task (the same object for tasks that share
+        rows and penalty).
 
     Returns
     -------
-    groups : list of (factor, ndarray of int)
-        Each distinct factor with the tasks that use it.
+    groups : list of (ndarray, ndarray of int)
+        Each distinct inverse with the tasks that use it.
     """
     groups = {}
     for t, f in enumerate(facts):
@@ -176,8 +187,8 @@ class ADMM(BaseSolver):
             xi, eta = state["xi"].copy(), state["eta"]
 
         def factorise():
-            # Cholesky factors of (26) per task and of (28); tasks sharing rows
-            # and xi share them (all one-vs-all tasks: a single factor).
+            # inverses of (26) per task and of (28); tasks sharing rows and xi
+            # share them (all one-vs-all tasks: a single system).
             cache, facts = {}, []
             for t in range(T):
                 key = (0 if P.shared_rows else t, float(xi[t]))
@@ -187,12 +198,12 @@ class ADMM(BaseSolver):
                     if fit_b:
                         K = np.block([[K, xi[t] * s[:, None]],
                                       [xi[t] * s[None, :], np.array([[xi[t] * P.n_t[t]]])]])
-                    cache[key] = cho_factor(K)
+                    cache[key] = _spd_inverse(K)
                 facts.append(cache[key])
             fact_s = None
             if P.has_shared and p:
                 Ks = sum(xi[t] * P.gram(t)[0] for t in range(T)) + eta * np.eye(p)
-                fact_s = cho_factor(Ks)
+                fact_s = _spd_inverse(Ks)
             return facts, fact_s, fact_groups(facts)
 
         facts, fact_s, groups = factorise()
@@ -221,21 +232,24 @@ class ADMM(BaseSolver):
             R = M - Mu
             C = P.correlate(R)
             e = P.task_sums(R)
-            # (26): task weights and biases, one solve per distinct factor
-            Cs, es = P.gram_apply(ws, np.zeros(T))
+            # (26): task weights and biases, one product per distinct system
+            Ct, et = C, e
+            if P.has_shared:  # the shared weights' part of the margins
+                Cs, es = P.gram_apply(ws, np.zeros(T))
+                Ct, et = C - Cs, e - es
             rhs = np.empty((p + fit_b, T))
-            rhs[:p] = xi * (C - Cs) + eta * (U - N)
+            rhs[:p] = xi * Ct + eta * (U - N)
             if fit_b:
-                rhs[p] = xi * (e - es)
-            for fact, ts in groups:
-                sol = cho_solve(fact, rhs[:, ts], check_finite=False)
+                rhs[p] = xi * et
+            for inv, ts in groups:
+                sol = inv @ rhs[:, ts]
                 W[:, ts] = sol[:p]
                 if fit_b:
                     b[ts] = sol[p]
             # (28): shared weights
             if fact_s is not None:
                 CW = P.gram_apply(W, b)[0]
-                ws = cho_solve(fact_s, (C - CW) @ xi + eta * (us - nus), check_finite=False)
+                ws = fact_s @ ((C - CW) @ xi + eta * (us - nus))
             Z = P.margins(W, ws, b)
             # (22): margins by the prox of the loss
             M_old = M
