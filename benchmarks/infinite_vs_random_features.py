@@ -83,6 +83,17 @@ def _dense(X):
     return X.toarray() if hasattr(X, "toarray") else np.asarray(X)
 
 
+def _datasets(args):
+    """``(name, settings, (Xtr, ytr, Xte, yte))`` of the requested sets that are present."""
+    for name, cfg in SETTINGS.items():
+        if name not in args.datasets.split(","):
+            continue
+        try:
+            yield name, cfg, load_dataset(name)
+        except DatasetNotFoundError as exc:
+            print(f"skip {name}: {exc}")
+
+
 def _grfl_models(cfg, args):
     """GrFL (one width) and GrFL-M (widths sampled from a list), warm-startable."""
     common = dict(lambda_p=cfg["lam"], eps=0.0, warm_start=True, time_budget=STEP_BUDGET,
@@ -101,14 +112,7 @@ def run_paper_protocol(args):
 
     rows = []
     methods = args.methods.split(",")
-    for name, cfg in SETTINGS.items():
-        if name not in args.datasets.split(","):
-            continue
-        try:
-            Xa, ya, Xb, yb = load_dataset(name)
-        except DatasetNotFoundError as exc:
-            print(f"skip {name}: {exc}")
-            continue
+    for name, cfg, (Xa, ya, Xb, yb) in _datasets(args):
         X = _dense(sp.vstack([Xa, Xb]))  # same n_features in both files
         y = np.concatenate([ya, yb])
         feats = [k for k in cfg["features"] if k <= 100]
@@ -149,14 +153,7 @@ def run_paper_protocol(args):
 
 def run_random_features(args):
     rows = []
-    for name, cfg in SETTINGS.items():
-        if name not in args.datasets.split(","):
-            continue
-        try:
-            Xtr, ytr, Xte, yte = load_dataset(name)
-        except DatasetNotFoundError as exc:
-            print(f"skip {name}: {exc}")
-            continue
+    for name, cfg, (Xtr, ytr, Xte, yte) in _datasets(args):
         Xtr, Xte = _dense(Xtr), _dense(Xte)
         feats = cfg["features"][:2] if args.quick else cfg["features"]
         if args.max_features is not None:
