@@ -312,3 +312,17 @@ def test_shared_rows_and_task_rows_layouts_agree(rng):
     np.testing.assert_allclose(a.coef[1], b.coef[1], atol=1e-6)
     np.testing.assert_allclose(a.intercept, b.intercept, atol=1e-6)
     assert a.state["objective"] == pytest.approx(b.state["objective"], rel=1e-9)
+
+
+@pytest.mark.parametrize("indptr", [[0, 2, 4, 6], [0, 1, 4, 6]], ids=["equal", "unequal"])
+def test_matrix_prox_is_the_prox_of_the_row_blocks(indptr, rng):
+    # W (p, T) with groups = row blocks across tasks: the reshaped fast path
+    # (equal groups) and the generic one both equal the vector prox of W.ravel()
+    indptr = np.array(indptr)
+    W = rng.normal(size=(6, 3))
+    W[indptr[0]:indptr[1]] *= 0.05  # one block below the threshold
+    for pen in (GroupL1L2(0.7), L1(0.7)):
+        got = pen.matrix_prox(W, 1.3, indptr)
+        ref = pen.prox(W.ravel(), 1.3, indptr * 3).reshape(W.shape)
+        np.testing.assert_allclose(got, ref, rtol=1e-14, atol=1e-15)
+    assert np.all(GroupL1L2(0.7).matrix_prox(W, 1.3, indptr)[indptr[0]:indptr[1]] == 0)

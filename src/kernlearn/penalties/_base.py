@@ -130,7 +130,16 @@ class BasePenalty(ComponentMixin):
         X : ndarray of shape (p, T)
         """
         W = np.asarray(W)
-        return self.prox(W.ravel(), step, np.asarray(indptr) * W.shape[1]).reshape(W.shape)
+        indptr = np.asarray(indptr)
+        sizes = np.diff(indptr)
+        rescales = type(self).prox is BasePenalty.prox  # prox = prox_scales per group
+        if rescales and len(sizes) and np.all(sizes == sizes[0]):
+            # equal groups (GrFL's features): one row of a reshaped view per
+            # group, norms and scaling without index bookkeeping
+            B = W.reshape(len(sizes), -1)
+            c = self.prox_scales(np.sqrt(np.einsum("ij,ij->i", B, B)), step)
+            return (B * c[:, None]).reshape(W.shape)
+        return self.prox(W.ravel(), step, indptr * W.shape[1]).reshape(W.shape)
 
     def matrix_dual_norm(self, H, indptr):
         """Dual norm of :meth:`matrix_value` restricted to each row group.

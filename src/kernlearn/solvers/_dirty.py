@@ -156,7 +156,7 @@ class DirtyProblem:
         ndarray of shape (T,)
         """
         if self.shared_rows:
-            return M.sum(axis=0)
+            return np.ones(M.shape[0]) @ M  # BLAS: faster than a strided sum
         return np.bincount(self._task_of, weights=M, minlength=self.T)
 
     def correlate(self, M):
