@@ -304,11 +304,15 @@ class GrFL:
         Returns
         -------
         v : ndarray of shape (k,)
-            ``max(||h||_{q'} / lambda_p, ||sum_t h_t|| / lambda_s) - 1``.
+            ``max(||h||_* / lambda_p, ||sum_t h_t||_* / lambda_s) - 1`` with
+            ``||.||_*`` the dual norm of the penalty (for the per-task
+            penalties, the largest per-task dual norm).
         """
         k, gs, T = H.shape
-        # the candidates stacked as the rows of one (k * gs, T) weight block
-        v = self.penalty_p.matrix_dual_norm(H.reshape(k * gs, T), np.arange(0, k * gs + 1, gs))
+        # the candidates stacked as the row groups of one (k * gs, T) block; the
+        # penalty's dual norm is joint across tasks or per task (PerTaskL1Lq)
+        rows = np.arange(0, k * gs + 1, gs)
+        v = self.penalty_p.matrix_dual_norm(H.reshape(k * gs, T), rows)
         v = v / self.penalty_p.alpha
         if self.penalty_s is not None:
             hs = H.sum(axis=2)

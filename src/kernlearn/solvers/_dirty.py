@@ -179,7 +179,7 @@ class DirtyProblem:
         return out
 
     def gram_apply(self, V, b):
-        r"""``correlate`` and ``task_sums`` of the margins :math:`\Phi^{(t)}v_t + b_t` from the Gram matrices.
+        r"""``correlate`` and ``task_sums`` of :math:`\Phi^{(t)}v_t + b_t`, from the Gram matrices.
 
         Parameters
         ----------
