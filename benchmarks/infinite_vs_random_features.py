@@ -30,7 +30,8 @@ Usage::
     python benchmarks/infinite_vs_random_features.py [--repeats 1] [--quick]
         [--parts rf,master,brodatz]
     python benchmarks/infinite_vs_random_features.py --parts rf --protocol paper
-        [--splits 10] [--budget 3600] [--datasets ijcnn1] [--methods GrFL]
+        [--splits 10] [--first-split 0] [--budget 3600] [--datasets ijcnn1]
+        [--methods GrFL]
 
 Timings are wall-clock on a shared 2-core machine: noisy.
 """
@@ -120,7 +121,7 @@ def run_paper_protocol(args):
         secs = {m: [] for m in methods}
         t_start = time.perf_counter()
         n_done = 0
-        for seed in range(args.splits):
+        for seed in range(args.first_split, args.first_split + args.splits):
             if time.perf_counter() - t_start > args.budget:
                 break
             perm = np.random.default_rng(seed).permutation(len(y))
@@ -319,6 +320,8 @@ def main():
     ap.add_argument("--protocol", choices=["official", "paper"], default="official",
                     help="official train/test split, or the paper's 70/30 random splits")
     ap.add_argument("--splits", type=int, default=10)
+    ap.add_argument("--first-split", type=int, default=0,
+                    help="seed of the first split (to spread the splits over runs)")
     ap.add_argument("--budget", type=float, default=np.inf,
                     help="seconds after which no new split starts (--protocol paper)")
     ap.add_argument("--methods", default="GrFL", help="GrFL and/or GrFL-M (--protocol paper)")
