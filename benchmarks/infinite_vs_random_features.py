@@ -18,10 +18,20 @@ In one run:
    testing), Gabor GrFL against the same master on a fixed bank of 81
    Gabor filters.
 
+With ``--protocol paper`` part 1 follows Table 4 of the paper instead: the
+official train and test files are joined, and GrFL (and GrFL-M with
+``--methods GrFL,GrFL-M``) is trained on ``--splits`` random 70 % / 30 %
+splits (seeds 0, 1, ...); test accuracy at 10 / 50 / 100 features is reported
+as mean, std and median over the splits next to the paper's numbers.  No new
+split starts after ``--budget`` seconds (the run says how many were done).
+
 Usage::
 
     python benchmarks/infinite_vs_random_features.py [--repeats 1] [--quick]
         [--parts rf,master,brodatz]
+    python benchmarks/infinite_vs_random_features.py --parts rf --protocol paper
+        [--splits 10] [--first-split 0] [--budget 3600] [--datasets ijcnn1]
+        [--methods GrFL]
 
 Timings are wall-clock on a shared 2-core machine: noisy.
 """
@@ -59,6 +69,13 @@ SETTINGS = {
     "a9a": dict(sigma=3.0, sigmas=[2.0, 3.0, 4.0, 6.0], lam=0.1,
                 features=[10, 50, 100, 500], svc_n=10000, svc_C=1.0),
 }
+# Paper 000, Table 4 (mean test accuracy in % over 10 random 70/30 splits).
+PAPER_TABLE4 = {
+    "ijcnn1": {"GrFL": {10: 92.06, 50: 97.05, 100: 97.97},
+               "GrFL-M": {10: 91.96, 50: 96.97, 100: 98.02}},
+    "a9a": {"GrFL": {10: 83.82, 50: 84.76, 100: 84.98, 500: 85.24},
+            "GrFL-M": {10: 83.77, 50: 84.86, 100: 85.00, 500: 85.30}},
+}
 # Seconds allowed to any single GrFL path step (the 100 -> 500 step on a9a).
 STEP_BUDGET = 420.0
 
@@ -67,17 +84,78 @@ def _dense(X):
     return X.toarray() if hasattr(X, "toarray") else np.asarray(X)
 
 
-def run_random_features(args):
-    rows = []
+def _datasets(args):
+    """``(name, settings, (Xtr, ytr, Xte, yte))`` of the requested sets that are present."""
     for name, cfg in SETTINGS.items():
         if name not in args.datasets.split(","):
             continue
         try:
             d = load_dataset(name)
-            Xtr, ytr, Xte, yte = d.data, d.target, d.data_test, d.target_test
+            yield name, cfg, (d.data, d.target, d.data_test, d.target_test)
         except DatasetNotFoundError as exc:
             print(f"skip {name}: {exc}")
-            continue
+
+
+def _grfl_models(cfg, args):
+    """GrFL (one width) and GrFL-M (widths sampled from a list), warm-startable."""
+    common = dict(lambda_p=cfg["lam"], eps=0.0, warm_start=True, time_budget=STEP_BUDGET,
+                  pricing_subsample=args.pricing_subsample, random_state=0)
+    return {
+        "GrFL": InfiniteFeatureClassifier(
+            RandomFourierFeatures(bandwidth=cfg["sigma"]), n_candidates=50, **common),
+        "GrFL-M": InfiniteFeatureClassifier(
+            RandomFourierFeatures(bandwidth=cfg["sigmas"]), n_candidates=200, **common),
+    }
+
+
+def run_paper_protocol(args):
+    """Table 4 of paper 000: random 70/30 splits of train + test joined."""
+    import scipy.sparse as sp
+
+    rows = []
+    methods = args.methods.split(",")
+    for name, cfg, (Xa, ya, Xb, yb) in _datasets(args):
+        X = _dense(sp.vstack([Xa, Xb]))  # same n_features in both files
+        y = np.concatenate([ya, yb])
+        feats = [k for k in cfg["features"] if k <= 100]
+        acc = {m: {k: [] for k in feats} for m in methods}
+        secs = {m: [] for m in methods}
+        t_start = time.perf_counter()
+        n_done = 0
+        for seed in range(args.first_split, args.first_split + args.splits):
+            if time.perf_counter() - t_start > args.budget:
+                break
+            perm = np.random.default_rng(seed).permutation(len(y))
+            n_tr = int(0.7 * len(y))
+            tr, te = perm[:n_tr], perm[n_tr:]
+            for mname in methods:
+                est = _grfl_models(cfg, args)[mname]
+                t0 = time.perf_counter()
+                for k in feats:  # one warm-started path 10 -> 50 -> 100
+                    est.set_params(max_features=k).fit(X[tr], y[tr])
+                    acc[mname][k].append(100.0 * est.score(X[te], y[te]))
+                    print(f"{name} split {seed} {mname} k={k}: acc {acc[mname][k][-1]:.2f} "
+                          f"({time.perf_counter() - t0:.0f}s)", flush=True)
+                secs[mname].append(time.perf_counter() - t0)
+            n_done += 1
+        for mname in methods:
+            for k in feats:
+                a = np.array(acc[mname][k])
+                if not len(a):
+                    continue
+                rows.append((name, f"{len(tr)} / {len(te)}", mname, k, len(a),
+                             f"{a.mean():.2f} ± {a.std():.2f}", f"{np.median(a):.2f}",
+                             PAPER_TABLE4[name][mname][k], f"{np.median(secs[mname]):.0f}"))
+        print(f"{name}: {n_done} of {args.splits} splits done within the {args.budget:.0f} s "
+              "budget", flush=True)
+    return markdown_table(
+        ["data", "train / test", "method", "k", "splits", "acc % mean ± std",
+         "median", "paper (mean of 10)", "path s (median)"], rows)
+
+
+def run_random_features(args):
+    rows = []
+    for name, cfg, (Xtr, ytr, Xte, yte) in _datasets(args):
         Xtr, Xte = _dense(Xtr), _dense(Xte)
         feats = cfg["features"][:2] if args.quick else cfg["features"]
         if args.max_features is not None:
@@ -92,18 +170,7 @@ def run_random_features(args):
               flush=True)
         rows.append((name, "-", f"RBF SVC ({len(sub)} rows)", f"{svc.n_support_.sum()} SVs",
                      acc_svc, t_svc, "-", "-"))
-        grfl = {
-            "GrFL": InfiniteFeatureClassifier(
-                RandomFourierFeatures(bandwidth=cfg["sigma"]), n_candidates=50,
-                lambda_p=cfg["lam"], eps=0.0, warm_start=True,
-                time_budget=STEP_BUDGET, pricing_subsample=args.pricing_subsample,
-                random_state=0),
-            "GrFL-M": InfiniteFeatureClassifier(
-                RandomFourierFeatures(bandwidth=cfg["sigmas"]), n_candidates=200,
-                lambda_p=cfg["lam"], eps=0.0, warm_start=True,
-                time_budget=STEP_BUDGET, pricing_subsample=args.pricing_subsample,
-                random_state=0),
-        }
+        grfl = _grfl_models(cfg, args)
         t_path = {m: 0.0 for m in grfl}
         for k in feats:
             res = {}
@@ -252,6 +319,14 @@ def main():
                     type=lambda v: {"auto": "auto", "None": None}.get(v) or int(v))
     ap.add_argument("--max-features", type=int, default=None)
     ap.add_argument("--datasets", default="ijcnn1,a9a")
+    ap.add_argument("--protocol", choices=["official", "paper"], default="official",
+                    help="official train/test split, or the paper's 70/30 random splits")
+    ap.add_argument("--splits", type=int, default=10)
+    ap.add_argument("--first-split", type=int, default=0,
+                    help="seed of the first split (to spread the splits over runs)")
+    ap.add_argument("--budget", type=float, default=np.inf,
+                    help="seconds after which no new split starts (--protocol paper)")
+    ap.add_argument("--methods", default="GrFL", help="GrFL and/or GrFL-M (--protocol paper)")
     args = ap.parse_args()
     parts = args.parts.split(",")
     if "master" in parts:
@@ -262,7 +337,10 @@ def main():
         if table:
             print("\n## Brodatz textures, Gabor GrFL vs fixed bank (sec. 6.2)\n")
             print(table, flush=True)
-    if "rf" in parts:
+    if "rf" in parts and args.protocol == "paper":
+        print("\n## Paper 000 Table 4 protocol (random 70/30 splits)\n")
+        print(run_paper_protocol(args), flush=True)
+    elif "rf" in parts:
         print("\n## GrFL vs random features\n")
         print(run_random_features(args), flush=True)
 

@@ -218,8 +218,8 @@ def test_warm_start_is_no_worse_and_padding_keeps_margins(rng):
     r6 = solver.solve(part)
     st = pad_state(r6.state, 8, Y.shape[1])
     assert st["W"].shape == (8, 2) and np.all(st["W"][6:] == 0)
-    np.testing.assert_allclose(full.margins(st["U"], st["us"], st["b"])[0],
-                               part.margins(r6.state["U"], r6.state["us"], r6.state["b"])[0])
+    np.testing.assert_allclose(full.margins(st["U"], st["us"], st["b"]),
+                               part.margins(r6.state["U"], r6.state["us"], r6.state["b"]))
     cold = solver.solve(full)
     warm = solver.solve(full, st)
     assert warm.state["objective"] == pytest.approx(cold.state["objective"], rel=1e-6)
@@ -272,3 +272,57 @@ def test_admm_with_l1_lq_agrees_with_cvxpy(q, alpha, rng):
     # alpha is chosen so that some, not all, groups are exactly zero
     norms = pen._norms(U.ravel(order="C"), np.array([0, 4, 8, 12]), q)
     assert 0 < np.count_nonzero(norms) < 3
+
+
+# ------------------------------------------- vectorised multi-task master
+@pytest.mark.parametrize("loss", [SquaredHinge(), Logistic()], ids=lambda l: type(l).__name__)
+def test_vectorised_multitask_admm_equals_separate_task_solves(loss, rng):
+    # With an l1 penalty and no shared part the T one-vs-all tasks decouple:
+    # the joint master (all tasks in one (n, T) margin array, one factor, one
+    # product per step) must return what T separate binary masters return.
+    Phi, Y, _ = _tiny(rng, n=60, p=8, T=4, loss=loss)
+    solver = ADMM(tol=1e-9, max_iter=50000)
+    joint = solver.solve(DirtyProblem(Phi, Y, loss, L1(0.8), None))
+    assert joint.converged
+    W, _ = joint.coef
+    assert 0 < np.count_nonzero(W) < W.size  # some, not all, weights are zero
+    for t in range(Y.shape[1]):
+        alone = solver.solve(DirtyProblem(Phi, Y[:, t], loss, L1(0.8), None))
+        assert alone.converged
+        np.testing.assert_allclose(W[:, t], alone.coef[0][:, 0], atol=1e-6)
+        assert joint.intercept[t] == pytest.approx(alone.intercept[0], abs=1e-6)
+
+
+def test_shared_rows_and_task_rows_layouts_agree(rng):
+    # The (n, T) layout (tasks sharing rows) and the concatenated layout
+    # (task_rows) are two code paths for the same coupled problem when every
+    # task is given every row; group penalty across tasks plus shared weights.
+    Phi, Y, _ = _tiny(rng, n=30, p=6, T=3)
+    indptr = np.array([0, 2, 4, 6])
+    y_cat = Y.T.ravel()  # task t's targets on its own copy of the rows
+    Phi_cat = np.vstack([Phi] * 3)
+    rows_cat = [np.arange(30 * t, 30 * (t + 1)) for t in range(3)]
+    solver = ADMM(tol=1e-9, max_iter=50000)
+    a = solver.solve(DirtyProblem(Phi, Y, SquaredHinge(), GroupL1L2(0.6), L1(0.9),
+                                  indptr=indptr))
+    b = solver.solve(DirtyProblem(Phi_cat, y_cat, SquaredHinge(), GroupL1L2(0.6), L1(0.9),
+                                  indptr=indptr, task_rows=rows_cat))
+    assert a.converged and b.converged
+    np.testing.assert_allclose(a.coef[0], b.coef[0], atol=1e-6)
+    np.testing.assert_allclose(a.coef[1], b.coef[1], atol=1e-6)
+    np.testing.assert_allclose(a.intercept, b.intercept, atol=1e-6)
+    assert a.state["objective"] == pytest.approx(b.state["objective"], rel=1e-9)
+
+
+@pytest.mark.parametrize("indptr", [[0, 2, 4, 6], [0, 1, 4, 6]], ids=["equal", "unequal"])
+def test_matrix_prox_is_the_prox_of_the_row_blocks(indptr, rng):
+    # W (p, T) with groups = row blocks across tasks: the reshaped fast path
+    # (equal groups) and the generic one both equal the vector prox of W.ravel()
+    indptr = np.array(indptr)
+    W = rng.normal(size=(6, 3))
+    W[indptr[0]:indptr[1]] *= 0.05  # one block below the threshold
+    for pen in (GroupL1L2(0.7), L1(0.7)):
+        got = pen.matrix_prox(W, 1.3, indptr)
+        ref = pen.prox(W.ravel(), 1.3, indptr * 3).reshape(W.shape)
+        np.testing.assert_allclose(got, ref, rtol=1e-14, atol=1e-15)
+    assert np.all(GroupL1L2(0.7).matrix_prox(W, 1.3, indptr)[indptr[0]:indptr[1]] == 0)

@@ -44,7 +44,7 @@ from ..families import RandomFourierFeatures
 from ..kernels import scale_gamma
 from ..losses import get_loss, weighted
 from ..penalties import L1, get_penalty
-from ..methods.grfl import GrFL
+from ..methods.grfl import GrFL, paper_loss_factor
 from ..solvers import ADMM, GrFLFISTA, History, check_compatible
 from ._base import (
     ProbabilityMixin,
@@ -57,7 +57,7 @@ from ._base import (
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
-_PENALTIES = ("l1", "group_l1_l2", "l1_linf", "l1_lq")
+_PENALTIES = ("l1", "group_l1_l2", "l1_linf", "l1_lq", "per_task_l1_lq")
 # pricing_subsample="auto": rows used to estimate violations when n is at least
 # twice as large (the best estimates are then re-scored on all rows)
 _AUTO_PRICING_ROWS = 2000
@@ -72,6 +72,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "n_candidates": [Interval(numbers.Integral, 1, None, closed="left")],
         "lambda_p": [Interval(numbers.Real, 0, None, closed="neither")],
         "lambda_s": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "lambda_scale": [StrOptions({"ours", "paper"})],
         "penalty": [StrOptions(set(_PENALTIES)),
                     HasMethods(["value", "prox", "dual_norm"])],
         "solver": [StrOptions({"admm", "fista"}), HasMethods(["solve"])],
@@ -99,9 +100,11 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         family.fit(X)
         loss = weighted(get_loss(self.loss, allowed=self._losses), sample_weight)
         pen_p = clone(get_penalty(self.penalty, allowed=_PENALTIES))
+        # the paper's losses are c times ours: its lambda is c times ours
+        c = paper_loss_factor(loss) if self.lambda_scale == "paper" else 1.0
         if "alpha" in pen_p.get_params(deep=False):
-            pen_p.set_params(alpha=float(self.lambda_p))
-        pen_s = None if self.lambda_s is None else L1(alpha=float(self.lambda_s))
+            pen_p.set_params(alpha=float(self.lambda_p) / c)
+        pen_s = None if self.lambda_s is None else L1(alpha=float(self.lambda_s) / c)
         if isinstance(self.solver, str):
             cls = ADMM if self.solver == "admm" else GrFLFISTA
             solver = cls(tol=self.tol, max_iter=self.max_iter)
@@ -246,11 +249,23 @@ _COMMON_DOC = """
     lambda_s : float or None, default=None
         :math:`\\lambda_s`, level of the l1 penalty on the shared weights
         :math:`\\tilde w`; ``None`` drops the shared part.
+    lambda_scale : {{"ours", "paper"}}, default="ours"
+        Scale of ``lambda_p`` and ``lambda_s``.  Our square and squared hinge
+        losses carry a factor 1/2 that paper 000's do not (Table 2), so the
+        paper's problem (1) at :math:`\\lambda` is ours at
+        :math:`\\lambda / 2` (logistic: the same).  ``"paper"`` takes the
+        levels as printed in the paper and divides them accordingly
+        (:func:`~kernlearn.methods.grfl.paper_loss_factor`); ``objective_``
+        stays on our scale (the paper's objective is ``c * objective_``).
     loss : str or loss object, default={loss_default!r}
         {loss_choices}
-    penalty : {{"group_l1_l2", "l1", "l1_linf", "l1_lq"}} or penalty, default="group_l1_l2"
+    penalty : {{"group_l1_l2", "l1", "l1_linf", "l1_lq", "per_task_l1_lq"}} or penalty, default="group_l1_l2"
         :math:`\\Omega_p` on the rows of :math:`W` grouped by feature: l1, or
-        the l1-lq mixed norms of Table 1 (q = 2, inf, or any ``L1Lq(q=...)``).
+        the l1-lq mixed norms of Table 1 across tasks (q = 2, inf, or any
+        ``L1Lq(q=...)``: a feature is used by all tasks or by none), or
+        ``"per_task_l1_lq"``, :math:`\\sum_t \\sum_g \\|W_{{g,t}}\\|_2`
+        (any q with ``PerTaskL1Lq(q=...)``): each task selects its own
+        features from the shared pool (Table 1's per-task rows).
         An object's ``alpha`` is replaced by ``lambda_p``.
     solver : {{"admm", "fista"}} or solver object, default="admm"
         Restricted-master solver (Algorithm 2 or FISTA).
@@ -377,7 +392,7 @@ class InfiniteFeatureClassifier(
     }
 
     def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=1.0,
-                 lambda_s=None, loss="squared_hinge", penalty="group_l1_l2",
+                 lambda_s=None, lambda_scale="ours", loss="squared_hinge", penalty="group_l1_l2",
                  solver="admm", eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True,
                  time_budget=None, pricing_subsample="auto", path_iter=20, warm_start=False,
                  random_state=None, verbose=0, class_weight=None, probability=False):
@@ -388,6 +403,7 @@ class InfiniteFeatureClassifier(
         self.n_candidates = n_candidates
         self.lambda_p = lambda_p
         self.lambda_s = lambda_s
+        self.lambda_scale = lambda_scale
         self.loss = loss
         self.penalty = penalty
         self.solver = solver
@@ -534,7 +550,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
     }
 
     def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=1.0,
-                 lambda_s=None, loss="square", penalty="group_l1_l2", solver="admm",
+                 lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="admm",
                  eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True, time_budget=None,
                  pricing_subsample="auto", path_iter=20, warm_start=False,
                  random_state=None, verbose=0):
@@ -543,6 +559,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         self.n_candidates = n_candidates
         self.lambda_p = lambda_p
         self.lambda_s = lambda_s
+        self.lambda_scale = lambda_scale
         self.loss = loss
         self.penalty = penalty
         self.solver = solver

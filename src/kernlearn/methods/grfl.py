@@ -49,7 +49,42 @@ from ..solvers._base import single_blas_thread
 from ..solvers._dirty import DirtyProblem
 from ..solvers.admm import pad_state
 
-__all__ = ["GrFL", "intercept_only"]
+__all__ = ["GrFL", "intercept_only", "paper_loss_factor"]
+
+
+def paper_loss_factor(loss):
+    r"""Ratio of paper 000's loss to ours, to read :math:`\lambda` on the paper's scale.
+
+    The paper's square and squared hinge losses are :math:`a_t^\top a_t` and
+    :math:`(a_t)_+^\top (a_t)_+` (Table 2, eq. (18)), twice our
+    :math:`\tfrac12 (y - m)^2` and :math:`\tfrac12 \max(0, 1 - ym)^2`; its
+    logistic loss :math:`\log(1 + e^{-ym})` is ours.  With ``c`` this factor,
+    the paper's objective (1) at :math:`\lambda_p, \lambda_s` is ``c`` times
+    ours at :math:`\lambda_p / c, \lambda_s / c`: same minimisers.
+
+    Parameters
+    ----------
+    loss : BaseLoss
+        One of the square, squared hinge or logistic losses.
+
+    Returns
+    -------
+    c : float
+
+    Raises
+    ------
+    ValueError
+        For a loss the paper does not define.
+    """
+    from ..losses import Logistic, Square, SquaredHinge
+
+    for cls, c in ((SquaredHinge, 2.0), (Square, 2.0), (Logistic, 1.0)):
+        if type(loss) is cls:
+            return c
+    raise ValueError(
+        "lambda_scale='paper' is defined for the square, squared hinge and logistic "
+        f"losses of paper 000, not for {type(loss).__name__}."
+    )
 
 
 def intercept_only(loss, y):
@@ -249,18 +284,19 @@ class GrFL:
         G : ndarray of shape (n_samples, T)
             Zero outside a task's rows.
         """
-        n, T, Y, rows = self.n, self.T, self.Y, self.task_rows
-        if self.margins is None:
-            ms = ([np.full(n, self.b0[t]) for t in range(T)] if rows is None
-                  else [np.full(len(r), self.b0[t]) for t, r in enumerate(rows)])
+        M = self.margins
+        if M is None:
+            # the model without features: each task's optimal constant
+            prob = self.problem()
+            M = prob.margins(*prob.zeros()[:2], self.b0)
         else:
-            ms = self.margins
-        G = np.zeros((n, T))
-        for t in range(T):
-            if rows is None:
-                G[:, t] = self.loss.grad_margin(ms[t], Y[:, t])
-            else:
-                G[rows[t], t] = self.loss.grad_margin(ms[t], Y[rows[t]])
+            prob = self._prob  # the master that produced the margins
+        g = prob.loss_gradients(M)
+        if self.task_rows is None:
+            return g
+        G = np.zeros((self.n, self.T))
+        for t, (r, gt) in enumerate(zip(self.task_rows, prob.task_margins(g))):
+            G[r, t] = gt
         return G
 
     def violation(self, H):
@@ -274,12 +310,15 @@ class GrFL:
         Returns
         -------
         v : ndarray of shape (k,)
-            ``max(||h||_{q'} / lambda_p, ||sum_t h_t|| / lambda_s) - 1``.
+            ``max(||h||_* / lambda_p, ||sum_t h_t||_* / lambda_s) - 1`` with
+            ``||.||_*`` the dual norm of the penalty (for the per-task
+            penalties, the largest per-task dual norm).
         """
-        k = H.shape[0]
-        flat = H.reshape(k, -1)
-        ip = np.arange(0, flat.size + 1, flat.shape[1])
-        v = self.penalty_p.dual_norm(flat.ravel(), ip).reshape(k, -1).max(axis=1)
+        k, gs, T = H.shape
+        # the candidates stacked as the row groups of one (k * gs, T) block; the
+        # penalty's dual norm is joint across tasks or per task (PerTaskL1Lq)
+        rows = np.arange(0, k * gs + 1, gs)
+        v = self.penalty_p.matrix_dual_norm(H.reshape(k * gs, T), rows)
         v = v / self.penalty_p.alpha
         if self.penalty_s is not None:
             hs = H.sum(axis=2)
@@ -338,7 +377,7 @@ class GrFL:
             solver.max_iter = min(int(solver.max_iter), int(self.path_iter))
         prob = self.problem()
         res = solver.solve(prob, pad_state(self.state, self.p, self.T))
-        self.state, self.result = res.state, res
+        self.state, self.result, self._prob = res.state, res, prob
         self.exact = exact or solver is self.solver or res.converged
         U, us = res.coef
         self.margins = prob.margins(U, us, res.intercept)

@@ -2,7 +2,7 @@
 
 from .._component import Registry
 from ._base import BasePenalty
-from .group import GroupL1L2, L1Linf, L1Lq
+from .group import GroupL1L2, L1Linf, L1Lq, PerTaskL1Lq
 from .separable import L1
 from .squared import SquaredGroupL1, SquaredGroupNorm2p
 
@@ -14,6 +14,7 @@ for _name, _cls in [
     ("squared_group_norm_2p", SquaredGroupNorm2p),
     ("l1_linf", L1Linf),
     ("l1_lq", L1Lq),
+    ("per_task_l1_lq", PerTaskL1Lq),
 ]:
     PENALTIES.register(_name)(_cls)
 
@@ -42,4 +43,4 @@ def get_penalty(spec, allowed=None, **kwargs):
     return pen
 
 
-__all__ = ["BasePenalty", "GroupL1L2", "L1", "L1Linf", "L1Lq", "PENALTIES", "SquaredGroupL1", "SquaredGroupNorm2p", "get_penalty"]
+__all__ = ["BasePenalty", "GroupL1L2", "L1", "L1Linf", "L1Lq", "PENALTIES", "PerTaskL1Lq", "SquaredGroupL1", "SquaredGroupNorm2p", "get_penalty"]

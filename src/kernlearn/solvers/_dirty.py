@@ -20,6 +20,13 @@ column groups.  The regularisation levels are the penalties' ``alpha``
 
 This module holds what both masters (ADMM, FISTA) and the pricing need: the
 margins, the objective, the gradients and the approximate-KKT measure.
+
+Margins of all tasks are held in one array so that every per-sample operation
+(loss, its gradient and prox) is a single vectorised call whatever the number
+of tasks: an ``(n, T)`` matrix when every task uses every row (one product
+with :math:`\\Phi` serves all tasks), else the tasks' margin vectors
+concatenated task after task (length :math:`\\sum_t n_t`).  Per-task
+quantities (steps, biases) are broadcast to that layout by :meth:`DirtyProblem.per_task`.
 """
 
 import numpy as np
@@ -40,7 +47,9 @@ class DirtyProblem:
     loss : BaseLoss
         Datafit on margins (``value``, ``grad_margin``; ``prox`` for ADMM).
     penalty_p : BasePenalty
-        Task-specific penalty on ``W.ravel()`` (groups ``indptr * T``).
+        Task-specific penalty on ``W`` (its ``matrix_value`` / ``matrix_prox``:
+        joint across tasks by default, per task for
+        :class:`~kernlearn.penalties.PerTaskL1Lq`).
     penalty_s : BasePenalty or None
         Shared penalty on :math:`\\tilde w`; ``None`` drops the shared part.
     indptr : ndarray of shape (n_groups + 1,), optional
@@ -52,6 +61,12 @@ class DirtyProblem:
     gram : ndarray of shape (p, p), optional
         :math:`\Phi'\Phi` when every task uses every row (callers that grow
         the active set update it column by column instead of recomputing it).
+
+    Attributes
+    ----------
+    Ys : ndarray
+        Targets in the margin layout (``(n, T)``, or the tasks' targets
+        concatenated).
     """
 
     def __init__(self, Phi, Y, loss, penalty_p, penalty_s=None, indptr=None,
@@ -69,14 +84,19 @@ class DirtyProblem:
             self.shared_rows = True
             self.T = Y.shape[1]
             self.Phis = [Phi] * self.T
-            self.ys = [Y[:, t] for t in range(self.T)]
+            self.Ys = Y
+            self.n_t = np.full(self.T, self.n)
         else:
             self.shared_rows = False
             self.T = len(task_rows)
             self.Phis = [Phi[r] for r in task_rows]
-            self.ys = [Y[r] for r in task_rows]
+            self.Ys = np.concatenate([Y[r] for r in task_rows]) if self.T else Y[:0]
+            self.n_t = np.array([len(r) for r in task_rows], dtype=int)
+            # task of each entry of the concatenated layout, and its slices
+            self._task_of = np.repeat(np.arange(self.T), self.n_t)
+            ends = np.cumsum(self.n_t)
+            self._slices = [slice(e - k, e) for e, k in zip(ends, self.n_t)]
         self.task_rows = task_rows
-        self.n_t = np.array([len(y) for y in self.ys])
         self.has_shared = penalty_s is not None
         self._grams = {}
         if gram is not None and self.shared_rows:
@@ -90,27 +110,124 @@ class DirtyProblem:
             self._grams[key] = (Pt.T @ Pt, Pt.sum(axis=0))
         return self._grams[key]
 
+    # ------------------------------------------------------ the margin layout
+    def per_task(self, v):
+        """Broadcast one value per task to the margin layout.
+
+        Parameters
+        ----------
+        v : array-like of shape (T,)
+            Per-task values (e.g. ADMM steps).
+
+        Returns
+        -------
+        ndarray
+            ``(1, T)`` (shared rows) or ``(sum n_t,)``.
+        """
+        v = np.asarray(v, dtype=float)
+        return v[None, :] if self.shared_rows else v[self._task_of]
+
+    def task_margins(self, M):
+        """Split margins (or any array in the margin layout) into one vector per task.
+
+        Parameters
+        ----------
+        M : ndarray
+            Array in the margin layout.
+
+        Returns
+        -------
+        list of ndarray
+        """
+        if self.shared_rows:
+            return [M[:, t] for t in range(self.T)]
+        return [M[s] for s in self._slices]
+
+    def task_sums(self, M):
+        """:math:`\\mathbf 1' m_t` of every task.
+
+        Parameters
+        ----------
+        M : ndarray
+            Array in the margin layout.
+
+        Returns
+        -------
+        ndarray of shape (T,)
+        """
+        if self.shared_rows:
+            return np.ones(M.shape[0]) @ M  # BLAS: faster than a strided sum
+        return np.bincount(self._task_of, weights=M, minlength=self.T)
+
+    def correlate(self, M):
+        """:math:`\\Phi^{(t)\\prime} m_t` of every task, one BLAS product when rows are shared.
+
+        Parameters
+        ----------
+        M : ndarray
+            Array in the margin layout.
+
+        Returns
+        -------
+        ndarray of shape (p, T)
+        """
+        if self.shared_rows:
+            return self.Phi.T @ M
+        out = np.empty((self.p, self.T))
+        for t, (Pt, s) in enumerate(zip(self.Phis, self._slices)):
+            out[:, t] = Pt.T @ M[s]
+        return out
+
+    def gram_apply(self, V, b):
+        r"""``correlate`` and ``task_sums`` of :math:`\Phi^{(t)}v_t + b_t`, from the Gram matrices.
+
+        Parameters
+        ----------
+        V : ndarray of shape (p, T) or (p,)
+            Weights per task (a 1-D ``V`` is used by every task).
+        b : ndarray of shape (T,)
+            Biases.
+
+        Returns
+        -------
+        C : ndarray of shape (p, T)
+            :math:`\Phi^{(t)\prime}\Phi^{(t)} v_t + b_t \Phi^{(t)\prime}\mathbf 1`.
+        e : ndarray of shape (T,)
+            :math:`\mathbf 1'\Phi^{(t)} v_t + n_t b_t`.
+        """
+        if self.shared_rows:
+            # a 1-D V is one product, broadcast to the tasks
+            G, s = self.gram(0)
+            C, e = G @ V, s @ V + self.n_t * b
+            return (C[:, None] if V.ndim == 1 else C) + np.outer(s, b), e
+        V = np.broadcast_to(V[:, None] if V.ndim == 1 else V, (self.p, self.T))
+        C, e = np.empty((self.p, self.T)), np.empty(self.T)
+        for t in range(self.T):
+            G, s = self.gram(t)
+            C[:, t] = G @ V[:, t] + s * b[t]
+            e[t] = s @ V[:, t] + self.n_t[t] * b[t]
+        return C, e
+
     # ------------------------------------------------------------------ basics
     def zeros(self):
         """All-zero point ``(W, w_shared, b)``."""
         return np.zeros((self.p, self.T)), np.zeros(self.p), np.zeros(self.T)
 
     def margins(self, W, ws, b):
-        """Per-task margins :math:`\\Phi^{(t)}(w_t + \\tilde w) + b_t`."""
-        if self.shared_rows and self.T == 1:
-            return [self.Phi @ (W[:, 0] + ws) + b[0]]
+        """Margins :math:`\\Phi^{(t)}(w_t + \\tilde w) + b_t` of all tasks in the margin layout."""
         if self.shared_rows:
-            M = self.Phi @ (W + ws[:, None]) + b
-            return [M[:, t] for t in range(self.T)]
-        return [Pt @ (W[:, t] + ws) + b[t] for t, Pt in enumerate(self.Phis)]
+            return self.Phi @ (W + ws[:, None]) + b
+        if not self.T:
+            return np.zeros(0)
+        return np.concatenate([Pt @ (W[:, t] + ws) + b[t] for t, Pt in enumerate(self.Phis)])
 
     def loss_value(self, margins):
         """:math:`\\sum_t \\sum_i \\ell(m_{i,t}, y_{i,t})`."""
-        return float(sum(self.loss.value(m, y).sum() for m, y in zip(margins, self.ys)))
+        return float(self.loss.value(margins, self.Ys).sum())
 
     def penalty_value(self, W, ws):
         """:math:`\\Omega_p(W) + \\Omega_s(\\tilde w)`."""
-        val = self.penalty_p.value(W.ravel(), self.indptr * self.T)
+        val = self.penalty_p.matrix_value(W, self.indptr)
         if self.has_shared:
             val += self.penalty_s.value(ws, self.indptr)
         return float(val)
@@ -120,6 +237,10 @@ class DirtyProblem:
         if margins is None:
             margins = self.margins(W, ws, b)
         return self.loss_value(margins) + self.penalty_value(W, ws)
+
+    def loss_gradients(self, margins):
+        """Loss gradients :math:`\\ell'(m, y)` at the margins, in the margin layout."""
+        return self.loss.grad_margin(margins, self.Ys)
 
     def gradients(self, margins):
         """Gradients of the smooth part from the margins.
@@ -133,24 +254,17 @@ class DirtyProblem:
         gb : ndarray of shape (T,)
             Bias gradients (zero without intercept).
         """
-        G = [self.loss.grad_margin(m, y) for m, y in zip(margins, self.ys)]
-        if self.shared_rows and self.T == 1:
-            gW = (self.Phi.T @ G[0])[:, None]
-        elif self.shared_rows:
-            gW = self.Phi.T @ np.column_stack(G)
-        else:
-            gW = np.column_stack([Pt.T @ g for Pt, g in zip(self.Phis, G)])
-        gb = np.array([g.sum() for g in G]) if self.fit_intercept else np.zeros(self.T)
+        G = self.loss_gradients(margins)
+        gW = self.correlate(G)
+        gb = self.task_sums(G) if self.fit_intercept else np.zeros(self.T)
         return gW, gW.sum(axis=1), gb
 
     def prox(self, W, ws, step_p, step_s):
         """Prox of the penalties at ``(W, ws)`` with steps ``step_p``, ``step_s``."""
-        U = self.penalty_p.prox(W.ravel(), step_p, self.indptr * self.T)
-        U = U.reshape(W.shape)
+        U = self.penalty_p.matrix_prox(W, step_p, self.indptr)
         if not self.has_shared:
             return U, ws * 0.0
         return U, self.penalty_s.prox(ws, step_s, self.indptr)
-        return U, us
 
     def lipschitz(self):
         r"""Lipschitz constant bound of the smooth part's gradient.
@@ -182,8 +296,8 @@ class DirtyProblem:
         ----------
         W, ws, b : ndarray
             Point.
-        margins : list of ndarray, optional
-            Its margins (computed when omitted).
+        margins : ndarray, optional
+            Its margins in the margin layout (computed when omitted).
         step : float, optional
             Step ``s``; default ``1 / lipschitz()``.
 

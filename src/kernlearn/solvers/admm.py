@@ -20,10 +20,14 @@ and the (scaled) augmented Lagrangian of eq. (19) with penalties
 4. :math:`U = \\mathrm{prox}_{\\Omega_p/\\eta}`, :math:`\\tilde u = \\mathrm{prox}_{\\Omega_s/\\tilde\\eta}` (eq. 23, Table 1);
 5. dual ascent on the three constraints.
 
-Both systems are Cholesky-factorised once per active set (per call of
-:meth:`ADMM.solve`); only their right-hand sides change, and those are formed
+Both systems are inverted (from their Cholesky factors) once per active set
+(per call of :meth:`ADMM.solve`); only their right-hand sides change, and those are formed
 from the cached Gram matrices, so an iteration costs two products with
-:math:`\\Phi` per task.
+:math:`\\Phi`.  All tasks are updated together: their margins form one array
+(an ``(n, T)`` matrix for one-vs-all or multi-output tasks, which share rows),
+so each product with :math:`\\Phi` is a single BLAS call with ``T``
+right-hand sides, the loss prox one vectorised call, and tasks with the same
+system are solved by one product with its pre-computed inverse.
 """
 
 import numpy as np
@@ -35,19 +39,31 @@ from ._dirty import DirtyProblem
 __all__ = ["ADMM", "fact_groups", "pad_state"]
 
 
+def _spd_inverse(K):
+    """Inverse of a symmetric positive definite matrix, from its Cholesky factor.
+
+    The systems (26) and (28) keep their matrix for many iterations (the
+    paper pre-computes their inverses, sec. 4.1.3): one matrix product per
+    iteration then replaces two triangular solves, whose call overhead
+    dominates for the small systems of a restricted master.
+    """
+    inv = cho_solve(cho_factor(K), np.eye(K.shape[0]), check_finite=False)
+    return 0.5 * (inv + inv.T)
+
+
 def fact_groups(facts):
-    """Group tasks by their (shared) Cholesky factor.
+    """Group tasks by their (shared) system inverse.
 
     Parameters
     ----------
     facts : list
-        One ``cho_factor`` result per task (the same object for tasks that
-        share rows and penalty).
+        One system inverse per task (the same object for tasks that share
+        rows and penalty).
 
     Returns
     -------
-    groups : list of (factor, ndarray of int)
-        Each distinct factor with the tasks that use it.
+    groups : list of (ndarray, ndarray of int)
+        Each distinct inverse with the tasks that use it.
     """
     groups = {}
     for t, f in enumerate(facts):
@@ -169,30 +185,28 @@ class ADMM(BaseSolver):
         eta = float(max(10.0, p)) if self.eta is None else float(self.eta)
         if state and self.adaptive and "eta" in state:
             xi, eta = state["xi"].copy(), state["eta"]
-        grams = [P.gram(t)[0] for t in range(T)]
-        sums = [P.gram(t)[1] for t in range(T)]
 
         def factorise():
-            # Cholesky factors of (26) per task and of (28); tasks sharing rows
-            # and xi share them.
+            # inverses of (26) per task and of (28); tasks sharing rows and xi
+            # share them (all one-vs-all tasks: a single system).
             cache, facts = {}, []
             for t in range(T):
                 key = (0 if P.shared_rows else t, float(xi[t]))
                 if key not in cache:
-                    K = xi[t] * grams[t] + eta * np.eye(p)
+                    G, s = P.gram(t)
+                    K = xi[t] * G + eta * np.eye(p)
                     if fit_b:
-                        K = np.block([[K, xi[t] * sums[t][:, None]],
-                                      [xi[t] * sums[t][None, :],
-                                       np.array([[xi[t] * P.n_t[t]]])]])
-                    cache[key] = cho_factor(K)
+                        K = np.block([[K, xi[t] * s[:, None]],
+                                      [xi[t] * s[None, :], np.array([[xi[t] * P.n_t[t]]])]])
+                    cache[key] = _spd_inverse(K)
                 facts.append(cache[key])
             fact_s = None
             if P.has_shared and p:
-                Ks = sum(xi[t] * grams[t] for t in range(T)) + eta * np.eye(p)
-                fact_s = cho_factor(Ks)
-            return facts, fact_s
+                Ks = sum(xi[t] * P.gram(t)[0] for t in range(T)) + eta * np.eye(p)
+                fact_s = _spd_inverse(Ks)
+            return facts, fact_s, fact_groups(facts)
 
-        facts, fact_s = factorise()
+        facts, fact_s, groups = factorise()
         n_factor = 1
 
         W, ws, b = P.zeros()
@@ -203,52 +217,48 @@ class ADMM(BaseSolver):
             N, nus = state["N"].copy(), state["nus"].copy()
         Z = P.margins(W, ws, b)
         if state and state.get("M") is not None:
-            M = [m.copy() for m in state["M"]]
-            Mu = [m.copy() for m in state["Mu"]]
+            M, Mu = state["M"].copy(), state["Mu"].copy()
         else:
-            M = [z.copy() for z in Z]
-            Mu = [np.zeros_like(z) for z in Z]
+            M, Mu = Z.copy(), np.zeros_like(Z)
 
+        # Every step below treats all tasks at once: margins live in one array
+        # (DirtyProblem's margin layout), so the loss prox is one vectorised
+        # call and, when the tasks share rows, each product with Phi is one
+        # BLAS call with T right-hand sides.
         history = History()
         step_kkt = 1.0 / P.lipschitz()
         converged, k, kkt, obj = False, 0, np.inf, np.nan
         for k in range(1, self.max_iter + 1):
-            R = [M[t] - Mu[t] for t in range(T)]
-            if P.shared_rows and T == 1:
-                c = [P.Phi.T @ R[0]]
-            elif P.shared_rows:
-                C = P.Phi.T @ np.column_stack(R)
-                c = [C[:, t] for t in range(T)]
-            else:
-                c = [P.Phis[t].T @ R[t] for t in range(T)]
-            e = [R[t].sum() for t in range(T)]
-            # (26): task weights and biases, one solve per distinct factor
-            # (one-vs-all tasks share theirs: a single solve with T right-hand sides)
+            R = M - Mu
+            C = P.correlate(R)
+            e = P.task_sums(R)
+            # (26): task weights and biases, one product per distinct system
+            Ct, et = C, e
+            if P.has_shared:  # the shared weights' part of the margins
+                Cs, es = P.gram_apply(ws, np.zeros(T))
+                Ct, et = C - Cs, e - es
             rhs = np.empty((p + fit_b, T))
-            for t in range(T):
-                rhs[:p, t] = xi[t] * (c[t] - grams[t] @ ws) + eta * (U[:, t] - N[:, t])
-                if fit_b:
-                    rhs[p, t] = xi[t] * (e[t] - sums[t] @ ws)
-            for fact, ts in fact_groups(facts):
-                sol = cho_solve(fact, rhs[:, ts], check_finite=False)
+            rhs[:p] = xi * Ct + eta * (U - N)
+            if fit_b:
+                rhs[p] = xi * et
+            for inv, ts in groups:
+                sol = inv @ rhs[:, ts]
                 W[:, ts] = sol[:p]
                 if fit_b:
                     b[ts] = sol[p]
             # (28): shared weights
             if fact_s is not None:
-                rhs = sum(xi[t] * (c[t] - grams[t] @ W[:, t] - sums[t] * b[t])
-                          for t in range(T)) + eta * (us - nus)
-                ws = cho_solve(fact_s, rhs, check_finite=False)
+                CW = P.gram_apply(W, b)[0]
+                ws = fact_s @ ((C - CW) @ xi + eta * (us - nus))
             Z = P.margins(W, ws, b)
             # (22): margins by the prox of the loss
             M_old = M
-            M = [P.loss.prox(Z[t] + Mu[t], P.ys[t], 1.0 / xi[t]) for t in range(T)]
+            M = P.loss.prox(Z + Mu, P.Ys, P.per_task(1.0 / xi))
             # (23): proxes of the penalties
             U_old, us_old = U, us
             U, us = P.prox(W + N, ws + nus, 1.0 / eta, 1.0 / eta)
             # multipliers (scaled form: mu = multiplier / xi)
-            for t in range(T):
-                Mu[t] += Z[t] - M[t]
+            Mu += Z - M
             N += W - U
             if P.has_shared:
                 nus += ws - us
@@ -266,9 +276,8 @@ class ADMM(BaseSolver):
                     r_w = np.sqrt(np.sum((W - U) ** 2) + np.sum((ws - us) ** 2))
                     s_w = eta * np.sqrt(np.sum((U - U_old) ** 2)
                                         + np.sum((us - us_old) ** 2))
-                    r_m = np.sqrt(sum(np.sum((Z[t] - M[t]) ** 2) for t in range(T)))
-                    s_m = xi[0] * np.sqrt(sum(np.sum((M[t] - M_old[t]) ** 2)
-                                              for t in range(T)))
+                    r_m = np.sqrt(np.sum((Z - M) ** 2))
+                    s_m = xi[0] * np.sqrt(np.sum((M - M_old) ** 2))
                     mu = self.balance
                     f_eta = 2.0 if r_w > mu * s_w else (0.5 if s_w > mu * r_w else 1.0)
                     f_xi = 2.0 if r_m > mu * s_m else (0.5 if s_m > mu * r_m else 1.0)
@@ -277,8 +286,8 @@ class ADMM(BaseSolver):
                         N /= f_eta
                         nus /= f_eta
                         xi = xi * f_xi
-                        Mu = [m / f_xi for m in Mu]
-                        facts, fact_s = factorise()
+                        Mu /= f_xi
+                        facts, fact_s, groups = factorise()
                         n_factor += 1
         if not np.isfinite(obj) or k % self.check_every:
             mU = P.margins(U, us, b)

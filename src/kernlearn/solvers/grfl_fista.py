@@ -86,7 +86,7 @@ class GrFLFISTA(BaseSolver):
             Wy = W + beta * (W - Wp)
             wsy = ws + beta * (ws - wsp)
             by = b + beta * (b - bp)
-            my = [(1 + beta) * m - beta * mp for m, mp in zip(mx, mxp)]
+            my = (1 + beta) * mx - beta * mxp  # margins of the extrapolated point
             fy = P.loss_value(my)
             gW, gws, gb = P.gradients(my)
             L *= self.eta
