@@ -74,7 +74,8 @@ def _child(fn, *args):
 def _usps38():
     from kernlearn.datasets import load_dataset
 
-    Xtr, ytr, Xte, yte = load_dataset("usps")
+    d = load_dataset("usps")
+    Xtr, ytr, Xte, yte = d.data, d.target, d.data_test, d.target_test
     tr, te = np.isin(ytr, (3, 8)), np.isin(yte, (3, 8))
     return Xtr[tr], ytr[tr], Xte[te], yte[te]
 
@@ -82,7 +83,8 @@ def _usps38():
 def _a9a():
     from kernlearn.datasets import load_dataset
 
-    return load_dataset("a9a")
+    d = load_dataset("a9a")
+    return d.data, d.target, d.data_test, d.target_test
 
 
 def make_sparse_pairs(n=20_000, n_test=5_000, m=200_000, nnz_row=50, n_hubs=20,

@@ -51,7 +51,8 @@ def _int32(X):
 
 
 def _load(name):
-    Xtr, ytr, Xte, yte = load_dataset(name)
+    d = load_dataset(name)
+    Xtr, ytr, Xte, yte = d.data, d.target, d.data_test, d.target_test
     return _int32(Xtr), ytr, _int32(Xte), yte
 
 
