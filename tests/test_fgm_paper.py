@@ -237,3 +237,20 @@ def test_fig2_recovery_on_type_I_II_III():
         assert hits > np.interp(sel.size, n_l1, hits_l1)
         assert acc[kind] > np.interp(sel.size, n_l1, acc_l1)
     assert acc["III"] > acc["I"] > acc["II"]
+
+
+def test_fgm_group_synthetic_into_a_memmap_gives_the_same_data(tmp_path):
+    from numpy.lib.format import open_memmap
+
+    from kernlearn.datasets import make_fgm_group_synthetic
+
+    X, y, w, groups = make_fgm_group_synthetic(300, 2000, dtype=np.float32, random_state=3)
+    out = open_memmap(tmp_path / "X.npy", mode="w+", dtype=np.float32, shape=(300, 2000))
+    Xm, ym, wm, _ = make_fgm_group_synthetic(300, 2000, dtype=np.float32, random_state=3,
+                                             out=out)
+    assert Xm is out
+    np.testing.assert_array_equal(np.load(tmp_path / "X.npy"), X)
+    np.testing.assert_array_equal(ym, y)
+    np.testing.assert_array_equal(wm, w)
+    with pytest.raises(ValueError, match="out has shape"):
+        make_fgm_group_synthetic(30, 2000, random_state=3, out=out)

@@ -440,18 +440,19 @@ def write_fgm_synthetic_svmlight(
 
 
 def _gaussian_sign_data(rng, w, n_samples, n_test, density=1.0, dtype=np.float64,
-                        decimals=None):
+                        decimals=None, out=None):
     """``(X, y[, X_test, y_test])`` with N(0, 1) entries (kept at ``density``), y = sign(Xw).
 
     ``decimals`` rounds the entries (before the labels are computed), which
-    keeps a text file of them short.
+    keeps a text file of them short.  ``out`` (dense only) receives the
+    training ``X`` instead of a new array.
     """
 
-    def draw(n):
+    def draw(n, out=None):
         if density >= 1:
             # Row chunks: the same random stream as one (n, m) draw, without a
             # float64 copy of a float32 X (and X @ w per chunk, for the same reason).
-            X = np.empty((n, w.size), dtype=dtype)
+            X = np.empty((n, w.size), dtype=dtype) if out is None else out
             y = np.empty(n)
             step = max(1, 2**24 // max(w.size, 1))
             for s in range(0, n, step):
@@ -473,7 +474,7 @@ def _gaussian_sign_data(rng, w, n_samples, n_test, density=1.0, dtype=np.float64
         y[y == 0] = 1.0
         return X, y
 
-    return draw(n_samples) + (draw(n_test) if n_test else ())
+    return draw(n_samples, out) + (draw(n_test) if n_test else ())
 
 
 def make_fgm_group_synthetic(
@@ -484,6 +485,7 @@ def make_fgm_group_synthetic(
     n_test=0,
     dtype=np.float64,
     random_state=None,
+    out=None,
 ):
     r"""The FGM paper's synthetic group-selection data (paper 002, sec. 7.2).
 
@@ -508,6 +510,11 @@ def make_fgm_group_synthetic(
         Value type of ``X`` (float32 halves the memory of the large sets).
     random_state : int or None
         Seed.
+    out : ndarray of shape (n_samples, n_features), optional
+        Filled with the training ``X`` (row chunk by row chunk) and returned in
+        its place: a ``numpy.lib.format.open_memmap`` file holds the paper's
+        m = 400,000 set (6.5 GB in float32) without it ever being in memory.
+        The data are the same as without ``out``.
 
     Returns
     -------
@@ -533,7 +540,9 @@ def make_fgm_group_synthetic(
     cols = (chosen[:, None] * group_size + np.arange(group_size)).ravel()
     w[cols] = rng.standard_normal(cols.size)
     groups = [np.arange(g * group_size, (g + 1) * group_size) for g in range(n_groups)]
-    return _gaussian_sign_data(rng, w, n_samples, n_test, dtype=dtype) + (w, groups)
+    if out is not None and out.shape != (n_samples, n_features):
+        raise ValueError(f"out has shape {out.shape}; expected {(n_samples, n_features)}.")
+    return _gaussian_sign_data(rng, w, n_samples, n_test, dtype=dtype, out=out) + (w, groups)
 
 
 def make_sinc(n_samples=1000, n_test=1000, snr_db=10.0, random_state=None):
