@@ -229,6 +229,41 @@ def test_kernel_factor_randomised_matches_exact(rng):
         M.kernel_factor(K - 2 * np.eye(200))
 
 
+def test_linear_factor_from_data_matches_the_gram(rng):
+    # column view, normalisation scale and standardisation all enter K
+    X = rng.normal(size=(60, 5)) * [1, 3, 10, 1, 1]
+    X[:, 4] = 1.0
+    kern = M.TaskKernels(["linear", ("linear", {}, [1, 2])]).fit(X)
+    for j in range(2):
+        A = kern.factor(j)
+        assert A.shape[1] <= (4 if j == 0 else 2)  # exact rank, the constant column drops
+        np.testing.assert_allclose(A @ A.T, kern.full(j), atol=1e-10)
+    assert kern.factor(0, max_rank=2).shape[1] == 2
+
+
+def test_factor_cache_follows_the_data():
+    # refits on the same rows reuse the factors; a change of any training
+    # value must give the factors of the new data, not the stored ones
+    X, y, rows = _data(T=4, m=10)
+    specs = [("linear", {}, [0, 1]), ("rbf", {"gamma": 0.3})]
+    M.clear_kernel_cache()
+    k1 = M.TaskKernels(specs).fit(X)
+    A = [M._FACTORS.get(k1, j, None) for j in range(2)]
+    assert all(M._FACTORS.get(M.TaskKernels(specs).fit(X.copy()), j, None) is A[j]
+               for j in range(2))
+    X2 = X.copy()
+    X2[3, 1] += 0.5
+    k2 = M.TaskKernels(specs).fit(X2)
+    for j in range(2):
+        A2 = M._FACTORS.get(k2, j, None)
+        np.testing.assert_allclose(A2 @ A2.T, k2.full(j), atol=1e-8)
+    # a new parameter is a new kernel
+    k3 = M.TaskKernels([("linear", {}, [0, 1]), ("rbf", {"gamma": 0.4})]).fit(X)
+    A3 = M._FACTORS.get(k3, 1, None)
+    np.testing.assert_allclose(A3 @ A3.T, k3.full(1), atol=1e-8)
+    M.clear_kernel_cache()
+
+
 # ----------------------------------------------------------------- estimators
 def _tasks(seed=0, T=6, m=20):
     rng = np.random.default_rng(seed)

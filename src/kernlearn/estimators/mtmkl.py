@@ -217,6 +217,9 @@ _PARAMS_DOC = """
     max_rank : int or None, default=300
         MK-MTSFL: rank cap of each kernel's eigendecomposition over all
         training points (leading eigenpairs; ``None`` keeps the full rank).
+        The factors are kept between fits on the same training data (a C
+        grid, cross-validation refits); see
+        :func:`kernlearn.methods.mtmkl.clear_kernel_cache`.
     verbose : int, default=0
         Print one line per mirror-descent iteration.
 """
