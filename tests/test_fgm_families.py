@@ -28,7 +28,8 @@ def test_polynomial_pricing_equals_brute_force(rng, sparse):
     u = rng.standard_normal(60)
     Phi, ids = _materialised_poly(X)
     norms = np.linalg.norm(Phi, axis=0)
-    scores = np.abs(Phi.T @ u) / np.where(norms > 0, norms, np.inf)
+    # unit root-mean-square columns: sqrt(n) / ||column||
+    scores = np.abs(Phi.T @ u) * np.sqrt(len(u)) / np.where(norms > 0, norms, np.inf)
     expected = ids[np.argsort(-scores)[:6]]
     pool = PolynomialPool(block_size=4)
     Xin = sp.csc_matrix(X) if sparse else X
@@ -118,7 +119,7 @@ def test_polynomial_budget_larger_than_the_pool(rng, include_linear):
     if not include_linear:
         Phi, all_ids = Phi[:, :10], all_ids[:10]
     assert set(ids.tolist()) == set(all_ids.tolist())
-    full = np.abs(Phi.T @ u) / np.linalg.norm(Phi, axis=0)
+    full = np.abs(Phi.T @ u) * np.sqrt(len(u)) / np.linalg.norm(Phi, axis=0)
     np.testing.assert_allclose(cand.extra["sum_sq"], (full**2).sum())
     y = np.sign(X[:, 0] * X[:, 1] + 0.1)
     clf = FGMClassifier(B=50, C=1.0, family=PolynomialPool(include_linear=include_linear),

@@ -26,7 +26,8 @@ def _materialised_scores(X, feature_scaling, gamma=1.0):
     P = Xd[:, j] * Xd[:, k]
     if feature_scaling:
         norms = np.linalg.norm(P, axis=0)
-        scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
+        # unit root-mean-square columns: sqrt(n) / ||column||
+        scale = np.where(norms > 0, np.sqrt(len(Xd)) / np.where(norms > 0, norms, 1.0), 0.0)
     else:
         scale = np.where(j == k, 1.0, np.sqrt(2.0)) * gamma
     return j * m + k, P, scale

@@ -46,8 +46,13 @@ class PolynomialPool(BaseFamily):
         Also offer the original features (the map has them only when
         ``coef0 > 0``).
     feature_scaling : bool, default=True
-        Scale each column to unit norm (:math:`1/\\|x_j \\odot x_k\\|`),
-        which removes the map's constant weights.  With ``False`` the columns
+        Scale each column to unit root-mean-square
+        (:math:`\\sqrt{n}/\\|x_j \\odot x_k\\|`, as
+        :class:`~kernlearn.families.FeaturePool` does), which removes the map's
+        constant weights and makes ``C`` mean what it means on standardised
+        data (with unit-norm columns ``C = 1`` regularised ``n`` times harder:
+        a9a's degree-2 FGM at ``C = 1`` scored 0.821 against 0.850 for the
+        ``PolynomialFeatures + l1 LinearSVC`` anchor).  With ``False`` the columns
         are exactly the kernel map's coordinates, weighted by ``gamma`` and
         ``coef0`` as in the paper (which sets ``gamma = 4`` or ``8`` to give
         the pairs more weight than the linear terms).
@@ -93,7 +98,9 @@ class PolynomialPool(BaseFamily):
         # With r = 0 the map has no linear coordinates.
         self.offers_linear_ = bool(self.include_linear and self.coef0 > 0)
         sq = _sq_col_norms(X)
-        self._lin_scale = (self._inv_sqrt(sq) if self.feature_scaling else
+        # unit root-mean-square columns: sqrt(n) / ||column||
+        self._rms = float(np.sqrt(X.shape[0])) if self.feature_scaling else 1.0
+        self._lin_scale = (self._inv_sqrt(sq) * self._rms if self.feature_scaling else
                            np.full(m, np.sqrt(2.0 * self.gamma * self.coef0)))
         # ||x_j * x_k||^2 = sum_i x_ij^2 x_ik^2 = (X^2)'(X^2): kept only if small.
         X2 = X.multiply(X) if sp.issparse(X) else X * X
@@ -113,7 +120,8 @@ class PolynomialPool(BaseFamily):
         S = X[:, s:e].T @ (u[:, None] * X)
         N = self._X2[:, s:e].T @ self._X2
         j, k = np.arange(s, e)[:, None], np.arange(X.shape[1])[None, :]
-        scale = self._inv_sqrt(N) if self.feature_scaling else self._pair_weight(j, k)
+        scale = (self._inv_sqrt(N) * self._rms if self.feature_scaling
+                 else self._pair_weight(j, k))
         return np.abs(S) * scale, scale
 
     def price(self, grad, k, rng=None, exclude=None, X=None):
@@ -153,7 +161,8 @@ class PolynomialPool(BaseFamily):
                 Xr.data.astype(float), u, kk, bool(self.feature_scaling),
                 float(self.gamma), *work)
             self.n_pair_evals_ = int(ids[-1])
-            best_ids, best_scores = _merge_top(best_ids, best_scores, ids[:-1], scores, k)
+            best_ids, best_scores = _merge_top(best_ids, best_scores, ids[:-1],
+                                               scores * self._rms, k)
         else:
             for s in range(0, m, int(self.block_size)):
                 e = min(m, s + int(self.block_size))
@@ -183,7 +192,7 @@ class PolynomialPool(BaseFamily):
         elif j.size:
             X2 = self._X2
             sq = (X2[:, j].multiply(X2[:, kk]) if sp.issparse(X2) else X2[:, j] * X2[:, kk])
-            out[~lin] = self._inv_sqrt(np.asarray(sq.sum(0)).ravel())
+            out[~lin] = self._inv_sqrt(np.asarray(sq.sum(0)).ravel()) * self._rms
         return out
 
     def column_indices(self, candidates):

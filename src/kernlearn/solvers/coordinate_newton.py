@@ -79,7 +79,7 @@ def _step_rule(mu_old, a2, b, one, lam, nu, exact):  # pragma: no cover - compil
 
 @numba.njit(cache=True)
 def _gram_residual(G, V, P, Q, mu, idx, m, lam, r, rho):  # pragma: no cover
-    """Round-off of Gram mode's state, on random probes (compiled, O(m0^2 + m0 T)).
+    r"""Round-off of Gram mode's state, on random probes (compiled, O(m0^2 + m0 T)).
 
     The larger of the relative errors of :math:`G(D^{-1} + P_{AA}/\lambda) r = r`
     (``r`` of length ``m0``) and of :math:`V \rho = G Q_A \rho` (``rho`` of
