@@ -166,10 +166,13 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, idx, slot, mu, kkt,
             b = max((mu_old - g) / mu_old**2, 0.0)
             one = g / mu_old
         else:
+            u = np.empty(m)  # u = C_A'c_j, gathered once (contiguous inner loops)
+            for l in range(m):
+                u[l] = P[j, idx[l]]
             for i in range(m):
                 acc = 0.0
                 for l in range(m):
-                    acc += G[i, l] * P[j, idx[l]]
+                    acc += G[i, l] * u[l]
                 Gu[i] = acc
             # b = (c'c - u'Gu/lam)/lam cancels when c_j is nearly in the span of
             # the active columns, which magnifies the round-off of G in b and
@@ -177,17 +180,18 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, idx, slot, mu, kkt,
             # Gu = (D^-1 + P_AA/lam)^-1 u squares that round-off, for O(m0^2)
             res = np.empty(m)
             for i in range(m):
+                Pi = P[idx[i]]
                 acc = 0.0
                 for l in range(m):
-                    acc += P[idx[i], idx[l]] * Gu[l]
-                res[i] = P[j, idx[i]] - Gu[i] / mu[idx[i]] - acc / lam
+                    acc += Pi[idx[l]] * Gu[l]
+                res[i] = u[i] - Gu[i] / mu[idx[i]] - acc / lam
             uGu = 0.0
             for i in range(m):
                 acc = 0.0
                 for l in range(m):
                     acc += G[i, l] * res[l]
                 Gu[i] += acc
-                uGu += P[j, idx[i]] * Gu[i]
+                uGu += u[i] * Gu[i]
             b = max((P[j, j] - uGu / lam) / lam, 0.0)
             one = 1.0
         if forced < 0.0:
