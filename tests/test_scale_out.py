@@ -202,6 +202,30 @@ def test_memmap_with_memory_budget_equals_in_memory(tmp_path):
     np.testing.assert_allclose(reg.coef_, reg_ref.coef_, atol=1e-8)
 
 
+def test_sample_weights_on_chunked_and_dask_data_equal_in_memory(tmp_path, client):
+    # the weighted feature scaling is map-reduced over the row blocks, and the
+    # weights enter the loss on the client: the same model as in memory
+    X, y, _ = make_fgm_synthetic(600, 80, 8, random_state=5)
+    w = np.random.default_rng(0).integers(0, 4, size=600).astype(float)
+    ref = FGMClassifier(B=4, max_outer_iter=4).fit(X, y, sample_weight=w)
+    unweighted = FGMClassifier(B=4, max_outer_iter=4).fit(X, y)
+    assert not np.allclose(ref.coef_, unweighted.coef_)  # the weights matter here
+    np.save(tmp_path / "X.npy", X)
+    mm = np.load(tmp_path / "X.npy", mmap_mode="r")
+    # the weighted root-mean-square scaling, from its definition, on every layout
+    from kernlearn.families import FeaturePool
+
+    expected = np.sqrt(w.sum() / (w @ X**2))
+    for data in (X, sp.csr_matrix(X), sp.csc_matrix(X), as_row_partitioned(mm, "20KB")):
+        np.testing.assert_allclose(FeaturePool().fit(data, w).scale_, expected, rtol=1e-12)
+    chunked = FGMClassifier(B=4, max_outer_iter=4, memory_budget="20KB").fit(
+        mm, y, sample_weight=w)
+    _same_model(chunked, ref)
+    dist = FGMClassifier(B=4, max_outer_iter=4).fit(
+        da.from_array(X, chunks=(130, 80)), y, sample_weight=w)
+    _same_model(dist, ref)
+
+
 @pytest.mark.parametrize("size, expected", [("2GB", 2 * 10**9), ("512 MiB", 2**29),
                                             (1000, 1000), ("1.5kb", 1500)])
 def test_parse_bytes(size, expected):
