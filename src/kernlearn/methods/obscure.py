@@ -51,6 +51,22 @@ from ..progress import Progress
 from ..solvers._base import BaseSolver, History, SolverResult, single_blas_thread
 
 
+@numba.njit(cache=True)
+def _adaptive_step(t, s, lam, q, scale, nq, zq, R):  # pragma: no cover - compiled
+    """Algorithm 2, lines 6-9: the adaptive :math:`s_t`, the step :math:`\\eta_t`
+    and the shrinkage factor of one stage-2 step.
+
+    Shared by the compiled loop and its NumPy transcription.  Returns
+    ``(t, s, eta, shrink)`` with ``t`` already incremented.
+    """
+    t += 1.0
+    Lt = lam / q * scale * nq + zq
+    d = lam * t + s
+    s = s + 0.5 * (np.sqrt(d * d + q * Lt * Lt / (R * R)) - d)
+    eta = q / (lam * t + s)
+    return t, s, eta, 1.0 - lam * eta / q
+
+
 def _block_loop(
     ids,
     slot,
@@ -158,13 +174,7 @@ def _block_loop(
                     S += (kdiag[j, i] / zmx) ** (0.5 * q)
                 zq = np.sqrt(zfac * zmx) * S ** (1.0 / q)
         if stage == 2:
-            # Algorithm 2, lines 6-9: adaptive s_t, step eta_t, shrinkage
-            t += 1.0
-            Lt = lam / q * scale * nq + zq
-            d = lam * t + s
-            s = s + 0.5 * (np.sqrt(d * d + q * Lt * Lt / (R * R)) - d)
-            eta = q / (lam * t + s)
-            shrink = 1.0 - lam * eta / q
+            t, s, eta, shrink = _adaptive_step(t, s, lam, q, scale, nq, zq, R)
             if shrink <= 0.0:
                 A[:, :] = 0.0
                 G[:, :, :] = 0.0
@@ -250,12 +260,7 @@ def _block_numpy(
         if active:
             st[4] += lv
         if stage == 2:
-            t += 1.0
-            Lt = lam / q * scale * nq + zq
-            d = lam * t + s
-            s = s + 0.5 * (np.sqrt(d * d + q * Lt * Lt / (R * R)) - d)
-            eta = q / (lam * t + s)
-            shrink = 1.0 - lam * eta / q
+            t, s, eta, shrink = _adaptive_step(t, s, lam, q, scale, nq, zq, R)
             if shrink <= 0.0:
                 A[:] = 0.0
                 G[:] = 0.0
