@@ -361,3 +361,95 @@ def test_bad_input():
             [np.triu(np.ones((120, 120)))], y, task_index=t)
     with pytest.raises(ValueError, match="unknown kernel"):
         MultitaskMKLRegressor(kernels=["nope"]).fit(X, y, task_index=t)
+
+
+# ------------------------------------------- MK-MTSFL with shared components
+@pytest.mark.parametrize("global_bias", [False, True])
+def test_coupled_inner_solve_equals_the_dense_system(global_bias, rng):
+    # Woodbury through the per-task solves vs the n x n bordered KKT system
+    rows = [np.arange(0, 5), np.arange(5, 12), np.arange(12, 18)]
+    blocks = M.TaskBuckets(rows)
+    n, T = 18, 3
+    F, G = rng.normal(size=(n, 3)), rng.normal(size=(n, 2))
+    y, C = rng.normal(size=n), 0.7
+    F_b = M._gather_rows(blocks, F)
+    G_b = M._gather_rows(blocks, G)
+    beta, b, L = M._solve_coupled(blocks, F_b, G_b, blocks.gather(y), C, global_bias)
+    beta = blocks.scatter(beta, n)
+    K = G @ G.T + np.eye(n) / (2 * C)
+    E = np.zeros((n, T))
+    for t, r in enumerate(rows):
+        K[np.ix_(r, r)] += F[r] @ F[r].T
+        E[r, t] = 1.0
+    E = E.sum(1, keepdims=True) if global_bias else E
+    kkt = np.block([[K, E], [E.T, np.zeros((E.shape[1],) * 2)]])
+    sol = np.linalg.solve(kkt, np.r_[y, np.zeros(E.shape[1])])
+    np.testing.assert_allclose(beta, sol[:n], atol=1e-10)
+    np.testing.assert_allclose(b, np.broadcast_to(sol[n:], T), atol=1e-10)
+    Lref = [y[r] @ sol[r] - sol[r] @ sol[r] / (4 * C) for r in rows]
+    np.testing.assert_allclose(L, Lref, atol=1e-10)
+
+
+@pytest.mark.parametrize("q", [1.0, pytest.param(1.5, marks=pytest.mark.slow)])
+def test_shared_mtsfl_reaches_the_primal_optimum_of_cvxpy(q):
+    # f_t(x) = x'(w0 + W[:, t]) + b + d_t:  1/2 (sum_j ||W_j||_*^q + ||d||^q
+    #          + sum_j ||w0_j||^q)^(2/q) + C * squared loss, with b free
+    X, y, rows = _data(T=4, m=8)
+    C, T = 0.5, len(rows)
+    fitted = _fit("mtsfl", X, y, rows, C, q=q, shared=True, max_iter=1500, tol=1e-7)
+    model = fitted[2]
+    Ws = [cp.Variable((2, T)) for _ in range(3)]
+    w0 = [cp.Variable(2) for _ in range(3)]
+    d, b = cp.Variable(T), cp.Variable()
+    norms = ([cp.normNuc(Wj) for Wj in Ws] + [cp.norm(d)]
+             + [cp.norm(w) for w in w0])
+    reg = cp.pnorm(cp.hstack(norms), q)
+    fit = sum(cp.sum_squares(y[r] - sum(X[r][:, 2 * j:2 * j + 2] @ (Ws[j][:, t] + w0[j])
+                                        for j in range(3)) - b - d[t])
+              for t, r in enumerate(rows))
+    prob = cp.Problem(cp.Minimize(0.5 * cp.square(reg) + C * fit))
+    prob.solve()
+    np.testing.assert_allclose(model.objective, prob.value, rtol=1e-4)
+    ref = np.concatenate([X[r] @ np.concatenate([Ws[j].value[:, t] + w0[j].value
+                                                 for j in range(3)])
+                          + b.value + d.value[t] for t, r in enumerate(rows)])
+    np.testing.assert_allclose(_predict(fitted, X, rows), ref, atol=0.02)
+    # the reported weights are the blocks' shares of the trace budget
+    total = model.kernel_weights.sum() + model.shared_kernel_weights.sum()
+    assert 0.5 < total <= 1.0 + 1e-12
+
+
+def test_shared_components_let_small_tasks_borrow_strength():
+    # 30 tasks of 6 points, one common linear predictor: the paper's model
+    # fits every task's coefficients from its own 6 points, the shared
+    # component learns them once (and says so through its trace share)
+    rng = np.random.default_rng(3)
+    T, m, d = 30, 6, 5
+    w = rng.normal(size=d)
+    X = rng.normal(size=(2 * T * m, d))
+    t = np.tile(np.repeat(np.arange(T), m), 2)
+    y = X @ w + 0.5 * rng.normal(size=len(t)) + np.repeat(0.3 * rng.normal(size=T), m)[
+        np.tile(np.arange(T * m), 2)]
+    tr, te = np.arange(T * m), np.arange(T * m, 2 * T * m)
+    scores = {}
+    for shared in (False, True):
+        reg = MultitaskMKLRegressor(kernels=["linear"], formulation="mtsfl", C=0.5,
+                                    shared=shared, max_iter=200)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            reg.fit(X[tr], y[tr], task_index=t[tr])
+        scores[shared] = reg.score(X[te], y[te], task_index=t[te])
+    assert scores[True] > scores[False] + 0.05
+    assert reg.shared_kernel_weights_[0] > reg.kernel_weights_[0]
+
+
+def test_shared_needs_mtsfl_and_the_square_loss():
+    X, y, t = _tasks()
+    with pytest.raises(ValueError, match="shared=True needs formulation='mtsfl'"):
+        MultitaskMKLRegressor(kernels=["linear"], shared=True).fit(X, y, task_index=t)
+    with pytest.raises(ValueError, match="shared=True needs loss='square'"):
+        MultitaskMKLRegressor(kernels=["linear"], formulation="mtsfl", shared=True,
+                              loss="epsilon_insensitive").fit(X, y, task_index=t)
+    with pytest.raises(ValueError, match="square loss"):
+        M.fit_multitask(M.TaskKernels(["linear"]), X, y, [np.arange(len(y))], "mtsfl",
+                        "hinge", shared=True)

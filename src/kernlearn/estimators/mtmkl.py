@@ -132,8 +132,14 @@ class _BaseMultitaskMKL(BaseEstimator):
         task_index = None if task_index is None else np.asarray(task_index)[keep]
         return X, np.asarray(y)[keep], task_index, sw[keep]
 
-    def _fit(self, X, y, task_index, loss, epsilon=0.1, sample_weight=None):
+    def _fit(self, X, y, task_index, loss, epsilon=0.1, sample_weight=None, shared=False):
         self._validate_p_q()
+        if shared and self.formulation != "mtsfl":
+            raise ValueError("shared=True needs formulation='mtsfl' (shared components "
+                             f"of MK-MTSFL); got formulation={self.formulation!r}.")
+        if shared and loss != "square":
+            raise ValueError("shared=True needs loss='square' (the coupled inner "
+                             f"problem is solved in closed form); got loss={loss!r}.")
         rows = self._split_tasks(task_index, len(y))
         specs = "precomputed" if self._precomputed() else (
             list(_DEFAULT_KERNELS if self.kernels is None else self.kernels))
@@ -147,10 +153,12 @@ class _BaseMultitaskMKL(BaseEstimator):
                 formulation=self.formulation, loss=loss, C=self.C, p=self.p,
                 q=self.q, epsilon=epsilon, max_iter=self.max_iter, tol=self.tol,
                 max_inner=self.max_inner, max_rank=self.max_rank,
-                verbose=self.verbose, sample_weight=sample_weight)
+                verbose=self.verbose, sample_weight=sample_weight, shared=shared)
         self._model = model
         self.kernel_weights_ = model.kernel_weights
         self.task_kernel_weights_ = model.task_kernel_weights
+        if shared:
+            self.shared_kernel_weights_ = model.shared_kernel_weights
         self.intercept_ = model.intercept
         self.objective_ = model.objective
         self.gap_ = model.gap
@@ -301,8 +309,25 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         Inner loss: square (kernel ridge, MTSFL's loss) or SVR's.
     epsilon : float, default=0.1
         SVR tube width (``loss="epsilon_insensitive"``).
+    shared : bool, default=False
+        MK-MTSFL with shared components (an extension of the paper;
+        ``formulation="mtsfl"``, square loss).  Every kernel gets a second
+        block whose weight vector is common to all tasks, and each task's
+        bias becomes one common free bias plus a deviation on a constant
+        kernel, so that :math:`f_t = g + h_t + b + d_t` with the shared
+        :math:`g` and the task-specific :math:`h_t, d_t` regularised by the
+        same (l1, lq) mixed norm.  The trace budget decides how much of each
+        kernel is shared (``shared_kernel_weights_``), with no extra
+        hyper-parameter.  With few points per task (School: 15) this is what
+        lets the tasks borrow strength: the paper's model shares only the
+        subspace, so each task still fits its own coefficients.
 """
         + _ATTRS_DOC
+        + """    shared_kernel_weights_ : ndarray of shape (n_kernels,)
+        (``shared=True``) normalised traces of the shared blocks; together
+        with ``kernel_weights_`` (the task-specific blocks) and the constant
+        block of the bias deviations they sum to one.
+"""
         + """
     Examples
     --------
@@ -322,12 +347,15 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         **_BaseMultitaskMKL._parameter_constraints,
         "loss": [StrOptions({"square", "epsilon_insensitive"})],
         "epsilon": [Interval(Real, 0, None, closed="left")],
+        "shared": ["boolean"],
     }
 
     def __init__(self, kernels=None, *, formulation="mtfl", p=2.0, q=1.5, C=1.0,
-                 loss="square", epsilon=0.1, normalize=True, standardize=True,
-                 max_iter=100, tol=1e-3, max_inner=5, max_rank=300, verbose=0):
+                 loss="square", epsilon=0.1, shared=False, normalize=True,
+                 standardize=True, max_iter=100, tol=1e-3, max_inner=5, max_rank=300,
+                 verbose=0):
         self.kernels = kernels
+        self.shared = shared
         self.formulation = formulation
         self.p = p
         self.q = q
@@ -369,7 +397,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight)
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinity.")
-        return self._fit(X, y, task_index, self.loss, self.epsilon, sw)
+        return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self.shared)
 
     def predict(self, X, task_index=None):
         """Predict each sample with its task's model.
@@ -573,5 +601,7 @@ def _conformance_instances():
     return [
         (MultitaskMKLRegressor(kernels=kern, max_iter=5), {}),
         (MultitaskMKLRegressor(kernels=kern, formulation="mtsfl", max_iter=5), {}),
+        (MultitaskMKLRegressor(kernels=kern, formulation="mtsfl", shared=True,
+                               max_iter=5), {}),
         (MultitaskMKLClassifier(kernels=kern, max_iter=5), {}),
     ]

@@ -906,8 +906,18 @@ def _task_products(blocks, A_b, beta):
     return out
 
 
-def _solve_all(blocks, F_b, y_b, loss, C, epsilon):
-    """Inner solves with effective kernels ``F F'`` per task (F: padded factors)."""
+def _solve_all(blocks, F_b, y_b, loss, C, epsilon, G_b=None, global_bias=False):
+    r"""Inner solves with effective kernels ``F F'`` per task (F: padded factors).
+
+    ``G_b`` (padded rows of a factor :math:`G`, ``(T_b, m_b, r_s)`` per
+    bucket) adds the shared kernel :math:`GG^\top` over *all* training rows,
+    which couples the tasks, and ``global_bias`` one bias for all tasks: see
+    :func:`_solve_coupled`.
+    """
+    if global_bias or (G_b is not None and G_b[0].shape[2] > 0):
+        if G_b is None:
+            G_b = [np.zeros(Fb.shape[:2] + (0,)) for Fb in F_b]
+        return _solve_coupled(blocks, F_b, G_b, y_b, C, global_bias)
     beta, bias, Ls = [], [], []
     for (_, _, mask), Fb, yb, Cb in zip(blocks.buckets, F_b, y_b,
                                         _per_bucket(C, len(y_b))):
@@ -917,8 +927,71 @@ def _solve_all(blocks, F_b, y_b, loss, C, epsilon):
     return beta, blocks.by_task(bias), blocks.by_task(Ls)
 
 
+def _solve_coupled(blocks, F_b, G_b, y_b, C, global_bias=False):
+    r"""Kernel ridge of all tasks on ``blockdiag(F_t F_t') + G G'`` (square loss).
+
+    The dual's stationarity conditions are, for every task,
+    :math:`(F_tF_t^\top + D_t)\beta_t + G_t G^\top\beta + b_t\mathbf 1 = y_t`,
+    with :math:`D_t = I/(2C)` and either :math:`\mathbf 1^\top\beta_t = 0` for
+    every task (free per-task biases) or, ``global_bias``, one bias
+    :math:`b_t = b` for all tasks and :math:`\sum_t\mathbf 1^\top\beta_t = 0`.
+    Writing :math:`H` for the symmetric PSD map that solves the per-task
+    systems (bordered by their bias constraint, or not), Woodbury's identity
+    gives :math:`P = (H^{-1} + GG^\top)^{-1} = H - HG(I + G^\top HG)^{-1}G^\top H`,
+    so the coupled problem costs batched per-task solves with
+    :math:`r_s + 2` right-hand sides and one :math:`r_s\times r_s` system, not
+    an :math:`n\times n` factorisation.  With a global bias,
+    :math:`\beta = Py - bP\mathbf 1` and :math:`b = \mathbf 1^\top Py /
+    \mathbf 1^\top P\mathbf 1`.
+
+    Returns
+    -------
+    beta : list of ndarray of shape (T_b, m_b)
+    bias : ndarray of shape (T,)
+    L : ndarray of shape (T,)
+        Each task's :math:`y_t^\top\beta_t - \sum_i\beta_{ti}^2/(4C_i)`.
+    """
+    parts, S, GH = [], 0.0, 0.0
+    for (_, _, mask), Fb, Gb, yb, Cb in zip(blocks.buckets, F_b, G_b, y_b,
+                                            _per_bucket(C, len(y_b))):
+        m = mask.shape[1]
+        e = mask.astype(float)
+        A = Fb @ Fb.transpose(0, 2, 1)
+        ar = np.arange(m)
+        A[:, ar, ar] += np.where(mask, 0.5 / Cb, 1.0)
+        # right-hand sides [y, 1, G] (zero on padding)
+        rhs = np.concatenate([(yb * e)[..., None], e[..., None], Gb * e[..., None]],
+                             axis=2)
+        sol = np.linalg.solve(A, rhs) * e[..., None]
+        if global_bias:
+            H, b = sol, np.zeros(sol.shape[::2])  # no per-task border
+        else:
+            b = np.einsum("tm,tmc->tc", e, sol) / (e * sol[..., 1]).sum(1)[:, None]
+            H = (sol - b[:, None, :] * sol[..., 1:2]) * e[..., None]
+        # G'H[y, 1, G] over all rows: one GEMM per bucket
+        Gf = Gb.reshape(-1, Gb.shape[2])
+        prod = Gf.T @ H.reshape(-1, H.shape[2])
+        GH = GH + prod[:, :2]
+        S = S + prod[:, 2:]
+        parts.append((H, b))
+    r = GH.shape[0]
+    coef = (np.linalg.solve(np.eye(r) + 0.5 * (S + S.T), GH) if r  # (r, 2): y and 1
+            else np.zeros((0, 2)))
+    P = [(H[..., :2] - H[..., 2:] @ coef, b[:, :2] - b[:, 2:] @ coef) for H, b in parts]
+    b0 = 0.0
+    if global_bias:  # 1'(Py) / 1'(P1) over all rows
+        b0 = sum(Pb[..., 0].sum() for Pb, _ in P) / sum(Pb[..., 1].sum() for Pb, _ in P)
+    beta, bias, Ls = [], [], []
+    for (Pb, bb), yb, Cb in zip(P, y_b, _per_bucket(C, len(y_b))):
+        be = Pb[..., 0] - b0 * Pb[..., 1]
+        beta.append(be)
+        bias.append(np.full(len(be), b0) if global_bias else bb[:, 0])
+        Ls.append((yb * be).sum(1) - (be * be / (4.0 * np.asarray(Cb))).sum(1))
+    return beta, blocks.by_task(bias), blocks.by_task(Ls)
+
+
 def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
-                tol=1e-3, verbose=0):
+                tol=1e-3, verbose=0, shared=None, global_bias=False):
     r"""MK-MTSFL by mirror descent over the block-diagonal :math:`Q` (sec. 4).
 
     Each :math:`Q_j` is kept as its eigendecomposition
@@ -947,21 +1020,39 @@ def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
         Relative duality gap; the lower bound is
         :math:`\sum_tL_t - \tfrac12\|(\lambda_{\max}(B_j))_j\|_{\bar q^*}`.
     verbose : int, default=0
+    shared : array-like of bool of shape (k,), optional
+        Blocks whose weight vector is common to all tasks (an extension of
+        the paper, see :func:`fit_multitask`'s ``shared``): block ``j``
+        contributes :math:`\langle w_{0j}, L_j^\top\phi_j(x)\rangle` to every
+        task, its regulariser is :math:`\|w_{0j}\|_2` (the Schatten norm of a
+        single column) and its :math:`B_j = z_jz_j^\top` with
+        :math:`z_j = \sum_t M_{tj}\beta_t`.  The inner problem couples the
+        tasks (square loss only, :func:`_solve_coupled`).
+    global_bias : bool, default=False
+        One free bias for all tasks instead of one per task (square loss).
 
     Returns
     -------
     result : dict
         ``Z``, ``log_theta`` (per kernel), ``beta``, ``b``, ``objective``,
-        ``gap``, ``history``, ``n_iter``, ``converged``.
+        ``gap``, ``history``, ``n_iter``, ``converged``; ``Zt`` holds the
+        columns :math:`M_{tj}\beta_t` (one summed column for shared blocks).
     """
     k = len(factors)
+    shared = np.zeros(k, bool) if shared is None else np.asarray(shared, bool)
+    if (shared.any() or global_bias) and loss != "square":
+        raise ValueError("shared components need the square loss (the coupled "
+                         f"inner problem is solved in closed form); got loss={loss!r}.")
+    spec, shr = np.flatnonzero(~shared), np.flatnonzero(shared)
     qbar = np.inf if q >= 2 else q / (2.0 - q)
     qstar = 1.0 if np.isinf(qbar) else (np.inf if qbar == 1 else qbar / (qbar - 1.0))
     ranks = [A.shape[1] for A in factors]
     Zs = [np.eye(r) for r in ranks]
     t0 = 0.0 if np.isinf(qbar) else -np.log(k) / qbar
     log_th = [np.full(r, t0 - np.log(max(r, 1))) for r in ranks]
-    A_b = [_gather_rows(blocks, A) for A in factors]
+    gathered = {}  # a shared block reuses its kernel's factor: gather it once
+    A_b = [gathered.setdefault(id(A), _gather_rows(blocks, A)) if id(A) not in gathered
+           else gathered[id(A)] for A in factors]
     hist = History()
     best = _Best()
     converged, n_iter = False, 0
@@ -978,14 +1069,21 @@ def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
         # one (T_b m_b, r) x (r, r_eff) product per bucket and kernel on the
         # row blocks gathered once (zero on padding): a single large BLAS
         # call, no per-iteration gather
-        F_b = [np.concatenate([(A_b[j][bi].reshape(-1, ranks[j]) @ Fj[j]).reshape(
-            idx.shape + (-1,)) for j in range(k)], axis=2)
-            for bi, (_, idx, _) in enumerate(blocks.buckets)]
-        beta, bias, L = _solve_all(blocks, F_b, y_b, loss, C, epsilon)
+        def padded(js, bi, idx):
+            return np.concatenate([np.zeros(idx.shape + (0,))] + [
+                (A_b[j][bi].reshape(-1, ranks[j]) @ Fj[j]).reshape(idx.shape + (-1,))
+                for j in js], axis=2)
+
+        F_b = [padded(spec, bi, idx) for bi, (_, idx, _) in enumerate(blocks.buckets)]
+        G_b = ([padded(shr, bi, idx) for bi, (_, idx, _) in enumerate(blocks.buckets)]
+               if shr.size else None)
+        beta, bias, L = _solve_all(blocks, F_b, y_b, loss, C, epsilon, G_b, global_bias)
         # columns M_tj beta_t, (r_j, T): each task's beta touches only its own
         # m_t rows, so a gathered contraction (n r flops) replaces the dense
-        # A' B product (n r T flops)
+        # A' B product (n r T flops); a shared block has the one column
+        # sum_t M_tj beta_t
         Zt = [_task_products(blocks, Ab, beta) for Ab in A_b]
+        Zt = [Z.sum(axis=1, keepdims=True) if shared[j] else Z for j, Z in enumerate(Zt)]
         quad = np.array([float((np.exp(log_th[j])[:, None]
                                 * (Zs[j].T @ Zt[j]) ** 2).sum()) for j in range(k)])
         lmax = np.array([np.linalg.eigvalsh(Z.T @ Z if Z.shape[1] < Z.shape[0]
@@ -1117,6 +1215,7 @@ class MultitaskModel:
     history: dict
     n_iter: int
     converged: bool
+    shared_kernel_weights: np.ndarray = None
 
     def decision(self, kernels, blocks, X, task_pos):
         """Predictions ``f_t(x)`` of new rows, each for its own task.
@@ -1182,8 +1281,8 @@ def _per_bucket(C, n_buckets):
 
 def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C=1.0,
                   p=2.0, q=1.5, epsilon=0.1, max_iter=100, tol=1e-3, max_inner=5,
-                  max_rank=None, verbose=0, sample_weight=None):
-    """Fit one of the multitask kernel formulations on validated inputs.
+                  max_rank=None, verbose=0, sample_weight=None, shared=False):
+    r"""Fit one of the multitask kernel formulations on validated inputs.
 
     Parameters
     ----------
@@ -1214,6 +1313,16 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     verbose : int, default=0
     sample_weight : ndarray of shape (n,), optional
         Positive weights of the samples' losses (per-sample :math:`C w_i`).
+    shared : bool, default=False
+        MK-MTSFL only, square loss only (an extension of the paper): give
+        every kernel a second block whose weight vector :math:`w_{0j}` is
+        common to all tasks, so that
+        :math:`f_t(x) = \sum_j\langle w_{0j} + w_{tj}, L_j^\top\phi_j(x)\rangle
+        + b_t`, regularised by the same mixed norm with :math:`\|w_{0j}\|_2`
+        as the shared blocks' Schatten norms.  The trace budget of
+        :math:`R(\bar q)` then decides how much of each kernel is common and
+        how much task-specific (no extra hyper-parameter); with few points
+        per task the common part is what lets tasks borrow strength.
 
     Returns
     -------
@@ -1222,6 +1331,10 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     blocks : TaskBuckets
     model : MultitaskModel
     """
+    if shared and (formulation != "mtsfl" or loss != "square"):
+        raise ValueError("shared components are implemented for formulation='mtsfl' "
+                         f"with the square loss; got formulation={formulation!r}, "
+                         f"loss={loss!r}.")
     kernels.fit(X, sample_weight)
     k = kernels.n_kernels
     blocks = TaskBuckets(task_rows)
@@ -1260,19 +1373,38 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
             A = _FACTORS.get(kernels, j, max_rank)
             factors.append(A)
             sq.append((A * A).sum(axis=0))
-        res = solve_mtsfl(blocks, factors, y_b, loss, C, q, epsilon, max_iter, tol,
-                          verbose)
+        # shared components: a second block per kernel, on the same factor,
+        # whose weight vector is common to all tasks, and a task-specific
+        # block on the constant kernel (factor 1): the deviation of each
+        # task's bias from one free common bias
+        owner = np.arange(k)
+        if shared:
+            factors_all = factors + [np.ones((blocks.n_samples, 1))] + factors
+            owner = np.concatenate([owner, [-1], owner])
+        else:
+            factors_all = factors
+        is_shared = np.arange(len(owner)) > k
+        res = solve_mtsfl(blocks, factors_all, y_b, loss, C, q, epsilon, max_iter, tol,
+                          verbose, shared=is_shared, global_bias=shared)
         _warn("MK-MTSFL", res, max_iter, tol)
-        coefs, tr = [], np.zeros(k)
+        tr = np.array([np.exp(logsumexp(t)) for t in res["log_theta"]])
+        live = tr > 1e-12 * max(tr.max(), 1e-300)
+        # Q_j M_tj beta_t of every block (a shared block: one column, for all tasks)
+        QZ = [(res["Z"][jb] * np.exp(res["log_theta"][jb])) @ (res["Z"][jb].T
+                                                               @ res["Zt"][jb])
+              for jb in range(len(owner))]
+        intercept = res["b"].copy()
+        if shared:  # the constant block's coefficient is each task's bias deviation
+            intercept += QZ[k][0] if live[k] else 0.0
+        coefs = []
         task_w = np.zeros((T, k))
         for j in range(k):
-            th = np.exp(res["log_theta"][j])
-            tr[j] = th.sum()
-            if tr[j] <= 1e-12 * max(tr.max(), 1e-300) or factors[j].shape[1] == 0:
+            QZj = sum(QZ[jb] for jb in np.flatnonzero((owner == j) & live))
+            if np.ndim(QZj) == 0 or factors[j].shape[1] == 0:
                 coefs.append(None)
                 continue
-            QZ = (res["Z"][j] * th) @ (res["Z"][j].T @ res["Zt"][j])  # Q_j M_tj beta_t
-            coefs.append((factors[j] / sq[j]) @ QZ)  # V Sigma^-1 Q M beta
+            coefs.append((factors[j] / sq[j]) @ np.broadcast_to(QZj, (QZj.shape[0], T)))
+            th = np.exp(res["log_theta"][j])  # task-specific block
             # share of kernel j in each task's effective kernel vs its base kernel
             Fb = _gather_rows(blocks, factors[j] @ (res["Z"][j] * np.sqrt(th)))
             eff = blocks.by_task([np.einsum("tir,tir->t", F, F) for F in Fb])
@@ -1280,7 +1412,9 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
                                    for F in _gather_rows(blocks, factors[j])])
             task_w[:, j] = np.where(base > 0, eff / np.where(base > 0, base, 1), 0)
         model = MultitaskModel(
-            "mtsfl", tr / tr.sum(), task_w, res["b"], ("full", coefs), res["objective"],
-            res["gap"], res["history"].as_dict(), res["n_iter"], res["converged"])
+            "mtsfl", tr[:k] / tr.sum(), task_w, intercept, ("full", coefs),
+            res["objective"], res["gap"], res["history"].as_dict(), res["n_iter"],
+            res["converged"],
+            shared_kernel_weights=tr[k + 1:] / tr.sum() if shared else None)
     model.history["fit_time"] = np.array([time.perf_counter() - t0])
     return kernels, blocks, model
