@@ -372,9 +372,9 @@ def test_coupled_inner_solve_equals_the_dense_system(global_bias, rng):
     n, T = 18, 3
     F, G = rng.normal(size=(n, 3)), rng.normal(size=(n, 2))
     y, C = rng.normal(size=n), 0.7
-    F_b = M._gather_rows(blocks, F)
+    K_b = [Fb @ Fb.transpose(0, 2, 1) for Fb in M._gather_rows(blocks, F)]
     G_b = M._gather_rows(blocks, G)
-    beta, b, L = M._solve_coupled(blocks, F_b, G_b, blocks.gather(y), C, global_bias)
+    beta, b, L = M._solve_coupled(blocks, K_b, G_b, blocks.gather(y), C, global_bias)
     beta = blocks.scatter(beta, n)
     K = G @ G.T + np.eye(n) / (2 * C)
     E = np.zeros((n, T))
@@ -419,7 +419,36 @@ def test_shared_mtsfl_reaches_the_primal_optimum_of_cvxpy(q):
     assert 0.5 < total <= 1.0 + 1e-12
 
 
-def test_shared_components_let_small_tasks_borrow_strength():
+@pytest.mark.parametrize("p", [2.0, 4.0])
+def test_shared_mtfl_reaches_the_primal_optimum_of_cvxpy(p):
+    # f_t(x) = x'(w0 + w_t) + b + d_t:  1/2 (sum_j ||(||w_tj||)_t||_p + ||d||_p
+    #          + sum_j ||w0_j||)^2 + C * squared loss, with b free
+    X, y, rows = _data(T=4, m=8)
+    C, T = 0.5, len(rows)
+    fitted = _fit("mtfl", X, y, rows, C, p=p, shared=True, max_iter=2000, tol=1e-7)
+    model = fitted[2]
+    W = [[cp.Variable(2) for _ in range(3)] for _ in range(T)]
+    w0 = [cp.Variable(2) for _ in range(3)]
+    d, b = cp.Variable(T), cp.Variable()
+    reg = (sum(cp.pnorm(cp.hstack([cp.norm(W[t][j]) for t in range(T)]), p)
+               for j in range(3)) + cp.pnorm(d, p) + sum(cp.norm(w) for w in w0))
+    fit = sum(cp.sum_squares(y[r] - sum(X[r][:, 2 * j:2 * j + 2] @ (W[t][j] + w0[j])
+                                        for j in range(3)) - b - d[t])
+              for t, r in enumerate(rows))
+    prob = cp.Problem(cp.Minimize(0.5 * cp.square(reg) + C * fit))
+    prob.solve()
+    # entropic mirror descent converges at O(1/sqrt(l))
+    np.testing.assert_allclose(model.objective, prob.value, rtol=1e-3)
+    ref = np.concatenate([X[r] @ np.concatenate([W[t][j].value + w0[j].value
+                                                 for j in range(3)])
+                          + b.value + d.value[t] for t, r in enumerate(rows)])
+    np.testing.assert_allclose(_predict(fitted, X, rows), ref, atol=0.05)
+    total = model.kernel_weights.sum() + model.shared_kernel_weights.sum()
+    assert 0.5 < total <= 1.0 + 1e-12
+
+
+@pytest.mark.parametrize("form", ["mtfl", "mtsfl"])
+def test_shared_components_let_small_tasks_borrow_strength(form):
     # 30 tasks of 6 points, one common linear predictor: the paper's model
     # fits every task's coefficients from its own 6 points, the shared
     # component learns them once (and says so through its trace share)
@@ -433,7 +462,7 @@ def test_shared_components_let_small_tasks_borrow_strength():
     tr, te = np.arange(T * m), np.arange(T * m, 2 * T * m)
     scores = {}
     for shared in (False, True):
-        reg = MultitaskMKLRegressor(kernels=["linear"], formulation="mtsfl", C=0.5,
+        reg = MultitaskMKLRegressor(kernels=["linear"], formulation=form, C=0.5,
                                     shared=shared, max_iter=200)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -445,8 +474,9 @@ def test_shared_components_let_small_tasks_borrow_strength():
 
 def test_shared_needs_mtsfl_and_the_square_loss():
     X, y, t = _tasks()
-    with pytest.raises(ValueError, match="shared=True needs formulation='mtsfl'"):
-        MultitaskMKLRegressor(kernels=["linear"], shared=True).fit(X, y, task_index=t)
+    with pytest.raises(ValueError, match="shared=True needs formulation='mtfl' or"):
+        MultitaskMKLRegressor(kernels=["linear"], formulation="mkl",
+                              shared=True).fit(X, y, task_index=t)
     with pytest.raises(ValueError, match="shared=True needs loss='square'"):
         MultitaskMKLRegressor(kernels=["linear"], formulation="mtsfl", shared=True,
                               loss="epsilon_insensitive").fit(X, y, task_index=t)

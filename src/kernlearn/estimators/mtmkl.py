@@ -134,9 +134,10 @@ class _BaseMultitaskMKL(BaseEstimator):
 
     def _fit(self, X, y, task_index, loss, epsilon=0.1, sample_weight=None, shared=False):
         self._validate_p_q()
-        if shared and self.formulation != "mtsfl":
-            raise ValueError("shared=True needs formulation='mtsfl' (shared components "
-                             f"of MK-MTSFL); got formulation={self.formulation!r}.")
+        if shared and self.formulation not in ("mtfl", "mtsfl"):
+            raise ValueError("shared=True needs formulation='mtfl' or 'mtsfl' (shared "
+                             "components of MK-MTFL / MK-MTSFL); got "
+                             f"formulation={self.formulation!r}.")
         if shared and loss != "square":
             raise ValueError("shared=True needs loss='square' (the coupled inner "
                              f"problem is solved in closed form); got loss={loss!r}.")
@@ -310,23 +311,25 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
     epsilon : float, default=0.1
         SVR tube width (``loss="epsilon_insensitive"``).
     shared : bool, default=False
-        MK-MTSFL with shared components (an extension of the paper;
-        ``formulation="mtsfl"``, square loss).  Every kernel gets a second
+        Shared components (an extension of the paper; ``formulation="mtfl"``
+        or ``"mtsfl"``, square loss).  Every kernel gets a second
         block whose weight vector is common to all tasks, and each task's
         bias becomes one common free bias plus a deviation on a constant
         kernel, so that :math:`f_t = g + h_t + b + d_t` with the shared
         :math:`g` and the task-specific :math:`h_t, d_t` regularised by the
-        same (l1, lq) mixed norm.  The trace budget decides how much of each
-        kernel is shared (``shared_kernel_weights_``), with no extra
-        hyper-parameter.  With few points per task (School: 15) this is what
-        lets the tasks borrow strength: the paper's model shares only the
+        same mixed norm.  MK-MTSFL's trace budget (or MK-MTFL's kernel
+        simplex) decides how much of each kernel is shared
+        (``shared_kernel_weights_``), with no extra hyper-parameter.  With
+        few points per task (School: 15) this is what lets the tasks borrow
+        strength: the paper's models share only kernel weights or a
         subspace, so each task still fits its own coefficients.
 """
         + _ATTRS_DOC
         + """    shared_kernel_weights_ : ndarray of shape (n_kernels,)
-        (``shared=True``) normalised traces of the shared blocks; together
-        with ``kernel_weights_`` (the task-specific blocks) and the constant
-        block of the bias deviations they sum to one.
+        (``shared=True``) weights of the shared blocks (MK-MTSFL: normalised
+        traces; MK-MTFL: their coordinates of :math:`\\gamma`); together with
+        ``kernel_weights_`` (the task-specific blocks) and the constant block
+        of the bias deviations they sum to one.
 """
         + """
     Examples
@@ -603,5 +606,6 @@ def _conformance_instances():
         (MultitaskMKLRegressor(kernels=kern, formulation="mtsfl", max_iter=5), {}),
         (MultitaskMKLRegressor(kernels=kern, formulation="mtsfl", shared=True,
                                max_iter=5), {}),
+        (MultitaskMKLRegressor(kernels=kern, shared=True, max_iter=5), {}),
         (MultitaskMKLClassifier(kernels=kern, max_iter=5), {}),
     ]

@@ -664,11 +664,19 @@ def _task_major(grams):
 
 
 def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_inner,
-              inner_tol):
-    """:func:`evaluate_mtfl` on task-major blocks (:func:`_task_major`)."""
+              inner_tol, shared_b=None):
+    r""":func:`evaluate_mtfl` on task-major blocks (:func:`_task_major`).
+
+    ``shared_b`` (padded row blocks of the shared kernels' factors, one list
+    per kernel) adds shared components: ``gamma_t`` then has one more column
+    per shared kernel, the tasks' solves are coupled with one common bias
+    (:func:`_solve_coupled`), and the quadratic terms
+    :math:`\|A_j^\top\beta\|^2` of the shared kernels are returned too.
+    """
     k, T = grams_tm[0].shape[1], blocks.n_tasks
     lam = np.ones((k, T)) if lam is None else lam
     prev = -np.inf
+    S_sh = np.zeros(0)
     # upper-triangle indices of each bucket, and the weights (1 on the
     # diagonal, 2 off it) that turn a packed sum into beta' K beta
     tri = []
@@ -676,37 +684,54 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
         i, j = np.triu_indices(mask.shape[1])
         tri.append((i, j, np.where(i == j, 1.0, 2.0)))
     for _ in range(max_inner):
-        W = gamma_t / lam.T
-        beta, bias, Ls = [], [], []
+        W = gamma_t[:, :k] / lam.T
+        beta, bias, Ls, K_b = [], [], [], []
         for (tasks, _, mask), Gb, yb, (i, j, _), Cb in zip(blocks.buckets, grams_tm, y_b, tri,
                                                             _per_bucket(C, len(y_b))):
             packed = np.matmul(W[tasks][:, None, :], Gb)[:, 0]
             Keff = np.empty(mask.shape + mask.shape[1:])
             Keff[:, i, j] = packed
             Keff[:, j, i] = packed
+            if shared_b is not None:
+                K_b.append(Keff)
+                continue
             be, bb, Lb = solve_inner(loss, Keff, yb, mask, Cb, epsilon)
             beta.append(be), bias.append(bb), Ls.append(Lb)
+        if shared_b is not None:
+            g_sh = gamma_t[0, k:]
+            G_b = [np.concatenate([np.zeros(m.shape + (0,))] + [
+                np.sqrt(g) * Ab[bi] for g, Ab in zip(g_sh, shared_b) if g > 0], axis=2)
+                for bi, (_, _, m) in enumerate(blocks.buckets)]
+            beta, bias_t, L = _solve_coupled(blocks, K_b, G_b, y_b, C, global_bias=True)
         S = np.zeros((k, T))
         for (tasks, _, _), Gb, be, (i, j, w2) in zip(blocks.buckets, grams_tm, beta, tri):
             outer = (be[:, i] * be[:, j] * w2)[:, :, None]
             S[:, tasks] = np.matmul(Gb, outer)[:, :, 0].T
         S = np.maximum(S, 0.0)
+        if shared_b is not None:
+            S_sh = np.array([float(np.sum(_task_products(blocks, Ab, beta).sum(1) ** 2))
+                             for Ab in shared_b])
         if not np.isinf(pbar):
             lam, _ = lemma31(S, pbar)
             # S_jt = 0 gives lambda_jt = 0 (0/0 = 0); a floor keeps the
             # effective kernel weight gamma/lambda finite
             top = lam.max(axis=1, keepdims=True)
             lam = np.where(top > 0, np.maximum(lam, 1e-6 * top), 1.0)
-        L = blocks.by_task(Ls)
-        val = L.sum() - 0.5 * float((gamma_t.T * S / lam).sum())
+        if shared_b is None:
+            L, bias_t = blocks.by_task(Ls), blocks.by_task(bias)
+        val = (L.sum() - 0.5 * float((gamma_t[:, :k].T * S / lam).sum())
+               - 0.5 * float(gamma_t[0, k:] @ S_sh))
         if np.isinf(pbar) or abs(val - prev) <= inner_tol * abs(val):
             break
         prev = val
-    return val, S, lam, L, beta, blocks.by_task(bias)
+    if shared_b is not None:
+        return val, S, lam, L, beta, bias_t, S_sh
+    return val, S, lam, L, beta, bias_t
 
 
 def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, share=True,
-               max_iter=100, tol=1e-3, max_inner=5, inner_tol=1e-6, verbose=0):
+               max_iter=100, tol=1e-3, max_inner=5, inner_tol=1e-6, verbose=0,
+               shared_factors=None):
     r"""MK-MTFL (or, ``share=False``, one l1-MKL per task) by mirror descent.
 
     Parameters
@@ -737,15 +762,29 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, share=True,
     inner_tol : float, default=1e-6
         Relative change of the alternation's value that ends it.
     verbose : int, default=0
+    shared_factors : list of ndarray of shape (n, r_j), optional
+        Shared components (an extension of the paper, ``share=True`` and the
+        square loss): kernel :math:`A_jA_j^\top` over all training rows with
+        a weight vector common to all tasks.  Each is one more coordinate of
+        the simplex :math:`\gamma` (a group of one "task", so no
+        :math:`\lambda`), with :math:`\partial_j f = -\tfrac12\|A_j^\top
+        \beta\|^2`; the tasks share one free bias.
 
     Returns
     -------
     result : dict
         ``gamma (G, k)``, ``lam (k, T)``, ``beta`` (per bucket), ``b (T,)``,
         ``objective``, ``gap``, ``history`` (:class:`History`), ``n_iter``,
-        ``converged``.
+        ``converged``; with shared factors ``gamma`` has ``k + k_s`` columns
+        and ``shared_z`` holds :math:`A_j^\top\beta` of each shared kernel.
     """
     k = grams[0].shape[0]
+    shared_b = None
+    if shared_factors is not None:
+        if not share or loss != "square":
+            raise ValueError("shared components need share=True and the square loss.")
+        shared_b = [_gather_rows(blocks, A) for A in shared_factors]
+    k_all = k + (0 if shared_b is None else len(shared_b))
     T = blocks.n_tasks
     grams_tm = _task_major(grams)
     pbar = np.inf if (not share or p == 2 or np.isinf(p)) else p / (p - 2.0)
@@ -753,23 +792,26 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, share=True,
         pbar = 1.0
     n_groups = 1 if share else T
     group = np.zeros(T, dtype=np.int64) if share else np.arange(T)
-    log_gamma = np.full((n_groups, k), -np.log(k))
+    log_gamma = np.full((n_groups, k_all), -np.log(k_all))
     lam = np.ones((k, T))
     best_val = np.full(n_groups, np.inf)
     best_low = np.full(n_groups, -np.inf)
     best = {"gamma": np.exp(log_gamma), "lam": lam.copy(),
-            "beta": [np.zeros_like(y) for y in y_b], "b": np.zeros(T)}
+            "beta": [np.zeros_like(y) for y in y_b], "b": np.zeros(T), "shared_z": []}
     hist = History()
     converged = False
     n_iter = 0
     for it in range(1, max_iter + 1):
         n_iter = it
         gamma = np.exp(log_gamma)
-        gt = gamma[group]  # (T, k)
-        _, S, lam, L, beta, bias = _evaluate(blocks, grams_tm, y_b, loss, C, gt, pbar,
-                                             lam, epsilon, max_inner, inner_tol)
-        Gj = np.zeros((n_groups, k))
-        np.add.at(Gj, group, (S / lam).T)
+        gt = gamma[group]  # (T, k_all)
+        out = _evaluate(blocks, grams_tm, y_b, loss, C, gt, pbar, lam, epsilon,
+                        max_inner, inner_tol, shared_b)
+        _, S, lam, L, beta, bias = out[:6]
+        Gj = np.zeros((n_groups, k_all))
+        np.add.at(Gj[:, :k], group, (S / lam).T)
+        if shared_b is not None:
+            Gj[0, k:] = out[6]
         Lg = np.bincount(group, weights=L, minlength=n_groups)
         val_g = Lg - 0.5 * (gamma * Gj).sum(1)
         low_g = Lg - 0.5 * Gj.max(1)
@@ -784,19 +826,22 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, share=True,
             for bi, ((tasks, _, _), be) in enumerate(zip(blocks.buckets, beta)):
                 sel = tb[tasks]
                 best["beta"][bi][sel] = be[sel]
+            if shared_b is not None:
+                best["shared_z"] = [_task_products(blocks, Ab, beta).sum(1)
+                                    for Ab in shared_b]
         obj, gap = float(best_val.sum()), float((best_val - best_low).sum())
         hist.append(objective=float(val_g.sum()), best=obj, gap=gap,
                     n_active=int((gamma > 1e-6).sum()))
         if verbose:
             print(f"[MK-MTFL] iter {it:3d}  f={val_g.sum():.6g}  gap={gap:.3g}",
                   flush=True)
-        if k == 1 or gap <= tol * abs(obj):
+        if k_all == 1 or gap <= tol * abs(obj):
             converged = True
             break
         grad = -0.5 * Gj
         spread = 0.5 * (grad.max(1) - grad.min(1))  # gradients are defined up to
         log_gamma = entropic_step(log_gamma, grad,  # a constant on the simplex
-                                  _step_size(it, k, spread)[:, None])
+                                  _step_size(it, k_all, spread)[:, None])
     return dict(best, objective=float(best_val.sum()),
                 gap=float((best_val - best_low).sum()), history=hist,
                 n_iter=n_iter, converged=converged)
@@ -917,7 +962,8 @@ def _solve_all(blocks, F_b, y_b, loss, C, epsilon, G_b=None, global_bias=False):
     if global_bias or (G_b is not None and G_b[0].shape[2] > 0):
         if G_b is None:
             G_b = [np.zeros(Fb.shape[:2] + (0,)) for Fb in F_b]
-        return _solve_coupled(blocks, F_b, G_b, y_b, C, global_bias)
+        return _solve_coupled(blocks, [Fb @ Fb.transpose(0, 2, 1) for Fb in F_b], G_b,
+                              y_b, C, global_bias)
     beta, bias, Ls = [], [], []
     for (_, _, mask), Fb, yb, Cb in zip(blocks.buckets, F_b, y_b,
                                         _per_bucket(C, len(y_b))):
@@ -927,11 +973,13 @@ def _solve_all(blocks, F_b, y_b, loss, C, epsilon, G_b=None, global_bias=False):
     return beta, blocks.by_task(bias), blocks.by_task(Ls)
 
 
-def _solve_coupled(blocks, F_b, G_b, y_b, C, global_bias=False):
-    r"""Kernel ridge of all tasks on ``blockdiag(F_t F_t') + G G'`` (square loss).
+def _solve_coupled(blocks, K_b, G_b, y_b, C, global_bias=False):
+    r"""Kernel ridge of all tasks on ``blockdiag(K_t) + G G'`` (square loss).
 
+    ``K_b``: the within-task effective kernels per bucket ``(T_b, m_b, m_b)``
+    (zero on padding); ``G_b``: padded rows of the shared factor ``G``.
     The dual's stationarity conditions are, for every task,
-    :math:`(F_tF_t^\top + D_t)\beta_t + G_t G^\top\beta + b_t\mathbf 1 = y_t`,
+    :math:`(K_t + D_t)\beta_t + G_t G^\top\beta + b_t\mathbf 1 = y_t`,
     with :math:`D_t = I/(2C)` and either :math:`\mathbf 1^\top\beta_t = 0` for
     every task (free per-task biases) or, ``global_bias``, one bias
     :math:`b_t = b` for all tasks and :math:`\sum_t\mathbf 1^\top\beta_t = 0`.
@@ -952,11 +1000,11 @@ def _solve_coupled(blocks, F_b, G_b, y_b, C, global_bias=False):
         Each task's :math:`y_t^\top\beta_t - \sum_i\beta_{ti}^2/(4C_i)`.
     """
     parts, S, GH = [], 0.0, 0.0
-    for (_, _, mask), Fb, Gb, yb, Cb in zip(blocks.buckets, F_b, G_b, y_b,
+    for (_, _, mask), Kb, Gb, yb, Cb in zip(blocks.buckets, K_b, G_b, y_b,
                                             _per_bucket(C, len(y_b))):
         m = mask.shape[1]
         e = mask.astype(float)
-        A = Fb @ Fb.transpose(0, 2, 1)
+        A = Kb.copy()
         ar = np.arange(m)
         A[:, ar, ar] += np.where(mask, 0.5 / Cb, 1.0)
         # right-hand sides [y, 1, G] (zero on padding)
@@ -1216,6 +1264,7 @@ class MultitaskModel:
     n_iter: int
     converged: bool
     shared_kernel_weights: np.ndarray = None
+    shared_coef: list = None
 
     def decision(self, kernels, blocks, X, task_pos):
         """Predictions ``f_t(x)`` of new rows, each for its own task.
@@ -1263,6 +1312,12 @@ class MultitaskModel:
                         continue
                     Kc = kernels.full(j, X_a=X, rows=rows)
                     out[rows] += (Kc * Cj.T[task_pos[rows]]).sum(axis=1)
+        if self.shared_coef is not None:  # MK-MTFL's shared components
+            for s in range(0, len(task_pos), 2048):
+                rows = np.arange(s, min(len(task_pos), s + 2048))
+                for j, c in enumerate(self.shared_coef):
+                    if c is not None:
+                        out[rows] += kernels.full(j, X_a=X, rows=rows) @ c
         return out
 
 
@@ -1314,14 +1369,17 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     sample_weight : ndarray of shape (n,), optional
         Positive weights of the samples' losses (per-sample :math:`C w_i`).
     shared : bool, default=False
-        MK-MTSFL only, square loss only (an extension of the paper): give
-        every kernel a second block whose weight vector :math:`w_{0j}` is
-        common to all tasks, so that
-        :math:`f_t(x) = \sum_j\langle w_{0j} + w_{tj}, L_j^\top\phi_j(x)\rangle
-        + b_t`, regularised by the same mixed norm with :math:`\|w_{0j}\|_2`
-        as the shared blocks' Schatten norms.  The trace budget of
-        :math:`R(\bar q)` then decides how much of each kernel is common and
-        how much task-specific (no extra hyper-parameter); with few points
+        Shared components (an extension of the paper; MK-MTFL or MK-MTSFL,
+        square loss): every kernel gets a second block whose weight vector
+        :math:`w_{0j}` is common to all tasks, and each task's bias becomes
+        one free common bias plus a deviation :math:`d_t` on a constant
+        task-specific kernel, so that
+        :math:`f_t(x) = \sum_j\langle w_{0j} + w_{tj}, \phi_j(x)\rangle + b + d_t`.
+        The shared blocks enter the same mixed norm, as groups of a single
+        "task" (:math:`\|w_{0j}\|_2`): MK-MTSFL's trace budget of
+        :math:`R(\bar q)`, or MK-MTFL's simplex :math:`\gamma`, then decides
+        how much of each kernel is common and how much task-specific (no
+        extra hyper-parameter); with few points
         per task the common part is what lets tasks borrow strength.
 
     Returns
@@ -1331,9 +1389,9 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     blocks : TaskBuckets
     model : MultitaskModel
     """
-    if shared and (formulation != "mtsfl" or loss != "square"):
-        raise ValueError("shared components are implemented for formulation='mtsfl' "
-                         f"with the square loss; got formulation={formulation!r}, "
+    if shared and (formulation not in ("mtfl", "mtsfl") or loss != "square"):
+        raise ValueError("shared components are implemented for formulation='mtfl' or "
+                         f"'mtsfl' with the square loss; got formulation={formulation!r}, "
                          f"loss={loss!r}.")
     kernels.fit(X, sample_weight)
     k = kernels.n_kernels
@@ -1356,17 +1414,36 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
             gamma, lam = np.full(k, 1.0 / k), np.ones((T, k))
         else:
             share = formulation == "mtfl"
+            factors = None
+            if shared:
+                # the constant kernel (bias deviations) as one more
+                # task-specific kernel; the shared kernels through their
+                # factors over all training rows
+                grams = [np.concatenate([Kb, (m[:, :, None] & m[:, None, :])[None]
+                                         .astype(float)]) for Kb, (_, _, m)
+                         in zip(grams, blocks.buckets)]
+                factors = [_FACTORS.get(kernels, j, max_rank) for j in range(k)]
             res = solve_mtfl(blocks, grams, y_b, loss, C, p, epsilon, share, max_iter,
-                             tol, max_inner, verbose=verbose)
+                             tol, max_inner, verbose=verbose, shared_factors=factors)
             _warn("MK-MTFL" if share else "per-task MKL", res, max_iter, tol)
             g = res["gamma"]
-            W = (g[np.zeros(T, np.int64)] if share else g) / res["lam"].T
-            gamma = g[0] if share else g.mean(axis=0)
-            lam = res["lam"].T if share else g
+            W = (g[np.zeros(T, np.int64)] if share else g)[:, :res["lam"].shape[0]] \
+                / res["lam"].T
+            gamma = g[0, :k] if share else g.mean(axis=0)
+            lam = res["lam"].T[:, :k] if share else g
+        intercept, shared_coef, shared_w = res["b"].copy(), None, None
+        if shared:
+            # the constant kernel's part of f_t is W_tk * sum_i beta_ti
+            sums = blocks.by_task([be.sum(1) for be in res["beta"]])
+            intercept += W[:, k] * sums
+            W = W[:, :k]
+            shared_w = g[0, k + 1:]
+            shared_coef = [w * (A / (A * A).sum(axis=0)) @ z if w > 0 else None
+                           for w, A, z in zip(shared_w, factors, res["shared_z"])]
         model = MultitaskModel(
-            formulation, gamma, lam, res["b"], ("blocks", W, res["beta"]),
+            formulation, gamma, lam, intercept, ("blocks", W, res["beta"]),
             res["objective"], res["gap"], res["history"].as_dict(), res["n_iter"],
-            res["converged"])
+            res["converged"], shared_kernel_weights=shared_w, shared_coef=shared_coef)
     else:
         factors, sq = [], []
         for j in range(k):
