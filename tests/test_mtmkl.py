@@ -420,6 +420,32 @@ def test_shared_mtsfl_reaches_the_primal_optimum_of_cvxpy(q):
 
 
 @pytest.mark.parametrize("p", [2.0, 4.0])
+def test_shared_danskin_gradient_matches_finite_differences(p):
+    # three task-specific kernels, then two shared ones: d f / d gamma_j is
+    # -1/2 sum_t S_jt / lambda_jt, and -1/2 ||A_j' beta||^2 for a shared one
+    X, y, rows = _data()
+    kern = M.TaskKernels(SPECS, normalize=False, standardize=False).fit(X)
+    blocks = M.TaskBuckets(rows)
+    grams = [np.stack([kern.blocks(j, idx, mask) for j in range(3)])
+             for _, idx, mask in blocks.buckets]
+    shared = [kern.factor(0), M.kernel_factor(kern.full(2))]
+    y_b = blocks.gather(y)
+    pbar = np.inf if p == 2 else p / (p - 2)
+    gamma = np.array([0.2, 0.3, 0.1, 0.25, 0.15])
+
+    def f(g):
+        return M.evaluate_mtfl(blocks, grams, y_b, "square", 0.5, np.tile(g, (4, 1)),
+                               pbar, max_inner=500, inner_tol=1e-14,
+                               shared_factors=shared)
+
+    _, S, lam, *_, S_sh = f(gamma)
+    grad = -0.5 * np.r_[(S / lam).sum(axis=1), S_sh]
+    h = 1e-6
+    fd = [(f(gamma + h * e)[0] - f(gamma - h * e)[0]) / (2 * h) for e in np.eye(5)]
+    np.testing.assert_allclose(grad, fd, rtol=1e-4)
+
+
+@pytest.mark.parametrize("p", [2.0, 4.0])
 def test_shared_mtfl_reaches_the_primal_optimum_of_cvxpy(p):
     # f_t(x) = x'(w0 + w_t) + b + d_t:  1/2 (sum_j ||(||w_tj||)_t||_p + ||d||_p
     #          + sum_j ||w0_j||)^2 + C * squared loss, with b free

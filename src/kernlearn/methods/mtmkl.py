@@ -604,7 +604,7 @@ def _step_size(l, n_dim, spread):
 
 
 def evaluate_mtfl(blocks, grams, y_b, loss, C, gamma_t, pbar, lam=None, epsilon=0.1,
-                  max_inner=5, inner_tol=1e-6):
+                  max_inner=5, inner_tol=1e-6, shared_factors=None):
     r"""Evaluate :math:`f(\gamma)` of (3.3) by alternating task solves and Lemma 3.1.
 
     For fixed :math:`\lambda` the tasks are independent kernel machines on
@@ -630,6 +630,10 @@ def evaluate_mtfl(blocks, grams, y_b, loss, C, gamma_t, pbar, lam=None, epsilon=
     epsilon : float, default=0.1
     max_inner : int, default=5
     inner_tol : float, default=1e-6
+    shared_factors : list of ndarray of shape (n, r_j), optional
+        Shared components (see :func:`solve_mtfl`): ``gamma_t`` then has one
+        more column per factor, and :math:`\|A_j^\top\beta\|^2` of each is
+        returned last.
 
     Returns
     -------
@@ -642,8 +646,10 @@ def evaluate_mtfl(blocks, grams, y_b, loss, C, gamma_t, pbar, lam=None, epsilon=
     beta : list of ndarray
     bias : ndarray of shape (T,)
     """
+    shared_b = (None if shared_factors is None
+                else [_gather_rows(blocks, A) for A in shared_factors])
     return _evaluate(blocks, _task_major(grams), y_b, loss, C, gamma_t, pbar, lam,
-                     epsilon, max_inner, inner_tol)
+                     epsilon, max_inner, inner_tol, shared_b)
 
 
 def _task_major(grams):
