@@ -354,7 +354,14 @@ def run_scaling(args, Xs, ys):
         for name, kw in [("MK-MTFL p=2", dict(formulation="mtfl", p=2.0)),
                          ("MK-MTFL p=6", dict(formulation="mtfl", p=6.0)),
                          ("MK-MTSFL q=1.5", dict(formulation="mtsfl", q=1.5,
-                                                 max_rank=args.max_rank))]:
+                                                 max_rank=args.max_rank)),
+                         ("MK-MTFL p=2 shared", dict(formulation="mtfl", p=2.0,
+                                                     max_rank=args.max_rank, shared=True)),
+                         ("MK-MTSFL q=1.5 shared", dict(formulation="mtsfl", q=1.5,
+                                                        max_rank=args.max_rank,
+                                                        shared=True))]:
+            if args.only and not re.search(args.only, name):
+                continue
             ts = []
             for _ in range(args.repeats):
                 clear_kernel_cache()  # cold fits: kernels factored every time
@@ -367,7 +374,7 @@ def run_scaling(args, Xs, ys):
                          f"{statistics.median(ts) / T * 1000:.1f}", est.n_iter_])
             print(rows[-1], flush=True)
     d = Xs[0].shape[1]
-    for n_feat in (4, 8, 16, 27):
+    for n_feat in (4, 8, 16, 27) if not args.only else ():
         fw = [spec for f in range(n_feat)
               for spec in [("linear", {}, [f])] + gaussians(args.gauss, args.sigma2, [f])]
         ts = []
@@ -385,7 +392,7 @@ def run_scaling(args, Xs, ys):
                           "ms per task", "MD iterations"], rows))
     # mirror descent vs alternating minimisation for one kernel (Fig. 1, right)
     from kernlearn.methods import mtmkl as M
-    for T in (20, 139):
+    for T in (20, 139) if not args.only else ():
         keep = ttr < T
         rows_t = [np.flatnonzero(ttr[keep] == t) for t in range(T)]
         kern = M.TaskKernels(["linear"]).fit(Xtr[keep])
