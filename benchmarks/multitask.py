@@ -167,10 +167,11 @@ def protocol_methods(args, Xs):
     d = Xs[0].shape[1]
     methods = {}
     for p in args.p:
-        methods[f"MK-MTFL p={p:g}"] = dict(kernels=kernels, formulation="mtfl", p=p)
+        methods[f"MK-MTFL p={p:g}"] = dict(kernels=kernels, formulation="mtfl", p=p,
+                                           shared=False)
     for q in args.q:
         methods[f"MK-MTSFL q={q:g}"] = dict(kernels=kernels, formulation="mtsfl", q=q,
-                                            max_rank=args.max_rank)
+                                            max_rank=args.max_rank, shared=False)
     for p in args.shared_p:
         methods[f"MK-MTFL p={p:g} shared"] = dict(kernels=kernels, formulation="mtfl", p=p,
                                                   max_rank=args.max_rank, shared=True)
@@ -181,15 +182,16 @@ def protocol_methods(args, Xs):
         methods["MTSFL (linear) shared"] = dict(kernels=["linear"], formulation="mtsfl",
                                                 shared=True)
     methods["per-task MKL"] = dict(kernels=kernels, formulation="mkl")
-    methods["MTSFL (linear)"] = dict(kernels=["linear"], formulation="mtsfl")
+    methods["MTSFL (linear)"] = dict(kernels=["linear"], formulation="mtsfl", shared=False)
     methods["MTSFL avg kernel"] = dict(kernels=[AverageKernel(gammas)],
-                                       formulation="mtsfl", max_rank=args.max_rank)
+                                       formulation="mtsfl", max_rank=args.max_rank,
+                                       shared=False)
     if args.featurewise:
         fw = [spec for f in range(d) if np.ptp(np.vstack(Xs)[:, f]) > 0
               for spec in [("linear", {}, [f])] + gaussians(args.gauss, args.sigma2, [f])]
         for p in args.p:
             methods[f"MK-MTFL p={p:g} feature-wise"] = dict(kernels=fw, formulation="mtfl",
-                                                          p=p)
+                                                          p=p, shared=False)
     if args.only:
         methods = {k: v for k, v in methods.items() if re.search(args.only, k)}
     return kernels, methods
@@ -321,7 +323,7 @@ def run_sizes(args, Xs, ys):
                 Xs, ys, rng, None if frac else int(size), float(size[1:]) if frac else None)
             fold = cv_folds(ttr, rng)
             for name, kw in [("MTSFL (linear)", dict(kernels=["linear"], formulation="mtsfl",
-                                                      max_iter=args.max_iter)),
+                                                      max_iter=args.max_iter, shared=False)),
                              ("per-task linear ridge", dict(kernels=["linear"],
                                                             formulation="independent"))]:
                 def make(C, kw=kw):
@@ -351,10 +353,10 @@ def run_scaling(args, Xs, ys):
     rows = []
     for T in (10, 20, 40, 80, 139):
         keep = ttr < T
-        for name, kw in [("MK-MTFL p=2", dict(formulation="mtfl", p=2.0)),
-                         ("MK-MTFL p=6", dict(formulation="mtfl", p=6.0)),
+        for name, kw in [("MK-MTFL p=2", dict(formulation="mtfl", p=2.0, shared=False)),
+                         ("MK-MTFL p=6", dict(formulation="mtfl", p=6.0, shared=False)),
                          ("MK-MTSFL q=1.5", dict(formulation="mtsfl", q=1.5,
-                                                 max_rank=args.max_rank)),
+                                                 max_rank=args.max_rank, shared=False)),
                          ("MK-MTFL p=2 shared", dict(formulation="mtfl", p=2.0,
                                                      max_rank=args.max_rank, shared=True)),
                          ("MK-MTSFL q=1.5 shared", dict(formulation="mtsfl", q=1.5,
@@ -379,7 +381,8 @@ def run_scaling(args, Xs, ys):
               for spec in [("linear", {}, [f])] + gaussians(args.gauss, args.sigma2, [f])]
         ts = []
         for _ in range(args.repeats):
-            est = MultitaskMKLRegressor(kernels=fw, C=1.0, p=6.0, max_iter=args.max_iter)
+            est = MultitaskMKLRegressor(kernels=fw, C=1.0, p=6.0, max_iter=args.max_iter,
+                                        shared=False)
             t0 = time.perf_counter()
             est.fit(Xtr, ytr, task_index=ttr)
             ts.append(time.perf_counter() - t0)
@@ -457,8 +460,9 @@ def main():
         args.n_train = None
     if args.summarise:
         per_split = {}
-        for f in args.summarise:
-            per_split.update(json.loads(Path(f).read_text()))
+        for f in args.summarise:  # files may hold other methods of the same splits
+            for split_id, recs in json.loads(Path(f).read_text()).items():
+                per_split.setdefault(split_id, {}).update(recs)
         print(summarise(per_split))
         return
     try:

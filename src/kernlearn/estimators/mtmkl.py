@@ -310,9 +310,10 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         Inner loss: square (kernel ridge, MTSFL's loss) or SVR's.
     epsilon : float, default=0.1
         SVR tube width (``loss="epsilon_insensitive"``).
-    shared : bool, default=False
+    shared : bool or "auto", default="auto"
         Shared components (an extension of the paper; ``formulation="mtfl"``
-        or ``"mtsfl"``, square loss).  Every kernel gets a second
+        or ``"mtsfl"``, square loss; ``"auto"`` uses them there and not
+        elsewhere, ``False`` is the paper's model).  Every kernel gets a second
         block whose weight vector is common to all tasks, and each task's
         bias becomes one common free bias plus a deviation on a constant
         kernel, so that :math:`f_t = g + h_t + b + d_t` with the shared
@@ -322,11 +323,16 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         (``shared_kernel_weights_``), with no extra hyper-parameter.  With
         few points per task (School: 15) this is what lets the tasks borrow
         strength: the paper's models share only kernel weights or a
-        subspace, so each task still fits its own coefficients.
+        subspace, so each task still fits its own coefficients.  Task levels
+        far apart (by more than the spread within tasks) are left nearly
+        free, as in the paper's model.  The tasks' inner problems are then
+        coupled: a fit costs several times the paper's model.
 """
         + _ATTRS_DOC
-        + """    shared_kernel_weights_ : ndarray of shape (n_kernels,)
-        (``shared=True``) weights of the shared blocks (MK-MTSFL: normalised
+        + """    shared_ : bool
+        Whether shared components were fitted (``shared`` resolved).
+    shared_kernel_weights_ : ndarray of shape (n_kernels,)
+        (``shared_`` true) weights of the shared blocks (MK-MTSFL: normalised
         traces; MK-MTFL: their coordinates of :math:`\\gamma`); together with
         ``kernel_weights_`` (the task-specific blocks) and the constant block
         of the bias deviations they sum to one.
@@ -350,11 +356,11 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         **_BaseMultitaskMKL._parameter_constraints,
         "loss": [StrOptions({"square", "epsilon_insensitive"})],
         "epsilon": [Interval(Real, 0, None, closed="left")],
-        "shared": ["boolean"],
+        "shared": ["boolean", StrOptions({"auto"})],
     }
 
     def __init__(self, kernels=None, *, formulation="mtfl", p=2.0, q=1.5, C=1.0,
-                 loss="square", epsilon=0.1, shared=False, normalize=True,
+                 loss="square", epsilon=0.1, shared="auto", normalize=True,
                  standardize=True, max_iter=100, tol=1e-3, max_inner=5, max_rank=300,
                  verbose=0):
         self.kernels = kernels
@@ -400,7 +406,13 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight)
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinity.")
-        return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self.shared)
+        # "auto": shared components wherever they are implemented (MK-MTFL /
+        # MK-MTSFL with the square loss): on School the paper's model at
+        # defaults explains 2-4 % of the variance per task, with them 16-21 %
+        self.shared_ = bool(self.shared is True or (
+            self.shared == "auto" and self.formulation in ("mtfl", "mtsfl")
+            and self.loss == "square"))
+        return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self.shared_)
 
     def predict(self, X, task_index=None):
         """Predict each sample with its task's model.
