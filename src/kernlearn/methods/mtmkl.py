@@ -1105,8 +1105,10 @@ def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
     t0 = 0.0 if np.isinf(qbar) else -np.log(k) / qbar
     log_th = [np.full(r, t0 - np.log(max(r, 1))) for r in ranks]
     gathered = {}  # a shared block reuses its kernel's factor: gather it once
-    A_b = [gathered.setdefault(id(A), _gather_rows(blocks, A)) if id(A) not in gathered
-           else gathered[id(A)] for A in factors]
+    for A in factors:
+        if id(A) not in gathered:
+            gathered[id(A)] = _gather_rows(blocks, A)
+    A_b = [gathered[id(A)] for A in factors]
     hist = History()
     best = _Best()
     converged, n_iter = False, 0
@@ -1309,22 +1311,30 @@ class MultitaskModel:
                     acc += W[tasks, j][:, None] * np.einsum("tab,tb->ta", Kc, be)
                 out[ia[ma]] += acc[ma]
         else:
-            _, coefs = self.coef
-            n = len(task_pos)
-            for s in range(0, n, 2048):
-                rows = np.arange(s, min(n, s + 2048))
-                for j, Cj in enumerate(coefs):
-                    if Cj is None:
-                        continue
-                    Kc = kernels.full(j, X_a=X, rows=rows)
-                    out[rows] += (Kc * Cj.T[task_pos[rows]]).sum(axis=1)
+            out += _full_kernel_terms(kernels, X, task_pos, self.coef[1])
         if self.shared_coef is not None:  # MK-MTFL's shared components
-            for s in range(0, len(task_pos), 2048):
-                rows = np.arange(s, min(len(task_pos), s + 2048))
-                for j, c in enumerate(self.shared_coef):
-                    if c is not None:
-                        out[rows] += kernels.full(j, X_a=X, rows=rows) @ c
+            out += _full_kernel_terms(kernels, X, task_pos, self.shared_coef)
         return out
+
+
+def _full_kernel_terms(kernels, X, task_pos, coefs):
+    """``sum_j k_j(x, X_train) c_j`` of new rows, by blocks of 2048 rows.
+
+    ``coefs[j]`` is ``None`` (kernel unused), an ``(n_train, T)`` matrix
+    (one coefficient vector per task: row ``i`` uses column ``task_pos[i]``)
+    or an ``(n_train,)`` vector common to all tasks.
+    """
+    n = len(task_pos)
+    out = np.zeros(n)
+    for s in range(0, n, 2048):
+        rows = np.arange(s, min(n, s + 2048))
+        for j, Cj in enumerate(coefs):
+            if Cj is None:
+                continue
+            Kc = kernels.full(j, X_a=X, rows=rows)
+            out[rows] += (Kc @ Cj if Cj.ndim == 1
+                          else (Kc * Cj.T[task_pos[rows]]).sum(axis=1))
+    return out
 
 
 def _warn(name, res, max_iter, tol):
