@@ -92,7 +92,11 @@ def test_rho_step_matches_cvxpy(qbar, shift, rng):
 
 # -------------------------------------------------------------------- MK-MTFL
 @pytest.mark.parametrize("p", [2.0, 4.0])
-def test_danskin_gradient_matches_finite_differences(p):
+@pytest.mark.parametrize("shared", [False, True])
+def test_danskin_gradient_matches_finite_differences(p, shared):
+    # d f / d gamma_j = -1/2 sum_t S_jt / lambda_jt; with shared components
+    # (two shared kernels after the three task-specific ones) also
+    # -1/2 ||A_j' beta||^2 for each shared one
     X, y, rows = _data()
     kern = M.TaskKernels(SPECS, normalize=False, standardize=False).fit(X)
     blocks = M.TaskBuckets(rows)
@@ -100,16 +104,19 @@ def test_danskin_gradient_matches_finite_differences(p):
              for _, idx, mask in blocks.buckets]
     y_b = blocks.gather(y)
     pbar = np.inf if p == 2 else p / (p - 2)
-    gamma = np.array([0.2, 0.5, 0.3])
+    factors = [kern.factor(0), M.kernel_factor(kern.full(2))] if shared else None
+    gamma = np.array([0.2, 0.3, 0.1, 0.25, 0.15] if shared else [0.2, 0.5, 0.3])
 
     def f(g):
         return M.evaluate_mtfl(blocks, grams, y_b, "square", 0.5, np.tile(g, (4, 1)),
-                               pbar, max_inner=500, inner_tol=1e-14)
+                               pbar, max_inner=500, inner_tol=1e-14,
+                               shared_factors=factors)
 
-    _, S, lam, *_ = f(gamma)
-    grad = -0.5 * (S / lam).sum(axis=1)
+    out = f(gamma)
+    grad = -0.5 * np.r_[(out[1] / out[2]).sum(axis=1), out[6] if shared else []]
     h = 1e-6
-    fd = [(f(gamma + h * e)[0] - f(gamma - h * e)[0]) / (2 * h) for e in np.eye(3)]
+    fd = [(f(gamma + h * e)[0] - f(gamma - h * e)[0]) / (2 * h)
+          for e in np.eye(len(gamma))]
     np.testing.assert_allclose(grad, fd, rtol=1e-4)
 
 
@@ -422,32 +429,6 @@ def test_shared_mtsfl_reaches_the_primal_optimum_of_cvxpy(q, offset):
     # the reported weights are the blocks' shares of the trace budget
     total = model.kernel_weights.sum() + model.shared_kernel_weights.sum()
     assert 0.0 < total <= 1.0 + 1e-12  # the rest is the bias deviations' block
-
-
-@pytest.mark.parametrize("p", [2.0, 4.0])
-def test_shared_danskin_gradient_matches_finite_differences(p):
-    # three task-specific kernels, then two shared ones: d f / d gamma_j is
-    # -1/2 sum_t S_jt / lambda_jt, and -1/2 ||A_j' beta||^2 for a shared one
-    X, y, rows = _data()
-    kern = M.TaskKernels(SPECS, normalize=False, standardize=False).fit(X)
-    blocks = M.TaskBuckets(rows)
-    grams = [np.stack([kern.blocks(j, idx, mask) for j in range(3)])
-             for _, idx, mask in blocks.buckets]
-    shared = [kern.factor(0), M.kernel_factor(kern.full(2))]
-    y_b = blocks.gather(y)
-    pbar = np.inf if p == 2 else p / (p - 2)
-    gamma = np.array([0.2, 0.3, 0.1, 0.25, 0.15])
-
-    def f(g):
-        return M.evaluate_mtfl(blocks, grams, y_b, "square", 0.5, np.tile(g, (4, 1)),
-                               pbar, max_inner=500, inner_tol=1e-14,
-                               shared_factors=shared)
-
-    _, S, lam, *_, S_sh = f(gamma)
-    grad = -0.5 * np.r_[(S / lam).sum(axis=1), S_sh]
-    h = 1e-6
-    fd = [(f(gamma + h * e)[0] - f(gamma - h * e)[0]) / (2 * h) for e in np.eye(5)]
-    np.testing.assert_allclose(grad, fd, rtol=1e-4)
 
 
 @pytest.mark.parametrize("p", [2.0, 4.0])
