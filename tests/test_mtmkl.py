@@ -486,17 +486,76 @@ def test_shared_components_let_small_tasks_borrow_strength(form):
     assert reg.shared_kernel_weights_[0] > reg.kernel_weights_[0]
 
 
-def test_shared_needs_mtsfl_and_the_square_loss():
+def test_shared_needs_mtfl_or_mtsfl():
     X, y, t = _tasks()
     with pytest.raises(ValueError, match="shared=True needs formulation='mtfl' or"):
         MultitaskMKLRegressor(kernels=["linear"], formulation="mkl",
                               shared=True).fit(X, y, task_index=t)
-    with pytest.raises(ValueError, match="shared=True needs loss='square'"):
-        MultitaskMKLRegressor(kernels=["linear"], formulation="mtsfl", shared=True,
-                              loss="epsilon_insensitive").fit(X, y, task_index=t)
-    with pytest.raises(ValueError, match="square loss"):
-        M.fit_multitask(M.TaskKernels(["linear"]), X, y, [np.arange(len(y))], "mtsfl",
-                        "hinge", shared=True)
+    with pytest.raises(ValueError, match="shared=True needs formulation='mtfl' or"):
+        MultitaskMKLClassifier(kernels=["linear"], formulation="independent",
+                               shared=True).fit(X, np.arange(len(y)) % 2, task_index=t)
+    with pytest.raises(ValueError, match="implemented for formulation='mtfl' or"):
+        M.fit_multitask(M.TaskKernels(["linear"]), X, y, [np.arange(len(y))], "mkl",
+                        shared=True)
+    # "auto": on with the square loss, off with the SVR loss (n x n libsvm problem)
+    reg = MultitaskMKLRegressor(kernels=["linear"], max_iter=5)
+    assert reg.fit(X, y, task_index=t).shared_
+    assert not reg.set_params(loss="epsilon_insensitive").fit(X, y, task_index=t).shared_
+    assert not reg.set_params(loss="square", formulation="mkl").fit(
+        X, y, task_index=t).shared_
+
+
+@pytest.mark.parametrize("form,loss", [("mtsfl", "epsilon_insensitive"),
+                                       ("mtfl", "hinge")])
+def test_shared_svr_and_svm_reach_the_primal_optimum_of_cvxpy(form, loss):
+    # the coupled solve through libsvm: f_t(x) = x'(w0 + w_t) + b + d_t with
+    # the epsilon-insensitive loss (MK-MTSFL, q = 1) or the hinge (MK-MTFL, p = 2)
+    X, y, rows = _data(T=4, m=8)
+    if loss == "hinge":
+        y = np.where(y > np.median(y), 1.0, -1.0)
+    C, T, eps = 0.5, len(rows), 0.1
+    s = M._bias_scale(y, rows)
+    kern = M.TaskKernels(SPECS, normalize=False, standardize=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fitted = M.fit_multitask(kern, X, y, rows, form, loss, C, p=2.0, q=1.0,
+                                 epsilon=eps, max_iter=1500, tol=1e-7, shared=True)
+    model = fitted[2]
+    W = cp.Variable((6, T))
+    w0 = cp.Variable(6)
+    d, b = cp.Variable(T), cp.Variable()
+    # q = 1: an l1 sum of nuclear norms; p = 2: of Frobenius norms (l2 over tasks)
+    block = cp.normNuc if form == "mtsfl" else (lambda V: cp.norm(V, "fro"))
+    norms = ([block(W[2 * j:2 * j + 2]) for j in range(3)] + [cp.norm(d) / np.sqrt(s)]
+             + [cp.norm(w0[2 * j:2 * j + 2]) for j in range(3)])
+    reg = cp.sum(cp.hstack(norms))
+    f = cp.hstack([X[r] @ (W[:, t] + w0) + b + d[t] for t, r in enumerate(rows)])
+    yy = np.concatenate([y[r] for r in rows])
+    loss_term = (cp.sum(cp.pos(1 - cp.multiply(yy, f))) if loss == "hinge"
+                 else cp.sum(cp.pos(cp.abs(yy - f) - eps)))
+    prob = cp.Problem(cp.Minimize(0.5 * cp.square(reg) + C * loss_term))
+    prob.solve()
+    np.testing.assert_allclose(model.objective, prob.value, rtol=2e-3)
+    np.testing.assert_allclose(_predict(fitted, X, rows), f.value, atol=0.05)
+
+
+def test_shared_classifier_fits():
+    rng = np.random.default_rng(2)
+    T, m = 12, 8
+    task = np.repeat(np.arange(T), 2 * m)
+    X = rng.normal(size=(len(task), 3))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=len(task)) > 0, "a", "b")
+    train = np.tile(np.r_[np.ones(m, bool), np.zeros(m, bool)], T)
+    acc = {}
+    for shared in (False, True):
+        clf = MultitaskMKLClassifier(kernels=["linear", ("rbf", {"gamma": 1.0})],
+                                     C=1.0, shared=shared, max_iter=30)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(X[train], y[train], task_index=task[train])
+        acc[shared] = clf.score(X[~train], y[~train], task_index=task[~train])
+    assert clf.shared_ and clf.shared_kernel_weights_[0] > clf.kernel_weights_[0]
+    assert acc[True] >= acc[False]
 
 
 def test_bias_scale_is_the_spread_of_task_levels():

@@ -138,9 +138,6 @@ class _BaseMultitaskMKL(BaseEstimator):
             raise ValueError("shared=True needs formulation='mtfl' or 'mtsfl' (shared "
                              "components of MK-MTFL / MK-MTSFL); got "
                              f"formulation={self.formulation!r}.")
-        if shared and loss != "square":
-            raise ValueError("shared=True needs loss='square' (the coupled inner "
-                             f"problem is solved in closed form); got loss={loss!r}.")
         rows = self._split_tasks(task_index, len(y))
         specs = "precomputed" if self._precomputed() else (
             list(_DEFAULT_KERNELS if self.kernels is None else self.kernels))
@@ -312,8 +309,10 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         SVR tube width (``loss="epsilon_insensitive"``).
     shared : bool or "auto", default="auto"
         Shared components (an extension of the paper; ``formulation="mtfl"``
-        or ``"mtsfl"``, square loss; ``"auto"`` uses them there and not
-        elsewhere, ``False`` is the paper's model).  Every kernel gets a second
+        or ``"mtsfl"``; ``"auto"`` uses them there with the square loss,
+        whose coupled solve is closed-form, and not with the SVR loss, whose
+        coupled solve is one libsvm problem on the n x n kernel of all
+        training rows; ``False`` is the paper's model).  Every kernel gets a second
         block whose weight vector is common to all tasks, and each task's
         bias becomes one common free bias plus a deviation on a constant
         kernel, so that :math:`f_t = g + h_t + b + d_t` with the shared
@@ -448,7 +447,17 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
     scikit-learn's ``SVC`` with a precomputed kernel), as in the paper.
 """
         + _PARAMS_DOC.format(machine="SVM", C="10.0")
-        + """    class_weight : dict, "balanced" or None, default=None
+        + """    shared : bool, default=False
+        Shared components (an extension of the paper; ``formulation="mtfl"``
+        or ``"mtsfl"``): every kernel gets a second block whose weight vector
+        is common to all tasks, and each task's bias is one common bias plus
+        a deviation on a constant kernel, all in the same mixed norm (see
+        :class:`MultitaskMKLRegressor`).  The SVM of all tasks is then one
+        libsvm problem on the n x n kernel of all training rows (O(n^2)
+        memory), which is why it is off by default here; one-vs-rest tasks
+        on the same images (the paper's Caltech-101) would repeat every row
+        once per task.
+    class_weight : dict, "balanced" or None, default=None
         Weights of the classes' losses (``"balanced"``: ``n / (n_classes *
         n_c)``), multiplied into ``sample_weight``.
     probability : bool, default=False
@@ -457,7 +466,12 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         that :meth:`predict_proba` exists.
 """
         + _ATTRS_DOC
-        + """    classes_ : ndarray of shape (2,)
+        + """    shared_ : bool
+        Whether shared components were fitted.
+    shared_kernel_weights_ : ndarray of shape (n_kernels,)
+        (``shared=True``) weights of the shared blocks, as in
+        :class:`MultitaskMKLRegressor`.
+    classes_ : ndarray of shape (2,)
         The two class labels.
 
     Examples
@@ -484,12 +498,14 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         **_BaseMultitaskMKL._parameter_constraints,
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "probability": ["boolean"],
+        "shared": ["boolean"],
     }
 
     def __init__(self, kernels=None, *, formulation="mtfl", p=2.0, q=1.5, C=10.0,
-                 normalize=True, standardize=True, max_iter=100, tol=1e-3,
+                 shared=False, normalize=True, standardize=True, max_iter=100, tol=1e-3,
                  max_inner=5, max_rank=300, verbose=0, class_weight=None,
                  probability=False):
+        self.shared = shared
         self.class_weight = class_weight
         self.probability = probability
         self.kernels = kernels
@@ -544,7 +560,8 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
             if np.unique(signed[r]).size < 2:
                 raise ValueError(f"task {self.tasks_[t]!r} has samples of one class "
                                  "only; every task needs both classes.")
-        self._fit(X, signed, task_index, "hinge", sample_weight=sw)
+        self.shared_ = bool(self.shared)
+        self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared_)
         self._fit_platt(X_all, y_all, sample_weight, task_index=t_all)
         return self
 
@@ -620,4 +637,6 @@ def _conformance_instances():
                                max_iter=5), {}),
         (MultitaskMKLRegressor(kernels=kern, shared=True, max_iter=5), {}),
         (MultitaskMKLClassifier(kernels=kern, max_iter=5), {}),
+        (MultitaskMKLClassifier(kernels=kern, formulation="mtsfl", shared=True,
+                                max_iter=5), {}),
     ]

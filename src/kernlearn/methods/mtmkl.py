@@ -708,7 +708,8 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
             G_b = [np.concatenate([np.zeros(m.shape + (0,))] + [
                 np.sqrt(g) * Ab[bi] for g, Ab in zip(g_sh, shared_b) if g > 0], axis=2)
                 for bi, (_, _, m) in enumerate(blocks.buckets)]
-            beta, bias_t, L = _solve_coupled(blocks, K_b, G_b, y_b, C, global_bias=True)
+            beta, bias_t, L = _solve_coupled(blocks, K_b, G_b, y_b, C, True, loss,
+                                             epsilon)
         S = np.zeros((k, T))
         for (tasks, _, _), Gb, be, (i, j, w2) in zip(blocks.buckets, grams_tm, beta, tri):
             outer = (be[:, i] * be[:, j] * w2)[:, :, None]
@@ -769,8 +770,7 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, share=True,
         Relative change of the alternation's value that ends it.
     verbose : int, default=0
     shared_factors : list of ndarray of shape (n, r_j), optional
-        Shared components (an extension of the paper, ``share=True`` and the
-        square loss): kernel :math:`A_jA_j^\top` over all training rows with
+        Shared components (an extension of the paper, ``share=True``): kernel :math:`A_jA_j^\top` over all training rows with
         a weight vector common to all tasks.  Each is one more coordinate of
         the simplex :math:`\gamma` (a group of one "task", so no
         :math:`\lambda`), with :math:`\partial_j f = -\tfrac12\|A_j^\top
@@ -787,8 +787,8 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, share=True,
     k = grams[0].shape[0]
     shared_b = None
     if shared_factors is not None:
-        if not share or loss != "square":
-            raise ValueError("shared components need share=True and the square loss.")
+        if not share:
+            raise ValueError("shared components need share=True (MK-MTFL).")
         shared_b = [_gather_rows(blocks, A) for A in shared_factors]
     k_all = k + (0 if shared_b is None else len(shared_b))
     T = blocks.n_tasks
@@ -969,7 +969,7 @@ def _solve_all(blocks, F_b, y_b, loss, C, epsilon, G_b=None, global_bias=False):
         if G_b is None:
             G_b = [np.zeros(Fb.shape[:2] + (0,)) for Fb in F_b]
         return _solve_coupled(blocks, [Fb @ Fb.transpose(0, 2, 1) for Fb in F_b], G_b,
-                              y_b, C, global_bias)
+                              y_b, C, global_bias, loss, epsilon)
     beta, bias, Ls = [], [], []
     for (_, _, mask), Fb, yb, Cb in zip(blocks.buckets, F_b, y_b,
                                         _per_bucket(C, len(y_b))):
@@ -979,8 +979,13 @@ def _solve_all(blocks, F_b, y_b, loss, C, epsilon, G_b=None, global_bias=False):
     return beta, blocks.by_task(bias), blocks.by_task(Ls)
 
 
-def _solve_coupled(blocks, K_b, G_b, y_b, C, global_bias=False):
-    r"""Kernel ridge of all tasks on ``blockdiag(K_t) + G G'`` (square loss).
+def _solve_coupled(blocks, K_b, G_b, y_b, C, global_bias=False, loss="square",
+                   epsilon=0.1):
+    r"""Kernel machine of all tasks on ``blockdiag(K_t) + G G'``.
+
+    Other losses than the square (hinge, epsilon-insensitive) go to
+    :func:`_solve_coupled_libsvm`; the rest of this docstring is the square
+    loss's closed form.
 
     ``K_b``: the within-task effective kernels per bucket ``(T_b, m_b, m_b)``
     (zero on padding); ``G_b``: padded rows of the shared factor ``G``.
@@ -1005,6 +1010,9 @@ def _solve_coupled(blocks, K_b, G_b, y_b, C, global_bias=False):
     L : ndarray of shape (T,)
         Each task's :math:`y_t^\top\beta_t - \sum_i\beta_{ti}^2/(4C_i)`.
     """
+    if loss != "square":
+        return _solve_coupled_libsvm(blocks, K_b, G_b, y_b, C, global_bias, loss,
+                                     epsilon)
     parts, S, GH = [], 0.0, 0.0
     for (_, _, mask), Kb, Gb, yb, Cb in zip(blocks.buckets, K_b, G_b, y_b,
                                             _per_bucket(C, len(y_b))):
@@ -1044,6 +1052,45 @@ def _solve_coupled(blocks, K_b, G_b, y_b, C, global_bias=False):
     return beta, blocks.by_task(bias), blocks.by_task(Ls)
 
 
+def _solve_coupled_libsvm(blocks, K_b, G_b, y_b, C, global_bias, loss, epsilon):
+    """SVM or SVR of all tasks at once on ``blockdiag(K_t) + G G'`` (libsvm).
+
+    libsvm has one bias, so only ``global_bias`` is possible; the kernel is
+    assembled over all n training rows (:math:`O(n^2)` memory), which is why
+    shared components are not the default for these losses.  Returns what
+    :func:`_solve_coupled` does, with :func:`solve_inner`'s linear parts.
+    """
+    if not global_bias:
+        raise ValueError("coupled hinge / epsilon-insensitive solves have one bias "
+                         "for all tasks (libsvm).")
+    from sklearn.svm import SVC, SVR
+
+    n, r = blocks.n_samples, G_b[0].shape[2]
+    G, y, w = np.zeros((n, r)), np.zeros(n), np.ones(n)
+    for (_, idx, mask), Gb, yb, Cb in zip(blocks.buckets, G_b, y_b,
+                                          _per_bucket(C, len(y_b))):
+        G[idx[mask]], y[idx[mask]] = Gb[mask], yb[mask]
+        w[idx[mask]] = np.broadcast_to(Cb, mask.shape)[mask]
+    K = G @ G.T
+    for (_, idx, mask), Kb in zip(blocks.buckets, K_b):
+        for a in range(len(idx)):
+            rows = idx[a, mask[a]]
+            K[np.ix_(rows, rows)] += Kb[a][np.ix_(mask[a], mask[a])]
+    # per-sample C_i as libsvm's C = 1 times sample_weight (as solve_inner)
+    if loss == "hinge":
+        est = SVC(kernel="precomputed", C=1.0, tol=1e-5).fit(K, y, sample_weight=w)
+    else:
+        est = SVR(kernel="precomputed", C=1.0, epsilon=epsilon, tol=1e-5).fit(
+            K, y, sample_weight=w)
+    beta_full = np.zeros(n)
+    beta_full[est.support_] = est.dual_coef_[0]
+    beta = blocks.gather(beta_full)
+    Ls = [np.abs(be).sum(1) if loss == "hinge"
+          else (yb * be).sum(1) - epsilon * np.abs(be).sum(1)
+          for be, yb in zip(beta, y_b)]
+    return beta, np.full(blocks.n_tasks, est.intercept_[0]), blocks.by_task(Ls)
+
+
 def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
                 tol=1e-3, verbose=0, shared=None, global_bias=False):
     r"""MK-MTSFL by mirror descent over the block-diagonal :math:`Q` (sec. 4).
@@ -1081,9 +1128,10 @@ def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
         task, its regulariser is :math:`\|w_{0j}\|_2` (the Schatten norm of a
         single column) and its :math:`B_j = z_jz_j^\top` with
         :math:`z_j = \sum_t M_{tj}\beta_t`.  The inner problem couples the
-        tasks (square loss only, :func:`_solve_coupled`).
+        tasks (:func:`_solve_coupled`).
     global_bias : bool, default=False
-        One free bias for all tasks instead of one per task (square loss).
+        One free bias for all tasks instead of one per task (required with
+        shared blocks for the hinge and epsilon-insensitive losses).
 
     Returns
     -------
@@ -1094,9 +1142,6 @@ def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
     """
     k = len(factors)
     shared = np.zeros(k, bool) if shared is None else np.asarray(shared, bool)
-    if (shared.any() or global_bias) and loss != "square":
-        raise ValueError("shared components need the square loss (the coupled "
-                         f"inner problem is solved in closed form); got loss={loss!r}.")
     spec, shr = np.flatnonzero(~shared), np.flatnonzero(shared)
     qbar = np.inf if q >= 2 else q / (2.0 - q)
     qstar = 1.0 if np.isinf(qbar) else (np.inf if qbar == 1 else qbar / (qbar - 1.0))
@@ -1425,8 +1470,9 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     sample_weight : ndarray of shape (n,), optional
         Positive weights of the samples' losses (per-sample :math:`C w_i`).
     shared : bool, default=False
-        Shared components (an extension of the paper; MK-MTFL or MK-MTSFL,
-        square loss): every kernel gets a second block whose weight vector
+        Shared components (an extension of the paper; MK-MTFL or MK-MTSFL;
+        other losses than the square assemble the n x n kernel of all
+        training rows for libsvm): every kernel gets a second block whose weight vector
         :math:`w_{0j}` is common to all tasks, and each task's bias becomes
         one free common bias plus a deviation :math:`d_t` on a constant
         task-specific kernel, so that
@@ -1445,10 +1491,9 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     blocks : TaskBuckets
     model : MultitaskModel
     """
-    if shared and (formulation not in ("mtfl", "mtsfl") or loss != "square"):
+    if shared and formulation not in ("mtfl", "mtsfl"):
         raise ValueError("shared components are implemented for formulation='mtfl' or "
-                         f"'mtsfl' with the square loss; got formulation={formulation!r}, "
-                         f"loss={loss!r}.")
+                         f"'mtsfl'; got formulation={formulation!r}.")
     kernels.fit(X, sample_weight)
     k = kernels.n_kernels
     blocks = TaskBuckets(task_rows)
