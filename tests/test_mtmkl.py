@@ -236,6 +236,28 @@ def test_kernel_factor_randomised_matches_exact(rng):
         M.kernel_factor(K - 2 * np.eye(200))
 
 
+def test_blockwise_factor_matches_the_in_memory_one(rng, monkeypatch):
+    # beyond _GRAM_IN_MEMORY_ROWS the factor comes from products with row
+    # blocks of K (no n x n matrix): the same randomised method, the same result
+    X = rng.normal(size=(300, 4))
+    kern = M.TaskKernels([("rbf", {"gamma": 0.3})]).fit(X)
+    A = kern.factor(0, max_rank=40)
+    monkeypatch.setattr(M, "_GRAM_IN_MEMORY_ROWS", 100)
+    calls = []
+    full = kern.full
+
+    def spy(j, X_a=None, rows=None):
+        calls.append(None if rows is None else len(rows))
+        return full(j, X_a=X_a, rows=rows)
+
+    monkeypatch.setattr(kern, "full", spy)
+    B = M.TaskKernels.factor(kern, 0, max_rank=40)
+    assert calls and None not in calls  # never the whole Gram matrix
+    B2 = M.TaskKernels._gram_matmul(kern, 0, np.eye(300), block=64)
+    np.testing.assert_allclose(B2, full(0), atol=1e-12)
+    np.testing.assert_allclose(A @ A.T, B @ B.T, atol=1e-10)
+
+
 def test_linear_factor_from_data_matches_the_gram(rng):
     # column view, normalisation scale and standardisation all enter K
     X = rng.normal(size=(60, 5)) * [1, 3, 10, 1, 1]
@@ -503,6 +525,16 @@ def test_shared_needs_mtfl_or_mtsfl():
     assert not reg.set_params(loss="epsilon_insensitive").fit(X, y, task_index=t).shared_
     assert not reg.set_params(loss="square", formulation="mkl").fit(
         X, y, task_index=t).shared_
+    # ... and not beyond AUTO_SHARED_MAX_ROWS training rows (O(n^2) factors)
+    from kernlearn.estimators import mtmkl as E
+    reg.set_params(formulation="mtfl")
+    assert reg.fit(X, y, task_index=t).shared_
+    E.AUTO_SHARED_MAX_ROWS, saved = len(y) - 1, E.AUTO_SHARED_MAX_ROWS
+    try:
+        assert not reg.fit(X, y, task_index=t).shared_
+        assert reg.set_params(shared=True).fit(X, y, task_index=t).shared_
+    finally:
+        E.AUTO_SHARED_MAX_ROWS = saved
 
 
 @pytest.mark.parametrize("form,loss", [("mtsfl", "epsilon_insensitive"),

@@ -67,7 +67,7 @@ ESTIMATORS = {
     "mtmkl-regressor": (
         "MultitaskMKLRegressor",
         "regression",
-        "MK-MTFL regression (--task-column)",
+        "MK-MTFL regression, shared components up to 5,000 rows (--task-column)",
     ),
 }
 

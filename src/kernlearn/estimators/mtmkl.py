@@ -36,6 +36,14 @@ __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor"]
 
 _DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
 
+#: ``shared="auto"`` fits shared components up to this many training rows.
+#: Their kernel factors are taken over all rows (n x n Gram matrices) and
+#: the coupled solve grows with n: on the whole of School (15,362 rows) a
+#: default fit takes 46 s and 7.7 GB with them against 0.5 s and 0.3 GB
+#: without, and with 110 rows per school they matter little (the paper's
+#: model catches up with pooled models as the tasks grow, BENCHMARKS.md).
+AUTO_SHARED_MAX_ROWS = 5000
+
 
 class _BaseMultitaskMKL(BaseEstimator):
     """Shared validation, task bookkeeping and prediction."""
@@ -309,10 +317,12 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         SVR tube width (``loss="epsilon_insensitive"``).
     shared : bool or "auto", default="auto"
         Shared components (an extension of the paper; ``formulation="mtfl"``
-        or ``"mtsfl"``; ``"auto"`` uses them there with the square loss,
-        whose coupled solve is closed-form, and not with the SVR loss, whose
-        coupled solve is one libsvm problem on the n x n kernel of all
-        training rows; ``False`` is the paper's model).  Every kernel gets a second
+        or ``"mtsfl"``; ``"auto"`` uses them there with the square loss and
+        at most :data:`AUTO_SHARED_MAX_ROWS` (5,000) training rows, not with
+        the SVR loss, whose coupled solve is one libsvm problem on the
+        n x n kernel of all training rows, nor on more rows, where the
+        kernel factors over all rows cost O(n^2); ``False`` is the paper's
+        model).  Every kernel gets a second
         block whose weight vector is common to all tasks, and each task's
         bias becomes one common free bias plus a deviation on a constant
         kernel, so that :math:`f_t = g + h_t + b + d_t` with the shared
@@ -410,7 +420,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         # defaults explains 2-4 % of the variance per task, with them 16-21 %
         self.shared_ = bool(self.shared is True or (
             self.shared == "auto" and self.formulation in ("mtfl", "mtsfl")
-            and self.loss == "square"))
+            and self.loss == "square" and len(y) <= AUTO_SHARED_MAX_ROWS))
         return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self.shared_)
 
     def predict(self, X, task_index=None):

@@ -326,6 +326,11 @@ def _batched_gram(kernel, params, A, B):
     return out
 
 
+#: Up to this many training rows a kernel's factor is taken from its Gram
+#: matrix in memory (128 MB); beyond it from products with blocks of rows.
+_GRAM_IN_MEMORY_ROWS = 4096
+
+
 class TaskKernels:
     """The k base kernels of a multitask problem: within-task blocks or full Grams.
 
@@ -419,13 +424,28 @@ class TaskKernels:
         -------
         A : ndarray of shape (n, r)
         """
-        if self.precomputed or self.specs_[j][0] != "linear":
+        if self.precomputed or (self.specs_[j][0] != "linear"
+                                and len(self.X_) <= _GRAM_IN_MEMORY_ROWS):
             return kernel_factor(self.full(j), max_rank)
+        if self.specs_[j][0] != "linear":
+            # products with K_j in blocks of rows: memory O(n r), not the
+            # n x n Gram matrix (1.9 GB on the 15,362 rows of School), at the
+            # price of recomputing K_j's rows once per product
+            return kernel_factor(len(self.X_), max_rank,
+                                 matmul=lambda Q: self._gram_matmul(j, Q))
         Xj = np.asarray(self._views(self.X_, j), dtype=float) * np.sqrt(self.scales_[j])
         U, sv, _ = np.linalg.svd(Xj, full_matrices=False)
         r = len(sv) if max_rank is None else min(int(max_rank), len(sv))
         keep = sv[:r] ** 2 > 1e-10 * max(sv[0] ** 2, 0.0) if sv.size else sv > 0
         return U[:, :r][:, keep] * sv[:r][keep]
+
+    def _gram_matmul(self, j, Q, block=2048):
+        """``K_j @ Q`` over the training rows, ``block`` rows of ``K_j`` at a time."""
+        out = np.empty((len(self.X_), Q.shape[1]))
+        for s in range(0, len(self.X_), block):
+            rows = np.arange(s, min(len(self.X_), s + block))
+            out[rows] = self.full(j, rows=rows) @ Q
+        return out
 
     def cache_key(self, j):
         """Content key of training kernel ``j`` (``None`` if it cannot be keyed).
@@ -854,7 +874,7 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, share=True,
 
 
 # ---------------------------------------------------------------- MK-MTSFL
-def kernel_factor(K, max_rank=None, rtol=1e-10, n_power=3, random_state=0):
+def kernel_factor(K, max_rank=None, rtol=1e-10, n_power=3, random_state=0, matmul=None):
     r"""Compact eigendecomposition :math:`K \approx V\Sigma^2V^\top` as ``A = V\Sigma``.
 
     Exact (LAPACK) at full rank; with ``max_rank`` well below ``n`` the
@@ -864,8 +884,9 @@ def kernel_factor(K, max_rank=None, rtol=1e-10, n_power=3, random_state=0):
 
     Parameters
     ----------
-    K : ndarray of shape (n, n)
-        Symmetric PSD Gram matrix over all training points.
+    K : ndarray of shape (n, n), or int
+        Symmetric PSD Gram matrix over all training points, or (with
+        ``matmul``) its size ``n``.
     max_rank : int, optional
         Keep at most this many leading eigenpairs.
     rtol : float, default=1e-10
@@ -874,26 +895,30 @@ def kernel_factor(K, max_rank=None, rtol=1e-10, n_power=3, random_state=0):
         Subspace iterations of the randomised method.
     random_state : int, default=0
         Seed of its Gaussian test matrix.
+    matmul : callable, optional
+        ``Q -> K @ Q`` without ``K`` in memory (the randomised method needs
+        nothing else; the exact one builds ``K`` from it).
 
     Returns
     -------
     A : ndarray of shape (n, r)
         :math:`V\Sigma`, so that :math:`K \approx AA^\top`.
     """
-    n = K.shape[0]
+    n = int(K) if matmul is not None else K.shape[0]
+    mm = matmul if matmul is not None else K.__matmul__
     r = n if max_rank is None else min(int(max_rank), n)
     if 2 * (r + 10) >= n:
-        w, V = np.linalg.eigh(K)
+        w, V = np.linalg.eigh(K if matmul is None else mm(np.eye(n)))
         if w[0] < -1e-6 * max(abs(w[-1]), 1e-300):
             raise ValueError("a kernel matrix is not positive semidefinite "
                              f"(eigenvalue {w[0]:.3g}).")
         w, V = w[n - r:], V[:, n - r:]
     else:
         rng = np.random.default_rng(random_state)
-        Qm = np.linalg.qr(K @ rng.standard_normal((n, r + 10)))[0]
+        Qm = np.linalg.qr(mm(rng.standard_normal((n, r + 10))))[0]
         for _ in range(n_power):
-            Qm = np.linalg.qr(K @ Qm)[0]
-        w, U = np.linalg.eigh(Qm.T @ K @ Qm)
+            Qm = np.linalg.qr(mm(Qm))[0]
+        w, U = np.linalg.eigh(Qm.T @ mm(Qm))
         w, V = w[-r:], Qm @ U[:, -r:]
     keep = w > rtol * max(w[-1], 0.0) if w.size else w > 0
     return V[:, keep] * np.sqrt(w[keep])
