@@ -37,11 +37,11 @@ __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor"]
 _DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
 
 #: ``shared="auto"`` fits shared components up to this many training rows.
-#: Their kernel factors are taken over all rows (n x n Gram matrices) and
-#: the coupled solve grows with n: on the whole of School (15,362 rows) a
-#: default fit takes 46 s and 7.7 GB with them against 0.5 s and 0.3 GB
-#: without, and with 110 rows per school they matter little (the paper's
-#: model catches up with pooled models as the tasks grow, BENCHMARKS.md).
+#: They need every kernel's factor over all rows (time O(n^2)) and a
+#: coupled solve: on the whole of School (15,362 rows) a default fit takes
+#: 72 s and 1.55 GB with them against 0.5 s and 0.3 GB without, and with
+#: 110 rows per school they matter little (the paper's model catches up
+#: with pooled models as the tasks grow, BENCHMARKS.md).
 AUTO_SHARED_MAX_ROWS = 5000
 
 
@@ -165,6 +165,8 @@ class _BaseMultitaskMKL(BaseEstimator):
         self.task_kernel_weights_ = model.task_kernel_weights
         if shared:
             self.shared_kernel_weights_ = model.shared_kernel_weights
+        elif hasattr(self, "shared_kernel_weights_"):
+            del self.shared_kernel_weights_  # from an earlier fit with shared blocks
         self.intercept_ = model.intercept
         self.objective_ = model.objective
         self.gap_ = model.gap

@@ -1382,7 +1382,7 @@ class MultitaskModel:
                 out[ia[ma]] += acc[ma]
         else:
             out += _full_kernel_terms(kernels, X, task_pos, self.coef[1])
-        if self.shared_coef is not None:  # MK-MTFL's shared components
+        if self.shared_coef is not None:  # shared components, common to all tasks
             out += _full_kernel_terms(kernels, X, task_pos, self.shared_coef)
         return out
 
@@ -1580,35 +1580,37 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
         # shared components: a second block per kernel, on the same factor,
         # whose weight vector is common to all tasks, and a task-specific
         # block on the constant kernel (factor 1): the deviation of each
-        # task's bias from one free common bias
-        owner = np.arange(k)
-        if shared:
-            const = np.full((blocks.n_samples, 1), np.sqrt(bias_scale))
-            factors_all = factors + [const] + factors
-            owner = np.concatenate([owner, [-1], owner])
-        else:
-            factors_all = factors
-        is_shared = np.arange(len(owner)) > k
+        # task's bias from one free common bias.  Blocks: k task-specific,
+        # then the constant one, then k shared.
+        const = [np.full((blocks.n_samples, 1), np.sqrt(bias_scale))] if shared else []
+        factors_all = factors + const + (factors if shared else [])
         res = solve_mtsfl(blocks, factors_all, y_b, loss, C, q, epsilon, max_iter, tol,
-                          verbose, shared=is_shared, global_bias=shared)
+                          verbose, shared=np.arange(len(factors_all)) > k,
+                          global_bias=shared)
         _warn("MK-MTSFL", res, max_iter, tol)
         tr = np.array([np.exp(logsumexp(t)) for t in res["log_theta"]])
         live = tr > 1e-12 * max(tr.max(), 1e-300)
-        # Q_j M_tj beta_t of every block (a shared block: one column, for all tasks)
-        QZ = [(res["Z"][jb] * np.exp(res["log_theta"][jb])) @ (res["Z"][jb].T
-                                                               @ res["Zt"][jb])
-              for jb in range(len(owner))]
-        intercept = res["b"].copy()
-        if shared:  # the constant block's part of f_t is each task's bias deviation
-            intercept += np.sqrt(bias_scale) * QZ[k][0] if live[k] else 0.0
-        coefs = []
+
+        def coef_of(jb):  # V Sigma^-1 Q_j M_tj beta_t of block jb (None if unused)
+            A = factors_all[jb]
+            if not live[jb] or A.shape[1] == 0:
+                return None
+            QZ = (res["Z"][jb] * np.exp(res["log_theta"][jb])) @ (res["Z"][jb].T
+                                                                  @ res["Zt"][jb])
+            return (A / (A * A).sum(axis=0)) @ QZ
+
+        coefs = [coef_of(j) for j in range(k)]  # (n, T): one column per task
+        intercept, shared_coef = res["b"].copy(), None
+        if shared:
+            # the constant kernel's part of f_t, sum_i c_ti * s: the bias deviation
+            d = coef_of(k)
+            intercept += 0.0 if d is None else bias_scale * d.sum(axis=0)
+            shared_coef = [None if c is None else c[:, 0]  # (n,): the one shared column
+                           for c in (coef_of(k + 1 + j) for j in range(k))]
         task_w = np.zeros((T, k))
         for j in range(k):
-            QZj = sum(QZ[jb] for jb in np.flatnonzero((owner == j) & live))
-            if np.ndim(QZj) == 0 or factors[j].shape[1] == 0:
-                coefs.append(None)
+            if coefs[j] is None:
                 continue
-            coefs.append((factors[j] / sq[j]) @ np.broadcast_to(QZj, (QZj.shape[0], T)))
             th = np.exp(res["log_theta"][j])  # task-specific block
             # share of kernel j in each task's effective kernel vs its base kernel
             Fb = _gather_rows(blocks, factors[j] @ (res["Z"][j] * np.sqrt(th)))
@@ -1620,6 +1622,7 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
             "mtsfl", tr[:k] / tr.sum(), task_w, intercept, ("full", coefs),
             res["objective"], res["gap"], res["history"].as_dict(), res["n_iter"],
             res["converged"],
-            shared_kernel_weights=tr[k + 1:] / tr.sum() if shared else None)
+            shared_kernel_weights=tr[k + 1:] / tr.sum() if shared else None,
+            shared_coef=shared_coef)
     model.history["fit_time"] = np.array([time.perf_counter() - t0])
     return kernels, blocks, model
