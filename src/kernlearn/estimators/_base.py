@@ -56,7 +56,7 @@ def validate_fit_data(est, X, y, classification, y_numeric=False):
     if classification:
         check_two_classes(y)
     if sp.issparse(X):
-        X = sp.csc_matrix(X)
+        X = canonical_sparse(sp.csc_matrix(X))
         if X.nnz < 2**31:
             X.indices = X.indices.astype(np.int32, copy=False)
             X.indptr = X.indptr.astype(np.int32, copy=False)
@@ -106,9 +106,62 @@ def validate_partitioned_fit(est, rows, y, classification):
 
 def validate_predict_data(est, X):
     """Validate ``X`` at predict time against the fitted ``n_features_in_``."""
-    return validate_data(
+    X = validate_data(
         est, X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], reset=False
     )
+    return canonical_sparse(X) if sp.issparse(X) else X
+
+
+def canonical_sparse(X):
+    """``X`` with duplicate entries summed and indices sorted (a copy if needed).
+
+    SciPy keeps unsummed duplicates (e.g. from ``coo -> csr`` with repeated
+    coordinates); every kernel here reads ``X.data`` directly, so they are
+    summed once, on a copy, never in the caller's matrix.
+
+    Parameters
+    ----------
+    X : scipy.sparse CSR or CSC matrix
+
+    Returns
+    -------
+    X : the same matrix if already canonical, else a canonical copy
+    """
+    if X.has_canonical_format:
+        return X
+    X = X.copy()
+    X.sum_duplicates()
+    return X
+
+
+def renamed_parameter(est, old, new, default="deprecated"):
+    """Value of a renamed constructor parameter, honouring its old name.
+
+    Estimators keep the old name as a keyword whose default is the string
+    ``"deprecated"``; when a user sets it, a ``FutureWarning`` names the new
+    parameter and the old value is used (the new one must then be left at its
+    default).
+
+    Parameters
+    ----------
+    est : BaseEstimator
+    old, new : str
+        Old and new parameter names.
+    default : object, default="deprecated"
+        The sentinel default of the old name.
+
+    Returns
+    -------
+    value : the effective value of ``new``
+    """
+    import warnings
+
+    value = getattr(est, old)
+    if isinstance(value, str) and value == default:
+        return getattr(est, new)
+    warnings.warn(f"{type(est).__name__}: '{old}' was renamed '{new}' in 0.2 and will "
+                  f"be removed in 0.4; use {new}={value!r}.", FutureWarning, stacklevel=3)
+    return value
 
 
 def split_tasks(task_index, n):

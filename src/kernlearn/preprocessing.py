@@ -1,0 +1,285 @@
+r"""Input and target standardisation: the one place that chooses the preprocessing.
+
+Every estimator's ``fit`` runs ``validate -> standardise -> method -> map back``.
+This module is the "standardise" and "map back" steps, the glmnet way
+(``standardize=TRUE``):
+
+* dense columns are centred and scaled to unit (weighted) standard deviation;
+* sparse columns are scaled only, so they stay sparse and are never densified.
+  Centring is implicit where the mathematics allows it: a linear model with a
+  free intercept absorbs the shift (:math:`w^\top D(x-\mu) + b = w^\top D x +
+  (b - w^\top D \mu)`), and translation-invariant kernels (RBF, Laplacian) do
+  not see it;
+* regression targets are centred and scaled per output.
+
+Constant columns (zero spread) keep a scale of one, so they map to a constant
+(zero when centred) column rather than to infinities.  The statistics are
+computed in float64 whatever the input dtype; the transformed data keep the
+input's dtype.
+
+Learned quantities are reported in the user's units by
+:meth:`Standardization.coef_to_original` (coefficients and intercepts),
+:meth:`TargetStandardization.inverse_transform` (predictions) and the
+estimators' own maps for kernel widths and learned frequencies (a frequency
+:math:`\omega` on standardised inputs is :math:`\omega / s` on raw inputs, with
+phase :math:`b - \omega^\top (\mu / s)`).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "Standardization",
+    "TargetStandardization",
+    "fit_standardization",
+    "fit_target_standardization",
+    "standardization_from_moments",
+]
+
+# A column whose spread is below this fraction of its magnitude is constant up
+# to rounding (scikit-learn's ``_handle_zeros_in_scale`` uses the same idea).
+_CONSTANT_RTOL = 1e3 * np.finfo(np.float64).eps
+
+
+@dataclass(frozen=True)
+class Standardization:
+    """Per-column affine map ``x -> (x - mean) / scale`` fitted on training data.
+
+    Parameters
+    ----------
+    mean : ndarray of shape (n_features,) or None
+        Column means removed by :meth:`transform`; ``None`` when the columns
+        are not centred (sparse input, or ``standardize=False``).
+    scale : ndarray of shape (n_features,) or None
+        Column spreads divided out; ``None`` for the identity map.
+    """
+
+    mean: np.ndarray | None = None
+    scale: np.ndarray | None = None
+
+    @property
+    def is_identity(self):
+        """Whether the map leaves the data unchanged (``standardize=False``)."""
+        return self.mean is None and self.scale is None
+
+    def transform(self, X):
+        """Apply the map to ``X`` (a copy; sparse stays sparse in its format).
+
+        Parameters
+        ----------
+        X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Xt : ndarray or scipy.sparse matrix of the same shape and dtype
+        """
+        if self.is_identity:
+            return X
+        if sp.issparse(X):
+            if self.mean is not None:
+                raise ValueError("a centring standardisation cannot be applied to "
+                                 "sparse input without densifying it.")
+            return scale_columns(X, 1.0 / self.scale)
+        X = np.asarray(X)
+        dtype = X.dtype if X.dtype.kind == "f" else np.float64
+        out = X.astype(np.float64, copy=True)
+        if self.mean is not None:
+            out -= self.mean
+        out /= self.scale
+        return out.astype(dtype, copy=False)
+
+    def coef_to_original(self, coef, intercept=None):
+        r"""Linear coefficients and intercepts on standardised inputs, in raw units.
+
+        :math:`f(x) = w^\top (x-\mu)/s + b = (w/s)^\top x + (b - (w/s)^\top \mu)`.
+
+        Parameters
+        ----------
+        coef : ndarray of shape (n_features,) or (n_outputs, n_features)
+        intercept : float or ndarray of shape (n_outputs,), optional
+
+        Returns
+        -------
+        coef : ndarray, same shape
+        intercept : float or ndarray or None
+        """
+        coef = np.asarray(coef, dtype=np.float64)
+        if self.is_identity:
+            return coef, intercept
+        raw = coef / self.scale
+        if intercept is None:
+            return raw, None
+        if self.mean is None:
+            return raw, intercept
+        shift = raw @ self.mean
+        if np.ndim(intercept) == 0:
+            return raw, float(intercept - shift)
+        return raw, np.asarray(intercept, dtype=np.float64) - shift
+
+
+def scale_columns(X, factors):
+    """``X @ diag(factors)`` for a sparse matrix, as a copy in X's format and dtype.
+
+    Parameters
+    ----------
+    X : scipy.sparse matrix of shape (n_samples, n_features)
+    factors : ndarray of shape (n_features,)
+
+    Returns
+    -------
+    Xs : scipy.sparse matrix (CSR or CSC as ``X``; other formats become CSR)
+    """
+    fmt = X.format if X.format in ("csr", "csc") else "csr"
+    Xs = X.asformat(fmt, copy=True)
+    f = np.asarray(factors, dtype=np.float64)
+    if fmt == "csc":
+        col = np.repeat(np.arange(Xs.shape[1]), np.diff(Xs.indptr))
+    else:
+        col = Xs.indices
+    Xs.data = (Xs.data * f[col]).astype(X.dtype, copy=False)
+    return Xs
+
+
+def standardization_from_moments(sum_w, sum_wx, sum_wx2, center):
+    """A :class:`Standardization` from weighted column moments.
+
+    Lets out-of-core and distributed code, which accumulates the moments in
+    one pass over row blocks, build exactly the map :func:`fit_standardization`
+    builds in memory.
+
+    Parameters
+    ----------
+    sum_w : float
+        Sum of the row weights (the number of rows when unweighted).
+    sum_wx, sum_wx2 : ndarray of shape (n_features,)
+        Weighted column sums of ``x`` and ``x**2``.
+    center : bool
+        Remove the means.
+
+    Returns
+    -------
+    Standardization
+    """
+    if not sum_w > 0:
+        raise ValueError("standardisation needs a positive total sample weight.")
+    mean = np.asarray(sum_wx, dtype=np.float64) / sum_w
+    var = np.asarray(sum_wx2, dtype=np.float64) / sum_w - mean**2
+    return _from_mean_var(mean, var, center)
+
+
+def _from_mean_var(mean, var, center):
+    """The map of columns with the given means and variances."""
+    bad = np.flatnonzero(~np.isfinite(var))
+    if bad.size:
+        raise ValueError(f"X column(s) {bad[:5].tolist()} have values too large to "
+                         "standardise in float64 (their variance overflows); rescale "
+                         "them.")
+    scale = np.sqrt(np.maximum(var, 0.0))
+    constant = scale <= _CONSTANT_RTOL * np.maximum(np.abs(mean), 1e-300)
+    scale = np.where(constant, 1.0, scale)
+    return Standardization(mean=mean if center else None, scale=scale)
+
+
+def fit_standardization(X, sample_weight=None, standardize=True):
+    """Fit the per-column standardisation of ``X``.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+        Validated, finite training inputs.
+    sample_weight : ndarray of shape (n_samples,), optional
+        Row weights: the statistics are those of the data with rows repeated.
+    standardize : bool, default=True
+        ``False`` returns the identity map.
+
+    Returns
+    -------
+    Standardization
+        Centred and scaled for dense ``X``; scaled only for sparse ``X``.
+    """
+    if not standardize:
+        return Standardization()
+    n = X.shape[0]
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    if sp.issparse(X):
+        Xc = X.tocsc() if X.format != "csc" else X
+        sq = Xc.copy()
+        with np.errstate(over="ignore"):
+            sq.data = np.square(sq.data, dtype=np.float64)
+        s1 = np.asarray(Xc.T @ w, dtype=np.float64).ravel()
+        s2 = np.asarray(sq.T @ w, dtype=np.float64).ravel()
+        return standardization_from_moments(w.sum(), s1, s2, center=False)
+    Xd = np.asarray(X, dtype=np.float64)
+    sw = w.sum()
+    mean = (w @ Xd) / sw
+    # two-pass variance: accurate for columns with a large offset
+    with np.errstate(over="ignore", invalid="ignore"):
+        var = (w @ np.square(Xd - mean)) / sw
+    return _from_mean_var(mean, var, center=True)
+
+
+@dataclass(frozen=True)
+class TargetStandardization:
+    """Per-output affine map of regression targets ``y -> (y - mean) / scale``.
+
+    Parameters
+    ----------
+    mean : ndarray of shape (n_outputs,)
+    scale : ndarray of shape (n_outputs,)
+    """
+
+    mean: np.ndarray
+    scale: np.ndarray
+
+    def transform(self, y):
+        """Standardise targets of shape (n,) or (n, n_outputs)."""
+        y = np.asarray(y, dtype=np.float64)
+        return (y - self._shape(y, self.mean)) / self._shape(y, self.scale)
+
+    def inverse_transform(self, f):
+        """Predictions on the standardised scale back in the target's units."""
+        f = np.asarray(f, dtype=np.float64)
+        return f * self._shape(f, self.scale) + self._shape(f, self.mean)
+
+    @staticmethod
+    def _shape(y, v):
+        return v[0] if y.ndim == 1 else v
+
+
+def fit_target_standardization(y, sample_weight=None, standardize=True):
+    """Fit the per-output standardisation of regression targets.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        Finite targets.
+    sample_weight : ndarray of shape (n_samples,), optional
+    standardize : bool, default=True
+        ``False`` returns the identity map (mean 0, scale 1).
+
+    Returns
+    -------
+    TargetStandardization
+
+    Raises
+    ------
+    ValueError
+        If the targets' spread overflows float64 (e.g. values near 1e300).
+    """
+    Y = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
+    k = Y.shape[1]
+    if not standardize:
+        return TargetStandardization(np.zeros(k), np.ones(k))
+    w = np.ones(len(Y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    sw = w.sum()
+    mean = (w @ Y) / sw
+    with np.errstate(over="ignore", invalid="ignore"):
+        var = (w @ np.square(Y - mean)) / sw
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(var))):
+        raise ValueError("y is too large to standardise in float64 (its variance "
+                         "overflows); rescale the target.")
+    scale = np.sqrt(var)
+    scale = np.where(scale <= _CONSTANT_RTOL * np.maximum(np.abs(mean), 1e-300), 1.0, scale)
+    return TargetStandardization(mean, scale)
