@@ -442,3 +442,77 @@ class ProbabilityMixin:
         if getattr(self, "loss", None) == "logistic":
             return logistic_proba(scores)
         return self._platt_proba(scores)
+
+
+def standardize_fit(est, X, sample_weight=None, y=None):
+    """The "preprocess" step of ``fit``: standardise ``X`` (and regression ``y``).
+
+    Fits :func:`kernlearn.preprocessing.fit_standardization` with the
+    estimator's ``standardize`` parameter and stores the map as plain fitted
+    arrays (``x_mean_``: ``None`` when the columns are not centred, i.e. for
+    sparse input or ``standardize=False``; ``x_scale_``: ``None`` for the
+    identity), so model files hold nothing but arrays.  With ``y`` given
+    (regressors) the targets are standardised per output into ``y_mean_`` /
+    ``y_scale_``.
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        An estimator with a boolean ``standardize`` parameter.
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        Validated training inputs.
+    sample_weight : ndarray of shape (n_samples,), optional
+    y : ndarray of shape (n_samples,) or (n_samples, n_outputs), optional
+        Regression targets to standardise.
+
+    Returns
+    -------
+    Xt : ndarray or sparse matrix
+        Standardised inputs (``X`` itself when ``standardize=False``).
+    yt : ndarray, only when ``y`` is given
+        Standardised targets.
+    """
+    from ..preprocessing import fit_standardization, fit_target_standardization
+
+    st = fit_standardization(X, sample_weight, bool(est.standardize))
+    est.x_mean_, est.x_scale_ = st.mean, st.scale
+    Xt = st.transform(X)
+    if y is None:
+        return Xt
+    ts = fit_target_standardization(y, sample_weight, bool(est.standardize))
+    est.y_mean_, est.y_scale_ = ts.mean, ts.scale
+    return Xt, ts.transform(y)
+
+
+def input_standardization(est):
+    """The fitted input map of :func:`standardize_fit` (apply it at predict time).
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        A fitted estimator.
+
+    Returns
+    -------
+    kernlearn.preprocessing.Standardization
+    """
+    from ..preprocessing import Standardization
+
+    return Standardization(getattr(est, "x_mean_", None), getattr(est, "x_scale_", None))
+
+
+def target_standardization(est):
+    """The fitted target map of :func:`standardize_fit` (regressors).
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        A fitted regressor.
+
+    Returns
+    -------
+    kernlearn.preprocessing.TargetStandardization
+    """
+    from ..preprocessing import TargetStandardization
+
+    return TargetStandardization(est.y_mean_, est.y_scale_)
