@@ -47,7 +47,7 @@ from kernlearn.datasets import DatasetNotFoundError, load_dataset, make_sinc
 from kernlearn.kernels import pairwise_kernel
 
 # nu below 1e-3 drives weights to 1e5+ on nearly collinear RBF columns, where
-# the G representation of eq. (22) loses accuracy (see SLKLState.check_every).
+# the G representation of eq. (22) loses accuracy (see kernlearn.methods.slkl.SLKLState, check_every).
 NU_GRID = (1e-3, 1e-2, 1e-1, 1.0)
 ALPHAS = np.logspace(-6, 3, 19)
 

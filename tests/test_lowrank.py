@@ -11,7 +11,7 @@ from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
 from kernlearn.families import FAMILIES, NystromColumns
 from kernlearn.kernels import pairwise_kernel
 from kernlearn.methods.slkl import CoordinateNewton
-from kernlearn.solvers.coordinate_newton import SLKLState, slkl_objective
+from kernlearn.methods.slkl import SLKLState, slkl_objective
 
 
 def _problem(n=50, M=15, n_outputs=1, gamma=0.5, seed=0):
@@ -247,8 +247,26 @@ def test_solver_bad_arguments():
         SLKLState(Y, C.shape[1]).set_weight(0, C[:, 0], -1.0)
 
 
-def test_registries():
-    assert isinstance(FAMILIES.resolve("nystrom"), NystromColumns)
+def test_registered_nystrom_family_prices_by_the_gradient():
+    """The "nystrom" family's score of column m is |c_m' Z|^2, so -lam * score + nu
+    is the partial derivative (20): checked against SLKLState and against the
+    direct gradient of F at a point with several active columns."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    Y = rng.normal(size=(40, 2))
+    fam = FAMILIES.resolve("nystrom", kernel="rbf", kernel_params={"gamma": 0.3},
+                           n_columns=12, random_state=0).fit(X)
+    C = fam.columns_.T
+    lam, nu = 0.7, 0.05
+    state = SLKLState(Y, 12, lam=lam, nu=nu)
+    for j in (1, 4, 7):
+        state.set_weight(j, C[:, j], 0.5 + j / 10)
+    cand = fam.price(state.Z, 30, rng=1)
+    grad = _grad(C, Y, state.mu, lam, nu)
+    for j, score in zip(cand.params, cand.scores):
+        assert -lam * score + nu == pytest.approx(state.derivatives(j, C[:, j])[0],
+                                                  rel=1e-10)
+        assert -lam * score + nu == pytest.approx(grad[j], rel=1e-8, abs=1e-12)
 
 
 # -------------------------------------------------------------------- family

@@ -7,7 +7,7 @@ The learned kernel is :math:`\tilde K(\mu) = \sum_{m\in\mathcal S}\mu_m c_m c_m^
 .. math:: F(\mu) = y^\top (I + \tilde K(\mu))^{-1} y + \nu \sum_m \mu_m
 
 (eq. 14 with :math:`\lambda = 1`, sec. 4.1), solved by stochastic coordinate
-Newton descent (:class:`kernlearn.solvers.CoordinateNewton`).  Predictions use
+Newton descent (:func:`kernlearn.methods.slkl.fit_slkl`).  Predictions use
 only the :math:`m_0` centres with :math:`\mu_m > 0`:
 
 .. math:: \tilde f(x) = \sum_{m:\,\mu_m>0} \mu_m\,(c_m^\top z)\,
@@ -16,21 +16,17 @@ only the :math:`m_0` centres with :math:`\mu_m > 0`:
 which is eqs. (16)-(17) with :math:`\alpha^* = 2 z`.
 """
 
-import copy
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..families.nystrom import NystromColumns, kernel_params_for
-from ..kernels import KERNELS, check_psd_gram, pairwise_kernel, scale_gamma
-from ..methods.slkl import CoordinateNewton
+from ..kernels import KERNELS
+from ..methods.slkl import fit_slkl, slkl_decision
 from sklearn.utils._available_if import available_if
 
 from ._base import (
@@ -41,8 +37,6 @@ from ._base import (
 )
 
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
-
-_DEFAULT_COLUMNS = 256
 
 
 class _BaseLowRank(BaseEstimator):
@@ -113,148 +107,29 @@ class _BaseLowRank(BaseEstimator):
         )
 
     def _fit_targets(self, X, Y, per_output=False, sample_weight=None):
-        """Fit SLKL on validated ``X`` and 2-D float targets ``Y``.
-
-        With ``per_output`` every column of ``Y`` is its own SLKL problem (its
-        own :math:`\\mu`, :math:`\\nu` and centres) on the same sampled columns
-        and the same coordinate sequence, so output ``t`` is exactly the fit of
-        the single-output regressor on ``Y[:, t]``; otherwise the outputs share
-        :math:`\\mu` (the objective is summed over them).
-
-        ``sample_weight`` (validated, or ``None``) weighs the squared errors:
-        the weighted problem is the unweighted one on rows scaled by the
-        square roots of the weights (targets and columns), the centres are
-        sampled among the rows of positive weight, and the intercept, the
-        default ``gamma`` and the scale of ``nu`` are weighted averages.
-        """
-        sw = sample_weight
-        rows = None if sw is None else np.flatnonzero(sw > 0)
-        n = X.shape[0] if sw is None else len(rows)
-        if self.kernel == "precomputed":
-            check_psd_gram(np.asarray(X, dtype=float))
-        M = min(n, _DEFAULT_COLUMNS) if self.n_columns is None else self.n_columns
-        if M > n:
-            # as Nystroem: a grid search with small folds must not fail
-            warnings.warn(
-                f"n_columns={M} > n_samples={n}: n_columns is set to n_samples "
-                "(SLKL samples its columns among the training points).",
-                UserWarning,
-            )
-            M = n
-        if not np.all(np.isfinite(Y)):
-            raise ValueError("Input y contains NaN or infinity.")
-        Y = np.asarray(Y, dtype=float)
-        if self.fit_intercept:
-            self.intercept_ = np.average(Y, axis=0, weights=sw)
-            Y = Y - self.intercept_
-        else:
-            self.intercept_ = np.zeros(Y.shape[1])
-        self.kernel_params_ = kernel_params_for(
-            self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params,
-            n_features=X.shape[1],
-            default_gamma=None if self.kernel == "precomputed" else scale_gamma(X, sw),
-        )
+        """Run :func:`kernlearn.methods.slkl.fit_slkl` and copy its result."""
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        rng = np.random.default_rng(seed)
-        family = NystromColumns(
-            self.kernel, self.kernel_params_, M, self.precompute,
-            random_state=rng.integers(2**31),
+        res = fit_slkl(
+            X, Y, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+            coef0=self.coef0, kernel_params=self.kernel_params,
+            n_columns=self.n_columns, nu=self.nu, precompute=self.precompute,
+            fit_intercept=self.fit_intercept, tol=self.tol, max_iter=self.max_iter,
+            rule=self.rule, per_output=per_output, sample_weight=sample_weight,
+            seed=seed, verbose=self.verbose,
         )
-        family.fit(X, indices=None if sw is None else np.sort(
-            np.random.default_rng(family.random_state).choice(rows, M, replace=False)))
-        # precomputed columns: the solver works on their M x M Gram matrix
-        cols = family.columns_.T if family.columns_ is not None else family.column
-        if sw is not None:
-            root = np.sqrt(sw)
-            cols = (cols * root[:, None] if not callable(cols)
-                    else (lambda j, col=cols: root * col(j)))
-            Y = Y * root[:, None]
-        problems = [Y[:, [t]] for t in range(Y.shape[1])] if per_output else [Y]
-        # every problem draws the same coordinate sequence (a copy of rng)
-        # the outputs share the columns, so their M x M Gram matrix is one product
-        gram = None if callable(cols) else cols.T @ cols
-        fits = [self._solve(cols, y, M, copy.deepcopy(rng), family, sw, gram)
-                for y in problems]
-        self.column_indices_ = family.indices_
-        if per_output:
-            # the union of the outputs' centres; an output's rows are zero at
-            # the centres it does not use, so prediction is one kernel product
-            pos = np.unique(np.concatenate([f["pos"] for f in fits])).astype(int)
-            self.dual_coef_ = np.zeros((len(pos), Y.shape[1]))
-            for t, f in enumerate(fits):
-                self.dual_coef_[np.searchsorted(pos, f["pos"]), t] = f["dual"][:, 0]
-            self.mu_ = np.array([f["mu"] for f in fits])
-            self.nu_ = np.array([f["nu"] for f in fits])
-            self.m0_ = np.array([len(f["pos"]) for f in fits])
-            self.n_iter_ = np.array([f["n_iter"] for f in fits])
-            self.converged_ = all(f["converged"] for f in fits)
-            self.history_ = [f["history"] for f in fits]
-            self.objective_ = np.array([f["objective"] for f in fits])
-        else:
-            (f,) = fits
-            pos, self.dual_coef_ = f["pos"], f["dual"]
-            self.mu_, self.nu_, self.m0_ = f["mu"], f["nu"], len(pos)
-            self.n_iter_, self.converged_ = f["n_iter"], f["converged"]
-            self.history_, self.objective_ = f["history"], f["objective"]
-        self.center_indices_ = family.indices_[pos]
-        self.centers_ = (
-            self.center_indices_.copy() if self.kernel == "precomputed"
-            else X[self.center_indices_]
-        )
+        for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
+                     "column_indices", "center_indices", "dual_coef", "intercept",
+                     "kernel_params"):
+            setattr(self, name + "_", getattr(res, name))
+        self.centers_ = (res.center_indices.copy() if self.kernel == "precomputed"
+                         else X[res.center_indices])
         return self
-
-    def _solve(self, cols, Y, M, rng, family, sample_weight=None, gram=None):
-        """One SLKL problem on centred targets ``Y`` (n, T): mu, dual coefficients."""
-        # F(mu) = y'(I + K)^-1 y + nu sum(mu): scaling y by s scales the first
-        # term by s^2, so nu relative to the targets' mean square keeps the
-        # solution mu independent of the units of y
-        # (Y is scaled by sqrt(w) when weighted: its weighted mean square is
-        # sum(Y^2) / sum(w) per output)
-        msq = float(np.mean(Y * Y) if sample_weight is None
-                    else np.sum(Y * Y) / (Y.shape[1] * np.sum(sample_weight)))
-        nu = self.nu * (msq if msq > 0 else 1.0)
-        solver = CoordinateNewton(
-            nu=nu, lam=1.0, tol=self.tol, max_iter=self.max_iter, rule=self.rule,
-            verbose=self.verbose,
-        )
-        res = solver.solve(cols, Y, n_columns=M, rng=rng, gram=gram)
-        state = res.state["slkl"]
-        order = np.argsort(state.active)
-        slots, pos = order, state.active[order]
-        # eq. (17) with alpha* = 2 z: alpha~_m / 2 = mu_m (c_m' z) / sqrt(k(x_m, x_m))
-        a = state.active_correlations()[slots]
-        dual = state.mu[pos][:, None] * a * family._scale[pos][:, None]
-        history = res.history.as_dict()
-        obj = history["objective"]
-        if np.any(np.diff(obj) > 1e-8 * np.abs(obj[:-1])):
-            # F never increases in exact arithmetic (Theorem 1a); an increase means
-            # the G bookkeeping lost accuracy (weights far above 1e4 on nearly
-            # collinear columns, i.e. nu very small for the scale of y).
-            warnings.warn(
-                f"SLKL objective increased between sweeps (max weight "
-                f"{res.coef.max():.3g}): the Woodbury updates lost accuracy. "
-                "Increase nu or rescale y.",
-                ConvergenceWarning,
-            )
-        return {
-            "mu": res.coef, "nu": nu, "pos": pos, "dual": dual, "n_iter": res.n_iter,
-            "converged": res.converged, "history": history,
-            "objective": state.objective,
-        }
 
     def _decision(self, X):
         check_is_fitted(self, "dual_coef_")
         X = self._validate_X(X, reset=False)
-        if self.kernel == "precomputed":
-            K = np.asarray(X[:, self.center_indices_], dtype=float)
-        else:
-            K = (
-                pairwise_kernel(
-                    X, self.centers_, kernel=self.kernel, **self.kernel_params_
-                )
-                if len(self.center_indices_) else np.zeros((X.shape[0], 0))
-            )
-        return np.asarray(K) @ self.dual_coef_ + self.intercept_
+        return slkl_decision(X, self.centers_, self.dual_coef_, self.intercept_,
+                             self.kernel, self.kernel_params_)
 
 
 class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
