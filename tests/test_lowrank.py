@@ -317,7 +317,7 @@ def _regression_data(n=120, seed=0):
 def test_prediction_uses_only_selected_centres():
     """Eqs. (16)-(17): f(x) = sum_{mu_m > 0} alpha~_m k(x_m, x) / 2 + b."""
     X, y = _regression_data()
-    est = LowRankKernelRegressor(gamma=0.5, n_columns=60, nu=0.01, random_state=0)
+    est = LowRankKernelRegressor(standardize=False, gamma=0.5, n_columns=60, nu=0.01, random_state=0)
     est.fit(X, y)
     assert 0 < est.m0_ < 60
     assert np.all(est.mu_[np.isin(est.column_indices_, est.center_indices_)] > 0)
@@ -349,7 +349,7 @@ def test_all_columns_tiny_nu_approaches_kernel_ridge():
     krr = KernelRidge(alpha=1e-10, kernel="rbf", gamma=10.0).fit(X, y)
     errs, m0 = [], []
     for nu in [1e-2, 1e-4, 1e-6]:
-        est = LowRankKernelRegressor(
+        est = LowRankKernelRegressor(standardize=False,
             gamma=10.0, n_columns=20, nu=nu, fit_intercept=False, tol=1e-14,
             max_iter=3000, random_state=0,
         ).fit(X, y)
@@ -363,11 +363,11 @@ def test_all_columns_tiny_nu_approaches_kernel_ridge():
 def test_precompute_on_the_fly_precomputed_and_sparse_agree():
     X, y = _regression_data(80)
     kw = dict(n_columns=30, nu=0.01, random_state=3)
-    a = LowRankKernelRegressor(gamma=0.5, **kw).fit(X, y)
-    b = LowRankKernelRegressor(gamma=0.5, precompute=False, **kw).fit(X, y)
+    a = LowRankKernelRegressor(standardize=False, gamma=0.5, **kw).fit(X, y)
+    b = LowRankKernelRegressor(standardize=False, gamma=0.5, precompute=False, **kw).fit(X, y)
     K = pairwise_kernel(X, X, "rbf", gamma=0.5)
-    c = LowRankKernelRegressor(kernel="precomputed", **kw).fit(K, y)
-    d = LowRankKernelRegressor(gamma=0.5, **kw).fit(sp.csr_matrix(X), y)
+    c = LowRankKernelRegressor(standardize=False, kernel="precomputed", **kw).fit(K, y)
+    d = LowRankKernelRegressor(standardize=False, gamma=0.5, **kw).fit(sp.csr_matrix(X), y)
     Xt = np.random.default_rng(1).uniform(-4, 4, (10, 2))
     for other, Xo in [(b, Xt), (c, pairwise_kernel(Xt, X, "rbf", gamma=0.5)),
                       (d, sp.csr_matrix(Xt))]:
@@ -394,7 +394,7 @@ def test_nu_controls_sparsity():
     m0 = {}
     for M in (50, 150):
         for nu in (1e-3, 1e-1):
-            est = LowRankKernelRegressor(gamma=0.5, n_columns=M, nu=nu, random_state=0)
+            est = LowRankKernelRegressor(standardize=False, gamma=0.5, n_columns=M, nu=nu, random_state=0)
             m0[M, nu] = est.fit(X, y).m0_
             assert m0[M, nu] < M
     assert m0[50, 1e-1] < m0[50, 1e-3] and m0[150, 1e-1] < m0[150, 1e-3]
@@ -544,7 +544,7 @@ def test_classifier_gives_each_one_vs_all_output_its_own_mu():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(160, 2))
     y = np.digitize(np.arctan2(X[:, 1], X[:, 0]), [-2.0, 0.0, 2.0])
-    clf = LowRankKernelClassifier(gamma=1.0, n_columns=50, nu=0.05, random_state=3)
+    clf = LowRankKernelClassifier(standardize=False, gamma=1.0, n_columns=50, nu=0.05, random_state=3)
     clf.fit(X, y)
     assert clf.mu_.shape == (4, 50) and clf.m0_.shape == (4,)
     assert clf.nu_.shape == (4,) and len(clf.history_) == 4
@@ -558,7 +558,7 @@ def test_classifier_gives_each_one_vs_all_output_its_own_mu():
     Xt = rng.normal(size=(40, 2))
     for t in range(4):
         codes = np.where(y == clf.classes_[t], 1.0, -1.0)
-        one = LowRankKernelRegressor(gamma=1.0, n_columns=50, nu=0.05, random_state=3)
+        one = LowRankKernelRegressor(standardize=False, gamma=1.0, n_columns=50, nu=0.05, random_state=3)
         one.fit(X, codes)
         np.testing.assert_array_equal(one.column_indices_, clf.column_indices_)
         np.testing.assert_allclose(clf.mu_[t], one.mu_, rtol=1e-10, atol=1e-12)
@@ -571,8 +571,8 @@ def test_classifier_gives_each_one_vs_all_output_its_own_mu():
         )
     # two classes: one output, still its own (1, M) weight vector
     yb = (y > 1).astype(int)
-    clf2 = LowRankKernelClassifier(gamma=1.0, n_columns=50, random_state=3).fit(X, yb)
-    one = LowRankKernelRegressor(gamma=1.0, n_columns=50, random_state=3)
+    clf2 = LowRankKernelClassifier(standardize=False, gamma=1.0, n_columns=50, random_state=3).fit(X, yb)
+    one = LowRankKernelRegressor(standardize=False, gamma=1.0, n_columns=50, random_state=3)
     one.fit(X, np.where(yb == 1, 1.0, -1.0))
     assert clf2.mu_.shape == (1, 50)
     np.testing.assert_allclose(clf2.decision_function(X), one.predict(X), rtol=1e-9)

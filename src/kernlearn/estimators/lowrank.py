@@ -14,6 +14,13 @@ only the :math:`m_0` centres with :math:`\mu_m > 0`:
           \frac{k(x_m, x)}{\sqrt{k(x_m, x_m)}}, \qquad z = (I + \tilde K(\mu))^{-1} y,
 
 which is eqs. (16)-(17) with :math:`\alpha^* = 2 z`.
+
+With ``standardize=True`` (the default) the kernel is applied after the
+input map :math:`T(x) = (x - \bar x) / s` (dense; :math:`x / s` for sparse
+input), so the model is :math:`\tilde f(x) = \sum_m k(T(x), T(x_m))\,a_m + b`:
+``centers_`` are stored on the raw scale, ``x_mean_``/``x_scale_`` hold
+:math:`T`, ``kernel_params_`` (the width) are on the standardised scale, and
+``dual_coef_``/``intercept_`` are in the target's units.
 """
 
 from numbers import Integral, Real
@@ -34,6 +41,9 @@ from ._base import (
     _has_proba,
     check_two_classes,
     fit_sample_weight,
+    input_standardization,
+    standardize_fit,
+    target_standardization,
 )
 
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
@@ -57,6 +67,7 @@ class _BaseLowRank(BaseEstimator):
         "rule": [StrOptions({"newton", "exact"})],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "standardize": ["boolean"],
     }
 
     def __init__(
@@ -76,6 +87,7 @@ class _BaseLowRank(BaseEstimator):
         rule="newton",
         random_state=None,
         verbose=0,
+        standardize=True,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -91,6 +103,7 @@ class _BaseLowRank(BaseEstimator):
         self.rule = rule
         self.random_state = random_state
         self.verbose = verbose
+        self.standardize = standardize
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -107,28 +120,50 @@ class _BaseLowRank(BaseEstimator):
         )
 
     def _fit_targets(self, X, Y, per_output=False, sample_weight=None):
-        """Run :func:`kernlearn.methods.slkl.fit_slkl` and copy its result."""
+        """Standardise, run :func:`kernlearn.methods.slkl.fit_slkl`, map back.
+
+        Regression targets ``Y`` are standardised per output (the classifier's
+        +-1 codes are not: ``per_output`` problems do not depend on the
+        targets' units); a precomputed Gram matrix is used as given.
+        """
+        pre = self.kernel == "precomputed"
+        if per_output:
+            Xt, Yt = standardize_fit(self, X, sample_weight), Y
+        else:
+            Xt, Yt = standardize_fit(self, X, sample_weight, Y)
+        if not (per_output or self.fit_intercept):  # no bias: scale, do not centre
+            self.y_mean_ = np.zeros_like(self.y_mean_)
+            Yt = Y / self.y_scale_
+        if pre:  # a Gram matrix has no columns to standardise
+            Xt, self.x_mean_, self.x_scale_ = X, None, None
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         res = fit_slkl(
-            X, Y, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-            coef0=self.coef0, kernel_params=self.kernel_params,
+            Xt, Yt, kernel=self.kernel, gamma=self.gamma,
+            degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
             n_columns=self.n_columns, nu=self.nu, precompute=self.precompute,
             fit_intercept=self.fit_intercept, tol=self.tol, max_iter=self.max_iter,
             rule=self.rule, per_output=per_output, sample_weight=sample_weight,
             seed=seed, verbose=self.verbose,
         )
         for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
-                     "column_indices", "center_indices", "dual_coef", "intercept",
-                     "kernel_params"):
+                     "column_indices", "center_indices", "kernel_params"):
             setattr(self, name + "_", getattr(res, name))
-        self.centers_ = (res.center_indices.copy() if self.kernel == "precomputed"
-                         else X[res.center_indices])
+        # outputs in the target's units: f = scale * (K a + b) + mean
+        ts = target_standardization(self) if not per_output else None
+        self.dual_coef_ = res.dual_coef if ts is None else res.dual_coef * ts.scale
+        self.intercept_ = (res.intercept if ts is None
+                           else ts.inverse_transform(res.intercept[None, :])[0])
+        # the centres on the raw scale: the kernel sees them through the input map
+        self.centers_ = res.center_indices.copy() if pre else X[res.center_indices]
         return self
 
     def _decision(self, X):
         check_is_fitted(self, "dual_coef_")
-        X = self._validate_X(X, reset=False)
-        return slkl_decision(X, self.centers_, self.dual_coef_, self.intercept_,
+        st = input_standardization(self)
+        X = st.transform(self._validate_X(X, reset=False))
+        centers = self.centers_ if self.kernel == "precomputed" else st.transform(
+            self.centers_)
+        return slkl_decision(X, centers, self.dual_coef_, self.intercept_,
                              self.kernel, self.kernel_params_)
 
 
@@ -151,7 +186,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     gamma : float or "scale", default="scale"
         Kernel width for kernels that take one (``rbf``: :math:`e^{-\gamma\|x-x'\|^2}`);
         ``"scale"`` (or ``None``) is scikit-learn's ``1 / (n_features * X.var())``
-        on the training data, so unscaled inputs get a sensible width.
+        on the data the kernel sees (the standardised inputs by default, where
+        it is ``1 / n_features`` for dense input).
     degree, coef0 : float, optional
         Parameters of the ``poly`` kernel (kernel defaults when ``None``).
     kernel_params : dict, optional
@@ -184,24 +220,43 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         Seeds the column sample and the coordinate sequence.
     verbose : int, default=0
         Print one line per sweep.
+    standardize : bool, default=True
+        Centre and scale dense columns to unit standard deviation and scale
+        sparse columns (never densified); regression targets are standardised
+        per output.  Learned quantities are reported in the input's units:
+        ``centers_`` on the raw scale, the kernel applied after the input map
+        (see the module notes).  Ignored for ``kernel="precomputed"`` inputs.
 
     Attributes
     ----------
     mu_ : ndarray of shape (n_columns,)
         Learned weights :math:`\mu` over the sampled columns.
     nu_ : float
-        The absolute :math:`\nu` used: ``nu`` times the targets' mean square.
+        The absolute :math:`\nu` used: ``nu`` times the (standardised)
+        targets' mean square.
     column_indices_ : ndarray of shape (n_columns,)
         Training indices of the sampled set :math:`\mathcal S`.
     center_indices_ : ndarray of shape (m0_,)
         Training indices of the centres with :math:`\mu_m > 0`.
     centers_ : ndarray of shape (m0_, n_features)
-        Those training points (their indices when ``kernel="precomputed"``).
+        Those training points on the raw scale (their indices when
+        ``kernel="precomputed"``).
     dual_coef_ : ndarray of shape (m0_, n_outputs)
-        :math:`\tilde\alpha_m/2` of eq. (17): prediction is
-        ``k(X, centers_) @ dual_coef_ + intercept_``.
+        :math:`\tilde\alpha_m/2` of eq. (17) in the target's units: prediction
+        is ``k(T(X), T(centers_)) @ dual_coef_ + intercept_`` with ``T`` the
+        input map (``(X - x_mean_) / x_scale_``; the identity without
+        ``standardize``).
     intercept_ : ndarray of shape (n_outputs,)
         Target means (zeros without ``fit_intercept``).
+    x_mean_ : ndarray of shape (n_features,) or None
+        Column means removed from dense inputs (``None``: not centred).
+    x_scale_ : ndarray of shape (n_features,) or None
+        Column spreads divided out (``None``: not scaled).
+    y_mean_, y_scale_ : ndarray of shape (n_outputs,)
+        The targets' standardisation (zero mean without ``fit_intercept``).
+    kernel_params_ : dict
+        The kernel's keyword arguments, ``gamma`` resolved on the
+        standardised scale.
     m0_ : int
         Number of non-zero weights :math:`m_0`.
     n_iter_ : int
@@ -258,6 +313,14 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
             The fitted estimator.
         """
         pre = self.kernel == "precomputed"
+        if y is not None and np.asarray(y).dtype.kind in "USO":
+            try:
+                y = np.asarray(y, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    "LowRankKernelRegressor needs numeric targets, but y holds "
+                    "strings; for class labels use LowRankKernelClassifier."
+                ) from None
         X, y = validate_data(
             self, X, y, accept_sparse=False if pre else "csr",
             dtype=[np.float64, np.float32], multi_output=True, y_numeric=True,
@@ -326,6 +389,10 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Seed.
     verbose : int, default=0
         Progress output.
+    standardize : bool, default=True
+        Centre and scale dense columns to unit standard deviation and scale
+        sparse columns (never densified).  Learned quantities are reported in
+        the input's units (see :class:`LowRankKernelRegressor`).
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes' squared errors (``"balanced"``: ``n /
         (n_classes * n_c)``), multiplied into ``sample_weight``.
@@ -350,10 +417,16 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Training indices of the union of the outputs' centres (columns with
         :math:`\mu_{t,m} > 0` for some ``t``).
     centers_ : ndarray of shape (n_centers, n_features)
-        Those training points (their indices when ``kernel="precomputed"``).
+        Those training points on the raw scale (their indices when
+        ``kernel="precomputed"``).
     dual_coef_ : ndarray of shape (n_centers, n_outputs)
         Eq. (17) per output, zero at the centres an output does not use:
-        ``decision_function`` is ``k(X, centers_) @ dual_coef_ + intercept_``.
+        ``decision_function`` is ``k(T(X), T(centers_)) @ dual_coef_ +
+        intercept_`` with ``T`` the input map (see ``x_mean_``, ``x_scale_``).
+    x_mean_, x_scale_ : ndarray of shape (n_features,) or None
+        The input map of :class:`LowRankKernelRegressor`.
+    kernel_params_ : dict
+        The kernel's keyword arguments (``gamma`` on the standardised scale).
     intercept_ : ndarray of shape (n_outputs,)
         Mean codes (zeros without ``fit_intercept``).
     m0_ : ndarray of shape (n_outputs,)
@@ -398,6 +471,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         rule="newton",
         random_state=None,
         verbose=0,
+        standardize=True,
         class_weight=None,
         probability=False,
     ):
@@ -406,6 +480,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
             kernel_params=kernel_params, n_columns=n_columns, nu=nu,
             precompute=precompute, fit_intercept=fit_intercept, tol=tol,
             max_iter=max_iter, rule=rule, random_state=random_state, verbose=verbose,
+            standardize=standardize,
         )
         self.class_weight = class_weight
         self.probability = probability

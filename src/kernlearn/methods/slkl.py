@@ -336,8 +336,10 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
     Y = Y - intercept
     params = kernel_params_for(
         kernel, gamma, degree, coef0, kernel_params, n_features=X.shape[1],
-        default_gamma=None if kernel == "precomputed" else scale_gamma(X, sw),
+        default_gamma=None if kernel == "precomputed" else _SCALE,
     )
+    if params.get("gamma") is _SCALE:  # computed only when the kernel needs it
+        params["gamma"] = _default_gamma(X, sw)
     rng = np.random.default_rng(seed)
     family = NystromColumns(kernel, params, M, precompute,
                             random_state=rng.integers(2**31))
@@ -375,6 +377,23 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         m0=np.array([len(f["pos"]) for f in fits]) if per_output else len(pos),
         objective=gather("objective"), kernel_params=params,
     )
+
+
+# placeholder for "gamma='scale', to be computed from X"
+_SCALE = object()
+
+
+def _default_gamma(X, sample_weight):
+    """``gamma="scale"`` of ``X``, or a ValueError that says why there is none."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        gamma = scale_gamma(X, sample_weight)
+    if not (np.isfinite(gamma) and gamma > 0):
+        raise ValueError(
+            "The default gamma='scale' (1 / (n_features * X.var())) cannot be "
+            "computed: the variance of X overflows float64. Rescale X (or use "
+            "standardize=True)."
+        )
+    return gamma
 
 
 def _solve_one(cols, Y, M, rng, family, sample_weight, gram, nu, solver_kw):
