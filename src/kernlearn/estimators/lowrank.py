@@ -59,7 +59,7 @@ class _BaseLowRank(BaseEstimator):
         "coef0": [Interval(Real, None, None, closed="neither"), None],
         "kernel_params": [dict, None],
         "n_columns": [Interval(Integral, 1, None, closed="left"), None],
-        "nu": [Interval(Real, 0, None, closed="neither")],
+        "nu": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "precompute": ["boolean"],
         "fit_intercept": ["boolean"],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -79,7 +79,7 @@ class _BaseLowRank(BaseEstimator):
         coef0=None,
         kernel_params=None,
         n_columns=None,
-        nu=0.01,
+        nu="auto",
         precompute=True,
         fit_intercept=True,
         tol=1e-4,
@@ -196,12 +196,16 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         ``M``, the number of columns sampled at random among the training points
         (a larger value is clamped to ``n_samples`` with a warning, as
         scikit-learn's ``Nystroem`` does); default ``min(n_samples, 256)``.
-    nu : float, default=0.01
+    nu : float or "auto", default="auto"
         Weight of :math:`\sum_m \mu_m` relative to the scale of the targets:
         the objective uses :math:`\nu = ` ``nu`` times the mean square of the
         (centred) targets, so the learned :math:`\mu` does not depend on the
         units of ``y``; larger values give sparser :math:`\mu` (smaller
-        :math:`m_0`) and smoother functions.
+        :math:`m_0`) and smoother functions.  ``"auto"`` tries 0.1, 0.01,
+        1e-3 and 1e-4 in turn (each fit warm-started from the previous one,
+        stopping once the error grows) and keeps the value with the smallest
+        leave-one-out squared error of the kernel ridge fit, as
+        scikit-learn's ``RidgeCV`` chooses its ``alpha``.
     precompute : bool, default=True
         Keep all ``M`` columns in memory (:math:`O(nM)`), or compute a column
         each time an inactive coordinate is drawn (:math:`O(n m_0)` memory).
@@ -267,7 +271,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         Final :math:`F(\mu)`.
     history_ : dict of ndarray
         Per sweep: ``objective``, ``m0``, ``kkt`` (largest KKT violation seen),
-        ``violation``, ``time``.
+        ``violation``, ``time`` and ``nu`` (the relative value in use: with
+        ``nu="auto"`` the sweeps of the path up to the kept value).
     n_features_in_ : int
         Number of features seen in fit.
 
@@ -372,9 +377,10 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Further kernel keyword arguments.
     n_columns : int, optional
         ``M``; default ``min(n_samples, 256)``.
-    nu : float, default=0.01
+    nu : float or "auto", default="auto"
         Weight of :math:`\sum_m \mu_m`, relative to the mean square of the
-        centred codes (see :class:`LowRankKernelRegressor`).
+        centred codes; ``"auto"`` chooses it per output by leave-one-out error
+        (see :class:`LowRankKernelRegressor`).
     precompute : bool, default=True
         Precompute the ``M`` columns.
     fit_intercept : bool, default=True
@@ -463,7 +469,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         coef0=None,
         kernel_params=None,
         n_columns=None,
-        nu=0.01,
+        nu="auto",
         precompute=True,
         fit_intercept=True,
         tol=1e-4,

@@ -282,8 +282,11 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
     n_columns : int, optional
         ``M``; default ``min(n_samples, DEFAULT_COLUMNS)``; a larger value is
         clamped to the number of rows of positive weight with a warning.
-    nu : float, default=0.01
-        :math:`\nu` relative to the mean square of the centred targets.
+    nu : float or "auto", default=0.01
+        :math:`\nu` relative to the mean square of the centred targets, or
+        ``"auto"``: the value of :data:`NU_GRID` with the smallest
+        leave-one-out error, along a warm-started path (per output with
+        ``per_output``).
     precompute : bool, default=True
         Keep all ``M`` columns (Gram mode) or compute them on demand.
     fit_intercept : bool, default=True
@@ -396,8 +399,17 @@ def _default_gamma(X, sample_weight):
     return gamma
 
 
+#: Relative ``nu`` values tried by ``nu="auto"``, from the sparsest model down.
+NU_GRID = (1e-1, 1e-2, 1e-3, 1e-4)
+
+
 def _solve_one(cols, Y, M, rng, family, sample_weight, gram, nu, solver_kw):
-    """One SLKL problem on centred targets ``Y`` (n, T): mu, dual coefficients."""
+    """One SLKL problem on centred targets ``Y`` (n, T): mu, dual coefficients.
+
+    ``nu="auto"`` runs the path :data:`NU_GRID` (each value warm-started from
+    the previous solution) and keeps the value of smallest leave-one-out
+    error (:func:`_loo_error`), stopping once the error grows.
+    """
     # F(mu) = y'(I + K)^-1 y + nu sum(mu): scaling y by s scales the first
     # term by s^2, so nu relative to the targets' mean square keeps the
     # solution mu independent of the units of y
@@ -405,16 +417,43 @@ def _solve_one(cols, Y, M, rng, family, sample_weight, gram, nu, solver_kw):
     # sum(Y^2) / sum(w) per output)
     msq = float(np.mean(Y * Y) if sample_weight is None
                 else np.sum(Y * Y) / (Y.shape[1] * np.sum(sample_weight)))
-    nu = nu * (msq if msq > 0 else 1.0)
-    res = CoordinateNewton(nu=nu, lam=1.0, **solver_kw).solve(
-        cols, Y, n_columns=M, rng=rng, gram=gram)
-    state = res.state["slkl"]
+    msq = msq if msq > 0 else 1.0
+    grid = NU_GRID if isinstance(nu, str) else (nu,)
+    state, fits, best = None, [], None
+    for k, rel in enumerate(grid):
+        if state is not None:  # warm start: same active set, new penalty
+            state.nu = rel * msq
+            state.refresh()
+        res = CoordinateNewton(nu=rel * msq, lam=1.0, **solver_kw).solve(
+            cols, Y, n_columns=M, rng=rng, gram=gram, state=state)
+        state = res.state["slkl"]
+        fit = _extract(state, res, family, rel)
+        fit["step"] = k
+        fits.append(fit)
+        if len(grid) > 1:
+            fit["loo"] = _loo_error(state)
+            if best is not None and fit["loo"] > best["loo"]:
+                break  # the error is U-shaped along the path: past the minimum
+        if best is None or fit.get("loo", 0.0) <= best["loo"]:
+            best = fit
+    # the path's work and history up to the kept value (a "nu" column says where)
+    done = fits[: best["step"] + 1]
+    best["history"] = {k: np.concatenate([f["history"][k] for f in done])
+                       for k in best["history"]}
+    best["n_iter"] = sum(f["n_iter"] for f in done)
+    best["converged"] = all(f["converged"] for f in done)
+    return best
+
+
+def _extract(state, res, family, rel):
+    """Mu, centres and dual coefficients (eq. 17) of a solved state."""
     order = np.argsort(state.active)
     slots, pos = order, state.active[order]
     # eq. (17) with alpha* = 2 z: alpha~_m / 2 = mu_m (c_m' z) / sqrt(k(x_m, x_m))
     a = state.active_correlations()[slots]
     dual = state.mu[pos][:, None] * a * family._scale[pos][:, None]
     history = res.history.as_dict()
+    history["nu"] = np.full(len(history["objective"]), rel)
     obj = history["objective"]
     if np.any(np.diff(obj) > 1e-8 * np.abs(obj[:-1])):
         # F never increases in exact arithmetic (Theorem 1a); an increase means
@@ -427,10 +466,29 @@ def _solve_one(cols, Y, M, rng, family, sample_weight, gram, nu, solver_kw):
             ConvergenceWarning,
         )
     return {
-        "mu": res.coef, "nu": nu, "pos": pos, "dual": dual, "n_iter": res.n_iter,
-        "converged": res.converged, "history": history,
+        "mu": res.coef.copy(), "nu": state.nu, "pos": pos, "dual": dual,
+        "n_iter": res.n_iter, "converged": res.converged, "history": history,
         "objective": state.objective, "stop_reason": res.state["stop_reason"],
     }
+
+
+def _loo_error(state):
+    r"""Leave-one-out squared error of the kernel ridge fit with :math:`\tilde K(\mu)`.
+
+    With :math:`A = I + \tilde K(\mu)` (:math:`\lambda = 1`) the fit is
+    :math:`f = (I - A^{-1}) y`, so the leave-one-out residual of row ``i`` is
+    :math:`(A^{-1} y)_i / (A^{-1})_{ii} = Z_i / (A^{-1})_{ii}` (as in
+    scikit-learn's ``RidgeCV``), with :math:`\mathrm{diag}(A^{-1}) = 1 -
+    \mathrm{diag}(C_A G C_A^\top)` by eq. (22): :math:`O(n m_0^2)`.
+    """
+    Z = state.Z
+    if state.m0:
+        Ct = state.Ct
+        diag = 1.0 - np.einsum("in,in->n", state.G @ Ct, Ct)
+    else:
+        diag = np.ones(len(Z))
+    diag = np.maximum(diag, 1e-12)  # a row the kernel interpolates exactly
+    return float(np.sum((Z / diag[:, None]) ** 2))
 
 
 def slkl_decision(X, centers, dual_coef, intercept, kernel, kernel_params):
