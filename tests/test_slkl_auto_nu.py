@@ -46,10 +46,11 @@ def _brute_loo(C, Y, mu):
     return total
 
 
-def test_auto_keeps_the_path_value_of_smallest_loo_error():
+@pytest.mark.parametrize("noise", [0.3, 1.0, 2.0])  # keeps 1e-4, 0.01, 0.1
+def test_auto_keeps_the_path_value_of_smallest_loo_error(noise):
     rng = np.random.default_rng(1)
     X = rng.uniform(-3, 3, (80, 2))
-    Y = (np.sin(2 * X[:, 0]) * X[:, 1] + 0.3 * rng.normal(size=80))[:, None]
+    Y = (np.sin(2 * X[:, 0]) * X[:, 1] + noise * rng.normal(size=80))[:, None]
     kw = dict(gamma=0.5, n_columns=30, tol=1e-10, max_iter=3000, seed=0)
     auto = fit_slkl(X, Y, nu="auto", **kw)
     tried = list(dict.fromkeys(auto.history["nu"]))
