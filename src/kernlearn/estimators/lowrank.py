@@ -195,7 +195,7 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     n_columns : int, optional
         ``M``, the number of columns sampled at random among the training points
         (a larger value is clamped to ``n_samples`` with a warning, as
-        scikit-learn's ``Nystroem`` does); default ``min(n_samples, 256)``.
+        scikit-learn's ``Nystroem`` does); default ``min(n_samples, 128)``.
     nu : float or "auto", default="auto"
         Weight of :math:`\sum_m \mu_m` relative to the scale of the targets:
         the objective uses :math:`\nu = ` ``nu`` times the mean square of the
@@ -376,7 +376,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     kernel_params : dict, optional
         Further kernel keyword arguments.
     n_columns : int, optional
-        ``M``; default ``min(n_samples, 256)``.
+        ``M``; default ``min(n_samples, 128)``.
     nu : float or "auto", default="auto"
         Weight of :math:`\sum_m \mu_m`, relative to the mean square of the
         centred codes; ``"auto"`` chooses it per output by leave-one-out error

@@ -69,10 +69,13 @@ class CoordinateNewton(BaseSolver):
         Maximum number of sweeps (of ``M`` coordinate steps each).
     rule : {"newton", "exact"}, default="newton"
         Step rule, see :meth:`SLKLState.step`.
-    refresh : int, default=1
-        Recompute ``G`` and ``Z`` from scratch every ``refresh`` sweeps
-        (:meth:`SLKLState.refresh`, about the cost of one sweep) to wash out
-        round-off of the rank-one updates; 0 never does.
+    refresh : int, default=10
+        Recompute ``G`` and ``Z`` from scratch every ``refresh`` sweeps and
+        at the end (:meth:`SLKLState.refresh`, about the cost of one sweep) to
+        wash out round-off of the rank-one updates; 0 never does.  Between
+        refreshes the state's residual check (``check_every``) refreshes
+        whenever round-off builds up, so a refresh every sweep (the cost of
+        a second sweep) buys nothing measurable.
     verbose : int, default=0
         Progress lines (one per sweep) printed by the column-generation driver.
 
@@ -87,7 +90,7 @@ class CoordinateNewton(BaseSolver):
     required_penalty_methods = ()
 
     def __init__(self, nu=0.01, lam=1.0, tol=1e-4, max_iter=100, rule="newton",
-                 refresh=1, verbose=0):
+                 refresh=10, verbose=0):
         self.nu = nu
         self.lam = lam
         self.tol = tol
@@ -198,6 +201,8 @@ class CoordinateNewton(BaseSolver):
         )
         with single_blas_thread():
             res = driver.run(price, master, n_active=lambda: state.m0)
+            if self.refresh and n_sweeps[0] % self.refresh:
+                state.refresh()  # the returned state exact, whatever the count
         return SolverResult(
             coef=state.mu.copy(), intercept=0.0,
             state={"slkl": state, "stop_reason": res.stop_reason},
@@ -206,7 +211,7 @@ class CoordinateNewton(BaseSolver):
 
 
 #: ``M`` when ``n_columns`` is not given: ``min(n_samples, DEFAULT_COLUMNS)``.
-DEFAULT_COLUMNS = 256
+DEFAULT_COLUMNS = 128
 
 
 @dataclass(frozen=True)
