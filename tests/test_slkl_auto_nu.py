@@ -10,7 +10,8 @@ from kernlearn.kernels import pairwise_kernel
 def _columns(n=40, M=12, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.uniform(-3, 3, (n, 2))
-    Y = np.column_stack([np.sin(X[:, 0]), np.cos(X[:, 1])]) + 0.2 * rng.normal(size=(n, 2))
+    Y = np.column_stack([np.sin(X[:, 0]), np.cos(X[:, 1])])
+    Y = Y + 0.2 * rng.normal(size=(n, 2))
     K = pairwise_kernel(X, X, "rbf", gamma=0.5)
     S = rng.choice(n, M, replace=False)
     return K[:, S] / np.sqrt(np.diag(K)[S]), Y - Y.mean(0)
@@ -54,7 +55,8 @@ def test_auto_keeps_the_path_value_of_smallest_loo_error(noise):
     kw = dict(gamma=0.5, n_columns=30, tol=1e-10, max_iter=3000, seed=0)
     auto = fit_slkl(X, Y, nu="auto", **kw)
     tried = list(dict.fromkeys(auto.history["nu"]))
-    assert tried == list(NU_GRID[: len(tried)]) and len(auto.history["objective"]) == auto.n_iter
+    assert tried == list(NU_GRID[: len(tried)])
+    assert len(auto.history["objective"]) == auto.n_iter
     kept = tried[-1]
     K = pairwise_kernel(X, X[auto.column_indices], "rbf", gamma=0.5)
     Yc = Y - Y.mean(0)

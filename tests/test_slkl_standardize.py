@@ -1,4 +1,4 @@
-"""SLKL's fit pipeline: standardised inputs and targets, the result object, bad input."""
+"""SLKL's fit pipeline: standardised inputs and targets, result object, bad input."""
 
 import tracemalloc
 
@@ -69,8 +69,8 @@ def test_sparse_input_is_never_densified():
     n, d = 300, 2_000_000
     rng = np.random.default_rng(0)
     cols = rng.integers(0, d, size=(n, 20))
-    X = sp.csr_matrix((rng.uniform(1, 5, n * 20), cols.ravel(), np.arange(0, n * 20 + 1, 20)),
-                      shape=(n, d))
+    indptr = np.arange(0, n * 20 + 1, 20)
+    X = sp.csr_matrix((rng.uniform(1, 5, n * 20), cols.ravel(), indptr), shape=(n, d))
     X.sum_duplicates()
     y = np.asarray(X[:, cols[:, 0]].sum(axis=1)).ravel()[:n] + rng.normal(size=n)
     tracemalloc.start()
