@@ -209,3 +209,18 @@ def test_huge_targets_get_a_clear_error():
     X, y, _ = _data(n=40)
     with pytest.raises(ValueError, match="y is too large"):
         LowRankKernelRegressor().fit(X, y * 1e300)
+
+
+@pytest.mark.parametrize("make", [LowRankKernelRegressor, LowRankKernelClassifier])
+def test_precomputed_gram_is_used_as_given(make):
+    X, y, labels = _data(n=80, seed=9)
+    K = pairwise_kernel(X, X, "rbf", gamma=0.3)
+    Kt = pairwise_kernel(X[:20] + 0.1, X, "rbf", gamma=0.3)
+    target = y if make is LowRankKernelRegressor else labels
+    f = "predict" if make is LowRankKernelRegressor else "decision_function"
+    a = make(kernel="precomputed", n_columns=30, nu=0.01, random_state=0).fit(K, target)
+    b = make(kernel="precomputed", n_columns=30, nu=0.01, random_state=0,
+             standardize=False).fit(K, target)
+    assert a.x_mean_ is None and a.x_scale_ is None
+    np.testing.assert_allclose(getattr(a, f)(Kt), getattr(b, f)(Kt), rtol=1e-8,
+                               atol=1e-10)

@@ -127,14 +127,15 @@ class _BaseLowRank(BaseEstimator):
         targets' units); a precomputed Gram matrix is used as given.
         """
         pre = self.kernel == "precomputed"
+        Xs = X[:, :0] if pre else X  # a Gram matrix has no columns to standardise
         if per_output:
-            Xt, Yt = standardize_fit(self, X, sample_weight), Y
+            Xt, Yt = standardize_fit(self, Xs, sample_weight), Y
         else:
-            Xt, Yt = standardize_fit(self, X, sample_weight, Y)
+            Xt, Yt = standardize_fit(self, Xs, sample_weight, Y)
         if not (per_output or self.fit_intercept):  # no bias: scale, do not centre
             self.y_mean_ = np.zeros_like(self.y_mean_)
             Yt = Y / self.y_scale_
-        if pre:  # a Gram matrix has no columns to standardise
+        if pre:
             Xt, self.x_mean_, self.x_scale_ = X, None, None
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         res = fit_slkl(
