@@ -372,14 +372,21 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
     pos = np.unique(np.concatenate([f["pos"] for f in fits])).astype(int)
     dual = np.zeros((len(pos), Y.shape[1]))
     for t, f in enumerate(fits):
-        dual[np.searchsorted(pos, f["pos"]), t if per_output else slice(None)] = (
-            f["dual"][:, 0] if per_output else f["dual"])
-    gather = ((lambda key, fn=np.array: fn([f[key] for f in fits])) if per_output
-              else (lambda key, fn=None: fits[0][key]))
+        rows = np.searchsorted(pos, f["pos"])
+        if per_output:
+            dual[rows, t] = f["dual"][:, 0]
+        else:
+            dual[rows] = f["dual"]
+
+    def gather(key):
+        # per output: one entry per output; shared mu: the one problem's value
+        return np.array([f[key] for f in fits]) if per_output else fits[0][key]
+
     return SLKLResult(
         n_iter=gather("n_iter"), converged=all(f["converged"] for f in fits),
         stop_reason=", ".join(sorted({f["stop_reason"] for f in fits})),
-        history=gather("history", list), mu=gather("mu"), nu=gather("nu"),
+        history=[f["history"] for f in fits] if per_output else fits[0]["history"],
+        mu=gather("mu"), nu=gather("nu"),
         column_indices=family.indices_, center_indices=family.indices_[pos],
         dual_coef=dual, intercept=intercept,
         m0=np.array([len(f["pos"]) for f in fits]) if per_output else len(pos),
