@@ -11,7 +11,7 @@ from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
 from kernlearn.families import FAMILIES, NystromColumns
 from kernlearn.kernels import pairwise_kernel
 from kernlearn.methods.slkl import CoordinateNewton
-from kernlearn.solvers.coordinate_newton import SLKLState, slkl_objective
+from kernlearn.methods.slkl import SLKLState, slkl_objective
 
 
 def _problem(n=50, M=15, n_outputs=1, gamma=0.5, seed=0):
@@ -247,8 +247,26 @@ def test_solver_bad_arguments():
         SLKLState(Y, C.shape[1]).set_weight(0, C[:, 0], -1.0)
 
 
-def test_registries():
-    assert isinstance(FAMILIES.resolve("nystrom"), NystromColumns)
+def test_registered_nystrom_family_prices_by_the_gradient():
+    """The "nystrom" family's score of column m is |c_m' Z|^2, so -lam * score + nu
+    is the partial derivative (20): checked against SLKLState and against the
+    direct gradient of F at a point with several active columns."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    Y = rng.normal(size=(40, 2))
+    fam = FAMILIES.resolve("nystrom", kernel="rbf", kernel_params={"gamma": 0.3},
+                           n_columns=12, random_state=0).fit(X)
+    C = fam.columns_.T
+    lam, nu = 0.7, 0.05
+    state = SLKLState(Y, 12, lam=lam, nu=nu)
+    for j in (1, 4, 7):
+        state.set_weight(j, C[:, j], 0.5 + j / 10)
+    cand = fam.price(state.Z, 30, rng=1)
+    grad = _grad(C, Y, state.mu, lam, nu)
+    for j, score in zip(cand.params, cand.scores):
+        assert -lam * score + nu == pytest.approx(state.derivatives(j, C[:, j])[0],
+                                                  rel=1e-10)
+        assert -lam * score + nu == pytest.approx(grad[j], rel=1e-8, abs=1e-12)
 
 
 # -------------------------------------------------------------------- family
@@ -299,7 +317,8 @@ def _regression_data(n=120, seed=0):
 def test_prediction_uses_only_selected_centres():
     """Eqs. (16)-(17): f(x) = sum_{mu_m > 0} alpha~_m k(x_m, x) / 2 + b."""
     X, y = _regression_data()
-    est = LowRankKernelRegressor(gamma=0.5, n_columns=60, nu=0.01, random_state=0)
+    est = LowRankKernelRegressor(standardize=False,
+        gamma=0.5, n_columns=60, nu=0.01, random_state=0)
     est.fit(X, y)
     assert 0 < est.m0_ < 60
     assert np.all(est.mu_[np.isin(est.column_indices_, est.center_indices_)] > 0)
@@ -331,7 +350,7 @@ def test_all_columns_tiny_nu_approaches_kernel_ridge():
     krr = KernelRidge(alpha=1e-10, kernel="rbf", gamma=10.0).fit(X, y)
     errs, m0 = [], []
     for nu in [1e-2, 1e-4, 1e-6]:
-        est = LowRankKernelRegressor(
+        est = LowRankKernelRegressor(standardize=False,
             gamma=10.0, n_columns=20, nu=nu, fit_intercept=False, tol=1e-14,
             max_iter=3000, random_state=0,
         ).fit(X, y)
@@ -345,11 +364,13 @@ def test_all_columns_tiny_nu_approaches_kernel_ridge():
 def test_precompute_on_the_fly_precomputed_and_sparse_agree():
     X, y = _regression_data(80)
     kw = dict(n_columns=30, nu=0.01, random_state=3)
-    a = LowRankKernelRegressor(gamma=0.5, **kw).fit(X, y)
-    b = LowRankKernelRegressor(gamma=0.5, precompute=False, **kw).fit(X, y)
+    a = LowRankKernelRegressor(standardize=False, gamma=0.5, **kw).fit(X, y)
+    b = LowRankKernelRegressor(standardize=False,
+        gamma=0.5, precompute=False, **kw).fit(X, y)
     K = pairwise_kernel(X, X, "rbf", gamma=0.5)
-    c = LowRankKernelRegressor(kernel="precomputed", **kw).fit(K, y)
-    d = LowRankKernelRegressor(gamma=0.5, **kw).fit(sp.csr_matrix(X), y)
+    c = LowRankKernelRegressor(standardize=False, kernel="precomputed", **kw).fit(K, y)
+    d = LowRankKernelRegressor(standardize=False,
+        gamma=0.5, **kw).fit(sp.csr_matrix(X), y)
     Xt = np.random.default_rng(1).uniform(-4, 4, (10, 2))
     for other, Xo in [(b, Xt), (c, pairwise_kernel(Xt, X, "rbf", gamma=0.5)),
                       (d, sp.csr_matrix(Xt))]:
@@ -376,7 +397,8 @@ def test_nu_controls_sparsity():
     m0 = {}
     for M in (50, 150):
         for nu in (1e-3, 1e-1):
-            est = LowRankKernelRegressor(gamma=0.5, n_columns=M, nu=nu, random_state=0)
+            est = LowRankKernelRegressor(standardize=False,
+                gamma=0.5, n_columns=M, nu=nu, random_state=0)
             m0[M, nu] = est.fit(X, y).m0_
             assert m0[M, nu] < M
     assert m0[50, 1e-1] < m0[50, 1e-3] and m0[150, 1e-1] < m0[150, 1e-3]
@@ -526,7 +548,8 @@ def test_classifier_gives_each_one_vs_all_output_its_own_mu():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(160, 2))
     y = np.digitize(np.arctan2(X[:, 1], X[:, 0]), [-2.0, 0.0, 2.0])
-    clf = LowRankKernelClassifier(gamma=1.0, n_columns=50, nu=0.05, random_state=3)
+    clf = LowRankKernelClassifier(standardize=False,
+        gamma=1.0, n_columns=50, nu=0.05, random_state=3)
     clf.fit(X, y)
     assert clf.mu_.shape == (4, 50) and clf.m0_.shape == (4,)
     assert clf.nu_.shape == (4,) and len(clf.history_) == 4
@@ -540,7 +563,8 @@ def test_classifier_gives_each_one_vs_all_output_its_own_mu():
     Xt = rng.normal(size=(40, 2))
     for t in range(4):
         codes = np.where(y == clf.classes_[t], 1.0, -1.0)
-        one = LowRankKernelRegressor(gamma=1.0, n_columns=50, nu=0.05, random_state=3)
+        one = LowRankKernelRegressor(standardize=False,
+            gamma=1.0, n_columns=50, nu=0.05, random_state=3)
         one.fit(X, codes)
         np.testing.assert_array_equal(one.column_indices_, clf.column_indices_)
         np.testing.assert_allclose(clf.mu_[t], one.mu_, rtol=1e-10, atol=1e-12)
@@ -553,8 +577,10 @@ def test_classifier_gives_each_one_vs_all_output_its_own_mu():
         )
     # two classes: one output, still its own (1, M) weight vector
     yb = (y > 1).astype(int)
-    clf2 = LowRankKernelClassifier(gamma=1.0, n_columns=50, random_state=3).fit(X, yb)
-    one = LowRankKernelRegressor(gamma=1.0, n_columns=50, random_state=3)
+    clf2 = LowRankKernelClassifier(standardize=False,
+        gamma=1.0, n_columns=50, random_state=3).fit(X, yb)
+    one = LowRankKernelRegressor(standardize=False,
+        gamma=1.0, n_columns=50, random_state=3)
     one.fit(X, np.where(yb == 1, 1.0, -1.0))
     assert clf2.mu_.shape == (1, 50)
     np.testing.assert_allclose(clf2.decision_function(X), one.predict(X), rtol=1e-9)
@@ -580,12 +606,14 @@ def test_usps_table_3_pattern():
     Xtr, ytr, Xte, yte = usps.data, usps.target, usps.data_test, usps.target_test
     errors = {}
     for M in (64, 256):
-        clf = LowRankKernelClassifier(gamma=1 / 128, n_columns=M, nu=1e-3, random_state=0)
+        clf = LowRankKernelClassifier(gamma=1 / 128, n_columns=M, nu=1e-3, random_state=0,
+                                      standardize=False)
         errors[M] = np.sum(clf.fit(Xtr, ytr).predict(Xte) != yte)
         assert clf.mu_.shape == (10, M) and np.all(clf.m0_ <= M)
         assert not np.allclose(clf.mu_[0], clf.mu_[1])
         codes = np.where(ytr[:, None] == clf.classes_, 1.0, -1.0)
-        shared = LowRankKernelRegressor(gamma=1 / 128, n_columns=M, nu=1e-3, random_state=0)
+        shared = LowRankKernelRegressor(gamma=1 / 128, n_columns=M, nu=1e-3, random_state=0,
+                                        standardize=False)
         pred = clf.classes_[shared.fit(Xtr, codes).predict(Xte).argmax(1)]
         assert errors[M] <= 1.05 * np.sum(pred != yte)
     assert errors[256] < 0.7 * errors[64]
@@ -610,7 +638,8 @@ def test_usps_table_3_reproduction_four_vs_rest():
     for M, paper in ((64, 76.3), (256, 47.6)):
         errors = [
             np.sum(
-                LowRankKernelClassifier(gamma=1 / 128, n_columns=M, nu=1e-3, random_state=r)
+                LowRankKernelClassifier(gamma=1 / 128, n_columns=M, nu=1e-3, random_state=r,
+                                        standardize=False)
                 .fit(Xtr, ytr == 4).predict(Xte) != (yte == 4)
             )
             for r in range(5)

@@ -259,8 +259,14 @@ def test_lowrank_gamma_scale_is_the_default_and_sklearns():
 
     X, y = load_iris(return_X_y=True)
     X = X * 100.0  # unscaled inputs
-    a = LowRankKernelClassifier(random_state=0).fit(X, y)
-    b = LowRankKernelClassifier(gamma=scale_gamma(X), random_state=0).fit(X, y)
+    # gamma="scale" is computed on the data the kernel sees: the raw inputs
+    # without standardisation, the standardised ones by default
+    a = LowRankKernelClassifier(random_state=0, standardize=False).fit(X, y)
+    b = LowRankKernelClassifier(gamma=scale_gamma(X), random_state=0,
+                                standardize=False).fit(X, y)
     assert a.gamma == "scale" and a.kernel_params_["gamma"] == pytest.approx(scale_gamma(X))
+    c = LowRankKernelClassifier(random_state=0).fit(X, y)
+    Xs = (X - X.mean(0)) / X.std(0)
+    assert c.kernel_params_["gamma"] == pytest.approx(scale_gamma(Xs))
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X))
     assert a.score(X, y) > 0.9

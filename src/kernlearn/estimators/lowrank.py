@@ -7,30 +7,33 @@ The learned kernel is :math:`\tilde K(\mu) = \sum_{m\in\mathcal S}\mu_m c_m c_m^
 .. math:: F(\mu) = y^\top (I + \tilde K(\mu))^{-1} y + \nu \sum_m \mu_m
 
 (eq. 14 with :math:`\lambda = 1`, sec. 4.1), solved by stochastic coordinate
-Newton descent (:class:`kernlearn.solvers.CoordinateNewton`).  Predictions use
+Newton descent (:func:`kernlearn.methods.slkl.fit_slkl`).  Predictions use
 only the :math:`m_0` centres with :math:`\mu_m > 0`:
 
 .. math:: \tilde f(x) = \sum_{m:\,\mu_m>0} \mu_m\,(c_m^\top z)\,
           \frac{k(x_m, x)}{\sqrt{k(x_m, x_m)}}, \qquad z = (I + \tilde K(\mu))^{-1} y,
 
 which is eqs. (16)-(17) with :math:`\alpha^* = 2 z`.
+
+With ``standardize=True`` (the default) the kernel is applied after the
+input map :math:`T(x) = (x - \bar x) / s` (dense; :math:`x / s` for sparse
+input), so the model is :math:`\tilde f(x) = \sum_m k(T(x), T(x_m))\,a_m + b`:
+``centers_`` are stored on the raw scale, ``x_mean_``/``x_scale_`` hold
+:math:`T`, ``kernel_params_`` (the width) are on the standardised scale, and
+``dual_coef_``/``intercept_`` are in the target's units.
 """
 
-import copy
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..families.nystrom import NystromColumns, kernel_params_for
-from ..kernels import KERNELS, check_psd_gram, pairwise_kernel, scale_gamma
-from ..methods.slkl import CoordinateNewton
+from ..kernels import KERNELS
+from ..methods.slkl import fit_slkl, slkl_decision
 from sklearn.utils._available_if import available_if
 
 from ._base import (
@@ -38,11 +41,12 @@ from ._base import (
     _has_proba,
     check_two_classes,
     fit_sample_weight,
+    input_standardization,
+    standardize_fit,
+    target_standardization,
 )
 
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
-
-_DEFAULT_COLUMNS = 256
 
 
 class _BaseLowRank(BaseEstimator):
@@ -55,7 +59,7 @@ class _BaseLowRank(BaseEstimator):
         "coef0": [Interval(Real, None, None, closed="neither"), None],
         "kernel_params": [dict, None],
         "n_columns": [Interval(Integral, 1, None, closed="left"), None],
-        "nu": [Interval(Real, 0, None, closed="neither")],
+        "nu": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "precompute": ["boolean"],
         "fit_intercept": ["boolean"],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -63,6 +67,7 @@ class _BaseLowRank(BaseEstimator):
         "rule": [StrOptions({"newton", "exact"})],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "standardize": ["boolean"],
     }
 
     def __init__(
@@ -74,7 +79,7 @@ class _BaseLowRank(BaseEstimator):
         coef0=None,
         kernel_params=None,
         n_columns=None,
-        nu=0.01,
+        nu="auto",
         precompute=True,
         fit_intercept=True,
         tol=1e-4,
@@ -82,6 +87,7 @@ class _BaseLowRank(BaseEstimator):
         rule="newton",
         random_state=None,
         verbose=0,
+        standardize=True,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -97,6 +103,7 @@ class _BaseLowRank(BaseEstimator):
         self.rule = rule
         self.random_state = random_state
         self.verbose = verbose
+        self.standardize = standardize
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -113,148 +120,52 @@ class _BaseLowRank(BaseEstimator):
         )
 
     def _fit_targets(self, X, Y, per_output=False, sample_weight=None):
-        """Fit SLKL on validated ``X`` and 2-D float targets ``Y``.
+        """Standardise, run :func:`kernlearn.methods.slkl.fit_slkl`, map back.
 
-        With ``per_output`` every column of ``Y`` is its own SLKL problem (its
-        own :math:`\\mu`, :math:`\\nu` and centres) on the same sampled columns
-        and the same coordinate sequence, so output ``t`` is exactly the fit of
-        the single-output regressor on ``Y[:, t]``; otherwise the outputs share
-        :math:`\\mu` (the objective is summed over them).
-
-        ``sample_weight`` (validated, or ``None``) weighs the squared errors:
-        the weighted problem is the unweighted one on rows scaled by the
-        square roots of the weights (targets and columns), the centres are
-        sampled among the rows of positive weight, and the intercept, the
-        default ``gamma`` and the scale of ``nu`` are weighted averages.
+        Regression targets ``Y`` are standardised per output (the classifier's
+        +-1 codes are not: ``per_output`` problems do not depend on the
+        targets' units); a precomputed Gram matrix is used as given.
         """
-        sw = sample_weight
-        rows = None if sw is None else np.flatnonzero(sw > 0)
-        n = X.shape[0] if sw is None else len(rows)
-        if self.kernel == "precomputed":
-            check_psd_gram(np.asarray(X, dtype=float))
-        M = min(n, _DEFAULT_COLUMNS) if self.n_columns is None else self.n_columns
-        if M > n:
-            # as Nystroem: a grid search with small folds must not fail
-            warnings.warn(
-                f"n_columns={M} > n_samples={n}: n_columns is set to n_samples "
-                "(SLKL samples its columns among the training points).",
-                UserWarning,
-            )
-            M = n
-        if not np.all(np.isfinite(Y)):
-            raise ValueError("Input y contains NaN or infinity.")
-        Y = np.asarray(Y, dtype=float)
-        if self.fit_intercept:
-            self.intercept_ = np.average(Y, axis=0, weights=sw)
-            Y = Y - self.intercept_
-        else:
-            self.intercept_ = np.zeros(Y.shape[1])
-        self.kernel_params_ = kernel_params_for(
-            self.kernel, self.gamma, self.degree, self.coef0, self.kernel_params,
-            n_features=X.shape[1],
-            default_gamma=None if self.kernel == "precomputed" else scale_gamma(X, sw),
-        )
-        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        rng = np.random.default_rng(seed)
-        family = NystromColumns(
-            self.kernel, self.kernel_params_, M, self.precompute,
-            random_state=rng.integers(2**31),
-        )
-        family.fit(X, indices=None if sw is None else np.sort(
-            np.random.default_rng(family.random_state).choice(rows, M, replace=False)))
-        # precomputed columns: the solver works on their M x M Gram matrix
-        cols = family.columns_.T if family.columns_ is not None else family.column
-        if sw is not None:
-            root = np.sqrt(sw)
-            cols = (cols * root[:, None] if not callable(cols)
-                    else (lambda j, col=cols: root * col(j)))
-            Y = Y * root[:, None]
-        problems = [Y[:, [t]] for t in range(Y.shape[1])] if per_output else [Y]
-        # every problem draws the same coordinate sequence (a copy of rng)
-        # the outputs share the columns, so their M x M Gram matrix is one product
-        gram = None if callable(cols) else cols.T @ cols
-        fits = [self._solve(cols, y, M, copy.deepcopy(rng), family, sw, gram)
-                for y in problems]
-        self.column_indices_ = family.indices_
+        pre = self.kernel == "precomputed"
+        Xs = X[:, :0] if pre else X  # a Gram matrix has no columns to standardise
         if per_output:
-            # the union of the outputs' centres; an output's rows are zero at
-            # the centres it does not use, so prediction is one kernel product
-            pos = np.unique(np.concatenate([f["pos"] for f in fits])).astype(int)
-            self.dual_coef_ = np.zeros((len(pos), Y.shape[1]))
-            for t, f in enumerate(fits):
-                self.dual_coef_[np.searchsorted(pos, f["pos"]), t] = f["dual"][:, 0]
-            self.mu_ = np.array([f["mu"] for f in fits])
-            self.nu_ = np.array([f["nu"] for f in fits])
-            self.m0_ = np.array([len(f["pos"]) for f in fits])
-            self.n_iter_ = np.array([f["n_iter"] for f in fits])
-            self.converged_ = all(f["converged"] for f in fits)
-            self.history_ = [f["history"] for f in fits]
-            self.objective_ = np.array([f["objective"] for f in fits])
+            Xt, Yt = standardize_fit(self, Xs, sample_weight), Y
         else:
-            (f,) = fits
-            pos, self.dual_coef_ = f["pos"], f["dual"]
-            self.mu_, self.nu_, self.m0_ = f["mu"], f["nu"], len(pos)
-            self.n_iter_, self.converged_ = f["n_iter"], f["converged"]
-            self.history_, self.objective_ = f["history"], f["objective"]
-        self.center_indices_ = family.indices_[pos]
-        self.centers_ = (
-            self.center_indices_.copy() if self.kernel == "precomputed"
-            else X[self.center_indices_]
+            Xt, Yt = standardize_fit(self, Xs, sample_weight, Y)
+        if not (per_output or self.fit_intercept):  # no bias: scale, do not centre
+            self.y_mean_ = np.zeros_like(self.y_mean_)
+            Yt = Y / self.y_scale_
+        if pre:
+            Xt, self.x_mean_, self.x_scale_ = X, None, None
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        res = fit_slkl(
+            Xt, Yt, kernel=self.kernel, gamma=self.gamma,
+            degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
+            n_columns=self.n_columns, nu=self.nu, precompute=self.precompute,
+            fit_intercept=self.fit_intercept, tol=self.tol, max_iter=self.max_iter,
+            rule=self.rule, per_output=per_output, sample_weight=sample_weight,
+            seed=seed, verbose=self.verbose,
         )
+        for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
+                     "column_indices", "center_indices", "kernel_params"):
+            setattr(self, name + "_", getattr(res, name))
+        # outputs in the target's units: f = scale * (K a + b) + mean
+        ts = target_standardization(self) if not per_output else None
+        self.dual_coef_ = res.dual_coef if ts is None else res.dual_coef * ts.scale
+        self.intercept_ = (res.intercept if ts is None
+                           else ts.inverse_transform(res.intercept[None, :])[0])
+        # the centres on the raw scale: the kernel sees them through the input map
+        self.centers_ = res.center_indices.copy() if pre else X[res.center_indices]
         return self
-
-    def _solve(self, cols, Y, M, rng, family, sample_weight=None, gram=None):
-        """One SLKL problem on centred targets ``Y`` (n, T): mu, dual coefficients."""
-        # F(mu) = y'(I + K)^-1 y + nu sum(mu): scaling y by s scales the first
-        # term by s^2, so nu relative to the targets' mean square keeps the
-        # solution mu independent of the units of y
-        # (Y is scaled by sqrt(w) when weighted: its weighted mean square is
-        # sum(Y^2) / sum(w) per output)
-        msq = float(np.mean(Y * Y) if sample_weight is None
-                    else np.sum(Y * Y) / (Y.shape[1] * np.sum(sample_weight)))
-        nu = self.nu * (msq if msq > 0 else 1.0)
-        solver = CoordinateNewton(
-            nu=nu, lam=1.0, tol=self.tol, max_iter=self.max_iter, rule=self.rule,
-            verbose=self.verbose,
-        )
-        res = solver.solve(cols, Y, n_columns=M, rng=rng, gram=gram)
-        state = res.state["slkl"]
-        order = np.argsort(state.active)
-        slots, pos = order, state.active[order]
-        # eq. (17) with alpha* = 2 z: alpha~_m / 2 = mu_m (c_m' z) / sqrt(k(x_m, x_m))
-        a = state.active_correlations()[slots]
-        dual = state.mu[pos][:, None] * a * family._scale[pos][:, None]
-        history = res.history.as_dict()
-        obj = history["objective"]
-        if np.any(np.diff(obj) > 1e-8 * np.abs(obj[:-1])):
-            # F never increases in exact arithmetic (Theorem 1a); an increase means
-            # the G bookkeeping lost accuracy (weights far above 1e4 on nearly
-            # collinear columns, i.e. nu very small for the scale of y).
-            warnings.warn(
-                f"SLKL objective increased between sweeps (max weight "
-                f"{res.coef.max():.3g}): the Woodbury updates lost accuracy. "
-                "Increase nu or rescale y.",
-                ConvergenceWarning,
-            )
-        return {
-            "mu": res.coef, "nu": nu, "pos": pos, "dual": dual, "n_iter": res.n_iter,
-            "converged": res.converged, "history": history,
-            "objective": state.objective,
-        }
 
     def _decision(self, X):
         check_is_fitted(self, "dual_coef_")
-        X = self._validate_X(X, reset=False)
-        if self.kernel == "precomputed":
-            K = np.asarray(X[:, self.center_indices_], dtype=float)
-        else:
-            K = (
-                pairwise_kernel(
-                    X, self.centers_, kernel=self.kernel, **self.kernel_params_
-                )
-                if len(self.center_indices_) else np.zeros((X.shape[0], 0))
-            )
-        return np.asarray(K) @ self.dual_coef_ + self.intercept_
+        st = input_standardization(self)
+        X = st.transform(self._validate_X(X, reset=False))
+        centers = self.centers_ if self.kernel == "precomputed" else st.transform(
+            self.centers_)
+        return slkl_decision(X, centers, self.dual_coef_, self.intercept_,
+                             self.kernel, self.kernel_params_)
 
 
 class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
@@ -276,7 +187,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     gamma : float or "scale", default="scale"
         Kernel width for kernels that take one (``rbf``: :math:`e^{-\gamma\|x-x'\|^2}`);
         ``"scale"`` (or ``None``) is scikit-learn's ``1 / (n_features * X.var())``
-        on the training data, so unscaled inputs get a sensible width.
+        on the data the kernel sees (the standardised inputs by default, where
+        it is ``1 / n_features`` for dense input).
     degree, coef0 : float, optional
         Parameters of the ``poly`` kernel (kernel defaults when ``None``).
     kernel_params : dict, optional
@@ -284,13 +196,17 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     n_columns : int, optional
         ``M``, the number of columns sampled at random among the training points
         (a larger value is clamped to ``n_samples`` with a warning, as
-        scikit-learn's ``Nystroem`` does); default ``min(n_samples, 256)``.
-    nu : float, default=0.01
+        scikit-learn's ``Nystroem`` does); default ``min(n_samples, 128)``.
+    nu : float or "auto", default="auto"
         Weight of :math:`\sum_m \mu_m` relative to the scale of the targets:
         the objective uses :math:`\nu = ` ``nu`` times the mean square of the
         (centred) targets, so the learned :math:`\mu` does not depend on the
         units of ``y``; larger values give sparser :math:`\mu` (smaller
-        :math:`m_0`) and smoother functions.
+        :math:`m_0`) and smoother functions.  ``"auto"`` tries 0.1, 0.01,
+        1e-3 and 1e-4 in turn (each fit warm-started from the previous one,
+        stopping once the error grows) and keeps the value with the smallest
+        leave-one-out squared error of the kernel ridge fit, as
+        scikit-learn's ``RidgeCV`` chooses its ``alpha``.
     precompute : bool, default=True
         Keep all ``M`` columns in memory (:math:`O(nM)`), or compute a column
         each time an inactive coordinate is drawn (:math:`O(n m_0)` memory).
@@ -309,24 +225,43 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         Seeds the column sample and the coordinate sequence.
     verbose : int, default=0
         Print one line per sweep.
+    standardize : bool, default=True
+        Centre and scale dense columns to unit standard deviation and scale
+        sparse columns (never densified); regression targets are standardised
+        per output.  Learned quantities are reported in the input's units:
+        ``centers_`` on the raw scale, the kernel applied after the input map
+        (see the module notes).  Ignored for ``kernel="precomputed"`` inputs.
 
     Attributes
     ----------
     mu_ : ndarray of shape (n_columns,)
         Learned weights :math:`\mu` over the sampled columns.
     nu_ : float
-        The absolute :math:`\nu` used: ``nu`` times the targets' mean square.
+        The absolute :math:`\nu` used: ``nu`` times the (standardised)
+        targets' mean square.
     column_indices_ : ndarray of shape (n_columns,)
         Training indices of the sampled set :math:`\mathcal S`.
     center_indices_ : ndarray of shape (m0_,)
         Training indices of the centres with :math:`\mu_m > 0`.
     centers_ : ndarray of shape (m0_, n_features)
-        Those training points (their indices when ``kernel="precomputed"``).
+        Those training points on the raw scale (their indices when
+        ``kernel="precomputed"``).
     dual_coef_ : ndarray of shape (m0_, n_outputs)
-        :math:`\tilde\alpha_m/2` of eq. (17): prediction is
-        ``k(X, centers_) @ dual_coef_ + intercept_``.
+        :math:`\tilde\alpha_m/2` of eq. (17) in the target's units: prediction
+        is ``k(T(X), T(centers_)) @ dual_coef_ + intercept_`` with ``T`` the
+        input map (``(X - x_mean_) / x_scale_``; the identity without
+        ``standardize``).
     intercept_ : ndarray of shape (n_outputs,)
         Target means (zeros without ``fit_intercept``).
+    x_mean_ : ndarray of shape (n_features,) or None
+        Column means removed from dense inputs (``None``: not centred).
+    x_scale_ : ndarray of shape (n_features,) or None
+        Column spreads divided out (``None``: not scaled).
+    y_mean_, y_scale_ : ndarray of shape (n_outputs,)
+        The targets' standardisation (zero mean without ``fit_intercept``).
+    kernel_params_ : dict
+        The kernel's keyword arguments, ``gamma`` resolved on the
+        standardised scale.
     m0_ : int
         Number of non-zero weights :math:`m_0`.
     n_iter_ : int
@@ -337,7 +272,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         Final :math:`F(\mu)`.
     history_ : dict of ndarray
         Per sweep: ``objective``, ``m0``, ``kkt`` (largest KKT violation seen),
-        ``violation``, ``time``.
+        ``violation``, ``time`` and ``nu`` (the relative value in use: with
+        ``nu="auto"`` the sweeps of the path up to the kept value).
     n_features_in_ : int
         Number of features seen in fit.
 
@@ -383,6 +319,14 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
             The fitted estimator.
         """
         pre = self.kernel == "precomputed"
+        if y is not None and np.asarray(y).dtype.kind in "USO":
+            try:
+                y = np.asarray(y, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    "LowRankKernelRegressor needs numeric targets, but y holds "
+                    "strings; for class labels use LowRankKernelClassifier."
+                ) from None
         X, y = validate_data(
             self, X, y, accept_sparse=False if pre else "csr",
             dtype=[np.float64, np.float32], multi_output=True, y_numeric=True,
@@ -433,10 +377,11 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     kernel_params : dict, optional
         Further kernel keyword arguments.
     n_columns : int, optional
-        ``M``; default ``min(n_samples, 256)``.
-    nu : float, default=0.01
+        ``M``; default ``min(n_samples, 128)``.
+    nu : float or "auto", default="auto"
         Weight of :math:`\sum_m \mu_m`, relative to the mean square of the
-        centred codes (see :class:`LowRankKernelRegressor`).
+        centred codes; ``"auto"`` chooses it per output by leave-one-out error
+        (see :class:`LowRankKernelRegressor`).
     precompute : bool, default=True
         Precompute the ``M`` columns.
     fit_intercept : bool, default=True
@@ -451,6 +396,10 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Seed.
     verbose : int, default=0
         Progress output.
+    standardize : bool, default=True
+        Centre and scale dense columns to unit standard deviation and scale
+        sparse columns (never densified).  Learned quantities are reported in
+        the input's units (see :class:`LowRankKernelRegressor`).
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes' squared errors (``"balanced"``: ``n /
         (n_classes * n_c)``), multiplied into ``sample_weight``.
@@ -475,10 +424,16 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Training indices of the union of the outputs' centres (columns with
         :math:`\mu_{t,m} > 0` for some ``t``).
     centers_ : ndarray of shape (n_centers, n_features)
-        Those training points (their indices when ``kernel="precomputed"``).
+        Those training points on the raw scale (their indices when
+        ``kernel="precomputed"``).
     dual_coef_ : ndarray of shape (n_centers, n_outputs)
         Eq. (17) per output, zero at the centres an output does not use:
-        ``decision_function`` is ``k(X, centers_) @ dual_coef_ + intercept_``.
+        ``decision_function`` is ``k(T(X), T(centers_)) @ dual_coef_ +
+        intercept_`` with ``T`` the input map (see ``x_mean_``, ``x_scale_``).
+    x_mean_, x_scale_ : ndarray of shape (n_features,) or None
+        The input map of :class:`LowRankKernelRegressor`.
+    kernel_params_ : dict
+        The kernel's keyword arguments (``gamma`` on the standardised scale).
     intercept_ : ndarray of shape (n_outputs,)
         Mean codes (zeros without ``fit_intercept``).
     m0_ : ndarray of shape (n_outputs,)
@@ -515,7 +470,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         coef0=None,
         kernel_params=None,
         n_columns=None,
-        nu=0.01,
+        nu="auto",
         precompute=True,
         fit_intercept=True,
         tol=1e-4,
@@ -523,6 +478,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         rule="newton",
         random_state=None,
         verbose=0,
+        standardize=True,
         class_weight=None,
         probability=False,
     ):
@@ -531,6 +487,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
             kernel_params=kernel_params, n_columns=n_columns, nu=nu,
             precompute=precompute, fit_intercept=fit_intercept, tol=tol,
             max_iter=max_iter, rule=rule, random_state=random_state, verbose=verbose,
+            standardize=standardize,
         )
         self.class_weight = class_weight
         self.probability = probability

@@ -9,7 +9,7 @@ Minimises over :math:`\mu \ge 0`
 coordinates are drawn uniformly at random among the ``M`` sampled Nystrom
 columns, ``M`` per *sweep*, each updated by the projected Newton step (19)
 with :math:`G` and :math:`Z` kept by the Woodbury updates (24)-(27) of
-:class:`~kernlearn.solvers.coordinate_newton.SLKLState`; the run stops when
+:class:`~kernlearn.methods._slkl_state.SLKLState`; the run stops when
 :math:`F(\mu^{k-M}) - F(\mu^k) < \epsilon F(\mu^{k-M})`.
 
 Cost (sec. 3.2): a coordinate step is :math:`O(n m_0 T)` when the weight
@@ -19,14 +19,23 @@ round-off check of the state measures the residual on one random
 combination of the outputs (:math:`O(n m_0)`), not on all of them.
 """
 
+import copy
+import warnings
+from dataclasses import dataclass, field
+
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
+from ..families.nystrom import NystromColumns, kernel_params_for
+from ..kernels import check_psd_gram, pairwise_kernel, scale_gamma
 from ..solvers._base import BaseSolver, SolverResult, single_blas_thread
-from ..solvers.coordinate_newton import SLKLState
+from ._result import MethodResult
+from ._slkl_state import SLKLState, slkl_objective
 
-__all__ = ["CoordinateNewton"]
+__all__ = ["CoordinateNewton", "SLKLResult", "SLKLState", "fit_slkl", "slkl_decision",
+           "slkl_objective"]
 
 
 class CoordinateNewton(BaseSolver):
@@ -60,10 +69,13 @@ class CoordinateNewton(BaseSolver):
         Maximum number of sweeps (of ``M`` coordinate steps each).
     rule : {"newton", "exact"}, default="newton"
         Step rule, see :meth:`SLKLState.step`.
-    refresh : int, default=1
-        Recompute ``G`` and ``Z`` from scratch every ``refresh`` sweeps
-        (:meth:`SLKLState.refresh`, about the cost of one sweep) to wash out
-        round-off of the rank-one updates; 0 never does.
+    refresh : int, default=10
+        Recompute ``G`` and ``Z`` from scratch every ``refresh`` sweeps and
+        at the end (:meth:`SLKLState.refresh`, about the cost of one sweep) to
+        wash out round-off of the rank-one updates; 0 never does.  Between
+        refreshes the state's residual check (``check_every``) refreshes
+        whenever round-off builds up, so a refresh every sweep (the cost of
+        a second sweep) buys nothing measurable.
     verbose : int, default=0
         Progress lines (one per sweep) printed by the column-generation driver.
 
@@ -78,7 +90,7 @@ class CoordinateNewton(BaseSolver):
     required_penalty_methods = ()
 
     def __init__(self, nu=0.01, lam=1.0, tol=1e-4, max_iter=100, rule="newton",
-                 refresh=1, verbose=0):
+                 refresh=10, verbose=0):
         self.nu = nu
         self.lam = lam
         self.tol = tol
@@ -189,7 +201,334 @@ class CoordinateNewton(BaseSolver):
         )
         with single_blas_thread():
             res = driver.run(price, master, n_active=lambda: state.m0)
+            if self.refresh and n_sweeps[0] % self.refresh:
+                state.refresh()  # the returned state exact, whatever the count
         return SolverResult(
-            coef=state.mu.copy(), intercept=0.0, state={"slkl": state},
+            coef=state.mu.copy(), intercept=0.0,
+            state={"slkl": state, "stop_reason": res.stop_reason},
             history=res.history, converged=res.converged, n_iter=res.n_iter,
         )
+
+
+#: ``M`` when ``n_columns`` is not given: ``min(n_samples, DEFAULT_COLUMNS)``.
+DEFAULT_COLUMNS = 128
+
+
+@dataclass(frozen=True)
+class SLKLResult(MethodResult):
+    r"""Everything an SLKL fit produces (on the data it was given).
+
+    Parameters
+    ----------
+    n_iter, converged, stop_reason, history
+        See :class:`~kernlearn.methods._result.MethodResult`; with
+        ``per_output`` ``n_iter`` is an array (sweeps per output) and
+        ``history`` a list of per-output dicts, else ``history`` is one dict
+        of per-sweep arrays (``objective``, ``m0``, ``kkt``, ``violation``,
+        ``time``).
+    mu : ndarray of shape (M,) or (n_outputs, M)
+        Learned weights :math:`\mu` over the sampled columns (one row per
+        output with ``per_output``).
+    nu : float or ndarray of shape (n_outputs,)
+        The absolute :math:`\nu` used: ``nu`` times the targets' mean square.
+    column_indices : ndarray of shape (M,)
+        Training indices of the sampled set :math:`\mathcal S`.
+    center_indices : ndarray of shape (n_centers,)
+        Training indices of the centres (columns with a positive weight for
+        some output).
+    dual_coef : ndarray of shape (n_centers, n_outputs)
+        :math:`\tilde\alpha_m / 2` of eq. (17), zero at the centres an output
+        does not use.
+    intercept : ndarray of shape (n_outputs,)
+        Target means (zeros without ``fit_intercept``).
+    m0 : int or ndarray of shape (n_outputs,)
+        Number of non-zero weights.
+    objective : float or ndarray of shape (n_outputs,)
+        Final :math:`F(\mu)`.
+    kernel_params : dict
+        The kernel's keyword arguments (``gamma`` resolved).
+    """
+
+    mu: np.ndarray = None
+    nu: object = None
+    column_indices: np.ndarray = None
+    center_indices: np.ndarray = None
+    dual_coef: np.ndarray = None
+    intercept: np.ndarray = None
+    m0: object = 0
+    objective: object = None
+    kernel_params: dict = field(default_factory=dict)
+
+
+def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
+             kernel_params=None, n_columns=None, nu=0.01, precompute=True,
+             fit_intercept=True, tol=1e-4, max_iter=100, rule="newton",
+             per_output=False, sample_weight=None, seed=0, verbose=0):
+    r"""Fit SLKL (Algorithm 2 with the paper's prediction, eqs. 16-17) end to end.
+
+    Samples ``M`` Nystrom columns, solves eq. (14) for :math:`\mu` and returns
+    the centres and dual coefficients of the prediction function.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        Validated training inputs (the Gram matrix if ``kernel="precomputed"``).
+    Y : ndarray of shape (n_samples, n_outputs)
+        Finite float targets.
+    kernel : str or callable, default="rbf"
+        Base kernel (see :class:`~kernlearn.families.NystromColumns`).
+    gamma : float, "scale" or None, default="scale"
+        Kernel width; ``"scale"``/``None`` is
+        :func:`~kernlearn.kernels.scale_gamma` of ``X``.
+    degree, coef0 : float, optional
+        Kernel parameters.
+    kernel_params : dict, optional
+        Further kernel keyword arguments.
+    n_columns : int, optional
+        ``M``; default ``min(n_samples, DEFAULT_COLUMNS)``; a larger value is
+        clamped to the number of rows of positive weight with a warning.
+    nu : float or "auto", default=0.01
+        :math:`\nu` relative to the mean square of the centred targets, or
+        ``"auto"``: the value of :data:`NU_GRID` with the smallest
+        leave-one-out error, along a warm-started path (per output with
+        ``per_output``).
+    precompute : bool, default=True
+        Keep all ``M`` columns (Gram mode) or compute them on demand.
+    fit_intercept : bool, default=True
+        Centre the targets.
+    tol : float, default=1e-4
+        :math:`\epsilon` of the stopping rule.
+    max_iter : int, default=100
+        Maximum number of sweeps.
+    rule : {"newton", "exact"}, default="newton"
+        Coordinate step rule.
+    per_output : bool, default=False
+        Every column of ``Y`` is its own SLKL problem (its own :math:`\mu`,
+        :math:`\nu` and centres) on the same sampled columns and the same
+        coordinate sequence, so output ``t`` is exactly the single-output fit
+        on ``Y[:, t]``; otherwise the outputs share :math:`\mu` (the objective
+        is summed over them).
+    sample_weight : ndarray of shape (n_samples,), optional
+        Weights of the squared errors: the weighted problem is the unweighted
+        one on rows scaled by the square roots of the weights (targets and
+        columns), the centres are sampled among the rows of positive weight,
+        and the intercept, the default ``gamma`` and the scale of ``nu`` are
+        weighted averages.
+    seed : int, default=0
+        Seeds the column sample and the coordinate sequence.
+    verbose : int, default=0
+        One line per sweep.
+
+    Returns
+    -------
+    result : SLKLResult
+        The fitted model on the scale of ``X`` and ``Y``.
+    """
+    sw = sample_weight
+    rows = None if sw is None else np.flatnonzero(sw > 0)
+    n = X.shape[0] if sw is None else len(rows)
+    if kernel == "precomputed":
+        check_psd_gram(np.asarray(X, dtype=float))
+    M = min(n, DEFAULT_COLUMNS) if n_columns is None else n_columns
+    if M > n:
+        # as Nystroem: a grid search with small folds must not fail
+        warnings.warn(
+            f"n_columns={M} > n_samples={n}: n_columns is set to n_samples "
+            "(SLKL samples its columns among the training points).",
+            UserWarning,
+        )
+        M = n
+    Y = np.asarray(Y, dtype=float)
+    intercept = (np.average(Y, axis=0, weights=sw) if fit_intercept
+                 else np.zeros(Y.shape[1]))
+    Y = Y - intercept
+    params = kernel_params_for(
+        kernel, gamma, degree, coef0, kernel_params, n_features=X.shape[1],
+        default_gamma=None if kernel == "precomputed" else _SCALE,
+    )
+    if params.get("gamma") is _SCALE:  # computed only when the kernel needs it
+        params["gamma"] = _default_gamma(X, sw)
+    rng = np.random.default_rng(seed)
+    family = NystromColumns(kernel, params, M, precompute,
+                            random_state=rng.integers(2**31))
+    family.fit(X, indices=None if sw is None else np.sort(
+        np.random.default_rng(family.random_state).choice(rows, M, replace=False)))
+    # precomputed columns: the solver works on their M x M Gram matrix
+    cols = family.columns_.T if family.columns_ is not None else family.column
+    if sw is not None:
+        root = np.sqrt(sw)
+        cols = (cols * root[:, None] if not callable(cols)
+                else (lambda j, col=cols: root * col(j)))
+        Y = Y * root[:, None]
+    problems = [Y[:, [t]] for t in range(Y.shape[1])] if per_output else [Y]
+    # every problem draws the same coordinate sequence (a copy of rng);
+    # the outputs share the columns, so their M x M Gram matrix is one product
+    gram = None if callable(cols) else cols.T @ cols
+    solver_kw = dict(tol=tol, max_iter=max_iter, rule=rule, verbose=verbose)
+    fits = [_solve_one(cols, y, M, copy.deepcopy(rng), family, sw, gram, nu, solver_kw)
+            for y in problems]
+    # the union of the outputs' centres; an output's rows are zero at the
+    # centres it does not use, so prediction is one kernel product
+    pos = np.unique(np.concatenate([f["pos"] for f in fits])).astype(int)
+    dual = np.zeros((len(pos), Y.shape[1]))
+    for t, f in enumerate(fits):
+        rows = np.searchsorted(pos, f["pos"])
+        if per_output:
+            dual[rows, t] = f["dual"][:, 0]
+        else:
+            dual[rows] = f["dual"]
+
+    def gather(key):
+        # per output: one entry per output; shared mu: the one problem's value
+        return np.array([f[key] for f in fits]) if per_output else fits[0][key]
+
+    return SLKLResult(
+        n_iter=gather("n_iter"), converged=all(f["converged"] for f in fits),
+        stop_reason=", ".join(sorted({f["stop_reason"] for f in fits})),
+        history=[f["history"] for f in fits] if per_output else fits[0]["history"],
+        mu=gather("mu"), nu=gather("nu"),
+        column_indices=family.indices_, center_indices=family.indices_[pos],
+        dual_coef=dual, intercept=intercept,
+        m0=np.array([len(f["pos"]) for f in fits]) if per_output else len(pos),
+        objective=gather("objective"), kernel_params=params,
+    )
+
+
+# placeholder for "gamma='scale', to be computed from X"
+_SCALE = object()
+
+
+def _default_gamma(X, sample_weight):
+    """``gamma="scale"`` of ``X``, or a ValueError that says why there is none."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        gamma = scale_gamma(X, sample_weight)
+    if not (np.isfinite(gamma) and gamma > 0):
+        raise ValueError(
+            "The default gamma='scale' (1 / (n_features * X.var())) cannot be "
+            "computed: the variance of X overflows float64. Rescale X (or use "
+            "standardize=True)."
+        )
+    return gamma
+
+
+#: Relative ``nu`` values tried by ``nu="auto"``, from the sparsest model down.
+NU_GRID = (1e-1, 1e-2, 1e-3, 1e-4)
+
+
+def _solve_one(cols, Y, M, rng, family, sample_weight, gram, nu, solver_kw):
+    """One SLKL problem on centred targets ``Y`` (n, T): mu, dual coefficients.
+
+    ``nu="auto"`` runs the path :data:`NU_GRID` (each value warm-started from
+    the previous solution) and keeps the value of smallest leave-one-out
+    error (:func:`_loo_error`), stopping once the error grows.
+    """
+    # F(mu) = y'(I + K)^-1 y + nu sum(mu): scaling y by s scales the first
+    # term by s^2, so nu relative to the targets' mean square keeps the
+    # solution mu independent of the units of y
+    # (Y is scaled by sqrt(w) when weighted: its weighted mean square is
+    # sum(Y^2) / sum(w) per output)
+    msq = float(np.mean(Y * Y) if sample_weight is None
+                else np.sum(Y * Y) / (Y.shape[1] * np.sum(sample_weight)))
+    msq = msq if msq > 0 else 1.0
+    grid = NU_GRID if isinstance(nu, str) else (nu,)
+    state, fits, best = None, [], None
+    for k, rel in enumerate(grid):
+        if state is not None:  # warm start: same active set, new penalty
+            state.nu = rel * msq
+            state.refresh()
+        res = CoordinateNewton(nu=rel * msq, lam=1.0, **solver_kw).solve(
+            cols, Y, n_columns=M, rng=rng, gram=gram, state=state)
+        state = res.state["slkl"]
+        fit = _extract(state, res, family, rel)
+        fit["step"] = k
+        fits.append(fit)
+        if len(grid) > 1:
+            fit["loo"] = _loo_error(state)
+            if best is not None and fit["loo"] > best["loo"]:
+                break  # the error is U-shaped along the path: past the minimum
+        if best is None or fit.get("loo", 0.0) <= best["loo"]:
+            best = fit
+    # the path's work and history up to the kept value (a "nu" column says where)
+    done = fits[: best["step"] + 1]
+    best["history"] = {k: np.concatenate([f["history"][k] for f in done])
+                       for k in best["history"]}
+    best["n_iter"] = sum(f["n_iter"] for f in done)
+    best["converged"] = all(f["converged"] for f in done)
+    return best
+
+
+def _extract(state, res, family, rel):
+    """Mu, centres and dual coefficients (eq. 17) of a solved state."""
+    order = np.argsort(state.active)
+    slots, pos = order, state.active[order]
+    # eq. (17) with alpha* = 2 z: alpha~_m / 2 = mu_m (c_m' z) / sqrt(k(x_m, x_m))
+    a = state.active_correlations()[slots]
+    dual = state.mu[pos][:, None] * a * family._scale[pos][:, None]
+    history = res.history.as_dict()
+    history["nu"] = np.full(len(history["objective"]), rel)
+    obj = history["objective"]
+    if np.any(np.diff(obj) > 1e-8 * np.abs(obj[:-1])):
+        # F never increases in exact arithmetic (Theorem 1a); an increase means
+        # the G bookkeeping lost accuracy (weights far above 1e4 on nearly
+        # collinear columns, i.e. nu very small for the scale of y).
+        warnings.warn(
+            f"SLKL objective increased between sweeps (max weight "
+            f"{res.coef.max():.3g}): the Woodbury updates lost accuracy. "
+            "Increase nu or rescale y.",
+            ConvergenceWarning,
+        )
+    return {
+        "mu": res.coef.copy(), "nu": state.nu, "pos": pos, "dual": dual,
+        "n_iter": res.n_iter, "converged": res.converged, "history": history,
+        "objective": state.objective, "stop_reason": res.state["stop_reason"],
+    }
+
+
+def _loo_error(state):
+    r"""Leave-one-out squared error of the kernel ridge fit with :math:`\tilde K(\mu)`.
+
+    With :math:`A = I + \tilde K(\mu)` (:math:`\lambda = 1`) the fit is
+    :math:`f = (I - A^{-1}) y`, so the leave-one-out residual of row ``i`` is
+    :math:`(A^{-1} y)_i / (A^{-1})_{ii} = Z_i / (A^{-1})_{ii}` (as in
+    scikit-learn's ``RidgeCV``), with :math:`\mathrm{diag}(A^{-1}) = 1 -
+    \mathrm{diag}(C_A G C_A^\top)` by eq. (22): :math:`O(n m_0^2)`.
+    """
+    Z = state.Z
+    if state.m0:
+        Ct = state.Ct
+        diag = 1.0 - np.einsum("in,in->n", state.G @ Ct, Ct)
+    else:
+        diag = np.ones(len(Z))
+    diag = np.maximum(diag, 1e-12)  # a row the kernel interpolates exactly
+    return float(np.sum((Z / diag[:, None]) ** 2))
+
+
+def slkl_decision(X, centers, dual_coef, intercept, kernel, kernel_params):
+    r"""Eqs. (16)-(17): :math:`f(x) = \sum_m k(x, x_m)\,\tilde\alpha_m/2 + b`.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        Inputs on the scale of the fit (``K(X, X_train)`` when precomputed).
+    centers : ndarray or sparse matrix of shape (n_centers, n_features)
+        The centres on that scale (their training indices when precomputed).
+    dual_coef : ndarray of shape (n_centers, n_outputs)
+        :attr:`SLKLResult.dual_coef`.
+    intercept : ndarray of shape (n_outputs,)
+        :attr:`SLKLResult.intercept`.
+    kernel : str or callable
+        Base kernel.
+    kernel_params : dict
+        :attr:`SLKLResult.kernel_params`.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples, n_outputs)
+    """
+    if kernel == "precomputed":
+        K = np.asarray(X[:, centers], dtype=float)
+    elif centers.shape[0]:
+        K = pairwise_kernel(X, centers, kernel=kernel, **kernel_params)
+    else:
+        K = np.zeros((X.shape[0], 0))
+    return np.asarray(K) @ dual_coef + intercept

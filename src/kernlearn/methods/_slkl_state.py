@@ -1,7 +1,8 @@
 r"""Coordinate updates of SLKL (paper 003, sec. 3): the state behind Algorithm 2.
 
 The algorithm itself (random coordinates, sweeps, stopping rule) is
-:class:`kernlearn.methods.slkl.CoordinateNewton`.
+:class:`kernlearn.methods.slkl.CoordinateNewton`; the compiled
+Gram-mode steps are in :mod:`kernlearn.methods._slkl_compiled`.
 
 Minimises over :math:`\mu \ge 0` the objective of eq. (14), summed over the
 columns :math:`y_t` of a (possibly multi-output) target matrix :math:`Y`,
@@ -32,238 +33,12 @@ whose derivatives at :math:`t = 0` are eqs. (20)-(21):
 :math:`\partial^2_m F = 2 \lambda \|a\|^2 b`.
 """
 
-import numba
 import numpy as np
 import scipy.linalg
 
+from ._slkl_compiled import _gram_residual, _gram_steps, _rank1, _step_rule
 
-__all__ = ["SLKLState"]
-
-
-@numba.njit(cache=True)
-def _rank1(A, alpha, x, y):  # pragma: no cover - compiled
-    """``A += alpha * outer(x, y)`` in place, without the temporary outer product.
-
-    The Woodbury updates (24)-(27) are rank-one changes of ``G`` (m0 x m0);
-    in Gram mode they are the whole cost of a step, and NumPy's ``outer``
-    allocates and streams an m0 x m0 temporary each time.
-    """
-    for i in range(A.shape[0]):
-        ax = alpha * x[i]
-        for k in range(A.shape[1]):
-            A[i, k] += ax * y[k]
-
-
-@numba.njit(cache=True)
-def _step_rule(mu_old, a2, b, one, lam, nu, exact):  # pragma: no cover - compiled
-    """New weight of one coordinate: eq. (19), or the exact minimiser.
-
-    ``one`` is :math:`1 - \mu_j b` (see :meth:`SLKLState.step`).  Returns
-    ``(new, change, fallback)``: the new weight, the exact change of F and
-    whether the Newton step was replaced by the exact minimiser.
-    """
-    fallback = False
-    if a2 > 0.0 and b > 0.0:  # d2 = 2 lam a2 b > 0
-        d1 = -lam * a2 + nu
-        new = max(0.0, mu_old - d1 / (2.0 * lam * a2 * b))
-        t = new - mu_old
-        if exact or -lam * a2 * t / (one + (mu_old + t) * b) + nu * t > 0.0:
-            fallback = not exact
-            new = max(0.0, mu_old + (np.sqrt(lam * a2 / nu) - 1.0) / b)
-    else:
-        new = 0.0
-    t = new - mu_old
-    change = -lam * a2 * t / (one + (mu_old + t) * b) + nu * t if t != 0.0 else 0.0
-    return new, change, fallback
-
-
-@numba.njit(cache=True)
-def _gram_residual(G, V, P, Q, mu, idx, m, lam, r, rho):  # pragma: no cover
-    r"""Round-off of Gram mode's state, on random probes (compiled, O(m0^2 + m0 T)).
-
-    The larger of the relative errors of :math:`G(D^{-1} + P_{AA}/\lambda) r = r`
-    (``r`` of length ``m0``) and of :math:`V \rho = G Q_A \rho` (``rho`` of
-    length ``T``): both identities hold exactly for the true ``G`` and ``V``.
-    """
-    T = Q.shape[1]
-    Mr = np.empty(m)
-    Vp = np.empty(m)
-    Qp = np.empty(m)
-    for i in range(m):
-        acc = 0.0
-        for l in range(m):
-            acc += P[idx[i], idx[l]] * r[l]
-        Mr[i] = r[i] / mu[idx[i]] + acc / lam
-        vp = 0.0
-        qp = 0.0
-        for t in range(T):
-            vp += V[i, t] * rho[t]
-            qp += Q[idx[i], t] * rho[t]
-        Vp[i] = vp
-        Qp[i] = qp
-    e1 = 0.0
-    rr = 0.0
-    e2 = 0.0
-    gq2 = 0.0
-    for i in range(m):
-        gm = 0.0
-        gq = 0.0
-        for l in range(m):
-            gm += G[i, l] * Mr[l]
-            gq += G[i, l] * Qp[l]
-        e1 += (gm - r[i]) ** 2
-        rr += r[i] ** 2
-        e2 += (Vp[i] - gq) ** 2
-        gq2 += gq * gq
-    return max(np.sqrt(e1 / max(rr, 1e-300)), np.sqrt(e2 / max(gq2, 1e-300)))
-
-
-@numba.njit(cache=True)
-def _gram_steps(coords, start, forced, exact, P, Q, V, G, idx, slot, mu, kkt,
-                case_counts, scal, lam, nu, check_every, probes, threshold):  # pragma: no cover
-    """Coordinate steps of Gram mode, compiled: the whole of a sweep's work.
-
-    Runs the steps of :meth:`SLKLState.step` (or, when ``forced >= 0``, of
-    :meth:`SLKLState.set_weight` with that value) on ``coords[start:]``,
-    updating ``G``, ``V``, ``mu`` and the active set in place by the cases
-    (24)-(27).  ``scal = [m0, objective, n_fallback, n_updates]`` carries the
-    scalars.  It returns early, with the position of the next coordinate,
-    with ``(position, 1)`` when the next coordinate would enter a full active
-    set (the caller grows the arrays), with ``(position, 2)`` when the
-    round-off check after every ``check_every``-th weight change
-    (:func:`_gram_residual` on the next row of ``probes``, whose first ``T``
-    entries are ``rho`` and the rest ``r``) exceeds ``threshold`` (the caller
-    refreshes), and otherwise with ``(len(coords), 0)``.
-    """
-    T = Q.shape[1]
-    a = np.empty(T)
-    for k in range(start, len(coords)):
-        m = int(scal[0])
-        j = coords[k]
-        if m == G.shape[0] and slot[j] < 0:
-            return k, 1
-        mu_old = mu[j]
-        # a = Z'c_j = (Q_j - P_jA V / lam) / lam
-        for r in range(T):
-            a[r] = Q[j, r]
-        for i in range(m):
-            p = P[j, idx[i]] / lam
-            for r in range(T):
-                a[r] -= p * V[i, r]
-        a2 = 0.0
-        for r in range(T):
-            a[r] /= lam
-            a2 += a[r] * a[r]
-        d1 = -lam * a2 + nu
-        if forced < 0.0 and mu_old == 0.0 and d1 >= 0.0:
-            kkt[j] = 0.0
-            case_counts[0] += 1
-            continue
-        s = slot[j]
-        Gu = np.zeros(m)
-        if s >= 0:
-            g = G[s, s]
-            b = max((mu_old - g) / mu_old**2, 0.0)
-            one = g / mu_old
-        else:
-            u = np.empty(m)  # u = C_A'c_j, gathered once (contiguous inner loops)
-            for l in range(m):
-                u[l] = P[j, idx[l]]
-            for i in range(m):
-                acc = 0.0
-                for l in range(m):
-                    acc += G[i, l] * u[l]
-                Gu[i] = acc
-            # b = (c'c - u'Gu/lam)/lam cancels when c_j is nearly in the span of
-            # the active columns, which magnifies the round-off of G in b and
-            # in the new row of G (case 4); one step of iterative refinement of
-            # Gu = (D^-1 + P_AA/lam)^-1 u squares that round-off, for O(m0^2)
-            res = np.empty(m)
-            for i in range(m):
-                Pi = P[idx[i]]
-                acc = 0.0
-                for l in range(m):
-                    acc += Pi[idx[l]] * Gu[l]
-                res[i] = u[i] - Gu[i] / mu[idx[i]] - acc / lam
-            uGu = 0.0
-            for i in range(m):
-                acc = 0.0
-                for l in range(m):
-                    acc += G[i, l] * res[l]
-                Gu[i] += acc
-                uGu += u[i] * Gu[i]
-            b = max((P[j, j] - uGu / lam) / lam, 0.0)
-            one = 1.0
-        if forced < 0.0:
-            kkt[j] = abs(d1) if mu_old > 0 else max(-d1, 0.0)
-            new, change, fallback = _step_rule(mu_old, a2, b, one, lam, nu, exact)
-            if fallback:
-                scal[2] += 1
-        else:
-            new = forced
-            t = new - mu_old
-            change = -lam * a2 * t / (1.0 + t * b) + nu * t if t != 0.0 else 0.0
-        if new == mu_old:
-            case_counts[0] += 1
-            continue
-        scal[1] += change
-        mu[j] = new
-        if s >= 0:
-            g = G[:m, s].copy()
-            Vs = V[s].copy()
-            if new > 0.0:  # case 2, eq. (25)
-                delta = 1.0 / new - 1.0 / mu_old
-                # 1 + delta g_ss = g_ss/new + (mu_old - g_ss)/mu_old: terms >= 0
-                kappa = delta / (g[s] / new + (mu_old - g[s]) / mu_old)
-                _rank1(V[:m], -kappa, g, Vs)
-                _rank1(G[:m, :m], -kappa, g, g)
-                case_counts[1] += 1
-            else:  # case 3, eq. (26): limit Delta -> inf, then drop slot s
-                _rank1(V[:m], -1.0 / g[s], g, Vs)
-                _rank1(G[:m, :m], -1.0 / g[s], g, g)
-                last = m - 1
-                if s != last:
-                    V[s] = V[last]
-                    for i in range(m):
-                        G[s, i] = G[last, i]
-                    for i in range(m):
-                        G[i, s] = G[i, last]
-                    G[s, s] = G[last, last]
-                    idx[s] = idx[last]
-                    slot[idx[s]] = s
-                slot[j] = -1
-                scal[0] = last
-                case_counts[2] += 1
-        else:  # case 4, eq. (27): block inverse with the new column appended
-            sc = 1.0 / (1.0 / new + b)
-            # V_new = G_new [Q_A; Q_j], with v'Q_A = -(sc/lam) u'G Q_A = -(sc/lam) u'V
-            vQ = np.zeros(T)
-            for i in range(m):
-                p = P[j, idx[i]]
-                for r in range(T):
-                    vQ[r] += p * V[i, r]
-            for r in range(T):
-                vQ[r] *= -sc / lam
-                V[m, r] = vQ[r] + sc * Q[j, r]
-            v = -(sc / lam) * Gu
-            w = vQ / sc + Q[j]
-            _rank1(V[:m], 1.0, v, w)
-            _rank1(G[:m, :m], 1.0 / sc, v, v)
-            for i in range(m):
-                G[i, m] = v[i]
-                G[m, i] = v[i]
-            G[m, m] = sc
-            idx[m] = j
-            slot[j] = m
-            scal[0] = m + 1
-            case_counts[3] += 1
-        scal[3] += 1
-        if check_every > 0 and int(scal[3]) % check_every == 0 and scal[0] > 0:
-            row = probes[(int(scal[3]) // check_every) % probes.shape[0]]
-            if _gram_residual(G, V, P, Q, mu, idx, int(scal[0]), lam, row[T:],
-                              row[:T]) > threshold:
-                return k + 1, 2
-    return len(coords), 0
+__all__ = ["SLKLState", "slkl_objective"]
 
 
 class SLKLState:
@@ -837,9 +612,18 @@ class SLKLState:
         else:
             Bt = self.Ct * d[:, None]
             BtB = Bt @ Bt.T
-        H = scipy.linalg.cho_factor(BtB + self.lam * np.eye(m))
-        G = self.lam * d[:, None] * scipy.linalg.cho_solve(H, np.diag(d))
-        return G, Bt, H
+        BtB[np.diag_indices(m)] += self.lam
+        # (lam I + B'B)^{-1} from its Cholesky factor (LAPACK potri: m^3 flops,
+        # against 2 m^3 for two triangular solves with the identity)
+        c, info = scipy.linalg.lapack.dpotrf(BtB, lower=False)
+        if info == 0:
+            inv, info = scipy.linalg.lapack.dpotri(c, lower=False)
+        if info != 0:
+            raise np.linalg.LinAlgError(
+                f"SLKL refresh: lam I + B'B is not positive definite (info={info}).")
+        inv = np.triu(inv) + np.triu(inv, 1).T
+        G = self.lam * d[:, None] * inv * d[None, :]
+        return G, Bt, (c, False)
 
     def refresh(self):
         """Recompute ``G``, ``Z`` and the objective from the active set.
@@ -897,5 +681,3 @@ def slkl_objective(columns, Y, mu, lam=1.0, nu=0.01):
     A = lam * np.eye(C.shape[0]) + (C * mu) @ C.T
     return lam * float(np.sum(Y * np.linalg.solve(A, Y))) + nu * float(np.sum(mu))
 
-
-__all__ += ["slkl_objective"]

@@ -1,0 +1,79 @@
+"""SLKL's nu="auto": leave-one-out error along a warm-started path of nu values."""
+
+import numpy as np
+import pytest
+
+from kernlearn.methods.slkl import NU_GRID, CoordinateNewton, _loo_error, fit_slkl
+from kernlearn.kernels import pairwise_kernel
+
+
+def _columns(n=40, M=12, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-3, 3, (n, 2))
+    Y = np.column_stack([np.sin(X[:, 0]), np.cos(X[:, 1])])
+    Y = Y + 0.2 * rng.normal(size=(n, 2))
+    K = pairwise_kernel(X, X, "rbf", gamma=0.5)
+    S = rng.choice(n, M, replace=False)
+    return K[:, S] / np.sqrt(np.diag(K)[S]), Y - Y.mean(0)
+
+
+@pytest.mark.parametrize("gram", [True, False])
+def test_loo_error_equals_brute_force_leave_one_out(gram):
+    """Z_i / (A^-1)_ii is the residual of the fit without row i (kernel fixed)."""
+    C, Y = _columns()
+    cols = C if gram else (lambda j: C[:, j])
+    res = CoordinateNewton(nu=0.02, tol=1e-8, max_iter=200).solve(
+        cols, Y, n_columns=C.shape[1], rng=0)
+    state = res.state["slkl"]
+    assert 0 < state.m0 < C.shape[1] and state.gram_mode == gram
+    Kt = (C * res.coef) @ C.T
+    n = len(Y)
+    brute = 0.0
+    for i in range(n):
+        keep = np.arange(n) != i
+        alpha = np.linalg.solve(np.eye(n - 1) + Kt[np.ix_(keep, keep)], Y[keep])
+        brute += np.sum((Y[i] - Kt[i, keep] @ alpha) ** 2)
+    assert _loo_error(state) == pytest.approx(brute, rel=1e-8)
+
+
+def _brute_loo(C, Y, mu):
+    Kt = (C * mu) @ C.T
+    n = len(Y)
+    total = 0.0
+    for i in range(n):
+        keep = np.arange(n) != i
+        alpha = np.linalg.solve(np.eye(n - 1) + Kt[np.ix_(keep, keep)], Y[keep])
+        total += np.sum((Y[i] - Kt[i, keep] @ alpha) ** 2)
+    return total
+
+
+@pytest.mark.parametrize("noise", [0.3, 1.0, 2.0])  # keeps 1e-4, 0.01, 0.1
+def test_auto_keeps_the_path_value_of_smallest_loo_error(noise):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-3, 3, (80, 2))
+    Y = (np.sin(2 * X[:, 0]) * X[:, 1] + noise * rng.normal(size=80))[:, None]
+    kw = dict(gamma=0.5, n_columns=30, tol=1e-10, max_iter=3000, seed=0)
+    auto = fit_slkl(X, Y, nu="auto", **kw)
+    tried = list(dict.fromkeys(auto.history["nu"]))
+    assert tried == list(NU_GRID[: len(tried)])
+    assert len(auto.history["objective"]) == auto.n_iter
+    kept = tried[-1]
+    K = pairwise_kernel(X, X[auto.column_indices], "rbf", gamma=0.5)
+    Yc = Y - Y.mean(0)
+    loo = {}
+    for rel in NU_GRID:  # each value cold, to high accuracy
+        res = fit_slkl(X, Y, nu=rel, **kw)
+        np.testing.assert_array_equal(res.column_indices, auto.column_indices)
+        loo[rel] = _brute_loo(K, Yc, res.mu)
+    reached = [r for r in NU_GRID if r >= kept]
+    # the kept value is the best the path reached; the path stopped at the first
+    # value that did worse (or ran out of values)
+    assert loo[kept] == min(loo[r] for r in reached)
+    nxt = NU_GRID.index(kept) + 1
+    if nxt < len(NU_GRID):
+        assert loo[NU_GRID[nxt]] > loo[kept]
+    cold = fit_slkl(X, Y, nu=kept, **kw)
+    # warm-started and cold fits reach the same minimum of eq. (14) (the
+    # minimiser itself is flat along nearly collinear columns)
+    assert auto.objective == pytest.approx(cold.objective, rel=1e-8)
+    assert auto.nu == pytest.approx(cold.nu)
