@@ -142,10 +142,7 @@ class _BaseMultitaskMKL(BaseEstimator):
 
     def _fit(self, X, y, task_index, loss, epsilon=0.1, sample_weight=None, shared=False):
         self._validate_p_q()
-        if shared and self.formulation not in ("mtfl", "mtsfl"):
-            raise ValueError("shared=True needs formulation='mtfl' or 'mtsfl' (shared "
-                             "components of MK-MTFL / MK-MTSFL); got "
-                             f"formulation={self.formulation!r}.")
+        # the formulation and shared are checked once, by fit_multitask
         rows = self._split_tasks(task_index, len(y))
         specs = "precomputed" if self._precomputed() else (
             list(_DEFAULT_KERNELS if self.kernels is None else self.kernels))
