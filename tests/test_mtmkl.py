@@ -534,22 +534,32 @@ def test_shared_needs_mtfl_or_mtsfl():
                         shared=True)
     with pytest.raises(ValueError, match="formulation must be one of"):
         M.fit_multitask(M.TaskKernels(["linear"]), X, y, [np.arange(len(y))], "mtl")
-    # "auto": on with the square loss, off with the SVR loss (n x n libsvm problem)
-    reg = MultitaskMKLRegressor(kernels=["linear"], max_iter=5)
-    assert reg.fit(X, y, task_index=t).shared_
-    assert not reg.set_params(loss="epsilon_insensitive").fit(X, y, task_index=t).shared_
-    assert not reg.set_params(loss="square", formulation="mkl").fit(
-        X, y, task_index=t).shared_
-    # ... and not beyond AUTO_SHARED_MAX_ROWS training rows (O(n^2) factors)
-    from kernlearn.estimators import mtmkl as E
-    reg.set_params(formulation="mtfl")
-    assert reg.fit(X, y, task_index=t).shared_
-    E.AUTO_SHARED_MAX_ROWS, saved = len(y) - 1, E.AUTO_SHARED_MAX_ROWS
-    try:
-        assert not reg.fit(X, y, task_index=t).shared_
-        assert reg.set_params(shared=True).fit(X, y, task_index=t).shared_
-    finally:
-        E.AUTO_SHARED_MAX_ROWS = saved
+
+
+@pytest.mark.parametrize("form", ["mtfl", "mtsfl"])
+def test_default_is_the_papers_model_at_every_size(form):
+    # no switch of model by data size: the default is shared=False (the
+    # paper's model), and the fitted attributes mean the same with shared=True
+    X, y, t = _tasks()
+    kw = dict(kernels=["linear", ("rbf", {"gamma": 0.5})], formulation=form,
+              max_iter=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        default = MultitaskMKLRegressor(**kw).fit(X, y, task_index=t)
+        paper = MultitaskMKLRegressor(**kw, shared=False).fit(X, y, task_index=t)
+        opt_in = MultitaskMKLRegressor(**kw, shared=True).fit(X, y, task_index=t)
+    assert MultitaskMKLRegressor().shared is False
+    assert MultitaskMKLClassifier().shared is False
+    assert not default.shared_ and opt_in.shared_
+    np.testing.assert_array_equal(default.predict(X, task_index=t),
+                                  paper.predict(X, task_index=t))
+    # kernel_weights_: the task-specific blocks (all blocks without sharing);
+    # shared_kernel_weights_: the shared blocks (none without sharing)
+    np.testing.assert_array_equal(default.shared_kernel_weights_, [0.0, 0.0])
+    np.testing.assert_allclose(default.kernel_weights_.sum(), 1.0)
+    total = opt_in.kernel_weights_.sum() + opt_in.shared_kernel_weights_.sum()
+    assert opt_in.shared_kernel_weights_.sum() > 0 and total <= 1 + 1e-12
+    assert default.shared_kernel_weights_.shape == opt_in.shared_kernel_weights_.shape
 
 
 @pytest.mark.parametrize("form,loss", [("mtsfl", "epsilon_insensitive"),

@@ -36,15 +36,6 @@ __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor"]
 
 _DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
 
-#: ``shared="auto"`` fits shared components up to this many training rows.
-#: They need every kernel's factor over all rows (time O(n^2)) and a
-#: coupled solve: on the whole of School (15,362 rows) a default fit takes
-#: 72 s and 1.55 GB with them against 0.5 s and 0.3 GB without, and with
-#: 110 rows per school they matter little (the paper's model catches up
-#: with pooled models as the tasks grow, BENCHMARKS.md).
-AUTO_SHARED_MAX_ROWS = 5000
-
-
 class _BaseMultitaskMKL(BaseEstimator):
     """Shared validation, task bookkeeping and prediction."""
 
@@ -158,12 +149,12 @@ class _BaseMultitaskMKL(BaseEstimator):
                 max_inner=self.max_inner, max_rank=self.max_rank,
                 verbose=self.verbose, sample_weight=sample_weight, shared=shared)
         self._model = model
+        self.shared_ = bool(shared)
         self.kernel_weights_ = model.kernel_weights
         self.task_kernel_weights_ = model.task_kernel_weights
-        if shared:
-            self.shared_kernel_weights_ = model.shared_kernel_weights
-        elif hasattr(self, "shared_kernel_weights_"):
-            del self.shared_kernel_weights_  # from an earlier fit with shared blocks
+        # the same meaning with and without shared blocks: zero weight each
+        self.shared_kernel_weights_ = (model.shared_kernel_weights if shared
+                                       else np.zeros_like(model.kernel_weights))
         self.intercept_ = model.intercept
         self.objective_ = model.objective
         self.gap_ = model.gap
@@ -241,7 +232,9 @@ _ATTRS_DOC = """
     Attributes
     ----------
     kernel_weights_ : ndarray of shape (n_kernels,)
-        Shared kernel weights: :math:`\\gamma` (MK-MTFL), the normalised traces
+        Weights of the base kernels' task-specific blocks (in the paper's
+        model, ``shared=False``, every block is task-specific and they sum to
+        one): :math:`\\gamma` (MK-MTFL), the normalised traces
         :math:`\\mathrm{{tr}}\\,Q_j` (MK-MTSFL), the mean of the per-task weights
         (``"mkl"``) or uniform (``"independent"``).
     task_kernel_weights_ : ndarray of shape (n_tasks, n_kernels)
@@ -249,8 +242,16 @@ _ATTRS_DOC = """
         for ``p = 2``); ``"mkl"``: each task's own kernel weights
         :math:`\\gamma_t`; MK-MTSFL: trace of each kernel's learned
         part in the task's kernel relative to the base kernel's.
+    shared_kernel_weights_ : ndarray of shape (n_kernels,)
+        Weights of the shared blocks (zero with ``shared=False``; MK-MTSFL:
+        normalised traces; MK-MTFL: their coordinates of :math:`\\gamma`);
+        with ``kernel_weights_`` and the constant block of the bias
+        deviations they sum to one.
+    shared_ : bool
+        Whether shared components were fitted (``shared``).
     intercept_ : ndarray of shape (n_tasks,)
-        Biases :math:`b_t`.
+        Biases :math:`b_t` (with shared components: the common bias plus each
+        task's deviation).
     tasks_ : ndarray of shape (n_tasks,)
         Task ids seen in ``fit`` (``[0]`` without ``task_index``).
     objective_ : float
@@ -314,37 +315,29 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         Inner loss: square (kernel ridge, MTSFL's loss) or SVR's.
     epsilon : float, default=0.1
         SVR tube width (``loss="epsilon_insensitive"``).
-    shared : bool or "auto", default="auto"
+    shared : bool, default=False
         Shared components (an extension of the paper; ``formulation="mtfl"``
-        or ``"mtsfl"``; ``"auto"`` uses them there with the square loss and
-        at most :data:`AUTO_SHARED_MAX_ROWS` (5,000) training rows, not with
-        the SVR loss, whose coupled solve is one libsvm problem on the
-        n x n kernel of all training rows, nor on more rows, where the
-        kernel factors over all rows cost O(n^2); ``False`` is the paper's
-        model).  Every kernel gets a second
-        block whose weight vector is common to all tasks, and each task's
-        bias becomes one common free bias plus a deviation on a constant
-        kernel, so that :math:`f_t = g + h_t + b + d_t` with the shared
-        :math:`g` and the task-specific :math:`h_t, d_t` regularised by the
-        same mixed norm.  MK-MTSFL's trace budget (or MK-MTFL's kernel
-        simplex) decides how much of each kernel is shared
+        or ``"mtsfl"``; ``False``, the default, is the paper's model).  Every
+        kernel gets a second block whose weight vector is common to all
+        tasks, and each task's bias becomes one common free bias plus a
+        deviation on a constant kernel, so that :math:`f_t = g + h_t + b +
+        d_t` with the shared :math:`g` and the task-specific :math:`h_t, d_t`
+        regularised by the same mixed norm.  MK-MTSFL's trace budget (or
+        MK-MTFL's kernel simplex) decides how much of each kernel is shared
         (``shared_kernel_weights_``), with no extra hyper-parameter.  With
-        few points per task (School: 15) this is what lets the tasks borrow
-        strength: the paper's models share only kernel weights or a
-        subspace, so each task still fits its own coefficients.  Task levels
-        far apart (by more than the spread within tasks) are left nearly
-        free, as in the paper's model.  The tasks' inner problems are then
-        coupled: a fit costs several times the paper's model.
+        few points per task and a predictor common to the tasks this is what
+        lets them borrow strength (the paper's models share only kernel
+        weights or a subspace, so each task still fits its own
+        coefficients); with unrelated tasks it can be worse than the paper's
+        model, so it is an opt-in: compare the two by validation
+        (:class:`MultitaskMKLRegressorCV` or ``GridSearchCV`` over
+        ``shared``).  Task levels far apart (by more than the spread within
+        tasks) are left nearly free, as in the paper's model.  The tasks'
+        inner problems are then coupled, through every kernel's factor over
+        all training rows (time O(n^2)); with the SVR loss, one libsvm
+        problem on the n x n kernel of all training rows.
 """
         + _ATTRS_DOC
-        + """    shared_ : bool
-        Whether shared components were fitted (``shared`` resolved).
-    shared_kernel_weights_ : ndarray of shape (n_kernels,)
-        (``shared_`` true) weights of the shared blocks (MK-MTSFL: normalised
-        traces; MK-MTFL: their coordinates of :math:`\\gamma`); together with
-        ``kernel_weights_`` (the task-specific blocks) and the constant block
-        of the bias deviations they sum to one.
-"""
         + """
     Examples
     --------
@@ -364,11 +357,11 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         **_BaseMultitaskMKL._parameter_constraints,
         "loss": [StrOptions({"square", "epsilon_insensitive"})],
         "epsilon": [Interval(Real, 0, None, closed="left")],
-        "shared": ["boolean", StrOptions({"auto"})],
+        "shared": ["boolean"],
     }
 
     def __init__(self, kernels=None, *, formulation="mtfl", p=2.0, q=1.5, C=1.0,
-                 loss="square", epsilon=0.1, shared="auto", normalize=True,
+                 loss="square", epsilon=0.1, shared=False, normalize=True,
                  standardize=True, max_iter=100, tol=1e-3, max_inner=5, max_rank=300,
                  verbose=0):
         self.kernels = kernels
@@ -414,13 +407,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight)
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinity.")
-        # "auto": shared components wherever they are implemented (MK-MTFL /
-        # MK-MTSFL with the square loss): on School the paper's model at
-        # defaults explains 2-4 % of the variance per task, with them 16-21 %
-        self.shared_ = bool(self.shared is True or (
-            self.shared == "auto" and self.formulation in ("mtfl", "mtsfl")
-            and self.loss == "square" and len(y) <= AUTO_SHARED_MAX_ROWS))
-        return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self.shared_)
+        return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self.shared)
 
     def predict(self, X, task_index=None):
         """Predict each sample with its task's model.
@@ -475,12 +462,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         that :meth:`predict_proba` exists.
 """
         + _ATTRS_DOC
-        + """    shared_ : bool
-        Whether shared components were fitted.
-    shared_kernel_weights_ : ndarray of shape (n_kernels,)
-        (``shared=True``) weights of the shared blocks, as in
-        :class:`MultitaskMKLRegressor`.
-    classes_ : ndarray of shape (2,)
+        + """    classes_ : ndarray of shape (2,)
         The two class labels.
 
     Examples
@@ -569,8 +551,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
             if np.unique(signed[r]).size < 2:
                 raise ValueError(f"task {self.tasks_[t]!r} has samples of one class "
                                  "only; every task needs both classes.")
-        self.shared_ = bool(self.shared)
-        self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared_)
+        self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared)
         self._fit_platt(X_all, y_all, sample_weight, task_index=t_all)
         return self
 
