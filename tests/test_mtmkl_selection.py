@@ -134,3 +134,108 @@ def test_classifier_scorer_uses_the_task_decision_values(routing):
 
     np.testing.assert_allclose(got, _manual_cv(clf, X, labels, t, folds, 1.0, auc),
                                rtol=1e-12)
+
+
+# -------------------------------------------- closed-form leave-one-out, CV estimator
+def _brute_force_loo(K, y, C):
+    # refit kernel ridge with a free bias without each row, predict that row
+    from kernlearn.methods.mtmkl import solve_inner
+
+    m = len(y)
+    out = np.zeros(m)
+    for i in range(m):
+        r = np.delete(np.arange(m), i)
+        Ci = C if np.ndim(C) == 0 else C[r][None]
+        beta, b, _ = solve_inner("square", K[np.ix_(r, r)][None], y[r][None],
+                                 np.ones((1, m - 1), bool), Ci)
+        out[i] = y[i] - (K[i, r] @ beta[0] + b[0])
+    return out
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_kernel_ridge_loo_matches_brute_force_refits(weighted, rng):
+    from kernlearn.methods.mtmkl.selection import kernel_ridge_loo
+
+    sizes, m = [7, 5], 7  # the second task padded
+    K = np.zeros((2, m, m))
+    y = np.zeros((2, m))
+    mask = np.zeros((2, m), bool)
+    C = np.full((2, m), 0.8)
+    for a, mt in enumerate(sizes):
+        F = rng.normal(size=(mt, 3))
+        K[a, :mt, :mt] = F @ F.T + np.exp(-((F[:, None] - F[None]) ** 2).sum(-1))
+        y[a, :mt] = rng.normal(size=mt) + 3.0 * a
+        mask[a, :mt] = True
+        if weighted:
+            C[a, :mt] *= rng.uniform(0.2, 3.0, size=mt)
+    got = kernel_ridge_loo(K, y, mask, C if weighted else 0.8)
+    for a, mt in enumerate(sizes):
+        ref = _brute_force_loo(K[a, :mt, :mt], y[a, :mt], C[a, :mt] if weighted else 0.8)
+        np.testing.assert_allclose(got[a, :mt], ref, rtol=1e-9, atol=1e-12)
+    assert np.all(got[~mask] == 0)
+
+
+@pytest.mark.parametrize("form", ["mtfl", "mkl"])
+def test_loo_residuals_of_a_fitted_model_at_its_kernel(form):
+    # the learned kernel sum_j W_tj K_tj of each task, left-out rows refitted
+    from kernlearn.methods.mtmkl.selection import loo_residuals
+
+    X, y, t = _tasks(T=3, m=10)
+    reg = MultitaskMKLRegressor(KERNELS, formulation=form, p=4.0, C=0.7,
+                                max_iter=30).fit(X, y, task_index=t)
+    res = loo_residuals(reg.kernels_, reg._blocks, reg._model, y, 0.7)
+    W = reg._model.coef[1]
+    for pos, rows in enumerate(reg._blocks.task_rows):
+        K = sum(W[pos, j] * reg.kernels_.full(j)[np.ix_(rows, rows)] for j in range(2))
+        np.testing.assert_allclose(res[rows], _brute_force_loo(K, y[rows], 0.7),
+                                   rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("form", ["mtfl", "mtsfl"])
+def test_cv_estimator_equals_gridsearch_on_the_same_grid_and_folds(form, routing):
+    from kernlearn import MultitaskMKLRegressorCV
+
+    X, y, t = _tasks()
+    Cs = [0.01, 0.1, 1.0, 10.0]
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X, t))
+    kw = dict(formulation=form, max_iter=20)
+    cv = MultitaskMKLRegressorCV(KERNELS, Cs=Cs, cv=folds, **kw).fit(X, y, task_index=t)
+    search = GridSearchCV(MultitaskMKLRegressor(KERNELS, **kw), {"C": Cs},
+                          cv=folds).fit(X, y, task_index=t)
+    for key in ("mean_test_score", "std_test_score", "split2_test_score"):
+        np.testing.assert_allclose(cv.cv_results_[key], search.cv_results_[key],
+                                   rtol=1e-12)
+    np.testing.assert_array_equal(cv.cv_results_["rank_test_score"],
+                                  search.cv_results_["rank_test_score"])
+    assert cv.C_ == search.best_params_["C"] and cv.best_score_ == search.best_score_
+    np.testing.assert_array_equal(cv.predict(X, task_index=t),
+                                  search.best_estimator_.predict(X, task_index=t))
+    # an int cv: folds stratified by task, every task in every fold
+    cv3 = MultitaskMKLRegressorCV(KERNELS, Cs=Cs, cv=3, **kw).fit(X, y, task_index=t)
+    folds3 = list(StratifiedKFold(3).split(X, t))
+    manual = np.mean(_manual_cv(MultitaskMKLRegressor(KERNELS, **kw), X, y, t,
+                                folds3, cv3.C_))
+    assert cv3.best_score_ == pytest.approx(manual, rel=1e-12)
+
+
+def test_cv_loo_scores_are_the_left_out_r2():
+    from kernlearn import MultitaskMKLRegressorCV
+    from kernlearn.methods.mtmkl.selection import loo_residuals
+
+    X, y, t = _tasks()
+    Cs = [0.01, 1.0, 100.0]
+    cv = MultitaskMKLRegressorCV(KERNELS, Cs=Cs, cv="loo", max_iter=20).fit(
+        X, y, task_index=t)
+    for C, score in zip(Cs, cv.cv_results_["mean_test_score"]):
+        reg = MultitaskMKLRegressor(KERNELS, C=C, max_iter=20).fit(X, y, task_index=t)
+        e = loo_residuals(reg.kernels_, reg._blocks, reg._model, y, C)
+        assert score == pytest.approx(1 - np.sum(e ** 2) / np.sum((y - y.mean()) ** 2),
+                                      rel=1e-12)
+    assert cv.C_ == Cs[int(np.argmax(cv.cv_results_["mean_test_score"]))]
+    ref = MultitaskMKLRegressor(KERNELS, C=cv.C_, max_iter=20).fit(X, y, task_index=t)
+    np.testing.assert_array_equal(cv.predict(X, task_index=t), ref.predict(X, task_index=t))
+    with pytest.raises(ValueError, match="cv='loo' needs"):
+        MultitaskMKLRegressorCV(KERNELS, cv="loo", formulation="mtsfl").fit(
+            X, y, task_index=t)
+    with pytest.raises(ValueError, match="Cs must be"):
+        MultitaskMKLRegressorCV(KERNELS, Cs=[1.0, -1.0]).fit(X, y, task_index=t)

@@ -295,7 +295,8 @@ class _BaseMultitaskMKL(BaseEstimator):
         task_index = None if task_index is None else np.asarray(task_index)[keep]
         return X, np.asarray(y)[keep], task_index, sw[keep]
 
-    def _fit(self, X, y, task_index, loss, epsilon=0.1, sample_weight=None, shared=False):
+    def _fit(self, X, y, task_index, loss, epsilon=0.1, sample_weight=None, shared=False,
+             C=None):
         self._validate_p_q()
         # the formulation and shared are checked once, by fit_multitask
         rows = self._split_tasks(task_index, len(y))
@@ -308,7 +309,8 @@ class _BaseMultitaskMKL(BaseEstimator):
             self.kernels_, self._blocks, model = fit_multitask(
                 TaskKernels(specs, normalize=self.normalize,
                             standardize=self.standardize), X, y, rows,
-                formulation=self.formulation, loss=loss, C=self.C, p=self.p,
+                formulation=self.formulation, loss=loss,
+                C=self.C if C is None else C, p=self.p,
                 q=self.q, epsilon=epsilon, max_iter=self.max_iter, tol=self.tol,
                 max_inner=self.max_inner, max_rank=self.max_rank,
                 verbose=self.verbose, sample_weight=sample_weight, shared=shared)
@@ -566,12 +568,15 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         -------
         self : MultitaskMKLRegressor
         """
+        return self._fit_regression(X, y, task_index, sample_weight)
+
+    def _fit_regression(self, X, y, task_index, sample_weight, C=None):
         X, y = self._check_X(X, y, reset=True)
         y = np.asarray(y, dtype=float)
         X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight)
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinity.")
-        return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self.shared)
+        return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self.shared, C)
 
     def predict(self, X, task_index=None):
         """Predict each sample with its task's model.
