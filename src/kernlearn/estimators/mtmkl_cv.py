@@ -40,7 +40,7 @@ class MultitaskMKLRegressorCV(MultitaskMKLRegressor):
     ----------
     kernels : list or "precomputed", default=None
         As in :class:`MultitaskMKLRegressor`.
-    Cs : array-like of float, default=(0.01, 0.1, 1.0, 10.0, 100.0)
+    Cs : array-like of float, default=(0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
         Candidate loss weights ``C``.
     cv : int, "loo", cross-validation generator or iterable, default=5
         An int: that many folds of :class:`~sklearn.model_selection.StratifiedKFold`
@@ -101,8 +101,8 @@ n_features_in_
         "cv": ["cv_object", StrOptions({"loo"})],
     }
 
-    def __init__(self, kernels=None, *, Cs=(0.01, 0.1, 1.0, 10.0, 100.0), cv=5,
-                 formulation="mtfl", p=2.0, q=1.5, loss="square", epsilon=0.1,
+    def __init__(self, kernels=None, *, Cs=(0.01, 0.1, 1.0, 10.0, 100.0, 1000.0),
+                 cv=5, formulation="mtfl", p=2.0, q=1.5, loss="square", epsilon=0.1,
                  shared=False, normalize=True, standardize=True, max_iter=100,
                  tol=1e-3, max_inner=5, max_rank=300, verbose=0):
         self.kernels = kernels
@@ -181,9 +181,9 @@ n_features_in_
         if not np.isfinite(mean).all():
             raise ValueError("a validation score is not finite: " + str(mean))
         best = int(np.argmax(mean))
+        rank = rankdata(-mean, method="min").astype(np.int32)  # as GridSearchCV's
         self.cv_results_ = {"param_C": Cs, "mean_test_score": mean,
-                            "std_test_score": scores.std(axis=1),
-                            "rank_test_score": rankdata(-mean, method="min").astype(np.int32)}
+                            "std_test_score": scores.std(axis=1), "rank_test_score": rank}
         for k in range(scores.shape[1]):
             self.cv_results_[f"split{k}_test_score"] = scores[:, k]
         self.n_splits_ = scores.shape[1]

@@ -64,7 +64,7 @@ class BlockLayout:
 
     @property
     def within_task(self):
-        """Positions of the blocks that act within each task (task-specific and constant)."""
+        """Positions of the blocks acting within each task (task-specific, constant)."""
         return np.arange(self.n_kernels + 1 if self.shared else self.n_kernels)
 
     def shared_mask(self):

@@ -420,7 +420,7 @@ _FACTORS = _FactorCache()
 
 
 def clear_kernel_cache():
-    """Forget the kernel factors kept between fits (MK-MTSFL, shared components) (cold-start timing)."""
+    """Forget the kernel factors kept between fits (for cold-start timing)."""
     _FACTORS.clear()
 
 
