@@ -674,3 +674,18 @@ def test_verbose_reports_through_progress(form, name, capsys):
     assert out[-1].startswith(f"[{name}] stop: ")
     np.testing.assert_array_equal(quiet.predict(X, task_index=t),
                                   loud.predict(X, task_index=t))
+
+
+def test_classifier_is_binary_and_dense_as_documented():
+    import scipy.sparse as sp
+
+    X, y, t = _tasks()
+    labels = np.arange(len(y)) % 2
+    with pytest.raises(TypeError, match="[Ss]parse"):
+        MultitaskMKLClassifier(kernels=["linear"]).fit(sp.csr_matrix(X), labels,
+                                                        task_index=t)
+    with pytest.raises(ValueError, match="Only binary"):
+        MultitaskMKLClassifier(kernels=["linear"]).fit(X, np.arange(len(y)) % 3,
+                                                        task_index=t)
+    doc = MultitaskMKLClassifier.__doc__
+    assert "Binary only" in doc and "sparse matrices are refused" in doc

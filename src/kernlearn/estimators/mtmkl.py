@@ -610,6 +610,11 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
     Every task is a binary problem on the same two classes; tasks are given
     by ``task_index``.  The inner per-task problems are SVMs (libsvm through
     scikit-learn's ``SVC`` with a precomputed kernel), as in the paper.
+    Binary only: more than two classes are refused (one-vs-rest tasks, as
+    the paper's Caltech-101, are separate tasks of their own labels; or wrap
+    it in :class:`~sklearn.multiclass.OneVsRestClassifier`).  Input must be
+    dense (sparse matrices are refused, as by :class:`MultitaskMKLRegressor`):
+    the kernels are evaluated on dense rows.
 """
         + _PARAMS_DOC.format(machine="SVM", C="10.0")
         + """    shared : bool, default=False
