@@ -12,6 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from kernlearn import MultitaskMKLClassifier, MultitaskMKLRegressor
 from kernlearn.methods import mtmkl as M
+from kernlearn.methods.mtmkl import task_kernels
 
 # three linear kernels on column pairs: finite features, so the primal is a cvxpy problem
 SPECS = [("linear", {}, [0, 1]), ("linear", {}, [2, 3]), ("linear", {}, [4, 5])]
@@ -242,7 +243,7 @@ def test_blockwise_factor_matches_the_in_memory_one(rng, monkeypatch):
     X = rng.normal(size=(300, 4))
     kern = M.TaskKernels([("rbf", {"gamma": 0.3})]).fit(X)
     A = kern.factor(0, max_rank=40)
-    monkeypatch.setattr(M, "_GRAM_IN_MEMORY_ROWS", 100)
+    monkeypatch.setattr(task_kernels, "_GRAM_IN_MEMORY_ROWS", 100)
     calls = []
     full = kern.full
 
@@ -277,18 +278,18 @@ def test_factor_cache_follows_the_data():
     specs = [("linear", {}, [0, 1]), ("rbf", {"gamma": 0.3})]
     M.clear_kernel_cache()
     k1 = M.TaskKernels(specs).fit(X)
-    A = [M._FACTORS.get(k1, j, None) for j in range(2)]
-    assert all(M._FACTORS.get(M.TaskKernels(specs).fit(X.copy()), j, None) is A[j]
+    A = [task_kernels._FACTORS.get(k1, j, None) for j in range(2)]
+    assert all(task_kernels._FACTORS.get(M.TaskKernels(specs).fit(X.copy()), j, None) is A[j]
                for j in range(2))
     X2 = X.copy()
     X2[3, 1] += 0.5
     k2 = M.TaskKernels(specs).fit(X2)
     for j in range(2):
-        A2 = M._FACTORS.get(k2, j, None)
+        A2 = task_kernels._FACTORS.get(k2, j, None)
         np.testing.assert_allclose(A2 @ A2.T, k2.full(j), atol=1e-8)
     # a new parameter is a new kernel
     k3 = M.TaskKernels([("linear", {}, [0, 1]), ("rbf", {"gamma": 0.4})]).fit(X)
-    A3 = M._FACTORS.get(k3, 1, None)
+    A3 = task_kernels._FACTORS.get(k3, 1, None)
     np.testing.assert_allclose(A3 @ A3.T, k3.full(1), atol=1e-8)
     M.clear_kernel_cache()
 
@@ -401,9 +402,9 @@ def test_coupled_inner_solve_equals_the_dense_system(global_bias, rng):
     n, T = 18, 3
     F, G = rng.normal(size=(n, 3)), rng.normal(size=(n, 2))
     y, C = rng.normal(size=n), 0.7
-    K_b = [Fb @ Fb.transpose(0, 2, 1) for Fb in M._gather_rows(blocks, F)]
-    G_b = M._gather_rows(blocks, G)
-    beta, b, L = M._solve_coupled(blocks, K_b, G_b, blocks.gather(y), C, global_bias)
+    K_b = [Fb @ Fb.transpose(0, 2, 1) for Fb in M.gather_rows(blocks, F)]
+    G_b = M.gather_rows(blocks, G)
+    beta, b, L = M.solve_coupled(blocks, K_b, G_b, blocks.gather(y), C, global_bias)
     beta = blocks.scatter(beta, n)
     K = G @ G.T + np.eye(n) / (2 * C)
     E = np.zeros((n, T))
@@ -428,7 +429,7 @@ def test_shared_mtsfl_reaches_the_primal_optimum_of_cvxpy(q, offset):
     # the spread within tasks, as with offset=6)
     X, y, rows = _data(T=4, m=8, offset=offset)
     C, T = 0.5, len(rows)
-    s = M._bias_scale(y, rows)
+    s = M.bias_scale(y, rows)
     assert (s > 2) == (offset > 1)
     fitted = _fit("mtsfl", X, y, rows, C, q=q, shared=True, max_iter=1500, tol=1e-7)
     model = fitted[2]
@@ -459,7 +460,7 @@ def test_shared_mtfl_reaches_the_primal_optimum_of_cvxpy(p):
     #          + sum_j ||w0_j||)^2 + C * squared loss, with b free
     X, y, rows = _data(T=4, m=8, offset=1.0 if p == 2 else 6.0)
     C, T = 0.5, len(rows)
-    s = M._bias_scale(y, rows)
+    s = M.bias_scale(y, rows)
     fitted = _fit("mtfl", X, y, rows, C, p=p, shared=True, max_iter=2000, tol=1e-7)
     model = fitted[2]
     W = [[cp.Variable(2) for _ in range(3)] for _ in range(T)]
@@ -509,32 +510,56 @@ def test_shared_components_let_small_tasks_borrow_strength(form):
 
 
 def test_shared_needs_mtfl_or_mtsfl():
+    # one check (check_formulation) that every entry point reaches: the
+    # baselines have no shared components, an unknown formulation is refused
+    for form in ("mtfl", "mtsfl"):
+        M.check_formulation(form, shared=True)
+    for form in ("mkl", "independent"):
+        M.check_formulation(form, shared=False)
+        with pytest.raises(ValueError, match=f"need formulation='mtfl' or 'mtsfl'; "
+                                             f"got formulation='{form}'"):
+            M.check_formulation(form, shared=True)
+    with pytest.raises(ValueError, match="formulation must be one of"):
+        M.check_formulation("mtl")
     X, y, t = _tasks()
-    with pytest.raises(ValueError, match="shared=True needs formulation='mtfl' or"):
+    msg = "shared components \\(shared=True\\) need formulation='mtfl' or 'mtsfl'"
+    with pytest.raises(ValueError, match=msg):
         MultitaskMKLRegressor(kernels=["linear"], formulation="mkl",
                               shared=True).fit(X, y, task_index=t)
-    with pytest.raises(ValueError, match="shared=True needs formulation='mtfl' or"):
+    with pytest.raises(ValueError, match=msg):
         MultitaskMKLClassifier(kernels=["linear"], formulation="independent",
                                shared=True).fit(X, np.arange(len(y)) % 2, task_index=t)
-    with pytest.raises(ValueError, match="implemented for formulation='mtfl' or"):
+    with pytest.raises(ValueError, match=msg):
         M.fit_multitask(M.TaskKernels(["linear"]), X, y, [np.arange(len(y))], "mkl",
                         shared=True)
-    # "auto": on with the square loss, off with the SVR loss (n x n libsvm problem)
-    reg = MultitaskMKLRegressor(kernels=["linear"], max_iter=5)
-    assert reg.fit(X, y, task_index=t).shared_
-    assert not reg.set_params(loss="epsilon_insensitive").fit(X, y, task_index=t).shared_
-    assert not reg.set_params(loss="square", formulation="mkl").fit(
-        X, y, task_index=t).shared_
-    # ... and not beyond AUTO_SHARED_MAX_ROWS training rows (O(n^2) factors)
-    from kernlearn.estimators import mtmkl as E
-    reg.set_params(formulation="mtfl")
-    assert reg.fit(X, y, task_index=t).shared_
-    E.AUTO_SHARED_MAX_ROWS, saved = len(y) - 1, E.AUTO_SHARED_MAX_ROWS
-    try:
-        assert not reg.fit(X, y, task_index=t).shared_
-        assert reg.set_params(shared=True).fit(X, y, task_index=t).shared_
-    finally:
-        E.AUTO_SHARED_MAX_ROWS = saved
+    with pytest.raises(ValueError, match="formulation must be one of"):
+        M.fit_multitask(M.TaskKernels(["linear"]), X, y, [np.arange(len(y))], "mtl")
+
+
+@pytest.mark.parametrize("form", ["mtfl", "mtsfl"])
+def test_default_is_the_papers_model_at_every_size(form):
+    # no switch of model by data size: the default is shared=False (the
+    # paper's model), and the fitted attributes mean the same with shared=True
+    X, y, t = _tasks()
+    kw = dict(kernels=["linear", ("rbf", {"gamma": 0.5})], formulation=form,
+              max_iter=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        default = MultitaskMKLRegressor(**kw).fit(X, y, task_index=t)
+        paper = MultitaskMKLRegressor(**kw, shared=False).fit(X, y, task_index=t)
+        opt_in = MultitaskMKLRegressor(**kw, shared=True).fit(X, y, task_index=t)
+    assert MultitaskMKLRegressor().shared is False
+    assert MultitaskMKLClassifier().shared is False
+    assert not default.shared_ and opt_in.shared_
+    np.testing.assert_array_equal(default.predict(X, task_index=t),
+                                  paper.predict(X, task_index=t))
+    # kernel_weights_: the task-specific blocks (all blocks without sharing);
+    # shared_kernel_weights_: the shared blocks (none without sharing)
+    np.testing.assert_array_equal(default.shared_kernel_weights_, [0.0, 0.0])
+    np.testing.assert_allclose(default.kernel_weights_.sum(), 1.0)
+    total = opt_in.kernel_weights_.sum() + opt_in.shared_kernel_weights_.sum()
+    assert opt_in.shared_kernel_weights_.sum() > 0 and total <= 1 + 1e-12
+    assert default.shared_kernel_weights_.shape == opt_in.shared_kernel_weights_.shape
 
 
 @pytest.mark.parametrize("form,loss", [("mtsfl", "epsilon_insensitive"),
@@ -546,7 +571,7 @@ def test_shared_svr_and_svm_reach_the_primal_optimum_of_cvxpy(form, loss):
     if loss == "hinge":
         y = np.where(y > np.median(y), 1.0, -1.0)
     C, T, eps = 0.5, len(rows), 0.1
-    s = M._bias_scale(y, rows)
+    s = M.bias_scale(y, rows)
     kern = M.TaskKernels(SPECS, normalize=False, standardize=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -594,15 +619,15 @@ def test_bias_scale_is_the_spread_of_task_levels():
     rows = [np.arange(0, 10), np.arange(10, 20)]
     y = np.r_[np.tile([-1.0, 1.0], 5), np.tile([-1.0, 1.0], 5) + 40.0]
     # levels 0 and 40: variance of the means 400, within-task variance 1
-    assert np.isclose(M._bias_scale(y, rows), 400.0)
-    assert M._bias_scale(y - np.r_[np.zeros(10), np.full(10, 39.5)], rows) == 1.0
+    assert np.isclose(M.bias_scale(y, rows), 400.0)
+    assert M.bias_scale(y - np.r_[np.zeros(10), np.full(10, 39.5)], rows) == 1.0
     # weights: a zero-weight row is as if absent
     w = np.ones(20)
     w[0] = 0.0
     y2 = y.copy()
     y2[0] = 1e6
-    np.testing.assert_allclose(M._bias_scale(y2, rows, w),
-                               M._bias_scale(np.delete(y, 0), [np.arange(9),
+    np.testing.assert_allclose(M.bias_scale(y2, rows, w),
+                               M.bias_scale(np.delete(y, 0), [np.arange(9),
                                                                np.arange(9, 19)]))
 
 
@@ -630,3 +655,37 @@ def test_shared_keeps_task_levels_far_apart(form):
                               / np.var(yt[tt == k]) for k in range(T)])
     assert r2[False] > 0.7
     assert r2[True] > r2[False] - 0.02
+
+
+@pytest.mark.parametrize("form,name", [("mtfl", "MK-MTFL"), ("mtsfl", "MK-MTSFL"),
+                                       ("mkl", "per-task MKL")])
+def test_verbose_reports_through_progress(form, name, capsys):
+    # one line per mirror-descent iteration and a stop line, in the library's
+    # progress format; verbose changes nothing that is computed
+    X, y, t = _tasks()
+    kw = dict(kernels=["linear"], formulation=form, max_iter=4, tol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        quiet = MultitaskMKLRegressor(**kw, verbose=0).fit(X, y, task_index=t)
+        assert capsys.readouterr().out == ""
+        loud = MultitaskMKLRegressor(**kw, verbose=1).fit(X, y, task_index=t)
+    out = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith(f"[{name}] iter") for line in out) == loud.n_iter_
+    assert out[-1].startswith(f"[{name}] stop: ")
+    np.testing.assert_array_equal(quiet.predict(X, task_index=t),
+                                  loud.predict(X, task_index=t))
+
+
+def test_classifier_is_binary_and_dense_as_documented():
+    import scipy.sparse as sp
+
+    X, y, t = _tasks()
+    labels = np.arange(len(y)) % 2
+    with pytest.raises(TypeError, match="[Ss]parse"):
+        MultitaskMKLClassifier(kernels=["linear"]).fit(sp.csr_matrix(X), labels,
+                                                        task_index=t)
+    with pytest.raises(ValueError, match="Only binary"):
+        MultitaskMKLClassifier(kernels=["linear"]).fit(X, np.arange(len(y)) % 3,
+                                                        task_index=t)
+    doc = MultitaskMKLClassifier.__doc__
+    assert "Binary only" in doc and "sparse matrices are refused" in doc

@@ -16,6 +16,7 @@ _ESTIMATORS = {
     "LowRankKernelClassifier": "kernlearn.estimators.lowrank",
     "MultitaskMKLClassifier": "kernlearn.estimators.mtmkl",
     "MultitaskMKLRegressor": "kernlearn.estimators.mtmkl",
+    "MultitaskMKLRegressorCV": "kernlearn.estimators.mtmkl_cv",
 }
 
 # Public non-estimator objects (not run through the estimator checks).

@@ -4,9 +4,11 @@ Thin wrappers: validate inputs and the task ids, then call
 :func:`kernlearn.methods.mtmkl.fit_multitask`.
 """
 
+import sys
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -32,21 +34,158 @@ from ._base import (
     task_positions,
 )
 
-__all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor"]
+__all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]
 
 _DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
 
-#: ``shared="auto"`` fits shared components up to this many training rows.
-#: They need every kernel's factor over all rows (time O(n^2)) and a
-#: coupled solve: on the whole of School (15,362 rows) a default fit takes
-#: 72 s and 1.55 GB with them against 0.5 s and 0.3 GB without, and with
-#: 110 rows per school they matter little (the paper's model catches up
-#: with pooled models as the tasks grow, BENCHMARKS.md).
-AUTO_SHARED_MAX_ROWS = 5000
+_ROUTING_HELP = (
+    "Turn scikit-learn's metadata routing on, sklearn.set_config("
+    "enable_metadata_routing=True): task_index is then routed to fit, predict and "
+    "score (and to scorers wrapped in kernlearn.estimators.mtmkl.MultitaskScorer, "
+    "e.g. scoring=MultitaskScorer('r2')); or use MultitaskMKLRegressorCV.")
+
+
+def _in_model_selection():
+    """Whether a call comes from scikit-learn's model selection (frames up the stack)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").startswith("sklearn.model_selection"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _task_blind_scorers():
+    """Scorers of a calling scikit-learn cross-validation that cannot pass task ids.
+
+    scikit-learn's own scorers (``scoring="r2"`` and the like) call
+    ``predict(X)`` with no metadata; :class:`MultitaskScorer` and the default
+    scoring (the estimator's ``score``, which routing feeds) do pass them.
+    """
+    try:
+        from sklearn.metrics._scorer import _BaseScorer, _MultimetricScorer
+    except ImportError:  # a scikit-learn without these: nothing to check
+        return []
+    frame = sys._getframe(1)
+    while frame is not None:
+        if (frame.f_code.co_name == "_fit_and_score" and frame.f_globals.get(
+                "__name__", "").startswith("sklearn.model_selection")):
+            scorer = frame.f_locals.get("scorer")
+            scorers = (scorer._scorers.values() if isinstance(scorer, _MultimetricScorer)
+                       else [scorer])
+            return [sc for sc in scorers if isinstance(sc, _BaseScorer)]
+        frame = frame.f_back
+    return []
+
+
+class MultitaskScorer:
+    """A scikit-learn scorer that passes each sample's task id to the predictions.
+
+    scikit-learn's scorers call ``predict(X)`` (or ``decision_function`` /
+    ``predict_proba``) with no metadata, so a multitask model cannot know
+    the task of each test row; this wrapper requests ``task_index`` through
+    scikit-learn's metadata routing and gives it to the estimator's
+    prediction methods.
+
+    Parameters
+    ----------
+    scoring : str or callable, default="r2"
+        A scorer name of :func:`sklearn.metrics.get_scorer` or a scorer
+        ``scorer(estimator, X, y)``.
+
+    Examples
+    --------
+    >>> import numpy as np, sklearn
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from kernlearn import MultitaskMKLRegressor
+    >>> from kernlearn.estimators.mtmkl import MultitaskScorer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 2)); t = np.repeat([0, 1, 2], 20)
+    >>> y = X[:, 0] + t
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     search = GridSearchCV(MultitaskMKLRegressor(["linear"]), {"C": [0.1, 1.0]},
+    ...                           scoring=MultitaskScorer("neg_mean_absolute_error"),
+    ...                           cv=3).fit(X, y, task_index=t)
+    >>> bool(np.isfinite(search.cv_results_["mean_test_score"]).all())
+    True
+    """
+
+    def __init__(self, scoring="r2"):
+        self.scoring = scoring
+
+    def __call__(self, estimator, X, y_true, task_index=None):
+        """Score ``estimator`` on ``X``, each row predicted for its own task.
+
+        Parameters
+        ----------
+        estimator : estimator
+            Fitted multitask estimator.
+        X : array-like
+            Test inputs.
+        y_true : array-like of shape (n_samples,)
+            True targets.
+        task_index : array-like of shape (n_samples,), optional
+            Task id of each test sample.
+
+        Returns
+        -------
+        score : float
+        """
+        from sklearn.metrics import get_scorer
+
+        scorer = get_scorer(self.scoring)
+        return scorer(_WithTasks(estimator, task_index), X, y_true)
+
+    def get_metadata_routing(self):
+        """The routing request: ``task_index`` for ``score``.
+
+        Returns
+        -------
+        request : sklearn.utils.metadata_routing.MetadataRequest
+        """
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        request = MetadataRequest(owner=type(self).__name__)
+        request.score.add_request(param="task_index", alias=True)
+        return request
+
+    def __repr__(self):
+        return f"MultitaskScorer({self.scoring!r})"
+
+
+class _WithTasks:
+    """A fitted estimator whose prediction methods have ``task_index`` bound."""
+
+    _BOUND = ("predict", "decision_function", "predict_proba")
+
+    def __init__(self, estimator, task_index):
+        self._estimator = estimator
+        self._task_index = task_index
+
+    def __getattr__(self, name):
+        attr = getattr(self._estimator, name)
+        if name not in self._BOUND:
+            return attr
+
+        def bound(X):
+            return attr(X, task_index=self._task_index)
+
+        bound.__name__ = name  # scikit-learn's scorers read the method's name
+        return bound
 
 
 class _BaseMultitaskMKL(BaseEstimator):
     """Shared validation, task bookkeeping and prediction."""
+
+    # task ids are requested by default wherever scikit-learn routes metadata
+    # (set_config(enable_metadata_routing=True)): GridSearchCV, cross_validate
+    # and Pipeline then pass them to fit, predict and score with no
+    # set_*_request call
+    __metadata_request__fit = {"task_index": True}
+    __metadata_request__predict = {"task_index": True}
+    __metadata_request__score = {"task_index": True}
+    __metadata_request__decision_function = {"task_index": True}
+    __metadata_request__predict_proba = {"task_index": True}
 
     _parameter_constraints = {
         "kernels": [list, tuple, StrOptions({"precomputed"}), None],
@@ -108,6 +247,21 @@ class _BaseMultitaskMKL(BaseEstimator):
             self.tasks_ = np.array([0])
             return [np.arange(n)]
         self.tasks_, rows = split_tasks(task_index, n)
+        if (len(self.tasks_) > 1 and not get_config()["enable_metadata_routing"]
+                and _in_model_selection()):
+            # without routing, model selection passes task_index to fit only:
+            # predict and score would fail on every split, and scikit-learn
+            # would report NaN scores and pick the first candidate
+            raise ValueError("task_index reached fit through scikit-learn's model "
+                             "selection with metadata routing off, so predict and "
+                             "score would not receive it (every score NaN). "
+                             + _ROUTING_HELP)
+        blind = _task_blind_scorers() if len(self.tasks_) > 1 else []
+        if blind:
+            raise ValueError(f"scoring {blind[0]!r} calls {type(self).__name__}'s "
+                             "predictions without task_index (scikit-learn's scorers "
+                             "pass no metadata to predict); wrap it: scoring="
+                             "MultitaskScorer('r2') (kernlearn.estimators.mtmkl).")
         small = [self.tasks_[t] for t, r in enumerate(rows) if len(r) < 2]
         if small:
             raise ValueError("every task needs at least 2 samples; task(s) "
@@ -118,7 +272,8 @@ class _BaseMultitaskMKL(BaseEstimator):
         if task_index is None:
             if len(self.tasks_) > 1:
                 raise ValueError("this model was fitted on several tasks; pass "
-                                 "task_index to name the task of each sample.")
+                                 "task_index to name the task of each sample. "
+                                 "In model selection: " + _ROUTING_HELP)
             return np.zeros(n, dtype=np.int64)
         return task_positions(self.tasks_, task_index, n)
 
@@ -140,12 +295,10 @@ class _BaseMultitaskMKL(BaseEstimator):
         task_index = None if task_index is None else np.asarray(task_index)[keep]
         return X, np.asarray(y)[keep], task_index, sw[keep]
 
-    def _fit(self, X, y, task_index, loss, epsilon=0.1, sample_weight=None, shared=False):
+    def _fit(self, X, y, task_index, loss, epsilon=0.1, sample_weight=None, shared=False,
+             C=None):
         self._validate_p_q()
-        if shared and self.formulation not in ("mtfl", "mtsfl"):
-            raise ValueError("shared=True needs formulation='mtfl' or 'mtsfl' (shared "
-                             "components of MK-MTFL / MK-MTSFL); got "
-                             f"formulation={self.formulation!r}.")
+        # the formulation and shared are checked once, by fit_multitask
         rows = self._split_tasks(task_index, len(y))
         specs = "precomputed" if self._precomputed() else (
             list(_DEFAULT_KERNELS if self.kernels is None else self.kernels))
@@ -156,17 +309,18 @@ class _BaseMultitaskMKL(BaseEstimator):
             self.kernels_, self._blocks, model = fit_multitask(
                 TaskKernels(specs, normalize=self.normalize,
                             standardize=self.standardize), X, y, rows,
-                formulation=self.formulation, loss=loss, C=self.C, p=self.p,
+                formulation=self.formulation, loss=loss,
+                C=self.C if C is None else C, p=self.p,
                 q=self.q, epsilon=epsilon, max_iter=self.max_iter, tol=self.tol,
                 max_inner=self.max_inner, max_rank=self.max_rank,
                 verbose=self.verbose, sample_weight=sample_weight, shared=shared)
         self._model = model
+        self.shared_ = bool(shared)
         self.kernel_weights_ = model.kernel_weights
         self.task_kernel_weights_ = model.task_kernel_weights
-        if shared:
-            self.shared_kernel_weights_ = model.shared_kernel_weights
-        elif hasattr(self, "shared_kernel_weights_"):
-            del self.shared_kernel_weights_  # from an earlier fit with shared blocks
+        # the same meaning with and without shared blocks: zero weight each
+        self.shared_kernel_weights_ = (model.shared_kernel_weights if shared
+                                       else np.zeros_like(model.kernel_weights))
         self.intercept_ = model.intercept
         self.objective_ = model.objective
         self.gap_ = model.gap
@@ -244,7 +398,9 @@ _ATTRS_DOC = """
     Attributes
     ----------
     kernel_weights_ : ndarray of shape (n_kernels,)
-        Shared kernel weights: :math:`\\gamma` (MK-MTFL), the normalised traces
+        Weights of the base kernels' task-specific blocks (in the paper's
+        model, ``shared=False``, every block is task-specific and they sum to
+        one): :math:`\\gamma` (MK-MTFL), the normalised traces
         :math:`\\mathrm{{tr}}\\,Q_j` (MK-MTSFL), the mean of the per-task weights
         (``"mkl"``) or uniform (``"independent"``).
     task_kernel_weights_ : ndarray of shape (n_tasks, n_kernels)
@@ -252,8 +408,16 @@ _ATTRS_DOC = """
         for ``p = 2``); ``"mkl"``: each task's own kernel weights
         :math:`\\gamma_t`; MK-MTSFL: trace of each kernel's learned
         part in the task's kernel relative to the base kernel's.
+    shared_kernel_weights_ : ndarray of shape (n_kernels,)
+        Weights of the shared blocks (zero with ``shared=False``; MK-MTSFL:
+        normalised traces; MK-MTFL: their coordinates of :math:`\\gamma`);
+        with ``kernel_weights_`` and the constant block of the bias
+        deviations they sum to one.
+    shared_ : bool
+        Whether shared components were fitted (``shared``).
     intercept_ : ndarray of shape (n_tasks,)
-        Biases :math:`b_t`.
+        Biases :math:`b_t` (with shared components: the common bias plus each
+        task's deviation).
     tasks_ : ndarray of shape (n_tasks,)
         Task ids seen in ``fit`` (``[0]`` without ``task_index``).
     objective_ : float
@@ -317,37 +481,29 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         Inner loss: square (kernel ridge, MTSFL's loss) or SVR's.
     epsilon : float, default=0.1
         SVR tube width (``loss="epsilon_insensitive"``).
-    shared : bool or "auto", default="auto"
+    shared : bool, default=False
         Shared components (an extension of the paper; ``formulation="mtfl"``
-        or ``"mtsfl"``; ``"auto"`` uses them there with the square loss and
-        at most :data:`AUTO_SHARED_MAX_ROWS` (5,000) training rows, not with
-        the SVR loss, whose coupled solve is one libsvm problem on the
-        n x n kernel of all training rows, nor on more rows, where the
-        kernel factors over all rows cost O(n^2); ``False`` is the paper's
-        model).  Every kernel gets a second
-        block whose weight vector is common to all tasks, and each task's
-        bias becomes one common free bias plus a deviation on a constant
-        kernel, so that :math:`f_t = g + h_t + b + d_t` with the shared
-        :math:`g` and the task-specific :math:`h_t, d_t` regularised by the
-        same mixed norm.  MK-MTSFL's trace budget (or MK-MTFL's kernel
-        simplex) decides how much of each kernel is shared
+        or ``"mtsfl"``; ``False``, the default, is the paper's model).  Every
+        kernel gets a second block whose weight vector is common to all
+        tasks, and each task's bias becomes one common free bias plus a
+        deviation on a constant kernel, so that :math:`f_t = g + h_t + b +
+        d_t` with the shared :math:`g` and the task-specific :math:`h_t, d_t`
+        regularised by the same mixed norm.  MK-MTSFL's trace budget (or
+        MK-MTFL's kernel simplex) decides how much of each kernel is shared
         (``shared_kernel_weights_``), with no extra hyper-parameter.  With
-        few points per task (School: 15) this is what lets the tasks borrow
-        strength: the paper's models share only kernel weights or a
-        subspace, so each task still fits its own coefficients.  Task levels
-        far apart (by more than the spread within tasks) are left nearly
-        free, as in the paper's model.  The tasks' inner problems are then
-        coupled: a fit costs several times the paper's model.
+        few points per task and a predictor common to the tasks this is what
+        lets them borrow strength (the paper's models share only kernel
+        weights or a subspace, so each task still fits its own
+        coefficients); with unrelated tasks it can be worse than the paper's
+        model, so it is an opt-in: compare the two by validation
+        (:class:`MultitaskMKLRegressorCV` or ``GridSearchCV`` over
+        ``shared``).  Task levels far apart (by more than the spread within
+        tasks) are left nearly free, as in the paper's model.  The tasks'
+        inner problems are then coupled, through every kernel's factor over
+        all training rows (time O(n^2)); with the SVR loss, one libsvm
+        problem on the n x n kernel of all training rows.
 """
         + _ATTRS_DOC
-        + """    shared_ : bool
-        Whether shared components were fitted (``shared`` resolved).
-    shared_kernel_weights_ : ndarray of shape (n_kernels,)
-        (``shared_`` true) weights of the shared blocks (MK-MTSFL: normalised
-        traces; MK-MTFL: their coordinates of :math:`\\gamma`); together with
-        ``kernel_weights_`` (the task-specific blocks) and the constant block
-        of the bias deviations they sum to one.
-"""
         + """
     Examples
     --------
@@ -367,11 +523,11 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         **_BaseMultitaskMKL._parameter_constraints,
         "loss": [StrOptions({"square", "epsilon_insensitive"})],
         "epsilon": [Interval(Real, 0, None, closed="left")],
-        "shared": ["boolean", StrOptions({"auto"})],
+        "shared": ["boolean"],
     }
 
     def __init__(self, kernels=None, *, formulation="mtfl", p=2.0, q=1.5, C=1.0,
-                 loss="square", epsilon=0.1, shared="auto", normalize=True,
+                 loss="square", epsilon=0.1, shared=False, normalize=True,
                  standardize=True, max_iter=100, tol=1e-3, max_inner=5, max_rank=300,
                  verbose=0):
         self.kernels = kernels
@@ -412,18 +568,15 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         -------
         self : MultitaskMKLRegressor
         """
+        return self._fit_regression(X, y, task_index, sample_weight)
+
+    def _fit_regression(self, X, y, task_index, sample_weight, C=None):
         X, y = self._check_X(X, y, reset=True)
         y = np.asarray(y, dtype=float)
         X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight)
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinity.")
-        # "auto": shared components wherever they are implemented (MK-MTFL /
-        # MK-MTSFL with the square loss): on School the paper's model at
-        # defaults explains 2-4 % of the variance per task, with them 16-21 %
-        self.shared_ = bool(self.shared is True or (
-            self.shared == "auto" and self.formulation in ("mtfl", "mtsfl")
-            and self.loss == "square" and len(y) <= AUTO_SHARED_MAX_ROWS))
-        return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self.shared_)
+        return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self.shared, C)
 
     def predict(self, X, task_index=None):
         """Predict each sample with its task's model.
@@ -457,6 +610,11 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
     Every task is a binary problem on the same two classes; tasks are given
     by ``task_index``.  The inner per-task problems are SVMs (libsvm through
     scikit-learn's ``SVC`` with a precomputed kernel), as in the paper.
+    Binary only: more than two classes are refused (one-vs-rest tasks, as
+    the paper's Caltech-101, are separate tasks of their own labels; or wrap
+    it in :class:`~sklearn.multiclass.OneVsRestClassifier`).  Input must be
+    dense (sparse matrices are refused, as by :class:`MultitaskMKLRegressor`):
+    the kernels are evaluated on dense rows.
 """
         + _PARAMS_DOC.format(machine="SVM", C="10.0")
         + """    shared : bool, default=False
@@ -478,12 +636,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         that :meth:`predict_proba` exists.
 """
         + _ATTRS_DOC
-        + """    shared_ : bool
-        Whether shared components were fitted.
-    shared_kernel_weights_ : ndarray of shape (n_kernels,)
-        (``shared=True``) weights of the shared blocks, as in
-        :class:`MultitaskMKLRegressor`.
-    classes_ : ndarray of shape (2,)
+        + """    classes_ : ndarray of shape (2,)
         The two class labels.
 
     Examples
@@ -572,8 +725,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
             if np.unique(signed[r]).size < 2:
                 raise ValueError(f"task {self.tasks_[t]!r} has samples of one class "
                                  "only; every task needs both classes.")
-        self.shared_ = bool(self.shared)
-        self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared_)
+        self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared)
         self._fit_platt(X_all, y_all, sample_weight, task_index=t_all)
         return self
 

@@ -1,0 +1,339 @@
+r"""Fitting a multitask kernel model end to end, and predicting with it.
+
+:func:`fit_multitask` validates the choice of formulation once, fits the
+kernels, builds the task buckets and the block list
+(:class:`~kernlearn.methods.mtmkl.components.BlockLayout`), runs MK-MTFL
+(:mod:`~kernlearn.methods.mtmkl.mtfl`) or MK-MTSFL
+(:mod:`~kernlearn.methods.mtmkl.mtsfl`), and returns a
+:class:`MultitaskModel`: what prediction needs.
+"""
+
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from ...solvers.mirror_descent import logsumexp
+from .components import BlockLayout, bias_scale
+from .mtfl import solve_mtfl
+from .mtsfl import solve_mtsfl
+from .task_kernels import _FACTORS, TaskBuckets, gather_rows
+
+__all__ = ["FORMULATIONS", "MultitaskModel", "check_formulation", "fit_multitask"]
+
+#: Formulations of :func:`fit_multitask`: MK-MTFL, MK-MTSFL and the baselines.
+FORMULATIONS = ("mtfl", "mtsfl", "mkl", "independent")
+
+#: Formulations that have shared components (``shared=True``).
+SHARED_FORMULATIONS = ("mtfl", "mtsfl")
+
+
+@dataclass
+class MultitaskModel:
+    """A fitted multitask kernel model: what prediction needs.
+
+    Attributes
+    ----------
+    formulation : str
+    kernel_weights : ndarray of shape (k,)
+    task_kernel_weights : ndarray of shape (T, k)
+    intercept : ndarray of shape (T,)
+    coef : object
+        ``("blocks", W (T, k), beta per bucket)`` for the within-task models,
+        ``("full", list of (n, T) coefficient matrices)`` for MK-MTSFL.
+    objective : float
+    gap : float
+    history : dict
+    n_iter : int
+    converged : bool
+    """
+
+    formulation: str
+    kernel_weights: np.ndarray
+    task_kernel_weights: np.ndarray
+    intercept: np.ndarray
+    coef: tuple
+    objective: float
+    gap: float
+    history: dict
+    n_iter: int
+    converged: bool
+    shared_kernel_weights: np.ndarray = None
+    shared_coef: list = None
+
+    def decision(self, kernels, blocks, X, task_pos):
+        """Predictions ``f_t(x)`` of new rows, each for its own task.
+
+        Parameters
+        ----------
+        kernels : TaskKernels
+            Fitted on the training data.
+        blocks : TaskBuckets
+            The training buckets.
+        X : ndarray
+            New data (or precomputed test Grams ``(k, n_new, n_train)``).
+        task_pos : ndarray of int of shape (n_new,)
+            Task position (0..T-1) of each new row.
+
+        Returns
+        -------
+        f : ndarray of shape (n_new,)
+        """
+        out = self.intercept[task_pos].astype(float)
+        kind = self.coef[0]
+        if kind == "blocks":
+            _, W, beta = self.coef
+            for (tasks, idx, mask), be in zip(blocks.buckets, beta):
+                rows = [np.flatnonzero(task_pos == t) for t in tasks]
+                m_new = max((len(r) for r in rows), default=0)
+                if m_new == 0:
+                    continue
+                ia = np.zeros((len(tasks), m_new), np.int64)
+                ma = np.zeros((len(tasks), m_new), bool)
+                for a, r in enumerate(rows):
+                    ia[a, : len(r)], ma[a, : len(r)] = r, True
+                acc = np.zeros((len(tasks), m_new))
+                for j in np.flatnonzero(W[tasks].max(0) > 0):
+                    Kc = kernels.blocks(j, ia, ma, X_a=X, idx_b=idx, mask_b=mask)
+                    acc += W[tasks, j][:, None] * np.einsum("tab,tb->ta", Kc, be)
+                out[ia[ma]] += acc[ma]
+        else:
+            out += _full_kernel_terms(kernels, X, task_pos, self.coef[1])
+        if self.shared_coef is not None:  # shared components, common to all tasks
+            out += _full_kernel_terms(kernels, X, task_pos, self.shared_coef)
+        return out
+
+
+def _full_kernel_terms(kernels, X, task_pos, coefs):
+    """``sum_j k_j(x, X_train) c_j`` of new rows, by blocks of 2048 rows.
+
+    ``coefs[j]`` is ``None`` (kernel unused), an ``(n_train, T)`` matrix
+    (one coefficient vector per task: row ``i`` uses column ``task_pos[i]``)
+    or an ``(n_train,)`` vector common to all tasks.
+    """
+    n = len(task_pos)
+    out = np.zeros(n)
+    for s in range(0, n, 2048):
+        rows = np.arange(s, min(n, s + 2048))
+        for j, Cj in enumerate(coefs):
+            if Cj is None:
+                continue
+            Kc = kernels.full(j, X_a=X, rows=rows)
+            out[rows] += (Kc @ Cj if Cj.ndim == 1
+                          else (Kc * Cj.T[task_pos[rows]]).sum(axis=1))
+    return out
+
+
+def _warn(name, res, max_iter, tol):
+    if not res["converged"] and tol is not None:
+        warnings.warn(f"{name} stopped after max_iter={max_iter} iterations with a "
+                      f"relative duality gap of "
+                      f"{res['gap'] / max(abs(res['objective']), 1e-300):.2g} "
+                      f"> tol={tol}.", ConvergenceWarning)
+
+
+def check_formulation(formulation, shared=False):
+    """Validate a formulation and whether it can have shared components.
+
+    The one place this is checked: the estimators and :func:`fit_multitask`
+    both call it.
+
+    Parameters
+    ----------
+    formulation : str
+        One of :data:`FORMULATIONS`.
+    shared : bool, default=False
+        Whether shared components are asked for.
+
+    Raises
+    ------
+    ValueError
+        If ``formulation`` is unknown, or ``shared`` is true and the
+        formulation is a baseline (``"mkl"``, ``"independent"``).
+    """
+    if formulation not in FORMULATIONS:
+        raise ValueError(f"formulation must be one of {FORMULATIONS}; got "
+                         f"{formulation!r}.")
+    if shared and formulation not in SHARED_FORMULATIONS:
+        raise ValueError("shared components (shared=True) need formulation='mtfl' or "
+                         f"'mtsfl'; got formulation={formulation!r}.")
+
+
+def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C=1.0,
+                  p=2.0, q=1.5, epsilon=0.1, max_iter=100, tol=1e-3, max_inner=5,
+                  max_rank=None, verbose=0, sample_weight=None, shared=False):
+    r"""Fit one of the multitask kernel formulations on validated inputs.
+
+    Parameters
+    ----------
+    kernels : TaskKernels
+        Unfitted kernels.
+    X : ndarray
+        Training data (or precomputed Grams ``(k, n, n)``).
+    y : ndarray of shape (n,)
+        Targets (labels in {-1, +1} for the hinge loss).
+    task_rows : list of ndarray of int
+        Rows of each task.
+    formulation : {"mtfl", "mtsfl", "mkl", "independent"}, default="mtfl"
+        MK-MTFL, MK-MTSFL, one l1-MKL per task, or one kernel machine per
+        task on the average kernel.
+    loss : {"square", "hinge", "epsilon_insensitive"}, default="square"
+    C : float, default=1.0
+    p : float, default=2.0
+        MK-MTFL's norm across tasks (``>= 2``).
+    q : float, default=1.5
+        MK-MTSFL's Schatten exponent (``[1, 2]``).
+    epsilon : float, default=0.1
+        SVR tube width.
+    max_iter : int, default=100
+    tol : float, default=1e-3
+    max_inner : int, default=5
+    max_rank : int, optional
+        Rank cap of the kernel eigendecompositions (MK-MTSFL).
+    verbose : int, default=0
+        Report each mirror-descent iteration (:class:`kernlearn.progress.Progress`).
+    sample_weight : ndarray of shape (n,), optional
+        Positive weights of the samples' losses (per-sample :math:`C w_i`).
+    shared : bool, default=False
+        Shared components (an extension of the paper; MK-MTFL or MK-MTSFL;
+        other losses than the square assemble the n x n kernel of all
+        training rows for libsvm): every kernel gets a second block whose
+        weight vector :math:`w_{0j}` is common to all tasks, and each task's
+        bias becomes one free common bias plus a deviation :math:`d_t` on a
+        constant task-specific kernel, so that
+        :math:`f_t(x) = \sum_j\langle w_{0j} + w_{tj}, \phi_j(x)\rangle + b + d_t`
+        (:mod:`~kernlearn.methods.mtmkl.components`).  The shared blocks
+        enter the same mixed norm, as groups of a single "task"
+        (:math:`\|w_{0j}\|_2`): MK-MTSFL's trace budget of :math:`R(\bar q)`,
+        or MK-MTFL's simplex :math:`\gamma`, then decides how much of each
+        kernel is common and how much task-specific (no extra
+        hyper-parameter); with few points per task the common part is what
+        lets tasks borrow strength.
+
+    Returns
+    -------
+    kernels : TaskKernels
+        Fitted.
+    blocks : TaskBuckets
+    model : MultitaskModel
+    """
+    check_formulation(formulation, shared)
+    kernels.fit(X, sample_weight)
+    layout = BlockLayout(kernels.n_kernels, bool(shared))
+    blocks = TaskBuckets(task_rows)
+    y_b = blocks.gather(np.asarray(y, dtype=float))
+    if sample_weight is not None:
+        # per-sample loss weights C w_i in the padded layout (C on padding)
+        C = [np.where(mask, C * wb, C) for wb, (_, _, mask)
+             in zip(blocks.gather(np.asarray(sample_weight, dtype=float)), blocks.buckets)]
+    scale = bias_scale(y, blocks.task_rows, sample_weight) if shared else 1.0
+    t0 = time.perf_counter()
+    opts = dict(loss=loss, C=C, epsilon=epsilon, max_iter=max_iter, tol=tol,
+                verbose=verbose)
+    if formulation == "mtsfl":
+        model = _fit_mtsfl(kernels, blocks, y_b, layout, scale, q, max_rank, **opts)
+    else:
+        model = _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p,
+                                 max_inner, max_rank, **opts)
+    model.history["fit_time"] = np.array([time.perf_counter() - t0])
+    return kernels, blocks, model
+
+
+def _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p, max_inner,
+                     max_rank, loss, C, epsilon, max_iter, tol, verbose):
+    """MK-MTFL, per-task MKL or the average kernel: models on within-task blocks."""
+    k, T = layout.n_kernels, blocks.n_tasks
+    grams = []
+    for _, idx, mask in blocks.buckets:
+        grams.append(np.stack([kernels.blocks(j, idx, mask) for j in range(k)]))
+    if formulation == "independent":
+        grams = [Kb.mean(axis=0, keepdims=True) for Kb in grams]
+        res = solve_mtfl(blocks, grams, y_b, loss, C, 2.0, epsilon, max_iter=1, tol=tol)
+        W = np.full((T, k), 1.0 / k)
+        gamma, lam = np.full(k, 1.0 / k), np.ones((T, k))
+    else:
+        per_task = formulation == "mkl"
+        factors = None
+        if layout.shared:
+            # the constant kernel (bias deviations) as one more within-task
+            # block; the shared kernels through their factors over all rows
+            # (layout.within_task: the k kernels, then layout.constant)
+            grams = [np.concatenate([Kb, scale * (m[:, :, None] & m[:, None, :])[None]])
+                     for Kb, (_, _, m) in zip(grams, blocks.buckets)]
+            factors = [_FACTORS.get(kernels, j, max_rank) for j in range(k)]
+        res = solve_mtfl(blocks, grams, y_b, loss, C, p, epsilon,
+                         per_task_weights=per_task, max_iter=max_iter, tol=tol,
+                         max_inner=max_inner, verbose=verbose, shared_factors=factors)
+        _warn("per-task MKL" if per_task else "MK-MTFL", res, max_iter, tol)
+        g = res["gamma"]  # (1 or T, n_blocks): within-task blocks, then shared ones
+        W = (g if per_task else g[np.zeros(T, np.int64)])[:, layout.within_task] \
+            / res["lam"].T
+        gamma = g.mean(axis=0) if per_task else g[0, layout.task_specific]
+        lam = g if per_task else res["lam"].T[:, layout.task_specific]
+    intercept, shared_coef, shared_w = res["b"].copy(), None, None
+    if layout.shared:
+        # the constant kernel's part of f_t is W_t,const * s * sum_i beta_ti
+        sums = blocks.by_task([be.sum(1) for be in res["beta"]])
+        intercept += W[:, layout.constant] * scale * sums
+        W = W[:, layout.task_specific]
+        shared_w = g[0, layout.shared_blocks]
+        shared_coef = [w * (A / (A * A).sum(axis=0)) @ z if w > 0 else None
+                       for w, A, z in zip(shared_w, factors, res["shared_z"])]
+    return MultitaskModel(
+        formulation, gamma, lam, intercept, ("blocks", W, res["beta"]),
+        res["objective"], res["gap"], res["history"].as_dict(), res["n_iter"],
+        res["converged"], shared_kernel_weights=shared_w, shared_coef=shared_coef)
+
+
+def _fit_mtsfl(kernels, blocks, y_b, layout, scale, q, max_rank, loss, C, epsilon,
+               max_iter, tol, verbose):
+    """MK-MTSFL, with shared components when ``layout.shared``."""
+    k, T = layout.n_kernels, blocks.n_tasks
+    factors = [_FACTORS.get(kernels, j, max_rank) for j in range(k)]
+    # shared blocks reuse their kernel's factor; the constant block's factor
+    # is the column sqrt(s) (the deviation of each task's bias)
+    factors_all = layout.arrange(factors, np.full((blocks.n_samples, 1), np.sqrt(scale)),
+                                 factors)
+    res = solve_mtsfl(blocks, factors_all, y_b, loss, C, q, epsilon, max_iter, tol,
+                      verbose, shared_blocks=layout.shared_mask(),
+                      global_bias=layout.shared)
+    _warn("MK-MTSFL", res, max_iter, tol)
+    tr = np.array([np.exp(logsumexp(t)) for t in res["log_theta"]])
+    live = tr > 1e-12 * max(tr.max(), 1e-300)
+
+    def coef_of(jb):  # V Sigma^-1 Q_j M_tj beta_t of block jb (None if unused)
+        A = factors_all[jb]
+        if not live[jb] or A.shape[1] == 0:
+            return None
+        QZ = (res["Z"][jb] * np.exp(res["log_theta"][jb])) @ (res["Z"][jb].T
+                                                              @ res["Zt"][jb])
+        return (A / (A * A).sum(axis=0)) @ QZ
+
+    coefs = [coef_of(j) for j in layout.task_specific]  # (n, T): a column per task
+    intercept, shared_coef = res["b"].copy(), None
+    if layout.shared:
+        # the constant block's part of f_t, sum_i c_ti * s: the bias deviation
+        d = coef_of(layout.constant)
+        intercept += 0.0 if d is None else scale * d.sum(axis=0)
+        shared_coef = [None if c is None else c[:, 0]  # (n,): the one shared column
+                       for c in (coef_of(j) for j in layout.shared_blocks)]
+    task_w = np.zeros((T, k))
+    for j in layout.task_specific:
+        if coefs[j] is None:
+            continue
+        th = np.exp(res["log_theta"][j])
+        # share of kernel j in each task's effective kernel vs its base kernel
+        Fb = gather_rows(blocks, factors[j] @ (res["Z"][j] * np.sqrt(th)))
+        eff = blocks.by_task([np.einsum("tir,tir->t", F, F) for F in Fb])
+        base = blocks.by_task([np.einsum("tir,tir->t", F, F)
+                               for F in gather_rows(blocks, factors[j])])
+        task_w[:, j] = np.where(base > 0, eff / np.where(base > 0, base, 1), 0)
+    return MultitaskModel(
+        "mtsfl", tr[layout.task_specific] / tr.sum(), task_w, intercept,
+        ("full", coefs), res["objective"], res["gap"], res["history"].as_dict(),
+        res["n_iter"], res["converged"],
+        shared_kernel_weights=(tr[layout.shared_blocks] / tr.sum() if layout.shared
+                               else None),
+        shared_coef=shared_coef)

@@ -1,0 +1,463 @@
+r"""Tasks and kernels of a multitask problem: buckets, kernel blocks, factors.
+
+:class:`TaskBuckets` groups the tasks by size and pads them, so that the
+per-task linear algebra is batched: padding rows have a unit diagonal, zero
+target and no part in the bias constraint, so their dual variable is exactly
+0.  :class:`TaskKernels` gives the k base kernels as within-task blocks (what
+MK-MTFL needs) or over all training rows, and :func:`kernel_factor` their
+compact eigendecompositions (what MK-MTSFL and the shared components need),
+kept between fits by a bounded cache (:func:`clear_kernel_cache`).
+"""
+
+import hashlib
+import pickle
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ...kernels import (
+    kernel_diag,
+    pairwise_kernel,
+    parse_specs,
+    resolve_params,
+    take_columns,
+)
+
+__all__ = [
+    "TaskBuckets",
+    "TaskKernels",
+    "clear_kernel_cache",
+    "gather_rows",
+    "kernel_factor",
+    "task_products",
+]
+
+
+class TaskBuckets:
+    """Tasks grouped by size and padded, for batched per-task linear algebra.
+
+    Parameters
+    ----------
+    task_rows : list of ndarray of int
+        Row indices of each task.
+    growth : float, default=1.25
+        A bucket holds tasks whose sizes are within this factor of its
+        smallest one (less padding vs fewer batched calls).
+
+    Attributes
+    ----------
+    buckets : list of tuple
+        ``(tasks, idx, mask)``: task ids ``(T_b,)``, padded row indices
+        ``(T_b, m_b)`` (valid rows first) and the validity mask.
+    """
+
+    def __init__(self, task_rows, growth=1.25):
+        self.task_rows = [np.asarray(r, dtype=np.int64) for r in task_rows]
+        sizes = np.array([len(r) for r in self.task_rows])
+        order = np.argsort(sizes, kind="stable")
+        self.buckets = []
+        i = 0
+        while i < len(order):
+            cap = int(np.ceil(sizes[order[i]] * growth))
+            j = i
+            while j < len(order) and sizes[order[j]] <= cap:
+                j += 1
+            tasks = order[i:j]
+            m = int(sizes[tasks].max())
+            idx = np.zeros((len(tasks), m), dtype=np.int64)
+            mask = np.zeros((len(tasks), m), dtype=bool)
+            for a, t in enumerate(tasks):
+                idx[a, : sizes[t]] = self.task_rows[t]
+                mask[a, : sizes[t]] = True
+            self.buckets.append((tasks, idx, mask))
+            i = j
+        self.n_tasks = len(self.task_rows)
+        self.n_samples = int(sizes.sum())
+
+    def gather(self, v):
+        """Padded per-bucket copies ``v[idx] * mask`` of a per-row vector."""
+        return [np.where(mask, v[idx], 0.0) for _, idx, mask in self.buckets]
+
+    def scatter(self, vals, n):
+        """Per-row vector of length ``n`` from padded per-bucket values."""
+        out = np.zeros(n)
+        for (_, idx, mask), v in zip(self.buckets, vals):
+            out[idx[mask]] = v[mask]
+        return out
+
+    def by_task(self, vals):
+        """Stack per-bucket ``(T_b,)`` values into one ``(T,)`` array."""
+        out = np.zeros(self.n_tasks)
+        for (tasks, _, _), v in zip(self.buckets, vals):
+            out[tasks] = v
+        return out
+
+
+# ------------------------------------------------------------------- kernels
+def _batched_gram(kernel, params, A, B):
+    """Gram blocks ``k(A_t, B_t)`` of stacked ``(T, m_a, d)``, ``(T, m_b, d)`` data."""
+    if kernel in ("linear", "rbf", "poly"):
+        G = A @ B.transpose(0, 2, 1)
+        if kernel == "linear":
+            return G
+        if kernel == "poly":
+            g, c0 = params.get("gamma", 1.0), params.get("coef0", 1.0)
+            return (g * G + c0) ** params.get("degree", 2)
+        D = (A * A).sum(-1)[:, :, None] + (B * B).sum(-1)[:, None, :] - 2.0 * G
+        return np.exp(-params["gamma"] * np.maximum(D, 0.0))
+    out = np.stack([np.asarray(pairwise_kernel(A[t], B[t], kernel, **params), float)
+                    for t in range(len(A))])
+    if out.shape != (A.shape[0], A.shape[1], B.shape[1]):
+        raise ValueError(f"a kernel callable returned blocks of shape {out.shape}.")
+    return out
+
+
+#: Up to this many training rows a kernel's factor is taken from its Gram
+#: matrix in memory (128 MB); beyond it from products with blocks of rows.
+_GRAM_IN_MEMORY_ROWS = 4096
+
+
+class TaskKernels:
+    """The k base kernels of a multitask problem: within-task blocks or full Grams.
+
+    Parameters
+    ----------
+    kernels : list or "precomputed"
+        Kernel specs as in :class:`kernlearn.kernels.KernelList` (names,
+        callables, ``(kernel, params[, columns])``), or ``"precomputed"``.
+    normalize : bool, default=True
+        Scale each kernel to unit mean diagonal on the training data (the
+        simplex weights then compare kernels of different scales fairly).
+    standardize : bool, default=True
+        Centre and scale every input column by its training mean and standard
+        deviation before the kernels see it.
+
+    Attributes
+    ----------
+    scales_ : ndarray of shape (k,)
+        Multiplier applied to each kernel.
+    params_ : list of dict
+        Resolved parameters (``gamma="mean"`` replaced).
+    """
+
+    def __init__(self, kernels, normalize=True, standardize=True):
+        self.kernels = kernels
+        self.normalize = normalize
+        self.standardize = standardize
+        self.precomputed = isinstance(kernels, str) and kernels == "precomputed"
+
+    def fit(self, X, sample_weight=None):
+        """Resolve parameters and scales on the training data.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, n_features), or (precomputed) ndarray (k, n, n)
+        sample_weight : ndarray of shape (n,), optional
+            Row weights of the standardisation and of the mean diagonal (as
+            for repeated rows); data-driven kernel parameters such as
+            ``gamma="mean"`` stay unweighted.
+
+        Returns
+        -------
+        self : TaskKernels
+        """
+        if self.precomputed:
+            self.grams_ = X
+            diag = np.einsum("jii->ji", X)
+            self.n_kernels = X.shape[0]
+        else:
+            self.specs_ = parse_specs(self.kernels)
+            X = np.asarray(X, dtype=float)
+            self.mean_, self.std_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
+            if self.standardize:
+                mu = np.average(X, axis=0, weights=sample_weight)
+                sd = np.sqrt(np.average((X - mu) ** 2, axis=0, weights=sample_weight))
+                self.mean_, self.std_ = mu, np.where(sd > 0, sd, 1.0)
+            self.X_ = self._scaled(X)
+            self.params_, diag = [], []
+            for j, (kernel, params, cols) in enumerate(self.specs_):
+                Xj = take_columns(self.X_, cols, j)
+                self.params_.append(resolve_params(kernel, params, Xj, j))
+                d_j = kernel_diag(Xj, kernel, **self.params_[j])
+                diag.append(np.asarray(d_j, dtype=float))
+            diag = np.vstack(diag)
+            self.n_kernels = len(self.specs_)
+        if not np.isfinite(diag).all():
+            raise ValueError("a kernel produced non-finite values on X.")
+        if (diag < -1e-10 * np.abs(diag).max(initial=1.0)).any():
+            raise ValueError("a kernel has a negative diagonal: it is not PSD.")
+        mean = np.average(diag, axis=1, weights=sample_weight)
+        self.scales_ = (np.where(mean > 0, 1.0 / np.where(mean > 0, mean, 1.0), 1.0)
+                        if self.normalize else np.ones(self.n_kernels))
+        return self
+
+    def _scaled(self, X):
+        return (np.asarray(X, dtype=float) - self.mean_) / self.std_
+
+    def factor(self, j, max_rank=None):
+        r"""Factor :math:`A` with :math:`K_j \approx AA^\top` over the training rows.
+
+        A linear kernel is factored from its data view (thin SVD of the
+        ``n x d`` columns, :math:`O(nd^2)`, exact rank ``<= d``) instead of from
+        its ``n x n`` Gram matrix; other kernels by :func:`kernel_factor`.
+
+        Parameters
+        ----------
+        j : int
+        max_rank : int, optional
+
+        Returns
+        -------
+        A : ndarray of shape (n, r)
+        """
+        if self.precomputed or (self.specs_[j][0] != "linear"
+                                and len(self.X_) <= _GRAM_IN_MEMORY_ROWS):
+            return kernel_factor(self.full(j), max_rank)
+        if self.specs_[j][0] != "linear":
+            # products with K_j in blocks of rows: memory O(n r), not the
+            # n x n Gram matrix (1.9 GB on the 15,362 rows of School), at the
+            # price of recomputing K_j's rows once per product
+            return kernel_factor(len(self.X_), max_rank,
+                                 matmul=lambda Q: self._gram_matmul(j, Q))
+        Xj = np.asarray(self._views(self.X_, j), dtype=float) * np.sqrt(self.scales_[j])
+        U, sv, _ = np.linalg.svd(Xj, full_matrices=False)
+        r = len(sv) if max_rank is None else min(int(max_rank), len(sv))
+        keep = sv[:r] ** 2 > 1e-10 * max(sv[0] ** 2, 0.0) if sv.size else sv > 0
+        return U[:, :r][:, keep] * sv[:r][keep]
+
+    def _gram_matmul(self, j, Q, block=2048):
+        """``K_j @ Q`` over the training rows, ``block`` rows of ``K_j`` at a time."""
+        out = np.empty((len(self.X_), Q.shape[1]))
+        for s in range(0, len(self.X_), block):
+            rows = np.arange(s, min(len(self.X_), s + block))
+            out[rows] = self.full(j, rows=rows) @ Q
+        return out
+
+    def cache_key(self, j):
+        """Content key of training kernel ``j`` (``None`` if it cannot be keyed).
+
+        Equal keys mean equal training Gram matrices: the key hashes the
+        (scaled) training data, the kernel with its resolved parameters and
+        column view, and the normalisation scale.  Kernels that cannot be
+        pickled (lambdas, local functions) have no key.
+
+        Parameters
+        ----------
+        j : int
+
+        Returns
+        -------
+        key : bytes or None
+        """
+        h = hashlib.sha1()
+        if self.precomputed:
+            h.update(np.ascontiguousarray(self.grams_[j]).tobytes())
+        else:
+            try:
+                spec = pickle.dumps((self.specs_[j], self.params_[j]))
+            except (pickle.PicklingError, AttributeError, TypeError):
+                return None
+            h.update(np.ascontiguousarray(self.X_).tobytes())
+            h.update(repr(self.X_.shape).encode())
+            h.update(spec)
+        h.update(np.float64(self.scales_[j]).tobytes())
+        return h.digest()
+
+    def _views(self, X, j):
+        return take_columns(X, self.specs_[j][2], j)
+
+    def blocks(self, j, idx_a, mask_a, X_a=None, idx_b=None, mask_b=None):
+        """Kernel ``j`` between padded row sets of each task of a bucket.
+
+        Parameters
+        ----------
+        j : int
+            Kernel.
+        idx_a, mask_a : ndarray of shape (T_b, m_a)
+            Rows of ``X_a`` (training rows when ``X_a`` is None) and validity.
+        X_a : ndarray, optional
+            New data (rows ``idx_a``); for precomputed kernels the
+            ``(k, n_new, n_train)`` test Grams.
+        idx_b, mask_b : ndarray of shape (T_b, m_b), optional
+            Training rows of the second side; default ``idx_a``/``mask_a``.
+
+        Returns
+        -------
+        K : ndarray of shape (T_b, m_a, m_b)
+        """
+        idx_b = idx_a if idx_b is None else idx_b
+        mask_b = mask_a if mask_b is None else mask_b
+        if self.precomputed:
+            G = self.grams_[j] if X_a is None else X_a[j]
+            K = G[idx_a[:, :, None], idx_b[:, None, :]]
+        else:
+            Xa = self._views(self.X_ if X_a is None else self._scaled(X_a), j)
+            Xb = self._views(self.X_, j)
+            kernel = self.specs_[j][0]
+            K = _batched_gram(kernel, self.params_[j], Xa[idx_a], Xb[idx_b])
+        if not np.isfinite(K).all():
+            raise ValueError(f"kernels[{j}] produced NaN or infinite values.")
+        return K * (self.scales_[j] * (mask_a[:, :, None] & mask_b[:, None, :]))
+
+    def full(self, j, X_a=None, rows=None):
+        """Kernel ``j`` between (new or training) rows and all training rows.
+
+        Parameters
+        ----------
+        j : int
+        X_a : ndarray, optional
+            New data (or precomputed test Grams ``(k, n_new, n_train)``).
+        rows : ndarray of int, optional
+            Subset of rows of ``X_a`` (all by default).
+
+        Returns
+        -------
+        K : ndarray of shape (n_rows, n_train)
+        """
+        if self.precomputed:
+            G = self.grams_[j] if X_a is None else X_a[j]
+            K = G if rows is None else G[rows]
+        else:
+            Xa = self._views(self.X_ if X_a is None else self._scaled(X_a), j)
+            Xa = Xa if rows is None else Xa[rows]
+            K = _batched_gram(self.specs_[j][0], self.params_[j], Xa[None],
+                              self._views(self.X_, j)[None])[0]
+        if not np.isfinite(K).all():
+            raise ValueError(f"kernels[{j}] produced NaN or infinite values.")
+        return K * self.scales_[j]
+
+
+# ------------------------------------------------------------------- factors
+def kernel_factor(K, max_rank=None, rtol=1e-10, n_power=3, random_state=0, matmul=None):
+    r"""Compact eigendecomposition :math:`K \approx V\Sigma^2V^\top` as ``A = V\Sigma``.
+
+    Exact (LAPACK) at full rank; with ``max_rank`` well below ``n`` the
+    leading eigenpairs come from randomised subspace iteration (Halko,
+    Martinsson, Tropp 2011, Algorithm 4.4), :math:`O(n^2 r)` instead of the
+    :math:`O(n^3)` of a full decomposition.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n), or int
+        Symmetric PSD Gram matrix over all training points, or (with
+        ``matmul``) its size ``n``.
+    max_rank : int, optional
+        Keep at most this many leading eigenpairs.
+    rtol : float, default=1e-10
+        Drop eigenvalues below ``rtol`` times the largest.
+    n_power : int, default=3
+        Subspace iterations of the randomised method.
+    random_state : int, default=0
+        Seed of its Gaussian test matrix.
+    matmul : callable, optional
+        ``Q -> K @ Q`` without ``K`` in memory (the randomised method needs
+        nothing else; the exact one builds ``K`` from it).
+
+    Returns
+    -------
+    A : ndarray of shape (n, r)
+        :math:`V\Sigma`, so that :math:`K \approx AA^\top`.
+    """
+    n = int(K) if matmul is not None else K.shape[0]
+    mm = matmul if matmul is not None else K.__matmul__
+    r = n if max_rank is None else min(int(max_rank), n)
+    if 2 * (r + 10) >= n:
+        w, V = np.linalg.eigh(K if matmul is None else mm(np.eye(n)))
+        if w[0] < -1e-6 * max(abs(w[-1]), 1e-300):
+            raise ValueError("a kernel matrix is not positive semidefinite "
+                             f"(eigenvalue {w[0]:.3g}).")
+        w, V = w[n - r:], V[:, n - r:]
+    else:
+        rng = np.random.default_rng(random_state)
+        Qm = np.linalg.qr(mm(rng.standard_normal((n, r + 10))))[0]
+        for _ in range(n_power):
+            Qm = np.linalg.qr(mm(Qm))[0]
+        w, U = np.linalg.eigh(Qm.T @ mm(Qm))
+        w, V = w[-r:], Qm @ U[:, -r:]
+    keep = w > rtol * max(w[-1], 0.0) if w.size else w > 0
+    return V[:, keep] * np.sqrt(w[keep])
+
+
+class _FactorCache:
+    """Least-recently-used store of kernel factors, bounded in bytes.
+
+    A model-selection loop (a C grid, the folds of a cross-validation)
+    refits on the same training rows many times; the kernel matrix over all
+    of them and its eigendecomposition do not depend on C and were over half
+    of a 139-task MK-MTSFL fit (School, 7 kernels: 4.5 s of 9 s).
+    """
+
+    def __init__(self, max_bytes=256 * 2**20):
+        self.max_bytes = max_bytes
+        self._store = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, kernels, j, max_rank):
+        """Factor :math:`A` of training kernel ``j`` (:func:`kernel_factor`)."""
+        key = kernels.cache_key(j)
+        key = None if key is None else (key, max_rank)
+        with self._lock:
+            if key is not None and key in self._store:
+                self._store.move_to_end(key)
+                return self._store[key]
+        A = kernels.factor(j, max_rank)
+        A.flags.writeable = False  # shared between fits
+        if key is not None and A.nbytes <= self.max_bytes:
+            with self._lock:
+                self._store[key] = A
+                while sum(v.nbytes for v in self._store.values()) > self.max_bytes:
+                    self._store.popitem(last=False)
+        return A
+
+    def clear(self):
+        """Drop every stored factor."""
+        with self._lock:
+            self._store.clear()
+
+
+_FACTORS = _FactorCache()
+
+
+def clear_kernel_cache():
+    """Forget the kernel factors kept between fits (for cold-start timing)."""
+    _FACTORS.clear()
+
+
+def gather_rows(blocks, A):
+    """Padded row blocks of a per-row matrix, one per bucket.
+
+    Parameters
+    ----------
+    blocks : TaskBuckets
+    A : ndarray of shape (n, r)
+        One row per training row (e.g. a kernel factor).
+
+    Returns
+    -------
+    A_b : list of ndarray of shape (T_b, m_b, r)
+        Zero rows on padding.
+    """
+    return [A[idx] * mask[:, :, None] for _, idx, mask in blocks.buckets]
+
+
+def task_products(blocks, A_b, beta):
+    r"""Products :math:`A[I_t]^\top\beta_t` of every task.
+
+    Parameters
+    ----------
+    blocks : TaskBuckets
+    A_b : list of ndarray of shape (T_b, m_b, r)
+        Padded row blocks of :math:`A` (:func:`gather_rows`).
+    beta : list of ndarray of shape (T_b, m_b)
+        Padded dual coefficients per bucket.
+
+    Returns
+    -------
+    out : ndarray of shape (r, T)
+    """
+    out = np.zeros((A_b[0].shape[2], blocks.n_tasks))
+    for (tasks, _, _), Ab, be in zip(blocks.buckets, A_b, beta):
+        out[:, tasks] = np.einsum("tir,ti->rt", Ab, be)
+    return out
+
