@@ -628,6 +628,8 @@ def _cmd_fit(args):
     ]
     try:
         save_model(est, args.model, metadata=meta)
+    except (TypeError, ValueError) as exc:
+        raise CLIError(f"cannot save the fitted {name}: {_one_line(exc)}", 6) from None
     except OSError as exc:
         raise CLIError(
             f"cannot write model {args.model}: {exc.strerror or exc}", 7

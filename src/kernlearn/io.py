@@ -25,7 +25,8 @@ object:
     a SciPy sparse matrix (its parts are arrays), checked with
     ``check_format(full_check=True)``;
 ``{"$dict": {...}}``, ``{"$list": [...]}``, ``{"$tuple": [...]}``
-    containers;
+    containers; ``{"$items": [[key, value], ...]}`` a dict with number keys
+    (``class_weight={1: 5.0}``);
 ``{"$float": "nan"|"inf"|"-inf"}``, ``{"$np": dtype, "value"}``
     non-finite floats and NumPy scalars;
 ``{"$slice": [start, stop, step]}``
@@ -99,6 +100,7 @@ _MAX_META_BYTES = 64 * 2**20
 _MIN_ARRAY_BYTES_CAP = 256 * 2**20
 _ARRAY_BYTES_PER_FILE_BYTE = 100
 _SEAL_PREFIX = b"kernlearn-seal "
+_KEY_TYPES = (str, int, float, bool, np.integer, np.floating, np.bool_)
 _DIGEST_HEX = 64
 
 _EXTRA_CLASSES = {}
@@ -338,11 +340,20 @@ class _Encoder:
                 "indptr": self.array(value.indptr, f"{where}.indptr"),
             }
         if isinstance(value, dict):
-            bad = [k for k in value if not isinstance(k, str)]
-            if bad:
-                raise TypeError(
-                    f"cannot save {where}: dict keys must be strings, got {bad[0]!r}."
-                )
+            if not all(isinstance(k, str) for k in value):
+                # e.g. class_weight={1: 5.0}: keys kept in their type
+                bad = [k for k in value if not isinstance(k, _KEY_TYPES)]
+                if bad:
+                    raise TypeError(
+                        f"cannot save {where}: dict keys must be strings or "
+                        f"numbers, got {bad[0]!r}."
+                    )
+                return {
+                    "$items": [
+                        [self.encode(k, where), self.encode(v, f"{where}[{k!r}]")]
+                        for k, v in value.items()
+                    ]
+                }
             return {
                 "$dict": {k: self.encode(v, f"{where}.{k}") for k, v in value.items()}
             }
@@ -557,6 +568,18 @@ class _Decoder:
             if not isinstance(body, dict):
                 self.fail(f"{where}: malformed dict.")
             return {k: self.decode(v, f"{where}.{k}") for k, v in body.items()}
+        if tag == "$items":
+            if not isinstance(body, list) or not all(
+                isinstance(kv, list) and len(kv) == 2 for kv in body
+            ):
+                self.fail(f"{where}: malformed mapping.")
+            out = {}
+            for k, v in body:
+                key = self.decode(k, where)
+                if not isinstance(key, _KEY_TYPES):
+                    self.fail(f"{where}: mapping key of type {type(key).__name__}.")
+                out[key] = self.decode(v, f"{where}[{key!r}]")
+            return out
         if tag in ("$list", "$tuple"):
             if not isinstance(body, list):
                 self.fail(f"{where}: malformed {tag[1:]}.")
