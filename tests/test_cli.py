@@ -207,7 +207,8 @@ def test_config_file_and_param_override(files, capsys):
     assert est.B == 2 and est.C == 2.5
 
 
-def test_progress_lines_and_warnings_are_one_liners(files, capsys):
+def test_progress_lines_and_warnings_are_one_liners(files, capsys, monkeypatch):
+    monkeypatch.setenv("KERNLEARN_PROGRESS", "lines")
     code, out, err = _run(
         [
             "fit",

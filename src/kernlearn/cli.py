@@ -1015,7 +1015,9 @@ def main(argv=None):
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
     except CLIError as exc:
         print(f"kernlearn: error: {_one_line(exc)}", file=sys.stderr)
         return exc.code

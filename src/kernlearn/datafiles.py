@@ -26,7 +26,7 @@ __all__ = [
     "load_data_file",
 ]
 
-_BLOCK = 64 * 2**20  # bytes of text parsed at a time
+_BLOCK = 16 * 2**20  # bytes of text parsed at a time
 _SNIFF = 2**16  # bytes looked at to decide the format and the separator
 _MAX_LINE = 2**28  # a "line" longer than this is not a data file
 #: Cells read as missing (pandas' defaults and ``?``, the UCI marker).
