@@ -241,7 +241,7 @@ def test_old_flags_point_to_param(w, capsys, flag, value):
     code, out, err = _run(["fit", w / "train.svm", "-e", "fgm", "-m", w / "o.npz",
                            flag, value], capsys)
     assert code == 2 and _one_error(err)
-    assert f"-p {flag[2:]}=VALUE" in err
+    assert f"-p {flag[2:]}={value}" in err
 
 
 def test_kernel_spec_errors_exit_2_before_the_data_is_read(w, capsys):

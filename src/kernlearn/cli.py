@@ -122,7 +122,9 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         hint = ""
         # flags of early versions (--B 3, --C 1, --loss ...) are parameters now
-        old = re.search(r"unrecognized arguments: --?([A-Za-z_][\w-]*)(?:=(\S+))?", message)
+        old = re.search(
+            r"unrecognized arguments: --?([A-Za-z_][\w-]*)(?:[= ]([^-\s]\S*))?", message
+        )
         if old and old.group(1) not in ("help", "version"):
             key = old.group(1).replace("-", "_")
             hint = (
@@ -798,73 +800,15 @@ def _cmd_estimators(args):
 
 def _cmd_demo(args):
     """FGM on the paper's synthetic data and on scikit-learn's breast cancer data."""
-    from sklearn.datasets import load_breast_cancer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import train_test_split
+    from .demo import run_demo
 
-    from .datasets import make_fgm_synthetic
-    from .estimators.fgm import FGMClassifier
-
-    out = Path(args.out)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        Path(args.out).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CLIError(
-            f"cannot create folder {out}: {exc.strerror or exc}", 7
+            f"cannot create folder {args.out}: {exc.strerror or exc}", 7
         ) from None
-    verbose = _progress_level(args)
-    # --quick: the same steps on a tenth of the data (used by the tests)
-    n, d, k, B = (200, 512, 40, 4) if args.quick else (2000, 4096, 400, 40)
-    print(
-        f"== FGM on the FGM paper's synthetic data (Type I, {n} x {d}, "
-        f"{k} informative features) =="
-    )
-    X, y, Xt, yt, w = make_fgm_synthetic(n, d, k, n_test=n, random_state=0)
-    t0 = time.perf_counter()
-    # A budget of as many features as the data has informative ones; the
-    # logistic loss, to compare like with like against l1-logistic below.
-    clf = FGMClassifier(max_features=k, B=B, loss="logistic", verbose=verbose).fit(X, y)
-    t_fgm = time.perf_counter() - t0
-    sel = clf.selected_features_
-    hits = int(np.isin(sel, np.flatnonzero(w)).sum())
-    print(
-        f"FGM: {len(sel)} features selected ({hits} informative) in {t_fgm:.2f}s, "
-        f"test accuracy {clf.score(Xt, yt):.4f}"
-    )
-    # The l1-logistic anchor at a comparable number of features.
-    for C in (0.02, 0.05, 0.1):
-        t0 = time.perf_counter()
-        l1 = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=C).fit(X, y)
-        nnz = np.count_nonzero(l1.coef_)
-        print(
-            f"l1-logistic (C={C}): {nnz} features in {time.perf_counter() - t0:.2f}s, "
-            f"test accuracy {l1.score(Xt, yt):.4f}"
-        )
-    try:
-        from .plotting import plot_convergence
-
-        png = plot_convergence(
-            clf.history_, out / "fgm_synthetic_convergence.png", "FGM on synthetic data"
-        )
-        print(f"convergence plot: {png}")
-    except ImportError as exc:
-        print(f"(no plot: {exc})")
-
-    print("\n== FGM on scikit-learn's breast cancer data (569 x 30) ==")
-    Xb, yb = load_breast_cancer(return_X_y=True)
-    Xtr, Xte, ytr, yte = train_test_split(
-        Xb, yb, test_size=0.3, random_state=0, stratify=yb
-    )
-    for k in (1, 3, 5):
-        clf = FGMClassifier(max_features=k, loss="logistic").fit(Xtr, ytr)
-        names = ", ".join(
-            load_breast_cancer().feature_names[clf.selected_features_][:6]
-        )
-        print(
-            f"max_features={k}: {len(clf.selected_features_)} features ({names}...), "
-            f"test accuracy {clf.score(Xte, yte):.4f}"
-        )
-    return 0
+    return run_demo(args.out, quick=args.quick, verbose=_progress_level(args))
 
 
 def build_parser():
