@@ -397,7 +397,8 @@ def _parse_block(raw, path, line0):
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ValueError(f"corrupt svmlight file {path}: {msg}") from exc
     X = sp.csr_matrix(X)
-    return X.data, X.indices.astype(np.int64), X.indptr, X.shape[1], y
+    itype = np.int32 if X.shape[1] < 2**31 else np.int64
+    return X.data, X.indices.astype(itype, copy=False), X.indptr, X.shape[1], y
 
 
 def _looks_like_csv(block):
@@ -429,7 +430,7 @@ def _read_libsvm(path, n_features, zero_based):
         raw_width = max(raw_width, w)
     if not ys or sum(len(y) for y in ys) == 0:
         raise ValueError(f"svmlight file {path} is empty.")
-    indices = np.concatenate(indices)
+    indices = np.concatenate(indices)  # int32 unless an index needs more
     has_zero = bool(np.any(indices == 0))
     if zero_based == "auto":
         zero_based = has_zero
@@ -453,10 +454,11 @@ def _read_libsvm(path, n_features, zero_based):
         )
     small = nnz < 2**31 and width < 2**31
     itype = np.int32 if small else np.int64
+    indptr = np.concatenate(indptr).astype(itype)
+    data = np.concatenate(data)
     X = sp.csr_matrix(
-        (np.concatenate(data), indices.astype(itype),
-         np.concatenate(indptr).astype(itype)),
-        shape=(len(np.concatenate(indptr)) - 1, width),
+        (data, indices.astype(itype, copy=False), indptr),
+        shape=(len(indptr) - 1, width), copy=False,
     )
     return X, np.concatenate(ys), zero_based
 
