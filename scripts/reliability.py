@@ -4,7 +4,8 @@ Usage: ``.venv/bin/python scripts/reliability.py`` (a few minutes on 2 cores).
 Every case of ``tests/reliability_cases.py`` is run as a subprocess; the
 exit status, the stderr line count and whether a traceback appeared are
 recorded; a case of the "same" group must also print exactly what its
-reference command prints.  A case running past its timeout counts as a hang.  ``tests/test_reliability.py`` re-runs the same cases in process
+reference command prints.  A case running past its timeout counts as a hang.
+``tests/test_reliability.py`` re-runs the same cases in process
 and checks that this file lists every one of them with the outcome it
 observes.
 """

@@ -847,10 +847,12 @@ def _issue_cases(add, W, m):
     add("mismatch", "CSV with a column the model does not know",
         ["predict", f"{W}/extracol.csv", "-m", csvm], 5,
         "'note' is not a feature of the model")
-    add("data", "numeric header line", ["fit", f"{W}/numheader.csv", "-e", "fgm", "-q",
-                                        "-m", f"{W}/o.npz"], 3, "first line is all numbers")
-    add("data", "'?' as a label", ["fit", f"{W}/qlabel.csv", "-e", "fgm", "-q", "-m",
-                                   f"{W}/o.npz"], 3, "row 6, column target: missing value")
+    add("data", "numeric header line",
+        ["fit", f"{W}/numheader.csv", "-e", "fgm", "-q", "-m", f"{W}/o.npz"], 3,
+        "first line is all numbers")
+    add("data", "'?' as a label",
+        ["fit", f"{W}/qlabel.csv", "-e", "fgm", "-q", "-m", f"{W}/o.npz"], 3,
+        "row 6, column target: missing value")
     add("data", "'?' as a feature value",
         ["predict", f"{W}/qfeature.csv", "-m", csvm], 3,
         "row 8, column f2: missing value")

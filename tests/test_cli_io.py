@@ -113,7 +113,8 @@ def test_csv_columns_are_matched_by_name_not_position(w, capsys):
     code, out, err = _run(["predict", w / "reordered.csv", "-m", w / "csv.npz"], capsys)
     assert code == 0, err
     assert out == ref and len(out.splitlines()) == 60
-    code, out, err = _run(["evaluate", w / "reordered.csv", "-m", w / "csv.npz"], capsys)
+    code, out, err = _run(["evaluate", w / "reordered.csv", "-m", w / "csv.npz"],
+                          capsys)
     assert code == 0 and "n_samples 60" in out  # the label found by its name
 
 

@@ -242,7 +242,8 @@ def _pipeline_case(name):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("name", sorted(kernlearn._ESTIMATORS))
 def test_pipeline_with_each_estimator_round_trips(name, tmp_path):
-    """save_model/load_model and plain skops.io with trusted_types(): same predictions."""
+    """save_model/load_model, and plain skops.io with trusted_types(): the same
+    predictions."""
     import skops.io as sio
 
     from kernlearn.io import trusted_types
@@ -273,7 +274,9 @@ def test_grid_search_and_column_transformer_round_trip(tmp_path):
     assert again.best_params_ == search.best_params_
     np.testing.assert_array_equal(again.predict(X), search.predict(X))
     ct = make_pipeline(
-        ColumnTransformer([("s", StandardScaler(), [0, 1, 2])], remainder="passthrough"),
+        ColumnTransformer(
+            [("s", StandardScaler(), [0, 1, 2])], remainder="passthrough"
+        ),
         PNormMKLClassifier(max_iter=3, random_state=0),
     ).fit(X, y)
     save_model(ct, tmp_path / "c.skops")
@@ -403,7 +406,9 @@ def test_file_of_another_version_names_both_versions(tmp_path, monkeypatch):
         load_model(tmp_path / "future.npz")
     # a composite naming a class this version does not have
     save_model(make_pipeline(FGMClassifier(B=2)).fit(X, y), tmp_path / "p.skops")
-    body = _strip_comment(tmp_path / "p.skops").replace(b"FGMClassifier", b"FGMClassifieX")
+    body = _strip_comment(tmp_path / "p.skops").replace(
+        b"FGMClassifier", b"FGMClassifieX"
+    )
     (tmp_path / "old.skops").write_bytes(kio._seal(body, version="0.0.5"))
     with pytest.raises(ValueError, match=r"saved by kernlearn 0\.0\.5 .*0\.0\.5"):
         load_model(tmp_path / "old.skops")
@@ -418,7 +423,9 @@ def test_unsealed_format_2_files_are_still_read(tmp_path):
     meta, arrays = rc._read_npz(tmp_path / "m.npz")
     meta["version"] = 2
     rc._write_npz(tmp_path / "v2.npz", meta, arrays, seal=False)
-    np.testing.assert_array_equal(load_model(tmp_path / "v2.npz").predict(X), est.predict(X))
+    np.testing.assert_array_equal(
+        load_model(tmp_path / "v2.npz").predict(X), est.predict(X)
+    )
     meta["version"] = 3
     rc._write_npz(tmp_path / "v3.npz", meta, arrays, seal=False)
     with pytest.raises(ValueError, match="seal is missing"):

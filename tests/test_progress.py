@@ -57,7 +57,8 @@ def test_lines_when_asked_for(monkeypatch):
         assert _report(log, **kw).mode == "lines"
         out = log.getvalue().splitlines()
         assert len(out) == 3 and "\r" not in log.getvalue()
-        assert out[0].startswith("[X] iter   1  objective=10") and "n_active=1" in out[0]
+        assert out[0].startswith("[X] iter   1  objective=10")
+        assert "n_active=1" in out[0]
         assert STOP_REASONS["tol"] in out[-1]
 
 
@@ -94,7 +95,7 @@ def test_silent_in_a_non_interactive_subprocess():
 
 
 def test_widget_in_a_notebook(monkeypatch):
-    """In a Jupyter kernel the bar is tqdm.auto's (a widget when ipywidgets is there)."""
+    """In a Jupyter kernel the bar is tqdm.auto's (a widget with ipywidgets)."""
     import sys
     import types
 

@@ -481,7 +481,7 @@ def _model_data(args, meta, est):
 
 def _reads_as_csv(source, args):
     """Whether ``source`` will be read as CSV (the only table with a task column)."""
-    from .datasets import _base_suffix
+    from .datafiles import _base_suffix
 
     fmt = getattr(args, "format", None)
     return fmt == "csv" or (fmt is None and _base_suffix(source) == ".csv")

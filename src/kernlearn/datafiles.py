@@ -196,7 +196,9 @@ def _check_layout(text, sep, path, header):
         names = [v.strip() for v in first]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
-            raise ValueError(f"{path}: column name {dup[0]!r} appears twice in the header.")
+            raise ValueError(
+                f"{path}: column name {dup[0]!r} appears twice in the header."
+            )
     return first
 
 
@@ -339,8 +341,8 @@ def _read_numpy(path, label, n_features, suffix):
             X, y = np.load(path, allow_pickle=False), None
     except ValueError as exc:
         if "pickle" in str(exc).lower():
-            raise ValueError(f"{path} holds Python objects (pickle); only numeric arrays "
-                             "are read.") from exc
+            raise ValueError(f"{path} holds Python objects (pickle); only numeric "
+                             "arrays are read.") from exc
         raise ValueError(f"{path} is not a readable NumPy file: "
                          f"{str(exc).splitlines()[0]}") from exc
     except (OSError, EOFError) as exc:
@@ -435,8 +437,8 @@ def _read_libsvm(path, n_features, zero_based):
     if zero_based == "auto":
         zero_based = has_zero
     elif not zero_based and has_zero:
-        raise IndexBaseError(f"{path} uses feature index 0, but the model was trained on "
-                             "a 1-based file.")
+        raise IndexBaseError(f"{path} uses feature index 0, but the model was trained "
+                             "on a 1-based file.")
     if not zero_based:
         indices -= 1
     width = max(raw_width - (not zero_based), 0)
@@ -586,7 +588,9 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
         raise ValueError("--task-column applies to CSV files (the school data set "
                          "carries its tasks).")
     if fmt is not None and fmt not in ("libsvm", "csv", "npy", "npz"):
-        raise ValueError(f"unknown data format {fmt!r}; choose libsvm, csv, npy or npz.")
+        raise ValueError(
+            f"unknown data format {fmt!r}; choose libsvm, csv, npy or npz."
+        )
     if suffix == ".csv":
         X, y, names, tasks, csv_info = _read_csv(
             path, label, n_features, task_column, header, sep, feature_names

@@ -591,7 +591,7 @@ _TABULAR_SETS = {
 
 
 # The readers of data files live in datafiles.py; these names stay importable here.
-from .datafiles import (  # noqa: E402
+from .datafiles import (  # noqa: E402, F401
     FeatureCountError,
     IndexBaseError,
     _base_suffix,
