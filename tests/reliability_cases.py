@@ -21,7 +21,9 @@ from pathlib import Path
 import numpy as np
 from sklearn.datasets import dump_svmlight_file
 
-Case = namedtuple("Case", "id group what argv code message")
+# ``reference``: for the "same" group, the command whose output this one must
+# reproduce exactly (exit 0 both); ``None`` for refusals.
+Case = namedtuple("Case", "id group what argv code message reference", defaults=(None,))
 
 
 def _svm_text(X, y, zero_based=False):
@@ -113,6 +115,7 @@ def make_workspace(w):
     (w / "extra.toml").write_text('estimator = "fgm"\nsolver = "x"\n')
     (w / "flat.toml").write_text('estimator = "fgm"\nparams = 3\n')
     (w / "good.toml").write_text('estimator = "fgm"\n[params]\nB = 2\n')
+    _write_csv_variants(w, X, y, names)
 
     q = ["-q"]
     for argv in (
@@ -169,6 +172,62 @@ def make_workspace(w):
     if main(argv) != 0:
         raise RuntimeError(f"workspace model failed: {argv}")
     make_tampered(w)
+    _write_composite(w, X, y)
+
+
+def _write_csv_variants(w, X, y, names):
+    """CSV files in other layouts, and LIBSVM/CSV files with faults of issue 23."""
+    cols = names + ["target"]
+    table = [[f"{v:g}" for v in r] + [str(t)] for r, t in zip(X, y)]
+
+    def write(name, header, rows, sep=","):
+        lines = ([sep.join(header)] if header else []) + [sep.join(r) for r in rows]
+        (w / name).write_text("\n".join(lines) + "\n")
+
+    # the label first and the features in reverse: same data, other order
+    order = [8] + list(range(7, -1, -1))
+    write("reordered.csv", [cols[j] for j in order],
+          [[r[j] for j in order] for r in table])
+    write("semicolon.csv", cols, table, sep=";")
+    write("renamed.csv", [c.replace("f3", "g3") for c in cols], table)
+    write("extracol.csv", cols + ["note"], [r + ["x"] for r in table])
+    write("numheader.csv", [str(j) for j in range(9)], table)
+    write("dupcol.csv", cols[:7] + ["f0", "target"], table)
+    qlabel = [list(r) for r in table]
+    qlabel[4][-1] = "?"
+    write("qlabel.csv", cols, qlabel)
+    qfeat = [list(r) for r in table]
+    qfeat[6][2] = "?"
+    write("qfeature.csv", cols, qfeat)
+    write("table", cols, table)  # a CSV file without extension
+    (w / "hugeindex.svm").write_text("1 1:0.5 2000000000:1\n-1 1:1 2:1\n")
+    (w / "nocolon.svm").write_text("1 1:0.5 2:1\n-1 1:1 abc\n")
+
+
+def _write_composite(w, X, y):
+    """A pipeline saved by kernlearn.io (valid, but not a model of `kernlearn fit`)."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from kernlearn import FGMClassifier
+    from kernlearn.io import save_model
+
+    pipe = make_pipeline(StandardScaler(), FGMClassifier(B=2)).fit(X, y)
+    save_model(pipe, w / "pipe.skops")
+    # class_weight given as JSON (text keys) on float LIBSVM labels, and the
+    # same weights given in Python: the same model
+    from kernlearn.cli import main
+    from kernlearn.io import load_model
+
+    argv = ["fit", str(w / "train.svm"), "-e", "fgm", "-p", "B=2", "-p",
+            'class_weight={"1": 5}', "-m", str(w / "cw.npz"), "-q"]
+    if main(argv) != 0:
+        raise RuntimeError(f"workspace model failed: {argv}")
+    meta = load_model(w / "model.npz", return_metadata=True)[1]
+    Xs, ys, _ = __import__("kernlearn.datafiles").datafiles.load_data_file(
+        w / "train.svm")
+    ref = FGMClassifier(B=2, class_weight={1.0: 5}).fit(Xs, ys)
+    save_model(ref, w / "cw_ref.npz", metadata=meta)
 
 
 # ----------------------------------------------------------- tampered models
@@ -179,11 +238,16 @@ def _read_npz(path):
     return meta, arrays
 
 
-def _write_npz(path, meta, arrays):
+def _write_npz(path, meta, arrays, seal=True):
+    """Write a model file; sealed like ``save_model``'s so that a test reaches
+    the checks behind the seal (an attacker can recompute a digest too)."""
+    from kernlearn.io import _seal
+
     arrays = dict(arrays)
     arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-    with open(path, "wb") as fh:
-        np.savez(fh, **arrays)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    Path(path).write_bytes(_seal(buf.getvalue()) if seal else buf.getvalue())
 
 
 def _node(meta, attr):
@@ -280,6 +344,29 @@ def make_tampered(w):
         np.savez(fh, **arrays)
     data = src.read_bytes()
     (w / "t_truncated.npz").write_bytes(data[: len(data) // 2])
+
+    def bit(name, pos):
+        flipped = bytearray(data)
+        flipped[pos] ^= 0x10
+        (w / name).write_bytes(bytes(flipped))
+
+    bit("t_bit_first.npz", 0)
+    bit("t_bit_middle.npz", len(data) // 2)
+    bit("t_bit_digest.npz", len(data) - 1)
+    bit("t_bit_seal.npz", data.rfind(b"kernlearn-seal"))
+    # a member whose .npy header declares 10**12 floats over 16 bytes
+    from kernlearn.io import _seal
+
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f8", "fortran_order": False, "shape": (10**12,)}
+    )
+    buf = io.BytesIO()
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(buf, "w") as zout:
+        for name in zin.namelist():
+            zout.writestr(name, zin.read(name))
+        zout.writestr("liar.npy", header.getvalue() + bytes(16))
+    (w / "t_bigheader.npz").write_bytes(_seal(buf.getvalue()))
     with zipfile.ZipFile(w / "t_nometa.npz", "w") as z:
         z.writestr("coef_.npy", b"")
     (w / "t_garbage.npz").write_bytes(b"PK\x03\x04 garbage")
@@ -298,10 +385,10 @@ def cases():
     fite = fit + ["-e", "fgm"]
     c = []
 
-    def add(group, what, argv, code, message):
-        prefix = "T" if group == "tampered" else "C"
+    def add(group, what, argv, code, message, reference=None):
+        prefix = {"tampered": "T", "same": "S"}.get(group, "C")
         n = sum(x.id[0] == prefix for x in c) + 1
-        c.append(Case(f"{prefix}{n:02d}", group, what, argv, code, message))
+        c.append(Case(f"{prefix}{n:02d}", group, what, argv, code, message, reference))
 
     # usage
     add("usage", "no command", [], 2, "required")
@@ -418,13 +505,13 @@ def cases():
         ("truncated.svm.bz2", "cannot read"),
         ("garbage.svm.gz", "cannot read"),
         ("garbage.svm.xz", "cannot read"),
-        ("binary.svm", "corrupt svmlight"),
+        ("binary.svm", "binary data"),
         ("inf.svm", "NaN or infinite"),
         ("ragged.csv", "fields"),
         ("text.csv", "is not a number"),
         ("header_only.csv", "no data rows"),
-        ("nan.csv", "NaN or infinite"),
-        ("missing.csv", "is not a number"),
+        ("nan.csv", "missing value"),
+        ("missing.csv", "row 2, column f0: missing value"),
         ("latin1.csv", "not a UTF-8"),
         ("vector.npy", "2-D"),
         ("objects.npy", "pickle"),
@@ -498,7 +585,7 @@ def cases():
     add(
         "data",
         "evaluate on an unlabelled table",
-        ["evaluate", f"{W}/unlabelled.csv", "-m", f"{W}/csv.npz"],
+        ["evaluate", f"{W}/unlabelled.csv", "--no-header", "-m", f"{W}/csv.npz"],
         3,
         "no labels",
     )
@@ -510,6 +597,7 @@ def cases():
             f"{W}/csv.npz",
             "--data",
             f"{W}/unlabelled.csv",
+            "--no-header",
             "-o",
             f"{W}/r.html",
         ],
@@ -650,7 +738,7 @@ def cases():
     add(
         "mismatch",
         "CSV of another width",
-        ["predict", f"{W}/narrow.csv", "-m", f"{W}/csv.npz"],
+        ["predict", f"{W}/narrow.csv", "--no-header", "-m", f"{W}/csv.npz"],
         5,
         "has 5 columns",
     )
@@ -697,6 +785,8 @@ def cases():
         "csv file",
     )
 
+    _issue_cases(add, W, m)
+
     # tampered model files, read by `kernlearn predict`
     for name, msg in (
         ("t_flip", "checksum mismatch"),
@@ -719,6 +809,11 @@ def cases():
         ("t_truncated", "not a readable"),
         ("t_nometa", "no __meta__"),
         ("t_garbage", "not a readable"),
+        ("t_bit_first", "checksum mismatch"),
+        ("t_bit_middle", "checksum mismatch"),
+        ("t_bit_digest", "checksum mismatch"),
+        ("t_bit_seal", "seal is missing"),
+        ("t_bigheader", "declares"),
     ):
         add(
             "tampered",
@@ -727,44 +822,129 @@ def cases():
             4,
             msg,
         )
+    # the same answer whatever the layout of the CSV file
+    csvm = f"{W}/csv.npz"
+    ref = ["predict", f"{W}/train.csv", "-m", csvm]
+    add("same", "columns in another order (matched by name)",
+        ["predict", f"{W}/reordered.csv", "-m", csvm], 0, "", ref)
+    add("same", "';' as separator (sniffed)",
+        ["predict", f"{W}/semicolon.csv", "-m", csvm], 0, "", ref)
+    add("same", "';' given with --sep",
+        ["predict", f"{W}/semicolon.csv", "--sep", ";", "-m", csvm], 0, "", ref)
+    add("same", "CSV without extension, --format csv",
+        ["predict", f"{W}/table", "--format", "csv", "-m", csvm], 0, "", ref)
+    add("same", "class_weight keys given as text on LIBSVM labels",
+        ["predict", f"{W}/train.svm", "-m", f"{W}/cw.npz"], 0, "",
+        ["predict", f"{W}/train.svm", "-m", f"{W}/cw_ref.npz"])
     return c
 
 
-def run_in_process(case, w):
-    """Run ``case`` through :func:`kernlearn.cli.main` in this process.
+def _issue_cases(add, W, m):
+    """Refusals added for issues 23 and 27 (CSV by name, outputs, faulty files)."""
+    csvm = f"{W}/csv.npz"
+    add("mismatch", "CSV with a renamed column",
+        ["predict", f"{W}/renamed.csv", "-m", csvm], 5, "has no column 'f3'")
+    add("mismatch", "CSV with a column the model does not know",
+        ["predict", f"{W}/extracol.csv", "-m", csvm], 5,
+        "'note' is not a feature of the model")
+    add("data", "numeric header line",
+        ["fit", f"{W}/numheader.csv", "-e", "fgm", "-q", "-m", f"{W}/o.npz"], 3,
+        "first line is all numbers")
+    add("data", "'?' as a label",
+        ["fit", f"{W}/qlabel.csv", "-e", "fgm", "-q", "-m", f"{W}/o.npz"], 3,
+        "row 6, column target: missing value")
+    add("data", "'?' as a feature value",
+        ["predict", f"{W}/qfeature.csv", "-m", csvm], 3,
+        "row 8, column f2: missing value")
+    add("data", "duplicate column name",
+        ["fit", f"{W}/dupcol.csv", "-e", "fgm", "-q", "-m", f"{W}/o.npz"], 3,
+        "'f0' appears twice")
+    add("data", "CSV without extension read as LIBSVM",
+        ["fit", f"{W}/table", "-e", "fgm", "-q", "-m", f"{W}/o.npz"], 3,
+        "looks like a CSV table")
+    add("data", "LIBSVM token without colon",
+        ["fit", f"{W}/nocolon.svm", "-e", "fgm", "-q", "-m", f"{W}/o.npz"], 3,
+        "line 2: token 'abc' is not index:value")
+    add("data", "LIBSVM index of 2e9 over 4 values",
+        ["fit", f"{W}/hugeindex.svm", "-e", "fgm", "-q", "-m", f"{W}/o.npz"], 3,
+        "renumber the features")
+    add("data", "/dev/zero as data",
+        ["fit", "/dev/zero", "-e", "fgm", "-q", "-m", f"{W}/o.npz"], 3, "binary data")
+    add("usage", "kernel spec error, before the data is read",
+        ["fit", f"{W}/nope.svm", "-e", "pnorm-mkl", "-q", "-m", f"{W}/o.npz",
+         "-p", 'kernels=[["rbf", {"gamma": -1}]]'], 2, "gamma must be a positive")
+    add("usage", "unknown kernel parameter, before the data is read",
+        ["fit", f"{W}/nope.svm", "-e", "pnorm-mkl", "-q", "-m", f"{W}/o.npz",
+         "-p", 'kernels=[["poly", {"degre": 2}]]'], 2, "unknown parameter(s) ['degre']")
+    add("usage", "class_weight naming no label of a LIBSVM file",
+        ["fit", f"{W}/train.svm", "-e", "fgm", "-q", "-m", f"{W}/o.npz",
+         "-p", 'class_weight={"7": 5}'], 2, "class_weight names class '7'")
+    add("usage", "old flag --B", ["fit", f"{W}/train.svm", "-e", "fgm", "-m",
+                                  f"{W}/o.npz", "--B", "3"], 2, "-p B=")
+    add("usage", "old flag --C=2", ["fit", f"{W}/train.svm", "-e", "fgm", "-m",
+                                    f"{W}/o.npz", "--C=2"], 2, "-p C=2")
+    add("usage", "old flag --loss", ["fit", f"{W}/train.svm", "-e", "fgm", "-m",
+                                     f"{W}/o.npz", "--loss", "logistic"], 2, "-p loss=")
+    add("output", "--model naming the training data",
+        ["fit", f"{W}/train.svm", "-e", "fgm", "-q", "-m", f"{W}/train.svm"], 7,
+        "is the data file; refusing to overwrite")
+    add("output", "predict -o naming the data",
+        ["predict", f"{W}/train.svm", "-m", m, "-o", f"{W}/train.svm"], 7,
+        "is the data file; refusing to overwrite")
+    add("output", "predict -o naming the model",
+        ["predict", f"{W}/train.svm", "-m", m, "-o", m], 7,
+        "is the model file; refusing to overwrite")
+    add("output", "evaluate -o naming the data",
+        ["evaluate", f"{W}/train.svm", "-m", m, "-o", f"{W}/train.svm"], 7,
+        "is the data file")
+    add("output", "report -o naming the model",
+        ["report", m, "-o", m], 7, "is the model file")
+    add("output", "select -o naming the model",
+        ["select", m, "-o", m], 7, "is the model file")
+    add("model", "a saved pipeline is not a CLI model",
+        ["predict", f"{W}/train.svm", "-m", f"{W}/pipe.skops"], 4,
+        "not a model of `kernlearn fit`")
+
+
+def run_in_process(case, w, argv=None, with_stdout=False):
+    """Run ``case`` (or ``argv``) through :func:`kernlearn.cli.main` in this process.
 
     Returns
     -------
     code : int
     stderr : str
+    stdout : str
+        Only with ``with_stdout``.
     """
     import contextlib
 
     from kernlearn.cli import main
 
     err, out = io.StringIO(), io.StringIO()
-    argv = [a.replace("{w}", str(w)) for a in case.argv]
+    argv = [a.replace("{w}", str(w)) for a in (case.argv if argv is None else argv)]
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         code = main(argv)
-    return code, err.getvalue()
+    return (code, err.getvalue()) + ((out.getvalue(),) if with_stdout else ())
 
 
-def run_subprocess(case, w, timeout=300):
-    """Run ``case`` as ``python -m kernlearn ...`` in a new process.
+def run_subprocess(case, w, timeout=300, argv=None, with_stdout=False):
+    """Run ``case`` (or ``argv``) as ``python -m kernlearn ...`` in a new process.
 
     Returns
     -------
     code : int
     stderr : str
+    stdout : str
+        Only with ``with_stdout``.
     """
     import subprocess
     import sys
 
-    argv = [a.replace("{w}", str(w)) for a in case.argv]
+    argv = [a.replace("{w}", str(w)) for a in (case.argv if argv is None else argv)]
     proc = subprocess.run(
         [sys.executable, "-m", "kernlearn", *argv],
         capture_output=True,
         text=True,
         timeout=timeout,
     )
-    return proc.returncode, proc.stderr
+    return (proc.returncode, proc.stderr) + ((proc.stdout,) if with_stdout else ())

@@ -25,7 +25,7 @@ SHARED_FILES = {
         ["max_features=5", "n_candidates=20", "random_state=0"],
     ),
     "pnorm-mkl": (
-        ["{data}/wine/wine.data", "--format", "csv", "--label", "0"],
+        ["{data}/wine/wine.data", "--format", "csv", "--no-header", "--label", "0"],
         [
             "max_iter=5",
             "random_state=0",
@@ -169,7 +169,8 @@ def test_index_base_and_width_are_stored_and_enforced(files, capsys):
 
 def test_unlabelled_table_predicts_and_labelled_one_is_split(files, capsys):
     code, out1, err = _run(
-        ["predict", files / "unlabelled.csv", "-m", files / "csv.npz"], capsys
+        ["predict", files / "unlabelled.csv", "--no-header", "-m", files / "csv.npz"],
+        capsys,
     )
     assert code == 0, err
     code, out2, err = _run(
@@ -206,7 +207,8 @@ def test_config_file_and_param_override(files, capsys):
     assert est.B == 2 and est.C == 2.5
 
 
-def test_progress_lines_and_warnings_are_one_liners(files, capsys):
+def test_progress_lines_and_warnings_are_one_liners(files, capsys, monkeypatch):
+    monkeypatch.setenv("KERNLEARN_PROGRESS", "lines")
     code, out, err = _run(
         [
             "fit",

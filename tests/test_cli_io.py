@@ -84,3 +84,246 @@ def test_real_data_loaders():
     school = real_data("school")
     assert np.unique(school.task_index).size == 139 and school.data.shape[1] == 28
     assert school.target.shape == school.task_index.shape == (school.data.shape[0],)
+
+
+# ------------------------------------------- CSV by name, faulty files (issues 23, 27)
+@pytest.fixture(scope="module")
+def w(tmp_path_factory):
+    import reliability_cases as rc
+
+    w = tmp_path_factory.mktemp("cli_io")
+    rc.make_workspace(w)
+    return w
+
+
+def _run(argv, capsys):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _one_error(err):
+    return err.count("\n") == 1 and err.startswith("kernlearn: error: ")
+
+
+def test_csv_columns_are_matched_by_name_not_position(w, capsys):
+    """Reordered columns (label first): the same 60 predictions as the original."""
+    code, ref, err = _run(["predict", w / "train.csv", "-m", w / "csv.npz"], capsys)
+    assert code == 0, err
+    code, out, err = _run(["predict", w / "reordered.csv", "-m", w / "csv.npz"], capsys)
+    assert code == 0, err
+    assert out == ref and len(out.splitlines()) == 60
+    code, out, err = _run(["evaluate", w / "reordered.csv", "-m", w / "csv.npz"],
+                          capsys)
+    assert code == 0 and "n_samples 60" in out  # the label found by its name
+
+
+def test_csv_renamed_column_is_a_one_line_error(w, capsys):
+    code, out, err = _run(["predict", w / "renamed.csv", "-m", w / "csv.npz"], capsys)
+    assert code == 5 and _one_error(err) and "has no column 'f3'" in err and out == ""
+
+
+def test_numeric_header_is_never_a_training_row(w, capsys):
+    code, out, err = _run(["fit", w / "numheader.csv", "-e", "fgm", "-q", "-m",
+                           w / "nh.npz"], capsys)
+    assert code == 3 and _one_error(err) and "--header" in err
+    code, out, err = _run(["fit", w / "numheader.csv", "--header", "-e", "fgm", "-q",
+                           "-m", w / "nh.npz"], capsys)
+    assert code == 0, err
+    from kernlearn.io import load_model
+
+    est, meta = load_model(w / "nh.npz", return_metadata=True)
+    assert meta["n_samples"] == 60 and list(est.classes_) == [-1, 1]
+    assert meta["feature_names"] == [str(j) for j in range(8)]
+
+
+def test_question_mark_label_is_refused_with_its_row(w, capsys):
+    code, out, err = _run(["fit", w / "qlabel.csv", "-e", "fgm", "-q", "-m",
+                           w / "q.npz"], capsys)
+    assert code == 3 and _one_error(err)
+    assert "row 6, column target: missing value" in err
+
+
+def test_semicolon_separator_sniffed_or_given(w, capsys):
+    code, ref, err = _run(["predict", w / "train.csv", "-m", w / "csv.npz"], capsys)
+    for extra in ([], ["--sep", ";"]):
+        code, out, err = _run(["predict", w / "semicolon.csv", *extra, "-m",
+                               w / "csv.npz"], capsys)
+        assert code == 0 and out == ref, err
+
+
+def test_csv_labels_keep_their_type(tmp_path):
+    from kernlearn.datafiles import load_data_file
+
+    (tmp_path / "a.csv").write_text("x,y,label\n1,2,3\n4,5,10\n7,8,3\n")
+    X, y, info = load_data_file(tmp_path / "a.csv")
+    assert y.dtype.kind == "i" and list(y) == [3, 10, 3]
+    assert info["feature_names"] == ["x", "y"] and info["label_name"] == "label"
+    (tmp_path / "b.csv").write_text("x,y,label\n1,2,cat\n4,5,dog\n")
+    X, y, _ = load_data_file(tmp_path / "b.csv")
+    assert list(y) == ["cat", "dog"] and X.dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    "argv, victim",
+    [
+        (["fit", "{w}/victim.svm", "-e", "fgm", "-q", "-m", "{w}/victim.svm"], "data"),
+        (["predict", "{w}/victim.svm", "-m", "{w}/model.npz", "-o", "{w}/victim.svm"],
+         "data"),
+        (["predict", "{w}/train.svm", "-m", "{w}/victim.npz", "-o", "{w}/victim.npz"],
+         "model"),
+        (["evaluate", "{w}/victim.svm", "-m", "{w}/model.npz", "-o",
+          "{w}/victim.svm"], "data"),
+        (["report", "{w}/victim.npz", "-o", "{w}/victim.npz"], "model"),
+    ],
+)
+def test_outputs_never_overwrite_their_inputs(w, capsys, argv, victim):
+    import shutil
+
+    shutil.copy(w / "train.svm", w / "victim.svm")
+    shutil.copy(w / "model.npz", w / "victim.npz")
+    before = {p: (w / p).read_bytes() for p in ("victim.svm", "victim.npz")}
+    code, out, err = _run([a.replace("{w}", str(w)) for a in argv], capsys)
+    assert code == 7 and _one_error(err) and f"is the {victim} file" in err
+    assert {p: (w / p).read_bytes() for p in before} == before
+
+
+def test_outputs_are_written_atomically(w, capsys, monkeypatch):
+    """A disk that fills up half-way leaves the old output and no temporary file."""
+    import errno
+    import pathlib
+
+    (w / "out").mkdir(exist_ok=True)
+    target = w / "out" / "p.txt"
+    target.write_text("old\n")
+    real = pathlib.Path.write_text
+
+    def full_disk(self, text, *a, **k):
+        real(self, text[: len(text) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pathlib.Path, "write_text", full_disk)
+    for cmd in (["predict"], ["evaluate", "--json"]):
+        code, out, err = _run([cmd[0], w / "train.svm", "-m", w / "model.npz",
+                               *cmd[1:], "-o", target], capsys)
+        assert code == 7 and "No space left" in err and _one_error(err)
+        assert target.read_text() == "old\n"
+        assert sorted(p.name for p in (w / "out").iterdir()) == ["p.txt"]
+
+
+def test_closed_pipe_exits_quietly(w):
+    """`kernlearn predict ... | head -1`: the reader is gone before the output is
+    written; no BrokenPipeError, nothing on stderr, exit 141."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kernlearn", "predict", str(w / "train.svm"), "-m",
+         str(w / "model.npz")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # the reader leaves at once
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141 and err == "", err
+
+
+def test_model_file_does_not_store_the_training_folder(w, capsys):
+    import json as _json
+
+    from kernlearn.io import read_metadata
+
+    meta = read_metadata(w / "model.npz")
+    assert meta["source"] == "train.svm"
+    assert str(w) not in _json.dumps(meta, default=str)
+
+
+@pytest.mark.parametrize("flag, value", [("--B", "3"), ("--C", "2"), ("--loss", "x")])
+def test_old_flags_point_to_param(w, capsys, flag, value):
+    code, out, err = _run(["fit", w / "train.svm", "-e", "fgm", "-m", w / "o.npz",
+                           flag, value], capsys)
+    assert code == 2 and _one_error(err)
+    assert f"-p {flag[2:]}={value}" in err
+
+
+def test_kernel_spec_errors_exit_2_before_the_data_is_read(w, capsys):
+    code, out, err = _run(["fit", "/dev/zero", "-e", "pnorm-mkl", "-m", w / "o.npz",
+                           "-p", 'kernels=["linear", ["rbf", {"gamma": 0}]]'], capsys)
+    assert code == 2 and _one_error(err) and "kernels[1]: gamma must be" in err
+
+
+def test_huge_libsvm_index_is_refused_without_allocating(w, capsys):
+    import tracemalloc
+
+    tracemalloc.start()
+    code, out, err = _run(["fit", w / "hugeindex.svm", "-e", "fgm", "-q", "-m",
+                           w / "o.npz"], capsys)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert code == 3 and "index 2000000000" in err and _one_error(err)
+    assert peak < 50 * 2**20  # not by the index (16 GB of float64)
+
+
+def test_dev_zero_as_data_is_a_bounded_read(w, capsys):
+    import time
+
+    t0 = time.perf_counter()
+    for fmt in ([], ["--format", "csv"]):
+        code, out, err = _run(["fit", "/dev/zero", *fmt, "-e", "fgm", "-q", "-m",
+                               w / "o.npz"], capsys)
+        assert code == 3 and "binary data" in err and _one_error(err)
+    assert time.perf_counter() - t0 < 10
+
+
+def test_libsvm_read_in_blocks_gives_the_whole_file(w, monkeypatch):
+    """Blocks of 100 bytes (lines cut across blocks) give sklearn's matrix."""
+    from sklearn.datasets import load_svmlight_file
+
+    from kernlearn import datafiles
+
+    monkeypatch.setattr(datafiles, "_BLOCK", 100)
+    X, y, info = datafiles.load_data_file(w / "train.svm")
+    Xs, ys = load_svmlight_file(str(w / "train.svm"))
+    np.testing.assert_array_equal(X.toarray(), Xs.toarray())
+    np.testing.assert_array_equal(y, ys)
+    assert info["zero_based"] is False and X.shape == (60, 8)
+
+
+def test_clear_messages_for_libsvm_and_csv_confusions(w, capsys):
+    code, out, err = _run(["fit", w / "table", "-e", "fgm", "-q", "-m", w / "o.npz"],
+                          capsys)
+    assert code == 3 and "looks like a CSV table" in err and "--format csv" in err
+    code, out, err = _run(["fit", w / "nocolon.svm", "-e", "fgm", "-q", "-m",
+                           w / "o.npz"], capsys)
+    assert code == 3 and "line 2: token 'abc' is not index:value" in err
+
+
+def test_class_weight_text_keys_match_libsvm_labels(w, capsys):
+    from kernlearn.io import load_model
+
+    est = load_model(w / "cw.npz")
+    assert est.class_weight == {1.0: 5}
+    ref = load_model(w / "cw_ref.npz")
+    np.testing.assert_array_equal(est.coef_, ref.coef_)
+    code, out, err = _run(["fit", w / "train.svm", "-e", "fgm", "-q", "-m",
+                           w / "o.npz", "-p", 'class_weight={"2": 5}'], capsys)
+    assert code == 2 and "class_weight names class '2'" in err
+
+
+def test_messages_show_numbers_not_numpy_reprs():
+    from kernlearn.cli import _one_line
+
+    assert _one_line("task np.int64(99) and np.float64(1.5), np.str_('a')") == (
+        "task 99 and 1.5, 'a'"
+    )
+
+
+def test_every_bit_flip_of_a_model_exits_4(w, capsys):
+    data = (w / "model.npz").read_bytes()
+    rng = np.random.default_rng(1)
+    for bit in rng.choice(len(data) * 8, 60, replace=False):
+        flipped = bytearray(data)
+        flipped[bit // 8] ^= 1 << (bit % 8)
+        (w / "flip.npz").write_bytes(bytes(flipped))
+        code, out, err = _run(["predict", w / "train.svm", "-m", w / "flip.npz"],
+                              capsys)
+        assert code == 4 and _one_error(err), (bit, err)

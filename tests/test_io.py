@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.base import clone, is_classifier
+from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
+from sklearn.pipeline import make_pipeline
 
 import kernlearn
 from kernlearn import (
@@ -127,12 +128,23 @@ def test_saved_fitted_state_is_complete(tmp_path):
     assert again.predict(X).shape == (70,) and again._y_ndim == 1
 
 
-def test_save_refuses_what_the_schema_cannot_hold(tmp_path):
-    from sklearn.linear_model import Ridge
+class _UserTransformer(TransformerMixin, BaseEstimator):
+    """A class of the user's: no safe file may be trusted to rebuild it."""
 
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        return X
+
+
+def test_save_refuses_what_the_schema_cannot_hold(tmp_path):
     X, y = _data(2, False)
-    with pytest.raises(TypeError, match="not a kernlearn estimator"):
-        save_model(Ridge().fit(X, y), tmp_path / "r.npz")
+    with pytest.raises(TypeError, match="neither a kernlearn estimator nor"):
+        save_model({"coef": 1}, tmp_path / "r.npz")
+    pipe = make_pipeline(_UserTransformer(), FGMClassifier(B=2)).fit(X, y)
+    with pytest.raises(TypeError, match="_UserTransformer, neither a scikit-learn"):
+        save_model(pipe, tmp_path / "p.skops")
     est = PNormMKLClassifier(
         kernels=[lambda A, B: A @ B.T], max_iter=2, random_state=0
     ).fit(X, y)
@@ -205,3 +217,216 @@ def test_state_may_not_shadow_methods_but_may_override_plain_defaults(tmp_path):
         assert load_model(tmp_path / "t.npz")._example_default_ == 3
     finally:
         del FGMClassifier._example_default_
+
+
+# ------------------------------------------------- composites, seal, versions
+def _pipeline_case(name):
+    """A pipeline ending in kernlearn estimator ``name``, its data and fit kwargs."""
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, w = make_fgm_synthetic(60, 5, 3, random_state=1)
+    est = getattr(kernlearn, name)()
+    small = {
+        "max_outer_iter": 2, "max_iter": 3, "max_features": 3, "n_candidates": 5,
+        "n_columns": 8, "random_state": 0,
+    }
+    est.set_params(**{k: v for k, v in small.items() if k in est.get_params()})
+    target = X @ w if "Regressor" in name else y
+    pipe = make_pipeline(StandardScaler(), est)
+    kw = {}
+    if "Multitask" in name:
+        kw = {f"{pipe.steps[-1][0]}__task_index": np.arange(60) % 2}
+    return pipe, X, target, kw
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("name", sorted(kernlearn._ESTIMATORS))
+def test_pipeline_with_each_estimator_round_trips(name, tmp_path):
+    """save_model/load_model, and plain skops.io with trusted_types(): the same
+    predictions."""
+    import skops.io as sio
+
+    from kernlearn.io import trusted_types
+
+    pipe, X, y, kw = _pipeline_case(name)
+    pipe.fit(X, y, **kw)
+    pred_kw = {"task_index": np.arange(60) % 2} if "Multitask" in name else {}
+    expected = pipe.predict(X, **pred_kw)
+    save_model(pipe, tmp_path / "p.skops")
+    again = load_model(tmp_path / "p.skops")
+    np.testing.assert_array_equal(again.predict(X, **pred_kw), expected)
+    sio.dump(pipe, tmp_path / "plain.skops")
+    plain = sio.load(tmp_path / "plain.skops", trusted=trusted_types())
+    np.testing.assert_array_equal(plain.predict(X, **pred_kw), expected)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_grid_search_and_column_transformer_round_trip(tmp_path):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _data(2, False)
+    search = GridSearchCV(FGMClassifier(max_outer_iter=2), {"B": [1, 3]}, cv=2)
+    search.fit(X, y)
+    save_model(search, tmp_path / "s.skops")
+    again = load_model(tmp_path / "s.skops")
+    assert again.best_params_ == search.best_params_
+    np.testing.assert_array_equal(again.predict(X), search.predict(X))
+    ct = make_pipeline(
+        ColumnTransformer(
+            [("s", StandardScaler(), [0, 1, 2])], remainder="passthrough"
+        ),
+        PNormMKLClassifier(max_iter=3, random_state=0),
+    ).fit(X, y)
+    save_model(ct, tmp_path / "c.skops")
+    np.testing.assert_array_equal(
+        load_model(tmp_path / "c.skops").decision_function(X), ct.decision_function(X)
+    )
+
+
+def test_tampered_composite_is_refused(tmp_path):
+    """A changed byte breaks the seal; a resealed file naming an untrusted type
+    (os.system) is refused by skops' trust check."""
+    import io as _io
+    import zipfile
+
+    from kernlearn.io import _seal
+
+    X, y = _data(2, False)
+    save_model(make_pipeline(FGMClassifier(B=2)).fit(X, y), tmp_path / "p.skops")
+    data = bytearray((tmp_path / "p.skops").read_bytes())
+    data[len(data) // 2] ^= 4
+    (tmp_path / "flip.skops").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="checksum mismatch"):
+        load_model(tmp_path / "flip.skops")
+    with zipfile.ZipFile(tmp_path / "p.skops") as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    members["schema.json"] = members["schema.json"].replace(
+        b'"kernlearn.estimators.fgm"', b'"os"'
+    ).replace(b'"FGMClassifier"', b'"system"')
+    buf = _io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for n, b in members.items():
+            z.writestr(n, b)
+    (tmp_path / "evil.skops").write_bytes(_seal(buf.getvalue()))
+    with pytest.raises(ValueError, match="cannot rebuild|Untrusted|untrusted"):
+        load_model(tmp_path / "evil.skops")
+
+
+def test_dataframe_fitted_model_keeps_column_names(tmp_path):
+    pd = pytest.importorskip("pandas")
+    X, y = _data(2, False)
+    df = pd.DataFrame(X, columns=[f"col {j}" for j in range(X.shape[1])])
+    est = FGMClassifier(B=2).fit(df, y)
+    save_model(est, tmp_path / "m.npz")
+    again = load_model(tmp_path / "m.npz")
+    assert again.feature_names_in_.dtype == object
+    assert list(again.feature_names_in_) == list(df.columns)
+    np.testing.assert_array_equal(again.predict(df), est.predict(df))
+    with pytest.raises(ValueError, match="feature names"):
+        again.predict(df.rename(columns={"col 0": "other"}))
+
+
+def test_every_single_bit_flip_is_refused(tmp_path):
+    """The seal covers every byte: 300 random single-bit flips, all refused."""
+    X, y = _data(2, False)
+    save_model(FGMClassifier(B=2).fit(X, y), tmp_path / "m.npz")
+    data = (tmp_path / "m.npz").read_bytes()
+    rng = np.random.default_rng(0)
+    bits = rng.choice(len(data) * 8, 300, replace=False)
+    bits[:2] = [0, len(data) * 8 - 1]  # the first and the last bit too
+    for bit in bits:
+        flipped = bytearray(data)
+        flipped[bit // 8] ^= 1 << (bit % 8)
+        (tmp_path / "f.npz").write_bytes(bytes(flipped))
+        with pytest.raises(ValueError):
+            load_model(tmp_path / "f.npz")
+
+
+def test_declared_array_sizes_are_capped(tmp_path, monkeypatch):
+    """A small file may not make the reader allocate what its headers declare."""
+    import io as _io
+    import zipfile
+
+    import reliability_cases as rc
+    from kernlearn import io as kio
+
+    X, y = _data(2, False)
+    save_model(FGMClassifier(B=2).fit(X, y), tmp_path / "m.npz")
+    meta, arrays = rc._read_npz(tmp_path / "m.npz")
+    # a header declaring 10**12 floats over a few bytes of data
+    buf = _io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": "<f8", "fortran_order": False, "shape": (10**12,)}
+    )
+    rc._write_npz(tmp_path / "h.npz", meta, arrays)
+    with zipfile.ZipFile(tmp_path / "h.npz", "a") as z:
+        z.writestr("liar.npy", buf.getvalue() + b"\0" * 16)
+    (tmp_path / "h.npz").write_bytes(kio._seal(_strip_comment(tmp_path / "h.npz")))
+    with pytest.raises(ValueError, match="declares 8000000000000 bytes"):
+        load_model(tmp_path / "h.npz")
+    # a compressed run of zeros: 8 MB of arrays in a file of a few kB
+    monkeypatch.setattr(kio, "_MIN_ARRAY_BYTES_CAP", 2**20)
+    arrays["state.pad#99"] = np.zeros(2**20)
+    buf = _io.BytesIO()
+    arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    np.savez_compressed(buf, **arrays)
+    (tmp_path / "z.npz").write_bytes(kio._seal(buf.getvalue()))
+    with pytest.raises(ValueError, match="more than the .* bytes a model file"):
+        load_model(tmp_path / "z.npz")
+
+
+def _strip_comment(path):
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    import io as _io
+
+    buf = _io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for n, b in members.items():
+            z.writestr(n, b)
+    return buf.getvalue()
+
+
+def test_file_of_another_version_names_both_versions(tmp_path, monkeypatch):
+    import reliability_cases as rc
+    from kernlearn import io as kio
+
+    X, y = _data(2, False)
+    save_model(FGMClassifier(B=2).fit(X, y), tmp_path / "m.npz")
+    meta, arrays = rc._read_npz(tmp_path / "m.npz")
+    meta["version"] = 7
+    monkeypatch.setattr(kernlearn, "__version__", "9.9.0")
+    rc._write_npz(tmp_path / "future.npz", meta, arrays)  # sealed by "9.9.0"
+    monkeypatch.setattr(kernlearn, "__version__", "0.1.0")
+    with pytest.raises(ValueError, match=r"saved by kernlearn 9\.9\.0 .*refit"):
+        load_model(tmp_path / "future.npz")
+    # a composite naming a class this version does not have
+    save_model(make_pipeline(FGMClassifier(B=2)).fit(X, y), tmp_path / "p.skops")
+    body = _strip_comment(tmp_path / "p.skops").replace(
+        b"FGMClassifier", b"FGMClassifieX"
+    )
+    (tmp_path / "old.skops").write_bytes(kio._seal(body, version="0.0.5"))
+    with pytest.raises(ValueError, match=r"saved by kernlearn 0\.0\.5 .*0\.0\.5"):
+        load_model(tmp_path / "old.skops")
+
+
+def test_unsealed_format_2_files_are_still_read(tmp_path):
+    import reliability_cases as rc
+
+    X, y = _data(2, False)
+    est = FGMClassifier(B=2).fit(X, y)
+    save_model(est, tmp_path / "m.npz")
+    meta, arrays = rc._read_npz(tmp_path / "m.npz")
+    meta["version"] = 2
+    rc._write_npz(tmp_path / "v2.npz", meta, arrays, seal=False)
+    np.testing.assert_array_equal(
+        load_model(tmp_path / "v2.npz").predict(X), est.predict(X)
+    )
+    meta["version"] = 3
+    rc._write_npz(tmp_path / "v3.npz", meta, arrays, seal=False)
+    with pytest.raises(ValueError, match="seal is missing"):
+        load_model(tmp_path / "v3.npz")

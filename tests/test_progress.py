@@ -1,4 +1,5 @@
-"""Progress output: a bar with ETA on terminals, lines otherwise, honest stop reasons."""
+"""Progress output: a bar on terminals, a widget in notebooks, silence elsewhere;
+lines on request; honest stop reasons."""
 
 import io
 import warnings
@@ -16,35 +17,104 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_bar_on_a_terminal_lines_elsewhere():
-    rows = [
-        dict(iter=i, objective=10.0 / i, violation=1.0 / i, n_active=i, time=0.1 * i)
-        for i in (1, 2)
-    ]
-    tty, log = _Terminal(), io.StringIO()
-    for stream in (tty, log):
-        p = Progress("X", total=4, stream=stream)
-        for r in rows:
-            p.update(r)
-        p.close("tol", 2, "tol=0.01")
+ROWS = [
+    dict(iter=i, objective=10.0 / i, violation=1.0 / i, n_active=i, time=0.1 * i)
+    for i in (1, 2)
+]
+
+
+@pytest.fixture
+def lines(monkeypatch):
+    """One line per iteration (what a log wants), whatever the stream."""
+    monkeypatch.setenv("KERNLEARN_PROGRESS", "lines")
+
+
+def _report(stream, **kw):
+    p = Progress("X", total=4, stream=stream, **kw)
+    for r in ROWS:
+        p.update(r)
+    p.close("tol", 2, "tol=0.01")
+    return p
+
+
+def test_bar_on_a_terminal(monkeypatch):
+    monkeypatch.delenv("KERNLEARN_PROGRESS", raising=False)
+    tty = _Terminal()
+    assert _report(tty).mode == "bar"
     out = tty.getvalue()
-    assert (
-        out.count("\r") == 2
-        and "[##########..........] 2/4" in out
-        and "ETA <= " in out
-    )
-    assert out.endswith(
-        f"stop: tol (tol=0.01) after 2 iterations, {out.split(', ')[-1]}"
-    )
-    lines = log.getvalue().splitlines()
-    assert len(lines) == 3 and "\r" not in log.getvalue()
-    assert (
-        lines[0].startswith("[X] iter   1  objective=10") and "n_active=1" in lines[0]
-    )
-    assert STOP_REASONS["tol"] in lines[-1]
+    assert "[X]" in out and "2/4" in out and "objective=5" in out and "\r" in out
+    last = out.splitlines()[-1]
+    assert last.startswith("[X] stop: tol (tol=0.01) after 2 iterations, ")
+    assert last.endswith(STOP_REASONS["tol"])
 
 
-def test_fgm_reports_an_active_constraint_not_no_violation(capsys):
+def test_lines_when_asked_for(monkeypatch):
+    monkeypatch.delenv("KERNLEARN_PROGRESS", raising=False)
+    for kw, env in (({"bar": False}, None), ({"level": 2}, None), ({}, "lines")):
+        if env:
+            monkeypatch.setenv("KERNLEARN_PROGRESS", env)
+        log = io.StringIO()
+        assert _report(log, **kw).mode == "lines"
+        out = log.getvalue().splitlines()
+        assert len(out) == 3 and "\r" not in log.getvalue()
+        assert out[0].startswith("[X] iter   1  objective=10")
+        assert "n_active=1" in out[0]
+        assert STOP_REASONS["tol"] in out[-1]
+
+
+def test_silent_when_not_interactive(monkeypatch, capsys):
+    """A pipe, a log file, a test: verbose=1 prints nothing at all."""
+    monkeypatch.delenv("KERNLEARN_PROGRESS", raising=False)
+    log = io.StringIO()
+    assert _report(log).mode == "off" and log.getvalue() == ""
+    assert _report(None).mode == "off"
+    X, y, _ = make_fgm_synthetic(100, 6, 3, random_state=0)
+    FGMClassifier(B=2, max_outer_iter=3, verbose=1).fit(X, y)
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""
+    monkeypatch.setenv("KERNLEARN_PROGRESS", "off")
+    assert _report(_Terminal()).mode == "off"
+
+
+def test_silent_in_a_non_interactive_subprocess():
+    """The real thing: a fit with verbose=1 whose output goes to pipes."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from kernlearn import FGMClassifier\n"
+        "from kernlearn.datasets import make_fgm_synthetic\n"
+        "X, y, _ = make_fgm_synthetic(100, 6, 3, random_state=0)\n"
+        "FGMClassifier(B=2, max_outer_iter=3, verbose=1).fit(X, y)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "KERNLEARN_PROGRESS"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
+
+
+def test_widget_in_a_notebook(monkeypatch):
+    """In a Jupyter kernel the bar is tqdm.auto's (a widget with ipywidgets)."""
+    import sys
+    import types
+
+    from kernlearn import progress
+
+    class Shell:
+        config = {"IPKernelApp": {}}
+
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = lambda: Shell()
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    monkeypatch.delenv("KERNLEARN_PROGRESS", raising=False)
+    assert progress._in_notebook()
+    assert progress._mode(None, None, None) == "widget"
+    monkeypatch.setattr(fake, "get_ipython", lambda: None)
+    assert not progress._in_notebook()
+
+
+def test_fgm_reports_an_active_constraint_not_no_violation(capsys, lines):
     X, y, _ = make_fgm_synthetic(100, 6, 3, random_state=0)
     # B = all features: the second pricing returns the same set (Theorem 3)
     clf = FGMClassifier(B=6, tol=None, max_outer_iter=5, verbose=1).fit(X, y)
@@ -53,7 +123,7 @@ def test_fgm_reports_an_active_constraint_not_no_violation(capsys):
     assert "no_violation" not in out and clf.converged_
 
 
-def test_grfl_reports_its_feature_budget(capsys):
+def test_grfl_reports_its_feature_budget(capsys, lines):
     X, y, _ = make_fgm_synthetic(60, 4, 2, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -66,7 +136,7 @@ def test_grfl_reports_its_feature_budget(capsys):
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_slkl_never_prints_an_infinite_violation(capsys):
+def test_slkl_never_prints_an_infinite_violation(capsys, lines):
     rng = np.random.default_rng(0)
     X = rng.uniform(-3, 3, (80, 1))
     LowRankKernelRegressor(n_columns=20, max_iter=3, random_state=0, verbose=1).fit(
@@ -77,7 +147,7 @@ def test_slkl_never_prints_an_infinite_violation(capsys):
     assert "violation=n/a" in out
 
 
-def test_obscure_reports_epochs_and_its_stop_reason(capsys):
+def test_obscure_reports_epochs_and_its_stop_reason(capsys, lines):
     from sklearn.datasets import load_iris
 
     from kernlearn import PNormMKLClassifier

@@ -23,7 +23,22 @@ def _needs_data(case):
     return any(a.partition(":")[0] in names for a in case.argv)
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.id}-{c.what}")
+REFUSALS = [c for c in CASES if c.group != "same"]
+SAME = [c for c in CASES if c.group == "same"]
+
+
+@pytest.mark.parametrize("case", SAME, ids=lambda c: f"{c.id}-{c.what}")
+def test_case_gives_the_same_answer(case, workspace):
+    """Another layout of the same data: exit 0 and exactly the reference's output."""
+    code, err, out = rc.run_in_process(case, workspace, with_stdout=True)
+    ref_code, ref_err, ref_out = rc.run_in_process(
+        case, workspace, argv=case.reference, with_stdout=True
+    )
+    assert code == ref_code == 0, err + ref_err
+    assert out == ref_out and len(out.splitlines()) == 60
+
+
+@pytest.mark.parametrize("case", REFUSALS, ids=lambda c: f"{c.id}-{c.what}")
 def test_case_fails_cleanly(case, workspace):
     """Expected exit status, exactly one stderr line naming the problem, no traceback."""
     if _needs_data(case):
@@ -38,8 +53,9 @@ def test_case_fails_cleanly(case, workspace):
 
 
 def test_matrix_size():
-    assert sum(c.group != "tampered" for c in CASES) >= 60
+    assert sum(c.group not in ("tampered", "same") for c in CASES) >= 60
     assert sum(c.group == "tampered" for c in CASES) >= 10
+    assert len(SAME) >= 5
     assert len({c.id for c in CASES}) == len(CASES)
 
 
@@ -49,7 +65,7 @@ def test_reliability_md_lists_every_case_with_its_outcome():
     rows = {
         m.group(1): m
         for m in re.finditer(
-            r"^\| ([CT]\d\d) \| [^|]+ \| `kernlearn ([^`]*)` \| (\d+) \| (\w+) \|",
+            r"^\| ([CST]\d\d) \| [^|]+ \| `kernlearn ([^`]*)` \| (\d+) \| (\w+) \|",
             text,
             re.M,
         )
@@ -73,8 +89,8 @@ def test_real_subprocess_has_no_traceback(workspace):
 
 
 def test_docs_quote_the_matrix_size():
-    n_cli = sum(c.group != "tampered" for c in CASES)
-    n_tampered = len(CASES) - n_cli
+    n_cli = sum(c.group not in ("tampered", "same") for c in CASES)
+    n_tampered = sum(c.group == "tampered" for c in CASES)
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert f"({n_cli} command lines, {n_tampered} tampered model files)" in readme
     cli = " ".join((ROOT / "doc" / "cli.md").read_text().split())

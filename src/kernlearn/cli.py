@@ -12,6 +12,7 @@ import argparse
 import inspect
 import json
 import os
+import re
 import sys
 import time
 import warnings
@@ -82,6 +83,7 @@ EXIT_CODES = {
     6: "the estimator could not fit this data",
     7: "an output file cannot be written",
     130: "interrupted",
+    141: "the output pipe was closed (e.g. by `head`); nothing more is written",
 }
 
 # Parameters the CLI owns (set from --quiet / --progress).
@@ -105,8 +107,12 @@ class CLIError(Exception):
         self.code = code
 
 
+# NumPy >= 2 prints scalars as ``np.int64(99)``; users should read ``99``.
+_NP_REPR = re.compile(r"np\.(?:u?int|float|complex|bool|str)_?\d*\(([^()]*)\)")
+
+
 def _one_line(msg, limit=400):
-    text = " ".join(str(msg).split())
+    text = _NP_REPR.sub(r"\1", " ".join(str(msg).split()))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -114,7 +120,19 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit status 2)."""
 
     def error(self, message):
-        raise CLIError(f"{message} (see `{self.prog} --help`)", 2)
+        hint = ""
+        # flags of early versions (--B 3, --C 1, --loss ...) are parameters now
+        old = re.search(
+            r"unrecognized arguments: --?([A-Za-z_][\w-]*)(?:[= ]([^-\s]\S*))?", message
+        )
+        if old and old.group(1) not in ("help", "version"):
+            key = old.group(1).replace("-", "_")
+            hint = (
+                f"; estimator parameters are set with -p key=value "
+                f"(e.g. -p {key}={old.group(2) or 'VALUE'}), see "
+                "`kernlearn estimators --params`"
+            )
+        raise CLIError(f"{message}{hint} (see `{self.prog} --help`)", 2)
 
 
 # ------------------------------------------------------------------ estimators
@@ -234,6 +252,7 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
         )
     if "verbose" in valid and "verbose" not in params:
         params["verbose"] = verbose
+    _check_kernel_specs(name, params.get("kernels"))
     try:
         est = cls(**_resolve_object_params(params))
         if hasattr(est, "_validate_params"):
@@ -243,16 +262,31 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
     return name, est
 
 
+def _check_kernel_specs(name, kernels):
+    """Kernel lists are checked here, before any data is read (exit 2)."""
+    if kernels is None or kernels == "precomputed":
+        return
+    from .kernels import _check_kernel_params, parse_specs
+
+    try:
+        for i, (kernel, params, _) in enumerate(parse_specs(kernels)):
+            _check_kernel_params(kernel, params, i)
+    except (ValueError, TypeError) as exc:
+        raise CLIError(f"invalid parameter for {name}: {_one_line(exc)}", 2) from None
+
+
 # ------------------------------------------------------------------------ data
 def _load(
-    source, label=None, n_features=None, zero_based="auto", fmt=None, task_column=None
+    source, label=None, n_features=None, zero_based="auto", fmt=None, task_column=None,
+    header=None, sep=None, feature_names=None,
 ):
-    from .datasets import (
-        DatasetNotFoundError,
+    from .datafiles import (
+        ColumnNameError,
         FeatureCountError,
         IndexBaseError,
         load_data_file,
     )
+    from .datasets import DatasetNotFoundError
 
     try:
         X, y, info = load_data_file(
@@ -262,8 +296,11 @@ def _load(
             zero_based=zero_based,
             fmt=fmt,
             task_column=task_column,
+            header=header,
+            sep=sep,
+            feature_names=feature_names,
         )
-    except (FeatureCountError, IndexBaseError) as exc:
+    except (FeatureCountError, IndexBaseError, ColumnNameError) as exc:
         raise CLIError(_one_line(exc), 5) from None
     except DatasetNotFoundError as exc:
         raise CLIError(_one_line(exc), 3) from None
@@ -280,10 +317,24 @@ def _check_values(X, source):
         raise CLIError(f"{source} contains NaN or infinite feature values", 3)
 
 
-def _check_output(path, what="output"):
-    """Fail early (exit 7) if ``path`` cannot be written."""
+def _same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def _check_output(path, what="output", inputs=()):
+    """Fail early (exit 7) if ``path`` cannot be written or names an input file."""
     if path is None:
         return
+    for label, source in inputs:
+        if source is not None and _same_file(path, source):
+            raise CLIError(
+                f"{what} {path} is the {label} file; refusing to overwrite it "
+                "(choose another name)",
+                7,
+            )
     p = Path(path)
     if p.is_dir():
         raise CLIError(f"{what} path {p} is a directory", 7)
@@ -313,25 +364,57 @@ def _emit(path, text, summary):
     return 0
 
 
-def _write_text(path, text, what="output"):
+def _atomic_write(path, write, what="output"):
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it.
+
+    A full disk or an interrupt leaves the old file (or none), never a
+    truncated one, and no temporary file behind.
+    """
+    import tempfile
+
+    path = Path(path)
+    tmp = None
     try:
-        Path(path).write_text(text)
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or Path(".")
+        )
+        os.close(fd)
+        write(tmp)
+        os.replace(tmp, path)
     except OSError as exc:
         raise CLIError(
             f"cannot write {what} {path}: {exc.strerror or exc}", 7
         ) from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _write_text(path, text, what="output"):
+    _atomic_write(path, lambda tmp: Path(tmp).write_text(text), what)
 
 
 # ------------------------------------------------------------------ model I/O
 def _load_model(path):
+    import kernlearn
+
     from .io import load_model
 
     try:
-        return load_model(path, return_metadata=True)
+        est, meta = load_model(path, return_metadata=True)
     except FileNotFoundError as exc:
         raise CLIError(_one_line(exc), 4) from None
-    except (ValueError, TypeError) as exc:
+    except MemoryError:
+        raise CLIError(f"{path}: the model file needs more memory than there is", 4)
+    except Exception as exc:  # any fault of a model file is a model-file error
         raise CLIError(_one_line(exc), 4) from None
+    if type(est).__name__ not in kernlearn._ESTIMATORS:
+        raise CLIError(
+            f"{path} holds a {type(est).__name__}, not a model of `kernlearn fit`; "
+            "load it in Python with kernlearn.io.load_model",
+            4,
+        )
+    return est, meta
 
 
 def _model_data(args, meta, est):
@@ -342,13 +425,23 @@ def _model_data(args, meta, est):
     n_features = meta.get("n_features", getattr(est, "n_features_in_", None))
     zb = meta.get("zero_based")
     task_column = getattr(args, "task_column", None) or meta.get("task_column")
+    as_csv = _reads_as_csv(args.data, args)
+    header = getattr(args, "header", None)
+    if header is None and meta.get("csv_header") is False:
+        header = False  # trained on a file without header: columns by position
+    label = getattr(args, "label", None)
+    if label is None and as_csv and meta.get("format") == "csv":
+        label = meta.get("label_name") or meta.get("label")
     X, y, info = _load(
         args.data,
-        label=getattr(args, "label", None),
+        label=label,
         n_features=n_features,
         zero_based="auto" if zb is None else zb,
         fmt=getattr(args, "format", None),
-        task_column=task_column if _reads_as_csv(args.data, args) else None,
+        task_column=task_column if as_csv else None,
+        header=header,
+        sep=getattr(args, "sep", None),
+        feature_names=meta.get("feature_names") if header is not False else None,
     )
     if meta.get("multitask") and info["tasks"] is None:
         raise CLIError(
@@ -388,7 +481,7 @@ def _model_data(args, meta, est):
 
 def _reads_as_csv(source, args):
     """Whether ``source`` will be read as CSV (the only table with a task column)."""
-    from .datasets import _base_suffix
+    from .datafiles import _base_suffix
 
     fmt = getattr(args, "format", None)
     return fmt == "csv" or (fmt is None and _base_suffix(source) == ".csv")
@@ -396,6 +489,33 @@ def _reads_as_csv(source, args):
 
 def _task_kw(tasks):
     return {} if tasks is None else {"task_index": tasks}
+
+
+def _match_class_weight(est, y, source):
+    """``class_weight`` keys (always text in JSON) in the labels' type."""
+    cw = getattr(est, "class_weight", None)
+    if not isinstance(cw, dict) or y is None:
+        return
+    y = np.asarray(y)
+    classes = np.unique(y)
+    out = {}
+    for key, weight in cw.items():
+        if y.dtype.kind in "biuf":
+            try:
+                value = float(key)
+            except (TypeError, ValueError):
+                value = None
+            match = [c for c in classes if value is not None and c == value]
+        else:
+            match = [c for c in classes if str(c) == str(key)]
+        if not match:
+            raise CLIError(
+                f"class_weight names class {key!r}, which is not a label of "
+                f"{source} (labels: {', '.join(map(str, classes[:10]))})",
+                2,
+            )
+        out[match[0].item() if hasattr(match[0], "item") else match[0]] = weight
+    est.set_params(class_weight=out)
 
 
 def _check_labels(est, y, source):
@@ -444,13 +564,15 @@ def _cmd_fit(args):
     name, est = build_estimator(
         args.estimator, args.param, args.config, verbose=_progress_level(args)
     )
-    _check_output(args.model, "model")
+    _check_output(args.model, "model", [("data", args.data)])
     X, y, info = _load(
         args.data,
         label=args.label,
         zero_based={"auto": "auto", "yes": True, "no": False}[args.zero_based],
         fmt=args.format,
         task_column=args.task_column,
+        header=args.header,
+        sep=args.sep,
     )
     tasks = info["tasks"]
     if tasks is not None and "task_index" not in inspect.signature(est.fit).parameters:
@@ -470,6 +592,7 @@ def _cmd_fit(args):
             f"targets; use a regressor (e.g. fgm-regressor) instead of {name}",
             3,
         )
+    _match_class_weight(est, y, args.data)
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -486,13 +609,16 @@ def _cmd_fit(args):
     meta = {
         "cli_estimator": name,
         "task": ESTIMATORS[name][1],
-        "source": str(args.data),
+        # the file name only: a shared model must not reveal the user's folders
+        "source": Path(str(args.data)).name,
         "format": info["format"],
         "zero_based": info["zero_based"],
         "n_features": int(X.shape[1]),
         "n_samples": int(X.shape[0]),
         "feature_names": info["feature_names"],
         "label": args.label,
+        "label_name": info.get("label_name"),
+        "csv_header": info.get("header"),
         "task_column": args.task_column,
         "multitask": tasks is not None,
         **feature_profile(X),
@@ -504,6 +630,8 @@ def _cmd_fit(args):
     ]
     try:
         save_model(est, args.model, metadata=meta)
+    except (TypeError, ValueError) as exc:
+        raise CLIError(f"cannot save the fitted {name}: {_one_line(exc)}", 6) from None
     except OSError as exc:
         raise CLIError(
             f"cannot write model {args.model}: {exc.strerror or exc}", 7
@@ -534,7 +662,7 @@ def _selection_summary(est):
 
 def _cmd_predict(args):
     """Predict with a saved model."""
-    _check_output(args.out)
+    _check_output(args.out, inputs=[("data", args.data), ("model", args.model)])
     est, meta = _load_model(args.model)
     X, y, tasks = _model_data(args, meta, est)
     if args.proba:
@@ -562,7 +690,7 @@ def _cmd_predict(args):
 
 def _cmd_evaluate(args):
     """Metrics of a saved model on a labelled file."""
-    _check_output(args.out)
+    _check_output(args.out, inputs=[("data", args.data), ("model", args.model)])
     est, meta = _load_model(args.model)
     X, y, tasks = _model_data(args, meta, est)
     if y is None:
@@ -592,7 +720,7 @@ def _cmd_evaluate(args):
 
 def _cmd_select(args):
     """Print the selected features / learned parameters / kernel weights."""
-    _check_output(args.out)
+    _check_output(args.out, inputs=[("model", args.model)])
     est, meta = _load_model(args.model)
     try:
         cols, rows = selection_table(est, meta)
@@ -615,7 +743,7 @@ def _cmd_select(args):
 def _cmd_report(args):
     """Write a self-contained HTML report of a model."""
     out = args.out or str(Path(args.model).with_suffix(".html"))
-    _check_output(out, "report")
+    _check_output(out, "report", [("model", args.model), ("data", args.data)])
     est, meta = _load_model(args.model)
     data = None
     if args.data:
@@ -631,10 +759,7 @@ def _cmd_report(args):
         raise CLIError(
             f"the report needs matplotlib: pip install kernlearn[plot] ({exc})", 3
         ) from None
-    try:
-        write_report(est, meta, out, data=data)
-    except OSError as exc:
-        raise CLIError(f"cannot write report {out}: {exc.strerror or exc}", 7) from None
+    _atomic_write(out, lambda tmp: write_report(est, meta, tmp, data=data), "report")
     print(f"report written to {out}")
     return 0
 
@@ -675,73 +800,15 @@ def _cmd_estimators(args):
 
 def _cmd_demo(args):
     """FGM on the paper's synthetic data and on scikit-learn's breast cancer data."""
-    from sklearn.datasets import load_breast_cancer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import train_test_split
+    from .demo import run_demo
 
-    from .datasets import make_fgm_synthetic
-    from .estimators.fgm import FGMClassifier
-
-    out = Path(args.out)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        Path(args.out).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CLIError(
-            f"cannot create folder {out}: {exc.strerror or exc}", 7
+            f"cannot create folder {args.out}: {exc.strerror or exc}", 7
         ) from None
-    verbose = _progress_level(args)
-    # --quick: the same steps on a tenth of the data (used by the tests)
-    n, d, k, B = (200, 512, 40, 4) if args.quick else (2000, 4096, 400, 40)
-    print(
-        f"== FGM on the FGM paper's synthetic data (Type I, {n} x {d}, "
-        f"{k} informative features) =="
-    )
-    X, y, Xt, yt, w = make_fgm_synthetic(n, d, k, n_test=n, random_state=0)
-    t0 = time.perf_counter()
-    # A budget of as many features as the data has informative ones; the
-    # logistic loss, to compare like with like against l1-logistic below.
-    clf = FGMClassifier(max_features=k, B=B, loss="logistic", verbose=verbose).fit(X, y)
-    t_fgm = time.perf_counter() - t0
-    sel = clf.selected_features_
-    hits = int(np.isin(sel, np.flatnonzero(w)).sum())
-    print(
-        f"FGM: {len(sel)} features selected ({hits} informative) in {t_fgm:.2f}s, "
-        f"test accuracy {clf.score(Xt, yt):.4f}"
-    )
-    # The l1-logistic anchor at a comparable number of features.
-    for C in (0.02, 0.05, 0.1):
-        t0 = time.perf_counter()
-        l1 = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=C).fit(X, y)
-        nnz = np.count_nonzero(l1.coef_)
-        print(
-            f"l1-logistic (C={C}): {nnz} features in {time.perf_counter() - t0:.2f}s, "
-            f"test accuracy {l1.score(Xt, yt):.4f}"
-        )
-    try:
-        from .plotting import plot_convergence
-
-        png = plot_convergence(
-            clf.history_, out / "fgm_synthetic_convergence.png", "FGM on synthetic data"
-        )
-        print(f"convergence plot: {png}")
-    except ImportError as exc:
-        print(f"(no plot: {exc})")
-
-    print("\n== FGM on scikit-learn's breast cancer data (569 x 30) ==")
-    Xb, yb = load_breast_cancer(return_X_y=True)
-    Xtr, Xte, ytr, yte = train_test_split(
-        Xb, yb, test_size=0.3, random_state=0, stratify=yb
-    )
-    for k in (1, 3, 5):
-        clf = FGMClassifier(max_features=k, loss="logistic").fit(Xtr, ytr)
-        names = ", ".join(
-            load_breast_cancer().feature_names[clf.selected_features_][:6]
-        )
-        print(
-            f"max_features={k}: {len(clf.selected_features_)} features ({names}...), "
-            f"test accuracy {clf.score(Xte, yte):.4f}"
-        )
-    return 0
+    return run_demo(args.out, quick=args.quick, verbose=_progress_level(args))
 
 
 def build_parser():
@@ -780,6 +847,24 @@ def build_parser():
             "--format",
             choices=["libsvm", "csv", "npy", "npz"],
             help="data format (default: from the file name)",
+        )
+        head = p.add_mutually_exclusive_group()
+        head.add_argument(
+            "--header",
+            dest="header",
+            action="store_const",
+            const=True,
+            help="the CSV file's first line names its columns, even if numeric",
+        )
+        head.add_argument(
+            "--no-header",
+            dest="header",
+            action="store_const",
+            const=False,
+            help="the CSV file has no header line (columns by position)",
+        )
+        p.add_argument(
+            "--sep", help="CSV separator (default: sniffed among , ; tab |)"
         )
         if p.prog.split()[-1] != "fit":
             p.add_argument(
@@ -874,10 +959,21 @@ def main(argv=None):
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
     except CLIError as exc:
         print(f"kernlearn: error: {_one_line(exc)}", file=sys.stderr)
         return exc.code
+    except BrokenPipeError:
+        # the reader (e.g. `head`) has all it wanted: stop quietly, and keep
+        # Python from complaining when it flushes stdout at exit
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 141
     except KeyboardInterrupt:
         print("kernlearn: interrupted", file=sys.stderr)
         return 130

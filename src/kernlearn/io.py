@@ -25,7 +25,8 @@ object:
     a SciPy sparse matrix (its parts are arrays), checked with
     ``check_format(full_check=True)``;
 ``{"$dict": {...}}``, ``{"$list": [...]}``, ``{"$tuple": [...]}``
-    containers;
+    containers; ``{"$items": [[key, value], ...]}`` a dict with number keys
+    (``class_weight={1: 5.0}``);
 ``{"$float": "nan"|"inf"|"-inf"}``, ``{"$np": dtype, "value"}``
     non-finite floats and NumPy scalars;
 ``{"$slice": [start, stop, step]}``
@@ -38,14 +39,28 @@ object:
     an allow-listed kernel function.
 
 Anything outside this schema (open files, random generators, user
-callables, object arrays) makes :func:`save_model` raise a ``TypeError``
-naming the attribute; anything unexpected in a file makes :func:`load_model`
-raise a ``ValueError`` naming the problem.
+callables, object arrays other than strings) makes :func:`save_model` raise a
+``TypeError`` naming the attribute; anything unexpected in a file makes
+:func:`load_model` raise a ``ValueError`` naming the problem.
+
+Every file ends with a *seal*: the archive's comment holds the kernlearn
+version that wrote it and the SHA-256 digest of every byte before the digest,
+so any change to the file (a single flipped bit included) is refused before
+anything in it is parsed.  Declared array sizes are read from the ``.npy``
+headers and capped before any array is allocated.
+
+Composites (a :class:`~sklearn.pipeline.Pipeline`, a fitted
+:class:`~sklearn.model_selection.GridSearchCV`, a
+:class:`~sklearn.compose.ColumnTransformer` holding kernlearn estimators) are
+saved by the same :func:`save_model` through ``skops.io``, scikit-learn's
+safe persistence format, with the same seal; :func:`trusted_types` lists the
+kernlearn types ``skops.io.load`` must be told to trust.
 """
 
 import hashlib
 import importlib
 import inspect
+import io
 import json
 import math
 import os
@@ -64,10 +79,13 @@ __all__ = [
     "read_metadata",
     "register_safe_class",
     "save_model",
+    "trusted_types",
 ]
 
 FORMAT_NAME = "kernlearn-model"
-FORMAT_VERSION = 2
+# 3: sealed files (whole-file digest); version-2 files (unsealed) are still read.
+FORMAT_VERSION = 3
+_READABLE_VERSIONS = (2, 3)
 
 # Attributes that are caches, not fitted state: never written, never read.
 # GrFL's warm-start path holds the training columns and a random generator.
@@ -77,6 +95,13 @@ _TRANSIENT = frozenset({"_path"})
 _MAY_BE_NONFINITE = ("state.history_",)
 _ARRAY_KINDS = "biufU"  # bool, int, uint, float, unicode: never object arrays
 _MAX_META_BYTES = 64 * 2**20
+# Arrays a file may declare: this many bytes at least, more for large files
+# (deflate packs at most ~1000:1, so a genuine file is far below 100x).
+_MIN_ARRAY_BYTES_CAP = 256 * 2**20
+_ARRAY_BYTES_PER_FILE_BYTE = 100
+_SEAL_PREFIX = b"kernlearn-seal "
+_KEY_TYPES = (str, int, float, bool, np.integer, np.floating, np.bool_)
+_DIGEST_HEX = 64
 
 _EXTRA_CLASSES = {}
 
@@ -133,6 +158,122 @@ def _safe_functions():
     return {f"kernel/{name}": fn for name, fn in KERNELS.items()}
 
 
+def _qualified(obj):
+    return f"{obj.__module__}.{obj.__qualname__}"
+
+
+def trusted_types():
+    """The kernlearn types a ``skops.io`` file of a composite model may hold.
+
+    ``skops.io.load`` refuses every type it is not told to trust; scikit-learn's
+    own types it trusts already.  Pass this list to trust kernlearn's
+    estimators and their fitted components (kernel lists, feature families,
+    losses, penalties, solvers, the named kernel functions) and nothing else.
+    (A fitted ``GridSearchCV`` also holds scikit-learn types skops does not
+    trust by default, its scorer and splitter; :func:`load_model` trusts
+    scikit-learn's own classes, plain ``skops.io.load`` needs them added.)
+
+    Returns
+    -------
+    types : list of str
+        Fully qualified names, e.g. ``"kernlearn.estimators.fgm.FGMClassifier"``.
+
+    Examples
+    --------
+    >>> import skops.io as sio
+    >>> from kernlearn.io import trusted_types
+    >>> # pipe = sio.load("pipe.skops", trusted=trusted_types())
+    >>> "kernlearn.kernels.KernelList" in trusted_types()
+    True
+    """
+    names = set()
+    for cls_name, module in kernlearn._ESTIMATORS.items():
+        try:
+            names.add(_qualified(getattr(importlib.import_module(module), cls_name)))
+        except (ImportError, AttributeError):
+            continue  # an estimator missing from this build is trusted by nobody
+    names.update(_qualified(cls) for cls in _safe_classes().values())
+    names.update(_qualified(fn) for fn in _safe_functions().values())
+    return sorted(names)
+
+
+# ----------------------------------------------------------------------- seal
+def _seal(body, version=None):
+    """``body`` (a zip archive without comment) with the sealing comment appended.
+
+    The comment is ``kernlearn-seal <version> sha256=<hex>``; the digest covers
+    every byte of the result before it (the archive and the comment's length
+    field included), so any change anywhere is detected.
+    """
+    if len(body) < 22 or body[-22:-18] != b"PK\x05\x06" or body[-2:] != b"\0\0":
+        raise ValueError("internal: not a zip archive without comment")
+    version = kernlearn.__version__ if version is None else version
+    head = _SEAL_PREFIX + str(version).encode() + b" sha256="
+    n_comment = len(head) + _DIGEST_HEX
+    sealed = body[:-2] + n_comment.to_bytes(2, "little") + head
+    return sealed + hashlib.sha256(sealed).hexdigest().encode()
+
+
+def _read_seal(path):
+    """``(version, ok)`` of the seal of ``path``; ``(None, False)`` if unsealed.
+
+    Reads the file once, in blocks (model files can be large).
+    """
+    size = os.path.getsize(path)
+    if size <= _DIGEST_HEX:
+        return None, False
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        left = size - _DIGEST_HEX
+        tail_start = max(0, left - 512)
+        tail = b""
+        while left > 0:
+            block = fh.read(min(left, 2**20))
+            if not block:
+                return None, False
+            h.update(block)
+            if fh.tell() > tail_start:
+                tail = (tail + block)[-512:]
+            left -= len(block)
+        digest = fh.read()
+    at = tail.rfind(_SEAL_PREFIX)
+    if at < 0:
+        return None, False
+    head = tail[at + len(_SEAL_PREFIX):]
+    version, sep, rest = head.partition(b" sha256=")
+    version = version.decode("ascii", "replace") if sep and not rest else None
+    return version, h.hexdigest().encode() == digest
+
+
+def _write_sealed(path, body):
+    """Write ``body`` sealed, through a temporary file renamed into place."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.",
+        suffix=".tmp",
+        dir=path.parent if str(path.parent) else ".",
+    )
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_seal(body))
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _other_version(path, version, detail):
+    """The message for a file another kernlearn version wrote, else ``None``."""
+    if version in (None, kernlearn.__version__):
+        return None
+    return (
+        f"{path} was saved by kernlearn {version} (this is kernlearn "
+        f"{kernlearn.__version__}) and cannot be read here ({detail}); refit and "
+        f"save it again, or load it with kernlearn {version}."
+    )
+
+
 # --------------------------------------------------------------------- encode
 class _Encoder:
     def __init__(self):
@@ -142,6 +283,13 @@ class _Encoder:
 
     def array(self, value, where):
         value = np.ascontiguousarray(value)
+        as_object = value.dtype == object and all(
+            isinstance(v, str) for v in value.flat
+        )
+        if as_object:
+            # column names (feature_names_in_) are object arrays of str in
+            # scikit-learn; they are stored as unicode and restored as objects
+            value = value.astype(str) if value.size else value.astype("<U1")
         if value.dtype.kind not in _ARRAY_KINDS:
             raise TypeError(
                 f"cannot save {where}: arrays of dtype {value.dtype} "
@@ -152,13 +300,16 @@ class _Encoder:
             raise ValueError(f"refusing to save {where}: it contains NaN or infinity.")
         key = f"{where}#{len(self.arrays)}"
         self.arrays[key] = value
-        return {
+        node = {
             "$array": key,
             "dtype": value.dtype.str,
             "shape": list(value.shape),
             "finite": finite,
             "sha256": hashlib.sha256(value.tobytes()).hexdigest(),
         }
+        if as_object:
+            node["object"] = True
+        return node
 
     def encode(self, value, where):
         if value is None or isinstance(value, (bool, str)):
@@ -189,11 +340,20 @@ class _Encoder:
                 "indptr": self.array(value.indptr, f"{where}.indptr"),
             }
         if isinstance(value, dict):
-            bad = [k for k in value if not isinstance(k, str)]
-            if bad:
-                raise TypeError(
-                    f"cannot save {where}: dict keys must be strings, got {bad[0]!r}."
-                )
+            if not all(isinstance(k, str) for k in value):
+                # e.g. class_weight={1: 5.0}: keys kept in their type
+                bad = [k for k in value if not isinstance(k, _KEY_TYPES)]
+                if bad:
+                    raise TypeError(
+                        f"cannot save {where}: dict keys must be strings or "
+                        f"numbers, got {bad[0]!r}."
+                    )
+                return {
+                    "$items": [
+                        [self.encode(k, where), self.encode(v, f"{where}[{k!r}]")]
+                        for k, v in value.items()
+                    ]
+                }
             return {
                 "$dict": {k: self.encode(v, f"{where}.{k}") for k, v in value.items()}
             }
@@ -233,63 +393,105 @@ def _fitted_state(estimator):
     }
 
 
-def save_model(estimator, path, metadata=None):
-    """Save a fitted kernlearn estimator without pickle.
+def _is_kernlearn_estimator(obj):
+    cls = type(obj)
+    return cls.__name__ in kernlearn._ESTIMATORS and cls.__module__.split(".")[0] == (
+        "kernlearn"
+    )
 
-    The file is written to a temporary name in the destination folder and
-    renamed, so an interrupted save never leaves a half-written model.
+
+def save_model(estimator, path, metadata=None):
+    """Save a fitted kernlearn estimator, or a composite holding them, without pickle.
+
+    A kernlearn estimator is written in kernlearn's own format (JSON and
+    NumPy arrays, see the module docstring).  Anything else built from
+    scikit-learn and kernlearn parts (a ``Pipeline``, a fitted
+    ``GridSearchCV``, a ``ColumnTransformer``...) is written with
+    ``skops.io``.  Both are sealed with a digest of the whole file and
+    written to a temporary name in the destination folder, then renamed, so
+    an interrupted save never leaves a half-written model.
 
     Parameters
     ----------
     estimator : estimator
-        A fitted estimator listed in ``kernlearn.__all__``.
+        A fitted estimator listed in ``kernlearn.__all__``, or a
+        scikit-learn composite of scikit-learn and kernlearn parts.
     path : str or path-like
-        Destination file (conventionally ``.npz``).
+        Destination file (conventionally ``.npz`` for a kernlearn estimator,
+        ``.skops`` for a composite).
     metadata : dict, optional
-        Extra information stored with the model (strings as keys; values
-        within the same schema as the fitted state); read it back with
-        :func:`read_metadata` or ``load_model(..., return_metadata=True)``.
+        Extra information stored with a kernlearn estimator (strings as
+        keys; values within the same schema as the fitted state); read it
+        back with :func:`read_metadata` or ``load_model(...,
+        return_metadata=True)``.
 
     Raises
     ------
     TypeError
-        If the estimator is not a kernlearn estimator, or holds a value the
-        schema cannot store (the message names the attribute).
+        If the estimator holds a value the schema cannot store (the message
+        names the attribute), or a composite holds a type that is neither
+        scikit-learn's nor kernlearn's.
     ValueError
         If a fitted array contains NaN or infinity.
     """
-    cls = type(estimator).__name__
-    if (
-        cls not in kernlearn._ESTIMATORS
-        or type(estimator).__module__.split(".")[0] != "kernlearn"
-    ):
-        raise TypeError(f"{cls} is not a kernlearn estimator.")
+    if not _is_kernlearn_estimator(estimator):
+        if metadata:
+            raise TypeError(
+                "metadata is stored with kernlearn estimators only, not with "
+                f"a {type(estimator).__name__}."
+            )
+        _write_sealed(path, _dump_composite(estimator))
+        return
     enc = _Encoder()
     meta = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "kernlearn_version": kernlearn.__version__,
-        "class": cls,
+        "class": type(estimator).__name__,
         "params": enc.encode(estimator.get_params(deep=False), "params"),
         "state": enc.encode(_fitted_state(estimator), "state"),
         "metadata": enc.encode(dict(metadata or {}), "metadata"),
     }
     arrays = dict(enc.arrays)
     arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.",
-        suffix=".tmp",
-        dir=path.parent if str(path.parent) else ".",
-    )
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    _write_sealed(path, buf.getvalue())
+
+
+def _skops():
     try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        import skops.io as sio
+    except ImportError as exc:  # pragma: no cover - skops is a dependency
+        raise ImportError(
+            "saving composites (pipelines, searches) needs skops: pip install skops"
+        ) from exc
+    return sio
+
+
+def _dump_composite(obj):
+    from sklearn.base import BaseEstimator
+
+    if not isinstance(obj, BaseEstimator):
+        raise TypeError(
+            f"{type(obj).__name__} is neither a kernlearn estimator nor a "
+            "scikit-learn estimator (pipeline, search, column transformer)."
+        )
+    sio = _skops()
+    try:
+        body = sio.dumps(obj, compression=zipfile.ZIP_DEFLATED)
+    except Exception as exc:
+        raise TypeError(
+            f"cannot save this {type(obj).__name__}: {exc}"
+        ) from exc
+    foreign = sorted(set(sio.get_untrusted_types(data=body)) - set(_trusted(body)))
+    if foreign:
+        raise TypeError(
+            f"cannot save this {type(obj).__name__}: it holds {', '.join(foreign)}, "
+            "neither a scikit-learn nor a kernlearn type, which a safe file cannot "
+            "be trusted to rebuild."
+        )
+    return body
 
 
 # --------------------------------------------------------------------- decode
@@ -330,6 +532,10 @@ class _Decoder:
             "sha256"
         ):
             self.fail(f"{where}: checksum mismatch (the array was modified).")
+        if node.get("object", False) is not False:
+            if node["object"] is not True or arr.dtype.kind != "U":
+                self.fail(f"{where}: malformed string array.")
+            arr = arr.astype(object)
         return arr
 
     def decode(self, node, where):
@@ -362,6 +568,18 @@ class _Decoder:
             if not isinstance(body, dict):
                 self.fail(f"{where}: malformed dict.")
             return {k: self.decode(v, f"{where}.{k}") for k, v in body.items()}
+        if tag == "$items":
+            if not isinstance(body, list) or not all(
+                isinstance(kv, list) and len(kv) == 2 for kv in body
+            ):
+                self.fail(f"{where}: malformed mapping.")
+            out = {}
+            for k, v in body:
+                key = self.decode(k, where)
+                if not isinstance(key, _KEY_TYPES):
+                    self.fail(f"{where}: mapping key of type {type(key).__name__}.")
+                out[key] = self.decode(v, f"{where}[{key!r}]")
+            return out
         if tag in ("$list", "$tuple"):
             if not isinstance(body, list):
                 self.fail(f"{where}: malformed {tag[1:]}.")
@@ -431,57 +649,161 @@ class _Decoder:
             setattr(obj, name, value)
 
 
+def _array_bytes_cap(path):
+    return max(_MIN_ARRAY_BYTES_CAP, _ARRAY_BYTES_PER_FILE_BYTE * os.path.getsize(path))
+
+
+def _read_npz(path, zf):
+    """Arrays of an open ``.npz`` archive, their declared sizes checked first.
+
+    Each member's ``.npy`` header (dtype, shape) is read before its data; the
+    sizes they declare must agree with the archive's and stay under a cap, so a
+    small file cannot make the reader allocate gigabytes.
+    """
+    cap = _array_bytes_cap(path)
+    total = 0
+    headers = {}
+    for info in zf.infolist():
+        if not info.filename.endswith(".npy"):
+            raise ValueError(f"unexpected member {info.filename!r}")
+        with zf.open(info) as fh:
+            read_header = {
+                (1, 0): np.lib.format.read_array_header_1_0,
+                (2, 0): np.lib.format.read_array_header_2_0,
+            }.get(np.lib.format.read_magic(fh))
+            if read_header is None:
+                raise ValueError(f"{info.filename}: unsupported .npy version")
+            shape, _, dtype = read_header(fh, max_header_size=10000)
+            header_len = fh.tell()
+        if dtype.hasobject:
+            raise ValueError(f"{info.filename} holds Python objects")
+        nbytes = math.prod(shape) * dtype.itemsize
+        if nbytes + header_len != info.file_size:
+            raise ValueError(
+                f"{info.filename} declares {nbytes} bytes of data, the archive "
+                f"holds {info.file_size - header_len}"
+            )
+        total += nbytes
+        if total > cap:
+            raise ValueError(
+                f"the arrays declare {total} bytes, more than the {cap} bytes a "
+                "model file of this size may hold"
+            )
+        headers[info.filename[:-4]] = info
+    arrays = {}
+    for name, info in headers.items():
+        with zf.open(info) as fh:
+            arrays[name] = np.lib.format.read_array(fh, allow_pickle=False)
+    return arrays
+
+
 def _read(path):
+    """``(path, meta, arrays, kind, seal_version)`` of a kernlearn file.
+
+    ``kind`` is ``"npz"`` (then ``meta`` and ``arrays`` are filled) or
+    ``"skops"`` (a composite; ``meta`` holds the raw bytes).
+    """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"model file not found: {path}")
     if path.is_dir():
         raise ValueError(f"{path} is a directory, not a model file.")
+    if not path.is_file():
+        raise ValueError(f"{path} is not a regular file, not a model file.")
+    version, sealed = _read_seal(path)
+    if version is not None and not sealed:
+        raise ValueError(
+            f"{path}: checksum mismatch: the file was modified after it was saved "
+            "(or is damaged)."
+        )
     try:
-        with np.load(path, allow_pickle=False) as data:
-            if "__meta__" not in data.files:
+        with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
+            if "schema.json" in names and "__meta__.npy" not in names:
+                if not sealed:
+                    raise ValueError("a skops file not sealed by kernlearn")
+                return path, path.read_bytes(), None, "skops", version
+            if "__meta__.npy" not in names:
                 raise ValueError("no __meta__ entry")
-            raw = data["__meta__"]
-            if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > _MAX_META_BYTES:
-                raise ValueError("__meta__ is not a JSON byte string")
-            meta = json.loads(bytes(raw).decode("utf-8"))
-            arrays = {k: data[k] for k in data.files if k != "__meta__"}
-    except (
-        OSError,
-        ValueError,
-        EOFError,
-        zipfile.BadZipFile,
-        UnicodeDecodeError,
-        KeyError,
-    ) as exc:
+            arrays = _read_npz(path, zf)
+        raw = arrays.pop("__meta__")
+        if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > _MAX_META_BYTES:
+            raise ValueError("__meta__ is not a JSON byte string")
+        meta = json.loads(bytes(raw).decode("utf-8"))
+    except Exception as exc:  # any fault of an untrusted file is a refusal
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ValueError(
             f"{path} is not a readable kernlearn model file ({msg})."
         ) from exc
     if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
         raise ValueError(f"{path} is not a kernlearn model file.")
-    if meta.get("version") != FORMAT_VERSION:
+    file_version = meta.get("version")
+    if file_version not in _READABLE_VERSIONS:
+        detail = f"model format version {file_version!r}"
         raise ValueError(
-            f"{path}: model format version {meta.get('version')!r} is not supported "
-            f"(this kernlearn reads version {FORMAT_VERSION}); refit and save again."
+            _other_version(path, version or meta.get("kernlearn_version"), detail)
+            or f"{path}: {detail} is not supported (this kernlearn reads version "
+            f"{FORMAT_VERSION}); refit and save again."
         )
-    return path, meta, arrays
+    if file_version >= 3 and not sealed:
+        raise ValueError(
+            f"{path}: the file's seal is missing or damaged (the file was modified "
+            "after it was saved)."
+        )
+    return path, meta, arrays, "npz", version or meta.get("kernlearn_version")
+
+
+def _trusted(body):
+    """kernlearn's types, and scikit-learn's own that ``body`` names.
+
+    skops trusts only part of scikit-learn by default (a fitted search holds
+    a scorer and a splitter it does not); a class defined by scikit-learn is
+    data, as ours are.  Functions and classes from anywhere else stay refused.
+    """
+    own = [
+        t
+        for t in _skops().get_untrusted_types(data=body)
+        if t.startswith("sklearn.") and _is_sklearn_class(t)
+    ]
+    return trusted_types() + own
+
+
+def _is_sklearn_class(name):
+    module, _, attr = name.rpartition(".")
+    try:
+        obj = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError, ValueError):
+        return False
+    return isinstance(obj, type) and obj.__module__.startswith("sklearn.")
+
+
+def _load_composite(path, raw, version):
+    sio = _skops()
+    try:
+        return sio.loads(raw, trusted=_trusted(raw))
+    except Exception as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(
+            _other_version(path, version, detail)
+            or f"{path}: cannot rebuild the saved composite ({detail})."
+        ) from exc
 
 
 def load_model(path, return_metadata=False):
-    """Load an estimator saved by :func:`save_model`.
+    """Load an estimator or composite saved by :func:`save_model`.
 
     Parameters
     ----------
     path : str or path-like
         A file written by :func:`save_model`.
     return_metadata : bool, default=False
-        Also return the ``metadata`` dict given to :func:`save_model`.
+        Also return the ``metadata`` dict given to :func:`save_model` (empty
+        for composites).
 
     Returns
     -------
     estimator : estimator
-        The fitted estimator.
+        The fitted estimator (or pipeline, search, ...).
     metadata : dict
         Only when ``return_metadata`` is true.
 
@@ -490,11 +812,34 @@ def load_model(path, return_metadata=False):
     FileNotFoundError
         If the file does not exist.
     ValueError
-        If the file is not a kernlearn model file, has another format
-        version, names a class outside the allow-list, or any array differs
-        from the metadata in dtype, shape, finiteness or checksum.
+        If the file is not a kernlearn model file, was changed after it was
+        saved (its seal), declares arrays larger than the file can hold, was
+        written by another kernlearn version that this one cannot read (the
+        message names both versions), names a class outside the allow-list,
+        or any array differs from the metadata in dtype, shape, finiteness or
+        checksum.
     """
-    path, meta, arrays = _read(path)
+    path, meta, arrays, kind, version = _read(path)
+    if kind == "skops":
+        est = _load_composite(path, meta, version)
+        return (est, {}) if return_metadata else est
+    try:
+        return _build(path, meta, arrays, return_metadata)
+    except ValueError as exc:
+        msg = _other_version(path, version, str(exc).removeprefix(f"{path}: "))
+        if msg is None:
+            raise
+        raise ValueError(msg) from exc
+    except RecursionError:
+        raise ValueError(f"{path}: the metadata is nested too deeply.") from None
+    except (TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
+        # a malformed value the schema checks did not name
+        raise ValueError(
+            f"{path}: malformed model file ({type(exc).__name__}: {exc})."
+        ) from exc
+
+
+def _build(path, meta, arrays, return_metadata):
     cls_name = meta.get("class")
     if not isinstance(cls_name, str) or cls_name not in kernlearn._ESTIMATORS:
         raise ValueError(

@@ -1,12 +1,23 @@
-"""Progress output of long fits: a bar with ETA on a terminal, plain lines otherwise.
+"""Progress of long fits: a widget in notebooks, a bar on terminals, silence elsewhere.
 
 Solvers and the column-generation driver report each outer iteration (or
-epoch) to a :class:`Progress`; it never changes what is computed.  On a
-terminal the current line is redrawn in place (a bar, the last metrics, the
-elapsed time and an ETA); anywhere else (a log file, a pipe, a notebook) one
-line per iteration is printed, so logs stay greppable.
+epoch) to a :class:`Progress`; it never changes what is computed.  What it
+shows depends on where the fit runs (``verbose=1`` means the same in every
+estimator):
+
+* in a Jupyter notebook, a ``tqdm`` widget;
+* on a terminal, a ``tqdm`` bar (on standard error, so it never mixes with
+  data written to standard output) with the last metrics, then one line
+  saying why the fit stopped;
+* anywhere else (a pipe, a log file, a test, a batch job): nothing.
+
+One line per iteration, the form logs want, is asked for with
+``KERNLEARN_PROGRESS=lines`` in the environment, ``bar=False``, or by a
+caller passing ``level=2`` (``verbose=2``).  ``KERNLEARN_PROGRESS=off``
+silences everything, ``=bar`` forces the bar.
 """
 
+import os
 import sys
 import time
 
@@ -34,6 +45,7 @@ _METRICS = [
     ("train_error", ".4f"),
     ("time", ".2f"),
 ]
+_MODES = ("auto", "bar", "lines", "off")
 
 
 def _format_metrics(row):
@@ -51,6 +63,42 @@ def _format_metrics(row):
     return "  ".join(parts)
 
 
+def _in_notebook():
+    """Whether this process is a Jupyter kernel (where tqdm shows a widget)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # an IPython too old or half-imported: not a notebook
+        return False
+    return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
+
+
+def _isatty(stream):
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _mode(stream, bar, level):
+    """``"widget"``, ``"bar"``, ``"lines"`` or ``"off"``."""
+    env = os.environ.get("KERNLEARN_PROGRESS", "auto").strip().lower()
+    env = env if env in _MODES else "auto"
+    if env == "off":
+        return "off"
+    if bar is not None:
+        return "bar" if bar else "lines"
+    if env in ("bar", "lines"):
+        return env
+    if level is not None and level >= 2:
+        return "lines"
+    if stream is None and _in_notebook():
+        return "widget"
+    return "bar" if _isatty(sys.stderr if stream is None else stream) else "off"
+
+
 class Progress:
     """Report iterations of a fit.
 
@@ -60,21 +108,50 @@ class Progress:
         Prefix, e.g. ``"FGM"``.
     total : int
         Cap on the number of iterations (the loop may stop earlier, so the
-        ETA is an upper bound).
+        bar's estimate is an upper bound).
     stream : file, optional
-        Where to write (default ``sys.stdout``).
+        Where to write.  Default: standard error for the bar, standard
+        output for lines; a notebook shows a widget.
     bar : bool, optional
-        Redraw a bar in place; default: when ``stream`` is a terminal.
+        ``True``: a bar even when ``stream`` is not a terminal; ``False``:
+        one line per iteration.  Default: decided by where the fit runs (see
+        the module docstring) and ``KERNLEARN_PROGRESS``.
+    level : int, optional
+        The caller's ``verbose``; 2 or more asks for one line per iteration.
+
+    Attributes
+    ----------
+    mode : {"widget", "bar", "lines", "off"}
+        What this object shows.
     """
 
-    def __init__(self, name, total, stream=None, bar=None):
+    def __init__(self, name, total, stream=None, bar=None, level=None):
         self.name = name
         self.total = max(int(total), 1)
-        self.stream = stream if stream is not None else sys.stdout
-        isatty = getattr(self.stream, "isatty", lambda: False)
-        self.bar = bool(isatty()) if bar is None else bar
+        self.mode = _mode(stream, bar, level)
+        if stream is None:
+            stream = sys.stdout if self.mode == "lines" else sys.stderr
+        self.stream = stream
         self.t0 = time.perf_counter()
-        self._drawn = False
+        self._tqdm = None
+        if self.mode in ("bar", "widget"):
+            if self.mode == "widget":
+                from tqdm.auto import tqdm
+            else:
+                from tqdm import tqdm
+            self._tqdm = tqdm(
+                total=self.total,
+                desc=f"[{name}]",
+                file=None if self.mode == "widget" else stream,
+                leave=True,
+                dynamic_ncols=True,
+                bar_format="{desc} {bar} {n}/{total} [{elapsed}<{remaining}] {postfix}",
+            )
+
+    @property
+    def bar(self):
+        """Whether a bar (or widget) is drawn, as in earlier versions."""
+        return self._tqdm is not None
 
     def update(self, row):
         """Report one finished iteration.
@@ -86,30 +163,21 @@ class Progress:
             ``n_active``, ``gap``, ``time``).
         """
         it = int(row["iter"])
-        if not self.bar:
+        if self.mode == "lines":
             print(
                 f"[{self.name}] iter {it:3d}  {_format_metrics(row)}",
                 file=self.stream,
                 flush=True,
             )
-            return
-        elapsed = time.perf_counter() - self.t0
-        eta = elapsed / it * max(self.total - it, 0)
-        width = 20
-        done = min(width, round(width * it / self.total))
-        bar = "#" * done + "." * (width - done)
-        short = {
-            k: v
-            for k, v in row.items()
-            if k in ("stage", "objective", "violation", "n_active")
-        }
-        self.stream.write(
-            f"\r[{self.name}] [{bar}] {it}/{self.total}  "
-            f"{_format_metrics(short)}  {elapsed:.1f}s, "
-            f"ETA <= {eta:.1f}s\x1b[K"
-        )
-        self.stream.flush()
-        self._drawn = True
+        elif self._tqdm is not None:
+            short = {
+                k: v
+                for k, v in row.items()
+                if k in ("stage", "objective", "violation", "n_active")
+            }
+            self._tqdm.n = min(it, self.total)
+            self._tqdm.set_postfix_str(_format_metrics(short), refresh=False)
+            self._tqdm.refresh()
 
     def close(self, reason, n_iter, detail=""):
         """Report why the fit stopped.
@@ -123,13 +191,17 @@ class Progress:
         detail : str, optional
             Extra words (e.g. ``"max_iter=15"``).
         """
-        if self._drawn:
-            self.stream.write("\n")
+        if self._tqdm is not None:
+            self._tqdm.close()
+        if self.mode == "off":
+            return
         words = STOP_REASONS.get(reason, reason)
         detail = f" ({detail})" if detail else ""
-        print(
+        line = (
             f"[{self.name}] stop: {reason}{detail} after {n_iter} iterations, "
-            f"{time.perf_counter() - self.t0:.2f}s: {words}",
-            file=self.stream,
-            flush=True,
+            f"{time.perf_counter() - self.t0:.2f}s: {words}"
         )
+        if self.mode == "widget":
+            print(line, flush=True)
+        else:
+            print(line, file=self.stream, flush=True)

@@ -1,0 +1,616 @@
+"""Data files as the command line reads them: CSV (through pandas), LIBSVM, NumPy.
+
+:func:`load_data_file` turns a path or a data set name into ``X, y, info``.
+CSV tables are read by pandas: the first line is a header unless told
+otherwise, columns are matched to a model *by name*, missing values (empty,
+``?``, ``NA``...) are refused with their row, the separator is sniffed and
+labels keep their type.  LIBSVM files are parsed in blocks, so the text of a
+large file is never held whole, and the width is checked against the data
+before anything allocates by it.  Every reader reads a bounded first block
+and refuses binary data (NUL bytes) there, so ``/dev/zero`` is an error, not
+an endless read.
+"""
+
+import csv
+import io
+import lzma
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "ColumnNameError",
+    "FeatureCountError",
+    "IndexBaseError",
+    "load_data_file",
+]
+
+_BLOCK = 16 * 2**20  # bytes of text parsed at a time
+_SNIFF = 2**16  # bytes looked at to decide the format and the separator
+_MAX_LINE = 2**28  # a "line" longer than this is not a data file
+#: Cells read as missing (pandas' defaults and ``?``, the UCI marker).
+NA_MARKERS = ["?"]
+_SEPARATORS = ",;\t|"
+# LIBSVM widths are data, not promises: past this many columns (and many more
+# than the file's non-zeros), models would allocate by an index, not the data.
+_MIN_WIDTH_CAP = 2**24
+_WIDTH_PER_NONZERO = 16
+
+
+class FeatureCountError(ValueError):
+    """A data file's width does not match the model's feature count."""
+
+
+class IndexBaseError(ValueError):
+    """A LIBSVM file's index base does not match the model's."""
+
+
+class ColumnNameError(ValueError):
+    """A CSV header does not name the columns the model was fitted on."""
+
+
+def _open(path):
+    from .datasets import _open as open_any
+
+    return open_any(path)
+
+
+def _base_suffix(path):
+    """Format suffix of a file name, ignoring a compression suffix."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] in (".bz2", ".gz", ".xz"):
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes else ""
+
+
+def _check_text(block, path):
+    if b"\0" in block:
+        raise ValueError(f"{path} holds binary data (NUL bytes), not a text data file.")
+
+
+def _blocks(path, size=_BLOCK):
+    """The decompressed text of ``path`` in blocks ending at a line end.
+
+    The first block is small and checked for binary data before more is read.
+    """
+    try:
+        with _open(path) as fh:
+            first = fh.read(_SNIFF)
+            _check_text(first, path)
+            rest = first
+            while True:
+                chunk = fh.read(size)
+                if not chunk:
+                    break
+                buf = rest + chunk
+                cut = buf.rfind(b"\n") + 1
+                if cut == 0:
+                    if len(buf) > _MAX_LINE:
+                        raise ValueError(
+                            f"{path} has a line longer than {_MAX_LINE} bytes; "
+                            "it is not a data file."
+                        )
+                    rest = buf
+                    continue
+                yield buf[:cut]
+                rest = buf[cut:]
+            if rest:
+                yield rest
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from exc
+
+
+def _read_bytes(path):
+    return b"".join(_blocks(path))
+
+
+def _first_block(path):
+    try:
+        with _open(path) as fh:
+            block = fh.read(_SNIFF)
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from exc
+    _check_text(block, path)
+    return block
+
+
+# ------------------------------------------------------------------------ CSV
+def _label_position(label, names, width, path, flag="--label"):
+    if label is None:
+        return width - 1
+    if names is not None and str(label) in names:
+        return names.index(str(label))
+    try:
+        pos = int(label)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{flag} {label!r}: no such column in {path}"
+            + (f" (columns: {', '.join(names[:8])}...)" if names else "")
+            + "."
+        ) from None
+    if not -width <= pos < width:
+        raise ValueError(
+            f"{flag} {pos}: column out of range for {width} columns in {path}."
+        )
+    return pos % width
+
+
+def _labels(y):
+    """Labels in their type: numbers stay numbers (integers integers), text is str."""
+    y = np.asarray(y)
+    if y.dtype.kind in "biuf":
+        return y
+    try:
+        return np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        return np.asarray([str(v).strip() for v in y])
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _sniff_separator(sample, sep):
+    if sep is not None:
+        return sep
+    text = sample.decode("utf-8", "replace")
+    lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
+    if len(lines) > 1 and not text.endswith("\n"):
+        lines = lines[:-1]  # the sample may end inside a line
+    try:
+        return csv.Sniffer().sniff("\n".join(lines), delimiters=_SEPARATORS).delimiter
+    except csv.Error:
+        counts = {s: lines[0].count(s) for s in _SEPARATORS} if lines else {}
+        best = max(counts, key=counts.get) if counts else ","
+        return best if counts.get(best) else ","
+
+
+def _check_layout(text, sep, path, header):
+    """Field counts of every line (pandas pads short lines with missing values)."""
+    rows = csv.reader(io.StringIO(text), delimiter=sep)
+    first, width = None, None
+    for i, row in enumerate(rows):
+        if not row:
+            continue
+        if first is None:
+            first, width = row, len(row)
+            continue
+        if len(row) != width:
+            raise ValueError(
+                f"{path}: line {i + 1} has {len(row)} fields, line 1 has {width} "
+                f"(separator {sep!r})."
+            )
+    if first is None:
+        raise ValueError(f"CSV file {path} is empty.")
+    if header is None and all(_is_number(v) for v in first):
+        raise ValueError(
+            f"{path}: the first line is all numbers: pass --no-header if the file "
+            "has no header line, --header if these are its column names."
+        )
+    if header is not False:
+        names = [v.strip() for v in first]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(
+                f"{path}: column name {dup[0]!r} appears twice in the header."
+            )
+    return first
+
+
+def _first_missing(frame, path, offset):
+    missing = frame.isna().to_numpy()
+    if not missing.any():
+        return
+    i, j = np.argwhere(missing)[0]
+    raise ValueError(
+        f"{path}: row {i + 1 + offset}, column {frame.columns[j]}: missing value "
+        f"(empty, {', '.join(NA_MARKERS)}, NA, ...); fill or drop it first."
+    )
+
+
+def _numeric(frame, path, offset):
+    """The feature columns as float64; a text cell is named by row and column."""
+    import pandas as pd
+
+    for j, col in enumerate(frame.columns):
+        column = frame.iloc[:, j]
+        if column.dtype.kind in "biuf":
+            continue
+        num = pd.to_numeric(column, errors="coerce")
+        bad = np.flatnonzero(num.isna().to_numpy())
+        i = bad[0]
+        raise ValueError(
+            f"{path}: row {i + 1 + offset}, column {col}: "
+            f"{str(column.iloc[i])[:20]!r} is not a number."
+        )
+    return frame.to_numpy(dtype=np.float64)
+
+
+def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
+              feature_names=None):
+    """``X, y, names, tasks, info`` of a CSV file (see :func:`load_data_file`)."""
+    import pandas as pd
+
+    raw = _read_bytes(path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a UTF-8 text (CSV) file.") from None
+    sep = _sniff_separator(raw[:_SNIFF], sep)
+    _check_layout(text, sep, path, header)
+    has_header = header is not False
+    try:
+        frame = pd.read_csv(
+            io.StringIO(text), sep=sep, header=0 if has_header else None,
+            na_values=NA_MARKERS, skipinitialspace=True, skip_blank_lines=True,
+            dtype=None, engine="c",
+        )
+    except (ValueError, pd.errors.ParserError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"cannot read CSV file {path}: {msg}") from None
+    if frame.shape[0] == 0:
+        raise ValueError(f"CSV file {path} has a header but no data rows.")
+    if has_header:
+        frame.columns = [str(c).strip() for c in frame.columns]
+        names = list(frame.columns)
+    else:
+        frame.columns = [str(j) for j in range(frame.shape[1])]
+        names = None
+    offset = 1 if has_header else 0
+    width = frame.shape[1]
+    tasks = None
+    if task_column is not None:
+        tpos = _label_position(task_column, names, width, path, "--task-column")
+        tcol = frame.columns[tpos]
+        _first_missing(frame[[tcol]], path, offset)
+        tasks = _labels(frame[tcol].to_numpy())
+        frame = frame.drop(columns=[tcol])
+        names = None if names is None else [n for n in names if n != tcol]
+        width -= 1
+    if feature_names is not None and names is not None:
+        feats, ycol = _match_names(names, feature_names, label, path)
+    else:
+        if feature_names is not None and n_features is None:
+            n_features = len(feature_names)
+        if n_features is not None and width not in (n_features, n_features + 1):
+            raise FeatureCountError(
+                f"{path} has {width} columns; the model expects {n_features} features "
+                "(plus optionally a label column)."
+            )
+        with_label = n_features is None or width == n_features + 1
+        pos = _label_position(label, names, width, path) if with_label else None
+        ycol = None if pos is None else frame.columns[pos]
+        feats = [c for c in frame.columns if c != ycol]
+    _first_missing(frame, path, offset)
+    X = _numeric(frame[feats], path, offset)
+    y = None if ycol is None else _labels(frame[ycol].to_numpy())
+    info = {"sep": sep, "header": has_header,
+            "label_name": None if ycol is None or names is None else ycol}
+    return X, y, (None if names is None else feats), tasks, info
+
+
+def _match_names(names, model_names, label, path):
+    """The model's feature columns (in its order) and the label column, by name."""
+    model_names = [str(n) for n in model_names]
+    missing = [n for n in model_names if n not in names]
+    if missing:
+        raise ColumnNameError(
+            f"{path} has no column {missing[0]!r} of the model "
+            f"({len(missing)} of {len(model_names)} missing; the file has "
+            f"{', '.join(names[:8])}{'...' if len(names) > 8 else ''}): columns "
+            "are matched by name."
+        )
+    extra = [n for n in names if n not in model_names]
+    if label is not None and str(label) in extra:
+        ycol = str(label)
+    elif len(extra) == 1 and label is None:
+        ycol = extra[0]
+    elif not extra:
+        ycol = None
+    else:
+        raise ColumnNameError(
+            f"{path}: column {next(n for n in extra if n != str(label))!r} is not a "
+            f"feature of the model" + (f" nor its label {label!r}" if label else "")
+            + "."
+        )
+    others = [n for n in extra if n != ycol]
+    if others:
+        raise ColumnNameError(
+            f"{path}: column {others[0]!r} is not a feature of the model"
+            + (f" nor its label {label!r}" if label else "") + "."
+        )
+    return model_names, ycol
+
+
+# --------------------------------------------------------------------- NumPy
+def _read_numpy(path, label, n_features, suffix):
+    try:
+        if suffix == ".npz":
+            with np.load(path, allow_pickle=False) as data:
+                if "X" not in data.files:
+                    raise ValueError(f"{path} has no array named 'X' "
+                                     f"(found: {', '.join(data.files) or 'none'}).")
+                X = data["X"]
+                y = data["y"] if "y" in data.files else None
+        else:
+            X, y = np.load(path, allow_pickle=False), None
+    except ValueError as exc:
+        if "pickle" in str(exc).lower():
+            raise ValueError(f"{path} holds Python objects (pickle); only numeric "
+                             "arrays are read.") from exc
+        raise ValueError(f"{path} is not a readable NumPy file: "
+                         f"{str(exc).splitlines()[0]}") from exc
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{path} is not a readable NumPy file: {exc}") from exc
+    if X.ndim != 2:
+        raise ValueError(f"{path}: X must be a 2-D array, got shape {X.shape}.")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{path}: X must be numeric, got dtype {X.dtype}.")
+    if y is None:
+        width = X.shape[1]
+        with_label = n_features is None or width == n_features + 1
+        if n_features is not None and width not in (n_features, n_features + 1):
+            raise FeatureCountError(
+                f"{path} has {width} columns; the model expects {n_features} features "
+                "(plus optionally a label column).")
+        if with_label:
+            if width < 2:
+                raise ValueError(f"{path}: a table with a label column needs at least "
+                                 "2 columns.")
+            pos = _label_position(label, None, width, path)
+            keep = [j for j in range(width) if j != pos]
+            X, y = X[:, keep], X[:, pos]
+    elif y.shape != (X.shape[0],):
+        raise ValueError(f"{path}: y has shape {y.shape}, expected ({X.shape[0]},).")
+    return np.asarray(X, dtype=np.float64), y
+
+
+# -------------------------------------------------------------------- LIBSVM
+def _bad_token(raw):
+    """``(line, token)`` of the first LIBSVM token that is not ``index:value``."""
+    for i, line in enumerate(raw.split(b"\n")):
+        tokens = line.split(b"#", 1)[0].split()
+        for tok in tokens[1:]:
+            idx, sep, val = tok.partition(b":")
+            if not sep or not _is_number(val.decode("utf-8", "replace")) or not (
+                idx.isdigit() or idx == b"qid"
+            ):
+                return i, tok.decode("utf-8", "replace")[:30]
+    return None
+
+
+def _parse_block(raw, path, line0):
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        X, y = load_svmlight_file(io.BytesIO(raw), zero_based=True)
+    except Exception as exc:  # sklearn raises ValueError / RuntimeError variants
+        bad = _bad_token(raw)
+        if bad is not None:
+            raise ValueError(
+                f"corrupt svmlight file {path}: line {line0 + bad[0] + 1}: token "
+                f"{bad[1]!r} is not index:value."
+            ) from None
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"corrupt svmlight file {path}: {msg}") from exc
+    X = sp.csr_matrix(X)
+    itype = np.int32 if X.shape[1] < 2**31 else np.int64
+    return X.data, X.indices.astype(itype, copy=False), X.indptr, X.shape[1], y
+
+
+def _looks_like_csv(block):
+    line = block.split(b"\n", 1)[0].split(b"#", 1)[0].strip()
+    return bool(line) and b":" not in line and any(
+        s.encode() in line for s in _SEPARATORS
+    )
+
+
+def _read_libsvm(path, n_features, zero_based):
+    first = _first_block(path)
+    if not first.strip():
+        raise ValueError(f"svmlight file {path} is empty.")
+    if _looks_like_csv(first):
+        raise ValueError(
+            f"{path} looks like a CSV table (its first line has no index:value "
+            "pairs), not a LIBSVM file: name it .csv or pass --format csv."
+        )
+    data, indices, indptr, ys = [], [], [np.zeros(1, np.int64)], []
+    raw_width, nnz, line0 = 0, 0, 0
+    for raw in _blocks(path):
+        d, ind, ptr, w, y = _parse_block(raw, path, line0)
+        line0 += raw.count(b"\n")
+        data.append(d)
+        indices.append(ind)
+        indptr.append(ptr[1:].astype(np.int64) + nnz)
+        ys.append(y)
+        nnz += len(d)
+        raw_width = max(raw_width, w)
+    if not ys or sum(len(y) for y in ys) == 0:
+        raise ValueError(f"svmlight file {path} is empty.")
+    indices = np.concatenate(indices)  # int32 unless an index needs more
+    has_zero = bool(np.any(indices == 0))
+    if zero_based == "auto":
+        zero_based = has_zero
+    elif not zero_based and has_zero:
+        raise IndexBaseError(f"{path} uses feature index 0, but the model was trained "
+                             "on a 1-based file.")
+    if not zero_based:
+        indices -= 1
+    width = max(raw_width - (not zero_based), 0)
+    if n_features is not None:
+        if width > n_features:
+            raise FeatureCountError(
+                f"{path} uses feature index {width - 1 + (not zero_based)}, beyond the "
+                f"model's {n_features} features.")
+        width = n_features
+    elif width > max(_MIN_WIDTH_CAP, _WIDTH_PER_NONZERO * nnz):
+        raise ValueError(
+            f"{path} uses feature index {width - 1 + (not zero_based)} but holds only "
+            f"{nnz} values: models would allocate by that index, not by the data; "
+            "renumber the features."
+        )
+    small = nnz < 2**31 and width < 2**31
+    itype = np.int32 if small else np.int64
+    indptr = np.concatenate(indptr).astype(itype)
+    data = np.concatenate(data)
+    X = sp.csr_matrix(
+        (data, indices.astype(itype, copy=False), indptr),
+        shape=(len(indptr) - 1, width), copy=False,
+    )
+    return X, np.concatenate(ys), zero_based
+
+
+# ---------------------------------------------------------------- dispatcher
+_PARSED = {}
+
+
+def _named_dataset(spec):
+    from .datasets import _TABULAR_SETS, load_dataset
+
+    name, _, part = spec.partition(":")
+    kind = _TABULAR_SETS.get(name)
+    if kind is None:
+        raise ValueError(f"{name!r} is not a tabular data set (choose one of "
+                         f"{', '.join(sorted(_TABULAR_SETS))}).")
+    part = part or "train"
+    if part not in ("train", "test"):
+        raise ValueError(f"{spec!r}: the part after ':' must be 'train' or 'test'.")
+    # Parsed once per process: a session (or a test run) that fits, evaluates and
+    # reports on the same set reads the compressed file only once.
+    if name not in _PARSED:
+        _PARSED[name] = load_dataset(name)
+    data = _PARSED[name]
+    if part == "test":
+        if kind != "split":
+            raise ValueError(f"data set {name} has no test part; use {name!r}.")
+        X, y = data.data_test, data.target_test
+    else:
+        X, y = data.data, data.target
+    tasks = data.get("task_index")
+    return X.copy(), _labels(y), tasks
+
+
+def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None,
+                   task_column=None, header=None, sep=None, feature_names=None):
+    """Read a labelled (or unlabelled) table from a file or a data set name.
+
+    Formats: LIBSVM/svmlight (plain, ``.bz2``, ``.gz``, ``.xz``), CSV (read
+    by pandas; ``label`` names or numbers the label column, default the
+    last), NumPy ``.npy`` (a 2-D array, label column as for CSV) and ``.npz``
+    (arrays ``X`` and optionally ``y``), or a name from
+    :func:`~kernlearn.datasets.available_datasets` (``"a9a"`` is its training
+    part, ``"a9a:test"`` its test part).
+
+    Parameters
+    ----------
+    source : str or path-like
+        File path or data set name.
+    label : str or int, optional
+        Label column of CSV/``.npy`` tables.
+    n_features : int, optional
+        Expected feature count (the model's).  A table with exactly
+        ``n_features`` columns is read as unlabelled; LIBSVM files are widened
+        to it and rejected when they use a larger index.
+    zero_based : bool or "auto", default="auto"
+        LIBSVM index base; ``"auto"`` decides from the file (index 0 present).
+    fmt : {"libsvm", "csv", "npy", "npz"}, optional
+        File format; by default from the file name (``.csv``, ``.npy``,
+        ``.npz``, anything else LIBSVM, unless its first line looks like CSV),
+        ignoring ``.bz2/.gz/.xz``.
+    task_column : str or int, optional
+        CSV column holding each row's task (not a feature); returned as
+        ``info["tasks"]``.  The ``school`` data set carries its tasks.
+    header : bool, optional
+        Whether a CSV file's first line names its columns.  ``None``: yes,
+        unless that line is all numbers, which is refused as ambiguous.
+    sep : str, optional
+        CSV separator (default: sniffed among ``, ; tab |``).
+    feature_names : list of str, optional
+        The model's feature columns: a CSV file with a header is matched to
+        them by name (reordered; a missing or unknown column is an error).
+
+    Returns
+    -------
+    X : ndarray or scipy.sparse.csr_matrix
+    y : ndarray or None
+    info : dict
+        ``format``, ``n_features``, ``zero_based`` (LIBSVM),
+        ``feature_names``, ``label_name``, ``header`` and ``sep`` (CSV) and
+        ``tasks`` (or ``None``) of the source.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        Neither a file nor a data set name.
+    FeatureCountError, IndexBaseError, ColumnNameError
+        The source does not match ``n_features`` / ``zero_based`` /
+        ``feature_names``.
+    ValueError
+        Unreadable or malformed content.
+    """
+    from .datasets import _LOADERS, DatasetNotFoundError
+
+    path = Path(source)
+    info = {"format": None, "zero_based": None, "feature_names": None, "tasks": None,
+            "label_name": None, "header": None, "sep": None}
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory, not a data file.")
+    if not path.exists():
+        name = str(source).partition(":")[0]
+        if name in _LOADERS:
+            if label is not None:
+                raise ValueError("--label applies to CSV and .npy files, not to named "
+                                 "data sets.")
+            X, y, info["tasks"] = _named_dataset(str(source))
+            info["format"] = "dataset"
+            if sp.issparse(X):
+                info["zero_based"] = False
+            if n_features is not None and X.shape[1] != n_features:
+                if sp.issparse(X) and X.shape[1] < n_features:
+                    X = sp.csr_matrix((X.data, X.indices, X.indptr),
+                                      shape=(X.shape[0], n_features))
+                else:
+                    raise FeatureCountError(
+                        f"data set {source} has {X.shape[1]} features; the model "
+                        f"expects {n_features}.")
+            info["n_features"] = X.shape[1]
+            return X, y, info
+        raise DatasetNotFoundError(
+            f"data file not found: {source} (and not a data set name; see "
+            "`kernlearn datasets`)")
+    suffix = _base_suffix(path) if fmt is None else "." + fmt
+    if task_column is not None and suffix != ".csv":
+        raise ValueError("--task-column applies to CSV files (the school data set "
+                         "carries its tasks).")
+    if fmt is not None and fmt not in ("libsvm", "csv", "npy", "npz"):
+        raise ValueError(
+            f"unknown data format {fmt!r}; choose libsvm, csv, npy or npz."
+        )
+    if suffix == ".csv":
+        X, y, names, tasks, csv_info = _read_csv(
+            path, label, n_features, task_column, header, sep, feature_names
+        )
+        info.update(format="csv", feature_names=names, tasks=tasks, **csv_info)
+    elif suffix in (".npy", ".npz"):
+        if path.suffix.lower() in (".bz2", ".gz", ".xz"):
+            raise ValueError(f"{path}: compressed NumPy files are not supported; "
+                             "use .npz (compressed already).")
+        X, y = _read_numpy(path, label, n_features, suffix)
+        info.update(format=suffix[1:])
+    else:
+        if label is not None:
+            raise ValueError("--label applies to CSV and .npy files; LIBSVM files "
+                             "carry the label first on each line.")
+        X, y, zb = _read_libsvm(path, n_features, zero_based)
+        info.update(format="libsvm", zero_based=zb)
+    if X.shape[0] == 0:
+        raise ValueError(f"{source} has no rows.")
+    if X.shape[1] == 0:
+        raise ValueError(f"{source} has no feature columns.")
+    info["n_features"] = X.shape[1]
+    return X, y, info
