@@ -201,7 +201,8 @@ def test_iris_multiclass_stops_by_theorem_3():
     assert FGMClassifier(B=4, C=100.0).fit(X, y).score(X, y) > 0.9
 
 
-def test_verbose_progress(small, capsys):
+def test_verbose_progress(small, capsys, monkeypatch):
+    monkeypatch.setenv("KERNLEARN_PROGRESS", "lines")  # captured output is not a terminal
     X, y, _ = small
     FGMClassifier(B=5, verbose=1, max_outer_iter=2).fit(X, y)
     out = capsys.readouterr().out

@@ -659,9 +659,10 @@ def test_shared_keeps_task_levels_far_apart(form):
 
 @pytest.mark.parametrize("form,name", [("mtfl", "MK-MTFL"), ("mtsfl", "MK-MTSFL"),
                                        ("mkl", "per-task MKL")])
-def test_verbose_reports_through_progress(form, name, capsys):
+def test_verbose_reports_through_progress(form, name, capsys, monkeypatch):
     # one line per mirror-descent iteration and a stop line, in the library's
     # progress format; verbose changes nothing that is computed
+    monkeypatch.setenv("KERNLEARN_PROGRESS", "lines")  # captured output is not a terminal
     X, y, t = _tasks()
     kw = dict(kernels=["linear"], formulation=form, max_iter=4, tol=1e-12)
     with warnings.catch_warnings():
