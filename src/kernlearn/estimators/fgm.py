@@ -4,7 +4,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -12,13 +11,12 @@ from sklearn.base import (
     clone,
 )
 from sklearn.feature_selection import SelectorMixin
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..families import FeaturePool
-from ..methods.fgm import fit_fgm
+from ..methods.fgm import FGMSettings, fgm_decision, fit_fgm
 from ..losses import get_loss, weighted
 from ..partitioned import _is_dask_array, as_row_partitioned, is_out_of_core
 from ._base import (
@@ -70,13 +68,6 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         return validate_partitioned_fit(self, as_row_partitioned(X, self.memory_budget),
                                         y, classification=classification)
 
-    def _pool(self, X, sample_weight):
-        pool = self._unfitted_pool()
-        if self.family is None:
-            # weighted root-mean-square scaling: integer weights == repeated rows
-            return pool.fit(X, sample_weight=sample_weight)
-        return pool.fit(X)
-
     def _unfitted_pool(self):
         if self.refit and self.family is not None:
             raise ValueError("refit=True needs the original columns; it cannot be "
@@ -90,72 +81,27 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         return FeaturePool(groups=self.groups, tree=self.tree,
                            feature_scaling=self.feature_scaling, chunk_size=self.chunk_size)
 
-    def _store(self, X, pool, results, coefs, intercepts):
-        """Fitted coefficients: dense on X's features, sparse over virtual ones."""
-        order = list(dict.fromkeys(np.concatenate([r.selected for r in results]).tolist()))
-        self.selected_features_ = np.asarray(order, dtype=np.int64)
-        self.intercept_ = np.asarray(intercepts, dtype=float)
-        if self.family is None:
-            self.coef_ = np.vstack(coefs)
-            self.family_ = None
-            return
-        self.family_ = pool
-        rows = np.concatenate([[k] * len(r.selected) for k, r in enumerate(results)]).astype(int)
-        cols = np.concatenate([r.selected for r in results]).astype(np.int64)
-        vals = np.concatenate([r.coef_selected for r in results])
-        self.coef_ = sp.csr_matrix((vals, (rows, cols)),
-                                   shape=(len(results), pool.n_virtual_))
-
-    def _solve(self, X, y, pool, loss, name, sample_weight=None):
-        return fit_fgm(
-            X, y, pool, weighted(loss, sample_weight), B=self.B, C=self.C, max_iter=self.max_outer_iter,
-            tol=self.tol, max_features=self.max_features, solver=self.solver,
-            master_tol=self.master_tol, master_max_iter=self.master_max_iter,
-            fit_intercept=self.fit_intercept, verbose=self.verbose, name=name,
-        )
-
-    def _refit_l2(self, X, y, sel, kind, pool, sample_weight=None):
-        """De-bias (paper 002, sec. 6.2.2): l2 model on the selected features only.
-
-        Fitted on the columns FGM saw (scaled to unit root-mean-square when
-        ``feature_scaling``), so that ``C`` keeps its meaning, and mapped back
-        to the original features.
-        """
-        from sklearn.linear_model import LogisticRegression, Ridge
-        from sklearn.svm import LinearSVC
-
-        coef = np.zeros(X.shape[1])
-        if sel.size == 0:
-            return coef, 0.0
-        scale = pool.scale_[sel]
-        Xs = pool.raw_columns(sel, X)
-        Xs = Xs @ sp.diags(scale) if sp.issparse(Xs) else Xs * scale
-        if kind == "square":
-            model = Ridge(alpha=1.0 / self.C, fit_intercept=self.fit_intercept)
-        elif kind == "logistic":
-            # Newton-Cholesky: a few Newton steps on the small selected block.
-            model = LogisticRegression(C=self.C, fit_intercept=self.fit_intercept,
-                                       solver="newton-cholesky", max_iter=100)
-        else:
-            model = LinearSVC(C=self.C, loss="squared_hinge",
-                              fit_intercept=self.fit_intercept, max_iter=5000)
-        model.fit(Xs, y, sample_weight=sample_weight)
-        coef[sel] = np.ravel(model.coef_) * scale
-        return coef, float(np.ravel(model.intercept_)[0]) if self.fit_intercept else 0.0
+    def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
+        """Run the method and copy the fitted attributes from its result."""
+        settings = FGMSettings(
+            B=self.B, C=self.C, max_iter=self.max_outer_iter, tol=self.tol,
+            max_features=self.max_features, solver=self.solver, master_tol=self.master_tol,
+            master_max_iter=self.master_max_iter, fit_intercept=self.fit_intercept,
+            verbose=self.verbose)
+        res = fit_fgm(X, y, self._unfitted_pool(), weighted(get_loss(loss), sw), settings,
+                      sample_weight=sw, n_classes=n_classes, multiclass=multiclass,
+                      refit=self.refit, refit_loss=loss, n_jobs=getattr(self, "n_jobs", None))
+        self.coef_, self.intercept_ = res.coef, res.intercept
+        self.selected_features_, self.d_ = res.selected, res.d
+        self.family_ = res.pool if res.virtual else None
+        self.n_iter_, self.history_, self.converged_ = res.n_iter, res.history, res.converged
+        return res
 
     def _decision(self, X):
         check_is_fitted(self)
         X = validate_predict_data(self, X)
-        if self.family_ is None:
-            # Only the selected columns: X @ coef_.T would read (and for
-            # float32 input copy) all of X for a handful of non-zeros.
-            coef = self.coef_.T  # (n_features,) or (n_features, K)
-            sel = np.flatnonzero(coef.reshape(coef.shape[0], -1).any(axis=1))
-            scores = X[:, sel] @ coef[sel]
-        else:
-            sel = self.selected_features_
-            scores = self.family_.raw_columns(sel, X) @ _coef_at(self.coef_, sel)
-        return np.asarray(scores) + self.intercept_
+        return fgm_decision(X, self.coef_, self.intercept_, self.family_,
+                            self.selected_features_)
 
     def _output(self, X, post, width=None, dtype=float):
         """``post(decision scores)``; on large ``X`` computed block by block.
@@ -220,9 +166,11 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         if self._partitioned(X):
+            if self.family_ is not None:
+                raise ValueError("a model fitted with family= transforms in-memory X only.")
             # input order, as the in-memory selector returns them
             sel = np.sort(self.selected_features_)
-            return self._map_rows(X, lambda B: B[:, sel], len(sel))
+            return as_row_partitioned(X, self.memory_budget).map_stack(lambda B: B[:, sel])
         if self.family_ is None:
             return super().transform(X)
         X = validate_predict_data(self, X)
@@ -253,25 +201,6 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
-
-
-def _coef_at(coef, ids):
-    """Dense ``(len(ids), K)`` block of the sparse ``(K, n_virtual)`` coefficients.
-
-    Looked up by sorted search in each row: column slicing of a matrix with
-    :math:`10^{10}` virtual columns would allocate per column.
-    """
-    coef = sp.csr_matrix(coef)
-    coef.sort_indices()
-    ids = np.asarray(ids, dtype=np.int64)
-    out = np.zeros((ids.size, coef.shape[0]))
-    for k in range(coef.shape[0]):
-        cols = coef.indices[coef.indptr[k]:coef.indptr[k + 1]].astype(np.int64)
-        vals = coef.data[coef.indptr[k]:coef.indptr[k + 1]]
-        pos = np.minimum(np.searchsorted(cols, ids), max(cols.size - 1, 0))
-        hit = (cols[pos] == ids) if cols.size else np.zeros(ids.size, dtype=bool)
-        out[hit, k] = vals[pos[hit]]
-    return out
 
 
 class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
@@ -476,61 +405,12 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
                              "loss='logistic' for probabilities.")
         X, y = self._validate(X, y, classification=True)
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
-        self._fit_weighted(X, y, sw)
-        self._fit_platt(X, y, sample_weight)
-        return self
-
-    def _fit_weighted(self, X, y, sw):
-        enc = LabelEncoder().fit(y)
-        self.classes_ = enc.classes_
-        yi = enc.transform(y)
-        loss = get_loss(self.loss)
-        pool = self._pool(X, sw)
-        if len(self.classes_) == 2:
-            tasks = [np.where(yi == 1, 1.0, -1.0)]
-        else:
-            tasks = [np.where(yi == k, 1.0, -1.0) for k in range(len(self.classes_))]
+        self.classes_, yi = np.unique(y, return_inverse=True)
         shared = self.multiclass == "shared" or (self.multiclass == "auto"
                                                   and self.family is None)
-        if len(tasks) > 1 and shared:
-            if self.family is not None:
-                raise ValueError("multiclass='shared' prices the columns of X; use "
-                                 "multiclass='ovr' with family=.")
-            res = self._solve(X, np.column_stack(tasks), pool, loss, "FGM", sw)
-            coefs, intercepts = list(res.coef.T), list(res.intercept)
-            if self.refit:
-                coefs, intercepts = map(list, zip(*[
-                    self._refit_l2(X, t, res.selected, self.loss, pool, sw)
-                    for t in tasks]))
-            self._store(X, pool, [res], coefs, intercepts)
-            self.d_, self.n_iter_, self.history_ = res.d, res.n_iter, res.history
-            self.converged_ = res.converged
-            return self
-        names = [f"FGM[{c}]" if len(tasks) > 1 else "FGM" for c in self.classes_]
-        # Threads: X is shared, not copied per worker; BLAS releases the GIL.
-        results = Parallel(n_jobs=self.n_jobs if len(tasks) > 1 else None, prefer="threads")(
-            delayed(self._solve)(X, t, pool, loss, nm, sw) for t, nm in zip(tasks, names)
-        )
-        coefs, intercepts = [], []
-        for t, res in zip(tasks, results):
-            c, b = (self._refit_l2(X, t, res.selected, self.loss, pool, sw) if self.refit
-                    else (res.coef, res.intercept))
-            coefs.append(c)
-            intercepts.append(b)
-        self._store(X, pool, results, coefs, intercepts)
-        order = self.selected_features_.tolist()
-        if len(results) == 1:
-            self.d_ = results[0].d
-            self.n_iter_ = results[0].n_iter
-            self.history_ = results[0].history
-        else:
-            self.d_ = np.zeros((len(results), len(order)))
-            pos = {j: i for i, j in enumerate(order)}
-            for k, r in enumerate(results):
-                self.d_[k, [pos[j] for j in r.selected]] = r.d
-            self.n_iter_ = np.array([r.n_iter for r in results])
-            self.history_ = [r.history for r in results]
-        self.converged_ = all(r.converged for r in results)
+        self._fit_method(X, yi, sw, self.loss, len(self.classes_),
+                         "shared" if shared else "ovr")
+        self._fit_platt(X, y, sample_weight)
         return self
 
     def decision_function(self, X):
@@ -694,16 +574,9 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         self._validate_params()
         X, y = self._validate(X, y, classification=False)
         sw = fit_sample_weight(sample_weight, X.shape[0])
-        loss = get_loss("square")
-        pool = self._pool(X, sw)
-        res = self._solve(X, y.astype(float), pool, loss, "FGM", sw)
-        coef, b = (self._refit_l2(X, y, res.selected, "square", pool, sw) if self.refit
-                   else (res.coef, res.intercept))
-        self._store(X, pool, [res], [coef], [b])
+        self._fit_method(X, y.astype(float), sw, "square")
         if self.family is None:
             self.coef_, self.intercept_ = self.coef_[0], float(self.intercept_[0])
-        self.d_, self.n_iter_, self.history_ = res.d, res.n_iter, res.history
-        self.converged_ = res.converged
         return self
 
     def predict(self, X):

@@ -30,8 +30,7 @@ with ``g`` the block width.
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import BaseFamily, Candidates, as_params
-from .pool import _top_k
+from ._base import BaseFamily, as_params, top_candidates
 
 
 def _col_absmax(X):
@@ -292,8 +291,10 @@ class AdditiveKernelExpansion(BaseFamily):
             ``C`` times the loss gradient in the margins.
         k : int
             Budget ``B`` (groups).
-        rng, exclude : ignored
+        rng : ignored
             Exact pricing.
+        exclude : array-like or set of int, optional
+            Input-feature indices never returned.
         X : array-like or sparse matrix
             Training data (required).
 
@@ -310,10 +311,7 @@ class AdditiveKernelExpansion(BaseFamily):
                 # the zeros' map phi(0) (additive Gaussian) contributes sum(u) phi(0)
                 z = z + u.sum() * self._phi_zero(np.arange(s, e))
             scores[s:e] = np.linalg.norm(z, axis=1) * self.scale_[s:e]
-        idx = _top_k(scores, k)
-        top = scores[idx]
-        return Candidates(idx, top, group_size=self.width_,
-                          extra={"sum_sq": float((top**2).sum())})
+        return top_candidates(scores, k, exclude, group_size=self.width_)
 
     def column_indices(self, candidates):
         """Virtual ids and scaling of the candidates' columns."""

@@ -28,7 +28,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import BaseFamily, Candidates, as_params, input_feature_names
+from ._base import BaseFamily, _exclude_array, as_params, drop_excluded, input_feature_names
 
 
 def _sq_col_norms(X):
@@ -133,17 +133,22 @@ class PolynomialPool(BaseFamily):
             ``C`` times the loss gradient in the margins.
         k : int
             Budget ``B``.
-        rng, exclude : ignored
+        rng : ignored
             Exact pricing.
+        exclude : array-like or set of int, optional
+            Virtual ids never returned.
         X : array-like or sparse matrix
             Training data (required).
 
         Returns
         -------
         candidates : Candidates
-            ``params`` are virtual feature ids.
+            ``params`` are virtual feature ids; ``extra["sum_sq"]`` the sum
+            of the squared top-``k`` scores, excluded ids included.
         """
         u = -np.asarray(grad, dtype=float)
+        ex = _exclude_array(exclude)
+        kept_k, k = k, k + ex.size
         m = self.n_features_
         best_ids, best_scores = np.zeros(0, dtype=np.int64), np.zeros(0)
         if sp.issparse(X):
@@ -177,8 +182,7 @@ class PolynomialPool(BaseFamily):
             lin = np.abs(np.asarray(X.T @ u).ravel()) * self._lin_scale
             best_ids, best_scores = _merge_top(best_ids, best_scores,
                                                m * m + np.arange(m), lin, k)
-        return Candidates(best_ids, best_scores,
-                          extra={"sum_sq": float((best_scores**2).sum())})
+        return drop_excluded(best_ids, best_scores, kept_k, ex)
 
     def _scales(self, ids):
         m = self.n_features_

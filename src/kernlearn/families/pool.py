@@ -15,16 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..partitioned import as_row_partitioned
-from ._base import BaseFamily, Candidates, as_params, input_feature_names
-
-
-def _top_k(scores, k):
-    """Indices of the ``k`` largest scores, largest first (stable on ties)."""
-    k = min(k, scores.size)
-    if k <= 0:
-        return np.zeros(0, dtype=int)
-    idx = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
-    return idx[np.lexsort((idx, -scores[idx]))]
+from ._base import (BaseFamily, _exclude_array, _top_k, as_params, drop_excluded,
+                    input_feature_names, top_candidates)
 
 
 class FeaturePool(BaseFamily):
@@ -163,8 +155,9 @@ class FeaturePool(BaseFamily):
             Budget ``B``.
         rng : ignored
             Finite pools are priced exactly.
-        exclude : ignored
-            Kept for the family contract; FGM may re-select features.
+        exclude : array-like or set of int, optional
+            Feature (or group) ids never returned (FGM's budget mode: those
+            active or declined).
         X : array-like, sparse matrix or RowPartitioned
             Training data (required).
 
@@ -173,30 +166,28 @@ class FeaturePool(BaseFamily):
         candidates : Candidates
             ``params`` are feature (or group) indices; ``scores`` their
             violation; ``extra["sum_sq"]`` the sum of the top-``k`` squared
-            scores, i.e. twice the conjugate term of the FGM dual.
+            scores of the whole pool (excluded ones included), i.e. twice the
+            conjugate term of the FGM dual.
         """
         u = -np.asarray(grad, dtype=float)
+        ex = _exclude_array(exclude)
         if self._groups is not None and self.screening and self._reference is not None:
-            out = self._screened_top_k(u, k, X)
+            out = self._screened_top_k(u, k + ex.size, X)
             if out is not None:
-                idx, top = out
-                return Candidates(idx, top, extra={"sum_sq": float((top**2).sum())})
+                return drop_excluded(*out, k, ex)
         z = self.feature_scores(u, X)
         self.n_column_evals_ = self.n_features_
         if self._groups is not None and self.screening:
             self._reference = (u.copy(), z)
         if self._groups is None:
             scores = np.abs(z) if z.ndim == 1 else np.sqrt((z * z).sum(1))
-            idx = _top_k(scores, k)
         elif self.tree:
             idx, scores = _tree_top_k(z, self._groups, self._group_weight,
-                                      self._tree_children, k)
-            return Candidates(idx, scores, extra={"sum_sq": float((scores**2).sum())})
+                                      self._tree_children, k + ex.size)
+            return drop_excluded(idx, scores, k, ex)
         else:
             scores = np.array([np.linalg.norm(z[g]) for g in self._groups]) * self._group_weight
-            idx = _top_k(scores, k)
-        top = scores[idx]
-        return Candidates(idx, top, extra={"sum_sq": float((top**2).sum())})
+        return top_candidates(scores, k, ex)
 
     def _screened_top_k(self, u, k, X):
         """Exact top-``k`` groups scoring only those whose bound can beat :math:`c_B^{\\min}`.
