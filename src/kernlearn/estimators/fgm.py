@@ -16,7 +16,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..families import FeaturePool
-from ..methods.fgm import FGMSettings, fgm_decision, fit_fgm
+from ..methods.fgm import FGMSettings, fgm_decision, fgm_standardization, fit_fgm
+from ..preprocessing import Standardization, fit_target_standardization
 from ..losses import get_loss, weighted
 from ..partitioned import _is_dask_array, as_row_partitioned, is_out_of_core
 from ._base import (
@@ -24,6 +25,7 @@ from ._base import (
     ProbabilityMixin,
     _has_proba,
     fit_sample_weight,
+    renamed_parameter,
     validate_fit_data,
     validate_partitioned_fit,
     validate_predict_data,
@@ -42,7 +44,8 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         "solver": [StrOptions({"auto", "newton", "apg"})],
         "master_tol": [Interval(Real, 0, None, closed="neither"), None],
         "master_max_iter": [Interval(Integral, 1, None, closed="left"), None],
-        "feature_scaling": ["boolean"],
+        "standardize": ["boolean"],
+        "feature_scaling": ["boolean", StrOptions({"deprecated"})],
         "fit_intercept": ["boolean"],
         "groups": [list, None],
         "tree": ["boolean"],
@@ -68,7 +71,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         return validate_partitioned_fit(self, as_row_partitioned(X, self.memory_budget),
                                         y, classification=classification)
 
-    def _unfitted_pool(self):
+    def _unfitted_pool(self, std):
         if self.refit and self.family is not None:
             raise ValueError("refit=True needs the original columns; it cannot be "
                              "combined with family= (the model lives on the family's "
@@ -78,20 +81,34 @@ class _FGMBase(SelectorMixin, BaseEstimator):
                 raise ValueError("groups/tree apply to the default feature pool; "
                                  "they cannot be combined with family=.")
             return clone(self.family)
-        return FeaturePool(groups=self.groups, tree=self.tree,
-                           feature_scaling=self.feature_scaling, chunk_size=self.chunk_size)
+        return FeaturePool(groups=self.groups, tree=self.tree, feature_scaling=std,
+                           chunk_size=self.chunk_size)
 
     def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
-        """Run the method and copy the fitted attributes from its result."""
+        """Standardise, run the method, copy its result back in the input's units."""
+        std = bool(renamed_parameter(self, "feature_scaling", "standardize"))
+        st = fgm_standardization(X, sw, std)
+        self.x_mean_, self.x_scale_ = st.mean, st.scale
+        if self.family is not None:
+            # a family's generated features are those of the scaled inputs
+            X = Standardization(scale=st.scale).transform(X)
+        ts = None
+        if n_classes is None:
+            ts = fit_target_standardization(y, sw, std)
+            self.y_mean_, self.y_scale_, y = ts.mean, ts.scale, ts.transform(y)
         settings = FGMSettings(
             B=self.B, C=self.C, max_iter=self.max_outer_iter, tol=self.tol,
             max_features=self.max_features, solver=self.solver, master_tol=self.master_tol,
             master_max_iter=self.master_max_iter, fit_intercept=self.fit_intercept,
             verbose=self.verbose)
-        res = fit_fgm(X, y, self._unfitted_pool(), weighted(get_loss(loss), sw), settings,
-                      sample_weight=sw, n_classes=n_classes, multiclass=multiclass,
-                      refit=self.refit, refit_loss=loss, n_jobs=getattr(self, "n_jobs", None))
+        res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw), settings,
+                      sample_weight=sw, column_scale=st.scale if self.family is None else None,
+                      n_classes=n_classes, multiclass=multiclass, refit=self.refit,
+                      refit_loss=loss, n_jobs=getattr(self, "n_jobs", None))
         self.coef_, self.intercept_ = res.coef, res.intercept
+        if ts is not None:  # regression: back to the target's units
+            self.coef_ = self.coef_ * ts.scale[0]
+            self.intercept_ = self.intercept_ * ts.scale[0] + ts.mean[0]
         self.selected_features_, self.d_ = res.selected, res.d
         self.family_ = res.pool if res.virtual else None
         self.n_iter_, self.history_, self.converged_ = res.n_iter, res.history, res.converged
@@ -100,6 +117,8 @@ class _FGMBase(SelectorMixin, BaseEstimator):
     def _decision(self, X):
         check_is_fitted(self)
         X = validate_predict_data(self, X)
+        if self.family_ is not None:
+            X = Standardization(scale=getattr(self, "x_scale_", None)).transform(X)
         return fgm_decision(X, self.coef_, self.intercept_, self.family_,
                             self.selected_features_)
 
@@ -174,6 +193,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         if self.family_ is None:
             return super().transform(X)
         X = validate_predict_data(self, X)
+        X = Standardization(scale=getattr(self, "x_scale_", None)).transform(X)
         return self.family_.raw_columns(self._family_ids(), X)
 
     def get_feature_names_out(self, input_features=None):
@@ -220,10 +240,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         between ``B`` and ``B * max_outer_iter`` of them.
     C : float, default=1.0
         Weight of the training loss, a sum over samples as in LIBLINEAR.  With
-        ``feature_scaling=True`` (the default) the model sees every feature
-        scaled to unit root-mean-square, so ``C`` means what it means for
+        ``standardize=True`` (the default) ``C`` means what it means for
         LIBLINEAR on standardised data and does not depend on the units of
-        the features; with ``feature_scaling=False`` it acts on raw columns.
+        the features; with ``standardize=False`` it acts on raw columns.
         Larger ``C``: weaker regularisation, more features carrying weight.
     loss : {"squared_hinge", "logistic"}, default="squared_hinge"
         Training loss.
@@ -260,10 +279,18 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     master_max_iter : int, optional
         Iteration cap of one master solve (default: 50 Newton or 5000 APG
         iterations).
-    feature_scaling : bool, default=True
-        Scale features to unit root-mean-square,
-        :math:`\lambda_j = \sqrt{n}/\|f_j\|`, for scoring and fitting
-        (coefficients are reported on the original features).
+    standardize : bool, default=True
+        Centre and scale dense columns to unit standard deviation and scale
+        sparse columns (never densified; by their largest absolute value, a
+        rule chosen by measurement on sparse text); regression targets are
+        standardised per output.  Learned quantities are reported in the
+        input's units.  FGM never copies ``X`` for this: the scales enter as
+        the pool's :math:`\lambda_j = 1/s_j` and the centring is exact through
+        the intercept (without an intercept the columns are scaled only).
+        With ``family=`` the family is fitted on the scaled inputs and its
+        ``coef_`` refers to their generated features.
+    feature_scaling : bool, optional
+        Deprecated alias of ``standardize`` (FutureWarning when set).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept.
     groups : list of array-like of int, optional
@@ -323,6 +350,12 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Objective (upper bound), lower bound and gap of Theorem 2, violation,
         active-set size, APG iterations, time and peak resident memory
         (``peak_rss_mb``, of this process) per outer iteration.
+    x_mean_ : ndarray of shape (n_features,) or None
+        Column means of dense training data (``standardize=True``; the
+        centring is implicit through the intercept, ``coef_`` is on the raw
+        columns already).
+    x_scale_ : ndarray of shape (n_features,) or None
+        Column scales :math:`s_j` of the standardisation (None without it).
     n_features_in_ : int
 
     References
@@ -352,9 +385,10 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     def __init__(
         self, B=10, C=1.0, loss="squared_hinge", *, max_outer_iter=15, tol=1e-2,
         max_features=None, multiclass="auto", solver="auto", master_tol=None,
-        master_max_iter=None, feature_scaling=True, fit_intercept=True, groups=None,
+        master_max_iter=None, standardize=True, fit_intercept=True, groups=None,
         tree=False, chunk_size=None, refit=False, family=None, n_jobs=None,
         memory_budget=None, verbose=0, class_weight=None, probability=False,
+        feature_scaling="deprecated",
     ):
         self.B = B
         self.C = C
@@ -366,6 +400,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         self.solver = solver
         self.master_tol = master_tol
         self.master_max_iter = master_max_iter
+        self.standardize = standardize
         self.feature_scaling = feature_scaling
         self.fit_intercept = fit_intercept
         self.groups = groups
@@ -497,8 +532,10 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         Master tolerance.
     master_max_iter : int, optional
         Master iteration cap.
-    feature_scaling : bool, default=True
-        Scale features to unit root-mean-square.
+    standardize : bool, default=True
+        Standardise inputs and targets (see :class:`FGMClassifier`).
+    feature_scaling : bool, optional
+        Deprecated alias of ``standardize``.
     fit_intercept : bool, default=True
         Fit an intercept.
     groups : list of array-like of int, optional
@@ -524,6 +561,10 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     d_ : ndarray
     n_iter_ : int
     history_ : dict of ndarray
+    x_mean_, x_scale_ : ndarray or None
+        Input standardisation (see :class:`FGMClassifier`).
+    y_mean_, y_scale_ : ndarray of shape (1,)
+        Target standardisation (mean 0, scale 1 with ``standardize=False``).
     n_features_in_ : int
 
     References
@@ -533,9 +574,9 @@ class FGMRegressor(RegressorMixin, _FGMBase):
 
     def __init__(
         self, B=10, C=1.0, *, max_outer_iter=15, tol=1e-2, max_features=None,
-        solver="auto", master_tol=None, master_max_iter=None, feature_scaling=True,
+        solver="auto", master_tol=None, master_max_iter=None, standardize=True,
         fit_intercept=True, groups=None, tree=False, chunk_size=None, refit=False,
-        family=None, memory_budget=None, verbose=0,
+        family=None, memory_budget=None, verbose=0, feature_scaling="deprecated",
     ):
         self.B = B
         self.C = C
@@ -545,6 +586,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         self.solver = solver
         self.master_tol = master_tol
         self.master_max_iter = master_max_iter
+        self.standardize = standardize
         self.feature_scaling = feature_scaling
         self.fit_intercept = fit_intercept
         self.groups = groups

@@ -69,7 +69,7 @@ class FeaturePool(BaseFamily):
         self.chunk_size = chunk_size
         self.screening = screening
 
-    def fit(self, X, sample_weight=None):
+    def fit(self, X, sample_weight=None, scale=None):
         """Compute the feature scaling on the training data.
 
         Parameters
@@ -79,6 +79,10 @@ class FeaturePool(BaseFamily):
         sample_weight : ndarray of shape (n_samples,), optional
             Row weights: the root-mean-square is then the weighted one, so that
             integer weights scale exactly as repeated rows do.
+        scale : ndarray of shape (n_features,), optional
+            With ``feature_scaling``: column scales :math:`s_j > 0` to use
+            instead of the root-mean-square, :math:`\\lambda_j = 1/s_j` (the
+            estimators' input standardisation).
 
         Returns
         -------
@@ -86,15 +90,20 @@ class FeaturePool(BaseFamily):
         """
         rows = as_row_partitioned(X)
         if sample_weight is None:
-            return self._setup(rows.column_sq_norms(), X.shape[0])
+            return self._setup(rows.column_sq_norms(), X.shape[0], scale)
         w = np.asarray(sample_weight, dtype=float)
-        return self._setup(rows.column_sq_norms(w), float(np.sum(w)))
+        return self._setup(rows.column_sq_norms(w), float(np.sum(w)), scale)
 
-    def _setup(self, sq, n_samples):
+    def _setup(self, sq, n_samples, scale=None):
         """Scaling and group bookkeeping from the squared column norms."""
         n_features = len(sq)
         self.n_samples_ = n_samples
-        if self.feature_scaling:
+        if self.feature_scaling and scale is not None:
+            scale = np.asarray(scale, dtype=float)
+            if scale.shape != (n_features,) or not np.all(scale > 0):
+                raise ValueError(f"scale must hold {n_features} positive numbers.")
+            self.scale_ = 1.0 / scale
+        elif self.feature_scaling:
             # Unit root-mean-square columns: lambda_j = sqrt(n) / ||f_j||.
             ms = sq / self.n_samples_ if self.n_samples_ > 0 else sq
             self.scale_ = np.where(ms > 0, 1.0 / np.sqrt(np.where(ms > 0, ms, 1)), 0.0)
