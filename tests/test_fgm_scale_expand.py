@@ -26,8 +26,10 @@ def _materialised_scores(X, feature_scaling, gamma=1.0):
     P = Xd[:, j] * Xd[:, k]
     if feature_scaling:
         norms = np.linalg.norm(P, axis=0)
-        # unit root-mean-square columns: sqrt(n) / ||column||
+        # unit root-mean-square columns, sqrt(n) / ||column||, times the kernel
+        # map's weight relative to a cross pair's (1/sqrt(2) on squares)
         scale = np.where(norms > 0, np.sqrt(len(Xd)) / np.where(norms > 0, norms, 1.0), 0.0)
+        scale = scale * np.where(j == k, np.sqrt(0.5), 1.0)
     else:
         scale = np.where(j == k, 1.0, np.sqrt(2.0)) * gamma
     return j * m + k, P, scale

@@ -48,9 +48,11 @@ class PolynomialPool(BaseFamily):
     feature_scaling : bool, default=True
         Scale each column to unit root-mean-square
         (:math:`\\sqrt{n}/\\|x_j \\odot x_k\\|`, as
-        :class:`~kernlearn.families.FeaturePool` does), which removes the map's
-        constant weights and makes ``C`` mean what it means on standardised
-        data (with unit-norm columns ``C = 1`` regularised ``n`` times harder:
+        :class:`~kernlearn.families.FeaturePool` does) times the kernel map's
+        weight relative to a cross pair's (:math:`1/\\sqrt2` for squares,
+        :math:`\\sqrt{r/\\gamma}` for linear terms), so that ``gamma`` and
+        ``coef0`` keep their meaning (the balance of linear, square and cross
+        terms) while ``C`` means what it means on standardised data (with unit-norm columns ``C = 1`` regularised ``n`` times harder:
         a9a's degree-2 FGM at ``C = 1`` scored 0.821 against 0.850 for the
         ``PolynomialFeatures + l1 LinearSVC`` anchor).  With ``False`` the columns
         are exactly the kernel map's coordinates, weighted by ``gamma`` and
@@ -100,7 +102,8 @@ class PolynomialPool(BaseFamily):
         sq = _sq_col_norms(X)
         # unit root-mean-square columns: sqrt(n) / ||column||
         self._rms = float(np.sqrt(X.shape[0])) if self.feature_scaling else 1.0
-        self._lin_scale = (self._inv_sqrt(sq) * self._rms if self.feature_scaling else
+        self._lin_scale = (self._inv_sqrt(sq) * self._rms * self._relative(False, True)
+                           if self.feature_scaling else
                            np.full(m, np.sqrt(2.0 * self.gamma * self.coef0)))
         # ||x_j * x_k||^2 = sum_i x_ij^2 x_ik^2 = (X^2)'(X^2): kept only if small.
         X2 = X.multiply(X) if sp.issparse(X) else X * X
@@ -111,6 +114,12 @@ class PolynomialPool(BaseFamily):
     def _inv_sqrt(sq):
         return np.where(sq > 0, 1.0 / np.sqrt(np.where(sq > 0, sq, 1.0)), 0.0)
 
+    def _relative(self, square, linear=False):
+        """Kernel-map weight relative to a cross pair's: 1/sqrt(2) or sqrt(r/gamma)."""
+        if linear:
+            return np.sqrt(self.coef0 / self.gamma)
+        return np.where(square, np.sqrt(0.5), 1.0)
+
     def _pair_weight(self, j, k):
         """Kernel-map weight of pair ``(j, k)``: gamma on squares, sqrt(2) gamma off them."""
         return np.where(np.asarray(j) == np.asarray(k), 1.0, np.sqrt(2.0)) * self.gamma
@@ -120,8 +129,8 @@ class PolynomialPool(BaseFamily):
         S = X[:, s:e].T @ (u[:, None] * X)
         N = self._X2[:, s:e].T @ self._X2
         j, k = np.arange(s, e)[:, None], np.arange(X.shape[1])[None, :]
-        scale = (self._inv_sqrt(N) * self._rms if self.feature_scaling
-                 else self._pair_weight(j, k))
+        scale = (self._inv_sqrt(N) * self._rms * self._relative(j == k)
+                 if self.feature_scaling else self._pair_weight(j, k))
         return np.abs(S) * scale, scale
 
     def price(self, grad, k, rng=None, exclude=None, X=None):
@@ -196,7 +205,8 @@ class PolynomialPool(BaseFamily):
         elif j.size:
             X2 = self._X2
             sq = (X2[:, j].multiply(X2[:, kk]) if sp.issparse(X2) else X2[:, j] * X2[:, kk])
-            out[~lin] = self._inv_sqrt(np.asarray(sq.sum(0)).ravel()) * self._rms
+            out[~lin] = (self._inv_sqrt(np.asarray(sq.sum(0)).ravel()) * self._rms
+                         * self._relative(j == kk))
         return out
 
     def column_indices(self, candidates):
@@ -321,6 +331,7 @@ def _sparse_pair_top_k(c_ptr, c_idx, c_val, r_ptr, r_idx, r_val, u, k, scaled, g
     size = 0
     n_eval = 0
     root2 = np.sqrt(2.0)
+    root_half = np.sqrt(0.5)
     for j in range(m):
         n_t = 0
         for p in range(c_ptr[j], c_ptr[j + 1]):
@@ -343,6 +354,8 @@ def _sparse_pair_top_k(c_ptr, c_idx, c_val, r_ptr, r_idx, r_val, u, k, scaled, g
             sv = abs(s_acc[col])
             if scaled:
                 score = sv / np.sqrt(n_acc[col]) if n_acc[col] > 0 else 0.0
+                if col == j:
+                    score *= root_half
             else:
                 score = sv * gamma * (1.0 if col == j else root2)
             if score > 0 and k > 0:
