@@ -293,12 +293,17 @@ def test_max_features_multiclass_shared_counts_features_once():
     assert clf.d_.shape == (20,)
 
 
-def test_max_features_above_available_keeps_all_useful_features(rng):
-    # Every feature carries signal: a budget above the width keeps them all.
+def test_max_features_at_the_width_keeps_all_useful_features(rng):
+    # Every feature carries signal: a budget of the full width keeps them all;
+    # a budget above it is refused by name (issue 23 item 11: 10**9 gave a
+    # MemoryError naming no parameter).
     X = rng.standard_normal((400, 12))
     y = np.sign(X @ (1 + rng.random(12)) + 0.1 * rng.standard_normal(400))
-    clf = FGMClassifier(B=5, C=10.0, max_features=50).fit(X, y)
+    clf = FGMClassifier(B=5, C=10.0, max_features=12).fit(X, y)
     assert clf.selected_features_.size == X.shape[1]
+    for k in (13, 10**9):
+        with pytest.raises(ValueError, match=f"max_features={k} exceeds the 12"):
+            FGMClassifier(max_features=k).fit(X, y)
 
 
 def test_shared_multiclass_meets_theorems_2_and_3():

@@ -252,11 +252,14 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Stop when the relative objective change between outer iterations is
         below ``tol`` (:math:`\epsilon_c`).  Ignored with ``max_features``.
     max_features : int, optional
-        A budget of ``k`` features: new features are added (``B`` at a time,
-        best first) until exactly ``min(k, available)`` carry weight, where
-        features the restricted optimum gives no weight do not count and
-        are not offered again.  ``max_outer_iter`` then bounds the iterations
-        beyond ``ceil(k / B)``.  Counts groups when ``groups`` is given.
+        A budget of ``k`` features (at most the number of candidates): new
+        features are added best first, at most ``min(B, ceil(k / 4))`` per
+        round so that at least four rounds of worst-case analysis choose them,
+        until exactly ``k`` carry weight (or no candidate is left); features
+        the restricted optimum gives no weight do not count and are not
+        offered again.  ``max_outer_iter`` then bounds the iterations beyond
+        those rounds.  Counts groups when ``groups`` is given, input features
+        with an additive-kernel family.
         With ``multiclass="ovr"`` the budget applies to each one-vs-rest
         problem (their union may hold more features).
     multiclass : {"auto", "shared", "ovr"}, default="auto"
@@ -297,8 +300,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Select groups of features instead of single features (groups may
         overlap; overlapping features are duplicated).
     tree : bool, default=False
-        ``groups`` are tree-structured (parent before child): pricing prunes
-        sub-trees (Proposition 2).
+        ``groups`` are tree-structured (any two groups disjoint or nested,
+        listed in any order): pricing prunes sub-trees (Proposition 2).
     chunk_size : int, optional
         Score at most this many columns at once (bounded memory).
     refit : bool, default=False

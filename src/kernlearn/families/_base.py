@@ -249,6 +249,34 @@ def _exclude_array(exclude):
     return ex
 
 
+def check_ids(ids, upper, what="feature id"):
+    """``ids`` as int64, refusing any outside ``[0, upper)`` (no wrap-around).
+
+    Parameters
+    ----------
+    ids : array-like of int
+        Ids to check.
+    upper : int
+        Number of valid ids.
+    what : str, default="feature id"
+        Name used in the error message.
+
+    Returns
+    -------
+    ids : ndarray of int64
+    """
+    arr = np.asarray(ids)
+    if arr.size and arr.dtype.kind not in "iu":
+        if arr.dtype.kind != "f" or not np.all(arr == np.round(arr)):
+            raise ValueError(f"{what}s must be integers.")
+    arr = arr.astype(np.int64).ravel()
+    bad = arr[(arr < 0) | (arr >= upper)]
+    if bad.size:
+        raise ValueError(f"{what} {int(bad[0])} is outside [0, {upper - 1}] "
+                         "(negative indices are not read from the end).")
+    return arr
+
+
 def as_params(candidates):
     """Parameters of ``candidates`` whether given as Candidates or raw array."""
     return candidates.params if isinstance(candidates, Candidates) else np.asarray(candidates)

@@ -28,7 +28,8 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import BaseFamily, _exclude_array, as_params, drop_excluded, input_feature_names
+from ._base import (BaseFamily, _exclude_array, as_params, check_ids, drop_excluded,
+                    input_feature_names)
 
 
 def _sq_col_norms(X):
@@ -113,6 +114,12 @@ class PolynomialPool(BaseFamily):
     @staticmethod
     def _inv_sqrt(sq):
         return np.where(sq > 0, 1.0 / np.sqrt(np.where(sq > 0, sq, 1.0)), 0.0)
+
+    @property
+    def n_candidates(self):
+        """Number of candidates: the pairs ``j <= k`` and the linear terms offered."""
+        m = self.n_features_
+        return m * (m + 1) // 2 + m * self.offers_linear_
 
     def _relative(self, square, linear=False):
         """Kernel-map weight relative to a cross pair's: 1/sqrt(2) or sqrt(r/gamma)."""
@@ -211,7 +218,7 @@ class PolynomialPool(BaseFamily):
 
     def column_indices(self, candidates):
         """Virtual ids and their scaling of the candidates."""
-        ids = as_params(candidates).astype(np.int64)
+        ids = check_ids(as_params(candidates), self.n_virtual_, "virtual feature id")
         return ids, self._scales(ids)
 
     def raw_columns(self, ids, X):
@@ -222,7 +229,7 @@ class PolynomialPool(BaseFamily):
         only.
         """
         m = self.n_features_
-        ids = np.asarray(ids, dtype=np.int64)
+        ids = check_ids(ids, self.n_virtual_, "virtual feature id")
         lin = ids >= m * m
         j, kk = np.divmod(ids[~lin], m)
         where = np.concatenate([np.flatnonzero(~lin), np.flatnonzero(lin)])

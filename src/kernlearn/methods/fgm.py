@@ -63,6 +63,10 @@ _NEWTON_MAX_FLOPS = 2e10
 # Hessians cost sum_i nnz_i^2 against n p^2 dense).
 _DENSE_ABOVE = 0.3
 _DENSE_MAX_ENTRIES = 50_000_000
+# With a budget max_features=k, at least this many rounds of pricing: at most
+# ceil(k / _BUDGET_ROUNDS) candidates enter per round (issue 21 item 4: taking
+# all k in one pricing pass is a filter, not FGM).
+_BUDGET_ROUNDS = 4
 
 
 @dataclass(frozen=True)
@@ -403,6 +407,11 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
     for big data", JMLR 15, Algorithms 1, 2 and 4; Theorems 2-4.
     """
     pool = _fit_pool(pool, X, sample_weight, column_scale)
+    n_cand = getattr(pool, "n_candidates", None)
+    if settings.max_features is not None and n_cand is not None \
+            and settings.max_features > n_cand:
+        raise ValueError(f"max_features={settings.max_features} exceeds the {n_cand} "
+                         "candidate features (or groups) of this problem.")
     if n_classes is None:
         tasks = [np.asarray(y, dtype=float)]
     elif n_classes == 2:
@@ -578,6 +587,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     K = Y.shape[1]
     penalty = SquaredGroupL1(1.0)
     budget = s.max_features is not None
+    B = _per_round(s)
     b0 = _intercept_only(loss, Y, s.C) if s.fit_intercept else np.zeros(K)
     st = FGMState(W=np.zeros((0, K)), b=b0, M=np.tile(b0, (n, 1)), tau=0.1 * n * s.C)
 
@@ -589,11 +599,11 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         g = grad[:, 0] if K == 1 else grad
         exclude = None
         if budget:
-            want = min(s.B, s.max_features - len(st.active_candidates()))
+            want = min(B, s.max_features - len(st.active_candidates()))
             if want <= 0:
                 return None, "max_features"
             exclude = st.active_candidates() | st.excluded
-        cand = pool.price(g, s.B, X=X, exclude=exclude)
+        cand = pool.price(g, B, X=X, exclude=exclude)
         # Fenchel dual at the recovered (feasible) point: a lower bound (Theorem 2).
         dual = (-s.C * float(loss.conjugate_at_grad(M, Y).sum())
                 - penalty.conjugate(cand.extra["sum_sq"]))
@@ -635,7 +645,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
                      "peak_rss_mb": peak_rss_mb()}
 
     if budget:
-        driver = ColumnGeneration(-(-s.max_features // s.B) + s.max_iter, tol=None,
+        driver = ColumnGeneration(-(-s.max_features // B) + s.max_iter, tol=None,
                                   verbose=s.verbose, callback=callback, name=name,
                                   warn=False)
     else:
@@ -645,6 +655,14 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     stop_reason = out.stop_reason
     if budget and len(st.active_candidates()) >= s.max_features:
         stop_reason = "max_features"
+    if stop_reason == "max_iter":
+        cap = "max_outer_iter" + (f" beyond the {-(-s.max_features // B)} rounds of "
+                                  f"max_features={s.max_features}" if budget else "")
+        warnings.warn(
+            f"{name} stopped after {out.n_iter} outer iterations ({cap}) "
+            + ("with fewer features than max_features" if budget else
+               f"before the relative objective change met tol={s.tol}")
+            + "; increase max_outer_iter.", ConvergenceWarning)
     if st.unconverged:
         warnings.warn(
             f"{name}: {st.unconverged} of {out.n_iter} master solves stopped at their "
@@ -656,6 +674,13 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     selected, coef_sel, d = _collect(st)
     return _Path(st.b, selected, coef_sel, d, st.groups, history, out.n_iter,
                  out.converged or stop_reason == "max_features", stop_reason)
+
+
+def _per_round(s):
+    """Candidates priced per round: ``B``, capped by the budget's round rule."""
+    if s.max_features is None:
+        return s.B
+    return max(1, min(s.B, -(-s.max_features // _BUDGET_ROUNDS)))
 
 
 def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau):
