@@ -31,7 +31,7 @@ def _l1_models():
         "l1-SVM": ("squared_hinge", lambda C: LinearSVC(
             penalty="l1", loss="squared_hinge", dual=False, C=C, max_iter=2000)),
         "l1-LR": ("log", lambda C: LogisticRegression(
-            penalty="l1", solver="liblinear", C=C, max_iter=2000)),
+            l1_ratio=1.0, solver="liblinear", C=C, max_iter=2000)),
     }
 
 
