@@ -17,7 +17,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..families import FeaturePool
 from ..methods.fgm import FGMSettings, fgm_decision, fgm_standardization, fit_fgm
-from ..preprocessing import Standardization, fit_target_standardization
+from ..preprocessing import fit_target_standardization
 from ..losses import get_loss, weighted
 from ..partitioned import _is_dask_array, as_row_partitioned, is_out_of_core
 from ._base import (
@@ -87,11 +87,10 @@ class _FGMBase(SelectorMixin, BaseEstimator):
     def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
         """Standardise, run the method, copy its result back in the input's units."""
         std = bool(renamed_parameter(self, "feature_scaling", "standardize"))
-        st = fgm_standardization(X, sw, std)
+        # A family scales its own generated columns (e.g. unit-RMS monomials,
+        # unit-trace sub-kernels), which already makes it blind to column units.
+        st = fgm_standardization(X, sw, std and self.family is None)
         self.x_mean_, self.x_scale_ = st.mean, st.scale
-        if self.family is not None:
-            # a family's generated features are those of the scaled inputs
-            X = Standardization(scale=st.scale).transform(X)
         ts = None
         if n_classes is None:
             ts = fit_target_standardization(y, sw, std)
@@ -117,8 +116,6 @@ class _FGMBase(SelectorMixin, BaseEstimator):
     def _decision(self, X):
         check_is_fitted(self)
         X = validate_predict_data(self, X)
-        if self.family_ is not None:
-            X = Standardization(scale=getattr(self, "x_scale_", None)).transform(X)
         return fgm_decision(X, self.coef_, self.intercept_, self.family_,
                             self.selected_features_)
 
@@ -193,7 +190,6 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         if self.family_ is None:
             return super().transform(X)
         X = validate_predict_data(self, X)
-        X = Standardization(scale=getattr(self, "x_scale_", None)).transform(X)
         return self.family_.raw_columns(self._family_ids(), X)
 
     def get_feature_names_out(self, input_features=None):
@@ -290,8 +286,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         input's units.  FGM never copies ``X`` for this: the scales enter as
         the pool's :math:`\lambda_j = 1/s_j` and the centring is exact through
         the intercept (without an intercept the columns are scaled only).
-        With ``family=`` the family is fitted on the scaled inputs and its
-        ``coef_`` refers to their generated features.
+        With ``family=`` the inputs are left as they are: the family's own
+        ``feature_scaling`` normalises each generated column (monomial,
+        sub-kernel block); regression targets are still standardised.
     feature_scaling : bool, optional
         Deprecated alias of ``standardize`` (FutureWarning when set).
     fit_intercept : bool, default=True

@@ -331,6 +331,10 @@ def fgm_standardization(X, sample_weight=None, standardize=True):
         return standardization_from_moments(w.sum(), parts[:, :p].sum(0),
                                             parts[:, p:2 * p].sum(0), center=True)
     if sp.issparse(X):
+        if sample_weight is not None:
+            # rows of zero weight are absent from the data (as repeated rows are
+            # present once): the maximum runs over the others
+            X = sp.csr_matrix(X)[np.flatnonzero(np.asarray(sample_weight) > 0)]
         absmax = abs(X).max(axis=0)
         return Standardization(scale=_nonzero_scale(np.asarray(absmax.todense()).ravel()))
     return fit_standardization(X, sample_weight, True)
@@ -340,7 +344,9 @@ def _block_moments(block, w):
     """Per-block ``[sum w x, sum w x^2, max |x|, is_sparse, n_nonfinite]`` as one row."""
     if sp.issparse(block):
         bad = np.count_nonzero(~np.isfinite(block.data))
-        absmax = np.asarray(abs(block).max(axis=0).todense()).ravel()
+        block = sp.csr_matrix(block)[np.flatnonzero(w > 0)]
+        absmax = (np.asarray(abs(block).max(axis=0).todense()).ravel() if block.shape[0]
+                  else np.zeros(block.shape[1]))
         zeros = np.zeros(block.shape[1])
         return np.concatenate([zeros, zeros, absmax, [1.0, bad]])[None, :]
     B = np.asarray(block, dtype=float)
