@@ -225,9 +225,12 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
 
     Selects about ``B`` features per outer iteration by exact worst-case
     analysis and fits the :math:`\ell_1^2`-regularised (squared-group-l1)
-    primal of the restricted problem by accelerated proximal gradient, as in
-    Tan, Tsang and Wang (2014).  Works on dense or sparse input without
-    densifying it; multiclass problems are solved one-vs-rest in parallel.
+    primal of the restricted problem, as in Tan, Tsang and Wang (2014): by
+    proximal Newton on the small active set (the default), or by the paper's
+    accelerated proximal gradient when the active block is too large for a
+    Hessian (``solver``).  Works on dense or sparse input without densifying
+    it; multiclass problems share one selection over the one-vs-rest outputs
+    by default (``multiclass``).
 
     Parameters
     ----------
