@@ -138,7 +138,7 @@ def compare_at_equal_k(X, y, X_test, y_test, ks=(10, 30, 100, 300), fgm_params=N
     return rows
 
 
-def demo_table(n_samples=1000, n_features=2000, n_informative=100, ks=(5, 10, 20, 50),
+def demo_table(n_samples=1000, n_features=2000, n_informative=100, ks=(10, 20, 50, 100),
                random_state=0):
     """The demo's comparison on FGM's synthetic data (paper 002, sec. 6.2.1).
 
@@ -150,7 +150,7 @@ def demo_table(n_samples=1000, n_features=2000, n_informative=100, ks=(5, 10, 20
         Features.
     n_informative : int, default=100
         Features carrying the signal.
-    ks : sequence of int, default=(5, 10, 20, 50)
+    ks : sequence of int, default=(10, 20, 50, 100)
         Numbers of features compared.
     random_state : int, default=0
         Seed of the data.
