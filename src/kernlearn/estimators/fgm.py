@@ -252,8 +252,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         below ``tol`` (:math:`\epsilon_c`).  Ignored with ``max_features``.
     max_features : int, optional
         A budget of ``k`` features (at most the number of candidates): new
-        features are added best first, at most ``min(B, ceil(k / 4))`` per
-        round so that at least four rounds of worst-case analysis choose them,
+        features are added best first, at most ``min(B, ceil(k / 10))`` per
+        round so that at least ten rounds of worst-case analysis choose them,
         until exactly ``k`` carry weight (or no candidate is left); features
         the restricted optimum gives no weight do not count and are not
         offered again.  ``max_outer_iter`` then bounds the iterations beyond
