@@ -263,7 +263,7 @@ def _group_task(stage, m, method, param, dtype="float64", data=None):
             return out
 
         FeaturePool.price = counted
-        clf = FGMClassifier(B=10, groups=groups, max_features=10 * param,
+        clf = FGMClassifier(B=10, groups=groups, max_features=param,  # counts groups
                             chunk_size=20_000).fit(X, y)
         fit_time = time.perf_counter() - t0
         sel = np.unique(clf.selected_features_ // 10)
@@ -344,7 +344,7 @@ def _group_ooc_task(stage, m, tmpdir, data=None):
     y, Xt, yt, groups, gen_time = data
     X = np.load(path, mmap_mode="r")
     t0 = time.perf_counter()
-    clf = FGMClassifier(B=10, groups=groups, max_features=1000,
+    clf = FGMClassifier(B=10, groups=groups, max_features=100,  # groups
                         memory_budget="1GB").fit(X, y)
     fit_time = time.perf_counter() - t0
     return {"acc": float((clf.predict(Xt) == yt).mean()), "time": fit_time,

@@ -126,8 +126,10 @@ def test_sparse_input_matches_dense(small, fmt):
     Xs = sp.random(200, 300, density=0.05, format=fmt, random_state=0)
     score = Xs @ np.r_[np.ones(10), np.zeros(290)]
     y = np.where(score > np.median(score), 1.0, -1.0)
-    dense = FGMClassifier(B=3, master_tol=1e-10).fit(Xs.toarray(), y)
-    sparse = FGMClassifier(B=3, master_tol=1e-10).fit(Xs, y)
+    # Same maths on every container (the standardisation rules differ by design:
+    # dense by standard deviation, sparse by max-abs).
+    dense = FGMClassifier(B=3, master_tol=1e-10, standardize=False).fit(Xs.toarray(), y)
+    sparse = FGMClassifier(B=3, master_tol=1e-10, standardize=False).fit(Xs, y)
     np.testing.assert_allclose(dense.coef_, sparse.coef_, atol=1e-6)
     assert sp.issparse(sparse.transform(Xs))
 
@@ -195,8 +197,10 @@ def test_iris_multiclass_stops_by_theorem_3():
     # With B=2 the worst-case analysis returns the active pair again at once:
     # the budget-2 problem is solved after one constraint per class.
     X, y = load_iris(return_X_y=True)
-    # C=10 on the paper's unit-norm columns is C=10/n on our unit-RMS columns.
-    clf = FGMClassifier(B=2, C=10.0 / len(y), multiclass="ovr").fit(X, y)
+    # C=10 on the paper's unit-norm columns is C=10/n on unit-RMS columns.
+    X_rms = X / np.sqrt((X**2).mean(0))
+    clf = FGMClassifier(B=2, C=10.0 / len(y), multiclass="ovr",
+                        standardize=False).fit(X_rms, y)
     assert clf.converged_ and np.all(clf.n_iter_ == 1)
     assert FGMClassifier(B=4, C=100.0).fit(X, y).score(X, y) > 0.9
 
@@ -290,12 +294,17 @@ def test_max_features_multiclass_shared_counts_features_once():
     assert clf.d_.shape == (20,)
 
 
-def test_max_features_above_available_keeps_all_useful_features(rng):
-    # Every feature carries signal: a budget above the width keeps them all.
+def test_max_features_at_the_width_keeps_all_useful_features(rng):
+    # Every feature carries signal: a budget of the full width keeps them all;
+    # a budget above it is refused by name (issue 23 item 11: 10**9 gave a
+    # MemoryError naming no parameter).
     X = rng.standard_normal((400, 12))
     y = np.sign(X @ (1 + rng.random(12)) + 0.1 * rng.standard_normal(400))
-    clf = FGMClassifier(B=5, C=10.0, max_features=50).fit(X, y)
+    clf = FGMClassifier(B=5, C=10.0, max_features=12).fit(X, y)
     assert clf.selected_features_.size == X.shape[1]
+    for k in (13, 10**9):
+        with pytest.raises(ValueError, match=f"max_features={k} exceeds the 12"):
+            FGMClassifier(max_features=k).fit(X, y)
 
 
 def test_shared_multiclass_meets_theorems_2_and_3():

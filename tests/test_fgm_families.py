@@ -119,7 +119,11 @@ def test_polynomial_budget_larger_than_the_pool(rng, include_linear):
     if not include_linear:
         Phi, all_ids = Phi[:, :10], all_ids[:10]
     assert set(ids.tolist()) == set(all_ids.tolist())
-    full = np.abs(Phi.T @ u) * np.sqrt(len(u)) / np.linalg.norm(Phi, axis=0)
+    # unit RMS times the map's weight relative to a cross pair (squares 1/sqrt 2,
+    # linear terms sqrt(coef0 / gamma) = 1 here)
+    jj, kk = np.divmod(all_ids, 4)
+    rel = np.where((all_ids < 16) & (jj == kk), np.sqrt(0.5), 1.0)
+    full = np.abs(Phi.T @ u) * np.sqrt(len(u)) / np.linalg.norm(Phi, axis=0) * rel
     np.testing.assert_allclose(cand.extra["sum_sq"], (full**2).sum())
     y = np.sign(X[:, 0] * X[:, 1] + 0.1)
     clf = FGMClassifier(B=50, C=1.0, family=PolynomialPool(include_linear=include_linear),
@@ -147,3 +151,29 @@ def test_polynomial_map_is_the_kernel_map_of_sec_6_4(rng, gamma, coef0):
         PolynomialPool(gamma=0.0).fit(X)
     with pytest.raises(ValueError, match="coef0"):
         PolynomialPool(coef0=-1.0).fit(X)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_polynomial_gamma_and_coef0_act_under_scaling(rng, sparse):
+    # Defect (issue 23 item 8): unit-RMS scaling erased gamma and coef0.  Under
+    # scaling the map's relative weights remain: linear terms sqrt(r / gamma),
+    # squares 1/sqrt(2), cross pairs 1, each on a unit-RMS column.
+    X = rng.standard_normal((40, 5))
+    X = sp.csr_matrix(X) if sparse else X
+    m = 5
+    ids = np.array([m * m + 2, 1 * m + 1, 1 * m + 3])  # x2, x1^2, x1*x3
+    Xd = X.toarray() if sparse else X
+    cols = np.c_[Xd[:, 2], Xd[:, 1] ** 2, Xd[:, 1] * Xd[:, 3]]
+    rms = np.sqrt((cols**2).mean(0))
+    for gamma, coef0 in [(1.0, 1.0), (4.0, 1.0), (1.0, 9.0)]:
+        pool = PolynomialPool(gamma=gamma, coef0=coef0).fit(X)
+        _, scales = pool.column_indices(ids)
+        expected = np.array([np.sqrt(coef0 / gamma), np.sqrt(0.5), 1.0]) / rms
+        np.testing.assert_allclose(scales, expected, rtol=1e-12)
+    y = np.sign(Xd[:, 0] + 0.3 * Xd[:, 1] * Xd[:, 2] + 0.01)
+    lin = FGMClassifier(B=3, family=PolynomialPool(gamma=1.0, coef0=100.0),
+                        max_outer_iter=2).fit(X, y)
+    pairs = FGMClassifier(B=3, family=PolynomialPool(gamma=100.0, coef0=0.01),
+                          max_outer_iter=2).fit(X, y)
+    n_lin = lambda clf: int(np.sum(clf.selected_features_ >= m * m))  # noqa: E731
+    assert n_lin(lin) > n_lin(pairs)

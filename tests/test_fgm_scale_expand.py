@@ -26,8 +26,10 @@ def _materialised_scores(X, feature_scaling, gamma=1.0):
     P = Xd[:, j] * Xd[:, k]
     if feature_scaling:
         norms = np.linalg.norm(P, axis=0)
-        # unit root-mean-square columns: sqrt(n) / ||column||
+        # unit root-mean-square columns, sqrt(n) / ||column||, times the kernel
+        # map's weight relative to a cross pair's (1/sqrt(2) on squares)
         scale = np.where(norms > 0, np.sqrt(len(Xd)) / np.where(norms > 0, norms, 1.0), 0.0)
+        scale = scale * np.where(j == k, np.sqrt(0.5), 1.0)
     else:
         scale = np.where(j == k, 1.0, np.sqrt(2.0)) * gamma
     return j * m + k, P, scale
@@ -73,7 +75,8 @@ def test_fgm_poly2_predicts_from_selected_pairs_only(monkeypatch):
     X, _ = _sparse_data(n=120, m=30, density=0.3, seed=1)
     Xd = X.toarray()
     y = np.where(Xd[:, 0] * Xd[:, 1] + 0.5 * Xd[:, 2] * Xd[:, 3] > 0, 1, -1)
-    clf = FGMClassifier(B=2, C=10.0, family=PolynomialPool(), max_outer_iter=4).fit(X, y)
+    clf = FGMClassifier(B=2, C=10.0, family=PolynomialPool(), max_outer_iter=4,
+                        standardize=False).fit(X, y)
     seen = []
     real = PolynomialPool.raw_columns
     monkeypatch.setattr(PolynomialPool, "raw_columns",

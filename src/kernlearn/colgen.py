@@ -4,8 +4,10 @@ Every method that grows an active set (FGM's feature groups, GrFL's sampled
 features) runs this loop.  The caller supplies two closures:
 
 ``price()``
-    returns the most violating :class:`~kernlearn.families.Candidates`
-    (``None`` or empty when nothing violates the optimality conditions);
+    returns the most violating :class:`~kernlearn.families.Candidates`, or
+    ``None`` (or empty candidates) when nothing violates the optimality
+    conditions, or ``(None, reason)`` to stop for another reason (a key of
+    :data:`kernlearn.progress.STOP_REASONS`);
 ``master(candidates)``
     adds them to the caller's active set, re-solves the restricted problem
     (warm-started) and returns its objective.
@@ -103,10 +105,10 @@ class ColumnGeneration:
         Parameters
         ----------
         price : callable
-            ``price() -> Candidates``, or ``None`` when nothing violates the
-            optimality conditions, or a stop-reason string (a key of
-            :data:`kernlearn.progress.STOP_REASONS`) when pricing stops for
-            another reason.
+            ``price() -> Candidates``; ``None`` (or empty candidates) when
+            nothing violates the optimality conditions; ``(None, reason)``
+            with a stop reason (a key of :data:`kernlearn.progress.STOP_REASONS`)
+            when pricing stops for another reason.
         master : callable
             ``master(candidates) -> float`` or ``(float, dict_of_extras)``.
         n_active : callable, optional
@@ -129,9 +131,9 @@ class ColumnGeneration:
                 reason = "time_budget"
                 it -= 1
                 break
-            cand = price()
-            if cand is None or isinstance(cand, str) or len(cand) == 0:
-                reason = cand if isinstance(cand, str) else "no_violation"
+            cand, stop = _pricing(price())
+            if cand is None:
+                reason = stop
                 it -= 1
                 break
             violation = float(max(cand.scores))
@@ -167,3 +169,18 @@ class ColumnGeneration:
                       f"{self.budget_name}={self.max_iter}"}.get(reason, "")
             progress.close(reason, it, detail)
         return ColGenResult(history, converged, it, reason)
+
+
+def _pricing(out):
+    """``(candidates, None)`` to go on, or ``(None, stop_reason)`` to stop."""
+    if isinstance(out, tuple):
+        cand, reason = out
+        if cand is not None:
+            raise TypeError("price() returns candidates, None, or (None, reason).")
+        return None, str(reason)
+    if isinstance(out, str):
+        raise TypeError("price() must return candidates, None or (None, reason), "
+                        f"not the string {out!r}.")
+    if out is None or len(out) == 0:
+        return None, "no_violation"
+    return out, None

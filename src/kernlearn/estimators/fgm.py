@@ -4,7 +4,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -12,13 +11,13 @@ from sklearn.base import (
     clone,
 )
 from sklearn.feature_selection import SelectorMixin
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..families import FeaturePool
-from ..methods.fgm import fit_fgm
+from ..methods.fgm import FGMSettings, fgm_decision, fgm_standardization, fit_fgm
+from ..preprocessing import fit_target_standardization
 from ..losses import get_loss, weighted
 from ..partitioned import _is_dask_array, as_row_partitioned, is_out_of_core
 from ._base import (
@@ -26,6 +25,7 @@ from ._base import (
     ProbabilityMixin,
     _has_proba,
     fit_sample_weight,
+    renamed_parameter,
     validate_fit_data,
     validate_partitioned_fit,
     validate_predict_data,
@@ -44,7 +44,8 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         "solver": [StrOptions({"auto", "newton", "apg"})],
         "master_tol": [Interval(Real, 0, None, closed="neither"), None],
         "master_max_iter": [Interval(Integral, 1, None, closed="left"), None],
-        "feature_scaling": ["boolean"],
+        "standardize": ["boolean"],
+        "feature_scaling": ["boolean", StrOptions({"deprecated"})],
         "fit_intercept": ["boolean"],
         "groups": [list, None],
         "tree": ["boolean"],
@@ -70,14 +71,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         return validate_partitioned_fit(self, as_row_partitioned(X, self.memory_budget),
                                         y, classification=classification)
 
-    def _pool(self, X, sample_weight):
-        pool = self._unfitted_pool()
-        if self.family is None:
-            # weighted root-mean-square scaling: integer weights == repeated rows
-            return pool.fit(X, sample_weight=sample_weight)
-        return pool.fit(X)
-
-    def _unfitted_pool(self):
+    def _unfitted_pool(self, std):
         if self.refit and self.family is not None:
             raise ValueError("refit=True needs the original columns; it cannot be "
                              "combined with family= (the model lives on the family's "
@@ -87,75 +81,43 @@ class _FGMBase(SelectorMixin, BaseEstimator):
                 raise ValueError("groups/tree apply to the default feature pool; "
                                  "they cannot be combined with family=.")
             return clone(self.family)
-        return FeaturePool(groups=self.groups, tree=self.tree,
-                           feature_scaling=self.feature_scaling, chunk_size=self.chunk_size)
+        return FeaturePool(groups=self.groups, tree=self.tree, feature_scaling=std,
+                           chunk_size=self.chunk_size)
 
-    def _store(self, X, pool, results, coefs, intercepts):
-        """Fitted coefficients: dense on X's features, sparse over virtual ones."""
-        order = list(dict.fromkeys(np.concatenate([r.selected for r in results]).tolist()))
-        self.selected_features_ = np.asarray(order, dtype=np.int64)
-        self.intercept_ = np.asarray(intercepts, dtype=float)
-        if self.family is None:
-            self.coef_ = np.vstack(coefs)
-            self.family_ = None
-            return
-        self.family_ = pool
-        rows = np.concatenate([[k] * len(r.selected) for k, r in enumerate(results)]).astype(int)
-        cols = np.concatenate([r.selected for r in results]).astype(np.int64)
-        vals = np.concatenate([r.coef_selected for r in results])
-        self.coef_ = sp.csr_matrix((vals, (rows, cols)),
-                                   shape=(len(results), pool.n_virtual_))
-
-    def _solve(self, X, y, pool, loss, name, sample_weight=None):
-        return fit_fgm(
-            X, y, pool, weighted(loss, sample_weight), B=self.B, C=self.C, max_iter=self.max_outer_iter,
-            tol=self.tol, max_features=self.max_features, solver=self.solver,
-            master_tol=self.master_tol, master_max_iter=self.master_max_iter,
-            fit_intercept=self.fit_intercept, verbose=self.verbose, name=name,
-        )
-
-    def _refit_l2(self, X, y, sel, kind, pool, sample_weight=None):
-        """De-bias (paper 002, sec. 6.2.2): l2 model on the selected features only.
-
-        Fitted on the columns FGM saw (scaled to unit root-mean-square when
-        ``feature_scaling``), so that ``C`` keeps its meaning, and mapped back
-        to the original features.
-        """
-        from sklearn.linear_model import LogisticRegression, Ridge
-        from sklearn.svm import LinearSVC
-
-        coef = np.zeros(X.shape[1])
-        if sel.size == 0:
-            return coef, 0.0
-        scale = pool.scale_[sel]
-        Xs = pool.raw_columns(sel, X)
-        Xs = Xs @ sp.diags(scale) if sp.issparse(Xs) else Xs * scale
-        if kind == "square":
-            model = Ridge(alpha=1.0 / self.C, fit_intercept=self.fit_intercept)
-        elif kind == "logistic":
-            # Newton-Cholesky: a few Newton steps on the small selected block.
-            model = LogisticRegression(C=self.C, fit_intercept=self.fit_intercept,
-                                       solver="newton-cholesky", max_iter=100)
-        else:
-            model = LinearSVC(C=self.C, loss="squared_hinge",
-                              fit_intercept=self.fit_intercept, max_iter=5000)
-        model.fit(Xs, y, sample_weight=sample_weight)
-        coef[sel] = np.ravel(model.coef_) * scale
-        return coef, float(np.ravel(model.intercept_)[0]) if self.fit_intercept else 0.0
+    def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
+        """Standardise, run the method, copy its result back in the input's units."""
+        std = bool(renamed_parameter(self, "feature_scaling", "standardize"))
+        # A family scales its own generated columns (e.g. unit-RMS monomials,
+        # unit-trace sub-kernels), which already makes it blind to column units.
+        st = fgm_standardization(X, sw, std and self.family is None)
+        self.x_mean_, self.x_scale_ = st.mean, st.scale
+        ts = None
+        if n_classes is None:
+            ts = fit_target_standardization(y, sw, std)
+            self.y_mean_, self.y_scale_, y = ts.mean, ts.scale, ts.transform(y)
+        settings = FGMSettings(
+            B=self.B, C=self.C, max_iter=self.max_outer_iter, tol=self.tol,
+            max_features=self.max_features, solver=self.solver, master_tol=self.master_tol,
+            master_max_iter=self.master_max_iter, fit_intercept=self.fit_intercept,
+            verbose=self.verbose)
+        res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw), settings,
+                      sample_weight=sw, column_scale=st.scale if self.family is None else None,
+                      n_classes=n_classes, multiclass=multiclass, refit=self.refit,
+                      refit_loss=loss, n_jobs=getattr(self, "n_jobs", None))
+        self.coef_, self.intercept_ = res.coef, res.intercept
+        if ts is not None:  # regression: back to the target's units
+            self.coef_ = self.coef_ * ts.scale[0]
+            self.intercept_ = self.intercept_ * ts.scale[0] + ts.mean[0]
+        self.selected_features_, self.d_ = res.selected, res.d
+        self.family_ = res.pool if res.virtual else None
+        self.n_iter_, self.history_, self.converged_ = res.n_iter, res.history, res.converged
+        return res
 
     def _decision(self, X):
         check_is_fitted(self)
         X = validate_predict_data(self, X)
-        if self.family_ is None:
-            # Only the selected columns: X @ coef_.T would read (and for
-            # float32 input copy) all of X for a handful of non-zeros.
-            coef = self.coef_.T  # (n_features,) or (n_features, K)
-            sel = np.flatnonzero(coef.reshape(coef.shape[0], -1).any(axis=1))
-            scores = X[:, sel] @ coef[sel]
-        else:
-            sel = self.selected_features_
-            scores = self.family_.raw_columns(sel, X) @ _coef_at(self.coef_, sel)
-        return np.asarray(scores) + self.intercept_
+        return fgm_decision(X, self.coef_, self.intercept_, self.family_,
+                            self.selected_features_)
 
     def _output(self, X, post, width=None, dtype=float):
         """``post(decision scores)``; on large ``X`` computed block by block.
@@ -220,9 +182,11 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         if self._partitioned(X):
+            if self.family_ is not None:
+                raise ValueError("a model fitted with family= transforms in-memory X only.")
             # input order, as the in-memory selector returns them
             sel = np.sort(self.selected_features_)
-            return self._map_rows(X, lambda B: B[:, sel], len(sel))
+            return as_row_partitioned(X, self.memory_budget).map_stack(lambda B: B[:, sel])
         if self.family_ is None:
             return super().transform(X)
         X = validate_predict_data(self, X)
@@ -255,34 +219,18 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         return tags
 
 
-def _coef_at(coef, ids):
-    """Dense ``(len(ids), K)`` block of the sparse ``(K, n_virtual)`` coefficients.
-
-    Looked up by sorted search in each row: column slicing of a matrix with
-    :math:`10^{10}` virtual columns would allocate per column.
-    """
-    coef = sp.csr_matrix(coef)
-    coef.sort_indices()
-    ids = np.asarray(ids, dtype=np.int64)
-    out = np.zeros((ids.size, coef.shape[0]))
-    for k in range(coef.shape[0]):
-        cols = coef.indices[coef.indptr[k]:coef.indptr[k + 1]].astype(np.int64)
-        vals = coef.data[coef.indptr[k]:coef.indptr[k + 1]]
-        pos = np.minimum(np.searchsorted(cols, ids), max(cols.size - 1, 0))
-        hit = (cols[pos] == ids) if cols.size else np.zeros(ids.size, dtype=bool)
-        out[hit, k] = vals[pos[hit]]
-    return out
-
-
 class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
 
     r"""Feature Generating Machine: sparse linear classification by cutting planes.
 
     Selects about ``B`` features per outer iteration by exact worst-case
     analysis and fits the :math:`\ell_1^2`-regularised (squared-group-l1)
-    primal of the restricted problem by accelerated proximal gradient, as in
-    Tan, Tsang and Wang (2014).  Works on dense or sparse input without
-    densifying it; multiclass problems are solved one-vs-rest in parallel.
+    primal of the restricted problem, as in Tan, Tsang and Wang (2014): by
+    proximal Newton on the small active set (the default), or by the paper's
+    accelerated proximal gradient when the active block is too large for a
+    Hessian (``solver``).  Works on dense or sparse input without densifying
+    it; multiclass problems share one selection over the one-vs-rest outputs
+    by default (``multiclass``).
 
     Parameters
     ----------
@@ -291,10 +239,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         between ``B`` and ``B * max_outer_iter`` of them.
     C : float, default=1.0
         Weight of the training loss, a sum over samples as in LIBLINEAR.  With
-        ``feature_scaling=True`` (the default) the model sees every feature
-        scaled to unit root-mean-square, so ``C`` means what it means for
+        ``standardize=True`` (the default) ``C`` means what it means for
         LIBLINEAR on standardised data and does not depend on the units of
-        the features; with ``feature_scaling=False`` it acts on raw columns.
+        the features; with ``standardize=False`` it acts on raw columns.
         Larger ``C``: weaker regularisation, more features carrying weight.
     loss : {"squared_hinge", "logistic"}, default="squared_hinge"
         Training loss.
@@ -304,11 +251,14 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Stop when the relative objective change between outer iterations is
         below ``tol`` (:math:`\epsilon_c`).  Ignored with ``max_features``.
     max_features : int, optional
-        A budget of ``k`` features: new features are added (``B`` at a time,
-        best first) until exactly ``min(k, available)`` carry weight, where
-        features the restricted optimum gives no weight do not count and
-        are not offered again.  ``max_outer_iter`` then bounds the iterations
-        beyond ``ceil(k / B)``.  Counts groups when ``groups`` is given.
+        A budget of ``k`` features (at most the number of candidates): new
+        features are added best first, at most ``min(B, ceil(k / 10))`` per
+        round so that at least ten rounds of worst-case analysis choose them,
+        until exactly ``k`` carry weight (or no candidate is left); features
+        the restricted optimum gives no weight do not count and are not
+        offered again.  ``max_outer_iter`` then bounds the iterations beyond
+        those rounds.  Counts groups when ``groups`` is given, input features
+        with an additive-kernel family.
         With ``multiclass="ovr"`` the budget applies to each one-vs-rest
         problem (their union may hold more features).
     multiclass : {"auto", "shared", "ovr"}, default="auto"
@@ -331,18 +281,27 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     master_max_iter : int, optional
         Iteration cap of one master solve (default: 50 Newton or 5000 APG
         iterations).
-    feature_scaling : bool, default=True
-        Scale features to unit root-mean-square,
-        :math:`\lambda_j = \sqrt{n}/\|f_j\|`, for scoring and fitting
-        (coefficients are reported on the original features).
+    standardize : bool, default=True
+        Centre and scale dense columns to unit standard deviation and scale
+        sparse columns (never densified; by their largest absolute value, a
+        rule chosen by measurement on sparse text); regression targets are
+        standardised per output.  Learned quantities are reported in the
+        input's units.  FGM never copies ``X`` for this: the scales enter as
+        the pool's :math:`\lambda_j = 1/s_j` and the centring is exact through
+        the intercept (without an intercept the columns are scaled only).
+        With ``family=`` the inputs are left as they are: the family's own
+        ``feature_scaling`` normalises each generated column (monomial,
+        sub-kernel block); regression targets are still standardised.
+    feature_scaling : bool, optional
+        Deprecated alias of ``standardize`` (FutureWarning when set).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept.
     groups : list of array-like of int, optional
         Select groups of features instead of single features (groups may
         overlap; overlapping features are duplicated).
     tree : bool, default=False
-        ``groups`` are tree-structured (parent before child): pricing prunes
-        sub-trees (Proposition 2).
+        ``groups`` are tree-structured (any two groups disjoint or nested,
+        listed in any order): pricing prunes sub-trees (Proposition 2).
     chunk_size : int, optional
         Score at most this many columns at once (bounded memory).
     refit : bool, default=False
@@ -394,6 +353,12 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Objective (upper bound), lower bound and gap of Theorem 2, violation,
         active-set size, APG iterations, time and peak resident memory
         (``peak_rss_mb``, of this process) per outer iteration.
+    x_mean_ : ndarray of shape (n_features,) or None
+        Column means of dense training data (``standardize=True``; the
+        centring is implicit through the intercept, ``coef_`` is on the raw
+        columns already).
+    x_scale_ : ndarray of shape (n_features,) or None
+        Column scales :math:`s_j` of the standardisation (None without it).
     n_features_in_ : int
 
     References
@@ -423,9 +388,10 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     def __init__(
         self, B=10, C=1.0, loss="squared_hinge", *, max_outer_iter=15, tol=1e-2,
         max_features=None, multiclass="auto", solver="auto", master_tol=None,
-        master_max_iter=None, feature_scaling=True, fit_intercept=True, groups=None,
+        master_max_iter=None, standardize=True, fit_intercept=True, groups=None,
         tree=False, chunk_size=None, refit=False, family=None, n_jobs=None,
         memory_budget=None, verbose=0, class_weight=None, probability=False,
+        feature_scaling="deprecated",
     ):
         self.B = B
         self.C = C
@@ -437,6 +403,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         self.solver = solver
         self.master_tol = master_tol
         self.master_max_iter = master_max_iter
+        self.standardize = standardize
         self.feature_scaling = feature_scaling
         self.fit_intercept = fit_intercept
         self.groups = groups
@@ -476,61 +443,12 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
                              "loss='logistic' for probabilities.")
         X, y = self._validate(X, y, classification=True)
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
-        self._fit_weighted(X, y, sw)
-        self._fit_platt(X, y, sample_weight)
-        return self
-
-    def _fit_weighted(self, X, y, sw):
-        enc = LabelEncoder().fit(y)
-        self.classes_ = enc.classes_
-        yi = enc.transform(y)
-        loss = get_loss(self.loss)
-        pool = self._pool(X, sw)
-        if len(self.classes_) == 2:
-            tasks = [np.where(yi == 1, 1.0, -1.0)]
-        else:
-            tasks = [np.where(yi == k, 1.0, -1.0) for k in range(len(self.classes_))]
+        self.classes_, yi = np.unique(y, return_inverse=True)
         shared = self.multiclass == "shared" or (self.multiclass == "auto"
                                                   and self.family is None)
-        if len(tasks) > 1 and shared:
-            if self.family is not None:
-                raise ValueError("multiclass='shared' prices the columns of X; use "
-                                 "multiclass='ovr' with family=.")
-            res = self._solve(X, np.column_stack(tasks), pool, loss, "FGM", sw)
-            coefs, intercepts = list(res.coef.T), list(res.intercept)
-            if self.refit:
-                coefs, intercepts = map(list, zip(*[
-                    self._refit_l2(X, t, res.selected, self.loss, pool, sw)
-                    for t in tasks]))
-            self._store(X, pool, [res], coefs, intercepts)
-            self.d_, self.n_iter_, self.history_ = res.d, res.n_iter, res.history
-            self.converged_ = res.converged
-            return self
-        names = [f"FGM[{c}]" if len(tasks) > 1 else "FGM" for c in self.classes_]
-        # Threads: X is shared, not copied per worker; BLAS releases the GIL.
-        results = Parallel(n_jobs=self.n_jobs if len(tasks) > 1 else None, prefer="threads")(
-            delayed(self._solve)(X, t, pool, loss, nm, sw) for t, nm in zip(tasks, names)
-        )
-        coefs, intercepts = [], []
-        for t, res in zip(tasks, results):
-            c, b = (self._refit_l2(X, t, res.selected, self.loss, pool, sw) if self.refit
-                    else (res.coef, res.intercept))
-            coefs.append(c)
-            intercepts.append(b)
-        self._store(X, pool, results, coefs, intercepts)
-        order = self.selected_features_.tolist()
-        if len(results) == 1:
-            self.d_ = results[0].d
-            self.n_iter_ = results[0].n_iter
-            self.history_ = results[0].history
-        else:
-            self.d_ = np.zeros((len(results), len(order)))
-            pos = {j: i for i, j in enumerate(order)}
-            for k, r in enumerate(results):
-                self.d_[k, [pos[j] for j in r.selected]] = r.d
-            self.n_iter_ = np.array([r.n_iter for r in results])
-            self.history_ = [r.history for r in results]
-        self.converged_ = all(r.converged for r in results)
+        self._fit_method(X, yi, sw, self.loss, len(self.classes_),
+                         "shared" if shared else "ovr")
+        self._fit_platt(X, y, sample_weight)
         return self
 
     def decision_function(self, X):
@@ -617,8 +535,10 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         Master tolerance.
     master_max_iter : int, optional
         Master iteration cap.
-    feature_scaling : bool, default=True
-        Scale features to unit root-mean-square.
+    standardize : bool, default=True
+        Standardise inputs and targets (see :class:`FGMClassifier`).
+    feature_scaling : bool, optional
+        Deprecated alias of ``standardize``.
     fit_intercept : bool, default=True
         Fit an intercept.
     groups : list of array-like of int, optional
@@ -644,6 +564,10 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     d_ : ndarray
     n_iter_ : int
     history_ : dict of ndarray
+    x_mean_, x_scale_ : ndarray or None
+        Input standardisation (see :class:`FGMClassifier`).
+    y_mean_, y_scale_ : ndarray of shape (1,)
+        Target standardisation (mean 0, scale 1 with ``standardize=False``).
     n_features_in_ : int
 
     References
@@ -653,9 +577,9 @@ class FGMRegressor(RegressorMixin, _FGMBase):
 
     def __init__(
         self, B=10, C=1.0, *, max_outer_iter=15, tol=1e-2, max_features=None,
-        solver="auto", master_tol=None, master_max_iter=None, feature_scaling=True,
+        solver="auto", master_tol=None, master_max_iter=None, standardize=True,
         fit_intercept=True, groups=None, tree=False, chunk_size=None, refit=False,
-        family=None, memory_budget=None, verbose=0,
+        family=None, memory_budget=None, verbose=0, feature_scaling="deprecated",
     ):
         self.B = B
         self.C = C
@@ -665,6 +589,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         self.solver = solver
         self.master_tol = master_tol
         self.master_max_iter = master_max_iter
+        self.standardize = standardize
         self.feature_scaling = feature_scaling
         self.fit_intercept = fit_intercept
         self.groups = groups
@@ -694,16 +619,9 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         self._validate_params()
         X, y = self._validate(X, y, classification=False)
         sw = fit_sample_weight(sample_weight, X.shape[0])
-        loss = get_loss("square")
-        pool = self._pool(X, sw)
-        res = self._solve(X, y.astype(float), pool, loss, "FGM", sw)
-        coef, b = (self._refit_l2(X, y, res.selected, "square", pool, sw) if self.refit
-                   else (res.coef, res.intercept))
-        self._store(X, pool, [res], [coef], [b])
+        self._fit_method(X, y.astype(float), sw, "square")
         if self.family is None:
             self.coef_, self.intercept_ = self.coef_[0], float(self.intercept_[0])
-        self.d_, self.n_iter_, self.history_ = res.d, res.n_iter, res.history
-        self.converged_ = res.converged
         return self
 
     def predict(self, X):

@@ -11,9 +11,13 @@ Required methods
 ----------------
 fit(X) -> self
     Precompute what pricing needs (column norms, image shapes, ...).
-price(grad, k, rng=None, exclude=None) -> Candidates
+price(grad, k, rng=None, exclude=None, X=None) -> Candidates
     The ``k`` most violating candidates (exact top-k for finite pools, best
-    of sampled parameters for infinite ones).
+    of sampled parameters for infinite ones), never one listed in
+    ``exclude``; ``X`` is the training data for families that read it.
+    Finite pools also report ``extra["sum_sq"]``, the sum of the squared
+    scores of the top ``k`` of the whole pool (excluded candidates
+    included): the conjugate term of FGM's dual bound.
 columns(candidates, X) -> ndarray or sparse matrix (n_samples, n_columns)
     The columns of the given candidates evaluated on ``X``.
 transform(X, kept) -> ndarray or sparse matrix
@@ -71,7 +75,7 @@ class BaseFamily(ComponentMixin):
         """
         raise NotImplementedError
 
-    def price(self, grad, k, rng=None, exclude=None):  # pragma: no cover - contract
+    def price(self, grad, k, rng=None, exclude=None, X=None):  # pragma: no cover - contract
         """Return the ``k`` most violating candidates.
 
         Parameters
@@ -82,8 +86,10 @@ class BaseFamily(ComponentMixin):
             Number of candidates to return.
         rng : numpy.random.Generator, optional
             Randomness for infinite families.
-        exclude : array-like, optional
-            Candidates not to return again (finite pools).
+        exclude : array-like or set of int, optional
+            Candidate ids never to return (finite pools).
+        X : array-like or sparse matrix, optional
+            Training data, for families that price by reading it.
 
         Returns
         -------
@@ -167,6 +173,108 @@ def input_feature_names(input_features, n_features):
     if input_features is not None:
         return np.asarray(input_features, dtype=object)
     return np.asarray([f"x{j}" for j in range(n_features)], dtype=object)
+
+
+def _top_k(scores, k):
+    """Indices of the ``k`` largest scores, largest first (stable on ties)."""
+    k = min(k, scores.size)
+    if k <= 0:
+        return np.zeros(0, dtype=int)
+    idx = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
+    return idx[np.lexsort((idx, -scores[idx]))]
+
+
+def top_candidates(scores, k, exclude=None, group_size=1):
+    """The ``k`` best of a full score vector, skipping ``exclude`` (finite pools).
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_candidates,)
+        Score of every candidate (candidate id = position).
+    k : int
+        Number of candidates to return.
+    exclude : array-like or set of int, optional
+        Candidate ids never returned.
+    group_size : int, default=1
+        Columns per candidate.
+
+    Returns
+    -------
+    candidates : Candidates
+        Largest first (ties by id); ``extra["sum_sq"]`` is the sum of the
+        squared top-``k`` scores over all candidates, excluded ones included.
+    """
+    ex = _exclude_array(exclude)
+    idx = _top_k(scores, k + ex.size)
+    return drop_excluded(idx, scores[idx], k, ex, group_size)
+
+
+def drop_excluded(ids, scores, k, exclude=None, group_size=1):
+    """Candidates from a best-first list of at least ``k + len(exclude)`` entries.
+
+    Parameters
+    ----------
+    ids : ndarray of int
+        Candidate ids, best first.
+    scores : ndarray
+        Their scores.
+    k : int
+        Number of candidates to return.
+    exclude : array-like or set of int, optional
+        Candidate ids never returned.
+    group_size : int, default=1
+        Columns per candidate.
+
+    Returns
+    -------
+    candidates : Candidates
+        The first ``k`` ids not excluded; ``extra["sum_sq"]`` the sum of the
+        first ``k`` squared scores of the unfiltered list.
+    """
+    ids, scores = np.asarray(ids), np.asarray(scores, dtype=float)
+    sum_sq = float((scores[:k] ** 2).sum())
+    ex = _exclude_array(exclude)
+    if ex.size:
+        keep = ~np.isin(ids, ex)
+        ids, scores = ids[keep], scores[keep]
+    return Candidates(ids[:k], scores[:k], group_size=group_size, extra={"sum_sq": sum_sq})
+
+
+def _exclude_array(exclude):
+    if exclude is None:
+        return np.zeros(0, dtype=np.int64)
+    if isinstance(exclude, (set, frozenset)):
+        exclude = sorted(exclude)
+    ex = np.asarray(exclude, dtype=np.int64).ravel()
+    return ex
+
+
+def check_ids(ids, upper, what="feature id"):
+    """``ids`` as int64, refusing any outside ``[0, upper)`` (no wrap-around).
+
+    Parameters
+    ----------
+    ids : array-like of int
+        Ids to check.
+    upper : int
+        Number of valid ids.
+    what : str, default="feature id"
+        Name used in the error message.
+
+    Returns
+    -------
+    ids : ndarray of int64
+    """
+    arr = np.asarray(ids)
+    if arr.size and arr.dtype.kind not in "iu":
+        if arr.dtype.kind != "f" or not np.all(arr == np.round(arr)):
+            raise ValueError(f"{what}s must be integers.")
+    arr = arr.astype(np.int64).ravel()
+    bad = arr[(arr < 0) | (arr >= upper)]
+    if bad.size:
+        raise ValueError(f"{what} {int(bad[0])} is outside [0, {upper - 1}] "
+                         "(negative indices are not read from the end).")
+    return arr
 
 
 def as_params(candidates):

@@ -30,8 +30,7 @@ with ``g`` the block width.
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import BaseFamily, Candidates, as_params
-from .pool import _top_k
+from ._base import BaseFamily, as_params, check_ids, top_candidates
 
 
 def _col_absmax(X):
@@ -169,6 +168,11 @@ class AdditiveKernelExpansion(BaseFamily):
             self.scale_ = np.ones(self.n_features_)
         return self
 
+    @property
+    def n_candidates(self):
+        """Number of candidates: the input features."""
+        return self.n_features_
+
     def expand(self, X, features):
         """Blocks ``[Phi_j for j in features]`` of ``X``, shape (n, len * width).
 
@@ -178,7 +182,7 @@ class AdditiveKernelExpansion(BaseFamily):
         block holds :math:`\\phi(x) - \\phi(0)` (add :meth:`_phi_zero` back,
         as :meth:`columns` and :meth:`price` do).
         """
-        features = np.asarray(features, dtype=int)
+        features = check_ids(features, self.n_features_, "input feature id")
         Xj = X[:, features]
         if sp.issparse(Xj):
             return self._expand_sparse(sp.csc_matrix(Xj), features)
@@ -292,8 +296,10 @@ class AdditiveKernelExpansion(BaseFamily):
             ``C`` times the loss gradient in the margins.
         k : int
             Budget ``B`` (groups).
-        rng, exclude : ignored
+        rng : ignored
             Exact pricing.
+        exclude : array-like or set of int, optional
+            Input-feature indices never returned.
         X : array-like or sparse matrix
             Training data (required).
 
@@ -310,14 +316,11 @@ class AdditiveKernelExpansion(BaseFamily):
                 # the zeros' map phi(0) (additive Gaussian) contributes sum(u) phi(0)
                 z = z + u.sum() * self._phi_zero(np.arange(s, e))
             scores[s:e] = np.linalg.norm(z, axis=1) * self.scale_[s:e]
-        idx = _top_k(scores, k)
-        top = scores[idx]
-        return Candidates(idx, top, group_size=self.width_,
-                          extra={"sum_sq": float((top**2).sum())})
+        return top_candidates(scores, k, exclude, group_size=self.width_)
 
     def column_indices(self, candidates):
         """Virtual ids and scaling of the candidates' columns."""
-        feats = as_params(candidates).astype(np.int64)
+        feats = check_ids(as_params(candidates), self.n_features_, "input feature id")
         ids = (feats[:, None] * self.width_ + np.arange(self.width_)[None, :]).ravel()
         return ids, np.repeat(self.scale_[feats], self.width_)
 
@@ -328,7 +331,7 @@ class AdditiveKernelExpansion(BaseFamily):
 
     def raw_columns(self, ids, X):
         """Unscaled expanded columns of virtual ``ids`` on ``X``."""
-        ids = np.asarray(ids, dtype=np.int64)
+        ids = check_ids(ids, self.n_virtual_, "virtual feature id")
         feats, cols = np.divmod(ids, self.width_)
         uniq, inv = np.unique(feats, return_inverse=True)
         Phi = self._with_zero_map(self.expand(X, uniq), uniq)

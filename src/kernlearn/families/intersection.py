@@ -43,9 +43,8 @@ Virtual feature ids: level ``l`` of feature ``k`` is ``k * n_train + l``.
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import Candidates
+from ._base import top_candidates
 from .explicit import AdditiveKernelExpansion
-from .pool import _top_k
 
 
 class IntersectionKernelFeatures(AdditiveKernelExpansion):
@@ -187,8 +186,10 @@ class IntersectionKernelFeatures(AdditiveKernelExpansion):
             ``C`` times the loss gradient in the margins (``u = -grad``).
         k : int
             Budget ``B``.
-        rng, exclude, X : ignored
+        rng, X : ignored
             Exact pricing from the sorted training values kept at ``fit``.
+        exclude : array-like or set of int, optional
+            Input-feature indices never returned.
 
         Returns
         -------
@@ -199,6 +200,4 @@ class IntersectionKernelFeatures(AdditiveKernelExpansion):
             of (27).
         """
         c = self.kernel_scores(-np.asarray(grad, dtype=float)) * self.scale_**2
-        idx = _top_k(c, k)
-        return Candidates(idx, np.sqrt(c[idx]), group_size=self.width_,
-                          extra={"sum_sq": float(c[idx].sum())})
+        return top_candidates(np.sqrt(c), k, exclude, group_size=self.width_)

@@ -28,7 +28,8 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import BaseFamily, Candidates, as_params, input_feature_names
+from ._base import (BaseFamily, _exclude_array, as_params, check_ids, drop_excluded,
+                    input_feature_names)
 
 
 def _sq_col_norms(X):
@@ -48,9 +49,11 @@ class PolynomialPool(BaseFamily):
     feature_scaling : bool, default=True
         Scale each column to unit root-mean-square
         (:math:`\\sqrt{n}/\\|x_j \\odot x_k\\|`, as
-        :class:`~kernlearn.families.FeaturePool` does), which removes the map's
-        constant weights and makes ``C`` mean what it means on standardised
-        data (with unit-norm columns ``C = 1`` regularised ``n`` times harder:
+        :class:`~kernlearn.families.FeaturePool` does) times the kernel map's
+        weight relative to a cross pair's (:math:`1/\\sqrt2` for squares,
+        :math:`\\sqrt{r/\\gamma}` for linear terms), so that ``gamma`` and
+        ``coef0`` keep their meaning (the balance of linear, square and cross
+        terms) while ``C`` means what it means on standardised data (with unit-norm columns ``C = 1`` regularised ``n`` times harder:
         a9a's degree-2 FGM at ``C = 1`` scored 0.821 against 0.850 for the
         ``PolynomialFeatures + l1 LinearSVC`` anchor).  With ``False`` the columns
         are exactly the kernel map's coordinates, weighted by ``gamma`` and
@@ -100,7 +103,8 @@ class PolynomialPool(BaseFamily):
         sq = _sq_col_norms(X)
         # unit root-mean-square columns: sqrt(n) / ||column||
         self._rms = float(np.sqrt(X.shape[0])) if self.feature_scaling else 1.0
-        self._lin_scale = (self._inv_sqrt(sq) * self._rms if self.feature_scaling else
+        self._lin_scale = (self._inv_sqrt(sq) * self._rms * self._relative(False, True)
+                           if self.feature_scaling else
                            np.full(m, np.sqrt(2.0 * self.gamma * self.coef0)))
         # ||x_j * x_k||^2 = sum_i x_ij^2 x_ik^2 = (X^2)'(X^2): kept only if small.
         X2 = X.multiply(X) if sp.issparse(X) else X * X
@@ -111,6 +115,18 @@ class PolynomialPool(BaseFamily):
     def _inv_sqrt(sq):
         return np.where(sq > 0, 1.0 / np.sqrt(np.where(sq > 0, sq, 1.0)), 0.0)
 
+    @property
+    def n_candidates(self):
+        """Number of candidates: the pairs ``j <= k`` and the linear terms offered."""
+        m = self.n_features_
+        return m * (m + 1) // 2 + m * self.offers_linear_
+
+    def _relative(self, square, linear=False):
+        """Kernel-map weight relative to a cross pair's: 1/sqrt(2) or sqrt(r/gamma)."""
+        if linear:
+            return np.sqrt(self.coef0 / self.gamma)
+        return np.where(square, np.sqrt(0.5), 1.0)
+
     def _pair_weight(self, j, k):
         """Kernel-map weight of pair ``(j, k)``: gamma on squares, sqrt(2) gamma off them."""
         return np.where(np.asarray(j) == np.asarray(k), 1.0, np.sqrt(2.0)) * self.gamma
@@ -120,8 +136,8 @@ class PolynomialPool(BaseFamily):
         S = X[:, s:e].T @ (u[:, None] * X)
         N = self._X2[:, s:e].T @ self._X2
         j, k = np.arange(s, e)[:, None], np.arange(X.shape[1])[None, :]
-        scale = (self._inv_sqrt(N) * self._rms if self.feature_scaling
-                 else self._pair_weight(j, k))
+        scale = (self._inv_sqrt(N) * self._rms * self._relative(j == k)
+                 if self.feature_scaling else self._pair_weight(j, k))
         return np.abs(S) * scale, scale
 
     def price(self, grad, k, rng=None, exclude=None, X=None):
@@ -133,17 +149,22 @@ class PolynomialPool(BaseFamily):
             ``C`` times the loss gradient in the margins.
         k : int
             Budget ``B``.
-        rng, exclude : ignored
+        rng : ignored
             Exact pricing.
+        exclude : array-like or set of int, optional
+            Virtual ids never returned.
         X : array-like or sparse matrix
             Training data (required).
 
         Returns
         -------
         candidates : Candidates
-            ``params`` are virtual feature ids.
+            ``params`` are virtual feature ids; ``extra["sum_sq"]`` the sum
+            of the squared top-``k`` scores, excluded ids included.
         """
         u = -np.asarray(grad, dtype=float)
+        ex = _exclude_array(exclude)
+        kept_k, k = k, k + ex.size
         m = self.n_features_
         best_ids, best_scores = np.zeros(0, dtype=np.int64), np.zeros(0)
         if sp.issparse(X):
@@ -177,8 +198,7 @@ class PolynomialPool(BaseFamily):
             lin = np.abs(np.asarray(X.T @ u).ravel()) * self._lin_scale
             best_ids, best_scores = _merge_top(best_ids, best_scores,
                                                m * m + np.arange(m), lin, k)
-        return Candidates(best_ids, best_scores,
-                          extra={"sum_sq": float((best_scores**2).sum())})
+        return drop_excluded(best_ids, best_scores, kept_k, ex)
 
     def _scales(self, ids):
         m = self.n_features_
@@ -192,12 +212,13 @@ class PolynomialPool(BaseFamily):
         elif j.size:
             X2 = self._X2
             sq = (X2[:, j].multiply(X2[:, kk]) if sp.issparse(X2) else X2[:, j] * X2[:, kk])
-            out[~lin] = self._inv_sqrt(np.asarray(sq.sum(0)).ravel()) * self._rms
+            out[~lin] = (self._inv_sqrt(np.asarray(sq.sum(0)).ravel()) * self._rms
+                         * self._relative(j == kk))
         return out
 
     def column_indices(self, candidates):
         """Virtual ids and their scaling of the candidates."""
-        ids = as_params(candidates).astype(np.int64)
+        ids = check_ids(as_params(candidates), self.n_virtual_, "virtual feature id")
         return ids, self._scales(ids)
 
     def raw_columns(self, ids, X):
@@ -208,7 +229,7 @@ class PolynomialPool(BaseFamily):
         only.
         """
         m = self.n_features_
-        ids = np.asarray(ids, dtype=np.int64)
+        ids = check_ids(ids, self.n_virtual_, "virtual feature id")
         lin = ids >= m * m
         j, kk = np.divmod(ids[~lin], m)
         where = np.concatenate([np.flatnonzero(~lin), np.flatnonzero(lin)])
@@ -317,6 +338,7 @@ def _sparse_pair_top_k(c_ptr, c_idx, c_val, r_ptr, r_idx, r_val, u, k, scaled, g
     size = 0
     n_eval = 0
     root2 = np.sqrt(2.0)
+    root_half = np.sqrt(0.5)
     for j in range(m):
         n_t = 0
         for p in range(c_ptr[j], c_ptr[j + 1]):
@@ -339,6 +361,8 @@ def _sparse_pair_top_k(c_ptr, c_idx, c_val, r_ptr, r_idx, r_val, u, k, scaled, g
             sv = abs(s_acc[col])
             if scaled:
                 score = sv / np.sqrt(n_acc[col]) if n_acc[col] > 0 else 0.0
+                if col == j:
+                    score *= root_half
             else:
                 score = sv * gamma * (1.0 if col == j else root2)
             if score > 0 and k > 0:

@@ -15,16 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..partitioned import as_row_partitioned
-from ._base import BaseFamily, Candidates, as_params, input_feature_names
-
-
-def _top_k(scores, k):
-    """Indices of the ``k`` largest scores, largest first (stable on ties)."""
-    k = min(k, scores.size)
-    if k <= 0:
-        return np.zeros(0, dtype=int)
-    idx = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
-    return idx[np.lexsort((idx, -scores[idx]))]
+from ._base import (BaseFamily, _exclude_array, _top_k, as_params, check_ids, drop_excluded,
+                    input_feature_names, top_candidates)
 
 
 class FeaturePool(BaseFamily):
@@ -36,8 +28,9 @@ class FeaturePool(BaseFamily):
         Feature groups (may overlap: a feature in two groups is duplicated,
         paper 002 sec. 3.2).  ``None`` means one group per feature.
     tree : bool, default=False
-        The groups form a tree (Definition 1 of paper 002) listed parent
-        before child; pricing then prunes sub-trees by Proposition 2.
+        The groups form a tree (Definition 1 of paper 002: any two groups are
+        disjoint or nested), listed in any order; pricing then prunes
+        sub-trees by Proposition 2.
     feature_scaling : bool, default=True
         Scale feature ``j`` by :math:`\\lambda_j = \\sqrt{n}/\\|f_j\\|` (unit
         root-mean-square columns; groups also by :math:`1/\\sqrt{|G|}`) so that
@@ -77,7 +70,7 @@ class FeaturePool(BaseFamily):
         self.chunk_size = chunk_size
         self.screening = screening
 
-    def fit(self, X, sample_weight=None):
+    def fit(self, X, sample_weight=None, scale=None):
         """Compute the feature scaling on the training data.
 
         Parameters
@@ -87,6 +80,10 @@ class FeaturePool(BaseFamily):
         sample_weight : ndarray of shape (n_samples,), optional
             Row weights: the root-mean-square is then the weighted one, so that
             integer weights scale exactly as repeated rows do.
+        scale : ndarray of shape (n_features,), optional
+            With ``feature_scaling``: column scales :math:`s_j > 0` to use
+            instead of the root-mean-square, :math:`\\lambda_j = 1/s_j` (the
+            estimators' input standardisation).
 
         Returns
         -------
@@ -94,15 +91,20 @@ class FeaturePool(BaseFamily):
         """
         rows = as_row_partitioned(X)
         if sample_weight is None:
-            return self._setup(rows.column_sq_norms(), X.shape[0])
+            return self._setup(rows.column_sq_norms(), X.shape[0], scale)
         w = np.asarray(sample_weight, dtype=float)
-        return self._setup(rows.column_sq_norms(w), float(np.sum(w)))
+        return self._setup(rows.column_sq_norms(w), float(np.sum(w)), scale)
 
-    def _setup(self, sq, n_samples):
+    def _setup(self, sq, n_samples, scale=None):
         """Scaling and group bookkeeping from the squared column norms."""
         n_features = len(sq)
         self.n_samples_ = n_samples
-        if self.feature_scaling:
+        if self.feature_scaling and scale is not None:
+            scale = np.asarray(scale, dtype=float)
+            if scale.shape != (n_features,) or not np.all(scale > 0):
+                raise ValueError(f"scale must hold {n_features} positive numbers.")
+            self.scale_ = 1.0 / scale
+        elif self.feature_scaling:
             # Unit root-mean-square columns: lambda_j = sqrt(n) / ||f_j||.
             ms = sq / self.n_samples_ if self.n_samples_ > 0 else sq
             self.scale_ = np.where(ms > 0, 1.0 / np.sqrt(np.where(ms > 0, ms, 1)), 0.0)
@@ -113,9 +115,7 @@ class FeaturePool(BaseFamily):
         self._reference = None
         self.n_column_evals_ = 0
         if self.groups is not None:
-            self._groups = [np.asarray(g, dtype=int).ravel() for g in self.groups]
-            if not self._groups or any(g.size == 0 for g in self._groups):
-                raise ValueError("groups must be a non-empty list of non-empty index arrays.")
+            self._groups = _check_groups(self.groups)
             flat = np.concatenate(self._groups)
             if flat.min() < 0 or flat.max() >= n_features:
                 raise ValueError(
@@ -163,8 +163,9 @@ class FeaturePool(BaseFamily):
             Budget ``B``.
         rng : ignored
             Finite pools are priced exactly.
-        exclude : ignored
-            Kept for the family contract; FGM may re-select features.
+        exclude : array-like or set of int, optional
+            Feature (or group) ids never returned (FGM's budget mode: those
+            active or declined).
         X : array-like, sparse matrix or RowPartitioned
             Training data (required).
 
@@ -173,30 +174,28 @@ class FeaturePool(BaseFamily):
         candidates : Candidates
             ``params`` are feature (or group) indices; ``scores`` their
             violation; ``extra["sum_sq"]`` the sum of the top-``k`` squared
-            scores, i.e. twice the conjugate term of the FGM dual.
+            scores of the whole pool (excluded ones included), i.e. twice the
+            conjugate term of the FGM dual.
         """
         u = -np.asarray(grad, dtype=float)
+        ex = _exclude_array(exclude)
         if self._groups is not None and self.screening and self._reference is not None:
-            out = self._screened_top_k(u, k, X)
+            out = self._screened_top_k(u, k + ex.size, X)
             if out is not None:
-                idx, top = out
-                return Candidates(idx, top, extra={"sum_sq": float((top**2).sum())})
+                return drop_excluded(*out, k, ex)
         z = self.feature_scores(u, X)
         self.n_column_evals_ = self.n_features_
         if self._groups is not None and self.screening:
             self._reference = (u.copy(), z)
         if self._groups is None:
             scores = np.abs(z) if z.ndim == 1 else np.sqrt((z * z).sum(1))
-            idx = _top_k(scores, k)
         elif self.tree:
             idx, scores = _tree_top_k(z, self._groups, self._group_weight,
-                                      self._tree_children, k)
-            return Candidates(idx, scores, extra={"sum_sq": float((scores**2).sum())})
+                                      self._tree_children, k + ex.size)
+            return drop_excluded(idx, scores, k, ex)
         else:
             scores = np.array([np.linalg.norm(z[g]) for g in self._groups]) * self._group_weight
-            idx = _top_k(scores, k)
-        top = scores[idx]
-        return Candidates(idx, top, extra={"sum_sq": float((top**2).sum())})
+        return top_candidates(scores, k, ex)
 
     def _screened_top_k(self, u, k, X):
         """Exact top-``k`` groups scoring only those whose bound can beat :math:`c_B^{\\min}`.
@@ -244,7 +243,7 @@ class FeaturePool(BaseFamily):
 
     def column_indices(self, candidates):
         """Feature indices (with duplicates for overlapping groups) of candidates."""
-        params = as_params(candidates).astype(int)
+        params = check_ids(as_params(candidates), self.n_candidates, "candidate id")
         if self._groups is None:
             return params, self.scale_[params]
         feats = np.concatenate([self._groups[g] for g in params])
@@ -255,7 +254,7 @@ class FeaturePool(BaseFamily):
 
     def raw_columns(self, ids, X):
         """Unscaled columns of feature ids (the model's inputs)."""
-        return as_row_partitioned(X).take_columns(np.asarray(ids, dtype=int))
+        return as_row_partitioned(X).take_columns(check_ids(ids, self.n_features_))
 
     def describe(self, ids, input_features=None):
         """Names of feature ids: the input features' names.
@@ -282,6 +281,28 @@ class FeaturePool(BaseFamily):
         return np.asarray(block) * weights
 
 
+def _check_groups(groups):
+    """Groups as integer index arrays; scalars and non-integers refused."""
+    if isinstance(groups, np.ndarray) and groups.ndim == 2:
+        groups = list(groups)
+    if not isinstance(groups, (list, tuple)) or len(groups) == 0:
+        raise ValueError("groups must be a non-empty list of lists of feature indices.")
+    out = []
+    for i, g in enumerate(groups):
+        if np.ndim(g) != 1 or isinstance(g, (str, bytes)):
+            raise ValueError(
+                f"groups must be a list of lists of feature indices; group {i} is "
+                f"{g!r} (write groups=[[1]] for one group holding feature 1).")
+        arr = np.asarray(g)
+        if arr.size == 0:
+            raise ValueError(f"group {i} is empty.")
+        if arr.dtype.kind not in "iu":
+            if arr.dtype.kind != "f" or not np.all(arr == np.round(arr)):
+                raise ValueError(f"group {i} holds non-integer feature indices.")
+        out.append(arr.astype(np.int64))
+    return out
+
+
 def _group_sums(values, flat, gptr):
     """Sum of ``values`` over each group (``flat`` features, boundaries ``gptr``)."""
     csum = np.concatenate([[0.0], np.cumsum(values[flat])])
@@ -289,31 +310,46 @@ def _group_sums(values, flat, gptr):
 
 
 def _tree_children(groups):
-    """Children lists of a tree of groups given parent-before-child (Definition 1)."""
-    sets = [set(g.tolist()) for g in groups]
+    """Children lists of a tree of groups (Definition 1), in any listing order.
+
+    Groups are visited from the largest to the smallest (ties in listing
+    order), each feature remembering the smallest group visited so far that
+    holds it: a group's parent is then the one group its features share, and
+    a group whose features have different owners overlaps a group it is not
+    nested in.  :math:`O(\\sum_G |G| + n_G \\log n_G)`.
+    """
+    sizes = np.array([g.size for g in groups])
+    order = np.lexsort((np.arange(len(groups)), -sizes))
+    n_features = int(max(g.max() for g in groups)) + 1
+    owner = np.full(n_features, -1, dtype=np.int64)
+    parent = np.full(len(groups), -1, dtype=np.int64)
+    for h in order.tolist():
+        g = groups[h]
+        if np.unique(g).size != g.size:
+            raise ValueError(f"group {h} lists a feature twice; tree groups must be sets.")
+        owners = np.unique(owner[g])
+        if owners.size > 1:
+            other = int(owners[owners >= 0][0]) if np.any(owners >= 0) else int(owners[0])
+            raise ValueError(
+                f"groups {other} and {h} overlap without nesting: not a tree "
+                "(Definition 1: any two groups are disjoint or one contains the other)."
+            )
+        parent[h] = owners[0]
+        owner[g] = h
     children = [[] for _ in groups]
     roots = []
     for h in range(len(groups)):
-        parent = None
-        for g in range(h - 1, -1, -1):
-            if sets[h] <= sets[g]:
-                # Supersets of h form a chain; the latest one listed is its parent.
-                parent = g
-                break
-            if sets[h] & sets[g] and not sets[h] <= sets[g]:
-                raise ValueError(
-                    f"groups {g} and {h} overlap without nesting: not a tree (Definition 1)."
-                )
-        (children[parent] if parent is not None else roots).append(h)
-    return {"children": children, "roots": roots}
+        (children[parent[h]] if parent[h] >= 0 else roots).append(h)
+    return {"children": children, "roots": roots, "order": order}
 
 
 def _tree_top_k(z, groups, weight, tree, k):
     """Top-``k`` groups of a tree, pruning sub-trees by Proposition 2 of paper 002."""
     children = tree["children"]
-    # Largest weight in each sub-tree bounds its descendants' scores.
+    # Largest weight in each sub-tree bounds its descendants' scores (children
+    # before parents: the reverse of the largest-first visiting order).
     wmax = weight.copy()
-    for g in range(len(groups) - 1, -1, -1):
+    for g in reversed(tree["order"].tolist()):
         for c in children[g]:
             wmax[g] = max(wmax[g], wmax[c])
     best_idx, best = [], []

@@ -1,0 +1,146 @@
+"""FGM's standardize=True (issue 21 item 2): invariance, units, sparse never densified."""
+
+import dataclasses
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from kernlearn import FGMClassifier, FGMRegressor
+from kernlearn.families import FeaturePool
+from kernlearn.losses import get_loss
+from kernlearn.methods._result import MethodResult
+from kernlearn.methods.fgm import FGMResult, FGMSettings, fit_fgm
+
+TIGHT = dict(master_tol=1e-12, master_max_iter=500)
+
+
+def _data(rng, n=150, p=30):
+    X = rng.standard_normal((n, p))
+    w = np.zeros(p)
+    w[:6] = [3, -2, 2, 1.5, -1, 1]
+    return X, X @ w + 0.3 * rng.standard_normal(n)
+
+
+def _affine(rng, p):
+    return rng.uniform(0.01, 100.0, p), rng.uniform(-50, 50, p)
+
+
+@pytest.mark.parametrize("est", [FGMClassifier(B=3, **TIGHT), FGMRegressor(B=3, **TIGHT)])
+def test_dense_predictions_invariant_to_column_affine_maps(rng, est):
+    X, t = _data(rng)
+    y = np.sign(t) if isinstance(est, FGMClassifier) else t
+    a, b = _affine(rng, X.shape[1])
+    f = est.fit(X, y)
+    ref, sel = (f.decision_function(X) if hasattr(f, "decision_function") else f.predict(X),
+                f.selected_features_.copy())
+    g = est.fit(a * X + b, y)
+    out = g.decision_function(a * X + b) if hasattr(g, "decision_function") else g.predict(a * X + b)
+    np.testing.assert_array_equal(g.selected_features_, sel)
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("est", [FGMClassifier(B=3, **TIGHT), FGMRegressor(B=3, **TIGHT)])
+def test_sparse_predictions_invariant_to_column_scaling(rng, est):
+    X, t = _data(rng)
+    X[np.abs(X) < 0.8] = 0
+    y = np.sign(t) if isinstance(est, FGMClassifier) else t
+    a, _ = _affine(rng, X.shape[1])
+    Xs, Xa = sp.csr_matrix(X), sp.csr_matrix(X * a)
+    pred = (lambda m, Z: m.decision_function(Z)) if isinstance(est, FGMClassifier) else \
+        (lambda m, Z: m.predict(Z))
+    ref = pred(est.fit(Xs, y), Xs)
+    out = pred(est.fit(Xa, y), Xa)
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6 * np.abs(ref).max())
+
+
+def test_regression_targets_are_standardised(rng):
+    X, y = _data(rng)
+    ref = FGMRegressor(B=3, **TIGHT).fit(X, y).predict(X)
+    out = FGMRegressor(B=3, **TIGHT).fit(X, 1000.0 * y + 7.0).predict(X)
+    np.testing.assert_allclose(out, 1000.0 * ref + 7.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("cls", [FGMClassifier, FGMRegressor])
+def test_coefficients_equal_manual_scale_fit_unscale(rng, sparse, cls):
+    X, t = _data(rng)
+    y = np.sign(t) if cls is FGMClassifier else t
+    X = X * rng.uniform(0.1, 10, X.shape[1]) + (0 if sparse else 3.0)
+    if sparse:
+        X[np.abs(X) < 0.5] = 0
+        X = sp.csr_matrix(X)
+        mean, scale = np.zeros(X.shape[1]), np.asarray(abs(X).max(0).todense()).ravel()
+        Xm = X @ sp.diags(1 / scale)
+    else:
+        mean, scale = X.mean(0), X.std(0)
+        Xm = (X - mean) / scale
+    auto = cls(B=3, **TIGHT).fit(X, y)
+    if cls is FGMRegressor:
+        ym, ys = y.mean(), y.std()
+        manual = cls(B=3, standardize=False, **TIGHT).fit(Xm, (y - ym) / ys)
+        coef = np.ravel(manual.coef_) * ys / scale
+        b = manual.intercept_ * ys + ym - coef @ mean
+    else:
+        manual = cls(B=3, standardize=False, **TIGHT).fit(Xm, y)
+        coef = np.ravel(manual.coef_) / scale
+        b = manual.intercept_[0] - coef @ mean
+    np.testing.assert_allclose(np.ravel(auto.coef_), coef, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.ravel(auto.intercept_)[0], b, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(auto.x_scale_, scale, rtol=1e-12)
+
+
+def test_feature_scaling_is_a_deprecated_alias(rng):
+    X, t = _data(rng)
+    y = np.sign(t)
+    with pytest.warns(FutureWarning, match="standardize"):
+        old = FGMClassifier(B=3, feature_scaling=False).fit(X, y)
+    new = FGMClassifier(B=3, standardize=False).fit(X, y)
+    np.testing.assert_array_equal(old.coef_, new.coef_)
+    assert old.x_scale_ is None
+
+
+def test_sparse_input_is_never_densified():
+    # 400 x 1,000,000 sparse: its dense form is 3.2 GB; the fit must stay far
+    # below that (a child process measures its own peak).
+    code = textwrap.dedent("""
+        import resource, numpy as np, scipy.sparse as sp
+        from kernlearn import FGMClassifier
+        rng = np.random.default_rng(0)
+        signal = rng.random((400, 5)) * (rng.random((400, 5)) < 0.3)
+        nnz = 8000  # (sp.random would draw from all 4e8 positions: 3 GB by itself)
+        noise = sp.csr_matrix((rng.random(nnz), (rng.integers(0, 400, nnz),
+                               rng.integers(0, 1_000_000, nnz))), shape=(400, 1_000_000))
+        X = sp.hstack([sp.csr_matrix(signal), noise], format="csr")
+        y = np.where(signal.sum(1) > 0.4, 1, -1)
+        FGMClassifier(B=3, max_outer_iter=3).fit(X, y)
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.split()[-1]) < 800  # MB; dense would need 3,200
+
+
+@pytest.mark.parametrize("multiclass", ["shared", "ovr"])
+def test_result_object_carries_everything_the_estimator_exposes(rng, multiclass):
+    X, t = _data(rng)
+    y = np.digitize(t, np.quantile(t, [0.33, 0.66]))
+    clf = FGMClassifier(B=3, multiclass=multiclass, standardize=False).fit(X, y)
+    res = fit_fgm(X, y, FeaturePool(feature_scaling=False), get_loss("squared_hinge"),
+                  FGMSettings(B=3), n_classes=3, multiclass=multiclass)
+    assert isinstance(res, FGMResult) and isinstance(res, MethodResult)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.coef = None
+    np.testing.assert_array_equal(res.coef, clf.coef_)
+    np.testing.assert_array_equal(res.intercept, clf.intercept_)
+    np.testing.assert_array_equal(res.selected, clf.selected_features_)
+    np.testing.assert_array_equal(res.d, clf.d_)
+    np.testing.assert_array_equal(res.n_iter, clf.n_iter_)
+    assert res.converged == clf.converged_ and res.stop_reason
+    hist = res.history if multiclass == "shared" else res.history[0]
+    ref = clf.history_ if multiclass == "shared" else clf.history_[0]
+    np.testing.assert_array_equal(hist["objective"], ref["objective"])
