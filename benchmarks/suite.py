@@ -257,10 +257,10 @@ def _alarm(_signum, _frame):
 def timed_fit(model, X, y, timeout=None):
     """Fit; return ``(cpu s, wall s, ConvergenceWarning seen)``; ``_Timeout`` past ``timeout``."""
     use_alarm = timeout and threading.current_thread() is threading.main_thread()
-    if use_alarm:
-        old = signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, timeout)
+    old = signal.signal(signal.SIGALRM, _alarm) if use_alarm else None
     try:
+        if use_alarm:  # inside the try: an early alarm still restores the handler
+            signal.setitimer(signal.ITIMER_REAL, timeout)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             c0, w0 = time.process_time(), time.perf_counter()
@@ -533,6 +533,7 @@ def main(argv=None):
         parser.error(str(exc))
 
     folder = suite_dir()
+    skipped = []
     available = suite_sets(folder) if folder.is_dir() else {}
     if args.sets:
         sets = {}
@@ -546,8 +547,11 @@ def main(argv=None):
             return None
         sets = dict(available)
         if args.named.strip().lower() != "none":
-            sets.update({f"named:{n.strip()}": NAMED.get(n.strip())
-                         for n in args.named.split(",") if n.strip()})
+            for name in (n.strip() for n in args.named.split(",") if n.strip()):
+                if (data_home() / name).is_dir():
+                    sets[f"named:{name}"] = NAMED.get(name)
+                else:
+                    skipped.append(f"named:{name}: no folder {data_home() / name}")
 
     t0 = time.perf_counter()
     rows = run(sets, estimators, params, max_rows=args.max_rows, seed=args.seed,
@@ -556,6 +560,7 @@ def main(argv=None):
     total = time.perf_counter() - t0
     summary = summarize(rows, estimators)
     lines = [summary_line(s) for s in summary] + [overall_line(summary)]
+    lines += [f"skipped {reason}" for reason in skipped]
     head = (f"suite benchmark: {len(sets)} sets, max {args.max_rows} train rows, seed "
             f"{args.seed}, {args.jobs} job(s), time ratio on {args.clock} time; "
             f"total {total:.0f} s")
@@ -566,7 +571,7 @@ def main(argv=None):
             "data": str(folder), "sets": list(sets), "estimators": estimators,
             "params": params, "max_rows": args.max_rows, "seed": args.seed,
             "jobs": args.jobs, "clock": args.clock, "timeout": args.timeout,
-            "total_seconds": total, "python": sys.version.split()[0],
+            "skipped": skipped, "total_seconds": total, "python": sys.version.split()[0],
             "numpy": np.__version__, "pandas": pd.__version__,
             "sklearn": __import__("sklearn").__version__}
     out = Path(args.out)
