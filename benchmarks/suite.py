@@ -41,7 +41,8 @@ estimator, printed and written with ``--md``; every number in ``--out`` (JSON).
 Usage::
 
     python benchmarks/suite.py [--sets a,b,named:usps] [--estimators FGMClassifier,...]
-        [--max-rows 2000] [--jobs 2] [--param FGMClassifier.C=10] [--param '*.standardize=False']
+        [--max-rows 2000] [--jobs 2] [--param FGMClassifier.C=10]
+        [--param '*.standardize=False']
         [--out suite.json] [--md suite.md] [--named a9a,usps|none]
 """
 
@@ -85,27 +86,50 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import markdown_table  # noqa: E402
 
 import kernlearn  # noqa: E402
-from kernlearn.datasets import DatasetNotFoundError, data_home, load_dataset  # noqa: E402
+from kernlearn.datasets import (  # noqa: E402
+    DatasetNotFoundError,
+    data_home,
+    load_dataset,
+)
 
 # estimator -> (task, baseline label, baseline steps after the StandardScaler)
 PAIRS = {
     "FGMClassifier": ("clf", "LinearSVC()", lambda: [LinearSVC()]),
     "FGMRegressor": ("reg", "LassoCV()", lambda: [LassoCV()]),
     "PNormMKLClassifier": ("clf", "SVC()", lambda: [SVC()]),
-    "InfiniteFeatureClassifier": ("clf", "Nystroem(200)+LinearSVC()",
-                                  lambda: [Nystroem(n_components=200), LinearSVC()]),
-    "InfiniteFeatureRegressor": ("reg", "Nystroem(200)+RidgeCV()",
-                                 lambda: [Nystroem(n_components=200), RidgeCV()]),
-    "LowRankKernelClassifier": ("clf", "Nystroem(100)+RidgeClassifierCV()",
-                                lambda: [Nystroem(n_components=100), RidgeClassifierCV()]),
-    "LowRankKernelRegressor": ("reg", "Nystroem(100)+RidgeCV()",
-                               lambda: [Nystroem(n_components=100), RidgeCV()]),
+    "InfiniteFeatureClassifier": (
+        "clf",
+        "Nystroem(200)+LinearSVC()",
+        lambda: [Nystroem(n_components=200), LinearSVC()],
+    ),
+    "InfiniteFeatureRegressor": (
+        "reg",
+        "Nystroem(200)+RidgeCV()",
+        lambda: [Nystroem(n_components=200), RidgeCV()],
+    ),
+    "LowRankKernelClassifier": (
+        "clf",
+        "Nystroem(100)+RidgeClassifierCV()",
+        lambda: [Nystroem(n_components=100), RidgeClassifierCV()],
+    ),
+    "LowRankKernelRegressor": (
+        "reg",
+        "Nystroem(100)+RidgeCV()",
+        lambda: [Nystroem(n_components=100), RidgeCV()],
+    ),
 }
 
 # Named sets of kernlearn.datasets that the suite does not already hold
 # (letter, pendigits and housing are in it), with their task.
-NAMED = {"a9a": "clf", "ijcnn1": "clf", "usps": "clf", "mfeat": "clf", "wine": "clf",
-         "abalone": "reg", "cal_housing": "reg"}
+NAMED = {
+    "a9a": "clf",
+    "ijcnn1": "clf",
+    "usps": "clf",
+    "mfeat": "clf",
+    "wine": "clf",
+    "abalone": "reg",
+    "cal_housing": "reg",
+}
 
 WITHIN = {"clf": -1.0, "reg": 1.05}  # gap >= -1 point; MSE ratio <= 1.05
 BAD = {"clf": -3.0, "reg": 1.15}  # gap < -3 points; MSE ratio > 1.15
@@ -120,13 +144,16 @@ def suite_dir():
 
 
 def manifest_tasks(folder):
-    """``{name: "clf" | "reg"}`` read from the suite's ``MANIFEST.md`` table ({} if absent)."""
+    """``{name: "clf" | "reg"}`` from the suite's ``MANIFEST.md`` ({} if absent)."""
     path = Path(folder) / "MANIFEST.md"
     if not path.exists():
         return {}
     tasks = {}
-    for m in re.finditer(r"^\|\s*([^|\s]+)\s*\|\s*(classification|regression)\s*\|",
-                         path.read_text(), flags=re.M):
+    for m in re.finditer(
+        r"^\|\s*([^|\s]+)\s*\|\s*(classification|regression)\s*\|",
+        path.read_text(),
+        flags=re.MULTILINE,
+    ):
         tasks[m.group(1)] = "clf" if m.group(2) == "classification" else "reg"
     return tasks
 
@@ -140,7 +167,7 @@ def suite_sets(folder):
 
 
 def _guess_task(y):
-    """Task from the target column when the manifest does not say: text or few integers -> clf."""
+    """Task from the target when the manifest is silent: text or few integers: clf."""
     try:
         v = np.asarray(y, dtype=float)
     except (TypeError, ValueError):
@@ -150,14 +177,17 @@ def _guess_task(y):
 
 
 def load_set(spec, task=None):
-    """``X, y, task`` of a set: ``name`` (suite file) or ``named:<name>`` (kernlearn.datasets)."""
+    """``X, y, task`` of ``name`` (suite file) or ``named:<name>`` (load_dataset)."""
     if spec.startswith("named:"):
         name = spec.split(":", 1)[1]
         data = load_dataset(name)
         X, y = data.data, data.target
         if "data_test" in data:  # one pool, split below like every other set
-            X = (sp.vstack([X, data.data_test]).tocsr() if sp.issparse(X)
-                 else np.vstack([X, data.data_test]))
+            X = (
+                sp.vstack([X, data.data_test]).tocsr()
+                if sp.issparse(X)
+                else np.vstack([X, data.data_test])
+            )
             y = np.concatenate([y, data.target_test])
         task = task or NAMED.get(name) or _guess_task(y)
         y = np.asarray(y).astype(str) if task == "clf" else np.asarray(y, dtype=float)
@@ -181,12 +211,16 @@ def split_capped(X, y, task, max_rows, seed):
     """
     n = X.shape[0]
     if max_rows is not None and 0.7 * n > max_rows:
-        sizes = dict(train_size=int(max_rows), test_size=int(round(max_rows * 3 / 7)))
+        sizes = {"train_size": int(max_rows), "test_size": round(max_rows * 3 / 7)}
     else:
-        sizes = dict(test_size=0.3)
+        sizes = {"test_size": 0.3}
     strat = y if task == "clf" else None
-    Xtr, Xte, ytr, yte = train_test_split(X, y, random_state=seed, stratify=strat, **sizes)
-    if hasattr(Xtr, "toarray"):  # the scaled baseline needs dense columns; rows are capped
+    Xtr, Xte, ytr, yte = train_test_split(
+        X, y, random_state=seed, stratify=strat, **sizes
+    )
+    if hasattr(
+        Xtr, "toarray"
+    ):  # the scaled baseline needs dense columns; rows are capped
         Xtr, Xte = Xtr.toarray(), Xte.toarray()
     return Xtr, ytr, Xte, yte
 
@@ -201,16 +235,20 @@ def _cached_split(spec, task, max_rows, seed):
 
 
 def parse_params(items, estimators):
-    """``{estimator: {key: value}}`` from ``Est.key=value`` items (``*.key`` = all that have it).
+    """``{estimator: {key: value}}`` from ``Est.key=value`` items.
 
-    Values are Python literals (``10``, ``False``, ``'mean'``, ``None``) or else strings.
+    ``*.key=value`` sets ``key`` on every estimator that has that parameter.
+    Values are Python literals (``10``, ``False``, ``'mean'``, ``None``), else
+    strings.
     An explicit estimator must be one of ``estimators`` and have the parameter.
     """
     out = {name: {} for name in estimators}
     for item in items or []:
         m = re.fullmatch(r"\s*([\w*]+)\.(\w+)\s*=(.*)", item)
         if not m:
-            raise ValueError(f"--param {item!r}: expected Est.key=value or *.key=value.")
+            raise ValueError(
+                f"--param {item!r}: expected Est.key=value or *.key=value."
+            )
         est, key, raw = m.group(1), m.group(2), m.group(3).strip()
         try:
             value = ast.literal_eval(raw)
@@ -222,8 +260,10 @@ def parse_params(items, estimators):
                     out[name][key] = value
             continue
         if est not in estimators:
-            raise ValueError(f"--param {item!r}: {est!r} is not among the estimators run "
-                             f"({', '.join(estimators)}).")
+            raise ValueError(
+                f"--param {item!r}: {est!r} is not among the estimators run "
+                f"({', '.join(estimators)})."
+            )
         if key not in getattr(kernlearn, est)().get_params():
             raise ValueError(f"--param {item!r}: {est} has no parameter {key!r}.")
         out[est][key] = value
@@ -231,14 +271,14 @@ def parse_params(items, estimators):
 
 
 def make_ours(name, params, seed):
-    """Our estimator with ``params`` and ``random_state=seed`` if it has that parameter."""
+    """Our estimator with ``params``, and ``random_state=seed`` if it has one."""
     est = getattr(kernlearn, name)()
     extra = {"random_state": seed} if "random_state" in est.get_params() else {}
     return est.set_params(**{**extra, **params})
 
 
 def make_baseline(name, seed):
-    """``StandardScaler`` + the baseline steps, every ``random_state`` set to ``seed``."""
+    """``StandardScaler`` + the baseline steps, each ``random_state`` at ``seed``."""
     steps = PAIRS[name][2]()
     for step in steps:
         if "random_state" in step.get_params():
@@ -255,7 +295,10 @@ def _alarm(_signum, _frame):
 
 
 def timed_fit(model, X, y, timeout=None):
-    """Fit; return ``(cpu s, wall s, ConvergenceWarning seen)``; ``_Timeout`` past ``timeout``."""
+    """Fit; return ``(cpu s, wall s, ConvergenceWarning seen)``.
+
+    Raises ``_Timeout`` once the fit has run ``timeout`` seconds.
+    """
     use_alarm = timeout and threading.current_thread() is threading.main_thread()
     old = signal.signal(signal.SIGALRM, _alarm) if use_alarm else None
     try:
@@ -274,19 +317,23 @@ def timed_fit(model, X, y, timeout=None):
 
 
 def warm_up(estimators, params, seed):
-    """One tiny fit of each estimator and baseline, so compiled code is loaded before timing."""
+    """One tiny fit of each estimator and baseline: compiled code loaded for timing."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(60, 4))
-    data = {"clf": np.array(["a", "b", "c"])[np.arange(60) % 3],
-            "reg": X[:, 0] + 0.1 * rng.normal(size=60)}
+    data = {
+        "clf": np.array(["a", "b", "c"])[np.arange(60) % 3],
+        "reg": X[:, 0] + 0.1 * rng.normal(size=60),
+    }
     for name in estimators:
         y = data[PAIRS[name][0]]
-        for model in (lambda: make_ours(name, params.get(name, {}), seed),
-                      lambda: make_baseline(name, seed)):
+        for build, args in (
+            (make_ours, (name, params.get(name, {}), seed)),
+            (make_baseline, (name, seed)),
+        ):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    model().fit(X, y)
+                    build(*args).fit(X, y)
             except Exception:  # the timed fit records the error
                 pass
 
@@ -302,7 +349,7 @@ def score(task, y_true, y_pred):
 
 
 def compare(task, ours, base):
-    """``(gap, within, bad)``: gap in points (clf) or MSE ratio ours / baseline (reg)."""
+    """``(gap, within, bad)``: points ours - base (clf), MSE ratio ours / base (reg)."""
     if task == "clf":
         gap = 100.0 * (ours - base)
         return gap, gap >= WITHIN[task], gap < BAD[task]
@@ -311,23 +358,32 @@ def compare(task, ours, base):
 
 
 def run_pair(job):
-    """One row (a dict) for one ``(set, task, estimator)``: errors are recorded, never raised."""
+    """One row (dict) for one ``(set, task, estimator)``; errors stored, not raised."""
     spec, task, name, params, max_rows, seed, timeout, clock = job
-    row = {"set": spec, "estimator": name, "baseline": PAIRS[name][1], "params": params,
-           "error": None}
+    row = {
+        "set": spec,
+        "estimator": name,
+        "baseline": PAIRS[name][1],
+        "params": params,
+        "error": None,
+    }
     try:
         (Xtr, ytr, Xte, yte), task, n = _cached_split(spec, task, max_rows, seed)
     except Exception as exc:
         row.update(task=task, error=f"data: {type(exc).__name__}: {exc}")
         return row
-    row.update(task=task, n=n, n_train=Xtr.shape[0], n_test=Xte.shape[0], d=Xtr.shape[1])
+    row.update(
+        task=task, n=n, n_train=Xtr.shape[0], n_test=Xte.shape[0], d=Xtr.shape[1]
+    )
     if task == "clf":
         row["n_classes"] = int(np.unique(ytr).size)
     if task != PAIRS[name][0]:
         row["error"] = f"{name} is for {PAIRS[name][0]}, the set is {task}"
         return row
-    for side, build in (("ours", lambda: make_ours(name, params, seed)),
-                        ("base", lambda: make_baseline(name, seed))):
+    for side, build in (
+        ("ours", lambda: make_ours(name, params, seed)),
+        ("base", lambda: make_baseline(name, seed)),
+    ):
         try:
             model = build()
             cpu, wall, warned = timed_fit(model, Xtr, ytr, timeout)
@@ -342,8 +398,12 @@ def run_pair(job):
         row.update({f"cpu_{side}": cpu, f"wall_{side}": wall, f"warn_{side}": warned})
     gap, within, bad = compare(task, row["score_ours"], row["score_base"])
     t_ours, t_base = row[f"{clock}_ours"], row[f"{clock}_base"]
-    row.update(gap=gap, within=bool(within), bad=bool(bad),
-               time_ratio=t_ours / t_base if t_base > 0 else math.inf)
+    row.update(
+        gap=gap,
+        within=bool(within),
+        bad=bool(bad),
+        time_ratio=t_ours / t_base if t_base > 0 else math.inf,
+    )
     return row
 
 
@@ -351,7 +411,7 @@ def run_pair(job):
 
 
 def summarize(rows, estimators):
-    """Per estimator: pairs, errors, share within, worst gap, bad count, time-ratio median/max.
+    """Per estimator: pairs, errors, share within, worst gap, bad, time ratios.
 
     Error rows count as pairs that are not within (and not bad: they are counted apart).
     """
@@ -363,39 +423,56 @@ def summarize(rows, estimators):
         task = PAIRS[name][0]
         ok = [r for r in mine if r["error"] is None]
         errors = len(mine) - len(ok)
-        worst = (min if task == "clf" else max)(ok, key=lambda r: r["gap"], default=None)
+        worst = (min if task == "clf" else max)(
+            ok, key=lambda r: r["gap"], default=None
+        )
         ratios = [r["time_ratio"] for r in ok]
         slow = max(ok, key=lambda r: r["time_ratio"], default=None)
         within = sum(r["within"] for r in ok)
-        out.append({
-            "estimator": name, "baseline": PAIRS[name][1], "task": task,
-            "pairs": len(mine), "errors": errors, "within": within,
-            "share_within": within / len(mine),
-            "bad": sum(r["bad"] for r in ok),
-            "worst_gap": worst["gap"] if worst else None,
-            "worst_set": worst["set"] if worst else None,
-            "time_ratio_median": statistics.median(ratios) if ratios else None,
-            "time_ratio_max": slow["time_ratio"] if slow else None,
-            "slowest_set": slow["set"] if slow else None,
-        })
+        out.append(
+            {
+                "estimator": name,
+                "baseline": PAIRS[name][1],
+                "task": task,
+                "pairs": len(mine),
+                "errors": errors,
+                "within": within,
+                "share_within": within / len(mine),
+                "bad": sum(r["bad"] for r in ok),
+                "worst_gap": worst["gap"] if worst else None,
+                "worst_set": worst["set"] if worst else None,
+                "time_ratio_median": statistics.median(ratios) if ratios else None,
+                "time_ratio_max": slow["time_ratio"] if slow else None,
+                "slowest_set": slow["set"] if slow else None,
+            }
+        )
     return out
 
 
 def summary_line(s):
     """One sentence for one estimator's summary dict."""
     if s["task"] == "clf":
-        crit, bad, worst = "within 1 point", "worse than 3 points", "worst gap {:+.1f} points"
+        crit, bad, worst = (
+            "within 1 point",
+            "worse than 3 points",
+            "worst gap {:+.1f} points",
+        )
     else:
         crit, bad, worst = "MSE ratio <= 1.05", "ratio > 1.15", "worst MSE ratio {:.3f}"
-    parts = [f"{s['estimator']} vs {s['baseline']}: {s['within']}/{s['pairs']} pairs "
-             f"({100 * s['share_within']:.0f} %) {crit}"]
+    head = (
+        f"{s['estimator']} vs {s['baseline']}: {s['within']}/{s['pairs']} pairs "
+        f"({100 * s['share_within']:.0f} %) {crit}"
+    )
+    parts = [head]
     if s["worst_gap"] is not None:
         parts.append(worst.format(s["worst_gap"]) + f" ({s['worst_set']})")
     parts.append(f"{s['bad']} {bad}")
     parts.append(f"{s['errors']} errors")
     if s["time_ratio_median"] is not None:
-        parts.append(f"time ratio median {s['time_ratio_median']:.2g}, "
-                     f"max {s['time_ratio_max']:.3g} ({s['slowest_set']})")
+        parts.append(
+            f"time ratio median {s['time_ratio_median']:.2g}, "
+            f"max {s['time_ratio_max']:.3g} ({s['slowest_set']})"
+        )
     return "; ".join(parts)
 
 
@@ -406,29 +483,72 @@ def overall_line(summary):
     bad = sum(s["bad"] for s in summary)
     errors = sum(s["errors"] for s in summary)
     share = 100 * within / pairs if pairs else 0.0
-    return (f"All: {within}/{pairs} pairs ({share:.0f} %) within 1 point / MSE ratio 1.05; "
-            f"{bad} worse than 3 points / 1.15x; {errors} errors")
+    return (
+        f"All: {within}/{pairs} pairs ({share:.0f} %) within 1 point / MSE ratio 1.05; "
+        f"{bad} worse than 3 points / 1.15x; {errors} errors"
+    )
 
 
 def table(rows, clock="cpu"):
     """Markdown table, one row per set x estimator (fit seconds on ``clock``)."""
-    header = ["set", "train x d", "estimator", "baseline", "ours", "baseline score",
-              "gap (pts) / MSE ratio", "fit s ours", "fit s base", "time ratio", "notes"]
+    header = [
+        "set",
+        "train x d",
+        "estimator",
+        "baseline",
+        "ours",
+        "baseline score",
+        "gap (pts) / MSE ratio",
+        "fit s ours",
+        "fit s base",
+        "time ratio",
+        "notes",
+    ]
     body = []
     for r in rows:
         shape = f"{r.get('n_train', '?')}x{r.get('d', '?')}"
         if r["error"] is not None:
-            body.append([r["set"], shape, r["estimator"], r["baseline"], "", "", "", "", "",
-                         "", "ERROR " + r["error"].replace("|", "/")])
+            body.append(
+                [
+                    r["set"],
+                    shape,
+                    r["estimator"],
+                    r["baseline"],
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "ERROR " + r["error"].replace("|", "/"),
+                ]
+            )
             continue
-        notes = ", ".join(s for s, w in (("ours warned", r["warn_ours"]),
-                                         ("baseline warned", r["warn_base"])) if w)
+        notes = ", ".join(
+            s
+            for s, w in (
+                ("ours warned", r["warn_ours"]),
+                ("baseline warned", r["warn_base"]),
+            )
+            if w
+        )
         gap = f"{r['gap']:+.1f}" if r["task"] == "clf" else f"{r['gap']:.3f}"
         fmt = "{:.4f}" if r["task"] == "clf" else "{:.4g}"
-        body.append([r["set"], shape, r["estimator"], r["baseline"],
-                     fmt.format(r["score_ours"]), fmt.format(r["score_base"]), gap,
-                     f"{r[clock + '_ours']:.3g}", f"{r[clock + '_base']:.3g}",
-                     f"{r['time_ratio']:.3g}", notes])
+        body.append(
+            [
+                r["set"],
+                shape,
+                r["estimator"],
+                r["baseline"],
+                fmt.format(r["score_ours"]),
+                fmt.format(r["score_base"]),
+                gap,
+                f"{r[clock + '_ours']:.3g}",
+                f"{r[clock + '_base']:.3g}",
+                f"{r['time_ratio']:.3g}",
+                notes,
+            ]
+        )
     return markdown_table(header, body)
 
 
@@ -439,8 +559,17 @@ def _init_worker(estimators, params, seed):
     warm_up(estimators, params, seed)
 
 
-def run(sets, estimators, params, max_rows=2000, seed=0, jobs=1, timeout=600.0,
-        clock="cpu", log=print):
+def run(
+    sets,
+    estimators,
+    params,
+    max_rows=2000,
+    seed=0,
+    jobs=1,
+    timeout=600.0,
+    clock="cpu",
+    log=print,
+):
     """Run every estimator on every set of its task; return the rows (dicts).
 
     Parameters
@@ -470,9 +599,12 @@ def run(sets, estimators, params, max_rows=2000, seed=0, jobs=1, timeout=600.0,
             except Exception:
                 task = None  # load error recorded by each pair below
         tasks[spec] = task
-    jobs_list = [(spec, tasks[spec], name, params.get(name, {}), max_rows, seed, timeout, clock)
-                 for spec in sets for name in estimators
-                 if tasks[spec] is None or PAIRS[name][0] == tasks[spec]]
+    jobs_list = [
+        (spec, tasks[spec], name, params.get(name, {}), max_rows, seed, timeout, clock)
+        for spec in sets
+        for name in estimators
+        if tasks[spec] is None or PAIRS[name][0] == tasks[spec]
+    ]
     rows = []
 
     def done(row):
@@ -487,8 +619,12 @@ def run(sets, estimators, params, max_rows=2000, seed=0, jobs=1, timeout=600.0,
             done(run_pair(job))
     else:
         ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(estimators, params, seed)) as pool:
+        with ProcessPoolExecutor(
+            jobs,
+            mp_context=ctx,
+            initializer=_init_worker,
+            initargs=(estimators, params, seed),
+        ) as pool:
             # set-major order keeps each worker's data cache warm
             for row in pool.map(run_pair, jobs_list, chunksize=1):
                 done(row)
@@ -498,8 +634,13 @@ def run(sets, estimators, params, max_rows=2000, seed=0, jobs=1, timeout=600.0,
 
 def _git_commit():
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(kernlearn.__file__).parent, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(kernlearn.__file__).parent,
+            check=True,
+        ).stdout.strip()
     except Exception:
         return None
 
@@ -507,18 +648,28 @@ def _git_commit():
 def main(argv=None):
     """Command line: run, print the table and summary lines, write JSON/markdown."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default=None,
-                        help="comma list of suite names and named:<name> (default: all)")
-    parser.add_argument("--named", default=",".join(NAMED),
-                        help="named sets added when --sets is not given, or 'none'")
+    parser.add_argument(
+        "--sets",
+        default=None,
+        help="comma list of suite names and named:<name> (default: all)",
+    )
+    parser.add_argument(
+        "--named",
+        default=",".join(NAMED),
+        help="named sets added when --sets is not given, or 'none'",
+    )
     parser.add_argument("--estimators", default=",".join(PAIRS))
     parser.add_argument("--max-rows", type=int, default=2000, help="training-row cap")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=600.0, help="per fit, seconds")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
-    parser.add_argument("--param", action="append", default=[],
-                        help="Est.key=value or *.key=value (repeatable)")
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        help="Est.key=value or *.key=value (repeatable)",
+    )
     parser.add_argument("--out", default="benchmarks/out/suite.json")
     parser.add_argument("--md", default=None, help="also write table + summary here")
     args = parser.parse_args(argv)
@@ -542,8 +693,10 @@ def main(argv=None):
             sets[spec] = NAMED.get(name) if name else available.get(spec)
     else:
         if not available:
-            print(f"skip: no suite data in {folder} (set KERNLEARN_DATA to the folder "
-                  f"that holds suite/)")
+            print(
+                f"skip: no suite data in {folder} (set KERNLEARN_DATA to the folder "
+                f"that holds suite/)"
+            )
             return None
         sets = dict(available)
         if args.named.strip().lower() != "none":
@@ -554,30 +707,59 @@ def main(argv=None):
                     skipped.append(f"named:{name}: no folder {data_home() / name}")
 
     t0 = time.perf_counter()
-    rows = run(sets, estimators, params, max_rows=args.max_rows, seed=args.seed,
-               jobs=args.jobs, timeout=args.timeout, clock=args.clock,
-               log=lambda s: print(s, file=sys.stderr, flush=True))
+    rows = run(
+        sets,
+        estimators,
+        params,
+        max_rows=args.max_rows,
+        seed=args.seed,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        clock=args.clock,
+        log=lambda s: print(s, file=sys.stderr, flush=True),
+    )
     total = time.perf_counter() - t0
     summary = summarize(rows, estimators)
     lines = [summary_line(s) for s in summary] + [overall_line(summary)]
     lines += [f"skipped {reason}" for reason in skipped]
-    head = (f"suite benchmark: {len(sets)} sets, max {args.max_rows} train rows, seed "
-            f"{args.seed}, {args.jobs} job(s), time ratio on {args.clock} time; "
-            f"total {total:.0f} s")
-    md = "\n".join([head, "", table(rows, args.clock), "", *[f"- {line}" for line in lines], ""])
+    head = (
+        f"suite benchmark: {len(sets)} sets, max {args.max_rows} train rows, seed "
+        f"{args.seed}, {args.jobs} job(s), time ratio on {args.clock} time; "
+        f"total {total:.0f} s"
+    )
+    md = "\n".join(
+        [head, "", table(rows, args.clock), "", *[f"- {line}" for line in lines], ""]
+    )
     print(md)
-    meta = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "commit": _git_commit(), "kernlearn": kernlearn.__version__,
-            "data": str(folder), "sets": list(sets), "estimators": estimators,
-            "params": params, "max_rows": args.max_rows, "seed": args.seed,
-            "jobs": args.jobs, "clock": args.clock, "timeout": args.timeout,
-            "skipped": skipped, "total_seconds": total, "python": sys.version.split()[0],
-            "numpy": np.__version__, "pandas": pd.__version__,
-            "sklearn": __import__("sklearn").__version__}
+    meta = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "commit": _git_commit(),
+        "kernlearn": kernlearn.__version__,
+        "data": str(folder),
+        "sets": list(sets),
+        "estimators": estimators,
+        "params": params,
+        "max_rows": args.max_rows,
+        "seed": args.seed,
+        "jobs": args.jobs,
+        "clock": args.clock,
+        "timeout": args.timeout,
+        "skipped": skipped,
+        "total_seconds": total,
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "pandas": pd.__version__,
+        "sklearn": __import__("sklearn").__version__,
+    }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"meta": meta, "rows": rows, "summary": summary,
-                               "summary_lines": lines}, indent=1, default=float))
+    out.write_text(
+        json.dumps(
+            {"meta": meta, "rows": rows, "summary": summary, "summary_lines": lines},
+            indent=1,
+            default=float,
+        )
+    )
     if args.md:
         Path(args.md).write_text(md)
     return {"meta": meta, "rows": rows, "summary": summary, "summary_lines": lines}

@@ -1,4 +1,4 @@
-"""benchmarks/suite.py: split, scores, gaps and summary on two tiny suite-format sets."""
+"""benchmarks/suite.py: split, scores, gaps and summary on two tiny suite-style sets."""
 
 import importlib.util
 import json
@@ -30,22 +30,26 @@ def _write(folder, name, df):
 
 @pytest.fixture
 def data(tmp_path, monkeypatch):
-    """A data folder with suite/: a 3-class set (string labels, 120 rows, columns on very
-    different scales) and a 60-row regression set, and a manifest naming their tasks."""
+    """A data folder with suite/: a 3-class set (string labels, 120 rows, columns on
+    very different scales), a 60-row regression set and a manifest naming the tasks."""
     rng = np.random.default_rng(0)
     folder = tmp_path / "suite"
     folder.mkdir()
     X = rng.normal(size=(120, 4)) * [1.0, 1e3, 1e-2, 10.0] + [0.0, 5e3, 1.0, -3.0]
-    labels = np.array(["low", "mid", "high"])[np.digitize(X[:, 0] + X[:, 3] / 10, [-0.5, 0.5])]
+    labels = np.array(["low", "mid", "high"])[
+        np.digitize(X[:, 0] + X[:, 3] / 10, [-0.5, 0.5])
+    ]
     clf = pd.DataFrame(X, columns=[f"f{j}" for j in range(4)]).assign(target=labels)
     _write(folder, "tiny-clf", clf)
     Z = rng.normal(size=(60, 3))
     reg = pd.DataFrame(Z, columns=["x0", "x1", "x2"]).assign(
-        target=Z @ [1.0, -2.0, 0.5] + 0.1 * rng.normal(size=60))
+        target=Z @ [1.0, -2.0, 0.5] + 0.1 * rng.normal(size=60)
+    )
     _write(folder, "tiny-reg", reg)
     (folder / "MANIFEST.md").write_text(
         "| name | task | n |\n|---|---|---:|\n"
-        "| tiny-clf | classification | 120 |\n| tiny-reg | regression | 60 |\n")
+        "| tiny-clf | classification | 120 |\n| tiny-reg | regression | 60 |\n"
+    )
     monkeypatch.setenv("KERNLEARN_DATA", str(tmp_path))
     return folder
 
@@ -67,11 +71,22 @@ def test_compare_gap_thresholds(suite):
 def test_summary_counts_errors_as_not_within(suite):
     def row(set_, gap, ratio, error=None):
         within, bad = (gap >= -1, gap < -3) if gap is not None else (None, None)
-        return {"set": set_, "estimator": "FGMClassifier", "gap": gap, "within": within,
-                "bad": bad, "time_ratio": ratio, "error": error}
+        return {
+            "set": set_,
+            "estimator": "FGMClassifier",
+            "gap": gap,
+            "within": within,
+            "bad": bad,
+            "time_ratio": ratio,
+            "error": error,
+        }
 
-    rows = [row("a", 0.5, 2.0), row("b", -2.0, 4.0), row("c", -7.5, 1.0),
-            row("d", None, None, error="ours: ValueError: boom")]
+    rows = [
+        row("a", 0.5, 2.0),
+        row("b", -2.0, 4.0),
+        row("c", -7.5, 1.0),
+        row("d", None, None, error="ours: ValueError: boom"),
+    ]
     (s,) = suite.summarize(rows, ["FGMClassifier"])
     assert (s["pairs"], s["errors"], s["within"], s["bad"]) == (4, 1, 1, 1)
     assert s["share_within"] == 0.25
@@ -79,7 +94,10 @@ def test_summary_counts_errors_as_not_within(suite):
     assert s["time_ratio_median"] == 2.0
     assert (s["time_ratio_max"], s["slowest_set"]) == (4.0, "b")
     line = suite.summary_line(s)
-    assert "1/4 pairs (25 %) within 1 point" in line and "worst gap -7.5 points (c)" in line
+    assert (
+        "1/4 pairs (25 %) within 1 point" in line
+        and "worst gap -7.5 points (c)" in line
+    )
     assert "1 errors" in line
 
 
@@ -87,24 +105,36 @@ def test_manifest_tasks_and_capped_stratified_split(suite, data):
     assert suite.suite_sets(data) == {"tiny-clf": "clf", "tiny-reg": "reg"}
     X, y, task = suite.load_set("tiny-clf")
     assert task == "clf" and X.shape == (120, 4) and set(y) == {"low", "mid", "high"}
-    Xtr, ytr, Xte, yte = suite.split_capped(X, y, task, max_rows=50, seed=0)
+    _, ytr, _, yte = suite.split_capped(X, y, task, max_rows=50, seed=0)
     assert (len(ytr), len(yte)) == (50, 21)  # cap 50, test 3/7 of it
     for label in set(y):  # stratified: class shares kept within one row
         assert abs(np.sum(ytr == label) - 50 * np.mean(y == label)) <= 1
     X, y, task = suite.load_set("tiny-reg")
-    Xtr, ytr, Xte, yte = suite.split_capped(X, y, task, max_rows=50, seed=0)
+    _, ytr, _, yte = suite.split_capped(X, y, task, max_rows=50, seed=0)
     assert (len(ytr), len(yte)) == (42, 18)  # under the cap: plain 70/30
 
 
 def test_run_writes_table_and_correct_gaps(suite, data, tmp_path, capsys):
     out, md = tmp_path / "out.json", tmp_path / "out.md"
-    result = suite.main(["--estimators", "FGMClassifier,FGMRegressor,LowRankKernelClassifier",
-                         "--max-rows", "50", "--out", str(out), "--md", str(md)])
+    result = suite.main(
+        [
+            "--estimators",
+            "FGMClassifier,FGMRegressor,LowRankKernelClassifier",
+            "--max-rows",
+            "50",
+            "--out",
+            str(out),
+            "--md",
+            str(md),
+        ]
+    )
     stored = json.loads(out.read_text())
     rows = stored["rows"]
     assert [(r["set"], r["estimator"]) for r in rows] == [
-        ("tiny-clf", "FGMClassifier"), ("tiny-clf", "LowRankKernelClassifier"),
-        ("tiny-reg", "FGMRegressor")]
+        ("tiny-clf", "FGMClassifier"),
+        ("tiny-clf", "LowRankKernelClassifier"),
+        ("tiny-reg", "FGMRegressor"),
+    ]
     for r in rows:
         assert r["error"] is None, r["error"]
         # the baseline's score, recomputed here from the same split
@@ -135,14 +165,24 @@ def test_run_writes_table_and_correct_gaps(suite, data, tmp_path, capsys):
 def test_errors_and_timeouts_become_rows(suite, data, tmp_path):
     params = suite.parse_params(["FGMClassifier.C=-1.0"], ["FGMClassifier"])
     assert params == {"FGMClassifier": {"C": -1.0}}
-    rows = suite.run({"tiny-clf": "clf", "tiny-reg": "reg"},
-                     ["FGMClassifier", "LowRankKernelRegressor"], params, max_rows=50,
-                     log=lambda s: None)
+    rows = suite.run(
+        {"tiny-clf": "clf", "tiny-reg": "reg"},
+        ["FGMClassifier", "LowRankKernelRegressor"],
+        params,
+        max_rows=50,
+        log=lambda s: None,
+    )
     assert len(rows) == 2
     assert rows[0]["error"].startswith("ours: ") and "C" in rows[0]["error"]
     assert rows[1]["error"] is None
-    (slow,) = suite.run({"tiny-reg": "reg"}, ["LowRankKernelRegressor"], {},
-                        max_rows=50, timeout=1e-5, log=lambda s: None)
+    (slow,) = suite.run(
+        {"tiny-reg": "reg"},
+        ["LowRankKernelRegressor"],
+        {},
+        max_rows=50,
+        timeout=1e-5,
+        log=lambda s: None,
+    )
     assert "longer than --timeout" in slow["error"]
     missing = suite.run_pair(("nope", "clf", "FGMClassifier", {}, 50, 0, None, "cpu"))
     assert missing["error"].startswith("data: DatasetNotFoundError")
@@ -158,7 +198,9 @@ def test_param_overrides_are_checked(suite):
         suite.parse_params(["C=1"], names)
     # '*' sets a parameter only where it exists: random_state is PNormMKL's, not FGM's
     assert suite.parse_params(["*.random_state=3", "*.C='x'"], names) == {
-        "FGMClassifier": {"C": "x"}, "PNormMKLClassifier": {"random_state": 3, "C": "x"}}
+        "FGMClassifier": {"C": "x"},
+        "PNormMKLClassifier": {"random_state": 3, "C": "x"},
+    }
     est = suite.make_ours("PNormMKLClassifier", {"C": 2.0}, seed=7)
     assert (est.C, est.random_state) == (2.0, 7)
 
