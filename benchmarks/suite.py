@@ -59,6 +59,7 @@ import lzma  # noqa: E402
 import math  # noqa: E402
 import multiprocessing  # noqa: E402
 import re  # noqa: E402
+import resource  # noqa: E402
 import signal  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -632,6 +633,16 @@ def run(
     return sorted(rows, key=lambda r: order[(r["set"], r["estimator"])])
 
 
+def _cpu_seconds():
+    """User + system CPU seconds of this process and its waited-for children."""
+    return sum(
+        u.ru_utime + u.ru_stime
+        for u in map(
+            resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
+    )
+
+
 def _git_commit():
     try:
         return subprocess.run(
@@ -706,7 +717,7 @@ def main(argv=None):
                 else:
                     skipped.append(f"named:{name}: no folder {data_home() / name}")
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), _cpu_seconds()
     rows = run(
         sets,
         estimators,
@@ -718,14 +729,15 @@ def main(argv=None):
         clock=args.clock,
         log=lambda s: print(s, file=sys.stderr, flush=True),
     )
-    total = time.perf_counter() - t0
+    # CPU of this process and its finished workers: the run's cost on a shared machine
+    total, total_cpu = time.perf_counter() - t0, _cpu_seconds() - cpu0
     summary = summarize(rows, estimators)
     lines = [summary_line(s) for s in summary] + [overall_line(summary)]
     lines += [f"skipped {reason}" for reason in skipped]
     head = (
         f"suite benchmark: {len(sets)} sets, max {args.max_rows} train rows, seed "
         f"{args.seed}, {args.jobs} job(s), time ratio on {args.clock} time; "
-        f"total {total:.0f} s"
+        f"total {total:.0f} s wall, {total_cpu:.0f} s CPU"
     )
     md = "\n".join(
         [head, "", table(rows, args.clock), "", *[f"- {line}" for line in lines], ""]
@@ -746,6 +758,7 @@ def main(argv=None):
         "timeout": args.timeout,
         "skipped": skipped,
         "total_seconds": total,
+        "total_cpu_seconds": total_cpu,
         "python": sys.version.split()[0],
         "numpy": np.__version__,
         "pandas": pd.__version__,
