@@ -4,6 +4,7 @@ import importlib.util
 import json
 import lzma
 import math
+import sys
 import warnings
 from pathlib import Path
 
@@ -19,8 +20,11 @@ SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "suite.py"
 def suite():
     spec = importlib.util.spec_from_file_location("kernlearn_bench_suite", SCRIPT)
     module = importlib.util.module_from_spec(spec)
+    # registered, so that pool workers (forked) can unpickle its functions
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    return module
+    yield module
+    del sys.modules[spec.name]
 
 
 def _write(folder, name, df):
