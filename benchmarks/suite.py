@@ -1,0 +1,787 @@
+"""Breadth benchmark: every estimator at defaults against its one-line baseline.
+
+Every kernlearn estimator is fitted with no argument (apart from a fixed
+``random_state`` where it has one, and ``--param`` overrides) on the RAW values
+of every set of ``<data folder>/suite/`` (``<name>.csv.xz``, target last,
+column ``target``; see that folder's ``MANIFEST.md``) and of a few named sets,
+next to the scikit-learn estimator a user would type instead, which gets the
+``StandardScaler`` a user would give it:
+
+===============================  ==============================================
+ours (defaults)                  baseline (after ``StandardScaler()``)
+===============================  ==============================================
+``FGMClassifier()``              ``LinearSVC()``
+``FGMRegressor()``               ``LassoCV()``
+``PNormMKLClassifier()``         ``SVC()``
+``InfiniteFeatureClassifier()``  ``Nystroem(n_components=200) + LinearSVC()``
+``InfiniteFeatureRegressor()``   ``Nystroem(n_components=200) + RidgeCV()``
+``LowRankKernelClassifier()``    ``Nystroem(n_components=100) + RidgeClassifierCV()``
+``LowRankKernelRegressor()``     ``Nystroem(n_components=100) + RidgeCV()``
+===============================  ==============================================
+
+(The multitask estimators need task ids and are not run.)
+
+Protocol: one seeded 70/30 split per set (stratified for classification); at
+most ``--max-rows`` training rows (then ``3/7`` of that many test rows), drawn
+in the same seeded split.  Every estimator or baseline step with a
+``random_state`` gets the seed.  Metrics: test accuracy, with the gap
+ours - baseline in points (classification); test MSE, with the ratio
+ours / baseline (regression).  A pair is *within* at a gap of at least -1 point
+or a ratio of at most 1.05, *bad* below -3 points or above 1.15.  Fit times
+of both sides are taken in the same process after one tiny warm-up fit of each
+(so compiled code is loaded); the time ratio is ours / baseline on the process
+CPU clock (``--clock wall`` for wall time; both are stored), since on a shared
+machine wall time also counts other people's work.  An exception (or a fit
+longer than ``--timeout`` seconds) becomes an error row and counts as neither
+within nor a time; it never stops the run.
+
+Cost: at the default cap of 20,000 training rows (which cuts only keggdirected,
+protein, a9a and ijcnn1) the whole run took 340 CPU seconds, about 3 minutes on
+two free cores; 20 minutes of wall time on a shared machine at load 9.  Most of
+it is kernel SVMs (ours and ``SVC``) on the largest sets, quadratic in the rows.
+
+Output: a markdown table (one row per set x estimator) and one summary line per
+estimator, printed and written with ``--md``; every number in ``--out`` (JSON).
+
+Usage::
+
+    python benchmarks/suite.py [--sets a,b,named:usps] [--estimators FGMClassifier,...]
+        [--max-rows 20000] [--jobs 2] [--param FGMClassifier.C=10]
+        [--param '*.standardize=False']
+        [--out suite.json] [--md suite.md] [--named a9a,usps|none]
+"""
+
+import os
+
+# One thread per process, for both sides, before numpy loads its BLAS.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import ast  # noqa: E402
+import json  # noqa: E402
+import lzma  # noqa: E402
+import math  # noqa: E402
+import multiprocessing  # noqa: E402
+import re  # noqa: E402
+import resource  # noqa: E402
+import signal  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from concurrent.futures import ProcessPoolExecutor  # noqa: E402
+from functools import lru_cache  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.kernel_approximation import Nystroem  # noqa: E402
+from sklearn.linear_model import LassoCV, RidgeClassifierCV, RidgeCV  # noqa: E402
+from sklearn.metrics import accuracy_score, mean_squared_error  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from sklearn.svm import SVC, LinearSVC  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import markdown_table  # noqa: E402
+
+import kernlearn  # noqa: E402
+from kernlearn.datasets import (  # noqa: E402
+    DatasetNotFoundError,
+    data_home,
+    load_dataset,
+)
+
+# estimator -> (task, baseline label, baseline steps after the StandardScaler)
+PAIRS = {
+    "FGMClassifier": ("clf", "LinearSVC()", lambda: [LinearSVC()]),
+    "FGMRegressor": ("reg", "LassoCV()", lambda: [LassoCV()]),
+    "PNormMKLClassifier": ("clf", "SVC()", lambda: [SVC()]),
+    "InfiniteFeatureClassifier": (
+        "clf",
+        "Nystroem(200)+LinearSVC()",
+        lambda: [Nystroem(n_components=200), LinearSVC()],
+    ),
+    "InfiniteFeatureRegressor": (
+        "reg",
+        "Nystroem(200)+RidgeCV()",
+        lambda: [Nystroem(n_components=200), RidgeCV()],
+    ),
+    "LowRankKernelClassifier": (
+        "clf",
+        "Nystroem(100)+RidgeClassifierCV()",
+        lambda: [Nystroem(n_components=100), RidgeClassifierCV()],
+    ),
+    "LowRankKernelRegressor": (
+        "reg",
+        "Nystroem(100)+RidgeCV()",
+        lambda: [Nystroem(n_components=100), RidgeCV()],
+    ),
+}
+
+# Named sets of kernlearn.datasets that the suite does not already hold
+# (letter, pendigits and housing are in it), with their task.
+NAMED = {
+    "a9a": "clf",
+    "ijcnn1": "clf",
+    "usps": "clf",
+    "mfeat": "clf",
+    "wine": "clf",
+    "abalone": "reg",
+    "cal_housing": "reg",
+}
+
+WITHIN = {"clf": -1.0, "reg": 1.05}  # gap >= -1 point; MSE ratio <= 1.05
+BAD = {"clf": -3.0, "reg": 1.15}  # gap < -3 points; MSE ratio > 1.15
+
+
+# ----------------------------------------------------------------- data
+
+
+def suite_dir():
+    """The suite folder: ``data_home() / "suite"`` (honours ``$KERNLEARN_DATA``)."""
+    return data_home() / "suite"
+
+
+def manifest_tasks(folder):
+    """``{name: "clf" | "reg"}`` from the suite's ``MANIFEST.md`` ({} if absent)."""
+    path = Path(folder) / "MANIFEST.md"
+    if not path.exists():
+        return {}
+    tasks = {}
+    for m in re.finditer(
+        r"^\|\s*([^|\s]+)\s*\|\s*(classification|regression)\s*\|",
+        path.read_text(),
+        flags=re.MULTILINE,
+    ):
+        tasks[m.group(1)] = "clf" if m.group(2) == "classification" else "reg"
+    return tasks
+
+
+def suite_sets(folder):
+    """``{name: task}`` of every ``<name>.csv.xz`` in ``folder``, sorted by name."""
+    folder = Path(folder)
+    tasks = manifest_tasks(folder)
+    names = sorted(p.name[: -len(".csv.xz")] for p in folder.glob("*.csv.xz"))
+    return {name: tasks.get(name) for name in names}
+
+
+def _guess_task(y):
+    """Task from the target when the manifest is silent: text or few integers: clf."""
+    try:
+        v = np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        return "clf"
+    few = np.unique(v).size <= max(2, min(100, v.size // 5))
+    return "clf" if few and np.all(v == np.round(v)) else "reg"
+
+
+def load_set(spec, task=None):
+    """``X, y, task`` of ``name`` (suite file) or ``named:<name>`` (load_dataset)."""
+    if spec.startswith("named:"):
+        name = spec.split(":", 1)[1]
+        data = load_dataset(name)
+        X, y = data.data, data.target
+        if "data_test" in data:  # one pool, split below like every other set
+            X = (
+                sp.vstack([X, data.data_test]).tocsr()
+                if sp.issparse(X)
+                else np.vstack([X, data.data_test])
+            )
+            y = np.concatenate([y, data.target_test])
+        task = task or NAMED.get(name) or _guess_task(y)
+        y = np.asarray(y).astype(str) if task == "clf" else np.asarray(y, dtype=float)
+        return X, y, task
+    path = suite_dir() / f"{spec}.csv.xz"
+    if not path.exists():
+        raise DatasetNotFoundError(f"data file not found: {path}")
+    with lzma.open(path, "rt") as fh:
+        df = pd.read_csv(fh, dtype={"target": str})  # labels stay strings
+    X = df.drop(columns="target").to_numpy(dtype=float)
+    task = task or _guess_task(df["target"].to_numpy())
+    y = df["target"].to_numpy(dtype=str if task == "clf" else float)
+    return X, y, task
+
+
+def split_capped(X, y, task, max_rows, seed):
+    """Seeded 70/30 split (stratified for clf), at most ``max_rows`` train rows.
+
+    Above the cap, ``max_rows`` train and ``round(max_rows * 3 / 7)`` test rows
+    are drawn in one split of the whole set, so the rows kept are stratified too.
+    """
+    n = X.shape[0]
+    if max_rows is not None and 0.7 * n > max_rows:
+        sizes = {"train_size": int(max_rows), "test_size": round(max_rows * 3 / 7)}
+    else:
+        sizes = {"test_size": 0.3}
+    strat = y if task == "clf" else None
+    Xtr, Xte, ytr, yte = train_test_split(
+        X, y, random_state=seed, stratify=strat, **sizes
+    )
+    if hasattr(
+        Xtr, "toarray"
+    ):  # the scaled baseline needs dense columns; rows are capped
+        Xtr, Xte = Xtr.toarray(), Xte.toarray()
+    return Xtr, ytr, Xte, yte
+
+
+@lru_cache(maxsize=4)
+def _cached_split(spec, task, max_rows, seed):
+    X, y, task = load_set(spec, task)
+    return split_capped(X, y, task, max_rows, seed), task, X.shape[0]
+
+
+# ----------------------------------------------------------------- models
+
+
+def parse_params(items, estimators):
+    """``{estimator: {key: value}}`` from ``Est.key=value`` items.
+
+    ``*.key=value`` sets ``key`` on every estimator that has that parameter.
+    Values are Python literals (``10``, ``False``, ``'mean'``, ``None``), else
+    strings.
+    An explicit estimator must be one of ``estimators`` and have the parameter.
+    """
+    out = {name: {} for name in estimators}
+    for item in items or []:
+        m = re.fullmatch(r"\s*([\w*]+)\.(\w+)\s*=(.*)", item)
+        if not m:
+            raise ValueError(
+                f"--param {item!r}: expected Est.key=value or *.key=value."
+            )
+        est, key, raw = m.group(1), m.group(2), m.group(3).strip()
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            value = raw
+        if est == "*":
+            for name in estimators:
+                if key in getattr(kernlearn, name)().get_params():
+                    out[name][key] = value
+            continue
+        if est not in estimators:
+            raise ValueError(
+                f"--param {item!r}: {est!r} is not among the estimators run "
+                f"({', '.join(estimators)})."
+            )
+        if key not in getattr(kernlearn, est)().get_params():
+            raise ValueError(f"--param {item!r}: {est} has no parameter {key!r}.")
+        out[est][key] = value
+    return out
+
+
+def make_ours(name, params, seed):
+    """Our estimator with ``params``, and ``random_state=seed`` if it has one."""
+    est = getattr(kernlearn, name)()
+    extra = {"random_state": seed} if "random_state" in est.get_params() else {}
+    return est.set_params(**{**extra, **params})
+
+
+def make_baseline(name, seed):
+    """``StandardScaler`` + the baseline steps, each ``random_state`` at ``seed``."""
+    steps = PAIRS[name][2]()
+    for step in steps:
+        if "random_state" in step.get_params():
+            step.set_params(random_state=seed)
+    return make_pipeline(StandardScaler(), *steps)
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(_signum, _frame):
+    raise _Timeout()
+
+
+def timed_fit(model, X, y, timeout=None):
+    """Fit; return ``(cpu s, wall s, ConvergenceWarning seen)``.
+
+    Raises ``_Timeout`` once the fit has run ``timeout`` seconds.
+    """
+    use_alarm = timeout and threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGALRM, _alarm) if use_alarm else None
+    try:
+        if use_alarm:  # inside the try: an early alarm still restores the handler
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            c0, w0 = time.process_time(), time.perf_counter()
+            model.fit(X, y)
+            cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    finally:
+        if use_alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+    return cpu, wall, any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+def warm_up(estimators, params, seed):
+    """One tiny fit of each estimator and baseline: compiled code loaded for timing."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(60, 4))
+    data = {
+        "clf": np.array(["a", "b", "c"])[np.arange(60) % 3],
+        "reg": X[:, 0] + 0.1 * rng.normal(size=60),
+    }
+    for name in estimators:
+        y = data[PAIRS[name][0]]
+        for build, args in (
+            (make_ours, (name, params.get(name, {}), seed)),
+            (make_baseline, (name, seed)),
+        ):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    build(*args).fit(X, y)
+            except Exception:  # the timed fit records the error
+                pass
+
+
+# ----------------------------------------------------------------- one pair
+
+
+def score(task, y_true, y_pred):
+    """Accuracy (clf) or MSE (reg)."""
+    if task == "clf":
+        return float(accuracy_score(y_true, y_pred))
+    return float(mean_squared_error(y_true, y_pred))
+
+
+def compare(task, ours, base):
+    """``(gap, within, bad)``: points ours - base (clf), MSE ratio ours / base (reg)."""
+    if task == "clf":
+        gap = 100.0 * (ours - base)
+        return gap, gap >= WITHIN[task], gap < BAD[task]
+    gap = ours / base if base > 0 else (1.0 if ours == base else math.inf)
+    return gap, gap <= WITHIN[task], gap > BAD[task]
+
+
+def run_pair(job):
+    """One row (dict) for one ``(set, task, estimator)``; errors stored, not raised."""
+    spec, task, name, params, max_rows, seed, timeout, clock = job
+    row = {
+        "set": spec,
+        "estimator": name,
+        "baseline": PAIRS[name][1],
+        "params": params,
+        "error": None,
+    }
+    try:
+        (Xtr, ytr, Xte, yte), task, n = _cached_split(spec, task, max_rows, seed)
+    except Exception as exc:
+        row.update(task=task, error=f"data: {type(exc).__name__}: {exc}")
+        return row
+    row.update(
+        task=task, n=n, n_train=Xtr.shape[0], n_test=Xte.shape[0], d=Xtr.shape[1]
+    )
+    if task == "clf":
+        row["n_classes"] = int(np.unique(ytr).size)
+    if task != PAIRS[name][0]:
+        row["error"] = f"{name} is for {PAIRS[name][0]}, the set is {task}"
+        return row
+    for side, build in (
+        ("ours", lambda: make_ours(name, params, seed)),
+        ("base", lambda: make_baseline(name, seed)),
+    ):
+        try:
+            model = build()
+            cpu, wall, warned = timed_fit(model, Xtr, ytr, timeout)
+            row[f"score_{side}"] = score(task, yte, model.predict(Xte))
+        except _Timeout:
+            row["error"] = f"{side}: fit longer than --timeout {timeout} s"
+            return row
+        except Exception as exc:
+            msg = " ".join(str(exc).split())
+            row["error"] = f"{side}: {type(exc).__name__}: {msg[:300]}"
+            return row
+        row.update({f"cpu_{side}": cpu, f"wall_{side}": wall, f"warn_{side}": warned})
+    gap, within, bad = compare(task, row["score_ours"], row["score_base"])
+    t_ours, t_base = row[f"{clock}_ours"], row[f"{clock}_base"]
+    row.update(
+        gap=gap,
+        within=bool(within),
+        bad=bool(bad),
+        time_ratio=t_ours / t_base if t_base > 0 else math.inf,
+    )
+    return row
+
+
+# ----------------------------------------------------------------- summary
+
+
+def summarize(rows, estimators):
+    """Per estimator: pairs, errors, share within, worst gap, bad, time ratios.
+
+    Error rows count as pairs that are not within (and not bad: they are counted apart).
+    """
+    out = []
+    for name in estimators:
+        mine = [r for r in rows if r["estimator"] == name]
+        if not mine:
+            continue
+        task = PAIRS[name][0]
+        ok = [r for r in mine if r["error"] is None]
+        errors = len(mine) - len(ok)
+        worst = (min if task == "clf" else max)(
+            ok, key=lambda r: r["gap"], default=None
+        )
+        ratios = [r["time_ratio"] for r in ok]
+        slow = max(ok, key=lambda r: r["time_ratio"], default=None)
+        within = sum(r["within"] for r in ok)
+        out.append(
+            {
+                "estimator": name,
+                "baseline": PAIRS[name][1],
+                "task": task,
+                "pairs": len(mine),
+                "errors": errors,
+                "within": within,
+                "share_within": within / len(mine),
+                "bad": sum(r["bad"] for r in ok),
+                "worst_gap": worst["gap"] if worst else None,
+                "worst_set": worst["set"] if worst else None,
+                "time_ratio_median": statistics.median(ratios) if ratios else None,
+                "time_ratio_max": slow["time_ratio"] if slow else None,
+                "slowest_set": slow["set"] if slow else None,
+            }
+        )
+    return out
+
+
+def summary_line(s):
+    """One sentence for one estimator's summary dict."""
+    if s["task"] == "clf":
+        crit, bad, worst = (
+            "within 1 point",
+            "worse than 3 points",
+            "worst gap {:+.1f} points",
+        )
+    else:
+        crit, bad, worst = "MSE ratio <= 1.05", "ratio > 1.15", "worst MSE ratio {:.3f}"
+    head = (
+        f"{s['estimator']} vs {s['baseline']}: {s['within']}/{s['pairs']} pairs "
+        f"({100 * s['share_within']:.0f} %) {crit}"
+    )
+    parts = [head]
+    if s["worst_gap"] is not None:
+        parts.append(worst.format(s["worst_gap"]) + f" ({s['worst_set']})")
+    parts.append(f"{s['bad']} {bad}")
+    parts.append(f"{s['errors']} errors")
+    if s["time_ratio_median"] is not None:
+        parts.append(
+            f"time ratio median {s['time_ratio_median']:.2g}, "
+            f"max {s['time_ratio_max']:.3g} ({s['slowest_set']})"
+        )
+    return "; ".join(parts)
+
+
+def overall_line(summary):
+    """All estimators together: share within and bad pairs."""
+    pairs = sum(s["pairs"] for s in summary)
+    within = sum(s["within"] for s in summary)
+    bad = sum(s["bad"] for s in summary)
+    errors = sum(s["errors"] for s in summary)
+    share = 100 * within / pairs if pairs else 0.0
+    return (
+        f"All: {within}/{pairs} pairs ({share:.0f} %) within 1 point / MSE ratio 1.05; "
+        f"{bad} worse than 3 points / 1.15x; {errors} errors"
+    )
+
+
+def table(rows, clock="cpu"):
+    """Markdown table, one row per set x estimator (fit seconds on ``clock``)."""
+    header = [
+        "set",
+        "train x d",
+        "estimator",
+        "baseline",
+        "ours",
+        "baseline score",
+        "gap (pts) / MSE ratio",
+        "fit s ours",
+        "fit s base",
+        "time ratio",
+        "notes",
+    ]
+    body = []
+    for r in rows:
+        shape = f"{r.get('n_train', '?')}x{r.get('d', '?')}"
+        if r["error"] is not None:
+            body.append(
+                [
+                    r["set"],
+                    shape,
+                    r["estimator"],
+                    r["baseline"],
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "ERROR " + r["error"].replace("|", "/"),
+                ]
+            )
+            continue
+        notes = ", ".join(
+            s
+            for s, w in (
+                ("ours warned", r["warn_ours"]),
+                ("baseline warned", r["warn_base"]),
+            )
+            if w
+        )
+        gap = f"{r['gap']:+.1f}" if r["task"] == "clf" else f"{r['gap']:.3f}"
+        fmt = "{:.4f}" if r["task"] == "clf" else "{:.4g}"
+        body.append(
+            [
+                r["set"],
+                shape,
+                r["estimator"],
+                r["baseline"],
+                fmt.format(r["score_ours"]),
+                fmt.format(r["score_base"]),
+                gap,
+                f"{r[clock + '_ours']:.3g}",
+                f"{r[clock + '_base']:.3g}",
+                f"{r['time_ratio']:.3g}",
+                notes,
+            ]
+        )
+    return markdown_table(header, body)
+
+
+# ----------------------------------------------------------------- driver
+
+
+def _init_worker(estimators, params, seed):
+    warm_up(estimators, params, seed)
+
+
+def run(
+    sets,
+    estimators,
+    params,
+    max_rows=20000,
+    seed=0,
+    jobs=1,
+    timeout=600.0,
+    clock="cpu",
+    log=print,
+):
+    """Run every estimator on every set of its task; return the rows (dicts).
+
+    Parameters
+    ----------
+    sets : dict
+        ``{spec: task or None}``; ``spec`` is a suite name or ``named:<name>``.
+    estimators : list of str
+        Names from :data:`PAIRS`.
+    params : dict
+        ``{estimator: {key: value}}`` constructor overrides.
+    max_rows, seed, jobs, timeout, clock
+        Training-row cap, seed of split and estimators, processes, per-fit
+        time limit in seconds, clock of the time ratio (``"cpu"`` or ``"wall"``).
+    log : callable
+        Called with one progress line per finished pair.
+
+    Returns
+    -------
+    rows : list of dict
+        One per (set, estimator of the set's task), in set then estimator order.
+    """
+    tasks = {}
+    for spec, task in sets.items():
+        if task is None:  # no manifest entry: read the target once
+            try:
+                task = load_set(spec)[2]
+            except Exception:
+                task = None  # load error recorded by each pair below
+        tasks[spec] = task
+    jobs_list = [
+        (spec, tasks[spec], name, params.get(name, {}), max_rows, seed, timeout, clock)
+        for spec in sets
+        for name in estimators
+        if tasks[spec] is None or PAIRS[name][0] == tasks[spec]
+    ]
+    rows = []
+
+    def done(row):
+        rows.append(row)
+        gap = row.get("gap")
+        what = row["error"] or f"gap {gap:.3g}, time ratio {row['time_ratio']:.3g}"
+        log(f"[{len(rows)}/{len(jobs_list)}] {row['set']} {row['estimator']}: {what}")
+
+    if jobs <= 1:
+        warm_up(estimators, params, seed)
+        for job in jobs_list:
+            done(run_pair(job))
+    else:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(
+            jobs,
+            mp_context=ctx,
+            initializer=_init_worker,
+            initargs=(estimators, params, seed),
+        ) as pool:
+            # set-major order keeps each worker's data cache warm
+            for row in pool.map(run_pair, jobs_list, chunksize=1):
+                done(row)
+    order = {(j[0], j[2]): i for i, j in enumerate(jobs_list)}
+    return sorted(rows, key=lambda r: order[(r["set"], r["estimator"])])
+
+
+def _cpu_seconds():
+    """User + system CPU seconds of this process and its waited-for children."""
+    return sum(
+        u.ru_utime + u.ru_stime
+        for u in map(
+            resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        )
+    )
+
+
+def _git_commit():
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(kernlearn.__file__).parent,
+            check=True,
+        ).stdout.strip()
+    except Exception:
+        return None
+
+
+def main(argv=None):
+    """Command line: run, print the table and summary lines, write JSON/markdown."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--sets",
+        default=None,
+        help="comma list of suite names and named:<name> (default: all)",
+    )
+    parser.add_argument(
+        "--named",
+        default=",".join(NAMED),
+        help="named sets added when --sets is not given, or 'none'",
+    )
+    parser.add_argument("--estimators", default=",".join(PAIRS))
+    parser.add_argument("--max-rows", type=int, default=20000, help="training-row cap")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=600.0, help="per fit, seconds")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        help="Est.key=value or *.key=value (repeatable)",
+    )
+    parser.add_argument("--out", default="benchmarks/out/suite.json")
+    parser.add_argument("--md", default=None, help="also write table + summary here")
+    args = parser.parse_args(argv)
+
+    estimators = [e.strip() for e in args.estimators.split(",") if e.strip()]
+    unknown = [e for e in estimators if e not in PAIRS]
+    if unknown:
+        parser.error(f"unknown estimator(s) {unknown}; choose from {list(PAIRS)}")
+    try:
+        params = parse_params(args.param, estimators)
+    except ValueError as exc:
+        parser.error(str(exc))
+
+    folder = suite_dir()
+    skipped = []
+    available = suite_sets(folder) if folder.is_dir() else {}
+    if args.sets:
+        sets = {}
+        for spec in (s.strip() for s in args.sets.split(",") if s.strip()):
+            name = spec.split(":", 1)[1] if spec.startswith("named:") else None
+            sets[spec] = NAMED.get(name) if name else available.get(spec)
+    else:
+        if not available:
+            print(
+                f"skip: no suite data in {folder} (set KERNLEARN_DATA to the folder "
+                f"that holds suite/)"
+            )
+            return None
+        sets = dict(available)
+        if args.named.strip().lower() != "none":
+            for name in (n.strip() for n in args.named.split(",") if n.strip()):
+                if (data_home() / name).is_dir():
+                    sets[f"named:{name}"] = NAMED.get(name)
+                else:
+                    skipped.append(f"named:{name}: no folder {data_home() / name}")
+
+    t0, cpu0 = time.perf_counter(), _cpu_seconds()
+    rows = run(
+        sets,
+        estimators,
+        params,
+        max_rows=args.max_rows,
+        seed=args.seed,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        clock=args.clock,
+        log=lambda s: print(s, file=sys.stderr, flush=True),
+    )
+    # CPU of this process and its finished workers: the run's cost on a shared machine
+    total, total_cpu = time.perf_counter() - t0, _cpu_seconds() - cpu0
+    summary = summarize(rows, estimators)
+    lines = [summary_line(s) for s in summary] + [overall_line(summary)]
+    lines += [f"skipped {reason}" for reason in skipped]
+    head = (
+        f"suite benchmark: {len(sets)} sets, max {args.max_rows} train rows, seed "
+        f"{args.seed}, {args.jobs} job(s), time ratio on {args.clock} time; "
+        f"total {total:.0f} s wall, {total_cpu:.0f} s CPU"
+    )
+    md = "\n".join(
+        [head, "", table(rows, args.clock), "", *[f"- {line}" for line in lines], ""]
+    )
+    print(md)
+    meta = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "commit": _git_commit(),
+        "kernlearn": kernlearn.__version__,
+        "data": str(folder),
+        "sets": list(sets),
+        "estimators": estimators,
+        "params": params,
+        "max_rows": args.max_rows,
+        "seed": args.seed,
+        "jobs": args.jobs,
+        "clock": args.clock,
+        "timeout": args.timeout,
+        "skipped": skipped,
+        "total_seconds": total,
+        "total_cpu_seconds": total_cpu,
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "pandas": pd.__version__,
+        "sklearn": __import__("sklearn").__version__,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        json.dumps(
+            {"meta": meta, "rows": rows, "summary": summary, "summary_lines": lines},
+            indent=1,
+            default=float,
+        )
+    )
+    if args.md:
+        Path(args.md).write_text(md)
+    return {"meta": meta, "rows": rows, "summary": summary, "summary_lines": lines}
+
+
+if __name__ == "__main__":
+    main()
