@@ -350,3 +350,38 @@ def test_fgm_regressor_and_multitask_reports_render(tmp_path):
         loaded, total, boxes, img = _render(path, tmp_path)
         assert loaded == total == n_fig
         _assert_non_blank(img, boxes)
+
+
+def test_bounded_ylim_clips_only_far_bounds():
+    from kernlearn.plotting import _bounded_ylim
+
+    obj = np.array([30.0, 12.0, 10.0, 9.8])
+    lb = np.array([-1.2e7, 5.0, 9.0, 9.7])
+    (lo, hi), n = _bounded_ylim([obj], [lb])
+    assert n == 1 and hi >= 30 and lo <= 5.0 and lo > -30
+    # bounds within the objective's span below it stay in view, uncounted
+    (lo, hi), n = _bounded_ylim([obj], [np.array([-5.0, 5.0, 9.0, 9.7])])
+    assert n == 0 and lo <= -5.0
+
+
+def test_plot_convergence_keeps_the_objective_visible(tmp_path, monkeypatch):
+    import matplotlib.figure
+
+    from kernlearn.plotting import plot_accuracy_vs_features, plot_convergence
+
+    seen = []
+    real = matplotlib.figure.Figure.savefig
+
+    def spy(fig, *a, **k):
+        seen.append([(ax.get_ylim(), ax.get_ylabel()) for ax in fig.axes])
+        return real(fig, *a, **k)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    hist = {"objective": np.array([30.0, 12.0, 10.0, 9.8]),
+            "lower_bound": np.array([-1.2e7, 5.0, 9.0, 9.7])}
+    plot_convergence(hist, tmp_path / "c.png")
+    (lo, hi), _ = seen[0][0]
+    assert -30 < lo <= 5.0 and hi >= 30
+    plot_accuracy_vs_features({"FGM": ([1, 2], [0.3, 0.9])}, tmp_path / "a.png",
+                              metric="test R^2")
+    assert seen[1][0][1] == "test R^2"

@@ -54,28 +54,6 @@ def _histories(est):
     return []
 
 
-def _bounded_ylim(objectives, bounds):
-    """Y-range of the objective panels: every objective, and the bounds near them.
-
-    A dual lower bound of the first iterations can lie orders of magnitude
-    below the objective (-1.2e7 against 30): on one axis it flattens the
-    objective's path to a line.  The range covers the objectives plus one
-    objective-span below them; bounds further down are clipped and counted.
-    """
-    obj = np.concatenate([o[np.isfinite(o)] for o in objectives] or [np.zeros(0)])
-    if obj.size == 0:
-        return None, 0
-    lo, hi = float(obj.min()), float(obj.max())
-    span = hi - lo if hi > lo else max(abs(hi), 1.0) * 0.1
-    floor = lo - span
-    low = [b[np.isfinite(b)] for b in bounds]
-    kept = np.concatenate([b[b >= floor] for b in low] or [np.zeros(0)])
-    n_clipped = int(sum(np.count_nonzero(b < floor) for b in low))
-    bottom = min(lo, float(kept.min())) if kept.size else lo
-    pad = 0.05 * (hi - bottom if hi > bottom else span)
-    return (bottom - pad, hi + pad), n_clipped
-
-
 _DIAGNOSTICS = ("gap", "violation", "kkt")
 
 
@@ -116,6 +94,8 @@ def _convergence_figure(est):
                 axes[2].semilogy(it[ok], v[ok], ".-", label=f"{key} {lab}".strip())
         for key in extra:
             axes[2].plot(it, h[key], ".-", label=f"{key} {lab}".strip())
+    from .plotting import _bounded_ylim
+
     ylim, n_clipped = _bounded_ylim(objectives, bounds)
     for ax in axes[:2]:
         ax.set_ylim(*ylim)
