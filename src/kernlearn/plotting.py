@@ -73,12 +73,10 @@ def plot_convergence(history, path, title="Convergence"):
     ylim, n_clipped = _bounded_ylim([obj], bounds)
     if ylim is not None:
         ax.set_ylim(*ylim)
-    if n_clipped:
-        ax.text(0.02, 0.02, f"{n_clipped} bound value(s) below the axis (min "
-                f"{float(np.nanmin(lb)):.3g})", transform=ax.transAxes, fontsize=7)
     ax.set_xlabel("outer iteration")
     ax.set_ylabel("objective")
-    ax.set_title(title)
+    ax.set_title(title if not n_clipped else f"{title}\n({n_clipped} bound value(s) "
+                 f"below the axis, min {float(np.nanmin(lb)):.3g})", fontsize=9)
     ax.legend()
     if "n_active" in history:
         ax2 = ax.twinx()

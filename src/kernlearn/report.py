@@ -2,10 +2,11 @@
 
 The page holds a fit summary, the convergence of the fit (objective and its
 bounds, violation / gap against iteration and time), what the model selected
-(features and their scaling, kernel weights, Nystrom weights), the learned
-feature parameters (Fourier bandwidths, Gabor filters drawn as images) and,
-given labelled test data, test metrics and accuracy against the number of
-features kept.  Figures are PNG images inlined as base64 ``data:`` URIs, so
+(features and their scaling, kernel weights -- task-specific and shared for
+multitask MKL --, Nystrom weights), the learned feature parameters (Fourier
+bandwidths, Gabor filters drawn as images) and, given labelled test data, test
+metrics and the test score (accuracy; R^2 and RMSE for regressors) against
+the number of features kept, or per task for multitask models.  Figures are PNG images inlined as base64 ``data:`` URIs, so
 the file can be mailed or archived on its own.
 """
 
@@ -104,10 +105,10 @@ def _convergence_figure(est):
         # absolute times with an offset text (+2.449e1) are unreadable
         ax.ticklabel_format(axis="both", useOffset=False, style="plain")
         ax.legend(fontsize=7)
-        if n_clipped:
-            ax.text(0.02, 0.02, f"{n_clipped} bound value(s) below the axis (min "
-                    f"{min(float(np.nanmin(b)) for b in bounds):.3g})",
-                    transform=ax.transAxes, fontsize=7, color="tab:orange")
+        if n_clipped:  # a title, not a text inside the axes over the lines
+            ax.set_title(f"{n_clipped} bound value(s) below the axis (min "
+                         f"{min(float(np.nanmin(b)) for b in bounds):.3g})",
+                         fontsize=8, color="tab:orange")
     axes[0].set_xlabel("outer iteration / epoch")
     axes[1].set_xlabel("time (s)")
     if n_ax == 3:
@@ -454,7 +455,8 @@ def build_report(est, meta=None, data=None):
     ):
         if meta.get(key) is not None:
             summary.append((label, meta[key]))
-    for attr in ("n_iter_", "stop_reason_", "converged_", "objective_", "m0_", "R_"):
+    for attr in ("n_iter_", "stop_reason_", "converged_", "objective_", "gap_", "m0_", "R_",
+                 "shared_"):
         if hasattr(est, attr):
             summary.append((attr, getattr(est, attr)))
     parts += ["<h2>Fit summary</h2>", _table(summary)]
