@@ -384,3 +384,17 @@ def test_plot_convergence_keeps_the_objective_visible(tmp_path, monkeypatch):
     plot_accuracy_vs_features({"FGM": ([1, 2], [0.3, 0.9])}, tmp_path / "a.png",
                               metric="test R^2")
     assert seen[1][0][1] == "test R^2"
+
+
+def test_cli_select_lists_shared_kernel_weights(tmp_path, capsys):
+    import json
+
+    from kernlearn.io import save_model
+
+    est, _ = _fit("mtmkl-reg")
+    save_model(est, tmp_path / "mt.npz")
+    assert main(["select", str(tmp_path / "mt.npz"), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    np.testing.assert_allclose([r["shared_weight"] for r in rows],
+                               est.shared_kernel_weights_)
+    np.testing.assert_allclose([r["weight"] for r in rows], est.kernel_weights_)
