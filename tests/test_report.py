@@ -185,6 +185,9 @@ def _fit(kind):
                         None),
         "lowrank-reg": (kl.LowRankKernelRegressor(n_columns=20, random_state=0), yr,
                         None),
+        "lowrank-5class": (kl.LowRankKernelClassifier(n_columns=20, random_state=0),
+                           np.digitize(X @ w, np.quantile(X @ w, [0.2, 0.4, 0.6, 0.8])),
+                           None),
         "mtmkl-clf": (kl.MultitaskMKLClassifier(shared=True), y, tasks),
         "mtmkl-reg": (kl.MultitaskMKLRegressor(shared=True), yr, tasks),
     }[kind]
@@ -194,7 +197,7 @@ def _fit(kind):
 
 
 KINDS = ["fgm-clf", "fgm-reg", "grfl-clf", "grfl-reg", "pnorm-mkl", "lowrank-clf",
-         "lowrank-reg", "mtmkl-clf", "mtmkl-reg"]
+         "lowrank-reg", "lowrank-5class", "mtmkl-clf", "mtmkl-reg"]
 
 
 def _layout_problems(fig):
@@ -238,8 +241,11 @@ def test_every_figure_has_data_and_readable_ticks(kind):
     titles = [t for t, _, _ in figures]
     assert "Convergence" in titles and "Selection" in titles
     # every model with test data gets a score figure
-    if kind not in ("pnorm-mkl", "lowrank-clf", "lowrank-reg"):
+    if not kind.startswith(("pnorm", "lowrank")):
         assert any(t.startswith("Test score") for t in titles), titles
+    if kind == "lowrank-5class":  # one history per class, named by its class
+        legend = [t.get_text() for t in figures[0][1].axes[0].get_legend().get_texts()]
+        assert legend == [f"class {c}" for c in est.classes_]
     for title, fig, _ in figures:
         assert _layout_problems(fig) == [], title
         # the time axis has no offset text (+2.449e1): absolute values are read

@@ -67,6 +67,7 @@ def _convergence_figure(est):
     if not hists:
         return None
     plt = _pyplot()
+    from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
     diag = [k for k in _DIAGNOSTICS if any(k in h for _, h in hists)]
@@ -74,8 +75,12 @@ def _convergence_figure(est):
     extra = [] if diag else [k for k in ("train_error",) if k in hists[0][1]]
     n_ax = 3 if diag or extra else 2
     fig, axes = plt.subplots(1, n_ax, figsize=(4.4 * n_ax, 3.6))
-    objectives, bounds = [], []
-    for lab, h in hists:
+    # one colour per history (class / output); one line style per quantity
+    style = {"gap": "-", "violation": "--", "kkt": ":", "train_error": "-"}
+    several = len(hists) > 1
+    objectives, bounds, drawn = [], [], set()
+    for i, (lab, h) in enumerate(hists):
+        colour = f"C{i}"
         obj = np.asarray(h["objective"], dtype=float)
         objectives.append(obj)
         it = np.arange(1, len(obj) + 1)
@@ -85,16 +90,20 @@ def _convergence_figure(est):
         if has_lb:
             bounds.append(lb)
         for ax, x in ((axes[0], it), (axes[1], t)):
-            ax.plot(x, obj, "o-", ms=3, label=f"objective {lab}".strip())
+            ax.plot(x, obj, "o-", ms=3, color=colour,
+                    label=lab if several else "objective")
             if has_lb:
-                ax.plot(x, lb, "s--", ms=3, label=f"dual lower bound {lab}".strip())
-        for key in diag:
+                ax.plot(x, lb, "s--", ms=3, color=colour if several else "C1",
+                        label=None if several else "dual lower bound")
+        for key in diag + extra:
             v = np.asarray(h.get(key, []), dtype=float)
-            ok = np.isfinite(v) & (v > 0) if v.shape == obj.shape else None
-            if ok is not None and ok.any():
-                axes[2].semilogy(it[ok], v[ok], ".-", label=f"{key} {lab}".strip())
-        for key in extra:
-            axes[2].plot(it, h[key], ".-", label=f"{key} {lab}".strip())
+            ok = np.isfinite(v) & (v > 0 if key in diag else True)
+            if v.shape == obj.shape and ok.any():
+                plot = axes[2].semilogy if key in diag else axes[2].plot
+                plot(it[ok], v[ok], ".", ls=style[key], ms=4,
+                     color=colour if several else f"C{len(drawn)}",
+                     label=None if several else key)
+                drawn.add(key)
     from .plotting import _bounded_ylim
 
     ylim, n_clipped = _bounded_ylim(objectives, bounds)
@@ -104,21 +113,33 @@ def _convergence_figure(est):
         ax.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=ax is axes[0]))
         # absolute times with an offset text (+2.449e1) are unreadable
         ax.ticklabel_format(axis="both", useOffset=False, style="plain")
-        ax.legend(fontsize=7)
         if n_clipped:  # a title, not a text inside the axes over the lines
             ax.set_title(f"{n_clipped} bound value(s) below the axis (min "
                          f"{min(float(np.nanmin(b)) for b in bounds):.3g})",
                          fontsize=8, color="tab:orange")
+    # several histories: the classes on the first panel, the bound's style
+    # there too; the line styles of the diagnostics on the third
+    handles, labels = axes[0].get_legend_handles_labels()
+    if several and bounds:
+        handles.append(Line2D([], [], color="grey", ls="--", marker="s", ms=3))
+        labels.append("dual lower bound")
+    axes[0].legend(handles, labels, fontsize=7, ncol=2 if len(labels) > 5 else 1)
+    if not several:
+        axes[1].legend(fontsize=7)
     axes[0].set_xlabel("outer iteration / epoch")
     axes[1].set_xlabel("time (s)")
     if n_ax == 3:
         axes[2].set_xlabel("outer iteration / epoch")
         axes[2].set_ylabel("violation / gap (log)" if diag else "training error")
         axes[2].xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
-        if axes[2].lines:
-            axes[2].legend(fontsize=7)
-        else:
+        if not drawn:
             fig.delaxes(axes[2])
+        elif several:
+            axes[2].legend(
+                [Line2D([], [], color="grey", ls=style[k]) for k in sorted(drawn)],
+                sorted(drawn), fontsize=7)
+        else:
+            axes[2].legend(fontsize=7)
     fig.suptitle("Convergence")
     return fig
 
