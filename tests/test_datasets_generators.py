@@ -1,4 +1,4 @@
-"""The papers' synthetic generators follow the papers' definitions (issue 23, item 15)."""
+"""The papers' synthetic generators follow their definitions (issue 23, item 15)."""
 
 import numpy as np
 import pytest

@@ -468,7 +468,7 @@ def write_fgm_synthetic_svmlight(
 
 def _gaussian_sign_data(rng, w, n_samples, n_test, density=1.0, dtype=np.float64,
                         decimals=None, out=None, labels="dense"):
-    """``(X, y[, X_test, y_test])``: N(0, 1) entries, y = sign(Xw) (paper 002, sec. 6.2).
+    """``(X, y[, X_test, y_test])``: N(0, 1) entries, y = sign(Xw) (paper 002, 6.2).
 
     Below ``density`` 1, ``X`` holds the entries of such a dense matrix
     sampled at that rate and ``y`` are the dense matrix's labels

@@ -6,8 +6,9 @@ bounds, violation / gap against iteration and time), what the model selected
 multitask MKL --, Nystrom weights), the learned feature parameters (Fourier
 bandwidths, Gabor filters drawn as images) and, given labelled test data, test
 metrics and the test score (accuracy; R^2 and RMSE for regressors) against
-the number of features kept, or per task for multitask models.  Figures are PNG images inlined as base64 ``data:`` URIs, so
-the file can be mailed or archived on its own.
+the number of features kept, or per task for multitask models.  Figures
+are PNG images inlined as base64 ``data:`` URIs, so the file can be mailed or
+archived on its own.
 """
 
 import base64
@@ -476,8 +477,8 @@ def build_report(est, meta=None, data=None):
     ):
         if meta.get(key) is not None:
             summary.append((label, meta[key]))
-    for attr in ("n_iter_", "stop_reason_", "converged_", "objective_", "gap_", "m0_", "R_",
-                 "shared_"):
+    for attr in ("n_iter_", "stop_reason_", "converged_", "objective_", "gap_",
+                 "m0_", "R_", "shared_"):
         if hasattr(est, attr):
             summary.append((attr, getattr(est, attr)))
     parts += ["<h2>Fit summary</h2>", _table(summary)]
