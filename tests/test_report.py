@@ -162,3 +162,245 @@ def test_report_for_other_estimators(kind):
     assert text.count('<img class="figure"') == n_fig
     assert "<h2>Convergence</h2>" in text and "<h2>Selection</h2>" in text
     assert "Test metrics on train" in text
+
+
+# ---------------------------------------------------------------- the figures
+def _fit(kind):
+    """A small fitted model of each kind, with its test data tuple."""
+    import kernlearn as kl
+    from kernlearn.datasets import make_fgm_synthetic
+
+    X, y, w = make_fgm_synthetic(120, 20, 4, random_state=0)
+    yr = X @ w + 0.1 * np.random.default_rng(0).standard_normal(len(X))
+    tasks = np.arange(len(y)) % 3
+    est, target, t = {
+        "fgm-clf": (kl.FGMClassifier(B=2), y, None),
+        "fgm-reg": (kl.FGMRegressor(B=2), yr, None),
+        "grfl-clf": (kl.InfiniteFeatureClassifier(lambda_p=0.1, max_features=6,
+                                                  random_state=0), y, None),
+        "grfl-reg": (kl.InfiniteFeatureRegressor(lambda_p=0.1, max_features=6,
+                                                 random_state=0), yr, None),
+        "pnorm-mkl": (kl.PNormMKLClassifier(max_iter=10, random_state=0), y, None),
+        "lowrank-clf": (kl.LowRankKernelClassifier(n_columns=20, random_state=0), y,
+                        None),
+        "lowrank-reg": (kl.LowRankKernelRegressor(n_columns=20, random_state=0), yr,
+                        None),
+        "lowrank-5class": (kl.LowRankKernelClassifier(n_columns=20, random_state=0),
+                           np.digitize(X @ w, np.quantile(X @ w, [0.2, 0.4, 0.6, 0.8])),
+                           None),
+        "mtmkl-clf": (kl.MultitaskMKLClassifier(shared=True), y, tasks),
+        "mtmkl-reg": (kl.MultitaskMKLRegressor(shared=True), yr, tasks),
+    }[kind]
+    if t is None:
+        return est.fit(X, target), (X, target, "train")
+    return est.fit(X, target, task_index=t), (X, target, "train", t)
+
+
+KINDS = ["fgm-clf", "fgm-reg", "grfl-clf", "grfl-reg", "pnorm-mkl", "lowrank-clf",
+         "lowrank-reg", "lowrank-5class", "mtmkl-clf", "mtmkl-reg"]
+
+
+def _layout_problems(fig):
+    """Empty axes, overlapping tick labels and text outside the figure."""
+    fig.tight_layout()  # as the report does before saving
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    page = fig.bbox.expanded(1.0, 1.0)
+    problems = []
+    for i, ax in enumerate(fig.axes):
+        if not ax.has_data():
+            problems.append(f"axes {i} is empty")
+        for axis in (ax.xaxis, ax.yaxis):
+            boxes = [
+                t.get_window_extent(r)
+                for t in axis.get_ticklabels()
+                if t.get_visible() and t.get_text()
+            ]
+            for a in range(len(boxes)):
+                for b in range(a + 1, len(boxes)):
+                    if boxes[a].overlaps(boxes[b]):
+                        problems.append(f"axes {i}: tick labels {a} and {b} overlap")
+        texts = [ax.title, ax.xaxis.label, ax.yaxis.label]
+        for t in texts + ([fig._suptitle] if fig._suptitle else []):
+            if t.get_text():
+                bb = t.get_window_extent(r)
+                if bb.x0 < page.x0 - 1 or bb.x1 > page.x1 + 1:
+                    problems.append(f"axes {i}: {t.get_text()!r} cut off")
+    return problems
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_figure_has_data_and_readable_ticks(kind):
+    import matplotlib.pyplot as plt
+
+    from kernlearn.report import _figures
+
+    est, data = _fit(kind)
+    figures = _figures(est, {}, data)
+    titles = [t for t, _, _ in figures]
+    assert "Convergence" in titles and "Selection" in titles
+    # every model with test data gets a score figure
+    if not kind.startswith(("pnorm", "lowrank")):
+        assert any(t.startswith("Test score") for t in titles), titles
+    if kind == "lowrank-5class":  # one history per class, named by its class
+        legend = [t.get_text() for t in figures[0][1].axes[0].get_legend().get_texts()]
+        assert legend == [f"class {c}" for c in est.classes_]
+    for title, fig, _ in figures:
+        assert _layout_problems(fig) == [], title
+        # the time axis has no offset text (+2.449e1): absolute values are read
+        for ax in fig.axes:
+            assert ax.xaxis.get_offset_text().get_text() == "", title
+        plt.close(fig)
+
+
+def test_convergence_axis_excludes_a_far_dual_bound():
+    """A first dual bound of -1.2e7 must not flatten the objective to a line."""
+    import matplotlib.pyplot as plt
+
+    from kernlearn.report import _convergence_figure
+
+    est, _ = _fit("fgm-clf")
+    h = dict(est.history_)
+    h["lower_bound"] = np.array(h["lower_bound"], dtype=float)
+    h["lower_bound"][0] = -1.2e7
+    est.history_ = h
+    fig = _convergence_figure(est)
+    obj = np.asarray(h["objective"])
+    for ax in fig.axes[:2]:
+        lo, hi = ax.get_ylim()
+        assert lo > -1e3 and lo <= obj.min() and hi >= obj.max()
+        # the objective's own path spans a good part of the axis
+        assert (obj.max() - obj.min()) / (hi - lo) > 0.3
+        assert "below the axis" in ax.get_title() and "-1.2e+07" in ax.get_title()
+    plt.close(fig)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("kind", ["fgm-reg", "grfl-reg", "fgm-clf", "mtmkl-reg"])
+def test_score_panel_shows_the_metric_of_the_task(kind):
+    """Classifiers: accuracy; regressors: R^2 and RMSE (per task for multitask)."""
+    import matplotlib.pyplot as plt
+    from sklearn.metrics import mean_squared_error, r2_score
+
+    from kernlearn.report import _figures
+
+    est, data = _fit(kind)
+    X, y = data[:2]
+    (fig,) = [f for t, f, _ in _figures(est, {}, data) if t.startswith("Test score")]
+    labels = [ax.get_ylabel() for ax in fig.axes]
+    lines = [ax.lines[0].get_ydata() for ax in fig.axes]
+    if kind == "fgm-clf":
+        assert labels == ["test accuracy"]
+        # all features kept: the model itself
+        assert lines[0][-1] == pytest.approx(est.score(X, y))
+    elif kind == "mtmkl-reg":
+        assert labels == ["test R^2", "test RMSE"]
+        tasks = data[3]
+        pred = est.predict(X, task_index=tasks)
+        for t in range(3):
+            m = tasks == t
+            assert lines[0][t] == pytest.approx(r2_score(y[m], pred[m]))
+            assert lines[1][t] == pytest.approx(
+                np.sqrt(mean_squared_error(y[m], pred[m])))
+    else:
+        assert labels == ["test R^2", "test RMSE"]
+        pred = est.predict(X)
+        assert lines[0][-1] == pytest.approx(r2_score(y, pred))
+        assert lines[1][-1] == pytest.approx(np.sqrt(mean_squared_error(y, pred)))
+        assert lines[1][0] > lines[1][-1]  # one feature predicts worse than all
+    plt.close(fig)
+
+
+def test_shared_kernel_weights_in_selection_and_report(tmp_path, capsys):
+    """Multitask MKL with shared blocks: `select`'s table and the report show them."""
+    import matplotlib.pyplot as plt
+
+    from kernlearn.report import _selection_figure, build_report
+    from kernlearn.summary import selection_table
+
+    est, data = _fit("mtmkl-reg")
+    assert est.shared_kernel_weights_.sum() > 0.1  # the data share a predictor
+    cols, rows = selection_table(est)
+    assert cols[-1] == "shared_weight"
+    np.testing.assert_allclose([r[-1] for r in rows], est.shared_kernel_weights_)
+    np.testing.assert_allclose([r[2] for r in rows], est.kernel_weights_)
+    fig = _selection_figure(est, {})
+    heights = [p.get_height() for p in fig.axes[0].patches]
+    np.testing.assert_allclose(
+        heights, np.r_[est.kernel_weights_, est.shared_kernel_weights_])
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
+        "task-specific", "shared"]
+    plt.close(fig)
+    text = build_report(est, {}, data)
+    assert "<th>shared_weight</th>" in text and "Test score per task" in text
+    # without shared blocks: zero shared weights, one bar per kernel
+    from kernlearn import MultitaskMKLRegressor
+
+    plain = MultitaskMKLRegressor().fit(data[0], data[1], task_index=data[3])
+    fig = _selection_figure(plain, {})
+    assert len(fig.axes[0].patches) == len(plain.kernel_weights_)
+    plt.close(fig)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_fgm_regressor_and_multitask_reports_render(tmp_path):
+    """In the browser: every figure decodes and has ink, for two more report kinds."""
+    from kernlearn.report import write_report
+
+    for kind, n_fig in (("fgm-reg", 3), ("mtmkl-clf", 3)):
+        est, data = _fit(kind)
+        path = tmp_path / f"{kind}.html"
+        write_report(est, {}, path, data=data)
+        loaded, total, boxes, img = _render(path, tmp_path)
+        assert loaded == total == n_fig
+        _assert_non_blank(img, boxes)
+
+
+def test_bounded_ylim_clips_only_far_bounds():
+    from kernlearn.plotting import _bounded_ylim
+
+    obj = np.array([30.0, 12.0, 10.0, 9.8])
+    lb = np.array([-1.2e7, 5.0, 9.0, 9.7])
+    (lo, hi), n = _bounded_ylim([obj], [lb])
+    assert n == 1 and hi >= 30 and lo <= 5.0 and lo > -30
+    # bounds within the objective's span below it stay in view, uncounted
+    (lo, hi), n = _bounded_ylim([obj], [np.array([-5.0, 5.0, 9.0, 9.7])])
+    assert n == 0 and lo <= -5.0
+
+
+def test_plot_convergence_keeps_the_objective_visible(tmp_path, monkeypatch):
+    import matplotlib.figure
+
+    from kernlearn.plotting import plot_accuracy_vs_features, plot_convergence
+
+    seen = []
+    real = matplotlib.figure.Figure.savefig
+
+    def spy(fig, *a, **k):
+        seen.append([(ax.get_ylim(), ax.get_ylabel()) for ax in fig.axes])
+        return real(fig, *a, **k)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    hist = {"objective": np.array([30.0, 12.0, 10.0, 9.8]),
+            "lower_bound": np.array([-1.2e7, 5.0, 9.0, 9.7])}
+    plot_convergence(hist, tmp_path / "c.png")
+    (lo, hi), _ = seen[0][0]
+    assert -30 < lo <= 5.0 and hi >= 30
+    plot_accuracy_vs_features({"FGM": ([1, 2], [0.3, 0.9])}, tmp_path / "a.png",
+                              metric="test R^2")
+    assert seen[1][0][1] == "test R^2"
+
+
+def test_cli_select_lists_shared_kernel_weights(tmp_path, capsys):
+    import json
+
+    from kernlearn.io import save_model
+
+    est, _ = _fit("mtmkl-reg")
+    save_model(est, tmp_path / "mt.npz")
+    assert main(["select", str(tmp_path / "mt.npz"), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    np.testing.assert_allclose([r["shared_weight"] for r in rows],
+                               est.shared_kernel_weights_)
+    np.testing.assert_allclose([r["weight"] for r in rows], est.kernel_weights_)

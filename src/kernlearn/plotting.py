@@ -16,8 +16,34 @@ def _pyplot():
     return plt
 
 
+def _bounded_ylim(objectives, bounds):
+    """Y-range of the objective panels: every objective, and the bounds near them.
+
+    A dual lower bound of the first iterations can lie orders of magnitude
+    below the objective (-1.2e7 against 30): on one axis it flattens the
+    objective's path to a line.  The range covers the objectives plus one
+    objective-span below them; bounds further down are clipped and counted.
+    """
+    obj = np.concatenate([o[np.isfinite(o)] for o in objectives] or [np.zeros(0)])
+    if obj.size == 0:
+        return None, 0
+    lo, hi = float(obj.min()), float(obj.max())
+    span = hi - lo if hi > lo else max(abs(hi), 1.0) * 0.1
+    floor = lo - span
+    low = [b[np.isfinite(b)] for b in bounds]
+    kept = np.concatenate([b[b >= floor] for b in low] or [np.zeros(0)])
+    n_clipped = int(sum(np.count_nonzero(b < floor) for b in low))
+    bottom = min(lo, float(kept.min())) if kept.size else lo
+    pad = 0.05 * (hi - bottom if hi > bottom else span)
+    return (bottom - pad, hi + pad), n_clipped
+
+
 def plot_convergence(history, path, title="Convergence"):
     """Objective (and the Theorem-2 lower bound, when recorded) per outer iteration.
+
+    Bound values more than the objective's own span below its smallest value
+    are left off the axis (and counted on it), so that the objective's path
+    stays visible.
 
     Parameters
     ----------
@@ -37,13 +63,20 @@ def plot_convergence(history, path, title="Convergence"):
         raise ValueError("history has no 'objective' column to plot.")
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5, 3.5))
-    it = np.arange(1, len(history["objective"]) + 1)
-    ax.plot(it, history["objective"], "o-", label="objective (upper bound)")
-    if "lower_bound" in history and np.isfinite(history["lower_bound"]).any():
-        ax.plot(it, history["lower_bound"], "s--", label="dual lower bound")
+    obj = np.asarray(history["objective"], dtype=float)
+    it = np.arange(1, len(obj) + 1)
+    ax.plot(it, obj, "o-", label="objective (upper bound)")
+    lb = np.asarray(history.get("lower_bound", []), dtype=float)
+    bounds = [lb] if lb.shape == obj.shape and np.isfinite(lb).any() else []
+    if bounds:
+        ax.plot(it, lb, "s--", label="dual lower bound")
+    ylim, n_clipped = _bounded_ylim([obj], bounds)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
     ax.set_xlabel("outer iteration")
     ax.set_ylabel("objective")
-    ax.set_title(title)
+    ax.set_title(title if not n_clipped else f"{title}\n({n_clipped} bound value(s) "
+                 f"below the axis, min {float(np.nanmin(lb)):.3g})", fontsize=9)
     ax.legend()
     if "n_active" in history:
         ax2 = ax.twinx()
@@ -55,8 +88,10 @@ def plot_convergence(history, path, title="Convergence"):
     return str(path)
 
 
-def plot_accuracy_vs_features(curves, path, title="Accuracy vs selected features"):
-    """Test accuracy against number of selected features, one line per method.
+def plot_accuracy_vs_features(
+    curves, path, title="Accuracy vs selected features", metric="test accuracy"
+):
+    """Test score against number of selected features, one line per method.
 
     Parameters
     ----------
@@ -66,6 +101,8 @@ def plot_accuracy_vs_features(curves, path, title="Accuracy vs selected features
         Output image file.
     title : str
         Figure title.
+    metric : str, default="test accuracy"
+        Y-axis label: the score plotted (e.g. ``"test R^2"`` for regressors).
 
     Returns
     -------
@@ -77,7 +114,7 @@ def plot_accuracy_vs_features(curves, path, title="Accuracy vs selected features
         order = np.argsort(nf)
         ax.plot(np.asarray(nf)[order], np.asarray(acc)[order], "o-", label=name)
     ax.set_xlabel("selected features")
-    ax.set_ylabel("test accuracy")
+    ax.set_ylabel(metric)
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()

@@ -2,11 +2,13 @@
 
 The page holds a fit summary, the convergence of the fit (objective and its
 bounds, violation / gap against iteration and time), what the model selected
-(features and their scaling, kernel weights, Nystrom weights), the learned
-feature parameters (Fourier bandwidths, Gabor filters drawn as images) and,
-given labelled test data, test metrics and accuracy against the number of
-features kept.  Figures are PNG images inlined as base64 ``data:`` URIs, so
-the file can be mailed or archived on its own.
+(features and their scaling, kernel weights -- task-specific and shared for
+multitask MKL --, Nystrom weights), the learned feature parameters (Fourier
+bandwidths, Gabor filters drawn as images) and, given labelled test data, test
+metrics and the test score (accuracy; R^2 and RMSE for regressors) against
+the number of features kept, or per task for multitask models.  Figures
+are PNG images inlined as base64 ``data:`` URIs, so the file can be mailed or
+archived on its own.
 """
 
 import base64
@@ -42,9 +44,19 @@ def _histories(est):
     if isinstance(h, dict):
         return [("", h)]
     if isinstance(h, (list, tuple)):
-        classes = getattr(est, "classes_", range(len(h)))
-        return [(f"class {c}", d) for c, d in zip(classes, h) if isinstance(d, dict)]
+        classes = list(getattr(est, "classes_", []))
+        # one history per class (one-vs-rest), otherwise per output: a binary
+        # classifier has one output, which is not its first class
+        names = (
+            [f"class {c}" for c in classes]
+            if len(classes) == len(h) and len(h) > 1
+            else [f"output {t}" if len(h) > 1 else "" for t in range(len(h))]
+        )
+        return [(lab, d) for lab, d in zip(names, h) if isinstance(d, dict)]
     return []
+
+
+_DIAGNOSTICS = ("gap", "violation", "kkt")
 
 
 def _convergence_figure(est):
@@ -52,53 +64,98 @@ def _convergence_figure(est):
         (lab, h)
         for lab, h in _histories(est)
         if "objective" in h and len(h["objective"])
-    ]
+    ][:10]
     if not hists:
         return None
     plt = _pyplot()
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-    for lab, h in hists[:10]:
-        it = np.arange(1, len(h["objective"]) + 1)
-        t = h.get("time", it)
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
+
+    diag = [k for k in _DIAGNOSTICS if any(k in h for _, h in hists)]
+    # PNormMKL records no gap: its training error is the third panel then
+    extra = [] if diag else [k for k in ("train_error",) if k in hists[0][1]]
+    n_ax = 3 if diag or extra else 2
+    fig, axes = plt.subplots(1, n_ax, figsize=(4.4 * n_ax, 3.6))
+    # one colour per history (class / output); one line style per quantity
+    style = {"gap": "-", "violation": "--", "kkt": ":", "train_error": "-"}
+    several = len(hists) > 1
+    objectives, bounds, drawn = [], [], set()
+    for i, (lab, h) in enumerate(hists):
+        colour = f"C{i}"
+        obj = np.asarray(h["objective"], dtype=float)
+        objectives.append(obj)
+        it = np.arange(1, len(obj) + 1)
+        t = np.asarray(h.get("time", it), dtype=float)
+        lb = np.asarray(h.get("lower_bound", []), dtype=float)
+        has_lb = lb.shape == obj.shape and np.isfinite(lb).any()
+        if has_lb:
+            bounds.append(lb)
         for ax, x in ((axes[0], it), (axes[1], t)):
-            ax.plot(x, h["objective"], "o-", ms=3, label=f"objective {lab}".strip())
-            if "lower_bound" in h and np.isfinite(h["lower_bound"]).any():
-                ax.plot(
-                    x,
-                    h["lower_bound"],
-                    "s--",
-                    ms=3,
-                    label=f"dual lower bound {lab}".strip(),
-                )
-        for key in ("gap", "violation", "kkt"):
-            if key in h:
-                v = np.asarray(h[key], dtype=float)
-                ok = np.isfinite(v) & (v > 0)
-                if ok.any():
-                    axes[2].semilogy(it[ok], v[ok], ".-", label=f"{key} {lab}".strip())
+            ax.plot(x, obj, "o-", ms=3, color=colour,
+                    label=lab if several else "objective")
+            if has_lb:
+                ax.plot(x, lb, "s--", ms=3, color=colour if several else "C1",
+                        label=None if several else "dual lower bound")
+        for key in diag + extra:
+            v = np.asarray(h.get(key, []), dtype=float)
+            ok = np.isfinite(v) & (v > 0 if key in diag else True)
+            if v.shape == obj.shape and ok.any():
+                plot = axes[2].semilogy if key in diag else axes[2].plot
+                plot(it[ok], v[ok], ".", ls=style[key], ms=4,
+                     color=colour if several else f"C{len(drawn)}",
+                     label=None if several else key)
+                drawn.add(key)
+    from .plotting import _bounded_ylim
+
+    ylim, n_clipped = _bounded_ylim(objectives, bounds)
+    for ax in axes[:2]:
+        ax.set_ylim(*ylim)
+        ax.set_ylabel("objective")
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=ax is axes[0]))
+        # absolute times with an offset text (+2.449e1) are unreadable
+        ax.ticklabel_format(axis="both", useOffset=False, style="plain")
+        if n_clipped:  # a title, not a text inside the axes over the lines
+            ax.set_title(f"{n_clipped} bound value(s) below the axis (min "
+                         f"{min(float(np.nanmin(b)) for b in bounds):.3g})",
+                         fontsize=8, color="tab:orange")
+    # several histories: the classes on the first panel, the bound's style
+    # there too; the line styles of the diagnostics on the third
+    handles, labels = axes[0].get_legend_handles_labels()
+    if several and bounds:
+        handles.append(Line2D([], [], color="grey", ls="--", marker="s", ms=3))
+        labels.append("dual lower bound")
+    axes[0].legend(handles, labels, fontsize=7, ncol=2 if len(labels) > 5 else 1)
+    if not several:
+        axes[1].legend(fontsize=7)
     axes[0].set_xlabel("outer iteration / epoch")
     axes[1].set_xlabel("time (s)")
-    for ax in axes[:2]:
-        ax.set_ylabel("objective")
-        ax.legend(fontsize=7)
-    axes[2].set_xlabel("outer iteration / epoch")
-    axes[2].set_ylabel("violation / gap (log)")
-    if axes[2].lines:
-        axes[2].legend(fontsize=7)
-    else:
-        axes[2].text(
-            0.5,
-            0.5,
-            "no violation or gap recorded",
-            ha="center",
-            transform=axes[2].transAxes,
-        )
+    if n_ax == 3:
+        axes[2].set_xlabel("outer iteration / epoch")
+        axes[2].set_ylabel("violation / gap (log)" if diag else "training error")
+        axes[2].xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
+        if not drawn:
+            fig.delaxes(axes[2])
+        elif several:
+            axes[2].legend(
+                [Line2D([], [], color="grey", ls=style[k]) for k in sorted(drawn)],
+                sorted(drawn), fontsize=7)
+        else:
+            axes[2].legend(fontsize=7)
     fig.suptitle("Convergence")
-    return _png(fig)
+    return fig
+
+
+def _kernel_labels(est, meta):
+    from .summary import selection_table
+
+    _, rows = selection_table(est, meta)
+    return [r[1] or str(r[0]) for r in rows]
 
 
 def _selection_figure(est, meta):
     plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
     if hasattr(est, "selected_features_"):
         sel = np.asarray(est.selected_features_)[:60]
         if sel.size == 0:
@@ -120,40 +177,51 @@ def _selection_figure(est, meta):
         ax.set_xticklabels(labels, rotation=90, fontsize=7)
         ax.set_ylabel("max |coef|")
         ax.set_title("Selected features in order of inclusion")
-        return _png(fig)
+        return fig
     if hasattr(est, "kernel_weights_"):
-        from .summary import selection_table
-
-        _, rows = selection_table(est, meta)
-        fig, ax = plt.subplots(figsize=(max(5, 0.5 * len(rows)), 3.5))
-        ax.bar(range(len(rows)), [r[2] for r in rows], color="tab:green")
-        ax.set_xticks(range(len(rows)))
-        ax.set_xticklabels([r[1] or str(r[0]) for r in rows], rotation=30, fontsize=8)
+        labels = _kernel_labels(est, meta)
+        task_w = np.asarray(est.kernel_weights_, dtype=float)
+        shared = np.asarray(getattr(est, "shared_kernel_weights_", []), dtype=float)
+        shared = shared if shared.shape == task_w.shape and shared.any() else None
+        x = np.arange(len(task_w))
+        fig, ax = plt.subplots(figsize=(max(5, 0.6 * len(task_w)), 3.5))
+        if shared is None:
+            ax.bar(x, task_w, color="tab:green")
+            ax.set_title("Learned kernel weights")
+        else:  # the shared blocks of multitask MKL carry the rest of the simplex
+            ax.bar(x - 0.2, task_w, 0.4, color="tab:green", label="task-specific")
+            ax.bar(x + 0.2, shared, 0.4, color="tab:olive", label="shared")
+            ax.legend(fontsize=8)
+            ax.set_title("Kernel weights: task-specific and shared")
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
         ax.set_ylabel("weight")
-        ax.set_title("Learned kernel weights")
-        return _png(fig)
+        return fig
     if hasattr(est, "mu_"):
         # the classifier has one mu per output: show the columns' largest weight
         mu = np.sort(np.max(np.atleast_2d(est.mu_), axis=0))[::-1]
+        nz = mu[mu > 0]
         fig, ax = plt.subplots(figsize=(6, 3.5))
-        ax.stem(np.arange(len(mu)), mu)
-        ax.set_yscale("symlog", linthresh=max(mu.max(), 1e-12) * 1e-4)
-        ax.set_xlabel("sampled column (sorted)")
-        ax.set_ylabel("mu")
-        ax.set_title(
-            f"Nystrom column weights: {int(np.count_nonzero(mu))} of {len(mu)} non-zero"
-        )
-        return _png(fig)
+        # zeros have no place on a log axis (a symlog axis put "0" onto "1e-4"):
+        # the title counts them
+        ax.semilogy(np.arange(len(nz)), nz, "o", ms=4)
+        ax.vlines(np.arange(len(nz)), nz.min() / 2 if nz.size else 1, nz, lw=1)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("sampled column (sorted by weight)")
+        ax.set_ylabel("mu (log)")
+        ax.set_title(f"Nystrom column weights: {nz.size} of {len(mu)} non-zero")
+        return fig
     if hasattr(est, "features_") and len(est.features_):
         w = np.linalg.norm(np.atleast_2d(est.coef_), axis=0)
         gs = max(1, w.size // len(est.features_))
         norms = w.reshape(len(est.features_), gs).sum(axis=1)
         fig, ax = plt.subplots(figsize=(6, 3.5))
         ax.bar(range(len(norms)), norms, color="tab:purple")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("learned feature (order of inclusion)")
         ax.set_ylabel("weight norm")
         ax.set_title("Learned features")
-        return _png(fig)
+        return fig
     return None
 
 
@@ -166,13 +234,18 @@ def _feature_parameter_figure(est):
         return None, ""
     plt = _pyplot()
     if isinstance(fam, RandomFourierFeatures):
+        from matplotlib.ticker import MaxNLocator
+
         bw = np.asarray(F)[:, -1]
+        # one point per feature: a histogram of a single bandwidth is one bar
+        # spanning an arbitrary range
         fig, ax = plt.subplots(figsize=(6, 3.5))
-        ax.hist(bw, bins=min(30, max(5, len(np.unique(bw)))), color="tab:orange")
-        ax.set_xlabel("bandwidth sigma")
-        ax.set_ylabel("learned features")
+        ax.plot(np.arange(len(bw)), bw, "o", color="tab:orange")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("learned feature (order of inclusion)")
+        ax.set_ylabel("bandwidth sigma")
         ax.set_title("Bandwidths of the learned Fourier features")
-        return _png(fig), "Learned Fourier bandwidths"
+        return fig, "Learned Fourier bandwidths"
     if isinstance(fam, GaborFeatures):
         filt = fam.filters(F[:32])
         k = len(filt)
@@ -181,17 +254,30 @@ def _feature_parameter_figure(est):
         fig, axes = plt.subplots(
             rows, cols, figsize=(1.4 * cols, 1.4 * rows), squeeze=False
         )
-        for a in axes.ravel():
-            a.axis("off")
+        for a in axes.ravel()[k:]:
+            fig.delaxes(a)  # a grid cell without a filter
         for a, f in zip(axes.ravel(), filt):
+            a.axis("off")
             a.imshow(f.reshape(fam.filter_size, fam.filter_size), cmap="gray")
         fig.suptitle("Learned Gabor filters")
-        return _png(fig), "Learned Gabor filters"
+        return fig, "Learned Gabor filters"
     return None, ""
 
 
+def _scores(est, X, y, pred):
+    """Test scores of predictions: accuracy, or R^2 and RMSE for a regressor."""
+    from sklearn import metrics
+
+    if hasattr(est, "classes_"):
+        return {"accuracy": float(metrics.accuracy_score(y, pred))}
+    return {
+        "R^2": float(metrics.r2_score(y, pred)),
+        "RMSE": float(np.sqrt(metrics.mean_squared_error(y, pred))),
+    }
+
+
 def _truncated_scores(est, X, y):
-    """Test score of the model restricted to its first k features (inclusion order).
+    """Test scores of the model restricted to its first k features (inclusion order).
 
     Not a refit: the final weights of the first k features are kept and the
     others zeroed, which shows how much each added feature contributes.
@@ -220,22 +306,90 @@ def _truncated_scores(est, X, y):
         keep[np.concatenate([index[i] for i in range(k)])] = True
         setattr(trunc, attr, np.where(keep, full, 0.0))
         ks.append(k)
-        scores.append(float(trunc.score(X, y)))
+        scores.append(_scores(est, X, y, trunc.predict(X)))
     return ks, scores
 
 
-def _accuracy_figure(est, X, y):
+def _score_axes(ax, x, scores, xlabel, line="-"):
+    """Plot accuracy, or R^2 with RMSE on a second axis; returns the axes."""
+    names = list(scores[0])
+    ax.plot(x, [s[names[0]] for s in scores], "o" + line, color="tab:blue",
+            label=f"test {names[0]}")
+    ax.set_ylabel(f"test {names[0]}", color="tab:blue")
+    ax.set_xlabel(xlabel)
+    if len(names) > 1:  # a regressor: the error in the target's units as well
+        ax2 = ax.twinx()
+        ax2.plot(x, [s[names[1]] for s in scores], "s" + line * 2, color="tab:red",
+                 label=f"test {names[1]}")
+        ax2.set_ylabel(f"test {names[1]}", color="tab:red")
+        return [ax, ax2]
+    return [ax]
+
+
+def _accuracy_figure(est, X, y, tasks=None):
+    plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
+    if tasks is not None:
+        # multitask: one score per task (features are not selected)
+        pred = est.predict(X, task_index=tasks)
+        ids = [t for t in np.unique(tasks)]
+        scores = [_scores(est, X, y[tasks == t], pred[tasks == t]) for t in ids]
+        fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(ids)), 3.5))
+        _score_axes(ax, np.arange(len(ids)), scores, "task", line="")
+        ax.set_xticks(np.arange(len(ids)))
+        ax.set_xticklabels([str(t) for t in ids], rotation=90 if len(ids) > 12 else 0,
+                           fontsize=7)
+        ax.set_title("Test score per task")
+        return fig
     res = _truncated_scores(est, X, y)
     if res is None:
         return None
-    plt = _pyplot()
     ks, scores = res
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot(ks, scores, "o-")
-    ax.set_xlabel("features kept (first k in order of inclusion)")
-    ax.set_ylabel("test accuracy" if hasattr(est, "classes_") else "test R^2")
+    _score_axes(ax, ks, scores, "features kept (first k in order of inclusion)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title("Test score against number of features")
-    return _png(fig)
+    return fig
+
+
+def _figures(est, meta, data=None):
+    """The report's figures: a list of ``(title, matplotlib figure, caption)``."""
+    figures = []
+    conv = _convergence_figure(est)
+    if conv:
+        figures.append(
+            (
+                "Convergence",
+                conv,
+                "objective (upper bound) and, when recorded, the dual lower bound "
+                "per outer iteration and against time (bounds far below the "
+                "objective are clipped and counted); right: violation / duality "
+                "gap / KKT residual",
+            )
+        )
+    sel = _selection_figure(est, meta)
+    if sel:
+        figures.append(("Selection", sel, "what the model kept"))
+    fpar, title = _feature_parameter_figure(est)
+    if fpar:
+        figures.append((title, fpar, "parameters of the learned features"))
+    if data is not None:
+        X, y = data[:2]
+        tasks = data[3] if len(data) > 3 else None
+        acc = _accuracy_figure(est, X, np.asarray(y), tasks)
+        if acc and tasks is None:
+            figures.append(
+                (
+                    "Test score vs number of features",
+                    acc,
+                    "the final model restricted to its first k features "
+                    "(others zeroed, no refit)",
+                )
+            )
+        elif acc:
+            figures.append(("Test score per task", acc, "test data of each task"))
+    return figures
 
 
 def _table(rows, header=None):
@@ -323,31 +477,14 @@ def build_report(est, meta=None, data=None):
     ):
         if meta.get(key) is not None:
             summary.append((label, meta[key]))
-    for attr in ("n_iter_", "stop_reason_", "converged_", "objective_", "m0_", "R_"):
+    for attr in ("n_iter_", "stop_reason_", "converged_", "objective_", "gap_",
+                 "m0_", "R_", "shared_"):
         if hasattr(est, attr):
             summary.append((attr, getattr(est, attr)))
     parts += ["<h2>Fit summary</h2>", _table(summary)]
     params = [(k, repr(v)) for k, v in est.get_params(deep=False).items()]
     parts += ["<h2>Parameters</h2>", _table(params, ["parameter", "value"])]
 
-    figures = []
-    conv = _convergence_figure(est)
-    if conv:
-        figures.append(
-            (
-                "Convergence",
-                conv,
-                "objective (upper bound) and, when "
-                "recorded, the dual lower bound per outer iteration and against "
-                "time; right: violation / duality gap / KKT residual",
-            )
-        )
-    sel = _selection_figure(est, meta)
-    if sel:
-        figures.append(("Selection", sel, "what the model kept"))
-    fpar, title = _feature_parameter_figure(est)
-    if fpar:
-        figures.append((title, fpar, "parameters of the learned features"))
     if data is not None:
         X, y, source = data[:3]
         tasks = data[3] if len(data) > 3 else None
@@ -359,16 +496,7 @@ def build_report(est, meta=None, data=None):
             f"<h2>Test metrics on {html.escape(source)}</h2>",
             _table(list(metrics.items())),
         ]
-        acc = _accuracy_figure(est, X, y) if tasks is None else None
-        if acc:
-            figures.append(
-                (
-                    "Test score vs number of features",
-                    acc,
-                    "the final model restricted to its first k features "
-                    "(others zeroed, no refit)",
-                )
-            )
+    figures = [(t, _png(fig), c) for t, fig, c in _figures(est, meta, data)]
     for title, png, caption in figures:
         parts.append(
             f'<h2>{html.escape(title)}</h2><figure><img class="figure" '

@@ -131,7 +131,8 @@ def selection_table(est, meta=None):
     """What a model selected or learned, as rows of a table.
 
     FGM: selected features with their scaling ``d`` and weights; GrFL: the
-    learned feature parameters; MKL: kernel weights; SLKL: the centres and
+    learned feature parameters; MKL: kernel weights (multitask MKL: also the
+    weights of the shared blocks, ``shared_weight``); SLKL: the centres and
     their weights ``mu``.
 
     Parameters
@@ -196,10 +197,18 @@ def selection_table(est, meta=None):
         )
         if specs is None:
             labels = ["rbf(gamma=mean)", "linear"]
-        return ["kernel", "spec", "weight"], [
+        rows = [
             [j, labels[j] if j < len(labels) else "", float(w)]
             for j, w in enumerate(est.kernel_weights_)
         ]
+        shared = getattr(est, "shared_kernel_weights_", None)
+        if shared is None:
+            return ["kernel", "spec", "weight"], rows
+        # multitask MKL: the weight of each kernel's shared block (zero with
+        # shared=False) completes the task-specific one
+        for r, v in zip(rows, shared):
+            r.append(float(v))
+        return ["kernel", "spec", "weight", "shared_weight"], rows
     if hasattr(est, "mu_"):
         idx = est.column_indices_
         if np.ndim(est.mu_) == 2:  # the SLKL classifier: one mu per output
