@@ -24,7 +24,6 @@ model of eq. (1).
 
 import numbers
 
-import joblib
 import numpy as np
 from sklearn.base import (
     BaseEstimator,
@@ -33,19 +32,16 @@ from sklearn.base import (
     RegressorMixin,
     TransformerMixin,
     _fit_context,
-    clone,
 )
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..families import RandomFourierFeatures
-from ..kernels import scale_gamma
-from ..losses import get_loss, weighted
-from ..penalties import L1, get_penalty
-from ..methods.grfl import GrFL, paper_loss_factor
-from ..solvers import ADMM, GrFLFISTA, History, check_compatible
+from ..losses import get_loss
+from ..methods.grfl import fit_grfl
+from ..penalties import get_penalty
+from ..solvers import History
 from ._base import (
     ProbabilityMixin,
     _has_proba,
@@ -58,9 +54,6 @@ from ._base import (
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
 _PENALTIES = ("l1", "group_l1_l2", "l1_linf", "l1_lq", "per_task_l1_lq")
-# pricing_subsample="auto": rows used to estimate violations when n is at least
-# twice as large (the best estimates are then re-scored on all rows)
-_AUTO_PRICING_ROWS = 2000
 
 
 class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -89,94 +82,34 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "verbose": ["verbose"],
     }
 
-    # ----------------------------------------------------------------- parts
-    def _build_parts(self, X, sample_weight=None):
-        if self.family is None:
-            # scikit-learn's gamma="scale", on the weighted variance when weighted
-            family = RandomFourierFeatures(
-                gamma="scale" if sample_weight is None else scale_gamma(X, sample_weight))
-        else:
-            family = clone(self.family)
-        family.fit(X)
-        loss = weighted(get_loss(self.loss, allowed=self._losses), sample_weight)
-        pen_p = clone(get_penalty(self.penalty, allowed=_PENALTIES))
-        # the paper's losses are c times ours: its lambda is c times ours
-        c = paper_loss_factor(loss) if self.lambda_scale == "paper" else 1.0
-        if "alpha" in pen_p.get_params(deep=False):
-            pen_p.set_params(alpha=float(self.lambda_p) / c)
-        pen_s = None if self.lambda_s is None else L1(alpha=float(self.lambda_s) / c)
-        if isinstance(self.solver, str):
-            cls = ADMM if self.solver == "admm" else GrFLFISTA
-            solver = cls(tol=self.tol, max_iter=self.max_iter)
-        else:
-            solver = self.solver
-        check_compatible(solver, loss, pen_p)
-        return family, loss, pen_p, pen_s, solver
-
-    # ------------------------------------------------------------------ core
     def _fit_tasks(self, X, Y, task_rows, sample_weight=None):
-        """Run :class:`~kernlearn.methods.grfl.GrFL` on validated inputs.
+        """Run :func:`~kernlearn.methods.grfl.fit_grfl` and copy its result.
 
         ``Y`` is ``(n, T)`` when every task uses every row (``task_rows``
         ``None``), else ``(n,)`` with ``task_rows`` the rows of each task.
-        ``sample_weight`` (validated, or ``None``) weighs each row's loss.
         """
         if sample_weight is not None and task_rows is not None:
             raise ValueError("sample_weight and class_weight are not supported with "
                              "task_index (one loss per task); fit without one of them.")
-        n = X.shape[0]
-        T = Y.shape[1] if task_rows is None else len(task_rows)
-        path = getattr(self, "_path", None) if self.warm_start else None
-        # the path continues only on the very data it was computed on
-        data_key = joblib.hash((X, Y, task_rows, sample_weight)) if self.warm_start else None
-        if path is not None and getattr(self, "_path_key", None) == data_key \
-                and path.p <= path.gs * self.max_features:
-            # warm start: continue the previous feature path on the same data
-            path.time_budget, path.verbose = self.time_budget, self.verbose
-        else:
-            family, loss, pen_p, pen_s, solver = self._build_parts(X, sample_weight)
-            sub = self.pricing_subsample
-            if sub == "auto":
-                sub = _AUTO_PRICING_ROWS if n > 2 * _AUTO_PRICING_ROWS else None
-            path = GrFL(
-                family, loss, pen_p, pen_s, solver, n_candidates=self.n_candidates,
-                eps=self.eps, fit_intercept=self.fit_intercept, pricing_subsample=sub,
-                path_iter=self.path_iter, time_budget=self.time_budget,
-                verbose=self.verbose, name=type(self).__name__,
-            ).start(X, Y, task_rows, check_random_state(self.random_state),
-                    sample_weight=sample_weight)
-        path.extend(self.max_features)
-        if self.warm_start:
-            self._path, self._path_key = path, data_key
-        elif hasattr(self, "_path"):
-            del self._path, self._path_key
-
-        gs, family = path.gs, path.family
-        U, us, b = path.coefficients()
-        p = U.shape[0]
-        # keep the features with a non-zero weight in some task
-        coef_full = U + us[:, None]
-        keep_group = (np.abs(coef_full).reshape(-1, gs * T).max(axis=1) > 0) if p else \
-            np.zeros(0, bool)
-        keep_col = np.repeat(keep_group, gs)
-        self.family_ = family
-        self.features_ = (np.array(path.params)[keep_group] if p
-                          else np.zeros((0, family.sample(1, 0).shape[1])))
-        self.feature_scales_ = (np.array(path.scales)[keep_group] if p
-                                else np.zeros((0, gs)))
-        self.task_coef_ = U[keep_col].T
-        self.shared_coef_ = us[keep_col]
-        self._coef_tasks = coef_full[keep_col].T  # (T, n_columns)
-        self._intercept_tasks = b
+        settings = {k: v for k, v in self.get_params(deep=False).items()
+                    if k not in ("class_weight", "probability", "warm_start", "penalty", "loss")}
+        res = fit_grfl(
+            X, Y, task_rows=task_rows, sample_weight=sample_weight,
+            loss=get_loss(self.loss, allowed=self._losses),
+            penalty=get_penalty(self.penalty, allowed=_PENALTIES), name=type(self).__name__,
+            warm=getattr(self, "_path", None) if self.warm_start else None,
+            keep_warm=self.warm_start, **settings)
+        self._path = res.warm
+        self.family_, self.features_, self.feature_scales_ = (
+            res.family, res.features, res.feature_scales)
+        self.task_coef_, self.shared_coef_ = res.task_coef, res.shared_coef
+        self._coef_tasks, self._intercept_tasks = res.coef, res.intercept
         hist = History()
-        hist.rows = path.history
-        self.history_ = hist.as_dict()
-        self.n_iter_ = len(path.history)
-        self.stop_reason_ = path.stop_reason
-        self.converged_ = path.converged
-        self.last_violation_ = path.last_violation
-        self.objective_ = path.objective
-        return self
+        hist.rows = res.history
+        self.history_, self.n_iter_ = hist.as_dict(), res.n_iter
+        self.stop_reason_, self.converged_ = res.stop_reason, res.converged
+        self.last_violation_, self.objective_ = res.last_violation, res.objective
+        return res
 
     # ------------------------------------------------------------ prediction
     def transform(self, X):
