@@ -56,7 +56,8 @@ def test_no_fresh_candidate_violates_after_convergence():
     eps = 0.05
     clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=1.0), max_features=60,
                                     n_candidates=300, lambda_p=1.0, eps=eps, tol=1e-6,
-                                    max_iter=20000, random_state=0).fit(X, y)
+                                    max_iter=20000, standardize=False,
+                                    random_state=0).fit(X, y)
     assert clf.stop_reason_ == "no_violation" and clf.n_iter_ >= 3
     assert clf.last_violation_ <= eps
     fresh = clf.family_.sample(3000, np.random.default_rng(123))
@@ -168,7 +169,7 @@ def test_gabor_family_in_the_classifier():
     y = np.repeat([0, 1], n)
     clf = InfiniteFeatureClassifier(GaborFeatures(image_shape=(8, 8), filter_size=5),
                                     max_features=5, n_candidates=40,
-                                    random_state=0).fit(X, y)
+                                    standardize=False, random_state=0).fit(X, y)
     assert clf.score(X, y) > 0.9
     assert clf.features_.shape[1] == 4
 

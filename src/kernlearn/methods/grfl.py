@@ -61,6 +61,36 @@ __all__ = ["GrFL", "GrFLResult", "fit_grfl", "intercept_only", "paper_loss_facto
 AUTO_PRICING_ROWS = 2000
 
 
+def penalty_level(penalty):
+    """Regularisation level :math:`\\lambda` of a penalty: its ``alpha``, else 1.
+
+    A penalty without ``alpha`` (a user's norm with its level built in) is
+    used as it is: its ``dual_norm`` is then that of the whole penalty, and a
+    zero feature violates the optimality conditions when that dual norm
+    exceeds 1 (paper 000, eq. (7) with the level folded in).
+
+    Parameters
+    ----------
+    penalty : BasePenalty
+
+    Returns
+    -------
+    level : float
+    """
+    return float(getattr(penalty, "alpha", 1.0))
+
+
+class _GrFLProblem(DirtyProblem):
+    """The restricted master with levels read by :func:`penalty_level`."""
+
+    def reg_scale(self):
+        """Smallest regularisation level, the scale of the KKT measure."""
+        lams = [penalty_level(self.penalty_p)]
+        if self.has_shared:
+            lams.append(penalty_level(self.penalty_s))
+        return max(min(lams), 1e-12)
+
+
 def solve_master(solver, problem, state):
     """Run the restricted-master solver once (the only call into a master).
 
@@ -297,7 +327,7 @@ class GrFL:
         problem : DirtyProblem
         """
         p = self.p
-        return DirtyProblem(
+        return _GrFLProblem(
             self.Phi[:, :p], self.Y, self.loss, self.penalty_p, self.penalty_s,
             indptr=np.arange(0, p + 1, self.gs), task_rows=self.task_rows,
             fit_intercept=self.fit_intercept,
@@ -347,12 +377,12 @@ class GrFL:
         # penalty's dual norm is joint across tasks or per task (PerTaskL1Lq)
         rows = np.arange(0, k * gs + 1, gs)
         v = self.penalty_p.matrix_dual_norm(H.reshape(k * gs, T), rows)
-        v = v / self.penalty_p.alpha
+        v = v / penalty_level(self.penalty_p)
         if self.penalty_s is not None:
             hs = H.sum(axis=2)
             ips = np.arange(0, hs.size + 1, self.gs)
             vs = self.penalty_s.dual_norm(hs.ravel(), ips).reshape(k, -1).max(axis=1)
-            v = np.maximum(v, vs / self.penalty_s.alpha)
+            v = np.maximum(v, vs / penalty_level(self.penalty_s))
         return v - 1.0
 
     def _best_candidate(self):
@@ -609,7 +639,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     task_rows : list of ndarray or None, default=None
         Rows of each task.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
-        Row weights of the loss.
+        Row weights of the loss, rescaled to mean one over the rows with a
+        positive weight (only their ratios matter).
     lambda_p, lambda_s : float, float or None
         Levels of :math:`\\Omega_p` and of the l1 penalty on shared weights.
     lambda_scale : {"ours", "paper"}, default="ours"
@@ -645,6 +676,13 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     from ..solvers import ADMM, GrFLFISTA
 
     n = X.shape[0]
+    if sample_weight is not None:
+        # the weights' scale is not a setting: mean one over the rows with a
+        # positive weight (glmnet's rule, and a zero weight still removes its
+        # row), so weights c * w give the model of w for every c > 0
+        sample_weight = np.asarray(sample_weight, dtype=float)
+        sample_weight = sample_weight * (np.count_nonzero(sample_weight)
+                                         / sample_weight.sum())
     settings = dict(
         loss=loss, penalty=penalty, family=family, lambda_p=lambda_p, lambda_s=lambda_s,
         lambda_scale=lambda_scale, solver=solver, tol=tol, max_iter=max_iter,
@@ -668,8 +706,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         pen_p = copy.deepcopy(penalty)
         # the paper's losses are c times ours: its lambda is c times ours
         c = paper_loss_factor(wloss) if lambda_scale == "paper" else 1.0
-        if "alpha" in pen_p.get_params(deep=False):
-            pen_p.set_params(alpha=float(lambda_p) / c)
+        if hasattr(pen_p, "alpha"):  # else its level is built in (penalty_level)
+            pen_p.alpha = float(lambda_p) / c
         pen_s = None if lambda_s is None else L1(alpha=float(lambda_s) / c)
         if isinstance(solver, str):
             solver = (ADMM if solver == "admm" else GrFLFISTA)(tol=tol, max_iter=max_iter)
