@@ -73,7 +73,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "lambda_scale": [StrOptions({"ours", "paper"})],
         "penalty": [StrOptions(set(_PENALTIES)),
                     HasMethods(["value", "prox", "dual_norm"])],
-        "solver": [StrOptions({"admm", "fista"}), HasMethods(["solve"])],
+        "solver": [StrOptions({"admm", "fista", "newton"}), HasMethods(["solve"])],
         "eps": [Interval(numbers.Real, 0, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],

@@ -645,8 +645,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         Levels of :math:`\\Omega_p` and of the l1 penalty on shared weights.
     lambda_scale : {"ours", "paper"}, default="ours"
         Divide the levels by :func:`paper_loss_factor` with ``"paper"``.
-    solver : {"admm", "fista"} or solver object, default="admm"
-        Restricted master.
+    solver : {"admm", "fista", "newton"} or solver object, default="admm"
+        Restricted master (:class:`~kernlearn.solvers.grfl_newton.GrFLNewton`
+        for ``"newton"``).
     tol, max_iter : float, int
         Master tolerance and iteration cap (string solvers).
     max_features, n_candidates, eps, fit_intercept, pricing_subsample, path_iter, time_budget, verbose
@@ -674,6 +675,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     from ..losses import weighted
     from ..penalties import L1
     from ..solvers import ADMM, GrFLFISTA
+    from ..solvers.grfl_newton import GrFLNewton
 
     n = X.shape[0]
     if sample_weight is not None:
@@ -710,7 +712,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
             pen_p.alpha = float(lambda_p) / c
         pen_s = None if lambda_s is None else L1(alpha=float(lambda_s) / c)
         if isinstance(solver, str):
-            solver = (ADMM if solver == "admm" else GrFLFISTA)(tol=tol, max_iter=max_iter)
+            solver = {"admm": ADMM, "fista": GrFLFISTA, "newton": GrFLNewton}[solver](
+                tol=tol, max_iter=max_iter)
         check_compatible(solver, wloss, pen_p)
         sub = pricing_subsample
         if sub == "auto":
