@@ -203,8 +203,10 @@ def test_bad_input():
 
 def test_warm_start_continues_the_same_feature_path():
     X, y = _moons(200, seed=3)
+    # the path is the cold one with masters solved to tol (path_iter=None, as
+    # documented): an intermediate master is finished when a warm fit stops
     kw = dict(family=RandomFourierFeatures(bandwidth=0.5), n_candidates=30, tol=1e-6,
-              max_iter=5000, eps=0.0, random_state=0)
+              max_iter=5000, eps=0.0, path_iter=None, random_state=0)
     cold = InfiniteFeatureClassifier(max_features=8, **kw).fit(X, y)
     warm = InfiniteFeatureClassifier(max_features=4, warm_start=True, **kw).fit(X, y)
     assert warm.n_iter_ == 4

@@ -73,7 +73,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "lambda_scale": [StrOptions({"ours", "paper"})],
         "penalty": [StrOptions(set(_PENALTIES)),
                     HasMethods(["value", "prox", "dual_norm"])],
-        "solver": [StrOptions({"admm", "fista", "newton"}), HasMethods(["solve"])],
+        "solver": [StrOptions({"auto", "admm", "fista", "newton"}), HasMethods(["solve"])],
         "eps": [Interval(numbers.Real, 0, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -81,7 +81,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "pricing_subsample": [Interval(numbers.Integral, 1, None, closed="left"),
                               StrOptions({"auto"}), None],
-        "path_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "path_iter": [Interval(numbers.Integral, 1, None, closed="left"), None,
+                      StrOptions({"auto"})],
         "warm_start": ["boolean"],
         "standardize": ["boolean"],
         "random_state": ["random_state"],
@@ -218,8 +219,12 @@ _COMMON_DOC = """
         (any q with ``PerTaskL1Lq(q=...)``): each task selects its own
         features from the shared pool (Table 1's per-task rows).
         An object's ``alpha`` is replaced by ``lambda_p``.
-    solver : {{"admm", "fista"}} or solver object, default="admm"
-        Restricted-master solver (Algorithm 2 or FISTA).
+    solver : {{"auto", "admm", "fista", "newton"}} or solver object, default="auto"
+        Restricted-master solver: ADMM (Algorithm 2), FISTA, or proximal
+        Newton (:class:`~kernlearn.solvers.grfl_newton.GrFLNewton`, a few
+        iterations per master, the same optimum); ``"auto"`` is Newton except
+        for ``L1Lq`` with ``q`` not in {{1, 2, inf}} and penalties of your own
+        (ADMM).
     eps : float, default=1e-3
         Stop when no sampled feature violates (7) or (10) by more than
         ``eps`` relative to :math:`\\lambda` (Algorithm 1, line 6).
@@ -240,9 +245,10 @@ _COMMON_DOC = """
         them).  Cuts the :math:`O(k_r n T)` pricing cost to
         :math:`O(k_r m T + 25 n T)`.  ``"auto"`` uses 2000 rows when
         ``n >= 4000``, all rows otherwise; ``None`` always all rows.
-    path_iter : int or None, default=20
+    path_iter : int, "auto" or None, default="auto"
         Iteration cap of the masters solved while features are being added
-        (warm-started, so the next master continues from there).  The master
+        (warm-started, so the next master continues from there); ``"auto"``
+        is 2 for the Newton master and 20 for ADMM and FISTA.  The master
         is always finished to ``tol`` before the violation test may stop
         the path and at the end, so the returned model solves its restricted
         problem to ``tol``.  ``None`` solves every master to ``tol``.
@@ -367,8 +373,8 @@ class InfiniteFeatureClassifier(
 
     def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=1.0,
                  lambda_s=None, lambda_scale="ours", loss="squared_hinge", penalty="group_l1_l2",
-                 solver="admm", eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True,
-                 time_budget=None, pricing_subsample="auto", path_iter=20, warm_start=False,
+                 solver="auto", eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True,
+                 time_budget=None, pricing_subsample="auto", path_iter="auto", warm_start=False,
                  standardize=True, random_state=None, verbose=0, class_weight=None,
                  probability=False):
         self.class_weight = class_weight
@@ -531,9 +537,9 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
     }
 
     def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=1.0,
-                 lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="admm",
+                 lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="auto",
                  eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True, time_budget=None,
-                 pricing_subsample="auto", path_iter=20, warm_start=False,
+                 pricing_subsample="auto", path_iter="auto", warm_start=False,
                  standardize=True, random_state=None, verbose=0):
         self.family = family
         self.max_features = max_features

@@ -294,6 +294,21 @@ class GrFLNewton(BaseSolver):
         self.max_sweeps = max_sweeps
         self.curvature_rtol = curvature_rtol
 
+    @staticmethod
+    def compiled(penalty):
+        """Whether ``penalty`` has a compiled block prox here (else the
+        slower generic inner solver runs).
+
+        Parameters
+        ----------
+        penalty : BasePenalty
+
+        Returns
+        -------
+        bool
+        """
+        return _penalty_kind(penalty) is not None
+
     def solve(self, problem, state=None):
         """Solve the restricted master, warm-started from ``state``.
 
@@ -310,8 +325,8 @@ class GrFLNewton(BaseSolver):
         -------
         result : SolverResult
             ``coef`` is ``(W, w_shared)`` (exactly sparse), ``intercept`` the
-            ``(T,)`` biases; ``state`` holds them, ``objective``, ``kkt`` and
-            the Hessians.
+            ``(T,)`` biases; ``state`` holds them, their ``margins``,
+            ``objective``, ``kkt`` and the Hessians.
         """
         if not isinstance(problem, DirtyProblem):
             raise TypeError("problem must be a DirtyProblem.")
@@ -321,7 +336,9 @@ class GrFLNewton(BaseSolver):
             W, ws, b = state["W"].copy(), state["ws"].copy(), state["b"].copy()
         reg = P.reg_scale()
         step_kkt = 1.0 / P.lipschitz()
-        M = P.margins(W, ws, b)
+        M = state.get("margins") if state else None
+        if M is None or M.shape != P.Ys.shape or state.get("p", -1) > P.p:
+            M = P.margins(W, ws, b)  # (columns appended with zero weight keep them)
         F = P.objective(W, ws, b, M)
         history = History()
         hess, exact_hessian = None, False
@@ -369,7 +386,7 @@ class GrFLNewton(BaseSolver):
             gW, gws, gb = P.gradients(M)
             kkt = self._kkt(P, W, ws, gW, gws, gb, step_kkt, reg)
             converged = kkt <= self.tol
-        out = dict(W=W, ws=ws, b=b, objective=F, kkt=kkt, p=P.p)
+        out = dict(W=W, ws=ws, b=b, objective=F, kkt=kkt, p=P.p, margins=M)
         if hess is not None:
             out["hess"] = hess.state()
         elif state and state.get("hess") is not None and state["hess"]["p"] == P.p:
