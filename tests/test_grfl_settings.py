@@ -74,7 +74,7 @@ def test_integer_weights_are_repeated_rows_at_the_rescaled_level():
     est = InfiniteFeatureRegressor(max_features=5, n_candidates=10, tol=1e-10,
                                    max_iter=5000, standardize=False, random_state=0)
     a = clone(est).fit(X, y, sample_weight=k)
-    b = clone(est).set_params(lambda_p=np.sqrt(k[k > 0].mean())).fit(
+    b = clone(est).set_params(lambda_p=est.lambda_p * np.sqrt(k[k > 0].mean())).fit(
         np.repeat(X, k, 0), np.repeat(y, k))
     np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-6, atol=1e-7)
 

