@@ -143,3 +143,12 @@ def test_newton_needs_the_loss_curvature():
         check_compatible(GrFLNewton(), Hinge(), GroupL1L2())
     with pytest.raises(TypeError, match="DirtyProblem"):
         GrFLNewton().solve(np.ones((3, 2)))
+
+
+def test_auto_picks_newton_where_it_is_compiled_and_records_the_choice(rng):
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    kw = dict(max_features=3, n_candidates=10, random_state=0)
+    assert InfiniteFeatureClassifier(**kw).fit(X, y).solver_ == "GrFLNewton"
+    assert InfiniteFeatureClassifier(penalty=L1Lq(q=3.0), **kw).fit(X, y).solver_ == "ADMM"
+    assert InfiniteFeatureClassifier(solver="fista", **kw).fit(X, y).solver_ == "GrFLFISTA"

@@ -129,5 +129,5 @@ def test_the_result_object_carries_everything_the_classifier_exposes():
                         ("task_coef", "task_coef_"), ("shared_coef", "shared_coef_"),
                         ("objective", "objective_"), ("last_violation", "last_violation_"),
                         ("n_iter", "n_iter_"), ("stop_reason", "stop_reason_"),
-                        ("converged", "converged_")]:
+                        ("converged", "converged_"), ("master", "solver_")]:
         np.testing.assert_array_equal(getattr(res, field), getattr(clf, attr), err_msg=field)

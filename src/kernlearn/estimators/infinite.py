@@ -116,6 +116,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         hist.rows = res.history
         self.history_, self.n_iter_ = hist.as_dict(), res.n_iter
         self.stop_reason_, self.converged_ = res.stop_reason, res.converged
+        self.solver_ = res.master
         self.last_violation_, self.objective_ = res.last_violation, res.objective
         self.frequencies_ = self.phases_ = None
         if isinstance(res.family, RandomFourierFeatures):
@@ -310,6 +311,9 @@ _COMMON_DOC = """
         Outer iterations (features added), over warm starts.
     stop_reason_ : str
         ``"no_violation"``, ``"max_features"`` (feature budget) or ``"time_budget"``.
+    solver_ : str
+        Class name of the restricted-master solver used (what ``solver="auto"``
+        chose: ``"GrFLNewton"`` or ``"ADMM"``).
     last_violation_ : float
         Largest relative violation in the last pricing sample.
     objective_ : float

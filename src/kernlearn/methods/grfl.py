@@ -566,6 +566,9 @@ class GrFLResult(MethodResult):
         Final objective (17).
     last_violation : float
         Largest relative violation at the last pricing step.
+    master : str
+        Class name of the restricted-master solver that ran (what
+        ``solver="auto"`` chose).
     warm : GrFLWarmStart or None
         The run's state, to pass back as ``warm`` to continue the path
         (``None`` unless asked for).
@@ -580,6 +583,7 @@ class GrFLResult(MethodResult):
     shared_coef: np.ndarray = None
     objective: float = np.nan
     last_violation: float = np.nan
+    master: str = ""
     warm: object = None
 
 
@@ -755,5 +759,5 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     return GrFLResult(
         n_iter=len(path.history), converged=path.converged, stop_reason=path.stop_reason,
         history=list(path.history), objective=path.objective,
-        last_violation=path.last_violation,
+        last_violation=path.last_violation, master=type(path.solver).__name__,
         warm=GrFLWarmStart(key, path) if keep_warm else None, **_prune(path))
