@@ -12,7 +12,8 @@ Algorithm 1 of the paper with :class:`~kernlearn.colgen.ColumnGeneration`:
    :math:`\\lambda_s`); nothing is added when the relative violation is at
    most ``eps``;
 2. **master** re-solves the restricted problem (17) with bias terms on the
-   active features, warm-started, by ADMM (Algorithm 2) or FISTA.
+   active features, warm-started, by proximal Newton (the default, a few
+   iterations per master), ADMM (Algorithm 2) or FISTA.
 
 Several tasks share the features: one-vs-all binary tasks for multiclass
 problems, the columns of a 2-D ``y`` for multi-output regression, or the

@@ -10,7 +10,9 @@ Column generation over a continuously parametrised family of features:
    the shared weights, against :math:`\lambda_s`); nothing is added when the
    relative violation is at most ``eps`` (Algorithm 1, line 6);
 2. **master** re-solves the restricted problem (17) with bias terms on the
-   active features, warm-started (line 11), by ADMM (Algorithm 2) or FISTA.
+   active features, warm-started (line 11), by proximal Newton
+   (:mod:`kernlearn.solvers.grfl_newton`, the default), ADMM (Algorithm 2) or
+   FISTA.
 
 Cost and where the time goes (sec. 4.2): pricing is :math:`O(k_r n T)`, one
 master iteration :math:`O(n p T)` with ``p`` active columns, so a fit is
