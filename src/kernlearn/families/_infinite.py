@@ -128,7 +128,7 @@ class InfiniteFamily(BaseFamily):
         return H, norms
 
     def price(self, grad, k=1, rng=None, exclude=None, X=None, n_sample=100,
-              score=None, sample_weight=None):
+              score=None, sample_weight=None, low_precision=False):
         """Best ``k`` of ``n_sample`` sampled candidates (paper 000, sec. 4.2).
 
         Parameters
@@ -151,6 +151,9 @@ class InfiniteFamily(BaseFamily):
             the violation of conditions (7) and (10).
         sample_weight : ndarray of shape (n_samples,), optional
             Row weights of the column norms (see :meth:`correlations`).
+        low_precision : bool, default=False
+            Rank in float32 where the family can (see :meth:`correlations`);
+            the caller then re-scores the returned candidates exactly.
 
         Returns
         -------
@@ -162,7 +165,7 @@ class InfiniteFamily(BaseFamily):
             raise ValueError("price needs the training inputs X.")
         rng = np.random.default_rng(rng)
         params = self.sample(n_sample, rng)
-        H, norms = self.correlations(params, X, grad, sample_weight)
+        H, norms = self.correlations(params, X, grad, sample_weight, low_precision)
         s = (score or _default_score)(H)
         s = np.where(np.all(norms > 0, axis=1), s, -np.inf)
         order = np.argsort(-s, kind="stable")[:k]

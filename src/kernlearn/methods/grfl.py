@@ -395,28 +395,35 @@ class GrFL:
 
     def _best_candidate(self):
         G = self.grad_matrix()
-        fam = self.family
+        fam, w = self.family, self.sample_weight
+        # float32 columns rank the candidates (errors near 1e-6); the best few
+        # are scored exactly, so the added feature's violation is exact
+        low = bool(getattr(fam, "float32_columns", False))
         if self._sub is None:
-            return fam.price(G, k=1, rng=self.rng, X=self.X, n_sample=self.n_candidates,
-                             score=self.violation, sample_weight=self.sample_weight)
-        # correlations of unit-norm columns on m rows, times sqrt(n/m), estimate
-        # those on all rows; the best estimates are then scored exactly
-        w = self.sample_weight
-        boost = np.sqrt(self.n / len(self._sub) if w is None
-                        else w.sum() / max(w[self._sub].sum(), 1e-300))
-        est = fam.price(G[self._sub], k=min(self.n_verify, self.n_candidates),
-                        rng=self.rng, X=self._X_sub, n_sample=self.n_candidates,
-                        score=lambda H: self.violation(H * boost),
-                        sample_weight=None if w is None else w[self._sub])
-        params = est.params
-        H, norms = fam.correlations(params, self.X, G, w, low_precision=True)
+            est = fam.price(G, k=N_EXACT if low else 1, rng=self.rng, X=self.X,
+                            n_sample=self.n_candidates, score=self.violation,
+                            sample_weight=w, low_precision=low)
+            if not low:
+                return est
+            params = est.params
+        else:
+            # correlations of unit-norm columns on m rows, times sqrt(n/m),
+            # estimate those on all rows; the best estimates are then ranked on
+            # all rows
+            boost = np.sqrt(self.n / len(self._sub) if w is None
+                            else w.sum() / max(w[self._sub].sum(), 1e-300))
+            est = fam.price(G[self._sub], k=min(self.n_verify, self.n_candidates),
+                            rng=self.rng, X=self._X_sub, n_sample=self.n_candidates,
+                            score=lambda H: self.violation(H * boost),
+                            sample_weight=None if w is None else w[self._sub],
+                            low_precision=low)
+            params = est.params
+            if low:
+                H, norms = fam.correlations(params, self.X, G, w, low_precision=True)
+                s = np.where(np.all(norms > 0, axis=1), self.violation(H), -np.inf)
+                params = params[np.argsort(-s, kind="stable")[:N_EXACT]]
+        H, norms = fam.correlations(params, self.X, G, w)
         s = np.where(np.all(norms > 0, axis=1), self.violation(H), -np.inf)
-        if getattr(fam, "float32_columns", False):
-            # float32 columns rank the candidates (errors near 1e-6); the best
-            # few are scored exactly, so the added feature's violation is exact
-            params = params[np.argsort(-s, kind="stable")[:N_EXACT]]
-            H, norms = fam.correlations(params, self.X, G, w)
-            s = np.where(np.all(norms > 0, axis=1), self.violation(H), -np.inf)
         best = int(np.argmax(s))
         return Candidates(params=params[best : best + 1], scores=s[best : best + 1],
                           group_size=self.gs,
