@@ -178,3 +178,19 @@ def test_gabor_nan_and_wrong_shape_at_transform(rng):
         fam.columns(fam.sample(2, rng), X)
     with pytest.raises(ValueError, match="image_shape"):
         fam.columns(fam.sample(2, rng), rng.random((3, 5, 5)))
+
+
+def test_float32_ranking_columns_are_close_to_the_exact_ones():
+    # pricing ranks candidates with float32 cos/sin and then scores the best
+    # few in float64: the low-precision correlations must be that close
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 5)) * 3
+    G = rng.normal(size=(3000, 2))
+    fam = RandomFourierFeatures(gamma=0.5).fit(X)
+    params = fam.sample(40, np.random.default_rng(1))
+    H, norms = fam.correlations(params, X, G)
+    H32, norms32 = fam.correlations(params, X, G, low_precision=True)
+    assert H32.dtype == np.float64 and fam.float32_columns
+    np.testing.assert_allclose(norms32, norms, rtol=1e-5)
+    np.testing.assert_allclose(H32, H, rtol=1e-3, atol=1e-4 * np.abs(H).max())
+    assert not np.array_equal(H32, H)  # the float32 path did run

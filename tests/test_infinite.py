@@ -56,7 +56,8 @@ def test_no_fresh_candidate_violates_after_convergence():
     eps = 0.05
     clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=1.0), max_features=60,
                                     n_candidates=300, lambda_p=1.0, eps=eps, tol=1e-6,
-                                    max_iter=20000, random_state=0).fit(X, y)
+                                    max_iter=20000, standardize=False,
+                                    random_state=0).fit(X, y)
     assert clf.stop_reason_ == "no_violation" and clf.n_iter_ >= 3
     assert clf.last_violation_ <= eps
     fresh = clf.family_.sample(3000, np.random.default_rng(123))
@@ -168,7 +169,7 @@ def test_gabor_family_in_the_classifier():
     y = np.repeat([0, 1], n)
     clf = InfiniteFeatureClassifier(GaborFeatures(image_shape=(8, 8), filter_size=5),
                                     max_features=5, n_candidates=40,
-                                    random_state=0).fit(X, y)
+                                    standardize=False, random_state=0).fit(X, y)
     assert clf.score(X, y) > 0.9
     assert clf.features_.shape[1] == 4
 
@@ -202,8 +203,10 @@ def test_bad_input():
 
 def test_warm_start_continues_the_same_feature_path():
     X, y = _moons(200, seed=3)
+    # the path is the cold one with masters solved to tol (path_iter=None, as
+    # documented): an intermediate master is finished when a warm fit stops
     kw = dict(family=RandomFourierFeatures(bandwidth=0.5), n_candidates=30, tol=1e-6,
-              max_iter=5000, eps=0.0, random_state=0)
+              max_iter=5000, eps=0.0, path_iter=None, random_state=0)
     cold = InfiniteFeatureClassifier(max_features=8, **kw).fit(X, y)
     warm = InfiniteFeatureClassifier(max_features=4, warm_start=True, **kw).fit(X, y)
     assert warm.n_iter_ == 4

@@ -12,7 +12,8 @@ Algorithm 1 of the paper with :class:`~kernlearn.colgen.ColumnGeneration`:
    :math:`\\lambda_s`); nothing is added when the relative violation is at
    most ``eps``;
 2. **master** re-solves the restricted problem (17) with bias terms on the
-   active features, warm-started, by ADMM (Algorithm 2) or FISTA.
+   active features, warm-started, by proximal Newton (the default, a few
+   iterations per master), ADMM (Algorithm 2) or FISTA.
 
 Several tasks share the features: one-vs-all binary tasks for multiclass
 problems, the columns of a 2-D ``y`` for multi-output regression, or the
@@ -24,8 +25,8 @@ model of eq. (1).
 
 import numbers
 
-import joblib
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -33,34 +34,32 @@ from sklearn.base import (
     RegressorMixin,
     TransformerMixin,
     _fit_context,
-    clone,
 )
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..families import RandomFourierFeatures
-from ..kernels import scale_gamma
-from ..losses import get_loss, weighted
-from ..penalties import L1, get_penalty
-from ..methods.grfl import GrFL, paper_loss_factor
-from ..solvers import ADMM, GrFLFISTA, History, check_compatible
+from ..losses import get_loss
+from ..methods.grfl import fit_grfl
+from ..penalties import get_penalty
+from ..solvers import History
 from ._base import (
     ProbabilityMixin,
     _has_proba,
+    canonical_sparse,
     check_two_classes,
     fit_sample_weight,
+    input_standardization,
     split_tasks,
+    standardize_fit,
     task_positions,
 )
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
 _PENALTIES = ("l1", "group_l1_l2", "l1_linf", "l1_lq", "per_task_l1_lq")
-# pricing_subsample="auto": rows used to estimate violations when n is at least
-# twice as large (the best estimates are then re-scored on all rows)
-_AUTO_PRICING_ROWS = 2000
 
 
 class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -75,7 +74,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "lambda_scale": [StrOptions({"ours", "paper"})],
         "penalty": [StrOptions(set(_PENALTIES)),
                     HasMethods(["value", "prox", "dual_norm"])],
-        "solver": [StrOptions({"admm", "fista"}), HasMethods(["solve"])],
+        "solver": [StrOptions({"auto", "admm", "fista", "newton"}), HasMethods(["solve"])],
         "eps": [Interval(numbers.Real, 0, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -83,100 +82,52 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "pricing_subsample": [Interval(numbers.Integral, 1, None, closed="left"),
                               StrOptions({"auto"}), None],
-        "path_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "path_iter": [Interval(numbers.Integral, 1, None, closed="left"), None,
+                      StrOptions({"auto"})],
         "warm_start": ["boolean"],
+        "standardize": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 
-    # ----------------------------------------------------------------- parts
-    def _build_parts(self, X, sample_weight=None):
-        if self.family is None:
-            # scikit-learn's gamma="scale", on the weighted variance when weighted
-            family = RandomFourierFeatures(
-                gamma="scale" if sample_weight is None else scale_gamma(X, sample_weight))
-        else:
-            family = clone(self.family)
-        family.fit(X)
-        loss = weighted(get_loss(self.loss, allowed=self._losses), sample_weight)
-        pen_p = clone(get_penalty(self.penalty, allowed=_PENALTIES))
-        # the paper's losses are c times ours: its lambda is c times ours
-        c = paper_loss_factor(loss) if self.lambda_scale == "paper" else 1.0
-        if "alpha" in pen_p.get_params(deep=False):
-            pen_p.set_params(alpha=float(self.lambda_p) / c)
-        pen_s = None if self.lambda_s is None else L1(alpha=float(self.lambda_s) / c)
-        if isinstance(self.solver, str):
-            cls = ADMM if self.solver == "admm" else GrFLFISTA
-            solver = cls(tol=self.tol, max_iter=self.max_iter)
-        else:
-            solver = self.solver
-        check_compatible(solver, loss, pen_p)
-        return family, loss, pen_p, pen_s, solver
-
-    # ------------------------------------------------------------------ core
     def _fit_tasks(self, X, Y, task_rows, sample_weight=None):
-        """Run :class:`~kernlearn.methods.grfl.GrFL` on validated inputs.
+        """Run :func:`~kernlearn.methods.grfl.fit_grfl` and copy its result.
 
         ``Y`` is ``(n, T)`` when every task uses every row (``task_rows``
         ``None``), else ``(n,)`` with ``task_rows`` the rows of each task.
-        ``sample_weight`` (validated, or ``None``) weighs each row's loss.
         """
         if sample_weight is not None and task_rows is not None:
             raise ValueError("sample_weight and class_weight are not supported with "
                              "task_index (one loss per task); fit without one of them.")
-        n = X.shape[0]
-        T = Y.shape[1] if task_rows is None else len(task_rows)
-        path = getattr(self, "_path", None) if self.warm_start else None
-        # the path continues only on the very data it was computed on
-        data_key = joblib.hash((X, Y, task_rows, sample_weight)) if self.warm_start else None
-        if path is not None and getattr(self, "_path_key", None) == data_key \
-                and path.p <= path.gs * self.max_features:
-            # warm start: continue the previous feature path on the same data
-            path.time_budget, path.verbose = self.time_budget, self.verbose
-        else:
-            family, loss, pen_p, pen_s, solver = self._build_parts(X, sample_weight)
-            sub = self.pricing_subsample
-            if sub == "auto":
-                sub = _AUTO_PRICING_ROWS if n > 2 * _AUTO_PRICING_ROWS else None
-            path = GrFL(
-                family, loss, pen_p, pen_s, solver, n_candidates=self.n_candidates,
-                eps=self.eps, fit_intercept=self.fit_intercept, pricing_subsample=sub,
-                path_iter=self.path_iter, time_budget=self.time_budget,
-                verbose=self.verbose, name=type(self).__name__,
-            ).start(X, Y, task_rows, check_random_state(self.random_state),
-                    sample_weight=sample_weight)
-        path.extend(self.max_features)
-        if self.warm_start:
-            self._path, self._path_key = path, data_key
-        elif hasattr(self, "_path"):
-            del self._path, self._path_key
-
-        gs, family = path.gs, path.family
-        U, us, b = path.coefficients()
-        p = U.shape[0]
-        # keep the features with a non-zero weight in some task
-        coef_full = U + us[:, None]
-        keep_group = (np.abs(coef_full).reshape(-1, gs * T).max(axis=1) > 0) if p else \
-            np.zeros(0, bool)
-        keep_col = np.repeat(keep_group, gs)
-        self.family_ = family
-        self.features_ = (np.array(path.params)[keep_group] if p
-                          else np.zeros((0, family.sample(1, 0).shape[1])))
-        self.feature_scales_ = (np.array(path.scales)[keep_group] if p
-                                else np.zeros((0, gs)))
-        self.task_coef_ = U[keep_col].T
-        self.shared_coef_ = us[keep_col]
-        self._coef_tasks = coef_full[keep_col].T  # (T, n_columns)
-        self._intercept_tasks = b
+        settings = {k: v for k, v in self.get_params(deep=False).items()
+                    if k not in ("class_weight", "probability", "warm_start", "penalty", "loss",
+                                 "standardize")}
+        res = fit_grfl(
+            X, Y, task_rows=task_rows, sample_weight=sample_weight,
+            loss=get_loss(self.loss, allowed=self._losses),
+            penalty=get_penalty(self.penalty, allowed=_PENALTIES), name=type(self).__name__,
+            warm=getattr(self, "_path", None) if self.warm_start else None,
+            keep_warm=self.warm_start, **settings)
+        self._path = res.warm
+        self.family_, self.features_, self.feature_scales_ = (
+            res.family, res.features, res.feature_scales)
+        self.task_coef_, self.shared_coef_ = res.task_coef, res.shared_coef
+        self._coef_tasks, self._intercept_tasks = res.coef, res.intercept
         hist = History()
-        hist.rows = path.history
-        self.history_ = hist.as_dict()
-        self.n_iter_ = len(path.history)
-        self.stop_reason_ = path.stop_reason
-        self.converged_ = path.converged
-        self.last_violation_ = path.last_violation
-        self.objective_ = path.objective
-        return self
+        hist.rows = res.history
+        self.history_, self.n_iter_ = hist.as_dict(), res.n_iter
+        self.stop_reason_, self.converged_ = res.stop_reason, res.converged
+        self.solver_ = res.master
+        self.last_violation_, self.objective_ = res.last_violation, res.objective
+        self.frequencies_ = self.phases_ = None
+        if isinstance(res.family, RandomFourierFeatures):
+            # v'(x - mu)/s = (v/s)'x - (v/s)'mu: the features on raw inputs
+            st = input_standardization(self)
+            V = res.features[:, :-1]
+            self.frequencies_ = V if st.scale is None else V / st.scale
+            self.phases_ = (np.zeros(len(V)) if st.mean is None
+                            else -(self.frequencies_ @ st.mean))
+        return res
 
     # ------------------------------------------------------------ prediction
     def transform(self, X):
@@ -194,6 +145,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=["csr", "csc"],
                           dtype=[np.float64, np.float32], reset=False)
+        X = input_standardization(self).transform(canonical_sparse(X) if sp.issparse(X) else X)
         Z = self.family_.columns(self.features_, X)
         return Z * self.feature_scales_.ravel()
 
@@ -239,13 +191,15 @@ _COMMON_DOC = """
         with several bandwidths) or :class:`~kernlearn.families.GaborFeatures`.
         ``None`` uses ``RandomFourierFeatures(gamma="scale")``: random
         Fourier features of the Gaussian kernel with scikit-learn's
-        ``gamma="scale"``.
+        ``gamma="scale"`` computed on the inputs the family sees, i.e. the
+        standardised ones when ``standardize=True`` (about ``1 / n_features``
+        for dense input).
     max_features : int, default=100
         Feature budget: at most this many features (groups) are added.
     n_candidates : int, default=100
         Number :math:`k_r` of parameters sampled at each pricing step.
-    lambda_p : float, default=1.0
-        :math:`\\lambda_p`, level of the task-specific penalty :math:`\\Omega_p`.
+    lambda_p : float, default={lambda_default}
+        :math:`\\lambda_p`, level of the task-specific penalty :math:`\\Omega_p`.{lambda_note}
     lambda_s : float or None, default=None
         :math:`\\lambda_s`, level of the l1 penalty on the shared weights
         :math:`\\tilde w`; ``None`` drops the shared part.
@@ -267,8 +221,12 @@ _COMMON_DOC = """
         (any q with ``PerTaskL1Lq(q=...)``): each task selects its own
         features from the shared pool (Table 1's per-task rows).
         An object's ``alpha`` is replaced by ``lambda_p``.
-    solver : {{"admm", "fista"}} or solver object, default="admm"
-        Restricted-master solver (Algorithm 2 or FISTA).
+    solver : {{"auto", "admm", "fista", "newton"}} or solver object, default="auto"
+        Restricted-master solver: ADMM (Algorithm 2), FISTA, or proximal
+        Newton (:class:`~kernlearn.solvers.grfl_newton.GrFLNewton`, a few
+        iterations per master, the same optimum); ``"auto"`` is Newton except
+        for ``L1Lq`` with ``q`` not in {{1, 2, inf}} and penalties of your own
+        (ADMM).
     eps : float, default=1e-3
         Stop when no sampled feature violates (7) or (10) by more than
         ``eps`` relative to :math:`\\lambda` (Algorithm 1, line 6).
@@ -289,21 +247,34 @@ _COMMON_DOC = """
         them).  Cuts the :math:`O(k_r n T)` pricing cost to
         :math:`O(k_r m T + 25 n T)`.  ``"auto"`` uses 2000 rows when
         ``n >= 4000``, all rows otherwise; ``None`` always all rows.
-    path_iter : int or None, default=20
+    path_iter : int, "auto" or None, default="auto"
         Iteration cap of the masters solved while features are being added
-        (warm-started, so the next master continues from there).  The master
+        (warm-started, so the next master continues from there); ``"auto"``
+        is 2 for the Newton master and 20 for ADMM and FISTA.  The master
         is always finished to ``tol`` before the violation test may stop
         the path and at the end, so the returned model solves its restricted
         problem to ``tol``.  ``None`` solves every master to ``tol``.
     warm_start : bool, default=False
         Continue the previous fit's feature path up to the new
-        ``max_features`` instead of starting again, when ``X``, ``y`` (and
-        ``task_index``) are the same as in that fit (compared by a hash; on
-        other data the fit starts over); the path is deterministic, so
+        ``max_features`` instead of starting again, when the data (``X``,
+        ``y``, ``task_index``, weights) and every setting that changes the
+        problem or the path (all parameters but ``max_features``,
+        ``time_budget`` and ``verbose``) are the same as in that fit
+        (compared by a hash; otherwise the fit starts over, so a changed
+        ``lambda_p`` or ``loss`` gives the cold fit's model); the path is deterministic, so
         fitting 10 then 50 features gives the 50-feature model of a cold fit
         with the same ``random_state`` (with ``path_iter=None`` and without a
         pricing subsample).  The estimator then keeps the active training
         columns in memory between fits.
+    standardize : bool, default=True
+        Centre and scale dense columns to unit standard deviation and scale
+        sparse columns (never densified); regression targets are
+        standardised per output.  Learned quantities are reported in the
+        input's units: ``frequencies_`` and ``phases_`` give the Fourier
+        features on raw inputs, while ``features_`` (the family's own
+        parameters) refer to the standardised inputs, to which
+        :meth:`transform` and :meth:`predict` apply the stored map
+        ``(x - x_mean_) / x_scale_`` first.
     random_state : int, RandomState instance or None, default=None
         Seed of the parameter sampling.
     verbose : int, default=0
@@ -312,7 +283,18 @@ _COMMON_DOC = """
     Attributes
     ----------
     features_ : ndarray of shape (n_kept, n_params)
-        Parameters of the kept features (family-specific rows).
+        Parameters of the kept features (family-specific rows), on the
+        standardised inputs ``(x - x_mean_) / x_scale_`` (the raw inputs when
+        ``standardize=False``).
+    frequencies_ : ndarray of shape (n_kept, n_features) or None
+        Random Fourier families: the directions on the raw inputs,
+        :math:`\\omega / s`; the kept feature ``j``'s columns are
+        ``cos(X @ frequencies_[j] + phases_[j])`` and the same ``sin`` (times
+        ``feature_scales_[j]``).  ``None`` for other families.
+    phases_ : ndarray of shape (n_kept,) or None
+        Their phases :math:`-\\omega^\\top (\\mu / s)` (zero without centring).
+    x_mean_, x_scale_ : ndarray of shape (n_features,) or None
+        The input map (``None``: no centring, for sparse input, or no scaling).
     feature_scales_ : ndarray of shape (n_kept, group_size)
         Scales making each training column unit-norm.
     coef_ : ndarray
@@ -330,6 +312,9 @@ _COMMON_DOC = """
         Outer iterations (features added), over warm starts.
     stop_reason_ : str
         ``"no_violation"``, ``"max_features"`` (feature budget) or ``"time_budget"``.
+    solver_ : str
+        Class name of the restricted-master solver used (what ``solver="auto"``
+        chose: ``"GrFLNewton"`` or ``"ADMM"``).
     last_violation_ : float
         Largest relative violation in the last pricing sample.
     objective_ : float
@@ -360,7 +345,7 @@ class InfiniteFeatureClassifier(
     ``task_index`` a binary problem is split into tasks.
 """
         + _COMMON_DOC.format(
-            loss_default="squared_hinge",
+            loss_default="squared_hinge", lambda_default="1.0", lambda_note="",
             loss_choices='"squared_hinge" or "logistic", or a loss with ``prox``.',
             extra_params='''    class_weight : dict, "balanced" or None, default=None
         Weights of the classes' losses (``"balanced"``: ``n / (n_classes *
@@ -393,9 +378,10 @@ class InfiniteFeatureClassifier(
 
     def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=1.0,
                  lambda_s=None, lambda_scale="ours", loss="squared_hinge", penalty="group_l1_l2",
-                 solver="admm", eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True,
-                 time_budget=None, pricing_subsample="auto", path_iter=20, warm_start=False,
-                 random_state=None, verbose=0, class_weight=None, probability=False):
+                 solver="auto", eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True,
+                 time_budget=None, pricing_subsample="auto", path_iter="auto", warm_start=False,
+                 standardize=True, random_state=None, verbose=0, class_weight=None,
+                 probability=False):
         self.class_weight = class_weight
         self.probability = probability
         self.family = family
@@ -415,6 +401,7 @@ class InfiniteFeatureClassifier(
         self.pricing_subsample = pricing_subsample
         self.path_iter = path_iter
         self.warm_start = warm_start
+        self.standardize = standardize
         self.random_state = random_state
         self.verbose = verbose
 
@@ -431,10 +418,11 @@ class InfiniteFeatureClassifier(
         task_index : array-like of shape (n_samples,), optional
             Task of each sample (binary labels only); tasks share features.
         sample_weight : array-like of shape (n_samples,), optional
-            Non-negative weight of each sample's loss (integer weights act as
-            repeated rows: the default bandwidth and the columns' unit norms
-            are weighted too); multiplied by ``class_weight``.  Not combined
-            with ``task_index``.
+            Non-negative weight of each sample's loss (rescaled to mean
+            one over the rows with a positive weight, so only their ratios
+            matter and a zero weight removes its row; the default bandwidth and the
+            columns' unit norms are weighted too); multiplied by
+            ``class_weight``.  Not combined with ``task_index``.
 
         Returns
         -------
@@ -442,6 +430,7 @@ class InfiniteFeatureClassifier(
         """
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
                              dtype=[np.float64, np.float32], ensure_min_samples=2)
+        X = canonical_sparse(X) if sp.issparse(X) else X
         check_two_classes(y)
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
         enc = LabelEncoder().fit(y)
@@ -458,7 +447,7 @@ class InfiniteFeatureClassifier(
             Y = (2.0 * yi - 1.0)[:, None]
         else:
             Y = np.where(yi[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
-        self._fit_tasks(X, Y, task_rows, sw)
+        self._fit_tasks(standardize_fit(self, X, sw), Y, task_rows, sw)
         self.coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
         self._fit_platt(X, y, sample_weight, task_index=task_index)
         return self
@@ -532,15 +521,21 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         """Regressor learning its features from an infinite family (GrFL).
 
     A 2-D ``y`` gives one task per output (sharing rows); ``task_index`` gives
-    one task per distinct value (each with its own rows).  The targets are
-    divided by their standard deviation (about their means) before fitting,
-    so ``lambda_p``, ``lambda_s``, ``objective_`` and ``history_`` refer to
-    standardised targets and the model does not depend on the units of
-    ``y``; ``y_scale_`` holds that factor, and ``coef_``, ``intercept_``,
-    ``task_coef_`` and ``shared_coef_`` are in the units of ``y``.
+    one task per distinct value (each with its own rows).  With
+    ``standardize=True`` each output is centred and divided by its standard
+    deviation before fitting (``y_mean_``, ``y_scale_``, one entry per
+    output; one with ``task_index``), so ``lambda_p``, ``lambda_s``,
+    ``objective_`` and ``history_`` refer to standardised targets and the
+    model does not depend on the units of ``y``; ``coef_``, ``intercept_``,
+    ``task_coef_`` and ``shared_coef_`` are in the units of ``y``
+    (``shared_coef_`` is ``(n_outputs, n_columns)`` for a 2-D ``y``: the
+    shared weights in each output's units).
 """
-        + _COMMON_DOC.format(loss_default="square", loss_choices='"square".',
-                           extra_params="")
+        + _COMMON_DOC.format(
+            loss_default="square", loss_choices='"square".', extra_params="",
+            lambda_default="0.3",
+            lambda_note="\n        On standardised targets 1.0 stopped too early: on 8 regression "
+            "sets of\n        the suite 0.3 gave 6 within 1.05x RidgeCV's MSE against 3.")
     )
 
     _losses = ("square",)
@@ -549,11 +544,11 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         "loss": [StrOptions(set(_losses)), HasMethods(["value", "grad_margin"])],
     }
 
-    def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=1.0,
-                 lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="admm",
+    def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=0.3,
+                 lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="auto",
                  eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True, time_budget=None,
-                 pricing_subsample="auto", path_iter=20, warm_start=False,
-                 random_state=None, verbose=0):
+                 pricing_subsample="auto", path_iter="auto", warm_start=False,
+                 standardize=True, random_state=None, verbose=0):
         self.family = family
         self.max_features = max_features
         self.n_candidates = n_candidates
@@ -571,6 +566,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         self.pricing_subsample = pricing_subsample
         self.path_iter = path_iter
         self.warm_start = warm_start
+        self.standardize = standardize
         self.random_state = random_state
         self.verbose = verbose
 
@@ -587,8 +583,11 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         task_index : array-like of shape (n_samples,), optional
             Task of each sample (1-D ``y`` only).
         sample_weight : array-like of shape (n_samples,), optional
-            Non-negative weight of each sample's loss (integer weights act as
-            repeated rows).  Not combined with ``task_index``.
+            Non-negative weight of each sample's loss (rescaled to mean
+            one over the rows with a positive weight, so only their ratios
+            matter and a zero weight removes its row; the default bandwidth and the
+            columns' unit norms are weighted too).  Not combined
+            with ``task_index``.
 
         Returns
         -------
@@ -597,6 +596,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
                              dtype=[np.float64, np.float32], ensure_min_samples=2,
                              multi_output=True, y_numeric=True)
+        X = canonical_sparse(X) if sp.issparse(X) else X
         y = np.asarray(y, dtype=float)
         sw = fit_sample_weight(sample_weight, X.shape[0])
         task_rows = self._split_tasks(task_index, X.shape[0])
@@ -606,16 +606,15 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             Y = y
         else:
             Y = y[:, None] if y.ndim == 1 else y
-        # the square loss grows with the units of y while lambda_p does not: fit
-        # targets divided by their spread (lambda_p is relative to it), then
-        # scale the weights back
-        spread = float(np.sqrt(np.average(
-            (Y - np.average(Y, axis=0, weights=sw)) ** 2,
-            weights=None if sw is None or Y.ndim == 1 else np.broadcast_to(sw[:, None], Y.shape))))
-        self.y_scale_ = spread if spread > 0 else 1.0
-        self._fit_tasks(X, Y / self.y_scale_, task_rows, sw)
-        for name in ("_coef_tasks", "_intercept_tasks", "task_coef_", "shared_coef_"):
-            setattr(self, name, getattr(self, name) * self.y_scale_)
+        Xs, Ys = standardize_fit(self, X, sw, Y)
+        self._fit_tasks(Xs, Ys, task_rows, sw)
+        # back to the units of y, one scale per output (task_index: one output)
+        scale = np.broadcast_to(self.y_scale_, self._intercept_tasks.shape)
+        self._coef_tasks = self._coef_tasks * scale[:, None]
+        self.task_coef_ = self.task_coef_ * scale[:, None]
+        self._intercept_tasks = self._intercept_tasks * scale + self.y_mean_
+        self.shared_coef_ = (self.shared_coef_ * scale[0] if self.y_scale_.size == 1
+                             else self.shared_coef_ * scale[:, None])
         if task_rows is None and y.ndim == 1:
             self.coef_ = self._coef_tasks[0]
             self.intercept_ = float(self._intercept_tasks[0])
@@ -650,12 +649,14 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
 
 def _conformance_instances():
     """Fast instances for scikit-learn's estimator checks (tests/test_common.py)."""
-    # The checks' masters stop at tol=1e-3, so weighted and repeated-row fits
-    # agree to that tolerance, not to the checks' 1e-7;
-    # tests/test_sample_weight.py runs the same checks with masters at 1e-9.
+    # Weights are rescaled to mean one over the rows with a positive weight
+    # (their scale is not a setting), so integer weights equal repeated rows at
+    # lambda_p * sqrt(mean weight), not at the same lambda_p: scikit-learn's
+    # check compares at the same settings (tests/test_grfl_settings.py checks
+    # the exact relation).
     tol_only = {
-        name: "masters solved to tol=1e-3 agree to that tolerance; the check "
-        "passes at tol=1e-9 (tests/test_sample_weight.py)"
+        name: "weights are rescaled to mean one: repeated rows equal integer "
+        "weights at lambda_p * sqrt(mean weight) (tests/test_grfl_settings.py)"
         for name in ("check_sample_weight_equivalence_on_dense_data",
                      "check_sample_weight_equivalence_on_sparse_data")
     }

@@ -74,7 +74,10 @@ class InfiniteFamily(BaseFamily):
             return np.zeros((X.shape[0], 0))
         return self._columns(params, X)
 
-    def correlations(self, params, X, G, sample_weight=None):
+    #: Whether ``_columns`` takes a ``dtype`` (float32 columns for ranking).
+    float32_columns = False
+
+    def correlations(self, params, X, G, sample_weight=None, low_precision=False):
         """Correlations of the candidates' columns with ``G`` and the column norms.
 
         Parameters
@@ -88,6 +91,10 @@ class InfiniteFamily(BaseFamily):
         sample_weight : ndarray of shape (n_samples,), optional
             Row weights: norms are then :math:`\\sqrt{\\sum_i w_i \\phi_i^2}`,
             as on the data with rows repeated (``G`` is already weighted).
+        low_precision : bool, default=False
+            Evaluate the columns in float32 where the family can (about 2.5x
+            cheaper for Fourier features; relative errors near 1e-6, enough
+            to rank candidates, not to decide on them).
 
         Returns
         -------
@@ -99,25 +106,29 @@ class InfiniteFamily(BaseFamily):
         X = self._check_X(X)
         G = np.asarray(G, dtype=float)
         G = G[:, None] if G.ndim == 1 else G
+        low = low_precision and self.float32_columns
+        Gc = G.astype(np.float32) if low else G
         n, gs = X.shape[0], self.group_size
         k = params.shape[0]
         chunk = max(1, _CHUNK_ENTRIES // max(n * gs, 1))
         H = np.empty((k, gs, G.shape[1]))
         norms = np.empty((k, gs))
         for s in range(0, k, chunk):
-            block = self._columns(params[s : s + chunk], X)
-            nrm = np.sqrt(np.einsum("ij,ij->j", block, block) if sample_weight is None
+            block = (self._columns(params[s : s + chunk], X, np.float32) if low
+                     else self._columns(params[s : s + chunk], X))
+            nrm = np.sqrt(np.einsum("ij,ij->j", block, block, dtype=float)
+                          if sample_weight is None
                           else np.einsum("ij,ij,i->j", block, block, sample_weight))
             c = nrm.size // gs
             norms[s : s + c] = nrm.reshape(c, gs)
-            H[s : s + c] = (block.T @ G).reshape(c, gs, -1)
+            H[s : s + c] = (block.T @ Gc).reshape(c, gs, -1)
         safe = np.where(norms > 0, norms, 1.0)
         H /= safe[:, :, None]
         H[norms == 0] = 0.0
         return H, norms
 
     def price(self, grad, k=1, rng=None, exclude=None, X=None, n_sample=100,
-              score=None, sample_weight=None):
+              score=None, sample_weight=None, low_precision=False):
         """Best ``k`` of ``n_sample`` sampled candidates (paper 000, sec. 4.2).
 
         Parameters
@@ -140,6 +151,9 @@ class InfiniteFamily(BaseFamily):
             the violation of conditions (7) and (10).
         sample_weight : ndarray of shape (n_samples,), optional
             Row weights of the column norms (see :meth:`correlations`).
+        low_precision : bool, default=False
+            Rank in float32 where the family can (see :meth:`correlations`);
+            the caller then re-scores the returned candidates exactly.
 
         Returns
         -------
@@ -151,7 +165,7 @@ class InfiniteFamily(BaseFamily):
             raise ValueError("price needs the training inputs X.")
         rng = np.random.default_rng(rng)
         params = self.sample(n_sample, rng)
-        H, norms = self.correlations(params, X, grad, sample_weight)
+        H, norms = self.correlations(params, X, grad, sample_weight, low_precision)
         s = (score or _default_score)(H)
         s = np.where(np.all(norms > 0, axis=1), s, -np.inf)
         order = np.argsort(-s, kind="stable")[:k]

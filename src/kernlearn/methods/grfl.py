@@ -10,7 +10,9 @@ Column generation over a continuously parametrised family of features:
    the shared weights, against :math:`\lambda_s`); nothing is added when the
    relative violation is at most ``eps`` (Algorithm 1, line 6);
 2. **master** re-solves the restricted problem (17) with bias terms on the
-   active features, warm-started (line 11), by ADMM (Algorithm 2) or FISTA.
+   active features, warm-started (line 11), by proximal Newton
+   (:mod:`kernlearn.solvers.grfl_newton`, the default), ADMM (Algorithm 2) or
+   FISTA.
 
 Cost and where the time goes (sec. 4.2): pricing is :math:`O(k_r n T)`, one
 master iteration :math:`O(n p T)` with ``p`` active columns, so a fit is
@@ -39,17 +41,81 @@ extended to a larger feature budget on the same data (warm start).
 """
 
 import copy
+import numbers
+from dataclasses import dataclass
 
+import joblib
 import numpy as np
 from scipy.optimize import minimize_scalar
 
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
-from ..solvers._base import single_blas_thread
+from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyProblem
 from ..solvers.admm import pad_state
+from ._result import MethodResult
 
-__all__ = ["GrFL", "intercept_only", "paper_loss_factor"]
+__all__ = ["GrFL", "GrFLResult", "fit_grfl", "intercept_only", "paper_loss_factor",
+           "solve_master"]
+
+# pricing_subsample="auto": rows used to estimate violations when n is at least
+# twice as large (the best estimates are then re-scored on all rows)
+AUTO_PRICING_ROWS = 2000
+# path_iter="auto" with the Newton master: two Newton steps per intermediate
+# master (ijcnn1, 100 features: 4.8 s CPU against 6.0 s solving each to tol,
+# the same test accuracy); first-order masters get 20 iterations.
+NEWTON_PATH_ITER = 2
+# Candidates re-scored exactly (float64) after a float32 ranking on all rows.
+N_EXACT = 3
+
+
+def penalty_level(penalty):
+    """Regularisation level :math:`\\lambda` of a penalty: its ``alpha``, else 1.
+
+    A penalty without ``alpha`` (a user's norm with its level built in) is
+    used as it is: its ``dual_norm`` is then that of the whole penalty, and a
+    zero feature violates the optimality conditions when that dual norm
+    exceeds 1 (paper 000, eq. (7) with the level folded in).
+
+    Parameters
+    ----------
+    penalty : BasePenalty
+
+    Returns
+    -------
+    level : float
+    """
+    return float(getattr(penalty, "alpha", 1.0))
+
+
+class _GrFLProblem(DirtyProblem):
+    """The restricted master with levels read by :func:`penalty_level`."""
+
+    def reg_scale(self):
+        """Smallest regularisation level, the scale of the KKT measure."""
+        lams = [penalty_level(self.penalty_p)]
+        if self.has_shared:
+            lams.append(penalty_level(self.penalty_s))
+        return max(min(lams), 1e-12)
+
+
+def solve_master(solver, problem, state):
+    """Run the restricted-master solver once (the only call into a master).
+
+    Parameters
+    ----------
+    solver : BaseSolver
+        ADMM, FISTA or any solver taking a :class:`DirtyProblem`.
+    problem : DirtyProblem
+        The restricted problem on the active columns.
+    state : dict or None
+        The previous solve's state, padded to the active columns.
+
+    Returns
+    -------
+    result : SolverResult
+    """
+    return solver.solve(problem, state)
 
 
 def paper_loss_factor(loss):
@@ -269,7 +335,7 @@ class GrFL:
         problem : DirtyProblem
         """
         p = self.p
-        return DirtyProblem(
+        return _GrFLProblem(
             self.Phi[:, :p], self.Y, self.loss, self.penalty_p, self.penalty_s,
             indptr=np.arange(0, p + 1, self.gs), task_rows=self.task_rows,
             fit_intercept=self.fit_intercept,
@@ -319,33 +385,47 @@ class GrFL:
         # penalty's dual norm is joint across tasks or per task (PerTaskL1Lq)
         rows = np.arange(0, k * gs + 1, gs)
         v = self.penalty_p.matrix_dual_norm(H.reshape(k * gs, T), rows)
-        v = v / self.penalty_p.alpha
+        v = v / penalty_level(self.penalty_p)
         if self.penalty_s is not None:
             hs = H.sum(axis=2)
             ips = np.arange(0, hs.size + 1, self.gs)
             vs = self.penalty_s.dual_norm(hs.ravel(), ips).reshape(k, -1).max(axis=1)
-            v = np.maximum(v, vs / self.penalty_s.alpha)
+            v = np.maximum(v, vs / penalty_level(self.penalty_s))
         return v - 1.0
 
     def _best_candidate(self):
         G = self.grad_matrix()
-        fam = self.family
+        fam, w = self.family, self.sample_weight
+        # float32 columns rank the candidates (errors near 1e-6); the best few
+        # are scored exactly, so the added feature's violation is exact
+        low = bool(getattr(fam, "float32_columns", False))
         if self._sub is None:
-            return fam.price(G, k=1, rng=self.rng, X=self.X, n_sample=self.n_candidates,
-                             score=self.violation, sample_weight=self.sample_weight)
-        # correlations of unit-norm columns on m rows, times sqrt(n/m), estimate
-        # those on all rows; the best estimates are then scored exactly
-        w = self.sample_weight
-        boost = np.sqrt(self.n / len(self._sub) if w is None
-                        else w.sum() / max(w[self._sub].sum(), 1e-300))
-        est = fam.price(G[self._sub], k=min(self.n_verify, self.n_candidates),
-                        rng=self.rng, X=self._X_sub, n_sample=self.n_candidates,
-                        score=lambda H: self.violation(H * boost),
-                        sample_weight=None if w is None else w[self._sub])
-        H, norms = fam.correlations(est.params, self.X, G, w)
+            est = fam.price(G, k=N_EXACT if low else 1, rng=self.rng, X=self.X,
+                            n_sample=self.n_candidates, score=self.violation,
+                            sample_weight=w, low_precision=low)
+            if not low:
+                return est
+            params = est.params
+        else:
+            # correlations of unit-norm columns on m rows, times sqrt(n/m),
+            # estimate those on all rows; the best estimates are then ranked on
+            # all rows
+            boost = np.sqrt(self.n / len(self._sub) if w is None
+                            else w.sum() / max(w[self._sub].sum(), 1e-300))
+            est = fam.price(G[self._sub], k=min(self.n_verify, self.n_candidates),
+                            rng=self.rng, X=self._X_sub, n_sample=self.n_candidates,
+                            score=lambda H: self.violation(H * boost),
+                            sample_weight=None if w is None else w[self._sub],
+                            low_precision=low)
+            params = est.params
+            if low:
+                H, norms = fam.correlations(params, self.X, G, w, low_precision=True)
+                s = np.where(np.all(norms > 0, axis=1), self.violation(H), -np.inf)
+                params = params[np.argsort(-s, kind="stable")[:N_EXACT]]
+        H, norms = fam.correlations(params, self.X, G, w)
         s = np.where(np.all(norms > 0, axis=1), self.violation(H), -np.inf)
         best = int(np.argmax(s))
-        return Candidates(params=est.params[best : best + 1], scores=s[best : best + 1],
+        return Candidates(params=params[best : best + 1], scores=s[best : best + 1],
                           group_size=self.gs,
                           extra={"norms": norms[best : best + 1], "H": H[best : best + 1]})
 
@@ -376,11 +456,13 @@ class GrFL:
             solver = copy.copy(solver)
             solver.max_iter = min(int(solver.max_iter), int(self.path_iter))
         prob = self.problem()
-        res = solver.solve(prob, pad_state(self.state, self.p, self.T))
+        res = solve_master(solver, prob, pad_state(self.state, self.p, self.T))
         self.state, self.result, self._prob = res.state, res, prob
         self.exact = exact or solver is self.solver or res.converged
         U, us = res.coef
-        self.margins = prob.margins(U, us, res.intercept)
+        # a master that returns the margins of its point saves one product
+        M = res.state.get("margins")
+        self.margins = prob.margins(U, us, res.intercept) if M is None else M
         self.objective = prob.objective(U, us, res.intercept, self.margins)
         return res
 
@@ -467,3 +549,224 @@ class GrFL:
             return np.zeros((0, self.T)), np.zeros(0), np.asarray(self.b0, dtype=float)
         U, us = self.result.coef
         return U, us, np.asarray(self.result.intercept, dtype=float)
+
+
+@dataclass(frozen=True)
+class GrFLResult(MethodResult):
+    """Everything a GrFL fit exposes (on the inputs and targets it was given).
+
+    Parameters
+    ----------
+    family : InfiniteFamily
+        The fitted family (evaluates :attr:`features`).
+    features : ndarray of shape (n_kept, n_params)
+        Parameters of the kept features (non-zero weight in some task).
+    feature_scales : ndarray of shape (n_kept, group_size)
+        ``1 / ||column||`` of each kept feature's training columns.
+    coef : ndarray of shape (T, n_kept * group_size)
+        :math:`w_t + \\tilde w` per task.
+    intercept : ndarray of shape (T,)
+        Biases :math:`b_t`.
+    task_coef : ndarray of shape (T, n_kept * group_size)
+        Task-specific weights :math:`w_t`.
+    shared_coef : ndarray of shape (n_kept * group_size,)
+        Shared weights :math:`\\tilde w`.
+    objective : float
+        Final objective (17).
+    last_violation : float
+        Largest relative violation at the last pricing step.
+    master : str
+        Class name of the restricted-master solver that ran (what
+        ``solver="auto"`` chose).
+    warm : GrFLWarmStart or None
+        The run's state, to pass back as ``warm`` to continue the path
+        (``None`` unless asked for).
+    """
+
+    family: object = None
+    features: np.ndarray = None
+    feature_scales: np.ndarray = None
+    coef: np.ndarray = None
+    intercept: np.ndarray = None
+    task_coef: np.ndarray = None
+    shared_coef: np.ndarray = None
+    objective: float = np.nan
+    last_violation: float = np.nan
+    master: str = ""
+    warm: object = None
+
+
+@dataclass
+class GrFLWarmStart:
+    """A GrFL run kept for a warm start, with the key of what it solved.
+
+    Parameters
+    ----------
+    key : str
+        Hash of the data and of every setting that changes the problem or
+        the path (all of :func:`fit_grfl`'s arguments except
+        ``max_features``, ``time_budget`` and ``verbose``).
+    path : GrFL
+        The run (active columns, master state, random generator).
+    """
+
+    key: str
+    path: object
+
+
+def _setting_key(value):
+    """A hashable stand-in for a setting (a random generator by identity)."""
+    if value is None or isinstance(value, (numbers.Number, str, np.ndarray)):
+        return value
+    if isinstance(value, (np.random.RandomState, np.random.Generator)):
+        return ("rng", id(value))  # its state advances: the same object continues
+    return value
+
+
+def _prune(path):
+    """Result fields of a path, keeping features with a non-zero weight in some task."""
+    gs, family, T = path.gs, path.family, path.T
+    U, us, b = path.coefficients()
+    p = U.shape[0]
+    coef_full = U + us[:, None]
+    keep_group = (np.abs(coef_full).reshape(-1, gs * T).max(axis=1) > 0) if p else \
+        np.zeros(0, bool)
+    keep_col = np.repeat(keep_group, gs)
+    return dict(
+        family=family,
+        features=(np.array(path.params)[keep_group] if p
+                  else np.zeros((0, family.sample(1, 0).shape[1]))),
+        feature_scales=np.array(path.scales)[keep_group] if p else np.zeros((0, gs)),
+        task_coef=U[keep_col].T, shared_coef=us[keep_col],
+        coef=coef_full[keep_col].T, intercept=b)
+
+
+def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=None,
+             lambda_p=1.0, lambda_s=None, lambda_scale="ours", solver="auto", tol=1e-3,
+             max_iter=500, max_features=100, n_candidates=100, eps=1e-3,
+             fit_intercept=True, pricing_subsample="auto", path_iter="auto",
+             time_budget=None, random_state=None, verbose=0, name="GrFL", warm=None,
+             keep_warm=False):
+    """Run GrFL (Algorithm 1) end to end on validated data.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        Training inputs (as the method should see them, e.g. standardised).
+    Y : ndarray
+        ``(n, T)`` targets when every task uses every row, else ``(n,)`` with
+        ``task_rows`` the rows of each task.
+    loss : BaseLoss
+        Unweighted margin loss.
+    penalty : BasePenalty
+        :math:`\\Omega_p`; a copy gets ``alpha = lambda_p`` when it has one.
+    family : InfiniteFamily or None, default=None
+        Unfitted family (copied, then fitted on ``X``); ``None`` is
+        ``RandomFourierFeatures`` with ``gamma="scale"`` (weighted when
+        weighted).
+    task_rows : list of ndarray or None, default=None
+        Rows of each task.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Row weights of the loss, rescaled to mean one over the rows with a
+        positive weight (only their ratios matter).
+    lambda_p, lambda_s : float, float or None
+        Levels of :math:`\\Omega_p` and of the l1 penalty on shared weights.
+    lambda_scale : {"ours", "paper"}, default="ours"
+        Divide the levels by :func:`paper_loss_factor` with ``"paper"``.
+    solver : {"auto", "admm", "fista", "newton"} or solver object, default="auto"
+        Restricted master (:class:`~kernlearn.solvers.grfl_newton.GrFLNewton`
+        for ``"newton"``); ``"auto"`` is Newton when its inner solver is
+        compiled for the penalty, else ADMM.
+    tol, max_iter : float, int
+        Master tolerance and iteration cap (string solvers).
+    max_features, n_candidates, eps, fit_intercept, pricing_subsample, path_iter, time_budget, verbose
+        As in :class:`GrFL` and the estimators (``pricing_subsample="auto"``:
+        :data:`AUTO_PRICING_ROWS` rows when ``n`` is at least twice that;
+        ``path_iter="auto"``: :data:`NEWTON_PATH_ITER` with the Newton master,
+        20 with the others).
+    random_state : int, RandomState or None
+        Source of the sampled parameters.
+    name : str, default="GrFL"
+        Prefix of progress lines.
+    warm : GrFLWarmStart or None, default=None
+        A previous run; it is continued only when its key matches this
+        call's data and settings and its path fits in ``max_features``,
+        otherwise the fit starts over.
+    keep_warm : bool, default=False
+        Return the run in ``result.warm`` for a later warm start.
+
+    Returns
+    -------
+    result : GrFLResult
+    """
+    from sklearn.utils import check_random_state
+
+    from ..families import RandomFourierFeatures
+    from ..kernels import scale_gamma
+    from ..losses import weighted
+    from ..penalties import L1
+    from ..solvers import ADMM, GrFLFISTA
+    from ..solvers.grfl_newton import GrFLNewton
+
+    n = X.shape[0]
+    if sample_weight is not None:
+        # the weights' scale is not a setting: mean one over the rows with a
+        # positive weight (glmnet's rule, and a zero weight still removes its
+        # row), so weights c * w give the model of w for every c > 0
+        sample_weight = np.asarray(sample_weight, dtype=float)
+        sample_weight = sample_weight * (np.count_nonzero(sample_weight)
+                                         / sample_weight.sum())
+    settings = dict(
+        loss=loss, penalty=penalty, family=family, lambda_p=lambda_p, lambda_s=lambda_s,
+        lambda_scale=lambda_scale, solver=solver, tol=tol, max_iter=max_iter,
+        n_candidates=n_candidates, eps=eps, fit_intercept=fit_intercept,
+        pricing_subsample=pricing_subsample, path_iter=path_iter,
+        random_state=_setting_key(random_state))
+    key = joblib.hash((X, Y, task_rows, sample_weight, settings)) if (warm or keep_warm) \
+        else None
+    path = warm.path if warm is not None and warm.key == key else None
+    if path is not None and path.p <= path.gs * max_features:
+        path.time_budget, path.verbose = time_budget, verbose
+    else:
+        if family is None:
+            # scikit-learn's gamma="scale", on the weighted variance when weighted
+            family = RandomFourierFeatures(
+                gamma="scale" if sample_weight is None else scale_gamma(X, sample_weight))
+        else:
+            family = copy.deepcopy(family)
+        family.fit(X)
+        wloss = weighted(loss, sample_weight)
+        pen_p = copy.deepcopy(penalty)
+        # the paper's losses are c times ours: its lambda is c times ours
+        c = paper_loss_factor(wloss) if lambda_scale == "paper" else 1.0
+        if hasattr(pen_p, "alpha"):  # else its level is built in (penalty_level)
+            pen_p.alpha = float(lambda_p) / c
+        pen_s = None if lambda_s is None else L1(alpha=float(lambda_s) / c)
+        if solver == "auto":
+            # Newton where its inner solver is compiled (the built-in penalties
+            # but l1-lq with q not in {1, 2, inf}); ADMM otherwise
+            newton = GrFLNewton.compiled(pen_p) and callable(
+                getattr(wloss, "hess_margin", None))
+            solver = "newton" if newton or not callable(getattr(wloss, "prox", None)) \
+                else "admm"
+        if isinstance(solver, str):
+            solver = {"admm": ADMM, "fista": GrFLFISTA, "newton": GrFLNewton}[solver](
+                tol=tol, max_iter=max_iter)
+        if path_iter == "auto":
+            path_iter = NEWTON_PATH_ITER if isinstance(solver, GrFLNewton) else 20
+        check_compatible(solver, wloss, pen_p)
+        sub = pricing_subsample
+        if sub == "auto":
+            sub = AUTO_PRICING_ROWS if n > 2 * AUTO_PRICING_ROWS else None
+        path = GrFL(
+            family, wloss, pen_p, pen_s, solver, n_candidates=n_candidates, eps=eps,
+            fit_intercept=fit_intercept, pricing_subsample=sub, path_iter=path_iter,
+            time_budget=time_budget, verbose=verbose, name=name,
+        ).start(X, Y, task_rows, check_random_state(random_state),
+                sample_weight=sample_weight)
+    path.extend(max_features)
+    return GrFLResult(
+        n_iter=len(path.history), converged=path.converged, stop_reason=path.stop_reason,
+        history=list(path.history), objective=path.objective,
+        last_violation=path.last_violation, master=type(path.solver).__name__,
+        warm=GrFLWarmStart(key, path) if keep_warm else None, **_prune(path))

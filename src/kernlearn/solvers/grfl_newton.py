@@ -1,0 +1,469 @@
+r"""Proximal Newton master for GrFL's restricted problem (paper 000, eq. (17)).
+
+The restricted master of GrFL has few columns (``p`` = group size times the
+active features, a few hundred at most) but many rows, and it is smooth away
+from the kinks of its group penalties.  First-order masters (ADMM, FISTA) need
+hundreds to thousands of iterations, each two products with the ``n x p``
+matrix :math:`\Phi`; a proximal Newton method needs a handful, each one
+product for the gradient, one for the direction's margins and a rank update
+of the Hessian (Lee, Sun and Saunders 2014; the design of LIBLINEAR's
+newGLMNET, Yuan, Ho and Lin 2012).  One iteration:
+
+1. the gradient :math:`G_t = [\Phi^{(t)}\ \mathbf 1]'\ell'(m_t)` and the
+   generalised Hessians :math:`H_t = [\Phi^{(t)}\ \mathbf 1]'\,
+   \mathrm{diag}(\ell''(m_t))\,[\Phi^{(t)}\ \mathbf 1]` of every task (the
+   intercept is the last coordinate).  The Hessians are kept between
+   iterations *and between outer GrFL iterations* (in the solver state): a
+   new column adds one row and column (:math:`O(np)`), and only the rows
+   whose curvature changed are updated (:math:`O(|S|p^2)`; for the squared
+   hinge the rows that crossed the margin, for the square loss none);
+2. the quadratic model plus the penalties is minimised by block coordinate
+   descent over the feature groups (each block a proximal step with the
+   block's own curvature; compiled), the intercepts exactly, the shared
+   weights coordinate-wise.  Penalties without a compiled block prox fall
+   back to accelerated proximal gradient on the model (still ``n``-free);
+3. a backtracking line search with the Armijo rule of Tseng and Yun (2009)
+   on the true objective, along the direction's margins (one product).
+
+It stops on the same approximate-KKT measure as
+:class:`~kernlearn.solvers.admm.ADMM` (:meth:`DirtyProblem.kkt`), so the two
+masters are interchangeable at equal accuracy.
+
+References
+----------
+Lee, Sun, Saunders (2014), SIAM J. Optim. 24(3); Tseng and Yun (2009),
+Math. Program. 117; Yuan, Ho, Lin (2012), JMLR 13; Rakotomamonjy, Flamary,
+Yger (2013), Mach. Learn. 91, eq. (17).
+"""
+
+import numba
+import numpy as np
+
+from ..penalties import L1, GroupL1L2, L1Linf, L1Lq, PerTaskL1Lq
+from ._base import BaseSolver, History, SolverResult
+from ._dirty import DirtyProblem
+
+__all__ = ["GrFLNewton"]
+
+# Armijo constant and line-search halvings (Tseng and Yun 2009).
+_SIGMA = 1e-4
+_MAX_HALVINGS = 40
+# Objective values closer than this (relative) are equal up to rounding.
+_ROUND = 1e-13
+# Compiled block proxes: joint l2 over a (group x tasks) block, elementwise l1,
+# l2 per task column, joint l-infinity over the block.
+_JOINT_L2, _L1, _PER_TASK_L2, _JOINT_LINF = 0, 1, 2, 3
+
+
+def _penalty_kind(pen):
+    """Compiled block prox of a penalty on ``W``, or ``None`` (generic fallback)."""
+    q = float(getattr(pen, "q", 2.0))
+    if type(pen) is GroupL1L2 or (type(pen) is L1Lq and q == 2.0):
+        return _JOINT_L2
+    if type(pen) is L1 or (type(pen) is L1Lq and q == 1.0):
+        return _L1
+    if type(pen) is PerTaskL1Lq and q == 2.0:
+        return _PER_TASK_L2
+    if type(pen) is L1Linf or (type(pen) is L1Lq and np.isinf(q)):
+        return _JOINT_LINF
+    return None
+
+
+@numba.njit(cache=True)
+def _l1_ball_residual(Z, r):
+    """``Z - P(Z)`` with ``P`` the projection on the l1 ball of radius ``r``
+    (the prox of ``r * ||.||_inf`` by the Moreau decomposition)."""
+    a = np.abs(Z.ravel())
+    if a.sum() <= r:
+        return np.zeros_like(Z)
+    u = np.sort(a)[::-1]
+    css, theta = 0.0, 0.0
+    for j in range(u.size):
+        css += u[j]
+        t = (css - r) / (j + 1)
+        if u[j] - t > 0:
+            theta = t
+    out = np.empty_like(Z)
+    for i in range(Z.shape[0]):
+        for k in range(Z.shape[1]):
+            z = Z[i, k]
+            m = min(abs(z), theta)
+            out[i, k] = m if z >= 0 else -m
+    return out
+
+
+@numba.njit(cache=True)
+def _block_prox(Z, thr, kind):
+    """Prox of ``thr * norm`` at the block ``Z`` (rows of a group, all tasks)."""
+    if kind == 0:
+        nrm = np.sqrt(np.sum(Z * Z))
+        return Z * (max(0.0, 1.0 - thr / nrm) if nrm > 0 else 0.0)
+    if kind == 1:
+        return np.sign(Z) * np.maximum(np.abs(Z) - thr, 0.0)
+    if kind == 2:
+        out = np.empty_like(Z)
+        for t in range(Z.shape[1]):
+            nrm = np.sqrt(np.sum(Z[:, t] ** 2))
+            s = max(0.0, 1.0 - thr / nrm) if nrm > 0 else 0.0
+            out[:, t] = Z[:, t] * s
+        return out
+    return _l1_ball_residual(Z, thr)
+
+
+@numba.njit(cache=True)
+def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
+         fit_b, max_sweeps, tol):
+    """Block coordinate descent on the quadratic model plus the penalties.
+
+    ``H[t]`` is task ``t``'s ``(p+1, p+1)`` Hessian (intercept last), ``GW``
+    ``(p, T)`` and ``Gb`` ``(T,)`` the gradient at the starting point, which
+    ``W, ws, b`` hold on entry (updated in place).  ``R[t] = H[t] @ Delta_t``
+    tracks the model gradient's change, ``Delta_t`` the step of task ``t``'s
+    effective weights ``[w_t + ws; b_t]``.  Stops when no block moves by more
+    than ``tol`` in gradient units (curvature times step).  Returns the sweeps.
+    """
+    T, p1 = H.shape[0], H.shape[1]
+    p = p1 - 1
+    R = np.zeros((T, p1))
+    n_groups = indptr.size - 1
+    sweep = 0
+    for sweep in range(1, max_sweeps + 1):
+        dmax = 0.0
+        if fit_b:
+            for t in range(T):
+                h = H[t, p, p]
+                if h > 0:
+                    d = -(Gb[t] + R[t, p]) / h
+                    b[t] += d
+                    for j in range(p1):
+                        R[t, j] += H[t, j, p] * d
+                    dmax = max(dmax, abs(d) * h)
+        for g in range(n_groups):
+            r0, r1 = indptr[g], indptr[g + 1]
+            L = Lw[g]
+            Z = np.empty((r1 - r0, T))
+            for i in range(r0, r1):
+                for t in range(T):
+                    Z[i - r0, t] = W[i, t] - (GW[i, t] + R[t, i]) / L
+            Zn = _block_prox(Z, alpha / L, kind)
+            for i in range(r0, r1):
+                for t in range(T):
+                    d = Zn[i - r0, t] - W[i, t]
+                    if d != 0.0:
+                        W[i, t] = Zn[i - r0, t]
+                        for j in range(p1):
+                            R[t, j] += H[t, j, i] * d
+                        dmax = max(dmax, abs(d) * L)
+        if has_shared:
+            for i in range(p):
+                L = Ls[i]
+                gsum = 0.0
+                for t in range(T):
+                    gsum += GW[i, t] + R[t, i]
+                z = ws[i] - gsum / L
+                zn = np.sign(z) * max(abs(z) - alpha_s / L, 0.0)
+                d = zn - ws[i]
+                if d != 0.0:
+                    ws[i] = zn
+                    for t in range(T):
+                        for j in range(p1):
+                            R[t, j] += H[t, j, i] * d
+                    dmax = max(dmax, abs(d) * L)
+        if dmax <= tol:
+            break
+    return sweep
+
+
+class _Hessians:
+    """Generalised Hessians ``[Phi_t 1]' diag(d_t) [Phi_t 1]`` of every task,
+    updated only where the curvature ``d`` changed (kept in the solver state)."""
+
+    def __init__(self, P, rtol):
+        self.P, self.rtol = P, rtol
+        self.rows = ([np.arange(P.n)] * P.T if P.shared_rows
+                     else [np.asarray(r) for r in P.task_rows])
+
+    def _d(self, D, t):
+        P = self.P
+        return D[:, t] if P.shared_rows else D[P._slices[t]]
+
+    def _block(self, t, idx, d, cols=None):
+        """``A_S' diag(d) A[S, cols]`` with ``A = [Phi_t 1]`` on the rows ``S = idx``.
+
+        ``idx=None`` means all of the task's rows (no copy of ``Phi``).
+        """
+        P, p = self.P, self.P.p
+        rows = self.rows[t] if idx is None else self.rows[t][idx]
+        Phi = P.Phi if (idx is None and P.shared_rows) else P.Phi[rows]
+        out = np.empty((p + 1, p + 1 if cols is None else len(cols)))
+        if cols is None:
+            Pd = Phi * d[:, None]
+            out[:p, :p] = Pd.T @ Phi
+            out[:p, p] = out[p, :p] = Pd.sum(axis=0)
+            out[p, p] = d.sum()
+        else:
+            B = np.empty((len(rows), len(cols)))
+            inner = cols[cols < p]
+            B[:, : len(inner)] = Phi[:, inner]
+            B[:, len(inner):] = 1.0  # the intercept column, last in cols
+            B *= d[:, None]
+            out[:p] = Phi.T @ B
+            out[p] = B.sum(axis=0)
+        return out
+
+    def start(self, D, state):
+        """Hessians at curvature ``D``, reusing ``state``'s for the first columns."""
+        P, T, p = self.P, self.P.T, self.P.p
+        old = state.get("hess") if state else None
+        self.Dh = D.copy()
+        if (old is not None and old["H"].shape[0] == T and old["p"] <= p
+                and old["D"].shape == D.shape
+                and np.array_equal(old["check"], P.Phi[:2, : old["p"]])):
+            # columns appended since (GrFL's warm start): one new row and column
+            q = old["p"]
+            self.Dh = old["D"].copy()
+            self.H = np.empty((T, p + 1, p + 1))
+            new = np.r_[np.arange(q, p), p]
+            idx_old = np.r_[np.arange(q), p]
+            for t in range(T):
+                self.H[t][np.ix_(idx_old, idx_old)] = old["H"][t]
+                d = self._d(self.Dh, t)
+                C = self._block(t, None, d, cols=new)
+                self.H[t][:, new] = C
+                self.H[t][new, :] = C.T
+            self.update(D)
+            return self
+        self.H = np.empty((T, p + 1, p + 1))
+        for t in range(T):
+            self.H[t] = self._block(t, None, self._d(D, t))
+        return self
+
+    def update(self, D, rtol=None):
+        """Move to curvature ``D``: rank updates on the rows that changed by
+        more than ``rtol`` (default the solver's) times the largest curvature."""
+        rtol = self.rtol if rtol is None else rtol
+        scale = max(float(np.abs(D).max(initial=0.0)), 1e-300)
+        for t in range(self.P.T):
+            d_new, d_old = self._d(D, t), self._d(self.Dh, t)
+            idx = np.flatnonzero(np.abs(d_new - d_old) > rtol * scale)
+            if not idx.size:
+                continue
+            if idx.size > len(d_new) // 3:  # cheaper to rebuild
+                self.H[t] = self._block(t, None, d_new)
+            else:
+                self.H[t] += self._block(t, idx, d_new[idx] - d_old[idx])
+            d_old[idx] = d_new[idx]  # a view into self.Dh
+
+    def state(self):
+        """What the next solve needs to reuse these Hessians."""
+        P = self.P
+        return dict(H=self.H, D=self.Dh, p=P.p, check=P.Phi[:2, :].copy())
+
+
+class GrFLNewton(BaseSolver):
+    """Proximal Newton master of GrFL (restricted problem of paper 000, eq. (17)).
+
+    Parameters
+    ----------
+    tol : float, default=1e-3
+        Stop when the approximate-KKT measure
+        (:meth:`~kernlearn.solvers._dirty.DirtyProblem.kkt`, the one
+        :class:`~kernlearn.solvers.admm.ADMM` uses) falls below ``tol``.
+    max_iter : int, default=100
+        Cap on the Newton iterations.
+    max_sweeps : int, default=1000
+        Cap on the coordinate-descent sweeps per Newton iteration.
+    curvature_rtol : float, default=1e-3
+        A row's Hessian contribution is refreshed when its curvature moved by
+        more than this fraction of the largest curvature (0 keeps the exact
+        generalised Hessian; the square and squared hinge losses are exact
+        for any value below one, their curvatures being 0 or the weight).
+
+    References
+    ----------
+    Lee, Sun, Saunders (2014), SIAM J. Optim. 24(3); Tseng and Yun (2009),
+    Math. Program. 117; Yuan, Ho, Lin (2012), JMLR 13.
+    """
+
+    required_loss_methods = ("value", "grad_margin", "hess_margin")
+    required_penalty_methods = ("value", "prox")
+
+    def __init__(self, tol=1e-3, max_iter=100, max_sweeps=1000, curvature_rtol=1e-3):
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_sweeps = max_sweeps
+        self.curvature_rtol = curvature_rtol
+
+    @staticmethod
+    def compiled(penalty):
+        """Whether ``penalty`` has a compiled block prox here (else the
+        slower generic inner solver runs).
+
+        Parameters
+        ----------
+        penalty : BasePenalty
+
+        Returns
+        -------
+        bool
+        """
+        return _penalty_kind(penalty) is not None
+
+    def solve(self, problem, state=None):
+        """Solve the restricted master, warm-started from ``state``.
+
+        Parameters
+        ----------
+        problem : DirtyProblem
+            Active columns, targets, loss and penalties.
+        state : dict, optional
+            A previous result's ``state`` padded to the current columns
+            (:func:`~kernlearn.solvers.admm.pad_state`); its Hessians are
+            reused when the columns were appended.
+
+        Returns
+        -------
+        result : SolverResult
+            ``coef`` is ``(W, w_shared)`` (exactly sparse), ``intercept`` the
+            ``(T,)`` biases; ``state`` holds them, their ``margins``,
+            ``objective``, ``kkt`` and the Hessians.
+        """
+        if not isinstance(problem, DirtyProblem):
+            raise TypeError("problem must be a DirtyProblem.")
+        P = problem
+        W, ws, b = P.zeros()
+        if state:
+            W, ws, b = state["W"].copy(), state["ws"].copy(), state["b"].copy()
+        reg = P.reg_scale()
+        step_kkt = 1.0 / P.lipschitz()
+        M = state.get("margins") if state else None
+        if M is None or M.shape != P.Ys.shape or state.get("p", -1) > P.p:
+            M = P.margins(W, ws, b)  # (columns appended with zero weight keep them)
+        F = P.objective(W, ws, b, M)
+        history = History()
+        hess, exact_hessian = None, False
+        converged, k, kkt = False, 0, np.inf
+        for k in range(1, self.max_iter + 1):
+            gW, gws, gb = P.gradients(M)
+            kkt = self._kkt(P, W, ws, gW, gws, gb, step_kkt, reg)
+            history.append(objective=F, kkt=kkt)
+            if kkt <= self.tol:
+                converged = True
+                break
+            D = P.loss.hess_margin(M, P.Ys)
+            if hess is None:
+                hess = _Hessians(P, self.curvature_rtol).start(D, state)
+            hess.update(D, 0.0 if exact_hessian else None)
+            # forcing term: the model is solved more exactly as the KKT shrinks
+            inner_tol = reg * max(0.1 * min(kkt, 1.0) * kkt, 0.01 * self.tol)
+            Wn, wsn, bn = self._direction(P, hess.H, gW, gws, gb, W, ws, b, inner_tol)
+            dW, dws, db = Wn - W, wsn - ws, bn - b
+            pen0 = P.penalty_value(W, ws)
+            delta = (np.vdot(gW, dW) + gws @ dws + gb @ db
+                     + P.penalty_value(Wn, wsn) - pen0)
+            dM = P.margins(dW, dws, db)
+            s, accepted = 1.0, False
+            for _ in range(_MAX_HALVINGS):
+                Fs = P.loss_value(M + s * dM) + P.penalty_value(W + s * dW, ws + s * dws)
+                # (slack: near the optimum the decrease is below the
+                # rounding of F, and the step is then judged by the model)
+                if Fs <= F + _SIGMA * s * min(delta, 0.0) + _ROUND * abs(F):
+                    accepted = True
+                    break
+                s *= 0.5
+            if not accepted:
+                if exact_hessian or self.curvature_rtol == 0:
+                    break  # no decrease left at machine precision
+                exact_hessian = True  # retry with the exact generalised Hessian
+                continue
+            exact_hessian = False
+            W, ws, b = W + s * dW, ws + s * dws, b + s * db
+            if s == 1.0:
+                W, ws = Wn, wsn  # keep the exact zeros of the prox
+            M = M + s * dM
+            F = Fs
+        if not converged:
+            gW, gws, gb = P.gradients(M)
+            kkt = self._kkt(P, W, ws, gW, gws, gb, step_kkt, reg)
+            converged = kkt <= self.tol
+        out = dict(W=W, ws=ws, b=b, objective=F, kkt=kkt, p=P.p, margins=M)
+        if hess is not None:
+            out["hess"] = hess.state()
+        elif state and state.get("hess") is not None and state["hess"]["p"] == P.p:
+            out["hess"] = state["hess"]
+        return SolverResult(coef=(W, ws), intercept=b.copy(), state=out,
+                            history=history, converged=converged, n_iter=k)
+
+    @staticmethod
+    def _kkt(P, W, ws, gW, gws, gb, step, reg):
+        """:meth:`DirtyProblem.kkt` from gradients already computed."""
+        U, us = P.prox(W - step * gW, ws - step * gws, step, step)
+        res = np.abs(W - U).max(initial=0.0) / step
+        if P.has_shared:
+            res = max(res, np.abs(ws - us).max(initial=0.0) / step)
+        if P.fit_intercept:
+            res = max(res, np.abs(gb).max(initial=0.0))
+        return float(res) / reg
+
+    def _direction(self, P, H, gW, gws, gb, W, ws, b, tol):
+        """Minimiser of the quadratic model plus the penalties, from ``(W, ws, b)``."""
+        T, p = P.T, P.p
+        H = H.copy()
+        # a little damping keeps flat blocks (no curvature) well posed
+        ar = np.arange(p + 1)
+        H[:, ar, ar] += 1e-10 * max(float(H[:, ar, ar].max(initial=0.0)), 1e-300) + 1e-300
+        diag = H[:, ar, ar]
+        if not P.fit_intercept:
+            H[:, p, :] = 0.0
+            H[:, :, p] = 0.0
+        kind = _penalty_kind(P.penalty_p)
+        pen_s = P.penalty_s
+        if kind is None or (P.has_shared and type(pen_s) is not L1):
+            return self._direction_generic(P, H, gW, gws, gb, W, ws, b, tol)
+        sizes = np.diff(P.indptr)
+        Lw = np.zeros(len(sizes))
+        for gsz in np.unique(sizes):
+            sel = np.flatnonzero(sizes == gsz)
+            idx = P.indptr[sel][:, None] + np.arange(gsz)
+            blocks = H[:, idx[:, :, None], idx[:, None, :]]  # (T, G, gs, gs)
+            Lw[sel] = np.linalg.eigvalsh(blocks)[..., -1].max(axis=0)
+        Lw = np.maximum(Lw, 1e-300)
+        Ls = np.maximum(diag[:, :p].sum(axis=0), 1e-300)
+        Wn, wsn, bn = W.copy(), ws.copy(), b.copy()
+        alpha_s = float(pen_s.alpha) if P.has_shared else 0.0
+        _bcd(H, np.ascontiguousarray(gW), gb.astype(float), Wn, wsn, bn,
+             P.indptr.astype(np.int64), Lw, Ls, kind, float(P.penalty_p.alpha), alpha_s,
+             P.has_shared, P.fit_intercept, self.max_sweeps, tol)
+        return Wn, wsn, bn
+
+    def _direction_generic(self, P, H, gW, gws, gb, W, ws, b, tol):
+        """Accelerated proximal gradient on the model (any penalty with a prox)."""
+        T, p = P.T, P.p
+        L = float(np.linalg.eigvalsh(H)[:, -1].max()) * (1 + (T if P.has_shared else 0))
+        s = 1.0 / max(L, 1e-300)
+        x = (W.copy(), ws.copy(), b.copy())
+        y, t_k = x, 1.0
+
+        def grad(Wy, wsy, by):
+            V = np.vstack([Wy - W + (wsy - ws)[:, None], (by - b)[None, :]])  # (p+1, T)
+            HV = np.einsum("tij,jt->it", H, V)
+            gWy = gW + HV[:p]
+            return gWy, gWy.sum(axis=1), gb + HV[p]
+
+        for _ in range(self.max_sweeps):
+            gy = grad(*y)
+            Wn, wsn = P.prox(y[0] - s * gy[0], y[1] - s * gy[1], s, s)
+            bn = y[2] - s * gy[2] if P.fit_intercept else y[2]
+            step = (Wn - x[0], wsn - x[1], bn - x[2])
+            move = max(np.abs(a).max(initial=0.0) for a in step) / s
+            # gradient restart (O'Donoghue and Candes 2015): drop the momentum
+            # when it points uphill
+            uphill = sum(np.vdot(yy - nn, dd) for yy, nn, dd in
+                         zip(y, (Wn, wsn, bn), step)) > 0
+            t_next = 1.0 if uphill else (1.0 + np.sqrt(1.0 + 4.0 * t_k * t_k)) / 2.0
+            beta = 0.0 if uphill else (t_k - 1.0) / t_next
+            y = tuple(a + beta * d for a, d in zip((Wn, wsn, bn), step))
+            x, t_k = (Wn, wsn, bn), t_next
+            if move <= tol:
+                break
+        return x

@@ -1,0 +1,154 @@
+"""GrFL's proximal Newton master against ADMM, cvxpy and its own Hessian cache."""
+
+import numpy as np
+import pytest
+
+from kernlearn import InfiniteFeatureClassifier, InfiniteFeatureRegressor
+from kernlearn.losses import Logistic, Square, SquaredHinge
+from kernlearn.penalties import L1, GroupL1L2, L1Linf, L1Lq, PerTaskL1Lq
+from kernlearn.solvers import ADMM
+from kernlearn.solvers._dirty import DirtyProblem
+from kernlearn.solvers.admm import pad_state
+from kernlearn.solvers.grfl_newton import GrFLNewton, _Hessians
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def _problem(rng, loss, pen, lam_s=None, n=300, p=20, T=3, task_rows=False,
+             fit_intercept=True):
+    Phi = rng.normal(size=(n, p))
+    Phi /= np.linalg.norm(Phi, axis=0)
+    rows = None
+    if task_rows:
+        rows = [np.arange(t, n, T) for t in range(T)]
+        Y = rng.choice([-1.0, 1.0], size=n)
+    elif isinstance(loss, Square):
+        Y = Phi[:, :4] @ rng.normal(size=(4, T)) * 5 + 0.3 * rng.normal(size=(n, T))
+    else:
+        Y = np.sign(Phi[:, :4] @ rng.normal(size=(4, T)) * 5 + 0.3 * rng.normal(size=(n, T)))
+    return DirtyProblem(Phi, Y, loss, pen, None if lam_s is None else L1(lam_s),
+                        indptr=np.arange(0, p + 1, 2), task_rows=rows,
+                        fit_intercept=fit_intercept)
+
+
+CASES = [
+    (SquaredHinge(), GroupL1L2(0.5), None, False, True),
+    (SquaredHinge(), GroupL1L2(0.3), 0.6, False, True),
+    (Logistic(), L1(0.5), None, False, True),
+    (Logistic(), L1Linf(0.5), 0.8, False, True),
+    (Square(), PerTaskL1Lq(0.5), None, False, True),
+    (Square(), GroupL1L2(0.5), None, False, False),
+    (SquaredHinge(), GroupL1L2(0.4), None, True, True),
+    (Logistic(), L1Lq(0.5, q=3.0), None, False, True),  # generic (uncompiled) path
+]
+IDS = ["sqhinge-l1l2", "sqhinge-l1l2-shared", "logistic-l1", "logistic-l1linf-shared",
+       "square-pertask", "square-l1l2-nobias", "sqhinge-taskrows", "logistic-l1l3"]
+
+
+@pytest.mark.parametrize("loss, pen, lam_s, task_rows, fit_b", CASES, ids=IDS)
+def test_newton_agrees_with_admm(loss, pen, lam_s, task_rows, fit_b, rng):
+    P = _problem(rng, loss, pen, lam_s, task_rows=task_rows, fit_intercept=fit_b)
+    ra = ADMM(tol=1e-9, max_iter=200000).solve(P)
+    rn = GrFLNewton(tol=1e-9).solve(P)
+    assert rn.converged
+    assert rn.n_iter <= 30  # a few Newton steps, where ADMM needs hundreds
+    assert rn.state["objective"] == pytest.approx(ra.state["objective"], rel=1e-9)
+    np.testing.assert_allclose(rn.coef[0], ra.coef[0], atol=1e-5)
+    np.testing.assert_allclose(rn.coef[1], ra.coef[1], atol=1e-5)
+    np.testing.assert_allclose(rn.intercept, ra.intercept, atol=1e-5)
+    # its objective is the problem's at the returned (exactly sparse) point
+    assert P.objective(*rn.coef, rn.intercept) == pytest.approx(rn.state["objective"])
+    assert P.kkt(*rn.coef, rn.intercept) <= 1e-9
+
+
+def _cvxpy_value(P, lam_s):
+    cp = pytest.importorskip("cvxpy")
+    W, ws, b = cp.Variable((P.p, P.T)), cp.Variable(P.p), cp.Variable(P.T)
+    terms = []
+    for t in range(P.T):
+        m = P.Phi @ (W[:, t] + ws) + b[t]
+        y = P.Ys[:, t]
+        if isinstance(P.loss, SquaredHinge):
+            terms.append(0.5 * cp.sum_squares(cp.pos(1 - cp.multiply(y, m))))
+        else:
+            terms.append(cp.sum(cp.logistic(-cp.multiply(y, m))))
+    groups = [cp.vec(W[P.indptr[g]:P.indptr[g + 1]], order="C")
+              for g in range(len(P.indptr) - 1)]
+    reg = P.penalty_p.alpha * sum(cp.norm(g, 2) for g in groups)
+    reg = reg + (lam_s * cp.norm1(ws) if lam_s is not None else 1e6 * cp.norm1(ws))
+    prob = cp.Problem(cp.Minimize(sum(terms) + reg))
+    prob.solve()
+    return prob.value
+
+
+@pytest.mark.parametrize("loss, lam_s", [(SquaredHinge(), 0.7), (Logistic(), None)],
+                         ids=["sqhinge-shared", "logistic"])
+def test_newton_agrees_with_cvxpy_on_a_tiny_problem(loss, lam_s, rng):
+    P = _problem(rng, loss, GroupL1L2(0.5), lam_s, n=40, p=6, T=2)
+    ref = _cvxpy_value(P, lam_s)
+    r = GrFLNewton(tol=1e-8).solve(P)
+    assert r.state["objective"] == pytest.approx(ref, rel=1e-6, abs=1e-6)
+
+
+@pytest.mark.parametrize("loss", [SquaredHinge(), Logistic()], ids=["sqhinge", "logistic"])
+def test_hessians_reused_across_added_columns_equal_fresh_ones(loss, rng):
+    full = _problem(rng, loss, GroupL1L2(0.3), 0.5, p=12)
+    part = DirtyProblem(full.Phi[:, :8], full.Ys, loss, GroupL1L2(0.3), L1(0.5),
+                        indptr=np.arange(0, 9, 2))
+    solver = GrFLNewton(tol=1e-9, curvature_rtol=0.0)
+    r8 = solver.solve(part)
+    warm = solver.solve(full, pad_state(r8.state, 12, full.T))
+    cold = solver.solve(full)
+    assert warm.state["objective"] == pytest.approx(cold.state["objective"], rel=1e-10)
+    # the cached Hessians (extended by the new columns, rank-updated on the rows
+    # whose curvature changed) are those of the final margins
+    st = warm.state["hess"]
+    M = full.margins(warm.state["W"], warm.state["ws"], warm.state["b"])
+    D = full.loss.hess_margin(M, full.Ys)
+    np.testing.assert_allclose(st["D"], D, atol=0)
+    fresh = _Hessians(full, 0.0).start(st["D"], None).H
+    np.testing.assert_allclose(st["H"], fresh, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("Est, y_kind", [(InfiniteFeatureClassifier, "multiclass"),
+                                         (InfiniteFeatureRegressor, "task_index")])
+def test_grfl_with_the_newton_master_follows_the_admm_path(Est, y_kind, rng):
+    X = rng.normal(size=(200, 3))
+    f = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2]
+    kw = {}
+    if y_kind == "multiclass":
+        y = np.digitize(f, [-0.5, 0.5])
+    else:
+        y, kw = f, {"task_index": rng.integers(0, 2, size=200)}
+    common = dict(max_features=12, n_candidates=30, tol=1e-9, max_iter=100000,
+                  path_iter=None, random_state=0)
+    a = Est(solver="admm", **common).fit(X, y, **kw)
+    b = Est(solver="newton", **common).fit(X, y, **kw)
+    np.testing.assert_allclose(b.features_, a.features_)
+    assert b.objective_ == pytest.approx(a.objective_, rel=1e-8)
+    out = "decision_function" if Est is InfiniteFeatureClassifier else "predict"
+    np.testing.assert_allclose(getattr(b, out)(X, **kw), getattr(a, out)(X, **kw),
+                               rtol=1e-5, atol=1e-6)
+    assert np.sum(b.history_["master_iter"]) < np.sum(a.history_["master_iter"]) / 5
+
+
+def test_newton_needs_the_loss_curvature():
+    from kernlearn.losses import Hinge
+    from kernlearn.solvers import check_compatible
+
+    with pytest.raises(ValueError, match="hess_margin"):
+        check_compatible(GrFLNewton(), Hinge(), GroupL1L2())
+    with pytest.raises(TypeError, match="DirtyProblem"):
+        GrFLNewton().solve(np.ones((3, 2)))
+
+
+def test_auto_picks_newton_where_it_is_compiled_and_records_the_choice(rng):
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    kw = dict(max_features=3, n_candidates=10, random_state=0)
+    assert InfiniteFeatureClassifier(**kw).fit(X, y).solver_ == "GrFLNewton"
+    assert InfiniteFeatureClassifier(penalty=L1Lq(q=3.0), **kw).fit(X, y).solver_ == "ADMM"
+    assert InfiniteFeatureClassifier(solver="fista", **kw).fit(X, y).solver_ == "GrFLFISTA"
