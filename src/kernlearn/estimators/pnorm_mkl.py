@@ -12,9 +12,8 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from ..kernels import KernelList, PrecomputedKernelList, linear_kernel, rbf_kernel
-from ..losses import Hinge, MulticlassHinge
-from ..methods.obscure import OnlineBatch
+from ..kernels import linear_kernel, rbf_kernel
+from ..methods import obscure
 from ._base import (
     ProbabilityMixin,
     _has_proba,
@@ -24,9 +23,6 @@ from ._base import (
     validate_predict_data,
 )
 
-_DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
-# Kernel values computed at once by decision_function (8 MB of doubles).
-_PREDICT_BLOCK = 1_000_000
 
 
 class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
@@ -246,12 +242,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self : PNormMKLClassifier
         """
         if self._precomputed():
-            if self.fit_intercept:
-                raise ValueError(
-                    "fit_intercept=True appends a constant kernel to named kernels; "
-                    "with kernels='precomputed' append a matrix of ones instead."
-                )
-            klist = PrecomputedKernelList(X, cache_size=self.cache_size).fit()
+            klist = obscure.kernel_list(X, "precomputed", fit_intercept=self.fit_intercept,
+                                        cache_size=self.cache_size)
             if y is None:
                 raise ValueError(
                     "PNormMKLClassifier requires y to be passed, but y is None."
@@ -262,52 +254,20 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             self.n_features_in_ = klist.n_samples
         else:
             X, y = validate_fit_data(self, X, y, classification=True)
-            specs = list(_DEFAULT_KERNELS if self.kernels is None else self.kernels)
-            if self.fit_intercept:
-                specs.append("constant")  # the bias through the kernel
-            # rows on demand: only the support vectors' rows are ever computed
-            # (the solver caches them, up to cache_size)
-            klist = KernelList(
-                list(specs), normalize=self.normalize, cache_size=self.cache_size,
-                precompute=False,
-            ).fit(X)
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
-        n = y_enc.shape[0]
-        sw = fit_sample_weight(sample_weight, n, y, self.class_weight)
-        binary = len(self.classes_) == 2
-        loss = Hinge() if binary else MulticlassHinge()
-        target = np.where(y_enc == 1, 1.0, -1.0) if binary else y_enc.astype(np.int64)
-        solver = OnlineBatch(
-            p=self.p,
-            lam=1.0 / (self.C * (n if sw is None else float(sw.sum()))),
-            eta=self.eta,
-            max_iter_online=self.max_iter_online,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            online_only=self.online_only,
-            pegasos=self.pegasos,
-            max_steps=self.max_steps,
-            random_state=self.random_state,
-            verbose=self.verbose,
-        )
-        res = solver.solve(klist, target, loss, n_classes=len(self.classes_),
-                           sample_weight=sw)
-        a = res.state["kernel_coef"]
-        total = float(a.sum())
-        self.kernel_weights_ = a / total if total > 0 else np.full(len(a), 1.0 / len(a))
-        self.support_ = np.flatnonzero(np.any(res.coef != 0, axis=1))
-        self.dual_coef_ = total * res.coef[self.support_].T
-        self.R_ = res.state["R"]
-        self.n_rows_computed_ = res.state["rows_computed"]
-        self.n_iter_ = res.n_iter
-        self.history_ = res.history.as_dict()
-        self.kernel_list_ = klist
-        if not self._precomputed():
-            klist.restrict(self.support_)  # keep the support vectors only
-        else:
-            klist.gram_ = None
-            klist.grams = None
-        self._n_train = n
+            klist = obscure.kernel_list(
+                X, self.kernels, normalize=self.normalize,
+                fit_intercept=self.fit_intercept, cache_size=self.cache_size)
+        sw = fit_sample_weight(sample_weight, len(y), y, self.class_weight)
+        res = obscure.fit_obscure(
+            klist, y, sample_weight=sw, C=self.C, p=self.p, eta=self.eta,
+            max_iter=self.max_iter, max_iter_online=self.max_iter_online, tol=self.tol,
+            online_only=self.online_only, pegasos=self.pegasos, max_steps=self.max_steps,
+            random_state=self.random_state, verbose=self.verbose)
+        self.classes_, self.kernel_weights_ = res.classes, res.kernel_weights
+        self.support_, self.dual_coef_, self.R_ = res.support, res.dual_coef, res.R
+        self.n_rows_computed_, self.n_iter_ = res.n_rows_computed, res.n_iter
+        self.history_, self.kernel_list_ = res.history, res.kernel_list
+        self._n_train = res.n_train
         self._fit_platt(X, y, sample_weight)
         return self
 
@@ -346,26 +306,10 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             Signed distance-like score of ``classes_[1]`` for two classes.
         """
         check_is_fitted(self)
-        klist = self.kernel_list_
-        which = np.flatnonzero(self.kernel_weights_ > 0)
-        if self._precomputed():
-            K = _precomputed_cross(X, klist.n_kernels, self._n_train, self.support_)
-            scores = np.zeros((K.shape[1], self.dual_coef_.shape[0]))
-            for j in which:
-                scores += self.kernel_weights_[j] * (K[j] @ self.dual_coef_.T)
-        else:
+        if not self._precomputed():
             X = validate_predict_data(self, X)
-            scores = np.zeros((X.shape[0], self.dual_coef_.shape[0]))
-            n_sv = self.support_.size
-            # test rows in blocks: the F x block x n_support kernel values of
-            # one block stay within _PREDICT_BLOCK doubles
-            step = max(1, _PREDICT_BLOCK // max(klist.n_kernels * n_sv, 1))
-            for s in range(0, X.shape[0] if n_sv else 0, step):
-                K = klist.cross(X[s : s + step], which=which)
-                for j in which:
-                    scores[s : s + step] += self.kernel_weights_[j] * (
-                        K[j] @ self.dual_coef_.T
-                    )
+        scores = obscure.decision_values(self.kernel_list_, self.kernel_weights_,
+                                         self.dual_coef_, self.support_, X)
         return scores[:, 0] if len(self.classes_) == 2 else scores
 
     def predict(self, X):
@@ -384,26 +328,6 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         if s.ndim == 1:
             return self.classes_[(s > 0).astype(int)]
         return self.classes_[np.argmax(s, axis=1)]
-
-
-def _precomputed_cross(grams, n_kernels, n_train, support):
-    """Validate test-vs-train Gram matrices and keep the support columns."""
-    from ..kernels import _check_gram_list
-
-    grams = _check_gram_list(grams, "X")
-    if len(grams) != n_kernels:
-        raise ValueError(
-            f"Expected {n_kernels} test Gram matrices (one per training "
-            f"kernel), got {len(grams)}."
-        )
-    n_new = grams[0].shape[0]
-    for j, K in enumerate(grams):
-        if K.shape != (n_new, n_train):
-            raise ValueError(
-                f"X[{j}] has shape {K.shape}; test Gram matrices must all be "
-                f"(n_test, n_train) = ({n_new}, {n_train})."
-            )
-    return np.stack([K[:, support] for K in grams])
 
 
 def _conformance_instances():

@@ -38,17 +38,20 @@ it stays cached.
 
 import time
 import warnings
+from dataclasses import dataclass
 
 import numba
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from ..kernels import KernelList, PrecomputedKernelList
 from ..losses.binary import Hinge
 from ..losses.multiclass import MulticlassHinge
 from ..penalties.squared import conj_mirror_scales, lp_norm
 from ..progress import Progress
 from ..solvers._base import BaseSolver, History, SolverResult, single_blas_thread
+from ._result import MethodResult
 
 
 @numba.njit(cache=True)
@@ -737,3 +740,177 @@ class OnlineBatch(BaseSolver):
             converged=converged,
             n_iter=n_epochs,
         )
+
+
+# --------------------------------------------------------------------------- method
+#: Kernels of the default list (the paper's RBF at the inverse mean squared
+#: distance, and the linear kernel).
+DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
+#: Kernel values computed at once by :func:`decision_values` (8 MB of doubles).
+_PREDICT_BLOCK = 1_000_000
+
+
+@dataclass(frozen=True)
+class ObscureResult(MethodResult):
+    """What :func:`fit_obscure` returns: everything the estimator exposes.
+
+    Parameters
+    ----------
+    classes : ndarray of shape (n_classes,)
+        The sorted class labels.
+    kernel_weights : ndarray of shape (F,)
+        Kernel combination weights :math:`\\beta`, summing to one.
+    support : ndarray of int
+        Training samples with a non-zero coefficient.
+    dual_coef : ndarray of shape (n_outputs, n_support)
+        Coefficients of the support vectors in the combined kernel.
+    R : float
+        Stage-1 bound on :math:`\\|\\bar w^*\\|_{2,p}`.
+    n_rows_computed : int or None
+        Gram rows computed by the row cache (``None``: cached Grams / NumPy loop).
+    kernel_list : BaseKernelList
+        The fitted kernel list, restricted to the support vectors (precomputed
+        lists keep only their sizes).
+    n_train : int
+        Number of training samples.
+    """
+
+    classes: np.ndarray = None
+    kernel_weights: np.ndarray = None
+    support: np.ndarray = None
+    dual_coef: np.ndarray = None
+    R: float = float("nan")
+    n_rows_computed: object = None
+    kernel_list: object = None
+    n_train: int = 0
+
+
+def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False, cache_size=1024):
+    """The fitted kernel list OBSCURE trains on.
+
+    Parameters
+    ----------
+    X : ndarray, sparse matrix or list of Gram matrices
+        Training inputs, or (``kernels="precomputed"``) F training Gram
+        matrices (validated: square, symmetric, PSD, equal sizes).
+    kernels : list, "precomputed" or None, default=None
+        Kernel specs (:class:`kernlearn.kernels.KernelList`); ``None`` means
+        :data:`DEFAULT_KERNELS`.
+    normalize : bool, default=True
+        Normalise each kernel to unit diagonal (not precomputed matrices).
+    fit_intercept : bool, default=False
+        Append the constant kernel (the bias through the kernel).
+    cache_size : float, default=1024
+        Memory budget (MiB) of the row cache.
+
+    Returns
+    -------
+    kernel_list : KernelList or PrecomputedKernelList
+    """
+    if isinstance(kernels, str) and kernels == "precomputed":
+        if fit_intercept:
+            raise ValueError(
+                "fit_intercept=True appends a constant kernel to named kernels; "
+                "with kernels='precomputed' append a matrix of ones instead."
+            )
+        return PrecomputedKernelList(X, cache_size=cache_size).fit()
+    specs = list(DEFAULT_KERNELS if kernels is None else kernels)
+    if fit_intercept:
+        specs.append("constant")  # the bias through the kernel
+    # rows on demand: only the support vectors' rows are ever computed (the
+    # solver caches them, up to cache_size)
+    return KernelList(specs, normalize=normalize, cache_size=cache_size,
+                      precompute=False).fit(X)
+
+
+def fit_obscure(klist, y, *, sample_weight=None, C=10.0, p=1.5, eta=1.0, max_iter=100,
+                max_iter_online=5, tol=1e-3, online_only=False, pegasos=False,
+                max_steps=None, random_state=None, verbose=0):
+    """OBSCURE end to end on a fitted kernel list: classes, both stages, the model.
+
+    Two classes use the hinge loss, more the multiclass hinge of eq. (1)
+    (jointly, not one-vs-rest); :math:`\\lambda = 1/(C\\sum_i w_i)`.
+
+    Parameters
+    ----------
+    klist : KernelList or PrecomputedKernelList
+        From :func:`kernel_list`.
+    y : ndarray of shape (n,)
+        Class labels (at least two classes).
+    sample_weight : ndarray of shape (n,), optional
+        Non-negative weights of the samples' losses.
+    C, p, eta, max_iter, max_iter_online, tol, online_only, pegasos, max_steps, random_state, verbose
+        As in :class:`OnlineBatch` (``lam = 1 / (C sum(w))``).
+
+    Returns
+    -------
+    result : ObscureResult
+    """
+    classes, y_enc = np.unique(y, return_inverse=True)
+    n = y_enc.shape[0]
+    sw = sample_weight
+    binary = len(classes) == 2
+    loss = Hinge() if binary else MulticlassHinge()
+    target = np.where(y_enc == 1, 1.0, -1.0) if binary else y_enc.astype(np.int64)
+    solver = OnlineBatch(
+        p=p, lam=1.0 / (C * (n if sw is None else float(np.sum(sw)))), eta=eta,
+        max_iter_online=max_iter_online, max_iter=max_iter, tol=tol,
+        online_only=online_only, pegasos=pegasos, max_steps=max_steps,
+        random_state=random_state, verbose=verbose,
+    )
+    res = solver.solve(klist, target, loss, n_classes=len(classes), sample_weight=sw)
+    a = res.state["kernel_coef"]
+    total = float(a.sum())
+    weights = a / total if total > 0 else np.full(len(a), 1.0 / len(a))
+    support = np.flatnonzero(np.any(res.coef != 0, axis=1))
+    if isinstance(klist, PrecomputedKernelList):
+        klist.gram_ = None  # the estimator keeps sizes only, not the n x n Grams
+        klist.grams = None
+    else:
+        klist.restrict(support)  # keep the support vectors only
+    stop = "online_only" if online_only else res.state.get("stop_reason", "")
+    return ObscureResult(
+        n_iter=res.n_iter, converged=res.converged, stop_reason=stop,
+        history=res.history.as_dict(), classes=classes, kernel_weights=weights,
+        support=support, dual_coef=total * res.coef[support].T, R=res.state["R"],
+        n_rows_computed=res.state["rows_computed"], kernel_list=klist, n_train=n,
+    )
+
+
+def decision_values(klist, kernel_weights, dual_coef, support, X):
+    r"""Scores :math:`f_c(x) = \sum_i c_{ci}\sum_j \beta_j K_j(x_i, x)`, by blocks.
+
+    Parameters
+    ----------
+    klist : KernelList or PrecomputedKernelList
+        The fitted list, restricted to the support vectors (:func:`fit_obscure`).
+    kernel_weights : ndarray of shape (F,)
+    dual_coef : ndarray of shape (n_outputs, n_support)
+    support : ndarray of int
+        The support vectors' training indices (columns kept of precomputed
+        test Grams).
+    X : ndarray, sparse matrix or list of Gram matrices
+        Validated test inputs, or F test-vs-train Gram matrices (all training
+        columns; the support's are kept).
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples, n_outputs)
+    """
+    which = np.flatnonzero(kernel_weights > 0)
+    if isinstance(klist, PrecomputedKernelList):
+        K = klist.cross(X, support=support)
+        scores = np.zeros((K.shape[1], dual_coef.shape[0]))
+        for j in which:
+            scores += kernel_weights[j] * (K[j] @ dual_coef.T)
+        return scores
+    scores = np.zeros((X.shape[0], dual_coef.shape[0]))
+    n_sv = dual_coef.shape[1]
+    # test rows in blocks: the F x block x n_support kernel values of one block
+    # stay within _PREDICT_BLOCK doubles
+    step = max(1, _PREDICT_BLOCK // max(klist.n_kernels * n_sv, 1))
+    for s in range(0, X.shape[0] if n_sv else 0, step):
+        K = klist.cross(X[s : s + step], which=which)
+        for j in which:
+            scores[s : s + step] += kernel_weights[j] * (K[j] @ dual_coef.T)
+    return scores
