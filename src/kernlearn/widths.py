@@ -216,6 +216,15 @@ def _warn_dominant_column(X, name, gamma):
         )
 
 
+def _is_training_distance(D):
+    """Whether ``D`` is square, symmetric and zero on the diagonal."""
+    if D.shape[0] != D.shape[1]:
+        return False
+    tol = 1e-12 * max(float(D.max()) if D.size else 0.0, 1e-300)
+    return bool(np.all(np.abs(np.diag(D)) <= tol)
+                and np.allclose(D, D.T, rtol=1e-10, atol=tol))
+
+
 def distance_to_kernel(D, gamma=None, return_gamma=False):
     r"""Turn a distance matrix into the kernel :math:`\exp(-d/\gamma)`.
 
@@ -224,11 +233,13 @@ def distance_to_kernel(D, gamma=None, return_gamma=False):
     D : array-like of shape (n_X, n_Y)
         Non-negative distances.
     gamma : float, optional
-        Scale.  By default the mean off-diagonal distance of the square
-        *training* matrix ``D`` (the OBSCURE paper's choice for the Oxford
-        flowers distances).  A rectangular (test-vs-train) ``D`` needs the
-        training value: get it with ``return_gamma=True`` on the training
-        distances, so that test kernels use the training scale.
+        Scale.  By default the mean off-diagonal distance of the *training*
+        matrix ``D`` (the OBSCURE paper's choice for the Oxford flowers
+        distances); without ``gamma``, ``D`` must be a training matrix (square,
+        symmetric, zero diagonal), else ``ValueError``.  A test-vs-train ``D``
+        (even a square one) needs the training value: get it with
+        ``return_gamma=True`` on the training distances, so that test kernels
+        use the training scale.
     return_gamma : bool, default=False
         Also return the scale used.
 
@@ -249,9 +260,13 @@ def distance_to_kernel(D, gamma=None, return_gamma=False):
     if not np.isfinite(D).all() or (D < 0).any():
         raise ValueError("D must contain finite non-negative distances.")
     if gamma is None:
-        if D.shape[0] != D.shape[1]:
+        # only the training matrix (square, symmetric, zero diagonal) defines the
+        # scale: a test-vs-train matrix of a test set as large as the training
+        # set is square too, and its own mean would rescale the test kernel
+        if not _is_training_distance(D):
             raise ValueError(
-                f"D has shape {D.shape}: a test-vs-train distance matrix needs the "
+                f"D (shape {D.shape}) is not a training distance matrix (square, "
+                "symmetric, zero diagonal): a test-vs-train distance matrix needs the "
                 "training scale; pass gamma= (distance_to_kernel(D_train, "
                 "return_gamma=True) returns it)."
             )

@@ -67,15 +67,18 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         matrices).
     eta : float, default=1.0
         Stage-1 learning rate.
-    max_iter : int, default=100
-        Maximum number of stage-2 epochs.
+    max_iter : int, default=1000
+        Maximum number of stage-2 epochs (a ``ConvergenceWarning`` says when
+        it stops the fit before ``tol``).
     max_iter_online : int, default=5
         Maximum number of stage-1 epochs (stops early after an epoch without
         updates).
-    tol : float or None, default=1e-3
-        Stop stage 2 when the best objective improved by less than ``tol``
-        (relative) over the last 5 epochs; ``None`` runs all ``max_iter``
-        epochs.
+    tol : float or None, default=0.1
+        Stop stage 2 when the duality gap of the best iterate is at most
+        ``tol`` times its objective, a certificate that the objective is
+        within :math:`1/(1 - \mathrm{tol})` of the optimum (measured: within
+        1.05 at the default); the best iterate is returned.  ``None`` runs all
+        ``max_iter`` epochs.
     online_only : bool, default=False
         Return the stage-1 (online) solution only.
     pegasos : bool, default=False
@@ -177,9 +180,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         C=10.0,
         normalize=True,
         eta=1.0,
-        max_iter=100,
+        max_iter=1000,
         max_iter_online=5,
-        tol=1e-3,
+        tol=0.1,
         online_only=False,
         pegasos=False,
         fit_intercept=False,
