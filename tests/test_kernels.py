@@ -336,3 +336,47 @@ def test_kernel_list_factor_reproduces_the_gram(which, rng):
     # the best rank-2 approximation: error = the remaining eigenvalues
     assert np.linalg.norm(G[0] - A2 @ A2.T) == pytest.approx(np.sqrt(np.sum(s[2:] ** 2)))
     assert kl.factor(0, max_rank=2) is A2  # owned by the list: computed once
+
+
+# --- issue 23 items 9, 11, 12: kernel specs refused or accepted with clear words -----
+
+
+def test_non_psd_kernel_callable_is_refused_like_the_precomputed_matrix(rng):
+    X = rng.normal(size=(40, 3))
+
+    def negative(A, B):  # -x'y: symmetric but negative definite
+        return -(A @ B.T)
+
+    def asymmetric(A, B):
+        return A @ B.T + np.outer(A[:, 0], np.ones(len(B)))
+
+    with pytest.raises(ValueError, match=r"kernel callable kernels\[1\] is not positive"):
+        KernelList(["linear", negative]).fit(X)
+    with pytest.raises(ValueError, match=r"kernels\[0\] is not symmetric"):
+        KernelList([asymmetric]).fit(X)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        PrecomputedKernelList([negative(X, X)]).fit()
+    # a valid callable passes and gives the named kernel's values
+    kl = KernelList([lambda A, B: A @ B.T], normalize=False).fit(X)
+    np.testing.assert_allclose(kl.gram()[0], X @ X.T)
+
+
+def test_kernel_callable_of_the_wrong_shape_is_named(rng):
+    X = rng.normal(size=(30, 3))
+
+    def transposed_features(A, B):
+        return A.T @ B  # (3, 3): not (len(A), len(B))
+
+    with pytest.raises(ValueError, match=r"returned shape \(3, 3\).*shape \(len\(X\), len\(Y\)\)"):
+        KernelList([transposed_features]).fit(X)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"degree": -2}, "positive integer"),
+    ({"degree": 0}, "positive integer"),
+    ({"degree": 1.5}, "positive integer"),
+    ({"coef0": -1.0}, "non-negative"),
+])
+def test_indefinite_poly_parameters_are_refused(params, match, rng):
+    with pytest.raises(ValueError, match=match):
+        KernelList([("poly", params)]).fit(rng.normal(size=(10, 2)))

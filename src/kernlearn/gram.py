@@ -17,7 +17,7 @@ from threadpoolctl import threadpool_limits
 __all__ = ["PrecomputedKernels", "check_gram_list", "check_psd_gram", "max_asymmetry"]
 
 
-def check_psd_gram(K, name="X"):
+def check_psd_gram(K, name="X", what="The precomputed kernel"):
     """Raise ``ValueError`` unless ``K`` is a square, symmetric PSD Gram matrix.
 
     Symmetry is checked exactly (:math:`O(n^2)`).  Positive semi-definiteness
@@ -37,6 +37,8 @@ def check_psd_gram(K, name="X"):
         Candidate Gram matrix.
     name : str, default="X"
         Argument name used in the messages.
+    what : str, default="The precomputed kernel"
+        What ``K`` is, in the messages.
     """
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(
@@ -46,12 +48,12 @@ def check_psd_gram(K, name="X"):
     n = K.shape[0]
     scale = max(float(np.max(np.abs(K))), 1e-300)
     if not np.allclose(K, K.T, rtol=1e-6, atol=1e-10 * scale):
-        raise ValueError(f"The precomputed kernel {name} is not symmetric.")
+        raise ValueError(f"{what} {name} is not symmetric.")
     with threadpool_limits(limits=1, user_api="blas"):
         lo = _smallest_eigenvalue_bound(K)
     if lo < -1e-8 * scale * n:
         raise ValueError(
-            f"The precomputed kernel {name} is not positive semi-definite "
+            f"{what} {name} is not positive semi-definite "
             f"(an eigenvalue <= {lo:.3g})."
         )
 

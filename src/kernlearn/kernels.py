@@ -49,6 +49,7 @@ __all__ = [
     "PrecomputedKernelList",
     "PrecomputedKernels",
     "additive_chi2_kernel",
+    "check_kernel_callable",
     "check_psd_gram",
     "distance_to_kernel",
     "hik_kernel",
@@ -270,7 +271,14 @@ def kernel_diag(X, kernel="rbf", block=256, **params):
     out = np.empty(n)
     for s in range(0, n, block):
         Xb = X[s : s + block]
-        out[s : s + block] = np.diag(pairwise_kernel(Xb, Xb, kernel, **params))
+        Kb = np.asarray(pairwise_kernel(Xb, Xb, kernel, **params))
+        if Kb.shape != (Xb.shape[0], Xb.shape[0]):
+            raise ValueError(
+                f"the kernel callable {getattr(kernel, '__name__', kernel)!r} returned "
+                f"shape {Kb.shape} for inputs of {Xb.shape[0]} and {Xb.shape[0]} rows; "
+                "k(X, Y) must return an array of shape (len(X), len(Y))."
+            )
+        out[s : s + block] = np.diag(Kb)
     return out
 
 
@@ -359,6 +367,58 @@ def _check_kernel_params(kernel, params, index):
     g = params.get("gamma")
     if g is not None and not (isinstance(g, str) and g in _DATA_GAMMAS):
         resolve_gamma(g, kernel=kernel, name=f"kernels[{index}]: gamma")
+    # (gamma x'y + coef0)^degree is positive semi-definite for a positive
+    # integer degree and coef0 >= 0 only; other values fit a non-kernel
+    d = params.get("degree", 2)
+    if kernel == "poly" and (isinstance(d, bool) or not isinstance(d, numbers.Integral)
+                             or d < 1):
+        raise ValueError(
+            f"kernels[{index}]: poly degree must be a positive integer, got {d!r}.")
+    c0 = params.get("coef0", 1.0)
+    if kernel == "poly" and (not isinstance(c0, numbers.Real) or not c0 >= 0):
+        raise ValueError(
+            f"kernels[{index}]: poly coef0 must be a non-negative number (a negative "
+            f"one makes the kernel indefinite), got {c0!r}.")
+    b = params.get("beta", 1.0)
+    if kernel == "hik" and (not isinstance(b, numbers.Real) or not b > 0):
+        raise ValueError(f"kernels[{index}]: hik beta must be positive, got {b!r}.")
+
+
+def check_kernel_callable(kernel, X, index=0, params=None, max_rows=_EXACT_PSD_CHECK):
+    """Refuse a kernel callable that is not a positive semi-definite kernel on ``X``.
+
+    The callable is evaluated on (at most ``max_rows``, evenly spread) rows of
+    its training view: it must return the right shape, finite values, and a
+    symmetric positive semi-definite matrix (:func:`check_psd_gram`, exact at
+    this size), as a precomputed Gram matrix must.
+
+    Parameters
+    ----------
+    kernel : callable
+        ``k(X, Y, **params)``.
+    X : ndarray or sparse matrix of shape (n, n_features)
+        The training view.
+    index : int, default=0
+        Position of the kernel in its list (for messages).
+    params : dict, optional
+        Kernel parameters.
+    max_rows : int, default=500
+        Rows on which the matrix is checked.
+    """
+    n = X.shape[0]
+    rows = np.unique(np.linspace(0, n - 1, min(n, max_rows)).astype(np.int64))
+    Xs = X[rows]
+    K = np.asarray(kernel(Xs, Xs, **(params or {})))
+    if K.shape != (len(rows), len(rows)):
+        raise ValueError(
+            f"kernels[{index}]: the kernel callable returned shape {K.shape} for "
+            f"inputs of {len(rows)} and {len(rows)} rows; k(X, Y) must return an "
+            "array of shape (len(X), len(Y))."
+        )
+    if not np.isfinite(K).all():
+        raise ValueError(f"kernels[{index}] produced NaN or infinite values on X.")
+    check_psd_gram(K.astype(float), f"kernels[{index}]",
+                   what="The kernel callable")
 
 
 def resolve_params(kernel, params, Xj, index=0):
@@ -658,6 +718,8 @@ class KernelList(BaseKernelList):
         for j, (kernel, params, _) in enumerate(self.specs):
             Xj = self._view(self.X_, j)
             params = resolve_params(kernel, params, Xj, j)
+            if not isinstance(kernel, str):
+                check_kernel_callable(kernel, Xj, j, params)
             self.params_.append(params)
             d = np.asarray(kernel_diag(Xj, kernel, **params), dtype=float)
             if not np.isfinite(d).all():

@@ -19,6 +19,8 @@ from ._base import (
     _has_proba,
     check_two_classes,
     fit_sample_weight,
+    input_standardization,
+    standardize_fit,
     validate_fit_data,
     validate_predict_data,
 )
@@ -65,6 +67,13 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     normalize : bool, default=True
         Normalise each kernel to unit diagonal (not applied to precomputed
         matrices).
+    standardize : bool, default=True
+        Centre and scale dense columns to unit standard deviation and scale
+        sparse columns (never densified) before the kernels see them; test
+        inputs get the training map.  Data-derived kernel widths (``"mean"``,
+        ``"scale"``) are computed on the standardised columns.  Not applied to
+        precomputed Gram matrices (they are used as given), nor needed when
+        every column already has its own kernel width.
     eta : float, default=1.0
         Stage-1 learning rate.
     max_iter : int, default=1000
@@ -135,6 +144,11 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         (cumulative samples visited) and ``time``.
     n_features_in_ : int
         Number of features (number of training samples when precomputed).
+    x_mean_ : ndarray of shape (n_features,) or None
+        Column means subtracted before the kernels (``None``: not centred;
+        sparse input, ``standardize=False`` or precomputed kernels).
+    x_scale_ : ndarray of shape (n_features,) or None
+        Column scales divided out before the kernels (``None``: identity).
 
     References
     ----------
@@ -157,6 +171,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         "p": [Interval(Real, 1, 2, closed="right")],
         "C": [Interval(Real, 0, None, closed="neither")],
         "normalize": ["boolean"],
+        "standardize": ["boolean"],
         "eta": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "max_iter_online": [Interval(Integral, 0, None, closed="left")],
@@ -179,6 +194,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         p=1.5,
         C=10.0,
         normalize=True,
+        standardize=True,
         eta=1.0,
         max_iter=1000,
         max_iter_online=5,
@@ -201,6 +217,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self.p = p
         self.C = C
         self.normalize = normalize
+        self.standardize = standardize
         self.eta = eta
         self.max_iter = max_iter
         self.max_iter_online = max_iter_online
@@ -255,12 +272,14 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             check_consistent_length(klist.gram_[0], y)
             check_two_classes(y)
             self.n_features_in_ = klist.n_samples
+            self.x_mean_ = self.x_scale_ = None  # Gram matrices are used as given
         else:
             X, y = validate_fit_data(self, X, y, classification=True)
-            klist = obscure.kernel_list(
-                X, self.kernels, normalize=self.normalize,
-                fit_intercept=self.fit_intercept, cache_size=self.cache_size)
         sw = fit_sample_weight(sample_weight, len(y), y, self.class_weight)
+        if not self._precomputed():
+            klist = obscure.kernel_list(
+                standardize_fit(self, X, sw), self.kernels, normalize=self.normalize,
+                fit_intercept=self.fit_intercept, cache_size=self.cache_size)
         res = obscure.fit_obscure(
             klist, y, sample_weight=sw, C=self.C, p=self.p, eta=self.eta,
             max_iter=self.max_iter, max_iter_online=self.max_iter_online, tol=self.tol,
@@ -310,7 +329,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         if not self._precomputed():
-            X = validate_predict_data(self, X)
+            X = input_standardization(self).transform(validate_predict_data(self, X))
         scores = obscure.decision_values(self.kernel_list_, self.kernel_weights_,
                                          self.dual_coef_, self.support_, X)
         return scores[:, 0] if len(self.classes_) == 2 else scores
