@@ -120,7 +120,7 @@ def test_unnormalised_linear_gram_reaches_the_optimum_or_warns():
     K = X @ X.T
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        clf = PNormMKLClassifier(kernels="precomputed", random_state=0).fit([K], y)
+        clf = PNormMKLClassifier(kernels="precomputed", C=10.0, random_state=0).fit([K], y)
     warned = any(issubclass(c.category, ConvergenceWarning) for c in caught)
     f = np.mean(np.maximum(0, 1 - np.where(y == 1, 1, -1) * clf.decision_function([K])))
     w_norm = np.sqrt(clf.dual_coef_[0] @ K[np.ix_(clf.support_, clf.support_)]

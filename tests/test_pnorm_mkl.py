@@ -556,3 +556,56 @@ def test_fit_intercept_is_a_constant_kernel_with_a_learned_weight():
     with pytest.raises(ValueError, match="fit_intercept"):
         K = X @ X.T
         PNormMKLClassifier(kernels="precomputed", fit_intercept=True).fit([K], y)
+
+
+# --- issue 23 items 8, 9, 11, 12: inputs a new user tries ------------------------------
+
+
+def test_documented_kernel_names_work_bare(rng):
+    # item 9: kernels=["linear", "rbf"] raised KeyError: 'gamma'
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] ** 2 + X[:, 1] ** 2 > 1.5).astype(int)
+    clf = PNormMKLClassifier(kernels=["linear", "rbf"], random_state=0).fit(X, y)
+    ref = PNormMKLClassifier(kernels=["linear", ("rbf", {"gamma": "scale"})],
+                             random_state=0).fit(X, y)
+    np.testing.assert_array_equal(clf.decision_function(X), ref.decision_function(X))
+    assert clf.score(X, y) > 0.85
+
+
+def test_huge_inputs_get_a_clear_error(rng):
+    # item 11: X * 1e300 said "rbf gamma must be positive, got 0.0"
+    X = rng.normal(size=(30, 3)) * 1e300
+    y = np.arange(30) % 2
+    with pytest.raises(ValueError, match="overflow"):
+        PNormMKLClassifier().fit(X, y)
+    with pytest.raises(ValueError, match="gamma='scale' cannot be computed.*overflows"):
+        PNormMKLClassifier(standardize=False).fit(X, y)
+
+
+def test_columns_on_very_different_scales_are_not_silently_chance(rng):
+    # item 8: columns on scales 1e-4 .. 1e6 gave chance-level kernel models
+    n = 300
+    Z = rng.normal(size=(n, 4))
+    y = (Z[:, 0] + Z[:, 1] - Z[:, 2] > 0).astype(int)
+    X = Z * np.array([1e-4, 1.0, 1e3, 1e6])
+    X[:, 3] = 1e6 * rng.normal(size=n)  # the widest column is noise
+    tr, te = slice(0, 200), slice(200, None)
+    clf = PNormMKLClassifier(random_state=0).fit(X[tr], y[tr])
+    assert clf.score(X[te], y[te]) > 0.85
+    with pytest.warns(UserWarning, match="column 3 holds"):
+        PNormMKLClassifier(standardize=False, random_state=0, max_iter=5).fit(X[tr], y[tr])
+
+
+def test_bad_kernel_callables_are_refused_by_the_estimator(rng):
+    # item 12: a non-PSD callable was fitted (the same matrix precomputed is refused);
+    # item 11: a callable of the wrong shape gave a broadcast error
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        PNormMKLClassifier(kernels=["linear", lambda A, B: -(A @ B.T)]).fit(X, y)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        PNormMKLClassifier(kernels="precomputed").fit([X @ X.T, -(X @ X.T)], y)
+    with pytest.raises(ValueError, match=r"returned shape \(3, 3\)"):
+        PNormMKLClassifier(kernels=[lambda A, B: A.T @ B]).fit(X, y)
+    with pytest.raises(ValueError, match="degree must be a positive integer"):
+        PNormMKLClassifier(kernels=[("poly", {"degree": -2})]).fit(X, y)

@@ -53,7 +53,11 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         ``(kernel, params, columns)`` where ``columns`` selects the view of
         ``X`` a kernel sees.  ``{"gamma": "mean"}`` for ``"rbf"`` sets
         :math:`\gamma` to the inverse mean squared pairwise distance (as in the
-        paper).  ``None`` means ``[("rbf", {"gamma": "mean"}), "linear"]``.
+        paper), ``{"gamma": "scale"}`` (and a bare ``"rbf"``) to
+        scikit-learn's :math:`1/(D\,\mathrm{Var}(X))`; widths are computed on
+        the standardised columns (``standardize``).  ``None`` means
+        :func:`kernlearn.methods.obscure.default_kernels`: RBF kernels at
+        multiples ``DEFAULT_RBF_WIDTHS`` of ``"scale"`` and the linear kernel.
         ``"precomputed"``: ``fit`` takes a list of F training Gram matrices
         (n x n) and ``predict`` a list of F test-vs-train matrices
         (n_test x n), in the same order; or wrap them in
@@ -62,8 +66,11 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         can split them.
     p : float, default=1.5
         Group-norm exponent in ``(1, 2]``; smaller is sparser.
-    C : float, default=10.0
-        Inverse regularisation, :math:`\lambda = 1/(C N)`.
+    C : float, default=1.0
+        Inverse regularisation, :math:`\lambda = 1/(C N)`: the objective
+        times :math:`CN` is ``SVC``'s :math:`\frac12\|w\|^2 + C\sum_i\xi_i`.
+        (The default was 10: on the 36 classification sets of the suite, 97 %
+        of fits at C = 1 are within one point of ``SVC()``, 83-89 % at C = 10.)
     normalize : bool, default=True
         Normalise each kernel to unit diagonal (not applied to precomputed
         matrices).
@@ -192,7 +199,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         kernels=None,
         *,
         p=1.5,
-        C=10.0,
+        C=1.0,
         normalize=True,
         standardize=True,
         eta=1.0,
