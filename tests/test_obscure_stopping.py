@@ -120,7 +120,8 @@ def test_unnormalised_linear_gram_reaches_the_optimum_or_warns():
     K = X @ X.T
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        clf = PNormMKLClassifier(kernels="precomputed", C=10.0, random_state=0).fit([K], y)
+        clf = PNormMKLClassifier(kernels="precomputed", C=10.0, random_state=0)
+        clf.fit([K], y)
     warned = any(issubclass(c.category, ConvergenceWarning) for c in caught)
     f = np.mean(np.maximum(0, 1 - np.where(y == 1, 1, -1) * clf.decision_function([K])))
     w_norm = np.sqrt(clf.dual_coef_[0] @ K[np.ix_(clf.support_, clf.support_)]
@@ -141,4 +142,5 @@ def test_distance_to_kernel_refuses_a_square_test_matrix_without_the_scale():
     with pytest.raises(ValueError, match="not a training distance matrix"):
         distance_to_kernel(D_te)
     _, gamma = distance_to_kernel(D_tr, return_gamma=True)
-    np.testing.assert_allclose(distance_to_kernel(D_te, gamma=gamma), np.exp(-D_te / gamma))
+    np.testing.assert_allclose(distance_to_kernel(D_te, gamma=gamma),
+                               np.exp(-D_te / gamma))

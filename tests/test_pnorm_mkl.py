@@ -268,7 +268,8 @@ def test_sec52_sparsity_and_selection():
             # is reached with the best objective 0.00170 (kernel 4 alone: 0.00149
             # is its optimum, so the MKL optimum is not kernel 4 alone)
             warnings.simplefilter("ignore", ConvergenceWarning)
-            clf = PNormMKLClassifier(kernels=specs, p=p, C=10.0, random_state=0).fit(X, y)
+            clf = PNormMKLClassifier(kernels=specs, p=p, C=10.0, random_state=0)
+            clf.fit(X, y)
         w[p] = clf.kernel_weights_
         assert clf.score(X, y) > 0.97
     np.testing.assert_allclose(w[2.0], 0.25)  # p = 2: plain average of the kernels
@@ -288,7 +289,8 @@ def test_sec52_sparsity_and_selection():
 def test_estimator_reconstructs_decision_and_modes(rng):
     X, y = load_iris(return_X_y=True)
     specs = [(rbf_kernel, {"gamma": 0.5}), ("poly", {"degree": 2}, [0, 1])]
-    clf = PNormMKLClassifier(kernels=specs, p=1.3, random_state=0, standardize=False).fit(X, y)
+    kw = dict(p=1.3, random_state=0, standardize=False)
+    clf = PNormMKLClassifier(kernels=specs, **kw).fit(X, y)
     assert clf.score(X, y) > 0.9
     assert clf.kernel_weights_.sum() == pytest.approx(1.0)
     Xs = X[clf.support_]
@@ -301,7 +303,7 @@ def test_estimator_reconstructs_decision_and_modes(rng):
     assert Xs.shape[0] == clf.dual_coef_.shape[1]
     # precomputed (normalised) Gram matrices give the same model
     G = kl.gram()
-    pre = PNormMKLClassifier(kernels="precomputed", p=1.3, random_state=0, standardize=False).fit(
+    pre = PNormMKLClassifier(kernels="precomputed", **kw).fit(
         list(G), y
     )
     np.testing.assert_allclose(pre.kernel_weights_, clf.kernel_weights_, rtol=1e-8)
@@ -312,7 +314,7 @@ def test_estimator_reconstructs_decision_and_modes(rng):
         atol=1e-10,
     )
     # on-the-fly blocks (tiny cache) give the same model as the cached Grams
-    fly = PNormMKLClassifier(kernels=specs, p=1.3, random_state=0, standardize=False, cache_size=0.01).fit(
+    fly = PNormMKLClassifier(kernels=specs, cache_size=0.01, **kw).fit(
         X, y
     )
     np.testing.assert_allclose(
@@ -320,7 +322,7 @@ def test_estimator_reconstructs_decision_and_modes(rng):
     )
     # online_only returns the stage-1 solution
     on = PNormMKLClassifier(
-        kernels=specs, p=1.3, random_state=0, standardize=False, online_only=True, max_iter_online=3
+        kernels=specs, online_only=True, max_iter_online=3, **kw
     ).fit(X, y)
     assert np.all(on.history_["stage"] == 1) and on.n_iter_ <= 3
     assert np.all(clf.history_["stage"][: on.n_iter_] == 1)
@@ -558,7 +560,7 @@ def test_fit_intercept_is_a_constant_kernel_with_a_learned_weight():
         PNormMKLClassifier(kernels="precomputed", fit_intercept=True).fit([K], y)
 
 
-# --- issue 23 items 8, 9, 11, 12: inputs a new user tries ------------------------------
+# --- issue 23 items 8, 9, 11, 12: inputs a new user tries --------------------------
 
 
 def test_documented_kernel_names_work_bare(rng):
@@ -593,7 +595,8 @@ def test_columns_on_very_different_scales_are_not_silently_chance(rng):
     clf = PNormMKLClassifier(random_state=0).fit(X[tr], y[tr])
     assert clf.score(X[te], y[te]) > 0.85
     with pytest.warns(UserWarning, match="column 3 holds"):
-        PNormMKLClassifier(standardize=False, random_state=0, max_iter=5).fit(X[tr], y[tr])
+        PNormMKLClassifier(standardize=False, random_state=0, max_iter=5).fit(
+            X[tr], y[tr])
 
 
 def test_bad_kernel_callables_are_refused_by_the_estimator(rng):

@@ -67,12 +67,14 @@ def test_equals_manual_scaling_then_fit_without_standardize():
     Xt = Xt * np.array([1e-3, 1.0, 1e3, 5.0, 1e2, 0.1]) + 7.0
     sc = StandardScaler().fit(X)
     auto = PNormMKLClassifier(random_state=0).fit(X, y)
-    manual = PNormMKLClassifier(random_state=0, standardize=False).fit(sc.transform(X), y)
+    manual = PNormMKLClassifier(random_state=0, standardize=False)
+    manual.fit(sc.transform(X), y)
     np.testing.assert_allclose(auto.x_mean_, sc.mean_, rtol=1e-12)
     np.testing.assert_allclose(auto.x_scale_, sc.scale_, rtol=1e-12)
     np.testing.assert_array_equal(auto.support_, manual.support_)
     np.testing.assert_allclose(auto.kernel_weights_, manual.kernel_weights_, rtol=1e-8)
-    np.testing.assert_allclose(auto.dual_coef_, manual.dual_coef_, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(auto.dual_coef_, manual.dual_coef_, rtol=1e-8,
+                               atol=1e-12)
     np.testing.assert_allclose(auto.decision_function(Xt),
                                manual.decision_function(sc.transform(Xt)), rtol=1e-8,
                                atol=1e-10)
@@ -85,7 +87,8 @@ def test_precomputed_kernels_are_used_as_given():
     b = PNormMKLClassifier(kernels="precomputed", random_state=0, standardize=False).fit(
         [K], y)
     assert a.x_mean_ is None and a.x_scale_ is None
-    np.testing.assert_array_equal(a.decision_function([K[:5]]), b.decision_function([K[:5]]))
+    np.testing.assert_array_equal(a.decision_function([K[:5]]),
+                                  b.decision_function([K[:5]]))
 
 
 def test_result_object_carries_every_fitted_attribute():

@@ -539,7 +539,7 @@ class BaseKernelList:
         raise NotImplementedError
 
     def cross(self, X, support=None):
-        """Kernels ``(F, n_new, n_support)`` between new and training points (subclasses)."""
+        """Kernels ``(F, n_new, n_support)``, new against training points (subclasses)."""
         raise NotImplementedError
 
     def block_size(self):
@@ -578,12 +578,13 @@ class BaseKernelList:
             s, V = s[::-1], V[:, ::-1]
             keep = s > rtol * max(float(s[0]), 0.0) if s.size else s > 0
             keep &= s > 0
-            r = int(keep.sum()) if max_rank is None else min(int(keep.sum()), int(max_rank))
+            r = int(keep.sum())
+            r = r if max_rank is None else min(r, int(max_rank))
             cache[key] = V[:, :r] * np.sqrt(s[:r])
         return cache[key]
 
     def blocks(self, order):
-        """Yield ``(ids, K_rows, local)`` over ``order`` in blocks (:meth:`iter_blocks`).
+        """Yield ``(ids, K_rows, local)`` over ``order`` by blocks (:meth:`iter_blocks`).
 
         Parameters
         ----------

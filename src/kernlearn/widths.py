@@ -175,8 +175,9 @@ def resolve_gamma(gamma, X=None, kernel="rbf", sample_weight=None, name="gamma")
             else:
                 value = scale_gamma(X, sample_weight)
         if not (np.isfinite(value) and value > 0):
+            shown = "'scale'" if gamma is None else repr(gamma)
             raise ValueError(
-                f"{name}={'scale' if gamma is None else gamma!r} cannot be computed: the "
+                f"{name}={shown} cannot be computed: the "
                 "spread of the data overflows (values of magnitude up to "
                 f"{_max_abs(X):.3g}); rescale the inputs (standardize=True does)."
             )

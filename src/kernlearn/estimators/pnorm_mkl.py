@@ -269,8 +269,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self : PNormMKLClassifier
         """
         if self._precomputed():
-            klist = obscure.kernel_list(X, "precomputed", fit_intercept=self.fit_intercept,
-                                        cache_size=self.cache_size)
+            klist = obscure.kernel_list(X, "precomputed", cache_size=self.cache_size,
+                                        fit_intercept=self.fit_intercept)
             if y is None:
                 raise ValueError(
                     "PNormMKLClassifier requires y to be passed, but y is None."
@@ -290,7 +290,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         res = obscure.fit_obscure(
             klist, y, sample_weight=sw, C=self.C, p=self.p, eta=self.eta,
             max_iter=self.max_iter, max_iter_online=self.max_iter_online, tol=self.tol,
-            online_only=self.online_only, pegasos=self.pegasos, max_steps=self.max_steps,
+            online_only=self.online_only, pegasos=self.pegasos,
+            max_steps=self.max_steps,
             random_state=self.random_state, verbose=self.verbose)
         self.classes_, self.kernel_weights_ = res.classes, res.kernel_weights
         self.support_, self.dual_coef_, self.R_ = res.support, res.dual_coef, res.R

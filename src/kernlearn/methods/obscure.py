@@ -31,16 +31,15 @@ The per-sample loop is compiled with numba (hinge and multiclass hinge); for
 any other margin loss, or with ``backend="numpy"``, a NumPy loop vectorised
 over kernels and samples is used.  Both give the same iterates.  With kernels
 computed on the fly the compiled loop reads Gram rows from an LRU row cache
-(:class:`_RowCache`, as libsvm's kernel cache), so the cost is linear in the
-number of additive updates and a support vector's row is computed once while
-it stays cached.
+(``_obscure_steps._RowCache``, as libsvm's kernel cache), so the cost is
+linear in the number of additive updates and a support vector's row is
+computed once while it stays cached.
 """
 
 import time
 import warnings
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -51,187 +50,66 @@ from ..losses.multiclass import MulticlassHinge
 from ..penalties.squared import conj_mirror_scales, lp_norm
 from ..progress import Progress
 from ..solvers._base import BaseSolver, History, SolverResult, single_blas_thread
+from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
+    _block_loop_jit,
+    _block_numpy,
+    _RowCache,
+    _sampling,
+)
 from ._result import MethodResult
 
 
-@numba.njit(cache=True)
-def _adaptive_step(t, s, lam, q, scale, nq, zq, R):  # pragma: no cover - compiled
-    """Algorithm 2, lines 6-9: the adaptive :math:`s_t`, the step :math:`\\eta_t`
-    and the shrinkage factor of one stage-2 step.
+def dual_bound(A, N, y, lam, q, sample_weight=None):
+    r"""Lower bound on the optimum of (5) from an iterate's coefficients (hinge losses).
 
-    Shared by the compiled loop and its NumPy transcription.  Returns
-    ``(t, s, eta, shrink)`` with ``t`` already incremented.
+    At the optimum, :math:`\frac{\lambda}{q}\bar\theta = \frac1W\sum_i w_i
+    \alpha_i y_i \phi(x_i)` with dual variables :math:`\alpha_i \in [0, 1]`,
+    so the coefficients ``A`` of :math:`\bar\theta` give the dual candidate
+    :math:`\alpha_i = c\,\lambda W s_i / (q w_i)` (:math:`s_i = y_i A_i`, or
+    :math:`A_{i y_i}` for the multiclass hinge, whose other entries give the
+    Crammer-Singer dual's off-class weights, scaled alike).  Its dual value
+    is the concave quadratic
+
+    .. math:: D(c) = c\,\frac{\lambda}{q}\sum_i s_i
+              - c^2\frac{\lambda}{2q^2}\|\bar\theta\|_{2,q}^2,
+
+    maximised in closed form over the scalings :math:`c` that keep every
+    :math:`\alpha_i \le 1`.  By weak duality :math:`D \le` the optimum, so
+    ``objective - D`` bounds the iterate's suboptimality.  (Clipping the
+    candidate instead of scaling it tightens the bound a little but needs
+    kernels among the clipped samples at every epoch: measured 5x slower.)
+
+    Parameters
+    ----------
+    A : ndarray of shape (n, M)
+        Coefficients of :math:`\bar\theta` (lazy scale folded in).
+    N : ndarray of shape (F,)
+        :math:`\|\theta^j\|^2`.
+    y : ndarray of shape (n,)
+        ``-1/+1`` labels (``M == 1``) or class indices.
+    lam, q : float
+        :math:`\lambda` and the conjugate exponent :math:`q = p/(p-1)`.
+    sample_weight : ndarray of shape (n,), optional
+
+    Returns
+    -------
+    dual : float
+        A dual objective value (``0`` for the zero candidate).
     """
-    t += 1.0
-    Lt = lam / q * scale * nq + zq
-    d = lam * t + s
-    s = s + 0.5 * (np.sqrt(d * d + q * Lt * Lt / (R * R)) - d)
-    eta = q / (lam * t + s)
-    return t, s, eta, 1.0 - lam * eta / q
-
-
-def _block_loop(
-    ids,
-    slot,
-    Krows,
-    stamp,
-    kdiag,
-    yint,
-    A,
-    G,
-    N,
-    st,
-    lam,
-    q,
-    R,
-    eta1,
-    stage,
-    multiclass,
-    alpha,
-    m,
-    start,
-):
-    """Algorithms 1 (``stage == 1``) and 2 (``stage == 2``) over ``ids[start:]``.
-
-    Plain loops, compiled by numba; :func:`_block_numpy` is the same iteration
-    written with NumPy.  ``st = [scale, s, t, n_updates, online_loss, clock]``
-    is updated in place.
-
-    Gram rows live in a row cache: ``Krows[:, slot[i], :]`` is the row of
-    sample ``i`` when ``slot[i] >= 0`` (with cached Gram matrices ``slot`` is
-    the identity and every row is present).  The loop returns the position
-    ``k`` of the first sample that needs an additive update but whose row is
-    not cached, before touching the state for that sample; the caller
-    computes that row, evicting the least recently used one (``stamp`` holds
-    the last use of each slot), and resumes at ``k``.  Rows are thus computed
-    only for updates, at most once while they stay cached.  Returns ``-1``
-    when done.
-    """
-    F = N.shape[0]
-    M = G.shape[0]
     n = A.shape[0]
-    scale = st[0]
-    s = st[1]
-    t = st[2]
-    n_upd = 0.0
-    loss_sum = 0.0
-    zfac = 2.0 if multiclass else 1.0
-    for k in range(start, ids.shape[0]):
-        i = ids[k]
-        r = slot[i]
-        # mirror map scales a_j of Lemma 1 (scale invariant) and ||theta||_{2,q}
-        mx = 0.0
-        for j in range(F):
-            v = N[j] if N[j] > 0.0 else 0.0
-            alpha[j] = np.sqrt(v)
-            if alpha[j] > mx:
-                mx = alpha[j]
-        nq = 0.0
-        if mx > 0.0:
-            S = 0.0
-            for j in range(F):
-                S += (alpha[j] / mx) ** q
-            nq = mx * S ** (1.0 / q)
-            for j in range(F):
-                alpha[j] = (alpha[j] / nq) ** (q - 2.0) / q
-        else:
-            for j in range(F):
-                alpha[j] = 0.0
-        for c in range(M):
-            acc = 0.0
-            for j in range(F):
-                acc += alpha[j] * G[c, j, i]
-            m[c] = scale * acc
-        yi = yint[i]
-        yh = -1
-        if multiclass:
-            best = -np.inf
-            for c in range(M):
-                if c != yi and m[c] > best:
-                    best = m[c]
-                    yh = c
-            loss = 1.0 - m[yi] + best
-        else:
-            loss = 1.0 - yi * m[0]
-        active = loss > 0.0
-        if active and r < 0:
-            st[0] = scale
-            st[1] = s
-            st[2] = t
-            st[3] += n_upd
-            st[4] += loss_sum
-            return k
-        if active:
-            st[5] += 1.0
-            stamp[r] = st[5]
-        zq = 0.0
-        if active:
-            loss_sum += loss
-            zmx = 0.0
-            for j in range(F):
-                if kdiag[j, i] > zmx:
-                    zmx = kdiag[j, i]
-            if zmx > 0.0:
-                S = 0.0
-                for j in range(F):
-                    S += (kdiag[j, i] / zmx) ** (0.5 * q)
-                zq = np.sqrt(zfac * zmx) * S ** (1.0 / q)
-        if stage == 2:
-            t, s, eta, shrink = _adaptive_step(t, s, lam, q, scale, nq, zq, R)
-            if shrink <= 0.0:
-                A[:, :] = 0.0
-                G[:, :, :] = 0.0
-                N[:] = 0.0
-                scale = 1.0
-            else:
-                scale *= shrink
-        else:
-            eta = eta1
-        if active:
-            n_upd += 1.0
-            cf = eta / scale
-            if multiclass:
-                for j in range(F):
-                    N[j] += (
-                        2.0 * cf * (G[yi, j, i] - G[yh, j, i])
-                        + 2.0 * cf * cf * kdiag[j, i]
-                    )
-                A[i, yi] += cf
-                A[i, yh] -= cf
-                for j in range(F):
-                    for l in range(n):
-                        v = cf * Krows[j, r, l]
-                        G[yi, j, l] += v
-                        G[yh, j, l] -= v
-            else:
-                cy = cf * yi
-                for j in range(F):
-                    N[j] += 2.0 * cy * G[0, j, i] + cf * cf * kdiag[j, i]
-                A[i, 0] += cy
-                for j in range(F):
-                    for l in range(n):
-                        G[0, j, l] += cy * Krows[j, r, l]
-        if stage == 2:
-            # Algorithm 2, line 10: projection on ||theta||_{2,q} <= q R (a scaling)
-            mx = 0.0
-            for j in range(F):
-                v = np.sqrt(N[j]) if N[j] > 0.0 else 0.0
-                if v > mx:
-                    mx = v
-            if mx > 0.0:
-                S = 0.0
-                for j in range(F):
-                    v = np.sqrt(N[j]) if N[j] > 0.0 else 0.0
-                    S += (v / mx) ** q
-                nrm = scale * mx * S ** (1.0 / q)
-                if nrm > q * R:
-                    scale *= q * R / nrm
-    st[0] = scale
-    st[1] = s
-    st[2] = t
-    st[3] += n_upd
-    st[4] += loss_sum
-    return -1
+    if A.shape[1] == 1:
+        s = y * A[:, 0]
+    else:
+        s = A[np.arange(n), np.asarray(y, dtype=np.int64)]
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    T = lp_norm(np.sqrt(np.maximum(N, 0.0)), q) ** 2
+    S = float(s.sum())
+    pos = s > 0
+    if S <= 0 or T <= 0 or not pos.any():
+        return 0.0
+    kappa = lam * float(w.sum()) / q
+    c = min(q * S / T, float(np.min(w[pos] / (kappa * s[pos]))))
+    return c * lam / q * S - c * c * lam / (2.0 * q * q) * T
 
 
 class _BestIterate:
@@ -275,198 +153,6 @@ class _BestIterate:
         if self.state is not None:
             A[:], G[:], N[:] = self.state
 
-_block_loop_jit = numba.njit(cache=True, fastmath=False)(_block_loop)
-
-
-def _block_numpy(
-    ids, local, Krows, kdiag, Y, A, G, N, st, lam, q, R, eta1, stage, loss
-):
-    """The iteration of :func:`_block_loop` for any margin loss, with NumPy."""
-    scale, s, t = st[0], st[1], st[2]
-    multiclass = G.shape[0] > 1
-    for k, i in enumerate(ids):
-        r = local[k]
-        tn = np.sqrt(np.maximum(N, 0.0))
-        a = conj_mirror_scales(tn, q)
-        nq = lp_norm(tn, q)
-        m = scale * (G[:, :, i] @ a)
-        if multiclass:
-            g = loss.grad_margin(m[None], Y[i : i + 1])[0]
-            lv = float(loss.value(m[None], Y[i : i + 1])[0])
-        else:
-            g = np.asarray(loss.grad_margin(m, Y[i : i + 1]), dtype=float)
-            lv = float(loss.value(m, Y[i : i + 1])[0])
-        gn = float(np.sqrt(g @ g))
-        active = gn > 0.0
-        zq = gn * lp_norm(np.sqrt(kdiag[:, i]), q) if active else 0.0
-        if active:
-            st[4] += lv
-        if stage == 2:
-            t, s, eta, shrink = _adaptive_step(t, s, lam, q, scale, nq, zq, R)
-            if shrink <= 0.0:
-                A[:] = 0.0
-                G[:] = 0.0
-                N[:] = 0.0
-                scale = 1.0
-            else:
-                scale *= shrink
-        else:
-            eta = eta1
-        if active:
-            st[3] += 1
-            cf = eta / scale
-            # theta <- theta - eta z with z = sum_c g_c phi(x_i, c)
-            N += -2.0 * cf * (g @ G[:, :, i]) + cf * cf * gn * gn * kdiag[:, i]
-            A[i] -= cf * g
-            for c in np.flatnonzero(g):
-                G[c] -= (cf * g[c]) * Krows[:, r, :]
-        if stage == 2:
-            nrm = scale * lp_norm(np.sqrt(np.maximum(N, 0.0)), q)
-            if nrm > q * R:
-                scale *= q * R / nrm
-    st[0], st[1], st[2] = scale, s, t
-
-# Rows computed together on a cache miss (one BLAS-shaped block).
-_FETCH_BLOCK = 32
-
-
-class _RowCache:
-    """Gram rows of the training samples for the compiled loop, LRU-evicted.
-
-    With cached Gram matrices every row is present (``slot`` is the
-    identity).  Otherwise ``rows`` holds as many ``(F, n)`` rows as the
-    kernel list's ``cache_size`` allows (as libsvm's kernel cache does), and
-    :meth:`fill` computes a missing row together with those of the next
-    samples the current model would update, evicting the least recently
-    used rows, so a support vector's row is computed once while it stays in
-    the cache instead of at every update.
-
-    Parameters
-    ----------
-    kernels : KernelList or PrecomputedKernelList
-        Fitted kernel list.
-    """
-
-    def __init__(self, kernels):
-        n, F = kernels.n_samples, kernels.n_kernels
-        self.kernels = kernels
-        self.n_computed = 0
-        gram = getattr(kernels, "gram_", None)
-        if gram is not None:
-            self.rows = gram
-            self.slot = np.arange(n, dtype=np.int64)
-            self.stamp = np.zeros(n)
-            return
-        cap = int(kernels.cache_size * 2**20 // (8.0 * F * max(n, 1)))
-        self.capacity = max(1, min(n, cap))
-        # np.empty reserves address space only: memory is committed as rows are
-        # written, so it follows the number of distinct rows used
-        self.rows = np.empty((F, self.capacity, n))
-        self.slot = np.full(n, -1, dtype=np.int64)
-        self.owner = np.full(self.capacity, -1, dtype=np.int64)
-        self.stamp = np.full(self.capacity, -1.0)  # last use (clock); -1: free
-        # prefetch only into a cache large enough to keep what it prefetches
-        self.block = max(1, min(_FETCH_BLOCK, self.capacity // 8))
-
-    def fill(self, order, k, clock, margins_of):
-        """Cache the row of ``order[k]`` and of the next likely updates.
-
-        The extra rows are those of the next uncached samples in ``order``
-        that incur a loss under the current model (``margins_of``), i.e.
-        will need an update unless the model changes before their turn; all
-        are computed in one block (one product with the training inputs
-        instead of one per row, which is memory bound for wide inputs).
-
-        Parameters
-        ----------
-        order : ndarray of int
-            Visiting order of the epoch.
-        k : int
-            Position of the sample whose row is missing.
-        clock : float
-            Current update count (the recency stamp of the new rows).
-        margins_of : callable
-            ``margins_of(ids) -> bool array``: whether each sample currently
-            incurs a loss.
-        """
-        window = order[k + 1 : k + 1 + 4 * self.block]
-        window = window[self.slot[window] < 0]
-        extra = window[margins_of(window)][: self.block - 1] if window.size else window
-        ids = np.concatenate([order[k : k + 1], extra]).astype(np.int64)
-        free = np.argpartition(self.stamp, len(ids) - 1)[: len(ids)]
-        old = self.owner[free]
-        self.slot[old[old >= 0]] = -1
-        self.rows[:, free, :] = self.kernels.rows(ids)
-        self.slot[ids] = free
-        self.owner[free] = ids
-        self.stamp[free] = clock
-        self.n_computed += len(ids)
-
-
-def dual_bound(A, N, y, lam, q, sample_weight=None):
-    r"""Lower bound on the optimum of (5) from the iterate's coefficients (hinge losses).
-
-    At the optimum, :math:`\frac{\lambda}{q}\bar\theta = \frac1W\sum_i w_i
-    \alpha_i y_i \phi(x_i)` with dual variables :math:`\alpha_i \in [0, 1]`,
-    so the coefficients ``A`` of :math:`\bar\theta` give the dual candidate
-    :math:`\alpha_i = c\,\lambda W s_i / (q w_i)` (:math:`s_i = y_i A_i`, or
-    :math:`A_{i y_i}` for the multiclass hinge, whose other entries give the
-    Crammer-Singer dual's off-class weights, scaled alike).  Its dual value
-    is the concave quadratic
-
-    .. math:: D(c) = c\,\frac{\lambda}{q}\sum_i s_i
-              - c^2\frac{\lambda}{2q^2}\|\bar\theta\|_{2,q}^2,
-
-    maximised in closed form over the scalings :math:`c` that keep every
-    :math:`\alpha_i \le 1`.  By weak duality :math:`D \le` the optimum, so
-    ``objective - D`` bounds the iterate's suboptimality.  (Clipping the
-    candidate instead of scaling it tightens the bound a little but needs
-    kernels among the clipped samples at every epoch: measured 5x slower.)
-
-    Parameters
-    ----------
-    A : ndarray of shape (n, M)
-        Coefficients of :math:`\bar\theta` (lazy scale folded in).
-    N : ndarray of shape (F,)
-        :math:`\|\theta^j\|^2`.
-    y : ndarray of shape (n,)
-        ``-1/+1`` labels (``M == 1``) or class indices.
-    lam, q : float
-        :math:`\lambda` and the conjugate exponent :math:`q = p/(p-1)`.
-    sample_weight : ndarray of shape (n,), optional
-
-    Returns
-    -------
-    dual : float
-        A dual objective value (``0`` for the zero candidate).
-    """
-    n = A.shape[0]
-    s = y * A[:, 0] if A.shape[1] == 1 else A[np.arange(n), np.asarray(y, dtype=np.int64)]
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    T = lp_norm(np.sqrt(np.maximum(N, 0.0)), q) ** 2
-    S = float(s.sum())
-    pos = s > 0
-    if S <= 0 or T <= 0 or not pos.any():
-        return 0.0
-    kappa = lam * float(w.sum()) / q
-    c = min(q * S / T, float(np.min(w[pos] / (kappa * s[pos]))))
-    return c * lam / q * S - c * c * lam / (2.0 * q * q) * T
-
-
-def _sampling(sample_weight, n):
-    """Rows an epoch visits and their drawing probabilities (``None``: a permutation).
-
-    Unweighted, or equal positive weights: a permutation of the rows with
-    positive weight, exactly as if the others were removed.  Otherwise draws
-    with probability proportional to the weight.
-    """
-    if sample_weight is None:
-        return np.arange(n), None
-    w = np.asarray(sample_weight, dtype=float)
-    rows = np.flatnonzero(w > 0)
-    if np.all(w[rows] == w[rows[0]]):
-        return rows, None
-    return rows, w / w.sum()
 
 
 class OnlineBatch(BaseSolver):
@@ -820,8 +506,8 @@ class OnlineBatch(BaseSolver):
             warnings.warn(
                 f"OBSCURE stage 2 ran max_iter={self.max_iter} epochs without reaching "
                 f"tol={self.tol} (best objective {best.objective:.6g}, duality gap "
-                f"{best.gap:.3g} of it); increase max_iter (an unnormalised kernel with "
-                "a large diagonal converges slowly).",
+                f"{best.gap:.3g} of it); increase max_iter (an unnormalised kernel "
+                "with a large diagonal, or p near 1, converges slowly).",
                 ConvergenceWarning,
             )
         a = conj_mirror_scales(np.sqrt(np.maximum(N, 0.0)), q)
@@ -856,7 +542,7 @@ DEFAULT_RBF_WIDTHS = (0.25, 1.0, 4.0)
 
 
 def default_kernels(X):
-    """The default kernel list: RBF kernels at ``DEFAULT_RBF_WIDTHS`` times "scale", linear.
+    """The default kernel list: RBF at ``DEFAULT_RBF_WIDTHS`` x "scale", and linear.
 
     Parameters
     ----------
@@ -909,7 +595,8 @@ class ObscureResult(MethodResult):
     n_train: int = 0
 
 
-def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False, cache_size=1024):
+def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
+                cache_size=1024):
     """The fitted kernel list OBSCURE trains on.
 
     Parameters
@@ -963,8 +650,12 @@ def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter
         Class labels (at least two classes).
     sample_weight : ndarray of shape (n,), optional
         Non-negative weights of the samples' losses.
-    C, p, eta, max_iter, max_iter_online, tol, online_only, pegasos, max_steps, random_state, verbose
-        As in :class:`OnlineBatch` (``lam = 1 / (C sum(w))``).
+    C : float, default=1.0
+        Inverse regularisation, ``lam = 1 / (C sum(w))``.
+    p, eta, max_iter, max_iter_online, tol, online_only, pegasos, max_steps
+        As in :class:`OnlineBatch`.
+    random_state, verbose
+        As in :class:`OnlineBatch`.
 
     Returns
     -------
