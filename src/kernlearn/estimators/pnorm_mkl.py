@@ -261,8 +261,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             mean, :math:`\\lambda = 1/(C\\sum_i w_i)`, and the stochastic steps
             draw samples with probability proportional to their weight, so
             integer weights equal repeated rows in expectation (not draw for
-            draw); zero weights are never visited.  Kernel parameters computed
-            from the data (``gamma="mean"``) use every row unweighted.
+            draw); zero weights are never visited.  The standardisation uses
+            the weights (times ``class_weight``); kernel widths computed from
+            the data (``gamma="mean"``, ``"scale"``) use every row unweighted.
 
         Returns
         -------
@@ -297,7 +298,6 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self.support_, self.dual_coef_, self.R_ = res.support, res.dual_coef, res.R
         self.n_rows_computed_, self.n_iter_ = res.n_rows_computed, res.n_iter
         self.history_, self.kernel_list_ = res.history, res.kernel_list
-        self._n_train = res.n_train
         self._fit_platt(X, y, sample_weight)
         return self
 
