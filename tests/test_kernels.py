@@ -1,5 +1,7 @@
 """Kernels, normalisation, bandwidth scaling and the cached / on-the-fly KernelList."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -13,6 +15,7 @@ from kernlearn.kernels import (
     mean_pairwise_sq_distance,
     normalize_kernel,
     pairwise_kernel,
+    rbf_kernel,
 )
 
 PARAMS = {
@@ -206,11 +209,15 @@ def test_precomputed_kernel_list_validation(rng):
         pk.cross([K])
     with pytest.raises(ValueError, match="n_test, n_train"):
         pk.cross([K[:3], K[:3, :4]])
-    assert pk.cross([K[:3], K[:3]], support=[0, 4]).shape == (2, 3, 2)
-    assert (
-        sp.issparse(sp.csr_matrix(K))
-        and PrecomputedKernelList([sp.csr_matrix(K)]).fit().n_samples == 6
-    )
+    # cross keeps the support's columns of each test Gram, kernels first
+    np.testing.assert_array_equal(
+        pk.cross([K[:3], 3 * K[:3]], support=[0, 4]),
+        np.stack([K[:3][:, [0, 4]], 3 * K[:3][:, [0, 4]]]))
+    # a sparse Gram matrix is read as its dense values
+    sparse = PrecomputedKernelList([sp.csr_matrix(K)]).fit()
+    assert sparse.n_samples == 6 and sparse.n_kernels == 1
+    np.testing.assert_array_equal(sparse.rows(np.arange(6))[0], K)
+    np.testing.assert_array_equal(sparse.kdiag_[0], np.diag(K))
 
 
 def test_check_psd_gram_is_cheap_and_rejects_clearly_non_psd():
@@ -245,3 +252,131 @@ def test_distance_to_kernel_takes_the_scale_from_training_distances():
     np.testing.assert_allclose(distance_to_kernel(D_te, gamma=gamma), np.exp(-D_te / gamma))
     with pytest.raises(ValueError, match="training scale"):
         distance_to_kernel(D_te)
+
+
+# --- issue 22: one width resolver, one kernel-list base ------------------------------
+
+
+def test_resolve_gamma_is_the_one_width_rule(rng):
+    from kernlearn.kernels import resolve_gamma, scale_gamma
+
+    X = rng.normal(size=(40, 3)) * [1.0, 2.0, 3.0]
+    assert resolve_gamma("scale", X) == pytest.approx(1.0 / (3 * X.var()))
+    assert resolve_gamma(None, X) == resolve_gamma("scale", X)
+    w = rng.uniform(0.5, 2, size=40)
+    assert resolve_gamma("scale", X, sample_weight=w) == pytest.approx(scale_gamma(X, w))
+    assert resolve_gamma("mean", X) == pytest.approx(1.0 / mean_pairwise_sq_distance(X))
+    assert resolve_gamma(2, X) == 2.0
+    # the lists resolve through it: "scale", "mean" and numbers agree
+    kl = KernelList([("rbf", {"gamma": "scale"}), ("rbf", {"gamma": "mean"}),
+                     ("poly", {"gamma": 0.5})]).fit(X)
+    assert [p["gamma"] for p in kl.params_] == [
+        resolve_gamma("scale", X), resolve_gamma("mean", X), 0.5]
+    for bad in (0.0, -1.0, np.nan, np.inf, "wide", True):
+        with pytest.raises(ValueError, match="must be a positive number"):
+            resolve_gamma(bad, X)
+    with pytest.raises(ValueError, match="only defined for 'rbf'"):
+        resolve_gamma("mean", X, kernel="poly")
+    with pytest.raises(ValueError, match="pass X"):
+        resolve_gamma("scale")
+
+
+def test_resolve_gamma_names_an_overflowing_spread(rng):
+    # issue 23 item 11: X * 1e300 gave "rbf gamma must be positive, got 0.0"
+    from kernlearn.kernels import resolve_gamma
+
+    X = rng.normal(size=(20, 3)) * 1e300
+    for g in ("scale", "mean"):
+        with pytest.raises(ValueError, match="overflows.*rescale"):
+            resolve_gamma(g, X)
+    with pytest.raises(ValueError, match=r"kernels\[0\]: gamma='scale'.*overflows"):
+        KernelList([("rbf", {"gamma": "scale"})]).fit(X)
+
+
+def test_resolve_gamma_warns_when_one_column_dominates(rng):
+    # issue 23 item 8: columns on scales 1e-4..1e6 made "scale" see one column
+    from kernlearn.kernels import resolve_gamma
+
+    X = rng.normal(size=(50, 4)) * np.array([1e-4, 1.0, 1e2, 1e6])
+    with pytest.warns(UserWarning, match="column 3 holds"):
+        resolve_gamma("scale", X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        resolve_gamma("scale", rng.normal(size=(50, 4)))  # comparable columns: quiet
+        resolve_gamma(0.5, X)  # a given width: the user chose it
+
+
+def test_bare_rbf_in_a_list_takes_the_scale_width(rng):
+    # issue 23 item 9: kernels=["linear", "rbf"] raised KeyError: 'gamma'
+    from kernlearn.kernels import resolve_gamma
+
+    X = rng.normal(size=(30, 3))
+    kl = KernelList(["linear", "rbf"], precompute=False).fit(X)
+    assert kl.params_[1]["gamma"] == pytest.approx(resolve_gamma("scale", X))
+    ref = rbf_kernel(X, X[:4], gamma=kl.params_[1]["gamma"])
+    np.testing.assert_allclose(kl.rows(np.arange(4))[1], ref.T, rtol=1e-12)
+
+
+@pytest.mark.parametrize("which", ["computed", "precomputed"])
+def test_kernel_list_factor_reproduces_the_gram(which, rng):
+    from kernlearn.kernels import BaseKernelList
+
+    X = rng.normal(size=(25, 3))
+    kl = KernelList([("rbf", {"gamma": 0.3}), "linear"]).fit(X)
+    if which == "precomputed":
+        kl = PrecomputedKernelList(list(kl.gram())).fit()
+    assert isinstance(kl, BaseKernelList)
+    G = kl.gram()
+    for j in range(2):
+        A = kl.factor(j)
+        np.testing.assert_allclose(A @ A.T, G[j], atol=1e-9)
+    assert kl.factor(1).shape[1] == 3  # the linear kernel on 3 features has rank 3
+    A2 = kl.factor(0, max_rank=2)
+    s = np.linalg.eigvalsh(G[0])[::-1]
+    # the best rank-2 approximation: error = the remaining eigenvalues
+    assert np.linalg.norm(G[0] - A2 @ A2.T) == pytest.approx(np.sqrt(np.sum(s[2:] ** 2)))
+    assert kl.factor(0, max_rank=2) is A2  # owned by the list: computed once
+
+
+# --- issue 23 items 9, 11, 12: kernel specs refused or accepted with clear words -----
+
+
+def test_non_psd_kernel_callable_is_refused_like_the_precomputed_matrix(rng):
+    X = rng.normal(size=(40, 3))
+
+    def negative(A, B):  # -x'y: symmetric but negative definite
+        return -(A @ B.T)
+
+    def asymmetric(A, B):
+        return A @ B.T + np.outer(A[:, 0], np.ones(len(B)))
+
+    with pytest.raises(ValueError, match=r"kernel callable kernels\[1\] is not positive"):
+        KernelList(["linear", negative]).fit(X)
+    with pytest.raises(ValueError, match=r"kernels\[0\] is not symmetric"):
+        KernelList([asymmetric]).fit(X)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        PrecomputedKernelList([negative(X, X)]).fit()
+    # a valid callable passes and gives the named kernel's values
+    kl = KernelList([lambda A, B: A @ B.T], normalize=False).fit(X)
+    np.testing.assert_allclose(kl.gram()[0], X @ X.T)
+
+
+def test_kernel_callable_of_the_wrong_shape_is_named(rng):
+    X = rng.normal(size=(30, 3))
+
+    def transposed_features(A, B):
+        return A.T @ B  # (3, 3): not (len(A), len(B))
+
+    with pytest.raises(ValueError, match=r"returned shape \(3, 3\).*shape \(len\(X\), len\(Y\)\)"):
+        KernelList([transposed_features]).fit(X)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"degree": -2}, "positive integer"),
+    ({"degree": 0}, "positive integer"),
+    ({"degree": 1.5}, "positive integer"),
+    ({"coef0": -1.0}, "non-negative"),
+])
+def test_indefinite_poly_parameters_are_refused(params, match, rng):
+    with pytest.raises(ValueError, match=match):
+        KernelList([("poly", params)]).fit(rng.normal(size=(10, 2)))

@@ -5,12 +5,14 @@ accepts dense arrays or scipy sparse matrices, registered by name in
 ``KERNELS``.  :func:`pairwise_kernel` is the single entry point the
 estimators use.
 
-:class:`KernelList` holds F kernels on one training set (each possibly on its
-own column subset, a *view*), normalised to unit diagonal and with the RBF
-bandwidth scaled as in the OBSCURE paper.  It either caches the whole
-``F x n x n`` Gram tensor or computes rows on the fly by blocks so that memory
-stays below ``cache_size``.  :class:`PrecomputedKernelList` gives the same
-interface over user-supplied Gram matrices.
+:class:`BaseKernelList` is the one kernel-list interface (rows, blocks,
+cross kernels, factors).  :class:`KernelList` holds F kernels on one training
+set (each possibly on its own column subset, a *view*), normalised to unit
+diagonal and with widths resolved by :func:`resolve_gamma`
+(:mod:`kernlearn.widths`).  It either caches the whole ``F x n x n`` Gram
+tensor or computes rows on the fly by blocks so that memory stays below
+``cache_size``.  :class:`PrecomputedKernelList` gives the same interface over
+user-supplied Gram matrices (validated by :mod:`kernlearn.gram`).
 """
 
 import inspect
@@ -19,16 +21,35 @@ import numbers
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-import scipy.sparse.linalg
 from sklearn.metrics.pairwise import euclidean_distances, safe_sparse_dot
-from threadpoolctl import threadpool_limits
+
+from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names)
+    _EXACT_PSD_CHECK,
+    PrecomputedKernels,
+    _check_gram_list,
+    _smallest_eigenvalue_bound,
+    check_gram_list,
+    check_psd_gram,
+    max_asymmetry,
+)
+from .widths import (  # noqa: F401  (re-exported)
+    _DATA_GAMMAS,
+    _row_sq_norms,
+    convert_width,
+    distance_to_kernel,
+    mean_pairwise_sq_distance,
+    resolve_gamma,
+    scale_gamma,
+)
 
 __all__ = [
     "KERNELS",
+    "BaseKernelList",
     "KernelList",
     "PrecomputedKernelList",
     "PrecomputedKernels",
     "additive_chi2_kernel",
+    "check_kernel_callable",
     "check_psd_gram",
     "distance_to_kernel",
     "hik_kernel",
@@ -41,6 +62,7 @@ __all__ = [
     "poly_kernel",
     "parse_specs",
     "rbf_kernel",
+    "resolve_gamma",
     "resolve_params",
     "scale_gamma",
     "convert_width",
@@ -216,13 +238,6 @@ def pairwise_kernel(X, Y=None, kernel="rbf", **params):
     return kernel(X, Y, **params)
 
 
-def _row_sq_norms(X):
-    if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    X = np.asarray(X, dtype=float)
-    return np.einsum("ij,ij->i", X, X)
-
-
 def kernel_diag(X, kernel="rbf", block=256, **params):
     r"""Diagonal :math:`k(x_i, x_i)` of a kernel without forming the Gram matrix.
 
@@ -256,7 +271,14 @@ def kernel_diag(X, kernel="rbf", block=256, **params):
     out = np.empty(n)
     for s in range(0, n, block):
         Xb = X[s : s + block]
-        out[s : s + block] = np.diag(pairwise_kernel(Xb, Xb, kernel, **params))
+        Kb = np.asarray(pairwise_kernel(Xb, Xb, kernel, **params))
+        if Kb.shape != (Xb.shape[0], Xb.shape[0]):
+            raise ValueError(
+                f"the kernel callable {getattr(kernel, '__name__', kernel)!r} returned "
+                f"shape {Kb.shape} for inputs of {Xb.shape[0]} and {Xb.shape[0]} rows; "
+                "k(X, Y) must return an array of shape (len(X), len(Y))."
+            )
+        out[s : s + block] = np.diag(Kb)
     return out
 
 
@@ -297,139 +319,6 @@ def _inv_sqrt(d):
     pos = d > 0
     out[pos] = 1.0 / np.sqrt(d[pos])
     return out
-
-
-def scale_gamma(X, sample_weight=None):
-    """scikit-learn's ``gamma="scale"``: :math:`1 / (D\\,\\mathrm{Var}(X))`.
-
-    The variance is over all entries of ``X`` (dense or sparse); a constant
-    ``X`` gives ``1 / D``.
-
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n_samples, n_features)
-        Training inputs.
-    sample_weight : ndarray of shape (n_samples,), optional
-        Row weights (the variance of the data with rows repeated).
-
-    Returns
-    -------
-    gamma : float
-    """
-    if sample_weight is not None:
-        w = np.asarray(sample_weight, dtype=float) / np.sum(sample_weight)
-        sq = X.multiply(X) if sp.issparse(X) else np.square(np.asarray(X, dtype=float))
-        mean = float(w @ np.asarray(X.mean(axis=1)).ravel())
-        var = float(w @ np.asarray(sq.mean(axis=1)).ravel()) - mean**2
-    elif sp.issparse(X):
-        mean = float(np.asarray(X.mean()))
-        var = float(np.asarray(X.multiply(X).mean())) - mean**2
-    else:
-        var = float(np.var(np.asarray(X, dtype=float)))
-    var = var if var > 0 else 1.0
-    return 1.0 / (X.shape[1] * var)
-
-
-def convert_width(sigma=None, gamma=None):
-    r"""The one conversion between a Gaussian width ``sigma`` and ``gamma``.
-
-    :math:`\exp(-\|x-x'\|^2/(2\sigma^2)) = \exp(-\gamma\|x-x'\|^2)` with
-    :math:`\gamma = 1/(2\sigma^2)`.  The library's convention is ``gamma``;
-    ``sigma`` is accepted only where a paper's notation uses it
-    (:class:`~kernlearn.families.RandomFourierFeatures` ``bandwidth``).
-
-    Parameters
-    ----------
-    sigma : float or ndarray, optional
-        Width(s) :math:`\sigma > 0`; give exactly one of ``sigma`` and ``gamma``.
-    gamma : float or ndarray, optional
-        Inverse squared width(s) :math:`\gamma > 0`.
-
-    Returns
-    -------
-    value : float or ndarray
-        ``gamma`` of the given ``sigma``, or ``sigma`` of the given ``gamma``.
-    """
-    if (sigma is None) == (gamma is None):
-        raise ValueError("give exactly one of sigma and gamma.")
-    if gamma is None:
-        return 1.0 / (2.0 * np.square(sigma))
-    return 1.0 / np.sqrt(2.0 * np.asarray(gamma, dtype=float))
-
-
-def mean_pairwise_sq_distance(X):
-    r"""Mean squared Euclidean distance over all pairs ``i != j``, in O(n d).
-
-    .. math:: \frac{1}{n(n-1)}\sum_{i\neq j}\|x_i - x_j\|^2
-              = \frac{2n}{n-1}\Big(\frac1n\sum_i\|x_i\|^2 - \|\bar x\|^2\Big).
-
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n, n_features)
-
-    Returns
-    -------
-    mean : float
-
-    References
-    ----------
-    Orabona, Jie, Caputo (2012), JMLR 13, sec. 5.1.2: the RBF bandwidth is
-    the average squared pairwise distance.
-    """
-    n = X.shape[0]
-    if n < 2:
-        return 0.0
-    mu = np.asarray(X.mean(axis=0)).ravel()
-    val = 2.0 * n / (n - 1) * (_row_sq_norms(X).mean() - float(mu @ mu))
-    return max(val, 0.0)
-
-
-def distance_to_kernel(D, gamma=None, return_gamma=False):
-    r"""Turn a distance matrix into the kernel :math:`\exp(-d/\gamma)`.
-
-    Parameters
-    ----------
-    D : array-like of shape (n_X, n_Y)
-        Non-negative distances.
-    gamma : float, optional
-        Scale.  By default the mean off-diagonal distance of the square
-        *training* matrix ``D`` (the OBSCURE paper's choice for the Oxford
-        flowers distances).  A rectangular (test-vs-train) ``D`` needs the
-        training value: get it with ``return_gamma=True`` on the training
-        distances, so that test kernels use the training scale.
-    return_gamma : bool, default=False
-        Also return the scale used.
-
-    Returns
-    -------
-    K : ndarray of shape (n_X, n_Y)
-        The kernel.
-    gamma : float
-        The scale (only with ``return_gamma=True``).
-
-    References
-    ----------
-    Orabona, Jie, Caputo (2012), JMLR 13, sec. 5.1.1.
-    """
-    D = np.asarray(D, dtype=float)
-    if D.ndim != 2:
-        raise ValueError(f"D must be a 2-D distance matrix, got shape {D.shape}.")
-    if not np.isfinite(D).all() or (D < 0).any():
-        raise ValueError("D must contain finite non-negative distances.")
-    if gamma is None:
-        if D.shape[0] != D.shape[1]:
-            raise ValueError(
-                f"D has shape {D.shape}: a test-vs-train distance matrix needs the "
-                "training scale; pass gamma= (distance_to_kernel(D_train, "
-                "return_gamma=True) returns it)."
-            )
-        mask = ~np.eye(*D.shape, dtype=bool)
-        gamma = float(np.mean(D[mask])) if D.shape[0] > 1 else 1.0
-        gamma = gamma if gamma > 0 else 1.0
-    if gamma <= 0:
-        raise ValueError(f"gamma must be positive, got {gamma!r}.")
-    K = np.exp(-D / gamma)
-    return (K, float(gamma)) if return_gamma else K
 
 
 def _parse_spec(spec, index):
@@ -476,17 +365,60 @@ def _check_kernel_params(kernel, params, index):
             f"it takes {sorted(allowed)}."
         )
     g = params.get("gamma")
-    if isinstance(g, str) and g in _DATA_GAMMAS:
-        return
-    if g is not None and (isinstance(g, str) or not np.isfinite(g) or g <= 0):
+    if g is not None and not (isinstance(g, str) and g in _DATA_GAMMAS):
+        resolve_gamma(g, kernel=kernel, name=f"kernels[{index}]: gamma")
+    # (gamma x'y + coef0)^degree is positive semi-definite for a positive
+    # integer degree and coef0 >= 0 only; other values fit a non-kernel
+    d = params.get("degree", 2)
+    if kernel == "poly" and (isinstance(d, bool) or not isinstance(d, numbers.Integral)
+                             or d < 1):
         raise ValueError(
-            f"kernels[{index}]: gamma must be a positive number, 'scale'"
-            + (" or 'mean'" if kernel == "rbf" else "") + f", got {g!r}."
+            f"kernels[{index}]: poly degree must be a positive integer, got {d!r}.")
+    c0 = params.get("coef0", 1.0)
+    if kernel == "poly" and (not isinstance(c0, numbers.Real) or not c0 >= 0):
+        raise ValueError(
+            f"kernels[{index}]: poly coef0 must be a non-negative number (a negative "
+            f"one makes the kernel indefinite), got {c0!r}.")
+    b = params.get("beta", 1.0)
+    if kernel == "hik" and (not isinstance(b, numbers.Real) or not b > 0):
+        raise ValueError(f"kernels[{index}]: hik beta must be positive, got {b!r}.")
+
+
+def check_kernel_callable(kernel, X, index=0, params=None, max_rows=_EXACT_PSD_CHECK):
+    """Refuse a kernel callable that is not a positive semi-definite kernel on ``X``.
+
+    The callable is evaluated on (at most ``max_rows``, evenly spread) rows of
+    its training view: it must return the right shape, finite values, and a
+    symmetric positive semi-definite matrix (:func:`check_psd_gram`, exact at
+    this size), as a precomputed Gram matrix must.
+
+    Parameters
+    ----------
+    kernel : callable
+        ``k(X, Y, **params)``.
+    X : ndarray or sparse matrix of shape (n, n_features)
+        The training view.
+    index : int, default=0
+        Position of the kernel in its list (for messages).
+    params : dict, optional
+        Kernel parameters.
+    max_rows : int, default=500
+        Rows on which the matrix is checked.
+    """
+    n = X.shape[0]
+    rows = np.unique(np.linspace(0, n - 1, min(n, max_rows)).astype(np.int64))
+    Xs = X[rows]
+    K = np.asarray(kernel(Xs, Xs, **(params or {})))
+    if K.shape != (len(rows), len(rows)):
+        raise ValueError(
+            f"kernels[{index}]: the kernel callable returned shape {K.shape} for "
+            f"inputs of {len(rows)} and {len(rows)} rows; k(X, Y) must return an "
+            "array of shape (len(X), len(Y))."
         )
-
-
-# gamma values computed from the training view of a kernel
-_DATA_GAMMAS = ("scale", "mean")
+    if not np.isfinite(K).all():
+        raise ValueError(f"kernels[{index}] produced NaN or infinite values on X.")
+    check_psd_gram(K.astype(float), f"kernels[{index}]",
+                   what="The kernel callable")
 
 
 def resolve_params(kernel, params, Xj, index=0):
@@ -512,15 +444,11 @@ def resolve_params(kernel, params, Xj, index=0):
     """
     params = dict(params)
     _check_kernel_params(kernel, params, index)
-    if params.get("gamma") == "mean":
-        if kernel != "rbf":
-            raise ValueError(
-                f"kernels[{index}]: gamma='mean' is only defined for 'rbf'."
-            )
-        m = mean_pairwise_sq_distance(Xj)
-        params["gamma"] = 1.0 / m if m > 0 else 1.0
-    elif params.get("gamma") == "scale":
-        params["gamma"] = scale_gamma(Xj)
+    if kernel == "rbf" and "gamma" not in params:
+        params["gamma"] = "scale"  # a bare "rbf" takes scikit-learn's default width
+    if "gamma" in params:
+        params["gamma"] = resolve_gamma(params["gamma"], Xj, kernel,
+                                        name=f"kernels[{index}]: gamma")
     return params
 
 
@@ -585,8 +513,16 @@ def _take_columns(X, cols, index):
     return X[:, cols]
 
 
-class _BaseKernelList:
-    """Shared block logic of :class:`KernelList` and :class:`PrecomputedKernelList`."""
+class BaseKernelList:
+    """What every kernel list offers: F kernels on n training samples.
+
+    A fitted list has ``diag_`` / ``kdiag_`` (``(F, n)``: raw and as-used
+    diagonals) and ``gram_`` (the cached ``(F, n, n)`` tensor or ``None``);
+    subclasses provide :meth:`rows` and :meth:`cross`.  On top of these the
+    base gives blocks of rows within the memory budget (:meth:`blocks`), the
+    whole tensor (:meth:`gram`) and low-rank factors (:meth:`factor`), whose
+    cache the list owns.
+    """
 
     @property
     def n_kernels(self):
@@ -598,10 +534,70 @@ class _BaseKernelList:
         """Number of training samples n."""
         return self.diag_.shape[1]
 
+    def rows(self, ids):
+        """Gram rows ``(F, len(ids), n)`` of training samples ``ids`` (subclasses)."""
+        raise NotImplementedError
+
+    def cross(self, X, support=None):
+        """Kernels ``(F, n_new, n_support)``, new against training points (subclasses)."""
+        raise NotImplementedError
+
     def block_size(self):
         """Rows per block such that ``F x block x n`` doubles fit in ``cache_size``."""
         per_row = 8.0 * self.n_kernels * max(self.n_samples, 1)
         return int(max(1, min(self.n_samples, self.cache_size * 2**20 // per_row)))
+
+    def factor(self, j, max_rank=None, rtol=1e-10):
+        r"""Factor :math:`A_j` (``n x r``) of kernel ``j``: :math:`A_j A_j^\top = K_j`.
+
+        From the eigendecomposition of the (normalised, as used) training Gram
+        matrix, eigenvalues below ``rtol`` times the largest dropped, at most
+        ``max_rank`` columns (largest eigenvalues first).  Kept by the list:
+        asking again costs nothing.
+
+        Parameters
+        ----------
+        j : int
+            The kernel.
+        max_rank : int, optional
+            Keep at most this many columns (the best rank-``max_rank``
+            approximation in Frobenius norm).
+        rtol : float, default=1e-10
+            Relative eigenvalue cut-off.
+
+        Returns
+        -------
+        A : ndarray of shape (n, r)
+        """
+        cache = self.__dict__.setdefault("_factors", {})
+        key = f"{int(j)}:{max_rank}:{rtol}"
+        if key not in cache:
+            K = self.gram_[j] if self.gram_ is not None else self.rows(
+                np.arange(self.n_samples))[j]
+            s, V = scipy.linalg.eigh((K + K.T) / 2)
+            s, V = s[::-1], V[:, ::-1]
+            keep = s > rtol * max(float(s[0]), 0.0) if s.size else s > 0
+            keep &= s > 0
+            r = int(keep.sum())
+            r = r if max_rank is None else min(r, int(max_rank))
+            cache[key] = V[:, :r] * np.sqrt(s[:r])
+        return cache[key]
+
+    def blocks(self, order):
+        """Yield ``(ids, K_rows, local)`` over ``order`` by blocks (:meth:`iter_blocks`).
+
+        Parameters
+        ----------
+        order : ndarray of int
+            Training sample indices in visiting order.
+
+        Yields
+        ------
+        ids : ndarray of int
+        K_rows : ndarray of shape (F, n_rows, n)
+        local : ndarray of int
+        """
+        return self.iter_blocks(order)
 
     def iter_blocks(self, order):
         """Yield ``(ids, K_rows, local)`` over ``order`` in blocks.
@@ -642,7 +638,11 @@ class _BaseKernelList:
         return self.rows(np.arange(self.n_samples))
 
 
-class KernelList(_BaseKernelList):
+# the base's name before it was public
+_BaseKernelList = BaseKernelList
+
+
+class KernelList(BaseKernelList):
     r"""F kernels on one training set, cached or computed on the fly by blocks.
 
     Each kernel spec is a name in ``KERNELS``, a callable ``k(X, Y, **params)``
@@ -713,11 +713,14 @@ class KernelList(_BaseKernelList):
         self : KernelList
         """
         self.X_ = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=float)
+        self.__dict__.pop("_factors", None)
         self.params_ = []
         diags = []
         for j, (kernel, params, _) in enumerate(self.specs):
             Xj = self._view(self.X_, j)
             params = resolve_params(kernel, params, Xj, j)
+            if not isinstance(kernel, str):
+                check_kernel_callable(kernel, Xj, j, params)
             self.params_.append(params)
             d = np.asarray(kernel_diag(Xj, kernel, **params), dtype=float)
             if not np.isfinite(d).all():
@@ -817,6 +820,7 @@ class KernelList(_BaseKernelList):
         self._isd_ = self._isd_[:, support]
         self._sqn_ = [sq[support] for sq in self._sqn_]
         self.gram_ = None
+        self.__dict__.pop("_factors", None)
         return self
 
     def cross(self, X, support=None, which=None):
@@ -858,220 +862,7 @@ class KernelList(_BaseKernelList):
         return out
 
 
-def check_psd_gram(K, name="X"):
-    """Raise ``ValueError`` unless ``K`` is a square, symmetric PSD Gram matrix.
-
-    Symmetry is checked exactly (:math:`O(n^2)`).  Positive semi-definiteness
-    is checked without an :math:`O(n^3)` factorisation: the smallest
-    eigenvalue is bounded from above by two certificates, the exact smallest
-    eigenvalue of a random 500 x 500 principal submatrix (a principal
-    submatrix of a PSD matrix is PSD) and the smallest Ritz value of 16
-    Lanczos steps on ``K`` (Ritz values never fall below the smallest
-    eigenvalue).  A bound below :math:`-10^{-8} n \\max|K|` proves that ``K`` is
-    not PSD.  Matrices of at most 500 rows are checked exactly; larger ones
-    for clearly non-PSD spectra only (a negative eigenvalue that neither
-    certificate resolves is not detected).
-
-    Parameters
-    ----------
-    K : ndarray of shape (n, n)
-        Candidate Gram matrix.
-    name : str, default="X"
-        Argument name used in the messages.
-    """
-    if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise ValueError(
-            f"With kernel='precomputed', {name} must be the square training Gram "
-            f"matrix; got shape {K.shape}."
-        )
-    n = K.shape[0]
-    scale = max(float(np.max(np.abs(K))), 1e-300)
-    if not np.allclose(K, K.T, rtol=1e-6, atol=1e-10 * scale):
-        raise ValueError(f"The precomputed kernel {name} is not symmetric.")
-    with threadpool_limits(limits=1, user_api="blas"):
-        lo = _smallest_eigenvalue_bound(K)
-    if lo < -1e-8 * scale * n:
-        raise ValueError(
-            f"The precomputed kernel {name} is not positive semi-definite "
-            f"(an eigenvalue <= {lo:.3g})."
-        )
-
-
-def _smallest_eigenvalue_bound(K):
-    """Upper bound on the smallest eigenvalue of symmetric ``K`` in O(n^2)."""
-    n = K.shape[0]
-    # a principal submatrix of a PSD matrix is PSD: exact on m random rows
-    m = min(n, _EXACT_PSD_CHECK)
-    rows = np.sort(np.random.default_rng(0).choice(n, size=m, replace=False))
-    Ks = K[np.ix_(rows, rows)]
-    lo = scipy.linalg.eigvalsh((Ks + Ks.T) / 2, subset_by_index=[0, 0])[0]
-    if m < n:
-        # then a few Lanczos steps on all of K (16 products with K)
-        try:
-            ritz = scipy.sparse.linalg.eigsh(
-                K, k=1, which="SA", ncv=16, tol=1e-2, maxiter=1,
-                v0=np.random.default_rng(0).standard_normal(n),
-                return_eigenvectors=False,
-            )
-        except scipy.sparse.linalg.ArpackNoConvergence as exc:
-            ritz = exc.eigenvalues
-        lo = min([lo, *np.real(ritz)])
-    return float(lo)
-
-
-# Up to this size the PSD check computes the smallest eigenvalue exactly.
-_EXACT_PSD_CHECK = 500
-
-
-class PrecomputedKernels:
-    """F precomputed kernel matrices that scikit-learn can split by samples.
-
-    A plain list of Gram matrices (or an ``(F, n, n)`` array) has the kernels
-    first, so scikit-learn's splitters (``cross_val_score``,
-    ``GridSearchCV``, ``train_test_split``) and meta-estimators
-    (``OneVsRestClassifier``) would index kernels instead of samples.  This
-    object puts the sample axis first: it behaves as an array of shape
-    ``(n_rows, n_cols, F)`` whose ``X[rows]``, ``X[rows, cols]`` and
-    ``X[np.ix_(rows, cols)]`` select samples of every kernel at once, which
-    is what scikit-learn's ``_safe_split`` does for estimators with the
-    ``pairwise`` tag (``kernels="precomputed"``).  Estimators taking
-    ``kernels="precomputed"`` accept it wherever they accept a list.
-
-    Parameters
-    ----------
-    grams : list of array-like of shape (n_rows, n_cols), ndarray of shape (F, n_rows, n_cols) or PrecomputedKernels
-        The kernel matrices, kernels first (training: ``n x n``; test:
-        ``n_test x n_train``).
-
-    Attributes
-    ----------
-    shape : tuple of int
-        ``(n_rows, n_cols, F)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.model_selection import cross_val_score
-    >>> from kernlearn import PNormMKLClassifier, PrecomputedKernels
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.standard_normal((60, 3))
-    >>> y = (X[:, 0] > 0).astype(int)
-    >>> K = PrecomputedKernels([X @ X.T, np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))])
-    >>> K.shape
-    (60, 60, 2)
-    >>> K[np.ix_(np.arange(10), np.arange(50))].shape
-    (10, 50, 2)
-    >>> scores = cross_val_score(PNormMKLClassifier(kernels="precomputed",
-    ...                                             random_state=0), K, y, cv=3)
-    """
-
-    ndim = 3
-
-    def __init__(self, grams):
-        if isinstance(grams, PrecomputedKernels):
-            grams = grams.kernels_first()
-        self._grams = np.stack(_check_gram_list(grams, "grams"))
-
-    def kernels_first(self):
-        """The matrices as one array, kernels first.
-
-        Returns
-        -------
-        grams : ndarray of shape (F, n_rows, n_cols)
-        """
-        return self._grams
-
-    @property
-    def shape(self):
-        """``(n_rows, n_cols, F)``: samples first, as scikit-learn expects."""
-        F, n, m = self._grams.shape
-        return (n, m, F)
-
-    @property
-    def dtype(self):
-        """Value type of the matrices."""
-        return self._grams.dtype
-
-    def __len__(self):
-        return self._grams.shape[1]
-
-    def __array__(self, dtype=None, copy=None):
-        return np.asarray(np.moveaxis(self._grams, 0, -1), dtype=dtype)
-
-    def __repr__(self):
-        n, m, F = self.shape
-        return f"PrecomputedKernels({F} kernels of shape {n} x {m})"
-
-    def __getitem__(self, key):
-        key = key if isinstance(key, tuple) else (key,)
-        # X[key, ...] (scikit-learn's row indexing) means every column
-        key = tuple(slice(None) if k is Ellipsis else k for k in key)
-        if len(key) == 3 and isinstance(key[2], slice) and key[2] == slice(None):
-            key = key[:2]
-        if len(key) > 2:
-            raise IndexError(
-                "PrecomputedKernels is indexed by samples (rows, columns); it "
-                f"takes at most 2 indices, got {len(key)}."
-            )
-        rows, cols = key if len(key) == 2 else (key[0], slice(None))
-        if isinstance(rows, list):
-            rows = np.asarray(rows)
-        if isinstance(cols, list):
-            cols = np.asarray(cols)
-        if isinstance(rows, numbers.Integral) or isinstance(cols, numbers.Integral):
-            raise IndexError(
-                "PrecomputedKernels needs index arrays or slices (a single row "
-                "or column would drop the sample axis)."
-            )
-        out = self._grams[:, rows, cols]
-        if out.ndim != 3:
-            raise IndexError(
-                "rows and columns of PrecomputedKernels must be selected as a grid "
-                "(np.ix_(rows, cols), or rows then [:, cols])."
-            )
-        # already validated: wrap the sub-array without copying it again
-        sub = object.__new__(PrecomputedKernels)
-        sub._grams = out
-        return sub
-
-
-def _check_gram_list(grams, name):
-    if isinstance(grams, PrecomputedKernels):
-        grams = grams.kernels_first()
-    if isinstance(grams, np.ndarray) and grams.ndim == 3:
-        grams = list(grams)
-    if not isinstance(grams, (list, tuple)) or len(grams) == 0:
-        raise TypeError(
-            f"{name} must be a non-empty list of Gram matrices (one per kernel), "
-            f"got {type(grams).__name__}."
-        )
-    out = []
-    for j, K in enumerate(grams):
-        if sp.issparse(K):
-            K = K.toarray()
-        K = np.asarray(K, dtype=float)
-        if K.ndim != 2:
-            raise ValueError(f"{name}[{j}] must be 2-D, got shape {K.shape}.")
-        if not np.isfinite(K).all():
-            raise ValueError(f"{name}[{j}] contains NaN or infinite values.")
-        out.append(K)
-    return out
-
-
-def _max_asymmetry(K, block=256):
-    """``max |K - K'|`` computed by cache-friendly square tiles."""
-    n = K.shape[0]
-    worst = 0.0
-    for a in range(0, n, block):
-        for b in range(a, n, block):
-            d = np.abs(
-                K[a : a + block, b : b + block] - K[b : b + block, a : a + block].T
-            )
-            worst = max(worst, float(d.max()) if d.size else 0.0)
-    return worst
-
-
-class PrecomputedKernelList(_BaseKernelList):
+class PrecomputedKernelList(BaseKernelList):
     """The :class:`KernelList` interface over precomputed Gram matrices.
 
     Parameters
@@ -1107,7 +898,7 @@ class PrecomputedKernelList(_BaseKernelList):
         -------
         self : PrecomputedKernelList
         """
-        grams = _check_gram_list(self.grams, "X")
+        grams = check_gram_list(self.grams, "X")
         n = grams[0].shape[0]
         for j, K in enumerate(grams):
             if K.shape[0] != K.shape[1]:
@@ -1120,7 +911,7 @@ class PrecomputedKernelList(_BaseKernelList):
                     f"X[{j}] is {K.shape[0]} x {K.shape[1]}."
                 )
             tol = 1e-8 * max(1.0, float(np.abs(K).max()))
-            if _max_asymmetry(K) > tol:
+            if max_asymmetry(K) > tol:
                 raise ValueError(f"X[{j}] is not symmetric; a Gram matrix must be.")
             check_psd_gram(K, f"X[{j}]")
         self.gram_ = np.stack(grams)
@@ -1144,7 +935,7 @@ class PrecomputedKernelList(_BaseKernelList):
         -------
         K : ndarray of shape (F, n_new, n_support)
         """
-        grams = _check_gram_list(grams, "X")
+        grams = check_gram_list(grams, "X")
         if len(grams) != self.n_kernels:
             raise ValueError(
                 f"Expected {self.n_kernels} test Gram matrices (one per training "

@@ -12,21 +12,19 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from ..kernels import KernelList, PrecomputedKernelList, linear_kernel, rbf_kernel
-from ..losses import Hinge, MulticlassHinge
-from ..methods.obscure import OnlineBatch
+from ..kernels import linear_kernel, rbf_kernel
+from ..methods import obscure
 from ._base import (
     ProbabilityMixin,
     _has_proba,
     check_two_classes,
     fit_sample_weight,
+    input_standardization,
+    standardize_fit,
     validate_fit_data,
     validate_predict_data,
 )
 
-_DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
-# Kernel values computed at once by decision_function (8 MB of doubles).
-_PREDICT_BLOCK = 1_000_000
 
 
 class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
@@ -55,7 +53,11 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         ``(kernel, params, columns)`` where ``columns`` selects the view of
         ``X`` a kernel sees.  ``{"gamma": "mean"}`` for ``"rbf"`` sets
         :math:`\gamma` to the inverse mean squared pairwise distance (as in the
-        paper).  ``None`` means ``[("rbf", {"gamma": "mean"}), "linear"]``.
+        paper), ``{"gamma": "scale"}`` (and a bare ``"rbf"``) to
+        scikit-learn's :math:`1/(D\,\mathrm{Var}(X))`; widths are computed on
+        the standardised columns (``standardize``).  ``None`` means
+        :func:`kernlearn.methods.obscure.default_kernels`: RBF kernels at
+        multiples ``DEFAULT_RBF_WIDTHS`` of ``"scale"`` and the linear kernel.
         ``"precomputed"``: ``fit`` takes a list of F training Gram matrices
         (n x n) and ``predict`` a list of F test-vs-train matrices
         (n_test x n), in the same order; or wrap them in
@@ -64,22 +66,35 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         can split them.
     p : float, default=1.5
         Group-norm exponent in ``(1, 2]``; smaller is sparser.
-    C : float, default=10.0
-        Inverse regularisation, :math:`\lambda = 1/(C N)`.
+    C : float, default=1.0
+        Inverse regularisation, :math:`\lambda = 1/(C N)`: the objective
+        times :math:`CN` is ``SVC``'s :math:`\frac12\|w\|^2 + C\sum_i\xi_i`.
+        (The default was 10: on the 36 classification sets of the suite, 97 %
+        of fits at C = 1 are within one point of ``SVC()``, 83-89 % at C = 10.)
     normalize : bool, default=True
         Normalise each kernel to unit diagonal (not applied to precomputed
         matrices).
+    standardize : bool, default=True
+        Centre and scale dense columns to unit standard deviation and scale
+        sparse columns (never densified) before the kernels see them; test
+        inputs get the training map.  Data-derived kernel widths (``"mean"``,
+        ``"scale"``) are computed on the standardised columns.  Not applied to
+        precomputed Gram matrices (they are used as given), nor needed when
+        every column already has its own kernel width.
     eta : float, default=1.0
         Stage-1 learning rate.
-    max_iter : int, default=100
-        Maximum number of stage-2 epochs.
+    max_iter : int, default=1000
+        Maximum number of stage-2 epochs (a ``ConvergenceWarning`` says when
+        it stops the fit before ``tol``).
     max_iter_online : int, default=5
         Maximum number of stage-1 epochs (stops early after an epoch without
         updates).
-    tol : float or None, default=1e-3
-        Stop stage 2 when the best objective improved by less than ``tol``
-        (relative) over the last 5 epochs; ``None`` runs all ``max_iter``
-        epochs.
+    tol : float or None, default=0.1
+        Stop stage 2 when the duality gap of the best iterate is at most
+        ``tol`` times its objective, a certificate that the objective is
+        within :math:`1/(1 - \mathrm{tol})` of the optimum (measured: within
+        1.05 at the default); the best iterate is returned.  ``None`` runs all
+        ``max_iter`` epochs.
     online_only : bool, default=False
         Return the stage-1 (online) solution only.
     pegasos : bool, default=False
@@ -136,6 +151,11 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         (cumulative samples visited) and ``time``.
     n_features_in_ : int
         Number of features (number of training samples when precomputed).
+    x_mean_ : ndarray of shape (n_features,) or None
+        Column means subtracted before the kernels (``None``: not centred;
+        sparse input, ``standardize=False`` or precomputed kernels).
+    x_scale_ : ndarray of shape (n_features,) or None
+        Column scales divided out before the kernels (``None``: identity).
 
     References
     ----------
@@ -158,6 +178,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         "p": [Interval(Real, 1, 2, closed="right")],
         "C": [Interval(Real, 0, None, closed="neither")],
         "normalize": ["boolean"],
+        "standardize": ["boolean"],
         "eta": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "max_iter_online": [Interval(Integral, 0, None, closed="left")],
@@ -178,12 +199,13 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         kernels=None,
         *,
         p=1.5,
-        C=10.0,
+        C=1.0,
         normalize=True,
+        standardize=True,
         eta=1.0,
-        max_iter=100,
+        max_iter=1000,
         max_iter_online=5,
-        tol=1e-3,
+        tol=0.1,
         online_only=False,
         pegasos=False,
         fit_intercept=False,
@@ -202,6 +224,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self.p = p
         self.C = C
         self.normalize = normalize
+        self.standardize = standardize
         self.eta = eta
         self.max_iter = max_iter
         self.max_iter_online = max_iter_online
@@ -238,20 +261,17 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             mean, :math:`\\lambda = 1/(C\\sum_i w_i)`, and the stochastic steps
             draw samples with probability proportional to their weight, so
             integer weights equal repeated rows in expectation (not draw for
-            draw); zero weights are never visited.  Kernel parameters computed
-            from the data (``gamma="mean"``) use every row unweighted.
+            draw); zero weights are never visited.  The standardisation uses
+            the weights (times ``class_weight``); kernel widths computed from
+            the data (``gamma="mean"``, ``"scale"``) use every row unweighted.
 
         Returns
         -------
         self : PNormMKLClassifier
         """
         if self._precomputed():
-            if self.fit_intercept:
-                raise ValueError(
-                    "fit_intercept=True appends a constant kernel to named kernels; "
-                    "with kernels='precomputed' append a matrix of ones instead."
-                )
-            klist = PrecomputedKernelList(X, cache_size=self.cache_size).fit()
+            klist = obscure.kernel_list(X, "precomputed", cache_size=self.cache_size,
+                                        fit_intercept=self.fit_intercept)
             if y is None:
                 raise ValueError(
                     "PNormMKLClassifier requires y to be passed, but y is None."
@@ -260,54 +280,24 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             check_consistent_length(klist.gram_[0], y)
             check_two_classes(y)
             self.n_features_in_ = klist.n_samples
+            self.x_mean_ = self.x_scale_ = None  # Gram matrices are used as given
         else:
             X, y = validate_fit_data(self, X, y, classification=True)
-            specs = list(_DEFAULT_KERNELS if self.kernels is None else self.kernels)
-            if self.fit_intercept:
-                specs.append("constant")  # the bias through the kernel
-            # rows on demand: only the support vectors' rows are ever computed
-            # (the solver caches them, up to cache_size)
-            klist = KernelList(
-                list(specs), normalize=self.normalize, cache_size=self.cache_size,
-                precompute=False,
-            ).fit(X)
-        self.classes_, y_enc = np.unique(y, return_inverse=True)
-        n = y_enc.shape[0]
-        sw = fit_sample_weight(sample_weight, n, y, self.class_weight)
-        binary = len(self.classes_) == 2
-        loss = Hinge() if binary else MulticlassHinge()
-        target = np.where(y_enc == 1, 1.0, -1.0) if binary else y_enc.astype(np.int64)
-        solver = OnlineBatch(
-            p=self.p,
-            lam=1.0 / (self.C * (n if sw is None else float(sw.sum()))),
-            eta=self.eta,
-            max_iter_online=self.max_iter_online,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            online_only=self.online_only,
-            pegasos=self.pegasos,
-            max_steps=self.max_steps,
-            random_state=self.random_state,
-            verbose=self.verbose,
-        )
-        res = solver.solve(klist, target, loss, n_classes=len(self.classes_),
-                           sample_weight=sw)
-        a = res.state["kernel_coef"]
-        total = float(a.sum())
-        self.kernel_weights_ = a / total if total > 0 else np.full(len(a), 1.0 / len(a))
-        self.support_ = np.flatnonzero(np.any(res.coef != 0, axis=1))
-        self.dual_coef_ = total * res.coef[self.support_].T
-        self.R_ = res.state["R"]
-        self.n_rows_computed_ = res.state["rows_computed"]
-        self.n_iter_ = res.n_iter
-        self.history_ = res.history.as_dict()
-        self.kernel_list_ = klist
+        sw = fit_sample_weight(sample_weight, len(y), y, self.class_weight)
         if not self._precomputed():
-            klist.restrict(self.support_)  # keep the support vectors only
-        else:
-            klist.gram_ = None
-            klist.grams = None
-        self._n_train = n
+            klist = obscure.kernel_list(
+                standardize_fit(self, X, sw), self.kernels, normalize=self.normalize,
+                fit_intercept=self.fit_intercept, cache_size=self.cache_size)
+        res = obscure.fit_obscure(
+            klist, y, sample_weight=sw, C=self.C, p=self.p, eta=self.eta,
+            max_iter=self.max_iter, max_iter_online=self.max_iter_online, tol=self.tol,
+            online_only=self.online_only, pegasos=self.pegasos,
+            max_steps=self.max_steps,
+            random_state=self.random_state, verbose=self.verbose)
+        self.classes_, self.kernel_weights_ = res.classes, res.kernel_weights
+        self.support_, self.dual_coef_, self.R_ = res.support, res.dual_coef, res.R
+        self.n_rows_computed_, self.n_iter_ = res.n_rows_computed, res.n_iter
+        self.history_, self.kernel_list_ = res.history, res.kernel_list
         self._fit_platt(X, y, sample_weight)
         return self
 
@@ -346,26 +336,10 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             Signed distance-like score of ``classes_[1]`` for two classes.
         """
         check_is_fitted(self)
-        klist = self.kernel_list_
-        which = np.flatnonzero(self.kernel_weights_ > 0)
-        if self._precomputed():
-            K = _precomputed_cross(X, klist.n_kernels, self._n_train, self.support_)
-            scores = np.zeros((K.shape[1], self.dual_coef_.shape[0]))
-            for j in which:
-                scores += self.kernel_weights_[j] * (K[j] @ self.dual_coef_.T)
-        else:
-            X = validate_predict_data(self, X)
-            scores = np.zeros((X.shape[0], self.dual_coef_.shape[0]))
-            n_sv = self.support_.size
-            # test rows in blocks: the F x block x n_support kernel values of
-            # one block stay within _PREDICT_BLOCK doubles
-            step = max(1, _PREDICT_BLOCK // max(klist.n_kernels * n_sv, 1))
-            for s in range(0, X.shape[0] if n_sv else 0, step):
-                K = klist.cross(X[s : s + step], which=which)
-                for j in which:
-                    scores[s : s + step] += self.kernel_weights_[j] * (
-                        K[j] @ self.dual_coef_.T
-                    )
+        if not self._precomputed():
+            X = input_standardization(self).transform(validate_predict_data(self, X))
+        scores = obscure.decision_values(self.kernel_list_, self.kernel_weights_,
+                                         self.dual_coef_, self.support_, X)
         return scores[:, 0] if len(self.classes_) == 2 else scores
 
     def predict(self, X):
@@ -384,26 +358,6 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         if s.ndim == 1:
             return self.classes_[(s > 0).astype(int)]
         return self.classes_[np.argmax(s, axis=1)]
-
-
-def _precomputed_cross(grams, n_kernels, n_train, support):
-    """Validate test-vs-train Gram matrices and keep the support columns."""
-    from ..kernels import _check_gram_list
-
-    grams = _check_gram_list(grams, "X")
-    if len(grams) != n_kernels:
-        raise ValueError(
-            f"Expected {n_kernels} test Gram matrices (one per training "
-            f"kernel), got {len(grams)}."
-        )
-    n_new = grams[0].shape[0]
-    for j, K in enumerate(grams):
-        if K.shape != (n_new, n_train):
-            raise ValueError(
-                f"X[{j}] has shape {K.shape}; test Gram matrices must all be "
-                f"(n_test, n_train) = ({n_new}, {n_train})."
-            )
-    return np.stack([K[:, support] for K in grams])
 
 
 def _conformance_instances():

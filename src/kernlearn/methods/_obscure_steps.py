@@ -1,0 +1,335 @@
+"""OBSCURE's per-sample steps: the compiled loop of Algorithms 1-2, its NumPy
+transcription, the LRU cache of Gram rows and the epoch's sampling.
+
+Private to :mod:`kernlearn.methods.obscure` (which documents the storage:
+``A``, ``G = K A``, ``N = ||theta^j||^2`` and the lazy scale).
+"""
+
+import numba
+import numpy as np
+
+from ..penalties.squared import conj_mirror_scales, lp_norm
+
+
+@numba.njit(cache=True)
+def _adaptive_step(t, s, lam, q, scale, nq, zq, R):  # pragma: no cover - compiled
+    """Algorithm 2, lines 6-9: the adaptive :math:`s_t`, the step :math:`\\eta_t`
+    and the shrinkage factor of one stage-2 step.
+
+    Shared by the compiled loop and its NumPy transcription.  Returns
+    ``(t, s, eta, shrink)`` with ``t`` already incremented.
+    """
+    t += 1.0
+    Lt = lam / q * scale * nq + zq
+    d = lam * t + s
+    s = s + 0.5 * (np.sqrt(d * d + q * Lt * Lt / (R * R)) - d)
+    eta = q / (lam * t + s)
+    return t, s, eta, 1.0 - lam * eta / q
+
+
+def _block_loop(
+    ids,
+    slot,
+    Krows,
+    stamp,
+    kdiag,
+    yint,
+    A,
+    G,
+    N,
+    st,
+    lam,
+    q,
+    R,
+    eta1,
+    stage,
+    multiclass,
+    alpha,
+    m,
+    start,
+):
+    """Algorithms 1 (``stage == 1``) and 2 (``stage == 2``) over ``ids[start:]``.
+
+    Plain loops, compiled by numba; :func:`_block_numpy` is the same iteration
+    written with NumPy.  ``st = [scale, s, t, n_updates, online_loss, clock]``
+    is updated in place.
+
+    Gram rows live in a row cache: ``Krows[:, slot[i], :]`` is the row of
+    sample ``i`` when ``slot[i] >= 0`` (with cached Gram matrices ``slot`` is
+    the identity and every row is present).  The loop returns the position
+    ``k`` of the first sample that needs an additive update but whose row is
+    not cached, before touching the state for that sample; the caller
+    computes that row, evicting the least recently used one (``stamp`` holds
+    the last use of each slot), and resumes at ``k``.  Rows are thus computed
+    only for updates, at most once while they stay cached.  Returns ``-1``
+    when done.
+    """
+    F = N.shape[0]
+    M = G.shape[0]
+    n = A.shape[0]
+    scale = st[0]
+    s = st[1]
+    t = st[2]
+    n_upd = 0.0
+    loss_sum = 0.0
+    zfac = 2.0 if multiclass else 1.0
+    for k in range(start, ids.shape[0]):
+        i = ids[k]
+        r = slot[i]
+        # mirror map scales a_j of Lemma 1 (scale invariant) and ||theta||_{2,q}
+        mx = 0.0
+        for j in range(F):
+            v = N[j] if N[j] > 0.0 else 0.0
+            alpha[j] = np.sqrt(v)
+            if alpha[j] > mx:
+                mx = alpha[j]
+        nq = 0.0
+        if mx > 0.0:
+            S = 0.0
+            for j in range(F):
+                S += (alpha[j] / mx) ** q
+            nq = mx * S ** (1.0 / q)
+            for j in range(F):
+                alpha[j] = (alpha[j] / nq) ** (q - 2.0) / q
+        else:
+            for j in range(F):
+                alpha[j] = 0.0
+        for c in range(M):
+            acc = 0.0
+            for j in range(F):
+                acc += alpha[j] * G[c, j, i]
+            m[c] = scale * acc
+        yi = yint[i]
+        yh = -1
+        if multiclass:
+            best = -np.inf
+            for c in range(M):
+                if c != yi and m[c] > best:
+                    best = m[c]
+                    yh = c
+            loss = 1.0 - m[yi] + best
+        else:
+            loss = 1.0 - yi * m[0]
+        active = loss > 0.0
+        if active and r < 0:
+            st[0] = scale
+            st[1] = s
+            st[2] = t
+            st[3] += n_upd
+            st[4] += loss_sum
+            return k
+        if active:
+            st[5] += 1.0
+            stamp[r] = st[5]
+        zq = 0.0
+        if active:
+            loss_sum += loss
+            zmx = 0.0
+            for j in range(F):
+                if kdiag[j, i] > zmx:
+                    zmx = kdiag[j, i]
+            if zmx > 0.0:
+                S = 0.0
+                for j in range(F):
+                    S += (kdiag[j, i] / zmx) ** (0.5 * q)
+                zq = np.sqrt(zfac * zmx) * S ** (1.0 / q)
+        if stage == 2:
+            t, s, eta, shrink = _adaptive_step(t, s, lam, q, scale, nq, zq, R)
+            if shrink <= 0.0:
+                A[:, :] = 0.0
+                G[:, :, :] = 0.0
+                N[:] = 0.0
+                scale = 1.0
+            else:
+                scale *= shrink
+        else:
+            eta = eta1
+        if active:
+            n_upd += 1.0
+            cf = eta / scale
+            if multiclass:
+                for j in range(F):
+                    N[j] += (
+                        2.0 * cf * (G[yi, j, i] - G[yh, j, i])
+                        + 2.0 * cf * cf * kdiag[j, i]
+                    )
+                A[i, yi] += cf
+                A[i, yh] -= cf
+                for j in range(F):
+                    for l in range(n):
+                        v = cf * Krows[j, r, l]
+                        G[yi, j, l] += v
+                        G[yh, j, l] -= v
+            else:
+                cy = cf * yi
+                for j in range(F):
+                    N[j] += 2.0 * cy * G[0, j, i] + cf * cf * kdiag[j, i]
+                A[i, 0] += cy
+                for j in range(F):
+                    for l in range(n):
+                        G[0, j, l] += cy * Krows[j, r, l]
+        if stage == 2:
+            # Algorithm 2, line 10: projection on ||theta||_{2,q} <= q R (a scaling)
+            mx = 0.0
+            for j in range(F):
+                v = np.sqrt(N[j]) if N[j] > 0.0 else 0.0
+                if v > mx:
+                    mx = v
+            if mx > 0.0:
+                S = 0.0
+                for j in range(F):
+                    v = np.sqrt(N[j]) if N[j] > 0.0 else 0.0
+                    S += (v / mx) ** q
+                nrm = scale * mx * S ** (1.0 / q)
+                if nrm > q * R:
+                    scale *= q * R / nrm
+    st[0] = scale
+    st[1] = s
+    st[2] = t
+    st[3] += n_upd
+    st[4] += loss_sum
+    return -1
+
+
+_block_loop_jit = numba.njit(cache=True, fastmath=False)(_block_loop)
+
+
+def _block_numpy(
+    ids, local, Krows, kdiag, Y, A, G, N, st, lam, q, R, eta1, stage, loss
+):
+    """The iteration of :func:`_block_loop` for any margin loss, with NumPy."""
+    scale, s, t = st[0], st[1], st[2]
+    multiclass = G.shape[0] > 1
+    for k, i in enumerate(ids):
+        r = local[k]
+        tn = np.sqrt(np.maximum(N, 0.0))
+        a = conj_mirror_scales(tn, q)
+        nq = lp_norm(tn, q)
+        m = scale * (G[:, :, i] @ a)
+        if multiclass:
+            g = loss.grad_margin(m[None], Y[i : i + 1])[0]
+            lv = float(loss.value(m[None], Y[i : i + 1])[0])
+        else:
+            g = np.asarray(loss.grad_margin(m, Y[i : i + 1]), dtype=float)
+            lv = float(loss.value(m, Y[i : i + 1])[0])
+        gn = float(np.sqrt(g @ g))
+        active = gn > 0.0
+        zq = gn * lp_norm(np.sqrt(kdiag[:, i]), q) if active else 0.0
+        if active:
+            st[4] += lv
+        if stage == 2:
+            t, s, eta, shrink = _adaptive_step(t, s, lam, q, scale, nq, zq, R)
+            if shrink <= 0.0:
+                A[:] = 0.0
+                G[:] = 0.0
+                N[:] = 0.0
+                scale = 1.0
+            else:
+                scale *= shrink
+        else:
+            eta = eta1
+        if active:
+            st[3] += 1
+            cf = eta / scale
+            # theta <- theta - eta z with z = sum_c g_c phi(x_i, c)
+            N += -2.0 * cf * (g @ G[:, :, i]) + cf * cf * gn * gn * kdiag[:, i]
+            A[i] -= cf * g
+            for c in np.flatnonzero(g):
+                G[c] -= (cf * g[c]) * Krows[:, r, :]
+        if stage == 2:
+            nrm = scale * lp_norm(np.sqrt(np.maximum(N, 0.0)), q)
+            if nrm > q * R:
+                scale *= q * R / nrm
+    st[0], st[1], st[2] = scale, s, t
+
+# Rows computed together on a cache miss (one BLAS-shaped block).
+_FETCH_BLOCK = 32
+
+
+class _RowCache:
+    """Gram rows of the training samples for the compiled loop, LRU-evicted.
+
+    With cached Gram matrices every row is present (``slot`` is the
+    identity).  Otherwise ``rows`` holds as many ``(F, n)`` rows as the
+    kernel list's ``cache_size`` allows (as libsvm's kernel cache does), and
+    :meth:`fill` computes a missing row together with those of the next
+    samples the current model would update, evicting the least recently
+    used rows, so a support vector's row is computed once while it stays in
+    the cache instead of at every update.
+
+    Parameters
+    ----------
+    kernels : KernelList or PrecomputedKernelList
+        Fitted kernel list.
+    """
+
+    def __init__(self, kernels):
+        n, F = kernels.n_samples, kernels.n_kernels
+        self.kernels = kernels
+        self.n_computed = 0
+        gram = getattr(kernels, "gram_", None)
+        if gram is not None:
+            self.rows = gram
+            self.slot = np.arange(n, dtype=np.int64)
+            self.stamp = np.zeros(n)
+            return
+        cap = int(kernels.cache_size * 2**20 // (8.0 * F * max(n, 1)))
+        self.capacity = max(1, min(n, cap))
+        # np.empty reserves address space only: memory is committed as rows are
+        # written, so it follows the number of distinct rows used
+        self.rows = np.empty((F, self.capacity, n))
+        self.slot = np.full(n, -1, dtype=np.int64)
+        self.owner = np.full(self.capacity, -1, dtype=np.int64)
+        self.stamp = np.full(self.capacity, -1.0)  # last use (clock); -1: free
+        # prefetch only into a cache large enough to keep what it prefetches
+        self.block = max(1, min(_FETCH_BLOCK, self.capacity // 8))
+
+    def fill(self, order, k, clock, margins_of):
+        """Cache the row of ``order[k]`` and of the next likely updates.
+
+        The extra rows are those of the next uncached samples in ``order``
+        that incur a loss under the current model (``margins_of``), i.e.
+        will need an update unless the model changes before their turn; all
+        are computed in one block (one product with the training inputs
+        instead of one per row, which is memory bound for wide inputs).
+
+        Parameters
+        ----------
+        order : ndarray of int
+            Visiting order of the epoch.
+        k : int
+            Position of the sample whose row is missing.
+        clock : float
+            Current update count (the recency stamp of the new rows).
+        margins_of : callable
+            ``margins_of(ids) -> bool array``: whether each sample currently
+            incurs a loss.
+        """
+        window = order[k + 1 : k + 1 + 4 * self.block]
+        window = window[self.slot[window] < 0]
+        extra = window[margins_of(window)][: self.block - 1] if window.size else window
+        ids = np.concatenate([order[k : k + 1], extra]).astype(np.int64)
+        free = np.argpartition(self.stamp, len(ids) - 1)[: len(ids)]
+        old = self.owner[free]
+        self.slot[old[old >= 0]] = -1
+        self.rows[:, free, :] = self.kernels.rows(ids)
+        self.slot[ids] = free
+        self.owner[free] = ids
+        self.stamp[free] = clock
+        self.n_computed += len(ids)
+
+
+def _sampling(sample_weight, n):
+    """Rows an epoch visits and their drawing probabilities (``None``: a permutation).
+
+    Unweighted, or equal positive weights: a permutation of the rows with
+    positive weight, exactly as if the others were removed.  Otherwise draws
+    with probability proportional to the weight.
+    """
+    if sample_weight is None:
+        return np.arange(n), None
+    w = np.asarray(sample_weight, dtype=float)
+    rows = np.flatnonzero(w > 0)
+    if np.all(w[rows] == w[rows[0]]):
+        return rows, None
+    return rows, w / w.sum()
