@@ -8,7 +8,7 @@ from kernlearn.losses import Hinge, Logistic, Square, SquaredHinge
 from kernlearn.penalties import PENALTIES, L1, GroupL1L2, L1Linf, L1Lq
 from kernlearn.solvers import ADMM, SOLVERS, GrFLFISTA, check_compatible
 from kernlearn.solvers._dirty import DirtyProblem
-from kernlearn.solvers.admm import pad_state
+from kernlearn.solvers._dirty import pad_state
 
 LOSSES = [SquaredHinge(), Logistic(), Square()]
 
@@ -190,11 +190,11 @@ def test_admm_and_fista_agree_with_cvxpy(loss, pen, lam_s, task_rows, rng):
     ra = ADMM(tol=1e-7, max_iter=20000).solve(P)
     rf = GrFLFISTA(tol=1e-6, max_iter=800, check_every=100).solve(P)
     assert ra.converged
-    assert ra.state["objective"] == pytest.approx(ref, rel=1e-6, abs=1e-6)
-    assert rf.state["objective"] == pytest.approx(ref, rel=1e-5, abs=1e-5)
+    assert ra.state.objective == pytest.approx(ref, rel=1e-6, abs=1e-6)
+    assert rf.state.objective == pytest.approx(ref, rel=1e-5, abs=1e-5)
     # ADMM returns the exactly sparse split variable U
     U, us = ra.coef
-    assert P.objective(U, us, ra.intercept) == pytest.approx(ra.state["objective"])
+    assert P.objective(U, us, ra.intercept) == pytest.approx(ra.state.objective)
 
 
 def test_admm_fixed_paper_parameters_also_converge(rng):
@@ -204,8 +204,8 @@ def test_admm_fixed_paper_parameters_also_converge(rng):
     fixed = ADMM(tol=1e-6, max_iter=20000, adaptive=False).solve(P)
     adapt = ADMM(tol=1e-6, max_iter=20000).solve(P)
     assert fixed.converged and adapt.converged
-    assert fixed.state["n_factor"] == 1  # one factorisation per active set
-    assert fixed.state["objective"] == pytest.approx(adapt.state["objective"], rel=1e-6)
+    assert fixed.state.n_factor == 1  # one factorisation per active set
+    assert fixed.state.objective == pytest.approx(adapt.state.objective, rel=1e-6)
 
 
 def test_warm_start_is_no_worse_and_padding_keeps_margins(rng):
@@ -217,15 +217,15 @@ def test_warm_start_is_no_worse_and_padding_keeps_margins(rng):
     solver = ADMM(tol=1e-6, max_iter=20000)
     r6 = solver.solve(part)
     st = pad_state(r6.state, 8, Y.shape[1])
-    assert st["W"].shape == (8, 2) and np.all(st["W"][6:] == 0)
-    np.testing.assert_allclose(full.margins(st["U"], st["us"], st["b"]),
-                               part.margins(r6.state["U"], r6.state["us"], r6.state["b"]))
+    assert st.W.shape == (8, 2) and np.all(st.W[6:] == 0)
+    np.testing.assert_allclose(full.margins(st.U, st.us, st.b),
+                               part.margins(r6.state.U, r6.state.us, r6.state.b))
     cold = solver.solve(full)
     warm = solver.solve(full, st)
-    assert warm.state["objective"] == pytest.approx(cold.state["objective"], rel=1e-6)
+    assert warm.state.objective == pytest.approx(cold.state.objective, rel=1e-6)
     assert warm.n_iter <= cold.n_iter
     # Prop. 3: adding columns never increases the exact master objective
-    assert cold.state["objective"] <= r6.state["objective"] + 1e-8
+    assert cold.state.objective <= r6.state.objective + 1e-8
 
 
 def test_kkt_vanishes_at_optimum_only(rng):
@@ -264,9 +264,9 @@ def test_admm_with_l1_lq_agrees_with_cvxpy(q, alpha, rng):
     prob.solve()
     res = ADMM(tol=1e-7, max_iter=20000).solve(P)
     assert res.converged
-    assert res.state["objective"] == pytest.approx(prob.value, rel=1e-6, abs=1e-6)
+    assert res.state.objective == pytest.approx(prob.value, rel=1e-6, abs=1e-6)
     U, us = res.coef
-    assert P.objective(U, us, res.intercept) == pytest.approx(res.state["objective"])
+    assert P.objective(U, us, res.intercept) == pytest.approx(res.state.objective)
     # KKT: the dual-norm conditions of each group hold at the returned point
     assert P.kkt(U, us, res.intercept) < 1e-5
     # alpha is chosen so that some, not all, groups are exactly zero
@@ -311,7 +311,7 @@ def test_shared_rows_and_task_rows_layouts_agree(rng):
     np.testing.assert_allclose(a.coef[0], b.coef[0], atol=1e-6)
     np.testing.assert_allclose(a.coef[1], b.coef[1], atol=1e-6)
     np.testing.assert_allclose(a.intercept, b.intercept, atol=1e-6)
-    assert a.state["objective"] == pytest.approx(b.state["objective"], rel=1e-9)
+    assert a.state.objective == pytest.approx(b.state.objective, rel=1e-9)
 
 
 @pytest.mark.parametrize("indptr", [[0, 2, 4, 6], [0, 1, 4, 6]], ids=["equal", "unequal"])

@@ -44,8 +44,9 @@ from sklearn.exceptions import ConvergenceWarning
 from ..colgen import ColumnGeneration
 from ..families import Candidates
 from ..partitioned import peak_rss_mb
+from ..losses import weighted
 from ..penalties import SquaredGroupL1
-from ..solvers import APG
+from ..solvers import APG, APGState, Problem, ProxNewtonState
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 
 __all__ = ["FGMResult", "fit_fgm"]
@@ -277,18 +278,17 @@ def fit_fgm(
         if kind == "newton":
             opts = {k: v for k, v in (("tol", master_tol), ("max_iter", master_max_iter))
                     if v is not None}
-            res = ProxNewton(**opts).solve(A, Y, loss, penalty, C=C, indptr=indptr,
-                                           coef0=W0, intercept0=st["b"],
-                                           fit_intercept=fit_intercept)
+            res = ProxNewton(**opts).solve(
+                Problem(A, Y, weighted(loss, C=C), penalty, indptr, fit_intercept),
+                ProxNewtonState(W0, st["b"]))
             W, b, M = res.coef, np.atleast_1d(res.intercept), res.state["margin"]
         else:
             if K > 1:
                 raise ValueError("solver='apg' handles one output; use solver='newton' "
                                  "for a shared multiclass selection.")
             res = APG(tol=master_tol or 1e-6, max_iter=master_max_iter or 5000).solve(
-                A, Y[:, 0], loss, penalty, C=C, indptr=indptr, coef0=W0[:, 0],
-                intercept0=st["b"][0], fit_intercept=fit_intercept,
-                lipschitz0=st["tau"])
+                Problem(A, Y[:, 0], weighted(loss, C=C), penalty, indptr, fit_intercept),
+                APGState(W0[:, 0], st["b"][0], tau=st["tau"]))
             st["tau"] = res.state["tau"]
             W, b = res.coef[:, None], np.array([res.intercept])
             M = res.state["margin"][:, None]

@@ -46,8 +46,7 @@ from scipy.optimize import minimize_scalar
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
 from ..solvers._base import single_blas_thread
-from ..solvers._dirty import DirtyProblem
-from ..solvers.admm import pad_state
+from ..solvers._dirty import DirtyProblem, DirtyState, pad_state
 
 __all__ = ["GrFL", "intercept_only", "paper_loss_factor"]
 
@@ -229,9 +228,7 @@ class GrFL:
         else:
             self.b0 = np.zeros(self.T)
         T = self.T
-        self.state = dict(W=np.zeros((0, T)), ws=np.zeros(0), b=self.b0,
-                          U=np.zeros((0, T)), us=np.zeros(0), N=np.zeros((0, T)),
-                          nus=np.zeros(0))
+        self.state = DirtyState(W=np.zeros((0, T)), ws=np.zeros(0), b=self.b0)
         self.margins = None
         self.result = None
         self.exact = True  # the current master was solved to the solver's tol
