@@ -16,19 +16,6 @@ def _solve(solver, A, y, loss, pen, C, indptr, fit_intercept=True, warm=None):
     return solver.solve(Problem(A, y, weighted(loss, C=C), pen, indptr, fit_intercept), warm)
 
 
-@pytest.mark.parametrize("name", LOSSES)
-def test_hess_margin_matches_finite_differences(name, rng):
-    loss = get_loss(name)
-    y = np.sign(rng.standard_normal(200))
-    # Keep clear of the squared hinge's kink at y m = 1.
-    m = rng.standard_normal(200) * 2
-    m = m[np.abs(1 - y * m) > 1e-3]
-    y = y[: m.size]
-    eps = 1e-6
-    fd = (loss.grad_margin(m + eps, y) - loss.grad_margin(m - eps, y)) / (2 * eps)
-    np.testing.assert_allclose(loss.hess_margin(m, y), fd, rtol=1e-5, atol=1e-7)
-
-
 def _block_objective(v, H, c, alpha, S):
     v = v.reshape(c.shape)
     quad = sum(c[k] @ v[k] + 0.5 * v[k] @ H[k] @ v[k] for k in range(len(c)))
