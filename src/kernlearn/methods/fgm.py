@@ -43,18 +43,14 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..colgen import ColumnGeneration
 from ..families import Candidates
-from ..partitioned import peak_rss_mb
 from ..losses import weighted
+from ..partitioned import peak_rss_mb
 from ..penalties import SquaredGroupL1
-from ..solvers import APG, APGState, Problem, ProxNewtonState
+from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 
 __all__ = ["FGMResult", "fit_fgm"]
 
-# Above this many Hessian entries (K (p + 1)^2) or n K p^2 flops per Newton
-# step, the master falls back to APG (first order, no Hessian).
-_NEWTON_MAX_ENTRIES = 8_000_000
-_NEWTON_MAX_FLOPS = 2e10
 # A sparse active block with more than this fraction of non-zeros, and at most
 # _DENSE_MAX_ENTRIES entries, is solved on dense storage (below it, sparse
 # Hessians cost sum_i nnz_i^2 against n p^2 dense).
@@ -129,16 +125,6 @@ def _centre_intercepts(loss, M, Y, C, n_newton=30):
         if np.all(np.abs(step) <= 1e-12 * (1.0 + np.abs(delta))):
             break
     return delta
-
-
-def _choose_master(solver, n, p, K, loss):
-    """``solver`` or, for ``"auto"``, Newton when the Hessian is small enough."""
-    if solver != "auto":
-        return solver
-    newton_ok = (callable(getattr(loss, "hess_margin", None))
-                 and K * (p + 1) ** 2 <= _NEWTON_MAX_ENTRIES
-                 and n * K * p * p <= _NEWTON_MAX_FLOPS)
-    return "newton" if newton_ok or K > 1 else "apg"
 
 
 def fit_fgm(
@@ -263,8 +249,9 @@ def fit_fgm(
     def master(cand):
         feats, weights = pool.column_indices(cand)
         block = pool.columns(cand, X)
-        kind = _choose_master(solver, n, sum(b.shape[1] for b in st["blocks"])
-                              + block.shape[1], K, loss)
+        choice = choose_master(n, sum(b.shape[1] for b in st["blocks"]) + block.shape[1],
+                               K, loss, solver)
+        kind = choice.name
         # Newton needs no help from a good start; APG does (paper 002 starts at 0).
         W_new = (_enter_new_group(block, Y, loss, C, st["M"], st["W"], _indptr(st))
                  if warm_new_group and kind == "apg" else np.zeros((len(feats), K)))
@@ -299,6 +286,7 @@ def fit_fgm(
         obj = res.state["objective"]
         return obj, {"lower_bound": st["lower"], "gap": obj - st["lower"],
                      "master_iter": res.n_iter, "newton_master": float(kind == "newton"),
+                     "master_reason": float(choice.code),
                      "peak_rss_mb": peak_rss_mb()}
 
     if budget:

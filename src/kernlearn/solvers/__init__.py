@@ -16,6 +16,7 @@ from ._base import (
 from ._dirty import DirtyProblem, DirtyState, pad_state
 from .admm import ADMM, ADMMState
 from .apg import APG, APGState
+from .choice import MASTER_REASONS, MasterChoice, choose_master
 from .grfl_fista import FISTAState, GrFLFISTA
 from .prox_newton import ProxNewton, ProxNewtonState
 
@@ -27,6 +28,7 @@ SOLVERS.register("grfl_fista")(GrFLFISTA)
 
 __all__ = [
     "ADMM", "ADMMState", "APG", "APGState", "BaseSolver", "DirtyProblem", "DirtyState",
-    "FISTAState", "GrFLFISTA", "History", "Problem", "ProxNewton", "ProxNewtonState",
-    "SOLVERS", "SolverResult", "SolverState", "check_compatible", "pad_state",
+    "FISTAState", "GrFLFISTA", "History", "MASTER_REASONS", "MasterChoice", "Problem",
+    "ProxNewton", "ProxNewtonState", "SOLVERS", "SolverResult", "SolverState",
+    "check_compatible", "choose_master", "pad_state",
 ]
