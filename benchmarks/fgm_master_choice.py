@@ -83,10 +83,9 @@ def main(argv=None):
             times[solver] = statistics.median(t for t, _ in runs)
             ests[solver] = runs[-1][1]
         h = ests["auto"].history_
-        used = sorted(set(zip(h["newton_master"].tolist(), h["master_reason"].tolist())))
-        masters = "; ".join(f"{'newton' if nm else 'apg'} x"
-                            f"{int(np.sum((h['newton_master'] == nm) & (h['master_reason'] == c)))}"
-                            f" ({MASTER_REASONS[int(c)]})" for nm, c in used)
+        pairs = list(zip(h["newton_master"].tolist(), h["master_reason"].tolist()))
+        masters = "; ".join(f"{'newton' if nm else 'apg'} x{pairs.count((nm, c))} "
+                            f"({MASTER_REASONS[int(c)]})" for nm, c in sorted(set(pairs)))
         r2 = {s: ests[s].score(Xte, yte) for s in ("auto", "apg")}
         print(f"| {name} | {times['auto']:.2f} | {times['apg']:.2f} | {times['newton']:.2f} | "
               f"{times['auto'] / times['apg']:.2f} | {times['newton'] / times['apg']:.2f} | "

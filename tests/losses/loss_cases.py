@@ -1,7 +1,5 @@
 """Margins and targets suited to each loss (shared by the loss tests)."""
 
-import numpy as np
-
 
 def sample(loss, rng, n=40):
     """Margins and targets suited to ``loss`` (``n`` rows)."""
