@@ -109,8 +109,9 @@ class WeightedLoss(BaseLoss):
     ----------
     loss : BaseLoss
         The unweighted loss.
-    sample_weight : ndarray of shape (n_samples,)
-        Non-negative weights, one per row of the margins.
+    sample_weight : ndarray of shape (n_samples,) or float
+        Non-negative weights, one per row of the margins, or one factor for
+        every row (the loss weight ``C`` of the restricted masters).
     """
 
     def __init__(self, loss, sample_weight):
@@ -140,6 +141,8 @@ class WeightedLoss(BaseLoss):
         -------
         loss : WeightedLoss
         """
+        if self.sample_weight.ndim == 0:  # one factor for every row
+            return WeightedLoss(self.loss, self.sample_weight)
         return WeightedLoss(self.loss, self.sample_weight[index])
 
     def value(self, m, y):
@@ -177,18 +180,29 @@ class WeightedLoss(BaseLoss):
         return getattr(self.loss, name)
 
 
-def weighted(loss, sample_weight):
-    """``loss`` weighted per sample, or ``loss`` itself when there are no weights.
+def weighted(loss, sample_weight=None, C=1.0):
+    r"""``loss`` weighted per sample and by ``C``: :math:`C\,w_i\,\ell(m_i, y_i)`.
+
+    The restricted masters minimise ``sum(loss) + penalty``: the loss weight
+    ``C`` and the sample weights are folded into the loss here, once, and no
+    solver multiplies them in.
 
     Parameters
     ----------
     loss : BaseLoss
         The loss.
-    sample_weight : ndarray of shape (n_samples,) or None
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
         Non-negative weights (``None``: unweighted).
+    C : float, default=1.0
+        Weight of the whole loss.
 
     Returns
     -------
     loss : BaseLoss
+        ``loss`` itself when there is nothing to weight.
     """
-    return loss if sample_weight is None else WeightedLoss(loss, sample_weight)
+    if sample_weight is not None:
+        loss = WeightedLoss(loss, sample_weight)
+    if C != 1.0:
+        loss = WeightedLoss(loss, float(C))
+    return loss

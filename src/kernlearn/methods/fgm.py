@@ -45,19 +45,16 @@ from sklearn.exceptions import ConvergenceWarning
 from ..colgen import ColumnGeneration
 from ._result import MethodResult
 from ..families import FeaturePool
+from ..losses import weighted
 from ..partitioned import RowPartitioned, peak_rss_mb
 from ..preprocessing import (Standardization, fit_standardization,
                              standardization_from_moments)
 from ..penalties import SquaredGroupL1
-from ..solvers import APG
+from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 
 __all__ = ["FGMResult", "FGMSettings", "fgm_decision", "fgm_standardization", "fit_fgm"]
 
-# Above this many Hessian entries (K (p + 1)^2) or n K p^2 flops per Newton
-# step, the master falls back to APG (first order, no Hessian).
-_NEWTON_MAX_ENTRIES = 8_000_000
-_NEWTON_MAX_FLOPS = 2e10
 # A sparse active block with more than this fraction of non-zeros, and at most
 # _DENSE_MAX_ENTRIES entries, is solved on dense storage (below it, sparse
 # Hessians cost sum_i nnz_i^2 against n p^2 dense).
@@ -280,16 +277,6 @@ def _centre_intercepts(loss, M, Y, C, n_newton=30):
         if np.all(np.abs(step) <= 1e-12 * (1.0 + np.abs(delta))):
             break
     return delta
-
-
-def _choose_master(solver, n, p, K, loss):
-    """``solver`` or, for ``"auto"``, Newton when the Hessian is small enough."""
-    if solver != "auto":
-        return solver
-    newton_ok = (callable(getattr(loss, "hess_margin", None))
-                 and K * (p + 1) ** 2 <= _NEWTON_MAX_ENTRIES
-                 and n * K * p * p <= _NEWTON_MAX_FLOPS)
-    return "newton" if newton_ok or K > 1 else "apg"
 
 
 def fgm_standardization(X, sample_weight=None, standardize=True):
@@ -634,8 +621,9 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     def master(cand):
         feats, weights = pool.column_indices(cand)
         block = pool.columns(cand, X)
-        kind = _choose_master(s.solver, n, sum(b.shape[1] for b in st.blocks)
-                              + block.shape[1], K, loss)
+        choice = choose_master(n, sum(b.shape[1] for b in st.blocks) + block.shape[1],
+                               K, loss, s.solver)
+        kind = choice.name
         # Newton needs no help from a good start; APG does (paper 002 starts at 0).
         W_new = (_enter_new_group(block, Y, loss, s.C, st.M, st.W, st.indptr())
                  if s.warm_new_group and kind == "apg" else np.zeros((len(feats), K)))
@@ -652,6 +640,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         obj = out["objective"]
         return obj, {"lower_bound": st.lower, "gap": obj - st.lower,
                      "master_iter": out["n_iter"], "newton_master": float(kind == "newton"),
+                     "master_reason": float(choice.code),
                      "peak_rss_mb": peak_rss_mb()}
 
     if budget:
@@ -703,17 +692,17 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau):
     if kind == "newton":
         opts = {k: v for k, v in (("tol", s.master_tol), ("max_iter", s.master_max_iter))
                 if v is not None}
-        res = ProxNewton(**opts).solve(A, Y, loss, penalty, C=s.C, indptr=indptr,
-                                       coef0=W0, intercept0=b0,
-                                       fit_intercept=s.fit_intercept)
+        res = ProxNewton(**opts).solve(
+            Problem(A, Y, weighted(loss, C=s.C), penalty, indptr, s.fit_intercept),
+            ProxNewtonState(W0, b0))
         W, b, M = res.coef, np.atleast_1d(res.intercept), res.state["margin"]
     else:
         if Y.shape[1] > 1:
             raise ValueError("solver='apg' handles one output; use solver='newton' "
                              "for a shared multiclass selection.")
         res = APG(tol=s.master_tol or 1e-6, max_iter=s.master_max_iter or 5000).solve(
-            A, Y[:, 0], loss, penalty, C=s.C, indptr=indptr, coef0=W0[:, 0],
-            intercept0=b0[0], fit_intercept=s.fit_intercept, lipschitz0=tau)
+            Problem(A, Y[:, 0], weighted(loss, C=s.C), penalty, indptr, s.fit_intercept),
+            APGState(W0[:, 0], b0[0], tau=tau))
         tau = res.state["tau"]
         W, b = res.coef[:, None], np.array([res.intercept])
         M = res.state["margin"][:, None]

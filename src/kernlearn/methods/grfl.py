@@ -51,8 +51,7 @@ from scipy.optimize import minimize_scalar
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
 from ..solvers._base import check_compatible, single_blas_thread
-from ..solvers._dirty import DirtyProblem
-from ..solvers.admm import pad_state
+from ..solvers._dirty import DirtyProblem, DirtyState, pad_state
 from ._result import MethodResult
 
 __all__ = ["GrFL", "GrFLResult", "fit_grfl", "intercept_only", "paper_loss_factor",
@@ -295,9 +294,7 @@ class GrFL:
         else:
             self.b0 = np.zeros(self.T)
         T = self.T
-        self.state = dict(W=np.zeros((0, T)), ws=np.zeros(0), b=self.b0,
-                          U=np.zeros((0, T)), us=np.zeros(0), N=np.zeros((0, T)),
-                          nus=np.zeros(0))
+        self.state = DirtyState(W=np.zeros((0, T)), ws=np.zeros(0), b=self.b0)
         self.margins = None
         self.result = None
         self.exact = True  # the current master was solved to the solver's tol
@@ -461,7 +458,7 @@ class GrFL:
         self.exact = exact or solver is self.solver or res.converged
         U, us = res.coef
         # a master that returns the margins of its point saves one product
-        M = res.state.get("margins")
+        M = getattr(res.state, "margins", None)
         self.margins = prob.margins(U, us, res.intercept) if M is None else M
         self.objective = prob.objective(U, us, res.intercept, self.margins)
         return res

@@ -39,11 +39,6 @@ def expand(per_group, indptr):
     return np.repeat(per_group, np.diff(indptr))
 
 
-def soft_threshold(x, thresh):
-    """Elementwise soft-thresholding ``sign(x) max(|x| - thresh, 0)``."""
-    return np.sign(x) * np.maximum(np.abs(x) - thresh, 0.0)
-
-
 def block_soft_scales(norms, thresh):
     """Scales ``max(0, 1 - thresh / ||g_t||)`` of block soft-thresholding."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -87,24 +82,3 @@ def squared_group_l1_scales(norms, s):
     rho = j[cond][-1]
     thresh = s / (1.0 + rho * s) * csum[rho - 1]
     return block_soft_scales(norms, thresh)
-
-
-def project_simplex(v, radius=1.0):
-    """Euclidean projection onto ``{x >= 0, sum(x) = radius}`` (sort-based)."""
-    v = np.asarray(v, dtype=float)
-    if radius <= 0:
-        raise ValueError("radius must be positive.")
-    u = np.sort(v)[::-1]
-    css = np.cumsum(u) - radius
-    ind = np.arange(1, v.size + 1)
-    rho = ind[u - css / ind > 0][-1]
-    theta = css[rho - 1] / rho
-    return np.maximum(v - theta, 0.0)
-
-
-def project_l1_ball(v, radius=1.0):
-    """Euclidean projection onto ``{x : ||x||_1 <= radius}``."""
-    v = np.asarray(v, dtype=float)
-    if np.abs(v).sum() <= radius:
-        return v.copy()
-    return np.sign(v) * project_simplex(np.abs(v), radius)

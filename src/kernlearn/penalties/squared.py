@@ -1,6 +1,7 @@
 """Squared group norms: FGM's squared group-l1 (and OBSCURE's (2,p) norm)."""
 
 import numpy as np
+from scipy.optimize import brentq
 
 from ._base import BasePenalty
 from ._prox import expand, group_norms, squared_group_l1_scales
@@ -149,7 +150,7 @@ class SquaredGroupNorm2p(BasePenalty):
         The prox keeps each group's direction; its norms ``u`` solve
         :math:`u_j + \kappa\rho^{2-p}u_j^{p-1} = v_j` with :math:`\rho=\|u\|_p`.
         For fixed :math:`\rho` each :math:`u_j` is found by bisection, and
-        :math:`\rho` by an outer bisection on the decreasing map
+        :math:`\rho` by Brent's method on the decreasing map
         :math:`\rho \mapsto \|u(\rho)\|_p - \rho`.
         """
         v = np.asarray(norms, dtype=float)
@@ -164,21 +165,18 @@ class SquaredGroupNorm2p(BasePenalty):
         def u_of(rho):
             c = kappa * rho ** (2.0 - p)
             lo, hi = np.zeros_like(v), v.copy()
-            for _ in range(80):
+            for _ in range(60):
                 mid = 0.5 * (lo + hi)
                 big = mid + c * mid ** (p - 1.0) > v
                 hi = np.where(big, mid, hi)
                 lo = np.where(big, lo, mid)
             return 0.5 * (lo + hi)
 
-        lo, hi = 0.0, lp_norm(v, p)
-        for _ in range(80):
-            mid = 0.5 * (lo + hi)
-            if lp_norm(u_of(mid), p) > mid:
-                lo = mid
-            else:
-                hi = mid
-        u = u_of(0.5 * (lo + hi))
+        hi = lp_norm(v, p)
+        # phi(rho) = ||u(rho)||_p - rho is positive at 0+ and at most 0 at ||v||_p
+        rho = brentq(lambda r: lp_norm(u_of(r), p) - r, 0.0, hi, xtol=1e-15 * hi,
+                     rtol=1e-15) if lp_norm(u_of(hi), p) < hi else hi
+        u = u_of(rho)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(v > 0, u / np.where(v > 0, v, 1.0), 0.0)
 

@@ -1,13 +1,23 @@
-"""Solver protocol: requirements, a frozen result and a history.
+"""Solver protocol: one problem object, frozen states, a frozen result, a history.
 
 A solver re-optimises the weights of an active set of columns (the
 *restricted master* of column generation).  It never knows about
-scikit-learn; estimators build it, and :mod:`kernlearn.colgen` drives it.
+scikit-learn or the methods; a method builds the problem, and
+:mod:`kernlearn.colgen` drives the outer loop.  Every solver has the one
+signature ``solve(problem, warm_state=None) -> SolverResult``:
+
+* ``problem`` -- a :class:`Problem` (active columns and their groups,
+  targets, the loss with ``C`` and sample weights folded in, the penalty) or
+  GrFL's :class:`~kernlearn.solvers._dirty.DirtyProblem`;
+* ``warm_state`` -- a frozen :class:`SolverState` of that solver (a previous
+  result's ``state``, or one built from a warm point);
+* the result -- a frozen :class:`SolverResult` whose ``state`` is again the
+  solver's frozen state.
 
 Each solver declares the loss and penalty methods it needs in
-``required_loss_methods`` / ``required_penalty_methods``;
-:func:`check_compatible` turns a mismatch into an error naming the missing
-method.
+``required_loss_methods`` / ``required_penalty_methods`` and the penalties it
+solves in ``supported_penalties``; :func:`check_compatible` turns a mismatch
+into an error naming the missing capability.
 """
 
 import time
@@ -55,6 +65,66 @@ class History:
         }
 
 
+class SolverState:
+    """Base of the solvers' frozen state dataclasses.
+
+    A state is what a solve ends with and what the next solve may start from
+    (``warm_state``).  Fields are read as attributes; ``state["name"]`` reads
+    the same field, as the dict states of earlier versions did.
+    """
+
+    def __getitem__(self, key):
+        try:
+            return getattr(self, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+
+@dataclass(frozen=True)
+class Problem:
+    r"""A restricted master: :math:`\min_{W, b} \sum_i \ell(A_i W + b, y_i) + \Omega(W)`.
+
+    Parameters
+    ----------
+    A : ndarray or sparse matrix of shape (n_samples, p)
+        Active columns.
+    y : ndarray of shape (n_samples,) or (n_samples, K)
+        Targets, one column per output.
+    loss : BaseLoss
+        Datafit on margins with the loss weight ``C`` and the sample weights
+        folded in (:func:`kernlearn.losses.weighted`): no solver multiplies
+        them in.
+    penalty : BasePenalty
+        Regulariser on the grouped weights.
+    indptr : ndarray of shape (T + 1,), optional
+        Group boundaries of the active columns (singletons by default).
+    fit_intercept : bool, default=True
+        Fit one unpenalised intercept per output.
+    """
+
+    A: object
+    y: np.ndarray
+    loss: object
+    penalty: object
+    indptr: np.ndarray = None
+    fit_intercept: bool = True
+
+    def __post_init__(self):
+        n, p = self.A.shape
+        if np.shape(self.y)[:1] != (n,):
+            raise ValueError(f"y must have {n} rows (one per row of A), got shape "
+                             f"{np.shape(self.y)}.")
+        ip = np.arange(p + 1) if self.indptr is None else np.asarray(self.indptr)
+        if ip.ndim != 1 or ip.size < 1 or ip[0] != 0 or ip[-1] != p or np.any(np.diff(ip) < 0):
+            raise ValueError(f"indptr must rise from 0 to the {p} active columns.")
+        object.__setattr__(self, "indptr", ip)
+
+    @property
+    def penalties(self):
+        """The penalties of the problem (one here; two for the GrFL master)."""
+        return (self.penalty,)
+
+
 @dataclass(frozen=True)
 class SolverResult:
     """What a solver returns.
@@ -65,8 +135,8 @@ class SolverResult:
         Weights of the active columns.
     intercept : float or ndarray
         Unpenalised bias.
-    state : dict
-        Solver state to warm-start the next call (e.g. step size, margins).
+    state : SolverState or dict
+        The solver's frozen final state, to warm-start the next call.
     history : History
         Per-iteration records.
     converged : bool
@@ -77,28 +147,73 @@ class SolverResult:
 
     coef: np.ndarray
     intercept: object
-    state: dict = field(default_factory=dict)
+    state: object = field(default_factory=dict)
     history: History = field(default_factory=History)
     converged: bool = False
     n_iter: int = 0
 
 
 class BaseSolver(ComponentMixin):
-    """Base class of the restricted-master solvers."""
+    """Base class of the restricted-master solvers.
 
+    A solver states what it needs and refuses what it cannot solve:
+
+    ``problem_type``
+        The problem class ``solve`` takes (:class:`Problem` or
+        :class:`~kernlearn.solvers._dirty.DirtyProblem`).
+    ``required_loss_methods`` / ``required_penalty_methods``
+        Methods the loss and every penalty must provide.
+    ``supported_penalties``
+        Penalty classes the solver's algorithm is written for (``None``: any
+        penalty with the required methods).
+
+    Every ``solve(problem, warm_state=None) -> SolverResult`` starts with
+    :meth:`check_problem`.
+    """
+
+    problem_type = Problem
     required_loss_methods = ("value", "grad_margin")
     required_penalty_methods = ("value", "prox")
+    supported_penalties = None
+
+    def check_problem(self, problem):
+        """Raise unless ``problem`` is one this solver solves.
+
+        Parameters
+        ----------
+        problem : Problem or DirtyProblem
+            The problem about to be solved.
+
+        Raises
+        ------
+        TypeError
+            ``problem`` is not of :attr:`problem_type`.
+        ValueError
+            A part lacks a method the solver needs, or the penalty is not one
+            the solver supports.
+        """
+        if not isinstance(problem, self.problem_type):
+            raise TypeError(f"{type(self).__name__}.solve takes a "
+                            f"{self.problem_type.__name__}, got {type(problem).__name__}.")
+        for penalty in problem.penalties:
+            check_compatible(self, problem.loss, penalty)
 
 
 def check_compatible(solver, loss=None, penalty=None):
-    """Raise ``ValueError`` naming any method the solver needs but a part lacks.
+    """Raise ``ValueError`` naming any capability the solver needs but a part lacks.
 
     Parameters
     ----------
     solver : BaseSolver
         The solver.
     loss, penalty : object, optional
-        The loss and penalty it will be given.
+        The loss and penalty it will be given (``None`` parts are not checked).
+
+    Raises
+    ------
+    ValueError
+        A missing method (named), or a penalty outside the solver's
+        ``supported_penalties``.
     """
     for part, required, kind in [
         (loss, getattr(solver, "required_loss_methods", ()), "loss"),
@@ -112,6 +227,14 @@ def check_compatible(solver, loss=None, penalty=None):
                 f"{type(solver).__name__} needs {kind} method(s) {missing}, "
                 f"which {type(part).__name__} does not provide."
             )
+    supported = getattr(solver, "supported_penalties", None)
+    if penalty is not None and supported is not None and not isinstance(penalty, supported):
+        names = ", ".join(c.__name__ for c in supported)
+        raise ValueError(
+            f"{type(solver).__name__} solves only problems penalised by {names}; "
+            f"{type(penalty).__name__} lacks that capability (use a solver that "
+            "supports it, e.g. APG)."
+        )
 
 
 _CONTROLLER = None

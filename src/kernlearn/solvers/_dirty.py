@@ -29,11 +29,82 @@ concatenated task after task (length :math:`\\sum_t n_t`).  Per-task
 quantities (steps, biases) are broadcast to that layout by :meth:`DirtyProblem.per_task`.
 """
 
+from dataclasses import InitVar, dataclass, fields, replace
+
 import numpy as np
 
-__all__ = ["DirtyProblem"]
+from ._base import SolverState
+
+__all__ = ["DirtyProblem", "DirtyState", "pad_state"]
 
 
+@dataclass(frozen=True)
+class DirtyState(SolverState):
+    """A point of the GrFL master, the state both of its solvers start from.
+
+    Parameters
+    ----------
+    W : ndarray of shape (p, T)
+        Task-specific weights.
+    ws : ndarray of shape (p,)
+        Shared weights.
+    b : ndarray of shape (T,)
+        Biases.
+    objective : float, default=nan
+        Objective (17) at the solver's returned point (output only).
+    kkt : float, default=inf
+        Approximate-KKT measure there (output only).
+    """
+
+    W: np.ndarray
+    ws: np.ndarray
+    b: np.ndarray
+    objective: float = np.nan
+    kkt: float = np.inf
+
+
+# Fields of the master states with one row per active column.
+_ROW_FIELDS = ("W", "U", "N")
+_VECTOR_FIELDS = ("ws", "us", "nus")
+
+
+def pad_state(state, p_new, T):
+    """Extend a master state with zero rows for newly added columns.
+
+    Adding columns with zero weight leaves the margins unchanged, so the
+    margin variables and their multipliers are reused as they are (the warm
+    start of Algorithm 1, line 11).
+
+    Parameters
+    ----------
+    state : DirtyState or None
+        Previous ``SolverResult.state`` (or a starting point).
+    p_new : int
+        Number of active columns now.
+    T : int
+        Number of tasks.
+
+    Returns
+    -------
+    state : DirtyState or None
+        The same type as ``state``.
+    """
+    if state is None:
+        return None
+    names = {f.name for f in fields(state)}
+    new = {}
+    for key in _ROW_FIELDS:
+        A = getattr(state, key, None) if key in names else None
+        if A is not None:
+            new[key] = np.vstack([A, np.zeros((p_new - A.shape[0], T))])
+    for key in _VECTOR_FIELDS:
+        a = getattr(state, key, None) if key in names else None
+        if a is not None:
+            new[key] = np.concatenate([a, np.zeros(p_new - a.shape[0])])
+    return replace(state, **new)
+
+
+@dataclass(eq=False)
 class DirtyProblem:
     r"""Data of a restricted master problem (paper 000, eq. (17)).
 
@@ -69,15 +140,23 @@ class DirtyProblem:
         concatenated).
     """
 
-    def __init__(self, Phi, Y, loss, penalty_p, penalty_s=None, indptr=None,
-                 task_rows=None, fit_intercept=True, gram=None):
-        Phi = np.asarray(Phi, dtype=float)
+    Phi: np.ndarray
+    Y: np.ndarray
+    loss: object
+    penalty_p: object
+    penalty_s: object = None
+    indptr: np.ndarray = None
+    task_rows: list = None
+    fit_intercept: bool = True
+    gram: InitVar[np.ndarray] = None
+
+    def __post_init__(self, gram):
+        Phi = np.asarray(self.Phi, dtype=float)
         self.Phi = Phi
         self.n, self.p = Phi.shape
-        self.indptr = np.arange(self.p + 1) if indptr is None else np.asarray(indptr)
-        self.loss, self.penalty_p, self.penalty_s = loss, penalty_p, penalty_s
-        self.fit_intercept = fit_intercept
-        Y = np.asarray(Y, dtype=float)
+        self.indptr = np.arange(self.p + 1) if self.indptr is None else np.asarray(self.indptr)
+        task_rows = self.task_rows
+        Y = np.asarray(self.Y, dtype=float)
         if task_rows is None:
             if Y.ndim == 1:
                 Y = Y[:, None]
@@ -96,13 +175,17 @@ class DirtyProblem:
             self._task_of = np.repeat(np.arange(self.T), self.n_t)
             ends = np.cumsum(self.n_t)
             self._slices = [slice(e - k, e) for e, k in zip(ends, self.n_t)]
-        self.task_rows = task_rows
-        self.has_shared = penalty_s is not None
+        self.has_shared = self.penalty_s is not None
         self._grams = {}
         if gram is not None and self.shared_rows:
             self._grams[0] = (np.asarray(gram, dtype=float), Phi.sum(axis=0))
 
-    def gram(self, t):
+    @property
+    def penalties(self):
+        """The penalties of the problem: :math:`\\Omega_p` and, if any, :math:`\\Omega_s`."""
+        return (self.penalty_p,) if self.penalty_s is None else (self.penalty_p, self.penalty_s)
+
+    def task_gram(self, t):
         r"""Cached :math:`(\Phi^{(t)\prime}\Phi^{(t)},\ \Phi^{(t)\prime}\mathbf 1)` of task ``t``."""
         key = 0 if self.shared_rows else t
         if key not in self._grams:
@@ -197,13 +280,13 @@ class DirtyProblem:
         """
         if self.shared_rows:
             # a 1-D V is one product, broadcast to the tasks
-            G, s = self.gram(0)
+            G, s = self.task_gram(0)
             C, e = G @ V, s @ V + self.n_t * b
             return (C[:, None] if V.ndim == 1 else C) + np.outer(s, b), e
         V = np.broadcast_to(V[:, None] if V.ndim == 1 else V, (self.p, self.T))
         C, e = np.empty((self.p, self.T)), np.empty(self.T)
         for t in range(self.T):
-            G, s = self.gram(t)
+            G, s = self.task_gram(t)
             C[:, t] = G @ V[:, t] + s * b[t]
             e[t] = s @ V[:, t] + self.n_t[t] * b[t]
         return C, e
@@ -274,7 +357,7 @@ class DirtyProblem:
         """
         s2 = 0.0
         for t in range(1 if self.shared_rows else self.T):
-            G, s = self.gram(t)
+            G, s = self.task_gram(t)
             if self.fit_intercept:
                 G = np.block([[G, s[:, None]], [s[None, :], np.array([[self.n_t[t]]])]])
             if G.size:

@@ -30,13 +30,50 @@ right-hand sides, the loss prox one vectorised call, and tasks with the same
 system are solved by one product with its pre-computed inverse.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from ._base import BaseSolver, History, SolverResult
-from ._dirty import DirtyProblem
+from ._dirty import DirtyProblem, DirtyState, pad_state
 
-__all__ = ["ADMM", "fact_groups", "pad_state"]
+__all__ = ["ADMM", "ADMMState", "fact_groups", "pad_state"]
+
+
+@dataclass(frozen=True)
+class ADMMState(DirtyState):
+    """State of :class:`ADMM`: every primal and dual variable of the splitting.
+
+    ``W, ws, b`` (see :class:`~kernlearn.solvers._dirty.DirtyState`) are the
+    iterates of (26) and (28); the fields below default to the start of a
+    solve from that point.
+
+    Parameters
+    ----------
+    U, us : ndarray, optional
+        Split copies of ``W`` and ``ws`` (exactly sparse).
+    N, nus : ndarray, optional
+        Their scaled multipliers.
+    M, Mu : ndarray, optional
+        Split margins and their scaled multipliers (margin layout).
+    xi : ndarray of shape (T,), optional
+        Margin penalties reached by residual balancing.
+    eta : float, optional
+        Weight penalty reached by residual balancing.
+    n_factor : int, default=0
+        Factorisations of the systems in the solve.
+    """
+
+    U: np.ndarray = None
+    us: np.ndarray = None
+    N: np.ndarray = None
+    nus: np.ndarray = None
+    M: np.ndarray = None
+    Mu: np.ndarray = None
+    xi: np.ndarray = None
+    eta: float = None
+    n_factor: int = 0
 
 
 def _spd_inverse(K):
@@ -70,39 +107,6 @@ def fact_groups(facts):
         groups.setdefault(id(f), (f, []))[1].append(t)
     return [(f, np.array(ts)) for f, ts in groups.values()]
 
-
-def pad_state(state, p_new, T):
-    """Extend a master state with zero rows for newly added columns.
-
-    Adding columns with zero weight leaves the margins unchanged, so the
-    margin variables and their multipliers are reused as they are (the warm
-    start of Algorithm 1, line 11).
-
-    Parameters
-    ----------
-    state : dict or None
-        Previous ``SolverResult.state``.
-    p_new : int
-        Number of active columns now.
-    T : int
-        Number of tasks.
-
-    Returns
-    -------
-    state : dict or None
-    """
-    if not state:
-        return state
-    out = dict(state)
-    for key in ("W", "U", "N"):
-        if key in out and out[key] is not None:
-            A = out[key]
-            out[key] = np.vstack([A, np.zeros((p_new - A.shape[0], T))])
-    for key in ("ws", "us", "nus"):
-        if key in out and out[key] is not None:
-            a = out[key]
-            out[key] = np.concatenate([a, np.zeros(p_new - a.shape[0])])
-    return out
 
 
 class ADMM(BaseSolver):
@@ -144,8 +148,9 @@ class ADMM(BaseSolver):
     Boyd et al. (2011), Found. Trends Mach. Learn. 3(1).
     """
 
+    problem_type = DirtyProblem
     required_loss_methods = ("value", "grad_margin", "prox")
-    required_penalty_methods = ("value", "prox")
+    required_penalty_methods = ("value", "prox", "matrix_value", "matrix_prox")
 
     def __init__(self, tol=1e-3, max_iter=1000, xi=None, eta=None, check_every=10,
                  adaptive=True, max_refactor=20, balance=10.0):
@@ -158,33 +163,34 @@ class ADMM(BaseSolver):
         self.max_refactor = max_refactor
         self.balance = balance
 
-    def solve(self, problem, state=None):
-        """Solve the restricted master, warm-started from ``state``.
+    def solve(self, problem, warm_state=None):
+        """Solve the restricted master, warm-started from ``warm_state``.
 
         Parameters
         ----------
         problem : DirtyProblem
             Active columns, targets, loss and penalties.
-        state : dict, optional
-            A previous result's ``state`` padded to the current columns
-            (:func:`pad_state`).
+        warm_state : DirtyState or ADMMState, optional
+            A starting point, or a previous result's state padded to the
+            current columns (:func:`pad_state`); an :class:`ADMMState` also
+            restores the split variables, multipliers and penalties.
 
         Returns
         -------
         result : SolverResult
             ``coef`` is the pair ``(U, u_shared)`` (exactly sparse),
-            ``intercept`` the ``(T,)`` biases; ``state`` holds every primal and
-            dual variable plus ``objective`` and ``kkt``.
+            ``intercept`` the ``(T,)`` biases; an :class:`ADMMState` holding
+            every primal and dual variable plus ``objective`` and ``kkt``.
         """
-        if not isinstance(problem, DirtyProblem):
-            raise TypeError("problem must be a DirtyProblem.")
+        self.check_problem(problem)
+        state = warm_state
         P, T, p = problem, problem.T, problem.p
         fit_b = P.fit_intercept
         xi = (np.maximum(10.0 / np.maximum(P.n_t, 1), 0.1) if self.xi is None
               else np.full(T, float(self.xi)))
         eta = float(max(10.0, p)) if self.eta is None else float(self.eta)
-        if state and self.adaptive and "eta" in state:
-            xi, eta = state["xi"].copy(), state["eta"]
+        if self.adaptive and getattr(state, "eta", None) is not None:
+            xi, eta = state.xi.copy(), state.eta
 
         def factorise():
             # inverses of (26) per task and of (28); tasks sharing rows and xi
@@ -193,7 +199,7 @@ class ADMM(BaseSolver):
             for t in range(T):
                 key = (0 if P.shared_rows else t, float(xi[t]))
                 if key not in cache:
-                    G, s = P.gram(t)
+                    G, s = P.task_gram(t)
                     K = xi[t] * G + eta * np.eye(p)
                     if fit_b:
                         K = np.block([[K, xi[t] * s[:, None]],
@@ -202,7 +208,7 @@ class ADMM(BaseSolver):
                 facts.append(cache[key])
             fact_s = None
             if P.has_shared and p:
-                Ks = sum(xi[t] * P.gram(t)[0] for t in range(T)) + eta * np.eye(p)
+                Ks = sum(xi[t] * P.task_gram(t)[0] for t in range(T)) + eta * np.eye(p)
                 fact_s = _spd_inverse(Ks)
             return facts, fact_s, fact_groups(facts)
 
@@ -211,13 +217,17 @@ class ADMM(BaseSolver):
 
         W, ws, b = P.zeros()
         U, us, N, nus = W.copy(), ws.copy(), W.copy(), ws.copy()
-        if state:
-            W, ws, b = state["W"].copy(), state["ws"].copy(), state["b"].copy()
-            U, us = state["U"].copy(), state["us"].copy()
-            N, nus = state["N"].copy(), state["nus"].copy()
+        if state is not None:
+            W, ws, b = state.W.copy(), state.ws.copy(), state.b.copy()
+            # a plain starting point: split copies equal to it, zero multipliers
+            U = getattr(state, "U", None)
+            U, us = (W.copy(), ws.copy()) if U is None else (U.copy(), state.us.copy())
+            N = getattr(state, "N", None)
+            N, nus = (np.zeros_like(W), np.zeros_like(ws)) if N is None else (
+                N.copy(), state.nus.copy())
         Z = P.margins(W, ws, b)
-        if state and state.get("M") is not None:
-            M, Mu = state["M"].copy(), state["Mu"].copy()
+        if getattr(state, "M", None) is not None:
+            M, Mu = state.M.copy(), state.Mu.copy()
         else:
             M, Mu = Z.copy(), np.zeros_like(Z)
 
@@ -293,7 +303,7 @@ class ADMM(BaseSolver):
             mU = P.margins(U, us, b)
             obj = P.objective(U, us, b, mU)
             kkt = P.kkt(U, us, b, mU, step=step_kkt)
-        state = dict(W=W, ws=ws, b=b, U=U, us=us, N=N, nus=nus, M=M, Mu=Mu,
-                     objective=obj, kkt=kkt, xi=xi, eta=eta, p=p, n_factor=n_factor)
+        state = ADMMState(W=W, ws=ws, b=b, objective=obj, kkt=kkt, U=U, us=us, N=N,
+                          nus=nus, M=M, Mu=Mu, xi=xi, eta=eta, n_factor=n_factor)
         return SolverResult(coef=(U, us), intercept=b.copy(), state=state,
                             history=history, converged=converged, n_iter=k)

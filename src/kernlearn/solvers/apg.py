@@ -2,8 +2,10 @@ r"""Accelerated proximal gradient (FISTA) with backtracking and cached products.
 
 Minimises
 
-.. math:: F(w, b) = C \sum_i \ell(m_i, y_i) + \Omega(w), \qquad m = A w + b,
+.. math:: F(w, b) = \sum_i \ell(m_i, y_i) + \Omega(w), \qquad m = A w + b,
 
+(the loss carries FGM's ``C`` and the sample weights, see
+:class:`~kernlearn.solvers.Problem`)
 over the columns ``A`` of an active set split into contiguous groups.  When
 the penalty's prox only rescales groups (``prox_scales``; true for l1, group
 l1-l2 and FGM's squared group l1), the margins of every trial point of the line
@@ -12,11 +14,14 @@ so a line search never rescans the data: each iteration costs one
 ``A' r`` and one per-group ``A_t g_t`` product.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 
-from ..penalties._prox import expand, group_norms, singleton_indptr
-from ._base import BaseSolver, History, SolverResult, single_blas_thread
+from ..losses import WeightedLoss
+from ..penalties._prox import expand, group_norms
+from ._base import BaseSolver, History, SolverResult, SolverState, single_blas_thread
 
 # Per-group caches are n x T; beyond this many entries fall back to A @ w.
 _MAX_CACHE_ENTRIES = 50_000_000
@@ -77,6 +82,42 @@ class _GroupBlocks:
         return np.asarray((Xb.T @ np.asarray(self.A).T).T)
 
 
+@dataclass(frozen=True)
+class APGState(SolverState):
+    """State of :class:`APG`: the point, the step and (after a solve) its margins.
+
+    Parameters
+    ----------
+    coef : ndarray of shape (p,)
+        Weights of the active columns.
+    intercept : float, default=0.0
+        Intercept (ignored without one).
+    tau : float, optional
+        Lipschitz estimate (inverse step) to start the line search from;
+        default paper 002's ``0.1 n C`` with ``C`` the loss's weight.
+    margin : ndarray of shape (n_samples,), optional
+        Margins ``A coef + intercept`` (output only).
+    objective : float, default=nan
+        Objective at the point (output only).
+    """
+
+    coef: np.ndarray
+    intercept: float = 0.0
+    tau: float = None
+    margin: np.ndarray = None
+    objective: float = np.nan
+
+
+def _loss_weight(loss):
+    """The factor ``C`` that ``loss`` carries for every row (sample weights aside)."""
+    c = 1.0
+    while isinstance(loss, WeightedLoss):
+        if loss.sample_weight.ndim == 0:
+            c *= float(loss.sample_weight)
+        loss = loss.loss
+    return c
+
+
 class APG(BaseSolver):
     r"""FISTA with backtracking line search, warm start and cached products.
 
@@ -119,73 +160,50 @@ class APG(BaseSolver):
         self.restart = restart
         self.patience = patience
 
-    def solve(self, A, y, loss, penalty, **kwargs):
-        """Minimise ``C sum loss(A w + b, y) + penalty(w)``; see :meth:`_solve`.
-
-        Matrix-vector products on an active set are memory-bound: extra BLAS
-        threads only contend, so small problems run with one BLAS thread.
-        """
-        if A.shape[0] * A.shape[1] <= _SINGLE_THREAD_ENTRIES:
-            with single_blas_thread():
-                return self._solve(A, y, loss, penalty, **kwargs)
-        return self._solve(A, y, loss, penalty, **kwargs)
-
-    def _solve(
-        self,
-        A,
-        y,
-        loss,
-        penalty,
-        C=1.0,
-        indptr=None,
-        coef0=None,
-        intercept0=0.0,
-        fit_intercept=True,
-        lipschitz0=None,
-    ):
-        """Minimise ``C sum loss(A w + b, y) + penalty(w)``.
+    def solve(self, problem, warm_state=None):
+        """Minimise ``sum loss(A w + b, y) + penalty(w)`` from ``warm_state``.
 
         Parameters
         ----------
-        A : ndarray or sparse matrix of shape (n, p)
-            Active columns.
-        y : ndarray of shape (n,)
-            Targets.
-        loss : BaseLoss
-            Datafit on margins.
-        penalty : BasePenalty
-            Regulariser on the grouped weights.
-        C : float, default=1.0
-            Weight of the loss.
-        indptr : ndarray of shape (T + 1,), optional
-            Group boundaries (singletons by default).
-        coef0 : ndarray of shape (p,), optional
-            Warm start (zeros by default).
-        intercept0 : float, default=0.0
-            Warm start of the intercept.
-        fit_intercept : bool, default=True
-            Whether to fit an unpenalised intercept.
-        lipschitz0 : float, optional
-            Initial Lipschitz guess ``tau``; default ``0.1 n C`` (paper 002).
+        problem : Problem
+            Active columns, groups, one output's targets, loss and penalty.
+        warm_state : APGState, optional
+            Starting point and step (zeros and the default step otherwise).
 
         Returns
         -------
         result : SolverResult
-            ``state`` holds ``tau`` (to warm-start the next call) and the
-            final ``margin``.
+            ``coef`` of shape ``(p,)``, a float ``intercept``, and an
+            :class:`APGState` holding the final ``tau``, ``margin`` and
+            ``objective``.
         """
+        self.check_problem(problem)
+        if np.ndim(problem.y) != 1:
+            raise ValueError("APG solves one output: y must be 1-D; use ProxNewton for "
+                             "several outputs sharing their features.")
+        A = problem.A
+        # Matrix-vector products on an active set are memory-bound: extra BLAS
+        # threads only contend, so small problems run with one BLAS thread.
+        if A.shape[0] * A.shape[1] <= _SINGLE_THREAD_ENTRIES:
+            with single_blas_thread():
+                return self._solve(problem, warm_state)
+        return self._solve(problem, warm_state)
+
+    def _solve(self, problem, warm):
+        A, y, loss, penalty = problem.A, problem.y, problem.loss, problem.penalty
+        indptr, fit_intercept = problem.indptr, problem.fit_intercept
         n, p = A.shape
-        indptr = singleton_indptr(p) if indptr is None else np.asarray(indptr)
         T = len(indptr) - 1
-        w = np.zeros(p) if coef0 is None else np.array(coef0, dtype=float)
-        b = float(intercept0) if fit_intercept else 0.0
-        tau = float(lipschitz0) if lipschitz0 else 0.1 * n * C
+        w = np.zeros(p) if warm is None else np.array(warm.coef, dtype=float)
+        b = float(warm.intercept) if fit_intercept and warm is not None else 0.0
+        tau = warm.tau if warm is not None else None
+        tau = float(tau) if tau else 0.1 * n * _loss_weight(loss)
         tau = max(tau, 1e-12)
         cached = hasattr(penalty, "prox_scales") and n * T <= _MAX_CACHE_ENTRIES
         history = History()
 
         def smooth(m):
-            return C * float(loss.value(m, y).sum())
+            return float(loss.value(m, y).sum())
 
         blocks = _GroupBlocks(A, indptr) if cached else None
         Zw = blocks.products(w) if cached else None
@@ -206,7 +224,7 @@ class APG(BaseSolver):
             else:
                 mv = (1 + beta) * mw - beta * mw_prev
             fv = smooth(mv)
-            r = C * loss.grad_margin(mv, y)
+            r = loss.grad_margin(mv, y)
             gw = np.asarray(A.T @ r).ravel()
             gb = float(r.sum()) if fit_intercept else 0.0
             Zg = blocks.products(gw) if cached else None
@@ -263,7 +281,7 @@ class APG(BaseSolver):
         return SolverResult(
             coef=w,
             intercept=b,
-            state={"tau": tau, "margin": mw, "objective": F},
+            state=APGState(coef=w, intercept=b, tau=tau, margin=mw, objective=F),
             history=history,
             converged=converged,
             n_iter=k,

@@ -9,12 +9,27 @@ approximate-KKT measure as :class:`~kernlearn.solvers.admm.ADMM`, so the two
 masters can be compared at equal accuracy.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ._base import BaseSolver, History, SolverResult
-from ._dirty import DirtyProblem
+from ._dirty import DirtyProblem, DirtyState
 
-__all__ = ["GrFLFISTA"]
+__all__ = ["FISTAState", "GrFLFISTA"]
+
+
+@dataclass(frozen=True)
+class FISTAState(DirtyState):
+    """State of :class:`GrFLFISTA`: the point (see ``DirtyState``) and the step.
+
+    Parameters
+    ----------
+    L : float, optional
+        Lipschitz estimate reached by the line search.
+    """
+
+    L: float = None
 
 
 class GrFLFISTA(BaseSolver):
@@ -37,8 +52,9 @@ class GrFLFISTA(BaseSolver):
     Rakotomamonjy, Flamary, Yger (2013), Mach. Learn. 91, sec. 6.1, Table 3.
     """
 
+    problem_type = DirtyProblem
     required_loss_methods = ("value", "grad_margin")
-    required_penalty_methods = ("value", "prox")
+    required_penalty_methods = ("value", "prox", "matrix_value", "matrix_prox")
 
     def __init__(self, tol=1e-3, max_iter=3000, eta=0.5, check_every=10):
         self.tol = tol
@@ -46,30 +62,29 @@ class GrFLFISTA(BaseSolver):
         self.eta = eta
         self.check_every = check_every
 
-    def solve(self, problem, state=None):
-        """Solve the restricted master, warm-started from ``state``.
+    def solve(self, problem, warm_state=None):
+        """Solve the restricted master, warm-started from ``warm_state``.
 
         Parameters
         ----------
         problem : DirtyProblem
             Active columns, targets, loss and penalties.
-        state : dict, optional
-            Previous ``state`` (``W``, ``ws``, ``b``, ``L``), padded to the
-            current columns.
+        warm_state : DirtyState or FISTAState, optional
+            Starting point (and step), padded to the current columns.
 
         Returns
         -------
         result : SolverResult
-            ``coef`` is ``(W, w_shared)``, ``intercept`` the biases.
+            ``coef`` is ``(W, w_shared)``, ``intercept`` the biases; a
+            :class:`FISTAState`.
         """
-        if not isinstance(problem, DirtyProblem):
-            raise TypeError("problem must be a DirtyProblem.")
+        self.check_problem(problem)
         P = problem
         W, ws, b = P.zeros()
         L = None
-        if state:
-            W, ws, b = state["W"].copy(), state["ws"].copy(), state["b"].copy()
-            L = state.get("L")
+        if warm_state is not None:
+            W, ws, b = warm_state.W.copy(), warm_state.ws.copy(), warm_state.b.copy()
+            L = getattr(warm_state, "L", None)
         if not L:
             L = P.lipschitz() / 10.0
         L = max(L, 1e-12)
@@ -119,6 +134,6 @@ class GrFLFISTA(BaseSolver):
                     break
         if not converged:
             kkt = P.kkt(W, ws, b, mx, step=step_kkt)
-        state = dict(W=W, ws=ws, b=b, L=L, objective=F, kkt=kkt)
+        state = FISTAState(W=W, ws=ws, b=b, objective=F, kkt=kkt, L=L)
         return SolverResult(coef=(W, ws), intercept=b.copy(), state=state,
                             history=history, converged=converged, n_iter=k)

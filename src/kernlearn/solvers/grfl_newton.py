@@ -36,12 +36,14 @@ Math. Program. 117; Yuan, Ho, Lin (2012), JMLR 13; Rakotomamonjy, Flamary,
 Yger (2013), Mach. Learn. 91, eq. (17).
 """
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 
 from ..penalties import L1, GroupL1L2, L1Linf, L1Lq, PerTaskL1Lq
 from ._base import BaseSolver, History, SolverResult
-from ._dirty import DirtyProblem
+from ._dirty import DirtyProblem, DirtyState
 
 __all__ = ["GrFLNewton"]
 
@@ -214,7 +216,7 @@ class _Hessians:
     def start(self, D, state):
         """Hessians at curvature ``D``, reusing ``state``'s for the first columns."""
         P, T, p = self.P, self.P.T, self.P.p
-        old = state.get("hess") if state else None
+        old = getattr(state, "hess", None)
         self.Dh = D.copy()
         if (old is not None and old["H"].shape[0] == T and old["p"] <= p
                 and old["D"].shape == D.shape
@@ -258,6 +260,26 @@ class _Hessians:
         """What the next solve needs to reuse these Hessians."""
         P = self.P
         return dict(H=self.H, D=self.Dh, p=P.p, check=P.Phi[:2, :].copy())
+
+
+@dataclass(frozen=True)
+class GrFLNewtonState(DirtyState):
+    """State of :class:`GrFLNewton`: the point, its margins and the Hessians.
+
+    Parameters
+    ----------
+    p : int, default=-1
+        Number of active columns the margins and Hessians belong to.
+    margins : ndarray, optional
+        Margins at ``(W, ws, b)`` (reused when columns were appended).
+    hess : dict, optional
+        Per-task Hessians of the loss on the active columns (updated, not
+        rebuilt, when columns are appended).
+    """
+
+    p: int = -1
+    margins: np.ndarray = None
+    hess: dict = None
 
 
 class GrFLNewton(BaseSolver):
@@ -332,12 +354,12 @@ class GrFLNewton(BaseSolver):
             raise TypeError("problem must be a DirtyProblem.")
         P = problem
         W, ws, b = P.zeros()
-        if state:
-            W, ws, b = state["W"].copy(), state["ws"].copy(), state["b"].copy()
+        if state is not None:
+            W, ws, b = state.W.copy(), state.ws.copy(), state.b.copy()
         reg = P.reg_scale()
         step_kkt = 1.0 / P.lipschitz()
-        M = state.get("margins") if state else None
-        if M is None or M.shape != P.Ys.shape or state.get("p", -1) > P.p:
+        M = getattr(state, "margins", None)
+        if M is None or M.shape != P.Ys.shape or getattr(state, "p", -1) > P.p:
             M = P.margins(W, ws, b)  # (columns appended with zero weight keep them)
         F = P.objective(W, ws, b, M)
         history = History()
@@ -386,11 +408,11 @@ class GrFLNewton(BaseSolver):
             gW, gws, gb = P.gradients(M)
             kkt = self._kkt(P, W, ws, gW, gws, gb, step_kkt, reg)
             converged = kkt <= self.tol
-        out = dict(W=W, ws=ws, b=b, objective=F, kkt=kkt, p=P.p, margins=M)
-        if hess is not None:
-            out["hess"] = hess.state()
-        elif state and state.get("hess") is not None and state["hess"]["p"] == P.p:
-            out["hess"] = state["hess"]
+        kept = getattr(state, "hess", None)
+        out = GrFLNewtonState(
+            W=W, ws=ws, b=b, objective=float(F), kkt=float(kkt), p=P.p, margins=M,
+            hess=hess.state() if hess is not None
+            else kept if kept is not None and kept["p"] == P.p else None)
         return SolverResult(coef=(W, ws), intercept=b.copy(), state=out,
                             history=history, converged=converged, n_iter=k)
 

@@ -2,16 +2,18 @@ r"""Proximal Newton master for FGM's squared group-l1 problem on a small active 
 
 Minimises, over ``W`` of shape ``(p, K)`` and intercepts ``b`` of shape ``(K,)``,
 
-.. math:: F(W, b) = C \sum_{k=1}^K \sum_i \ell(m_{ik}, y_{ik})
+.. math:: F(W, b) = \sum_{k=1}^K \sum_i \ell(m_{ik}, y_{ik})
           + \tfrac{\alpha}{2}\Big(\sum_t \|W_t\|_F\Big)^2,
           \qquad m_{\cdot k} = A W_{\cdot k} + b_k,
 
-where ``W_t`` are the rows of group ``t`` (FGM's constraints ``d_t``) over all
+(the loss carries FGM's ``C`` and the sample weights, see
+:class:`~kernlearn.solvers.Problem`), where ``W_t`` are the rows of group
+``t`` (FGM's constraints ``d_t``) over all
 ``K`` outputs: ``K = 1`` is the paper's problem, ``K > 1`` shares the selected
 features across one-vs-rest classes.
 
 FGM's active set is small (tens to hundreds of columns), so the Hessian of the
-smooth part, ``H_k = A' diag(C l''(m_k)) A``, is cheap to form with one BLAS
+smooth part, ``H_k = A' diag(l''(m_k)) A``, is cheap to form with one BLAS
 product per output, and a Newton method needs a handful of iterations where
 first-order methods need hundreds (paper 002's APG).  Each iteration
 
@@ -36,14 +38,17 @@ composite functions", SIAM J. Optim.; Tseng and Yun (2009), Math. Program.
 regression", JMLR 13 (the same design in LIBLINEAR).
 """
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 import scipy.sparse as sp
 
+from ..penalties import SquaredGroupL1
 from ..penalties._prox import group_norms
-from ._base import BaseSolver, History, SolverResult, single_blas_thread
+from ._base import BaseSolver, History, SolverResult, SolverState, single_blas_thread
 
-__all__ = ["ProxNewton", "block_minimiser"]
+__all__ = ["ProxNewton", "ProxNewtonState", "block_minimiser"]
 
 # Armijo sufficient-decrease constant and line-search halvings.
 _SIGMA = 1e-4
@@ -286,6 +291,28 @@ def _subproblem(H, g, W0, indptr, alpha, max_sweeps, tol):
     return W, sweeps
 
 
+@dataclass(frozen=True)
+class ProxNewtonState(SolverState):
+    """State of :class:`ProxNewton`: the point and (after a solve) its margins.
+
+    Parameters
+    ----------
+    coef : ndarray of shape (p,) or (p, K)
+        Weights of the active columns.
+    intercept : float or ndarray of shape (K,), default=0.0
+        Intercepts (ignored without them).
+    margin : ndarray of shape (n_samples,) or (n_samples, K), optional
+        Margins of the point (output only).
+    objective : float, default=nan
+        Objective at the point (output only).
+    """
+
+    coef: np.ndarray
+    intercept: object = 0.0
+    margin: np.ndarray = None
+    objective: float = np.nan
+
+
 class ProxNewton(BaseSolver):
     r"""Proximal Newton for the squared group-l1 problem on a small active set.
 
@@ -312,7 +339,10 @@ class ProxNewton(BaseSolver):
     """
 
     required_loss_methods = ("value", "grad_margin", "hess_margin")
-    required_penalty_methods = ("value", "prox_scales")
+    required_penalty_methods = ("value",)
+    # The block minimiser is that of the squared group-l1 penalty: any other
+    # penalty (e.g. the group lasso GroupL1L2) would be solved as if squared.
+    supported_penalties = (SquaredGroupL1,)
 
     def __init__(self, tol=1e-8, max_iter=50, max_sweeps=500, sweep_tol=1e-9):
         self.tol = tol
@@ -328,63 +358,49 @@ class ProxNewton(BaseSolver):
         """
         return max(self.sweep_tol, 1e-3 * min(1.0, last_decrease))
 
-    def solve(self, A, y, loss, penalty, **kwargs):
-        """Minimise ``C sum loss(A W + b, Y) + alpha/2 (sum_t ||W_t||_F)^2``; see :meth:`_solve`.
-
-        The products on an active set are small: extra BLAS threads only
-        contend, so small problems run with one BLAS thread.
-        """
-        if A.shape[0] * A.shape[1] * np.size(y) // max(len(y), 1) <= _SINGLE_THREAD_ENTRIES:
-            with single_blas_thread():
-                return self._solve(A, y, loss, penalty, **kwargs)
-        return self._solve(A, y, loss, penalty, **kwargs)
-
-    def _solve(
-        self, A, y, loss, penalty, C=1.0, indptr=None, coef0=None, intercept0=0.0,
-        fit_intercept=True, **ignored,
-    ):
-        """Minimise ``C sum loss(A W + b, Y) + alpha/2 (sum_t ||W_t||_F)^2``.
+    def solve(self, problem, warm_state=None):
+        """Minimise ``sum loss(A W + b, Y) + alpha/2 (sum_t ||W_t||_F)^2`` from ``warm_state``.
 
         Parameters
         ----------
-        A : ndarray or sparse matrix of shape (n, p)
-            Active columns.
-        y : ndarray of shape (n,) or (n, K)
-            Targets, one column per output.
-        loss : BaseLoss
-            Loss with ``hess_margin``.
-        penalty : SquaredGroupL1
-            The penalty (its ``alpha`` is used).
-        C : float, default=1.0
-            Weight of the loss.
-        indptr : ndarray of shape (T + 1,), optional
-            Group boundaries (singletons by default).
-        coef0 : ndarray of shape (p,) or (p, K), optional
-            Warm start.
-        intercept0 : float or ndarray of shape (K,), default=0.0
-            Warm start of the intercepts.
-        fit_intercept : bool, default=True
-            Fit unpenalised intercepts.
-        **ignored : dict
-            Options of other solvers (e.g. ``lipschitz0``), accepted so that
-            solvers are interchangeable.
+        problem : Problem
+            Active columns, groups, targets of shape ``(n,)`` or ``(n, K)``,
+            a loss with ``hess_margin`` and a
+            :class:`~kernlearn.penalties.SquaredGroupL1` penalty (its
+            ``alpha`` is used).
+        warm_state : ProxNewtonState, optional
+            Starting point (zeros otherwise).
 
         Returns
         -------
         result : SolverResult
-            ``coef`` and ``intercept`` in the shapes of ``coef0`` / ``y``;
-            ``state`` holds ``margin`` and ``objective``.
+            ``coef`` and ``intercept`` in the shapes of the targets (``(p,)``
+            and a float for 1-D ``y``); a :class:`ProxNewtonState` holding
+            ``margin`` and ``objective``.
         """
+        self.check_problem(problem)
+        A, y = problem.A, problem.y
+        # The products on an active set are small: extra BLAS threads only
+        # contend, so small problems run with one BLAS thread.
+        if A.shape[0] * A.shape[1] * np.size(y) // max(len(y), 1) <= _SINGLE_THREAD_ENTRIES:
+            with single_blas_thread():
+                return self._solve(problem, warm_state)
+        return self._solve(problem, warm_state)
+
+    def _solve(self, problem, warm):
+        A, y, loss, penalty = problem.A, problem.y, problem.loss, problem.penalty
+        fit_intercept = problem.fit_intercept
         n, p = A.shape
         y = np.asarray(y, dtype=float)
         vector = y.ndim == 1
         Y = y.reshape(n, -1)
         K = Y.shape[1]
-        indptr = (np.arange(p + 1) if indptr is None else np.asarray(indptr)).astype(np.int64)
-        W = np.zeros((p, K)) if coef0 is None else np.array(coef0, dtype=float).reshape(p, K)
+        indptr = problem.indptr.astype(np.int64)
+        W = (np.zeros((p, K)) if warm is None
+             else np.array(warm.coef, dtype=float).reshape(p, K))
         b = np.zeros(K)
-        if fit_intercept:
-            b += np.asarray(intercept0, dtype=float).reshape(-1)
+        if fit_intercept and warm is not None:
+            b += np.asarray(warm.intercept, dtype=float).reshape(-1)
         alpha = float(getattr(penalty, "alpha", 1.0))
         sparse = sp.issparse(A)
         Ar = A.tocsr() if sparse else np.asarray(A)
@@ -394,14 +410,14 @@ class ProxNewton(BaseSolver):
 
         hessians = _Hessians(Ar)
         M = _matmul(Ar, W) + b
-        F = C * float(loss.value(M, Y).sum()) + pen(W)
+        F = float(loss.value(M, Y).sum()) + pen(W)
         history = History()
         converged = False
         it = 0
         dec = 1.0
         for it in range(1, self.max_iter + 1):
-            R = C * loss.grad_margin(M, Y)
-            D = C * loss.hess_margin(M, Y)
+            R = loss.grad_margin(M, Y)
+            D = loss.hess_margin(M, Y)
             g = _matmul_t(Ar, R).T
             gb = R.sum(0)
             H, hb, hbb = hessians(D)
@@ -439,7 +455,7 @@ class ProxNewton(BaseSolver):
             for _ in range(_MAX_HALVINGS):
                 Mt = M + s * dM
                 Wt = W + s * dW
-                Ft = C * float(loss.value(Mt, Y).sum()) + pen(Wt)
+                Ft = float(loss.value(Mt, Y).sum()) + pen(Wt)
                 if Ft <= F + _SIGMA * s * delta:
                     break
                 s *= 0.5
@@ -451,10 +467,12 @@ class ProxNewton(BaseSolver):
                 break
             W, b, M, F = Wt, b + s * db, Mt, Ft
             history.append(objective=F, decrease=dec, step=s, sweeps=sweeps)
+        coef, intercept = (W[:, 0], float(b[0])) if vector else (W, b)
         return SolverResult(
-            coef=W[:, 0] if vector else W,
-            intercept=float(b[0]) if vector else b,
-            state={"margin": M[:, 0] if vector else M, "objective": F},
+            coef=coef,
+            intercept=intercept,
+            state=ProxNewtonState(coef=coef, intercept=intercept,
+                                  margin=M[:, 0] if vector else M, objective=F),
             history=history,
             converged=converged,
             n_iter=it,

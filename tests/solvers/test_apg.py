@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from kernlearn.losses import get_loss
+from kernlearn.losses import get_loss, weighted
 from kernlearn.penalties import L1, GroupL1L2, SquaredGroupL1
-from kernlearn.solvers import APG, check_compatible
+from kernlearn.solvers import APG, APGState, Problem, check_compatible
 from kernlearn.solvers.apg import group_products
 
 INDPTR = np.array([0, 3, 5, 8])
@@ -17,6 +17,10 @@ def _problem(rng, n=40, p=8):
     A = rng.standard_normal((n, p))
     y = np.sign(A @ rng.standard_normal(p) + 0.3 * rng.standard_normal(n))
     return A, y
+
+
+def _solve(solver, A, y, loss, pen, C=1.0, indptr=INDPTR, warm=None):
+    return solver.solve(Problem(A, y, weighted(loss, C=C), pen, indptr), warm)
 
 
 def _cvx_objective(loss, A, y, C, w, b):
@@ -43,20 +47,19 @@ def test_apg_matches_cvxpy(loss, pen, rng):
     # tight tolerance; the l1 case uses the uncached path (prox is not groupwise)
     A, y = _problem(rng)
     C = 0.7
-    res = APG(tol=1e-12, max_iter=5000).solve(A, y, get_loss(loss), pen, C=C,
-                                               indptr=INDPTR)
+    res = _solve(APG(tol=1e-12, max_iter=5000), A, y, get_loss(loss), pen, C)
     w, b = cp.Variable(A.shape[1]), cp.Variable()
     prob = cp.Problem(cp.Minimize(_cvx_objective(loss, A, y, C, w, b) + _cvx_penalty(pen, w)))
     prob.solve(solver=cp.CLARABEL)
-    ours = res.state["objective"]
+    ours = res.state.objective
     assert abs(ours - prob.value) / abs(prob.value) < 1e-6
     assert ours <= prob.value * (1 + 1e-6)
 
 
 def test_objective_history_is_monotone_with_restart(rng):
     A, y = _problem(rng, 80, 8)
-    res = APG(tol=1e-10, max_iter=3000).solve(
-        A, y, get_loss("logistic"), SquaredGroupL1(1.0), C=2.0, indptr=INDPTR)
+    res = _solve(APG(tol=1e-10, max_iter=3000), A, y, get_loss("logistic"),
+                 SquaredGroupL1(1.0), C=2.0)
     obj = res.history.as_dict()["objective"]
     assert np.all(np.diff(obj) <= 1e-9 * np.abs(obj[:-1]))
     assert res.converged
@@ -65,19 +68,18 @@ def test_objective_history_is_monotone_with_restart(rng):
 def test_warm_start_is_no_worse(rng):
     A, y = _problem(rng, 60, 8)
     loss, pen = get_loss("squared_hinge"), SquaredGroupL1(1.0)
-    cold = APG(tol=1e-8).solve(A, y, loss, pen, C=1.0, indptr=INDPTR)
-    warm = APG(tol=1e-8).solve(A, y, loss, pen, C=1.0, indptr=INDPTR, coef0=cold.coef,
-                               intercept0=cold.intercept, lipschitz0=cold.state["tau"])
+    cold = _solve(APG(tol=1e-8), A, y, loss, pen)
+    warm = _solve(APG(tol=1e-8), A, y, loss, pen, warm=cold.state)
     assert warm.n_iter <= cold.n_iter
-    assert warm.state["objective"] <= cold.state["objective"] * (1 + 1e-8)
+    assert warm.state.objective <= cold.state.objective * (1 + 1e-8)
 
 
 def test_sparse_and_dense_agree(rng):
     A, y = _problem(rng)
     A[np.abs(A) < 0.8] = 0
     loss, pen = get_loss("squared_hinge"), SquaredGroupL1(1.0)
-    d = APG(tol=1e-10, max_iter=5000).solve(A, y, loss, pen, indptr=INDPTR)
-    s = APG(tol=1e-10, max_iter=5000).solve(sp.csc_matrix(A), y, loss, pen, indptr=INDPTR)
+    d = _solve(APG(tol=1e-10, max_iter=5000), A, y, loss, pen)
+    s = _solve(APG(tol=1e-10, max_iter=5000), sp.csc_matrix(A), y, loss, pen)
     np.testing.assert_allclose(d.coef, s.coef, atol=1e-6)
 
 
@@ -116,14 +118,14 @@ def test_apg_with_more_than_256_groups_matches_cvxpy(rng):
         ref = np.column_stack([A[:, a:b] @ x[a:b] for a, b in zip(indptr[:-1], indptr[1:])])
         np.testing.assert_allclose(Z, ref, atol=1e-12)
     pen, loss, C = SquaredGroupL1(1.0), get_loss("squared_hinge"), 5.0
-    res = APG(tol=1e-12, max_iter=20000).solve(A, y, loss, pen, C=C, indptr=indptr)
+    res = _solve(APG(tol=1e-12, max_iter=20000), A, y, loss, pen, C, indptr)
     w, b = cp.Variable(A.shape[1]), cp.Variable()
     norms = [cp.norm(w[a:e]) for a, e in zip(indptr[:-1], indptr[1:])]
     prob = cp.Problem(cp.Minimize(_cvx_objective("squared_hinge", A, y, C, w, b)
                                   + 0.5 * cp.square(sum(norms))))
     prob.solve(solver=cp.CLARABEL)
-    assert abs(res.state["objective"] - prob.value) / prob.value < 1e-6
-    assert res.state["objective"] <= prob.value * (1 + 1e-6)
+    assert abs(res.state.objective - prob.value) / prob.value < 1e-6
+    assert res.state.objective <= prob.value * (1 + 1e-6)
 
 
 def test_warm_start_from_another_problem_reaches_the_same_optimum(rng):
@@ -131,10 +133,9 @@ def test_warm_start_from_another_problem_reaches_the_same_optimum(rng):
     A, y = _problem(rng, 60, 8)
     A2, y2 = _problem(rng, 60, 8)
     loss, pen = get_loss("logistic"), SquaredGroupL1(1.0)
-    other = APG(tol=1e-10, max_iter=5000).solve(A, y, loss, pen, C=1.0, indptr=INDPTR)
-    cold = APG(tol=1e-10, max_iter=5000).solve(A2, y2, loss, pen, C=1.0, indptr=INDPTR)
-    warm = APG(tol=1e-10, max_iter=5000).solve(
-        A2, y2, loss, pen, C=1.0, indptr=INDPTR, coef0=other.coef,
-        intercept0=other.intercept, lipschitz0=other.state["tau"])
-    assert warm.state["objective"] == pytest.approx(cold.state["objective"], rel=1e-8)
+    other = _solve(APG(tol=1e-10, max_iter=5000), A, y, loss, pen)
+    cold = _solve(APG(tol=1e-10, max_iter=5000), A2, y2, loss, pen)
+    warm = _solve(APG(tol=1e-10, max_iter=5000), A2, y2, loss, pen,
+                  warm=APGState(other.coef, other.intercept, tau=other.state.tau))
+    assert warm.state.objective == pytest.approx(cold.state.objective, rel=1e-8)
     np.testing.assert_allclose(warm.coef, cold.coef, atol=1e-5)

@@ -1,126 +1,15 @@
-"""GrFL numerics: proxes of Tables 1-2, ADMM and FISTA masters vs cvxpy."""
+"""GrFL masters: ADMM and FISTA against cvxpy, warm starts, KKT, layouts.
+
+The loss and penalty proxes of Tables 1-2 are tested with every part in
+``tests/losses`` and ``tests/penalties``."""
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize, minimize_scalar
 
 from kernlearn.losses import Hinge, Logistic, Square, SquaredHinge
-from kernlearn.penalties import PENALTIES, L1, GroupL1L2, L1Linf, L1Lq
+from kernlearn.penalties import L1, GroupL1L2, L1Linf, L1Lq
 from kernlearn.solvers import ADMM, SOLVERS, GrFLFISTA, check_compatible
-from kernlearn.solvers._dirty import DirtyProblem
-from kernlearn.solvers.admm import pad_state
-
-LOSSES = [SquaredHinge(), Logistic(), Square()]
-
-
-# ----------------------------------------------------------------- Table 2
-@pytest.mark.parametrize("loss", LOSSES, ids=lambda l: type(l).__name__)
-def test_loss_prox_matches_definition(loss, rng):
-    z = rng.normal(scale=2.0, size=25)
-    y = rng.choice([-1.0, 1.0], size=25)
-    if isinstance(loss, Square):
-        y = rng.normal(size=25)
-    for step in (0.05, 1.0, 7.0):
-        got = loss.prox(z, y, step)
-        for i in range(len(z)):
-            res = minimize_scalar(
-                lambda m: step * loss.value(np.array([m]), y[i : i + 1])[0]
-                + 0.5 * (m - z[i]) ** 2,
-                bracket=(z[i] - 10, z[i] + 10), tol=1e-12,
-            )
-            assert got[i] == pytest.approx(res.x, abs=1e-6)
-
-
-def test_loss_prox_table2_closed_forms():
-    # squared hinge on margins: identity where y z >= 1, else (z + s y)/(1 + s)
-    z = np.array([2.0, 0.2, -1.0])
-    y = np.array([1.0, 1.0, -1.0])
-    np.testing.assert_allclose(SquaredHinge().prox(z, y, 0.5),
-                               [2.0, (0.2 + 0.5) / 1.5, -1.0])
-    np.testing.assert_allclose(Square().prox(z, y, 2.0), (z + 2.0 * y) / 3.0)
-
-
-# ----------------------------------------------------------------- Table 1
-def _prox_reference(pen, v, step, indptr):
-    """Minimise 0.5||x - v||^2 + step * pen(x) numerically (Powell, two starts)."""
-    def obj(x):
-        return 0.5 * np.sum((x - v) ** 2) + step * pen.value(x, indptr)
-
-    best = None
-    for x0 in (v, np.zeros_like(v)):
-        res = minimize(obj, x0, method="Powell",
-                       options={"xtol": 1e-10, "ftol": 1e-14, "maxiter": 200000})
-        if best is None or res.fun < best.fun:
-            best = res
-    return best.x, obj
-
-
-PENS = [L1(0.7), GroupL1L2(0.7), L1Linf(0.7), L1Lq(0.7, q=1.5), L1Lq(0.7, q=3.0),
-        L1Lq(0.7, q=np.inf), L1Lq(0.7, q=2.0)]
-
-
-@pytest.mark.parametrize("pen", PENS, ids=repr)
-def test_penalty_prox_matches_definition(pen, rng):
-    indptr = np.array([0, 3, 4, 7])
-    for scale in (0.3, 2.0):
-        v = rng.normal(scale=scale, size=7)
-        got = pen.prox(v, 1.3, indptr)
-        ref, obj = _prox_reference(pen, v, 1.3, indptr)
-        assert obj(got) <= obj(ref) + 1e-9
-        np.testing.assert_allclose(got, ref, atol=2e-4)
-
-
-@pytest.mark.parametrize("q, qd", [(1.0, np.inf), (1.5, 3.0), (2.0, 2.0), (3.0, 1.5),
-                                   (np.inf, 1.0)])
-def test_dual_norms_are_holder_conjugates(q, qd, rng):
-    # ||s||_* = max_{||x||_q <= 1} <s, x>: Hoelder's bound holds for every x and
-    # is attained at x_i = sign(s_i) |s_i|^(q'-1) (x = e_argmax for q' = inf,
-    # x = sign(s) for q' = 1), so dual_norm is the q' norm and no other value.
-    pen = L1Lq(1.0, q=q)
-    assert pen.q_dual == qd
-    indptr = np.array([0, 2, 6, 7])
-    for _ in range(5):
-        s = rng.normal(size=7)
-        got = pen.dual_norm(s, indptr)
-        for _ in range(30):
-            x = rng.normal(size=7)
-            bound = got * L1Lq(1.0, q=q)._norms(x, indptr, q)
-            inner = np.add.reduceat(s * x, indptr[:-1])
-            assert np.all(inner <= bound + 1e-12)
-        for g in range(3):
-            sg = s[indptr[g]:indptr[g + 1]]
-            if np.isinf(qd):
-                x = np.zeros_like(sg)
-                x[np.argmax(np.abs(sg))] = np.sign(sg[np.argmax(np.abs(sg))])
-            else:
-                x = np.sign(sg) * np.abs(sg) ** (qd - 1.0)
-            xq = np.max(np.abs(x)) if np.isinf(q) else np.sum(np.abs(x) ** q) ** (1 / q)
-            assert sg @ x == pytest.approx(got[g] * xq, rel=1e-10)
-        # the mixed norm alpha * sum ||w_g||_q has conjugate = indicator of
-        # {max_g ||s_g||_q' <= alpha}: the prox zeroes group g iff ||v_g||_q' <= step alpha
-        v = s * np.repeat(np.array([0.5, 0.999, 1.5]) / got, np.diff(indptr))
-        out = pen.prox(v, 1.0, indptr)
-        norms_out = L1Lq(1.0, q=q)._norms(out, indptr, q)
-        assert norms_out[0] == 0 and norms_out[1] == 0 and norms_out[2] > 0
-    if q == np.inf:
-        np.testing.assert_allclose(L1Linf(1.0).dual_norm(s, indptr), got)
-
-
-def test_l1_linf_prox_zeroes_group_iff_dual_norm_small():
-    pen = L1Linf(1.0)
-    v = np.array([0.2, -0.3, 3.0, 0.1])
-    out = pen.prox(v, 1.0, np.array([0, 2, 4]))
-    np.testing.assert_array_equal(out[:2], 0.0)  # ||v_1||_1 = 0.5 <= 1
-    assert np.abs(out[2:]).max() < 3.0
-
-
-def test_penalty_registry_and_bad_q():
-    assert PENALTIES.resolve("l1_linf").__class__ is L1Linf
-    assert PENALTIES.resolve("l1_lq", q=3).q == 3
-    with pytest.raises(ValueError, match="q must be"):
-        L1Lq(1.0, q=0.5).value(np.ones(3))
-    with pytest.raises(ValueError, match="q must be"):
-        L1Lq(1.0, q=np.nan).prox(np.ones(3), 1.0)
+from kernlearn.solvers._dirty import DirtyProblem, pad_state
 
 
 # --------------------------------------------------------- masters vs cvxpy
@@ -190,11 +79,11 @@ def test_admm_and_fista_agree_with_cvxpy(loss, pen, lam_s, task_rows, rng):
     ra = ADMM(tol=1e-7, max_iter=20000).solve(P)
     rf = GrFLFISTA(tol=1e-6, max_iter=800, check_every=100).solve(P)
     assert ra.converged
-    assert ra.state["objective"] == pytest.approx(ref, rel=1e-6, abs=1e-6)
-    assert rf.state["objective"] == pytest.approx(ref, rel=1e-5, abs=1e-5)
+    assert ra.state.objective == pytest.approx(ref, rel=1e-6, abs=1e-6)
+    assert rf.state.objective == pytest.approx(ref, rel=1e-5, abs=1e-5)
     # ADMM returns the exactly sparse split variable U
     U, us = ra.coef
-    assert P.objective(U, us, ra.intercept) == pytest.approx(ra.state["objective"])
+    assert P.objective(U, us, ra.intercept) == pytest.approx(ra.state.objective)
 
 
 def test_admm_fixed_paper_parameters_also_converge(rng):
@@ -204,8 +93,8 @@ def test_admm_fixed_paper_parameters_also_converge(rng):
     fixed = ADMM(tol=1e-6, max_iter=20000, adaptive=False).solve(P)
     adapt = ADMM(tol=1e-6, max_iter=20000).solve(P)
     assert fixed.converged and adapt.converged
-    assert fixed.state["n_factor"] == 1  # one factorisation per active set
-    assert fixed.state["objective"] == pytest.approx(adapt.state["objective"], rel=1e-6)
+    assert fixed.state.n_factor == 1  # one factorisation per active set
+    assert fixed.state.objective == pytest.approx(adapt.state.objective, rel=1e-6)
 
 
 def test_warm_start_is_no_worse_and_padding_keeps_margins(rng):
@@ -217,15 +106,15 @@ def test_warm_start_is_no_worse_and_padding_keeps_margins(rng):
     solver = ADMM(tol=1e-6, max_iter=20000)
     r6 = solver.solve(part)
     st = pad_state(r6.state, 8, Y.shape[1])
-    assert st["W"].shape == (8, 2) and np.all(st["W"][6:] == 0)
-    np.testing.assert_allclose(full.margins(st["U"], st["us"], st["b"]),
-                               part.margins(r6.state["U"], r6.state["us"], r6.state["b"]))
+    assert st.W.shape == (8, 2) and np.all(st.W[6:] == 0)
+    np.testing.assert_allclose(full.margins(st.U, st.us, st.b),
+                               part.margins(r6.state.U, r6.state.us, r6.state.b))
     cold = solver.solve(full)
     warm = solver.solve(full, st)
-    assert warm.state["objective"] == pytest.approx(cold.state["objective"], rel=1e-6)
+    assert warm.state.objective == pytest.approx(cold.state.objective, rel=1e-6)
     assert warm.n_iter <= cold.n_iter
     # Prop. 3: adding columns never increases the exact master objective
-    assert cold.state["objective"] <= r6.state["objective"] + 1e-8
+    assert cold.state.objective <= r6.state.objective + 1e-8
 
 
 def test_kkt_vanishes_at_optimum_only(rng):
@@ -264,9 +153,9 @@ def test_admm_with_l1_lq_agrees_with_cvxpy(q, alpha, rng):
     prob.solve()
     res = ADMM(tol=1e-7, max_iter=20000).solve(P)
     assert res.converged
-    assert res.state["objective"] == pytest.approx(prob.value, rel=1e-6, abs=1e-6)
+    assert res.state.objective == pytest.approx(prob.value, rel=1e-6, abs=1e-6)
     U, us = res.coef
-    assert P.objective(U, us, res.intercept) == pytest.approx(res.state["objective"])
+    assert P.objective(U, us, res.intercept) == pytest.approx(res.state.objective)
     # KKT: the dual-norm conditions of each group hold at the returned point
     assert P.kkt(U, us, res.intercept) < 1e-5
     # alpha is chosen so that some, not all, groups are exactly zero
@@ -311,18 +200,4 @@ def test_shared_rows_and_task_rows_layouts_agree(rng):
     np.testing.assert_allclose(a.coef[0], b.coef[0], atol=1e-6)
     np.testing.assert_allclose(a.coef[1], b.coef[1], atol=1e-6)
     np.testing.assert_allclose(a.intercept, b.intercept, atol=1e-6)
-    assert a.state["objective"] == pytest.approx(b.state["objective"], rel=1e-9)
-
-
-@pytest.mark.parametrize("indptr", [[0, 2, 4, 6], [0, 1, 4, 6]], ids=["equal", "unequal"])
-def test_matrix_prox_is_the_prox_of_the_row_blocks(indptr, rng):
-    # W (p, T) with groups = row blocks across tasks: the reshaped fast path
-    # (equal groups) and the generic one both equal the vector prox of W.ravel()
-    indptr = np.array(indptr)
-    W = rng.normal(size=(6, 3))
-    W[indptr[0]:indptr[1]] *= 0.05  # one block below the threshold
-    for pen in (GroupL1L2(0.7), L1(0.7)):
-        got = pen.matrix_prox(W, 1.3, indptr)
-        ref = pen.prox(W.ravel(), 1.3, indptr * 3).reshape(W.shape)
-        np.testing.assert_allclose(got, ref, rtol=1e-14, atol=1e-15)
-    assert np.all(GroupL1L2(0.7).matrix_prox(W, 1.3, indptr)[indptr[0]:indptr[1]] == 0)
+    assert a.state.objective == pytest.approx(b.state.objective, rel=1e-9)
