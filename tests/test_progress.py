@@ -83,6 +83,8 @@ def test_silent_in_a_non_interactive_subprocess():
     import sys
 
     code = (
+        "import warnings\n"
+        "warnings.simplefilter('ignore')  # warnings are not progress output\n"
         "from kernlearn import FGMClassifier\n"
         "from kernlearn.datasets import make_fgm_synthetic\n"
         "X, y, _ = make_fgm_synthetic(100, 6, 3, random_state=0)\n"

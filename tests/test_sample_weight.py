@@ -185,19 +185,10 @@ def test_fgm_integer_weights_are_repeated_rows_exactly(est, rng):
     np.testing.assert_allclose(_outputs(a, X), _outputs(b, X), rtol=1e-7, atol=1e-9)
 
 
-@pytest.mark.parametrize("est", [
-    InfiniteFeatureClassifier(max_features=5, n_candidates=10, tol=1e-9, max_iter=2000,
-                              random_state=0),
-    InfiniteFeatureRegressor(max_features=5, n_candidates=10, tol=1e-9, max_iter=2000,
-                             random_state=0),
-], ids=["grfl-clf", "grfl-reg"])
-@pytest.mark.parametrize("check", [check_sample_weight_equivalence_on_dense_data,
-                                   check_sample_weight_equivalence_on_sparse_data],
-                         ids=["dense", "sparse"])
-def test_grfl_passes_sklearn_weight_checks_with_tight_masters(est, check):
-    # the conformance instances stop at tol=1e-3 (xfail there); solved to 1e-9
-    # the weighted fit equals the repeated-row fit to scikit-learn's 1e-7
-    check(type(est).__name__, est)
+# GrFL's sample weights are relative (rescaled to mean one over the rows with a
+# positive weight, as glmnet does), so scikit-learn's repeated-rows check holds
+# at lambda_p * sqrt(mean weight), not at the same lambda_p:
+# tests/test_grfl_settings.py checks that relation and the scale invariance.
 
 
 def test_slkl_integer_weights_are_repeated_rows_to_solver_tolerance(rng):

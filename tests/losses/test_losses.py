@@ -12,7 +12,7 @@ import pytest
 from scipy.optimize import minimize, minimize_scalar
 
 from kernlearn.losses import LOSSES, Square, SquaredHinge, get_loss
-from loss_cases import sample
+from .loss_cases import sample
 
 EPS = 1e-6
 

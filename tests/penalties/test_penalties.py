@@ -20,7 +20,7 @@ from kernlearn.penalties import (
 )
 from kernlearn.penalties._base import BasePenalty
 from kernlearn.penalties._prox import group_norms, squared_group_l1_scales
-from penalty_cases import INDPTR, degree, gauge
+from .penalty_cases import INDPTR, degree, gauge
 
 
 def _argmin(obj, starts):

@@ -5,7 +5,7 @@ here with no new test code."""
 
 import numpy as np
 import pytest
-from solver_cases import LOSSES, make_problem, reference_objective
+from .solver_cases import LOSSES, make_problem, reference_objective
 
 from kernlearn.penalties import PENALTIES
 from kernlearn.solvers import SOLVERS, SolverResult, SolverState, check_compatible
