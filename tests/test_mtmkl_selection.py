@@ -239,3 +239,20 @@ def test_cv_loo_scores_are_the_left_out_r2():
             X, y, task_index=t)
     with pytest.raises(ValueError, match="Cs must be"):
         MultitaskMKLRegressorCV(KERNELS, Cs=[1.0, -1.0]).fit(X, y, task_index=t)
+
+
+def test_folds_that_hide_a_task_are_an_error(routing):
+    # KFold on rows sorted by task puts whole tasks in the validation rows:
+    # predict would fail on every split (NaN scores); refused at fit instead
+    from sklearn.model_selection import KFold
+
+    X, y, t = _tasks()
+    est = MultitaskMKLRegressor(KERNELS, max_iter=5)
+    with pytest.raises(ValueError, match="validation rows only.*stratified by task"):
+        GridSearchCV(est, {"C": [0.1, 1.0]}, cv=KFold(4)).fit(X, y, task_index=t)
+    with pytest.raises(ValueError, match="validation rows only"):
+        cross_val_score(est, X, y, cv=KFold(4), params={"task_index": t})
+    # shuffled KFold with every task in every training fold is fine
+    scores = cross_val_score(est, X, y, cv=KFold(3, shuffle=True, random_state=0),
+                             params={"task_index": t})
+    assert np.isfinite(scores).all()

@@ -55,27 +55,55 @@ def _in_model_selection():
     return False
 
 
-def _task_blind_scorers():
-    """Scorers of a calling scikit-learn cross-validation that cannot pass task ids.
-
-    scikit-learn's own scorers (``scoring="r2"`` and the like) call
-    ``predict(X)`` with no metadata; :class:`MultitaskScorer` and the default
-    scoring (the estimator's ``score``, which routing feeds) do pass them.
-    """
-    try:
-        from sklearn.metrics._scorer import _BaseScorer, _MultimetricScorer
-    except ImportError:  # a scikit-learn without these: nothing to check
-        return []
+def _cv_split_locals():
+    """Locals of a calling scikit-learn ``_fit_and_score`` (``None`` outside one)."""
     frame = sys._getframe(1)
     while frame is not None:
         if (frame.f_code.co_name == "_fit_and_score" and frame.f_globals.get(
                 "__name__", "").startswith("sklearn.model_selection")):
-            scorer = frame.f_locals.get("scorer")
-            scorers = (scorer._scorers.values() if isinstance(scorer, _MultimetricScorer)
-                       else [scorer])
-            return [sc for sc in scorers if isinstance(sc, _BaseScorer)]
+            return frame.f_locals
         frame = frame.f_back
-    return []
+    return None
+
+
+def _check_cv_split(estimator):
+    """Refuse, at fit, a scikit-learn cross-validation split that can only score NaN.
+
+    scikit-learn turns an error of ``predict`` or ``score`` into a NaN score
+    (and then picks the first candidate), so the two ways task ids fail to
+    serve the validation rows are caught here, where an error stops the
+    search: a scorer that calls ``predict(X)`` with no metadata (scikit-learn's
+    own, ``scoring="r2"`` and the like; :class:`MultitaskScorer` and the
+    default scoring pass task ids), and a split whose validation rows hold a
+    task absent from its training rows (folds not stratified by task).
+    """
+    cv = _cv_split_locals()
+    if cv is None:
+        return
+    try:
+        from sklearn.metrics._scorer import _BaseScorer, _MultimetricScorer
+    except ImportError:  # a scikit-learn without these: no scorer check
+        _BaseScorer = _MultimetricScorer = ()
+    scorer = cv.get("scorer")
+    scorers = (scorer._scorers.values() if _MultimetricScorer
+               and isinstance(scorer, _MultimetricScorer) else [scorer])
+    blind = [sc for sc in scorers if _BaseScorer and isinstance(sc, _BaseScorer)]
+    if blind:
+        raise ValueError(f"scoring {blind[0]!r} calls {type(estimator).__name__}'s "
+                         "predictions without task_index (scikit-learn's scorers "
+                         "pass no metadata to predict); wrap it: scoring="
+                         "MultitaskScorer('r2') (kernlearn.estimators.mtmkl).")
+    t = (cv.get("score_params") or {}).get("task_index")
+    train, test = cv.get("train"), cv.get("test")
+    if t is not None and train is not None and test is not None:
+        t = np.asarray(t)
+        unseen = np.setdiff1d(t[test], t[train])
+        if unseen.size:
+            raise ValueError(f"a cross-validation split has task(s) {unseen[:5]} in "
+                             "its validation rows only, which no model fitted on its "
+                             "training rows can predict: use folds stratified by task, "
+                             "cv=StratifiedKFold(k, shuffle=True).split(X, task_index) "
+                             "(or MultitaskMKLRegressorCV).")
 
 
 class MultitaskScorer:
@@ -96,16 +124,17 @@ class MultitaskScorer:
     Examples
     --------
     >>> import numpy as np, sklearn
-    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn.model_selection import GridSearchCV, StratifiedKFold
     >>> from kernlearn import MultitaskMKLRegressor
     >>> from kernlearn.estimators.mtmkl import MultitaskScorer
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(60, 2)); t = np.repeat([0, 1, 2], 20)
     >>> y = X[:, 0] + t
+    >>> folds = StratifiedKFold(3).split(X, t)  # every task in every fold
     >>> with sklearn.config_context(enable_metadata_routing=True):
     ...     search = GridSearchCV(MultitaskMKLRegressor(["linear"]), {"C": [0.1, 1.0]},
     ...                           scoring=MultitaskScorer("neg_mean_absolute_error"),
-    ...                           cv=3).fit(X, y, task_index=t)
+    ...                           cv=folds).fit(X, y, task_index=t)
     >>> bool(np.isfinite(search.cv_results_["mean_test_score"]).all())
     True
     """
@@ -256,12 +285,8 @@ class _BaseMultitaskMKL(BaseEstimator):
                              "selection with metadata routing off, so predict and "
                              "score would not receive it (every score NaN). "
                              + _ROUTING_HELP)
-        blind = _task_blind_scorers() if len(self.tasks_) > 1 else []
-        if blind:
-            raise ValueError(f"scoring {blind[0]!r} calls {type(self).__name__}'s "
-                             "predictions without task_index (scikit-learn's scorers "
-                             "pass no metadata to predict); wrap it: scoring="
-                             "MultitaskScorer('r2') (kernlearn.estimators.mtmkl).")
+        if len(self.tasks_) > 1:
+            _check_cv_split(self)
         small = [self.tasks_[t] for t, r in enumerate(rows) if len(r) < 2]
         if small:
             raise ValueError("every task needs at least 2 samples; task(s) "
