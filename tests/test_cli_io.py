@@ -135,6 +135,11 @@ def test_numeric_header_is_never_a_training_row(w, capsys):
     est, meta = load_model(w / "nh.npz", return_metadata=True)
     assert meta["n_samples"] == 60 and list(est.classes_) == [-1, 1]
     assert meta["feature_names"] == [str(j) for j in range(8)]
+    # a headerless file whose rows end in a text label: its first row is data
+    (w / "iris_like.csv").write_text("5.1,3.5,setosa\n4.9,3.0,setosa\n6.3,2.9,virg\n")
+    code, out, err = _run(["fit", w / "iris_like.csv", "-e", "fgm", "-q", "-m",
+                           w / "nh.npz"], capsys)
+    assert code == 3 and "--no-header" in err and "'5.1'" in err
 
 
 def test_question_mark_label_is_refused_with_its_row(w, capsys):
