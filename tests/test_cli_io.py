@@ -196,6 +196,7 @@ def test_outputs_never_overwrite_their_inputs(w, capsys, argv, victim):
 def test_outputs_are_written_atomically(w, capsys, monkeypatch):
     """A disk that fills up half-way leaves the old output and no temporary file."""
     import errno
+    import os
     import pathlib
 
     (w / "out").mkdir(exist_ok=True)
@@ -207,6 +208,13 @@ def test_outputs_are_written_atomically(w, capsys, monkeypatch):
         real(self, text[: len(text) // 2])
         raise OSError(errno.ENOSPC, "No space left on device")
 
+    code, out, err = _run(["predict", w / "train.svm", "-m", w / "model.npz", "-o",
+                           w / "out" / "fresh.txt"], capsys)
+    umask = os.umask(0)
+    os.umask(umask)
+    mode = (w / "out" / "fresh.txt").stat().st_mode & 0o777
+    assert code == 0 and mode == 0o666 & ~umask  # not mkstemp's private 0600
+    (w / "out" / "fresh.txt").unlink()
     monkeypatch.setattr(pathlib.Path, "write_text", full_disk)
     for cmd in (["predict"], ["evaluate", "--json"]):
         code, out, err = _run([cmd[0], w / "train.svm", "-m", w / "model.npz",
