@@ -135,6 +135,11 @@ def test_numeric_header_is_never_a_training_row(w, capsys):
     est, meta = load_model(w / "nh.npz", return_metadata=True)
     assert meta["n_samples"] == 60 and list(est.classes_) == [-1, 1]
     assert meta["feature_names"] == [str(j) for j in range(8)]
+    # a headerless file whose rows end in a text label: its first row is data
+    (w / "iris_like.csv").write_text("5.1,3.5,setosa\n4.9,3.0,setosa\n6.3,2.9,virg\n")
+    code, out, err = _run(["fit", w / "iris_like.csv", "-e", "fgm", "-q", "-m",
+                           w / "nh.npz"], capsys)
+    assert code == 3 and "--no-header" in err and "'5.1'" in err
 
 
 def test_question_mark_label_is_refused_with_its_row(w, capsys):
@@ -191,6 +196,7 @@ def test_outputs_never_overwrite_their_inputs(w, capsys, argv, victim):
 def test_outputs_are_written_atomically(w, capsys, monkeypatch):
     """A disk that fills up half-way leaves the old output and no temporary file."""
     import errno
+    import os
     import pathlib
 
     (w / "out").mkdir(exist_ok=True)
@@ -202,6 +208,13 @@ def test_outputs_are_written_atomically(w, capsys, monkeypatch):
         real(self, text[: len(text) // 2])
         raise OSError(errno.ENOSPC, "No space left on device")
 
+    code, out, err = _run(["predict", w / "train.svm", "-m", w / "model.npz", "-o",
+                           w / "out" / "fresh.txt"], capsys)
+    umask = os.umask(0)
+    os.umask(umask)
+    mode = (w / "out" / "fresh.txt").stat().st_mode & 0o777
+    assert code == 0 and mode == 0o666 & ~umask  # not mkstemp's private 0600
+    (w / "out" / "fresh.txt").unlink()
     monkeypatch.setattr(pathlib.Path, "write_text", full_disk)
     for cmd in (["predict"], ["evaluate", "--json"]):
         code, out, err = _run([cmd[0], w / "train.svm", "-m", w / "model.npz",

@@ -380,6 +380,10 @@ def _atomic_write(path, write, what="output"):
         )
         os.close(fd)
         write(tmp)
+        # mkstemp makes the file private (0600); give it the mode a plain open would
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except OSError as exc:
         raise CLIError(

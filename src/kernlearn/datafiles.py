@@ -187,10 +187,16 @@ def _check_layout(text, sep, path, header):
             )
     if first is None:
         raise ValueError(f"CSV file {path} is empty.")
-    if header is None and all(_is_number(v) for v in first):
+    numbers = [v for v in first if _is_number(v)]
+    if header is None and numbers:
+        # a data row ("5.1,3.5,setosa") or a header naming columns by number:
+        # guessing either way loses a row or invents one, so ask
+        what = "all numbers" if len(numbers) == len(first) else (
+            f"numbers ({numbers[0].strip()!r}...) among names"
+        )
         raise ValueError(
-            f"{path}: the first line is all numbers: pass --no-header if the file "
-            "has no header line, --header if these are its column names."
+            f"{path}: the first line is {what}: pass --no-header if the file "
+            "has no header line, --header if the line names the columns."
         )
     if header is not False:
         names = [v.strip() for v in first]
@@ -527,7 +533,8 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
         ``info["tasks"]``.  The ``school`` data set carries its tasks.
     header : bool, optional
         Whether a CSV file's first line names its columns.  ``None``: yes,
-        unless that line is all numbers, which is refused as ambiguous.
+        unless a field of that line is a number, which is refused as
+        ambiguous (a data row, or names that are numbers).
     sep : str, optional
         CSV separator (default: sniffed among ``, ; tab |``).
     feature_names : list of str, optional
