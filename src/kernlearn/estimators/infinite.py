@@ -360,10 +360,11 @@ class InfiniteFeatureClassifier(
         + """
     Examples
     --------
+    >>> import numpy as np
     >>> from kernlearn import InfiniteFeatureClassifier
     >>> from kernlearn.families import RandomFourierFeatures
     >>> clf = InfiniteFeatureClassifier(
-    ...     family=RandomFourierFeatures(bandwidth=[2.5, 5, 10, 15]),
+    ...     family=RandomFourierFeatures(bandwidth=np.sqrt([2.5, 5, 10, 15])),
     ...     max_features=100, n_candidates=200)
 """
     )

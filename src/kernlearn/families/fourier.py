@@ -53,7 +53,9 @@ class RandomFourierFeatures(InfiniteFamily):
     bandwidth : float or sequence of float, optional
         The paper's notation instead: widths :math:`\sigma` in
         :math:`\exp(-\|x-x'\|^2/(2\sigma^2))` (the paper samples 50
-        directions for each of 4 widths); overrides ``gamma``.
+        directions for each of 4 widths, listed as :math:`\sigma^2 \in
+        \{2.5, 5, 10, 15\}`, i.e. ``bandwidth=np.sqrt([2.5, 5, 10, 15])``);
+        overrides ``gamma``.
     bandwidth_range : tuple (low, high), optional
         Sample each candidate's :math:`\sigma` uniformly in ``[low, high]``
         instead (the paper's "20 values in [5, 100]"); overrides ``gamma``
