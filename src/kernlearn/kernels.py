@@ -583,22 +583,6 @@ class BaseKernelList:
             cache[key] = V[:, :r] * np.sqrt(s[:r])
         return cache[key]
 
-    def blocks(self, order):
-        """Yield ``(ids, K_rows, local)`` over ``order`` by blocks (:meth:`iter_blocks`).
-
-        Parameters
-        ----------
-        order : ndarray of int
-            Training sample indices in visiting order.
-
-        Yields
-        ------
-        ids : ndarray of int
-        K_rows : ndarray of shape (F, n_rows, n)
-        local : ndarray of int
-        """
-        return self.iter_blocks(order)
-
     def iter_blocks(self, order):
         """Yield ``(ids, K_rows, local)`` over ``order`` in blocks.
 
@@ -625,6 +609,9 @@ class BaseKernelList:
         for s in range(0, len(order), B):
             ids = order[s : s + B]
             yield ids, self.rows(ids), np.arange(len(ids), dtype=np.int64)
+
+    # the kernel-list contract names it ``blocks`` (BaseKernelList)
+    blocks = iter_blocks
 
     def gram(self):
         """The full ``(F, n, n)`` Gram tensor (cached, or computed now).
