@@ -43,6 +43,11 @@ FGMClassifier().fit(X.astype(np.float32), yb)
 PNormMKLClassifier().fit(X, yb); PNormMKLClassifier().fit(X, ym)
 LowRankKernelClassifier().fit(X, yb); LowRankKernelClassifier().fit(X, ym)
 LowRankKernelRegressor().fit(X, yr)
+# large sparse data comes with int64 indices (small matrices get int32)
+from kernlearn.solvers.prox_newton import _sparse_hessians
+D = np.ones((53, 1)); H = np.zeros((1, 9, 9)); hb = np.zeros((1, 9))
+_sparse_hessians(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data, D, H, hb)
+assert np.allclose(H[0], (A.T @ A).toarray())
 stats = {name: [sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values())]
          for name, d in compiled_dispatchers().items()}
 print(json.dumps(stats))
@@ -104,3 +109,24 @@ def test_precompile_covers_everything_and_later_fits_only_load(tmp_path):
     assert {"kernlearn.solvers.prox_newton._subproblem",
             "kernlearn.methods.obscure._block_loop_jit"} <= loaded, loaded
     assert any(name.startswith("kernlearn.methods._slkl_compiled") for name in loaded)
+
+
+# Heavy optional or display modules: none may load with the package or an estimator.
+_HEAVY = ("dask", "matplotlib", "skops", "tqdm", "pandas", "numba", "sklearn", "scipy")
+
+
+@pytest.mark.parametrize("module, allowed", [
+    ("kernlearn", ()),
+    # scikit-learn itself imports scipy and, when installed, pandas
+    ("kernlearn.estimators.fgm", ("numba", "sklearn", "scipy", "pandas")),
+    ("kernlearn.estimators.lowrank", ("numba", "sklearn", "scipy", "pandas")),
+    ("kernlearn.estimators.mtmkl", ("numba", "sklearn", "scipy", "pandas")),
+])
+def test_import_loads_no_heavy_module(module, allowed, tmp_path):
+    code = (f"import sys, {module}\n"
+            f"print(' '.join(m for m in {_HEAVY!r} if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=_env(tmp_path), timeout=300)
+    assert run.returncode == 0, run.stderr
+    loaded = set(run.stdout.split())
+    assert loaded - set(allowed) == set(), f"import {module} loads {loaded - set(allowed)}"
