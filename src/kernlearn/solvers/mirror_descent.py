@@ -201,7 +201,7 @@ def simplex_mirror_descent(oracle, n_groups, n_dim, max_iter=100, tol=1e-3,
     best_val = np.full(n_groups, np.inf)
     best_low = np.full(n_groups, -np.inf)
     hist = History()
-    progress = Progress(name, max_iter) if verbose else None
+    progress = Progress(name, max_iter, level=verbose) if verbose else None
     converged, n_iter = False, 0
     for it in range(1, max_iter + 1):
         n_iter = it

@@ -94,7 +94,7 @@ def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
     A_b = [gathered[id(A)] for A in factors]
     hist = History()
     best_value, best_lower, best_state = np.inf, -np.inf, {}
-    progress = Progress("MK-MTSFL", max_iter) if verbose else None
+    progress = Progress("MK-MTSFL", max_iter, level=verbose) if verbose else None
     converged, n_iter = False, 0
     for it in range(1, max_iter + 1):
         n_iter = it
@@ -194,7 +194,7 @@ def solve_mtsfl_altmin(blocks, factor, y_b, loss, C, max_iter=100, tol=1e-3,
     hist = History()
     prev, converged, it = np.inf, False, 0
     state = {}
-    progress = Progress("MTSFL altmin", max_iter) if verbose else None
+    progress = Progress("MTSFL altmin", max_iter, level=verbose) if verbose else None
     for it in range(1, max_iter + 1):
         Fj = Z * np.sqrt(d)
         beta, bias, L = solve_all(blocks, [Ab @ Fj for Ab in A_b], y_b, loss, C, 0.1)
