@@ -66,10 +66,10 @@ def main(argv=None):
     problems = [
         # skglm's example: 1000 rows (500 to train), 1000 columns, 10 % support
         ("skglm example n=500 p=1000", dict(n_samples=1000, n_features=int(1000 * scale),
-                                            density=0.1), dict(B=50, max_outer_iter=15)),
+                                            density=0.1), dict(B=50, max_iter=15)),
         # wider: 100 training rows, 10,000 columns, 1 % support
         ("wide n=100 p=10000", dict(n_samples=200, n_features=int(10_000 * scale),
-                                    density=0.01), dict(B=20, max_outer_iter=15)),
+                                    density=0.01), dict(B=20, max_iter=15)),
     ]
     print("| problem | auto s | apg s | newton s | auto/apg | newton/apg | R^2 auto | "
           "R^2 apg | auto's masters |")

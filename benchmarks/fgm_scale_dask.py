@@ -4,7 +4,7 @@ Part (c) of the scale benchmark (issue 16).  One run writes the FGM paper's
 sparse synthetic data (:func:`kernlearn.datasets.write_fgm_synthetic_svmlight`,
 N(0, 1) entries at density 1e-4, y = sign(Xw), 1,000 informative features)
 to an svmlight file, chunk by chunk, plus a 100,000-row test file from the
-same ground truth, then fits ``FGMClassifier(max_outer_iter=5)`` (other
+same ground truth, then fits ``FGMClassifier(max_iter=5)`` (other
 settings at their defaults; ``--max-outer-iter 15`` for the default) on the
 same data
 
@@ -73,7 +73,7 @@ def run_mode(mode, train, test, n_features, repeats, max_outer_iter):
     from kernlearn import FGMClassifier as _FGM
     from kernlearn.datasets import SvmlightChunks
 
-    FGMClassifier = partial(_FGM, max_outer_iter=max_outer_iter)
+    FGMClassifier = partial(_FGM, max_iter=max_outer_iter)
     from kernlearn.partitioned import peak_rss_mb
 
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
@@ -194,7 +194,7 @@ def main():
                      r["rss_peak"], workers, r["accuracy"], len(r["model"]["selected"]),
                      "yes" if same else "no", dcoef])
     print()
-    print(f"FGMClassifier(max_outer_iter={args.max_outer_iter}); "
+    print(f"FGMClassifier(max_iter={args.max_outer_iter}); "
           f"n = {args.n:,}, {args.n_features:,} features, nnz = {results['memory']['nnz']:,}; "
           f"majority-class test accuracy {results['memory']['majority']:.4f}; "
           f"first pass (parse + cache) {results['chunked']['index_time']:.1f} s")

@@ -100,7 +100,7 @@ def _datasets(args):
 
 def _grfl_models(cfg, args):
     """GrFL (one width) and GrFL-M (widths sampled from a list), warm-startable."""
-    common = dict(lambda_p=cfg["lam"], eps=0.0, warm_start=True, time_budget=STEP_BUDGET,
+    common = dict(lambda_p=cfg["lam"], tol=0.0, warm_start=True, time_budget=STEP_BUDGET,
                   pricing_subsample=args.pricing_subsample, random_state=0)
     return {
         "GrFL": InfiniteFeatureClassifier(

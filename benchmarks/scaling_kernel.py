@@ -4,7 +4,7 @@ On random subsets of ``ijcnn1``'s training set (n = 2,000 ... 32,000, a 16x
 range), each method with a fixed amount of *algorithmic* work, so that the
 slope measures the cost of that work as n grows:
 
-* GrFL: ``InfiniteFeatureClassifier(max_features=30, eps=0)`` (30 features
+* GrFL: ``InfiniteFeatureClassifier(max_features=30, tol=0)`` (30 features
   added; pricing on the default 2,000-row subsample plus exact re-scoring,
   masters O(n p) per iteration): expected slope 1;
 * OBSCURE: ``PNormMKLClassifier(max_steps=40000)`` with the default kernels
@@ -45,7 +45,7 @@ warnings.filterwarnings("ignore", category=ConvergenceWarning)
 
 METHODS = {
     "GrFL (30 features)": lambda: InfiniteFeatureClassifier(
-        max_features=30, eps=0.0, random_state=0),
+        max_features=30, tol=0.0, random_state=0),
     "OBSCURE (40,000 steps, rows on the fly)": lambda: PNormMKLClassifier(
         max_steps=40_000, random_state=0),
     "SLKL (10 sweeps, M = 256)": lambda: LowRankKernelClassifier(

@@ -14,7 +14,7 @@ from conftest import real_data
 
 SHARED_FILES = {
     # estimator -> (training data argument(s), parameters kept small for speed)
-    "fgm": (["wine"], ["B=2", "max_outer_iter=3"]),
+    "fgm": (["wine"], ["B=2", "max_iter=3"]),
     "fgm-regressor": (["{data}/housing/housing_scale.bz2"], ["B=3"]),
     "infinite-classifier": (
         ["wine"],
@@ -238,7 +238,7 @@ def test_progress_lines_and_warnings_are_one_liners(files, capsys, monkeypatch):
             "-p",
             "B=1",
             "-p",
-            "max_outer_iter=1",
+            "max_iter=1",
             "-p",
             "tol=1e-9",
             "-m",

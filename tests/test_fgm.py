@@ -23,8 +23,8 @@ def small():
 @pytest.mark.parametrize("fit_intercept", [False, True])
 def test_converged_fgm_meets_theorems_2_and_3(small, loss, fit_intercept):
     X, y, _ = small
-    clf = FGMClassifier(B=5, C=1.0, loss=loss, tol=None, max_outer_iter=100,
-                        master_tol=1e-12, master_max_iter=200,
+    clf = FGMClassifier(B=5, C=1.0, loss=loss, tol=None, max_iter=100,
+                        inner_tol=1e-12, inner_max_iter=200,
                         fit_intercept=fit_intercept).fit(X, y)
     h = clf.history_
     # Theorem 3: the worst-case analysis adds nothing new.
@@ -39,8 +39,8 @@ def test_converged_fgm_meets_theorems_2_and_3(small, loss, fit_intercept):
 
 def test_regressor_bounds_meet(small):
     X, _, w = small
-    reg = FGMRegressor(B=5, C=1.0, tol=None, max_outer_iter=100, master_tol=1e-12,
-                       master_max_iter=200).fit(X, X @ w)
+    reg = FGMRegressor(B=5, C=1.0, tol=None, max_iter=100, inner_tol=1e-12,
+                       inner_max_iter=200).fit(X, X @ w)
     h = reg.history_
     assert reg.converged_
     assert (h["objective"][-1] - h["final_lower_bound"][0]) / h["objective"][-1] < 1e-4
@@ -91,7 +91,7 @@ def test_group_selection_finds_planted_groups(rng):
     for g in planted:
         w[groups[g]] = rng.standard_normal(size)
     y = np.sign(X @ w)
-    clf = FGMClassifier(B=1, C=10.0, groups=groups, max_outer_iter=3).fit(X, y)
+    clf = FGMClassifier(B=1, C=10.0, groups=groups, max_iter=3).fit(X, y)
     chosen = {j // size for j in clf.selected_features_}
     assert chosen == set(planted)
 
@@ -99,7 +99,7 @@ def test_group_selection_finds_planted_groups(rng):
 def test_overlapping_groups_duplicate_features(rng):
     X = rng.standard_normal((100, 6))
     y = np.sign(X[:, 1] + X[:, 2])
-    clf = FGMClassifier(B=1, groups=[[0, 1], [1, 2], [3, 4, 5]], max_outer_iter=3).fit(X, y)
+    clf = FGMClassifier(B=1, groups=[[0, 1], [1, 2], [3, 4, 5]], max_iter=3).fit(X, y)
     assert set(clf.selected_features_) <= {0, 1, 2}
     assert clf.score(X, y) > 0.9
 
@@ -109,7 +109,7 @@ def test_recovers_informative_features_on_paper_synthetic():
     # B=10, T=5 selects 50 features of which 49 are informative, test accuracy
     # 0.819; l1-LR (liblinear, C=0.03) needs 67 features (51 informative) for 0.801.
     X, y, Xt, yt, w = make_fgm_synthetic(1000, 2000, 100, n_test=1000, random_state=1)
-    clf = FGMClassifier(B=10, C=10.0, max_outer_iter=5).fit(X, y)
+    clf = FGMClassifier(B=10, C=10.0, max_iter=5).fit(X, y)
     sel = clf.selected_features_
     precision = np.isin(sel, np.flatnonzero(w)).mean()
     assert precision >= 0.9
@@ -128,8 +128,8 @@ def test_sparse_input_matches_dense(small, fmt):
     y = np.where(score > np.median(score), 1.0, -1.0)
     # Same maths on every container (the standardisation rules differ by design:
     # dense by standard deviation, sparse by max-abs).
-    dense = FGMClassifier(B=3, master_tol=1e-10, standardize=False).fit(Xs.toarray(), y)
-    sparse = FGMClassifier(B=3, master_tol=1e-10, standardize=False).fit(Xs, y)
+    dense = FGMClassifier(B=3, inner_tol=1e-10, standardize=False).fit(Xs.toarray(), y)
+    sparse = FGMClassifier(B=3, inner_tol=1e-10, standardize=False).fit(Xs, y)
     np.testing.assert_allclose(dense.coef_, sparse.coef_, atol=1e-6)
     assert sp.issparse(sparse.transform(Xs))
 
@@ -208,7 +208,7 @@ def test_iris_multiclass_stops_by_theorem_3():
 def test_verbose_progress(small, capsys, monkeypatch):
     monkeypatch.setenv("KERNLEARN_PROGRESS", "lines")  # captured output is not a terminal
     X, y, _ = small
-    FGMClassifier(B=5, verbose=1, max_outer_iter=2).fit(X, y)
+    FGMClassifier(B=5, verbose=1, max_iter=2).fit(X, y)
     out = capsys.readouterr().out
     assert "[FGM] iter   1" in out and "objective=" in out
 
@@ -309,8 +309,8 @@ def test_max_features_at_the_width_keeps_all_useful_features(rng):
 
 def test_shared_multiclass_meets_theorems_2_and_3():
     X, y = load_wine(return_X_y=True)
-    clf = FGMClassifier(B=3, C=0.05, tol=None, max_outer_iter=60,
-                        master_tol=1e-13).fit(X, y)
+    clf = FGMClassifier(B=3, C=0.05, tol=None, max_iter=60,
+                        inner_tol=1e-13).fit(X, y)
     h = clf.history_
     assert clf.converged_ and clf.n_iter_ < 60
     upper, lower = h["objective"][-1], h["final_lower_bound"][0]
@@ -325,8 +325,8 @@ def test_lower_bound_valid_for_loosely_solved_masters_with_intercept(small):
     X, y, _ = small
     y = np.where(y > 0, 1.0, -1.0)
     y[:60] = 1.0  # unbalanced: a large optimal intercept
-    opt = FGMClassifier(B=5, C=1.0, tol=None, max_outer_iter=100,
-                        master_tol=1e-13).fit(X, y)
+    opt = FGMClassifier(B=5, C=1.0, tol=None, max_iter=100,
+                        inner_tol=1e-13).fit(X, y)
     theta = opt.history_["objective"][-1]
     import warnings
 
@@ -334,8 +334,8 @@ def test_lower_bound_valid_for_loosely_solved_masters_with_intercept(small):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        loose = FGMClassifier(B=5, C=1.0, tol=None, max_outer_iter=10, solver="apg",
-                              master_max_iter=3).fit(X, y)
+        loose = FGMClassifier(B=5, C=1.0, tol=None, max_iter=10, solver="apg",
+                              inner_max_iter=3).fit(X, y)
     assert np.all(loose.history_["lower_bound"] <= theta * (1 + 1e-9))
 
 
@@ -344,15 +344,15 @@ def test_unconverged_master_warns(small):
 
     X, y, _ = small
     with pytest.warns(ConvergenceWarning, match="master"):
-        FGMClassifier(B=5, master_max_iter=1).fit(X, y)
+        FGMClassifier(B=5, inner_max_iter=1).fit(X, y)
 
 
 @pytest.mark.parametrize("solver", ["newton", "apg"])
 def test_newton_and_apg_masters_reach_the_same_model(small, solver):
     X, y, _ = small
-    ref = FGMClassifier(B=5, tol=None, max_outer_iter=4, master_tol=1e-12).fit(X, y)
-    other = FGMClassifier(B=5, tol=None, max_outer_iter=4, solver=solver,
-                          master_tol=1e-12, master_max_iter=100_000).fit(X, y)
+    ref = FGMClassifier(B=5, tol=None, max_iter=4, inner_tol=1e-12).fit(X, y)
+    other = FGMClassifier(B=5, tol=None, max_iter=4, solver=solver,
+                          inner_tol=1e-12, inner_max_iter=100_000).fit(X, y)
     np.testing.assert_array_equal(ref.selected_features_, other.selected_features_)
     np.testing.assert_allclose(ref.history_["objective"], other.history_["objective"],
                                rtol=1e-6)
@@ -378,7 +378,7 @@ def test_defaults_on_pendigits_match_a_converged_solve():
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0,
                                           stratify=y)
     default = FGMClassifier().fit(Xtr, ytr).score(Xte, yte)
-    converged = FGMClassifier(tol=None, max_outer_iter=40, master_tol=1e-12).fit(
+    converged = FGMClassifier(tol=None, max_iter=40, inner_tol=1e-12).fit(
         Xtr, ytr).score(Xte, yte)
     assert abs(default - converged) <= 0.01
     assert default > 0.9
@@ -417,7 +417,7 @@ def test_dual_bound_needs_the_recentred_point_when_an_intercept_is_fitted(rng):
     n, B, C = 300, 5, 0.01
     X = rng.standard_normal((n, 40))
     y = np.where(rng.random(n) < 0.95, 1.0, -1.0)
-    opt = FGMClassifier(B=B, C=C, tol=None, max_outer_iter=100, master_tol=1e-13).fit(X, y)
+    opt = FGMClassifier(B=B, C=C, tol=None, max_iter=100, inner_tol=1e-13).fit(X, y)
     theta = opt.history_["objective"][-1]
     assert abs(theta - opt.history_["final_lower_bound"][0]) < 1e-6 * theta
     loss, pool, pen = get_loss("squared_hinge"), FeaturePool().fit(X), SquaredGroupL1()

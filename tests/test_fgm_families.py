@@ -44,7 +44,7 @@ def test_polynomial_pricing_equals_brute_force(rng, sparse):
 def test_fgm_finds_an_interaction(rng):
     X = rng.standard_normal((400, 15))
     y = np.sign(X[:, 2] * X[:, 7] + 0.05 * rng.standard_normal(400))
-    clf = FGMClassifier(B=1, C=10.0, family=PolynomialPool(), max_outer_iter=3).fit(X, y)
+    clf = FGMClassifier(B=1, C=10.0, family=PolynomialPool(), max_iter=3).fit(X, y)
     assert clf.selected_features_[0] == 2 * 15 + 7
     assert clf.family_.describe(clf.selected_features_[:1]) == ["x2*x7"]
     assert clf.score(X, y) > 0.9  # measured 0.94 (5% label noise near the boundary)
@@ -78,7 +78,7 @@ def test_additive_group_selection_end_to_end(rng):
     X = rng.uniform(0, 1, size=(300, 20))
     y = np.where(np.abs(X[:, 4] - 0.5) + np.abs(X[:, 11] - 0.5) > 0.5, 1.0, -1.0)
     fam = AdditiveKernelExpansion("hik", n_bins=10)
-    clf = FGMClassifier(B=2, C=10.0, family=fam, max_outer_iter=2).fit(X, y)
+    clf = FGMClassifier(B=2, C=10.0, family=fam, max_iter=2).fit(X, y)
     chosen = set((clf.selected_features_ // 10).tolist())
     assert {4, 11} <= chosen
     assert clf.score(X, y) > 0.85
@@ -127,7 +127,7 @@ def test_polynomial_budget_larger_than_the_pool(rng, include_linear):
     np.testing.assert_allclose(cand.extra["sum_sq"], (full**2).sum())
     y = np.sign(X[:, 0] * X[:, 1] + 0.1)
     clf = FGMClassifier(B=50, C=1.0, family=PolynomialPool(include_linear=include_linear),
-                        max_outer_iter=3).fit(X, y)
+                        max_iter=3).fit(X, y)
     assert np.isfinite(clf.history_["final_lower_bound"][0])
     assert np.unique(clf.selected_features_).size == clf.selected_features_.size
 
@@ -172,8 +172,8 @@ def test_polynomial_gamma_and_coef0_act_under_scaling(rng, sparse):
         np.testing.assert_allclose(scales, expected, rtol=1e-12)
     y = np.sign(Xd[:, 0] + 0.3 * Xd[:, 1] * Xd[:, 2] + 0.01)
     lin = FGMClassifier(B=3, family=PolynomialPool(gamma=1.0, coef0=100.0),
-                        max_outer_iter=2).fit(X, y)
+                        max_iter=2).fit(X, y)
     pairs = FGMClassifier(B=3, family=PolynomialPool(gamma=100.0, coef0=0.01),
-                          max_outer_iter=2).fit(X, y)
+                          max_iter=2).fit(X, y)
     n_lin = lambda clf: int(np.sum(clf.selected_features_ >= m * m))  # noqa: E731
     assert n_lin(lin) > n_lin(pairs)

@@ -66,7 +66,7 @@ def test_group_fgm_recovers_informative_groups_of_sec_7_2():
         1000, 2000, n_informative_groups=10, n_test=500, random_state=1)
     # The paper's C=10 on unit-norm columns is C=10/n on our unit-RMS columns.
     clf = FGMClassifier(B=5, C=10.0 / len(y), loss="logistic", groups=groups,
-                        max_outer_iter=4).fit(X, y)
+                        max_iter=4).fit(X, y)
     chosen = np.unique(clf.selected_features_ // 10)
     informative = np.unique(np.flatnonzero(w) // 10)
     assert chosen.size >= 5
@@ -123,7 +123,7 @@ def test_kernel_fgm_with_hik_converges_globally():
     y = np.where(np.abs(X[:, 3]) + np.abs(X[:, 8]) > 1.0, 1.0, -1.0)
     # (no intercept: the dual bound with sum(alpha y) = 0 is issue 13's defect 6)
     clf = FGMClassifier(B=2, C=1.0, family=IntersectionKernelFeatures(), tol=None,
-                        max_outer_iter=30, master_tol=1e-12, master_max_iter=200,
+                        max_iter=30, inner_tol=1e-12, inner_max_iter=200,
                         fit_intercept=False).fit(X, y)
     h = clf.history_
     upper, lower = h["objective"][-1], h["final_lower_bound"][0]
@@ -144,8 +144,8 @@ def test_kernel_fgm_selects_features_of_a_nonlinear_rule():
     y = np.where(np.abs(X[:, 3]) + np.abs(X[:, 8]) > 1.0, 1.0, -1.0)
     Xtr, ytr, Xte, yte = X[:300], y[:300], X[300:], y[300:]
     hik = FGMClassifier(B=2, C=10.0, family=IntersectionKernelFeatures(),
-                        max_outer_iter=3).fit(Xtr, ytr)
-    lin = FGMClassifier(B=2, C=10.0, max_outer_iter=3).fit(Xtr, ytr)
+                        max_iter=3).fit(Xtr, ytr)
+    lin = FGMClassifier(B=2, C=10.0, max_iter=3).fit(Xtr, ytr)
     assert set(np.unique(hik.selected_features_ // 300).tolist()) == {3, 8}
     assert hik.score(Xte, yte) > 0.9
     assert lin.score(Xte, yte) < 0.7
@@ -199,7 +199,7 @@ def test_additive_gaussian_group_selection():
     y = np.where(X[:, 5] ** 2 + X[:, 17] ** 2 > 1.4, 1.0, -1.0)
     clf = FGMClassifier(B=2, C=10.0, loss="logistic",
                         family=AdditiveKernelExpansion("additive_gaussian"),
-                        max_outer_iter=3).fit(X[:300], y[:300])
+                        max_iter=3).fit(X[:300], y[:300])
     assert set(np.unique(clf.selected_features_ // 11).tolist()) == {5, 17}
     assert clf.score(X[300:], y[300:]) > 0.85
 
@@ -224,7 +224,7 @@ def test_fig2_recovery_on_type_I_II_III():
         X, y, Xt, yt, w = make_fgm_synthetic(1000, 2000, 100, weight_type=kind,
                                              n_test=1000, random_state=1)
         informative = np.flatnonzero(w)
-        clf = FGMClassifier(B=10, C=10.0, max_outer_iter=5).fit(X, y)
+        clf = FGMClassifier(B=10, C=10.0, max_iter=5).fit(X, y)
         sel = clf.selected_features_
         hits, acc[kind] = np.isin(sel, informative).sum(), clf.score(Xt, yt)
         curve = []

@@ -75,7 +75,7 @@ def test_fgm_poly2_predicts_from_selected_pairs_only(monkeypatch):
     X, _ = _sparse_data(n=120, m=30, density=0.3, seed=1)
     Xd = X.toarray()
     y = np.where(Xd[:, 0] * Xd[:, 1] + 0.5 * Xd[:, 2] * Xd[:, 3] > 0, 1, -1)
-    clf = FGMClassifier(B=2, C=10.0, family=PolynomialPool(), max_outer_iter=4,
+    clf = FGMClassifier(B=2, C=10.0, family=PolynomialPool(), max_iter=4,
                         standardize=False).fit(X, y)
     seen = []
     real = PolynomialPool.raw_columns

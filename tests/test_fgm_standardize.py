@@ -15,7 +15,7 @@ from kernlearn.losses import get_loss
 from kernlearn.methods._result import MethodResult
 from kernlearn.methods.fgm import FGMResult, FGMSettings, fit_fgm
 
-TIGHT = dict(master_tol=1e-12, master_max_iter=500)
+TIGHT = dict(inner_tol=1e-12, inner_max_iter=500)
 
 
 def _data(rng, n=150, p=30):
@@ -116,7 +116,7 @@ def test_sparse_input_is_never_densified():
                                rng.integers(0, 1_000_000, nnz))), shape=(400, 1_000_000))
         X = sp.hstack([sp.csr_matrix(signal), noise], format="csr")
         y = np.where(signal.sum(1) > 0.4, 1, -1)
-        FGMClassifier(B=3, max_outer_iter=3).fit(X, y)
+        FGMClassifier(B=3, max_iter=3).fit(X, y)
         print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

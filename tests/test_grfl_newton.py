@@ -123,7 +123,8 @@ def test_grfl_with_the_newton_master_follows_the_admm_path(Est, y_kind, rng):
         y = np.digitize(f, [-0.5, 0.5])
     else:
         y, kw = f, {"task_index": rng.integers(0, 2, size=200)}
-    common = dict(max_features=12, n_candidates=30, tol=1e-9, max_iter=100000,
+    common = dict(max_features=12, n_candidates=30, inner_tol=1e-9,
+                  inner_max_iter=100000,
                   path_iter=None, random_state=0)
     a = Est(solver="admm", **common).fit(X, y, **kw)
     b = Est(solver="newton", **common).fit(X, y, **kw)

@@ -221,7 +221,8 @@ def test_lambda_scale_paper_fits_the_papers_problem():
     rng = np.random.default_rng(5)
     X = rng.normal(size=(120, 2))
     y = (np.sin(2 * X[:, 0]) + X[:, 1] > 0).astype(int)
-    kw = dict(max_features=8, n_candidates=30, tol=1e-8, max_iter=20000, random_state=0)
+    kw = dict(max_features=8, n_candidates=30, inner_tol=1e-8, inner_max_iter=20000,
+              random_state=0)
     fam = RandomFourierFeatures(bandwidth=1.0)
     paper = InfiniteFeatureClassifier(fam, lambda_p=0.8, lambda_scale="paper", **kw).fit(X, y)
     ours = InfiniteFeatureClassifier(fam, lambda_p=0.4, **kw).fit(X, y)

@@ -54,7 +54,8 @@ def test_the_scale_of_sample_weights_does_not_change_the_model(Est):
     if Est is InfiniteFeatureClassifier:
         y = (y > np.median(y)).astype(int)
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=len(y))
-    est = Est(max_features=8, n_candidates=20, random_state=0, tol=1e-8, max_iter=3000)
+    est = Est(max_features=8, n_candidates=20, random_state=0, inner_tol=1e-8,
+              inner_max_iter=3000)
     f = "decision_function" if Est is InfiniteFeatureClassifier else "predict"
     ref = getattr(clone(est).fit(X, y), f)(X)
     big = getattr(clone(est).fit(X, y, sample_weight=np.full(len(y), 1e12)), f)(X)
@@ -71,8 +72,8 @@ def test_integer_weights_are_repeated_rows_at_the_rescaled_level():
     # sqrt(kbar) under repetition)
     X, y = _data(4, n=60)
     k = np.random.default_rng(1).integers(0, 4, size=len(y))
-    est = InfiniteFeatureRegressor(max_features=5, n_candidates=10, tol=1e-10,
-                                   max_iter=5000, standardize=False, random_state=0)
+    est = InfiniteFeatureRegressor(max_features=5, n_candidates=10, inner_tol=1e-10,
+                                   inner_max_iter=5000, standardize=False, random_state=0)
     a = clone(est).fit(X, y, sample_weight=k)
     b = clone(est).set_params(lambda_p=est.lambda_p * np.sqrt(k[k > 0].mean())).fit(
         np.repeat(X, k, 0), np.repeat(y, k))
@@ -96,8 +97,8 @@ class _HalfGroupLasso(BasePenalty):
 @pytest.mark.parametrize("solver", ["admm", "newton"])
 def test_a_penalty_without_alpha_prices_against_its_own_level(solver):
     X, y = _data(5)
-    kw = dict(max_features=6, n_candidates=20, tol=1e-9, max_iter=5000, solver=solver,
-              random_state=0)
+    kw = dict(max_features=6, n_candidates=20, inner_tol=1e-9, inner_max_iter=5000,
+              solver=solver, random_state=0)
     a = InfiniteFeatureRegressor(penalty=_HalfGroupLasso(), **kw).fit(X, y)
     b = InfiniteFeatureRegressor(penalty="group_l1_l2", lambda_p=0.5, **kw).fit(X, y)
     np.testing.assert_allclose(a.features_, b.features_)

@@ -33,8 +33,8 @@ def test_learns_moons_and_transform_is_the_feature_map():
 def test_objective_decreases_with_each_added_feature_prop3():
     X, y = _moons(200, seed=1)
     clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=0.7), max_features=12,
-                                    n_candidates=50, tol=1e-7, max_iter=20000, eps=0.0,
-                                    random_state=0).fit(X, y)
+                                    n_candidates=50, inner_tol=1e-7, inner_max_iter=20000,
+                                    tol=0.0, random_state=0).fit(X, y)
     obj = clf.history_["objective"]
     assert len(obj) >= 5
     assert np.all(clf.history_["violation"] > 0)  # every added feature violated (7)
@@ -55,8 +55,8 @@ def test_no_fresh_candidate_violates_after_convergence():
     y = (np.sin(2 * X[:, 0]) + 0.8 * np.sin(5 * X[:, 0] + 1) > 0).astype(int)
     eps = 0.05
     clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=1.0), max_features=60,
-                                    n_candidates=300, lambda_p=1.0, eps=eps, tol=1e-6,
-                                    max_iter=20000, standardize=False,
+                                    n_candidates=300, lambda_p=1.0, tol=eps, inner_tol=1e-6,
+                                    inner_max_iter=20000, standardize=False,
                                     random_state=0).fit(X, y)
     assert clf.stop_reason_ == "no_violation" and clf.n_iter_ >= 3
     assert clf.last_violation_ <= eps
@@ -73,7 +73,7 @@ def test_multiclass_one_vs_all_tasks_share_features_with_shared_part():
     X, y = make_classification(300, n_features=6, n_informative=4, n_classes=3,
                                random_state=0)
     clf = InfiniteFeatureClassifier(max_features=10, n_candidates=40, lambda_p=0.5,
-                                    lambda_s=1.0, max_iter=200, random_state=0).fit(X, y)
+                                    lambda_s=1.0, inner_max_iter=200, random_state=0).fit(X, y)
     k = 2 * len(clf.features_)
     assert clf.coef_.shape == (3, k) and clf.intercept_.shape == (3,)
     np.testing.assert_allclose(clf.coef_, clf.task_coef_ + clf.shared_coef_)
@@ -96,8 +96,8 @@ def test_penalties_and_logistic_and_fista(penalty, solver, q):
     lam = 1.0
     clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=0.5), max_features=3,
                                     n_candidates=30, loss="logistic", lambda_p=lam,
-                                    penalty=penalty, solver=solver, tol=1e-5,
-                                    max_iter=3000, random_state=0).fit(X, y)
+                                    penalty=penalty, solver=solver, inner_tol=1e-5,
+                                    inner_max_iter=3000, random_state=0).fit(X, y)
     assert clf.score(X, y) > 0.8
     ys = np.where(y == clf.classes_[1], 1.0, -1.0)
     m = clf.decision_function(X)
@@ -130,14 +130,15 @@ def test_multi_output_and_task_index_regression():
     X = rng.uniform(-2, 2, size=(200, 2))
     Y = np.column_stack([np.sin(2 * X[:, 0]), np.sin(2 * X[:, 0]) + 0.5 * X[:, 1]])
     reg = InfiniteFeatureRegressor(RandomFourierFeatures(bandwidth=0.7), max_features=12,
-                                   n_candidates=40, lambda_p=0.1, max_iter=200,
+                                   n_candidates=40, lambda_p=0.1, inner_max_iter=200,
                                    random_state=0).fit(X, Y)
     assert reg.predict(X).shape == (200, 2) and reg.score(X, Y) > 0.8
     task = np.repeat([0, 1], 100)
     y = np.where(task == 0, Y[:, 0], Y[:, 1])
     reg = InfiniteFeatureRegressor(RandomFourierFeatures(bandwidth=0.7), max_features=12,
                                    n_candidates=40, lambda_p=0.1, lambda_s=0.1,
-                                   max_iter=200, random_state=0).fit(X, y, task_index=task)
+                                   inner_max_iter=200,
+                                   random_state=0).fit(X, y, task_index=task)
     pred = reg.predict(X, task_index=task)
     assert pred.shape == (200,) and np.mean((pred - y) ** 2) < 0.2 * np.var(y)
     with pytest.raises(ValueError, match="task_index"):
@@ -203,10 +204,10 @@ def test_bad_input():
 
 def test_warm_start_continues_the_same_feature_path():
     X, y = _moons(200, seed=3)
-    # the path is the cold one with masters solved to tol (path_iter=None, as
-    # documented): an intermediate master is finished when a warm fit stops
-    kw = dict(family=RandomFourierFeatures(bandwidth=0.5), n_candidates=30, tol=1e-6,
-              max_iter=5000, eps=0.0, path_iter=None, random_state=0)
+    # the path is the cold one with masters solved to inner_tol (path_iter=None,
+    # as documented): an intermediate master is finished when a warm fit stops
+    kw = dict(family=RandomFourierFeatures(bandwidth=0.5), n_candidates=30, inner_tol=1e-6,
+              inner_max_iter=5000, tol=0.0, path_iter=None, random_state=0)
     cold = InfiniteFeatureClassifier(max_features=8, **kw).fit(X, y)
     warm = InfiniteFeatureClassifier(max_features=4, warm_start=True, **kw).fit(X, y)
     assert warm.n_iter_ == 4
@@ -228,7 +229,7 @@ def test_pricing_subsample_adds_only_true_violators_and_finishes_masters():
     tol = 1e-4
     clf = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=1.5), max_features=15,
                                     n_candidates=60, pricing_subsample=150, path_iter=10,
-                                    tol=tol, max_iter=5000, eps=1e-3,
+                                    inner_tol=tol, inner_max_iter=5000, tol=1e-3,
                                     random_state=0).fit(X, y)
     assert clf.n_iter_ >= 5
     assert np.all(clf.history_["violation"] > 1e-3)
@@ -236,8 +237,8 @@ def test_pricing_subsample_adds_only_true_violators_and_finishes_masters():
     assert clf.history_["kkt"][-1] <= tol
     exact = InfiniteFeatureClassifier(RandomFourierFeatures(bandwidth=1.5),
                                       max_features=15, n_candidates=60,
-                                      pricing_subsample=None, path_iter=None, tol=tol,
-                                      max_iter=5000, eps=1e-3, random_state=0).fit(X, y)
+                                      pricing_subsample=None, path_iter=None, inner_tol=tol,
+                                      inner_max_iter=5000, tol=1e-3, random_state=0).fit(X, y)
     # same accuracy class as exact pricing with exact masters
     assert clf.score(X, y) >= exact.score(X, y) - 0.02
 

@@ -40,10 +40,10 @@ def _conformance():
 
 
 EXTRA = [
-    FGMClassifier(B=2, family=PolynomialPool(), max_outer_iter=2),
-    FGMClassifier(B=2, family=AdditiveKernelExpansion(), max_outer_iter=2),
-    FGMClassifier(B=2, groups=[[0, 1], [2, 3, 4], [5]], max_outer_iter=2),
-    FGMRegressor(B=2, refit=True, max_outer_iter=2),
+    FGMClassifier(B=2, family=PolynomialPool(), max_iter=2),
+    FGMClassifier(B=2, family=AdditiveKernelExpansion(), max_iter=2),
+    FGMClassifier(B=2, groups=[[0, 1], [2, 3, 4], [5]], max_iter=2),
+    FGMRegressor(B=2, refit=True, max_iter=2),
     InfiniteFeatureRegressor(
         family=RandomFourierFeatures(bandwidth=[1.0, 3.0]),
         max_features=3,
@@ -227,10 +227,12 @@ def _pipeline_case(name):
     X, y, w = make_fgm_synthetic(60, 5, 3, random_state=1)
     est = getattr(kernlearn, name)()
     small = {
-        "max_outer_iter": 2, "max_iter": 3, "max_features": 3, "n_candidates": 5,
-        "n_columns": 8, "random_state": 0,
+        "max_iter": 3, "max_features": 3, "n_candidates": 5, "n_columns": 8,
+        "random_state": 0,
     }
-    est.set_params(**{k: v for k, v in small.items() if k in est.get_params()})
+    params = est.get_params()  # deprecated aliases (default "deprecated") left alone
+    est.set_params(**{k: v for k, v in small.items() if k in params
+                      and not (isinstance(params[k], str) and params[k] == "deprecated")})
     target = X @ w if "Regressor" in name else y
     pipe = make_pipeline(StandardScaler(), est)
     kw = {}
@@ -267,7 +269,7 @@ def test_grid_search_and_column_transformer_round_trip(tmp_path):
     from sklearn.preprocessing import StandardScaler
 
     X, y = _data(2, False)
-    search = GridSearchCV(FGMClassifier(max_outer_iter=2), {"B": [1, 3]}, cv=2)
+    search = GridSearchCV(FGMClassifier(max_iter=2), {"B": [1, 3]}, cv=2)
     search.fit(X, y)
     save_model(search, tmp_path / "s.skops")
     again = load_model(tmp_path / "s.skops")

@@ -690,3 +690,40 @@ def test_classifier_is_binary_and_dense_as_documented():
                                                         task_index=t)
     doc = MultitaskMKLClassifier.__doc__
     assert "Binary only" in doc and "sparse matrices are refused" in doc
+
+
+@pytest.mark.parametrize("precomputed", [False, True])
+def test_task_kernels_are_a_kernel_list(rng, precomputed):
+    # the BaseKernelList interface (rows, cross, iter_blocks, gram, diagonals)
+    # gives the same normalised kernels as TaskKernels.full
+    from kernlearn.kernels import BaseKernelList
+
+    X = rng.normal(size=(40, 3)) * [1.0, 5.0, 0.2]
+    Xn = rng.normal(size=(7, 3))
+    specs = ["linear", ("rbf", {"gamma": 0.5}, [0, 2])]
+    kern = M.TaskKernels(specs).fit(X)
+    if precomputed:
+        G = np.stack([kern.full(j) for j in range(2)]) / kern.scales_[:, None, None]
+        Gn = np.stack([kern.full(j, X_a=Xn) for j in range(2)]) / kern.scales_[:, None, None]
+        ref, kern = kern, M.TaskKernels("precomputed").fit(G)
+        Xn = Gn
+    assert isinstance(kern, BaseKernelList) and kern.n_kernels == 2 and kern.n_samples == 40
+    full = np.stack([kern.full(j) for j in range(2)])
+    assert not np.allclose(kern.scales_, 1.0)  # normalisation is in play
+    ids = np.array([5, 0, 33])
+    np.testing.assert_allclose(kern.rows(ids), full[:, ids], rtol=1e-12)
+    np.testing.assert_allclose(kern.gram(), full, rtol=1e-12)
+    np.testing.assert_allclose(kern.kdiag_, np.einsum("jii->ji", full), rtol=1e-12)
+    np.testing.assert_allclose(kern.diag_ * kern.scales_[:, None], kern.kdiag_)
+    cross = np.stack([kern.full(j, X_a=Xn) for j in range(2)])
+    np.testing.assert_allclose(kern.cross(Xn), cross, rtol=1e-12)
+    np.testing.assert_allclose(kern.cross(Xn, support=ids), cross[:, :, ids], rtol=1e-12)
+    kern.cache_size = 8 * 2 * 40 * 16 / 2**20  # blocks of 16 rows
+    seen = []
+    for got, K_rows, local in kern.iter_blocks(np.arange(40)[::-1]):
+        assert len(got) <= 16
+        np.testing.assert_allclose(K_rows[:, local], full[:, got], rtol=1e-12)
+        seen.extend(got)
+    assert sorted(seen) == list(range(40))
+    if precomputed:
+        np.testing.assert_allclose(full, np.stack([ref.full(j) for j in range(2)]), rtol=1e-12)

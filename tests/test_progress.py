@@ -69,7 +69,7 @@ def test_silent_when_not_interactive(monkeypatch, capsys):
     assert _report(log).mode == "off" and log.getvalue() == ""
     assert _report(None).mode == "off"
     X, y, _ = make_fgm_synthetic(100, 6, 3, random_state=0)
-    FGMClassifier(B=2, max_outer_iter=3, verbose=1).fit(X, y)
+    FGMClassifier(B=2, max_iter=3, verbose=1).fit(X, y)
     out, err = capsys.readouterr()
     assert out == "" and err == ""
     monkeypatch.setenv("KERNLEARN_PROGRESS", "off")
@@ -88,7 +88,7 @@ def test_silent_in_a_non_interactive_subprocess():
         "from kernlearn import FGMClassifier\n"
         "from kernlearn.datasets import make_fgm_synthetic\n"
         "X, y, _ = make_fgm_synthetic(100, 6, 3, random_state=0)\n"
-        "FGMClassifier(B=2, max_outer_iter=3, verbose=1).fit(X, y)\n"
+        "FGMClassifier(B=2, max_iter=3, verbose=1).fit(X, y)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "KERNLEARN_PROGRESS"}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
@@ -119,7 +119,7 @@ def test_widget_in_a_notebook(monkeypatch):
 def test_fgm_reports_an_active_constraint_not_no_violation(capsys, lines):
     X, y, _ = make_fgm_synthetic(100, 6, 3, random_state=0)
     # B = all features: the second pricing returns the same set (Theorem 3)
-    clf = FGMClassifier(B=6, tol=None, max_outer_iter=5, verbose=1).fit(X, y)
+    clf = FGMClassifier(B=6, tol=None, max_iter=5, verbose=1).fit(X, y)
     out = capsys.readouterr().out
     assert "stop: active_set after 1 iterations" in out, out
     assert "no_violation" not in out and clf.converged_
@@ -130,7 +130,7 @@ def test_grfl_reports_its_feature_budget(capsys, lines):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = InfiniteFeatureRegressor(
-            max_features=2, n_candidates=5, eps=0.0, random_state=0, verbose=1
+            max_features=2, n_candidates=5, tol=0.0, random_state=0, verbose=1
         ).fit(X, X[:, 0] ** 2)
     out = capsys.readouterr().out
     assert est.stop_reason_ == "max_features"

@@ -153,7 +153,7 @@ def test_report_for_other_estimators(kind):
     X, y, w = make_fgm_synthetic(60, 6, 3, random_state=0)
     y3 = np.digitize(X @ w, [-0.7, 0.7])
     est, target, n_fig = {
-        "fgm-multiclass": (FGMClassifier(B=2, max_outer_iter=3), y3, 3),
+        "fgm-multiclass": (FGMClassifier(B=2, max_iter=3), y3, 3),
         "slkl": (LowRankKernelRegressor(n_columns=20, random_state=0), X @ w, 2),
         "mkl-multiclass": (PNormMKLClassifier(max_iter=3, random_state=0), y3, 2),
     }[kind]

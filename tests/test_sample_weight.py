@@ -144,8 +144,8 @@ def test_fgm_weighted_bounds_meet_and_stay_valid(loss, rng):
     y = np.sign(X[:, :4].sum(1) + 0.5 * rng.normal(size=150))
     w = rng.uniform(0, 3, size=150)
     w[:10] = 0.0
-    clf = FGMClassifier(B=4, loss=loss, tol=None, max_outer_iter=100, master_tol=1e-12,
-                        master_max_iter=200).fit(X, y, sample_weight=w)
+    clf = FGMClassifier(B=4, loss=loss, tol=None, max_iter=100, inner_tol=1e-12,
+                        inner_max_iter=200).fit(X, y, sample_weight=w)
     h = clf.history_
     upper, lower = h["objective"][-1], h["final_lower_bound"][0]
     assert clf.converged_
@@ -170,9 +170,9 @@ def _outputs(est, X, **kw):
 
 
 @pytest.mark.parametrize("est", [
-    FGMClassifier(B=3, max_outer_iter=4),
-    FGMClassifier(B=3, loss="logistic", max_outer_iter=4, refit=True),
-    FGMRegressor(B=3, max_outer_iter=4),
+    FGMClassifier(B=3, max_iter=4),
+    FGMClassifier(B=3, loss="logistic", max_iter=4, refit=True),
+    FGMRegressor(B=3, max_iter=4),
 ], ids=["fgm-sqhinge", "fgm-logistic-refit", "fgm-reg"])
 def test_fgm_integer_weights_are_repeated_rows_exactly(est, rng):
     X, y = _data(rng, classes=3 if est.__class__ is FGMClassifier else 2)
@@ -240,16 +240,16 @@ def test_obscure_weights_are_repeated_rows_in_expectation(rng):
 
 # ---------------------------------------------- zero weight == removed row
 @pytest.mark.parametrize("est", [
-    FGMClassifier(B=3, max_outer_iter=4),
+    FGMClassifier(B=3, max_iter=4),
     # ADMM iterates differ with the extra (zero-weight) rows: compare at 1e-9
-    InfiniteFeatureClassifier(max_features=4, n_candidates=10, tol=1e-9, max_iter=2000,
-                              random_state=0),
+    InfiniteFeatureClassifier(max_features=4, n_candidates=10, inner_tol=1e-9,
+                              inner_max_iter=2000, random_state=0),
     PNormMKLClassifier(kernels=_KERN, max_iter=10, random_state=0),
     LowRankKernelClassifier(random_state=0),
     MultitaskMKLClassifier(kernels=_KERN, max_iter=5),
-    FGMRegressor(B=3, max_outer_iter=4),
-    InfiniteFeatureRegressor(max_features=4, n_candidates=10, tol=1e-9, max_iter=2000,
-                             random_state=0),
+    FGMRegressor(B=3, max_iter=4),
+    InfiniteFeatureRegressor(max_features=4, n_candidates=10, inner_tol=1e-9,
+                             inner_max_iter=2000, random_state=0),
     LowRankKernelRegressor(random_state=0),
     MultitaskMKLRegressor(kernels=_KERN, max_iter=5),
 ], ids=["fgm", "grfl", "obscure", "slkl", "mtmkl",
@@ -267,7 +267,7 @@ def test_zero_weight_is_a_removed_row(est, rng):
 
 # ------------------------------------------------------------- class weights
 @pytest.mark.parametrize("est", [
-    FGMClassifier(B=3, max_outer_iter=5),
+    FGMClassifier(B=3, max_iter=5),
     InfiniteFeatureClassifier(max_features=10, n_candidates=20, random_state=0),
     PNormMKLClassifier(kernels=_KERN, max_iter=20, fit_intercept=True, random_state=0),
     LowRankKernelClassifier(random_state=0),
@@ -365,7 +365,7 @@ def test_precomputed_obscure_probabilities(rng):
 # ------------------------------------------------- scikit-learn meta-estimators
 def test_adaboost_soft_voting_and_log_loss_scoring():
     X, y = make_classification(200, 10, n_informative=4, random_state=0)
-    weak = FGMClassifier(B=1, max_outer_iter=1)
+    weak = FGMClassifier(B=1, max_iter=1)
     ada = AdaBoostClassifier(weak, n_estimators=5, random_state=0).fit(X, y)
     assert ada.score(X, y) > clone(weak).fit(X, y).score(X, y)
     # the boosting weights reached the base estimators: they select differently

@@ -48,9 +48,9 @@ def _same_model(a, b, atol=1e-7):
 
 def test_dask_binary_sparse_equals_in_memory(client):
     X, y, _ = make_fgm_synthetic(500, 300, 10, density=0.2, random_state=0)
-    ref = FGMClassifier(B=5, max_outer_iter=5).fit(X, y)
+    ref = FGMClassifier(B=5, max_iter=5).fit(X, y)
     Xd = da.from_array(X, chunks=(130, 300), asarray=False)
-    dist = FGMClassifier(B=5, max_outer_iter=5).fit(Xd, y)
+    dist = FGMClassifier(B=5, max_iter=5).fit(Xd, y)
     _same_model(dist, ref)
     scores = dist.decision_function(Xd)
     assert isinstance(scores, da.Array)  # lazy, computed block by block
@@ -61,8 +61,8 @@ def test_dask_binary_sparse_equals_in_memory(client):
 def test_dask_regression_dense_equals_in_memory(client, rng):
     X = rng.standard_normal((400, 120))
     y = X[:, :6] @ np.arange(1.0, 7.0) + 0.1 * rng.standard_normal(400)
-    ref = FGMRegressor(B=3, max_outer_iter=4).fit(X, y)
-    dist = FGMRegressor(B=3, max_outer_iter=4).fit(da.from_array(X, chunks=(100, 60)), y)
+    ref = FGMRegressor(B=3, max_iter=4).fit(X, y)
+    dist = FGMRegressor(B=3, max_iter=4).fit(da.from_array(X, chunks=(100, 60)), y)
     _same_model(dist, ref)
     np.testing.assert_allclose(dist.predict(da.from_array(X, chunks=(150, 120))).compute(),
                                ref.predict(X), atol=1e-6)
@@ -70,13 +70,13 @@ def test_dask_regression_dense_equals_in_memory(client, rng):
 
 def test_dask_groups_and_multiclass_equal_in_memory(client):
     X, y, _, groups = make_fgm_group_synthetic(300, 200, 10, 4, random_state=1)
-    ref = FGMClassifier(B=2, max_outer_iter=4, groups=groups).fit(X, y)
-    dist = FGMClassifier(B=2, max_outer_iter=4, groups=groups).fit(
+    ref = FGMClassifier(B=2, max_iter=4, groups=groups).fit(X, y)
+    dist = FGMClassifier(B=2, max_iter=4, groups=groups).fit(
         da.from_array(X, chunks=(70, 200)), y)
     _same_model(dist, ref)
     y3 = np.digitize(X[:, 0] + X[:, 1], [-0.5, 0.5])  # three classes: shared selection
-    ref3 = FGMClassifier(B=3, max_outer_iter=3).fit(X, y3)
-    dist3 = FGMClassifier(B=3, max_outer_iter=3).fit(da.from_array(X, chunks=(100, 200)), y3)
+    ref3 = FGMClassifier(B=3, max_iter=3).fit(X, y3)
+    dist3 = FGMClassifier(B=3, max_iter=3).fit(da.from_array(X, chunks=(100, 200)), y3)
     _same_model(dist3, ref3)
     np.testing.assert_allclose(dist3.decision_function(da.from_array(X, chunks=100)).compute(),
                                ref3.decision_function(X), atol=1e-8)
@@ -96,14 +96,14 @@ def test_dask_client_never_receives_X(client, monkeypatch):
         return out
 
     monkeypatch.setattr(distributed.Client, "gather", spy)
-    clf = FGMClassifier(B=5, max_outer_iter=4, tol=None).fit(_on_workers(X, 250), y)
+    clf = FGMClassifier(B=5, max_iter=4, tol=None).fit(_on_workers(X, 250), y)
     n_active = clf.selected_features_.size
     assert clf.n_iter_ == 4 and received
     # Per call at most the active block (n x |active|) or a few n-vectors ...
     assert max(received) <= 8 * X.shape[0] * (n_active + 2)
     # ... and over the whole fit much less than X itself (2000 x 400 doubles).
     assert sum(received) < X.nbytes / 2
-    ref = FGMClassifier(B=5, max_outer_iter=4, tol=None).fit(X, y)
+    ref = FGMClassifier(B=5, max_iter=4, tol=None).fit(X, y)
     _same_model(clf, ref)
 
 
@@ -128,7 +128,7 @@ def test_dask_bad_input_is_named(client):
         FGMClassifier().fit(da.from_array(np.ones((20, 4)), chunks=5), y[:-1])
     with pytest.raises(ValueError, match="family= needs an in-memory X"):
         FGMClassifier(family=PolynomialPool()).fit(da.from_array(np.ones((20, 4))), y)
-    clf = FGMClassifier(B=1, max_outer_iter=2).fit(np.eye(20, 4) + np.arange(20)[:, None], y)
+    clf = FGMClassifier(B=1, max_iter=2).fit(np.eye(20, 4) + np.arange(20)[:, None], y)
     with pytest.raises(ValueError, match="expects 4 features"):
         clf.predict(da.from_array(np.ones((20, 5)), chunks=5))
 
@@ -153,8 +153,8 @@ def test_svmlight_chunks_equal_in_memory(svm_file, cache):
     for _ in range(2):  # readable more than once
         rows = sp.vstack([chunks.get_chunk(i) for i in range(chunks.n_chunks)])
         assert abs(rows - X).max() == 0
-    ref = FGMClassifier(B=4, max_outer_iter=5).fit(X, y)
-    out = FGMClassifier(B=4, max_outer_iter=5).fit(chunks, chunks.y)
+    ref = FGMClassifier(B=4, max_iter=5).fit(X, y)
+    out = FGMClassifier(B=4, max_iter=5).fit(chunks, chunks.y)
     _same_model(out, ref)
     np.testing.assert_array_equal(out.predict(chunks), ref.predict(X))
     assert np.all(out.history_["peak_rss_mb"] > 0)
@@ -193,12 +193,12 @@ def test_memmap_with_memory_budget_equals_in_memory(tmp_path):
     mm = np.load(tmp_path / "X.npy", mmap_mode="r")
     rows = as_row_partitioned(mm, memory_budget=80 * 8 * 100 * 2)  # 100 rows per block
     assert isinstance(rows, LocalRows) and rows.n_blocks == 6
-    ref = FGMClassifier(B=4, max_outer_iter=4).fit(X, y)
-    out = FGMClassifier(B=4, max_outer_iter=4, memory_budget=80 * 8 * 100 * 2).fit(mm, y)
+    ref = FGMClassifier(B=4, max_iter=4).fit(X, y)
+    out = FGMClassifier(B=4, max_iter=4, memory_budget=80 * 8 * 100 * 2).fit(mm, y)
     _same_model(out, ref)
     np.testing.assert_array_equal(out.predict(mm), ref.predict(X))
-    reg = FGMRegressor(B=4, max_outer_iter=3, refit=True, memory_budget="20KB").fit(mm, X[:, 3])
-    reg_ref = FGMRegressor(B=4, max_outer_iter=3, refit=True).fit(X, X[:, 3])
+    reg = FGMRegressor(B=4, max_iter=3, refit=True, memory_budget="20KB").fit(mm, X[:, 3])
+    reg_ref = FGMRegressor(B=4, max_iter=3, refit=True).fit(X, X[:, 3])
     np.testing.assert_allclose(reg.coef_, reg_ref.coef_, atol=1e-8)
 
 
@@ -207,8 +207,8 @@ def test_sample_weights_on_chunked_and_dask_data_equal_in_memory(tmp_path, clien
     # weights enter the loss on the client: the same model as in memory
     X, y, _ = make_fgm_synthetic(600, 80, 8, random_state=5)
     w = np.random.default_rng(0).integers(0, 4, size=600).astype(float)
-    ref = FGMClassifier(B=4, max_outer_iter=4).fit(X, y, sample_weight=w)
-    unweighted = FGMClassifier(B=4, max_outer_iter=4).fit(X, y)
+    ref = FGMClassifier(B=4, max_iter=4).fit(X, y, sample_weight=w)
+    unweighted = FGMClassifier(B=4, max_iter=4).fit(X, y)
     assert not np.allclose(ref.coef_, unweighted.coef_)  # the weights matter here
     np.save(tmp_path / "X.npy", X)
     mm = np.load(tmp_path / "X.npy", mmap_mode="r")
@@ -218,10 +218,10 @@ def test_sample_weights_on_chunked_and_dask_data_equal_in_memory(tmp_path, clien
     expected = np.sqrt(w.sum() / (w @ X**2))
     for data in (X, sp.csr_matrix(X), sp.csc_matrix(X), as_row_partitioned(mm, "20KB")):
         np.testing.assert_allclose(FeaturePool().fit(data, w).scale_, expected, rtol=1e-12)
-    chunked = FGMClassifier(B=4, max_outer_iter=4, memory_budget="20KB").fit(
+    chunked = FGMClassifier(B=4, max_iter=4, memory_budget="20KB").fit(
         mm, y, sample_weight=w)
     _same_model(chunked, ref)
-    dist = FGMClassifier(B=4, max_outer_iter=4).fit(
+    dist = FGMClassifier(B=4, max_iter=4).fit(
         da.from_array(X, chunks=(130, 80)), y, sample_weight=w)
     _same_model(dist, ref)
 
@@ -244,7 +244,7 @@ _RSS_SCRIPT = textwrap.dedent("""
     from kernlearn import FGMClassifier
     X = np.load(sys.argv[1], mmap_mode="r")
     y = np.load(sys.argv[2])
-    clf = FGMClassifier(B=3, max_outer_iter=2, tol=None, memory_budget="4MB").fit(X, y)
+    clf = FGMClassifier(B=3, max_iter=2, tol=None, memory_budget="4MB").fit(X, y)
     print(json.dumps({"peak": float(clf.history_["peak_rss_mb"][-1]),
                       "n_features": int(clf.selected_features_.size)}))
 """)
@@ -290,5 +290,5 @@ def test_svmlight_chunks_to_dask_equals_in_memory(client, svm_file):
     chunks = SvmlightChunks(svm_file, n_features=300, chunk_rows=400)
     Xd = chunks.to_dask()
     assert Xd.numblocks == (4, 1) and Xd.shape == X.shape
-    ref = FGMClassifier(B=4, max_outer_iter=4).fit(X, y)
-    _same_model(FGMClassifier(B=4, max_outer_iter=4).fit(Xd, chunks.y), ref)
+    ref = FGMClassifier(B=4, max_iter=4).fit(X, y)
+    _same_model(FGMClassifier(B=4, max_iter=4).fit(Xd, chunks.y), ref)

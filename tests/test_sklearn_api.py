@@ -76,9 +76,9 @@ def test_fgm_family_feature_names_name_generated_features():
 
 
 @pytest.mark.parametrize("est", [
-    FGMClassifier(B=2, max_outer_iter=3),
-    FGMRegressor(B=2, max_outer_iter=3),
-    FGMRegressor(B=2, max_outer_iter=3, family=PolynomialPool()),
+    FGMClassifier(B=2, max_iter=3),
+    FGMRegressor(B=2, max_iter=3),
+    FGMRegressor(B=2, max_iter=3, family=PolynomialPool()),
     InfiniteFeatureClassifier(max_features=5, n_candidates=10, random_state=0),
     InfiniteFeatureRegressor(max_features=5, n_candidates=10, random_state=0),
 ], ids=lambda e: type(e).__name__ + ("+family" if getattr(e, "family", None) else ""))

@@ -244,12 +244,10 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
         params[key.strip()] = _parse_value(value)
     valid = cls().get_params(deep=False)
     unknown = sorted(set(params) - set(valid))
-    if unknown:
-        raise CLIError(
-            f"unknown parameter {unknown[0]!r} for {name}; valid: "
-            f"{', '.join(k for k in valid if k not in _CLI_PARAMS)}",
-            2,
-        )
+    if unknown:  # renamed parameters (default "deprecated") still work but are not listed
+        shown = [k for k, v in valid.items() if k not in _CLI_PARAMS and str(v) != "deprecated"]
+        raise CLIError(f"unknown parameter {unknown[0]!r} for {name}; valid: "
+                       f"{', '.join(shown)}", 2)
     if "verbose" in valid and "verbose" not in params:
         params["verbose"] = verbose
     _check_kernel_specs(name, params.get("kernels"))
@@ -797,7 +795,7 @@ def _cmd_estimators(args):
         print(f"{name:20s} {cls_name} ({task}): {desc}")
         if args.params:
             for k, v in cls().get_params(deep=False).items():
-                if k not in _CLI_PARAMS:
+                if k not in _CLI_PARAMS and str(v) != "deprecated":  # renamed: hidden
                     print(f"    {k} = {v!r}")
     return 0
 

@@ -35,7 +35,7 @@ def test_fgm_records_the_master_and_its_reason_in_history():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((40, 300))
     y = X[:, :5].sum(1) + 0.1 * rng.standard_normal(40)
-    h = FGMRegressor(B=15, max_outer_iter=4, tol=None).fit(X, y).history_
+    h = FGMRegressor(B=15, max_iter=4, tol=None).fit(X, y).history_
     p = np.cumsum(np.full(len(h["objective"]), 15))  # active columns per iteration
     assert np.all(h["newton_master"][p > 40] == 0)
     assert np.all(h["master_reason"][p > 40] == MASTER_REASONS.index(

@@ -38,12 +38,18 @@ class _FGMBase(SelectorMixin, BaseEstimator):
     _parameter_constraints = {
         "B": [Interval(Integral, 1, None, closed="left")],
         "C": [Interval(Real, 0, None, closed="neither")],
-        "max_outer_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_outer_iter": [Interval(Integral, 1, None, closed="left"),
+                           StrOptions({"deprecated"})],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "max_features": [Interval(Integral, 1, None, closed="left"), None],
         "solver": [StrOptions({"auto", "newton", "apg"})],
-        "master_tol": [Interval(Real, 0, None, closed="neither"), None],
-        "master_max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "inner_tol": [Interval(Real, 0, None, closed="neither"), None],
+        "inner_max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "master_tol": [Interval(Real, 0, None, closed="neither"), None,
+                       StrOptions({"deprecated"})],
+        "master_max_iter": [Interval(Integral, 1, None, closed="left"), None,
+                            StrOptions({"deprecated"})],
         "standardize": ["boolean"],
         "feature_scaling": ["boolean", StrOptions({"deprecated"})],
         "fit_intercept": ["boolean"],
@@ -96,10 +102,11 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             ts = fit_target_standardization(y, sw, std)
             self.y_mean_, self.y_scale_, y = ts.mean, ts.scale, ts.transform(y)
         settings = FGMSettings(
-            B=self.B, C=self.C, max_iter=self.max_outer_iter, tol=self.tol,
-            max_features=self.max_features, solver=self.solver, master_tol=self.master_tol,
-            master_max_iter=self.master_max_iter, fit_intercept=self.fit_intercept,
-            verbose=self.verbose)
+            B=self.B, C=self.C, max_iter=renamed_parameter(self, "max_outer_iter", "max_iter"),
+            tol=self.tol, max_features=self.max_features, solver=self.solver,
+            master_tol=renamed_parameter(self, "master_tol", "inner_tol"),
+            master_max_iter=renamed_parameter(self, "master_max_iter", "inner_max_iter"),
+            fit_intercept=self.fit_intercept, verbose=self.verbose)
         res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw), settings,
                       sample_weight=sw, column_scale=st.scale if self.family is None else None,
                       n_classes=n_classes, multiclass=multiclass, refit=self.refit,
@@ -236,7 +243,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     ----------
     B : int, default=10
         Features (or groups) added per outer iteration; the model keeps
-        between ``B`` and ``B * max_outer_iter`` of them.
+        between ``B`` and ``B * max_iter`` of them.
     C : float, default=1.0
         Weight of the training loss, a sum over samples as in LIBLINEAR.  With
         ``standardize=True`` (the default) ``C`` means what it means for
@@ -245,8 +252,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Larger ``C``: weaker regularisation, more features carrying weight.
     loss : {"squared_hinge", "logistic"}, default="squared_hinge"
         Training loss.
-    max_outer_iter : int, default=15
-        Maximum number of cutting-plane iterations ``T``.
+    max_iter : int, default=15
+        Maximum number of outer (cutting-plane) iterations ``T``.  Renamed
+        from ``max_outer_iter`` in 0.2.
     tol : float or None, default=1e-2
         Stop when the relative objective change between outer iterations is
         below ``tol`` (:math:`\epsilon_c`).  Ignored with ``max_features``.
@@ -256,7 +264,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         round so that at least ten rounds of worst-case analysis choose them,
         until exactly ``k`` carry weight (or no candidate is left); features
         the restricted optimum gives no weight do not count and are not
-        offered again.  ``max_outer_iter`` then bounds the iterations beyond
+        offered again.  ``max_iter`` then bounds the iterations beyond
         those rounds.  Counts groups when ``groups`` is given, input features
         with an additive-kernel family.
         With ``multiclass="ovr"`` the budget applies to each one-vs-rest
@@ -274,13 +282,14 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         coordinate descent on the quadratic model; converges in a few
         iterations) or the paper's APG (Algorithm 4).  ``"auto"`` uses Newton
         unless the active block is too large for its Hessian.
-    master_tol : float, optional
-        Tolerance of the master solver (default: Newton's relative predicted
-        decrease ``1e-8``, APG's ``1e-6``).  A master that stops at its
-        iteration cap raises a ``ConvergenceWarning``.
-    master_max_iter : int, optional
-        Iteration cap of one master solve (default: 50 Newton or 5000 APG
-        iterations).
+    inner_tol : float, optional
+        Tolerance of the master (inner) solver (default: Newton's relative
+        predicted decrease ``1e-8``, APG's ``1e-6``).  A master that stops at
+        its iteration cap raises a ``ConvergenceWarning``.  Renamed from
+        ``master_tol`` in 0.2.
+    inner_max_iter : int, optional
+        Iteration cap of one master (inner) solve (default: 50 Newton or 5000
+        APG iterations).  Renamed from ``master_max_iter`` in 0.2.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified; by their largest absolute value, a
@@ -294,6 +303,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         sub-kernel block); regression targets are still standardised.
     feature_scaling : bool, optional
         Deprecated alias of ``standardize`` (FutureWarning when set).
+    max_outer_iter, master_tol, master_max_iter : optional
+        Deprecated aliases of ``max_iter``, ``inner_tol`` and
+        ``inner_max_iter`` (FutureWarning when set; removed in 0.4).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept.
     groups : list of array-like of int, optional
@@ -386,25 +398,29 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     }
 
     def __init__(
-        self, B=10, C=1.0, loss="squared_hinge", *, max_outer_iter=15, tol=1e-2,
-        max_features=None, multiclass="auto", solver="auto", master_tol=None,
-        master_max_iter=None, standardize=True, fit_intercept=True, groups=None,
+        self, B=10, C=1.0, loss="squared_hinge", *, max_iter=15, tol=1e-2,
+        max_features=None, multiclass="auto", solver="auto", inner_tol=None,
+        inner_max_iter=None, standardize=True, fit_intercept=True, groups=None,
         tree=False, chunk_size=None, refit=False, family=None, n_jobs=None,
         memory_budget=None, verbose=0, class_weight=None, probability=False,
-        feature_scaling="deprecated",
+        feature_scaling="deprecated", max_outer_iter="deprecated",
+        master_tol="deprecated", master_max_iter="deprecated",
     ):
         self.B = B
         self.C = C
         self.loss = loss
-        self.max_outer_iter = max_outer_iter
+        self.max_iter = max_iter
         self.tol = tol
         self.max_features = max_features
         self.multiclass = multiclass
         self.solver = solver
-        self.master_tol = master_tol
-        self.master_max_iter = master_max_iter
+        self.inner_tol = inner_tol
+        self.inner_max_iter = inner_max_iter
         self.standardize = standardize
         self.feature_scaling = feature_scaling
+        self.max_outer_iter = max_outer_iter
+        self.master_tol = master_tol
+        self.master_max_iter = master_max_iter
         self.fit_intercept = fit_intercept
         self.groups = groups
         self.tree = tree
@@ -523,22 +539,25 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         Features (or groups) added per outer iteration.
     C : float, default=1.0
         Weight of the training loss (see :class:`FGMClassifier`).
-    max_outer_iter : int, default=15
-        Maximum cutting-plane iterations.
+    max_iter : int, default=15
+        Maximum outer (cutting-plane) iterations (was ``max_outer_iter``).
     tol : float or None, default=1e-2
         Relative objective change stopping rule.
     max_features : int, optional
         Budget of features (see :class:`FGMClassifier`).
     solver : {"auto", "newton", "apg"}, default="auto"
         Master solver (see :class:`FGMClassifier`).
-    master_tol : float, optional
-        Master tolerance.
-    master_max_iter : int, optional
-        Master iteration cap.
+    inner_tol : float, optional
+        Master (inner) solver tolerance (was ``master_tol``).
+    inner_max_iter : int, optional
+        Master (inner) iteration cap (was ``master_max_iter``).
     standardize : bool, default=True
         Standardise inputs and targets (see :class:`FGMClassifier`).
     feature_scaling : bool, optional
         Deprecated alias of ``standardize``.
+    max_outer_iter, master_tol, master_max_iter : optional
+        Deprecated aliases of ``max_iter``, ``inner_tol`` and
+        ``inner_max_iter``.
     fit_intercept : bool, default=True
         Fit an intercept.
     groups : list of array-like of int, optional
@@ -576,21 +595,25 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     """
 
     def __init__(
-        self, B=10, C=1.0, *, max_outer_iter=15, tol=1e-2, max_features=None,
-        solver="auto", master_tol=None, master_max_iter=None, standardize=True,
+        self, B=10, C=1.0, *, max_iter=15, tol=1e-2, max_features=None,
+        solver="auto", inner_tol=None, inner_max_iter=None, standardize=True,
         fit_intercept=True, groups=None, tree=False, chunk_size=None, refit=False,
         family=None, memory_budget=None, verbose=0, feature_scaling="deprecated",
+        max_outer_iter="deprecated", master_tol="deprecated", master_max_iter="deprecated",
     ):
         self.B = B
         self.C = C
-        self.max_outer_iter = max_outer_iter
+        self.max_iter = max_iter
         self.tol = tol
         self.max_features = max_features
         self.solver = solver
-        self.master_tol = master_tol
-        self.master_max_iter = master_max_iter
+        self.inner_tol = inner_tol
+        self.inner_max_iter = inner_max_iter
         self.standardize = standardize
         self.feature_scaling = feature_scaling
+        self.max_outer_iter = max_outer_iter
+        self.master_tol = master_tol
+        self.master_max_iter = master_max_iter
         self.fit_intercept = fit_intercept
         self.groups = groups
         self.tree = tree
@@ -640,8 +663,8 @@ class FGMRegressor(RegressorMixin, _FGMBase):
 
 def _conformance_instances():
     return [
-        (FGMClassifier(B=2, max_outer_iter=3), {}),
-        (FGMClassifier(B=2, loss="logistic", max_outer_iter=3), {}),
-        (FGMClassifier(B=2, max_outer_iter=3, probability=True), PLATT_XFAIL),
-        (FGMRegressor(B=2, max_outer_iter=3), {}),
+        (FGMClassifier(B=2, max_iter=3), {}),
+        (FGMClassifier(B=2, loss="logistic", max_iter=3), {}),
+        (FGMClassifier(B=2, max_iter=3, probability=True), PLATT_XFAIL),
+        (FGMRegressor(B=2, max_iter=3), {}),
     ]

@@ -10,7 +10,7 @@ Algorithm 1 of the paper with :class:`~kernlearn.colgen.ColumnGeneration`:
    tasks and within the feature's group, against :math:`\\lambda_p`) or
    condition (10) (the same for the shared weights, against
    :math:`\\lambda_s`); nothing is added when the relative violation is at
-   most ``eps``;
+   most ``tol``;
 2. **master** re-solves the restricted problem (17) with bias terms on the
    active features, warm-started, by proximal Newton (the default, a few
    iterations per master), ADMM (Algorithm 2) or FISTA.
@@ -24,6 +24,7 @@ model of eq. (1).
 """
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -52,6 +53,7 @@ from ._base import (
     check_two_classes,
     fit_sample_weight,
     input_standardization,
+    renamed_parameter,
     split_tasks,
     standardize_fit,
     task_positions,
@@ -75,9 +77,12 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "penalty": [StrOptions(set(_PENALTIES)),
                     HasMethods(["value", "prox", "dual_norm"])],
         "solver": [StrOptions({"auto", "admm", "fista", "newton"}), HasMethods(["solve"])],
-        "eps": [Interval(numbers.Real, 0, None, closed="left")],
-        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "inner_tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "inner_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "eps": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"deprecated"})],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left"),
+                     StrOptions({"deprecated"})],
         "fit_intercept": ["boolean"],
         "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "pricing_subsample": [Interval(numbers.Integral, 1, None, closed="left"),
@@ -101,7 +106,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                              "task_index (one loss per task); fit without one of them.")
         settings = {k: v for k, v in self.get_params(deep=False).items()
                     if k not in ("class_weight", "probability", "warm_start", "penalty", "loss",
-                                 "standardize")}
+                                 "standardize", "inner_tol", "inner_max_iter")}
+        settings.update(_stopping(self))
         res = fit_grfl(
             X, Y, task_rows=task_rows, sample_weight=sample_weight,
             loss=get_loss(self.loss, allowed=self._losses),
@@ -182,6 +188,43 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         return rows
 
 
+# GrFL's tol was the master's tolerance before 0.2; at this value both
+# meanings give the same model (the old eps and tol defaults were equal).
+_DEFAULT_TOL = 1e-3
+
+
+def _stopping(est):
+    """``fit_grfl``'s stopping arguments from the 0.2 names and the deprecated ones.
+
+    ``tol`` is the outer (pricing) tolerance, the method's ``eps``;
+    ``inner_tol`` / ``inner_max_iter`` are the master's ``tol`` / ``max_iter``.
+    A caller still using ``eps`` writes ``tol`` in its old meaning (the
+    master's), so it is read that way and the old model is kept.
+    """
+    cls = type(est).__name__
+    inner_max_iter = renamed_parameter(est, "max_iter", "inner_max_iter")
+    tol, inner_tol = est.tol, est.inner_tol
+    if not (isinstance(est.eps, str) and est.eps == "deprecated"):
+        outer = renamed_parameter(est, "eps", "tol")
+        if tol != _DEFAULT_TOL:
+            if inner_tol != _DEFAULT_TOL:
+                raise ValueError(f"{cls}: with the deprecated eps={est.eps!r}, tol is the "
+                                 "master's tolerance (its meaning before 0.2) and cannot be "
+                                 "combined with inner_tol; use tol= and inner_tol= only.")
+            warnings.warn(f"{cls}: with the deprecated 'eps', tol={tol!r} is read in its "
+                          "pre-0.2 meaning, the master's tolerance; write "
+                          f"tol={est.eps!r}, inner_tol={tol!r}.", FutureWarning, stacklevel=4)
+            inner_tol = tol
+        tol = outer
+    elif tol != _DEFAULT_TOL:
+        warnings.warn(f"{cls}: tol={tol!r} is the outer loop's tolerance since 0.2 (the "
+                      "old eps: stop when no sampled feature violates the optimality "
+                      "conditions by more than tol); the master solver's tolerance, which "
+                      "tol meant before, is inner_tol.  This warning goes away in 0.4.",
+                      FutureWarning, stacklevel=4)
+    return {"eps": tol, "tol": inner_tol, "max_iter": inner_max_iter}
+
+
 _COMMON_DOC = """
     Parameters
     ----------
@@ -195,7 +238,8 @@ _COMMON_DOC = """
         standardised ones when ``standardize=True`` (about ``1 / n_features``
         for dense input).
     max_features : int, default=100
-        Feature budget: at most this many features (groups) are added.
+        Feature budget: at most this many features (groups) are added, one per
+        outer iteration (the outer loop's iteration cap).
     n_candidates : int, default=100
         Number :math:`k_r` of parameters sampled at each pricing step.
     lambda_p : float, default={lambda_default}
@@ -227,13 +271,28 @@ _COMMON_DOC = """
         iterations per master, the same optimum); ``"auto"`` is Newton except
         for ``L1Lq`` with ``q`` not in {{1, 2, inf}} and penalties of your own
         (ADMM).
-    eps : float, default=1e-3
-        Stop when no sampled feature violates (7) or (10) by more than
-        ``eps`` relative to :math:`\\lambda` (Algorithm 1, line 6).
     tol : float, default=1e-3
-        Approximate-KKT tolerance of the master solver.
-    max_iter : int, default=500
-        Iteration cap of the master solver per outer iteration.
+        Tolerance of the outer loop: stop when no sampled feature violates
+        (7) or (10) by more than ``tol`` relative to :math:`\\lambda`
+        (Algorithm 1, line 6; the paper's :math:`\\varepsilon`).  **Changed in
+        0.2:** ``tol`` was the master solver's tolerance, now ``inner_tol``,
+        and the outer tolerance was ``eps``.  Until 0.4 a ``tol`` other than
+        the default raises a ``FutureWarning`` saying so (at the default both
+        meanings give the same model), and with the deprecated ``eps`` set,
+        ``tol`` keeps its old meaning.  The outer loop adds one feature per
+        iteration, so ``max_features`` is its iteration cap.
+    inner_tol : float, default=1e-3
+        Approximate-KKT tolerance of the master (inner) solver (``tol`` before
+        0.2).
+    inner_max_iter : int, default=500
+        Iteration cap of the master (inner) solver per outer iteration
+        (``max_iter`` before 0.2).
+    eps : float, optional
+        Deprecated alias of ``tol`` (FutureWarning when set; removed in 0.4).
+    max_iter : int, optional
+        Deprecated alias of ``inner_max_iter`` (FutureWarning when set;
+        removed in 0.4; GrFL has no separate outer iteration cap: see
+        ``max_features``).
     fit_intercept : bool, default=True
         Fit one unpenalised bias per task.
     time_budget : float, optional
@@ -243,7 +302,7 @@ _COMMON_DOC = """
         training rows (drawn once per fit), rescaling the correlations by
         :math:`\\sqrt{{n/m}}`, then re-score the 25 best candidates exactly
         on all rows and add the best exact violator (so every added feature
-        truly violates (7)/(10) and the ``eps`` rule is checked exactly on
+        truly violates (7)/(10) and the ``tol`` rule is checked exactly on
         them).  Cuts the :math:`O(k_r n T)` pricing cost to
         :math:`O(k_r m T + 25 n T)`.  ``"auto"`` uses 2000 rows when
         ``n >= 4000``, all rows otherwise; ``None`` always all rows.
@@ -251,9 +310,10 @@ _COMMON_DOC = """
         Iteration cap of the masters solved while features are being added
         (warm-started, so the next master continues from there); ``"auto"``
         is 2 for the Newton master and 20 for ADMM and FISTA.  The master
-        is always finished to ``tol`` before the violation test may stop
-        the path and at the end, so the returned model solves its restricted
-        problem to ``tol``.  ``None`` solves every master to ``tol``.
+        is always finished to ``inner_tol`` before the violation test may
+        stop the path and at the end, so the returned model solves its
+        restricted problem to ``inner_tol``.  ``None`` solves every master to
+        ``inner_tol``.
     warm_start : bool, default=False
         Continue the previous fit's feature path up to the new
         ``max_features`` instead of starting again, when the data (``X``,
@@ -379,10 +439,11 @@ class InfiniteFeatureClassifier(
 
     def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=1.0,
                  lambda_s=None, lambda_scale="ours", loss="squared_hinge", penalty="group_l1_l2",
-                 solver="auto", eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True,
-                 time_budget=None, pricing_subsample="auto", path_iter="auto", warm_start=False,
-                 standardize=True, random_state=None, verbose=0, class_weight=None,
-                 probability=False):
+                 solver="auto", tol=1e-3, inner_tol=1e-3, inner_max_iter=500,
+                 fit_intercept=True, time_budget=None, pricing_subsample="auto",
+                 path_iter="auto", warm_start=False, standardize=True, random_state=None,
+                 verbose=0, class_weight=None, probability=False, eps="deprecated",
+                 max_iter="deprecated"):
         self.class_weight = class_weight
         self.probability = probability
         self.family = family
@@ -394,8 +455,10 @@ class InfiniteFeatureClassifier(
         self.loss = loss
         self.penalty = penalty
         self.solver = solver
-        self.eps = eps
         self.tol = tol
+        self.inner_tol = inner_tol
+        self.inner_max_iter = inner_max_iter
+        self.eps = eps
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.time_budget = time_budget
@@ -547,9 +610,10 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
 
     def __init__(self, family=None, *, max_features=100, n_candidates=100, lambda_p=0.3,
                  lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="auto",
-                 eps=1e-3, tol=1e-3, max_iter=500, fit_intercept=True, time_budget=None,
-                 pricing_subsample="auto", path_iter="auto", warm_start=False,
-                 standardize=True, random_state=None, verbose=0):
+                 tol=1e-3, inner_tol=1e-3, inner_max_iter=500, fit_intercept=True,
+                 time_budget=None, pricing_subsample="auto", path_iter="auto",
+                 warm_start=False, standardize=True, random_state=None, verbose=0,
+                 eps="deprecated", max_iter="deprecated"):
         self.family = family
         self.max_features = max_features
         self.n_candidates = n_candidates
@@ -559,8 +623,10 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         self.loss = loss
         self.penalty = penalty
         self.solver = solver
-        self.eps = eps
         self.tol = tol
+        self.inner_tol = inner_tol
+        self.inner_max_iter = inner_max_iter
+        self.eps = eps
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.time_budget = time_budget
@@ -662,8 +728,8 @@ def _conformance_instances():
                      "check_sample_weight_equivalence_on_sparse_data")
     }
     return [
-        (InfiniteFeatureClassifier(max_features=5, n_candidates=10, max_iter=50,
+        (InfiniteFeatureClassifier(max_features=5, n_candidates=10, inner_max_iter=50,
                                    random_state=0), tol_only),
-        (InfiniteFeatureRegressor(max_features=5, n_candidates=10, max_iter=50,
+        (InfiniteFeatureRegressor(max_features=5, n_candidates=10, inner_max_iter=50,
                                   random_state=0), tol_only),
     ]

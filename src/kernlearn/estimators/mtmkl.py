@@ -30,6 +30,7 @@ from ._base import (
     _has_proba,
     check_two_classes,
     fit_sample_weight,
+    renamed_parameter,
     split_tasks,
     task_positions,
 )
@@ -226,7 +227,8 @@ class _BaseMultitaskMKL(BaseEstimator):
         "standardize": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "max_inner": [Interval(Integral, 1, None, closed="left")],
+        "inner_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_inner": [Interval(Integral, 1, None, closed="left"), StrOptions({"deprecated"})],
         "max_rank": [Interval(Integral, 1, None, closed="left"), None],
         "verbose": ["verbose"],
     }
@@ -337,7 +339,8 @@ class _BaseMultitaskMKL(BaseEstimator):
                 formulation=self.formulation, loss=loss,
                 C=self.C if C is None else C, p=self.p,
                 q=self.q, epsilon=epsilon, max_iter=self.max_iter, tol=self.tol,
-                max_inner=self.max_inner, max_rank=self.max_rank,
+                max_inner=renamed_parameter(self, "max_inner", "inner_max_iter"),
+                max_rank=self.max_rank,
                 verbose=self.verbose, sample_weight=sample_weight, shared=shared)
         self._model = model
         self.shared_ = bool(shared)
@@ -403,12 +406,14 @@ _PARAMS_DOC = """
         variance of -8 % and +14 % (unscaled school-level columns swamp the
         linear kernel).
     max_iter : int, default=100
-        Mirror-descent iterations.
+        Mirror-descent (outer) iterations.
     tol : float, default=1e-3
         Stop when the duality gap is below ``tol`` times the objective.
-    max_inner : int, default=5
+    inner_max_iter : int, default=5
         MK-MTFL: alternations between the task solves and the closed-form
-        task weights per evaluation (the paper uses 3-5; one when ``p = 2``).
+        task weights per evaluation of the mirror-descent objective (the
+        inner loop; the paper uses 3-5; one when ``p = 2``).  Renamed from
+        ``max_inner`` in 0.2.
     max_rank : int or None, default=300
         MK-MTSFL: rank cap of each kernel's eigendecomposition over all
         training points (leading eigenpairs; ``None`` keeps the full rank).
@@ -417,6 +422,9 @@ _PARAMS_DOC = """
         :func:`kernlearn.methods.mtmkl.clear_kernel_cache`.
     verbose : int, default=0
         Print one line per mirror-descent iteration.
+    max_inner : int, optional
+        Deprecated alias of ``inner_max_iter`` (FutureWarning when set;
+        removed in 0.4).
 """
 
 _ATTRS_DOC = """
@@ -553,8 +561,8 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
 
     def __init__(self, kernels=None, *, formulation="mtfl", p=2.0, q=1.5, C=1.0,
                  loss="square", epsilon=0.1, shared=False, normalize=True,
-                 standardize=True, max_iter=100, tol=1e-3, max_inner=5, max_rank=300,
-                 verbose=0):
+                 standardize=True, max_iter=100, tol=1e-3, inner_max_iter=5,
+                 max_rank=300, verbose=0, max_inner="deprecated"):
         self.kernels = kernels
         self.shared = shared
         self.formulation = formulation
@@ -567,6 +575,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         self.standardize = standardize
         self.max_iter = max_iter
         self.tol = tol
+        self.inner_max_iter = inner_max_iter
         self.max_inner = max_inner
         self.max_rank = max_rank
         self.verbose = verbose
@@ -693,8 +702,8 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
 
     def __init__(self, kernels=None, *, formulation="mtfl", p=2.0, q=1.5, C=10.0,
                  shared=False, normalize=True, standardize=True, max_iter=100, tol=1e-3,
-                 max_inner=5, max_rank=300, verbose=0, class_weight=None,
-                 probability=False):
+                 inner_max_iter=5, max_rank=300, verbose=0, class_weight=None,
+                 probability=False, max_inner="deprecated"):
         self.shared = shared
         self.class_weight = class_weight
         self.probability = probability
@@ -707,6 +716,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         self.standardize = standardize
         self.max_iter = max_iter
         self.tol = tol
+        self.inner_max_iter = inner_max_iter
         self.max_inner = max_inner
         self.max_rank = max_rank
         self.verbose = verbose

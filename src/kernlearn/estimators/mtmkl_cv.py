@@ -60,10 +60,13 @@ class MultitaskMKLRegressorCV(MultitaskMKLRegressor):
     standardize : bool, default=True
     max_iter : int, default=100
     tol : float, default=1e-3
-    max_inner : int, default=5
+    inner_max_iter : int, default=5
     max_rank : int or None, default=300
     verbose : int, default=0
         As in :class:`MultitaskMKLRegressor`.
+    max_inner : int, optional
+        Deprecated alias of ``inner_max_iter`` (FutureWarning when set;
+        removed in 0.4).
 
     Attributes
     ----------
@@ -104,7 +107,8 @@ n_features_in_
     def __init__(self, kernels=None, *, Cs=(0.01, 0.1, 1.0, 10.0, 100.0, 1000.0),
                  cv=5, formulation="mtfl", p=2.0, q=1.5, loss="square", epsilon=0.1,
                  shared=False, normalize=True, standardize=True, max_iter=100,
-                 tol=1e-3, max_inner=5, max_rank=300, verbose=0):
+                 tol=1e-3, inner_max_iter=5, max_rank=300, verbose=0,
+                 max_inner="deprecated"):
         self.kernels = kernels
         self.Cs = Cs
         self.cv = cv
@@ -118,6 +122,7 @@ n_features_in_
         self.standardize = standardize
         self.max_iter = max_iter
         self.tol = tol
+        self.inner_max_iter = inner_max_iter
         self.max_inner = max_inner
         self.max_rank = max_rank
         self.verbose = verbose

@@ -30,6 +30,7 @@ with ``g`` the block width.
 import numpy as np
 import scipy.sparse as sp
 
+from ..kernels import resolve_gamma
 from ._base import BaseFamily, as_params, check_ids, top_candidates
 
 
@@ -129,8 +130,10 @@ class AdditiveKernelExpansion(BaseFamily):
             else:
                 if isinstance(self.gamma, str) and self.gamma == "scale":
                     # scikit-learn's "scale" for each one-dimensional kernel
-                    var = Xd.var(axis=0)
-                    gamma = 1.0 / np.where(var > 0, var, 1.0)
+                    Xc = Xd.tocsc() if sp.issparse(Xd) else Xd
+                    gamma = np.array([resolve_gamma("scale", Xc[:, [j]],
+                                                    name=f"gamma of column {j}")
+                                      for j in range(Xc.shape[1])])
                 elif self.gamma is not None:
                     if isinstance(self.gamma, str) or not (
                             np.isfinite(self.gamma) and self.gamma > 0):

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
-from ..kernels import convert_width, scale_gamma
+from ..kernels import convert_width, resolve_gamma
 from ._infinite import InfiniteFamily
 
 __all__ = ["RandomFourierFeatures"]
@@ -108,7 +108,8 @@ class RandomFourierFeatures(InfiniteFamily):
         name, value = (("bandwidth", self.bandwidth) if self.bandwidth is not None
                        else ("gamma", self.gamma))
         if name == "gamma" and isinstance(value, str) and value == "scale":
-            return None if X is None else np.atleast_1d(convert_width(gamma=scale_gamma(X)))
+            return (None if X is None
+                    else np.atleast_1d(convert_width(gamma=resolve_gamma("scale", X))))
         if isinstance(value, (str, bytes)) or value is None:
             raise TypeError(f"{name} must be a number or a sequence"
                             + (" or 'scale'" if name == "gamma" else "") + f", got {value!r}.")

@@ -17,20 +17,21 @@ import inspect
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels import KERNELS, pairwise_kernel
+from ..kernels import KERNELS, pairwise_kernel, resolve_gamma
 from ._base import BaseFamily, Candidates, as_params
 
 __all__ = ["NystromColumns", "kernel_params_for"]
 
 
 def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params=None,
-                      n_features=None, default_gamma=None):
+                      n_features=None, default_gamma=None, X=None, sample_weight=None):
     """Keyword arguments for ``pairwise_kernel`` from estimator-style parameters.
 
     ``gamma``, ``degree`` and ``coef0`` are passed only to kernels whose
-    signature accepts them; ``gamma=None`` or ``"scale"`` means
-    ``default_gamma`` (scikit-learn's ``"scale"`` computed on the training
-    data by the caller).
+    signature accepts them; ``gamma=None`` or ``"scale"`` is resolved by
+    :func:`kernlearn.kernels.resolve_gamma` on the training inputs ``X``
+    (scikit-learn's ``"scale"``, weighted by ``sample_weight``), and only
+    when the kernel takes a ``gamma``.
 
     Parameters
     ----------
@@ -43,11 +44,15 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     kernel_params : dict, optional
         Extra parameters passed as is.
     n_features : int, optional
-        Unused (kept for callers); the default ``gamma`` is ``default_gamma``.
+        Unused (kept for callers).
     default_gamma : float, optional
-        The value of ``gamma="scale"`` (:func:`kernlearn.kernels.scale_gamma`
-        of the training data); required when the kernel takes ``gamma`` and
-        ``gamma`` is ``None`` or ``"scale"``.
+        A value of ``gamma="scale"`` already computed by the caller (then
+        ``X`` is not needed).
+    X : ndarray or sparse matrix of shape (n_samples, n_features), optional
+        The training inputs the kernel sees; needed for ``gamma="scale"``
+        when ``default_gamma`` is not given.
+    sample_weight : ndarray of shape (n_samples,), optional
+        Row weights of ``"scale"``.
 
     Returns
     -------
@@ -66,10 +71,10 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
         if name not in accepted or name in params:
             continue
         if name == "gamma" and (value is None or value == "scale"):
-            if default_gamma is None:
-                raise ValueError("gamma='scale' needs the training data's scale "
-                                 "(pass default_gamma=scale_gamma(X)).")
-            value = default_gamma
+            if default_gamma is None and X is None:
+                raise ValueError("gamma='scale' needs the training data: pass X.")
+            value = (default_gamma if default_gamma is not None
+                     else resolve_gamma("scale", X, kernel, sample_weight=sample_weight))
         if value is not None:
             params[name] = value
     return params

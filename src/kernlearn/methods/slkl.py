@@ -29,7 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
 from ..families.nystrom import NystromColumns, kernel_params_for
-from ..kernels import check_psd_gram, pairwise_kernel, scale_gamma
+from ..kernels import check_psd_gram, pairwise_kernel
 from ..solvers._base import BaseSolver, SolverResult, single_blas_thread
 from ._result import MethodResult
 from ._slkl_state import SLKLState, slkl_objective
@@ -278,8 +278,8 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
     kernel : str or callable, default="rbf"
         Base kernel (see :class:`~kernlearn.families.NystromColumns`).
     gamma : float, "scale" or None, default="scale"
-        Kernel width; ``"scale"``/``None`` is
-        :func:`~kernlearn.kernels.scale_gamma` of ``X``.
+        Kernel width; ``"scale"``/``None`` is resolved on ``X`` (weighted) by
+        :func:`~kernlearn.kernels.resolve_gamma`.
     degree, coef0 : float, optional
         Kernel parameters.
     kernel_params : dict, optional
@@ -342,12 +342,9 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
     intercept = (np.average(Y, axis=0, weights=sw) if fit_intercept
                  else np.zeros(Y.shape[1]))
     Y = Y - intercept
-    params = kernel_params_for(
-        kernel, gamma, degree, coef0, kernel_params, n_features=X.shape[1],
-        default_gamma=None if kernel == "precomputed" else _SCALE,
-    )
-    if params.get("gamma") is _SCALE:  # computed only when the kernel needs it
-        params["gamma"] = _default_gamma(X, sw)
+    # gamma="scale" is resolved on X only when the kernel takes a gamma
+    params = kernel_params_for(kernel, gamma, degree, coef0, kernel_params, X=X,
+                               sample_weight=sw)
     rng = np.random.default_rng(seed)
     family = NystromColumns(kernel, params, M, precompute,
                             random_state=rng.integers(2**31))
@@ -395,22 +392,6 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
 
 
 # placeholder for "gamma='scale', to be computed from X"
-_SCALE = object()
-
-
-def _default_gamma(X, sample_weight):
-    """``gamma="scale"`` of ``X``, or a ValueError that says why there is none."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        gamma = scale_gamma(X, sample_weight)
-    if not (np.isfinite(gamma) and gamma > 0):
-        raise ValueError(
-            "The default gamma='scale' (1 / (n_features * X.var())) cannot be "
-            "computed: the variance of X overflows float64. Rescale X (or use "
-            "standardize=True)."
-        )
-    return gamma
-
-
 #: Relative ``nu`` values tried by ``nu="auto"``, from the sparsest model down.
 NU_GRID = (1e-1, 1e-2, 1e-3, 1e-4)
 

@@ -17,6 +17,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ...kernels import (
+    BaseKernelList,
     kernel_diag,
     pairwise_kernel,
     parse_specs,
@@ -118,8 +119,14 @@ def _batched_gram(kernel, params, A, B):
 _GRAM_IN_MEMORY_ROWS = 4096
 
 
-class TaskKernels:
+class TaskKernels(BaseKernelList):
     """The k base kernels of a multitask problem: within-task blocks or full Grams.
+
+    A :class:`~kernlearn.kernels.BaseKernelList`: ``rows``, ``cross``,
+    ``iter_blocks``, ``gram`` and ``factor`` as for every kernel list, the
+    kernels as used (normalised); :meth:`blocks` gives
+    kernel ``j`` between the padded rows of each task of a bucket instead of
+    blocks of training rows (use :meth:`iter_blocks` for those).
 
     Parameters
     ----------
@@ -139,7 +146,14 @@ class TaskKernels:
         Multiplier applied to each kernel.
     params_ : list of dict
         Resolved parameters (``gamma="mean"`` replaced).
+    diag_, kdiag_ : ndarray of shape (k, n)
+        Raw and as-used (scaled) diagonals of the training kernels.
+    gram_ : None
+        Gram tensors are not kept; rows are computed when asked for.
     """
+
+    #: MiB of Gram rows per block of :meth:`iter_blocks`
+    cache_size = 1024
 
     def __init__(self, kernels, normalize=True, standardize=True):
         self.kernels = kernels
@@ -165,7 +179,6 @@ class TaskKernels:
         if self.precomputed:
             self.grams_ = X
             diag = np.einsum("jii->ji", X)
-            self.n_kernels = X.shape[0]
         else:
             self.specs_ = parse_specs(self.kernels)
             X = np.asarray(X, dtype=float)
@@ -182,30 +195,65 @@ class TaskKernels:
                 d_j = kernel_diag(Xj, kernel, **self.params_[j])
                 diag.append(np.asarray(d_j, dtype=float))
             diag = np.vstack(diag)
-            self.n_kernels = len(self.specs_)
         if not np.isfinite(diag).all():
             raise ValueError("a kernel produced non-finite values on X.")
         if (diag < -1e-10 * np.abs(diag).max(initial=1.0)).any():
             raise ValueError("a kernel has a negative diagonal: it is not PSD.")
+        self.diag_, self.gram_ = diag, None
         mean = np.average(diag, axis=1, weights=sample_weight)
         self.scales_ = (np.where(mean > 0, 1.0 / np.where(mean > 0, mean, 1.0), 1.0)
                         if self.normalize else np.ones(self.n_kernels))
+        self.kdiag_ = diag * self.scales_[:, None]
         return self
+
+    def rows(self, ids):
+        """Training Gram rows ``(k, len(ids), n)`` of samples ``ids``, as used.
+
+        Parameters
+        ----------
+        ids : ndarray of int
+
+        Returns
+        -------
+        K : ndarray of shape (k, len(ids), n)
+        """
+        return np.stack([self.full(j, rows=np.asarray(ids)) for j in range(self.n_kernels)])
+
+    def cross(self, X, support=None):
+        """Kernels ``(k, n_new, n_support)`` of new inputs against training rows.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_new, n_features), or (precomputed) (k, n_new, n)
+        support : ndarray of int, optional
+            Training rows kept (all by default).
+
+        Returns
+        -------
+        K : ndarray of shape (k, n_new, n_support)
+        """
+        K = np.stack([self.full(j, X_a=X) for j in range(self.n_kernels)])
+        return K if support is None else K[:, :, support]
 
     def _scaled(self, X):
         return (np.asarray(X, dtype=float) - self.mean_) / self.std_
 
-    def factor(self, j, max_rank=None):
+    def factor(self, j, max_rank=None, rtol=1e-10):
         r"""Factor :math:`A` with :math:`K_j \approx AA^\top` over the training rows.
 
         A linear kernel is factored from its data view (thin SVD of the
         ``n x d`` columns, :math:`O(nd^2)`, exact rank ``<= d``) instead of from
         its ``n x n`` Gram matrix; other kernels by :func:`kernel_factor`.
+        Computed on every call: the factors are kept between fits, keyed by
+        the content of the kernel (:meth:`cache_key`), by the fit's factor
+        store (:func:`clear_kernel_cache`).
 
         Parameters
         ----------
         j : int
         max_rank : int, optional
+        rtol : float, default=1e-10
+            Relative eigenvalue cut-off.
 
         Returns
         -------
@@ -213,17 +261,17 @@ class TaskKernels:
         """
         if self.precomputed or (self.specs_[j][0] != "linear"
                                 and len(self.X_) <= _GRAM_IN_MEMORY_ROWS):
-            return kernel_factor(self.full(j), max_rank)
+            return kernel_factor(self.full(j), max_rank, rtol)
         if self.specs_[j][0] != "linear":
             # products with K_j in blocks of rows: memory O(n r), not the
             # n x n Gram matrix (1.9 GB on the 15,362 rows of School), at the
             # price of recomputing K_j's rows once per product
-            return kernel_factor(len(self.X_), max_rank,
+            return kernel_factor(len(self.X_), max_rank, rtol,
                                  matmul=lambda Q: self._gram_matmul(j, Q))
         Xj = np.asarray(self._views(self.X_, j), dtype=float) * np.sqrt(self.scales_[j])
         U, sv, _ = np.linalg.svd(Xj, full_matrices=False)
         r = len(sv) if max_rank is None else min(int(max_rank), len(sv))
-        keep = sv[:r] ** 2 > 1e-10 * max(sv[0] ** 2, 0.0) if sv.size else sv > 0
+        keep = sv[:r] ** 2 > rtol * max(sv[0] ** 2, 0.0) if sv.size else sv > 0
         return U[:, :r][:, keep] * sv[:r][keep]
 
     def _gram_matmul(self, j, Q, block=2048):
