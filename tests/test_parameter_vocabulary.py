@@ -124,3 +124,12 @@ def test_cli_accepts_old_and_new_names(data, old, new):
         a.fit(X, y)
     np.testing.assert_array_equal(a.decision_function(X),
                                   _fit(clone(b), X, y).decision_function(X))
+
+
+def test_old_and_new_names_together_are_refused():
+    from kernlearn import FGMClassifier
+
+    X = np.random.default_rng(0).standard_normal((30, 4))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="not both"):
+        FGMClassifier(max_iter=3, max_outer_iter=5).fit(X, y)

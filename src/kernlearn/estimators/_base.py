@@ -134,7 +134,7 @@ def canonical_sparse(X):
     return X
 
 
-def renamed_parameter(est, old, new, default="deprecated"):
+def renamed_parameter(est, old, new, default="deprecated", exclusive=True):
     """Value of a renamed constructor parameter, honouring its old name.
 
     Estimators keep the old name as a keyword whose default is the string
@@ -149,6 +149,10 @@ def renamed_parameter(est, old, new, default="deprecated"):
         Old and new parameter names.
     default : object, default="deprecated"
         The sentinel default of the old name.
+    exclusive : bool, default=True
+        Refuse the old name when the new one is also set away from its
+        default (``False`` where the new name keeps an older meaning of its
+        own when the old one is given, as GrFL's ``tol`` beside ``eps``).
 
     Returns
     -------
@@ -159,6 +163,8 @@ def renamed_parameter(est, old, new, default="deprecated"):
     value = getattr(est, old)
     if isinstance(value, str) and value == default:
         return getattr(est, new)
+    if exclusive:
+        _refuse_both(est, old, new, value)
     warnings.warn(f"{type(est).__name__}: '{old}' was renamed '{new}' in 0.2 and will "
                   f"be removed in 0.4; use {new}={value!r}.", FutureWarning, stacklevel=3)
     return value
@@ -516,3 +522,15 @@ def target_standardization(est):
     from ..preprocessing import TargetStandardization
 
     return TargetStandardization(est.y_mean_, est.y_scale_)
+
+
+def _refuse_both(est, old, new, value):
+    """ValueError when a renamed parameter is set under both its names."""
+    import inspect
+
+    new_default = inspect.signature(type(est).__init__).parameters[new].default
+    current = getattr(est, new)
+    if not (current is new_default or (type(current) is type(new_default)
+                                       and current == new_default)):
+        raise ValueError(f"{type(est).__name__}: set '{new}' or its old name '{old}', "
+                         f"not both ({new}={current!r}, {old}={value!r}).")

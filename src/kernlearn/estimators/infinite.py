@@ -205,7 +205,7 @@ def _stopping(est):
     inner_max_iter = renamed_parameter(est, "max_iter", "inner_max_iter")
     tol, inner_tol = est.tol, est.inner_tol
     if not (isinstance(est.eps, str) and est.eps == "deprecated"):
-        outer = renamed_parameter(est, "eps", "tol")
+        outer = renamed_parameter(est, "eps", "tol", exclusive=False)
         if tol != _DEFAULT_TOL:
             if inner_tol != _DEFAULT_TOL:
                 raise ValueError(f"{cls}: with the deprecated eps={est.eps!r}, tol is the "
