@@ -22,8 +22,9 @@ ours (defaults)                  anchor
 
 Protocol: one thread (``OMP_NUM_THREADS=1`` and friends, set before numpy
 loads); each side is fitted once to warm up (compiled code loaded, caches
-filled), then ``--repeats`` times (at least 7); the median wall time of those
-fits is reported.  Classification data: ``make_classification`` (binary, half
+filled), then ``--repeats`` times (7 by default), the two sides in turn; the
+median process CPU time of those fits is reported (``--clock wall`` for wall
+time: on a shared machine it also counts other people's work).  Classification data: ``make_classification`` (binary, half
 the columns informative); regression data: ``make_regression``; both with a
 fixed seed and standardised columns.
 
@@ -36,7 +37,7 @@ results.
 Usage::
 
     python benchmarks/small_fits.py [--sizes 100x10,1000x20,5000x36]
-        [--estimators FGMClassifier,...] [--repeats 7]
+        [--estimators FGMClassifier,...] [--repeats 7] [--clock cpu|wall]
         [--save-predictions before.npz | --check-predictions before.npz]
 """
 
@@ -92,6 +93,11 @@ PAIRS = {
 }
 
 
+# process CPU time by default: on a shared machine wall time also counts
+# other people's work (one thread, so CPU time is the fit's own time)
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
 def make_data(task, n, d, seed=0):
     """Standardised synthetic train data ``(X, y)`` and a test matrix."""
     if task == "clf":
@@ -116,16 +122,24 @@ def ours(name):
     return est
 
 
-def median_fit(factory, X, y, repeats):
-    """Median wall seconds of ``repeats`` fits after one warm-up; the last fit."""
-    factory().fit(X, y)
-    times = []
+def median_fits(factories, X, y, repeats, clock=time.process_time):
+    """Median seconds of ``repeats`` fits of each factory's estimator; the last fits.
+
+    After one warm-up fit each, the estimators are fitted in turn, so that a
+    change of load on a shared machine hits both sides alike.
+    """
+    for factory in factories:
+        factory().fit(X, y)
+    times = [[] for _ in factories]
+    last = [None] * len(factories)
     for _ in range(repeats):
-        est = factory()
-        t0 = time.perf_counter()
-        est.fit(X, y)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), est
+        for k, factory in enumerate(factories):
+            est = factory()
+            t0 = clock()
+            est.fit(X, y)
+            times[k].append(clock() - t0)
+            last[k] = est
+    return [statistics.median(t) for t in times], last
 
 
 def outputs(est, X_test):
@@ -142,6 +156,7 @@ def main(argv=None):
     parser.add_argument("--sizes", default="100x10,1000x20,5000x36")
     parser.add_argument("--estimators", default=",".join(PAIRS))
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
     parser.add_argument("--save-predictions")
     parser.add_argument("--check-predictions")
     args = parser.parse_args(argv)
@@ -159,8 +174,8 @@ def main(argv=None):
         task, label, anchor = PAIRS[name]
         for n, d in sizes:
             X, y, X_test = make_data(task, n, d)
-            t_ours, est = median_fit(lambda: ours(name), X, y, args.repeats)
-            t_anchor, _ = median_fit(anchor, X, y, args.repeats)
+            (t_ours, t_anchor), (est, _) = median_fits(
+                [lambda: ours(name), anchor], X, y, args.repeats, CLOCKS[args.clock])
             rows.append([name, f"{n}x{d}", 1e3 * t_ours, label, 1e3 * t_anchor,
                          t_ours / t_anchor])
             print(markdown_table(["estimator", "data", "ours ms", "anchor", "anchor ms",
