@@ -130,3 +130,19 @@ def test_newton_hessian_paths_agree_and_reuse_only_an_unchanged_curvature():
     D1[0] += 1.0
     assert one(D1) is not first
     np.testing.assert_allclose(one(D1)[0][0], A.T @ (A * D1), rtol=1e-12, atol=1e-12)
+
+
+def test_obscure_small_problem_computes_all_rows_once_same_model(monkeypatch):
+    """All rows at the first miss (small n) or on demand: the same fit."""
+    import kernlearn.methods._obscure_steps as steps
+    from kernlearn import PNormMKLClassifier
+
+    X, y = make_classification(n_samples=150, n_features=8, random_state=1)
+    at_once = PNormMKLClassifier(random_state=0).fit(X, y)
+    assert at_once.n_rows_computed_ == 150
+    monkeypatch.setattr(steps, "_ALL_ROWS_UPTO", 0)
+    on_demand = PNormMKLClassifier(random_state=0).fit(X, y)
+    assert on_demand.n_rows_computed_ < 150  # only the rows the updates needed
+    np.testing.assert_allclose(at_once.decision_function(X),
+                               on_demand.decision_function(X), rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(at_once.kernel_weights_, on_demand.kernel_weights_)
