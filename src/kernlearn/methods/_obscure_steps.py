@@ -288,8 +288,7 @@ class _RowCache:
         self.stamp = np.full(self.capacity, -1.0)  # last use (clock); -1: free
         # prefetch only into a cache large enough to keep what it prefetches
         self.block = max(1, min(_FETCH_BLOCK, self.capacity // 8))
-        if self.capacity == n <= _ALL_ROWS_UPTO:
-            self.block = n
+        self.all_at_once = self.capacity == n <= _ALL_ROWS_UPTO
 
     def fill(self, order, k, clock, margins_of):
         """Cache the row of ``order[k]`` and of the next likely updates.
@@ -312,8 +311,7 @@ class _RowCache:
             ``margins_of(ids) -> bool array``: whether each sample currently
             incurs a loss.
         """
-        if self.block == self.capacity == self.kernels.n_samples:
-            # small problem: every row at once (see _ALL_ROWS_UPTO)
+        if self.all_at_once:  # small problem (see _ALL_ROWS_UPTO)
             extra = np.setdiff1d(np.flatnonzero(self.slot < 0), order[k : k + 1])
         else:
             window = order[k + 1 : k + 1 + 4 * self.block]
