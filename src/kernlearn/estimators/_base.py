@@ -19,13 +19,27 @@ def check_two_classes(y):
     ValueError
         If ``y`` is not a classification target or holds a single class.
     """
-    check_classification_targets(y)
-    classes = np.unique(y)
+    classes = np.unique(y) if _plain_labels(y) else None
+    if classes is None or classes.size > round(0.5 * len(y)):
+        # sklearn's own check (and its warning on as many classes as samples)
+        check_classification_targets(y)
+        classes = np.unique(y)
     if classes.size < 2:
         raise ValueError(
             f"y contains a single class ({classes[0]!r}); a classifier needs more "
             "than one class."
         )
+
+
+def _plain_labels(y):
+    """Whether ``y`` is a non-empty 1-D array of integer, boolean or str labels.
+
+    Such targets are always ``"binary"`` or ``"multiclass"`` for
+    :func:`~sklearn.utils.multiclass.check_classification_targets`, whose
+    general type inference costs a fixed fraction of a millisecond per fit;
+    anything else (floats, objects, bytes, 2-D) goes through it.
+    """
+    return isinstance(y, np.ndarray) and y.ndim == 1 and y.size > 0 and y.dtype.kind in "biuU"
 
 
 def validate_fit_data(est, X, y, classification, y_numeric=False):

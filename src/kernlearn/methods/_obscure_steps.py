@@ -244,6 +244,10 @@ def _block_numpy(
 
 # Rows computed together on a cache miss (one BLAS-shaped block).
 _FETCH_BLOCK = 32
+# Up to this many samples the first miss computes every row: each miss pays
+# a fixed kernel set-up that a small problem's rows do not amortise, and a
+# small problem's support vectors are most of its samples anyway.
+_ALL_ROWS_UPTO = 256
 
 
 class _RowCache:
@@ -255,7 +259,8 @@ class _RowCache:
     :meth:`fill` computes a missing row together with those of the next
     samples the current model would update, evicting the least recently
     used rows, so a support vector's row is computed once while it stays in
-    the cache instead of at every update.
+    the cache instead of at every update.  Up to ``_ALL_ROWS_UPTO`` samples
+    the first miss computes all rows at once.
 
     Parameters
     ----------
@@ -283,6 +288,7 @@ class _RowCache:
         self.stamp = np.full(self.capacity, -1.0)  # last use (clock); -1: free
         # prefetch only into a cache large enough to keep what it prefetches
         self.block = max(1, min(_FETCH_BLOCK, self.capacity // 8))
+        self.all_at_once = self.capacity == n <= _ALL_ROWS_UPTO
 
     def fill(self, order, k, clock, margins_of):
         """Cache the row of ``order[k]`` and of the next likely updates.
@@ -305,9 +311,13 @@ class _RowCache:
             ``margins_of(ids) -> bool array``: whether each sample currently
             incurs a loss.
         """
-        window = order[k + 1 : k + 1 + 4 * self.block]
-        window = window[self.slot[window] < 0]
-        extra = window[margins_of(window)][: self.block - 1] if window.size else window
+        if self.all_at_once:  # small problem (see _ALL_ROWS_UPTO)
+            extra = np.setdiff1d(np.flatnonzero(self.slot < 0), order[k : k + 1])
+        else:
+            window = order[k + 1 : k + 1 + 4 * self.block]
+            window = window[self.slot[window] < 0]
+            extra = (window[margins_of(window)][: self.block - 1] if window.size
+                     else window)
         ids = np.concatenate([order[k : k + 1], extra]).astype(np.int64)
         free = np.argpartition(self.stamp, len(ids) - 1)[: len(ids)]
         old = self.owner[free]

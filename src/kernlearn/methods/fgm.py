@@ -424,11 +424,15 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
         paths = [path]
         coefs, intercepts = list(_dense_coef(path, X.shape[1]).T), list(path.intercept)
     else:
-        names = [f"{name}[{k}]" if len(tasks) > 1 else name for k in range(len(tasks))]
-        # Threads: X is shared, not copied per worker; BLAS releases the GIL.
-        paths = Parallel(n_jobs=n_jobs if len(tasks) > 1 else None, prefer="threads")(
-            delayed(_cutting_planes)(X, t, pool, loss, settings, nm, callback)
-            for t, nm in zip(tasks, names))
+        if len(tasks) == 1:
+            # One problem: joblib's set-up would cost more than a small fit.
+            paths = [_cutting_planes(X, tasks[0], pool, loss, settings, name, callback)]
+        else:
+            # Threads: X is shared, not copied per worker; BLAS releases the GIL.
+            paths = Parallel(n_jobs=n_jobs, prefer="threads")(
+                delayed(_cutting_planes)(X, t, pool, loss, settings, f"{name}[{k}]",
+                                         callback)
+                for k, t in enumerate(tasks))
         coefs = [_dense_coef(p, X.shape[1])[:, 0] for p in paths]
         intercepts = [float(p.intercept[0]) for p in paths]
     if refit:

@@ -20,6 +20,7 @@ solves in ``supported_penalties``; :func:`check_compatible` turns a mismatch
 into an error naming the missing capability.
 """
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 
@@ -255,6 +256,10 @@ def single_blas_thread():
     if _CONTROLLER is None:
         from threadpoolctl import ThreadpoolController
 
-        _CONTROLLER = ThreadpoolController()
+        _CONTROLLER = ThreadpoolController().select(user_api="blas")
+    # Already one thread (OMP_NUM_THREADS=1, or inside another limit): the
+    # limiter's set-up would be the only cost of a small solve.
+    if all(lib.num_threads <= 1 for lib in _CONTROLLER.lib_controllers):
+        return contextlib.nullcontext()
     return _CONTROLLER.limit(limits=1, user_api="blas")
 
