@@ -122,7 +122,8 @@ class ColumnGeneration:
 
         history = History()
         t0 = time.perf_counter()
-        progress = Progress(self.name or "colgen", self.max_iter) if self.verbose else None
+        progress = (Progress(self.name or "colgen", self.max_iter, level=self.verbose)
+                    if self.verbose else None)
         prev = None
         reason = self.budget_name
         it = 0

@@ -659,17 +659,17 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     if budget and len(st.active_candidates()) >= s.max_features:
         stop_reason = "max_features"
     if stop_reason == "max_iter":
-        cap = "max_outer_iter" + (f" beyond the {-(-s.max_features // B)} rounds of "
+        cap = "max_iter" + (f" beyond the {-(-s.max_features // B)} rounds of "
                                   f"max_features={s.max_features}" if budget else "")
         warnings.warn(
             f"{name} stopped after {out.n_iter} outer iterations ({cap}) "
             + ("with fewer features than max_features" if budget else
                f"before the relative objective change met tol={s.tol}")
-            + "; increase max_outer_iter.", ConvergenceWarning)
+            + "; increase max_iter.", ConvergenceWarning)
     if st.unconverged:
         warnings.warn(
             f"{name}: {st.unconverged} of {out.n_iter} master solves stopped at their "
-            "iteration cap before meeting their tolerance; increase master_max_iter.",
+            "iteration cap before meeting their tolerance; increase inner_max_iter.",
             ConvergenceWarning,
         )
     history = out.history.as_dict()

@@ -699,7 +699,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     from sklearn.utils import check_random_state
 
     from ..families import RandomFourierFeatures
-    from ..kernels import scale_gamma
+    from ..kernels import resolve_gamma
     from ..losses import weighted
     from ..penalties import L1
     from ..solvers import ADMM, GrFLFISTA
@@ -728,7 +728,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         if family is None:
             # scikit-learn's gamma="scale", on the weighted variance when weighted
             family = RandomFourierFeatures(
-                gamma="scale" if sample_weight is None else scale_gamma(X, sample_weight))
+                gamma="scale" if sample_weight is None
+                else resolve_gamma("scale", X, sample_weight=sample_weight))
         else:
             family = copy.deepcopy(family)
         family.fit(X)

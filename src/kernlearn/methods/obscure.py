@@ -460,7 +460,8 @@ class OnlineBatch(BaseSolver):
         t0 = time.perf_counter()
         n_epochs = 0
         progress = (Progress("OBSCURE", self.max_iter_online
-                             + (0 if self.online_only else self.max_iter))
+                             + (0 if self.online_only else self.max_iter),
+                             level=self.verbose)
                     if self.verbose else None)
         for ep in range(0 if self.pegasos else int(self.max_iter_online)):
             if budget[0] <= 0:
