@@ -73,7 +73,8 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="n = 500, p = 50 only")
     args = parser.parse_args(argv)
-    sizes = [(500, 50)] if args.quick else [(1000, 50), (1000, 100), (1000, 200)]
+    sizes = ([(500, 50)] if args.quick
+             else [(1000, 50), (1000, 100), (1000, 200), (4096, 200)])
     print("| n | p (kernels) | solver | time s | objective | rel. to best | converged | "
           "SVM trainings (iterations) | time / APG |")
     print("|---|---|---|---|---|---|---|---|---|")

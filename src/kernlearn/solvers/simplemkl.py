@@ -263,7 +263,9 @@ class SimpleMKL(BaseSolver):
     tol : float, default=1e-6
         Stop when the MKL duality gap is below ``tol`` times :math:`J(\mu)`
         (Rakotomamonjy et al.'s stopping rule; it also bounds the gap of the
-        returned primal point).
+        returned primal point), or when no step along a descent direction
+        lowers ``J`` any more (machine precision; ``history`` marks it
+        ``stalled``).
     max_iter : int, default=500
         Cap on the reduced-gradient iterations.
     line_search_tol : float, default=1e-2
@@ -377,9 +379,15 @@ class SimpleMKL(BaseSolver):
                 # No feasible descent: a stationary point of J on the simplex.
                 converged = True
                 break
+            J_old = sol["J"]
             mu, sol = self._step(mu, D, k, sol, evaluate)
-        else:
-            it = self.max_iter
+            if not sol["J"] < J_old:
+                # No trial point along a descent direction lowers J: J is
+                # flat to machine precision (as APG and ProxNewton conclude).
+                history.append(J=sol["J"], gap=rel_gap, svm_trainings=svm.n_trainings,
+                               newton_steps=svm.n_newton, stalled=1)
+                converged = True
+                break
         return self._result(problem, sol, mu, alpha, gap, history, converged, it)
 
     def _step(self, mu, D, k, sol, evaluate):
@@ -442,7 +450,8 @@ class SimpleMKL(BaseSolver):
     def _result(self, problem, sol, mu, alpha, gap, history, converged, it):
         """Primal point ``w_t = mu_t z_t / lambda`` of the last SVM and its objective."""
         w, b, m = sol["w"], sol["b"], sol["m"]
-        F = float(problem.loss.value(m, problem.y).sum()) + problem.penalty.value(w, problem.indptr)
+        F = (float(problem.loss.value(m, problem.y).sum())
+             + problem.penalty.value(w, problem.indptr))
         return SolverResult(
             coef=w,
             intercept=b,
