@@ -255,3 +255,15 @@ def test_same_optimum_as_the_other_masters_warm_started_like_fgm(rng):
     mkl = SimpleMKL(tol=1e-8).solve(problem, SimpleMKLState(newton.coef, newton.intercept))
     assert mkl.converged and mkl.n_iter <= 3
     assert mkl.state.objective == pytest.approx(newton.state.objective, rel=1e-8)
+
+
+def test_stall_at_machine_precision_is_the_optimum(rng):
+    """Below float resolution no step lowers J: the solve stops, marked ``stalled``,
+    at the optimum (not at max_iter)."""
+    problem = _problem(rng, n=60)
+    res = SimpleMKL(tol=1e-15, max_iter=300).solve(problem)
+    ref = ProxNewton(tol=1e-14).solve(problem).state.objective
+    assert res.converged and res.n_iter < 300
+    assert res.history.last("stalled") == 1
+    assert res.state.objective == pytest.approx(ref, rel=1e-12)
+    assert res.history.last("gap") <= 1e-7
