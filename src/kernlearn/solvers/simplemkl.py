@@ -270,7 +270,9 @@ class SimpleMKL(BaseSolver):
         Cap on the reduced-gradient iterations.
     line_search_tol : float, default=1e-2
         The golden-section search stops when its bracket is below this
-        fraction of the longest step (SimpleMKL's ``goldensearch_deltmax``).
+        fraction of the longest step (the role of SimpleMKL's
+        ``goldensearch_deltmax``); it is shrunk further until a trial point
+        lowers ``J``.
 
     References
     ----------
