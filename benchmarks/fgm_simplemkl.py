@@ -13,9 +13,10 @@ group-l1 penalty with ``alpha = 1``, an intercept, all solvers cold-started
 
 Solvers: SimpleMKL at a loose duality-gap tolerance (1e-2, the value in
 SimpleMKL's example scripts) and at 1e-6; APG at FGM's master tolerance
-(1e-6); proximal Newton at its default (1e-8).  Printed: median times over ``--runs`` runs (after one
-warm-up solve), objectives relative to the best one found, SimpleMKL's SVM
-trainings and reduced-gradient iterations, and its time over APG's.
+(1e-6); proximal Newton at its default (1e-8).  Printed: median times over
+``--runs`` runs (after one warm-up solve), objectives relative to the best one
+found, SimpleMKL's SVM trainings and reduced-gradient iterations, and its time
+over APG's.
 
 A second table fits whole FGM classifiers (``B = 10``, default settings,
 1000 training and 1000 test rows, 2000 features, 100 informative) with each
@@ -57,8 +58,8 @@ def master_problem(n_samples, p_active, seed=0):
     noise = rng.permutation(np.flatnonzero(w == 0))
     cols = rng.permutation(np.concatenate([np.flatnonzero(w), noise[:p_active - k]]))
     indptr = np.arange(0, p_active + 1, B)
-    return Problem(np.asfortranarray(X[:, cols]), y, weighted(get_loss("squared_hinge"), C=1.0),
-                   SquaredGroupL1(1.0), indptr, True)
+    loss = weighted(get_loss("squared_hinge"), C=1.0)
+    return Problem(np.asfortranarray(X[:, cols]), y, loss, SquaredGroupL1(1.0), indptr, True)
 
 
 SOLVERS = {

@@ -267,3 +267,13 @@ def test_stall_at_machine_precision_is_the_optimum(rng):
     assert res.history.last("stalled") == 1
     assert res.state.objective == pytest.approx(ref, rel=1e-12)
     assert res.history.last("gap") <= 1e-7
+
+
+def test_no_active_column_fits_the_intercept_alone(rng):
+    # sum_i (1 - y_i b)^2 / 2 is least at b = mean(y) for labels in {-1, +1}
+    y = rng.choice([-1.0, 1.0], 25)
+    problem = Problem(np.zeros((25, 0)), y, weighted(get_loss("squared_hinge"), C=C),
+                      SquaredGroupL1(ALPHA))
+    res = SimpleMKL().solve(problem)
+    assert res.converged and res.coef.shape == (0,)
+    assert res.intercept == pytest.approx(y.mean(), abs=1e-12)

@@ -355,7 +355,8 @@ class SimpleMKL(BaseSolver):
         svm = _SVM(A, y, loss, alpha, indptr, problem.fit_intercept)
         history = History()
         if T == 0:
-            w, b, mu = np.zeros(p), (0.0 if warm is None else float(warm.intercept)), np.zeros(0)
+            b = 0.0 if warm is None else float(warm.intercept)
+            w, mu = np.zeros(p), np.zeros(0)
             sol = svm.train(mu, w, b)
             return self._result(problem, sol, mu, alpha, 0.0, history, True, 0)
         w, b, mu = self._start(warm, p, T, indptr)
