@@ -347,7 +347,7 @@ def test_unconverged_master_warns(small):
         FGMClassifier(B=5, inner_max_iter=1).fit(X, y)
 
 
-@pytest.mark.parametrize("solver", ["newton", "apg"])
+@pytest.mark.parametrize("solver", ["newton", "apg", "simplemkl"])
 def test_newton_and_apg_masters_reach_the_same_model(small, solver):
     X, y, _ = small
     ref = FGMClassifier(B=5, tol=None, max_iter=4, inner_tol=1e-12).fit(X, y)

@@ -104,34 +104,6 @@ def test_binary_fgm_runs_without_joblib(monkeypatch):
     assert len(calls) == 1
 
 
-def test_newton_hessian_paths_agree_and_reuse_only_an_unchanged_curvature():
-    """One output skips the Kronecker array; several use it; same Hessians."""
-    from kernlearn.solvers.prox_newton import _Hessians
-
-    rng = np.random.default_rng(0)
-    A = rng.standard_normal((200, 7))
-    D = np.abs(rng.standard_normal((200, 3)))
-    D[rng.random((200, 3)) < 0.3] = 0.0
-    ref = np.einsum("ik,ij,il->kjl", D, A, A)
-    several = _Hessians(A, n_outputs=3)
-    assert several.Z is not None
-    np.testing.assert_allclose(several(D)[0], ref, rtol=1e-12, atol=1e-12)
-    one = _Hessians(A, n_outputs=1)
-    assert one.Z is None
-    for k in range(3):
-        H, hb, hbb = one(D[:, k:k + 1].copy())
-        np.testing.assert_allclose(H[0], ref[k], rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(hb[0], D[:, k] @ A, rtol=1e-12)
-        np.testing.assert_allclose(hbb, [D[:, k].sum()])
-    # the same curvature again (square loss): the cached result, not a new one
-    D1 = D[:, 2:3].copy()
-    first = one(D1)
-    assert one(D1.copy()) is first
-    D1[0] += 1.0
-    assert one(D1) is not first
-    np.testing.assert_allclose(one(D1)[0][0], A.T @ (A * D1), rtol=1e-12, atol=1e-12)
-
-
 def test_obscure_small_problem_computes_all_rows_once_same_model(monkeypatch):
     """All rows at the first miss (small n) or on demand: the same fit."""
     import kernlearn.methods._obscure_steps as steps

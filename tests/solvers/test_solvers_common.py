@@ -47,7 +47,7 @@ def test_solver_reaches_the_optimum_or_refuses(solver_name, penalty_name, loss_n
 @pytest.mark.parametrize("solver_name", SOLVERS.names())
 def test_warm_start_from_own_state_is_no_worse(solver_name, rng):
     solver = _solver(solver_name)
-    penalty = PENALTIES.resolve("squared_group_l1" if solver_name in ("apg", "prox_newton")
+    penalty = PENALTIES.resolve("squared_group_l1" if solver_name in ("apg", "prox_newton", "simplemkl")
                                 else "group_l1_l2").set_params(alpha=0.5)
     problem = make_problem(solver.problem_type, "logistic", penalty, rng)
     cold = solver.solve(problem)

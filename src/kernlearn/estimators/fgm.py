@@ -43,7 +43,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
                            StrOptions({"deprecated"})],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "max_features": [Interval(Integral, 1, None, closed="left"), None],
-        "solver": [StrOptions({"auto", "newton", "apg"})],
+        "solver": [StrOptions({"auto", "newton", "apg", "simplemkl"})],
         "inner_tol": [Interval(Real, 0, None, closed="neither"), None],
         "inner_max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "master_tol": [Interval(Real, 0, None, closed="neither"), None,
@@ -277,11 +277,14 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         problems whose selections are united.  ``"auto"`` is ``"shared"``
         on the columns of ``X`` and ``"ovr"`` with a ``family`` (families
         price one dual vector at a time).
-    solver : {"auto", "newton", "apg"}, default="auto"
+    solver : {"auto", "newton", "apg", "simplemkl"}, default="auto"
         Master solver on the active set: proximal Newton (compiled block
         coordinate descent on the quadratic model; converges in a few
-        iterations) or the paper's APG (Algorithm 4).  ``"auto"`` uses Newton
-        unless the active block is too large for its Hessian.
+        iterations), the paper's APG (Algorithm 4), or the paper's MKL-FGM
+        baseline ``"simplemkl"`` (sec. 5.1, SimpleMKL: the same optimum, one to
+        three orders of magnitude slower).  ``"auto"`` chooses by cost: Newton on
+        narrow active sets, APG when the active set is wider than the rows or
+        Newton's estimated cost is higher (``history_["master_reason"]``).
     inner_tol : float, optional
         Tolerance of the master (inner) solver (default: Newton's relative
         predicted decrease ``1e-8``, APG's ``1e-6``).  A master that stops at
@@ -545,7 +548,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         Relative objective change stopping rule.
     max_features : int, optional
         Budget of features (see :class:`FGMClassifier`).
-    solver : {"auto", "newton", "apg"}, default="auto"
+    solver : {"auto", "newton", "apg", "simplemkl"}, default="auto"
         Master solver (see :class:`FGMClassifier`).
     inner_tol : float, optional
         Master (inner) solver tolerance (was ``master_tol``).

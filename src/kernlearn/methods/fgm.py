@@ -52,6 +52,7 @@ from ..preprocessing import (Standardization, fit_standardization,
 from ..penalties import SquaredGroupL1
 from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
+from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 
 __all__ = ["FGMResult", "FGMSettings", "fgm_decision", "fgm_standardization", "fit_fgm"]
 
@@ -89,7 +90,7 @@ class FGMSettings:
     max_features : int or None
         Budget: add the best new candidates until exactly this many carry
         weight (or none is left).
-    solver : {"auto", "newton", "apg"}
+    solver : {"auto", "newton", "apg", "simplemkl"}
         Master solver: proximal Newton on the active set, or the paper's APG.
     master_tol, master_max_iter : float or None, int or None
         Tolerance and iteration cap of one master solve (None: the solver's).
@@ -700,6 +701,18 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau):
             Problem(A, Y, weighted(loss, C=s.C), penalty, indptr, s.fit_intercept),
             ProxNewtonState(W0, b0))
         W, b, M = res.coef, np.atleast_1d(res.intercept), res.state["margin"]
+    elif kind == "simplemkl":
+        # the paper's MKL-FGM master (sec. 5.1, SimpleMKL): a slow reference
+        if Y.shape[1] > 1:
+            raise ValueError("solver='simplemkl' handles one output; use solver='newton' "
+                             "for a shared multiclass selection.")
+        opts = {k: v for k, v in (("tol", s.master_tol), ("max_iter", s.master_max_iter))
+                if v is not None}
+        res = SimpleMKL(**opts).solve(
+            Problem(A, Y[:, 0], weighted(loss, C=s.C), penalty, indptr, s.fit_intercept),
+            SimpleMKLState(W0[:, 0], b0[0]))
+        W, b = res.coef[:, None], np.array([res.intercept])
+        M = res.state["margin"][:, None]
     else:
         if Y.shape[1] > 1:
             raise ValueError("solver='apg' handles one output; use solver='newton' "

@@ -80,7 +80,7 @@ def choose_master(n, p, K=1, loss=None, solver="auto", hessian_flops=None):
         Outputs sharing the features (APG solves one).
     loss : BaseLoss, optional
         The loss; Newton needs its ``hess_margin``.
-    solver : {"auto", "newton", "apg"}, default="auto"
+    solver : {"auto", "newton", "apg", "simplemkl"}, default="auto"
         A name other than ``"auto"`` is taken as given.
     hessian_flops : float, optional
         Cost of forming the Hessian once (``K sum_i nnz_i^2`` for sparse

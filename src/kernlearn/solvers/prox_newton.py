@@ -409,7 +409,7 @@ class ProxNewton(BaseSolver):
             # compiled norms: a handful of NumPy calls cost more on small sets
             return 0.5 * alpha * float(_group_norms(V, indptr).sum()) ** 2
 
-        hessians = _Hessians(Ar, K)
+        hessians = _Hessians(Ar)
         M = _matmul(Ar, W) + b
         F = float(loss.value(M, Y).sum()) + pen(W)
         history = History()
@@ -530,43 +530,30 @@ def _sparse_hessians(indptr, indices, data, D, H, hb):
 class _Hessians:
     """Per output ``k``: ``A' diag(D_k) A``, ``A' D_k`` and ``sum(D_k)``.
 
-    Sparse ``A``: one compiled pass over its rows.  Several outputs on a small
-    dense ``A``: all ``K`` Hessians in one BLAS product ``D' Z`` with the
-    row-wise Kronecker products ``Z_i = a_i (x) a_i`` (formed once per
-    solve).  Otherwise one product per output on the rows where ``D_k > 0``
-    (few for the squared hinge near the optimum): for one output ``Z`` would
-    only add an ``n x p^2`` array to write and read, the same work as the
-    product itself (measured: with 5000 x 40 active columns, forming and
-    reading it took nine tenths of the master's time).  The curvature of the
-    square loss does not depend on the margins: an unchanged ``D`` returns
-    the last result.
+    Sparse ``A``: one compiled pass over its rows.  Small dense ``A``: all
+    ``K`` Hessians in one BLAS product ``D' Z`` with the row-wise Kronecker
+    products ``Z_i = a_i (x) a_i`` (formed once per solve).  Otherwise one
+    product per output on the rows where ``D_k > 0`` (few for the squared
+    hinge near the optimum).
     """
 
     # Largest Z (n x p^2 entries) kept for the one-product path.
     _MAX_KR = 10_000_000
 
-    def __init__(self, A, n_outputs=1):
+    def __init__(self, A):
         self.A = A
         n, p = A.shape
         self.Z = None
-        self._last = None
         if sp.issparse(A):
             self.A = sp.csr_matrix(A)
             self.A.sort_indices()
             # the compiled pass reads float64 entries: cast once per solve
             self.data = self.A.data.astype(np.float64, copy=False)
-        elif n_outputs > 1 and n * p * p <= self._MAX_KR:
+        elif n * p * p <= self._MAX_KR:
             Ac = np.ascontiguousarray(A)
             self.Z = (Ac[:, :, None] * Ac[:, None, :]).reshape(n, p * p)
 
     def __call__(self, D):
-        if self._last is not None and np.array_equal(self._last[0], D):
-            return self._last[1]
-        out = self._compute(D)
-        self._last = (D.copy(), out)
-        return out
-
-    def _compute(self, D):
         A = self.A
         n, p = A.shape
         K = D.shape[1]
