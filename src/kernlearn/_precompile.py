@@ -83,6 +83,7 @@ def workloads():
         A label and a function of no arguments that runs the fit.
     """
     from .estimators.fgm import FGMClassifier, FGMRegressor
+    from .estimators.infinite import InfiniteFeatureClassifier, InfiniteFeatureRegressor
     from .estimators.lowrank import LowRankKernelClassifier, LowRankKernelRegressor
     from .estimators.pnorm_mkl import PNormMKLClassifier
     from .families import PolynomialPool
@@ -112,6 +113,14 @@ def workloads():
         ("LowRankKernelClassifier multiclass",
          lambda: LowRankKernelClassifier().fit(X, y_multi)),
         ("LowRankKernelRegressor", lambda: LowRankKernelRegressor().fit(X, y_reg)),
+    ]
+    # GrFL's Newton master: one compiled block prox per penalty kind
+    grfl = dict(max_features=3, n_candidates=5, random_state=0)
+    jobs += [
+        ("InfiniteFeatureClassifier", lambda: InfiniteFeatureClassifier(**grfl).fit(X, y_bin)),
+        ("InfiniteFeatureClassifier multiclass l1_linf",
+         lambda: InfiniteFeatureClassifier(penalty="l1_linf", **grfl).fit(X, y_multi)),
+        ("InfiniteFeatureRegressor", lambda: InfiniteFeatureRegressor(**grfl).fit(X, y_reg)),
     ]
     return jobs
 
