@@ -47,7 +47,7 @@ def _brute_loo(C, Y, mu):
     return total
 
 
-@pytest.mark.parametrize("noise", [0.3, 1.0, 2.0])  # keeps 1e-4, 0.01, 0.1
+@pytest.mark.parametrize("noise", [0.3, 1.0, 2.0])  # keeps a small value, 0.01, 0.1
 def test_auto_keeps_the_path_value_of_smallest_loo_error(noise):
     rng = np.random.default_rng(1)
     X = rng.uniform(-3, 3, (80, 2))
