@@ -47,7 +47,7 @@ def _brute_loo(C, Y, mu):
     return total
 
 
-@pytest.mark.parametrize("noise", [0.3, 1.0, 2.0])  # keeps 1e-4, 0.01, 0.1
+@pytest.mark.parametrize("noise", [0.3, 1.0, 2.0])  # keeps a small value, 0.01, 0.1
 def test_auto_keeps_the_path_value_of_smallest_loo_error(noise):
     rng = np.random.default_rng(1)
     X = rng.uniform(-3, 3, (80, 2))
@@ -77,3 +77,28 @@ def test_auto_keeps_the_path_value_of_smallest_loo_error(noise):
     # minimiser itself is flat along nearly collinear columns)
     assert auto.objective == pytest.approx(cold.objective, rel=1e-8)
     assert auto.nu == pytest.approx(cold.nu)
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_dual_coefficients_reproduce_the_ridge_fit_at_large_n_small_nu(precompute):
+    """Training predictions equal the kernel ridge fit B (I + B'B)^-1 B'y, B = C D^1/2.
+
+    At many rows, smooth columns and small nu the weights reach ~1e5 and
+    mu_m (c_m'z) must not be formed from c_m'z (~sqrt(nu), a difference of
+    terms of order n): that lost every digit and gave the fit 4x its MSE.
+    """
+    rng = np.random.default_rng(0)
+    n, g = 20000, 1 / 3
+    X = rng.standard_t(3, size=(n, 3))  # heavy tails: a dense bulk, smooth columns
+    X = (X - X.mean(0)) / X.std(0)
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.3 * rng.normal(size=n)
+    Y = (y - y.mean())[:, None] / y.std()
+    res = fit_slkl(X, Y, gamma=g, n_columns=128, nu=1e-5, precompute=precompute,
+                   seed=0)
+    assert res.mu.max() > 1e4  # the regime where the old extraction failed
+    C = pairwise_kernel(X, X[res.column_indices], "rbf", gamma=g)
+    B = C * np.sqrt(res.mu)
+    exact = B @ np.linalg.solve(np.eye(len(res.mu)) + B.T @ B, B.T @ Y)
+    fit = pairwise_kernel(X, X[res.center_indices], "rbf", gamma=g) @ res.dual_coef
+    resid = np.mean((Y - exact) ** 2)
+    assert np.mean((fit - exact) ** 2) < 1e-6 * resid

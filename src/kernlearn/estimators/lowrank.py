@@ -203,7 +203,7 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         (centred) targets, so the learned :math:`\mu` does not depend on the
         units of ``y``; larger values give sparser :math:`\mu` (smaller
         :math:`m_0`) and smoother functions.  ``"auto"`` tries 0.1, 0.01,
-        1e-3 and 1e-4 in turn (each fit warm-started from the previous one,
+        1e-3, 1e-4 and 1e-5 in turn (each fit warm-started from the previous one,
         stopping once the error grows) and keeps the value with the smallest
         leave-one-out squared error of the kernel ridge fit, as
         scikit-learn's ``RidgeCV`` chooses its ``alpha``.
