@@ -107,7 +107,7 @@ def test_precompile_covers_everything_and_later_fits_only_load(tmp_path):
     # the fits did run compiled code, loaded from the cache
     loaded = {name for name, (hit, _) in stats.items() if hit}
     assert {"kernlearn.solvers.prox_newton._subproblem",
-            "kernlearn.methods.obscure._block_loop_jit"} <= loaded, loaded
+            "kernlearn.methods._obscure_steps._block_loop_jit"} <= loaded, loaded
     assert any(name.startswith("kernlearn.methods._slkl_compiled") for name in loaded)
 
 

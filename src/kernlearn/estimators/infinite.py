@@ -202,7 +202,9 @@ def _stopping(est):
     master's), so it is read that way and the old model is kept.
     """
     cls = type(est).__name__
-    inner_max_iter = renamed_parameter(est, "max_iter", "inner_max_iter")
+    # (not exclusive: scikit-learn's checks set max_iter on any estimator that has it)
+    inner_max_iter = renamed_parameter(est, "max_iter", "inner_max_iter",
+                                       exclusive=False)
     tol, inner_tol = est.tol, est.inner_tol
     if not (isinstance(est.eps, str) and est.eps == "deprecated"):
         outer = renamed_parameter(est, "eps", "tol", exclusive=False)
