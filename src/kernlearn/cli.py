@@ -779,6 +779,7 @@ def _cmd_datasets(args):
             "split": f"`{name}` (train) and `{name}:test`",
             "single": f"`{name}`",
             "views": f"`{name}` (views side by side)",
+            "tasks": f"`{name}` (task ids carried for multitask estimators)",
         }.get(_TABULAR_SETS.get(name), "Python API only")
         print(f"  {name:12s} {_LOADERS[name][1]}; on the command line: {use}")
     return 0

@@ -232,7 +232,7 @@ def task_positions(tasks, task_index, n):
     pos = np.clip(np.searchsorted(tasks, task_index), 0, len(tasks) - 1)
     if np.any(tasks[pos] != task_index):
         unknown = np.setdiff1d(task_index, tasks)
-        raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5]!r}.")
+        raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5].tolist()}.")
     return pos
 
 

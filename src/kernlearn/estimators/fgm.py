@@ -57,6 +57,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         "tree": ["boolean"],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
         "refit": ["boolean"],
+        "refit_C": [Interval(Real, 0, None, closed="neither"), None],
         "family": [HasMethods(["fit", "price", "columns"]), None],
         "memory_budget": [Interval(Integral, 1, None, closed="left"), str, None],
         "verbose": ["verbose"],
@@ -110,7 +111,8 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw), settings,
                       sample_weight=sw, column_scale=st.scale if self.family is None else None,
                       n_classes=n_classes, multiclass=multiclass, refit=self.refit,
-                      refit_loss=loss, n_jobs=getattr(self, "n_jobs", None))
+                      refit_loss=loss, refit_C=self.refit_C,
+                      n_jobs=getattr(self, "n_jobs", None))
         self.coef_, self.intercept_ = res.coef, res.intercept
         if ts is not None:  # regression: back to the target's units
             self.coef_ = self.coef_ * ts.scale[0]
@@ -321,6 +323,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Score at most this many columns at once (bounded memory).
     refit : bool, default=False
         De-bias: retrain an l2-regularised model on the selected features.
+    refit_C : float or None, default=20.0
+        ``C`` of the de-biasing refit: the paper's 20 (sec. 6.2.2, "a standard
+        SVM ... with relatively large C"); ``None`` reuses FGM's ``C``.
     family : family object, optional
         Another pool of candidate columns, e.g.
         :class:`~kernlearn.families.PolynomialPool` (degree-2 monomials never
@@ -404,7 +409,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         self, B=10, C=1.0, loss="squared_hinge", *, max_iter=15, tol=1e-2,
         max_features=None, multiclass="auto", solver="auto", inner_tol=None,
         inner_max_iter=None, standardize=True, fit_intercept=True, groups=None,
-        tree=False, chunk_size=None, refit=False, family=None, n_jobs=None,
+        tree=False, chunk_size=None, refit=False, refit_C=20.0, family=None,
+        n_jobs=None,
         memory_budget=None, verbose=0, class_weight=None, probability=False,
         feature_scaling="deprecated", max_outer_iter="deprecated",
         master_tol="deprecated", master_max_iter="deprecated",
@@ -429,6 +435,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         self.tree = tree
         self.chunk_size = chunk_size
         self.refit = refit
+        self.refit_C = refit_C
         self.family = family
         self.n_jobs = n_jobs
         self.memory_budget = memory_budget
@@ -571,6 +578,9 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         Bounded-memory scoring.
     refit : bool, default=False
         Ridge refit on the selected features.
+    refit_C : float or None, default=None
+        ``C`` of the refit (ridge ``alpha = 1 / refit_C``); ``None`` reuses
+        FGM's ``C``.
     family : family object, optional
         Another pool of candidate columns (see :class:`FGMClassifier`).
     memory_budget : int or str, optional
@@ -601,7 +611,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         self, B=10, C=1.0, *, max_iter=15, tol=1e-2, max_features=None,
         solver="auto", inner_tol=None, inner_max_iter=None, standardize=True,
         fit_intercept=True, groups=None, tree=False, chunk_size=None, refit=False,
-        family=None, memory_budget=None, verbose=0, feature_scaling="deprecated",
+        refit_C=None, family=None, memory_budget=None, verbose=0, feature_scaling="deprecated",
         max_outer_iter="deprecated", master_tol="deprecated", master_max_iter="deprecated",
     ):
         self.B = B
@@ -622,6 +632,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         self.tree = tree
         self.chunk_size = chunk_size
         self.refit = refit
+        self.refit_C = refit_C
         self.family = family
         self.memory_budget = memory_budget
         self.verbose = verbose

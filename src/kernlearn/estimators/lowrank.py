@@ -26,6 +26,7 @@ input), so the model is :math:`\tilde f(x) = \sum_m k(T(x), T(x_m))\,a_m + b`:
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
@@ -39,6 +40,7 @@ from sklearn.utils._available_if import available_if
 from ._base import (
     ProbabilityMixin,
     _has_proba,
+    canonical_sparse,
     check_two_classes,
     fit_sample_weight,
     input_standardization,
@@ -114,10 +116,11 @@ class _BaseLowRank(BaseEstimator):
 
     def _validate_X(self, X, reset):
         pre = self.kernel == "precomputed"
-        return validate_data(
+        X = validate_data(
             self, X, reset=reset, accept_sparse=False if pre else "csr",
             dtype=[np.float64, np.float32],
         )
+        return canonical_sparse(X) if sp.issparse(X) else X
 
     def _fit_targets(self, X, Y, per_output=False, sample_weight=None):
         """Standardise, run :func:`kernlearn.methods.slkl.fit_slkl`, map back.
@@ -331,6 +334,7 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
             self, X, y, accept_sparse=False if pre else "csr",
             dtype=[np.float64, np.float32], multi_output=True, y_numeric=True,
         )
+        X = canonical_sparse(X) if sp.issparse(X) else X
         y = np.asarray(y)
         self._y_ndim = y.ndim
         sw = fit_sample_weight(sample_weight, X.shape[0])
@@ -516,6 +520,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
             self, X, y, accept_sparse=False if pre else "csr",
             dtype=[np.float64, np.float32],
         )
+        X = canonical_sparse(X) if sp.issparse(X) else X
         check_two_classes(y)
         binarizer = LabelBinarizer(neg_label=-1, pos_label=1)
         Y = binarizer.fit_transform(y).astype(float)

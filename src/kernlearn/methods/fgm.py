@@ -353,7 +353,7 @@ def _nonzero_scale(scale):
 
 def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None,
             n_classes=None,
-            multiclass="shared", refit=False, refit_loss=None, n_jobs=None,
+            multiclass="shared", refit=False, refit_loss=None, refit_C=None, n_jobs=None,
             callback=None, name="FGM"):
     """Fit FGM end to end: the pool, one or several cutting-plane runs, refits.
 
@@ -388,6 +388,8 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
         features of each output.
     refit_loss : {"square", "logistic", "squared_hinge"}, optional
         The refit model's loss.
+    refit_C : float, optional
+        ``C`` of the refit (default: FGM's ``C``; the paper uses 20).
     n_jobs : int, optional
         Threads for independent one-vs-rest problems.
     callback : callable, optional
@@ -439,7 +441,8 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
     if refit:
         sels = [paths[0].selected] * len(tasks) if len(paths) == 1 else [p.selected for p in paths]
         coefs, intercepts = map(list, zip(*[
-            _refit_l2(X, t, s, refit_loss, pool, settings.C, settings.fit_intercept,
+            _refit_l2(X, t, s, refit_loss, pool,
+                      settings.C if refit_C is None else refit_C, settings.fit_intercept,
                       sample_weight) for t, s in zip(tasks, sels)]))
     return _assemble(X, pool, paths, coefs, intercepts)
 

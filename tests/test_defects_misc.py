@@ -1,0 +1,73 @@
+"""Regression tests for defects of issue 23 fixed outside the method modules."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from kernlearn import FGMRegressor, LowRankKernelClassifier, MultitaskMKLRegressor
+
+
+def _duplicated(X):
+    """The same matrix as CSR with every stored entry split into two halves."""
+    coo = sp.coo_matrix(X)
+    rows = np.concatenate([coo.row, coo.row])
+    cols = np.concatenate([coo.col, coo.col])
+    vals = np.concatenate([coo.data / 2, coo.data / 2])
+    A = sp.csr_matrix((vals, (rows, cols)), shape=X.shape)
+    A = sp.csr_matrix((A.data, A.indices, A.indptr), shape=X.shape)
+    if A.has_canonical_format:  # scipy summed them: build the raw arrays by hand
+        order = np.lexsort((cols, rows))
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=X.shape[0]))])
+        A = sp.csr_matrix((vals[order], cols[order], indptr), shape=X.shape)
+    return A
+
+
+def test_unsummed_duplicate_entries_give_the_canonical_model():
+    rng = np.random.default_rng(0)
+    X = sp.random(80, 12, density=0.4, random_state=1, format="csr")
+    y = X @ rng.standard_normal(12) + 0.1 * rng.standard_normal(80)
+    D = _duplicated(X)
+    assert not D.has_canonical_format and D.nnz == 2 * X.nnz
+    a = FGMRegressor(B=3).fit(X, y).predict(X)
+    b = FGMRegressor(B=3).fit(D, y).predict(D)
+    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    labels = (y > np.median(y)).astype(int)
+    c = LowRankKernelClassifier(n_columns=20, random_state=0).fit(X, labels)
+    d = LowRankKernelClassifier(n_columns=20, random_state=0).fit(D, labels)
+    np.testing.assert_allclose(c.decision_function(X), d.decision_function(D), rtol=1e-8)
+    assert D.nnz == 2 * X.nnz  # the caller's matrix is not changed
+
+
+def test_multitask_grams_of_different_sizes_are_named():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    K = X @ X.T
+    with pytest.raises(ValueError, match=r"X\[1\] has shape \(30, 30\) but X\[0\] has"):
+        MultitaskMKLRegressor(kernels="precomputed").fit([K, K[:30, :30]], X[:, 0],
+                                                        task_index=np.repeat([0, 1], 20))
+
+
+def test_unseen_text_task_ids_are_listed_plainly():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    tasks = np.array(["a"] * 20 + ["b"] * 20)
+    m = MultitaskMKLRegressor(kernels=["linear"]).fit(X, X[:, 0], task_index=tasks)
+    with pytest.raises(ValueError, match=r"unseen in fit: \['zz'\]\.$"):
+        m.predict(X[:2], task_index=np.array(["a", "zz"]))
+
+
+def test_fgm_refit_uses_its_own_C():
+    # paper 002 sec. 6.2.2 de-biases with C = 20: refit_C is that C (20 by default
+    # for the classifier), None reuses FGM's C
+    from sklearn.datasets import make_classification
+
+    from kernlearn import FGMClassifier
+
+    X, y = make_classification(200, 30, n_informative=5, random_state=0)
+    assert FGMClassifier().refit_C == 20.0
+    same = FGMClassifier(B=3, C=0.05, refit=True, refit_C=None).fit(X, y)
+    explicit = FGMClassifier(B=3, C=0.05, refit=True, refit_C=0.05).fit(X, y)
+    paper = FGMClassifier(B=3, C=0.05, refit=True).fit(X, y)
+    np.testing.assert_array_equal(same.selected_features_, paper.selected_features_)
+    np.testing.assert_allclose(same.coef_, explicit.coef_)
+    assert not np.allclose(same.coef_, paper.coef_, rtol=1e-3)
