@@ -224,7 +224,7 @@ def _write_composite(w, X, y):
     if main(argv) != 0:
         raise RuntimeError(f"workspace model failed: {argv}")
     meta = load_model(w / "model.npz", return_metadata=True)[1]
-    Xs, ys, _ = __import__("kernlearn.datafiles").datafiles.load_data_file(
+    Xs, ys, _ = __import__("kernlearn.datasets").datasets.load_data_file(
         w / "train.svm")
     ref = FGMClassifier(B=2, class_weight={1.0: 5}).fit(Xs, ys)
     save_model(ref, w / "cw_ref.npz", metadata=meta)

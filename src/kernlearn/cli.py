@@ -278,13 +278,8 @@ def _load(
     source, label=None, n_features=None, zero_based="auto", fmt=None, task_column=None,
     header=None, sep=None, feature_names=None,
 ):
-    from .datafiles import (
-        ColumnNameError,
-        FeatureCountError,
-        IndexBaseError,
-        load_data_file,
-    )
-    from .datasets import DatasetNotFoundError
+    from .datafiles import ColumnNameError, FeatureCountError, IndexBaseError
+    from .datasets import DatasetNotFoundError, load_data_file
 
     try:
         X, y, info = load_data_file(

@@ -11,7 +11,9 @@ and refuses binary data (NUL bytes) there, so ``/dev/zero`` is an error, not
 an endless read.
 """
 
+import bz2
 import csv
+import gzip
 import io
 import lzma
 from pathlib import Path
@@ -50,10 +52,16 @@ class ColumnNameError(ValueError):
     """A CSV header does not name the columns the model was fitted on."""
 
 
-def _open(path):
-    from .datasets import _open as open_any
+class DatasetNotFoundError(FileNotFoundError):
+    """A named data set is not in the data folder."""
 
-    return open_any(path)
+
+def _open(path):
+    path = Path(path)
+    if not path.exists():
+        raise DatasetNotFoundError(f"data file not found: {path}")
+    opener = {".bz2": bz2.open, ".gz": gzip.open, ".xz": lzma.open}.get(path.suffix, open)
+    return opener(path, "rb")
 
 
 def _base_suffix(path):
@@ -471,36 +479,6 @@ def _read_libsvm(path, n_features, zero_based):
     return X, np.concatenate(ys), zero_based
 
 
-# ---------------------------------------------------------------- dispatcher
-_PARSED = {}
-
-
-def _named_dataset(spec):
-    from .datasets import _TABULAR_SETS, load_dataset
-
-    name, _, part = spec.partition(":")
-    kind = _TABULAR_SETS.get(name)
-    if kind is None:
-        raise ValueError(f"{name!r} is not a tabular data set (choose one of "
-                         f"{', '.join(sorted(_TABULAR_SETS))}).")
-    part = part or "train"
-    if part not in ("train", "test"):
-        raise ValueError(f"{spec!r}: the part after ':' must be 'train' or 'test'.")
-    # Parsed once per process: a session (or a test run) that fits, evaluates and
-    # reports on the same set reads the compressed file only once.
-    if name not in _PARSED:
-        _PARSED[name] = load_dataset(name)
-    data = _PARSED[name]
-    if part == "test":
-        if kind != "split":
-            raise ValueError(f"data set {name} has no test part; use {name!r}.")
-        X, y = data.data_test, data.target_test
-    else:
-        X, y = data.data, data.target
-    tasks = data.get("task_index")
-    return X.copy(), _labels(y), tasks
-
-
 def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None,
                    task_column=None, header=None, sep=None, feature_names=None):
     """Read a labelled (or unlabelled) table from a file or a data set name.
@@ -560,33 +538,12 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
     ValueError
         Unreadable or malformed content.
     """
-    from .datasets import _LOADERS, DatasetNotFoundError
-
     path = Path(source)
     info = {"format": None, "zero_based": None, "feature_names": None, "tasks": None,
             "label_name": None, "header": None, "sep": None}
     if path.is_dir():
         raise ValueError(f"{path} is a directory, not a data file.")
     if not path.exists():
-        name = str(source).partition(":")[0]
-        if name in _LOADERS:
-            if label is not None:
-                raise ValueError("--label applies to CSV and .npy files, not to named "
-                                 "data sets.")
-            X, y, info["tasks"] = _named_dataset(str(source))
-            info["format"] = "dataset"
-            if sp.issparse(X):
-                info["zero_based"] = False
-            if n_features is not None and X.shape[1] != n_features:
-                if sp.issparse(X) and X.shape[1] < n_features:
-                    X = sp.csr_matrix((X.data, X.indices, X.indptr),
-                                      shape=(X.shape[0], n_features))
-                else:
-                    raise FeatureCountError(
-                        f"data set {source} has {X.shape[1]} features; the model "
-                        f"expects {n_features}.")
-            info["n_features"] = X.shape[1]
-            return X, y, info
         raise DatasetNotFoundError(
             f"data file not found: {source} (and not a data set name; see "
             "`kernlearn datasets`)")

@@ -34,10 +34,6 @@ __all__ = [
 ]
 
 
-class DatasetNotFoundError(FileNotFoundError):
-    """A named data set is not in the data folder."""
-
-
 def data_home():
     """Folder holding the real data sets.
 
@@ -55,14 +51,6 @@ def data_home():
         if (parent / "pyproject.toml").exists() and cand.is_dir():
             return cand
     return Path.cwd().parent / "shared" / "datasets"
-
-
-def _open(path):
-    path = Path(path)
-    if not path.exists():
-        raise DatasetNotFoundError(f"data file not found: {path}")
-    opener = {".bz2": bz2.open, ".gz": gzip.open, ".xz": lzma.open}.get(path.suffix, open)
-    return opener(path, "rb")
 
 
 def load_svmlight(path, n_features=None, dtype=np.float64):
@@ -658,10 +646,12 @@ _TABULAR_SETS = {
 
 # The readers of data files live in datafiles.py; these names stay importable here.
 from .datafiles import (  # noqa: E402, F401
+    DatasetNotFoundError,
     FeatureCountError,
     IndexBaseError,
     _base_suffix,
-    load_data_file,
+    _labels,
+    _open,
 )
 
 
@@ -907,3 +897,82 @@ class SvmlightChunks:
     def __repr__(self):
         return (f"SvmlightChunks({str(self.path)!r}, shape={self.shape}, "
                 f"n_chunks={self.n_chunks}, cache={self._cache is not None})")
+
+
+# ---------------------------------------------------------------- dispatcher
+_PARSED = {}
+
+
+def _named_dataset(spec):
+    name, _, part = spec.partition(":")
+    kind = _TABULAR_SETS.get(name)
+    if kind is None:
+        raise ValueError(f"{name!r} is not a tabular data set (choose one of "
+                         f"{', '.join(sorted(_TABULAR_SETS))}).")
+    part = part or "train"
+    if part not in ("train", "test"):
+        raise ValueError(f"{spec!r}: the part after ':' must be 'train' or 'test'.")
+    # Parsed once per process: a session (or a test run) that fits, evaluates and
+    # reports on the same set reads the compressed file only once.
+    if name not in _PARSED:
+        _PARSED[name] = load_dataset(name)
+    data = _PARSED[name]
+    if part == "test":
+        if kind != "split":
+            raise ValueError(f"data set {name} has no test part; use {name!r}.")
+        X, y = data.data_test, data.target_test
+    else:
+        X, y = data.data, data.target
+    tasks = data.get("task_index")
+    return X.copy(), _labels(y), tasks
+
+
+def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None,
+                   **kwargs):
+    """Read a data file, or a named data set, into ``(X, y, info)``.
+
+    A ``source`` that is not a file but a name listed by
+    :func:`available_datasets` (``"a9a"`` is its training part, ``"a9a:test"``
+    its test part) is loaded from the data folder; anything else is read by
+    :func:`kernlearn.datafiles.load_data_file`, which takes the same
+    arguments.
+
+    Parameters
+    ----------
+    source : str or path-like
+        File path or data set name.
+    label, n_features, zero_based, fmt, **kwargs
+        As for :func:`kernlearn.datafiles.load_data_file`.
+
+    Returns
+    -------
+    X : ndarray or scipy.sparse.csr_matrix
+    y : ndarray or None
+    info : dict
+    """
+    from . import datafiles
+
+    path = Path(source)
+    name = str(source).partition(":")[0]
+    if path.exists() or name not in _LOADERS:
+        return datafiles.load_data_file(source, label=label, n_features=n_features,
+                                        zero_based=zero_based, fmt=fmt, **kwargs)
+    info = {"format": None, "zero_based": None, "feature_names": None, "tasks": None,
+            "label_name": None, "header": None, "sep": None}
+    if label is not None:
+        raise ValueError("--label applies to CSV and .npy files, not to named "
+                         "data sets.")
+    X, y, info["tasks"] = _named_dataset(str(source))
+    info["format"] = "dataset"
+    if sp.issparse(X):
+        info["zero_based"] = False
+    if n_features is not None and X.shape[1] != n_features:
+        if sp.issparse(X) and X.shape[1] < n_features:
+            X = sp.csr_matrix((X.data, X.indices, X.indptr),
+                              shape=(X.shape[0], n_features))
+        else:
+            raise FeatureCountError(
+                f"data set {source} has {X.shape[1]} features; the model "
+                f"expects {n_features}.")
+    info["n_features"] = X.shape[1]
+    return X, y, info
