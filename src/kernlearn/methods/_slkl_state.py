@@ -41,6 +41,18 @@ from ._slkl_compiled import _gram_residual, _gram_steps, _rank1, _step_rule
 __all__ = ["SLKLState", "slkl_objective"]
 
 
+def _scalar(index, cast, doc, settable=False):
+    """A property reading (and optionally writing) ``self._scal[index]``."""
+
+    def get(self):
+        return cast(self._scal[index])
+
+    def set_(self, value):
+        self._scal[index] = value
+
+    return property(get, set_ if settable else None, doc=doc)
+
+
 class SLKLState:
     r"""Active set, :math:`G` and :math:`Z` of SLKL, updated one coordinate at a time.
 
@@ -160,32 +172,13 @@ class SLKLState:
         self._floor = 0.0
 
     # -- scalars shared with the compiled steps ---------------------------------
-    @property
-    def m0(self):
-        """Number of non-zero weights (active slots)."""
-        return int(self._scal[0])
-
-    @m0.setter
-    def m0(self, value):
-        self._scal[0] = value
-
-    @property
-    def objective(self):
-        """:math:`F(\\mu)`, updated exactly by the one-dimensional formula."""
-        return float(self._scal[1])
-
-    @objective.setter
-    def objective(self, value):
-        self._scal[1] = value
-
-    @property
-    def n_fallback(self):
-        """Newton steps replaced by the exact coordinate minimiser."""
-        return int(self._scal[2])
-
-    @property
-    def _n_updates(self):
-        return int(self._scal[3])
+    # (one float array, so the compiled steps update them in place)
+    m0 = _scalar(0, int, "Number of non-zero weights (active slots).", settable=True)
+    objective = _scalar(1, float, ":math:`F(\\mu)`, updated exactly by the "
+                        "one-dimensional formula.", settable=True)
+    n_fallback = _scalar(2, int, "Newton steps replaced by the exact coordinate "
+                         "minimiser.")
+    _n_updates = _scalar(3, int, "Coordinate updates made.")
 
     # -- active-set storage ---------------------------------------------------
     @property
