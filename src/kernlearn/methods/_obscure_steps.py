@@ -12,19 +12,30 @@ from ..penalties.squared import conj_mirror_scales, lp_norm
 
 
 @numba.njit(cache=True)
-def _adaptive_step(t, s, lam, q, scale, nq, zq, R):  # pragma: no cover - compiled
-    """Algorithm 2, lines 6-9: the adaptive :math:`s_t`, the step :math:`\\eta_t`
-    and the shrinkage factor of one stage-2 step.
+def _step(stage, t, s, lam, q, scale, nq, zq, R, eta1, A, G, N):  # pragma: no cover
+    """The step size of one update and the lazy scale after its shrinkage.
 
-    Shared by the compiled loop and its NumPy transcription.  Returns
-    ``(t, s, eta, shrink)`` with ``t`` already incremented.
+    Stage 1 (Algorithm 1): the fixed step ``eta1``.  Stage 2 (Algorithm 2,
+    lines 6-9): the adaptive :math:`s_t` and step :math:`\\eta_t`, and the
+    shrinkage of :math:`\\theta` folded into the lazy ``scale``; a shrinkage
+    to zero clears the storage ``A``, ``G``, ``N`` in place (``scale`` back to
+    1).  Shared by the compiled loop and its NumPy transcription.  Returns
+    ``(t, s, eta, scale)``, ``t`` incremented in stage 2.
     """
+    if stage != 2:
+        return t, s, eta1, scale
     t += 1.0
     Lt = lam / q * scale * nq + zq
     d = lam * t + s
     s = s + 0.5 * (np.sqrt(d * d + q * Lt * Lt / (R * R)) - d)
     eta = q / (lam * t + s)
-    return t, s, eta, 1.0 - lam * eta / q
+    shrink = 1.0 - lam * eta / q
+    if shrink <= 0.0:
+        A[:] = 0.0
+        G[:] = 0.0
+        N[:] = 0.0
+        return t, s, eta, 1.0
+    return t, s, eta, scale * shrink
 
 
 def _block_loop(
@@ -133,17 +144,7 @@ def _block_loop(
                 for j in range(F):
                     S += (kdiag[j, i] / zmx) ** (0.5 * q)
                 zq = np.sqrt(zfac * zmx) * S ** (1.0 / q)
-        if stage == 2:
-            t, s, eta, shrink = _adaptive_step(t, s, lam, q, scale, nq, zq, R)
-            if shrink <= 0.0:
-                A[:, :] = 0.0
-                G[:, :, :] = 0.0
-                N[:] = 0.0
-                scale = 1.0
-            else:
-                scale *= shrink
-        else:
-            eta = eta1
+        t, s, eta, scale = _step(stage, t, s, lam, q, scale, nq, zq, R, eta1, A, G, N)
         if active:
             n_upd += 1.0
             cf = eta / scale
@@ -217,17 +218,7 @@ def _block_numpy(
         zq = gn * lp_norm(np.sqrt(kdiag[:, i]), q) if active else 0.0
         if active:
             st[4] += lv
-        if stage == 2:
-            t, s, eta, shrink = _adaptive_step(t, s, lam, q, scale, nq, zq, R)
-            if shrink <= 0.0:
-                A[:] = 0.0
-                G[:] = 0.0
-                N[:] = 0.0
-                scale = 1.0
-            else:
-                scale *= shrink
-        else:
-            eta = eta1
+        t, s, eta, scale = _step(stage, t, s, lam, q, scale, nq, zq, R, eta1, A, G, N)
         if active:
             st[3] += 1
             cf = eta / scale
