@@ -478,6 +478,28 @@ _ATTRS_DOC = """
 """
 
 
+def _fit_doc(summary, y, sample_weight, returns):
+    """The ``fit`` docstring of the multitask MKL estimators (the CV one too)."""
+    return f"""{summary}
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or list
+            Training data, or (``kernels="precomputed"``) k training Gram
+            matrices of shape (n_samples, n_samples).
+        y : array-like of shape (n_samples,)
+            {y}
+        task_index : array-like of shape (n_samples,), optional
+            Task id of each sample; ``None`` means one task.
+        sample_weight : array-like of shape (n_samples,), optional
+            {sample_weight}
+
+        Returns
+        -------
+        self : {returns}
+        """
+
+
 def _score_doc(what):
     return f"""{what} of ``predict(X, task_index)`` against ``y``.
 
@@ -582,27 +604,15 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
-        """Learn the shared kernel and the task predictors.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features), or list
-            Training data, or (``kernels="precomputed"``) k training Gram
-            matrices of shape (n_samples, n_samples).
-        y : array-like of shape (n_samples,)
-            Targets.
-        task_index : array-like of shape (n_samples,), optional
-            Task id of each sample; ``None`` means one task.
-        sample_weight : array-like of shape (n_samples,), optional
-            Non-negative weights of the samples' losses (per-sample loss
-            weight :math:`C w_i`; the standardisation and kernel scales are
-            weighted too; zero-weight rows are left out).
-
-        Returns
-        -------
-        self : MultitaskMKLRegressor
-        """
         return self._fit_regression(X, y, task_index, sample_weight)
+
+    fit.__doc__ = _fit_doc(
+        "Learn the shared kernel and the task predictors.",
+        "Targets.",
+        "Non-negative weights of the samples' losses (per-sample loss\n"
+        "            weight :math:`C w_i`; the standardisation and kernel scales are\n"
+        "            weighted too; zero-weight rows are left out).",
+        "MultitaskMKLRegressor")
 
     def _fit_regression(self, X, y, task_index, sample_weight, C=None):
         X, y = self._check_X(X, y, reset=True)
@@ -723,26 +733,6 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
-        """Learn the shared kernel and the task classifiers.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features), or list
-            Training data, or (``kernels="precomputed"``) k training Gram
-            matrices of shape (n_samples, n_samples).
-        y : array-like of shape (n_samples,)
-            Labels of two classes; every task must contain both.
-        task_index : array-like of shape (n_samples,), optional
-            Task id of each sample; ``None`` means one task.
-        sample_weight : array-like of shape (n_samples,), optional
-            Non-negative weights of the samples' losses (libsvm's per-sample
-            :math:`C w_i`), multiplied by ``class_weight``; zero-weight rows
-            are left out.
-
-        Returns
-        -------
-        self : MultitaskMKLClassifier
-        """
         X_all, y_all, t_all = X, y, task_index
         X, y = self._check_X(X, y, reset=True)
         check_two_classes(y)
@@ -763,6 +753,14 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared)
         self._fit_platt(X_all, y_all, sample_weight, task_index=t_all)
         return self
+
+    fit.__doc__ = _fit_doc(
+        "Learn the shared kernel and the task classifiers.",
+        "Labels of two classes; every task must contain both.",
+        "Non-negative weights of the samples' losses (libsvm's per-sample\n"
+        "            :math:`C w_i`), multiplied by ``class_weight``; zero-weight rows\n"
+        "            are left out.",
+        "MultitaskMKLClassifier")
 
     def decision_function(self, X, task_index=None):
         """Signed scores of ``classes_[1]``, each sample by its task's model.

@@ -18,7 +18,7 @@ from scipy.stats import rankdata
 from ..methods.mtmkl.selection import loo_residuals
 from ..solvers._base import single_blas_thread
 from ._base import split_tasks
-from .mtmkl import MultitaskMKLRegressor
+from .mtmkl import MultitaskMKLRegressor, _fit_doc
 
 __all__ = ["MultitaskMKLRegressorCV"]
 
@@ -141,25 +141,6 @@ n_features_in_
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
-        """Choose C by cross-validation, then refit on all rows.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features), or list
-            Training data, or (``kernels="precomputed"``) k training Gram
-            matrices of shape (n_samples, n_samples).
-        y : array-like of shape (n_samples,)
-            Targets.
-        task_index : array-like of shape (n_samples,), optional
-            Task id of each sample; ``None`` means one task.
-        sample_weight : array-like of shape (n_samples,), optional
-            Non-negative weights of the samples' losses, in every fit and in
-            the validation scores.
-
-        Returns
-        -------
-        self : MultitaskMKLRegressorCV
-        """
         Cs = np.asarray(self.Cs, dtype=float).ravel()
         if Cs.size == 0 or not np.all(np.isfinite(Cs) & (Cs > 0)):
             raise ValueError(f"Cs must be a non-empty list of positive numbers, got "
@@ -195,6 +176,13 @@ n_features_in_
         self.C_, self.best_score_ = float(Cs[best]), float(mean[best])
         return self._fit_regression(X if self._precomputed() else Xv, yv, task_index,
                                     sample_weight, C=self.C_)
+
+    fit.__doc__ = _fit_doc(
+        "Choose C by cross-validation, then refit on all rows.",
+        "Targets.",
+        "Non-negative weights of the samples' losses, in every fit and in\n"
+        "            the validation scores.",
+        "MultitaskMKLRegressorCV")
 
     def _fold_score(self, X, y, task_index, sw, C, train, test):
         t = None if task_index is None else np.asarray(task_index)
