@@ -250,7 +250,13 @@ class _BaseMultitaskMKL(BaseEstimator):
 
     def _check_X(self, X, y, reset):
         if self._precomputed():
-            grams = np.stack(_check_gram_list(X, "X"))
+            grams = _check_gram_list(X, "X")
+            for j, K in enumerate(grams[1:], 1):
+                if K.shape != grams[0].shape:
+                    raise ValueError(f"X[{j}] has shape {K.shape} but X[0] has "
+                                     f"{grams[0].shape}: mismatched sizes (every Gram "
+                                     "matrix must cover the same rows and columns).")
+            grams = np.stack(grams)
             if reset:
                 if grams.shape[1] != grams.shape[2]:
                     raise ValueError("X must be a list of square training Gram "
