@@ -228,10 +228,6 @@ def check_gram_list(grams, name):
             raise ValueError(f"{name}[{j}] must be 2-D, got shape {K.shape}.")
         if not np.isfinite(K).all():
             raise ValueError(f"{name}[{j}] contains NaN or infinite values.")
-        if out and K.shape != out[0].shape:
-            raise ValueError(f"{name}[{j}] has shape {K.shape} but {name}[0] has "
-                             f"{out[0].shape}: every Gram matrix must cover the same rows "
-                             "and columns.")
         out.append(K)
     return out
 
