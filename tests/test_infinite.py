@@ -287,3 +287,39 @@ def test_predict_proba_with_the_logistic_loss():
     np.testing.assert_array_equal(clf.classes_[proba.argmax(1)], clf.predict(X))
     with pytest.raises(AttributeError, match="predict_proba"):
         InfiniteFeatureClassifier(loss="squared_hinge", max_features=2).fit(X, y).predict_proba(X)
+
+
+@pytest.mark.parametrize("n, budget", [(48, 8), (5, 1)])
+def test_auto_feature_budget_is_n_over_6(n, budget):
+    # max_features="auto" (the regressor's default) is min(100, max(1, n // 6))
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(n, 3))
+    y = np.sin(2 * X[:, 0]) + rng.normal(size=n)
+    kw = dict(n_candidates=10, lambda_p=1e-3, random_state=0)
+    auto = InfiniteFeatureRegressor(**kw).fit(X, y)
+    assert InfiniteFeatureRegressor().max_features == "auto"
+    fixed = InfiniteFeatureRegressor(max_features=budget, **kw).fit(X, y)
+    np.testing.assert_allclose(auto.predict(X), fixed.predict(X), rtol=1e-12)
+    assert auto.stop_reason_ == "max_features" and auto.n_iter_ == budget
+
+
+def test_auto_feature_budget_is_capped_at_100(monkeypatch):
+    import kernlearn.estimators.infinite as mod
+
+    seen = {}
+
+    def spy(*args, **kwargs):
+        seen["max_features"] = kwargs["max_features"]
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(mod, "fit_grfl", spy)
+    X = np.random.default_rng(0).normal(size=(606, 2))
+    with pytest.raises(RuntimeError, match="stop"):
+        InfiniteFeatureRegressor().fit(X, X[:, 0])
+    assert seen["max_features"] == 100
+    with pytest.raises(RuntimeError, match="stop"):
+        InfiniteFeatureRegressor().fit(X[:600], X[:600, 0])
+    assert seen["max_features"] == 100
+    with pytest.raises(RuntimeError, match="stop"):
+        InfiniteFeatureRegressor().fit(X[:599], X[:599, 0])
+    assert seen["max_features"] == 99
