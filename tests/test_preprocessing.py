@@ -121,3 +121,15 @@ def test_canonical_sparse_sums_duplicates_on_a_copy():
     B = canonical_sparse(A)
     assert B.nnz == 2 and A.nnz == 3
     np.testing.assert_array_equal(B.toarray(), [[3.0, 3.0]])
+
+
+def test_sparse_maxabs_rule_is_the_largest_weighted_entry():
+    S = sp.random(30, 6, density=0.3, format="csc", random_state=2) * 50
+    S[:, 5] = 0.0
+    w = np.ones(30)
+    w[0] = 0.0  # a zero-weight row is absent from the data
+    st = fit_standardization(S, w, sparse_rule="maxabs")
+    dense = np.abs(S.toarray())[1:]
+    expect = np.where(dense.max(0) > 0, dense.max(0), 1.0)
+    assert st.mean is None
+    np.testing.assert_array_equal(st.scale, expect)

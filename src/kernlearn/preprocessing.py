@@ -35,6 +35,7 @@ __all__ = [
     "TargetStandardization",
     "fit_standardization",
     "fit_target_standardization",
+    "standardization_from_maxabs",
     "standardization_from_moments",
 ]
 
@@ -182,7 +183,23 @@ def _from_mean_var(mean, var, center):
     return Standardization(mean=mean if center else None, scale=scale)
 
 
-def fit_standardization(X, sample_weight=None, standardize=True):
+def standardization_from_maxabs(absmax):
+    """A scale-only :class:`Standardization` from column maxima of ``|x|``.
+
+    Parameters
+    ----------
+    absmax : ndarray of shape (n_features,)
+        Largest absolute value of each column (empty columns: 0, kept at 1).
+
+    Returns
+    -------
+    Standardization
+    """
+    absmax = np.asarray(absmax, dtype=np.float64)
+    return Standardization(scale=np.where(absmax > 0, absmax, 1.0))
+
+
+def fit_standardization(X, sample_weight=None, standardize=True, sparse_rule="std"):
     """Fit the per-column standardisation of ``X``.
 
     Parameters
@@ -193,6 +210,11 @@ def fit_standardization(X, sample_weight=None, standardize=True):
         Row weights: the statistics are those of the data with rows repeated.
     standardize : bool, default=True
         ``False`` returns the identity map.
+    sparse_rule : {"std", "maxabs"}, default="std"
+        Scale of sparse columns: their (weighted) standard deviation, or their
+        largest absolute value over the rows of positive weight (FGM's rule on
+        sparse text, where the standard deviation blows a rare word up to the
+        size of a common one).
 
     Returns
     -------
@@ -203,6 +225,12 @@ def fit_standardization(X, sample_weight=None, standardize=True):
         return Standardization()
     n = X.shape[0]
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    if sp.issparse(X) and sparse_rule == "maxabs":
+        # rows of zero weight are absent from the data (as repeated rows are
+        # present once): the maximum runs over the others
+        Xr = sp.csr_matrix(X) if sample_weight is None else \
+            sp.csr_matrix(X)[np.flatnonzero(w > 0)]
+        return standardization_from_maxabs(np.asarray(abs(Xr).max(axis=0).todense()).ravel())
     if sp.issparse(X):
         Xc = X.tocsc() if X.format != "csc" else X
         sq = Xc.copy()

@@ -48,7 +48,7 @@ from ..families import FeaturePool
 from ..losses import weighted
 from ..partitioned import RowPartitioned, peak_rss_mb
 from ..preprocessing import (Standardization, fit_standardization,
-                             standardization_from_moments)
+                             standardization_from_maxabs, standardization_from_moments)
 from ..penalties import SquaredGroupL1
 from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
@@ -318,18 +318,11 @@ def fgm_standardization(X, sample_weight=None, standardize=True):
         if parts[:, -1].sum() > 0:
             raise ValueError(f"X contains NaN or infinity ({int(parts[:, -1].sum())} entries).")
         if np.any(parts[:, -2] > 0):  # sparse blocks: max-abs
-            return Standardization(scale=_nonzero_scale(parts[:, 2 * X.shape[1]:-2].max(0)))
+            return standardization_from_maxabs(parts[:, 2 * X.shape[1]:-2].max(0))
         p = X.shape[1]
         return standardization_from_moments(w.sum(), parts[:, :p].sum(0),
                                             parts[:, p:2 * p].sum(0), center=True)
-    if sp.issparse(X):
-        if sample_weight is not None:
-            # rows of zero weight are absent from the data (as repeated rows are
-            # present once): the maximum runs over the others
-            X = sp.csr_matrix(X)[np.flatnonzero(np.asarray(sample_weight) > 0)]
-        absmax = abs(X).max(axis=0)
-        return Standardization(scale=_nonzero_scale(np.asarray(absmax.todense()).ravel()))
-    return fit_standardization(X, sample_weight, True)
+    return fit_standardization(X, sample_weight, True, sparse_rule="maxabs")
 
 
 def _block_moments(block, w):
@@ -345,10 +338,6 @@ def _block_moments(block, w):
     bad = np.count_nonzero(~np.isfinite(B))
     with np.errstate(invalid="ignore", over="ignore"):
         return np.concatenate([w @ B, w @ (B * B), np.abs(B).max(0), [0.0, bad]])[None, :]
-
-
-def _nonzero_scale(scale):
-    return np.where(scale > 0, scale, 1.0).astype(float)
 
 
 def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None,
