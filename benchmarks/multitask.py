@@ -55,7 +55,6 @@ from _common import markdown_table  # noqa: E402
 from kernlearn import MultitaskMKLRegressor  # noqa: E402
 from kernlearn.datasets import DatasetNotFoundError, load_dataset  # noqa: E402
 from kernlearn.kernels import linear_kernel, rbf_kernel  # noqa: E402
-from kernlearn.methods.mtmkl import clear_kernel_cache  # noqa: E402
 
 PAPER = {  # Table 1 / Table 2 of the paper (School), for reference
     "MK-MTSFL (best, Table 1)": 14.02,
@@ -221,7 +220,7 @@ def run_split(args, Xs, ys, s, kernels, methods):
         t0 = time.perf_counter()
         C, _ = select_C(make, args.C, Xtr, ytr, ttr, args.folds, fold, args.cv_score)
         t_cv = time.perf_counter() - t0
-        clear_kernel_cache()  # time a cold fit: no kernel factor left from the CV
+        # a cold fit: every fit owns its kernel factors (nothing left from the CV)
         t0 = time.perf_counter()
         est = make(C).fit(Xtr, ytr, task_index=ttr)
         record(name, est, C, time.perf_counter() - t0, t_cv, f"iter={est.n_iter_}")
@@ -369,7 +368,6 @@ def run_defaults(args, Xs, ys):
         ev_ref = explained_variance(yte, ref, tte)
         res.setdefault(ANCHOR, []).append((ev_ref, 0.0, t_ref, 1.0))
         for name, kw in configs.items():
-            clear_kernel_cache()
             t0 = time.perf_counter()
             est = MultitaskMKLRegressor(**kw).fit(Xtr, ytr, task_index=ttr)
             t = time.perf_counter() - t0
@@ -492,19 +490,26 @@ def run_selection(args, Xs, ys):
                     lambda: anchor_elasticnet(Xtr, ytr, ttr, Xte, tte, int(ttr.max()) + 1),
                 "MultitaskMKLRegressor(kernels) (defaults)":
                     MultitaskMKLRegressor(kernels),
-                "MultitaskMKLRegressorCV(kernels), 3 folds":
-                    MultitaskMKLRegressorCV(kernels, Cs=Cs, cv=3),
-                "MultitaskMKLRegressorCV(kernels, cv='loo')":
-                    MultitaskMKLRegressorCV(kernels, Cs=Cs, cv="loo"),
+                "MultitaskMKLRegressorCV(kernels) (defaults: LOO weights and C)":
+                    MultitaskMKLRegressorCV(kernels),
+                "MultitaskMKLRegressor(kernels, C='auto')":
+                    MultitaskMKLRegressor(kernels, C="auto"),
+                "MultitaskMKLRegressorCV(kernels, kernel_selection='objective'), 3 folds":
+                    MultitaskMKLRegressorCV(kernels, Cs=Cs, cv=3,
+                                            kernel_selection="objective"),
+                "MultitaskMKLRegressorCV(kernels, kernel_selection='objective', cv='loo')":
+                    MultitaskMKLRegressorCV(kernels, Cs=Cs, cv="loo",
+                                            kernel_selection="objective"),
                 "MultitaskMKLRegressorCV(kernels, formulation='mtsfl')":
-                    MultitaskMKLRegressorCV(kernels, Cs=Cs, cv=3, formulation="mtsfl"),
+                    MultitaskMKLRegressorCV(kernels, Cs=Cs, cv=3, formulation="mtsfl",
+                                            kernel_selection="objective"),
                 "MultitaskMKLRegressorCV(kernels, shared=True)":
-                    MultitaskMKLRegressorCV(kernels, Cs=Cs, cv=3, shared=True),
+                    MultitaskMKLRegressorCV(kernels, Cs=Cs, cv=3, shared=True,
+                                            kernel_selection="objective"),
             }
             if args.only:
                 methods = {k: v for k, v in methods.items() if re.search(args.only, k)}
             for method, est in methods.items():
-                clear_kernel_cache()
                 t0 = time.perf_counter()
                 if callable(est) and not hasattr(est, "fit"):
                     pred = est()
@@ -514,8 +519,11 @@ def run_selection(args, Xs, ys):
                 r2 = explained_variance(yte, pred, tte)
                 C = getattr(est, "C_", None)
                 res.setdefault(method, []).append((r2, t))
+                kw = getattr(est, "kernel_weights_", None)
                 print(f"{name} split {s} {method}: R2 per task {r2:.2f} "
-                      f"({t:.1f}s){'' if C is None else f' C_={C:g}'}", flush=True)
+                      f"({t:.1f}s){'' if C is None else f' C_={C:g}'}"
+                      f"{'' if kw is None else f' weights={np.round(kw, 2).tolist()}'}",
+                      flush=True)
         base = np.array([v[0] for v in res.get("per-task KRR, GridSearchCV(alpha, gamma)",
                                                [])])
         for method, v in res.items():
@@ -550,7 +558,6 @@ def run_scaling(args, Xs, ys):
                 continue
             ts = []
             for _ in range(args.repeats):
-                clear_kernel_cache()  # cold fits: kernels factored every time
                 est = MultitaskMKLRegressor(kernels=kernels, C=1.0,
                                             max_iter=args.max_iter, **kw)
                 t0 = time.perf_counter()

@@ -271,27 +271,65 @@ def test_linear_factor_from_data_matches_the_gram(rng):
     assert kern.factor(0, max_rank=2).shape[1] == 2
 
 
-def test_factor_cache_follows_the_data():
-    # refits on the same rows reuse the factors; a change of any training
-    # value must give the factors of the new data, not the stored ones
+def test_factor_store_follows_the_data():
+    # refits on the same rows reuse the factors of their store; a change of
+    # any training value must give the factors of the new data, not the
+    # stored ones
     X, y, rows = _data(T=4, m=10)
     specs = [("linear", {}, [0, 1]), ("rbf", {"gamma": 0.3})]
-    M.clear_kernel_cache()
+    store = M.FactorStore()
     k1 = M.TaskKernels(specs).fit(X)
-    A = [task_kernels._FACTORS.get(k1, j, None) for j in range(2)]
-    assert all(task_kernels._FACTORS.get(M.TaskKernels(specs).fit(X.copy()), j, None) is A[j]
+    A = [store.get(k1, j, None) for j in range(2)]
+    assert all(store.get(M.TaskKernels(specs).fit(X.copy()), j, None) is A[j]
                for j in range(2))
     X2 = X.copy()
     X2[3, 1] += 0.5
     k2 = M.TaskKernels(specs).fit(X2)
     for j in range(2):
-        A2 = task_kernels._FACTORS.get(k2, j, None)
+        A2 = store.get(k2, j, None)
         np.testing.assert_allclose(A2 @ A2.T, k2.full(j), atol=1e-8)
     # a new parameter is a new kernel
     k3 = M.TaskKernels([("linear", {}, [0, 1]), ("rbf", {"gamma": 0.4})]).fit(X)
-    A3 = task_kernels._FACTORS.get(k3, 1, None)
+    A3 = store.get(k3, 1, None)
     np.testing.assert_allclose(A3 @ A3.T, k3.full(1), atol=1e-8)
-    M.clear_kernel_cache()
+    # another store (another fit) computes its own
+    assert M.FactorStore().get(k1, 0, None) is not A[0]
+
+
+def test_no_factor_leaks_between_fits(monkeypatch):
+    # the store belongs to the fit: a second estimator fitted on the same data
+    # factors its kernels again (nothing module-global), and a fit that is
+    # given a store fills that store only
+    from kernlearn import MultitaskMKLRegressor
+    from kernlearn.methods.mtmkl import fit as fit_module
+
+    X, y, rows = _data(T=4, m=10)
+    t = np.concatenate([np.full(len(r), i) for i, r in enumerate(rows)])
+    Xo = np.concatenate([X[r] for r in rows])
+    yo = np.concatenate([y[r] for r in rows])
+    calls = []
+    real = M.TaskKernels.factor
+
+    def counting(self, j, max_rank=None, rtol=1e-10):
+        calls.append(j)
+        return real(self, j, max_rank, rtol)
+
+    monkeypatch.setattr(M.TaskKernels, "factor", counting)
+    kw = dict(kernels=["linear", ("rbf", {"gamma": 0.3})], formulation="mtsfl",
+              max_iter=3)
+    a = MultitaskMKLRegressor(**kw).fit(Xo, yo, task_index=t)
+    assert calls == [0, 1]
+    b = MultitaskMKLRegressor(**kw).fit(Xo, yo, task_index=t)
+    assert calls == [0, 1, 0, 1]  # factored again: no cross-fit cache
+    np.testing.assert_allclose(a.predict(Xo, task_index=t), b.predict(Xo, task_index=t))
+    assert not any(isinstance(v, M.FactorStore) for v in vars(fit_module).values())
+    assert not any(isinstance(v, M.FactorStore) for v in vars(a).values())
+    store = M.FactorStore()
+    for C in (0.1, 1.0):  # a C grid with one store: factored once
+        M.fit_multitask(M.TaskKernels(kw["kernels"]), Xo, yo,
+                        [np.flatnonzero(t == i) for i in range(4)],
+                        formulation="mtsfl", C=C, max_iter=3, factor_store=store)
+    assert calls == [0, 1, 0, 1, 0, 1] and len(store) == 2
 
 
 # ----------------------------------------------------------------- estimators

@@ -199,7 +199,8 @@ def test_cv_estimator_equals_gridsearch_on_the_same_grid_and_folds(form, routing
     Cs = [0.01, 0.1, 1.0, 10.0]
     folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X, t))
     kw = dict(formulation=form, max_iter=20)
-    cv = MultitaskMKLRegressorCV(KERNELS, Cs=Cs, cv=folds, **kw).fit(X, y, task_index=t)
+    cv = MultitaskMKLRegressorCV(KERNELS, Cs=Cs, cv=folds, kernel_selection="objective",
+                                 **kw).fit(X, y, task_index=t)
     search = GridSearchCV(MultitaskMKLRegressor(KERNELS, **kw), {"C": Cs},
                           cv=folds).fit(X, y, task_index=t)
     for key in ("mean_test_score", "std_test_score", "split2_test_score"):
@@ -211,7 +212,8 @@ def test_cv_estimator_equals_gridsearch_on_the_same_grid_and_folds(form, routing
     np.testing.assert_array_equal(cv.predict(X, task_index=t),
                                   search.best_estimator_.predict(X, task_index=t))
     # an int cv: folds stratified by task, every task in every fold
-    cv3 = MultitaskMKLRegressorCV(KERNELS, Cs=Cs, cv=3, **kw).fit(X, y, task_index=t)
+    cv3 = MultitaskMKLRegressorCV(KERNELS, Cs=Cs, cv=3, kernel_selection="objective",
+                                  **kw).fit(X, y, task_index=t)
     folds3 = list(StratifiedKFold(3).split(X, t))
     manual = np.mean(_manual_cv(MultitaskMKLRegressor(KERNELS, **kw), X, y, t,
                                 folds3, cv3.C_))
@@ -224,8 +226,8 @@ def test_cv_loo_scores_are_the_left_out_r2():
 
     X, y, t = _tasks()
     Cs = [0.01, 1.0, 100.0]
-    cv = MultitaskMKLRegressorCV(KERNELS, Cs=Cs, cv="loo", max_iter=20).fit(
-        X, y, task_index=t)
+    cv = MultitaskMKLRegressorCV(KERNELS, Cs=Cs, cv="loo", kernel_selection="objective",
+                                 max_iter=20).fit(X, y, task_index=t)
     for C, score in zip(Cs, cv.cv_results_["mean_test_score"]):
         reg = MultitaskMKLRegressor(KERNELS, C=C, max_iter=20).fit(X, y, task_index=t)
         e = loo_residuals(reg.kernels_, reg._blocks, reg._model, y, C)
@@ -235,8 +237,12 @@ def test_cv_loo_scores_are_the_left_out_r2():
     ref = MultitaskMKLRegressor(KERNELS, C=cv.C_, max_iter=20).fit(X, y, task_index=t)
     np.testing.assert_array_equal(cv.predict(X, task_index=t), ref.predict(X, task_index=t))
     with pytest.raises(ValueError, match="cv='loo' needs"):
-        MultitaskMKLRegressorCV(KERNELS, cv="loo", formulation="mtsfl").fit(
-            X, y, task_index=t)
+        MultitaskMKLRegressorCV(KERNELS, cv="loo", formulation="mtsfl",
+                                kernel_selection="objective").fit(X, y, task_index=t)
+    with pytest.raises(ValueError, match="kernel_selection='loo' needs"):
+        MultitaskMKLRegressorCV(KERNELS, formulation="mtsfl").fit(X, y, task_index=t)
+    with pytest.raises(ValueError, match="C='auto'.*needs"):
+        MultitaskMKLRegressor(KERNELS, C="auto", shared=True).fit(X, y, task_index=t)
     with pytest.raises(ValueError, match="Cs must be"):
         MultitaskMKLRegressorCV(KERNELS, Cs=[1.0, -1.0]).fit(X, y, task_index=t)
 
@@ -256,3 +262,135 @@ def test_folds_that_hide_a_task_are_an_error(routing):
     scores = cross_val_score(est, X, y, cv=KFold(3, shuffle=True, random_state=0),
                              params={"task_index": t})
     assert np.isfinite(scores).all()
+
+
+# ------------------------------------------- kernel weights by leave-one-out
+def _bucket_grams(specs, X, y, rows):
+    from kernlearn.methods import mtmkl as M
+
+    kern = M.TaskKernels(specs).fit(X)
+    blocks = M.TaskBuckets(rows)
+    grams = [np.stack([kern.blocks(j, idx, mask) for j in range(len(specs))])
+             for _, idx, mask in blocks.buckets]
+    return grams, blocks.gather(y), [mask for *_, mask in blocks.buckets], blocks
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_loo_criterion_and_its_gradient(weighted, rng):
+    # the criterion is the weighted sum of the brute-force-checked left-out
+    # residuals (kernel_ridge_loo) at gamma = mu / sum(mu), C = sum(mu) / 2,
+    # and its gradient matches central differences
+    from kernlearn.methods.mtmkl.selection import _loo_objective, kernel_ridge_loo
+
+    X, y, t = _tasks(T=4, m=10)
+    rows = [np.flatnonzero(t == v) for v in np.unique(t)]
+    rows[0] = rows[0][:7]  # unequal sizes: padding
+    grams, y_b, masks, _ = _bucket_grams(KERNELS + [("rbf", {"gamma": 3.0})], X, y, rows)
+    w_b = [np.where(mk, rng.uniform(0.5, 2.0, mk.shape) if weighted else 1.0, 0.0)
+           for mk in masks]
+    mu = np.array([0.3, 1.7, 0.6])
+    f, g = _loo_objective(mu, grams, y_b, w_b, masks)
+    C, gamma = mu.sum() / 2, mu / mu.sum()
+    ref = sum(float((w * kernel_ridge_loo(np.einsum("j,jtab->tab", gamma, K), yb, mk,
+                                          np.where(mk, C * w, C)) ** 2).sum())
+              for K, yb, w, mk in zip(grams, y_b, w_b, masks))
+    assert f == pytest.approx(ref, rel=1e-10)
+    for j in range(3):
+        e = np.zeros(3)
+        e[j] = 1e-6
+        fd = (_loo_objective(mu + e, grams, y_b, w_b, masks, grad=False)[0]
+              - _loo_objective(mu - e, grams, y_b, w_b, masks, grad=False)[0]) / 2e-6
+        assert g[j] == pytest.approx(fd, rel=1e-5, abs=1e-8)
+
+
+def test_learned_weights_are_a_minimum_of_the_loo_error():
+    from kernlearn.methods.mtmkl.selection import _loo_objective, learn_loo_weights
+
+    X, y, t = _tasks(T=5, m=16)
+    rows = [np.flatnonzero(t == v) for v in np.unique(t)]
+    grams, y_b, masks, _ = _bucket_grams(KERNELS + ["linear"], X, y, rows)
+    gamma, C, sse = learn_loo_weights(grams, y_b, masks)
+    assert gamma.sum() == pytest.approx(1.0) and (gamma >= 0).all()
+    mu = 2 * C * gamma
+    w1 = [m.astype(float) for m in masks]
+    assert sse == pytest.approx(_loo_objective(mu, grams, y_b, w1, masks, grad=False)[0])
+    rng = np.random.default_rng(0)
+    for _ in range(20):  # no nearby point (C and the weights) is better, up to
+        # the tie-break towards small weights (1e-4 of the criterion's scale)
+        other = mu * np.exp(0.2 * rng.normal(size=3))
+        assert _loo_objective(other, grams, y_b, w1, masks, grad=False)[0] \
+            >= sse * (1 - 5e-4)
+    # and the uniform weights at the best C of the starting grid are worse
+    start = min(_loo_objective(np.full(3, 2 * c / 3), grams, y_b, w1, masks,
+                               grad=False)[0] for c in np.logspace(-3, 4, 15))
+    assert sse < start
+
+
+def _interpolation_data(seed):
+    # 30 tasks of 15 training rows: a smooth common function plus task slopes
+    rng = np.random.default_rng(seed)
+    T, m = 30, 30
+    t = np.repeat(np.arange(T), m)
+    X = rng.normal(size=(T * m, 4))
+    slope = 0.5 * rng.normal(size=(T, 4))
+    y = np.sin(1.5 * X[:, 0]) + (X * slope[t]).sum(1) + rng.normal(size=T)[t] \
+        + 0.3 * rng.normal(size=T * m)
+    train = np.tile(np.r_[np.ones(15, bool), np.zeros(15, bool)], T)
+    return X[train], y[train], t[train], X[~train], y[~train], t[~train]
+
+
+def _per_task_r2(y, pred, t):
+    from sklearn.metrics import r2_score
+
+    return np.mean([r2_score(y[t == v], pred[t == v]) for v in np.unique(t)])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_an_interpolating_kernel_takes_no_weight_and_does_no_harm(seed):
+    # a very narrow RBF interpolates each task's 15 rows: the training
+    # objective gives it much of the weight; the leave-one-out weights (the
+    # CV estimator's default) give it none, the held-out R^2 is that of the
+    # list without it, and above the objective's
+    from kernlearn import MultitaskMKLRegressorCV
+
+    Xtr, ytr, ttr, Xte, yte, tte = _interpolation_data(seed)
+    base = ["linear", ("rbf", {"gamma": 0.1}), ("rbf", {"gamma": 0.5})]
+    narrow = ("rbf", {"gamma": 1e3})
+    r2, weight = {}, {}
+    for sel in ("loo", "objective"):
+        for name, kern in (("base", base), ("narrow", base + [narrow])):
+            est = MultitaskMKLRegressorCV(kern, kernel_selection=sel).fit(
+                Xtr, ytr, task_index=ttr)
+            r2[sel, name] = _per_task_r2(yte, est.predict(Xte, task_index=tte), tte)
+            weight[sel, name] = est.kernel_weights_[-1]
+    # the failure mode is present in these data
+    assert weight["objective", "narrow"] > 0.2
+    # and the leave-one-out weights do not fall for it
+    assert weight["loo", "narrow"] < 1e-3
+    assert r2["loo", "narrow"] >= r2["loo", "base"] - 2e-3
+    assert r2["loo", "narrow"] > r2["objective", "narrow"]
+
+
+def test_cv_estimator_with_loo_weights_and_folds(routing):
+    # K-fold cv with kernel_selection="loo": the validation scores of the
+    # whole procedure, each fold's weights and C learned on its training rows
+    from kernlearn import MultitaskMKLRegressorCV
+
+    X, y, t = _tasks()
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X, t))
+    Cs = [0.1, 10.0]
+    cv = MultitaskMKLRegressorCV(KERNELS, Cs=Cs, cv=folds).fit(X, y, task_index=t)
+
+    def auto(rows):  # C="auto" started from the grid Cs
+        est = MultitaskMKLRegressor(KERNELS, C="auto")
+        est._validate_params()
+        return est._fit_regression(X[rows], y[rows], t[rows], None, C_grid=Cs)
+
+    manual = [auto(tr).score(X[te], y[te], task_index=t[te]) for tr, te in folds]
+    np.testing.assert_allclose([cv.cv_results_[f"split{k}_test_score"][0]
+                                for k in range(3)], manual, rtol=1e-10)
+    ref = auto(np.arange(len(y)))
+    assert cv.C_ == pytest.approx(ref.C_) and cv.n_splits_ == 3
+    np.testing.assert_allclose(cv.predict(X, task_index=t), ref.predict(X, task_index=t))
+    # the grid only starts the search: the learned C is off the grid
+    assert cv.C_ not in Cs

@@ -59,7 +59,8 @@ _GRFL = dict(max_features=8, n_candidates=10, solver="admm", random_state=0)
 _MT = dict(kernels=["linear", "rbf"], max_iter=5, p=3.0)
 _SMALL = {InfiniteFeatureClassifier: _GRFL, InfiniteFeatureRegressor: _GRFL,
           MultitaskMKLRegressor: _MT, MultitaskMKLClassifier: _MT,
-          MultitaskMKLRegressorCV: dict(_MT, Cs=[0.1, 1.0], cv=2)}
+          MultitaskMKLRegressorCV: dict(_MT, Cs=[0.1, 1.0], cv=2,
+                                        kernel_selection="objective")}
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -329,7 +329,7 @@ class _BaseMultitaskMKL(BaseEstimator):
         return X, np.asarray(y)[keep], task_index, sw[keep]
 
     def _fit(self, X, y, task_index, loss, epsilon=0.1, sample_weight=None, shared=False,
-             C=None):
+             C=None, factor_store=None, C_grid=None):
         self._validate_p_q()
         # the formulation and shared are checked once, by fit_multitask
         rows = self._split_tasks(task_index, len(y))
@@ -347,8 +347,10 @@ class _BaseMultitaskMKL(BaseEstimator):
                 q=self.q, epsilon=epsilon, max_iter=self.max_iter, tol=self.tol,
                 max_inner=renamed_parameter(self, "max_inner", "inner_max_iter"),
                 max_rank=self.max_rank,
-                verbose=self.verbose, sample_weight=sample_weight, shared=shared)
+                verbose=self.verbose, sample_weight=sample_weight, shared=shared,
+                factor_store=factor_store, C_grid=C_grid)
         self._model = model
+        self.C_ = float(model.C if model.C is not None else (self.C if C is None else C))
         self.shared_ = bool(shared)
         self.kernel_weights_ = model.kernel_weights
         self.task_kernel_weights_ = model.task_kernel_weights
@@ -400,8 +402,8 @@ _PARAMS_DOC = """
         weigh more.
     q : float, default=1.5
         MK-MTSFL's norm across kernels, ``1 <= q <= 2``; smaller is sparser.
-    C : float, default={C}
-        Loss weight: :math:`C\\sum_{{t,i}}\\ell + \\tfrac12\\,\\mathrm{{regulariser}}`.
+    C : float{auto}, default={C}
+        Loss weight: :math:`C\\sum_{{t,i}}\\ell + \\tfrac12\\,\\mathrm{{regulariser}}`.{auto_doc}
     normalize : bool, default=True
         Scale each kernel to unit mean diagonal on the training data (the
         paper does not; without it kernels of larger scale dominate).
@@ -423,15 +425,24 @@ _PARAMS_DOC = """
     max_rank : int or None, default=300
         MK-MTSFL: rank cap of each kernel's eigendecomposition over all
         training points (leading eigenpairs; ``None`` keeps the full rank).
-        The factors are kept between fits on the same training data (a C
-        grid, cross-validation refits); see
-        :func:`kernlearn.methods.mtmkl.clear_kernel_cache`.
+        The factors belong to the fit (the ``*CV`` estimators share them
+        between the fits of their C grid on the same rows, then drop them;
+        :class:`kernlearn.methods.mtmkl.FactorStore`).
     verbose : int, default=0
         Print one line per mirror-descent iteration.
     max_inner : int, optional
         Deprecated alias of ``inner_max_iter`` (FutureWarning when set;
         removed in 0.4).
 """
+
+_AUTO_DOC = """
+        ``"auto"``: ``C`` and the kernel weights are learned together by the
+        closed-form leave-one-out error of every task's kernel ridge (one
+        weight vector for all tasks, MK-MTFL's model with ``p = 2``; square
+        loss, ``formulation="mtfl"``, ``shared=False``), not by the training
+        objective, which rewards kernels that interpolate each task's few
+        rows; the learned value is ``C_``.
+        :class:`MultitaskMKLRegressorCV` does this by default."""
 
 _ATTRS_DOC = """
     Attributes
@@ -454,6 +465,9 @@ _ATTRS_DOC = """
         deviations they sum to one.
     shared_ : bool
         Whether shared components were fitted (``shared``).
+    C_ : float
+        The loss weight of the fit (``C``, or the one learned with
+        ``C="auto"``).
     intercept_ : ndarray of shape (n_tasks,)
         Biases :math:`b_t` (with shared components: the common bias plus each
         task's deviation).
@@ -537,7 +551,8 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
     per-task problems are kernel ridge regressions (``loss="square"``,
     closed form, batched over tasks) or SVRs (``"epsilon_insensitive"``).
 """
-        + _PARAMS_DOC.format(machine="kernel ridge regression", C="1.0")
+        + _PARAMS_DOC.format(machine="kernel ridge regression", C="1.0", auto=' or "auto"',
+                      auto_doc=_AUTO_DOC)
         + """    loss : {"square", "epsilon_insensitive"}, default="square"
         Inner loss: square (kernel ridge, MTSFL's loss) or SVR's.
     epsilon : float, default=0.1
@@ -582,6 +597,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
     _y_numeric = True
     _parameter_constraints = {
         **_BaseMultitaskMKL._parameter_constraints,
+        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "loss": [StrOptions({"square", "epsilon_insensitive"})],
         "epsilon": [Interval(Real, 0, None, closed="left")],
         "shared": ["boolean"],
@@ -620,13 +636,15 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         "            weighted too; zero-weight rows are left out).",
         "MultitaskMKLRegressor")
 
-    def _fit_regression(self, X, y, task_index, sample_weight, C=None):
+    def _fit_regression(self, X, y, task_index, sample_weight, C=None, factor_store=None,
+                        C_grid=None):
         X, y = self._check_X(X, y, reset=True)
         y = np.asarray(y, dtype=float)
         X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight)
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinity.")
-        return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self.shared, C)
+        return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self.shared, C,
+                         factor_store, C_grid)
 
     def predict(self, X, task_index=None):
         """Predict each sample with its task's model.
@@ -666,7 +684,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
     dense (sparse matrices are refused, as by :class:`MultitaskMKLRegressor`):
     the kernels are evaluated on dense rows.
 """
-        + _PARAMS_DOC.format(machine="SVM", C="10.0")
+        + _PARAMS_DOC.format(machine="SVM", C="10.0", auto="", auto_doc="")
         + """    shared : bool, default=False
         Shared components (an extension of the paper; ``formulation="mtfl"``
         or ``"mtsfl"``): every kernel gets a second block whose weight vector

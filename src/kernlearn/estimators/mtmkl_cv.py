@@ -1,12 +1,17 @@
-"""Multitask MKL regression with C chosen by task-aware cross-validation.
+"""Multitask MKL regression with C and the kernel weights chosen by validation.
 
 :class:`MultitaskMKLRegressorCV` is :class:`MultitaskMKLRegressor` with
-scikit-learn's ``*CV`` interface: a grid ``Cs``, folds stratified by task
-(every task in every training and validation fold), the C of the best mean
-validation score, and a refit on all rows.  With the square loss and a
-within-task formulation, ``cv="loo"`` scores every C by closed-form
-leave-one-out residuals (:mod:`kernlearn.methods.mtmkl.selection`): one fit
-per C instead of one per C and fold.
+scikit-learn's ``*CV`` interface.  By default (``kernel_selection="loo"``)
+the kernel weights and C are learned together by the closed-form
+leave-one-out error of every task's kernel ridge
+(:mod:`kernlearn.methods.mtmkl.selection`), not by the training objective.
+With ``kernel_selection="objective"`` the kernel weights are the paper's
+(the training objective at each C) and C comes from a grid ``Cs``: folds
+stratified by task (every task in every training and validation fold), the
+C of the best mean validation score, and a refit on all rows; with the
+square loss and a within-task formulation, ``cv="loo"`` scores every C by
+closed-form leave-one-out residuals (one fit per C instead of one per C and
+fold).
 """
 
 import numpy as np
@@ -15,6 +20,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import StrOptions
 from scipy.stats import rankdata
 
+from ..methods.mtmkl import FactorStore
 from ..methods.mtmkl.selection import loo_residuals
 from ..solvers._base import single_blas_thread
 from ._base import split_tasks
@@ -24,9 +30,24 @@ __all__ = ["MultitaskMKLRegressorCV"]
 
 
 class MultitaskMKLRegressorCV(MultitaskMKLRegressor):
-    """Multitask multiple kernel regression with C chosen by validation.
+    """Multitask multiple kernel regression with C (and kernel weights) by validation.
 
-    Fits :class:`MultitaskMKLRegressor` for every ``C`` of ``Cs`` on every
+    ``kernel_selection="loo"`` (the default): the kernel weights (one
+    vector for all tasks) and ``C`` minimise the closed-form leave-one-out
+    error of every task's kernel ridge: :class:`MultitaskMKLRegressor` with
+    ``C="auto"``.  The training objective (``"objective"``) rewards kernels
+    that interpolate each task's few rows (a narrow RBF takes most of the
+    weight and predicts poorly); left-out residuals do not, so an
+    interpolating kernel in the list gets no weight.  This needs the square
+    loss, ``formulation="mtfl"`` and ``shared=False`` (``p`` and
+    ``inner_max_iter`` are then not used); ``cv="loo"`` reports the
+    leave-one-out :math:`R^2` of the learned model (``best_score_``), a
+    K-fold ``cv`` the validation scores of the whole procedure (weights and
+    C learned again on every training fold), and ``Cs`` only start the
+    search over C.
+
+    ``kernel_selection="objective"``: the paper's kernel weights.  Fits
+    :class:`MultitaskMKLRegressor` for every ``C`` of ``Cs`` on every
     training fold, scores it on the validation fold (the coefficient of
     determination over all validation rows, as
     :meth:`MultitaskMKLRegressor.score`), keeps the ``C`` of the best mean
@@ -41,8 +62,12 @@ class MultitaskMKLRegressorCV(MultitaskMKLRegressor):
     kernels : list or "precomputed", default=None
         As in :class:`MultitaskMKLRegressor`.
     Cs : array-like of float, default=(0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
-        Candidate loss weights ``C``.
-    cv : int, "loo", cross-validation generator or iterable, default=5
+        Candidate loss weights ``C`` (``kernel_selection="loo"``: starting
+        points of the search over C, at uniform kernel weights).
+    kernel_selection : {"loo", "objective"}, default="loo"
+        How the kernel weights are learned: by the leave-one-out error, or
+        by the training objective of ``formulation`` (the paper's).
+    cv : int, "loo", cross-validation generator or iterable, default="loo"
         An int: that many folds of :class:`~sklearn.model_selection.StratifiedKFold`
         stratified by task (in order, no shuffle); a splitter: its
         ``split(X, task_positions)``; an iterable: ``(train, test)`` index
@@ -71,13 +96,14 @@ class MultitaskMKLRegressorCV(MultitaskMKLRegressor):
     Attributes
     ----------
     C_ : float
-        The chosen ``C``.
+        The chosen (or, ``kernel_selection="loo"``, learned) ``C``.
     best_score_ : float
         Its mean validation score.
     cv_results_ : dict of ndarray
         ``param_C``, ``split{k}_test_score`` (one per fold; ``"loo"``: one
         entry, the leave-one-out score), ``mean_test_score``,
-        ``std_test_score``, ``rank_test_score``, as ``GridSearchCV``'s.
+        ``std_test_score``, ``rank_test_score``, as ``GridSearchCV``'s
+        (``kernel_selection="loo"``: one candidate, the learned model).
     n_splits_ : int
         Number of folds (1 for ``"loo"``).
     kernel_weights_, shared_kernel_weights_, task_kernel_weights_, intercept_, \
@@ -92,9 +118,14 @@ n_features_in_
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(90, 3)); t = np.repeat([0, 1, 2], 30)
     >>> y = X[:, 0] * (t - 1) + 0.3 * rng.normal(size=90)
-    >>> reg = MultitaskMKLRegressorCV(["linear"], Cs=[0.01, 1.0], cv=3)
+    >>> reg = MultitaskMKLRegressorCV(["linear"], Cs=[0.01, 1.0], cv=3,
+    ...                               kernel_selection="objective")
     >>> float(reg.fit(X, y, task_index=t).C_)
     1.0
+    >>> narrow = ("rbf", {"gamma": 1e4})  # interpolates: learns no weight
+    >>> reg = MultitaskMKLRegressorCV(["linear", narrow]).fit(X, y, task_index=t)
+    >>> reg.kernel_weights_.round(3).tolist()
+    [1.0, 0.0]
     """
 
     _parameter_constraints = {
@@ -102,15 +133,17 @@ n_features_in_
            if k != "C"},
         "Cs": ["array-like"],
         "cv": ["cv_object", StrOptions({"loo"})],
+        "kernel_selection": [StrOptions({"loo", "objective"})],
     }
 
     def __init__(self, kernels=None, *, Cs=(0.01, 0.1, 1.0, 10.0, 100.0, 1000.0),
-                 cv=5, formulation="mtfl", p=2.0, q=1.5, loss="square", epsilon=0.1,
+                 kernel_selection="loo", cv="loo", formulation="mtfl", p=2.0, q=1.5, loss="square", epsilon=0.1,
                  shared=False, normalize=True, standardize=True, max_iter=100,
                  tol=1e-3, inner_max_iter=5, max_rank=300, verbose=0,
                  max_inner="deprecated"):
         self.kernels = kernels
         self.Cs = Cs
+        self.kernel_selection = kernel_selection
         self.cv = cv
         self.formulation = formulation
         self.p = p
@@ -129,7 +162,7 @@ n_features_in_
 
     def _regressor(self, C):
         params = self.get_params()
-        for name in ("Cs", "cv"):
+        for name in ("Cs", "cv", "kernel_selection"):
             params.pop(name)
         return MultitaskMKLRegressor(**params, C=C)
 
@@ -156,26 +189,68 @@ n_features_in_
         if task_index is not None:
             pos = np.searchsorted(split_tasks(task_index, n)[0], np.asarray(task_index))
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        if isinstance(self.cv, str):  # "loo" (the constraints allow no other)
-            scores = np.array([[self._loo_score(X, yv, task_index, sw, C)] for C in Cs])
-        else:
-            splits = list(check_cv(self.cv, pos, classifier=True).split(
-                np.zeros((n, 1)), pos))
-            scores = np.array([[self._fold_score(X, yv, task_index, sw, C, tr, te)
-                                for tr, te in splits] for C in Cs])
+        X_refit = X if self._precomputed() else Xv
+        # one factor store for every fit of this selection (the folds' and
+        # the refit's kernel factors, keyed by content), dropped after it
+        self._store = FactorStore()
+        try:
+            if self.kernel_selection == "loo":
+                return self._fit_loo(X, X_refit, yv, pos, task_index, sw, Cs)
+            if isinstance(self.cv, str):  # "loo" (the constraints allow no other)
+                scores = np.array([[self._loo_score(X, yv, task_index, sw, C)]
+                                   for C in Cs])
+            else:
+                scores = np.array([[self._fold_score(X, yv, task_index, sw, C, tr, te)
+                                    for tr, te in self._splits(pos)] for C in Cs])
+            best = self._record(Cs, scores)
+            self.C_ = float(Cs[best])
+            return self._fit_regression(X_refit, yv, task_index, sample_weight,
+                                        C=self.C_, factor_store=self._store)
+        finally:
+            del self._store
+
+    def _splits(self, pos):
+        return list(check_cv(self.cv, pos, classifier=True).split(
+            np.zeros((len(pos), 1)), pos))
+
+    def _record(self, Cs, scores):
+        """``cv_results_``, ``best_score_``, ``n_splits_`` of a score table (C x split)."""
         mean = scores.mean(axis=1)
         if not np.isfinite(mean).all():
             raise ValueError("a validation score is not finite: " + str(mean))
         best = int(np.argmax(mean))
         rank = rankdata(-mean, method="min").astype(np.int32)  # as GridSearchCV's
-        self.cv_results_ = {"param_C": Cs, "mean_test_score": mean,
+        self.cv_results_ = {"param_C": np.asarray(Cs, dtype=float),
+                            "mean_test_score": mean,
                             "std_test_score": scores.std(axis=1), "rank_test_score": rank}
         for k in range(scores.shape[1]):
             self.cv_results_[f"split{k}_test_score"] = scores[:, k]
         self.n_splits_ = scores.shape[1]
-        self.C_, self.best_score_ = float(Cs[best]), float(mean[best])
-        return self._fit_regression(X if self._precomputed() else Xv, yv, task_index,
-                                    sample_weight, C=self.C_)
+        self.best_score_ = float(mean[best])
+        return best
+
+    def _fit_loo(self, X, X_refit, y, pos, task_index, sw, Cs):
+        """Kernel weights and C by leave-one-out (``kernel_selection="loo"``)."""
+        if self.loss != "square" or self.shared or self.formulation != "mtfl":
+            raise ValueError("kernel_selection='loo' needs loss='square', "
+                             "formulation='mtfl' and shared=False; use "
+                             "kernel_selection='objective' otherwise.")
+        if isinstance(self.cv, str):
+            self._fit_regression(X_refit, y, task_index, sw, C="auto", C_grid=Cs,
+                                 factor_store=self._store)
+            keep = slice(None) if self._train_rows is None else self._train_rows
+            y_fit = np.asarray(y, dtype=float)[keep]
+            w = np.ones(len(y_fit)) if sw is None else sw[keep]
+            dev = y_fit - np.average(y_fit, weights=w)
+            sse = self._model.history["loo_sse"][0]
+            scores = np.array([[1.0 - sse / np.sum(w * dev ** 2)]])
+        else:
+            scores = np.array([[self._fold_score(X, y, task_index, sw, "auto", tr, te)
+                                for tr, te in self._splits(pos)]])
+            self._fit_regression(X_refit, y, task_index, sw, C="auto", C_grid=Cs,
+                                 factor_store=self._store)
+        self._record([self.C_], scores)
+        return self
 
     fit.__doc__ = _fit_doc(
         "Choose C by cross-validation, then refit on all rows.",
@@ -186,10 +261,13 @@ n_features_in_
 
     def _fold_score(self, X, y, task_index, sw, C, train, test):
         t = None if task_index is None else np.asarray(task_index)
-        est = self._regressor(C).fit(
-            self._rows(X, train), y[train],
-            task_index=None if t is None else t[train],
-            sample_weight=None if sw is None else sw[train])
+        est = self._regressor(C)
+        est._validate_params()
+        est._fit_regression(self._rows(X, train), y[train],
+                            None if t is None else t[train],
+                            None if sw is None else sw[train],
+                            C_grid=np.asarray(self.Cs, dtype=float).ravel(),
+                            factor_store=self._store)
         return est.score(self._rows(X, test, train), y[test],
                          task_index=None if t is None else t[test],
                          sample_weight=None if sw is None else sw[test])
@@ -199,7 +277,9 @@ n_features_in_
             raise ValueError("cv='loo' needs loss='square', shared=False and "
                              "formulation 'mtfl', 'mkl' or 'independent'; use "
                              "K-fold cross-validation (cv=5) otherwise.")
-        est = self._regressor(C).fit(X, y, task_index=task_index, sample_weight=sw)
+        est = self._regressor(C)
+        est._validate_params()
+        est._fit_regression(X, y, task_index, sw, factor_store=self._store)
         keep = (slice(None) if est._train_rows is None else est._train_rows)
         y_fit = np.asarray(y, dtype=float)[keep]
         w = np.ones(len(y_fit)) if sw is None else sw[keep]

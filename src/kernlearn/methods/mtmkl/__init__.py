@@ -63,9 +63,9 @@ from .inner import solve_coupled, solve_inner
 from .mtfl import evaluate_mtfl, lemma31, solve_mtfl
 from .mtsfl import solve_mtsfl, solve_mtsfl_altmin
 from .task_kernels import (
+    FactorStore,
     TaskBuckets,
     TaskKernels,
-    clear_kernel_cache,
     gather_rows,
     kernel_factor,
 )
@@ -73,12 +73,12 @@ from .task_kernels import (
 __all__ = [
     "FORMULATIONS",
     "BlockLayout",
+    "FactorStore",
     "MultitaskModel",
     "TaskBuckets",
     "TaskKernels",
     "bias_scale",
     "check_formulation",
-    "clear_kernel_cache",
     "entropic_step",
     "evaluate_mtfl",
     "fit_multitask",

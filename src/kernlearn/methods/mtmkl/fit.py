@@ -19,7 +19,8 @@ from ...solvers.mirror_descent import logsumexp
 from .components import BlockLayout, bias_scale
 from .mtfl import solve_mtfl
 from .mtsfl import solve_mtsfl
-from .task_kernels import _FACTORS, TaskBuckets, gather_rows
+from .selection import learn_loo_weights
+from .task_kernels import FactorStore, TaskBuckets, gather_rows
 
 __all__ = ["FORMULATIONS", "MultitaskModel", "check_formulation", "fit_multitask"]
 
@@ -62,6 +63,7 @@ class MultitaskModel:
     converged: bool
     shared_kernel_weights: np.ndarray = None
     shared_coef: list = None
+    C: float = None
 
     def decision(self, kernels, blocks, X, task_pos):
         """Predictions ``f_t(x)`` of new rows, each for its own task.
@@ -163,7 +165,8 @@ def check_formulation(formulation, shared=False):
 
 def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C=1.0,
                   p=2.0, q=1.5, epsilon=0.1, max_iter=100, tol=1e-3, max_inner=5,
-                  max_rank=None, verbose=0, sample_weight=None, shared=False):
+                  max_rank=None, verbose=0, sample_weight=None, shared=False,
+                  factor_store=None, C_grid=None):
     r"""Fit one of the multitask kernel formulations on validated inputs.
 
     Parameters
@@ -180,7 +183,13 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
         MK-MTFL, MK-MTSFL, one l1-MKL per task, or one kernel machine per
         task on the average kernel.
     loss : {"square", "hinge", "epsilon_insensitive"}, default="square"
-    C : float, default=1.0
+    C : float or "auto", default=1.0
+        Loss weight.  ``"auto"``: the loss weight and the kernel weights
+        (common to all tasks, MK-MTFL's model with ``p = 2``) minimise the
+        closed-form leave-one-out error of every task's kernel ridge instead
+        of the training objective
+        (:func:`~kernlearn.methods.mtmkl.selection.learn_loo_weights`; square
+        loss, ``formulation="mtfl"``, no shared components).
     p : float, default=2.0
         MK-MTFL's norm across tasks (``>= 2``).
     q : float, default=1.5
@@ -211,6 +220,14 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
         kernel is common and how much task-specific (no extra
         hyper-parameter); with few points per task the common part is what
         lets tasks borrow strength.
+    factor_store : FactorStore, optional
+        Where the kernel factors of this fit are kept (MK-MTSFL, shared
+        components); a store passed by the caller is reused by its other
+        fits (a C grid on the same rows).  By default the fit makes its own,
+        dropped with it.
+    C_grid : array-like of float, optional
+        ``C="auto"``: the starting loss weights of the search
+        (:func:`~kernlearn.methods.mtmkl.selection.learn_loo_weights`).
 
     Returns
     -------
@@ -220,6 +237,13 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     model : MultitaskModel
     """
     check_formulation(formulation, shared)
+    auto = isinstance(C, str)
+    if auto and (C != "auto" or loss != "square" or shared or formulation != "mtfl"):
+        raise ValueError("C='auto' (kernel weights and C by leave-one-out) needs "
+                         "loss='square', formulation='mtfl' and shared=False; got "
+                         f"C={C!r}, loss={loss!r}, formulation={formulation!r}, "
+                         f"shared={shared!r}.")
+    store = FactorStore() if factor_store is None else factor_store
     kernels.fit(X, sample_weight)
     layout = BlockLayout(kernels.n_kernels, bool(shared))
     blocks = TaskBuckets(task_rows)
@@ -232,17 +256,42 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     t0 = time.perf_counter()
     opts = dict(loss=loss, C=C, epsilon=epsilon, max_iter=max_iter, tol=tol,
                 verbose=verbose)
-    if formulation == "mtsfl":
-        model = _fit_mtsfl(kernels, blocks, y_b, layout, scale, q, max_rank, **opts)
+    if auto:
+        model = _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid)
+    elif formulation == "mtsfl":
+        model = _fit_mtsfl(kernels, blocks, y_b, layout, scale, q, max_rank, store,
+                           **opts)
     else:
         model = _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p,
-                                 max_inner, max_rank, **opts)
+                                 max_inner, max_rank, store, **opts)
     model.history["fit_time"] = np.array([time.perf_counter() - t0])
     return kernels, blocks, model
 
 
+def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid):
+    """Kernel ridge per task on the kernel weights and C of least leave-one-out error."""
+    k = kernels.n_kernels
+    grams = [np.stack([kernels.blocks(j, idx, mask) for j in range(k)])
+             for _, idx, mask in blocks.buckets]
+    masks = [mask for _, _, mask in blocks.buckets]
+    w_b = (None if sample_weight is None
+           else blocks.gather(np.asarray(sample_weight, dtype=float)))
+    gamma, C, sse = learn_loo_weights(grams, y_b, masks, w_b, C_grid)
+    Cw = C if w_b is None else [np.where(mk, C * wb, C) for wb, mk in zip(w_b, masks)]
+    live = np.flatnonzero(gamma > 0)
+    eff = [np.einsum("j,jtab->tab", gamma[live], Kb[live])[None] for Kb in grams]
+    res = solve_mtfl(blocks, eff, y_b, "square", Cw, 2.0, max_iter=1, tol=tol)
+    T = blocks.n_tasks
+    model = MultitaskModel(
+        "mtfl", gamma, np.ones((T, k)), res["b"].copy(),
+        ("blocks", np.tile(gamma, (T, 1)), res["beta"]), res["objective"], res["gap"],
+        res["history"].as_dict(), res["n_iter"], True, C=C)
+    model.history["loo_sse"] = np.array([sse])
+    return model
+
+
 def _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p, max_inner,
-                     max_rank, loss, C, epsilon, max_iter, tol, verbose):
+                     max_rank, store, loss, C, epsilon, max_iter, tol, verbose):
     """MK-MTFL, per-task MKL or the average kernel: models on within-task blocks."""
     k, T = layout.n_kernels, blocks.n_tasks
     grams = []
@@ -262,7 +311,7 @@ def _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p, max_in
             # (layout.within_task: the k kernels, then layout.constant)
             grams = [np.concatenate([Kb, scale * (m[:, :, None] & m[:, None, :])[None]])
                      for Kb, (_, _, m) in zip(grams, blocks.buckets)]
-            factors = [_FACTORS.get(kernels, j, max_rank) for j in range(k)]
+            factors = [store.get(kernels, j, max_rank) for j in range(k)]
         res = solve_mtfl(blocks, grams, y_b, loss, C, p, epsilon,
                          per_task_weights=per_task, max_iter=max_iter, tol=tol,
                          max_inner=max_inner, verbose=verbose, shared_factors=factors)
@@ -287,11 +336,11 @@ def _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p, max_in
         res["converged"], shared_kernel_weights=shared_w, shared_coef=shared_coef)
 
 
-def _fit_mtsfl(kernels, blocks, y_b, layout, scale, q, max_rank, loss, C, epsilon,
+def _fit_mtsfl(kernels, blocks, y_b, layout, scale, q, max_rank, store, loss, C, epsilon,
                max_iter, tol, verbose):
     """MK-MTSFL, with shared components when ``layout.shared``."""
     k, T = layout.n_kernels, blocks.n_tasks
-    factors = [_FACTORS.get(kernels, j, max_rank) for j in range(k)]
+    factors = [store.get(kernels, j, max_rank) for j in range(k)]
     # shared blocks reuse their kernel's factor; the constant block's factor
     # is the column sqrt(s) (the deviation of each task's bias)
     factors_all = layout.arrange(factors, np.full((blocks.n_samples, 1), np.sqrt(scale)),

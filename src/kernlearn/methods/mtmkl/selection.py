@@ -14,17 +14,34 @@ leave-one-out residual is
           = \frac{\beta_i}{P_{ii}},
 
 one batched factorisation per bucket of tasks instead of :math:`m_t` refits.
-The kernel weights themselves are those learned on all the rows: the
-criterion scores the learned kernel's ridge fit, which an interpolating
-kernel fails (its :math:`P_{ii}` is tiny against :math:`\beta_i`), but it is
-not a refit of the kernel weights.
+
+:func:`loo_residuals` scores a fitted model at its kernel weights (learned on
+all rows, not refitted per left-out row).  :func:`learn_loo_weights` learns
+the kernel weights themselves by this criterion instead of the training
+objective: with :math:`A_t = \sum_j\mu_jK_{tj} + \mathrm{diag}(1/w)`
+(:math:`\mu = 2C\gamma`, so :math:`C = \sum_j\mu_j/2` and
+:math:`\gamma = \mu/\sum_j\mu_j`; the residuals are invariant to a common
+scale of :math:`A`) it minimises the leave-one-out squared error
+:math:`\sum_i w_i r_i^2`, :math:`r = \beta/\mathrm{diag}(P)`, over
+:math:`\mu \ge 0`, with the gradient
+
+.. math:: \frac{\partial}{\partial\mu_j}\sum_i w_ir_i^2 = -2\Big[(Pv)^\top
+          K_j\beta - \langle K_j, P\,\mathrm{diag}(v\odot r)\,P\rangle\Big],
+          \qquad v = w\odot r/\mathrm{diag}(P)
+
+(:math:`dP = -PK_jP`, as :math:`P` is a block of the inverse of the bordered
+matrix).  The training objective rewards kernels that interpolate the few
+rows of each task (a very narrow RBF fits them exactly); the left-out
+residuals do not: such a kernel predicts nothing at a left-out row, so it is
+at best a ridge term, which the learned scale already provides.
 """
 
 import numpy as np
+from scipy.optimize import minimize
 
 from .inner import per_bucket
 
-__all__ = ["kernel_ridge_loo", "loo_residuals"]
+__all__ = ["kernel_ridge_loo", "learn_loo_weights", "loo_residuals"]
 
 
 def kernel_ridge_loo(K, y, mask, C):
@@ -105,3 +122,113 @@ def loo_residuals(kernels, blocks, model, y, C, sample_weight=None):
             K += W[tasks, j][:, None, None] * kernels.blocks(j, idx, mask)
         out.append(kernel_ridge_loo(K, yb, mask, Cb))
     return blocks.scatter(out, blocks.n_samples)
+
+
+def _loo_objective(mu, grams, y_b, w_b, masks, grad=True):
+    """Weighted leave-one-out SSE of per-task kernel ridge at ``mu``, and its gradient.
+
+    ``grams[b]`` is ``(k, T_b, m, m)``, ``A = sum_j mu_j K_j + diag(1/w)`` on
+    the valid rows (identity on padding).
+    """
+    f, g = 0.0, np.zeros(len(mu))
+    for K, y, w, mask in zip(grams, y_b, w_b, masks):
+        m = mask.shape[1]
+        e = mask.astype(float)
+        A = np.einsum("j,jtab->tab", mu, K)
+        ar = np.arange(m)
+        A[:, ar, ar] += np.where(mask, 1.0 / np.where(mask, w, 1.0), 1.0)
+        Ainv = np.linalg.inv(A)
+        u = np.einsum("tij,tj->ti", Ainv, e)
+        s = (e * u).sum(1)
+        P = (Ainv - u[:, :, None] * u[:, None, :] / s[:, None, None]) \
+            * (mask[:, :, None] & mask[:, None, :])
+        dP = np.where(mask, np.einsum("tii->ti", P), 1.0)
+        beta = np.einsum("tij,tj->ti", P, y)
+        r = np.where(mask, beta / dP, 0.0)
+        f += float((w * r * r).sum())
+        if grad:
+            v = w * r / dP
+            Pv = np.einsum("tij,tj->ti", P, v)
+            G = np.einsum("tia,ta,tab->tib", P, v * r, P)
+            g -= 2.0 * (np.einsum("ta,jtab,tb->j", Pv, K, beta)
+                        - np.einsum("jtab,tab->j", K, G))
+    return f, g
+
+
+def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
+                      max_iter=200):
+    r"""Kernel weights and loss weight that minimise the leave-one-out error.
+
+    Per-task kernel ridge regressions with a free bias share the kernel
+    :math:`\sum_j\gamma_jK_{tj}` and the loss weight :math:`C`; both are
+    chosen to minimise the closed-form leave-one-out squared error summed
+    over all tasks' rows (module docstring), by L-BFGS-B over
+    :math:`\mu = 2C\gamma \ge 0` from the best point of ``C_grid`` at
+    uniform weights.  ``penalty`` times :math:`\sum_j\mu_j` (relative to the
+    criterion, which is scaled to 1 at the constant predictor of each task)
+    breaks ties towards smaller weights: a kernel that only adds a ridge
+    term (an interpolating kernel: a delta or a very narrow RBF) leaves the
+    criterion unchanged when the other weights shrink with it, so it gets
+    none.
+
+    Parameters
+    ----------
+    grams : list of ndarray of shape (k, T_b, m_b, m_b)
+        Within-task base kernel blocks per bucket (zero on padding).
+    y_b : list of ndarray of shape (T_b, m_b)
+        Padded targets.
+    masks : list of ndarray of shape (T_b, m_b)
+        Valid rows.
+    w_b : list of ndarray of shape (T_b, m_b), optional
+        Padded positive sample weights (ones by default).
+    C_grid : array-like of float, optional
+        Starting loss weights (uniform kernel weights); default
+        ``logspace(-3, 4, 15)``.
+    penalty : float, default=1e-4
+        Tie-break towards small weights (see above).
+    max_iter : int, default=200
+        L-BFGS-B iterations.
+
+    Returns
+    -------
+    gamma : ndarray of shape (k,)
+        Kernel weights on the simplex (exact zeros for unused kernels).
+    C : float
+        Loss weight.
+    loo_sse : float
+        Weighted leave-one-out squared error at the optimum.
+    """
+    k = grams[0].shape[0]
+    if w_b is None:
+        w_b = [m.astype(float) for m in masks]
+    C_grid = np.logspace(-3, 4, 15) if C_grid is None else np.asarray(C_grid, float)
+    # scale: the criterion of the per-task means (their leave-one-out SSE)
+    base = 0.0
+    for y, w, mask in zip(y_b, w_b, masks):
+        sw = (w * mask).sum(1)
+        mean = (w * y).sum(1) / sw
+        # leave-one-out mean residual: (y_i - mean) / (1 - w_i / sum w)
+        base += float((w * ((y - mean[:, None]) * mask / np.where(
+            mask, 1.0 - w / sw[:, None], 1.0)) ** 2).sum())
+    scale = 1.0 / max(base, 1e-300)
+    starts = [(_loo_objective(np.full(k, 2.0 * C / k), grams, y_b, w_b, masks,
+                              grad=False)[0], C) for C in C_grid]
+    C0 = min(starts)[1]
+    mu0 = np.full(k, 2.0 * C0 / k)
+    # optimise in units of the start (L-BFGS-B is not scale-free)
+    unit = 2.0 * C0 / k
+
+    def fun(x):
+        mu = x * unit
+        f, g = _loo_objective(mu, grams, y_b, w_b, masks)
+        return (f * scale + penalty * x.sum(),
+                g * scale * unit + penalty)
+
+    res = minimize(fun, mu0 / unit, jac=True, method="L-BFGS-B",
+                   bounds=[(0.0, None)] * k, options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
+    mu = np.maximum(res.x, 0.0) * unit
+    if mu.sum() <= 0:
+        mu = mu0
+    mu[mu < 1e-8 * mu.max()] = 0.0
+    sse = _loo_objective(mu, grams, y_b, w_b, masks, grad=False)[0]
+    return mu / mu.sum(), float(mu.sum() / 2.0), sse

@@ -6,7 +6,8 @@ target and no part in the bias constraint, so their dual variable is exactly
 0.  :class:`TaskKernels` gives the k base kernels as within-task blocks (what
 MK-MTFL needs) or over all training rows, and :func:`kernel_factor` their
 compact eigendecompositions (what MK-MTSFL and the shared components need),
-kept between fits by a bounded cache (:func:`clear_kernel_cache`).
+kept by a :class:`FactorStore` that the fit owns (a cross-validation shares
+one across the fits of a C grid; nothing is kept between unrelated fits).
 """
 
 import hashlib
@@ -26,9 +27,9 @@ from ...kernels import (
 )
 
 __all__ = [
+    "FactorStore",
     "TaskBuckets",
     "TaskKernels",
-    "clear_kernel_cache",
     "gather_rows",
     "kernel_factor",
     "task_products",
@@ -244,9 +245,9 @@ class TaskKernels(BaseKernelList):
         A linear kernel is factored from its data view (thin SVD of the
         ``n x d`` columns, :math:`O(nd^2)`, exact rank ``<= d``) instead of from
         its ``n x n`` Gram matrix; other kernels by :func:`kernel_factor`.
-        Computed on every call: the factors are kept between fits, keyed by
-        the content of the kernel (:meth:`cache_key`), by the fit's factor
-        store (:func:`clear_kernel_cache`).
+        Computed on every call: the factors are kept, keyed by the content
+        of the kernel (:meth:`cache_key`), by the fit's
+        :class:`FactorStore`.
 
         Parameters
         ----------
@@ -427,13 +428,24 @@ def kernel_factor(K, max_rank=None, rtol=1e-10, n_power=3, random_state=0, matmu
     return V[:, keep] * np.sqrt(w[keep])
 
 
-class _FactorCache:
-    """Least-recently-used store of kernel factors, bounded in bytes.
+class FactorStore:
+    """Kernel factors of one fit, or of the fits of one model selection.
 
-    A model-selection loop (a C grid, the folds of a cross-validation)
-    refits on the same training rows many times; the kernel matrix over all
-    of them and its eigendecomposition do not depend on C and were over half
-    of a 139-task MK-MTSFL fit (School, 7 kernels: 4.5 s of 9 s).
+    A store belongs to whoever creates it: every :func:`fit_multitask` call
+    makes its own unless it is given one, and
+    :class:`~kernlearn.estimators.MultitaskMKLRegressorCV` passes one store
+    to the fits of its C grid (the kernel matrix over all training rows and
+    its eigendecomposition do not depend on C, and were over half of a
+    139-task MK-MTSFL fit: School, 7 kernels, 4.5 s of 9 s), then drops it.
+    Nothing is shared between unrelated fits.  Entries are keyed by the
+    content of the training kernel (:meth:`TaskKernels.cache_key`), so fits
+    on other rows (other folds) never see each other's factors; the store
+    is bounded in bytes (least recently used entries go first).
+
+    Parameters
+    ----------
+    max_bytes : int, default=256 MiB
+        Bound on the bytes of the stored factors.
     """
 
     def __init__(self, max_bytes=256 * 2**20):
@@ -441,8 +453,26 @@ class _FactorCache:
         self._store = OrderedDict()
         self._lock = threading.Lock()
 
+    def __len__(self):
+        return len(self._store)
+
     def get(self, kernels, j, max_rank):
-        """Factor :math:`A` of training kernel ``j`` (:func:`kernel_factor`)."""
+        """Factor :math:`A` of training kernel ``j`` (:meth:`TaskKernels.factor`).
+
+        Parameters
+        ----------
+        kernels : TaskKernels
+            Fitted.
+        j : int
+            Kernel.
+        max_rank : int or None
+            Rank cap.
+
+        Returns
+        -------
+        A : ndarray of shape (n, r)
+            Read-only (it may be shared by the fits of the store's owner).
+        """
         key = kernels.cache_key(j)
         key = None if key is None else (key, max_rank)
         with self._lock:
@@ -450,7 +480,7 @@ class _FactorCache:
                 self._store.move_to_end(key)
                 return self._store[key]
         A = kernels.factor(j, max_rank)
-        A.flags.writeable = False  # shared between fits
+        A.flags.writeable = False  # shared between the owner's fits
         if key is not None and A.nbytes <= self.max_bytes:
             with self._lock:
                 self._store[key] = A
@@ -462,14 +492,6 @@ class _FactorCache:
         """Drop every stored factor."""
         with self._lock:
             self._store.clear()
-
-
-_FACTORS = _FactorCache()
-
-
-def clear_kernel_cache():
-    """Forget the kernel factors kept between fits (for cold-start timing)."""
-    _FACTORS.clear()
 
 
 def gather_rows(blocks, A):
