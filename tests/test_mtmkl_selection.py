@@ -394,3 +394,50 @@ def test_cv_estimator_with_loo_weights_and_folds(routing):
     np.testing.assert_allclose(cv.predict(X, task_index=t), ref.predict(X, task_index=t))
     # the grid only starts the search: the learned C is off the grid
     assert cv.C_ not in Cs
+
+
+# ------------------------------------------------------- the classifier's CV
+def _class_tasks(seed=0, T=3, m=30):
+    rng = np.random.default_rng(seed)
+    t = np.repeat(np.arange(T) * 3 + 1, m)
+    X = rng.normal(size=(T * m, 3))
+    slope = np.array([1.0, -0.5, 2.0])[t // 3]
+    y = np.where(slope * X[:, 0] + np.sin(2 * X[:, 1]) + 0.6 * rng.normal(size=T * m) > 0,
+                 "yes", "no")
+    return X, y, t
+
+
+@pytest.mark.parametrize("form", ["mtfl", "mtsfl"])
+def test_classifier_cv_equals_gridsearch_on_the_same_grid_and_folds(form, routing):
+    from kernlearn import MultitaskMKLClassifierCV
+
+    X, y, t = _class_tasks()
+    Cs = [0.01, 0.1, 1.0, 100.0]
+    strata = 2 * (t // 3) + (y == "yes")
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=2).split(X, strata))
+    kw = dict(formulation=form, max_iter=10, class_weight="balanced")
+    cv = MultitaskMKLClassifierCV(KERNELS, Cs=Cs, cv=folds, **kw).fit(X, y, task_index=t)
+    search = GridSearchCV(MultitaskMKLClassifier(KERNELS, **kw), {"C": Cs},
+                          cv=folds).fit(X, y, task_index=t)
+    for key in ("mean_test_score", "std_test_score", "split0_test_score",
+                "split2_test_score"):
+        np.testing.assert_allclose(cv.cv_results_[key], search.cv_results_[key],
+                                   rtol=1e-12)
+    assert len(set(cv.cv_results_["mean_test_score"])) > 1  # C matters here
+    np.testing.assert_array_equal(cv.cv_results_["rank_test_score"],
+                                  search.cv_results_["rank_test_score"])
+    assert cv.C_ == search.best_params_["C"] and cv.best_score_ == search.best_score_
+    np.testing.assert_array_equal(cv.classes_, ["no", "yes"])
+    np.testing.assert_array_equal(cv.decision_function(X, task_index=t),
+                                  search.best_estimator_.decision_function(X, task_index=t))
+    # an int cv: StratifiedKFold on task and class
+    cv3 = MultitaskMKLClassifierCV(KERNELS, Cs=Cs, cv=3, **kw).fit(X, y, task_index=t)
+    folds3 = list(StratifiedKFold(3).split(X, strata))
+    manual = [np.mean(_manual_cv(MultitaskMKLClassifier(KERNELS, **kw), X, y, t, folds3,
+                                 C)) for C in Cs]
+    np.testing.assert_allclose(cv3.cv_results_["mean_test_score"], manual, rtol=1e-12)
+    with pytest.raises(ValueError, match="Cs must be"):
+        MultitaskMKLClassifierCV(KERNELS, Cs=[]).fit(X, y, task_index=t)
+    with pytest.raises(ValueError, match="Only binary"):
+        MultitaskMKLClassifierCV(KERNELS, Cs=[1.0], cv=2).fit(
+            X, np.arange(len(y)) % 3, task_index=t)

@@ -15,6 +15,7 @@ _ESTIMATORS = {
     "LowRankKernelRegressor": "kernlearn.estimators.lowrank",
     "LowRankKernelClassifier": "kernlearn.estimators.lowrank",
     "MultitaskMKLClassifier": "kernlearn.estimators.mtmkl",
+    "MultitaskMKLClassifierCV": "kernlearn.estimators.mtmkl_cv",
     "MultitaskMKLRegressor": "kernlearn.estimators.mtmkl",
     "MultitaskMKLRegressorCV": "kernlearn.estimators.mtmkl_cv",
 }

@@ -757,6 +757,10 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
+        return self._fit_classification(X, y, task_index, sample_weight)
+
+    def _fit_classification(self, X, y, task_index, sample_weight, C=None,
+                            factor_store=None):
         X_all, y_all, t_all = X, y, task_index
         X, y = self._check_X(X, y, reset=True)
         check_two_classes(y)
@@ -774,7 +778,8 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
             if np.unique(signed[r]).size < 2:
                 raise ValueError(f"task {self.tasks_[t]!r} has samples of one class "
                                  "only; every task needs both classes.")
-        self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared)
+        self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared,
+                  C=C, factor_store=factor_store)
         self._fit_platt(X_all, y_all, sample_weight, task_index=t_all)
         return self
 

@@ -248,7 +248,7 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     layout = BlockLayout(kernels.n_kernels, bool(shared))
     blocks = TaskBuckets(task_rows)
     y_b = blocks.gather(np.asarray(y, dtype=float))
-    if sample_weight is not None:
+    if sample_weight is not None and not auto:
         # per-sample loss weights C w_i in the padded layout (C on padding)
         C = [np.where(mask, C * wb, C) for wb, (_, _, mask)
              in zip(blocks.gather(np.asarray(sample_weight, dtype=float)), blocks.buckets)]
