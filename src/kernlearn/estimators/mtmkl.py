@@ -577,7 +577,11 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         tasks) are left nearly free, as in the paper's model.  The tasks'
         inner problems are then coupled, through every kernel's factor over
         all training rows (time O(n^2)); with the SVR loss, one libsvm
-        problem on the n x n kernel of all training rows.
+        problem on the n x n kernel of all training rows.  With
+        ``C="auto"`` the shared components are on the linear kernels of the
+        list only (exact factors of rank at most their columns), and their
+        weights are learned by the leave-one-out error with the others (zero
+        when the tasks do not share a linear predictor).
 """
         + _ATTRS_DOC
         + """
@@ -643,8 +647,12 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight)
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinity.")
-        return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self.shared, C,
-                         factor_store, C_grid)
+        return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self._shared(),
+                         C, factor_store, C_grid)
+
+    def _shared(self):
+        """Whether to fit shared components (the ``*CV`` estimator resolves "auto")."""
+        return self.shared
 
     def predict(self, X, task_index=None):
         """Predict each sample with its task's model.

@@ -102,9 +102,13 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
     ``C="auto"``.  The training objective (``"objective"``) rewards kernels
     that interpolate each task's few rows (a narrow RBF takes most of the
     weight and predicts poorly); left-out residuals do not, so an
-    interpolating kernel in the list gets no weight.  This needs the square
-    loss, ``formulation="mtfl"`` and ``shared=False`` (``p`` and
-    ``inner_max_iter`` are then not used); ``cv="loo"`` reports the
+    interpolating kernel in the list gets no weight.  With ``shared="auto"``
+    (the default) every linear kernel of the list also gets a component
+    common to all tasks, whose weight the same criterion learns (zero when
+    the tasks do not share a linear predictor, so the model is then the
+    paper's): tasks with few rows borrow strength where they share
+    structure.  This needs the square loss and ``formulation="mtfl"``
+    (``p`` and ``inner_max_iter`` are then not used); ``cv="loo"`` reports the
     leave-one-out :math:`R^2` of the learned model (``best_score_``), a
     K-fold ``cv`` the validation scores of the whole procedure (weights and
     C learned again on every training fold), and ``Cs`` only start the
@@ -144,7 +148,11 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
     q : float, default=1.5
     loss : {"square", "epsilon_insensitive"}, default="square"
     epsilon : float, default=0.1
-    shared : bool, default=False
+    shared : bool or "auto", default="auto"
+        Shared components (see :class:`MultitaskMKLRegressor`).  ``"auto"``:
+        ``True`` with ``kernel_selection="loo"`` (on the linear kernels,
+        weights learned by leave-one-out, zero when they do not help),
+        ``False`` with ``"objective"`` (the paper's model).
     normalize : bool, default=True
     standardize : bool, default=True
     max_iter : int, default=100
@@ -198,11 +206,13 @@ n_features_in_
         "Cs": ["array-like"],
         "cv": ["cv_object", StrOptions({"loo"})],
         "kernel_selection": [StrOptions({"loo", "objective"})],
+        "shared": ["boolean", StrOptions({"auto"})],
     }
 
     def __init__(self, kernels=None, *, Cs=(0.01, 0.1, 1.0, 10.0, 100.0, 1000.0),
-                 kernel_selection="loo", cv="loo", formulation="mtfl", p=2.0, q=1.5, loss="square", epsilon=0.1,
-                 shared=False, normalize=True, standardize=True, max_iter=100,
+                 kernel_selection="loo", cv="loo", formulation="mtfl", p=2.0, q=1.5,
+                 loss="square", epsilon=0.1, shared="auto", normalize=True,
+                 standardize=True, max_iter=100,
                  tol=1e-3, inner_max_iter=5, max_rank=300, verbose=0,
                  max_inner="deprecated"):
         self.kernels = kernels
@@ -224,8 +234,14 @@ n_features_in_
         self.max_rank = max_rank
         self.verbose = verbose
 
+    def _shared(self):
+        if isinstance(self.shared, str):  # "auto"
+            return self.kernel_selection == "loo"
+        return bool(self.shared)
+
     def _base(self, C):
-        return MultitaskMKLRegressor(**self._base_params(), C=C)
+        return MultitaskMKLRegressor(**{**self._base_params(), "shared": self._shared()},
+                                     C=C)
 
     def _fit_base(self, est, X, y, task_index, sw):
         est._fit_regression(X, y, task_index, sw, C_grid=self._grid(),
@@ -265,10 +281,10 @@ n_features_in_
 
     def _fit_loo(self, X, X_refit, y, pos, task_index, sw, Cs):
         """Kernel weights and C by leave-one-out (``kernel_selection="loo"``)."""
-        if self.loss != "square" or self.shared or self.formulation != "mtfl":
-            raise ValueError("kernel_selection='loo' needs loss='square', "
-                             "formulation='mtfl' and shared=False; use "
-                             "kernel_selection='objective' otherwise.")
+        if self.loss != "square" or self.formulation != "mtfl":
+            raise ValueError("kernel_selection='loo' needs loss='square' and "
+                             "formulation='mtfl'; use kernel_selection='objective' "
+                             "otherwise.")
         if isinstance(self.cv, str):
             self._fit_regression(X_refit, y, task_index, sw, C="auto", C_grid=Cs,
                                  factor_store=self._store)
@@ -294,7 +310,7 @@ n_features_in_
         "MultitaskMKLRegressorCV")
 
     def _loo_score(self, X, y, task_index, sw, C):
-        if self.loss != "square" or self.shared or self.formulation == "mtsfl":
+        if self.loss != "square" or self._shared() or self.formulation == "mtsfl":
             raise ValueError("cv='loo' needs loss='square', shared=False and "
                              "formulation 'mtfl', 'mkl' or 'independent'; use "
                              "K-fold cross-validation (cv=5) otherwise.")

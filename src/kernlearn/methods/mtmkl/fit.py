@@ -19,7 +19,7 @@ from ...solvers.mirror_descent import logsumexp
 from .components import BlockLayout, bias_scale
 from .mtfl import solve_mtfl
 from .mtsfl import solve_mtsfl
-from .selection import learn_loo_weights
+from .selection import _loo_objective, learn_loo_weights
 from .task_kernels import FactorStore, TaskBuckets, gather_rows
 
 __all__ = ["FORMULATIONS", "MultitaskModel", "check_formulation", "fit_multitask"]
@@ -238,11 +238,10 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     """
     check_formulation(formulation, shared)
     auto = isinstance(C, str)
-    if auto and (C != "auto" or loss != "square" or shared or formulation != "mtfl"):
+    if auto and (C != "auto" or loss != "square" or formulation != "mtfl"):
         raise ValueError("C='auto' (kernel weights and C by leave-one-out) needs "
-                         "loss='square', formulation='mtfl' and shared=False; got "
-                         f"C={C!r}, loss={loss!r}, formulation={formulation!r}, "
-                         f"shared={shared!r}.")
+                         "loss='square' and formulation='mtfl'; got "
+                         f"C={C!r}, loss={loss!r}, formulation={formulation!r}.")
     store = FactorStore() if factor_store is None else factor_store
     kernels.fit(X, sample_weight)
     layout = BlockLayout(kernels.n_kernels, bool(shared))
@@ -257,7 +256,7 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     opts = dict(loss=loss, C=C, epsilon=epsilon, max_iter=max_iter, tol=tol,
                 verbose=verbose)
     if auto:
-        model = _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid)
+        model = _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store)
     elif formulation == "mtsfl":
         model = _fit_mtsfl(kernels, blocks, y_b, layout, scale, q, max_rank, store,
                            **opts)
@@ -268,25 +267,50 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     return kernels, blocks, model
 
 
-def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid):
-    """Kernel ridge per task on the kernel weights and C of least leave-one-out error."""
+def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
+    """Kernel ridge per task on the kernel weights and C of least leave-one-out error.
+
+    With ``shared``, every linear kernel (exact factor of rank <= its
+    columns) also gets a component common to all tasks, its weight learned
+    by the same criterion (zero when the tasks do not share it).
+    """
     k = kernels.n_kernels
     grams = [np.stack([kernels.blocks(j, idx, mask) for j in range(k)])
              for _, idx, mask in blocks.buckets]
     masks = [mask for _, _, mask in blocks.buckets]
     w_b = (None if sample_weight is None
            else blocks.gather(np.asarray(sample_weight, dtype=float)))
-    gamma, C, sse = learn_loo_weights(grams, y_b, masks, w_b, C_grid)
-    Cw = C if w_b is None else [np.where(mk, C * wb, C) for wb, mk in zip(w_b, masks)]
-    live = np.flatnonzero(gamma > 0)
-    eff = [np.einsum("j,jtab->tab", gamma[live], Kb[live])[None] for Kb in grams]
-    res = solve_mtfl(blocks, eff, y_b, "square", Cw, 2.0, max_iter=1, tol=tol)
+    lin = ([j for j in range(k) if kernels.specs_[j][0] == "linear"]
+           if shared and not kernels.precomputed else [])
+    Z = [store.get(kernels, j, None) for j in lin]
+    Z_b = [gather_rows(blocks, A) for A in Z]
+    weights, C, sse = learn_loo_weights(grams, y_b, masks, w_b, C_grid, shared=Z_b)
+    mu = 2.0 * C * weights
+    w1 = [m.astype(float) for m in masks] if w_b is None else w_b
+    _, _, beta = _loo_objective(mu, grams, y_b, w1, masks, shared=Z_b, full=True)
+    # fitted values K_mu beta + b = y - beta / w: each task's bias from its rows
+    common = sum(m * (A @ (A.T @ blocks.scatter(beta, blocks.n_samples)))
+                 for m, A in zip(mu[k:], Z))
+    fit_b = [np.einsum("j,jtab,tb->ta", mu[:k], K, be) + be / np.where(mk, w, 1.0)
+             for K, be, w, mk in zip(grams, beta, w1, masks)]
+    if len(Z):
+        fit_b = [f + g for f, g in zip(fit_b, blocks.gather(common))]
+    intercept = blocks.by_task([np.where(mk, y - f, 0).sum(1) / mk.sum(1)
+                                for y, f, mk in zip(y_b, fit_b, masks)])
     T = blocks.n_tasks
+    shared_w, shared_coef = None, None
+    if shared:
+        shared_w = np.zeros(k)
+        shared_w[lin] = weights[k:]
+        b_all = blocks.scatter(beta, blocks.n_samples)
+        shared_coef = [None] * k
+        for j, m in zip(lin, mu[k:]):
+            shared_coef[j] = m * b_all if m > 0 else None
     model = MultitaskModel(
-        "mtfl", gamma, np.ones((T, k)), res["b"].copy(),
-        ("blocks", np.tile(gamma, (T, 1)), res["beta"]), res["objective"], res["gap"],
-        res["history"].as_dict(), res["n_iter"], True, C=C)
-    model.history["loo_sse"] = np.array([sse])
+        "mtfl", weights[:k], np.ones((T, k)), intercept,
+        ("blocks", np.tile(mu[:k], (T, 1)), beta), sse, 0.0,
+        {"loo_sse": np.array([sse])}, 1, True,
+        shared_kernel_weights=shared_w, shared_coef=shared_coef, C=C)
     return model
 
 

@@ -124,39 +124,94 @@ def loo_residuals(kernels, blocks, model, y, C, sample_weight=None):
     return blocks.scatter(out, blocks.n_samples)
 
 
-def _loo_objective(mu, grams, y_b, w_b, masks, grad=True):
-    """Weighted leave-one-out SSE of per-task kernel ridge at ``mu``, and its gradient.
+def _loo_objective(mu, grams, y_b, w_b, masks, grad=True, shared=None, full=False):
+    r"""Weighted leave-one-out SSE of per-task kernel ridge at ``mu``, and its gradient.
 
-    ``grams[b]`` is ``(k, T_b, m, m)``, ``A = sum_j mu_j K_j + diag(1/w)`` on
-    the valid rows (identity on padding).
+    ``grams[b]`` is ``(k, T_b, m, m)``; the system matrix is
+    :math:`A = B + FF^\top` with :math:`B` block diagonal,
+    :math:`\sum_j\mu_jK_{tj} + \mathrm{diag}(1/w)` on each task (identity on
+    padding), and :math:`F = [\sqrt{\mu_{k+s}}Z_s]_s` the shared
+    components' factors over all rows (``shared[s][b]``: padded rows
+    ``(T_b, m, r_s)``).  Each task's bias is free, so :math:`P` is the
+    bias-projected inverse: :math:`P = P_B - UM^{-1}U^\top`, :math:`U = P_BF`,
+    :math:`M = I + F^\top U` (Woodbury), and every quantity below is formed
+    from within-task blocks and :math:`n \times r` products.  ``full``: also
+    return ``beta`` per bucket.
     """
+    shared = shared or []
+    k = grams[0].shape[0]
+    mu_t, mu_s = mu[:k], mu[k:]
     f, g = 0.0, np.zeros(len(mu))
-    for K, y, w, mask in zip(grams, y_b, w_b, masks):
+    PB, Fb = [], []
+    for K, mask, w in zip(grams, masks, w_b):
         m = mask.shape[1]
         e = mask.astype(float)
-        A = np.einsum("j,jtab->tab", mu, K)
+        A = np.einsum("j,jtab->tab", mu_t, K)
         ar = np.arange(m)
         A[:, ar, ar] += np.where(mask, 1.0 / np.where(mask, w, 1.0), 1.0)
         Ainv = np.linalg.inv(A)
         u = np.einsum("tij,tj->ti", Ainv, e)
-        s = (e * u).sum(1)
-        P = (Ainv - u[:, :, None] * u[:, None, :] / s[:, None, None]) \
-            * (mask[:, :, None] & mask[:, None, :])
-        dP = np.where(mask, np.einsum("tii->ti", P), 1.0)
-        beta = np.einsum("tij,tj->ti", P, y)
-        r = np.where(mask, beta / dP, 0.0)
-        f += float((w * r * r).sum())
-        if grad:
-            v = w * r / dP
-            Pv = np.einsum("tij,tj->ti", P, v)
-            G = np.einsum("tia,ta,tab->tib", P, v * r, P)
-            g -= 2.0 * (np.einsum("ta,jtab,tb->j", Pv, K, beta)
-                        - np.einsum("jtab,tab->j", K, G))
-    return f, g
+        sb = (e * u).sum(1)
+        PB.append((Ainv - u[:, :, None] * u[:, None, :] / sb[:, None, None])
+                  * (mask[:, :, None] & mask[:, None, :]))
+    R = sum(Z[0].shape[2] for Z in shared)
+    if R:
+        Fb = [np.concatenate([np.sqrt(ms) * Z[b] for ms, Z in zip(mu_s, shared)], axis=2)
+              for b in range(len(grams))]
+        U = [np.einsum("tij,tjr->tir", P, F) for P, F in zip(PB, Fb)]
+        Minv = np.linalg.inv(np.eye(R) + sum(np.einsum("tir,tis->rs", F, Ub)
+                                             for F, Ub in zip(Fb, U)))
+        c = Minv @ sum(np.einsum("tir,ti->r", Ub, y) for Ub, y in zip(U, y_b))
+    beta, diag = [], []
+    for b, (P, y, mask) in enumerate(zip(PB, y_b, masks)):
+        be = np.einsum("tij,tj->ti", P, y)
+        dP = np.einsum("tii->ti", P)
+        if R:
+            be = be - U[b] @ c
+            dP = dP - np.einsum("tir,rs,tis->ti", U[b], Minv, U[b])
+        beta.append(be)
+        diag.append(np.where(mask, dP, 1.0))
+    res = [np.where(mask, be / dP, 0.0) for be, dP, mask in zip(beta, diag, masks)]
+    f = float(sum((w * r * r).sum() for w, r in zip(w_b, res)))
+    if not grad:
+        return (f, beta) if full else f
+    v = [w * r / dP for w, r, dP in zip(w_b, res, diag)]
+    S = [vb * r for vb, r in zip(v, res)]
+    Pv = [np.einsum("tij,tj->ti", P, vb) for P, vb in zip(PB, v)]
+    if R:
+        cv = Minv @ sum(np.einsum("tir,ti->r", Ub, vb) for Ub, vb in zip(U, v))
+        Pv = [p - Ub @ cv for p, Ub in zip(Pv, U)]
+        G = sum(np.einsum("tir,ti,tis->rs", Ub, Sb, Ub) for Ub, Sb in zip(U, S))
+    for b, (K, P, Sb) in enumerate(zip(grams, PB, S)):
+        Q = P
+        if R:
+            Q = P - np.einsum("tir,rs,tjs->tij", U[b], Minv, U[b])
+        # within-task blocks of P S P
+        PSP = np.einsum("tia,ta,taj->tij", Q, Sb, Q)
+        if R:
+            Gt = np.einsum("tir,ti,tis->trs", U[b], Sb, U[b])
+            UM = U[b] @ Minv
+            PSP += np.einsum("tir,trs,tjs->tij", UM, G[None] - Gt, UM)
+        g[:k] -= 2.0 * (np.einsum("ta,jtab,tb->j", Pv[b], K, beta[b])
+                        - np.einsum("jtab,tab->j", K, PSP))
+    off = 0
+    for s_, Z in enumerate(shared):
+        r_s = Z[0].shape[2]
+        ZPv = sum(np.einsum("tir,ti->r", Zb, p) for Zb, p in zip(Z, Pv))
+        Zb_ = sum(np.einsum("tir,ti->r", Zb, be) for Zb, be in zip(Z, beta))
+        # rows of P Z_s: P_B Z_s - U M^-1 (U' Z_s)
+        UZ = sum(np.einsum("tir,tiq->rq", Ub, Zb) for Ub, Zb in zip(U, Z))
+        quad = 0.0
+        for P, Zb, Ub, Sb in zip(PB, Z, U, S):
+            PZ = np.einsum("tij,tjq->tiq", P, Zb) - Ub @ (Minv @ UZ)
+            quad += float(np.einsum("ti,tiq,tiq->", Sb, PZ, PZ))
+        g[k + s_] = -2.0 * (ZPv @ Zb_ - quad)
+        off += r_s
+    return (f, g, beta) if full else (f, g)
 
 
 def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
-                      max_iter=200):
+                      max_iter=200, shared=None):
     r"""Kernel weights and loss weight that minimise the leave-one-out error.
 
     Per-task kernel ridge regressions with a free bias share the kernel
@@ -164,12 +219,18 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
     chosen to minimise the closed-form leave-one-out squared error summed
     over all tasks' rows (module docstring), by L-BFGS-B over
     :math:`\mu = 2C\gamma \ge 0` from the best point of ``C_grid`` at
-    uniform weights.  ``penalty`` times :math:`\sum_j\mu_j` (relative to the
-    criterion, which is scaled to 1 at the constant predictor of each task)
-    breaks ties towards smaller weights: a kernel that only adds a ridge
-    term (an interpolating kernel: a delta or a very narrow RBF) leaves the
-    criterion unchanged when the other weights shrink with it, so it gets
-    none.
+    uniform weights.  ``penalty`` times :math:`\sum_j\mu_j` (in units of
+    the start, relative to the criterion, which is scaled to 1 at the
+    per-task means) breaks ties towards smaller weights: a kernel that only
+    adds a ridge term (an interpolating kernel: a delta or a very narrow
+    RBF) leaves the criterion unchanged when the other weights shrink with
+    it, so it gets none.
+
+    With ``shared`` factors :math:`Z_s` (kernels over all rows,
+    :math:`Z_sZ_s^\top`), each also gets a weight :math:`\mu_{k+s}`: a
+    component common to all tasks (the shared components of
+    :func:`~kernlearn.methods.mtmkl.fit_multitask`), learned by the same
+    criterion; its weight is zero when the tasks do not share it.
 
     Parameters
     ----------
@@ -188,17 +249,23 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
         Tie-break towards small weights (see above).
     max_iter : int, default=200
         L-BFGS-B iterations.
+    shared : list of list of ndarray of shape (T_b, m_b, r_s), optional
+        Padded row blocks (:func:`~kernlearn.methods.mtmkl.gather_rows`) of
+        the factors of the shared components.
 
     Returns
     -------
-    gamma : ndarray of shape (k,)
-        Kernel weights on the simplex (exact zeros for unused kernels).
+    gamma : ndarray of shape (k + n_shared,)
+        Weights on the simplex, the k within-task kernels then the shared
+        components (exact zeros for unused ones).
     C : float
         Loss weight.
     loo_sse : float
         Weighted leave-one-out squared error at the optimum.
     """
     k = grams[0].shape[0]
+    shared = shared or []
+    n_w = k + len(shared)
     if w_b is None:
         w_b = [m.astype(float) for m in masks]
     C_grid = np.logspace(-3, 4, 15) if C_grid is None else np.asarray(C_grid, float)
@@ -211,24 +278,32 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
         base += float((w * ((y - mean[:, None]) * mask / np.where(
             mask, 1.0 - w / sw[:, None], 1.0)) ** 2).sum())
     scale = 1.0 / max(base, 1e-300)
-    starts = [(_loo_objective(np.full(k, 2.0 * C / k), grams, y_b, w_b, masks,
-                              grad=False)[0], C) for C in C_grid]
-    C0 = min(starts)[1]
-    mu0 = np.full(k, 2.0 * C0 / k)
-    # optimise in units of the start (L-BFGS-B is not scale-free)
-    unit = 2.0 * C0 / k
+
+    def obj(mu, grad=True):
+        return _loo_objective(mu, grams, y_b, w_b, masks, grad=grad, shared=shared)
+
+    # starts: uniform weights, without and with the shared components
+    shapes = [np.r_[np.full(k, 1.0 / k), np.zeros(len(shared))]]
+    if shared:
+        shapes.append(np.full(n_w, 1.0 / n_w))
+    starts = [(obj(2.0 * C * shape, grad=False), C, i)
+              for C in C_grid for i, shape in enumerate(shapes)]
+    _, C0, i0 = min(starts)
+    unit = 2.0 * C0 / k  # optimise in units of the start (L-BFGS-B is not scale-free)
+    x0 = 2.0 * C0 * shapes[i0] / unit
+    if shared and i0 == 0:
+        x0[k:] = 1e-3  # off the bound, so that the gradient can switch them on
 
     def fun(x):
-        mu = x * unit
-        f, g = _loo_objective(mu, grams, y_b, w_b, masks)
-        return (f * scale + penalty * x.sum(),
-                g * scale * unit + penalty)
+        f, g = obj(x * unit)
+        return f * scale + penalty * x.sum(), g * scale * unit + penalty
 
-    res = minimize(fun, mu0 / unit, jac=True, method="L-BFGS-B",
-                   bounds=[(0.0, None)] * k, options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
+    res = minimize(fun, x0, jac=True, method="L-BFGS-B",
+                   bounds=[(0.0, None)] * n_w,
+                   options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
     mu = np.maximum(res.x, 0.0) * unit
     if mu.sum() <= 0:
-        mu = mu0
+        mu = x0 * unit
     mu[mu < 1e-8 * mu.max()] = 0.0
-    sse = _loo_objective(mu, grams, y_b, w_b, masks, grad=False)[0]
+    sse = obj(mu, grad=False)
     return mu / mu.sum(), float(mu.sum() / 2.0), sse
