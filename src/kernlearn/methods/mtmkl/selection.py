@@ -36,8 +36,11 @@ residuals do not: such a kernel predicts nothing at a left-out row, so it is
 at best a ridge term, which the learned scale already provides.
 """
 
+import warnings
+
 import numpy as np
 from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
 
 from .inner import per_bucket
 
@@ -248,7 +251,7 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
     penalty : float, default=1e-4
         Tie-break towards small weights (see above).
     max_iter : int, default=200
-        L-BFGS-B iterations.
+        L-BFGS-B iterations (a ``ConvergenceWarning`` when they run out).
     shared : list of list of ndarray of shape (T_b, m_b, r_s), optional
         Padded row blocks (:func:`~kernlearn.methods.mtmkl.gather_rows`) of
         the factors of the shared components.
@@ -301,6 +304,10 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
     res = minimize(fun, x0, jac=True, method="L-BFGS-B",
                    bounds=[(0.0, None)] * n_w,
                    options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
+    if res.status == 1:  # iteration cap (not a stop on the tolerances)
+        warnings.warn(f"the leave-one-out search over the kernel weights stopped after "
+                      f"max_iter={max_iter} L-BFGS-B iterations (projected gradient "
+                      f"{np.abs(res.jac).max():.2g}).", ConvergenceWarning)
     mu = np.maximum(res.x, 0.0) * unit
     if mu.sum() <= 0:
         mu = x0 * unit
