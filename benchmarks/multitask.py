@@ -456,12 +456,16 @@ def run_selection(args, Xs, ys):
 
     On School (the paper's 15 training points per school, ``--splits``
     splits) and on synthetic related / unrelated tasks (40 tasks of 28
-    training rows, ``--splits`` seeds): the estimator at its defaults with
-    only ``kernels`` given, ``MultitaskMKLRegressorCV`` (3 folds stratified
-    by task; ``cv="loo"``; MK-MTSFL; shared components), against per-task
-    kernel ridge with ``GridSearchCV`` over alpha and gamma, a pooled kernel
-    ridge with task one-hot columns and the pooled elastic net.  Metric: mean
-    per-task R^2 on the test rows (School: the paper's explained variance).
+    training rows, ``--splits`` seeds): ``MultitaskMKLRegressorCV(kernels)``
+    at its defaults (kernel weights, C and a shared linear component learned
+    by the closed-form leave-one-out error), ``MultitaskMKLRegressor`` at its
+    defaults and with ``C="auto"`` (leave-one-out weights, no shared part),
+    the CV estimator with the paper's weights (``kernel_selection=
+    "objective"``: 3 folds, ``cv="loo"``; MK-MTSFL; shared components),
+    against per-task kernel ridge with ``GridSearchCV`` over alpha and gamma,
+    a pooled kernel ridge with task one-hot columns and the pooled elastic
+    net.  Metric: mean per-task R^2 on the test rows (School: the paper's
+    explained variance).
     """
     from kernlearn import MultitaskMKLRegressorCV
 
