@@ -579,7 +579,8 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         all training rows (time O(n^2)); with the SVR loss, one libsvm
         problem on the n x n kernel of all training rows.  With
         ``C="auto"`` the shared components are on the linear kernels of the
-        list only (exact factors of rank at most their columns), and their
+        list only (exact factors of rank at most their columns; none with
+        ``kernels="precomputed"``), and their
         weights are learned by the leave-one-out error with the others (zero
         when the tasks do not share a linear predictor).
 """
