@@ -540,7 +540,7 @@ def test_make_sinc_is_the_papers_2d_sinc():
 
 
 def test_classifier_gives_each_one_vs_all_output_its_own_mu():
-    """Issue 13 (5): each one-vs-all output is its own SLKL problem.
+    """Issue 13 (5): with multiclass="ovr" each one-vs-all output is its own problem.
 
     Output t must equal the single-output regressor fitted on that output's
     +-1 codes (same sampled columns, same seed), and the outputs' mu differ.
@@ -548,7 +548,7 @@ def test_classifier_gives_each_one_vs_all_output_its_own_mu():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(160, 2))
     y = np.digitize(np.arctan2(X[:, 1], X[:, 0]), [-2.0, 0.0, 2.0])
-    clf = LowRankKernelClassifier(standardize=False,
+    clf = LowRankKernelClassifier(standardize=False, multiclass="ovr",
         gamma=1.0, n_columns=50, nu=0.05, random_state=3)
     clf.fit(X, y)
     assert clf.mu_.shape == (4, 50) and clf.m0_.shape == (4,)
@@ -577,13 +577,51 @@ def test_classifier_gives_each_one_vs_all_output_its_own_mu():
         )
     # two classes: one output, still its own (1, M) weight vector
     yb = (y > 1).astype(int)
-    clf2 = LowRankKernelClassifier(standardize=False,
+    clf2 = LowRankKernelClassifier(standardize=False, multiclass="ovr",
         gamma=1.0, n_columns=50, random_state=3).fit(X, yb)
     one = LowRankKernelRegressor(standardize=False,
         gamma=1.0, n_columns=50, random_state=3)
     one.fit(X, np.where(yb == 1, 1.0, -1.0))
     assert clf2.mu_.shape == (1, 50)
     np.testing.assert_allclose(clf2.decision_function(X), one.predict(X), rtol=1e-9)
+
+
+@pytest.mark.parametrize("nu", [0.05, "auto"])
+def test_shared_classifier_is_the_multi_output_problem_on_the_codes(nu):
+    """multiclass="shared" (default): one mu for the one-vs-all code matrix.
+
+    It is the multi-output regressor (eq. 14 summed over the outputs) on the
+    +-1 codes, which without standardisation sees the same numbers; and mu
+    is a KKT point of that summed objective (checked on the dense formula).
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(160, 2))
+    y = np.digitize(np.arctan2(X[:, 1], X[:, 0]), [-2.0, 0.0, 2.0])
+    kw = dict(standardize=False, gamma=1.0, n_columns=50, nu=nu, random_state=3,
+              tol=1e-10, max_iter=300)
+    clf = LowRankKernelClassifier(**kw).fit(X, y)
+    codes = np.where(y[:, None] == clf.classes_, 1.0, -1.0)
+    reg = LowRankKernelRegressor(**kw).fit(X, codes)
+    assert clf.mu_.shape == (50,) and np.ndim(clf.nu_) == 0
+    np.testing.assert_allclose(clf.mu_, reg.mu_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(clf.decision_function(X), reg.predict(X), rtol=1e-9,
+                               atol=1e-12)
+    # KKT of F(mu) = sum_t y_t'(I + C D C')^-1 y_t + nu sum(mu) on centred codes:
+    # dF/dmu_m = -||C_m' Z||^2 + nu, zero where mu_m > 0 and >= 0 where mu_m = 0
+    from kernlearn.kernels import pairwise_kernel
+    Xc = X[clf.column_indices_]
+    K = pairwise_kernel(X, Xc, kernel="rbf", gamma=1.0)
+    C = K / np.sqrt(np.diag(pairwise_kernel(Xc, Xc, kernel="rbf", gamma=1.0)))
+    Yc = codes - codes.mean(0)
+    Z = np.linalg.solve(np.eye(len(X)) + (C * clf.mu_) @ C.T, Yc)
+    grad = -np.sum((C.T @ Z) ** 2, axis=1) + clf.nu_
+    # (the stochastic solver stops on F's relative decrease: 1 % of nu)
+    on = clf.mu_ > 0
+    assert on.any() and np.max(np.abs(grad[on])) < 1e-2 * clf.nu_
+    assert np.min(grad[~on]) > -1e-2 * clf.nu_
+    # a different problem from the per-output one
+    ovr = LowRankKernelClassifier(**kw, multiclass="ovr").fit(X, y)
+    assert ovr.mu_.shape == (4, 50)
 
 
 @pytest.mark.slow
@@ -607,7 +645,7 @@ def test_usps_table_3_pattern():
     errors = {}
     for M in (64, 256):
         clf = LowRankKernelClassifier(gamma=1 / 128, n_columns=M, nu=1e-3, random_state=0,
-                                      standardize=False)
+                                      standardize=False, multiclass="ovr")
         errors[M] = np.sum(clf.fit(Xtr, ytr).predict(Xte) != yte)
         assert clf.mu_.shape == (10, M) and np.all(clf.m0_ <= M)
         assert not np.allclose(clf.mu_[0], clf.mu_[1])
