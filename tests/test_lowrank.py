@@ -1,5 +1,7 @@
 """SLKL (paper 003): coordinate Newton solver, Nystrom columns, estimators."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -10,9 +12,18 @@ from sklearn.utils._param_validation import InvalidParameterError
 from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
 from kernlearn.families import FAMILIES, NystromColumns
 from kernlearn.kernels import pairwise_kernel
-from kernlearn.methods.slkl import CoordinateNewton
+from kernlearn.methods.slkl import ColumnsOnDemand, CoordinateNewton, slkl_problem
+from kernlearn.losses import Logistic, Square
 from kernlearn.methods.slkl import SLKLState, slkl_objective
+from kernlearn.penalties import L1, GroupL1L2
+from kernlearn.solvers import Problem
 
+
+
+def _solve(C, Y, nu=0.01, lam=1.0, rng=None, **kw):
+    """CoordinateNewton on eq. (14) with weight nu (the solver protocol)."""
+    return CoordinateNewton(lam=lam, random_state=rng, **kw).solve(
+        slkl_problem(C, np.asarray(Y, dtype=float).reshape(len(Y), -1), nu, lam=lam))
 
 def _problem(n=50, M=15, n_outputs=1, gamma=0.5, seed=0):
     rng = np.random.default_rng(seed)
@@ -192,7 +203,7 @@ def test_matches_lbfgsb_minimum(n_outputs):
     """Theorem 1(b): the final F equals the minimum found by L-BFGS-B on mu >= 0."""
     X, Y, C = _problem(n=50, M=15, n_outputs=n_outputs)
     nu = 0.01
-    res = CoordinateNewton(nu=nu, tol=1e-10, max_iter=2000).solve(C, Y, rng=0)
+    res = _solve(C, Y, nu, rng=0, tol=1e-10, max_iter=2000)
     assert res.converged
     ref = minimize(
         lambda m: (slkl_objective(C, Y, m, 1.0, nu), _grad(C, Y, m, 1.0, nu)),
@@ -200,25 +211,60 @@ def test_matches_lbfgsb_minimum(n_outputs):
         bounds=[(0, None)] * C.shape[1],
         options=dict(ftol=1e-15, gtol=1e-12, maxiter=20000),
     )
-    F = slkl_objective(C, Y, res.coef, 1.0, nu)
+    F = slkl_objective(C, Y, res.state.mu, 1.0, nu)
     assert F <= ref.fun * (1 + 1e-7)
     assert F == pytest.approx(ref.fun, rel=1e-6)
     # KKT: gradient >= 0 on mu = 0, = 0 on mu > 0
-    g = _grad(C, Y, res.coef, 1.0, nu)
-    pos = res.coef > 0
+    g = _grad(C, Y, res.state.mu, 1.0, nu)
+    pos = res.state.mu > 0
     assert np.all(np.abs(g[pos]) < 1e-4)
     assert np.all(g[~pos] > -1e-4)
     assert 0 < pos.sum() < C.shape[1]
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_solver_protocol_solves_the_group_lasso_form_of_eq_14(weighted):
+    """Issue 22: eq. (14) as a solver-protocol problem.
+
+    min_mu F(mu) / 2 = min_W 1/2 sum_i w_i ||y_i - C_i W||^2 + sqrt(nu) sum_m ||W_m||:
+    the returned coef W meets that group lasso's KKT conditions (checked here
+    directly, not through mu), its objective is F(mu)/2, and W = D C'Z.
+    """
+    X, Y, C = _problem(n=50, M=15, n_outputs=2)
+    nu = 0.01
+    w = np.random.default_rng(2).uniform(0.2, 3.0, len(Y)) if weighted else np.ones(len(Y))
+    res = CoordinateNewton(tol=1e-12, max_iter=3000, random_state=0).solve(
+        slkl_problem(C, Y, nu, sample_weight=w if weighted else None))
+    W, mu = res.coef, res.state.mu
+    assert W.shape == (15, 2) and np.all(res.intercept == 0)
+    alpha = np.sqrt(nu)
+    grad = C.T @ (w[:, None] * (Y - C @ W))  # minus the datafit's gradient
+    norms = np.linalg.norm(W, axis=1)
+    on = norms > 0
+    assert 0 < on.sum() < 15 and np.array_equal(on, mu > 0)
+    np.testing.assert_allclose(grad[on], alpha * W[on] / norms[on, None], atol=1e-4 * alpha)
+    assert np.all(np.linalg.norm(grad[~on], axis=1) <= alpha * (1 + 1e-4))
+    value = 0.5 * np.sum(w[:, None] * (Y - C @ W) ** 2) + alpha * norms.sum()
+    root = np.sqrt(w)[:, None]
+    F = slkl_objective(C * root, Y * root, mu, 1.0, nu)
+    assert value == pytest.approx(F / 2, rel=1e-8)
+    np.testing.assert_allclose(mu[on], norms[on] / alpha, rtol=1e-4)
+    # warm start: continues from a copy, the returned state is left as it was
+    before = res.state.mu.copy()
+    again = CoordinateNewton(tol=1e-12, max_iter=3000, random_state=1).solve(
+        slkl_problem(C, Y, 4 * nu, sample_weight=w if weighted else None), res.state)
+    np.testing.assert_array_equal(res.state.mu, before)
+    assert again.state.mu.sum() < before.sum()  # a larger nu: smaller weights
+
+
 def test_history_per_sweep_and_stopping_rule():
     X, Y, C = _problem(n=60, M=20)
     tol = 1e-3
-    res = CoordinateNewton(nu=0.01, tol=tol, max_iter=500).solve(C, Y, rng=1)
+    res = _solve(C, Y, 0.01, rng=1, tol=tol, max_iter=500)
     h = res.history.as_dict()
     assert len(h["objective"]) == res.n_iter
     assert np.all(np.diff(h["objective"]) <= 1e-10 * h["objective"][:-1])
-    assert np.all(h["m0"] <= C.shape[1]) and h["m0"][-1] == np.sum(res.coef > 0)
+    assert np.all(h["m0"] <= C.shape[1]) and h["m0"][-1] == np.sum(res.state.mu > 0)
     assert res.converged
     rel = (h["objective"][-2] - h["objective"][-1]) / h["objective"][-2]
     assert rel < tol
@@ -230,19 +276,28 @@ def test_history_per_sweep_and_stopping_rule():
 def test_proposition_3_only_lambda_nu_matters():
     """mu*_{lam', nu'} = (lam'/lam) mu*_{lam, nu} when lam nu = lam' nu'."""
     X, Y, C = _problem(n=40, M=12)
-    r1 = CoordinateNewton(nu=0.02, lam=1.0, tol=1e-12, max_iter=3000).solve(C, Y, rng=0)
-    r2 = CoordinateNewton(nu=0.04, lam=0.5, tol=1e-12, max_iter=3000).solve(C, Y, rng=0)
-    np.testing.assert_allclose(r2.coef, 0.5 * r1.coef, rtol=1e-5, atol=1e-8)
+    r1 = _solve(C, Y, 0.02, lam=1.0, rng=0, tol=1e-12, max_iter=3000)
+    r2 = _solve(C, Y, 0.04, lam=0.5, rng=0, tol=1e-12, max_iter=3000)
+    np.testing.assert_allclose(r2.state.mu, 0.5 * r1.state.mu, rtol=1e-5, atol=1e-8)
+    # one problem (lam nu fixes the penalty): the same W = D C'Z either way
+    np.testing.assert_allclose(r2.coef, r1.coef, rtol=1e-5, atol=1e-8)
 
 
 def test_solver_bad_arguments():
     X, Y, C = _problem()
     with pytest.raises(ValueError, match="nu"):
-        CoordinateNewton(nu=0.0).solve(C, Y)
+        slkl_problem(C, Y, 0.0)
     with pytest.raises(ValueError, match="rule"):
-        CoordinateNewton(rule="gradient").solve(C, Y)
-    with pytest.raises(ValueError, match="n_columns"):
-        CoordinateNewton().solve(lambda j: C[:, j], Y)
+        _solve(C, Y, rule="gradient")
+    with pytest.raises(TypeError, match="SLKLProblem"):
+        CoordinateNewton().solve(Problem(C, Y, Square(), GroupL1L2(0.1)))
+    prob = slkl_problem(C, Y, 0.01)
+    with pytest.raises(ValueError, match="square loss"):
+        CoordinateNewton().solve(replace(prob, loss=Logistic()))
+    with pytest.raises(ValueError, match="GroupL1L2"):
+        CoordinateNewton().solve(replace(prob, penalty=L1(0.1)))
+    with pytest.raises(ValueError, match="intercept"):
+        CoordinateNewton().solve(replace(prob, fit_intercept=True))
     with pytest.raises(ValueError, match="non-negative"):
         SLKLState(Y, C.shape[1]).set_weight(0, C[:, 0], -1.0)
 
@@ -500,19 +555,20 @@ def test_gram_mode_and_column_mode_give_the_same_iterates():
     idx = rng.choice(150, 40, replace=False)
     C = np.exp(-0.5 * ((X[:, None, :] - X[None, idx, :]) ** 2).sum(-1))
     Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] ** 2]) + 0.1 * rng.normal(size=(150, 2))
-    a = CoordinateNewton(nu=0.05, tol=1e-9, max_iter=30).solve(C, Y, rng=0)
-    b = CoordinateNewton(nu=0.05, tol=1e-9, max_iter=30).solve(
-        lambda j: C[:, j], Y, n_columns=40, rng=0)
+    a = _solve(C, Y, 0.05, rng=0, tol=1e-9, max_iter=30)
+    b = _solve(ColumnsOnDemand(lambda j: C[:, j], C.shape), Y, 0.05, rng=0, tol=1e-9,
+               max_iter=30)
     sa, sb = a.state["slkl"], b.state["slkl"]
     assert sa.gram_mode and not sb.gram_mode
     assert 5 < sa.m0 < 40 and sa.case_counts[1:].min() > 0  # all four cases ran
+    np.testing.assert_allclose(a.state.mu, b.state.mu, rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(a.coef, b.coef, rtol=1e-7, atol=1e-10)
     np.testing.assert_array_equal(sa.active, sb.active)
     np.testing.assert_allclose(sa.G, sb.G, rtol=1e-6, atol=1e-10)
     np.testing.assert_allclose(sa.Z, sb.Z, rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(sa.active_correlations(), sb.active_correlations(),
                                rtol=1e-7, atol=1e-10)
-    assert sa.objective == pytest.approx(slkl_objective(C, Y, a.coef, nu=0.05), rel=1e-9)
+    assert sa.objective == pytest.approx(slkl_objective(C, Y, a.state.mu, nu=0.05), rel=1e-9)
 
 
 def test_nu_is_relative_to_the_scale_of_y():

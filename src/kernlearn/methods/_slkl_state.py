@@ -33,6 +33,8 @@ whose derivatives at :math:`t = 0` are eqs. (20)-(21):
 :math:`\partial^2_m F = 2 \lambda \|a\|^2 b`.
 """
 
+import copy
+
 import numpy as np
 import scipy.linalg
 
@@ -204,6 +206,38 @@ class SLKLState:
             return self._Z
         m = self.m0
         return (self.Y - self._cols[self.active].T @ self._V[:m] / self.lam) / self.lam
+
+    def W(self):
+        r"""Coefficients :math:`W = D C^\top Z` of the columns, shape ``(n_columns, n_outputs)``.
+
+        The kernel ridge fit on the training rows is :math:`CW`; on the active
+        set :math:`W_A = G C_A^\top Y/\lambda` (no cancellation, unlike
+        :math:`\mu_m (c_m^\top Z)` with :math:`c_m^\top Z \approx \sqrt\nu`),
+        zero elsewhere.
+
+        Returns
+        -------
+        W : ndarray of shape (n_columns, n_outputs)
+        """
+        W = np.zeros((self.n_columns, self.n_outputs))
+        if self.m0:
+            W[self.active] = self.G @ (self.Ct @ self.Y) / self.lam
+        return W
+
+    def copy(self):
+        """A copy that steps independently (the columns, ``Y`` and Gram matrix shared).
+
+        Returns
+        -------
+        state : SLKLState
+        """
+        new = copy.copy(self)
+        for name in ("mu", "slot", "_G", "_idx", "_scal", "case_counts", "kkt", "_V",
+                     "_Ct", "_Z"):
+            if hasattr(self, name):
+                setattr(new, name, getattr(self, name).copy())
+        new._probe_rng = copy.deepcopy(self._probe_rng)
+        return new
 
     def active_correlations(self):
         r""":math:`C_A^\top Z` for the active columns, shape ``(m0, n_outputs)``.
