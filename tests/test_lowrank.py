@@ -257,6 +257,29 @@ def test_solver_protocol_solves_the_group_lasso_form_of_eq_14(weighted):
     assert again.state.mu.sum() < before.sum()  # a larger nu: smaller weights
 
 
+def test_refresh_inverse_survives_round_off_below_minus_lambda():
+    """(lam I + B'B)^-1 of a refresh: Cholesky when PD, else clipped eigenvalues.
+
+    With weights ~1e12 on nearly collinear columns the computed B'B can have
+    an eigenvalue below -lam (keggdirected at a quarter of the default width
+    raised LinAlgError); the refresh must then invert the nearest PSD matrix.
+    """
+    from kernlearn.methods._slkl_state import _shifted_inverse
+
+    rng = np.random.default_rng(0)
+    B = rng.normal(size=(30, 5))
+    inv, solve = _shifted_inverse(B.T @ B, 0.7)
+    np.testing.assert_allclose(inv, np.linalg.inv(0.7 * np.eye(5) + B.T @ B), rtol=1e-10)
+    R = rng.normal(size=(5, 2))
+    np.testing.assert_allclose(solve(R), inv @ R, rtol=1e-10)
+    U = np.linalg.qr(rng.normal(size=(5, 5)))[0]
+    e = np.array([1e6, 3.0, 1.0, 0.0, -50.0])  # -50: round-off of a huge weight
+    inv, solve = _shifted_inverse((U * e) @ U.T, 1.0)
+    ref = (U / (1.0 + np.maximum(e, 0.0))) @ U.T
+    np.testing.assert_allclose(inv, ref, atol=1e-9)
+    np.testing.assert_allclose(solve(R), ref @ R, atol=1e-9)
+
+
 def test_history_per_sweep_and_stopping_rule():
     X, Y, C = _problem(n=60, M=20)
     tol = 1e-3
