@@ -14,7 +14,7 @@ from kernlearn.families import FAMILIES, NystromColumns
 from kernlearn.kernels import pairwise_kernel
 from kernlearn.methods.slkl import ColumnsOnDemand, CoordinateNewton, slkl_problem
 from kernlearn.losses import Logistic, Square
-from kernlearn.methods.slkl import SLKLState, slkl_objective
+from kernlearn.methods.slkl import SLKLState, slkl_decision, slkl_objective
 from kernlearn.penalties import L1, GroupL1L2
 from kernlearn.solvers import Problem
 
@@ -782,3 +782,58 @@ def test_adding_a_nearly_dependent_column_keeps_G_accurate():
         G_direct = state.direct_G()
         err = np.linalg.norm(state.G - G_direct) / np.linalg.norm(G_direct)
         assert err < 1e-8
+
+
+def test_gamma_factors_deal_the_columns_to_kernels_of_several_widths():
+    """gamma_factors: column j of the candidate set is k_{gamma f_(j % K)}(., x_j)."""
+    from kernlearn.methods.slkl import AUTO_GAMMA_FACTORS, fit_slkl
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    Y = (np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=120))[:, None]
+    g = 1.0 / 3  # "scale" on standardised-like data, resolved by fit_slkl
+    res = fit_slkl(X, Y, gamma=g, gamma_factors=(1.0, 0.1, 0.01), n_columns=30, nu=1e-3,
+                   seed=0)
+    f = np.resize([1.0, 0.1, 0.01], 30)
+    pos = np.searchsorted(res.column_indices, res.center_indices)
+    np.testing.assert_array_equal(res.center_factors, f[pos])
+    # the fitted function on the training rows is C W with C the dealt columns
+    S = res.column_indices
+    D = ((X[:, None, :] - X[None, S, :]) ** 2).sum(-1)
+    C = np.exp(-D * g * f)
+    fit = slkl_decision(X, X[res.center_indices], res.dual_coef, res.intercept, "rbf",
+                        res.kernel_params, res.center_factors)
+    mu = res.mu
+    Yc = Y - res.intercept
+    Z = np.linalg.solve(np.eye(120) + (C * mu) @ C.T, Yc)
+    np.testing.assert_allclose(fit, (C * mu) @ (C.T @ Z) + res.intercept, rtol=1e-7,
+                               atol=1e-9)
+    # "auto": both widths with the default width, the paper's single kernel otherwise
+    auto = fit_slkl(X, Y, gamma="scale", n_columns=30, nu=1e-3, seed=0)
+    assert set(auto.center_factors) <= set(AUTO_GAMMA_FACTORS)
+    assert len(set(auto.center_factors)) == 2
+    fixed = fit_slkl(X, Y, gamma=g, n_columns=30, nu=1e-3, seed=0)
+    assert set(fixed.center_factors) == {1.0}
+    one = fit_slkl(X, Y, gamma="scale", gamma_factors=(1.0,), n_columns=30, nu=1e-3,
+                   seed=0)
+    assert set(one.center_factors) == {1.0}
+    assert not np.allclose(one.mu, auto.mu)
+    # kernels without a width ignore the factors
+    lin = fit_slkl(X, Y, kernel="linear", n_columns=30, nu=1e-3, seed=0)
+    assert set(lin.center_factors) == {1.0}
+    for bad in ((), (1.0, 0.0), "wide"):
+        with pytest.raises(ValueError, match="gamma_factors"):
+            fit_slkl(X, Y, gamma_factors=bad, n_columns=30, seed=0)
+
+
+def test_gamma_factors_estimator_predictions_and_column_modes_agree():
+    """precompute=False (columns on demand) deals the same widths as precompute=True."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(150, 4))
+    y = np.sin(X[:, 0]) * X[:, 1] + 0.1 * rng.normal(size=150)
+    kw = dict(n_columns=40, nu=1e-2, random_state=0, tol=1e-8, max_iter=200)
+    a = LowRankKernelRegressor(**kw).fit(X, y)
+    b = LowRankKernelRegressor(precompute=False, **kw).fit(X, y)
+    np.testing.assert_allclose(a.mu_, b.mu_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-6, atol=1e-8)
+    assert set(a.center_factors_) == {1.0, 0.1}

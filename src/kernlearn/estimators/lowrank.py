@@ -13,7 +13,10 @@ only the :math:`m_0` centres with :math:`\mu_m > 0`:
 .. math:: \tilde f(x) = \sum_{m:\,\mu_m>0} \mu_m\,(c_m^\top z)\,
           \frac{k(x_m, x)}{\sqrt{k(x_m, x_m)}}, \qquad z = (I + \tilde K(\mu))^{-1} y,
 
-which is eqs. (16)-(17) with :math:`\alpha^* = 2 z`.
+which is eqs. (16)-(17) with :math:`\alpha^* = 2 z`.  With the default
+``gamma_factors="auto"`` the candidate columns alternate between the default
+width and a ten times broader kernel (``center_factors_`` holds each
+centre's factor of ``gamma``), so :math:`\mu` also learns the widths.
 
 With ``standardize=True`` (the default) the kernel is applied after the
 input map :math:`T(x) = (x - \bar x) / s` (dense; :math:`x / s` for sparse
@@ -57,6 +60,7 @@ class _BaseLowRank(BaseEstimator):
     _parameter_constraints: dict = {
         "kernel": [StrOptions(set(KERNELS) | {"precomputed"}), callable],
         "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"}), None],
+        "gamma_factors": [StrOptions({"auto"}), tuple, list],
         "degree": [Interval(Real, 0, None, closed="left"), None],
         "coef0": [Interval(Real, None, None, closed="neither"), None],
         "kernel_params": [dict, None],
@@ -90,9 +94,11 @@ class _BaseLowRank(BaseEstimator):
         random_state=None,
         verbose=0,
         standardize=True,
+        gamma_factors="auto",
     ):
         self.kernel = kernel
         self.gamma = gamma
+        self.gamma_factors = gamma_factors
         self.degree = degree
         self.coef0 = coef0
         self.kernel_params = kernel_params
@@ -147,10 +153,11 @@ class _BaseLowRank(BaseEstimator):
             n_columns=self.n_columns, nu=self.nu, precompute=self.precompute,
             fit_intercept=self.fit_intercept, tol=self.tol, max_iter=self.max_iter,
             rule=self.rule, per_output=per_output, sample_weight=sample_weight,
-            seed=seed, verbose=self.verbose,
+            seed=seed, verbose=self.verbose, gamma_factors=self.gamma_factors,
         )
         for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
-                     "column_indices", "center_indices", "kernel_params"):
+                     "column_indices", "center_indices", "kernel_params",
+                     "center_factors"):
             setattr(self, name + "_", getattr(res, name))
         # outputs in the target's units: f = scale * (K a + b) + mean
         ts = target_standardization(self) if not codes else None
@@ -168,7 +175,8 @@ class _BaseLowRank(BaseEstimator):
         centers = self.centers_ if self.kernel == "precomputed" else st.transform(
             self.centers_)
         return slkl_decision(X, centers, self.dual_coef_, self.intercept_,
-                             self.kernel, self.kernel_params_)
+                             self.kernel, self.kernel_params_,
+                             getattr(self, "center_factors_", None))
 
 
 class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
@@ -234,6 +242,16 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         per output.  Learned quantities are reported in the input's units:
         ``centers_`` on the raw scale, the kernel applied after the input map
         (see the module notes).  Ignored for ``kernel="precomputed"`` inputs.
+    gamma_factors : "auto" or tuple of float, default="auto"
+        The ``M`` candidate columns are dealt in turn to kernels of width
+        ``gamma * factor`` (column ``j`` gets factor ``j % len(gamma_factors)``),
+        so that the learned :math:`\mu` chooses widths as well as centres.
+        ``"auto"``: ``(1.0, 0.1)`` with the default width ``gamma="scale"``,
+        half the columns at it and half at a ten times broader kernel (no
+        single default width suits SLKL's conical kernel on every set: see
+        ``kernlearn.methods.slkl.AUTO_GAMMA_FACTORS``), and ``(1.0,)``, the
+        paper's single kernel, when ``gamma`` is given.  Kernels without a
+        ``gamma`` ignore it.
 
     Attributes
     ----------
@@ -265,6 +283,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     kernel_params_ : dict
         The kernel's keyword arguments, ``gamma`` resolved on the
         standardised scale.
+    center_factors_ : ndarray of shape (m0_,)
+        Each centre's width factor: its kernel's ``gamma`` is
+        ``kernel_params_["gamma"]`` times this.
     m0_ : int
         Number of non-zero weights :math:`m_0`.
     n_iter_ : int
@@ -410,6 +431,9 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified).  Learned quantities are reported in
         the input's units (see :class:`LowRankKernelRegressor`).
+    gamma_factors : "auto" or tuple of float, default="auto"
+        Widths of the candidate columns relative to ``gamma`` (see
+        :class:`LowRankKernelRegressor`).
     multiclass : {"shared", "ovr"}, default="shared"
         With more than two classes: one weight vector :math:`\mu` for all
         one-vs-all outputs (the multi-output problem), or one per output.
@@ -451,6 +475,8 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         The input map of :class:`LowRankKernelRegressor`.
     kernel_params_ : dict
         The kernel's keyword arguments (``gamma`` on the standardised scale).
+    center_factors_ : ndarray of shape (n_centers,)
+        Each centre's width factor (see :class:`LowRankKernelRegressor`).
     intercept_ : ndarray of shape (n_outputs,)
         Mean codes (zeros without ``fit_intercept``).
     m0_ : int or ndarray of shape (n_outputs,)
@@ -498,6 +524,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         random_state=None,
         verbose=0,
         standardize=True,
+        gamma_factors="auto",
         multiclass="shared",
         class_weight=None,
         probability=False,
@@ -507,7 +534,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
             kernel_params=kernel_params, n_columns=n_columns, nu=nu,
             precompute=precompute, fit_intercept=fit_intercept, tol=tol,
             max_iter=max_iter, rule=rule, random_state=random_state, verbose=verbose,
-            standardize=standardize,
+            standardize=standardize, gamma_factors=gamma_factors,
         )
         self.multiclass = multiclass
         self.class_weight = class_weight
