@@ -1,5 +1,7 @@
 """SLKL (paper 003): coordinate Newton solver, Nystrom columns, estimators."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -10,9 +12,18 @@ from sklearn.utils._param_validation import InvalidParameterError
 from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
 from kernlearn.families import FAMILIES, NystromColumns
 from kernlearn.kernels import pairwise_kernel
-from kernlearn.methods.slkl import CoordinateNewton
-from kernlearn.methods.slkl import SLKLState, slkl_objective
+from kernlearn.methods.slkl import ColumnsOnDemand, CoordinateNewton, slkl_problem
+from kernlearn.losses import Logistic, Square
+from kernlearn.methods.slkl import SLKLState, slkl_decision, slkl_objective
+from kernlearn.penalties import L1, GroupL1L2
+from kernlearn.solvers import Problem
 
+
+
+def _solve(C, Y, nu=0.01, lam=1.0, rng=None, **kw):
+    """CoordinateNewton on eq. (14) with weight nu (the solver protocol)."""
+    return CoordinateNewton(lam=lam, random_state=rng, **kw).solve(
+        slkl_problem(C, np.asarray(Y, dtype=float).reshape(len(Y), -1), nu, lam=lam))
 
 def _problem(n=50, M=15, n_outputs=1, gamma=0.5, seed=0):
     rng = np.random.default_rng(seed)
@@ -192,7 +203,7 @@ def test_matches_lbfgsb_minimum(n_outputs):
     """Theorem 1(b): the final F equals the minimum found by L-BFGS-B on mu >= 0."""
     X, Y, C = _problem(n=50, M=15, n_outputs=n_outputs)
     nu = 0.01
-    res = CoordinateNewton(nu=nu, tol=1e-10, max_iter=2000).solve(C, Y, rng=0)
+    res = _solve(C, Y, nu, rng=0, tol=1e-10, max_iter=2000)
     assert res.converged
     ref = minimize(
         lambda m: (slkl_objective(C, Y, m, 1.0, nu), _grad(C, Y, m, 1.0, nu)),
@@ -200,25 +211,83 @@ def test_matches_lbfgsb_minimum(n_outputs):
         bounds=[(0, None)] * C.shape[1],
         options=dict(ftol=1e-15, gtol=1e-12, maxiter=20000),
     )
-    F = slkl_objective(C, Y, res.coef, 1.0, nu)
+    F = slkl_objective(C, Y, res.state.mu, 1.0, nu)
     assert F <= ref.fun * (1 + 1e-7)
     assert F == pytest.approx(ref.fun, rel=1e-6)
     # KKT: gradient >= 0 on mu = 0, = 0 on mu > 0
-    g = _grad(C, Y, res.coef, 1.0, nu)
-    pos = res.coef > 0
+    g = _grad(C, Y, res.state.mu, 1.0, nu)
+    pos = res.state.mu > 0
     assert np.all(np.abs(g[pos]) < 1e-4)
     assert np.all(g[~pos] > -1e-4)
     assert 0 < pos.sum() < C.shape[1]
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_solver_protocol_solves_the_group_lasso_form_of_eq_14(weighted):
+    """Issue 22: eq. (14) as a solver-protocol problem.
+
+    min_mu F(mu) / 2 = min_W 1/2 sum_i w_i ||y_i - C_i W||^2 + sqrt(nu) sum_m ||W_m||:
+    the returned coef W meets that group lasso's KKT conditions (checked here
+    directly, not through mu), its objective is F(mu)/2, and W = D C'Z.
+    """
+    X, Y, C = _problem(n=50, M=15, n_outputs=2)
+    nu = 0.01
+    w = np.random.default_rng(2).uniform(0.2, 3.0, len(Y)) if weighted else np.ones(len(Y))
+    res = CoordinateNewton(tol=1e-12, max_iter=3000, random_state=0).solve(
+        slkl_problem(C, Y, nu, sample_weight=w if weighted else None))
+    W, mu = res.coef, res.state.mu
+    assert W.shape == (15, 2) and np.all(res.intercept == 0)
+    alpha = np.sqrt(nu)
+    grad = C.T @ (w[:, None] * (Y - C @ W))  # minus the datafit's gradient
+    norms = np.linalg.norm(W, axis=1)
+    on = norms > 0
+    assert 0 < on.sum() < 15 and np.array_equal(on, mu > 0)
+    np.testing.assert_allclose(grad[on], alpha * W[on] / norms[on, None], atol=1e-4 * alpha)
+    assert np.all(np.linalg.norm(grad[~on], axis=1) <= alpha * (1 + 1e-4))
+    value = 0.5 * np.sum(w[:, None] * (Y - C @ W) ** 2) + alpha * norms.sum()
+    root = np.sqrt(w)[:, None]
+    F = slkl_objective(C * root, Y * root, mu, 1.0, nu)
+    assert value == pytest.approx(F / 2, rel=1e-8)
+    np.testing.assert_allclose(mu[on], norms[on] / alpha, rtol=1e-4)
+    # warm start: continues from a copy, the returned state is left as it was
+    before = res.state.mu.copy()
+    again = CoordinateNewton(tol=1e-12, max_iter=3000, random_state=1).solve(
+        slkl_problem(C, Y, 4 * nu, sample_weight=w if weighted else None), res.state)
+    np.testing.assert_array_equal(res.state.mu, before)
+    assert again.state.mu.sum() < before.sum()  # a larger nu: smaller weights
+
+
+def test_refresh_inverse_survives_round_off_below_minus_lambda():
+    """(lam I + B'B)^-1 of a refresh: Cholesky when PD, else clipped eigenvalues.
+
+    With weights ~1e12 on nearly collinear columns the computed B'B can have
+    an eigenvalue below -lam (keggdirected at a quarter of the default width
+    raised LinAlgError); the refresh must then invert the nearest PSD matrix.
+    """
+    from kernlearn.methods._slkl_state import _shifted_inverse
+
+    rng = np.random.default_rng(0)
+    B = rng.normal(size=(30, 5))
+    inv, solve = _shifted_inverse(B.T @ B, 0.7)
+    np.testing.assert_allclose(inv, np.linalg.inv(0.7 * np.eye(5) + B.T @ B), rtol=1e-10)
+    R = rng.normal(size=(5, 2))
+    np.testing.assert_allclose(solve(R), inv @ R, rtol=1e-10)
+    U = np.linalg.qr(rng.normal(size=(5, 5)))[0]
+    e = np.array([1e6, 3.0, 1.0, 0.0, -50.0])  # -50: round-off of a huge weight
+    inv, solve = _shifted_inverse((U * e) @ U.T, 1.0)
+    ref = (U / (1.0 + np.maximum(e, 0.0))) @ U.T
+    np.testing.assert_allclose(inv, ref, atol=1e-9)
+    np.testing.assert_allclose(solve(R), ref @ R, atol=1e-9)
+
+
 def test_history_per_sweep_and_stopping_rule():
     X, Y, C = _problem(n=60, M=20)
     tol = 1e-3
-    res = CoordinateNewton(nu=0.01, tol=tol, max_iter=500).solve(C, Y, rng=1)
+    res = _solve(C, Y, 0.01, rng=1, tol=tol, max_iter=500)
     h = res.history.as_dict()
     assert len(h["objective"]) == res.n_iter
     assert np.all(np.diff(h["objective"]) <= 1e-10 * h["objective"][:-1])
-    assert np.all(h["m0"] <= C.shape[1]) and h["m0"][-1] == np.sum(res.coef > 0)
+    assert np.all(h["m0"] <= C.shape[1]) and h["m0"][-1] == np.sum(res.state.mu > 0)
     assert res.converged
     rel = (h["objective"][-2] - h["objective"][-1]) / h["objective"][-2]
     assert rel < tol
@@ -230,19 +299,28 @@ def test_history_per_sweep_and_stopping_rule():
 def test_proposition_3_only_lambda_nu_matters():
     """mu*_{lam', nu'} = (lam'/lam) mu*_{lam, nu} when lam nu = lam' nu'."""
     X, Y, C = _problem(n=40, M=12)
-    r1 = CoordinateNewton(nu=0.02, lam=1.0, tol=1e-12, max_iter=3000).solve(C, Y, rng=0)
-    r2 = CoordinateNewton(nu=0.04, lam=0.5, tol=1e-12, max_iter=3000).solve(C, Y, rng=0)
-    np.testing.assert_allclose(r2.coef, 0.5 * r1.coef, rtol=1e-5, atol=1e-8)
+    r1 = _solve(C, Y, 0.02, lam=1.0, rng=0, tol=1e-12, max_iter=3000)
+    r2 = _solve(C, Y, 0.04, lam=0.5, rng=0, tol=1e-12, max_iter=3000)
+    np.testing.assert_allclose(r2.state.mu, 0.5 * r1.state.mu, rtol=1e-5, atol=1e-8)
+    # one problem (lam nu fixes the penalty): the same W = D C'Z either way
+    np.testing.assert_allclose(r2.coef, r1.coef, rtol=1e-5, atol=1e-8)
 
 
 def test_solver_bad_arguments():
     X, Y, C = _problem()
     with pytest.raises(ValueError, match="nu"):
-        CoordinateNewton(nu=0.0).solve(C, Y)
+        slkl_problem(C, Y, 0.0)
     with pytest.raises(ValueError, match="rule"):
-        CoordinateNewton(rule="gradient").solve(C, Y)
-    with pytest.raises(ValueError, match="n_columns"):
-        CoordinateNewton().solve(lambda j: C[:, j], Y)
+        _solve(C, Y, rule="gradient")
+    with pytest.raises(TypeError, match="SLKLProblem"):
+        CoordinateNewton().solve(Problem(C, Y, Square(), GroupL1L2(0.1)))
+    prob = slkl_problem(C, Y, 0.01)
+    with pytest.raises(ValueError, match="square loss"):
+        CoordinateNewton().solve(replace(prob, loss=Logistic()))
+    with pytest.raises(ValueError, match="GroupL1L2"):
+        CoordinateNewton().solve(replace(prob, penalty=L1(0.1)))
+    with pytest.raises(ValueError, match="intercept"):
+        CoordinateNewton().solve(replace(prob, fit_intercept=True))
     with pytest.raises(ValueError, match="non-negative"):
         SLKLState(Y, C.shape[1]).set_weight(0, C[:, 0], -1.0)
 
@@ -500,19 +578,20 @@ def test_gram_mode_and_column_mode_give_the_same_iterates():
     idx = rng.choice(150, 40, replace=False)
     C = np.exp(-0.5 * ((X[:, None, :] - X[None, idx, :]) ** 2).sum(-1))
     Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] ** 2]) + 0.1 * rng.normal(size=(150, 2))
-    a = CoordinateNewton(nu=0.05, tol=1e-9, max_iter=30).solve(C, Y, rng=0)
-    b = CoordinateNewton(nu=0.05, tol=1e-9, max_iter=30).solve(
-        lambda j: C[:, j], Y, n_columns=40, rng=0)
+    a = _solve(C, Y, 0.05, rng=0, tol=1e-9, max_iter=30)
+    b = _solve(ColumnsOnDemand(lambda j: C[:, j], C.shape), Y, 0.05, rng=0, tol=1e-9,
+               max_iter=30)
     sa, sb = a.state["slkl"], b.state["slkl"]
     assert sa.gram_mode and not sb.gram_mode
     assert 5 < sa.m0 < 40 and sa.case_counts[1:].min() > 0  # all four cases ran
+    np.testing.assert_allclose(a.state.mu, b.state.mu, rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(a.coef, b.coef, rtol=1e-7, atol=1e-10)
     np.testing.assert_array_equal(sa.active, sb.active)
     np.testing.assert_allclose(sa.G, sb.G, rtol=1e-6, atol=1e-10)
     np.testing.assert_allclose(sa.Z, sb.Z, rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(sa.active_correlations(), sb.active_correlations(),
                                rtol=1e-7, atol=1e-10)
-    assert sa.objective == pytest.approx(slkl_objective(C, Y, a.coef, nu=0.05), rel=1e-9)
+    assert sa.objective == pytest.approx(slkl_objective(C, Y, a.state.mu, nu=0.05), rel=1e-9)
 
 
 def test_nu_is_relative_to_the_scale_of_y():
@@ -540,7 +619,7 @@ def test_make_sinc_is_the_papers_2d_sinc():
 
 
 def test_classifier_gives_each_one_vs_all_output_its_own_mu():
-    """Issue 13 (5): each one-vs-all output is its own SLKL problem.
+    """Issue 13 (5): with multiclass="ovr" each one-vs-all output is its own problem.
 
     Output t must equal the single-output regressor fitted on that output's
     +-1 codes (same sampled columns, same seed), and the outputs' mu differ.
@@ -548,7 +627,7 @@ def test_classifier_gives_each_one_vs_all_output_its_own_mu():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(160, 2))
     y = np.digitize(np.arctan2(X[:, 1], X[:, 0]), [-2.0, 0.0, 2.0])
-    clf = LowRankKernelClassifier(standardize=False,
+    clf = LowRankKernelClassifier(standardize=False, multiclass="ovr",
         gamma=1.0, n_columns=50, nu=0.05, random_state=3)
     clf.fit(X, y)
     assert clf.mu_.shape == (4, 50) and clf.m0_.shape == (4,)
@@ -577,13 +656,51 @@ def test_classifier_gives_each_one_vs_all_output_its_own_mu():
         )
     # two classes: one output, still its own (1, M) weight vector
     yb = (y > 1).astype(int)
-    clf2 = LowRankKernelClassifier(standardize=False,
+    clf2 = LowRankKernelClassifier(standardize=False, multiclass="ovr",
         gamma=1.0, n_columns=50, random_state=3).fit(X, yb)
     one = LowRankKernelRegressor(standardize=False,
         gamma=1.0, n_columns=50, random_state=3)
     one.fit(X, np.where(yb == 1, 1.0, -1.0))
     assert clf2.mu_.shape == (1, 50)
     np.testing.assert_allclose(clf2.decision_function(X), one.predict(X), rtol=1e-9)
+
+
+@pytest.mark.parametrize("nu", [0.05, "auto"])
+def test_shared_classifier_is_the_multi_output_problem_on_the_codes(nu):
+    """multiclass="shared" (default): one mu for the one-vs-all code matrix.
+
+    It is the multi-output regressor (eq. 14 summed over the outputs) on the
+    +-1 codes, which without standardisation sees the same numbers; and mu
+    is a KKT point of that summed objective (checked on the dense formula).
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(160, 2))
+    y = np.digitize(np.arctan2(X[:, 1], X[:, 0]), [-2.0, 0.0, 2.0])
+    kw = dict(standardize=False, gamma=1.0, n_columns=50, nu=nu, random_state=3,
+              tol=1e-10, max_iter=300)
+    clf = LowRankKernelClassifier(**kw).fit(X, y)
+    codes = np.where(y[:, None] == clf.classes_, 1.0, -1.0)
+    reg = LowRankKernelRegressor(**kw).fit(X, codes)
+    assert clf.mu_.shape == (50,) and np.ndim(clf.nu_) == 0
+    np.testing.assert_allclose(clf.mu_, reg.mu_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(clf.decision_function(X), reg.predict(X), rtol=1e-9,
+                               atol=1e-12)
+    # KKT of F(mu) = sum_t y_t'(I + C D C')^-1 y_t + nu sum(mu) on centred codes:
+    # dF/dmu_m = -||C_m' Z||^2 + nu, zero where mu_m > 0 and >= 0 where mu_m = 0
+    from kernlearn.kernels import pairwise_kernel
+    Xc = X[clf.column_indices_]
+    K = pairwise_kernel(X, Xc, kernel="rbf", gamma=1.0)
+    C = K / np.sqrt(np.diag(pairwise_kernel(Xc, Xc, kernel="rbf", gamma=1.0)))
+    Yc = codes - codes.mean(0)
+    Z = np.linalg.solve(np.eye(len(X)) + (C * clf.mu_) @ C.T, Yc)
+    grad = -np.sum((C.T @ Z) ** 2, axis=1) + clf.nu_
+    # (the stochastic solver stops on F's relative decrease: 1 % of nu)
+    on = clf.mu_ > 0
+    assert on.any() and np.max(np.abs(grad[on])) < 1e-2 * clf.nu_
+    assert np.min(grad[~on]) > -1e-2 * clf.nu_
+    # a different problem from the per-output one
+    ovr = LowRankKernelClassifier(**kw, multiclass="ovr").fit(X, y)
+    assert ovr.mu_.shape == (4, 50)
 
 
 @pytest.mark.slow
@@ -607,7 +724,7 @@ def test_usps_table_3_pattern():
     errors = {}
     for M in (64, 256):
         clf = LowRankKernelClassifier(gamma=1 / 128, n_columns=M, nu=1e-3, random_state=0,
-                                      standardize=False)
+                                      standardize=False, multiclass="ovr")
         errors[M] = np.sum(clf.fit(Xtr, ytr).predict(Xte) != yte)
         assert clf.mu_.shape == (10, M) and np.all(clf.m0_ <= M)
         assert not np.allclose(clf.mu_[0], clf.mu_[1])
@@ -665,3 +782,58 @@ def test_adding_a_nearly_dependent_column_keeps_G_accurate():
         G_direct = state.direct_G()
         err = np.linalg.norm(state.G - G_direct) / np.linalg.norm(G_direct)
         assert err < 1e-8
+
+
+def test_gamma_factors_deal_the_columns_to_kernels_of_several_widths():
+    """gamma_factors: column j of the candidate set is k_{gamma f_(j % K)}(., x_j)."""
+    from kernlearn.methods.slkl import AUTO_GAMMA_FACTORS, fit_slkl
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    Y = (np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=120))[:, None]
+    g = 1.0 / 3  # "scale" on standardised-like data, resolved by fit_slkl
+    res = fit_slkl(X, Y, gamma=g, gamma_factors=(1.0, 0.1, 0.01), n_columns=30, nu=1e-3,
+                   seed=0)
+    f = np.resize([1.0, 0.1, 0.01], 30)
+    pos = np.searchsorted(res.column_indices, res.center_indices)
+    np.testing.assert_array_equal(res.center_factors, f[pos])
+    # the fitted function on the training rows is C W with C the dealt columns
+    S = res.column_indices
+    D = ((X[:, None, :] - X[None, S, :]) ** 2).sum(-1)
+    C = np.exp(-D * g * f)
+    fit = slkl_decision(X, X[res.center_indices], res.dual_coef, res.intercept, "rbf",
+                        res.kernel_params, res.center_factors)
+    mu = res.mu
+    Yc = Y - res.intercept
+    Z = np.linalg.solve(np.eye(120) + (C * mu) @ C.T, Yc)
+    np.testing.assert_allclose(fit, (C * mu) @ (C.T @ Z) + res.intercept, rtol=1e-7,
+                               atol=1e-9)
+    # "auto": both widths with the default width, the paper's single kernel otherwise
+    auto = fit_slkl(X, Y, gamma="scale", n_columns=30, nu=1e-3, seed=0)
+    assert set(auto.center_factors) <= set(AUTO_GAMMA_FACTORS)
+    assert len(set(auto.center_factors)) == 2
+    fixed = fit_slkl(X, Y, gamma=g, n_columns=30, nu=1e-3, seed=0)
+    assert set(fixed.center_factors) == {1.0}
+    one = fit_slkl(X, Y, gamma="scale", gamma_factors=(1.0,), n_columns=30, nu=1e-3,
+                   seed=0)
+    assert set(one.center_factors) == {1.0}
+    assert not np.allclose(one.mu, auto.mu)
+    # kernels without a width ignore the factors
+    lin = fit_slkl(X, Y, kernel="linear", n_columns=30, nu=1e-3, seed=0)
+    assert set(lin.center_factors) == {1.0}
+    for bad in ((), (1.0, 0.0), "wide"):
+        with pytest.raises(ValueError, match="gamma_factors"):
+            fit_slkl(X, Y, gamma_factors=bad, n_columns=30, seed=0)
+
+
+def test_gamma_factors_estimator_predictions_and_column_modes_agree():
+    """precompute=False (columns on demand) deals the same widths as precompute=True."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(150, 4))
+    y = np.sin(X[:, 0]) * X[:, 1] + 0.1 * rng.normal(size=150)
+    kw = dict(n_columns=40, nu=1e-2, random_state=0, tol=1e-8, max_iter=200)
+    a = LowRankKernelRegressor(**kw).fit(X, y)
+    b = LowRankKernelRegressor(precompute=False, **kw).fit(X, y)
+    np.testing.assert_allclose(a.mu_, b.mu_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-6, atol=1e-8)
+    assert set(a.center_factors_) == {1.0, 0.1}

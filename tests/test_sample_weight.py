@@ -196,8 +196,11 @@ def test_slkl_integer_weights_are_repeated_rows_to_solver_tolerance(rng):
     y = X[:, 0] + 0.3 * rng.normal(size=50)
     k = rng.integers(0, 4, size=50)
     # a fixed nu: nu="auto" chooses by leave-one-out error, and leaving out one
-    # of k repeated rows is not leaving out a row of weight k
-    est = LowRankKernelRegressor(random_state=0, tol=1e-10, max_iter=500, nu=0.01)
+    # of k repeated rows is not leaving out a row of weight k; one width: with
+    # several, widths are dealt to the sampled positions, and a row repeated k
+    # times (k candidates) would get other widths than its one weighted copy
+    est = LowRankKernelRegressor(random_state=0, tol=1e-10, max_iter=500, nu=0.01,
+                                 gamma_factors=(1.0,))
     a = clone(est).fit(X, y, sample_weight=k)
     b = clone(est).fit(np.repeat(X, k, 0), np.repeat(y, k))
     np.testing.assert_allclose(a.predict(X), b.predict(X), atol=1e-3)

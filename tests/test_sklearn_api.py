@@ -262,8 +262,11 @@ def test_lowrank_gamma_scale_is_the_default_and_sklearns():
     # gamma="scale" is computed on the data the kernel sees: the raw inputs
     # without standardisation, the standardised ones by default
     a = LowRankKernelClassifier(random_state=0, standardize=False).fit(X, y)
-    b = LowRankKernelClassifier(gamma=scale_gamma(X), random_state=0,
-                                standardize=False).fit(X, y)
+    from kernlearn.methods.slkl import AUTO_GAMMA_FACTORS
+
+    # (the default width's "auto" factors, which a given gamma does not get)
+    b = LowRankKernelClassifier(gamma=scale_gamma(X), random_state=0, standardize=False,
+                                gamma_factors=AUTO_GAMMA_FACTORS).fit(X, y)
     assert a.gamma == "scale" and a.kernel_params_["gamma"] == pytest.approx(scale_gamma(X))
     c = LowRankKernelClassifier(random_state=0).fit(X, y)
     Xs = (X - X.mean(0)) / X.std(0)

@@ -3,7 +3,14 @@
 import numpy as np
 import pytest
 
-from kernlearn.methods.slkl import NU_GRID, CoordinateNewton, _loo_error, fit_slkl
+from kernlearn.methods.slkl import (
+    NU_GRID,
+    ColumnsOnDemand,
+    CoordinateNewton,
+    _loo_error,
+    fit_slkl,
+    slkl_problem,
+)
 from kernlearn.kernels import pairwise_kernel
 
 
@@ -21,12 +28,12 @@ def _columns(n=40, M=12, seed=0):
 def test_loo_error_equals_brute_force_leave_one_out(gram):
     """Z_i / (A^-1)_ii is the residual of the fit without row i (kernel fixed)."""
     C, Y = _columns()
-    cols = C if gram else (lambda j: C[:, j])
-    res = CoordinateNewton(nu=0.02, tol=1e-8, max_iter=200).solve(
-        cols, Y, n_columns=C.shape[1], rng=0)
+    cols = C if gram else ColumnsOnDemand(lambda j: C[:, j], C.shape)
+    res = CoordinateNewton(tol=1e-8, max_iter=200, random_state=0).solve(
+        slkl_problem(cols, Y, 0.02))
     state = res.state["slkl"]
     assert 0 < state.m0 < C.shape[1] and state.gram_mode == gram
-    Kt = (C * res.coef) @ C.T
+    Kt = (C * res.state.mu) @ C.T
     n = len(Y)
     brute = 0.0
     for i in range(n):

@@ -31,7 +31,7 @@ def _rank1(A, alpha, x, y):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, fastmath=_FAST)
 def _step_rule(mu_old, a2, b, one, lam, nu, exact):  # pragma: no cover - compiled
-    """New weight of one coordinate: eq. (19), or the exact minimiser.
+    r"""New weight of one coordinate: eq. (19), or the exact minimiser.
 
     ``one`` is :math:`1 - \mu_j b` (see :meth:`SLKLState.step`).  Returns
     ``(new, change, fallback)``: the new weight, the exact change of F and

@@ -33,6 +33,8 @@ whose derivatives at :math:`t = 0` are eqs. (20)-(21):
 :math:`\partial^2_m F = 2 \lambda \|a\|^2 b`.
 """
 
+import copy
+
 import numpy as np
 import scipy.linalg
 
@@ -204,6 +206,38 @@ class SLKLState:
             return self._Z
         m = self.m0
         return (self.Y - self._cols[self.active].T @ self._V[:m] / self.lam) / self.lam
+
+    def W(self):
+        r"""Coefficients :math:`W = D C^\top Z` of the columns, shape ``(n_columns, n_outputs)``.
+
+        The kernel ridge fit on the training rows is :math:`CW`; on the active
+        set :math:`W_A = G C_A^\top Y/\lambda` (no cancellation, unlike
+        :math:`\mu_m (c_m^\top Z)` with :math:`c_m^\top Z \approx \sqrt\nu`),
+        zero elsewhere.
+
+        Returns
+        -------
+        W : ndarray of shape (n_columns, n_outputs)
+        """
+        W = np.zeros((self.n_columns, self.n_outputs))
+        if self.m0:
+            W[self.active] = self.G @ (self.Ct @ self.Y) / self.lam
+        return W
+
+    def copy(self):
+        """A copy that steps independently (the columns, ``Y`` and Gram matrix shared).
+
+        Returns
+        -------
+        state : SLKLState
+        """
+        new = copy.copy(self)
+        for name in ("mu", "slot", "_G", "_idx", "_scal", "case_counts", "kkt", "_V",
+                     "_Ct", "_Z"):
+            if hasattr(self, name):
+                setattr(new, name, getattr(self, name).copy())
+        new._probe_rng = copy.deepcopy(self._probe_rng)
+        return new
 
     def active_correlations(self):
         r""":math:`C_A^\top Z` for the active columns, shape ``(m0, n_outputs)``.
@@ -597,7 +631,6 @@ class SLKLState:
 
     def _scaled_factor(self):
         # B = C D^{1/2};  G = lam D^{1/2} (lam I + B'B)^{-1} D^{1/2}
-        m = self.m0
         d = np.sqrt(self.mu[self.active])
         if self.gram_mode:  # B'B = D^{1/2} P_AA D^{1/2}, O(m0^2) from P
             A = self.active
@@ -605,18 +638,9 @@ class SLKLState:
         else:
             Bt = self.Ct * d[:, None]
             BtB = Bt @ Bt.T
-        BtB[np.diag_indices(m)] += self.lam
-        # (lam I + B'B)^{-1} from its Cholesky factor (LAPACK potri: m^3 flops,
-        # against 2 m^3 for two triangular solves with the identity)
-        c, info = scipy.linalg.lapack.dpotrf(BtB, lower=False)
-        if info == 0:
-            inv, info = scipy.linalg.lapack.dpotri(c, lower=False)
-        if info != 0:
-            raise np.linalg.LinAlgError(
-                f"SLKL refresh: lam I + B'B is not positive definite (info={info}).")
-        inv = np.triu(inv) + np.triu(inv, 1).T
+        inv, solve = _shifted_inverse(BtB, self.lam)
         G = self.lam * d[:, None] * inv * d[None, :]
-        return G, Bt, (c, False)
+        return G, Bt, solve
 
     def refresh(self):
         """Recompute ``G``, ``Z`` and the objective from the active set.
@@ -637,17 +661,45 @@ class SLKLState:
                 fit -= float(np.sum(self._Q[self.active] * self._V[:m])) / self.lam
         else:
             if m:
-                G, Bt, H = self._scaled_factor()
+                G, Bt, H = self._scaled_factor()  # H(R) = (lam I + B'B)^-1 R
                 self._G[:m, :m] = G
                 # (lam I + B B')^{-1} Y = (Y - B (lam I + B'B)^{-1} B'Y) / lam
-                self._Z = (self.Y - Bt.T @ scipy.linalg.cho_solve(H, Bt @ self.Y)) \
-                    / self.lam
+                self._Z = (self.Y - Bt.T @ H(Bt @ self.Y)) / self.lam
             else:
                 self._Z = self.Y / self.lam
             fit = self.lam * float(np.sum(self.Y * self._Z))
         self.objective = fit + self.nu * float(self.mu.sum())
         # what a refresh can achieve on this active set (conditioning-limited)
         self._floor = self.residual() if self.check_every else 0.0
+
+
+def _shifted_inverse(BtB, lam):
+    r""":math:`(\lambda I + B^\top B)^{-1}` and a solver with it, for a Gram matrix ``BtB``.
+
+    A Cholesky factorisation (LAPACK potri: :math:`m^3` flops, against
+    :math:`2m^3` for two triangular solves with the identity).  ``BtB`` is PSD
+    in exact arithmetic, but with huge weights on nearly collinear columns (a
+    broad kernel, small :math:`\nu`) its round-off (about
+    :math:`\epsilon\|B^\top B\|`) can exceed :math:`\lambda`; the inverse is
+    then taken on its eigenvalues clipped at 0 (the nearest PSD matrix).
+
+    Returns
+    -------
+    inv : ndarray of shape (m, m)
+    solve : callable
+        ``solve(R) = inv @ R``.
+    """
+    m = len(BtB)
+    A = BtB + lam * np.eye(m)
+    c, info = scipy.linalg.lapack.dpotrf(A, lower=False)
+    if info == 0:
+        inv, info = scipy.linalg.lapack.dpotri(c, lower=False)
+    if info == 0:
+        return (np.triu(inv) + np.triu(inv, 1).T,
+                lambda R: scipy.linalg.cho_solve((c, False), R))
+    e, U = np.linalg.eigh(BtB)
+    e = lam + np.maximum(e, 0.0)
+    return (U / e) @ U.T, lambda R: U @ ((U.T @ R) / e[:, None])
 
 
 def slkl_objective(columns, Y, mu, lam=1.0, nu=0.01):
