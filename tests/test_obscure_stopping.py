@@ -107,6 +107,42 @@ def test_dual_bound_never_exceeds_the_optimum(M):
         G = np.einsum("jnm,mc->cjn", kl.gram(), res.coef)
         N = np.einsum("nc,cjn->j", res.coef, G)
         assert dual_bound(res.coef, N, target, lam, 3.0, weights) <= f_star + 1e-7
+        assert dual_bound(res.coef, N, target, lam, 3.0, weights, G, kl.kdiag_,
+                          lambda ids: (ids, kl.gram()[:, ids][:, :, ids])) <= f_star + 1e-7
+
+
+@pytest.mark.parametrize("max_iter", [2, 5, 10])
+def test_clipped_dual_bound_is_valid_and_tighter(max_iter):
+    # noisy labels at C = 1: many dual variables at their bound 1, which the
+    # stochastic iterates overshoot; clipping them (rather than scaling every
+    # candidate down) is what makes the certificate tight
+    rng = np.random.default_rng(0)
+    n = 150
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] + X[:, 1] ** 2 - 1 + 0.7 * rng.normal(size=n) > 0).astype(int)
+    kl = KernelList([("rbf", {"gamma": 0.5}), "linear"]).fit(X)
+    K, kd = kl.gram(), kl.kdiag_
+    Phis = []
+    for Kj in K:  # explicit features of each Gram for cvxpy
+        ev, V = np.linalg.eigh(Kj)
+        Phis.append(V * np.sqrt(np.maximum(ev, 0.0)))
+    lam = 1.0 / n
+    f_star = _optimum(Phis, y, 1, 1.5, lam)
+    target = np.where(y == 1, 1.0, -1.0)
+    res = OnlineBatch(p=1.5, lam=lam, max_iter=max_iter, tol=None,
+                      random_state=0).solve(kl, target, Hinge())
+    G = np.einsum("jnm,mc->cjn", K, res.coef)
+    N = np.einsum("nc,cjn->j", res.coef, G)
+    scaled = dual_bound(res.coef, N, target, lam, 3.0)
+    # kernel values among all clipped samples, among half of them
+    # (Cauchy-Schwarz for the rest), or among none
+    bound = {k: dual_bound(res.coef, N, target, lam, 3.0, None, G, kd, b) for k, b in {
+        "all": lambda ids: (ids, K[:, ids][:, :, ids]),
+        "half": lambda ids: (ids[::2], K[:, ids[::2]][:, :, ids[::2]]),
+        "none": None}.items()}
+    assert scaled <= bound["none"] <= bound["half"] + 1e-12
+    assert bound["half"] <= bound["all"] + 1e-12 <= f_star + 1e-7
+    assert f_star - bound["all"] < 0.5 * (f_star - scaled)
 
 
 def test_unnormalised_linear_gram_reaches_the_optimum_or_warns():

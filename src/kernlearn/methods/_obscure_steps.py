@@ -239,6 +239,8 @@ _FETCH_BLOCK = 32
 # a fixed kernel set-up that a small problem's rows do not amortise, and a
 # small problem's support vectors are most of its samples anyway.
 _ALL_ROWS_UPTO = 256
+# Largest block of kernel values the duality-gap check reads from the cache.
+_EXACT_DUAL_ROWS = 2000
 
 
 class _RowCache:
@@ -318,6 +320,26 @@ class _RowCache:
         self.owner[free] = ids
         self.stamp[free] = clock
         self.n_computed += len(ids)
+
+
+    def gram_block(self, ids, cap=_EXACT_DUAL_ROWS):
+        """Kernel values among the samples of ``ids`` whose rows are cached.
+
+        Parameters
+        ----------
+        ids : ndarray of int
+        cap : int
+            At most this many samples (those first in ``ids``).
+
+        Returns
+        -------
+        have : ndarray of int
+            The samples of ``ids`` with a cached row.
+        K : ndarray of shape (F, len(have), len(have))
+        """
+        have = ids[self.slot[ids] >= 0][:cap]
+        r = self.slot[have]
+        return have, np.stack([Kj[np.ix_(r, have)] for Kj in self.rows])
 
 
 def _sampling(sample_weight, n):
