@@ -240,7 +240,7 @@ _FETCH_BLOCK = 32
 # small problem's support vectors are most of its samples anyway.
 _ALL_ROWS_UPTO = 256
 # Largest block of kernel values the duality-gap check reads from the cache.
-_EXACT_DUAL_ROWS = 2000
+_EXACT_DUAL_ROWS = 1000
 
 
 class _RowCache:
@@ -265,6 +265,7 @@ class _RowCache:
         n, F = kernels.n_samples, kernels.n_kernels
         self.kernels = kernels
         self.n_computed = 0
+        self.last_block = 0  # size of the last gram_block
         gram = getattr(kernels, "gram_", None)
         if gram is not None:
             self.rows = gram
@@ -338,6 +339,7 @@ class _RowCache:
         K : ndarray of shape (F, len(have), len(have))
         """
         have = ids[self.slot[ids] >= 0][:cap]
+        self.last_block = len(have)
         r = self.slot[have]
         return have, np.stack([Kj[np.ix_(r, have)] for Kj in self.rows])
 
