@@ -301,17 +301,19 @@ def test_estimator_reconstructs_decision_and_modes(rng):
     )
     np.testing.assert_allclose(clf.decision_function(X[:7]), manual, rtol=1e-10)
     assert Xs.shape[0] == clf.dual_coef_.shape[1]
-    # precomputed (normalised) Gram matrices give the same model
+    # precomputed (normalised) Gram matrices give the same model (to single
+    # precision: the solver's row cache of named kernels holds float32 rows)
     G = kl.gram()
     pre = PNormMKLClassifier(kernels="precomputed", **kw).fit(
         list(G), y
     )
-    np.testing.assert_allclose(pre.kernel_weights_, clf.kernel_weights_, rtol=1e-8)
+    assert pre.n_iter_ == clf.n_iter_
+    np.testing.assert_allclose(pre.kernel_weights_, clf.kernel_weights_, atol=1e-6)
     np.testing.assert_allclose(
         pre.decision_function(list(kl.cross(X[:7]))),
         clf.decision_function(X[:7]),
-        rtol=1e-8,
-        atol=1e-10,
+        rtol=1e-6,
+        atol=1e-7,
     )
     # on-the-fly blocks (tiny cache) give the same model as the cached Grams
     fly = PNormMKLClassifier(kernels=specs, cache_size=0.01, **kw).fit(
@@ -421,7 +423,7 @@ def test_max_steps_budget_and_on_the_fly_rows(rng):
         max_steps=450,
         max_iter_online=1,
         tol=None,
-        cache_size=0.05,
+        cache_size=0.025,  # 10 single-precision rows of 2 kernels
         random_state=0,
     ).fit(X, y)
     # one stage-1 epoch (300 steps) and a truncated stage-2 epoch (150 steps)
