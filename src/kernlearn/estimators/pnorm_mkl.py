@@ -156,6 +156,16 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         sparse input, ``standardize=False`` or precomputed kernels).
     x_scale_ : ndarray of shape (n_features,) or None
         Column scales divided out before the kernels (``None``: identity).
+    kernel_params_ : list of dict or None
+        The kernels' parameters as used, data-derived widths resolved; they
+        act on the standardised columns (``None`` for precomputed kernels).
+    rbf_gamma_raw_ : list or None
+        The RBF widths in the user's units: per kernel, ``None`` unless it is
+        an RBF kernel, else the per-column widths :math:`\gamma_d =
+        \gamma/\sigma_d^2` (``x_scale_`` :math:`=\sigma`) of the same kernel
+        on raw columns, :math:`\exp(-\sum_d\gamma_d(x_d - x'_d)^2)`; zero
+        for columns the kernel does not see.  All columns share one width only
+        when they share one scale (``standardize=False``).
 
     References
     ----------
@@ -298,6 +308,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self.support_, self.dual_coef_, self.R_ = res.support, res.dual_coef, res.R
         self.n_rows_computed_, self.n_iter_ = res.n_rows_computed, res.n_iter
         self.history_, self.kernel_list_ = res.history, res.kernel_list
+        self.kernel_params_ = getattr(res.kernel_list, "params_", None)
+        self.rbf_gamma_raw_ = obscure.raw_rbf_gammas(res.kernel_list, self.x_scale_,
+                                                     self.n_features_in_)
         self._fit_platt(X, y, sample_weight)
         return self
 

@@ -738,6 +738,47 @@ def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter
     )
 
 
+def raw_rbf_gammas(klist, x_scale, n_features):
+    r"""RBF widths on the user's (raw) columns, one per column and RBF kernel.
+
+    An RBF kernel of width :math:`\gamma` on standardised columns
+    :math:`(x_d - \mu_d)/\sigma_d` is, on the raw columns, the kernel
+    :math:`\exp(-\sum_d \gamma_d (x_d - x'_d)^2)` with per-column widths
+    :math:`\gamma_d = \gamma/\sigma_d^2` (the centring cancels), zero for the
+    columns the kernel's view does not see.
+
+    Parameters
+    ----------
+    klist : KernelList or PrecomputedKernelList
+        The fitted kernel list.
+    x_scale : ndarray of shape (n_features,) or None
+        Column scales of the standardisation (``None``: identity).
+    n_features : int
+        Number of input columns.
+
+    Returns
+    -------
+    gammas : list of (ndarray of shape (n_features,) or None) or None
+        Per kernel: the raw-unit widths of an RBF kernel, ``None`` for any
+        other kernel; ``None`` for precomputed kernels.
+    """
+    if isinstance(klist, PrecomputedKernelList):
+        return None
+    from ..kernels import rbf_kernel, take_columns
+
+    scale = np.ones(n_features) if x_scale is None else np.asarray(x_scale, float)
+    out = []
+    for j, (kernel, _, cols) in enumerate(klist.specs):
+        if not (kernel == "rbf" or kernel is rbf_kernel):
+            out.append(None)
+            continue
+        seen = take_columns(np.arange(n_features)[None, :], cols, j)[0]
+        g = np.zeros(n_features)
+        g[seen] = klist.params_[j]["gamma"] / scale[seen] ** 2
+        out.append(g)
+    return out
+
+
 def decision_values(klist, kernel_weights, dual_coef, support, X):
     r"""Scores :math:`f_c(x) = \sum_i c_{ci}\sum_j \beta_j K_j(x_i, x)`, by blocks.
 
