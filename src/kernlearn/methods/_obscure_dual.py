@@ -89,33 +89,33 @@ def dual_bound(A, N, y, lam, q, sample_weight=None, G=None, kdiag=None,
         return best
     a = np.zeros(n)
     a[pos] = kappa * s[pos] / w[pos]
-    GA = np.einsum("im,mji->ji", A, G)  # sum_m A_im G_mji, per kernel and sample
-    sqd = np.sqrt(np.maximum(kdiag, 0.0))
-    # samples clipped at the largest scaling (a superset of every other's),
-    # and the kernel values among those whose Gram rows are at hand
+    # only samples clipped at the largest scaling (a superset of every other
+    # scaling's) have rho > 0; all scalings at once, restricted to them
     clip = np.flatnonzero(a * max(_CLIP_SCALES) > 1.0)
-    have, Kc = np.zeros(0, dtype=np.int64), None
+    cs = np.asarray(_CLIP_SCALES)[:, None]
+    rho = cs - np.minimum(cs, 1.0 / a[clip])  # (scalings, clipped)
+    Ac = A[clip]
+    Q = cs**2 * N - 2.0 * cs * (rho @ np.einsum("im,mji->ij", Ac, G[:, :, clip]))
+    V = rho[:, :, None] * Ac  # (scalings, clipped, M)
+    # ||sum_i rho_i A_im phi_j(x_i)||: exact among the clipped samples whose
+    # rows are at hand (gram_block), by Cauchy-Schwarz over the others, the
+    # two added by the triangle inequality
+    rest = np.ones(clip.size, dtype=bool)
+    e_have = 0.0
     if gram_block is not None and clip.size:
         have, Kc = gram_block(clip)
-    rest = np.ones(n, dtype=bool)
-    rest[have] = False
-    for c in _CLIP_SCALES:
-        r = np.where(pos, np.minimum(c, 1.0 / np.where(pos, a, 1.0)), c)
-        rho = c - r
-        V = rho[:, None] * A
-        Q = c * c * N - 2.0 * c * (GA @ rho)
-        # ||sum_i rho_i A_im phi_j(x_i)||: exact over the rows at hand, by
-        # Cauchy-Schwarz over the others, added by the triangle inequality
-        e_rest = np.sqrt(np.sum((sqd[:, rest] @ np.abs(V[rest])) ** 2, axis=1))
-        e_have = 0.0
-        if Kc is not None:
-            Vh = V[have]
-            e_have = np.sqrt(np.maximum(
-                np.einsum("hm,jhm->j", Vh, Kc @ Vh), 0.0))
-        Q += (e_have + e_rest) ** 2
-        Tc = lp_norm(np.sqrt(np.maximum(Q, 0.0)), q) ** 2
-        best = max(best, lam / q * (float(r @ s) - Tc / (2.0 * q)))
-    return best
+        hv = np.searchsorted(clip, have)
+        rest[hv] = False
+        Vh = V[:, hv]
+        KV = np.matmul(Kc[None], Vh[:, None])  # (scalings, F, have, M)
+        e_have = np.sqrt(np.maximum(np.einsum("shm,sjhm->sj", Vh, KV), 0.0))
+    sqd = np.sqrt(np.maximum(kdiag[:, clip[rest]], 0.0))
+    e_rest = np.sqrt(np.sum(np.einsum("jk,skm->sjm", sqd, np.abs(V[:, rest])) ** 2,
+                            axis=2))
+    Q += (e_have + e_rest) ** 2
+    Tc = np.sum(np.maximum(Q, 0.0) ** (q / 2.0), axis=1) ** (2.0 / q)
+    D = lam / q * (cs[:, 0] * S - rho @ s[clip] - Tc / (2.0 * q))
+    return max(best, float(D.max()))
 
 
 #: Scalings :math:`c` of the clipped dual candidates (:func:`dual_bound`).
