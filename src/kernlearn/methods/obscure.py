@@ -213,8 +213,8 @@ class ObscureState(SolverState):
     time: float = np.nan
 
 
-#: The certificate's fixed cost (a few dozen NumPy calls), in multiply-adds of
-#: the compiled loop: about 0.1 ms.
+#: The fixed cost of the certificate's (and of an epoch's) few dozen NumPy
+#: calls, in multiply-adds of the compiled loop: about 0.1 ms.
 _DUAL_FIXED_OPS = 100_000
 
 
@@ -478,7 +478,8 @@ class OnlineBatch(BaseSolver):
             N[:] = np.einsum("nc,cjn->j", A, G)
             obj, mloss, err, wn = _objective(G, N, 1.0, yy, loss, sample_weight, lam, q)
             nupd = int(st[3])
-            check.add(nupd * F * n * (2 if multiclass else 1) + F * M * n)
+            check.add(nupd * F * n * (2 if multiclass else 1) + F * M * n
+                      + _DUAL_FIXED_OPS)  # an epoch's NumPy calls cost about as much
             if check.due():
                 # the certificate's cost: clipped-candidate products and the
                 # kernel block among the clipped samples (cache.last_block)
