@@ -38,6 +38,32 @@ def _step(stage, t, s, lam, q, scale, nq, zq, R, eta1, A, G, N):  # pragma: no c
     return t, s, eta, scale * shrink
 
 
+@numba.njit(cache=True)
+def _mirror(N, q, alpha):  # pragma: no cover
+    """Mirror-map scales :math:`a_j` of Lemma 1 into ``alpha``; returns ``||theta||_{2,q}``.
+
+    Scale invariant: computed on the unscaled ``N`` (``||theta^j||^2``).
+    """
+    F = N.shape[0]
+    mx = 0.0
+    for j in range(F):
+        v = N[j] if N[j] > 0.0 else 0.0
+        alpha[j] = np.sqrt(v)
+        if alpha[j] > mx:
+            mx = alpha[j]
+    if mx <= 0.0:
+        for j in range(F):
+            alpha[j] = 0.0
+        return 0.0
+    S = 0.0
+    for j in range(F):
+        S += (alpha[j] / mx) ** q
+    nq = mx * S ** (1.0 / q)
+    for j in range(F):
+        alpha[j] = (alpha[j] / nq) ** (q - 2.0) / q
+    return nq
+
+
 def _block_loop(
     ids,
     slot,
@@ -84,27 +110,13 @@ def _block_loop(
     n_upd = 0.0
     loss_sum = 0.0
     zfac = 2.0 if multiclass else 1.0
+    # the mirror scales and ||theta||_{2,q} change only when N does (an
+    # update, or a shrinkage to zero), not at every sample: most samples of
+    # an epoch only read their margin
+    nq = _mirror(N, q, alpha)
     for k in range(start, ids.shape[0]):
         i = ids[k]
         r = slot[i]
-        # mirror map scales a_j of Lemma 1 (scale invariant) and ||theta||_{2,q}
-        mx = 0.0
-        for j in range(F):
-            v = N[j] if N[j] > 0.0 else 0.0
-            alpha[j] = np.sqrt(v)
-            if alpha[j] > mx:
-                mx = alpha[j]
-        nq = 0.0
-        if mx > 0.0:
-            S = 0.0
-            for j in range(F):
-                S += (alpha[j] / mx) ** q
-            nq = mx * S ** (1.0 / q)
-            for j in range(F):
-                alpha[j] = (alpha[j] / nq) ** (q - 2.0) / q
-        else:
-            for j in range(F):
-                alpha[j] = 0.0
         for c in range(M):
             acc = 0.0
             for j in range(F):
@@ -145,6 +157,7 @@ def _block_loop(
                     S += (kdiag[j, i] / zmx) ** (0.5 * q)
                 zq = np.sqrt(zfac * zmx) * S ** (1.0 / q)
         t, s, eta, scale = _step(stage, t, s, lam, q, scale, nq, zq, R, eta1, A, G, N)
+        changed = active or (stage == 2 and 1.0 - lam * eta / q <= 0.0)
         if active:
             n_upd += 1.0
             cf = eta / scale
@@ -169,21 +182,13 @@ def _block_loop(
                 for j in range(F):
                     for l in range(n):
                         G[0, j, l] += cy * Krows[j, r, l]
-        if stage == 2:
+        if changed:
+            nq = _mirror(N, q, alpha)
+        if stage == 2 and nq > 0.0:
             # Algorithm 2, line 10: projection on ||theta||_{2,q} <= q R (a scaling)
-            mx = 0.0
-            for j in range(F):
-                v = np.sqrt(N[j]) if N[j] > 0.0 else 0.0
-                if v > mx:
-                    mx = v
-            if mx > 0.0:
-                S = 0.0
-                for j in range(F):
-                    v = np.sqrt(N[j]) if N[j] > 0.0 else 0.0
-                    S += (v / mx) ** q
-                nrm = scale * mx * S ** (1.0 / q)
-                if nrm > q * R:
-                    scale *= q * R / nrm
+            nrm = scale * nq
+            if nrm > q * R:
+                scale *= q * R / nrm
     st[0] = scale
     st[1] = s
     st[2] = t
