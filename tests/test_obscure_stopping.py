@@ -134,7 +134,8 @@ def test_clipped_dual_bound_is_valid_and_tighter(max_iter):
     lam = 1.0 / n
     f_star = _optimum(Phis, y, 1, 1.5, lam)
     target = np.where(y == 1, 1.0, -1.0)
-    res = _solve(kl, y, 1, lam=lam, max_iter=max_iter, tol=None, random_state=0)
+    res = _solve(kl, y, 1, lam=lam, max_iter_online=5, max_iter=max_iter, tol=None,
+                 random_state=0)
     G = np.einsum("jnm,mc->cjn", K, res.coef)
     N = np.einsum("nc,cjn->j", res.coef, G)
     scaled = dual_bound(res.coef, N, target, lam, 3.0)

@@ -86,9 +86,13 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     max_iter : int, default=1000
         Maximum number of stage-2 epochs (a ``ConvergenceWarning`` says when
         it stops the fit before ``tol``).
-    max_iter_online : int, default=5
+    max_iter_online : int, default=2
         Maximum number of stage-1 epochs (stops early after an epoch without
-        updates).
+        updates).  Any stage-1 iterate gives a valid bound ``R``; later
+        stage-1 epochs mostly compute Gram rows of samples that end up with
+        no weight.  (The default was 5: on the 36 classification sets of the
+        suite, 2 is 1.3-2x faster on the sets over 5,000 rows with the same
+        accuracy to within noise.)
     tol : float or None, default=0.1
         Stop stage 2 when the duality gap of the best iterate is at most
         ``tol`` times its objective, a certificate that the objective is
@@ -214,7 +218,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         standardize=True,
         eta=1.0,
         max_iter=1000,
-        max_iter_online=5,
+        max_iter_online=2,
         tol=0.1,
         online_only=False,
         pegasos=False,

@@ -253,7 +253,7 @@ class OnlineBatch(BaseSolver):
     ----------
     eta : float, default=1.0
         Stage-1 learning rate (larger: faster, looser ``R``; Theorem 4).
-    max_iter_online : int, default=5
+    max_iter_online : int, default=2
         Maximum stage-1 epochs.
     max_iter : int, default=1000
         Maximum stage-2 epochs (``ConvergenceWarning`` when reached before ``tol``).
@@ -298,7 +298,7 @@ class OnlineBatch(BaseSolver):
     def __init__(
         self,
         eta=1.0,
-        max_iter_online=5,
+        max_iter_online=2,
         max_iter=1000,
         tol=0.1,
         online_only=False,
@@ -683,7 +683,7 @@ def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
 
 
 def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter=1000,
-                max_iter_online=5, tol=0.1, online_only=False, pegasos=False,
+                max_iter_online=2, tol=0.1, online_only=False, pegasos=False,
                 max_steps=None, random_state=None, verbose=0):
     """OBSCURE end to end on a fitted kernel list: classes, both stages, the model.
 
