@@ -117,7 +117,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     cache_size : float, default=1024
         Memory budget (MiB) of the cache of Gram rows: a row is computed when
         a sample first triggers an update and kept (least recently used rows
-        evicted beyond the budget), as libsvm's kernel cache.
+        evicted beyond the budget), as libsvm's kernel cache; rows are kept
+        in single precision (4 bytes per value and kernel).
     random_state : int, RandomState instance or None, default=None
         Seed of the sampling order (and of the Platt folds).
     verbose : int, default=0

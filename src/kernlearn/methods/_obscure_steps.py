@@ -264,8 +264,9 @@ class _RowCache:
     """Gram rows of the training samples for the compiled loop, LRU-evicted.
 
     With cached Gram matrices every row is present (``slot`` is the
-    identity).  Otherwise ``rows`` holds as many ``(F, n)`` rows as the
-    kernel list's ``cache_size`` allows (as libsvm's kernel cache does), and
+    identity).  Otherwise ``rows`` holds as many ``(F, n)`` single-precision
+    rows as the kernel list's ``cache_size`` allows (as libsvm's kernel cache
+    does), and
     :meth:`fill` computes a missing row together with those of the next
     samples the current model would update, evicting the least recently
     used rows, so a support vector's row is computed once while it stays in

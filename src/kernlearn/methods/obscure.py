@@ -31,9 +31,16 @@ The per-sample loop is compiled with numba (hinge and multiclass hinge); for
 any other margin loss, or with ``backend="numpy"``, a NumPy loop vectorised
 over kernels and samples is used.  Both give the same iterates.  With kernels
 computed on the fly the compiled loop reads Gram rows from an LRU row cache
-(``_obscure_steps._RowCache``, as libsvm's kernel cache), so the cost is
-linear in the number of additive updates and a support vector's row is
-computed once while it stays cached.
+(``_obscure_steps._RowCache``, as libsvm's kernel cache, in single
+precision), so the cost is linear in the number of additive updates and a
+support vector's row is computed once while it stays cached.
+
+Stage 2 stops on a duality-gap certificate (:func:`dual_bound`, computed
+within a quarter of the work by ``_obscure_dual._DualCadence``) and returns
+the best iterate.  :class:`OnlineBatch` follows the solvers' protocol,
+``solve(problem, warm_state=None) -> SolverResult``, on a
+:class:`KernelProblem` (kernels instead of explicit columns) with a frozen
+:class:`ObscureState`.
 """
 
 import time
