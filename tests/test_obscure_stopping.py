@@ -11,7 +11,8 @@ from sklearn.exceptions import ConvergenceWarning
 from kernlearn import PNormMKLClassifier
 from kernlearn.kernels import KernelList, distance_to_kernel
 from kernlearn.losses import Hinge, MulticlassHinge
-from kernlearn.methods.obscure import OnlineBatch, dual_bound
+from kernlearn.methods.obscure import KernelProblem, OnlineBatch, dual_bound
+from kernlearn.penalties import SquaredGroupNorm2p
 
 cp = pytest.importorskip("cvxpy")
 
@@ -49,19 +50,22 @@ def _optimum(Phis, y, M, p, lam, w=None):
     return prob.value
 
 
-def _solve(kl, y, M, **kw):
+def _kernel_problem(kl, y, M, p=1.5, lam=1e-3, w=None):
     target = np.where(y == 1, 1.0, -1.0) if M == 1 else y
     loss = Hinge() if M == 1 else MulticlassHinge()
-    return OnlineBatch(**kw).solve(kl, target, loss, n_classes=None if M == 1 else M)
+    return KernelProblem(kl, target, loss, SquaredGroupNorm2p(alpha=lam, p=p),
+                         sample_weight=w, n_classes=None if M == 1 else M)
+
+
+def _solve(kl, y, M, p=1.5, lam=1e-3, w=None, **kw):
+    return OnlineBatch(**kw).solve(_kernel_problem(kl, y, M, p, lam, w))
 
 
 def _objective_of(res, kl, y, M, lam, p, w=None):
     """Objective (5) of the returned coefficients, recomputed from the Grams."""
     G = np.einsum("jnm,mc->cjn", kl.gram(), res.coef)
     N = np.einsum("nc,cjn->j", res.coef, G)
-    target = np.where(y == 1, 1.0, -1.0) if M == 1 else y
-    loss = Hinge() if M == 1 else MulticlassHinge()
-    return OnlineBatch(p=p, lam=lam).objective(G, N, 1.0, target, loss, w)[0]
+    return OnlineBatch.objective(_kernel_problem(kl, y, M, p, lam, w), G, N)[0]
 
 
 @pytest.mark.parametrize("M", [1, 3])
@@ -98,8 +102,8 @@ def test_dual_bound_never_exceeds_the_optimum(M):
     for weights in (None, w):
         lam = 1.0 / (5.0 * (len(y) if weights is None else w.sum()))
         f_star = _optimum(Phis, y, M, 1.5, lam, weights)
-        res = OnlineBatch(p=1.5, lam=lam, max_iter=200, tol=None, random_state=0).solve(
-            kl, target, loss, n_classes=None if M == 1 else M, sample_weight=weights)
+        res = _solve(kl, y, M, lam=lam, w=weights, max_iter=200, tol=None,
+                     random_state=0)
         d = res.history.as_dict()["dual"]
         assert np.all(d <= f_star + 1e-7)
         assert d.max() > 0.6 * f_star  # and it is not a trivial bound
@@ -107,6 +111,43 @@ def test_dual_bound_never_exceeds_the_optimum(M):
         G = np.einsum("jnm,mc->cjn", kl.gram(), res.coef)
         N = np.einsum("nc,cjn->j", res.coef, G)
         assert dual_bound(res.coef, N, target, lam, 3.0, weights) <= f_star + 1e-7
+        block = lambda ids: (ids, kl.gram()[:, ids][:, :, ids])  # noqa: E731
+        clipped = dual_bound(res.coef, N, target, lam, 3.0, weights, G, kl.kdiag_, block)
+        assert clipped <= f_star + 1e-7
+
+
+@pytest.mark.parametrize("max_iter", [2, 5, 10])
+def test_clipped_dual_bound_is_valid_and_tighter(max_iter):
+    # noisy labels at C = 1: many dual variables at their bound 1, which the
+    # stochastic iterates overshoot; clipping them (rather than scaling every
+    # candidate down) is what makes the certificate tight
+    rng = np.random.default_rng(0)
+    n = 150
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] + X[:, 1] ** 2 - 1 + 0.7 * rng.normal(size=n) > 0).astype(int)
+    kl = KernelList([("rbf", {"gamma": 0.5}), "linear"]).fit(X)
+    K, kd = kl.gram(), kl.kdiag_
+    Phis = []
+    for Kj in K:  # explicit features of each Gram for cvxpy
+        ev, V = np.linalg.eigh(Kj)
+        Phis.append(V * np.sqrt(np.maximum(ev, 0.0)))
+    lam = 1.0 / n
+    f_star = _optimum(Phis, y, 1, 1.5, lam)
+    target = np.where(y == 1, 1.0, -1.0)
+    res = _solve(kl, y, 1, lam=lam, max_iter_online=5, max_iter=max_iter, tol=None,
+                 random_state=0)
+    G = np.einsum("jnm,mc->cjn", K, res.coef)
+    N = np.einsum("nc,cjn->j", res.coef, G)
+    scaled = dual_bound(res.coef, N, target, lam, 3.0)
+    # kernel values among all clipped samples, among half of them
+    # (Cauchy-Schwarz for the rest), or among none
+    bound = {k: dual_bound(res.coef, N, target, lam, 3.0, None, G, kd, b) for k, b in {
+        "all": lambda ids: (ids, K[:, ids][:, :, ids]),
+        "half": lambda ids: (ids[::2], K[:, ids[::2]][:, :, ids[::2]]),
+        "none": None}.items()}
+    assert scaled <= bound["none"] <= bound["half"] + 1e-12
+    assert bound["half"] <= bound["all"] + 1e-12 <= f_star + 1e-7
+    assert f_star - bound["all"] < 0.5 * (f_star - scaled)
 
 
 def test_unnormalised_linear_gram_reaches_the_optimum_or_warns():
@@ -144,3 +185,42 @@ def test_distance_to_kernel_refuses_a_square_test_matrix_without_the_scale():
     _, gamma = distance_to_kernel(D_tr, return_gamma=True)
     np.testing.assert_allclose(distance_to_kernel(D_te, gamma=gamma),
                                np.exp(-D_te / gamma))
+
+
+# --- the solver protocol (issue 22): solve(problem, warm_state) -> SolverResult ---
+
+
+def test_state_is_frozen_and_warm_start_continues_stage_two():
+    from dataclasses import FrozenInstanceError
+
+    from kernlearn.methods.obscure import ObscureState
+    from kernlearn.solvers import Problem
+
+    X, y, views, Phis = _problem(2, n=60)
+    lam = 1.0 / len(y)
+    kl = KernelList([("linear", {}, v) for v in views]).fit(X)
+    problem = _kernel_problem(kl, y, 1, lam=lam)
+    first = OnlineBatch(max_iter=3, tol=None, random_state=0).solve(problem)
+    assert isinstance(first.state, ObscureState)
+    with pytest.raises(FrozenInstanceError):
+        first.state.R = 1.0
+    # the warm state's point is where the solve starts: no stage 1, its R kept,
+    # Algorithm 2's step count continued, and the best iterate no worse
+    warm = OnlineBatch(max_iter=3, tol=None, random_state=1).solve(problem, first.state)
+    h = warm.history.as_dict()
+    assert np.all(h["stage"] == 2)
+    assert warm.state.R == first.state.R
+    assert warm.state.t == first.state.t + 3 * len(y)
+    assert warm.state.objective <= first.state.objective + 1e-12
+    assert warm.state.objective == pytest.approx(
+        _objective_of(warm, kl, y, 1, lam, 1.5), rel=1e-10)
+    # a zero-epoch solve from a state returns that state's point
+    same = OnlineBatch(max_iter=0, tol=None).solve(problem, first.state)
+    np.testing.assert_allclose(same.coef, first.coef, rtol=1e-12)
+    # what the solver does not solve is refused by name
+    with pytest.raises(TypeError, match="KernelProblem"):
+        OnlineBatch().solve(Problem(X, y.astype(float), Hinge(), SquaredGroupNorm2p()))
+    with pytest.raises(TypeError, match="ObscureState"):
+        OnlineBatch().solve(problem, {"coef": first.coef})
+    with pytest.raises(ValueError, match="shape"):
+        OnlineBatch().solve(problem, ObscureState(coef=first.coef[:10]))

@@ -15,7 +15,14 @@ from kernlearn.losses import LOSSES, Hinge, MulticlassHinge
 from kernlearn.penalties import PENALTIES, SquaredGroupNorm2p
 from kernlearn.penalties.squared import lp_norm
 from kernlearn.methods import obscure as ob
-from kernlearn.methods.obscure import OnlineBatch
+from kernlearn.methods.obscure import KernelProblem, OnlineBatch
+from kernlearn.penalties import SquaredGroupNorm2p
+
+
+def _obscure(kl, y, loss, n_classes=None, *, p=1.5, lam=1e-3, sample_weight=None, **kw):
+    problem = KernelProblem(kl, np.asarray(y), loss, SquaredGroupNorm2p(alpha=lam, p=p),
+                            sample_weight=sample_weight, n_classes=n_classes)
+    return OnlineBatch(**kw).solve(problem)
 
 INDPTR = np.array([0, 3, 4, 8, 10])
 
@@ -179,7 +186,8 @@ def test_kernelised_lazy_solver_equals_literal_algorithm(backend, rng):
     X, y, views, Phis = _views(rng, n=30)
     p, lam = 1.4, 1.0 / (5.0 * 30)
     kl = KernelList([("linear", {}, v) for v in views]).fit(X)
-    res = OnlineBatch(
+    res = _obscure(
+        kl, y, MulticlassHinge(), 3,
         p=p,
         lam=lam,
         eta=0.5,
@@ -189,7 +197,7 @@ def test_kernelised_lazy_solver_equals_literal_algorithm(backend, rng):
         random_state=3,
         backend=backend,
         best_iterate=False,  # the literal algorithm's last iterate
-    ).solve(kl, y, MulticlassHinge(), 3)
+    )
     W_ref, R_ref = _naive_obscure(Phis, y, 3, p, lam, 0.5, 2, 4, seed=3)
     assert res.state["R"] == pytest.approx(R_ref, rel=1e-10)
     for j, P in enumerate(Phis):
@@ -202,8 +210,8 @@ def test_numba_and_numpy_backends_agree_binary(rng):
     yb = np.where(y == 1, 1.0, -1.0)
     kl = KernelList([("rbf", {"gamma": "mean"}, v) for v in views]).fit(X)
     kw = dict(p=1.3, lam=0.01, max_iter=3, tol=None, random_state=0)
-    a = OnlineBatch(backend="numpy", **kw).solve(kl, yb, Hinge())
-    b = OnlineBatch(backend="auto", **kw).solve(kl, yb, Hinge())
+    a = _obscure(kl, yb, Hinge(), backend="numpy", **kw)
+    b = _obscure(kl, yb, Hinge(), backend="auto", **kw)
     np.testing.assert_allclose(a.coef, b.coef, rtol=1e-9, atol=1e-12)
 
 
@@ -230,9 +238,8 @@ def test_stage2_approaches_cvxpy_optimum(p, rng):
     lam = 1.0 / 50
     f_star, w_star = _cvxpy_optimum(Phis, y, 3, p, lam)
     kl = KernelList([("linear", {}, v) for v in views]).fit(X)
-    res = OnlineBatch(p=p, lam=lam, max_iter=400, tol=None, random_state=0).solve(
-        kl, y, MulticlassHinge(), 3
-    )
+    res = _obscure(kl, y, MulticlassHinge(), 3, p=p, lam=lam, max_iter=400, tol=None,
+                   random_state=0)
     h = res.history.as_dict()
     # the stage-1 bound really bounds the optimum's norm (sec. 4.1)
     assert res.state["R"] >= w_star - 1e-6
@@ -301,17 +308,19 @@ def test_estimator_reconstructs_decision_and_modes(rng):
     )
     np.testing.assert_allclose(clf.decision_function(X[:7]), manual, rtol=1e-10)
     assert Xs.shape[0] == clf.dual_coef_.shape[1]
-    # precomputed (normalised) Gram matrices give the same model
+    # precomputed (normalised) Gram matrices give the same model (to single
+    # precision: the solver's row cache of named kernels holds float32 rows)
     G = kl.gram()
     pre = PNormMKLClassifier(kernels="precomputed", **kw).fit(
         list(G), y
     )
-    np.testing.assert_allclose(pre.kernel_weights_, clf.kernel_weights_, rtol=1e-8)
+    assert pre.n_iter_ == clf.n_iter_
+    np.testing.assert_allclose(pre.kernel_weights_, clf.kernel_weights_, atol=1e-6)
     np.testing.assert_allclose(
         pre.decision_function(list(kl.cross(X[:7]))),
         clf.decision_function(X[:7]),
-        rtol=1e-8,
-        atol=1e-10,
+        rtol=1e-6,
+        atol=1e-7,
     )
     # on-the-fly blocks (tiny cache) give the same model as the cached Grams
     fly = PNormMKLClassifier(kernels=specs, cache_size=0.01, **kw).fit(
@@ -322,9 +331,9 @@ def test_estimator_reconstructs_decision_and_modes(rng):
     )
     # online_only returns the stage-1 solution
     on = PNormMKLClassifier(
-        kernels=specs, online_only=True, max_iter_online=3, **kw
+        kernels=specs, online_only=True, max_iter_online=clf.max_iter_online, **kw
     ).fit(X, y)
-    assert np.all(on.history_["stage"] == 1) and on.n_iter_ <= 3
+    assert np.all(on.history_["stage"] == 1) and on.n_iter_ <= clf.max_iter_online
     assert np.all(clf.history_["stage"][: on.n_iter_] == 1)
     assert clf.history_["objective"][-1] < on.history_["objective"][-1]
 
@@ -421,7 +430,7 @@ def test_max_steps_budget_and_on_the_fly_rows(rng):
         max_steps=450,
         max_iter_online=1,
         tol=None,
-        cache_size=0.05,
+        cache_size=0.025,  # 10 single-precision rows of 2 kernels
         random_state=0,
     ).fit(X, y)
     # one stage-1 epoch (300 steps) and a truncated stage-2 epoch (150 steps)
@@ -490,7 +499,7 @@ def test_regression_loss_is_rejected(rng):
     X = rng.normal(size=(40, 2))
     kl = KernelList(["linear"]).fit(X)
     with pytest.raises(ValueError, match="classification loss"):
-        OnlineBatch(max_iter=2).solve(kl, X[:, 0] * 3.0, Square())
+        _obscure(kl, X[:, 0] * 3.0, Square(), max_iter=2)
 
 
 def test_kernel_specs_are_validated(rng):
@@ -529,15 +538,13 @@ def _digits_3_vs_8():
 def test_pegasos_mode_is_algorithm_2_with_s_zero_and_slower_than_obscure():
     from kernlearn.kernels import KernelList
     from kernlearn.losses.binary import Hinge
-    from kernlearn.methods.obscure import OnlineBatch
-
     X, y = _digits_3_vs_8()
     t = np.where(y == 3, 1.0, -1.0)
     kl = KernelList([("rbf", {"gamma": "mean"}), "linear"]).fit(X)
     lam = 1.0 / (10.0 * len(t))
-    peg = OnlineBatch(lam=lam, max_iter=10, tol=None, pegasos=True, random_state=0).solve(
-        kl, t, Hinge())
-    obs = OnlineBatch(lam=lam, max_iter=10, tol=None, random_state=0).solve(kl, t, Hinge())
+    peg = _obscure(kl, t, Hinge(), lam=lam, max_iter=10, tol=None, pegasos=True,
+                   random_state=0)
+    obs = _obscure(kl, t, Hinge(), lam=lam, max_iter=10, tol=None, random_state=0)
     h = peg.history.as_dict()
     # No stage 1, R = inf, so s_t stays 0 (sec. 4.1: "a standard Pegasos-like optimization").
     assert np.all(h["stage"] == 2) and np.isinf(peg.state["R"]) and peg.state["s"] == 0.0

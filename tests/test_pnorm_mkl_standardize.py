@@ -110,3 +110,32 @@ def test_result_object_carries_every_fitted_attribute():
         if key != "time":
             np.testing.assert_allclose(col, res.history[key], rtol=1e-10)
     assert res.converged and res.stop_reason == "duality gap"
+
+
+def test_rbf_widths_in_raw_units_give_the_fitted_kernel():
+    # issue 21: widths are resolved on the standardised columns; rbf_gamma_raw_
+    # must be the same kernel written on the user's columns
+    X, y, Xt = _data()
+    rng = np.random.default_rng(2)
+    a = np.exp(rng.uniform(-4, 6, size=X.shape[1]))
+    Xr, Xtr = a * X + 3.0, a * Xt + 3.0
+    specs = [("rbf", {"gamma": "scale"}), ("rbf", {"gamma": 0.7}, [1, 4]), "linear"]
+    clf = PNormMKLClassifier(kernels=specs, random_state=0).fit(Xr, y)
+    assert clf.rbf_gamma_raw_[2] is None
+    K = clf.kernel_list_.cross(
+        (Xtr - clf.x_mean_) / clf.x_scale_)  # the fitted kernels, vs the support
+    sv = Xr[clf.support_]
+    for j in (0, 1):
+        g = clf.rbf_gamma_raw_[j]
+        raw = np.exp(-np.einsum("d,tsd->ts", g, (Xtr[:, None, :] - sv[None]) ** 2))
+        np.testing.assert_allclose(raw, K[j], rtol=1e-9, atol=1e-12)
+    # the view's unseen columns get no width; the standardised widths are kept
+    assert np.flatnonzero(clf.rbf_gamma_raw_[1]).tolist() == [1, 4]
+    assert clf.kernel_params_[1]["gamma"] == 0.7
+    # without standardisation the raw widths are the resolved width everywhere
+    plain = PNormMKLClassifier(kernels=specs, standardize=False, random_state=0).fit(
+        Xr, y)
+    np.testing.assert_allclose(plain.rbf_gamma_raw_[0], plain.kernel_params_[0]["gamma"])
+    pre = PNormMKLClassifier(kernels="precomputed", random_state=0).fit(
+        [Xr @ Xr.T], y)
+    assert pre.rbf_gamma_raw_ is None and pre.kernel_params_ is None

@@ -222,7 +222,7 @@ def test_multitask_integer_weights_are_repeated_rows(rng):
 def test_obscure_weights_are_repeated_rows_in_expectation(rng):
     # the objective is exact (weighted mean = mean over repeated rows) and the
     # steps draw samples with probability proportional to their weight
-    from kernlearn.methods.obscure import OnlineBatch, _sampling
+    from kernlearn.methods.obscure import _objective, _sampling
 
     n, F = 12, 2
     G = rng.normal(size=(1, F, n))
@@ -230,9 +230,9 @@ def test_obscure_weights_are_repeated_rows_in_expectation(rng):
     y = np.sign(rng.normal(size=n))
     k = rng.integers(0, 4, size=n)
     k[0] = 2
-    solver = OnlineBatch(p=1.5)
-    weighted = solver.objective(G, N, 1.0, y, Hinge(), k)
-    repeated = solver.objective(np.repeat(G, k, axis=2), N, 1.0, np.repeat(y, k), Hinge())
+    weighted = _objective(G, N, 1.0, y, Hinge(), k, 1e-3, 3.0)
+    repeated = _objective(np.repeat(G, k, axis=2), N, 1.0, np.repeat(y, k), Hinge(),
+                          None, 1e-3, 3.0)
     np.testing.assert_allclose(weighted, repeated)
     rows, prob = _sampling(k, n)
     assert set(rows) == set(np.flatnonzero(k > 0))

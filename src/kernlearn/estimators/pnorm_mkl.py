@@ -86,9 +86,13 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     max_iter : int, default=1000
         Maximum number of stage-2 epochs (a ``ConvergenceWarning`` says when
         it stops the fit before ``tol``).
-    max_iter_online : int, default=5
+    max_iter_online : int, default=2
         Maximum number of stage-1 epochs (stops early after an epoch without
-        updates).
+        updates).  Any stage-1 iterate gives a valid bound ``R``; later
+        stage-1 epochs mostly compute Gram rows of samples that end up with
+        no weight.  (The default was 5: on the 36 classification sets of the
+        suite, 2 is 1.3-2x faster on the sets over 5,000 rows with the same
+        accuracy to within noise.)
     tol : float or None, default=0.1
         Stop stage 2 when the duality gap of the best iterate is at most
         ``tol`` times its objective, a certificate that the objective is
@@ -113,7 +117,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     cache_size : float, default=1024
         Memory budget (MiB) of the cache of Gram rows: a row is computed when
         a sample first triggers an update and kept (least recently used rows
-        evicted beyond the budget), as libsvm's kernel cache.
+        evicted beyond the budget), as libsvm's kernel cache; rows are kept
+        in single precision (4 bytes per value and kernel).
     random_state : int, RandomState instance or None, default=None
         Seed of the sampling order (and of the Platt folds).
     verbose : int, default=0
@@ -156,6 +161,16 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         sparse input, ``standardize=False`` or precomputed kernels).
     x_scale_ : ndarray of shape (n_features,) or None
         Column scales divided out before the kernels (``None``: identity).
+    kernel_params_ : list of dict or None
+        The kernels' parameters as used, data-derived widths resolved; they
+        act on the standardised columns (``None`` for precomputed kernels).
+    rbf_gamma_raw_ : list or None
+        The RBF widths in the user's units: per kernel, ``None`` unless it is
+        an RBF kernel, else the per-column widths :math:`\gamma_d =
+        \gamma/\sigma_d^2` (``x_scale_`` :math:`=\sigma`) of the same kernel
+        on raw columns, :math:`\exp(-\sum_d\gamma_d(x_d - x'_d)^2)`; zero
+        for columns the kernel does not see.  All columns share one width only
+        when they share one scale (``standardize=False``).
 
     References
     ----------
@@ -204,7 +219,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         standardize=True,
         eta=1.0,
         max_iter=1000,
-        max_iter_online=5,
+        max_iter_online=2,
         tol=0.1,
         online_only=False,
         pegasos=False,
@@ -298,6 +313,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self.support_, self.dual_coef_, self.R_ = res.support, res.dual_coef, res.R
         self.n_rows_computed_, self.n_iter_ = res.n_rows_computed, res.n_iter
         self.history_, self.kernel_list_ = res.history, res.kernel_list
+        self.kernel_params_ = getattr(res.kernel_list, "params_", None)
+        self.rbf_gamma_raw_ = obscure.raw_rbf_gammas(res.kernel_list, self.x_scale_,
+                                                     self.n_features_in_)
         self._fit_platt(X, y, sample_weight)
         return self
 

@@ -38,6 +38,32 @@ def _step(stage, t, s, lam, q, scale, nq, zq, R, eta1, A, G, N):  # pragma: no c
     return t, s, eta, scale * shrink
 
 
+@numba.njit(cache=True)
+def _mirror(N, q, alpha):  # pragma: no cover
+    """Mirror-map scales :math:`a_j` of Lemma 1 into ``alpha``; returns ``||theta||_{2,q}``.
+
+    Scale invariant: computed on the unscaled ``N`` (``||theta^j||^2``).
+    """
+    F = N.shape[0]
+    mx = 0.0
+    for j in range(F):
+        v = N[j] if N[j] > 0.0 else 0.0
+        alpha[j] = np.sqrt(v)
+        if alpha[j] > mx:
+            mx = alpha[j]
+    if mx <= 0.0:
+        for j in range(F):
+            alpha[j] = 0.0
+        return 0.0
+    S = 0.0
+    for j in range(F):
+        S += (alpha[j] / mx) ** q
+    nq = mx * S ** (1.0 / q)
+    for j in range(F):
+        alpha[j] = (alpha[j] / nq) ** (q - 2.0) / q
+    return nq
+
+
 def _block_loop(
     ids,
     slot,
@@ -84,27 +110,13 @@ def _block_loop(
     n_upd = 0.0
     loss_sum = 0.0
     zfac = 2.0 if multiclass else 1.0
+    # the mirror scales and ||theta||_{2,q} change only when N does (an
+    # update, or a shrinkage to zero), not at every sample: most samples of
+    # an epoch only read their margin
+    nq = _mirror(N, q, alpha)
     for k in range(start, ids.shape[0]):
         i = ids[k]
         r = slot[i]
-        # mirror map scales a_j of Lemma 1 (scale invariant) and ||theta||_{2,q}
-        mx = 0.0
-        for j in range(F):
-            v = N[j] if N[j] > 0.0 else 0.0
-            alpha[j] = np.sqrt(v)
-            if alpha[j] > mx:
-                mx = alpha[j]
-        nq = 0.0
-        if mx > 0.0:
-            S = 0.0
-            for j in range(F):
-                S += (alpha[j] / mx) ** q
-            nq = mx * S ** (1.0 / q)
-            for j in range(F):
-                alpha[j] = (alpha[j] / nq) ** (q - 2.0) / q
-        else:
-            for j in range(F):
-                alpha[j] = 0.0
         for c in range(M):
             acc = 0.0
             for j in range(F):
@@ -145,6 +157,7 @@ def _block_loop(
                     S += (kdiag[j, i] / zmx) ** (0.5 * q)
                 zq = np.sqrt(zfac * zmx) * S ** (1.0 / q)
         t, s, eta, scale = _step(stage, t, s, lam, q, scale, nq, zq, R, eta1, A, G, N)
+        changed = active or (stage == 2 and 1.0 - lam * eta / q <= 0.0)
         if active:
             n_upd += 1.0
             cf = eta / scale
@@ -169,21 +182,13 @@ def _block_loop(
                 for j in range(F):
                     for l in range(n):
                         G[0, j, l] += cy * Krows[j, r, l]
-        if stage == 2:
+        if changed:
+            nq = _mirror(N, q, alpha)
+        if stage == 2 and nq > 0.0:
             # Algorithm 2, line 10: projection on ||theta||_{2,q} <= q R (a scaling)
-            mx = 0.0
-            for j in range(F):
-                v = np.sqrt(N[j]) if N[j] > 0.0 else 0.0
-                if v > mx:
-                    mx = v
-            if mx > 0.0:
-                S = 0.0
-                for j in range(F):
-                    v = np.sqrt(N[j]) if N[j] > 0.0 else 0.0
-                    S += (v / mx) ** q
-                nrm = scale * mx * S ** (1.0 / q)
-                if nrm > q * R:
-                    scale *= q * R / nrm
+            nrm = scale * nq
+            if nrm > q * R:
+                scale *= q * R / nrm
     st[0] = scale
     st[1] = s
     st[2] = t
@@ -193,6 +198,18 @@ def _block_loop(
 
 
 _block_loop_jit = numba.njit(cache=True, fastmath=False)(_block_loop)
+
+
+@numba.njit(cache=True)
+def _gather(rows, r, cols):  # pragma: no cover
+    """``rows[:, r][:, :, cols]`` in one pass (no intermediate copies)."""
+    F, h = rows.shape[0], r.shape[0]
+    out = np.empty((F, h, cols.shape[0]))
+    for j in range(F):
+        for a in range(h):
+            for b in range(cols.shape[0]):
+                out[j, a, b] = rows[j, r[a], cols[b]]
+    return out
 
 
 def _block_numpy(
@@ -239,14 +256,17 @@ _FETCH_BLOCK = 32
 # a fixed kernel set-up that a small problem's rows do not amortise, and a
 # small problem's support vectors are most of its samples anyway.
 _ALL_ROWS_UPTO = 256
+# Largest block of kernel values the duality-gap check reads from the cache.
+_EXACT_DUAL_ROWS = 1000
 
 
 class _RowCache:
     """Gram rows of the training samples for the compiled loop, LRU-evicted.
 
     With cached Gram matrices every row is present (``slot`` is the
-    identity).  Otherwise ``rows`` holds as many ``(F, n)`` rows as the
-    kernel list's ``cache_size`` allows (as libsvm's kernel cache does), and
+    identity).  Otherwise ``rows`` holds as many ``(F, n)`` single-precision
+    rows as the kernel list's ``cache_size`` allows (as libsvm's kernel cache
+    does), and
     :meth:`fill` computes a missing row together with those of the next
     samples the current model would update, evicting the least recently
     used rows, so a support vector's row is computed once while it stays in
@@ -263,17 +283,22 @@ class _RowCache:
         n, F = kernels.n_samples, kernels.n_kernels
         self.kernels = kernels
         self.n_computed = 0
+        self.last_block = 0  # size of the last gram_block
         gram = getattr(kernels, "gram_", None)
         if gram is not None:
             self.rows = gram
             self.slot = np.arange(n, dtype=np.int64)
             self.stamp = np.zeros(n)
             return
-        cap = int(kernels.cache_size * 2**20 // (8.0 * F * max(n, 1)))
+        cap = int(kernels.cache_size * 2**20 // (4.0 * F * max(n, 1)))
         self.capacity = max(1, min(n, cap))
         # np.empty reserves address space only: memory is committed as rows are
-        # written, so it follows the number of distinct rows used
-        self.rows = np.empty((F, self.capacity, n))
+        # written, so it follows the number of distinct rows used.  Single
+        # precision: each update reads a row of every kernel and each new row
+        # commits fresh pages, both memory bound, so half the bytes is about
+        # half the time; the sums stay in double precision (7 digits of a
+        # kernel value move the objective by about 1e-7 relative)
+        self.rows = np.empty((F, self.capacity, n), dtype=np.float32)
         self.slot = np.full(n, -1, dtype=np.int64)
         self.owner = np.full(self.capacity, -1, dtype=np.int64)
         self.stamp = np.full(self.capacity, -1.0)  # last use (clock); -1: free
@@ -318,6 +343,26 @@ class _RowCache:
         self.owner[free] = ids
         self.stamp[free] = clock
         self.n_computed += len(ids)
+
+
+    def gram_block(self, ids, cap=_EXACT_DUAL_ROWS):
+        """Kernel values among the samples of ``ids`` whose rows are cached.
+
+        Parameters
+        ----------
+        ids : ndarray of int
+        cap : int
+            At most this many samples (those first in ``ids``).
+
+        Returns
+        -------
+        have : ndarray of int
+            The samples of ``ids`` with a cached row.
+        K : ndarray of shape (F, len(have), len(have))
+        """
+        have = ids[self.slot[ids] >= 0][:cap]
+        self.last_block = len(have)
+        return have, _gather(self.rows, self.slot[have], have)
 
 
 def _sampling(sample_weight, n):

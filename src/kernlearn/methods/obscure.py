@@ -31,9 +31,16 @@ The per-sample loop is compiled with numba (hinge and multiclass hinge); for
 any other margin loss, or with ``backend="numpy"``, a NumPy loop vectorised
 over kernels and samples is used.  Both give the same iterates.  With kernels
 computed on the fly the compiled loop reads Gram rows from an LRU row cache
-(``_obscure_steps._RowCache``, as libsvm's kernel cache), so the cost is
-linear in the number of additive updates and a support vector's row is
-computed once while it stays cached.
+(``_obscure_steps._RowCache``, as libsvm's kernel cache, in single
+precision), so the cost is linear in the number of additive updates and a
+support vector's row is computed once while it stays cached.
+
+Stage 2 stops on a duality-gap certificate (:func:`dual_bound`, computed
+within a quarter of the work by ``_obscure_dual._DualCadence``) and returns
+the best iterate.  :class:`OnlineBatch` follows the solvers' protocol,
+``solve(problem, warm_state=None) -> SolverResult``, on a
+:class:`KernelProblem` (kernels instead of explicit columns) with a frozen
+:class:`ObscureState`.
 """
 
 import time
@@ -47,9 +54,16 @@ from sklearn.utils import check_random_state
 from ..kernels import KernelList, PrecomputedKernelList, resolve_gamma
 from ..losses.binary import Hinge
 from ..losses.multiclass import MulticlassHinge
-from ..penalties.squared import conj_mirror_scales, lp_norm
+from ..penalties.squared import SquaredGroupNorm2p, conj_mirror_scales, lp_norm
 from ..progress import Progress
-from ..solvers._base import BaseSolver, History, SolverResult, single_blas_thread
+from ..solvers._base import (
+    BaseSolver,
+    History,
+    SolverResult,
+    SolverState,
+    single_blas_thread,
+)
+from ._obscure_dual import _CLIP_SCALES, _BestIterate, _DualCadence, dual_bound
 from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
     _block_loop_jit,
     _block_numpy,
@@ -59,100 +73,156 @@ from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
 from ._result import MethodResult
 
 
-def dual_bound(A, N, y, lam, q, sample_weight=None):
-    r"""Lower bound on the optimum of (5) from an iterate's coefficients (hinge losses).
+def _margins(G, N, scale, q):
+    a = conj_mirror_scales(np.sqrt(np.maximum(N, 0.0)), q)
+    return scale * np.einsum("cjn,j->nc", G, a), a
 
-    At the optimum, :math:`\frac{\lambda}{q}\bar\theta = \frac1W\sum_i w_i
-    \alpha_i y_i \phi(x_i)` with dual variables :math:`\alpha_i \in [0, 1]`,
-    so the coefficients ``A`` of :math:`\bar\theta` give the dual candidate
-    :math:`\alpha_i = c\,\lambda W s_i / (q w_i)` (:math:`s_i = y_i A_i`, or
-    :math:`A_{i y_i}` for the multiclass hinge, whose other entries give the
-    Crammer-Singer dual's off-class weights, scaled alike).  Its dual value
-    is the concave quadratic
 
-    .. math:: D(c) = c\,\frac{\lambda}{q}\sum_i s_i
-              - c^2\frac{\lambda}{2q^2}\|\bar\theta\|_{2,q}^2,
+def _objective(G, N, scale, y, loss, sample_weight, lam, q):
+    """Objective (5), mean loss, training error and :math:`\\|\\bar w\\|_{2,p}`."""
+    marg, _ = _margins(G, N, scale, q)
+    if G.shape[0] == 1:
+        m = marg[:, 0]
+        lv = loss.value(m, y)
+        err = np.average(np.where(m > 0, 1, -1) != y, weights=sample_weight)
+    else:
+        lv = loss.value(marg, y)
+        err = np.average(np.argmax(marg, axis=1) != y, weights=sample_weight)
+    w_norm = scale * lp_norm(np.sqrt(np.maximum(N, 0.0)), q) / q
+    mean_loss = float(np.average(lv, weights=sample_weight))
+    return 0.5 * lam * w_norm**2 + mean_loss, mean_loss, float(err), w_norm
 
-    maximised in closed form over the scalings :math:`c` that keep every
-    :math:`\alpha_i \le 1`.  By weak duality :math:`D \le` the optimum, so
-    ``objective - D`` bounds the iterate's suboptimality.  (Clipping the
-    candidate instead of scaling it tightens the bound a little but needs
-    kernels among the clipped samples at every epoch: measured 5x slower.)
+
+def _warm_point(warm, kernels, A, G, N):
+    """Write a warm state's coefficients and their scores into the storage."""
+    coef = np.asarray(warm.coef, dtype=float)
+    if coef.shape != A.shape:
+        raise ValueError(f"warm_state.coef must have shape {A.shape} (samples x "
+                         f"outputs), got {coef.shape}.")
+    A[:] = coef
+    sv = np.flatnonzero(np.any(coef != 0, axis=1))
+    for start in range(0, len(sv), 256):  # Gram rows of the support, by blocks
+        ids = sv[start : start + 256]
+        G += np.einsum("jkn,kc->cjn", kernels.rows(ids), coef[ids])
+    N[:] = np.einsum("nc,cjn->j", A, G)
+
+
+@dataclass(frozen=True)
+class KernelProblem:
+    r"""OBSCURE's problem, eq. (5): :math:`\min \frac{\lambda}{2}\|\bar w\|_{2,p}^2
+    + \frac1W\sum_i w_i\,\ell(\bar w, x_i, y_i)` over F kernels.
+
+    The kernel counterpart of :class:`kernlearn.solvers.Problem`: the
+    "columns" are the implicit feature maps of a fitted kernel list, reached
+    through its Gram rows, never as a matrix.  Two differences, both forced by
+    the algorithm: the penalty carries :math:`\lambda` (its ``alpha``) and the
+    datafit is the weighted *mean* of eq. (5), and the sample weights stay a
+    field of their own, because the stochastic steps draw samples with
+    probability proportional to them (they cannot be folded into the loss).
 
     Parameters
     ----------
-    A : ndarray of shape (n, M)
-        Coefficients of :math:`\bar\theta` (lazy scale folded in).
-    N : ndarray of shape (F,)
-        :math:`\|\theta^j\|^2`.
+    kernels : KernelList or PrecomputedKernelList
+        Fitted kernel list (``rows``, ``iter_blocks``, ``kdiag_``, ``n_kernels``).
     y : ndarray of shape (n,)
-        ``-1/+1`` labels (``M == 1``) or class indices.
-    lam, q : float
-        :math:`\lambda` and the conjugate exponent :math:`q = p/(p-1)`.
+        ``-1/+1`` labels for binary losses, class indices ``0..M-1`` for a
+        multiclass loss.
+    loss : BaseLoss
+        ``Hinge``, ``MulticlassHinge`` (compiled loop) or another
+        classification margin loss (NumPy loop).
+    penalty : SquaredGroupNorm2p
+        :math:`\frac{\lambda}{2}\|\bar w\|_{2,p}^2` (``alpha`` is :math:`\lambda`).
     sample_weight : ndarray of shape (n,), optional
-
-    Returns
-    -------
-    dual : float
-        A dual objective value (``0`` for the zero candidate).
-    """
-    n = A.shape[0]
-    if A.shape[1] == 1:
-        s = y * A[:, 0]
-    else:
-        s = A[np.arange(n), np.asarray(y, dtype=np.int64)]
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    T = lp_norm(np.sqrt(np.maximum(N, 0.0)), q) ** 2
-    S = float(s.sum())
-    pos = s > 0
-    if S <= 0 or T <= 0 or not pos.any():
-        return 0.0
-    kappa = lam * float(w.sum()) / q
-    c = min(q * S / T, float(np.min(w[pos] / (kappa * s[pos]))))
-    return c * lam / q * S - c * c * lam / (2.0 * q * q) * T
-
-
-class _BestIterate:
-    r"""The best stage-2 iterate and OBSCURE's stopping rule.
-
-    The rule is the scale-free duality-gap certificate on the best objective
-    :math:`P` seen and the best dual bound :math:`D` (:func:`dual_bound`):
-    stop when :math:`P - D \le \mathrm{tol}\,P`, which proves
-    :math:`P \le P^*/(1 - \mathrm{tol})`.  (A rule on the objective's
-    decrease alone stopped on the plateaus of the stochastic steps, at 1.2-2.5
-    times the optimum.)
+        Weights of the samples' losses in the mean, and drawing probabilities
+        of the steps (zero weights are never visited).
+    n_classes : int, optional
+        Number of classes of a multiclass loss (default ``max(y) + 1``).
     """
 
-    def __init__(self):
-        self.objective, self.dual, self.trace = np.inf, -np.inf, []
-        self.state = None
+    kernels: object
+    y: np.ndarray
+    loss: object
+    penalty: object
+    sample_weight: np.ndarray = None
+    n_classes: int = None
+
+    def __post_init__(self):
+        n = self.kernels.n_samples
+        if np.shape(self.y) != (n,):
+            raise ValueError(f"y must have one entry per training sample ({n}), got "
+                             f"shape {np.shape(self.y)}.")
+        if self.sample_weight is not None and np.shape(self.sample_weight) != (n,):
+            raise ValueError(f"sample_weight must have shape ({n},), got "
+                             f"{np.shape(self.sample_weight)}.")
+        if not getattr(self.loss, "is_classification", False):
+            # the targets are mapped to labels: a regression loss would fit noise
+            raise ValueError(
+                f"OBSCURE needs a classification loss (hinge, multiclass_hinge, "
+                f"squared_hinge, logistic); got {type(self.loss).__name__}."
+            )
 
     @property
-    def gap(self):
-        """Relative duality gap of the best iterate."""
-        return (self.objective - self.dual) / max(abs(self.objective), 1e-300)
+    def penalties(self):
+        """The penalties of the problem (one)."""
+        return (self.penalty,)
 
-    def offer(self, obj, dual, A, G, N):
-        """Record an epoch's objective and dual bound; keep the iterate if best."""
-        self.dual = max(self.dual, dual)
-        if obj < self.objective:
-            self.objective = obj
-            self.state = (A.copy(), G.copy(), N.copy())
-        self.trace.append(self.objective)
+    @property
+    def lam(self):
+        """:math:`\lambda`, the penalty's ``alpha``."""
+        return float(self.penalty.alpha)
 
-    def stop(self, tol):
-        """The stop reason (``""``: go on) for relative tolerance ``tol``."""
-        if tol is None:
-            return ""
-        if self.gap <= tol:
-            return "duality gap"
-        return ""
+    @property
+    def q(self):
+        """The conjugate exponent :math:`q = p / (p - 1)`."""
+        return self.penalty._q()
 
-    def restore(self, A, G, N):
-        """Write the best iterate into the solver's arrays."""
-        if self.state is not None:
-            A[:], G[:], N[:] = self.state
 
+@dataclass(frozen=True)
+class ObscureState(SolverState):
+    r"""State of :class:`OnlineBatch`: the point and Algorithm 2's schedule.
+
+    Parameters
+    ----------
+    coef : ndarray of shape (n, M)
+        Coefficients ``A`` of :math:`\bar\theta^j = \sum_i A_i \phi_j(x_i)`.
+    R : float, default=inf
+        Bound on :math:`\|\bar w^*\|_{2,p}`.  A warm state with a finite
+        ``R`` skips stage 1 and continues stage 2 from ``coef``.
+    s, t : float, default=0.0
+        The adaptive :math:`s_t` and step count :math:`t` of Algorithm 2.
+    kernel_coef : ndarray of shape (F,), optional
+        Mirror-map scales :math:`a_j` (predictor ``sum_j a_j K_j A``; output).
+    theta_norms : ndarray of shape (F,), optional
+        :math:`\|\theta^j\|` (output).
+    objective, dual : float, default=nan
+        Objective (5) of ``coef`` and the best dual bound seen (output).
+    rows_computed : int or None, default=None
+        Gram rows computed by the row cache (output).
+    numba : bool, default=False
+        Whether the compiled loop ran (output).
+    stop_reason : str, default=""
+        Why the solve stopped (output).
+    time : float, default=nan
+        Seconds spent (output).
+    """
+
+    coef: np.ndarray
+    R: float = np.inf
+    s: float = 0.0
+    t: float = 0.0
+    kernel_coef: np.ndarray = None
+    theta_norms: np.ndarray = None
+    objective: float = np.nan
+    dual: float = np.nan
+    rows_computed: object = None
+    numba: bool = False
+    stop_reason: str = ""
+    time: float = np.nan
+
+
+#: The fixed cost of the certificate's (and of an epoch's) few dozen NumPy
+#: calls, in multiply-adds of the compiled loop: about 0.1 ms.
+_DUAL_FIXED_OPS = 100_000
 
 
 class OnlineBatch(BaseSolver):
@@ -182,15 +252,15 @@ class OnlineBatch(BaseSolver):
     relative duality gap of the best iterate is at most ``tol``; the best
     iterate (lowest objective (5) at the end of an epoch) is returned.
 
+    The problem (kernels, labels, loss, :math:`\lambda` and :math:`p` in the
+    penalty, sample weights) is a :class:`KernelProblem`; the solver holds the
+    algorithm's settings only.
+
     Parameters
     ----------
-    p : float, default=1.5
-        Group-norm exponent in ``(1, 2]``.
-    lam : float, default=1e-3
-        Regularisation :math:`\lambda` (:math:`=1/(CN)`).
     eta : float, default=1.0
         Stage-1 learning rate (larger: faster, looser ``R``; Theorem 4).
-    max_iter_online : int, default=5
+    max_iter_online : int, default=2
         Maximum stage-1 epochs.
     max_iter : int, default=1000
         Maximum stage-2 epochs (``ConvergenceWarning`` when reached before ``tol``).
@@ -227,15 +297,15 @@ class OnlineBatch(BaseSolver):
     optimization", JMLR 13, Algorithms 1-2, Lemma 1, Theorems 3-4, sec. 3.1.
     """
 
+    problem_type = KernelProblem
     required_loss_methods = ("value", "grad_margin")
-    required_penalty_methods = ()
+    required_penalty_methods = ("value",)
+    supported_penalties = (SquaredGroupNorm2p,)
 
     def __init__(
         self,
-        p=1.5,
-        lam=1e-3,
         eta=1.0,
-        max_iter_online=5,
+        max_iter_online=2,
         max_iter=1000,
         tol=0.1,
         online_only=False,
@@ -248,8 +318,6 @@ class OnlineBatch(BaseSolver):
     ):
         self.pegasos = pegasos
         self.best_iterate = best_iterate
-        self.p = p
-        self.lam = lam
         self.eta = eta
         self.max_iter_online = max_iter_online
         self.max_iter = max_iter
@@ -276,91 +344,69 @@ class OnlineBatch(BaseSolver):
         return self.backend == "auto" and fast
 
     @staticmethod
-    def _margins(G, N, scale, q):
-        a = conj_mirror_scales(np.sqrt(np.maximum(N, 0.0)), q)
-        return scale * np.einsum("cjn,j->nc", G, a), a
-
-    def objective(self, G, N, scale, y, loss, sample_weight=None):
-        """Objective (5), mean loss and training error of the current iterate.
+    def objective(problem, G, N, scale=1.0):
+        """Objective (5), mean loss and training error of an iterate.
 
         Parameters
         ----------
+        problem : KernelProblem
         G : ndarray of shape (M, F, n)
+            Scores ``K_j A`` of the iterate (before ``scale``).
         N : ndarray of shape (F,)
-        scale : float
-        y : ndarray of shape (n,)
-        loss : BaseLoss
-        sample_weight : ndarray of shape (n,), optional
-            Weights of the mean loss and error.
+            :math:`\\|\\theta^j\\|^2` (before ``scale``).
+        scale : float, default=1.0
+            The lazy scale of the storage.
 
         Returns
         -------
         objective, mean_loss, train_error, w_norm : float
         """
-        q = self.p / (self.p - 1.0)
-        marg, _ = self._margins(G, N, scale, q)
-        if G.shape[0] == 1:
-            m = marg[:, 0]
-            lv = loss.value(m, y)
-            err = np.average(np.where(m > 0, 1, -1) != y, weights=sample_weight)
-        else:
-            lv = loss.value(marg, y)
-            err = np.average(np.argmax(marg, axis=1) != y, weights=sample_weight)
-        w_norm = scale * lp_norm(np.sqrt(np.maximum(N, 0.0)), q) / q
-        mean_loss = float(np.average(lv, weights=sample_weight))
-        return 0.5 * self.lam * w_norm**2 + mean_loss, mean_loss, float(err), w_norm
+        return _objective(G, N, scale, problem.y, problem.loss, problem.sample_weight,
+                          problem.lam, problem.q)
 
-    def solve(self, kernels, y, loss, n_classes=None, sample_weight=None):
-        """Run stages 1 and 2.
+    def solve(self, problem, warm_state=None):
+        """Run stages 1 and 2 (stage 2 only from a warm state with a finite ``R``).
 
         Parameters
         ----------
-        kernels : KernelList or PrecomputedKernelList
-            Fitted kernel list (``iter_blocks``, ``kdiag_``, ``n_kernels``).
-        y : ndarray of shape (n,)
-            ``-1/+1`` labels for binary losses, class indices ``0..M-1`` for
-            ``multiclass_hinge``.
-        loss : BaseLoss
-            ``Hinge``, ``MulticlassHinge`` or another margin loss (NumPy path).
-        n_classes : int, optional
-            Number of classes for a multiclass loss (default ``max(y) + 1``).
-        sample_weight : ndarray of shape (n,), optional
-            Weights of the samples' losses in the mean of eq. (5).  The steps
-            then visit samples drawn with probability proportional to their
-            weight (one epoch: as many draws as positive weights), so each
-            stochastic sub-gradient is unbiased for the weighted objective,
-            as it is for repeated rows; zero-weight samples are never visited,
-            and equal positive weights give the unweighted permutation of
-            the remaining samples.
+        problem : KernelProblem
+            Kernels, labels, loss, penalty (:math:`\\lambda`, :math:`p`) and
+            sample weights.  With sample weights the steps visit samples drawn
+            with probability proportional to their weight (one epoch: as many
+            draws as positive weights), so each stochastic sub-gradient is
+            unbiased for the weighted objective, as it is for repeated rows;
+            zero-weight samples are never visited, and equal positive weights
+            give the unweighted permutation of the remaining samples.
+        warm_state : ObscureState, optional
+            Start from its ``coef`` (and, with a finite ``R``, skip stage 1
+            and continue Algorithm 2's schedule ``s``, ``t``).
 
         Returns
         -------
         result : SolverResult
             ``coef`` is the coefficient matrix ``A`` (n x M) of
-            :math:`\\bar\\theta`; ``state`` holds ``kernel_coef`` (the scales
-            :math:`a_j`, so the predictor is ``sum_j a_j K_j A``), ``R``,
-            ``theta_norms``, ``s`` and ``t``.
+            :math:`\\bar\\theta`; ``state`` is the final :class:`ObscureState`
+            (``kernel_coef``: the scales :math:`a_j`, so the predictor is
+            ``sum_j a_j K_j A``).
         """
+        self.check_problem(problem)
+        if warm_state is not None and not isinstance(warm_state, ObscureState):
+            raise TypeError(f"warm_state must be an ObscureState, got "
+                            f"{type(warm_state).__name__}.")
         # the loop is sequential; the kernel rows it asks for are small blocks,
         # where BLAS threads cost more than they save (10x on 2 shared cores)
         with single_blas_thread():
-            return self._solve(kernels, y, loss, n_classes, sample_weight)
+            return self._solve(problem, warm_state)
 
-    def _solve(self, kernels, y, loss, n_classes, sample_weight=None):
-        p = float(self.p)
-        if not 1.0 < p <= 2.0:
-            raise ValueError(f"p must lie in (1, 2], got {self.p!r}.")
-        if not self.lam > 0:
-            raise ValueError(f"lam must be positive, got {self.lam!r}.")
+    def _solve(self, problem, warm):
+        kernels, y, loss = problem.kernels, problem.y, problem.loss
+        sample_weight, n_classes = problem.sample_weight, problem.n_classes
+        if not problem.lam > 0:
+            raise ValueError(f"lam (the penalty's alpha) must be positive, got "
+                             f"{problem.lam!r}.")
         if not self.eta > 0:
             raise ValueError(f"eta must be positive, got {self.eta!r}.")
-        if not getattr(loss, "is_classification", False):
-            # the targets are mapped to labels: a regression loss would fit noise
-            raise ValueError(
-                f"OBSCURE needs a classification loss (hinge, multiclass_hinge, "
-                f"squared_hinge, logistic); got {type(loss).__name__}."
-            )
-        q = p / (p - 1.0)
+        q = problem.q
         multiclass = isinstance(loss, MulticlassHinge) or (
             getattr(loss, "n_outputs", None) == "n_classes"
         )
@@ -382,12 +428,17 @@ class OnlineBatch(BaseSolver):
         st = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
         alpha_buf, m_buf = np.zeros(F), np.zeros(M)
         history = History()
-        lam = float(self.lam)
+        lam = problem.lam
+        yy = y if not multiclass else yint
+        if warm is not None:
+            _warm_point(warm, kernels, A, G, N)
+            st[1], st[2] = float(warm.s), float(warm.t)
 
         budget = [np.inf if self.max_steps is None else int(self.max_steps)]
         cache = _RowCache(kernels) if use_numba else None
         steps = [0]
-        dual = [0.0]
+        dual = [0.0]  # the best dual bound so far
+        check = _DualCadence()
 
         def incurs_loss(ids):
             # margins of the current iterate (lazy scale included) at ids
@@ -432,12 +483,19 @@ class OnlineBatch(BaseSolver):
             G[:] *= st[0]
             st[0] = 1.0
             N[:] = np.einsum("nc,cjn->j", A, G)
-            obj, mloss, err, wn = self.objective(
-                G, N, 1.0, y if not multiclass else yint, loss, sample_weight
-            )
-            dual[0] = dual_bound(A, N, y if not multiclass else yint, lam, q,
-                                 sample_weight)
-            return obj, mloss, err, wn, int(st[3])
+            obj, mloss, err, wn = _objective(G, N, 1.0, yy, loss, sample_weight, lam, q)
+            nupd = int(st[3])
+            check.add(nupd * F * n * (2 if multiclass else 1) + F * M * n
+                      + _DUAL_FIXED_OPS)  # an epoch's NumPy calls cost about as much
+            if check.due():
+                # the certificate's cost: clipped-candidate products and the
+                # kernel block among the clipped samples (cache.last_block)
+                dual[0] = max(dual[0], dual_bound(
+                    A, N, y if not multiclass else yint, lam, q, sample_weight, G,
+                    kdiag, cache.gram_block if cache else None))
+                h = cache.last_block if cache else 0
+                check.done(len(_CLIP_SCALES) * F * M * (h * h + 3 * n) + _DUAL_FIXED_OPS)
+            return obj, mloss, err, wn, nupd
 
         def log(stage, ep, obj, mloss, err, wn, nupd, R):
             history.append(
@@ -463,7 +521,8 @@ class OnlineBatch(BaseSolver):
                              + (0 if self.online_only else self.max_iter),
                              level=self.verbose)
                     if self.verbose else None)
-        for ep in range(0 if self.pegasos else int(self.max_iter_online)):
+        resume = warm is not None and np.isfinite(warm.R)
+        for ep in range(0 if self.pegasos or resume else int(self.max_iter_online)):
             if budget[0] <= 0:
                 break
             obj, mloss, err, wn, nupd = epoch(1, np.inf)
@@ -473,12 +532,12 @@ class OnlineBatch(BaseSolver):
             if nupd == 0:
                 break
         if n_epochs == 0:
-            obj, mloss, err, wn = self.objective(
-                G, N, 1.0, y if not multiclass else yint, loss, sample_weight
-            )
+            obj, mloss, err, wn = _objective(G, N, 1.0, yy, loss, sample_weight, lam, q)
         # stage-1 bound R >= ||w*||_{2,p} (sec. 4.1); Pegasos-MKL uses the
-        # trivial bound R = inf (s_t = 0 in Algorithm 2)
+        # trivial bound R = inf (s_t = 0 in Algorithm 2); a warm state's own R
         R = np.inf if self.pegasos else float(np.sqrt(wn**2 + 2.0 * mloss / lam))
+        if resume:
+            R = float(warm.R)
         converged, reason = False, "online_only" if self.online_only else "max_iter"
         if not self.online_only:
             best = _BestIterate()
@@ -511,20 +570,15 @@ class OnlineBatch(BaseSolver):
                 "with a large diagonal, or p near 1, converges slowly).",
                 ConvergenceWarning,
             )
-        a = conj_mirror_scales(np.sqrt(np.maximum(N, 0.0)), q)
-        state = {
-            "kernel_coef": a,
-            "R": R,
-            "theta_norms": np.sqrt(np.maximum(N, 0.0)),
-            "s": float(st[1]),
-            "t": float(st[2]),
-            "time": time.perf_counter() - t0,
-            "numba": use_numba,
-            "rows_computed": cache.n_computed if cache is not None else None,
-            "stop_reason": reason,
-        }
+        tn = np.sqrt(np.maximum(N, 0.0))
+        state = ObscureState(
+            coef=A.copy(), R=R, s=float(st[1]), t=float(st[2]),
+            kernel_coef=conj_mirror_scales(tn, q), theta_norms=tn,
+            objective=_objective(G, N, 1.0, yy, loss, sample_weight, lam, q)[0],
+            dual=dual[0], rows_computed=cache.n_computed if cache is not None else None,
+            numba=use_numba, stop_reason=reason, time=time.perf_counter() - t0)
         return SolverResult(
-            coef=A.copy(),
+            coef=state.coef,
             intercept=0.0,
             state=state,
             history=history,
@@ -636,7 +690,7 @@ def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
 
 
 def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter=1000,
-                max_iter_online=5, tol=0.1, online_only=False, pegasos=False,
+                max_iter_online=2, tol=0.1, online_only=False, pegasos=False,
                 max_steps=None, random_state=None, verbose=0):
     """OBSCURE end to end on a fitted kernel list: classes, both stages, the model.
 
@@ -653,7 +707,9 @@ def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter
         Non-negative weights of the samples' losses.
     C : float, default=1.0
         Inverse regularisation, ``lam = 1 / (C sum(w))``.
-    p, eta, max_iter, max_iter_online, tol, online_only, pegasos, max_steps
+    p : float, default=1.5
+        Exponent of the penalty's (2,p) group norm, in ``(1, 2]``.
+    eta, max_iter, max_iter_online, tol, online_only, pegasos, max_steps
         As in :class:`OnlineBatch`.
     random_state, verbose
         As in :class:`OnlineBatch`.
@@ -668,14 +724,16 @@ def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter
     binary = len(classes) == 2
     loss = Hinge() if binary else MulticlassHinge()
     target = np.where(y_enc == 1, 1.0, -1.0) if binary else y_enc.astype(np.int64)
+    lam = 1.0 / (C * (n if sw is None else float(np.sum(sw))))
+    problem = KernelProblem(klist, target, loss, SquaredGroupNorm2p(alpha=lam, p=p),
+                            sample_weight=sw, n_classes=len(classes))
     solver = OnlineBatch(
-        p=p, lam=1.0 / (C * (n if sw is None else float(np.sum(sw)))), eta=eta,
-        max_iter_online=max_iter_online, max_iter=max_iter, tol=tol,
+        eta=eta, max_iter_online=max_iter_online, max_iter=max_iter, tol=tol,
         online_only=online_only, pegasos=pegasos, max_steps=max_steps,
         random_state=random_state, verbose=verbose,
     )
-    res = solver.solve(klist, target, loss, n_classes=len(classes), sample_weight=sw)
-    a = res.state["kernel_coef"]
+    res = solver.solve(problem)
+    a = res.state.kernel_coef
     total = float(a.sum())
     weights = a / total if total > 0 else np.full(len(a), 1.0 / len(a))
     support = np.flatnonzero(np.any(res.coef != 0, axis=1))
@@ -684,13 +742,54 @@ def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter
         klist.grams = None
     else:
         klist.restrict(support)  # keep the support vectors only
-    stop = "online_only" if online_only else res.state.get("stop_reason", "")
+    stop = "online_only" if online_only else res.state.stop_reason
     return ObscureResult(
         n_iter=res.n_iter, converged=res.converged, stop_reason=stop,
         history=res.history.as_dict(), classes=classes, kernel_weights=weights,
-        support=support, dual_coef=total * res.coef[support].T, R=res.state["R"],
-        n_rows_computed=res.state["rows_computed"], kernel_list=klist, n_train=n,
+        support=support, dual_coef=total * res.coef[support].T, R=res.state.R,
+        n_rows_computed=res.state.rows_computed, kernel_list=klist, n_train=n,
     )
+
+
+def raw_rbf_gammas(klist, x_scale, n_features):
+    r"""RBF widths on the user's (raw) columns, one per column and RBF kernel.
+
+    An RBF kernel of width :math:`\gamma` on standardised columns
+    :math:`(x_d - \mu_d)/\sigma_d` is, on the raw columns, the kernel
+    :math:`\exp(-\sum_d \gamma_d (x_d - x'_d)^2)` with per-column widths
+    :math:`\gamma_d = \gamma/\sigma_d^2` (the centring cancels), zero for the
+    columns the kernel's view does not see.
+
+    Parameters
+    ----------
+    klist : KernelList or PrecomputedKernelList
+        The fitted kernel list.
+    x_scale : ndarray of shape (n_features,) or None
+        Column scales of the standardisation (``None``: identity).
+    n_features : int
+        Number of input columns.
+
+    Returns
+    -------
+    gammas : list of (ndarray of shape (n_features,) or None) or None
+        Per kernel: the raw-unit widths of an RBF kernel, ``None`` for any
+        other kernel; ``None`` for precomputed kernels.
+    """
+    if isinstance(klist, PrecomputedKernelList):
+        return None
+    from ..kernels import rbf_kernel, take_columns
+
+    scale = np.ones(n_features) if x_scale is None else np.asarray(x_scale, float)
+    out = []
+    for j, (kernel, _, cols) in enumerate(klist.specs):
+        if not (kernel == "rbf" or kernel is rbf_kernel):
+            out.append(None)
+            continue
+        seen = take_columns(np.arange(n_features)[None, :], cols, j)[0]
+        g = np.zeros(n_features)
+        g[seen] = klist.params_[j]["gamma"] / scale[seen] ** 2
+        out.append(g)
+    return out
 
 
 def decision_values(klist, kernel_weights, dual_coef, support, X):

@@ -1,0 +1,197 @@
+"""OBSCURE's duality-gap certificate: the dual bound, its cadence, the best iterate.
+
+Private to :mod:`kernlearn.methods.obscure` (which documents the storage:
+``A``, ``G = K A``, ``N = ||theta^j||^2``); :func:`dual_bound` is re-exported
+there.
+"""
+
+import numpy as np
+
+from ..penalties.squared import lp_norm
+
+
+def dual_bound(A, N, y, lam, q, sample_weight=None, G=None, kdiag=None,
+               gram_block=None):
+    r"""Lower bound on the optimum of (5) from an iterate's coefficients (hinge losses).
+
+    At the optimum, :math:`\frac{\lambda}{q}\bar\theta = \frac1W\sum_i w_i
+    \alpha_i y_i \phi(x_i)` with dual variables :math:`\alpha_i \in [0, 1]`,
+    so the coefficients ``A`` of :math:`\bar\theta` give the dual candidate
+    :math:`\alpha_i = c\,\lambda W s_i / (q w_i)` (:math:`s_i = y_i A_i`, or
+    :math:`A_{i y_i}` for the multiclass hinge, whose other entries give the
+    Crammer-Singer dual's off-class weights, scaled alike).  Its dual value
+    is the concave quadratic
+
+    .. math:: D(c) = c\,\frac{\lambda}{q}\sum_i s_i
+              - c^2\frac{\lambda}{2q^2}\|\bar\theta\|_{2,q}^2,
+
+    maximised in closed form over the scalings :math:`c` that keep every
+    :math:`\alpha_i \le 1`.  By weak duality :math:`D \le` the optimum, so
+    ``objective - D`` bounds the iterate's suboptimality.
+
+    With the scores ``G`` and the kernel diagonals ``kdiag`` the candidate is
+    also *clipped* instead of scaled: :math:`\alpha_i = \min(c a_i, 1)`
+    (:math:`a_i = \lambda W s_i/(q w_i)`) for a few :math:`c` near 1, which is
+    the optimum's own form (the stochastic iterates overshoot :math:`\alpha_i
+    = 1` on a few samples, and scaling every sample down for them loosens the
+    bound most).  With :math:`\rho_i = c - \min(c, 1/a_i)` the squared group
+    norms of the clipped candidate are
+
+    .. math:: c^2\|\theta^j\|^2 - 2c\sum_{i,m}\rho_i A_{im}G_{mji}
+              + \Big\|\sum_i \rho_i A_{im}\phi_j(x_i)\Big\|^2,
+
+    the last term computed from the kernel values among the clipped samples
+    whose Gram rows are cached (``gram_block``) and bounded above for the
+    others by :math:`\sum_i \rho_i |A_{im}| \sqrt{K_j(x_i, x_i)}`
+    (Cauchy-Schwarz, triangle inequality), so the value stays a valid lower
+    bound.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n, M)
+        Coefficients of :math:`\bar\theta` (lazy scale folded in).
+    N : ndarray of shape (F,)
+        :math:`\|\theta^j\|^2`.
+    y : ndarray of shape (n,)
+        ``-1/+1`` labels (``M == 1``) or class indices.
+    lam, q : float
+        :math:`\lambda` and the conjugate exponent :math:`q = p/(p-1)`.
+    sample_weight : ndarray of shape (n,), optional
+    G : ndarray of shape (M, F, n), optional
+        Scores ``K_j A`` (enables the clipped candidates).
+    kdiag : ndarray of shape (F, n), optional
+        Kernel diagonals (required with ``G``).
+    gram_block : callable, optional
+        ``gram_block(ids) -> (have, K)``: the samples of ``ids`` whose Gram
+        rows are at hand and the ``(F, len(have), len(have))`` kernel values
+        among them, which make the last term exact on those samples.
+
+    Returns
+    -------
+    dual : float
+        The best dual objective value found (``0`` for the zero candidate).
+    """
+    n = A.shape[0]
+    if A.shape[1] == 1:
+        s = y * A[:, 0]
+    else:
+        s = A[np.arange(n), np.asarray(y, dtype=np.int64)]
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    T = lp_norm(np.sqrt(np.maximum(N, 0.0)), q) ** 2
+    S = float(s.sum())
+    pos = s > 0
+    if S <= 0 or T <= 0 or not pos.any():
+        return 0.0
+    kappa = lam * float(w.sum()) / q
+    c = min(q * S / T, float(np.min(w[pos] / (kappa * s[pos]))))
+    best = c * lam / q * S - c * c * lam / (2.0 * q * q) * T
+    if G is None:
+        return best
+    a = np.zeros(n)
+    a[pos] = kappa * s[pos] / w[pos]
+    # only samples clipped at the largest scaling (a superset of every other
+    # scaling's) have rho > 0; all scalings at once, restricted to them
+    clip = np.flatnonzero(a * max(_CLIP_SCALES) > 1.0)
+    cs = np.asarray(_CLIP_SCALES)[:, None]
+    rho = cs - np.minimum(cs, 1.0 / a[clip])  # (scalings, clipped)
+    Ac = A[clip]
+    Q = cs**2 * N - 2.0 * cs * (rho @ np.einsum("im,mji->ij", Ac, G[:, :, clip]))
+    V = rho[:, :, None] * Ac  # (scalings, clipped, M)
+    # ||sum_i rho_i A_im phi_j(x_i)||: exact among the clipped samples whose
+    # rows are at hand (gram_block), by Cauchy-Schwarz over the others, the
+    # two added by the triangle inequality
+    rest = np.ones(clip.size, dtype=bool)
+    e_have = 0.0
+    if gram_block is not None and clip.size:
+        # the exact term costs (scalings x F x M) h^2: fewer rows for many classes
+        cap = int(np.sqrt(_EXACT_BUDGET / (cs.size * N.size * A.shape[1])))
+        have, Kc = gram_block(clip[:cap])
+        hv = np.searchsorted(clip, have)
+        rest[hv] = False
+        Vh = V[:, hv]
+        KV = np.matmul(Kc[None], Vh[:, None])  # (scalings, F, have, M)
+        e_have = np.sqrt(np.maximum(np.einsum("shm,sjhm->sj", Vh, KV), 0.0))
+    sqd = np.sqrt(np.maximum(kdiag[:, clip[rest]], 0.0))
+    e_rest = np.sqrt(np.sum(np.einsum("jk,skm->sjm", sqd, np.abs(V[:, rest])) ** 2,
+                            axis=2))
+    Q += (e_have + e_rest) ** 2
+    Tc = np.sum(np.maximum(Q, 0.0) ** (q / 2.0), axis=1) ** (2.0 / q)
+    D = lam / q * (cs[:, 0] * S - rho @ s[clip] - Tc / (2.0 * q))
+    return max(best, float(D.max()))
+
+
+#: Multiply-adds allowed to the exact part of the certificate's last term.
+_EXACT_BUDGET = 4e7
+
+#: Scalings :math:`c` of the clipped dual candidates (:func:`dual_bound`).
+_CLIP_SCALES = (1.2, 1.1, 1.05, 1.0, 0.9)
+
+
+class _BestIterate:
+    r"""The best stage-2 iterate and OBSCURE's stopping rule.
+
+    The rule is the scale-free duality-gap certificate on the best objective
+    :math:`P` seen and the best dual bound :math:`D` (:func:`dual_bound`):
+    stop when :math:`P - D \le \mathrm{tol}\,P`, which proves
+    :math:`P \le P^*/(1 - \mathrm{tol})`.  (A rule on the objective's
+    decrease alone stopped on the plateaus of the stochastic steps, at 1.2-2.5
+    times the optimum.)
+    """
+
+    def __init__(self):
+        self.objective, self.dual, self.trace = np.inf, -np.inf, []
+        self.state = None
+
+    @property
+    def gap(self):
+        """Relative duality gap of the best iterate."""
+        return (self.objective - self.dual) / max(abs(self.objective), 1e-300)
+
+    def offer(self, obj, dual, A, G, N):
+        """Record an epoch's objective and dual bound; keep the iterate if best."""
+        self.dual = max(self.dual, dual)
+        if obj < self.objective:
+            self.objective = obj
+            self.state = (A.copy(), G.copy(), N.copy())
+        self.trace.append(self.objective)
+
+    def stop(self, tol):
+        """The stop reason (``""``: go on) for relative tolerance ``tol``."""
+        if tol is None:
+            return ""
+        if self.gap <= tol:
+            return "duality gap"
+        return ""
+
+    def restore(self, A, G, N):
+        """Write the best iterate into the solver's arrays."""
+        if self.state is not None:
+            A[:], G[:], N[:] = self.state
+
+
+class _DualCadence:
+    """When to compute the duality-gap certificate: within a share of the work.
+
+    The certificate (:func:`dual_bound` with clipped candidates) costs about
+    a few epochs' margins plus a kernel block among the clipped samples; it
+    is computed at an epoch's end once the stochastic steps since the last
+    one have done ``1 / share - 1`` times its cost (counted in multiply-adds,
+    so the stopping epoch does not depend on the machine's load).
+    """
+
+    share = 0.25
+
+    def __init__(self):
+        self.work, self.cost = 0.0, 0.0
+
+    def add(self, ops):
+        """Count an epoch's work."""
+        self.work += ops
+
+    def due(self):
+        """Whether the certificate is due."""
+        return self.work * self.share >= (1.0 - self.share) * self.cost
+
+    def done(self, cost):
+        """Record a computed certificate and its cost."""
+        self.work, self.cost = 0.0, float(cost)
