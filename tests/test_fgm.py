@@ -462,3 +462,23 @@ def test_gap_stop_skips_only_masters_that_cannot_matter(est):
     assert (upper - optimum_low) <= tol * upper
     # ... and the objective of the last master never increased
     assert np.all(np.diff(fast.history_["objective"]) <= 1e-9 * upper)
+
+
+@pytest.mark.parametrize("name", ["squared_hinge", "logistic", "square"])
+@pytest.mark.parametrize("p", [0.5, 0.9, 0.999])
+def test_intercept_of_the_empty_model_minimises_the_loss(name, p, rng):
+    from scipy.optimize import minimize_scalar
+
+    from kernlearn.losses import get_loss, weighted
+    from kernlearn.methods.fgm import _intercept_only
+
+    n = 2000
+    y = (np.where(rng.random(n) < p, 1.0, -1.0) if name != "square"
+         else rng.standard_normal(n) * 2 + 3)
+    loss = weighted(get_loss(name), rng.uniform(0.1, 3.0, n))
+    b = _intercept_only(loss, y, 2.0)[0]
+    F = lambda v: loss.value(np.full(n, v), y).sum()
+    ref = minimize_scalar(F, bounds=(-20, 20), method="bounded",
+                          options={"xatol": 1e-10}).x
+    assert b == pytest.approx(ref, abs=1e-6)
+    assert F(b) <= F(ref) + 1e-9 * abs(F(ref))
