@@ -13,7 +13,15 @@ that first selects a feature, times 1.25 per step).  See
 ``StandardScaler`` fitted on the training rows as a user would give them), each
 split 70/30 with a fixed seed (stratified) and capped at ``--max-rows`` training
 rows, with ``k`` capped at the number of columns.  ``--json FILE`` stores every
-row; ``--fgm key=value`` passes extra FGMClassifier parameters.
+row; ``--fgm key=value`` passes extra FGMClassifier parameters.  Multiclass
+sets: LinearSVC's l1 model is one-vs-rest, l1-LR is wrapped in
+``OneVsRestClassifier`` (LIBLINEAR's l1-LR is binary), and a feature counts
+when any class uses it (as FGM's shared selection counts it).  When ``k`` is
+the number of columns, the path stops at its first ``C`` using every column.
+
+Times are wall seconds in one process (FGM fitted once per ``k``, after a
+warm-up fit; each l1 time is the sum of its path's fits up to the first
+``C`` with at least ``k`` features).
 
 Usage::
 
