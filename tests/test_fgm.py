@@ -483,18 +483,3 @@ def test_intercept_of_the_empty_model_minimises_the_loss(name, p, rng):
     assert b == pytest.approx(ref, abs=1e-6)
     assert F(b) <= F(ref) + 1e-9 * abs(F(ref))
 
-
-@pytest.mark.parametrize("est", [FGMClassifier, FGMRegressor])
-def test_budget_raises_C_only_when_k_features_cannot_carry_weight(small, est):
-    # Issue 21 item 4: at a C too small for k features every new candidate is
-    # declined; the budget then raises C (as an l1 path does to reach k) until
-    # k features carry weight.  A C that supports k features is kept.
-    X, y, w = small
-    noise = np.random.default_rng(0).standard_normal(X.shape[0])
-    target = y if est is FGMClassifier else X @ w + noise
-    weak = est(C=0.001, max_features=20).fit(X, target)
-    assert len(weak.selected_features_) == 20
-    assert np.count_nonzero(np.atleast_2d(weak.coef_)) == 20
-    assert weak.history_["final_C"][0] > 0.001
-    kept = est(C=1.0, max_features=20).fit(X, target)
-    assert len(kept.selected_features_) == 20 and kept.history_["final_C"][0] == 1.0

@@ -270,12 +270,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         round so that at least ten rounds of worst-case analysis choose them,
         until exactly ``k`` carry weight (or no candidate is left); features
         the restricted optimum gives no weight do not count and are not
-        offered again at that ``C``.  When every candidate of a round is
-        declined, ``C`` is too small for ``k`` features: it is doubled (as an
-        l1 path grows ``C`` to reach ``k``; at most to ``10**4`` times the
-        given ``C``, reported in ``history_["final_C"]``) and the declined
-        candidates are offered again.  ``max_iter`` then bounds the
-        iterations beyond those rounds.  Counts groups when ``groups`` is given, input features
+        offered again.  ``max_iter`` then bounds the iterations beyond
+        those rounds.  Counts groups when ``groups`` is given, input features
         with an additive-kernel family.
         With ``multiclass="ovr"`` the budget applies to each one-vs-rest
         problem (their union may hold more features).

@@ -32,13 +32,11 @@ in the active set (Theorem 3), on relative objective change or relative
 duality gap (the gap at a pricing step bounds what the next master could
 gain, so that master is skipped), or after
 ``max_iter`` constraints.  With a feature budget ``max_features=k`` it instead
-adds the best new features until exactly ``k`` carry weight, doubling ``C``
-whenever a whole round is declined (the user's ``C`` is kept while it supports
-``k`` features).
+adds the best new features until exactly ``k`` carry weight.
 """
 
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -73,11 +71,6 @@ _DENSE_MAX_ENTRIES = 50_000_000
 # result of 4 and gains 3-7 points on the 200-row set; 40 loses 2 points on
 # Type III.
 _BUDGET_ROUNDS = 10
-# Budget mode: when every candidate of a round is declined at the current C
-# (the penalty is too strong for k features), C grows by this factor, as an l1
-# path grows C to reach k, up to this multiple of the user's C.
-_BUDGET_C_STEP = 2.0
-_BUDGET_MAX_C_RAISE = 1e4
 
 
 @dataclass(frozen=True)
@@ -153,9 +146,6 @@ class FGMState:
         Best Fenchel dual value so far (lower bound of Theorem 2).
     upper : float
         Objective of the last restricted master (upper bound of Theorem 2).
-    C : float
-        Loss weight in force (budget mode raises it when the budget cannot be
-        filled at the user's ``C``).
     unconverged : int
         Master solves stopped at their iteration cap.
     """
@@ -172,7 +162,6 @@ class FGMState:
     excluded: set = field(default_factory=set)
     lower: float = -np.inf
     upper: float = np.inf
-    C: float = 1.0
     unconverged: int = 0
 
     def indptr(self):
@@ -599,14 +588,13 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     budget = s.max_features is not None
     B = _per_round(s)
     b0 = _intercept_only(loss, Y, s.C) if s.fit_intercept else np.zeros(K)
-    st = FGMState(W=np.zeros((0, K)), b=b0, M=np.tile(b0, (n, 1)), tau=0.1 * n * s.C,
-                  C=s.C)
+    st = FGMState(W=np.zeros((0, K)), b=b0, M=np.tile(b0, (n, 1)), tau=0.1 * n * s.C)
 
     def price():
         M = st.M
         if s.fit_intercept:
-            M = M + _centre_intercepts(loss, M, Y, st.C)
-        grad = st.C * loss.grad_margin(M, Y)
+            M = M + _centre_intercepts(loss, M, Y, s.C)
+        grad = s.C * loss.grad_margin(M, Y)
         g = grad[:, 0] if K == 1 else grad
         exclude = None
         if budget:
@@ -616,7 +604,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
             exclude = st.active_candidates() | st.excluded
         cand = pool.price(g, B, X=X, exclude=exclude)
         # Fenchel dual at the recovered (feasible) point: a lower bound (Theorem 2).
-        dual = (-st.C * float(loss.conjugate_at_grad(M, Y).sum())
+        dual = (-s.C * float(loss.conjugate_at_grad(M, Y).sum())
                 - penalty.conjugate(cand.extra["sum_sq"]))
         st.lower = max(st.lower, dual)
         if not budget and s.tol is not None and np.isfinite(st.upper) and \
@@ -645,28 +633,18 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
                                K, loss, s.solver)
         kind = choice.name
         # Newton needs no help from a good start; APG does (paper 002 starts at 0).
-        W_new = (_enter_new_group(block, Y, loss, st.C, st.M, st.W, st.indptr())
+        W_new = (_enter_new_group(block, Y, loss, s.C, st.M, st.W, st.indptr())
                  if s.warm_new_group and kind == "apg" else np.zeros((len(feats), K)))
         st.blocks.append(block)
         st.feats.append(np.asarray(feats))
         st.weights.append(np.asarray(weights))
         st.groups.append(np.asarray(cand.params))
-        out = _solve_master(kind, _active_block(st.blocks), Y, loss, penalty,
-                            s if st.C == s.C else replace(s, C=st.C),
+        out = _solve_master(kind, _active_block(st.blocks), Y, loss, penalty, s,
                             st.indptr(), np.vstack([st.W, W_new]), st.b, st.tau)
         st.unconverged += not out["converged"]
         st.W, st.b, st.M, st.tau = out["W"], out["b"], out["M"], out["tau"]
         if budget:
-            new = frozenset(np.asarray(cand.params).tolist())
             st.drop_zero_groups()
-            if new <= st.excluded and st.C < s.C * _BUDGET_MAX_C_RAISE:
-                # Every new candidate declined: at this C the penalty is too
-                # strong for k features.  Raise C, as an l1 path does to reach
-                # k, and offer the declined candidates again.
-                st.C *= _BUDGET_C_STEP
-                st.excluded.clear()
-                st.seen.clear()
-                st.lower = -np.inf
         obj = st.upper = out["objective"]
         return obj, {"lower_bound": st.lower, "gap": obj - st.lower,
                      "master_iter": out["n_iter"], "newton_master": float(kind == "newton"),
@@ -700,7 +678,6 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         )
     history = out.history.as_dict()
     history["final_lower_bound"] = np.array([st.lower])
-    history["final_C"] = np.array([st.C])
     selected, coef_sel, d = _collect(st)
     return _Path(st.b, selected, coef_sel, d, st.groups, history, out.n_iter,
                  out.converged or stop_reason == "max_features", stop_reason)
