@@ -117,8 +117,24 @@ def main(argv=None):
         rows = compare_at_equal_k(X, y, Xt, yt, ks, fgm_params=fgm_params, paths=paths)
         print(format_table(rows), flush=True)
         out += [{"set": name, **r} for r in rows]
+    print("\n" + summary(out))
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
+
+
+def summary(rows):
+    """One line: pairs where FGM >= the better l1 model, and where it is faster."""
+    scored = [r for r in rows if np.isfinite(r["best l1"])]
+    met = sum(r["FGM - best l1"] >= 0 for r in scored)
+    faster = sum(r["FGM time"] <= np.nanmin([r["l1-SVM time"], r["l1-LR time"]])
+                 for r in scored)
+    worst = min(scored, key=lambda r: r["FGM - best l1"], default=None)
+    text = (f"FGM >= better l1 model at {met}/{len(scored)} (set, k) pairs; FGM time <= "
+            f"the faster l1 path to k at {faster}/{len(scored)}")
+    if worst is not None:
+        text += (f"; worst {100 * worst['FGM - best l1']:+.2f} points "
+                 f"({worst['set']}, k={worst['k']})")
+    return text
 
 
 if __name__ == "__main__":
