@@ -20,21 +20,34 @@ import warnings
 
 import numpy as np
 
-__all__ = ["compare_at_equal_k", "demo_table", "format_table", "l1_path", "run_demo"]
+__all__ = ["compare_at_equal_k", "demo_table", "format_table", "l1_path", "l1_paths",
+           "run_demo"]
 
 from pathlib import Path
 
 
-def _l1_models():
+def _l1_models(multiclass=False):
     from sklearn.linear_model import LogisticRegression
+    from sklearn.multiclass import OneVsRestClassifier
     from sklearn.svm import LinearSVC
+
+    def lr(C):
+        model = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=C, max_iter=2000)
+        # LIBLINEAR's l1-LR is binary; LinearSVC runs one-vs-rest itself
+        return OneVsRestClassifier(model) if multiclass else model
 
     return {
         "l1-SVM": ("squared_hinge", lambda C: LinearSVC(
             penalty="l1", loss="squared_hinge", dual=False, C=C, max_iter=2000)),
-        "l1-LR": ("log", lambda C: LogisticRegression(
-            l1_ratio=1.0, solver="liblinear", C=C, max_iter=2000)),
+        "l1-LR": ("log", lr),
     }
+
+
+def _coef(model):
+    """``(n_outputs, n_features)`` coefficients, also of a one-vs-rest wrapper."""
+    if hasattr(model, "estimators_"):
+        return np.vstack([np.atleast_2d(e.coef_) for e in model.estimators_])
+    return np.atleast_2d(model.coef_)
 
 
 def l1_path(make, loss, X, y, X_test, y_test, k_max, step=1.25, max_steps=120):
@@ -51,7 +64,8 @@ def l1_path(make, loss, X, y, X_test, y_test, k_max, step=1.25, max_steps=120):
     X_test, y_test : array-like or sparse matrix, array-like
         Test data.
     k_max : int
-        Stop after the first ``C`` selecting more than ``k_max`` features.
+        Stop after the first ``C`` selecting more than ``k_max`` features (or
+        every column, when ``k_max`` is at least the number of columns).
     step : float, default=1.25
         Factor between consecutive values of ``C``.
     max_steps : int, default=120
@@ -74,10 +88,10 @@ def l1_path(make, loss, X, y, X_test, y_test, k_max, step=1.25, max_steps=120):
             t0 = time.perf_counter()
             model = make(C).fit(X, y)
             elapsed = time.perf_counter() - t0
-        nnz = int(np.count_nonzero(np.any(np.abs(np.atleast_2d(model.coef_)) > 0, axis=0)))
+        nnz = int(np.count_nonzero(np.any(np.abs(_coef(model)) > 0, axis=0)))
         rows.append({"C": C, "n_features": nnz,
                      "accuracy": float(model.score(X_test, y_test)), "time": elapsed})
-        if nnz > k_max:
+        if nnz > k_max or nnz >= X.shape[1]:
             break
         C *= step
     return rows
@@ -98,19 +112,55 @@ def _at_k(path, k):
             float(sum(r["time"] for r in path[:reach + 1])))
 
 
-def compare_at_equal_k(X, y, X_test, y_test, ks=(10, 30, 100, 300), fgm_params=None):
+def l1_paths(X, y, X_test, y_test, k_max, scale_l1=False):
+    """The C paths of LIBLINEAR's l1-SVM and l1-LR up to ``k_max`` features.
+
+    Parameters
+    ----------
+    X, y : array-like or sparse matrix, array-like
+        Training data (two or more classes; one-vs-rest for more).
+    X_test, y_test : array-like or sparse matrix, array-like
+        Test data.
+    k_max : int
+        Largest number of features read off the paths.
+    scale_l1 : bool, default=False
+        Give the l1 models standardised dense columns (a ``StandardScaler``
+        fitted on the training rows, as a user would).
+
+    Returns
+    -------
+    paths : dict
+        ``{"l1-SVM": path, "l1-LR": path}``, each as :func:`l1_path`.
+    """
+    if scale_l1:
+        from sklearn.preprocessing import StandardScaler
+
+        scaler = StandardScaler().fit(X)
+        X, X_test = scaler.transform(X), scaler.transform(X_test)
+    multiclass = np.unique(y).size > 2
+    return {name: l1_path(make, loss, X, y, X_test, y_test, k_max)
+            for name, (loss, make) in _l1_models(multiclass).items()}
+
+
+def compare_at_equal_k(X, y, X_test, y_test, ks=(10, 30, 100, 300), fgm_params=None,
+                       scale_l1=False, paths=None):
     """FGM(``max_features=k``) and the l1 models' paths read at the same ``k``.
 
     Parameters
     ----------
     X, y : array-like or sparse matrix, array-like
-        Training data (binary labels).
+        Training data.
     X_test, y_test : array-like or sparse matrix, array-like
         Test data.
     ks : sequence of int, default=(10, 30, 100, 300)
         Numbers of features compared.
     fgm_params : dict, optional
         Extra :class:`~kernlearn.FGMClassifier` parameters (default: none).
+    scale_l1 : bool, default=False
+        Give the l1 models standardised dense columns, while FGM gets the raw
+        values and standardises them itself (see :func:`l1_paths`).
+    paths : dict, optional
+        The l1 paths of :func:`l1_paths` on the same data, if already run.
 
     Returns
     -------
@@ -122,8 +172,8 @@ def compare_at_equal_k(X, y, X_test, y_test, ks=(10, 30, 100, 300), fgm_params=N
     """
     from .estimators.fgm import FGMClassifier
 
-    paths = {name: l1_path(make, loss, X, y, X_test, y_test, max(ks))
-             for name, (loss, make) in _l1_models().items()}
+    if paths is None:
+        paths = l1_paths(X, y, X_test, y_test, max(ks), scale_l1)
     rows = []
     for k in ks:
         t0 = time.perf_counter()

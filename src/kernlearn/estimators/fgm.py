@@ -259,7 +259,11 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         from ``max_outer_iter`` in 0.2.
     tol : float or None, default=1e-2
         Stop when the relative objective change between outer iterations is
-        below ``tol`` (:math:`\epsilon_c`).  Ignored with ``max_features``.
+        below ``tol`` (:math:`\epsilon_c`), or as soon as the duality gap of
+        Theorem 2 (restricted objective minus the Fenchel dual value at the
+        pricing step) is below ``tol`` relative: the next master could not
+        lower the objective by more, so it is not solved.  Ignored with
+        ``max_features``.
     max_features : int, optional
         A budget of ``k`` features (at most the number of candidates): new
         features are added best first, at most ``min(B, ceil(k / 10))`` per

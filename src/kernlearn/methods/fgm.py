@@ -28,7 +28,9 @@ bound of the optimum of the full problem, and the Fenchel dual value at the
 recovered dual point,
 :math:`D(U) = -C\sum \ell^*(\ell'(m)) - \tfrac12\sum_{j\in\mathrm{top}B}c_j`,
 is a lower bound.  The loop stops when the worst-case constraint is already
-in the active set (Theorem 3), on relative objective change, or after
+in the active set (Theorem 3), on relative objective change or relative
+duality gap (the gap at a pricing step bounds what the next master could
+gain, so that master is skipped), or after
 ``max_iter`` constraints.  With a feature budget ``max_features=k`` it instead
 adds the best new features until exactly ``k`` carry weight.
 """
@@ -85,8 +87,8 @@ class FGMSettings:
         Outer iterations ``T`` (with ``max_features``: extra iterations allowed
         beyond ``ceil(max_features / B)``).
     tol : float or None
-        Relative objective change stopping the outer loop (ignored with
-        ``max_features``).
+        Relative objective change, or relative duality gap at a pricing step,
+        stopping the outer loop (ignored with ``max_features``).
     max_features : int or None
         Budget: add the best new candidates until exactly this many carry
         weight (or none is left).
@@ -142,6 +144,8 @@ class FGMState:
         Budget mode: candidates offered and declined by the restricted optimum.
     lower : float
         Best Fenchel dual value so far (lower bound of Theorem 2).
+    upper : float
+        Objective of the last restricted master (upper bound of Theorem 2).
     unconverged : int
         Master solves stopped at their iteration cap.
     """
@@ -157,6 +161,7 @@ class FGMState:
     seen: set = field(default_factory=set)
     excluded: set = field(default_factory=set)
     lower: float = -np.inf
+    upper: float = np.inf
     unconverged: int = 0
 
     def indptr(self):
@@ -602,6 +607,12 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         dual = (-s.C * float(loss.conjugate_at_grad(M, Y).sum())
                 - penalty.conjugate(cand.extra["sum_sq"]))
         st.lower = max(st.lower, dual)
+        if not budget and s.tol is not None and np.isfinite(st.upper) and \
+                st.upper - st.lower <= s.tol * max(abs(st.upper), 1e-300):
+            # Theorem 2: no restricted master can lower the objective by more
+            # than the gap, so the next round would stop on tol anyway; its
+            # master is skipped (on small data it is most of the fit).
+            return None, "tol"
         if budget:
             keep = np.flatnonzero(np.asarray(cand.scores) > 0)[:want]
             cand = type(cand)(np.asarray(cand.params)[keep], np.asarray(cand.scores)[keep],
@@ -634,7 +645,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         st.W, st.b, st.M, st.tau = out["W"], out["b"], out["M"], out["tau"]
         if budget:
             st.drop_zero_groups()
-        obj = out["objective"]
+        obj = st.upper = out["objective"]
         return obj, {"lower_bound": st.lower, "gap": obj - st.lower,
                      "master_iter": out["n_iter"], "newton_master": float(kind == "newton"),
                      "master_reason": float(choice.code),
