@@ -214,6 +214,15 @@ def block_gradient(M, B, loss):
     return B.active.T @ G, np.ones(G.shape[0]) @ G
 
 
+def _gradient_and_curvature(M, B, loss):
+    return block_gradient(M, B, loss) + (_abs_max(loss.hess_margin(M, B.Y)),)
+
+
+def _sum_sum_max(parts):
+    return (_sum_all([q[0] for q in parts]), _sum_all([q[1] for q in parts]),
+            max(q[2] for q in parts))
+
+
 def block_curvature(M, B, loss):
     """Generalised second derivatives :math:`\\ell''(m, y)` on a block's rows."""
     return loss.hess_margin(M, B.Y)
@@ -455,11 +464,24 @@ class Partitioned:
 
     __getitem__ = take
 
+    def _memo(self, key, make):
+        # the Newton line search forms M + s * dM, then again for the accepted
+        # step: the same object comes back (with its loss value, if computed)
+        memo = self.__dict__.setdefault("_arith", {})
+        hit = memo.get(key[1:] if key[0] is None else (id(key[0]),) + key[1:])
+        if hit is not None and hit[0] is key[0]:
+            return hit[1]
+        out = make()
+        memo.clear()  # one entry: the last step
+        memo[key[1:] if key[0] is None else (id(key[0]),) + key[1:]] = (key[0], out)
+        return out
+
     def __add__(self, other):
-        return self.map(_added, other)
+        return self._memo((other, "+"), lambda: self.map(_added, other))
 
     def __mul__(self, s):
-        return self.map(_scaled, float(s))
+        s = float(s)
+        return self._memo((None, "*", s), lambda: self.map(_scaled, s))
 
     __rmul__ = __mul__
 
@@ -668,7 +690,9 @@ class _LossOnRows:
         self.lipschitz = loss.lipschitz
 
     def hess_margin(self, M, Y):
-        return M.map(block_curvature, self.rows, self.loss)
+        D = M.map(block_curvature, self.rows, self.loss)
+        D.abs_max = getattr(M, "curvature_max", None)
+        return D
 
 
 class _DaskHessians:
@@ -695,7 +719,10 @@ class _DaskHessians:
         if self._at[0] is D and rtol >= self._at[1]:
             return self  # nothing moves by more than rtol (a round trip saved)
         self._at = (D, rtol)
-        scale = max(D.map(_abs_max).reduce(_max_all), 1e-300)
+        scale = getattr(D, "abs_max", None)
+        if scale is None:
+            scale = D.map(_abs_max).reduce(_max_all)
+        scale = max(scale, 1e-300)
         self.blocks = self.P.Phi.map(block_hessian_refresh, self.blocks, D, rtol * scale)
         self.H = self.blocks.reduce(_sum_hessians)
         return self
@@ -726,13 +753,17 @@ class _DaskProblem(_GrFLProblem):
         return self.Phi.map(block_margins, W + ws[:, None], b, width=self.T)
 
     def loss_value(self, margins):
-        return float(margins.map(block_loss, self.Phi, self._loss).reduce())
+        if getattr(margins, "loss_value", None) is None:
+            margins.loss_value = float(margins.map(block_loss, self.Phi, self._loss).reduce())
+        return margins.loss_value
 
     def loss_gradients(self, margins):
         return margins.map(block_loss_gradients, self.Phi, self._loss)
 
     def gradients(self, margins):
-        gW, gb = margins.map(block_gradient, self.Phi, self._loss).reduce()
+        # the largest curvature comes along (the Hessian update's scale)
+        gW, gb, margins.curvature_max = margins.map(
+            _gradient_and_curvature, self.Phi, self._loss).reduce(_sum_sum_max)
         return gW, gW.sum(axis=1), gb if self.fit_intercept else np.zeros(self.T)
 
     def newton_hessians(self, rtol):
