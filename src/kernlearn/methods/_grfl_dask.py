@@ -214,13 +214,15 @@ def block_gradient(M, B, loss):
     return B.active.T @ G, np.ones(G.shape[0]) @ G
 
 
-def _gradient_and_curvature(M, B, loss):
-    return block_gradient(M, B, loss) + (_abs_max(loss.hess_margin(M, B.Y)),)
+def _loss_gradient_curvature(M, B, loss):
+    """One pass at margins ``M``: loss, gradient, largest curvature."""
+    return (block_loss(M, B, loss),) + block_gradient(M, B, loss) + (
+        _abs_max(loss.hess_margin(M, B.Y)),)
 
 
-def _sum_sum_max(parts):
-    return (_sum_all([q[0] for q in parts]), _sum_all([q[1] for q in parts]),
-            max(q[2] for q in parts))
+def _sum_sum_sum_max(parts):
+    return tuple(_sum_all([q[k] for q in parts]) for k in range(3)) + (
+        max(q[3] for q in parts),)
 
 
 def block_curvature(M, B, loss):
@@ -347,12 +349,8 @@ def _block_x(B):
     return B.X
 
 
-def _scaled(a, s):
-    return a * s
-
-
-def _added(a, b):
-    return a + b
+def _axpy(a, b, s):
+    return a + s * b
 
 
 def _as_block(X):
@@ -464,26 +462,31 @@ class Partitioned:
 
     __getitem__ = take
 
-    def _memo(self, key, make):
-        # the Newton line search forms M + s * dM, then again for the accepted
-        # step: the same object comes back (with its loss value, if computed)
-        memo = self.__dict__.setdefault("_arith", {})
-        hit = memo.get(key[1:] if key[0] is None else (id(key[0]),) + key[1:])
-        if hit is not None and hit[0] is key[0]:
-            return hit[1]
-        out = make()
-        memo.clear()  # one entry: the last step
-        memo[key[1:] if key[0] is None else (id(key[0]),) + key[1:]] = (key[0], out)
-        return out
-
     def __add__(self, other):
-        return self._memo((other, "+"), lambda: self.map(_added, other))
+        # ``M + s * dM`` (the Newton line search): one task per partition, and
+        # the same object again for the accepted step (with its loss and
+        # gradients, when computed)
+        if not isinstance(other, _Scaled):
+            other = _Scaled(other, 1.0)
+        key = (id(other.base), other.s)
+        memo = self.__dict__.setdefault("_steps", {})
+        hit = memo.get(key)
+        if hit is None or hit[0] is not other.base:
+            memo.clear()  # one entry: the last step
+            hit = memo[key] = (other.base, self.map(_axpy, other.base, other.s))
+        return hit[1]
 
     def __mul__(self, s):
-        s = float(s)
-        return self._memo((None, "*", s), lambda: self.map(_scaled, s))
+        return _Scaled(self, float(s))
 
     __rmul__ = __mul__
+
+
+class _Scaled:
+    """``s * base`` for a :class:`Partitioned` ``base``, formed when added to another."""
+
+    def __init__(self, base, s):
+        self.base, self.s, self.shape = base, s, base.shape
 
 
 # ----------------------------------------------------------------- the inputs
@@ -752,18 +755,27 @@ class _DaskProblem(_GrFLProblem):
     def margins(self, W, ws, b):
         return self.Phi.map(block_margins, W + ws[:, None], b, width=self.T)
 
+    def _at(self, margins):
+        """Loss, gradients and largest curvature at ``margins``, in one pass (kept)."""
+        # (margins outlive their master: columns appended with zero weight
+        # keep them, with gradients of a new length)
+        smooth = getattr(margins, "smooth", None)
+        if smooth is None or smooth[1].shape[0] != self.p:
+            smooth = margins.smooth = margins.map(
+                _loss_gradient_curvature, self.Phi, self._loss).reduce(_sum_sum_sum_max)
+            margins.curvature_max = smooth[3]
+        return smooth
+
     def loss_value(self, margins):
-        if getattr(margins, "loss_value", None) is None:
-            margins.loss_value = float(margins.map(block_loss, self.Phi, self._loss).reduce())
-        return margins.loss_value
+        # (with the gradients: a line-search step is usually accepted, and its
+        # gradients are the next Newton iteration's)
+        return float(self._at(margins)[0])
 
     def loss_gradients(self, margins):
         return margins.map(block_loss_gradients, self.Phi, self._loss)
 
     def gradients(self, margins):
-        # the largest curvature comes along (the Hessian update's scale)
-        gW, gb, margins.curvature_max = margins.map(
-            _gradient_and_curvature, self.Phi, self._loss).reduce(_sum_sum_max)
+        gW, gb = self._at(margins)[1:3]
         return gW, gW.sum(axis=1), gb if self.fit_intercept else np.zeros(self.T)
 
     def newton_hessians(self, rtol):
