@@ -82,14 +82,16 @@ def test_sparse_chunks_and_pricing_on_all_rows_equal_in_memory(client):
     _assert_same_model(a, b, X[:200])
 
 
-def test_without_a_distributed_client_the_same_model(monkeypatch):
+def test_without_a_distributed_client_the_same_multiclass_model(monkeypatch):
     # no client: dask's local scheduler computes the partitions into this process
     import kernlearn.methods._grfl_dask as grfl_dask
 
     monkeypatch.setattr(grfl_dask, "_current_client", lambda: None)
+    # (three classes: one-vs-all tasks sharing the features, T = 3)
     X, f, _ = _data(n=1200, seed=2)
-    y = (f > 0.3).astype(int)
+    y = np.digitize(f, [-0.2, 0.6])
     a = InfiniteFeatureClassifier(**SMALL).fit(X, y)
+    assert a.coef_.shape[0] == 3
     b = InfiniteFeatureClassifier(**SMALL).fit(da.from_array(X, chunks=(500, D)), y)
     _assert_same_model(a, b, X[:200])
 
