@@ -495,8 +495,12 @@ class InfiniteFeatureClassifier(
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Training inputs.
+        X : array-like, sparse matrix or dask.array of shape (n_samples, n_features)
+            Training inputs.  A ``dask.array`` (dense or sparse chunks) is
+            fitted on its cluster, the same model as in memory (the Newton
+            master and ``RandomFourierFeatures`` only; no ``sample_weight``,
+            ``class_weight``, ``task_index``, ``warm_start`` or Platt
+            probabilities).
         y : array-like of shape (n_samples,)
             Class labels.
         task_index : array-like of shape (n_samples,), optional
@@ -663,8 +667,11 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Training inputs.
+        X : array-like, sparse matrix or dask.array of shape (n_samples, n_features)
+            Training inputs.  A ``dask.array`` (dense or sparse chunks) is
+            fitted on its cluster, the same model as in memory (the Newton
+            master and ``RandomFourierFeatures`` only; a 1-D ``y``, no
+            ``sample_weight``, ``task_index`` or ``warm_start``).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets (one task per output).
         task_index : array-like of shape (n_samples,), optional
