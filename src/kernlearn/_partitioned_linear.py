@@ -223,7 +223,7 @@ def block_gradient(M, B, loss):
     return B.active.T @ G, np.ones(G.shape[0]) @ G
 
 
-def block_smooth_terms(M, B, loss):
+def block_smooth_terms(M, B, loss, rows=None):
     """Loss, gradient and largest curvature at margins ``M``, in one pass over a block.
 
     Parameters
@@ -231,20 +231,28 @@ def block_smooth_terms(M, B, loss):
     M : ndarray of shape (n_rows, T)
     B : RowBlock
     loss : BaseLoss
+    rows : ndarray of int, optional
+        Local rows whose loss gradients :math:`\\ell'` are also returned.
 
     Returns
     -------
     terms : tuple
-        ``(loss value, gW, gb, max |l''|)`` (reduce with :func:`sum_smooth_terms`).
+        ``(loss value, gW, gb, max |l''|)``, then ``l'`` on ``rows`` if given
+        (reduce with :func:`sum_smooth_terms`).
     """
-    return (block_loss(M, B, loss),) + block_gradient(M, B, loss) + (
+    out = (block_loss(M, B, loss),) + block_gradient(M, B, loss) + (
         abs_max(loss.hess_margin(M, B.Y)),)
+    return out if rows is None else out + (loss.grad_margin(M[rows], B.Y[rows]),)
 
 
 def sum_smooth_terms(parts):
-    """Reduction of :func:`block_smooth_terms`: sums, and the maximum curvature."""
-    return tuple(sum_all([q[k] for q in parts]) for k in range(3)) + (
+    """Reduction of :func:`block_smooth_terms`: sums, the maximum curvature, the
+    selected rows' gradients stacked in partition order."""
+    out = tuple(sum_all([q[k] for q in parts]) for k in range(3)) + (
         max(q[3] for q in parts),)
+    if len(parts[0]) > 4:
+        out += (np.concatenate([q[4] for q in parts]),)
+    return out
 
 
 def block_curvature(M, B, loss):
@@ -463,6 +471,9 @@ class Partitioned:
         ndarray or scipy.sparse matrix
         """
         rows = np.asarray(rows, dtype=np.int64)
+        known = getattr(self, "known_rows", None)
+        if known is not None and np.array_equal(known[0], rows):
+            return known[1]  # gathered along with another result
         which = np.searchsorted(self.bounds, rows, side="right") - 1
         tasks = []
         for i in np.unique(which):
@@ -474,6 +485,23 @@ class Partitioned:
         return stack_rows(got)
 
     __getitem__ = take
+
+    def split_rows(self, rows):
+        """Sorted global row indices as each partition's local indices.
+
+        Parameters
+        ----------
+        rows : ndarray of int
+
+        Returns
+        -------
+        Partitioned
+            One (possibly empty) index array per partition, held here.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        local = [rows[(rows >= a) & (rows < b)] - a
+                 for a, b in zip(self.bounds[:-1], self.bounds[1:])]
+        return Partitioned(None, local, self.bounds, 0)
 
     def __add__(self, other):
         # ``M + s * dM`` (the Newton line search): one task per partition, and

@@ -345,6 +345,10 @@ class _DaskProblem(_GrFLProblem):
     """The restricted master with its rows on the cluster (``Phi``: the row blocks)."""
 
     colsum: object = None
+    # rows whose loss gradients come along with every pass at new margins
+    # (GrFL's pricing subsample: the next pricing then needs no extra pass)
+    sub: object = None
+    sub_local: object = None
 
     def __post_init__(self, gram):
         rows = self.Phi
@@ -367,7 +371,8 @@ class _DaskProblem(_GrFLProblem):
         smooth = getattr(margins, "smooth", None)
         if smooth is None or smooth[1].shape[0] != self.p:
             smooth = margins.smooth = margins.map(
-                block_smooth_terms, self.Phi, self._loss).reduce(sum_smooth_terms)
+                block_smooth_terms, self.Phi, self._loss, self.sub_local
+            ).reduce(sum_smooth_terms)
             margins.curvature_max = smooth[3]
         return smooth
 
@@ -377,7 +382,11 @@ class _DaskProblem(_GrFLProblem):
         return float(self._at(margins)[0])
 
     def loss_gradients(self, margins):
-        return margins.map(block_loss_gradients, self.Phi, self._loss)
+        G = margins.map(block_loss_gradients, self.Phi, self._loss)
+        smooth = getattr(margins, "smooth", None)
+        if self.sub is not None and smooth is not None and len(smooth) > 4:
+            G.known_rows = (self.sub, smooth[4])
+        return G
 
     def gradients(self, margins):
         gW, gb = self._at(margins)[1:3]
@@ -453,6 +462,7 @@ class DaskGrFL(GrFL):
         Yp = [Y[a:b] for a, b in zip(rows.bounds[:-1], rows.bounds[1:])]
         blocks = rows.map(_block_with_targets, Partitioned(None, Yp, rows.bounds, self.T))
         self._rows = blocks
+        self._sub_local = None if self._sub is None else rows.split_rows(self._sub)
         self._colsum = np.zeros(0)
         self._family_view = _FamilyOnRows(self.family, blocks)
         return self
@@ -481,7 +491,7 @@ class DaskGrFL(GrFL):
             self._rows, _Targets((self.n, self.T)), self.loss, self.penalty_p,
             self.penalty_s, indptr=np.arange(0, p + 1, self.gs), task_rows=None,
             fit_intercept=self.fit_intercept, gram=self.gram[:p, :p],
-            colsum=self._colsum[:p].copy())
+            colsum=self._colsum[:p].copy(), sub=self._sub, sub_local=self._sub_local)
 
     def _best_candidate(self):
         # pricing through the family's view on the partitions (its
