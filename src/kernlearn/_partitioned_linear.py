@@ -31,11 +31,11 @@ from .solvers.grfl_newton import hessian_block
 
 __all__ = [
     "HessianBlock",
+    "hessian_of",
     "abs_max",
     "block_smooth_terms",
     "max_all",
     "sum_all",
-    "sum_hessian_blocks",
     "sum_smooth_terms",
     "Partitioned",
     "RowBlock",
@@ -78,9 +78,10 @@ def max_all(parts):
     return max(parts)
 
 
-def sum_hessian_blocks(blocks):
-    """Sum of the Hessians of a list of :class:`HessianBlock` (a reduction)."""
-    return sum_all([b.H for b in blocks])
+def hessian_of(block):
+    """The Hessians of a :class:`HessianBlock` (mapped before reducing, so that
+    the block's ``n_rows``-sized curvatures stay where they are)."""
+    return block.H
 
 
 # ------------------------------------------------------------ the row blocks

@@ -50,8 +50,8 @@ from .._partitioned_linear import (
     block_margins,
     block_reserve,
     block_smooth_terms,
+    hessian_of,
     max_all,
-    sum_hessian_blocks,
     sum_smooth_terms,
 )
 from ..partitioned import _current_client
@@ -318,7 +318,7 @@ class _DaskHessians:
             self.blocks = P.Phi.map(block_hessian_extend, old["blocks"])
             return self.update(D)
         self.blocks = P.Phi.map(block_hessian, D)
-        self.H = self.blocks.reduce(sum_hessian_blocks)
+        self.H = self.blocks.map(hessian_of).reduce()
         self._at = (D, 0.0)
         return self
 
@@ -332,7 +332,7 @@ class _DaskHessians:
             scale = D.map(abs_max).reduce(max_all)
         scale = max(scale, 1e-300)
         self.blocks = self.P.Phi.map(block_hessian_refresh, self.blocks, D, rtol * scale)
-        self.H = self.blocks.reduce(sum_hessian_blocks)
+        self.H = self.blocks.map(hessian_of).reduce()
         return self
 
     def state(self):
