@@ -494,9 +494,13 @@ def standardize_fit(est, X, sample_weight=None, y=None):
     """
     from ..preprocessing import fit_standardization, fit_target_standardization
 
-    st = fit_standardization(X, sample_weight, bool(est.standardize))
+    if hasattr(X, "standardize"):
+        # row partitions on a cluster: statistics reduced there, X stays there
+        st, Xt = X.standardize(sample_weight, bool(est.standardize))
+    else:
+        st = fit_standardization(X, sample_weight, bool(est.standardize))
+        Xt = st.transform(X)
     est.x_mean_, est.x_scale_ = st.mean, st.scale
-    Xt = st.transform(X)
     if y is None:
         return Xt
     ts = fit_target_standardization(y, sample_weight, bool(est.standardize))

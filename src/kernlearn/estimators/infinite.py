@@ -44,6 +44,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..families import RandomFourierFeatures
 from ..losses import get_loss
 from ..methods.grfl import fit_grfl
+from ..partitioned import _is_dask_array
 from ..penalties import get_penalty
 from ..solvers import History
 from ._base import (
@@ -95,6 +96,16 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
+
+    def _fit_inputs(self, X, y, **check):
+        """Validated training ``X, y``; a ``dask.array`` ``X`` stays on its cluster."""
+        if _is_dask_array(X):
+            from ..methods._grfl_dask import dask_fit_inputs
+
+            return dask_fit_inputs(self, X, y, **check)
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
+                             dtype=[np.float64, np.float32], ensure_min_samples=2, **check)
+        return (canonical_sparse(X) if sp.issparse(X) else X), y
 
     def _fit_tasks(self, X, Y, task_rows, sample_weight=None):
         """Run :func:`~kernlearn.methods.grfl.fit_grfl` and copy its result.
@@ -484,8 +495,12 @@ class InfiniteFeatureClassifier(
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Training inputs.
+        X : array-like, sparse matrix or dask.array of shape (n_samples, n_features)
+            Training inputs.  A ``dask.array`` (dense or sparse chunks) is
+            fitted on its cluster, the same model as in memory (the Newton
+            master and ``RandomFourierFeatures`` only; no ``sample_weight``,
+            ``class_weight``, ``task_index``, ``warm_start`` or Platt
+            probabilities).
         y : array-like of shape (n_samples,)
             Class labels.
         task_index : array-like of shape (n_samples,), optional
@@ -501,9 +516,7 @@ class InfiniteFeatureClassifier(
         -------
         self : object
         """
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
-                             dtype=[np.float64, np.float32], ensure_min_samples=2)
-        X = canonical_sparse(X) if sp.issparse(X) else X
+        X, y = self._fit_inputs(X, y)
         check_two_classes(y)
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
         enc = LabelEncoder().fit(y)
@@ -654,8 +667,11 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            Training inputs.
+        X : array-like, sparse matrix or dask.array of shape (n_samples, n_features)
+            Training inputs.  A ``dask.array`` (dense or sparse chunks) is
+            fitted on its cluster, the same model as in memory (the Newton
+            master and ``RandomFourierFeatures`` only; a 1-D ``y``, no
+            ``sample_weight``, ``task_index`` or ``warm_start``).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets (one task per output).
         task_index : array-like of shape (n_samples,), optional
@@ -671,10 +687,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         -------
         self : object
         """
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
-                             dtype=[np.float64, np.float32], ensure_min_samples=2,
-                             multi_output=True, y_numeric=True)
-        X = canonical_sparse(X) if sp.issparse(X) else X
+        X, y = self._fit_inputs(X, y, multi_output=True, y_numeric=True)
         y = np.asarray(y, dtype=float)
         sw = fit_sample_weight(sample_weight, X.shape[0])
         task_rows = self._split_tasks(task_index, X.shape[0])

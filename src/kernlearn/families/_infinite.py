@@ -103,6 +103,36 @@ class InfiniteFamily(BaseFamily):
         norms : ndarray of shape (k, group_size)
             Euclidean norms of the raw columns on ``X``.
         """
+        return self.normalize_correlations(
+            *self.correlation_sums(params, X, G, sample_weight, low_precision))
+
+    def correlation_sums(self, params, X, G, sample_weight=None, low_precision=False):
+        """Raw correlations and squared norms of the candidates' columns.
+
+        The sums over rows behind :meth:`correlations`, before the columns are
+        made unit-norm: both add up over row blocks of ``X`` (so a row
+        partitioned ``X`` is priced block by block and the sums reduced).
+
+        Parameters
+        ----------
+        params : ndarray of shape (k, n_params)
+            Candidate parameters.
+        X : array-like of shape (n_samples, n_features)
+            Training inputs (or a block of their rows).
+        G : ndarray of shape (n_samples, T)
+            Loss gradients on the same rows.
+        sample_weight : ndarray of shape (n_samples,), optional
+            Row weights of the squared norms.
+        low_precision : bool, default=False
+            As in :meth:`correlations`.
+
+        Returns
+        -------
+        HG : ndarray of shape (k, group_size, T)
+            :math:`\\Phi_v' G` for the raw columns.
+        sq : ndarray of shape (k, group_size)
+            Squared (weighted) norms of the raw columns.
+        """
         X = self._check_X(X)
         G = np.asarray(G, dtype=float)
         G = G[:, None] if G.ndim == 1 else G
@@ -112,20 +142,39 @@ class InfiniteFamily(BaseFamily):
         k = params.shape[0]
         chunk = max(1, _CHUNK_ENTRIES // max(n * gs, 1))
         H = np.empty((k, gs, G.shape[1]))
-        norms = np.empty((k, gs))
+        sq = np.empty((k, gs))
         for s in range(0, k, chunk):
             block = (self._columns(params[s : s + chunk], X, np.float32) if low
                      else self._columns(params[s : s + chunk], X))
-            nrm = np.sqrt(np.einsum("ij,ij->j", block, block, dtype=float)
-                          if sample_weight is None
-                          else np.einsum("ij,ij,i->j", block, block, sample_weight))
-            c = nrm.size // gs
-            norms[s : s + c] = nrm.reshape(c, gs)
+            nrm2 = (np.einsum("ij,ij->j", block, block, dtype=float) if sample_weight is None
+                    else np.einsum("ij,ij,i->j", block, block, sample_weight))
+            c = nrm2.size // gs
+            sq[s : s + c] = nrm2.reshape(c, gs)
             H[s : s + c] = (block.T @ Gc).reshape(c, gs, -1)
+        return H, sq
+
+    @staticmethod
+    def normalize_correlations(HG, sq):
+        """Correlations of unit-norm columns from :meth:`correlation_sums`.
+
+        Parameters
+        ----------
+        HG : ndarray of shape (k, group_size, T)
+            Raw correlations (overwritten).
+        sq : ndarray of shape (k, group_size)
+            Squared column norms.
+
+        Returns
+        -------
+        H : ndarray of shape (k, group_size, T)
+            Zero for an all-zero column.
+        norms : ndarray of shape (k, group_size)
+        """
+        norms = np.sqrt(sq)
         safe = np.where(norms > 0, norms, 1.0)
-        H /= safe[:, :, None]
-        H[norms == 0] = 0.0
-        return H, norms
+        HG /= safe[:, :, None]
+        HG[norms == 0] = 0.0
+        return HG, norms
 
     def price(self, grad, k=1, rng=None, exclude=None, X=None, n_sample=100,
               score=None, sample_weight=None, low_precision=False):

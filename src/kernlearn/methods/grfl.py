@@ -732,7 +732,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                 else resolve_gamma("scale", X, sample_weight=sample_weight))
         else:
             family = copy.deepcopy(family)
-        family.fit(X)
+        # (row partitions on a cluster fit the family from statistics reduced there)
+        family.fit(X) if not hasattr(X, "fit_family") else X.fit_family(family)
         wloss = weighted(loss, sample_weight)
         pen_p = copy.deepcopy(penalty)
         # the paper's losses are c times ours: its lambda is c times ours
@@ -756,7 +757,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         sub = pricing_subsample
         if sub == "auto":
             sub = AUTO_PRICING_ROWS if n > 2 * AUTO_PRICING_ROWS else None
-        path = GrFL(
+        path = getattr(X, "grfl_class", GrFL)(  # GrFL on row partitions: their own
             family, wloss, pen_p, pen_s, solver, n_candidates=n_candidates, eps=eps,
             fit_intercept=fit_intercept, pricing_subsample=sub, path_iter=path_iter,
             time_budget=time_budget, verbose=verbose, name=name,

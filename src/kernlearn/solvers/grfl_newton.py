@@ -45,7 +45,7 @@ from ..penalties import L1, GroupL1L2, L1Linf, L1Lq, PerTaskL1Lq
 from ._base import BaseSolver, History, SolverResult
 from ._dirty import DirtyProblem, DirtyState
 
-__all__ = ["GrFLNewton"]
+__all__ = ["GrFLNewton", "hessian_block"]
 
 # Armijo constant and line-search halvings (Tseng and Yun 2009).
 _SIGMA = 1e-4
@@ -176,6 +176,41 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
     return sweep
 
 
+def hessian_block(Phi, d, cols=None):
+    """``A' diag(d) A[:, cols]`` with ``A = [Phi 1]`` (the intercept column last).
+
+    Parameters
+    ----------
+    Phi : ndarray of shape (n_rows, p)
+        Active columns on some rows.
+    d : ndarray of shape (n_rows,)
+        Curvatures of those rows.
+    cols : ndarray of int, optional
+        Columns of ``A`` wanted, increasing, the intercept (``p``) last if
+        present (default: all).
+
+    Returns
+    -------
+    block : ndarray of shape (p + 1, p + 1) or (p + 1, len(cols))
+    """
+    p = Phi.shape[1]
+    out = np.empty((p + 1, p + 1 if cols is None else len(cols)))
+    if cols is None:
+        Pd = Phi * d[:, None]
+        out[:p, :p] = Pd.T @ Phi
+        out[:p, p] = out[p, :p] = Pd.sum(axis=0)
+        out[p, p] = d.sum()
+    else:
+        B = np.empty((Phi.shape[0], len(cols)))
+        inner = cols[cols < p]
+        B[:, : len(inner)] = Phi[:, inner]
+        B[:, len(inner):] = 1.0  # the intercept column, last in cols
+        B *= d[:, None]
+        out[:p] = Phi.T @ B
+        out[p] = B.sum(axis=0)
+    return out
+
+
 class _Hessians:
     """Generalised Hessians ``[Phi_t 1]' diag(d_t) [Phi_t 1]`` of every task,
     updated only where the curvature ``d`` changed (kept in the solver state)."""
@@ -194,24 +229,10 @@ class _Hessians:
 
         ``idx=None`` means all of the task's rows (no copy of ``Phi``).
         """
-        P, p = self.P, self.P.p
+        P = self.P
         rows = self.rows[t] if idx is None else self.rows[t][idx]
         Phi = P.Phi if (idx is None and P.shared_rows) else P.Phi[rows]
-        out = np.empty((p + 1, p + 1 if cols is None else len(cols)))
-        if cols is None:
-            Pd = Phi * d[:, None]
-            out[:p, :p] = Pd.T @ Phi
-            out[:p, p] = out[p, :p] = Pd.sum(axis=0)
-            out[p, p] = d.sum()
-        else:
-            B = np.empty((len(rows), len(cols)))
-            inner = cols[cols < p]
-            B[:, : len(inner)] = Phi[:, inner]
-            B[:, len(inner):] = 1.0  # the intercept column, last in cols
-            B *= d[:, None]
-            out[:p] = Phi.T @ B
-            out[p] = B.sum(axis=0)
-        return out
+        return hessian_block(Phi, d, cols)
 
     def start(self, D, state):
         """Hessians at curvature ``D``, reusing ``state``'s for the first columns."""
@@ -374,7 +395,9 @@ class GrFLNewton(BaseSolver):
                 break
             D = P.loss.hess_margin(M, P.Ys)
             if hess is None:
-                hess = _Hessians(P, self.curvature_rtol).start(D, state)
+                # a problem whose rows live elsewhere (a cluster) brings its own
+                make = getattr(P, "newton_hessians", None) or (lambda r: _Hessians(P, r))
+                hess = make(self.curvature_rtol).start(D, state)
             hess.update(D, 0.0 if exact_hessian else None)
             # forcing term: the model is solved more exactly as the KKT shrinks
             inner_tol = reg * max(0.1 * min(kkt, 1.0) * kkt, 0.01 * self.tol)

@@ -1,0 +1,532 @@
+r"""GrFL on a ``dask.array``: pricing and master on the row partitions.
+
+Everything GrFL (:mod:`kernlearn.methods.grfl`) reads from the rows is a sum
+over row blocks, so with ``X`` a ``dask.array`` every pass runs on the
+workers and only small sums reach the client:
+
+* **standardisation and the default width**: per-column moments and the
+  variance of all entries (``gamma="scale"``), reduced (``n_features``-sized);
+* **pricing**: the sampled candidates' raw correlations :math:`\Phi_v'G` and
+  squared norms on each partition
+  (:meth:`~kernlearn.families._infinite.InfiniteFamily.correlation_sums`),
+  reduced (``n_candidates``-sized); the estimate on a row subsample draws the
+  same rows as in memory and gathers only those (``pricing_subsample`` rows);
+* **master** (the proximal Newton solver
+  :class:`~kernlearn.solvers.grfl_newton.GrFLNewton`, unchanged): each
+  partition holds its rows of the active columns, its margins and its part
+  of the generalised Hessian (updated where the curvature changed, as in
+  memory); a Newton step reduces the gradients (``|active| x T``), the
+  Hessian blocks (``(|active|+1)^2`` per task), the maximal curvature and the
+  loss values of the line search.
+
+The client holds :math:`O(|active|^2 + d)` numbers besides the targets ``y``
+(which the user passes in memory) and the ``pricing_subsample`` rows, however
+large ``n``; the model is the in-memory one up to the rounding of the sums.
+
+The row-block primitives are those of any linear model on a block of
+columns over row partitions (:mod:`kernlearn._partitioned_linear`: margins,
+loss, gradient, Hessian, column moments, and :class:`Partitioned`, which maps
+them over the partitions and reduces their results on the cluster).  Without
+a ``distributed`` client the partitions are computed and kept in this
+process (same code, no cluster).
+"""
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._partitioned_linear import (
+    Partitioned,
+    RowBlock,
+    abs_max,
+    block_column_moments,
+    block_curvature,
+    block_gram_columns,
+    block_hessian,
+    block_hessian_extend,
+    block_hessian_refresh,
+    block_loss_gradients,
+    block_margins,
+    block_reserve,
+    block_smooth_terms,
+    hessian_of,
+    max_all,
+    sum_smooth_terms,
+)
+from ..partitioned import _current_client
+from ..preprocessing import Standardization, _from_mean_var, standardization_from_moments
+from ..solvers.grfl_newton import GrFLNewton
+from .grfl import GrFL, _GrFLProblem
+
+__all__ = ["DaskGrFL", "DaskGrFLRows", "dask_fit_inputs"]
+
+
+def _block_append(B, family, params, norms):
+    """The block with the candidate's columns (divided by ``norms``) appended."""
+    block = family.columns(params, B.X) / norms
+    p0, p = B.p, B.p + block.shape[1]
+    B.Phi[:, p0:p] = block  # beyond every earlier block's p: they are unchanged
+    return replace(B, p=p)
+
+
+def _block_correlations(B, G, family, params, low_precision):
+    return family.correlation_sums(params, B.X, G, None, low_precision)
+
+
+def _block_standardized(X, st):
+    return st.transform(X)
+
+
+def _block_with_targets(X, Y):
+    return RowBlock(X=X, Y=Y)
+
+
+def _as_block(X):
+    """A computed dask chunk as a float ndarray or a canonical CSR matrix."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=float if X.dtype.kind != "f" else X.dtype)
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        return X
+    X = np.asarray(X)
+    return X if X.dtype.kind == "f" else X.astype(np.float64)
+
+
+# ----------------------------------------------------------------- the inputs
+class DaskGrFLRows:
+    """A ``dask.array`` ``X`` as GrFL reads it: its row partitions on the cluster.
+
+    What the estimators' ``fit`` passes on in place of ``X``: it standardises
+    itself from moments reduced on the cluster (:meth:`standardize`), fits the
+    family's data-dependent width there (:meth:`fit_family`), and names the
+    GrFL run that keeps the master on the partitions (:attr:`grfl_class`).
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples, n_features)
+        Dense or scipy-sparse chunks (column chunks are merged).
+    client : distributed.Client, optional
+        Default: the current client, if any (else the partitions are computed
+        into this process).
+
+    Attributes
+    ----------
+    shape : tuple of int
+    sparse : bool
+        Whether the partitions are sparse.
+    """
+
+    def __init__(self, X, client=None):
+        import dask
+
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}.")
+        client = client if client is not None else _current_client()
+        if X.numblocks[1] != 1:
+            X = X.rechunk({1: -1})
+        if any(np.isnan(c) for c in X.chunks[0]):
+            X = X.compute_chunk_sizes()  # only the sizes reach the client
+        bounds = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+        delayed = [dask.delayed(_as_block)(d) for d in X.to_delayed().ravel().tolist()]
+        parts = (client.compute(delayed) if client is not None
+                 else list(dask.compute(*delayed)))
+        self.sparse = sp.issparse(getattr(X, "_meta", None))
+        self.rows = Partitioned(client, parts, bounds, X.shape[1])
+        self.shape = self.rows.shape
+
+    @classmethod
+    def _from_rows(cls, rows, sparse):
+        self = cls.__new__(cls)
+        self.rows, self.shape, self.sparse = rows, rows.shape, sparse
+        return self
+
+    def __getitem__(self, rows):
+        return self.rows.take(rows)
+
+    def _moments(self, mean=None):
+        n, d = self.shape
+        m = self.rows.map(block_column_moments, mean).reduce()
+        if m[-1] > 0:
+            raise ValueError(f"X contains NaN or infinity ({int(m[-1])} entries).")
+        return m[1 : d + 1], m[d + 1 : 2 * d + 1]
+
+    def standardize(self, sample_weight, standardize):
+        """The per-column standardisation, fitted on the cluster, and ``X`` mapped by it.
+
+        Parameters
+        ----------
+        sample_weight : None
+            Row weights are not supported on a cluster (``ValueError``).
+        standardize : bool
+            ``False``: the identity map (``X`` is still checked to be finite).
+
+        Returns
+        -------
+        st : kernlearn.preprocessing.Standardization
+            What :func:`~kernlearn.preprocessing.fit_standardization` gives
+            in memory (centred for dense partitions, scaled only for sparse).
+        Xt : DaskGrFLRows
+        """
+        if sample_weight is not None:
+            raise ValueError("sample_weight and class_weight are not supported with a "
+                             "dask.array X; fit without them (or in memory).")
+        n = self.shape[0]
+        s1, s2 = self._moments()  # (also the finiteness check)
+        if not standardize:
+            return Standardization(), self
+        if self.sparse:
+            st = standardization_from_moments(float(n), s1, s2, center=False)
+        else:
+            mean = s1 / n
+            # two passes, as in memory: accurate for columns with a large offset
+            var = self._moments(mean)[1] / n
+            st = _from_mean_var(mean, var, center=True)
+        out = self._from_rows(self.rows.map(_block_standardized, st), self.sparse)
+        self.rows = None  # the raw partitions are no longer needed on the workers
+        return st, out
+
+    def scale_gamma(self):
+        """scikit-learn's ``gamma="scale"``, :math:`1/(D\\,\\mathrm{Var}(X))`, on the cluster.
+
+        Returns
+        -------
+        gamma : float
+        """
+        n, d = self.shape
+        s1, s2 = self._moments()
+        mean = s1.sum() / (n * d)
+        if self.sparse:
+            var = s2.sum() / (n * d) - mean**2
+        else:
+            var = self._moments(np.full(d, mean))[1].sum() / (n * d)
+        if not np.isfinite(var):
+            raise ValueError("gamma='scale' cannot be computed: the spread of the data "
+                             "overflows; rescale the inputs (standardize=True does).")
+        return 1.0 / (d * (var if var > 0 else 1.0))
+
+    def fit_family(self, family):
+        """Fit ``family`` (in place) as on the whole ``X``, reading two rows here.
+
+        Parameters
+        ----------
+        family : RandomFourierFeatures
+            Its ``gamma="scale"`` is computed on the cluster.
+
+        Returns
+        -------
+        family : RandomFourierFeatures
+        """
+        from ..families import RandomFourierFeatures
+
+        if type(family) is not RandomFourierFeatures:
+            raise TypeError("GrFL on a dask.array X supports the RandomFourierFeatures "
+                            f"family only, got {type(family).__name__}; fit in memory.")
+        head = self.rows.take(np.arange(min(2, self.shape[0])))
+        data_width = (family.bandwidth is None and family.bandwidth_range is None
+                      and isinstance(family.gamma, str) and family.gamma == "scale")
+        if not data_width:
+            return family.fit(head)
+        # the validation and widths_ of fit(X), with the width reduced on the cluster
+        family.set_params(gamma=self.scale_gamma())
+        try:
+            family.fit(head)
+        finally:
+            family.set_params(gamma="scale")
+        return family
+
+    @property
+    def grfl_class(self):
+        """The GrFL run for these rows: :class:`DaskGrFL`."""
+        return DaskGrFL
+
+
+def dask_fit_inputs(est, X, y, multi_output=False, y_numeric=False):
+    """Check a GrFL estimator's ``fit`` arguments when ``X`` is a ``dask.array``.
+
+    Parameters
+    ----------
+    est : InfiniteFeatureClassifier or InfiniteFeatureRegressor
+    X : dask.array.Array of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        In memory (it is read here).
+    multi_output, y_numeric : bool
+        The regressor's ``validate_data`` options (a 2-D ``y`` is refused).
+
+    Returns
+    -------
+    X : DaskGrFLRows
+    y : ndarray of shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        For what the Dask path does not do: ``warm_start``, Platt
+        probabilities, a 2-D ``y``.
+    """
+    from ..estimators._base import validate_partitioned_fit
+
+    name = type(est).__name__
+    if est.warm_start:
+        raise ValueError(f"{name}: warm_start=True is not supported with a dask.array X.")
+    if getattr(est, "probability", False) and est.loss != "logistic":
+        raise ValueError(f"{name}: probability=True (Platt scaling by cross-validation) "
+                         "is not supported with a dask.array X; use loss='logistic'.")
+    y = np.asarray(y)
+    if multi_output and y.ndim == 2 and y.shape[1] > 1:
+        raise ValueError(f"{name}: a 2-D y (several outputs) is not supported with a "
+                         "dask.array X.")
+    rows = DaskGrFLRows(X)
+    rows, y = validate_partitioned_fit(est, rows, y, classification=not y_numeric)
+    return rows, y
+
+
+# ---------------------------------------------------------------- the master
+class _Targets:
+    """The targets' place in the master: their shape (they live in the row blocks)."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+class _LossOnRows:
+    """The loss as the Newton solver calls it, on partitioned margins."""
+
+    def __init__(self, loss, rows):
+        self.loss, self.rows = loss, rows
+        self.lipschitz = loss.lipschitz
+
+    def hess_margin(self, M, Y):
+        D = M.map(block_curvature, self.rows, self.loss)
+        D.abs_max = getattr(M, "curvature_max", None)
+        return D
+
+
+class _DaskHessians:
+    """Mirror of the Newton solver's Hessians, kept per partition on the cluster."""
+
+    def __init__(self, P, rtol):
+        self.P, self.rtol = P, rtol
+        self._at = (None, 0.0)  # the curvature the blocks hold, and its rtol
+
+    def start(self, D, state):
+        P = self.P
+        old = getattr(state, "hess", None)
+        if old is not None and "blocks" in old and old["T"] == P.T and old["p"] <= P.p:
+            # columns appended since: extended at the old curvature, then updated
+            self.blocks = P.Phi.map(block_hessian_extend, old["blocks"])
+            return self.update(D)
+        self.blocks = P.Phi.map(block_hessian, D)
+        self.H = self.blocks.map(hessian_of).reduce()
+        self._at = (D, 0.0)
+        return self
+
+    def update(self, D, rtol=None):
+        rtol = self.rtol if rtol is None else rtol
+        if self._at[0] is D and rtol >= self._at[1]:
+            return self  # nothing moves by more than rtol (a round trip saved)
+        self._at = (D, rtol)
+        scale = getattr(D, "abs_max", None)
+        if scale is None:
+            scale = D.map(abs_max).reduce(max_all)
+        scale = max(scale, 1e-300)
+        self.blocks = self.P.Phi.map(block_hessian_refresh, self.blocks, D, rtol * scale)
+        self.H = self.blocks.map(hessian_of).reduce()
+        return self
+
+    def state(self):
+        P = self.P
+        return dict(blocks=self.blocks, p=P.p, T=P.T, H=self.H)
+
+
+@dataclass(eq=False)
+class _DaskProblem(_GrFLProblem):
+    """The restricted master with its rows on the cluster (``Phi``: the row blocks)."""
+
+    colsum: object = None
+    # rows whose loss gradients come along with every pass at new margins
+    # (GrFL's pricing subsample: the next pricing then needs no extra pass)
+    sub: object = None
+    sub_local: object = None
+
+    def __post_init__(self, gram):
+        rows = self.Phi
+        self.n, self.p = rows.shape[0], len(self.colsum)
+        self.indptr = (np.arange(self.p + 1) if self.indptr is None
+                       else np.asarray(self.indptr))
+        self.shared_rows, self.T = True, self.Y.shape[1]
+        self.Ys, self.n_t = self.Y, np.full(self.T, self.n)
+        self.has_shared = self.penalty_s is not None
+        self._grams = {0: (np.asarray(gram, dtype=float), self.colsum)}
+        self._loss, self.loss = self.loss, _LossOnRows(self.loss, rows)
+
+    def margins(self, W, ws, b):
+        return self.Phi.map(block_margins, W + ws[:, None], b, width=self.T)
+
+    def _at(self, margins):
+        """Loss, gradients and largest curvature at ``margins``, in one pass (kept)."""
+        # (margins outlive their master: columns appended with zero weight
+        # keep them, with gradients of a new length)
+        smooth = getattr(margins, "smooth", None)
+        if smooth is None or smooth[1].shape[0] != self.p:
+            smooth = margins.smooth = margins.map(
+                block_smooth_terms, self.Phi, self._loss, self.sub_local
+            ).reduce(sum_smooth_terms)
+            margins.curvature_max = smooth[3]
+        return smooth
+
+    def loss_value(self, margins):
+        # (with the gradients: a line-search step is usually accepted, and its
+        # gradients are the next Newton iteration's)
+        return float(self._at(margins)[0])
+
+    def loss_gradients(self, margins):
+        G = margins.map(block_loss_gradients, self.Phi, self._loss)
+        smooth = getattr(margins, "smooth", None)
+        if self.sub is not None and smooth is not None and len(smooth) > 4:
+            G.known_rows = (self.sub, smooth[4])
+        return G
+
+    def gradients(self, margins):
+        gW, gb = self._at(margins)[1:3]
+        return gW, gW.sum(axis=1), gb if self.fit_intercept else np.zeros(self.T)
+
+    def newton_hessians(self, rtol):
+        """The Hessians of :class:`~kernlearn.solvers.grfl_newton.GrFLNewton`, per partition."""
+        return _DaskHessians(self, rtol)
+
+
+class _FamilyOnRows:
+    """The family as GrFL's pricing calls it: correlations reduced over the partitions."""
+
+    def __init__(self, family, rows):
+        self.family, self.rows = family, rows
+        self.group_size = family.group_size
+        self.float32_columns = family.float32_columns
+        self.sample = family.sample
+
+    def correlations(self, params, X, G, sample_weight=None, low_precision=False):
+        if not isinstance(G, Partitioned):  # the row subsample, gathered here
+            return self.family.correlations(params, X, G, sample_weight, low_precision)
+        HG, sq = self.rows.map(_block_correlations, G, self.family, params,
+                               low_precision).reduce()
+        return self.family.normalize_correlations(HG, sq)
+
+    def price(self, *args, **kwargs):
+        from ..families._infinite import InfiniteFamily
+
+        return InfiniteFamily.price(self, *args, **kwargs)
+
+
+class DaskGrFL(GrFL):
+    """:class:`~kernlearn.methods.grfl.GrFL` with its rows on a Dask cluster.
+
+    The same algorithm and solver calls; the active columns, margins and
+    Hessian parts stay in the row partitions (:class:`RowBlock`), and the
+    client keeps the Gram matrix, the column sums and the master's point.
+    Takes a :class:`DaskGrFLRows` for ``X`` and the Newton master only.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As :class:`~kernlearn.methods.grfl.GrFL`.
+    """
+
+    def start(self, X, Y, task_rows, rng, sample_weight=None):
+        """Initialise the run (see :meth:`GrFL.start`); the targets go to the partitions.
+
+        Parameters
+        ----------
+        X : DaskGrFLRows
+        Y : ndarray of shape (n_samples, T)
+        task_rows : None
+        rng : numpy.random.RandomState or Generator
+        sample_weight : None
+
+        Returns
+        -------
+        self : DaskGrFL
+        """
+        if task_rows is not None:
+            raise ValueError("task_index is not supported with a dask.array X.")
+        if sample_weight is not None:
+            raise ValueError("sample_weight and class_weight are not supported with a "
+                             "dask.array X.")
+        if not isinstance(self.solver, GrFLNewton):
+            raise ValueError("GrFL on a dask.array X runs the Newton master only; got "
+                             f"{type(self.solver).__name__} (use solver='newton' or "
+                             "'auto' with a built-in penalty).")
+        super().start(X, Y, task_rows, rng, sample_weight)
+        rows = X.rows
+        Yp = [Y[a:b] for a, b in zip(rows.bounds[:-1], rows.bounds[1:])]
+        blocks = rows.map(_block_with_targets, Partitioned(None, Yp, rows.bounds, self.T))
+        self._rows = blocks
+        self._sub_local = None if self._sub is None else rows.split_rows(self._sub)
+        self._colsum = np.zeros(0)
+        self._family_view = _FamilyOnRows(self.family, blocks)
+        return self
+
+    def _reserve(self, n_features):
+        cap = self.gs * n_features
+        if self.Phi.shape[1] >= cap:
+            return
+        self._rows = self._rows.map(block_reserve, cap)
+        self._family_view.rows = self._rows
+        gram, colsum = np.empty((cap, cap)), np.zeros(cap)
+        gram[: self.p, : self.p] = self.gram[: self.p, : self.p]
+        colsum[: self.p] = self._colsum[: self.p]
+        self.gram, self._colsum = gram, colsum
+        self.Phi = np.empty((0, cap))  # (the capacity; the columns are on the cluster)
+
+    def problem(self):
+        """The restricted master on the partitions' active columns.
+
+        Returns
+        -------
+        problem : DirtyProblem
+        """
+        p = self.p
+        return _DaskProblem(
+            self._rows, _Targets((self.n, self.T)), self.loss, self.penalty_p,
+            self.penalty_s, indptr=np.arange(0, p + 1, self.gs), task_rows=None,
+            fit_intercept=self.fit_intercept, gram=self.gram[:p, :p],
+            colsum=self._colsum[:p].copy(), sub=self._sub, sub_local=self._sub_local)
+
+    def _best_candidate(self):
+        # pricing through the family's view on the partitions (its
+        # correlations are reduced there); the fitted family stays the result's
+        family, self.family = self.family, self._family_view
+        try:
+            return super()._best_candidate()
+        finally:
+            self.family = family
+
+    def master(self, cand):
+        """Append the candidate's unit-norm columns on the partitions and re-solve.
+
+        Parameters
+        ----------
+        cand : Candidates
+            The feature to add (its first row), with its exact column norms.
+
+        Returns
+        -------
+        objective : float
+        extras : dict
+        """
+        p0, p = self.p, self.p + self.gs
+        norms = np.asarray(cand.extra["norms"][0], dtype=float)
+        norms = np.where(norms > 0, norms, 1.0)
+        self._rows = self._rows.map(_block_append, self.family, cand.params[:1], norms)
+        self._family_view.rows = self._rows
+        cross, csum = self._rows.map(block_gram_columns, p0).reduce()
+        self.gram[:p, p0:p] = cross
+        self.gram[p0:p, :p0] = self.gram[:p0, p0:p].T
+        self._colsum[p0:p] = csum
+        self.params.append(cand.params[0])
+        self.scales.append(1.0 / norms)
+        self.p = p
+        res = self._solve(exact=False)
+        return self.objective, {"kkt": float(res.state["kkt"]),
+                                "master_iter": int(res.n_iter)}
