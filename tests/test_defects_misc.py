@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from kernlearn import FGMRegressor, LowRankKernelClassifier, MultitaskMKLRegressor
+from kernlearn import (FGMRegressor, LowRankKernelClassifier, MultitaskMKLRegressor,
+                       PNormMKLClassifier)
 
 
 def _duplicated(X):
@@ -71,3 +72,15 @@ def test_fgm_refit_uses_its_own_C():
     np.testing.assert_array_equal(same.selected_features_, paper.selected_features_)
     np.testing.assert_allclose(same.coef_, explicit.coef_)
     assert not np.allclose(same.coef_, paper.coef_, rtol=1e-3)
+
+
+
+@pytest.mark.parametrize("Est", [PNormMKLClassifier, MultitaskMKLRegressor])
+def test_negative_kernel_column_index_is_refused(Est):
+    # issue 23 item 12: ("linear", {}, [-1]) took the last column without a word
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 4))
+    y = (X[:, 0] > 0).astype(int)
+    kw = {"task_index": np.arange(30) % 2} if Est is MultitaskMKLRegressor else {}
+    with pytest.raises(ValueError, match=r"kernels\[1\]: column index -1 is negative"):
+        Est(kernels=[("rbf", {}, [0, 1]), ("linear", {}, [2, -1])]).fit(X, y, **kw)

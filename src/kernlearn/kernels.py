@@ -478,6 +478,7 @@ def take_columns(X, cols, index=0):
     ----------
     X : ndarray or sparse matrix of shape (n, n_features)
     cols : slice, int array, boolean mask or None
+        Non-negative column indices (or a slice, or a mask).
     index : int, default=0
         Position of the kernel in its list (for error messages).
 
@@ -506,7 +507,14 @@ def _take_columns(X, cols, index):
         raise ValueError(
             f"kernels[{index}]: columns must be a non-empty 1-D index array."
         )
-    if cols.min() < -n_features or cols.max() >= n_features:
+    # a negative id is a typo more often than a count from the end (issue 23
+    # item 12); FGM's pools refuse it too
+    if cols.min() < 0:
+        raise ValueError(
+            f"kernels[{index}]: column index {int(cols.min())} is negative (negative "
+            "indices are not read from the end)."
+        )
+    if cols.max() >= n_features:
         raise ValueError(
             f"kernels[{index}]: column index out of range for {n_features} features."
         )
