@@ -432,3 +432,23 @@ def test_unsealed_format_2_files_are_still_read(tmp_path):
     rc._write_npz(tmp_path / "v3.npz", meta, arrays, seal=False)
     with pytest.raises(ValueError, match="seal is missing"):
         load_model(tmp_path / "v3.npz")
+
+
+def test_model_file_gets_the_mode_a_plain_open_gives(tmp_path):
+    # saved through a temporary file: not mkstemp's private 0600, so a model
+    # can be shared like any file the user writes; nothing else is left behind
+    import os
+
+    from kernlearn import FGMClassifier
+    from kernlearn.io import save_model
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 4))
+    est = FGMClassifier(B=1).fit(X, np.sign(X[:, 0]))
+    umask = os.umask(0o022)
+    try:
+        save_model(est, tmp_path / "m.npz")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "m.npz").stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]

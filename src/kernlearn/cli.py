@@ -358,33 +358,15 @@ def _emit(path, text, summary):
 
 
 def _atomic_write(path, write, what="output"):
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it.
+    """:func:`kernlearn.io.write_atomically`, a failure as one line (exit 7)."""
+    from .io import write_atomically
 
-    A full disk or an interrupt leaves the old file (or none), never a
-    truncated one, and no temporary file behind.
-    """
-    import tempfile
-
-    path = Path(path)
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or Path(".")
-        )
-        os.close(fd)
-        write(tmp)
-        # mkstemp makes the file private (0600); give it the mode a plain open would
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
+        write_atomically(path, write)
     except OSError as exc:
         raise CLIError(
             f"cannot write {what} {path}: {exc.strerror or exc}", 7
         ) from None
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _write_text(path, text, what="output"):
@@ -756,7 +738,10 @@ def _cmd_report(args):
         raise CLIError(
             f"the report needs matplotlib: pip install kernlearn[plot] ({exc})", 3
         ) from None
-    _atomic_write(out, lambda tmp: write_report(est, meta, tmp, data=data), "report")
+    try:
+        write_report(est, meta, out, data=data)  # written atomically
+    except OSError as exc:
+        raise CLIError(f"cannot write report {out}: {exc.strerror or exc}", 7) from None
     print(f"report written to {out}")
     return 0
 
@@ -806,7 +791,12 @@ def _cmd_demo(args):
         raise CLIError(
             f"cannot create folder {args.out}: {exc.strerror or exc}", 7
         ) from None
-    return run_demo(args.out, quick=args.quick, verbose=_progress_level(args))
+    try:
+        return run_demo(args.out, quick=args.quick, verbose=_progress_level(args))
+    except OSError as exc:  # the plots are written atomically: none is left half-done
+        raise CLIError(
+            f"cannot write the demo's plots in {args.out}: {exc.strerror or exc}", 7
+        ) from None
 
 
 def build_parser():
