@@ -84,3 +84,32 @@ def test_negative_kernel_column_index_is_refused(Est):
     kw = {"task_index": np.arange(30) % 2} if Est is MultitaskMKLRegressor else {}
     with pytest.raises(ValueError, match=r"kernels\[1\]: column index -1 is negative"):
         Est(kernels=[("rbf", {}, [0, 1]), ("linear", {}, [2, -1])]).fit(X, y, **kw)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_columns_near_1e_300_keep_their_spread(sparse):
+    # the squares of values near 1e-300 underflow: such columns (and targets)
+    # passed for constant and every estimator silently dropped them
+    from kernlearn.preprocessing import fit_standardization, fit_target_standardization
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 3))
+    X[:, 2] = 3.0  # a constant column stays constant at any scale
+    ref = fit_standardization(sp.csr_matrix(X) if sparse else X)
+    for s in (1e-300, 1e-200, 1e-160):
+        tiny = fit_standardization(sp.csr_matrix(X * s) if sparse else X * s)
+        np.testing.assert_allclose(tiny.scale[:2] / s, ref.scale[:2], rtol=1e-12)
+        assert tiny.scale[2] == 1.0
+        np.testing.assert_allclose(fit_target_standardization(X[:, 0] * s).scale / s,
+                                   fit_target_standardization(X[:, 0]).scale, rtol=1e-12)
+
+
+def test_an_estimator_on_tiny_inputs_and_targets_gives_the_same_model():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 4))
+    y = X[:, 0] - X[:, 2]
+    ref = FGMRegressor(B=2).fit(X, y).predict(X)
+    np.testing.assert_allclose(FGMRegressor(B=2).fit(X * 1e-300, y).predict(X * 1e-300),
+                               ref, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(FGMRegressor(B=2).fit(X, y * 1e-300).predict(X) / 1e-300,
+                               ref, rtol=1e-8, atol=1e-10)
