@@ -113,3 +113,20 @@ def test_an_estimator_on_tiny_inputs_and_targets_gives_the_same_model():
                                ref, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(FGMRegressor(B=2).fit(X, y * 1e-300).predict(X) / 1e-300,
                                ref, rtol=1e-8, atol=1e-10)
+
+
+def test_multitask_refuses_overflowing_inputs_and_targets_and_reads_tiny_ones():
+    # X * 1e300 gave a wrong model and y * 1e300 all-zero predictions, each
+    # with numpy overflow warnings only; X * 1e-300 a wrong model silently
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3))
+    y = X[:, 0] - X[:, 2]
+    t = np.arange(60) % 2
+    with pytest.raises(ValueError, match="X column.*too large to standardise"):
+        MultitaskMKLRegressor(kernels=["linear", "rbf"]).fit(X * 1e300, y, task_index=t)
+    with pytest.raises(ValueError, match="y is too large to standardise"):
+        MultitaskMKLRegressor(kernels=["linear"]).fit(X, y * 1e300, task_index=t)
+    ref = MultitaskMKLRegressor(kernels=["linear", "rbf"]).fit(X, y, task_index=t)
+    tiny = MultitaskMKLRegressor(kernels=["linear", "rbf"]).fit(X * 1e-300, y, task_index=t)
+    np.testing.assert_allclose(tiny.predict(X * 1e-300, task_index=t),
+                               ref.predict(X, task_index=t), rtol=1e-6, atol=1e-8)
