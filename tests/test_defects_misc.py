@@ -130,3 +130,20 @@ def test_multitask_refuses_overflowing_inputs_and_targets_and_reads_tiny_ones():
     tiny = MultitaskMKLRegressor(kernels=["linear", "rbf"]).fit(X * 1e-300, y, task_index=t)
     np.testing.assert_allclose(tiny.predict(X * 1e-300, task_index=t),
                                ref.predict(X, task_index=t), rtol=1e-6, atol=1e-8)
+
+
+def test_grfl_max_features_far_above_the_path_is_not_a_memory_error():
+    # issue 23 item 11: max_features=10**9 preallocated an n x 10**9 buffer
+    # (MemoryError naming no parameter); it is an iteration cap, so the path
+    # stops when no candidate violates, with the model of a small budget
+    from kernlearn import InfiniteFeatureClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 4))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    kw = {"n_candidates": 5, "random_state": 0}
+    big = InfiniteFeatureClassifier(max_features=10**9, **kw).fit(X, y)
+    assert big.stop_reason_ == "no_violation"
+    ref = InfiniteFeatureClassifier(max_features=1000, **kw).fit(X, y)
+    assert ref.stop_reason_ == "no_violation"
+    np.testing.assert_array_equal(big.decision_function(X), ref.decision_function(X))
