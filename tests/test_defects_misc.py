@@ -147,3 +147,19 @@ def test_grfl_max_features_far_above_the_path_is_not_a_memory_error():
     ref = InfiniteFeatureClassifier(max_features=1000, **kw).fit(X, y)
     assert ref.stop_reason_ == "no_violation"
     np.testing.assert_array_equal(big.decision_function(X), ref.decision_function(X))
+
+
+@pytest.mark.parametrize("weight", [-1.0, float("nan"), float("inf"), "2"])
+def test_class_weight_must_be_non_negative_and_finite(weight):
+    # {1: -1} was fitted: a chance-level model with a solver warning only
+    from kernlearn import FGMClassifier, InfiniteFeatureClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    for est in (FGMClassifier(class_weight={1: weight}),
+                InfiniteFeatureClassifier(class_weight={1: weight}, max_features=2),
+                PNormMKLClassifier(class_weight={1: weight}),
+                LowRankKernelClassifier(class_weight={1: weight})):
+        with pytest.raises(ValueError, match="class 1 has"):
+            est.fit(X, y)

@@ -799,6 +799,16 @@ def _cmd_demo(args):
         ) from None
 
 
+def _separator(text):
+    """``--sep``: one character; ``tab`` and a typed ``\\t`` mean the tab."""
+    sep = {"tab": "\t", "\\t": "\t"}.get(text, text)
+    if len(sep) != 1:
+        raise argparse.ArgumentTypeError(
+            f"--sep must be one character (or 'tab'), got {text!r}"
+        )
+    return sep
+
+
 def build_parser():
     """The argument parser of the ``kernlearn`` command.
 
@@ -852,7 +862,9 @@ def build_parser():
             help="the CSV file has no header line (columns by position)",
         )
         p.add_argument(
-            "--sep", help="CSV separator (default: sniffed among , ; tab |)"
+            "--sep",
+            type=_separator,
+            help="CSV separator, one character or 'tab' (default: sniffed among , ; tab |)",
         )
         if p.prog.split()[-1] != "fit":
             p.add_argument(
