@@ -452,3 +452,30 @@ def test_model_file_gets_the_mode_a_plain_open_gives(tmp_path):
         os.umask(umask)
     assert (tmp_path / "m.npz").stat().st_mode & 0o777 == 0o644
     assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
+
+
+def test_atomic_writes_go_into_pipes_and_through_links(tmp_path):
+    # a rename replaced whatever the path named: `-o /dev/stdout`, a FIFO, or
+    # (for root) /dev/null itself became a regular file; a symbolic link was
+    # replaced by a file instead of updating the file it names
+    import os
+    import threading
+    from pathlib import Path
+
+    from kernlearn.io import write_atomically
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()), daemon=True)
+    reader.start()
+    write_atomically(fifo, lambda p: Path(p).write_text("through the pipe\n"))
+    reader.join(timeout=30)
+    assert got == ["through the pipe\n"]
+    assert fifo.is_fifo()
+    target, link = tmp_path / "target.txt", tmp_path / "link.txt"
+    target.write_text("old\n")
+    link.symlink_to(target)
+    write_atomically(link, lambda p: Path(p).write_text("new\n"))
+    assert link.is_symlink() and target.read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.txt", "pipe", "target.txt"]

@@ -331,6 +331,10 @@ def _check_output(path, what="output", inputs=()):
     p = Path(path)
     if p.is_dir():
         raise CLIError(f"{what} path {p} is a directory", 7)
+    if p.exists() and not p.is_file():  # a device or a pipe: written directly
+        if not os.access(p, os.W_OK):
+            raise CLIError(f"cannot write {what} {p}: permission denied", 7)
+        return
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise CLIError(f"cannot write {what} {p}: folder {parent} does not exist", 7)
@@ -646,9 +650,12 @@ def _cmd_predict(args):
     X, y, tasks = _model_data(args, meta, est)
     if args.proba:
         if not hasattr(est, "predict_proba"):
+            params = est.get_params()
+            hint = "; refit with -p probability=true" if "probability" in params else ""
+            if params.get("loss") == "squared_hinge":
+                hint += " or -p loss=logistic"
             raise CLIError(
-                f"{type(est).__name__} with these parameters has no "
-                "predict_proba (FGM: loss=logistic)",
+                f"{type(est).__name__} with these parameters has no predict_proba{hint}",
                 2,
             )
         pred = est.predict_proba(X, **_task_kw(tasks))

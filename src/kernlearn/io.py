@@ -278,7 +278,9 @@ def write_atomically(path, write):
         Destination file.
     write : callable
         ``write(tmp)`` writes the whole content to the path ``tmp`` (a
-        ``.tmp`` file beside ``path``).
+        ``.tmp`` file beside ``path``).  A symbolic link is followed (the
+        file it names is replaced, the link stays); a device or a pipe such
+        as ``/dev/stdout`` is written directly.
 
     Returns
     -------
@@ -291,6 +293,14 @@ def write_atomically(path, write):
         temporary file is removed first).
     """
     path = Path(path)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # a device or a pipe (/dev/null, /dev/stdout, a FIFO): written into,
+        # never replaced by a regular file (as root, a rename would replace
+        # /dev/null itself)
+        write(str(path))
+        return str(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))  # write the file the link names
     fd, tmp = tempfile.mkstemp(
         prefix=f".{path.name}.",
         suffix=".tmp",
