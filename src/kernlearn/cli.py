@@ -497,6 +497,13 @@ def _match_class_weight(est, y, source):
                 f"{source} (labels: {', '.join(map(str, classes[:10]))})",
                 2,
             )
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) \
+                or not np.isfinite(weight) or weight < 0:
+            raise CLIError(
+                f"class_weight for class {key!r} must be a non-negative number, "
+                f"got {weight!r}",
+                2,
+            )
         out[match[0].item() if hasattr(match[0], "item") else match[0]] = weight
     est.set_params(class_weight=out)
 
