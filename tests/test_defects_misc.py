@@ -163,3 +163,24 @@ def test_class_weight_must_be_non_negative_and_finite(weight):
                 LowRankKernelClassifier(class_weight={1: weight})):
         with pytest.raises(ValueError, match="class 1 has"):
             est.fit(X, y)
+
+
+@pytest.mark.parametrize("s", [1e300, 1e-300])
+def test_multitask_precomputed_grams_on_any_scale_give_the_same_model(s):
+    # issue 23 item 12: Grams scaled by 1e300 gave chance level
+    from kernlearn import MultitaskMKLClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    t = np.arange(60) % 2
+    grams = [X @ X.T, np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 3)]
+    scaled = [s * K for K in grams]
+
+    def scores(G):
+        est = MultitaskMKLClassifier(kernels="precomputed").fit(G, y, task_index=t)
+        return est.decision_function(G, task_index=t)
+
+    ref = scores(grams)
+    assert np.mean((ref > 0) == y) > 0.9
+    np.testing.assert_allclose(scores(scaled), ref, atol=1e-10)
