@@ -184,3 +184,16 @@ def test_multitask_precomputed_grams_on_any_scale_give_the_same_model(s):
     ref = scores(grams)
     assert np.mean((ref > 0) == y) > 0.9
     np.testing.assert_allclose(scores(scaled), ref, atol=1e-10)
+
+
+@pytest.mark.parametrize("sw, match", [(np.ones(3), "inconsistent|shape"),
+                                       (-np.ones(40), "(?i)negative")])
+def test_multitask_cv_checks_sample_weight_before_the_folds(sw, match):
+    # a weight vector of the wrong length was an IndexError from the folds
+    from kernlearn import MultitaskMKLRegressorCV
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    with pytest.raises(ValueError, match=match):
+        MultitaskMKLRegressorCV().fit(X, X[:, 0], task_index=np.arange(40) % 2,
+                                      sample_weight=sw)

@@ -17,7 +17,7 @@ from scipy.stats import rankdata
 
 from ..methods.mtmkl.selection import loo_residuals
 from ..solvers._base import single_blas_thread
-from ._base import split_tasks
+from ._base import fit_sample_weight, split_tasks
 from .mtmkl import MultitaskMKLRegressor, _fit_doc
 
 __all__ = ["MultitaskMKLRegressorCV"]
@@ -155,7 +155,8 @@ n_features_in_
         pos = np.zeros(n, dtype=np.int64)  # task positions: the folds' strata
         if task_index is not None:
             pos = np.searchsorted(split_tasks(task_index, n)[0], np.asarray(task_index))
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        # checked before the folds index it (a wrong length was an IndexError)
+        sw = fit_sample_weight(sample_weight, n)
         if isinstance(self.cv, str):  # "loo" (the constraints allow no other)
             scores = np.array([[self._loo_score(X, yv, task_index, sw, C)] for C in Cs])
         else:
