@@ -197,3 +197,17 @@ def test_multitask_cv_checks_sample_weight_before_the_folds(sw, match):
     with pytest.raises(ValueError, match=match):
         MultitaskMKLRegressorCV().fit(X, X[:, 0], task_index=np.arange(40) % 2,
                                       sample_weight=sw)
+
+
+def test_out_of_core_standardisation_refuses_columns_it_cannot_measure():
+    # block moments of values near 1e-300 underflow: the out-of-core fit took
+    # such columns for constant (in memory their spread is recomputed)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 20))
+    y = X[:, 2] - X[:, 7]
+    with pytest.raises(ValueError, match=r"X column\(s\) \[0, 1, 2, 3, 4\] have values "
+                                         "too small to standardise block by block"):
+        FGMRegressor(B=2, memory_budget="2KB").fit(X * 1e-300, y)
+    a = FGMRegressor(B=2, memory_budget="2KB").fit(X, y).predict(X)
+    np.testing.assert_allclose(FGMRegressor(B=2).fit(X, y).predict(X), a, rtol=1e-6,
+                               atol=1e-8)

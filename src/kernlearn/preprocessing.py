@@ -143,7 +143,7 @@ def scale_columns(X, factors):
     return Xs
 
 
-def standardization_from_moments(sum_w, sum_wx, sum_wx2, center):
+def standardization_from_moments(sum_w, sum_wx, sum_wx2, center, absmax=None):
     """A :class:`Standardization` from weighted column moments.
 
     Lets out-of-core and distributed code, which accumulates the moments in
@@ -158,6 +158,11 @@ def standardization_from_moments(sum_w, sum_wx, sum_wx2, center):
         Weighted column sums of ``x`` and ``x**2``.
     center : bool
         Remove the means.
+    absmax : ndarray of shape (n_features,), optional
+        Largest ``|x|`` of each column.  With it, a column whose values are
+        all below ~1e-154 is refused: its squares underflow, so its moments
+        cannot tell it from a constant one (in memory,
+        :func:`fit_standardization` recomputes such a spread instead).
 
     Returns
     -------
@@ -165,6 +170,13 @@ def standardization_from_moments(sum_w, sum_wx, sum_wx2, center):
     """
     if not sum_w > 0:
         raise ValueError("standardisation needs a positive total sample weight.")
+    if absmax is not None:
+        tiny = np.flatnonzero((np.asarray(absmax) > 0)
+                              & (np.asarray(absmax) < np.sqrt(np.finfo(np.float64).tiny)))
+        if tiny.size:
+            raise ValueError(f"X column(s) {tiny[:5].tolist()} have values too small to "
+                             "standardise block by block in float64 (every |x| < 1e-154: "
+                             "their squares underflow); rescale them.")
     mean = np.asarray(sum_wx, dtype=np.float64) / sum_w
     var = np.asarray(sum_wx2, dtype=np.float64) / sum_w - mean**2
     return _from_mean_var(mean, var, center)
