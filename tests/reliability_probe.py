@@ -31,6 +31,7 @@ def write_probe_files(w, X, y, names):
         (w / name).write_text(head + "\n" + "\n".join(
             ",".join(repr(float(v)) for v in r) + f",t{k},{float(t)!r}"
             for r, k, t in zip(Xv, tasks, yv)) + "\n")
+    np.savez(w / "wide.npz", X=np.hstack([X, X[:, :4]]), y=y)
     argv = ["fit", str(w / "tiny.csv"), "-e", "fgm", "-p", "B=2", "-m",
             str(w / "tinycsv.npz"), "-q"]
     if main(argv) != 0:
@@ -59,6 +60,9 @@ def probe_cases(add, W):
         add("fit", f"multitask regressor on {name}",
             ["fit", f"{W}/{name}", "--task-column", "task", "-e", "mtmkl-regressor",
              "-q", "-m", f"{W}/o.npz"], 6, msg)
+    add("mismatch", ".npz (X and y) of another width",
+        ["predict", f"{W}/wide.npz", "-m", f"{W}/csv.npz"], 5,
+        "X has 12 columns; the model expects 8 features")
     add("same", "a table on a scale near 1e-300 (fit and predict)",
         ["predict", f"{W}/tiny.csv", "-m", f"{W}/tinycsv.npz"], 0, "",
         ["predict", f"{W}/train.csv", "-m", f"{W}/csv.npz"])

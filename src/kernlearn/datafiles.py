@@ -408,8 +408,14 @@ def _read_numpy(path, label, n_features, suffix):
             pos = _label_position(label, None, width, path)
             keep = [j for j in range(width) if j != pos]
             X, y = X[:, keep], X[:, pos]
-    elif y.shape != (X.shape[0],):
-        raise ValueError(f"{path}: y has shape {y.shape}, expected ({X.shape[0]},).")
+    else:
+        if y.shape != (X.shape[0],):
+            raise ValueError(f"{path}: y has shape {y.shape}, expected ({X.shape[0]},).")
+        if n_features is not None and X.shape[1] != n_features:
+            # (an .npz with y skipped this check: an internal error followed)
+            raise FeatureCountError(
+                f"{path}: X has {X.shape[1]} columns; the model expects {n_features} "
+                "features.")
     return np.asarray(X, dtype=np.float64), y
 
 
