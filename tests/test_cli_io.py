@@ -403,3 +403,16 @@ def test_failed_writes_leave_no_partial_file_and_no_tmp(w, tmp_path):
     assert lines["plot"] == lines["write_report"] == "OSError File too large"
     left = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
     assert left == ["demo"], left  # the folder the demo was asked for, empty
+
+
+def test_fit_stopped_by_its_iteration_cap_says_so(w, capsys):
+    # issue 23 item 7: FGM stopped by max_iter reported success in silence
+    code, out, err = _run(["fit", w / "train.svm", "-e", "fgm", "-q", "-p", "B=1", "-p",
+                           "max_iter=1", "-p", "tol=1e-12", "-m", w / "capped.npz"], capsys)
+    assert code == 0 and out.startswith("fitted fgm")
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "kernlearn: warning: FGM stopped after 1 outer iterations (max_iter)"), err
+    code, out, err = _run(["fit", w / "train.svm", "-e", "fgm", "-q", "-p", "B=2", "-m",
+                           w / "free.npz"], capsys)
+    assert code == 0 and err == ""
