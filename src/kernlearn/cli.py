@@ -331,15 +331,13 @@ def _check_output(path, what="output", inputs=()):
     p = Path(path)
     if p.is_dir():
         raise CLIError(f"{what} path {p} is a directory", 7)
-    if p.exists() and not p.is_file():  # a device or a pipe: written directly
-        if not os.access(p, os.W_OK):
-            raise CLIError(f"cannot write {what} {p}: permission denied", 7)
-        return
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise CLIError(f"cannot write {what} {p}: folder {parent} does not exist", 7)
     if p.exists() and not os.access(p, os.W_OK):
         raise CLIError(f"cannot write {what} {p}: permission denied", 7)
+    if p.exists() and not p.is_file():  # a device or a pipe: written directly
+        return
     # Really create a file there: permission bits say nothing for root, and
     # some file systems refuse writes regardless of them.
     import tempfile
@@ -368,9 +366,7 @@ def _atomic_write(path, write, what="output"):
     try:
         write_atomically(path, write)
     except OSError as exc:
-        raise CLIError(
-            f"cannot write {what} {path}: {exc.strerror or exc}", 7
-        ) from None
+        raise CLIError(f"cannot write {what} {path}: {exc.strerror or exc}", 7) from None
 
 
 def _write_text(path, text, what="output"):
@@ -497,13 +493,10 @@ def _match_class_weight(est, y, source):
                 f"{source} (labels: {', '.join(map(str, classes[:10]))})",
                 2,
             )
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) \
-                or not np.isfinite(weight) or weight < 0:
-            raise CLIError(
-                f"class_weight for class {key!r} must be a non-negative number, "
-                f"got {weight!r}",
-                2,
-            )
+        if not (isinstance(weight, (int, float)) and not isinstance(weight, bool)
+                and np.isfinite(weight) and weight >= 0):
+            raise CLIError(f"class_weight for class {key!r} must be a non-negative "
+                           f"number, got {weight!r}", 2)
         out[match[0].item() if hasattr(match[0], "item") else match[0]] = weight
     est.set_params(class_weight=out)
 
@@ -808,18 +801,15 @@ def _cmd_demo(args):
     try:
         return run_demo(args.out, quick=args.quick, verbose=_progress_level(args))
     except OSError as exc:  # the plots are written atomically: none is left half-done
-        raise CLIError(
-            f"cannot write the demo's plots in {args.out}: {exc.strerror or exc}", 7
-        ) from None
+        msg = f"cannot write the demo's plots in {args.out}: {exc.strerror or exc}"
+        raise CLIError(msg, 7) from None
 
 
 def _separator(text):
     """``--sep``: one character; ``tab`` and a typed ``\\t`` mean the tab."""
     sep = {"tab": "\t", "\\t": "\t"}.get(text, text)
     if len(sep) != 1:
-        raise argparse.ArgumentTypeError(
-            f"--sep must be one character (or 'tab'), got {text!r}"
-        )
+        raise argparse.ArgumentTypeError(f"--sep must be one character (or 'tab'), got {text!r}")
     return sep
 
 
