@@ -19,6 +19,7 @@ from collections import namedtuple
 from pathlib import Path
 
 import numpy as np
+from reliability_probe import probe_cases, write_probe_files
 from sklearn.datasets import dump_svmlight_file
 
 # ``reference``: for the "same" group, the command whose output this one must
@@ -173,6 +174,7 @@ def make_workspace(w):
         raise RuntimeError(f"workspace model failed: {argv}")
     make_tampered(w)
     _write_composite(w, X, y)
+    write_probe_files(w, X, y, names)
 
 
 def _write_csv_variants(w, X, y, names):
@@ -836,6 +838,7 @@ def cases():
     add("same", "class_weight keys given as text on LIBSVM labels",
         ["predict", f"{W}/train.svm", "-m", f"{W}/cw.npz"], 0, "",
         ["predict", f"{W}/train.svm", "-m", f"{W}/cw_ref.npz"])
+    probe_cases(add, W)
     return c
 
 

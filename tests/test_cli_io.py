@@ -340,3 +340,79 @@ def test_every_bit_flip_of_a_model_exits_4(w, capsys):
         code, out, err = _run(["predict", w / "train.svm", "-m", w / "flip.npz"],
                               capsys)
         assert code == 4 and _one_error(err), (bit, err)
+
+
+_UNDER_A_FILE_SIZE_LIMIT = r"""
+import contextlib, io, resource, sys
+from pathlib import Path
+from kernlearn.cli import main
+from kernlearn.plotting import plot_convergence
+from kernlearn.report import write_report
+from kernlearn.io import load_model
+w, out = Path(sys.argv[1]), Path(sys.argv[2])
+est, meta = load_model(w / "model.npz", return_metadata=True)
+# no file may grow beyond 200 bytes: every write below fails half-way
+# (the Python interpreter ignores SIGXFSZ, so the write raises EFBIG)
+resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
+for argv in (["fit", w / "train.svm", "-e", "fgm", "-q", "-m", out / "m.npz"],
+             ["predict", w / "wide150.svm", "-m", w / "wide.npz", "-o", out / "p.txt"],
+             ["select", w / "wide.npz", "-o", out / "s.csv"],
+             ["report", w / "model.npz", "-o", out / "r.html"],
+             ["demo", "--quick", "-q", "--out", out / "demo"]):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main([str(a) for a in argv])
+    print(argv[0], code, err.getvalue().strip())
+for name, call in (("plot", lambda: plot_convergence(est.history_, out / "c.png")),
+                   ("write_report", lambda: write_report(est, meta, out / "r2.html"))):
+    try:
+        call()
+        print(name, "written")
+    except OSError as exc:
+        print(name, "OSError", exc.strerror)
+"""
+
+
+def test_failed_writes_leave_no_partial_file_and_no_tmp(w, tmp_path):
+    """A write that fails half-way (here a real EFBIG from RLIMIT_FSIZE, as a
+    full disk gives ENOSPC) leaves neither a partial output nor a ``.tmp``
+    file, from every command and from the library's plot and report writers;
+    the command exits 7 with one line."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("resource")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 150))
+    y = np.sign(X[:, :40] @ rng.standard_normal(40))
+    from sklearn.datasets import dump_svmlight_file
+
+    dump_svmlight_file(X, y, str(w / "wide150.svm"))
+    assert main(["fit", str(w / "wide150.svm"), "-e", "fgm", "-q", "-m",
+                 str(w / "wide.npz")]) == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.run([sys.executable, "-c", _UNDER_A_FILE_SIZE_LIMIT, str(w), str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
+    for cmd in ("fit", "predict", "select", "report", "demo"):
+        code, msg = lines[cmd].split(" ", 1)
+        assert code == "7" and msg.startswith("kernlearn: error: cannot write"), lines[cmd]
+        assert "File too large" in msg and "\n" not in msg
+    assert lines["plot"] == lines["write_report"] == "OSError File too large"
+    left = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    assert left == ["demo"], left  # the folder the demo was asked for, empty
+
+
+def test_fit_stopped_by_its_iteration_cap_says_so(w, capsys):
+    # issue 23 item 7: FGM stopped by max_iter reported success in silence
+    code, out, err = _run(["fit", w / "train.svm", "-e", "fgm", "-q", "-p", "B=1", "-p",
+                           "max_iter=1", "-p", "tol=1e-12", "-m", w / "capped.npz"], capsys)
+    assert code == 0 and out.startswith("fitted fgm")
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "kernlearn: warning: FGM stopped after 1 outer iterations (max_iter)"), err
+    code, out, err = _run(["fit", w / "train.svm", "-e", "fgm", "-q", "-p", "B=2", "-m",
+                           w / "free.npz"], capsys)
+    assert code == 0 and err == ""

@@ -432,3 +432,50 @@ def test_unsealed_format_2_files_are_still_read(tmp_path):
     rc._write_npz(tmp_path / "v3.npz", meta, arrays, seal=False)
     with pytest.raises(ValueError, match="seal is missing"):
         load_model(tmp_path / "v3.npz")
+
+
+def test_model_file_gets_the_mode_a_plain_open_gives(tmp_path):
+    # saved through a temporary file: not mkstemp's private 0600, so a model
+    # can be shared like any file the user writes; nothing else is left behind
+    import os
+
+    from kernlearn import FGMClassifier
+    from kernlearn.io import save_model
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 4))
+    est = FGMClassifier(B=1).fit(X, np.sign(X[:, 0]))
+    umask = os.umask(0o022)
+    try:
+        save_model(est, tmp_path / "m.npz")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "m.npz").stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
+
+
+def test_atomic_writes_go_into_pipes_and_through_links(tmp_path):
+    # a rename replaced whatever the path named: `-o /dev/stdout`, a FIFO, or
+    # (for root) /dev/null itself became a regular file; a symbolic link was
+    # replaced by a file instead of updating the file it names
+    import os
+    import threading
+    from pathlib import Path
+
+    from kernlearn.io import write_atomically
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()), daemon=True)
+    reader.start()
+    write_atomically(fifo, lambda p: Path(p).write_text("through the pipe\n"))
+    reader.join(timeout=30)
+    assert got == ["through the pipe\n"]
+    assert fifo.is_fifo()
+    target, link = tmp_path / "target.txt", tmp_path / "link.txt"
+    target.write_text("old\n")
+    link.symlink_to(target)
+    write_atomically(link, lambda p: Path(p).write_text("new\n"))
+    assert link.is_symlink() and target.read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.txt", "pipe", "target.txt"]

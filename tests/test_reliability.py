@@ -65,7 +65,7 @@ def test_reliability_md_lists_every_case_with_its_outcome():
     rows = {
         m.group(1): m
         for m in re.finditer(
-            r"^\| ([CST]\d\d) \| [^|]+ \| `kernlearn ([^`]*)` \| (\d+) \| (\w+) \|",
+            r"^\| ([CST]\d{2,}) \| [^|]+ \| `kernlearn ([^`]*)` \| (\d+) \| (\w+) \|",
             text,
             re.M,
         )

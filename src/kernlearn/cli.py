@@ -336,6 +336,8 @@ def _check_output(path, what="output", inputs=()):
         raise CLIError(f"cannot write {what} {p}: folder {parent} does not exist", 7)
     if p.exists() and not os.access(p, os.W_OK):
         raise CLIError(f"cannot write {what} {p}: permission denied", 7)
+    if p.exists() and not p.is_file():  # a device or a pipe: written directly
+        return
     # Really create a file there: permission bits say nothing for root, and
     # some file systems refuse writes regardless of them.
     import tempfile
@@ -358,33 +360,13 @@ def _emit(path, text, summary):
 
 
 def _atomic_write(path, write, what="output"):
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it.
+    """:func:`kernlearn.io.write_atomically`, a failure as one line (exit 7)."""
+    from .io import write_atomically
 
-    A full disk or an interrupt leaves the old file (or none), never a
-    truncated one, and no temporary file behind.
-    """
-    import tempfile
-
-    path = Path(path)
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or Path(".")
-        )
-        os.close(fd)
-        write(tmp)
-        # mkstemp makes the file private (0600); give it the mode a plain open would
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
+        write_atomically(path, write)
     except OSError as exc:
-        raise CLIError(
-            f"cannot write {what} {path}: {exc.strerror or exc}", 7
-        ) from None
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
+        raise CLIError(f"cannot write {what} {path}: {exc.strerror or exc}", 7) from None
 
 
 def _write_text(path, text, what="output"):
@@ -511,6 +493,10 @@ def _match_class_weight(est, y, source):
                 f"{source} (labels: {', '.join(map(str, classes[:10]))})",
                 2,
             )
+        if not (isinstance(weight, (int, float)) and not isinstance(weight, bool)
+                and np.isfinite(weight) and weight >= 0):
+            raise CLIError(f"class_weight for class {key!r} must be a non-negative "
+                           f"number, got {weight!r}", 2)
         out[match[0].item() if hasattr(match[0], "item") else match[0]] = weight
     est.set_params(class_weight=out)
 
@@ -664,9 +650,12 @@ def _cmd_predict(args):
     X, y, tasks = _model_data(args, meta, est)
     if args.proba:
         if not hasattr(est, "predict_proba"):
+            params = est.get_params()
+            hint = "; refit with -p probability=true" if "probability" in params else ""
+            if params.get("loss") == "squared_hinge":
+                hint += " or -p loss=logistic"
             raise CLIError(
-                f"{type(est).__name__} with these parameters has no "
-                "predict_proba (FGM: loss=logistic)",
+                f"{type(est).__name__} with these parameters has no predict_proba{hint}",
                 2,
             )
         pred = est.predict_proba(X, **_task_kw(tasks))
@@ -756,7 +745,10 @@ def _cmd_report(args):
         raise CLIError(
             f"the report needs matplotlib: pip install kernlearn[plot] ({exc})", 3
         ) from None
-    _atomic_write(out, lambda tmp: write_report(est, meta, tmp, data=data), "report")
+    try:
+        write_report(est, meta, out, data=data)  # written atomically
+    except OSError as exc:
+        raise CLIError(f"cannot write report {out}: {exc.strerror or exc}", 7) from None
     print(f"report written to {out}")
     return 0
 
@@ -806,7 +798,19 @@ def _cmd_demo(args):
         raise CLIError(
             f"cannot create folder {args.out}: {exc.strerror or exc}", 7
         ) from None
-    return run_demo(args.out, quick=args.quick, verbose=_progress_level(args))
+    try:
+        return run_demo(args.out, quick=args.quick, verbose=_progress_level(args))
+    except OSError as exc:  # the plots are written atomically: none is left half-done
+        msg = f"cannot write the demo's plots in {args.out}: {exc.strerror or exc}"
+        raise CLIError(msg, 7) from None
+
+
+def _separator(text):
+    """``--sep``: one character; ``tab`` and a typed ``\\t`` mean the tab."""
+    sep = {"tab": "\t", "\\t": "\t"}.get(text, text)
+    if len(sep) != 1:
+        raise argparse.ArgumentTypeError(f"--sep must be one character (or 'tab'), got {text!r}")
+    return sep
 
 
 def build_parser():
@@ -862,7 +866,9 @@ def build_parser():
             help="the CSV file has no header line (columns by position)",
         )
         p.add_argument(
-            "--sep", help="CSV separator (default: sniffed among , ; tab |)"
+            "--sep",
+            type=_separator,
+            help="CSV separator, one character or 'tab' (default: sniffed among , ; tab |)",
         )
         if p.prog.split()[-1] != "fit":
             p.add_argument(

@@ -155,6 +155,19 @@ def _labels(y):
         return np.asarray([str(v).strip() for v in y])
 
 
+def _check_label_kinds(y, column, path, offset):
+    """Refuse a label column mixing numbers and text: a typo ("a" among 1 and
+    -1) would otherwise become a class of its own without a word."""
+    numeric = np.array([_is_number(v) for v in y])
+    if numeric.any() and not numeric.all():
+        i, j = np.flatnonzero(~numeric)[0], np.flatnonzero(numeric)[0]
+        raise ValueError(
+            f"{path}: row {i + 1 + offset}, column {column}: label {y[i]!r} is text "
+            f"but row {j + 1 + offset} holds the number {y[j]!r}; use one kind of "
+            "label in the whole column."
+        )
+
+
 def _is_number(text):
     try:
         float(text)
@@ -195,6 +208,12 @@ def _check_layout(text, sep, path, header):
             )
     if first is None:
         raise ValueError(f"CSV file {path} is empty.")
+    if width == 1 and any(c in text[:_SNIFF] for c in _SEPARATORS + " " if c != sep):
+        # e.g. a comma file read with --sep ';', or a space-separated file
+        raise ValueError(
+            f"{path}: every line is one field when split on {sep!r}; give the "
+            "separator with --sep (e.g. --sep ';', --sep ' ' or --sep tab)."
+        )
     numbers = [v for v in first if _is_number(v)]
     if header is None and numbers:
         # a data row ("5.1,3.5,setosa") or a header naming columns by number:
@@ -303,6 +322,8 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     _first_missing(frame, path, offset)
     X = _numeric(frame[feats], path, offset)
     y = None if ycol is None else _labels(frame[ycol].to_numpy())
+    if y is not None and y.dtype.kind == "U":
+        _check_label_kinds(y, ycol, path, offset)
     info = {"sep": sep, "header": has_header,
             "label_name": None if ycol is None or names is None else ycol}
     return X, y, (None if names is None else feats), tasks, info
@@ -343,6 +364,14 @@ def _match_names(names, model_names, label, path):
 
 # --------------------------------------------------------------------- NumPy
 def _read_numpy(path, label, n_features, suffix):
+    # a text file read as .npy would otherwise be reported as "pickled data"
+    magic = b"PK" if suffix == ".npz" else b"\x93NUMPY"
+    with open(path, "rb") as fh:
+        start = fh.read(len(magic))
+    if start != magic:
+        raise ValueError(f"{path} is not a NumPy {suffix} file (it does not start "
+                         f"with the {suffix} signature); pass --format if it is "
+                         "another kind of file.")
     try:
         if suffix == ".npz":
             with np.load(path, allow_pickle=False) as data:
@@ -379,8 +408,14 @@ def _read_numpy(path, label, n_features, suffix):
             pos = _label_position(label, None, width, path)
             keep = [j for j in range(width) if j != pos]
             X, y = X[:, keep], X[:, pos]
-    elif y.shape != (X.shape[0],):
-        raise ValueError(f"{path}: y has shape {y.shape}, expected ({X.shape[0]},).")
+    else:
+        if y.shape != (X.shape[0],):
+            raise ValueError(f"{path}: y has shape {y.shape}, expected ({X.shape[0]},).")
+        if n_features is not None and X.shape[1] != n_features:
+            # (an .npz with y skipped this check: an internal error followed)
+            raise FeatureCountError(
+                f"{path}: X has {X.shape[1]} columns; the model expects {n_features} "
+                "features.")
     return np.asarray(X, dtype=np.float64), y
 
 

@@ -350,6 +350,8 @@ def _parse_spec(spec, index):
         )
     if not isinstance(params, dict):
         raise TypeError(f"kernels[{index}]: params must be a dict, got {params!r}.")
+    if cols is not None and not isinstance(cols, slice):
+        _refuse_negative_columns(cols, index)  # before any data is read
     return kernel, dict(params), cols
 
 
@@ -478,6 +480,7 @@ def take_columns(X, cols, index=0):
     ----------
     X : ndarray or sparse matrix of shape (n, n_features)
     cols : slice, int array, boolean mask or None
+        Non-negative column indices (or a slice, or a mask).
     index : int, default=0
         Position of the kernel in its list (for error messages).
 
@@ -486,6 +489,18 @@ def take_columns(X, cols, index=0):
     Xj : ndarray or sparse matrix
     """
     return _take_columns(X, cols, index)
+
+
+def _refuse_negative_columns(cols, index):
+    # a negative id is a typo more often than a count from the end (issue 23
+    # item 12); FGM's pools refuse it too
+    cols = np.asarray(cols)
+    if cols.dtype != bool and cols.size and np.issubdtype(cols.dtype, np.integer) \
+            and cols.min() < 0:
+        raise ValueError(
+            f"kernels[{index}]: column index {int(cols.min())} is negative (negative "
+            "indices are not read from the end)."
+        )
 
 
 def _take_columns(X, cols, index):
@@ -506,7 +521,8 @@ def _take_columns(X, cols, index):
         raise ValueError(
             f"kernels[{index}]: columns must be a non-empty 1-D index array."
         )
-    if cols.min() < -n_features or cols.max() >= n_features:
+    _refuse_negative_columns(cols, index)
+    if cols.max() >= n_features:
         raise ValueError(
             f"kernels[{index}]: column index out of range for {n_features} features."
         )

@@ -16,6 +16,19 @@ def _pyplot():
     return plt
 
 
+def _save(fig, path):
+    """Save ``fig`` through a temporary file renamed into place (format from the suffix)."""
+    from pathlib import Path
+
+    from .io import write_atomically
+
+    fmt = Path(path).suffix[1:].lower() or "png"
+    try:
+        write_atomically(path, lambda tmp: fig.savefig(tmp, dpi=100, format=fmt))
+    finally:
+        _pyplot().close(fig)  # also when the write fails
+
+
 def _bounded_ylim(objectives, bounds):
     """Y-range of the objective panels: every objective, and the bounds near them.
 
@@ -83,7 +96,7 @@ def plot_convergence(history, path, title="Convergence"):
         ax2.plot(it, history["n_active"], color="grey", alpha=0.5)
         ax2.set_ylabel("active columns", color="grey")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    _save(fig, path)
     plt.close(fig)
     return str(path)
 
@@ -118,7 +131,7 @@ def plot_accuracy_vs_features(
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    _save(fig, path)
     plt.close(fig)
     return str(path)
 
@@ -149,6 +162,6 @@ def plot_kernel_weights(weights, path, names=None, title="Kernel weights"):
     ax.set_xticklabels(names or [str(i) for i in range(len(weights))], rotation=45)
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    _save(fig, path)
     plt.close(fig)
     return str(path)

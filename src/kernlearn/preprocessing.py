@@ -143,7 +143,7 @@ def scale_columns(X, factors):
     return Xs
 
 
-def standardization_from_moments(sum_w, sum_wx, sum_wx2, center):
+def standardization_from_moments(sum_w, sum_wx, sum_wx2, center, absmax=None):
     """A :class:`Standardization` from weighted column moments.
 
     Lets out-of-core and distributed code, which accumulates the moments in
@@ -158,6 +158,11 @@ def standardization_from_moments(sum_w, sum_wx, sum_wx2, center):
         Weighted column sums of ``x`` and ``x**2``.
     center : bool
         Remove the means.
+    absmax : ndarray of shape (n_features,), optional
+        Largest ``|x|`` of each column.  With it, a column whose values are
+        all below ~1e-154 is refused: its squares underflow, so its moments
+        cannot tell it from a constant one (in memory,
+        :func:`fit_standardization` recomputes such a spread instead).
 
     Returns
     -------
@@ -165,19 +170,50 @@ def standardization_from_moments(sum_w, sum_wx, sum_wx2, center):
     """
     if not sum_w > 0:
         raise ValueError("standardisation needs a positive total sample weight.")
+    if absmax is not None:
+        tiny = np.flatnonzero((np.asarray(absmax) > 0)
+                              & (np.asarray(absmax) < np.sqrt(np.finfo(np.float64).tiny)))
+        if tiny.size:
+            raise ValueError(f"X column(s) {tiny[:5].tolist()} have values too small to "
+                             "standardise block by block in float64 (every |x| < 1e-154: "
+                             "their squares underflow); rescale them.")
     mean = np.asarray(sum_wx, dtype=np.float64) / sum_w
     var = np.asarray(sum_wx2, dtype=np.float64) / sum_w - mean**2
     return _from_mean_var(mean, var, center)
 
 
-def _from_mean_var(mean, var, center):
-    """The map of columns with the given means and variances."""
+def _spread(var, deviations, w, only=None):
+    """Square roots of the variances ``var``, safe from underflow.
+
+    Where a variance falls below float64's smallest normal number (columns on
+    a scale under ~1e-154, e.g. values near 1e-300) the squares underflowed
+    and the column would pass for constant (issue 23: such columns were
+    silently dropped from every model).  There the spread is recomputed from
+    ``deviations(cols)`` (the deviations of those columns from their means, a
+    dense ``(n, len(cols))`` array) divided by their largest entry, which is
+    multiplied back.  ``only`` (sparse input) restricts this to the columns it
+    marks: an empty column is constant and is never densified.
+    """
+    scale = np.sqrt(np.maximum(var, 0.0))
+    small = np.isfinite(var) & (var < np.finfo(np.float64).tiny)
+    small = np.flatnonzero(small if only is None else small & only)
+    if small.size:
+        D = deviations(small)
+        c = np.abs(D).max(axis=0)
+        c = np.where(c > 0, c, 1.0)
+        scale[small] = c * np.sqrt((w @ np.square(D / c)) / w.sum())
+    return scale
+
+
+def _from_mean_var(mean, var, center, scale=None):
+    """The map of columns with the given means and variances (or spreads)."""
     bad = np.flatnonzero(~np.isfinite(var))
     if bad.size:
         raise ValueError(f"X column(s) {bad[:5].tolist()} have values too large to "
                          "standardise in float64 (their variance overflows); rescale "
                          "them.")
-    scale = np.sqrt(np.maximum(var, 0.0))
+    if scale is None:
+        scale = np.sqrt(np.maximum(var, 0.0))
     constant = scale <= _CONSTANT_RTOL * np.maximum(np.abs(mean), 1e-300)
     scale = np.where(constant, 1.0, scale)
     return Standardization(mean=mean if center else None, scale=scale)
@@ -238,14 +274,23 @@ def fit_standardization(X, sample_weight=None, standardize=True, sparse_rule="st
             sq.data = np.square(sq.data, dtype=np.float64)
         s1 = np.asarray(Xc.T @ w, dtype=np.float64).ravel()
         s2 = np.asarray(sq.T @ w, dtype=np.float64).ravel()
-        return standardization_from_moments(w.sum(), s1, s2, center=False)
+        # the map standardization_from_moments builds, with tiny spreads recomputed
+        mean = s1 / w.sum()
+        var = s2 / w.sum() - mean**2
+        # (only where the squares themselves underflowed, so that the map stays
+        # the moments' map of the out-of-core and distributed paths otherwise)
+        tiny = (np.diff(Xc.indptr) > 0) & (s2 / w.sum() < np.finfo(np.float64).tiny)
+        scale = _spread(var, lambda cols: Xc[:, cols].toarray() - mean[cols], w,
+                        only=tiny)
+        return _from_mean_var(mean, var, center=False, scale=scale)
     Xd = np.asarray(X, dtype=np.float64)
     sw = w.sum()
     mean = (w @ Xd) / sw
     # two-pass variance: accurate for columns with a large offset
     with np.errstate(over="ignore", invalid="ignore"):
         var = (w @ np.square(Xd - mean)) / sw
-    return _from_mean_var(mean, var, center=True)
+    scale = _spread(var, lambda cols: Xd[:, cols] - mean[cols], w)
+    return _from_mean_var(mean, var, center=True, scale=scale)
 
 
 @dataclass(frozen=True)
@@ -308,6 +353,6 @@ def fit_target_standardization(y, sample_weight=None, standardize=True):
     if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(var))):
         raise ValueError("y is too large to standardise in float64 (its variance "
                          "overflows); rescale the target.")
-    scale = np.sqrt(var)
+    scale = _spread(var, lambda cols: Y[:, cols] - mean[cols], w)
     scale = np.where(scale <= _CONSTANT_RTOL * np.maximum(np.abs(mean), 1e-300), 1.0, scale)
     return TargetStandardization(mean, scale)

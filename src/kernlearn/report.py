@@ -14,6 +14,7 @@ archived on its own.
 import base64
 import html
 import io
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -529,7 +530,7 @@ def write_report(est, meta, path, data=None):
     meta : dict or None
         Model metadata.
     path : str or path-like
-        Output HTML file.
+        Output HTML file (written to a temporary file beside it, then renamed).
     data : tuple (X, y, name), optional
         Labelled test data.
 
@@ -537,7 +538,7 @@ def write_report(est, meta, path, data=None):
     -------
     path : str
     """
+    from .io import write_atomically
+
     text = build_report(est, meta, data)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    return str(path)
+    return write_atomically(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))

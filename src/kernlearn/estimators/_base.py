@@ -288,8 +288,8 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
     Raises
     ------
     ValueError
-        On negative, NaN or infinite weights, a wrong shape, or weights that
-        are all zero.
+        On negative, NaN or infinite weights (or class weights), a wrong
+        shape, or weights that are all zero.
     """
     from sklearn.utils.class_weight import compute_sample_weight
     from sklearn.utils.validation import _check_sample_weight
@@ -300,6 +300,16 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
                               ensure_non_negative=True)
     # (_check_sample_weight rejects NaN, infinity, negative and all-zero weights)
     if class_weight is not None:
+        if isinstance(class_weight, dict):
+            # a negative weight turns the loss into a reward: the fit ran and
+            # returned a chance-level model (issue 23 probe)
+            bad = {k: v for k, v in class_weight.items()
+                   if not (isinstance(v, (int, float, np.number)) and np.isfinite(v)
+                           and v >= 0)}
+            if bad:
+                k, v = next(iter(bad.items()))
+                raise ValueError(f"class_weight must map classes to non-negative "
+                                 f"finite numbers; class {k!r} has {v!r}.")
         sw = sw * compute_sample_weight(class_weight, y)
         if not np.any(sw > 0):
             raise ValueError("class_weight and sample_weight give every sample a "

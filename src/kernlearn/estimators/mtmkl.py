@@ -22,6 +22,7 @@ from sklearn.utils.validation import (
 
 from ..kernels import _check_gram_list, linear_kernel, rbf_kernel
 from ..methods.mtmkl import FORMULATIONS, TaskKernels, fit_multitask
+from ..preprocessing import fit_target_standardization
 from ..solvers._base import single_blas_thread
 from sklearn.utils._available_if import available_if
 
@@ -648,6 +649,9 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight)
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinity.")
+        # targets whose spread overflows float64 are refused as by every
+        # regressor (y * 1e300 gave all-zero predictions without a word)
+        fit_target_standardization(y, sw)
         return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self._shared(),
                          C, factor_store, C_grid)
 

@@ -23,7 +23,7 @@ from scipy.stats import rankdata
 from ..methods.mtmkl import FactorStore
 from ..methods.mtmkl.selection import loo_residuals
 from ..solvers._base import single_blas_thread
-from ._base import split_tasks
+from ._base import fit_sample_weight, split_tasks
 from .mtmkl import MultitaskMKLClassifier, MultitaskMKLRegressor, _fit_doc
 
 __all__ = ["MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"]
@@ -258,7 +258,8 @@ n_features_in_
             X = np.asarray(Xv)
         yv = np.asarray(yv)
         pos = self._task_pos(task_index, n)  # task positions: the folds' strata
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        # checked before the folds index it (a wrong length was an IndexError)
+        sw = fit_sample_weight(sample_weight, n)
         X_refit = X if self._precomputed() else Xv
         # one factor store for every fit of this selection (the folds' and
         # the refit's kernel factors, keyed by content), dropped after it
@@ -444,7 +445,7 @@ kernels_, n_features_in_
         yv = np.asarray(yv)
         cls = np.unique(yv, return_inverse=True)[1]
         strata = 2 * self._task_pos(task_index, len(yv)) + (cls > 0)
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        sw = fit_sample_weight(sample_weight, len(yv))  # checked before the folds index it
         self._store = FactorStore()
         try:
             splits = self._splits(strata)

@@ -326,7 +326,8 @@ def fgm_standardization(X, sample_weight=None, standardize=True):
             return standardization_from_maxabs(parts[:, 2 * X.shape[1]:-2].max(0))
         p = X.shape[1]
         return standardization_from_moments(w.sum(), parts[:, :p].sum(0),
-                                            parts[:, p:2 * p].sum(0), center=True)
+                                            parts[:, p:2 * p].sum(0), center=True,
+                                            absmax=parts[:, 2 * p:3 * p].max(0))
     return fit_standardization(X, sample_weight, True, sparse_rule="maxabs")
 
 

@@ -284,6 +284,7 @@ class GrFL:
         self.T = Y.shape[1] if task_rows is None else len(task_rows)
         self.gs = self.family.group_size
         self.p = 0
+        self._budget = 0  # feature budget of the current extend(); sizes the buffers
         self.Phi = np.empty((self.n, 0))
         self.gram = np.empty((0, 0))
         self.params, self.scales = [], []
@@ -312,9 +313,13 @@ class GrFL:
 
     def _reserve(self, n_features):
         """Grow the column and Gram buffers to hold ``n_features`` features."""
+        self._budget = max(self._budget, n_features)
         cap = self.gs * n_features
         if self.Phi.shape[1] >= cap:
             return
+        # grown by doubling as features arrive, never to the whole budget at
+        # once: max_features=10**9 ("no cap") is a MemoryError otherwise
+        cap = max(cap, min(2 * self.Phi.shape[1], self.gs * self._budget))
         # column-major: the active block Phi[:, :p] is then one contiguous
         # array that BLAS reads directly (a row-major slice is copied by every
         # product, 3.5x slower per ADMM iteration measured at n = 10^4, p = 160)
@@ -437,7 +442,7 @@ class GrFL:
         -------
         candidates : Candidates or None
         """
-        if self.p + self.gs > self.Phi.shape[1]:
+        if self.p + self.gs > self.gs * self._budget:  # the feature budget is met
             return None
         cand = self._best_candidate()
         if not cand.scores[0] > self.eps and not self.exact:
@@ -478,6 +483,7 @@ class GrFL:
             ``kkt`` and ``master_iter`` of the solve.
         """
         p0, p = self.p, self.p + self.gs
+        self._reserve(p // self.gs)
         block = self.family.columns(cand.params[:1], self.X)
         w = self.sample_weight
         norms = (np.linalg.norm(block, axis=0) if w is None
@@ -507,7 +513,8 @@ class GrFL:
         -------
         self : GrFL
         """
-        self._reserve(max_features)
+        self._budget = max_features
+        self._reserve(min(max_features, self.p // self.gs + 8))
         n_new = max(max_features - self.p // self.gs, 0)
         colgen = ColumnGeneration(max_iter=n_new, tol=None, verbose=self.verbose,
                                   time_budget=self.time_budget, name=self.name,

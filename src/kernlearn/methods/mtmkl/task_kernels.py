@@ -25,6 +25,7 @@ from ...kernels import (
     resolve_params,
     take_columns,
 )
+from ...preprocessing import fit_standardization
 
 __all__ = [
     "FactorStore",
@@ -185,9 +186,11 @@ class TaskKernels(BaseKernelList):
             X = np.asarray(X, dtype=float)
             self.mean_, self.std_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
             if self.standardize:
-                mu = np.average(X, axis=0, weights=sample_weight)
-                sd = np.sqrt(np.average((X - mu) ** 2, axis=0, weights=sample_weight))
-                self.mean_, self.std_ = mu, np.where(sd > 0, sd, 1.0)
+                # the one standardisation of every estimator: it refuses columns
+                # whose variance overflows (X * 1e300 gave wrong models here) and
+                # keeps the spread of columns near 1e-300 (they passed for constant)
+                st = fit_standardization(X, sample_weight)
+                self.mean_, self.std_ = st.mean, st.scale
             self.X_ = self._scaled(X)
             self.params_, diag = [], []
             for j, (kernel, params, cols) in enumerate(self.specs_):
