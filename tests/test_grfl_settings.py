@@ -22,7 +22,7 @@ def test_warm_start_refits_after_a_changed_lambda_p():
                                    warm_start=True, random_state=0).fit(X, y)
     est.set_params(lambda_p=0.03).fit(X, y)
     cold = clone(est).set_params(warm_start=False).fit(X, y)
-    assert cold.objective_ < 0.5 * InfiniteFeatureRegressor(
+    assert cold.objective_ < 0.6 * InfiniteFeatureRegressor(
         max_features=10, n_candidates=20, random_state=0).fit(X, y).objective_
     np.testing.assert_allclose(est.objective_, cold.objective_, rtol=1e-12)
     np.testing.assert_allclose(est.predict(X), cold.predict(X), rtol=1e-10, atol=1e-12)

@@ -323,3 +323,38 @@ def test_auto_feature_budget_is_capped_at_100(monkeypatch):
     with pytest.raises(RuntimeError, match="stop"):
         InfiniteFeatureRegressor().fit(X[:599], X[:599, 0])
     assert seen["max_features"] == 99
+
+
+def test_batches_of_features_all_violate_and_grow_with_the_active_set():
+    # batch="auto": several features per outer iteration once 8 are active, each
+    # one an exact violator of condition (7) (Proposition 3 still applies)
+    from sklearn.utils import check_random_state
+
+    from kernlearn.losses import Square
+    from kernlearn.methods.grfl import GrFL
+    from kernlearn.penalties import GroupL1L2
+    from kernlearn.solvers.grfl_newton import GrFLNewton
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    Y = (np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2])[:, None]
+    fam = RandomFourierFeatures(gamma=0.5).fit(X)
+    path = GrFL(fam, Square(), GroupL1L2(alpha=0.05), None, GrFLNewton(tol=1e-8),
+                n_candidates=100, eps=1e-3, batch="auto").start(
+        X, Y, None, check_random_state(0))
+    path.extend(12)
+    assert path.p // 2 == 12
+    assert len(path.history) < 12  # fewer outer iterations than features
+    assert path.batch_size(100) == 3  # floor(12 / 4)
+    path._reserve(20)  # room for the next batch
+    cand = path.price()
+    assert len(cand.params) == 3
+    H, _ = fam.correlations(cand.params, X, path.grad_matrix())
+    exact = np.sqrt((H ** 2).sum(axis=(1, 2))) / 0.05 - 1.0
+    np.testing.assert_allclose(cand.scores, exact, rtol=1e-10)
+    assert np.all(exact > 1e-3)
+    # batch=1 is Algorithm 1: one feature per outer iteration
+    one = GrFL(fam, Square(), GroupL1L2(alpha=0.05), None, GrFLNewton(tol=1e-8),
+               n_candidates=100, batch=1).start(X, Y, None, check_random_state(0))
+    one.extend(12)
+    assert len(one.history) == 12

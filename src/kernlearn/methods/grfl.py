@@ -206,6 +206,9 @@ class GrFL:
         One line per added feature.
     name : str, default="GrFL"
         Prefix of the progress lines.
+    batch : int or "auto", default=1
+        Features added per outer iteration (the best violators of one
+        pricing sample); ``"auto"``: see :meth:`batch_size`.
 
     Attributes
     ----------
@@ -222,7 +225,7 @@ class GrFL:
     last_violation : float
         Largest relative violation at the last pricing step.
     history : list of dict
-        One row per added feature (``objective``, ``violation``,
+        One row per outer iteration (``objective``, ``violation``,
         ``n_active``, ``kkt``, ``master_iter``, ``time``).
     stop_reason : str
         Why the last :meth:`extend` stopped.
@@ -237,7 +240,7 @@ class GrFL:
 
     def __init__(self, family, loss, penalty_p, penalty_s, solver, *, n_candidates=100,
                  eps=1e-3, fit_intercept=True, pricing_subsample=None, n_verify=25,
-                 path_iter=None, time_budget=None, verbose=0, name="GrFL"):
+                 path_iter=None, time_budget=None, verbose=0, name="GrFL", batch=1):
         self.family = family
         self.loss = loss
         self.penalty_p = penalty_p
@@ -252,6 +255,7 @@ class GrFL:
         self.time_budget = time_budget
         self.verbose = verbose
         self.name = name
+        self.batch = batch
 
     # ------------------------------------------------------------------ setup
     def start(self, X, Y, task_rows, rng, sample_weight=None):
@@ -390,14 +394,31 @@ class GrFL:
             v = np.maximum(v, vs / penalty_level(self.penalty_s))
         return v - 1.0
 
-    def _best_candidate(self):
+    def batch_size(self, budget):
+        """Features the next outer iteration may add (``budget``: room left).
+
+        ``batch="auto"`` adds ``max(1, floor(n_active / 4))`` of the best
+        violators of one pricing sample: one at a time up to 7 features (the
+        paper's Algorithm 1), then about 25 % more per outer iteration, so a
+        path to ``k`` features takes :math:`O(\log k)` masters and pricing
+        steps instead of ``k``.  Every added feature violates (7) or (10) by
+        more than ``eps`` (so Proposition 3 still applies); the size depends
+        only on the active count, so paths are the same up to a budget that
+        is one of their sizes.
+        """
+        k = self.p // self.gs
+        b = max(1, k // 4) if self.batch == "auto" else int(self.batch)
+        return max(1, min(b, budget, self.n_candidates))
+
+    def _best_candidate(self, n_best=1):
         G = self.grad_matrix()
         fam, w = self.family, self.sample_weight
         # float32 columns rank the candidates (errors near 1e-6); the best few
-        # are scored exactly, so the added feature's violation is exact
+        # are scored exactly, so the added features' violations are exact
         low = bool(getattr(fam, "float32_columns", False))
+        n_exact = min(n_best + N_EXACT - 1, self.n_candidates)
         if self._sub is None:
-            est = fam.price(G, k=N_EXACT if low else 1, rng=self.rng, X=self.X,
+            est = fam.price(G, k=n_exact if low else n_best, rng=self.rng, X=self.X,
                             n_sample=self.n_candidates, score=self.violation,
                             sample_weight=w, low_precision=low)
             if not low:
@@ -409,7 +430,8 @@ class GrFL:
             # all rows
             boost = np.sqrt(self.n / len(self._sub) if w is None
                             else w.sum() / max(w[self._sub].sum(), 1e-300))
-            est = fam.price(G[self._sub], k=min(self.n_verify, self.n_candidates),
+            est = fam.price(G[self._sub],
+                            k=min(max(self.n_verify, n_best + N_EXACT), self.n_candidates),
                             rng=self.rng, X=self._X_sub, n_sample=self.n_candidates,
                             score=lambda H: self.violation(H * boost),
                             sample_weight=None if w is None else w[self._sub],
@@ -418,13 +440,12 @@ class GrFL:
             if low:
                 H, norms = fam.correlations(params, self.X, G, w, low_precision=True)
                 s = np.where(np.all(norms > 0, axis=1), self.violation(H), -np.inf)
-                params = params[np.argsort(-s, kind="stable")[:N_EXACT]]
+                params = params[np.argsort(-s, kind="stable")[:n_exact]]
         H, norms = fam.correlations(params, self.X, G, w)
         s = np.where(np.all(norms > 0, axis=1), self.violation(H), -np.inf)
-        best = int(np.argmax(s))
-        return Candidates(params=params[best : best + 1], scores=s[best : best + 1],
-                          group_size=self.gs,
-                          extra={"norms": norms[best : best + 1], "H": H[best : best + 1]})
+        best = np.argsort(-s, kind="stable")[:n_best]
+        return Candidates(params=params[best], scores=s[best], group_size=self.gs,
+                          extra={"norms": norms[best], "H": H[best]})
 
     def price(self):
         """Most violating sampled feature, or ``None`` (Algorithm 1, lines 4-6).
@@ -437,14 +458,20 @@ class GrFL:
         -------
         candidates : Candidates or None
         """
-        if self.p + self.gs > self.Phi.shape[1]:
-            return None
-        cand = self._best_candidate()
+        budget = (self.Phi.shape[1] - self.p) // self.gs
+        if budget < 1:
+            return None, "max_features"
+        n_best = self.batch_size(budget)
+        cand = self._best_candidate(n_best)
         if not cand.scores[0] > self.eps and not self.exact:
             self._solve(exact=True)
-            cand = self._best_candidate()
+            cand = self._best_candidate(n_best)
         self.last_violation = float(cand.scores[0])
-        return cand if cand.scores[0] > self.eps else None
+        keep = np.flatnonzero(cand.scores > self.eps)
+        if not keep.size:
+            return None
+        return Candidates(params=cand.params[keep], scores=cand.scores[keep],
+                          group_size=self.gs)
 
     # ----------------------------------------------------------------- master
     def _solve(self, exact):
@@ -464,12 +491,12 @@ class GrFL:
         return res
 
     def master(self, cand):
-        """Add the candidate's unit-norm columns and re-solve (lines 7-11).
+        """Add the candidates' unit-norm columns and re-solve (lines 7-11).
 
         Parameters
         ----------
         cand : Candidates
-            The feature to add (its first row).
+            The features to add (one row each).
 
         Returns
         -------
@@ -477,8 +504,8 @@ class GrFL:
         extras : dict
             ``kkt`` and ``master_iter`` of the solve.
         """
-        p0, p = self.p, self.p + self.gs
-        block = self.family.columns(cand.params[:1], self.X)
+        p0, p = self.p, self.p + self.gs * len(cand.params)
+        block = self.family.columns(cand.params, self.X)
         w = self.sample_weight
         norms = (np.linalg.norm(block, axis=0) if w is None
                  else np.sqrt(np.einsum("ij,ij,i->j", block, block, w)))
@@ -487,8 +514,8 @@ class GrFL:
         self.Phi[:, p0:p] = block
         self.gram[:p, p0:p] = self.Phi[:, :p].T @ block
         self.gram[p0:p, :p0] = self.gram[:p0, p0:p].T
-        self.params.append(cand.params[0])
-        self.scales.append(1.0 / norms)
+        self.params.extend(cand.params)
+        self.scales.extend((1.0 / norms).reshape(len(cand.params), self.gs))
         self.p = p
         res = self._solve(exact=False)
         return self.objective, {"kkt": float(res.state["kkt"]),
@@ -643,7 +670,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
              max_iter=500, max_features=100, n_candidates=100, eps=1e-3,
              fit_intercept=True, pricing_subsample="auto", path_iter="auto",
              time_budget=None, random_state=None, verbose=0, name="GrFL", warm=None,
-             keep_warm=False):
+             keep_warm=False, batch="auto"):
     """Run GrFL (Algorithm 1) end to end on validated data.
 
     Parameters
@@ -691,6 +718,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         otherwise the fit starts over.
     keep_warm : bool, default=False
         Return the run in ``result.warm`` for a later warm start.
+    batch : int or "auto", default="auto"
+        Features added per outer iteration (:meth:`GrFL.batch_size`); 1 is
+        the paper's Algorithm 1.
 
     Returns
     -------
@@ -717,7 +747,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         loss=loss, penalty=penalty, family=family, lambda_p=lambda_p, lambda_s=lambda_s,
         lambda_scale=lambda_scale, solver=solver, tol=tol, max_iter=max_iter,
         n_candidates=n_candidates, eps=eps, fit_intercept=fit_intercept,
-        pricing_subsample=pricing_subsample, path_iter=path_iter,
+        pricing_subsample=pricing_subsample, path_iter=path_iter, batch=batch,
         random_state=_setting_key(random_state))
     key = joblib.hash((X, Y, task_rows, sample_weight, settings)) if (warm or keep_warm) \
         else None
@@ -759,7 +789,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         path = GrFL(
             family, wloss, pen_p, pen_s, solver, n_candidates=n_candidates, eps=eps,
             fit_intercept=fit_intercept, pricing_subsample=sub, path_iter=path_iter,
-            time_budget=time_budget, verbose=verbose, name=name,
+            time_budget=time_budget, verbose=verbose, name=name, batch=batch,
         ).start(X, Y, task_rows, check_random_state(random_state),
                 sample_weight=sample_weight)
     path.extend(max_features)
