@@ -49,35 +49,43 @@ def test_warm_start_still_continues_when_only_the_budget_grows():
 
 
 @pytest.mark.parametrize("Est", [InfiniteFeatureClassifier, InfiniteFeatureRegressor])
-def test_the_scale_of_sample_weights_does_not_change_the_model(Est):
+def test_weights_times_c_are_the_model_of_the_weights_at_lambda_over_sqrt_c(Est):
+    # weights are taken as given: c * w multiplies the loss by c and the
+    # weighted column norms by sqrt(c), i.e. the levels are divided by sqrt(c);
+    # the scale is moved into the levels, so c = 1e12 solves the same numbers
     X, y = _data(3)
     if Est is InfiniteFeatureClassifier:
         y = (y > np.median(y)).astype(int)
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=len(y))
     est = Est(max_features=8, n_candidates=20, random_state=0, inner_tol=1e-8,
-              inner_max_iter=3000)
+              inner_max_iter=3000, lambda_p=0.5)
     f = "decision_function" if Est is InfiniteFeatureClassifier else "predict"
-    ref = getattr(clone(est).fit(X, y), f)(X)
-    big = getattr(clone(est).fit(X, y, sample_weight=np.full(len(y), 1e12)), f)(X)
-    np.testing.assert_allclose(big, ref, rtol=1e-6, atol=1e-8)
-    a = getattr(clone(est).fit(X, y, sample_weight=w), f)(X)
-    b = getattr(clone(est).fit(X, y, sample_weight=1e12 * w), f)(X)
-    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+    for c in (4.0, 1e12):
+        a = clone(est).set_params(lambda_p=0.5 / np.sqrt(c)).fit(X, y, sample_weight=w)
+        b = clone(est).fit(X, y, sample_weight=c * w)
+        np.testing.assert_allclose(getattr(b, f)(X), getattr(a, f)(X), rtol=1e-6, atol=1e-8)
+        assert np.isfinite(b.objective_)
+        np.testing.assert_allclose(b.objective_, c * a.objective_, rtol=1e-8)
+    # and the weights matter at a fixed level (they are not rescaled away)
+    c4 = clone(est).fit(X, y, sample_weight=4.0 * w)
+    assert not np.allclose(getattr(c4, f)(X), getattr(clone(est).fit(X, y, sample_weight=w), f)(X))
 
 
-def test_integer_weights_are_repeated_rows_at_the_rescaled_level():
-    # weights k are rescaled to mean one over the rows with k > 0: with kbar
-    # that mean, the objective is (1/kbar) times the repeated-row objective at
-    # lambda * sqrt(kbar) on its unit-norm columns (their norms grow by
-    # sqrt(kbar) under repetition)
+@pytest.mark.parametrize("standardize", [False, True])
+def test_integer_weights_are_repeated_rows(standardize):
+    # scikit-learn's rule at the same settings: weight k equals k copies of
+    # the row (zero removes it); the columns' weighted norms and the weighted
+    # default width are those of the repeated data
     X, y = _data(4, n=60)
     k = np.random.default_rng(1).integers(0, 4, size=len(y))
     est = InfiniteFeatureRegressor(max_features=5, n_candidates=10, inner_tol=1e-10,
-                                   inner_max_iter=5000, standardize=False, random_state=0)
+                                   inner_max_iter=5000, standardize=standardize,
+                                   random_state=0)
     a = clone(est).fit(X, y, sample_weight=k)
-    b = clone(est).set_params(lambda_p=est.lambda_p * np.sqrt(k[k > 0].mean())).fit(
-        np.repeat(X, k, 0), np.repeat(y, k))
+    b = clone(est).fit(np.repeat(X, k, 0), np.repeat(y, k))
+    np.testing.assert_allclose(a.features_, b.features_)
     np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(a.objective_, b.objective_, rtol=1e-8)
 
 
 class _HalfGroupLasso(BasePenalty):

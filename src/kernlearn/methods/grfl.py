@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import joblib
 import numpy as np
 from scipy.optimize import minimize_scalar
+from sklearn.utils import check_random_state
 
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
@@ -66,6 +67,15 @@ AUTO_PRICING_ROWS = 2000
 NEWTON_PATH_ITER = 2
 # Candidates re-scored exactly (float64) after a float32 ranking on all rows.
 N_EXACT = 3
+# max_features="auto": the path's budget, the share of rows held out to choose
+# the number of features, the fewest held-out rows worth it, and the patience
+# (stop at PATIENCE_FACTOR x the best count + PATIENCE_EXTRA features)
+AUTO_MAX_FEATURES = 100
+# batch="auto": max(1, n_active // BATCH_DIVISOR) features per outer iteration
+BATCH_DIVISOR = 4
+VALIDATION_FRACTION = 0.2
+MIN_VALIDATION_ROWS = 10
+PATIENCE_FACTOR, PATIENCE_EXTRA = 1.5, 10
 
 
 def penalty_level(penalty):
@@ -209,6 +219,9 @@ class GrFL:
     batch : int or "auto", default=1
         Features added per outer iteration (the best violators of one
         pricing sample); ``"auto"``: see :meth:`batch_size`.
+    callback : callable or None, default=None
+        ``callback(row) -> bool`` after each outer iteration (the run is then
+        at its new model); true stops the path (``stop_reason="callback"``).
 
     Attributes
     ----------
@@ -240,7 +253,8 @@ class GrFL:
 
     def __init__(self, family, loss, penalty_p, penalty_s, solver, *, n_candidates=100,
                  eps=1e-3, fit_intercept=True, pricing_subsample=None, n_verify=25,
-                 path_iter=None, time_budget=None, verbose=0, name="GrFL", batch=1):
+                 path_iter=None, time_budget=None, verbose=0, name="GrFL", batch=1,
+                 callback=None):
         self.family = family
         self.loss = loss
         self.penalty_p = penalty_p
@@ -256,6 +270,7 @@ class GrFL:
         self.verbose = verbose
         self.name = name
         self.batch = batch
+        self.callback = callback
 
     # ------------------------------------------------------------------ setup
     def start(self, X, Y, task_rows, rng, sample_weight=None):
@@ -407,7 +422,7 @@ class GrFL:
         is one of their sizes.
         """
         k = self.p // self.gs
-        b = max(1, k // 4) if self.batch == "auto" else int(self.batch)
+        b = max(1, k // BATCH_DIVISOR) if self.batch == "auto" else int(self.batch)
         return max(1, min(b, budget, self.n_candidates))
 
     def _best_candidate(self, n_best=1):
@@ -537,6 +552,7 @@ class GrFL:
         self._reserve(max_features)
         n_new = max(max_features - self.p // self.gs, 0)
         colgen = ColumnGeneration(max_iter=n_new, tol=None, verbose=self.verbose,
+                                  callback=self.callback,
                                   time_budget=self.time_budget, name=self.name,
                                   budget_name="max_features")
         # every step is a product with an n x p matrix, memory bound: BLAS
@@ -602,6 +618,9 @@ class GrFLResult(MethodResult):
     master : str
         Class name of the restricted-master solver that ran (what
         ``solver="auto"`` chose).
+    max_features : int or None
+        The feature budget used (chosen on held-out rows with
+        ``max_features="auto"``).
     warm : GrFLWarmStart or None
         The run's state, to pass back as ``warm`` to continue the path
         (``None`` unless asked for).
@@ -617,6 +636,7 @@ class GrFLResult(MethodResult):
     objective: float = np.nan
     last_violation: float = np.nan
     master: str = ""
+    max_features: int = None
     warm: object = None
 
 
@@ -665,6 +685,75 @@ def _prune(path):
         coef=coef_full[keep_col].T, intercept=b)
 
 
+def _row_subset(Y, task_rows, idx):
+    """Targets and task rows restricted to the sorted rows ``idx``."""
+    if task_rows is None:
+        return Y[idx], None
+    pos = np.full(len(Y), -1)
+    pos[idx] = np.arange(len(idx))
+    return Y[idx], [pos[r][pos[r] >= 0] for r in task_rows]
+
+
+def _validation_split(n, Y, task_rows, rng):
+    """Training and held-out rows for ``max_features="auto"``, or ``None``.
+
+    ``None`` when the data are too small to hold rows out (fewer than
+    :data:`MIN_VALIDATION_ROWS` held out, or a task left with fewer than two
+    training rows or no held-out row).
+    """
+    n_val = int(round(VALIDATION_FRACTION * n))
+    if n_val < MIN_VALIDATION_ROWS:
+        return None
+    perm = check_random_state(rng).permutation(n)
+    val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+    if task_rows is not None:
+        tr_rows, val_rows = _row_subset(Y, task_rows, tr)[1], _row_subset(Y, task_rows, val)[1]
+        if min(len(r) for r in tr_rows) < 2 or min(len(r) for r in val_rows) < 1:
+            return None
+    return tr, val
+
+
+class _HoldOut:
+    """Loss of the path's models on held-out rows, after each outer iteration.
+
+    Called by the column-generation loop; asks it to stop once the path holds
+    ``PATIENCE_FACTOR`` times the best count plus ``PATIENCE_EXTRA`` features
+    without a lower held-out loss.
+    """
+
+    def __init__(self, path, X, Y, task_rows, loss, sample_weight):
+        self.path, self.X, self.Y, self.task_rows = path, X, Y, task_rows
+        self.loss, self.w = loss, sample_weight
+        self.Phi = np.empty((X.shape[0], 0))
+        self.losses, self.counts = [], []
+
+    def value(self, M):
+        """Held-out loss of the margins ``M`` (rows x tasks)."""
+        if self.task_rows is None:
+            v = sum(self.loss.value(M[:, t], self.Y[:, t]) for t in range(M.shape[1]))
+            return float(np.sum(v if self.w is None else self.w * v))
+        tot = 0.0
+        for t, r in enumerate(self.task_rows):
+            v = self.loss.value(M[r, t], self.Y[r])
+            tot += float(np.sum(v if self.w is None else self.w[r] * v))
+        return tot
+
+    def __call__(self, row=None):
+        path, gs = self.path, self.path.gs
+        f0, f1 = self.Phi.shape[1] // gs, path.p // gs
+        if f1 > f0:
+            block = path.family.columns(np.array(path.params[f0:f1]), self.X)
+            self.Phi = np.hstack([self.Phi, block * np.concatenate(path.scales[f0:f1])])
+        U, us, b = path.coefficients()
+        self.losses.append(self.value(self.Phi @ (U + us[:, None]) + b))
+        self.counts.append(f1)
+        return f1 >= PATIENCE_FACTOR * self.best() + PATIENCE_EXTRA
+
+    def best(self):
+        """Feature count with the lowest held-out loss (the first on ties)."""
+        return self.counts[int(np.argmin(self.losses))]
+
+
 def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=None,
              lambda_p=1.0, lambda_s=None, lambda_scale="ours", solver="auto", tol=1e-3,
              max_iter=500, max_features=100, n_candidates=100, eps=1e-3,
@@ -691,8 +780,15 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     task_rows : list of ndarray or None, default=None
         Rows of each task.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
-        Row weights of the loss, rescaled to mean one over the rows with a
-        positive weight (only their ratios matter).
+        Row weights of the loss, as given: integer weights equal repeated
+        rows at the same levels.  Their scale ``s`` (the mean positive
+        weight) is moved into the levels: the problem is ``s`` times the
+        one with weights of mean one at levels divided by :math:`\\sqrt s`
+        (the loss grows by ``s``, the columns' weighted norms by
+        :math:`\\sqrt s`), which is what is solved, so weights of any scale
+        (1e-12 or 1e12) see the numerics of mean-one weights.  A penalty
+        without ``alpha`` keeps its built-in level (the weights' scale then
+        does not matter).
     lambda_p, lambda_s : float, float or None
         Levels of :math:`\\Omega_p` and of the l1 penalty on shared weights.
     lambda_scale : {"ours", "paper"}, default="ours"
@@ -703,21 +799,34 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         compiled for the penalty, else ADMM.
     tol, max_iter : float, int
         Master tolerance and iteration cap (string solvers).
-    max_features, n_candidates, eps, fit_intercept, pricing_subsample, path_iter, time_budget, verbose
+    max_features : int or "auto", default=100
+        Feature budget.  ``"auto"`` chooses it on held-out rows: the path
+        (up to :data:`AUTO_MAX_FEATURES` features) runs on a random
+        ``1 - VALIDATION_FRACTION`` of the rows at the levels times
+        :math:`\\sqrt{1 - \\text{fraction}}` (the same problem per row,
+        by the rule of ``sample_weight``), the loss of each outer iteration's
+        model is measured on the held-out rows, the path stops once it holds
+        ``PATIENCE_FACTOR`` times the best count plus ``PATIENCE_EXTRA``
+        features, and the returned model is the master on all rows with the
+        path's first ``k`` features, ``k`` the count of lowest held-out loss
+        (its history rows carry ``validation_loss``).  On data too small to
+        hold out :data:`MIN_VALIDATION_ROWS` rows, ``min(100, max(1, n // 6))``.
+    n_candidates, eps, fit_intercept, pricing_subsample, path_iter, time_budget, verbose
         As in :class:`GrFL` and the estimators (``pricing_subsample="auto"``:
         :data:`AUTO_PRICING_ROWS` rows when ``n`` is at least twice that;
         ``path_iter="auto"``: :data:`NEWTON_PATH_ITER` with the Newton master,
         20 with the others).
     random_state : int, RandomState or None
-        Source of the sampled parameters.
+        Source of the sampled parameters (and of the held-out rows).
     name : str, default="GrFL"
         Prefix of progress lines.
     warm : GrFLWarmStart or None, default=None
         A previous run; it is continued only when its key matches this
         call's data and settings and its path fits in ``max_features``,
-        otherwise the fit starts over.
+        otherwise the fit starts over (always with ``max_features="auto"``).
     keep_warm : bool, default=False
-        Return the run in ``result.warm`` for a later warm start.
+        Return the run in ``result.warm`` for a later warm start (not with
+        ``max_features="auto"``).
     batch : int or "auto", default="auto"
         Features added per outer iteration (:meth:`GrFL.batch_size`); 1 is
         the paper's Algorithm 1.
@@ -726,8 +835,6 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     -------
     result : GrFLResult
     """
-    from sklearn.utils import check_random_state
-
     from ..families import RandomFourierFeatures
     from ..kernels import resolve_gamma
     from ..losses import weighted
@@ -736,15 +843,23 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     from ..solvers.grfl_newton import GrFLNewton
 
     n = X.shape[0]
+    w_scale = 1.0
     if sample_weight is not None:
-        # the weights' scale is not a setting: mean one over the rows with a
-        # positive weight (glmnet's rule, and a zero weight still removes its
-        # row), so weights c * w give the model of w for every c > 0
+        # weights as given (integer weights = repeated rows); their scale goes
+        # into the levels, so the numbers solved are those of mean-one weights
         sample_weight = np.asarray(sample_weight, dtype=float)
-        sample_weight = sample_weight * (np.count_nonzero(sample_weight)
-                                         / sample_weight.sum())
+        w_scale = sample_weight.sum() / np.count_nonzero(sample_weight)
+        sample_weight = sample_weight / w_scale
+    level = 1.0 / np.sqrt(w_scale)
+    rng = check_random_state(random_state)
+    split = None
+    if isinstance(max_features, str):  # "auto"
+        split = _validation_split(n, Y, task_rows, rng)
+        max_features = AUTO_MAX_FEATURES if split is not None else min(100, max(1, n // 6))
+        warm, keep_warm = None, False
     settings = dict(
-        loss=loss, penalty=penalty, family=family, lambda_p=lambda_p, lambda_s=lambda_s,
+        loss=loss, penalty=penalty, family=family, lambda_p=lambda_p * level,
+        lambda_s=None if lambda_s is None else lambda_s * level,
         lambda_scale=lambda_scale, solver=solver, tol=tol, max_iter=max_iter,
         n_candidates=n_candidates, eps=eps, fit_intercept=fit_intercept,
         pricing_subsample=pricing_subsample, path_iter=path_iter, batch=batch,
@@ -754,47 +869,98 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     path = warm.path if warm is not None and warm.key == key else None
     if path is not None and path.p <= path.gs * max_features:
         path.time_budget, path.verbose = time_budget, verbose
+        path.extend(max_features)
+        return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None)
+    if family is None:
+        # scikit-learn's gamma="scale", on the weighted variance when weighted
+        family = RandomFourierFeatures(
+            gamma="scale" if sample_weight is None
+            else resolve_gamma("scale", X, sample_weight=sample_weight))
     else:
-        if family is None:
-            # scikit-learn's gamma="scale", on the weighted variance when weighted
-            family = RandomFourierFeatures(
-                gamma="scale" if sample_weight is None
-                else resolve_gamma("scale", X, sample_weight=sample_weight))
-        else:
-            family = copy.deepcopy(family)
-        family.fit(X)
-        wloss = weighted(loss, sample_weight)
+        family = copy.deepcopy(family)
+    family.fit(X)
+    # the paper's losses are c times ours: its lambda is c times ours
+    c = paper_loss_factor(loss) if lambda_scale == "paper" else 1.0
+
+    def make_path(rows, shrink, exact=False):
+        """A GrFL run on ``rows`` (``None``: all) at the levels times ``shrink``
+        (``exact``: every master solved to ``tol``)."""
         pen_p = copy.deepcopy(penalty)
-        # the paper's losses are c times ours: its lambda is c times ours
-        c = paper_loss_factor(wloss) if lambda_scale == "paper" else 1.0
         if hasattr(pen_p, "alpha"):  # else its level is built in (penalty_level)
-            pen_p.alpha = float(lambda_p) / c
-        pen_s = None if lambda_s is None else L1(alpha=float(lambda_s) / c)
-        if solver == "auto":
+            pen_p.alpha = float(lambda_p) * level * shrink / c
+        pen_s = None if lambda_s is None else L1(alpha=float(lambda_s) * level * shrink / c)
+        w = sample_weight if rows is None or sample_weight is None else sample_weight[rows]
+        wloss = weighted(loss, w)
+        slv = solver
+        if slv == "auto":
             # Newton where its inner solver is compiled (the built-in penalties
             # but l1-lq with q not in {1, 2, inf}); ADMM otherwise
             newton = GrFLNewton.compiled(pen_p) and callable(
                 getattr(wloss, "hess_margin", None))
-            solver = "newton" if newton or not callable(getattr(wloss, "prox", None)) \
+            slv = "newton" if newton or not callable(getattr(wloss, "prox", None)) \
                 else "admm"
-        if isinstance(solver, str):
-            solver = {"admm": ADMM, "fista": GrFLFISTA, "newton": GrFLNewton}[solver](
+        if isinstance(slv, str):
+            slv = {"admm": ADMM, "fista": GrFLFISTA, "newton": GrFLNewton}[slv](
                 tol=tol, max_iter=max_iter)
-        if path_iter == "auto":
-            path_iter = NEWTON_PATH_ITER if isinstance(solver, GrFLNewton) else 20
-        check_compatible(solver, wloss, pen_p)
+        check_compatible(slv, wloss, pen_p)
+        Xr = X if rows is None else X[rows]
+        Yr, tr = (Y, task_rows) if rows is None else _row_subset(Y, task_rows, rows)
         sub = pricing_subsample
         if sub == "auto":
-            sub = AUTO_PRICING_ROWS if n > 2 * AUTO_PRICING_ROWS else None
-        path = GrFL(
-            family, wloss, pen_p, pen_s, solver, n_candidates=n_candidates, eps=eps,
-            fit_intercept=fit_intercept, pricing_subsample=sub, path_iter=path_iter,
-            time_budget=time_budget, verbose=verbose, name=name, batch=batch,
-        ).start(X, Y, task_rows, check_random_state(random_state),
-                sample_weight=sample_weight)
+            sub = AUTO_PRICING_ROWS if Xr.shape[0] > 2 * AUTO_PRICING_ROWS else None
+        pi = path_iter
+        if pi == "auto":
+            pi = NEWTON_PATH_ITER if isinstance(slv, GrFLNewton) else 20
+        pi = None if exact else pi
+        return GrFL(family, wloss, pen_p, pen_s, slv, n_candidates=n_candidates, eps=eps,
+                    fit_intercept=fit_intercept, pricing_subsample=sub, path_iter=pi,
+                    time_budget=time_budget, verbose=verbose, name=name,
+                    batch=batch).start(Xr, Yr, tr, rng, sample_weight=w)
+
+    if split is None:
+        path = make_path(None, 1.0).extend(max_features)
+        return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None)
+    tr, val = split
+    # the same problem per row on the training part: its loss is (1 - f) times
+    # the whole one and its unit-norm columns sqrt(1 - f) times longer
+    f_tr = (len(tr) / n if sample_weight is None
+            else sample_weight[tr].sum() / sample_weight.sum())
+    path = make_path(tr, np.sqrt(f_tr))
+    Yv, rows_v = _row_subset(Y, task_rows, val)
+    monitor = _HoldOut(path, X[val], Yv, rows_v, loss,
+                       None if sample_weight is None else sample_weight[val])
+    path.callback = monitor
     path.extend(max_features)
+    k = monitor.best()
+    final = make_path(None, 1.0, exact=True)
+    final._reserve(k)
+    if k:
+        final.master(Candidates(params=np.array(path.params[:k]),
+                                scores=np.full(k, np.inf), group_size=path.gs))
+    for row, v in zip(path.history, monitor.losses):
+        row["validation_loss"] = v * w_scale
+    final.history, final.last_violation = path.history, path.last_violation
+    final.stop_reason = "validation" if path.stop_reason == "callback" else path.stop_reason
+    final.converged = path.converged or final.stop_reason == "validation"
+    return _result(final, w_scale, n_features=k)
+
+
+def _result(path, w_scale, warm=None, n_features=None):
+    """The :class:`GrFLResult` of a run, on the given weights' scale.
+
+    The run saw weights of mean one: with the given ones (``w_scale`` times
+    larger) the objective is ``w_scale`` times larger and the unit-norm
+    columns :math:`\\sqrt{w_s}` times shorter, so their weights are that much
+    larger.
+    """
+    history = [dict(r, objective=r["objective"] * w_scale) for r in path.history]
+    fields = _prune(path)
+    r = np.sqrt(w_scale)
+    fields.update(feature_scales=fields["feature_scales"] / r, coef=fields["coef"] * r,
+                  task_coef=fields["task_coef"] * r, shared_coef=fields["shared_coef"] * r)
     return GrFLResult(
         n_iter=len(path.history), converged=path.converged, stop_reason=path.stop_reason,
-        history=list(path.history), objective=path.objective,
+        history=history, objective=path.objective * w_scale,
         last_violation=path.last_violation, master=type(path.solver).__name__,
-        warm=GrFLWarmStart(key, path) if keep_warm else None, **_prune(path))
+        max_features=path.p // path.gs if n_features is None else n_features,
+        warm=warm, **fields)
