@@ -391,3 +391,39 @@ def test_batches_of_features_all_violate_and_grow_with_the_active_set():
                n_candidates=100, batch=1).start(X, Y, None, check_random_state(0))
     one.extend(12)
     assert len(one.history) == 12
+
+
+def test_family_validates_each_new_array_once_and_still_rejects_bad_ones():
+    import pickle
+
+    import sklearn.utils.validation as val
+
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    fam = RandomFourierFeatures(gamma=1.0).fit(X)
+    params = fam.sample(4, 0)
+    calls = []
+    orig = val.check_array
+
+    def counting(*a, **k):
+        calls.append(1)
+        return orig(*a, **k)
+
+    import kernlearn.families.fourier as fourier
+
+    fourier.check_array, saved = counting, fourier.check_array
+    try:
+        fam.columns(params, X)
+        fam.correlations(params, X, np.ones(30))
+        fam.columns(params, X)
+        assert len(calls) == 1  # the same array: checked once
+        bad = X.copy()
+        bad[0, 0] = np.nan
+        with pytest.raises(ValueError, match="NaN"):
+            fam.columns(params, bad)
+        with pytest.raises(ValueError, match="features"):
+            fam.columns(params, X[:, :2])
+    finally:
+        fourier.check_array = saved
+    # the remembered array is not part of the pickled family
+    again = pickle.loads(pickle.dumps(fam))
+    np.testing.assert_allclose(again.columns(params, X), fam.columns(params, X))
