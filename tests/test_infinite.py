@@ -303,7 +303,7 @@ def test_auto_budget_on_data_too_small_to_hold_out_is_n_over_6(n, budget):
     assert auto.stop_reason_ == "max_features" and auto.max_features_ == budget
 
 
-def _auto_fit(y_kind, **kw):
+def _auto_fit(y_kind, n=400, **kw):
     from sklearn.preprocessing import StandardScaler
 
     from kernlearn.losses import Square
@@ -311,11 +311,37 @@ def _auto_fit(y_kind, **kw):
     from kernlearn.penalties import GroupL1L2
 
     rng = np.random.default_rng(3)
-    X = StandardScaler().fit_transform(rng.normal(size=(400, 4)))
-    y = rng.normal(size=400) if y_kind == "noise" else np.sin(2 * X[:, 0]) * X[:, 1]
+    X = StandardScaler().fit_transform(rng.normal(size=(n, 4)))
+    y = rng.normal(size=n) if y_kind == "noise" else np.sin(2 * X[:, 0]) * X[:, 1]
     res = fit_grfl(X, y[:, None], loss=Square(), penalty=GroupL1L2(), lambda_p=0.05,
                    max_features="auto", n_candidates=30, random_state=0, **kw)
     return X, y, res
+
+
+def test_auto_budget_on_small_data_is_the_cross_validated_count(monkeypatch):
+    # below CV_BELOW rows: CV_FOLDS folds, the count of lowest summed held-out
+    # loss, then a path on all rows to that count
+    from kernlearn.methods import grfl
+
+    folds = []
+    orig = grfl._HoldOut.__init__
+
+    def spy(self, *a, **k):
+        orig(self, *a, **k)
+        folds.append(self)
+
+    monkeypatch.setattr(grfl._HoldOut, "__init__", spy)
+    n = 200
+    assert n < grfl.CV_BELOW
+    X, y, res = _auto_fit("signal", n=n)
+    assert len(folds) == grfl.CV_FOLDS
+    assert sum(m.X.shape[0] for m in folds) == n  # every row held out once
+    counts = np.unique(np.concatenate([m.counts for m in folds]))
+    total = sum(grfl._curve_at(m, counts) for m in folds)
+    assert res.max_features == counts[int(np.argmin(total))]
+    top = max(r["n_active"] for r in res.history)
+    assert top == res.max_features  # the final path stops at the chosen count
+    assert np.isfinite([r["validation_loss"] for r in res.history]).all()
 
 
 def test_auto_budget_is_the_held_out_minimiser_refit_on_all_rows():

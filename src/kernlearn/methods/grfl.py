@@ -77,6 +77,8 @@ AUTO_MAX_FEATURES = 100
 # batch="auto": max(1, n_active // BATCH_DIVISOR) features per outer iteration
 BATCH_DIVISOR = 4
 VALIDATION_FRACTION = 0.2
+# below CV_BELOW rows, CV_FOLDS folds instead of one held-out part
+CV_BELOW, CV_FOLDS = 300, 5
 MIN_VALIDATION_ROWS = 10
 PATIENCE_FACTOR, PATIENCE_EXTRA = 1.5, 10
 
@@ -705,20 +707,37 @@ def _row_subset(Y, task_rows, idx):
 def _validation_split(n, Y, task_rows, rng):
     """Training and held-out rows for ``max_features="auto"``, or ``None``.
 
-    ``None`` when the data are too small to hold rows out (fewer than
-    :data:`MIN_VALIDATION_ROWS` held out, or a task left with fewer than two
-    training rows or no held-out row).
+    A list of ``(train, held_out)`` pairs: one random split holding out
+    :data:`VALIDATION_FRACTION` of the rows, or, below :data:`CV_BELOW` rows
+    (where one held-out part is too small to rank feature counts),
+    :data:`CV_FOLDS` folds.  ``None`` when the data are too small to hold rows
+    out (fewer than :data:`MIN_VALIDATION_ROWS` held out, or a task left with
+    fewer than two training rows or no held-out row).
     """
     n_val = int(round(VALIDATION_FRACTION * n))
     if n_val < MIN_VALIDATION_ROWS:
         return None
     perm = check_random_state(rng).permutation(n)
-    val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
-    if task_rows is not None:
-        tr_rows, val_rows = _row_subset(Y, task_rows, tr)[1], _row_subset(Y, task_rows, val)[1]
-        if min(len(r) for r in tr_rows) < 2 or min(len(r) for r in val_rows) < 1:
-            return None
-    return tr, val
+    vals = ([perm[:n_val]] if n >= CV_BELOW
+            else [perm[i::CV_FOLDS] for i in range(CV_FOLDS)])
+    folds = []
+    for val in vals:
+        val = np.sort(val)
+        tr = np.setdiff1d(np.arange(n), val)
+        if task_rows is not None:
+            tr_rows = _row_subset(Y, task_rows, tr)[1]
+            val_rows = _row_subset(Y, task_rows, val)[1]
+            if min(len(r) for r in tr_rows) < 2 or min(len(r) for r in val_rows) < 1:
+                return None
+        folds.append((tr, val))
+    return folds
+
+
+def _curve_at(monitor, counts):
+    """A fold's held-out loss at ``counts`` features (its last model beyond its path)."""
+    c = np.asarray(monitor.counts)
+    idx = np.searchsorted(c, counts, side="right") - 1
+    return np.asarray(monitor.losses)[np.maximum(idx, 0)]
 
 
 class _HoldOut:
@@ -928,28 +947,45 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     if split is None:
         path = make_path(None, 1.0).extend(max_features)
         return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None)
-    tr, val = split
-    # the same problem per row on the training part: its loss is (1 - f) times
-    # the whole one and its unit-norm columns sqrt(1 - f) times longer
-    f_tr = (len(tr) / n if sample_weight is None
-            else sample_weight[tr].sum() / sample_weight.sum())
-    path = make_path(tr, np.sqrt(f_tr))
-    Yv, rows_v = _row_subset(Y, task_rows, val)
-    monitor = _HoldOut(path, X[val], Yv, rows_v, loss,
-                       None if sample_weight is None else sample_weight[val])
-    path.callback = monitor
-    path.extend(max_features)
-    k = monitor.best()
-    final = make_path(None, 1.0, exact=True)
-    final._reserve(k)
-    if k:
-        final.master(Candidates(params=np.array(path.params[:k]),
-                                scores=np.full(k, np.inf), group_size=path.gs))
-    for row, v in zip(path.history, monitor.losses):
-        row["validation_loss"] = v * w_scale
-    final.history, final.last_violation = path.history, path.last_violation
-    final.stop_reason = "validation" if path.stop_reason == "callback" else path.stop_reason
-    final.converged = path.converged or final.stop_reason == "validation"
+    runs = []
+    for tr, val in split:
+        # the same problem per row on the training part: its loss is (1 - f)
+        # times the whole one and its unit-norm columns sqrt(1 - f) times longer
+        f_tr = (len(tr) / n if sample_weight is None
+                else sample_weight[tr].sum() / sample_weight.sum())
+        path = make_path(tr, np.sqrt(f_tr))
+        Yv, rows_v = _row_subset(Y, task_rows, val)
+        path.callback = _HoldOut(path, X[val], Yv, rows_v, loss,
+                                 None if sample_weight is None else sample_weight[val])
+        path.extend(max_features)
+        runs.append(path)
+    if len(runs) == 1:
+        # the master on all rows with the path's first k features
+        path, monitor = runs[0], runs[0].callback
+        k = monitor.best()
+        final = make_path(None, 1.0, exact=True)
+        final._reserve(k)
+        if k:
+            final.master(Candidates(params=np.array(path.params[:k]),
+                                    scores=np.full(k, np.inf), group_size=path.gs))
+        for row, v in zip(path.history, monitor.losses):
+            row["validation_loss"] = v * w_scale
+        final.history, final.last_violation = path.history, path.last_violation
+        stop = path.stop_reason
+    else:
+        # folds: the count with the lowest summed held-out loss, then a path
+        # on all rows to that count
+        counts = np.unique(np.concatenate([p.callback.counts for p in runs]))
+        total = sum(_curve_at(p.callback, counts) for p in runs)
+        k = int(counts[int(np.argmin(total))])
+        final = make_path(None, 1.0).extend(k)
+        cv = sum(_curve_at(p.callback, [r["n_active"] for r in final.history]) for p in runs)
+        for row, v in zip(final.history, cv):
+            row["validation_loss"] = v * w_scale
+        stop = "callback" if any(p.stop_reason == "callback" for p in runs) \
+            else final.stop_reason
+    final.stop_reason = "validation" if stop == "callback" else stop
+    final.converged = final.converged or final.stop_reason == "validation"
     return _result(final, w_scale, n_features=k)
 
 
