@@ -16,8 +16,8 @@ Column generation over a continuously parametrised family of features:
 
 Cost and where the time goes (sec. 4.2): pricing is :math:`O(k_r n T)`, one
 master iteration :math:`O(n p T)` with ``p`` active columns, so a fit is
-linear in ``n`` for a fixed feature budget.  Two choices keep the constant
-small without changing what is computed at the end:
+linear in ``n`` for a fixed feature budget.  Three choices keep the
+constant small, each keeping the guarantees of Algorithm 1:
 
 * **Inexact intermediate masters.**  Proposition 3 only needs the master to
   decrease the objective when a violating feature enters; the masters
@@ -27,6 +27,12 @@ small without changing what is computed at the end:
   and pricing is repeated.  The returned model therefore always comes from
   a master solved to ``tol`` (or its ``max_iter``) and passes the same
   violation test as with exact masters.
+* **Several features per outer iteration** (``batch="auto"``): one at a
+  time up to 7 features, then the ``n_active // 4`` best exact violators of
+  one pricing sample, so a path to ``k`` features takes about
+  :math:`4 \ln k` masters instead of ``k``; each added feature violates
+  (7)/(10), so Proposition 3 still applies (the path differs from
+  Algorithm 1's, which is ``batch=1``).
 * **Pricing on a row subsample.**  With ``pricing_subsample = m < n`` the
   correlations of the :math:`k_r` candidates are estimated on ``m`` rows
   drawn once (rescaled by :math:`\sqrt{n/m}`), and the ``n_verify`` best
@@ -836,7 +842,10 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         ``PATIENCE_FACTOR`` times the best count plus ``PATIENCE_EXTRA``
         features, and the returned model is the master on all rows with the
         path's first ``k`` features, ``k`` the count of lowest held-out loss
-        (its history rows carry ``validation_loss``).  On data too small to
+        (its history rows carry ``validation_loss``).  Below :data:`CV_BELOW`
+        rows, :data:`CV_FOLDS` folds each run such a path, ``k`` minimises
+        their summed held-out loss (a fold that stopped early keeps its last
+        value) and a path on all rows is run to ``k``.  On data too small to
         hold out :data:`MIN_VALIDATION_ROWS` rows, ``min(100, max(1, n // 6))``.
     n_candidates, eps, fit_intercept, pricing_subsample, path_iter, time_budget, verbose
         As in :class:`GrFL` and the estimators (``pricing_subsample="auto"``:
