@@ -59,6 +59,10 @@ from ..colgen import ColumnGeneration
 from ..families._base import Candidates
 from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyProblem, DirtyState, pad_state
+from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
+                           MIN_VALIDATION_ROWS, PATIENCE_EXTRA, PATIENCE_FACTOR,
+                           VALIDATION_FRACTION, _curve_at, _HoldOut, _row_subset,
+                           _validation_split)
 from ._result import MethodResult
 
 __all__ = ["GrFL", "GrFLResult", "fit_grfl", "intercept_only", "paper_loss_factor",
@@ -76,17 +80,8 @@ NEWTON_PATH_ITER = 2
 PATH_SWEEPS = 50
 # Candidates re-scored exactly (float64) after a float32 ranking on all rows.
 N_EXACT = 3
-# max_features="auto": the path's budget, the share of rows held out to choose
-# the number of features, the fewest held-out rows worth it, and the patience
-# (stop at PATIENCE_FACTOR x the best count + PATIENCE_EXTRA features)
-AUTO_MAX_FEATURES = 100
 # batch="auto": max(1, n_active // BATCH_DIVISOR) features per outer iteration
 BATCH_DIVISOR = 4
-VALIDATION_FRACTION = 0.2
-# below CV_BELOW rows, CV_FOLDS folds instead of one held-out part
-CV_BELOW, CV_FOLDS = 300, 5
-MIN_VALIDATION_ROWS = 10
-PATIENCE_FACTOR, PATIENCE_EXTRA = 1.5, 10
 
 
 def penalty_level(penalty):
@@ -699,92 +694,6 @@ def _prune(path):
         feature_scales=np.array(path.scales)[keep_group] if p else np.zeros((0, gs)),
         task_coef=U[keep_col].T, shared_coef=us[keep_col],
         coef=coef_full[keep_col].T, intercept=b)
-
-
-def _row_subset(Y, task_rows, idx):
-    """Targets and task rows restricted to the sorted rows ``idx``."""
-    if task_rows is None:
-        return Y[idx], None
-    pos = np.full(len(Y), -1)
-    pos[idx] = np.arange(len(idx))
-    return Y[idx], [pos[r][pos[r] >= 0] for r in task_rows]
-
-
-def _validation_split(n, Y, task_rows, rng):
-    """Training and held-out rows for ``max_features="auto"``, or ``None``.
-
-    A list of ``(train, held_out)`` pairs: one random split holding out
-    :data:`VALIDATION_FRACTION` of the rows, or, below :data:`CV_BELOW` rows
-    (where one held-out part is too small to rank feature counts),
-    :data:`CV_FOLDS` folds.  ``None`` when the data are too small to hold rows
-    out (fewer than :data:`MIN_VALIDATION_ROWS` held out, or a task left with
-    fewer than two training rows or no held-out row).
-    """
-    n_val = int(round(VALIDATION_FRACTION * n))
-    if n_val < MIN_VALIDATION_ROWS:
-        return None
-    perm = check_random_state(rng).permutation(n)
-    vals = ([perm[:n_val]] if n >= CV_BELOW
-            else [perm[i::CV_FOLDS] for i in range(CV_FOLDS)])
-    folds = []
-    for val in vals:
-        val = np.sort(val)
-        tr = np.setdiff1d(np.arange(n), val)
-        if task_rows is not None:
-            tr_rows = _row_subset(Y, task_rows, tr)[1]
-            val_rows = _row_subset(Y, task_rows, val)[1]
-            if min(len(r) for r in tr_rows) < 2 or min(len(r) for r in val_rows) < 1:
-                return None
-        folds.append((tr, val))
-    return folds
-
-
-def _curve_at(monitor, counts):
-    """A fold's held-out loss at ``counts`` features (its last model beyond its path)."""
-    c = np.asarray(monitor.counts)
-    idx = np.searchsorted(c, counts, side="right") - 1
-    return np.asarray(monitor.losses)[np.maximum(idx, 0)]
-
-
-class _HoldOut:
-    """Loss of the path's models on held-out rows, after each outer iteration.
-
-    Called by the column-generation loop; asks it to stop once the path holds
-    ``PATIENCE_FACTOR`` times the best count plus ``PATIENCE_EXTRA`` features
-    without a lower held-out loss.
-    """
-
-    def __init__(self, path, X, Y, task_rows, loss, sample_weight):
-        self.path, self.X, self.Y, self.task_rows = path, X, Y, task_rows
-        self.loss, self.w = loss, sample_weight
-        self.Phi = np.empty((X.shape[0], 0))
-        self.losses, self.counts = [], []
-
-    def value(self, M):
-        """Held-out loss of the margins ``M`` (rows x tasks)."""
-        if self.task_rows is None:
-            v = sum(self.loss.value(M[:, t], self.Y[:, t]) for t in range(M.shape[1]))
-            return float(np.sum(v if self.w is None else self.w * v))
-        tot = 0.0
-        for t, r in enumerate(self.task_rows):
-            v = self.loss.value(M[r, t], self.Y[r])
-            tot += float(np.sum(v if self.w is None else self.w[r] * v))
-        return tot
-
-    def __call__(self, row=None):
-        path, gs = self.path, self.path.gs
-        f0, f1 = self.Phi.shape[1] // gs, path.p // gs
-        if f1 > f0:
-            block = path.family.columns(np.array(path.params[f0:f1]), self.X)
-            self.Phi = np.hstack([self.Phi, block * np.concatenate(path.scales[f0:f1])])
-        U, us, b = path.coefficients()
-        self.losses.append(self.value(self.Phi @ (U + us[:, None]) + b))
-        self.counts.append(f1)
-        return f1 >= PATIENCE_FACTOR * self.best() + PATIENCE_EXTRA
-
-    def best(self):
-        """Feature count with the lowest held-out loss (the first on ties)."""
-        return self.counts[int(np.argmin(self.losses))]
 
 
 def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=None,
