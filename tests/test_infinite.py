@@ -450,6 +450,9 @@ def test_family_validates_each_new_array_once_and_still_rejects_bad_ones():
             fam.columns(params, X[:, :2])
     finally:
         fourier.check_array = saved
-    # the remembered array is not part of the pickled family
+    # the remembered array is not part of the family (pickles, model files)
+    import weakref
+
+    assert not any(isinstance(v, weakref.ref) for v in vars(fam).values())
     again = pickle.loads(pickle.dumps(fam))
     np.testing.assert_allclose(again.columns(params, X), fam.columns(params, X))

@@ -15,6 +15,8 @@ import numpy as np
 
 from ._base import BaseFamily, Candidates, as_params
 
+# id(family) -> (weak reference to the family, to the last array it validated)
+_CHECKED = {}
 # Entries of one chunk of candidate columns (n_samples x chunk x group size).
 _CHUNK_ENTRIES = 8_000_000
 
@@ -61,24 +63,23 @@ class InfiniteFamily(BaseFamily):
 
         Pricing passes the same training array at every outer iteration
         (three calls each); validating it every time cost a tenth of a
-        GrFL fit on a9a.  A weak reference remembers the last array that
-        passed unchanged, so a new or converted array is still checked.
+        GrFL fit on a9a.  Weak references remember, per family, the last
+        array that passed unchanged (outside the family's attributes, so
+        pickles and model files do not see them); a new or converted array
+        is still checked.
         """
-        ref = getattr(self, "_checked_ref", None)
-        if ref is not None and ref() is X:
+        key = id(self)
+        entry = _CHECKED.get(key)
+        if entry is not None and entry[0]() is self and entry[1]() is X:
             return X
         Xc = self._check_X(X)
         if Xc is X:
             try:
-                self._checked_ref = weakref.ref(X)
+                _CHECKED[key] = (weakref.ref(self, lambda _, k=key: _CHECKED.pop(k, None)),
+                                 weakref.ref(X))
             except TypeError:  # an object without weak references: check each time
                 pass
         return Xc
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state.pop("_checked_ref", None)  # weak references do not pickle
-        return state
 
     def columns(self, candidates, X):
         """Columns ``[phi_1(X), ..., phi_k(X)]`` of the candidates, groups contiguous.
