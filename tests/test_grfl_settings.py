@@ -60,9 +60,11 @@ def test_weights_times_c_are_the_model_of_the_weights_at_lambda_over_sqrt_c(Est)
     est = Est(max_features=8, n_candidates=20, random_state=0, inner_tol=1e-8,
               inner_max_iter=3000, lambda_p=0.5)
     f = "decision_function" if Est is InfiniteFeatureClassifier else "predict"
-    for c in (4.0, 1e12):
-        a = clone(est).set_params(lambda_p=0.5 / np.sqrt(c)).fit(X, y, sample_weight=w)
-        b = clone(est).fit(X, y, sample_weight=c * w)
+    # (with c = 1e12 at lambda_p = 5e5, so that both fits solve a problem of
+    # level 0.5 and stay quick)
+    for c, lam in ((4.0, 0.5), (1e12, 5e5)):
+        a = clone(est).set_params(lambda_p=lam / np.sqrt(c)).fit(X, y, sample_weight=w)
+        b = clone(est).set_params(lambda_p=lam).fit(X, y, sample_weight=c * w)
         np.testing.assert_allclose(getattr(b, f)(X), getattr(a, f)(X), rtol=1e-6, atol=1e-8)
         assert np.isfinite(b.objective_)
         np.testing.assert_allclose(b.objective_, c * a.objective_, rtol=1e-8)
