@@ -412,6 +412,13 @@ def test_batches_of_features_all_violate_and_grow_with_the_active_set():
     exact = np.sqrt((H ** 2).sum(axis=(1, 2))) / 0.05 - 1.0
     np.testing.assert_allclose(cand.scores, exact, rtol=1e-10)
     assert np.all(exact > 1e-3)
+    assert not path._short
+    # a pricing step that finds fewer violators than asked: one at a time after
+    path.eps = np.sort(exact)[-1] - 1e-9  # only the best one still violates
+    path._reserve(40)
+    out = path.price()
+    assert (out is None or len(out) < 3) and path._short
+    assert path.batch_size(100) == 1
     # batch=1 is Algorithm 1: one feature per outer iteration
     one = GrFL(fam, Square(), GroupL1L2(alpha=0.05), None, GrFLNewton(tol=1e-8),
                n_candidates=100, batch=1).start(X, Y, None, check_random_state(0))

@@ -331,6 +331,7 @@ class GrFL:
         self.history = []
         self.stop_reason, self.converged = None, False
         self._sub = None
+        self._short = False  # set once a pricing step finds fewer violators than asked
         m = self.pricing_subsample
         if m is not None and m < self.n:
             # pricing rows, drawn once per fit
@@ -432,10 +433,14 @@ class GrFL:
         steps instead of ``k``.  Every added feature violates (7) or (10) by
         more than ``eps`` (so Proposition 3 still applies); the size depends
         only on the active count, so paths are the same up to a budget that
-        is one of their sizes.
+        is one of their sizes.  Once a pricing step finds fewer violators than
+        asked the path is near its end and adds one at a time (the larger
+        samples would mostly confirm that nothing violates).
         """
         k = self.p // self.gs
         b = max(1, k // BATCH_DIVISOR) if self.batch == "auto" else int(self.batch)
+        if self._short and self.batch == "auto":
+            b = 1  # a pricing step found fewer violators than asked: one at a time
         return max(1, min(b, budget, self.n_candidates))
 
     def _best_candidate(self, n_best=1):
@@ -497,6 +502,7 @@ class GrFL:
             cand = self._best_candidate(n_best)
         self.last_violation = float(cand.scores[0])
         keep = np.flatnonzero(cand.scores > self.eps)
+        self._short = self._short or keep.size < n_best
         if not keep.size:
             return None
         return Candidates(params=cand.params[keep], scores=cand.scores[keep],

@@ -450,7 +450,12 @@ class GrFLNewton(BaseSolver):
             sel = np.flatnonzero(sizes == gsz)
             idx = P.indptr[sel][:, None] + np.arange(gsz)
             blocks = H[:, idx[:, :, None], idx[:, None, :]]  # (T, G, gs, gs)
-            Lw[sel] = np.linalg.eigvalsh(blocks)[..., -1].max(axis=0)
+            if gsz == 2:  # cos/sin pairs: the largest eigenvalue in closed form
+                a, c, d = blocks[..., 0, 0], blocks[..., 1, 1], blocks[..., 0, 1]
+                top = 0.5 * (a + c) + np.sqrt(0.25 * (a - c) ** 2 + d * d)
+            else:
+                top = np.linalg.eigvalsh(blocks)[..., -1]
+            Lw[sel] = top.max(axis=0)
         Lw = np.maximum(Lw, 1e-300)
         Ls = np.maximum(diag[:, :p].sum(axis=0), 1e-300)
         Wn, wsn, bn = W.copy(), ws.copy(), b.copy()
