@@ -22,7 +22,7 @@ def test_warm_start_refits_after_a_changed_lambda_p():
                                    warm_start=True, random_state=0).fit(X, y)
     est.set_params(lambda_p=0.03).fit(X, y)
     cold = clone(est).set_params(warm_start=False).fit(X, y)
-    assert cold.objective_ < 0.5 * InfiniteFeatureRegressor(
+    assert cold.objective_ < 0.6 * InfiniteFeatureRegressor(
         max_features=10, n_candidates=20, random_state=0).fit(X, y).objective_
     np.testing.assert_allclose(est.objective_, cold.objective_, rtol=1e-12)
     np.testing.assert_allclose(est.predict(X), cold.predict(X), rtol=1e-10, atol=1e-12)
@@ -49,35 +49,45 @@ def test_warm_start_still_continues_when_only_the_budget_grows():
 
 
 @pytest.mark.parametrize("Est", [InfiniteFeatureClassifier, InfiniteFeatureRegressor])
-def test_the_scale_of_sample_weights_does_not_change_the_model(Est):
+def test_weights_times_c_are_the_model_of_the_weights_at_lambda_over_sqrt_c(Est):
+    # weights are taken as given: c * w multiplies the loss by c and the
+    # weighted column norms by sqrt(c), i.e. the levels are divided by sqrt(c);
+    # the scale is moved into the levels, so c = 1e12 solves the same numbers
     X, y = _data(3)
     if Est is InfiniteFeatureClassifier:
         y = (y > np.median(y)).astype(int)
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=len(y))
     est = Est(max_features=8, n_candidates=20, random_state=0, inner_tol=1e-8,
-              inner_max_iter=3000)
+              inner_max_iter=3000, lambda_p=0.5)
     f = "decision_function" if Est is InfiniteFeatureClassifier else "predict"
-    ref = getattr(clone(est).fit(X, y), f)(X)
-    big = getattr(clone(est).fit(X, y, sample_weight=np.full(len(y), 1e12)), f)(X)
-    np.testing.assert_allclose(big, ref, rtol=1e-6, atol=1e-8)
-    a = getattr(clone(est).fit(X, y, sample_weight=w), f)(X)
-    b = getattr(clone(est).fit(X, y, sample_weight=1e12 * w), f)(X)
-    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+    # (with c = 1e12 at lambda_p = 5e5, so that both fits solve a problem of
+    # level 0.5 and stay quick)
+    for c, lam in ((4.0, 0.5), (1e12, 5e5)):
+        a = clone(est).set_params(lambda_p=lam / np.sqrt(c)).fit(X, y, sample_weight=w)
+        b = clone(est).set_params(lambda_p=lam).fit(X, y, sample_weight=c * w)
+        np.testing.assert_allclose(getattr(b, f)(X), getattr(a, f)(X), rtol=1e-6, atol=1e-8)
+        assert np.isfinite(b.objective_)
+        np.testing.assert_allclose(b.objective_, c * a.objective_, rtol=1e-8)
+    # and the weights matter at a fixed level (they are not rescaled away)
+    c4 = clone(est).fit(X, y, sample_weight=4.0 * w)
+    assert not np.allclose(getattr(c4, f)(X), getattr(clone(est).fit(X, y, sample_weight=w), f)(X))
 
 
-def test_integer_weights_are_repeated_rows_at_the_rescaled_level():
-    # weights k are rescaled to mean one over the rows with k > 0: with kbar
-    # that mean, the objective is (1/kbar) times the repeated-row objective at
-    # lambda * sqrt(kbar) on its unit-norm columns (their norms grow by
-    # sqrt(kbar) under repetition)
+@pytest.mark.parametrize("standardize", [False, True])
+def test_integer_weights_are_repeated_rows(standardize):
+    # scikit-learn's rule at the same settings: weight k equals k copies of
+    # the row (zero removes it); the columns' weighted norms and the weighted
+    # default width are those of the repeated data
     X, y = _data(4, n=60)
     k = np.random.default_rng(1).integers(0, 4, size=len(y))
     est = InfiniteFeatureRegressor(max_features=5, n_candidates=10, inner_tol=1e-10,
-                                   inner_max_iter=5000, standardize=False, random_state=0)
+                                   inner_max_iter=5000, standardize=standardize,
+                                   random_state=0)
     a = clone(est).fit(X, y, sample_weight=k)
-    b = clone(est).set_params(lambda_p=est.lambda_p * np.sqrt(k[k > 0].mean())).fit(
-        np.repeat(X, k, 0), np.repeat(y, k))
+    b = clone(est).fit(np.repeat(X, k, 0), np.repeat(y, k))
+    np.testing.assert_allclose(a.features_, b.features_)
     np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(a.objective_, b.objective_, rtol=1e-8)
 
 
 class _HalfGroupLasso(BasePenalty):
@@ -97,8 +107,10 @@ class _HalfGroupLasso(BasePenalty):
 @pytest.mark.parametrize("solver", ["admm", "newton"])
 def test_a_penalty_without_alpha_prices_against_its_own_level(solver):
     X, y = _data(5)
+    # every master solved to inner_tol (path_iter=None): the compiled and the
+    # generic inner solvers then agree, and so does pricing
     kw = dict(max_features=6, n_candidates=20, inner_tol=1e-9, inner_max_iter=5000,
-              solver=solver, random_state=0)
+              solver=solver, path_iter=None, random_state=0)
     a = InfiniteFeatureRegressor(penalty=_HalfGroupLasso(), **kw).fit(X, y)
     b = InfiniteFeatureRegressor(penalty="group_l1_l2", lambda_p=0.5, **kw).fit(X, y)
     np.testing.assert_allclose(a.features_, b.features_)

@@ -289,9 +289,9 @@ def test_predict_proba_with_the_logistic_loss():
         InfiniteFeatureClassifier(loss="squared_hinge", max_features=2).fit(X, y).predict_proba(X)
 
 
-@pytest.mark.parametrize("n, budget", [(48, 8), (5, 1)])
-def test_auto_feature_budget_is_n_over_6(n, budget):
-    # max_features="auto" (the regressor's default) is min(100, max(1, n // 6))
+@pytest.mark.parametrize("n, budget", [(40, 6), (5, 1)])
+def test_auto_budget_on_data_too_small_to_hold_out_is_n_over_6(n, budget):
+    # fewer than MIN_VALIDATION_ROWS held-out rows: min(100, max(1, n // 6))
     rng = np.random.default_rng(1)
     X = rng.normal(size=(n, 3))
     y = np.sin(2 * X[:, 0]) + rng.normal(size=n)
@@ -300,26 +300,166 @@ def test_auto_feature_budget_is_n_over_6(n, budget):
     assert InfiniteFeatureRegressor().max_features == "auto"
     fixed = InfiniteFeatureRegressor(max_features=budget, **kw).fit(X, y)
     np.testing.assert_allclose(auto.predict(X), fixed.predict(X), rtol=1e-12)
-    assert auto.stop_reason_ == "max_features" and auto.n_iter_ == budget
+    assert auto.stop_reason_ == "max_features" and auto.max_features_ == budget
 
 
-def test_auto_feature_budget_is_capped_at_100(monkeypatch):
-    import kernlearn.estimators.infinite as mod
+def _auto_fit(y_kind, n=400, **kw):
+    from sklearn.preprocessing import StandardScaler
 
-    seen = {}
+    from kernlearn.losses import Square
+    from kernlearn.methods.grfl import fit_grfl
+    from kernlearn.penalties import GroupL1L2
 
-    def spy(*args, **kwargs):
-        seen["max_features"] = kwargs["max_features"]
-        raise RuntimeError("stop")
+    rng = np.random.default_rng(3)
+    X = StandardScaler().fit_transform(rng.normal(size=(n, 4)))
+    y = rng.normal(size=n) if y_kind == "noise" else np.sin(2 * X[:, 0]) * X[:, 1]
+    res = fit_grfl(X, y[:, None], loss=Square(), penalty=GroupL1L2(), lambda_p=0.05,
+                   max_features="auto", n_candidates=30, random_state=0, **kw)
+    return X, y, res
 
-    monkeypatch.setattr(mod, "fit_grfl", spy)
-    X = np.random.default_rng(0).normal(size=(606, 2))
-    with pytest.raises(RuntimeError, match="stop"):
-        InfiniteFeatureRegressor().fit(X, X[:, 0])
-    assert seen["max_features"] == 100
-    with pytest.raises(RuntimeError, match="stop"):
-        InfiniteFeatureRegressor().fit(X[:600], X[:600, 0])
-    assert seen["max_features"] == 100
-    with pytest.raises(RuntimeError, match="stop"):
-        InfiniteFeatureRegressor().fit(X[:599], X[:599, 0])
-    assert seen["max_features"] == 99
+
+def test_auto_budget_on_small_data_is_the_cross_validated_count(monkeypatch):
+    # below CV_BELOW rows: CV_FOLDS folds, the count of lowest summed held-out
+    # loss, then a path on all rows to that count
+    from kernlearn.methods import grfl
+
+    folds = []
+    orig = grfl._HoldOut.__init__
+
+    def spy(self, *a, **k):
+        orig(self, *a, **k)
+        folds.append(self)
+
+    monkeypatch.setattr(grfl._HoldOut, "__init__", spy)
+    n = 200
+    assert n < grfl.CV_BELOW
+    X, y, res = _auto_fit("signal", n=n)
+    assert len(folds) == grfl.CV_FOLDS
+    assert sum(m.X.shape[0] for m in folds) == n  # every row held out once
+    counts = np.unique(np.concatenate([m.counts for m in folds]))
+    total = sum(grfl._curve_at(m, counts) for m in folds)
+    assert res.max_features == counts[int(np.argmin(total))]
+    top = max(r["n_active"] for r in res.history)
+    assert top == res.max_features  # the final path stops at the chosen count
+    assert np.isfinite([r["validation_loss"] for r in res.history]).all()
+
+
+def test_auto_budget_is_the_held_out_minimiser_refit_on_all_rows():
+    from kernlearn.families import RandomFourierFeatures  # noqa: F401
+    from kernlearn.losses import Square
+    from kernlearn.methods.grfl import GrFL
+    from kernlearn.penalties import GroupL1L2
+    from kernlearn.solvers.grfl_newton import GrFLNewton
+    from kernlearn.families._base import Candidates
+
+    X, y, res = _auto_fit("signal", tol=1e-10)
+    h = res.history
+    counts = [r["n_active"] for r in h]
+    losses = [r["validation_loss"] for r in h]
+    assert res.max_features == counts[int(np.argmin(losses))]
+    assert 1 <= len(res.features) <= res.max_features
+    # the returned model is the master on ALL rows with the chosen features
+    # (features with zero weight at the optimum can be dropped)
+    path = GrFL(res.family, Square(), GroupL1L2(alpha=0.05), None,
+                GrFLNewton(tol=1e-10)).start(X, y[:, None], None, np.random.default_rng(0))
+    path._reserve(len(res.features))
+    path.master(Candidates(params=res.features, scores=np.ones(len(res.features)),
+                           group_size=2))
+    U, us, b = path.coefficients()
+    np.testing.assert_allclose(res.coef[0], (U + us[:, None])[:, 0], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(res.intercept, b, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(res.feature_scales, np.array(path.scales), rtol=1e-12)
+
+
+def test_auto_budget_stops_early_on_noise():
+    # pure noise: the held-out loss is lowest with few features, and the path
+    # stops at PATIENCE_FACTOR x that count + PATIENCE_EXTRA, far below 100
+    from kernlearn.methods import grfl
+
+    _, _, res = _auto_fit("noise")
+    assert res.stop_reason == "validation"
+    top = max(r["n_active"] for r in res.history)
+    assert top < grfl.AUTO_MAX_FEATURES
+    assert top >= grfl.PATIENCE_FACTOR * res.max_features + grfl.PATIENCE_EXTRA
+    assert res.max_features <= 10
+
+
+def test_batches_of_features_all_violate_and_grow_with_the_active_set():
+    # batch="auto": several features per outer iteration once 8 are active, each
+    # one an exact violator of condition (7) (Proposition 3 still applies)
+    from sklearn.utils import check_random_state
+
+    from kernlearn.losses import Square
+    from kernlearn.methods.grfl import GrFL
+    from kernlearn.penalties import GroupL1L2
+    from kernlearn.solvers.grfl_newton import GrFLNewton
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    Y = (np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2])[:, None]
+    fam = RandomFourierFeatures(gamma=0.5).fit(X)
+    path = GrFL(fam, Square(), GroupL1L2(alpha=0.05), None, GrFLNewton(tol=1e-8),
+                n_candidates=100, eps=1e-3, batch="auto").start(
+        X, Y, None, check_random_state(0))
+    path.extend(12)
+    assert path.p // 2 == 12
+    assert len(path.history) < 12  # fewer outer iterations than features
+    assert path.batch_size(100) == 3  # floor(12 / 4)
+    path._reserve(20)  # room for the next batch
+    cand = path.price()
+    assert len(cand.params) == 3
+    H, _ = fam.correlations(cand.params, X, path.grad_matrix())
+    exact = np.sqrt((H ** 2).sum(axis=(1, 2))) / 0.05 - 1.0
+    np.testing.assert_allclose(cand.scores, exact, rtol=1e-10)
+    assert np.all(exact > 1e-3)
+    assert not path._short
+    # a pricing step that finds fewer violators than asked: one at a time after
+    path.eps = np.sort(exact)[-1] - 1e-9  # only the best one still violates
+    path._reserve(40)
+    out = path.price()
+    assert (out is None or len(out) < 3) and path._short
+    assert path.batch_size(100) == 1
+    # batch=1 is Algorithm 1: one feature per outer iteration
+    one = GrFL(fam, Square(), GroupL1L2(alpha=0.05), None, GrFLNewton(tol=1e-8),
+               n_candidates=100, batch=1).start(X, Y, None, check_random_state(0))
+    one.extend(12)
+    assert len(one.history) == 12
+
+
+def test_family_validates_each_new_array_once_and_still_rejects_bad_ones():
+    import pickle
+
+    import sklearn.utils.validation as val
+
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    fam = RandomFourierFeatures(gamma=1.0).fit(X)
+    params = fam.sample(4, 0)
+    calls = []
+    orig = val.check_array
+
+    def counting(*a, **k):
+        calls.append(1)
+        return orig(*a, **k)
+
+    import kernlearn.families.fourier as fourier
+
+    fourier.check_array, saved = counting, fourier.check_array
+    try:
+        fam.columns(params, X)
+        fam.correlations(params, X, np.ones(30))
+        fam.columns(params, X)
+        assert len(calls) == 1  # the same array: checked once
+        bad = X.copy()
+        bad[0, 0] = np.nan
+        with pytest.raises(ValueError, match="NaN"):
+            fam.columns(params, bad)
+        with pytest.raises(ValueError, match="features"):
+            fam.columns(params, X[:, :2])
+    finally:
+        fourier.check_array = saved
+    # the remembered array is not part of the family (pickles, model files)
+    import weakref
+
+    assert not any(isinstance(v, weakref.ref) for v in vars(fam).values())
+    again = pickle.loads(pickle.dumps(fam))
+    np.testing.assert_allclose(again.columns(params, X), fam.columns(params, X))

@@ -34,6 +34,7 @@ STOP_REASONS = {
     "max_steps": "the budget of stochastic steps max_steps ran out",
     "time_budget": "the time budget ran out",
     "callback": "the callback asked to stop",
+    "validation": "the loss on held-out rows stopped improving",
 }
 
 _METRICS = [

@@ -493,12 +493,29 @@ class DaskGrFL(GrFL):
             fit_intercept=self.fit_intercept, gram=self.gram[:p, :p],
             colsum=self._colsum[:p].copy(), sub=self._sub, sub_local=self._sub_local)
 
-    def _best_candidate(self):
+    def batch_size(self, budget):
+        """One feature per outer iteration (the paper's Algorithm 1).
+
+        The partitions' append and Gram update below take one candidate.
+
+        Parameters
+        ----------
+        budget : int
+            Room left (unused).
+
+        Returns
+        -------
+        size : int
+            Always 1.
+        """
+        return 1
+
+    def _best_candidate(self, n_best=1):
         # pricing through the family's view on the partitions (its
         # correlations are reduced there); the fitted family stays the result's
         family, self.family = self.family, self._family_view
         try:
-            return super()._best_candidate()
+            return super()._best_candidate(n_best)
         finally:
             self.family = family
 

@@ -1,0 +1,107 @@
+"""Choosing GrFL's feature budget on held-out rows (``max_features="auto"``).
+
+:func:`~kernlearn.methods.grfl.fit_grfl` runs the feature path on part of
+the rows and measures, after every outer iteration, the loss of the current
+model on the rows held out (:class:`_HoldOut`, the column-generation
+callback); the budget is the count of lowest held-out loss.  Below
+:data:`CV_BELOW` rows one held-out part is too small to rank the counts, and
+:data:`CV_FOLDS` folds are used instead.
+"""
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+# the path's budget, the share of rows held out, the fewest held-out rows worth
+# it, the patience (stop at PATIENCE_FACTOR x the best count + PATIENCE_EXTRA
+# features), and below CV_BELOW rows CV_FOLDS folds instead of one part
+AUTO_MAX_FEATURES = 100
+VALIDATION_FRACTION = 0.2
+MIN_VALIDATION_ROWS = 10
+PATIENCE_FACTOR, PATIENCE_EXTRA = 1.5, 10
+CV_BELOW, CV_FOLDS = 300, 5
+
+
+def _row_subset(Y, task_rows, idx):
+    """Targets and task rows restricted to the sorted rows ``idx``."""
+    if task_rows is None:
+        return Y[idx], None
+    pos = np.full(len(Y), -1)
+    pos[idx] = np.arange(len(idx))
+    return Y[idx], [pos[r][pos[r] >= 0] for r in task_rows]
+
+
+def _validation_split(n, Y, task_rows, rng):
+    """Training and held-out rows for ``max_features="auto"``, or ``None``.
+
+    A list of ``(train, held_out)`` pairs: one random split holding out
+    :data:`VALIDATION_FRACTION` of the rows, or, below :data:`CV_BELOW` rows
+    (where one held-out part is too small to rank feature counts),
+    :data:`CV_FOLDS` folds.  ``None`` when the data are too small to hold rows
+    out (fewer than :data:`MIN_VALIDATION_ROWS` held out, or a task left with
+    fewer than two training rows or no held-out row).
+    """
+    n_val = int(round(VALIDATION_FRACTION * n))
+    if n_val < MIN_VALIDATION_ROWS:
+        return None
+    perm = check_random_state(rng).permutation(n)
+    vals = ([perm[:n_val]] if n >= CV_BELOW
+            else [perm[i::CV_FOLDS] for i in range(CV_FOLDS)])
+    folds = []
+    for val in vals:
+        val = np.sort(val)
+        tr = np.setdiff1d(np.arange(n), val)
+        if task_rows is not None:
+            tr_rows = _row_subset(Y, task_rows, tr)[1]
+            val_rows = _row_subset(Y, task_rows, val)[1]
+            if min(len(r) for r in tr_rows) < 2 or min(len(r) for r in val_rows) < 1:
+                return None
+        folds.append((tr, val))
+    return folds
+
+
+def _curve_at(monitor, counts):
+    """A fold's held-out loss at ``counts`` features (its last model beyond its path)."""
+    c = np.asarray(monitor.counts)
+    idx = np.searchsorted(c, counts, side="right") - 1
+    return np.asarray(monitor.losses)[np.maximum(idx, 0)]
+
+
+class _HoldOut:
+    """Loss of the path's models on held-out rows, after each outer iteration.
+
+    Called by the column-generation loop; asks it to stop once the path holds
+    ``PATIENCE_FACTOR`` times the best count plus ``PATIENCE_EXTRA`` features
+    without a lower held-out loss.
+    """
+
+    def __init__(self, path, X, Y, task_rows, loss, sample_weight):
+        self.path, self.X, self.Y, self.task_rows = path, X, Y, task_rows
+        self.loss, self.w = loss, sample_weight
+        self.Phi = np.empty((X.shape[0], 0))
+        self.losses, self.counts = [], []
+
+    def value(self, M):
+        """Held-out loss of the margins ``M`` (rows x tasks)."""
+        if self.task_rows is None:
+            v = sum(self.loss.value(M[:, t], self.Y[:, t]) for t in range(M.shape[1]))
+            return float(np.sum(v if self.w is None else self.w * v))
+        tot = 0.0
+        for t, r in enumerate(self.task_rows):
+            v = self.loss.value(M[r, t], self.Y[r])
+            tot += float(np.sum(v if self.w is None else self.w[r] * v))
+        return tot
+
+    def __call__(self, row=None):
+        path, gs = self.path, self.path.gs
+        f0, f1 = self.Phi.shape[1] // gs, path.p // gs
+        if f1 > f0:
+            block = path.family.columns(np.array(path.params[f0:f1]), self.X)
+            self.Phi = np.hstack([self.Phi, block * np.concatenate(path.scales[f0:f1])])
+        U, us, b = path.coefficients()
+        self.losses.append(self.value(self.Phi @ (U + us[:, None]) + b))
+        self.counts.append(f1)
+        return f1 >= PATIENCE_FACTOR * self.best() + PATIENCE_EXTRA
+
+    def best(self):
+        """Feature count with the lowest held-out loss (the first on ties)."""
+        return self.counts[int(np.argmin(self.losses))]
