@@ -509,8 +509,9 @@ class GrFL:
         self._short = self._short or keep.size < n_best
         if not keep.size:
             return None
+        extra = None if cand.extra is None else {k: v[keep] for k, v in cand.extra.items()}
         return Candidates(params=cand.params[keep], scores=cand.scores[keep],
-                          group_size=self.gs)
+                          group_size=self.gs, extra=extra)
 
     # ----------------------------------------------------------------- master
     def _solve(self, exact):
