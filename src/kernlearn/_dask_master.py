@@ -46,10 +46,13 @@ from .solvers.prox_newton import loss_derivatives
 __all__ = [
     "DaskMasterRows",
     "DaskNewtonRows",
+    "class_codes",
+    "dask_target_standardization",
     "linear_loss_derivatives",
     "linear_loss_value",
     "linear_margins",
     "loss_partitions",
+    "validate_dask_target",
 ]
 
 
@@ -393,3 +396,137 @@ class DaskMasterRows:
         self._lost |= self._seen - now
         self._seen |= now
         return {"dask_workers_lost": float(len(self._lost))}
+
+
+def _block_unique(y):
+    return np.unique(np.asarray(y))
+
+
+def _block_nonfinite(y):
+    return np.array([np.count_nonzero(~np.isfinite(np.asarray(y, dtype=float)))])
+
+
+def validate_dask_target(est, rows, y, classification):
+    """Validate a Dask ``y`` against row-partitioned ``X``; ``y`` stays on the cluster.
+
+    Only its shape, its classes (classification) or its count of non-finite
+    entries (regression) reach the client.
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        The estimator (``n_features_in_`` is set).
+    rows : DaskRows
+        ``X`` on a distributed client.
+    y : dask.array.Array of shape (n_samples,)
+    classification : bool
+
+    Returns
+    -------
+    rows : DaskRows
+    y : dask.array.Array of shape (n_samples,)
+        Chunked like ``X``.
+
+    Raises
+    ------
+    ValueError
+        On a shape mismatch, fewer than two classes, or non-finite targets.
+    TypeError
+        When ``X`` is not a Dask array on a distributed client.
+    """
+    if not isinstance(rows, DaskRows) or rows.blocks is None:
+        raise TypeError("a Dask y needs X as a Dask array on a distributed client.")
+    n, m = rows.shape
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if any(np.isnan(c) for c in y.chunks[0]):
+        y = y.compute_chunk_sizes()
+    if y.shape != (n,):
+        raise ValueError(f"y has shape {y.shape}; X has {n} rows.")
+    if n < 2 or m < 1:
+        raise ValueError(f"X of shape {rows.shape}: need at least 2 samples and 1 feature.")
+    y = y.rechunk({0: tuple(int(c) for c in np.diff(rows.bounds))})
+    parts = RowFutures.from_dask(rows.client, y, rows.bounds)
+    if classification:
+        classes = np.unique(np.concatenate(
+            [rows.client.gather(f) for f in parts.map(_block_unique).futures]))
+        if classes.size < 2:
+            raise ValueError(f"y must hold at least two classes; got {classes.size}.")
+        if classes.size > round(0.5 * n):
+            raise ValueError(f"y holds {classes.size} distinct values for {n} samples: "
+                             "a regression target, not class labels.")
+    elif parts.sum(_block_nonfinite)[0] > 0:
+        raise ValueError("y contains NaN or infinity.")
+    est.n_features_in_ = m
+    if hasattr(est, "feature_names_in_"):
+        del est.feature_names_in_
+    return rows, y
+
+
+def class_codes(y):
+    """Classes and integer codes of labels: ``np.unique(y, return_inverse=True)``.
+
+    A Dask ``y`` gets lazy codes (computed on the workers); only the classes
+    reach the client.
+
+    Parameters
+    ----------
+    y : ndarray or dask.array.Array of shape (n_samples,)
+
+    Returns
+    -------
+    classes : ndarray
+    codes : ndarray or dask.array.Array of int
+    """
+    if not _is_dask_array(y):
+        return np.unique(y, return_inverse=True)
+    import dask
+
+    uniques = dask.compute(*[dask.delayed(_block_unique)(b) for b in y.to_delayed().ravel()])
+    classes = np.unique(np.concatenate(uniques))
+    return classes, y.map_blocks(_codes, classes,
+                                 dtype=np.int64)
+
+
+def _codes(y, classes):
+    return np.searchsorted(classes, y)
+
+
+def dask_target_standardization(y, sample_weight=None, standardize=True):
+    """:func:`~kernlearn.preprocessing.fit_target_standardization` of a Dask ``y``.
+
+    Two scalar reductions on the cluster; the returned map's ``transform``
+    keeps ``y`` lazy.
+
+    Parameters
+    ----------
+    y : dask.array.Array of shape (n_samples,)
+    sample_weight : ndarray of shape (n_samples,), optional
+    standardize : bool, default=True
+
+    Returns
+    -------
+    TargetStandardization
+    """
+    from .preprocessing import _CONSTANT_RTOL, TargetStandardization
+
+    class _Lazy(TargetStandardization):
+        def transform(self, y):
+            return (y.astype(float) - self.mean[0]) / self.scale[0]
+
+    if not standardize:
+        return _Lazy(np.zeros(1), np.ones(1))
+    import dask.array as da
+
+    y = y.astype(float)
+    w = (da.ones_like(y) if sample_weight is None
+         else da.from_array(np.asarray(sample_weight, float), chunks=y.chunks))
+    sw, swy = da.compute(w.sum(), (w * y).sum())
+    mean = swy / sw
+    var = float(((w * (y - mean) ** 2).sum() / sw).compute())
+    if not (np.isfinite(mean) and np.isfinite(var)):
+        raise ValueError("y is too large to standardise in float64 (its variance "
+                         "overflows); rescale the target.")
+    scale = np.sqrt(var)
+    scale = 1.0 if scale <= _CONSTANT_RTOL * max(abs(mean), 1e-300) else scale
+    return _Lazy(np.array([mean]), np.array([scale]))

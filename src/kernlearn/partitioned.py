@@ -563,6 +563,8 @@ class RowFutures:
     def __array_function__(self, func, types, args, kwargs):
         if func is np.linalg.norm and len(args) == 1 and not kwargs:
             return float(np.sqrt(self.sum(_sq_sum)[0]))
+        if func in (np.shape, np.ndim, np.size) and len(args) == 1 and not kwargs:
+            return {np.shape: self.shape, np.ndim: self.ndim, np.size: self.size}[func]
         raise TypeError(f"numpy.{func.__name__} would gather the rows of a RowFutures "
                         "onto the client; use RowFutures.map / RowFutures.sum.")
 

@@ -46,7 +46,7 @@ from ..colgen import ColumnGeneration
 from ._result import MethodResult
 from ..families import FeaturePool
 from ..losses import weighted
-from ..partitioned import DaskRows, RowPartitioned, peak_rss_mb
+from ..partitioned import DaskRows, RowPartitioned, _is_dask_array, peak_rss_mb
 from ..preprocessing import (Standardization, fit_standardization,
                              standardization_from_maxabs, standardization_from_moments)
 from ..penalties import SquaredGroupL1
@@ -425,7 +425,7 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
         raise ValueError(f"max_features={settings.max_features} exceeds the {n_cand} "
                          "candidate features (or groups) of this problem.")
     if n_classes is None:
-        tasks = [np.asarray(y, dtype=float)]
+        tasks = [y.astype(float) if _is_dask_array(y) else np.asarray(y, dtype=float)]
     elif n_classes == 2:
         tasks = [np.where(y == 1, 1.0, -1.0)]
     else:
