@@ -620,18 +620,21 @@ class RowFutures:
         bounds = np.concatenate([[0], np.cumsum(array.chunks[0])]).astype(np.int64)
         return cls(client, [by_key[k] for k in keys], bounds, array.shape[1:])
 
-    def _args(self, i, others):
-        out = []
-        for o in others:
+    def _submit(self, fn, others):
+        """One task per partition, submitted as one batch: ``fn(part, *other parts)``."""
+        columns, whole = [self.futures], {}
+        for j, o in enumerate(others):
             if isinstance(o, RowFutures):
-                out.append(o.futures[i])
+                columns.append(o.futures)
             elif isinstance(o, PerPartition):
-                out.append(o.items[i])
+                columns.append(o.items)
             elif isinstance(o, np.ndarray) and o.ndim and o.shape[0] == self.shape[0]:
-                out.append(o[self.bounds[i]:self.bounds[i + 1]])
+                columns.append([o[a:b] for a, b in zip(self.bounds[:-1], self.bounds[1:])])
             else:
-                out.append(o)
-        return out
+                whole[j] = o  # the same object for every partition
+        if whole:
+            fn = partial(_call_with, fn, whole, len(others))
+        return self.client.map(fn, *columns, pure=False)
 
     def map(self, fn, *others, tail=None):
         """``fn(part, *other parts)`` on every partition, as a new :class:`RowFutures`.
@@ -651,8 +654,7 @@ class RowFutures:
         -------
         rows : RowFutures
         """
-        futs = [self.client.submit(fn, f, *self._args(i, others), pure=False)
-                for i, f in enumerate(self.futures)]
+        futs = self._submit(fn, others)
         return RowFutures(self.client, futs, self.bounds,
                           self.shape[1:] if tail is None else tail)
 
@@ -671,8 +673,7 @@ class RowFutures:
         total : ndarray
             The one result gathered by the client.
         """
-        parts = [self.client.submit(fn, f, *self._args(i, others), pure=False)
-                 for i, f in enumerate(self.futures)]
+        parts = self._submit(fn, others)
         return gather_result(self.client.submit(_sum_all, parts, pure=False))
 
     def __neg__(self):
@@ -697,6 +698,13 @@ class PerPartition:
 
     def __init__(self, items):
         self.items = list(items)
+
+
+def _call_with(fn, whole, n_others, part, *split):
+    """``fn(part, *others)`` with the whole (unsplit) arguments put back in place."""
+    split = iter(split)
+    args = [whole[j] if j in whole else next(split) for j in range(n_others)]
+    return fn(part, *args)
 
 
 def _identity(x):
