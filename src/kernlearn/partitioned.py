@@ -499,7 +499,7 @@ def gather_result(future):
         killed repeatedly running one of its tasks), naming the cause.
     """
     try:
-        return future.result()
+        return future.client.gather(future)
     except Exception as exc:
         err = _cluster_error(exc)
         if err is None:
