@@ -121,14 +121,6 @@ def _value(M, Y, loss):
     return np.array([float(loss.value(M, Y).sum())])
 
 
-def _value_at(M, dM, Y, loss, s):
-    return _value(M + s * dM, Y, loss)
-
-
-def _axpy(M, dM, s):
-    return M + s * dM
-
-
 def linear_loss_value(M, Y, loss):
     r""":math:`\sum_i \ell(m_i, y_i)` over all partitions (one float reaches the client).
 
@@ -196,9 +188,14 @@ def _as_column(y):
     return np.asarray(y, dtype=float).reshape(len(y), -1)
 
 
-def _value_and_derivatives(A, M, dM, Y, loss, s):
-    """Loss sum at ``M + s dM`` and, packed after it, the derivatives there."""
-    Mt = M if dM is None else M + s * dM
+def _step(A, M, s, dW, db):
+    """``M + s (A dW + db)``: the margins after a step (its direction never stored)."""
+    return M if dW is None else M + s * _margins(A, dW, db)
+
+
+def _value_and_derivatives(A, M, Y, loss, s, dW, db):
+    """Loss sum at ``M + s (A dW + db)`` and, packed after it, the derivatives there."""
+    Mt = _step(A, M, s, dW, db)
     return np.concatenate([_value(Mt, Y, loss), _pack_derivatives(A, Mt, Y, loss)])
 
 
@@ -212,7 +209,9 @@ class DaskNewtonRows:
     round trip to the cluster costs far more than the sums of a small active
     block, so a line-search trial also brings back the gradient and Hessian
     at the trial point (the next Newton step's, when the trial is accepted,
-    as it is almost always at ``s = 1``): one reduction per Newton step.
+    as it is almost always at ``s = 1``): one reduction per Newton step, whose
+    tasks recompute the direction's margins ``A dW + db`` (cheaper than one
+    more layer of tasks).
 
     Parameters
     ----------
@@ -229,13 +228,16 @@ class DaskNewtonRows:
         self.Y = y.map(_as_column, tail=(1,)) if self.vector else y
         self.loss = loss_partitions(A.client, loss, A.bounds)
         self.M = linear_margins(A, W, b)
-        self.dM = None
-        self._value, self._derivs = self._fused(None, 0.0)
+        self.dW = self.db = None
+        self._value, self._derivs = self._fused(0.0)
         self._trial = None
 
-    def _fused(self, dM, s):
+    def _fused(self, s):
+        # One layer of tasks per round trip: the direction's margins are
+        # recomputed inside (A dW costs less than a hop between workers).
         K, p = self.M.shape[1], self.A.shape[1]
-        flat = self.A.sum(partial(_value_and_derivatives, s=s), self.M, dM, self.Y, self.loss)
+        flat = self.A.sum(partial(_value_and_derivatives, s=s, dW=self.dW, db=self.db),
+                          self.M, self.Y, self.loss)
         sizes = np.cumsum([1, K * p, K, K * p * p, K * p])
         _, g, gb, H, hb, hbb = np.split(flat, sizes)
         return float(flat[0]), (g.reshape(K, p), gb, H.reshape(K, p, p), hb.reshape(K, p), hbb)
@@ -251,18 +253,19 @@ class DaskNewtonRows:
         return self._derivs
 
     def direction(self, dW, db):
-        """Set the search direction (its margins, on the workers)."""
-        self.dM = linear_margins(self.A, dW, db)
+        """Set the search direction ``(dW, db)`` (margins ``A dW + db``)."""
+        self.dW, self.db = np.asarray(dW, dtype=float), np.asarray(db, dtype=float)
 
     def value_at(self, s):
         """Summed loss at ``M + s dM`` (the derivatives there kept for :meth:`accept`)."""
-        value, derivs = self._fused(self.dM, s)
+        value, derivs = self._fused(s)
         self._trial = (s, value, derivs)
         return value
 
     def accept(self, s):
         """Move the margins to ``M + s dM``."""
-        self.M = self.M.map(partial(_axpy, s=s), self.dM)
+        self.M = self.A.map(partial(_step, s=s, dW=self.dW, db=self.db), self.M,
+                            tail=self.M.shape[1:])
         if self._trial is not None and self._trial[0] == s:
             self._value, self._derivs = self._trial[1:]
         else:
