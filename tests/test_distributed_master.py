@@ -35,6 +35,7 @@ CASES = {
     "multiclass": (lambda: FGMClassifier(B=2, max_iter=4),
                    lambda f: np.digitize(f, [-1.0, 1.0]), False, True),
     "regression": (lambda: FGMRegressor(B=2, max_iter=4), lambda f: 3 * f + 1, False, True),
+    "budget": (lambda: FGMClassifier(B=2, max_features=5), lambda f: np.sign(f), False, False),
     "groups": (lambda: FGMClassifier(B=1, max_iter=4,
                                      groups=[list(range(i, i + 3)) for i in range(0, M, 3)]),
                lambda f: np.sign(f), False, False),
@@ -86,6 +87,38 @@ class _Received:
         monkeypatch.setattr(client, "_gather", counting)
 
 
+class _Sent:
+    """Largest NumPy array (entries) in the arguments of every task the client submits."""
+
+    def __init__(self, client, monkeypatch):
+        self.sizes = []
+        for name in ("map", "submit"):
+            original = getattr(client, name)
+
+            def spy(*args, _original=original, **kwargs):
+                self.sizes.append(max([0] + list(_arrays(args))))
+                return _original(*args, **kwargs)
+
+            monkeypatch.setattr(client, name, spy)
+
+
+def _arrays(obj, depth=0):
+    import functools
+
+    if isinstance(obj, np.ndarray):
+        yield obj.size
+    elif sp.issparse(obj):
+        yield obj.nnz
+    elif depth < 4 and isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _arrays(o, depth + 1)
+    elif depth < 4 and isinstance(obj, dict):
+        for o in obj.values():
+            yield from _arrays(o, depth + 1)
+    elif depth < 4 and isinstance(obj, functools.partial):
+        yield from _arrays((obj.func, obj.args, obj.keywords), depth + 1)
+
+
 def test_nothing_n_sized_reaches_the_client(client, rng, monkeypatch):
     from kernlearn.distributed import DaskRows
 
@@ -97,9 +130,12 @@ def test_nothing_n_sized_reaches_the_client(client, rng, monkeypatch):
     DaskRows(Xd, client=client).map_stack(lambda B: B[:, :1])
     assert sum(received.sizes) >= 8 * n and max(received.sizes) >= 8 * chunk
     received.sizes.clear()
+    sent = _Sent(client, monkeypatch)
     clf = FGMClassifier(B=3, max_iter=4).fit(Xd, yd)
     assert len(clf.selected_features_) >= 3
-    assert len(received.sizes) > 20
+    assert len(received.sizes) > 20 and len(sent.sizes) > 20
+    # Nor does the client send any (e.g. a vector of unit weights, sliced).
+    assert max(sent.sizes) < chunk / 4, max(sent.sizes)
     # Largest result: O(|active|^2 + m) numbers, a quarter of one partition's n-vector.
     assert max(received.sizes) < 8 * chunk / 4, max(received.sizes)
 

@@ -336,20 +336,24 @@ def fgm_standardization(X, sample_weight=None, standardize=True):
     if not standardize:
         return Standardization()
     if isinstance(X, RowPartitioned):
-        w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
-        parts = X.map_stack(_block_moments, w)
+        # no n-sized vector of unit weights: a Dask fit keeps the client O(m)
+        w = None if sample_weight is None else np.asarray(sample_weight, float)
+        parts = X.map_stack(_block_moments) if w is None else X.map_stack(_block_moments, w)
         if parts[:, -1].sum() > 0:
             raise ValueError(f"X contains NaN or infinity ({int(parts[:, -1].sum())} entries).")
         if np.any(parts[:, -2] > 0):  # sparse blocks: max-abs
             return standardization_from_maxabs(parts[:, 2 * X.shape[1]:-2].max(0))
         p = X.shape[1]
-        return standardization_from_moments(w.sum(), parts[:, :p].sum(0),
+        return standardization_from_moments(X.shape[0] if w is None else w.sum(),
+                                            parts[:, :p].sum(0),
                                             parts[:, p:2 * p].sum(0), center=True)
     return fit_standardization(X, sample_weight, True, sparse_rule="maxabs")
 
 
-def _block_moments(block, w):
+def _block_moments(block, w=None):
     """Per-block ``[sum w x, sum w x^2, max |x|, is_sparse, n_nonfinite]`` as one row."""
+    if w is None:
+        w = np.ones(block.shape[0])
     if sp.issparse(block):
         bad = np.count_nonzero(~np.isfinite(block.data))
         block = sp.csr_matrix(block)[np.flatnonzero(w > 0)]
