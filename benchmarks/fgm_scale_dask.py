@@ -287,7 +287,7 @@ def main_synthetic(args):
         workers = ("/".join(f"{v:.0f}" for v in r["worker_rss_peak"])
                    if "worker_rss_peak" in r else "-")
         rows.append([mode, f"{n:,}", f"{r['nnz']:,}", r.get("generate_time", float("nan")),
-                     r["time"], ratio, r["rss_peak"], workers, r["accuracy"],
+                     r["time"], ratio, r["rss_before_fit"], r["rss_peak"], workers, r["accuracy"],
                      len(r["model"]["selected"]), same, dcoef])
     print()
     print(f"FGMClassifier(max_iter={args.max_outer_iter}); {args.synth_features:,} features, "
@@ -295,7 +295,7 @@ def main_synthetic(args):
           f"test accuracy {next(iter(results.values()))['majority']:.4f}")
     print(markdown_table(
         ["path", "n", "nnz", "generate (s)", "fit (s)", "Dask / in-memory",
-         "peak RSS, process (MB)", "peak RSS per worker (MB)", "test accuracy", "features",
+         "peak RSS before fit (MB)", "peak RSS, process (MB)", "peak RSS per worker (MB)", "test accuracy", "features",
          "same features", "max |coef - in-memory|"], rows))
 
 
