@@ -38,9 +38,11 @@ import scipy.sparse as sp
 
 __all__ = [
     "LocalRows",
+    "PerPartition",
     "RowFutures",
     "RowPartitioned",
     "as_row_partitioned",
+    "gather_result",
     "is_out_of_core",
     "parse_bytes",
     "peak_rss_mb",
