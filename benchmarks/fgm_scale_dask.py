@@ -27,6 +27,22 @@ Usage::
     python benchmarks/fgm_scale_dask.py [--n 1000000] [--n-features 100000]
         [--density 1e-4] [--repeats 3] [--rss-n 250000 500000]
         [--max-outer-iter 5] [--tmp DIR]
+
+Issue 25 (``--synthetic``): the master on the cluster.  The same sparse design
+is generated *on the workers*, one row chunk per task (never whole in
+memory; labels ``sign(Xw)`` of the sampled rows, ties by a coin:
+``labels="sampled"``, because the dense-matrix labels cost ``n x
+n_informative`` draws), on a ``LocalCluster`` of 2 worker processes with
+``--worker-memory`` each; ``X`` and ``y`` are Dask arrays and stay there.
+For each ``--sizes`` n one subprocess records the client's peak RSS (the
+process also runs the scheduler), each worker's peak RSS and the fit time;
+at ``--compare-n`` the same chunks are also stacked in memory and fitted
+there (time ratio, same model).  Each process first runs a warm-up fit of
+1,000 rows (imports and compiled kernels, on the workers too).  Accuracy on
+100,000 held-out rows from the same ground truth::
+
+    python benchmarks/fgm_scale_dask.py --synthetic [--sizes 100000 1000000 10000000]
+        [--compare-n 1000000] [--max-outer-iter 5] [--worker-memory 8GB]
 """
 
 import argparse
@@ -143,6 +159,146 @@ def _prefix(src, dst, n_rows):
             left -= len(nl)
 
 
+SYNTH_CHUNK = 250_000
+
+
+def _synth_chunk(i, rows, w, density, seed):
+    """Row chunk ``i`` of the synthetic design: CSR ``X`` and ``y`` (one task)."""
+    from kernlearn.datasets import _gaussian_sign_data
+
+    rng = np.random.default_rng([seed, i])
+    return _gaussian_sign_data(rng, w, rows, 0, density, labels="sampled")
+
+
+def _synth_bounds(n):
+    step = max(1, min(SYNTH_CHUNK, n // 4))
+    return np.append(np.arange(0, n, step), n)
+
+
+def _synth_weights(n_features, n_informative):
+    from kernlearn.datasets import _fgm_weights
+
+    return _fgm_weights(np.random.default_rng(12345), n_features, n_informative, "I")
+
+
+def run_synthetic(mode, n, n_features, n_informative, density, max_outer_iter,
+                  worker_memory):
+    """One synthetic fit in this process (``mode`` "dask" or "memory"); prints a JSON line."""
+    import warnings
+
+    import scipy.sparse as sp
+    from sklearn.exceptions import ConvergenceWarning
+
+    from kernlearn import FGMClassifier
+    from kernlearn.partitioned import peak_rss_mb
+
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)
+    w = _synth_weights(n_features, n_informative)
+    Xt, yt = _synth_chunk(10**6, 100_000, w, density, seed=1)  # held out
+    bounds = _synth_bounds(n)
+    out = {"mode": mode, "n": n, "n_chunks": len(bounds) - 1}
+    make = lambda: FGMClassifier(max_iter=max_outer_iter)  # noqa: E731
+    # Warm-up fit of 1,000 rows in every process (imports, compiled kernels).
+    Xw, yw = _synth_chunk(10**6 + 1, 1000, w, density, seed=2)
+    if mode == "memory":
+        make().fit(Xw, yw)
+        parts = [_synth_chunk(i, b - a, w, density, seed=0)
+                 for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
+        X = sp.vstack([p[0] for p in parts], format="csr")
+        y = np.concatenate([p[1] for p in parts])
+        del parts
+        out["nnz"] = int(X.nnz)
+        out["rss_before_fit"] = peak_rss_mb()
+        t0 = time.perf_counter()
+        clf = make().fit(X, y)
+        out["time"] = time.perf_counter() - t0
+    else:
+        import dask
+        import dask.array as da
+        import distributed
+
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           memory_limit=worker_memory,
+                                           dashboard_address=None)
+        client = distributed.Client(cluster)
+        make().fit(da.from_array(Xw, chunks=(500, n_features), asarray=False), yw)
+        gen = dask.delayed(_synth_chunk, pure=True, nout=2)
+        meta_x = sp.csr_matrix((0, n_features))
+        xs, ys = [], []
+        for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+            Xi, yi = gen(i, int(b - a), w, density, 0)
+            xs.append(da.from_delayed(Xi, (int(b - a), n_features), dtype=float, meta=meta_x))
+            ys.append(da.from_delayed(yi, (int(b - a),), dtype=float))
+        t0 = time.perf_counter()
+        # X and y of a chunk come from one task: persist them together.
+        Xd, yd = client.persist([da.concatenate(xs), da.concatenate(ys)])
+        distributed.wait([Xd, yd])
+        out["generate_time"] = time.perf_counter() - t0
+        out["nnz"] = int(client.compute(Xd.map_blocks(
+            lambda B: np.array([[B.nnz]]), chunks=(1, 1), dtype=np.int64,
+            meta=np.zeros((0, 0), np.int64)).sum()).result())
+        out["rss_before_fit"] = peak_rss_mb()
+        out["worker_rss_data"] = sorted(client.run(peak_rss_mb).values())
+        t0 = time.perf_counter()
+        clf = make().fit(Xd, yd)
+        out["time"] = time.perf_counter() - t0
+        out["worker_rss_peak"] = sorted(client.run(peak_rss_mb).values())
+        out["workers_lost"] = float(clf.history_["dask_workers_lost"][-1])
+        client.close()
+        cluster.close()
+    out["accuracy"] = float(clf.score(Xt, yt))
+    out["majority"] = float(max(np.mean(yt > 0), np.mean(yt < 0)))
+    out.update(rss_peak=peak_rss_mb(), model=_model(clf))
+    print(json.dumps(out), flush=True)
+
+
+def _sub_synthetic(mode, n, args):
+    cmd = [sys.executable, __file__, "--synthetic-mode", mode, "--n", str(n),
+           "--synth-features", str(args.synth_features),
+           "--synth-informative", str(args.synth_informative),
+           "--synth-density", str(args.synth_density),
+           "--max-outer-iter", str(args.max_outer_iter), "--worker-memory", args.worker_memory]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode:
+        raise RuntimeError(f"{mode} n={n} failed:\n{res.stderr[-3000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main_synthetic(args):
+    """Client and worker memory against n; in memory against Dask at ``--compare-n``."""
+    rows, results = [], {}
+    for n in args.sizes:
+        r = results[("dask", n)] = _sub_synthetic("dask", n, args)
+        print(f"dask n={n:,}: fit {r['time']:.1f} s, client peak {r['rss_peak']:.0f} MB, "
+              f"workers {r['worker_rss_peak']}, accuracy {r['accuracy']:.4f}", flush=True)
+    if args.compare_n:
+        r = results[("memory", args.compare_n)] = _sub_synthetic("memory", args.compare_n, args)
+        print(f"memory n={args.compare_n:,}: fit {r['time']:.1f} s, peak {r['rss_peak']:.0f} "
+              f"MB, accuracy {r['accuracy']:.4f}", flush=True)
+    for (mode, n), r in results.items():
+        ref = results.get(("memory", n))
+        same, dcoef, ratio = "-", float("nan"), float("nan")
+        if ref is not None and mode == "dask":
+            same = "yes" if r["model"]["selected"] == ref["model"]["selected"] else "no"
+            if same == "yes":
+                dcoef = float(np.max(np.abs(np.subtract(r["model"]["coef"],
+                                                        ref["model"]["coef"]))))
+            ratio = r["time"] / ref["time"]
+        workers = ("/".join(f"{v:.0f}" for v in r["worker_rss_peak"])
+                   if "worker_rss_peak" in r else "-")
+        rows.append([mode, f"{n:,}", f"{r['nnz']:,}", r.get("generate_time", float("nan")),
+                     r["time"], ratio, r["rss_before_fit"], r["rss_peak"], workers, r["accuracy"],
+                     len(r["model"]["selected"]), same, dcoef])
+    print()
+    print(f"FGMClassifier(max_iter={args.max_outer_iter}); {args.synth_features:,} features, "
+          f"density {args.synth_density:g}, {args.synth_informative} informative; majority-class "
+          f"test accuracy {next(iter(results.values()))['majority']:.4f}")
+    print(markdown_table(
+        ["path", "n", "nnz", "generate (s)", "fit (s)", "Dask / in-memory",
+         "peak RSS before fit (MB)", "peak RSS, process (MB)", "peak RSS per worker (MB)", "test accuracy", "features",
+         "same features", "max |coef - in-memory|"], rows))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1_000_000)
@@ -157,7 +313,22 @@ def main():
     ap.add_argument("--mode", choices=["memory", "chunked", "dask"], default=None)
     ap.add_argument("--train")
     ap.add_argument("--test")
+    ap.add_argument("--synthetic", action="store_true")
+    ap.add_argument("--synthetic-mode", choices=["dask", "memory"], default=None)
+    ap.add_argument("--sizes", type=int, nargs="*", default=[100_000, 1_000_000])
+    ap.add_argument("--compare-n", type=int, default=1_000_000)
+    ap.add_argument("--worker-memory", default="8GB")
+    # 10 non-zeros per row (10^8 at 10^7 rows), one informative entry per row on average
+    ap.add_argument("--synth-features", type=int, default=1000)
+    ap.add_argument("--synth-informative", type=int, default=100)
+    ap.add_argument("--synth-density", type=float, default=0.01)
     args = ap.parse_args()
+    if args.synthetic_mode:
+        return run_synthetic(args.synthetic_mode, args.n, args.synth_features,
+                             args.synth_informative, args.synth_density, args.max_outer_iter,
+                             args.worker_memory)
+    if args.synthetic:
+        return main_synthetic(args)
     if args.mode:
         return run_mode(args.mode, args.train, args.test, args.n_features, args.repeats,
                         args.max_outer_iter)

@@ -3,17 +3,20 @@
 :class:`DaskRows` is the :class:`~kernlearn.partitioned.RowPartitioned` view of a
 ``dask.array`` (dense or scipy-sparse chunks, partitioned by rows).  Every
 access FGM makes is a map over the partitions on the workers: the squared
-column norms and the pricing scores :math:`X'u = \\sum_p X_p' u_p` are also
+column norms and the pricing scores :math:`X'u = \\sum_p X_p' u_p` are
 *reduced* on the cluster, so one ``n_features``-sized vector reaches the
-client; the active columns ``X[:, ids]`` (``n x |active|``, small) are
-gathered once per outer iteration for the master.  ``X`` itself never leaves
-the workers.  ``FGMClassifier().fit(X_dask, y)`` uses it automatically.
+client.  With a ``distributed`` client the master runs there too: the active
+columns, the margins and the dual vectors are :class:`RowFutures` (one
+future per row partition, on the workers), and each Newton step gathers only
+summed gradients, Hessian blocks and loss values (:mod:`kernlearn._dask_master`).
+``X`` itself never leaves the workers, and neither does a Dask ``y``.
+``FGMClassifier().fit(X_dask, y)`` uses it automatically.
 
-The class lives in :mod:`kernlearn.partitioned` (beside the other row
-partitions, so that no module imports this one back); this module is its
+The classes live in :mod:`kernlearn.partitioned` (beside the other row
+partitions, so that no module imports this one back); this module is their
 public name.  Requires the ``dask`` extra (``pip install kernlearn[dask]``).
 """
 
-from .partitioned import DaskRows
+from .partitioned import DaskRows, RowFutures
 
-__all__ = ["DaskRows"]
+__all__ = ["DaskRows", "RowFutures"]

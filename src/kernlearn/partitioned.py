@@ -18,7 +18,10 @@ Its back ends only say where the blocks live:
   at a time);
 * :class:`kernlearn.partitioned.DaskRows`: the partitions of a ``dask.array``
   on the workers of a Dask cluster (map on the workers, sum reduced there, only
-  ``n``- or ``n_features``-sized results gathered).
+  ``n_features``-sized results gathered).  With a ``distributed`` client its
+  partitions are :class:`RowFutures`, and so are the ``n``-sized vectors of
+  the fit (margins, dual vectors, the active columns): they stay on the workers
+  (:mod:`kernlearn._dask_master`).
 
 So the in-memory, chunked and Dask paths run the same FGM code
 (:func:`kernlearn.methods.fgm.fit_fgm` through
@@ -35,8 +38,11 @@ import scipy.sparse as sp
 
 __all__ = [
     "LocalRows",
+    "PerPartition",
+    "RowFutures",
     "RowPartitioned",
     "as_row_partitioned",
+    "gather_result",
     "is_out_of_core",
     "parse_bytes",
     "peak_rss_mb",
@@ -258,7 +264,7 @@ class RowPartitioned:
         -------
         Xtu : ndarray of shape (n_features,) or (n_features, K)
         """
-        return self.map_sum(partial(_block_rmatvec, step=step), np.asarray(u, dtype=float))
+        return self.map_sum(partial(_block_rmatvec, step=step), _row_vector(u))
 
     def rmatvec_columns(self, ids, u):
         """:math:`X_{:,ids}'u` for a subset of the columns, summed over the blocks.
@@ -273,7 +279,7 @@ class RowPartitioned:
         Xtu : ndarray of shape (len(ids),) or (len(ids), K)
         """
         return self.map_sum(partial(_block_rmatvec_columns, ids=np.asarray(ids, dtype=np.int64)),
-                            np.asarray(u, dtype=float))
+                            _row_vector(u))
 
     def take_columns(self, ids):
         """``X[:, ids]`` (the few active columns), stacked from the blocks.
@@ -437,6 +443,11 @@ def as_row_partitioned(X, memory_budget=None):
     return out
 
 
+def _row_vector(u):
+    """An ``n``-sized argument of a map: kept where it lives (cluster) or made float."""
+    return u if isinstance(u, RowFutures) else np.asarray(u, dtype=float)
+
+
 def _current_client():
     """The default ``distributed`` client, or None (local Dask scheduler)."""
     try:
@@ -454,6 +465,274 @@ def _sum_all(parts):
     for p in parts[1:]:
         total = total + p
     return total
+
+
+def _cluster_error(exc):
+    """A clear error for a partition the cluster could not (re)compute, or None."""
+    name = type(exc).__name__
+    if name == "KilledWorker":
+        return RuntimeError(
+            f"the Dask cluster lost a partition of the fit and could not recompute it: "
+            f"{exc}.  Workers died repeatedly while running that task; the usual cause "
+            "is a worker exceeding its memory limit (give the workers more memory or "
+            "use smaller row chunks).")
+    if name in ("CancelledError", "FutureCancelledError", "CommClosedError"):
+        return RuntimeError(
+            f"the Dask cluster stopped serving the fit ({name}: {exc}); the client lost "
+            "its connection or the partitions were released.")
+    return None
+
+
+def gather_result(future):
+    """The result of a future (or list); a lost, unrecoverable partition raises a clear error.
+
+    Parameters
+    ----------
+    future : distributed.Future or list of distributed.Future
+
+    Returns
+    -------
+    result : object or list
+
+    Raises
+    ------
+    RuntimeError
+        When the cluster could not compute the result (e.g. workers were
+        killed repeatedly running one of its tasks), naming the cause.
+    """
+    try:
+        client = future[0].client if isinstance(future, list) else future.client
+        return client.gather(future)
+    except Exception as exc:
+        err = _cluster_error(exc)
+        if err is None:
+            raise
+        raise err from exc
+
+
+# Up to this many partitions the client sums the partitions' results itself
+# (each is O(|active|^2)); above, one task on the cluster sums them.
+_CLIENT_SUM_PARTS = 16
+
+
+class RowFutures:
+    """An ``(n, ...)`` array held by a Dask cluster: one future per row partition.
+
+    The row primitives of the fits on a cluster.  A :class:`RowFutures` is
+    split like the ``X`` it was derived from (same ``bounds``); every
+    operation is one task per partition on the workers, and only reductions
+    (:meth:`sum`) come back to the client, as one small array.  The futures
+    carry their lineage, so a partition lost with its worker is recomputed
+    by the scheduler.  Converting one to a NumPy array raises (that would
+    gather ``n`` rows onto the client).
+
+    Parameters
+    ----------
+    client : distributed.Client
+    futures : list of distributed.Future
+        One per partition, in row order.
+    bounds : array-like of int
+        Row offsets of the partitions.
+    tail : tuple of int, default=()
+        Shape of a row (``()`` for a vector, ``(K,)`` for ``K`` columns).
+
+    Attributes
+    ----------
+    shape : tuple of int
+        ``(n,) + tail``.
+    """
+
+    #: duck-type marker read by modules that may not import this one
+    is_row_futures = True
+
+    def __init__(self, client, futures, bounds, tail=()):
+        self.client = client
+        self.futures = list(futures)
+        self.bounds = np.asarray(bounds, dtype=np.int64)
+        self.shape = (int(self.bounds[-1]),) + tuple(int(t) for t in tail)
+
+    @property
+    def ndim(self):
+        """Number of dimensions."""
+        return len(self.shape)
+
+    @property
+    def size(self):
+        """Number of entries."""
+        return int(np.prod(self.shape))
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("RowFutures holds its rows on the Dask workers; converting it to "
+                        "a NumPy array would gather them onto the client.")
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func is np.linalg.norm and len(args) == 1 and not kwargs:
+            return float(np.sqrt(self.sum(_sq_sum)[0]))
+        if func in (np.shape, np.ndim, np.size) and len(args) == 1 and not kwargs:
+            return {np.shape: self.shape, np.ndim: self.ndim, np.size: self.size}[func]
+        raise TypeError(f"numpy.{func.__name__} would gather the rows of a RowFutures "
+                        "onto the client; use RowFutures.map / RowFutures.sum.")
+
+    @classmethod
+    def from_array(cls, client, array, bounds):
+        """Split an in-memory array by rows onto the cluster (once).
+
+        Each part is the argument of a task, so the scheduler can recompute
+        a part lost with its worker.
+
+        Parameters
+        ----------
+        client : distributed.Client
+        array : ndarray of shape (n, ...)
+        bounds : array-like of int
+
+        Returns
+        -------
+        rows : RowFutures
+        """
+        bounds = np.asarray(bounds, dtype=np.int64)
+        futs = [client.submit(_identity, array[a:b], pure=False)
+                for a, b in zip(bounds[:-1], bounds[1:])]
+        return cls(client, futs, bounds, np.shape(array)[1:])
+
+    @classmethod
+    def from_dask(cls, client, array, bounds=None):
+        """The row partitions of a ``dask.array`` (persisted) as futures.
+
+        Parameters
+        ----------
+        client : distributed.Client
+        array : dask.array.Array of shape (n, ...)
+            Rechunked to ``bounds`` and to whole rows.
+        bounds : array-like of int, optional
+            Row offsets (default: the array's own row chunks).
+
+        Returns
+        -------
+        rows : RowFutures
+        """
+        from distributed import futures_of
+
+        if bounds is not None:
+            bounds = np.asarray(bounds, dtype=np.int64)
+            if array.ndim and tuple(array.chunks[0]) != tuple(np.diff(bounds)):
+                array = array.rechunk({0: tuple(int(c) for c in np.diff(bounds))})
+        if array.ndim > 1 and any(nb != 1 for nb in array.numblocks[1:]):
+            array = array.rechunk({i: -1 for i in range(1, array.ndim)})
+        array = client.persist(array)
+        by_key = {f.key: f for f in futures_of(array)}
+        keys = [k for k in _flatten(array.__dask_keys__())]
+        bounds = np.concatenate([[0], np.cumsum(array.chunks[0])]).astype(np.int64)
+        return cls(client, [by_key[k] for k in keys], bounds, array.shape[1:])
+
+    def _submit(self, fn, others):
+        """One task per partition, submitted as one batch: ``fn(part, *other parts)``."""
+        columns, whole = [self.futures], {}
+        for j, o in enumerate(others):
+            if isinstance(o, RowFutures):
+                columns.append(o.futures)
+            elif isinstance(o, PerPartition):
+                columns.append(o.items)
+            elif isinstance(o, np.ndarray) and o.ndim and o.shape[0] == self.shape[0]:
+                columns.append([o[a:b] for a, b in zip(self.bounds[:-1], self.bounds[1:])])
+            else:
+                whole[j] = o  # the same object for every partition
+        if whole:
+            fn = partial(_call_with, fn, whole, len(others))
+        return self.client.map(fn, *columns, pure=False)
+
+    def map(self, fn, *others, tail=None):
+        """``fn(part, *other parts)`` on every partition, as a new :class:`RowFutures`.
+
+        Parameters
+        ----------
+        fn : callable
+            Maps a partition (and the matching partitions of ``others``) to
+            an array with the partition's rows.
+        *others : RowFutures, PerPartition, ndarray or object
+            Split like this one (RowFutures, PerPartition, an ``n``-row
+            ndarray, sliced) or passed whole (anything else).
+        tail : tuple of int, optional
+            Row shape of the result (default: this one's).
+
+        Returns
+        -------
+        rows : RowFutures
+        """
+        futs = self._submit(fn, others)
+        return RowFutures(self.client, futs, self.bounds,
+                          self.shape[1:] if tail is None else tail)
+
+    def sum(self, fn, *others):
+        """``sum_p fn(part_p, *other parts_p)``, reduced on the cluster.
+
+        Parameters
+        ----------
+        fn : callable
+            Maps a partition to an array of a fixed shape.
+        *others : RowFutures, PerPartition, ndarray or object
+            As in :meth:`map`.
+
+        Returns
+        -------
+        total : ndarray
+            The one result gathered by the client.
+        """
+        parts = self._submit(fn, others)
+        if len(parts) <= _CLIENT_SUM_PARTS:
+            # Few small parts: summed here (same order as on a worker), one hop less.
+            return _sum_all(gather_result(parts))
+        return gather_result(self.client.submit(_sum_all, parts, pure=False))
+
+    def __neg__(self):
+        return self.map(np.negative)
+
+    def __sub__(self, other):
+        return self.map(np.subtract, other)
+
+    def copy(self):
+        """This object (its partitions are never written in place)."""
+        return self
+
+
+class PerPartition:
+    """One object per partition (e.g. a loss restricted to its rows), for :meth:`RowFutures.map`.
+
+    Parameters
+    ----------
+    items : list
+        Objects or futures, one per partition.
+    """
+
+    def __init__(self, items):
+        self.items = list(items)
+
+
+def _call_with(fn, whole, n_others, part, *split):
+    """``fn(part, *others)`` with the whole (unsplit) arguments put back in place."""
+    split = iter(split)
+    args = [whole[j] if j in whole else next(split) for j in range(n_others)]
+    return fn(part, *args)
+
+
+def _identity(x):
+    return x
+
+
+def _sq_sum(part):
+    part = np.asarray(part, dtype=float)
+    return np.array([float(np.sum(part * part))])
+
+
+def _flatten(keys):
+    if isinstance(keys, list):
+        for k in keys:
+            yield from _flatten(k)
+    else:
+        yield keys
 
 
 class DaskRows(RowPartitioned):
@@ -478,6 +757,8 @@ class DaskRows(RowPartitioned):
     shape : tuple of int
     bounds : ndarray of int
         Row offsets of the partitions.
+    blocks : RowFutures or None
+        The partitions on the cluster (with a distributed client).
 
     References
     ----------
@@ -502,6 +783,8 @@ class DaskRows(RowPartitioned):
         self._parts = X.to_delayed().ravel().tolist()
         self.bounds = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
         self.shape = (int(self.bounds[-1]), int(X.shape[1]))
+        self.blocks = (RowFutures.from_dask(self.client, X) if self.client is not None
+                       else None)
 
     def _tasks(self, fn, row_args):
         delayed = self._dask.delayed
@@ -511,15 +794,44 @@ class DaskRows(RowPartitioned):
         call = delayed(fn, pure=False)
         return [call(part, *args) for part, args in zip(self._parts, slices)]
 
-    def _compute(self, *objs):
-        if self.client is not None:
-            return self.client.compute(list(objs), sync=True)
-        return list(self._dask.compute(*objs))
-
     def map_sum(self, fn, *row_args):
+        if self.blocks is not None:
+            return self.blocks.sum(fn, *row_args)
+        if any(isinstance(r, RowFutures) for r in row_args):
+            raise TypeError("RowFutures arguments need a distributed client.")
         tasks = self._tasks(fn, row_args)
-        # The sum runs on the cluster: one result travels.
-        return self._compute(self._dask.delayed(_sum_all, pure=False)(tasks))[0]
+        return self._dask.compute(self._dask.delayed(_sum_all, pure=False)(tasks))[0]
 
     def map_stack(self, fn, *row_args):
-        return stack_rows(self._compute(*self._tasks(fn, row_args)))
+        if self.blocks is not None:
+            parts = self.blocks.map(fn, *row_args)
+            return stack_rows([gather_result(f) for f in parts.futures])
+        return stack_rows(list(self._dask.compute(*self._tasks(fn, row_args))))
+
+    def columns_on_workers(self, ids, weights=None):
+        """``X[:, ids] * weights`` kept on the workers (FGM's active block).
+
+        Parameters
+        ----------
+        ids : array-like of int
+        weights : ndarray of shape (len(ids),), optional
+            Column scaling.
+
+        Returns
+        -------
+        columns : RowFutures of shape (n_samples, len(ids))
+            CSC partitions for sparse ``X``, dense otherwise.
+        """
+        if self.blocks is None:
+            raise TypeError("columns on the workers need a distributed client.")
+        ids = np.asarray(ids, dtype=np.int64)
+        return self.blocks.map(partial(_scaled_columns, ids=ids, weights=weights),
+                               tail=(len(ids),))
+
+
+def _scaled_columns(block, ids, weights):
+    cols = block[:, ids]
+    if sp.issparse(cols):
+        return sp.csc_matrix(cols if weights is None else cols @ sp.diags(weights))
+    cols = np.asarray(cols, dtype=float)
+    return cols if weights is None else cols * weights

@@ -20,6 +20,7 @@ from ..methods.fgm import FGMSettings, fgm_decision, fgm_standardization, fit_fg
 from ..preprocessing import fit_target_standardization
 from ..losses import get_loss, weighted
 from ..partitioned import _is_dask_array, as_row_partitioned, is_out_of_core
+from .._dask_master import class_codes, dask_target_standardization, validate_dask_target
 from ._base import (
     PLATT_XFAIL,
     ProbabilityMixin,
@@ -75,6 +76,9 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         if self.family is not None:
             raise ValueError("family= needs an in-memory X; out-of-core and Dask input "
                              "are priced by the default feature pool.")
+        if _is_dask_array(y):  # y stays on the cluster too
+            return validate_dask_target(self, as_row_partitioned(X, self.memory_budget), y,
+                                        classification)
         return validate_partitioned_fit(self, as_row_partitioned(X, self.memory_budget),
                                         y, classification=classification)
 
@@ -100,7 +104,8 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         self.x_mean_, self.x_scale_ = st.mean, st.scale
         ts = None
         if n_classes is None:
-            ts = fit_target_standardization(y, sw, std)
+            ts = (dask_target_standardization if _is_dask_array(y)
+                  else fit_target_standardization)(y, sw, std)
             self.y_mean_, self.y_scale_, y = ts.mean, ts.scale, ts.transform(y)
         settings = FGMSettings(
             B=self.B, C=self.C, max_iter=renamed_parameter(self, "max_outer_iter", "max_iter"),
@@ -472,8 +477,11 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
                              "on in-memory X; out-of-core and Dask input need "
                              "loss='logistic' for probabilities.")
         X, y = self._validate(X, y, classification=True)
+        if self.class_weight is not None and _is_dask_array(y):
+            raise ValueError("class_weight needs y in memory; with a Dask y pass "
+                             "sample_weight instead.")
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
-        self.classes_, yi = np.unique(y, return_inverse=True)
+        self.classes_, yi = class_codes(y)
         shared = self.multiclass == "shared" or (self.multiclass == "auto"
                                                   and self.family is None)
         self._fit_method(X, yi, sw, self.loss, len(self.classes_),

@@ -177,7 +177,8 @@ class FeaturePool(BaseFamily):
             scores of the whole pool (excluded ones included), i.e. twice the
             conjugate term of the FGM dual.
         """
-        u = -np.asarray(grad, dtype=float)
+        # n-sized vectors held by a Dask cluster stay there (RowFutures)
+        u = -grad if getattr(grad, "is_row_futures", False) else -np.asarray(grad, dtype=float)
         ex = _exclude_array(exclude)
         if self._groups is not None and self.screening and self._reference is not None:
             out = self._screened_top_k(u, k + ex.size, X)

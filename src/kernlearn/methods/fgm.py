@@ -48,7 +48,7 @@ from ..colgen import ColumnGeneration
 from ._result import MethodResult
 from ..families import FeaturePool
 from ..losses import weighted
-from ..partitioned import RowPartitioned, peak_rss_mb
+from ..partitioned import DaskRows, RowPartitioned, _is_dask_array, peak_rss_mb
 from ..preprocessing import (Standardization, fit_standardization,
                              standardization_from_maxabs, standardization_from_moments)
 from ..penalties import SquaredGroupL1
@@ -274,10 +274,33 @@ def _centre_intercepts(loss, M, Y, C, n_newton=30):
     point (and with it the lower bound of Theorem 2) is taken at the exactly
     re-centred margins.  Safeguarded Newton on a monotone scalar equation.
     """
-    delta = np.zeros(M.shape[1])
+    def sums(delta):
+        return loss.grad_margin(M + delta, Y).sum(0), loss.hess_margin(M + delta, Y).sum(0)
+
+    return centre_by_newton(sums, M.shape[1], n_newton)
+
+
+def centre_by_newton(sums, K, n_newton=30):
+    """Newton on ``K`` monotone scalar equations ``g(delta) = 0`` (see :func:`_centre_intercepts`).
+
+    Parameters
+    ----------
+    sums : callable
+        ``sums(delta)`` returns the summed loss gradient and Hessian in the
+        margins shifted by ``delta`` (shape ``(K,)`` each; on a cluster, one
+        reduction).
+    K : int
+        Outputs.
+    n_newton : int, default=30
+        Iteration cap.
+
+    Returns
+    -------
+    delta : ndarray of shape (K,)
+    """
+    delta = np.zeros(K)
     for _ in range(n_newton):
-        g = loss.grad_margin(M + delta, Y).sum(0)
-        h = loss.hess_margin(M + delta, Y).sum(0)
+        g, h = sums(delta)
         step = np.where(h > 0, -g / np.maximum(h, 1e-300), 0.0)
         delta += step
         if np.all(np.abs(step) <= 1e-12 * (1.0 + np.abs(delta))):
@@ -318,21 +341,25 @@ def fgm_standardization(X, sample_weight=None, standardize=True):
     if not standardize:
         return Standardization()
     if isinstance(X, RowPartitioned):
-        w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
-        parts = X.map_stack(_block_moments, w)
+        # no n-sized vector of unit weights: a Dask fit keeps the client O(m)
+        w = None if sample_weight is None else np.asarray(sample_weight, float)
+        parts = X.map_stack(_block_moments) if w is None else X.map_stack(_block_moments, w)
         if parts[:, -1].sum() > 0:
             raise ValueError(f"X contains NaN or infinity ({int(parts[:, -1].sum())} entries).")
         if np.any(parts[:, -2] > 0):  # sparse blocks: max-abs
             return standardization_from_maxabs(parts[:, 2 * X.shape[1]:-2].max(0))
         p = X.shape[1]
-        return standardization_from_moments(w.sum(), parts[:, :p].sum(0),
+        return standardization_from_moments(X.shape[0] if w is None else w.sum(),
+                                            parts[:, :p].sum(0),
                                             parts[:, p:2 * p].sum(0), center=True,
                                             absmax=parts[:, 2 * p:3 * p].max(0))
     return fit_standardization(X, sample_weight, True, sparse_rule="maxabs")
 
 
-def _block_moments(block, w):
+def _block_moments(block, w=None):
     """Per-block ``[sum w x, sum w x^2, max |x|, is_sparse, n_nonfinite]`` as one row."""
+    if w is None:
+        w = np.ones(block.shape[0])
     if sp.issparse(block):
         bad = np.count_nonzero(~np.isfinite(block.data))
         block = sp.csr_matrix(block)[np.flatnonzero(w > 0)]
@@ -408,7 +435,7 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
         raise ValueError(f"max_features={settings.max_features} exceeds the {n_cand} "
                          "candidate features (or groups) of this problem.")
     if n_classes is None:
-        tasks = [np.asarray(y, dtype=float)]
+        tasks = [y.astype(float) if _is_dask_array(y) else np.asarray(y, dtype=float)]
     elif n_classes == 2:
         tasks = [np.where(y == 1, 1.0, -1.0)]
     else:
@@ -417,7 +444,8 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
         if _is_virtual(pool):
             raise ValueError("multiclass='shared' prices the columns of X; use "
                              "multiclass='ovr' with family=.")
-        path = _cutting_planes(X, np.column_stack(tasks), pool, loss, settings, name,
+        # (np.stack, not np.column_stack: it keeps a Dask y lazy)
+        path = _cutting_planes(X, np.stack(tasks, axis=1), pool, loss, settings, name,
                                callback)
         paths = [path]
         coefs, intercepts = list(_dense_coef(path, X.shape[1]).T), list(path.intercept)
@@ -583,20 +611,17 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     """Run FGM's cutting planes on one task, or on ``K`` outputs sharing features."""
     s = settings
     n = X.shape[0]
-    Y = np.asarray(y, dtype=float).reshape(n, -1)
+    rows = _master_rows(X, y, loss, s.C)
+    Y = rows.Y
     K = Y.shape[1]
     penalty = SquaredGroupL1(1.0)
     budget = s.max_features is not None
     B = _per_round(s)
-    b0 = _intercept_only(loss, Y, s.C) if s.fit_intercept else np.zeros(K)
-    st = FGMState(W=np.zeros((0, K)), b=b0, M=np.tile(b0, (n, 1)), tau=0.1 * n * s.C)
+    b0 = rows.intercept_only() if s.fit_intercept else np.zeros(K)
+    st = FGMState(W=np.zeros((0, K)), b=b0, M=rows.constant_margins(b0), tau=0.1 * n * s.C)
 
     def price():
-        M = st.M
-        if s.fit_intercept:
-            M = M + _centre_intercepts(loss, M, Y, s.C)
-        grad = s.C * loss.grad_margin(M, Y)
-        g = grad[:, 0] if K == 1 else grad
+        g, conjugate = rows.dual_point(st.M, s.fit_intercept)
         exclude = None
         if budget:
             want = min(B, s.max_features - len(st.active_candidates()))
@@ -605,8 +630,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
             exclude = st.active_candidates() | st.excluded
         cand = pool.price(g, B, X=X, exclude=exclude)
         # Fenchel dual at the recovered (feasible) point: a lower bound (Theorem 2).
-        dual = (-s.C * float(loss.conjugate_at_grad(M, Y).sum())
-                - penalty.conjugate(cand.extra["sum_sq"]))
+        dual = -s.C * conjugate - penalty.conjugate(cand.extra["sum_sq"])
         st.lower = max(st.lower, dual)
         if not budget and s.tol is not None and np.isfinite(st.upper) and \
                 st.upper - st.lower <= s.tol * max(abs(st.upper), 1e-300):
@@ -629,18 +653,18 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
 
     def master(cand):
         feats, weights = pool.column_indices(cand)
-        block = pool.columns(cand, X)
-        choice = choose_master(n, sum(b.shape[1] for b in st.blocks) + block.shape[1],
-                               K, loss, s.solver)
+        block = rows.columns(pool, cand)
+        choice = rows.choose_master(n, sum(b.shape[1] for b in st.blocks) + block.shape[1],
+                                    K, loss, s.solver)
         kind = choice.name
         # Newton needs no help from a good start; APG does (paper 002 starts at 0).
-        W_new = (_enter_new_group(block, Y, loss, s.C, st.M, st.W, st.indptr())
+        W_new = (rows.enter_new_group(block, st.M, st.W, st.indptr())
                  if s.warm_new_group and kind == "apg" else np.zeros((len(feats), K)))
         st.blocks.append(block)
         st.feats.append(np.asarray(feats))
         st.weights.append(np.asarray(weights))
         st.groups.append(np.asarray(cand.params))
-        out = _solve_master(kind, _active_block(st.blocks), Y, loss, penalty, s,
+        out = _solve_master(kind, rows.active_block(st.blocks), Y, loss, penalty, s,
                             st.indptr(), np.vstack([st.W, W_new]), st.b, st.tau)
         st.unconverged += not out["converged"]
         st.W, st.b, st.M, st.tau = out["W"], out["b"], out["M"], out["tau"]
@@ -650,7 +674,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         return obj, {"lower_bound": st.lower, "gap": obj - st.lower,
                      "master_iter": out["n_iter"], "newton_master": float(kind == "newton"),
                      "master_reason": float(choice.code),
-                     "peak_rss_mb": peak_rss_mb()}
+                     "peak_rss_mb": peak_rss_mb(), **rows.extras()}
 
     if budget:
         driver = ColumnGeneration(-(-s.max_features // B) + s.max_iter, tol=None,
@@ -682,6 +706,57 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     selected, coef_sel, d = _collect(st)
     return _Path(st.b, selected, coef_sel, d, st.groups, history, out.n_iter,
                  out.converged or stop_reason == "max_features", stop_reason)
+
+
+class _LocalRows:
+    """The ``n``-sized work of the cutting planes, in memory.
+
+    Its counterpart on a Dask cluster,
+    :class:`kernlearn._dask_master.DaskMasterRows`, has the same methods and
+    keeps these vectors on the workers.
+    """
+
+    def __init__(self, X, y, loss, C):
+        self.X, self.loss, self.C = X, loss, C
+        self.Y = np.asarray(y, dtype=float).reshape(X.shape[0], -1)
+
+    def choose_master(self, n, p, K, loss, solver):
+        return choose_master(n, p, K, loss, solver)
+
+    def active_block(self, blocks):
+        return _active_block(blocks)
+
+    def intercept_only(self):
+        return _intercept_only(self.loss, self.Y, self.C)
+
+    def constant_margins(self, b):
+        return np.tile(b, (len(self.Y), 1))
+
+    def dual_point(self, M, centre):
+        """Dual vectors ``C l'(m)`` and the summed conjugate, at re-centred margins."""
+        if centre:
+            M = M + _centre_intercepts(self.loss, M, self.Y, self.C)
+        grad = self.C * self.loss.grad_margin(M, self.Y)
+        conjugate = float(self.loss.conjugate_at_grad(M, self.Y).sum())
+        return (grad[:, 0] if grad.shape[1] == 1 else grad), conjugate
+
+    def columns(self, pool, cand):
+        return pool.columns(cand, self.X)
+
+    def enter_new_group(self, block, M, W, indptr):
+        return _enter_new_group(block, self.Y, self.loss, self.C, M, W, indptr)
+
+    def extras(self):
+        return {}
+
+
+def _master_rows(X, y, loss, C):
+    """Where the cutting planes' ``n``-sized vectors live: in memory or on the cluster."""
+    if isinstance(X, DaskRows) and X.blocks is not None:
+        from .._dask_master import DaskMasterRows
+
+        return DaskMasterRows(X, y, loss, C)
+    return _LocalRows(X, y, loss, C)
 
 
 def _per_round(s):

@@ -48,7 +48,8 @@ from ..penalties import SquaredGroupL1
 from ..penalties._prox import group_norms
 from ._base import BaseSolver, History, SolverResult, SolverState, single_blas_thread
 
-__all__ = ["ProxNewton", "ProxNewtonState", "block_minimiser"]
+__all__ = ["LocalNewtonRows", "ProxNewton", "ProxNewtonState", "block_minimiser", "loss_derivatives",
+           "newton_rows"]
 
 # Armijo sufficient-decrease constant and line-search halvings.
 _SIGMA = 1e-4
@@ -391,10 +392,8 @@ class ProxNewton(BaseSolver):
         A, y, loss, penalty = problem.A, problem.y, problem.loss, problem.penalty
         fit_intercept = problem.fit_intercept
         n, p = A.shape
-        y = np.asarray(y, dtype=float)
-        vector = y.ndim == 1
-        Y = y.reshape(n, -1)
-        K = Y.shape[1]
+        vector = np.ndim(y) == 1
+        K = 1 if vector else np.shape(y)[1]
         indptr = problem.indptr.astype(np.int64)
         W = (np.zeros((p, K)) if warm is None
              else np.array(warm.coef, dtype=float).reshape(p, K))
@@ -402,26 +401,20 @@ class ProxNewton(BaseSolver):
         if fit_intercept and warm is not None:
             b += np.asarray(warm.intercept, dtype=float).reshape(-1)
         alpha = float(getattr(penalty, "alpha", 1.0))
-        sparse = sp.issparse(A)
-        Ar = A.tocsr() if sparse else np.asarray(A)
 
         def pen(V):
             # compiled norms: a handful of NumPy calls cost more on small sets
             return 0.5 * alpha * float(_group_norms(V, indptr).sum()) ** 2
 
-        hessians = _Hessians(Ar)
-        M = _matmul(Ar, W) + b
-        F = float(loss.value(M, Y).sum()) + pen(W)
+        # Everything that reads the n rows: in memory, or on a Dask cluster.
+        rows = newton_rows(A, y, loss, W, b)
+        F = rows.value() + pen(W)
         history = History()
         converged = False
         it = 0
         dec = 1.0
         for it in range(1, self.max_iter + 1):
-            R = loss.grad_margin(M, Y)
-            D = loss.hess_margin(M, Y)
-            g = _matmul_t(Ar, R).T
-            gb = R.sum(0)
-            H, hb, hbb = hessians(D)
+            g, gb, H, hb, hbb = rows.derivatives()
             if fit_intercept:
                 # The intercepts are unpenalised: minimise the model over them
                 # in closed form (a Schur complement, i.e. D-weighted centring),
@@ -451,12 +444,11 @@ class ProxNewton(BaseSolver):
                 converged = True
                 history.append(objective=F, decrease=dec, step=0.0, sweeps=sweeps)
                 break
-            dM = _matmul(Ar, dW) + db
+            rows.direction(dW, db)
             s = 1.0
             for _ in range(_MAX_HALVINGS):
-                Mt = M + s * dM
                 Wt = W + s * dW
-                Ft = float(loss.value(Mt, Y).sum()) + pen(Wt)
+                Ft = rows.value_at(s) + pen(Wt)
                 if Ft <= F + _SIGMA * s * delta:
                     break
                 s *= 0.5
@@ -466,18 +458,149 @@ class ProxNewton(BaseSolver):
                 converged = Ft >= F - 1e-12 * abs(F)
                 history.append(objective=F, decrease=dec, step=0.0, sweeps=sweeps)
                 break
-            W, b, M, F = Wt, b + s * db, Mt, Ft
+            rows.accept(s)
+            W, b, F = Wt, b + s * db, Ft
             history.append(objective=F, decrease=dec, step=s, sweeps=sweeps)
         coef, intercept = (W[:, 0], float(b[0])) if vector else (W, b)
         return SolverResult(
             coef=coef,
             intercept=intercept,
             state=ProxNewtonState(coef=coef, intercept=intercept,
-                                  margin=M[:, 0] if vector else M, objective=F),
+                                  margin=rows.margin(), objective=F),
             history=history,
             converged=converged,
             n_iter=it,
         )
+
+
+def newton_rows(A, y, loss, W, b):
+    """The rows of a Newton master: margins, loss sums and derivatives.
+
+    The one place :class:`ProxNewton` reads the ``n`` rows.  A matrix gives
+    :class:`LocalNewtonRows`; an active block held by a Dask cluster
+    (:class:`kernlearn._dask_master.RowFutures`) gives the same operations
+    reduced over its partitions on the workers.
+
+    Parameters
+    ----------
+    A : ndarray, sparse matrix or RowFutures of shape (n, p)
+        Active columns.
+    y : ndarray or RowFutures of shape (n,) or (n, K)
+        Targets.
+    loss : BaseLoss
+        Loss with ``hess_margin``.
+    W : ndarray of shape (p, K)
+        Starting weights.
+    b : ndarray of shape (K,)
+        Starting intercepts.
+
+    Returns
+    -------
+    rows : LocalNewtonRows or kernlearn._dask_master.DaskNewtonRows
+    """
+    if getattr(A, "is_row_futures", False):
+        from .._dask_master import DaskNewtonRows
+
+        return DaskNewtonRows(A, y, loss, W, b)
+    return LocalNewtonRows(A, y, loss, W, b)
+
+
+class LocalNewtonRows:
+    """Margins of a linear model on an in-memory block, and the sums over its rows.
+
+    Protocol of the Newton master's row work: :meth:`value`,
+    :meth:`derivatives`, :meth:`direction`, :meth:`value_at`, :meth:`accept`,
+    :meth:`margin`.
+
+    Parameters
+    ----------
+    A : ndarray or sparse matrix of shape (n, p)
+    y : ndarray of shape (n,) or (n, K)
+    loss : BaseLoss
+    W : ndarray of shape (p, K)
+    b : ndarray of shape (K,)
+    """
+
+    def __init__(self, A, y, loss, W, b):
+        y = np.asarray(y, dtype=float)
+        self.vector = y.ndim == 1
+        self.A = A.tocsr() if sp.issparse(A) else np.asarray(A)
+        self.Y = y.reshape(A.shape[0], -1)
+        self.loss = loss
+        self.hessians = _Hessians(self.A)
+        self.M = _matmul(self.A, W) + b
+        self.dM = self.Mt = None
+
+    def value(self):
+        """Loss summed over the rows at the current margins."""
+        return float(self.loss.value(self.M, self.Y).sum())
+
+    def derivatives(self):
+        """Gradient and Hessian of the summed loss at the current margins.
+
+        Returns
+        -------
+        g : ndarray of shape (K, p)
+        gb : ndarray of shape (K,)
+        H : ndarray of shape (K, p, p)
+        hb : ndarray of shape (K, p)
+        hbb : ndarray of shape (K,)
+        """
+        return loss_derivatives(self.A, self.M, self.Y, self.loss, self.hessians)
+
+    def direction(self, dW, db):
+        """Set the search direction (its margins ``A dW + db``)."""
+        self.dM = _matmul(self.A, dW) + db
+
+    def value_at(self, s):
+        """Summed loss at the margins ``M + s dM``."""
+        self.Mt = self.M + s * self.dM
+        return float(self.loss.value(self.Mt, self.Y).sum())
+
+    def accept(self, s):
+        """Move to ``M + s dM`` (the last :meth:`value_at`)."""
+        self.M = self.Mt
+
+    def margin(self):
+        """The current margins, in the shape of ``y``."""
+        return self.M[:, 0] if self.vector else self.M
+
+
+def loss_derivatives(A, M, Y, loss, hessians=None):
+    """Gradient and Hessian of ``sum_i loss(m_i, y_i)`` in ``(W, b)``, with ``M = A W + b``.
+
+    The row sums of one Newton step, on one block of rows (the whole
+    active block in memory, one partition on a cluster).
+
+    Parameters
+    ----------
+    A : ndarray or CSR matrix of shape (n, p)
+    M : ndarray of shape (n, K)
+        Margins.
+    Y : ndarray of shape (n, K)
+        Targets.
+    loss : BaseLoss
+        With ``grad_margin`` and ``hess_margin``.
+    hessians : callable, optional
+        ``_Hessians(A)`` when reused across calls.
+
+    Returns
+    -------
+    g : ndarray of shape (K, p)
+        ``A' l'(M)``, per output.
+    gb : ndarray of shape (K,)
+        ``sum_i l'(m_i)``.
+    H : ndarray of shape (K, p, p)
+        ``A' diag(l''(M_k)) A``.
+    hb : ndarray of shape (K, p)
+        ``A' l''(M_k)``.
+    hbb : ndarray of shape (K,)
+        ``sum_i l''(m_ik)``.
+    """
+    R = loss.grad_margin(M, Y)
+    D = loss.hess_margin(M, Y)
+    H, hb, hbb = (hessians or _Hessians(A))(D)
+    return _matmul_t(A, R).T, R.sum(0), H, hb, hbb
 
 
 def group_norms_2d(W, indptr):
