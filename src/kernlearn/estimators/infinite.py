@@ -100,8 +100,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     def _fit_inputs(self, X, y, **check):
         """Validated training ``X, y``; a ``dask.array`` ``X`` stays on its cluster."""
         if _is_dask_array(X):
-            from ..methods._grfl_dask import dask_fit_inputs
-
+            from ..methods._grfl_dask import dask_fit_inputs  # dask is optional
             return dask_fit_inputs(self, X, y, **check)
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
                              dtype=[np.float64, np.float32], ensure_min_samples=2, **check)
@@ -133,11 +132,10 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         self._coef_tasks, self._intercept_tasks = res.coef, res.intercept
         hist = History()
         hist.rows = res.history
-        self.history_, self.n_iter_ = hist.as_dict(), res.n_iter
+        self.history_, self.n_iter_, self.solver_ = hist.as_dict(), res.n_iter, res.master
         self.stop_reason_, self.converged_ = res.stop_reason, res.converged
-        self.max_features_ = res.max_features
-        self.solver_ = res.master
-        self.last_violation_, self.objective_ = res.last_violation, res.objective
+        self.max_features_, self.objective_ = res.max_features, res.objective
+        self.last_violation_ = res.last_violation
         self.frequencies_ = self.phases_ = None
         if isinstance(res.family, RandomFourierFeatures):
             # v'(x - mu)/s = (v/s)'x - (v/s)'mu: the features on raw inputs
@@ -541,16 +539,12 @@ class InfiniteFeatureClassifier(
         self.classes_ = enc.classes_
         yi = enc.transform(y)
         task_rows = self._split_tasks(task_index, X.shape[0])
-        if task_rows is not None:
-            if len(self.classes_) != 2:
-                raise ValueError(
-                    "task_index needs binary labels (one binary task each)."
-                )
-            Y = 2.0 * yi - 1.0
-        elif len(self.classes_) == 2:
-            Y = (2.0 * yi - 1.0)[:, None]
-        else:
-            Y = np.where(yi[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
+        if task_rows is not None and len(self.classes_) != 2:
+            raise ValueError("task_index needs binary labels (one binary task each).")
+        # +-1 codes, one column per class; binary problems keep the second's
+        codes = np.where(yi[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
+        Y = codes if len(self.classes_) > 2 else codes[:, 1] if task_rows is not None \
+            else codes[:, 1:]
         self._fit_tasks(standardize_fit(self, X, sw), Y, task_rows, sw)
         self.coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
         self._fit_platt(X, y, sample_weight, task_index=task_index)
@@ -709,12 +703,9 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         y = np.asarray(y, dtype=float)
         sw = fit_sample_weight(sample_weight, X.shape[0])
         task_rows = self._split_tasks(task_index, X.shape[0])
-        if task_rows is not None:
-            if y.ndim != 1:
-                raise ValueError("task_index needs a 1-D y (one target per sample).")
-            Y = y
-        else:
-            Y = y[:, None] if y.ndim == 1 else y
+        if task_rows is not None and y.ndim != 1:
+            raise ValueError("task_index needs a 1-D y (one target per sample).")
+        Y = y[:, None] if task_rows is None and y.ndim == 1 else y
         Xs, Ys = standardize_fit(self, X, sw, Y)
         self._fit_tasks(Xs, Ys, task_rows, sw)
         # back to the units of y, one scale per output (task_index: one output)
@@ -722,14 +713,12 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         self._coef_tasks = self._coef_tasks * scale[:, None]
         self.task_coef_ = self.task_coef_ * scale[:, None]
         self._intercept_tasks = self._intercept_tasks * scale + self.y_mean_
-        self.shared_coef_ = (self.shared_coef_ * scale[0] if self.y_scale_.size == 1
-                             else self.shared_coef_ * scale[:, None])
-        if task_rows is None and y.ndim == 1:
-            self.coef_ = self._coef_tasks[0]
-            self.intercept_ = float(self._intercept_tasks[0])
-        else:
-            self.coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
+        self.shared_coef_ = self.shared_coef_ * (scale[0] if self.y_scale_.size == 1
+                                                 else scale[:, None])
         self._single_output = task_rows is None and y.ndim == 1
+        self.coef_, self.intercept_ = (
+            (self._coef_tasks[0], float(self._intercept_tasks[0])) if self._single_output
+            else (self._coef_tasks, self._intercept_tasks))
         return self
 
     def predict(self, X, task_index=None):
