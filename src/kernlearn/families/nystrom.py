@@ -206,7 +206,7 @@ class NystromColumns(BaseFamily):
             return self.columns_[j]
         return self._compute(np.array([j]))[0]
 
-    def price(self, grad, k, rng=None, exclude=None):
+    def price(self, grad, k, rng=None, exclude=None, X=None):
         """Draw ``k`` coordinates uniformly at random (Algorithm 1) and score them.
 
         Parameters
@@ -222,6 +222,9 @@ class NystromColumns(BaseFamily):
             Randomness.
         exclude : array-like, optional
             Unused (every coordinate may be revisited).
+        X : ignored
+            The columns come from :meth:`fit`'s inputs (one signature for
+            every family).
 
         Returns
         -------
