@@ -102,3 +102,78 @@ def test_solvers_do_not_import_the_driver():
                         "estimators", "cli", "methods"):
                     bad.append(f"{path.name}: from {mod}")
     assert not bad, bad
+
+
+def _module_of(path):
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = list(rel.parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph():
+    """Module -> modules of the package it imports (anywhere in the file)."""
+    files = {_module_of(p): p for p in SRC.rglob("*.py")}
+    graph = {}
+    for mod, path in files.items():
+        pkg = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        out = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = pkg
+                for _ in range(max(node.level - 1, 0)):
+                    base = base.rpartition(".")[0]
+                target = (f"{base}.{node.module}" if node.module else base) if node.level \
+                    else (node.module or "")
+                names = [f"{target}.{a.name}" for a in node.names]
+                hits = [n for n in names if n in files] or ([target] if target in files else [])
+                out.update(hits)
+            elif isinstance(node, ast.Import):
+                out.update(a.name for a in node.names if a.name in files)
+        out.discard(mod)
+        graph[mod] = out
+    return graph
+
+
+def _cycles(graph):
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, comps, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(sorted(comp))
+
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    return comps
+
+
+def test_no_import_circle():
+    # package faces (__init__ files that only hand names on) are left out:
+    # importing a sibling through the face is not a loop of the code
+    graph = _import_graph()
+    faces = {m for m in graph if (SRC.parent / m.replace(".", "/") / "__init__.py").exists()}
+    graph = {m: {t for t in ts if t not in faces} for m, ts in graph.items() if m not in faces}
+    assert not _cycles(graph), _cycles(graph)
+
+
+def test_the_circle_finder_sees_a_loop():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

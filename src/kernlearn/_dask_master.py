@@ -39,6 +39,7 @@ from functools import partial
 import numpy as np
 
 from .losses._base import WeightedLoss
+from .methods._fgm_rows import active_block, centre_by_newton
 from .partitioned import DaskRows, PerPartition, RowFutures, _is_dask_array
 from .solvers.choice import NEWTON_MAX_ENTRIES, MasterChoice
 from .solvers.prox_newton import loss_derivatives
@@ -296,9 +297,7 @@ def _conjugate_sum(M, Y, loss, delta):
 
 
 def _hstack_parts(*parts):
-    from .methods.fgm import _active_block
-
-    return _active_block(list(parts))
+    return active_block(list(parts))
 
 
 def _targets(client, y, bounds):
@@ -333,6 +332,8 @@ class DaskMasterRows:
         Loss weight.
     """
 
+    row_work = DaskNewtonRows  # the Newton master's row work on the workers
+
     def __init__(self, rows, y, loss, C):
         if not isinstance(rows, DaskRows) or rows.blocks is None:
             raise TypeError("DaskMasterRows needs a DaskRows on a distributed client.")
@@ -353,8 +354,6 @@ class DaskMasterRows:
 
     def centre(self, M):
         """Intercept shifts with zero summed loss gradient (see ``fgm._centre_intercepts``)."""
-        from .methods.fgm import centre_by_newton
-
         def sums(delta):
             out = M.sum(partial(_centre_sums, delta=delta), self.Y, self.loss)
             return out[: self.K], out[self.K:]

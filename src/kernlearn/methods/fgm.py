@@ -55,14 +55,10 @@ from ..penalties import SquaredGroupL1
 from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
+from ._fgm_rows import active_block, centre_by_newton
 
 __all__ = ["FGMResult", "FGMSettings", "fgm_decision", "fgm_standardization", "fit_fgm"]
 
-# A sparse active block with more than this fraction of non-zeros, and at most
-# _DENSE_MAX_ENTRIES entries, is solved on dense storage (below it, sparse
-# Hessians cost sum_i nnz_i^2 against n p^2 dense).
-_DENSE_ABOVE = 0.3
-_DENSE_MAX_ENTRIES = 50_000_000
 # With a budget max_features=k, at least this many rounds of pricing: at most
 # ceil(k / _BUDGET_ROUNDS) candidates enter per round (issue 21 item 4: taking
 # all k in one pricing pass is a filter, not FGM).  Measured 1, 2, 4, 8, 10, 40
@@ -278,34 +274,6 @@ def _centre_intercepts(loss, M, Y, C, n_newton=30):
         return loss.grad_margin(M + delta, Y).sum(0), loss.hess_margin(M + delta, Y).sum(0)
 
     return centre_by_newton(sums, M.shape[1], n_newton)
-
-
-def centre_by_newton(sums, K, n_newton=30):
-    """Newton on ``K`` monotone scalar equations ``g(delta) = 0`` (see :func:`_centre_intercepts`).
-
-    Parameters
-    ----------
-    sums : callable
-        ``sums(delta)`` returns the summed loss gradient and Hessian in the
-        margins shifted by ``delta`` (shape ``(K,)`` each; on a cluster, one
-        reduction).
-    K : int
-        Outputs.
-    n_newton : int, default=30
-        Iteration cap.
-
-    Returns
-    -------
-    delta : ndarray of shape (K,)
-    """
-    delta = np.zeros(K)
-    for _ in range(n_newton):
-        g, h = sums(delta)
-        step = np.where(h > 0, -g / np.maximum(h, 1e-300), 0.0)
-        delta += step
-        if np.all(np.abs(step) <= 1e-12 * (1.0 + np.abs(delta))):
-            break
-    return delta
 
 
 def fgm_standardization(X, sample_weight=None, standardize=True):
@@ -665,7 +633,8 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         st.weights.append(np.asarray(weights))
         st.groups.append(np.asarray(cand.params))
         out = _solve_master(kind, rows.active_block(st.blocks), Y, loss, penalty, s,
-                            st.indptr(), np.vstack([st.W, W_new]), st.b, st.tau)
+                            st.indptr(), np.vstack([st.W, W_new]), st.b, st.tau,
+                            row_work=rows.row_work)
         st.unconverged += not out["converged"]
         st.W, st.b, st.M, st.tau = out["W"], out["b"], out["M"], out["tau"]
         if budget:
@@ -716,6 +685,8 @@ class _LocalRows:
     keeps these vectors on the workers.
     """
 
+    row_work = None  # the Newton master reads the rows in memory
+
     def __init__(self, X, y, loss, C):
         self.X, self.loss, self.C = X, loss, C
         self.Y = np.asarray(y, dtype=float).reshape(X.shape[0], -1)
@@ -724,7 +695,7 @@ class _LocalRows:
         return choose_master(n, p, K, loss, solver)
 
     def active_block(self, blocks):
-        return _active_block(blocks)
+        return active_block(blocks)
 
     def intercept_only(self):
         return _intercept_only(self.loss, self.Y, self.C)
@@ -766,18 +737,20 @@ def _per_round(s):
     return max(1, min(s.B, -(-s.max_features // _BUDGET_ROUNDS)))
 
 
-def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau):
+def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=None):
     """One restricted master solve, warm-started: the only call into the solvers.
 
     Returns a dict with the new ``W`` (``(p, K)``), ``b`` (``(K,)``), margins
     ``M`` (``(n, K)``), APG's Lipschitz estimate ``tau``, ``objective``,
-    ``n_iter`` and ``converged``.
+    ``n_iter`` and ``converged``; ``row_work`` is how the Newton master reads
+    the rows (``None``: in memory; see :class:`~kernlearn.solvers.Problem`).
     """
     if kind == "newton":
         opts = {k: v for k, v in (("tol", s.master_tol), ("max_iter", s.master_max_iter))
                 if v is not None}
         res = ProxNewton(**opts).solve(
-            Problem(A, Y, weighted(loss, C=s.C), penalty, indptr, s.fit_intercept),
+            Problem(A, Y, weighted(loss, C=s.C), penalty, indptr, s.fit_intercept,
+                    row_work=row_work),
             ProxNewtonState(W0, b0))
         W, b, M = res.coef, np.atleast_1d(res.intercept), res.state["margin"]
     elif kind == "simplemkl":
@@ -804,22 +777,6 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau):
         M = res.state["margin"][:, None]
     return {"W": W, "b": b, "M": M, "tau": tau, "objective": res.state["objective"],
             "n_iter": res.n_iter, "converged": res.converged}
-
-
-def _active_block(blocks):
-    """The active columns side by side; dense when sparse storage does not pay.
-
-    Sparse products cost several times a dense one per stored entry, so an
-    active block denser than ``_DENSE_ABOVE`` is densified (it is small:
-    ``n x |active|``).
-    """
-    if not sp.issparse(blocks[0]):
-        return np.asfortranarray(np.hstack(blocks))
-    A = sp.hstack(blocks, format="csc")
-    n, p = A.shape
-    if A.nnz > _DENSE_ABOVE * n * p and n * p <= _DENSE_MAX_ENTRIES:
-        return A.toarray(order="F")
-    return A
 
 
 def _enter_new_group(block, Y, loss, C, M, W_old, indptr_old):

@@ -101,6 +101,13 @@ class Problem:
         Group boundaries of the active columns (singletons by default).
     fit_intercept : bool, default=True
         Fit one unpenalised intercept per output.
+    row_work : callable, optional
+        How a Newton master reads the rows: ``row_work(A, y, loss, W, b)``
+        returns the object that computes margins, loss sums and derivatives
+        (``None``: :class:`~kernlearn.solvers.prox_newton.LocalNewtonRows`, the
+        block in memory).  A fit on a Dask cluster passes
+        ``kernlearn._dask_master.DaskNewtonRows``, so no solver imports the
+        cluster code.
     """
 
     A: object
@@ -109,6 +116,7 @@ class Problem:
     penalty: object
     indptr: np.ndarray = None
     fit_intercept: bool = True
+    row_work: object = None
 
     def __post_init__(self):
         n, p = self.A.shape

@@ -407,7 +407,7 @@ class ProxNewton(BaseSolver):
             return 0.5 * alpha * float(_group_norms(V, indptr).sum()) ** 2
 
         # Everything that reads the n rows: in memory, or on a Dask cluster.
-        rows = newton_rows(A, y, loss, W, b)
+        rows = newton_rows(A, y, loss, W, b, problem.row_work)
         F = rows.value() + pen(W)
         history = History()
         converged = False
@@ -473,19 +473,19 @@ class ProxNewton(BaseSolver):
         )
 
 
-def newton_rows(A, y, loss, W, b):
+def newton_rows(A, y, loss, W, b, row_work=None):
     """The rows of a Newton master: margins, loss sums and derivatives.
 
-    The one place :class:`ProxNewton` reads the ``n`` rows.  A matrix gives
-    :class:`LocalNewtonRows`; an active block held by a Dask cluster
-    (:class:`kernlearn._dask_master.RowFutures`) gives the same operations
-    reduced over its partitions on the workers.
+    The one place :class:`ProxNewton` reads the ``n`` rows: in memory
+    (:class:`LocalNewtonRows`) unless the problem names other row work
+    (:attr:`Problem.row_work <kernlearn.solvers.Problem>`; on a Dask cluster
+    the same operations reduced over the partitions on the workers).
 
     Parameters
     ----------
-    A : ndarray, sparse matrix or RowFutures of shape (n, p)
+    A : ndarray, sparse matrix or row partitions of shape (n, p)
         Active columns.
-    y : ndarray or RowFutures of shape (n,) or (n, K)
+    y : ndarray or row partitions of shape (n,) or (n, K)
         Targets.
     loss : BaseLoss
         Loss with ``hess_margin``.
@@ -493,15 +493,18 @@ def newton_rows(A, y, loss, W, b):
         Starting weights.
     b : ndarray of shape (K,)
         Starting intercepts.
+    row_work : callable, optional
+        ``row_work(A, y, loss, W, b)``; ``None`` for a block in memory.
 
     Returns
     -------
-    rows : LocalNewtonRows or kernlearn._dask_master.DaskNewtonRows
+    rows : LocalNewtonRows or what ``row_work`` returns
     """
+    if row_work is not None:
+        return row_work(A, y, loss, W, b)
     if getattr(A, "is_row_futures", False):
-        from .._dask_master import DaskNewtonRows
-
-        return DaskNewtonRows(A, y, loss, W, b)
+        raise TypeError("an active block held on a Dask cluster needs "
+                        "Problem(row_work=kernlearn._dask_master.DaskNewtonRows).")
     return LocalNewtonRows(A, y, loss, W, b)
 
 

@@ -1,0 +1,70 @@
+"""FGM's row-level helpers shared by the in-memory and the Dask master.
+
+:mod:`kernlearn.methods.fgm` (in memory) and :mod:`kernlearn._dask_master`
+(rows on a cluster) both call these, so they live below both: neither
+imports the other for them.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["active_block", "centre_by_newton"]
+
+# A sparse active block with more than this fraction of non-zeros, and at most
+# _DENSE_MAX_ENTRIES entries, is solved on dense storage (below it, sparse
+# Hessians cost sum_i nnz_i^2 against n p^2 dense).
+_DENSE_ABOVE = 0.3
+_DENSE_MAX_ENTRIES = 50_000_000
+
+
+def active_block(blocks):
+    """The active columns side by side; dense when sparse storage does not pay.
+
+    Sparse products cost several times a dense one per stored entry, so an
+    active block denser than ``_DENSE_ABOVE`` is densified (it is small:
+    ``n x |active|``).
+
+    Parameters
+    ----------
+    blocks : list of ndarray or sparse matrix
+        Column blocks with the same rows (a partition's rows on a cluster).
+
+    Returns
+    -------
+    ndarray (column-major) or sparse CSC matrix
+    """
+    if not sp.issparse(blocks[0]):
+        return np.asfortranarray(np.hstack(blocks))
+    A = sp.hstack(blocks, format="csc")
+    n, p = A.shape
+    if A.nnz > _DENSE_ABOVE * n * p and n * p <= _DENSE_MAX_ENTRIES:
+        return A.toarray(order="F")
+    return A
+
+
+def centre_by_newton(sums, K, n_newton=30):
+    """Newton on ``K`` monotone scalar equations ``g(delta) = 0`` (FGM's intercept re-centring).
+
+    Parameters
+    ----------
+    sums : callable
+        ``sums(delta)`` returns the summed loss gradient and Hessian in the
+        margins shifted by ``delta`` (shape ``(K,)`` each; on a cluster, one
+        reduction).
+    K : int
+        Outputs.
+    n_newton : int, default=30
+        Iteration cap.
+
+    Returns
+    -------
+    delta : ndarray of shape (K,)
+    """
+    delta = np.zeros(K)
+    for _ in range(n_newton):
+        g, h = sums(delta)
+        step = np.where(h > 0, -g / np.maximum(h, 1e-300), 0.0)
+        delta += step
+        if np.all(np.abs(step) <= 1e-12 * (1.0 + np.abs(delta))):
+            break
+    return delta
