@@ -57,9 +57,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         scikit-learn's :math:`1/(D\,\mathrm{Var}(X))`; widths are computed on
         the standardised columns (``standardize``).  ``None`` means
         :func:`kernlearn.methods.obscure.default_kernels`: RBF kernels at
-        multiples ``DEFAULT_RBF_WIDTHS`` = (0.25, 0.5, 1, 2) of ``"scale"``
-        and the linear kernel.  (It was (0.25, 1, 4): the learned weights
-        favour the narrowest kernel, which made the combination narrower than
+        multiples ``DEFAULT_RBF_WIDTHS`` = (0.25, 1, 2) of ``"scale"`` and
+        the linear kernel.  (It was (0.25, 1, 4): the learned weights favour
+        the narrowest kernel, which made the combination narrower than
         ``SVC()``'s single width; see ``DEFAULT_RBF_WIDTHS``.)
         ``"precomputed"``: ``fit`` takes a list of F training Gram matrices
         (n x n) and ``predict`` a list of F test-vs-train matrices
