@@ -139,3 +139,21 @@ def test_rbf_widths_in_raw_units_give_the_fitted_kernel():
     pre = PNormMKLClassifier(kernels="precomputed", random_state=0).fit(
         [Xr @ Xr.T], y)
     assert pre.rbf_gamma_raw_ is None and pre.kernel_params_ is None
+
+
+def test_default_kernels_are_rbf_at_the_width_grid_times_scale_and_linear():
+    # the default list: RBF at DEFAULT_RBF_WIDTHS x scikit-learn's "scale",
+    # 1 / (D Var(X)) of the standardised columns (1 / D), then the linear kernel
+    X, y, _ = _data()
+    Xr = np.exp(np.random.default_rng(3).uniform(-3, 3, X.shape[1])) * X - 5.0
+    clf = PNormMKLClassifier(random_state=0).fit(Xr, y)
+    Z = StandardScaler().fit_transform(Xr)
+    scale = 1.0 / (Z.shape[1] * Z.var())
+    widths = obscure.DEFAULT_RBF_WIDTHS
+    assert [p["gamma"] for p in clf.kernel_params_[:len(widths)]] == pytest.approx(
+        [c * scale for c in widths], rel=1e-9)
+    assert clf.rbf_gamma_raw_[len(widths)] is None  # the last kernel: linear
+    assert len(clf.kernel_weights_) == len(widths) + 1
+    # the grid reaches SVC()'s width and at most 2x narrower (the learned
+    # weights favour narrow kernels: the combination is centred near "scale")
+    assert 1.0 in widths and max(widths) == 2.0 and min(widths) < 1.0
