@@ -28,7 +28,11 @@ __all__ = [
     "load_data_file",
 ]
 
-_BLOCK = 16 * 2**20  # bytes of text parsed at a time
+_BLOCK = 16 * 2**20  # bytes of text read at a time
+# LIBSVM text parsed at a time: parsing takes about 5 times its text in
+# temporaries, which sit on top of the matrix being assembled, so the block
+# is kept small (the parse speed does not depend on it above a few MB).
+_LIBSVM_BLOCK = 4 * 2**20
 _SNIFF = 2**16  # bytes looked at to decide the format and the separator
 _MAX_LINE = 2**28  # a "line" longer than this is not a data file
 #: Cells read as missing (pandas' defaults and ``?``, the UCI marker).
@@ -459,6 +463,24 @@ def _looks_like_csv(block):
     )
 
 
+def _grow(arr, need, hint):
+    """``arr`` with room for ``need`` entries, resized in place (``realloc``).
+
+    Growing by half again keeps the copies few; a large block is usually
+    remapped, not copied, so the peak stays near the final size.
+    """
+    if need <= len(arr):
+        return arr
+    arr.resize(max(need, int(1.5 * len(arr)), hint), refcheck=False)
+    return arr
+
+
+def _size_hint(path):
+    """Bytes of text, or ``None`` for a compressed file (its size says little)."""
+    path = Path(path)
+    return None if path.suffix.lower() in (".bz2", ".gz", ".xz") else path.stat().st_size
+
+
 def _read_libsvm(path, n_features, zero_based):
     first = _first_block(path)
     if not first.strip():
@@ -468,21 +490,46 @@ def _read_libsvm(path, n_features, zero_based):
             f"{path} looks like a CSV table (its first line has no index:value "
             "pairs), not a LIBSVM file: name it .csv or pass --format csv."
         )
-    data, indices, indptr, ys = [], [], [np.zeros(1, np.int64)], []
-    raw_width, nnz, line0 = 0, 0, 0
-    for raw in _blocks(path):
-        d, ind, ptr, w, y = _parse_block(raw, path, line0)
+    # The matrix is assembled in place, block by block, so the peak is the
+    # matrix plus one parsed block (not a list of blocks plus their
+    # concatenation).  The first block's density sizes the arrays for the
+    # whole file; a wrong guess costs a resize, trimmed at the end.
+    text = _size_hint(path)
+    data, indices = np.empty(0, np.float64), np.empty(0, np.int64)
+    indptr, y = np.zeros(1, np.int64), np.empty(0, np.float64)
+    raw_width, nnz, n, line0, has_zero, done = 0, 0, 0, 0, False, 0
+    for raw in _blocks(path, _LIBSVM_BLOCK):
+        d, ind, ptr, w, yb = _parse_block(raw, path, line0)
         line0 += raw.count(b"\n")
-        data.append(d)
-        indices.append(ind)
-        indptr.append(ptr[1:].astype(np.int64) + nnz)
-        ys.append(y)
+        done += len(raw)
+        if len(data) == 0 and len(d):
+            # per byte of text so far, times the file (or 4 blocks, compressed)
+            scale = text / done if text else 4.0
+            indices = np.empty(0, ind.dtype)
+            data = _grow(data, len(d), int(1.05 * scale * len(d)) + 1)
+            indices = _grow(indices, len(d), len(data))
+            rows_hint = int(1.05 * scale * len(yb)) + 2
+            indptr, y = _grow(indptr, len(yb) + 1, rows_hint), _grow(y, len(yb), rows_hint)
+        if ind.dtype != indices.dtype:  # an index past int32 in a later block
+            indices = indices.astype(np.int64)
+        data = _grow(data, nnz + len(d), 0)
+        indices = _grow(indices, nnz + len(d), 0)
+        indptr = _grow(indptr, n + len(yb) + 1, 0)
+        y = _grow(y, n + len(yb), 0)
+        data[nnz:nnz + len(d)] = d
+        indices[nnz:nnz + len(d)] = ind
+        indptr[n + 1:n + 1 + len(yb)] = ptr[1:]
+        indptr[n + 1:n + 1 + len(yb)] += nnz
+        y[n:n + len(yb)] = yb
+        has_zero |= bool(len(ind) and ind.min() == 0)
         nnz += len(d)
+        n += len(yb)
         raw_width = max(raw_width, w)
-    if not ys or sum(len(y) for y in ys) == 0:
+        del d, ind, ptr, yb
+    if n == 0:
         raise ValueError(f"svmlight file {path} is empty.")
-    indices = np.concatenate(indices)  # int32 unless an index needs more
-    has_zero = bool(np.any(indices == 0))
+    for arr, size in ((data, nnz), (indices, nnz), (indptr, n + 1), (y, n)):
+        arr.resize(size, refcheck=False)  # trims in place
     if zero_based == "auto":
         zero_based = has_zero
     elif not zero_based and has_zero:
@@ -505,13 +552,11 @@ def _read_libsvm(path, n_features, zero_based):
         )
     small = nnz < 2**31 and width < 2**31
     itype = np.int32 if small else np.int64
-    indptr = np.concatenate(indptr).astype(itype)
-    data = np.concatenate(data)
     X = sp.csr_matrix(
-        (data, indices.astype(itype, copy=False), indptr),
-        shape=(len(indptr) - 1, width), copy=False,
+        (data, indices.astype(itype, copy=False), indptr.astype(itype)),
+        shape=(n, width), copy=False,
     )
-    return X, np.concatenate(ys), zero_based
+    return X, y, zero_based
 
 
 def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None,
