@@ -25,6 +25,8 @@ __all__ = [
     "ColumnNameError",
     "FeatureCountError",
     "IndexBaseError",
+    "check_libsvm_width",
+    "iter_libsvm",
     "load_data_file",
 ]
 
@@ -481,7 +483,7 @@ def _size_hint(path):
     return None if path.suffix.lower() in (".bz2", ".gz", ".xz") else path.stat().st_size
 
 
-def _read_libsvm(path, n_features, zero_based):
+def _check_libsvm_start(path):
     first = _first_block(path)
     if not first.strip():
         raise ValueError(f"svmlight file {path} is empty.")
@@ -490,6 +492,84 @@ def _read_libsvm(path, n_features, zero_based):
             f"{path} looks like a CSV table (its first line has no index:value "
             "pairs), not a LIBSVM file: name it .csv or pass --format csv."
         )
+
+
+def check_libsvm_width(path, width, nnz, zero_based):
+    """Refuse a LIBSVM width far beyond the data (models allocate by it).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file, for the message.
+    width : int
+        Columns (largest index, base removed).
+    nnz : int
+        Stored values of the file.
+    zero_based : bool
+        Index base, for the message.
+
+    Raises
+    ------
+    ValueError
+        ``width`` exceeds ``max(2**24, 16 * nnz)``.
+    """
+    if width > max(_MIN_WIDTH_CAP, _WIDTH_PER_NONZERO * nnz):
+        raise ValueError(
+            f"{path} uses feature index {width - 1 + (not zero_based)} but holds only "
+            f"{nnz} values: models would allocate by that index, not by the data; "
+            "renumber the features."
+        )
+
+
+def iter_libsvm(path, n_features, zero_based, block=_LIBSVM_BLOCK):
+    """The rows of a LIBSVM file as consecutive CSR blocks, never the whole file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Plain or compressed (``.bz2``, ``.gz``, ``.xz``) LIBSVM file.
+    n_features : int
+        Width of every block; a larger index is refused.
+    zero_based : bool
+        Index base (a 1-based file using index 0 is refused).
+    block : int, optional
+        Bytes of text parsed at a time.
+
+    Yields
+    ------
+    X : scipy.sparse.csr_matrix of shape (rows of the block, n_features)
+    y : ndarray of shape (rows of the block,)
+
+    Raises
+    ------
+    FeatureCountError, IndexBaseError
+        The file does not match ``n_features`` / ``zero_based``.
+    ValueError
+        Unreadable, empty or malformed content.
+    """
+    _check_libsvm_start(path)
+    line0, n = 0, 0
+    for raw in _blocks(path, block):
+        d, ind, ptr, _, yb = _parse_block(raw, path, line0)
+        line0 += raw.count(b"\n")
+        if len(ind) and ind.min() == 0 and not zero_based:
+            raise IndexBaseError(f"{path} uses feature index 0, but the model was "
+                                 "trained on a 1-based file.")
+        if len(ind) and ind.max() - (not zero_based) >= n_features:
+            raise FeatureCountError(
+                f"{path} uses feature index {ind.max()}, beyond the model's "
+                f"{n_features} features.")
+        if not zero_based:
+            ind = ind - 1
+        n += len(yb)
+        if len(yb):
+            yield sp.csr_matrix((d, ind, ptr), shape=(len(yb), n_features)), yb
+    if n == 0:
+        raise ValueError(f"svmlight file {path} is empty.")
+
+
+def _read_libsvm(path, n_features, zero_based):
+    _check_libsvm_start(path)
     # The matrix is assembled in place, block by block, so the peak is the
     # matrix plus one parsed block (not a list of blocks plus their
     # concatenation).  The first block's density sizes the arrays for the
@@ -544,12 +624,8 @@ def _read_libsvm(path, n_features, zero_based):
                 f"{path} uses feature index {width - 1 + (not zero_based)}, beyond the "
                 f"model's {n_features} features.")
         width = n_features
-    elif width > max(_MIN_WIDTH_CAP, _WIDTH_PER_NONZERO * nnz):
-        raise ValueError(
-            f"{path} uses feature index {width - 1 + (not zero_based)} but holds only "
-            f"{nnz} values: models would allocate by that index, not by the data; "
-            "renumber the features."
-        )
+    else:
+        check_libsvm_width(path, width, nnz, zero_based)
     small = nnz < 2**31 and width < 2**31
     itype = np.int32 if small else np.int64
     X = sp.csr_matrix(
