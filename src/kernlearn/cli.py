@@ -47,8 +47,9 @@ ESTIMATORS = {
     # `--task-column` (CSV) or the school data set provide it.
     "mtmkl-classifier": ("MultitaskMKLClassifier", "classification",
                          "MK-MTFL: multitask multiple kernel learning (--task-column)"),
-    "mtmkl-regressor": ("MultitaskMKLRegressor", "regression",
-                        "MK-MTFL regression, shared components up to 5,000 rows (--task-column)"),
+    "mtmkl-regressor": (
+        "MultitaskMKLRegressor", "regression",
+        "MK-MTFL regression, shared components up to 5,000 rows (--task-column)"),
 }
 
 #: Exit status -> meaning (also printed by ``kernlearn --help``).
@@ -263,7 +264,8 @@ def _load(
     try:
         X, y, info = load_data_file(
             source, label=label, n_features=n_features, zero_based=zero_based, fmt=fmt,
-            task_column=task_column, header=header, sep=sep, feature_names=feature_names,
+            task_column=task_column, header=header, sep=sep,
+            feature_names=feature_names,
         )
     except (FeatureCountError, IndexBaseError, ColumnNameError) as exc:
         raise CLIError(_one_line(exc), 5) from None
@@ -625,10 +627,8 @@ def _prediction_text(est, X, tasks, args, check_only=False):
             hint = "; refit with -p probability=true" if "probability" in params else ""
             if params.get("loss") == "squared_hinge":
                 hint += " or -p loss=logistic"
-            raise CLIError(
-                f"{type(est).__name__} with these parameters has no predict_proba{hint}",
-                2,
-            )
+            raise CLIError(f"{type(est).__name__} with these parameters has no "
+                           f"predict_proba{hint}", 2)
         if check_only:
             return None
         pred = est.predict_proba(X, **_task_kw(tasks))
@@ -653,7 +653,8 @@ def _cmd_predict(args):
         return stream_predict(args, est, meta)
     X, y, tasks = _model_data(args, meta, est)
     header, text = _prediction_text(est, X, tasks, args)
-    return _emit(args.out, header + text, f"wrote {X.shape[0]} predictions to {args.out}")
+    summary = f"wrote {X.shape[0]} predictions to {args.out}"
+    return _emit(args.out, header + text, summary)
 
 
 def _cmd_evaluate(args):
@@ -871,7 +872,7 @@ def build_parser():
     def chunk_args(p, what):
         p.add_argument("--out-of-core", action="store_true", help=what)
         p.add_argument("--chunk-memory", default="256MB", metavar="SIZE",
-                       help="data in memory at a time with --out-of-core (default 256MB)")
+                       help="memory for data with --out-of-core (default 256MB)")
 
     fit = sub.add_parser("fit", help="fit an estimator and save the model")
     fit.add_argument("data", help=data_help)

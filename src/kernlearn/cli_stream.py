@@ -62,8 +62,8 @@ def _data_error(exc):
     from .cli import CLIError, _one_line
     from .datafiles import ColumnNameError, FeatureCountError, IndexBaseError
 
-    code = 5 if isinstance(exc, (FeatureCountError, IndexBaseError, ColumnNameError)) else 3
-    return CLIError(_one_line(exc), code)
+    mismatch = (FeatureCountError, IndexBaseError, ColumnNameError)
+    return CLIError(_one_line(exc), 5 if isinstance(exc, mismatch) else 3)
 
 
 def _merge_profile(profile, X):
@@ -147,7 +147,8 @@ def _model_blocks(args, meta, est):
     outside, values = 0.0, 0
     try:
         # a chunk of text parses into about 3 times its size (as SvmlightChunks)
-        for X, y in iter_libsvm(args.data, n_features, zero_based, max(budget // 4, 1024)):
+        text = max(budget // 4, 1024)
+        for X, y in iter_libsvm(args.data, n_features, zero_based, text):
             _check_values(X, args.data)
             if check_range and X.nnz:
                 # the values read so far, checked before this block's predictions

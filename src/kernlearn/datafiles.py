@@ -480,7 +480,8 @@ def _grow(arr, need, hint):
 def _size_hint(path):
     """Bytes of text, or ``None`` for a compressed file (its size says little)."""
     path = Path(path)
-    return None if path.suffix.lower() in (".bz2", ".gz", ".xz") else path.stat().st_size
+    compressed = path.suffix.lower() in (".bz2", ".gz", ".xz")
+    return None if compressed else path.stat().st_size
 
 
 def _check_libsvm_start(path):
@@ -589,7 +590,8 @@ def _read_libsvm(path, n_features, zero_based):
             data = _grow(data, len(d), int(1.05 * scale * len(d)) + 1)
             indices = _grow(indices, len(d), len(data))
             rows_hint = int(1.05 * scale * len(yb)) + 2
-            indptr, y = _grow(indptr, len(yb) + 1, rows_hint), _grow(y, len(yb), rows_hint)
+            indptr = _grow(indptr, len(yb) + 1, rows_hint)
+            y = _grow(y, len(yb), rows_hint)
         if ind.dtype != indices.dtype:  # an index past int32 in a later block
             indices = indices.astype(np.int64)
         data = _grow(data, nnz + len(d), 0)
