@@ -31,45 +31,25 @@ __all__ = ["ESTIMATORS", "EXIT_CODES", "build_parser", "main"]
 
 #: CLI name -> (class name in ``kernlearn``, task, one-line description).
 ESTIMATORS = {
-    "fgm": (
-        "FGMClassifier",
-        "classification",
-        "FGM: sparse linear classifier selecting features by cutting planes",
-    ),
+    "fgm": ("FGMClassifier", "classification",
+            "FGM: sparse linear classifier selecting features by cutting planes"),
     "fgm-regressor": ("FGMRegressor", "regression", "FGM with the square loss"),
-    "infinite-classifier": (
-        "InfiniteFeatureClassifier",
-        "classification",
-        "GrFL: learns random Fourier / Gabor features",
-    ),
+    "infinite-classifier": ("InfiniteFeatureClassifier", "classification",
+                            "GrFL: learns random Fourier / Gabor features"),
     "infinite-regressor": ("InfiniteFeatureRegressor", "regression", "GrFL regression"),
-    "pnorm-mkl": (
-        "PNormMKLClassifier",
-        "classification",
-        "OBSCURE: p-norm multiple kernel learning",
-    ),
-    "lowrank-regressor": (
-        "LowRankKernelRegressor",
-        "regression",
-        "SLKL: kernel ridge with learned rank-1 Nystrom kernels",
-    ),
-    "lowrank-classifier": (
-        "LowRankKernelClassifier",
-        "classification",
-        "SLKL on +-1 codes",
-    ),
+    "pnorm-mkl": ("PNormMKLClassifier", "classification",
+                  "OBSCURE: p-norm multiple kernel learning"),
+    "lowrank-regressor": ("LowRankKernelRegressor", "regression",
+                          "SLKL: kernel ridge with learned rank-1 Nystrom kernels"),
+    "lowrank-classifier": ("LowRankKernelClassifier", "classification",
+                           "SLKL on +-1 codes"),
     # Multitask MKL (paper 004) takes each sample's task as task_index, like GrFL:
     # `--task-column` (CSV) or the school data set provide it.
-    "mtmkl-classifier": (
-        "MultitaskMKLClassifier",
-        "classification",
-        "MK-MTFL: multitask multiple kernel learning (--task-column)",
-    ),
+    "mtmkl-classifier": ("MultitaskMKLClassifier", "classification",
+                         "MK-MTFL: multitask multiple kernel learning (--task-column)"),
     "mtmkl-regressor": (
-        "MultitaskMKLRegressor",
-        "regression",
-        "MK-MTFL regression, shared components up to 5,000 rows (--task-column)",
-    ),
+        "MultitaskMKLRegressor", "regression",
+        "MK-MTFL regression, shared components up to 5,000 rows (--task-column)"),
 }
 
 #: Exit status -> meaning (also printed by ``kernlearn --help``).
@@ -283,14 +263,8 @@ def _load(
 
     try:
         X, y, info = load_data_file(
-            source,
-            label=label,
-            n_features=n_features,
-            zero_based=zero_based,
-            fmt=fmt,
-            task_column=task_column,
-            header=header,
-            sep=sep,
+            source, label=label, n_features=n_features, zero_based=zero_based, fmt=fmt,
+            task_column=task_column, header=header, sep=sep,
             feature_names=feature_names,
         )
     except (FeatureCountError, IndexBaseError, ColumnNameError) as exc:
@@ -548,21 +522,23 @@ def _cmd_fit(args):
         args.estimator, args.param, args.config, verbose=_progress_level(args)
     )
     _check_output(args.model, "model", [("data", args.data)])
-    X, y, info = _load(
-        args.data,
-        label=args.label,
-        zero_based={"auto": "auto", "yes": True, "no": False}[args.zero_based],
-        fmt=args.format,
-        task_column=args.task_column,
-        header=args.header,
-        sep=args.sep,
-    )
+    if args.out_of_core:  # an SvmlightChunks: one chunk of the file at a time
+        from .cli_stream import load_chunks
+
+        X, y, info = load_chunks(args, name)
+    else:
+        X, y, info = _load(
+            args.data, label=args.label, fmt=args.format, task_column=args.task_column,
+            zero_based={"auto": "auto", "yes": True, "no": False}[args.zero_based],
+            header=args.header, sep=args.sep,
+        )
     tasks = info["tasks"]
     if tasks is not None and "task_index" not in inspect.signature(est.fit).parameters:
         raise CLIError(f"{name} does not learn from tasks (no task_index)", 2)
     if y is None:
         raise CLIError(f"{args.data} has no labels to fit on", 3)
-    _check_values(X, args.data)
+    if not args.out_of_core:  # (chunks are checked as they are read)
+        _check_values(X, args.data)
     if ESTIMATORS[name][1] == "regression" and np.asarray(y).dtype.kind not in "fiub":
         raise CLIError(f"{name} needs numeric targets; {args.data} has text labels", 3)
     if (
@@ -604,7 +580,7 @@ def _cmd_fit(args):
         "csv_header": info.get("header"),
         "task_column": args.task_column,
         "multitask": tasks is not None,
-        **feature_profile(X),
+        **(info.get("profile") or feature_profile(X)),
         "fit_seconds": elapsed,
     }
     score_key = "accuracy" if ESTIMATORS[name][1] == "classification" else "r2"
@@ -643,21 +619,18 @@ def _selection_summary(est):
     return ""
 
 
-def _cmd_predict(args):
-    """Predict with a saved model."""
-    _check_output(args.out, inputs=[("data", args.data), ("model", args.model)])
-    est, meta = _load_model(args.model)
-    X, y, tasks = _model_data(args, meta, est)
+def _prediction_text(est, X, tasks, args, check_only=False):
+    """``(header, text)`` of the predictions (or probabilities) of ``X``."""
     if args.proba:
         if not hasattr(est, "predict_proba"):
             params = est.get_params()
             hint = "; refit with -p probability=true" if "probability" in params else ""
             if params.get("loss") == "squared_hinge":
                 hint += " or -p loss=logistic"
-            raise CLIError(
-                f"{type(est).__name__} with these parameters has no predict_proba{hint}",
-                2,
-            )
+            raise CLIError(f"{type(est).__name__} with these parameters has no "
+                           f"predict_proba{hint}", 2)
+        if check_only:
+            return None
         pred = est.predict_proba(X, **_task_kw(tasks))
         lines = [",".join(f"{v:.6g}" for v in row) for row in pred]
         header = ",".join(map(str, est.classes_)) + "\n"
@@ -667,17 +640,31 @@ def _cmd_predict(args):
             f"{v:.10g}" if isinstance(v, (float, np.floating)) else str(v) for v in pred
         ]
         header = ""
-    return _emit(
-        args.out,
-        header + "\n".join(lines) + "\n",
-        f"wrote {len(pred)} predictions to {args.out}",
-    )
+    return header, "\n".join(lines) + "\n"
+
+
+def _cmd_predict(args):
+    """Predict with a saved model."""
+    _check_output(args.out, inputs=[("data", args.data), ("model", args.model)])
+    est, meta = _load_model(args.model)
+    if args.out_of_core:  # predictions written as blocks of the file arrive
+        from .cli_stream import stream_predict
+
+        return stream_predict(args, est, meta)
+    X, y, tasks = _model_data(args, meta, est)
+    header, text = _prediction_text(est, X, tasks, args)
+    summary = f"wrote {X.shape[0]} predictions to {args.out}"
+    return _emit(args.out, header + text, summary)
 
 
 def _cmd_evaluate(args):
     """Metrics of a saved model on a labelled file."""
     _check_output(args.out, inputs=[("data", args.data), ("model", args.model)])
     est, meta = _load_model(args.model)
+    if args.out_of_core:
+        from .cli_stream import stream_evaluate
+
+        return stream_evaluate(args, est, meta)
     X, y, tasks = _model_data(args, meta, est)
     if y is None:
         raise CLIError(f"{args.data} has no labels to evaluate against", 3)
@@ -690,6 +677,11 @@ def _cmd_evaluate(args):
     res = evaluate_metrics(
         est, X, y, task, tasks, pred=_predict(est, X, args.data, tasks)
     )
+    return _write_metrics(args, res)
+
+
+def _write_metrics(args, res):
+    """Print the metrics ``res`` (and write them to ``--out``); exit 0."""
     text = (
         json.dumps(res, indent=1)
         if args.json
@@ -877,6 +869,11 @@ def build_parser():
                 help="predict even if values lie far outside the training range",
             )
 
+    def chunk_args(p, what):
+        p.add_argument("--out-of-core", action="store_true", help=what)
+        p.add_argument("--chunk-memory", default="256MB", metavar="SIZE",
+                       help="memory for data with --out-of-core (default 256MB)")
+
     fit = sub.add_parser("fit", help="fit an estimator and save the model")
     fit.add_argument("data", help=data_help)
     fit.add_argument("--estimator", "-e", help=f"one of: {', '.join(ESTIMATORS)}")
@@ -898,6 +895,7 @@ def build_parser():
         help="LIBSVM index base (auto: 0-based iff index 0 occurs)",
     )
     fit.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    chunk_args(fit, "train fgm/fgm-regressor on the LIBSVM file one chunk at a time")
     fit.set_defaults(func=_cmd_fit)
 
     def model_data(p):
@@ -905,6 +903,7 @@ def build_parser():
         p.add_argument("--model", "-m", required=True)
         table_args(p, "default: the model's")
         p.add_argument("--out", "-o", help="write here instead of stdout")
+        chunk_args(p, "read the LIBSVM file block by block, writing as blocks arrive")
 
     pred = sub.add_parser("predict", help="predict with a saved model")
     model_data(pred)

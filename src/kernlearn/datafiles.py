@@ -25,10 +25,16 @@ __all__ = [
     "ColumnNameError",
     "FeatureCountError",
     "IndexBaseError",
+    "check_libsvm_width",
+    "iter_libsvm",
     "load_data_file",
 ]
 
-_BLOCK = 16 * 2**20  # bytes of text parsed at a time
+_BLOCK = 16 * 2**20  # bytes of text read at a time
+# LIBSVM text parsed at a time: parsing takes about 5 times its text in
+# temporaries, which sit on top of the matrix being assembled, so the block
+# is kept small (the parse speed does not depend on it above a few MB).
+_LIBSVM_BLOCK = 4 * 2**20
 _SNIFF = 2**16  # bytes looked at to decide the format and the separator
 _MAX_LINE = 2**28  # a "line" longer than this is not a data file
 #: Cells read as missing (pandas' defaults and ``?``, the UCI marker).
@@ -459,7 +465,26 @@ def _looks_like_csv(block):
     )
 
 
-def _read_libsvm(path, n_features, zero_based):
+def _grow(arr, need, hint):
+    """``arr`` with room for ``need`` entries, resized in place (``realloc``).
+
+    Growing by half again keeps the copies few; a large block is usually
+    remapped, not copied, so the peak stays near the final size.
+    """
+    if need <= len(arr):
+        return arr
+    arr.resize(max(need, int(1.5 * len(arr)), hint), refcheck=False)
+    return arr
+
+
+def _size_hint(path):
+    """Bytes of text, or ``None`` for a compressed file (its size says little)."""
+    path = Path(path)
+    compressed = path.suffix.lower() in (".bz2", ".gz", ".xz")
+    return None if compressed else path.stat().st_size
+
+
+def _check_libsvm_start(path):
     first = _first_block(path)
     if not first.strip():
         raise ValueError(f"svmlight file {path} is empty.")
@@ -468,21 +493,125 @@ def _read_libsvm(path, n_features, zero_based):
             f"{path} looks like a CSV table (its first line has no index:value "
             "pairs), not a LIBSVM file: name it .csv or pass --format csv."
         )
-    data, indices, indptr, ys = [], [], [np.zeros(1, np.int64)], []
-    raw_width, nnz, line0 = 0, 0, 0
-    for raw in _blocks(path):
-        d, ind, ptr, w, y = _parse_block(raw, path, line0)
+
+
+def check_libsvm_width(path, width, nnz, zero_based):
+    """Refuse a LIBSVM width far beyond the data (models allocate by it).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file, for the message.
+    width : int
+        Columns (largest index, base removed).
+    nnz : int
+        Stored values of the file.
+    zero_based : bool
+        Index base, for the message.
+
+    Raises
+    ------
+    ValueError
+        ``width`` exceeds ``max(2**24, 16 * nnz)``.
+    """
+    if width > max(_MIN_WIDTH_CAP, _WIDTH_PER_NONZERO * nnz):
+        raise ValueError(
+            f"{path} uses feature index {width - 1 + (not zero_based)} but holds only "
+            f"{nnz} values: models would allocate by that index, not by the data; "
+            "renumber the features."
+        )
+
+
+def iter_libsvm(path, n_features, zero_based, block=_LIBSVM_BLOCK):
+    """The rows of a LIBSVM file as consecutive CSR blocks, never the whole file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Plain or compressed (``.bz2``, ``.gz``, ``.xz``) LIBSVM file.
+    n_features : int
+        Width of every block; a larger index is refused.
+    zero_based : bool
+        Index base (a 1-based file using index 0 is refused).
+    block : int, optional
+        Bytes of text parsed at a time.
+
+    Yields
+    ------
+    X : scipy.sparse.csr_matrix of shape (rows of the block, n_features)
+    y : ndarray of shape (rows of the block,)
+
+    Raises
+    ------
+    FeatureCountError, IndexBaseError
+        The file does not match ``n_features`` / ``zero_based``.
+    ValueError
+        Unreadable, empty or malformed content.
+    """
+    _check_libsvm_start(path)
+    line0, n = 0, 0
+    for raw in _blocks(path, block):
+        d, ind, ptr, _, yb = _parse_block(raw, path, line0)
         line0 += raw.count(b"\n")
-        data.append(d)
-        indices.append(ind)
-        indptr.append(ptr[1:].astype(np.int64) + nnz)
-        ys.append(y)
-        nnz += len(d)
-        raw_width = max(raw_width, w)
-    if not ys or sum(len(y) for y in ys) == 0:
+        if len(ind) and ind.min() == 0 and not zero_based:
+            raise IndexBaseError(f"{path} uses feature index 0, but the model was "
+                                 "trained on a 1-based file.")
+        if len(ind) and ind.max() - (not zero_based) >= n_features:
+            raise FeatureCountError(
+                f"{path} uses feature index {ind.max()}, beyond the model's "
+                f"{n_features} features.")
+        if not zero_based:
+            ind = ind - 1
+        n += len(yb)
+        if len(yb):
+            yield sp.csr_matrix((d, ind, ptr), shape=(len(yb), n_features)), yb
+    if n == 0:
         raise ValueError(f"svmlight file {path} is empty.")
-    indices = np.concatenate(indices)  # int32 unless an index needs more
-    has_zero = bool(np.any(indices == 0))
+
+
+def _read_libsvm(path, n_features, zero_based):
+    _check_libsvm_start(path)
+    # The matrix is assembled in place, block by block, so the peak is the
+    # matrix plus one parsed block (not a list of blocks plus their
+    # concatenation).  The first block's density sizes the arrays for the
+    # whole file; a wrong guess costs a resize, trimmed at the end.
+    text = _size_hint(path)
+    data, indices = np.empty(0, np.float64), np.empty(0, np.int64)
+    indptr, y = np.zeros(1, np.int64), np.empty(0, np.float64)
+    raw_width, nnz, n, line0, has_zero, done = 0, 0, 0, 0, False, 0
+    for raw in _blocks(path, _LIBSVM_BLOCK):
+        d, ind, ptr, w, yb = _parse_block(raw, path, line0)
+        line0 += raw.count(b"\n")
+        done += len(raw)
+        if len(data) == 0 and len(d):
+            # per byte of text so far, times the file (or 4 blocks, compressed)
+            scale = text / done if text else 4.0
+            indices = np.empty(0, ind.dtype)
+            data = _grow(data, len(d), int(1.05 * scale * len(d)) + 1)
+            indices = _grow(indices, len(d), len(data))
+            rows_hint = int(1.05 * scale * len(yb)) + 2
+            indptr = _grow(indptr, len(yb) + 1, rows_hint)
+            y = _grow(y, len(yb), rows_hint)
+        if ind.dtype != indices.dtype:  # an index past int32 in a later block
+            indices = indices.astype(np.int64)
+        data = _grow(data, nnz + len(d), 0)
+        indices = _grow(indices, nnz + len(d), 0)
+        indptr = _grow(indptr, n + len(yb) + 1, 0)
+        y = _grow(y, n + len(yb), 0)
+        data[nnz:nnz + len(d)] = d
+        indices[nnz:nnz + len(d)] = ind
+        indptr[n + 1:n + 1 + len(yb)] = ptr[1:]
+        indptr[n + 1:n + 1 + len(yb)] += nnz
+        y[n:n + len(yb)] = yb
+        has_zero |= bool(len(ind) and ind.min() == 0)
+        nnz += len(d)
+        n += len(yb)
+        raw_width = max(raw_width, w)
+        del d, ind, ptr, yb
+    if n == 0:
+        raise ValueError(f"svmlight file {path} is empty.")
+    for arr, size in ((data, nnz), (indices, nnz), (indptr, n + 1), (y, n)):
+        arr.resize(size, refcheck=False)  # trims in place
     if zero_based == "auto":
         zero_based = has_zero
     elif not zero_based and has_zero:
@@ -497,21 +626,15 @@ def _read_libsvm(path, n_features, zero_based):
                 f"{path} uses feature index {width - 1 + (not zero_based)}, beyond the "
                 f"model's {n_features} features.")
         width = n_features
-    elif width > max(_MIN_WIDTH_CAP, _WIDTH_PER_NONZERO * nnz):
-        raise ValueError(
-            f"{path} uses feature index {width - 1 + (not zero_based)} but holds only "
-            f"{nnz} values: models would allocate by that index, not by the data; "
-            "renumber the features."
-        )
+    else:
+        check_libsvm_width(path, width, nnz, zero_based)
     small = nnz < 2**31 and width < 2**31
     itype = np.int32 if small else np.int64
-    indptr = np.concatenate(indptr).astype(itype)
-    data = np.concatenate(data)
     X = sp.csr_matrix(
-        (data, indices.astype(itype, copy=False), indptr),
-        shape=(len(indptr) - 1, width), copy=False,
+        (data, indices.astype(itype, copy=False), indptr.astype(itype)),
+        shape=(n, width), copy=False,
     )
-    return X, np.concatenate(ys), zero_based
+    return X, y, zero_based
 
 
 def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None,
