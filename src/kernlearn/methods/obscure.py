@@ -168,7 +168,7 @@ class KernelProblem:
 
     @property
     def lam(self):
-        """:math:`\lambda`, the penalty's ``alpha``."""
+        r""":math:`\lambda`, the penalty's ``alpha``."""
         return float(self.penalty.alpha)
 
     @property
