@@ -22,7 +22,7 @@ FIT_ESTIMATORS = ("fgm", "fgm-regressor")
 
 
 def _budget(args):
-    from .cli import CLIError
+    from ._cli_common import CLIError
     from .partitioned import parse_bytes
 
     try:
@@ -36,7 +36,7 @@ def _budget(args):
 
 def _check_source(args):
     """Refuse, before reading, what cannot be read in chunks (exit 2 or 3)."""
-    from .cli import CLIError
+    from ._cli_common import CLIError
     from .datafiles import _base_suffix
 
     kind = args.format or {".csv": "csv", ".npy": "npy", ".npz": "npz"}.get(
@@ -59,7 +59,7 @@ def _check_source(args):
 
 def _data_error(exc):
     """The exit status of a data-file exception, as :func:`kernlearn.cli._load`."""
-    from .cli import CLIError, _one_line
+    from ._cli_common import CLIError, _one_line
     from .datafiles import ColumnNameError, FeatureCountError, IndexBaseError
 
     mismatch = (FeatureCountError, IndexBaseError, ColumnNameError)
@@ -99,7 +99,7 @@ def load_chunks(args, name):
         As :func:`kernlearn.datafiles.load_data_file`, plus ``profile`` (the
         training range of every feature, gathered chunk by chunk).
     """
-    from .cli import CLIError, _check_values
+    from ._cli_common import CLIError, _check_values
     from .datafiles import check_libsvm_width
     from .datasets import SvmlightChunks
 
@@ -128,7 +128,7 @@ def load_chunks(args, name):
 
 def _model_blocks(args, meta, est):
     """``(X, y)`` blocks of ``args.data`` in the model's feature space, checked."""
-    from .cli import _RANGE_MAX_OUTSIDE, CLIError, _check_values
+    from ._cli_common import _RANGE_MAX_OUTSIDE, CLIError, _check_values
     from .datafiles import iter_libsvm
     from .summary import outside_fraction
 
@@ -183,7 +183,7 @@ def stream_predict(args, est, meta):
     status : int
         0 (failures raise :class:`~kernlearn.cli.CLIError`).
     """
-    from .cli import _atomic_write, _prediction_text
+    from ._cli_common import _atomic_write, _prediction_text
 
     blocks = _model_blocks(args, meta, est)
     if args.proba:
@@ -231,7 +231,7 @@ def stream_evaluate(args, est, meta):
     status : int
         0 (failures raise :class:`~kernlearn.cli.CLIError`).
     """
-    from .cli import _check_labels, _predict, _write_metrics
+    from ._cli_common import _check_labels, _predict, _write_metrics
     from .summary import evaluate_metrics
 
     task = meta.get("task") or (

@@ -1,0 +1,190 @@
+"""What the ``kernlearn`` commands share: one-line errors, checked outputs, predictions.
+
+:mod:`kernlearn.cli` (the commands and the parser) and :mod:`kernlearn.cli_stream`
+(the same commands on a LIBSVM file read block by block) both use these, so
+they live below both.
+"""
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+_RANGE_MAX_OUTSIDE = 0.05  # fraction of values unlike training that stops predict
+
+
+class CLIError(Exception):
+    """A user-facing error: one line on stderr and exit status ``code``.
+
+    Parameters
+    ----------
+    message : str
+        What went wrong, naming the file, flag or value.
+    code : int, default=2
+        Exit status, a key of :data:`EXIT_CODES`.
+    """
+
+    def __init__(self, message, code=2):
+        super().__init__(message)
+        self.code = code
+
+
+# NumPy >= 2 prints scalars as ``np.int64(99)``; users should read ``99``.
+_NP_REPR = re.compile(r"np\.(?:u?int|float|complex|bool|str)_?\d*\(([^()]*)\)")
+
+
+def _one_line(msg, limit=400):
+    text = _NP_REPR.sub(r"\1", " ".join(str(msg).split()))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_values(X, source):
+    import scipy.sparse as sp
+
+    data = X.data if sp.issparse(X) else X
+    if not np.all(np.isfinite(data)):
+        raise CLIError(f"{source} contains NaN or infinite feature values", 3)
+
+
+def _same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def _check_output(path, what="output", inputs=()):
+    """Fail early (exit 7) if ``path`` cannot be written or names an input file."""
+    if path is None:
+        return
+    for label, source in inputs:
+        if source is not None and _same_file(path, source):
+            raise CLIError(
+                f"{what} {path} is the {label} file; refusing to overwrite it "
+                "(choose another name)",
+                7,
+            )
+    p = Path(path)
+    if p.is_dir():
+        raise CLIError(f"{what} path {p} is a directory", 7)
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise CLIError(f"cannot write {what} {p}: folder {parent} does not exist", 7)
+    if p.exists() and not os.access(p, os.W_OK):
+        raise CLIError(f"cannot write {what} {p}: permission denied", 7)
+    if p.exists() and not p.is_file():  # a device or a pipe: written directly
+        return
+    # Really create a file there: permission bits say nothing for root, and
+    # some file systems refuse writes regardless of them.
+    import tempfile
+
+    try:
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".kernlearn-check-"):
+            pass
+    except OSError as exc:
+        raise CLIError(f"cannot write {what} {p}: {exc.strerror or exc}", 7) from None
+
+
+def _emit(path, text, summary):
+    """Write ``text`` to ``path`` and print ``summary``, or print ``text``; exit 0."""
+    if path:
+        _write_text(path, text)
+        print(summary)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _atomic_write(path, write, what="output"):
+    """:func:`kernlearn.io.write_atomically`, a failure as one line (exit 7)."""
+    from .io import write_atomically
+
+    try:
+        write_atomically(path, write)
+    except OSError as exc:
+        raise CLIError(f"cannot write {what} {path}: {exc.strerror or exc}", 7) from None
+
+
+def _write_text(path, text, what="output"):
+    _atomic_write(path, lambda tmp: Path(tmp).write_text(text), what)
+
+
+def _task_kw(tasks):
+    return {} if tasks is None else {"task_index": tasks}
+
+
+def _check_labels(est, y, source):
+    classes = getattr(est, "classes_", None)
+    if classes is None or y is None:
+        return y
+    y = np.asarray(y)
+    if classes.dtype.kind in "fiu" and y.dtype.kind in "fiu":
+        unseen = np.setdiff1d(np.unique(y), classes)
+    else:
+        unseen = np.setdiff1d(np.unique(y.astype(str)), classes.astype(str))
+        y = y.astype(classes.dtype) if classes.dtype.kind in "U" else y
+    if unseen.size:
+        raise CLIError(
+            f"{source} has labels never seen in training: "
+            f"{', '.join(map(str, unseen[:5]))}; the model knows "
+            f"{', '.join(map(str, classes[:10]))}",
+            5,
+        )
+    return y
+
+
+def _predict(est, X, source, tasks=None):
+    try:
+        pred = est.predict(X, **_task_kw(tasks))
+    except ValueError as exc:
+        raise CLIError(f"cannot predict {source}: {_one_line(exc)}", 5) from None
+    if pred.dtype.kind == "f" and not np.all(np.isfinite(pred)):
+        raise CLIError(
+            "the model produced NaN or infinite predictions; the model "
+            "file is unusable",
+            4,
+        )
+    return pred
+
+
+def _prediction_text(est, X, tasks, args, check_only=False):
+    """``(header, text)`` of the predictions (or probabilities) of ``X``."""
+    if args.proba:
+        if not hasattr(est, "predict_proba"):
+            params = est.get_params()
+            hint = "; refit with -p probability=true" if "probability" in params else ""
+            if params.get("loss") == "squared_hinge":
+                hint += " or -p loss=logistic"
+            raise CLIError(f"{type(est).__name__} with these parameters has no "
+                           f"predict_proba{hint}", 2)
+        if check_only:
+            return None
+        pred = est.predict_proba(X, **_task_kw(tasks))
+        lines = [",".join(f"{v:.6g}" for v in row) for row in pred]
+        header = ",".join(map(str, est.classes_)) + "\n"
+    else:
+        pred = _predict(est, X, args.data, tasks)
+        lines = [
+            f"{v:.10g}" if isinstance(v, (float, np.floating)) else str(v) for v in pred
+        ]
+        header = ""
+    return header, "\n".join(lines) + "\n"
+
+
+def _write_metrics(args, res):
+    """Print the metrics ``res`` (and write them to ``--out``); exit 0."""
+    text = (
+        json.dumps(res, indent=1)
+        if args.json
+        else "\n".join(
+            f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+            for k, v in res.items()
+        )
+    ) + "\n"
+    if args.out:
+        _write_text(args.out, text)
+    sys.stdout.write(text)
+    return 0
