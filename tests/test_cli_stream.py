@@ -143,6 +143,8 @@ def test_out_of_core_misuse_is_one_line(w, tmp_path, capsys):
          "not found"),
         (["fit", w / "train.svm", "-e", "fgm", "-m", tmp_path / "x", "--chunk-memory",
           "lots"] + ooc, 2, "--chunk-memory"),
+        (["fit", w / "train.svm", "-e", "fgm", "-m", tmp_path / "x", "--chunk-memory",
+          "1MB"], 2, "add --out-of-core"),
         (["predict", tmp_path / "t.csv", "-m", model] + ooc, 2, "reads LIBSVM files"),
         (["predict", tmp_path / "wide.svm", "-m", model] + ooc, 5, "beyond the model"),
         (["predict", tmp_path / "far.svm", "-m", model] + ooc, 5, "unlike the training"),

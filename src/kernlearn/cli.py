@@ -709,7 +709,7 @@ def build_parser():
 
     def chunk_args(p, what):
         p.add_argument("--out-of-core", action="store_true", help=what)
-        p.add_argument("--chunk-memory", default="256MB", metavar="SIZE",
+        p.add_argument("--chunk-memory", default=None, metavar="SIZE",
                        help="memory for data with --out-of-core (default 256MB)")
 
     fit = sub.add_parser("fit", help="fit an estimator and save the model")
@@ -800,6 +800,9 @@ def main(argv=None):
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        if getattr(args, "chunk_memory", None) is not None and not args.out_of_core:
+            raise CLIError("--chunk-memory sizes the blocks of --out-of-core reading; "
+                           "add --out-of-core or drop --chunk-memory", 2)
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code

@@ -26,7 +26,7 @@ def _budget(args):
     from .partitioned import parse_bytes
 
     try:
-        size = parse_bytes(args.chunk_memory)
+        size = parse_bytes(args.chunk_memory or "256MB")  # the documented default
     except (TypeError, ValueError) as exc:
         raise CLIError(f"--chunk-memory {args.chunk_memory!r}: {exc}", 2) from None
     if size < 4096:
