@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from kernlearn.cli import main
 from kernlearn.datafiles import iter_libsvm, load_data_file
 from kernlearn.datasets import write_fgm_synthetic_svmlight
 from kernlearn.io import load_model
+
+from test_cli_io import _one_error, _run  # the CLI test helpers (same folder)
 
 
 @pytest.fixture(scope="module")
@@ -22,16 +23,6 @@ def w(tmp_path_factory):
     write_fgm_synthetic_svmlight(w / "test.svm", 700, 200, 10, density=0.05,
                                  random_state=1)
     return w
-
-
-def _run(argv, capsys):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _one_error(err):
-    return err.count("\n") == 1 and err.startswith("kernlearn: error: ")
 
 
 _PEAK = textwrap.dedent("""
