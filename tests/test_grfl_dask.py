@@ -12,7 +12,9 @@ pytest.importorskip("distributed")
 # 8,000 rows: above twice the pricing subsample (2,000 rows), so the default
 # estimate-then-verify pricing runs; four partitions of 2,000 rows
 N, D, CHUNK = 8000, 5, 2000
-SMALL = dict(max_features=5, n_candidates=20, random_state=0)
+# 12 features: one per outer iteration up to 7, then batches of 2 or 3
+# (GrFL.batch_size), appended together on the partitions
+SMALL = dict(max_features=12, n_candidates=20, random_state=0)
 
 
 def _data(n=N, seed=0):
@@ -24,6 +26,10 @@ def _data(n=N, seed=0):
 
 
 def _assert_same_model(a, b, X_test, what="decision_function"):
+    # the same path, with outer iterations that added several features
+    steps = np.diff(np.r_[0, a.history_["n_active"]])
+    assert steps.max() >= 2
+    np.testing.assert_array_equal(b.history_["n_active"], a.history_["n_active"])
     np.testing.assert_allclose(b.features_, a.features_, rtol=1e-12, atol=1e-12)
     if a.x_mean_ is None:  # sparse input: scaled, not centred
         assert b.x_mean_ is None

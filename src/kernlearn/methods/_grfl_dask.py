@@ -63,7 +63,7 @@ __all__ = ["DaskGrFL", "DaskGrFLRows", "dask_fit_inputs"]
 
 
 def _block_append(B, family, params, norms):
-    """The block with the candidate's columns (divided by ``norms``) appended."""
+    """The block with the candidates' columns (divided by ``norms``) appended."""
     block = family.columns(params, B.X) / norms
     p0, p = B.p, B.p + block.shape[1]
     B.Phi[:, p0:p] = block  # beyond every earlier block's p: they are unchanged
@@ -468,8 +468,8 @@ class DaskGrFL(GrFL):
         return self
 
     def _reserve(self, n_features):
-        cap = self.gs * n_features
-        if self.Phi.shape[1] >= cap:
+        cap = self._capacity(n_features)
+        if cap is None:
             return
         self._rows = self._rows.map(block_reserve, cap)
         self._family_view.rows = self._rows
@@ -493,23 +493,6 @@ class DaskGrFL(GrFL):
             fit_intercept=self.fit_intercept, gram=self.gram[:p, :p],
             colsum=self._colsum[:p].copy(), sub=self._sub, sub_local=self._sub_local)
 
-    def batch_size(self, budget):
-        """One feature per outer iteration (the paper's Algorithm 1).
-
-        The partitions' append and Gram update below take one candidate.
-
-        Parameters
-        ----------
-        budget : int
-            Room left (unused).
-
-        Returns
-        -------
-        size : int
-            Always 1.
-        """
-        return 1
-
     def _best_candidate(self, n_best=1):
         # pricing through the family's view on the partitions (its
         # correlations are reduced there); the fitted family stays the result's
@@ -520,29 +503,35 @@ class DaskGrFL(GrFL):
             self.family = family
 
     def master(self, cand):
-        """Append the candidate's unit-norm columns on the partitions and re-solve.
+        """Append the candidates' unit-norm columns on the partitions and re-solve.
+
+        All candidates of the batch in one pass over the partitions, and
+        their Gram columns in one reduction.
 
         Parameters
         ----------
         cand : Candidates
-            The feature to add (its first row), with its exact column norms.
+            The features to add (one row each), with their exact column
+            norms in ``cand.extra["norms"]`` (one row per candidate).
 
         Returns
         -------
         objective : float
         extras : dict
         """
-        p0, p = self.p, self.p + self.gs
-        norms = np.asarray(cand.extra["norms"][0], dtype=float)
+        k = len(cand.params)
+        p0, p = self.p, self.p + self.gs * k
+        self._reserve(p // self.gs)
+        norms = np.asarray(cand.extra["norms"], dtype=float).reshape(-1)
         norms = np.where(norms > 0, norms, 1.0)
-        self._rows = self._rows.map(_block_append, self.family, cand.params[:1], norms)
+        self._rows = self._rows.map(_block_append, self.family, cand.params, norms)
         self._family_view.rows = self._rows
         cross, csum = self._rows.map(block_gram_columns, p0).reduce()
         self.gram[:p, p0:p] = cross
         self.gram[p0:p, :p0] = self.gram[:p0, p0:p].T
         self._colsum[p0:p] = csum
-        self.params.append(cand.params[0])
-        self.scales.append(1.0 / norms)
+        self.params.extend(cand.params)
+        self.scales.extend((1.0 / norms).reshape(k, self.gs))
         self.p = p
         res = self._solve(exact=False)
         return self.objective, {"kkt": float(res.state["kkt"]),
