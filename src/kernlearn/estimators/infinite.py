@@ -261,7 +261,8 @@ _COMMON_DOC = """
         count plus 10 features), and the master is refitted on all rows with
         the path's features of that count; below 300 rows the count is chosen
         by 5-fold cross-validation and a path on all rows is run to it; below
-        48 rows it is ``max(1, n_samples // 6)``
+        48 rows, and on a ``dask.array`` (no rows are held out on the
+        cluster), it is ``min(100, max(1, n_samples // 6))``
         (:func:`~kernlearn.methods.grfl.fit_grfl`).  The chosen budget is
         ``max_features_``.
     n_candidates : int, default=100
@@ -303,8 +304,8 @@ _COMMON_DOC = """
         and the outer tolerance was ``eps``.  Until 0.4 a ``tol`` other than
         the default raises a ``FutureWarning`` saying so (at the default both
         meanings give the same model), and with the deprecated ``eps`` set,
-        ``tol`` keeps its old meaning.  The outer loop adds one feature per
-        iteration, so ``max_features`` is its iteration cap.
+        ``tol`` keeps its old meaning.  The outer loop adds at least one
+        feature per iteration, so ``max_features`` also caps its iterations.
     inner_tol : float, default=1e-3
         Approximate-KKT tolerance of the master (inner) solver (``tol`` before
         0.2).
