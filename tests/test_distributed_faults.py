@@ -97,3 +97,31 @@ def test_unrecoverable_partition_ends_the_fit_with_a_clear_error(cluster_client,
     with pytest.raises(RuntimeError, match="lost a partition.*memory"):
         clf.fit(Xd, y)
     assert not hasattr(clf, "coef_")  # no half-fitted model
+
+
+def test_grfl_unrecoverable_partition_ends_the_fit_with_the_same_clear_error(
+        cluster_client, monkeypatch, tmp_path):
+    # GrFL's partitions are reduced through the same gathers as FGM's
+    from kernlearn import InfiniteFeatureClassifier
+    from kernlearn.methods._grfl_dask import DaskGrFL
+
+    flag = str(tmp_path / "fail")
+    parts = [da.from_delayed(dask.delayed(_chunk)(i, CHUNK, flag), (CHUNK, M), dtype=float)
+             for i in range(N // CHUNK)]
+    Xd = da.concatenate(parts)
+    _, y = _problem()
+    master, calls = DaskGrFL.master, []
+
+    def master_after_a_loss(self, cand):
+        calls.append(1)
+        if len(calls) == 2:  # the second master: the partitions must be rebuilt
+            open(flag, "w").close()
+            _kill_a_worker(cluster_client)
+        return master(self, cand)
+
+    monkeypatch.setattr(DaskGrFL, "master", master_after_a_loss)
+    clf = InfiniteFeatureClassifier(max_features=4, n_candidates=5, random_state=0)
+    with pytest.raises(RuntimeError, match="lost a partition.*memory"):
+        clf.fit(Xd, y)
+    assert len(calls) == 2  # it stopped at the loss, not later
+    assert not hasattr(clf, "coef_")  # no half-fitted model

@@ -9,13 +9,12 @@ partition), the loss :math:`\\sum_P \\ell(m_P, y_P)`, the gradient
 (``(p+1)^2`` per task, refreshed only where the curvature moved), the Gram
 columns of appended columns and column moments of the inputs.
 
-* ``block_*`` functions compute one partition's term (a :class:`RowBlock`:
-  its inputs, targets and active columns);
-* :class:`Partitioned` holds one value per partition (futures of a
-  ``distributed`` client, or values in this process without one), maps a
-  function over them lazily on the workers and reduces the results on the
-  cluster, so the client receives ``p``-, ``p^2``- or ``n_features``-sized
-  sums, never ``n``-sized arrays.
+``block_*`` functions compute one partition's term (a :class:`RowBlock`:
+its inputs, targets and active columns); they are mapped over the partitions
+by :class:`~kernlearn.partitioned.RowFutures` (:meth:`~kernlearn.partitioned.RowFutures.map`)
+and their results reduced on the cluster
+(:meth:`~kernlearn.partitioned.RowFutures.reduce`), so the client receives
+``p``-, ``p^2``- or ``n_features``-sized sums, never ``n``-sized arrays.
 
 Used by GrFL on Dask arrays (:mod:`kernlearn.methods._grfl_dask`); nothing
 here is specific to GrFL.
@@ -26,7 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from .partitioned import stack_rows
+from .partitioned import _sum_all
 from .solvers.grfl_newton import hessian_block
 
 __all__ = [
@@ -35,9 +34,7 @@ __all__ = [
     "abs_max",
     "block_smooth_terms",
     "max_all",
-    "sum_all",
     "sum_smooth_terms",
-    "Partitioned",
     "RowBlock",
     "block_column_moments",
     "block_curvature",
@@ -50,29 +47,10 @@ __all__ = [
     "block_loss_gradients",
     "block_margins",
     "block_reserve",
-    "block_rows",
 ]
 
 
 # ------------------------------------------------------------------ reductions
-def sum_all(parts):
-    """Sum of a list of arrays, or of tuples of arrays entry by entry (a reduction).
-
-    Parameters
-    ----------
-    parts : list of ndarray or list of tuple of ndarray
-
-    Returns
-    -------
-    ndarray or tuple of ndarray
-    """
-    total = parts[0]
-    for p in parts[1:]:
-        total = (tuple(a + b for a, b in zip(total, p)) if isinstance(total, tuple)
-                 else total + p)
-    return total
-
-
 def max_all(parts):
     """Largest of a list of numbers (a reduction)."""
     return max(parts)
@@ -249,7 +227,7 @@ def block_smooth_terms(M, B, loss, rows=None):
 def sum_smooth_terms(parts):
     """Reduction of :func:`block_smooth_terms`: sums, the maximum curvature, the
     selected rows' gradients stacked in partition order."""
-    out = tuple(sum_all([q[k] for q in parts]) for k in range(3)) + (
+    out = tuple(_sum_all([q[k] for q in parts]) for k in range(3)) + (
         max(q[3] for q in parts),)
     if len(parts[0]) > 4:
         out += (np.concatenate([q[4] for q in parts]),)
@@ -378,154 +356,3 @@ def block_gram_columns(B, p0):
     return B.active.T @ new, np.ones(len(new)) @ new
 
 
-def block_rows(X, idx):
-    """Rows ``idx`` (local indices) of a partition's value."""
-    return X[idx]
-
-
-def _axpy(a, b, s):
-    return a + s * b
-
-
-# ------------------------------------------------------ the partitioned values
-class Partitioned:
-    """Per-partition values (one per row partition), mapped and reduced on a cluster.
-
-    Parameters
-    ----------
-    client : distributed.Client or None
-        Where the partitions live; ``None`` keeps them in this process.
-    parts : list
-        One future (or, without a client, one value) per partition.
-    bounds : ndarray of int
-        Row offsets of the partitions.
-    width : int
-        Columns of the partitions' row-aligned values (their ``shape[1]``).
-
-    Attributes
-    ----------
-    shape : tuple of int
-        ``(n_rows, width)``.
-    """
-
-    def __init__(self, client, parts, bounds, width):
-        self.client, self.parts = client, list(parts)
-        self.bounds = np.asarray(bounds, dtype=np.int64)
-        self.shape = (int(self.bounds[-1]), int(width))
-
-    def _like(self, parts, width=None):
-        return Partitioned(self.client, parts, self.bounds,
-                           self.shape[1] if width is None else width)
-
-    def map(self, fn, *args, width=None):
-        """``fn(part, *args)`` on every partition (lazily, on the cluster).
-
-        Parameters
-        ----------
-        fn : callable
-            Module-level function (it is shipped to the workers).
-        *args
-            A :class:`Partitioned` is passed partition by partition; anything
-            else (small) to every call.
-        width : int, optional
-            ``shape[1]`` of the result (default: this one's).
-
-        Returns
-        -------
-        Partitioned
-        """
-        per = [a.parts if isinstance(a, Partitioned) else None for a in args]
-        out = []
-        for i, part in enumerate(self.parts):
-            call = [a if q is None else q[i] for a, q in zip(args, per)]
-            out.append(fn(part, *call) if self.client is None
-                       else self.client.submit(fn, part, *call, pure=False))
-        return self._like(out, width)
-
-    def reduce(self, fn=sum_all):
-        """``fn(list of the partitions' values)``, run on the cluster; its result.
-
-        Parameters
-        ----------
-        fn : callable, default=elementwise sum
-            Module-level reduction of the list.
-
-        Returns
-        -------
-        result : object
-            The (small) reduced value, here.
-        """
-        if self.client is None:
-            return fn(self.parts)
-        return self.client.gather(self.client.submit(fn, self.parts, pure=False))
-
-    def take(self, rows):
-        """The given rows of the partitions' values, gathered here.
-
-        Parameters
-        ----------
-        rows : ndarray of int
-            Sorted row indices (a few: the pricing subsample).
-
-        Returns
-        -------
-        ndarray or scipy.sparse matrix
-        """
-        rows = np.asarray(rows, dtype=np.int64)
-        known = getattr(self, "known_rows", None)
-        if known is not None and np.array_equal(known[0], rows):
-            return known[1]  # gathered along with another result
-        which = np.searchsorted(self.bounds, rows, side="right") - 1
-        tasks = []
-        for i in np.unique(which):
-            local = rows[which == i] - self.bounds[i]
-            tasks.append(block_rows(self.parts[i], local) if self.client is None
-                         else self.client.submit(block_rows, self.parts[i], local,
-                                                 pure=False))
-        got = tasks if self.client is None else self.client.gather(tasks)
-        return stack_rows(got)
-
-    __getitem__ = take
-
-    def split_rows(self, rows):
-        """Sorted global row indices as each partition's local indices.
-
-        Parameters
-        ----------
-        rows : ndarray of int
-
-        Returns
-        -------
-        Partitioned
-            One (possibly empty) index array per partition, held here.
-        """
-        rows = np.asarray(rows, dtype=np.int64)
-        local = [rows[(rows >= a) & (rows < b)] - a
-                 for a, b in zip(self.bounds[:-1], self.bounds[1:])]
-        return Partitioned(None, local, self.bounds, 0)
-
-    def __add__(self, other):
-        # ``M + s * dM`` (the Newton line search): one task per partition, and
-        # the same object again for the accepted step (with its loss and
-        # gradients, when computed)
-        if not isinstance(other, _Scaled):
-            other = _Scaled(other, 1.0)
-        key = (id(other.base), other.s)
-        memo = self.__dict__.setdefault("_steps", {})
-        hit = memo.get(key)
-        if hit is None or hit[0] is not other.base:
-            memo.clear()  # one entry: the last step
-            hit = memo[key] = (other.base, self.map(_axpy, other.base, other.s))
-        return hit[1]
-
-    def __mul__(self, s):
-        return _Scaled(self, float(s))
-
-    __rmul__ = __mul__
-
-
-class _Scaled:
-    """``s * base`` for a :class:`Partitioned` ``base``, formed when added to another."""
-
-    def __init__(self, base, s):
-        self.base, self.s, self.shape = base, s, base.shape

@@ -461,9 +461,11 @@ def _current_client():
 
 
 def _sum_all(parts):
+    """Sum of a list of arrays, or of tuples of arrays entry by entry (a reduction)."""
     total = parts[0]
     for p in parts[1:]:
-        total = total + p
+        total = (tuple(a + b for a, b in zip(total, p)) if isinstance(total, tuple)
+                 else total + p)
     return total
 
 
@@ -521,16 +523,18 @@ class RowFutures:
     The row primitives of the fits on a cluster.  A :class:`RowFutures` is
     split like the ``X`` it was derived from (same ``bounds``); every
     operation is one task per partition on the workers, and only reductions
-    (:meth:`sum`) come back to the client, as one small array.  The futures
-    carry their lineage, so a partition lost with its worker is recomputed
-    by the scheduler.  Converting one to a NumPy array raises (that would
-    gather ``n`` rows onto the client).
+    (:meth:`sum`, :meth:`reduce`) and selected rows (:meth:`take`) come back
+    to the client.  The futures carry their lineage, so a partition lost
+    with its worker is recomputed by the scheduler.  Converting one to a
+    NumPy array raises (that would gather ``n`` rows onto the client).
+    Without a client (``client=None``) the partitions are values in this
+    process and every operation runs here (same code, no cluster).
 
     Parameters
     ----------
-    client : distributed.Client
+    client : distributed.Client or None
     futures : list of distributed.Future
-        One per partition, in row order.
+        One per partition, in row order (without a client: the values).
     bounds : array-like of int
         Row offsets of the partitions.
     tail : tuple of int, default=()
@@ -642,6 +646,8 @@ class RowFutures:
                 whole[j] = o  # the same object for every partition
         if whole:
             fn = partial(_call_with, fn, whole, len(others))
+        if self.client is None:
+            return [fn(*args) for args in zip(*columns)]
         return self.client.map(fn, *columns, pure=False)
 
     def map(self, fn, *others, tail=None):
@@ -682,10 +688,93 @@ class RowFutures:
             The one result gathered by the client.
         """
         parts = self._submit(fn, others)
+        if self.client is None:
+            return _sum_all(parts)
         if len(parts) <= _CLIENT_SUM_PARTS:
             # Few small parts: summed here (same order as on a worker), one hop less.
             return _sum_all(gather_result(parts))
         return gather_result(self.client.submit(_sum_all, parts, pure=False))
+
+    def reduce(self, combine=_sum_all):
+        """``combine(list of the partitions' values)``, run on the cluster; its result.
+
+        The partitions' values are already small (a :meth:`map` to sums per
+        partition); ``combine`` merges them in one task next to them.
+
+        Parameters
+        ----------
+        combine : callable, default=sum (entry by entry for tuples)
+            Module-level function of the list of values, in row order.
+
+        Returns
+        -------
+        result : object
+            The reduced value, gathered by the client.
+        """
+        if self.client is None:
+            return combine(self.futures)
+        return gather_result(self.client.submit(combine, self.futures, pure=False))
+
+    def take(self, rows):
+        """The given rows of the partitions, gathered by the client.
+
+        Parameters
+        ----------
+        rows : ndarray of int
+            Sorted row indices (a few, e.g. a subsample).
+
+        Returns
+        -------
+        rows : ndarray or scipy.sparse matrix
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        known = getattr(self, "known_rows", None)
+        if known is not None and np.array_equal(known[0], rows):
+            return known[1]  # gathered along with another result
+        which = np.searchsorted(self.bounds, rows, side="right") - 1
+        got = []
+        for i in np.unique(which):
+            local = rows[which == i] - self.bounds[i]
+            got.append(_take_rows(self.futures[i], local) if self.client is None
+                       else self.client.submit(_take_rows, self.futures[i], local,
+                                               pure=False))
+        return stack_rows(got if self.client is None else gather_result(got))
+
+    __getitem__ = take
+
+    def split_rows(self, rows):
+        """Sorted global row indices as each partition's local indices.
+
+        Parameters
+        ----------
+        rows : ndarray of int
+
+        Returns
+        -------
+        local : PerPartition
+            One (possibly empty) index array per partition, held here.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        return PerPartition([rows[(rows >= a) & (rows < b)] - a
+                             for a, b in zip(self.bounds[:-1], self.bounds[1:])])
+
+    def __add__(self, other):
+        # ``M + s * dM`` (a line search): one task per partition, and the same
+        # object again for the accepted step (with what was attached to it)
+        if not isinstance(other, _Scaled):
+            other = _Scaled(other, 1.0)
+        key = (id(other.base), other.s)
+        memo = self.__dict__.setdefault("_steps", {})
+        hit = memo.get(key)
+        if hit is None or hit[0] is not other.base:
+            memo.clear()  # one entry: the last step
+            hit = memo[key] = (other.base, self.map(_axpy, other.base, other.s))
+        return hit[1]
+
+    def __mul__(self, s):
+        return _Scaled(self, float(s))
+
+    __rmul__ = __mul__
 
     def __neg__(self):
         return self.map(np.negative)
@@ -709,6 +798,22 @@ class PerPartition:
 
     def __init__(self, items):
         self.items = list(items)
+
+
+class _Scaled:
+    """``s * base`` for a :class:`RowFutures` ``base``, formed when added to another."""
+
+    def __init__(self, base, s):
+        self.base, self.s, self.shape = base, s, base.shape
+
+
+def _axpy(a, b, s):
+    return a + s * b
+
+
+def _take_rows(part, idx):
+    """Rows ``idx`` (local indices) of a partition."""
+    return part[idx]
 
 
 def _call_with(fn, whole, n_others, part, *split):

@@ -25,19 +25,19 @@ large ``n``; the model is the in-memory one up to the rounding of the sums.
 
 The row-block primitives are those of any linear model on a block of
 columns over row partitions (:mod:`kernlearn._partitioned_linear`: margins,
-loss, gradient, Hessian, column moments, and :class:`Partitioned`, which maps
-them over the partitions and reduces their results on the cluster).  Without
-a ``distributed`` client the partitions are computed and kept in this
-process (same code, no cluster).
+loss, gradient, Hessian, column moments), mapped over the partitions and
+reduced on the cluster by :class:`~kernlearn.partitioned.RowFutures`, the
+row partitions of every fit on a cluster.  Without a ``distributed`` client
+the partitions are computed and kept in this process (same code, no cluster).
 """
 
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._partitioned_linear import (
-    Partitioned,
     RowBlock,
     abs_max,
     block_column_moments,
@@ -54,7 +54,7 @@ from .._partitioned_linear import (
     max_all,
     sum_smooth_terms,
 )
-from ..partitioned import _current_client
+from ..partitioned import RowFutures, _current_client
 from ..preprocessing import Standardization, _from_mean_var, standardization_from_moments
 from ..solvers.grfl_newton import GrFLNewton
 from .grfl import GrFL, _GrFLProblem
@@ -133,7 +133,7 @@ class DaskGrFLRows:
         parts = (client.compute(delayed) if client is not None
                  else list(dask.compute(*delayed)))
         self.sparse = sp.issparse(getattr(X, "_meta", None))
-        self.rows = Partitioned(client, parts, bounds, X.shape[1])
+        self.rows = RowFutures(client, parts, bounds, (X.shape[1],))
         self.shape = self.rows.shape
 
     @classmethod
@@ -147,7 +147,8 @@ class DaskGrFLRows:
 
     def _moments(self, mean=None):
         n, d = self.shape
-        m = self.rows.map(block_column_moments, mean).reduce()
+        # (small arguments bound by name: never split like an n-row array)
+        m = self.rows.map(partial(block_column_moments, mean=mean)).reduce()
         if m[-1] > 0:
             raise ValueError(f"X contains NaN or infinity ({int(m[-1])} entries).")
         return m[1 : d + 1], m[d + 1 : 2 * d + 1]
@@ -183,7 +184,8 @@ class DaskGrFLRows:
             # two passes, as in memory: accurate for columns with a large offset
             var = self._moments(mean)[1] / n
             st = _from_mean_var(mean, var, center=True)
-        out = self._from_rows(self.rows.map(_block_standardized, st), self.sparse)
+        out = self._from_rows(self.rows.map(partial(_block_standardized, st=st)),
+                              self.sparse)
         self.rows = None  # the raw partitions are no longer needed on the workers
         return st, out
 
@@ -298,7 +300,7 @@ class _LossOnRows:
         self.lipschitz = loss.lipschitz
 
     def hess_margin(self, M, Y):
-        D = M.map(block_curvature, self.rows, self.loss)
+        D = M.map(partial(block_curvature, loss=self.loss), self.rows)
         D.abs_max = getattr(M, "curvature_max", None)
         return D
 
@@ -331,7 +333,8 @@ class _DaskHessians:
         if scale is None:
             scale = D.map(abs_max).reduce(max_all)
         scale = max(scale, 1e-300)
-        self.blocks = self.P.Phi.map(block_hessian_refresh, self.blocks, D, rtol * scale)
+        self.blocks = self.P.Phi.map(partial(block_hessian_refresh,
+                                             threshold=rtol * scale), self.blocks, D)
         self.H = self.blocks.map(hessian_of).reduce()
         return self
 
@@ -362,7 +365,8 @@ class _DaskProblem(_GrFLProblem):
         self._loss, self.loss = self.loss, _LossOnRows(self.loss, rows)
 
     def margins(self, W, ws, b):
-        return self.Phi.map(block_margins, W + ws[:, None], b, width=self.T)
+        return self.Phi.map(partial(block_margins, V=W + ws[:, None], b=b),
+                            tail=(self.T,))
 
     def _at(self, margins):
         """Loss, gradients and largest curvature at ``margins``, in one pass (kept)."""
@@ -382,7 +386,7 @@ class _DaskProblem(_GrFLProblem):
         return float(self._at(margins)[0])
 
     def loss_gradients(self, margins):
-        G = margins.map(block_loss_gradients, self.Phi, self._loss)
+        G = margins.map(partial(block_loss_gradients, loss=self._loss), self.Phi)
         smooth = getattr(margins, "smooth", None)
         if self.sub is not None and smooth is not None and len(smooth) > 4:
             G.known_rows = (self.sub, smooth[4])
@@ -407,10 +411,11 @@ class _FamilyOnRows:
         self.sample = family.sample
 
     def correlations(self, params, X, G, sample_weight=None, low_precision=False):
-        if not isinstance(G, Partitioned):  # the row subsample, gathered here
+        if not isinstance(G, RowFutures):  # the row subsample, gathered here
             return self.family.correlations(params, X, G, sample_weight, low_precision)
-        HG, sq = self.rows.map(_block_correlations, G, self.family, params,
-                               low_precision).reduce()
+        HG, sq = self.rows.map(partial(_block_correlations, family=self.family,
+                                       params=params, low_precision=low_precision),
+                               G).reduce()
         return self.family.normalize_correlations(HG, sq)
 
     def price(self, *args, **kwargs):
@@ -459,8 +464,7 @@ class DaskGrFL(GrFL):
                              "'auto' with a built-in penalty).")
         super().start(X, Y, task_rows, rng, sample_weight)
         rows = X.rows
-        Yp = [Y[a:b] for a, b in zip(rows.bounds[:-1], rows.bounds[1:])]
-        blocks = rows.map(_block_with_targets, Partitioned(None, Yp, rows.bounds, self.T))
+        blocks = rows.map(_block_with_targets, np.asarray(Y))  # Y split by rows
         self._rows = blocks
         self._sub_local = None if self._sub is None else rows.split_rows(self._sub)
         self._colsum = np.zeros(0)
@@ -471,7 +475,7 @@ class DaskGrFL(GrFL):
         cap = self._capacity(n_features)
         if cap is None:
             return
-        self._rows = self._rows.map(block_reserve, cap)
+        self._rows = self._rows.map(partial(block_reserve, capacity=cap))
         self._family_view.rows = self._rows
         gram, colsum = np.empty((cap, cap)), np.zeros(cap)
         gram[: self.p, : self.p] = self.gram[: self.p, : self.p]
@@ -524,9 +528,10 @@ class DaskGrFL(GrFL):
         self._reserve(p // self.gs)
         norms = np.asarray(cand.extra["norms"], dtype=float).reshape(-1)
         norms = np.where(norms > 0, norms, 1.0)
-        self._rows = self._rows.map(_block_append, self.family, cand.params, norms)
+        self._rows = self._rows.map(partial(_block_append, family=self.family,
+                                            params=cand.params, norms=norms))
         self._family_view.rows = self._rows
-        cross, csum = self._rows.map(block_gram_columns, p0).reduce()
+        cross, csum = self._rows.map(partial(block_gram_columns, p0=p0)).reduce()
         self.gram[:p, p0:p] = cross
         self.gram[p0:p, :p0] = self.gram[:p0, p0:p].T
         self._colsum[p0:p] = csum
