@@ -40,12 +40,15 @@ def _problem(seed=0):
     return X, np.sign(X @ w + 0.3 * rng.standard_normal(N))
 
 
-def _kill_a_worker(client):
-    pids = client.run(os.getpid)
-    os.kill(sorted(pids.values())[0], signal.SIGKILL)
+def _kill_a_worker(client, every=False):
+    # every=True: no partition survives anywhere (which worker holds which
+    # partition is the scheduler's choice, so killing one may lose nothing)
+    pids = sorted(client.run(os.getpid).values())
+    for pid in pids if every else pids[:1]:
+        os.kill(pid, signal.SIGKILL)
 
 
-def _kill_at_second_pricing(monkeypatch, client, before=None):
+def _kill_at_second_pricing(monkeypatch, client, before=None, every=False):
     from kernlearn._dask_master import DaskMasterRows
 
     original = DaskMasterRows.dual_point
@@ -56,7 +59,7 @@ def _kill_at_second_pricing(monkeypatch, client, before=None):
         if len(calls) == 2:
             if before is not None:
                 before()
-            _kill_a_worker(client)
+            _kill_a_worker(client, every)
         return original(self, M, centre)
 
     monkeypatch.setattr(DaskMasterRows, "dual_point", dual_point)
@@ -92,7 +95,7 @@ def test_unrecoverable_partition_ends_the_fit_with_a_clear_error(cluster_client,
     Xd = da.concatenate(parts)
     _, y = _problem()
     _kill_at_second_pricing(monkeypatch, cluster_client,
-                            before=lambda: open(flag, "w").close())
+                            before=lambda: open(flag, "w").close(), every=True)
     clf = FGMClassifier(B=2, max_iter=4)
     with pytest.raises(RuntimeError, match="lost a partition.*memory"):
         clf.fit(Xd, y)
@@ -116,7 +119,7 @@ def test_grfl_unrecoverable_partition_ends_the_fit_with_the_same_clear_error(
         calls.append(1)
         if len(calls) == 2:  # the second master: the partitions must be rebuilt
             open(flag, "w").close()
-            _kill_a_worker(cluster_client)
+            _kill_a_worker(cluster_client, every=True)
         return master(self, cand)
 
     monkeypatch.setattr(DaskGrFL, "master", master_after_a_loss)
