@@ -151,6 +151,24 @@ def test_sparse_and_dense_hessians_agree(rng):
     np.testing.assert_allclose(hbbs, hbbd)
 
 
+def test_dense_hessians_follow_the_curvatures(rng):
+    # The Hessians of an unchanged D are reused (square loss): a new D must
+    # give new ones, and rows with zero curvature must not count.
+    from kernlearn.solvers.prox_newton import _Hessians
+
+    A = rng.standard_normal((200, 7))
+    hess = _Hessians(np.asfortranarray(A))
+    for _ in range(2):
+        D = np.abs(rng.standard_normal((200, 2)))
+        D[rng.random((200, 2)) < 0.5] = 0.0
+        for repeat in range(2):
+            H, hb, hbb = hess(D)
+            np.testing.assert_allclose(H, np.einsum("ik,ij,il->kjl", D, A, A), rtol=1e-12)
+            np.testing.assert_allclose(hb, D.T @ A, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(hbb, D.sum(0))
+            assert np.array_equal(H, np.swapaxes(H, 1, 2))  # exactly symmetric
+
+
 def test_prox_newton_refuses_a_penalty_it_does_not_solve(rng):
     # Its block minimiser is that of the squared group-l1 penalty: given the
     # group lasso it used to return the squared problem's solution (objective

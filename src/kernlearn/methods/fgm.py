@@ -144,6 +144,9 @@ class FGMState:
         Objective of the last restricted master (upper bound of Theorem 2).
     unconverged : int
         Master solves stopped at their iteration cap.
+    score_rtol : float
+        Relative accuracy of the pricing scores at the last master's solution
+        (:func:`_score_rtol`).
     """
 
     W: np.ndarray
@@ -159,6 +162,7 @@ class FGMState:
     lower: float = -np.inf
     upper: float = np.inf
     unconverged: int = 0
+    score_rtol: float = 0.0
 
     def indptr(self):
         """Boundaries of the constraints' rows in ``W``."""
@@ -613,7 +617,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         if len(cand) == 0 or np.max(cand.scores) <= 0:
             return None, "no_violation"
         key = frozenset(np.asarray(cand.params).tolist())
-        if key in st.seen:
+        if key in st.seen or (not budget and _not_violated(cand, rows, st, g)):
             # Theorem 3: the worst-case constraint is already active
             return None, "active_set"
         st.seen.add(key)
@@ -636,6 +640,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
                             st.indptr(), np.vstack([st.W, W_new]), st.b, st.tau,
                             row_work=rows.row_work)
         st.unconverged += not out["converged"]
+        st.score_rtol = _score_rtol(kind, s)
         st.W, st.b, st.M, st.tau = out["W"], out["b"], out["M"], out["tau"]
         if budget:
             st.drop_zero_groups()
@@ -714,6 +719,10 @@ class _LocalRows:
     def columns(self, pool, cand):
         return pool.columns(cand, self.X)
 
+    def constraint_values(self, blocks, grad):
+        """Value :math:`\\|A_t' u\\|_F^2` of each active constraint at the dual point."""
+        return np.array([float(np.sum(np.square(np.asarray(b.T @ grad)))) for b in blocks])
+
     def enter_new_group(self, block, M, W, indptr):
         return _enter_new_group(block, self.Y, self.loss, self.C, M, W, indptr)
 
@@ -735,6 +744,43 @@ def _per_round(s):
     if s.max_features is None:
         return s.B
     return max(1, min(s.B, -(-s.max_features // _BUDGET_ROUNDS)))
+
+
+def _score_rtol(kind, s):
+    """Relative accuracy of the dual point (and every score) after a master solve.
+
+    A master solved to a relative objective accuracy ``tau`` fixes its point,
+    hence the dual vector and each score :math:`\\|A_t' u\\|`, only to a
+    relative accuracy of order :math:`\\sqrt{\\tau}` (the objective is
+    quadratic near its minimum, the scores linear; APG's own stopping rule
+    asks its gradient mapping for the same ``sqrt(tol)``).
+    """
+    default = {"newton": ProxNewton().tol}.get(kind, 1e-6)
+    return float(np.sqrt(s.master_tol or default))
+
+
+def _not_violated(cand, rows, st, grad):
+    r"""Theorem 3 in floating point: the worst-case constraint is not above the active ones.
+
+    The exact test -- the new top-``B`` set is an active constraint -- holds
+    at the optimum only if ties are broken the same way twice.  At the
+    optimum of the squared group-l1 problem every selected feature has the
+    same score (as in the l1 problem), so when more than ``B`` features carry
+    weight the top-``B`` set among them is picked by round-off: the loop then
+    adds equal-valued constraints that cannot lower the objective (measured:
+    30 rounds with the objective unchanged in 12 digits and the new value
+    above the best active one by 3e-8 to 2e-6, until a set happened to
+    repeat).  The condition of Theorem 3 is that the new constraint's value
+    :math:`\sum_{j \in d_T} c_j` does not exceed that of the active ones;
+    compared at the accuracy the master fixed the scores to (``score_rtol``).
+    Rows on a cluster without the per-constraint values keep the exact test.
+    """
+    values = getattr(rows, "constraint_values", None)
+    if values is None or not st.blocks:
+        return False
+    new = float(np.sum(np.square(np.asarray(cand.scores, dtype=float))))
+    best = float(np.max(values(st.blocks, grad)))
+    return new <= best * (1.0 + st.score_rtol) ** 2
 
 
 def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=None):

@@ -656,36 +656,37 @@ def _sparse_hessians(indptr, indices, data, D, H, hb):
 class _Hessians:
     """Per output ``k``: ``A' diag(D_k) A``, ``A' D_k`` and ``sum(D_k)``.
 
-    Sparse ``A``: one compiled pass over its rows.  Small dense ``A``: all
-    ``K`` Hessians in one BLAS product ``D' Z`` with the row-wise Kronecker
-    products ``Z_i = a_i (x) a_i`` (formed once per solve).  Otherwise one
-    product per output on the rows where ``D_k > 0`` (few for the squared
-    hinge near the optimum).
+    Sparse ``A``: one compiled pass over its rows.  Dense ``A``: one BLAS
+    rank-update per output, ``G' G`` with ``G = diag(sqrt(D_k)) A`` restricted
+    to the rows where ``D_k > 0`` (few for the squared hinge near the
+    optimum); ``n p^2 / 2`` flops at BLAS-3 speed, exactly symmetric.  (An
+    earlier build formed the ``n x p^2`` row-wise Kronecker products once per
+    solve to get all ``K`` Hessians in one product: at ``n = 5000, p = 36``
+    forming it alone cost 34 of a fit's 39 ms.)  The curvatures of the square
+    loss do not change between Newton steps, so an unchanged ``D`` returns
+    the stored Hessians.
     """
-
-    # Largest Z (n x p^2 entries) kept for the one-product path.
-    _MAX_KR = 10_000_000
 
     def __init__(self, A):
         self.A = A
-        n, p = A.shape
-        self.Z = None
+        self._last = None
         if sp.issparse(A):
             self.A = sp.csr_matrix(A)
             self.A.sort_indices()
             # the compiled pass reads float64 entries: cast once per solve
             self.data = self.A.data.astype(np.float64, copy=False)
-        elif n * p * p <= self._MAX_KR:
-            Ac = np.ascontiguousarray(A)
-            self.Z = (Ac[:, :, None] * Ac[:, None, :]).reshape(n, p * p)
 
     def __call__(self, D):
+        if self._last is not None and np.array_equal(self._last[0], D):
+            return self._last[1]
+        out = self._build(D)
+        self._last = (D.copy(), out)
+        return out
+
+    def _build(self, D):
         A = self.A
         n, p = A.shape
         K = D.shape[1]
-        if self.Z is not None:
-            H = (D.T @ self.Z).reshape(K, p, p)
-            return H, D.T @ A, D.sum(0)
         H = np.zeros((K, p, p))
         hb = np.zeros((K, p))
         if sp.issparse(A):
@@ -698,7 +699,8 @@ class _Hessians:
             if rows.size == 0:
                 continue
             As = A[rows] if rows.size < n else A
-            Ad = As * d[rows, None]
-            H[k] = As.T @ Ad
-            hb[k] = Ad.sum(0)
+            ds = d[rows] if rows.size < n else d
+            G = As * np.sqrt(ds)[:, None]
+            H[k] = G.T @ G  # detected as a symmetric rank-k update (syrk)
+            hb[k] = ds @ As
         return H, hb, D.sum(0)
