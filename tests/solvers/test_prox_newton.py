@@ -158,10 +158,10 @@ def test_dense_hessians_follow_the_curvatures(rng):
 
     A = rng.standard_normal((200, 7))
     hess = _Hessians(np.asfortranarray(A))
-    for _ in range(2):
+    for _draw in range(2):
         D = np.abs(rng.standard_normal((200, 2)))
         D[rng.random((200, 2)) < 0.5] = 0.0
-        for repeat in range(2):
+        for _ in range(2):  # the second call reads the stored Hessians
             H, hb, hbb = hess(D)
             np.testing.assert_allclose(H, np.einsum("ik,ij,il->kjl", D, A, A), rtol=1e-12)
             np.testing.assert_allclose(hb, D.T @ A, rtol=1e-12, atol=1e-12)

@@ -28,7 +28,8 @@ bound of the optimum of the full problem, and the Fenchel dual value at the
 recovered dual point,
 :math:`D(U) = -C\sum \ell^*(\ell'(m)) - \tfrac12\sum_{j\in\mathrm{top}B}c_j`,
 is a lower bound.  The loop stops when the worst-case constraint is already
-in the active set (Theorem 3), on relative objective change or relative
+in the active set (Theorem 3; in floating point: when its value exceeds no
+active constraint's by more than the master's accuracy), on relative objective change or relative
 duality gap (the gap at a pricing step bounds what the next master could
 gain, so that master is skipped), or after
 ``max_iter`` constraints.  With a feature budget ``max_features=k`` it instead
