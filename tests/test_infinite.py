@@ -508,3 +508,18 @@ def test_auto_lambda_counts_integer_weights_as_rows():
     assert w.lambda_p_ == rep.lambda_p_
     # same level, problem and sampled features: the same model
     np.testing.assert_allclose(w.decision_function(X), rep.decision_function(X), atol=1e-8)
+
+
+@pytest.mark.parametrize("d, budget", [(3, 100), (150, 150), (260, 200)])
+def test_default_budget_is_one_feature_per_column_within_bounds(d, budget):
+    # max_features=None: the number of input columns clipped to [100, 200];
+    # random labels at a weak level keep features violating until the budget
+    rng = np.random.RandomState(0)
+    X, y = rng.randn(240, d), rng.randint(0, 2, 240)
+    clf = InfiniteFeatureClassifier(n_candidates=10, lambda_p=1e-3, random_state=0).fit(X, y)
+    assert clf.stop_reason_ == "max_features"
+    assert clf.history_["n_active"][-1] == budget
+    # an explicit budget is kept as given
+    clf = InfiniteFeatureClassifier(max_features=7, n_candidates=10, lambda_p=1e-3,
+                                    random_state=0).fit(X, y)
+    assert clf.history_["n_active"][-1] == 7
