@@ -463,3 +463,63 @@ def test_family_validates_each_new_array_once_and_still_rejects_bad_ones():
     assert not any(isinstance(v, weakref.ref) for v in vars(fam).values())
     again = pickle.loads(pickle.dumps(fam))
     np.testing.assert_allclose(again.columns(params, X), fam.columns(params, X))
+
+
+def test_auto_lambda_level_follows_the_row_count():
+    # lambda_p="auto": 1 up to 2000 rows, sqrt(2000 / n) beyond
+    from kernlearn.estimators.infinite import AUTO_LAMBDA_ROWS, _auto_lambda
+
+    assert AUTO_LAMBDA_ROWS == 2000
+    assert _auto_lambda(150) == 1.0 and _auto_lambda(2000) == 1.0
+    np.testing.assert_allclose(_auto_lambda(8000), 0.5)
+    np.testing.assert_allclose(_auto_lambda(20000), np.sqrt(0.1))
+    kw = dict(max_features=3, n_candidates=20, random_state=0)
+    X, y = _moons(300)
+    assert InfiniteFeatureClassifier(**kw).fit(X, y).lambda_p_ == 1.0
+    assert InfiniteFeatureClassifier(lambda_p=0.3, **kw).fit(X, y).lambda_p_ == 0.3
+    X, y = _moons(3200)
+    np.testing.assert_allclose(InfiniteFeatureClassifier(**kw).fit(X, y).lambda_p_,
+                               np.sqrt(2000 / 3200))
+
+
+def test_auto_lambda_reaches_the_solver():
+    # the resolved level is the one solved: the same model as that level given
+    # as a number, a different one from the old default 1.0
+    X, y = _moons(4500, seed=1)
+    kw = dict(max_features=6, n_candidates=20, random_state=0)
+    auto = InfiniteFeatureClassifier(**kw).fit(X, y)
+    assert auto.lambda_p_ < 0.7
+    same = InfiniteFeatureClassifier(lambda_p=auto.lambda_p_, **kw).fit(X, y)
+    one = InfiniteFeatureClassifier(lambda_p=1.0, **kw).fit(X, y)
+    np.testing.assert_allclose(auto.decision_function(X), same.decision_function(X))
+    assert np.max(np.abs(auto.decision_function(X) - one.decision_function(X))) > 1e-3
+    # a weaker level keeps larger weights on the same first features
+    assert np.abs(auto.coef_).sum() > np.abs(one.coef_).sum()
+
+
+def test_auto_lambda_counts_integer_weights_as_rows():
+    # weights of 2 are repeated rows for the automatic level too (weight sum)
+    X, y = _moons(1500, seed=2)
+    kw = dict(max_features=4, n_candidates=20, random_state=0, pricing_subsample=None,
+              inner_tol=1e-10)
+    w = InfiniteFeatureClassifier(**kw).fit(X, y, sample_weight=np.full(len(y), 2.0))
+    rep = InfiniteFeatureClassifier(**kw).fit(np.vstack([X, X]), np.r_[y, y])
+    np.testing.assert_allclose(w.lambda_p_, np.sqrt(2000 / 3000))
+    assert w.lambda_p_ == rep.lambda_p_
+    # same level, problem and sampled features: the same model
+    np.testing.assert_allclose(w.decision_function(X), rep.decision_function(X), atol=1e-8)
+
+
+@pytest.mark.parametrize("d, budget", [(3, 100), (150, 150), (260, 200)])
+def test_default_budget_is_one_feature_per_column_within_bounds(d, budget):
+    # max_features=None: the number of input columns clipped to [100, 200];
+    # random labels at a weak level keep features violating until the budget
+    rng = np.random.RandomState(0)
+    X, y = rng.randn(240, d), rng.randint(0, 2, 240)
+    clf = InfiniteFeatureClassifier(n_candidates=10, lambda_p=1e-3, random_state=0).fit(X, y)
+    assert clf.stop_reason_ == "max_features"
+    assert clf.history_["n_active"][-1] == budget
+    # an explicit budget is kept as given
+    clf = InfiniteFeatureClassifier(max_features=7, n_candidates=10, lambda_p=1e-3,
+                                    random_state=0).fit(X, y)
+    assert clf.history_["n_active"][-1] == 7
