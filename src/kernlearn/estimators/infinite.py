@@ -43,6 +43,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..families import RandomFourierFeatures
 from ..losses import get_loss
+from ..methods._grfl_select import multi_width_family
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array
 from ..penalties import get_penalty
@@ -106,11 +107,12 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                              dtype=[np.float64, np.float32], ensure_min_samples=2, **check)
         return (canonical_sparse(X) if sp.issparse(X) else X), y
 
-    def _fit_tasks(self, X, Y, task_rows, sample_weight=None):
+    def _fit_tasks(self, X, Y, task_rows, sample_weight=None, family=None):
         """Run :func:`~kernlearn.methods.grfl.fit_grfl` and copy its result.
 
         ``Y`` is ``(n, T)`` when every task uses every row (``task_rows``
-        ``None``), else ``(n,)`` with ``task_rows`` the rows of each task.
+        ``None``), else ``(n,)`` with ``task_rows`` the rows of each task;
+        ``family`` replaces ``self.family`` (an estimator's own default).
         """
         if sample_weight is not None and task_rows is not None:
             raise ValueError("sample_weight and class_weight are not supported with "
@@ -119,6 +121,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                     if k not in ("class_weight", "probability", "warm_start", "penalty", "loss",
                                  "standardize", "inner_tol", "inner_max_iter")}
         settings.update(_stopping(self))
+        if family is not None:
+            settings["family"] = family
         res = fit_grfl(
             X, Y, task_rows=task_rows, sample_weight=sample_weight,
             loss=get_loss(self.loss, allowed=self._losses),
@@ -245,11 +249,13 @@ _COMMON_DOC = """
         Continuously parametrised features, e.g.
         :class:`~kernlearn.families.RandomFourierFeatures` (GrFL; GrFL-M
         with several bandwidths) or :class:`~kernlearn.families.GaborFeatures`.
-        ``None`` uses ``RandomFourierFeatures(gamma="scale")``: random
-        Fourier features of the Gaussian kernel with scikit-learn's
-        ``gamma="scale"`` computed on the inputs the family sees, i.e. the
-        standardised ones when ``standardize=True`` (about ``1 / n_features``
-        for dense input).
+        ``None`` uses ``RandomFourierFeatures(gamma="scale")`` in the
+        classifier: random Fourier features of the Gaussian kernel with
+        scikit-learn's ``gamma="scale"`` computed on the inputs the family
+        sees, i.e. the standardised ones when ``standardize=True`` (about
+        ``1 / n_features`` for dense input); in the regressor, GrFL-M over
+        three widths, ``"scale"`` times 1/8, 1/2 and 2
+        (:func:`~kernlearn.methods._grfl_select.multi_width_family`).
     max_features : int or "auto", default={max_features_default}
         Feature budget: at most this many features (groups) are added, one
         per outer iteration up to 7 features, then about 25 % more per outer
@@ -708,7 +714,8 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             raise ValueError("task_index needs a 1-D y (one target per sample).")
         Y = y[:, None] if task_rows is None and y.ndim == 1 else y
         Xs, Ys = standardize_fit(self, X, sw, Y)
-        self._fit_tasks(Xs, Ys, task_rows, sw)
+        self._fit_tasks(Xs, Ys, task_rows, sw, family=(
+            multi_width_family(Xs, sw) if self.family is None else None))
         # back to the units of y, one scale per output (task_index: one output)
         scale = np.broadcast_to(self.y_scale_, self._intercept_tasks.shape)
         self._coef_tasks = self._coef_tasks * scale[:, None]
