@@ -107,12 +107,15 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                              dtype=[np.float64, np.float32], ensure_min_samples=2, **check)
         return (canonical_sparse(X) if sp.issparse(X) else X), y
 
-    def _fit_tasks(self, X, Y, task_rows, sample_weight=None, family=None):
+    def _family(self, X, sample_weight=None):
+        """The family to fit on the inputs ``X`` (``None``: fit_grfl's default)."""
+        return self.family
+
+    def _fit_tasks(self, X, Y, task_rows, sample_weight=None):
         """Run :func:`~kernlearn.methods.grfl.fit_grfl` and copy its result.
 
         ``Y`` is ``(n, T)`` when every task uses every row (``task_rows``
-        ``None``), else ``(n,)`` with ``task_rows`` the rows of each task;
-        ``family`` replaces ``self.family`` (an estimator's own default).
+        ``None``), else ``(n,)`` with ``task_rows`` the rows of each task.
         """
         if sample_weight is not None and task_rows is not None:
             raise ValueError("sample_weight and class_weight are not supported with "
@@ -120,9 +123,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         settings = {k: v for k, v in self.get_params(deep=False).items()
                     if k not in ("class_weight", "probability", "warm_start", "penalty", "loss",
                                  "standardize", "inner_tol", "inner_max_iter")}
-        settings.update(_stopping(self))
-        if family is not None:
-            settings["family"] = family
+        settings.update(_stopping(self), family=self._family(X, sample_weight))
         res = fit_grfl(
             X, Y, task_rows=task_rows, sample_weight=sample_weight,
             loss=get_loss(self.loss, allowed=self._losses),
@@ -649,6 +650,10 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         "loss": [StrOptions(set(_losses)), HasMethods(["value", "grad_margin"])],
     }
 
+    def _family(self, X, sample_weight=None):
+        """``family``, or for ``None`` GrFL-M over three widths (:func:`multi_width_family`)."""
+        return self.family if self.family is not None else multi_width_family(X, sample_weight)
+
     def __init__(self, family=None, *, max_features="auto", n_candidates=100, lambda_p=0.4,
                  lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="auto",
                  tol=1e-3, inner_tol=1e-3, inner_max_iter=500, fit_intercept=True,
@@ -714,8 +719,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             raise ValueError("task_index needs a 1-D y (one target per sample).")
         Y = y[:, None] if task_rows is None and y.ndim == 1 else y
         Xs, Ys = standardize_fit(self, X, sw, Y)
-        self._fit_tasks(Xs, Ys, task_rows, sw, family=(
-            multi_width_family(Xs, sw) if self.family is None else None))
+        self._fit_tasks(Xs, Ys, task_rows, sw)
         # back to the units of y, one scale per output (task_index: one output)
         scale = np.broadcast_to(self.y_scale_, self._intercept_tasks.shape)
         self._coef_tasks = self._coef_tasks * scale[:, None]
