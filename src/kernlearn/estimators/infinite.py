@@ -43,6 +43,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..families import RandomFourierFeatures
 from ..losses import get_loss
+from ..methods._grfl_select import multi_width_family
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array
 from ..penalties import get_penalty
@@ -118,7 +119,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         settings = {k: v for k, v in self.get_params(deep=False).items()
                     if k not in ("class_weight", "probability", "warm_start", "penalty", "loss",
                                  "standardize", "inner_tol", "inner_max_iter")}
-        settings.update(_stopping(self), **self._resolved_settings())
+        settings.update(_stopping(self), **self._resolved_settings(X, sample_weight))
         res = fit_grfl(
             X, Y, task_rows=task_rows, sample_weight=sample_weight,
             loss=get_loss(self.loss, allowed=self._losses),
@@ -172,9 +173,13 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         ``<classname>0, <classname>1, ...``)."""
         return self.feature_scales_.size
 
-    def _resolved_settings(self):
-        """Settings resolved from the data in ``fit``, overriding the parameters."""
-        return {}
+    def _resolved_settings(self, X, sample_weight=None):
+        """Settings resolved from the data in ``fit``, overriding the parameters.
+
+        The family to fit on the inputs ``X`` (``None``: fit_grfl's default)
+        and, in subclasses, the levels chosen from the data.
+        """
+        return {"family": self.family}
 
     def _task_decision(self, X, task_index):
         Z = self.transform(X)
@@ -249,11 +254,13 @@ _COMMON_DOC = """
         Continuously parametrised features, e.g.
         :class:`~kernlearn.families.RandomFourierFeatures` (GrFL; GrFL-M
         with several bandwidths) or :class:`~kernlearn.families.GaborFeatures`.
-        ``None`` uses ``RandomFourierFeatures(gamma="scale")``: random
-        Fourier features of the Gaussian kernel with scikit-learn's
-        ``gamma="scale"`` computed on the inputs the family sees, i.e. the
-        standardised ones when ``standardize=True`` (about ``1 / n_features``
-        for dense input).
+        ``None`` uses ``RandomFourierFeatures(gamma="scale")`` in the
+        classifier: random Fourier features of the Gaussian kernel with
+        scikit-learn's ``gamma="scale"`` computed on the inputs the family
+        sees, i.e. the standardised ones when ``standardize=True`` (about
+        ``1 / n_features`` for dense input); in the regressor, GrFL-M over
+        three widths, ``"scale"`` times 1/8, 1/2 and 2
+        (:func:`~kernlearn.methods._grfl_select.multi_width_family`).
     max_features : int or "auto", default={max_features_default}
         Feature budget: at most this many features (groups) are added, one
         per outer iteration up to 7 features, then about 25 % more per outer
@@ -601,8 +608,9 @@ class InfiniteFeatureClassifier(
         self._fit_platt(X, y, sample_weight, task_index=task_index)
         return self
 
-    def _resolved_settings(self):
-        return {"lambda_p": self.lambda_p_, "max_features": self._budget}
+    def _resolved_settings(self, X, sample_weight=None):
+        return dict(super()._resolved_settings(X, sample_weight),
+                    lambda_p=self.lambda_p_, max_features=self._budget)
 
     def decision_function(self, X, task_index=None):
         """Margins: ``(n_samples,)`` for binary problems, else per class.
@@ -695,6 +703,11 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         **_BaseInfiniteFeature._parameter_constraints,
         "loss": [StrOptions(set(_losses)), HasMethods(["value", "grad_margin"])],
     }
+
+    def _resolved_settings(self, X, sample_weight=None):
+        """``family``, or for ``None`` GrFL-M over three widths (:func:`multi_width_family`)."""
+        fam = self.family if self.family is not None else multi_width_family(X, sample_weight)
+        return {"family": fam}
 
     def __init__(self, family=None, *, max_features="auto", n_candidates=100, lambda_p=0.4,
                  lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="auto",
