@@ -449,6 +449,13 @@ def test_family_validates_each_new_array_once_and_still_rejects_bad_ones():
         fam.correlations(params, X, np.ones(30))
         fam.columns(params, X)
         assert len(calls) == 1  # the same array: checked once
+        # a cross-validated path alternates between training and validation
+        # rows: each array is still checked only once
+        Xv = X[:10].copy()
+        for _ in range(3):
+            fam.columns(params, X)
+            fam.columns(params, Xv)
+        assert len(calls) == 2
         bad = X.copy()
         bad[0, 0] = np.nan
         with pytest.raises(ValueError, match="NaN"):

@@ -15,8 +15,10 @@ import numpy as np
 
 from ._base import BaseFamily, Candidates, as_params
 
-# id(family) -> (weak reference to the family, to the last array it validated)
+# id(family) -> (weak reference to the family, weak references to the last arrays it validated)
 _CHECKED = {}
+#: Arrays remembered per family by :meth:`_checked`.
+_N_REMEMBERED = 8
 # Entries of one chunk of candidate columns (n_samples x chunk x group size).
 _CHUNK_ENTRIES = 8_000_000
 
@@ -64,21 +66,28 @@ class InfiniteFamily(BaseFamily):
         Pricing passes the same training array at every outer iteration
         (three calls each); validating it every time cost a tenth of a
         GrFL fit on a9a.  Weak references remember, per family, the last
-        array that passed unchanged (outside the family's attributes, so
+        arrays that passed unchanged (outside the family's attributes, so
         pickles and model files do not see them); a new or converted array
         is still checked.
         """
         key = id(self)
         entry = _CHECKED.get(key)
-        if entry is not None and entry[0]() is self and entry[1]() is X:
+        if entry is not None and entry[0]() is not self:
+            entry = None  # a dead family's id reused
+        if entry is not None and any(ref() is X for ref in entry[1]):
             return X
         Xc = self._check_X(X)
         if Xc is X:
             try:
-                _CHECKED[key] = (weakref.ref(self, lambda _, k=key: _CHECKED.pop(k, None)),
-                                 weakref.ref(X))
+                ref = weakref.ref(X)
             except TypeError:  # an object without weak references: check each time
-                pass
+                return Xc
+            if entry is None:
+                entry = (weakref.ref(self, lambda _, k=key: _CHECKED.pop(k, None)), [])
+                _CHECKED[key] = entry
+            # a few arrays, not one: a cross-validated path alternates
+            # between its training and validation rows
+            entry[1][:] = [r for r in entry[1] if r() is not None][-(_N_REMEMBERED - 1):] + [ref]
         return Xc
 
     def columns(self, candidates, X):
