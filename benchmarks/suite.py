@@ -50,7 +50,9 @@ summary lines, then a table of the pairs' scores and fit times averaged over
 the seeds and, per estimator, the summary line of those means (a pair is
 within when its mean scores are) followed by each seed's share within.  The
 JSON's ``rows`` carry their ``seed``; ``per_seed`` and ``mean_rows`` hold the
-rest.  Each seed costs what one run costs.
+rest.  Each seed costs what one run costs: ``--seeds 0,1,2`` took 771 CPU
+seconds (about 7 minutes on two free cores; 34 minutes of wall time on a
+shared machine at load 6-10).
 
 Usage::
 
