@@ -43,10 +43,22 @@ it is kernel SVMs (ours and ``SVC``) on the largest sets, quadratic in the rows.
 Output: a markdown table (one row per set x estimator) and one summary line per
 estimator, printed and written with ``--md``; every number in ``--out`` (JSON).
 
+Several seeds (``--seeds 0,1,2``, instead of ``--seed``): on a set with under
+100 test rows one point is one row, so one split decides little.  The same
+pairs run for every seed (in one pool); the output has each seed's table and
+summary lines, then a table of the pairs' scores and fit times averaged over
+the seeds and, per estimator, the summary line of those means (a pair is
+within when its mean scores are) followed by each seed's share within.  The
+JSON's ``rows`` carry their ``seed``; ``per_seed`` and ``mean_rows`` hold the
+rest.  Each seed costs what one run costs: ``--seeds 0,1,2`` took 771 CPU
+seconds (about 7 minutes on two free cores; 34 minutes of wall time on a
+shared machine at load 6-10).
+
 Usage::
 
     python benchmarks/suite.py [--sets a,b,named:usps] [--estimators FGMClassifier,...]
-        [--max-rows 20000] [--jobs 2] [--param FGMClassifier.C=10]
+        [--max-rows 20000] [--jobs 2] [--seed 0 | --seeds 0,1,2]
+        [--param FGMClassifier.C=10]
         [--param '*.standardize=False']
         [--out suite.json] [--md suite.md] [--named a9a,usps|none]
 """
@@ -495,6 +507,83 @@ def overall_line(summary):
     )
 
 
+def mean_rows(rows_by_seed, clock="cpu"):
+    """One row per (set, estimator): scores and fit times averaged over the seeds.
+
+    The gap (ratio) is then taken between the mean scores, so a set's verdict
+    rests on all its seeds' test rows.  A pair with an error in any seed is an
+    error row (the first seed's error, named).
+    """
+    seeds = list(rows_by_seed)
+    keyed = [{(r["set"], r["estimator"]): r for r in rows_by_seed[s]} for s in seeds]
+    out = []
+    for first in rows_by_seed[seeds[0]]:
+        key = (first["set"], first["estimator"])
+        mine = [k.get(key) for k in keyed]
+        row = {k: first[k] for k in ("set", "estimator", "baseline", "params", "task")}
+        row.update({k: first[k] for k in ("n", "n_train", "n_test", "d") if k in first})
+        errors = [
+            f"seed {s}: " + (r["error"] if r else "pair missing")
+            for s, r in zip(seeds, mine)
+            if r is None or r["error"] is not None
+        ]
+        row["error"] = errors[0] if errors else None
+        row["seeds"] = seeds
+        if row["error"] is None:
+            for k in ("score", "cpu", "wall"):
+                for side in ("ours", "base"):
+                    row[f"{k}_{side}"] = statistics.fmean(
+                        r[f"{k}_{side}"] for r in mine
+                    )
+            for side in ("ours", "base"):
+                row[f"warn_{side}"] = any(r[f"warn_{side}"] for r in mine)
+            gap, within, bad = compare(
+                row["task"], row["score_ours"], row["score_base"]
+            )
+            t_ours, t_base = row[f"{clock}_ours"], row[f"{clock}_base"]
+            row.update(
+                gap=gap,
+                within=bool(within),
+                bad=bool(bad),
+                time_ratio=t_ours / t_base if t_base > 0 else math.inf,
+                seed_gaps=[r["gap"] for r in mine],
+            )
+        out.append(row)
+    return out
+
+
+def seeds_summary(rows_by_seed, estimators, clock="cpu"):
+    """Summary of the mean over seeds (:func:`mean_rows`) with each seed's share.
+
+    Returns ``(mean_rows, summary, per_seed)``: ``summary`` as :func:`summarize`
+    on the mean rows, each entry with ``per_seed_within`` and
+    ``per_seed_share`` (lists in seed order); ``per_seed`` is ``{seed:
+    summarize(rows)}``.
+    """
+    per_seed = {s: summarize(rows, estimators) for s, rows in rows_by_seed.items()}
+    mean = mean_rows(rows_by_seed, clock)
+    summary = summarize(mean, estimators)
+    for s in summary:
+        mine = [
+            next(x for x in per_seed[seed] if x["estimator"] == s["estimator"])
+            for seed in rows_by_seed
+        ]
+        s["seeds"] = list(rows_by_seed)
+        s["per_seed_within"] = [x["within"] for x in mine]
+        s["per_seed_share"] = [x["share_within"] for x in mine]
+    return mean, summary, per_seed
+
+
+def seeds_line(s):
+    """:func:`summary_line` of a mean-over-seeds summary, then each seed's share."""
+    shares = ", ".join(
+        f"{w}/{s['pairs']} ({100 * f:.0f} %)"
+        for w, f in zip(s["per_seed_within"], s["per_seed_share"])
+    )
+    seeds = ",".join(str(x) for x in s["seeds"])
+    return f"{summary_line(s)}; per seed ({seeds}): {shares}"
+
+
 def table(rows, clock="cpu"):
     """Markdown table, one row per set x estimator (fit seconds on ``clock``)."""
     header = [
@@ -597,6 +686,36 @@ def run(
     rows : list of dict
         One per (set, estimator of the set's task), in set then estimator order.
     """
+    return run_seeds(
+        sets, estimators, params, [seed], max_rows, jobs, timeout, clock, log
+    )[seed]
+
+
+def run_seeds(
+    sets,
+    estimators,
+    params,
+    seeds,
+    max_rows=20000,
+    jobs=1,
+    timeout=600.0,
+    clock="cpu",
+    log=print,
+):
+    """:func:`run` for several seeds in one pool; return ``{seed: rows}``.
+
+    Parameters
+    ----------
+    sets, estimators, params, max_rows, jobs, timeout, clock, log
+        As for :func:`run`.
+    seeds : list of int
+        Seeds of the splits and estimators; every seed runs the same pairs.
+
+    Returns
+    -------
+    rows : dict
+        ``{seed: rows}``, each list as :func:`run` returns it.
+    """
     tasks = {}
     for spec, task in sets.items():
         if task is None:  # no manifest entry: read the target once
@@ -605,37 +724,49 @@ def run(
             except Exception:
                 task = None  # load error recorded by each pair below
         tasks[spec] = task
+    # set, then seed, then estimator: each worker's data cache stays warm
     jobs_list = [
         (spec, tasks[spec], name, params.get(name, {}), max_rows, seed, timeout, clock)
         for spec in sets
+        for seed in seeds
         for name in estimators
         if tasks[spec] is None or PAIRS[name][0] == tasks[spec]
     ]
-    rows = []
+    done_rows = []
+    tag = len(seeds) > 1
 
-    def done(row):
-        rows.append(row)
+    def done(job, row):
+        done_rows.append((job[5], row))
         gap = row.get("gap")
         what = row["error"] or f"gap {gap:.3g}, time ratio {row['time_ratio']:.3g}"
-        log(f"[{len(rows)}/{len(jobs_list)}] {row['set']} {row['estimator']}: {what}")
+        where = f" seed {job[5]}" if tag else ""
+        log(
+            f"[{len(done_rows)}/{len(jobs_list)}] {row['set']} {row['estimator']}"
+            f"{where}: {what}"
+        )
 
     if jobs <= 1:
-        warm_up(estimators, params, seed)
+        warm_up(estimators, params, seeds[0])
         for job in jobs_list:
-            done(run_pair(job))
+            done(job, run_pair(job))
     else:
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(
             jobs,
             mp_context=ctx,
             initializer=_init_worker,
-            initargs=(estimators, params, seed),
+            initargs=(estimators, params, seeds[0]),
         ) as pool:
-            # set-major order keeps each worker's data cache warm
-            for row in pool.map(run_pair, jobs_list, chunksize=1):
-                done(row)
+            for job, row in zip(jobs_list, pool.map(run_pair, jobs_list, chunksize=1)):
+                done(job, row)
     order = {(j[0], j[2]): i for i, j in enumerate(jobs_list)}
-    return sorted(rows, key=lambda r: order[(r["set"], r["estimator"])])
+    out = {seed: [] for seed in seeds}
+    for seed, row in done_rows:
+        out[seed].append(row)
+    return {
+        seed: sorted(rows, key=lambda r: order[(r["set"], r["estimator"])])
+        for seed, rows in out.items()
+    }
 
 
 def _cpu_seconds():
@@ -676,7 +807,14 @@ def main(argv=None):
     )
     parser.add_argument("--estimators", default=",".join(PAIRS))
     parser.add_argument("--max-rows", type=int, default=20000, help="training-row cap")
-    parser.add_argument("--seed", type=int, default=0)
+    seed_arg = parser.add_mutually_exclusive_group()
+    seed_arg.add_argument("--seed", type=int, default=0)
+    seed_arg.add_argument(
+        "--seeds",
+        default=None,
+        help="comma list of seeds: the same pairs per seed, a table and summary "
+        "per seed, then the summary of the scores averaged over the seeds",
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=600.0, help="per fit, seconds")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
@@ -698,6 +836,14 @@ def main(argv=None):
         params = parse_params(args.param, estimators)
     except ValueError as exc:
         parser.error(str(exc))
+    seeds = None
+    if args.seeds is not None:
+        try:
+            seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
+        except ValueError:
+            parser.error(f"--seeds {args.seeds!r}: expected integers like 0,1,2")
+        if not seeds or len(set(seeds)) != len(seeds):
+            parser.error(f"--seeds {args.seeds!r}: give distinct integers like 0,1,2")
 
     folder = suite_dir()
     skipped = []
@@ -723,12 +869,12 @@ def main(argv=None):
                     skipped.append(f"named:{name}: no folder {data_home() / name}")
 
     t0, cpu0 = time.perf_counter(), _cpu_seconds()
-    rows = run(
+    by_seed = run_seeds(
         sets,
         estimators,
         params,
+        [args.seed] if seeds is None else seeds,
         max_rows=args.max_rows,
-        seed=args.seed,
         jobs=args.jobs,
         timeout=args.timeout,
         clock=args.clock,
@@ -736,17 +882,43 @@ def main(argv=None):
     )
     # CPU of this process and its finished workers: the run's cost on a shared machine
     total, total_cpu = time.perf_counter() - t0, _cpu_seconds() - cpu0
-    summary = summarize(rows, estimators)
-    lines = [summary_line(s) for s in summary] + [overall_line(summary)]
-    lines += [f"skipped {reason}" for reason in skipped]
+    skip_lines = [f"skipped {reason}" for reason in skipped]
+    which = f"seed {args.seed}" if seeds is None else f"seeds {args.seeds}"
     head = (
-        f"suite benchmark: {len(sets)} sets, max {args.max_rows} train rows, seed "
-        f"{args.seed}, {args.jobs} job(s), time ratio on {args.clock} time; "
+        f"suite benchmark: {len(sets)} sets, max {args.max_rows} train rows, "
+        f"{which}, {args.jobs} job(s), time ratio on {args.clock} time; "
         f"total {total:.0f} s wall, {total_cpu:.0f} s CPU"
     )
-    md = "\n".join(
-        [head, "", table(rows, args.clock), "", *[f"- {line}" for line in lines], ""]
-    )
+    extra = {}
+    if seeds is None:
+        rows = by_seed[args.seed]
+        summary = summarize(rows, estimators)
+        lines = [summary_line(s) for s in summary] + [overall_line(summary)]
+        lines += skip_lines
+        blocks = [table(rows, args.clock), "", *[f"- {line}" for line in lines]]
+    else:
+        rows = [dict(r, seed=s) for s, seed_rows in by_seed.items() for r in seed_rows]
+        mean, summary, per_seed = seeds_summary(by_seed, estimators, args.clock)
+        blocks = []
+        for seed, seed_summary in per_seed.items():
+            seed_lines = [summary_line(s) for s in seed_summary]
+            seed_lines.append(overall_line(seed_summary))
+            extra.setdefault("per_seed", []).append(
+                {"seed": seed, "summary": seed_summary, "summary_lines": seed_lines}
+            )
+            blocks += [f"seed {seed}:", "", table(by_seed[seed], args.clock), ""]
+            blocks += [f"- {line}" for line in seed_lines] + [""]
+        lines = [seeds_line(s) for s in summary] + [overall_line(summary)]
+        lines += skip_lines
+        extra["mean_rows"] = mean
+        blocks += [
+            f"mean over seeds {args.seeds} (scores and fit times averaged per pair):",
+            "",
+            table(mean, args.clock),
+            "",
+            *[f"- {line}" for line in lines],
+        ]
+    md = "\n".join([head, "", *blocks, ""])
     print(md)
     meta = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -757,7 +929,7 @@ def main(argv=None):
         "estimators": estimators,
         "params": params,
         "max_rows": args.max_rows,
-        "seed": args.seed,
+        **({"seed": args.seed} if seeds is None else {"seeds": seeds}),
         "jobs": args.jobs,
         "clock": args.clock,
         "timeout": args.timeout,
@@ -773,14 +945,26 @@ def main(argv=None):
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
         json.dumps(
-            {"meta": meta, "rows": rows, "summary": summary, "summary_lines": lines},
+            {
+                "meta": meta,
+                "rows": rows,
+                "summary": summary,
+                "summary_lines": lines,
+                **extra,
+            },
             indent=1,
             default=float,
         )
     )
     if args.md:
         Path(args.md).write_text(md)
-    return {"meta": meta, "rows": rows, "summary": summary, "summary_lines": lines}
+    return {
+        "meta": meta,
+        "rows": rows,
+        "summary": summary,
+        "summary_lines": lines,
+        **extra,
+    }
 
 
 if __name__ == "__main__":

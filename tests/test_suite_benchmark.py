@@ -214,3 +214,105 @@ def test_missing_suite_folder_skips(suite, tmp_path, monkeypatch, capsys):
     assert suite.main(["--out", str(tmp_path / "x.json")]) is None
     assert "skip: no suite data in" in capsys.readouterr().out
     assert not (tmp_path / "x.json").exists()
+
+
+def test_mean_over_seeds_compares_mean_scores(suite):
+    def row(seed, ours, base, error=None):
+        r = {
+            "set": "s",
+            "estimator": "LowRankKernelClassifier",
+            "baseline": "b",
+            "params": {},
+            "task": "clf",
+            "error": error,
+        }
+        if error is None:
+            gap, within, bad = suite.compare("clf", ours, base)
+            r.update(
+                score_ours=ours,
+                score_base=base,
+                cpu_ours=2.0 * (seed + 1),
+                cpu_base=1.0,
+                wall_ours=1.0,
+                wall_base=1.0,
+                warn_ours=seed == 1,
+                warn_base=False,
+                gap=gap,
+                within=within,
+                bad=bad,
+                time_ratio=2.0 * (seed + 1),
+            )
+        return r
+
+    # seed 0 misses by 2 points, seed 1 wins by 1.5: the mean (-0.25) is within
+    by_seed = {0: [row(0, 0.80, 0.82)], 1: [row(1, 0.86, 0.845)]}
+    (m,) = suite.mean_rows(by_seed)
+    assert m["score_ours"] == pytest.approx(0.83)
+    assert m["score_base"] == pytest.approx(0.8325)
+    assert m["gap"] == pytest.approx(-0.25) and m["within"] and not m["bad"]
+    assert m["seed_gaps"] == pytest.approx([-2.0, 1.5])
+    assert m["time_ratio"] == pytest.approx(3.0)  # mean 3 s ours / mean 1 s base
+    assert m["warn_ours"] and not m["warn_base"]
+    mean, (s,), per_seed = suite.seeds_summary(by_seed, ["LowRankKernelClassifier"])
+    assert (s["within"], s["pairs"], s["per_seed_within"]) == (1, 1, [0, 1])
+    assert [p[0]["within"] for p in per_seed.values()] == [0, 1]
+    line = suite.seeds_line(s)
+    assert line.startswith(suite.summary_line(s))
+    assert line.endswith("; per seed (0,1): 0/1 (0 %), 1/1 (100 %)")
+    # an error in any seed makes the pair an error: not within, named by its seed
+    by_seed[1] = [row(1, None, None, error="ours: ValueError: boom")]
+    (m,) = suite.mean_rows(by_seed)
+    assert m["error"] == "seed 1: ours: ValueError: boom" and "within" not in m
+    (s,) = suite.seeds_summary(by_seed, ["LowRankKernelClassifier"])[1]
+    assert (s["within"], s["errors"], s["per_seed_within"]) == (0, 1, [0, 0])
+
+
+def test_seeds_option_runs_every_seed_and_averages(suite, data, tmp_path, capsys):
+    args = ["--estimators", "FGMClassifier,FGMRegressor", "--max-rows", "50"]
+    out, md = tmp_path / "multi.json", tmp_path / "multi.md"
+    result = suite.main([*args, "--seeds", "0,2", "--out", str(out), "--md", str(md)])
+    printed = capsys.readouterr().out
+    stored = json.loads(out.read_text())
+    assert stored["meta"]["seeds"] == [0, 2] and "seed" not in stored["meta"]
+    assert [(r["seed"], r["set"]) for r in stored["rows"]] == [
+        (0, "tiny-clf"),
+        (0, "tiny-reg"),
+        (2, "tiny-clf"),
+        (2, "tiny-reg"),
+    ]
+    # each seed is exactly the single-seed run: same split, same scores
+    for seed in (0, 2):
+        single = suite.main([*args, "--seed", str(seed), "--out", str(tmp_path / "1")])
+        capsys.readouterr()
+        mine = [r for r in stored["rows"] if r["seed"] == seed]
+        assert [r["score_ours"] for r in mine] == [
+            r["score_ours"] for r in single["rows"]
+        ]
+        assert [r["score_base"] for r in mine] == [
+            r["score_base"] for r in single["rows"]
+        ]
+        (entry,) = [p for p in stored["per_seed"] if p["seed"] == seed]
+        assert [s["within"] for s in entry["summary"]] == [
+            s["within"] for s in single["summary"]
+        ]
+        assert f"seed {seed}:" in printed
+    for m in stored["mean_rows"]:
+        mine = [r for r in stored["rows"] if r["set"] == m["set"]]
+        ours = np.mean([r["score_ours"] for r in mine])
+        base = np.mean([r["score_base"] for r in mine])
+        assert m["score_ours"] == pytest.approx(ours)
+        assert m["gap"] == pytest.approx(suite.compare(m["task"], ours, base)[0])
+        assert m["seed_gaps"] == pytest.approx([r["gap"] for r in mine])
+    for s in stored["summary"]:
+        assert s["per_seed_within"] == [
+            next(x for x in p["summary"] if x["estimator"] == s["estimator"])["within"]
+            for p in stored["per_seed"]
+        ]
+    assert "per seed (0,2): " in stored["summary_lines"][0]
+    assert "mean over seeds 0,2" in printed and "seeds 0,2, " in printed
+    assert md.read_text() == printed.rstrip("\n") + "\n"
+    assert result["summary_lines"] == stored["summary_lines"]
+    with pytest.raises(SystemExit):  # one of --seed and --seeds
+        suite.main([*args, "--seed", "1", "--seeds", "0,1"])
+    with pytest.raises(SystemExit):
+        suite.main([*args, "--seeds", "0,0"])
