@@ -17,6 +17,6 @@ partitions, so that no module imports this one back); this module is their
 public name.  Requires the ``dask`` extra (``pip install kernlearn[dask]``).
 """
 
-from .partitioned import DaskRows, RowFutures
+from .partitioned import DaskRows, RowFutures, tune_worker_malloc
 
-__all__ = ["DaskRows", "RowFutures"]
+__all__ = ["DaskRows", "RowFutures", "tune_worker_malloc"]
