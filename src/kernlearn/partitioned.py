@@ -967,7 +967,7 @@ class DaskRows(RowPartitioned):
     def map_stack(self, fn, *row_args):
         if self.blocks is not None:
             parts = self.blocks.map(fn, *row_args)
-            return stack_rows([gather_result(f) for f in parts.futures])
+            return stack_rows(gather_result(parts.futures))  # one round trip
         return stack_rows(list(self._dask.compute(*self._tasks(fn, row_args))))
 
     def columns_on_workers(self, ids, weights=None):
