@@ -251,3 +251,30 @@ def test_worker_malloc_tuned_once_per_worker(client):
     X, f = _data(np.random.default_rng(0))
     FGMClassifier(B=2, max_iter=2).fit(_dask(X), np.sign(f))
     assert set(client.run(_mapped_bytes_of_a_new_array).values()) == {0}
+
+
+def test_recentring_starts_from_the_masters_newton_sums(client, rng, monkeypatch):
+    # After a master, FGM's re-centring takes sum l'(m) and sum l''(m) from the
+    # master's last Newton step (its loss is C times FGM's): they must be the sums
+    # a reduction at those margins gives.
+    from functools import partial
+
+    from kernlearn import _dask_master as dm
+
+    checked = []
+    original = dm.DaskMasterRows._known_sums
+
+    def spy(self, M):
+        known = original(self, M)
+        if known is not None:
+            out = M.sum(partial(dm._centre_sums, delta=np.zeros(self.K)), self.Y, self.loss)
+            checked.append(np.allclose(known[0], out[: self.K], rtol=1e-10, atol=1e-12)
+                           and np.allclose(known[1], out[self.K:], rtol=1e-10, atol=1e-12))
+        return known
+
+    monkeypatch.setattr(dm.DaskMasterRows, "_known_sums", spy)
+    X, f = _data(rng)
+    sw = rng.uniform(0.5, 2.0, len(f))
+    Xd, yd = _dask(X, np.sign(f))
+    FGMClassifier(B=2, max_iter=4, C=0.3, loss="logistic").fit(Xd, yd, sample_weight=sw)
+    assert len(checked) >= 3 and all(checked), checked
