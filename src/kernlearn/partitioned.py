@@ -461,8 +461,7 @@ def _current_client():
         return None
 
 
-# (see tune_worker_malloc)
-_MMAP_THRESHOLD, _TRIM_THRESHOLD = 32 << 20, 64 << 20
+_MMAP_THRESHOLD, _TRIM_THRESHOLD = 32 << 20, 64 << 20  # see tune_worker_malloc
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt parameters (malloc.h)
 
 
@@ -511,7 +510,8 @@ def tune_worker_malloc(client, mmap_threshold=_MMAP_THRESHOLD, trim_threshold=_T
     todo = sorted(set(client.scheduler_info()["workers"]) - done)
     if not todo:
         return {}
-    out = client.run(_set_malloc, int(mmap_threshold), int(trim_threshold), workers=todo)
+    out = client.run(_set_malloc, int(mmap_threshold), int(trim_threshold), workers=todo,
+                     on_error="ignore")  # (a worker leaving meanwhile: not an error)
     done.update(out)
     return out
 
