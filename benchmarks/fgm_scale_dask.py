@@ -35,7 +35,9 @@ memory; labels ``sign(Xw)`` of the sampled rows, ties by a coin:
 n_informative`` draws), on a ``LocalCluster`` of 2 worker processes with
 ``--worker-memory`` each; ``X`` and ``y`` are Dask arrays and stay there.
 For each ``--sizes`` n one subprocess records the client's peak RSS (the
-process also runs the scheduler), each worker's peak RSS and the fit time;
+process also runs the scheduler), each worker's peak RSS and the fit time
+(median of ``--repeats`` fits: wall, CPU of the client, scheduler and workers,
+and the round trips to the cluster, as in ``benchmarks/grfl_dask.py``);
 at ``--compare-n`` the same chunks are also stacked in memory and fitted
 there (time ratio, same model).  Each process first runs a warm-up fit of
 1,000 rows (imports and compiled kernels, on the workers too).  Accuracy on
@@ -181,8 +183,22 @@ def _synth_weights(n_features, n_informative):
     return _fgm_weights(np.random.default_rng(12345), n_features, n_informative, "I")
 
 
+def _timed_fits(out, make, X, y, cpu, rounds, repeats):
+    """``repeats`` fits: medians of wall and CPU seconds (and round trips) into ``out``."""
+    times, cpus, trips = [], [], []
+    for _ in range(repeats):
+        t0, c0, r0 = time.perf_counter(), cpu(), rounds.count if rounds else 0
+        clf = make().fit(X, y)
+        times.append(time.perf_counter() - t0)
+        cpus.append(cpu() - c0)
+        trips.append(rounds.count - r0 if rounds else 0)
+    out.update(time=statistics.median(times), times=times, cpu=statistics.median(cpus),
+               cpus=cpus, round_trips=statistics.median(trips), load=os.getloadavg()[0])
+    return clf
+
+
 def run_synthetic(mode, n, n_features, n_informative, density, max_outer_iter,
-                  worker_memory):
+                  worker_memory, repeats=1):
     """One synthetic fit in this process (``mode`` "dask" or "memory"); prints a JSON line."""
     import warnings
 
@@ -209,9 +225,7 @@ def run_synthetic(mode, n, n_features, n_informative, density, max_outer_iter,
         del parts
         out["nnz"] = int(X.nnz)
         out["rss_before_fit"] = peak_rss_mb()
-        t0 = time.perf_counter()
-        clf = make().fit(X, y)
-        out["time"] = time.perf_counter() - t0
+        clf = _timed_fits(out, make, X, y, time.process_time, None, repeats)
     else:
         import dask
         import dask.array as da
@@ -239,9 +253,10 @@ def run_synthetic(mode, n, n_features, n_informative, density, max_outer_iter,
             meta=np.zeros((0, 0), np.int64)).sum()).result())
         out["rss_before_fit"] = peak_rss_mb()
         out["worker_rss_data"] = sorted(client.run(peak_rss_mb).values())
-        t0 = time.perf_counter()
-        clf = make().fit(Xd, yd)
-        out["time"] = time.perf_counter() - t0
+        from grfl_dask import _cluster_cpu, _RoundTrips
+
+        clf = _timed_fits(out, make, Xd, yd, _cluster_cpu(client), _RoundTrips(client),
+                          repeats)
         out["worker_rss_peak"] = sorted(client.run(peak_rss_mb).values())
         out["workers_lost"] = float(clf.history_["dask_workers_lost"][-1])
         client.close()
@@ -257,7 +272,8 @@ def _sub_synthetic(mode, n, args):
            "--synth-features", str(args.synth_features),
            "--synth-informative", str(args.synth_informative),
            "--synth-density", str(args.synth_density),
-           "--max-outer-iter", str(args.max_outer_iter), "--worker-memory", args.worker_memory]
+           "--max-outer-iter", str(args.max_outer_iter), "--worker-memory", args.worker_memory,
+           "--repeats", str(args.repeats)]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode:
         raise RuntimeError(f"{mode} n={n} failed:\n{res.stderr[-3000:]}")
@@ -269,32 +285,36 @@ def main_synthetic(args):
     rows, results = [], {}
     for n in args.sizes:
         r = results[("dask", n)] = _sub_synthetic("dask", n, args)
-        print(f"dask n={n:,}: fit {r['time']:.1f} s, client peak {r['rss_peak']:.0f} MB, "
+        print(f"dask n={n:,}: fit {r['time']:.1f} s ({r['cpu']:.1f} s CPU, "
+              f"{r['round_trips']} round trips, load {r['load']:.1f}), client peak {r['rss_peak']:.0f} MB, "
               f"workers {r['worker_rss_peak']}, accuracy {r['accuracy']:.4f}", flush=True)
     if args.compare_n:
         r = results[("memory", args.compare_n)] = _sub_synthetic("memory", args.compare_n, args)
-        print(f"memory n={args.compare_n:,}: fit {r['time']:.1f} s, peak {r['rss_peak']:.0f} "
+        print(f"memory n={args.compare_n:,}: fit {r['time']:.1f} s ({r['cpu']:.1f} s CPU, "
+              f"load {r['load']:.1f}), peak {r['rss_peak']:.0f} "
               f"MB, accuracy {r['accuracy']:.4f}", flush=True)
     for (mode, n), r in results.items():
         ref = results.get(("memory", n))
-        same, dcoef, ratio = "-", float("nan"), float("nan")
+        same, dcoef, ratio, cpu_ratio = "-", float("nan"), float("nan"), float("nan")
         if ref is not None and mode == "dask":
             same = "yes" if r["model"]["selected"] == ref["model"]["selected"] else "no"
             if same == "yes":
                 dcoef = float(np.max(np.abs(np.subtract(r["model"]["coef"],
                                                         ref["model"]["coef"]))))
-            ratio = r["time"] / ref["time"]
+            ratio, cpu_ratio = r["time"] / ref["time"], r["cpu"] / ref["cpu"]
         workers = ("/".join(f"{v:.0f}" for v in r["worker_rss_peak"])
                    if "worker_rss_peak" in r else "-")
         rows.append([mode, f"{n:,}", f"{r['nnz']:,}", r.get("generate_time", float("nan")),
-                     r["time"], ratio, r["rss_before_fit"], r["rss_peak"], workers, r["accuracy"],
+                     r["time"], ratio, r["cpu"], cpu_ratio, r["round_trips"], r["load"],
+                     r["rss_before_fit"], r["rss_peak"], workers, r["accuracy"],
                      len(r["model"]["selected"]), same, dcoef])
     print()
     print(f"FGMClassifier(max_iter={args.max_outer_iter}); {args.synth_features:,} features, "
           f"density {args.synth_density:g}, {args.synth_informative} informative; majority-class "
           f"test accuracy {next(iter(results.values()))['majority']:.4f}")
     print(markdown_table(
-        ["path", "n", "nnz", "generate (s)", "fit (s)", "Dask / in-memory",
+        ["path", "n", "nnz", "generate (s)", "fit (s)", "Dask / in-memory", "fit CPU (s)",
+         "Dask / in-memory (CPU)", "round trips", "load",
          "peak RSS before fit (MB)", "peak RSS, process (MB)", "peak RSS per worker (MB)", "test accuracy", "features",
          "same features", "max |coef - in-memory|"], rows))
 
@@ -326,7 +346,7 @@ def main():
     if args.synthetic_mode:
         return run_synthetic(args.synthetic_mode, args.n, args.synth_features,
                              args.synth_informative, args.synth_density, args.max_outer_iter,
-                             args.worker_memory)
+                             args.worker_memory, args.repeats)
     if args.synthetic:
         return main_synthetic(args)
     if args.mode:

@@ -21,7 +21,9 @@ Each (path, n) runs in its own subprocess so that its peak resident memory
 (``VmHWM``, the client's only for Dask) is its own; fit times are medians of
 ``--repeats`` fits in that process, in wall-clock seconds and in CPU seconds
 (for Dask: the client's, the workers' and the scheduler's, the work done
-whatever else loads the machine); the Dask fit time includes moving ``y`` to
+whatever else loads the machine; the scheduler of a ``LocalCluster`` runs in
+the client's process and is counted once) and the round trips of a Dask fit
+(the client's gathers and scheduler queries); the Dask fit time includes moving ``y`` to
 the workers, not generating ``X``.
 
 Usage::
@@ -32,6 +34,7 @@ Usage::
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -59,6 +62,36 @@ def _labels(X):
 
 def _chunk_rows(n, chunk):
     return [min(chunk, n - s) for s in range(0, n, chunk)]
+
+
+def _cluster_cpu(client):
+    """CPU seconds of the client, the workers and the scheduler (counted once when
+    it runs in the client's process, as in a ``LocalCluster``)."""
+    import os
+
+    own = client.run_on_scheduler(os.getpid) == os.getpid()
+
+    def cpu():
+        return (time.process_time() + sum(client.run(time.process_time).values())
+                + (0.0 if own else client.run_on_scheduler(time.process_time)))
+
+    return cpu
+
+
+class _RoundTrips:
+    """Counts the client's waits on the cluster: gathers (of results) and
+    scheduler queries."""
+
+    def __init__(self, client):
+        self.count = 0
+        for name in ("gather", "scheduler_info"):
+            original = getattr(client, name)
+
+            def counted(*args, _original=original, **kwargs):
+                self.count += 1
+                return _original(*args, **kwargs)
+
+            setattr(client, name, counted)
 
 
 def run_mode(mode, n, d, chunk, max_features, n_candidates, repeats):
@@ -104,19 +137,18 @@ def run_mode(mode, n, d, chunk, max_features, n_candidates, repeats):
         Xd = client.persist(Xd)
         y = Xd.map_blocks(_labels, drop_axis=1, dtype=np.int8).compute()
         out["rss_loaded"] = peak_rss_mb()
-        def cluster_cpu():
-            # CPU seconds of the client, the workers and the scheduler
-            return (time.process_time() + sum(client.run(time.process_time).values())
-                    + client.run_on_scheduler(time.process_time))
-
+        cpu = _cluster_cpu(client)
+        rounds = _RoundTrips(client)
         for _ in range(repeats):
-            t0, c0 = time.perf_counter(), cluster_cpu()
+            t0, c0, r0 = time.perf_counter(), cpu(), rounds.count
             clf = make().fit(Xd, y)
             times.append(time.perf_counter() - t0)
-            cpus.append(cluster_cpu() - c0)
+            cpus.append(cpu() - c0)
+            out.setdefault("round_trips", []).append(rounds.count - r0)
         out["worker_rss_peak"] = sorted(client.run(peak_rss_mb).values())
         client.close()
         cluster.close()
+    out["load"] = os.getloadavg()[0]
     out.update(time=statistics.median(times), times=times, cpu=statistics.median(cpus),
                cpus=cpus, rss_peak=peak_rss_mb(),
                accuracy=float(clf.score(Xt, yt)), features=clf.features_.tolist(),
@@ -157,16 +189,17 @@ def main():
                            / np.max(np.abs(ref["coef"]))) if same else float("nan"))
             workers = ("/".join(f"{v:.0f}" for v in r["worker_rss_peak"])
                        if "worker_rss_peak" in r else "-")
+            trips = (statistics.median(r["round_trips"]) if "round_trips" in r else "-")
             rows.append([f"{n:,}", mode, r["time"], r["time"] / ref["time"], r["cpu"],
-                         r["cpu"] / ref["cpu"], r["rss_peak"], r["rss_peak"] - r["rss_start"], workers,
+                         r["cpu"] / ref["cpu"], trips, r["rss_peak"], r["rss_peak"] - r["rss_start"], workers,
                          r["accuracy"], len(r["features"]), "yes" if same else "no", dcoef])
-            print(rows[-1], flush=True)
+            print(rows[-1], f"load {r['load']:.1f}", flush=True)
     print()
     print(f"InfiniteFeatureClassifier(max_features={args.max_features}, n_candidates="
           f"{args.n_candidates}, random_state=0); d = {args.d}, chunks of {args.chunk:,} "
           f"rows; 2 worker processes x 1 thread; median of {args.repeats} fit(s)")
     print(markdown_table(
-        ["n", "path", "fit wall (s)", "vs memory", "fit CPU (s)", "vs memory",
+        ["n", "path", "fit wall (s)", "vs memory", "fit CPU (s)", "vs memory", "round trips",
          "client peak RSS (MB)",
          "client RSS growth (MB)", "worker peak RSS (MB)", "test accuracy", "features",
          "same features", "max rel. coef diff"], rows))

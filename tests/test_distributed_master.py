@@ -199,3 +199,82 @@ def test_dask_y_shape_checked(client, rng):
     with pytest.raises(ValueError, match="class_weight"):
         FGMClassifier(B=2, class_weight="balanced").fit(
             _dask(X), da.from_array(np.sign(f), chunks=CHUNK))
+
+
+def _mapped_bytes_of_a_new_array():
+    """Bytes glibc maps directly (``mmap``) for a new 1 MiB array on this worker."""
+    import ctypes
+
+    class _Info(ctypes.Structure):
+        _fields_ = [(f, ctypes.c_size_t) for f in (
+            "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+            "uordblks", "fordblks", "keepcost")]
+
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = _Info
+    before = libc.mallinfo2().hblkhd
+    a = np.ones(2**17)
+    after = libc.mallinfo2().hblkhd
+    del a
+    return int(after - before)
+
+
+def test_worker_malloc_tuned_once_per_worker(client):
+    import sys
+
+    import dask
+
+    from kernlearn.distributed import tune_worker_malloc
+    from kernlearn.partitioned import _set_malloc
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("glibc's mallopt")
+    try:
+        client.run(_mapped_bytes_of_a_new_array)
+    except AttributeError:
+        pytest.skip("glibc without mallinfo2")
+    workers = set(client.scheduler_info()["workers"])
+    # distributed's default (MALLOC_TRIM_THRESHOLD_=65536 fixes the mmap threshold at
+    # 128 KiB): a 1 MiB array is mapped afresh
+    client.run(_set_malloc, 128 << 10, 65536)
+    assert all(v >= 2**20 for v in client.run(_mapped_bytes_of_a_new_array).values())
+    client.__dict__.pop("_kernlearn_malloc", None)
+    with dask.config.set({"kernlearn.tune-worker-malloc": False}):
+        assert tune_worker_malloc(client) == {}
+    out = tune_worker_malloc(client)
+    assert set(out) == workers and all(out.values())
+    assert tune_worker_malloc(client) == {}  # once per worker
+    assert set(client.run(_mapped_bytes_of_a_new_array).values()) == {0}
+    # a fit tunes the workers of its client
+    client.run(_set_malloc, 128 << 10, 65536)
+    client.__dict__.pop("_kernlearn_malloc", None)
+    X, f = _data(np.random.default_rng(0))
+    FGMClassifier(B=2, max_iter=2).fit(_dask(X), np.sign(f))
+    assert set(client.run(_mapped_bytes_of_a_new_array).values()) == {0}
+
+
+def test_recentring_starts_from_the_masters_newton_sums(client, rng, monkeypatch):
+    # After a master, FGM's re-centring takes sum l'(m) and sum l''(m) from the
+    # master's last Newton step (its loss is C times FGM's): they must be the sums
+    # a reduction at those margins gives.
+    from functools import partial
+
+    from kernlearn import _dask_master as dm
+
+    checked = []
+    original = dm.DaskMasterRows._known_sums
+
+    def spy(self, M):
+        known = original(self, M)
+        if known is not None:
+            out = M.sum(partial(dm._centre_sums, delta=np.zeros(self.K)), self.Y, self.loss)
+            checked.append(np.allclose(known[0], out[: self.K], rtol=1e-10, atol=1e-12)
+                           and np.allclose(known[1], out[self.K:], rtol=1e-10, atol=1e-12))
+        return known
+
+    monkeypatch.setattr(dm.DaskMasterRows, "_known_sums", spy)
+    X, f = _data(rng)
+    sw = rng.uniform(0.5, 2.0, len(f))
+    Xd, yd = _dask(X, np.sign(f))
+    FGMClassifier(B=2, max_iter=4, C=0.3, loss="logistic").fit(Xd, yd, sample_weight=sw)
+    assert len(checked) >= 3 and all(checked), checked

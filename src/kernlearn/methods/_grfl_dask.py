@@ -54,7 +54,7 @@ from .._partitioned_linear import (
     max_all,
     sum_smooth_terms,
 )
-from ..partitioned import RowFutures, _current_client
+from ..partitioned import RowFutures, _current_client, tune_worker_malloc
 from ..preprocessing import Standardization, _from_mean_var, standardization_from_moments
 from ..solvers.grfl_newton import GrFLNewton
 from .grfl import GrFL, _GrFLProblem
@@ -124,6 +124,7 @@ class DaskGrFLRows:
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}.")
         client = client if client is not None else _current_client()
+        tune_worker_malloc(client)
         if X.numblocks[1] != 1:
             X = X.rechunk({1: -1})
         if any(np.isnan(c) for c in X.chunks[0]):
