@@ -298,11 +298,16 @@ class GrFLNewtonState(DirtyState):
     hess : dict, optional
         Per-task Hessians of the loss on the active columns (updated, not
         rebuilt, when columns are appended).
+    lip_vectors : dict, optional
+        Top eigenvectors of the problem's Gram matrices, the warm start of
+        the next problem's Lipschitz bound
+        (:meth:`~kernlearn.solvers._dirty.DirtyProblem.lipschitz`).
     """
 
     p: int = -1
     margins: np.ndarray = None
     hess: dict = None
+    lip_vectors: dict = None
 
 
 class GrFLNewton(BaseSolver):
@@ -380,7 +385,7 @@ class GrFLNewton(BaseSolver):
         if state is not None:
             W, ws, b = state.W.copy(), state.ws.copy(), state.b.copy()
         reg = P.reg_scale()
-        step_kkt = 1.0 / P.lipschitz()
+        step_kkt = 1.0 / P.lipschitz(getattr(state, "lip_vectors", None))
         M = getattr(state, "margins", None)
         if M is None or M.shape != P.Ys.shape or getattr(state, "p", -1) > P.p:
             M = P.margins(W, ws, b)  # (columns appended with zero weight keep them)
@@ -436,6 +441,7 @@ class GrFLNewton(BaseSolver):
         kept = getattr(state, "hess", None)
         out = GrFLNewtonState(
             W=W, ws=ws, b=b, objective=float(F), kkt=float(kkt), p=P.p, margins=M,
+            lip_vectors=P.lip_vectors,
             hess=hess.state() if hess is not None
             else kept if kept is not None and kept["p"] == P.p else None)
         return SolverResult(coef=(W, ws), intercept=b.copy(), state=out,
