@@ -153,3 +153,88 @@ def test_auto_picks_newton_where_it_is_compiled_and_records_the_choice(rng):
     assert InfiniteFeatureClassifier(**kw).fit(X, y).solver_ == "GrFLNewton"
     assert InfiniteFeatureClassifier(penalty=L1Lq(q=3.0), **kw).fit(X, y).solver_ == "ADMM"
     assert InfiniteFeatureClassifier(solver="fista", **kw).fit(X, y).solver_ == "GrFLFISTA"
+
+
+@pytest.mark.parametrize("loss, pen, lam_s, task_rows, fit_b", CASES[:-1], ids=IDS[:-1])
+def test_compiled_penalty_and_kkt_equal_the_penalties_methods(loss, pen, lam_s, task_rows,
+                                                             fit_b, rng):
+    from kernlearn.solvers.grfl_newton import _penalty_kind
+
+    P = _problem(rng, loss, pen, lam_s, task_rows=task_rows, fit_intercept=fit_b)
+    assert _penalty_kind(P.penalty_p) is not None  # the compiled path is the one tested
+    pen_of, kkt_of = GrFLNewton._measures(P)
+    W, ws, b = P.zeros()
+    W[:] = rng.normal(size=W.shape)
+    W[4:8] = 0.0  # two zero groups: the prox's kink
+    W[10, 0] = 0.0
+    ws[:] = rng.normal(size=ws.shape) * (ws.size > 0)
+    ws[::3] = 0.0
+    b[:] = rng.normal(size=b.shape)
+    assert pen_of(W, ws) == pytest.approx(P.penalty_value(W, ws), rel=1e-12)
+    M = P.margins(W, ws, b)
+    gW, gws, gb = P.gradients(M)
+    for step in (1.0 / P.lipschitz(), 0.05, 3.0):
+        got = kkt_of(W, ws, gW, gws, gb, step) / P.reg_scale()
+        want = P.kkt(W, ws, b, M, step=step)
+        assert got == pytest.approx(want, rel=1e-12)
+        assert got > 0  # a random point is not optimal
+
+
+def test_compiled_kkt_vanishes_at_the_newton_solution(rng):
+    P = _problem(rng, SquaredHinge(), GroupL1L2(0.3), 0.6)
+    res = GrFLNewton(tol=1e-10).solve(P)
+    _, kkt_of = GrFLNewton._measures(P)
+    W, ws = res.coef
+    gW, gws, gb = P.gradients(P.margins(W, ws, res.intercept))
+    assert kkt_of(W, ws, gW, gws, gb, 1.0 / P.lipschitz()) / P.reg_scale() <= 1e-10
+    assert res.state["kkt"] <= 1e-10
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+@pytest.mark.parametrize("p", [10, 60, 150])
+def test_lipschitz_bound_is_above_the_top_eigenvalue_and_tight(p, intercept, rng):
+    from kernlearn.solvers._dirty import LIP_RTOL
+
+    n, T = 200, 2
+    X = rng.normal(size=(n, 3))
+    Om = rng.normal(size=(3, p // 2))
+    Phi = np.hstack([np.cos(X @ Om + 1.0), np.sin(X @ Om + 1.0)])
+    Phi /= np.linalg.norm(Phi, axis=0)
+    Y = rng.normal(size=(n, T))
+    A = np.column_stack([Phi, np.ones(n)]) if intercept else Phi
+    lam = np.linalg.eigvalsh(A.T @ A)[-1]
+    P = DirtyProblem(Phi, Y, Square(), GroupL1L2(0.1), indptr=np.arange(0, p + 1, 2),
+                     fit_intercept=intercept)
+    L = P.lipschitz()  # Square: loss curvature 1, no shared part
+    assert lam <= L <= lam * (1 + 2 * LIP_RTOL) + 1e-12
+    # the bound of the problem with more columns, warm-started from this one's
+    Om2 = rng.normal(size=(3, 3))
+    Phi2 = np.hstack([Phi, np.cos(X @ Om2), np.sin(X @ Om2)])
+    Phi2[:, p:] /= np.linalg.norm(Phi2[:, p:], axis=0)
+    A2 = np.column_stack([Phi2, np.ones(n)]) if intercept else Phi2
+    lam2 = np.linalg.eigvalsh(A2.T @ A2)[-1]
+    P2 = DirtyProblem(Phi2, Y, Square(), GroupL1L2(0.1),
+                      indptr=np.arange(0, p + 7, 2), fit_intercept=intercept)
+    L2 = P2.lipschitz(P.lip_vectors)
+    assert lam2 <= L2 <= lam2 * (1 + 2 * LIP_RTOL) + 1e-12
+    assert P2.lipschitz() is L2 or P2.lipschitz() == L2  # computed once
+
+
+def test_top_eigenvalue_bound_falls_back_when_the_start_is_misleading(rng):
+    from kernlearn.solvers._dirty import LIP_RTOL, top_eigenvalue_bound
+
+    # a start exactly orthogonal to the top eigenvector: the power
+    # iterations converge to the second eigenvalue, which the Cholesky
+    # certificate rejects
+    Q, _ = np.linalg.qr(rng.normal(size=(80, 80)))
+    lam = np.linspace(1.0, 50.0, 80)
+    lam[-1] = 100.0
+    G = (Q * lam) @ Q.T
+    u, _ = top_eigenvalue_bound(G, start=Q[:, -2])
+    assert 100.0 <= u <= 100.0 * (1 + 2 * LIP_RTOL)
+    # a Gram without eigengap (Gaussian columns): exact, still a bound
+    A = rng.normal(size=(300, 120))
+    G = A.T @ A
+    top = np.linalg.eigvalsh(G)[-1]
+    u, _ = top_eigenvalue_bound(G)
+    assert top <= u <= top * (1 + 2 * LIP_RTOL)

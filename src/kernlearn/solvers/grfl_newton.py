@@ -113,6 +113,54 @@ def _block_prox(Z, thr, kind):
 
 
 @numba.njit(cache=True)
+def _penalty_value(W, ws, indptr, kind, alpha, alpha_s, has_shared):
+    """``P.penalty_value(W, ws)`` for a penalty with a compiled block prox
+    (``kind``) and an l1 (or no) shared penalty, without Python overhead."""
+    val = 0.0
+    for g in range(indptr.size - 1):
+        r0, r1 = indptr[g], indptr[g + 1]
+        Z = W[r0:r1]
+        if kind == 0:
+            val += np.sqrt(np.sum(Z * Z))
+        elif kind == 1:
+            val += np.sum(np.abs(Z))
+        elif kind == 2:
+            for t in range(Z.shape[1]):
+                val += np.sqrt(np.sum(Z[:, t] ** 2))
+        elif Z.size:
+            val += np.max(np.abs(Z))
+    val *= alpha
+    if has_shared:
+        val += alpha_s * np.sum(np.abs(ws))
+    return val
+
+
+@numba.njit(cache=True)
+def _kkt_residual(W, ws, gW, gws, gb, step, indptr, kind, alpha, alpha_s, has_shared,
+                  fit_b):
+    """Max-norm of the prox-gradient mapping at ``(W, ws, b)`` with step
+    ``step`` (before the division by the levels' scale; see ``GrFLNewton._measures``)."""
+    res = 0.0
+    for g in range(indptr.size - 1):
+        r0, r1 = indptr[g], indptr[g + 1]
+        U = _block_prox(W[r0:r1] - step * gW[r0:r1], step * alpha, kind)
+        for i in range(r1 - r0):
+            for t in range(W.shape[1]):
+                res = max(res, abs(W[r0 + i, t] - U[i, t]))
+    res /= step
+    if has_shared:
+        thr = step * alpha_s
+        for i in range(ws.size):
+            z = ws[i] - step * gws[i]
+            u = np.sign(z) * max(abs(z) - thr, 0.0)
+            res = max(res, abs(ws[i] - u) / step)
+    if fit_b:
+        for t in range(gb.size):
+            res = max(res, abs(gb[t]))
+    return res
+
+
+@numba.njit(cache=True)
 def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
          fit_b, max_sweeps, tol):
     """Block coordinate descent on the quadratic model plus the penalties.
@@ -385,6 +433,7 @@ class GrFLNewton(BaseSolver):
         if state is not None:
             W, ws, b = state.W.copy(), state.ws.copy(), state.b.copy()
         reg = P.reg_scale()
+        pen_of, kkt_of = self._measures(P)
         step_kkt = 1.0 / P.lipschitz(getattr(state, "lip_vectors", None))
         M = getattr(state, "margins", None)
         if M is None or M.shape != P.Ys.shape or getattr(state, "p", -1) > P.p:
@@ -395,7 +444,7 @@ class GrFLNewton(BaseSolver):
         converged, k, kkt = False, 0, np.inf
         for k in range(1, self.max_iter + 1):
             gW, gws, gb = P.gradients(M)
-            kkt = self._kkt(P, W, ws, gW, gws, gb, step_kkt, reg)
+            kkt = kkt_of(W, ws, gW, gws, gb, step_kkt) / reg
             history.append(objective=F, kkt=kkt)
             if kkt <= self.tol:
                 converged = True
@@ -410,13 +459,12 @@ class GrFLNewton(BaseSolver):
             inner_tol = reg * max(0.1 * min(kkt, 1.0) * kkt, 0.01 * self.tol)
             Wn, wsn, bn = self._direction(P, hess.H, gW, gws, gb, W, ws, b, inner_tol)
             dW, dws, db = Wn - W, wsn - ws, bn - b
-            pen0 = P.penalty_value(W, ws)
-            delta = (np.vdot(gW, dW) + gws @ dws + gb @ db
-                     + P.penalty_value(Wn, wsn) - pen0)
+            pen0 = pen_of(W, ws)
+            delta = (np.vdot(gW, dW) + gws @ dws + gb @ db + pen_of(Wn, wsn) - pen0)
             dM = P.margins(dW, dws, db)
             s, accepted = 1.0, False
             for _ in range(_MAX_HALVINGS):
-                Fs = P.loss_value(M + s * dM) + P.penalty_value(W + s * dW, ws + s * dws)
+                Fs = P.loss_value(M + s * dM) + pen_of(W + s * dW, ws + s * dws)
                 # (slack: near the optimum the decrease is below the
                 # rounding of F, and the step is then judged by the model)
                 if Fs <= F + _SIGMA * s * min(delta, 0.0) + _ROUND * abs(F):
@@ -436,7 +484,7 @@ class GrFLNewton(BaseSolver):
             F = Fs
         if not converged:
             gW, gws, gb = P.gradients(M)
-            kkt = self._kkt(P, W, ws, gW, gws, gb, step_kkt, reg)
+            kkt = kkt_of(W, ws, gW, gws, gb, step_kkt) / reg
             converged = kkt <= self.tol
         kept = getattr(state, "hess", None)
         out = GrFLNewtonState(
@@ -448,15 +496,40 @@ class GrFLNewton(BaseSolver):
                             history=history, converged=converged, n_iter=k)
 
     @staticmethod
-    def _kkt(P, W, ws, gW, gws, gb, step, reg):
-        """:meth:`DirtyProblem.kkt` from gradients already computed."""
-        U, us = P.prox(W - step * gW, ws - step * gws, step, step)
-        res = np.abs(W - U).max(initial=0.0) / step
-        if P.has_shared:
-            res = max(res, np.abs(ws - us).max(initial=0.0) / step)
-        if P.fit_intercept:
-            res = max(res, np.abs(gb).max(initial=0.0))
-        return float(res) / reg
+    def _measures(P):
+        """``P.penalty_value`` and the KKT residual (:meth:`DirtyProblem.kkt`
+        from gradients already computed, before the division by
+        ``reg_scale``): compiled for the penalties with a compiled block prox
+        and an l1 (or no) shared penalty, else from the penalties' methods."""
+        kind = _penalty_kind(P.penalty_p)
+        if kind is None or (P.has_shared and type(P.penalty_s) is not L1):
+            def kkt_generic(W, ws, gW, gws, gb, step):
+                U, us = P.prox(W - step * gW, ws - step * gws, step, step)
+                res = np.abs(W - U).max(initial=0.0) / step
+                if P.has_shared:
+                    res = max(res, np.abs(ws - us).max(initial=0.0) / step)
+                if P.fit_intercept:
+                    res = max(res, np.abs(gb).max(initial=0.0))
+                return float(res)
+
+            return P.penalty_value, kkt_generic
+        indptr = P.indptr.astype(np.int64)
+        alpha = float(P.penalty_p.alpha)
+        alpha_s = float(P.penalty_s.alpha) if P.has_shared else 0.0
+        shared, fit_b = bool(P.has_shared), bool(P.fit_intercept)
+        flat = np.ascontiguousarray
+
+        def pen_of(W, ws):
+            return _penalty_value(flat(W, dtype=float), flat(ws, dtype=float), indptr,
+                                  kind, alpha, alpha_s, shared)
+
+        def kkt_of(W, ws, gW, gws, gb, step):
+            return _kkt_residual(flat(W, dtype=float), flat(ws, dtype=float),
+                                 flat(gW, dtype=float), flat(gws, dtype=float),
+                                 flat(gb, dtype=float), float(step), indptr, kind,
+                                 alpha, alpha_s, shared, fit_b)
+
+        return pen_of, kkt_of
 
     def _direction(self, P, H, gW, gws, gb, W, ws, b, tol):
         """Minimiser of the quadratic model plus the penalties, from ``(W, ws, b)``."""
