@@ -238,3 +238,26 @@ def test_top_eigenvalue_bound_falls_back_when_the_start_is_misleading(rng):
     top = np.linalg.eigvalsh(G)[-1]
     u, _ = top_eigenvalue_bound(G)
     assert top <= u <= top * (1 + 2 * LIP_RTOL)
+
+
+@pytest.mark.parametrize("fit_b", [True, False])
+def test_model_curvatures_are_the_blocks_top_eigenvalues(fit_b, rng):
+    from kernlearn.solvers.grfl_newton import _model_curvatures
+
+    T, p = 3, 9
+    A = rng.normal(size=(T, 40, p + 1))
+    H = np.einsum("tni,tnj->tij", A, A)
+    H[1, 3:5, :] = H[1, :, 3:5] = 0.0  # a flat block in one task
+    indptr = np.array([0, 1, 3, 6, 9])  # groups of 1, 2, 3 and 3 columns
+    Hd, Lw, Ls = _model_curvatures(H, indptr, fit_b)
+    eps = 1e-10 * np.max(np.diagonal(H, axis1=1, axis2=2)) + 1e-300
+    want = H + eps * np.eye(p + 1)
+    if not fit_b:
+        want[:, p, :] = want[:, :, p] = 0.0
+    np.testing.assert_allclose(Hd, want, rtol=1e-14, atol=0)
+    for g in range(4):
+        blk = (H + eps * np.eye(p + 1))[:, indptr[g]:indptr[g + 1], indptr[g]:indptr[g + 1]]
+        assert Lw[g] == pytest.approx(np.linalg.eigvalsh(blk)[:, -1].max(), rel=1e-12)
+    np.testing.assert_allclose(Ls, np.diagonal(H, axis1=1, axis2=2)[:, :p].sum(axis=0)
+                               + T * eps, rtol=1e-13)
+    assert H[1, 3, 3] == 0.0  # the input is not modified

@@ -161,6 +161,52 @@ def _kkt_residual(W, ws, gW, gws, gb, step, indptr, kind, alpha, alpha_s, has_sh
 
 
 @numba.njit(cache=True)
+def _model_curvatures(H, indptr, fit_b):
+    """The quadratic model's Hessians, damped, and its block curvatures.
+
+    Returns a damped copy of the ``(T, p+1, p+1)`` Hessians ``H`` (a little
+    damping, relative to the largest diagonal entry, keeps flat blocks well
+    posed; without intercept its row and column are zero), ``Lw`` the largest
+    eigenvalue of every group's diagonal block over the tasks (closed form
+    for groups of one and two columns, the cos/sin pairs) and ``Ls`` the sum
+    over the tasks of each column's curvature (the shared weights' steps).
+    """
+    T, p1 = H.shape[0], H.shape[1]
+    p = p1 - 1
+    Hd = H.copy()
+    top = 0.0
+    for t in range(T):
+        for i in range(p1):
+            top = max(top, H[t, i, i])
+    eps = 1e-10 * max(top, 1e-300) + 1e-300
+    Ls = np.zeros(p)
+    for t in range(T):
+        for i in range(p1):
+            Hd[t, i, i] += eps
+        for i in range(p):
+            Ls[i] += Hd[t, i, i]
+        if not fit_b:
+            Hd[t, p, :] = 0.0
+            Hd[t, :, p] = 0.0
+    n_groups = indptr.size - 1
+    Lw = np.zeros(n_groups)
+    for g in range(n_groups):
+        r0, r1 = indptr[g], indptr[g + 1]
+        for t in range(T):
+            if r1 - r0 == 1:
+                lam = Hd[t, r0, r0]
+            elif r1 - r0 == 2:
+                a, c, d = Hd[t, r0, r0], Hd[t, r0 + 1, r0 + 1], Hd[t, r0, r0 + 1]
+                lam = 0.5 * (a + c) + np.sqrt(0.25 * (a - c) ** 2 + d * d)
+            elif r1 > r0:
+                lam = np.linalg.eigvalsh(Hd[t, r0:r1, r0:r1].copy())[-1]
+            else:
+                lam = 0.0
+            Lw[g] = max(Lw[g], lam)
+    return Hd, np.maximum(Lw, 1e-300), np.maximum(Ls, 1e-300)
+
+
+@numba.njit(cache=True)
 def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
          fit_b, max_sweeps, tol):
     """Block coordinate descent on the quadratic model plus the penalties.
@@ -297,9 +343,12 @@ class _Hessians:
             self.Dh = old["D"].copy()
             self.H = np.empty((T, p + 1, p + 1))
             new = np.r_[np.arange(q, p), p]
-            idx_old = np.r_[np.arange(q), p]
+            Ho = old["H"]  # (the intercept is the last row and column of both)
+            self.H[:, :q, :q] = Ho[:, :q, :q]
+            self.H[:, p, :q] = Ho[:, q, :q]
+            self.H[:, :q, p] = Ho[:, :q, q]
+            self.H[:, p, p] = Ho[:, q, q]
             for t in range(T):
-                self.H[t][np.ix_(idx_old, idx_old)] = old["H"][t]
                 d = self._d(self.Dh, t)
                 C = self._block(t, None, d, cols=new)
                 self.H[t][:, new] = C
@@ -533,33 +582,12 @@ class GrFLNewton(BaseSolver):
 
     def _direction(self, P, H, gW, gws, gb, W, ws, b, tol):
         """Minimiser of the quadratic model plus the penalties, from ``(W, ws, b)``."""
-        T, p = P.T, P.p
-        H = H.copy()
-        # a little damping keeps flat blocks (no curvature) well posed
-        ar = np.arange(p + 1)
-        H[:, ar, ar] += 1e-10 * max(float(H[:, ar, ar].max(initial=0.0)), 1e-300) + 1e-300
-        diag = H[:, ar, ar]
-        if not P.fit_intercept:
-            H[:, p, :] = 0.0
-            H[:, :, p] = 0.0
+        H, Lw, Ls = _model_curvatures(np.ascontiguousarray(H, dtype=float),
+                                      P.indptr.astype(np.int64), bool(P.fit_intercept))
         kind = _penalty_kind(P.penalty_p)
         pen_s = P.penalty_s
         if kind is None or (P.has_shared and type(pen_s) is not L1):
             return self._direction_generic(P, H, gW, gws, gb, W, ws, b, tol)
-        sizes = np.diff(P.indptr)
-        Lw = np.zeros(len(sizes))
-        for gsz in np.unique(sizes):
-            sel = np.flatnonzero(sizes == gsz)
-            idx = P.indptr[sel][:, None] + np.arange(gsz)
-            blocks = H[:, idx[:, :, None], idx[:, None, :]]  # (T, G, gs, gs)
-            if gsz == 2:  # cos/sin pairs: the largest eigenvalue in closed form
-                a, c, d = blocks[..., 0, 0], blocks[..., 1, 1], blocks[..., 0, 1]
-                top = 0.5 * (a + c) + np.sqrt(0.25 * (a - c) ** 2 + d * d)
-            else:
-                top = np.linalg.eigvalsh(blocks)[..., -1]
-            Lw[sel] = top.max(axis=0)
-        Lw = np.maximum(Lw, 1e-300)
-        Ls = np.maximum(diag[:, :p].sum(axis=0), 1e-300)
         Wn, wsn, bn = W.copy(), ws.copy(), b.copy()
         alpha_s = float(pen_s.alpha) if P.has_shared else 0.0
         _bcd(H, np.ascontiguousarray(gW), gb.astype(float), Wn, wsn, bn,
