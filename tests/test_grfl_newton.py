@@ -261,3 +261,20 @@ def test_model_curvatures_are_the_blocks_top_eigenvalues(fit_b, rng):
     np.testing.assert_allclose(Ls, np.diagonal(H, axis1=1, axis2=2)[:, :p].sum(axis=0)
                                + T * eps, rtol=1e-13)
     assert H[1, 3, 3] == 0.0  # the input is not modified
+
+
+@pytest.mark.parametrize("pen", [GroupL1L2(0.7), L1(0.7), PerTaskL1Lq(0.7), L1Linf(0.7)],
+                         ids=["l1l2", "l1", "pertask", "l1linf"])
+def test_compiled_block_prox_equals_the_penalties_prox(pen, rng):
+    from kernlearn.solvers.grfl_newton import _penalty_kind, _prox_in_place
+
+    W = rng.normal(size=(12, 3))
+    W[6:9] *= 0.05  # a block the prox zeroes
+    indptr = np.array([0, 3, 6, 9, 12])
+    want = pen.matrix_prox(W, 0.8, indptr)
+    got = W.copy()
+    for g in range(4):
+        blk = got[indptr[g]:indptr[g + 1]]
+        _prox_in_place(blk, 0.8 * pen.alpha, _penalty_kind(pen))
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    assert np.any(got != W)

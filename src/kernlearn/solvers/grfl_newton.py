@@ -95,21 +95,45 @@ def _l1_ball_residual(Z, r):
 
 
 @numba.njit(cache=True)
-def _block_prox(Z, thr, kind):
-    """Prox of ``thr * norm`` at the block ``Z`` (rows of a group, all tasks)."""
+def _max_group(indptr):
+    """Size of the largest group."""
+    m = 0
+    for g in range(indptr.size - 1):
+        m = max(m, indptr[g + 1] - indptr[g])
+    return m
+
+
+@numba.njit(cache=True)
+def _prox_in_place(Z, thr, kind):
+    """Overwrite the block ``Z`` (rows of a group, all tasks) with the prox of
+    ``thr * norm`` at ``Z`` (no allocation but for the l-infinity norm)."""
+    m, T = Z.shape
     if kind == 0:
-        nrm = np.sqrt(np.sum(Z * Z))
-        return Z * (max(0.0, 1.0 - thr / nrm) if nrm > 0 else 0.0)
-    if kind == 1:
-        return np.sign(Z) * np.maximum(np.abs(Z) - thr, 0.0)
-    if kind == 2:
-        out = np.empty_like(Z)
-        for t in range(Z.shape[1]):
-            nrm = np.sqrt(np.sum(Z[:, t] ** 2))
+        sq = 0.0
+        for i in range(m):
+            for t in range(T):
+                sq += Z[i, t] * Z[i, t]
+        nrm = np.sqrt(sq)
+        s = max(0.0, 1.0 - thr / nrm) if nrm > 0 else 0.0
+        for i in range(m):
+            for t in range(T):
+                Z[i, t] *= s
+    elif kind == 1:
+        for i in range(m):
+            for t in range(T):
+                z = Z[i, t]
+                Z[i, t] = np.sign(z) * max(abs(z) - thr, 0.0)
+    elif kind == 2:
+        for t in range(T):
+            sq = 0.0
+            for i in range(m):
+                sq += Z[i, t] * Z[i, t]
+            nrm = np.sqrt(sq)
             s = max(0.0, 1.0 - thr / nrm) if nrm > 0 else 0.0
-            out[:, t] = Z[:, t] * s
-        return out
-    return _l1_ball_residual(Z, thr)
+            for i in range(m):
+                Z[i, t] *= s
+    else:
+        Z[:, :] = _l1_ball_residual(Z, thr)
 
 
 @numba.njit(cache=True)
@@ -141,12 +165,18 @@ def _kkt_residual(W, ws, gW, gws, gb, step, indptr, kind, alpha, alpha_s, has_sh
     """Max-norm of the prox-gradient mapping at ``(W, ws, b)`` with step
     ``step`` (before the division by the levels' scale; see ``GrFLNewton._measures``)."""
     res = 0.0
+    T = W.shape[1]
+    Zb = np.empty((_max_group(indptr), T))
     for g in range(indptr.size - 1):
         r0, r1 = indptr[g], indptr[g + 1]
-        U = _block_prox(W[r0:r1] - step * gW[r0:r1], step * alpha, kind)
-        for i in range(r1 - r0):
-            for t in range(W.shape[1]):
-                res = max(res, abs(W[r0 + i, t] - U[i, t]))
+        U = Zb[: r1 - r0]
+        for i in range(r0, r1):
+            for t in range(T):
+                U[i - r0, t] = W[i, t] - step * gW[i, t]
+        _prox_in_place(U, step * alpha, kind)
+        for i in range(r0, r1):
+            for t in range(T):
+                res = max(res, abs(W[i, t] - U[i - r0, t]))
     res /= step
     if has_shared:
         thr = step * alpha_s
@@ -224,6 +254,7 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
     p = p1 - 1
     R = np.zeros((T, p1))
     n_groups = indptr.size - 1
+    Zb = np.empty((_max_group(indptr), T))  # the block being updated
     sweep = 0
     for sweep in range(1, max_sweeps + 1):
         dmax = 0.0
@@ -239,11 +270,11 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
         for g in range(n_groups):
             r0, r1 = indptr[g], indptr[g + 1]
             L = Lw[g]
-            Z = np.empty((r1 - r0, T))
+            Zn = Zb[: r1 - r0]
             for i in range(r0, r1):
                 for t in range(T):
-                    Z[i - r0, t] = W[i, t] - (GW[i, t] + R[t, i]) / L
-            Zn = _block_prox(Z, alpha / L, kind)
+                    Zn[i - r0, t] = W[i, t] - (GW[i, t] + R[t, i]) / L
+            _prox_in_place(Zn, alpha / L, kind)
             for i in range(r0, r1):
                 for t in range(T):
                     d = Zn[i - r0, t] - W[i, t]
