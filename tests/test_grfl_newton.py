@@ -278,3 +278,38 @@ def test_compiled_block_prox_equals_the_penalties_prox(pen, rng):
         _prox_in_place(blk, 0.8 * pen.alpha, _penalty_kind(pen))
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
     assert np.any(got != W)
+
+
+def _spectrum_matrix(rng, lam):
+    Q, _ = np.linalg.qr(rng.normal(size=(len(lam), len(lam))))
+    return (Q * lam) @ Q.T
+
+
+@pytest.mark.parametrize("case", ["kato-temple", "cholesky", "exact"])
+def test_top_eigenvalue_bound_by_each_certificate(case, rng, monkeypatch):
+    from kernlearn.solvers._dirty import LIP_RTOL, top_eigenvalue_bound
+
+    calls = {"cholesky": 0, "eigvalsh": 0}
+    for name in calls:
+        real = getattr(np.linalg, name)
+
+        def spy(*a, _real=real, _name=name, **k):
+            calls[_name] += 1
+            return _real(*a, **k)
+
+        monkeypatch.setattr(np.linalg, name, spy)
+    lam = np.full(120, 10.0)
+    if case == "kato-temple":  # one dominant eigenvalue, like a Gram with intercept
+        lam[-1] = 300.0
+    elif case == "cholesky":  # a clear gap, but the rest too heavy for Kato-Temple
+        lam[-1] = 100.0
+    else:  # no gap: the power iterations give up
+        lam = np.linspace(1.0, 100.0, 120)
+    G = _spectrum_matrix(rng, lam)
+    u, v = top_eigenvalue_bound(G)
+    top = lam.max()
+    assert top <= u <= top * (1 + 2 * LIP_RTOL)
+    used = {"kato-temple": (0, 0), "cholesky": (1, 0), "exact": (0, 1)}[case]
+    assert (calls["cholesky"], calls["eigvalsh"]) == used
+    if case != "exact":  # (the exact case returns the last iterate, a rough warm start)
+        assert v @ G @ v == pytest.approx(top, rel=1e-5)

@@ -41,7 +41,7 @@ __all__ = ["DirtyProblem", "DirtyState", "LIP_RTOL", "pad_state", "top_eigenvalu
 # lambda_max (the KKT step 1/u is the exact one to this accuracy).
 LIP_RTOL = 1e-6
 # Below this size LAPACK's eigenvalues cost no more than the bound.
-_EXACT_BELOW = 48
+_EXACT_BELOW = 16
 
 
 def _pad_vector(v, k, intercept_last):
@@ -69,16 +69,30 @@ def top_eigenvalue_bound(G, start=None, rtol=LIP_RTOL, max_iter=40):
     r"""A certified upper bound of the largest eigenvalue of a symmetric PSD matrix.
 
     Power iterations from ``start`` (the previous problem's top eigenvector:
-    appending a few columns moves it little) give a Rayleigh quotient
-    :math:`\theta \le \lambda_{\max}` and its residual :math:`r \le
-    \text{rtol}\,\theta`; the bound :math:`u = \theta + r + \text{rtol}\,\theta`
-    is then *certified* by a Cholesky factorisation of :math:`uI - G` (which
-    exists iff :math:`\lambda_{\max} < u`; its margin of at least
-    :math:`\text{rtol}\,\theta` is far above the factorisation's rounding).
-    A failed certificate, iterations that did not converge, or a small matrix
-    (where LAPACK's eigenvalues cost no more) give the exact
-    :math:`\lambda_{\max}` times ``1 + rtol``.  Either way
-    :math:`\lambda_{\max} \le u \le (1 + 2\,\text{rtol})\lambda_{\max}`.
+    appending a few columns moves it little) give a unit vector :math:`v`,
+    its Rayleigh quotient :math:`\theta \le \lambda_{\max}` and residual
+    :math:`r = \|Gv - \theta v\|`.  Two certificates turn them into a bound:
+
+    - when one eigenvalue dominates (GrFL's Grams with the intercept column,
+      whose norm is :math:`\sqrt n`): every other eigenvalue is at most
+      :math:`\mu = (\|G\|_F^2 - \theta^2)^{1/2}` in magnitude (the squared
+      eigenvalues sum to :math:`\|G\|_F^2`), and if :math:`\mu < \theta`
+      the Kato-Temple inequality gives
+      :math:`\lambda_{\max} \le \theta + r^2/(\theta - \mu)`; it is
+      used once :math:`\mu \le \theta/2` and this excess is below
+      :math:`\text{rtol}\,\theta`;
+    - otherwise, once :math:`r \le \text{rtol}\,\theta`, the bound
+      :math:`u = \theta + r + \text{rtol}\,\theta` is *certified* by a
+      Cholesky factorisation of :math:`uI - G` (which exists iff
+      :math:`\lambda_{\max} < u`; its margin of at least
+      :math:`\text{rtol}\,\theta` is far above the factorisation's rounding).
+
+    The slack :math:`\text{rtol}\,\theta` added to either bound covers the
+    rounding of :math:`\theta`, :math:`r` and :math:`\mu`.  A failed
+    certificate, iterations that did not converge, or a small matrix (where
+    LAPACK's eigenvalues cost no more) give the exact :math:`\lambda_{\max}`
+    times ``1 + rtol``.  Either way :math:`\lambda_{\max} \le u \le
+    (1 + 2\,\text{rtol})\lambda_{\max}`.
 
     Parameters
     ----------
@@ -105,12 +119,18 @@ def top_eigenvalue_bound(G, start=None, rtol=LIP_RTOL, max_iter=40):
         return _exact_top(G, rtol), None
     v = np.ones(k) if start is None or not np.any(start) else np.asarray(start, float)
     v = v / np.linalg.norm(v)
+    fro2 = float(np.vdot(G, G))  # the sum of the squared eigenvalues
     theta, r = 0.0, np.inf
     for i in range(max_iter):
         w = G @ v
         theta, r_prev = float(v @ w), r
         r = float(np.linalg.norm(w - theta * v))
         v = w / max(float(np.linalg.norm(w)), 1e-300)
+        # every other eigenvalue is at most mu in magnitude (lambda_max >= theta)
+        mu = np.sqrt(max(fro2 - theta * theta, 0.0))
+        if 0.0 < theta and mu <= 0.5 * theta and r * r <= rtol * theta * (theta - mu):
+            # Kato-Temple: lambda_max <= theta + r^2 / (theta - mu)
+            return theta + r * r / (theta - mu) + rtol * theta, v
         if r <= rtol * theta:
             break
         rate = r / r_prev
