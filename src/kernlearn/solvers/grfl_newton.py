@@ -518,7 +518,7 @@ class GrFLNewton(BaseSolver):
         M = getattr(state, "margins", None)
         if M is None or M.shape != P.Ys.shape or getattr(state, "p", -1) > P.p:
             M = P.margins(W, ws, b)  # (columns appended with zero weight keep them)
-        F = P.objective(W, ws, b, M)
+        F = P.loss_value(M) + pen_of(W, ws)
         history = History()
         hess, exact_hessian = None, False
         converged, k, kkt = False, 0, np.inf
