@@ -373,7 +373,7 @@ class _Hessians:
             q = old["p"]
             self.Dh = old["D"].copy()
             self.H = np.empty((T, p + 1, p + 1))
-            new = np.r_[np.arange(q, p), p]
+            new = np.arange(q, p + 1)  # the new columns, then the intercept (p)
             Ho = old["H"]  # (the intercept is the last row and column of both)
             self.H[:, :q, :q] = Ho[:, :q, :q]
             self.H[:, p, :q] = Ho[:, q, :q]
@@ -382,8 +382,8 @@ class _Hessians:
             for t in range(T):
                 d = self._d(self.Dh, t)
                 C = self._block(t, None, d, cols=new)
-                self.H[t][:, new] = C
-                self.H[t][new, :] = C.T
+                self.H[t][:, q:] = C
+                self.H[t][q:, :] = C.T
             self.update(D)
             return self
         self.H = np.empty((T, p + 1, p + 1))
