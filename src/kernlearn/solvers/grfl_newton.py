@@ -275,6 +275,16 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
                 for t in range(T):
                     Zn[i - r0, t] = W[i, t] - (GW[i, t] + R[t, i]) / L
             _prox_in_place(Zn, alpha / L, kind)
+            if r1 - r0 == 2:
+                # a cos/sin pair: one pass over R for both columns
+                for t in range(T):
+                    d0, d1 = Zn[0, t] - W[r0, t], Zn[1, t] - W[r0 + 1, t]
+                    if d0 != 0.0 or d1 != 0.0:
+                        W[r0, t], W[r0 + 1, t] = Zn[0, t], Zn[1, t]
+                        for j in range(p1):
+                            R[t, j] += H[t, r0, j] * d0 + H[t, r0 + 1, j] * d1
+                        dmax = max(dmax, max(abs(d0), abs(d1)) * L)
+                continue
             for i in range(r0, r1):
                 for t in range(T):
                     d = Zn[i - r0, t] - W[i, t]
