@@ -481,8 +481,10 @@ class DirtyProblem:
         -------
         lipschitz : float
         """
-        if self._lip is not None:
+        # (through __dict__: a subclass may set up its own attributes)
+        if self.__dict__.get("_lip") is not None:
             return self._lip
+        vectors = self.__dict__.setdefault("lip_vectors", {})
         s2 = 0.0
         start = start or {}
         for t in range(1 if self.shared_rows else self.T):
@@ -495,7 +497,7 @@ class DirtyProblem:
                 B[p, p] = self.n_t[t]
                 G = B
             if G.size:
-                lam, self.lip_vectors[t] = top_eigenvalue_bound(
+                lam, vectors[t] = top_eigenvalue_bound(
                     G, _pad_vector(start.get(t), G.shape[0], self.fit_intercept))
                 s2 = max(s2, lam)
         lip = self.loss.lipschitz if np.isfinite(self.loss.lipschitz) else 1.0

@@ -579,7 +579,7 @@ class GrFLNewton(BaseSolver):
         kept = getattr(state, "hess", None)
         out = GrFLNewtonState(
             W=W, ws=ws, b=b, objective=float(F), kkt=float(kkt), p=P.p, margins=M,
-            lip_vectors=P.lip_vectors,
+            lip_vectors=getattr(P, "lip_vectors", None),
             hess=hess.state() if hess is not None
             else kept if kept is not None and kept["p"] == P.p else None)
         return SolverResult(coef=(W, ws), intercept=b.copy(), state=out,
