@@ -35,7 +35,7 @@ import numpy as np
 
 from ._base import SolverState
 
-__all__ = ["DirtyProblem", "DirtyState", "LIP_RTOL", "pad_state", "top_eigenvalue_bound"]
+__all__ = ["LIP_RTOL", "DirtyProblem", "DirtyState", "pad_state", "top_eigenvalue_bound"]
 
 # Relative accuracy of the Lipschitz bound u: lambda_max <= u <= (1 + 2 LIP_RTOL)
 # lambda_max (the KKT step 1/u is the exact one to this accuracy).
