@@ -153,3 +153,163 @@ def test_auto_picks_newton_where_it_is_compiled_and_records_the_choice(rng):
     assert InfiniteFeatureClassifier(**kw).fit(X, y).solver_ == "GrFLNewton"
     assert InfiniteFeatureClassifier(penalty=L1Lq(q=3.0), **kw).fit(X, y).solver_ == "ADMM"
     assert InfiniteFeatureClassifier(solver="fista", **kw).fit(X, y).solver_ == "GrFLFISTA"
+
+
+@pytest.mark.parametrize("loss, pen, lam_s, task_rows, fit_b", CASES[:-1], ids=IDS[:-1])
+def test_compiled_penalty_and_kkt_equal_the_penalties_methods(loss, pen, lam_s, task_rows,
+                                                             fit_b, rng):
+    from kernlearn.solvers.grfl_newton import _penalty_kind
+
+    P = _problem(rng, loss, pen, lam_s, task_rows=task_rows, fit_intercept=fit_b)
+    assert _penalty_kind(P.penalty_p) is not None  # the compiled path is the one tested
+    pen_of, kkt_of = GrFLNewton._measures(P)
+    W, ws, b = P.zeros()
+    W[:] = rng.normal(size=W.shape)
+    W[4:8] = 0.0  # two zero groups: the prox's kink
+    W[10, 0] = 0.0
+    ws[:] = rng.normal(size=ws.shape) * (ws.size > 0)
+    ws[::3] = 0.0
+    b[:] = rng.normal(size=b.shape)
+    assert pen_of(W, ws) == pytest.approx(P.penalty_value(W, ws), rel=1e-12)
+    M = P.margins(W, ws, b)
+    gW, gws, gb = P.gradients(M)
+    for step in (1.0 / P.lipschitz(), 0.05, 3.0):
+        got = kkt_of(W, ws, gW, gws, gb, step) / P.reg_scale()
+        want = P.kkt(W, ws, b, M, step=step)
+        assert got == pytest.approx(want, rel=1e-12)
+        assert got > 0  # a random point is not optimal
+
+
+def test_compiled_kkt_vanishes_at_the_newton_solution(rng):
+    P = _problem(rng, SquaredHinge(), GroupL1L2(0.3), 0.6)
+    res = GrFLNewton(tol=1e-10).solve(P)
+    _, kkt_of = GrFLNewton._measures(P)
+    W, ws = res.coef
+    gW, gws, gb = P.gradients(P.margins(W, ws, res.intercept))
+    assert kkt_of(W, ws, gW, gws, gb, 1.0 / P.lipschitz()) / P.reg_scale() <= 1e-10
+    assert res.state["kkt"] <= 1e-10
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+@pytest.mark.parametrize("p", [10, 60, 150])
+def test_lipschitz_bound_is_above_the_top_eigenvalue_and_tight(p, intercept, rng):
+    from kernlearn.solvers._dirty import LIP_RTOL
+
+    n, T = 200, 2
+    X = rng.normal(size=(n, 3))
+    Om = rng.normal(size=(3, p // 2))
+    Phi = np.hstack([np.cos(X @ Om + 1.0), np.sin(X @ Om + 1.0)])
+    Phi /= np.linalg.norm(Phi, axis=0)
+    Y = rng.normal(size=(n, T))
+    A = np.column_stack([Phi, np.ones(n)]) if intercept else Phi
+    lam = np.linalg.eigvalsh(A.T @ A)[-1]
+    P = DirtyProblem(Phi, Y, Square(), GroupL1L2(0.1), indptr=np.arange(0, p + 1, 2),
+                     fit_intercept=intercept)
+    L = P.lipschitz()  # Square: loss curvature 1, no shared part
+    assert lam <= L <= lam * (1 + 2 * LIP_RTOL) + 1e-12
+    # the bound of the problem with more columns, warm-started from this one's
+    Om2 = rng.normal(size=(3, 3))
+    Phi2 = np.hstack([Phi, np.cos(X @ Om2), np.sin(X @ Om2)])
+    Phi2[:, p:] /= np.linalg.norm(Phi2[:, p:], axis=0)
+    A2 = np.column_stack([Phi2, np.ones(n)]) if intercept else Phi2
+    lam2 = np.linalg.eigvalsh(A2.T @ A2)[-1]
+    P2 = DirtyProblem(Phi2, Y, Square(), GroupL1L2(0.1),
+                      indptr=np.arange(0, p + 7, 2), fit_intercept=intercept)
+    L2 = P2.lipschitz(P.lip_vectors)
+    assert lam2 <= L2 <= lam2 * (1 + 2 * LIP_RTOL) + 1e-12
+    assert P2.lipschitz() is L2 or P2.lipschitz() == L2  # computed once
+
+
+def test_top_eigenvalue_bound_falls_back_when_the_start_is_misleading(rng):
+    from kernlearn.solvers._dirty import LIP_RTOL, top_eigenvalue_bound
+
+    # a start exactly orthogonal to the top eigenvector: the power
+    # iterations converge to the second eigenvalue, which the Cholesky
+    # certificate rejects
+    Q, _ = np.linalg.qr(rng.normal(size=(80, 80)))
+    lam = np.linspace(1.0, 50.0, 80)
+    lam[-1] = 100.0
+    G = (Q * lam) @ Q.T
+    u, _ = top_eigenvalue_bound(G, start=Q[:, -2])
+    assert 100.0 <= u <= 100.0 * (1 + 2 * LIP_RTOL)
+    # a Gram without eigengap (Gaussian columns): exact, still a bound
+    A = rng.normal(size=(300, 120))
+    G = A.T @ A
+    top = np.linalg.eigvalsh(G)[-1]
+    u, _ = top_eigenvalue_bound(G)
+    assert top <= u <= top * (1 + 2 * LIP_RTOL)
+
+
+@pytest.mark.parametrize("fit_b", [True, False])
+def test_model_curvatures_are_the_blocks_top_eigenvalues(fit_b, rng):
+    from kernlearn.solvers.grfl_newton import _model_curvatures
+
+    T, p = 3, 9
+    A = rng.normal(size=(T, 40, p + 1))
+    H = np.einsum("tni,tnj->tij", A, A)
+    H[1, 3:5, :] = H[1, :, 3:5] = 0.0  # a flat block in one task
+    indptr = np.array([0, 1, 3, 6, 9])  # groups of 1, 2, 3 and 3 columns
+    Hd, Lw, Ls = _model_curvatures(H, indptr, fit_b)
+    eps = 1e-10 * np.max(np.diagonal(H, axis1=1, axis2=2)) + 1e-300
+    want = H + eps * np.eye(p + 1)
+    if not fit_b:
+        want[:, p, :] = want[:, :, p] = 0.0
+    np.testing.assert_allclose(Hd, want, rtol=1e-14, atol=0)
+    for g in range(4):
+        blk = (H + eps * np.eye(p + 1))[:, indptr[g]:indptr[g + 1], indptr[g]:indptr[g + 1]]
+        assert Lw[g] == pytest.approx(np.linalg.eigvalsh(blk)[:, -1].max(), rel=1e-12)
+    np.testing.assert_allclose(Ls, np.diagonal(H, axis1=1, axis2=2)[:, :p].sum(axis=0)
+                               + T * eps, rtol=1e-13)
+    assert H[1, 3, 3] == 0.0  # the input is not modified
+
+
+@pytest.mark.parametrize("pen", [GroupL1L2(0.7), L1(0.7), PerTaskL1Lq(0.7), L1Linf(0.7)],
+                         ids=["l1l2", "l1", "pertask", "l1linf"])
+def test_compiled_block_prox_equals_the_penalties_prox(pen, rng):
+    from kernlearn.solvers.grfl_newton import _penalty_kind, _prox_in_place
+
+    W = rng.normal(size=(12, 3))
+    W[6:9] *= 0.05  # a block the prox zeroes
+    indptr = np.array([0, 3, 6, 9, 12])
+    want = pen.matrix_prox(W, 0.8, indptr)
+    got = W.copy()
+    for g in range(4):
+        blk = got[indptr[g]:indptr[g + 1]]
+        _prox_in_place(blk, 0.8 * pen.alpha, _penalty_kind(pen))
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    assert np.any(got != W)
+
+
+def _spectrum_matrix(rng, lam):
+    Q, _ = np.linalg.qr(rng.normal(size=(len(lam), len(lam))))
+    return (Q * lam) @ Q.T
+
+
+@pytest.mark.parametrize("case", ["kato-temple", "cholesky", "exact"])
+def test_top_eigenvalue_bound_by_each_certificate(case, rng, monkeypatch):
+    from kernlearn.solvers._dirty import LIP_RTOL, top_eigenvalue_bound
+
+    calls = {"cholesky": 0, "eigvalsh": 0}
+    for name in calls:
+        real = getattr(np.linalg, name)
+
+        def spy(*a, _real=real, _name=name, **k):
+            calls[_name] += 1
+            return _real(*a, **k)
+
+        monkeypatch.setattr(np.linalg, name, spy)
+    lam = np.full(120, 10.0)
+    if case == "kato-temple":  # one dominant eigenvalue, like a Gram with intercept
+        lam[-1] = 300.0
+    elif case == "cholesky":  # a clear gap, but the rest too heavy for Kato-Temple
+        lam[-1] = 100.0
+    else:  # no gap: the power iterations give up
+        lam = np.linspace(1.0, 100.0, 120)
+    G = _spectrum_matrix(rng, lam)
+    u, v = top_eigenvalue_bound(G)
+    top = lam.max()
+    assert top <= u <= top * (1 + 2 * LIP_RTOL)
+    used = {"kato-temple": (0, 0), "cholesky": (1, 0), "exact": (0, 1)}[case]
+    assert (calls["cholesky"], calls["eigvalsh"]) == used
+    if case != "exact":  # (the exact case returns the last iterate, a rough warm start)
+        assert v @ G @ v == pytest.approx(top, rel=1e-5)

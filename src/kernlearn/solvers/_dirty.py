@@ -35,7 +35,117 @@ import numpy as np
 
 from ._base import SolverState
 
-__all__ = ["DirtyProblem", "DirtyState", "pad_state"]
+__all__ = ["LIP_RTOL", "DirtyProblem", "DirtyState", "pad_state", "top_eigenvalue_bound"]
+
+# Relative accuracy of the Lipschitz bound u: lambda_max <= u <= (1 + 2 LIP_RTOL)
+# lambda_max (the KKT step 1/u is the exact one to this accuracy).
+LIP_RTOL = 1e-6
+# Below this size LAPACK's eigenvalues cost no more than the bound.
+_EXACT_BELOW = 16
+
+
+def _pad_vector(v, k, intercept_last):
+    """A previous top eigenvector ``v`` extended with zeros to length ``k``
+    (new columns are inserted before the intercept coordinate, when last)."""
+    if v is None or len(v) > k:
+        return None
+    if len(v) == k:
+        return v
+    out = np.zeros(k)
+    if intercept_last and len(v):
+        out[: len(v) - 1] = v[:-1]
+        out[-1] = v[-1]
+    else:
+        out[: len(v)] = v
+    return out
+
+
+def _exact_top(G, rtol):
+    # (times 1 + rtol: LAPACK's value is within k * eps of the true one)
+    return float(np.linalg.eigvalsh(G)[-1]) * (1.0 + rtol) + 1e-300
+
+
+def top_eigenvalue_bound(G, start=None, rtol=LIP_RTOL, max_iter=40):
+    r"""A certified upper bound of the largest eigenvalue of a symmetric PSD matrix.
+
+    Power iterations from ``start`` (the previous problem's top eigenvector:
+    appending a few columns moves it little) give a unit vector :math:`v`,
+    its Rayleigh quotient :math:`\theta \le \lambda_{\max}` and residual
+    :math:`r = \|Gv - \theta v\|`.  Two certificates turn them into a bound:
+
+    - when one eigenvalue dominates (GrFL's Grams with the intercept column,
+      whose norm is :math:`\sqrt n`): every other eigenvalue is at most
+      :math:`\mu = (\|G\|_F^2 - \theta^2)^{1/2}` in magnitude (the squared
+      eigenvalues sum to :math:`\|G\|_F^2`), and if :math:`\mu < \theta`
+      the Kato-Temple inequality gives
+      :math:`\lambda_{\max} \le \theta + r^2/(\theta - \mu)`; it is
+      used once :math:`\mu \le \theta/2` and this excess is below
+      :math:`\text{rtol}\,\theta`;
+    - otherwise, once :math:`r \le \text{rtol}\,\theta`, the bound
+      :math:`u = \theta + r + \text{rtol}\,\theta` is *certified* by a
+      Cholesky factorisation of :math:`uI - G` (which exists iff
+      :math:`\lambda_{\max} < u`; its margin of at least
+      :math:`\text{rtol}\,\theta` is far above the factorisation's rounding).
+
+    The slack :math:`\text{rtol}\,\theta` added to either bound covers the
+    rounding of :math:`\theta`, :math:`r` and :math:`\mu`.  A failed
+    certificate, iterations that did not converge, or a small matrix (where
+    LAPACK's eigenvalues cost no more) give the exact :math:`\lambda_{\max}`
+    times ``1 + rtol``.  Either way :math:`\lambda_{\max} \le u \le
+    (1 + 2\,\text{rtol})\lambda_{\max}`.
+
+    Parameters
+    ----------
+    G : ndarray of shape (k, k)
+        Symmetric positive semi-definite matrix.
+    start : ndarray of shape (k,), optional
+        Starting vector (default: all ones).
+    rtol : float, default=LIP_RTOL
+        Relative slack of the bound.
+    max_iter : int, default=40
+        Cap on the power iterations (fewer when the residuals shrink too
+        slowly to reach ``rtol`` within it).
+
+    Returns
+    -------
+    bound : float
+        :math:`u`, with :math:`\lambda_{\max}(G) \le u`.
+    vector : ndarray of shape (k,) or None
+        Unit vector close to the top eigenvector (the next warm start);
+        ``None`` for a small matrix.
+    """
+    k = G.shape[0]
+    if k < _EXACT_BELOW:
+        return _exact_top(G, rtol), None
+    v = np.ones(k) if start is None or not np.any(start) else np.asarray(start, float)
+    v = v / np.linalg.norm(v)
+    fro2 = float(np.vdot(G, G))  # the sum of the squared eigenvalues
+    theta, r = 0.0, np.inf
+    for i in range(max_iter):
+        w = G @ v
+        theta, r_prev = float(v @ w), r
+        r = float(np.linalg.norm(w - theta * v))
+        v = w / max(float(np.linalg.norm(w)), 1e-300)
+        # every other eigenvalue is at most mu in magnitude (lambda_max >= theta)
+        mu = np.sqrt(max(fro2 - theta * theta, 0.0))
+        if 0.0 < theta and mu <= 0.5 * theta and r * r <= rtol * theta * (theta - mu):
+            # Kato-Temple: lambda_max <= theta + r^2 / (theta - mu)
+            return theta + r * r / (theta - mu) + rtol * theta, v
+        if r <= rtol * theta:
+            break
+        rate = r / r_prev
+        if i >= 2 and (rate >= 1.0 or r * rate ** (max_iter - i) > rtol * theta):
+            break  # too small an eigengap to converge in time: LAPACK instead
+    if not (theta > 0.0 and r <= rtol * theta):
+        return _exact_top(G, rtol), v
+    u = theta + r + rtol * theta
+    M = -G
+    M.flat[:: k + 1] += u
+    try:
+        np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:  # theta belonged to a lower eigenvalue
+        return _exact_top(G, rtol), v
+    return u, v
 
 
 @dataclass(frozen=True)
@@ -177,6 +287,9 @@ class DirtyProblem:
             self._slices = [slice(e - k, e) for e, k in zip(ends, self.n_t)]
         self.has_shared = self.penalty_s is not None
         self._grams = {}
+        self._lip = None
+        # top eigenvectors of the (bordered) Grams, the next problem's warm start
+        self.lip_vectors = {}
         if gram is not None and self.shared_rows:
             self._grams[0] = (np.asarray(gram, dtype=float), Phi.sum(axis=0))
 
@@ -349,21 +462,47 @@ class DirtyProblem:
             return U, ws * 0.0
         return U, self.penalty_s.prox(ws, step_s, self.indptr)
 
-    def lipschitz(self):
+    def lipschitz(self, start=None):
         r"""Lipschitz constant bound of the smooth part's gradient.
 
-        :math:`L = \ell'' \max_t \lambda_{\max}([\Phi^{(t)}\ \mathbf 1]'[\Phi^{(t)}\ \mathbf 1])
-        (1 + T\,[\text{shared}])`, from the cached Gram matrices.
+        :math:`L = \ell'' \max_t \bar\lambda_t\,(1 + T\,[\text{shared}])` with
+        :math:`\bar\lambda_t \ge \lambda_{\max}([\Phi^{(t)}\ \mathbf 1]'
+        [\Phi^{(t)}\ \mathbf 1])` from the cached Gram matrices, exact to a
+        relative :data:`LIP_RTOL` (:func:`top_eigenvalue_bound`); computed once
+        per problem.
+
+        Parameters
+        ----------
+        start : dict, optional
+            :attr:`lip_vectors` of a previous problem whose columns are the
+            first ones of this one (the warm start of the bound).
+
+        Returns
+        -------
+        lipschitz : float
         """
+        # (through __dict__: a subclass may set up its own attributes)
+        if self.__dict__.get("_lip") is not None:
+            return self._lip
+        vectors = self.__dict__.setdefault("lip_vectors", {})
         s2 = 0.0
+        start = start or {}
         for t in range(1 if self.shared_rows else self.T):
             G, s = self.task_gram(t)
             if self.fit_intercept:
-                G = np.block([[G, s[:, None]], [s[None, :], np.array([[self.n_t[t]]])]])
+                p = G.shape[0]
+                B = np.empty((p + 1, p + 1))
+                B[:p, :p] = G
+                B[:p, p] = B[p, :p] = s
+                B[p, p] = self.n_t[t]
+                G = B
             if G.size:
-                s2 = max(s2, float(np.linalg.eigvalsh(G)[-1]))
+                lam, vectors[t] = top_eigenvalue_bound(
+                    G, _pad_vector(start.get(t), G.shape[0], self.fit_intercept))
+                s2 = max(s2, lam)
         lip = self.loss.lipschitz if np.isfinite(self.loss.lipschitz) else 1.0
-        return max(lip * s2 * (1 + (self.T if self.has_shared else 0)), 1e-12)
+        self._lip = max(lip * s2 * (1 + (self.T if self.has_shared else 0)), 1e-12)
+        return self._lip
 
     def kkt(self, W, ws, b, margins=None, step=None):
         """Approximate-KKT measure, scale-free in the regularisation level.

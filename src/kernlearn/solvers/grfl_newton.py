@@ -95,21 +95,145 @@ def _l1_ball_residual(Z, r):
 
 
 @numba.njit(cache=True)
-def _block_prox(Z, thr, kind):
-    """Prox of ``thr * norm`` at the block ``Z`` (rows of a group, all tasks)."""
+def _max_group(indptr):
+    """Size of the largest group."""
+    m = 0
+    for g in range(indptr.size - 1):
+        m = max(m, indptr[g + 1] - indptr[g])
+    return m
+
+
+@numba.njit(cache=True)
+def _prox_in_place(Z, thr, kind):
+    """Overwrite the block ``Z`` (rows of a group, all tasks) with the prox of
+    ``thr * norm`` at ``Z`` (no allocation but for the l-infinity norm)."""
+    m, T = Z.shape
     if kind == 0:
-        nrm = np.sqrt(np.sum(Z * Z))
-        return Z * (max(0.0, 1.0 - thr / nrm) if nrm > 0 else 0.0)
-    if kind == 1:
-        return np.sign(Z) * np.maximum(np.abs(Z) - thr, 0.0)
-    if kind == 2:
-        out = np.empty_like(Z)
-        for t in range(Z.shape[1]):
-            nrm = np.sqrt(np.sum(Z[:, t] ** 2))
+        sq = 0.0
+        for i in range(m):
+            for t in range(T):
+                sq += Z[i, t] * Z[i, t]
+        nrm = np.sqrt(sq)
+        s = max(0.0, 1.0 - thr / nrm) if nrm > 0 else 0.0
+        for i in range(m):
+            for t in range(T):
+                Z[i, t] *= s
+    elif kind == 1:
+        for i in range(m):
+            for t in range(T):
+                z = Z[i, t]
+                Z[i, t] = np.sign(z) * max(abs(z) - thr, 0.0)
+    elif kind == 2:
+        for t in range(T):
+            sq = 0.0
+            for i in range(m):
+                sq += Z[i, t] * Z[i, t]
+            nrm = np.sqrt(sq)
             s = max(0.0, 1.0 - thr / nrm) if nrm > 0 else 0.0
-            out[:, t] = Z[:, t] * s
-        return out
-    return _l1_ball_residual(Z, thr)
+            for i in range(m):
+                Z[i, t] *= s
+    else:
+        Z[:, :] = _l1_ball_residual(Z, thr)
+
+
+@numba.njit(cache=True)
+def _penalty_value(W, ws, indptr, kind, alpha, alpha_s, has_shared):
+    """``P.penalty_value(W, ws)`` for a penalty with a compiled block prox
+    (``kind``) and an l1 (or no) shared penalty, without Python overhead."""
+    val = 0.0
+    for g in range(indptr.size - 1):
+        r0, r1 = indptr[g], indptr[g + 1]
+        Z = W[r0:r1]
+        if kind == 0:
+            val += np.sqrt(np.sum(Z * Z))
+        elif kind == 1:
+            val += np.sum(np.abs(Z))
+        elif kind == 2:
+            for t in range(Z.shape[1]):
+                val += np.sqrt(np.sum(Z[:, t] ** 2))
+        elif Z.size:
+            val += np.max(np.abs(Z))
+    val *= alpha
+    if has_shared:
+        val += alpha_s * np.sum(np.abs(ws))
+    return val
+
+
+@numba.njit(cache=True)
+def _kkt_residual(W, ws, gW, gws, gb, step, indptr, kind, alpha, alpha_s, has_shared,
+                  fit_b):
+    """Max-norm of the prox-gradient mapping at ``(W, ws, b)`` with step
+    ``step`` (before the division by the levels' scale; see ``GrFLNewton._measures``)."""
+    res = 0.0
+    T = W.shape[1]
+    Zb = np.empty((_max_group(indptr), T))
+    for g in range(indptr.size - 1):
+        r0, r1 = indptr[g], indptr[g + 1]
+        U = Zb[: r1 - r0]
+        for i in range(r0, r1):
+            for t in range(T):
+                U[i - r0, t] = W[i, t] - step * gW[i, t]
+        _prox_in_place(U, step * alpha, kind)
+        for i in range(r0, r1):
+            for t in range(T):
+                res = max(res, abs(W[i, t] - U[i - r0, t]))
+    res /= step
+    if has_shared:
+        thr = step * alpha_s
+        for i in range(ws.size):
+            z = ws[i] - step * gws[i]
+            u = np.sign(z) * max(abs(z) - thr, 0.0)
+            res = max(res, abs(ws[i] - u) / step)
+    if fit_b:
+        for t in range(gb.size):
+            res = max(res, abs(gb[t]))
+    return res
+
+
+@numba.njit(cache=True)
+def _model_curvatures(H, indptr, fit_b):
+    """The quadratic model's Hessians, damped, and its block curvatures.
+
+    Returns a damped copy of the ``(T, p+1, p+1)`` Hessians ``H`` (a little
+    damping, relative to the largest diagonal entry, keeps flat blocks well
+    posed; without intercept its row and column are zero), ``Lw`` the largest
+    eigenvalue of every group's diagonal block over the tasks (closed form
+    for groups of one and two columns, the cos/sin pairs) and ``Ls`` the sum
+    over the tasks of each column's curvature (the shared weights' steps).
+    """
+    T, p1 = H.shape[0], H.shape[1]
+    p = p1 - 1
+    Hd = H.copy()
+    top = 0.0
+    for t in range(T):
+        for i in range(p1):
+            top = max(top, H[t, i, i])
+    eps = 1e-10 * max(top, 1e-300) + 1e-300
+    Ls = np.zeros(p)
+    for t in range(T):
+        for i in range(p1):
+            Hd[t, i, i] += eps
+        for i in range(p):
+            Ls[i] += Hd[t, i, i]
+        if not fit_b:
+            Hd[t, p, :] = 0.0
+            Hd[t, :, p] = 0.0
+    n_groups = indptr.size - 1
+    Lw = np.zeros(n_groups)
+    for g in range(n_groups):
+        r0, r1 = indptr[g], indptr[g + 1]
+        for t in range(T):
+            if r1 - r0 == 1:
+                lam = Hd[t, r0, r0]
+            elif r1 - r0 == 2:
+                a, c, d = Hd[t, r0, r0], Hd[t, r0 + 1, r0 + 1], Hd[t, r0, r0 + 1]
+                lam = 0.5 * (a + c) + np.sqrt(0.25 * (a - c) ** 2 + d * d)
+            elif r1 > r0:
+                lam = np.linalg.eigvalsh(Hd[t, r0:r1, r0:r1].copy())[-1]
+            else:
+                lam = 0.0
+            Lw[g] = max(Lw[g], lam)
+    return Hd, np.maximum(Lw, 1e-300), np.maximum(Ls, 1e-300)
 
 
 @numba.njit(cache=True)
@@ -130,6 +254,7 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
     p = p1 - 1
     R = np.zeros((T, p1))
     n_groups = indptr.size - 1
+    Zb = np.empty((_max_group(indptr), T))  # the block being updated
     sweep = 0
     for sweep in range(1, max_sweeps + 1):
         dmax = 0.0
@@ -145,11 +270,21 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
         for g in range(n_groups):
             r0, r1 = indptr[g], indptr[g + 1]
             L = Lw[g]
-            Z = np.empty((r1 - r0, T))
+            Zn = Zb[: r1 - r0]
             for i in range(r0, r1):
                 for t in range(T):
-                    Z[i - r0, t] = W[i, t] - (GW[i, t] + R[t, i]) / L
-            Zn = _block_prox(Z, alpha / L, kind)
+                    Zn[i - r0, t] = W[i, t] - (GW[i, t] + R[t, i]) / L
+            _prox_in_place(Zn, alpha / L, kind)
+            if r1 - r0 == 2:
+                # a cos/sin pair: one pass over R for both columns
+                for t in range(T):
+                    d0, d1 = Zn[0, t] - W[r0, t], Zn[1, t] - W[r0 + 1, t]
+                    if d0 != 0.0 or d1 != 0.0:
+                        W[r0, t], W[r0 + 1, t] = Zn[0, t], Zn[1, t]
+                        for j in range(p1):
+                            R[t, j] += H[t, r0, j] * d0 + H[t, r0 + 1, j] * d1
+                        dmax = max(dmax, max(abs(d0), abs(d1)) * L)
+                continue
             for i in range(r0, r1):
                 for t in range(T):
                     d = Zn[i - r0, t] - W[i, t]
@@ -248,14 +383,17 @@ class _Hessians:
             q = old["p"]
             self.Dh = old["D"].copy()
             self.H = np.empty((T, p + 1, p + 1))
-            new = np.r_[np.arange(q, p), p]
-            idx_old = np.r_[np.arange(q), p]
+            new = np.arange(q, p + 1)  # the new columns, then the intercept (p)
+            Ho = old["H"]  # (the intercept is the last row and column of both)
+            self.H[:, :q, :q] = Ho[:, :q, :q]
+            self.H[:, p, :q] = Ho[:, q, :q]
+            self.H[:, :q, p] = Ho[:, :q, q]
+            self.H[:, p, p] = Ho[:, q, q]
             for t in range(T):
-                self.H[t][np.ix_(idx_old, idx_old)] = old["H"][t]
                 d = self._d(self.Dh, t)
                 C = self._block(t, None, d, cols=new)
-                self.H[t][:, new] = C
-                self.H[t][new, :] = C.T
+                self.H[t][:, q:] = C
+                self.H[t][q:, :] = C.T
             self.update(D)
             return self
         self.H = np.empty((T, p + 1, p + 1))
@@ -298,11 +436,16 @@ class GrFLNewtonState(DirtyState):
     hess : dict, optional
         Per-task Hessians of the loss on the active columns (updated, not
         rebuilt, when columns are appended).
+    lip_vectors : dict, optional
+        Top eigenvectors of the problem's Gram matrices, the warm start of
+        the next problem's Lipschitz bound
+        (:meth:`~kernlearn.solvers._dirty.DirtyProblem.lipschitz`).
     """
 
     p: int = -1
     margins: np.ndarray = None
     hess: dict = None
+    lip_vectors: dict = None
 
 
 class GrFLNewton(BaseSolver):
@@ -380,17 +523,18 @@ class GrFLNewton(BaseSolver):
         if state is not None:
             W, ws, b = state.W.copy(), state.ws.copy(), state.b.copy()
         reg = P.reg_scale()
-        step_kkt = 1.0 / P.lipschitz()
+        pen_of, kkt_of = self._measures(P)
+        step_kkt = 1.0 / P.lipschitz(getattr(state, "lip_vectors", None))
         M = getattr(state, "margins", None)
         if M is None or M.shape != P.Ys.shape or getattr(state, "p", -1) > P.p:
             M = P.margins(W, ws, b)  # (columns appended with zero weight keep them)
-        F = P.objective(W, ws, b, M)
+        F = P.loss_value(M) + pen_of(W, ws)
         history = History()
         hess, exact_hessian = None, False
         converged, k, kkt = False, 0, np.inf
         for k in range(1, self.max_iter + 1):
             gW, gws, gb = P.gradients(M)
-            kkt = self._kkt(P, W, ws, gW, gws, gb, step_kkt, reg)
+            kkt = kkt_of(W, ws, gW, gws, gb, step_kkt) / reg
             history.append(objective=F, kkt=kkt)
             if kkt <= self.tol:
                 converged = True
@@ -405,13 +549,12 @@ class GrFLNewton(BaseSolver):
             inner_tol = reg * max(0.1 * min(kkt, 1.0) * kkt, 0.01 * self.tol)
             Wn, wsn, bn = self._direction(P, hess.H, gW, gws, gb, W, ws, b, inner_tol)
             dW, dws, db = Wn - W, wsn - ws, bn - b
-            pen0 = P.penalty_value(W, ws)
-            delta = (np.vdot(gW, dW) + gws @ dws + gb @ db
-                     + P.penalty_value(Wn, wsn) - pen0)
+            pen0 = pen_of(W, ws)
+            delta = (np.vdot(gW, dW) + gws @ dws + gb @ db + pen_of(Wn, wsn) - pen0)
             dM = P.margins(dW, dws, db)
             s, accepted = 1.0, False
             for _ in range(_MAX_HALVINGS):
-                Fs = P.loss_value(M + s * dM) + P.penalty_value(W + s * dW, ws + s * dws)
+                Fs = P.loss_value(M + s * dM) + pen_of(W + s * dW, ws + s * dws)
                 # (slack: near the optimum the decrease is below the
                 # rounding of F, and the step is then judged by the model)
                 if Fs <= F + _SIGMA * s * min(delta, 0.0) + _ROUND * abs(F):
@@ -431,56 +574,61 @@ class GrFLNewton(BaseSolver):
             F = Fs
         if not converged:
             gW, gws, gb = P.gradients(M)
-            kkt = self._kkt(P, W, ws, gW, gws, gb, step_kkt, reg)
+            kkt = kkt_of(W, ws, gW, gws, gb, step_kkt) / reg
             converged = kkt <= self.tol
         kept = getattr(state, "hess", None)
         out = GrFLNewtonState(
             W=W, ws=ws, b=b, objective=float(F), kkt=float(kkt), p=P.p, margins=M,
+            lip_vectors=getattr(P, "lip_vectors", None),
             hess=hess.state() if hess is not None
             else kept if kept is not None and kept["p"] == P.p else None)
         return SolverResult(coef=(W, ws), intercept=b.copy(), state=out,
                             history=history, converged=converged, n_iter=k)
 
     @staticmethod
-    def _kkt(P, W, ws, gW, gws, gb, step, reg):
-        """:meth:`DirtyProblem.kkt` from gradients already computed."""
-        U, us = P.prox(W - step * gW, ws - step * gws, step, step)
-        res = np.abs(W - U).max(initial=0.0) / step
-        if P.has_shared:
-            res = max(res, np.abs(ws - us).max(initial=0.0) / step)
-        if P.fit_intercept:
-            res = max(res, np.abs(gb).max(initial=0.0))
-        return float(res) / reg
+    def _measures(P):
+        """``P.penalty_value`` and the KKT residual (:meth:`DirtyProblem.kkt`
+        from gradients already computed, before the division by
+        ``reg_scale``): compiled for the penalties with a compiled block prox
+        and an l1 (or no) shared penalty, else from the penalties' methods."""
+        kind = _penalty_kind(P.penalty_p)
+        if kind is None or (P.has_shared and type(P.penalty_s) is not L1):
+            def kkt_generic(W, ws, gW, gws, gb, step):
+                U, us = P.prox(W - step * gW, ws - step * gws, step, step)
+                res = np.abs(W - U).max(initial=0.0) / step
+                if P.has_shared:
+                    res = max(res, np.abs(ws - us).max(initial=0.0) / step)
+                if P.fit_intercept:
+                    res = max(res, np.abs(gb).max(initial=0.0))
+                return float(res)
+
+            return P.penalty_value, kkt_generic
+        indptr = P.indptr.astype(np.int64)
+        alpha = float(P.penalty_p.alpha)
+        alpha_s = float(P.penalty_s.alpha) if P.has_shared else 0.0
+        shared, fit_b = bool(P.has_shared), bool(P.fit_intercept)
+        flat = np.ascontiguousarray
+
+        def pen_of(W, ws):
+            return _penalty_value(flat(W, dtype=float), flat(ws, dtype=float), indptr,
+                                  kind, alpha, alpha_s, shared)
+
+        def kkt_of(W, ws, gW, gws, gb, step):
+            return _kkt_residual(flat(W, dtype=float), flat(ws, dtype=float),
+                                 flat(gW, dtype=float), flat(gws, dtype=float),
+                                 flat(gb, dtype=float), float(step), indptr, kind,
+                                 alpha, alpha_s, shared, fit_b)
+
+        return pen_of, kkt_of
 
     def _direction(self, P, H, gW, gws, gb, W, ws, b, tol):
         """Minimiser of the quadratic model plus the penalties, from ``(W, ws, b)``."""
-        T, p = P.T, P.p
-        H = H.copy()
-        # a little damping keeps flat blocks (no curvature) well posed
-        ar = np.arange(p + 1)
-        H[:, ar, ar] += 1e-10 * max(float(H[:, ar, ar].max(initial=0.0)), 1e-300) + 1e-300
-        diag = H[:, ar, ar]
-        if not P.fit_intercept:
-            H[:, p, :] = 0.0
-            H[:, :, p] = 0.0
+        H, Lw, Ls = _model_curvatures(np.ascontiguousarray(H, dtype=float),
+                                      P.indptr.astype(np.int64), bool(P.fit_intercept))
         kind = _penalty_kind(P.penalty_p)
         pen_s = P.penalty_s
         if kind is None or (P.has_shared and type(pen_s) is not L1):
             return self._direction_generic(P, H, gW, gws, gb, W, ws, b, tol)
-        sizes = np.diff(P.indptr)
-        Lw = np.zeros(len(sizes))
-        for gsz in np.unique(sizes):
-            sel = np.flatnonzero(sizes == gsz)
-            idx = P.indptr[sel][:, None] + np.arange(gsz)
-            blocks = H[:, idx[:, :, None], idx[:, None, :]]  # (T, G, gs, gs)
-            if gsz == 2:  # cos/sin pairs: the largest eigenvalue in closed form
-                a, c, d = blocks[..., 0, 0], blocks[..., 1, 1], blocks[..., 0, 1]
-                top = 0.5 * (a + c) + np.sqrt(0.25 * (a - c) ** 2 + d * d)
-            else:
-                top = np.linalg.eigvalsh(blocks)[..., -1]
-            Lw[sel] = top.max(axis=0)
-        Lw = np.maximum(Lw, 1e-300)
-        Ls = np.maximum(diag[:, :p].sum(axis=0), 1e-300)
         Wn, wsn, bn = W.copy(), ws.copy(), b.copy()
         alpha_s = float(pen_s.alpha) if P.has_shared else 0.0
         _bcd(H, np.ascontiguousarray(gW), gb.astype(float), Wn, wsn, bn,
