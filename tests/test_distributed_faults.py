@@ -20,16 +20,21 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 N, M, CHUNK = 800, 20, 200
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def cluster_client():
-    # One failure allowed per task: an unrecoverable partition fails fast.
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+    # A cluster per test: a test that kills every worker must not leave the
+    # next one waiting for the nannies to bring workers back.  One failure
+    # allowed per task (an unrecoverable partition fails fast); tasks with no
+    # worker for a minute fail instead of waiting forever.
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1,
+                          "distributed.scheduler.no-workers-timeout": "60s"}):
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                            dashboard_address=None)
         client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
+        client.wait_for_workers(2, timeout=120)
+        yield client
+        client.close()
+        cluster.close()
 
 
 def _problem(seed=0):
