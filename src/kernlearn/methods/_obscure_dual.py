@@ -195,3 +195,77 @@ class _DualCadence:
     def done(self, cost):
         """Record a computed certificate and its cost."""
         self.work, self.cost = 0.0, float(cost)
+
+
+class _RecentUpdates:
+    r"""The dual candidate of the recent updates only (a suffix of the iterates).
+
+    The coefficients ``A`` of the iterate weigh each sample by the steps of
+    *all* its updates since the start, decayed by the shrinkages since: the
+    dual candidate :func:`dual_bound` reads from them is, per sample, about
+    the share of all epochs in which it incurred a loss, early epochs
+    included, so it converges like a plain average, slowly.  The updates made
+    since a snapshot :math:`A_0` taken ``k`` epochs ago,
+    :math:`(A - \rho A_0) / (1 - \rho)` with :math:`\rho` the product of the
+    shrinkages and projections since (the scores ``G`` alike, the map being
+    linear), are the same candidate over the recent epochs only, as suffix
+    averaging does for stochastic gradient steps.  The snapshot is retaken
+    after 1, 2, 4, 8, ... epochs, so the suffix is the last half to all of
+    them.  Any coefficients give a valid bound, so the best of both is kept.
+    """
+
+    def __init__(self):
+        self.snapshot, self.rho, self.epochs, self.next_reset = None, 1.0, 0, 1
+
+    def decay(self, factor):
+        """Fold an epoch's product of shrinkages and projections into :math:`\\rho`."""
+        self.rho *= factor
+
+    def candidate(self, A, G):
+        """The recent updates' ``(A, G, N)``, or ``None`` before the first snapshot."""
+        if self.snapshot is None or not 0.0 <= self.rho < 1.0:
+            return None
+        A0, G0 = self.snapshot
+        f = 1.0 / (1.0 - self.rho)
+        dA = f * (A - self.rho * A0)
+        dG = f * (G - self.rho * G0)
+        return dA, dG, np.einsum("nc,cjn->j", dA, dG)
+
+    def end_epoch(self, A, G):
+        """Count an epoch; retake the snapshot after 1, 2, 4, ... epochs."""
+        self.epochs += 1
+        if self.epochs >= self.next_reset:
+            self.snapshot, self.rho = (A.copy(), G.copy()), 1.0
+            self.next_reset *= 2
+
+
+class _IterateAverage:
+    r"""Polynomial-decay average of the end-of-epoch iterates (a primal candidate).
+
+    :math:`\bar A_t = (1 - \omega_t)\bar A_{t-1} + \omega_t A_t` with
+    :math:`\omega_t = (\nu + 1)/(t + \nu)`, :math:`\nu = 3` (Shamir and Zhang,
+    2013: averaging that forgets the early iterates, with the optimal rate of
+    stochastic sub-gradient steps on strongly convex problems); the scores
+    average alike (``G`` is linear in ``A``).  The stochastic iterates
+    fluctuate around the optimum and their average is closer to it: offered
+    to :class:`_BestIterate` next to the last iterate.
+    """
+
+    nu = 3.0
+
+    def __init__(self):
+        self.A = self.G = None
+        self.t = 0
+
+    def update(self, A, G):
+        """Average in an epoch's iterate; returns ``(A, G, N)`` of the average."""
+        self.t += 1
+        if self.A is None:
+            self.A, self.G = A.copy(), G.copy()
+        else:
+            w = (self.nu + 1.0) / (self.t + self.nu)
+            self.A *= 1.0 - w
+            self.A += w * A
+            self.G *= 1.0 - w
+            self.G += w * G
+        return self.A, self.G, np.einsum("nc,cjn->j", self.A, self.G)

@@ -63,7 +63,14 @@ from ..solvers._base import (
     SolverState,
     single_blas_thread,
 )
-from ._obscure_dual import _CLIP_SCALES, _BestIterate, _DualCadence, dual_bound
+from ._obscure_dual import (
+    _CLIP_SCALES,
+    _BestIterate,
+    _DualCadence,
+    _IterateAverage,
+    _RecentUpdates,
+    dual_bound,
+)
 from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
     _block_loop_jit,
     _block_numpy,
@@ -439,6 +446,7 @@ class OnlineBatch(BaseSolver):
         steps = [0]
         dual = [0.0]  # the best dual bound so far
         check = _DualCadence()
+        recent, average = _RecentUpdates(), _IterateAverage()
 
         def incurs_loss(ids):
             # margins of the current iterate (lazy scale included) at ids
@@ -463,6 +471,7 @@ class OnlineBatch(BaseSolver):
             steps[0] += len(order)
             eta1 = float(self.eta)
             if use_numba:
+                cache.new_epoch(st[5], incurs_loss(np.arange(n)))
                 k = 0
                 while True:
                     k = _block_loop_jit(
@@ -481,6 +490,8 @@ class OnlineBatch(BaseSolver):
             # fold the lazy scale into the storage; recompute ||theta^j||^2 exactly
             A[:] *= st[0]
             G[:] *= st[0]
+            if stage == 2:
+                recent.decay(st[0])
             st[0] = 1.0
             N[:] = np.einsum("nc,cjn->j", A, G)
             obj, mloss, err, wn = _objective(G, N, 1.0, yy, loss, sample_weight, lam, q)
@@ -489,12 +500,24 @@ class OnlineBatch(BaseSolver):
                       + _DUAL_FIXED_OPS)  # an epoch's NumPy calls cost about as much
             if check.due():
                 # the certificate's cost: clipped-candidate products and the
-                # kernel block among the clipped samples (cache.last_block)
-                dual[0] = max(dual[0], dual_bound(
-                    A, N, y if not multiclass else yint, lam, q, sample_weight, G,
-                    kdiag, cache.gram_block if cache else None))
-                h = cache.last_block if cache else 0
-                check.done(len(_CLIP_SCALES) * F * M * (h * h + 3 * n) + _DUAL_FIXED_OPS)
+                # kernel block among the clipped samples (cache.last_block),
+                # for the iterate and for its recent updates (stage 2)
+                points = [(A, G, N)]
+                if stage == 2:
+                    points.append(recent.candidate(A, G))
+                cost = 0.0
+                for point in points:
+                    if point is None:
+                        continue
+                    dual[0] = max(dual[0], dual_bound(
+                        point[0], point[2], yy, lam, q, sample_weight, point[1],
+                        kdiag, cache.gram_block if cache else None))
+                    h = cache.last_block if cache else 0
+                    cost += (len(_CLIP_SCALES) * F * M * (h * h + 3 * n)
+                             + _DUAL_FIXED_OPS)
+                check.done(cost)
+            if stage == 2:
+                recent.end_epoch(A, G)
             return obj, mloss, err, wn, nupd
 
         def log(stage, ep, obj, mloss, err, wn, nupd, R):
@@ -550,6 +573,9 @@ class OnlineBatch(BaseSolver):
                 n_epochs += 1
                 log(2, ep + 1, obj, mloss, err, wn, nupd, R)
                 best.offer(obj, dual[0], A, G, N)
+                Aa, Ga, Na = average.update(A, G)
+                best.offer(_objective(Ga, Na, 1.0, yy, loss, sample_weight, lam, q)[0],
+                           dual[0], Aa, Ga, Na)
                 reason = best.stop(self.tol)
                 if reason:
                     converged = True
