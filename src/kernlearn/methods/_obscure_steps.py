@@ -274,7 +274,7 @@ def _scaled_rows(D, s_a, s_b, out, slots):  # pragma: no cover
 
 
 def _row_plan(kernels):
-    """How :class:`_RowCache` computes rows itself, or ``None`` (the list's rows).
+    r"""How :class:`_RowCache` computes rows itself, or ``None`` (the list's rows).
 
     Available for a :class:`~kernlearn.kernels.KernelList` whose kernels are
     all named ``"rbf"``, ``"linear"`` or ``"constant"``: the kernels on one
