@@ -11,7 +11,7 @@ from ..penalties.squared import lp_norm
 
 
 def dual_bound(A, N, y, lam, q, sample_weight=None, G=None, kdiag=None,
-               gram_block=None):
+               gram_block=None, exact_budget=None):
     r"""Lower bound on the optimum of (5) from an iterate's coefficients (hinge losses).
 
     At the optimum, :math:`\frac{\lambda}{q}\bar\theta = \frac1W\sum_i w_i
@@ -65,6 +65,9 @@ def dual_bound(A, N, y, lam, q, sample_weight=None, G=None, kdiag=None,
         ``gram_block(ids) -> (have, K)``: the samples of ``ids`` whose Gram
         rows are at hand and the ``(F, len(have), len(have))`` kernel values
         among them, which make the last term exact on those samples.
+    exact_budget : float, optional
+        Multiply-adds allowed to that exact part (at most ``_EXACT_BUDGET``);
+        it sets how many of the clipped samples it covers.
 
     Returns
     -------
@@ -104,7 +107,9 @@ def dual_bound(A, N, y, lam, q, sample_weight=None, G=None, kdiag=None,
     e_have = 0.0
     if gram_block is not None and clip.size:
         # the exact term costs (scalings x F x M) h^2: fewer rows for many classes
-        cap = int(np.sqrt(_EXACT_BUDGET / (cs.size * N.size * A.shape[1])))
+        budget = _EXACT_BUDGET if exact_budget is None else min(exact_budget,
+                                                                 _EXACT_BUDGET)
+        cap = int(np.sqrt(budget / (cs.size * N.size * A.shape[1])))
         have, Kc = gram_block(clip[:cap])
         hv = np.searchsorted(clip, have)
         rest[hv] = False
@@ -211,11 +216,14 @@ class _RecentUpdates:
     linear), are the same candidate over the recent epochs only, as suffix
     averaging does for stochastic gradient steps.  The snapshot is retaken
     after 1, 2, 4, 8, ... epochs, so the suffix is the last half to all of
-    them.  Any coefficients give a valid bound, so the best of both is kept.
+    them.  Any coefficients give a valid bound, so the best of both is kept;
+    once the recent updates have given the higher one (``ahead``), the
+    solver stops evaluating the other, halving the certificate's cost.
     """
 
     def __init__(self):
         self.snapshot, self.rho, self.epochs, self.next_reset = None, 1.0, 0, 1
+        self.ahead = False
 
     def decay(self, factor):
         """Fold an epoch's product of shrinkages and projections into :math:`\\rho`."""
