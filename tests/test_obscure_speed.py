@@ -1,6 +1,6 @@
 """OBSCURE's fast paths (issue 24 item 5): compiled Gram rows, the row cache's
-eviction order, the dual candidate of the recent updates and the averaged
-iterate; each agrees with the plain computation and keeps the certificate valid."""
+eviction order and the dual candidate of the recent updates; each agrees with
+the plain computation and keeps the certificate valid."""
 
 import numpy as np
 import pytest
@@ -140,23 +140,3 @@ def test_recent_updates_candidate_is_consistent_valid_and_tighter(M, monkeypatch
     assert np.median(gains[len(gains) // 2:]) > 0
     assert best <= p_ub + 1e-9
 
-
-def test_averaged_iterate_is_a_consistent_candidate(monkeypatch):
-    kl, target, problem, lam = _problem(1)
-    K = kl.gram()
-    objs = []
-    real = dual_mod._IterateAverage.update
-
-    def spy(self, A, G):
-        Aa, Ga, Na = real(self, A, G)
-        np.testing.assert_allclose(Ga, np.einsum("jnm,mc->cjn", K, Aa), atol=1e-9)
-        objs.append(OnlineBatch.objective(problem, Ga, Na)[0])
-        return Aa, Ga, Na
-
-    monkeypatch.setattr(dual_mod._IterateAverage, "update", spy)
-    res = OnlineBatch(tol=None, max_iter=30, random_state=0).solve(problem)
-    h = res.history.as_dict()
-    # the returned point is the best of the iterates and their averages
-    best = min(h["objective"][h["stage"] == 2].min(), min(objs))
-    assert res.state.objective == pytest.approx(best, rel=1e-10)
-    assert len(objs) == 30

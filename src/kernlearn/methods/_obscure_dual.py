@@ -246,34 +246,3 @@ class _RecentUpdates:
             self.snapshot, self.rho = (A.copy(), G.copy()), 1.0
             self.next_reset *= 2
 
-
-class _IterateAverage:
-    r"""Polynomial-decay average of the end-of-epoch iterates (a primal candidate).
-
-    :math:`\bar A_t = (1 - \omega_t)\bar A_{t-1} + \omega_t A_t` with
-    :math:`\omega_t = (\nu + 1)/(t + \nu)`, :math:`\nu = 3` (Shamir and Zhang,
-    2013: averaging that forgets the early iterates, with the optimal rate of
-    stochastic sub-gradient steps on strongly convex problems); the scores
-    average alike (``G`` is linear in ``A``).  The stochastic iterates
-    fluctuate around the optimum and their average is closer to it: offered
-    to :class:`_BestIterate` next to the last iterate.
-    """
-
-    nu = 3.0
-
-    def __init__(self):
-        self.A = self.G = None
-        self.t = 0
-
-    def update(self, A, G):
-        """Average in an epoch's iterate; returns ``(A, G, N)`` of the average."""
-        self.t += 1
-        if self.A is None:
-            self.A, self.G = A.copy(), G.copy()
-        else:
-            w = (self.nu + 1.0) / (self.t + self.nu)
-            self.A *= 1.0 - w
-            self.A += w * A
-            self.G *= 1.0 - w
-            self.G += w * G
-        return self.A, self.G, np.einsum("nc,cjn->j", self.A, self.G)
