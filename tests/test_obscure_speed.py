@@ -140,3 +140,26 @@ def test_recent_updates_candidate_is_consistent_valid_and_tighter(M, monkeypatch
     assert np.median(gains[len(gains) // 2:]) > 0
     assert best <= p_ub + 1e-9
 
+
+
+@pytest.mark.parametrize("M", [1, 4])
+def test_compiled_loss_flags_equal_the_numpy_margins(M):
+    from kernlearn.methods._obscure_steps import _incurs_loss
+    from kernlearn.penalties.squared import conj_mirror_scales
+
+    rng = np.random.default_rng(5)
+    n, F, q, scale = 80, 3, 3.0, 8.0
+    G = rng.normal(size=(M, F, n))
+    N = rng.uniform(0.1, 2.0, size=F)
+    y = rng.integers(0, M, size=n) if M > 1 else rng.choice([-1, 1], size=n)
+    ids = rng.permutation(n)[:50].astype(np.int64)
+    got = _incurs_loss(ids, G, N, q, scale, y.astype(np.int64), M > 1, np.zeros(F))
+    m = scale * np.einsum("cjw,j->wc", G[:, :, ids], conj_mirror_scales(np.sqrt(N), q))
+    if M > 1:
+        own = m[np.arange(len(ids)), y[ids]].copy()
+        m[np.arange(len(ids)), y[ids]] = -np.inf
+        want = 1.0 - own + m.max(axis=1) > 0.0
+    else:
+        want = 1.0 - y[ids] * m[:, 0] > 0.0
+    assert 0 < want.sum() < len(ids)
+    np.testing.assert_array_equal(got, want)

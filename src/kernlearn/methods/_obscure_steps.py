@@ -204,6 +204,36 @@ _block_loop_jit = numba.njit(cache=True, fastmath=False)(_block_loop)
 
 
 @numba.njit(cache=True)
+def _incurs_loss(ids, G, N, q, scale, yint, multiclass, alpha):  # pragma: no cover
+    """Whether each sample of ``ids`` incurs a hinge loss under the current iterate.
+
+    The margins of :func:`_block_loop` (lazy ``scale`` included) without
+    gathering ``G[:, :, ids]``: one pass over the samples.
+    """
+    _mirror(N, q, alpha)
+    M, F = G.shape[0], G.shape[1]
+    out = np.empty(ids.shape[0], dtype=np.bool_)
+    m = np.empty(M)
+    for k in range(ids.shape[0]):
+        i = ids[k]
+        for c in range(M):
+            acc = 0.0
+            for j in range(F):
+                acc += alpha[j] * G[c, j, i]
+            m[c] = scale * acc
+        yi = yint[i]
+        if multiclass:
+            best = -np.inf
+            for c in range(M):
+                if c != yi and m[c] > best:
+                    best = m[c]
+            out[k] = 1.0 - m[yi] + best > 0.0
+        else:
+            out[k] = 1.0 - yi * m[0] > 0.0
+    return out
+
+
+@numba.njit(cache=True)
 def _gather(rows, r, cols):  # pragma: no cover
     """``rows[:, r][:, :, cols]`` in one pass (no intermediate copies)."""
     F, h = rows.shape[0], r.shape[0]
@@ -368,6 +398,7 @@ class _RowCache:
         self.block = max(1, min(_FETCH_BLOCK, self.capacity // 8))
         self.all_at_once = self.capacity == n <= _ALL_ROWS_UPTO
         self.plan = _row_plan(kernels)
+        self._dots = None  # inner products of a block of rows (_compute)
 
     def _compute(self, ids, free):
         """Write the Gram rows of ``ids`` into the slots ``free``.
@@ -381,8 +412,16 @@ class _RowCache:
             self.rows[:, free, :] = self.kernels.rows(ids)
             return
         for Xv, sq, members in self.plan:
-            D = safe_sparse_dot(Xv[ids], Xv.T, dense_output=True)
-            D = np.ascontiguousarray(D, dtype=float)
+            if isinstance(Xv, np.ndarray):
+                # into a buffer kept across calls: a fresh block each call
+                # commits fresh memory, which costs more than the product
+                if self._dots is None or self._dots.shape[0] < len(ids):
+                    self._dots = np.empty((max(len(ids), self.block), Xv.shape[0]))
+                D = self._dots[: len(ids)]
+                np.dot(Xv[ids], Xv.T, out=D)
+            else:
+                D = np.ascontiguousarray(
+                    safe_sparse_dot(Xv[ids], Xv.T, dense_output=True), dtype=float)
             for j, kind, par in members:
                 out = self.rows[j]
                 if kind == "rbf":

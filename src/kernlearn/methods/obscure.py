@@ -73,6 +73,7 @@ from ._obscure_dual import (
 from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
     _block_loop_jit,
     _block_numpy,
+    _incurs_loss,
     _RowCache,
     _sampling,
 )
@@ -457,14 +458,8 @@ class OnlineBatch(BaseSolver):
 
         def incurs_loss(ids):
             # margins of the current iterate (lazy scale included) at ids
-            a = conj_mirror_scales(np.sqrt(np.maximum(N, 0.0)), q)
-            m = st[0] * np.einsum("cjw,j->wc", G[:, :, ids], a)
-            if multiclass:
-                yi = yint[ids]
-                own = m[np.arange(len(ids)), yi]
-                m[np.arange(len(ids)), yi] = -np.inf
-                return 1.0 - own + m.max(axis=1) > 0.0
-            return 1.0 - yint[ids] * m[:, 0] > 0.0
+            return _incurs_loss(np.asarray(ids, dtype=np.int64), G, N, q, st[0], yint,
+                                multiclass, alpha_buf)
 
         rows, draw_p = _sampling(sample_weight, n)
 
