@@ -82,7 +82,7 @@ def test_eviction_by_next_use_computes_fewer_rows_same_iterates(monkeypatch):
     X, y = _noisy()
     n = len(y)
     mib = 4.0 * 4 * n * 120 / 2**20  # 120 rows of the 4 default kernels
-    kw = dict(cache_size=mib, tol=None, max_iter=8, random_state=0)
+    kw = {"cache_size": mib, "tol": None, "max_iter": 8, "random_state": 0}
     ours = PNormMKLClassifier(**kw).fit(X, y)
     assert len(ours.support_) > 2 * 120
     monkeypatch.setattr(_RowCache, "_eviction_key", lambda self, clock: self.stamp)
@@ -101,8 +101,9 @@ def _problem(M, n=120, seed=3):
     target = np.where(y == 1, 1.0, -1.0) if M == 1 else y
     loss = Hinge() if M == 1 else MulticlassHinge()
     lam = 1.0 / len(y)
-    return kl, target, KernelProblem(kl, target, loss, SquaredGroupNorm2p(alpha=lam, p=1.5),
-                                     n_classes=None if M == 1 else M), lam
+    problem = KernelProblem(kl, target, loss, SquaredGroupNorm2p(alpha=lam, p=1.5),
+                            n_classes=None if M == 1 else M)
+    return kl, target, problem, lam
 
 
 @pytest.mark.parametrize("M", [1, 3])
@@ -125,7 +126,7 @@ def test_recent_updates_candidate_is_consistent_valid_and_tighter(M, monkeypatch
     # a long run's objective bounds every dual value from above
     long = OnlineBatch(tol=None, max_iter=400, random_state=1).solve(problem)
     p_ub = long.state.objective
-    block = lambda ids: (ids, K[:, ids][:, :, ids])  # noqa: E731
+    block = lambda ids: (ids, K[:, ids][:, :, ids])
     gains = []
     for A, G, (dA, dG, dN) in seen:
         # the scores and norms of the candidate are those of its coefficients

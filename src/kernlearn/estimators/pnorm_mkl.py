@@ -121,7 +121,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         time grows linearly with ``n``.
     cache_size : float, default=1024
         Memory budget (MiB) of the cache of Gram rows: a row is computed when
-        a sample first triggers an update and kept (least recently used rows
+        a sample first triggers an update and kept (the rows needed last
         evicted beyond the budget), as libsvm's kernel cache; rows are kept
         in single precision (4 bytes per value and kernel).
     random_state : int, RandomState instance or None, default=None

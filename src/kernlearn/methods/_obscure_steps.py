@@ -1,5 +1,5 @@
 """OBSCURE's per-sample steps: the compiled loop of Algorithms 1-2, its NumPy
-transcription, the LRU cache of Gram rows and the epoch's sampling.
+transcription, the cache of Gram rows and the epoch's sampling.
 
 Private to :mod:`kernlearn.methods.obscure` (which documents the storage:
 ``A``, ``G = K A``, ``N = ||theta^j||^2`` and the lazy scale).
@@ -10,7 +10,6 @@ import numpy as np
 from sklearn.utils.extmath import safe_sparse_dot
 
 from ..kernels import KernelList
-
 from ..penalties.squared import conj_mirror_scales, lp_norm
 
 
@@ -99,10 +98,10 @@ def _block_loop(
     the identity and every row is present).  The loop returns the position
     ``k`` of the first sample that needs an additive update but whose row is
     not cached, before touching the state for that sample; the caller
-    computes that row, evicting the least recently used one (``stamp`` holds
-    the last use of each slot), and resumes at ``k``.  Rows are thus computed
-    only for updates, at most once while they stay cached.  Returns ``-1``
-    when done.
+    computes that row, evicting the row needed last (``stamp`` holds the
+    last use of each slot; ``_RowCache._eviction_key``), and resumes at
+    ``k``.  Rows are thus computed only for updates, at most once while they
+    stay cached.  Returns ``-1`` when done.
     """
     F = N.shape[0]
     M = G.shape[0]
@@ -291,7 +290,7 @@ def _rbf_exponent_rows(D, sq_a, sq_b, gamma, out, slots):  # pragma: no cover
         r = slots[a]
         for l in range(D.shape[1]):
             d2 = sq_a[a] + sq_b[l] - 2.0 * D[a, l]
-            out[r, l] = -gamma * (d2 if d2 > 0.0 else 0.0)
+            out[r, l] = -gamma * max(d2, 0.0)
 
 
 @numba.njit(cache=True)
@@ -350,17 +349,18 @@ _EXACT_DUAL_ROWS = 1000
 
 
 class _RowCache:
-    """Gram rows of the training samples for the compiled loop, LRU-evicted.
+    """Gram rows of the training samples for the compiled loop, evicted by next use.
 
     With cached Gram matrices every row is present (``slot`` is the
     identity).  Otherwise ``rows`` holds as many ``(F, n)`` single-precision
     rows as the kernel list's ``cache_size`` allows (as libsvm's kernel cache
     does), and
     :meth:`fill` computes a missing row together with those of the next
-    samples the current model would update, evicting the least recently
-    used rows, so a support vector's row is computed once while it stays in
-    the cache instead of at every update.  Up to ``_ALL_ROWS_UPTO`` samples
-    the first miss computes all rows at once.
+    samples the current model would update, evicting the rows whose next use
+    is farthest (:meth:`_eviction_key`), so a support vector's row is
+    computed once while it stays in the cache instead of at every update.
+    Up to ``_ALL_ROWS_UPTO`` samples the first miss computes all rows at
+    once.
 
     Parameters
     ----------

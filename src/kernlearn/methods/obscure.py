@@ -30,14 +30,17 @@ The solver keeps
 The per-sample loop is compiled with numba (hinge and multiclass hinge); for
 any other margin loss, or with ``backend="numpy"``, a NumPy loop vectorised
 over kernels and samples is used.  Both give the same iterates.  With kernels
-computed on the fly the compiled loop reads Gram rows from an LRU row cache
+computed on the fly the compiled loop reads Gram rows from a row cache
 (``_obscure_steps._RowCache``, as libsvm's kernel cache, in single
-precision), so the cost is linear in the number of additive updates and a
-support vector's row is computed once while it stays cached.
+precision, rows computed in one compiled pass per kernel and evicted by
+their next use in the epoch), so the cost is linear in the number of
+additive updates and a support vector's row is computed once while it stays
+cached.
 
-Stage 2 stops on a duality-gap certificate (:func:`dual_bound`, computed
-within a quarter of the work by ``_obscure_dual._DualCadence``) and returns
-the best iterate.  :class:`OnlineBatch` follows the solvers' protocol,
+Stage 2 stops on a duality-gap certificate (:func:`dual_bound` of the
+iterate and of its recent updates, ``_obscure_dual._RecentUpdates``,
+computed within a quarter of the work by ``_obscure_dual._DualCadence``) and
+returns the best iterate.  :class:`OnlineBatch` follows the solvers' protocol,
 ``solve(problem, warm_state=None) -> SolverResult``, on a
 :class:`KernelProblem` (kernels instead of explicit columns) with a frozen
 :class:`ObscureState`.
