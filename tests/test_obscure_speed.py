@@ -59,7 +59,7 @@ def _noisy(n=500, seed=0):
     return X, y
 
 
-def test_eviction_order_idle_free_used_awaited():
+def test_eviction_order_free_idle_used_awaited():
     X, _ = _noisy(40)
     cache = _RowCache(KernelList(["rbf"], cache_size=4 * 40 * 8 / 2**20,
                                  precompute=False).fit(X))
@@ -70,8 +70,8 @@ def test_eviction_order_idle_free_used_awaited():
     cache.owner[:] = [-1, 9, 1, 12, 2, 3, 20, 21]
     cache.stamp[:] = [-1.0, 5.0, 12.0, 11.0, 8.0, 4.0, 3.0, 2.0]
     order = np.argsort(cache._eviction_key(15.0), kind="stable")
-    assert list(order[:3]) == [7, 6, 1]   # idle rows, least recently used first
-    assert order[3] == 0                  # then fresh memory
+    assert order[0] == 0                  # fresh memory first
+    assert list(order[1:4]) == [7, 6, 1]  # idle rows, least recently used first
     assert list(order[4:6]) == [3, 2]     # used this epoch, oldest first
     assert list(order[6:]) == [5, 4]      # awaited rows last
 

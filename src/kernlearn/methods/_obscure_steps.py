@@ -497,22 +497,18 @@ class _RowCache:
         earlier in this epoch is next needed in the next epoch, while the row
         of a sample that incurred a loss at the start of the epoch and is
         not visited yet is likely needed before the epoch ends (the rows
-        farthest from their next use go first, as in Belady's rule).  Rows of
-        samples with no loss that were not used this epoch go first, then
-        free slots, then rows used this epoch, then rows awaiting their visit
+        farthest from their next use go first, as in Belady's rule).  Free
+        slots go first, then rows of samples with no loss that were not used
+        this epoch, then rows used this epoch, then rows awaiting their visit
         (least recently used first within each group).  Plain LRU evicts the
         awaited rows first: when the samples that update outnumber the slots,
-        about half its lookups miss.  An idle row goes before a free slot
-        because committing fresh memory costs about as much as computing a
-        row (ten times as much in a virtual machine), more than recomputing a
-        row that is seldom needed again, and the cache stays as small as the
-        rows in use.
+        about half its lookups miss.
         """
         s = self.stamp
         own = np.maximum(self.owner, 0)
         group = np.where(s >= self.epoch_start, 2.0,
-                         np.where(self.awaited[own], 3.0, 0.0))
-        group[self.owner < 0] = 1.0
+                         np.where(self.awaited[own], 3.0, 1.0))
+        group[self.owner < 0] = 0.0
         return group * (clock + 2.0) + s
 
     def gram_block(self, ids, cap=_EXACT_DUAL_ROWS):
