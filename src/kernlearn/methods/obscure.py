@@ -477,8 +477,7 @@ class OnlineBatch(BaseSolver):
             eta1 = float(self.eta)
             if use_numba:
                 # (the eviction order reads the samples with a loss)
-                cache.new_epoch(st[5], None if cache.all_at_once
-                                else incurs_loss(np.arange(n)))
+                cache.new_epoch(st[5], incurs_loss(np.arange(n)))
                 k = 0
                 while True:
                     k = _block_loop_jit(
