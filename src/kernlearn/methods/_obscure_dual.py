@@ -11,7 +11,7 @@ from ..penalties.squared import lp_norm
 
 
 def dual_bound(A, N, y, lam, q, sample_weight=None, G=None, kdiag=None,
-               gram_block=None):
+               gram_block=None, exact_budget=None):
     r"""Lower bound on the optimum of (5) from an iterate's coefficients (hinge losses).
 
     At the optimum, :math:`\frac{\lambda}{q}\bar\theta = \frac1W\sum_i w_i
@@ -65,6 +65,9 @@ def dual_bound(A, N, y, lam, q, sample_weight=None, G=None, kdiag=None,
         ``gram_block(ids) -> (have, K)``: the samples of ``ids`` whose Gram
         rows are at hand and the ``(F, len(have), len(have))`` kernel values
         among them, which make the last term exact on those samples.
+    exact_budget : float, optional
+        Multiply-adds allowed to that exact part (at most ``_EXACT_BUDGET``);
+        it sets how many of the clipped samples it covers.
 
     Returns
     -------
@@ -104,7 +107,9 @@ def dual_bound(A, N, y, lam, q, sample_weight=None, G=None, kdiag=None,
     e_have = 0.0
     if gram_block is not None and clip.size:
         # the exact term costs (scalings x F x M) h^2: fewer rows for many classes
-        cap = int(np.sqrt(_EXACT_BUDGET / (cs.size * N.size * A.shape[1])))
+        budget = _EXACT_BUDGET if exact_budget is None else min(exact_budget,
+                                                                 _EXACT_BUDGET)
+        cap = int(np.sqrt(budget / (cs.size * N.size * A.shape[1])))
         have, Kc = gram_block(clip[:cap])
         hv = np.searchsorted(clip, have)
         rest[hv] = False
@@ -195,3 +200,49 @@ class _DualCadence:
     def done(self, cost):
         """Record a computed certificate and its cost."""
         self.work, self.cost = 0.0, float(cost)
+
+
+class _RecentUpdates:
+    r"""The dual candidate of the recent updates only (a suffix of the iterates).
+
+    The coefficients ``A`` of the iterate weigh each sample by the steps of
+    *all* its updates since the start, decayed by the shrinkages since: the
+    dual candidate :func:`dual_bound` reads from them is, per sample, about
+    the share of all epochs in which it incurred a loss, early epochs
+    included, so it converges like a plain average, slowly.  The updates made
+    since a snapshot :math:`A_0` taken ``k`` epochs ago,
+    :math:`(A - \rho A_0) / (1 - \rho)` with :math:`\rho` the product of the
+    shrinkages and projections since (the scores ``G`` alike, the map being
+    linear), are the same candidate over the recent epochs only, as suffix
+    averaging does for stochastic gradient steps.  The snapshot is retaken
+    after 1, 2, 4, 8, ... epochs, so the suffix is the last half to all of
+    them.  Any coefficients give a valid bound, so the best of both is kept;
+    once the recent updates have given the higher one (``ahead``), the
+    solver stops evaluating the other, halving the certificate's cost.
+    """
+
+    def __init__(self):
+        self.snapshot, self.rho, self.epochs, self.next_reset = None, 1.0, 0, 1
+        self.ahead = False
+
+    def decay(self, factor):
+        """Fold an epoch's product of shrinkages and projections into :math:`\\rho`."""
+        self.rho *= factor
+
+    def candidate(self, A, G):
+        """The recent updates' ``(A, G, N)``, or ``None`` before the first snapshot."""
+        if self.snapshot is None or not 0.0 <= self.rho < 1.0:
+            return None
+        A0, G0 = self.snapshot
+        f = 1.0 / (1.0 - self.rho)
+        dA = f * (A - self.rho * A0)
+        dG = f * (G - self.rho * G0)
+        return dA, dG, np.einsum("nc,cjn->j", dA, dG)
+
+    def end_epoch(self, A, G):
+        """Count an epoch; retake the snapshot after 1, 2, 4, ... epochs."""
+        self.epochs += 1
+        if self.epochs >= self.next_reset:
+            self.snapshot, self.rho = (A.copy(), G.copy()), 1.0
+            self.next_reset *= 2
+

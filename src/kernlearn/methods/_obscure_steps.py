@@ -1,5 +1,5 @@
 """OBSCURE's per-sample steps: the compiled loop of Algorithms 1-2, its NumPy
-transcription, the LRU cache of Gram rows and the epoch's sampling.
+transcription, the cache of Gram rows and the epoch's sampling.
 
 Private to :mod:`kernlearn.methods.obscure` (which documents the storage:
 ``A``, ``G = K A``, ``N = ||theta^j||^2`` and the lazy scale).
@@ -7,7 +7,9 @@ Private to :mod:`kernlearn.methods.obscure` (which documents the storage:
 
 import numba
 import numpy as np
+from sklearn.utils.extmath import safe_sparse_dot
 
+from ..kernels import KernelList
 from ..penalties.squared import conj_mirror_scales, lp_norm
 
 
@@ -96,10 +98,10 @@ def _block_loop(
     the identity and every row is present).  The loop returns the position
     ``k`` of the first sample that needs an additive update but whose row is
     not cached, before touching the state for that sample; the caller
-    computes that row, evicting the least recently used one (``stamp`` holds
-    the last use of each slot), and resumes at ``k``.  Rows are thus computed
-    only for updates, at most once while they stay cached.  Returns ``-1``
-    when done.
+    computes that row, evicting the row needed last (``stamp`` holds the
+    last use of each slot; ``_RowCache._eviction_key``), and resumes at
+    ``k``.  Rows are thus computed only for updates, at most once while they
+    stay cached.  Returns ``-1`` when done.
     """
     F = N.shape[0]
     M = G.shape[0]
@@ -201,6 +203,36 @@ _block_loop_jit = numba.njit(cache=True, fastmath=False)(_block_loop)
 
 
 @numba.njit(cache=True)
+def _incurs_loss(ids, G, N, q, scale, yint, multiclass, alpha):  # pragma: no cover
+    """Whether each sample of ``ids`` incurs a hinge loss under the current iterate.
+
+    The margins of :func:`_block_loop` (lazy ``scale`` included) without
+    gathering ``G[:, :, ids]``: one pass over the samples.
+    """
+    _mirror(N, q, alpha)
+    M, F = G.shape[0], G.shape[1]
+    out = np.empty(ids.shape[0], dtype=np.bool_)
+    m = np.empty(M)
+    for k in range(ids.shape[0]):
+        i = ids[k]
+        for c in range(M):
+            acc = 0.0
+            for j in range(F):
+                acc += alpha[j] * G[c, j, i]
+            m[c] = scale * acc
+        yi = yint[i]
+        if multiclass:
+            best = -np.inf
+            for c in range(M):
+                if c != yi and m[c] > best:
+                    best = m[c]
+            out[k] = 1.0 - m[yi] + best > 0.0
+        else:
+            out[k] = 1.0 - yi * m[0] > 0.0
+    return out
+
+
+@numba.njit(cache=True)
 def _gather(rows, r, cols):  # pragma: no cover
     """``rows[:, r][:, :, cols]`` in one pass (no intermediate copies)."""
     F, h = rows.shape[0], r.shape[0]
@@ -250,6 +282,62 @@ def _block_numpy(
                 scale *= q * R / nrm
     st[0], st[1], st[2] = scale, s, t
 
+
+@numba.njit(cache=True)
+def _rbf_exponent_rows(D, sq_a, sq_b, gamma, out, slots):  # pragma: no cover
+    """``out[slots[a]] = -gamma * max(|x_a|^2 + |x_l|^2 - 2 D[a, l], 0)`` (float32)."""
+    for a in range(D.shape[0]):
+        r = slots[a]
+        for l in range(D.shape[1]):
+            d2 = sq_a[a] + sq_b[l] - 2.0 * D[a, l]
+            out[r, l] = -gamma * max(d2, 0.0)
+
+
+@numba.njit(cache=True)
+def _scaled_rows(D, s_a, s_b, out, slots):  # pragma: no cover
+    """``out[slots[a]] = s_a[a] * D[a, l] * s_b[l]`` (float32)."""
+    for a in range(D.shape[0]):
+        r = slots[a]
+        for l in range(D.shape[1]):
+            out[r, l] = s_a[a] * D[a, l] * s_b[l]
+
+
+def _row_plan(kernels):
+    r"""How :class:`_RowCache` computes rows itself, or ``None`` (the list's rows).
+
+    Available for a :class:`~kernlearn.kernels.KernelList` whose kernels are
+    all named ``"rbf"``, ``"linear"`` or ``"constant"``: the kernels on one
+    view of the inputs share its inner products, from which each row is one
+    compiled pass (the list's own ``rows`` make about ten NumPy passes in
+    double precision per kernel, then a conversion; on the sets over 10,000
+    rows that was most of a fit).  The formulas are the list's: RBF
+    :math:`\exp(-\gamma\max(\|x\|^2 + \|x'\|^2 - 2x\cdot x', 0))` (unit
+    diagonal), linear :math:`x\cdot x'` times :math:`1/\sqrt{K(x,x)K(x',x')}`
+    when normalised, constant 1.
+
+    Returns
+    -------
+    plan : list of (view, squared norms, [(kernel index, kind, parameter)]) or None
+    """
+    if not isinstance(kernels, KernelList) or getattr(kernels, "X_", None) is None:
+        return None
+    views = {}
+    for j, (kernel, _, cols) in enumerate(kernels.specs):
+        if not (isinstance(kernel, str) and kernel in ("rbf", "linear", "constant")):
+            return None
+        if kernel == "rbf":
+            par = float(kernels.params_[j]["gamma"])
+        elif kernel == "linear":
+            par = (kernels._isd_[j] if kernels.normalize
+                   else np.ones(kernels.n_samples))
+        else:
+            par = None
+        key = id(cols)
+        if key not in views:
+            views[key] = (kernels._view(kernels.X_, j), kernels._sqn_[j], [])
+        views[key][2].append((j, kernel, par))
+    return list(views.values())
+
 # Rows computed together on a cache miss (one BLAS-shaped block).
 _FETCH_BLOCK = 32
 # Up to this many samples the first miss computes every row: each miss pays
@@ -261,17 +349,18 @@ _EXACT_DUAL_ROWS = 1000
 
 
 class _RowCache:
-    """Gram rows of the training samples for the compiled loop, LRU-evicted.
+    """Gram rows of the training samples for the compiled loop, evicted by next use.
 
     With cached Gram matrices every row is present (``slot`` is the
     identity).  Otherwise ``rows`` holds as many ``(F, n)`` single-precision
     rows as the kernel list's ``cache_size`` allows (as libsvm's kernel cache
     does), and
     :meth:`fill` computes a missing row together with those of the next
-    samples the current model would update, evicting the least recently
-    used rows, so a support vector's row is computed once while it stays in
-    the cache instead of at every update.  Up to ``_ALL_ROWS_UPTO`` samples
-    the first miss computes all rows at once.
+    samples the current model would update, evicting the rows whose next use
+    is farthest (:meth:`_eviction_key`), so a support vector's row is
+    computed once while it stays in the cache instead of at every update.
+    Up to ``_ALL_ROWS_UPTO`` samples the first miss computes all rows at
+    once.
 
     Parameters
     ----------
@@ -284,9 +373,12 @@ class _RowCache:
         self.kernels = kernels
         self.n_computed = 0
         self.last_block = 0  # size of the last gram_block
+        self.epoch_start = 0.0  # update count at the epoch's start (new_epoch)
+        self.awaited = np.zeros(n, dtype=bool)
         gram = getattr(kernels, "gram_", None)
         if gram is not None:
             self.rows = gram
+            self.capacity, self.all_at_once = n, True  # every row present
             self.slot = np.arange(n, dtype=np.int64)
             self.stamp = np.zeros(n)
             return
@@ -305,6 +397,41 @@ class _RowCache:
         # prefetch only into a cache large enough to keep what it prefetches
         self.block = max(1, min(_FETCH_BLOCK, self.capacity // 8))
         self.all_at_once = self.capacity == n <= _ALL_ROWS_UPTO
+        self.plan = _row_plan(kernels)
+        self._dots = None  # inner products of a block of rows (_compute)
+
+    def _compute(self, ids, free):
+        """Write the Gram rows of ``ids`` into the slots ``free``.
+
+        With a plan (:func:`_row_plan`) each view's inner products are one
+        BLAS product, turned into every kernel's single-precision row in one
+        compiled pass (RBF: the exponent, then NumPy's vectorised ``exp`` in
+        place); otherwise the kernel list's own rows, converted.
+        """
+        if self.plan is None:
+            self.rows[:, free, :] = self.kernels.rows(ids)
+            return
+        for Xv, sq, members in self.plan:
+            if isinstance(Xv, np.ndarray):
+                # into a buffer kept across calls: a fresh block each call
+                # commits fresh memory, which costs more than the product
+                if self._dots is None or self._dots.shape[0] < len(ids):
+                    self._dots = np.empty((max(len(ids), self.block), Xv.shape[0]))
+                D = self._dots[: len(ids)]
+                np.dot(Xv[ids], Xv.T, out=D)
+            else:
+                D = np.ascontiguousarray(
+                    safe_sparse_dot(Xv[ids], Xv.T, dense_output=True), dtype=float)
+            for j, kind, par in members:
+                out = self.rows[j]
+                if kind == "rbf":
+                    _rbf_exponent_rows(D, sq[ids], sq, par, out, free)
+                    for f in free:
+                        np.exp(out[f], out=out[f])
+                elif kind == "linear":
+                    _scaled_rows(D, par[ids], par, out, free)
+                else:  # constant
+                    out[free] = 1.0
 
     def fill(self, order, k, clock, margins_of):
         """Cache the row of ``order[k]`` and of the next likely updates.
@@ -335,15 +462,54 @@ class _RowCache:
             extra = (window[margins_of(window)][: self.block - 1] if window.size
                      else window)
         ids = np.concatenate([order[k : k + 1], extra]).astype(np.int64)
-        free = np.argpartition(self.stamp, len(ids) - 1)[: len(ids)]
+        free = np.argpartition(self._eviction_key(clock), len(ids) - 1)[: len(ids)]
         old = self.owner[free]
         self.slot[old[old >= 0]] = -1
-        self.rows[:, free, :] = self.kernels.rows(ids)
+        self._compute(ids, free)
         self.slot[ids] = free
         self.owner[free] = ids
         self.stamp[free] = clock
+        # a prefetched row is for a visit still ahead in this epoch
+        self.stamp[free[1:]] = self.epoch_start - 0.5
+        self.awaited[ids[1:]] = True
         self.n_computed += len(ids)
 
+    def new_epoch(self, clock, awaited):
+        """Mark the start of an epoch.
+
+        Parameters
+        ----------
+        clock : float
+            Update count at the start of the epoch.
+        awaited : ndarray of bool of shape (n,) or None
+            Samples that incur a loss under the current model (the likely
+            updates of this epoch); ``None`` when the cache holds every row
+            (nothing is evicted).
+        """
+        self.epoch_start = float(clock)
+        if awaited is not None:
+            self.awaited = awaited
+
+    def _eviction_key(self, clock):
+        """Eviction order of the slots (lowest first).
+
+        An epoch visits every sample once in a random order, so a row used
+        earlier in this epoch is next needed in the next epoch, while the row
+        of a sample that incurred a loss at the start of the epoch and is
+        not visited yet is likely needed before the epoch ends (the rows
+        farthest from their next use go first, as in Belady's rule).  Free
+        slots go first, then rows of samples with no loss that were not used
+        this epoch, then rows used this epoch, then rows awaiting their visit
+        (least recently used first within each group).  Plain LRU evicts the
+        awaited rows first: when the samples that update outnumber the slots,
+        about half its lookups miss.
+        """
+        s = self.stamp
+        own = np.maximum(self.owner, 0)
+        group = np.where(s >= self.epoch_start, 2.0,
+                         np.where(self.awaited[own], 3.0, 1.0))
+        group[self.owner < 0] = 0.0
+        return group * (clock + 2.0) + s
 
     def gram_block(self, ids, cap=_EXACT_DUAL_ROWS):
         """Kernel values among the samples of ``ids`` whose rows are cached.
