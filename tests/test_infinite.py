@@ -387,6 +387,8 @@ def test_auto_budget_stops_early_on_noise():
 def test_batches_of_features_all_violate_and_grow_with_the_active_set():
     # batch="auto": several features per outer iteration once 8 are active, each
     # one an exact violator of condition (7) (Proposition 3 still applies)
+    import copy
+
     from sklearn.utils import check_random_state
 
     from kernlearn.losses import Square
@@ -412,13 +414,34 @@ def test_batches_of_features_all_violate_and_grow_with_the_active_set():
     exact = np.sqrt((H ** 2).sum(axis=(1, 2))) / 0.05 - 1.0
     np.testing.assert_allclose(cand.scores, exact, rtol=1e-10)
     assert np.all(exact > 1e-3)
-    assert not path._short
-    # a pricing step that finds fewer violators than asked: one at a time after
-    path.eps = np.sort(exact)[-1] - 1e-9  # only the best one still violates
+    assert path._found is None  # every step so far found as many as asked
+    path.master(cand)
+    # a pricing step that finds fewer violators than asked (2 of 3): the path
+    # then asks for as many as it found, not one at a time, and never more
+    asked = path.batch_size(100)
+    assert asked == 3  # floor(15 / 4)
+    probe = copy.deepcopy(path)  # the same generator state: the same sample
+    s = probe._best_candidate(asked).scores
+    assert s[1] > s[2]
+    path.eps = (s[1] + s[2]) / 2  # exactly two of the three violate
     path._reserve(40)
+    sizes = []  # pricing-sample sizes from here on
+    price_sample = path.family.price
+    path.family.price = lambda *a, **kw: sizes.append(kw["n_sample"]) or price_sample(*a, **kw)
     out = path.price()
-    assert (out is None or len(out) < 3) and path._short
-    assert path.batch_size(100) == 1
+    assert len(out.params) == 2 and path._found == 2
+    np.testing.assert_allclose(out.scores, s[:2], rtol=1e-10)
+    assert np.all(out.scores > path.eps)  # Proposition 3: each added one violates
+    assert path.batch_size(100) == 2
+    path.master(out)
+    assert path.p // 2 == 17 and path.batch_size(100) == 2  # floor(17 / 4) = 4 > 2
+    # the next sample is n_candidates * ceil(sqrt(2)); its size then follows
+    # what each step finds, down to one at a time
+    out = path.price()
+    assert len(sizes) >= 2 and set(sizes) == {100 * 2}
+    found = 0 if out is None else len(out.params)
+    assert found <= 2 and path.batch_size(100) == max(1, found)
+    del path.family.price
     # batch=1 is Algorithm 1: one feature per outer iteration
     one = GrFL(fam, Square(), GroupL1L2(alpha=0.05), None, GrFLNewton(tol=1e-8),
                n_candidates=100, batch=1).start(X, Y, None, check_random_state(0))

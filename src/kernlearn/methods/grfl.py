@@ -29,11 +29,11 @@ constant small, each keeping the guarantees of Algorithm 1:
   violation test as with exact masters.
 * **Several features per outer iteration** (``batch="auto"``): one at a
   time up to 7 features, then the ``n_active // 4`` best exact violators of
-  one pricing sample of ``n_candidates * ceil(sqrt(batch))`` parameters,
-  so a path to ``k`` features takes about
-  :math:`4 \ln k` masters instead of ``k``; each added feature violates
-  (7)/(10), so Proposition 3 still applies (the path differs from
-  Algorithm 1's, which is ``batch=1``).
+  one pricing sample of ``n_candidates * ceil(sqrt(batch))`` parameters
+  (after a step that finds fewer, as many as it found), so a path to ``k``
+  features takes about :math:`4 \ln k` masters instead of ``k``; each
+  added feature violates (7)/(10), so Proposition 3 still applies (the path
+  differs from Algorithm 1's, which is ``batch=1``).
 * **Pricing on a row subsample.**  With ``pricing_subsample = m < n`` the
   correlations of the :math:`k_r` candidates are estimated on ``m`` rows
   drawn once (rescaled by :math:`\sqrt{n/m}`), and the ``n_verify`` best
@@ -332,7 +332,9 @@ class GrFL:
         self.history = []
         self.stop_reason, self.converged = None, False
         self._sub = None
-        self._short = False  # set once a pricing step finds fewer violators than asked
+        # violators found by the last pricing step, once one found fewer than
+        # asked (batch_size then asks for no more); None before that
+        self._found = None
         m = self.pricing_subsample
         if m is not None and m < self.n:
             # pricing rows, drawn once per fit
@@ -442,16 +444,31 @@ class GrFL:
         paper's Algorithm 1), then about 25 % more per outer iteration, so a
         path to ``k`` features takes :math:`O(\log k)` masters and pricing
         steps instead of ``k``.  Every added feature violates (7) or (10) by
-        more than ``eps`` (so Proposition 3 still applies); the size depends
-        only on the active count, so paths are the same up to a budget that
-        is one of their sizes.  Once a pricing step finds fewer violators than
-        asked the path is near its end and adds one at a time (the larger
-        samples would mostly confirm that nothing violates).
+        more than ``eps`` (so Proposition 3 still applies).
+
+        Once a pricing step finds fewer violators than asked, the path asks
+        for as many as the last step found (never more, so the size only
+        shrinks, down to one at a time) from a sample of
+        ``n_candidates * ceil(sqrt(b))``.  Falling back to one at a time
+        instead cost one master per feature for the rest of the path: with
+        ``max_features=200`` (the classifier's largest default budget) a step
+        that found 23 of 24 violators left 66-82 one-feature iterations,
+        71x the time of ``Nystroem(200) + LinearSVC`` on a 100-class set
+        (12-15x this way) and 6.5x on pendigits (2.4-3x).  At the default
+        budgets on 36 classification sets as many or one more were within 1
+        accuracy point of that baseline (two seeds).  Paths may run further:
+        the larger samples still find violators where one of
+        ``n_candidates`` found none (small sets: up to about 2x their few
+        hundredths of a second; eeg-eye-state with ``max_features=200``: 129
+        features instead of 95, 2.3x the time, +0.5 point).  The
+        size depends only on the active count and the counts found (for a
+        given seed the path is deterministic), so paths are the same up to a
+        budget that is one of their sizes.
         """
         k = self.p // self.gs
         b = max(1, k // BATCH_DIVISOR) if self.batch == "auto" else int(self.batch)
-        if self._short and self.batch == "auto":
-            b = 1  # a pricing step found fewer violators than asked: one at a time
+        if self._found is not None and self.batch == "auto":
+            b = min(b, self._found)  # a step found fewer violators than asked
         return max(1, min(b, budget, self.n_candidates))
 
     def _best_candidate(self, n_best=1):
@@ -512,7 +529,8 @@ class GrFL:
             cand = self._best_candidate(n_best)
         self.last_violation = float(cand.scores[0])
         keep = np.flatnonzero(cand.scores > self.eps)
-        self._short = self._short or keep.size < n_best
+        if keep.size < n_best or self._found is not None:
+            self._found = max(1, keep.size)
         if not keep.size:
             return None
         extra = None if cand.extra is None else {k: v[keep] for k, v in cand.extra.items()}
