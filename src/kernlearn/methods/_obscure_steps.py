@@ -41,6 +41,32 @@ def _step(stage, t, s, lam, q, scale, nq, zq, R, eta1, A, G, N):  # pragma: no c
 
 
 @numba.njit(cache=True)
+def _hinge(G, alpha, scale, i, yi, multiclass, m):  # pragma: no cover
+    """Margins ``m`` of sample ``i`` (lazy ``scale`` included) and its hinge loss.
+
+    Returns ``(loss, yh)``: ``1 - y_i m_0`` for two classes, else
+    ``1 - m_{y_i} + max_{c != y_i} m_c`` with ``yh`` that best other class
+    (``-1`` for two classes).  Shared by :func:`_block_loop` and
+    :func:`_incurs_loss`.
+    """
+    M, F = G.shape[0], G.shape[1]
+    for c in range(M):
+        acc = 0.0
+        for j in range(F):
+            acc += alpha[j] * G[c, j, i]
+        m[c] = scale * acc
+    yh = -1
+    if multiclass:
+        best = -np.inf
+        for c in range(M):
+            if c != yi and m[c] > best:
+                best = m[c]
+                yh = c
+        return 1.0 - m[yi] + best, yh
+    return 1.0 - yi * m[0], yh
+
+
+@numba.njit(cache=True)
 def _mirror(N, q, alpha):  # pragma: no cover
     """Mirror-map scales :math:`a_j` of Lemma 1 into ``alpha``; returns ``||theta||_{2,q}``.
 
@@ -104,7 +130,6 @@ def _block_loop(
     stay cached.  Returns ``-1`` when done.
     """
     F = N.shape[0]
-    M = G.shape[0]
     n = A.shape[0]
     scale = st[0]
     s = st[1]
@@ -119,22 +144,8 @@ def _block_loop(
     for k in range(start, ids.shape[0]):
         i = ids[k]
         r = slot[i]
-        for c in range(M):
-            acc = 0.0
-            for j in range(F):
-                acc += alpha[j] * G[c, j, i]
-            m[c] = scale * acc
         yi = yint[i]
-        yh = -1
-        if multiclass:
-            best = -np.inf
-            for c in range(M):
-                if c != yi and m[c] > best:
-                    best = m[c]
-                    yh = c
-            loss = 1.0 - m[yi] + best
-        else:
-            loss = 1.0 - yi * m[0]
+        loss, yh = _hinge(G, alpha, scale, i, yi, multiclass, m)
         active = loss > 0.0
         if active and r < 0:
             st[0] = scale
@@ -210,25 +221,12 @@ def _incurs_loss(ids, G, N, q, scale, yint, multiclass, alpha):  # pragma: no co
     gathering ``G[:, :, ids]``: one pass over the samples.
     """
     _mirror(N, q, alpha)
-    M, F = G.shape[0], G.shape[1]
+    M = G.shape[0]
     out = np.empty(ids.shape[0], dtype=np.bool_)
     m = np.empty(M)
     for k in range(ids.shape[0]):
         i = ids[k]
-        for c in range(M):
-            acc = 0.0
-            for j in range(F):
-                acc += alpha[j] * G[c, j, i]
-            m[c] = scale * acc
-        yi = yint[i]
-        if multiclass:
-            best = -np.inf
-            for c in range(M):
-                if c != yi and m[c] > best:
-                    best = m[c]
-            out[k] = 1.0 - m[yi] + best > 0.0
-        else:
-            out[k] = 1.0 - yi * m[0] > 0.0
+        out[k] = _hinge(G, alpha, scale, i, yint[i], multiclass, m)[0] > 0.0
     return out
 
 
