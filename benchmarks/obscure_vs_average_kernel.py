@@ -21,7 +21,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
@@ -32,6 +31,7 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.svm import SVC  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import timed  # noqa: E402
 from suite import load_set, split_capped  # noqa: E402
 
 from kernlearn import PNormMKLClassifier  # noqa: E402
@@ -43,12 +43,7 @@ SETS = ("diabetes,kc1,phoneme,eeg-eye-state,MagicTelescope,wdbc,vehicle,"
 
 
 def _cpu(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.process_time()
-        out = fn()
-        times.append(time.process_time() - t0)
-    return out, statistics.median(times)
+    return timed(fn, repeats, clock=time.process_time)
 
 
 def _average_kernel_svc(Xtr, ytr):
