@@ -12,7 +12,12 @@ from sklearn.utils._param_validation import InvalidParameterError
 from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
 from kernlearn.families import FAMILIES, NystromColumns
 from kernlearn.kernels import pairwise_kernel
-from kernlearn.methods.slkl import ColumnsOnDemand, CoordinateNewton, slkl_problem
+from kernlearn.methods.slkl import (
+    CODES_NU_GRID,
+    ColumnsOnDemand,
+    CoordinateNewton,
+    slkl_problem,
+)
 from kernlearn.losses import Logistic, Square
 from kernlearn.methods.slkl import SLKLState, slkl_decision, slkl_objective
 from kernlearn.penalties import L1, GroupL1L2
@@ -658,8 +663,9 @@ def test_classifier_gives_each_one_vs_all_output_its_own_mu():
     yb = (y > 1).astype(int)
     clf2 = LowRankKernelClassifier(standardize=False, multiclass="ovr",
         gamma=1.0, n_columns=50, random_state=3).fit(X, yb)
+    # (the classifier's nu="auto" is the regressor's path from 0.1)
     one = LowRankKernelRegressor(standardize=False,
-        gamma=1.0, n_columns=50, random_state=3)
+        gamma=1.0, n_columns=50, random_state=3, nu=CODES_NU_GRID)
     one.fit(X, np.where(yb == 1, 1.0, -1.0))
     assert clf2.mu_.shape == (1, 50)
     np.testing.assert_allclose(clf2.decision_function(X), one.predict(X), rtol=1e-9)
@@ -680,7 +686,9 @@ def test_shared_classifier_is_the_multi_output_problem_on_the_codes(nu):
               tol=1e-10, max_iter=300)
     clf = LowRankKernelClassifier(**kw).fit(X, y)
     codes = np.where(y[:, None] == clf.classes_, 1.0, -1.0)
-    reg = LowRankKernelRegressor(**kw).fit(X, codes)
+    # the classifier's nu="auto" is the regressor's path from 0.1
+    reg = LowRankKernelRegressor(**dict(kw, nu=CODES_NU_GRID if nu == "auto" else nu))
+    reg.fit(X, codes)
     assert clf.mu_.shape == (50,) and np.ndim(clf.nu_) == 0
     np.testing.assert_allclose(clf.mu_, reg.mu_, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(clf.decision_function(X), reg.predict(X), rtol=1e-9,

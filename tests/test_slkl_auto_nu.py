@@ -59,7 +59,7 @@ def test_auto_keeps_the_path_value_of_smallest_loo_error(noise):
     rng = np.random.default_rng(1)
     X = rng.uniform(-3, 3, (80, 2))
     Y = (np.sin(2 * X[:, 0]) * X[:, 1] + noise * rng.normal(size=80))[:, None]
-    kw = dict(gamma=0.5, n_columns=30, tol=1e-10, max_iter=3000, seed=0)
+    kw = dict(gamma=0.5, n_columns=30, tol=1e-12, max_iter=3000, seed=0)
     auto = fit_slkl(X, Y, nu="auto", **kw)
     tried = list(dict.fromkeys(auto.history["nu"]))
     assert tried == list(NU_GRID[: len(tried)])
@@ -109,3 +109,66 @@ def test_dual_coefficients_reproduce_the_ridge_fit_at_large_n_small_nu(precomput
     fit = pairwise_kernel(X, X[res.center_indices], "rbf", gamma=g) @ res.dual_coef
     resid = np.mean((Y - exact) ** 2)
     assert np.mean((fit - exact) ** 2) < 1e-6 * resid
+
+
+def test_path_starts_at_one_and_keeps_it_on_pure_noise():
+    """Targets independent of X: the mean is the best model and the path keeps
+    its sparsest value, 1.0 (a path starting at 0.1 kept 0.1: forest, fertility)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 4))
+    Y = rng.normal(size=(150, 1))
+    res = fit_slkl(X, Y, nu="auto", n_columns=40, seed=0)
+    assert NU_GRID[0] == 1.0
+    kept = res.history["nu"][-1]
+    assert kept == 1.0
+    assert res.nu == pytest.approx(np.mean((Y - Y.mean()) ** 2))
+    # that value predicts noise better than the old start, 0.1 (squared error
+    # on fresh rows of the same distribution)
+    Xt, Yt = rng.normal(size=(2000, 4)), rng.normal(size=(2000, 1))
+    def test_mse(r):
+        f = pairwise_kernel(Xt, X[r.center_indices], "rbf", **r.kernel_params)
+        return float(np.mean((Yt - f @ r.dual_coef - r.intercept) ** 2))
+    assert test_mse(res) < test_mse(fit_slkl(X, Y, nu=0.1, n_columns=40, seed=0))
+
+
+def test_path_stops_only_after_beating_the_mean(monkeypatch):
+    """A rise of the error while no value beats the mean's (||Y||^2) does not
+    stop the path; the first rise after one has does."""
+    import kernlearn.methods.slkl as slkl
+
+    factors = iter([1.001, 1.002, 0.8, 0.9, 0.5, 0.4])  # times the mean's error
+    seen = []
+
+    def scripted(state):
+        seen.append(state.nu)
+        return next(factors) * float(np.sum(state.Y ** 2))
+
+    monkeypatch.setattr(slkl, "_loo_error", scripted)
+    C, Y = _columns()
+    X = np.random.default_rng(0).normal(size=(len(Y), 2))
+    res = fit_slkl(X, Y, nu="auto", n_columns=12, seed=0)
+    # steps 0-3 run (the rise 1.001 -> 1.002 is on the flat start), the rise
+    # 0.8 -> 0.9 stops the path, and 0.01 (step 2, error 0.8) is kept
+    assert len(seen) == 4
+    assert res.history["nu"][-1] == NU_GRID[2]
+
+
+def test_classifier_path_starts_at_a_tenth_regressor_path_at_one():
+    """nu="auto": the regressor's path is NU_GRID (from 1.0), the classifier's
+    CODES_NU_GRID (from 0.1: the codes' squared error favours near-mean fits)."""
+    from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
+    from kernlearn.methods.slkl import CODES_NU_GRID
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    y = X[:, 0] + 0.5 * rng.normal(size=120)
+    reg = LowRankKernelRegressor(n_columns=30, random_state=0).fit(X, y)
+    clf = LowRankKernelClassifier(n_columns=30, random_state=0).fit(X, y > 0)
+    assert CODES_NU_GRID == NU_GRID[1:] and CODES_NU_GRID[0] == 0.1
+    assert reg.history_["nu"][0] == 1.0
+    assert clf.history_["nu"][0] == 0.1
+    # a path given as a sequence is run as given, and its kept value is one of it
+    res = fit_slkl(X, y[:, None], nu=(0.5, 0.05), n_columns=30, seed=0)
+    assert list(dict.fromkeys(res.history["nu"])) in ([0.5], [0.5, 0.05])
+    with pytest.raises(ValueError, match="nu must be a positive number"):
+        LowRankKernelRegressor(n_columns=30, nu=(0.1, -1.0)).fit(X, y)

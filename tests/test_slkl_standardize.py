@@ -9,7 +9,7 @@ from sklearn.utils import check_random_state
 
 from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
 from kernlearn.kernels import pairwise_kernel, scale_gamma
-from kernlearn.methods.slkl import SLKLResult, fit_slkl
+from kernlearn.methods.slkl import CODES_NU_GRID, SLKLResult, fit_slkl
 
 
 def _data(n=150, d=4, seed=0):
@@ -150,7 +150,8 @@ def test_result_object_carries_everything_the_estimator_exposes(make):
         scale, shift = ys, ym
     else:
         codes = np.where(labels[:, None] == est.classes_, 1.0, -1.0)
-        res = fit_slkl(Xs, codes, n_columns=40, nu="auto", seed=seed)  # shared mu
+        # shared mu; the classifier's nu="auto" is the path CODES_NU_GRID
+        res = fit_slkl(Xs, codes, n_columns=40, nu=CODES_NU_GRID, seed=seed)
         scale, shift = 1.0, 0.0
     assert isinstance(res, SLKLResult)
     with pytest.raises(AttributeError):  # frozen

@@ -37,7 +37,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..kernels import KERNELS
-from ..methods.slkl import fit_slkl, slkl_decision
+from ..methods.slkl import CODES_NU_GRID, fit_slkl, slkl_decision
 from sklearn.utils._available_if import available_if
 
 from ._base import (
@@ -65,7 +65,8 @@ class _BaseLowRank(BaseEstimator):
         "coef0": [Interval(Real, None, None, closed="neither"), None],
         "kernel_params": [dict, None],
         "n_columns": [Interval(Integral, 1, None, closed="left"), None],
-        "nu": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "nu": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), tuple,
+               list],
         "precompute": ["boolean"],
         "fit_intercept": ["boolean"],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -150,7 +151,8 @@ class _BaseLowRank(BaseEstimator):
         res = fit_slkl(
             Xt, Yt, kernel=self.kernel, gamma=self.gamma,
             degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
-            n_columns=self.n_columns, nu=self.nu, precompute=self.precompute,
+            n_columns=self.n_columns, precompute=self.precompute,
+            nu=CODES_NU_GRID if codes and self.nu == "auto" else self.nu,
             fit_intercept=self.fit_intercept, tol=self.tol, max_iter=self.max_iter,
             rule=self.rule, per_output=per_output, sample_weight=sample_weight,
             seed=seed, verbose=self.verbose, gamma_factors=self.gamma_factors,
@@ -208,16 +210,18 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         ``M``, the number of columns sampled at random among the training points
         (a larger value is clamped to ``n_samples`` with a warning, as
         scikit-learn's ``Nystroem`` does); default ``min(n_samples, 128)``.
-    nu : float or "auto", default="auto"
+    nu : float, "auto" or sequence of float, default="auto"
         Weight of :math:`\sum_m \mu_m` relative to the scale of the targets:
         the objective uses :math:`\nu = ` ``nu`` times the mean square of the
         (centred) targets, so the learned :math:`\mu` does not depend on the
         units of ``y``; larger values give sparser :math:`\mu` (smaller
-        :math:`m_0`) and smoother functions.  ``"auto"`` tries 0.1, 0.01,
-        1e-3, 1e-4 and 1e-5 in turn (each fit warm-started from the previous one,
-        stopping once the error grows) and keeps the value with the smallest
-        leave-one-out squared error of the kernel ridge fit, as
-        scikit-learn's ``RidgeCV`` chooses its ``alpha``.
+        :math:`m_0`) and smoother functions.  ``"auto"`` tries 1.0, 0.1,
+        0.01, 1e-3, 1e-4 and 1e-5 in turn (each fit warm-started from the
+        previous one, stopping once the error grows after it has fallen below
+        the mean's) and keeps the value with the smallest leave-one-out
+        squared error of the kernel ridge fit, as scikit-learn's ``RidgeCV``
+        chooses its ``alpha``; a sequence of decreasing values is tried the
+        same way instead.
     precompute : bool, default=True
         Keep all ``M`` columns in memory (:math:`O(nM)`), or compute a column
         each time an inactive coordinate is drawn (:math:`O(n m_0)` memory).
@@ -409,10 +413,13 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Further kernel keyword arguments.
     n_columns : int, optional
         ``M``; default ``min(n_samples, 128)``.
-    nu : float or "auto", default="auto"
+    nu : float, "auto" or sequence of float, default="auto"
         Weight of :math:`\sum_m \mu_m`, relative to the mean square of the
         centred codes; ``"auto"`` chooses it (per output with ``"ovr"``) by
-        leave-one-out error (see :class:`LowRankKernelRegressor`).
+        leave-one-out error (see :class:`LowRankKernelRegressor`) among 0.1,
+        0.01, 1e-3, 1e-4 and 1e-5 (the codes' squared error would favour the
+        near-mean fit at 1.0, which classifies worse); a sequence is the path
+        to choose from.
     precompute : bool, default=True
         Precompute the ``M`` columns.
     fit_intercept : bool, default=True
