@@ -134,7 +134,7 @@ def test_path_starts_at_one_and_keeps_it_on_pure_noise():
 def test_path_stops_only_after_beating_the_mean(monkeypatch):
     """A rise of the error while no value beats the mean's (||Y||^2) does not
     stop the path; the first rise after one has does."""
-    import kernlearn.methods.slkl as slkl
+    from kernlearn.methods import slkl
 
     factors = iter([1.001, 1.002, 0.8, 0.9, 0.5, 0.4])  # times the mean's error
     seen = []
@@ -144,7 +144,7 @@ def test_path_stops_only_after_beating_the_mean(monkeypatch):
         return next(factors) * float(np.sum(state.Y ** 2))
 
     monkeypatch.setattr(slkl, "_loo_error", scripted)
-    C, Y = _columns()
+    Y = _columns()[1]
     X = np.random.default_rng(0).normal(size=(len(Y), 2))
     res = fit_slkl(X, Y, nu="auto", n_columns=12, seed=0)
     # steps 0-3 run (the rise 1.001 -> 1.002 is on the flat start), the rise

@@ -625,7 +625,7 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw):
     the previous solution) and keeps the value of smallest leave-one-out
     error (:func:`_loo_error`), stopping once the error grows after the best
     value so far has beaten the mean's error (the leave-one-out error of
-    :math:`\mu = 0`, :math:`\|Y\|^2`).
+    ``mu = 0``, ``||Y||^2``).
     """
     # F(mu) = y'(I + K)^-1 y + nu sum(mu): scaling y by s scales the first
     # term by s^2, so nu relative to the targets' (weighted) mean square keeps
