@@ -172,3 +172,17 @@ def test_classifier_path_starts_at_a_tenth_regressor_path_at_one():
     assert list(dict.fromkeys(res.history["nu"])) in ([0.5], [0.5, 0.05])
     with pytest.raises(ValueError, match="nu must be a positive number"):
         LowRankKernelRegressor(n_columns=30, nu=(0.1, -1.0)).fit(X, y)
+
+
+def test_a_breakdown_of_the_compiled_updates_is_a_clear_error(monkeypatch):
+    """The compiled Gram steps raised a bare ZeroDivisionError at nu = 1e-6 on a
+    20,000-row set: the fit now says what broke and what to do."""
+    from kernlearn.methods import _slkl_state
+
+    def broken(*args):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(_slkl_state, "_gram_steps", broken)
+    C, Y = _columns()
+    with pytest.raises(ValueError, match="Increase nu"):
+        CoordinateNewton(random_state=0).solve(slkl_problem(C, Y, 1e-6))

@@ -444,12 +444,22 @@ class SLKLState:
         before = self.case_counts.copy()
         pos = 0
         while True:
-            pos, why = _gram_steps(
-                coords, pos, float(forced), exact, self._P, self._Q, self._V,
-                self._G, self._idx, self.slot, self.mu, self.kkt, self.case_counts,
-                self._scal, self.lam, self.nu, self.check_every, self._probes,
-                self._threshold(),
-            )
+            try:
+                pos, why = _gram_steps(
+                    coords, pos, float(forced), exact, self._P, self._Q, self._V,
+                    self._G, self._idx, self.slot, self.mu, self.kkt,
+                    self.case_counts, self._scal, self.lam, self.nu,
+                    self.check_every, self._probes, self._threshold(),
+                )
+            except ZeroDivisionError:
+                # seen at nu = 1e-6 on 20,000 rows (keggdirected): weights so
+                # large that G's updates overflow; the state is then unusable
+                raise ValueError(
+                    f"SLKL's coordinate updates broke down (a division by zero "
+                    f"at nu={self.nu:.3g}, largest weight {self.mu.max():.3g}): "
+                    "nu is too small for the Woodbury updates on these columns. "
+                    "Increase nu (or use nu='auto')."
+                ) from None
             if why == 1:
                 self._grow()
             elif why == 2:  # the compiled round-off check failed

@@ -600,8 +600,8 @@ class _WidthColumns:
 #: the weights (~1e6) made the Woodbury updates lose accuracy on 3 sets.
 #: The path starts at 1.0: on the regression sets whose targets are mostly
 #: noise (forest, fertility, solar: the baseline's test R^2 -0.03 to 0.1) the
-#: error is least at
-#: 1-10, and a path starting at 0.1 kept 0.1 (forest 1.05-1.07x the MSE of
+#: error is least at 1-10, and a path starting at 0.1 kept 0.1 (forest
+#: 1.05-1.07x the MSE of
 #: Nystroem(100) + RidgeCV at seeds 0-2, mean 1.036x over seeds 0-7, now
 #: 1.011x; fertility 1.07-1.15x at four of seeds 0-7, now one; over the 19
 #: regression sets and seeds 0-7, 132 of 152 pairs within 1.05x, was 126,
