@@ -51,9 +51,10 @@ CONFIGS = [
 ]
 BASELINES = [
     ("LinearSVC C=1 (l2)", lambda: LinearSVC()),
-    ("LinearSVC C=1 l1", lambda: LinearSVC(penalty="l1", dual=False, max_iter=5000, random_state=0)),
-    ("LinearSVC C=10 l1", lambda: LinearSVC(C=10, penalty="l1", dual=False, max_iter=5000,
-                                                    random_state=0)),
+    ("LinearSVC C=1 l1",
+     lambda: LinearSVC(penalty="l1", dual=False, max_iter=5000, random_state=0)),
+    ("LinearSVC C=10 l1",
+     lambda: LinearSVC(C=10, penalty="l1", dual=False, max_iter=5000, random_state=0)),
 ]
 
 
