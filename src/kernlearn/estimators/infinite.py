@@ -676,6 +676,23 @@ class InfiniteFeatureClassifier(
         return tags
 
 
+_REG_LAMBDA_NOTE = """
+        ``"auto"`` (with ``max_features="auto"``): below 300 training rows,
+        chosen by 5-fold cross-validation among 6.4, 3.2, ..., 0.1 (halving;
+        each fold's path descends the levels, run at each until no feature
+        violates the optimality conditions or 100 are active, and stops
+        descending once the held-out loss stops falling), and the model is
+        the path on all rows at that level up to 100 features
+        (:func:`~kernlearn.methods._grfl_select.select_level`); from 300 rows
+        (where the feature count chosen on held-out rows does the
+        regularising), and when no rows can be held out, 0.4.  The level used
+        is ``lambda_p_``.  Small sets need levels from 0.1 (a smooth signal)
+        to 3.2 and more (a noisy target): at 0.4 alone, with the count chosen
+        by the folds, MSE was 1.09-1.14x that of ``Nystroem(200)`` +
+        ``RidgeCV()`` (geometric mean over eight splits) on housing, servo and
+        breast cancer."""
+
+
 class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
     __doc__ = (
         """Regressor learning its features from an infinite family (GrFL).
@@ -693,15 +710,18 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
 """
         + _COMMON_DOC.format(
             loss_default="square", loss_choices='"square".', extra_params="",
-            lambda_default="0.4", max_features_default='"auto"',
-            lambda_note="\n        On standardised targets 1.0 stopped too early (the "
-            "feature count is\n        chosen on held-out rows by ``max_features=\"auto\"``).")
+            lambda_default='"auto"', max_features_default='"auto"',
+            lambda_note=_REG_LAMBDA_NOTE).replace(
+            "    lambda_p : float,", '    lambda_p : float or "auto",').replace(
+            "    max_features_ : int\n", "    lambda_p_ : float\n        The level "
+            "``lambda_p`` used (chosen with ``\"auto\"``).\n    max_features_ : int\n")
     )
 
     _losses = ("square",)
     _parameter_constraints = {
         **_BaseInfiniteFeature._parameter_constraints,
         "loss": [StrOptions(set(_losses)), HasMethods(["value", "grad_margin"])],
+        "lambda_p": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
 
     def _resolved_settings(self, X, sample_weight=None):
@@ -709,7 +729,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         fam = self.family if self.family is not None else multi_width_family(X, sample_weight)
         return {"family": fam}
 
-    def __init__(self, family=None, *, max_features="auto", n_candidates=100, lambda_p=0.4,
+    def __init__(self, family=None, *, max_features="auto", n_candidates=100, lambda_p="auto",
                  lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="auto",
                  tol=1e-3, inner_tol=1e-3, inner_max_iter=500, fit_intercept=True,
                  time_budget=None, pricing_subsample="auto", path_iter="auto",
@@ -774,7 +794,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             raise ValueError("task_index needs a 1-D y (one target per sample).")
         Y = y[:, None] if task_rows is None and y.ndim == 1 else y
         Xs, Ys = standardize_fit(self, X, sw, Y)
-        self._fit_tasks(Xs, Ys, task_rows, sw)
+        self.lambda_p_ = self._fit_tasks(Xs, Ys, task_rows, sw).lambda_p
         # back to the units of y, one scale per output (task_index: one output)
         scale = np.broadcast_to(self.y_scale_, self._intercept_tasks.shape)
         self._coef_tasks = self._coef_tasks * scale[:, None]
