@@ -198,11 +198,13 @@ def select_level(start, folds, max_features, levels=AUTO_LEVELS):
         total = 0.0
         for path, monitor in runs:
             if i:
-                # the same path at the next level: re-solve, then add violators
+                # the same path at the next level; its master counts as
+                # unsolved, so it is solved at the new level before the path
+                # may stop (the features priced at the old point, as after
+                # any intermediate master)
                 path.penalty_p.alpha *= lam / levels[i - 1]
                 path._found = None
-                if path.p:
-                    path._solve(exact=True)
+                path.exact = path.p == 0
             path.extend(max_features)
             monitor()
             total += monitor.losses[-1]
