@@ -1,4 +1,7 @@
-"""InfiniteFeatureRegressor's default family: GrFL-M over widths around "scale"."""
+"""InfiniteFeatureRegressor's defaults: GrFL-M over widths around "scale", the level
+chosen by the folds (``lambda_p="auto"``)."""
+
+import itertools
 
 import numpy as np
 import pytest
@@ -7,7 +10,14 @@ from sklearn.metrics import mean_squared_error
 
 from kernlearn import InfiniteFeatureClassifier, InfiniteFeatureRegressor
 from kernlearn.families import RandomFourierFeatures
-from kernlearn.methods._grfl_select import GAMMA_FACTORS, multi_width_family
+from kernlearn.methods._grfl_select import (
+    AUTO_LEVELS,
+    CV_BELOW,
+    DEFAULT_LEVEL,
+    GAMMA_FACTORS,
+    multi_width_family,
+    select_level,
+)
 from kernlearn.widths import convert_width, scale_gamma
 
 
@@ -70,3 +80,84 @@ def test_several_widths_fit_a_target_with_a_short_length_scale_better(seed):
     e_multi = mean_squared_error(ft, multi.predict(Xt))
     e_single = mean_squared_error(ft, single.predict(Xt))
     assert e_multi < 0.8 * e_single
+
+
+# ------------------------------------------------- lambda_p="auto" (the level)
+
+
+class _FakePath:
+    """A path whose held-out loss is a known function of its level."""
+
+    def __init__(self, level):
+        self.penalty_p = type("Pen", (), {"alpha": level})()
+        self.p, self._found, self.extended = 0, None, []
+
+    def extend(self, max_features):
+        self.extended.append((self.penalty_p.alpha, max_features))
+        return self
+
+    def _solve(self, exact):
+        raise AssertionError("no features: nothing to re-solve")
+
+
+class _FakeMonitor:
+    def __init__(self, path, best):
+        self.path, self.best_level, self.losses = path, best, []
+
+    def __call__(self):
+        self.losses.append((np.log(self.path.penalty_p.alpha / self.best_level)) ** 2)
+
+
+@pytest.mark.parametrize("best, expected, n_runs", [(0.4, 0.4, 5), (3.0, 3.2, 2), (0.1, 0.1, 6)])
+def test_select_level_descends_to_the_lowest_held_out_loss_and_stops(best, expected, n_runs):
+    runs = []
+
+    def start(tr, val, level):
+        path = _FakePath(level)
+        runs.append(path)
+        return path, _FakeMonitor(path, best)
+
+    folds = [(np.arange(3), np.arange(3, 5))] * 3
+    level, losses = select_level(start, folds, max_features=7)
+    assert level == expected
+    # every fold ran the same levels, each to the budget, from the largest down,
+    # and the descent stopped at the first level whose loss did not fall
+    assert len(losses) == n_runs
+    assert all(b < a for a, b in itertools.pairwise(losses[:-1]))
+    for path in runs:
+        np.testing.assert_allclose([a for a, _ in path.extended], AUTO_LEVELS[:n_runs])
+        assert {m for _, m in path.extended} == {7}
+    np.testing.assert_allclose(losses, [3 * np.log(lv / best) ** 2 for lv in AUTO_LEVELS[:n_runs]])
+
+
+def test_regressor_chooses_a_larger_level_for_a_noisier_target():
+    # below CV_BELOW rows the folds choose lambda_p: pure noise wants a strong
+    # penalty, a smooth noiseless signal a weak one
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 3))
+    smooth = np.sin(X[:, 0]) + X[:, 1] ** 2 / 2
+    noise = rng.normal(size=150)
+    assert InfiniteFeatureRegressor().lambda_p == "auto"
+    lam_smooth = InfiniteFeatureRegressor(random_state=0).fit(X, smooth).lambda_p_
+    lam_noise = InfiniteFeatureRegressor(random_state=0).fit(X, noise).lambda_p_
+    assert lam_smooth in AUTO_LEVELS and lam_noise in AUTO_LEVELS
+    assert lam_smooth <= 0.2 and lam_noise >= 1.6
+    # from CV_BELOW rows (count chosen on one held-out part) and with a budget
+    # given, "auto" is DEFAULT_LEVEL; a number is used as it is
+    Xb = rng.normal(size=(CV_BELOW, 3))
+    yb = np.sin(Xb[:, 0])
+    kw = {"n_candidates": 20, "random_state": 0}
+    assert InfiniteFeatureRegressor(**kw).fit(Xb, yb).lambda_p_ == DEFAULT_LEVEL
+    assert InfiniteFeatureRegressor(max_features=3, **kw).fit(X, smooth).lambda_p_ == DEFAULT_LEVEL
+    assert InfiniteFeatureRegressor(lambda_p=0.7, **kw).fit(X, smooth).lambda_p_ == 0.7
+
+
+def test_auto_budget_with_a_level_that_admits_no_feature():
+    # the held-out path adds nothing: the model is the mean (this raised
+    # "argmin of an empty sequence" before)
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(CV_BELOW + 50, 3))
+    y = X[:, 0] + 5.0
+    est = InfiniteFeatureRegressor(lambda_p=1e6, n_candidates=20, random_state=0).fit(X, y)
+    assert est.max_features_ == 0 and est.coef_.size == 0
+    np.testing.assert_allclose(est.predict(X[:5]), np.full(5, y.mean()), rtol=1e-6)

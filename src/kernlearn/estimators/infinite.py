@@ -692,6 +692,24 @@ class InfiniteFeatureClassifier(
         return tags
 
 
+_REG_LAMBDA_NOTE = """
+        ``"auto"`` (with ``max_features="auto"``): below 300 training rows,
+        chosen by 5-fold cross-validation among 3.2, 1.6, ..., 0.1 (halving;
+        each fold's path descends the levels, run at each until no feature
+        violates the optimality conditions or 100 are active, and stops
+        descending once the summed held-out loss stops falling); the model is
+        the path on all rows at that level, up to 100 features
+        (:func:`~kernlearn.methods._grfl_select.select_level`).  From 300 rows
+        (where the feature count chosen on held-out rows regularises), with
+        a budget given, and when no rows can be held out: 0.4.  The level
+        used is ``lambda_p_``.  Small sets need anything from 0.1 (a smooth
+        signal) to 3.2 (a noisy target): on the 7 regression sets of the
+        breadth benchmark under 300 rows, eight splits each, MSE was within
+        1.05x of ``Nystroem(200)`` + ``RidgeCV()`` on 38 of 56 pairs at 0.4
+        (10 above 1.15x) and 44 with "auto" (4 above), at 2.6x the fit time
+        (0.24 s on average)."""
+
+
 class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
     __doc__ = (
         """Regressor learning its features from an infinite family (GrFL).
@@ -709,15 +727,22 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
 """
         + _COMMON_DOC.format(
             loss_default="square", loss_choices='"square".', extra_params="",
-            lambda_default="0.4", max_features_default='"auto"',
-            lambda_note="\n        On standardised targets 1.0 stopped too early (the "
-            "feature count is\n        chosen on held-out rows by ``max_features=\"auto\"``).")
+            lambda_default='"auto"', max_features_default='"auto"',
+            lambda_note=_REG_LAMBDA_NOTE).replace(
+            "    lambda_p : float,", '    lambda_p : float or "auto",').replace(
+            "by 5-fold cross-validation and a path on all rows is run to it;",
+            "by 5-fold cross-validation and a path on all rows is run to it\n"
+            "        (with ``lambda_p=\"auto\"``, the default, the folds choose the level\n"
+            "        instead, and that path runs up to 100 features);").replace(
+            "    max_features_ : int\n", "    lambda_p_ : float\n        The level "
+            "``lambda_p`` used (chosen with ``\"auto\"``).\n    max_features_ : int\n")
     )
 
     _losses = ("square",)
     _parameter_constraints = {
         **_BaseInfiniteFeature._parameter_constraints,
         "loss": [StrOptions(set(_losses)), HasMethods(["value", "grad_margin"])],
+        "lambda_p": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
 
     def _resolved_settings(self, X, sample_weight=None):
@@ -725,7 +750,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         fam = self.family if self.family is not None else multi_width_family(X, sample_weight)
         return {"family": fam}
 
-    def __init__(self, family=None, *, max_features="auto", n_candidates=100, lambda_p=0.4,
+    def __init__(self, family=None, *, max_features="auto", n_candidates=100, lambda_p="auto",
                  lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="auto",
                  tol=1e-3, inner_tol=1e-3, inner_max_iter=500, fit_intercept=True,
                  time_budget=None, pricing_subsample="auto", path_iter="auto",
@@ -790,7 +815,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             raise ValueError("task_index needs a 1-D y (one target per sample).")
         Y = y[:, None] if task_rows is None and y.ndim == 1 else y
         Xs, Ys = standardize_fit(self, X, sw, Y)
-        self._fit_tasks(Xs, Ys, task_rows, sw)
+        self.lambda_p_ = self._fit_tasks(Xs, Ys, task_rows, sw).lambda_p
         # back to the units of y, one scale per output (task_index: one output)
         scale = np.broadcast_to(self.y_scale_, self._intercept_tasks.shape)
         self._coef_tasks = self._coef_tasks * scale[:, None]

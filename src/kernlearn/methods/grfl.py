@@ -61,9 +61,9 @@ from ..families._base import Candidates
 from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyProblem, DirtyState, pad_state
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
-                           MIN_VALIDATION_ROWS, PATIENCE_EXTRA, PATIENCE_FACTOR,
-                           VALIDATION_FRACTION, _curve_at, _HoldOut, _row_subset,
-                           _validation_split)
+                           DEFAULT_LEVEL, MIN_VALIDATION_ROWS, PATIENCE_EXTRA,
+                           PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at, _HoldOut,
+                           _row_subset, _validation_split, select_level)
 from ._result import MethodResult
 
 __all__ = ["GrFL", "GrFLResult", "fit_grfl", "intercept_only", "paper_loss_factor",
@@ -677,6 +677,9 @@ class GrFLResult(MethodResult):
     max_features : int or None
         The feature budget used (chosen on held-out rows with
         ``max_features="auto"``).
+    lambda_p : float or None
+        The level :math:`\\lambda_p` used, as passed (chosen with
+        ``lambda_p="auto"``).
     warm : GrFLWarmStart or None
         The run's state, to pass back as ``warm`` to continue the path
         (``None`` unless asked for).
@@ -693,6 +696,7 @@ class GrFLResult(MethodResult):
     last_violation: float = np.nan
     master: str = ""
     max_features: int = None
+    lambda_p: float = None
     warm: object = None
 
 
@@ -776,8 +780,10 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         (1e-12 or 1e12) see the numerics of mean-one weights.  A penalty
         without ``alpha`` keeps its built-in level (the weights' scale then
         does not matter).
-    lambda_p, lambda_s : float, float or None
+    lambda_p, lambda_s : float or "auto", float or None
         Levels of :math:`\\Omega_p` and of the l1 penalty on shared weights.
+        ``lambda_p="auto"``: chosen by the folds of ``max_features="auto"``
+        (:func:`~kernlearn.methods._grfl_select.select_level`), else ``DEFAULT_LEVEL``.
     lambda_scale : {"ours", "paper"}, default="ours"
         Divide the levels by :func:`paper_loss_factor` with ``"paper"``.
     solver : {"auto", "admm", "fista", "newton"} or solver object, default="auto"
@@ -848,6 +854,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         split = None if hasattr(X, "grfl_class") else _validation_split(n, Y, task_rows, rng)
         max_features = AUTO_MAX_FEATURES if split is not None else min(100, max(1, n // 6))
         warm, keep_warm = None, False
+    choose_level = (isinstance(lambda_p, str) and split is not None and len(split) > 1
+                    and hasattr(penalty, "alpha"))
+    lambda_p = DEFAULT_LEVEL if isinstance(lambda_p, str) else lambda_p
     settings = dict(
         loss=loss, penalty=penalty, family=family, lambda_p=lambda_p * level,
         lambda_s=None if lambda_s is None else lambda_s * level,
@@ -861,7 +870,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     if path is not None and path.p <= path.gs * max_features:
         path.time_budget, path.verbose = time_budget, verbose
         path.extend(max_features)
-        return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None)
+        return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None,
+                       lambda_p=lambda_p)
     if family is None:
         # scikit-learn's gamma="scale", on the weighted variance when weighted
         family = RandomFourierFeatures(
@@ -874,12 +884,12 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     # the paper's losses are c times ours: its lambda is c times ours
     c = paper_loss_factor(loss) if lambda_scale == "paper" else 1.0
 
-    def make_path(rows, shrink, exact=False):
+    def make_path(rows, shrink, exact=False, lam=None):
         """A GrFL run on ``rows`` (``None``: all) at the levels times ``shrink``
-        (``exact``: every master solved to ``tol``)."""
+        (``exact``: every master solved to ``tol``; ``lam``: this ``lambda_p``)."""
         pen_p = copy.deepcopy(penalty)
         if hasattr(pen_p, "alpha"):  # else its level is built in (penalty_level)
-            pen_p.alpha = float(lambda_p) * level * shrink / c
+            pen_p.alpha = float(lambda_p if lam is None else lam) * level * shrink / c
         pen_s = None if lambda_s is None else L1(alpha=float(lambda_s) * level * shrink / c)
         w = sample_weight if rows is None or sample_weight is None else sample_weight[rows]
         wloss = weighted(loss, w)
@@ -912,17 +922,27 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
 
     if split is None:
         path = make_path(None, 1.0).extend(max_features)
-        return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None)
-    runs = []
-    for tr, val in split:
+        return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None,
+                       lambda_p=lambda_p)
+
+    def start(tr, val, lam=None):
         # the same problem per row on the training part: its loss is (1 - f)
         # times the whole one and its unit-norm columns sqrt(1 - f) times longer
         f_tr = (len(tr) / n if sample_weight is None
                 else sample_weight[tr].sum() / sample_weight.sum())
-        path = make_path(tr, np.sqrt(f_tr))
+        path = make_path(tr, np.sqrt(f_tr), lam=lam)
         Yv, rows_v = _row_subset(Y, task_rows, val)
-        path.callback = _HoldOut(path, X[val], Yv, rows_v, loss,
-                                 None if sample_weight is None else sample_weight[val])
+        return path, _HoldOut(path, X[val], Yv, rows_v, loss,
+                              None if sample_weight is None else sample_weight[val])
+
+    if choose_level:  # the folds choose the level; a path on all rows runs at it
+        lambda_p, _ = select_level(start, split, max_features)
+        final = make_path(None, 1.0).extend(max_features)
+        return _result(final, w_scale, lambda_p=lambda_p)
+    runs = []
+    for tr, val in split:
+        path, monitor = start(tr, val)
+        path.callback = monitor
         path.extend(max_features)
         runs.append(path)
     if len(runs) == 1:
@@ -952,10 +972,10 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
             else final.stop_reason
     final.stop_reason = "validation" if stop == "callback" else stop
     final.converged = final.converged or final.stop_reason == "validation"
-    return _result(final, w_scale, n_features=k)
+    return _result(final, w_scale, n_features=k, lambda_p=lambda_p)
 
 
-def _result(path, w_scale, warm=None, n_features=None):
+def _result(path, w_scale, warm=None, n_features=None, lambda_p=None):
     """The :class:`GrFLResult` of a run, on the given weights' scale.
 
     The run saw weights of mean one: with the given ones (``w_scale`` times
@@ -973,4 +993,4 @@ def _result(path, w_scale, warm=None, n_features=None):
         history=history, objective=path.objective * w_scale,
         last_violation=path.last_violation, master=type(path.solver).__name__,
         max_features=path.p // path.gs if n_features is None else n_features,
-        warm=warm, **fields)
+        lambda_p=lambda_p, warm=warm, **fields)
