@@ -347,7 +347,8 @@ class DaskMasterRows:
         if not isinstance(rows, DaskRows) or rows.blocks is None:
             raise TypeError("DaskMasterRows needs a DaskRows on a distributed client.")
         self.rows, self.client, self.C = rows, rows.client, float(C)
-        self.Y = _targets(self.client, y, rows.bounds)
+        # (in X's grouping: one task per worker and pass, see GroupedRows)
+        self.Y = rows.blocks.align(_targets(self.client, y, rows.bounds))
         self.K = self.Y.shape[1]
         self._loss = loss
         self.loss = loss_partitions(self.client, loss, rows.bounds)
