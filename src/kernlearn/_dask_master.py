@@ -40,7 +40,14 @@ import numpy as np
 
 from .losses._base import WeightedLoss
 from .methods._fgm_rows import active_block, centre_by_newton
-from .partitioned import DaskRows, PerPartition, RowFutures, _is_dask_array
+from .partitioned import (
+    DaskRows,
+    GroupedRows,
+    PerPartition,
+    RowFutures,
+    _block_rmatvec,
+    _is_dask_array,
+)
 from .solvers.choice import NEWTON_MAX_ENTRIES, MasterChoice
 from .solvers.prox_newton import loss_derivatives
 
@@ -305,6 +312,38 @@ def _conjugate_sum(M, Y, loss, delta):
     return np.array([float(loss.conjugate_at_grad(M + delta, Y).sum())])
 
 
+def _dual_sums(X, M, Y, loss, delta, C):
+    """The summed conjugate and ``X' g`` (``g`` the dual vectors) of a partition, packed."""
+    g = _dual_vector(M, Y, loss, delta, C)
+    return np.concatenate([_conjugate_sum(M, Y, loss, delta), _block_rmatvec(X, g).ravel()])
+
+
+class _DualRows(GroupedRows):
+    """FGM's dual vectors on the workers, with ``X' g`` already reduced.
+
+    Pricing reads the dual vectors only through :math:`X'u` with ``u = -g``
+    (:meth:`kernlearn.partitioned.DaskRows.rmatvec`), which came back with the
+    conjugate sum: the vectors themselves are computed on first use only.
+    """
+
+    def __init__(self, make, like, tail, known_rmatvec):
+        self._make, self._futures = make, None
+        self.client, self.groups, self.bounds = like.client, like.groups, like.bounds
+        self.shape = (like.shape[0],) + tuple(tail)
+        self.known_rmatvec = known_rmatvec
+
+    @property
+    def group_futures(self):
+        """The partitions' futures (submitted on first use)."""
+        if self._futures is None:
+            self._futures = self._make().group_futures
+        return self._futures
+
+    def __neg__(self):
+        return _DualRows(lambda: GroupedRows.__neg__(self), self, self.shape[1:],
+                         -self.known_rmatvec)
+
+
 def _hstack_parts(*parts):
     return active_block(list(parts))
 
@@ -407,10 +446,14 @@ class DaskMasterRows:
             :math:`\\sum_i \\ell^*(\\ell'(m_i))` at the (re-centred) margins.
         """
         delta = self.centre(M) if centre else np.zeros(self.K)
-        grad = M.map(partial(_dual_vector, delta=delta, C=self.C), self.Y, self.loss,
-                     tail=() if self.K == 1 else (self.K,))
-        conj = float(M.sum(partial(_conjugate_sum, delta=delta), self.Y, self.loss)[0])
-        return grad, conj
+        tail = () if self.K == 1 else (self.K,)
+        # one pass: the conjugate sum and pricing's X'g (see _DualRows)
+        flat = self.rows.blocks.sum(partial(_dual_sums, delta=delta, C=self.C), M, self.Y,
+                                    self.loss)
+        grad = _DualRows(lambda: M.map(partial(_dual_vector, delta=delta, C=self.C), self.Y,
+                                       self.loss, tail=tail),
+                         M, tail, flat[1:].reshape((self.rows.shape[1],) + tail))
+        return grad, float(flat[0])
 
     def columns(self, pool, cand):
         """The candidates' scaled columns, kept on the workers."""

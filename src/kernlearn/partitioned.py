@@ -586,6 +586,13 @@ class DaskRows(RowPartitioned):
             return stack_rows(self.blocks.map(fn, *row_args).gather_parts())  # one round trip
         return stack_rows(list(self._dask.compute(*self._tasks(fn, row_args))))
 
+    def rmatvec(self, u, step=None):
+        """:math:`X'u` (see :meth:`RowPartitioned.rmatvec`); FGM's dual vectors
+        bring it along from the pass that made them (``u.known_rmatvec``,
+        :meth:`kernlearn._dask_master.DaskMasterRows.dual_point`)."""
+        known = getattr(u, "known_rmatvec", None)
+        return known.copy() if known is not None else super().rmatvec(u, step)
+
     def columns_on_workers(self, ids, weights=None):
         """``X[:, ids] * weights`` kept on the workers (FGM's active block).
 
