@@ -1,10 +1,11 @@
 r"""Linear models on rows held by a Dask cluster: the row sums of a fit, and FGM's master.
 
 A fit on a ``dask.array`` keeps every ``n``-sized object on the workers, as a
-:class:`~kernlearn.partitioned.RowFutures` split like ``X`` (one future per
-row partition): the targets, the margins, the dual vectors and the active
-feature block.  The client only ever receives sums over the rows, whose size
-does not depend on ``n``.
+:class:`~kernlearn.partitioned.RowFutures` split like ``X`` (row partitions,
+run one task per worker: :class:`~kernlearn.partitioned.GroupedRows`): the
+targets, the margins, the dual vectors and the active feature block.  The
+client only ever receives sums over the rows, whose size does not depend on
+``n``.
 
 Row primitives (used by FGM here; any estimator whose master is a loss of a
 linear model on a small feature block can use them):
