@@ -55,7 +55,13 @@ from .._partitioned_linear import (
     max_all,
     sum_smooth_terms,
 )
-from ..partitioned import PerPartition, RowFutures, _current_client, tune_worker_malloc
+from ..partitioned import (
+    GroupedRows,
+    PerPartition,
+    RowFutures,
+    _current_client,
+    tune_worker_malloc,
+)
 from ..preprocessing import Standardization, _from_mean_var, standardization_from_moments
 from ..solvers.grfl_newton import GrFLNewton
 from ._grfl_select import PATIENCE_EXTRA, PATIENCE_FACTOR, _HoldOut
@@ -152,6 +158,8 @@ class DaskGrFLRows:
                  else list(dask.compute(*delayed)))
         self.sparse = sp.issparse(getattr(X, "_meta", None))
         self.rows = RowFutures(client, parts, bounds, (X.shape[1],))
+        if client is not None:  # one task per worker and pass
+            self.rows = GroupedRows.by_worker(self.rows)
         self.shape = self.rows.shape
 
     @classmethod
