@@ -317,9 +317,12 @@ def test_grouped_rows_run_one_task_per_worker_with_the_per_partition_results(
     holders = {tuple(sorted(v)) for v in who.values()}
     assert len(blocks.groups) == len(holders) <= len(client.scheduler_info()["workers"])
     us = RowFutures.from_array(client, u, blocks.bounds)  # ungrouped, aligned per group
-    submitted = []
-    inner = client.submit
-    monkeypatch.setattr(client, "submit", lambda *a, **k: submitted.append(1) or inner(*a, **k))
+    submitted = []  # tasks submitted (one per call to submit, one per item of map)
+    submit, map_ = client.submit, client.map
+    monkeypatch.setattr(client, "submit",
+                        lambda *a, **k: submitted.append(1) or submit(*a, **k))
+    monkeypatch.setattr(client, "map",
+                        lambda f, *it, **k: submitted.extend([1] * len(it[0])) or map_(f, *it, **k))
     np.testing.assert_allclose(blocks.sum(_rmatvec, us), X.T @ u, rtol=1e-12)
     assert len(submitted) == len(blocks.groups) < P
     monkeypatch.undo()
