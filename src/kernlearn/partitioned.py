@@ -21,7 +21,8 @@ Its back ends only say where the blocks live:
   ``n_features``-sized results gathered).  With a ``distributed`` client its
   partitions are :class:`RowFutures`, and so are the ``n``-sized vectors of
   the fit (margins, dual vectors, the active columns): they stay on the workers
-  (:mod:`kernlearn._dask_master`).
+  (:mod:`kernlearn._dask_master`), and each pass runs one task per worker
+  (:class:`GroupedRows`; both defined in :mod:`kernlearn._row_futures`).
 
 So the in-memory, chunked and Dask paths run the same FGM code
 (:func:`kernlearn.methods.fgm.fit_fgm` through
