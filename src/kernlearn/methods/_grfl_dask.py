@@ -187,8 +187,10 @@ class DaskGrFLRows:
                                              for i in keep])], self.shape[1:])
         sub = src.map(_block_rows, PerPartition([local[i] for i in keep]))
         bounds = np.r_[0, np.cumsum([len(local[i]) for i in keep])].astype(np.int64)
-        return self._from_rows(RowFutures(sub.client, sub.futures, bounds, self.shape[1:]),
-                               self.sparse)
+        sub = RowFutures(sub.client, sub.futures, bounds, self.shape[1:])
+        if isinstance(self.rows, GroupedRows):  # (as these: one task per worker and pass)
+            sub = GroupedRows.by_worker(sub)
+        return self._from_rows(sub, self.sparse)
 
     def _moments(self, mean=None):
         n, d = self.shape
