@@ -25,7 +25,9 @@ def _imports(module):
 
 def test_no_import_circle_between_partitioned_distributed_and_families():
     # Defect: distributed <-> families/pool <-> partitioned imported each other.
-    assert _imports("partitioned") == set()
+    # partitioned re-exports the leaf module of the arrays held by a cluster
+    assert _imports("partitioned") == {"_row_futures"}
+    assert _imports("_row_futures") == set()
     assert _imports("distributed") == {"partitioned"}
 
 

@@ -278,3 +278,61 @@ def test_recentring_starts_from_the_masters_newton_sums(client, rng, monkeypatch
     Xd, yd = _dask(X, np.sign(f))
     FGMClassifier(B=2, max_iter=4, C=0.3, loss="logistic").fit(Xd, yd, sample_weight=sw)
     assert len(checked) >= 3 and all(checked), checked
+
+
+def _rmatvec(block, u):
+    return block.T @ u
+
+
+def _scaled_rows(block, u):
+    return block * u[:, None]
+
+
+def _first_rows(block):
+    return block[:1]
+
+
+def _stack(parts):
+    return np.vstack(parts)
+
+
+def _times_index(block, i):
+    return i * block.sum(0)
+
+
+def test_grouped_rows_run_one_task_per_worker_with_the_per_partition_results(
+        client, rng, monkeypatch):
+    # A fit's passes run one task per worker (its partitions in row order),
+    # with the same values as one task per partition.
+    from kernlearn.partitioned import DaskRows, GroupedRows, PerPartition, RowFutures
+
+    n, P = 800, 8
+    X = rng.standard_normal((n, 5))
+    u = rng.standard_normal(n)
+    rows = DaskRows(da.from_array(X, chunks=(n // P, 5)), client=client)
+    blocks = rows.blocks
+    assert isinstance(blocks, GroupedRows)
+    assert sorted(i for g in blocks.groups for i in g) == list(range(P))
+    who = client.who_has(RowFutures.from_dask(client, rows.array).futures)
+    holders = {tuple(sorted(v)) for v in who.values()}
+    assert len(blocks.groups) == len(holders) <= len(client.scheduler_info()["workers"])
+    us = RowFutures.from_array(client, u, blocks.bounds)  # ungrouped, aligned per group
+    submitted = []  # tasks submitted (one per call to submit, one per item of map)
+    submit, map_ = client.submit, client.map
+    monkeypatch.setattr(client, "submit",
+                        lambda *a, **k: submitted.append(1) or submit(*a, **k))
+    monkeypatch.setattr(client, "map",
+                        lambda f, *it, **k: submitted.extend([1] * len(it[0])) or map_(f, *it, **k))
+    np.testing.assert_allclose(blocks.sum(_rmatvec, us), X.T @ u, rtol=1e-12)
+    assert len(submitted) == len(blocks.groups) < P
+    monkeypatch.undo()
+    np.testing.assert_allclose(np.vstack(blocks.map(_scaled_rows, u).gather_parts()),
+                               X * u[:, None], rtol=1e-15)
+    # row order kept by reduce and take, whatever the grouping
+    np.testing.assert_array_equal(blocks.map(_first_rows).reduce(_stack), X[:: n // P])
+    np.testing.assert_array_equal(blocks.take(np.array([3, 150, 799])), X[[3, 150, 799]])
+    want = sum(i * X[i * 100:(i + 1) * 100].sum(0) for i in range(P))
+    np.testing.assert_allclose(blocks.sum(_times_index, PerPartition(list(range(P)))), want,
+                               rtol=1e-12)
+    # per-partition futures on demand (one task each)
+    np.testing.assert_array_equal(client.gather(blocks.futures[5]), X[500:600])

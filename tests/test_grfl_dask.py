@@ -75,6 +75,26 @@ def test_regression_on_cluster_equals_in_memory(client):
     _assert_same_model(a, b, X[:300], what="predict")
 
 
+def test_auto_budget_is_chosen_on_the_same_held_out_rows_as_in_memory(client):
+    # the regressor's default max_features="auto": the path runs on 80 % of
+    # the rows, the held-out 20 % (kept on the cluster) pick the count, and the
+    # master is refitted on all rows -- the same rows, count and model as in
+    # memory (before, a dask.array took min(100, n // 6) = 100 features here)
+    n = 1000
+    X, f, rng = _data(n=n)
+    y = f + rng.standard_normal(n)  # noisy: the held-out loss turns up early
+    a = InfiniteFeatureRegressor(n_candidates=20, random_state=0).fit(X, y)
+    b = InfiniteFeatureRegressor(n_candidates=20, random_state=0).fit(
+        da.from_array(X, chunks=(250, D)), y)
+    assert a.stop_reason_ == b.stop_reason_ == "validation"
+    assert b.max_features_ == a.max_features_ < min(100, n // 6)
+    # the path went past the chosen count (patience), the model stopped at it
+    assert a.history_["n_active"][-1] > a.max_features_ >= len(a.features_) >= 3
+    np.testing.assert_allclose(b.history_["validation_loss"], a.history_["validation_loss"],
+                               rtol=1e-12)
+    _assert_same_model(a, b, X[:300], what="predict")
+
+
 def test_sparse_chunks_and_pricing_on_all_rows_equal_in_memory(client):
     # sparse partitions (scaled, not centred) and n below the subsample
     # threshold: every candidate priced on the partitions

@@ -1,10 +1,11 @@
 r"""Linear models on rows held by a Dask cluster: the row sums of a fit, and FGM's master.
 
 A fit on a ``dask.array`` keeps every ``n``-sized object on the workers, as a
-:class:`~kernlearn.partitioned.RowFutures` split like ``X`` (one future per
-row partition): the targets, the margins, the dual vectors and the active
-feature block.  The client only ever receives sums over the rows, whose size
-does not depend on ``n``.
+:class:`~kernlearn.partitioned.RowFutures` split like ``X`` (row partitions,
+run one task per worker: :class:`~kernlearn.partitioned.GroupedRows`): the
+targets, the margins, the dual vectors and the active feature block.  The
+client only ever receives sums over the rows, whose size does not depend on
+``n``.
 
 Row primitives (used by FGM here; any estimator whose master is a loss of a
 linear model on a small feature block can use them):
@@ -40,7 +41,14 @@ import numpy as np
 
 from .losses._base import WeightedLoss
 from .methods._fgm_rows import active_block, centre_by_newton
-from .partitioned import DaskRows, PerPartition, RowFutures, _is_dask_array
+from .partitioned import (
+    DaskRows,
+    GroupedRows,
+    PerPartition,
+    RowFutures,
+    _block_rmatvec,
+    _is_dask_array,
+)
 from .solvers.choice import NEWTON_MAX_ENTRIES, MasterChoice
 from .solvers.prox_newton import loss_derivatives
 
@@ -305,6 +313,38 @@ def _conjugate_sum(M, Y, loss, delta):
     return np.array([float(loss.conjugate_at_grad(M + delta, Y).sum())])
 
 
+def _dual_sums(X, M, Y, loss, delta, C):
+    """The summed conjugate and ``X' g`` (``g`` the dual vectors) of a partition, packed."""
+    g = _dual_vector(M, Y, loss, delta, C)
+    return np.concatenate([_conjugate_sum(M, Y, loss, delta), _block_rmatvec(X, g).ravel()])
+
+
+class _DualRows(GroupedRows):
+    """FGM's dual vectors on the workers, with ``X' g`` already reduced.
+
+    Pricing reads the dual vectors only through :math:`X'u` with ``u = -g``
+    (:meth:`kernlearn.partitioned.DaskRows.rmatvec`), which came back with the
+    conjugate sum: the vectors themselves are computed on first use only.
+    """
+
+    def __init__(self, make, like, tail, known_rmatvec):
+        self._make, self._futures = make, None
+        self.client, self.groups, self.bounds = like.client, like.groups, like.bounds
+        self.shape = (like.shape[0],) + tuple(tail)
+        self.known_rmatvec = known_rmatvec
+
+    @property
+    def group_futures(self):
+        """The partitions' futures (submitted on first use)."""
+        if self._futures is None:
+            self._futures = self._make().group_futures
+        return self._futures
+
+    def __neg__(self):
+        return _DualRows(lambda: GroupedRows.__neg__(self), self, self.shape[1:],
+                         -self.known_rmatvec)
+
+
 def _hstack_parts(*parts):
     return active_block(list(parts))
 
@@ -347,7 +387,8 @@ class DaskMasterRows:
         if not isinstance(rows, DaskRows) or rows.blocks is None:
             raise TypeError("DaskMasterRows needs a DaskRows on a distributed client.")
         self.rows, self.client, self.C = rows, rows.client, float(C)
-        self.Y = _targets(self.client, y, rows.bounds)
+        # (in X's grouping: one task per worker and pass, see GroupedRows)
+        self.Y = rows.blocks.align(_targets(self.client, y, rows.bounds))
         self.K = self.Y.shape[1]
         self._loss = loss
         self.loss = loss_partitions(self.client, loss, rows.bounds)
@@ -406,10 +447,14 @@ class DaskMasterRows:
             :math:`\\sum_i \\ell^*(\\ell'(m_i))` at the (re-centred) margins.
         """
         delta = self.centre(M) if centre else np.zeros(self.K)
-        grad = M.map(partial(_dual_vector, delta=delta, C=self.C), self.Y, self.loss,
-                     tail=() if self.K == 1 else (self.K,))
-        conj = float(M.sum(partial(_conjugate_sum, delta=delta), self.Y, self.loss)[0])
-        return grad, conj
+        tail = () if self.K == 1 else (self.K,)
+        # one pass: the conjugate sum and pricing's X'g (see _DualRows)
+        flat = self.rows.blocks.sum(partial(_dual_sums, delta=delta, C=self.C), M, self.Y,
+                                    self.loss)
+        grad = _DualRows(lambda: M.map(partial(_dual_vector, delta=delta, C=self.C), self.Y,
+                                       self.loss, tail=tail),
+                         M, tail, flat[1:].reshape((self.rows.shape[1],) + tail))
+        return grad, float(flat[0])
 
     def columns(self, pool, cand):
         """The candidates' scaled columns, kept on the workers."""

@@ -21,7 +21,8 @@ Its back ends only say where the blocks live:
   ``n_features``-sized results gathered).  With a ``distributed`` client its
   partitions are :class:`RowFutures`, and so are the ``n``-sized vectors of
   the fit (margins, dual vectors, the active columns): they stay on the workers
-  (:mod:`kernlearn._dask_master`).
+  (:mod:`kernlearn._dask_master`), and each pass runs one task per worker
+  (:class:`GroupedRows`; both defined in :mod:`kernlearn._row_futures`).
 
 So the in-memory, chunked and Dask paths run the same FGM code
 (:func:`kernlearn.methods.fgm.fit_fgm` through
@@ -36,7 +37,18 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
+# (the arrays held by a cluster; a leaf module, re-exported here)
+from ._row_futures import (
+    GroupedRows,
+    PerPartition,
+    RowFutures,
+    _sum_all,
+    gather_result,
+    stack_rows,
+)
+
 __all__ = [
+    "GroupedRows",
     "LocalRows",
     "PerPartition",
     "RowFutures",
@@ -154,22 +166,6 @@ def _block_columns(block, ids):
 
 def _block_matmul(block, W):
     return np.asarray(block @ W)
-
-
-def stack_rows(parts):
-    """Row blocks (dense or sparse) stacked into one matrix.
-
-    Parameters
-    ----------
-    parts : list of ndarray or scipy.sparse matrix
-
-    Returns
-    -------
-    stacked : ndarray or scipy.sparse.csr_matrix
-    """
-    if len(parts) == 1:
-        return parts[0]
-    return sp.vstack(parts, format="csr") if sp.issparse(parts[0]) else np.concatenate(parts)
 
 
 class RowPartitioned:
@@ -516,386 +512,6 @@ def tune_worker_malloc(client, mmap_threshold=_MMAP_THRESHOLD, trim_threshold=_T
     return out
 
 
-def _sum_all(parts):
-    """Sum of a list of arrays, or of tuples of arrays entry by entry (a reduction)."""
-    total = parts[0]
-    for p in parts[1:]:
-        total = (tuple(a + b for a, b in zip(total, p)) if isinstance(total, tuple)
-                 else total + p)
-    return total
-
-
-def _cluster_error(exc):
-    """A clear error for a partition the cluster could not (re)compute, or None."""
-    name = type(exc).__name__
-    if name == "KilledWorker":
-        return RuntimeError(
-            f"the Dask cluster lost a partition of the fit and could not recompute it: "
-            f"{exc}.  Workers died repeatedly while running that task; the usual cause "
-            "is a worker exceeding its memory limit (give the workers more memory or "
-            "use smaller row chunks).")
-    if name in ("CancelledError", "FutureCancelledError", "CommClosedError"):
-        return RuntimeError(
-            f"the Dask cluster stopped serving the fit ({name}: {exc}); the client lost "
-            "its connection or the partitions were released.")
-    return None
-
-
-def gather_result(future):
-    """The result of a future (or list); a lost, unrecoverable partition raises a clear error.
-
-    Parameters
-    ----------
-    future : distributed.Future or list of distributed.Future
-
-    Returns
-    -------
-    result : object or list
-
-    Raises
-    ------
-    RuntimeError
-        When the cluster could not compute the result (e.g. workers were
-        killed repeatedly running one of its tasks), naming the cause.
-    """
-    try:
-        client = future[0].client if isinstance(future, list) else future.client
-        return client.gather(future)
-    except Exception as exc:
-        err = _cluster_error(exc)
-        if err is None:
-            raise
-        raise err from exc
-
-
-# Up to this many partitions the client sums the partitions' results itself
-# (each is O(|active|^2)); above, one task on the cluster sums them.
-_CLIENT_SUM_PARTS = 16
-
-
-class RowFutures:
-    """An ``(n, ...)`` array held by a Dask cluster: one future per row partition.
-
-    The row primitives of the fits on a cluster.  A :class:`RowFutures` is
-    split like the ``X`` it was derived from (same ``bounds``); every
-    operation is one task per partition on the workers, and only reductions
-    (:meth:`sum`, :meth:`reduce`) and selected rows (:meth:`take`) come back
-    to the client.  The futures carry their lineage, so a partition lost
-    with its worker is recomputed by the scheduler.  Converting one to a
-    NumPy array raises (that would gather ``n`` rows onto the client).
-    Without a client (``client=None``) the partitions are values in this
-    process and every operation runs here (same code, no cluster).
-
-    Parameters
-    ----------
-    client : distributed.Client or None
-    futures : list of distributed.Future
-        One per partition, in row order (without a client: the values).
-    bounds : array-like of int
-        Row offsets of the partitions.
-    tail : tuple of int, default=()
-        Shape of a row (``()`` for a vector, ``(K,)`` for ``K`` columns).
-
-    Attributes
-    ----------
-    shape : tuple of int
-        ``(n,) + tail``.
-    """
-
-    #: duck-type marker read by modules that may not import this one
-    is_row_futures = True
-
-    def __init__(self, client, futures, bounds, tail=()):
-        self.client = client
-        self.futures = list(futures)
-        self.bounds = np.asarray(bounds, dtype=np.int64)
-        self.shape = (int(self.bounds[-1]),) + tuple(int(t) for t in tail)
-
-    @property
-    def ndim(self):
-        """Number of dimensions."""
-        return len(self.shape)
-
-    @property
-    def size(self):
-        """Number of entries."""
-        return int(np.prod(self.shape))
-
-    def __len__(self):
-        return self.shape[0]
-
-    def __array__(self, *args, **kwargs):
-        raise TypeError("RowFutures holds its rows on the Dask workers; converting it to "
-                        "a NumPy array would gather them onto the client.")
-
-    def __array_function__(self, func, types, args, kwargs):
-        if func is np.linalg.norm and len(args) == 1 and not kwargs:
-            return float(np.sqrt(self.sum(_sq_sum)[0]))
-        if func in (np.shape, np.ndim, np.size) and len(args) == 1 and not kwargs:
-            return {np.shape: self.shape, np.ndim: self.ndim, np.size: self.size}[func]
-        raise TypeError(f"numpy.{func.__name__} would gather the rows of a RowFutures "
-                        "onto the client; use RowFutures.map / RowFutures.sum.")
-
-    @classmethod
-    def from_array(cls, client, array, bounds):
-        """Split an in-memory array by rows onto the cluster (once).
-
-        Each part is the argument of a task, so the scheduler can recompute
-        a part lost with its worker.
-
-        Parameters
-        ----------
-        client : distributed.Client
-        array : ndarray of shape (n, ...)
-        bounds : array-like of int
-
-        Returns
-        -------
-        rows : RowFutures
-        """
-        bounds = np.asarray(bounds, dtype=np.int64)
-        futs = [client.submit(_identity, array[a:b], pure=False)
-                for a, b in zip(bounds[:-1], bounds[1:])]
-        return cls(client, futs, bounds, np.shape(array)[1:])
-
-    @classmethod
-    def from_dask(cls, client, array, bounds=None):
-        """The row partitions of a ``dask.array`` (persisted) as futures.
-
-        Parameters
-        ----------
-        client : distributed.Client
-        array : dask.array.Array of shape (n, ...)
-            Rechunked to ``bounds`` and to whole rows.
-        bounds : array-like of int, optional
-            Row offsets (default: the array's own row chunks).
-
-        Returns
-        -------
-        rows : RowFutures
-        """
-        from distributed import futures_of
-
-        if bounds is not None:
-            bounds = np.asarray(bounds, dtype=np.int64)
-            if array.ndim and tuple(array.chunks[0]) != tuple(np.diff(bounds)):
-                array = array.rechunk({0: tuple(int(c) for c in np.diff(bounds))})
-        if array.ndim > 1 and any(nb != 1 for nb in array.numblocks[1:]):
-            array = array.rechunk({i: -1 for i in range(1, array.ndim)})
-        array = client.persist(array)
-        by_key = {f.key: f for f in futures_of(array)}
-        keys = [k for k in _flatten(array.__dask_keys__())]
-        bounds = np.concatenate([[0], np.cumsum(array.chunks[0])]).astype(np.int64)
-        return cls(client, [by_key[k] for k in keys], bounds, array.shape[1:])
-
-    def _submit(self, fn, others):
-        """One task per partition, submitted as one batch: ``fn(part, *other parts)``."""
-        columns, whole = [self.futures], {}
-        for j, o in enumerate(others):
-            if isinstance(o, RowFutures):
-                columns.append(o.futures)
-            elif isinstance(o, PerPartition):
-                columns.append(o.items)
-            elif isinstance(o, np.ndarray) and o.ndim and o.shape[0] == self.shape[0]:
-                columns.append([o[a:b] for a, b in zip(self.bounds[:-1], self.bounds[1:])])
-            else:
-                whole[j] = o  # the same object for every partition
-        if whole:
-            fn = partial(_call_with, fn, whole, len(others))
-        if self.client is None:
-            return [fn(*args) for args in zip(*columns)]
-        return self.client.map(fn, *columns, pure=False)
-
-    def map(self, fn, *others, tail=None):
-        """``fn(part, *other parts)`` on every partition, as a new :class:`RowFutures`.
-
-        Parameters
-        ----------
-        fn : callable
-            Maps a partition (and the matching partitions of ``others``) to
-            an array with the partition's rows.
-        *others : RowFutures, PerPartition, ndarray or object
-            Split like this one (RowFutures, PerPartition, an ``n``-row
-            ndarray, sliced) or passed whole (anything else).
-        tail : tuple of int, optional
-            Row shape of the result (default: this one's).
-
-        Returns
-        -------
-        rows : RowFutures
-        """
-        futs = self._submit(fn, others)
-        return RowFutures(self.client, futs, self.bounds,
-                          self.shape[1:] if tail is None else tail)
-
-    def sum(self, fn, *others):
-        """``sum_p fn(part_p, *other parts_p)``, reduced on the cluster.
-
-        Parameters
-        ----------
-        fn : callable
-            Maps a partition to an array of a fixed shape.
-        *others : RowFutures, PerPartition, ndarray or object
-            As in :meth:`map`.
-
-        Returns
-        -------
-        total : ndarray
-            The one result gathered by the client.
-        """
-        parts = self._submit(fn, others)
-        if self.client is None:
-            return _sum_all(parts)
-        if len(parts) <= _CLIENT_SUM_PARTS:
-            # Few small parts: summed here (same order as on a worker), one hop less.
-            return _sum_all(gather_result(parts))
-        return gather_result(self.client.submit(_sum_all, parts, pure=False))
-
-    def reduce(self, combine=_sum_all):
-        """``combine(list of the partitions' values)``, run on the cluster; its result.
-
-        The partitions' values are already small (a :meth:`map` to sums per
-        partition); ``combine`` merges them in one task next to them.
-
-        Parameters
-        ----------
-        combine : callable, default=sum (entry by entry for tuples)
-            Module-level function of the list of values, in row order.
-
-        Returns
-        -------
-        result : object
-            The reduced value, gathered by the client.
-        """
-        if self.client is None:
-            return combine(self.futures)
-        return gather_result(self.client.submit(combine, self.futures, pure=False))
-
-    def take(self, rows):
-        """The given rows of the partitions, gathered by the client.
-
-        Parameters
-        ----------
-        rows : ndarray of int
-            Sorted row indices (a few, e.g. a subsample).
-
-        Returns
-        -------
-        rows : ndarray or scipy.sparse matrix
-        """
-        rows = np.asarray(rows, dtype=np.int64)
-        known = getattr(self, "known_rows", None)
-        if known is not None and np.array_equal(known[0], rows):
-            return known[1]  # gathered along with another result
-        which = np.searchsorted(self.bounds, rows, side="right") - 1
-        got = []
-        for i in np.unique(which):
-            local = rows[which == i] - self.bounds[i]
-            got.append(_take_rows(self.futures[i], local) if self.client is None
-                       else self.client.submit(_take_rows, self.futures[i], local,
-                                               pure=False))
-        return stack_rows(got if self.client is None else gather_result(got))
-
-    __getitem__ = take
-
-    def split_rows(self, rows):
-        """Sorted global row indices as each partition's local indices.
-
-        Parameters
-        ----------
-        rows : ndarray of int
-
-        Returns
-        -------
-        local : PerPartition
-            One (possibly empty) index array per partition, held here.
-        """
-        rows = np.asarray(rows, dtype=np.int64)
-        return PerPartition([rows[(rows >= a) & (rows < b)] - a
-                             for a, b in zip(self.bounds[:-1], self.bounds[1:])])
-
-    def __add__(self, other):
-        # ``M + s * dM`` (a line search): one task per partition, and the same
-        # object again for the accepted step (with what was attached to it)
-        if not isinstance(other, _Scaled):
-            other = _Scaled(other, 1.0)
-        key = (id(other.base), other.s)
-        memo = self.__dict__.setdefault("_steps", {})
-        hit = memo.get(key)
-        if hit is None or hit[0] is not other.base:
-            memo.clear()  # one entry: the last step
-            hit = memo[key] = (other.base, self.map(_axpy, other.base, other.s))
-        return hit[1]
-
-    def __mul__(self, s):
-        return _Scaled(self, float(s))
-
-    __rmul__ = __mul__
-
-    def __neg__(self):
-        return self.map(np.negative)
-
-    def __sub__(self, other):
-        return self.map(np.subtract, other)
-
-    def copy(self):
-        """This object (its partitions are never written in place)."""
-        return self
-
-
-class PerPartition:
-    """One object per partition (e.g. a loss restricted to its rows), for :meth:`RowFutures.map`.
-
-    Parameters
-    ----------
-    items : list
-        Objects or futures, one per partition.
-    """
-
-    def __init__(self, items):
-        self.items = list(items)
-
-
-class _Scaled:
-    """``s * base`` for a :class:`RowFutures` ``base``, formed when added to another."""
-
-    def __init__(self, base, s):
-        self.base, self.s, self.shape = base, s, base.shape
-
-
-def _axpy(a, b, s):
-    return a + s * b
-
-
-def _take_rows(part, idx):
-    """Rows ``idx`` (local indices) of a partition."""
-    return part[idx]
-
-
-def _call_with(fn, whole, n_others, part, *split):
-    """``fn(part, *others)`` with the whole (unsplit) arguments put back in place."""
-    split = iter(split)
-    args = [whole[j] if j in whole else next(split) for j in range(n_others)]
-    return fn(part, *args)
-
-
-def _identity(x):
-    return x
-
-
-def _sq_sum(part):
-    part = np.asarray(part, dtype=float)
-    return np.array([float(np.sum(part * part))])
-
-
-def _flatten(keys):
-    if isinstance(keys, list):
-        for k in keys:
-            yield from _flatten(k)
-    else:
-        yield keys
-
-
 class DaskRows(RowPartitioned):
     """A ``dask.array`` read by map-reduce over its row partitions.
 
@@ -918,8 +534,9 @@ class DaskRows(RowPartitioned):
     shape : tuple of int
     bounds : ndarray of int
         Row offsets of the partitions.
-    blocks : RowFutures or None
-        The partitions on the cluster (with a distributed client).
+    blocks : GroupedRows or None
+        The partitions on the cluster (with a distributed client), one task
+        per worker and pass.
 
     References
     ----------
@@ -945,8 +562,9 @@ class DaskRows(RowPartitioned):
         self._parts = X.to_delayed().ravel().tolist()
         self.bounds = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
         self.shape = (int(self.bounds[-1]), int(X.shape[1]))
-        self.blocks = (RowFutures.from_dask(self.client, X) if self.client is not None
-                       else None)
+        # one task per worker and pass (GroupedRows)
+        self.blocks = (GroupedRows.by_worker(RowFutures.from_dask(self.client, X))
+                       if self.client is not None else None)
 
     def _tasks(self, fn, row_args):
         delayed = self._dask.delayed
@@ -966,9 +584,15 @@ class DaskRows(RowPartitioned):
 
     def map_stack(self, fn, *row_args):
         if self.blocks is not None:
-            parts = self.blocks.map(fn, *row_args)
-            return stack_rows(gather_result(parts.futures))  # one round trip
+            return stack_rows(self.blocks.map(fn, *row_args).gather_parts())  # one round trip
         return stack_rows(list(self._dask.compute(*self._tasks(fn, row_args))))
+
+    def rmatvec(self, u, step=None):
+        """:math:`X'u` (see :meth:`RowPartitioned.rmatvec`); FGM's dual vectors
+        bring it along from the pass that made them (``u.known_rmatvec``,
+        :meth:`kernlearn._dask_master.DaskMasterRows.dual_point`)."""
+        known = getattr(u, "known_rmatvec", None)
+        return known.copy() if known is not None else super().rmatvec(u, step)
 
     def columns_on_workers(self, ids, weights=None):
         """``X[:, ids] * weights`` kept on the workers (FGM's active block).

@@ -272,9 +272,10 @@ _COMMON_DOC = """
         count plus 10 features), and the master is refitted on all rows with
         the path's features of that count; below 300 rows the count is chosen
         by 5-fold cross-validation and a path on all rows is run to it; below
-        48 rows, and on a ``dask.array`` (no rows are held out on the
-        cluster), it is ``min(100, max(1, n_samples // 6))``
-        (:func:`~kernlearn.methods.grfl.fit_grfl`).  The chosen budget is
+        48 rows it is ``min(100, max(1, n_samples // 6))``
+        (:func:`~kernlearn.methods.grfl.fit_grfl`).  On a ``dask.array`` the
+        same rule runs with the held-out rows kept on the cluster (the same
+        budget and model as in memory).  The chosen budget is
         ``max_features_``.
     n_candidates : int, default=100
         Number :math:`k_r` of parameters sampled at each pricing step.

@@ -46,6 +46,7 @@ from .._partitioned_linear import (
     block_hessian,
     block_hessian_extend,
     block_hessian_refresh,
+    block_loss,
     block_loss_gradients,
     block_margins,
     block_reserve,
@@ -54,20 +55,42 @@ from .._partitioned_linear import (
     max_all,
     sum_smooth_terms,
 )
-from ..partitioned import RowFutures, _current_client, tune_worker_malloc
+from ..partitioned import (
+    GroupedRows,
+    PerPartition,
+    RowFutures,
+    _current_client,
+    tune_worker_malloc,
+)
 from ..preprocessing import Standardization, _from_mean_var, standardization_from_moments
 from ..solvers.grfl_newton import GrFLNewton
+from ._grfl_select import PATIENCE_EXTRA, PATIENCE_FACTOR, _HoldOut
 from .grfl import GrFL, _GrFLProblem
 
-__all__ = ["DaskGrFL", "DaskGrFLRows", "dask_fit_inputs"]
+__all__ = ["DaskGrFL", "DaskGrFLRows", "DaskHoldOut", "dask_fit_inputs"]
 
 
-def _block_append(B, family, params, norms):
-    """The block with the candidates' columns (divided by ``norms``) appended."""
-    block = family.columns(params, B.X) / norms
+def _block_append(B, family, params, norms=None, scales=None):
+    """The block with the candidates' columns appended, divided by ``norms``
+    (a fit's unit-norm columns) or times ``scales`` (held-out rows)."""
+    block = family.columns(params, B.X)
+    block = block / norms if scales is None else block * scales
     p0, p = B.p, B.p + block.shape[1]
     B.Phi[:, p0:p] = block  # beyond every earlier block's p: they are unchanged
     return replace(B, p=p)
+
+
+def _block_sq_norms(B, family, params):
+    block = family.columns(params, B.X)
+    return np.einsum("ij,ij->j", block, block)
+
+
+def _block_held_out_loss(B, V, b, loss):
+    return block_loss(block_margins(B, V, b), B, loss)
+
+
+def _block_rows(X, idx):
+    return X[idx]
 
 
 def _block_correlations(B, G, family, params, low_precision):
@@ -135,6 +158,8 @@ class DaskGrFLRows:
                  else list(dask.compute(*delayed)))
         self.sparse = sp.issparse(getattr(X, "_meta", None))
         self.rows = RowFutures(client, parts, bounds, (X.shape[1],))
+        if client is not None:  # one task per worker and pass
+            self.rows = GroupedRows.by_worker(self.rows)
         self.shape = self.rows.shape
 
     @classmethod
@@ -144,7 +169,28 @@ class DaskGrFLRows:
         return self
 
     def __getitem__(self, rows):
-        return self.rows.take(rows)
+        """The rows ``rows`` (sorted indices), kept on the cluster (e.g. held-out rows).
+
+        Parameters
+        ----------
+        rows : ndarray of int
+
+        Returns
+        -------
+        subset : DaskGrFLRows
+            Split like this one, partitions without a selected row dropped.
+        """
+        local = self.rows.split_rows(rows).items
+        keep = [i for i, r in enumerate(local) if len(r)]
+        src = RowFutures(self.rows.client, [self.rows.futures[i] for i in keep],
+                         np.r_[0, np.cumsum([self.rows.bounds[i + 1] - self.rows.bounds[i]
+                                             for i in keep])], self.shape[1:])
+        sub = src.map(_block_rows, PerPartition([local[i] for i in keep]))
+        bounds = np.r_[0, np.cumsum([len(local[i]) for i in keep])].astype(np.int64)
+        sub = RowFutures(sub.client, sub.futures, bounds, self.shape[1:])
+        if isinstance(self.rows, GroupedRows):  # (as these: one task per worker and pass)
+            sub = GroupedRows.by_worker(sub)
+        return self._from_rows(sub, self.sparse)
 
     def _moments(self, mean=None):
         n, d = self.shape
@@ -243,6 +289,11 @@ class DaskGrFLRows:
     def grfl_class(self):
         """The GrFL run for these rows: :class:`DaskGrFL`."""
         return DaskGrFL
+
+    @property
+    def hold_out_class(self):
+        """The held-out loss monitor for these rows: :class:`DaskHoldOut`."""
+        return DaskHoldOut
 
 
 def dask_fit_inputs(est, X, y, multi_output=False, y_numeric=False):
@@ -465,6 +516,8 @@ class DaskGrFL(GrFL):
                              "'auto' with a built-in penalty).")
         super().start(X, Y, task_rows, rng, sample_weight)
         rows = X.rows
+        if self._sub is not None:  # the pricing subsample's rows, gathered here
+            self._X_sub = rows.take(self._sub)
         blocks = rows.map(_block_with_targets, np.asarray(Y))  # Y split by rows
         self._rows = blocks
         self._sub_local = None if self._sub is None else rows.split_rows(self._sub)
@@ -517,7 +570,8 @@ class DaskGrFL(GrFL):
         ----------
         cand : Candidates
             The features to add (one row each), with their exact column
-            norms in ``cand.extra["norms"]`` (one row per candidate).
+            norms in ``cand.extra["norms"]`` (one row per candidate); without
+            them (a refit on given features) the norms are reduced first.
 
         Returns
         -------
@@ -527,7 +581,11 @@ class DaskGrFL(GrFL):
         k = len(cand.params)
         p0, p = self.p, self.p + self.gs * k
         self._reserve(p // self.gs)
-        norms = np.asarray(cand.extra["norms"], dtype=float).reshape(-1)
+        if cand.extra is None or "norms" not in cand.extra:
+            norms = np.sqrt(self._rows.map(partial(_block_sq_norms, family=self.family,
+                                                   params=cand.params)).reduce())
+        else:
+            norms = np.asarray(cand.extra["norms"], dtype=float).reshape(-1)
         norms = np.where(norms > 0, norms, 1.0)
         self._rows = self._rows.map(partial(_block_append, family=self.family,
                                             params=cand.params, norms=norms))
@@ -542,3 +600,51 @@ class DaskGrFL(GrFL):
         res = self._solve(exact=False)
         return self.objective, {"kkt": float(res.state["kkt"]),
                                 "master_iter": int(res.n_iter)}
+
+
+class DaskHoldOut(_HoldOut):
+    """:class:`~kernlearn.methods._grfl_select._HoldOut` with the held-out rows on the cluster.
+
+    ``max_features="auto"`` on a ``dask.array``: the held-out rows' feature
+    columns are appended on their partitions as the path grows, and each
+    outer iteration's held-out loss is one reduction (a float reaches the
+    client), in place of the in-memory monitor's ``n_val``-row block.
+
+    Parameters
+    ----------
+    path : DaskGrFL
+        The run on the training rows.
+    X : DaskGrFLRows
+        The held-out rows.
+    Y : ndarray of shape (n_held_out, T)
+    task_rows : None
+    loss : BaseLoss
+    sample_weight : None
+    """
+
+    def __init__(self, path, X, Y, task_rows, loss, sample_weight):
+        if task_rows is not None or sample_weight is not None:
+            raise ValueError("task_index and sample_weight are not supported with a "
+                             "dask.array X.")
+        self.path, self.loss = path, loss
+        self.blocks = X.rows.map(_block_with_targets, np.asarray(Y))
+        self.p = self._capacity = 0
+        self.losses, self.counts = [], []
+
+    def __call__(self, row=None):
+        path, gs = self.path, self.path.gs
+        f0, f1 = self.p // gs, path.p // gs
+        cap = max(path.p, gs * path._budget, 1)  # (a buffer sized once per budget)
+        if cap > self._capacity:
+            self.blocks = self.blocks.map(partial(block_reserve, capacity=cap))
+            self._capacity = cap
+        if f1 > f0:
+            self.blocks = self.blocks.map(partial(
+                _block_append, family=path.family, params=np.array(path.params[f0:f1]),
+                scales=np.concatenate(path.scales[f0:f1])))
+            self.p = path.p
+        U, us, b = path.coefficients()
+        self.losses.append(float(self.blocks.map(partial(
+            _block_held_out_loss, V=U + us[:, None], b=b, loss=self.loss)).reduce()))
+        self.counts.append(f1)
+        return f1 >= PATIENCE_FACTOR * self.best() + PATIENCE_EXTRA

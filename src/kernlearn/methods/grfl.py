@@ -850,8 +850,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     rng = check_random_state(random_state)
     split = None
     if isinstance(max_features, str):  # "auto"
-        # (rows on a cluster: no held-out rows are taken there; the n // 6 rule)
-        split = None if hasattr(X, "grfl_class") else _validation_split(n, Y, task_rows, rng)
+        split = _validation_split(n, Y, task_rows, rng)
         max_features = AUTO_MAX_FEATURES if split is not None else min(100, max(1, n // 6))
         warm, keep_warm = None, False
     choose_level = (isinstance(lambda_p, str) and split is not None and len(split) > 1
@@ -932,7 +931,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                 else sample_weight[tr].sum() / sample_weight.sum())
         path = make_path(tr, np.sqrt(f_tr), lam=lam)
         Yv, rows_v = _row_subset(Y, task_rows, val)
-        return path, _HoldOut(path, X[val], Yv, rows_v, loss,
+        # (rows on a cluster: their own monitor, the held-out rows kept there)
+        hold_out = getattr(X, "hold_out_class", _HoldOut)
+        return path, hold_out(path, X[val], Yv, rows_v, loss,
                               None if sample_weight is None else sample_weight[val])
 
     if choose_level:  # the folds choose the level; a path on all rows runs at it
