@@ -76,6 +76,7 @@ from ._obscure_dual import (
 from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
     _block_loop_jit,
     _block_numpy,
+    _end_epoch,
     _incurs_loss,
     _RowCache,
     _sampling,
@@ -465,6 +466,10 @@ class OnlineBatch(BaseSolver):
                                 multiclass, alpha_buf)
 
         rows, draw_p = _sampling(sample_weight, n)
+        # samples with a coefficient; whether each incurs a loss (compiled loop)
+        n_support = [0, None]
+        sw_arr = (np.zeros(0) if sample_weight is None
+                  else np.ascontiguousarray(sample_weight, dtype=float))
 
         def epoch(stage, R):
             st[3] = st[4] = 0.0
@@ -476,8 +481,11 @@ class OnlineBatch(BaseSolver):
             steps[0] += len(order)
             eta1 = float(self.eta)
             if use_numba:
-                # (the eviction order reads the samples with a loss)
-                cache.new_epoch(st[5], incurs_loss(np.arange(n)))
+                # (the eviction order reads the samples with a loss: computed
+                # by the previous epoch's end, or here before the first one)
+                if n_support[1] is None:
+                    n_support[1] = incurs_loss(np.arange(n))
+                cache.new_epoch(st[5], n_support[1])
                 k = 0
                 while True:
                     k = _block_loop_jit(
@@ -494,13 +502,22 @@ class OnlineBatch(BaseSolver):
                     _block_numpy(ids, local, Krows, kdiag, target, A, G, N, st, lam,
                                  q, R, eta1, stage, loss)
             # fold the lazy scale into the storage; recompute ||theta^j||^2 exactly
-            A[:] *= st[0]
-            G[:] *= st[0]
             if stage == 2:
                 recent.decay(st[0])
+            if use_numba:
+                mloss, err, wn, n_support[0] = _end_epoch(
+                    A, G, N, st[0], q, yint, multiclass, sw_arr, alpha_buf,
+                    n_support[1])
+                wn /= q
+                obj = 0.5 * lam * wn**2 + mloss
+            else:
+                A[:] *= st[0]
+                G[:] *= st[0]
+                N[:] = np.einsum("nc,cjn->j", A, G)
+                obj, mloss, err, wn = _objective(G, N, 1.0, yy, loss, sample_weight,
+                                                 lam, q)
+                n_support[0] = int(np.count_nonzero(np.any(A != 0, axis=1)))
             st[0] = 1.0
-            N[:] = np.einsum("nc,cjn->j", A, G)
-            obj, mloss, err, wn = _objective(G, N, 1.0, yy, loss, sample_weight, lam, q)
             nupd = int(st[3])
             work = (nupd * F * n * (2 if multiclass else 1) + 2 * F * M * n
                     + _EPOCH_FIXED_OPS)
@@ -546,7 +563,7 @@ class OnlineBatch(BaseSolver):
                 w_norm=wn,
                 n_updates=nupd,
                 R=R,
-                n_support=int(np.count_nonzero(np.any(A != 0, axis=1))),
+                n_support=n_support[0],
                 dual=dual[0],
                 steps=steps[0],
             )
