@@ -539,10 +539,14 @@ class OnlineBatch(BaseSolver):
                         continue
                     # the exact part of the bound within an epoch's work, so
                     # that the cadence can afford a certificate every few epochs
-                    value[name] = dual_bound(
-                        point[0], point[2], yy, lam, q, sample_weight, point[1],
-                        kdiag, cache.gram_block if cache else None,
-                        exact_budget=work)
+                    if cache is not None:
+                        value[name] = cache.dual_bound(
+                            point[0], point[2], yint, multiclass, sw_arr, lam, q,
+                            point[1], kdiag, exact_budget=work)
+                    else:
+                        value[name] = dual_bound(
+                            point[0], point[2], yy, lam, q, sample_weight, point[1],
+                            kdiag, None, exact_budget=work)
                     h = cache.last_block if cache else 0
                     cost += (len(_CLIP_SCALES) * F * M * (h * h + 3 * n)
                              + _DUAL_FIXED_OPS)
