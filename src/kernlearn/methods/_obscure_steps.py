@@ -574,6 +574,9 @@ class _RowCache:
         self.slot = np.full(n, -1, dtype=np.int64)
         self.owner = np.full(self.capacity, -1, dtype=np.int64)
         self.stamp = np.full(self.capacity, -1.0)  # last use (clock); -1: free
+        # slots are handed out in order until the cache is full (a slot is
+        # never freed again), so the free ones are always slots n_used...
+        self.n_used = 0
         # prefetch only into a cache large enough to keep what it prefetches
         self.block = max(1, min(_FETCH_BLOCK, self.capacity // 8))
         self.all_at_once = self.capacity == n <= _ALL_ROWS_UPTO
@@ -602,12 +605,19 @@ class _RowCache:
             else:
                 D = np.ascontiguousarray(
                     safe_sparse_dot(Xv[ids], Xv.T, dense_output=True), dtype=float)
+            # consecutive slots (a cache still filling): one exp call per kernel
+            run = (slice(free[0], free[-1] + 1)
+                   if free[-1] - free[0] + 1 == len(free) and np.all(np.diff(free) > 0)
+                   else None)
             for j, kind, par in members:
                 out = self.rows[j]
                 if kind == "rbf":
                     _rbf_exponent_rows(D, sq[ids], sq, par, out, free)
-                    for f in free:
-                        np.exp(out[f], out=out[f])
+                    if run is not None:
+                        np.exp(out[run], out=out[run])
+                    else:
+                        for f in free:
+                            np.exp(out[f], out=out[f])
                 elif kind == "linear":
                     _scaled_rows(D, par[ids], par, out, free)
                 else:  # constant
@@ -642,7 +652,12 @@ class _RowCache:
             extra = (window[margins_of(window)][: self.block - 1] if window.size
                      else window)
         ids = np.concatenate([order[k : k + 1], extra]).astype(np.int64)
-        free = np.argpartition(self._eviction_key(clock), len(ids) - 1)[: len(ids)]
+        if self.n_used + len(ids) <= self.capacity:  # free slots, in order
+            free = np.arange(self.n_used, self.n_used + len(ids))
+            self.n_used += len(ids)
+        else:
+            self.n_used = self.capacity
+            free = np.argpartition(self._eviction_key(clock), len(ids) - 1)[: len(ids)]
         old = self.owner[free]
         self.slot[old[old >= 0]] = -1
         self._compute(ids, free)
