@@ -287,7 +287,9 @@ def _end_epoch(A, G, N, scale, q, yint, multiclass, sw, alpha, awaited):  # prag
     return lsum / wsum, esum / wsum, nq, nsup
 
 
-@numba.njit(cache=True)
+# (reassociation lets the block's dot products vectorise; the bound's value
+# moves in the last digits only)
+@numba.njit(cache=True, fastmath={"reassoc", "contract"})
 def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
                        cap, max_rows, scales):  # pragma: no cover
     r"""``_obscure_dual.dual_bound`` with the row cache's kernel values, compiled.
@@ -371,20 +373,31 @@ def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
             have[h] = k
             exact[k] = True
             h += 1
+    # the exact part: quadratic forms of B[t, m] = rho[t] * A[:, m] (on the
+    # block) with each kernel's block, one gathered kernel row at a time
+    cols = np.empty(h, dtype=np.int64)
+    B = np.empty((ns * M, h))
+    for x in range(h):
+        cols[x] = clip[have[x]]
+        for t in range(ns):
+            for m in range(M):
+                B[t * M + m, x] = rho[t, have[x]] * A[cols[x], m]
+    krow = np.empty(h)
     e = np.zeros((ns, F))
     for j in range(F):
         quad = np.zeros(ns)
         for x in range(h):
-            kx = have[x]
-            rx = slot[clip[kx]]
+            rx = slot[cols[x]]
             for z in range(h):
-                kz = have[z]
-                vv = 0.0
-                for m in range(M):
-                    vv += A[clip[kx], m] * A[clip[kz], m]
-                vv *= rows[j, rx, clip[kz]]
-                for t in range(ns):
-                    quad[t] += rho[t, kx] * rho[t, kz] * vv
+                krow[z] = rows[j, rx, cols[z]]
+            for u in range(ns * M):
+                bx = B[u, x]
+                if bx == 0.0:
+                    continue
+                acc = 0.0
+                for z in range(h):
+                    acc += krow[z] * B[u, z]
+                quad[u // M] += bx * acc
         for t in range(ns):
             e[t, j] = np.sqrt(max(quad[t], 0.0))
             rest = 0.0
