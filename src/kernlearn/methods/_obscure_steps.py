@@ -113,6 +113,7 @@ def _block_loop(
     alpha,
     m,
     start,
+    zqs,
 ):
     """Algorithms 1 (``stage == 1``) and 2 (``stage == 2``) over ``ids[start:]``.
 
@@ -128,7 +129,8 @@ def _block_loop(
     computes that row, evicting the row needed last (``stamp`` holds the
     last use of each slot; ``_RowCache._eviction_key``), and resumes at
     ``k``.  Rows are thus computed only for updates, at most once while they
-    stay cached.  Returns ``-1`` when done.
+    stay cached.  Returns ``-1`` when done.  ``zqs`` holds the (2,q) norm
+    of each sample's sub-gradient (:func:`_sample_zq`).
     """
     F = N.shape[0]
     n = A.shape[0]
@@ -137,7 +139,6 @@ def _block_loop(
     t = st[2]
     n_upd = 0.0
     loss_sum = 0.0
-    zfac = 2.0 if multiclass else 1.0
     # the mirror scales and ||theta||_{2,q} change only when N does (an
     # update, or a shrinkage to zero), not at every sample: most samples of
     # an epoch only read their margin
@@ -161,15 +162,7 @@ def _block_loop(
         zq = 0.0
         if active:
             loss_sum += loss
-            zmx = 0.0
-            for j in range(F):
-                if kdiag[j, i] > zmx:
-                    zmx = kdiag[j, i]
-            if zmx > 0.0:
-                S = 0.0
-                for j in range(F):
-                    S += (kdiag[j, i] / zmx) ** (0.5 * q)
-                zq = np.sqrt(zfac * zmx) * S ** (1.0 / q)
+            zq = zqs[i]
         t, s, eta, scale = _step(stage, t, s, lam, q, scale, nq, zq, R, eta1, A, G, N)
         changed = active or (stage == 2 and 1.0 - lam * eta / q <= 0.0)
         if active:
@@ -212,6 +205,32 @@ def _block_loop(
 
 
 _block_loop_jit = numba.njit(cache=True, fastmath=False)(_block_loop)
+
+
+@numba.njit(cache=True)
+def _sample_zq(kdiag, q, multiclass):  # pragma: no cover
+    r""":math:`\|z\|_{2,q}` of each sample's hinge sub-gradient, for Algorithm 2's :math:`s_t`.
+
+    :math:`z = \pm\phi_j(x_i)` per kernel (two classes) or
+    :math:`\phi_j(x_i, y_i) - \phi_j(x_i, \hat y)` (its squared norm twice the
+    kernel diagonal), so :math:`\|z\|_{2,q} = \sqrt{f}\,\|(\sqrt{K_j(x_i,
+    x_i)})_j\|_q` with :math:`f = 1` or 2: a property of the sample, computed
+    once per fit instead of at every update (``F + 1`` powers each).
+    """
+    F, n = kdiag.shape
+    zfac = 2.0 if multiclass else 1.0
+    out = np.zeros(n)
+    for i in range(n):
+        zmx = 0.0
+        for j in range(F):
+            if kdiag[j, i] > zmx:
+                zmx = kdiag[j, i]
+        if zmx > 0.0:
+            S = 0.0
+            for j in range(F):
+                S += (kdiag[j, i] / zmx) ** (0.5 * q)
+            out[i] = np.sqrt(zfac * zmx) * S ** (1.0 / q)
+    return out
 
 
 @numba.njit(cache=True)
@@ -301,8 +320,11 @@ def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
     ``_RowCache.gram_block``) and bounded by Cauchy-Schwarz for the others.
     The NumPy version makes a few dozen calls, about 0.1 ms on any set, which
     on sets of a few hundred rows was a third of a fit.  ``sw`` of length 0
-    means unit weights.  Returns ``(dual, h)`` with ``h`` the number of
-    samples in the exact block.
+    means unit weights.  Returns ``(dual, h, ops)`` with ``h`` the number
+    of samples in the exact block and ``ops`` the multiply-adds done (the
+    certificate's cost for ``_DualCadence``, in the units of the steps'
+    work; the exact block skips the zero coefficients, most of a multiclass
+    row).
     """
     n, M = A.shape
     F = N.shape[0]
@@ -339,7 +361,7 @@ def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
             if a[i] * amax > 1.0:
                 nclip += 1
     if S <= 0.0 or T <= 0.0 or npos == 0:
-        return 0.0, 0
+        return 0.0, 0, 2 * n
     c = min(q * S / T, c)
     best = c * lam / q * S - c * c * lam / (2.0 * q * q) * T
     clip = np.empty(nclip, dtype=np.int64)
@@ -384,16 +406,19 @@ def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
                 B[t * M + m, x] = rho[t, have[x]] * A[cols[x], m]
     krow = np.empty(h)
     e = np.zeros((ns, F))
+    ops = 4 * n + F * nclip * (M + ns) * (ns + 2)
     for j in range(F):
         quad = np.zeros(ns)
         for x in range(h):
             rx = slot[cols[x]]
             for z in range(h):
                 krow[z] = rows[j, rx, cols[z]]
+            ops += h
             for u in range(ns * M):
                 bx = B[u, x]
                 if bx == 0.0:
                     continue
+                ops += h
                 acc = 0.0
                 for z in range(h):
                     acc += krow[z] * B[u, z]
@@ -422,7 +447,7 @@ def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
         D = lam / q * (scales[t] * S - rs - Tc / (2.0 * q))
         if D > out:
             out = D
-    return out, h
+    return out, h, ops
 
 
 @numba.njit(cache=True)
@@ -566,6 +591,7 @@ class _RowCache:
         self.kernels = kernels
         self.n_computed = 0
         self.last_block = 0  # size of the last gram_block
+        self.last_ops = 0  # multiply-adds of the last compiled certificate
         self.epoch_start = 0.0  # update count at the epoch's start (new_epoch)
         self.awaited = np.zeros(n, dtype=bool)
         gram = getattr(kernels, "gram_", None)
@@ -739,7 +765,7 @@ class _RowCache:
         budget = min(exact_budget, _EXACT_BUDGET)
         scales = np.asarray(_CLIP_SCALES)
         cap = int(np.sqrt(budget / (scales.size * N.size * A.shape[1])))
-        dual, self.last_block = _dual_bound_cached(
+        dual, self.last_block, self.last_ops = _dual_bound_cached(
             A, N, yint, multiclass, sw, lam, q, G, kdiag, self.rows, self.slot,
             cap, _EXACT_DUAL_ROWS, scales)
         return dual

@@ -79,6 +79,7 @@ from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
     _end_epoch,
     _incurs_loss,
     _RowCache,
+    _sample_zq,
     _sampling,
 )
 from ._result import MethodResult
@@ -234,9 +235,12 @@ class ObscureState(SolverState):
 #: The fixed cost of the certificate's few dozen NumPy calls, in
 #: multiply-adds of the compiled loop: about 0.1 ms.
 _DUAL_FIXED_OPS = 100_000
-#: The fixed cost of an epoch's NumPy work (the objective, the samples with a
-#: loss for the eviction order), in the same units: measured at about 0.2 ms
-#: on sets of a few hundred rows.
+#: The same for the compiled certificate (``_RowCache.dual_bound``), which
+#: counts its own multiply-adds: one call and a few arrays, about 10 us.
+_DUAL_FIXED_OPS_COMPILED = 20_000
+#: The fixed cost of an epoch's Python and NumPy work (the sampling order,
+#: the bookkeeping, the best iterate's copy), in the same units: measured at
+#: about 0.1 ms on sets of a few hundred rows.
 _EPOCH_FIXED_OPS = 250_000
 
 
@@ -455,6 +459,7 @@ class OnlineBatch(BaseSolver):
 
         budget = [np.inf if self.max_steps is None else int(self.max_steps)]
         cache = _RowCache(kernels) if use_numba else None
+        zqs = _sample_zq(kdiag, q, multiclass) if use_numba else None
         steps = [0]
         dual = [0.0]  # the best dual bound so far
         check = _DualCadence()
@@ -491,7 +496,7 @@ class OnlineBatch(BaseSolver):
                     k = _block_loop_jit(
                         order, cache.slot, cache.rows, cache.stamp,
                         kdiag, yint, A, G, N, st, lam, q, R, eta1, stage,
-                        multiclass, alpha_buf, m_buf, k,
+                        multiclass, alpha_buf, m_buf, k, zqs,
                     )
                     if k < 0:
                         break
@@ -547,9 +552,10 @@ class OnlineBatch(BaseSolver):
                         value[name] = dual_bound(
                             point[0], point[2], yy, lam, q, sample_weight, point[1],
                             kdiag, None, exact_budget=work)
-                    h = cache.last_block if cache else 0
-                    cost += (len(_CLIP_SCALES) * F * M * (h * h + 3 * n)
-                             + _DUAL_FIXED_OPS)
+                    if cache is not None:
+                        cost += cache.last_ops + _DUAL_FIXED_OPS_COMPILED
+                    else:
+                        cost += len(_CLIP_SCALES) * F * M * 3 * n + _DUAL_FIXED_OPS
                 dual[0] = max([dual[0], *value.values()])
                 recent.ahead |= value.get("recent", -np.inf) > value.get("all", np.inf)
                 check.done(cost)
