@@ -10,7 +10,8 @@ import kernlearn.methods._obscure_dual as dual_mod
 from kernlearn import PNormMKLClassifier
 from kernlearn.kernels import KernelList
 from kernlearn.losses import Hinge, MulticlassHinge
-from kernlearn.methods._obscure_steps import _row_plan, _RowCache
+import kernlearn.methods._obscure_steps as steps_mod
+from kernlearn.methods._obscure_steps import _gather, _row_plan, _RowCache
 from kernlearn.methods.obscure import KernelProblem, OnlineBatch, dual_bound
 from kernlearn.penalties import SquaredGroupNorm2p
 
@@ -32,7 +33,7 @@ def test_compiled_rows_equal_the_kernel_lists_rows(sparse, normalize):
     ids, free = np.array([5, 3, 100, 7, 199]), np.array([9, 0, 4, 2, 150])
     cache._compute(ids, free)
     ref = kl.rows(ids)
-    got = cache.rows[:, free, :].astype(float)
+    got = _gather(cache.rows, free, np.arange(200), cache.src, cache.nsq)
     # single precision: relative to each kernel's scale
     scale = np.abs(ref).max(axis=(1, 2), keepdims=True)
     np.testing.assert_allclose(got / scale, ref / scale, rtol=0, atol=2e-7)
@@ -40,6 +41,45 @@ def test_compiled_rows_equal_the_kernel_lists_rows(sparse, normalize):
     before = cache.rows[:, 1].copy()
     cache._compute(np.array([11]), np.array([8]))
     np.testing.assert_array_equal(cache.rows[:, 1], before)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rbf_widths_two_powers_apart_are_derived_from_the_widest(sparse):
+    # widths 0.25, 1, 2 (the default list's ratios) on all columns: one RBF
+    # row stored, squared 2 and 3 times when read; 0.3 is no power of two
+    # apart and the RBF on other columns has its own view: both stored
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 5))
+    if sparse:
+        X = sp.csr_matrix(X * (rng.random(X.shape) < 0.5))
+    specs = [("rbf", {"gamma": 1.0}), ("rbf", {"gamma": 0.25}), "linear",
+             ("rbf", {"gamma": 2.0}), ("rbf", {"gamma": 0.3}),
+             ("rbf", {"gamma": 0.5}, [0, 1])]
+    kl = KernelList(specs, precompute=False).fit(X)
+    cache = _RowCache(kl)
+    assert list(cache.nsq) == [2, 0, 0, 3, 0, 0]
+    assert cache.src[0] == cache.src[1] == cache.src[3]
+    assert cache.rows.shape[0] == 4  # of six kernels
+    ids = np.array([5, 3, 100, 7, 149])
+    cache._compute(ids, np.arange(len(ids)))
+    got = _gather(cache.rows, np.arange(len(ids)), np.arange(150), cache.src,
+                  cache.nsq)
+    # the stored value's single-precision error, times 2**e for the derived
+    np.testing.assert_allclose(got, kl.rows(ids), rtol=0, atol=6e-7)
+
+
+def test_derived_rows_give_the_stored_rows_fit(monkeypatch):
+    X, y = _noisy(300)
+    y = y + (X[:, 2] > 0.7)  # three classes
+    kw = {"tol": None, "max_iter": 10, "random_state": 0}
+    derived = PNormMKLClassifier(**kw).fit(X, y)
+    monkeypatch.setattr(steps_mod, "_MAX_SQUARINGS", 0)
+    stored = PNormMKLClassifier(**kw).fit(X, y)
+    # the kernels differ by the stored rows' rounding (below 1e-6)
+    np.testing.assert_allclose(derived.decision_function(X),
+                               stored.decision_function(X), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(derived.kernel_weights_, stored.kernel_weights_,
+                               rtol=1e-5)
 
 
 def test_other_kernels_use_the_lists_own_rows():

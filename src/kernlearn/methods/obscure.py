@@ -496,7 +496,7 @@ class OnlineBatch(BaseSolver):
                     k = _block_loop_jit(
                         order, cache.slot, cache.rows, cache.stamp,
                         kdiag, yint, A, G, N, st, lam, q, R, eta1, stage,
-                        multiclass, alpha_buf, m_buf, k, zqs,
+                        multiclass, alpha_buf, m_buf, k, zqs, cache.src, cache.nsq,
                     )
                     if k < 0:
                         break
