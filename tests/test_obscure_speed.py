@@ -11,7 +11,7 @@ from kernlearn import PNormMKLClassifier
 from kernlearn.kernels import KernelList
 from kernlearn.losses import Hinge, MulticlassHinge
 import kernlearn.methods._obscure_steps as steps_mod
-from kernlearn.methods._obscure_steps import _gather, _row_plan, _RowCache
+from kernlearn.methods._obscure_steps import _row_plan, _RowCache
 from kernlearn.methods.obscure import KernelProblem, OnlineBatch, dual_bound
 from kernlearn.penalties import SquaredGroupNorm2p
 
@@ -33,7 +33,7 @@ def test_compiled_rows_equal_the_kernel_lists_rows(sparse, normalize):
     ids, free = np.array([5, 3, 100, 7, 199]), np.array([9, 0, 4, 2, 150])
     cache._compute(ids, free)
     ref = kl.rows(ids)
-    got = _gather(cache.rows, free, np.arange(200), cache.src, cache.nsq)
+    got = cache.values(free, np.arange(200))
     # single precision: relative to each kernel's scale
     scale = np.abs(ref).max(axis=(1, 2), keepdims=True)
     np.testing.assert_allclose(got / scale, ref / scale, rtol=0, atol=2e-7)
@@ -62,8 +62,7 @@ def test_rbf_widths_two_powers_apart_are_derived_from_the_widest(sparse):
     assert cache.rows.shape[0] == 4  # of six kernels
     ids = np.array([5, 3, 100, 7, 149])
     cache._compute(ids, np.arange(len(ids)))
-    got = _gather(cache.rows, np.arange(len(ids)), np.arange(150), cache.src,
-                  cache.nsq)
+    got = cache.values(np.arange(len(ids)), np.arange(150))
     # the stored value's single-precision error, times 2**e for the derived
     np.testing.assert_allclose(got, kl.rows(ids), rtol=0, atol=6e-7)
 

@@ -93,7 +93,7 @@ def _mirror(N, q, alpha):  # pragma: no cover
     return nq
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _add_row(g, g2, krow, cf, e, pair):  # pragma: no cover
     """``g += cf * k`` (and ``g2 -= cf * k`` when ``pair``), ``k = krow ** (2 ** e)``.
 
@@ -502,21 +502,6 @@ def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
     return out, h, ops
 
 
-@numba.njit(cache=True)
-def _gather(rows, r, cols, src, nsq):  # pragma: no cover
-    """Every kernel's ``[r][:, cols]`` block in one pass (derived kernels squared)."""
-    F, h = src.shape[0], r.shape[0]
-    out = np.empty((F, h, cols.shape[0]))
-    for j in range(F):
-        for a in range(h):
-            for b in range(cols.shape[0]):
-                kv = np.float64(rows[src[j], r[a], cols[b]])
-                for _ in range(nsq[j]):
-                    kv = kv * kv
-                out[j, a, b] = kv
-    return out
-
-
 def _block_numpy(
     ids, local, Krows, kdiag, Y, A, G, N, st, lam, q, R, eta1, stage, loss
 ):
@@ -889,7 +874,28 @@ class _RowCache:
         """
         have = ids[self.slot[ids] >= 0][:cap]
         self.last_block = len(have)
-        return have, _gather(self.rows, self.slot[have], have, self.src, self.nsq)
+        return have, self.values(self.slot[have], have)
+
+    def values(self, slots, cols):
+        """Every kernel's values in the cached rows ``slots`` at columns ``cols``.
+
+        Parameters
+        ----------
+        slots : ndarray of int
+            Slots of the rows (``slot[i]`` of their samples).
+        cols : ndarray of int
+            Training samples (columns).
+
+        Returns
+        -------
+        K : ndarray of shape (F, len(slots), len(cols))
+            In double precision, derived kernels squared from their stored row.
+        """
+        K = self.rows[self.src][:, slots][:, :, cols].astype(float)
+        for j in np.flatnonzero(self.nsq):
+            for _ in range(self.nsq[j]):
+                K[j] *= K[j]
+        return K
 
 
 def _sampling(sample_weight, n):
