@@ -332,22 +332,33 @@ def _end_epoch(A, G, N, scale, q, yint, multiclass, sw, alpha, awaited):  # prag
                 acc += A[i, c] * G[c, j, i]
         N[j] = acc
     nq = _mirror(N, q, alpha)
-    m = np.empty(M)
+    # the margins in contiguous passes over G (a sample's own scores are M x F
+    # entries n apart)
+    marg = np.zeros((M, n))
+    for c in range(M):
+        for j in range(F):
+            a = alpha[j]
+            for i in range(n):
+                marg[c, i] += a * G[c, j, i]
     wsum = 0.0
     lsum = 0.0
     esum = 0.0
     for i in range(n):
         yi = yint[i]
-        loss = _hinge(G, alpha, 1.0, i, yi, multiclass, m)[0]
-        awaited[i] = loss > 0.0
         if multiclass:
             best = 0
-            for c in range(1, M):
-                if m[c] > m[best]:
+            other = -np.inf
+            for c in range(M):
+                if marg[c, i] > marg[best, i]:
                     best = c
+                if c != yi and marg[c, i] > other:
+                    other = marg[c, i]
+            loss = 1.0 - marg[yi, i] + other
             wrong = best != yi
         else:
-            wrong = (1 if m[0] > 0.0 else -1) != yi
+            loss = 1.0 - yi * marg[0, i]
+            wrong = (1 if marg[0, i] > 0.0 else -1) != yi
+        awaited[i] = loss > 0.0
         w = sw[i] if sw.shape[0] else 1.0
         wsum += w
         lsum += w * max(loss, 0.0)
