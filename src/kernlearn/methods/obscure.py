@@ -35,11 +35,15 @@ computed on the fly the compiled loop reads Gram rows from a row cache
 precision, rows computed in one compiled pass per kernel and evicted by
 their next use in the epoch), so the cost is linear in the number of
 additive updates and a support vector's row is computed once while it stays
-cached.
+cached.  RBF kernels on one view whose widths are :math:`2^e` times the
+widest one's are read as its row squared ``e`` times
+(``_obscure_steps._derived_kernels``), which halves the memory the loop
+reads for the default list.
 
 Stage 2 stops on a duality-gap certificate (:func:`dual_bound` of the
 iterate and of its recent updates, ``_obscure_dual._RecentUpdates``,
-computed within a quarter of the work by ``_obscure_dual._DualCadence``) and
+computed within a share of the work by ``_obscure_dual._DualCadence``;
+compiled with the row cache, ``_RowCache.dual_bound``) and
 returns the best iterate.  :class:`OnlineBatch` follows the solvers' protocol,
 ``solve(problem, warm_state=None) -> SolverResult``, on a
 :class:`KernelProblem` (kernels instead of explicit columns) with a frozen
