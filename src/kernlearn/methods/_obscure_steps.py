@@ -300,6 +300,31 @@ def _incurs_loss(ids, G, N, q, scale, yint, multiclass, alpha):  # pragma: no co
 
 
 @numba.njit(cache=True)
+def _coef_norms(A, G, N, scale):  # pragma: no cover
+    """``A *= scale``; ``N[j] = sum_ic A[i, c] G[c, j, i]``; returns the rows of ``A`` not zero.
+
+    Row by row over the non-zero coefficients only (a multiclass row has a
+    few), instead of every class of every sample with ``A`` read n apart.
+    """
+    n, M = A.shape
+    F = N.shape[0]
+    N[:] = 0.0
+    nsup = 0
+    for i in range(n):
+        nz = False
+        for c in range(M):
+            a = A[i, c] * scale
+            A[i, c] = a
+            if a != 0.0:
+                nz = True
+                for j in range(F):
+                    N[j] += a * G[c, j, i]
+        if nz:
+            nsup += 1
+    return nsup
+
+
+@numba.njit(cache=True)
 def _end_epoch(A, G, N, scale, q, yint, multiclass, sw, alpha, awaited):  # pragma: no cover
     r"""An epoch's bookkeeping in one compiled pass over the storage.
 
@@ -315,22 +340,12 @@ def _end_epoch(A, G, N, scale, q, yint, multiclass, sw, alpha, awaited):  # prag
     """
     n, M = A.shape
     F = N.shape[0]
-    nsup = 0
-    for i in range(n):
-        nz = False
+    if scale != 1.0:
         for c in range(M):
-            A[i, c] *= scale
-            if A[i, c] != 0.0:
-                nz = True
-        if nz:
-            nsup += 1
-    for j in range(F):
-        acc = 0.0
-        for c in range(M):
-            for i in range(n):
-                G[c, j, i] *= scale
-                acc += A[i, c] * G[c, j, i]
-        N[j] = acc
+            for j in range(F):
+                for i in range(n):
+                    G[c, j, i] *= scale
+    nsup = _coef_norms(A, G, N, scale)
     nq = _mirror(N, q, alpha)
     # the margins in contiguous passes over G (a sample's own scores are M x F
     # entries n apart)
