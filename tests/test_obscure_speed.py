@@ -7,10 +7,10 @@ import pytest
 import scipy.sparse as sp
 
 import kernlearn.methods._obscure_dual as dual_mod
+import kernlearn.methods._obscure_steps as steps_mod
 from kernlearn import PNormMKLClassifier
 from kernlearn.kernels import KernelList
 from kernlearn.losses import Hinge, MulticlassHinge
-import kernlearn.methods._obscure_steps as steps_mod
 from kernlearn.methods._obscure_steps import _row_plan, _RowCache
 from kernlearn.methods.obscure import KernelProblem, OnlineBatch, dual_bound
 from kernlearn.penalties import SquaredGroupNorm2p
@@ -235,7 +235,7 @@ def test_compiled_epoch_end_equals_the_numpy_objective(M, weighted):
     from kernlearn.methods.obscure import _objective
 
     rng = np.random.default_rng(2)
-    kl, K, y, A, G, lam, q, sw = _storage(rng, M, weighted)
+    _, K, y, A, G, lam, q, sw = _storage(rng, M, weighted)
     n, F = len(y), K.shape[0]
     scale = 0.37
     loss = Hinge() if M == 1 else MulticlassHinge()
@@ -267,7 +267,7 @@ def test_compiled_dual_bound_equals_the_numpy_bound(M, weighted, budget):
     # rows cached for two thirds of the samples: the exact block covers the
     # cached clipped samples within the budget, Cauchy-Schwarz the others
     rng = np.random.default_rng(3)
-    kl, K, y, A, G, lam, q, sw = _storage(rng, M, weighted)
+    kl, _, y, A, G, lam, q, sw = _storage(rng, M, weighted)
     n = len(y)
     cache = _RowCache(kl)
     ids = rng.permutation(n)[: 2 * n // 3].astype(np.int64)

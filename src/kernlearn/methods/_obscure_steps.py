@@ -186,7 +186,6 @@ def _block_loop(
     is stored row ``src[j]`` squared ``nsq[j]`` times (:func:`_derived_kernels`).
     """
     F = N.shape[0]
-    n = A.shape[0]
     scale = st[0]
     s = st[1]
     t = st[2]
@@ -653,7 +652,7 @@ def _derived_kernels(plan, F):
             continue
         g0, j0 = min(rbf)
         for g, j in rbf:
-            e = int(round(np.log2(g / g0)))
+            e = round(float(np.log2(g / g0)))
             if 1 <= e <= _MAX_SQUARINGS and abs(g - g0 * 2.0**e) <= 1e-12 * g:
                 base[j], nsq[j] = j0, e
     stored = np.flatnonzero(nsq == 0)
