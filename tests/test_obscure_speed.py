@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import kernlearn.methods._obscure_dual as dual_mod
+import kernlearn.methods._obscure_steps as steps_mod
 from kernlearn import PNormMKLClassifier
 from kernlearn.kernels import KernelList
 from kernlearn.losses import Hinge, MulticlassHinge
@@ -32,7 +33,7 @@ def test_compiled_rows_equal_the_kernel_lists_rows(sparse, normalize):
     ids, free = np.array([5, 3, 100, 7, 199]), np.array([9, 0, 4, 2, 150])
     cache._compute(ids, free)
     ref = kl.rows(ids)
-    got = cache.rows[:, free, :].astype(float)
+    got = cache.values(free, np.arange(200))
     # single precision: relative to each kernel's scale
     scale = np.abs(ref).max(axis=(1, 2), keepdims=True)
     np.testing.assert_allclose(got / scale, ref / scale, rtol=0, atol=2e-7)
@@ -40,6 +41,44 @@ def test_compiled_rows_equal_the_kernel_lists_rows(sparse, normalize):
     before = cache.rows[:, 1].copy()
     cache._compute(np.array([11]), np.array([8]))
     np.testing.assert_array_equal(cache.rows[:, 1], before)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rbf_widths_two_powers_apart_are_derived_from_the_widest(sparse):
+    # widths 0.25, 1, 2 (the default list's ratios) on all columns: one RBF
+    # row stored, squared 2 and 3 times when read; 0.3 is no power of two
+    # apart and the RBF on other columns has its own view: both stored
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 5))
+    if sparse:
+        X = sp.csr_matrix(X * (rng.random(X.shape) < 0.5))
+    specs = [("rbf", {"gamma": 1.0}), ("rbf", {"gamma": 0.25}), "linear",
+             ("rbf", {"gamma": 2.0}), ("rbf", {"gamma": 0.3}),
+             ("rbf", {"gamma": 0.5}, [0, 1])]
+    kl = KernelList(specs, precompute=False).fit(X)
+    cache = _RowCache(kl)
+    assert list(cache.nsq) == [2, 0, 0, 3, 0, 0]
+    assert cache.src[0] == cache.src[1] == cache.src[3]
+    assert cache.rows.shape[0] == 4  # of six kernels
+    ids = np.array([5, 3, 100, 7, 149])
+    cache._compute(ids, np.arange(len(ids)))
+    got = cache.values(np.arange(len(ids)), np.arange(150))
+    # the stored value's single-precision error, times 2**e for the derived
+    np.testing.assert_allclose(got, kl.rows(ids), rtol=0, atol=6e-7)
+
+
+def test_derived_rows_give_the_stored_rows_fit(monkeypatch):
+    X, y = _noisy(300)
+    y = y + (X[:, 2] > 0.7)  # three classes
+    kw = {"tol": None, "max_iter": 10, "random_state": 0}
+    derived = PNormMKLClassifier(**kw).fit(X, y)
+    monkeypatch.setattr(steps_mod, "_MAX_SQUARINGS", 0)
+    stored = PNormMKLClassifier(**kw).fit(X, y)
+    # the kernels differ by the stored rows' rounding (below 1e-6)
+    np.testing.assert_allclose(derived.decision_function(X),
+                               stored.decision_function(X), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(derived.kernel_weights_, stored.kernel_weights_,
+                               rtol=1e-5)
 
 
 def test_other_kernels_use_the_lists_own_rows():
@@ -164,3 +203,86 @@ def test_compiled_loss_flags_equal_the_numpy_margins(M):
         want = 1.0 - y[ids] * m[:, 0] > 0.0
     assert 0 < want.sum() < len(ids)
     np.testing.assert_array_equal(got, want)
+
+
+def _storage(rng, M, weighted=False, n=90):
+    """A kernel list and a few epochs' iterate (coefficients, scores) on noisy labels.
+
+    Noisy labels at C = 1: many dual variables at their bound 1, which the
+    stochastic iterates overshoot, so the clipped candidates are exercised.
+    """
+    X = rng.normal(size=(n, 4))
+    f = X[:, 0] + X[:, 1] ** 2 - 1 + 0.7 * rng.normal(size=n)
+    y = (f > 0).astype(np.int64) if M == 1 else np.digitize(f, [-0.5, 0.5])
+    kl = KernelList(SPECS[:4], precompute=False).fit(X)
+    K = kl.gram()
+    sw = rng.uniform(0.7, 1.4, size=n) if weighted else None
+    lam, q = 1.0 / (n if sw is None else sw.sum()), 3.0
+    target = np.where(y == 1, 1.0, -1.0) if M == 1 else y
+    loss = Hinge() if M == 1 else MulticlassHinge()
+    problem = KernelProblem(kl, target, loss, SquaredGroupNorm2p(alpha=lam, p=1.5),
+                            sample_weight=sw, n_classes=None if M == 1 else M)
+    A = OnlineBatch(tol=None, max_iter=3, random_state=0).solve(problem).coef
+    G = np.einsum("jnm,mc->cjn", K, A)
+    yint = np.where(y == 1, 1, -1) if M == 1 else y
+    return kl, K, yint.astype(np.int64), A, G, lam, q, sw
+
+
+@pytest.mark.parametrize("M", [1, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_compiled_epoch_end_equals_the_numpy_objective(M, weighted):
+    from kernlearn.methods._obscure_steps import _end_epoch, _incurs_loss
+    from kernlearn.methods.obscure import _objective
+
+    rng = np.random.default_rng(2)
+    _, K, y, A, G, lam, q, sw = _storage(rng, M, weighted)
+    n, F = len(y), K.shape[0]
+    scale = 0.37
+    loss = Hinge() if M == 1 else MulticlassHinge()
+    yy = y.astype(float) if M == 1 else y
+    N_ref = np.einsum("nc,cjn->j", scale * A, scale * G)
+    obj_ref, loss_ref, err_ref, wn_ref = _objective(scale * G, N_ref, 1.0, yy, loss,
+                                                    sw, lam, q)
+    flags_ref = _incurs_loss(np.arange(n), scale * G, N_ref, q, 1.0, y, M > 1,
+                             np.zeros(F))
+    A2, G2, N2, flags = A.copy(), G.copy(), np.zeros(F), np.zeros(n, dtype=bool)
+    mloss, err, nq, nsup = _end_epoch(A2, G2, N2, scale, q, y, M > 1,
+                                      np.zeros(0) if sw is None else sw, np.zeros(F),
+                                      flags)
+    np.testing.assert_allclose(A2, scale * A, rtol=1e-15)
+    np.testing.assert_allclose(G2, scale * G, rtol=1e-15)
+    np.testing.assert_allclose(N2, N_ref, rtol=1e-12)
+    assert mloss == pytest.approx(loss_ref, rel=1e-12)
+    assert err == pytest.approx(err_ref, rel=1e-12) and 0 < err < 1
+    assert nq / q == pytest.approx(wn_ref, rel=1e-12)
+    assert 0.5 * lam * (nq / q) ** 2 + mloss == pytest.approx(obj_ref, rel=1e-12)
+    assert nsup == np.count_nonzero(np.any(A != 0, axis=1)) < n
+    np.testing.assert_array_equal(flags, flags_ref)
+
+
+@pytest.mark.parametrize("M", [1, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("budget", [0.0, 2e3, 1e9])
+def test_compiled_dual_bound_equals_the_numpy_bound(M, weighted, budget):
+    # rows cached for two thirds of the samples: the exact block covers the
+    # cached clipped samples within the budget, Cauchy-Schwarz the others
+    rng = np.random.default_rng(3)
+    kl, _, y, A, G, lam, q, sw = _storage(rng, M, weighted)
+    n = len(y)
+    cache = _RowCache(kl)
+    ids = rng.permutation(n)[: 2 * n // 3].astype(np.int64)
+    free = np.arange(len(ids))
+    cache._compute(ids, free)
+    cache.slot[ids], cache.owner[free] = free, ids
+    N = np.einsum("nc,cjn->j", A, G)
+    yy = y.astype(float) if M == 1 else y
+    want = dual_bound(A, N, yy, lam, q, sw, G, kl.kdiag_, cache.gram_block,
+                      exact_budget=budget)
+    h_want = cache.last_block
+    got = cache.dual_bound(A, N, y, M > 1, np.zeros(0) if sw is None else sw, lam, q,
+                           G, kl.kdiag_, exact_budget=budget)
+    assert got == pytest.approx(want, rel=1e-10, abs=1e-12)
+    assert cache.last_block == h_want
+    # the clipped candidates matter here: the scaled one alone is lower
+    assert got > dual_bound(A, N, yy, lam, q, sw) + 1e-6
+    assert (h_want > 0) == (budget > 0)

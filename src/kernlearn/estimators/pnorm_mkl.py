@@ -123,7 +123,10 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         Memory budget (MiB) of the cache of Gram rows: a row is computed when
         a sample first triggers an update and kept (the rows needed last
         evicted beyond the budget), as libsvm's kernel cache; rows are kept
-        in single precision (4 bytes per value and kernel).
+        in single precision (4 bytes per value and stored kernel; RBF
+        kernels on the same columns whose widths are 2, 4, 8 or 16 times the
+        widest one's are read as its row squared, so the default list stores
+        two rows per sample).
     random_state : int, RandomState instance or None, default=None
         Seed of the sampling order (and of the Platt folds).
     verbose : int, default=0

@@ -11,6 +11,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 
 from ..kernels import KernelList
 from ..penalties.squared import conj_mirror_scales, lp_norm
+from ._obscure_dual import _CLIP_SCALES, _EXACT_BUDGET
 
 
 @numba.njit(cache=True)
@@ -92,6 +93,56 @@ def _mirror(N, q, alpha):  # pragma: no cover
     return nq
 
 
+@numba.njit(cache=True)
+def _add_row(g, g2, krow, cf, e, pair):  # pragma: no cover
+    """``g += cf * k`` (and ``g2 -= cf * k`` when ``pair``), ``k = krow ** (2 ** e)``.
+
+    A derived kernel's row is its stored base row squared ``e`` times
+    (:func:`_derived_kernels`), in double precision; one branch per common
+    ``e`` keeps each loop vectorisable.
+    """
+    n = g.shape[0]
+    if e == 0:
+        for l in range(n):
+            v = cf * np.float64(krow[l])
+            g[l] += v
+            if pair:
+                g2[l] -= v
+    elif e == 1:
+        for l in range(n):
+            k = np.float64(krow[l])
+            v = cf * (k * k)
+            g[l] += v
+            if pair:
+                g2[l] -= v
+    elif e == 2:
+        for l in range(n):
+            k = np.float64(krow[l])
+            k = k * k
+            v = cf * (k * k)
+            g[l] += v
+            if pair:
+                g2[l] -= v
+    elif e == 3:
+        for l in range(n):
+            k = np.float64(krow[l])
+            k = k * k
+            k = k * k
+            v = cf * (k * k)
+            g[l] += v
+            if pair:
+                g2[l] -= v
+    else:
+        for l in range(n):
+            k = np.float64(krow[l])
+            for _ in range(e):
+                k = k * k
+            v = cf * k
+            g[l] += v
+            if pair:
+                g2[l] -= v
+
+
 def _block_loop(
     ids,
     slot,
@@ -112,6 +163,9 @@ def _block_loop(
     alpha,
     m,
     start,
+    zqs,
+    src,
+    nsq,
 ):
     """Algorithms 1 (``stage == 1``) and 2 (``stage == 2``) over ``ids[start:]``.
 
@@ -127,16 +181,16 @@ def _block_loop(
     computes that row, evicting the row needed last (``stamp`` holds the
     last use of each slot; ``_RowCache._eviction_key``), and resumes at
     ``k``.  Rows are thus computed only for updates, at most once while they
-    stay cached.  Returns ``-1`` when done.
+    stay cached.  Returns ``-1`` when done.  ``zqs`` holds the (2,q) norm
+    of each sample's sub-gradient (:func:`_sample_zq`).  Kernel ``j``'s row
+    is stored row ``src[j]`` squared ``nsq[j]`` times (:func:`_derived_kernels`).
     """
     F = N.shape[0]
-    n = A.shape[0]
     scale = st[0]
     s = st[1]
     t = st[2]
     n_upd = 0.0
     loss_sum = 0.0
-    zfac = 2.0 if multiclass else 1.0
     # the mirror scales and ||theta||_{2,q} change only when N does (an
     # update, or a shrinkage to zero), not at every sample: most samples of
     # an epoch only read their margin
@@ -160,15 +214,7 @@ def _block_loop(
         zq = 0.0
         if active:
             loss_sum += loss
-            zmx = 0.0
-            for j in range(F):
-                if kdiag[j, i] > zmx:
-                    zmx = kdiag[j, i]
-            if zmx > 0.0:
-                S = 0.0
-                for j in range(F):
-                    S += (kdiag[j, i] / zmx) ** (0.5 * q)
-                zq = np.sqrt(zfac * zmx) * S ** (1.0 / q)
+            zq = zqs[i]
         t, s, eta, scale = _step(stage, t, s, lam, q, scale, nq, zq, R, eta1, A, G, N)
         changed = active or (stage == 2 and 1.0 - lam * eta / q <= 0.0)
         if active:
@@ -183,18 +229,14 @@ def _block_loop(
                 A[i, yi] += cf
                 A[i, yh] -= cf
                 for j in range(F):
-                    for l in range(n):
-                        v = cf * Krows[j, r, l]
-                        G[yi, j, l] += v
-                        G[yh, j, l] -= v
+                    _add_row(G[yi, j], G[yh, j], Krows[src[j], r], cf, nsq[j], True)
             else:
                 cy = cf * yi
                 for j in range(F):
                     N[j] += 2.0 * cy * G[0, j, i] + cf * cf * kdiag[j, i]
                 A[i, 0] += cy
                 for j in range(F):
-                    for l in range(n):
-                        G[0, j, l] += cy * Krows[j, r, l]
+                    _add_row(G[0, j], G[0, j], Krows[src[j], r], cy, nsq[j], False)
         if changed:
             nq = _mirror(N, q, alpha)
         if stage == 2 and nq > 0.0:
@@ -211,6 +253,32 @@ def _block_loop(
 
 
 _block_loop_jit = numba.njit(cache=True, fastmath=False)(_block_loop)
+
+
+@numba.njit(cache=True)
+def _sample_zq(kdiag, q, multiclass):  # pragma: no cover
+    r""":math:`\|z\|_{2,q}` of each sample's hinge sub-gradient, for Algorithm 2's :math:`s_t`.
+
+    :math:`z = \pm\phi_j(x_i)` per kernel (two classes) or
+    :math:`\phi_j(x_i, y_i) - \phi_j(x_i, \hat y)` (its squared norm twice the
+    kernel diagonal), so :math:`\|z\|_{2,q} = \sqrt{f}\,\|(\sqrt{K_j(x_i,
+    x_i)})_j\|_q` with :math:`f = 1` or 2: a property of the sample, computed
+    once per fit instead of at every update (``F + 1`` powers each).
+    """
+    F, n = kdiag.shape
+    zfac = 2.0 if multiclass else 1.0
+    out = np.zeros(n)
+    for i in range(n):
+        zmx = 0.0
+        for j in range(F):
+            if kdiag[j, i] > zmx:
+                zmx = kdiag[j, i]
+        if zmx > 0.0:
+            S = 0.0
+            for j in range(F):
+                S += (kdiag[j, i] / zmx) ** (0.5 * q)
+            out[i] = np.sqrt(zfac * zmx) * S ** (1.0 / q)
+    return out
 
 
 @numba.njit(cache=True)
@@ -231,15 +299,232 @@ def _incurs_loss(ids, G, N, q, scale, yint, multiclass, alpha):  # pragma: no co
 
 
 @numba.njit(cache=True)
-def _gather(rows, r, cols):  # pragma: no cover
-    """``rows[:, r][:, :, cols]`` in one pass (no intermediate copies)."""
-    F, h = rows.shape[0], r.shape[0]
-    out = np.empty((F, h, cols.shape[0]))
+def _coef_norms(A, G, N, scale):  # pragma: no cover
+    """``A *= scale``; ``N[j] = sum_ic A[i, c] G[c, j, i]``; returns the rows of ``A`` not zero.
+
+    Row by row over the non-zero coefficients only (a multiclass row has a
+    few), instead of every class of every sample with ``A`` read n apart.
+    """
+    n, M = A.shape
+    F = N.shape[0]
+    N[:] = 0.0
+    nsup = 0
+    for i in range(n):
+        nz = False
+        for c in range(M):
+            a = A[i, c] * scale
+            A[i, c] = a
+            if a != 0.0:
+                nz = True
+                for j in range(F):
+                    N[j] += a * G[c, j, i]
+        if nz:
+            nsup += 1
+    return nsup
+
+
+@numba.njit(cache=True)
+def _end_epoch(A, G, N, scale, q, yint, multiclass, sw, alpha, awaited):  # pragma: no cover
+    r"""An epoch's bookkeeping in one compiled pass over the storage.
+
+    Folds the lazy ``scale`` into ``A`` and ``G``, recomputes
+    :math:`\|\theta^j\|^2` exactly into ``N``, writes into ``awaited``
+    whether each sample incurs a hinge loss (the row cache's eviction order
+    for the next epoch: :func:`_incurs_loss` of the new iterate) and returns
+    the weighted mean hinge loss, the weighted training error,
+    :math:`\|\bar\theta\|_{2,q}` and the number of samples with a non-zero
+    coefficient: what ``obscure._objective`` and the history's support count
+    compute in a few dozen NumPy calls, which on sets of a few hundred rows
+    cost more than the epoch's steps.  ``sw`` of length 0 means unit weights.
+    """
+    n, M = A.shape
+    F = N.shape[0]
+    if scale != 1.0:
+        for c in range(M):
+            for j in range(F):
+                for i in range(n):
+                    G[c, j, i] *= scale
+    nsup = _coef_norms(A, G, N, scale)
+    nq = _mirror(N, q, alpha)
+    # the margins in contiguous passes over G (a sample's own scores are M x F
+    # entries n apart)
+    marg = np.zeros((M, n))
+    for c in range(M):
+        for j in range(F):
+            a = alpha[j]
+            for i in range(n):
+                marg[c, i] += a * G[c, j, i]
+    wsum = 0.0
+    lsum = 0.0
+    esum = 0.0
+    for i in range(n):
+        yi = yint[i]
+        if multiclass:
+            best = 0
+            other = -np.inf
+            for c in range(M):
+                if marg[c, i] > marg[best, i]:
+                    best = c
+                if c != yi and marg[c, i] > other:
+                    other = marg[c, i]
+            loss = 1.0 - marg[yi, i] + other
+            wrong = best != yi
+        else:
+            loss = 1.0 - yi * marg[0, i]
+            wrong = (1 if marg[0, i] > 0.0 else -1) != yi
+        awaited[i] = loss > 0.0
+        w = sw[i] if sw.shape[0] else 1.0
+        wsum += w
+        lsum += w * max(loss, 0.0)
+        esum += w * (1.0 if wrong else 0.0)
+    return lsum / wsum, esum / wsum, nq, nsup
+
+
+# (reassociation lets the block's dot products vectorise; the bound's value
+# moves in the last digits only)
+@numba.njit(cache=True, fastmath={"reassoc", "contract"})
+def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
+                       cap, max_rows, scales, src, nsq):  # pragma: no cover
+    r"""``_obscure_dual.dual_bound`` with the row cache's kernel values, compiled.
+
+    The same bound, term for term (see :func:`~kernlearn.methods._obscure_dual.
+    dual_bound`): the best scaled candidate, then the clipped candidates at
+    ``scales``, whose last term is exact among the first ``cap`` clipped
+    samples with a cached row (at most ``max_rows`` of them, as
+    ``_RowCache.gram_block``) and bounded by Cauchy-Schwarz for the others.
+    The NumPy version makes a few dozen calls, about 0.1 ms on any set, which
+    on sets of a few hundred rows was a third of a fit.  ``sw`` of length 0
+    means unit weights.  Returns ``(dual, h, ops)`` with ``h`` the number
+    of samples in the exact block and ``ops`` the multiply-adds done (the
+    certificate's cost for ``_DualCadence``, in the units of the steps'
+    work; the exact block skips the zero coefficients, most of a multiclass
+    row).
+    """
+    n, M = A.shape
+    F = N.shape[0]
+    s = np.empty(n)
+    W = 0.0
+    S = 0.0
+    for i in range(n):
+        s[i] = A[i, yint[i]] if multiclass else yint[i] * A[i, 0]
+        W += sw[i] if sw.shape[0] else 1.0
+        S += s[i]
+    mx = 0.0
     for j in range(F):
-        for a in range(h):
-            for b in range(cols.shape[0]):
-                out[j, a, b] = rows[j, r[a], cols[b]]
-    return out
+        v = np.sqrt(max(N[j], 0.0))
+        if v > mx:
+            mx = v
+    T = 0.0
+    if mx > 0.0:
+        acc = 0.0
+        for j in range(F):
+            acc += (np.sqrt(max(N[j], 0.0)) / mx) ** q
+        T = (mx * acc ** (1.0 / q)) ** 2
+    kappa = lam * W / q
+    c = np.inf
+    npos = 0
+    a = np.zeros(n)
+    amax = max(scales.max(), 0.0)
+    nclip = 0
+    for i in range(n):
+        if s[i] > 0.0:
+            npos += 1
+            w = sw[i] if sw.shape[0] else 1.0
+            c = min(c, w / (kappa * s[i]))
+            a[i] = kappa * s[i] / w
+            if a[i] * amax > 1.0:
+                nclip += 1
+    if S <= 0.0 or T <= 0.0 or npos == 0:
+        return 0.0, 0, 2 * n
+    c = min(q * S / T, c)
+    best = c * lam / q * S - c * c * lam / (2.0 * q * q) * T
+    clip = np.empty(nclip, dtype=np.int64)
+    k = 0
+    for i in range(n):
+        if a[i] * amax > 1.0:
+            clip[k] = i
+            k += 1
+    ns = scales.shape[0]
+    rho = np.empty((ns, nclip))
+    for t in range(ns):
+        for k in range(nclip):
+            rho[t, k] = scales[t] - min(scales[t], 1.0 / a[clip[k]])
+    Q = np.empty((ns, F))
+    for j in range(F):
+        for t in range(ns):
+            Q[t, j] = scales[t] * scales[t] * N[j]
+        for k in range(nclip):
+            i = clip[k]
+            P = 0.0
+            for m in range(M):
+                P += A[i, m] * G[m, j, i]
+            for t in range(ns):
+                Q[t, j] -= 2.0 * scales[t] * rho[t, k] * P
+    # the exact block: the first cap clipped samples whose rows are cached
+    exact = np.zeros(nclip, dtype=np.bool_)
+    have = np.empty(min(nclip, cap, max_rows), dtype=np.int64)
+    h = 0
+    for k in range(min(nclip, cap)):
+        if h < have.shape[0] and slot[clip[k]] >= 0:
+            have[h] = k
+            exact[k] = True
+            h += 1
+    # the exact part: quadratic forms of B[t, m] = rho[t] * A[:, m] (on the
+    # block) with each kernel's block, one gathered kernel row at a time
+    cols = np.empty(h, dtype=np.int64)
+    B = np.empty((ns * M, h))
+    for x in range(h):
+        cols[x] = clip[have[x]]
+        for t in range(ns):
+            for m in range(M):
+                B[t * M + m, x] = rho[t, have[x]] * A[cols[x], m]
+    krow = np.empty(h)
+    e = np.zeros((ns, F))
+    ops = 4 * n + F * nclip * (M + ns) * (ns + 2)
+    for j in range(F):
+        quad = np.zeros(ns)
+        for x in range(h):
+            rx = slot[cols[x]]
+            for z in range(h):
+                kv = np.float64(rows[src[j], rx, cols[z]])
+                for _ in range(nsq[j]):
+                    kv = kv * kv
+                krow[z] = kv
+            ops += h
+            for u in range(ns * M):
+                bx = B[u, x]
+                if bx == 0.0:
+                    continue
+                ops += h
+                acc = 0.0
+                for z in range(h):
+                    acc += krow[z] * B[u, z]
+                quad[u // M] += bx * acc
+        for t in range(ns):
+            e[t, j] = np.sqrt(max(quad[t], 0.0))
+            rest = 0.0
+            for m in range(M):
+                acc = 0.0
+                for k in range(nclip):
+                    if not exact[k]:
+                        i = clip[k]
+                        acc += (np.sqrt(max(kdiag[j, i], 0.0))
+                                * abs(rho[t, k] * A[i, m]))
+                rest += acc * acc
+            e[t, j] += np.sqrt(rest)
+    out = best
+    for t in range(ns):
+        Tc = 0.0
+        for j in range(F):
+            Tc += max(Q[t, j] + e[t, j] * e[t, j], 0.0) ** (q / 2.0)
+        Tc = Tc ** (2.0 / q)
+        rs = 0.0
+        for k in range(nclip):
+            rs += rho[t, k] * s[clip[k]]
+        D = lam / q * (scales[t] * S - rs - Tc / (2.0 * q))
+        if D > out:
+            out = D
+    return out, h, ops
 
 
 def _block_numpy(
@@ -336,6 +621,46 @@ def _row_plan(kernels):
         views[key][2].append((j, kernel, par))
     return list(views.values())
 
+#: Most squarings a derived kernel's row may take (a width ratio up to 2**4).
+_MAX_SQUARINGS = 4
+
+
+def _derived_kernels(plan, F):
+    r"""Which kernels' rows are stored and which are derived by squaring.
+
+    On one view, RBF kernels whose widths are :math:`2^e` times the smallest
+    one's (the default list: 0.25, 1 and 2 times "scale") are powers of it,
+    :math:`\exp(-2^e\gamma d^2) = \exp(-\gamma d^2)^{2^e}`, so only the widest
+    kernel's row is stored and the others are squared from it ``e`` times
+    when read (in double precision: a relative error of about
+    :math:`2^e\cdot 6\cdot 10^{-8}` from the stored single-precision value,
+    and no underflow the direct value would not have).  The update loop
+    reads every kernel's row of each updating sample, which is memory bound
+    once the cached rows exceed the processor's caches: storing two rows
+    instead of four halves those reads and doubles the rows the cache holds.
+
+    Returns
+    -------
+    src, nsq : ndarray of int64 of shape (F,)
+        Stored row of each kernel and the squarings applied to it.
+    """
+    nsq = np.zeros(F, dtype=np.int64)
+    base = np.arange(F, dtype=np.int64)
+    for _, _, members in plan:
+        rbf = [(par, j) for j, kind, par in members if kind == "rbf" and par > 0]
+        if len(rbf) < 2:
+            continue
+        g0, j0 = min(rbf)
+        for g, j in rbf:
+            e = round(float(np.log2(g / g0)))
+            if 1 <= e <= _MAX_SQUARINGS and abs(g - g0 * 2.0**e) <= 1e-12 * g:
+                base[j], nsq[j] = j0, e
+    stored = np.flatnonzero(nsq == 0)
+    index = np.full(F, -1, dtype=np.int64)
+    index[stored] = np.arange(len(stored))
+    return index[base], nsq
+
+
 # Rows computed together on a cache miss (one BLAS-shaped block).
 _FETCH_BLOCK = 32
 # Up to this many samples the first miss computes every row: each miss pays
@@ -371,16 +696,23 @@ class _RowCache:
         self.kernels = kernels
         self.n_computed = 0
         self.last_block = 0  # size of the last gram_block
+        self.last_ops = 0  # multiply-adds of the last compiled certificate
         self.epoch_start = 0.0  # update count at the epoch's start (new_epoch)
         self.awaited = np.zeros(n, dtype=bool)
         gram = getattr(kernels, "gram_", None)
+        # kernel j's row is stored row src[j] squared nsq[j] times
+        self.src, self.nsq = np.arange(F, dtype=np.int64), np.zeros(F, dtype=np.int64)
         if gram is not None:
             self.rows = gram
             self.capacity, self.all_at_once = n, True  # every row present
             self.slot = np.arange(n, dtype=np.int64)
             self.stamp = np.zeros(n)
             return
-        cap = int(kernels.cache_size * 2**20 // (4.0 * F * max(n, 1)))
+        self.plan = _row_plan(kernels)
+        if self.plan is not None:
+            self.src, self.nsq = _derived_kernels(self.plan, F)
+        n_stored = int(self.src.max()) + 1 if F else 0
+        cap = int(kernels.cache_size * 2**20 // (4.0 * max(n_stored, 1) * max(n, 1)))
         self.capacity = max(1, min(n, cap))
         # np.empty reserves address space only: memory is committed as rows are
         # written, so it follows the number of distinct rows used.  Single
@@ -388,14 +720,16 @@ class _RowCache:
         # commits fresh pages, both memory bound, so half the bytes is about
         # half the time; the sums stay in double precision (7 digits of a
         # kernel value move the objective by about 1e-7 relative)
-        self.rows = np.empty((F, self.capacity, n), dtype=np.float32)
+        self.rows = np.empty((n_stored, self.capacity, n), dtype=np.float32)
         self.slot = np.full(n, -1, dtype=np.int64)
         self.owner = np.full(self.capacity, -1, dtype=np.int64)
         self.stamp = np.full(self.capacity, -1.0)  # last use (clock); -1: free
+        # slots are handed out in order until the cache is full (a slot is
+        # never freed again), so the free ones are always slots n_used...
+        self.n_used = 0
         # prefetch only into a cache large enough to keep what it prefetches
         self.block = max(1, min(_FETCH_BLOCK, self.capacity // 8))
         self.all_at_once = self.capacity == n <= _ALL_ROWS_UPTO
-        self.plan = _row_plan(kernels)
         self._dots = None  # inner products of a block of rows (_compute)
 
     def _compute(self, ids, free):
@@ -420,12 +754,21 @@ class _RowCache:
             else:
                 D = np.ascontiguousarray(
                     safe_sparse_dot(Xv[ids], Xv.T, dense_output=True), dtype=float)
+            # consecutive slots (a cache still filling): one exp call per kernel
+            run = (slice(free[0], free[-1] + 1)
+                   if free[-1] - free[0] + 1 == len(free) and np.all(np.diff(free) > 0)
+                   else None)
             for j, kind, par in members:
-                out = self.rows[j]
+                if self.nsq[j]:
+                    continue  # derived from a stored row
+                out = self.rows[self.src[j]]
                 if kind == "rbf":
                     _rbf_exponent_rows(D, sq[ids], sq, par, out, free)
-                    for f in free:
-                        np.exp(out[f], out=out[f])
+                    if run is not None:
+                        np.exp(out[run], out=out[run])
+                    else:
+                        for f in free:
+                            np.exp(out[f], out=out[f])
                 elif kind == "linear":
                     _scaled_rows(D, par[ids], par, out, free)
                 else:  # constant
@@ -460,7 +803,12 @@ class _RowCache:
             extra = (window[margins_of(window)][: self.block - 1] if window.size
                      else window)
         ids = np.concatenate([order[k : k + 1], extra]).astype(np.int64)
-        free = np.argpartition(self._eviction_key(clock), len(ids) - 1)[: len(ids)]
+        if self.n_used + len(ids) <= self.capacity:  # free slots, in order
+            free = np.arange(self.n_used, self.n_used + len(ids))
+            self.n_used += len(ids)
+        else:
+            self.n_used = self.capacity
+            free = np.argpartition(self._eviction_key(clock), len(ids) - 1)[: len(ids)]
         old = self.owner[free]
         self.slot[old[old >= 0]] = -1
         self._compute(ids, free)
@@ -509,6 +857,31 @@ class _RowCache:
         group[self.owner < 0] = 0.0
         return group * (clock + 2.0) + s
 
+    def dual_bound(self, A, N, yint, multiclass, sw, lam, q, G, kdiag, exact_budget):
+        """``_obscure_dual.dual_bound`` with ``gram_block=self.gram_block``, compiled.
+
+        Parameters
+        ----------
+        A, N, G, kdiag, lam, q, exact_budget
+            As in :func:`~kernlearn.methods._obscure_dual.dual_bound`.
+        yint : ndarray of int64 of shape (n,)
+            ``-1/+1`` labels or class indices.
+        multiclass : bool
+        sw : ndarray of shape (n,) or (0,)
+            Sample weights (length 0: unit weights).
+
+        Returns
+        -------
+        dual : float
+        """
+        budget = min(exact_budget, _EXACT_BUDGET)
+        scales = np.asarray(_CLIP_SCALES)
+        cap = int(np.sqrt(budget / (scales.size * N.size * A.shape[1])))
+        dual, self.last_block, self.last_ops = _dual_bound_cached(
+            A, N, yint, multiclass, sw, lam, q, G, kdiag, self.rows, self.slot,
+            cap, _EXACT_DUAL_ROWS, scales, self.src, self.nsq)
+        return dual
+
     def gram_block(self, ids, cap=_EXACT_DUAL_ROWS):
         """Kernel values among the samples of ``ids`` whose rows are cached.
 
@@ -526,7 +899,28 @@ class _RowCache:
         """
         have = ids[self.slot[ids] >= 0][:cap]
         self.last_block = len(have)
-        return have, _gather(self.rows, self.slot[have], have)
+        return have, self.values(self.slot[have], have)
+
+    def values(self, slots, cols):
+        """Every kernel's values in the cached rows ``slots`` at columns ``cols``.
+
+        Parameters
+        ----------
+        slots : ndarray of int
+            Slots of the rows (``slot[i]`` of their samples).
+        cols : ndarray of int
+            Training samples (columns).
+
+        Returns
+        -------
+        K : ndarray of shape (F, len(slots), len(cols))
+            In double precision, derived kernels squared from their stored row.
+        """
+        K = self.rows[self.src][:, slots][:, :, cols].astype(float)
+        for j in np.flatnonzero(self.nsq):
+            for _ in range(self.nsq[j]):
+                K[j] *= K[j]
+        return K
 
 
 def _sampling(sample_weight, n):
