@@ -9,7 +9,7 @@ from kernlearn.penalties import L1, GroupL1L2, L1Linf, L1Lq, PerTaskL1Lq
 from kernlearn.solvers import ADMM
 from kernlearn.solvers._dirty import DirtyProblem
 from kernlearn.solvers.admm import pad_state
-from kernlearn.solvers.grfl_newton import GrFLNewton, _Hessians
+from kernlearn.solvers.grfl_newton import GrFLNewton, _Hessians, hessian_block
 
 
 @pytest.fixture
@@ -111,6 +111,29 @@ def test_hessians_reused_across_added_columns_equal_fresh_ones(loss, rng):
     np.testing.assert_allclose(st["D"], D, atol=0)
     fresh = _Hessians(full, 0.0).start(st["D"], None).H
     np.testing.assert_allclose(st["H"], fresh, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("curvature", ["zero-one", "mostly-zero", "positive", "signed",
+                                       "all-zero"])
+def test_hessian_block_equals_the_plain_product(curvature, rng):
+    # the rows of zero curvature left out, the symmetric product for d >= 0,
+    # the general one for signed differences (rank updates): all equal to
+    # [Phi 1]' diag(d) [Phi 1] up to rounding
+    n, p = 80, 9
+    Phi = rng.normal(size=(n, p))
+    d = {"zero-one": (rng.random(n) < 0.5).astype(float),
+         "mostly-zero": (rng.random(n) < 0.1) * rng.uniform(0.5, 2.0, n),
+         "positive": rng.uniform(0.1, 2.0, n),
+         "signed": rng.normal(size=n) * (rng.random(n) < 0.5),
+         "all-zero": np.zeros(n)}[curvature]
+    A = np.column_stack([Phi, np.ones(n)])
+    want = A.T @ (d[:, None] * A)
+    got = hessian_block(Phi, d)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(got, got.T) or curvature == "signed"
+    cols = np.array([2, 5, 6, p])  # some columns and the intercept, last
+    np.testing.assert_allclose(hessian_block(Phi, d, cols), want[:, cols],
+                               rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("Est, y_kind", [(InfiniteFeatureClassifier, "multiclass"),
