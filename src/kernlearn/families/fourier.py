@@ -231,8 +231,13 @@ class RandomFourierFeatures(InfiniteFamily):
         else:
             # even split of the candidates among the listed widths
             sigma = widths[np.arange(k) % widths.size]
-        V = rng.standard_normal((k, self.n_features_in_)) / sigma[:, None]
-        return np.column_stack([V, sigma])
+        # (written in place: on wide sparse inputs, e.g. text with thousands of
+        # words, the draw of k x n_features directions is most of pricing)
+        params = np.empty((k, self.n_features_in_ + 1))
+        np.divide(rng.standard_normal((k, self.n_features_in_)), sigma[:, None],
+                  out=params[:, :-1])
+        params[:, -1] = sigma
+        return params
 
     def _columns(self, params, X, dtype=np.float64):
         return self._columns_norms(params, X, dtype)[0]
