@@ -136,6 +136,28 @@ def test_hessian_block_equals_the_plain_product(curvature, rng):
                                rtol=1e-12, atol=1e-12)
 
 
+def test_unit_curvature_hessians_are_read_from_the_supplied_gram(rng, monkeypatch):
+    # the unweighted square loss: [Phi 1]'[Phi 1], read from the Gram the
+    # caller supplies (no product with the rows), fresh and with added columns
+    import kernlearn.solvers.grfl_newton as gn
+
+    Phi = rng.normal(size=(60, 10))
+    Y = rng.normal(size=(60, 2))
+    A = np.column_stack([Phi, np.ones(60)])
+
+    def problem(q):
+        return DirtyProblem(Phi[:, :q], Y, Square(), GroupL1L2(0.3),
+                            indptr=np.arange(0, q + 1, 2), gram=Phi[:, :q].T @ Phi[:, :q])
+
+    small = GrFLNewton(tol=1e-8).solve(problem(6))
+    monkeypatch.setattr(gn, "hessian_block", None)  # any product would fail
+    D = np.ones((60, 2))
+    fresh = _Hessians(problem(10), 0.0).start(D, None).H
+    grown = _Hessians(problem(10), 0.0).start(D, pad_state(small.state, 10, 2)).H
+    for H in (fresh, grown):
+        np.testing.assert_allclose(H, np.stack([A.T @ A] * 2), rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("Est, y_kind", [(InfiniteFeatureClassifier, "multiclass"),
                                          (InfiniteFeatureRegressor, "task_index")])
 def test_grfl_with_the_newton_master_follows_the_admm_path(Est, y_kind, rng):

@@ -290,7 +290,10 @@ class DirtyProblem:
         self._lip = None
         # top eigenvectors of the (bordered) Grams, the next problem's warm start
         self.lip_vectors = {}
-        if gram is not None and self.shared_rows:
+        # (a Gram matrix passed in is kept up to date by the caller: reading it
+        # saves products with all rows)
+        self.gram_supplied = gram is not None and self.shared_rows
+        if self.gram_supplied:
             self._grams[0] = (np.asarray(gram, dtype=float), Phi.sum(axis=0))
 
     @property
@@ -305,6 +308,26 @@ class DirtyProblem:
             Pt = self.Phis[t]
             self._grams[key] = (Pt.T @ Pt, Pt.sum(axis=0))
         return self._grams[key]
+
+    def bordered_gram(self):
+        r"""Cached :math:`[\Phi\ \mathbf 1]'[\Phi\ \mathbf 1]` (intercept last) when rows are shared.
+
+        The Hessian of the unweighted square loss, and the matrix whose top
+        eigenvalue bounds the Lipschitz constant (:meth:`lipschitz`).
+
+        Returns
+        -------
+        ndarray of shape (p + 1, p + 1)
+        """
+        if self.__dict__.get("_bordered") is None:
+            G, s = self.task_gram(0)
+            p = G.shape[0]
+            B = np.empty((p + 1, p + 1))
+            B[:p, :p] = G
+            B[:p, p] = B[p, :p] = s
+            B[p, p] = self.n_t[0]
+            self._bordered = B
+        return self._bordered
 
     # ------------------------------------------------------ the margin layout
     def per_task(self, v):
@@ -489,7 +512,9 @@ class DirtyProblem:
         start = start or {}
         for t in range(1 if self.shared_rows else self.T):
             G, s = self.task_gram(t)
-            if self.fit_intercept:
+            if self.fit_intercept and self.shared_rows:
+                G = self.bordered_gram()
+            elif self.fit_intercept:
                 p = G.shape[0]
                 B = np.empty((p + 1, p + 1))
                 B[:p, :p] = G

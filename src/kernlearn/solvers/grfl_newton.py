@@ -381,9 +381,17 @@ class _Hessians:
     def _block(self, t, idx, d, cols=None):
         """``A_S' diag(d) A[S, cols]`` with ``A = [Phi_t 1]`` on the rows ``S = idx``.
 
-        ``idx=None`` means all of the task's rows (no copy of ``Phi``).
+        ``idx=None`` means all of the task's rows (no copy of ``Phi``).  With
+        curvature one on every row (the unweighted square loss) and the Gram
+        matrix supplied by the caller (GrFL updates it as columns arrive), the
+        block is read from the bordered Gram :math:`[\Phi\ 1]'[\Phi\ 1]`
+        instead of recomputed (a product of all rows with the new columns,
+        a tenth of a regression fit on a thousand rows).
         """
         P = self.P
+        if idx is None and getattr(P, "gram_supplied", False) and np.all(d == 1.0):
+            B = P.bordered_gram()
+            return B if cols is None else B[:, cols]
         rows = self.rows[t] if idx is None else self.rows[t][idx]
         Phi = P.Phi if (idx is None and P.shared_rows) else P.Phi[rows]
         return hessian_block(Phi, d, cols)
