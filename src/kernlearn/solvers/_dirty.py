@@ -309,25 +309,32 @@ class DirtyProblem:
             self._grams[key] = (Pt.T @ Pt, Pt.sum(axis=0))
         return self._grams[key]
 
-    def bordered_gram(self):
-        r"""Cached :math:`[\Phi\ \mathbf 1]'[\Phi\ \mathbf 1]` (intercept last) when rows are shared.
+    def bordered_gram(self, t=0):
+        r"""Cached :math:`[\Phi^{(t)}\ \mathbf 1]'[\Phi^{(t)}\ \mathbf 1]` of task ``t`` (intercept last).
 
         The Hessian of the unweighted square loss, and the matrix whose top
         eigenvalue bounds the Lipschitz constant (:meth:`lipschitz`).
+
+        Parameters
+        ----------
+        t : int, default=0
+            Task (all tasks share one when rows are shared).
 
         Returns
         -------
         ndarray of shape (p + 1, p + 1)
         """
-        if self.__dict__.get("_bordered") is None:
-            G, s = self.task_gram(0)
+        key = 0 if self.shared_rows else t
+        cache = self.__dict__.setdefault("_bordered", {})
+        if key not in cache:
+            G, s = self.task_gram(t)
             p = G.shape[0]
             B = np.empty((p + 1, p + 1))
             B[:p, :p] = G
             B[:p, p] = B[p, :p] = s
-            B[p, p] = self.n_t[0]
-            self._bordered = B
-        return self._bordered
+            B[p, p] = self.n_t[t]
+            cache[key] = B
+        return cache[key]
 
     # ------------------------------------------------------ the margin layout
     def per_task(self, v):
@@ -511,16 +518,7 @@ class DirtyProblem:
         s2 = 0.0
         start = start or {}
         for t in range(1 if self.shared_rows else self.T):
-            G, s = self.task_gram(t)
-            if self.fit_intercept and self.shared_rows:
-                G = self.bordered_gram()
-            elif self.fit_intercept:
-                p = G.shape[0]
-                B = np.empty((p + 1, p + 1))
-                B[:p, :p] = G
-                B[:p, p] = B[p, :p] = s
-                B[p, p] = self.n_t[t]
-                G = B
+            G = self.bordered_gram(t) if self.fit_intercept else self.task_gram(t)[0]
             if G.size:
                 lam, vectors[t] = top_eigenvalue_bound(
                     G, _pad_vector(start.get(t), G.shape[0], self.fit_intercept))
