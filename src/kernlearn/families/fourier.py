@@ -250,10 +250,13 @@ class RandomFourierFeatures(InfiniteFamily):
                 f"{X.shape[1]} features."
             )
         P = X @ V.T if sp.issparse(X) else np.asarray(X, dtype=float) @ V.T
-        # the phases in float64 (they can be large), the cos/sin in ``dtype``
+        # the product in float64; float32 ranking columns (``dtype``) also round
+        # the phases to float32 before the cos/sin (errors near 1e-6 on phases
+        # of a few tens, enough to rank; the added columns are float64)
         P = np.ascontiguousarray(P, dtype=float).astype(dtype, copy=False)
         out = np.empty((P.shape[0], 2 * P.shape[1]), dtype=dtype)
         sq = np.zeros(out.shape[1])
-        w = _NO_WEIGHTS if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        w = (_NO_WEIGHTS if sample_weight is None
+             else np.ascontiguousarray(sample_weight, dtype=float))
         _cos_sin(P, out, w, sq)
         return out, sq
