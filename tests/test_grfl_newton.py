@@ -9,7 +9,7 @@ from kernlearn.penalties import L1, GroupL1L2, L1Linf, L1Lq, PerTaskL1Lq
 from kernlearn.solvers import ADMM
 from kernlearn.solvers._dirty import DirtyProblem
 from kernlearn.solvers.admm import pad_state
-from kernlearn.solvers.grfl_newton import GrFLNewton, _Hessians
+from kernlearn.solvers.grfl_newton import GrFLNewton, _Hessians, hessian_block
 
 
 @pytest.fixture
@@ -111,6 +111,51 @@ def test_hessians_reused_across_added_columns_equal_fresh_ones(loss, rng):
     np.testing.assert_allclose(st["D"], D, atol=0)
     fresh = _Hessians(full, 0.0).start(st["D"], None).H
     np.testing.assert_allclose(st["H"], fresh, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("curvature", ["zero-one", "mostly-zero", "positive", "signed",
+                                       "all-zero"])
+def test_hessian_block_equals_the_plain_product(curvature, rng):
+    # the rows of zero curvature left out, the symmetric product for d >= 0,
+    # the general one for signed differences (rank updates): all equal to
+    # [Phi 1]' diag(d) [Phi 1] up to rounding
+    n, p = 80, 9
+    Phi = rng.normal(size=(n, p))
+    d = {"zero-one": (rng.random(n) < 0.5).astype(float),
+         "mostly-zero": (rng.random(n) < 0.1) * rng.uniform(0.5, 2.0, n),
+         "positive": rng.uniform(0.1, 2.0, n),
+         "signed": rng.normal(size=n) * (rng.random(n) < 0.5),
+         "all-zero": np.zeros(n)}[curvature]
+    A = np.column_stack([Phi, np.ones(n)])
+    want = A.T @ (d[:, None] * A)
+    got = hessian_block(Phi, d)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(got, got.T) or curvature == "signed"
+    cols = np.array([2, 5, 6, p])  # some columns and the intercept, last
+    np.testing.assert_allclose(hessian_block(Phi, d, cols), want[:, cols],
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_unit_curvature_hessians_are_read_from_the_supplied_gram(rng, monkeypatch):
+    # the unweighted square loss: [Phi 1]'[Phi 1], read from the Gram the
+    # caller supplies (no product with the rows), fresh and with added columns
+    import kernlearn.solvers.grfl_newton as gn
+
+    Phi = rng.normal(size=(60, 10))
+    Y = rng.normal(size=(60, 2))
+    A = np.column_stack([Phi, np.ones(60)])
+
+    def problem(q):
+        return DirtyProblem(Phi[:, :q], Y, Square(), GroupL1L2(0.3),
+                            indptr=np.arange(0, q + 1, 2), gram=Phi[:, :q].T @ Phi[:, :q])
+
+    small = GrFLNewton(tol=1e-8).solve(problem(6))
+    monkeypatch.setattr(gn, "hessian_block", None)  # any product would fail
+    D = np.ones((60, 2))
+    fresh = _Hessians(problem(10), 0.0).start(D, None).H
+    grown = _Hessians(problem(10), 0.0).start(D, pad_state(small.state, 10, 2)).H
+    for H in (fresh, grown):
+        np.testing.assert_allclose(H, np.stack([A.T @ A] * 2), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("Est, y_kind", [(InfiniteFeatureClassifier, "multiclass"),

@@ -113,6 +113,15 @@ class InfiniteFamily(BaseFamily):
     #: Whether ``_columns`` takes a ``dtype`` (float32 columns for ranking).
     float32_columns = False
 
+    def _columns_norms(self, params, X, dtype=np.float64, sample_weight=None):
+        """``_columns(params, X)`` (in ``dtype`` when :attr:`float32_columns`)
+        and the (weighted) squared norms of its columns, summed in float64."""
+        block = (self._columns(params, X, dtype) if dtype != np.float64
+                 else self._columns(params, X))
+        nrm2 = (np.einsum("ij,ij->j", block, block, dtype=float) if sample_weight is None
+                else np.einsum("ij,ij,i->j", block, block, sample_weight))
+        return block, nrm2
+
     def correlations(self, params, X, G, sample_weight=None, low_precision=False):
         """Correlations of the candidates' columns with ``G`` and the column norms.
 
@@ -180,10 +189,9 @@ class InfiniteFamily(BaseFamily):
         H = np.empty((k, gs, G.shape[1]))
         sq = np.empty((k, gs))
         for s in range(0, k, chunk):
-            block = (self._columns(params[s : s + chunk], X, np.float32) if low
-                     else self._columns(params[s : s + chunk], X))
-            nrm2 = (np.einsum("ij,ij->j", block, block, dtype=float) if sample_weight is None
-                    else np.einsum("ij,ij,i->j", block, block, sample_weight))
+            block, nrm2 = self._columns_norms(params[s : s + chunk], X,
+                                              np.float32 if low else np.float64,
+                                              sample_weight)
             c = nrm2.size // gs
             sq[s : s + c] = nrm2.reshape(c, gs)
             H[s : s + c] = (block.T @ Gc).reshape(c, gs, -1)

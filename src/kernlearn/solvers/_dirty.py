@@ -290,7 +290,10 @@ class DirtyProblem:
         self._lip = None
         # top eigenvectors of the (bordered) Grams, the next problem's warm start
         self.lip_vectors = {}
-        if gram is not None and self.shared_rows:
+        # (a Gram matrix passed in is kept up to date by the caller: reading it
+        # saves products with all rows)
+        self.gram_supplied = gram is not None and self.shared_rows
+        if self.gram_supplied:
             self._grams[0] = (np.asarray(gram, dtype=float), Phi.sum(axis=0))
 
     @property
@@ -305,6 +308,33 @@ class DirtyProblem:
             Pt = self.Phis[t]
             self._grams[key] = (Pt.T @ Pt, Pt.sum(axis=0))
         return self._grams[key]
+
+    def bordered_gram(self, t=0):
+        r"""Cached :math:`[\Phi^{(t)}\ \mathbf 1]'[\Phi^{(t)}\ \mathbf 1]` of task ``t`` (intercept last).
+
+        The Hessian of the unweighted square loss, and the matrix whose top
+        eigenvalue bounds the Lipschitz constant (:meth:`lipschitz`).
+
+        Parameters
+        ----------
+        t : int, default=0
+            Task (all tasks share one when rows are shared).
+
+        Returns
+        -------
+        ndarray of shape (p + 1, p + 1)
+        """
+        key = 0 if self.shared_rows else t
+        cache = self.__dict__.setdefault("_bordered", {})
+        if key not in cache:
+            G, s = self.task_gram(t)
+            p = G.shape[0]
+            B = np.empty((p + 1, p + 1))
+            B[:p, :p] = G
+            B[:p, p] = B[p, :p] = s
+            B[p, p] = self.n_t[t]
+            cache[key] = B
+        return cache[key]
 
     # ------------------------------------------------------ the margin layout
     def per_task(self, v):
@@ -488,14 +518,7 @@ class DirtyProblem:
         s2 = 0.0
         start = start or {}
         for t in range(1 if self.shared_rows else self.T):
-            G, s = self.task_gram(t)
-            if self.fit_intercept:
-                p = G.shape[0]
-                B = np.empty((p + 1, p + 1))
-                B[:p, :p] = G
-                B[:p, p] = B[p, :p] = s
-                B[p, p] = self.n_t[t]
-                G = B
+            G = self.bordered_gram(t) if self.fit_intercept else self.task_gram(t)[0]
             if G.size:
                 lam, vectors[t] = top_eigenvalue_bound(
                     G, _pad_vector(start.get(t), G.shape[0], self.fit_intercept))

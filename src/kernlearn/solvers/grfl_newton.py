@@ -55,6 +55,9 @@ _ROUND = 1e-13
 # Compiled block proxes: joint l2 over a (group x tasks) block, elementwise l1,
 # l2 per task column, joint l-infinity over the block.
 _JOINT_L2, _L1, _PER_TASK_L2, _JOINT_LINF = 0, 1, 2, 3
+# Hessian blocks leave out the rows of zero curvature unless more than this
+# share of the rows has a non-zero one (the copy of the rest then costs more).
+_DENSE_CURVATURE = 0.75
 
 
 def _penalty_kind(pen):
@@ -316,6 +319,14 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
 def hessian_block(Phi, d, cols=None):
     """``A' diag(d) A[:, cols]`` with ``A = [Phi 1]`` (the intercept column last).
 
+    Rows of zero curvature (for the squared hinge, the rows beyond the
+    margin: most of them once the model fits) add nothing and are left out
+    when they are at least a quarter of the rows; with non-negative
+    curvatures the full block is the symmetric product ``S'S`` of
+    :math:`S = \mathrm{diag}(\sqrt d)\,\Phi` (half the work of a general
+    product).  Either way the result equals the plain product up to
+    rounding.
+
     Parameters
     ----------
     Phi : ndarray of shape (n_rows, p)
@@ -332,10 +343,16 @@ def hessian_block(Phi, d, cols=None):
     """
     p = Phi.shape[1]
     out = np.empty((p + 1, p + 1 if cols is None else len(cols)))
+    nz = np.flatnonzero(d)
+    if nz.size <= _DENSE_CURVATURE * d.size:
+        Phi, d = Phi[nz], d[nz]
     if cols is None:
-        Pd = Phi * d[:, None]
-        out[:p, :p] = Pd.T @ Phi
-        out[:p, p] = out[p, :p] = Pd.sum(axis=0)
+        if d.size and d.min() >= 0:
+            S = Phi * np.sqrt(d)[:, None]
+            out[:p, :p] = S.T @ S  # (BLAS syrk: S'S is recognised)
+        else:
+            out[:p, :p] = (Phi * d[:, None]).T @ Phi
+        out[:p, p] = out[p, :p] = Phi.T @ d
         out[p, p] = d.sum()
     else:
         B = np.empty((Phi.shape[0], len(cols)))
@@ -364,9 +381,17 @@ class _Hessians:
     def _block(self, t, idx, d, cols=None):
         """``A_S' diag(d) A[S, cols]`` with ``A = [Phi_t 1]`` on the rows ``S = idx``.
 
-        ``idx=None`` means all of the task's rows (no copy of ``Phi``).
+        ``idx=None`` means all of the task's rows (no copy of ``Phi``).  With
+        curvature one on every row (the unweighted square loss) and the Gram
+        matrix supplied by the caller (GrFL updates it as columns arrive), the
+        block is read from the bordered Gram :math:`[\Phi\ 1]'[\Phi\ 1]`
+        instead of recomputed (a product of all rows with the new columns,
+        a tenth of a regression fit on a thousand rows).
         """
         P = self.P
+        if idx is None and getattr(P, "gram_supplied", False) and np.all(d == 1.0):
+            B = P.bordered_gram()
+            return B if cols is None else B[:, cols]
         rows = self.rows[t] if idx is None else self.rows[t][idx]
         Phi = P.Phi if (idx is None and P.shared_rows) else P.Phi[rows]
         return hessian_block(Phi, d, cols)
