@@ -490,6 +490,16 @@ def _default_budget(n_columns, n_rows):
     return int(np.clip(max(n_columns, float(n_rows) / BUDGET_ROWS), *DEFAULT_BUDGET))
 
 
+def _classifier_settings(est, n_columns, n_rows):
+    """The classifier's level and budget for ``n_columns`` inputs and ``n_rows``
+    rows (or weight sum): its ``"auto"`` / ``None`` defaults resolved."""
+    lambda_p = (_auto_lambda(n_rows) if isinstance(est.lambda_p, str)
+                else float(est.lambda_p))
+    budget = (est.max_features if est.max_features is not None
+              else _default_budget(n_columns, n_rows))
+    return lambda_p, budget
+
+
 class InfiniteFeatureClassifier(
     ProbabilityMixin, ClassifierMixin, _BaseInfiniteFeature
 ):
@@ -615,11 +625,8 @@ class InfiniteFeatureClassifier(
         codes = np.where(yi[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
         Y = codes if len(self.classes_) > 2 else codes[:, 1] if task_rows is not None \
             else codes[:, 1:]
-        n_rows = X.shape[0] if sw is None else sw.sum()
-        self.lambda_p_ = (_auto_lambda(n_rows) if isinstance(self.lambda_p, str)
-                          else float(self.lambda_p))
-        self._budget = (self.max_features if self.max_features is not None
-                        else _default_budget(X.shape[1], n_rows))
+        self.lambda_p_, self._budget = _classifier_settings(
+            self, X.shape[1], X.shape[0] if sw is None else sw.sum())
         self._fit_tasks(standardize_fit(self, X, sw), Y, task_rows, sw)
         self.coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
         self._fit_platt(X, y, sample_weight, task_index=task_index)

@@ -317,7 +317,7 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
 
 
 def hessian_block(Phi, d, cols=None):
-    """``A' diag(d) A[:, cols]`` with ``A = [Phi 1]`` (the intercept column last).
+    r"""``A' diag(d) A[:, cols]`` with ``A = [Phi 1]`` (the intercept column last).
 
     Rows of zero curvature (for the squared hinge, the rows beyond the
     margin: most of them once the model fits) add nothing and are left out
@@ -379,7 +379,7 @@ class _Hessians:
         return D[:, t] if P.shared_rows else D[P._slices[t]]
 
     def _block(self, t, idx, d, cols=None):
-        """``A_S' diag(d) A[S, cols]`` with ``A = [Phi_t 1]`` on the rows ``S = idx``.
+        r"""``A_S' diag(d) A[S, cols]`` with ``A = [Phi_t 1]`` on the rows ``S = idx``.
 
         ``idx=None`` means all of the task's rows (no copy of ``Phi``).  With
         curvature one on every row (the unweighted square loss) and the Gram
