@@ -845,3 +845,23 @@ def test_gamma_factors_estimator_predictions_and_column_modes_agree():
     np.testing.assert_allclose(a.mu_, b.mu_, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-6, atol=1e-8)
     assert set(a.center_factors_) == {1.0, 0.1}
+
+
+def test_gram_mode_bookkeeping_stays_exact_through_growth_and_drops():
+    # the compiled Gram-mode steps keep P_AA contiguous in slot order and G in
+    # its lower triangle only: after every case (24)-(27), a growth of the
+    # active arrays past their first capacity (64) and slot moves on drops,
+    # the block must still be P[A, A] and G the matrix of eq. (23)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 4))
+    idx = rng.choice(300, 120, replace=False)
+    C = np.exp(-0.3 * ((X[:, None, :] - X[None, idx, :]) ** 2).sum(-1))
+    Y = np.sin(X[:, :1] * 2) + X[:, 1:2] * X[:, 2:3] + 0.05 * rng.normal(size=(300, 1))
+    res = _solve(C, Y, 1e-4, rng=0, tol=1e-12, max_iter=25)
+    st = res.state["slkl"]
+    assert st.gram_mode and st.m0 > 64 and st.case_counts[1:].min() > 0
+    A, m = st.active, st.m0
+    np.testing.assert_allclose(st._PA[:m, :m], (C.T @ C)[np.ix_(A, A)], rtol=1e-12)
+    np.testing.assert_allclose(st.G, st.G.T, rtol=0, atol=0)
+    np.testing.assert_allclose(st.G, st.direct_G(), rtol=1e-6, atol=1e-9)
+    assert st.objective == pytest.approx(slkl_objective(C, Y, st.mu, nu=1e-4), rel=1e-8)

@@ -263,8 +263,15 @@ class SLKLState:
 
     @property
     def G(self):
-        r""":math:`G = (D^{-1} + C^\top C/\lambda)^{-1}`, shape ``(m0, m0)``."""
-        return self._G[: self.m0, : self.m0]
+        r""":math:`G = (D^{-1} + C^\top C/\lambda)^{-1}`, shape ``(m0, m0)``.
+
+        Gram mode updates only the lower triangle of the stored matrix (half
+        the work of its rank-one updates); the full matrix is rebuilt from it.
+        """
+        L = self._G[: self.m0, : self.m0]
+        if not self.gram_mode:
+            return L
+        return np.tril(L) + np.tril(L, -1).T
 
     @property
     def active(self):
