@@ -1,5 +1,6 @@
 """SLKL (paper 003): coordinate Newton solver, Nystrom columns, estimators."""
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -865,3 +866,21 @@ def test_gram_mode_bookkeeping_stays_exact_through_growth_and_drops():
     np.testing.assert_allclose(st.G, st.G.T, rtol=0, atol=0)
     np.testing.assert_allclose(st.G, st.direct_G(), rtol=1e-6, atol=1e-9)
     assert st.objective == pytest.approx(slkl_objective(C, Y, st.mu, nu=1e-4), rel=1e-8)
+
+
+def test_default_number_of_columns_regressor_192_classifier_128():
+    # the regressor's default M is min(n, 192) (REGRESSION_COLUMNS: 128 columns
+    # left airfoil / autompg short of capacity); the classifier keeps 128
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=300)
+    reg = LowRankKernelRegressor(random_state=0, max_iter=2).fit(X, y)
+    assert len(reg.column_indices_) == 192
+    clf = LowRankKernelClassifier(random_state=0, max_iter=2).fit(X, y > 0)
+    assert len(clf.column_indices_) == 128
+    # fewer rows than the default: all rows, and no clamping warning
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        small = LowRankKernelRegressor(random_state=0, max_iter=2).fit(X[:150], y[:150])
+    assert len(small.column_indices_) == 150
+    assert not [w for w in seen if "n_columns" in str(w.message)]
