@@ -204,10 +204,13 @@ class SLKLState:
         Kept up to date in column mode; computed (:math:`O(n m_0 T)`) from
         :math:`Z = (Y - C_A V/\lambda)/\lambda` in Gram mode.
         """
+        return self._z(self.Ct)
+
+    def _z(self, Ct):
+        """``Z`` with the active columns ``Ct`` already gathered (Gram mode)."""
         if not self.gram_mode:
             return self._Z
-        m = self.m0
-        return (self.Y - self._cols[self.active].T @ self._V[:m] / self.lam) / self.lam
+        return (self.Y - Ct.T @ self._V[: self.m0] / self.lam) / self.lam
 
     def W(self):
         r"""Coefficients :math:`W = D C^\top Z` of the columns, shape ``(n_columns, n_outputs)``.
@@ -223,7 +226,9 @@ class SLKLState:
         """
         W = np.zeros((self.n_columns, self.n_outputs))
         if self.m0:
-            W[self.active] = self.G @ (self.Ct @ self.Y) / self.lam
+            # C_A'Y is Q_A in Gram mode: O(m0^2 T), no pass over the n rows
+            CY = self._Q[self.active] if self.gram_mode else self.Ct @ self.Y
+            W[self.active] = self.G @ CY / self.lam
         return W
 
     def copy(self):

@@ -723,12 +723,9 @@ def _loo_error(state):
     scikit-learn's ``RidgeCV``), with :math:`\mathrm{diag}(A^{-1}) = 1 -
     \mathrm{diag}(C_A G C_A^\top)` by eq. (22): :math:`O(n m_0^2)`.
     """
-    Z = state.Z
-    if state.m0:
-        Ct = state.Ct
-        diag = 1.0 - np.einsum("in,in->n", state.G @ Ct, Ct)
-    else:
-        diag = np.ones(len(Z))
+    Ct = state.Ct  # gathered once (Gram mode copies it) for Z and the diagonal
+    Z = state._z(Ct)
+    diag = 1.0 - np.einsum("in,in->n", state.G @ Ct, Ct) if state.m0 else np.ones(len(Z))
     diag = np.maximum(diag, 1e-12)  # a row the kernel interpolates exactly
     return float(np.sum((Z / diag[:, None]) ** 2))
 
