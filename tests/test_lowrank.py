@@ -1,5 +1,6 @@
 """SLKL (paper 003): coordinate Newton solver, Nystrom columns, estimators."""
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -845,3 +846,46 @@ def test_gamma_factors_estimator_predictions_and_column_modes_agree():
     np.testing.assert_allclose(a.mu_, b.mu_, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-6, atol=1e-8)
     assert set(a.center_factors_) == {1.0, 0.1}
+
+
+def test_gram_mode_bookkeeping_stays_exact_through_growth_and_drops():
+    # the compiled Gram-mode steps keep P_AA contiguous in slot order and G in
+    # its lower triangle only: after every case (24)-(27), a growth of the
+    # active arrays past their first capacity (64) and slot moves on drops,
+    # the block must still be P[A, A] and G the matrix of eq. (23)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 4))
+    idx = rng.choice(300, 120, replace=False)
+    C = np.exp(-0.3 * ((X[:, None, :] - X[None, idx, :]) ** 2).sum(-1))
+    Y = np.sin(X[:, :1] * 2) + X[:, 1:2] * X[:, 2:3] + 0.05 * rng.normal(size=(300, 1))
+    # refresh=0: no periodic recomputation of G to hide a bookkeeping error;
+    # the column-mode run (full G, NumPy) takes the same coordinate sequence
+    res = _solve(C, Y, 1e-4, rng=0, tol=1e-12, max_iter=25, refresh=0)
+    ref = _solve(ColumnsOnDemand(lambda j: C[:, j], C.shape), Y, 1e-4, rng=0, tol=1e-12,
+                 max_iter=25, refresh=0)
+    st = res.state["slkl"]
+    assert st.gram_mode and st.m0 > 64 and st.case_counts[1:].min() > 0
+    np.testing.assert_allclose(res.state.mu, ref.state.mu, rtol=1e-6, atol=1e-9)
+    A, m = st.active, st.m0
+    np.testing.assert_allclose(st._PA[:m, :m], (C.T @ C)[np.ix_(A, A)], rtol=1e-12)
+    np.testing.assert_allclose(st.G, st.G.T, rtol=0, atol=0)
+    np.testing.assert_allclose(st.G, st.direct_G(), rtol=1e-6, atol=1e-9)
+    assert st.objective == pytest.approx(slkl_objective(C, Y, st.mu, nu=1e-4), rel=1e-8)
+
+
+def test_default_number_of_columns_regressor_192_classifier_128():
+    # the regressor's default M is min(n, 192) (REGRESSION_COLUMNS: 128 columns
+    # left airfoil / autompg short of capacity); the classifier keeps 128
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=300)
+    reg = LowRankKernelRegressor(random_state=0, max_iter=2).fit(X, y)
+    assert len(reg.column_indices_) == 192
+    clf = LowRankKernelClassifier(random_state=0, max_iter=2).fit(X, y > 0)
+    assert len(clf.column_indices_) == 128
+    # fewer rows than the default: all rows, and no clamping warning
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        small = LowRankKernelRegressor(random_state=0, max_iter=2).fit(X[:150], y[:150])
+    assert len(small.column_indices_) == 150
+    assert not [w for w in seen if "n_columns" in str(w.message)]

@@ -37,7 +37,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..kernels import KERNELS
-from ..methods.slkl import CODES_NU_GRID, fit_slkl, slkl_decision
+from ..methods.slkl import (
+    CODES_NU_GRID,
+    DEFAULT_COLUMNS,
+    REGRESSION_COLUMNS,
+    fit_slkl,
+    slkl_decision,
+)
 from sklearn.utils._available_if import available_if
 
 from ._base import (
@@ -156,6 +162,7 @@ class _BaseLowRank(BaseEstimator):
             fit_intercept=self.fit_intercept, tol=self.tol, max_iter=self.max_iter,
             rule=self.rule, per_output=per_output, sample_weight=sample_weight,
             seed=seed, verbose=self.verbose, gamma_factors=self.gamma_factors,
+            default_columns=DEFAULT_COLUMNS if codes else REGRESSION_COLUMNS,
         )
         for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
                      "column_indices", "center_indices", "kernel_params",
@@ -209,7 +216,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     n_columns : int, optional
         ``M``, the number of columns sampled at random among the training points
         (a larger value is clamped to ``n_samples`` with a warning, as
-        scikit-learn's ``Nystroem`` does); default ``min(n_samples, 128)``.
+        scikit-learn's ``Nystroem`` does); default ``min(n_samples, 192)``
+        (with the default ``gamma_factors``, 96 columns at the default width
+        and 96 at the broader one).
     nu : float, "auto" or sequence of float, default="auto"
         Weight of :math:`\sum_m \mu_m` relative to the scale of the targets:
         the objective uses :math:`\nu = ` ``nu`` times the mean square of the

@@ -30,6 +30,34 @@ def _rank1(A, alpha, x, y):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, fastmath=_FAST)
+def _rank1_lower(A, m, alpha, x):  # pragma: no cover - compiled
+    """``A += alpha * outer(x, x)`` on the lower triangle of ``A[:m, :m]`` only.
+
+    Gram mode keeps the symmetric ``G`` in its lower triangle (the upper one
+    is stale): its rank-one updates, most of a fit's time, then touch half
+    the entries.
+    """
+    for i in range(m):
+        ax = alpha * x[i]
+        for k in range(i + 1):
+            A[i, k] += ax * x[k]
+
+
+@numba.njit(cache=True, fastmath=_FAST)
+def _symv(A, m, x, out):  # pragma: no cover - compiled
+    """``out = A[:m, :m] @ x`` for a symmetric ``A`` held in its lower triangle."""
+    for i in range(m):
+        out[i] = 0.0
+    for i in range(m):
+        xi = x[i]
+        acc = 0.0
+        for l in range(i):  # row i left of the diagonal is column i above it
+            acc += A[i, l] * x[l]
+            out[l] += A[i, l] * xi
+        out[i] += acc + A[i, i] * xi
+
+
+@numba.njit(cache=True, fastmath=_FAST)
 def _step_rule(mu_old, a2, b, one, lam, nu, exact):  # pragma: no cover - compiled
     r"""New weight of one coordinate: eq. (19), or the exact minimiser.
 
@@ -53,21 +81,25 @@ def _step_rule(mu_old, a2, b, one, lam, nu, exact):  # pragma: no cover - compil
 
 
 @numba.njit(cache=True, fastmath=_FAST)
-def _gram_residual(G, V, P, Q, mu, idx, m, lam, r, rho):  # pragma: no cover
+def _gram_residual(G, V, PA, Q, mu, idx, m, lam, r, rho):  # pragma: no cover
     r"""Round-off of Gram mode's state, on random probes (compiled, O(m0^2 + m0 T)).
 
+    ``G`` is read from its lower triangle.
+
     The larger of the relative errors of :math:`G(D^{-1} + P_{AA}/\lambda) r = r`
-    (``r`` of length ``m0``) and of :math:`V \rho = G Q_A \rho` (``rho`` of
+    (``r`` of length ``m0``; ``PA`` is :math:`P_{AA}` in slot order) and of :math:`V \rho = G Q_A \rho` (``rho`` of
     length ``T``): both identities hold exactly for the true ``G`` and ``V``.
     """
     T = Q.shape[1]
     Mr = np.empty(m)
+    GM = np.empty(m)
+    GQ = np.empty(m)
     Vp = np.empty(m)
     Qp = np.empty(m)
     for i in range(m):
         acc = 0.0
         for l in range(m):
-            acc += P[idx[i], idx[l]] * r[l]
+            acc += PA[i, l] * r[l]
         Mr[i] = r[i] / mu[idx[i]] + acc / lam
         vp = 0.0
         qp = 0.0
@@ -76,16 +108,15 @@ def _gram_residual(G, V, P, Q, mu, idx, m, lam, r, rho):  # pragma: no cover
             qp += Q[idx[i], t] * rho[t]
         Vp[i] = vp
         Qp[i] = qp
+    _symv(G, m, Mr, GM)
+    _symv(G, m, Qp, GQ)
     e1 = 0.0
     rr = 0.0
     e2 = 0.0
     gq2 = 0.0
     for i in range(m):
-        gm = 0.0
-        gq = 0.0
-        for l in range(m):
-            gm += G[i, l] * Mr[l]
-            gq += G[i, l] * Qp[l]
+        gm = GM[i]
+        gq = GQ[i]
         e1 += (gm - r[i]) ** 2
         rr += r[i] ** 2
         e2 += (Vp[i] - gq) ** 2
@@ -94,14 +125,15 @@ def _gram_residual(G, V, P, Q, mu, idx, m, lam, r, rho):  # pragma: no cover
 
 
 @numba.njit(cache=True, fastmath=_FAST)
-def _gram_steps(coords, start, forced, exact, P, Q, V, G, idx, slot, mu, kkt,
+def _gram_steps(coords, start, forced, exact, P, Q, V, G, PA, idx, slot, mu, kkt,
                 case_counts, scal, lam, nu, check_every, probes, threshold):  # pragma: no cover
     """Coordinate steps of Gram mode, compiled: the whole of a sweep's work.
 
     Runs the steps of :meth:`SLKLState.step` (or, when ``forced >= 0``, of
     :meth:`SLKLState.set_weight` with that value) on ``coords[start:]``,
-    updating ``G``, ``V``, ``mu`` and the active set in place by the cases
-    (24)-(27).  ``scal = [m0, objective, n_fallback, n_updates]`` carries the
+    updating ``G`` (its lower triangle), ``V``, ``mu``, ``PA`` (:math:`P_{AA}` in slot order, kept
+    contiguous so that the O(m0^2) products stream it instead of gathering
+    ``P[idx[i], idx[l]]``) and the active set in place by the cases (24)-(27).  ``scal = [m0, objective, n_fallback, n_updates]`` carries the
     scalars.  It returns early, with the position of the next coordinate,
     with ``(position, 1)`` when the next coordinate would enter a full active
     set (the caller grows the arrays), with ``(position, 2)`` when the
@@ -112,6 +144,15 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, idx, slot, mu, kkt,
     """
     T = Q.shape[1]
     a = np.empty(T)
+    # work vectors allocated once per call, not once per step
+    cap = G.shape[0]
+    Gu = np.empty(cap)
+    u = np.empty(cap)
+    res = np.empty(cap)
+    g = np.empty(cap)
+    Vs = np.empty(T)
+    vQ = np.empty(T)
+    w = np.empty(T)
     for k in range(start, len(coords)):
         m = int(scal[0])
         j = coords[k]
@@ -135,37 +176,27 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, idx, slot, mu, kkt,
             case_counts[0] += 1
             continue
         s = slot[j]
-        Gu = np.zeros(m)
         if s >= 0:
-            g = G[s, s]
-            b = max((mu_old - g) / mu_old**2, 0.0)
-            one = g / mu_old
+            gss = G[s, s]
+            b = max((mu_old - gss) / mu_old**2, 0.0)
+            one = gss / mu_old
         else:
-            u = np.empty(m)  # u = C_A'c_j, gathered once (contiguous inner loops)
-            for l in range(m):
+            for l in range(m):  # u = C_A'c_j, gathered once (contiguous inner loops)
                 u[l] = P[j, idx[l]]
-            for i in range(m):
-                acc = 0.0
-                for l in range(m):
-                    acc += G[i, l] * u[l]
-                Gu[i] = acc
+            _symv(G, m, u, Gu)
             # b = (c'c - u'Gu/lam)/lam cancels when c_j is nearly in the span of
             # the active columns, which magnifies the round-off of G in b and
             # in the new row of G (case 4); one step of iterative refinement of
             # Gu = (D^-1 + P_AA/lam)^-1 u squares that round-off, for O(m0^2)
-            res = np.empty(m)
             for i in range(m):
-                Pi = P[idx[i]]
                 acc = 0.0
                 for l in range(m):
-                    acc += Pi[idx[l]] * Gu[l]
+                    acc += PA[i, l] * Gu[l]
                 res[i] = u[i] - Gu[i] / mu[idx[i]] - acc / lam
+            _symv(G, m, res, g)  # g: free until case 2/3 below
             uGu = 0.0
             for i in range(m):
-                acc = 0.0
-                for l in range(m):
-                    acc += G[i, l] * res[l]
-                Gu[i] += acc
+                Gu[i] += g[i]
                 uGu += u[i] * Gu[i]
             b = max((P[j, j] - uGu / lam) / lam, 0.0)
             one = 1.0
@@ -184,26 +215,35 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, idx, slot, mu, kkt,
         scal[1] += change
         mu[j] = new
         if s >= 0:
-            g = G[:m, s].copy()
-            Vs = V[s].copy()
+            gm = g[:m]
+            for i in range(m):  # column s of the lower triangle
+                gm[i] = G[i, s] if i >= s else G[s, i]
+            for r in range(T):
+                Vs[r] = V[s, r]
             if new > 0.0:  # case 2, eq. (25)
                 delta = 1.0 / new - 1.0 / mu_old
                 # 1 + delta g_ss = g_ss/new + (mu_old - g_ss)/mu_old: terms >= 0
-                kappa = delta / (g[s] / new + (mu_old - g[s]) / mu_old)
-                _rank1(V[:m], -kappa, g, Vs)
-                _rank1(G[:m, :m], -kappa, g, g)
+                kappa = delta / (gm[s] / new + (mu_old - gm[s]) / mu_old)
+                _rank1(V[:m], -kappa, gm, Vs)
+                _rank1_lower(G, m, -kappa, gm)
                 case_counts[1] += 1
             else:  # case 3, eq. (26): limit Delta -> inf, then drop slot s
-                _rank1(V[:m], -1.0 / g[s], g, Vs)
-                _rank1(G[:m, :m], -1.0 / g[s], g, g)
+                _rank1(V[:m], -1.0 / gm[s], gm, Vs)
+                _rank1_lower(G, m, -1.0 / gm[s], gm)
                 last = m - 1
                 if s != last:
                     V[s] = V[last]
+                    for i in range(last):  # lower triangle: G[last, i], i < last
+                        if i < s:
+                            G[s, i] = G[last, i]
+                        elif i > s:
+                            G[i, s] = G[last, i]
                     for i in range(m):
-                        G[s, i] = G[last, i]
+                        PA[s, i] = PA[last, i]
                     for i in range(m):
-                        G[i, s] = G[i, last]
+                        PA[i, s] = PA[i, last]
                     G[s, s] = G[last, last]
+                    PA[s, s] = PA[last, last]
                     idx[s] = idx[last]
                     slot[idx[s]] = s
                 slot[j] = -1
@@ -212,22 +252,27 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, idx, slot, mu, kkt,
         else:  # case 4, eq. (27): block inverse with the new column appended
             sc = 1.0 / (1.0 / new + b)
             # V_new = G_new [Q_A; Q_j], with v'Q_A = -(sc/lam) u'G Q_A = -(sc/lam) u'V
-            vQ = np.zeros(T)
+            for r in range(T):
+                vQ[r] = 0.0
             for i in range(m):
-                p = P[j, idx[i]]
+                p = u[i]  # P[j, idx[i]]
                 for r in range(T):
                     vQ[r] += p * V[i, r]
             for r in range(T):
                 vQ[r] *= -sc / lam
                 V[m, r] = vQ[r] + sc * Q[j, r]
-            v = -(sc / lam) * Gu
-            w = vQ / sc + Q[j]
-            _rank1(V[:m], 1.0, v, w)
-            _rank1(G[:m, :m], 1.0 / sc, v, v)
+                w[r] = vQ[r] / sc + Q[j, r]
+            v = Gu[:m]  # v = -(sc/lam) Gu, in place
             for i in range(m):
-                G[i, m] = v[i]
+                v[i] *= -(sc / lam)
+            _rank1(V[:m], 1.0, v, w)
+            _rank1_lower(G, m, 1.0 / sc, v)
+            for i in range(m):
                 G[m, i] = v[i]
+                PA[i, m] = u[i]
+                PA[m, i] = u[i]
             G[m, m] = sc
+            PA[m, m] = P[j, j]
             idx[m] = j
             slot[j] = m
             scal[0] = m + 1
@@ -235,7 +280,7 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, idx, slot, mu, kkt,
         scal[3] += 1
         if check_every > 0 and int(scal[3]) % check_every == 0 and scal[0] > 0:
             row = probes[(int(scal[3]) // check_every) % probes.shape[0]]
-            if _gram_residual(G, V, P, Q, mu, idx, int(scal[0]), lam, row[T:],
+            if _gram_residual(G, V, PA, Q, mu, idx, int(scal[0]), lam, row[T:],
                               row[:T]) > threshold:
                 return k + 1, 2
     return len(coords), 0

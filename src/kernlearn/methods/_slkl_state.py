@@ -154,6 +154,8 @@ class SLKLState:
             self._P = self._cols @ self._cols.T if gram is None else gram
             self._Q = self._cols @ Y
             self._V = np.empty((cap, self.n_outputs))
+            # P_AA in slot order, kept contiguous by the compiled steps
+            self._PA = np.empty((cap, cap))
             # the compiled round-off checks cycle through these probes: with
             # several outputs one random combination rho of them is checked
             # (T times cheaper than all, and drift shows in all), and r over
@@ -202,10 +204,13 @@ class SLKLState:
         Kept up to date in column mode; computed (:math:`O(n m_0 T)`) from
         :math:`Z = (Y - C_A V/\lambda)/\lambda` in Gram mode.
         """
+        return self._z(self.Ct)
+
+    def _z(self, Ct):
+        """``Z`` with the active columns ``Ct`` already gathered (Gram mode)."""
         if not self.gram_mode:
             return self._Z
-        m = self.m0
-        return (self.Y - self._cols[self.active].T @ self._V[:m] / self.lam) / self.lam
+        return (self.Y - Ct.T @ self._V[: self.m0] / self.lam) / self.lam
 
     def W(self):
         r"""Coefficients :math:`W = D C^\top Z` of the columns, shape ``(n_columns, n_outputs)``.
@@ -221,7 +226,9 @@ class SLKLState:
         """
         W = np.zeros((self.n_columns, self.n_outputs))
         if self.m0:
-            W[self.active] = self.G @ (self.Ct @ self.Y) / self.lam
+            # C_A'Y is Q_A in Gram mode: O(m0^2 T), no pass over the n rows
+            CY = self._Q[self.active] if self.gram_mode else self.Ct @ self.Y
+            W[self.active] = self.G @ CY / self.lam
         return W
 
     def copy(self):
@@ -233,7 +240,7 @@ class SLKLState:
         """
         new = copy.copy(self)
         for name in ("mu", "slot", "_G", "_idx", "_scal", "case_counts", "kkt", "_V",
-                     "_Ct", "_Z"):
+                     "_PA", "_Ct", "_Z"):
             if hasattr(self, name):
                 setattr(new, name, getattr(self, name).copy())
         new._probe_rng = copy.deepcopy(self._probe_rng)
@@ -250,7 +257,7 @@ class SLKLState:
         if not self.gram_mode:
             return self.Ct @ self._Z
         A, m = self.active, self.m0
-        return (self._Q[A] - self._P[np.ix_(A, A)] @ self._V[:m] / self.lam) / self.lam
+        return (self._Q[A] - self._PA[:m, :m] @ self._V[:m] / self.lam) / self.lam
 
     def _corr(self, j, c):
         """:math:`a = Z^\top c_j`."""
@@ -261,8 +268,15 @@ class SLKLState:
 
     @property
     def G(self):
-        r""":math:`G = (D^{-1} + C^\top C/\lambda)^{-1}`, shape ``(m0, m0)``."""
-        return self._G[: self.m0, : self.m0]
+        r""":math:`G = (D^{-1} + C^\top C/\lambda)^{-1}`, shape ``(m0, m0)``.
+
+        Gram mode updates only the lower triangle of the stored matrix (half
+        the work of its rank-one updates); the full matrix is rebuilt from it.
+        """
+        L = self._G[: self.m0, : self.m0]
+        if not self.gram_mode:
+            return L
+        return np.tril(L) + np.tril(L, -1).T
 
     @property
     def active(self):
@@ -279,7 +293,9 @@ class SLKLState:
         if self.gram_mode:
             V = np.empty((cap, self.n_outputs))
             V[:m] = self._V[:m]
-            self._V = V
+            PA = np.empty((cap, cap))
+            PA[:m, :m] = self._PA[:m, :m]
+            self._V, self._PA = V, PA
         else:
             Ct = np.empty((cap, self.n))
             Ct[:m] = self._Ct[:m]
@@ -447,7 +463,7 @@ class SLKLState:
             try:
                 pos, why = _gram_steps(
                     coords, pos, float(forced), exact, self._P, self._Q, self._V,
-                    self._G, self._idx, self.slot, self.mu, self.kkt,
+                    self._G, self._PA, self._idx, self.slot, self.mu, self.kkt,
                     self.case_counts, self._scal, self.lam, self.nu,
                     self.check_every, self._probes, self._threshold(),
                 )
@@ -509,7 +525,7 @@ class SLKLState:
             return 0.0
         r = self._probe_rng.standard_normal(self.m0)
         rho = np.ones(1) if probe is None else np.asarray(probe, dtype=float)
-        return float(_gram_residual(self._G, self._V, self._P, self._Q, self.mu,
+        return float(_gram_residual(self._G, self._V, self._PA, self._Q, self.mu,
                                     self._idx, self.m0, self.lam, r, rho))
 
     def _threshold(self):
@@ -643,8 +659,8 @@ class SLKLState:
         # B = C D^{1/2};  G = lam D^{1/2} (lam I + B'B)^{-1} D^{1/2}
         d = np.sqrt(self.mu[self.active])
         if self.gram_mode:  # B'B = D^{1/2} P_AA D^{1/2}, O(m0^2) from P
-            A = self.active
-            Bt, BtB = None, d[:, None] * self._P[np.ix_(A, A)] * d[None, :]
+            PA = self._PA[: self.m0, : self.m0]
+            Bt, BtB = None, d[:, None] * PA * d[None, :]
         else:
             Bt = self.Ct * d[:, None]
             BtB = Bt @ Bt.T
