@@ -1,5 +1,6 @@
 """InfiniteFeatureRegressor's defaults: GrFL-M over widths around "scale", the level
-chosen by the folds (``lambda_p="auto"``)."""
+chosen on held-out rows (``lambda_p="auto"``: folds below CV_BELOW rows, the budget's
+held-out part up to LEVEL_BELOW)."""
 
 import itertools
 
@@ -15,6 +16,7 @@ from kernlearn.methods._grfl_select import (
     CV_BELOW,
     DEFAULT_LEVEL,
     GAMMA_FACTORS,
+    LEVEL_BELOW,
     multi_width_family,
     select_level,
 )
@@ -90,7 +92,7 @@ class _FakePath:
 
     def __init__(self, level):
         self.penalty_p = type("Pen", (), {"alpha": level})()
-        self.p, self._found, self.extended = 0, None, []
+        self.p, self._found, self.extended, self.history = 0, None, [], []
 
     def extend(self, max_features):
         self.extended.append((self.penalty_p.alpha, max_features))
@@ -142,14 +144,41 @@ def test_regressor_chooses_a_larger_level_for_a_noisier_target():
     lam_noise = InfiniteFeatureRegressor(random_state=0).fit(X, noise).lambda_p_
     assert lam_smooth in AUTO_LEVELS and lam_noise in AUTO_LEVELS
     assert lam_smooth <= 0.2 and lam_noise >= 1.6
-    # from CV_BELOW rows (count chosen on one held-out part) and with a budget
-    # given, "auto" is DEFAULT_LEVEL; a number is used as it is
-    Xb = rng.normal(size=(CV_BELOW, 3))
-    yb = np.sin(Xb[:, 0])
+    # from LEVEL_BELOW rows, and with a budget given, "auto" is DEFAULT_LEVEL;
+    # a number is used as it is
     kw = {"n_candidates": 20, "random_state": 0}
-    assert InfiniteFeatureRegressor(**kw).fit(Xb, yb).lambda_p_ == DEFAULT_LEVEL
+    Xb = rng.normal(size=(LEVEL_BELOW, 3))
+    assert InfiniteFeatureRegressor(**kw).fit(Xb, np.sin(Xb[:, 0])).lambda_p_ == DEFAULT_LEVEL
     assert InfiniteFeatureRegressor(max_features=3, **kw).fit(X, smooth).lambda_p_ == DEFAULT_LEVEL
     assert InfiniteFeatureRegressor(lambda_p=0.7, **kw).fit(X, smooth).lambda_p_ == 0.7
+
+
+def test_held_out_part_chooses_the_level_and_count_from_cv_below_rows():
+    # CV_BELOW <= n < LEVEL_BELOW: the budget's one held-out part chooses the
+    # level too (before, DEFAULT_LEVEL there): a smooth noiseless signal gets a
+    # lower level than pure noise, and the count kept is the held-out minimiser
+    # along the descending path
+    rng = np.random.default_rng(1)
+    n = 400
+    assert CV_BELOW <= n < LEVEL_BELOW
+    X = rng.normal(size=(n, 3))
+    smooth = np.sin(X[:, 0]) + X[:, 1] ** 2 / 2
+    noise = rng.normal(size=n)
+    a = InfiniteFeatureRegressor(random_state=0).fit(X, smooth)
+    b = InfiniteFeatureRegressor(random_state=0).fit(X, noise)
+    assert a.lambda_p_ in AUTO_LEVELS and b.lambda_p_ in AUTO_LEVELS
+    assert a.lambda_p_ < DEFAULT_LEVEL < b.lambda_p_
+    for est in (a, b):
+        h = est.history_
+        assert np.isfinite(h["validation_loss"]).all()
+        assert est.max_features_ == h["n_active"][int(np.argmin(h["validation_loss"]))]
+        assert len(est.features_) <= est.max_features_
+    # the level's model beats DEFAULT_LEVEL's on fresh rows of the smooth signal
+    Xt = rng.normal(size=(2000, 3))
+    ft = np.sin(Xt[:, 0]) + Xt[:, 1] ** 2 / 2
+    fixed = InfiniteFeatureRegressor(lambda_p=DEFAULT_LEVEL, random_state=0).fit(X, smooth)
+    assert (mean_squared_error(ft, a.predict(Xt))
+            < mean_squared_error(ft, fixed.predict(Xt)))
 
 
 def test_auto_budget_with_a_level_that_admits_no_feature():

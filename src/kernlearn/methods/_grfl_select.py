@@ -10,7 +10,10 @@ callback); the budget is the count of lowest held-out loss.  Below
 is chosen too (:func:`select_level`): the folds' paths descend the levels of
 :data:`AUTO_LEVELS`, each run until no feature violates the optimality
 conditions (or the budget is met), and the level of lowest summed held-out
-loss is kept.
+loss is kept.  From :data:`CV_BELOW` to :data:`LEVEL_BELOW` rows the one
+held-out part chooses the level with the count
+(:func:`select_level_held_out`): its path descends the same levels and the
+model of lowest held-out loss gives both.
 """
 
 import numpy as np
@@ -44,6 +47,14 @@ GAMMA_FACTORS = (0.125, 0.5, 2.0)
 # chose no feature at all on fertility twice in eight splits (MSE 1.08-1.26x).
 AUTO_LEVELS = (3.2, 1.6, 0.8, 0.4, 0.2, 0.1)
 DEFAULT_LEVEL = 0.4
+# lambda_p="auto" is chosen below LEVEL_BELOW rows (from CV_BELOW on the one
+# held-out part that also picks the budget); beyond, DEFAULT_LEVEL.  On the 6
+# regression sets of benchmarks/suite.py with 300-1,200 training rows, seeds
+# 0-5 (36 pairs), within 1.05x of Nystroem(200)+RidgeCV: 27 pairs at 0.4 (3
+# above 1.15x), 32 chosen below 1,000 rows (2 above), 33 below 2,000; but the
+# two sets of 1,000-1,200 rows (airfoil, wine) then took 4.6-9.8x the
+# baseline's fit time instead of 2.5-4x
+LEVEL_BELOW = 1000
 
 
 def multi_width_family(X, sample_weight=None, factors=GAMMA_FACTORS):
@@ -198,13 +209,7 @@ def select_level(start, folds, max_features, levels=AUTO_LEVELS):
         total = 0.0
         for path, monitor in runs:
             if i:
-                # the same path at the next level; its master counts as
-                # unsolved, so it is solved at the new level before the path
-                # may stop (the features priced at the old point, as after
-                # any intermediate master)
-                path.penalty_p.alpha *= lam / levels[i - 1]
-                path._found = None
-                path.exact = path.p == 0
+                _relevel(path, lam / levels[i - 1])
             path.extend(max_features)
             monitor()
             total += monitor.losses[-1]
@@ -212,3 +217,82 @@ def select_level(start, folds, max_features, levels=AUTO_LEVELS):
         if i and total >= losses[i - 1]:
             break
     return float(levels[int(np.argmin(losses))]), losses
+
+
+def _relevel(path, factor):
+    """The same path at ``factor`` times its level.
+
+    Its master counts as unsolved, so it is solved at the new level before
+    the path may stop (the features priced at the old point, as after any
+    intermediate master).
+    """
+    path.penalty_p.alpha *= factor
+    path._found = None
+    path.exact = path.p == 0
+
+
+def select_level_held_out(start, part, max_features, levels=AUTO_LEVELS):
+    """``lambda_p="auto"`` and the budget on one held-out part.
+
+    One path on the training rows descends ``levels`` from the largest,
+    warm-started, its held-out loss measured after every outer iteration (as
+    for the budget alone, :class:`_HoldOut`); at each level it runs until no
+    feature violates the optimality conditions, ``max_features`` are active
+    or the patience rule stops it.  The descent stops after a level whose
+    models hold no lower held-out loss than the levels before (or whose run
+    the patience rule or the budget stopped: lower levels only add
+    features).  The model kept is the one of lowest held-out loss: its level
+    and its feature count (``monitor.best()``).
+
+    Parameters
+    ----------
+    start : callable
+        As in :func:`select_level`.
+    part : (ndarray, ndarray)
+        Training and held-out rows.
+    max_features : int
+        Feature budget of the path.
+    levels : sequence of float, default=AUTO_LEVELS
+        Decreasing candidate levels.
+
+    Returns
+    -------
+    level : float
+        The chosen level.
+    path : GrFL
+        The path (at the last level run); its history rows carry their
+        model's held-out ``validation_loss``.
+    monitor : _HoldOut
+        Its held-out losses and feature counts, in the order measured.
+    """
+    path, monitor = start(*part, levels[0])
+    path.callback = monitor
+    at, best = [], np.inf  # the level of each measured model; the lowest loss
+    for i, lam in enumerate(levels):
+        if i:
+            _relevel(path, lam / levels[i - 1])
+        n0, r0 = len(monitor.losses), len(path.history)
+        path.extend(max_features)
+        if len(monitor.losses) == n0:  # no feature added: the re-solved model
+            monitor()
+        for row, v in zip(path.history[r0:], monitor.losses[n0:]):
+            row["validation_loss"] = v
+        at += [lam] * (len(monitor.losses) - n0)
+        low = min(monitor.losses[n0:])
+        if low >= best:
+            break
+        best = low
+    return float(at[int(np.argmin(monitor.losses))]), path, monitor
+
+
+def _validation_history(history, monitor, w_scale):
+    """Held-out losses on a one-part run's history rows, on the weights' scale.
+
+    The budget path measured every outer iteration (one loss a row);
+    :func:`select_level_held_out` marked its rows itself.
+    """
+    if not any("validation_loss" in row for row in history):
+        for row, v in zip(history, monitor.losses):
+            row["validation_loss"] = v
+    for row in history:
+        row["validation_loss"] = row.get("validation_loss", np.nan) * w_scale

@@ -61,9 +61,10 @@ from ..families._base import Candidates
 from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyProblem, DirtyState, pad_state
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
-                           DEFAULT_LEVEL, MIN_VALIDATION_ROWS, PATIENCE_EXTRA,
+                           DEFAULT_LEVEL, LEVEL_BELOW, MIN_VALIDATION_ROWS, PATIENCE_EXTRA,
                            PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at, _HoldOut,
-                           _row_subset, _validation_split, select_level)
+                           _row_subset, _validation_history, _validation_split,
+                           select_level, select_level_held_out)
 from ._result import MethodResult
 
 __all__ = ["GrFL", "GrFLResult", "fit_grfl", "intercept_only", "paper_loss_factor",
@@ -782,8 +783,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         does not matter).
     lambda_p, lambda_s : float or "auto", float or None
         Levels of :math:`\\Omega_p` and of the l1 penalty on shared weights.
-        ``lambda_p="auto"``: chosen by the folds of ``max_features="auto"``
-        (:func:`~kernlearn.methods._grfl_select.select_level`), else ``DEFAULT_LEVEL``.
+        ``lambda_p="auto"``: chosen on the held-out rows of ``max_features="auto"``
+        below ``LEVEL_BELOW`` rows (``_grfl_select``), else ``DEFAULT_LEVEL``.
     lambda_scale : {"ours", "paper"}, default="ours"
         Divide the levels by :func:`paper_loss_factor` with ``"paper"``.
     solver : {"auto", "admm", "fista", "newton"} or solver object, default="auto"
@@ -853,7 +854,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         split = _validation_split(n, Y, task_rows, rng)
         max_features = AUTO_MAX_FEATURES if split is not None else min(100, max(1, n // 6))
         warm, keep_warm = None, False
-    choose_level = (isinstance(lambda_p, str) and split is not None and len(split) > 1
+    choose_level = (isinstance(lambda_p, str) and split is not None and n < LEVEL_BELOW
                     and hasattr(penalty, "alpha"))
     lambda_p = DEFAULT_LEVEL if isinstance(lambda_p, str) else lambda_p
     settings = dict(
@@ -936,40 +937,41 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         return path, hold_out(path, X[val], Yv, rows_v, loss,
                               None if sample_weight is None else sample_weight[val])
 
-    if choose_level:  # the folds choose the level; a path on all rows runs at it
+    if choose_level and len(split) > 1:  # the folds: a path on all rows at their level
         lambda_p, _ = select_level(start, split, max_features)
         final = make_path(None, 1.0).extend(max_features)
         return _result(final, w_scale, lambda_p=lambda_p)
-    runs = []
-    for tr, val in split:
-        path, monitor = start(tr, val)
-        path.callback = monitor
-        path.extend(max_features)
-        runs.append(path)
+    if choose_level:  # one part: the level and the count of lowest held-out loss
+        lambda_p, *run = select_level_held_out(start, split[0], max_features)
+        runs = [tuple(run)]
+    else:
+        runs = [start(tr, val) for tr, val in split]
+        for path, monitor in runs:
+            path.callback = monitor
+            path.extend(max_features)
     if len(runs) == 1:
         # the master on all rows with the path's first k features
-        path, monitor = runs[0], runs[0].callback
+        path, monitor = runs[0]
         k = monitor.best()
         final = make_path(None, 1.0, exact=True)
         final._reserve(k)
         if k:
             final.master(Candidates(params=np.array(path.params[:k]),
                                     scores=np.full(k, np.inf), group_size=path.gs))
-        for row, v in zip(path.history, monitor.losses):
-            row["validation_loss"] = v * w_scale
+        _validation_history(path.history, monitor, w_scale)
         final.history, final.last_violation = path.history, path.last_violation
         stop = path.stop_reason
     else:
         # folds: the count with the lowest summed held-out loss, then a path
         # on all rows to that count
-        counts = np.unique(np.concatenate([p.callback.counts for p in runs]))
-        total = sum(_curve_at(p.callback, counts) for p in runs)
+        counts = np.unique(np.concatenate([m.counts for _, m in runs]))
+        total = sum(_curve_at(m, counts) for _, m in runs)
         k = int(counts[int(np.argmin(total))])
         final = make_path(None, 1.0).extend(k)
-        cv = sum(_curve_at(p.callback, [r["n_active"] for r in final.history]) for p in runs)
+        cv = sum(_curve_at(m, [r["n_active"] for r in final.history]) for _, m in runs)
         for row, v in zip(final.history, cv):
             row["validation_loss"] = v * w_scale
-        stop = "callback" if any(p.stop_reason == "callback" for p in runs) \
+        stop = "callback" if any(p.stop_reason == "callback" for p, _ in runs) \
             else final.stop_reason
     final.stop_reason = "validation" if stop == "callback" else stop
     final.converged = final.converged or final.stop_reason == "validation"
