@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..families import FeaturePool
+from ..methods._fgm_select import fit_fgm_auto_C
 from ..methods.fgm import FGMSettings, fgm_decision, fgm_standardization, fit_fgm
 from ..preprocessing import fit_target_standardization
 from ..losses import get_loss, weighted
@@ -107,17 +108,24 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             ts = (dask_target_standardization if _is_dask_array(y)
                   else fit_target_standardization)(y, sw, std)
             self.y_mean_, self.y_scale_, y = ts.mean, ts.scale, ts.transform(y)
+        auto = isinstance(self.C, str)  # "auto": FGMRegressor's cross-validated C
         settings = FGMSettings(
-            B=self.B, C=self.C, max_iter=renamed_parameter(self, "max_outer_iter", "max_iter"),
+            B=self.B, C=1.0 if auto else self.C, max_iter=renamed_parameter(self, "max_outer_iter", "max_iter"),
             tol=self.tol, max_features=self.max_features, solver=self.solver,
             master_tol=renamed_parameter(self, "master_tol", "inner_tol"),
             master_max_iter=renamed_parameter(self, "master_max_iter", "inner_max_iter"),
             fit_intercept=self.fit_intercept, verbose=self.verbose)
-        res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw), settings,
-                      sample_weight=sw, column_scale=st.scale if self.family is None else None,
-                      n_classes=n_classes, multiclass=multiclass, refit=self.refit,
-                      refit_loss=loss, refit_C=self.refit_C,
-                      n_jobs=getattr(self, "n_jobs", None))
+        kw = dict(sample_weight=sw, column_scale=st.scale if self.family is None else None,
+                  refit=self.refit, refit_loss=loss, refit_C=self.refit_C)
+        if auto and not self._partitioned(X):
+            res = fit_fgm_auto_C(X, y, self._unfitted_pool(std), get_loss(loss), settings,
+                                 **kw)
+        else:  # a numeric C; on out-of-core and Dask input "auto" is C=1
+            res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw),
+                          settings, n_classes=n_classes, multiclass=multiclass,
+                          n_jobs=getattr(self, "n_jobs", None), **kw)
+        self.C_ = settings.C if res.C is None else res.C
+        self.cv_results_ = res.cv
         self.coef_, self.intercept_ = res.coef, res.intercept
         if ts is not None:  # regression: back to the target's units
             self.coef_ = self.coef_ * ts.scale[0]
@@ -625,8 +633,13 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     M. Tan, I. W. Tsang, L. Wang (2014). JMLR 15, 1371-1429.
     """
 
+    _parameter_constraints = {
+        **_FGMBase._parameter_constraints,
+        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+    }
+
     def __init__(
-        self, B=10, C=1.0, *, max_iter=15, tol=1e-2, max_features=None,
+        self, B=10, C="auto", *, max_iter=15, tol=1e-2, max_features=None,
         solver="auto", inner_tol=None, inner_max_iter=None, standardize=True,
         fit_intercept=True, groups=None, tree=False, chunk_size=None, refit=False,
         refit_C=None, family=None, memory_budget=None, verbose=0, feature_scaling="deprecated",
