@@ -711,5 +711,16 @@ def _conformance_instances():
         (FGMClassifier(B=2, max_iter=3), {}),
         (FGMClassifier(B=2, loss="logistic", max_iter=3), {}),
         (FGMClassifier(B=2, max_iter=3, probability=True), PLATT_XFAIL),
-        (FGMRegressor(B=2, max_iter=3), {}),
+        (FGMRegressor(B=2, max_iter=3), _CV_XFAIL),
+        (FGMRegressor(B=2, max_iter=3, C=1.0), {}),
     ]
+
+
+# C="auto": the folds hold different rows when a row is repeated instead of
+# weighted, so the chosen C may differ (scikit-learn's LassoCV alike); the
+# fixed-C instance above keeps the exact equivalence tested.
+_CV_XFAIL = {
+    name: "C='auto' cross-validates: folds differ between weighted and repeated rows"
+    for name in ("check_sample_weight_equivalence_on_dense_data",
+                 "check_sample_weight_equivalence_on_sparse_data")
+}

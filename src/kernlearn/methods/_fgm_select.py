@@ -76,6 +76,17 @@ def cv_folds(n, n_folds=CV_FOLDS, folds_below=FOLDS_BELOW, seed=FOLD_SEED):
     return [(np.setdiff1d(np.arange(n), val), val) for val in parts]
 
 
+def _weighted_folds(n, sample_weight):
+    """:func:`cv_folds` over the rows of positive weight.
+
+    Rows of zero weight are held out by no fold (they sit, weightless, in
+    every fold's training rows), so a zero weight acts as a removed row.
+    """
+    pos = np.arange(n) if sample_weight is None else np.flatnonzero(sample_weight > 0)
+    return [(np.setdiff1d(np.arange(n), pos[val]), pos[val])
+            for _, val in cv_folds(len(pos))]
+
+
 class _Fold:
     """One fold: its fitted pool and the held-out loss of FGM at a given ``C``."""
 
@@ -134,7 +145,8 @@ def fit_fgm_auto_C(X, y, pool, base_loss, settings, *, sample_weight=None,
     refine : float or None, default=REFINE
         Then also ``best * refine`` and ``best / refine`` (``None``: no refinement).
     folds : list of (ndarray, ndarray), optional
-        Training and held-out rows (default: :func:`cv_folds`).
+        Training and held-out rows (default: :func:`cv_folds` over the rows
+        of positive weight).
     **fit_kw
         Passed to :func:`~kernlearn.methods.fgm.fit_fgm` for the fit on all rows.
 
@@ -144,8 +156,9 @@ def fit_fgm_auto_C(X, y, pool, base_loss, settings, *, sample_weight=None,
         The fit on all rows at the chosen ``C``, with ``C`` and ``cv`` (the
         values tried, increasing, and the summed held-out loss at each).
     """
-    folds = cv_folds(X.shape[0]) if folds is None else folds
     sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if folds is None:
+        folds = _weighted_folds(X.shape[0], sw)
     runs = [_Fold(X, y, pool, base_loss, settings, sw, column_scale, tr, val)
             for tr, val in folds]
     curve = {}
