@@ -124,10 +124,10 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw),
                           settings, n_classes=n_classes, multiclass=multiclass,
                           n_jobs=getattr(self, "n_jobs", None), **kw)
-        self.C_ = settings.C if res.C is None else res.C
-        self.cv_results_ = res.cv
         self.coef_, self.intercept_ = res.coef, res.intercept
         if ts is not None:  # regression: back to the target's units
+            self.C_ = settings.C if res.C is None else res.C
+            self.cv_results_ = res.cv
             self.coef_ = self.coef_ * ts.scale[0]
             self.intercept_ = self.intercept_ * ts.scale[0] + ts.mean[0]
         self.selected_features_, self.d_ = res.selected, res.d
@@ -573,8 +573,21 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     ----------
     B : int, default=10
         Features (or groups) added per outer iteration.
-    C : float, default=1.0
-        Weight of the training loss (see :class:`FGMClassifier`).
+    C : float or "auto", default="auto"
+        Weight of the training loss (see :class:`FGMClassifier`).  ``"auto"``
+        chooses it by cross-validation, as ``LassoCV`` chooses its penalty:
+        FGM is fitted on three folds (below 2,000 rows; above, on one third
+        of the rows held out once) at ``C`` = 0.001, 0.01, 0.1, 1 and 10, then
+        at the best value times and divided by :math:`\sqrt{10}`, and refitted
+        on all rows at the ``C`` of lowest held-out squared error (``C_``,
+        curve in ``cv_results_``).  Folds hold only rows of positive weight,
+        so a zero weight still removes a row; integer weights no longer equal
+        repeated rows exactly (a repeated row may fall in two folds).  A fixed
+        ``C`` cannot serve both kinds of data: on a target the inputs hardly
+        predict, ``C=1`` is least squares (forest fires: 1.76x ``LassoCV()``'s
+        MSE; ``"auto"`` 1.05x), on a smooth linear one it over-regularises
+        (concrete slump: 1.29x; ``"auto"`` 1.01x).  About 20 fits' time.
+        Out-of-core and Dask input use ``C=1``.  Was ``1.0`` before 0.2.
     max_iter : int, default=15
         Maximum outer (cutting-plane) iterations (was ``max_outer_iter``).
     tol : float or None, default=1e-2
@@ -626,6 +639,13 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         Input standardisation (see :class:`FGMClassifier`).
     y_mean_, y_scale_ : ndarray of shape (1,)
         Target standardisation (mean 0, scale 1 with ``standardize=False``).
+    C_ : float
+        The ``C`` of the model: chosen by cross-validation with ``C="auto"``,
+        else ``C``.
+    cv_results_ : dict or None
+        With ``C="auto"`` (in memory): ``"C"``, the values tried in increasing
+        order, and ``"loss"``, the held-out squared error (halved, sample-weighted,
+        on the standardised target) summed over the folds at each; else None.
     n_features_in_ : int
 
     References
