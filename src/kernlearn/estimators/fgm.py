@@ -578,15 +578,15 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         chooses it by cross-validation, as ``LassoCV`` chooses its penalty:
         FGM is fitted on three folds (below 2,000 rows; above, on one third
         of the rows held out once) at ``C`` = 0.001, 0.01, 0.1, 1 and 10, then
-        at the best value times and divided by :math:`\sqrt{10}`, and refitted
-        on all rows at the ``C`` of lowest held-out squared error (``C_``,
-        curve in ``cv_results_``).  Folds hold only rows of positive weight,
+        at the best value divided and (up to 10) multiplied by
+        :math:`\sqrt{10}`, and refitted on all rows at the ``C`` of lowest
+        held-out squared error (``C_``, curve in ``cv_results_``).  Folds hold only rows of positive weight,
         so a zero weight still removes a row; integer weights no longer equal
         repeated rows exactly (a repeated row may fall in two folds).  A fixed
         ``C`` cannot serve both kinds of data: on a target the inputs hardly
         predict, ``C=1`` is least squares (forest fires: 1.76x ``LassoCV()``'s
         MSE; ``"auto"`` 1.05x), on a smooth linear one it over-regularises
-        (concrete slump: 1.29x; ``"auto"`` 1.01x).  About 20 fits' time.
+        (concrete slump: 1.29x; ``"auto"`` 1.01x).  Costs about 20 fits.
         Out-of-core and Dask input use ``C=1``.  Was ``1.0`` before 0.2.
     max_iter : int, default=15
         Maximum outer (cutting-plane) iterations (was ``max_outer_iter``).

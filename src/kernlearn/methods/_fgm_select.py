@@ -31,7 +31,7 @@ __all__ = ["C_GRID", "cv_folds", "fit_fgm_auto_C"]
 # inputs hardly predict: forest fires, best near the training mean) to 10-30 (a
 # smooth linear signal: concrete slump, servo, machine); beyond 10 no set's MSE
 # moved by more than 0.5 % per factor sqrt(10).  The decades are tried first,
-# then the two values a factor REFINE either side of the best decade.
+# then the values a factor REFINE either side of the best decade (none above 10).
 C_GRID = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
 REFINE = float(np.sqrt(10.0))
 # K-fold below FOLDS_BELOW rows; from there one held-out part of 1/CV_FOLDS
@@ -143,7 +143,8 @@ def fit_fgm_auto_C(X, y, pool, base_loss, settings, *, sample_weight=None,
     grid : sequence of float, default=C_GRID
         Values of ``C`` tried first.
     refine : float or None, default=REFINE
-        Then also ``best * refine`` and ``best / refine`` (``None``: no refinement).
+        Then also ``best / refine`` and, up to ``max(grid)``, ``best * refine``
+        (``None``: no refinement).
     folds : list of (ndarray, ndarray), optional
         Training and held-out rows (default: :func:`cv_folds` over the rows
         of positive weight).
@@ -171,7 +172,9 @@ def fit_fgm_auto_C(X, y, pool, base_loss, settings, *, sample_weight=None,
     evaluate([float(c) for c in grid])
     if refine is not None:
         best = min(curve, key=curve.get)
-        evaluate([best / refine, best * refine])
+        # never above the grid: large C barely changes the model (see C_GRID)
+        # and costs the most (weakly regularised masters converge slowest)
+        evaluate([c for c in (best / refine, best * refine) if c <= max(grid)])
     Cs = np.array(sorted(curve))
     losses = np.array([curve[c] for c in Cs])
     # the first minimum: on ties the smaller C (stronger regularisation)
