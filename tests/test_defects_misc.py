@@ -208,6 +208,6 @@ def test_out_of_core_standardisation_refuses_columns_it_cannot_measure():
     with pytest.raises(ValueError, match=r"X column\(s\) \[0, 1, 2, 3, 4\] have values "
                                          "too small to standardise block by block"):
         FGMRegressor(B=2, memory_budget="2KB").fit(X * 1e-300, y)
-    a = FGMRegressor(B=2, memory_budget="2KB").fit(X, y).predict(X)
-    np.testing.assert_allclose(FGMRegressor(B=2).fit(X, y).predict(X), a, rtol=1e-6,
+    a = FGMRegressor(B=2, memory_budget="2KB", C=1.0).fit(X, y).predict(X)
+    np.testing.assert_allclose(FGMRegressor(B=2, C=1.0).fit(X, y).predict(X), a, rtol=1e-6,
                                atol=1e-8)

@@ -34,7 +34,7 @@ CASES = {
                                lambda f: np.sign(f), True, True),
     "multiclass": (lambda: FGMClassifier(B=2, max_iter=4),
                    lambda f: np.digitize(f, [-1.0, 1.0]), False, True),
-    "regression": (lambda: FGMRegressor(B=2, max_iter=4), lambda f: 3 * f + 1, False, True),
+    "regression": (lambda: FGMRegressor(B=2, max_iter=4, C=1.0), lambda f: 3 * f + 1, False, True),
     "budget": (lambda: FGMClassifier(B=2, max_features=5), lambda f: np.sign(f), False, False),
     "groups": (lambda: FGMClassifier(B=1, max_iter=4,
                                      groups=[list(range(i, i + 3)) for i in range(0, M, 3)]),

@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..families import FeaturePool
+from ..methods._fgm_select import fit_fgm_auto_C
 from ..methods.fgm import FGMSettings, fgm_decision, fgm_standardization, fit_fgm
 from ..preprocessing import fit_target_standardization
 from ..losses import get_loss, weighted
@@ -107,19 +108,26 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             ts = (dask_target_standardization if _is_dask_array(y)
                   else fit_target_standardization)(y, sw, std)
             self.y_mean_, self.y_scale_, y = ts.mean, ts.scale, ts.transform(y)
+        auto = isinstance(self.C, str)  # "auto": FGMRegressor's cross-validated C
         settings = FGMSettings(
-            B=self.B, C=self.C, max_iter=renamed_parameter(self, "max_outer_iter", "max_iter"),
+            B=self.B, C=1.0 if auto else self.C, max_iter=renamed_parameter(self, "max_outer_iter", "max_iter"),
             tol=self.tol, max_features=self.max_features, solver=self.solver,
             master_tol=renamed_parameter(self, "master_tol", "inner_tol"),
             master_max_iter=renamed_parameter(self, "master_max_iter", "inner_max_iter"),
             fit_intercept=self.fit_intercept, verbose=self.verbose)
-        res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw), settings,
-                      sample_weight=sw, column_scale=st.scale if self.family is None else None,
-                      n_classes=n_classes, multiclass=multiclass, refit=self.refit,
-                      refit_loss=loss, refit_C=self.refit_C,
-                      n_jobs=getattr(self, "n_jobs", None))
+        kw = dict(sample_weight=sw, column_scale=st.scale if self.family is None else None,
+                  refit=self.refit, refit_loss=loss, refit_C=self.refit_C)
+        if auto and not self._partitioned(X):
+            res = fit_fgm_auto_C(X, y, self._unfitted_pool(std), get_loss(loss), settings,
+                                 **kw)
+        else:  # a numeric C; on out-of-core and Dask input "auto" is C=1
+            res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw),
+                          settings, n_classes=n_classes, multiclass=multiclass,
+                          n_jobs=getattr(self, "n_jobs", None), **kw)
         self.coef_, self.intercept_ = res.coef, res.intercept
         if ts is not None:  # regression: back to the target's units
+            self.C_ = settings.C if res.C is None else res.C
+            self.cv_results_ = res.cv
             self.coef_ = self.coef_ * ts.scale[0]
             self.intercept_ = self.intercept_ * ts.scale[0] + ts.mean[0]
         self.selected_features_, self.d_ = res.selected, res.d
@@ -565,8 +573,21 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     ----------
     B : int, default=10
         Features (or groups) added per outer iteration.
-    C : float, default=1.0
-        Weight of the training loss (see :class:`FGMClassifier`).
+    C : float or "auto", default="auto"
+        Weight of the training loss (see :class:`FGMClassifier`).  ``"auto"``
+        chooses it by cross-validation, as ``LassoCV`` chooses its penalty:
+        FGM is fitted on three folds (below 2,000 rows; above, on one third
+        of the rows held out once) at ``C`` = 0.001, 0.01, 0.1, 1 and 10, then
+        at the best value divided and (up to 10) multiplied by
+        :math:`\sqrt{10}`, and refitted on all rows at the ``C`` of lowest
+        held-out squared error (``C_``, curve in ``cv_results_``).  Folds hold only rows of positive weight,
+        so a zero weight still removes a row; integer weights no longer equal
+        repeated rows exactly (a repeated row may fall in two folds).  A fixed
+        ``C`` cannot serve both kinds of data: on a target the inputs hardly
+        predict, ``C=1`` is least squares (forest fires: 1.76x ``LassoCV()``'s
+        MSE; ``"auto"`` 1.05x), on a smooth linear one it over-regularises
+        (concrete slump: 1.29x; ``"auto"`` 1.01x).  Costs about 20 fits.
+        Out-of-core and Dask input use ``C=1``.  Was ``1.0`` before 0.2.
     max_iter : int, default=15
         Maximum outer (cutting-plane) iterations (was ``max_outer_iter``).
     tol : float or None, default=1e-2
@@ -618,6 +639,13 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         Input standardisation (see :class:`FGMClassifier`).
     y_mean_, y_scale_ : ndarray of shape (1,)
         Target standardisation (mean 0, scale 1 with ``standardize=False``).
+    C_ : float
+        The ``C`` of the model: chosen by cross-validation with ``C="auto"``,
+        else ``C``.
+    cv_results_ : dict or None
+        With ``C="auto"`` (in memory): ``"C"``, the values tried in increasing
+        order, and ``"loss"``, the held-out squared error (halved, sample-weighted,
+        on the standardised target) summed over the folds at each; else None.
     n_features_in_ : int
 
     References
@@ -625,8 +653,13 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     M. Tan, I. W. Tsang, L. Wang (2014). JMLR 15, 1371-1429.
     """
 
+    _parameter_constraints = {
+        **_FGMBase._parameter_constraints,
+        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+    }
+
     def __init__(
-        self, B=10, C=1.0, *, max_iter=15, tol=1e-2, max_features=None,
+        self, B=10, C="auto", *, max_iter=15, tol=1e-2, max_features=None,
         solver="auto", inner_tol=None, inner_max_iter=None, standardize=True,
         fit_intercept=True, groups=None, tree=False, chunk_size=None, refit=False,
         refit_C=None, family=None, memory_budget=None, verbose=0, feature_scaling="deprecated",
@@ -698,5 +731,16 @@ def _conformance_instances():
         (FGMClassifier(B=2, max_iter=3), {}),
         (FGMClassifier(B=2, loss="logistic", max_iter=3), {}),
         (FGMClassifier(B=2, max_iter=3, probability=True), PLATT_XFAIL),
-        (FGMRegressor(B=2, max_iter=3), {}),
+        (FGMRegressor(B=2, max_iter=3), _CV_XFAIL),
+        (FGMRegressor(B=2, max_iter=3, C=1.0), {}),
     ]
+
+
+# C="auto": the folds hold different rows when a row is repeated instead of
+# weighted, so the chosen C may differ (scikit-learn's LassoCV alike); the
+# fixed-C instance above keeps the exact equivalence tested.
+_CV_XFAIL = {
+    name: "C='auto' cross-validates: folds differ between weighted and repeated rows"
+    for name in ("check_sample_weight_equivalence_on_dense_data",
+                 "check_sample_weight_equivalence_on_sparse_data")
+}

@@ -220,6 +220,12 @@ class FGMResult(MethodResult):
 
     Parameters
     ----------
+    C : float or None
+        With ``C="auto"``: the loss weight chosen by cross-validation
+        (:mod:`~kernlearn.methods._fgm_select`) and refitted at.
+    cv : dict or None
+        With ``C="auto"``: ``"C"`` (the values tried, increasing) and
+        ``"loss"`` (the held-out loss summed over the folds at each).
     coef : ndarray of shape (n_outputs, n_features) or sparse matrix
         Coefficients on the columns of ``X`` (unscaled by the pool's
         :math:`\lambda_j`); with a family, a CSR matrix of shape
@@ -256,6 +262,8 @@ class FGMResult(MethodResult):
     groups: list
     pool: object
     virtual: bool
+    C: float | None = None
+    cv: dict | None = None
 
 
 def _intercept_only(loss, y, C):
