@@ -71,7 +71,9 @@ def test_iter_libsvm_blocks_stack_to_the_whole_file(w):
 @pytest.mark.parametrize("estimator", ["fgm", "fgm-regressor"])
 def test_out_of_core_fit_equals_in_memory_fit(w, tmp_path, capsys, estimator):
     mem, ooc = tmp_path / "mem.joblib", tmp_path / "ooc.joblib"
-    args = ["fit", w / "train.svm", "-e", estimator, "-q", "-p", "B=5"]
+    # C pinned: the regressor's default C="auto" is chosen by cross-validation
+    # in memory only (out of core it is C=1, as documented)
+    args = ["fit", w / "train.svm", "-e", estimator, "-q", "-p", "B=5", "-p", "C=1"]
     assert _run(args + ["-m", mem], capsys)[0] == 0
     code, out, err = _run(args + ["-m", ooc, "--out-of-core", "--chunk-memory",
                                   "40KB"], capsys)
