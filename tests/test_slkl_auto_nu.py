@@ -5,6 +5,7 @@ import pytest
 
 from kernlearn.methods.slkl import (
     NU_GRID,
+    NU_PATIENCE,
     ColumnsOnDemand,
     CoordinateNewton,
     _loo_error,
@@ -131,26 +132,70 @@ def test_path_starts_at_one_and_keeps_it_on_pure_noise():
     assert test_mse(res) < test_mse(fit_slkl(X, Y, nu=0.1, n_columns=40, seed=0))
 
 
-def test_path_stops_only_after_beating_the_mean(monkeypatch):
-    """A rise of the error while no value beats the mean's (||Y||^2) does not
-    stop the path; the first rise after one has does."""
+def _scripted_loo(monkeypatch, factors):
+    """Replace the leave-one-out error by ``factors`` times the mean's error, in
+    the order the path asks for them; returns the list of nu values asked."""
     from kernlearn.methods import slkl
 
-    factors = iter([1.001, 1.002, 0.8, 0.9, 0.5, 0.4])  # times the mean's error
-    seen = []
+    factors, seen = iter(factors), []
 
     def scripted(state):
         seen.append(state.nu)
         return next(factors) * float(np.sum(state.Y ** 2))
 
     monkeypatch.setattr(slkl, "_loo_error", scripted)
+    return seen
+
+
+def _path_data():
     Y = _columns()[1]
-    X = np.random.default_rng(0).normal(size=(len(Y), 2))
+    return np.random.default_rng(0).normal(size=(len(Y), 2)), Y
+
+
+@pytest.mark.parametrize("patience", [0, 1])
+def test_path_stops_only_after_beating_the_mean(monkeypatch, patience):
+    """Rises of the error while no value beats the mean's (||Y||^2) do not
+    stop the path; once one has, patience + 1 values worse than it do."""
+    # three values on the flat start, each worse than the first (1.001)
+    seen = _scripted_loo(monkeypatch, [1.001, 1.002, 1.003, 0.8, 0.9, 0.95])
+    X, Y = _path_data()
+    res = fit_slkl(X, Y, nu="auto", n_columns=12, seed=0, path_patience=patience)
+    # patience 0: the rise 0.8 -> 0.9 stops the path after step 4; patience 1:
+    # 0.95 is the second value worse than 0.8 (and the last anyway)
+    assert len(seen) == 5 + patience
+    assert res.history["nu"][-1] == NU_GRID[3]
+
+
+def test_path_tries_one_value_past_a_rise_and_keeps_the_best(monkeypatch):
+    """NU_PATIENCE = 1: a single rise (LOO noise on a few hundred rows: autompg
+    stopped at 0.1 and had 1.26x the baseline's MSE) does not end the path; a
+    later, better value is kept; two values in a row worse than the best do."""
+    assert NU_PATIENCE == 1
+    X, Y = _path_data()
+    seen = _scripted_loo(monkeypatch, [0.9, 0.8, 0.85, 0.7, 0.75, 0.72])
     res = fit_slkl(X, Y, nu="auto", n_columns=12, seed=0)
-    # steps 0-3 run (the rise 1.001 -> 1.002 is on the flat start), the rise
-    # 0.8 -> 0.9 stops the path, and 0.01 (step 2, error 0.8) is kept
-    assert len(seen) == 4
-    assert res.history["nu"][-1] == NU_GRID[2]
+    assert len(seen) == 6 and res.history["nu"][-1] == NU_GRID[3]
+    seen = _scripted_loo(monkeypatch, [0.9, 0.7, 0.8, 0.75, 0.1, 0.1])
+    res = fit_slkl(X, Y, nu="auto", n_columns=12, seed=0)
+    assert len(seen) == 4 and res.history["nu"][-1] == NU_GRID[1]
+    # the kept fit is the one at that value: same objective as a fit at it alone
+    assert res.nu == pytest.approx(fit_slkl(X, Y, nu=NU_GRID[1], n_columns=12,
+                                            seed=0).nu)
+
+
+def test_classifier_path_stops_at_the_first_rise(monkeypatch):
+    """LowRankKernelClassifier keeps patience 0 on CODES_NU_GRID (its results
+    were measured with it); the regressor uses NU_PATIENCE."""
+    from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
+
+    X, Y = _path_data()
+    y = Y[:, 0] > 0
+    seen = _scripted_loo(monkeypatch, [0.9, 0.8, 0.85, 0.7, 0.6])
+    clf = LowRankKernelClassifier(n_columns=12, random_state=0).fit(X, y)
+    assert len(seen) == 3 and clf.history_["nu"][-1] == 0.01
+    seen = _scripted_loo(monkeypatch, [0.9, 0.8, 0.85, 0.7, 0.75, 0.8])
+    reg = LowRankKernelRegressor(n_columns=12, random_state=0).fit(X, Y[:, 0])
+    assert len(seen) == 6 and reg.history_["nu"][-1] == NU_GRID[3]
 
 
 def test_classifier_path_starts_at_a_tenth_regressor_path_at_one():
