@@ -40,6 +40,7 @@ from ..kernels import KERNELS
 from ..methods.slkl import (
     CODES_NU_GRID,
     NU_PATIENCE,
+    NU_SE_FRACTION,
     DEFAULT_COLUMNS,
     REGRESSION_COLUMNS,
     fit_slkl,
@@ -164,7 +165,7 @@ class _BaseLowRank(BaseEstimator):
             rule=self.rule, per_output=per_output, sample_weight=sample_weight,
             seed=seed, verbose=self.verbose, gamma_factors=self.gamma_factors,
             default_columns=DEFAULT_COLUMNS if codes else REGRESSION_COLUMNS,
-            path_patience=0 if codes else NU_PATIENCE,
+            path_rule=(0, 0.0) if codes else (NU_PATIENCE, NU_SE_FRACTION),
         )
         for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
                      "column_indices", "center_indices", "kernel_params",
