@@ -449,10 +449,10 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         clamped to the number of rows of positive weight with a warning.
     nu : float, "auto" or sequence of float, default=0.01
         :math:`\nu` relative to the mean square of the centred targets, or
-        ``"auto"``: the value of :data:`NU_GRID` with the smallest
-        leave-one-out error, along a warm-started path (per output with
-        ``per_output``); a sequence of decreasing values is that path instead
-        (the classifier's is :data:`CODES_NU_GRID`).
+        ``"auto"``: a value of :data:`NU_GRID` chosen by leave-one-out error
+        along a warm-started path (per output with ``per_output``; the rule
+        is ``path_rule``); a sequence of decreasing values is that path
+        instead (the classifier's is :data:`CODES_NU_GRID`).
     precompute : bool, default=True
         Keep all ``M`` columns (Gram mode) or compute them on demand.
     fit_intercept : bool, default=True
