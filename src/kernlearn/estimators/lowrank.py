@@ -39,6 +39,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..kernels import KERNELS
 from ..methods.slkl import (
     CODES_NU_GRID,
+    NU_PATIENCE,
+    NU_SE_FRACTION,
     DEFAULT_COLUMNS,
     REGRESSION_COLUMNS,
     fit_slkl,
@@ -163,6 +165,7 @@ class _BaseLowRank(BaseEstimator):
             rule=self.rule, per_output=per_output, sample_weight=sample_weight,
             seed=seed, verbose=self.verbose, gamma_factors=self.gamma_factors,
             default_columns=DEFAULT_COLUMNS if codes else REGRESSION_COLUMNS,
+            path_rule=(0, 0.0) if codes else (NU_PATIENCE, NU_SE_FRACTION),
         )
         for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
                      "column_indices", "center_indices", "kernel_params",
@@ -226,10 +229,13 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         units of ``y``; larger values give sparser :math:`\mu` (smaller
         :math:`m_0`) and smoother functions.  ``"auto"`` tries 1.0, 0.1,
         0.01, 1e-3, 1e-4 and 1e-5 in turn (each fit warm-started from the
-        previous one, stopping once the error grows after it has fallen below
-        the mean's) and keeps the value with the smallest leave-one-out
-        squared error of the kernel ridge fit, as scikit-learn's ``RidgeCV``
-        chooses its ``alpha``; a sequence of decreasing values is tried the
+        previous one) and scores each by the leave-one-out squared error of
+        the kernel ridge fit, as scikit-learn's ``RidgeCV`` scores its
+        ``alpha``; it stops once two values in a row do worse than the best
+        so far (after the best has fallen below the mean's error) and keeps
+        the largest value whose error is within a quarter of a standard error
+        of the smallest (the error is noisy, and optimistic at small values,
+        on a few hundred rows); a sequence of decreasing values is tried the
         same way instead.
     precompute : bool, default=True
         Keep all ``M`` columns in memory (:math:`O(nM)`), or compute a column
@@ -427,8 +433,9 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         centred codes; ``"auto"`` chooses it (per output with ``"ovr"``) by
         leave-one-out error (see :class:`LowRankKernelRegressor`) among 0.1,
         0.01, 1e-3, 1e-4 and 1e-5 (the codes' squared error would favour the
-        near-mean fit at 1.0, which classifies worse); a sequence is the path
-        to choose from.
+        near-mean fit at 1.0, which classifies worse), keeping the smallest
+        error and stopping at the first rise after it has fallen below the
+        mean's; a sequence is the path to choose from.
     precompute : bool, default=True
         Precompute the ``M`` columns.
     fit_intercept : bool, default=True
