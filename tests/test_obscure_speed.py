@@ -181,6 +181,34 @@ def test_recent_updates_candidate_is_consistent_valid_and_tighter(M, monkeypatch
     assert best <= p_ub + 1e-9
 
 
+def test_recent_updates_average_the_last_third_to_two_thirds_of_the_epochs():
+    # A_e = r A_{e-1} + (1 - r) U_e (one shrinkage r per epoch): the candidate
+    # from a snapshot e0 epochs in must be the weighted mean of U_{e0+1..e},
+    # and the suffix it reads must stay between a third and two thirds of the
+    # epochs (right after a new snapshot the older one is read)
+    rng = np.random.default_rng(0)
+    n, M, F, r = 5, 2, 3, 0.9
+    K = rng.normal(size=(F, n, n))
+    rec = dual_mod._RecentUpdates()
+    A, G = np.zeros((n, M)), np.zeros((M, F, n))
+    U = rng.normal(size=(200, n, M))
+    for e in range(1, 200):
+        A = r * A + (1 - r) * U[e]
+        G = np.einsum("jnm,mc->cjn", K, A)
+        rec.decay(r)
+        out = rec.candidate(A, G)
+        if e >= 2:
+            e0 = next(s for s in range(e) if np.allclose(
+                out[0], sum(r ** (e - t) * (1 - r) * U[t] for t in range(s + 1, e + 1))
+                / (1 - r ** (e - s)), rtol=1e-9, atol=1e-12))
+            assert 1 / 3 - 1e-12 <= (e - e0) / e <= 2 / 3 + 1e-12, (e, e0)
+            np.testing.assert_allclose(out[1], np.einsum("jnm,mc->cjn", K, out[0]),
+                                       atol=1e-9)
+            np.testing.assert_allclose(out[2], np.einsum("nc,cjn->j", out[0], out[1]),
+                                       rtol=1e-9)
+        rec.end_epoch(A, G)
+
+
 
 @pytest.mark.parametrize("M", [1, 4])
 def test_compiled_loss_flags_equal_the_numpy_margins(M):
