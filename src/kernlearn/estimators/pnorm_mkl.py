@@ -103,7 +103,11 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         default); the best iterate is returned.  ``None`` runs all ``max_iter`` epochs.
         (The default was 0.1, with a weaker certificate that stopped fits
         within 1.05 of the optimum in practice; with the tighter one, 0.05
-        keeps them there.)
+        keeps them there.  A tighter ``tol`` does not buy accuracy against
+        ``SVC()``: on 37 classification sets of the suite at seeds 0-2, 0.02
+        is 1.6x slower and within one point on 96 of 111 fits against 99 at
+        0.05; 1e-3 (7-50x SVC()'s fit time) closes 2 of the 12 remaining misses
+        and opens others.)
     online_only : bool, default=False
         Return the stage-1 (online) solution only.
     pegasos : bool, default=False
