@@ -477,7 +477,7 @@ _BUDGET_NOTE = """  ``None`` (the classifier's default) is
         1,100 to 1,500 rows, seeds 0-2 of the breadth benchmark: +0.5 to
         +1.6 points on cardiotocography, up to +1.5 on mfeat-karhunen, +0.2
         to +1.2 on one-hundred-plants-texture at 112 to 148 instead of 100
-        features, at 1.2 to 1.9 times the fit time).  Below 1,000 rows the
+        features, at 1.6 to 2.6 times the fit time).  Below 1,000 rows the
         rule is the column count alone (small sets mostly stop before the
         budget).  The cap bounds the cost on wide or long inputs."""
 
