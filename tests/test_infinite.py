@@ -555,15 +555,16 @@ def test_default_budget_is_one_feature_per_column_within_bounds(d, budget):
     assert clf.history_["n_active"][-1] == 7
 
 
-def test_default_budget_grows_with_the_rows_from_2000(monkeypatch):
-    # max_features=None: one feature per 20 rows counts too, whichever of
-    # columns and rows / 20 is more, within [100, 200]
+def test_default_budget_grows_with_the_rows_from_1000(monkeypatch):
+    # max_features=None: one feature per 10 rows counts too, whichever of
+    # columns and rows / 10 is more, within [100, 200]
     from kernlearn.estimators import infinite
     from kernlearn.estimators.infinite import _default_budget
 
-    assert _default_budget(3, 1500) == 100 and _default_budget(3, 2000) == 100
-    assert _default_budget(3, 3000) == 150 and _default_budget(150, 3000) == 150
-    assert _default_budget(170, 3000) == 170 and _default_budget(3, 20000) == 200
+    assert _default_budget(3, 999) == 100 and _default_budget(3, 1000) == 100
+    assert _default_budget(3, 1500) == 150 and _default_budget(150, 1500) == 150
+    assert _default_budget(170, 1500) == 170 and _default_budget(3, 2000) == 200
+    assert _default_budget(3, 20000) == 200 and _default_budget(260, 1500) == 200
 
     # the budget the method receives (a full path to 130 features is slow)
     seen = []
@@ -578,13 +579,14 @@ def test_default_budget_grows_with_the_rows_from_2000(monkeypatch):
     monkeypatch.setattr(infinite, "fit_grfl", fake_fit_grfl)
     rng = np.random.RandomState(0)
     X, y = rng.randn(2600, 3), rng.randint(0, 2, 2600)
-    fits = [lambda: InfiniteFeatureClassifier().fit(X, y),
+    fits = [lambda: InfiniteFeatureClassifier().fit(X[:1300], y[:1300]),
             # integer weights count as rows, as for lambda_p="auto"
-            lambda: InfiniteFeatureClassifier().fit(X[:1300], y[:1300],
-                                                    sample_weight=np.full(1300, 2.0)),
-            lambda: InfiniteFeatureClassifier().fit(X[:1300], y[:1300]),
+            lambda: InfiniteFeatureClassifier().fit(X[:650], y[:650],
+                                                    sample_weight=np.full(650, 2.0)),
+            lambda: InfiniteFeatureClassifier().fit(X[:650], y[:650]),
+            lambda: InfiniteFeatureClassifier().fit(X, y),
             lambda: InfiniteFeatureClassifier(max_features=7).fit(X, y)]
     for fit in fits:
         with pytest.raises(_Stop):
             fit()
-    assert seen == [130, 130, 100, 7]
+    assert seen == [130, 130, 100, 200, 7]

@@ -446,7 +446,7 @@ AUTO_LAMBDA_ROWS = 2000
 # max_features=None (classifier): one feature per input column or per BUDGET_ROWS
 # training rows, whichever is more, within these bounds (see _default_budget)
 DEFAULT_BUDGET = (100, 200)
-BUDGET_ROWS = 20
+BUDGET_ROWS = 10
 
 _AUTO_LAMBDA_NOTE = """
         ``"auto"`` is :math:`\\min(1, \\sqrt{2000 / n})` with ``n`` the
@@ -464,20 +464,22 @@ _AUTO_LAMBDA_NOTE = """
 
 
 _BUDGET_NOTE = """  ``None`` (the classifier's default) is
-        one feature per input column or per 20 training rows (the sum of the
+        one feature per input column or per 10 training rows (the sum of the
         sample weights when weighted), whichever is more, at least 100 and at
         most 200.  A Fourier feature varies along one direction of the input
         space, and fewer directions than columns cannot span even a linear
         function of all the inputs (on 256-pixel digits, semeion and usps,
         100 features were 1.5 to 3.8 points below ``Nystroem(200)`` +
-        ``LinearSVC()``, 200 within one point).  The rows count from 2,000
-        rows on, where ``lambda_p="auto"`` falls below 1 and more features
-        pass the violation test: 100 features stopped paths that still found
-        violators (letter, 14,000 rows: +1.5 points at 200 features;
-        wall-robot-navigation, 3,819 rows: +2.4 at 190; means of three
-        splits).  Below 2,000 rows the rule is the column count alone (small
-        sets mostly stop before the budget).  The cap bounds the cost on wide
-        or long inputs."""
+        ``LinearSVC()``, 200 within one point).  The rows count from 1,000
+        rows on: the larger sets' paths still found violators at 100
+        features (letter, 14,000 rows: +1.5 points at 200 features;
+        wall-robot-navigation, 3,819 rows: +2.4 at 190; multiclass sets of
+        1,100 to 1,500 rows, seeds 0-2 of the breadth benchmark: +0.5 to
+        +1.6 points on cardiotocography, up to +1.5 on mfeat-karhunen, +0.2
+        to +1.2 on one-hundred-plants-texture at 112 to 148 instead of 100
+        features, at 1.6 to 2.6 times the fit time).  Below 1,000 rows the
+        rule is the column count alone (small sets mostly stop before the
+        budget).  The cap bounds the cost on wide or long inputs."""
 
 
 def _auto_lambda(n_rows):
