@@ -182,9 +182,8 @@ def _value_at(g, Q, W0, W, indptr, alpha):
     return val + 0.5 * alpha * s * s
 
 
-@numba.njit(cache=True)
 def _model_value(H, g, W0, W, indptr, alpha):
-    """Quadratic model plus penalty at ``W`` (up to the constant at ``W0``)."""
+    """Quadratic model plus penalty at ``W`` (up to the constant at ``W0``; for checks)."""
     return _value_at(g, _model_gradient(H, g, W0, W), W0, W, indptr, alpha)
 
 
