@@ -507,3 +507,61 @@ def test_intercept_of_the_empty_model_minimises_the_loss(name, p, rng):
     assert b == pytest.approx(ref, abs=1e-6)
     assert F(b) <= F(ref) + 1e-9 * abs(F(ref))
 
+
+
+def _crawl_master(seed=0, K=6, n=120, C=10.0):
+    """A shared multiclass master whose groups repeat features (the slow case)."""
+    from kernlearn.losses import weighted
+    from kernlearn.losses.binary import SquaredHinge
+    from kernlearn.penalties import SquaredGroupL1
+    from kernlearn.solvers import Problem
+
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(n, 12))
+    # groups of 4 columns; the later groups re-select columns of the earlier
+    # ones, as FGM's worst-case analysis does at large C
+    A = base[:, [0, 1, 2, 3, 4, 5, 6, 7, 1, 5, 8, 9, 2, 6, 10, 11]]
+    Y = np.where(rng.normal(size=(n, K)) + base[:, :K] > 0, 1.0, -1.0)
+    return Problem(A, Y, weighted(SquaredHinge(), C=C), SquaredGroupL1(1.0),
+                   np.arange(0, 17, 4), True)
+
+
+def test_newton_master_with_gain_stop_matches_a_tight_solve():
+    """The sweeps' stop on the model's gain keeps the master's optimum."""
+    from kernlearn.solvers import ProxNewtonState
+    from kernlearn.solvers.prox_newton import ProxNewton
+
+    for seed in range(3):
+        prob = _crawl_master(seed)
+        p, K = prob.A.shape[1], prob.y.shape[1]
+        start = ProxNewtonState(np.zeros((p, K)), np.zeros(K))
+        fast = ProxNewton().solve(prob, start)
+        ref = ProxNewton(tol=1e-15, max_iter=200, max_sweeps=100_000,
+                         sweep_tol=1e-15).solve(prob, start)
+        F, Fref = fast.state["objective"], ref.state["objective"]
+        assert fast.converged
+        assert Fref <= F <= Fref * (1 + 1e-7)
+        # the margins (hence FGM's dual point and scores) agree to sqrt(tol)
+        M, Mref = fast.state["margin"], ref.state["margin"]
+        assert np.max(np.abs(M - Mref)) <= 1e-3 * np.max(np.abs(Mref))
+
+
+def test_subproblem_gain_stop_cuts_sweeps_not_the_model_value():
+    """Stopping on a sweep's gain ends the crawl at an equal model value."""
+    from kernlearn.solvers.prox_newton import _model_value, _subproblem
+
+    prob = _crawl_master(1)
+    A, K = prob.A, prob.y.shape[1]
+    rng = np.random.default_rng(0)
+    D = rng.uniform(0.0, 20.0, size=(K, A.shape[0])) * (rng.uniform(size=(K, A.shape[0])) < 0.5)
+    H = np.einsum("ni,kn,nj->kij", A, D, A)
+    g = 10.0 * rng.normal(size=(K, A.shape[1]))
+    W0 = np.zeros((A.shape[1], K))
+    indptr = prob.indptr.astype(np.int64)
+    W_full, n_full = _subproblem(H, g, W0, indptr, 1.0, 100_000, 1e-12, 0.0)
+    v_full = _model_value(H, g, W0, W_full, indptr, 1.0)
+    ftol = 1e-9 * abs(v_full)
+    W_gain, n_gain = _subproblem(H, g, W0, indptr, 1.0, 100_000, 1e-12, ftol)
+    v_gain = _model_value(H, g, W0, W_gain, indptr, 1.0)
+    assert n_gain < n_full
+    assert v_full <= v_gain <= v_full + 1e-6 * abs(v_full)
