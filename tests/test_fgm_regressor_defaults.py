@@ -115,9 +115,10 @@ def test_budget_is_kept_with_auto_C():
     assert np.count_nonzero(m.coef_) == 3
 
 
-def test_out_of_core_input_keeps_C_1():
+def test_out_of_core_input_keeps_C_1_and_says_so():
     X, y = _linear(np.random.default_rng(7))
-    m = FGMRegressor(memory_budget=10**6).fit(X, y)
+    with pytest.warns(UserWarning, match="in memory only"):
+        m = FGMRegressor(memory_budget=10**6).fit(X, y)
     fixed = FGMRegressor(C=1.0, memory_budget=10**6).fit(X, y)
     assert m.C_ == 1.0 and m.cv_results_ is None
     np.testing.assert_allclose(m.predict(X), fixed.predict(X), rtol=1e-12)

@@ -1,5 +1,6 @@
 """Feature Generating Machine estimators (paper 002)."""
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -121,6 +122,10 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             res = fit_fgm_auto_C(X, y, self._unfitted_pool(std), get_loss(loss), settings,
                                  **kw)
         else:  # a numeric C; on out-of-core and Dask input "auto" is C=1
+            if auto:
+                warnings.warn('C="auto" (cross-validation) runs in memory only; this '
+                              "out-of-core / Dask fit uses C=1.0 (pass C to choose).",
+                              UserWarning, stacklevel=3)
             res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw),
                           settings, n_classes=n_classes, multiclass=multiclass,
                           n_jobs=getattr(self, "n_jobs", None), **kw)
@@ -587,7 +592,8 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         predict, ``C=1`` is least squares (forest fires: 1.76x ``LassoCV()``'s
         MSE; ``"auto"`` 1.05x), on a smooth linear one it over-regularises
         (concrete slump: 1.29x; ``"auto"`` 1.01x).  Costs about 20 fits.
-        Out-of-core and Dask input use ``C=1``.  Was ``1.0`` before 0.2.
+        Out-of-core and Dask input use ``C=1`` (a ``UserWarning`` says so).
+        Was ``1.0`` before 0.2.
     max_iter : int, default=15
         Maximum outer (cutting-plane) iterations (was ``max_outer_iter``).
     tol : float or None, default=1e-2
