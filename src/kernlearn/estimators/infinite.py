@@ -74,7 +74,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "max_features": [Interval(numbers.Integral, 1, None, closed="left"),
                          StrOptions({"auto"})],
         "n_candidates": [Interval(numbers.Integral, 1, None, closed="left")],
-        "lambda_p": [Interval(numbers.Real, 0, None, closed="neither")],
+        "lambda_p": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "lambda_s": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "lambda_scale": [StrOptions({"ours", "paper"})],
         "penalty": [StrOptions(set(_PENALTIES)),
@@ -546,7 +546,6 @@ class InfiniteFeatureClassifier(
     _parameter_constraints = {
         **_BaseInfiniteFeature._parameter_constraints,
         "loss": [StrOptions(set(_losses)), HasMethods(["value", "grad_margin"])],
-        "lambda_p": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "max_features": [Interval(numbers.Integral, 1, None, closed="left"),
                          StrOptions({"auto"}), None],
         "class_weight": [dict, StrOptions({"balanced"}), None],
@@ -758,7 +757,6 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
     _parameter_constraints = {
         **_BaseInfiniteFeature._parameter_constraints,
         "loss": [StrOptions(set(_losses)), HasMethods(["value", "grad_margin"])],
-        "lambda_p": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
 
     def _resolved_settings(self, X, sample_weight=None):
