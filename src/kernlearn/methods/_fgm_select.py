@@ -6,7 +6,14 @@ times above and below the best one, and keeps the ``C`` of lowest held-out
 loss summed over the folds; :func:`~kernlearn.methods.fgm.fit_fgm` then fits
 all rows at that ``C``.
 
-Each fold fit starts cold.  Warm starts along the grid (the previous ``C``'s
+When FGM's first pricing pass takes every candidate into one constraint (a
+:class:`~kernlearn.families.FeaturePool` of at most ``B`` features or groups,
+no budget; e.g. 100 x 10 data at the default ``B=10``), FGM with the square
+loss *is* ridge regression (see :class:`_RidgePath`): each fold's fits at
+every ``C`` then come exactly from one eigendecomposition of that fold's
+centred Gram matrix instead of one cutting-plane run per ``C``.
+
+Otherwise each fold fit starts cold.  Warm starts along the grid (the previous ``C``'s
 active constraints re-solved at the next) were measured slower: the
 re-solve from another ``C``'s optimum cost as much as a cold fit, and the
 path accumulated overlapping constraints whose masters grew expensive (suite
@@ -18,9 +25,11 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from ..losses import weighted
+from ..families import FeaturePool
+from ..losses import Square, weighted
 from .fgm import _assemble, _cutting_planes, _dense_coef, _fit_pool, fgm_decision, fit_fgm
 
 __all__ = ["C_GRID", "cv_folds", "fit_fgm_auto_C"]
@@ -87,6 +96,79 @@ def _weighted_folds(n, sample_weight):
             for _, val in cv_folds(len(pos))]
 
 
+def _one_constraint(pool, base_loss, settings):
+    r"""Whether FGM at any ``C`` is ridge regression (:class:`_RidgePath` is exact).
+
+    True when the first pricing pass takes every candidate: a fitted
+    :class:`~kernlearn.families.FeaturePool` (features, or groups, which the
+    pool's columns then duplicate and weight) with at most ``B`` candidates,
+    no budget (which prices fewer per round), and the square loss.  The first
+    master then solves the whole problem: with one constraint the penalty
+    :math:`\tfrac12(\sum_t\|W_t\|)^2` is :math:`\tfrac12\|w\|^2`.  The
+    loop stops after it (the next pricing returns the same constraint,
+    Theorem 3, or the gap meets ``tol``), or before it when every score is
+    zero, :math:`A_c' S y_c = 0`, where the ridge solution is zero as well.
+    """
+    return (isinstance(pool, FeaturePool) and type(base_loss) is Square
+            and settings.max_features is None and pool.n_candidates <= settings.B)
+
+
+class _RidgePath:
+    r"""FGM fitted at every ``C`` from one eigendecomposition (one constraint).
+
+    With every candidate in one constraint (:func:`_one_constraint`), FGM at
+    ``C`` minimises :math:`\tfrac12\|w\|^2 + \tfrac C2 \sum_i s_i (a_i'w + b
+    - y_i)^2` over the pool's scaled columns :math:`A` (``pool.columns``:
+    :math:`x_j \lambda_j`, a group's columns also weighted), with the row
+    weights :math:`s_i` and an unpenalised intercept :math:`b`.  Its optimum:
+    :math:`b = \bar y - \bar a'w` (weighted means) and
+    :math:`(I + C G) w = C r` with :math:`G = A_c' S A_c`, :math:`r = A_c' S
+    y_c` on the centred columns; from :math:`G = V \Lambda V'`,
+    :math:`w(C) = V\,\mathrm{diag}(C / (1 + C\lambda))\,V'r`, exact at
+    every ``C`` whatever the master's tolerance.
+
+    Parameters
+    ----------
+    A : ndarray or sparse matrix of shape (n_samples, n_columns)
+        Scaled columns of the one constraint on the fold's training rows.
+    y : ndarray of shape (n_samples,)
+        Targets.
+    sample_weight : ndarray of shape (n_samples,) or None
+        Row weights.
+    fit_intercept : bool
+        Fit the unpenalised intercept.
+    """
+
+    def __init__(self, A, y, sample_weight, fit_intercept):
+        s = np.ones(A.shape[0]) if sample_weight is None else sample_weight
+        p = A.shape[1]
+        self.a_mean, self.y_mean = np.zeros(p), 0.0
+        if fit_intercept:
+            tot = float(s.sum())
+            self.a_mean = np.asarray(A.T @ s, dtype=float).ravel() / tot
+            self.y_mean = float(s @ y) / tot
+        yc = y - self.y_mean
+        if sp.issparse(A):
+            # A' S A minus the mean's outer product: no dense copy of the
+            # rows; sparse columns (mostly zeros) have no mean to cancel
+            G = np.asarray((A.T @ A.multiply(s[:, None])).todense(), dtype=float)
+            G -= np.outer(self.a_mean, self.a_mean) * (float(s.sum()) if fit_intercept
+                                                       else 0.0)
+            r = np.asarray(A.T @ (s * yc), dtype=float).ravel()
+        else:
+            Ac = np.asarray(A, dtype=float) - self.a_mean  # explicit centring: exact
+            G = Ac.T @ (Ac * s[:, None])
+            r = Ac.T @ (s * yc)
+        lam, self.V = np.linalg.eigh(0.5 * (G + G.T))
+        self.lam = np.maximum(lam, 0.0)  # G is a Gram matrix: round-off only
+        self.Vr = self.V.T @ r
+
+    def at(self, C):
+        """Weights on the scaled columns and intercept of the optimum at ``C``."""
+        w = self.V @ (C / (1.0 + C * self.lam) * self.Vr)
+        return w, self.y_mean - float(self.a_mean @ w)
+
+
 class _Fold:
     """One fold: its fitted pool and the held-out loss of FGM at a given ``C``."""
 
@@ -100,9 +182,18 @@ class _Fold:
         # a held-out loss needs a few digits, not the solver's default accuracy
         self.settings = replace(settings, verbose=0,
                                 master_tol=settings.master_tol or CV_MASTER_TOL)
+        self.ridge = None
+        if _one_constraint(self.pool, base_loss, settings):
+            every = np.arange(self.pool.n_candidates)
+            self.ridge = _RidgePath(self.pool.columns(every, self.Xtr), self.ytr, sw_tr,
+                                    settings.fit_intercept)
+            self.Aval = self.pool.columns(every, self.Xval)
 
     def loss_at(self, C):
         """Held-out loss (sample-weighted sum) of FGM fitted at ``C``."""
+        if self.ridge is not None:
+            w, b = self.ridge.at(C)
+            return self._held_out(np.asarray(self.Aval @ w).ravel() + b)
         with warnings.catch_warnings():
             # a fold fit that stops at max_iter still ranks C; the fit on all
             # rows warns as any fit does
@@ -112,8 +203,12 @@ class _Fold:
         res = _assemble(self.Xtr, self.pool, [path],
                         [_dense_coef(path, self.Xtr.shape[1])[:, 0]],
                         [float(path.intercept[0])])
-        f = fgm_decision(self.Xval, res.coef, res.intercept,
-                         res.pool if res.virtual else None, res.selected)[:, 0]
+        return self._held_out(fgm_decision(self.Xval, res.coef, res.intercept,
+                                           res.pool if res.virtual else None,
+                                           res.selected)[:, 0])
+
+    def _held_out(self, f):
+        """Held-out loss (sample-weighted sum) of the decision values ``f``."""
         v = self.base_loss.value(f, self.yval)
         return float(np.sum(v if self.sw_val is None else self.sw_val * v))
 
