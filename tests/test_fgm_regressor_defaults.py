@@ -276,7 +276,7 @@ def test_auto_C_selects_the_same_with_and_without_the_shortcut(seed, monkeypatch
 
 def test_fold_rows_are_the_permuted_thirds():
     """cv_folds: RandomState(FOLD_SEED) permutation, every third row held out once."""
-    for n in (7, 100, 2500):
+    for n in (7, 100, 2500, _fgm_select._REMEMBER_ROWS + 1):
         folds = _fgm_select.cv_folds(n)
         perm = np.random.RandomState(_fgm_select.FOLD_SEED).permutation(n)
         want = [np.sort(perm[i::3]) for i in range(3)][: 1 if n >= 2000 else 3]

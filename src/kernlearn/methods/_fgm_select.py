@@ -86,14 +86,25 @@ def cv_folds(n, n_folds=CV_FOLDS, folds_below=FOLDS_BELOW, seed=FOLD_SEED):
     return [(_complement(n, val), val) for val in parts]
 
 
-@functools.lru_cache(maxsize=8)
 def _permutation(n, seed):
-    """``RandomState(seed).permutation(n)``, read-only and remembered.
+    """``RandomState(seed).permutation(n)`` (read-only), remembered for small ``n``.
 
     Seeding a Mersenne Twister costs about 0.15 ms, as much as all the
     folds' ridge fits of a small problem (:class:`_RidgePath`); a repeated
-    fit at the same ``n`` (a grid search, a benchmark) reuses the permutation.
+    fit at the same small ``n`` (a grid search, a benchmark) reuses the
+    permutation.  Large ``n`` is not kept: there the seeding is negligible
+    and eight permutations of ten million rows would hold 640 MB.
     """
+    if n > _REMEMBER_ROWS:
+        return np.random.RandomState(seed).permutation(n)
+    return _remembered_permutation(n, seed)
+
+
+_REMEMBER_ROWS = 100_000
+
+
+@functools.lru_cache(maxsize=8)
+def _remembered_permutation(n, seed):
     perm = np.random.RandomState(seed).permutation(n)
     perm.flags.writeable = False
     return perm
