@@ -591,7 +591,10 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         ``C`` cannot serve both kinds of data: on a target the inputs hardly
         predict, ``C=1`` is least squares (forest fires: 1.76x ``LassoCV()``'s
         MSE; ``"auto"`` 1.05x), on a smooth linear one it over-regularises
-        (concrete slump: 1.29x; ``"auto"`` 1.01x).  Costs about 20 fits.
+        (concrete slump: 1.29x; ``"auto"`` 1.01x).  Costs about 20 fits; about
+        one when at most ``B`` features (or groups) are candidates and there is
+        no ``max_features``: FGM is then ridge regression, and the folds'
+        fits at every ``C`` are computed exactly from one eigendecomposition.
         Out-of-core and Dask input use ``C=1`` (a ``UserWarning`` says so).
         Was ``1.0`` before 0.2.
     max_iter : int, default=15

@@ -11,10 +11,15 @@ When FGM's first pricing pass takes every candidate into one constraint (a
 no budget; e.g. 100 x 10 data at the default ``B=10``), FGM with the square
 loss *is* ridge regression (see :class:`_RidgePath`): each fold's fits at
 every ``C`` then come exactly from one eigendecomposition of that fold's
-centred Gram matrix instead of one cutting-plane run per ``C``.
+centred Gram matrix instead of one cutting-plane run per ``C`` (held-out
+losses equal to FGM's own fits to 1e-13 relative; the selection is the same
+and the fit on all rows is still FGM's).  Measured on 100 x 10 data: 2.1 ms
+per ``FGMRegressor()`` fit against 12 ms, most of it now that final fit;
+the suite's 11 regression sets with at most 10 columns, seeds 0-2: time
+against ``LassoCV()`` 0.45x -> 0.075x in median, scores unchanged.
 
-Otherwise each fold fit starts cold.  Warm starts along the grid (the previous ``C``'s
-active constraints re-solved at the next) were measured slower: the
+Otherwise each fold fit starts cold.  Warm starts along the grid (the previous
+``C``'s active constraints re-solved at the next) were measured slower: the
 re-solve from another ``C``'s optimum cost as much as a cold fit, and the
 path accumulated overlapping constraints whose masters grew expensive (suite
 set breastcancer, 135 x 33: 1.2 s warm against 0.27 s cold for ten values).
