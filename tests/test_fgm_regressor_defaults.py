@@ -286,3 +286,12 @@ def test_fold_rows_are_the_permuted_thirds():
             np.testing.assert_array_equal(tr, np.setdiff1d(np.arange(n), v))
     with pytest.raises(ValueError):  # the remembered permutation cannot be changed
         _fgm_select._permutation(100, 0)[0] = 5
+
+
+@pytest.mark.parametrize("n, n_zero", [(2, 0), (6, 4)])
+def test_too_few_weighted_rows_for_three_folds_is_refused(n, n_zero):
+    X, y = _linear(np.random.default_rng(15), n=n, p=3)
+    w = np.r_[np.ones(n - n_zero), np.zeros(n_zero)]
+    with pytest.raises(ValueError, match="at least 3 rows of positive weight, got 2"):
+        FGMRegressor().fit(X, y, sample_weight=w)
+    assert FGMRegressor(C=1.0).fit(X, y, sample_weight=w).C_ == 1.0

@@ -351,6 +351,11 @@ def fit_fgm_auto_C(X, y, pool, base_loss, settings, *, sample_weight=None,
     """
     sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
     if folds is None:
+        n_pos = X.shape[0] if sw is None else int(np.count_nonzero(sw > 0))
+        if n_pos < CV_FOLDS:  # a fold would hold out no row, or train on none
+            raise ValueError(f'C="auto" cross-validates over {CV_FOLDS} folds and needs at '
+                             f"least {CV_FOLDS} rows of positive weight, got {n_pos}; "
+                             "pass a numeric C.")
         folds = _weighted_folds(X.shape[0], sw)
     runs = (_ridge_folds(X, y, pool, base_loss, settings, sw, column_scale, folds)
             or [_Fold(X, y, pool, base_loss, settings, sw, column_scale, tr, val)
