@@ -17,6 +17,7 @@ from kernlearn.methods.slkl import (
     CODES_NU_GRID,
     ColumnsOnDemand,
     CoordinateNewton,
+    classifier_columns,
     slkl_problem,
 )
 from kernlearn.losses import Logistic, Square
@@ -873,16 +874,25 @@ def test_gram_mode_bookkeeping_stays_exact_through_growth_and_drops():
     assert st.objective == pytest.approx(slkl_objective(C, Y, st.mu, nu=1e-4), rel=1e-8)
 
 
-def test_default_number_of_columns_regressor_192_classifier_128():
+def test_default_number_of_columns_regressor_192_classifier_by_rows():
     # the regressor's default M is min(n, 192) (REGRESSION_COLUMNS: 128 columns
-    # left airfoil / autompg short of capacity); the classifier keeps 128
+    # left airfoil / autompg short of capacity); the classifier keeps 128 up
+    # to 640 rows, then one column per 5 rows up to 192 (classifier_columns:
+    # 64 columns at the default width left eeg-eye-state short of rank)
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(300, 3))
-    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=300)
-    reg = LowRankKernelRegressor(random_state=0, max_iter=2).fit(X, y)
+    X = rng.normal(size=(1000, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=1000)
+    reg = LowRankKernelRegressor(random_state=0, max_iter=2).fit(X[:300], y[:300])
     assert len(reg.column_indices_) == 192
-    clf = LowRankKernelClassifier(random_state=0, max_iter=2).fit(X, y > 0)
-    assert len(clf.column_indices_) == 128
+    for n, M in ((300, 128), (640, 128), (800, 160), (1000, 192)):
+        clf = LowRankKernelClassifier(random_state=0, max_iter=2).fit(X[:n], y[:n] > 0)
+        assert len(clf.column_indices_) == M, n
+    # the rows counted are those of positive weight (the columns' pool)
+    sw = np.r_[np.ones(700), np.zeros(300)]
+    clf = LowRankKernelClassifier(random_state=0, max_iter=2).fit(X, y > 0, sample_weight=sw)
+    assert len(clf.column_indices_) == 140 and set(clf.column_indices_) <= set(range(700))
+    assert [classifier_columns(n) for n in (50, 639, 700, 959, 960, 10**6)] == [
+        50, 128, 140, 191, 192, 192]
     # fewer rows than the default: all rows, and no clamping warning
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")

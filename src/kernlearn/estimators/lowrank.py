@@ -41,8 +41,8 @@ from ..methods.slkl import (
     CODES_NU_GRID,
     NU_PATIENCE,
     NU_SE_FRACTION,
-    DEFAULT_COLUMNS,
     REGRESSION_COLUMNS,
+    classifier_columns,
     fit_slkl,
     slkl_decision,
 )
@@ -164,7 +164,7 @@ class _BaseLowRank(BaseEstimator):
             fit_intercept=self.fit_intercept, tol=self.tol, max_iter=self.max_iter,
             rule=self.rule, per_output=per_output, sample_weight=sample_weight,
             seed=seed, verbose=self.verbose, gamma_factors=self.gamma_factors,
-            default_columns=DEFAULT_COLUMNS if codes else REGRESSION_COLUMNS,
+            default_columns=classifier_columns if codes else REGRESSION_COLUMNS,
             path_rule=(0, 0.0) if codes else (NU_PATIENCE, NU_SE_FRACTION),
         )
         for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
@@ -427,7 +427,11 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     kernel_params : dict, optional
         Further kernel keyword arguments.
     n_columns : int, optional
-        ``M``; default ``min(n_samples, 128)``.
+        ``M``; default ``min(n_samples, 128)`` up to 640 rows, then one column
+        per five rows up to 192 (from 960 rows): with the default
+        ``gamma_factors`` half the columns are at the default width, and on
+        large sets 64 of them left the model short of rank
+        (``kernlearn.methods.slkl.classifier_columns``).
     nu : float, "auto" or sequence of float, default="auto"
         Weight of :math:`\sum_m \mu_m`, relative to the mean square of the
         centred codes; ``"auto"`` chooses it (per output with ``"ovr"``) by
