@@ -1,5 +1,6 @@
 """Choosing GrFL's feature budget on held-out rows (``max_features="auto"``),
-and the regressor's default family (:func:`multi_width_family`).
+and the regressor's defaults: its family (:func:`multi_width_family`) and its
+pricing rows (:func:`regressor_pricing_subsample`).
 
 :func:`~kernlearn.methods.grfl.fit_grfl` runs the feature path on part of
 the rows and measures, after every outer iteration, the loss of the current
@@ -55,6 +56,18 @@ DEFAULT_LEVEL = 0.4
 # two sets of 1,000-1,200 rows (airfoil, wine) then took 4.6-9.8x the
 # baseline's fit time instead of 2.5-4x
 LEVEL_BELOW = 1000
+# the regressor's pricing_subsample="auto": violations estimated on this many
+# rows once n is more than twice as large, else on all rows (the classifier
+# keeps grfl.AUTO_PRICING_ROWS = 2000).  A regression path's later features
+# correlate weakly with the residual: on 2,000 rows the estimates' noise (about
+# 1/sqrt(m) of the residual's norm) ranks the candidates, the batches add
+# redundant features and fewer survive the master.  On the 4 regression sets of
+# benchmarks/suite.py above 4,000 training rows, seeds 0-5 (24 pairs), MSE
+# against Nystroem(200)+RidgeCV with 2,000 pricing rows: protein 1.05-1.12x
+# (no split within 1.05x), cal_housing up to 1.04x; on all rows: protein
+# 1.02-1.05x, cal_housing 0.94-1.01x, bike and keggdirected as good or better,
+# at 1.5-2.8x the baseline's fit time instead of 1.1-2.5x.
+REGRESSOR_PRICING_ROWS = 20000
 
 
 def multi_width_family(X, sample_weight=None, factors=GAMMA_FACTORS):
@@ -82,6 +95,27 @@ def multi_width_family(X, sample_weight=None, factors=GAMMA_FACTORS):
     g = (X.scale_gamma() if hasattr(X, "scale_gamma")
          else resolve_gamma("scale", X, sample_weight=sample_weight))
     return RandomFourierFeatures(gamma=[float(f) * g for f in factors])
+
+
+def regressor_pricing_subsample(n, pricing_subsample="auto"):
+    """The regressor's ``pricing_subsample``: ``"auto"`` resolved for ``n`` rows.
+
+    Parameters
+    ----------
+    n : int
+        Training rows.
+    pricing_subsample : int, "auto" or None, default="auto"
+        The estimator's parameter; anything but ``"auto"`` is returned as is.
+
+    Returns
+    -------
+    pricing_subsample : int or None
+        :data:`REGRESSOR_PRICING_ROWS` when ``n`` is more than twice that,
+        else ``None`` (all rows).
+    """
+    if not isinstance(pricing_subsample, str):
+        return pricing_subsample
+    return REGRESSOR_PRICING_ROWS if n > 2 * REGRESSOR_PRICING_ROWS else None
 
 
 def _row_subset(Y, task_rows, idx):
