@@ -1,7 +1,7 @@
 """InfiniteFeatureRegressor's defaults: GrFL-M over widths around "scale", the level
 chosen on held-out rows (``lambda_p="auto"``: folds below CV_BELOW rows, the budget's
-held-out part up to LEVEL_BELOW), pricing on all rows up to twice
-REGRESSOR_PRICING_ROWS."""
+held-out part up to LEVEL_BELOW, with a budget of LEVEL_MAX_FEATURES), pricing on
+all rows up to twice REGRESSOR_PRICING_ROWS."""
 
 import itertools
 
@@ -14,11 +14,14 @@ from kernlearn import InfiniteFeatureClassifier, InfiniteFeatureRegressor
 from kernlearn.families import RandomFourierFeatures
 from kernlearn.methods._grfl_select import (
     AUTO_LEVELS,
+    AUTO_MAX_FEATURES,
     CV_BELOW,
     DEFAULT_LEVEL,
     GAMMA_FACTORS,
     LEVEL_BELOW,
+    LEVEL_MAX_FEATURES,
     REGRESSOR_PRICING_ROWS,
+    auto_budget,
     multi_width_family,
     regressor_pricing_subsample,
     select_level,
@@ -251,3 +254,31 @@ def test_pricing_on_all_rows_learns_a_regression_better_than_on_2000():
         e_auto = mean_squared_error(f(Xt), auto.predict(Xt))
         e_sub = mean_squared_error(f(Xt), sub.predict(Xt))
         assert e_auto < 0.95 * e_sub
+
+
+# ------------------------------- the budget of the held-out level descent
+
+
+def test_auto_budget_is_larger_only_where_the_held_out_part_chooses_the_level():
+    one, folds = [(np.arange(8), np.arange(8, 10))], [(np.arange(8), np.arange(8, 10))] * 5
+    assert LEVEL_MAX_FEATURES > AUTO_MAX_FEATURES
+    assert auto_budget(500, one, True) == LEVEL_MAX_FEATURES
+    assert auto_budget(500, one, False) == AUTO_MAX_FEATURES  # a level given
+    assert auto_budget(200, folds, True) == AUTO_MAX_FEATURES  # the folds' regime
+    assert auto_budget(30, None, True) == 5  # too few rows to hold out: n // 6
+
+
+def test_held_out_level_descent_may_grow_past_the_default_budget():
+    # a noiseless target with many oscillations, CV_BELOW <= n < LEVEL_BELOW:
+    # the descent's low levels still gain from features past 100 (cut at 100
+    # before); with the level given, the budget stays AUTO_MAX_FEATURES
+    rng = np.random.default_rng(0)
+    n = 700
+    assert CV_BELOW <= n < LEVEL_BELOW
+    X = rng.normal(size=(n, 4))
+    y = np.sin(3 * X[:, 0]) * np.cos(2 * X[:, 1]) + np.sin(2 * X[:, 2] + 2 * X[:, 3])
+    est = InfiniteFeatureRegressor(random_state=0).fit(X, y)
+    assert AUTO_MAX_FEATURES < max(est.history_["n_active"]) <= LEVEL_MAX_FEATURES
+    assert est.max_features_ > AUTO_MAX_FEATURES
+    fixed = InfiniteFeatureRegressor(lambda_p=est.lambda_p_, random_state=0).fit(X, y)
+    assert max(fixed.history_["n_active"]) <= AUTO_MAX_FEATURES

@@ -711,7 +711,7 @@ _REG_LAMBDA_NOTE = """
         (:func:`~kernlearn.methods._grfl_select.select_level`).  From 300 to
         999 rows the held-out 20 % that chooses the feature count chooses the
         level too: one path on the other rows descends the same levels (at
-        each until no feature violates the conditions, 100 are active or the
+        each until no feature violates the conditions, 200 are active or the
         held-out loss has not fallen for 1.5 times the best count plus 10
         features) until a level brings no lower held-out loss, and the model
         of lowest held-out loss gives the level and the count
@@ -748,7 +748,9 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             "by 5-fold cross-validation and a path on all rows is run to it;",
             "by 5-fold cross-validation and a path on all rows is run to it\n"
             "        (with ``lambda_p=\"auto\"``, the default, the folds choose the level\n"
-            "        instead, and that path runs up to 100 features);").replace(
+            "        instead, and that path runs up to 100 features; from 300 to 999\n"
+            "        rows, where the held-out part chooses the level too, the budget is up\n"
+            "        to 200);").replace(
             "    max_features_ : int\n", "    lambda_p_ : float\n        The level "
             "``lambda_p`` used (chosen with ``\"auto\"``).\n    max_features_ : int\n").replace(
             "``\"auto\"`` uses 2000 rows when\n        ``n >= 4000``, all rows otherwise;",
