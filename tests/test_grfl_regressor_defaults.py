@@ -227,7 +227,7 @@ def test_regressor_passes_its_pricing_rows_and_the_classifier_keeps_auto(monkeyp
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2 * AUTO_PRICING_ROWS + 10, 3))
     y = np.sin(X[:, 0])
-    kw = dict(max_features=2, n_candidates=10, random_state=0)
+    kw = {"max_features": 2, "n_candidates": 10, "random_state": 0}
     InfiniteFeatureRegressor(**kw).fit(X, y)
     InfiniteFeatureRegressor(pricing_subsample=300, **kw).fit(X, y)
     InfiniteFeatureClassifier(**kw).fit(X, y > 0)
@@ -248,7 +248,7 @@ def test_pricing_on_all_rows_learns_a_regression_better_than_on_2000():
         X = rng.normal(size=(9000, 6))
         y = f(X) + 0.5 * rng.normal(size=9000)
         Xt = rng.normal(size=(3000, 6))
-        kw = dict(max_features=60, random_state=seed)
+        kw = {"max_features": 60, "random_state": seed}
         auto = InfiniteFeatureRegressor(**kw).fit(X, y)
         sub = InfiniteFeatureRegressor(pricing_subsample=AUTO_PRICING_ROWS, **kw).fit(X, y)
         e_auto = mean_squared_error(f(Xt), auto.predict(Xt))
