@@ -43,7 +43,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..families import RandomFourierFeatures
 from ..losses import get_loss
-from ..methods._grfl_select import multi_width_family
+from ..methods._grfl_select import multi_width_family, regressor_pricing_subsample
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array
 from ..penalties import get_penalty
@@ -711,7 +711,7 @@ _REG_LAMBDA_NOTE = """
         (:func:`~kernlearn.methods._grfl_select.select_level`).  From 300 to
         999 rows the held-out 20 % that chooses the feature count chooses the
         level too: one path on the other rows descends the same levels (at
-        each until no feature violates the conditions, 100 are active or the
+        each until no feature violates the conditions, 200 are active or the
         held-out loss has not fallen for 1.5 times the best count plus 10
         features) until a level brings no lower held-out loss, and the model
         of lowest held-out loss gives the level and the count
@@ -748,9 +748,16 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             "by 5-fold cross-validation and a path on all rows is run to it;",
             "by 5-fold cross-validation and a path on all rows is run to it\n"
             "        (with ``lambda_p=\"auto\"``, the default, the folds choose the level\n"
-            "        instead, and that path runs up to 100 features);").replace(
+            "        instead, and that path runs up to 100 features; from 300 to 999\n"
+            "        rows, where the held-out part chooses the level too, the budget is up\n"
+            "        to 200);").replace(
             "    max_features_ : int\n", "    lambda_p_ : float\n        The level "
-            "``lambda_p`` used (chosen with ``\"auto\"``).\n    max_features_ : int\n")
+            "``lambda_p`` used (chosen with ``\"auto\"``).\n    max_features_ : int\n").replace(
+            "``\"auto\"`` uses 2000 rows when\n        ``n >= 4000``, all rows otherwise;",
+            "``\"auto\"`` uses 20,000 rows when\n        ``n > 40,000``, all rows otherwise "
+            "(a regression path's later features\n        correlate weakly with the residual; "
+            "on fewer rows the estimates'\n        noise ranks the candidates: "
+            ":func:`~kernlearn.methods._grfl_select.regressor_pricing_subsample`);")
     )
 
     _losses = ("square",)
@@ -760,9 +767,11 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
     }
 
     def _resolved_settings(self, X, sample_weight=None):
-        """``family``, or for ``None`` GrFL-M over three widths (:func:`multi_width_family`)."""
+        """``family``, or for ``None`` GrFL-M over three widths (:func:`multi_width_family`),
+        and ``pricing_subsample`` (:func:`regressor_pricing_subsample`)."""
         fam = self.family if self.family is not None else multi_width_family(X, sample_weight)
-        return {"family": fam}
+        return {"family": fam, "pricing_subsample": regressor_pricing_subsample(
+            X.shape[0], self.pricing_subsample)}
 
     def __init__(self, family=None, *, max_features="auto", n_candidates=100, lambda_p="auto",
                  lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="auto",

@@ -1,5 +1,6 @@
 """Choosing GrFL's feature budget on held-out rows (``max_features="auto"``),
-and the regressor's default family (:func:`multi_width_family`).
+and the regressor's defaults: its family (:func:`multi_width_family`) and its
+pricing rows (:func:`regressor_pricing_subsample`).
 
 :func:`~kernlearn.methods.grfl.fit_grfl` runs the feature path on part of
 the rows and measures, after every outer iteration, the loss of the current
@@ -55,6 +56,28 @@ DEFAULT_LEVEL = 0.4
 # two sets of 1,000-1,200 rows (airfoil, wine) then took 4.6-9.8x the
 # baseline's fit time instead of 2.5-4x
 LEVEL_BELOW = 1000
+# the budget of that held-out level descent (CV_BELOW to LEVEL_BELOW rows):
+# its lower levels' paths are not cut at AUTO_MAX_FEATURES.  On the regression
+# sets of benchmarks/suite.py with 300-999 training rows, seeds 0-5, only
+# housing's paths reached 100 features (at levels 0.1-0.4): MSE against
+# Nystroem(200)+RidgeCV 1.01-1.35x with 100 (three splits above 1.05x, two
+# above 1.15x), 0.88-1.08x with 200 (two above 1.05x, none above 1.15x), 0.13 s
+# instead of 0.05 s (150: 1.01-1.24x); forest, stock and solar stop before.
+# (Airfoil and wine, 1,000-1,200 rows at DEFAULT_LEVEL, were as good or better
+# with 200 too, but at 4-9x the baseline's fit time instead of about 2x.)
+LEVEL_MAX_FEATURES = 200
+# the regressor's pricing_subsample="auto": violations estimated on this many
+# rows once n is more than twice as large, else on all rows (the classifier
+# keeps grfl.AUTO_PRICING_ROWS = 2000).  A regression path's later features
+# correlate weakly with the residual: on 2,000 rows the estimates' noise (about
+# 1/sqrt(m) of the residual's norm) ranks the candidates, the batches add
+# redundant features and fewer survive the master.  On the 4 regression sets of
+# benchmarks/suite.py above 4,000 training rows, seeds 0-5 (24 pairs), MSE
+# against Nystroem(200)+RidgeCV with 2,000 pricing rows: protein 1.05-1.12x
+# (no split within 1.05x), cal_housing up to 1.04x; on all rows: protein
+# 1.02-1.05x, cal_housing 0.94-1.01x, bike and keggdirected as good or better,
+# at 1.5-2.8x the baseline's fit time instead of 1.1-2.5x.
+REGRESSOR_PRICING_ROWS = 20000
 
 
 def multi_width_family(X, sample_weight=None, factors=GAMMA_FACTORS):
@@ -82,6 +105,51 @@ def multi_width_family(X, sample_weight=None, factors=GAMMA_FACTORS):
     g = (X.scale_gamma() if hasattr(X, "scale_gamma")
          else resolve_gamma("scale", X, sample_weight=sample_weight))
     return RandomFourierFeatures(gamma=[float(f) * g for f in factors])
+
+
+def auto_budget(n, split, choose_level):
+    """The path's feature budget with ``max_features="auto"``.
+
+    Parameters
+    ----------
+    n : int
+        Training rows.
+    split : list of (ndarray, ndarray) or None
+        The held-out rows (:func:`_validation_split`); ``None``: too few rows.
+    choose_level : bool
+        Whether ``lambda_p="auto"`` is chosen on them.
+
+    Returns
+    -------
+    budget : int
+        :data:`LEVEL_MAX_FEATURES` where one held-out part chooses the level
+        (:func:`select_level_held_out`), else :data:`AUTO_MAX_FEATURES`;
+        ``min(100, max(1, n // 6))`` without held-out rows.
+    """
+    if split is None:
+        return min(100, max(1, n // 6))
+    return LEVEL_MAX_FEATURES if choose_level and len(split) == 1 else AUTO_MAX_FEATURES
+
+
+def regressor_pricing_subsample(n, pricing_subsample="auto"):
+    """The regressor's ``pricing_subsample``: ``"auto"`` resolved for ``n`` rows.
+
+    Parameters
+    ----------
+    n : int
+        Training rows.
+    pricing_subsample : int, "auto" or None, default="auto"
+        The estimator's parameter; anything but ``"auto"`` is returned as is.
+
+    Returns
+    -------
+    pricing_subsample : int or None
+        :data:`REGRESSOR_PRICING_ROWS` when ``n`` is more than twice that,
+        else ``None`` (all rows).
+    """
+    if not isinstance(pricing_subsample, str):
+        return pricing_subsample
+    return REGRESSOR_PRICING_ROWS if n > 2 * REGRESSOR_PRICING_ROWS else None
 
 
 def _row_subset(Y, task_rows, idx):

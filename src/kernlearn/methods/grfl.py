@@ -61,10 +61,10 @@ from ..families._base import Candidates
 from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyProblem, DirtyState, pad_state
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
-                           DEFAULT_LEVEL, LEVEL_BELOW, MIN_VALIDATION_ROWS, PATIENCE_EXTRA,
-                           PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at, _HoldOut,
-                           _row_subset, _validation_history, _validation_split,
-                           select_level, select_level_held_out)
+                           DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
+                           PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
+                           _HoldOut, _row_subset, _validation_history, _validation_split,
+                           auto_budget, select_level, select_level_held_out)
 from ._result import MethodResult
 
 __all__ = ["GrFL", "GrFLResult", "fit_grfl", "intercept_only", "paper_loss_factor",
@@ -795,7 +795,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         Master tolerance and iteration cap (string solvers).
     max_features : int or "auto", default=100
         Feature budget.  ``"auto"`` chooses it on held-out rows: the path
-        (up to :data:`AUTO_MAX_FEATURES` features) runs on a random
+        (up to :data:`AUTO_MAX_FEATURES` features; :data:`LEVEL_MAX_FEATURES`
+        where it chooses ``lambda_p="auto"`` too: :func:`auto_budget`) runs on a random
         ``1 - VALIDATION_FRACTION`` of the rows at the levels times
         :math:`\\sqrt{1 - \\text{fraction}}` (the same problem per row,
         by the rule of ``sample_weight``), the loss of each outer iteration's
@@ -849,13 +850,12 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         sample_weight = sample_weight / w_scale
     level = 1.0 / np.sqrt(w_scale)
     rng = check_random_state(random_state)
-    split = None
-    if isinstance(max_features, str):  # "auto"
-        split = _validation_split(n, Y, task_rows, rng)
-        max_features = AUTO_MAX_FEATURES if split is not None else min(100, max(1, n // 6))
-        warm, keep_warm = None, False
+    auto = isinstance(max_features, str)  # "auto": held-out rows choose the count
+    split = _validation_split(n, Y, task_rows, rng) if auto else None
     choose_level = (isinstance(lambda_p, str) and split is not None and n < LEVEL_BELOW
                     and hasattr(penalty, "alpha"))
+    if auto:
+        max_features, warm, keep_warm = auto_budget(n, split, choose_level), None, False
     lambda_p = DEFAULT_LEVEL if isinstance(lambda_p, str) else lambda_p
     settings = dict(
         loss=loss, penalty=penalty, family=family, lambda_p=lambda_p * level,
