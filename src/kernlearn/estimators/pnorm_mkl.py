@@ -74,6 +74,15 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         times :math:`CN` is ``SVC``'s :math:`\frac12\|w\|^2 + C\sum_i\xi_i`.
         (The default was 10: on the 36 classification sets of the suite, 97 %
         of fits at C = 1 are within one point of ``SVC()``, 83-89 % at C = 10.)
+        On the learned kernel :math:`\sum_j \beta_j K_j` (``kernel_weights_``,
+        summing to one) the fit is the bias-free SVM with the larger
+        :math:`C/\|\beta\|_r`, :math:`r = p/(2-p)` (the p-norm MKL / SVM
+        equivalence): 1.9-2.5 times ``C`` (median 2.3) for the default
+        kernels on the 41 classification sets of the suite.  Most of the
+        gains and the losses against ``SVC()`` come from that C, the missing
+        bias and the Crammer-Singer loss, not from the kernel weights:
+        ``SVC()`` on the learned kernel is within one point of ``SVC()`` on
+        38-40 of the 41 sets per seed (seeds 0-2, at most 2,000 rows).
     normalize : bool, default=True
         Normalise each kernel to unit diagonal (not applied to precomputed
         matrices).
