@@ -72,25 +72,35 @@ def _mirror(N, q, alpha):  # pragma: no cover
     """Mirror-map scales :math:`a_j` of Lemma 1 into ``alpha``; returns ``||theta||_{2,q}``.
 
     Scale invariant: computed on the unscaled ``N`` (``||theta^j||^2``).
+    With :math:`r_j = N_j / \max N`, :math:`u_j = r_j^{q/2}`, :math:`S =
+    \sum_j u_j`: :math:`\|\theta\|_{2,q} = \sqrt{\max N}\,S^{1/q}` and
+    :math:`a_j = (u_j / r_j)\,S^{2/q - 1} / q`, five powers for four kernels
+    instead of nine (it runs after every update; the nine took about a
+    sixth of an update's time).
     """
     F = N.shape[0]
     mx = 0.0
     for j in range(F):
-        v = N[j] if N[j] > 0.0 else 0.0
-        alpha[j] = np.sqrt(v)
-        if alpha[j] > mx:
-            mx = alpha[j]
+        if N[j] > mx:
+            mx = N[j]
     if mx <= 0.0:
         for j in range(F):
             alpha[j] = 0.0
         return 0.0
     S = 0.0
     for j in range(F):
-        S += (alpha[j] / mx) ** q
-    nq = mx * S ** (1.0 / q)
+        r = N[j] / mx if N[j] > 0.0 else 0.0
+        # q = 3 (the default p = 1.5): r^{3/2} without a power
+        u = r * np.sqrt(r) if q == 3.0 else r ** (0.5 * q)
+        alpha[j] = u  # u_j, turned into a_j below
+        S += u
+    s1 = np.cbrt(S) if q == 3.0 else S ** (1.0 / q)
+    c = s1 * s1 / S / q
+    # r^{(q-2)/2} = u / r; at r = 0 it is 0 for q > 2 and 1 for q = 2
+    zero = 1.0 if q == 2.0 else 0.0
     for j in range(F):
-        alpha[j] = (alpha[j] / nq) ** (q - 2.0) / q
-    return nq
+        alpha[j] = c * (alpha[j] / (N[j] / mx) if N[j] > 0.0 else zero)
+    return np.sqrt(mx) * s1
 
 
 @numba.njit(cache=True)
