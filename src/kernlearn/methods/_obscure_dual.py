@@ -152,12 +152,12 @@ class _BestIterate:
         """Relative duality gap of the best iterate."""
         return (self.objective - self.dual) / max(abs(self.objective), 1e-300)
 
-    def offer(self, obj, dual, A, G, N):
-        """Record an epoch's objective and dual bound; keep the iterate if best."""
+    def offer(self, obj, dual, A, G, N, copy=True):
+        """Record an objective and a dual bound; keep the iterate if best (``copy=False``: as is)."""
         self.dual = max(self.dual, dual)
         if obj < self.objective:
             self.objective = obj
-            self.state = (A.copy(), G.copy(), N.copy())
+            self.state = (A.copy(), G.copy(), N.copy()) if copy else (A, G, N)
         self.trace.append(self.objective)
 
     def stop(self, tol):
