@@ -155,7 +155,8 @@ def test_recent_updates_candidate_is_consistent_valid_and_tighter(M, monkeypatch
     def spy(self, A, G):
         out = real(self, A, G)
         if out is not None:
-            seen.append((A.copy(), G.copy(), out))
+            # (the candidate lives in buffers reused by the next call)
+            seen.append((A.copy(), G.copy(), tuple(x.copy() for x in out)))
         return out
 
     monkeypatch.setattr(dual_mod._RecentUpdates, "candidate", spy)
