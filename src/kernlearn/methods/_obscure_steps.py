@@ -709,7 +709,7 @@ def _derived_kernels(plan, F):
 
 
 # Rows computed together on a cache miss (one BLAS-shaped block).
-_FETCH_BLOCK = 32
+_FETCH_BLOCK = 128
 # Up to this many samples the first miss computes every row: each miss pays
 # a fixed kernel set-up that a small problem's rows do not amortise, and a
 # small problem's support vectors are most of its samples anyway.
