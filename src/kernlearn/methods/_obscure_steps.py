@@ -527,6 +527,12 @@ def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
                 B[t * M + m, x] = rho[t, have[x]] * A[cols[x], m]
     krow = np.empty(h)
     e = np.zeros((ns, F))
+    sqd = np.empty(nclip)
+    accm = np.empty(M)
+    absA = np.empty((nclip, M))
+    for k in range(nclip):
+        for m in range(M):
+            absA[k, m] = abs(A[clip[k], m])
     ops = 4 * n + F * nclip * (M + ns) * (ns + 2)
     for j in range(F):
         quad = np.zeros(ns)
@@ -547,17 +553,21 @@ def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
                 for z in range(h):
                     acc += krow[z] * B[u, z]
                 quad[u // M] += bx * acc
+        # Cauchy-Schwarz over the others: one root per sample and kernel,
+        # not per sample, kernel, scaling and class
+        for k in range(nclip):
+            sqd[k] = 0.0 if exact[k] else np.sqrt(max(kdiag[j, clip[k]], 0.0))
         for t in range(ns):
             e[t, j] = np.sqrt(max(quad[t], 0.0))
+            accm[:] = 0.0
+            for k in range(nclip):
+                w = sqd[k] * rho[t, k]
+                if w != 0.0:
+                    for m in range(M):
+                        accm[m] += w * absA[k, m]
             rest = 0.0
             for m in range(M):
-                acc = 0.0
-                for k in range(nclip):
-                    if not exact[k]:
-                        i = clip[k]
-                        acc += (np.sqrt(max(kdiag[j, i], 0.0))
-                                * abs(rho[t, k] * A[i, m]))
-                rest += acc * acc
+                rest += accm[m] * accm[m]
             e[t, j] += np.sqrt(rest)
     out = best
     for t in range(ns):
