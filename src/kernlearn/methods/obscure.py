@@ -44,7 +44,8 @@ Stage 2 stops on a duality-gap certificate (:func:`dual_bound` of the
 iterate and of its recent updates, ``_obscure_dual._RecentUpdates``,
 computed within a share of the work by ``_obscure_dual._DualCadence``;
 compiled with the row cache, ``_RowCache.dual_bound``) and
-returns the best iterate.  :class:`OnlineBatch` follows the solvers' protocol,
+returns the best iterate, looked for within epochs too once the gap nears
+``tol`` (``_PRIMAL_CHECKS``).  :class:`OnlineBatch` follows the solvers' protocol,
 ``solve(problem, warm_state=None) -> SolverResult``, on a
 :class:`KernelProblem` (kernels instead of explicit columns) with a frozen
 :class:`ObscureState`.
