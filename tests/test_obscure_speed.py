@@ -375,7 +375,7 @@ def test_iterates_kept_within_epochs_are_exact_and_returned(M, monkeypatch):
     # best one seen, which the history's 'best' column records
     import kernlearn.methods.obscure as obscure_mod
 
-    kl, target, problem, lam = _problem(M)
+    kl, _, problem, _ = _problem(M)
     K = kl.gram()
     monkeypatch.setattr(obscure_mod, "_PRIMAL_CHECKS_GAP", 1e9)
     kept = []
