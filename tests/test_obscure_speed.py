@@ -377,7 +377,7 @@ def test_iterates_kept_within_epochs_are_exact_and_returned(M, monkeypatch):
 
     kl, _, problem, _ = _problem(M)
     K = kl.gram()
-    monkeypatch.setattr(obscure_mod, "_PRIMAL_CHECKS_GAP", 1e9)
+    monkeypatch.setattr(obscure_mod, "_NEAR_GAP", 1e9)
     kept = []
     real = dual_mod._BestIterate.offer
 
