@@ -5,6 +5,7 @@ Private to :mod:`kernlearn.methods.obscure` (which documents the storage:
 there.
 """
 
+import numba
 import numpy as np
 
 from ..penalties.squared import lp_norm
@@ -152,12 +153,12 @@ class _BestIterate:
         """Relative duality gap of the best iterate."""
         return (self.objective - self.dual) / max(abs(self.objective), 1e-300)
 
-    def offer(self, obj, dual, A, G, N):
-        """Record an epoch's objective and dual bound; keep the iterate if best."""
+    def offer(self, obj, dual, A, G, N, copy=True):
+        """Record an objective and a dual bound; keep the iterate if best (``copy=False``: as is)."""
         self.dual = max(self.dual, dual)
         if obj < self.objective:
             self.objective = obj
-            self.state = (A.copy(), G.copy(), N.copy())
+            self.state = (A.copy(), G.copy(), N.copy()) if copy else (A, G, N)
         self.trace.append(self.objective)
 
     def stop(self, tol):
@@ -231,6 +232,7 @@ class _RecentUpdates:
         # snapshots: [(A0, G0), rho since it, epoch taken], older first
         self.snapshots, self.epochs, self.next_reset = [], 0, 1
         self.ahead = False
+        self._buf = None  # (A, G, N) of the candidate
 
     def _snapshot(self):
         """The snapshot the candidate reads: the newer once its suffix is half the older's."""
@@ -248,15 +250,18 @@ class _RecentUpdates:
             snap[1] *= factor
 
     def candidate(self, A, G):
-        """The recent updates' ``(A, G, N)``, or ``None`` before the first snapshot."""
+        """The recent updates' ``(A, G, N)``, or ``None`` before the first snapshot.
+
+        Written into buffers kept across calls (valid until the next call).
+        """
         snap = self._snapshot()
         if snap is None or not 0.0 <= snap[1] < 1.0:
             return None
         (A0, G0), rho = snap[0], snap[1]
-        f = 1.0 / (1.0 - rho)
-        dA = f * (A - rho * A0)
-        dG = f * (G - rho * G0)
-        return dA, dG, np.einsum("nc,cjn->j", dA, dG)
+        if self._buf is None or self._buf[1].shape != G.shape:
+            self._buf = (np.empty_like(A), np.empty_like(G), np.empty(G.shape[1]))
+        _suffix_point(A, A0, G, G0, rho, *self._buf)
+        return self._buf
 
     def end_epoch(self, A, G):
         """Count an epoch; take a snapshot after 1, 2, 4, ... epochs (keep the one before)."""
@@ -265,3 +270,28 @@ class _RecentUpdates:
             self.snapshots = self.snapshots[-1:] + [[(A.copy(), G.copy()), 1.0,
                                                      self.epochs]]
             self.next_reset *= 2
+
+
+@numba.njit(cache=True)
+def _suffix_point(A, A0, G, G0, rho, dA, dG, N):  # pragma: no cover
+    """``dA = (A - rho A0) / (1 - rho)``, ``dG`` alike, ``N[j] = sum dA dG_j``, in one pass.
+
+    (NumPy made five passes over the scores and a slow contraction for
+    ``N``: a tenth of a 10-class fit's time.)
+    """
+    f = 1.0 / (1.0 - rho)
+    n, M = A.shape
+    F = N.shape[0]
+    for i in range(n):
+        for c in range(M):
+            dA[i, c] = f * (A[i, c] - rho * A0[i, c])
+    for j in range(F):
+        N[j] = 0.0
+    for c in range(M):
+        for j in range(F):
+            acc = 0.0
+            for i in range(n):
+                g = f * (G[c, j, i] - rho * G0[c, j, i])
+                dG[c, j, i] = g
+                acc += dA[i, c] * g
+            N[j] += acc

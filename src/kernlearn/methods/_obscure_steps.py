@@ -69,28 +69,39 @@ def _hinge(G, alpha, scale, i, yi, multiclass, m):  # pragma: no cover
 
 @numba.njit(cache=True)
 def _mirror(N, q, alpha):  # pragma: no cover
-    """Mirror-map scales :math:`a_j` of Lemma 1 into ``alpha``; returns ``||theta||_{2,q}``.
+    r"""Mirror-map scales :math:`a_j` of Lemma 1 into ``alpha``; returns ``||theta||_{2,q}``.
 
     Scale invariant: computed on the unscaled ``N`` (``||theta^j||^2``).
+    With :math:`r_j = N_j / \max N`, :math:`u_j = r_j^{q/2}`, :math:`S =
+    \sum_j u_j`: :math:`\|\theta\|_{2,q} = \sqrt{\max N}\,S^{1/q}` and
+    :math:`a_j = (u_j / r_j)\,S^{2/q - 1} / q`: five powers for four kernels
+    instead of nine, and square and cube roots instead for :math:`q = 3`
+    (the default :math:`p = 1.5`).  It runs after every update, where the
+    nine powers took about a sixth of the update's time (550 ns; now 160).
     """
     F = N.shape[0]
     mx = 0.0
     for j in range(F):
-        v = N[j] if N[j] > 0.0 else 0.0
-        alpha[j] = np.sqrt(v)
-        if alpha[j] > mx:
-            mx = alpha[j]
+        if N[j] > mx:
+            mx = N[j]
     if mx <= 0.0:
         for j in range(F):
             alpha[j] = 0.0
         return 0.0
     S = 0.0
     for j in range(F):
-        S += (alpha[j] / mx) ** q
-    nq = mx * S ** (1.0 / q)
+        r = N[j] / mx if N[j] > 0.0 else 0.0
+        # q = 3 (the default p = 1.5): r^{3/2} without a power
+        u = r * np.sqrt(r) if q == 3.0 else r ** (0.5 * q)
+        alpha[j] = u  # u_j, turned into a_j below
+        S += u
+    s1 = np.cbrt(S) if q == 3.0 else S ** (1.0 / q)
+    c = s1 * s1 / S / q
+    # r^{(q-2)/2} = u / r; at r = 0 it is 0 for q > 2 and 1 for q = 2
+    zero = 1.0 if q == 2.0 else 0.0
     for j in range(F):
-        alpha[j] = (alpha[j] / nq) ** (q - 2.0) / q
-    return nq
+        alpha[j] = c * (alpha[j] / (N[j] / mx) if N[j] > 0.0 else zero)
+    return np.sqrt(mx) * s1
 
 
 @numba.njit(cache=True)
@@ -299,6 +310,42 @@ def _incurs_loss(ids, G, N, q, scale, yint, multiclass, alpha):  # pragma: no co
 
 
 @numba.njit(cache=True)
+def _lazy_objective(G, N, scale, q, yint, multiclass, sw, alpha, lam, marg):  # pragma: no cover
+    """Objective (5) of the current iterate, lazy ``scale`` included.
+
+    The margins in contiguous passes over ``G`` into the ``(M, n)`` buffer
+    ``marg`` (as :func:`_end_epoch`; a sample's own scores are ``M x F``
+    entries ``n`` apart, which read one by one cost about a tenth of an
+    epoch) and the norm from ``N``.  ``sw`` of length 0 means unit weights.
+    """
+    nq = _mirror(N, q, alpha)
+    M, F, n = G.shape
+    marg[:] = 0.0
+    for c in range(M):
+        for j in range(F):
+            a = alpha[j] * scale
+            for i in range(n):
+                marg[c, i] += a * G[c, j, i]
+    wsum = 0.0
+    lsum = 0.0
+    for i in range(n):
+        yi = yint[i]
+        if multiclass:
+            other = -np.inf
+            for c in range(M):
+                if c != yi and marg[c, i] > other:
+                    other = marg[c, i]
+            loss = 1.0 - marg[yi, i] + other
+        else:
+            loss = 1.0 - yi * marg[0, i]
+        w = sw[i] if sw.shape[0] else 1.0
+        wsum += w
+        lsum += w * max(loss, 0.0)
+    wn = scale * nq / q
+    return 0.5 * lam * wn * wn + lsum / wsum
+
+
+@numba.njit(cache=True)
 def _coef_norms(A, G, N, scale):  # pragma: no cover
     """``A *= scale``; ``N[j] = sum_ic A[i, c] G[c, j, i]``; returns the rows of ``A`` not zero.
 
@@ -480,6 +527,12 @@ def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
                 B[t * M + m, x] = rho[t, have[x]] * A[cols[x], m]
     krow = np.empty(h)
     e = np.zeros((ns, F))
+    sqd = np.empty(nclip)
+    accm = np.empty(M)
+    absA = np.empty((nclip, M))
+    for k in range(nclip):
+        for m in range(M):
+            absA[k, m] = abs(A[clip[k], m])
     ops = 4 * n + F * nclip * (M + ns) * (ns + 2)
     for j in range(F):
         quad = np.zeros(ns)
@@ -500,17 +553,21 @@ def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
                 for z in range(h):
                     acc += krow[z] * B[u, z]
                 quad[u // M] += bx * acc
+        # Cauchy-Schwarz over the others: one root per sample and kernel,
+        # not per sample, kernel, scaling and class
+        for k in range(nclip):
+            sqd[k] = 0.0 if exact[k] else np.sqrt(max(kdiag[j, clip[k]], 0.0))
         for t in range(ns):
             e[t, j] = np.sqrt(max(quad[t], 0.0))
+            accm[:] = 0.0
+            for k in range(nclip):
+                w = sqd[k] * rho[t, k]
+                if w != 0.0:
+                    for m in range(M):
+                        accm[m] += w * absA[k, m]
             rest = 0.0
             for m in range(M):
-                acc = 0.0
-                for k in range(nclip):
-                    if not exact[k]:
-                        i = clip[k]
-                        acc += (np.sqrt(max(kdiag[j, i], 0.0))
-                                * abs(rho[t, k] * A[i, m]))
-                rest += acc * acc
+                rest += accm[m] * accm[m]
             e[t, j] += np.sqrt(rest)
     out = best
     for t in range(ns):
@@ -661,8 +718,11 @@ def _derived_kernels(plan, F):
     return index[base], nsq
 
 
-# Rows computed together on a cache miss (one BLAS-shaped block).
-_FETCH_BLOCK = 32
+# Rows computed together on a cache miss (one BLAS-shaped block).  Each miss
+# costs a few dozen Python calls besides its rows: 128 rather than 32 took
+# 5-15 % less time on sets of 500-2,000 rows (vehicle, diabetes, wdbc,
+# phoneme, cardiotocography), the same epochs and rows to within a few.
+_FETCH_BLOCK = 128
 # Up to this many samples the first miss computes every row: each miss pays
 # a fixed kernel set-up that a small problem's rows do not amortise, and a
 # small problem's support vectors are most of its samples anyway.
