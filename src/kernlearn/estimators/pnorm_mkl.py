@@ -174,7 +174,10 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     history_ : dict of ndarray
         Per-epoch ``stage``, ``objective``, ``loss``, ``train_error``,
         ``w_norm``, ``n_updates``, ``n_support``, ``R``, ``steps``
-        (cumulative samples visited) and ``time``.
+        (cumulative samples visited), ``dual`` (the best certified lower
+        bound on the optimum so far), ``best`` (stage 2: the best objective
+        seen, checks within epochs included, i.e. the returned iterate's)
+        and ``time``.
     n_features_in_ : int
         Number of features (number of training samples when precomputed).
     x_mean_ : ndarray of shape (n_features,) or None
