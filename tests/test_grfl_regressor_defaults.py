@@ -282,3 +282,23 @@ def test_held_out_level_descent_may_grow_past_the_default_budget():
     assert est.max_features_ > AUTO_MAX_FEATURES
     fixed = InfiniteFeatureRegressor(lambda_p=est.lambda_p_, random_state=0).fit(X, y)
     assert max(fixed.history_["n_active"]) <= AUTO_MAX_FEATURES
+
+
+def test_cross_validated_level_validates_each_array_once(monkeypatch):
+    # the five folds' paths alternate among ten training and held-out arrays
+    # (and the final path adds the whole one): each is validated once, not at
+    # every pricing step and held-out measurement
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 5))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(120)
+    seen = []
+    check = RandomFourierFeatures._check_X
+
+    def counted(self, X):
+        seen.append(id(X))
+        return check(self, X)
+
+    monkeypatch.setattr(RandomFourierFeatures, "_check_X", counted)
+    est = InfiniteFeatureRegressor(random_state=0).fit(X, y)
+    assert est.lambda_p_ in AUTO_LEVELS
+    assert len(seen) <= 14, len(seen)
