@@ -137,7 +137,10 @@ def validate_params_cached(est):
         cls._compiled_constraints = compiled
     for name, constraints in compiled:
         value = getattr(est, name)
-        if not any(c.is_satisfied_by(value) for c in constraints):
+        for c in constraints:
+            if c.is_satisfied_by(value):
+                break
+        else:
             validate_parameter_constraints({name: cls._parameter_constraints[name]},
                                            {name: value}, caller_name=cls.__name__)
 

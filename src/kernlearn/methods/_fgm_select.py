@@ -288,7 +288,7 @@ class _Fold:
         self.pool = _fit_pool(copy.deepcopy(pool), self.Xtr, sw_tr, column_scale)
         self.base_loss, self.loss = base_loss, weighted(base_loss, sw_tr)
         # a held-out loss needs a few digits, not the solver's default accuracy
-        self.settings = replace(settings, verbose=0,
+        self.settings = replace(settings, verbose=0, record_memory=False,
                                 master_tol=settings.master_tol or CV_MASTER_TOL)
 
     def losses_at(self, Cs):
