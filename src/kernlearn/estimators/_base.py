@@ -114,8 +114,10 @@ def validate_params_cached(est):
 
     scikit-learn's check reads the parameters through ``get_params`` (an
     ``inspect.signature`` call) and rebuilds every constraint object on each
-    fit.  Here both are cached on the class; a value no constraint accepts is
-    passed to scikit-learn's own check, which raises its usual error.
+    fit.  Here both are cached on the class, as is the verdict on plain
+    scalar values (``int``, ``float``, ``str``, ``bool``, ``None``); a value no
+    constraint accepts is passed to scikit-learn's own check, which raises its
+    usual error.
 
     Parameters
     ----------
@@ -134,15 +136,27 @@ def validate_params_cached(est):
         compiled = [(name, [make_constraint(c) for c in declared[name]])
                     for name in cls._get_param_names()
                     if name in declared and declared[name] != "no_validation"]
-        cls._compiled_constraints = compiled
+        cls._compiled_constraints, cls._accepted_scalars = compiled, set()
+    accepted = cls._accepted_scalars
     for name, constraints in compiled:
         value = getattr(est, name)
+        # a plain scalar's verdict never changes: remembered (the type is part
+        # of the key, as 1, 1.0 and True are equal but not equally valid)
+        key = (name, type(value), value) if type(value) in _SCALARS else None
+        if key is not None and key in accepted:
+            continue
         for c in constraints:
             if c.is_satisfied_by(value):
                 break
         else:
             validate_parameter_constraints({name: cls._parameter_constraints[name]},
                                            {name: value}, caller_name=cls.__name__)
+        if key is not None and len(accepted) < _MAX_ACCEPTED:
+            accepted.add(key)
+
+
+_SCALARS = frozenset({int, float, str, bool, type(None)})
+_MAX_ACCEPTED = 4096  # bounded: a long random search tries many values
 
 
 def validate_partitioned_fit(est, rows, y, classification):
