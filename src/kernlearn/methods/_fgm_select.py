@@ -130,7 +130,9 @@ def _weighted_folds(n, sample_weight):
     Rows of zero weight are held out by no fold (they sit, weightless, in
     every fold's training rows), so a zero weight acts as a removed row.
     """
-    pos = np.arange(n) if sample_weight is None else np.flatnonzero(sample_weight > 0)
+    if sample_weight is None:
+        return cv_folds(n)  # every row has weight: the same folds, computed once
+    pos = np.flatnonzero(sample_weight > 0)
     return [(_complement(n, pos[val]), pos[val]) for _, val in cv_folds(len(pos))]
 
 
