@@ -345,9 +345,9 @@ class LocalRows(RowPartitioned):
         """
         n = X.shape[0]
         step = max(int(chunk_rows or n), 1)
-        bounds = np.append(np.arange(0, n, step), n) if n else np.array([0, 0])
-        if len(bounds) == 2:
-            return cls(lambda i: X, bounds, X.shape[1])
+        if step >= n:  # one block, X itself (every in-memory fit, priced often)
+            return cls(lambda i: X, np.array([0, n]), X.shape[1])
+        bounds = np.append(np.arange(0, n, step), n)
         if sp.issparse(X) and X.format != "csr":
             X = sp.csr_matrix(X)  # row slices of CSR are cheap
         release = None

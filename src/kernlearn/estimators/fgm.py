@@ -30,6 +30,7 @@ from ._base import (
     fit_sample_weight,
     renamed_parameter,
     validate_fit_data,
+    validate_params_cached,
     validate_partitioned_fit,
     validate_predict_data,
 )
@@ -65,6 +66,9 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         "memory_budget": [Interval(Integral, 1, None, closed="left"), str, None],
         "verbose": ["verbose"],
     }
+
+    def _validate_params(self):
+        validate_params_cached(self)  # cheap on every fit of a grid search
 
     def _partitioned(self, X):
         """Whether ``X`` is read by map-reduce over row blocks (out of core, Dask)."""

@@ -130,7 +130,9 @@ def _weighted_folds(n, sample_weight):
     Rows of zero weight are held out by no fold (they sit, weightless, in
     every fold's training rows), so a zero weight acts as a removed row.
     """
-    pos = np.arange(n) if sample_weight is None else np.flatnonzero(sample_weight > 0)
+    if sample_weight is None:
+        return cv_folds(n)  # every row has weight: the same folds, computed once
+    pos = np.flatnonzero(sample_weight > 0)
     return [(_complement(n, pos[val]), pos[val]) for _, val in cv_folds(len(pos))]
 
 
@@ -288,7 +290,7 @@ class _Fold:
         self.pool = _fit_pool(copy.deepcopy(pool), self.Xtr, sw_tr, column_scale)
         self.base_loss, self.loss = base_loss, weighted(base_loss, sw_tr)
         # a held-out loss needs a few digits, not the solver's default accuracy
-        self.settings = replace(settings, verbose=0,
+        self.settings = replace(settings, verbose=0, record_memory=False,
                                 master_tol=settings.master_tol or CV_MASTER_TOL)
 
     def losses_at(self, Cs):
