@@ -106,7 +106,10 @@ STEP_PERTURBATIONS = {
             lambda step, seed: step.set_params(random_state=seed + NYSTROEM_OFFSET),
         )
     ],
-    "svc": [("C*1.5", "C x 1.5", _scale_C(1.5)), ("C/1.5", "C / 1.5", _scale_C(1 / 1.5))],
+    "svc": [
+        ("C*1.5", "C x 1.5", _scale_C(1.5)),
+        ("C/1.5", "C / 1.5", _scale_C(1 / 1.5)),
+    ],
     "linearsvc": [
         ("C*1.5", "C x 1.5", _scale_C(1.5)),
         ("C/1.5", "C / 1.5", _scale_C(1 / 1.5)),
@@ -204,9 +207,9 @@ def run_job(job):
         for row in rows:
             row["task"] = task
         return fail(f"data: {type(exc).__name__}: {exc}")
-    shape = dict(task=task, n=n, n_train=Xtr.shape[0], n_test=Xte.shape[0], d=Xtr.shape[1])
     for row in rows:
-        row.update(shape)
+        row.update(task=task, n=n, n_train=Xtr.shape[0], n_test=Xte.shape[0])
+        row["d"] = Xtr.shape[1]
     if task != PAIRS[name][0]:
         return fail(f"{PAIRS[name][1]} is for {PAIRS[name][0]}, the set is {task}")
 
@@ -243,7 +246,9 @@ def run_job(job):
     return rows
 
 
-def run_noise(sets, plan, seeds, max_rows=20000, jobs=1, timeout=600.0, clock="cpu", log=print):
+def run_noise(
+    sets, plan, seeds, max_rows=20000, jobs=1, timeout=600.0, clock="cpu", log=print
+):
     """Every baseline and its perturbations on every set of its task and seed.
 
     Parameters
@@ -282,7 +287,8 @@ def run_noise(sets, plan, seeds, max_rows=20000, jobs=1, timeout=600.0, clock="c
     def done(i, job, rows):
         out[job[5]].extend(rows)
         what = "; ".join(
-            f"{r['perturbation']}: " + (r["error"] or f"gap {r['gap']:.3g}") for r in rows
+            f"{r['perturbation']}: " + (r["error"] or f"gap {r['gap']:.3g}")
+            for r in rows
         )
         log(f"[{i}/{len(job_list)}] {job[0]} {PAIRS[job[2]][1]} seed {job[5]}: {what}")
 
@@ -317,13 +323,19 @@ def summaries(by_seed, plan, clock="cpu"):
     for name, keys in plan.items():
         for key in keys:
             mine = {
-                seed: [r for r in rows if r["estimator"] == name and r["perturbation"] == key]
+                seed: [
+                    r
+                    for r in rows
+                    if r["estimator"] == name and r["perturbation"] == key
+                ]
                 for seed, rows in by_seed.items()
             }
             if not any(mine.values()):
                 continue
             _, summary, per_seed = seeds_summary(mine, [name], clock)
-            label = next(r["perturbation_label"] for rows in mine.values() for r in rows)
+            label = next(
+                r["perturbation_label"] for rows in mine.values() for r in rows
+            )
             tag = f"[{label}]"
             entry = dict(summary[0], estimator=tag, perturbation=key)
             entry["per_seed_summary"] = {
@@ -385,7 +397,14 @@ def report(by_seed, summary, seeds):
         if not r.get("within")
     ]
     miss_table = markdown_table(
-        ["seed", "set", "test rows", "baseline", "perturbation", "gap (pts) / MSE ratio"],
+        [
+            "seed",
+            "set",
+            "test rows",
+            "baseline",
+            "perturbation",
+            "gap (pts) / MSE ratio",
+        ],
         misses,
     )
     return "\n".join(
@@ -445,15 +464,19 @@ def main(argv=None):
     plan = {name: keys for name, keys in plan.items() if keys}
     known = {k for keys in STEP_PERTURBATIONS.values() for k, _, _ in keys} | {SAME[0]}
     if wanted and set(wanted) - known:
-        parser.error(f"unknown perturbation(s) {sorted(set(wanted) - known)}; "
-                     f"choose from {sorted(known)}")
+        parser.error(
+            f"unknown perturbation(s) {sorted(set(wanted) - known)}; "
+            f"choose from {sorted(known)}"
+        )
     if not plan:
         parser.error("no perturbation applies to the chosen baselines")
 
     sets, skipped = select_sets(args.sets, args.named)
     if sets is None:
-        print(f"skip: no suite data in {suite_dir()} (set KERNLEARN_DATA to the "
-              f"folder that holds suite/)")
+        print(
+            f"skip: no suite data in {suite_dir()} (set KERNLEARN_DATA to the "
+            f"folder that holds suite/)"
+        )
         return None
     t0, cpu0 = time.perf_counter(), _cpu_seconds()
     by_seed = run_noise(
@@ -475,7 +498,14 @@ def main(argv=None):
         f"wall, {total_cpu:.0f} s CPU"
     )
     md = "\n".join(
-        [head, "", report(by_seed, summary, seeds), "", *[f"skipped {s}" for s in skipped], ""]
+        [
+            head,
+            "",
+            report(by_seed, summary, seeds),
+            "",
+            *[f"skipped {s}" for s in skipped],
+            "",
+        ]
     )
     print(md)
     result = {
