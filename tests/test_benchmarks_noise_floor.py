@@ -79,6 +79,9 @@ def test_baseline_against_itself_is_all_within_at_gap_zero(noise, data, tmp_path
     for r in rows:
         assert r["score_ours"] == r["score_base"] and r["within"] and not r["bad"]
     assert "pairs not within (0):" in md
+    for seed in (0, 1):
+        line = f"seed {seed}, first perturbation of each baseline pooled: All: 7/7"
+        assert line in md
     assert md.count("1/1 (100.0 %)") == 7 * 3  # two seeds and their mean
 
 
