@@ -792,6 +792,52 @@ def _git_commit():
         return None
 
 
+def parse_seeds(text):
+    """Distinct integer seeds from a comma list such as ``"0,1,2"``.
+
+    Raises
+    ------
+    ValueError
+        If an item is not an integer, the list is empty or a seed repeats.
+    """
+    try:
+        seeds = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"--seeds {text!r}: expected integers like 0,1,2") from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"--seeds {text!r}: give distinct integers like 0,1,2")
+    return seeds
+
+
+def select_sets(sets_arg, named_arg):
+    """``({spec: task or None}, skipped)`` of ``--sets`` / ``--named``.
+
+    With ``sets_arg`` (comma list of suite names and ``named:<name>``) those
+    sets; else every suite file plus the named sets of ``named_arg`` (comma
+    list or ``"none"``) that have a folder, the others in ``skipped``.  Returns
+    ``(None, [])`` when ``sets_arg`` is empty and the suite folder is missing.
+    """
+    folder = suite_dir()
+    skipped = []
+    available = suite_sets(folder) if folder.is_dir() else {}
+    if sets_arg:
+        sets = {}
+        for spec in (s.strip() for s in sets_arg.split(",") if s.strip()):
+            name = spec.split(":", 1)[1] if spec.startswith("named:") else None
+            sets[spec] = NAMED.get(name) if name else available.get(spec)
+        return sets, skipped
+    if not available:
+        return None, skipped
+    sets = dict(available)
+    if named_arg.strip().lower() != "none":
+        for name in (n.strip() for n in named_arg.split(",") if n.strip()):
+            if (data_home() / name).is_dir():
+                sets[f"named:{name}"] = NAMED.get(name)
+            else:
+                skipped.append(f"named:{name}: no folder {data_home() / name}")
+    return sets, skipped
+
+
 def main(argv=None):
     """Command line: run, print the table and summary lines, write JSON/markdown."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -839,34 +885,18 @@ def main(argv=None):
     seeds = None
     if args.seeds is not None:
         try:
-            seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
-        except ValueError:
-            parser.error(f"--seeds {args.seeds!r}: expected integers like 0,1,2")
-        if not seeds or len(set(seeds)) != len(seeds):
-            parser.error(f"--seeds {args.seeds!r}: give distinct integers like 0,1,2")
+            seeds = parse_seeds(args.seeds)
+        except ValueError as exc:
+            parser.error(str(exc))
 
     folder = suite_dir()
-    skipped = []
-    available = suite_sets(folder) if folder.is_dir() else {}
-    if args.sets:
-        sets = {}
-        for spec in (s.strip() for s in args.sets.split(",") if s.strip()):
-            name = spec.split(":", 1)[1] if spec.startswith("named:") else None
-            sets[spec] = NAMED.get(name) if name else available.get(spec)
-    else:
-        if not available:
-            print(
-                f"skip: no suite data in {folder} (set KERNLEARN_DATA to the folder "
-                f"that holds suite/)"
-            )
-            return None
-        sets = dict(available)
-        if args.named.strip().lower() != "none":
-            for name in (n.strip() for n in args.named.split(",") if n.strip()):
-                if (data_home() / name).is_dir():
-                    sets[f"named:{name}"] = NAMED.get(name)
-                else:
-                    skipped.append(f"named:{name}: no folder {data_home() / name}")
+    sets, skipped = select_sets(args.sets, args.named)
+    if sets is None:
+        print(
+            f"skip: no suite data in {folder} (set KERNLEARN_DATA to the folder "
+            f"that holds suite/)"
+        )
+        return None
 
     t0, cpu0 = time.perf_counter(), _cpu_seconds()
     by_seed = run_seeds(
