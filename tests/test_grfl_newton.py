@@ -104,11 +104,12 @@ def test_hessians_reused_across_added_columns_equal_fresh_ones(loss, rng):
     cold = solver.solve(full)
     assert warm.state["objective"] == pytest.approx(cold.state["objective"], rel=1e-10)
     # the cached Hessians (extended by the new columns, rank-updated on the rows
-    # whose curvature changed) are those of the final margins
+    # whose curvature changed) are those of the last Newton iterate, whose
+    # margins differ from the final ones by the last step (within tol)
     st = warm.state["hess"]
     M = full.margins(warm.state["W"], warm.state["ws"], warm.state["b"])
     D = full.loss.hess_margin(M, full.Ys)
-    np.testing.assert_allclose(st["D"], D, atol=0)
+    np.testing.assert_allclose(st["D"], D, rtol=1e-4, atol=1e-12)
     fresh = _Hessians(full, 0.0).start(st["D"], None).H
     np.testing.assert_allclose(st["H"], fresh, rtol=1e-10, atol=1e-10)
 

@@ -56,6 +56,8 @@ _INNER_SHARE = 0.5
 # The inner residual is checked when a sweep's largest movement is below the
 # target, and every so many sweeps (see ``_bcd``).
 _CHECK_EVERY = 8
+# Sweeps combined by the Anderson extrapolation of the inner BCD (0: none).
+_ANDERSON = 5
 # Objective values closer than this (relative) are equal up to rounding.
 _ROUND = 1e-13
 # Compiled block proxes: joint l2 over a (group x tasks) block, elementwise l1,
@@ -281,6 +283,12 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
     n_groups = indptr.size - 1
     Zb = np.empty((_max_group(indptr), T))  # the block being updated
     gWm, gwsm, gbm = np.empty((p, T)), np.empty(p), np.empty(T)  # model gradient
+    # Anderson extrapolation: the last K+1 sweeps' points (flattened) and R
+    K = _ANDERSON
+    nx = p * T + p + T
+    Xh, Rh = np.empty((K + 1, nx)), np.empty((K + 1, T, p1))
+    x0 = _pack(W, ws, b)
+    n_hist = 0
     sweep, res = 0, np.inf
     for sweep in range(1, max_sweeps + 1):
         dmax = 0.0
@@ -336,20 +344,91 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
                     dmax = max(dmax, abs(d) * L)
         if dmax == 0.0:
             break  # nothing moved: later sweeps would repeat this one
-        if dmax > tol and sweep % _CHECK_EVERY:
-            continue  # the proxy says not yet: skip the (sweep-sized) check
-        for i in range(p):
-            gwsm[i] = 0.0
+        if dmax <= tol or sweep % _CHECK_EVERY == 0:
+            for i in range(p):
+                gwsm[i] = 0.0
+                for t in range(T):
+                    gWm[i, t] = GW[i, t] + R[t, i]
+                    gwsm[i] += gWm[i, t]
             for t in range(T):
-                gWm[i, t] = GW[i, t] + R[t, i]
-                gwsm[i] += gWm[i, t]
-        for t in range(T):
-            gbm[t] = Gb[t] + R[t, p]
-        res = _kkt_residual(W, ws, gWm, gwsm, gbm, step_kkt, indptr, kind, alpha,
-                            alpha_s, has_shared, fit_b)
-        if res <= tol:
-            break
+                gbm[t] = Gb[t] + R[t, p]
+            res = _kkt_residual(W, ws, gWm, gwsm, gbm, step_kkt, indptr, kind, alpha,
+                                alpha_s, has_shared, fit_b)
+            if res <= tol:
+                break
+        if K > 0:
+            Xh[n_hist] = _pack(W, ws, b)
+            Rh[n_hist] = R
+            n_hist += 1
+            if n_hist == K + 1:
+                n_hist = 0
+                _extrapolate(Xh, Rh, x0, GW, Gb, W, ws, b, R, indptr, kind, alpha,
+                             alpha_s, has_shared)
     return sweep, res
+
+
+@numba.njit(cache=True)
+def _pack(W, ws, b):
+    """``(W, ws, b)`` as one flat vector."""
+    return np.concatenate((W.ravel(), ws, b))
+
+
+@numba.njit(cache=True)
+def _model_value(x, x0, R, GW, Gb, indptr, kind, alpha, alpha_s, has_shared):
+    """The quadratic model plus the penalties at the flat point ``x`` (start
+    ``x0``), with ``R[t] = H[t] @ Delta_t`` at ``x`` (no product with ``H``)."""
+    T, p1 = R.shape
+    p = p1 - 1
+    d = x - x0
+    q = 0.0
+    for t in range(T):
+        for i in range(p):
+            e = d[i * T + t] + d[p * T + i]  # the effective weight's step
+            q += (GW[i, t] + 0.5 * R[t, i]) * e
+        e = d[p * T + p + t]
+        q += (Gb[t] + 0.5 * R[t, p]) * e
+    W = x[: p * T].reshape((p, T))
+    return q + _penalty_value(W, x[p * T: p * T + p], indptr, kind, alpha, alpha_s,
+                              has_shared)
+
+
+@numba.njit(cache=True)
+def _extrapolate(Xh, Rh, x0, GW, Gb, W, ws, b, R, indptr, kind, alpha, alpha_s,
+                 has_shared):
+    """Anderson extrapolation of the last sweeps (Bertrand and Massias 2021):
+    the affine combination of the points whose differences are smallest,
+    taken (in place) when it lowers the model.  ``R`` is linear in the point,
+    so the combination's ``R`` is the same combination of theirs: no product
+    with ``H``."""
+    K = Xh.shape[0] - 1
+    U = Xh[1:] - Xh[:-1]
+    A = U @ U.T
+    tr = 0.0
+    for i in range(K):
+        tr += A[i, i]
+    if not tr > 0.0:
+        return
+    for i in range(K):
+        A[i, i] += 1e-10 * tr
+    z = np.linalg.solve(A, np.ones(K))
+    zs = z.sum()
+    if not np.isfinite(zs) or zs == 0.0:
+        return
+    c = z / zs
+    xe = np.zeros(Xh.shape[1])
+    Re = np.zeros(R.shape)
+    for i in range(K):
+        xe += c[i] * Xh[i + 1]
+        Re += c[i] * Rh[i + 1]
+    fe = _model_value(xe, x0, Re, GW, Gb, indptr, kind, alpha, alpha_s, has_shared)
+    fk = _model_value(Xh[K], x0, Rh[K], GW, Gb, indptr, kind, alpha, alpha_s,
+                      has_shared)
+    if fe < fk:
+        p, T = W.shape
+        W[:, :] = xe[: p * T].reshape((p, T))
+        ws[:] = xe[p * T: p * T + p]
+        b[:] = xe[p * T + p:]
+        R[:, :] = Re
 
 
 def hessian_block(Phi, d, cols=None):
