@@ -287,7 +287,9 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
     K = _ANDERSON
     nx = p * T + p + T
     Xh, Rh = np.empty((K + 1, nx)), np.empty((K + 1, T, p1))
-    x0 = _pack(W, ws, b)
+    x0 = np.empty(nx)
+    _pack(W, ws, b, x0)
+    xe, Re = np.empty(nx), np.empty((T, p1))  # the extrapolated point and its R
     n_hist = 0
     sweep, res = 0, np.inf
     for sweep in range(1, max_sweeps + 1):
@@ -357,20 +359,25 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
             if res <= tol:
                 break
         if K > 0:
-            Xh[n_hist] = _pack(W, ws, b)
+            _pack(W, ws, b, Xh[n_hist])
             Rh[n_hist] = R
             n_hist += 1
             if n_hist == K + 1:
                 n_hist = 0
-                _extrapolate(Xh, Rh, x0, GW, Gb, W, ws, b, R, indptr, kind, alpha,
-                             alpha_s, has_shared)
+                _extrapolate(Xh, Rh, x0, xe, Re, GW, Gb, W, ws, b, R, indptr, kind,
+                             alpha, alpha_s, has_shared)
     return sweep, res
 
 
 @numba.njit(cache=True)
-def _pack(W, ws, b):
-    """``(W, ws, b)`` as one flat vector."""
-    return np.concatenate((W.ravel(), ws, b))
+def _pack(W, ws, b, out):
+    """Write ``(W, ws, b)`` into the flat vector ``out``."""
+    p, T = W.shape
+    for i in range(p):
+        for t in range(T):
+            out[i * T + t] = W[i, t]
+    out[p * T: p * T + p] = ws
+    out[p * T + p:] = b
 
 
 @numba.njit(cache=True)
@@ -379,13 +386,13 @@ def _model_value(x, x0, R, GW, Gb, indptr, kind, alpha, alpha_s, has_shared):
     ``x0``), with ``R[t] = H[t] @ Delta_t`` at ``x`` (no product with ``H``)."""
     T, p1 = R.shape
     p = p1 - 1
-    d = x - x0
     q = 0.0
     for t in range(T):
         for i in range(p):
-            e = d[i * T + t] + d[p * T + i]  # the effective weight's step
+            # the step of task t's effective weight (w_t + ws)
+            e = x[i * T + t] - x0[i * T + t] + x[p * T + i] - x0[p * T + i]
             q += (GW[i, t] + 0.5 * R[t, i]) * e
-        e = d[p * T + p + t]
+        e = x[p * T + p + t] - x0[p * T + p + t]
         q += (Gb[t] + 0.5 * R[t, p]) * e
     W = x[: p * T].reshape((p, T))
     return q + _penalty_value(W, x[p * T: p * T + p], indptr, kind, alpha, alpha_s,
@@ -393,39 +400,84 @@ def _model_value(x, x0, R, GW, Gb, indptr, kind, alpha, alpha_s, has_shared):
 
 
 @numba.njit(cache=True)
-def _extrapolate(Xh, Rh, x0, GW, Gb, W, ws, b, R, indptr, kind, alpha, alpha_s,
-                 has_shared):
-    """Anderson extrapolation of the last sweeps (Bertrand and Massias 2021):
-    the affine combination of the points whose differences are smallest,
-    taken (in place) when it lowers the model.  ``R`` is linear in the point,
-    so the combination's ``R`` is the same combination of theirs: no product
-    with ``H``."""
-    K = Xh.shape[0] - 1
-    U = Xh[1:] - Xh[:-1]
-    A = U @ U.T
-    tr = 0.0
+def _extrapolate(Xh, Rh, x0, xe, Re, GW, Gb, W, ws, b, R, indptr, kind, alpha,
+                 alpha_s, has_shared):
+    """Anderson extrapolation of the last sweeps (Bertrand and Massias 2021).
+
+    The affine combination ``sum c_i Xh[i+1]`` (``sum c_i = 1``) whose
+    combined differences ``sum c_i (Xh[i+1] - Xh[i])`` are smallest, taken
+    (in place, into ``W, ws, b, R``) when it lowers the model.  ``R`` is
+    linear in the point, so the combination's ``R`` is the same combination
+    of the sweeps' ``Rh``: no product with ``H``.  ``xe, Re`` are work space.
+    """
+    K, nx = Xh.shape[0] - 1, Xh.shape[1]
+    # the coordinates that moved (most weights stay at zero), their differences
+    idx = np.empty(nx, dtype=np.int64)
+    n_idx = 0
+    for m in range(nx):
+        for i in range(1, K + 1):
+            if Xh[i, m] != Xh[0, m]:
+                idx[n_idx] = m
+                n_idx += 1
+                break
+    U = np.empty((K, n_idx))
     for i in range(K):
-        tr += A[i, i]
+        for k in range(n_idx):
+            U[i, k] = Xh[i + 1, idx[k]] - Xh[i, idx[k]]
+    A = np.zeros((K, K))
+    for i in range(K):
+        for j in range(i, K):
+            a = 0.0
+            for k in range(n_idx):
+                a += U[i, k] * U[j, k]
+            A[i, j] = A[j, i] = a
+    tr = np.trace(A)
     if not tr > 0.0:
         return
+    # (U'U + ridge) z = 1 by Cholesky: U'U is singular once the sweeps stall
+    Lc = np.zeros((K, K))
     for i in range(K):
         A[i, i] += 1e-10 * tr
-    z = np.linalg.solve(A, np.ones(K))
-    zs = z.sum()
-    if not np.isfinite(zs) or zs == 0.0:
-        return
-    c = z / zs
-    xe = np.zeros(Xh.shape[1])
-    Re = np.zeros(R.shape)
+        for j in range(i + 1):
+            v = A[i, j]
+            for m in range(j):
+                v -= Lc[i, m] * Lc[j, m]
+            if i == j:
+                if not v > 0.0:
+                    return
+                Lc[i, i] = np.sqrt(v)
+            else:
+                Lc[i, j] = v / Lc[j, j]
+    z = np.ones(K)
     for i in range(K):
-        xe += c[i] * Xh[i + 1]
-        Re += c[i] * Rh[i + 1]
+        for m in range(i):
+            z[i] -= Lc[i, m] * z[m]
+        z[i] /= Lc[i, i]
+    for i in range(K - 1, -1, -1):
+        for m in range(i + 1, K):
+            z[i] -= Lc[m, i] * z[m]
+        z[i] /= Lc[i, i]
+    zs = z.sum()
+    if not (np.isfinite(zs) and zs != 0.0):
+        return
+    # (the coordinates that did not move keep their value)
+    xe[:] = Xh[K]
+    Re[:, :] = 0.0
+    for k in range(n_idx):
+        xe[idx[k]] = 0.0
+    for i in range(K):
+        c = z[i] / zs
+        for k in range(n_idx):
+            xe[idx[k]] += c * Xh[i + 1, idx[k]]
+        Re += c * Rh[i + 1]
     fe = _model_value(xe, x0, Re, GW, Gb, indptr, kind, alpha, alpha_s, has_shared)
     fk = _model_value(Xh[K], x0, Rh[K], GW, Gb, indptr, kind, alpha, alpha_s,
                       has_shared)
     if fe < fk:
         p, T = W.shape
-        W[:, :] = xe[: p * T].reshape((p, T))
+        for i in range(p):
+            for t in range(T):
+                W[i, t] = xe[i * T + t]
         ws[:] = xe[p * T: p * T + p]
         b[:] = xe[p * T + p:]
         R[:, :] = Re
