@@ -20,8 +20,14 @@ newGLMNET, Yuan, Ho and Lin 2012).  One iteration:
 2. the quadratic model plus the penalties is minimised by block coordinate
    descent over the feature groups (each block a proximal step with the
    block's own curvature; compiled), the intercepts exactly, the shared
-   weights coordinate-wise.  Penalties without a compiled block prox fall
-   back to accelerated proximal gradient on the model (still ``n``-free);
+   weights coordinate-wise, with Anderson extrapolation of every few sweeps
+   (Bertrand and Massias 2021; the Fourier pairs are strongly correlated and
+   often outnumber the rows, where plain sweeps converge slowly).  The model
+   is solved until its own KKT residual, in the outer measure, is below a
+   forcing term floored at half the outer tolerance: the step then passes
+   the outer test (at once for the square loss, whose model is exact).
+   Penalties without a compiled block prox fall back to accelerated
+   proximal gradient on the model (still ``n``-free);
 3. a backtracking line search with the Armijo rule of Tseng and Yun (2009)
    on the true objective, along the direction's margins (one product).
 
@@ -33,7 +39,8 @@ References
 ----------
 Lee, Sun, Saunders (2014), SIAM J. Optim. 24(3); Tseng and Yun (2009),
 Math. Program. 117; Yuan, Ho, Lin (2012), JMLR 13; Rakotomamonjy, Flamary,
-Yger (2013), Mach. Learn. 91, eq. (17).
+Yger (2013), Mach. Learn. 91, eq. (17); Bertrand and Massias (2021),
+AISTATS, "Anderson acceleration of coordinate descent".
 """
 
 from dataclasses import dataclass
@@ -652,7 +659,8 @@ class GrFLNewton(BaseSolver):
     max_iter : int, default=100
         Cap on the Newton iterations.
     max_sweeps : int, default=1000
-        Cap on the coordinate-descent sweeps per Newton iteration.
+        Cap on the coordinate-descent sweeps per Newton iteration (the
+        history's ``sweeps`` column records those used).
     curvature_rtol : float, default=1e-3
         A row's Hessian contribution is refreshed when its curvature moved by
         more than this fraction of the largest curvature (0 keeps the exact
