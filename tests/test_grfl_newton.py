@@ -384,7 +384,7 @@ def test_inner_residual_is_the_outer_kkt_at_the_new_point(lam_s, rng):
     P = _problem(rng, Square(), GroupL1L2(0.5), lam_s, T=2)
     step = 1.0 / P.lipschitz()
     W, ws, b = P.zeros()
-    gW, gws, gb = P.gradients(P.margins(W, ws, b))
+    gW, _, gb = P.gradients(P.margins(W, ws, b))
     H = _Hessians(P, 0.0).start(P.loss.hess_margin(P.margins(W, ws, b), P.Ys), None).H
     indptr = P.indptr.astype(np.int64)
     Hd, Lw, Ls = _model_curvatures(H, indptr, True)
