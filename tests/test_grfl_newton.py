@@ -443,3 +443,30 @@ def test_anderson_extrapolation_of_a_linear_iteration_is_its_fixed_point(rng):
     np.testing.assert_allclose(np.r_[W[:, 0], b], star, atol=1e-4 * scale)
     np.testing.assert_allclose(R[0], H[0] @ np.r_[W[:, 0], b], rtol=1e-10, atol=1e-12)
     assert np.abs(star - d).max() > 1e-2 * scale  # (the plain iterates were far)
+
+
+def _final_master_fit(solver):
+    from kernlearn.losses import Square
+    from kernlearn.methods.grfl import fit_grfl
+    from kernlearn.penalties import GroupL1L2
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 4))
+    y = np.sin(2 * X[:, 0]) * X[:, 1] + 0.1 * rng.normal(size=120)
+    return fit_grfl(X, y[:, None], loss=Square(), penalty=GroupL1L2(), lambda_p=0.05,
+                    max_features=12, n_candidates=30, random_state=0, solver=solver)
+
+
+def test_unconverged_final_master_warns_and_a_converged_one_does_not():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    # one Newton step cannot reach tol=1e-12 on the final master: say so
+    with pytest.warns(ConvergenceWarning, match="GrFL's master stopped after max_iter=1"):
+        _final_master_fit(GrFLNewton(tol=1e-12, max_iter=1))
+    # the default solver converges there: no warning (truncated path masters
+    # are not exact solves and never warn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        _final_master_fit(GrFLNewton())

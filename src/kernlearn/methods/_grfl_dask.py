@@ -64,8 +64,9 @@ from ..partitioned import (
 )
 from ..preprocessing import Standardization, _from_mean_var, standardization_from_moments
 from ..solvers.grfl_newton import GrFLNewton
+from ._grfl_master import _GrFLProblem
 from ._grfl_select import PATIENCE_EXTRA, PATIENCE_FACTOR, _HoldOut
-from .grfl import GrFL, _GrFLProblem
+from .grfl import GrFL
 
 __all__ = ["DaskGrFL", "DaskGrFLRows", "DaskHoldOut", "dask_fit_inputs"]
 

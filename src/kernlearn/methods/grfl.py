@@ -59,7 +59,8 @@ from sklearn.utils import check_random_state
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
 from ..solvers._base import check_compatible, single_blas_thread
-from ..solvers._dirty import DirtyProblem, DirtyState, pad_state
+from ..solvers._dirty import DirtyState, pad_state
+from ._grfl_master import _GrFLProblem, penalty_level, solve_master
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
                            PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
@@ -86,55 +87,6 @@ N_EXACT = 3
 BATCH_DIVISOR = 4
 # ... from a pricing sample of n_candidates * ceil(batch ** SAMPLE_POWER)
 SAMPLE_POWER = 0.5
-
-
-def penalty_level(penalty):
-    """Regularisation level :math:`\\lambda` of a penalty: its ``alpha``, else 1.
-
-    A penalty without ``alpha`` (a user's norm with its level built in) is
-    used as it is: its ``dual_norm`` is then that of the whole penalty, and a
-    zero feature violates the optimality conditions when that dual norm
-    exceeds 1 (paper 000, eq. (7) with the level folded in).
-
-    Parameters
-    ----------
-    penalty : BasePenalty
-
-    Returns
-    -------
-    level : float
-    """
-    return float(getattr(penalty, "alpha", 1.0))
-
-
-class _GrFLProblem(DirtyProblem):
-    """The restricted master with levels read by :func:`penalty_level`."""
-
-    def reg_scale(self):
-        """Smallest regularisation level, the scale of the KKT measure."""
-        lams = [penalty_level(self.penalty_p)]
-        if self.has_shared:
-            lams.append(penalty_level(self.penalty_s))
-        return max(min(lams), 1e-12)
-
-
-def solve_master(solver, problem, state):
-    """Run the restricted-master solver once (the only call into a master).
-
-    Parameters
-    ----------
-    solver : BaseSolver
-        ADMM, FISTA or any solver taking a :class:`DirtyProblem`.
-    problem : DirtyProblem
-        The restricted problem on the active columns.
-    state : dict or None
-        The previous solve's state, padded to the active columns.
-
-    Returns
-    -------
-    result : SolverResult
-    """
-    return solver.solve(problem, state)
 
 
 def paper_loss_factor(loss):
@@ -550,7 +502,7 @@ class GrFL:
                 # last ones (up to 1000 on correlated Fourier columns) buy little
                 solver.max_sweeps = min(int(solver.max_sweeps), PATH_SWEEPS)
         prob = self.problem()
-        res = solve_master(solver, prob, pad_state(self.state, self.p, self.T))
+        res = solve_master(solver, prob, pad_state(self.state, self.p, self.T), exact)
         self.state, self.result, self._prob = res.state, res, prob
         self.exact = exact or solver is self.solver or res.converged
         U, us = res.coef
