@@ -1,36 +1,21 @@
 """benchmarks/suite_noise_floor.py: counts, gaps and perturbations on two tiny sets."""
 
-import importlib.util
 import json
-import lzma
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from bench_scripts import load_script, write_set
 from sklearn.metrics import accuracy_score
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "suite_noise_floor.py"
-
 
 @pytest.fixture(scope="module")
 def noise():
-    spec = importlib.util.spec_from_file_location("kernlearn_bench_noise", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
-
-
-def _write(folder, name, df):
-    with lzma.open(folder / f"{name}.csv.xz", "wt") as fh:
-        df.to_csv(fh, index=False, lineterminator="\n")
+    yield from load_script("suite_noise_floor")
 
 
 @pytest.fixture
@@ -43,10 +28,10 @@ def data(tmp_path, monkeypatch):
     labels = np.array(["low", "mid", "high"])[
         np.digitize(X[:, 0] + X[:, 3] / 10 + 0.3 * rng.normal(size=150), [-0.6, 0.6])
     ]
-    _write(folder, "tiny-clf", pd.DataFrame(X).add_prefix("f").assign(target=labels))
+    write_set(folder, "tiny-clf", pd.DataFrame(X).add_prefix("f").assign(target=labels))
     Z = rng.normal(size=(60, 3))
     y = Z @ [1.0, -2.0, 0.5] + 0.3 * rng.normal(size=60)
-    _write(folder, "tiny-reg", pd.DataFrame(Z).add_prefix("x").assign(target=y))
+    write_set(folder, "tiny-reg", pd.DataFrame(Z).add_prefix("x").assign(target=y))
     (folder / "MANIFEST.md").write_text(
         "| name | task | n |\n|---|---|---:|\n"
         "| tiny-clf | classification | 150 |\n| tiny-reg | regression | 60 |\n"

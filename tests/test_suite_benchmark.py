@@ -1,35 +1,19 @@
 """benchmarks/suite.py: split, scores, gaps and summary on two tiny suite-style sets."""
 
-import importlib.util
 import json
-import lzma
 import math
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from bench_scripts import load_script, write_set
 from sklearn.metrics import accuracy_score, mean_squared_error
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "suite.py"
 
 
 @pytest.fixture(scope="module")
 def suite():
-    spec = importlib.util.spec_from_file_location("kernlearn_bench_suite", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    # registered, so that pool workers (forked) can unpickle its functions
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
-
-
-def _write(folder, name, df):
-    with lzma.open(folder / f"{name}.csv.xz", "wt") as fh:
-        df.to_csv(fh, index=False, lineterminator="\n")
+    yield from load_script("suite")
 
 
 @pytest.fixture
@@ -44,12 +28,12 @@ def data(tmp_path, monkeypatch):
         np.digitize(X[:, 0] + X[:, 3] / 10, [-0.5, 0.5])
     ]
     clf = pd.DataFrame(X, columns=[f"f{j}" for j in range(4)]).assign(target=labels)
-    _write(folder, "tiny-clf", clf)
+    write_set(folder, "tiny-clf", clf)
     Z = rng.normal(size=(60, 3))
     reg = pd.DataFrame(Z, columns=["x0", "x1", "x2"]).assign(
         target=Z @ [1.0, -2.0, 0.5] + 0.1 * rng.normal(size=60)
     )
-    _write(folder, "tiny-reg", reg)
+    write_set(folder, "tiny-reg", reg)
     (folder / "MANIFEST.md").write_text(
         "| name | task | n |\n|---|---|---:|\n"
         "| tiny-clf | classification | 120 |\n| tiny-reg | regression | 60 |\n"
