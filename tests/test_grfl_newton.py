@@ -470,3 +470,30 @@ def test_unconverged_final_master_warns_and_a_converged_one_does_not():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         _final_master_fit(GrFLNewton())
+
+
+@pytest.mark.parametrize("loss, pen, lam_s, task_rows, fit_b", CASES[:4], ids=IDS[:4])
+def test_armijo_test_reads_the_penalty_at_the_current_point(loss, pen, lam_s, task_rows,
+                                                            fit_b, rng, monkeypatch):
+    # the penalty at the current point is kept from the line search that
+    # reached it (or the prox's point after a full step), not recomputed: at
+    # every Newton iteration it must still be the penalty at that point
+    P = _problem(rng, loss, pen, lam_s, task_rows=task_rows, fit_intercept=fit_b)
+    points, olds = [], []
+    direction, decrease = GrFLNewton._direction, GrFLNewton._model_decrease
+
+    def spy_direction(self, P_, H, gW, gws, gb, W, ws, *args):
+        points.append((W.copy(), ws.copy()))
+        return direction(self, P_, H, gW, gws, gb, W, ws, *args)
+
+    def spy_decrease(*args):
+        olds.append(args[-1])
+        return decrease(*args)
+
+    monkeypatch.setattr(GrFLNewton, "_direction", spy_direction)
+    monkeypatch.setattr(GrFLNewton, "_model_decrease", staticmethod(spy_decrease))
+    res = GrFLNewton(tol=1e-9).solve(P)
+    assert res.converged and len(olds) == len(points) >= 3
+    for (W, ws), pen0 in zip(points, olds):
+        assert pen0 == pytest.approx(P.penalty_value(W, ws), rel=1e-12, abs=1e-14)
+    assert any(np.any(W != 0) for W, _ in points)  # the penalty did move

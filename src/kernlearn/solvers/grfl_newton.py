@@ -724,11 +724,15 @@ class GrFLNewton(BaseSolver):
             W, ws, b = state.W.copy(), state.ws.copy(), state.b.copy()
         reg = P.reg_scale()
         pen_of, kkt_of = self._measures(P)
+        # (per-problem constants of the inner solve, computed once per master
+        # rather than once per Newton iteration)
+        inner = self._inner_constants(P)
         step_kkt = 1.0 / P.lipschitz(getattr(state, "lip_vectors", None))
         M = getattr(state, "margins", None)
         if M is None or M.shape != P.Ys.shape or getattr(state, "p", -1) > P.p:
             M = P.margins(W, ws, b)  # (columns appended with zero weight keep them)
-        F = P.loss_value(M) + pen_of(W, ws)
+        pen0 = pen_of(W, ws)  # the penalty at the current point (kept, not recomputed)
+        F = P.loss_value(M) + pen0
         history = History()
         hess, exact_hessian = None, False
         converged, k, kkt = False, 0, np.inf
@@ -750,15 +754,16 @@ class GrFLNewton(BaseSolver):
             # measure itself: a model solved past that buys nothing
             inner_tol = reg * max(0.1 * min(kkt, 1.0) * kkt, _INNER_SHARE * self.tol)
             Wn, wsn, bn, sweeps = self._direction(P, hess.H, gW, gws, gb, W, ws, b,
-                                                  inner_tol, step_kkt)
+                                                  inner_tol, step_kkt, inner)
             history.rows[-1]["sweeps"] = sweeps
             dW, dws, db = Wn - W, wsn - ws, bn - b
-            pen0 = pen_of(W, ws)
-            delta = (np.vdot(gW, dW) + gws @ dws + gb @ db + pen_of(Wn, wsn) - pen0)
+            pen_n = pen_of(Wn, wsn)
+            delta = self._model_decrease(gW, gws, gb, dW, dws, db, pen_n, pen0)
             dM = P.margins(dW, dws, db)
             s, accepted = 1.0, False
             for _ in range(_MAX_HALVINGS):
-                Fs = P.loss_value(M + s * dM) + pen_of(W + s * dW, ws + s * dws)
+                pen_s = pen_of(W + s * dW, ws + s * dws)
+                Fs = P.loss_value(M + s * dM) + pen_s
                 # (slack: near the optimum the decrease is below the
                 # rounding of F, and the step is then judged by the model)
                 if Fs <= F + _SIGMA * s * min(delta, 0.0) + _ROUND * abs(F):
@@ -772,8 +777,10 @@ class GrFLNewton(BaseSolver):
                 continue
             exact_hessian = False
             W, ws, b = W + s * dW, ws + s * dws, b + s * db
+            pen0 = pen_s  # the penalty at W + s * dW, the new point
             if s == 1.0:
                 W, ws = Wn, wsn  # keep the exact zeros of the prox
+                pen0 = pen_n
             M = M + s * dM
             F = Fs
         if not converged:
@@ -825,22 +832,39 @@ class GrFLNewton(BaseSolver):
 
         return pen_of, kkt_of
 
-    def _direction(self, P, H, gW, gws, gb, W, ws, b, tol, step_kkt):
+    @staticmethod
+    def _model_decrease(gW, gws, gb, dW, dws, db, pen_new, pen_old):
+        """The model's predicted decrease along the step (the Armijo test's
+        ``delta``): ``pen_old`` is the penalty at the current point, kept from
+        the line search that reached it rather than recomputed."""
+        return np.vdot(gW, dW) + gws @ dws + gb @ db + pen_new - pen_old
+
+    @staticmethod
+    def _inner_constants(P):
+        """What :meth:`_direction` reads of ``P`` besides the point: the groups
+        (int64), the compiled prox kind (``None``: the generic inner solver),
+        the two penalty levels and the flags."""
+        kind = _penalty_kind(P.penalty_p)
+        if kind is not None and P.has_shared and type(P.penalty_s) is not L1:
+            kind = None
+        alpha_s = float(P.penalty_s.alpha) if (kind is not None and P.has_shared) else 0.0
+        alpha = float(P.penalty_p.alpha) if kind is not None else 0.0
+        return (P.indptr.astype(np.int64), kind, alpha, alpha_s, bool(P.has_shared),
+                bool(P.fit_intercept))
+
+    def _direction(self, P, H, gW, gws, gb, W, ws, b, tol, step_kkt, inner=None):
         """Minimiser of the quadratic model plus the penalties, from ``(W, ws, b)``,
         to the model KKT residual ``tol`` (unscaled; step ``step_kkt``), and the
-        inner iterations it took."""
-        H, Lw, Ls = _model_curvatures(np.ascontiguousarray(H, dtype=float),
-                                      P.indptr.astype(np.int64), bool(P.fit_intercept))
-        kind = _penalty_kind(P.penalty_p)
-        pen_s = P.penalty_s
-        if kind is None or (P.has_shared and type(pen_s) is not L1):
+        inner iterations it took (``inner``: :meth:`_inner_constants` of ``P``)."""
+        indptr, kind, alpha, alpha_s, shared, fit_b = (
+            self._inner_constants(P) if inner is None else inner)
+        H, Lw, Ls = _model_curvatures(np.ascontiguousarray(H, dtype=float), indptr, fit_b)
+        if kind is None:
             return self._direction_generic(P, H, gW, gws, gb, W, ws, b, tol)
         Wn, wsn, bn = W.copy(), ws.copy(), b.copy()
-        alpha_s = float(pen_s.alpha) if P.has_shared else 0.0
         sweeps, _ = _bcd(H, np.ascontiguousarray(gW), gb.astype(float), Wn, wsn, bn,
-                         P.indptr.astype(np.int64), Lw, Ls, kind,
-                         float(P.penalty_p.alpha), alpha_s, P.has_shared,
-                         P.fit_intercept, self.max_sweeps, float(tol), float(step_kkt))
+                         indptr, Lw, Ls, kind, alpha, alpha_s, shared, fit_b,
+                         self.max_sweeps, float(tol), float(step_kkt))
         return Wn, wsn, bn, sweeps
 
     def _direction_generic(self, P, H, gW, gws, gb, W, ws, b, tol):
