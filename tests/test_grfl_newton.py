@@ -497,3 +497,26 @@ def test_armijo_test_reads_the_penalty_at_the_current_point(loss, pen, lam_s, ta
     for (W, ws), pen0 in zip(points, olds):
         assert pen0 == pytest.approx(P.penalty_value(W, ws), rel=1e-12, abs=1e-14)
     assert any(np.any(W != 0) for W, _ in points)  # the penalty did move
+
+
+@pytest.mark.parametrize("task_rows", [False, True], ids=["shared-rows", "task-rows"])
+def test_hessian_update_skips_an_unchanged_curvature_and_applies_a_changed_one(
+        task_rows, rng, monkeypatch):
+    P = _problem(rng, SquaredHinge(), GroupL1L2(0.3), None, p=8, task_rows=task_rows)
+    D = P.loss.hess_margin(P.margins(*P.zeros()), P.Ys)
+    hess = _Hessians(P, 1e-3).start(D, None)
+    H0 = hess.H.copy()
+    blocks = []
+    block = _Hessians._block
+    monkeypatch.setattr(_Hessians, "_block",
+                        lambda self, *a, **k: blocks.append(a) or block(self, *a, **k))
+    hess.update(D.copy())  # equal values, another array: no block is recomputed
+    assert not blocks
+    np.testing.assert_array_equal(hess.H, H0)
+    D2 = D.copy()
+    D2.flat[:3] = 0.0 if D.flat[0] else 1.0  # a few rows change curvature
+    hess.update(D2)
+    assert blocks
+    fresh = _Hessians(P, 0.0).start(D2, None).H
+    np.testing.assert_allclose(hess.H, fresh, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(hess.Dh, D2)

@@ -603,6 +603,10 @@ class _Hessians:
     def update(self, D, rtol=None):
         """Move to curvature ``D``: rank updates on the rows that changed by
         more than ``rtol`` (default the solver's) times the largest curvature."""
+        if D.shape == self.Dh.shape and (D == self.Dh).all():
+            # no row moved (the square loss's constant curvature, every
+            # Newton iteration of a regression master): nothing to update
+            return
         rtol = self.rtol if rtol is None else rtol
         scale = max(float(np.abs(D).max(initial=0.0)), 1e-300)
         for t in range(self.P.T):
