@@ -809,6 +809,11 @@ def parse_seeds(text):
     return seeds
 
 
+# printed (and nothing run) when the suite folder is missing
+NO_DATA = ("skip: no suite data in {folder} (set KERNLEARN_DATA to the folder that "
+           "holds suite/)")
+
+
 def select_sets(sets_arg, named_arg):
     """``({spec: task or None}, skipped)`` of ``--sets`` / ``--named``.
 
@@ -892,10 +897,7 @@ def main(argv=None):
     folder = suite_dir()
     sets, skipped = select_sets(args.sets, args.named)
     if sets is None:
-        print(
-            f"skip: no suite data in {folder} (set KERNLEARN_DATA to the folder "
-            f"that holds suite/)"
-        )
+        print(NO_DATA.format(folder=folder))
         return None
 
     t0, cpu0 = time.perf_counter(), _cpu_seconds()

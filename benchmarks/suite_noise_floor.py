@@ -72,6 +72,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import markdown_table  # noqa: E402
 from suite import (  # noqa: E402
     NAMED,
+    NO_DATA,
     PAIRS,
     _cached_split,
     _cpu_seconds,
@@ -491,10 +492,7 @@ def main(argv=None):
 
     sets, skipped = select_sets(args.sets, args.named)
     if sets is None:
-        print(
-            f"skip: no suite data in {suite_dir()} (set KERNLEARN_DATA to the "
-            f"folder that holds suite/)"
-        )
+        print(NO_DATA.format(folder=suite_dir()))
         return None
     t0, cpu0 = time.perf_counter(), _cpu_seconds()
     by_seed = run_noise(
