@@ -149,8 +149,13 @@ def _one_constraint(pool, base_loss, settings):
     Theorem 3, or the gap meets ``tol``), or before it when every score is
     zero, :math:`A_c' S y_c = 0`, where the ridge solution is zero as well.
     """
+    return _ridge_shaped(pool, base_loss, settings) and pool.n_candidates <= settings.B
+
+
+def _ridge_shaped(pool, base_loss, settings):
+    """The part of :func:`_one_constraint` that needs no fitted pool."""
     return (isinstance(pool, FeaturePool) and type(base_loss) is Square
-            and settings.max_features is None and pool.n_candidates <= settings.B)
+            and settings.max_features is None)
 
 
 class _RidgePath:
@@ -253,9 +258,8 @@ def _ridge_folds(X, y, pool, base_loss, settings, sample_weight, column_scale, f
     depend on the rows (the estimators' standardisation, or none); the
     unit-RMS scaling is each fold's own, as in the fold's FGM fit.
     """
-    if not (isinstance(pool, FeaturePool) and type(base_loss) is Square
-            and settings.max_features is None):
-        return None  # (checked again below, on the fitted pool; this skips the fit)
+    if not _ridge_shaped(pool, base_loss, settings):
+        return None  # before fitting the pool, which the count below needs
     fitted = _fit_pool(copy.deepcopy(pool), X, sample_weight, column_scale)
     if not _one_constraint(fitted, base_loss, settings):
         return None

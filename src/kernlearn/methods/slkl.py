@@ -43,8 +43,8 @@ from ._result import MethodResult
 from ._slkl_state import SLKLState, slkl_objective
 
 __all__ = ["ColumnsOnDemand", "CoordinateNewton", "CoordinateNewtonState", "SLKLProblem",
-           "SLKLResult", "SLKLState", "classifier_columns", "fit_slkl", "slkl_decision", "slkl_objective",
-           "slkl_problem"]
+           "SLKLResult", "SLKLState", "classifier_columns", "fit_slkl", "slkl_decision",
+           "slkl_objective", "slkl_problem"]
 
 
 @dataclass(frozen=True)
@@ -393,6 +393,7 @@ def classifier_columns(n_samples):
     """
     n = int(n_samples)
     return min(n, max(DEFAULT_COLUMNS, min(REGRESSION_COLUMNS, n // ROWS_PER_COLUMN)))
+
 
 #: How many path values past a rise of the leave-one-out error
 #: ``nu="auto"`` still tries before it stops (keeping the best value seen).
