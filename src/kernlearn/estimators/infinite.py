@@ -51,6 +51,7 @@ from ..solvers import History
 from ._base import (
     ProbabilityMixin,
     _has_proba,
+    _plain_labels,
     canonical_sparse,
     check_two_classes,
     fit_sample_weight,
@@ -616,9 +617,13 @@ class InfiniteFeatureClassifier(
         X, y = self._fit_inputs(X, y)
         check_two_classes(y)
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
-        enc = LabelEncoder().fit(y)
-        self.classes_ = enc.classes_
-        yi = enc.transform(y)
+        if _plain_labels(y):
+            # what LabelEncoder computes for such labels, without its checks
+            # (a tenth of a 100-row fit)
+            self.classes_, yi = np.unique(y, return_inverse=True)
+        else:
+            enc = LabelEncoder().fit(y)
+            self.classes_, yi = enc.classes_, enc.transform(y)
         task_rows = self._split_tasks(task_index, X.shape[0])
         if task_rows is not None and len(self.classes_) != 2:
             raise ValueError("task_index needs binary labels (one binary task each).")

@@ -76,8 +76,10 @@ class InfiniteFamily(BaseFamily):
         entry = _CHECKED.get(key)
         if entry is not None and entry[0]() is not self:
             entry = None  # a dead family's id reused
-        if entry is not None and any(ref() is X for ref in entry[1]):
-            return X
+        if entry is not None:
+            for ref in reversed(entry[1]):  # (the array just checked, most often)
+                if ref() is X:
+                    return X
         Xc = self._check_X(X)
         if Xc is X:
             try:
@@ -217,6 +219,9 @@ class InfiniteFamily(BaseFamily):
         norms : ndarray of shape (k, group_size)
         """
         norms = np.sqrt(sq)
+        if norms.all():  # (the usual case: no all-zero column to mask)
+            HG /= norms[:, :, None]
+            return HG, norms
         safe = np.where(norms > 0, norms, 1.0)
         HG /= safe[:, :, None]
         HG[norms == 0] = 0.0

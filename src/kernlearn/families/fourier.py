@@ -228,6 +228,13 @@ class RandomFourierFeatures(InfiniteFamily):
         if widths is None:
             lo, hi = (float(v) for v in self.bandwidth_range)
             sigma = rng.uniform(lo, hi, size=k)
+        elif widths.size == 1:
+            # one width: a division by the scalar (the same quotients)
+            params = np.empty((k, self.n_features_in_ + 1))
+            np.divide(rng.standard_normal((k, self.n_features_in_)), widths[0],
+                      out=params[:, :-1])
+            params[:, -1] = widths[0]
+            return params
         else:
             # even split of the candidates among the listed widths
             sigma = widths[np.arange(k) % widths.size]

@@ -59,6 +59,7 @@ from sklearn.utils import check_random_state
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
 from ..solvers._base import check_compatible, single_blas_thread
+from ..penalties import GroupL1L2
 from ..solvers._dirty import DirtyState, pad_state
 from ._grfl_master import _GrFLProblem, penalty_level, solve_master
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
@@ -373,10 +374,17 @@ class GrFL:
             penalties, the largest per-task dual norm).
         """
         k, gs, T = H.shape
-        # the candidates stacked as the row groups of one (k * gs, T) block; the
-        # penalty's dual norm is joint across tasks or per task (PerTaskL1Lq)
-        rows = np.arange(0, k * gs + 1, gs)
-        v = self.penalty_p.matrix_dual_norm(H.reshape(k * gs, T), rows)
+        if k and type(self.penalty_p) is GroupL1L2 and gs * T > 1:
+            # the default penalty: the l2 norm of each candidate's block, the
+            # sums GroupL1L2.matrix_dual_norm forms (without its bookkeeping;
+            # pricing calls this twice per outer iteration)
+            w = H.ravel()
+            v = np.sqrt(np.add.reduceat(w * w, np.arange(0, w.size, gs * T)))
+        else:
+            # the candidates stacked as the row groups of one (k * gs, T) block; the
+            # penalty's dual norm is joint across tasks or per task (PerTaskL1Lq)
+            rows = np.arange(0, k * gs + 1, gs)
+            v = self.penalty_p.matrix_dual_norm(H.reshape(k * gs, T), rows)
         v = v / penalty_level(self.penalty_p)
         if self.penalty_s is not None:
             hs = H.sum(axis=2)
@@ -491,25 +499,41 @@ class GrFL:
                           group_size=self.gs, extra=extra)
 
     # ----------------------------------------------------------------- master
-    def _solve(self, exact):
+    def _path_solver(self):
+        """The solver of the intermediate masters: ``solver`` capped at ``path_iter``."""
         solver = self.solver
-        if not exact and self.path_iter is not None and hasattr(solver, "max_iter"):
-            solver = copy.copy(solver)
-            solver.max_iter = min(int(solver.max_iter), int(self.path_iter))
-            if hasattr(solver, "max_sweeps"):
-                # an intermediate Newton master takes a few steps anyway: any
-                # number of coordinate sweeps gives a descent direction, and the
-                # last ones (up to 1000 on correlated Fourier columns) buy little
-                solver.max_sweeps = min(int(solver.max_sweeps), PATH_SWEEPS)
+        if self.path_iter is None or not hasattr(solver, "max_iter"):
+            return solver
+        cached = self.__dict__.get("_capped")
+        if cached is not None and cached[0] is solver and cached[2] == (
+                solver.max_iter, getattr(solver, "max_sweeps", None), self.path_iter):
+            return cached[1]  # (one copy per path, not one per outer iteration)
+        capped = copy.copy(solver)
+        capped.max_iter = min(int(solver.max_iter), int(self.path_iter))
+        if hasattr(capped, "max_sweeps"):
+            # an intermediate Newton master takes a few steps anyway: any
+            # number of coordinate sweeps gives a descent direction, and the
+            # last ones (up to 1000 on correlated Fourier columns) buy little
+            capped.max_sweeps = min(int(solver.max_sweeps), PATH_SWEEPS)
+        self._capped = (solver, capped, (solver.max_iter, getattr(solver, "max_sweeps", None),
+                                         self.path_iter))
+        return capped
+
+    def _solve(self, exact):
+        solver = self.solver if exact else self._path_solver()
         prob = self.problem()
         res = solve_master(solver, prob, pad_state(self.state, self.p, self.T), exact)
         self.state, self.result, self._prob = res.state, res, prob
         self.exact = exact or solver is self.solver or res.converged
         U, us = res.coef
-        # a master that returns the margins of its point saves one product
+        # a master that returns the margins of its point (the Newton master)
+        # also returns the objective there: no product, no penalty to recompute
         M = getattr(res.state, "margins", None)
-        self.margins = prob.margins(U, us, res.intercept) if M is None else M
-        self.objective = prob.objective(U, us, res.intercept, self.margins)
+        if M is None:
+            self.margins = prob.margins(U, us, res.intercept)
+            self.objective = prob.objective(U, us, res.intercept, self.margins)
+        else:
+            self.margins, self.objective = M, float(res.state.objective)
         return res
 
     def master(self, cand):

@@ -176,6 +176,8 @@ class DirtyState(SolverState):
 # Fields of the master states with one row per active column.
 _ROW_FIELDS = ("W", "U", "N")
 _VECTOR_FIELDS = ("ws", "us", "nus")
+# state type -> its row fields and vector fields (pad_state)
+_PADDED = {}
 
 
 def pad_state(state, p_new, T):
@@ -201,14 +203,19 @@ def pad_state(state, p_new, T):
     """
     if state is None:
         return None
-    names = {f.name for f in fields(state)}
+    cls = type(state)
+    padded = _PADDED.get(cls)
+    if padded is None:  # (the fields of a state type, looked up once)
+        names = {f.name for f in fields(state)}
+        padded = _PADDED[cls] = ([k for k in _ROW_FIELDS if k in names],
+                                 [k for k in _VECTOR_FIELDS if k in names])
     new = {}
-    for key in _ROW_FIELDS:
-        A = getattr(state, key, None) if key in names else None
+    for key in padded[0]:
+        A = getattr(state, key)
         if A is not None:
             new[key] = np.vstack([A, np.zeros((p_new - A.shape[0], T))])
-    for key in _VECTOR_FIELDS:
-        a = getattr(state, key, None) if key in names else None
+    for key in padded[1]:
+        a = getattr(state, key)
         if a is not None:
             new[key] = np.concatenate([a, np.zeros(p_new - a.shape[0])])
     return replace(state, **new)

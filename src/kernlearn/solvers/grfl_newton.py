@@ -723,14 +723,15 @@ class GrFLNewton(BaseSolver):
         if not isinstance(problem, DirtyProblem):
             raise TypeError("problem must be a DirtyProblem.")
         P = problem
-        W, ws, b = P.zeros()
         if state is not None:
             W, ws, b = state.W.copy(), state.ws.copy(), state.b.copy()
+        else:
+            W, ws, b = P.zeros()
         reg = P.reg_scale()
-        pen_of, kkt_of = self._measures(P)
         # (per-problem constants of the inner solve, computed once per master
         # rather than once per Newton iteration)
         inner = self._inner_constants(P)
+        pen_of, kkt_of = self._measures(P, inner)
         step_kkt = 1.0 / P.lipschitz(getattr(state, "lip_vectors", None))
         M = getattr(state, "margins", None)
         if M is None or M.shape != P.Ys.shape or getattr(state, "p", -1) > P.p:
@@ -766,8 +767,9 @@ class GrFLNewton(BaseSolver):
             dM = P.margins(dW, dws, db)
             s, accepted = 1.0, False
             for _ in range(_MAX_HALVINGS):
-                pen_s = pen_of(W + s * dW, ws + s * dws)
-                Fs = P.loss_value(M + s * dM) + pen_s
+                Ws, wss, Ms = W + s * dW, ws + s * dws, M + s * dM
+                pen_s = pen_of(Ws, wss)
+                Fs = P.loss_value(Ms) + pen_s
                 # (slack: near the optimum the decrease is below the
                 # rounding of F, and the step is then judged by the model)
                 if Fs <= F + _SIGMA * s * min(delta, 0.0) + _ROUND * abs(F):
@@ -780,12 +782,13 @@ class GrFLNewton(BaseSolver):
                 exact_hessian = True  # retry with the exact generalised Hessian
                 continue
             exact_hessian = False
-            W, ws, b = W + s * dW, ws + s * dws, b + s * db
+            # (the accepted trial point: W + s * dW, ws + s * dws, M + s * dM)
+            W, ws, b = Ws, wss, b + s * db
             pen0 = pen_s  # the penalty at W + s * dW, the new point
             if s == 1.0:
                 W, ws = Wn, wsn  # keep the exact zeros of the prox
                 pen0 = pen_n
-            M = M + s * dM
+            M = Ms
             F = Fs
         if not converged:
             gW, gws, gb = P.gradients(M)
@@ -800,14 +803,16 @@ class GrFLNewton(BaseSolver):
         return SolverResult(coef=(W, ws), intercept=b.copy(), state=out,
                             history=history, converged=converged, n_iter=k)
 
-    @staticmethod
-    def _measures(P):
+    @classmethod
+    def _measures(cls, P, inner=None):
         """``P.penalty_value`` and the KKT residual (:meth:`DirtyProblem.kkt`
         from gradients already computed, before the division by
         ``reg_scale``): compiled for the penalties with a compiled block prox
-        and an l1 (or no) shared penalty, else from the penalties' methods."""
-        kind = _penalty_kind(P.penalty_p)
-        if kind is None or (P.has_shared and type(P.penalty_s) is not L1):
+        and an l1 (or no) shared penalty, else from the penalties' methods
+        (``inner``: :meth:`_inner_constants` of ``P``, if at hand)."""
+        indptr, kind, alpha, alpha_s, shared, fit_b = (
+            cls._inner_constants(P) if inner is None else inner)
+        if kind is None:
             def kkt_generic(W, ws, gW, gws, gb, step):
                 U, us = P.prox(W - step * gW, ws - step * gws, step, step)
                 res = np.abs(W - U).max(initial=0.0) / step
@@ -818,10 +823,6 @@ class GrFLNewton(BaseSolver):
                 return float(res)
 
             return P.penalty_value, kkt_generic
-        indptr = P.indptr.astype(np.int64)
-        alpha = float(P.penalty_p.alpha)
-        alpha_s = float(P.penalty_s.alpha) if P.has_shared else 0.0
-        shared, fit_b = bool(P.has_shared), bool(P.fit_intercept)
         flat = np.ascontiguousarray
 
         def pen_of(W, ws):
