@@ -51,6 +51,7 @@ from ..solvers import History
 from ._base import (
     ProbabilityMixin,
     _has_proba,
+    _plain_fit_data,
     _plain_labels,
     canonical_sparse,
     check_two_classes,
@@ -60,6 +61,7 @@ from ._base import (
     split_tasks,
     standardize_fit,
     task_positions,
+    validate_params_cached,
 )
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
@@ -104,9 +106,19 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         if _is_dask_array(X):
             from ..methods._grfl_dask import dask_fit_inputs  # dask is optional
             return dask_fit_inputs(self, X, y, **check)
+        if _plain_fit_data(X, y, classification=not check.get("y_numeric", False)):
+            # what validate_data returns and records for such input, without
+            # its fixed cost (the shared short cut of the estimators)
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+            self.n_features_in_ = X.shape[1]
+            return X, y
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
                              dtype=[np.float64, np.float32], ensure_min_samples=2, **check)
         return (canonical_sparse(X) if sp.issparse(X) else X), y
+
+    def _validate_params(self):
+        validate_params_cached(self)  # cheap on every fit of a grid search
 
     def _fit_tasks(self, X, Y, task_rows, sample_weight=None):
         """Run :func:`~kernlearn.methods.grfl.fit_grfl` and copy its result.

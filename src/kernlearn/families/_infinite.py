@@ -52,7 +52,7 @@ class InfiniteFamily(BaseFamily):
         self : object
         """
         self._validate_params()
-        X = self._check_X(X)
+        X = self._checked(X)  # (remembered: pricing reads the same array)
         self.n_features_in_ = X.shape[1]
         return self
 

@@ -187,7 +187,7 @@ class RandomFourierFeatures(InfiniteFamily):
             With ``widths_`` set.
         """
         super().fit(X)
-        self.widths_ = self._widths(self._check_X(X))
+        self.widths_ = self._widths(self._checked(X))
         return self
 
     def _validate_params(self):
