@@ -455,8 +455,6 @@ def test_family_validates_each_new_array_once_and_still_rejects_bad_ones():
     import sklearn.utils.validation as val
 
     X = np.random.default_rng(0).normal(size=(30, 3))
-    fam = RandomFourierFeatures(gamma=1.0).fit(X)
-    params = fam.sample(4, 0)
     calls = []
     orig = val.check_array
 
@@ -468,10 +466,12 @@ def test_family_validates_each_new_array_once_and_still_rejects_bad_ones():
 
     fourier.check_array, saved = counting, fourier.check_array
     try:
+        fam = RandomFourierFeatures(gamma=1.0).fit(X)
+        params = fam.sample(4, 0)
         fam.columns(params, X)
         fam.correlations(params, X, np.ones(30))
         fam.columns(params, X)
-        assert len(calls) == 1  # the same array: checked once
+        assert len(calls) == 1  # the same array (fit's included): checked once
         # a cross-validated path alternates between training and validation
         # rows: each array is still checked only once
         Xv = X[:10].copy()
