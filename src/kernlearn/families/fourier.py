@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
 from ..kernels import convert_width, resolve_gamma
-from ._infinite import InfiniteFamily
+from ._infinite import InfiniteFamily, plain_float_matrix
 
 __all__ = ["RandomFourierFeatures"]
 
@@ -194,8 +194,9 @@ class RandomFourierFeatures(InfiniteFamily):
         self._widths()
 
     def _check_X(self, X):
-        X = check_array(X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
-                        input_name="X")
+        if not plain_float_matrix(X):
+            X = check_array(X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
+                            input_name="X")
         if hasattr(self, "n_features_in_") and X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but the family was fitted with "
