@@ -52,6 +52,26 @@ def plain_float_matrix(X):
         return bool(np.isfinite(X.sum()))
 
 
+def valid_scores(s, norms):
+    """The scores ``s``, ``-inf`` for candidates with an all-zero column.
+
+    Parameters
+    ----------
+    s : ndarray of shape (k,)
+        Scores of the candidates.
+    norms : ndarray of shape (k, group_size)
+        Norms of their columns.
+
+    Returns
+    -------
+    ndarray of shape (k,)
+    """
+    ok = norms > 0
+    if ok.all():  # (the usual case: nothing to mask)
+        return s
+    return np.where(ok.all(axis=1), s, -np.inf)
+
+
 def _default_score(H):
     """Frobenius norm of each candidate's correlation block."""
     return np.sqrt((H * H).sum(axis=(1, 2)))
@@ -293,8 +313,7 @@ class InfiniteFamily(BaseFamily):
         rng = np.random.default_rng(rng)
         params = self.sample(n_sample, rng)
         H, norms = self.correlations(params, X, grad, sample_weight, low_precision)
-        s = (score or _default_score)(H)
-        s = np.where(np.all(norms > 0, axis=1), s, -np.inf)
+        s = valid_scores((score or _default_score)(H), norms)
         order = np.argsort(-s, kind="stable")[:k]
         return Candidates(params=params[order], scores=s[order],
                           group_size=self.group_size,

@@ -58,6 +58,7 @@ from sklearn.utils import check_random_state
 
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
+from ..families._infinite import valid_scores
 from ..solvers._base import check_compatible, single_blas_thread
 from ..penalties import GroupL1L2
 from ..solvers._dirty import DirtyState, pad_state
@@ -462,10 +463,10 @@ class GrFL:
             params = est.params
             if low:
                 H, norms = fam.correlations(params, self.X, G, w, low_precision=True)
-                s = np.where(np.all(norms > 0, axis=1), self.violation(H), -np.inf)
+                s = valid_scores(self.violation(H), norms)
                 params = params[np.argsort(-s, kind="stable")[:n_exact]]
         H, norms = fam.correlations(params, self.X, G, w)
-        s = np.where(np.all(norms > 0, axis=1), self.violation(H), -np.inf)
+        s = valid_scores(self.violation(H), norms)
         best = np.argsort(-s, kind="stable")[:n_best]
         return Candidates(params=params[best], scores=s[best], group_size=self.gs,
                           extra={"norms": norms[best], "H": H[best]})

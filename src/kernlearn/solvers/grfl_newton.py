@@ -750,10 +750,12 @@ class GrFLNewton(BaseSolver):
                 break
             D = P.loss.hess_margin(M, P.Ys)
             if hess is None:
-                # a problem whose rows live elsewhere (a cluster) brings its own
+                # a problem whose rows live elsewhere (a cluster) brings its own;
+                # started at curvature D (to rtol, as update(D) would leave it)
                 make = getattr(P, "newton_hessians", None) or (lambda r: _Hessians(P, r))
                 hess = make(self.curvature_rtol).start(D, state)
-            hess.update(D, 0.0 if exact_hessian else None)
+            else:
+                hess.update(D, 0.0 if exact_hessian else None)
             # forcing term (the model is solved more exactly as the KKT
             # shrinks), floored at a share of the outer tolerance in the outer
             # measure itself: a model solved past that buys nothing
