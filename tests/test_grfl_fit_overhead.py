@@ -177,3 +177,25 @@ def test_plain_input_short_cut_records_what_validate_data_records(Est, rng):
         bad = X.copy()
         bad[0, 0] = np.nan
         Est(**kw).fit(bad, y)
+
+
+@pytest.mark.parametrize("Est", [InfiniteFeatureClassifier, InfiniteFeatureRegressor])
+def test_fit_reads_every_parameter_get_params_lists(Est, monkeypatch):
+    # the names are cached per class: a subclass with its own parameters gets its own
+    import kernlearn.estimators.infinite as inf
+
+    seen = {}
+
+    def spy(X, Y, **kw):
+        seen.update(kw)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(inf, "fit_grfl", spy)
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    y = np.sign(X[:, 0]) if Est is InfiniteFeatureClassifier else X[:, 0]
+    est = Est(n_candidates=17, random_state=3, max_features=4, lambda_p=0.5)
+    with pytest.raises(RuntimeError, match="stop"):
+        est.fit(X, y)
+    params = est.get_params(deep=False)
+    for k in ("n_candidates", "random_state", "lambda_s", "time_budget", "path_iter"):
+        assert seen[k] == params[k]

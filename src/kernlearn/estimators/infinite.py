@@ -129,7 +129,13 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         if sample_weight is not None and task_rows is not None:
             raise ValueError("sample_weight and class_weight are not supported with "
                              "task_index (one loss per task); fit without one of them.")
-        settings = {k: v for k, v in self.get_params(deep=False).items()
+        # get_params(deep=False) with the names read once per class (scikit-learn
+        # reads them from the signature of __init__ on every call)
+        cls = type(self)
+        names = cls.__dict__.get("_grfl_param_names")
+        if names is None:
+            names = cls._grfl_param_names = tuple(cls._get_param_names())
+        settings = {k: getattr(self, k) for k in names
                     if k not in ("class_weight", "probability", "warm_start", "penalty", "loss",
                                  "standardize", "inner_tol", "inner_max_iter")}
         settings.update(_stopping(self), **self._resolved_settings(X, sample_weight))

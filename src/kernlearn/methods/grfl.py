@@ -555,7 +555,8 @@ class GrFL:
         self._reserve(p // self.gs)
         block = self.family.columns(cand.params, self.X)
         w = self.sample_weight
-        norms = (np.linalg.norm(block, axis=0) if w is None
+        # (np.linalg.norm(block, axis=0) without its checks and copy)
+        norms = (np.sqrt(np.add.reduce(block * block, axis=0)) if w is None
                  else np.sqrt(np.einsum("ij,ij,i->j", block, block, w)))
         norms = np.where(norms > 0, norms, 1.0)
         block = block / norms

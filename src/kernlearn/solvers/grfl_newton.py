@@ -769,7 +769,9 @@ class GrFLNewton(BaseSolver):
             dM = P.margins(dW, dws, db)
             s, accepted = 1.0, False
             for _ in range(_MAX_HALVINGS):
-                Ws, wss, Ms = W + s * dW, ws + s * dws, M + s * dM
+                # (the full step first: x + 1.0 * dx is x + dx, one product less)
+                Ws, wss, Ms = ((W + dW, ws + dws, M + dM) if s == 1.0
+                               else (W + s * dW, ws + s * dws, M + s * dM))
                 pen_s = pen_of(Ws, wss)
                 Fs = P.loss_value(Ms) + pen_s
                 # (slack: near the optimum the decrease is below the
@@ -785,7 +787,7 @@ class GrFLNewton(BaseSolver):
                 continue
             exact_hessian = False
             # (the accepted trial point: W + s * dW, ws + s * dws, M + s * dM)
-            W, ws, b = Ws, wss, b + s * db
+            W, ws, b = Ws, wss, (b + db if s == 1.0 else b + s * db)
             pen0 = pen_s  # the penalty at W + s * dW, the new point
             if s == 1.0:
                 W, ws = Wn, wsn  # keep the exact zeros of the prox
