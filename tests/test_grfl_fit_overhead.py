@@ -1,6 +1,7 @@
 """The short cuts of GrFL's per-fit and per-outer-iteration set-up give what the general paths give."""
 
 import copy
+import itertools
 
 import numpy as np
 import pandas as pd
@@ -199,3 +200,41 @@ def test_fit_reads_every_parameter_get_params_lists(Est, monkeypatch):
     params = est.get_params(deep=False)
     for k in ("n_candidates", "random_state", "lambda_s", "time_budget", "path_iter"):
         assert seen[k] == params[k]
+
+
+@pytest.mark.parametrize("loss", [Square(), SquaredHinge()])
+def test_model_curvatures_are_reused_exactly_while_the_hessians_stay(loss, rng, monkeypatch):
+    n, p = 60, 12
+    Phi = rng.normal(size=(n, p))
+    Y = rng.normal(size=(n, 2)) if isinstance(loss, Square) else np.sign(rng.normal(size=(n, 2)))
+    P = _GrFLProblem(Phi, Y, loss, GroupL1L2(0.05), indptr=np.arange(0, p + 1, 2))
+    calls = {"curv": 0, "dir": 0}
+    curvatures, direction = GrFLNewton._curvatures, GrFLNewton._direction
+
+    def spy_curv(H, inner):
+        calls["curv"] += 1
+        return curvatures(H, inner)
+
+    def spy_dir(self, *args):
+        calls["dir"] += 1
+        return direction(self, *args)
+
+    monkeypatch.setattr(GrFLNewton, "_curvatures", staticmethod(spy_curv))
+    monkeypatch.setattr(GrFLNewton, "_direction", spy_dir)
+    cached = GrFLNewton(tol=1e-10).solve(P)
+    if isinstance(loss, Square):  # one Hessian per master: one set of curvatures
+        assert calls["curv"] == 1 < calls["dir"]
+    else:
+        assert 1 <= calls["curv"] <= calls["dir"]
+    # the same iterates when every Newton iteration computes them afresh (a
+    # version that differs at every reading)
+    counter = itertools.count()
+    monkeypatch.setattr(_Hessians, "version", property(lambda self: next(counter),
+                                                       lambda self, value: None),
+                        raising=False)
+    calls.update(curv=0, dir=0)
+    fresh = GrFLNewton(tol=1e-10).solve(P)
+    assert calls["curv"] == calls["dir"]
+    for a, b in zip((*cached.coef, cached.intercept), (*fresh.coef, fresh.intercept)):
+        np.testing.assert_array_equal(a, b)
+    assert cached.n_iter == fresh.n_iter

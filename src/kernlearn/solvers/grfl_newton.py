@@ -547,6 +547,9 @@ class _Hessians:
         self.P, self.rtol = P, rtol
         self.rows = ([np.arange(P.n)] * P.T if P.shared_rows
                      else [np.asarray(r) for r in P.task_rows])
+        # changes of H in place (update): the solver's curvatures of H are
+        # reused while it stays the same
+        self.version = 0
 
     def _d(self, D, t):
         P = self.P
@@ -619,6 +622,7 @@ class _Hessians:
             else:
                 self.H[t] += self._block(t, idx, d_new[idx] - d_old[idx])
             d_old[idx] = d_new[idx]  # a view into self.Dh
+            self.version += 1
 
     def state(self):
         """What the next solve needs to reuse these Hessians."""
@@ -739,7 +743,7 @@ class GrFLNewton(BaseSolver):
         pen0 = pen_of(W, ws)  # the penalty at the current point (kept, not recomputed)
         F = P.loss_value(M) + pen0
         history = History()
-        hess, exact_hessian = None, False
+        hess, exact_hessian, curv = None, False, None
         converged, k, kkt = False, 0, np.inf
         for k in range(1, self.max_iter + 1):
             gW, gws, gb = P.gradients(M)
@@ -760,8 +764,13 @@ class GrFLNewton(BaseSolver):
             # shrinks), floored at a share of the outer tolerance in the outer
             # measure itself: a model solved past that buys nothing
             inner_tol = reg * max(0.1 * min(kkt, 1.0) * kkt, _INNER_SHARE * self.tol)
+            # the model's curvatures, computed again only when the Hessians moved
+            # (never within a master of the square loss)
+            version = getattr(hess, "version", None)
+            if curv is None or version is None or curv[0] is not hess.H or curv[1] != version:
+                curv = (hess.H, version, self._curvatures(hess.H, inner))
             Wn, wsn, bn, sweeps = self._direction(P, hess.H, gW, gws, gb, W, ws, b,
-                                                  inner_tol, step_kkt, inner)
+                                                  inner_tol, step_kkt, inner, curv[2])
             history.rows[-1]["sweeps"] = sweeps
             dW, dws, db = Wn - W, wsn - ws, bn - b
             pen_n = pen_of(Wn, wsn)
@@ -861,13 +870,22 @@ class GrFLNewton(BaseSolver):
         return (P.indptr.astype(np.int64), kind, alpha, alpha_s, bool(P.has_shared),
                 bool(P.fit_intercept))
 
-    def _direction(self, P, H, gW, gws, gb, W, ws, b, tol, step_kkt, inner=None):
+    @staticmethod
+    def _curvatures(H, inner):
+        """:func:`_model_curvatures` of the Hessians ``H`` (``inner``:
+        :meth:`_inner_constants` of the problem)."""
+        return _model_curvatures(np.ascontiguousarray(H, dtype=float), inner[0], inner[5])
+
+    def _direction(self, P, H, gW, gws, gb, W, ws, b, tol, step_kkt, inner=None,
+                   curvatures=None):
         """Minimiser of the quadratic model plus the penalties, from ``(W, ws, b)``,
         to the model KKT residual ``tol`` (unscaled; step ``step_kkt``), and the
-        inner iterations it took (``inner``: :meth:`_inner_constants` of ``P``)."""
-        indptr, kind, alpha, alpha_s, shared, fit_b = (
-            self._inner_constants(P) if inner is None else inner)
-        H, Lw, Ls = _model_curvatures(np.ascontiguousarray(H, dtype=float), indptr, fit_b)
+        inner iterations it took (``inner``: :meth:`_inner_constants` of ``P``;
+        ``curvatures``: :meth:`_curvatures` of ``H``, if at hand)."""
+        if inner is None:
+            inner = self._inner_constants(P)
+        indptr, kind, alpha, alpha_s, shared, fit_b = inner
+        H, Lw, Ls = self._curvatures(H, inner) if curvatures is None else curvatures
         if kind is None:
             return self._direction_generic(P, H, gW, gws, gb, W, ws, b, tol)
         Wn, wsn, bn = W.copy(), ws.copy(), b.copy()
