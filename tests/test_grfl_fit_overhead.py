@@ -79,6 +79,8 @@ def test_the_capped_path_solver_is_kept_and_follows_changes_of_the_solver():
     assert path._path_solver() is capped  # one copy per path
     path.solver.max_iter = 1
     assert path._path_solver().max_iter == 1  # a changed solver is copied again
+    path.solver.tol = 1e-6
+    assert path._path_solver().tol == 1e-6 and path._path_solver().max_iter == 1
     path.solver = ADMM(max_iter=7)
     assert path._path_solver().max_iter == 2 and isinstance(path._path_solver(), ADMM)
     path.path_iter = None

@@ -59,8 +59,8 @@ from sklearn.utils import check_random_state
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
 from ..families._infinite import valid_scores
-from ..solvers._base import check_compatible, single_blas_thread
 from ..penalties import GroupL1L2
+from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyState, pad_state
 from ._grfl_master import _GrFLProblem, penalty_level, solve_master
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
@@ -505,10 +505,14 @@ class GrFL:
         solver = self.solver
         if self.path_iter is None or not hasattr(solver, "max_iter"):
             return solver
+        # one copy per path, not one per outer iteration, while the solver's
+        # attributes are the same objects (what a shallow copy would hold)
+        attrs = tuple(vars(solver).items())
         cached = self.__dict__.get("_capped")
-        if cached is not None and cached[0] is solver and cached[2] == (
-                solver.max_iter, getattr(solver, "max_sweeps", None), self.path_iter):
-            return cached[1]  # (one copy per path, not one per outer iteration)
+        if (cached is not None and cached[0] is solver and cached[2] == self.path_iter
+                and len(cached[3]) == len(attrs)
+                and all(k == k0 and v is v0 for (k, v), (k0, v0) in zip(attrs, cached[3]))):
+            return cached[1]
         capped = copy.copy(solver)
         capped.max_iter = min(int(solver.max_iter), int(self.path_iter))
         if hasattr(capped, "max_sweeps"):
@@ -516,8 +520,7 @@ class GrFL:
             # number of coordinate sweeps gives a descent direction, and the
             # last ones (up to 1000 on correlated Fourier columns) buy little
             capped.max_sweeps = min(int(solver.max_sweeps), PATH_SWEEPS)
-        self._capped = (solver, capped, (solver.max_iter, getattr(solver, "max_sweeps", None),
-                                         self.path_iter))
+        self._capped = (solver, capped, self.path_iter, attrs)
         return capped
 
     def _solve(self, exact):
