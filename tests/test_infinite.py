@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import make_classification, make_moons
 from sklearn.utils._param_validation import InvalidParameterError
 
@@ -452,26 +453,22 @@ def test_batches_of_features_all_violate_and_grow_with_the_active_set():
 def test_family_validates_each_new_array_once_and_still_rejects_bad_ones():
     import pickle
 
-    import sklearn.utils.validation as val
-
     X = np.random.default_rng(0).normal(size=(30, 3))
-    fam = RandomFourierFeatures(gamma=1.0).fit(X)
-    params = fam.sample(4, 0)
     calls = []
-    orig = val.check_array
+    orig = RandomFourierFeatures._check_X
 
-    def counting(*a, **k):
+    def counting(self, X):
         calls.append(1)
-        return orig(*a, **k)
+        return orig(self, X)
 
-    import kernlearn.families.fourier as fourier
-
-    fourier.check_array, saved = counting, fourier.check_array
+    RandomFourierFeatures._check_X, saved = counting, orig
     try:
+        fam = RandomFourierFeatures(gamma=1.0).fit(X)
+        params = fam.sample(4, 0)
         fam.columns(params, X)
         fam.correlations(params, X, np.ones(30))
         fam.columns(params, X)
-        assert len(calls) == 1  # the same array: checked once
+        assert len(calls) == 1  # the same array (fit's included): checked once
         # a cross-validated path alternates between training and validation
         # rows: each array is still checked only once
         Xv = X[:10].copy()
@@ -486,13 +483,51 @@ def test_family_validates_each_new_array_once_and_still_rejects_bad_ones():
         with pytest.raises(ValueError, match="features"):
             fam.columns(params, X[:, :2])
     finally:
-        fourier.check_array = saved
+        RandomFourierFeatures._check_X = saved
     # the remembered array is not part of the family (pickles, model files)
     import weakref
 
     assert not any(isinstance(v, weakref.ref) for v in vars(fam).values())
     again = pickle.loads(pickle.dumps(fam))
     np.testing.assert_allclose(again.columns(params, X), fam.columns(params, X))
+
+
+@pytest.mark.parametrize("make", [
+    lambda X: X, lambda X: X.astype(np.float32), lambda X: np.asfortranarray(X),
+    lambda X: X[:, ::2], lambda X: X.tolist(), lambda X: (X * 10).astype(int),
+    lambda X: sp.csr_matrix(X)])
+def test_family_check_short_cut_returns_what_check_array_returns(make):
+    from sklearn.utils.validation import check_array
+
+    from kernlearn.families._infinite import plain_float_matrix
+
+    X = make(np.random.default_rng(0).normal(size=(12, 4)))
+    fam = RandomFourierFeatures(gamma=1.0)
+    ours = fam._check_X(X)
+    ref = check_array(X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32])
+    assert type(ours) is type(ref) and ours.dtype == ref.dtype and ours.shape == ref.shape
+    dense = ours.toarray() if sp.issparse(ours) else ours
+    np.testing.assert_array_equal(dense, ref.toarray() if sp.issparse(ref) else ref)
+    # plain float matrices skip the check and come back as they are (no copy)
+    if plain_float_matrix(X):
+        assert ours is X and ref is X
+
+
+@pytest.mark.parametrize("bad, match", [(np.nan, "NaN"), (np.inf, "infinity"),
+                                        (1e308, None)])
+def test_family_check_short_cut_sends_non_finite_sums_to_check_array(bad, match):
+    from kernlearn.families._infinite import plain_float_matrix
+
+    X = np.ones((5, 3))
+    X[2, 1] = bad
+    X[3, 2] = bad
+    assert not plain_float_matrix(X)
+    fam = RandomFourierFeatures(gamma=1.0)
+    if match is None:  # a finite matrix whose sum overflows: accepted by the full check
+        assert fam._check_X(X) is X
+    else:
+        with pytest.raises(ValueError, match=match):
+            fam._check_X(X)
 
 
 def test_auto_lambda_level_follows_the_row_count():

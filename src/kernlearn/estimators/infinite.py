@@ -51,14 +51,17 @@ from ..solvers import History
 from ._base import (
     ProbabilityMixin,
     _has_proba,
+    _plain_labels,
     canonical_sparse,
     check_two_classes,
     fit_sample_weight,
     input_standardization,
+    record_plain_fit_data,
     renamed_parameter,
     split_tasks,
     standardize_fit,
     task_positions,
+    validate_params_cached,
 )
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
@@ -99,13 +102,11 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     }
 
     def _fit_inputs(self, X, y, **check):
-        """Validated training ``X, y``; a ``dask.array`` ``X`` stays on its cluster."""
-        if _is_dask_array(X):
-            from ..methods._grfl_dask import dask_fit_inputs  # dask is optional
-            return dask_fit_inputs(self, X, y, **check)
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"],
-                             dtype=[np.float64, np.float32], ensure_min_samples=2, **check)
-        return (canonical_sparse(X) if sp.issparse(X) else X), y
+        """Validated training ``X, y`` (:func:`_training_inputs`)."""
+        return _training_inputs(self, X, y, **check)
+
+    def _validate_params(self):
+        validate_params_cached(self)  # cheap on every fit of a grid search
 
     def _fit_tasks(self, X, Y, task_rows, sample_weight=None):
         """Run :func:`~kernlearn.methods.grfl.fit_grfl` and copy its result.
@@ -116,7 +117,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         if sample_weight is not None and task_rows is not None:
             raise ValueError("sample_weight and class_weight are not supported with "
                              "task_index (one loss per task); fit without one of them.")
-        settings = {k: v for k, v in self.get_params(deep=False).items()
+        settings = {k: v for k, v in _own_params(self).items()
                     if k not in ("class_weight", "probability", "warm_start", "penalty", "loss",
                                  "standardize", "inner_tol", "inner_max_iter")}
         settings.update(_stopping(self), **self._resolved_settings(X, sample_weight))
@@ -206,6 +207,39 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             return None
         self.tasks_, rows = split_tasks(task_index, n)
         return rows
+
+
+def _training_inputs(est, X, y, **check):
+    """Validated training ``X, y`` of ``est``; a ``dask.array`` ``X`` stays on its
+    cluster (``check``: ``validate_data``'s target options)."""
+    if _is_dask_array(X):
+        from ..methods._grfl_dask import dask_fit_inputs  # dask is optional
+        return dask_fit_inputs(est, X, y, **check)
+    if record_plain_fit_data(est, X, y, not check.get("y_numeric", False)):
+        return X, y  # (as validate_data would return them)
+    X, y = validate_data(est, X, y, accept_sparse=["csr", "csc"],
+                         dtype=[np.float64, np.float32], ensure_min_samples=2, **check)
+    return (canonical_sparse(X) if sp.issparse(X) else X), y
+
+
+def _own_params(est):
+    """``est.get_params(deep=False)``, the names read once per class (scikit-learn
+    reads them from the signature of ``__init__`` on every call)."""
+    cls = type(est)
+    names = cls.__dict__.get("_grfl_param_names")
+    if names is None:
+        names = cls._grfl_param_names = tuple(cls._get_param_names())
+    return {k: getattr(est, k) for k in names}
+
+
+def _encode_labels(y):
+    """``LabelEncoder``'s ``classes_`` and codes of ``y``; for plain labels
+    (:func:`_plain_labels`) the same ``np.unique`` without its checks (a tenth
+    of a 100-row fit)."""
+    if _plain_labels(y):
+        return np.unique(y, return_inverse=True)
+    enc = LabelEncoder().fit(y)
+    return enc.classes_, enc.transform(y)
 
 
 # GrFL's tol was the master's tolerance before 0.2; at this value both
@@ -616,9 +650,7 @@ class InfiniteFeatureClassifier(
         X, y = self._fit_inputs(X, y)
         check_two_classes(y)
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
-        enc = LabelEncoder().fit(y)
-        self.classes_ = enc.classes_
-        yi = enc.transform(y)
+        self.classes_, yi = _encode_labels(y)
         task_rows = self._split_tasks(task_index, X.shape[0])
         if task_rows is not None and len(self.classes_) != 2:
             raise ValueError("task_index needs binary labels (one binary task each).")

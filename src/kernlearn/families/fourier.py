@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
 from ..kernels import convert_width, resolve_gamma
-from ._infinite import InfiniteFamily
+from ._infinite import InfiniteFamily, plain_float_matrix
 
 __all__ = ["RandomFourierFeatures"]
 
@@ -187,15 +187,16 @@ class RandomFourierFeatures(InfiniteFamily):
             With ``widths_`` set.
         """
         super().fit(X)
-        self.widths_ = self._widths(self._check_X(X))
+        self.widths_ = self._widths(self._checked(X))
         return self
 
     def _validate_params(self):
         self._widths()
 
     def _check_X(self, X):
-        X = check_array(X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
-                        input_name="X")
+        if not plain_float_matrix(X):
+            X = check_array(X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
+                            input_name="X")
         if hasattr(self, "n_features_in_") and X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but the family was fitted with "
@@ -228,6 +229,13 @@ class RandomFourierFeatures(InfiniteFamily):
         if widths is None:
             lo, hi = (float(v) for v in self.bandwidth_range)
             sigma = rng.uniform(lo, hi, size=k)
+        elif widths.size == 1:
+            # one width: a division by the scalar (the same quotients)
+            params = np.empty((k, self.n_features_in_ + 1))
+            np.divide(rng.standard_normal((k, self.n_features_in_)), widths[0],
+                      out=params[:, :-1])
+            params[:, -1] = widths[0]
+            return params
         else:
             # even split of the candidates among the listed widths
             sigma = widths[np.arange(k) % widths.size]

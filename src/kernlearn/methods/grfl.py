@@ -58,6 +58,8 @@ from sklearn.utils import check_random_state
 
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
+from ..families._infinite import valid_scores
+from ..penalties import GroupL1L2
 from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyState, pad_state
 from ._grfl_master import _GrFLProblem, penalty_level, solve_master
@@ -373,10 +375,17 @@ class GrFL:
             penalties, the largest per-task dual norm).
         """
         k, gs, T = H.shape
-        # the candidates stacked as the row groups of one (k * gs, T) block; the
-        # penalty's dual norm is joint across tasks or per task (PerTaskL1Lq)
-        rows = np.arange(0, k * gs + 1, gs)
-        v = self.penalty_p.matrix_dual_norm(H.reshape(k * gs, T), rows)
+        if k and type(self.penalty_p) is GroupL1L2 and gs * T > 1:
+            # the default penalty: the l2 norm of each candidate's block, the
+            # sums GroupL1L2.matrix_dual_norm forms (without its bookkeeping;
+            # pricing calls this twice per outer iteration)
+            w = H.ravel()
+            v = np.sqrt(np.add.reduceat(w * w, np.arange(0, w.size, gs * T)))
+        else:
+            # the candidates stacked as the row groups of one (k * gs, T) block; the
+            # penalty's dual norm is joint across tasks or per task (PerTaskL1Lq)
+            rows = np.arange(0, k * gs + 1, gs)
+            v = self.penalty_p.matrix_dual_norm(H.reshape(k * gs, T), rows)
         v = v / penalty_level(self.penalty_p)
         if self.penalty_s is not None:
             hs = H.sum(axis=2)
@@ -454,10 +463,10 @@ class GrFL:
             params = est.params
             if low:
                 H, norms = fam.correlations(params, self.X, G, w, low_precision=True)
-                s = np.where(np.all(norms > 0, axis=1), self.violation(H), -np.inf)
+                s = valid_scores(self.violation(H), norms)
                 params = params[np.argsort(-s, kind="stable")[:n_exact]]
         H, norms = fam.correlations(params, self.X, G, w)
-        s = np.where(np.all(norms > 0, axis=1), self.violation(H), -np.inf)
+        s = valid_scores(self.violation(H), norms)
         best = np.argsort(-s, kind="stable")[:n_best]
         return Candidates(params=params[best], scores=s[best], group_size=self.gs,
                           extra={"norms": norms[best], "H": H[best]})
@@ -491,25 +500,44 @@ class GrFL:
                           group_size=self.gs, extra=extra)
 
     # ----------------------------------------------------------------- master
-    def _solve(self, exact):
+    def _path_solver(self):
+        """The solver of the intermediate masters: ``solver`` capped at ``path_iter``."""
         solver = self.solver
-        if not exact and self.path_iter is not None and hasattr(solver, "max_iter"):
-            solver = copy.copy(solver)
-            solver.max_iter = min(int(solver.max_iter), int(self.path_iter))
-            if hasattr(solver, "max_sweeps"):
-                # an intermediate Newton master takes a few steps anyway: any
-                # number of coordinate sweeps gives a descent direction, and the
-                # last ones (up to 1000 on correlated Fourier columns) buy little
-                solver.max_sweeps = min(int(solver.max_sweeps), PATH_SWEEPS)
+        if self.path_iter is None or not hasattr(solver, "max_iter"):
+            return solver
+        # one copy per path, not one per outer iteration, while the solver's
+        # attributes are the same objects (what a shallow copy would hold)
+        attrs = tuple(vars(solver).items())
+        cached = self.__dict__.get("_capped")
+        if (cached is not None and cached[0] is solver and cached[2] == self.path_iter
+                and len(cached[3]) == len(attrs)
+                and all(k == k0 and v is v0 for (k, v), (k0, v0) in zip(attrs, cached[3]))):
+            return cached[1]
+        capped = copy.copy(solver)
+        capped.max_iter = min(int(solver.max_iter), int(self.path_iter))
+        if hasattr(capped, "max_sweeps"):
+            # an intermediate Newton master takes a few steps anyway: any
+            # number of coordinate sweeps gives a descent direction, and the
+            # last ones (up to 1000 on correlated Fourier columns) buy little
+            capped.max_sweeps = min(int(solver.max_sweeps), PATH_SWEEPS)
+        self._capped = (solver, capped, self.path_iter, attrs)
+        return capped
+
+    def _solve(self, exact):
+        solver = self.solver if exact else self._path_solver()
         prob = self.problem()
         res = solve_master(solver, prob, pad_state(self.state, self.p, self.T), exact)
         self.state, self.result, self._prob = res.state, res, prob
         self.exact = exact or solver is self.solver or res.converged
         U, us = res.coef
-        # a master that returns the margins of its point saves one product
+        # a master that returns the margins of its point (the Newton master)
+        # also returns the objective there: no product, no penalty to recompute
         M = getattr(res.state, "margins", None)
-        self.margins = prob.margins(U, us, res.intercept) if M is None else M
-        self.objective = prob.objective(U, us, res.intercept, self.margins)
+        if M is None:
+            self.margins = prob.margins(U, us, res.intercept)
+            self.objective = prob.objective(U, us, res.intercept, self.margins)
+        else:
+            self.margins, self.objective = M, float(res.state.objective)
         return res
 
     def master(self, cand):
@@ -530,7 +558,8 @@ class GrFL:
         self._reserve(p // self.gs)
         block = self.family.columns(cand.params, self.X)
         w = self.sample_weight
-        norms = (np.linalg.norm(block, axis=0) if w is None
+        # (np.linalg.norm(block, axis=0) without its checks and copy)
+        norms = (np.sqrt(np.add.reduce(block * block, axis=0)) if w is None
                  else np.sqrt(np.einsum("ij,ij,i->j", block, block, w)))
         norms = np.where(norms > 0, norms, 1.0)
         block = block / norms

@@ -547,6 +547,9 @@ class _Hessians:
         self.P, self.rtol = P, rtol
         self.rows = ([np.arange(P.n)] * P.T if P.shared_rows
                      else [np.asarray(r) for r in P.task_rows])
+        # changes of H in place (update): the solver's curvatures of H are
+        # reused while it stays the same
+        self.version = 0
 
     def _d(self, D, t):
         P = self.P
@@ -619,6 +622,7 @@ class _Hessians:
             else:
                 self.H[t] += self._block(t, idx, d_new[idx] - d_old[idx])
             d_old[idx] = d_new[idx]  # a view into self.Dh
+            self.version += 1
 
     def state(self):
         """What the next solve needs to reuse these Hessians."""
@@ -723,14 +727,15 @@ class GrFLNewton(BaseSolver):
         if not isinstance(problem, DirtyProblem):
             raise TypeError("problem must be a DirtyProblem.")
         P = problem
-        W, ws, b = P.zeros()
         if state is not None:
             W, ws, b = state.W.copy(), state.ws.copy(), state.b.copy()
+        else:
+            W, ws, b = P.zeros()
         reg = P.reg_scale()
-        pen_of, kkt_of = self._measures(P)
         # (per-problem constants of the inner solve, computed once per master
         # rather than once per Newton iteration)
         inner = self._inner_constants(P)
+        pen_of, kkt_of = self._measures(P, inner)
         step_kkt = 1.0 / P.lipschitz(getattr(state, "lip_vectors", None))
         M = getattr(state, "margins", None)
         if M is None or M.shape != P.Ys.shape or getattr(state, "p", -1) > P.p:
@@ -738,7 +743,7 @@ class GrFLNewton(BaseSolver):
         pen0 = pen_of(W, ws)  # the penalty at the current point (kept, not recomputed)
         F = P.loss_value(M) + pen0
         history = History()
-        hess, exact_hessian = None, False
+        hess, exact_hessian, curv = None, False, None
         converged, k, kkt = False, 0, np.inf
         for k in range(1, self.max_iter + 1):
             gW, gws, gb = P.gradients(M)
@@ -749,16 +754,23 @@ class GrFLNewton(BaseSolver):
                 break
             D = P.loss.hess_margin(M, P.Ys)
             if hess is None:
-                # a problem whose rows live elsewhere (a cluster) brings its own
+                # a problem whose rows live elsewhere (a cluster) brings its own;
+                # started at curvature D (to rtol, as update(D) would leave it)
                 make = getattr(P, "newton_hessians", None) or (lambda r: _Hessians(P, r))
                 hess = make(self.curvature_rtol).start(D, state)
-            hess.update(D, 0.0 if exact_hessian else None)
+            else:
+                hess.update(D, 0.0 if exact_hessian else None)
             # forcing term (the model is solved more exactly as the KKT
             # shrinks), floored at a share of the outer tolerance in the outer
             # measure itself: a model solved past that buys nothing
             inner_tol = reg * max(0.1 * min(kkt, 1.0) * kkt, _INNER_SHARE * self.tol)
+            # the model's curvatures, computed again only when the Hessians moved
+            # (never within a master of the square loss)
+            version = getattr(hess, "version", None)
+            if curv is None or version is None or curv[0] is not hess.H or curv[1] != version:
+                curv = (hess.H, version, self._curvatures(hess.H, inner))
             Wn, wsn, bn, sweeps = self._direction(P, hess.H, gW, gws, gb, W, ws, b,
-                                                  inner_tol, step_kkt, inner)
+                                                  inner_tol, step_kkt, inner, curv[2])
             history.rows[-1]["sweeps"] = sweeps
             dW, dws, db = Wn - W, wsn - ws, bn - b
             pen_n = pen_of(Wn, wsn)
@@ -766,8 +778,11 @@ class GrFLNewton(BaseSolver):
             dM = P.margins(dW, dws, db)
             s, accepted = 1.0, False
             for _ in range(_MAX_HALVINGS):
-                pen_s = pen_of(W + s * dW, ws + s * dws)
-                Fs = P.loss_value(M + s * dM) + pen_s
+                # (the full step first: x + 1.0 * dx is x + dx, one product less)
+                Ws, wss, Ms = ((W + dW, ws + dws, M + dM) if s == 1.0
+                               else (W + s * dW, ws + s * dws, M + s * dM))
+                pen_s = pen_of(Ws, wss)
+                Fs = P.loss_value(Ms) + pen_s
                 # (slack: near the optimum the decrease is below the
                 # rounding of F, and the step is then judged by the model)
                 if Fs <= F + _SIGMA * s * min(delta, 0.0) + _ROUND * abs(F):
@@ -780,12 +795,13 @@ class GrFLNewton(BaseSolver):
                 exact_hessian = True  # retry with the exact generalised Hessian
                 continue
             exact_hessian = False
-            W, ws, b = W + s * dW, ws + s * dws, b + s * db
+            # (the accepted trial point: W + s * dW, ws + s * dws, M + s * dM)
+            W, ws, b = Ws, wss, (b + db if s == 1.0 else b + s * db)
             pen0 = pen_s  # the penalty at W + s * dW, the new point
             if s == 1.0:
                 W, ws = Wn, wsn  # keep the exact zeros of the prox
                 pen0 = pen_n
-            M = M + s * dM
+            M = Ms
             F = Fs
         if not converged:
             gW, gws, gb = P.gradients(M)
@@ -800,14 +816,16 @@ class GrFLNewton(BaseSolver):
         return SolverResult(coef=(W, ws), intercept=b.copy(), state=out,
                             history=history, converged=converged, n_iter=k)
 
-    @staticmethod
-    def _measures(P):
+    @classmethod
+    def _measures(cls, P, inner=None):
         """``P.penalty_value`` and the KKT residual (:meth:`DirtyProblem.kkt`
         from gradients already computed, before the division by
         ``reg_scale``): compiled for the penalties with a compiled block prox
-        and an l1 (or no) shared penalty, else from the penalties' methods."""
-        kind = _penalty_kind(P.penalty_p)
-        if kind is None or (P.has_shared and type(P.penalty_s) is not L1):
+        and an l1 (or no) shared penalty, else from the penalties' methods
+        (``inner``: :meth:`_inner_constants` of ``P``, if at hand)."""
+        indptr, kind, alpha, alpha_s, shared, fit_b = (
+            cls._inner_constants(P) if inner is None else inner)
+        if kind is None:
             def kkt_generic(W, ws, gW, gws, gb, step):
                 U, us = P.prox(W - step * gW, ws - step * gws, step, step)
                 res = np.abs(W - U).max(initial=0.0) / step
@@ -818,10 +836,6 @@ class GrFLNewton(BaseSolver):
                 return float(res)
 
             return P.penalty_value, kkt_generic
-        indptr = P.indptr.astype(np.int64)
-        alpha = float(P.penalty_p.alpha)
-        alpha_s = float(P.penalty_s.alpha) if P.has_shared else 0.0
-        shared, fit_b = bool(P.has_shared), bool(P.fit_intercept)
         flat = np.ascontiguousarray
 
         def pen_of(W, ws):
@@ -856,13 +870,22 @@ class GrFLNewton(BaseSolver):
         return (P.indptr.astype(np.int64), kind, alpha, alpha_s, bool(P.has_shared),
                 bool(P.fit_intercept))
 
-    def _direction(self, P, H, gW, gws, gb, W, ws, b, tol, step_kkt, inner=None):
+    @staticmethod
+    def _curvatures(H, inner):
+        """:func:`_model_curvatures` of the Hessians ``H`` (``inner``:
+        :meth:`_inner_constants` of the problem)."""
+        return _model_curvatures(np.ascontiguousarray(H, dtype=float), inner[0], inner[5])
+
+    def _direction(self, P, H, gW, gws, gb, W, ws, b, tol, step_kkt, inner=None,
+                   curvatures=None):
         """Minimiser of the quadratic model plus the penalties, from ``(W, ws, b)``,
         to the model KKT residual ``tol`` (unscaled; step ``step_kkt``), and the
-        inner iterations it took (``inner``: :meth:`_inner_constants` of ``P``)."""
-        indptr, kind, alpha, alpha_s, shared, fit_b = (
-            self._inner_constants(P) if inner is None else inner)
-        H, Lw, Ls = _model_curvatures(np.ascontiguousarray(H, dtype=float), indptr, fit_b)
+        inner iterations it took (``inner``: :meth:`_inner_constants` of ``P``;
+        ``curvatures``: :meth:`_curvatures` of ``H``, if at hand)."""
+        if inner is None:
+            inner = self._inner_constants(P)
+        indptr, kind, alpha, alpha_s, shared, fit_b = inner
+        H, Lw, Ls = self._curvatures(H, inner) if curvatures is None else curvatures
         if kind is None:
             return self._direction_generic(P, H, gW, gws, gb, W, ws, b, tol)
         Wn, wsn, bn = W.copy(), ws.copy(), b.copy()
