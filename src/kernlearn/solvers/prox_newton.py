@@ -56,8 +56,10 @@ _SIGMA = 1e-4
 _MAX_HALVINGS = 30
 # Active sets (times outputs) up to this many entries run with one BLAS thread.
 _SINGLE_THREAD_ENTRIES = 20_000_000
-# Block sweeps before the subproblem tries Newton steps on its support.
+# Block sweeps before the subproblem tries Newton steps on its support, and
+# halvings of a Newton step before it is refused.
 _NEWTON_AFTER = 2
+_NEWTON_HALVINGS = 3
 
 
 @numba.njit(cache=True)
@@ -346,6 +348,7 @@ def _subproblem(H, g, W0, indptr, alpha, max_sweeps, tol, ftol, newton=True):
     m = 5  # Anderson memory
     last = np.zeros((m + 1, p * K))
     sweeps = 0
+    newton_at = _NEWTON_AFTER
     for sweep in range(max_sweeps):
         sweeps = sweep + 1
         change = 0.0
@@ -407,16 +410,28 @@ def _subproblem(H, g, W0, indptr, alpha, max_sweeps, tol, ftol, newton=True):
             norms[t] = newnorm
         if change <= tol * max(scale, 1e-300) or gain <= ftol:
             break
-        if newton and sweep + 1 >= _NEWTON_AFTER and T > 1:
+        if newton and sweep + 1 >= newton_at and T > 1:
             Wn, ok = _support_newton(H, W, Q, indptr, alpha)
-            Qn = _model_gradient(H, g, W0, Wn)
-            if ok and (_value_at(g, Qn, W0, Wn, indptr, alpha)
-                       < _value_at(g, Q, W0, W, indptr, alpha)):
-                W = Wn
-                Q = Qn
+            if ok:
+                # the step, halved while it does not lower the objective (a
+                # group shrinking towards zero bends the penalty sharply)
+                v = _value_at(g, Q, W0, W, indptr, alpha)
+                step = 1.0
+                for _ in range(_NEWTON_HALVINGS):
+                    Wt = W + step * (Wn - W)
+                    Qt = _model_gradient(H, g, W0, Wt)
+                    if _value_at(g, Qt, W0, Wt, indptr, alpha) < v:
+                        break
+                    step *= 0.5
+                else:
+                    ok = False
+            if ok:
+                W = Wt
+                Q = Qt
                 norms = _group_norms(W, indptr)
                 continue
-            newton = False  # the support is still changing: sweeps only
+            # the support is still changing: sweeps only for a while
+            newton_at = sweep + 1 + m + 1
         # Anderson extrapolation from the last m + 1 sweeps.
         slot = sweep % (m + 1)
         last[slot] = W.ravel()
