@@ -1,4 +1,4 @@
-"""Why FGMClassifier at defaults trails LinearSVC on a set whose signal is spread.
+"""Why FGMClassifier at C=1 (its default before 0.2) trails LinearSVC where signal is spread.
 
 On the suite set hill-valley (848 x 100 training rows: each row a noisy
 100-point curve, hill or valley) FGMClassifier at ``C=1`` (its default before
