@@ -193,7 +193,7 @@ def main(argv=None):
             for refit in (False, True):
                 label = (f"FGM ({'SVM' if loss == 'squared_hinge' else 'LR'}"
                          f"{', refit' if refit else ''})")
-                # A budget of k features at default settings (C=1, B=10).
+                # A budget of k features at default settings (C=10, B=10).
                 curves[label] = _curve(
                     lambda k: FGMClassifier(max_features=k, loss=loss, refit=refit),
                     args.budgets, X, y, Xt, yt, repeats)

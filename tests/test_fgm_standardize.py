@@ -131,7 +131,7 @@ def test_result_object_carries_everything_the_estimator_exposes(rng, multiclass)
     y = np.digitize(t, np.quantile(t, [0.33, 0.66]))
     clf = FGMClassifier(B=3, multiclass=multiclass, standardize=False).fit(X, y)
     res = fit_fgm(X, y, FeaturePool(feature_scaling=False), get_loss("squared_hinge"),
-                  FGMSettings(B=3), n_classes=3, multiclass=multiclass)
+                  FGMSettings(B=3, C=clf.C), n_classes=3, multiclass=multiclass)
     assert isinstance(res, FGMResult) and isinstance(res, MethodResult)
     with pytest.raises(dataclasses.FrozenInstanceError):
         res.coef = None
