@@ -40,7 +40,7 @@ def _fit(est, X, y, **kw):
 
 # (estimator class, old keyword, new keyword, value, target, task-indexed)
 ALIASES = [
-    (FGMClassifier, "max_outer_iter", "max_iter", 2, "y", False),
+    (FGMClassifier, "max_outer_iter", "max_iter", 1, "y", False),
     (FGMClassifier, "master_tol", "inner_tol", 1e-3, "y", False),
     (FGMClassifier, "master_max_iter", "inner_max_iter", 2, "y", False),
     (FGMRegressor, "max_outer_iter", "max_iter", 2, "r", False),
