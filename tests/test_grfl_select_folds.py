@@ -9,7 +9,13 @@ import pytest
 
 from kernlearn import InfiniteFeatureRegressor
 from kernlearn.methods import grfl
-from kernlearn.methods._grfl_select import AUTO_LEVELS, CV_BELOW, CV_FOLDS, FOLD_TOL, select_level
+from kernlearn.methods._grfl_select import (
+    AUTO_LEVELS,
+    CV_BELOW,
+    CV_FOLDS,
+    FOLD_TOL,
+    select_level,
+)
 from kernlearn.solvers.grfl_newton import GrFLNewton
 
 
