@@ -919,7 +919,11 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                               None if sample_weight is None else sample_weight[val])
 
     if choose_level and len(split) > 1:  # the folds: a path on all rows at their level
+        # that path draws as if the folds had not run: its model depends on
+        # the chosen level only, not on how many draws the folds made
+        state = rng.get_state()
         lambda_p, _ = select_level(start, split, max_features)
+        rng.set_state(state)
         final = make_path(None, 1.0).extend(max_features)
         return _result(final, w_scale, lambda_p=lambda_p)
     if choose_level:  # one part: the level and the count of lowest held-out loss
