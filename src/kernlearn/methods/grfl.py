@@ -62,6 +62,7 @@ from ..families._infinite import valid_scores
 from ..penalties import GroupL1L2
 from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyState, pad_state
+from . import _grfl_average
 from ._grfl_master import _GrFLProblem, penalty_level, solve_master
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
@@ -765,7 +766,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     lambda_p, lambda_s : float or "auto", float or None
         Levels of :math:`\\Omega_p` and of the l1 penalty on shared weights.
         ``lambda_p="auto"``: chosen on the held-out rows of ``max_features="auto"``
-        below ``LEVEL_BELOW`` rows (``_grfl_select``), else ``DEFAULT_LEVEL``.
+        below ``LEVEL_BELOW`` rows (``_grfl_select``), else ``DEFAULT_LEVEL``;
+        where folds choose it, the model averages ``FINAL_DRAWS`` paths (``_grfl_average``).
     lambda_scale : {"ours", "paper"}, default="ours"
         Divide the levels by :func:`paper_loss_factor` with ``"paper"``.
     solver : {"auto", "admm", "fista", "newton"} or solver object, default="auto"
@@ -924,8 +926,11 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         state = rng.get_state()
         lambda_p, _ = select_level(start, split, max_features)
         rng.set_state(state)
-        final = make_path(None, 1.0).extend(max_features)
-        return _result(final, w_scale, lambda_p=lambda_p)
+        # the average of FINAL_DRAWS such paths (they draw one after another)
+        finals = [make_path(None, 1.0).extend(max_features)
+                  for _ in range(_grfl_average.FINAL_DRAWS)]
+        return _grfl_average.average_paths(
+            finals, [_result(f, w_scale, lambda_p=lambda_p) for f in finals], w_scale)
     if choose_level:  # one part: the level and the count of lowest held-out loss
         lambda_p, *run = select_level_held_out(start, split[0], max_features)
         runs = [tuple(run)]
