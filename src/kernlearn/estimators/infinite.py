@@ -739,8 +739,13 @@ _REG_LAMBDA_NOTE = """
         each fold's path descends the levels, run at each until no feature
         violates the optimality conditions or 100 are active, and stops
         descending once the summed held-out loss stops falling); the model is
-        the path on all rows at that level, up to 100 features
-        (:func:`~kernlearn.methods._grfl_select.select_level`).  From 300 to
+        the average of 3 paths on all rows at that level, each drawing its own
+        random features, up to 100 features each (so ``features_`` holds up to
+        300; :func:`~kernlearn.methods._grfl_select.select_level`,
+        :func:`~kernlearn.methods._grfl_average.average_paths`: an extension of
+        paper 000, whose one path's test error varies by 0.8-1.4x between
+        random states on small sets; pass a numeric ``lambda_p`` for one
+        path).  From 300 to
         999 rows the held-out 20 % that chooses the feature count chooses the
         level too: one path on the other rows descends the same levels (at
         each until no feature violates the conditions, 200 are active or the
@@ -780,7 +785,8 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             "by 5-fold cross-validation and a path on all rows is run to it;",
             "by 5-fold cross-validation and a path on all rows is run to it\n"
             "        (with ``lambda_p=\"auto\"``, the default, the folds choose the level\n"
-            "        instead, and that path runs up to 100 features; from 300 to 999\n"
+            "        instead, and the model averages 3 such paths of up to 100 features\n"
+            "        each; from 300 to 999\n"
             "        rows, where the held-out part chooses the level too, the budget is up\n"
             "        to 200);").replace(
             "    max_features_ : int\n", "    lambda_p_ : float\n        The level "
