@@ -38,6 +38,8 @@ __all__ = ["FINAL_DRAWS", "average_paths"]
 # worse: the sharper the pricing, the higher the frequencies it adds, and on
 # these noisy targets sampling from the kernel's spectrum regularises.
 FINAL_DRAWS = 3
+EXP_FIXED = 1
+EXP_FOLDS = 1
 
 
 def average_paths(paths, results, w_scale):

@@ -903,6 +903,11 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                     time_budget=time_budget, verbose=verbose, name=name,
                     batch=batch).start(Xr, Yr, tr, rng, sample_weight=w)
 
+    if split is None and _grfl_average.EXP_FIXED > 1 and n < CV_BELOW and not keep_warm:
+        finals = [make_path(None, 1.0).extend(max_features)
+                  for _ in range(_grfl_average.EXP_FIXED)]
+        return _grfl_average.average_paths(
+            finals, [_result(f, w_scale, lambda_p=lambda_p) for f in finals], w_scale)
     if split is None:
         path = make_path(None, 1.0).extend(max_features)
         return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None,
@@ -957,6 +962,11 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         counts = np.unique(np.concatenate([m.counts for _, m in runs]))
         total = sum(_curve_at(m, counts) for _, m in runs)
         k = int(counts[int(np.argmin(total))])
+        if _grfl_average.EXP_FOLDS > 1:
+            finals = [make_path(None, 1.0).extend(k) for _ in range(_grfl_average.EXP_FOLDS)]
+            return _grfl_average.average_paths(
+                finals, [_result(f, w_scale, n_features=k, lambda_p=lambda_p)
+                         for f in finals], w_scale)
         final = make_path(None, 1.0).extend(k)
         cv = sum(_curve_at(m, [r["n_active"] for r in final.history]) for _, m in runs)
         for row, v in zip(final.history, cv):
