@@ -44,6 +44,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..families import RandomFourierFeatures
 from ..losses import get_loss
 from ..methods._grfl_select import multi_width_family, regressor_pricing_subsample
+from ..methods._grfl_average import FINAL_DRAWS
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array
 from ..penalties import get_penalty
@@ -666,8 +667,12 @@ class InfiniteFeatureClassifier(
         return self
 
     def _resolved_settings(self, X, sample_weight=None):
+        # a budget of the estimator's choosing and no path to continue: below
+        # 300 rows the model averages FINAL_DRAWS paths (_grfl_average)
+        draws = FINAL_DRAWS if self.max_features in (None, "auto") and not self.warm_start \
+            else 1
         return dict(super()._resolved_settings(X, sample_weight),
-                    lambda_p=self.lambda_p_, max_features=self._budget)
+                    lambda_p=self.lambda_p_, max_features=self._budget, final_draws=draws)
 
     def decision_function(self, X, task_index=None):
         """Margins: ``(n_samples,)`` for binary problems, else per class.
