@@ -73,7 +73,7 @@ def test_multiclass_decision_is_the_draws_mean_and_objective_at_most_theirs(monk
 
 def test_the_first_draw_is_the_single_path_of_a_numeric_budget(monkeypatch):
     X, y = _data(120, 2, seed=1)
-    kw = dict(n_candidates=30, random_state=0)
+    kw = {"n_candidates": 30, "random_state": 0}
     three = InfiniteFeatureClassifier(**kw).fit(X, y)
     budget = three._budget
     one = InfiniteFeatureClassifier(max_features=budget, **kw).fit(X, y)
@@ -104,7 +104,7 @@ def test_max_features_auto_averages_the_paths_after_the_folds(monkeypatch):
 def test_no_averaging_from_cv_below_rows(monkeypatch):
     X, y = _data(CV_BELOW + 20, 2, seed=3)
     seen = _spy(monkeypatch)
-    kw = dict(n_candidates=20, random_state=0)
+    kw = {"n_candidates": 20, "random_state": 0}
     a = InfiniteFeatureClassifier(**kw).fit(X, y)
     assert all(len(r) == 1 for r in seen)
     b = InfiniteFeatureClassifier(max_features=a._budget, **kw).fit(X, y)

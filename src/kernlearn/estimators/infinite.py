@@ -43,8 +43,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..families import RandomFourierFeatures
 from ..losses import get_loss
-from ..methods._grfl_select import multi_width_family, regressor_pricing_subsample
 from ..methods._grfl_average import FINAL_DRAWS
+from ..methods._grfl_select import multi_width_family, regressor_pricing_subsample
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array
 from ..penalties import get_penalty
