@@ -733,7 +733,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
              max_iter=500, max_features=100, n_candidates=100, eps=1e-3,
              fit_intercept=True, pricing_subsample="auto", path_iter="auto",
              time_budget=None, random_state=None, verbose=0, name="GrFL", warm=None,
-             keep_warm=False, batch="auto"):
+             keep_warm=False, batch="auto", final_draws=1):
     """Run GrFL (Algorithm 1) end to end on validated data.
 
     Parameters
@@ -811,6 +811,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     batch : int or "auto", default="auto"
         Features added per outer iteration (:meth:`GrFL.batch_size`); 1 is
         the paper's Algorithm 1.
+    final_draws : int, default=1
+        Paths on all rows averaged for the model below :data:`CV_BELOW` rows
+        (not continuing a warm start; ``_grfl_average``); a level chosen by the folds: ``FINAL_DRAWS``.
 
     Returns
     -------
@@ -903,6 +906,11 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                     time_budget=time_budget, verbose=verbose, name=name,
                     batch=batch).start(Xr, Yr, tr, rng, sample_weight=w)
 
+    draws = final_draws if n < CV_BELOW else 1
+    if split is None and draws > 1 and not keep_warm:  # the classifier's average
+        return _grfl_average.average_draws(
+            lambda: make_path(None, 1.0).extend(max_features), draws, w_scale,
+            lambda f: _result(f, w_scale, lambda_p=lambda_p))
     if split is None:
         path = make_path(None, 1.0).extend(max_features)
         return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None,
@@ -927,10 +935,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         lambda_p, _ = select_level(start, split, max_features)
         rng.set_state(state)
         # the average of FINAL_DRAWS such paths (they draw one after another)
-        finals = [make_path(None, 1.0).extend(max_features)
-                  for _ in range(_grfl_average.FINAL_DRAWS)]
-        return _grfl_average.average_paths(
-            finals, [_result(f, w_scale, lambda_p=lambda_p) for f in finals], w_scale)
+        return _grfl_average.average_draws(
+            lambda: make_path(None, 1.0).extend(max_features), _grfl_average.FINAL_DRAWS,
+            w_scale, lambda f: _result(f, w_scale, lambda_p=lambda_p))
     if choose_level:  # one part: the level and the count of lowest held-out loss
         lambda_p, *run = select_level_held_out(start, split[0], max_features)
         runs = [tuple(run)]
@@ -950,22 +957,25 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                                     scores=np.full(k, np.inf), group_size=path.gs))
         _validation_history(path.history, monitor, w_scale)
         final.history, final.last_violation = path.history, path.last_violation
-        stop = path.stop_reason
+        stop, finals = path.stop_reason, [final]
     else:
         # folds: the count with the lowest summed held-out loss, then a path
-        # on all rows to that count
+        # (the classifier: ``draws`` paths, averaged) on all rows to that count
         counts = np.unique(np.concatenate([m.counts for _, m in runs]))
         total = sum(_curve_at(m, counts) for _, m in runs)
         k = int(counts[int(np.argmin(total))])
-        final = make_path(None, 1.0).extend(k)
+        finals = [make_path(None, 1.0).extend(k) for _ in range(draws)]
+        final = finals[0]
         cv = sum(_curve_at(m, [r["n_active"] for r in final.history]) for _, m in runs)
         for row, v in zip(final.history, cv):
             row["validation_loss"] = v * w_scale
         stop = "callback" if any(p.stop_reason == "callback" for p, _ in runs) \
             else final.stop_reason
     final.stop_reason = "validation" if stop == "callback" else stop
-    final.converged = final.converged or final.stop_reason == "validation"
-    return _result(final, w_scale, n_features=k, lambda_p=lambda_p)
+    for f in finals:
+        f.converged = f.converged or final.stop_reason == "validation"
+    return _grfl_average.average_paths(
+        finals, [_result(f, w_scale, n_features=k, lambda_p=lambda_p) for f in finals], w_scale)
 
 
 def _result(path, w_scale, warm=None, n_features=None, lambda_p=None):
