@@ -46,3 +46,19 @@ def client():
     with distributed.Client(cluster) as c:
         yield c
     cluster.close()
+
+
+@pytest.fixture
+def averaged_draws(monkeypatch):
+    """The (paths, results) of every GrFL average of final draws, in call order."""
+    from kernlearn.methods import _grfl_average
+
+    seen = []
+    orig = _grfl_average.average_paths
+
+    def spy(paths, results, w_scale):
+        seen.append((paths, results))
+        return orig(paths, results, w_scale)
+
+    monkeypatch.setattr(_grfl_average, "average_paths", spy)
+    return seen

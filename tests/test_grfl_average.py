@@ -21,21 +21,14 @@ def _fit(monkeypatch, draws, X, y, **kw):
     return InfiniteFeatureRegressor(n_candidates=30, random_state=0, **kw).fit(X, y)
 
 
-def test_the_model_averages_the_draws_the_first_being_the_single_path(monkeypatch):
+def test_the_model_averages_the_draws_the_first_being_the_single_path(monkeypatch,
+                                                                      averaged_draws):
     X, y = _problem()
     assert X.shape[0] < CV_BELOW and _grfl_average.FINAL_DRAWS > 1
-    seen = []
-    orig = _grfl_average.average_paths
-
-    def spy(paths, results, w_scale):
-        seen.append(results)
-        return orig(paths, results, w_scale)
-
-    monkeypatch.setattr(_grfl_average, "average_paths", spy)
     one = _fit(monkeypatch, 1, X, y)
     three = _fit(monkeypatch, 3, X, y)
     assert three.lambda_p_ == one.lambda_p_  # the folds are the same
-    draws = seen[-1]
+    draws = averaged_draws[-1][1]
     assert len(draws) == 3
     # the first draw is the single path's model; the others are other draws
     k = len(one.features_)
@@ -45,16 +38,9 @@ def test_the_model_averages_the_draws_the_first_being_the_single_path(monkeypatc
     assert not np.array_equal(draws[1].features, draws[0].features)
 
 
-def test_objective_of_the_average_is_eq17_and_at_most_the_draws_mean(monkeypatch):
+def test_objective_of_the_average_is_eq17_and_at_most_the_draws_mean(monkeypatch,
+                                                                      averaged_draws):
     X, y = _problem(90, 2)
-    seen = []
-    orig = _grfl_average.average_paths
-
-    def spy(paths, results, w_scale):
-        seen.append((paths, results))
-        return orig(paths, results, w_scale)
-
-    monkeypatch.setattr(_grfl_average, "average_paths", spy)
     monkeypatch.setattr(_grfl_average, "FINAL_DRAWS", 3)
     Xs = (X - X.mean(0)) / X.std(0)
     ys = (y - y.mean()) / y.std()
@@ -63,7 +49,7 @@ def test_objective_of_the_average_is_eq17_and_at_most_the_draws_mean(monkeypatch
     res = grfl.fit_grfl(Xs, ys[:, None], loss=get_loss("square"),
                         penalty=get_penalty("group_l1_l2"), lambda_p="auto",
                         max_features="auto", n_candidates=30, random_state=0)
-    paths, draws = seen[-1]
+    draws = averaged_draws[-1][1]
     # eq. (17) at the averaged weights, evaluated from the result alone:
     # sum 1/2 (y - m)^2 + lambda_p * sum of the features' group l2 norms
     Z = res.family.columns(res.features, Xs) * res.feature_scales.ravel()

@@ -18,18 +18,6 @@ def _data(n=150, classes=3, seed=0):
                                random_state=seed)
 
 
-def _spy(monkeypatch):
-    seen = []
-    orig = _grfl_average.average_paths
-
-    def spy(paths, results, w_scale):
-        seen.append(results)
-        return orig(paths, results, w_scale)
-
-    monkeypatch.setattr(_grfl_average, "average_paths", spy)
-    return seen
-
-
 def _objective(res, Z, Y):
     """Eq. (17) with the squared hinge: sum 1/2 max(0, 1 - y m)^2 over rows and
     one-vs-all tasks, plus lambda_p times each feature's group norm (its
@@ -40,12 +28,12 @@ def _objective(res, Z, Y):
     return M, loss + res.lambda_p * np.sqrt((groups ** 2).sum(axis=(0, 2))).sum()
 
 
-def test_multiclass_decision_is_the_draws_mean_and_objective_at_most_theirs(monkeypatch):
+def test_multiclass_decision_is_the_draws_mean_and_objective_at_most_theirs(monkeypatch,
+                                                                            averaged_draws):
     X, y = _data()
     assert X.shape[0] < CV_BELOW and _grfl_average.FINAL_DRAWS > 1
-    seen = _spy(monkeypatch)
     clf = InfiniteFeatureClassifier(n_candidates=30, random_state=0).fit(X, y)
-    draws = seen[-1]
+    draws = averaged_draws[-1][1]
     assert len(draws) == _grfl_average.FINAL_DRAWS
     assert len(clf.features_) == sum(len(d.features) for d in draws)
     Xs = input_standardization(clf).transform(X)
@@ -87,12 +75,12 @@ def test_the_first_draw_is_the_single_path_of_a_numeric_budget(monkeypatch):
     np.testing.assert_array_equal(warm.features_, one.features_)
 
 
-def test_max_features_auto_averages_the_paths_after_the_folds(monkeypatch):
+def test_max_features_auto_averages_the_paths_after_the_folds(monkeypatch,
+                                                              averaged_draws):
     X, y = _data(140, 2, seed=2)
-    seen = _spy(monkeypatch)
     clf = InfiniteFeatureClassifier(max_features="auto", n_candidates=30,
                                     random_state=0).fit(X, y)
-    draws = seen[-1]
+    draws = averaged_draws[-1][1]
     assert len(draws) == _grfl_average.FINAL_DRAWS
     # every draw runs to the folds' count; their union is the model's features
     assert all(d.max_features == clf.max_features_ for d in draws)
@@ -101,11 +89,10 @@ def test_max_features_auto_averages_the_paths_after_the_folds(monkeypatch):
     assert "validation_loss" in clf.history_
 
 
-def test_no_averaging_from_cv_below_rows(monkeypatch):
+def test_no_averaging_from_cv_below_rows(monkeypatch, averaged_draws):
     X, y = _data(CV_BELOW + 20, 2, seed=3)
-    seen = _spy(monkeypatch)
     kw = {"n_candidates": 20, "random_state": 0}
     a = InfiniteFeatureClassifier(**kw).fit(X, y)
-    assert all(len(r) == 1 for r in seen)
+    assert all(len(r) == 1 for _, r in averaged_draws)
     b = InfiniteFeatureClassifier(max_features=a._budget, **kw).fit(X, y)
     np.testing.assert_array_equal(a.features_, b.features_)
