@@ -50,6 +50,12 @@ def _main(noise, tmp_path, *args):
     return result, md.read_text()
 
 
+def _svc_main(noise, tmp_path, perturbations, seeds):
+    """The SVC() baseline (PNormMKLClassifier's) against the given copies."""
+    return _main(noise, tmp_path, "--estimators", "PNormMKLClassifier",
+                 "--perturbations", perturbations, "--seeds", seeds)
+
+
 def test_baseline_against_itself_is_all_within_at_gap_zero(noise, data, tmp_path):
     result, md = _main(noise, tmp_path, "--perturbations", "same", "--seeds", "0,1")
     summary = result["summary"]
@@ -71,16 +77,7 @@ def test_baseline_against_itself_is_all_within_at_gap_zero(noise, data, tmp_path
 
 
 def test_scores_and_counts_match_an_independent_fit(noise, data, tmp_path):
-    result, md = _main(
-        noise,
-        tmp_path,
-        "--estimators",
-        "PNormMKLClassifier",
-        "--perturbations",
-        "C*1.5,C/1.5",
-        "--seeds",
-        "0,3",
-    )
+    result, md = _svc_main(noise, tmp_path, "C*1.5,C/1.5", "0,3")
     raw = pd.read_csv(data / "tiny-clf.csv.xz", dtype={"target": str})
     X, y = raw.drop(columns="target").to_numpy(float), raw["target"].to_numpy(str)
     for seed in (0, 3):
@@ -119,16 +116,7 @@ def test_a_worse_twin_is_counted_missed_and_bad(noise, data, tmp_path, monkeypat
     # that must be caught, or the counts above could hide a broken comparison
     worse = ("C*1e-4", "C x 1e-4", noise._scale_C(1e-4))
     monkeypatch.setitem(noise.STEP_PERTURBATIONS, "svc", [worse])
-    result, md = _main(
-        noise,
-        tmp_path,
-        "--estimators",
-        "PNormMKLClassifier",
-        "--perturbations",
-        "C*1e-4",
-        "--seeds",
-        "0",
-    )
+    result, md = _svc_main(noise, tmp_path, "C*1e-4", "0")
     (s,) = result["summary"]
     assert (s["within"], s["bad"], s["pairs"]) == (0, 1, 1)
     assert s["worst_gap"] < -3
