@@ -160,7 +160,7 @@ def validate_params_cached(est):
     if compiled is None:
         declared = cls._parameter_constraints
         compiled = [(name, [make_constraint(c) for c in declared[name]])
-                    for name in cls._get_param_names()
+                    for name in param_names(cls)
                     if name in declared and declared[name] != "no_validation"]
         cls._compiled_constraints, cls._accepted_scalars = compiled, set()
     accepted = cls._accepted_scalars
@@ -179,6 +179,27 @@ def validate_params_cached(est):
                                            {name: value}, caller_name=cls.__name__)
         if key is not None and len(accepted) < _MAX_ACCEPTED:
             accepted.add(key)
+
+
+def param_names(cls):
+    """``cls._get_param_names()``, read once per class.
+
+    scikit-learn reads the names from the signature of ``__init__`` on every
+    call (``get_params`` does so on every fit); they never change.
+
+    Parameters
+    ----------
+    cls : type
+        An estimator class.
+
+    Returns
+    -------
+    names : tuple of str
+    """
+    names = cls.__dict__.get("_param_names_cached")
+    if names is None:
+        names = cls._param_names_cached = tuple(cls._get_param_names())
+    return names
 
 
 _SCALARS = frozenset({int, float, str, bool, type(None)})

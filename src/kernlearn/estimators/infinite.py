@@ -57,6 +57,7 @@ from ._base import (
     check_two_classes,
     fit_sample_weight,
     input_standardization,
+    param_names,
     record_plain_fit_data,
     renamed_parameter,
     split_tasks,
@@ -224,13 +225,8 @@ def _training_inputs(est, X, y, **check):
 
 
 def _own_params(est):
-    """``est.get_params(deep=False)``, the names read once per class (scikit-learn
-    reads them from the signature of ``__init__`` on every call)."""
-    cls = type(est)
-    names = cls.__dict__.get("_grfl_param_names")
-    if names is None:
-        names = cls._grfl_param_names = tuple(cls._get_param_names())
-    return {k: getattr(est, k) for k in names}
+    """``est.get_params(deep=False)``, the names read once per class."""
+    return {k: getattr(est, k) for k in param_names(type(est))}
 
 
 def _encode_labels(y):
