@@ -6,6 +6,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils._param_validation import make_constraint, validate_parameter_constraints
 from sklearn.utils.validation import validate_data
 
+from ..families._infinite import plain_float_matrix
+
 
 def check_two_classes(y):
     """Check classification targets and require at least two classes.
@@ -120,19 +122,13 @@ def _plain_fit_data(X, y, classification):
     finite sum proves every entry finite (NaN and infinity propagate); a sum
     that overflows just takes the general path.
     """
-    if not (type(X) is np.ndarray and X.ndim == 2 and X.dtype in _FLOATS
-            and X.shape[0] >= 2 and X.shape[1] >= 1):
+    if not (type(y) is np.ndarray and y.ndim == 1 and y.flags.c_contiguous
+            and y.dtype.kind in ("biufU" if classification else "biuf")):
         return False
-    if not (type(y) is np.ndarray and y.ndim == 1 and y.shape[0] == X.shape[0]
-            and y.flags.c_contiguous and y.dtype.kind in ("biufU" if classification
-                                                          else "biuf")):
+    if not (plain_float_matrix(X) and X.shape[0] == y.shape[0] >= 2):
         return False
     with np.errstate(over="ignore", invalid="ignore"):
-        return bool(np.isfinite(X.sum())) and (y.dtype.kind != "f"
-                                               or bool(np.isfinite(y.sum())))
-
-
-_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
+        return y.dtype.kind != "f" or bool(np.isfinite(y.sum()))
 
 
 def validate_params_cached(est):

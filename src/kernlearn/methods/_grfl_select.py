@@ -13,7 +13,8 @@ is chosen too (:func:`select_level`): the folds' paths descend the levels of
 conditions (or the budget is met; their masters solved to :data:`FOLD_TOL`),
 and the level of lowest summed held-out loss is kept; the path on all rows at
 that level then draws its features as if the folds had not run
-(:data:`~kernlearn.methods._grfl_average.FINAL_DRAWS` such paths, averaged).  From :data:`CV_BELOW` to :data:`LEVEL_BELOW` rows the one
+(:data:`~kernlearn.methods._grfl_average.FINAL_DRAWS` such paths, averaged).
+From :data:`CV_BELOW` to :data:`LEVEL_BELOW` rows the one
 held-out part chooses the level with the count
 (:func:`select_level_held_out`): its path descends the same levels and the
 model of lowest held-out loss gives both.
