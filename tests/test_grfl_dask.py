@@ -173,6 +173,7 @@ def test_unsupported_combinations_say_so(client):
     cases = [
         (dict(solver="admm"), {}, ValueError, "Newton master"),
         (dict(warm_start=True), {}, ValueError, "warm_start"),
+        (dict(n_paths=2), {}, ValueError, "n_paths=2 is not supported"),
         (dict(probability=True), {}, ValueError, "probability"),
         (dict(family=GaborFeatures()), {}, TypeError, "RandomFourierFeatures"),
         (dict(class_weight="balanced"), {}, ValueError, "class_weight"),

@@ -44,7 +44,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..families import RandomFourierFeatures
 from ..losses import get_loss
 from ..methods._grfl_average import FINAL_DRAWS
-from ..methods._grfl_select import multi_width_family, regressor_pricing_subsample
+from ..methods._grfl_select import CV_BELOW, multi_width_family, regressor_pricing_subsample
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array
 from ..penalties import get_penalty
@@ -98,6 +98,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "path_iter": [Interval(numbers.Integral, 1, None, closed="left"), None,
                       StrOptions({"auto"})],
         "warm_start": ["boolean"],
+        "n_paths": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "standardize": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -121,7 +122,10 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                              "task_index (one loss per task); fit without one of them.")
         settings = {k: v for k, v in _own_params(self).items()
                     if k not in ("class_weight", "probability", "warm_start", "penalty", "loss",
-                                 "standardize", "inner_tol", "inner_max_iter")}
+                                 "standardize", "inner_tol", "inner_max_iter", "n_paths")}
+        if self.warm_start and self.n_paths not in ("auto", 1):
+            raise ValueError(f"n_paths={self.n_paths} with warm_start=True: a warm start "
+                             "continues one path; use n_paths=1 (or 'auto').")
         settings.update(_stopping(self), **self._resolved_settings(X, sample_weight))
         res = fit_grfl(
             X, Y, task_rows=task_rows, sample_weight=sample_weight,
@@ -139,6 +143,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         self.history_, self.n_iter_, self.solver_ = hist.as_dict(), res.n_iter, res.master
         self.stop_reason_, self.converged_ = res.stop_reason, res.converged
         self.max_features_, self.objective_ = res.max_features, res.objective
+        self.n_paths_ = res.n_paths
         self.last_violation_ = res.last_violation
         self.frequencies_ = self.phases_ = None
         if isinstance(res.family, RandomFourierFeatures):
@@ -182,7 +187,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         The family to fit on the inputs ``X`` (``None``: fit_grfl's default)
         and, in subclasses, the levels chosen from the data.
         """
-        return {"family": self.family}
+        return {"family": self.family, "final_draws": self.n_paths}
 
     def _task_decision(self, X, task_index):
         Z = self.transform(X)
@@ -396,6 +401,20 @@ _COMMON_DOC = """
         budgets up to 8).  The estimator then keeps the active training
         columns in memory between fits.  With ``max_features="auto"`` every
         fit starts over.
+    n_paths : int or "auto", default="auto"
+        Paths on all rows, each drawing its own random features, whose
+        average is the model (its decision values are the mean of the
+        paths'; :func:`~kernlearn.methods._grfl_average.average_paths`: a
+        point of the same problem with an objective at most their mean, so
+        ``features_`` holds up to ``n_paths`` budgets).  ``"auto"`` is 3
+        below 300 training rows (where one path's accuracy varies most with
+        its random draw)
+        {paths_auto}, else 1.
+        Each path costs about one fit, so ``n_paths=1`` fits small data
+        about 3 times faster (a grid search's candidates, for example).  Not
+        with ``warm_start``; where one held-out part chooses the features
+        (``max_features="auto"`` from 300 rows) the model is one master and
+        a warning says so.  The number averaged is ``n_paths_``.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified); regression targets are
@@ -443,6 +462,8 @@ _COMMON_DOC = """
         of that path).
     max_features_ : int
         The feature budget used (chosen with ``max_features="auto"``).
+    n_paths_ : int
+        Paths averaged into the model (see ``n_paths``).
     n_iter_ : int
         Outer iterations (features added), over warm starts.
     stop_reason_ : str
@@ -522,7 +543,8 @@ _BUDGET_NOTE = """  ``None`` (the classifier's default) is
         0-15 and two random states, 147 of 192 fits were within one point
         of ``Nystroem(200)`` + ``LinearSVC()`` instead of 137 and 11 more
         than 3 points below instead of 21, at 3 times the fit time (at most
-        +0.15 s).  A numeric budget gives one path."""
+        +0.15 s).  A numeric budget gives one path (``n_paths`` sets the
+        count)."""
 
 
 def _auto_lambda(n_rows):
@@ -558,6 +580,7 @@ class InfiniteFeatureClassifier(
         + _COMMON_DOC.format(
             loss_default="squared_hinge", lambda_default='"auto"', lambda_note=_AUTO_LAMBDA_NOTE,
             max_features_default="None",
+            paths_auto='with ``max_features`` None or ``"auto"``',
             loss_choices='"squared_hinge" or "logistic", or a loss with ``prox``.',
             extra_params='''    class_weight : dict, "balanced" or None, default=None
         Weights of the classes' losses (``"balanced"``: ``n / (n_classes *
@@ -599,9 +622,9 @@ class InfiniteFeatureClassifier(
                  lambda_s=None, lambda_scale="ours", loss="squared_hinge", penalty="group_l1_l2",
                  solver="auto", tol=1e-3, inner_tol=1e-3, inner_max_iter=500,
                  fit_intercept=True, time_budget=None, pricing_subsample="auto",
-                 path_iter="auto", warm_start=False, standardize=True, random_state=None,
-                 verbose=0, class_weight=None, probability=False, eps="deprecated",
-                 max_iter="deprecated"):
+                 path_iter="auto", warm_start=False, n_paths="auto", standardize=True,
+                 random_state=None, verbose=0, class_weight=None, probability=False,
+                 eps="deprecated", max_iter="deprecated"):
         self.class_weight = class_weight
         self.probability = probability
         self.family = family
@@ -623,6 +646,7 @@ class InfiniteFeatureClassifier(
         self.pricing_subsample = pricing_subsample
         self.path_iter = path_iter
         self.warm_start = warm_start
+        self.n_paths = n_paths
         self.standardize = standardize
         self.random_state = random_state
         self.verbose = verbose
@@ -675,10 +699,12 @@ class InfiniteFeatureClassifier(
         return self
 
     def _resolved_settings(self, X, sample_weight=None):
-        # a budget of the estimator's choosing and no path to continue: below
-        # 300 rows the model averages FINAL_DRAWS paths (_grfl_average)
-        draws = FINAL_DRAWS if self.max_features in (None, "auto") and not self.warm_start \
-            else 1
+        # "auto": a budget of the estimator's choosing and no path to continue:
+        # below CV_BELOW rows the model averages FINAL_DRAWS paths (_grfl_average)
+        draws = self.n_paths
+        if draws == "auto":
+            draws = FINAL_DRAWS if (X.shape[0] < CV_BELOW and not self.warm_start
+                                    and self.max_features in (None, "auto")) else 1
         return dict(super()._resolved_settings(X, sample_weight),
                     lambda_p=self.lambda_p_, max_features=self._budget, final_draws=draws)
 
@@ -793,6 +819,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         + _COMMON_DOC.format(
             loss_default="square", loss_choices='"square".', extra_params="",
             lambda_default='"auto"', max_features_default='"auto"',
+            paths_auto='after the folds chose ``lambda_p="auto"``',
             lambda_note=_REG_LAMBDA_NOTE).replace(
             "    lambda_p : float,", '    lambda_p : float or "auto",').replace(
             "by 5-fold cross-validation and a path on all rows is run to it;",
@@ -821,15 +848,16 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         """``family``, or for ``None`` GrFL-M over three widths (:func:`multi_width_family`),
         and ``pricing_subsample`` (:func:`regressor_pricing_subsample`)."""
         fam = self.family if self.family is not None else multi_width_family(X, sample_weight)
-        return {"family": fam, "pricing_subsample": regressor_pricing_subsample(
-            X.shape[0], self.pricing_subsample)}
+        return {"family": fam, "final_draws": self.n_paths,
+                "pricing_subsample": regressor_pricing_subsample(X.shape[0],
+                                                                 self.pricing_subsample)}
 
     def __init__(self, family=None, *, max_features="auto", n_candidates=100, lambda_p="auto",
                  lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="auto",
                  tol=1e-3, inner_tol=1e-3, inner_max_iter=500, fit_intercept=True,
                  time_budget=None, pricing_subsample="auto", path_iter="auto",
-                 warm_start=False, standardize=True, random_state=None, verbose=0,
-                 eps="deprecated", max_iter="deprecated"):
+                 warm_start=False, n_paths="auto", standardize=True, random_state=None,
+                 verbose=0, eps="deprecated", max_iter="deprecated"):
         self.family = family
         self.max_features = max_features
         self.n_candidates = n_candidates
@@ -849,6 +877,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         self.pricing_subsample = pricing_subsample
         self.path_iter = path_iter
         self.warm_start = warm_start
+        self.n_paths = n_paths
         self.standardize = standardize
         self.random_state = random_state
         self.verbose = verbose

@@ -25,9 +25,11 @@ the folds' (``"auto"``): the margins of one-vs-all tasks are averaged task by
 task, so its decision values are the mean of the draws'.
 """
 
+import warnings
+
 import numpy as np
 
-__all__ = ["FINAL_DRAWS", "average_draws", "average_paths"]
+__all__ = ["FINAL_DRAWS", "average_draws", "average_paths", "one_model"]
 
 # Paths on all rows averaged after the folds chose lambda_p (fit_grfl).  On the
 # 7 regression sets of benchmarks/suite.py under 300 training rows, seeds 0-15,
@@ -102,7 +104,7 @@ def average_paths(paths, results, w_scale):
         of draws, the mean bias; ``objective`` that of the average (eq. (17));
         ``last_violation`` the largest of the draws'; ``converged`` whether
         all converged; the history, iteration count and stop reason of the
-        first draw.
+        first draw; ``n_paths`` the number of draws.
     """
     if len(results) == 1:
         return results[0]
@@ -119,7 +121,7 @@ def average_paths(paths, results, w_scale):
         n_iter=first.n_iter, converged=all(r.converged for r in results),
         stop_reason=first.stop_reason, history=first.history, objective=float(objective),
         last_violation=max(r.last_violation for r in results), master=first.master,
-        max_features=first.max_features, lambda_p=first.lambda_p, warm=None,
+        max_features=first.max_features, lambda_p=first.lambda_p, n_paths=m, warm=None,
         family=first.family,
         features=np.vstack([r.features for r in results]),
         feature_scales=np.vstack([r.feature_scales for r in results]),
@@ -127,6 +129,23 @@ def average_paths(paths, results, w_scale):
         task_coef=np.hstack([r.task_coef for r in results]) / m,
         shared_coef=np.concatenate([r.shared_coef for r in results]) / m,
         intercept=np.mean([r.intercept for r in results], axis=0))
+
+
+def one_model(draws, why):
+    """Warn that ``draws`` paths were asked for where the model is one master.
+
+    Parameters
+    ----------
+    draws : int
+        Paths asked for (``fit_grfl``'s ``final_draws``, resolved).
+    why : str
+        Why the model is a single one (ends the warning's first sentence).
+    """
+    if draws > 1:
+        # not silent: the result's n_paths (the estimators' n_paths_) is 1
+        warnings.warn(f"n_paths={draws} was not used: {why}, and the model is the master "
+                      "on all rows with those features (n_paths_ is 1). Pass a numeric "
+                      "max_features to average paths.", UserWarning, stacklevel=3)
 
 
 def _margins(path):

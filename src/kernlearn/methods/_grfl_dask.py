@@ -317,14 +317,17 @@ def dask_fit_inputs(est, X, y, multi_output=False, y_numeric=False):
     Raises
     ------
     ValueError
-        For what the Dask path does not do: ``warm_start``, Platt
-        probabilities, a 2-D ``y``.
+        For what the Dask path does not do: ``warm_start``, ``n_paths``
+        above 1, Platt probabilities, a 2-D ``y``.
     """
     from ..estimators._base import validate_partitioned_fit
 
     name = type(est).__name__
     if est.warm_start:
         raise ValueError(f"{name}: warm_start=True is not supported with a dask.array X.")
+    if getattr(est, "n_paths", "auto") not in ("auto", 1):
+        raise ValueError(f"{name}: n_paths={est.n_paths} is not supported with a dask.array "
+                         "X (one path on the cluster); use n_paths=1.")
     if getattr(est, "probability", False) and est.loss != "logistic":
         raise ValueError(f"{name}: probability=True (Platt scaling by cross-validation) "
                          "is not supported with a dask.array X; use loss='logistic'.")

@@ -9,10 +9,9 @@ Column generation over a continuously parametrised family of features:
    feature's group, against :math:`\lambda_p`) or condition (10) (the same for
    the shared weights, against :math:`\lambda_s`); nothing is added when the
    relative violation is at most ``eps`` (Algorithm 1, line 6);
-2. **master** re-solves the restricted problem (17) with bias terms on the
-   active features, warm-started (line 11), by proximal Newton
-   (:mod:`kernlearn.solvers.grfl_newton`, the default), ADMM (Algorithm 2) or
-   FISTA.
+2. **master** re-solves the restricted problem (17) with bias terms on the active
+   features, warm-started (line 11), by proximal Newton
+   (:mod:`kernlearn.solvers.grfl_newton`, the default), ADMM (Algorithm 2) or FISTA.
 
 Cost and where the time goes (sec. 4.2): pricing is :math:`O(k_r n T)`, one
 master iteration :math:`O(n p T)` with ``p`` active columns, so a fit is
@@ -663,6 +662,8 @@ class GrFLResult(MethodResult):
     lambda_p : float or None
         The level :math:`\\lambda_p` used, as passed (chosen with
         ``lambda_p="auto"``).
+    n_paths : int
+        Paths averaged into the model (:mod:`~kernlearn.methods._grfl_average`).
     warm : GrFLWarmStart or None
         The run's state, to pass back as ``warm`` to continue the path
         (``None`` unless asked for).
@@ -680,6 +681,7 @@ class GrFLResult(MethodResult):
     master: str = ""
     max_features: int = None
     lambda_p: float = None
+    n_paths: int = 1
     warm: object = None
 
 
@@ -733,7 +735,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
              max_iter=500, max_features=100, n_candidates=100, eps=1e-3,
              fit_intercept=True, pricing_subsample="auto", path_iter="auto",
              time_budget=None, random_state=None, verbose=0, name="GrFL", warm=None,
-             keep_warm=False, batch="auto", final_draws=1):
+             keep_warm=False, batch="auto", final_draws="auto"):
     """Run GrFL (Algorithm 1) end to end on validated data.
 
     Parameters
@@ -754,20 +756,17 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     task_rows : list of ndarray or None, default=None
         Rows of each task.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
-        Row weights of the loss, as given: integer weights equal repeated
-        rows at the same levels.  Their scale ``s`` (the mean positive
-        weight) is moved into the levels: the problem is ``s`` times the
-        one with weights of mean one at levels divided by :math:`\\sqrt s`
-        (the loss grows by ``s``, the columns' weighted norms by
-        :math:`\\sqrt s`), which is what is solved, so weights of any scale
-        (1e-12 or 1e12) see the numerics of mean-one weights.  A penalty
-        without ``alpha`` keeps its built-in level (the weights' scale then
-        does not matter).
+        Row weights of the loss, as given: integer weights equal repeated rows at the same
+        levels.  Their scale ``s`` (the mean positive weight) is moved into the levels: the
+        problem is ``s`` times the one with weights of mean one at levels divided by
+        :math:`\\sqrt s` (the loss grows by ``s``, the columns' weighted norms by
+        :math:`\\sqrt s`), which is what is solved, so weights of any scale (1e-12 or 1e12)
+        see the numerics of mean-one weights.  A penalty without ``alpha`` keeps its
+        built-in level (the weights' scale then does not matter).
     lambda_p, lambda_s : float or "auto", float or None
         Levels of :math:`\\Omega_p` and of the l1 penalty on shared weights.
         ``lambda_p="auto"``: chosen on the held-out rows of ``max_features="auto"``
-        below ``LEVEL_BELOW`` rows (``_grfl_select``), else ``DEFAULT_LEVEL``;
-        where folds choose it, the model averages ``FINAL_DRAWS`` paths (``_grfl_average``).
+        below ``LEVEL_BELOW`` rows (``_grfl_select``), else ``DEFAULT_LEVEL``.
     lambda_scale : {"ours", "paper"}, default="ours"
         Divide the levels by :func:`paper_loss_factor` with ``"paper"``.
     solver : {"auto", "admm", "fista", "newton"} or solver object, default="auto"
@@ -777,21 +776,20 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     tol, max_iter : float, int
         Master tolerance and iteration cap (string solvers).
     max_features : int or "auto", default=100
-        Feature budget.  ``"auto"`` chooses it on held-out rows: the path
-        (up to :data:`AUTO_MAX_FEATURES` features; :data:`LEVEL_MAX_FEATURES`
-        where it chooses ``lambda_p="auto"`` too: :func:`auto_budget`) runs on a random
+        Feature budget.  ``"auto"`` chooses it on held-out rows: the path (up to
+        :data:`AUTO_MAX_FEATURES` features; :data:`LEVEL_MAX_FEATURES` where it chooses
+        ``lambda_p="auto"`` too: :func:`auto_budget`) runs on a random
         ``1 - VALIDATION_FRACTION`` of the rows at the levels times
-        :math:`\\sqrt{1 - \\text{fraction}}` (the same problem per row,
-        by the rule of ``sample_weight``), the loss of each outer iteration's
-        model is measured on the held-out rows, the path stops once it holds
-        ``PATIENCE_FACTOR`` times the best count plus ``PATIENCE_EXTRA``
-        features, and the returned model is the master on all rows with the
-        path's first ``k`` features, ``k`` the count of lowest held-out loss
-        (its history rows carry ``validation_loss``).  Below :data:`CV_BELOW`
-        rows, :data:`CV_FOLDS` folds each run such a path, ``k`` minimises
-        their summed held-out loss (a fold that stopped early keeps its last
-        value) and a path on all rows is run to ``k``.  On data too small to
-        hold out :data:`MIN_VALIDATION_ROWS` rows, ``min(100, max(1, n // 6))``.
+        :math:`\\sqrt{1 - \\text{fraction}}` (the same problem per row, by the rule of
+        ``sample_weight``), the loss of each outer iteration's model is measured on the
+        held-out rows, the path stops once it holds ``PATIENCE_FACTOR`` times the best count
+        plus ``PATIENCE_EXTRA`` features, and the returned model is the master on all rows
+        with the path's first ``k`` features, ``k`` the count of lowest held-out loss (its
+        history rows carry ``validation_loss``).  Below :data:`CV_BELOW` rows,
+        :data:`CV_FOLDS` folds each run such a path, ``k`` minimises their summed held-out
+        loss (a fold that stopped early keeps its last value) and a path on all rows is run
+        to ``k``.  On data too small to hold out :data:`MIN_VALIDATION_ROWS` rows,
+        ``min(100, max(1, n // 6))``.
     n_candidates, eps, fit_intercept, pricing_subsample, path_iter, time_budget, verbose
         As in :class:`GrFL` and the estimators (``pricing_subsample="auto"``:
         :data:`AUTO_PRICING_ROWS` rows when ``n`` is at least twice that;
@@ -811,9 +809,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     batch : int or "auto", default="auto"
         Features added per outer iteration (:meth:`GrFL.batch_size`); 1 is
         the paper's Algorithm 1.
-    final_draws : int, default=1
-        Paths on all rows averaged for the model below :data:`CV_BELOW` rows
-        (not continuing a warm start; ``_grfl_average``); a level chosen by the folds: ``FINAL_DRAWS``.
+    final_draws : int or "auto", default="auto"
+        Paths on all rows averaged into the model (``_grfl_average``; not with ``keep_warm``);
+        ``"auto"``: ``FINAL_DRAWS`` where the folds chose ``lambda_p``, else 1.
 
     Returns
     -------
@@ -906,8 +904,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                     time_budget=time_budget, verbose=verbose, name=name,
                     batch=batch).start(Xr, Yr, tr, rng, sample_weight=w)
 
-    draws = final_draws if n < CV_BELOW else 1
-    if split is None and draws > 1 and not keep_warm:  # the classifier's average
+    draws = 1 if final_draws == "auto" else int(final_draws)
+    if split is None and draws > 1 and not keep_warm:  # an average of paths
         return _grfl_average.average_draws(
             lambda: make_path(None, 1.0).extend(max_features), draws, w_scale,
             lambda f: _result(f, w_scale, lambda_p=lambda_p))
@@ -936,7 +934,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         rng.set_state(state)
         # the average of FINAL_DRAWS such paths (they draw one after another)
         return _grfl_average.average_draws(
-            lambda: make_path(None, 1.0).extend(max_features), _grfl_average.FINAL_DRAWS,
+            lambda: make_path(None, 1.0).extend(max_features),
+            _grfl_average.FINAL_DRAWS if final_draws == "auto" else draws,
             w_scale, lambda f: _result(f, w_scale, lambda_p=lambda_p))
     if choose_level:  # one part: the level and the count of lowest held-out loss
         lambda_p, *run = select_level_held_out(start, split[0], max_features)
@@ -947,7 +946,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
             path.callback = monitor
             path.extend(max_features)
     if len(runs) == 1:
-        # the master on all rows with the path's first k features
+        # the master on all rows with the path's first k features (one model)
+        _grfl_average.one_model(draws, "one held-out part chose the features")
         path, monitor = runs[0]
         k = monitor.best()
         final = make_path(None, 1.0, exact=True)
