@@ -21,7 +21,6 @@ import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LassoCV
 from sklearn.metrics import mean_squared_error

@@ -5,7 +5,6 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from kernlearn import FGMClassifier

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kernlearn.demo import _at_k, compare_at_equal_k, demo_table, format_table, l1_path
+from kernlearn.demo import _at_k, demo_table, format_table, l1_path
 
 
 def test_accuracy_at_k_is_interpolated_in_log_k():

@@ -146,7 +146,7 @@ def test_mtfl_reaches_the_primal_optimum_of_cvxpy(p):
 def test_one_task_mtfl_is_l1_mkl():
     X, y, rows = _data(T=1, m=30)
     C = 0.5
-    _, _, model = fitted = _fit("mtfl", X, y, rows, C, p=4.0)
+    _, _, model = _fit("mtfl", X, y, rows, C, p=4.0)
     _, _, per_task = _fit("mkl", X, y, rows, C)
     w = [cp.Variable(2) for _ in range(3)]
     b = cp.Variable()

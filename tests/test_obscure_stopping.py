@@ -100,7 +100,6 @@ def test_dual_bound_never_exceeds_the_optimum(M):
     w = np.random.default_rng(0).uniform(0.2, 3.0, size=len(y))
     kl = KernelList([("linear", {}, v) for v in views]).fit(X)
     target = np.where(y == 1, 1.0, -1.0) if M == 1 else y
-    loss = Hinge() if M == 1 else MulticlassHinge()
     for weights in (None, w):
         lam = 1.0 / (5.0 * (len(y) if weights is None else w.sum()))
         f_star = _optimum(Phis, y, M, 1.5, lam, weights)

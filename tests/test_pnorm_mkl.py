@@ -14,9 +14,7 @@ from kernlearn.kernels import KernelList, linear_kernel, rbf_kernel
 from kernlearn.losses import LOSSES, Hinge, MulticlassHinge
 from kernlearn.penalties import PENALTIES, SquaredGroupNorm2p
 from kernlearn.penalties.squared import lp_norm
-from kernlearn.methods import obscure as ob
 from kernlearn.methods.obscure import KernelProblem, OnlineBatch
-from kernlearn.penalties import SquaredGroupNorm2p
 
 
 def _obscure(kl, y, loss, n_classes=None, *, p=1.5, lam=1e-3, sample_weight=None, **kw):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import kernlearn
-from kernlearn._precompile import compiled_dispatchers, is_cached
+from kernlearn._precompile import compiled_dispatchers
 
 PACKAGE = Path(kernlearn.__file__).parent
 # Every way a function is compiled in the package: decorator or call form.

@@ -20,10 +20,6 @@ from sklearn.ensemble import AdaBoostClassifier, VotingClassifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import log_loss, recall_score
 from sklearn.model_selection import cross_val_score
-from sklearn.utils.estimator_checks import (
-    check_sample_weight_equivalence_on_dense_data,
-    check_sample_weight_equivalence_on_sparse_data,
-)
 
 from kernlearn import (
     FGMClassifier,

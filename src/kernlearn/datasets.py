@@ -7,10 +7,7 @@ downloaded.  Loaders raise :class:`DatasetNotFoundError` (a
 skip with a clear reason.
 """
 
-import bz2
-import gzip
 import io
-import lzma
 import os
 from pathlib import Path
 

@@ -4,7 +4,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,

@@ -398,7 +398,6 @@ class SLKLState:
             self.case_counts[0] += 1
             return 1
         b, Gu = self._b(j, c)
-        d2 = 2.0 * lam * a2 * b
         self.kkt[j] = abs(d1) if mu_old > 0 else max(-d1, 0.0)
 
         # 1 + t b = (1 - mu_j b) + (mu_j + t) b, with 1 - mu_j b = g_jj / mu_j
