@@ -15,7 +15,6 @@ conical combination of them; this family holds the sampled set
 import inspect
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..kernels import KERNELS, pairwise_kernel, resolve_gamma
 from ._base import BaseFamily, Candidates, as_params
@@ -177,8 +176,7 @@ class NystromColumns(BaseFamily):
         return self
 
     def _rows(self, idx):
-        X = self._X
-        return X[idx] if not sp.issparse(X) else X[idx]
+        return self._X[idx]  # (dense or sparse: the same indexing)
 
     def _compute(self, positions):
         """Columns at positions of :math:`\\mathcal S`, as rows ``(len, n)``."""
