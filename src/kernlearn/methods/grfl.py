@@ -437,9 +437,10 @@ class GrFL:
     def _best_candidate(self, n_best=1):
         G = self.grad_matrix()
         fam, w = self.family, self.sample_weight
-        # float32 columns rank the candidates (errors near 1e-6); the best few
-        # are scored exactly, so the added features' violations are exact
-        low = bool(getattr(fam, "float32_columns", False))
+        # float32 columns rank the candidates (errors near 1e-6) where that is
+        # cheaper; the best few are scored exactly (the violations are exact)
+        f32 = getattr(fam, "ranks_in_float32", None)
+        low = bool(f32(self.X, self.T) if f32 else getattr(fam, "float32_columns", False))
         n_sample = self.n_candidates * int(np.ceil(n_best ** SAMPLE_POWER))
         n_exact = min(n_best + N_EXACT - 1, n_sample)
         if self._sub is None:
