@@ -377,9 +377,8 @@ class GrFL:
         """
         k, gs, T = H.shape
         if k and type(self.penalty_p) is GroupL1L2 and gs * T > 1:
-            # the default penalty: the l2 norm of each candidate's block, the
-            # sums GroupL1L2.matrix_dual_norm forms (without its bookkeeping;
-            # pricing calls this twice per outer iteration)
+            # the default penalty: the l2 norm of each candidate's block, the sums
+            # GroupL1L2.matrix_dual_norm forms (without its bookkeeping: hot path)
             w = H.ravel()
             v = np.sqrt(np.add.reduceat(w * w, np.arange(0, w.size, gs * T)))
         else:
@@ -495,8 +494,8 @@ class GrFL:
         keep = np.flatnonzero(cand.scores > self.eps)
         if keep.size < n_best or self._found is not None:
             self._found = max(1, keep.size)
-        if not keep.size:
-            return None
+        if not keep.size or keep.size == len(cand.scores):  # (none or all: as they are)
+            return cand if keep.size else None
         extra = None if cand.extra is None else {k: v[keep] for k, v in cand.extra.items()}
         return Candidates(params=cand.params[keep], scores=cand.scores[keep],
                           group_size=self.gs, extra=extra)
