@@ -123,3 +123,38 @@ def test_exact_ranking_chooses_what_float32_ranking_and_re_scoring_choose(subsam
         path.master(a)
         steps += 1
     assert steps >= 5
+
+
+@pytest.mark.parametrize("source", ["RandomState", "PCG64", "Philox"])
+def test_compiled_directions_are_numpys_draws_and_leave_the_same_state(source):
+    # numba's generator methods are NumPy's algorithms on the same bit
+    # generator: the same normals, quotients and state afterwards
+    def gen():
+        if source == "RandomState":  # what GrFL passes (check_random_state)
+            return np.random.default_rng(np.random.RandomState(3))
+        return np.random.Generator(getattr(np.random, source)(3))
+
+    a, b = gen(), gen()
+    sigma = np.random.default_rng(0).uniform(0.1, 5.0, size=4000)
+    pa, pb = np.empty((4000, 12)), np.empty((4000, 12))
+    fourier._directions(a, sigma, pa)
+    fourier._directions_numpy(b, sigma, pb)
+    np.testing.assert_array_equal(pa, pb)
+    np.testing.assert_array_equal(a.standard_normal(5), b.standard_normal(5))
+    np.testing.assert_equal(a.bit_generator.state, b.bit_generator.state)
+
+
+@pytest.mark.parametrize("kwargs", [dict(gamma=0.3), dict(gamma=[0.1, 0.4, 2.0]),
+                                    dict(bandwidth_range=(0.5, 3.0))])
+def test_sample_draws_as_before(kwargs):
+    # the directions as NumPy drew them: rng.standard_normal((k, d)) / sigma
+    X = np.random.default_rng(0).normal(size=(20, 7))
+    fam = RandomFourierFeatures(**kwargs).fit(X)
+    params = fam.sample(50, np.random.default_rng(np.random.RandomState(1)))
+    rng = np.random.default_rng(np.random.RandomState(1))
+    if "bandwidth_range" in kwargs:
+        sigma = rng.uniform(0.5, 3.0, size=50)
+    else:
+        sigma = fam.widths_[np.arange(50) % fam.widths_.size]
+    np.testing.assert_array_equal(params[:, -1], sigma)
+    np.testing.assert_array_equal(params[:, :-1], rng.standard_normal((50, 7)) / sigma[:, None])

@@ -156,6 +156,30 @@ def _cos_sin_sums(P, G, w, HG, sq):
             HG[j, 0, t], HG[j, 1, t] = hc[t, j], hs[t, j]
 
 
+@numba.njit(cache=True)
+def _directions(rng, sigma, params):
+    """``params[i] = [z_i / sigma[i], sigma[i]]``, ``z_i`` standard normal.
+
+    The draws and quotients of :func:`_directions_numpy` (numba's generator
+    methods are NumPy's algorithms on the same bit generator, drawn in the
+    same order), without its temporaries: at 100-500 candidates of ten
+    features, 0.6x its time, a fifth of a small fit's pricing step.
+    """
+    k, m = params.shape
+    for i in range(k):
+        s = sigma[i]
+        for j in range(m - 1):
+            params[i, j] = rng.standard_normal() / s
+        params[i, m - 1] = s
+
+
+def _directions_numpy(rng, sigma, params):
+    """:func:`_directions` with NumPy (``rng.standard_normal((k, m - 1))``)."""
+    np.divide(rng.standard_normal((params.shape[0], params.shape[1] - 1)), sigma[:, None],
+              out=params[:, :-1])
+    params[:, -1] = sigma
+
+
 class RandomFourierFeatures(InfiniteFamily):
     r"""Cos/sin pairs of random projections, with fixed or sampled bandwidth.
 
@@ -293,22 +317,16 @@ class RandomFourierFeatures(InfiniteFamily):
         if widths is None:
             lo, hi = (float(v) for v in self.bandwidth_range)
             sigma = rng.uniform(lo, hi, size=k)
-        elif widths.size == 1:
-            # one width: a division by the scalar (the same quotients)
-            params = np.empty((k, self.n_features_in_ + 1))
-            np.divide(rng.standard_normal((k, self.n_features_in_)), widths[0],
-                      out=params[:, :-1])
-            params[:, -1] = widths[0]
-            return params
         else:
-            # even split of the candidates among the listed widths
+            # one width, or an even split of the candidates among the listed ones
             sigma = widths[np.arange(k) % widths.size]
         # (written in place: on wide sparse inputs, e.g. text with thousands of
         # words, the draw of k x n_features directions is most of pricing)
         params = np.empty((k, self.n_features_in_ + 1))
-        np.divide(rng.standard_normal((k, self.n_features_in_)), sigma[:, None],
-                  out=params[:, :-1])
-        params[:, -1] = sigma
+        if type(rng) is np.random.Generator:
+            _directions(rng, sigma, params)
+        else:  # (a subclass: its own methods)
+            _directions_numpy(rng, sigma, params)
         return params
 
     def _columns(self, params, X, dtype=np.float64):
