@@ -341,7 +341,7 @@ class InfiniteFamily(BaseFamily):
         params = self.sample(n_sample, rng)
         H, norms = self.correlations(params, X, grad, sample_weight, low_precision)
         s = valid_scores((score or _default_score)(H), norms)
-        order = np.argsort(-s, kind="stable")[:k]
+        order = (-s).argsort(kind="stable")[:k]
         return Candidates(params=params[order], scores=s[order],
                           group_size=self.group_size,
                           extra={"norms": norms[order], "H": H[order]})

@@ -491,7 +491,7 @@ class GrFL:
             self._solve(exact=True)
             cand = self._best_candidate(n_best)
         self.last_violation = float(cand.scores[0])
-        keep = np.flatnonzero(cand.scores > self.eps)
+        keep = (cand.scores > self.eps).nonzero()[0]
         if keep.size < n_best or self._found is not None:
             self._found = max(1, keep.size)
         if not keep.size or keep.size == len(cand.scores):  # (none or all: as they are)
