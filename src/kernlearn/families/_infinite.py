@@ -188,9 +188,9 @@ class InfiniteFamily(BaseFamily):
             Row weights: norms are then :math:`\\sqrt{\\sum_i w_i \\phi_i^2}`,
             as on the data with rows repeated (``G`` is already weighted).
         low_precision : bool, default=False
-            Evaluate the columns in float32 where the family can (about 2.5x
-            cheaper for Fourier features; relative errors near 1e-6, enough
-            to rank candidates, not to decide on them).
+            Evaluate the columns in float32 where the family can (relative
+            errors near 1e-6, enough to rank candidates, not to decide on
+            them); :meth:`ranks_in_float32` says where that is cheaper.
 
         Returns
         -------
