@@ -363,9 +363,11 @@ class RandomFourierFeatures(InfiniteFamily):
         """Whether pricing on ``X`` should rank in float32, then re-score the best exactly.
 
         Not on a dense ``X`` with at most ``_FUSED_MAX_TASKS`` gradient
-        columns: there the exact sums of :func:`_cos_sin_sums` cost less than
-        the float32 block and its product (0.75-0.85x at 100-20,000 rows and
-        one task, 1.0x at ten), so the ranking is exact and needs no re-score.
+        columns: there the exact sums of :func:`_cos_sin_sums` cost about as
+        much as the float32 block and its product, or less (0.75-0.95x at
+        100-20,000 rows and one task, 1.05x at ten), and the ranking is then
+        exact: no re-score of the best few (on small problems, a third of
+        the pricing step).
 
         Parameters
         ----------
