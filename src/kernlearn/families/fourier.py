@@ -366,7 +366,7 @@ class RandomFourierFeatures(InfiniteFamily):
         columns: there the exact sums of :func:`_cos_sin_sums` cost about as
         much as the float32 block and its product, or less (0.75-0.95x at
         100-20,000 rows and one task, 1.05x at ten), and the ranking is then
-        exact: no re-score of the best few (on small problems, a third of
+        exact: no re-score of the best few (on small problems, a fifth of
         the pricing step).
 
         Parameters
