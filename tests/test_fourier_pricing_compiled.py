@@ -144,8 +144,8 @@ def test_compiled_directions_are_numpys_draws_and_leave_the_same_state(source):
     np.testing.assert_equal(a.bit_generator.state, b.bit_generator.state)
 
 
-@pytest.mark.parametrize("kwargs", [dict(gamma=0.3), dict(gamma=[0.1, 0.4, 2.0]),
-                                    dict(bandwidth_range=(0.5, 3.0))])
+@pytest.mark.parametrize("kwargs", [{"gamma": 0.3}, {"gamma": [0.1, 0.4, 2.0]},
+                                    {"bandwidth_range": (0.5, 3.0)}])
 def test_sample_draws_as_before(kwargs):
     # the directions as NumPy drew them: rng.standard_normal((k, d)) / sigma
     X = np.random.default_rng(0).normal(size=(20, 7))
