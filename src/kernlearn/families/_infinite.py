@@ -188,9 +188,9 @@ class InfiniteFamily(BaseFamily):
             Row weights: norms are then :math:`\\sqrt{\\sum_i w_i \\phi_i^2}`,
             as on the data with rows repeated (``G`` is already weighted).
         low_precision : bool, default=False
-            Evaluate the columns in float32 where the family can (about 2.5x
-            cheaper for Fourier features; relative errors near 1e-6, enough
-            to rank candidates, not to decide on them).
+            Evaluate the columns in float32 where the family can (relative
+            errors near 1e-6, enough to rank candidates, not to decide on
+            them); :meth:`ranks_in_float32` says where that is cheaper.
 
         Returns
         -------
@@ -237,16 +237,43 @@ class InfiniteFamily(BaseFamily):
         n, gs = X.shape[0], self.group_size
         k = params.shape[0]
         chunk = max(1, _CHUNK_ENTRIES // max(n * gs, 1))
+        if k <= chunk:  # (one chunk: no copy into the output)
+            return self._chunk_sums(params, X, Gc, low, sample_weight)
         H = np.empty((k, gs, G.shape[1]))
         sq = np.empty((k, gs))
         for s in range(0, k, chunk):
-            block, nrm2 = self._columns_norms(params[s : s + chunk], X,
-                                              np.float32 if low else np.float64,
-                                              sample_weight)
-            c = nrm2.size // gs
-            sq[s : s + c] = nrm2.reshape(c, gs)
-            H[s : s + c] = (block.T @ Gc).reshape(c, gs, -1)
+            HG, nrm2 = self._chunk_sums(params[s : s + chunk], X, Gc, low, sample_weight)
+            H[s : s + len(HG)], sq[s : s + len(HG)] = HG, nrm2
         return H, sq
+
+    def _chunk_sums(self, params, X, G, low_precision, sample_weight):
+        """:meth:`correlation_sums` of one chunk of candidates (``G`` in float32
+        with ``low_precision``): the columns' block, its product with ``G``."""
+        gs = self.group_size
+        block, nrm2 = self._columns_norms(params, X,
+                                          np.float32 if low_precision else np.float64,
+                                          sample_weight)
+        c = nrm2.size // gs
+        return (block.T @ G).reshape(c, gs, -1).astype(float, copy=False), nrm2.reshape(c, gs)
+
+    def ranks_in_float32(self, X, n_tasks):
+        """Whether pricing on ``X`` should rank in float32, then re-score the best exactly.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows priced on.
+        n_tasks : int
+            Columns of the gradient matrix.
+
+        Returns
+        -------
+        bool
+            :attr:`float32_columns` here; a family whose exact sums cost no
+            more than its float32 ranking on ``X`` says ``False`` (see
+            :class:`~kernlearn.families.RandomFourierFeatures`).
+        """
+        return self.float32_columns
 
     @staticmethod
     def normalize_correlations(HG, sq):
@@ -314,7 +341,7 @@ class InfiniteFamily(BaseFamily):
         params = self.sample(n_sample, rng)
         H, norms = self.correlations(params, X, grad, sample_weight, low_precision)
         s = valid_scores((score or _default_score)(H), norms)
-        order = np.argsort(-s, kind="stable")[:k]
+        order = (-s).argsort(kind="stable")[:k]
         return Candidates(params=params[order], scores=s[order],
                           group_size=self.group_size,
                           extra={"norms": norms[order], "H": H[order]})

@@ -376,9 +376,8 @@ class GrFL:
         """
         k, gs, T = H.shape
         if k and type(self.penalty_p) is GroupL1L2 and gs * T > 1:
-            # the default penalty: the l2 norm of each candidate's block, the
-            # sums GroupL1L2.matrix_dual_norm forms (without its bookkeeping;
-            # pricing calls this twice per outer iteration)
+            # the default penalty: the l2 norm of each candidate's block, the sums
+            # GroupL1L2.matrix_dual_norm forms (without its bookkeeping: hot path)
             w = H.ravel()
             v = np.sqrt(np.add.reduceat(w * w, np.arange(0, w.size, gs * T)))
         else:
@@ -436,9 +435,10 @@ class GrFL:
     def _best_candidate(self, n_best=1):
         G = self.grad_matrix()
         fam, w = self.family, self.sample_weight
-        # float32 columns rank the candidates (errors near 1e-6); the best few
-        # are scored exactly, so the added features' violations are exact
-        low = bool(getattr(fam, "float32_columns", False))
+        # float32 columns rank the candidates (errors near 1e-6) where that is
+        # cheaper; the best few are scored exactly (the violations are exact)
+        f32 = getattr(fam, "ranks_in_float32", None)
+        low = bool(f32(self.X, self.T) if f32 else getattr(fam, "float32_columns", False))
         n_sample = self.n_candidates * int(np.ceil(n_best ** SAMPLE_POWER))
         n_exact = min(n_best + N_EXACT - 1, n_sample)
         if self._sub is None:
@@ -490,11 +490,11 @@ class GrFL:
             self._solve(exact=True)
             cand = self._best_candidate(n_best)
         self.last_violation = float(cand.scores[0])
-        keep = np.flatnonzero(cand.scores > self.eps)
+        keep = (cand.scores > self.eps).nonzero()[0]
         if keep.size < n_best or self._found is not None:
             self._found = max(1, keep.size)
-        if not keep.size:
-            return None
+        if not keep.size or keep.size == len(cand.scores):  # (none or all: as they are)
+            return cand if keep.size else None
         extra = None if cand.extra is None else {k: v[keep] for k, v in cand.extra.items()}
         return Candidates(params=cand.params[keep], scores=cand.scores[keep],
                           group_size=self.gs, extra=extra)
