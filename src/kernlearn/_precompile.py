@@ -121,6 +121,8 @@ def workloads():
         ("InfiniteFeatureClassifier multiclass l1_linf",
          lambda: InfiniteFeatureClassifier(penalty="l1_linf", **grfl).fit(X, y_multi)),
         ("InfiniteFeatureRegressor", lambda: InfiniteFeatureRegressor(**grfl).fit(X, y_reg)),
+        # sparse input prices in float32 (the dense path sums exactly in float64)
+        ("InfiniteFeatureClassifier CSR", lambda: InfiniteFeatureClassifier(**grfl).fit(A, y_bin)),
     ]
     return jobs
 
