@@ -91,10 +91,20 @@ def _penalty_value(W, ws, indptr, kind, alpha, alpha_s, has_shared):
     for g in range(indptr.size - 1):
         r0, r1 = indptr[g], indptr[g + 1]
         Z = W[r0:r1]
+        # (kinds 0 and 1 summed in place, in the order of np.sum: no temporary
+        # per group; the value is read a few times per Newton iteration)
         if kind == 0:
-            val += np.sqrt(np.sum(Z * Z))
+            sq = 0.0
+            for i in range(r0, r1):
+                for t in range(W.shape[1]):
+                    sq += W[i, t] * W[i, t]
+            val += np.sqrt(sq)
         elif kind == 1:
-            val += np.sum(np.abs(Z))
+            sa = 0.0
+            for i in range(r0, r1):
+                for t in range(W.shape[1]):
+                    sa += abs(W[i, t])
+            val += sa
         elif kind == 2:
             for t in range(Z.shape[1]):
                 val += np.sqrt(np.sum(Z[:, t] ** 2))
@@ -102,7 +112,10 @@ def _penalty_value(W, ws, indptr, kind, alpha, alpha_s, has_shared):
             val += np.max(np.abs(Z))
     val *= alpha
     if has_shared:
-        val += alpha_s * np.sum(np.abs(ws))
+        sa = 0.0
+        for i in range(ws.size):
+            sa += abs(ws[i])
+        val += alpha_s * sa
     return val
 
 
@@ -242,11 +255,26 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
         for g in range(n_groups):
             r0, r1 = indptr[g], indptr[g + 1]
             L = Lw[g]
-            Zn = Zb[: r1 - r0]
             for i in range(r0, r1):
                 for t in range(T):
-                    Zn[i - r0, t] = W[i, t] - (GW[i, t] + R[t, i]) / L
-            _prox_in_place(Zn, alpha / L, kind)
+                    Zb[i - r0, t] = W[i, t] - (GW[i, t] + R[t, i]) / L
+            if kind == 0:
+                # the joint l2 prox of _prox_in_place, inline on the rows of
+                # Zb (no view per block: its reference counting cost as much
+                # as the prox)
+                thr = alpha / L
+                sq = 0.0
+                for i in range(r1 - r0):
+                    for t in range(T):
+                        sq += Zb[i, t] * Zb[i, t]
+                nrm = np.sqrt(sq)
+                sc = max(0.0, 1.0 - thr / nrm) if nrm > 0 else 0.0
+                for i in range(r1 - r0):
+                    for t in range(T):
+                        Zb[i, t] *= sc
+            else:
+                _prox_in_place(Zb[: r1 - r0], alpha / L, kind)
+            Zn = Zb
             if r1 - r0 == 2:
                 # a cos/sin pair: one pass over R for both columns
                 for t in range(T):
@@ -417,3 +445,249 @@ def _extrapolate(Xh, Rh, x0, xe, Re, GW, Gb, W, ws, b, R, indptr, kind, alpha,
         ws[:] = xe[p * T: p * T + p]
         b[:] = xe[p * T + p:]
         R[:, :] = Re
+
+
+# ------------------------------------------------- the compiled Newton iteration
+# Losses with a compiled value and gradient (``loss_kind``): the square loss
+# and the squared hinge (see ``GrFLNewton``'s compiled path).
+_SQUARE, _SQUARED_HINGE = 0, 1
+# Sums of at most this many terms are unrolled eight ways, longer ones split
+# in halves (NumPy's pairwise summation, PW_BLOCKSIZE in its sources).
+_PW_BLOCK = 128
+
+
+@numba.njit(cache=True)
+def _pairwise_block(a, lo, n):
+    """NumPy's sum of at most :data:`_PW_BLOCK` terms ``a[lo:lo + n]``."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - (n % 8):
+        j = lo + i
+        r0 += a[j]
+        r1 += a[j + 1]
+        r2 += a[j + 2]
+        r3 += a[j + 3]
+        r4 += a[j + 4]
+        r5 += a[j + 5]
+        r6 += a[j + 6]
+        r7 += a[j + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@numba.njit(cache=True)
+def _pairwise_sum(a, lo, n):
+    """``a[lo:lo + n].sum()`` summed as NumPy sums a contiguous array (its
+    pairwise summation: blocks of at most :data:`_PW_BLOCK` terms, longer
+    runs split in halves at a multiple of eight), hence equal to it bit for
+    bit: the compiled iteration then takes the steps of the NumPy one, whose
+    inner solver's discrete choices (sweeps, extrapolations kept) a rounding
+    change can flip.  The halving recursion runs on an explicit stack (a
+    cached recursive compiled function crashed when loaded back).
+    """
+    if n <= _PW_BLOCK:
+        return _pairwise_block(a, lo, n)
+    # frames (start, length, stage: 0 new, 1 left half done, 2 both done)
+    f_lo, f_n = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
+    f_stage = np.zeros(64, dtype=np.int64)
+    vals = np.empty(64)
+    top, n_vals = 0, 0
+    f_lo[0], f_n[0], f_stage[0] = lo, n, 0
+    while top >= 0:
+        m = f_n[top]
+        if m <= _PW_BLOCK:
+            vals[n_vals] = _pairwise_block(a, f_lo[top], m)
+            n_vals += 1
+            top -= 1
+            continue
+        half = m // 2
+        half -= half % 8
+        if f_stage[top] == 0:
+            f_stage[top] = 1
+            top += 1
+            f_lo[top], f_n[top], f_stage[top] = f_lo[top - 1], half, 0
+        elif f_stage[top] == 1:
+            f_stage[top] = 2
+            top += 1
+            f_lo[top], f_n[top], f_stage[top] = f_lo[top - 1] + half, m - half, 0
+        else:
+            n_vals -= 1
+            vals[n_vals - 1] = vals[n_vals - 1] + vals[n_vals]
+            top -= 1
+    return vals[0]
+
+
+@numba.njit(cache=True)
+def _loss_value(M, Y, loss_kind):
+    """``loss.value(M, Y).sum()`` of the square loss or the squared hinge
+    (``M``, ``Y`` C-contiguous, of one shape), as NumPy computes it."""
+    m, y = M.ravel(), Y.ravel()
+    v = np.empty(m.size)
+    for i in range(m.size):
+        if loss_kind == _SQUARE:
+            r = y[i] - m[i]
+        else:
+            r = max(0.0, 1.0 - y[i] * m[i])
+        v[i] = 0.5 * r * r
+    return _pairwise_sum(v, 0, v.size)
+
+
+@numba.njit(cache=True)
+def _gradients_kkt(Phi, Y, M, loss_kind, W, ws, step, indptr, kind, alpha, alpha_s,
+                   has_shared, fit_b):
+    """``DirtyProblem.gradients(M)`` (every task on every row) and the KKT
+    residual of :func:`_kkt_residual` there, with NumPy's products and sums."""
+    n, T = M.shape
+    G = np.empty((n, T))
+    for i in range(n):
+        for t in range(T):
+            if loss_kind == _SQUARE:
+                G[i, t] = M[i, t] - Y[i, t]
+            else:
+                G[i, t] = -Y[i, t] * max(0.0, 1.0 - Y[i, t] * M[i, t])
+    if not fit_b:
+        gb = np.zeros(T)
+    elif T == 1:  # (what ``np.ones(n) @ G`` calls for one column: a dot product)
+        gb = np.array([np.dot(np.ones(n), np.ascontiguousarray(G[:, 0]))])
+    else:
+        gb = np.dot(np.ones(n), G)
+    gW = np.dot(Phi.T, G)
+    p = gW.shape[0]
+    gws = np.empty(p)
+    for i in range(p):
+        gws[i] = _pairwise_sum(gW[i], 0, T)
+    res = _kkt_residual(W, ws, gW, gws, gb, step, indptr, kind, alpha, alpha_s,
+                        has_shared, fit_b)
+    return gW, gws, gb, res
+
+
+@numba.njit(cache=True)
+def _newton_step(Phi, Y, loss_kind, M, F, pen0, W, ws, b, gW, gws, gb, Hd, Lw, Ls,
+                 indptr, kind, alpha, alpha_s, has_shared, fit_b, max_sweeps, tol,
+                 step_kkt, sigma, max_halvings, round_):
+    """One proximal Newton step from ``(W, ws, b)`` (margins ``M``, objective
+    ``F``, penalty ``pen0``): the direction by :func:`_bcd` on the damped
+    Hessians ``Hd`` (curvatures ``Lw``, ``Ls``) to the model residual ``tol``,
+    then the Armijo backtracking of ``GrFLNewton.solve`` along its margins,
+    with the products and sums of its NumPy steps.
+
+    Returns whether a step was accepted, its length ``s``, the sweeps, the
+    model's minimiser ``(Wn, wsn, bn)``, the bias step ``db``, the trial point
+    ``(Ws, wss)`` with its margins, objective and penalty, and the penalty at
+    the minimiser.
+    """
+    Wn, wsn, bn = W.copy(), ws.copy(), b.copy()
+    sweeps, _ = _bcd(Hd, gW, gb, Wn, wsn, bn, indptr, Lw, Ls, kind, alpha, alpha_s,
+                     has_shared, fit_b, max_sweeps, tol, step_kkt)
+    p, T = W.shape
+    dW, dws, db = Wn - W, wsn - ws, bn - b
+    pen_n = _penalty_value(Wn, wsn, indptr, kind, alpha, alpha_s, has_shared)
+    # the model's predicted decrease (the Armijo test's delta)
+    delta = (np.dot(gW.ravel(), dW.ravel()) + np.dot(gws, dws) + np.dot(gb, db) + pen_n
+             - pen0)
+    V = np.empty((p, T))
+    for i in range(p):
+        for t in range(T):
+            V[i, t] = dW[i, t] + dws[i]
+    dM = np.dot(Phi, V)
+    n = dM.shape[0]
+    for i in range(n):
+        for t in range(T):
+            dM[i, t] += db[t]
+    s = 1.0
+    Ws, wss, Ms = W + dW, ws + dws, M + dM
+    pen_s, Fs = pen0, F
+    for _ in range(max_halvings):
+        # (the full step first: x + 1.0 * dx is x + dx)
+        if s != 1.0:
+            Ws, wss, Ms = W + s * dW, ws + s * dws, M + s * dM
+        pen_s = _penalty_value(Ws, wss, indptr, kind, alpha, alpha_s, has_shared)
+        Fs = _loss_value(Ms, Y, loss_kind) + pen_s
+        if Fs <= F + sigma * s * min(delta, 0.0) + round_ * abs(F):
+            return True, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n
+        s *= 0.5
+    return False, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n
+
+
+@numba.njit(cache=True)
+def _append_block(Phi, d, q):
+    """``hessian_block(Phi, d, cols)`` for the columns ``q..p`` (the new ones,
+    then the intercept), as it computes them: the rows of zero curvature left
+    out when they are at least a quarter, the intercept's row as a sum."""
+    n, p = Phi.shape
+    new = p + 1 - q
+    nz = 0
+    for i in range(n):
+        if d[i] != 0.0:
+            nz += 1
+    C = np.empty((p + 1, new))
+    if nz <= 0.75 * n:
+        rows = np.empty(nz, dtype=np.int64)
+        k = 0
+        for i in range(n):
+            if d[i] != 0.0:
+                rows[k] = i
+                k += 1
+        Pf = np.empty((nz, p))  # (C order: what NumPy's Phi[rows] gives)
+        for k in range(nz):
+            for j in range(p):
+                Pf[k, j] = Phi[rows[k], j]
+        B = np.empty((nz, new))
+        for k in range(nz):
+            for j in range(new - 1):
+                B[k, j] = Pf[k, q + j] * d[rows[k]]
+            B[k, new - 1] = d[rows[k]]
+        C[:p] = np.dot(Pf.T, B)
+    else:
+        B = np.empty((n, new))
+        for i in range(n):
+            for j in range(new - 1):
+                B[i, j] = Phi[i, q + j] * d[i]
+            B[i, new - 1] = d[i]
+        C[:p] = np.dot(Phi.T, B)
+    C[p] = 0.0
+    for k in range(B.shape[0]):
+        for j in range(new):
+            C[p, j] += B[k, j]
+    return C
+
+
+@numba.njit(cache=True)
+def _hessian_append(Ho, H, Phi, Dh, B, use_B):
+    """The Hessians ``H`` (``(T, p+1, p+1)``, every task on every row, at
+    curvature ``Dh``) from those ``Ho`` of the first ``q`` columns: their
+    blocks copied, the new columns' and the intercept's from
+    :func:`_append_block` (read from the bordered Gram ``B`` when ``use_B``
+    and every curvature is one) -- the column append of ``_Hessians.start``."""
+    T, q1, p1 = Ho.shape[0], Ho.shape[1], H.shape[1]
+    q, p = q1 - 1, p1 - 1
+    n = Phi.shape[0]
+    new = p1 - q
+    for t in range(T):
+        H[t, :q, :q] = Ho[t, :q, :q]
+        H[t, p, :q] = Ho[t, q, :q]
+        H[t, :q, p] = Ho[t, :q, q]
+        H[t, p, p] = Ho[t, q, q]
+        ones = use_B
+        for i in range(n):
+            ones = ones and Dh[i, t] == 1.0
+        if ones:
+            C = B[:, q:].copy()
+        else:
+            C = _append_block(Phi, np.ascontiguousarray(Dh[:, t]), q)
+        for i in range(p1):
+            for j in range(new):
+                H[t, i, q + j] = C[i, j]
+        for j in range(new):
+            for i in range(p1):
+                H[t, q + j, i] = C[i, j]

@@ -47,16 +47,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..losses import Square, SquaredHinge
 from ..penalties import L1, GroupL1L2, L1Linf, L1Lq, PerTaskL1Lq
 from ._base import BaseSolver, History, SolverResult
 from ._dirty import DirtyProblem, DirtyState
 
 # (the compiled kernels, re-exported here where the solver and its tests read them)
 from ._grfl_newton_kernels import (  # noqa: F401
+    _SQUARE,
+    _SQUARED_HINGE,
     _bcd,
     _extrapolate,
+    _gradients_kkt,
+    _hessian_append,
     _kkt_residual,
+    _loss_value,
     _model_curvatures,
+    _newton_step,
     _pack,
     _penalty_value,
     _prox_in_place,
@@ -78,6 +85,8 @@ _JOINT_L2, _L1, _PER_TASK_L2, _JOINT_LINF = 0, 1, 2, 3
 # Hessian blocks leave out the rows of zero curvature unless more than this
 # share of the rows has a non-zero one (the copy of the rest then costs more).
 _DENSE_CURVATURE = 0.75
+# Losses of the compiled Newton iteration (exact types: a subclass may change them).
+_LOSS_KINDS = {Square: _SQUARE, SquaredHinge: _SQUARED_HINGE}
 
 
 def _penalty_kind(pen):
@@ -147,8 +156,10 @@ class _Hessians:
     """Generalised Hessians ``[Phi_t 1]' diag(d_t) [Phi_t 1]`` of every task,
     updated only where the curvature ``d`` changed (kept in the solver state)."""
 
-    def __init__(self, P, rtol):
+    def __init__(self, P, rtol, compiled=False):
         self.P, self.rtol = P, rtol
+        # columns appended by the compiled kernel (every task on every row)
+        self.compiled = compiled and P.shared_rows
         self.rows = ([np.arange(P.n)] * P.T if P.shared_rows
                      else [np.asarray(r) for r in P.task_rows])
         # changes of H in place (update): the solver's curvatures of H are
@@ -189,6 +200,12 @@ class _Hessians:
             q = old["p"]
             self.Dh = old["D"].copy()
             self.H = np.empty((T, p + 1, p + 1))
+            if self.compiled:
+                supplied = bool(getattr(P, "gram_supplied", False))
+                _hessian_append(old["H"], self.H, P.Phi, self.Dh,
+                                P.bordered_gram() if supplied else self.H[0], supplied)
+                self.update(D)
+                return self
             new = np.arange(q, p + 1)  # the new columns, then the intercept (p)
             Ho = old["H"]  # (the intercept is the last row and column of both)
             self.H[:, :q, :q] = Ho[:, :q, :q]
@@ -232,6 +249,102 @@ class _Hessians:
         """What the next solve needs to reuse these Hessians."""
         P = self.P
         return dict(H=self.H, D=self.Dh, p=P.p, check=P.Phi[:2, :].copy())
+
+
+class _NumpyOps:
+    """The steps of a Newton iteration by the problem's and penalties' own
+    methods and NumPy (any problem; the reference of :class:`_CompiledOps`)."""
+
+    compiled = False
+
+    def __init__(self, solver, P, inner):
+        self.solver, self.P, self.inner = solver, P, inner
+        self.pen_of, self.kkt_of = solver._measures(P, inner)
+
+    def objective(self, M, W, ws):
+        """The objective at ``(W, ws)`` with margins ``M``, and its penalty part."""
+        pen = self.pen_of(W, ws)
+        return self.P.loss_value(M) + pen, pen
+
+    def gradients(self, M, W, ws, step):
+        """The gradients at margins ``M`` and the KKT residual (unscaled)."""
+        gW, gws, gb = self.P.gradients(M)
+        return gW, gws, gb, self.kkt_of(W, ws, gW, gws, gb, step)
+
+    def step(self, H, curvatures, gW, gws, gb, W, ws, b, M, F, pen0, tol, step_kkt):
+        """The Newton direction to the model residual ``tol`` and the Armijo
+        line search along it (see :func:`._grfl_newton_kernels._newton_step`
+        for what it returns)."""
+        P, pen_of = self.P, self.pen_of
+        Wn, wsn, bn, sweeps = self.solver._direction(P, H, gW, gws, gb, W, ws, b, tol,
+                                                     step_kkt, self.inner, curvatures)
+        dW, dws, db = Wn - W, wsn - ws, bn - b
+        pen_n = pen_of(Wn, wsn)
+        delta = GrFLNewton._model_decrease(gW, gws, gb, dW, dws, db, pen_n, pen0)
+        dM = P.margins(dW, dws, db)
+        s = 1.0
+        for _ in range(_MAX_HALVINGS):
+            # (the full step first: x + 1.0 * dx is x + dx, one product less)
+            Ws, wss, Ms = ((W + dW, ws + dws, M + dM) if s == 1.0
+                           else (W + s * dW, ws + s * dws, M + s * dM))
+            pen_s = pen_of(Ws, wss)
+            Fs = P.loss_value(Ms) + pen_s
+            # (slack: near the optimum the decrease is below the rounding of
+            # F, and the step is then judged by the model)
+            if Fs <= F + _SIGMA * s * min(delta, 0.0) + _ROUND * abs(F):
+                return True, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n
+            s *= 0.5
+        return False, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n
+
+
+class _CompiledOps:
+    """The steps of a Newton iteration as compiled kernels, for the common
+    case: every task on every row, the square loss or the squared hinge
+    (unweighted), a penalty with a compiled block prox.  Equal to
+    :class:`_NumpyOps` up to rounding (the order of the sums); a small master
+    then costs a few kernel calls per iteration instead of some fifty NumPy
+    calls."""
+
+    compiled = True
+
+    def __init__(self, solver, P, inner):
+        self.solver, self.P, self.inner = solver, P, inner
+        Phi = P.Phi
+        self.Phi = Phi if Phi.flags.f_contiguous or Phi.flags.c_contiguous else (
+            np.asfortranarray(Phi))
+        self.Y = np.ascontiguousarray(P.Ys, dtype=float)
+        self.loss_kind = _LOSS_KINDS[type(P.loss)]
+
+    @staticmethod
+    def applies(P, inner):
+        """Whether the compiled steps solve ``P`` (``inner``: its constants)."""
+        return (inner[1] is not None and P.shared_rows and type(P.loss) in _LOSS_KINDS
+                and P.n > 0 and P.p > 0 and P.Phi.dtype == float
+                and getattr(P, "newton_hessians", None) is None)
+
+    def objective(self, M, W, ws):
+        """The objective at ``(W, ws)`` with margins ``M``, and its penalty part."""
+        indptr, kind, alpha, alpha_s, shared, _ = self.inner
+        pen = _penalty_value(W, ws, indptr, kind, alpha, alpha_s, shared)
+        return _loss_value(np.ascontiguousarray(M), self.Y, self.loss_kind) + pen, pen
+
+    def gradients(self, M, W, ws, step):
+        """The gradients at margins ``M`` and the KKT residual (unscaled)."""
+        indptr, kind, alpha, alpha_s, shared, fit_b = self.inner
+        return _gradients_kkt(self.Phi, self.Y, np.ascontiguousarray(M), self.loss_kind,
+                              W, ws, float(step), indptr, kind, alpha, alpha_s, shared,
+                              fit_b)
+
+    def step(self, H, curvatures, gW, gws, gb, W, ws, b, M, F, pen0, tol, step_kkt):
+        """:func:`._grfl_newton_kernels._newton_step` (``H`` is not read: the
+        damped copy in ``curvatures`` is)."""
+        indptr, kind, alpha, alpha_s, shared, fit_b = self.inner
+        Hd, Lw, Ls = curvatures
+        return _newton_step(self.Phi, self.Y, self.loss_kind, np.ascontiguousarray(M),
+                            float(F), float(pen0), W, ws, b, gW, gws, gb, Hd, Lw, Ls,
+                            indptr, kind, alpha, alpha_s, shared, fit_b,
+                            int(self.solver.max_sweeps), float(tol), float(step_kkt),
+                            _SIGMA, _MAX_HALVINGS, _ROUND)
 
 
 @dataclass(frozen=True)
@@ -287,6 +400,9 @@ class GrFLNewton(BaseSolver):
 
     required_loss_methods = ("value", "grad_margin", "hess_margin")
     required_penalty_methods = ("value", "prox")
+    # the compiled Newton iteration where it applies (False: the NumPy one,
+    # its reference in the tests)
+    _compiled_path = True
 
     def __init__(self, tol=1e-3, max_iter=100, max_sweeps=1000, curvature_rtol=1e-3):
         self.tol = tol
@@ -339,19 +455,20 @@ class GrFLNewton(BaseSolver):
         # (per-problem constants of the inner solve, computed once per master
         # rather than once per Newton iteration)
         inner = self._inner_constants(P)
-        pen_of, kkt_of = self._measures(P, inner)
+        ops = (_CompiledOps if self._compiled_path and _CompiledOps.applies(P, inner)
+               else _NumpyOps)(self, P, inner)
         step_kkt = 1.0 / P.lipschitz(getattr(state, "lip_vectors", None))
         M = getattr(state, "margins", None)
         if M is None or M.shape != P.Ys.shape or getattr(state, "p", -1) > P.p:
             M = P.margins(W, ws, b)  # (columns appended with zero weight keep them)
-        pen0 = pen_of(W, ws)  # the penalty at the current point (kept, not recomputed)
-        F = P.loss_value(M) + pen0
+        # (the penalty at the current point is kept, not recomputed)
+        F, pen0 = ops.objective(M, W, ws)
         history = History()
         hess, exact_hessian, curv = None, False, None
         converged, k, kkt = False, 0, np.inf
         for k in range(1, self.max_iter + 1):
-            gW, gws, gb = P.gradients(M)
-            kkt = kkt_of(W, ws, gW, gws, gb, step_kkt) / reg
+            gW, gws, gb, kkt = ops.gradients(M, W, ws, step_kkt)
+            kkt /= reg
             history.append(objective=F, kkt=kkt)
             if kkt <= self.tol:
                 converged = True
@@ -360,7 +477,8 @@ class GrFLNewton(BaseSolver):
             if hess is None:
                 # a problem whose rows live elsewhere (a cluster) brings its own;
                 # started at curvature D (to rtol, as update(D) would leave it)
-                make = getattr(P, "newton_hessians", None) or (lambda r: _Hessians(P, r))
+                make = getattr(P, "newton_hessians", None) or (
+                    lambda r: _Hessians(P, r, compiled=ops.compiled))
                 hess = make(self.curvature_rtol).start(D, state)
             else:
                 hess.update(D, 0.0 if exact_hessian else None)
@@ -373,26 +491,10 @@ class GrFLNewton(BaseSolver):
             version = getattr(hess, "version", None)
             if curv is None or version is None or curv[0] is not hess.H or curv[1] != version:
                 curv = (hess.H, version, self._curvatures(hess.H, inner))
-            Wn, wsn, bn, sweeps = self._direction(P, hess.H, gW, gws, gb, W, ws, b,
-                                                  inner_tol, step_kkt, inner, curv[2])
+            (accepted, s, sweeps, Wn, wsn, _, db, Ws, wss, Ms, Fs, pen_s,
+             pen_n) = ops.step(hess.H, curv[2], gW, gws, gb, W, ws, b, M, F, pen0,
+                               inner_tol, step_kkt)
             history.rows[-1]["sweeps"] = sweeps
-            dW, dws, db = Wn - W, wsn - ws, bn - b
-            pen_n = pen_of(Wn, wsn)
-            delta = self._model_decrease(gW, gws, gb, dW, dws, db, pen_n, pen0)
-            dM = P.margins(dW, dws, db)
-            s, accepted = 1.0, False
-            for _ in range(_MAX_HALVINGS):
-                # (the full step first: x + 1.0 * dx is x + dx, one product less)
-                Ws, wss, Ms = ((W + dW, ws + dws, M + dM) if s == 1.0
-                               else (W + s * dW, ws + s * dws, M + s * dM))
-                pen_s = pen_of(Ws, wss)
-                Fs = P.loss_value(Ms) + pen_s
-                # (slack: near the optimum the decrease is below the
-                # rounding of F, and the step is then judged by the model)
-                if Fs <= F + _SIGMA * s * min(delta, 0.0) + _ROUND * abs(F):
-                    accepted = True
-                    break
-                s *= 0.5
             if not accepted:
                 if exact_hessian or self.curvature_rtol == 0:
                     break  # no decrease left at machine precision
@@ -408,8 +510,7 @@ class GrFLNewton(BaseSolver):
             M = Ms
             F = Fs
         if not converged:
-            gW, gws, gb = P.gradients(M)
-            kkt = kkt_of(W, ws, gW, gws, gb, step_kkt) / reg
+            kkt = ops.gradients(M, W, ws, step_kkt)[3] / reg
             converged = kkt <= self.tol
         kept = getattr(state, "hess", None)
         out = GrFLNewtonState(
