@@ -87,6 +87,7 @@ def workloads():
     from .estimators.lowrank import LowRankKernelClassifier, LowRankKernelRegressor
     from .estimators.pnorm_mkl import PNormMKLClassifier
     from .families import PolynomialPool
+    from .solvers._dirty import top_eigenvalue_bound
     from .solvers.prox_newton import block_minimiser
 
     X, y_bin, y_multi, y_reg = _data()
@@ -121,6 +122,8 @@ def workloads():
         ("InfiniteFeatureClassifier multiclass l1_linf",
          lambda: InfiniteFeatureClassifier(penalty="l1_linf", **grfl).fit(X, y_multi)),
         ("InfiniteFeatureRegressor", lambda: InfiniteFeatureRegressor(**grfl).fit(X, y_reg)),
+        # (its Lipschitz bound iterates from 16 columns on; these masters have fewer)
+        ("top_eigenvalue_bound", lambda: top_eigenvalue_bound(np.eye(20) + 1.0)),
     ]
     return jobs
 

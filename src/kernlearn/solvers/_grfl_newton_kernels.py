@@ -240,6 +240,7 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
     _pack(W, ws, b, x0)
     xe, Re = np.empty(nx), np.empty((T, p1))  # the extrapolated point and its R
     n_hist = 0
+    R0, H0 = R[0], H[0]  # (the first task's, read directly by the one-task blocks)
     sweep, res = 0, np.inf
     for sweep in range(1, max_sweeps + 1):
         dmax = 0.0
@@ -255,6 +256,27 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
         for g in range(n_groups):
             r0, r1 = indptr[g], indptr[g + 1]
             L = Lw[g]
+            if T == 1 and kind == 0 and r1 - r0 == 2:
+                # GrFL's common block (a cos/sin pair, one task, the group l2
+                # prox): the general steps below on scalars, in their order
+                w0, w1 = W[r0, 0], W[r0 + 1, 0]
+                z0 = w0 - (GW[r0, 0] + R[0, r0]) / L
+                z1 = w1 - (GW[r0 + 1, 0] + R[0, r0 + 1]) / L
+                thr = alpha / L
+                sq = 0.0
+                sq += z0 * z0
+                sq += z1 * z1
+                nrm = np.sqrt(sq)
+                sc = max(0.0, 1.0 - thr / nrm) if nrm > 0 else 0.0
+                z0 *= sc
+                z1 *= sc
+                d0, d1 = z0 - w0, z1 - w1
+                if d0 != 0.0 or d1 != 0.0:
+                    W[r0, 0], W[r0 + 1, 0] = z0, z1
+                    for j in range(p1):
+                        R0[j] += H0[r0, j] * d0 + H0[r0 + 1, j] * d1
+                    dmax = max(dmax, max(abs(d0), abs(d1)) * L)
+                continue
             for i in range(r0, r1):
                 for t in range(T):
                     Zb[i - r0, t] = W[i, t] - (GW[i, t] + R[t, i]) / L
@@ -388,13 +410,18 @@ def _extrapolate(Xh, Rh, x0, xe, Re, GW, Gb, W, ws, b, R, indptr, kind, alpha,
     for i in range(K):
         for k in range(n_idx):
             U[i, k] = Xh[i + 1, idx[k]] - Xh[i, idx[k]]
+    # (U U', every entry summed over k in order as one dot product would, but
+    # the K(K+1)/2 sums advanced together: independent chains, not one
+    # latency-bound chain after the other)
     A = np.zeros((K, K))
+    for k in range(n_idx):
+        for i in range(K):
+            u = U[i, k]
+            for j in range(i, K):
+                A[i, j] += u * U[j, k]
     for i in range(K):
-        for j in range(i, K):
-            a = 0.0
-            for k in range(n_idx):
-                a += U[i, k] * U[j, k]
-            A[i, j] = A[j, i] = a
+        for j in range(i + 1, K):
+            A[j, i] = A[i, j]
     tr = np.trace(A)
     if not tr > 0.0:
         return
@@ -429,11 +456,14 @@ def _extrapolate(Xh, Rh, x0, xe, Re, GW, Gb, W, ws, b, R, indptr, kind, alpha,
     Re[:, :] = 0.0
     for k in range(n_idx):
         xe[idx[k]] = 0.0
+    T, p1 = Re.shape
     for i in range(K):
         c = z[i] / zs
         for k in range(n_idx):
             xe[idx[k]] += c * Xh[i + 1, idx[k]]
-        Re += c * Rh[i + 1]
+        for t in range(T):  # (Re += c * Rh[i + 1], without the temporary)
+            for j in range(p1):
+                Re[t, j] += c * Rh[i + 1, t, j]
     fe = _model_value(xe, x0, Re, GW, Gb, indptr, kind, alpha, alpha_s, has_shared)
     fk = _model_value(Xh[K], x0, Rh[K], GW, Gb, indptr, kind, alpha, alpha_s,
                       has_shared)
