@@ -13,7 +13,11 @@ import pytest
 import kernlearn.solvers.grfl_newton as gn
 from kernlearn.losses import Logistic, Square, SquaredHinge, WeightedLoss
 from kernlearn.penalties import L1, GroupL1L2, L1Linf, PerTaskL1Lq
-from kernlearn.solvers._dirty import DirtyProblem, _power_iterations_numpy, top_eigenvalue_bound
+from kernlearn.solvers._dirty import (
+    DirtyProblem,
+    _power_iterations_numpy,
+    top_eigenvalue_bound,
+)
 from kernlearn.solvers._dirty_kernels import _power_iterations
 from kernlearn.solvers._grfl_newton_kernels import (
     _gradients_kkt,
