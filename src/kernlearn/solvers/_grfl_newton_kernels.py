@@ -129,14 +129,26 @@ def _kkt_residual(W, ws, gW, gws, gb, step, indptr, kind, alpha, alpha_s, has_sh
     Zb = np.empty((_max_group(indptr), T))
     for g in range(indptr.size - 1):
         r0, r1 = indptr[g], indptr[g + 1]
-        U = Zb[: r1 - r0]
         for i in range(r0, r1):
             for t in range(T):
-                U[i - r0, t] = W[i, t] - step * gW[i, t]
-        _prox_in_place(U, step * alpha, kind)
+                Zb[i - r0, t] = W[i, t] - step * gW[i, t]
+        if kind == 0:
+            # (_prox_in_place's joint l2 prox inline on the rows of Zb: a view
+            # per block cost as much as the prox; see ``_bcd``)
+            sq = 0.0
+            for i in range(r1 - r0):
+                for t in range(T):
+                    sq += Zb[i, t] * Zb[i, t]
+            nrm = np.sqrt(sq)
+            sc = max(0.0, 1.0 - step * alpha / nrm) if nrm > 0 else 0.0
+            for i in range(r1 - r0):
+                for t in range(T):
+                    Zb[i, t] *= sc
+        else:
+            _prox_in_place(Zb[: r1 - r0], step * alpha, kind)
         for i in range(r0, r1):
             for t in range(T):
-                res = max(res, abs(W[i, t] - U[i - r0, t]))
+                res = max(res, abs(W[i, t] - Zb[i - r0, t]))
     res /= step
     if has_shared:
         thr = step * alpha_s
@@ -613,8 +625,10 @@ def _newton_step(Phi, Y, loss_kind, M, F, pen0, W, ws, b, gW, gws, gb, Hd, Lw, L
 
     Returns whether a step was accepted, its length ``s``, the sweeps, the
     model's minimiser ``(Wn, wsn, bn)``, the bias step ``db``, the trial point
-    ``(Ws, wss)`` with its margins, objective and penalty, and the penalty at
-    the minimiser.
+    ``(Ws, wss)`` with its margins, objective and penalty, the penalty at the
+    minimiser, and :func:`_gradients_kkt` at the new point (the minimiser
+    after a full step, else the trial point; the current point's gradients
+    when no step was accepted).
     """
     Wn, wsn, bn = W.copy(), ws.copy(), b.copy()
     sweeps, _ = _bcd(Hd, gW, gb, Wn, wsn, bn, indptr, Lw, Ls, kind, alpha, alpha_s,
@@ -644,9 +658,17 @@ def _newton_step(Phi, Y, loss_kind, M, F, pen0, W, ws, b, gW, gws, gb, Hd, Lw, L
         pen_s = _penalty_value(Ws, wss, indptr, kind, alpha, alpha_s, has_shared)
         Fs = _loss_value(Ms, Y, loss_kind) + pen_s
         if Fs <= F + sigma * s * min(delta, 0.0) + round_ * abs(F):
-            return True, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n
+            if s == 1.0:
+                grads = _gradients_kkt(Phi, Y, Ms, loss_kind, Wn, wsn, step_kkt, indptr,
+                                       kind, alpha, alpha_s, has_shared, fit_b)
+            else:
+                grads = _gradients_kkt(Phi, Y, Ms, loss_kind, Ws, wss, step_kkt, indptr,
+                                       kind, alpha, alpha_s, has_shared, fit_b)
+            return (True, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n,
+                    grads)
         s *= 0.5
-    return False, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n
+    return (False, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n,
+            (gW, gws, gb, -1.0))
 
 
 @numba.njit(cache=True)

@@ -274,7 +274,8 @@ class _NumpyOps:
     def step(self, H, curvatures, gW, gws, gb, W, ws, b, M, F, pen0, tol, step_kkt):
         """The Newton direction to the model residual ``tol`` and the Armijo
         line search along it (see :func:`._grfl_newton_kernels._newton_step`
-        for what it returns)."""
+        for what it returns; last, the :meth:`gradients` at the accepted
+        point)."""
         P, pen_of = self.P, self.pen_of
         Wn, wsn, bn, sweeps = self.solver._direction(P, H, gW, gws, gb, W, ws, b, tol,
                                                      step_kkt, self.inner, curvatures)
@@ -292,9 +293,13 @@ class _NumpyOps:
             # (slack: near the optimum the decrease is below the rounding of
             # F, and the step is then judged by the model)
             if Fs <= F + _SIGMA * s * min(delta, 0.0) + _ROUND * abs(F):
-                return True, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n
+                # (the new point: the prox's exact zeros after a full step)
+                grads = (self.gradients(Ms, Wn, wsn, step_kkt) if s == 1.0
+                         else self.gradients(Ms, Ws, wss, step_kkt))
+                return (True, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n,
+                        grads)
             s *= 0.5
-        return False, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n
+        return False, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n, None
 
 
 class _CompiledOps:
@@ -466,8 +471,9 @@ class GrFLNewton(BaseSolver):
         history = History()
         hess, exact_hessian, curv = None, False, None
         converged, k, kkt = False, 0, np.inf
+        grads = ops.gradients(M, W, ws, step_kkt)  # (then from each accepted step)
         for k in range(1, self.max_iter + 1):
-            gW, gws, gb, kkt = ops.gradients(M, W, ws, step_kkt)
+            gW, gws, gb, kkt = grads
             kkt /= reg
             history.append(objective=F, kkt=kkt)
             if kkt <= self.tol:
@@ -491,9 +497,9 @@ class GrFLNewton(BaseSolver):
             version = getattr(hess, "version", None)
             if curv is None or version is None or curv[0] is not hess.H or curv[1] != version:
                 curv = (hess.H, version, self._curvatures(hess.H, inner))
-            (accepted, s, sweeps, Wn, wsn, _, db, Ws, wss, Ms, Fs, pen_s,
-             pen_n) = ops.step(hess.H, curv[2], gW, gws, gb, W, ws, b, M, F, pen0,
-                               inner_tol, step_kkt)
+            (accepted, s, sweeps, Wn, wsn, _, db, Ws, wss, Ms, Fs, pen_s, pen_n,
+             grads_new) = ops.step(hess.H, curv[2], gW, gws, gb, W, ws, b, M, F, pen0,
+                                   inner_tol, step_kkt)
             history.rows[-1]["sweeps"] = sweeps
             if not accepted:
                 if exact_hessian or self.curvature_rtol == 0:
@@ -509,8 +515,9 @@ class GrFLNewton(BaseSolver):
                 pen0 = pen_n
             M = Ms
             F = Fs
+            grads = grads_new  # (the gradients and residual at the new point)
         if not converged:
-            kkt = ops.gradients(M, W, ws, step_kkt)[3] / reg
+            kkt = grads[3] / reg  # (at the current point, the last one reached)
             converged = kkt <= self.tol
         kept = getattr(state, "hess", None)
         out = GrFLNewtonState(
