@@ -137,6 +137,31 @@ def test_compiled_column_append_equals_the_numpy_one(dense, rng):
                                    atol=1e-12)
 
 
+@pytest.mark.parametrize("change", ["up", "mixed", "many"])
+def test_compiled_rank_updates_equal_the_numpy_ones(change, rng):
+    # rows entering the margin (steps up: the S'S branch), entering and
+    # leaving (signed steps: the general product), more than a third (rebuild)
+    n, p, T = 60, 14, 2
+    Phi, Y = _data(rng, SquaredHinge(), n, p, T)
+    P = DirtyProblem(Phi, Y, SquaredHinge(), GroupL1L2(0.1), indptr=np.arange(0, p + 1, 2))
+    D0 = (rng.random((n, T)) < 0.5) * 1.0
+    D1 = D0.copy()
+    rows = rng.choice(n, size=30 if change == "many" else 6, replace=False)
+    D1[rows, 0] = 1.0 if change == "up" else 1.0 - D1[rows, 0]
+    D1[rows[:2], 1] = 1.0 - D1[rows[:2], 1]
+    got = _Hessians(P, 1e-3, compiled=True).start(D0, None)
+    want = _Hessians(P, 1e-3, compiled=False).start(D0, None)
+    got.update(D1)
+    want.update(D1)
+    assert got.compiled and got.version == want.version == 2
+    np.testing.assert_array_equal(got.H, want.H)
+    np.testing.assert_array_equal(got.Dh, want.Dh)
+    A = np.column_stack([Phi, np.ones(n)])
+    for t in range(T):
+        np.testing.assert_allclose(got.H[t], A.T @ (D1[:, t, None] * A), rtol=1e-12,
+                                   atol=1e-12)
+
+
 def test_compiled_path_is_left_for_what_it_does_not_cover(rng):
     n, p, T = 40, 8, 2
     Phi, Y = _data(rng, SquaredHinge(), n, p, T)

@@ -743,3 +743,65 @@ def _hessian_append(Ho, H, Phi, Dh, B, use_B):
         for j in range(new):
             for i in range(p1):
                 H[t, q + j, i] = C[i, j]
+
+
+@numba.njit(cache=True)
+def _changed_rows(D, Dh, t, thr):
+    """The rows whose curvature of task ``t`` moved by more than ``thr``."""
+    n = D.shape[0]
+    idx = np.empty(n, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        if abs(D[i, t] - Dh[i, t]) > thr:
+            idx[m] = i
+            m += 1
+    return idx[:m].copy()
+
+
+@numba.njit(cache=True)
+def _rank_block(Phi, D, Dh, t, idx):
+    """``hessian_block(Phi[idx], D[idx, t] - Dh[idx, t])`` but for its ``S'S``
+    (a BLAS syrk in NumPy, which the compiled products would not reproduce):
+    returns the block with its intercept row and column and, with
+    non-negative steps, ``S`` (else an empty ``S`` and the block complete)."""
+    m, p = idx.size, Phi.shape[1]
+    Pr = np.empty((m, p))  # (C order, as NumPy's Phi[idx])
+    dd = np.empty(m)
+    nonneg = True
+    for k in range(m):
+        i = idx[k]
+        dd[k] = D[i, t] - Dh[i, t]
+        nonneg = nonneg and dd[k] >= 0
+        for j in range(p):
+            Pr[k, j] = Phi[i, j]
+    out = np.empty((p + 1, p + 1))
+    if nonneg:
+        S = np.empty((m, p))
+        for k in range(m):
+            r = np.sqrt(dd[k])
+            for j in range(p):
+                S[k, j] = Pr[k, j] * r
+    else:
+        Pd = np.empty((m, p))
+        for k in range(m):
+            for j in range(p):
+                Pd[k, j] = Pr[k, j] * dd[k]
+        out[:p, :p] = np.dot(Pd.T, Pr)
+        S = np.empty((0, p))
+    border = np.dot(Pr.T, dd)
+    for j in range(p):
+        out[j, p] = border[j]
+        out[p, j] = border[j]
+    out[p, p] = _pairwise_sum(dd, 0, m)
+    return out, S
+
+
+@numba.njit(cache=True)
+def _add_rank_block(H, t, out, D, Dh, idx):
+    """``H[t] += out`` and the curvature of the rows ``idx`` recorded."""
+    p1 = H.shape[1]
+    for i in range(p1):
+        for j in range(p1):
+            H[t, i, j] += out[i, j]
+    for k in range(idx.size):
+        Dh[idx[k], t] = D[idx[k], t]

@@ -59,7 +59,10 @@ from ._grfl_newton_kernels import (  # noqa: F401
     _bcd,
     _extrapolate,
     _gradients_kkt,
+    _add_rank_block,
+    _changed_rows,
     _hessian_append,
+    _rank_block,
     _kkt_residual,
     _loss_value,
     _model_curvatures,
@@ -158,8 +161,10 @@ class _Hessians:
 
     def __init__(self, P, rtol, compiled=False):
         self.P, self.rtol = P, rtol
-        # columns appended by the compiled kernel (every task on every row)
-        self.compiled = compiled and P.shared_rows
+        # columns appended and rows updated by the compiled kernels (every
+        # task on every row, the columns contiguous)
+        self.compiled = compiled and P.shared_rows and (
+            P.Phi.flags.c_contiguous or P.Phi.flags.f_contiguous)
         self.rows = ([np.arange(P.n)] * P.T if P.shared_rows
                      else [np.asarray(r) for r in P.task_rows])
         # changes of H in place (update): the solver's curvatures of H are
@@ -233,6 +238,9 @@ class _Hessians:
             return
         rtol = self.rtol if rtol is None else rtol
         scale = max(float(np.abs(D).max(initial=0.0)), 1e-300)
+        if self.compiled:
+            self._update_compiled(np.ascontiguousarray(D, dtype=float), rtol * scale)
+            return
         for t in range(self.P.T):
             d_new, d_old = self._d(D, t), self._d(self.Dh, t)
             idx = np.flatnonzero(np.abs(d_new - d_old) > rtol * scale)
@@ -243,6 +251,25 @@ class _Hessians:
             else:
                 self.H[t] += self._block(t, idx, d_new[idx] - d_old[idx])
             d_old[idx] = d_new[idx]  # a view into self.Dh
+            self.version += 1
+
+    def _update_compiled(self, D, thr):
+        """:meth:`update`'s rank updates through compiled kernels but for the
+        products ``S'S`` (NumPy's syrk), its steps and sums otherwise; the
+        rebuilds (more than a third of the rows moved) are NumPy's."""
+        Phi, Dh, p = self.P.Phi, self.Dh, self.P.p
+        for t in range(self.P.T):
+            idx = _changed_rows(D, Dh, t, thr)
+            if not idx.size:
+                continue
+            if idx.size > D.shape[0] // 3:  # cheaper to rebuild
+                self.H[t] = self._block(t, None, D[:, t])
+                Dh[idx, t] = D[idx, t]
+            else:
+                out, S = _rank_block(Phi, D, Dh, t, idx)
+                if S.shape[0]:
+                    out[:p, :p] = S.T @ S  # (BLAS syrk: S'S is recognised)
+                _add_rank_block(self.H, t, out, D, Dh, idx)
             self.version += 1
 
     def state(self):
