@@ -56,13 +56,12 @@ from ._dirty import DirtyProblem, DirtyState
 from ._grfl_newton_kernels import (  # noqa: F401
     _SQUARE,
     _SQUARED_HINGE,
+    _add_rank_block,
     _bcd,
+    _changed_rows,
     _extrapolate,
     _gradients_kkt,
-    _add_rank_block,
-    _changed_rows,
     _hessian_append,
-    _rank_block,
     _kkt_residual,
     _loss_value,
     _model_curvatures,
@@ -70,6 +69,7 @@ from ._grfl_newton_kernels import (  # noqa: F401
     _pack,
     _penalty_value,
     _prox_in_place,
+    _rank_block,
 )
 
 __all__ = ["GrFLNewton", "hessian_block"]
