@@ -31,6 +31,15 @@ newGLMNET, Yuan, Ho and Lin 2012).  One iteration:
 3. a backtracking line search with the Armijo rule of Tseng and Yun (2009)
    on the true objective, along the direction's margins (one product).
 
+The common master -- every task on every row, the square loss or the
+squared hinge, a penalty with a compiled block prox -- runs the steps of an
+iteration (gradients and KKT residual; direction, line search and the next
+gradients) as two compiled kernels that reproduce the NumPy steps bit for
+bit, and appends and updates its Hessians through compiled kernels (the
+rank updates' products ``S'S`` stay NumPy's); any other master runs the
+NumPy steps.  On masters of a hundred rows and columns the NumPy calls cost
+more than the arithmetic.
+
 It stops on the same approximate-KKT measure as
 :class:`~kernlearn.solvers.admm.ADMM` (:meth:`DirtyProblem.kkt`), so the two
 masters are interchangeable at equal accuracy.
@@ -332,10 +341,10 @@ class _NumpyOps:
 class _CompiledOps:
     """The steps of a Newton iteration as compiled kernels, for the common
     case: every task on every row, the square loss or the squared hinge
-    (unweighted), a penalty with a compiled block prox.  Equal to
-    :class:`_NumpyOps` up to rounding (the order of the sums); a small master
-    then costs a few kernel calls per iteration instead of some fifty NumPy
-    calls."""
+    (unweighted), a penalty with a compiled block prox.  They take the steps
+    of :class:`_NumpyOps` bit for bit (NumPy's BLAS products, its pairwise
+    sums): a small master then costs a few kernel calls per iteration
+    instead of some fifty NumPy calls, and gives the same model."""
 
     compiled = True
 
