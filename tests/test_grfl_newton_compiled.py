@@ -232,6 +232,7 @@ def test_compiled_loss_gradients_and_kkt_are_the_problems(loss, code, T, rng):
                          alpha, alpha_s, shared, fit_b)
     for x, y in zip(got[:3], (gW, gws, gb)):
         np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(got[4], loss.hess_margin(M, P.Ys))
     assert got[3] == _kkt_residual(W, ws, gW, gws, gb, 0.01, indptr, kind, alpha, alpha_s,
                                    shared, fit_b)
     assert got[3] / P.reg_scale() == pytest.approx(P.kkt(W, ws, b, M, step=0.01), rel=1e-12)

@@ -587,16 +587,21 @@ def _loss_value(M, Y, loss_kind):
 @numba.njit(cache=True)
 def _gradients_kkt(Phi, Y, M, loss_kind, W, ws, step, indptr, kind, alpha, alpha_s,
                    has_shared, fit_b):
-    """``DirtyProblem.gradients(M)`` (every task on every row) and the KKT
-    residual of :func:`_kkt_residual` there, with NumPy's products and sums."""
+    """``DirtyProblem.gradients(M)`` (every task on every row), the KKT
+    residual of :func:`_kkt_residual` there, with NumPy's products and sums,
+    and the loss's curvatures ``loss.hess_margin(M, Y)``."""
     n, T = M.shape
     G = np.empty((n, T))
+    D = np.empty((n, T))
     for i in range(n):
         for t in range(T):
             if loss_kind == _SQUARE:
                 G[i, t] = M[i, t] - Y[i, t]
+                D[i, t] = 1.0
             else:
-                G[i, t] = -Y[i, t] * max(0.0, 1.0 - Y[i, t] * M[i, t])
+                y, m = Y[i, t], M[i, t]
+                G[i, t] = -y * max(0.0, 1.0 - y * m)
+                D[i, t] = y * y if y * m < 1.0 else 0.0
     if not fit_b:
         gb = np.zeros(T)
     elif T == 1:  # (what ``np.ones(n) @ G`` calls for one column: a dot product)
@@ -606,11 +611,12 @@ def _gradients_kkt(Phi, Y, M, loss_kind, W, ws, step, indptr, kind, alpha, alpha
     gW = np.dot(Phi.T, G)
     p = gW.shape[0]
     gws = np.empty(p)
+    flat = gW.ravel()  # (one view: a row view each cost more than its sum)
     for i in range(p):
-        gws[i] = _pairwise_sum(gW[i], 0, T)
+        gws[i] = _pairwise_sum(flat, i * T, T)
     res = _kkt_residual(W, ws, gW, gws, gb, step, indptr, kind, alpha, alpha_s,
                         has_shared, fit_b)
-    return gW, gws, gb, res
+    return gW, gws, gb, res, D
 
 
 @numba.njit(cache=True)
@@ -627,8 +633,8 @@ def _newton_step(Phi, Y, loss_kind, M, F, pen0, W, ws, b, gW, gws, gb, Hd, Lw, L
     model's minimiser ``(Wn, wsn, bn)``, the bias step ``db``, the trial point
     ``(Ws, wss)`` with its margins, objective and penalty, the penalty at the
     minimiser, and :func:`_gradients_kkt` at the new point (the minimiser
-    after a full step, else the trial point; the current point's gradients
-    when no step was accepted).
+    after a full step, else the trial point; the current point's gradients,
+    without curvatures, when no step was accepted).
     """
     Wn, wsn, bn = W.copy(), ws.copy(), b.copy()
     sweeps, _ = _bcd(Hd, gW, gb, Wn, wsn, bn, indptr, Lw, Ls, kind, alpha, alpha_s,
@@ -668,7 +674,7 @@ def _newton_step(Phi, Y, loss_kind, M, F, pen0, W, ws, b, gW, gws, gb, Hd, Lw, L
                     grads)
         s *= 0.5
     return (False, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n,
-            (gW, gws, gb, -1.0))
+            (gW, gws, gb, -1.0, np.empty((0, 0))))
 
 
 @numba.njit(cache=True)

@@ -307,6 +307,10 @@ class _NumpyOps:
         gW, gws, gb = self.P.gradients(M)
         return gW, gws, gb, self.kkt_of(W, ws, gW, gws, gb, step)
 
+    def curvatures(self, M, grads):
+        """The loss's curvatures at margins ``M`` (``grads``: :meth:`gradients` there)."""
+        return self.P.loss.hess_margin(M, self.P.Ys)
+
     def step(self, H, curvatures, gW, gws, gb, W, ws, b, M, F, pen0, tol, step_kkt):
         """The Newton direction to the model residual ``tol`` and the Armijo
         line search along it (see :func:`._grfl_newton_kernels._newton_step`
@@ -370,11 +374,18 @@ class _CompiledOps:
         return _loss_value(np.ascontiguousarray(M), self.Y, self.loss_kind) + pen, pen
 
     def gradients(self, M, W, ws, step):
-        """The gradients at margins ``M`` and the KKT residual (unscaled)."""
+        """The gradients at margins ``M``, the KKT residual (unscaled) and the
+        loss's curvatures."""
         indptr, kind, alpha, alpha_s, shared, fit_b = self.inner
         return _gradients_kkt(self.Phi, self.Y, np.ascontiguousarray(M), self.loss_kind,
                               W, ws, float(step), indptr, kind, alpha, alpha_s, shared,
                               fit_b)
+
+    def curvatures(self, M, grads):
+        """The loss's curvatures at margins ``M``, from ``grads``
+        (:meth:`gradients` there)."""
+        return grads[4] if grads[4].shape == M.shape else self.P.loss.hess_margin(
+            M, self.P.Ys)
 
     def step(self, H, curvatures, gW, gws, gb, W, ws, b, M, F, pen0, tol, step_kkt):
         """:func:`._grfl_newton_kernels._newton_step` (``H`` is not read: the
@@ -509,13 +520,13 @@ class GrFLNewton(BaseSolver):
         converged, k, kkt = False, 0, np.inf
         grads = ops.gradients(M, W, ws, step_kkt)  # (then from each accepted step)
         for k in range(1, self.max_iter + 1):
-            gW, gws, gb, kkt = grads
+            gW, gws, gb, kkt = grads[:4]
             kkt /= reg
             history.append(objective=F, kkt=kkt)
             if kkt <= self.tol:
                 converged = True
                 break
-            D = P.loss.hess_margin(M, P.Ys)
+            D = ops.curvatures(M, grads)
             if hess is None:
                 # a problem whose rows live elsewhere (a cluster) brings its own;
                 # started at curvature D (to rtol, as update(D) would leave it)
