@@ -122,7 +122,8 @@ def top_eigenvalue_bound(G, start=None, rtol=LIP_RTOL, max_iter=40, compiled=Tru
     k = G.shape[0]
     if k < _EXACT_BELOW:
         return _exact_top(G, rtol), None
-    v = np.ones(k) if start is None or not np.any(start) else np.asarray(start, float)
+    v = (np.ones(k) if start is None or not np.asarray(start).any()
+         else np.asarray(start, float))
     # (Euclidean norms as sqrt(x.dot(x)), what np.linalg.norm computes for a
     # vector, without its checks)
     v = v / math.sqrt(v.dot(v))

@@ -752,6 +752,18 @@ def _hessian_append(Ho, H, Phi, Dh, B, use_B):
 
 
 @numba.njit(cache=True)
+def _curvature_change(D, Dh):
+    """Whether the curvatures ``D`` equal ``Dh`` everywhere, and the scale of
+    the rows' change test, ``max(|D|.max(), 1e-300)``."""
+    same, scale = True, 0.0
+    for i in range(D.shape[0]):
+        for t in range(D.shape[1]):
+            same = same and D[i, t] == Dh[i, t]
+            scale = max(scale, abs(D[i, t]))
+    return same, max(scale, 1e-300)
+
+
+@numba.njit(cache=True)
 def _changed_rows(D, Dh, t, thr):
     """The rows whose curvature of task ``t`` moved by more than ``thr``."""
     n = D.shape[0]

@@ -68,6 +68,7 @@ from ._grfl_newton_kernels import (  # noqa: F401
     _add_rank_block,
     _bcd,
     _changed_rows,
+    _curvature_change,
     _extrapolate,
     _gradients_kkt,
     _hessian_append,
@@ -206,10 +207,10 @@ class _Hessians:
         """Hessians at curvature ``D``, reusing ``state``'s for the first columns."""
         P, T, p = self.P, self.P.T, self.P.p
         old = getattr(state, "hess", None)
-        self.Dh = D.copy()
         if (old is not None and old["H"].shape[0] == T and old["p"] <= p
                 and old["D"].shape == D.shape
-                and np.array_equal(old["check"], P.Phi[:2, : old["p"]])):
+                and old["check"].shape == P.Phi[:2, : old["p"]].shape
+                and (old["check"] == P.Phi[:2, : old["p"]]).all()):
             # columns appended since (GrFL's warm start): one new row and column
             q = old["p"]
             self.Dh = old["D"].copy()
@@ -233,6 +234,7 @@ class _Hessians:
                 self.H[t][q:, :] = C.T
             self.update(D)
             return self
+        self.Dh = D.copy()
         self.H = np.empty((T, p + 1, p + 1))
         for t in range(T):
             self.H[t] = self._block(t, None, self._d(D, t))
@@ -241,15 +243,18 @@ class _Hessians:
     def update(self, D, rtol=None):
         """Move to curvature ``D``: rank updates on the rows that changed by
         more than ``rtol`` (default the solver's) times the largest curvature."""
+        if self.compiled and D.shape == self.Dh.shape:
+            D = np.ascontiguousarray(D, dtype=float)
+            same, scale = _curvature_change(D, self.Dh)
+            if not same:
+                self._update_compiled(D, (self.rtol if rtol is None else rtol) * scale)
+            return
         if D.shape == self.Dh.shape and (D == self.Dh).all():
             # no row moved (the square loss's constant curvature, every
             # Newton iteration of a regression master): nothing to update
             return
         rtol = self.rtol if rtol is None else rtol
         scale = max(float(np.abs(D).max(initial=0.0)), 1e-300)
-        if self.compiled:
-            self._update_compiled(np.ascontiguousarray(D, dtype=float), rtol * scale)
-            return
         for t in range(self.P.T):
             d_new, d_old = self._d(D, t), self._d(self.Dh, t)
             idx = np.flatnonzero(np.abs(d_new - d_old) > rtol * scale)
