@@ -223,6 +223,9 @@ def test_model_curvatures_are_reused_exactly_while_the_hessians_stay(loss, rng, 
 
     monkeypatch.setattr(GrFLNewton, "_curvatures", staticmethod(spy_curv))
     monkeypatch.setattr(GrFLNewton, "_direction", spy_dir)
+    # (the NumPy iteration, whose directions the spy sees; the compiled one
+    # takes the same steps bit for bit: tests/test_grfl_newton_compiled.py)
+    monkeypatch.setattr(GrFLNewton, "_compiled_path", False)
     cached = GrFLNewton(tol=1e-10).solve(P)
     if isinstance(loss, Square):  # one Hessian per master: one set of curvatures
         assert calls["curv"] == 1 < calls["dir"]

@@ -492,6 +492,9 @@ def test_armijo_test_reads_the_penalty_at_the_current_point(loss, pen, lam_s, ta
 
     monkeypatch.setattr(GrFLNewton, "_direction", spy_direction)
     monkeypatch.setattr(GrFLNewton, "_model_decrease", staticmethod(spy_decrease))
+    # (the NumPy iteration, which the spies see; the compiled one takes the
+    # same steps bit for bit: tests/test_grfl_newton_compiled.py)
+    monkeypatch.setattr(GrFLNewton, "_compiled_path", False)
     res = GrFLNewton(tol=1e-9).solve(P)
     assert res.converged and len(olds) == len(points) >= 3
     for (W, ws), pen0 in zip(points, olds):

@@ -87,6 +87,7 @@ def workloads():
     from .estimators.lowrank import LowRankKernelClassifier, LowRankKernelRegressor
     from .estimators.pnorm_mkl import PNormMKLClassifier
     from .families import PolynomialPool
+    from .solvers._dirty import top_eigenvalue_bound
     from .solvers.prox_newton import block_minimiser
 
     X, y_bin, y_multi, y_reg = _data()
@@ -123,6 +124,8 @@ def workloads():
         ("InfiniteFeatureRegressor", lambda: InfiniteFeatureRegressor(**grfl).fit(X, y_reg)),
         # sparse input prices in float32 (the dense path sums exactly in float64)
         ("InfiniteFeatureClassifier CSR", lambda: InfiniteFeatureClassifier(**grfl).fit(A, y_bin)),
+        # (its Lipschitz bound iterates from 16 columns on; these masters have fewer)
+        ("top_eigenvalue_bound", lambda: top_eigenvalue_bound(np.eye(20) + 1.0)),
     ]
     return jobs
 

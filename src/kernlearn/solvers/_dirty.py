@@ -35,6 +35,7 @@ from dataclasses import InitVar, dataclass, fields, replace
 import numpy as np
 
 from ._base import SolverState
+from ._dirty_kernels import CHOLESKY, EXACT, KATO_TEMPLE, _power_iterations
 
 __all__ = ["LIP_RTOL", "DirtyProblem", "DirtyState", "pad_state", "top_eigenvalue_bound"]
 
@@ -66,7 +67,7 @@ def _exact_top(G, rtol):
     return float(np.linalg.eigvalsh(G)[-1]) * (1.0 + rtol) + 1e-300
 
 
-def top_eigenvalue_bound(G, start=None, rtol=LIP_RTOL, max_iter=40):
+def top_eigenvalue_bound(G, start=None, rtol=LIP_RTOL, max_iter=40, compiled=True):
     r"""A certified upper bound of the largest eigenvalue of a symmetric PSD matrix.
 
     Power iterations from ``start`` (the previous problem's top eigenvector:
@@ -106,6 +107,9 @@ def top_eigenvalue_bound(G, start=None, rtol=LIP_RTOL, max_iter=40):
     max_iter : int, default=40
         Cap on the power iterations (fewer when the residuals shrink too
         slowly to reach ``rtol`` within it).
+    compiled : bool, default=True
+        Run the iterations compiled (else by NumPy: the same iterations, its
+        reference; the two differ by rounding).
 
     Returns
     -------
@@ -118,11 +122,29 @@ def top_eigenvalue_bound(G, start=None, rtol=LIP_RTOL, max_iter=40):
     k = G.shape[0]
     if k < _EXACT_BELOW:
         return _exact_top(G, rtol), None
-    v = np.ones(k) if start is None or not np.any(start) else np.asarray(start, float)
+    v = (np.ones(k) if start is None or not np.asarray(start).any()
+         else np.asarray(start, float))
     # (Euclidean norms as sqrt(x.dot(x)), what np.linalg.norm computes for a
-    # vector, without its checks: a few microseconds per call, three calls per
-    # iteration, once per GrFL master)
+    # vector, without its checks)
     v = v / math.sqrt(v.dot(v))
+    G = np.ascontiguousarray(G, dtype=float)
+    code, u, v = (_power_iterations if compiled else _power_iterations_numpy)(
+        G, v, float(rtol), int(max_iter))
+    if code == KATO_TEMPLE:
+        return u, v
+    if code == EXACT:
+        return _exact_top(G, rtol), v
+    M = -G
+    M.flat[:: k + 1] += u
+    try:
+        np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:  # theta belonged to a lower eigenvalue
+        return _exact_top(G, rtol), v
+    return u, v
+
+
+def _power_iterations_numpy(G, v, rtol, max_iter):
+    """:func:`._dirty_kernels._power_iterations` by NumPy (its reference)."""
     fro2 = float(np.vdot(G, G))  # the sum of the squared eigenvalues
     theta, r = 0.0, np.inf
     for i in range(max_iter):
@@ -135,22 +157,15 @@ def top_eigenvalue_bound(G, start=None, rtol=LIP_RTOL, max_iter=40):
         mu = math.sqrt(max(fro2 - theta * theta, 0.0))
         if 0.0 < theta and mu <= 0.5 * theta and r * r <= rtol * theta * (theta - mu):
             # Kato-Temple: lambda_max <= theta + r^2 / (theta - mu)
-            return theta + r * r / (theta - mu) + rtol * theta, v
+            return KATO_TEMPLE, theta + r * r / (theta - mu) + rtol * theta, v
         if r <= rtol * theta:
             break
         rate = r / r_prev
         if i >= 2 and (rate >= 1.0 or r * rate ** (max_iter - i) > rtol * theta):
             break  # too small an eigengap to converge in time: LAPACK instead
     if not (theta > 0.0 and r <= rtol * theta):
-        return _exact_top(G, rtol), v
-    u = theta + r + rtol * theta
-    M = -G
-    M.flat[:: k + 1] += u
-    try:
-        np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:  # theta belonged to a lower eigenvalue
-        return _exact_top(G, rtol), v
-    return u, v
+        return EXACT, 0.0, v
+    return CHOLESKY, theta + r + rtol * theta, v
 
 
 @dataclass(frozen=True)

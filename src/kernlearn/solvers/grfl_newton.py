@@ -31,6 +31,15 @@ newGLMNET, Yuan, Ho and Lin 2012).  One iteration:
 3. a backtracking line search with the Armijo rule of Tseng and Yun (2009)
    on the true objective, along the direction's margins (one product).
 
+The common master -- every task on every row, the square loss or the
+squared hinge, a penalty with a compiled block prox -- runs the steps of an
+iteration (gradients and KKT residual; direction, line search and the next
+gradients) as two compiled kernels that reproduce the NumPy steps bit for
+bit, and appends and updates its Hessians through compiled kernels (the
+rank updates' products ``S'S`` stay NumPy's); any other master runs the
+NumPy steps.  On masters of a hundred rows and columns the NumPy calls cost
+more than the arithmetic.
+
 It stops on the same approximate-KKT measure as
 :class:`~kernlearn.solvers.admm.ADMM` (:meth:`DirtyProblem.kkt`), so the two
 masters are interchangeable at equal accuracy.
@@ -45,12 +54,33 @@ AISTATS, "Anderson acceleration of coordinate descent".
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from ..losses import Square, SquaredHinge
 from ..penalties import L1, GroupL1L2, L1Linf, L1Lq, PerTaskL1Lq
 from ._base import BaseSolver, History, SolverResult
 from ._dirty import DirtyProblem, DirtyState
+
+# (the compiled kernels, re-exported here where the solver and its tests read them)
+from ._grfl_newton_kernels import (  # noqa: F401
+    _SQUARE,
+    _SQUARED_HINGE,
+    _add_rank_block,
+    _bcd,
+    _changed_rows,
+    _curvature_change,
+    _extrapolate,
+    _gradients_kkt,
+    _hessian_append,
+    _kkt_residual,
+    _loss_value,
+    _model_curvatures,
+    _newton_step,
+    _pack,
+    _penalty_value,
+    _prox_in_place,
+    _rank_block,
+)
 
 __all__ = ["GrFLNewton", "hessian_block"]
 
@@ -60,11 +90,6 @@ _MAX_HALVINGS = 40
 # Share of the outer tolerance the Newton model is solved to (in the outer KKT
 # measure): the rest is left to the model's error and rounding at the new point.
 _INNER_SHARE = 0.5
-# The inner residual is checked when a sweep's largest movement is below the
-# target, and every so many sweeps (see ``_bcd``).
-_CHECK_EVERY = 8
-# Sweeps combined by the Anderson extrapolation of the inner BCD (0: none).
-_ANDERSON = 5
 # Objective values closer than this (relative) are equal up to rounding.
 _ROUND = 1e-13
 # Compiled block proxes: joint l2 over a (group x tasks) block, elementwise l1,
@@ -73,6 +98,8 @@ _JOINT_L2, _L1, _PER_TASK_L2, _JOINT_LINF = 0, 1, 2, 3
 # Hessian blocks leave out the rows of zero curvature unless more than this
 # share of the rows has a non-zero one (the copy of the rest then costs more).
 _DENSE_CURVATURE = 0.75
+# Losses of the compiled Newton iteration (exact types: a subclass may change them).
+_LOSS_KINDS = {Square: _SQUARE, SquaredHinge: _SQUARED_HINGE}
 
 
 def _penalty_kind(pen):
@@ -87,407 +114,6 @@ def _penalty_kind(pen):
     if type(pen) is L1Linf or (type(pen) is L1Lq and np.isinf(q)):
         return _JOINT_LINF
     return None
-
-
-@numba.njit(cache=True)
-def _l1_ball_residual(Z, r):
-    """``Z - P(Z)`` with ``P`` the projection on the l1 ball of radius ``r``
-    (the prox of ``r * ||.||_inf`` by the Moreau decomposition)."""
-    a = np.abs(Z.ravel())
-    if a.sum() <= r:
-        return np.zeros_like(Z)
-    u = np.sort(a)[::-1]
-    css, theta = 0.0, 0.0
-    for j in range(u.size):
-        css += u[j]
-        t = (css - r) / (j + 1)
-        if u[j] - t > 0:
-            theta = t
-    out = np.empty_like(Z)
-    for i in range(Z.shape[0]):
-        for k in range(Z.shape[1]):
-            z = Z[i, k]
-            m = min(abs(z), theta)
-            out[i, k] = m if z >= 0 else -m
-    return out
-
-
-@numba.njit(cache=True)
-def _max_group(indptr):
-    """Size of the largest group."""
-    m = 0
-    for g in range(indptr.size - 1):
-        m = max(m, indptr[g + 1] - indptr[g])
-    return m
-
-
-@numba.njit(cache=True)
-def _prox_in_place(Z, thr, kind):
-    """Overwrite the block ``Z`` (rows of a group, all tasks) with the prox of
-    ``thr * norm`` at ``Z`` (no allocation but for the l-infinity norm)."""
-    m, T = Z.shape
-    if kind == 0:
-        sq = 0.0
-        for i in range(m):
-            for t in range(T):
-                sq += Z[i, t] * Z[i, t]
-        nrm = np.sqrt(sq)
-        s = max(0.0, 1.0 - thr / nrm) if nrm > 0 else 0.0
-        for i in range(m):
-            for t in range(T):
-                Z[i, t] *= s
-    elif kind == 1:
-        for i in range(m):
-            for t in range(T):
-                z = Z[i, t]
-                Z[i, t] = np.sign(z) * max(abs(z) - thr, 0.0)
-    elif kind == 2:
-        for t in range(T):
-            sq = 0.0
-            for i in range(m):
-                sq += Z[i, t] * Z[i, t]
-            nrm = np.sqrt(sq)
-            s = max(0.0, 1.0 - thr / nrm) if nrm > 0 else 0.0
-            for i in range(m):
-                Z[i, t] *= s
-    else:
-        Z[:, :] = _l1_ball_residual(Z, thr)
-
-
-@numba.njit(cache=True)
-def _penalty_value(W, ws, indptr, kind, alpha, alpha_s, has_shared):
-    """``P.penalty_value(W, ws)`` for a penalty with a compiled block prox
-    (``kind``) and an l1 (or no) shared penalty, without Python overhead."""
-    val = 0.0
-    for g in range(indptr.size - 1):
-        r0, r1 = indptr[g], indptr[g + 1]
-        Z = W[r0:r1]
-        if kind == 0:
-            val += np.sqrt(np.sum(Z * Z))
-        elif kind == 1:
-            val += np.sum(np.abs(Z))
-        elif kind == 2:
-            for t in range(Z.shape[1]):
-                val += np.sqrt(np.sum(Z[:, t] ** 2))
-        elif Z.size:
-            val += np.max(np.abs(Z))
-    val *= alpha
-    if has_shared:
-        val += alpha_s * np.sum(np.abs(ws))
-    return val
-
-
-@numba.njit(cache=True)
-def _kkt_residual(W, ws, gW, gws, gb, step, indptr, kind, alpha, alpha_s, has_shared,
-                  fit_b):
-    """Max-norm of the prox-gradient mapping at ``(W, ws, b)`` with step
-    ``step`` (before the division by the levels' scale; see ``GrFLNewton._measures``)."""
-    res = 0.0
-    T = W.shape[1]
-    Zb = np.empty((_max_group(indptr), T))
-    for g in range(indptr.size - 1):
-        r0, r1 = indptr[g], indptr[g + 1]
-        U = Zb[: r1 - r0]
-        for i in range(r0, r1):
-            for t in range(T):
-                U[i - r0, t] = W[i, t] - step * gW[i, t]
-        _prox_in_place(U, step * alpha, kind)
-        for i in range(r0, r1):
-            for t in range(T):
-                res = max(res, abs(W[i, t] - U[i - r0, t]))
-    res /= step
-    if has_shared:
-        thr = step * alpha_s
-        for i in range(ws.size):
-            z = ws[i] - step * gws[i]
-            u = np.sign(z) * max(abs(z) - thr, 0.0)
-            res = max(res, abs(ws[i] - u) / step)
-    if fit_b:
-        for t in range(gb.size):
-            res = max(res, abs(gb[t]))
-    return res
-
-
-@numba.njit(cache=True)
-def _model_curvatures(H, indptr, fit_b):
-    """The quadratic model's Hessians, damped, and its block curvatures.
-
-    Returns a damped copy of the ``(T, p+1, p+1)`` Hessians ``H`` (a little
-    damping, relative to the largest diagonal entry, keeps flat blocks well
-    posed; without intercept its row and column are zero), ``Lw`` the largest
-    eigenvalue of every group's diagonal block over the tasks (closed form
-    for groups of one and two columns, the cos/sin pairs) and ``Ls`` the sum
-    over the tasks of each column's curvature (the shared weights' steps).
-    """
-    T, p1 = H.shape[0], H.shape[1]
-    p = p1 - 1
-    Hd = H.copy()
-    top = 0.0
-    for t in range(T):
-        for i in range(p1):
-            top = max(top, H[t, i, i])
-    eps = 1e-10 * max(top, 1e-300) + 1e-300
-    Ls = np.zeros(p)
-    for t in range(T):
-        for i in range(p1):
-            Hd[t, i, i] += eps
-        for i in range(p):
-            Ls[i] += Hd[t, i, i]
-        if not fit_b:
-            Hd[t, p, :] = 0.0
-            Hd[t, :, p] = 0.0
-    n_groups = indptr.size - 1
-    Lw = np.zeros(n_groups)
-    for g in range(n_groups):
-        r0, r1 = indptr[g], indptr[g + 1]
-        for t in range(T):
-            if r1 - r0 == 1:
-                lam = Hd[t, r0, r0]
-            elif r1 - r0 == 2:
-                a, c, d = Hd[t, r0, r0], Hd[t, r0 + 1, r0 + 1], Hd[t, r0, r0 + 1]
-                lam = 0.5 * (a + c) + np.sqrt(0.25 * (a - c) ** 2 + d * d)
-            elif r1 > r0:
-                lam = np.linalg.eigvalsh(Hd[t, r0:r1, r0:r1].copy())[-1]
-            else:
-                lam = 0.0
-            Lw[g] = max(Lw[g], lam)
-    return Hd, np.maximum(Lw, 1e-300), np.maximum(Ls, 1e-300)
-
-
-@numba.njit(cache=True)
-def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
-         fit_b, max_sweeps, tol, step_kkt):
-    """Block coordinate descent on the quadratic model plus the penalties.
-
-    ``H[t]`` is task ``t``'s ``(p+1, p+1)`` Hessian (intercept last), ``GW``
-    ``(p, T)`` and ``Gb`` ``(T,)`` the gradient at the starting point, which
-    ``W, ws, b`` hold on entry (updated in place).  ``R[t] = H[t] @ Delta_t``
-    tracks the model gradient's change, ``Delta_t`` the step of task ``t``'s
-    effective weights ``[w_t + ws; b_t]``.
-
-    Stops when the model's own KKT residual -- the outer measure
-    (:func:`_kkt_residual` with step ``step_kkt``) evaluated on the model
-    gradient ``G + R`` -- is at most ``tol``, or when a sweep moves nothing
-    (a fixed point: further sweeps repeat it).  The residual is the quantity
-    the outer test reads at the new point (exactly so for the square loss,
-    whose model is the objective), so the sweeps stop as soon as the step
-    can pass that test; a bound on the sweep's movement instead (the former
-    rule) is a different, Gauss-Seidel measure that on ill-conditioned
-    models (correlated Fourier pairs, more columns than rows) decays
-    slowly long after the model's residual is small.  The check costs about
-    a late sweep (``O(pT)``: few blocks still move), so it runs only when
-    the sweep's largest movement ``dmax`` (in the same gradient units, and
-    within a small factor of the residual) is below the target, and every
-    :data:`_CHECK_EVERY` sweeps (where the two differ, at most that many
-    sweeps too many).  Returns the sweeps and the model's last
-    checked residual (``inf`` if none was).
-    ``H[t]`` is symmetric: column ``i`` is read as row ``i`` (contiguous; the
-    column walk was cache-bound at ``p`` in the hundreds and ten tasks).
-    """
-    T, p1 = H.shape[0], H.shape[1]
-    p = p1 - 1
-    R = np.zeros((T, p1))
-    n_groups = indptr.size - 1
-    Zb = np.empty((_max_group(indptr), T))  # the block being updated
-    gWm, gwsm, gbm = np.empty((p, T)), np.empty(p), np.empty(T)  # model gradient
-    # Anderson extrapolation: the last K+1 sweeps' points (flattened) and R
-    K = _ANDERSON
-    nx = p * T + p + T
-    Xh, Rh = np.empty((K + 1, nx)), np.empty((K + 1, T, p1))
-    x0 = np.empty(nx)
-    _pack(W, ws, b, x0)
-    xe, Re = np.empty(nx), np.empty((T, p1))  # the extrapolated point and its R
-    n_hist = 0
-    sweep, res = 0, np.inf
-    for sweep in range(1, max_sweeps + 1):
-        dmax = 0.0
-        if fit_b:
-            for t in range(T):
-                h = H[t, p, p]
-                if h > 0:
-                    d = -(Gb[t] + R[t, p]) / h
-                    b[t] += d
-                    for j in range(p1):
-                        R[t, j] += H[t, p, j] * d
-                    dmax = max(dmax, abs(d) * h)
-        for g in range(n_groups):
-            r0, r1 = indptr[g], indptr[g + 1]
-            L = Lw[g]
-            Zn = Zb[: r1 - r0]
-            for i in range(r0, r1):
-                for t in range(T):
-                    Zn[i - r0, t] = W[i, t] - (GW[i, t] + R[t, i]) / L
-            _prox_in_place(Zn, alpha / L, kind)
-            if r1 - r0 == 2:
-                # a cos/sin pair: one pass over R for both columns
-                for t in range(T):
-                    d0, d1 = Zn[0, t] - W[r0, t], Zn[1, t] - W[r0 + 1, t]
-                    if d0 != 0.0 or d1 != 0.0:
-                        W[r0, t], W[r0 + 1, t] = Zn[0, t], Zn[1, t]
-                        for j in range(p1):
-                            R[t, j] += H[t, r0, j] * d0 + H[t, r0 + 1, j] * d1
-                        dmax = max(dmax, max(abs(d0), abs(d1)) * L)
-                continue
-            for i in range(r0, r1):
-                for t in range(T):
-                    d = Zn[i - r0, t] - W[i, t]
-                    if d != 0.0:
-                        W[i, t] = Zn[i - r0, t]
-                        for j in range(p1):
-                            R[t, j] += H[t, i, j] * d
-                        dmax = max(dmax, abs(d) * L)
-        if has_shared:
-            for i in range(p):
-                L = Ls[i]
-                gsum = 0.0
-                for t in range(T):
-                    gsum += GW[i, t] + R[t, i]
-                z = ws[i] - gsum / L
-                zn = np.sign(z) * max(abs(z) - alpha_s / L, 0.0)
-                d = zn - ws[i]
-                if d != 0.0:
-                    ws[i] = zn
-                    for t in range(T):
-                        for j in range(p1):
-                            R[t, j] += H[t, i, j] * d
-                    dmax = max(dmax, abs(d) * L)
-        if dmax == 0.0:
-            break  # nothing moved: later sweeps would repeat this one
-        if dmax <= tol or sweep % _CHECK_EVERY == 0:
-            for i in range(p):
-                gwsm[i] = 0.0
-                for t in range(T):
-                    gWm[i, t] = GW[i, t] + R[t, i]
-                    gwsm[i] += gWm[i, t]
-            for t in range(T):
-                gbm[t] = Gb[t] + R[t, p]
-            res = _kkt_residual(W, ws, gWm, gwsm, gbm, step_kkt, indptr, kind, alpha,
-                                alpha_s, has_shared, fit_b)
-            if res <= tol:
-                break
-        if K > 0:
-            _pack(W, ws, b, Xh[n_hist])
-            Rh[n_hist] = R
-            n_hist += 1
-            if n_hist == K + 1:
-                n_hist = 0
-                _extrapolate(Xh, Rh, x0, xe, Re, GW, Gb, W, ws, b, R, indptr, kind,
-                             alpha, alpha_s, has_shared)
-    return sweep, res
-
-
-@numba.njit(cache=True)
-def _pack(W, ws, b, out):
-    """Write ``(W, ws, b)`` into the flat vector ``out``."""
-    p, T = W.shape
-    for i in range(p):
-        for t in range(T):
-            out[i * T + t] = W[i, t]
-    out[p * T: p * T + p] = ws
-    out[p * T + p:] = b
-
-
-@numba.njit(cache=True)
-def _model_value(x, x0, R, GW, Gb, indptr, kind, alpha, alpha_s, has_shared):
-    """The quadratic model plus the penalties at the flat point ``x`` (start
-    ``x0``), with ``R[t] = H[t] @ Delta_t`` at ``x`` (no product with ``H``)."""
-    T, p1 = R.shape
-    p = p1 - 1
-    q = 0.0
-    for t in range(T):
-        for i in range(p):
-            # the step of task t's effective weight (w_t + ws)
-            e = x[i * T + t] - x0[i * T + t] + x[p * T + i] - x0[p * T + i]
-            q += (GW[i, t] + 0.5 * R[t, i]) * e
-        e = x[p * T + p + t] - x0[p * T + p + t]
-        q += (Gb[t] + 0.5 * R[t, p]) * e
-    W = x[: p * T].reshape((p, T))
-    return q + _penalty_value(W, x[p * T: p * T + p], indptr, kind, alpha, alpha_s,
-                              has_shared)
-
-
-@numba.njit(cache=True)
-def _extrapolate(Xh, Rh, x0, xe, Re, GW, Gb, W, ws, b, R, indptr, kind, alpha,
-                 alpha_s, has_shared):
-    """Anderson extrapolation of the last sweeps (Bertrand and Massias 2021).
-
-    The affine combination ``sum c_i Xh[i+1]`` (``sum c_i = 1``) whose
-    combined differences ``sum c_i (Xh[i+1] - Xh[i])`` are smallest, taken
-    (in place, into ``W, ws, b, R``) when it lowers the model.  ``R`` is
-    linear in the point, so the combination's ``R`` is the same combination
-    of the sweeps' ``Rh``: no product with ``H``.  ``xe, Re`` are work space.
-    """
-    K, nx = Xh.shape[0] - 1, Xh.shape[1]
-    # the coordinates that moved (most weights stay at zero), their differences
-    idx = np.empty(nx, dtype=np.int64)
-    n_idx = 0
-    for m in range(nx):
-        for i in range(1, K + 1):
-            if Xh[i, m] != Xh[0, m]:
-                idx[n_idx] = m
-                n_idx += 1
-                break
-    U = np.empty((K, n_idx))
-    for i in range(K):
-        for k in range(n_idx):
-            U[i, k] = Xh[i + 1, idx[k]] - Xh[i, idx[k]]
-    A = np.zeros((K, K))
-    for i in range(K):
-        for j in range(i, K):
-            a = 0.0
-            for k in range(n_idx):
-                a += U[i, k] * U[j, k]
-            A[i, j] = A[j, i] = a
-    tr = np.trace(A)
-    if not tr > 0.0:
-        return
-    # (U'U + ridge) z = 1 by Cholesky: U'U is singular once the sweeps stall
-    Lc = np.zeros((K, K))
-    for i in range(K):
-        A[i, i] += 1e-10 * tr
-        for j in range(i + 1):
-            v = A[i, j]
-            for m in range(j):
-                v -= Lc[i, m] * Lc[j, m]
-            if i == j:
-                if not v > 0.0:
-                    return
-                Lc[i, i] = np.sqrt(v)
-            else:
-                Lc[i, j] = v / Lc[j, j]
-    z = np.ones(K)
-    for i in range(K):
-        for m in range(i):
-            z[i] -= Lc[i, m] * z[m]
-        z[i] /= Lc[i, i]
-    for i in range(K - 1, -1, -1):
-        for m in range(i + 1, K):
-            z[i] -= Lc[m, i] * z[m]
-        z[i] /= Lc[i, i]
-    zs = z.sum()
-    if not (np.isfinite(zs) and zs != 0.0):
-        return
-    # (the coordinates that did not move keep their value)
-    xe[:] = Xh[K]
-    Re[:, :] = 0.0
-    for k in range(n_idx):
-        xe[idx[k]] = 0.0
-    for i in range(K):
-        c = z[i] / zs
-        for k in range(n_idx):
-            xe[idx[k]] += c * Xh[i + 1, idx[k]]
-        Re += c * Rh[i + 1]
-    fe = _model_value(xe, x0, Re, GW, Gb, indptr, kind, alpha, alpha_s, has_shared)
-    fk = _model_value(Xh[K], x0, Rh[K], GW, Gb, indptr, kind, alpha, alpha_s,
-                      has_shared)
-    if fe < fk:
-        p, T = W.shape
-        for i in range(p):
-            for t in range(T):
-                W[i, t] = xe[i * T + t]
-        ws[:] = xe[p * T: p * T + p]
-        b[:] = xe[p * T + p:]
-        R[:, :] = Re
 
 
 def hessian_block(Phi, d, cols=None):
@@ -543,8 +169,12 @@ class _Hessians:
     """Generalised Hessians ``[Phi_t 1]' diag(d_t) [Phi_t 1]`` of every task,
     updated only where the curvature ``d`` changed (kept in the solver state)."""
 
-    def __init__(self, P, rtol):
+    def __init__(self, P, rtol, compiled=False):
         self.P, self.rtol = P, rtol
+        # columns appended and rows updated by the compiled kernels (every
+        # task on every row, the columns contiguous)
+        self.compiled = compiled and P.shared_rows and (
+            P.Phi.flags.c_contiguous or P.Phi.flags.f_contiguous)
         self.rows = ([np.arange(P.n)] * P.T if P.shared_rows
                      else [np.asarray(r) for r in P.task_rows])
         # changes of H in place (update): the solver's curvatures of H are
@@ -577,14 +207,20 @@ class _Hessians:
         """Hessians at curvature ``D``, reusing ``state``'s for the first columns."""
         P, T, p = self.P, self.P.T, self.P.p
         old = getattr(state, "hess", None)
-        self.Dh = D.copy()
         if (old is not None and old["H"].shape[0] == T and old["p"] <= p
                 and old["D"].shape == D.shape
-                and np.array_equal(old["check"], P.Phi[:2, : old["p"]])):
+                and old["check"].shape == P.Phi[:2, : old["p"]].shape
+                and (old["check"] == P.Phi[:2, : old["p"]]).all()):
             # columns appended since (GrFL's warm start): one new row and column
             q = old["p"]
             self.Dh = old["D"].copy()
             self.H = np.empty((T, p + 1, p + 1))
+            if self.compiled:
+                supplied = bool(getattr(P, "gram_supplied", False))
+                _hessian_append(old["H"], self.H, P.Phi, self.Dh,
+                                P.bordered_gram() if supplied else self.H[0], supplied)
+                self.update(D)
+                return self
             new = np.arange(q, p + 1)  # the new columns, then the intercept (p)
             Ho = old["H"]  # (the intercept is the last row and column of both)
             self.H[:, :q, :q] = Ho[:, :q, :q]
@@ -598,6 +234,7 @@ class _Hessians:
                 self.H[t][q:, :] = C.T
             self.update(D)
             return self
+        self.Dh = D.copy()
         self.H = np.empty((T, p + 1, p + 1))
         for t in range(T):
             self.H[t] = self._block(t, None, self._d(D, t))
@@ -606,6 +243,12 @@ class _Hessians:
     def update(self, D, rtol=None):
         """Move to curvature ``D``: rank updates on the rows that changed by
         more than ``rtol`` (default the solver's) times the largest curvature."""
+        if self.compiled and D.shape == self.Dh.shape:
+            D = np.ascontiguousarray(D, dtype=float)
+            same, scale = _curvature_change(D, self.Dh)
+            if not same:
+                self._update_compiled(D, (self.rtol if rtol is None else rtol) * scale)
+            return
         if D.shape == self.Dh.shape and (D == self.Dh).all():
             # no row moved (the square loss's constant curvature, every
             # Newton iteration of a regression master): nothing to update
@@ -624,10 +267,141 @@ class _Hessians:
             d_old[idx] = d_new[idx]  # a view into self.Dh
             self.version += 1
 
+    def _update_compiled(self, D, thr):
+        """:meth:`update`'s rank updates through compiled kernels but for the
+        products ``S'S`` (NumPy's syrk), its steps and sums otherwise; the
+        rebuilds (more than a third of the rows moved) are NumPy's."""
+        Phi, Dh, p = self.P.Phi, self.Dh, self.P.p
+        for t in range(self.P.T):
+            idx = _changed_rows(D, Dh, t, thr)
+            if not idx.size:
+                continue
+            if idx.size > D.shape[0] // 3:  # cheaper to rebuild
+                self.H[t] = self._block(t, None, D[:, t])
+                Dh[idx, t] = D[idx, t]
+            else:
+                out, S = _rank_block(Phi, D, Dh, t, idx)
+                if S.shape[0]:
+                    out[:p, :p] = S.T @ S  # (BLAS syrk: S'S is recognised)
+                _add_rank_block(self.H, t, out, D, Dh, idx)
+            self.version += 1
+
     def state(self):
         """What the next solve needs to reuse these Hessians."""
         P = self.P
         return dict(H=self.H, D=self.Dh, p=P.p, check=P.Phi[:2, :].copy())
+
+
+class _NumpyOps:
+    """The steps of a Newton iteration by the problem's and penalties' own
+    methods and NumPy (any problem; the reference of :class:`_CompiledOps`)."""
+
+    compiled = False
+
+    def __init__(self, solver, P, inner):
+        self.solver, self.P, self.inner = solver, P, inner
+        self.pen_of, self.kkt_of = solver._measures(P, inner)
+
+    def objective(self, M, W, ws):
+        """The objective at ``(W, ws)`` with margins ``M``, and its penalty part."""
+        pen = self.pen_of(W, ws)
+        return self.P.loss_value(M) + pen, pen
+
+    def gradients(self, M, W, ws, step):
+        """The gradients at margins ``M`` and the KKT residual (unscaled)."""
+        gW, gws, gb = self.P.gradients(M)
+        return gW, gws, gb, self.kkt_of(W, ws, gW, gws, gb, step)
+
+    def curvatures(self, M, grads):
+        """The loss's curvatures at margins ``M`` (``grads``: :meth:`gradients` there)."""
+        return self.P.loss.hess_margin(M, self.P.Ys)
+
+    def step(self, H, curvatures, gW, gws, gb, W, ws, b, M, F, pen0, tol, step_kkt):
+        """The Newton direction to the model residual ``tol`` and the Armijo
+        line search along it (see :func:`._grfl_newton_kernels._newton_step`
+        for what it returns; last, the :meth:`gradients` at the accepted
+        point)."""
+        P, pen_of = self.P, self.pen_of
+        Wn, wsn, bn, sweeps = self.solver._direction(P, H, gW, gws, gb, W, ws, b, tol,
+                                                     step_kkt, self.inner, curvatures)
+        dW, dws, db = Wn - W, wsn - ws, bn - b
+        pen_n = pen_of(Wn, wsn)
+        delta = GrFLNewton._model_decrease(gW, gws, gb, dW, dws, db, pen_n, pen0)
+        dM = P.margins(dW, dws, db)
+        s = 1.0
+        for _ in range(_MAX_HALVINGS):
+            # (the full step first: x + 1.0 * dx is x + dx, one product less)
+            Ws, wss, Ms = ((W + dW, ws + dws, M + dM) if s == 1.0
+                           else (W + s * dW, ws + s * dws, M + s * dM))
+            pen_s = pen_of(Ws, wss)
+            Fs = P.loss_value(Ms) + pen_s
+            # (slack: near the optimum the decrease is below the rounding of
+            # F, and the step is then judged by the model)
+            if Fs <= F + _SIGMA * s * min(delta, 0.0) + _ROUND * abs(F):
+                # (the new point: the prox's exact zeros after a full step)
+                grads = (self.gradients(Ms, Wn, wsn, step_kkt) if s == 1.0
+                         else self.gradients(Ms, Ws, wss, step_kkt))
+                return (True, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n,
+                        grads)
+            s *= 0.5
+        return False, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n, None
+
+
+class _CompiledOps:
+    """The steps of a Newton iteration as compiled kernels, for the common
+    case: every task on every row, the square loss or the squared hinge
+    (unweighted), a penalty with a compiled block prox.  They take the steps
+    of :class:`_NumpyOps` bit for bit (NumPy's BLAS products, its pairwise
+    sums): a small master then costs a few kernel calls per iteration
+    instead of some fifty NumPy calls, and gives the same model."""
+
+    compiled = True
+
+    def __init__(self, solver, P, inner):
+        self.solver, self.P, self.inner = solver, P, inner
+        Phi = P.Phi
+        self.Phi = Phi if Phi.flags.f_contiguous or Phi.flags.c_contiguous else (
+            np.asfortranarray(Phi))
+        self.Y = np.ascontiguousarray(P.Ys, dtype=float)
+        self.loss_kind = _LOSS_KINDS[type(P.loss)]
+
+    @staticmethod
+    def applies(P, inner):
+        """Whether the compiled steps solve ``P`` (``inner``: its constants)."""
+        return (inner[1] is not None and P.shared_rows and type(P.loss) in _LOSS_KINDS
+                and P.n > 0 and P.p > 0 and P.Phi.dtype == float
+                and getattr(P, "newton_hessians", None) is None)
+
+    def objective(self, M, W, ws):
+        """The objective at ``(W, ws)`` with margins ``M``, and its penalty part."""
+        indptr, kind, alpha, alpha_s, shared, _ = self.inner
+        pen = _penalty_value(W, ws, indptr, kind, alpha, alpha_s, shared)
+        return _loss_value(np.ascontiguousarray(M), self.Y, self.loss_kind) + pen, pen
+
+    def gradients(self, M, W, ws, step):
+        """The gradients at margins ``M``, the KKT residual (unscaled) and the
+        loss's curvatures."""
+        indptr, kind, alpha, alpha_s, shared, fit_b = self.inner
+        return _gradients_kkt(self.Phi, self.Y, np.ascontiguousarray(M), self.loss_kind,
+                              W, ws, float(step), indptr, kind, alpha, alpha_s, shared,
+                              fit_b)
+
+    def curvatures(self, M, grads):
+        """The loss's curvatures at margins ``M``, from ``grads``
+        (:meth:`gradients` there)."""
+        return grads[4] if grads[4].shape == M.shape else self.P.loss.hess_margin(
+            M, self.P.Ys)
+
+    def step(self, H, curvatures, gW, gws, gb, W, ws, b, M, F, pen0, tol, step_kkt):
+        """:func:`._grfl_newton_kernels._newton_step` (``H`` is not read: the
+        damped copy in ``curvatures`` is)."""
+        indptr, kind, alpha, alpha_s, shared, fit_b = self.inner
+        Hd, Lw, Ls = curvatures
+        return _newton_step(self.Phi, self.Y, self.loss_kind, np.ascontiguousarray(M),
+                            float(F), float(pen0), W, ws, b, gW, gws, gb, Hd, Lw, Ls,
+                            indptr, kind, alpha, alpha_s, shared, fit_b,
+                            int(self.solver.max_sweeps), float(tol), float(step_kkt),
+                            _SIGMA, _MAX_HALVINGS, _ROUND)
 
 
 @dataclass(frozen=True)
@@ -683,6 +457,9 @@ class GrFLNewton(BaseSolver):
 
     required_loss_methods = ("value", "grad_margin", "hess_margin")
     required_penalty_methods = ("value", "prox")
+    # the compiled Newton iteration where it applies (False: the NumPy one,
+    # its reference in the tests)
+    _compiled_path = True
 
     def __init__(self, tol=1e-3, max_iter=100, max_sweeps=1000, curvature_rtol=1e-3):
         self.tol = tol
@@ -735,28 +512,31 @@ class GrFLNewton(BaseSolver):
         # (per-problem constants of the inner solve, computed once per master
         # rather than once per Newton iteration)
         inner = self._inner_constants(P)
-        pen_of, kkt_of = self._measures(P, inner)
+        ops = (_CompiledOps if self._compiled_path and _CompiledOps.applies(P, inner)
+               else _NumpyOps)(self, P, inner)
         step_kkt = 1.0 / P.lipschitz(getattr(state, "lip_vectors", None))
         M = getattr(state, "margins", None)
         if M is None or M.shape != P.Ys.shape or getattr(state, "p", -1) > P.p:
             M = P.margins(W, ws, b)  # (columns appended with zero weight keep them)
-        pen0 = pen_of(W, ws)  # the penalty at the current point (kept, not recomputed)
-        F = P.loss_value(M) + pen0
+        # (the penalty at the current point is kept, not recomputed)
+        F, pen0 = ops.objective(M, W, ws)
         history = History()
         hess, exact_hessian, curv = None, False, None
         converged, k, kkt = False, 0, np.inf
+        grads = ops.gradients(M, W, ws, step_kkt)  # (then from each accepted step)
         for k in range(1, self.max_iter + 1):
-            gW, gws, gb = P.gradients(M)
-            kkt = kkt_of(W, ws, gW, gws, gb, step_kkt) / reg
+            gW, gws, gb, kkt = grads[:4]
+            kkt /= reg
             history.append(objective=F, kkt=kkt)
             if kkt <= self.tol:
                 converged = True
                 break
-            D = P.loss.hess_margin(M, P.Ys)
+            D = ops.curvatures(M, grads)
             if hess is None:
                 # a problem whose rows live elsewhere (a cluster) brings its own;
                 # started at curvature D (to rtol, as update(D) would leave it)
-                make = getattr(P, "newton_hessians", None) or (lambda r: _Hessians(P, r))
+                make = getattr(P, "newton_hessians", None) or (
+                    lambda r: _Hessians(P, r, compiled=ops.compiled))
                 hess = make(self.curvature_rtol).start(D, state)
             else:
                 hess.update(D, 0.0 if exact_hessian else None)
@@ -769,26 +549,10 @@ class GrFLNewton(BaseSolver):
             version = getattr(hess, "version", None)
             if curv is None or version is None or curv[0] is not hess.H or curv[1] != version:
                 curv = (hess.H, version, self._curvatures(hess.H, inner))
-            Wn, wsn, bn, sweeps = self._direction(P, hess.H, gW, gws, gb, W, ws, b,
-                                                  inner_tol, step_kkt, inner, curv[2])
+            (accepted, s, sweeps, Wn, wsn, _, db, Ws, wss, Ms, Fs, pen_s, pen_n,
+             grads_new) = ops.step(hess.H, curv[2], gW, gws, gb, W, ws, b, M, F, pen0,
+                                   inner_tol, step_kkt)
             history.rows[-1]["sweeps"] = sweeps
-            dW, dws, db = Wn - W, wsn - ws, bn - b
-            pen_n = pen_of(Wn, wsn)
-            delta = self._model_decrease(gW, gws, gb, dW, dws, db, pen_n, pen0)
-            dM = P.margins(dW, dws, db)
-            s, accepted = 1.0, False
-            for _ in range(_MAX_HALVINGS):
-                # (the full step first: x + 1.0 * dx is x + dx, one product less)
-                Ws, wss, Ms = ((W + dW, ws + dws, M + dM) if s == 1.0
-                               else (W + s * dW, ws + s * dws, M + s * dM))
-                pen_s = pen_of(Ws, wss)
-                Fs = P.loss_value(Ms) + pen_s
-                # (slack: near the optimum the decrease is below the
-                # rounding of F, and the step is then judged by the model)
-                if Fs <= F + _SIGMA * s * min(delta, 0.0) + _ROUND * abs(F):
-                    accepted = True
-                    break
-                s *= 0.5
             if not accepted:
                 if exact_hessian or self.curvature_rtol == 0:
                     break  # no decrease left at machine precision
@@ -803,9 +567,9 @@ class GrFLNewton(BaseSolver):
                 pen0 = pen_n
             M = Ms
             F = Fs
+            grads = grads_new  # (the gradients and residual at the new point)
         if not converged:
-            gW, gws, gb = P.gradients(M)
-            kkt = kkt_of(W, ws, gW, gws, gb, step_kkt) / reg
+            kkt = grads[3] / reg  # (at the current point, the last one reached)
             converged = kkt <= self.tol
         kept = getattr(state, "hess", None)
         out = GrFLNewtonState(
