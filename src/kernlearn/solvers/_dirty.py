@@ -143,29 +143,8 @@ def top_eigenvalue_bound(G, start=None, rtol=LIP_RTOL, max_iter=40, compiled=Tru
     return u, v
 
 
-def _power_iterations_numpy(G, v, rtol, max_iter):
-    """:func:`._dirty_kernels._power_iterations` by NumPy (its reference)."""
-    fro2 = float(np.vdot(G, G))  # the sum of the squared eigenvalues
-    theta, r = 0.0, np.inf
-    for i in range(max_iter):
-        w = G @ v
-        theta, r_prev = float(v @ w), r
-        e = w - theta * v
-        r = math.sqrt(e.dot(e))
-        v = w / max(math.sqrt(w.dot(w)), 1e-300)
-        # every other eigenvalue is at most mu in magnitude (lambda_max >= theta)
-        mu = math.sqrt(max(fro2 - theta * theta, 0.0))
-        if 0.0 < theta and mu <= 0.5 * theta and r * r <= rtol * theta * (theta - mu):
-            # Kato-Temple: lambda_max <= theta + r^2 / (theta - mu)
-            return KATO_TEMPLE, theta + r * r / (theta - mu) + rtol * theta, v
-        if r <= rtol * theta:
-            break
-        rate = r / r_prev
-        if i >= 2 and (rate >= 1.0 or r * rate ** (max_iter - i) > rtol * theta):
-            break  # too small an eigengap to converge in time: LAPACK instead
-    if not (theta > 0.0 and r <= rtol * theta):
-        return EXACT, 0.0, v
-    return CHOLESKY, theta + r + rtol * theta, v
+# the same iterations by NumPy, uncompiled (the compiled kernel's reference)
+_power_iterations_numpy = _power_iterations.py_func
 
 
 @dataclass(frozen=True)
