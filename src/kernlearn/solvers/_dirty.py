@@ -35,7 +35,7 @@ from dataclasses import InitVar, dataclass, fields, replace
 import numpy as np
 
 from ._base import SolverState
-from ._dirty_kernels import CHOLESKY, EXACT, KATO_TEMPLE, _power_iterations
+from ._dirty_kernels import EXACT, KATO_TEMPLE, _power_iterations
 
 __all__ = ["LIP_RTOL", "DirtyProblem", "DirtyState", "pad_state", "top_eigenvalue_bound"]
 
