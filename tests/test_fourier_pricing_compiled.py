@@ -125,25 +125,6 @@ def test_exact_ranking_chooses_what_float32_ranking_and_re_scoring_choose(subsam
     assert steps >= 5
 
 
-@pytest.mark.parametrize("source", ["RandomState", "PCG64", "Philox"])
-def test_compiled_directions_are_numpys_draws_and_leave_the_same_state(source):
-    # numba's generator methods are NumPy's algorithms on the same bit
-    # generator: the same normals, quotients and state afterwards
-    def gen():
-        if source == "RandomState":  # what GrFL passes (check_random_state)
-            return np.random.default_rng(np.random.RandomState(3))
-        return np.random.Generator(getattr(np.random, source)(3))
-
-    a, b = gen(), gen()
-    sigma = np.random.default_rng(0).uniform(0.1, 5.0, size=4000)
-    pa, pb = np.empty((4000, 12)), np.empty((4000, 12))
-    fourier._directions(a, sigma, pa)
-    fourier._directions_numpy(b, sigma, pb)
-    np.testing.assert_array_equal(pa, pb)
-    np.testing.assert_array_equal(a.standard_normal(5), b.standard_normal(5))
-    np.testing.assert_equal(a.bit_generator.state, b.bit_generator.state)
-
-
 @pytest.mark.parametrize("kwargs", [{"gamma": 0.3}, {"gamma": [0.1, 0.4, 2.0]},
                                     {"bandwidth_range": (0.5, 3.0)}])
 def test_sample_draws_as_before(kwargs):

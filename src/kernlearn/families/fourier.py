@@ -160,26 +160,15 @@ def _cos_sin_sums(P, G, w, HG, sq):
             HG[j, 0, t], HG[j, 1, t] = hc[t, j], hs[t, j]
 
 
-@numba.njit(cache=True)
 def _directions(rng, sigma, params):
-    """``params[i] = [z_i / sigma[i], sigma[i]]``, ``z_i`` standard normal.
+    """``params[i] = [z_i / sigma[i], sigma[i]]``, ``z_i`` standard normal
+    (``rng.standard_normal((k, m - 1))``).
 
-    The draws and quotients of :func:`_directions_numpy` (numba's generator
-    methods are NumPy's algorithms on the same bit generator, drawn in the
-    same order), without its temporaries: at 100-500 candidates of ten
-    features 0.6x its time in a loop, 0.85x within a fit (about 5 us of
-    each call is numba's unboxing of the generator).
+    NumPy, not numba's generator methods (the same draws, 0.85x this step's
+    time within a fit): a numba function taking a ``Generator`` costs about
+    0.1 s to load from its cache in every new process, half the first-fit
+    budget of a new process (``benchmarks/cold_start.py``).
     """
-    k, m = params.shape
-    for i in range(k):
-        s = sigma[i]
-        for j in range(m - 1):
-            params[i, j] = rng.standard_normal() / s
-        params[i, m - 1] = s
-
-
-def _directions_numpy(rng, sigma, params):
-    """:func:`_directions` with NumPy (``rng.standard_normal((k, m - 1))``)."""
     np.divide(rng.standard_normal((params.shape[0], params.shape[1] - 1)), sigma[:, None],
               out=params[:, :-1])
     params[:, -1] = sigma
@@ -328,10 +317,7 @@ class RandomFourierFeatures(InfiniteFamily):
         # (written in place: on wide sparse inputs, e.g. text with thousands of
         # words, the draw of k x n_features directions is most of pricing)
         params = np.empty((k, self.n_features_in_ + 1))
-        if type(rng) is np.random.Generator:
-            _directions(rng, sigma, params)
-        else:  # (a subclass: its own methods)
-            _directions_numpy(rng, sigma, params)
+        _directions(rng, sigma, params)
         return params
 
     def _columns(self, params, X, dtype=np.float64):
