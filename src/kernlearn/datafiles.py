@@ -346,6 +346,9 @@ def _match_names(names, model_names, label, path):
             f"{', '.join(names[:8])}{'...' if len(names) > 8 else ''}): columns "
             "are matched by name."
         )
+    if label is not None and str(label) not in names:
+        # a number names the column at that position, as when fitting
+        label = names[_label_position(label, names, len(names), path)]
     extra = [n for n in names if n not in model_names]
     if label is not None and str(label) in extra:
         ycol = str(label)

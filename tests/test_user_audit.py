@@ -1,0 +1,44 @@
+"""Defects a new user met (session 8 audit): each test names what went wrong."""
+
+import numpy as np
+import pytest
+
+from kernlearn.cli import main
+
+
+def _run(argv, capsys):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _one_error(err):
+    return err.count("\n") == 1 and err.startswith("kernlearn: error: ")
+
+
+@pytest.fixture
+def label_first(tmp_path):
+    """A CSV whose label is its first column, and a model fitted with --label 0."""
+    rows = ["target,a,b"] + [f"{'yes' if (i * 7) % 10 > 3 else 'no'},{(i * 7) % 10},{i % 3}"
+                             for i in range(40)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    assert main(["fit", str(tmp_path / "t.csv"), "--label", "0", "-e", "fgm", "-q",
+                 "-m", str(tmp_path / "m.npz")]) == 0
+    return tmp_path
+
+
+def test_label_number_at_evaluate_is_the_column_it_was_at_fit(label_first, capsys):
+    # `--label 0` at fit is column 0; the same flag at evaluate was read as a
+    # column *named* "0" and refused the file ("column 'target' is not a
+    # feature of the model nor its label '0'")
+    w = label_first
+    code, ref, err = _run(["evaluate", w / "t.csv", "-m", w / "m.npz"], capsys)
+    assert code == 0 and "n_samples 40" in ref, err
+    for label in ("0", "-3", "target"):
+        code, out, err = _run(["evaluate", w / "t.csv", "-m", w / "m.npz", "--label", label],
+                              capsys)
+        assert code == 0 and out == ref, (label, err)
+    code, out, err = _run(["evaluate", w / "t.csv", "-m", w / "m.npz", "--label", "7"], capsys)
+    assert code == 3 and _one_error(err) and "out of range for 3 columns" in err
+    code, out, err = _run(["evaluate", w / "t.csv", "-m", w / "m.npz", "--label", "a"], capsys)
+    assert code == 5 and _one_error(err) and "column 'target' is not a feature" in err
