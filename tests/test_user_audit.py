@@ -42,3 +42,22 @@ def test_label_number_at_evaluate_is_the_column_it_was_at_fit(label_first, capsy
     assert code == 3 and _one_error(err) and "out of range for 3 columns" in err
     code, out, err = _run(["evaluate", w / "t.csv", "-m", w / "m.npz", "--label", "a"], capsys)
     assert code == 5 and _one_error(err) and "column 'target' is not a feature" in err
+
+
+def test_grfl_master_warning_names_the_estimators_parameters():
+    # the warning said "max_iter=1 ... tol=1e-12", the names of the master
+    # solver, while the estimator's max_iter is a deprecated alias of
+    # inner_max_iter: a user could not tell what to change
+    from sklearn.exceptions import ConvergenceWarning
+
+    from kernlearn import InfiniteFeatureRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 4))
+    y = np.sin(2 * X[:, 0]) * X[:, 1] + 0.1 * rng.normal(size=120)
+    est = InfiniteFeatureRegressor(lambda_p=0.05, max_features=12, n_candidates=30,
+                                   inner_max_iter=1, inner_tol=1e-12, random_state=0)
+    with pytest.warns(ConvergenceWarning, match=r"max_iter=1 without meeting tol=1e-12 "
+                      r"\(the estimator's inner_max_iter and inner_tol\); increase "
+                      r"inner_max_iter\."):
+        est.fit(X, y)
