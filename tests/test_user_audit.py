@@ -61,3 +61,26 @@ def test_grfl_master_warning_names_the_estimators_parameters():
                       r"\(the estimator's inner_max_iter and inner_tol\); increase "
                       r"inner_max_iter\."):
         est.fit(X, y)
+
+
+@pytest.fixture
+def three_classes(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 3))
+    y = np.array(["a", "b", "c"])[np.digitize(X[:, 0] + 0.5 * X[:, 1], [-0.5, 0.5])]
+    rows = ["x0,x1,x2,target"] + [f"{a:.4f},{b:.4f},{c:.4f},{t}" for (a, b, c), t in zip(X, y)]
+    (tmp_path / "c3.csv").write_text("\n".join(rows) + "\n")
+    return tmp_path / "c3.csv"
+
+
+def test_fit_prints_each_distinct_warning_once(three_classes, tmp_path, capsys):
+    # the CLI records every warning ("always"), so a warning raised by each
+    # of several inner fits was printed once per fit, word for word
+    code, out, err = _run(["fit", three_classes, "-e", "lowrank-classifier", "-q", "-p",
+                           "max_iter=1", "-p", "random_state=0", "-m", tmp_path / "m.npz"],
+                          capsys)
+    assert code == 0 and out.startswith("fitted lowrank-classifier"), err
+    lines = err.splitlines()
+    assert lines and all(ln.startswith("kernlearn: warning: ") for ln in lines), err
+    assert len(set(lines)) == len(lines), err
+    assert any(ln.endswith(" times)") for ln in lines), err

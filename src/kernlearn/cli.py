@@ -440,9 +440,15 @@ def _cmd_fit(args):
                 f"cannot fit {name} on {args.data}: {_one_line(exc)}", 6
             ) from None
     elapsed = time.perf_counter() - t0
+    # one line per distinct warning: paths, folds and classes repeat theirs
+    counts = {}
     for w in caught:
         if not issubclass(w.category, DeprecationWarning):
-            print(f"kernlearn: warning: {_one_line(w.message)}", file=sys.stderr)
+            msg = _one_line(w.message)
+            counts[msg] = counts.get(msg, 0) + 1
+    for msg, k in counts.items():
+        print(f"kernlearn: warning: {msg}" + (f" ({k} times)" if k > 1 else ""),
+              file=sys.stderr)
     meta = {
         "cli_estimator": name,
         "task": ESTIMATORS[name][1],
