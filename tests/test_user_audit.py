@@ -84,3 +84,38 @@ def test_fit_prints_each_distinct_warning_once(three_classes, tmp_path, capsys):
     assert lines and all(ln.startswith("kernlearn: warning: ") for ln in lines), err
     assert len(set(lines)) == len(lines), err
     assert any(ln.endswith(" times)") for ln in lines), err
+
+
+@pytest.mark.filterwarnings("error::UserWarning")  # (pytest would hide a printed one)
+def test_evaluate_on_one_class_or_one_row_prints_metrics_only(three_classes, tmp_path, capsys):
+    # a test file holding one class (or one row) printed scikit-learn's
+    # two-line UserWarning about its own `labels` argument, with its path
+    import json
+
+    code, _, err = _run(["fit", three_classes, "-e", "fgm", "-q", "-m", tmp_path / "c.npz"],
+                        capsys)
+    assert code == 0, err
+    lines = three_classes.read_text().splitlines()
+    one = tmp_path / "one.csv"
+    one.write_text("\n".join([lines[0]] + [ln for ln in lines[1:] if ln.endswith(",b")]) + "\n")
+    code, out, err = _run(["evaluate", one, "-m", tmp_path / "c.npz"], capsys)
+    assert code == 0 and err == "" and "balanced_accuracy" in out, err
+    code, out, err = _run(["report", tmp_path / "c.npz", "--data", one, "-o",
+                           tmp_path / "r.html"], capsys)
+    assert code == 0 and err == "", err
+    # one row of a regression: R^2 is undefined, nan in text and null in JSON
+    # (JSON has no NaN: `NaN` broke every strict parser)
+    reg = tmp_path / "reg.csv"
+    reg.write_text("a,b,target\n" + "".join(f"{i % 7},{i % 3},{(i % 7) - 0.5 * (i % 3)}\n"
+                                              for i in range(30)))
+    row = tmp_path / "row.csv"
+    row.write_text("a,b,target\n3,1,2.5\n")
+    code, _, err = _run(["fit", reg, "-e", "fgm-regressor", "-q", "-m", tmp_path / "r.npz"],
+                        capsys)
+    assert code == 0, err
+    code, out, err = _run(["evaluate", row, "-m", tmp_path / "r.npz"], capsys)
+    assert code == 0 and err == "" and "r2 nan" in out, err
+    code, out, err = _run(["evaluate", row, "-m", tmp_path / "r.npz", "--json"], capsys)
+    assert code == 0 and err == "", err
+    res = json.loads(out, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+    assert res["r2"] is None and res["n_samples"] == 1 and res["mae"] >= 0

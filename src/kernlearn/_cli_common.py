@@ -177,7 +177,9 @@ def _prediction_text(est, X, tasks, args, check_only=False):
 def _write_metrics(args, res):
     """Print the metrics ``res`` (and write them to ``--out``); exit 0."""
     text = (
-        json.dumps(res, indent=1)
+        # JSON has no NaN (R^2 of one row): null, which every parser reads
+        json.dumps({k: None if isinstance(v, float) and not np.isfinite(v) else v
+                    for k, v in res.items()}, indent=1)
         if args.json
         else "\n".join(
             f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
