@@ -119,3 +119,28 @@ def test_evaluate_on_one_class_or_one_row_prints_metrics_only(three_classes, tmp
     assert code == 0 and err == "", err
     res = json.loads(out, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
     assert res["r2"] is None and res["n_samples"] == 1 and res["mae"] >= 0
+
+
+def test_proba_header_is_a_csv_row_when_labels_hold_commas(tmp_path, capsys):
+    # the header was the labels joined by commas: "big, red" made it one
+    # column wider than the rows
+    import csv
+    import io
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    labels = np.where(X.sum(1) > 0, "big, red", 'small "blue"')
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["x", "y", "target"])
+    w.writerows([[f"{a:.3f}", f"{b:.3f}", t] for (a, b), t in zip(X, labels)])
+    (tmp_path / "l.csv").write_text(buf.getvalue())
+    code, _, err = _run(["fit", tmp_path / "l.csv", "-e", "fgm", "-p", "loss=logistic", "-q",
+                         "-m", tmp_path / "m.npz"], capsys)
+    assert code == 0, err
+    code, out, err = _run(["predict", tmp_path / "l.csv", "-m", tmp_path / "m.npz", "--proba"],
+                          capsys)
+    assert code == 0, err
+    rows = list(csv.reader(io.StringIO(out)))
+    assert rows[0] == ["big, red", 'small "blue"'] and len(rows) == 61
+    assert {len(r) for r in rows} == {2}

@@ -5,6 +5,8 @@
 they live below both.
 """
 
+import csv
+import io
 import json
 import os
 import re
@@ -164,7 +166,10 @@ def _prediction_text(est, X, tasks, args, check_only=False):
             return None
         pred = est.predict_proba(X, **_task_kw(tasks))
         lines = [",".join(f"{v:.6g}" for v in row) for row in pred]
-        header = ",".join(map(str, est.classes_)) + "\n"
+        # a CSV row: a label holding a comma or a quote is quoted
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow(map(str, est.classes_))
+        header = buf.getvalue()
     else:
         pred = _predict(est, X, args.data, tasks)
         lines = [
