@@ -144,3 +144,20 @@ def test_proba_header_is_a_csv_row_when_labels_hold_commas(tmp_path, capsys):
     rows = list(csv.reader(io.StringIO(out)))
     assert rows[0] == ["big, red", 'small "blue"'] and len(rows) == 61
     assert {len(r) for r in rows} == {2}
+
+
+def test_trailing_separator_column_is_named_as_such(tmp_path, capsys):
+    # a file whose every line ends with "," (a common export) was refused for
+    # a "missing value" in a column "Unnamed: 3" that the file never names
+    rows = ["a,b,target,"] + [f"{i % 5},{i % 3},{'yes' if i % 5 > 1 else 'no'}," for i in range(30)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    code, out, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m",
+                           tmp_path / "m.npz"], capsys)
+    assert code == 3 and _one_error(err) and "Unnamed" not in err, err
+    assert "column 4 has no name and no values (does every line end with ','?)" in err
+    # a column without a name but with values is still a feature (as before)
+    rows = ["a,,target"] + [f"{i % 5},{i % 3},{'yes' if i % 5 > 1 else 'no'}" for i in range(30)]
+    (tmp_path / "u.csv").write_text("\n".join(rows) + "\n")
+    code, out, err = _run(["fit", tmp_path / "u.csv", "-e", "fgm", "-q", "-m",
+                           tmp_path / "m.npz"], capsys)
+    assert code == 0 and "on 30 x 2" in out, err

@@ -281,7 +281,7 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not a UTF-8 text (CSV) file.") from None
     sep = _sniff_separator(raw[:_SNIFF], sep)
-    _check_layout(text, sep, path, header)
+    first = _check_layout(text, sep, path, header)
     has_header = header is not False
     try:
         frame = pd.read_csv(
@@ -295,6 +295,13 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     if frame.shape[0] == 0:
         raise ValueError(f"CSV file {path} has a header but no data rows.")
     if has_header:
+        for j, name in enumerate(first):
+            if not name.strip() and frame.iloc[:, j].isna().all():
+                # e.g. every line ending with the separator: pandas would
+                # report missing values of a column it named "Unnamed: j"
+                raise ValueError(
+                    f"{path}: column {j + 1} has no name and no values (does every "
+                    f"line end with {sep!r}?); remove it.")
         frame.columns = [str(c).strip() for c in frame.columns]
         names = list(frame.columns)
     else:
