@@ -161,3 +161,24 @@ def test_trailing_separator_column_is_named_as_such(tmp_path, capsys):
     code, out, err = _run(["fit", tmp_path / "u.csv", "-e", "fgm", "-q", "-m",
                            tmp_path / "m.npz"], capsys)
     assert code == 0 and "on 30 x 2" in out, err
+
+
+def test_text_column_with_a_numeric_last_column_suggests_label(tmp_path, capsys):
+    # a label that is not the last column read as a feature: the error named
+    # the text cell only, not the --label the user had to give
+    rows = ["target,a,b"] + [f"{'yes' if i % 5 > 1 else 'no'},{i % 5},{i % 3}" for i in range(30)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    code, out, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m",
+                           tmp_path / "m.npz"], capsys)
+    assert code == 3 and _one_error(err), err
+    assert "column target: 'no' is not a number. If it is the label, pass --label target" in err
+    code, out, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "--label", "target",
+                           "-m", tmp_path / "m.npz"], capsys)
+    assert code == 0, err
+    # a text feature beside a text label: no such guess
+    rows = ["c,a,target"] + [f"{'red' if i % 2 else 'blue'},{i % 5},{'yes' if i % 5 > 1 else 'no'}"
+                             for i in range(30)]
+    (tmp_path / "c.csv").write_text("\n".join(rows) + "\n")
+    code, out, err = _run(["fit", tmp_path / "c.csv", "-e", "fgm", "-q", "-m",
+                           tmp_path / "m.npz"], capsys)
+    assert code == 3 and _one_error(err) and "--label" not in err, err

@@ -252,8 +252,9 @@ def _first_missing(frame, path, offset):
     )
 
 
-def _numeric(frame, path, offset):
-    """The feature columns as float64; a text cell is named by row and column."""
+def _numeric(frame, path, offset, label_hint=False):
+    """The feature columns as float64; a text cell is named by row and column
+    (``label_hint``: the label was taken by default, the last column)."""
     import pandas as pd
 
     for j, col in enumerate(frame.columns):
@@ -266,6 +267,9 @@ def _numeric(frame, path, offset):
         raise ValueError(
             f"{path}: row {i + 1 + offset}, column {col}: "
             f"{str(column.iloc[i])[:20]!r} is not a number."
+            + (f" If it is the label, pass --label {col} (by default the label is "
+               f"the last column); if it holds each row's task, --task-column {col}."
+               if label_hint else "")
         )
     return frame.to_numpy(dtype=np.float64)
 
@@ -333,7 +337,11 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
         ycol = None if pos is None else frame.columns[pos]
         feats = [c for c in frame.columns if c != ycol]
     _first_missing(frame, path, offset)
-    X = _numeric(frame[feats], path, offset)
+    # a text column while the default label (the last column) holds numbers:
+    # perhaps the label is elsewhere
+    X = _numeric(frame[feats], path, offset,
+                 label_hint=label is None and ycol is not None and names is not None
+                 and frame[ycol].dtype.kind in "biuf")
     y = None if ycol is None else _labels(frame[ycol].to_numpy())
     if y is not None and y.dtype.kind == "U":
         _check_label_kinds(y, ycol, path, offset)
