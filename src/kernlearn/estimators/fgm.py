@@ -97,6 +97,10 @@ class _FGMBase(SelectorMixin, BaseEstimator):
                 raise ValueError("groups/tree apply to the default feature pool; "
                                  "they cannot be combined with family=.")
             return clone(self.family)
+        if self.tree and self.groups is None:
+            # (it was ignored: every feature its own group, nothing nests)
+            raise ValueError("tree=True says how the groups= nest; pass groups= "
+                             "(disjoint or nested) or drop tree=True.")
         return FeaturePool(groups=self.groups, tree=self.tree, feature_scaling=std,
                            chunk_size=self.chunk_size)
 
