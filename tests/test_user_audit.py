@@ -182,3 +182,13 @@ def test_text_column_with_a_numeric_last_column_suggests_label(tmp_path, capsys)
     code, out, err = _run(["fit", tmp_path / "c.csv", "-e", "fgm", "-q", "-m",
                            tmp_path / "m.npz"], capsys)
     assert code == 3 and _one_error(err) and "--label" not in err, err
+
+
+@pytest.mark.parametrize("family", ["fourier", "nystrom"])
+def test_sampled_family_for_fgm_is_a_usage_error_before_reading(family, tmp_path, capsys):
+    # it was refused only inside the fit: exit 6 ("could not fit this data")
+    # after reading the data, where the documented status is 2, before it
+    code, out, err = _run(["fit", tmp_path / "absent.csv", "-e", "fgm", "-p",
+                           f"family={family}", "-q", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 2 and _one_error(err) and "cannot be used by FGM" in err, err
+    assert "InfiniteFeatureClassifier" in err
