@@ -192,3 +192,17 @@ def test_sampled_family_for_fgm_is_a_usage_error_before_reading(family, tmp_path
                            f"family={family}", "-q", "-m", tmp_path / "m.npz"], capsys)
     assert code == 2 and _one_error(err) and "cannot be used by FGM" in err, err
     assert "InfiniteFeatureClassifier" in err
+
+
+def test_out_dash_is_standard_output(label_first, capsys, monkeypatch):
+    # `-o -` wrote a file named "-" in the working folder and printed nothing
+    w = label_first
+    monkeypatch.chdir(w)
+    for argv in (["predict", w / "t.csv", "-m", w / "m.npz"],
+                 ["evaluate", w / "t.csv", "-m", w / "m.npz"],
+                 ["select", w / "m.npz"]):
+        code, ref, err = _run(argv, capsys)
+        assert code == 0 and ref, err
+        code, out, err = _run(argv + ["-o", "-"], capsys)
+        assert code == 0 and out == ref and err == "", err
+    assert not (w / "-").exists()
