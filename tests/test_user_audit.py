@@ -206,3 +206,31 @@ def test_out_dash_is_standard_output(label_first, capsys, monkeypatch):
         code, out, err = _run(argv + ["-o", "-"], capsys)
         assert code == 0 and out == ref and err == "", err
     assert not (w / "-").exists()
+
+
+@pytest.mark.parametrize("name", ["MultitaskMKLRegressorCV", "MultitaskMKLClassifierCV"])
+def test_multitask_cv_estimators_keep_dataframe_column_names(name):
+    # the refit on the validated array dropped feature_names_in_, so columns
+    # given in another order at predict time were used silently
+    import pandas as pd
+
+    import kernlearn
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    t = np.arange(60) % 2
+    y = X[:, 0] + np.where(t == 0, 1, -1) * X[:, 1]
+    if name.endswith("ClassifierCV"):
+        y = np.where(y > 0, "p", "q")
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    cls = getattr(kernlearn, name)
+    est = cls(Cs=(0.1, 1.0), cv=3).fit(df, y, task_index=t)
+    assert list(est.feature_names_in_) == ["a", "b", "c"] and est.n_features_in_ == 3
+    ref = cls(Cs=(0.1, 1.0), cv=3).fit(X, y, task_index=t)
+    a, b = est.predict(df, task_index=t), ref.predict(X, task_index=t)
+    if a.dtype.kind == "f":  # (a frame's column-major copy rounds differently)
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    else:
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="feature names"):
+        est.predict(df[["c", "b", "a"]], task_index=t)
