@@ -168,18 +168,18 @@ def test_text_column_with_a_numeric_last_column_suggests_label(tmp_path, capsys)
     # the text cell only, not the --label the user had to give
     rows = ["target,a,b"] + [f"{'yes' if i % 5 > 1 else 'no'},{i % 5},{i % 3}" for i in range(30)]
     (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
-    code, out, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m",
+    code, _out, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m",
                            tmp_path / "m.npz"], capsys)
     assert code == 3 and _one_error(err), err
     assert "column target: 'no' is not a number. If it is the label, pass --label target" in err
-    code, out, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "--label", "target",
+    code, _, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "--label", "target",
                            "-m", tmp_path / "m.npz"], capsys)
     assert code == 0, err
     # a text feature beside a text label: no such guess
     rows = ["c,a,target"] + [f"{'red' if i % 2 else 'blue'},{i % 5},{'yes' if i % 5 > 1 else 'no'}"
                              for i in range(30)]
     (tmp_path / "c.csv").write_text("\n".join(rows) + "\n")
-    code, out, err = _run(["fit", tmp_path / "c.csv", "-e", "fgm", "-q", "-m",
+    code, _, err = _run(["fit", tmp_path / "c.csv", "-e", "fgm", "-q", "-m",
                            tmp_path / "m.npz"], capsys)
     assert code == 3 and _one_error(err) and "--label" not in err, err
 
@@ -188,7 +188,7 @@ def test_text_column_with_a_numeric_last_column_suggests_label(tmp_path, capsys)
 def test_sampled_family_for_fgm_is_a_usage_error_before_reading(family, tmp_path, capsys):
     # it was refused only inside the fit: exit 6 ("could not fit this data")
     # after reading the data, where the documented status is 2, before it
-    code, out, err = _run(["fit", tmp_path / "absent.csv", "-e", "fgm", "-p",
+    code, _, err = _run(["fit", tmp_path / "absent.csv", "-e", "fgm", "-p",
                            f"family={family}", "-q", "-m", tmp_path / "m.npz"], capsys)
     assert code == 2 and _one_error(err) and "cannot be used by FGM" in err, err
     assert "InfiniteFeatureClassifier" in err
