@@ -93,7 +93,7 @@ def test_evaluate_on_one_class_or_one_row_prints_metrics_only(three_classes, tmp
     import json
 
     code, _, err = _run(["fit", three_classes, "-e", "fgm", "-q", "-m", tmp_path / "c.npz"],
-                        capsys)
+                         capsys)
     assert code == 0, err
     lines = three_classes.read_text().splitlines()
     one = tmp_path / "one.csv"
@@ -111,7 +111,7 @@ def test_evaluate_on_one_class_or_one_row_prints_metrics_only(three_classes, tmp
     row = tmp_path / "row.csv"
     row.write_text("a,b,target\n3,1,2.5\n")
     code, _, err = _run(["fit", reg, "-e", "fgm-regressor", "-q", "-m", tmp_path / "r.npz"],
-                        capsys)
+                         capsys)
     assert code == 0, err
     code, out, err = _run(["evaluate", row, "-m", tmp_path / "r.npz"], capsys)
     assert code == 0 and err == "" and "r2 nan" in out, err
@@ -168,19 +168,26 @@ def test_text_column_with_a_numeric_last_column_suggests_label(tmp_path, capsys)
     # the text cell only, not the --label the user had to give
     rows = ["target,a,b"] + [f"{'yes' if i % 5 > 1 else 'no'},{i % 5},{i % 3}" for i in range(30)]
     (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
-    code, _out, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m",
-                           tmp_path / "m.npz"], capsys)
+    code, _, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m",
+                         tmp_path / "m.npz"], capsys)
     assert code == 3 and _one_error(err), err
     assert "column target: 'no' is not a number. If it is the label, pass --label target" in err
     code, _, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "--label", "target",
-                           "-m", tmp_path / "m.npz"], capsys)
+                         "-m", tmp_path / "m.npz"], capsys)
     assert code == 0, err
-    # a text feature beside a text label: no such guess
+    # a typo among numbers, or a text feature beside a text label: no such guess
+    (tmp_path / "typo.csv").write_text("\n".join(["a,b,c"] + [f"{i},{i % 3},{i % 2}"
+                                                              for i in range(20)]
+                                                   + ["-x.5,1,1"]) + "\n")
+    code, _, err = _run(["fit", tmp_path / "typo.csv", "-e", "fgm", "-q", "-m",
+                         tmp_path / "m.npz"], capsys)
+    assert code == 3 and _one_error(err) and "'-x.5' is not a number." in err, err
+    assert "--label" not in err
     rows = ["c,a,target"] + [f"{'red' if i % 2 else 'blue'},{i % 5},{'yes' if i % 5 > 1 else 'no'}"
                              for i in range(30)]
     (tmp_path / "c.csv").write_text("\n".join(rows) + "\n")
     code, _, err = _run(["fit", tmp_path / "c.csv", "-e", "fgm", "-q", "-m",
-                           tmp_path / "m.npz"], capsys)
+                         tmp_path / "m.npz"], capsys)
     assert code == 3 and _one_error(err) and "--label" not in err, err
 
 
@@ -189,7 +196,7 @@ def test_sampled_family_for_fgm_is_a_usage_error_before_reading(family, tmp_path
     # it was refused only inside the fit: exit 6 ("could not fit this data")
     # after reading the data, where the documented status is 2, before it
     code, _, err = _run(["fit", tmp_path / "absent.csv", "-e", "fgm", "-p",
-                           f"family={family}", "-q", "-m", tmp_path / "m.npz"], capsys)
+                         f"family={family}", "-q", "-m", tmp_path / "m.npz"], capsys)
     assert code == 2 and _one_error(err) and "cannot be used by FGM" in err, err
     assert "InfiniteFeatureClassifier" in err
 

@@ -264,12 +264,14 @@ def _numeric(frame, path, offset, label_hint=False):
         num = pd.to_numeric(column, errors="coerce")
         bad = np.flatnonzero(num.isna().to_numpy())
         i = bad[0]
+        # a column of text only (not a typo among numbers) may be the label
+        hint = label_hint and bad.size == len(num)
         raise ValueError(
             f"{path}: row {i + 1 + offset}, column {col}: "
             f"{str(column.iloc[i])[:20]!r} is not a number."
             + (f" If it is the label, pass --label {col} (by default the label is "
                f"the last column); if it holds each row's task, --task-column {col}."
-               if label_hint else "")
+               if hint else "")
         )
     return frame.to_numpy(dtype=np.float64)
 
