@@ -82,6 +82,16 @@ def test_bad_groups_are_refused(rng, groups):
         FGMClassifier(groups=groups).fit(X, y)
 
 
+def test_tree_without_groups_is_refused(rng):
+    # tree=True alone was silently ignored (each feature its own group)
+    X = rng.standard_normal((30, 4))
+    y = np.sign(X[:, 0])
+    with pytest.raises(ValueError, match="tree=True says how the groups= nest"):
+        FGMClassifier(tree=True).fit(X, y)
+    clf = FGMClassifier(groups=[[0, 1, 2, 3], [0, 1], [2]], tree=True, B=1).fit(X, y)
+    assert 0 in clf.selected_features_
+
+
 def test_negative_column_ids_are_refused(rng):
     X = rng.standard_normal((30, 4))
     for pool, ids in [(FeaturePool(), [-1]), (PolynomialPool(), [-3]),

@@ -122,6 +122,30 @@ def test_without_a_distributed_client_the_same_multiclass_model(monkeypatch):
     _assert_same_model(a, b, X[:200])
 
 
+@pytest.mark.parametrize("cls", [InfiniteFeatureClassifier, InfiniteFeatureRegressor])
+def test_defaults_below_cv_rows_fit_one_path(monkeypatch, cls):
+    # below CV_BELOW rows n_paths="auto" averages 3 paths in memory; on a
+    # cluster the master's margins stay on the partitions, so "auto" is one
+    # path there (the defaults used to stop with a TypeError adding margins)
+    import kernlearn.methods._grfl_dask as grfl_dask
+    from kernlearn.methods._grfl_select import CV_BELOW
+
+    monkeypatch.setattr(grfl_dask, "_current_client", lambda: None)
+    n = CV_BELOW - 100
+    X, f, _ = _data(n=n, seed=3)
+    y = f if cls is InfiniteFeatureRegressor else (f > 0.3).astype(int)
+    kw = dict(n_candidates=20, random_state=0)
+    assert cls(**kw).fit(X, y).n_paths_ == 3
+    a = cls(n_paths=1, **kw).fit(X, y)
+    b = cls(**kw).fit(da.from_array(X, chunks=(n // 4, D)), y)
+    assert b.n_paths_ == a.n_paths_ == 1
+    # the same path (partitioned sums round differently: the regressor's
+    # level search solves many masters, so agreement to rounding, not 1e-10)
+    np.testing.assert_array_equal(b.history_["n_active"], a.history_["n_active"])
+    np.testing.assert_allclose(b.features_, a.features_, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(b.predict(X[:50]), a.predict(X[:50]), rtol=1e-6, atol=1e-8)
+
+
 def _n_numbers(obj):
     """Numbers held by a gathered result (arrays inside lists, tuples, objects)."""
     if isinstance(obj, (list, tuple)):

@@ -313,6 +313,31 @@ def test_score_panel_shows_the_metric_of_the_task(kind):
     plt.close(fig)
 
 
+def test_averaged_grfl_paths_get_no_truncated_score_curve():
+    """Several averaged paths have no order of inclusion: their first k
+    features are the first path's at 1/n_paths of its weights, which drew a
+    curve far below the model it stands for (R^2 0.1 where that path alone
+    has 0.9); one path keeps its curve."""
+    import matplotlib.pyplot as plt
+
+    from kernlearn import InfiniteFeatureRegressor
+    from kernlearn.report import _figures, _truncated_scores
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 3))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.normal(size=150)
+    kw = dict(max_features=15, random_state=0)
+    one = InfiniteFeatureRegressor(n_paths=1, **kw).fit(X, y)
+    three = InfiniteFeatureRegressor(n_paths=3, **kw).fit(X, y)
+    assert three.n_paths_ == 3 and len(three.features_) > len(one.features_)
+    ks, scores = _truncated_scores(one, X, y)
+    assert ks[-1] == len(one.features_) and scores[-1]["R^2"] == pytest.approx(one.score(X, y))
+    assert _truncated_scores(three, X, y) is None
+    titles = [t for t, f, _ in _figures(three, {}, (X, y, "train"))]
+    assert not any(t.startswith("Test score") for t in titles) and "Selection" in titles
+    plt.close("all")
+
+
 def test_shared_kernel_weights_in_selection_and_report(tmp_path, capsys):
     """Multitask MKL with shared blocks: `select`'s table and the report show them."""
     import matplotlib.pyplot as plt

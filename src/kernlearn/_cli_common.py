@@ -5,6 +5,8 @@
 they live below both.
 """
 
+import csv
+import io
 import json
 import os
 import re
@@ -164,7 +166,10 @@ def _prediction_text(est, X, tasks, args, check_only=False):
             return None
         pred = est.predict_proba(X, **_task_kw(tasks))
         lines = [",".join(f"{v:.6g}" for v in row) for row in pred]
-        header = ",".join(map(str, est.classes_)) + "\n"
+        # a CSV row: a label holding a comma or a quote is quoted
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow(map(str, est.classes_))
+        header = buf.getvalue()
     else:
         pred = _predict(est, X, args.data, tasks)
         lines = [
@@ -177,7 +182,9 @@ def _prediction_text(est, X, tasks, args, check_only=False):
 def _write_metrics(args, res):
     """Print the metrics ``res`` (and write them to ``--out``); exit 0."""
     text = (
-        json.dumps(res, indent=1)
+        # JSON has no NaN (R^2 of one row): null, which every parser reads
+        json.dumps({k: None if isinstance(v, float) and not np.isfinite(v) else v
+                    for k, v in res.items()}, indent=1)
         if args.json
         else "\n".join(
             f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"

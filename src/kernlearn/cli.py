@@ -440,9 +440,15 @@ def _cmd_fit(args):
                 f"cannot fit {name} on {args.data}: {_one_line(exc)}", 6
             ) from None
     elapsed = time.perf_counter() - t0
+    # one line per distinct warning: paths, folds and classes repeat theirs
+    counts = {}
     for w in caught:
         if not issubclass(w.category, DeprecationWarning):
-            print(f"kernlearn: warning: {_one_line(w.message)}", file=sys.stderr)
+            msg = _one_line(w.message)
+            counts[msg] = counts.get(msg, 0) + 1
+    for msg, k in counts.items():
+        print(f"kernlearn: warning: {msg}" + (f" ({k} times)" if k > 1 else ""),
+              file=sys.stderr)
     meta = {
         "cli_estimator": name,
         "task": ESTIMATORS[name][1],
@@ -740,7 +746,7 @@ def build_parser():
         p.add_argument("data", help=data_help)
         p.add_argument("--model", "-m", required=True)
         table_args(p, "default: the model's")
-        p.add_argument("--out", "-o", help="write here instead of stdout")
+        p.add_argument("--out", "-o", help="write here instead of stdout ('-': stdout)")
         chunk_args(p, "read the LIBSVM file block by block, writing as blocks arrive")
 
     pred = sub.add_parser("predict", help="predict with a saved model")
@@ -758,7 +764,7 @@ def build_parser():
     )
     sel.add_argument("model")
     sel.add_argument("--format", choices=["csv", "json"], default="csv")
-    sel.add_argument("--out", "-o")
+    sel.add_argument("--out", "-o", help="write here instead of stdout ('-': stdout)")
     sel.set_defaults(func=_cmd_select)
 
     rep = sub.add_parser("report", help="self-contained HTML report of a model")
@@ -803,6 +809,8 @@ def main(argv=None):
         if getattr(args, "chunk_memory", None) is not None and not args.out_of_core:
             raise CLIError("--chunk-memory sizes the blocks of --out-of-core reading; "
                            "add --out-of-core or drop --chunk-memory", 2)
+        if args.command in ("predict", "evaluate", "select") and args.out == "-":
+            args.out = None  # "-" is standard output (it wrote a file named "-")
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code

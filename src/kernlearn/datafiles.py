@@ -252,8 +252,9 @@ def _first_missing(frame, path, offset):
     )
 
 
-def _numeric(frame, path, offset):
-    """The feature columns as float64; a text cell is named by row and column."""
+def _numeric(frame, path, offset, label_hint=False):
+    """The feature columns as float64; a text cell is named by row and column
+    (``label_hint``: the label was taken by default, the last column)."""
     import pandas as pd
 
     for j, col in enumerate(frame.columns):
@@ -263,9 +264,14 @@ def _numeric(frame, path, offset):
         num = pd.to_numeric(column, errors="coerce")
         bad = np.flatnonzero(num.isna().to_numpy())
         i = bad[0]
+        # a column of text only (not a typo among numbers) may be the label
+        hint = label_hint and bad.size == len(num)
         raise ValueError(
             f"{path}: row {i + 1 + offset}, column {col}: "
             f"{str(column.iloc[i])[:20]!r} is not a number."
+            + (f" If it is the label, pass --label {col} (by default the label is "
+               f"the last column); if it holds each row's task, --task-column {col}."
+               if hint else "")
         )
     return frame.to_numpy(dtype=np.float64)
 
@@ -281,7 +287,7 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not a UTF-8 text (CSV) file.") from None
     sep = _sniff_separator(raw[:_SNIFF], sep)
-    _check_layout(text, sep, path, header)
+    first = _check_layout(text, sep, path, header)
     has_header = header is not False
     try:
         frame = pd.read_csv(
@@ -295,6 +301,13 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     if frame.shape[0] == 0:
         raise ValueError(f"CSV file {path} has a header but no data rows.")
     if has_header:
+        for j, name in enumerate(first):
+            if not name.strip() and frame.iloc[:, j].isna().all():
+                # e.g. every line ending with the separator: pandas would
+                # report missing values of a column it named "Unnamed: j"
+                raise ValueError(
+                    f"{path}: column {j + 1} has no name and no values (does every "
+                    f"line end with {sep!r}?); remove it.")
         frame.columns = [str(c).strip() for c in frame.columns]
         names = list(frame.columns)
     else:
@@ -326,7 +339,11 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
         ycol = None if pos is None else frame.columns[pos]
         feats = [c for c in frame.columns if c != ycol]
     _first_missing(frame, path, offset)
-    X = _numeric(frame[feats], path, offset)
+    # a text column while the default label (the last column) holds numbers:
+    # perhaps the label is elsewhere
+    X = _numeric(frame[feats], path, offset,
+                 label_hint=label is None and ycol is not None and names is not None
+                 and frame[ycol].dtype.kind in "biuf")
     y = None if ycol is None else _labels(frame[ycol].to_numpy())
     if y is not None and y.dtype.kind == "U":
         _check_label_kinds(y, ycol, path, offset)
@@ -346,6 +363,9 @@ def _match_names(names, model_names, label, path):
             f"{', '.join(names[:8])}{'...' if len(names) > 8 else ''}): columns "
             "are matched by name."
         )
+    if label is not None and str(label) not in names:
+        # a number names the column at that position, as when fitting
+        label = names[_label_position(label, names, len(names), path)]
     extra = [n for n in names if n not in model_names]
     if label is not None and str(label) in extra:
         ycol = str(label)

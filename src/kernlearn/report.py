@@ -281,10 +281,15 @@ def _truncated_scores(est, X, y):
     """Test scores of the model restricted to its first k features (inclusion order).
 
     Not a refit: the final weights of the first k features are kept and the
-    others zeroed, which shows how much each added feature contributes.
+    others zeroed, which shows how much each added feature contributes.  An
+    average of GrFL paths (``n_paths_`` above 1) has no single order of
+    inclusion: its first k features are one path's at a fraction of their
+    weight, so it gets no curve (``None``).
     """
     import copy
 
+    if getattr(est, "n_paths_", 1) > 1:
+        return None
     if hasattr(est, "selected_features_") and getattr(est, "family_", None) is None:
         order = np.asarray(est.selected_features_)
         attr = "coef_"

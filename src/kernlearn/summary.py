@@ -101,29 +101,36 @@ def evaluate_metrics(est, X, y, task, tasks=None, pred=None):
     -------
     metrics : dict
     """
+    import warnings
+
     from sklearn import metrics
 
     kw = {} if tasks is None else {"task_index": tasks}
     if pred is None:
         pred = est.predict(X, **kw)
     out = {"n_samples": int(len(y))}
-    if task == "classification":
-        out["accuracy"] = float(metrics.accuracy_score(y, pred))
-        out["balanced_accuracy"] = float(metrics.balanced_accuracy_score(y, pred))
-        if (
-            len(est.classes_) == 2
-            and hasattr(est, "decision_function")
-            and np.unique(y).size == 2
-        ):
-            out["roc_auc"] = float(
-                metrics.roc_auc_score(
-                    y == est.classes_[1], est.decision_function(X, **kw)
+    with warnings.catch_warnings():
+        # a test file of one class or one row: balanced accuracy averages the
+        # classes present, R^2 of one row is nan; scikit-learn's advice on
+        # its own arguments ("use the 'labels' parameter") is not the user's
+        warnings.simplefilter("ignore", UserWarning)
+        if task == "classification":
+            out["accuracy"] = float(metrics.accuracy_score(y, pred))
+            out["balanced_accuracy"] = float(metrics.balanced_accuracy_score(y, pred))
+            if (
+                len(est.classes_) == 2
+                and hasattr(est, "decision_function")
+                and np.unique(y).size == 2
+            ):
+                out["roc_auc"] = float(
+                    metrics.roc_auc_score(
+                        y == est.classes_[1], est.decision_function(X, **kw)
+                    )
                 )
-            )
-    else:
-        out["r2"] = float(metrics.r2_score(y, pred))
-        out["rmse"] = float(np.sqrt(metrics.mean_squared_error(y, pred)))
-        out["mae"] = float(metrics.mean_absolute_error(y, pred))
+        else:
+            out["r2"] = float(metrics.r2_score(y, pred))
+            out["rmse"] = float(np.sqrt(metrics.mean_squared_error(y, pred)))
+            out["mae"] = float(metrics.mean_absolute_error(y, pred))
     return out
 
 

@@ -17,7 +17,8 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..families import FeaturePool
 from ..methods._fgm_select import fit_fgm_auto_C
-from ..methods.fgm import FGMSettings, fgm_decision, fgm_standardization, fit_fgm
+from ..methods.fgm import (FGMSettings, check_family, fgm_decision, fgm_standardization,
+                           fit_fgm)
 from ..preprocessing import fit_target_standardization
 from ..losses import get_loss, weighted
 from ..partitioned import _is_dask_array, as_row_partitioned, is_out_of_core
@@ -68,6 +69,8 @@ class _FGMBase(SelectorMixin, BaseEstimator):
 
     def _validate_params(self):
         validate_params_cached(self)  # cheap on every fit of a grid search
+        if self.family is not None:  # before any data is read (the CLI: exit 2)
+            check_family(self.family)
 
     def _partitioned(self, X):
         """Whether ``X`` is read by map-reduce over row blocks (out of core, Dask)."""
@@ -97,6 +100,10 @@ class _FGMBase(SelectorMixin, BaseEstimator):
                 raise ValueError("groups/tree apply to the default feature pool; "
                                  "they cannot be combined with family=.")
             return clone(self.family)
+        if self.tree and self.groups is None:
+            # (it was ignored: every feature its own group, nothing nests)
+            raise ValueError("tree=True says how the groups= nest; pass groups= "
+                             "(disjoint or nested) or drop tree=True.")
         return FeaturePool(groups=self.groups, tree=self.tree, feature_scaling=std,
                            chunk_size=self.chunk_size)
 

@@ -187,7 +187,14 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         The family to fit on the inputs ``X`` (``None``: fit_grfl's default)
         and, in subclasses, the levels chosen from the data.
         """
-        return {"family": self.family, "final_draws": self.n_paths}
+        return {"family": self.family, "final_draws": self._draws(X, "auto")}
+
+    def _draws(self, X, auto):
+        """``n_paths`` resolved: ``auto`` for "auto", but one path on a
+        cluster's row partitions (its margins stay there: nothing to average)."""
+        if self.n_paths != "auto":
+            return self.n_paths
+        return 1 if hasattr(X, "grfl_class") else auto
 
     def _task_decision(self, X, task_index):
         Z = self.transform(X)
@@ -412,7 +419,8 @@ _COMMON_DOC = """
         {paths_auto}, else 1.
         Each path costs about one fit, so ``n_paths=1`` fits small data
         about 3 times faster (a grid search's candidates, for example).  Not
-        with ``warm_start``; where one held-out part chooses the features
+        with ``warm_start`` ("auto" is 1 there and on a ``dask.array``);
+        where one held-out part chooses the features
         (``max_features="auto"`` from 300 rows) the model is one master and
         a warning says so.  The number averaged is ``n_paths_``.
     standardize : bool, default=True
@@ -701,10 +709,9 @@ class InfiniteFeatureClassifier(
     def _resolved_settings(self, X, sample_weight=None):
         # "auto": a budget of the estimator's choosing and no path to continue:
         # below CV_BELOW rows the model averages FINAL_DRAWS paths (_grfl_average)
-        draws = self.n_paths
-        if draws == "auto":
-            draws = FINAL_DRAWS if (X.shape[0] < CV_BELOW and not self.warm_start
-                                    and self.max_features in (None, "auto")) else 1
+        draws = self._draws(X, FINAL_DRAWS if (X.shape[0] < CV_BELOW and not self.warm_start
+                                               and self.max_features in (None, "auto"))
+                            else 1)
         return dict(super()._resolved_settings(X, sample_weight),
                     lambda_p=self.lambda_p_, max_features=self._budget, final_draws=draws)
 
@@ -848,7 +855,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         """``family``, or for ``None`` GrFL-M over three widths (:func:`multi_width_family`),
         and ``pricing_subsample`` (:func:`regressor_pricing_subsample`)."""
         fam = self.family if self.family is not None else multi_width_family(X, sample_weight)
-        return {"family": fam, "final_draws": self.n_paths,
+        return {"family": fam, "final_draws": self._draws(X, "auto"),
                 "pricing_subsample": regressor_pricing_subsample(X.shape[0],
                                                                  self.pricing_subsample)}
 

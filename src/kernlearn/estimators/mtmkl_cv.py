@@ -250,6 +250,7 @@ n_features_in_
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
         Cs = self._grid()
+        X_in = X
         Xv, yv = self._check_X(X, y, reset=True)
         n = len(yv)
         if self._precomputed():
@@ -260,7 +261,8 @@ n_features_in_
         pos = self._task_pos(task_index, n)  # task positions: the folds' strata
         # checked before the folds index it (a wrong length was an IndexError)
         sw = fit_sample_weight(sample_weight, n)
-        X_refit = X if self._precomputed() else Xv
+        # the refit validates the caller's X again: its column names are kept
+        X_refit = X if self._precomputed() else X_in
         # one factor store for every fit of this selection (the folds' and
         # the refit's kernel factors, keyed by content), dropped after it
         self._store = FactorStore()
@@ -440,6 +442,7 @@ kernels_, n_features_in_
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
         Cs = self._grid()
+        X_in = X
         Xv, yv = self._check_X(X, y, reset=True)
         X = Xv if self._precomputed() else np.asarray(Xv)
         yv = np.asarray(yv)
@@ -452,7 +455,8 @@ kernels_, n_features_in_
             scores = np.array([[self._fold_score(X, yv, task_index, sw, C, tr, te)
                                 for tr, te in splits] for C in Cs])
             self.C_ = float(Cs[self._record(Cs, scores)])
-            return self._fit_classification(X if self._precomputed() else Xv, yv,
+            # (the caller's X, validated again, so that its column names are kept)
+            return self._fit_classification(X if self._precomputed() else X_in, yv,
                                             task_index, sample_weight, C=self.C_,
                                             factor_store=self._store)
         finally:

@@ -61,7 +61,8 @@ from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_rows import active_block, centre_by_newton
 
-__all__ = ["FGMResult", "FGMSettings", "fgm_decision", "fgm_standardization", "fit_fgm"]
+__all__ = ["FGMResult", "FGMSettings", "check_family", "fgm_decision", "fgm_standardization",
+           "fit_fgm"]
 
 # With a budget max_features=k, at least this many rounds of pricing: at most
 # ceil(k / _BUDGET_ROUNDS) candidates enter per round (issue 21 item 4: taking
@@ -473,8 +474,19 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
     return _assemble(X, pool, paths, coefs, intercepts)
 
 
-def _fit_pool(pool, X, sample_weight, column_scale=None):
-    """Fit the family; refuse families FGM cannot price exactly."""
+def check_family(pool):
+    """Refuse a family FGM cannot price exactly (a sampled one such as Fourier).
+
+    Parameters
+    ----------
+    pool : family object
+        The estimator's ``family``.
+
+    Raises
+    ------
+    TypeError
+        If ``pool`` lacks exact pricing over the training data.
+    """
     if not all(callable(getattr(pool, m, None))
                for m in ("price", "column_indices", "raw_columns", "columns")):
         raise TypeError(
@@ -483,6 +495,11 @@ def _fit_pool(pool, X, sample_weight, column_scale=None):
             "PolynomialPool, AdditiveKernelExpansion, IntersectionKernelFeatures). "
             "Sampled families such as random Fourier features are for "
             "InfiniteFeatureClassifier / InfiniteFeatureRegressor.")
+
+
+def _fit_pool(pool, X, sample_weight, column_scale=None):
+    """Fit the family; refuse families FGM cannot price exactly."""
+    check_family(pool)
     if isinstance(pool, FeaturePool):
         # weighted root-mean-square scaling: integer weights == repeated rows
         return pool.fit(X, sample_weight=sample_weight, scale=column_scale)
