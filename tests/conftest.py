@@ -62,3 +62,17 @@ def averaged_draws(monkeypatch):
 
     monkeypatch.setattr(_grfl_average, "average_paths", spy)
     return seen
+
+
+def run_cli(argv, capsys):
+    """Run the command line in-process: its exit code, standard output and error."""
+    from kernlearn.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error(err):
+    """Whether ``err`` is the CLI's one-line error (no traceback)."""
+    return err.count("\n") == 1 and err.startswith("kernlearn: error: ")

@@ -10,7 +10,7 @@ import pytest
 from kernlearn.cli import ESTIMATORS, main
 from kernlearn.io import load_model
 
-from conftest import real_data
+from conftest import run_cli as _run, real_data
 
 SHARED_FILES = {
     # estimator -> (training data argument(s), parameters kept small for speed)
@@ -38,12 +38,6 @@ SHARED_FILES = {
     ),
     "lowrank-classifier": (["wine"], ["n_columns=40", "random_state=0"]),
 }
-
-
-def _run(argv, capsys):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

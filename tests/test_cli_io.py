@@ -15,6 +15,9 @@ from kernlearn.datasets import (
 )
 from kernlearn.plotting import plot_accuracy_vs_features, plot_convergence
 
+from conftest import one_error as _one_error
+from conftest import run_cli as _run
+
 
 def test_datasets_command(capsys):
     assert main(["datasets"]) == 0
@@ -94,16 +97,6 @@ def w(tmp_path_factory):
     w = tmp_path_factory.mktemp("cli_io")
     rc.make_workspace(w)
     return w
-
-
-def _run(argv, capsys):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _one_error(err):
-    return err.count("\n") == 1 and err.startswith("kernlearn: error: ")
 
 
 def test_csv_columns_are_matched_by_name_not_position(w, capsys):

@@ -5,15 +5,7 @@ import pytest
 
 from kernlearn.cli import main
 
-
-def _run(argv, capsys):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _one_error(err):
-    return err.count("\n") == 1 and err.startswith("kernlearn: error: ")
+from conftest import run_cli as _run, one_error as _one_error
 
 
 @pytest.fixture
