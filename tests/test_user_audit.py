@@ -233,3 +233,28 @@ def test_multitask_cv_estimators_keep_dataframe_column_names(name):
         np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match="feature names"):
         est.predict(df[["c", "b", "a"]], task_index=t)
+
+
+def test_grfl_score_takes_the_tasks_the_model_was_fitted_with():
+    # fitted with task_index, score() needs the samples' tasks, as predict() does
+    from kernlearn import InfiniteFeatureClassifier, InfiniteFeatureRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(160, 3))
+    tasks = np.repeat([0, 1], 80)
+    f = np.where(tasks == 0, X[:, 0], -X[:, 1])
+    y_reg, y_clf = f + 0.1 * rng.normal(size=160), (f > 0).astype(int)
+    w = rng.uniform(0.5, 2.0, size=160)
+    kw = dict(max_features=10, n_candidates=20, random_state=0)
+    for est, y in ((InfiniteFeatureClassifier(**kw), y_clf),
+                   (InfiniteFeatureRegressor(lambda_p=0.5, **kw), y_reg)):
+        est.fit(X, y, task_index=tasks)
+        pred = est.predict(X, task_index=tasks)
+        if y is y_clf:
+            want = np.average(pred == y, weights=w)
+        else:
+            want = 1 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - np.average(y, weights=w)) ** 2)
+        assert est.score(X, y, task_index=tasks, sample_weight=w) == pytest.approx(want, rel=1e-12)
+        assert est.score(X, y, tasks) == est.score(X, y, task_index=tasks)
+        with pytest.raises(ValueError, match="task_index"):
+            est.score(X, y)

@@ -361,6 +361,57 @@ def task_positions(tasks, task_index, n):
     return pos
 
 
+def task_score(est, X, y, task_index=None, sample_weight=None):
+    """Accuracy (a classifier) or :math:`R^2` (a regressor, over all samples, not
+    per task) of ``est.predict(X, task_index)`` against ``y``: scikit-learn's
+    ``score`` for estimators whose predictions need the samples' tasks.
+
+    Parameters
+    ----------
+    est : estimator
+        A fitted classifier or regressor whose ``predict`` takes ``task_index``.
+    X : array-like
+        Inputs, as ``est.predict`` takes them.
+    y : array-like of shape (n_samples,)
+        True targets.
+    task_index : array-like of shape (n_samples,), optional
+        Task id of each sample.
+    sample_weight : array-like of shape (n_samples,), optional
+        Sample weights.
+
+    Returns
+    -------
+    score : float
+    """
+    from sklearn.base import is_classifier
+    from sklearn.metrics import accuracy_score, r2_score
+
+    metric = accuracy_score if is_classifier(est) else r2_score
+    return float(metric(y, est.predict(X, task_index), sample_weight=sample_weight))
+
+
+def task_score_doc(what, x_doc):
+    """The docstring of a ``score(X, y, task_index=None, sample_weight=None)``
+    computing ``what`` (:func:`task_score`), with ``x_doc`` describing ``X``."""
+    return f"""{what} of ``predict(X, task_index)`` against ``y`` (scikit-learn's
+        ``score``, with the samples' tasks when the model was fitted with them).
+
+        Parameters
+        ----------
+        {x_doc}
+        y : array-like of shape (n_samples,)
+            True targets.
+        task_index : array-like of shape (n_samples,), optional
+            Task id of each sample (required when fitted with ``task_index``).
+        sample_weight : array-like of shape (n_samples,), optional
+            Sample weights.
+
+        Returns
+        -------
+        score : float
+        """
+
+
 def logistic_proba(scores):
     """Class probabilities from logistic-loss margins.
 

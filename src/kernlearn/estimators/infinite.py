@@ -63,6 +63,8 @@ from ._base import (
     split_tasks,
     standardize_fit,
     task_positions,
+    task_score,
+    task_score_doc,
     validate_params_cached,
 )
 
@@ -575,6 +577,10 @@ def _classifier_settings(est, n_columns, n_rows):
     return lambda_p, budget
 
 
+_SCORE_X = """X : array-like or sparse matrix of shape (n_samples, n_features)
+            Inputs."""
+
+
 class InfiniteFeatureClassifier(
     ProbabilityMixin, ClassifierMixin, _BaseInfiniteFeature
 ):
@@ -750,6 +756,11 @@ class InfiniteFeatureClassifier(
         if D.ndim == 1:
             return self.classes_[(D > 0).astype(int)]
         return self.classes_[np.argmax(D, axis=1)]
+
+    def score(self, X, y, task_index=None, sample_weight=None):
+        return task_score(self, X, y, task_index, sample_weight)
+
+    score.__doc__ = task_score_doc("Accuracy", _SCORE_X)
 
     @available_if(_has_proba)
     def predict_proba(self, X, task_index=None):
@@ -955,6 +966,12 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         """
         D = self._task_decision(X, task_index)
         return D[:, 0] if self._single_output else D
+
+    def score(self, X, y, task_index=None, sample_weight=None):
+        return task_score(self, X, y, task_index, sample_weight)
+
+    score.__doc__ = task_score_doc("Coefficient of determination :math:`R^2` (over all "
+                                   "samples and outputs, not per task)", _SCORE_X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

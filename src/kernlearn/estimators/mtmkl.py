@@ -34,6 +34,8 @@ from ._base import (
     renamed_parameter,
     split_tasks,
     task_positions,
+    task_score,
+    task_score_doc,
 )
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]
@@ -521,24 +523,8 @@ def _fit_doc(summary, y, sample_weight, returns):
         """
 
 
-def _score_doc(what):
-    return f"""{what} of ``predict(X, task_index)`` against ``y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features), or list
-            Inputs, or (precomputed) k test-vs-train Gram matrices.
-        y : array-like of shape (n_samples,)
-            True targets.
-        task_index : array-like of shape (n_samples,), optional
-            Task id of each sample.
-        sample_weight : array-like of shape (n_samples,), optional
-            Sample weights.
-
-        Returns
-        -------
-        score : float
-        """
+_SCORE_X = """X : array-like of shape (n_samples, n_features), or list
+            Inputs, or (precomputed) k test-vs-train Gram matrices."""
 
 
 class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
@@ -676,12 +662,10 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         return self._decision(X, task_index)
 
     def score(self, X, y, task_index=None, sample_weight=None):
-        from sklearn.metrics import r2_score
+        return task_score(self, X, y, task_index, sample_weight)
 
-        return r2_score(y, self.predict(X, task_index), sample_weight=sample_weight)
-
-    score.__doc__ = _score_doc(
-        "Coefficient of determination :math:`R^2` (over all samples, not per task)")
+    score.__doc__ = task_score_doc(
+        "Coefficient of determination :math:`R^2` (over all samples, not per task)", _SCORE_X)
 
 
 class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMKL):
@@ -858,12 +842,9 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         return self._proba(self.decision_function(X, task_index))
 
     def score(self, X, y, task_index=None, sample_weight=None):
-        from sklearn.metrics import accuracy_score
+        return task_score(self, X, y, task_index, sample_weight)
 
-        pred = self.predict(X, task_index)
-        return accuracy_score(y, pred, sample_weight=sample_weight)
-
-    score.__doc__ = _score_doc("Accuracy")
+    score.__doc__ = task_score_doc("Accuracy", _SCORE_X)
 
 
 def _conformance_instances():
