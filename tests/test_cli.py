@@ -291,6 +291,10 @@ def test_demo_runs(tmp_path, capsys):
     assert code == 0, err
     assert "FGM - best l1" in out and "FGM with max_features=" in out
     assert "max_features=5:" in out
+    # one feature is one feature; "..." only where names are left out (at most 6 shown)
+    assert "max_features=1: 1 feature (" in out
+    assert not any(line.startswith("max_features=") and "...)" in line
+                   for line in out.splitlines())
     assert (tmp_path / "plots" / "fgm_synthetic_convergence.png").stat().st_size > 1000
 
 

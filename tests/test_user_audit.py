@@ -258,3 +258,14 @@ def test_grfl_score_takes_the_tasks_the_model_was_fitted_with():
         assert est.score(X, y, tasks) == est.score(X, y, task_index=tasks)
         with pytest.raises(ValueError, match="task_index"):
             est.score(X, y)
+
+
+def test_fit_summary_counts_kernels_in_the_singular():
+    from types import SimpleNamespace
+
+    from kernlearn.cli import _selection_summary
+
+    assert _selection_summary(SimpleNamespace(kernel_weights_=np.array([0.0, 0.7, 0.0]))) \
+        == "1 kernel weighted; "
+    assert _selection_summary(SimpleNamespace(kernel_weights_=np.array([0.2, 0.7]))) \
+        == "2 kernels weighted; "

@@ -499,7 +499,8 @@ def _selection_summary(est):
             n = val if np.isscalar(val) else len(val)
             return f"{n} {what}; "
     if hasattr(est, "kernel_weights_"):
-        return f"{int(np.count_nonzero(est.kernel_weights_))} kernels weighted; "
+        n = int(np.count_nonzero(est.kernel_weights_))
+        return f"{n} kernel{'s' if n != 1 else ''} weighted; "
     return ""
 
 

@@ -302,11 +302,10 @@ def run_demo(out, quick=False, verbose=0):
     )
     for k in (1, 3, 5):
         clf = FGMClassifier(max_features=k, loss="logistic").fit(Xtr, ytr)
-        names = ", ".join(
-            load_breast_cancer().feature_names[clf.selected_features_][:6]
-        )
-        print(
-            f"max_features={k}: {len(clf.selected_features_)} features ({names}...), "
-            f"test accuracy {clf.score(Xte, yte):.4f}"
-        )
+        chosen = load_breast_cancer().feature_names[clf.selected_features_]
+        # the first six names, and "..." only when some are left out
+        names = ", ".join(chosen[:6]) + (", ..." if len(chosen) > 6 else "")
+        count = f"{len(chosen)} feature" + ("s" if len(chosen) != 1 else "")
+        print(f"max_features={k}: {count} ({names}), "
+              f"test accuracy {clf.score(Xte, yte):.4f}")
     return 0
