@@ -1,4 +1,5 @@
-"""Defects a new user met (a user-level audit of the CLI and the API): each test names what went wrong."""
+"""Defects a new user met (a user-level audit of the CLI and the Python API);
+each test names what went wrong."""
 
 import numpy as np
 import pytest
