@@ -160,20 +160,6 @@ def _cos_sin_sums(P, G, w, HG, sq):
             HG[j, 0, t], HG[j, 1, t] = hc[t, j], hs[t, j]
 
 
-def _directions(rng, sigma, params):
-    """``params[i] = [z_i / sigma[i], sigma[i]]``, ``z_i`` standard normal
-    (``rng.standard_normal((k, m - 1))``).
-
-    NumPy, not numba's generator methods (the same draws, 0.85x this step's
-    time within a fit): a numba function taking a ``Generator`` costs about
-    0.1 s to load from its cache in every new process, half the first-fit
-    budget of a new process (``benchmarks/cold_start.py``).
-    """
-    np.divide(rng.standard_normal((params.shape[0], params.shape[1] - 1)), sigma[:, None],
-              out=params[:, :-1])
-    params[:, -1] = sigma
-
-
 class RandomFourierFeatures(InfiniteFamily):
     r"""Cos/sin pairs of random projections, with fixed or sampled bandwidth.
 
@@ -317,7 +303,9 @@ class RandomFourierFeatures(InfiniteFamily):
         # (written in place: on wide sparse inputs, e.g. text with thousands of
         # words, the draw of k x n_features directions is most of pricing)
         params = np.empty((k, self.n_features_in_ + 1))
-        _directions(rng, sigma, params)
+        np.divide(rng.standard_normal((k, self.n_features_in_)), sigma[:, None],
+                  out=params[:, :-1])
+        params[:, -1] = sigma
         return params
 
     def _columns(self, params, X, dtype=np.float64):
@@ -353,18 +341,8 @@ class RandomFourierFeatures(InfiniteFamily):
         much as the float32 block and its product, or less (0.75-0.95x at
         100-20,000 rows and one task, 1.05x at ten), and the ranking is then
         exact: no re-score of the best few (on small problems, a fifth of
-        the pricing step).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The rows priced on.
-        n_tasks : int
-            Columns of the gradient matrix.
-
-        Returns
-        -------
-        bool
+        the pricing step).  Arguments and result as
+        :meth:`InfiniteFamily.ranks_in_float32`.
         """
         return self.float32_columns and not _fused(X, n_tasks)
 
