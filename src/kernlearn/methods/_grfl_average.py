@@ -22,7 +22,9 @@ infinite-dimensional problem as a draw on average, with less variance.
 :data:`FINAL_DRAWS` paths below ``CV_BELOW`` rows too (``fit_grfl``'s
 ``final_draws``), at its fixed level, with its default budget (``None``) or
 the folds' (``"auto"``): the margins of one-vs-all tasks are averaged task by
-task, so its decision values are the mean of the draws'.
+task, so its decision values are the mean of the draws'.  Both estimators'
+``n_paths`` set the number of draws (``"auto"``: as above; an explicit count
+averages on any size, ``n_paths=1`` is one path).
 """
 
 import warnings
