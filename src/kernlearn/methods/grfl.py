@@ -517,7 +517,7 @@ class GrFL:
         self.gram[:p, p0:p] = self.Phi[:, :p].T @ block
         self.gram[p0:p, :p0] = self.gram[:p0, p0:p].T
         # (each column's sum, as Phi[:, :p].sum(axis=0) gives it)
-        self._colsum[p0:p] = self.Phi[:, p0:p].sum(axis=0)
+        self._colsum[p0:p] = np.add.reduce(self.Phi[:, p0:p], axis=0)
         self.params.extend(cand.params)
         self.scales.extend((1.0 / norms).reshape(len(cand.params), self.gs))
         self.p = p
@@ -675,9 +675,9 @@ def _prune(path):
     keep_col = np.repeat(keep_group, gs)
     return dict(
         family=family,
-        features=(np.array(path.params)[keep_group] if p
+        features=(np.stack(path.params)[keep_group] if p
                   else np.zeros((0, family.sample(1, 0).shape[1]))),
-        feature_scales=np.array(path.scales)[keep_group] if p else np.zeros((0, gs)),
+        feature_scales=np.stack(path.scales)[keep_group] if p else np.zeros((0, gs)),
         task_coef=U[keep_col].T, shared_coef=us[keep_col],
         coef=coef_full[keep_col].T, intercept=b)
 
