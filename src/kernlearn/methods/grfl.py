@@ -61,8 +61,8 @@ from ..penalties import GroupL1L2
 from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyState, pad_state
 from . import _grfl_average
-from ._grfl_master import (_GrFLProblem, intercept_only, paper_loss_factor,  # noqa: F401
-                           penalty_level, solve_master)
+from ._grfl_master import (_GrFLProblem, intercept_only, paper_loss_factor, penalty_level,
+                           solve_master)
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
                            PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
