@@ -243,3 +243,51 @@ def test_model_curvatures_are_reused_exactly_while_the_hessians_stay(loss, rng, 
     for a, b in zip((*cached.coef, cached.intercept), (*fresh.coef, fresh.intercept)):
         np.testing.assert_array_equal(a, b)
     assert cached.n_iter == fresh.n_iter
+
+
+def test_pad_state_short_cut_equals_replace_and_keeps_a_post_init(rng):
+    import dataclasses
+
+    from kernlearn.solvers.grfl_newton import GrFLNewtonState
+
+    st = GrFLNewtonState(W=rng.normal(size=(2, 3)), ws=rng.normal(size=2), b=np.ones(3),
+                         objective=1.5, kkt=0.1, p=2, margins=rng.normal(size=(4, 3)))
+    out = pad_state(st, 4, 3)
+    ref = dataclasses.replace(st, W=np.vstack([st.W, np.zeros((2, 3))]),
+                              ws=np.r_[st.ws, np.zeros(2)])
+    assert type(out) is GrFLNewtonState
+    for f in dataclasses.fields(st):
+        a, b = getattr(out, f.name), getattr(ref, f.name)
+        assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b or a is b
+    assert out.margins is st.margins and out.W.dtype == np.float64
+    calls = []
+
+    @dataclasses.dataclass(frozen=True)
+    class Checked(DirtyState):
+        def __post_init__(self):
+            calls.append(self.W.shape)
+
+    pad_state(Checked(W=np.ones((1, 2)), ws=np.ones(1), b=np.zeros(2)), 3, 2)
+    assert calls[-1] == (3, 2)  # a state with __post_init__ is rebuilt by replace
+
+
+@pytest.mark.parametrize("n_features", [1, 9, 30])
+def test_kept_column_sums_and_biases_are_those_computed_afresh(n_features, rng):
+    from kernlearn.methods.grfl import intercept_only
+
+    X = rng.normal(size=(70, 4))
+    y = np.sign(X[:, 0] * X[:, 1] + 0.1)
+    path = _path(GroupL1L2(0.3), path_iter=2)
+    path.family.fit(X)
+    path.start(X, y[:, None], None, np.random.RandomState(0)).extend(n_features)
+    p = path.p
+    np.testing.assert_array_equal(path._colsum[:p], path.Phi[:, :p].sum(axis=0))
+    kept = path.problem()
+    fresh = _GrFLProblem(path.Phi[:, :p], path.Y, path.loss, path.penalty_p, None,
+                         indptr=np.arange(0, p + 1, 2), gram=path.gram[:p, :p])
+    np.testing.assert_array_equal(kept.bordered_gram(), fresh.bordered_gram())
+    b0 = np.array([intercept_only(path.loss, y)])
+    np.testing.assert_array_equal(path.b0, b0)
+    given = _path(GroupL1L2(0.3)).start(X, y[:, None], None, np.random.RandomState(0), b0=b0)
+    np.testing.assert_array_equal(given.b0, b0)
+    assert given.b0 is not b0  # (its own copy: a path may not share its state)

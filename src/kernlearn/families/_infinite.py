@@ -67,7 +67,7 @@ def valid_scores(s, norms):
     ndarray of shape (k,)
     """
     ok = norms > 0
-    if ok.all():  # (the usual case: nothing to mask)
+    if np.count_nonzero(ok) == ok.size:  # (the usual case: nothing to mask)
         return s
     return np.where(ok.all(axis=1), s, -np.inf)
 
@@ -293,7 +293,9 @@ class InfiniteFamily(BaseFamily):
         norms : ndarray of shape (k, group_size)
         """
         norms = np.sqrt(sq)
-        if norms.all():  # (the usual case: no all-zero column to mask)
+        # (the usual case: no all-zero column to mask; all() by count_nonzero,
+        # without the reduction's call overhead)
+        if np.count_nonzero(norms) == norms.size:
             HG /= norms[:, :, None]
             return HG, norms
         safe = np.where(norms > 0, norms, 1.0)

@@ -2,16 +2,20 @@
 
 Kept apart from :mod:`kernlearn.methods.grfl` (the path: pricing, budgets, level
 selection) so that the in-memory and the Dask paths share one problem class and
-one place where an unconverged final master is reported.
+one place where an unconverged final master is reported; with the model without
+features (:func:`intercept_only`) and the paper's scale of the levels
+(:func:`paper_loss_factor`).
 """
 
 import warnings
 
+import numpy as np
+from scipy.optimize import minimize_scalar
 from sklearn.exceptions import ConvergenceWarning
 
 from ..solvers._dirty import DirtyProblem
 
-__all__ = ["penalty_level", "solve_master"]
+__all__ = ["intercept_only", "paper_loss_factor", "penalty_level", "solve_master"]
 
 
 def penalty_level(penalty):
@@ -70,3 +74,57 @@ def solve_master(solver, problem, state, exact=False):
                       f"meeting tol={solver.tol} (the estimator's inner_max_iter and "
                       "inner_tol); increase inner_max_iter.", ConvergenceWarning)
     return res
+
+
+def paper_loss_factor(loss):
+    r"""Ratio of paper 000's loss to ours, to read :math:`\lambda` on the paper's scale.
+
+    The paper's square and squared hinge losses are :math:`a_t^\top a_t` and
+    :math:`(a_t)_+^\top (a_t)_+` (Table 2, eq. (18)), twice our
+    :math:`\tfrac12 (y - m)^2` and :math:`\tfrac12 \max(0, 1 - ym)^2`; its
+    logistic loss :math:`\log(1 + e^{-ym})` is ours.  With ``c`` this factor,
+    the paper's objective (1) at :math:`\lambda_p, \lambda_s` is ``c`` times
+    ours at :math:`\lambda_p / c, \lambda_s / c`: same minimisers.
+
+    Parameters
+    ----------
+    loss : BaseLoss
+        One of the square, squared hinge or logistic losses.
+
+    Returns
+    -------
+    c : float
+
+    Raises
+    ------
+    ValueError
+        For a loss the paper does not define.
+    """
+    from ..losses import Logistic, Square, SquaredHinge
+
+    for cls, c in ((SquaredHinge, 2.0), (Square, 2.0), (Logistic, 1.0)):
+        if type(loss) is cls:
+            return c
+    raise ValueError(
+        "lambda_scale='paper' is defined for the square, squared hinge and logistic "
+        f"losses of paper 000, not for {type(loss).__name__}."
+    )
+
+
+def intercept_only(loss, y):
+    """Bias minimising :math:`\\sum_i \\ell(b, y_i)` (the model with no feature).
+
+    Parameters
+    ----------
+    loss : BaseLoss
+        Margin loss.
+    y : ndarray of shape (n,)
+        Targets of one task.
+
+    Returns
+    -------
+    b : float
+        The optimal constant margin.
+    """
+    res = minimize_scalar(lambda b: float(loss.value(np.full(len(y), b), y).sum()))
+    return float(res.x)

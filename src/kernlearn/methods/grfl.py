@@ -52,7 +52,6 @@ from dataclasses import dataclass
 
 import joblib
 import numpy as np
-from scipy.optimize import minimize_scalar
 from sklearn.utils import check_random_state
 
 from ..colgen import ColumnGeneration
@@ -62,7 +61,8 @@ from ..penalties import GroupL1L2
 from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyState, pad_state
 from . import _grfl_average
-from ._grfl_master import _GrFLProblem, penalty_level, solve_master
+from ._grfl_master import (_GrFLProblem, intercept_only, paper_loss_factor, penalty_level,
+                           solve_master)
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
                            PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
@@ -89,60 +89,6 @@ N_EXACT = 3
 BATCH_DIVISOR = 4
 # ... from a pricing sample of n_candidates * ceil(batch ** SAMPLE_POWER)
 SAMPLE_POWER = 0.5
-
-
-def paper_loss_factor(loss):
-    r"""Ratio of paper 000's loss to ours, to read :math:`\lambda` on the paper's scale.
-
-    The paper's square and squared hinge losses are :math:`a_t^\top a_t` and
-    :math:`(a_t)_+^\top (a_t)_+` (Table 2, eq. (18)), twice our
-    :math:`\tfrac12 (y - m)^2` and :math:`\tfrac12 \max(0, 1 - ym)^2`; its
-    logistic loss :math:`\log(1 + e^{-ym})` is ours.  With ``c`` this factor,
-    the paper's objective (1) at :math:`\lambda_p, \lambda_s` is ``c`` times
-    ours at :math:`\lambda_p / c, \lambda_s / c`: same minimisers.
-
-    Parameters
-    ----------
-    loss : BaseLoss
-        One of the square, squared hinge or logistic losses.
-
-    Returns
-    -------
-    c : float
-
-    Raises
-    ------
-    ValueError
-        For a loss the paper does not define.
-    """
-    from ..losses import Logistic, Square, SquaredHinge
-
-    for cls, c in ((SquaredHinge, 2.0), (Square, 2.0), (Logistic, 1.0)):
-        if type(loss) is cls:
-            return c
-    raise ValueError(
-        "lambda_scale='paper' is defined for the square, squared hinge and logistic "
-        f"losses of paper 000, not for {type(loss).__name__}."
-    )
-
-
-def intercept_only(loss, y):
-    """Bias minimising :math:`\\sum_i \\ell(b, y_i)` (the model with no feature).
-
-    Parameters
-    ----------
-    loss : BaseLoss
-        Margin loss.
-    y : ndarray of shape (n,)
-        Targets of one task.
-
-    Returns
-    -------
-    b : float
-        The optimal constant margin.
-    """
-    res = minimize_scalar(lambda b: float(loss.value(np.full(len(y), b), y).sum()))
-    return float(res.x)
 
 
 class GrFL:
@@ -237,7 +183,7 @@ class GrFL:
         self.callback = callback
 
     # ------------------------------------------------------------------ setup
-    def start(self, X, Y, task_rows, rng, sample_weight=None):
+    def start(self, X, Y, task_rows, rng, sample_weight=None, b0=None):
         """Initialise the run at the model without features.
 
         Parameters
@@ -256,6 +202,8 @@ class GrFL:
             :class:`~kernlearn.losses.WeightedLoss`); here they make the
             columns unit-norm in the weighted sense, so that integer weights
             act as repeated rows.
+        b0 : ndarray of shape (T,), optional
+            The biases of the model without features (:func:`intercept_only`), if known.
 
         Returns
         -------
@@ -268,10 +216,11 @@ class GrFL:
         self.gs = self.family.group_size
         self.p = 0
         self._budget = 0  # feature budget of the current extend(); sizes the buffers
-        self.Phi = np.empty((self.n, 0))
-        self.gram = np.empty((0, 0))
+        self.Phi, self.gram, self._colsum = np.empty((self.n, 0)), np.empty((0, 0)), np.empty(0)
         self.params, self.scales = [], []
-        if self.fit_intercept:
+        if b0 is not None:
+            self.b0 = np.array(b0, dtype=float)
+        elif self.fit_intercept:
             ys = ([Y[:, t] for t in range(self.T)] if task_rows is None
                   else [Y[r] for r in task_rows])
             self.b0 = np.array([intercept_only(self.loss, y) for y in ys])
@@ -315,10 +264,11 @@ class GrFL:
         # column-major: the active block Phi[:, :p] is then one contiguous
         # array that BLAS reads directly (a row-major slice is copied by every
         # product, 3.5x slower per ADMM iteration measured at n = 10^4, p = 160)
-        Phi, gram = np.empty((self.n, cap), order="F"), np.empty((cap, cap))
+        Phi, gram, colsum = np.empty((self.n, cap), order="F"), np.empty((cap, cap)), np.empty(cap)
         Phi[:, : self.p] = self.Phi[:, : self.p]
         gram[: self.p, : self.p] = self.gram[: self.p, : self.p]
-        self.Phi, self.gram = Phi, gram
+        colsum[: self.p] = self._colsum[: self.p]
+        self.Phi, self.gram, self._colsum = Phi, gram, colsum
 
     # ---------------------------------------------------------------- pricing
     def problem(self):
@@ -334,7 +284,7 @@ class GrFL:
             indptr=np.arange(0, p + 1, self.gs), task_rows=self.task_rows,
             fit_intercept=self.fit_intercept,
             gram=self.gram[:p, :p] if self.task_rows is None else None,
-        )
+            colsum=self._colsum[:p] if self.task_rows is None else None)
 
     def grad_matrix(self):
         """Loss gradients at the current margins, one column per task.
@@ -566,6 +516,8 @@ class GrFL:
         self.Phi[:, p0:p] = block
         self.gram[:p, p0:p] = self.Phi[:, :p].T @ block
         self.gram[p0:p, :p0] = self.gram[:p0, p0:p].T
+        # (each column's sum, as Phi[:, :p].sum(axis=0) gives it)
+        self._colsum[p0:p] = np.add.reduce(self.Phi[:, p0:p], axis=0)
         self.params.extend(cand.params)
         self.scales.extend((1.0 / norms).reshape(len(cand.params), self.gs))
         self.p = p
@@ -723,9 +675,9 @@ def _prune(path):
     keep_col = np.repeat(keep_group, gs)
     return dict(
         family=family,
-        features=(np.array(path.params)[keep_group] if p
+        features=(np.stack(path.params)[keep_group] if p
                   else np.zeros((0, family.sample(1, 0).shape[1]))),
-        feature_scales=np.array(path.scales)[keep_group] if p else np.zeros((0, gs)),
+        feature_scales=np.stack(path.scales)[keep_group] if p else np.zeros((0, gs)),
         task_coef=U[keep_col].T, shared_coef=us[keep_col],
         coef=coef_full[keep_col].T, intercept=b)
 
@@ -868,6 +820,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     # the paper's losses are c times ours: its lambda is c times ours
     c = paper_loss_factor(loss) if lambda_scale == "paper" else 1.0
 
+    b0_all = []  # (the biases of the model without features on all rows, once known)
+
     def make_path(rows, shrink, exact=False, lam=None):
         """A GrFL run on ``rows`` (``None``: all) at the levels times ``shrink``
         (``exact``: every master solved to ``tol``; ``lam``: this ``lambda_p``)."""
@@ -898,11 +852,14 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         if pi == "auto":
             pi = NEWTON_PATH_ITER if isinstance(slv, GrFLNewton) else 20
         pi = None if exact else pi
-        # GrFL on row partitions: their own class
-        return getattr(Xr, "grfl_class", GrFL)(family, wloss, pen_p, pen_s, slv, n_candidates=n_candidates, eps=eps,
-                    fit_intercept=fit_intercept, pricing_subsample=sub, path_iter=pi,
-                    time_budget=time_budget, verbose=verbose, name=name,
-                    batch=batch).start(Xr, Yr, tr, rng, sample_weight=w)
+        # GrFL on row partitions: their own class; the paths on all rows share their biases
+        path = getattr(Xr, "grfl_class", GrFL)(
+            family, wloss, pen_p, pen_s, slv, n_candidates=n_candidates, eps=eps,
+            fit_intercept=fit_intercept, pricing_subsample=sub, path_iter=pi,
+            time_budget=time_budget, verbose=verbose, name=name, batch=batch).start(
+            Xr, Yr, tr, rng, sample_weight=w, b0=b0_all[0] if rows is None and b0_all else None)
+        b0_all[:] = [path.b0] if rows is None else b0_all
+        return path
 
     draws = 1 if final_draws == "auto" else int(final_draws)
     if split is None and draws > 1 and not keep_warm:  # an average of paths

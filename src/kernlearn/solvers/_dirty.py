@@ -122,7 +122,8 @@ def top_eigenvalue_bound(G, start=None, rtol=LIP_RTOL, max_iter=40, compiled=Tru
     k = G.shape[0]
     if k < _EXACT_BELOW:
         return _exact_top(G, rtol), None
-    v = (np.ones(k) if start is None or not np.asarray(start).any()
+    # (count_nonzero: any() without the ufunc reduction's overhead)
+    v = (np.ones(k) if start is None or not np.count_nonzero(start)
          else np.asarray(start, float))
     # (Euclidean norms as sqrt(x.dot(x)), what np.linalg.norm computes for a
     # vector, without its checks)
@@ -207,17 +208,27 @@ def pad_state(state, p_new, T):
     if padded is None:  # (the fields of a state type, looked up once)
         names = {f.name for f in fields(state)}
         padded = _PADDED[cls] = ([k for k in _ROW_FIELDS if k in names],
-                                 [k for k in _VECTOR_FIELDS if k in names])
+                                 [k for k in _VECTOR_FIELDS if k in names],
+                                 not hasattr(cls, "__post_init__"))
     new = {}
     for key in padded[0]:
         A = getattr(state, key)
         if A is not None:
-            new[key] = np.vstack([A, np.zeros((p_new - A.shape[0], T))])
+            # (what np.vstack with a block of zeros gives, without its checks)
+            new[key] = out = np.zeros((p_new, T), dtype=np.promote_types(A.dtype, float))
+            out[: A.shape[0]] = A
     for key in padded[1]:
         a = getattr(state, key)
         if a is not None:
-            new[key] = np.concatenate([a, np.zeros(p_new - a.shape[0])])
-    return replace(state, **new)
+            new[key] = out = np.zeros(p_new, dtype=np.promote_types(a.dtype, float))
+            out[: a.shape[0]] = a
+    if not padded[2]:
+        return replace(state, **new)
+    # what dataclasses.replace gives for a state without __post_init__ (once
+    # per outer iteration; replace re-runs the frozen __init__ on every field)
+    padded_state = object.__new__(cls)
+    padded_state.__dict__.update(state.__dict__, **new)
+    return padded_state
 
 
 @dataclass(eq=False)
@@ -248,6 +259,8 @@ class DirtyProblem:
     gram : ndarray of shape (p, p), optional
         :math:`\Phi'\Phi` when every task uses every row (callers that grow
         the active set update it column by column instead of recomputing it).
+    colsum : ndarray of shape (p,), optional
+        ``Phi.sum(axis=0)`` with ``gram`` (kept up to date the same way).
 
     Attributes
     ----------
@@ -265,6 +278,7 @@ class DirtyProblem:
     task_rows: list = None
     fit_intercept: bool = True
     gram: InitVar[np.ndarray] = None
+    colsum: np.ndarray = None
 
     def __post_init__(self, gram):
         Phi = np.asarray(self.Phi, dtype=float)
@@ -300,7 +314,8 @@ class DirtyProblem:
         # saves products with all rows)
         self.gram_supplied = gram is not None and self.shared_rows
         if self.gram_supplied:
-            self._grams[0] = (np.asarray(gram, dtype=float), Phi.sum(axis=0))
+            self._grams[0] = (np.asarray(gram, dtype=float),
+                              Phi.sum(axis=0) if self.colsum is None else self.colsum)
 
     @property
     def penalties(self):

@@ -210,7 +210,7 @@ class _Hessians:
         if (old is not None and old["H"].shape[0] == T and old["p"] <= p
                 and old["D"].shape == D.shape
                 and old["check"].shape == P.Phi[:2, : old["p"]].shape
-                and (old["check"] == P.Phi[:2, : old["p"]]).all()):
+                and not np.count_nonzero(old["check"] != P.Phi[:2, : old["p"]])):
             # columns appended since (GrFL's warm start): one new row and column
             q = old["p"]
             self.Dh = old["D"].copy()
