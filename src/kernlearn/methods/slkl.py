@@ -666,6 +666,10 @@ class _WidthColumns:
     """
 
     def __init__(self, X, S, kernel, params, factors, precompute):
+        # fewer columns than factors (n_columns=1, or one training row): only
+        # the first M factors have a column (a family of none was an error
+        # naming an "n_columns=0" nobody passed)
+        factors = tuple(factors)[:len(S)]
         K, M = len(factors), len(S)
         self.indices_ = S
         self.factors_ = np.resize(np.asarray(factors, dtype=float), M)
