@@ -83,3 +83,60 @@ def test_multitask_square_loss_on_extreme_target_scales(kw):
     # a constant target needs no squares of its spread: any scale
     np.testing.assert_allclose(fit(np.full(80, 1e-300)).predict(X[:2], task_index=t[:2]),
                                1e-300, rtol=1e-12)
+
+
+def test_report_with_text_labels_for_a_regressor_is_a_mismatch(tmp_path, capsys):
+    # evaluate said "has text labels; the model is a regressor" (exit 5),
+    # report on the same file was an internal error (exit 1)
+    rows = ["a,b,target"] + [f"{i % 7},{i % 3},{(i % 7) - 0.5 * (i % 3)}" for i in range(30)]
+    (tmp_path / "reg.csv").write_text("\n".join(rows) + "\n")
+    text = ["a,b,target"] + [f"{i % 7},{i % 3},{'yes' if i % 2 else 'no'}" for i in range(30)]
+    (tmp_path / "text.csv").write_text("\n".join(text) + "\n")
+    code, _, err = _run(["fit", tmp_path / "reg.csv", "-e", "fgm-regressor", "-p", "C=1",
+                         "-q", "-m", tmp_path / "r.npz"], capsys)
+    assert code == 0, err
+    for argv in (["evaluate", tmp_path / "text.csv", "-m", tmp_path / "r.npz"],
+                 ["report", tmp_path / "r.npz", "--data", tmp_path / "text.csv",
+                  "-o", tmp_path / "r.html"]):
+        code, _, err = _run(argv, capsys)
+        assert code == 5 and _one_error(err), err
+        assert "text.csv has text labels; the model is a regressor" in err
+    assert not (tmp_path / "r.html").exists()
+
+
+def _damaged(tmp_path, name, data):
+    """``data`` compressed as ``name`` says (an .npz: a table of its own), then
+    truncated and bit-flipped."""
+    import bz2
+    import gzip
+    import lzma
+
+    ext = name.rsplit(".", 1)[1]
+    if ext == "npz":
+        np.savez(tmp_path / name, X=np.arange(600.0).reshape(300, 2), y=np.arange(300) % 2)
+        raw = (tmp_path / name).read_bytes()
+    else:
+        raw = {"gz": gzip, "bz2": bz2, "xz": lzma}[ext].compress(data.encode())
+    flipped = bytearray(raw)
+    flipped[len(raw) // 2] ^= 0xFF
+    return {"truncated": raw[: len(raw) // 2], "flipped": bytes(flipped)}
+
+
+@pytest.mark.parametrize("name", ["d.svm.gz", "d.svm.xz", "d.npz"])
+def test_damaged_data_files_are_data_errors(name, tmp_path, capsys):
+    # a bit flipped in a gzip stream (zlib.error), a damaged or truncated .npz
+    # (BadZipFile), and any damaged file read by `fit --out-of-core` (EOFError,
+    # LZMAError) were internal errors: exit 1 and "please report it"
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    text = "".join(f"{1 if x[0] > 0 else -1} 1:{x[0]:.5f} 2:{x[1]:.5f} 3:{x[2]:.5f}\n"
+                   for x in X)
+    for kind, raw in _damaged(tmp_path, name, text).items():
+        path = tmp_path / f"{kind}-{name}"
+        path.write_bytes(raw)
+        runs = [["fit", path, "-e", "fgm", "-q", "-m", tmp_path / "m.npz"]]
+        if ".svm" in name:
+            runs.append(runs[0] + ["--out-of-core"])
+        for argv in runs:
+            code, _, err = _run(argv, capsys)
+            assert code == 3 and _one_error(err), (kind, argv[-1], err)
+            assert path.name in err and "internal error" not in err

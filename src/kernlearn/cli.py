@@ -529,16 +529,22 @@ def _cmd_evaluate(args):
     X, y, tasks = _model_data(args, meta, est)
     if y is None:
         raise CLIError(f"{args.data} has no labels to evaluate against", 3)
-    task = meta.get("task") or (
-        "classification" if hasattr(est, "classes_") else "regression"
-    )
-    if task == "regression" and np.asarray(y).dtype.kind not in "fiub":
-        raise CLIError(f"{args.data} has text labels; the model is a regressor", 5)
-    y = _check_labels(est, y, args.data)
+    task, y = _test_targets(est, meta, y, args.data)
     res = evaluate_metrics(
         est, X, y, task, tasks, pred=_predict(est, X, args.data, tasks)
     )
     return _write_metrics(args, res)
+
+
+def _test_targets(est, meta, y, source):
+    """``(task, y)``: the model's task and the labels of a test file in its
+    terms; labels it cannot score are a mismatch with the model (exit 5)."""
+    task = meta.get("task") or (
+        "classification" if hasattr(est, "classes_") else "regression"
+    )
+    if task == "regression" and np.asarray(y).dtype.kind not in "fiub":
+        raise CLIError(f"{source} has text labels; the model is a regressor", 5)
+    return task, _check_labels(est, y, source)
 
 
 def _cmd_select(args):
@@ -575,7 +581,8 @@ def _cmd_report(args):
             raise CLIError(
                 f"{args.data} has no labels; the report needs a labelled test file", 3
             )
-        data = (X, _check_labels(est, y, args.data), str(args.data), tasks)
+        # (text labels for a regressor were an internal error here, exit 1)
+        data = (X, _test_targets(est, meta, y, args.data)[1], str(args.data), tasks)
     try:
         from .report import write_report
     except ImportError as exc:

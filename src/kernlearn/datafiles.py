@@ -16,6 +16,8 @@ import csv
 import gzip
 import io
 import lzma
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +85,11 @@ def _check_text(block, path):
         raise ValueError(f"{path} holds binary data (NUL bytes), not a text data file.")
 
 
+# what a damaged or truncated (compressed) file raises while it is read; a
+# corrupt gzip stream's zlib.error was an internal error (exit 1)
+_READ_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
+
+
 def _blocks(path, size=_BLOCK):
     """The decompressed text of ``path`` in blocks ending at a line end.
 
@@ -111,7 +118,7 @@ def _blocks(path, size=_BLOCK):
                 rest = buf[cut:]
             if rest:
                 yield rest
-    except (OSError, EOFError, lzma.LZMAError) as exc:
+    except _READ_ERRORS as exc:
         raise ValueError(f"cannot read {path}: {exc}") from exc
 
 
@@ -123,7 +130,7 @@ def _first_block(path):
     try:
         with _open(path) as fh:
             block = fh.read(_SNIFF)
-    except (OSError, EOFError, lzma.LZMAError) as exc:
+    except _READ_ERRORS as exc:
         raise ValueError(f"cannot read {path}: {exc}") from exc
     _check_text(block, path)
     return block
@@ -414,7 +421,8 @@ def _read_numpy(path, label, n_features, suffix):
                              "arrays are read.") from exc
         raise ValueError(f"{path} is not a readable NumPy file: "
                          f"{str(exc).splitlines()[0]}") from exc
-    except (OSError, EOFError) as exc:
+    except (*_READ_ERRORS, zipfile.BadZipFile) as exc:
+        # (a truncated or damaged .npz raised BadZipFile: an internal error)
         raise ValueError(f"{path} is not a readable NumPy file: {exc}") from exc
     if X.ndim != 2:
         raise ValueError(f"{path}: X must be a 2-D array, got shape {X.shape}.")

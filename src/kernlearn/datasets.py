@@ -646,6 +646,7 @@ from .datafiles import (  # noqa: E402, F401
     DatasetNotFoundError,
     FeatureCountError,
     IndexBaseError,
+    _READ_ERRORS,
     _base_suffix,
     _labels,
     _open,
@@ -779,30 +780,33 @@ class SvmlightChunks:
     def _lines(self):
         """Byte ranges of the chunks: whole lines, ``chunk_rows`` or ``chunk_bytes`` each."""
         read = 1 << 22
-        with _open(self.path) as fh:
-            pos, buf = 0, b""
-            while True:
-                more = fh.read(read)
-                buf += more
+        try:  # (a damaged compressed file was an internal error, exit 1)
+            with _open(self.path) as fh:
+                pos, buf = 0, b""
                 while True:
-                    if self.chunk_rows is not None:
-                        nl = np.flatnonzero(np.frombuffer(buf, np.uint8) == 10)
-                        end = nl[self.chunk_rows - 1] + 1 if len(nl) >= self.chunk_rows else None
-                    else:
-                        cut = -1
-                        if len(buf) >= self.chunk_bytes:
-                            cut = buf.rfind(b"\n", 0, self.chunk_bytes)
-                            # A line longer than a chunk is a chunk of its own.
-                            cut = cut if cut >= 0 else buf.find(b"\n")
-                        end = cut + 1 if cut >= 0 else None
-                    if end is None:
-                        break
-                    yield pos, buf[:end]
-                    pos, buf = pos + end, buf[end:]
-                if not more:
-                    if buf.strip():
-                        yield pos, buf
-                    return
+                    more = fh.read(read)
+                    buf += more
+                    while True:
+                        if self.chunk_rows is not None:
+                            nl = np.flatnonzero(np.frombuffer(buf, np.uint8) == 10)
+                            end = nl[self.chunk_rows - 1] + 1 if len(nl) >= self.chunk_rows else None
+                        else:
+                            cut = -1
+                            if len(buf) >= self.chunk_bytes:
+                                cut = buf.rfind(b"\n", 0, self.chunk_bytes)
+                                # A line longer than a chunk is a chunk of its own.
+                                cut = cut if cut >= 0 else buf.find(b"\n")
+                            end = cut + 1 if cut >= 0 else None
+                        if end is None:
+                            break
+                        yield pos, buf[:end]
+                        pos, buf = pos + end, buf[end:]
+                    if not more:
+                        if buf.strip():
+                            yield pos, buf
+                        return
+        except _READ_ERRORS as exc:
+            raise ValueError(f"cannot read {self.path}: {exc}") from exc
 
     def _index(self, zero_based):
         starts, ys, rows, width, has_zero, nnz = [], [], [0], 0, False, 0
