@@ -140,3 +140,39 @@ def test_damaged_data_files_are_data_errors(name, tmp_path, capsys):
             code, _, err = _run(argv, capsys)
             assert code == 3 and _one_error(err), (kind, argv[-1], err)
             assert path.name in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("name", ["pnorm-mkl", "mtmkl-regressor"])
+def test_precomputed_kernels_are_a_usage_error_before_reading(name, tmp_path, capsys):
+    # refused only inside the fit, after reading the data (exit 6)
+    code, _, err = _run(["fit", tmp_path / "absent.csv", "-e", name, "-p",
+                         "kernels=precomputed", "-q", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 2 and _one_error(err), err
+    assert "kernels='precomputed' takes a list of Gram matrices" in err
+
+
+def test_non_finite_values_are_named_where_they_are(tmp_path, capsys):
+    # "contains NaN or infinite feature values" named no row nor column
+    # (missing values did); with --out-of-core neither the block
+    rows = ["a,b,target"] + [f"{i % 7},{i % 3},{'yes' if i % 2 else 'no'}" for i in range(30)]
+    rows[12] = "1e400,1,yes"  # (parsed as infinity)
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    code, _, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m",
+                         tmp_path / "m.npz"], capsys)
+    assert code == 3 and _one_error(err), err
+    assert "t.csv: row 13, column a: inf is not a finite number." in err
+    lines = [f"{1 if i % 2 else -1} 1:{i % 7} 3:{i % 3 + 1}" for i in range(3000)]
+    lines[2345] = "1 1:0.5 2:nan"
+    (tmp_path / "t.svm").write_text("\n".join(lines) + "\n")
+    for extra in ([], ["--out-of-core", "--chunk-memory", "8KB"]):
+        code, _, err = _run(["fit", tmp_path / "t.svm", "-e", "fgm", "-q", "-m",
+                             tmp_path / "m.npz", *extra], capsys)
+        assert code == 3 and _one_error(err), err
+        assert "(first: sample 2346, feature 2 of 3)" in err, (extra, err)
+    (tmp_path / "ok.svm").write_text("\n".join(lines[:2000]) + "\n")
+    code, _, err = _run(["fit", tmp_path / "ok.svm", "-e", "fgm", "-q", "-m",
+                         tmp_path / "m.npz"], capsys)
+    assert code == 0, err
+    code, _, err = _run(["evaluate", tmp_path / "t.svm", "-m", tmp_path / "m.npz",
+                         "--out-of-core", "--chunk-memory", "8KB"], capsys)
+    assert code == 3 and "(first: sample 2346, feature 2 of 3)" in err, err

@@ -43,12 +43,22 @@ def _one_line(msg, limit=400):
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _check_values(X, source):
+def _check_values(X, source, first_row=0):
+    """Exit 3 on a NaN or infinite feature value of ``X``, the rows of ``source``
+    from ``first_row`` (0-based) on, naming the first one."""
     import scipy.sparse as sp
 
     data = X.data if sp.issparse(X) else X
     if not np.all(np.isfinite(data)):
-        raise CLIError(f"{source} contains NaN or infinite feature values", 3)
+        # where: the first such value, by sample (row) and feature (column)
+        if sp.issparse(X):
+            X = X.tocoo()
+            k = np.flatnonzero(~np.isfinite(X.data))
+            i, j = min(zip(X.row[k].tolist(), X.col[k].tolist()))
+        else:
+            i, j = np.argwhere(~np.isfinite(X))[0]
+        raise CLIError(f"{source} contains NaN or infinite feature values (first: sample "
+                       f"{first_row + i + 1}, feature {j + 1} of {X.shape[1]})", 3)
 
 
 def _same_file(a, b):

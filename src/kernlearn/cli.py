@@ -229,8 +229,13 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
 
 def _check_kernel_specs(name, kernels):
     """Kernel lists are checked here, before any data is read (exit 2)."""
-    if kernels is None or kernels == "precomputed":
+    if kernels is None:
         return
+    if isinstance(kernels, str) and kernels == "precomputed":
+        # (refused only by the fit, after reading the data: exit 6)
+        raise CLIError(f"invalid parameter for {name}: kernels='precomputed' takes a "
+                       "list of Gram matrices, one per kernel, which a data file does "
+                       "not hold (use the Python API)", 2)
     from .kernels import _check_kernel_params, parse_specs
 
     try:

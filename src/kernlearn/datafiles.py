@@ -351,6 +351,11 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     X = _numeric(frame[feats], path, offset,
                  label_hint=label is None and ycol is not None and names is not None
                  and frame[ycol].dtype.kind in "biuf")
+    bad = np.argwhere(~np.isfinite(X))
+    if bad.size:  # ("inf", "1e400": named as a missing value is)
+        i, j = bad[0]
+        raise ValueError(f"{path}: row {i + 1 + offset}, column {feats[j]}: "
+                         f"{X[i, j]} is not a finite number.")
     y = None if ycol is None else _labels(frame[ycol].to_numpy())
     if y is not None and y.dtype.kind == "U":
         _check_label_kinds(y, ycol, path, offset)
