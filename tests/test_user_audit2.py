@@ -176,3 +176,47 @@ def test_non_finite_values_are_named_where_they_are(tmp_path, capsys):
     code, _, err = _run(["evaluate", tmp_path / "t.svm", "-m", tmp_path / "m.npz",
                          "--out-of-core", "--chunk-memory", "8KB"], capsys)
     assert code == 3 and "(first: sample 2346, feature 2 of 3)" in err, err
+
+
+def test_label_codes_with_leading_zeros_keep_their_text(tmp_path, capsys):
+    # pandas read "007" as 7: predictions said 7, and the codes "01" and "1"
+    # became one class (fit refused "a single class (1)"), both silently
+    rows = ["a,b,code"] + [f"{i % 7},{i % 3},{'007' if i % 7 > 2 else '012'}"
+                           for i in range(40)]
+    (tmp_path / "z.csv").write_text("\n".join(rows) + "\n")
+    code, _, err = _run(["fit", tmp_path / "z.csv", "-e", "fgm", "-q", "-m",
+                         tmp_path / "m.npz", "-p", 'class_weight={"007": 2}'], capsys)
+    assert code == 0, err
+    code, out, err = _run(["predict", tmp_path / "z.csv", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 0 and set(out.split()) == {"007", "012"}, err
+    code, out, err = _run(["evaluate", tmp_path / "z.csv", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 0 and "accuracy 1.0000" in out, err
+    two = ["a,b,code"] + [f"{i % 7},{i % 3},{'01' if i % 7 > 2 else '1'}" for i in range(40)]
+    (tmp_path / "two.csv").write_text("\n".join(two) + "\n")
+    code, _, err = _run(["fit", tmp_path / "two.csv", "-e", "fgm", "-q", "-m",
+                         tmp_path / "m2.npz"], capsys)
+    assert code == 0, err
+    code, out, err = _run(["predict", tmp_path / "two.csv", "-m", tmp_path / "m2.npz"],
+                          capsys)
+    assert code == 0 and set(out.split()) == {"01", "1"}, err
+    # tasks too ("01" and "1" were one task); targets stay numbers for a
+    # regressor, and a model of numeric classes reads "007" as 7
+    reg = ["a,task,t"] + [f"{i % 7},{'01' if i % 2 else '1'},{i % 7:03d}" for i in range(40)]
+    (tmp_path / "reg.csv").write_text("\n".join(reg) + "\n")
+    from kernlearn.datafiles import load_data_file
+
+    X, y, info = load_data_file(tmp_path / "reg.csv", task_column="task")
+    assert sorted(set(info["tasks"])) == ["01", "1"] and y[:3].tolist() == ["000", "001", "002"]
+    code, out, err = _run(["fit", tmp_path / "reg.csv", "-e", "fgm-regressor", "-p", "C=1",
+                           "-q", "-m", tmp_path / "r.npz"], capsys)
+    assert code == 0 and "training R^2 0.99" in out, err  # (t = a, as 000...006)
+    code, out, err = _run(["evaluate", tmp_path / "reg.csv", "-m", tmp_path / "r.npz"],
+                          capsys)
+    assert code == 0 and "r2 0.99" in out, err
+    plain = ["a,b,code"] + [f"{i % 7},{i % 3},{7 if i % 7 > 2 else 12}" for i in range(40)]
+    (tmp_path / "plain.csv").write_text("\n".join(plain) + "\n")
+    code, _, err = _run(["fit", tmp_path / "plain.csv", "-e", "fgm", "-q", "-m",
+                         tmp_path / "p.npz"], capsys)
+    assert code == 0, err
+    code, out, err = _run(["evaluate", tmp_path / "z.csv", "-m", tmp_path / "p.npz"], capsys)
+    assert code == 0 and "accuracy 1.0000" in out, err

@@ -128,11 +128,23 @@ def _task_kw(tasks):
     return {} if tasks is None else {"task_index": tasks}
 
 
+def _as_numbers(y):
+    """Labels read as text because written with leading zeros ("007"), as the
+    numbers a regressor, or a model of numeric classes, takes them for."""
+    y = np.asarray(y)
+    if y.dtype.kind == "U" and y.size:
+        try:
+            return y.astype(np.float64)
+        except ValueError:
+            pass
+    return y
+
+
 def _check_labels(est, y, source):
     classes = getattr(est, "classes_", None)
     if classes is None or y is None:
         return y
-    y = np.asarray(y)
+    y = _as_numbers(y) if classes.dtype.kind in "fiu" else np.asarray(y)
     if classes.dtype.kind in "fiu" and y.dtype.kind in "fiu":
         unseen = np.setdiff1d(np.unique(y), classes)
     else:

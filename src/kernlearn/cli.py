@@ -23,6 +23,7 @@ import numpy as np
 from ._cli_common import (
     _RANGE_MAX_OUTSIDE,
     CLIError,
+    _as_numbers,
     _check_labels,
     _check_output,
     _check_values,
@@ -361,6 +362,9 @@ def _reads_as_csv(source, args):
     return fmt == "csv" or (fmt is None and _base_suffix(source) == ".csv")
 
 
+_INT_TEXT = re.compile(r"[+-]?\d+")
+
+
 def _match_class_weight(est, y, source):
     """``class_weight`` keys (always text in JSON) in the labels' type."""
     cw = getattr(est, "class_weight", None)
@@ -388,7 +392,11 @@ def _match_class_weight(est, y, source):
                 and np.isfinite(weight) and weight >= 0):
             raise CLIError(f"class_weight for class {key!r} must be a non-negative "
                            f"number, got {weight!r}", 2)
-        out[match[0].item() if hasattr(match[0], "item") else match[0]] = weight
+        c = match[0].item() if hasattr(match[0], "item") else match[0]
+        if isinstance(c, str) and _INT_TEXT.fullmatch(c):
+            # scikit-learn looks a class "007" up as the key 7 (int(c))
+            c = int(c)
+        out[c] = weight
     est.set_params(class_weight=out)
 
 
@@ -422,6 +430,8 @@ def _cmd_fit(args):
         raise CLIError(f"{args.data} has no labels to fit on", 3)
     if not args.out_of_core:  # (chunks are checked as they are read)
         _check_values(X, args.data)
+    if ESTIMATORS[name][1] == "regression":
+        y = _as_numbers(y)
     if ESTIMATORS[name][1] == "regression" and np.asarray(y).dtype.kind not in "fiub":
         raise CLIError(f"{name} needs numeric targets; {args.data} has text labels", 3)
     if (
@@ -547,8 +557,10 @@ def _test_targets(est, meta, y, source):
     task = meta.get("task") or (
         "classification" if hasattr(est, "classes_") else "regression"
     )
-    if task == "regression" and np.asarray(y).dtype.kind not in "fiub":
-        raise CLIError(f"{source} has text labels; the model is a regressor", 5)
+    if task == "regression":
+        y = _as_numbers(y)
+        if y.dtype.kind not in "fiub":
+            raise CLIError(f"{source} has text labels; the model is a regressor", 5)
     return task, _check_labels(est, y, source)
 
 

@@ -16,6 +16,7 @@ import csv
 import gzip
 import io
 import lzma
+import re
 import zipfile
 import zlib
 from pathlib import Path
@@ -166,6 +167,25 @@ def _labels(y):
         return np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError):
         return np.asarray([str(v).strip() for v in y])
+
+
+_LEADING_ZERO = re.compile(r"[+-]?0\d")
+
+
+def _codes_as_written(values, text, sep, has_header, index):
+    """``values`` (a label or task column as pandas read it), or the text of its
+    cells when it holds integers written with leading zeros ("007", "01").
+
+    Read as numbers, "007" came back as 7 in every prediction, and "01" and
+    "1" became one class (or one task), without a word.
+    """
+    if values.dtype.kind not in "iu":
+        return values
+    rows = [row for row in csv.reader(io.StringIO(text), delimiter=sep) if row]
+    cells = [row[index].strip() for row in rows[1 if has_header else 0:]]
+    if len(cells) != len(values) or not any(_LEADING_ZERO.match(c) for c in cells):
+        return values
+    return np.asarray(cells)
 
 
 def _check_label_kinds(y, column, path, offset):
@@ -322,12 +342,14 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
         names = None
     offset = 1 if has_header else 0
     width = frame.shape[1]
+    columns = list(frame.columns)  # the file's columns, task column included
     tasks = None
     if task_column is not None:
         tpos = _label_position(task_column, names, width, path, "--task-column")
         tcol = frame.columns[tpos]
         _first_missing(frame[[tcol]], path, offset)
-        tasks = _labels(frame[tcol].to_numpy())
+        tasks = _codes_as_written(_labels(frame[tcol].to_numpy()), text, sep, has_header,
+                                  tpos)
         frame = frame.drop(columns=[tcol])
         names = None if names is None else [n for n in names if n != tcol]
         width -= 1
@@ -356,7 +378,8 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
         i, j = bad[0]
         raise ValueError(f"{path}: row {i + 1 + offset}, column {feats[j]}: "
                          f"{X[i, j]} is not a finite number.")
-    y = None if ycol is None else _labels(frame[ycol].to_numpy())
+    y = None if ycol is None else _codes_as_written(
+        _labels(frame[ycol].to_numpy()), text, sep, has_header, columns.index(ycol))
     if y is not None and y.dtype.kind == "U":
         _check_label_kinds(y, ycol, path, offset)
     info = {"sep": sep, "header": has_header,
@@ -714,6 +737,8 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
     -------
     X : ndarray or scipy.sparse.csr_matrix
     y : ndarray or None
+        Labels in their type: numbers, or text (CSV labels, and tasks, that are
+        integers written with leading zeros such as ``007`` keep their text).
     info : dict
         ``format``, ``n_features``, ``zero_based`` (LIBSVM),
         ``feature_names``, ``label_name``, ``header`` and ``sep`` (CSV) and
