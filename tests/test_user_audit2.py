@@ -220,3 +220,29 @@ def test_label_codes_with_leading_zeros_keep_their_text(tmp_path, capsys):
     assert code == 0, err
     code, out, err = _run(["evaluate", tmp_path / "z.csv", "-m", tmp_path / "p.npz"], capsys)
     assert code == 0 and "accuracy 1.0000" in out, err
+
+
+def test_interrupted_synthetic_file_leaves_no_partial_file(tmp_path, monkeypatch):
+    # the generator wrote in place: an interrupt after some chunks left a
+    # shorter, well-formed data file under the final name
+    import sklearn.datasets
+
+    from kernlearn.datasets import write_fgm_synthetic_svmlight
+
+    path = tmp_path / "s.svm"
+    w = write_fgm_synthetic_svmlight(path, 60, 20, 5, chunk_rows=10, density=0.5,
+                                     random_state=0)
+    before = path.read_bytes()
+    real, calls = sklearn.datasets.dump_svmlight_file, []
+
+    def interrupted(*args, **kw):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kw)
+
+    monkeypatch.setattr(sklearn.datasets, "dump_svmlight_file", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_fgm_synthetic_svmlight(path, 60, w=w, chunk_rows=10, density=0.5,
+                                     random_state=1)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["s.svm"]

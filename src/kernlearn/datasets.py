@@ -441,13 +441,19 @@ def write_fgm_synthetic_svmlight(
             raise ValueError("give n_features and n_informative, or w.")
         w = _fgm_weights(np.random.default_rng(seeds[0]), n_features, n_informative,
                          weight_type)
+    from .io import write_atomically
+
     w = np.asarray(w, dtype=float)
-    with open(path, "wb") as fh:
-        for i in range(n_chunks):
-            rows = min(chunk_rows, n_samples - i * chunk_rows)
-            X, y = _gaussian_sign_data(np.random.default_rng(seeds[i + 1]), w, rows, 0,
-                                       density, decimals=decimals, labels=labels)
-            dump_svmlight_file(X, y, fh, zero_based=True)
+
+    def write(tmp):  # (written in place, an interrupt left a shorter data file)
+        with open(tmp, "wb") as fh:
+            for i in range(n_chunks):
+                rows = min(chunk_rows, n_samples - i * chunk_rows)
+                X, y = _gaussian_sign_data(np.random.default_rng(seeds[i + 1]), w, rows,
+                                           0, density, decimals=decimals, labels=labels)
+                dump_svmlight_file(X, y, fh, zero_based=True)
+
+    write_atomically(path, write)
     return w
 
 
