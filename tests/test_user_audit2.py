@@ -246,3 +246,21 @@ def test_interrupted_synthetic_file_leaves_no_partial_file(tmp_path, monkeypatch
         write_fgm_synthetic_svmlight(path, 60, w=w, chunk_rows=10, density=0.5,
                                      random_state=1)
     assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["s.svm"]
+
+
+def test_evaluate_out_help_says_what_it_does(tmp_path, capsys):
+    # the help said "write here instead of stdout"; evaluate prints the
+    # metrics and also writes them to --out
+    from kernlearn.cli import build_parser
+
+    rows = ["a,b,target"] + [f"{i % 7},{i % 3},{'yes' if i % 7 > 2 else 'no'}" for i in range(40)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    code, _, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m",
+                         tmp_path / "m.npz"], capsys)
+    assert code == 0, err
+    code, out, err = _run(["evaluate", tmp_path / "t.csv", "-m", tmp_path / "m.npz", "-o",
+                           tmp_path / "e.txt"], capsys)
+    assert code == 0 and out.startswith("n_samples 40") and (tmp_path / "e.txt").read_text() == out
+    action = next(a for a in build_parser()._subparsers._group_actions[0].choices["evaluate"]
+                  ._actions if "--out" in a.option_strings)
+    assert "instead of stdout" not in action.help and "also write" in action.help

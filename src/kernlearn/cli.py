@@ -767,11 +767,11 @@ def build_parser():
     chunk_args(fit, "train fgm/fgm-regressor on the LIBSVM file one chunk at a time")
     fit.set_defaults(func=_cmd_fit)
 
-    def model_data(p):
+    def model_data(p, out_help="write here instead of stdout ('-': stdout)"):
         p.add_argument("data", help=data_help)
         p.add_argument("--model", "-m", required=True)
         table_args(p, "default: the model's")
-        p.add_argument("--out", "-o", help="write here instead of stdout ('-': stdout)")
+        p.add_argument("--out", "-o", help=out_help)
         chunk_args(p, "read the LIBSVM file block by block, writing as blocks arrive")
 
     pred = sub.add_parser("predict", help="predict with a saved model")
@@ -780,7 +780,8 @@ def build_parser():
     pred.set_defaults(func=_cmd_predict)
 
     ev = sub.add_parser("evaluate", help="metrics of a saved model on a labelled file")
-    model_data(ev)
+    # (the metrics are printed in any case: "instead of stdout" was untrue)
+    model_data(ev, "also write the metrics to this file ('-': stdout only)")
     ev.add_argument("--json", action="store_true", help="JSON output")
     ev.set_defaults(func=_cmd_evaluate)
 
