@@ -264,3 +264,26 @@ def test_evaluate_out_help_says_what_it_does(tmp_path, capsys):
     action = next(a for a in build_parser()._subparsers._group_actions[0].choices["evaluate"]
                   ._actions if "--out" in a.option_strings)
     assert "instead of stdout" not in action.help and "also write" in action.help
+
+
+@pytest.mark.parametrize("name", ["MultitaskMKLRegressor", "InfiniteFeatureRegressor"])
+def test_task_ids_that_cannot_be_ordered_are_named(name):
+    # a missing task id (None among strings) or ids of two kinds failed with
+    # NumPy's "'<' not supported between instances of 'NoneType' and 'str'"
+    import kernlearn
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    t = np.array(["a", "b"] * 30, dtype=object)
+    est = getattr(kernlearn, name)(**({"kernels": ["linear"]} if "MKL" in name
+                                      else {"max_features": 3, "random_state": 0}))
+    bad = t.copy()
+    bad[5] = None
+    with pytest.raises(TypeError, match="task_index mixes task ids of types NoneType, str"):
+        est.fit(X, X[:, 0], task_index=bad)
+    with pytest.raises(TypeError, match="of types int, str"):
+        est.fit(X, X[:, 0], task_index=np.array(["a", 1] * 30, dtype=object))
+    est.fit(X, X[:, 0], task_index=t)
+    with pytest.raises(ValueError, match=r"unseen in fit: \[None\]\.$"):
+        est.predict(X[:2], task_index=np.array(["a", None], dtype=object))
+    np.testing.assert_array_equal(est.predict(X[:2], task_index=np.array(["b", "a"])),
+                                  est.predict(X[:2], task_index=t[[1, 0]]))

@@ -331,7 +331,15 @@ def split_tasks(task_index, n):
         raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
     if task_index.dtype.kind == "f" and not np.all(np.isfinite(task_index)):
         raise ValueError("task_index contains NaN or infinity.")
-    tasks, inv = np.unique(task_index, return_inverse=True)
+    try:
+        tasks, inv = np.unique(task_index, return_inverse=True)
+    except TypeError:
+        # (ids that cannot be sorted: the error was NumPy's "'<' not supported
+        # between instances of 'NoneType' and 'str'")
+        kinds = sorted({type(v).__name__ for v in task_index.ravel().tolist()})
+        raise TypeError(f"task_index mixes task ids of types {', '.join(kinds)}, which "
+                        "cannot be ordered (a missing id?); use one kind: all numbers "
+                        "or all strings.") from None
     return tasks, [np.flatnonzero(inv == t) for t in range(len(tasks))]
 
 
@@ -354,10 +362,17 @@ def task_positions(tasks, task_index, n):
     task_index = np.asarray(task_index)
     if task_index.shape != (n,):
         raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
-    pos = np.clip(np.searchsorted(tasks, task_index), 0, len(tasks) - 1)
-    if np.any(tasks[pos] != task_index):
-        unknown = np.setdiff1d(task_index, tasks)
-        raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5].tolist()}.")
+    try:
+        pos = np.clip(np.searchsorted(tasks, task_index), 0, len(tasks) - 1)
+        unseen = tasks[pos] != task_index
+        unknown = np.setdiff1d(task_index, tasks).tolist() if np.any(unseen) else []
+    except TypeError:
+        # ids that cannot be ordered with the fitted ones (None among strings)
+        # were NumPy's "'<' not supported between instances of ..."
+        known = set(tasks.tolist())
+        unknown = list(dict.fromkeys(v for v in task_index.tolist() if v not in known))
+    if unknown:
+        raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5]}.")
     return pos
 
 
