@@ -287,3 +287,17 @@ def test_task_ids_that_cannot_be_ordered_are_named(name):
         est.predict(X[:2], task_index=np.array(["a", None], dtype=object))
     np.testing.assert_array_equal(est.predict(X[:2], task_index=np.array(["b", "a"])),
                                   est.predict(X[:2], task_index=t[[1, 0]]))
+
+
+@pytest.mark.parametrize("name", ["FGMClassifier", "LowRankKernelClassifier",
+                                  "MultitaskMKLClassifier"])
+def test_labels_that_cannot_be_ordered_are_named(name):
+    # as task ids: a None among string labels was NumPy's "'<' not supported"
+    import kernlearn
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    y = np.array(["a", "b"] * 30, dtype=object)
+    y[3] = None
+    est = getattr(kernlearn, name)(**({"kernels": ["linear"]} if "MKL" in name else {}))
+    with pytest.raises(TypeError, match="y mixes labels of types NoneType, str"):
+        est.fit(X, y)

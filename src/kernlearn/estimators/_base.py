@@ -25,13 +25,26 @@ def check_two_classes(y):
     classes = np.unique(y) if _plain_labels(y) else None
     if classes is None or classes.size > round(0.5 * len(y)):
         # sklearn's own check (and its warning on as many classes as samples)
-        check_classification_targets(y)
-        classes = np.unique(y)
+        try:
+            check_classification_targets(y)
+            classes = np.unique(y)
+        except TypeError:
+            raise _unordered(y, "y", "labels") from None
     if classes.size < 2:
         raise ValueError(
             f"y contains a single class ({classes[0]!r}); a classifier needs more "
             "than one class."
         )
+
+
+def _unordered(values, name, what):
+    """The TypeError for ``values`` that cannot be sorted (None among strings,
+    numbers and strings): NumPy's own ("'<' not supported between instances of
+    'NoneType' and 'str'") named neither the argument nor the cause."""
+    kinds = sorted({type(v).__name__ for v in np.asarray(values, dtype=object).ravel()})
+    return TypeError(f"{name} mixes {what} of types {', '.join(kinds)}, which cannot be "
+                     "ordered (a missing value?); use one kind: all numbers or all "
+                     "strings.")
 
 
 def _plain_labels(y):
@@ -334,12 +347,7 @@ def split_tasks(task_index, n):
     try:
         tasks, inv = np.unique(task_index, return_inverse=True)
     except TypeError:
-        # (ids that cannot be sorted: the error was NumPy's "'<' not supported
-        # between instances of 'NoneType' and 'str'")
-        kinds = sorted({type(v).__name__ for v in task_index.ravel().tolist()})
-        raise TypeError(f"task_index mixes task ids of types {', '.join(kinds)}, which "
-                        "cannot be ordered (a missing id?); use one kind: all numbers "
-                        "or all strings.") from None
+        raise _unordered(task_index, "task_index", "task ids") from None
     return tasks, [np.flatnonzero(inv == t) for t in range(len(tasks))]
 
 
