@@ -181,7 +181,8 @@ def _codes_as_written(values, text, sep, has_header, index):
     """
     if values.dtype.kind not in "iu":
         return values
-    rows = [row for row in csv.reader(io.StringIO(text), delimiter=sep) if row]
+    rows = [row for row in csv.reader(io.StringIO(text), delimiter=sep,
+                                      skipinitialspace=True) if row]
     cells = [row[index].strip() for row in rows[1 if has_header else 0:]]
     if len(cells) != len(values) or not any(_LEADING_ZERO.match(c) for c in cells):
         return values
