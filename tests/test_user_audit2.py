@@ -23,6 +23,10 @@ def test_slkl_with_fewer_columns_than_width_factors(name):
     assert est.center_factors_.tolist() in ([], [1.0])
     two = getattr(kernlearn, name)(n_columns=2, random_state=0).fit(X, y)
     assert two.center_factors_.tolist() in ([], [1.0], [0.1], [1.0, 0.1])
+    # n_columns=True passes the constraints as 1 (as in scikit-learn) and
+    # crashed NumPy's sampling ("expected ... a single integer, got 'True'")
+    est_true = getattr(kernlearn, name)(n_columns=True, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(est_true.predict(X), est.predict(X))
     if name.endswith("Regressor"):
         one = kernlearn.LowRankKernelRegressor(random_state=0).fit([[1.0, 2.0]], [3.0])
         # one row: its target is the intercept, whatever the input

@@ -563,7 +563,7 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         cap = default_columns(n) if callable(default_columns) else default_columns
         M = min(n, cap)
     else:
-        M = n_columns
+        M = int(n_columns)  # (True, which the constraints pass as 1, crashed NumPy)
     if M > n:
         # as Nystroem: a grid search with small folds must not fail
         warnings.warn(
