@@ -3,8 +3,8 @@ the CLI; each test names what went wrong."""
 
 import numpy as np
 import pytest
-
-from conftest import run_cli as _run, one_error as _one_error
+from conftest import one_error as _one_error
+from conftest import run_cli as _run
 
 
 @pytest.mark.parametrize("name", ["LowRankKernelRegressor", "LowRankKernelClassifier"])
@@ -209,7 +209,7 @@ def test_label_codes_with_leading_zeros_keep_their_text(tmp_path, capsys):
     (tmp_path / "reg.csv").write_text("\n".join(reg) + "\n")
     from kernlearn.datafiles import load_data_file
 
-    X, y, info = load_data_file(tmp_path / "reg.csv", task_column="task")
+    _, y, info = load_data_file(tmp_path / "reg.csv", task_column="task")
     assert sorted(set(info["tasks"])) == ["01", "1"] and y[:3].tolist() == ["000", "001", "002"]
     code, out, err = _run(["fit", tmp_path / "reg.csv", "-e", "fgm-regressor", "-p", "C=1",
                            "-q", "-m", tmp_path / "r.npz"], capsys)

@@ -649,10 +649,10 @@ _TABULAR_SETS = {
 
 # The readers of data files live in datafiles.py; these names stay importable here.
 from .datafiles import (  # noqa: E402, F401
+    _READ_ERRORS,
     DatasetNotFoundError,
     FeatureCountError,
     IndexBaseError,
-    _READ_ERRORS,
     _base_suffix,
     _labels,
     _open,
