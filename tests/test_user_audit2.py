@@ -305,3 +305,27 @@ def test_labels_that_cannot_be_ordered_are_named(name):
     est = getattr(kernlearn, name)(**({"kernels": ["linear"]} if "MKL" in name else {}))
     with pytest.raises(TypeError, match="y mixes labels of types NoneType, str"):
         est.fit(X, y)
+
+
+def test_predict_on_an_unlabelled_csv_file(tmp_path, capsys):
+    # a file of the model's feature columns only (new data, no label) was
+    # refused: "--label 'target': no such column" (the model's label name
+    # was looked up as a --label), though the docs read it as unlabelled
+    rows = ["a,b,target"] + [f"{i % 7},{i % 3},{'yes' if i % 7 > 2 else 'no'}" for i in range(40)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    new = ["b,a"] + [f"{i % 3},{i % 7}" for i in range(40)]  # (reordered too)
+    (tmp_path / "new.csv").write_text("\n".join(new) + "\n")
+    code, _, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m",
+                         tmp_path / "m.npz"], capsys)
+    assert code == 0, err
+    code, ref, err = _run(["predict", tmp_path / "t.csv", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 0, err
+    code, out, err = _run(["predict", tmp_path / "new.csv", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 0 and out == ref, err
+    code, _, err = _run(["evaluate", tmp_path / "new.csv", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 3 and _one_error(err) and "has no labels to evaluate against" in err
+    # a label column under another name is still refused, by name
+    other = ["a,b,y"] + [f"{i % 7},{i % 3},yes" for i in range(5)]
+    (tmp_path / "other.csv").write_text("\n".join(other) + "\n")
+    code, _, err = _run(["predict", tmp_path / "other.csv", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 5 and "column 'y' is not a feature of the model nor its label 'target'" in err

@@ -202,6 +202,14 @@ def _check_label_kinds(y, column, path, offset):
         )
 
 
+def _is_integer(text):
+    try:
+        int(text)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _is_number(text):
     try:
         float(text)
@@ -399,8 +407,10 @@ def _match_names(names, model_names, label, path):
             f"{', '.join(names[:8])}{'...' if len(names) > 8 else ''}): columns "
             "are matched by name."
         )
-    if label is not None and str(label) not in names:
-        # a number names the column at that position, as when fitting
+    if label is not None and str(label) not in names and _is_integer(label):
+        # a number names the column at that position, as when fitting; a name
+        # the file lacks (the model's label, by default) leaves it unlabelled
+        # (it was "--label 'target': no such column" for every unlabelled file)
         label = names[_label_position(label, names, len(names), path)]
     extra = [n for n in names if n not in model_names]
     if label is not None and str(label) in extra:
