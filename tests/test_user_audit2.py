@@ -329,3 +329,24 @@ def test_predict_on_an_unlabelled_csv_file(tmp_path, capsys):
     (tmp_path / "other.csv").write_text("\n".join(other) + "\n")
     code, _, err = _run(["predict", tmp_path / "other.csv", "-m", tmp_path / "m.npz"], capsys)
     assert code == 5 and "column 'y' is not a feature of the model nor its label 'target'" in err
+
+
+def test_dash_outputs_of_report_fit_and_demo(tmp_path, capsys, monkeypatch):
+    # `report -o -` wrote a file named "-" ("report written to -"), as did
+    # `fit -m -` (a model) and `demo --out -` (a folder)
+    w = tmp_path
+    rows = ["target,a,b"] + [f"{'yes' if i % 7 > 2 else 'no'},{i % 7},{i % 3}" for i in range(40)]
+    (w / "t.csv").write_text("\n".join(rows) + "\n")
+    code, _, err = _run(["fit", w / "t.csv", "--label", "0", "-e", "fgm", "-q", "-m",
+                         w / "m.npz"], capsys)
+    assert code == 0, err
+    monkeypatch.chdir(w)
+    code, out, err = _run(["report", w / "m.npz", "-o", "-"], capsys)
+    assert code == 0 and err == "" and out.startswith("<!DOCTYPE html>"), err
+    assert out.rstrip().endswith("</html>")
+    code, _, err = _run(["fit", w / "t.csv", "--label", "0", "-e", "fgm", "-q", "-m", "-"],
+                        capsys)
+    assert code == 2 and _one_error(err) and "--model -" in err
+    code, _, err = _run(["demo", "--quick", "-q", "--out", "-"], capsys)
+    assert code == 2 and _one_error(err) and "--out -" in err
+    assert not (w / "-").exists()

@@ -589,7 +589,9 @@ def _cmd_select(args):
 def _cmd_report(args):
     """Write a self-contained HTML report of a model."""
     out = args.out or str(Path(args.model).with_suffix(".html"))
-    _check_output(out, "report", [("model", args.model), ("data", args.data)])
+    to_stdout = out == "-"  # (it wrote a file named "-")
+    if not to_stdout:
+        _check_output(out, "report", [("model", args.model), ("data", args.data)])
     est, meta = _load_model(args.model)
     data = None
     if args.data:
@@ -601,11 +603,14 @@ def _cmd_report(args):
         # (text labels for a regressor were an internal error here, exit 1)
         data = (X, _test_targets(est, meta, y, args.data)[1], str(args.data), tasks)
     try:
-        from .report import write_report
+        from .report import build_report, write_report
     except ImportError as exc:
         raise CLIError(
             f"the report needs matplotlib: pip install kernlearn[plot] ({exc})", 3
         ) from None
+    if to_stdout:
+        sys.stdout.write(build_report(est, meta, data))
+        return 0
     try:
         write_report(est, meta, out, data=data)  # written atomically
     except OSError as exc:
@@ -797,7 +802,7 @@ def build_parser():
     rep.add_argument("model")
     rep.add_argument("--data", help="labelled test data: " + data_help)
     table_args(rep, "default: the model's")
-    rep.add_argument("--out", "-o", help="HTML file (default: MODEL with .html)")
+    rep.add_argument("--out", "-o", help="HTML file (default: MODEL with .html; '-': stdout)")
     rep.set_defaults(func=_cmd_report)
 
     ds = sub.add_parser("datasets", help="list the data sets in the data folder")
@@ -837,6 +842,11 @@ def main(argv=None):
                            "add --out-of-core or drop --chunk-memory", 2)
         if args.command in ("predict", "evaluate", "select") and args.out == "-":
             args.out = None  # "-" is standard output (it wrote a file named "-")
+        if args.command == "fit" and args.model == "-":  # (it wrote a file named "-")
+            raise CLIError("--model -: a model is saved to a file; give its name", 2)
+        if args.command == "demo" and args.out == "-":
+            raise CLIError("--out -: the demo writes its plots to a folder; give its "
+                           "name", 2)
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
