@@ -350,3 +350,17 @@ def test_dash_outputs_of_report_fit_and_demo(tmp_path, capsys, monkeypatch):
     code, _, err = _run(["demo", "--quick", "-q", "--out", "-"], capsys)
     assert code == 2 and _one_error(err) and "--out -" in err
     assert not (w / "-").exists()
+
+
+def test_proba_of_a_regressor_says_it_is_one(tmp_path, capsys):
+    # "FGMRegressor with these parameters has no predict_proba": no
+    # parameter gives a regressor class probabilities
+    rows = ["a,b,target"] + [f"{i % 7},{i % 3},{(i % 7) - 0.5 * (i % 3)}" for i in range(30)]
+    (tmp_path / "reg.csv").write_text("\n".join(rows) + "\n")
+    code, _, err = _run(["fit", tmp_path / "reg.csv", "-e", "fgm-regressor", "-p", "C=1",
+                         "-q", "-m", tmp_path / "r.npz"], capsys)
+    assert code == 0, err
+    code, _, err = _run(["predict", tmp_path / "reg.csv", "-m", tmp_path / "r.npz",
+                         "--proba"], capsys)
+    assert code == 2 and _one_error(err), err
+    assert "--proba gives class probabilities; FGMRegressor is a regressor" in err

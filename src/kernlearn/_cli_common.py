@@ -177,6 +177,9 @@ def _predict(est, X, source, tasks=None):
 def _prediction_text(est, X, tasks, args, check_only=False):
     """``(header, text)`` of the predictions (or probabilities) of ``X``."""
     if args.proba:
+        if not hasattr(est, "classes_"):  # ("with these parameters" misled)
+            raise CLIError(f"--proba gives class probabilities; {type(est).__name__} is "
+                           "a regressor", 2)
         if not hasattr(est, "predict_proba"):
             params = est.get_params()
             hint = "; refit with -p probability=true" if "probability" in params else ""
