@@ -364,3 +364,23 @@ def test_proba_of_a_regressor_says_it_is_one(tmp_path, capsys):
                          "--proba"], capsys)
     assert code == 2 and _one_error(err), err
     assert "--proba gives class probabilities; FGMRegressor is a regressor" in err
+
+
+def test_task_ids_with_leading_zeros_match_a_model_of_numeric_tasks(tmp_path, capsys):
+    # read as text ("01"), the ids of a test file must still find the tasks
+    # 0 and 1 of a model fitted on a file that wrote them plainly
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    t = np.arange(60) % 2
+    y = np.where(t == 0, X[:, 0], -X[:, 0]) + 0.1 * X[:, 1]
+    for name, fmt in (("plain.csv", "{}"), ("zeros.csv", "0{}")):
+        lines = ["a,b,task,y"] + [f"{a:.4f},{b:.4f},{fmt.format(k)},{v:.4f}"
+                                  for (a, b), k, v in zip(X, t, y)]
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+    code, _, err = _run(["fit", tmp_path / "plain.csv", "-e", "mtmkl-regressor",
+                         "--task-column", "task", "-q", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 0, err
+    code, ref, err = _run(["evaluate", tmp_path / "plain.csv", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 0, err
+    code, out, err = _run(["evaluate", tmp_path / "zeros.csv", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 0 and out == ref, err

@@ -351,7 +351,10 @@ def _model_data(args, meta, est):
                 "as the training file? (--allow-out-of-range to predict anyway)",
                 5,
             )
-    return X, y, info["tasks"]
+    tasks = info["tasks"]
+    if tasks is not None and getattr(est, "tasks_", np.array([""])).dtype.kind in "fiu":
+        tasks = _as_numbers(tasks)  # ids "01", "02" of a model fitted on 1, 2
+    return X, y, tasks
 
 
 def _reads_as_csv(source, args):
