@@ -384,3 +384,12 @@ def test_task_ids_with_leading_zeros_match_a_model_of_numeric_tasks(tmp_path, ca
     assert code == 0, err
     code, out, err = _run(["evaluate", tmp_path / "zeros.csv", "-m", tmp_path / "m.npz"], capsys)
     assert code == 0 and out == ref, err
+    # (a model fitted without tasks has tasks_ None: still exit 5, not 1)
+    lines = ["a,b,y"] + [f"{a:.4f},{b:.4f},{v:.4f}" for (a, b), v in zip(X, y)]
+    (tmp_path / "notask.csv").write_text("\n".join(lines) + "\n")
+    code, _, err = _run(["fit", tmp_path / "notask.csv", "-e", "infinite-regressor", "-p",
+                         "max_features=3", "-q", "-m", tmp_path / "i.npz"], capsys)
+    assert code == 0, err
+    code, _, err = _run(["predict", tmp_path / "zeros.csv", "-m", tmp_path / "i.npz",
+                         "--task-column", "task"], capsys)
+    assert code == 5 and _one_error(err) and "fitted without it" in err, err

@@ -351,8 +351,8 @@ def _model_data(args, meta, est):
                 "as the training file? (--allow-out-of-range to predict anyway)",
                 5,
             )
-    tasks = info["tasks"]
-    if tasks is not None and getattr(est, "tasks_", np.array([""])).dtype.kind in "fiu":
+    tasks, fitted = info["tasks"], getattr(est, "tasks_", None)  # (None: fitted without)
+    if tasks is not None and fitted is not None and np.asarray(fitted).dtype.kind in "fiu":
         tasks = _as_numbers(tasks)  # ids "01", "02" of a model fitted on 1, 2
     return X, y, tasks
 
