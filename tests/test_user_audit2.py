@@ -393,3 +393,25 @@ def test_task_ids_with_leading_zeros_match_a_model_of_numeric_tasks(tmp_path, ca
     code, _, err = _run(["predict", tmp_path / "zeros.csv", "-m", tmp_path / "i.npz",
                          "--task-column", "task"], capsys)
     assert code == 5 and _one_error(err) and "fitted without it" in err, err
+
+
+def test_task_column_for_a_model_without_tasks_is_a_usage_error(tmp_path, capsys):
+    # fit refuses --task-column for an estimator without task_index (exit 2);
+    # predict passed the tasks on: "predict() got an unexpected keyword
+    # argument 'task_index'", an internal error (exit 1)
+    rows = ["a,b,task,target"] + [f"{i % 7},{i % 3},{i % 2},{'yes' if i % 7 > 2 else 'no'}"
+                                  for i in range(40)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    plain = ["a,b,target"] + [f"{i % 7},{i % 3},{'yes' if i % 7 > 2 else 'no'}"
+                              for i in range(40)]
+    (tmp_path / "f.csv").write_text("\n".join(plain) + "\n")
+    code, _, err = _run(["fit", tmp_path / "f.csv", "-e", "fgm", "-q", "-m",
+                         tmp_path / "m.npz"], capsys)
+    assert code == 0, err
+    for cmd in (["predict", tmp_path / "t.csv", "-m", tmp_path / "m.npz"],
+                ["evaluate", tmp_path / "t.csv", "-m", tmp_path / "m.npz"],
+                ["report", tmp_path / "m.npz", "--data", tmp_path / "t.csv", "-o",
+                 tmp_path / "r.html"]):
+        code, _, err = _run(cmd + ["--task-column", "task"], capsys)
+        assert code == 2 and _one_error(err), err
+        assert "FGMClassifier does not take tasks (task_index); drop --task-column" in err

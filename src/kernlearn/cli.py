@@ -300,6 +300,11 @@ def _model_data(args, meta, est):
     n_features = meta.get("n_features", getattr(est, "n_features_in_", None))
     zb = meta.get("zero_based")
     task_column = getattr(args, "task_column", None) or meta.get("task_column")
+    if task_column is not None and "task_index" not in inspect.signature(
+            est.predict).parameters:
+        # (the predict call failed: an internal error, exit 1)
+        raise CLIError(f"{type(est).__name__} does not take tasks (task_index); drop "
+                       "--task-column", 2)
     as_csv = _reads_as_csv(args.data, args)
     header = getattr(args, "header", None)
     if header is None and meta.get("csv_header") is False:
