@@ -43,12 +43,22 @@ def _one_line(msg, limit=400):
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _check_values(X, source):
+def _check_values(X, source, first_row=0):
+    """Exit 3 on a NaN or infinite feature value of ``X``, the rows of ``source``
+    from ``first_row`` (0-based) on, naming the first one."""
     import scipy.sparse as sp
 
     data = X.data if sp.issparse(X) else X
     if not np.all(np.isfinite(data)):
-        raise CLIError(f"{source} contains NaN or infinite feature values", 3)
+        # where: the first such value, by sample (row) and feature (column)
+        if sp.issparse(X):
+            X = X.tocoo()
+            k = np.flatnonzero(~np.isfinite(X.data))
+            i, j = min(zip(X.row[k].tolist(), X.col[k].tolist()))
+        else:
+            i, j = np.argwhere(~np.isfinite(X))[0]
+        raise CLIError(f"{source} contains NaN or infinite feature values (first: sample "
+                       f"{first_row + i + 1}, feature {j + 1} of {X.shape[1]})", 3)
 
 
 def _same_file(a, b):
@@ -118,11 +128,23 @@ def _task_kw(tasks):
     return {} if tasks is None else {"task_index": tasks}
 
 
+def _as_numbers(y):
+    """Labels read as text because written with leading zeros ("007"), as the
+    numbers a regressor, or a model of numeric classes, takes them for."""
+    y = np.asarray(y)
+    if y.dtype.kind == "U" and y.size:
+        try:
+            return y.astype(np.float64)
+        except ValueError:
+            pass
+    return y
+
+
 def _check_labels(est, y, source):
     classes = getattr(est, "classes_", None)
     if classes is None or y is None:
         return y
-    y = np.asarray(y)
+    y = _as_numbers(y) if classes.dtype.kind in "fiu" else np.asarray(y)
     if classes.dtype.kind in "fiu" and y.dtype.kind in "fiu":
         unseen = np.setdiff1d(np.unique(y), classes)
     else:
@@ -155,6 +177,9 @@ def _predict(est, X, source, tasks=None):
 def _prediction_text(est, X, tasks, args, check_only=False):
     """``(header, text)`` of the predictions (or probabilities) of ``X``."""
     if args.proba:
+        if not hasattr(est, "classes_"):  # ("with these parameters" misled)
+            raise CLIError(f"--proba gives class probabilities; {type(est).__name__} is "
+                           "a regressor", 2)
         if not hasattr(est, "predict_proba"):
             params = est.get_params()
             hint = "; refit with -p probability=true" if "probability" in params else ""

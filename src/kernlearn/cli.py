@@ -23,6 +23,7 @@ import numpy as np
 from ._cli_common import (
     _RANGE_MAX_OUTSIDE,
     CLIError,
+    _as_numbers,
     _check_labels,
     _check_output,
     _check_values,
@@ -229,8 +230,13 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
 
 def _check_kernel_specs(name, kernels):
     """Kernel lists are checked here, before any data is read (exit 2)."""
-    if kernels is None or kernels == "precomputed":
+    if kernels is None:
         return
+    if isinstance(kernels, str) and kernels == "precomputed":
+        # (refused only by the fit, after reading the data: exit 6)
+        raise CLIError(f"invalid parameter for {name}: kernels='precomputed' takes a "
+                       "list of Gram matrices, one per kernel, which a data file does "
+                       "not hold (use the Python API)", 2)
     from .kernels import _check_kernel_params, parse_specs
 
     try:
@@ -294,6 +300,11 @@ def _model_data(args, meta, est):
     n_features = meta.get("n_features", getattr(est, "n_features_in_", None))
     zb = meta.get("zero_based")
     task_column = getattr(args, "task_column", None) or meta.get("task_column")
+    if task_column is not None and "task_index" not in inspect.signature(
+            est.predict).parameters:
+        # (the predict call failed: an internal error, exit 1)
+        raise CLIError(f"{type(est).__name__} does not take tasks (task_index); drop "
+                       "--task-column", 2)
     as_csv = _reads_as_csv(args.data, args)
     header = getattr(args, "header", None)
     if header is None and meta.get("csv_header") is False:
@@ -345,7 +356,10 @@ def _model_data(args, meta, est):
                 "as the training file? (--allow-out-of-range to predict anyway)",
                 5,
             )
-    return X, y, info["tasks"]
+    tasks, fitted = info["tasks"], getattr(est, "tasks_", None)  # (None: fitted without)
+    if tasks is not None and fitted is not None and np.asarray(fitted).dtype.kind in "fiu":
+        tasks = _as_numbers(tasks)  # ids "01", "02" of a model fitted on 1, 2
+    return X, y, tasks
 
 
 def _reads_as_csv(source, args):
@@ -354,6 +368,9 @@ def _reads_as_csv(source, args):
 
     fmt = getattr(args, "format", None)
     return fmt == "csv" or (fmt is None and _base_suffix(source) == ".csv")
+
+
+_INT_TEXT = re.compile(r"[+-]?\d+")
 
 
 def _match_class_weight(est, y, source):
@@ -383,7 +400,11 @@ def _match_class_weight(est, y, source):
                 and np.isfinite(weight) and weight >= 0):
             raise CLIError(f"class_weight for class {key!r} must be a non-negative "
                            f"number, got {weight!r}", 2)
-        out[match[0].item() if hasattr(match[0], "item") else match[0]] = weight
+        c = match[0].item() if hasattr(match[0], "item") else match[0]
+        if isinstance(c, str) and _INT_TEXT.fullmatch(c):
+            # scikit-learn looks a class "007" up as the key 7 (int(c))
+            c = int(c)
+        out[c] = weight
     est.set_params(class_weight=out)
 
 
@@ -417,6 +438,8 @@ def _cmd_fit(args):
         raise CLIError(f"{args.data} has no labels to fit on", 3)
     if not args.out_of_core:  # (chunks are checked as they are read)
         _check_values(X, args.data)
+    if ESTIMATORS[name][1] == "regression":
+        y = _as_numbers(y)
     if ESTIMATORS[name][1] == "regression" and np.asarray(y).dtype.kind not in "fiub":
         raise CLIError(f"{name} needs numeric targets; {args.data} has text labels", 3)
     if (
@@ -529,16 +552,24 @@ def _cmd_evaluate(args):
     X, y, tasks = _model_data(args, meta, est)
     if y is None:
         raise CLIError(f"{args.data} has no labels to evaluate against", 3)
-    task = meta.get("task") or (
-        "classification" if hasattr(est, "classes_") else "regression"
-    )
-    if task == "regression" and np.asarray(y).dtype.kind not in "fiub":
-        raise CLIError(f"{args.data} has text labels; the model is a regressor", 5)
-    y = _check_labels(est, y, args.data)
+    task, y = _test_targets(est, meta, y, args.data)
     res = evaluate_metrics(
         est, X, y, task, tasks, pred=_predict(est, X, args.data, tasks)
     )
     return _write_metrics(args, res)
+
+
+def _test_targets(est, meta, y, source):
+    """``(task, y)``: the model's task and the labels of a test file in its
+    terms; labels it cannot score are a mismatch with the model (exit 5)."""
+    task = meta.get("task") or (
+        "classification" if hasattr(est, "classes_") else "regression"
+    )
+    if task == "regression":
+        y = _as_numbers(y)
+        if y.dtype.kind not in "fiub":
+            raise CLIError(f"{source} has text labels; the model is a regressor", 5)
+    return task, _check_labels(est, y, source)
 
 
 def _cmd_select(args):
@@ -566,7 +597,9 @@ def _cmd_select(args):
 def _cmd_report(args):
     """Write a self-contained HTML report of a model."""
     out = args.out or str(Path(args.model).with_suffix(".html"))
-    _check_output(out, "report", [("model", args.model), ("data", args.data)])
+    to_stdout = out == "-"  # (it wrote a file named "-")
+    if not to_stdout:
+        _check_output(out, "report", [("model", args.model), ("data", args.data)])
     est, meta = _load_model(args.model)
     data = None
     if args.data:
@@ -575,13 +608,17 @@ def _cmd_report(args):
             raise CLIError(
                 f"{args.data} has no labels; the report needs a labelled test file", 3
             )
-        data = (X, _check_labels(est, y, args.data), str(args.data), tasks)
+        # (text labels for a regressor were an internal error here, exit 1)
+        data = (X, _test_targets(est, meta, y, args.data)[1], str(args.data), tasks)
     try:
-        from .report import write_report
+        from .report import build_report, write_report
     except ImportError as exc:
         raise CLIError(
             f"the report needs matplotlib: pip install kernlearn[plot] ({exc})", 3
         ) from None
+    if to_stdout:
+        sys.stdout.write(build_report(est, meta, data))
+        return 0
     try:
         write_report(est, meta, out, data=data)  # written atomically
     except OSError as exc:
@@ -743,11 +780,11 @@ def build_parser():
     chunk_args(fit, "train fgm/fgm-regressor on the LIBSVM file one chunk at a time")
     fit.set_defaults(func=_cmd_fit)
 
-    def model_data(p):
+    def model_data(p, out_help="write here instead of stdout ('-': stdout)"):
         p.add_argument("data", help=data_help)
         p.add_argument("--model", "-m", required=True)
         table_args(p, "default: the model's")
-        p.add_argument("--out", "-o", help="write here instead of stdout ('-': stdout)")
+        p.add_argument("--out", "-o", help=out_help)
         chunk_args(p, "read the LIBSVM file block by block, writing as blocks arrive")
 
     pred = sub.add_parser("predict", help="predict with a saved model")
@@ -756,7 +793,8 @@ def build_parser():
     pred.set_defaults(func=_cmd_predict)
 
     ev = sub.add_parser("evaluate", help="metrics of a saved model on a labelled file")
-    model_data(ev)
+    # (the metrics are printed in any case: "instead of stdout" was untrue)
+    model_data(ev, "also write the metrics to this file ('-': stdout only)")
     ev.add_argument("--json", action="store_true", help="JSON output")
     ev.set_defaults(func=_cmd_evaluate)
 
@@ -772,7 +810,7 @@ def build_parser():
     rep.add_argument("model")
     rep.add_argument("--data", help="labelled test data: " + data_help)
     table_args(rep, "default: the model's")
-    rep.add_argument("--out", "-o", help="HTML file (default: MODEL with .html)")
+    rep.add_argument("--out", "-o", help="HTML file (default: MODEL with .html; '-': stdout)")
     rep.set_defaults(func=_cmd_report)
 
     ds = sub.add_parser("datasets", help="list the data sets in the data folder")
@@ -812,6 +850,11 @@ def main(argv=None):
                            "add --out-of-core or drop --chunk-memory", 2)
         if args.command in ("predict", "evaluate", "select") and args.out == "-":
             args.out = None  # "-" is standard output (it wrote a file named "-")
+        if args.command == "fit" and args.model == "-":  # (it wrote a file named "-")
+            raise CLIError("--model -: a model is saved to a file; give its name", 2)
+        if args.command == "demo" and args.out == "-":
+            raise CLIError("--out -: the demo writes its plots to a folder; give its "
+                           "name", 2)
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code

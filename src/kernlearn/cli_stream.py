@@ -118,7 +118,7 @@ def load_chunks(args, name):
     profile = None
     for i in range(chunks.n_chunks):  # reads the binary cache, not the text
         X = chunks.get_chunk(i)
-        _check_values(X, args.data)
+        _check_values(X, args.data, first_row=int(chunks.bounds[i]))
         profile = _merge_profile(profile, X)
     info = {"format": "libsvm", "zero_based": chunks.zero_based, "tasks": None,
             "feature_names": None, "label_name": None, "header": None,
@@ -144,12 +144,13 @@ def _model_blocks(args, meta, est):
     if zero_based is None:  # a named data set: their LIBSVM files are 1-based
         zero_based = False
     check_range = meta.get("feature_min") is not None and not args.allow_out_of_range
-    outside, values = 0.0, 0
+    outside, values, rows = 0.0, 0, 0
     try:
         # a chunk of text parses into about 3 times its size (as SvmlightChunks)
         text = max(budget // 4, 1024)
         for X, y in iter_libsvm(args.data, n_features, zero_based, text):
-            _check_values(X, args.data)
+            _check_values(X, args.data, first_row=rows)
+            rows += X.shape[0]
             if check_range and X.nnz:
                 # the values read so far, checked before this block's predictions
                 outside += outside_fraction(X, meta) * X.nnz

@@ -16,6 +16,9 @@ import csv
 import gzip
 import io
 import lzma
+import re
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +86,11 @@ def _check_text(block, path):
         raise ValueError(f"{path} holds binary data (NUL bytes), not a text data file.")
 
 
+# what a damaged or truncated (compressed) file raises while it is read; a
+# corrupt gzip stream's zlib.error was an internal error (exit 1)
+_READ_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
+
+
 def _blocks(path, size=_BLOCK):
     """The decompressed text of ``path`` in blocks ending at a line end.
 
@@ -111,7 +119,7 @@ def _blocks(path, size=_BLOCK):
                 rest = buf[cut:]
             if rest:
                 yield rest
-    except (OSError, EOFError, lzma.LZMAError) as exc:
+    except _READ_ERRORS as exc:
         raise ValueError(f"cannot read {path}: {exc}") from exc
 
 
@@ -123,7 +131,7 @@ def _first_block(path):
     try:
         with _open(path) as fh:
             block = fh.read(_SNIFF)
-    except (OSError, EOFError, lzma.LZMAError) as exc:
+    except _READ_ERRORS as exc:
         raise ValueError(f"cannot read {path}: {exc}") from exc
     _check_text(block, path)
     return block
@@ -161,6 +169,26 @@ def _labels(y):
         return np.asarray([str(v).strip() for v in y])
 
 
+_LEADING_ZERO = re.compile(r"[+-]?0\d")
+
+
+def _codes_as_written(values, text, sep, has_header, index):
+    """``values`` (a label or task column as pandas read it), or the text of its
+    cells when it holds integers written with leading zeros ("007", "01").
+
+    Read as numbers, "007" came back as 7 in every prediction, and "01" and
+    "1" became one class (or one task), without a word.
+    """
+    if values.dtype.kind not in "iu":
+        return values
+    rows = [row for row in csv.reader(io.StringIO(text), delimiter=sep,
+                                      skipinitialspace=True) if row]
+    cells = [row[index].strip() for row in rows[1 if has_header else 0:]]
+    if len(cells) != len(values) or not any(_LEADING_ZERO.match(c) for c in cells):
+        return values
+    return np.asarray(cells)
+
+
 def _check_label_kinds(y, column, path, offset):
     """Refuse a label column mixing numbers and text: a typo ("a" among 1 and
     -1) would otherwise become a class of its own without a word."""
@@ -172,6 +200,14 @@ def _check_label_kinds(y, column, path, offset):
             f"but row {j + 1 + offset} holds the number {y[j]!r}; use one kind of "
             "label in the whole column."
         )
+
+
+def _is_integer(text):
+    try:
+        int(text)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _is_number(text):
@@ -315,12 +351,14 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
         names = None
     offset = 1 if has_header else 0
     width = frame.shape[1]
+    columns = list(frame.columns)  # the file's columns, task column included
     tasks = None
     if task_column is not None:
         tpos = _label_position(task_column, names, width, path, "--task-column")
         tcol = frame.columns[tpos]
         _first_missing(frame[[tcol]], path, offset)
-        tasks = _labels(frame[tcol].to_numpy())
+        tasks = _codes_as_written(_labels(frame[tcol].to_numpy()), text, sep, has_header,
+                                  tpos)
         frame = frame.drop(columns=[tcol])
         names = None if names is None else [n for n in names if n != tcol]
         width -= 1
@@ -344,7 +382,13 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     X = _numeric(frame[feats], path, offset,
                  label_hint=label is None and ycol is not None and names is not None
                  and frame[ycol].dtype.kind in "biuf")
-    y = None if ycol is None else _labels(frame[ycol].to_numpy())
+    bad = np.argwhere(~np.isfinite(X))
+    if bad.size:  # ("inf", "1e400": named as a missing value is)
+        i, j = bad[0]
+        raise ValueError(f"{path}: row {i + 1 + offset}, column {feats[j]}: "
+                         f"{X[i, j]} is not a finite number.")
+    y = None if ycol is None else _codes_as_written(
+        _labels(frame[ycol].to_numpy()), text, sep, has_header, columns.index(ycol))
     if y is not None and y.dtype.kind == "U":
         _check_label_kinds(y, ycol, path, offset)
     info = {"sep": sep, "header": has_header,
@@ -363,8 +407,10 @@ def _match_names(names, model_names, label, path):
             f"{', '.join(names[:8])}{'...' if len(names) > 8 else ''}): columns "
             "are matched by name."
         )
-    if label is not None and str(label) not in names:
-        # a number names the column at that position, as when fitting
+    if label is not None and str(label) not in names and _is_integer(label):
+        # a number names the column at that position, as when fitting; a name
+        # the file lacks (the model's label, by default) leaves it unlabelled
+        # (it was "--label 'target': no such column" for every unlabelled file)
         label = names[_label_position(label, names, len(names), path)]
     extra = [n for n in names if n not in model_names]
     if label is not None and str(label) in extra:
@@ -414,7 +460,8 @@ def _read_numpy(path, label, n_features, suffix):
                              "arrays are read.") from exc
         raise ValueError(f"{path} is not a readable NumPy file: "
                          f"{str(exc).splitlines()[0]}") from exc
-    except (OSError, EOFError) as exc:
+    except (*_READ_ERRORS, zipfile.BadZipFile) as exc:
+        # (a truncated or damaged .npz raised BadZipFile: an internal error)
         raise ValueError(f"{path} is not a readable NumPy file: {exc}") from exc
     if X.ndim != 2:
         raise ValueError(f"{path}: X must be a 2-D array, got shape {X.shape}.")
@@ -701,6 +748,8 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
     -------
     X : ndarray or scipy.sparse.csr_matrix
     y : ndarray or None
+        Labels in their type: numbers, or text (CSV labels, and tasks, that are
+        integers written with leading zeros such as ``007`` keep their text).
     info : dict
         ``format``, ``n_features``, ``zero_based`` (LIBSVM),
         ``feature_names``, ``label_name``, ``header`` and ``sep`` (CSV) and

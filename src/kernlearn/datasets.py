@@ -441,13 +441,19 @@ def write_fgm_synthetic_svmlight(
             raise ValueError("give n_features and n_informative, or w.")
         w = _fgm_weights(np.random.default_rng(seeds[0]), n_features, n_informative,
                          weight_type)
+    from .io import write_atomically
+
     w = np.asarray(w, dtype=float)
-    with open(path, "wb") as fh:
-        for i in range(n_chunks):
-            rows = min(chunk_rows, n_samples - i * chunk_rows)
-            X, y = _gaussian_sign_data(np.random.default_rng(seeds[i + 1]), w, rows, 0,
-                                       density, decimals=decimals, labels=labels)
-            dump_svmlight_file(X, y, fh, zero_based=True)
+
+    def write(tmp):  # (written in place, an interrupt left a shorter data file)
+        with open(tmp, "wb") as fh:
+            for i in range(n_chunks):
+                rows = min(chunk_rows, n_samples - i * chunk_rows)
+                X, y = _gaussian_sign_data(np.random.default_rng(seeds[i + 1]), w, rows,
+                                           0, density, decimals=decimals, labels=labels)
+                dump_svmlight_file(X, y, fh, zero_based=True)
+
+    write_atomically(path, write)
     return w
 
 
@@ -643,6 +649,7 @@ _TABULAR_SETS = {
 
 # The readers of data files live in datafiles.py; these names stay importable here.
 from .datafiles import (  # noqa: E402, F401
+    _READ_ERRORS,
     DatasetNotFoundError,
     FeatureCountError,
     IndexBaseError,
@@ -779,30 +786,33 @@ class SvmlightChunks:
     def _lines(self):
         """Byte ranges of the chunks: whole lines, ``chunk_rows`` or ``chunk_bytes`` each."""
         read = 1 << 22
-        with _open(self.path) as fh:
-            pos, buf = 0, b""
-            while True:
-                more = fh.read(read)
-                buf += more
+        try:  # (a damaged compressed file was an internal error, exit 1)
+            with _open(self.path) as fh:
+                pos, buf = 0, b""
                 while True:
-                    if self.chunk_rows is not None:
-                        nl = np.flatnonzero(np.frombuffer(buf, np.uint8) == 10)
-                        end = nl[self.chunk_rows - 1] + 1 if len(nl) >= self.chunk_rows else None
-                    else:
-                        cut = -1
-                        if len(buf) >= self.chunk_bytes:
-                            cut = buf.rfind(b"\n", 0, self.chunk_bytes)
-                            # A line longer than a chunk is a chunk of its own.
-                            cut = cut if cut >= 0 else buf.find(b"\n")
-                        end = cut + 1 if cut >= 0 else None
-                    if end is None:
-                        break
-                    yield pos, buf[:end]
-                    pos, buf = pos + end, buf[end:]
-                if not more:
-                    if buf.strip():
-                        yield pos, buf
-                    return
+                    more = fh.read(read)
+                    buf += more
+                    while True:
+                        if self.chunk_rows is not None:
+                            nl = np.flatnonzero(np.frombuffer(buf, np.uint8) == 10)
+                            end = nl[self.chunk_rows - 1] + 1 if len(nl) >= self.chunk_rows else None
+                        else:
+                            cut = -1
+                            if len(buf) >= self.chunk_bytes:
+                                cut = buf.rfind(b"\n", 0, self.chunk_bytes)
+                                # A line longer than a chunk is a chunk of its own.
+                                cut = cut if cut >= 0 else buf.find(b"\n")
+                            end = cut + 1 if cut >= 0 else None
+                        if end is None:
+                            break
+                        yield pos, buf[:end]
+                        pos, buf = pos + end, buf[end:]
+                    if not more:
+                        if buf.strip():
+                            yield pos, buf
+                        return
+        except _READ_ERRORS as exc:
+            raise ValueError(f"cannot read {self.path}: {exc}") from exc
 
     def _index(self, zero_based):
         starts, ys, rows, width, has_zero, nnz = [], [], [0], 0, False, 0

@@ -498,6 +498,8 @@ def save_model(estimator, path, metadata=None):
         scikit-learn's nor kernlearn's.
     ValueError
         If a fitted array contains NaN or infinity.
+    sklearn.exceptions.NotFittedError
+        If a kernlearn estimator is not fitted (nothing is written).
     """
     if not _is_kernlearn_estimator(estimator):
         if metadata:
@@ -507,6 +509,11 @@ def save_model(estimator, path, metadata=None):
             )
         _write_sealed(path, _dump_composite(estimator))
         return
+    from sklearn.utils.validation import check_is_fitted
+
+    # an unfitted estimator was written without a word, and every load of
+    # the file then failed ("the model holds no fitted attributes")
+    check_is_fitted(estimator)
     enc = _Encoder()
     meta = {
         "format": FORMAT_NAME,

@@ -25,13 +25,26 @@ def check_two_classes(y):
     classes = np.unique(y) if _plain_labels(y) else None
     if classes is None or classes.size > round(0.5 * len(y)):
         # sklearn's own check (and its warning on as many classes as samples)
-        check_classification_targets(y)
-        classes = np.unique(y)
+        try:
+            check_classification_targets(y)
+            classes = np.unique(y)
+        except TypeError:
+            raise _unordered(y, "y", "labels") from None
     if classes.size < 2:
         raise ValueError(
             f"y contains a single class ({classes[0]!r}); a classifier needs more "
             "than one class."
         )
+
+
+def _unordered(values, name, what):
+    """The TypeError for ``values`` that cannot be sorted (None among strings,
+    numbers and strings): NumPy's own ("'<' not supported between instances of
+    'NoneType' and 'str'") named neither the argument nor the cause."""
+    kinds = sorted({type(v).__name__ for v in np.asarray(values, dtype=object).ravel()})
+    return TypeError(f"{name} mixes {what} of types {', '.join(kinds)}, which cannot be "
+                     "ordered (a missing value?); use one kind: all numbers or all "
+                     "strings.")
 
 
 def _plain_labels(y):
@@ -331,7 +344,10 @@ def split_tasks(task_index, n):
         raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
     if task_index.dtype.kind == "f" and not np.all(np.isfinite(task_index)):
         raise ValueError("task_index contains NaN or infinity.")
-    tasks, inv = np.unique(task_index, return_inverse=True)
+    try:
+        tasks, inv = np.unique(task_index, return_inverse=True)
+    except TypeError:
+        raise _unordered(task_index, "task_index", "task ids") from None
     return tasks, [np.flatnonzero(inv == t) for t in range(len(tasks))]
 
 
@@ -354,10 +370,17 @@ def task_positions(tasks, task_index, n):
     task_index = np.asarray(task_index)
     if task_index.shape != (n,):
         raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
-    pos = np.clip(np.searchsorted(tasks, task_index), 0, len(tasks) - 1)
-    if np.any(tasks[pos] != task_index):
-        unknown = np.setdiff1d(task_index, tasks)
-        raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5].tolist()}.")
+    try:
+        pos = np.clip(np.searchsorted(tasks, task_index), 0, len(tasks) - 1)
+        unseen = tasks[pos] != task_index
+        unknown = np.setdiff1d(task_index, tasks).tolist() if np.any(unseen) else []
+    except TypeError:
+        # ids that cannot be ordered with the fitted ones (None among strings)
+        # were NumPy's "'<' not supported between instances of ..."
+        known = set(tasks.tolist())
+        unknown = list(dict.fromkeys(v for v in task_index.tolist() if v not in known))
+    if unknown:
+        raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5]}.")
     return pos
 
 

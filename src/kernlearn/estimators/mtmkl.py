@@ -638,6 +638,8 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         # targets whose spread overflows float64 are refused as by every
         # regressor (y * 1e300 gave all-zero predictions without a word)
         fit_target_standardization(y, sw)
+        if self.loss == "square":
+            _check_square_loss_scale(y)
         return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self._shared(),
                          C, factor_store, C_grid)
 
@@ -666,6 +668,30 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
 
     score.__doc__ = task_score_doc(
         "Coefficient of determination :math:`R^2` (over all samples, not per task)", _SCORE_X)
+
+
+def _check_square_loss_scale(y):
+    """Refuse targets whose squares leave float64's normal range.
+
+    The square loss's solves form sums of targets times dual coefficients of
+    the same scale (and their squares): a constant target of 1e200 overflowed
+    them and the model predicted 0; targets varying by less than ~1e-146 have
+    squares that, times the loss weights, fall to subnormal numbers and lose
+    their precision, and their kernel weights came out wrong (y * 1e-300:
+    predictions off by a fifth of their scale; y * 1e-154: 3e-4), both without
+    a word.
+    """
+    f = np.finfo(np.float64)
+    tiny, huge = f.tiny / f.eps, f.max
+    big = float(np.max(np.abs(y)))
+    if big > np.sqrt(huge / len(y)):
+        raise ValueError(f"y is too large for the square loss in float64 (max |y| = "
+                         f"{big:.3g}: sums of squared targets overflow); rescale the "
+                         "target.")
+    spread = float(np.ptp(y))
+    if 0 < spread < np.sqrt(tiny):
+        raise ValueError(f"y varies too little for the square loss in float64 (by "
+                         f"{spread:.3g}: its squares lose their precision); rescale the target.")
 
 
 class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMKL):

@@ -563,7 +563,7 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         cap = default_columns(n) if callable(default_columns) else default_columns
         M = min(n, cap)
     else:
-        M = n_columns
+        M = int(n_columns)  # (True, which the constraints pass as 1, crashed NumPy)
     if M > n:
         # as Nystroem: a grid search with small folds must not fail
         warnings.warn(
@@ -666,6 +666,10 @@ class _WidthColumns:
     """
 
     def __init__(self, X, S, kernel, params, factors, precompute):
+        # fewer columns than factors (n_columns=1, or one training row): only
+        # the first M factors have a column (a family of none was an error
+        # naming an "n_columns=0" nobody passed)
+        factors = tuple(factors)[:len(S)]
         K, M = len(factors), len(S)
         self.indices_ = S
         self.factors_ = np.resize(np.asarray(factors, dtype=float), M)
