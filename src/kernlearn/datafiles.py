@@ -181,12 +181,18 @@ def _codes_as_written(values, text, sep, has_header, index):
     """
     if values.dtype.kind not in "iu":
         return values
-    rows = [row for row in csv.reader(io.StringIO(text), delimiter=sep,
-                                      skipinitialspace=True) if row]
-    cells = [row[index].strip() for row in rows[1 if has_header else 0:]]
-    if len(cells) != len(values) or not any(_LEADING_ZERO.match(c) for c in cells):
+    import pandas as pd
+
+    # the one column again, as text (pandas' C reader: no Python list of every
+    # cell of a large file)
+    column = pd.read_csv(
+        io.StringIO(text), sep=sep, header=0 if has_header else None, usecols=[index],
+        dtype=str, na_filter=False, skipinitialspace=True, skip_blank_lines=True,
+        engine="c",
+    ).iloc[:, 0].str.strip()
+    if len(column) != len(values) or not column.str.match(_LEADING_ZERO).any():
         return values
-    return np.asarray(cells)
+    return column.to_numpy(dtype=str)
 
 
 def _check_label_kinds(y, column, path, offset):
