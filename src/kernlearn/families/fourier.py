@@ -13,12 +13,12 @@ which is the approximate infinite kernel learning of sec. 5.2 (GrFL-M).
 import math
 import numbers
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
 from ..kernels import convert_width, resolve_gamma
+from ..utils._numba_cache import njit_cached
 from ._infinite import InfiniteFamily, plain_float_matrix
 
 __all__ = ["RandomFourierFeatures"]
@@ -44,7 +44,7 @@ _NO_WEIGHTS = np.empty(0)
 _FUSED_MAX_TASKS = 8
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _cos_sin_row(p, c, s):
     """``c[j], s[j] = cos(p[j]), sin(p[j])`` for the phases ``p`` of one row.
 
@@ -84,7 +84,7 @@ def _cos_sin_row(p, c, s):
                 c[j], s[j] = math.cos(p[j]), math.sin(p[j])
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _cos_sin(P, out, w, sq):
     """``out[:, 2j], out[:, 2j+1] = cos(P[:, j]), sin(P[:, j])``, and their
     squared norms (weighted by ``w`` unless it is empty) added to ``sq``.
@@ -109,7 +109,7 @@ def _cos_sin(P, out, w, sq):
             sq[2 * j + 1] += wi * (b * b)
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _cos_sin_sums(P, G, w, HG, sq):
     """Correlations with ``G`` and squared norms of the cos/sin columns of ``P``.
 

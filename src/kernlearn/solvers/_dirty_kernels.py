@@ -8,8 +8,9 @@ certificates, the products through BLAS (``np.dot``).
 
 import math
 
-import numba
 import numpy as np
+
+from ..utils._numba_cache import njit_cached
 
 __all__ = []
 
@@ -18,7 +19,7 @@ __all__ = []
 KATO_TEMPLE, CHOLESKY, EXACT = 0, 1, 2
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _power_iterations(G, v, rtol, max_iter):
     """Power iterations on the symmetric PSD ``G`` from the unit vector ``v``.
 

@@ -7,8 +7,9 @@ from the solver (the Python driver of the Newton iterations) so that each
 module stays small.
 """
 
-import numba
 import numpy as np
+
+from ..utils._numba_cache import njit_cached
 
 __all__ = []
 
@@ -18,7 +19,7 @@ _CHECK_EVERY = 8
 # Sweeps combined by the Anderson extrapolation of the inner BCD (0: none).
 _ANDERSON = 5
 
-@numba.njit(cache=True)
+@njit_cached
 def _l1_ball_residual(Z, r):
     """``Z - P(Z)`` with ``P`` the projection on the l1 ball of radius ``r``
     (the prox of ``r * ||.||_inf`` by the Moreau decomposition)."""
@@ -41,7 +42,7 @@ def _l1_ball_residual(Z, r):
     return out
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _max_group(indptr):
     """Size of the largest group."""
     m = 0
@@ -50,7 +51,7 @@ def _max_group(indptr):
     return m
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _prox_in_place(Z, thr, kind):
     """Overwrite the block ``Z`` (rows of a group, all tasks) with the prox of
     ``thr * norm`` at ``Z`` (no allocation but for the l-infinity norm)."""
@@ -83,7 +84,7 @@ def _prox_in_place(Z, thr, kind):
         Z[:, :] = _l1_ball_residual(Z, thr)
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _penalty_value(W, ws, indptr, kind, alpha, alpha_s, has_shared):
     """``P.penalty_value(W, ws)`` for a penalty with a compiled block prox
     (``kind``) and an l1 (or no) shared penalty, without Python overhead."""
@@ -119,7 +120,7 @@ def _penalty_value(W, ws, indptr, kind, alpha, alpha_s, has_shared):
     return val
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _kkt_residual(W, ws, gW, gws, gb, step, indptr, kind, alpha, alpha_s, has_shared,
                   fit_b):
     """Max-norm of the prox-gradient mapping at ``(W, ws, b)`` with step
@@ -162,7 +163,7 @@ def _kkt_residual(W, ws, gW, gws, gb, step, indptr, kind, alpha, alpha_s, has_sh
     return res
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _model_curvatures(H, indptr, fit_b):
     """The quadratic model's Hessians, damped, and its block curvatures.
 
@@ -208,7 +209,7 @@ def _model_curvatures(H, indptr, fit_b):
     return Hd, np.maximum(Lw, 1e-300), np.maximum(Ls, 1e-300)
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
          fit_b, max_sweeps, tol, step_kkt):
     """Block coordinate descent on the quadratic model plus the penalties.
@@ -367,7 +368,7 @@ def _bcd(H, GW, Gb, W, ws, b, indptr, Lw, Ls, kind, alpha, alpha_s, has_shared,
     return sweep, res
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _pack(W, ws, b, out):
     """Write ``(W, ws, b)`` into the flat vector ``out``."""
     p, T = W.shape
@@ -378,7 +379,7 @@ def _pack(W, ws, b, out):
     out[p * T + p:] = b
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _model_value(x, x0, R, GW, Gb, indptr, kind, alpha, alpha_s, has_shared):
     """The quadratic model plus the penalties at the flat point ``x`` (start
     ``x0``), with ``R[t] = H[t] @ Delta_t`` at ``x`` (no product with ``H``)."""
@@ -397,7 +398,7 @@ def _model_value(x, x0, R, GW, Gb, indptr, kind, alpha, alpha_s, has_shared):
                               has_shared)
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _extrapolate(Xh, Rh, x0, xe, Re, GW, Gb, W, ws, b, R, indptr, kind, alpha,
                  alpha_s, has_shared):
     """Anderson extrapolation of the last sweeps (Bertrand and Massias 2021).
@@ -498,7 +499,7 @@ _SQUARE, _SQUARED_HINGE = 0, 1
 _PW_BLOCK = 128
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _pairwise_block(a, lo, n):
     """NumPy's sum of at most :data:`_PW_BLOCK` terms ``a[lo:lo + n]``."""
     if n < 8:
@@ -527,7 +528,7 @@ def _pairwise_block(a, lo, n):
     return res
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _pairwise_sum(a, lo, n):
     """``a[lo:lo + n].sum()`` summed as NumPy sums a contiguous array (its
     pairwise summation: blocks of at most :data:`_PW_BLOCK` terms, longer
@@ -569,7 +570,7 @@ def _pairwise_sum(a, lo, n):
     return vals[0]
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _loss_value(M, Y, loss_kind):
     """``loss.value(M, Y).sum()`` of the square loss or the squared hinge
     (``M``, ``Y`` C-contiguous, of one shape), as NumPy computes it."""
@@ -584,7 +585,7 @@ def _loss_value(M, Y, loss_kind):
     return _pairwise_sum(v, 0, v.size)
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _gradients_kkt(Phi, Y, M, loss_kind, W, ws, step, indptr, kind, alpha, alpha_s,
                    has_shared, fit_b):
     """``DirtyProblem.gradients(M)`` (every task on every row), the KKT
@@ -619,7 +620,7 @@ def _gradients_kkt(Phi, Y, M, loss_kind, W, ws, step, indptr, kind, alpha, alpha
     return gW, gws, gb, res, D
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _newton_step(Phi, Y, loss_kind, M, F, pen0, W, ws, b, gW, gws, gb, Hd, Lw, Ls,
                  indptr, kind, alpha, alpha_s, has_shared, fit_b, max_sweeps, tol,
                  step_kkt, sigma, max_halvings, round_):
@@ -677,7 +678,7 @@ def _newton_step(Phi, Y, loss_kind, M, F, pen0, W, ws, b, gW, gws, gb, Hd, Lw, L
             (gW, gws, gb, -1.0, np.empty((0, 0))))
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _append_block(Phi, d, q):
     """``hessian_block(Phi, d, cols)`` for the columns ``q..p`` (the new ones,
     then the intercept), as it computes them: the rows of zero curvature left
@@ -720,7 +721,7 @@ def _append_block(Phi, d, q):
     return C
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _hessian_append(Ho, H, Phi, Dh, B, use_B):
     """The Hessians ``H`` (``(T, p+1, p+1)``, every task on every row, at
     curvature ``Dh``) from those ``Ho`` of the first ``q`` columns: their
@@ -751,7 +752,7 @@ def _hessian_append(Ho, H, Phi, Dh, B, use_B):
                 H[t, q + j, i] = C[i, j]
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _curvature_change(D, Dh):
     """Whether the curvatures ``D`` equal ``Dh`` everywhere, and the scale of
     the rows' change test, ``max(|D|.max(), 1e-300)``."""
@@ -763,7 +764,7 @@ def _curvature_change(D, Dh):
     return same, max(scale, 1e-300)
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _changed_rows(D, Dh, t, thr):
     """The rows whose curvature of task ``t`` moved by more than ``thr``."""
     n = D.shape[0]
@@ -776,7 +777,7 @@ def _changed_rows(D, Dh, t, thr):
     return idx[:m].copy()
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _rank_block(Phi, D, Dh, t, idx):
     """``hessian_block(Phi[idx], D[idx, t] - Dh[idx, t])`` but for its ``S'S``
     (a BLAS syrk in NumPy, which the compiled products would not reproduce):
@@ -814,7 +815,7 @@ def _rank_block(Phi, D, Dh, t, idx):
     return out, S
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _add_rank_block(H, t, out, D, Dh, idx):
     """``H[t] += out`` and the curvature of the rows ``idx`` recorded."""
     p1 = H.shape[1]

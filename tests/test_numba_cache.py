@@ -1,0 +1,135 @@
+"""``njit_cached``: numba's on-disk cache, entries loaded without parsing their bitcode.
+
+Each scenario runs in fresh processes against an empty cache directory
+(``NUMBA_CACHE_DIR``): one process compiles and writes the cache, the next
+loads it, as a new process after ``python -m kernlearn._precompile`` does.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+import pytest
+from numba.core.caching import FunctionCache
+
+import kernlearn
+from kernlearn.utils import _numba_cache
+from kernlearn.utils._numba_cache import njit_cached
+
+PACKAGE = Path(kernlearn.__file__).parent
+
+# A callee with an allocation and a division (their error paths put globals in
+# the bitcode) and a caller that links it.
+MODULE = '''
+import numpy as np
+from kernlearn.utils._numba_cache import njit_cached
+
+@njit_cached
+def inner(x, k):
+    out = np.empty(x.size)
+    for i in range(x.size):
+        out[i] = x[i] ** k + 1.0 / (1.0 + x[i] * x[i])
+    return out
+
+@njit_cached
+def outer(x):
+    return inner(x, 3).sum() + np.dot(x, x)
+'''
+
+# Calls ``outer``, then reports how it was obtained and what its library holds;
+# with "link", compiles a new (uncached) function that calls it.
+PROBE = r'''
+import json, sys
+import numpy as np
+import llvmlite.binding as ll
+import kern
+x = np.linspace(-2.0, 3.0, 37)
+value = kern.outer(x)
+lib = kern.outer.overloads[kern.outer.signatures[0]].library
+out = {"value": value.hex(), "hits": sum(kern.outer.stats.cache_hits.values()),
+       "library": type(lib).__name__, "parsed": lib._shared_module is not None}
+if lib._shared_module is None:
+    module = ll.parse_bitcode(lib._linking_bitcode)
+    names = {v.name for vs in (module.functions, module.global_variables) for v in vs
+             if not v.is_declaration}
+    out["names"] = len(names)
+    out["names recorded"] = names <= lib.codegen._engine._defined_symbols
+if "link" in sys.argv:
+    import numba
+    @numba.njit
+    def caller(x):
+        return 2.0 * kern.outer(x)
+    out["caller"] = caller(x).hex()
+    out["parsed after linking"] = lib._shared_module is not None
+print(json.dumps(out))
+'''
+
+
+def _run(tmp_path, *args):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(PACKAGE.parent),
+                                         env.get("PYTHONPATH", "")])
+    run = subprocess.run([sys.executable, "-c", PROBE, *args], check=False,
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_the_installed_numba_takes_the_fast_path():
+    # (if numba's loader changes, njit_cached silently becomes numba.njit(cache=True))
+    assert _numba_cache._numba_matches()
+    assert type(njit_cached(lambda x: x)._cache) is _numba_cache._LazyLinkingCache
+
+
+def test_a_new_process_loads_the_machine_code_and_defers_the_bitcode(tmp_path):
+    (tmp_path / "kern.py").write_text(MODULE)
+    first = _run(tmp_path)
+    assert first["hits"] == 0 and first["library"] != "_LazyLinkingLibrary"
+    files = sorted(p.name for p in (tmp_path / "cache").rglob("*.nbi"))
+    assert len(files) == 2 and all(f.startswith("lazylink-kern.") for f in files), files
+
+    later = _run(tmp_path)
+    assert later["hits"] == 1
+    assert later["library"] == "_LazyLinkingLibrary" and not later["parsed"]
+    # the same machine code: the same value to the last bit
+    assert later["value"] == first["value"]
+    # every symbol the bitcode defines is known to the engine, as numba's loader does
+    assert later["names"] > 2 and later["names recorded"]
+
+
+def test_a_loaded_function_links_into_a_new_caller(tmp_path):
+    (tmp_path / "kern.py").write_text(MODULE)
+    first = _run(tmp_path)
+    later = _run(tmp_path, "link")
+    assert later["hits"] == 1 and not later["parsed"]
+    # compiling the caller parsed the bitcode it links, and the caller is right
+    assert later["parsed after linking"]
+    assert float.fromhex(later["caller"]) == 2.0 * float.fromhex(first["value"])
+
+
+def test_options_pass_through_and_an_unknown_numba_gets_numba_s_cache(monkeypatch):
+    def f(x):
+        return x + 1.0
+
+    fast = njit_cached(fastmath=True)(f)
+    assert fast.targetoptions["fastmath"]
+    assert isinstance(fast._cache, FunctionCache)
+    monkeypatch.setattr(_numba_cache, "_SUPPORTED", False)
+    plain = njit_cached(f)
+    assert type(plain._cache) is FunctionCache
+    assert isinstance(plain, numba.core.registry.CPUDispatcher)
+
+
+@pytest.mark.parametrize("module", ["kernlearn.solvers._grfl_newton_kernels",
+                                    "kernlearn.solvers._dirty_kernels"])
+def test_grfl_kernels_use_it(module):
+    import importlib
+
+    mod = importlib.import_module(module)
+    dispatchers = [v for v in vars(mod).values()
+                   if isinstance(v, numba.core.registry.CPUDispatcher)]
+    assert dispatchers
+    assert all(type(d._cache) is _numba_cache._LazyLinkingCache for d in dispatchers)
