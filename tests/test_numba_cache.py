@@ -137,8 +137,13 @@ def test_options_pass_through_and_an_unknown_numba_gets_numba_s_cache(monkeypatc
 
 @fast_path
 @pytest.mark.parametrize("module", ["kernlearn.solvers._grfl_newton_kernels",
-                                    "kernlearn.solvers._dirty_kernels"])
-def test_grfl_kernels_use_it(module):
+                                    "kernlearn.solvers._dirty_kernels",
+                                    "kernlearn.solvers.prox_newton",
+                                    "kernlearn.methods._obscure_steps",
+                                    "kernlearn.methods._obscure_dual",
+                                    "kernlearn.methods._slkl_compiled",
+                                    "kernlearn.families.polynomial"])
+def test_compiled_kernels_use_it(module):
     import importlib
 
     mod = importlib.import_module(module)

@@ -22,7 +22,7 @@ PACKAGE = Path(kernlearn.__file__).parent
 # Every way a function is compiled in the package: numba's decorator or call
 # form, or the cached decorator of kernlearn.utils._numba_cache (whose module
 # calls numba.njit on the functions it is given, not on its own).
-_JIT = re.compile(r"numba\.(?:njit|jit)\(|^@njit_cached\b", re.MULTILINE)
+_JIT = re.compile(r"numba\.(?:njit|jit)\(|^@njit_cached\b|\bnjit_cached\(", re.MULTILINE)
 _NOT_COUNTED = ("_precompile.py", "_numba_cache.py")
 
 # A fresh process fits each estimator that uses compiled code, on data of other

@@ -5,8 +5,8 @@
 in each input form that reaches a different compiled signature (dense input,
 float32 included, CSR, binary and multiclass, the polynomial family), then
 compiles the int64-index variant of every signature taking int32 index arrays
-(large sparse data).  Every ``@numba.njit(cache=True)`` function (and every
-``@njit_cached`` one, :mod:`kernlearn.utils._numba_cache`) is thereby compiled
+(large sparse data).  Every compiled function (``@njit_cached`` of
+:mod:`kernlearn.utils._numba_cache`: numba's ``cache=True``) is thereby compiled
 and written to numba's on-disk cache, so that the first fit after an install
 only loads it.  The run ends by checking that every compiled function
 of the package was reached; it names the ones that were not (a new function

@@ -24,12 +24,18 @@ linear features when ``coef0 > 0``); a budget larger than that returns every
 candidate once.
 """
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import (BaseFamily, _exclude_array, as_params, check_ids, drop_excluded,
-                    input_feature_names)
+from ..utils._numba_cache import njit_cached
+from ._base import (
+    BaseFamily,
+    _exclude_array,
+    as_params,
+    check_ids,
+    drop_excluded,
+    input_feature_names,
+)
 
 
 def _sq_col_norms(X):
@@ -286,7 +292,7 @@ def _merge_top(ids_a, sc_a, ids_b, sc_b, k):
     return ids[order], sc[order]
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _heap_push(hs, hi, size, score, ident):
     """Push into the min-heap ``(hs, hi)`` of capacity ``len(hs)``; return its size."""
     if size < hs.size:
@@ -319,7 +325,7 @@ def _heap_push(hs, hi, size, score, ident):
     return size
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _sparse_pair_top_k(c_ptr, c_idx, c_val, r_ptr, r_idx, r_val, u, k, scaled, gamma,
                        s_acc, n_acc, mark, touched, hs, hi):
     r"""Top-``k`` pairs ``j <= l`` by :math:`|\sum_i u_i x_{ij} x_{il}|` (scaled), sparse ``X``.

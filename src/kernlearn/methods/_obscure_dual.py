@@ -5,10 +5,10 @@ Private to :mod:`kernlearn.methods.obscure` (which documents the storage:
 there.
 """
 
-import numba
 import numpy as np
 
 from ..penalties.squared import lp_norm
+from ..utils._numba_cache import njit_cached
 
 
 def dual_bound(A, N, y, lam, q, sample_weight=None, G=None, kdiag=None,
@@ -272,7 +272,7 @@ class _RecentUpdates:
             self.next_reset *= 2
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _suffix_point(A, A0, G, G0, rho, dA, dG, N):  # pragma: no cover
     """``dA = (A - rho A0) / (1 - rho)``, ``dG`` alike, ``N[j] = sum dA dG_j``, in one pass.
 

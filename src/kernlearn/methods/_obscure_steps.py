@@ -5,16 +5,16 @@ Private to :mod:`kernlearn.methods.obscure` (which documents the storage:
 ``A``, ``G = K A``, ``N = ||theta^j||^2`` and the lazy scale).
 """
 
-import numba
 import numpy as np
 from sklearn.utils.extmath import safe_sparse_dot
 
 from ..kernels import KernelList
 from ..penalties.squared import conj_mirror_scales, lp_norm
+from ..utils._numba_cache import njit_cached
 from ._obscure_dual import _CLIP_SCALES, _EXACT_BUDGET
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _step(stage, t, s, lam, q, scale, nq, zq, R, eta1, A, G, N):  # pragma: no cover
     """The step size of one update and the lazy scale after its shrinkage.
 
@@ -41,7 +41,7 @@ def _step(stage, t, s, lam, q, scale, nq, zq, R, eta1, A, G, N):  # pragma: no c
     return t, s, eta, scale * shrink
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _hinge(G, alpha, scale, i, yi, multiclass, m):  # pragma: no cover
     """Margins ``m`` of sample ``i`` (lazy ``scale`` included) and its hinge loss.
 
@@ -67,7 +67,7 @@ def _hinge(G, alpha, scale, i, yi, multiclass, m):  # pragma: no cover
     return 1.0 - yi * m[0], yh
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _mirror(N, q, alpha):  # pragma: no cover
     r"""Mirror-map scales :math:`a_j` of Lemma 1 into ``alpha``; returns ``||theta||_{2,q}``.
 
@@ -104,7 +104,7 @@ def _mirror(N, q, alpha):  # pragma: no cover
     return np.sqrt(mx) * s1
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _add_row(g, g2, krow, cf, e, pair):  # pragma: no cover
     """``g += cf * k`` (and ``g2 -= cf * k`` when ``pair``), ``k = krow ** (2 ** e)``.
 
@@ -263,10 +263,10 @@ def _block_loop(
     return -1
 
 
-_block_loop_jit = numba.njit(cache=True, fastmath=False)(_block_loop)
+_block_loop_jit = njit_cached(fastmath=False)(_block_loop)
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _sample_zq(kdiag, q, multiclass):  # pragma: no cover
     r""":math:`\|z\|_{2,q}` of each sample's hinge sub-gradient, for Algorithm 2's :math:`s_t`.
 
@@ -292,7 +292,7 @@ def _sample_zq(kdiag, q, multiclass):  # pragma: no cover
     return out
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _incurs_loss(ids, G, N, q, scale, yint, multiclass, alpha):  # pragma: no cover
     """Whether each sample of ``ids`` incurs a hinge loss under the current iterate.
 
@@ -309,7 +309,7 @@ def _incurs_loss(ids, G, N, q, scale, yint, multiclass, alpha):  # pragma: no co
     return out
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _lazy_objective(G, N, scale, q, yint, multiclass, sw, alpha, lam, marg):  # pragma: no cover
     """Objective (5) of the current iterate, lazy ``scale`` included.
 
@@ -345,7 +345,7 @@ def _lazy_objective(G, N, scale, q, yint, multiclass, sw, alpha, lam, marg):  # 
     return 0.5 * lam * wn * wn + lsum / wsum
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _coef_norms(A, G, N, scale):  # pragma: no cover
     """``A *= scale``; ``N[j] = sum_ic A[i, c] G[c, j, i]``; returns the rows of ``A`` not zero.
 
@@ -370,7 +370,7 @@ def _coef_norms(A, G, N, scale):  # pragma: no cover
     return nsup
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _end_epoch(A, G, N, scale, q, yint, multiclass, sw, alpha, awaited):  # pragma: no cover
     r"""An epoch's bookkeeping in one compiled pass over the storage.
 
@@ -429,7 +429,7 @@ def _end_epoch(A, G, N, scale, q, yint, multiclass, sw, alpha, awaited):  # prag
 
 # (reassociation lets the block's dot products vectorise; the bound's value
 # moves in the last digits only)
-@numba.njit(cache=True, fastmath={"reassoc", "contract"})
+@njit_cached(fastmath={"reassoc", "contract"})
 def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
                        cap, max_rows, scales, src, nsq):  # pragma: no cover
     r"""``_obscure_dual.dual_bound`` with the row cache's kernel values, compiled.
@@ -623,7 +623,7 @@ def _block_numpy(
     st[0], st[1], st[2] = scale, s, t
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _rbf_exponent_rows(D, sq_a, sq_b, gamma, out, slots):  # pragma: no cover
     """``out[slots[a]] = -gamma * max(|x_a|^2 + |x_l|^2 - 2 D[a, l], 0)`` (float32)."""
     for a in range(D.shape[0]):
@@ -633,7 +633,7 @@ def _rbf_exponent_rows(D, sq_a, sq_b, gamma, out, slots):  # pragma: no cover
             out[r, l] = -gamma * max(d2, 0.0)
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _scaled_rows(D, s_a, s_b, out, slots):  # pragma: no cover
     """``out[slots[a]] = s_a[a] * D[a, l] * s_b[l]`` (float32)."""
     for a in range(D.shape[0]):

@@ -5,8 +5,9 @@ Compiled once and cached on disk (``cache=True``), so a new process loads
 them instead of compiling them again.
 """
 
-import numba
 import numpy as np
+
+from ..utils._numba_cache import njit_cached
 
 # Reassociation lets the compiler vectorise the reductions (dot products with
 # G and P, O(m0^2) each): without it every sum is one dependent add after
@@ -15,7 +16,7 @@ import numpy as np
 # no "nnan"/"ninf", so NaN and infinity keep their meaning.
 _FAST = {"reassoc", "contract", "nsz", "arcp"}
 
-@numba.njit(cache=True, fastmath=_FAST)
+@njit_cached(fastmath=_FAST)
 def _rank1(A, alpha, x, y):  # pragma: no cover - compiled
     """``A += alpha * outer(x, y)`` in place, without the temporary outer product.
 
@@ -29,7 +30,7 @@ def _rank1(A, alpha, x, y):  # pragma: no cover - compiled
             A[i, k] += ax * y[k]
 
 
-@numba.njit(cache=True, fastmath=_FAST)
+@njit_cached(fastmath=_FAST)
 def _rank1_lower(A, m, alpha, x):  # pragma: no cover - compiled
     """``A += alpha * outer(x, x)`` on the lower triangle of ``A[:m, :m]`` only.
 
@@ -43,7 +44,7 @@ def _rank1_lower(A, m, alpha, x):  # pragma: no cover - compiled
             A[i, k] += ax * x[k]
 
 
-@numba.njit(cache=True, fastmath=_FAST)
+@njit_cached(fastmath=_FAST)
 def _symv(A, m, x, out):  # pragma: no cover - compiled
     """``out = A[:m, :m] @ x`` for a symmetric ``A`` held in its lower triangle."""
     for i in range(m):
@@ -57,7 +58,7 @@ def _symv(A, m, x, out):  # pragma: no cover - compiled
         out[i] += acc + A[i, i] * xi
 
 
-@numba.njit(cache=True, fastmath=_FAST)
+@njit_cached(fastmath=_FAST)
 def _step_rule(mu_old, a2, b, one, lam, nu, exact):  # pragma: no cover - compiled
     r"""New weight of one coordinate: eq. (19), or the exact minimiser.
 
@@ -80,7 +81,7 @@ def _step_rule(mu_old, a2, b, one, lam, nu, exact):  # pragma: no cover - compil
     return new, change, fallback
 
 
-@numba.njit(cache=True, fastmath=_FAST)
+@njit_cached(fastmath=_FAST)
 def _gram_residual(G, V, PA, Q, mu, idx, m, lam, r, rho):  # pragma: no cover
     r"""Round-off of Gram mode's state, on random probes (compiled, O(m0^2 + m0 T)).
 
@@ -124,7 +125,7 @@ def _gram_residual(G, V, PA, Q, mu, idx, m, lam, r, rho):  # pragma: no cover
     return max(np.sqrt(e1 / max(rr, 1e-300)), np.sqrt(e2 / max(gq2, 1e-300)))
 
 
-@numba.njit(cache=True, fastmath=_FAST)
+@njit_cached(fastmath=_FAST)
 def _gram_steps(coords, start, forced, exact, P, Q, V, G, PA, idx, slot, mu, kkt,
                 case_counts, scal, lam, nu, check_every, probes, threshold):  # pragma: no cover
     """Coordinate steps of Gram mode, compiled: the whole of a sweep's work.

@@ -40,12 +40,12 @@ regression", JMLR 13 (the same design in LIBLINEAR).
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
 from ..penalties import SquaredGroupL1
 from ..penalties._prox import group_norms
+from ..utils._numba_cache import njit_cached
 from ._base import BaseSolver, History, SolverResult, SolverState, single_blas_thread
 
 __all__ = ["LocalNewtonRows", "ProxNewton", "ProxNewtonState", "block_minimiser", "loss_derivatives",
@@ -62,7 +62,7 @@ _NEWTON_AFTER = 2
 _NEWTON_HALVINGS = 3
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _block_mu(lam, ct, alpha, S):
     """Root ``mu`` of the block optimality condition (see :func:`block_minimiser`).
 
@@ -127,7 +127,7 @@ def block_minimiser(Hblocks, c, alpha, S):
     return np.einsum("kij,kj->ki", U, out)
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _solve_block(lam, U, ct, alpha, S, out):
     """Block minimiser in the eigenbasis: writes ``(U' v)`` into ``out``."""
     cn2 = 0.0
@@ -143,7 +143,7 @@ def _solve_block(lam, U, ct, alpha, S, out):
             out[k, i] = -ct[k, i] / (lam[k, i] + mu)
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _group_norms(W, indptr):
     T = indptr.shape[0] - 1
     norms = np.zeros(T)
@@ -156,7 +156,7 @@ def _group_norms(W, indptr):
     return norms
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _model_gradient(H, g, W0, W):
     """``Q_k = g_k + H_k (W_k - W0_k)``: gradient of the quadratic model at ``W``."""
     K, p = g.shape
@@ -170,7 +170,7 @@ def _model_gradient(H, g, W0, W):
     return Q
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _value_at(g, Q, W0, W, indptr, alpha):
     """Quadratic model plus penalty at ``W`` given its model gradient ``Q``.
 
@@ -191,7 +191,7 @@ def _model_value(H, g, W0, W, indptr, alpha):
     return _value_at(g, _model_gradient(H, g, W0, W), W0, W, indptr, alpha)
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _support_newton(H, W, Q, indptr, alpha):
     r"""Newton step of the subproblem on the groups carrying weight.
 
@@ -295,7 +295,7 @@ def _support_newton(H, W, Q, indptr, alpha):
     return Wn, bool(np.all(np.isfinite(Wn)))
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _subproblem(H, g, W0, indptr, alpha, max_sweeps, tol, ftol, newton=True):
     """Exact block coordinate descent on model + squared group-l1 penalty.
 
@@ -804,7 +804,7 @@ def _matmul_t(A, R):
     return np.asarray(A.T @ R)
 
 
-@numba.njit(cache=True)
+@njit_cached
 def _sparse_hessians(indptr, indices, data, D, H, hb):
     """``H_k += sum_i D_ik x_i x_i'`` and ``hb_k += sum_i D_ik x_i`` for CSR rows.
 
