@@ -28,8 +28,8 @@ def check_two_classes(y):
         try:
             check_classification_targets(y)
             classes = np.unique(y)
-        except TypeError:
-            raise _unordered(y, "y", "labels") from None
+        except TypeError as exc:
+            raise _unordered(y, "y", "labels", exc) from None
     if classes.size < 2:
         raise ValueError(
             f"y contains a single class ({classes[0]!r}); a classifier needs more "
@@ -37,11 +37,17 @@ def check_two_classes(y):
         )
 
 
-def _unordered(values, name, what):
-    """The TypeError for ``values`` that cannot be sorted (None among strings,
-    numbers and strings): NumPy's own ("'<' not supported between instances of
-    'NoneType' and 'str'") named neither the argument nor the cause."""
+def _unordered(values, name, what, exc):
+    """The TypeError to raise for ``values`` whose sorting raised ``exc``.
+
+    Values of mixed kinds (None among strings, numbers and strings) get one
+    naming the argument and the cause: NumPy's own ("'<' not supported between
+    instances of 'NoneType' and 'str'") named neither.  Values of one kind keep
+    ``exc`` (scikit-learn's refusal of bytes labels, for one).
+    """
     kinds = sorted({type(v).__name__ for v in np.asarray(values, dtype=object).ravel()})
+    if len(kinds) < 2:
+        return exc
     return TypeError(f"{name} mixes {what} of types {', '.join(kinds)}, which cannot be "
                      "ordered (a missing value?); use one kind: all numbers or all "
                      "strings.")
@@ -346,8 +352,8 @@ def split_tasks(task_index, n):
         raise ValueError("task_index contains NaN or infinity.")
     try:
         tasks, inv = np.unique(task_index, return_inverse=True)
-    except TypeError:
-        raise _unordered(task_index, "task_index", "task ids") from None
+    except TypeError as exc:
+        raise _unordered(task_index, "task_index", "task ids", exc) from None
     return tasks, [np.flatnonzero(inv == t) for t in range(len(tasks))]
 
 
