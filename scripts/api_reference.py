@@ -21,6 +21,7 @@ SECTIONS = {
             "GaborFeatures",
             "PolynomialPool",
             "AdditiveKernelExpansion",
+            "IntersectionKernelFeatures",
             "FeaturePool",
         ],
     ),
@@ -30,7 +31,7 @@ SECTIONS = {
     ),
     "Model files": (
         "kernlearn.io",
-        ["save_model", "load_model", "read_metadata", "register_safe_class"],
+        ["save_model", "load_model", "read_metadata", "register_safe_class", "trusted_types"],
     ),
     "Data": (
         "kernlearn.datasets",
@@ -41,10 +42,18 @@ SECTIONS = {
             "available_datasets",
             "data_home",
             "make_fgm_synthetic",
+            "make_fgm_group_synthetic",
             "make_sinc",
+            "SvmlightChunks",
+            "write_fgm_synthetic_svmlight",
         ],
     ),
+    "Multitask scoring": ("kernlearn.estimators.mtmkl", ["MultitaskScorer"]),
     "Reports": ("kernlearn.report", ["build_report", "write_report"]),
+    "Plots": (
+        "kernlearn.plotting",
+        ["plot_convergence", "plot_accuracy_vs_features", "plot_kernel_weights"],
+    ),
     "Model summaries": (
         "kernlearn.summary",
         ["selection_table", "evaluate_metrics", "feature_profile", "outside_fraction"],

@@ -125,6 +125,17 @@ def test_fgm_reports_an_active_constraint_not_no_violation(capsys, lines):
     assert "no_violation" not in out and clf.converged_
 
 
+def test_fgm_gap_stop_is_explained_as_a_gap(capsys, lines):
+    X, y, _ = make_fgm_synthetic(100, 6, 3, random_state=0)
+    # B = all features: after one master the Theorem-2 gap is below tol, so the
+    # fit stops on tol without a second objective to compare; the explanation
+    # must not claim an objective change was measured
+    clf = FGMClassifier(B=6, verbose=1).fit(X, y)
+    out = capsys.readouterr().out
+    assert clf.n_iter_ == 1 and "stop: tol (tol=0.01) after 1 iterations" in out, out
+    assert "duality gap" in out, out
+
+
 def test_grfl_reports_its_feature_budget(capsys, lines):
     X, y, _ = make_fgm_synthetic(60, 4, 2, random_state=0)
     with warnings.catch_warnings():

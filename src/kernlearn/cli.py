@@ -63,7 +63,7 @@ ESTIMATORS = {
                          "MK-MTFL: multitask multiple kernel learning (--task-column)"),
     "mtmkl-regressor": (
         "MultitaskMKLRegressor", "regression",
-        "MK-MTFL regression, shared components up to 5,000 rows (--task-column)"),
+        "MK-MTFL: multitask multiple kernel regression (--task-column)"),
 }
 
 #: Exit status -> meaning (also printed by ``kernlearn --help``).

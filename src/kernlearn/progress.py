@@ -28,7 +28,7 @@ STOP_REASONS = {
     "no_violation": "no candidate violates the optimality conditions",
     "active_set": "the most violating candidates are already in the model (the "
     "worst-case constraint is active)",
-    "tol": "the relative objective change fell below tol",
+    "tol": "the relative objective change or duality gap fell below tol",
     "max_iter": "the iteration cap was reached",
     "max_features": "the feature budget max_features was reached",
     "max_steps": "the budget of stochastic steps max_steps ran out",

@@ -588,7 +588,8 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     Our extension of FGM (paper 002) to the square loss
     :math:`\tfrac12(y - m)^2`; the dual variables are the scaled residuals
     ``C (y - m)``.  Parameters and attributes as in
-    :class:`~kernlearn.FGMClassifier` (without ``loss``/``n_jobs``).
+    :class:`~kernlearn.FGMClassifier` (without ``loss``, ``multiclass``,
+    ``n_jobs``, ``class_weight`` and ``probability``).
 
     Parameters
     ----------

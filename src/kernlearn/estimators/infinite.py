@@ -420,7 +420,8 @@ _COMMON_DOC = """
         its random draw)
         {paths_auto}, else 1.
         Each path costs about one fit, so ``n_paths=1`` fits small data
-        about 3 times faster (a grid search's candidates, for example).  Not
+        {paths_speed},
+        for a grid search's candidates for example.  Not
         with ``warm_start`` ("auto" is 1 there and on a ``dask.array``);
         where one held-out part chooses the features
         (``max_features="auto"`` from 300 rows) the model is one master and
@@ -595,6 +596,7 @@ class InfiniteFeatureClassifier(
             loss_default="squared_hinge", lambda_default='"auto"', lambda_note=_AUTO_LAMBDA_NOTE,
             max_features_default="None",
             paths_auto='with ``max_features`` None or ``"auto"``',
+            paths_speed="about 3 times faster (100 x 10: 20 -> 6.5 ms)",
             loss_choices='"squared_hinge" or "logistic", or a loss with ``prox``.',
             extra_params='''    class_weight : dict, "balanced" or None, default=None
         Weights of the classes' losses (``"balanced"``: ``n / (n_classes *
@@ -838,6 +840,8 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             loss_default="square", loss_choices='"square".', extra_params="",
             lambda_default='"auto"', max_features_default='"auto"',
             paths_auto='after the folds chose ``lambda_p="auto"``',
+            paths_speed=("about 1.3 times faster (100 x 10: 85 -> 64 ms; the\n"
+                         "        folds that choose the level cost more than the paths)"),
             lambda_note=_REG_LAMBDA_NOTE).replace(
             "    lambda_p : float,", '    lambda_p : float or "auto",').replace(
             "by 5-fold cross-validation and a path on all rows is run to it;",

@@ -715,7 +715,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         a deviation on a constant kernel, all in the same mixed norm (see
         :class:`MultitaskMKLRegressor`).  The SVM of all tasks is then one
         libsvm problem on the n x n kernel of all training rows (O(n^2)
-        memory), which is why it is off by default here; one-vs-rest tasks
+        memory), one more reason it is off by default; one-vs-rest tasks
         on the same images (the paper's Caltech-101) would repeat every row
         once per task.
     class_weight : dict, "balanced" or None, default=None
