@@ -4,7 +4,7 @@ Estimators are imported lazily so that ``import kernlearn`` stays cheap and a
 method under construction never breaks the others.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
 _ESTIMATORS = {
     "FGMClassifier": "kernlearn.estimators.fgm",
