@@ -17,3 +17,60 @@ def test_kernel_weight_labels_from_an_array_and_of_the_wrong_count(tmp_path):
     with pytest.raises(ValueError, match="names has 2 labels for 3 weights"):
         plot_kernel_weights([0.2, 0.3, 0.5], tmp_path / "x.png", names=["a", "b"])
     assert not (tmp_path / "x.png").exists()
+
+
+def _multitask_data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    t = np.repeat([0, 1], 30)
+    y = (X[:, 0] * (2 * t - 1) + 0.3 * rng.normal(size=60) > 0).astype(int)
+    return X, y, t
+
+
+@pytest.mark.parametrize("name", ["MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"])
+def test_cv_search_warns_of_a_renamed_parameter_once(name):
+    import warnings
+
+    import kernlearn
+
+    X, y, t = _multitask_data()
+    kw = {} if "Classifier" in name else {"kernel_selection": "objective"}
+    est = getattr(kernlearn, name)(["linear"], Cs=(0.1, 1.0), cv=3, max_inner=2, **kw)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y, task_index=t)
+    renamed = [w for w in caught if issubclass(w.category, FutureWarning)]
+    # one per validation fit and the refit (7) before
+    assert len(renamed) == 1, [str(w.message) for w in renamed]
+    assert "'max_inner' was renamed 'inner_max_iter'" in str(renamed[0].message)
+    # and the value reached the validation fits: the same search as the new name's
+    new = getattr(kernlearn, name)(["linear"], Cs=(0.1, 1.0), cv=3, inner_max_iter=2, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        new.fit(X, y, task_index=t)
+    np.testing.assert_array_equal(est.cv_results_["mean_test_score"],
+                                  new.cv_results_["mean_test_score"])
+    # both names: refused before any validation fit
+    both = getattr(kernlearn, name)(["linear"], cv=3, max_inner=2, inner_max_iter=3, **kw)
+    with pytest.raises(ValueError, match="not both"):
+        both.fit(X, y, task_index=t)
+
+
+def test_cv_search_sums_up_its_validation_fits_convergence_warnings():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from kernlearn import MultitaskMKLClassifierCV
+
+    X, y, t = _multitask_data()
+    clf = MultitaskMKLClassifierCV(["linear", ("rbf", {"gamma": 0.5})], Cs=(0.1, 1.0, 10.0),
+                                   cv=3, max_iter=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.fit(X, y, task_index=t)
+    msgs = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    # one per validation fit (9) and the refit's before: now the sum and the refit's
+    assert len(msgs) == 2, msgs
+    assert "in the 9 validation fits" in msgs[0] and "MK-MTFL stopped" in msgs[0]
+    assert "MK-MTFL stopped" in msgs[1] and not clf.converged_
