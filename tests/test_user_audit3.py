@@ -74,3 +74,27 @@ def test_cv_search_sums_up_its_validation_fits_convergence_warnings():
     assert len(msgs) == 2, msgs
     assert "in the 9 validation fits" in msgs[0] and "MK-MTFL stopped" in msgs[0]
     assert "MK-MTFL stopped" in msgs[1] and not clf.converged_
+
+
+@pytest.mark.parametrize("name", ["FGMClassifier", "InfiniteFeatureRegressor",
+                                  "LowRankKernelClassifier", "MultitaskMKLRegressor"])
+def test_non_numeric_dataframe_columns_are_named(name):
+    pd = pytest.importorskip("pandas")
+    import kernlearn
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"size": rng.normal(size=40), "colour": ["red", "blue"] * 20,
+                      "when": pd.date_range("2020-01-01", periods=40),
+                      "kind": pd.Categorical(["a", "b"] * 20)})
+    y = (X["size"] > 0).astype(int) if "Classifier" in name else X["size"] * 2
+    est = getattr(kernlearn, name)()
+    # NumPy's message named no column ("could not convert string to float:
+    # 'red'"; for the dates "The DType ... could not be promoted by ...")
+    with pytest.raises(ValueError, match=r"X has non-numeric column\(s\) 'colour' \(.*\), "
+                       r"'when' \(datetime64.*\), 'kind' \(category\);"):
+        est.fit(X, y)
+    est.fit(X[["size"]].assign(code=X["colour"].eq("red").astype(int)), y)
+    with pytest.raises(ValueError, match=r"non-numeric column\(s\) 'code' "):
+        est.predict(X[["size"]].assign(code=X["colour"]))
+    # numbers held as text still convert, as scikit-learn converts them
+    est.fit(X[["size"]].assign(code=X["size"].astype(str).astype(object)), y)
