@@ -98,3 +98,33 @@ def test_non_numeric_dataframe_columns_are_named(name):
         est.predict(X[["size"]].assign(code=X["colour"]))
     # numbers held as text still convert, as scikit-learn converts them
     est.fit(X[["size"]].assign(code=X["size"].astype(str).astype(object)), y)
+
+
+@pytest.mark.parametrize("make", ["fgm", "fgm-sparse", "group"])
+def test_synthetic_data_of_an_integer_dtype_is_refused(make):
+    from kernlearn import datasets
+
+    # the N(0, 1) entries were truncated to mostly zeros, silently
+    with pytest.raises(ValueError, match="dtype must be a floating type, got int32"):
+        if make == "group":
+            datasets.make_fgm_group_synthetic(20, 20, group_size=5, n_informative_groups=2,
+                                              dtype=np.int32, random_state=0)
+        else:
+            datasets.make_fgm_synthetic(20, 10, n_informative=3, dtype=np.int32,
+                                        density=0.5 if make == "fgm-sparse" else 1.0,
+                                        random_state=0)
+    X, y, w = datasets.make_fgm_synthetic(20, 10, n_informative=3, dtype=np.float32,
+                                          random_state=0)
+    assert X.dtype == np.float32 and np.all(y == np.sign(X.astype(float) @ w))
+
+
+def test_sinc_noise_level_must_be_a_number():
+    from kernlearn.datasets import make_sinc
+
+    for bad in (float("nan"), -float("inf")):  # every training target was NaN
+        with pytest.raises(ValueError, match="snr_db must be a number of decibels"):
+            make_sinc(10, 5, snr_db=bad)
+    X, y, X_test, y_test = make_sinc(10, 5, snr_db=float("inf"), random_state=0)
+    # no noise at an infinite ratio: the training targets are the clean function
+    r = np.linalg.norm(X, axis=1)
+    np.testing.assert_allclose(y, np.sin(r) / r)
