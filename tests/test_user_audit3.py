@@ -128,3 +128,35 @@ def test_sinc_noise_level_must_be_a_number():
     # no noise at an infinite ratio: the training targets are the clean function
     r = np.linalg.norm(X, axis=1)
     np.testing.assert_allclose(y, np.sin(r) / r)
+
+
+def test_report_of_an_unfitted_estimator_is_refused():
+    from sklearn.exceptions import NotFittedError
+
+    from kernlearn import FGMClassifier
+    from kernlearn.report import build_report
+
+    # it was a "model report" of the parameters alone
+    with pytest.raises(NotFittedError):
+        build_report(FGMClassifier())
+
+
+@pytest.mark.parametrize("what", ["model", "report", "plot"])
+def test_writing_into_a_missing_folder_names_the_file_asked_for(what, tmp_path):
+    from kernlearn import FGMClassifier
+    from kernlearn.io import save_model
+    from kernlearn.plotting import plot_kernel_weights
+    from kernlearn.report import write_report
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    est = FGMClassifier().fit(X, (X[:, 0] > 0).astype(int))
+    target = tmp_path / "missing" / f"out.{'png' if what == 'plot' else 'html'}"
+    write = {"model": lambda: save_model(est, target),
+             "report": lambda: write_report(est, None, target),
+             "plot": lambda: plot_kernel_weights([0.5, 0.5], target)}[what]
+    # the error named a hidden temporary file (".out.html.x1y2z3.tmp")
+    with pytest.raises(FileNotFoundError) as info:
+        write()
+    assert info.value.filename == str(target)
+    assert ".tmp" not in str(info.value)

@@ -301,11 +301,14 @@ def write_atomically(path, write):
         return str(path)
     if path.is_symlink():
         path = Path(os.path.realpath(path))  # write the file the link names
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.",
-        suffix=".tmp",
-        dir=path.parent if str(path.parent) else ".",
-    )
+    try:
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{path.name}.",
+            suffix=".tmp",
+            dir=path.parent if str(path.parent) else ".",
+        )
+    except OSError as exc:  # (a missing or read-only folder) it named the temporary file
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     try:
         os.close(fd)
         # mkstemp makes the file private (0600): give it the mode open() would

@@ -462,10 +462,18 @@ def build_report(est, meta=None, data=None):
     Returns
     -------
     html : str
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        If ``est`` is not fitted.
     """
+    from sklearn.utils.validation import check_is_fitted
+
     from . import __version__
     from .summary import evaluate_metrics, selection_table
 
+    check_is_fitted(est)  # an unfitted model's report showed its parameters only
     meta = meta or {}
     name = type(est).__name__
     parts = [f"<h1>kernlearn model report: {html.escape(name)}</h1>"]
