@@ -160,3 +160,24 @@ def test_writing_into_a_missing_folder_names_the_file_asked_for(what, tmp_path):
         write()
     assert info.value.filename == str(target)
     assert ".tmp" not in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["FGMClassifier", "InfiniteFeatureClassifier"])
+def test_probabilities_are_the_fitted_models_after_set_params(name):
+    import kernlearn
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    C = getattr(kernlearn, name)
+    platt = C(probability=True, random_state=0).fit(X, y) if "random_state" in \
+        C().get_params() else C(probability=True).fit(X, y)
+    before = platt.predict_proba(X)
+    # the parameters changed, the model not (until the next fit): the logistic
+    # sigmoids of squared-hinge margins were returned instead of Platt's
+    platt.set_params(loss="logistic")
+    np.testing.assert_array_equal(platt.predict_proba(X), before)
+    logistic = C(loss="logistic").fit(X, y)
+    before = logistic.predict_proba(X)
+    logistic.set_params(loss="squared_hinge", probability=True)  # was a TypeError
+    np.testing.assert_array_equal(logistic.predict_proba(X), before)

@@ -725,8 +725,13 @@ class ProbabilityMixin:
         return np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / P.shape[1])
 
     def _proba(self, scores):
-        """Native logistic probabilities or Platt's, from decision values."""
-        if getattr(self, "loss", None) == "logistic":
+        """Native logistic probabilities or Platt's, from decision values.
+
+        As fitted (Platt's sigmoids exist or not), not as the parameters now
+        say: ``set_params(loss="logistic")`` after a fit changed the fitted
+        model's probabilities (and the reverse raised a TypeError).
+        """
+        if getattr(self, "platt_", None) is None:
             return logistic_proba(scores)
         return self._platt_proba(scores)
 
