@@ -181,3 +181,23 @@ def test_probabilities_are_the_fitted_models_after_set_params(name):
     before = logistic.predict_proba(X)
     logistic.set_params(loss="squared_hinge", probability=True)  # was a TypeError
     np.testing.assert_array_equal(logistic.predict_proba(X), before)
+
+
+@pytest.mark.parametrize("fit_dtype, new_dtype", [(np.float64, np.float32),
+                                                  (np.float32, np.float64)])
+def test_obscure_predicts_sparse_input_of_the_other_precision(fit_dtype, new_dtype):
+    import scipy.sparse as sp
+
+    from kernlearn import PNormMKLClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    X[np.abs(X) < 0.4] = 0.0
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    clf = PNormMKLClassifier(random_state=0).fit(sp.csr_matrix(X.astype(fit_dtype)), y)
+    # float32 against float64 was scikit-learn's "Dtype of A and B must be the same"
+    got = clf.decision_function(sp.csr_matrix(X.astype(new_dtype)))
+    # the same as dense input of that precision (to float32 rounding)
+    np.testing.assert_allclose(got, clf.decision_function(X.astype(new_dtype)), atol=1e-5)
+    np.testing.assert_allclose(got, clf.decision_function(sp.csr_matrix(X.astype(fit_dtype))),
+                               atol=1e-5)
