@@ -201,3 +201,19 @@ def test_obscure_predicts_sparse_input_of_the_other_precision(fit_dtype, new_dty
     np.testing.assert_allclose(got, clf.decision_function(X.astype(new_dtype)), atol=1e-5)
     np.testing.assert_allclose(got, clf.decision_function(sp.csr_matrix(X.astype(fit_dtype))),
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["InfiniteFeatureClassifier", "LowRankKernelRegressor",
+                                  "PNormMKLClassifier"])
+def test_sparse_input_to_a_model_fitted_on_dense_says_what_to_do(name):
+    import scipy.sparse as sp
+
+    import kernlearn
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int) if "Classifier" in name else X[:, 0]
+    est = getattr(kernlearn, name)(random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match=r"model was fitted on dense X.*pass X\.toarray\(\)"):
+        est.predict(sp.csr_matrix(X))
+    np.testing.assert_array_equal(est.predict(sp.csr_matrix(X).toarray()), est.predict(X))
