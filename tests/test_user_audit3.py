@@ -217,3 +217,17 @@ def test_sparse_input_to_a_model_fitted_on_dense_says_what_to_do(name):
     with pytest.raises(ValueError, match=r"model was fitted on dense X.*pass X\.toarray\(\)"):
         est.predict(sp.csr_matrix(X))
     np.testing.assert_array_equal(est.predict(sp.csr_matrix(X).toarray()), est.predict(X))
+
+
+def test_model_metadata_that_is_not_a_dict_is_named(tmp_path):
+    from kernlearn import FGMClassifier
+    from kernlearn.io import load_model, save_model
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    est = FGMClassifier().fit(X, (X[:, 0] > 0).astype(int))
+    with pytest.raises(TypeError, match="metadata must be a dict, got list"):
+        save_model(est, tmp_path / "m.npz", metadata=["source.csv"])
+    assert not (tmp_path / "m.npz").exists()
+    save_model(est, tmp_path / "m.npz", metadata={"source": "source.csv"})
+    assert load_model(tmp_path / "m.npz", return_metadata=True)[1] == {"source": "source.csv"}

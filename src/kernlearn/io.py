@@ -497,13 +497,16 @@ def save_model(estimator, path, metadata=None):
     ------
     TypeError
         If the estimator holds a value the schema cannot store (the message
-        names the attribute), or a composite holds a type that is neither
-        scikit-learn's nor kernlearn's.
+        names the attribute), a composite holds a type that is neither
+        scikit-learn's nor kernlearn's, or ``metadata`` is not a dict.
     ValueError
         If a fitted array contains NaN or infinity.
     sklearn.exceptions.NotFittedError
         If a kernlearn estimator is not fitted (nothing is written).
     """
+    if metadata is not None and not isinstance(metadata, dict):
+        # a list was dict()'s "dictionary update sequence element #0 has length 1"
+        raise TypeError(f"metadata must be a dict, got {type(metadata).__name__}.")
     if not _is_kernlearn_estimator(estimator):
         if metadata:
             raise TypeError(
