@@ -231,3 +231,42 @@ def test_model_metadata_that_is_not_a_dict_is_named(tmp_path):
     assert not (tmp_path / "m.npz").exists()
     save_model(est, tmp_path / "m.npz", metadata={"source": "source.csv"})
     assert load_model(tmp_path / "m.npz", return_metadata=True)[1] == {"source": "source.csv"}
+
+
+def test_selection_table_labels_the_kernels_that_were_fitted():
+    from kernlearn import MultitaskMKLClassifier, PNormMKLClassifier
+    from kernlearn.summary import selection_table
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] > 0).astype(int)
+    clf = PNormMKLClassifier(random_state=0).fit(X, y)
+    _, rows = selection_table(clf)
+    # OBSCURE's default list is three RBF widths and the linear kernel: its
+    # second RBF was labelled "linear", the last two nothing
+    specs = clf.kernel_list_.specs
+    assert [r[1].split("(")[0] for r in rows] == [k for k, _, _ in specs]
+    assert rows[3][1] == "linear" and rows[1][1] == f"rbf(gamma={specs[1][1]['gamma']:.4g})"
+    np.testing.assert_allclose([r[2] for r in rows], clf.kernel_weights_)
+    mt = MultitaskMKLClassifier().fit(X, y)
+    gamma = mt.kernels_.params_[0]["gamma"]
+    assert [r[1] for r in selection_table(mt)[1]] == [f"rbf(gamma={gamma:.4g})", "linear"]
+    # a list given is labelled as written
+    mt = MultitaskMKLClassifier(["linear", ("rbf", {"gamma": "mean"})]).fit(X, y)
+    assert [r[1] for r in selection_table(mt)[1]] == ["linear", "rbf(gamma=mean)"]
+
+
+def test_selection_table_and_report_name_a_dataframes_columns():
+    pd = pytest.importorskip("pandas")
+    from kernlearn import FGMClassifier
+    from kernlearn.report import build_report
+    from kernlearn.summary import selection_table
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(60, 3)), columns=["age", "income", "visits"])
+    est = FGMClassifier().fit(X, (X["visits"] > 0).astype(int))
+    cols, rows = selection_table(est)
+    by_index = {r[cols.index("feature")]: r[cols.index("name")] for r in rows}
+    # the names were left blank: only the file metadata's were used
+    assert by_index and all(name == X.columns[j] for j, name in by_index.items())
+    assert "<td>visits</td>" in build_report(est)

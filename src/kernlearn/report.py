@@ -154,6 +154,8 @@ def _kernel_labels(est, meta):
 
 
 def _selection_figure(est, meta):
+    from .summary import feature_names
+
     plt = _pyplot()
     from matplotlib.ticker import MaxNLocator
 
@@ -165,7 +167,7 @@ def _selection_figure(est, meta):
             est.coef_.toarray() if sp.issparse(est.coef_) else np.atleast_2d(est.coef_)
         )
         w = np.abs(coef[:, sel]).max(axis=0)
-        names = meta.get("feature_names")
+        names = feature_names(est, meta)
         labels = [
             names[j]
             if names and getattr(est, "family_", None) is None and j < len(names)
