@@ -124,7 +124,7 @@ def test_sinc_noise_level_must_be_a_number():
     for bad in (float("nan"), -float("inf")):  # every training target was NaN
         with pytest.raises(ValueError, match="snr_db must be a number of decibels"):
             make_sinc(10, 5, snr_db=bad)
-    X, y, X_test, y_test = make_sinc(10, 5, snr_db=float("inf"), random_state=0)
+    X, y, _, _ = make_sinc(10, 5, snr_db=float("inf"), random_state=0)
     # no noise at an infinite ratio: the training targets are the clean function
     r = np.linalg.norm(X, axis=1)
     np.testing.assert_allclose(y, np.sin(r) / r)
