@@ -469,6 +469,10 @@ def _gaussian_sign_data(rng, w, n_samples, n_test, density=1.0, dtype=np.float64
     labels are computed), which keeps a text file of them short.  ``out``
     (dense only) receives the training ``X`` instead of a new array.
     """
+    # an integer X held the N(0, 1) draws truncated (mostly zeros), silently
+    kind = np.dtype(dtype) if out is None else out.dtype
+    if not np.issubdtype(kind, np.floating):
+        raise ValueError(f"dtype must be a floating type, got {kind}.")
 
     def draw(n, out=None):
         if density < 1:
@@ -624,6 +628,9 @@ def make_sinc(n_samples=1000, n_test=1000, snr_db=10.0, random_state=None):
     X, y, X_test, y_test : ndarrays
         ``X`` and ``X_test`` have two columns.
     """
+    if not snr_db > -np.inf:  # NaN made every training target NaN, silently
+        raise ValueError(f"snr_db must be a number of decibels (inf: no noise), got "
+                         f"{snr_db!r}.")
     rng = np.random.default_rng(random_state)
     X = rng.uniform(-5, 5, (n_samples, 2))
     X_test = rng.uniform(-5, 5, (n_test, 2))

@@ -301,11 +301,14 @@ def write_atomically(path, write):
         return str(path)
     if path.is_symlink():
         path = Path(os.path.realpath(path))  # write the file the link names
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.",
-        suffix=".tmp",
-        dir=path.parent if str(path.parent) else ".",
-    )
+    try:
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{path.name}.",
+            suffix=".tmp",
+            dir=path.parent if str(path.parent) else ".",
+        )
+    except OSError as exc:  # (a missing or read-only folder) it named the temporary file
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     try:
         os.close(fd)
         # mkstemp makes the file private (0600): give it the mode open() would
@@ -494,13 +497,16 @@ def save_model(estimator, path, metadata=None):
     ------
     TypeError
         If the estimator holds a value the schema cannot store (the message
-        names the attribute), or a composite holds a type that is neither
-        scikit-learn's nor kernlearn's.
+        names the attribute), a composite holds a type that is neither
+        scikit-learn's nor kernlearn's, or ``metadata`` is not a dict.
     ValueError
         If a fitted array contains NaN or infinity.
     sklearn.exceptions.NotFittedError
         If a kernlearn estimator is not fitted (nothing is written).
     """
+    if metadata is not None and not isinstance(metadata, dict):
+        # a list was dict()'s "dictionary update sequence element #0 has length 1"
+        raise TypeError(f"metadata must be a dict, got {type(metadata).__name__}.")
     if not _is_kernlearn_estimator(estimator):
         if metadata:
             raise TypeError(

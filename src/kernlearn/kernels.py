@@ -841,7 +841,12 @@ class KernelList(BaseKernelList):
         -------
         K : ndarray of shape (F, n_new, n_support)
         """
-        X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=float)
+        if sp.issparse(X):
+            # in the training matrix's precision: scikit-learn's sparse product
+            # refuses float32 against float64 (an error naming neither matrix)
+            X = sp.csr_matrix(X, dtype=self.X_.dtype if sp.issparse(self.X_) else None)
+        else:
+            X = np.asarray(X, dtype=float)
         support = np.arange(self.n_samples) if support is None else np.asarray(support)
         out = np.zeros((self.n_kernels, X.shape[0], len(support)))
         which = range(self.n_kernels) if which is None else which

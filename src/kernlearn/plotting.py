@@ -145,8 +145,8 @@ def plot_kernel_weights(weights, path, names=None, title="Kernel weights"):
         Learned weights.
     path : str or path-like
         Output image file.
-    names : list of str, optional
-        Bar labels.
+    names : sequence of str, optional
+        Bar labels, one per weight (default: the weights' positions).
     title : str
         Figure title.
 
@@ -154,12 +154,17 @@ def plot_kernel_weights(weights, path, names=None, title="Kernel weights"):
     -------
     path : str
     """
-    plt = _pyplot()
     weights = np.asarray(weights, dtype=float).ravel()
+    # any sequence of labels (an array's truth value was NumPy's "ambiguous"
+    # error), one per bar (matplotlib's count error named no argument)
+    names = [str(i) for i in range(len(weights))] if names is None else list(names)
+    if len(names) != len(weights):
+        raise ValueError(f"names has {len(names)} labels for {len(weights)} weights.")
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(max(4, 0.4 * len(weights)), 3))
     ax.bar(np.arange(len(weights)), weights)
     ax.set_xticks(np.arange(len(weights)))
-    ax.set_xticklabels(names or [str(i) for i in range(len(weights))], rotation=45)
+    ax.set_xticklabels(names, rotation=45)
     ax.set_title(title)
     fig.tight_layout()
     _save(fig, path)

@@ -80,8 +80,10 @@ class Standardization:
             return X
         if sp.issparse(X):
             if self.mean is not None:
-                raise ValueError("a centring standardisation cannot be applied to "
-                                 "sparse input without densifying it.")
+                # (at predict time: what to do was not said)
+                raise ValueError("X is sparse, but the model was fitted on dense X, "
+                                 "whose columns it centres: pass X.toarray(), or fit "
+                                 "on sparse X.")
             return scale_columns(X, 1.0 / self.scale)
         X = np.asarray(X)
         dtype = X.dtype if X.dtype.kind == "f" else np.float64

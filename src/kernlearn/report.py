@@ -154,6 +154,8 @@ def _kernel_labels(est, meta):
 
 
 def _selection_figure(est, meta):
+    from .summary import feature_names
+
     plt = _pyplot()
     from matplotlib.ticker import MaxNLocator
 
@@ -165,7 +167,7 @@ def _selection_figure(est, meta):
             est.coef_.toarray() if sp.issparse(est.coef_) else np.atleast_2d(est.coef_)
         )
         w = np.abs(coef[:, sel]).max(axis=0)
-        names = meta.get("feature_names")
+        names = feature_names(est, meta)
         labels = [
             names[j]
             if names and getattr(est, "family_", None) is None and j < len(names)
@@ -462,10 +464,18 @@ def build_report(est, meta=None, data=None):
     Returns
     -------
     html : str
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        If ``est`` is not fitted.
     """
+    from sklearn.utils.validation import check_is_fitted
+
     from . import __version__
     from .summary import evaluate_metrics, selection_table
 
+    check_is_fitted(est)  # an unfitted model's report showed its parameters only
     meta = meta or {}
     name = type(est).__name__
     parts = [f"<h1>kernlearn model report: {html.escape(name)}</h1>"]

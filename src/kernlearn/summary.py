@@ -8,7 +8,8 @@ labelled data, and the per-feature profile of the training data that
 
 import numpy as np
 
-__all__ = ["evaluate_metrics", "feature_profile", "outside_fraction", "selection_table"]
+__all__ = ["evaluate_metrics", "feature_names", "feature_profile", "outside_fraction",
+           "selection_table"]
 
 _RANGE_SLACK = 0.5  # fraction of a feature's training range tolerated outside it
 
@@ -162,7 +163,7 @@ def selection_table(est, meta=None):
     import scipy.sparse as sp
 
     meta = meta or {}
-    names = meta.get("feature_names")
+    names = feature_names(est, meta)
     base = 0 if meta.get("zero_based") in (True, None) else 1
     if hasattr(est, "selected_features_"):
         sel = np.asarray(est.selected_features_)
@@ -196,14 +197,7 @@ def selection_table(est, meta=None):
             rows.append([r + 1, w] + [float(v) for v in F[r]])
         return cols, rows
     if hasattr(est, "kernel_weights_"):
-        specs = est.get_params().get("kernels")
-        labels = (
-            [_spec_label(s) for s in specs]
-            if isinstance(specs, (list, tuple))
-            else [f"kernel {j}" for j in range(len(est.kernel_weights_))]
-        )
-        if specs is None:
-            labels = ["rbf(gamma=mean)", "linear"]
+        labels = _fitted_kernel_labels(est)
         rows = [
             [j, labels[j] if j < len(labels) else "", float(w)]
             for j, w in enumerate(est.kernel_weights_)
@@ -227,6 +221,50 @@ def selection_table(est, meta=None):
             [k, int(idx[k]), float(m)] for k, m in enumerate(est.mu_) if m > 0
         ]
     raise ValueError(f"{type(est).__name__} exposes no selected features or weights")
+
+
+def feature_names(est, meta=None):
+    """Names of the input columns: the model file's, else the fitted DataFrame's.
+
+    Parameters
+    ----------
+    est : estimator
+        A fitted estimator.
+    meta : dict, optional
+        Model metadata (``feature_names`` of the training file).
+
+    Returns
+    -------
+    names : list of str or None
+    """
+    names = (meta or {}).get("feature_names")
+    if names is None and getattr(est, "feature_names_in_", None) is not None:
+        # a DataFrame's column names (the Python API): they were left out
+        names = [str(c) for c in est.feature_names_in_]
+    return names
+
+
+def _fitted_kernel_labels(est):
+    """A label per kernel of ``kernel_weights_``: as the user wrote the list, or
+    (the default list) from the fitted kernel list.
+
+    The default lists were labelled ``rbf(gamma=mean), linear`` whatever they
+    held (OBSCURE's four kernels: the second RBF was called linear); their
+    data-driven parameters are shown as resolved on the training data.
+    """
+    given = est.get_params().get("kernels")
+    if isinstance(given, (list, tuple)):
+        return [_spec_label(s) for s in given]
+    fitted = getattr(est, "kernel_list_", None)  # OBSCURE
+    if fitted is None:
+        fitted = getattr(est, "kernels_", None)  # multitask MKL
+    specs = getattr(fitted, "specs", None) or getattr(fitted, "specs_", None)
+    params = getattr(fitted, "params_", None)
+    if not specs or params is None:  # precomputed Gram matrices
+        return [f"kernel {j}" for j in range(len(est.kernel_weights_))]
+    return [_spec_label((kernel, {k: float(f"{v:.4g}") if isinstance(v, float) else v
+                                  for k, v in p.items()}))
+            for (kernel, _, _), p in zip(specs, params)]
 
 
 def _spec_label(spec):

@@ -4,7 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils._param_validation import make_constraint, validate_parameter_constraints
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 from ..families._infinite import plain_float_matrix
 
@@ -62,6 +62,58 @@ def _plain_labels(y):
     anything else (floats, objects, bytes, 2-D) goes through it.
     """
     return isinstance(y, np.ndarray) and y.ndim == 1 and y.size > 0 and y.dtype.kind in "biuU"
+
+
+def validate_data(est, X="no_validation", y="no_validation", **kwargs):
+    """scikit-learn's ``validate_data``, naming a DataFrame's non-numeric columns.
+
+    On a ``pandas.DataFrame`` that cannot be made a float array, scikit-learn
+    raised NumPy's message, naming no column ("could not convert string to
+    float: 'x'"; for dates "The DType <class 'numpy.dtypes.Float64DType'>
+    could not be promoted by ...").  Input it accepts is unchanged.
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        The estimator validating its data.
+    X, y : object
+        As for :func:`sklearn.utils.validation.validate_data`.
+    **kwargs
+        Its other arguments.
+
+    Returns
+    -------
+    As :func:`sklearn.utils.validation.validate_data`.
+    """
+    try:
+        return _sklearn_validate_data(est, X, y, **kwargs)
+    except (ValueError, TypeError) as exc:
+        bad = _non_numeric_columns(X)
+        if not bad:
+            raise
+        raise ValueError(
+            f"X has non-numeric column(s) {', '.join(bad[:5])}"
+            + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+            + f"; {type(est).__name__} needs numbers: encode or drop them."
+        ) from exc
+
+
+def _non_numeric_columns(X):
+    """``"'name' (dtype)"`` of each column of DataFrame ``X`` that is not numbers."""
+    if not (hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")):
+        return []
+    bad = []
+    for k, (name, dtype) in enumerate(zip(X.columns, X.dtypes)):
+        if getattr(dtype, "kind", "") in "mM":  # dates and durations: not measures
+            bad.append(f"{name!r} ({dtype})")
+            continue
+        try:
+            # missing values of nullable columns are NaN here (refused later,
+            # and named, by the finiteness check)
+            X.iloc[:, k].to_numpy(dtype=np.float64, na_value=np.nan)
+        except (ValueError, TypeError):
+            bad.append(f"{name!r} ({dtype})")
+    return bad
 
 
 def validate_fit_data(est, X, y, classification, y_numeric=False):
@@ -673,8 +725,13 @@ class ProbabilityMixin:
         return np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / P.shape[1])
 
     def _proba(self, scores):
-        """Native logistic probabilities or Platt's, from decision values."""
-        if getattr(self, "loss", None) == "logistic":
+        """Native logistic probabilities or Platt's, from decision values.
+
+        As fitted (Platt's sigmoids exist or not), not as the parameters now
+        say: ``set_params(loss="logistic")`` after a fit changed the fitted
+        model's probabilities (and the reverse raised a TypeError).
+        """
+        if getattr(self, "platt_", None) is None:
             return logistic_proba(scores)
         return self._platt_proba(scores)
 

@@ -39,7 +39,7 @@ from sklearn.base import (
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..families import RandomFourierFeatures
 from ..losses import get_loss
@@ -65,6 +65,7 @@ from ._base import (
     task_positions,
     task_score,
     task_score_doc,
+    validate_data,
     validate_params_cached,
 )
 

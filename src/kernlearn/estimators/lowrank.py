@@ -34,7 +34,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_co
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import KERNELS
 from ..methods.slkl import (
@@ -57,6 +57,7 @@ from ._base import (
     input_standardization,
     standardize_fit,
     target_standardization,
+    validate_data,
 )
 
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]

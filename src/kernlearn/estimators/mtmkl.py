@@ -16,7 +16,6 @@ from sklearn.utils.validation import (
     check_consistent_length,
     check_is_fitted,
     column_or_1d,
-    validate_data,
 )
 
 
@@ -36,6 +35,7 @@ from ._base import (
     task_positions,
     task_score,
     task_score_doc,
+    validate_data,
 )
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]

@@ -14,8 +14,11 @@ closed-form leave-one-out residuals (one fit per C instead of one per C and
 fold).
 """
 
+import warnings
+
 import numpy as np
 from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import StrOptions
 from scipy.stats import rankdata
@@ -23,7 +26,7 @@ from scipy.stats import rankdata
 from ..methods.mtmkl import FactorStore
 from ..methods.mtmkl.selection import loo_residuals
 from ..solvers._base import single_blas_thread
-from ._base import fit_sample_weight, split_tasks
+from ._base import _refuse_both, fit_sample_weight, split_tasks
 from .mtmkl import MultitaskMKLClassifier, MultitaskMKLRegressor, _fit_doc
 
 __all__ = ["MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"]
@@ -78,7 +81,32 @@ class _SelectionMixin:
         params = self.get_params()
         for name in ("Cs", "cv", "kernel_selection"):
             params.pop(name, None)
+        # the validation fits take the renamed parameter under its new name:
+        # its FutureWarning is the refit's, once (it was one per fold and C)
+        if params["max_inner"] != "deprecated":
+            _refuse_both(self, "max_inner", "inner_max_iter", params["max_inner"])
+            params["inner_max_iter"] = params.pop("max_inner")
         return params
+
+    @staticmethod
+    def _validation_scores(score_table):
+        """``score_table()`` (a score per C and fold), its fits' convergence
+        warnings summed up in one: one per fit (26 with the defaults) buried
+        the refit's own."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            scores = score_table()
+        stopped = []
+        for w in caught:
+            if issubclass(w.category, ConvergenceWarning):
+                stopped.append(str(w.message))
+            else:  # any other warning as it came
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if stopped:
+            warnings.warn(f"{len(stopped)} convergence warning(s) in the {scores.size} "
+                          f"validation fits (first: {stopped[0]}); their scores may "
+                          "rank C wrongly: raise max_iter or tol.", ConvergenceWarning)
+        return scores
 
     def _fold_score(self, X, y, task_index, sw, C, train, test):
         """Validation score of the base estimator at ``C`` fitted on ``train``."""
@@ -270,11 +298,12 @@ n_features_in_
             if self.kernel_selection == "loo":
                 return self._fit_loo(X, X_refit, yv, pos, task_index, sw, Cs)
             if isinstance(self.cv, str):  # "loo" (the constraints allow no other)
-                scores = np.array([[self._loo_score(X, yv, task_index, sw, C)]
-                                   for C in Cs])
+                scores = self._validation_scores(lambda: np.array(
+                    [[self._loo_score(X, yv, task_index, sw, C)] for C in Cs]))
             else:
-                scores = np.array([[self._fold_score(X, yv, task_index, sw, C, tr, te)
-                                    for tr, te in self._splits(pos)] for C in Cs])
+                scores = self._validation_scores(lambda: np.array(
+                    [[self._fold_score(X, yv, task_index, sw, C, tr, te)
+                      for tr, te in self._splits(pos)] for C in Cs]))
             best = self._record(Cs, scores)
             self.C_ = float(Cs[best])
             return self._fit_regression(X_refit, yv, task_index, sample_weight,
@@ -298,8 +327,9 @@ n_features_in_
             sse = self._model.history["loo_sse"][0]
             scores = np.array([[1.0 - sse / np.sum(w * dev ** 2)]])
         else:
-            scores = np.array([[self._fold_score(X, y, task_index, sw, "auto", tr, te)
-                                for tr, te in self._splits(pos)]])
+            scores = self._validation_scores(lambda: np.array(
+                [[self._fold_score(X, y, task_index, sw, "auto", tr, te)
+                  for tr, te in self._splits(pos)]]))
             self._fit_regression(X_refit, y, task_index, sw, C="auto", C_grid=Cs,
                                  factor_store=self._store)
         self._record([self.C_], scores)
@@ -452,8 +482,9 @@ kernels_, n_features_in_
         self._store = FactorStore()
         try:
             splits = self._splits(strata)
-            scores = np.array([[self._fold_score(X, yv, task_index, sw, C, tr, te)
-                                for tr, te in splits] for C in Cs])
+            scores = self._validation_scores(lambda: np.array(
+                [[self._fold_score(X, yv, task_index, sw, C, tr, te)
+                  for tr, te in splits] for C in Cs]))
             self.C_ = float(Cs[self._record(Cs, scores)])
             # (the caller's X, validated again, so that its column names are kept)
             return self._fit_classification(X if self._precomputed() else X_in, yv,
