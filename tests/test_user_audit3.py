@@ -1,5 +1,7 @@
 """A third user's audit: the Python API on a data scientist's own data."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -270,3 +272,27 @@ def test_selection_table_and_report_name_a_dataframes_columns():
     # the names were left blank: only the file metadata's were used
     assert by_index and all(name == X.columns[j] for j, name in by_index.items())
     assert "<td>visits</td>" in build_report(est)
+
+
+def test_fgm_groups_listing_a_feature_twice_are_refused():
+    from kernlearn import FGMClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 4))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="group 1 lists feature 2 more than once"):
+        FGMClassifier(groups=[[0, 1], [2, 2, 3]]).fit(X, y)
+
+
+def test_fgm_features_in_no_group_are_named():
+    from kernlearn import FGMClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 5))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.warns(UserWarning, match="2 of 5 features are in no group"):
+        est = FGMClassifier(groups=[[0, 1], [2]]).fit(X, y)
+    assert np.all(est.coef_.ravel()[3:] == 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        FGMClassifier(groups=[[0, 1], [2], [3, 4]]).fit(X, y)

@@ -359,7 +359,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Fit an unpenalised intercept.
     groups : list of array-like of int, optional
         Select groups of features instead of single features (groups may
-        overlap; overlapping features are duplicated).
+        overlap; overlapping features are duplicated; a feature listed twice
+        in one group is refused, and features in no group are never
+        candidates, with a warning).
     tree : bool, default=False
         ``groups`` are tree-structured (any two groups disjoint or nested,
         listed in any order): pricing prunes sub-trees (Proposition 2).

@@ -11,6 +11,8 @@ materialised, keeping only the running top-``B`` (sec. 5.3.1).
 or a Dask array's partitions): the pool reads it only through that interface.
 """
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -121,6 +123,12 @@ class FeaturePool(BaseFamily):
                 raise ValueError(
                     f"groups index features outside [0, {n_features - 1}]."
                 )
+            outside = n_features - np.unique(flat).size
+            if outside:
+                warnings.warn(
+                    f"{outside} of {n_features} features are in no group and can never be "
+                    "selected; list them as groups of their own to make them candidates.",
+                    UserWarning, stacklevel=2)
             size_w = 1.0 / np.sqrt([g.size for g in self._groups])
             self._group_weight = size_w if self.feature_scaling else np.ones(len(self._groups))
             if self.tree:
@@ -300,6 +308,11 @@ def _check_groups(groups):
         if arr.dtype.kind not in "iu":
             if arr.dtype.kind != "f" or not np.all(arr == np.round(arr)):
                 raise ValueError(f"group {i} holds non-integer feature indices.")
+        values, counts = np.unique(arr, return_counts=True)
+        if counts.max() > 1:
+            # (its norm would count the feature twice: another penalty, without a word)
+            raise ValueError(f"group {i} lists feature {values[counts > 1][0]} more than "
+                             "once.")
         out.append(arr.astype(np.int64))
     return out
 
