@@ -444,8 +444,10 @@ _AUTO_DOC = """
         weight vector for all tasks, MK-MTFL's model with ``p = 2``; square
         loss, ``formulation="mtfl"``, ``shared=False``), not by the training
         objective, which rewards kernels that interpolate each task's few
-        rows; the learned value is ``C_``.
-        :class:`MultitaskMKLRegressorCV` does this by default."""
+        rows; the learned value is ``C_``.  The search is L-BFGS-B with its
+        own cap of 200 iterations (a ``ConvergenceWarning`` when it runs out):
+        ``max_iter``, ``tol`` and ``verbose``, the mirror descent's, do not
+        apply to it.  :class:`MultitaskMKLRegressorCV` does this by default."""
 
 _ATTRS_DOC = """
     Attributes
