@@ -13,6 +13,7 @@ an endless read.
 
 import bz2
 import csv
+import functools
 import gzip
 import io
 import lzma
@@ -172,14 +173,23 @@ def _labels(y):
 _LEADING_ZERO = re.compile(r"[+-]?0\d")
 
 
-def _codes_as_written(values, text, sep, has_header, index):
+def _leading_zero_anywhere(text, sep):
+    """Whether any cell of the CSV ``text`` starts like "01" or "-007" (one scan
+    of the text by the regex engine: a file without one is not read again)."""
+    cell = re.compile(r'(?:^|' + re.escape(sep) + r')[ \t]*"?[+-]?0\d', re.MULTILINE)
+    return cell.search(text) is not None
+
+
+def _codes_as_written(values, text, sep, has_header, index, zeros):
     """``values`` (a label or task column as pandas read it), or the text of its
     cells when it holds integers written with leading zeros ("007", "01").
 
     Read as numbers, "007" came back as 7 in every prediction, and "01" and
-    "1" became one class (or one task), without a word.
+    "1" became one class (or one task), without a word.  ``zeros()`` says
+    whether any cell of the file could be one (else the column is not read
+    again).
     """
-    if values.dtype.kind not in "iu":
+    if values.dtype.kind not in "iu" or not zeros():
         return values
     import pandas as pd
 
@@ -358,13 +368,14 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     offset = 1 if has_header else 0
     width = frame.shape[1]
     columns = list(frame.columns)  # the file's columns, task column included
+    zeros = functools.cache(lambda: _leading_zero_anywhere(text, sep))
     tasks = None
     if task_column is not None:
         tpos = _label_position(task_column, names, width, path, "--task-column")
         tcol = frame.columns[tpos]
         _first_missing(frame[[tcol]], path, offset)
         tasks = _codes_as_written(_labels(frame[tcol].to_numpy()), text, sep, has_header,
-                                  tpos)
+                                  tpos, zeros)
         frame = frame.drop(columns=[tcol])
         names = None if names is None else [n for n in names if n != tcol]
         width -= 1
@@ -388,13 +399,12 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     X = _numeric(frame[feats], path, offset,
                  label_hint=label is None and ycol is not None and names is not None
                  and frame[ycol].dtype.kind in "biuf")
-    bad = np.argwhere(~np.isfinite(X))
-    if bad.size:  # ("inf", "1e400": named as a missing value is)
-        i, j = bad[0]
+    if not np.isfinite(X).all():  # ("inf", "1e400": named as a missing value is)
+        i, j = np.argwhere(~np.isfinite(X))[0]
         raise ValueError(f"{path}: row {i + 1 + offset}, column {feats[j]}: "
                          f"{X[i, j]} is not a finite number.")
     y = None if ycol is None else _codes_as_written(
-        _labels(frame[ycol].to_numpy()), text, sep, has_header, columns.index(ycol))
+        _labels(frame[ycol].to_numpy()), text, sep, has_header, columns.index(ycol), zeros)
     if y is not None and y.dtype.kind == "U":
         _check_label_kinds(y, ycol, path, offset)
     info = {"sep": sep, "header": has_header,
