@@ -190,14 +190,18 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         The family to fit on the inputs ``X`` (``None``: fit_grfl's default)
         and, in subclasses, the levels chosen from the data.
         """
-        return {"family": self.family, "final_draws": self._draws(X, "auto")}
+        return {"family": self.family, "final_draws": self._draws(X)}
 
-    def _draws(self, X, auto):
-        """``n_paths`` resolved: ``auto`` for "auto", but one path on a
-        cluster's row partitions (its margins stay there: nothing to average)."""
+    def _auto_draws(self, X):
+        """What ``n_paths="auto"`` means on ``X`` (fit_grfl's ``"auto"`` here)."""
+        return "auto"
+
+    def _draws(self, X):
+        """``n_paths`` resolved: :meth:`_auto_draws` for "auto", but one path on
+        a cluster's row partitions (its margins stay there: nothing to average)."""
         if self.n_paths != "auto":
             return self.n_paths
-        return 1 if hasattr(X, "grfl_class") else auto
+        return 1 if hasattr(X, "grfl_class") else self._auto_draws(X)
 
     def _task_decision(self, X, task_index):
         Z = self.transform(X)
@@ -715,14 +719,15 @@ class InfiniteFeatureClassifier(
         self._fit_platt(X, y, sample_weight, task_index=task_index)
         return self
 
+    def _auto_draws(self, X):
+        # a budget of the estimator's choosing and no path to continue: below
+        # CV_BELOW rows the model averages FINAL_DRAWS paths (_grfl_average)
+        return FINAL_DRAWS if (X.shape[0] < CV_BELOW and not self.warm_start
+                               and self.max_features in (None, "auto")) else 1
+
     def _resolved_settings(self, X, sample_weight=None):
-        # "auto": a budget of the estimator's choosing and no path to continue:
-        # below CV_BELOW rows the model averages FINAL_DRAWS paths (_grfl_average)
-        draws = self._draws(X, FINAL_DRAWS if (X.shape[0] < CV_BELOW and not self.warm_start
-                                               and self.max_features in (None, "auto"))
-                            else 1)
         return dict(super()._resolved_settings(X, sample_weight),
-                    lambda_p=self.lambda_p_, max_features=self._budget, final_draws=draws)
+                    lambda_p=self.lambda_p_, max_features=self._budget)
 
     def decision_function(self, X, task_index=None):
         """Margins: ``(n_samples,)`` for binary problems, else per class.
@@ -871,9 +876,9 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         """``family``, or for ``None`` GrFL-M over three widths (:func:`multi_width_family`),
         and ``pricing_subsample`` (:func:`regressor_pricing_subsample`)."""
         fam = self.family if self.family is not None else multi_width_family(X, sample_weight)
-        return {"family": fam, "final_draws": self._draws(X, "auto"),
-                "pricing_subsample": regressor_pricing_subsample(X.shape[0],
-                                                                 self.pricing_subsample)}
+        return dict(super()._resolved_settings(X, sample_weight), family=fam,
+                    pricing_subsample=regressor_pricing_subsample(X.shape[0],
+                                                                  self.pricing_subsample))
 
     def __init__(self, family=None, *, max_features="auto", n_candidates=100, lambda_p="auto",
                  lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="auto",

@@ -403,7 +403,6 @@ class _DaskHessians:
 class _DaskProblem(_GrFLProblem):
     """The restricted master with its rows on the cluster (``Phi``: the row blocks)."""
 
-    colsum: object = None
     # rows whose loss gradients come along with every pass at new margins
     # (GrFL's pricing subsample: the next pricing then needs no extra pass)
     sub: object = None
@@ -527,7 +526,6 @@ class DaskGrFL(GrFL):
         blocks = rows.map(_block_with_targets, np.asarray(Y))  # Y split by rows
         self._rows = blocks
         self._sub_local = None if self._sub is None else rows.split_rows(self._sub)
-        self._colsum = np.zeros(0)
         self._family_view = _FamilyOnRows(self.family, blocks)
         return self
 
@@ -537,10 +535,7 @@ class DaskGrFL(GrFL):
             return
         self._rows = self._rows.map(partial(block_reserve, capacity=cap))
         self._family_view.rows = self._rows
-        gram, colsum = np.empty((cap, cap)), np.zeros(cap)
-        gram[: self.p, : self.p] = self.gram[: self.p, : self.p]
-        colsum[: self.p] = self._colsum[: self.p]
-        self.gram, self._colsum = gram, colsum
+        self._grow_gram(cap)
         self.Phi = np.empty((0, cap))  # (the capacity; the columns are on the cluster)
 
     def problem(self):

@@ -264,11 +264,17 @@ class GrFL:
         # column-major: the active block Phi[:, :p] is then one contiguous
         # array that BLAS reads directly (a row-major slice is copied by every
         # product, 3.5x slower per ADMM iteration measured at n = 10^4, p = 160)
-        Phi, gram, colsum = np.empty((self.n, cap), order="F"), np.empty((cap, cap)), np.empty(cap)
+        Phi = np.empty((self.n, cap), order="F")
         Phi[:, : self.p] = self.Phi[:, : self.p]
+        self.Phi = Phi
+        self._grow_gram(cap)
+
+    def _grow_gram(self, cap):
+        """Grow the Gram matrix and the column sums of the active columns to ``cap``."""
+        gram, colsum = np.empty((cap, cap)), np.empty(cap)
         gram[: self.p, : self.p] = self.gram[: self.p, : self.p]
         colsum[: self.p] = self._colsum[: self.p]
-        self.Phi, self.gram, self._colsum = Phi, gram, colsum
+        self.gram, self._colsum = gram, colsum
 
     # ---------------------------------------------------------------- pricing
     def problem(self):
@@ -858,7 +864,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
             fit_intercept=fit_intercept, pricing_subsample=sub, path_iter=pi,
             time_budget=time_budget, verbose=verbose, name=name, batch=batch).start(
             Xr, Yr, tr, rng, sample_weight=w, b0=b0_all[0] if rows is None and b0_all else None)
-        b0_all[:] = [path.b0] if rows is None else b0_all
+        if rows is None and not b0_all:
+            b0_all.append(path.b0)
         return path
 
     draws = 1 if final_draws == "auto" else int(final_draws)

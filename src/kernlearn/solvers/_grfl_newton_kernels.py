@@ -18,6 +18,9 @@ __all__ = []
 _CHECK_EVERY = 8
 # Sweeps combined by the Anderson extrapolation of the inner BCD (0: none).
 _ANDERSON = 5
+# Hessian blocks leave out the rows of zero curvature unless more than this
+# share of the rows has a non-zero one (the copy of the rest then costs more).
+_DENSE_CURVATURE = 0.75
 
 @njit_cached
 def _l1_ball_residual(Z, r):
@@ -690,7 +693,7 @@ def _append_block(Phi, d, q):
         if d[i] != 0.0:
             nz += 1
     C = np.empty((p + 1, new))
-    if nz <= 0.75 * n:
+    if nz <= _DENSE_CURVATURE * n:
         rows = np.empty(nz, dtype=np.int64)
         k = 0
         for i in range(n):

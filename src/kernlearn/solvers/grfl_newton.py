@@ -63,6 +63,7 @@ from ._dirty import DirtyProblem, DirtyState
 
 # (the compiled kernels, re-exported here where the solver and its tests read them)
 from ._grfl_newton_kernels import (  # noqa: F401
+    _DENSE_CURVATURE,
     _SQUARE,
     _SQUARED_HINGE,
     _add_rank_block,
@@ -95,9 +96,6 @@ _ROUND = 1e-13
 # Compiled block proxes: joint l2 over a (group x tasks) block, elementwise l1,
 # l2 per task column, joint l-infinity over the block.
 _JOINT_L2, _L1, _PER_TASK_L2, _JOINT_LINF = 0, 1, 2, 3
-# Hessian blocks leave out the rows of zero curvature unless more than this
-# share of the rows has a non-zero one (the copy of the rest then costs more).
-_DENSE_CURVATURE = 0.75
 # Losses of the compiled Newton iteration (exact types: a subclass may change them).
 _LOSS_KINDS = {Square: _SQUARE, SquaredHinge: _SQUARED_HINGE}
 
