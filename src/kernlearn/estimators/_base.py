@@ -72,6 +72,9 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     float: 'x'"; for dates "The DType <class 'numpy.dtypes.Float64DType'>
     could not be promoted by ...").  Input it accepts is unchanged.
 
+    Dense arrays come back C-ordered (``order="C"`` unless given), so that the
+    model does not depend on the input's memory layout.
+
     Parameters
     ----------
     est : BaseEstimator
@@ -85,6 +88,10 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     -------
     As :func:`sklearn.utils.validation.validate_data`.
     """
+    # dense arrays in one memory layout: a Fortran-ordered copy of the same data
+    # (a DataFrame's values, np.asfortranarray) gave a model that differed in the
+    # last bits, and on tied choices by more (BLAS sums in another order)
+    kwargs.setdefault("order", "C")
     try:
         return _sklearn_validate_data(est, X, y, **kwargs)
     except (ValueError, TypeError) as exc:
