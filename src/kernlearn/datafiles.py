@@ -304,28 +304,49 @@ def _first_missing(frame, path, offset):
     )
 
 
+def _row_numbers(column):
+    """Whether ``column`` holds 0, 1, 2... or 1, 2, 3... (a written row index)."""
+    values = column.to_numpy()
+    if values.dtype.kind not in "iu":
+        return False
+    start = values[0]
+    return start in (0, 1) and np.array_equal(values, np.arange(start, start + len(values)))
+
+
 def _numeric(frame, path, offset, label_hint=False):
-    """The feature columns as float64; a text cell is named by row and column
+    """The feature columns as float64.  A typo among numbers is named by row
+    and column; columns of text (categories, dates) are all named at once,
+    with what to do, so that a user does not learn of them one fit at a time
     (``label_hint``: the label was taken by default, the last column)."""
     import pandas as pd
 
+    bad = []  # (column, rows of text, first such value)
     for j, col in enumerate(frame.columns):
         column = frame.iloc[:, j]
         if column.dtype.kind in "biuf":
             continue
-        num = pd.to_numeric(column, errors="coerce")
-        bad = np.flatnonzero(num.isna().to_numpy())
-        i = bad[0]
-        # a column of text only (not a typo among numbers) may be the label
-        hint = label_hint and bad.size == len(num)
+        rows = np.flatnonzero(pd.to_numeric(column, errors="coerce").isna().to_numpy())
+        bad.append((col, rows, str(column.iloc[rows[0]])[:20]))
+    if not bad:
+        return frame.to_numpy(dtype=np.float64)
+    col, rows, value = bad[0]
+    if len(bad) == 1:
+        where = f"{path}: row {rows[0] + 1 + offset}, column {col}: {value!r} is not a number."
+        if rows.size < len(frame):  # numbers with a stray text cell: the row is the news
+            raise ValueError(where)
         raise ValueError(
-            f"{path}: row {i + 1 + offset}, column {col}: "
-            f"{str(column.iloc[i])[:20]!r} is not a number."
-            + (f" If it is the label, pass --label {col} (by default the label is "
-               f"the last column); if it holds each row's task, --task-column {col}."
-               if hint else "")
-        )
-    return frame.to_numpy(dtype=np.float64)
+            where + (f" If it is the label, pass --label {col} (by default the label is "
+                     f"the last column); if it holds each row's task, --task-column {col}."
+                     if label_hint else "")
+            + f" {'Otherwise e' if label_hint else 'E'}ncode the text column {col} as "
+            "numbers (e.g. one 0/1 column per category) or drop it.")
+    named = ", ".join(f"{c} ({v!r}...)" if r.size == len(frame)
+                      else f"{c} (row {r[0] + 1 + offset}: {v!r})" for c, r, v in bad[:8])
+    raise ValueError(
+        f"{path}: {len(bad)} columns hold text, not numbers: {named}"
+        f"{' and more' if len(bad) > 8 else ''}; encode them as numbers (e.g. one 0/1 "
+        "column per category) or drop them."
+    )
 
 
 def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
@@ -360,6 +381,15 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
                 raise ValueError(
                     f"{path}: column {j + 1} has no name and no values (does every "
                     f"line end with {sep!r}?); remove it.")
+            if not name.strip() and _row_numbers(frame.iloc[:, j]):
+                # pandas would call it "Unnamed: j" and fit on it: a row index
+                # (pandas' to_csv, R's write.csv) became a feature without a word
+                # (an unnamed column of other values stays a feature)
+                raise ValueError(
+                    f"{path}: column {j + 1} has no name in the header line and holds "
+                    "the row numbers: a row index (as pandas' to_csv and R's write.csv "
+                    "write by default), not a feature; write the file without it "
+                    "(index=False, row.names=FALSE) or remove the column.")
         frame.columns = [str(c).strip() for c in frame.columns]
         names = list(frame.columns)
     else:

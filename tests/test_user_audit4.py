@@ -1,0 +1,159 @@
+"""A fourth user's audit: a data scientist's own raw files (CSV and DataFrames).
+
+The CSV files are small slices of tables that ship inside installed packages
+(ISLP's data folder), copied at test time; a test skips, saying why, when the
+package is absent.  Other cases are tiny inline tables with the same feature.
+"""
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import one_error as _one_error
+from conftest import run_cli as _run
+
+pd = pytest.importorskip("pandas")
+
+
+def _package_csv(package, name, rows=None):
+    """The text of ``package``'s data file ``name`` (its first ``rows`` data rows)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        pytest.skip(f"{package} is not installed: its data file {name} is the test's input")
+    path = Path(spec.origin).parent / "data" / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent from the installed {package}")
+    lines = path.read_text().splitlines()
+    return "\n".join(lines if rows is None else lines[:rows + 1]) + "\n"
+
+
+# --------------------------------------------------------------------- CLI
+def test_every_text_column_is_named_with_what_to_do(tmp_path, capsys):
+    # Carseats: Sales is the target, ShelveLoc, Urban and US are text; the user
+    # was told of ShelveLoc, then (after encoding it) of Urban, then of US
+    data = tmp_path / "Carseats.csv"
+    data.write_text(_package_csv("ISLP", "Carseats.csv", rows=60))
+    code, out, err = _run(["fit", data, "-e", "fgm-regressor", "--label", "Sales",
+                           "-m", tmp_path / "m.npz", "-q"], capsys)
+    assert code == 3 and _one_error(err), err
+    for name in ("ShelveLoc", "Urban", "US"):
+        assert name in err, err
+    assert "encode" in err and "'Bad'" in err, err
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_a_typo_among_numbers_is_still_named_by_row(tmp_path, capsys):
+    data = tmp_path / "t.csv"
+    data.write_text("a,b,y\n1,2,0\n2,x3,1\n3,4,0\n4,5,1\n")
+    code, out, err = _run(["fit", data, "-e", "fgm", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 3 and _one_error(err), err
+    assert "row 3, column b: 'x3' is not a number" in err, err
+
+
+def test_a_row_index_column_is_not_silently_a_feature(tmp_path, capsys):
+    # pandas' to_csv (and R's write.csv) write the row index as a first column
+    # without a name: it was fitted on as a feature called "Unnamed: 0"
+    frame = pd.read_csv(_as_file(tmp_path, "Default.csv", 80))
+    frame = frame[["balance", "income", "default"]]
+    frame.to_csv(tmp_path / "indexed.csv")
+    code, out, err = _run(["fit", tmp_path / "indexed.csv", "-e", "fgm",
+                           "-m", tmp_path / "m.npz", "-q"], capsys)
+    assert code == 3 and _one_error(err), err
+    assert "column 1 has no name" in err and "index" in err, err
+    assert "Unnamed" not in err and not (tmp_path / "m.npz").exists()
+
+
+def _as_file(tmp_path, name, rows):
+    path = tmp_path / name
+    path.write_text(_package_csv("ISLP", name, rows=rows))
+    return path
+
+
+# --------------------------------------------------------------- Python API
+def _default_frame(n=200):
+    text = _package_csv("ISLP", "Default.csv", rows=n)
+    import io
+
+    return pd.read_csv(io.StringIO(text))
+
+
+@pytest.mark.parametrize("dtype", ["boolean", "category", "object"])
+def test_bool_labels_keep_their_type(dtype):
+    from kernlearn import FGMClassifier
+
+    frame = _default_frame()
+    X = frame[["balance", "income"]]
+    y = (frame["default"] == "Yes") | (frame["balance"] > 1200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = FGMClassifier(max_iter=3).fit(X, y.astype(dtype))
+    # were 0.0 and 1.0 (nullable booleans, categories) or refused as "Unknown
+    # label type: unknown" (Python bools in an object column)
+    assert clf.classes_.dtype == bool and list(clf.classes_) == [False, True]
+    pred = clf.predict(X)
+    assert pred.dtype == bool
+    ref = FGMClassifier(max_iter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref.fit(X, y.to_numpy())
+    np.testing.assert_array_equal(pred, ref.predict(X))
+
+
+def test_nullable_integer_labels_keep_their_type():
+    from kernlearn import FGMClassifier
+
+    frame = _default_frame()
+    X = frame[["balance", "income"]]
+    y = pd.Series((frame["balance"] > 800).astype(int) * 2 + 1, dtype="Int64")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = FGMClassifier(max_iter=3).fit(X, y)
+    assert clf.classes_.dtype.kind == "i" and list(clf.classes_) == [1, 3]
+    assert clf.predict(X).dtype.kind == "i"
+
+
+@pytest.mark.parametrize("kind", ["string", "object-None", "boolean"])
+def test_a_missing_label_is_named_by_row(kind):
+    from kernlearn import FGMClassifier
+
+    frame = _default_frame()
+    X = frame[["balance", "income"]]
+    if kind == "boolean":
+        y = (frame["default"] == "Yes").astype("boolean")
+        y.iloc[7] = pd.NA
+    else:
+        y = frame["default"].astype("string" if kind == "string" else object)
+        y.iloc[7] = pd.NA if kind == "string" else None
+    # was "boolean value of NA is ambiguous" or "Input contains NaN"
+    with pytest.raises(ValueError, match=r"y has a missing value .*row 7"):
+        FGMClassifier(max_iter=3).fit(X, y)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "Float64", "Int64", "boolean"])
+def test_a_missing_feature_value_is_named_by_row_and_column(dtype):
+    from kernlearn import FGMClassifier
+
+    frame = _default_frame()
+    X = frame[["balance", "income"]].copy()
+    X["student"] = (frame["student"] == "Yes")
+    X = X.astype({"student": dtype if dtype != "float64" else "float64",
+                  "income": "float64"})
+    if dtype == "Int64":
+        X["balance"] = X["balance"].round().astype("Int64")
+    X.loc[11, "student" if dtype in ("boolean", "Float64") else "balance"] = (
+        np.nan if dtype == "float64" else pd.NA)
+    column = "student" if dtype in ("boolean", "Float64") else "balance"
+    with pytest.raises(ValueError, match=rf"X has a missing value .*row 11, column '{column}'"):
+        FGMClassifier(max_iter=3).fit(X, frame["default"])
+
+
+def test_a_regressor_on_text_targets_says_so():
+    from kernlearn import FGMRegressor
+
+    frame = _default_frame()
+    # was NumPy's "could not convert string to float: 'No'"
+    with pytest.raises(ValueError, match="y holds text .*'No'.* needs numbers"):
+        FGMRegressor(max_iter=3).fit(frame[["balance", "income"]], frame["default"])
