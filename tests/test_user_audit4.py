@@ -157,3 +157,17 @@ def test_a_regressor_on_text_targets_says_so():
     # was NumPy's "could not convert string to float: 'No'"
     with pytest.raises(ValueError, match="y holds text .*'No'.* needs numbers"):
         FGMRegressor(max_iter=3).fit(frame[["balance", "income"]], frame["default"])
+
+
+def test_missing_values_are_counted_with_their_columns(tmp_path, capsys):
+    # palmerpenguins-like: NA in several columns of a few rows; the first cell
+    # alone did not say whether to drop 2 rows or half the file
+    text = ("species,bill_length_mm,body_mass_g,sex\n"
+            "Adelie,39.1,3750,male\nAdelie,NA,NA,NA\nGentoo,46.1,4500,female\n"
+            "Gentoo,47.3,,NA\nAdelie,38.6,3800,female\nGentoo,45.2,4400,male\n")
+    (tmp_path / "p.csv").write_text(text)
+    code, out, err = _run(["fit", tmp_path / "p.csv", "--label", "species", "-e", "fgm",
+                           "-m", tmp_path / "m.npz", "-q"], capsys)
+    assert code == 3 and _one_error(err), err
+    assert "row 3, column bill_length_mm: missing value" in err, err
+    assert "5 missing values in 2 of 6 rows; columns bill_length_mm, body_mass_g, sex" in err

@@ -298,9 +298,16 @@ def _first_missing(frame, path, offset):
     if not missing.any():
         return
     i, j = np.argwhere(missing)[0]
+    # how many, and where: dropping 2 rows and dropping half the file (or a
+    # column) are different decisions, which the first cell alone hid
+    rows = int(missing.any(axis=1).sum())
+    cols = [str(c) for c, m in zip(frame.columns, missing.any(axis=0)) if m]
+    more = "" if missing.sum() == 1 else (
+        f" ({int(missing.sum())} missing values in {rows} of {len(frame)} rows; columns "
+        f"{', '.join(cols[:8])}{'...' if len(cols) > 8 else ''})")
     raise ValueError(
         f"{path}: row {i + 1 + offset}, column {frame.columns[j]}: missing value "
-        f"(empty, {', '.join(NA_MARKERS)}, NA, ...); fill or drop it first."
+        f"(empty, {', '.join(NA_MARKERS)}, NA, ...){more}; fill or drop it first."
     )
 
 
