@@ -171,3 +171,30 @@ def test_missing_values_are_counted_with_their_columns(tmp_path, capsys):
     assert code == 3 and _one_error(err), err
     assert "row 3, column bill_length_mm: missing value" in err, err
     assert "5 missing values in 2 of 6 rows; columns bill_length_mm, body_mass_g, sex" in err
+
+
+def test_a_row_index_after_a_byte_order_mark_is_refused_too(tmp_path, capsys):
+    # Excel's "CSV UTF-8" starts with a byte-order mark: the empty first name
+    # was "\ufeff", so the index column was fitted on as a feature
+    rows = [",a,b,y"] + [f"{i},{i % 5},{(3 * i) % 7},{i % 2}" for i in range(20)]
+    (tmp_path / "t.csv").write_bytes(b"\xef\xbb\xbf" + ("\n".join(rows) + "\n").encode())
+    code, out, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-m", tmp_path / "m.npz",
+                           "-q"], capsys)
+    assert code == 3 and _one_error(err) and "holds the row numbers" in err, err
+    # and with a name, the marked file's first column is matched by its name
+    (tmp_path / "n.csv").write_bytes(b"\xef\xbb\xbfidx" + ("\n".join(rows) + "\n").encode())
+    code, out, err = _run(["fit", tmp_path / "n.csv", "-e", "fgm", "--label", "y",
+                           "-m", tmp_path / "m.npz", "-q"], capsys)
+    assert code == 0, err
+    (tmp_path / "p.csv").write_text("b,a,idx\n1,2,3\n")
+    code, out, err = _run(["predict", tmp_path / "p.csv", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 0, err
+
+
+def test_decimal_commas_are_named_as_such(tmp_path, capsys):
+    # a European export: ';' separated, '1,5' numbers, were "text to encode"
+    (tmp_path / "eu.csv").write_text("a;b;y\n1,5;2,25;0\n2,5;3,1;1\n3,5;1,2;0\n4;1,1;1\n")
+    code, out, err = _run(["fit", tmp_path / "eu.csv", "-e", "fgm", "-m", tmp_path / "m.npz",
+                           "-q"], capsys)
+    assert code == 3 and _one_error(err), err
+    assert "row 2, column a: '1,5' is written with a decimal comma" in err, err

@@ -171,6 +171,7 @@ def _labels(y):
 
 
 _LEADING_ZERO = re.compile(r"[+-]?0\d")
+_DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
 
 
 def _leading_zero_anywhere(text, sep):
@@ -337,6 +338,12 @@ def _numeric(frame, path, offset, label_hint=False):
     if not bad:
         return frame.to_numpy(dtype=np.float64)
     col, rows, value = bad[0]
+    if _DECIMAL_COMMA.fullmatch(value.strip()):
+        # "1,5" in a ';' file: a number to the user, "text" to be encoded here
+        raise ValueError(
+            f"{path}: row {rows[0] + 1 + offset}, column {col}: {value!r} is written with "
+            "a decimal comma; kernlearn reads numbers with a decimal point: convert the "
+            "file (e.g. pandas.read_csv(..., decimal=',').to_csv(...)).")
     if len(bad) == 1:
         where = f"{path}: row {rows[0] + 1 + offset}, column {col}: {value!r} is not a number."
         if rows.size < len(frame):  # numbers with a stray text cell: the row is the news
@@ -363,7 +370,8 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
 
     raw = _read_bytes(path)
     try:
-        text = raw.decode("utf-8")
+        # (a byte-order mark, as Excel writes, is not part of the first name)
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not a UTF-8 text (CSV) file.") from None
     sep = _sniff_separator(raw[:_SNIFF], sep)
