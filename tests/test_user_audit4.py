@@ -56,14 +56,25 @@ def test_a_typo_among_numbers_is_still_named_by_row(tmp_path, capsys):
 def test_a_row_index_column_is_not_silently_a_feature(tmp_path, capsys):
     # pandas' to_csv (and R's write.csv) write the row index as a first column
     # without a name: it was fitted on as a feature called "Unnamed: 0"
-    frame = pd.read_csv(_as_file(tmp_path, "Default.csv", 80))
-    frame = frame[["balance", "income", "default"]]
-    frame.to_csv(tmp_path / "indexed.csv")
+    frame = pd.read_csv(_as_file(tmp_path, "Smarket.csv", 80))
+    frame = frame[["Lag1", "Lag2", "Volume", "Direction"]]
+    # a shuffled training part (its index is no longer 0, 1, 2...)
+    frame.iloc[:60].sample(frac=1, random_state=0).to_csv(tmp_path / "indexed.csv")
     code, out, err = _run(["fit", tmp_path / "indexed.csv", "-e", "fgm",
                            "-m", tmp_path / "m.npz", "-q"], capsys)
     assert code == 3 and _one_error(err), err
-    assert "column 1 has no name" in err and "index" in err, err
-    assert "Unnamed" not in err and not (tmp_path / "m.npz").exists()
+    assert "column 1 has no name in the header line and holds distinct row numbers" in err
+    assert "index=False" in err and "Unnamed" not in err and not (tmp_path / "m.npz").exists()
+    # without it the fit works; the held-out part written with its index
+    # (60, 61...) was refused for a column 'Unnamed: 0' the file never names
+    frame.iloc[:60].to_csv(tmp_path / "train.csv", index=False)
+    code, out, err = _run(["fit", tmp_path / "train.csv", "-e", "fgm",
+                           "-m", tmp_path / "m.npz", "-q"], capsys)
+    assert code == 0 and "on 60 x 3" in out, err
+    frame.iloc[60:].to_csv(tmp_path / "test.csv")
+    code, out, err = _run(["predict", tmp_path / "test.csv", "-m", tmp_path / "m.npz"],
+                          capsys)
+    assert code == 3 and _one_error(err) and "holds distinct row numbers" in err, err
 
 
 def _as_file(tmp_path, name, rows):
@@ -180,7 +191,7 @@ def test_a_row_index_after_a_byte_order_mark_is_refused_too(tmp_path, capsys):
     (tmp_path / "t.csv").write_bytes(b"\xef\xbb\xbf" + ("\n".join(rows) + "\n").encode())
     code, out, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-m", tmp_path / "m.npz",
                            "-q"], capsys)
-    assert code == 3 and _one_error(err) and "holds the row numbers" in err, err
+    assert code == 3 and _one_error(err) and "holds distinct row numbers" in err, err
     # and with a name, the marked file's first column is matched by its name
     (tmp_path / "n.csv").write_bytes(b"\xef\xbb\xbfidx" + ("\n".join(rows) + "\n").encode())
     code, out, err = _run(["fit", tmp_path / "n.csv", "-e", "fgm", "--label", "y",

@@ -313,12 +313,12 @@ def _first_missing(frame, path, offset):
 
 
 def _row_numbers(column):
-    """Whether ``column`` holds 0, 1, 2... or 1, 2, 3... (a written row index)."""
+    """Whether ``column`` holds distinct whole numbers from 0 up (a written
+    row index: 0, 1, 2... or, for a shuffled or sliced frame, any distinct ones)."""
     values = column.to_numpy()
-    if values.dtype.kind not in "iu":
+    if values.dtype.kind not in "iu" or values.min() < 0:
         return False
-    start = values[0]
-    return start in (0, 1) and np.array_equal(values, np.arange(start, start + len(values)))
+    return np.unique(values).size == values.size
 
 
 def _numeric(frame, path, offset, label_hint=False):
@@ -396,13 +396,13 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
                 raise ValueError(
                     f"{path}: column {j + 1} has no name and no values (does every "
                     f"line end with {sep!r}?); remove it.")
-            if not name.strip() and _row_numbers(frame.iloc[:, j]):
+            if j == 0 and not name.strip() and _row_numbers(frame.iloc[:, j]):
                 # pandas would call it "Unnamed: j" and fit on it: a row index
                 # (pandas' to_csv, R's write.csv) became a feature without a word
                 # (an unnamed column of other values stays a feature)
                 raise ValueError(
-                    f"{path}: column {j + 1} has no name in the header line and holds "
-                    "the row numbers: a row index (as pandas' to_csv and R's write.csv "
+                    f"{path}: column 1 has no name in the header line and holds "
+                    "distinct row numbers: a row index (as pandas' to_csv and R's write.csv "
                     "write by default), not a feature; write the file without it "
                     "(index=False, row.names=FALSE) or remove the column.")
         frame.columns = [str(c).strip() for c in frame.columns]
