@@ -209,3 +209,13 @@ def test_decimal_commas_are_named_as_such(tmp_path, capsys):
                            "-q"], capsys)
     assert code == 3 and _one_error(err), err
     assert "row 2, column a: '1,5' is written with a decimal comma" in err, err
+
+
+def test_text_columns_beside_a_numeric_last_column_suggest_the_label(tmp_path, capsys):
+    # OJ: the label (Purchase) is the first column, Store7 is Yes/No and the
+    # last column (STORE) holds numbers: both text columns are named, and --label
+    data = _as_file(tmp_path, "OJ.csv", 40)
+    code, out, err = _run(["fit", data, "-e", "fgm", "-m", tmp_path / "m.npz", "-q"], capsys)
+    assert code == 3 and _one_error(err), err
+    assert "2 columns hold text, not numbers: Purchase ('CH'...), Store7 ('No'...)" in err
+    assert "pass --label NAME" in err and "encode them" in err, err

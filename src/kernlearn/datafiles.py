@@ -334,7 +334,8 @@ def _numeric(frame, path, offset, label_hint=False):
         if column.dtype.kind in "biuf":
             continue
         rows = np.flatnonzero(pd.to_numeric(column, errors="coerce").isna().to_numpy())
-        bad.append((col, rows, str(column.iloc[rows[0]])[:20]))
+        value = str(column.iloc[rows[0]])
+        bad.append((col, rows, value if len(value) <= 20 else value[:20] + "..."))
     if not bad:
         return frame.to_numpy(dtype=np.float64)
     col, rows, value = bad[0]
@@ -358,8 +359,10 @@ def _numeric(frame, path, offset, label_hint=False):
                       else f"{c} (row {r[0] + 1 + offset}: {v!r})" for c, r, v in bad[:8])
     raise ValueError(
         f"{path}: {len(bad)} columns hold text, not numbers: {named}"
-        f"{' and more' if len(bad) > 8 else ''}; encode them as numbers (e.g. one 0/1 "
-        "column per category) or drop them."
+        f"{' and more' if len(bad) > 8 else ''}; "
+        + ("if one is the label, pass --label NAME (by default the label is the last "
+           "column); " if label_hint else "")
+        + "encode them as numbers (e.g. one 0/1 column per category) or drop them."
     )
 
 
