@@ -219,3 +219,31 @@ def test_text_columns_beside_a_numeric_last_column_suggest_the_label(tmp_path, c
     assert code == 3 and _one_error(err), err
     assert "2 columns hold text, not numbers: Purchase ('CH'...), Store7 ('No'...)" in err
     assert "pass --label NAME" in err and "encode them" in err, err
+
+
+def test_a_model_fitted_on_a_dataframe_matches_csv_columns_by_name(tmp_path, capsys):
+    # fitted in Python, saved, used by the command line on a CSV file whose
+    # columns are in another order: they were taken by position (other
+    # predictions, and scikit-learn's "X does not have valid feature names")
+    from kernlearn import FGMRegressor
+    from kernlearn.io import save_model
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.uniform(20, 60, 80), "income": rng.uniform(1, 9, 80),
+                      "score": rng.uniform(0, 1, 80)})
+    y = 0.5 * X["age"] - 3.0 * X["income"] + rng.normal(0, 0.1, 80)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reg = FGMRegressor().fit(X, y)
+    save_model(reg, tmp_path / "m.npz")
+    X[["score", "income", "age"]].to_csv(tmp_path / "test.csv", index=False)
+    code, out, err = _run(["predict", tmp_path / "test.csv", "-m", tmp_path / "m.npz"],
+                          capsys)
+    assert code == 0 and err == "", err
+    np.testing.assert_allclose(np.array(out.split(), dtype=float), reg.predict(X),
+                               rtol=1e-8)
+    # a column of another name is refused as for a model of `kernlearn fit`
+    X.rename(columns={"age": "Age"}).to_csv(tmp_path / "renamed.csv", index=False)
+    code, out, err = _run(["predict", tmp_path / "renamed.csv", "-m", tmp_path / "m.npz"],
+                          capsys)
+    assert code == 5 and _one_error(err) and "no column 'age' of the model" in err, err

@@ -289,6 +289,15 @@ def _load_model(path):
             "load it in Python with kernlearn.io.load_model",
             4,
         )
+    names = getattr(est, "feature_names_in_", None)
+    if names is not None:
+        # fitted in Python on a DataFrame: a CSV file's columns are matched by
+        # these names, as for a model of `kernlearn fit` (they were taken by
+        # position, so reordered columns gave other predictions without a word,
+        # under scikit-learn's warning that X has no feature names)
+        meta = {**meta, "feature_names": meta.get("feature_names")
+                or [str(n) for n in names]}
+        del est.feature_names_in_
     return est, meta
 
 
