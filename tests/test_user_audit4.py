@@ -209,6 +209,12 @@ def test_decimal_commas_are_named_as_such(tmp_path, capsys):
                            "-q"], capsys)
     assert code == 3 and _one_error(err), err
     assert "row 2, column a: '1,5' is written with a decimal comma" in err, err
+    # in a ',' file, a quoted "1,234" is a thousands separator: no such guess
+    (tmp_path / "th.csv").write_text('a,b,y\n"1,234",2,0\n"2,345",3,1\n"3,456",1,0\n')
+    code, out, err = _run(["fit", tmp_path / "th.csv", "-e", "fgm", "-m", tmp_path / "m.npz",
+                           "-q"], capsys)
+    assert code == 3 and _one_error(err) and "decimal comma" not in err, err
+    assert "'1,234' is not a number" in err, err
 
 
 def test_text_columns_beside_a_numeric_last_column_suggest_the_label(tmp_path, capsys):

@@ -171,7 +171,7 @@ def _labels(y):
 
 
 _LEADING_ZERO = re.compile(r"[+-]?0\d")
-_DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
+_DECIMAL_COMMA = re.compile(r"[+-]?(\d+\.)*\d*,\d+")  # 1,5 and 1.234,5
 
 
 def _leading_zero_anywhere(text, sep):
@@ -321,7 +321,7 @@ def _row_numbers(column):
     return np.unique(values).size == values.size
 
 
-def _numeric(frame, path, offset, label_hint=False):
+def _numeric(frame, path, offset, label_hint=False, sep=","):
     """The feature columns as float64.  A typo among numbers is named by row
     and column; columns of text (categories, dates) are all named at once,
     with what to do, so that a user does not learn of them one fit at a time
@@ -339,7 +339,7 @@ def _numeric(frame, path, offset, label_hint=False):
     if not bad:
         return frame.to_numpy(dtype=np.float64)
     col, rows, value = bad[0]
-    if _DECIMAL_COMMA.fullmatch(value.strip()):
+    if sep != "," and _DECIMAL_COMMA.fullmatch(value.strip()):
         # "1,5" in a ';' file: a number to the user, "text" to be encoded here
         raise ValueError(
             f"{path}: row {rows[0] + 1 + offset}, column {col}: {value!r} is written with "
@@ -444,7 +444,7 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     _first_missing(frame, path, offset)
     # a text column while the default label (the last column) holds numbers:
     # perhaps the label is elsewhere
-    X = _numeric(frame[feats], path, offset,
+    X = _numeric(frame[feats], path, offset, sep=sep,
                  label_hint=label is None and ycol is not None and names is not None
                  and frame[ycol].dtype.kind in "biuf")
     if not np.isfinite(X).all():  # ("inf", "1e400": named as a missing value is)
