@@ -253,3 +253,36 @@ def test_a_model_fitted_on_a_dataframe_matches_csv_columns_by_name(tmp_path, cap
     code, out, err = _run(["predict", tmp_path / "renamed.csv", "-m", tmp_path / "m.npz"],
                           capsys)
     assert code == 5 and _one_error(err) and "no column 'age' of the model" in err, err
+
+
+def test_held_out_files_reordered_missing_extra_and_renamed_columns(tmp_path, capsys):
+    # Smarket: fit a regressor on one part, predict the other with its columns
+    # in another order (same numbers: names, not positions), one missing, one
+    # extra and one renamed (each one line naming the column and what to do)
+    frame = pd.read_csv(_as_file(tmp_path, "Smarket.csv", 120))
+    cols = ["Lag1", "Lag2", "Volume", "Today"]
+    frame.iloc[:80][cols].to_csv(tmp_path / "train.csv", index=False)
+    test = frame.iloc[80:][cols]
+    test.to_csv(tmp_path / "test.csv", index=False)
+    model = tmp_path / "m.npz"
+    code, out, err = _run(["fit", tmp_path / "train.csv", "-e", "fgm-regressor",
+                           "--label", "Today", "-m", model, "-q"], capsys)
+    assert code == 0, err
+    code, base, err = _run(["predict", tmp_path / "test.csv", "-m", model], capsys)
+    assert code == 0 and len(base.split()) == 40, err
+    test[["Today", "Volume", "Lag2", "Lag1"]].to_csv(tmp_path / "reord.csv", index=False)
+    code, out, err = _run(["predict", tmp_path / "reord.csv", "-m", model], capsys)
+    assert code == 0 and out == base, err
+    assert len(set(base.split())) > 1  # (a constant model would hide a mix-up)
+    cases = {
+        "missing": (test.drop(columns="Lag2"), "has no column 'Lag2' of the model"),
+        "extra": (test.assign(Year=2001), "column 'Year' is not a feature of the model "
+                  "nor its label 'Today'; drop it"),
+        "renamed": (test.rename(columns={"Volume": "volume"}),
+                    "renamed? the model does not know 'volume'"),
+    }
+    for name, (table, message) in cases.items():
+        table.to_csv(tmp_path / f"{name}.csv", index=False)
+        code, out, err = _run(["predict", tmp_path / f"{name}.csv", "-m", model], capsys)
+        assert code == 5 and _one_error(err) and message in err, (name, err)
+        assert out == ""

@@ -465,11 +465,16 @@ def _match_names(names, model_names, label, path):
     model_names = [str(n) for n in model_names]
     missing = [n for n in model_names if n not in names]
     if missing:
+        # a renamed column ("income" now "Income") is a missing one and an
+        # unknown one: name the unknown ones as the likely new names
+        unknown = [n for n in names if n not in model_names and n != str(label)]
         raise ColumnNameError(
             f"{path} has no column {missing[0]!r} of the model "
             f"({len(missing)} of {len(model_names)} missing; the file has "
             f"{', '.join(names[:8])}{'...' if len(names) > 8 else ''}): columns "
-            "are matched by name."
+            "are matched by name"
+            + (f"; renamed? the model does not know {', '.join(map(repr, unknown[:3]))}"
+               if unknown else "") + "."
         )
     if label is not None and str(label) not in names and _is_integer(label):
         # a number names the column at that position, as when fitting; a name
@@ -487,13 +492,14 @@ def _match_names(names, model_names, label, path):
         raise ColumnNameError(
             f"{path}: column {next(n for n in extra if n != str(label))!r} is not a "
             f"feature of the model" + (f" nor its label {label!r}" if label else "")
-            + "."
+            + "; drop it (columns are matched by name)."
         )
     others = [n for n in extra if n != ycol]
     if others:
         raise ColumnNameError(
             f"{path}: column {others[0]!r} is not a feature of the model"
-            + (f" nor its label {label!r}" if label else "") + "."
+            + (f" nor its label {label!r}" if label else "") + "; drop it (columns are "
+            "matched by name)."
         )
     return model_names, ycol
 
