@@ -286,3 +286,19 @@ def test_held_out_files_reordered_missing_extra_and_renamed_columns(tmp_path, ca
         code, out, err = _run(["predict", tmp_path / f"{name}.csv", "-m", model], capsys)
         assert code == 5 and _one_error(err) and message in err, (name, err)
         assert out == ""
+
+
+def test_files_not_in_utf8_say_how_to_convert(tmp_path, capsys):
+    # a Windows-1252 export (an accented header) and Excel's "Unicode text"
+    # (UTF-16, called "binary data (NUL bytes)")
+    text = "Größe,b,y\n1,2,ja\n2,3,nein\n3,1,ja\n4,4,nein\n"
+    (tmp_path / "l1.csv").write_bytes(text.encode("cp1252"))
+    (tmp_path / "u16.csv").write_bytes(text.encode("utf-16"))
+    code, out, err = _run(["fit", tmp_path / "l1.csv", "-e", "fgm", "-m", tmp_path / "m.npz",
+                           "-q"], capsys)
+    assert code == 3 and _one_error(err), err
+    assert "not a UTF-8 text (CSV) file: byte 0xf6 on line 1; save it as UTF-8" in err, err
+    code, out, err = _run(["fit", tmp_path / "u16.csv", "-e", "fgm", "-m", tmp_path / "m.npz",
+                           "-q"], capsys)
+    assert code == 3 and _one_error(err), err
+    assert "u16.csv is UTF-16 text; save it as UTF-8" in err, err

@@ -83,6 +83,10 @@ def _base_suffix(path):
 
 
 def _check_text(block, path):
+    if block[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        # Excel's "Unicode text": its NUL bytes were called binary data
+        raise ValueError(f"{path} is UTF-16 text; save it as UTF-8 (e.g. Excel's "
+                         "\"CSV UTF-8\", or iconv -f UTF-16 -t UTF-8).")
     if b"\0" in block:
         raise ValueError(f"{path} holds binary data (NUL bytes), not a text data file.")
 
@@ -375,8 +379,14 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     try:
         # (a byte-order mark, as Excel writes, is not part of the first name)
         text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path} is not a UTF-8 text (CSV) file.") from None
+    except UnicodeDecodeError as exc:
+        # (Latin-1 / Windows-1252 exports: where, and what to do)
+        line = raw[:exc.start].count(b"\n") + 1
+        raise ValueError(
+            f"{path} is not a UTF-8 text (CSV) file: byte 0x{raw[exc.start]:02x} on line "
+            f"{line}; "
+            "save it as UTF-8 (e.g. iconv -f WINDOWS-1252 -t UTF-8, or "
+            "pandas.read_csv(..., encoding='latin-1').to_csv(...)).") from None
     sep = _sniff_separator(raw[:_SNIFF], sep)
     first = _check_layout(text, sep, path, header)
     has_header = header is not False
