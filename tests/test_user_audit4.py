@@ -302,3 +302,18 @@ def test_files_not_in_utf8_say_how_to_convert(tmp_path, capsys):
                            "-q"], capsys)
     assert code == 3 and _one_error(err), err
     assert "u16.csv is UTF-16 text; save it as UTF-8" in err, err
+
+
+def test_a_classifier_on_a_fractional_target_says_use_a_regressor(tmp_path, capsys):
+    # Auto's mpg (127 distinct values in 392 rows, fewer than half): it was
+    # "cannot fit fgm ...: Unknown label type: continuous", exit 6
+    text = _package_csv("ISLP", "Auto.csv", rows=200)  # (the first rows are whole)
+    rows = [",".join(line.split(",")[:8]) for line in text.splitlines()]
+    (tmp_path / "auto.csv").write_text("\n".join(rows) + "\n")
+    code, out, err = _run(["fit", tmp_path / "auto.csv", "--label", "mpg", "-e", "fgm",
+                           "-m", tmp_path / "m.npz", "-q"], capsys)
+    assert code == 3 and _one_error(err), err
+    assert "distinct continuous targets; use a regressor (e.g. fgm-regressor)" in err, err
+    code, out, err = _run(["fit", tmp_path / "auto.csv", "--label", "mpg", "-e",
+                           "fgm-regressor", "-m", tmp_path / "m.npz", "-q"], capsys)
+    assert code == 0, err

@@ -454,7 +454,9 @@ def _cmd_fit(args):
     if (
         ESTIMATORS[name][1] == "classification"
         and np.asarray(y).dtype.kind == "f"
-        and np.unique(y).size > max(50, 0.5 * len(y))
+        # (fractional targets, e.g. Auto's mpg: they were "cannot fit ...:
+        # Unknown label type: continuous", exit 6, naming no remedy)
+        and (np.unique(y).size > max(50, 0.5 * len(y)) or np.any(y != np.round(y)))
     ):
         raise CLIError(
             f"{args.data} has {np.unique(y).size} distinct continuous "
