@@ -337,7 +337,13 @@ def _numeric(frame, path, offset, label_hint=False, sep=","):
         column = frame.iloc[:, j]
         if column.dtype.kind in "biuf":
             continue
-        rows = np.flatnonzero(pd.to_numeric(column, errors="coerce").isna().to_numpy())
+        # (missing cells are not text: they are named after the text columns,
+        # whose removal may take them along, e.g. a "Comments" column)
+        present = column.notna().to_numpy()
+        rows = np.flatnonzero(pd.to_numeric(column, errors="coerce").isna().to_numpy()
+                              & present)
+        if not rows.size:  # numbers (or bools) and missing values
+            continue
         value = str(column.iloc[rows[0]])
         bad.append((col, rows, value if len(value) <= 20 else value[:20] + "..."))
     if not bad:
@@ -351,7 +357,7 @@ def _numeric(frame, path, offset, label_hint=False, sep=","):
             "file (e.g. pandas.read_csv(..., decimal=',').to_csv(...)).")
     if len(bad) == 1:
         where = f"{path}: row {rows[0] + 1 + offset}, column {col}: {value!r} is not a number."
-        if rows.size < len(frame):  # numbers with a stray text cell: the row is the news
+        if rows.size < present.sum():  # numbers with a stray text cell: the row is the news
             raise ValueError(where)
         raise ValueError(
             where + (f" If it is the label, pass --label {col} (by default the label is "
@@ -359,11 +365,11 @@ def _numeric(frame, path, offset, label_hint=False, sep=","):
                      if label_hint else "")
             + f" {'Otherwise e' if label_hint else 'E'}ncode the text column {col} as "
             "numbers (e.g. one 0/1 column per category) or drop it.")
-    named = ", ".join(f"{c} ({v!r}...)" if r.size == len(frame)
+    named = ", ".join(f"{c} ({v!r}...)" if r.size == frame[c].notna().sum()
                       else f"{c} (row {r[0] + 1 + offset}: {v!r})" for c, r, v in bad[:8])
     raise ValueError(
         f"{path}: {len(bad)} columns hold text, not numbers: {named}"
-        f"{' and more' if len(bad) > 8 else ''}; "
+        f"{' and ' + ', '.join(c for c, _, _ in bad[8:]) if len(bad) > 8 else ''}; "
         + ("if one is the label, pass --label NAME (by default the label is the last "
            "column); " if label_hint else "")
         + "encode them as numbers (e.g. one 0/1 column per category) or drop them."
@@ -451,12 +457,12 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
         pos = _label_position(label, names, width, path) if with_label else None
         ycol = None if pos is None else frame.columns[pos]
         feats = [c for c in frame.columns if c != ycol]
-    _first_missing(frame, path, offset)
     # a text column while the default label (the last column) holds numbers:
     # perhaps the label is elsewhere
     X = _numeric(frame[feats], path, offset, sep=sep,
                  label_hint=label is None and ycol is not None and names is not None
                  and frame[ycol].dtype.kind in "biuf")
+    _first_missing(frame, path, offset)
     if not np.isfinite(X).all():  # ("inf", "1e400": named as a missing value is)
         i, j = np.argwhere(~np.isfinite(X))[0]
         raise ValueError(f"{path}: row {i + 1 + offset}, column {feats[j]}: "
