@@ -345,3 +345,31 @@ def test_text_columns_are_named_before_the_missing_values_they_hold(tmp_path, ca
     code, out, err = _run(["fit", tmp_path / "num.csv", "--label", "Species", "-e", "fgm",
                            "-m", tmp_path / "m.npz", "-q"], capsys)
     assert code == 3 and _one_error(err) and "missing value" in err, err
+
+
+def test_rows_without_a_label_can_be_predicted(tmp_path, capsys):
+    # Hitters: the players without a salary are the ones to predict; a label
+    # column with blanks was refused ("missing value ... fill or drop it")
+    frame = pd.read_csv(_as_file(tmp_path, "Hitters.csv", 120))
+    frame = frame.drop(columns=["League", "Division", "NewLeague"])
+    assert frame["Salary"].isna().any()  # (the slice holds unlabelled rows)
+    frame.dropna().to_csv(tmp_path / "train.csv", index=False)
+    frame.to_csv(tmp_path / "all.csv", index=False)
+    model = tmp_path / "m.npz"
+    code, out, err = _run(["fit", tmp_path / "train.csv", "--label", "Salary", "-e",
+                           "fgm-regressor", "-m", model, "-q"], capsys)
+    assert code == 0, err
+    code, out, err = _run(["predict", tmp_path / "all.csv", "-m", model], capsys)
+    assert code == 0 and len(out.split()) == len(frame), err
+    # the same predictions as without the label column
+    frame.drop(columns="Salary").to_csv(tmp_path / "features.csv", index=False)
+    code, alone, err = _run(["predict", tmp_path / "features.csv", "-m", model], capsys)
+    assert code == 0 and alone == out, err
+    # evaluate needs the labels: still refused, counted
+    code, out, err = _run(["evaluate", tmp_path / "all.csv", "-m", model], capsys)
+    assert code == 3 and _one_error(err) and "column Salary: missing value" in err, err
+    # and a missing feature value is refused at predict time as before
+    frame.iloc[0, 0] = np.nan
+    frame.to_csv(tmp_path / "gap.csv", index=False)
+    code, out, err = _run(["predict", tmp_path / "gap.csv", "-m", model], capsys)
+    assert code == 3 and _one_error(err) and "column AtBat: missing value" in err, err

@@ -249,7 +249,7 @@ def _check_kernel_specs(name, kernels):
 # ------------------------------------------------------------------------ data
 def _load(
     source, label=None, n_features=None, zero_based="auto", fmt=None, task_column=None,
-    header=None, sep=None, feature_names=None,
+    header=None, sep=None, feature_names=None, labels_needed=True,
 ):
     from .datafiles import ColumnNameError, FeatureCountError, IndexBaseError
     from .datasets import DatasetNotFoundError, load_data_file
@@ -258,7 +258,7 @@ def _load(
         X, y, info = load_data_file(
             source, label=label, n_features=n_features, zero_based=zero_based, fmt=fmt,
             task_column=task_column, header=header, sep=sep,
-            feature_names=feature_names,
+            feature_names=feature_names, labels_needed=labels_needed,
         )
     except (FeatureCountError, IndexBaseError, ColumnNameError) as exc:
         raise CLIError(_one_line(exc), 5) from None
@@ -301,10 +301,11 @@ def _load_model(path):
     return est, meta
 
 
-def _model_data(args, meta, est):
+def _model_data(args, meta, est, labels_needed=True):
     """Load ``args.data`` in the model's feature space and check it matches.
 
-    Returns ``X, y, tasks`` (``y`` and ``tasks`` may be ``None``).
+    Returns ``X, y, tasks`` (``y`` and ``tasks`` may be ``None``; ``y`` is
+    ``None`` when some labels are missing and ``labels_needed`` is false).
     """
     n_features = meta.get("n_features", getattr(est, "n_features_in_", None))
     zb = meta.get("zero_based")
@@ -331,6 +332,7 @@ def _model_data(args, meta, est):
         header=header,
         sep=getattr(args, "sep", None),
         feature_names=meta.get("feature_names") if header is not False else None,
+        labels_needed=labels_needed,
     )
     if meta.get("multitask") and info["tasks"] is None:
         raise CLIError(
@@ -546,7 +548,7 @@ def _cmd_predict(args):
         from .cli_stream import stream_predict
 
         return stream_predict(args, est, meta)
-    X, y, tasks = _model_data(args, meta, est)
+    X, y, tasks = _model_data(args, meta, est, labels_needed=False)
     header, text = _prediction_text(est, X, tasks, args)
     summary = f"wrote {X.shape[0]} predictions to {args.out}"
     return _emit(args.out, header + text, summary)

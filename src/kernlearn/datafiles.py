@@ -377,7 +377,7 @@ def _numeric(frame, path, offset, label_hint=False, sep=","):
 
 
 def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
-              feature_names=None):
+              feature_names=None, labels_needed=True):
     """``X, y, names, tasks, info`` of a CSV file (see :func:`load_data_file`)."""
     import pandas as pd
 
@@ -462,6 +462,11 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     X = _numeric(frame[feats], path, offset, sep=sep,
                  label_hint=label is None and ycol is not None and names is not None
                  and frame[ycol].dtype.kind in "biuf")
+    if not labels_needed and ycol is not None and frame[ycol].isna().any():
+        # rows to predict are often those whose label is unknown (Hitters'
+        # missing salaries): predict does not read labels, so blanks among
+        # them were refused for nothing
+        frame, ycol = frame.drop(columns=[ycol]), None
     _first_missing(frame, path, offset)
     if not np.isfinite(X).all():  # ("inf", "1e400": named as a missing value is)
         i, j = np.argwhere(~np.isfinite(X))[0]
@@ -791,7 +796,8 @@ def _read_libsvm(path, n_features, zero_based):
 
 
 def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None,
-                   task_column=None, header=None, sep=None, feature_names=None):
+                   task_column=None, header=None, sep=None, feature_names=None,
+                   labels_needed=True):
     """Read a labelled (or unlabelled) table from a file or a data set name.
 
     Formats: LIBSVM/svmlight (plain, ``.bz2``, ``.gz``, ``.xz``), CSV (read
@@ -829,6 +835,9 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
     feature_names : list of str, optional
         The model's feature columns: a CSV file with a header is matched to
         them by name (reordered; a missing or unknown column is an error).
+    labels_needed : bool, default=True
+        Whether missing labels are an error.  ``False`` (predicting): a CSV
+        label column with missing values is not read (``y`` is ``None``).
 
     Returns
     -------
@@ -870,7 +879,8 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
         )
     if suffix == ".csv":
         X, y, names, tasks, csv_info = _read_csv(
-            path, label, n_features, task_column, header, sep, feature_names
+            path, label, n_features, task_column, header, sep, feature_names,
+            labels_needed,
         )
         info.update(format="csv", feature_names=names, tasks=tasks, **csv_info)
     elif suffix in (".npy", ".npz"):
