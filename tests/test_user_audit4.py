@@ -373,3 +373,11 @@ def test_rows_without_a_label_can_be_predicted(tmp_path, capsys):
     frame.to_csv(tmp_path / "gap.csv", index=False)
     code, out, err = _run(["predict", tmp_path / "gap.csv", "-m", model], capsys)
     assert code == 3 and _one_error(err) and "column AtBat: missing value" in err, err
+
+
+def test_a_comment_line_above_the_table_is_named(tmp_path, capsys):
+    (tmp_path / "c.csv").write_text("# exported 2024-01-01\na,b,y\n1,2,No\n2,3,Yes\n")
+    code, out, err = _run(["fit", tmp_path / "c.csv", "-e", "fgm", "-m", tmp_path / "m.npz",
+                           "-q"], capsys)
+    assert code == 3 and _one_error(err), err
+    assert "line 1 is a comment (it starts with '#'): remove it." in err, err

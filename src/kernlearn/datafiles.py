@@ -267,7 +267,10 @@ def _check_layout(text, sep, path, header):
         if len(row) != width:
             raise ValueError(
                 f"{path}: line {i + 1} has {len(row)} fields, line 1 has {width} "
-                f"(separator {sep!r})."
+                f"(separator {sep!r})"
+                # (a note above the table, as some exports write)
+                + ("; line 1 is a comment (it starts with '#'): remove it."
+                   if first[0].lstrip().startswith("#") else ".")
             )
     if first is None:
         raise ValueError(f"CSV file {path} is empty.")
