@@ -381,3 +381,33 @@ def test_a_comment_line_above_the_table_is_named(tmp_path, capsys):
                            "-q"], capsys)
     assert code == 3 and _one_error(err), err
     assert "line 1 is a comment (it starts with '#'): remove it." in err, err
+
+
+def test_class_weight_of_true_false_labels(tmp_path, capsys):
+    # a label column of True/False: class_weight {"True": 5} was refused as
+    # "not a label of the file (labels: False, True)"
+    from kernlearn import FGMClassifier
+    from kernlearn.io import load_model
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 2))
+    y = X[:, 0] + 0.8 * rng.normal(size=80) > 0.6
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": y}).to_csv(tmp_path / "t.csv",
+                                                             index=False)
+    assert "True" in (tmp_path / "t.csv").read_text()
+    code, out, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-p",
+                           'class_weight={"True": 5}', "-m", tmp_path / "m.npz", "-q"],
+                          capsys)
+    assert code == 0, err
+    clf = load_model(tmp_path / "m.npz")
+    assert clf.class_weight == {True: 5}
+    # the weight reached the fit: the model is the Python one with it
+    ref = FGMClassifier(class_weight={True: 5}, verbose=0).fit(X, y)
+    plain = FGMClassifier(verbose=0).fit(X, y)
+    np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(X),
+                               rtol=1e-6, atol=1e-9)
+    assert not np.allclose(plain.decision_function(X), ref.decision_function(X))
+    code, out, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-p",
+                           'class_weight={"maybe": 5}', "-m", tmp_path / "m.npz", "-q"],
+                          capsys)
+    assert code == 2 and "class_weight names class 'maybe'" in err, err

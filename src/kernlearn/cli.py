@@ -393,7 +393,14 @@ def _match_class_weight(est, y, source):
     classes = np.unique(y)
     out = {}
     for key, weight in cw.items():
-        if y.dtype.kind in "biuf":
+        if y.dtype.kind == "b":
+            # True/False labels (a CSV's True/TRUE/true): the key "True" was
+            # read as a number and matched no class, "not a label (labels:
+            # False, True)"
+            value = {"true": True, "1": True, "false": False, "0": False}.get(
+                str(key).strip().lower())
+            match = [c for c in classes if value is not None and c == value]
+        elif y.dtype.kind in "iuf":
             try:
                 value = float(key)
             except (TypeError, ValueError):
