@@ -159,6 +159,13 @@ def test_a_missing_feature_value_is_named_by_row_and_column(dtype):
     column = "student" if dtype in ("boolean", "Float64") else "balance"
     with pytest.raises(ValueError, match=rf"X has a missing value .*row 11, column '{column}'"):
         FGMClassifier(max_iter=3).fit(X, frame["default"])
+    # and at predict time, on rows of a held-out part (its index is named too)
+    y = np.where(frame["balance"] > 900, "Yes", "No")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = FGMClassifier(max_iter=3).fit(X.drop(index=11), np.delete(y, 11))
+    with pytest.raises(ValueError, match=rf"row 1 \(index 11\), column '{column}'"):
+        clf.predict(X.iloc[10:20])
 
 
 def test_a_regressor_on_text_targets_says_so():
