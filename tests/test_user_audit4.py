@@ -75,6 +75,12 @@ def test_a_row_index_column_is_not_silently_a_feature(tmp_path, capsys):
     code, out, err = _run(["predict", tmp_path / "test.csv", "-m", tmp_path / "m.npz"],
                           capsys)
     assert code == 3 and _one_error(err) and "holds distinct row numbers" in err, err
+    # read and written again without index=False: the index is named "Unnamed: 0"
+    pd.read_csv(tmp_path / "indexed.csv").to_csv(tmp_path / "again.csv", index=False)
+    assert (tmp_path / "again.csv").read_text().startswith("Unnamed: 0,")
+    code, out, err = _run(["fit", tmp_path / "again.csv", "-e", "fgm",
+                           "-m", tmp_path / "m2.npz", "-q"], capsys)
+    assert code == 3 and _one_error(err) and "holds distinct row numbers" in err, err
 
 
 def _as_file(tmp_path, name, rows):

@@ -418,12 +418,17 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
                 raise ValueError(
                     f"{path}: column {j + 1} has no name and no values (does every "
                     f"line end with {sep!r}?); remove it.")
-            if j == 0 and not name.strip() and _row_numbers(frame.iloc[:, j]):
-                # pandas would call it "Unnamed: j" and fit on it: a row index
-                # (pandas' to_csv, R's write.csv) became a feature without a word
-                # (an unnamed column of other values stays a feature)
+            unnamed = not name.strip() or re.fullmatch(r"Unnamed: \d+", name.strip())
+            if j == 0 and unnamed and _row_numbers(frame.iloc[:, j]):
+                # pandas would call it "Unnamed: 0" and fit on it: a row index
+                # (pandas' to_csv, R's write.csv; written again, it is named
+                # "Unnamed: 0") became a feature without a word (an unnamed
+                # column of other values stays a feature)
                 raise ValueError(
-                    f"{path}: column 1 has no name in the header line and holds "
+                    f"{path}: column 1 "
+                    + ("has no name in the header line" if not name.strip() else
+                       f"is named {name.strip()!r} (pandas' name for a column without one)")
+                    + " and holds "
                     "distinct row numbers: a row index (as pandas' to_csv and R's write.csv "
                     "write by default), not a feature; write the file without it "
                     "(index=False, row.names=FALSE) or remove the column.")
