@@ -424,3 +424,23 @@ def test_class_weight_of_true_false_labels(tmp_path, capsys):
                            'class_weight={"maybe": 5}', "-m", tmp_path / "m.npz", "-q"],
                           capsys)
     assert code == 2 and "class_weight names class 'maybe'" in err, err
+
+
+def test_a_named_row_id_column_is_warned_of(tmp_path, capsys):
+    # ISLP's Credit: "ID" numbers the rows 1..n; it was fitted on as a feature
+    # without a word (it stays one: it is named, so it may be meant)
+    frame = pd.read_csv(_as_file(tmp_path, "Credit.csv", 60))
+    numbers = frame.select_dtypes("number")
+    assert list(numbers.columns[:1]) == ["ID"]
+    numbers.to_csv(tmp_path / "credit.csv", index=False)
+    code, out, err = _run(["fit", tmp_path / "credit.csv", "--label", "Balance", "-e",
+                           "fgm-regressor", "-m", tmp_path / "m.npz", "-q"], capsys)
+    assert code == 0 and "on 60 x 7" in out, err
+    assert err == ("kernlearn: warning: feature 'ID' holds the row numbers 1, 2, ..., 60 "
+                   "(a row id?); it is fitted on as a feature: drop it if it only numbers "
+                   "the rows\n"), err
+    # without it: no warning (no other column is taken for one)
+    numbers.drop(columns="ID").to_csv(tmp_path / "noid.csv", index=False)
+    code, out, err = _run(["fit", tmp_path / "noid.csv", "--label", "Balance", "-e",
+                           "fgm-regressor", "-m", tmp_path / "m.npz", "-q"], capsys)
+    assert code == 0 and err == "", err

@@ -426,6 +426,27 @@ def _match_class_weight(est, y, source):
     est.set_params(class_weight=out)
 
 
+def _warn_row_ids(X, names):
+    """Warn of feature columns holding the row numbers (1, 2, 3... or 0, 1...).
+
+    Tables ship with such a column (ISLP's Credit ``ID``, statsmodels'
+    ``OBS``): it was fitted on as a feature without a word, though it only
+    numbers the rows.  It stays a feature (it is named, so it may be meant).
+    """
+    n = X.shape[0]
+    if n < 3:
+        return
+    steps = np.arange(n, dtype=np.float64)
+    ids = [j for j in range(X.shape[1])
+           if X[0, j] in (0.0, 1.0) and np.array_equal(X[:, j], steps + X[0, j])]
+    for j in ids[:3]:
+        name = names[j] if names else f"column {j}"
+        print(f"kernlearn: warning: feature {name!r} holds the row numbers "
+              f"{X[0, j]:.0f}, {X[1, j]:.0f}, ..., {X[-1, j]:.0f} (a row id?); it is "
+              "fitted on as a feature: drop it if it only numbers the rows",
+              file=sys.stderr)
+
+
 # -------------------------------------------------------------------- commands
 def _progress_level(args):
     return 0 if args.quiet else 1
@@ -456,6 +477,8 @@ def _cmd_fit(args):
         raise CLIError(f"{args.data} has no labels to fit on", 3)
     if not args.out_of_core:  # (chunks are checked as they are read)
         _check_values(X, args.data)
+    if info["format"] == "csv":
+        _warn_row_ids(X, info["feature_names"])
     if ESTIMATORS[name][1] == "regression":
         y = _as_numbers(y)
     if ESTIMATORS[name][1] == "regression" and np.asarray(y).dtype.kind not in "fiub":
