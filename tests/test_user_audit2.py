@@ -301,9 +301,12 @@ def test_labels_that_cannot_be_ordered_are_named(name):
 
     X = np.random.default_rng(0).normal(size=(60, 3))
     y = np.array(["a", "b"] * 30, dtype=object)
-    y[3] = None
     est = getattr(kernlearn, name)(**({"kernels": ["linear"]} if "MKL" in name else {}))
-    with pytest.raises(TypeError, match="y mixes labels of types NoneType, str"):
+    with pytest.raises(TypeError, match="y mixes labels of types int, str"):
+        est.fit(X, np.where(np.arange(60) == 3, 1, y).astype(object))
+    # a missing label (None) is named as such, with its row (test_user_audit4)
+    y[3] = None
+    with pytest.raises(ValueError, match="y has a missing value at row 3"):
         est.fit(X, y)
 
 

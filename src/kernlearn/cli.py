@@ -249,7 +249,7 @@ def _check_kernel_specs(name, kernels):
 # ------------------------------------------------------------------------ data
 def _load(
     source, label=None, n_features=None, zero_based="auto", fmt=None, task_column=None,
-    header=None, sep=None, feature_names=None,
+    header=None, sep=None, feature_names=None, labels_needed=True,
 ):
     from .datafiles import ColumnNameError, FeatureCountError, IndexBaseError
     from .datasets import DatasetNotFoundError, load_data_file
@@ -258,7 +258,7 @@ def _load(
         X, y, info = load_data_file(
             source, label=label, n_features=n_features, zero_based=zero_based, fmt=fmt,
             task_column=task_column, header=header, sep=sep,
-            feature_names=feature_names,
+            feature_names=feature_names, labels_needed=labels_needed,
         )
     except (FeatureCountError, IndexBaseError, ColumnNameError) as exc:
         raise CLIError(_one_line(exc), 5) from None
@@ -289,13 +289,23 @@ def _load_model(path):
             "load it in Python with kernlearn.io.load_model",
             4,
         )
+    names = getattr(est, "feature_names_in_", None)
+    if names is not None:
+        # fitted in Python on a DataFrame: a CSV file's columns are matched by
+        # these names, as for a model of `kernlearn fit` (they were taken by
+        # position, so reordered columns gave other predictions without a word,
+        # under scikit-learn's warning that X has no feature names)
+        meta = {**meta, "feature_names": meta.get("feature_names")
+                or [str(n) for n in names]}
+        del est.feature_names_in_
     return est, meta
 
 
-def _model_data(args, meta, est):
+def _model_data(args, meta, est, labels_needed=True):
     """Load ``args.data`` in the model's feature space and check it matches.
 
-    Returns ``X, y, tasks`` (``y`` and ``tasks`` may be ``None``).
+    Returns ``X, y, tasks`` (``y`` and ``tasks`` may be ``None``; ``y`` is
+    ``None`` when some labels are missing and ``labels_needed`` is false).
     """
     n_features = meta.get("n_features", getattr(est, "n_features_in_", None))
     zb = meta.get("zero_based")
@@ -322,6 +332,7 @@ def _model_data(args, meta, est):
         header=header,
         sep=getattr(args, "sep", None),
         feature_names=meta.get("feature_names") if header is not False else None,
+        labels_needed=labels_needed,
     )
     if meta.get("multitask") and info["tasks"] is None:
         raise CLIError(
@@ -382,7 +393,14 @@ def _match_class_weight(est, y, source):
     classes = np.unique(y)
     out = {}
     for key, weight in cw.items():
-        if y.dtype.kind in "biuf":
+        if y.dtype.kind == "b":
+            # True/False labels (a CSV's True/TRUE/true): the key "True" was
+            # read as a number and matched no class, "not a label (labels:
+            # False, True)"
+            value = {"true": True, "1": True, "false": False, "0": False}.get(
+                str(key).strip().lower())
+            match = [c for c in classes if value is not None and c == value]
+        elif y.dtype.kind in "iuf":
             try:
                 value = float(key)
             except (TypeError, ValueError):
@@ -406,6 +424,27 @@ def _match_class_weight(est, y, source):
             c = int(c)
         out[c] = weight
     est.set_params(class_weight=out)
+
+
+def _warn_row_ids(X, names):
+    """Warn of feature columns holding the row numbers (1, 2, 3... or 0, 1...).
+
+    Tables ship with such a column (ISLP's Credit ``ID``, statsmodels'
+    ``OBS``): it was fitted on as a feature without a word, though it only
+    numbers the rows.  It stays a feature (it is named, so it may be meant).
+    """
+    n = X.shape[0]
+    if n < 3:
+        return
+    steps = np.arange(n, dtype=np.float64)
+    ids = [j for j in range(X.shape[1])
+           if X[0, j] in (0.0, 1.0) and np.array_equal(X[:, j], steps + X[0, j])]
+    for j in ids[:3]:
+        name = names[j] if names else f"column {j}"
+        print(f"kernlearn: warning: feature {name!r} holds the row numbers "
+              f"{X[0, j]:.0f}, {X[1, j]:.0f}, ..., {X[-1, j]:.0f} (a row id?); it is "
+              "fitted on as a feature: drop it if it only numbers the rows",
+              file=sys.stderr)
 
 
 # -------------------------------------------------------------------- commands
@@ -438,6 +477,8 @@ def _cmd_fit(args):
         raise CLIError(f"{args.data} has no labels to fit on", 3)
     if not args.out_of_core:  # (chunks are checked as they are read)
         _check_values(X, args.data)
+    if info["format"] == "csv":
+        _warn_row_ids(X, info["feature_names"])
     if ESTIMATORS[name][1] == "regression":
         y = _as_numbers(y)
     if ESTIMATORS[name][1] == "regression" and np.asarray(y).dtype.kind not in "fiub":
@@ -445,7 +486,9 @@ def _cmd_fit(args):
     if (
         ESTIMATORS[name][1] == "classification"
         and np.asarray(y).dtype.kind == "f"
-        and np.unique(y).size > max(50, 0.5 * len(y))
+        # (fractional targets, e.g. Auto's mpg: they were "cannot fit ...:
+        # Unknown label type: continuous", exit 6, naming no remedy)
+        and (np.unique(y).size > max(50, 0.5 * len(y)) or np.any(y != np.round(y)))
     ):
         raise CLIError(
             f"{args.data} has {np.unique(y).size} distinct continuous "
@@ -535,7 +578,7 @@ def _cmd_predict(args):
         from .cli_stream import stream_predict
 
         return stream_predict(args, est, meta)
-    X, y, tasks = _model_data(args, meta, est)
+    X, y, tasks = _model_data(args, meta, est, labels_needed=False)
     header, text = _prediction_text(est, X, tasks, args)
     summary = f"wrote {X.shape[0]} predictions to {args.out}"
     return _emit(args.out, header + text, summary)

@@ -83,6 +83,10 @@ def _base_suffix(path):
 
 
 def _check_text(block, path):
+    if block[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        # Excel's "Unicode text": its NUL bytes were called binary data
+        raise ValueError(f"{path} is UTF-16 text; save it as UTF-8 (e.g. Excel's "
+                         "\"CSV UTF-8\", or iconv -f UTF-16 -t UTF-8).")
     if b"\0" in block:
         raise ValueError(f"{path} holds binary data (NUL bytes), not a text data file.")
 
@@ -171,6 +175,7 @@ def _labels(y):
 
 
 _LEADING_ZERO = re.compile(r"[+-]?0\d")
+_DECIMAL_COMMA = re.compile(r"[+-]?(\d+\.)*\d*,\d+")  # 1,5 and 1.234,5
 
 
 def _leading_zero_anywhere(text, sep):
@@ -262,7 +267,10 @@ def _check_layout(text, sep, path, header):
         if len(row) != width:
             raise ValueError(
                 f"{path}: line {i + 1} has {len(row)} fields, line 1 has {width} "
-                f"(separator {sep!r})."
+                f"(separator {sep!r})"
+                # (a note above the table, as some exports write)
+                + ("; line 1 is a comment (it starts with '#'): remove it."
+                   if first[0].lstrip().startswith("#") else ".")
             )
     if first is None:
         raise ValueError(f"CSV file {path} is empty.")
@@ -298,46 +306,96 @@ def _first_missing(frame, path, offset):
     if not missing.any():
         return
     i, j = np.argwhere(missing)[0]
+    # how many, and where: dropping 2 rows and dropping half the file (or a
+    # column) are different decisions, which the first cell alone hid
+    rows = int(missing.any(axis=1).sum())
+    cols = [str(c) for c, m in zip(frame.columns, missing.any(axis=0)) if m]
+    more = "" if missing.sum() == 1 else (
+        f" ({int(missing.sum())} missing values in {rows} of {len(frame)} rows; columns "
+        f"{', '.join(cols[:8])}{'...' if len(cols) > 8 else ''})")
     raise ValueError(
         f"{path}: row {i + 1 + offset}, column {frame.columns[j]}: missing value "
-        f"(empty, {', '.join(NA_MARKERS)}, NA, ...); fill or drop it first."
+        f"(empty, {', '.join(NA_MARKERS)}, NA, ...){more}; fill or drop it first."
     )
 
 
-def _numeric(frame, path, offset, label_hint=False):
-    """The feature columns as float64; a text cell is named by row and column
+def _row_numbers(column):
+    """Whether ``column`` holds distinct whole numbers from 0 up (a written
+    row index: 0, 1, 2... or, for a shuffled or sliced frame, any distinct ones)."""
+    values = column.to_numpy()
+    if values.dtype.kind not in "iu" or values.min() < 0:
+        return False
+    return np.unique(values).size == values.size
+
+
+def _numeric(frame, path, offset, label_hint=False, sep=","):
+    """The feature columns as float64.  A typo among numbers is named by row
+    and column; columns of text (categories, dates) are all named at once,
+    with what to do, so that a user does not learn of them one fit at a time
     (``label_hint``: the label was taken by default, the last column)."""
     import pandas as pd
 
+    bad = []  # (column, rows of text, first such value)
     for j, col in enumerate(frame.columns):
         column = frame.iloc[:, j]
         if column.dtype.kind in "biuf":
             continue
-        num = pd.to_numeric(column, errors="coerce")
-        bad = np.flatnonzero(num.isna().to_numpy())
-        i = bad[0]
-        # a column of text only (not a typo among numbers) may be the label
-        hint = label_hint and bad.size == len(num)
+        # (missing cells are not text: they are named after the text columns,
+        # whose removal may take them along, e.g. a "Comments" column)
+        present = column.notna().to_numpy()
+        rows = np.flatnonzero(pd.to_numeric(column, errors="coerce").isna().to_numpy()
+                              & present)
+        if not rows.size:  # numbers (or bools) and missing values
+            continue
+        value = str(column.iloc[rows[0]])
+        bad.append((col, rows, value if len(value) <= 20 else value[:20] + "..."))
+    if not bad:
+        return frame.to_numpy(dtype=np.float64)
+    col, rows, value = bad[0]
+    if sep != "," and _DECIMAL_COMMA.fullmatch(value.strip()):
+        # "1,5" in a ';' file: a number to the user, "text" to be encoded here
         raise ValueError(
-            f"{path}: row {i + 1 + offset}, column {col}: "
-            f"{str(column.iloc[i])[:20]!r} is not a number."
-            + (f" If it is the label, pass --label {col} (by default the label is "
-               f"the last column); if it holds each row's task, --task-column {col}."
-               if hint else "")
-        )
-    return frame.to_numpy(dtype=np.float64)
+            f"{path}: row {rows[0] + 1 + offset}, column {col}: {value!r} is written with "
+            "a decimal comma; kernlearn reads numbers with a decimal point: convert the "
+            "file (e.g. pandas.read_csv(..., decimal=',').to_csv(...)).")
+    if len(bad) == 1:
+        where = f"{path}: row {rows[0] + 1 + offset}, column {col}: {value!r} is not a number."
+        if rows.size < present.sum():  # numbers with a stray text cell: the row is the news
+            raise ValueError(where)
+        raise ValueError(
+            where + (f" If it is the label, pass --label {col} (by default the label is "
+                     f"the last column); if it holds each row's task, --task-column {col}."
+                     if label_hint else "")
+            + f" {'Otherwise e' if label_hint else 'E'}ncode the text column {col} as "
+            "numbers (e.g. one 0/1 column per category) or drop it.")
+    named = ", ".join(f"{c} ({v!r}...)" if r.size == frame[c].notna().sum()
+                      else f"{c} (row {r[0] + 1 + offset}: {v!r})" for c, r, v in bad[:8])
+    raise ValueError(
+        f"{path}: {len(bad)} columns hold text, not numbers: {named}"
+        f"{' and ' + ', '.join(c for c, _, _ in bad[8:]) if len(bad) > 8 else ''}; "
+        + ("if one is the label, pass --label NAME (by default the label is the last "
+           "column); " if label_hint else "")
+        + "encode them as numbers (e.g. one 0/1 column per category) or drop them."
+    )
 
 
 def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
-              feature_names=None):
+              feature_names=None, labels_needed=True):
     """``X, y, names, tasks, info`` of a CSV file (see :func:`load_data_file`)."""
     import pandas as pd
 
     raw = _read_bytes(path)
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path} is not a UTF-8 text (CSV) file.") from None
+        # (a byte-order mark, as Excel writes, is not part of the first name)
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        # (Latin-1 / Windows-1252 exports: where, and what to do)
+        line = raw[:exc.start].count(b"\n") + 1
+        raise ValueError(
+            f"{path} is not a UTF-8 text (CSV) file: byte 0x{raw[exc.start]:02x} on line "
+            f"{line}; "
+            "save it as UTF-8 (e.g. iconv -f WINDOWS-1252 -t UTF-8, or "
+            "pandas.read_csv(..., encoding='latin-1').to_csv(...)).") from None
     sep = _sniff_separator(raw[:_SNIFF], sep)
     first = _check_layout(text, sep, path, header)
     has_header = header is not False
@@ -360,6 +418,20 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
                 raise ValueError(
                     f"{path}: column {j + 1} has no name and no values (does every "
                     f"line end with {sep!r}?); remove it.")
+            unnamed = not name.strip() or re.fullmatch(r"Unnamed: \d+", name.strip())
+            if j == 0 and unnamed and _row_numbers(frame.iloc[:, j]):
+                # pandas would call it "Unnamed: 0" and fit on it: a row index
+                # (pandas' to_csv, R's write.csv; written again, it is named
+                # "Unnamed: 0") became a feature without a word (an unnamed
+                # column of other values stays a feature)
+                raise ValueError(
+                    f"{path}: column 1 "
+                    + ("has no name in the header line" if not name.strip() else
+                       f"is named {name.strip()!r} (pandas' name for a column without one)")
+                    + " and holds "
+                    "distinct row numbers: a row index (as pandas' to_csv and R's write.csv "
+                    "write by default), not a feature; write the file without it "
+                    "(index=False, row.names=FALSE) or remove the column.")
         frame.columns = [str(c).strip() for c in frame.columns]
         names = list(frame.columns)
     else:
@@ -393,12 +465,17 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
         pos = _label_position(label, names, width, path) if with_label else None
         ycol = None if pos is None else frame.columns[pos]
         feats = [c for c in frame.columns if c != ycol]
-    _first_missing(frame, path, offset)
     # a text column while the default label (the last column) holds numbers:
     # perhaps the label is elsewhere
-    X = _numeric(frame[feats], path, offset,
+    X = _numeric(frame[feats], path, offset, sep=sep,
                  label_hint=label is None and ycol is not None and names is not None
                  and frame[ycol].dtype.kind in "biuf")
+    if not labels_needed and ycol is not None and frame[ycol].isna().any():
+        # rows to predict are often those whose label is unknown (Hitters'
+        # missing salaries): predict does not read labels, so blanks among
+        # them were refused for nothing
+        frame, ycol = frame.drop(columns=[ycol]), None
+    _first_missing(frame, path, offset)
     if not np.isfinite(X).all():  # ("inf", "1e400": named as a missing value is)
         i, j = np.argwhere(~np.isfinite(X))[0]
         raise ValueError(f"{path}: row {i + 1 + offset}, column {feats[j]}: "
@@ -417,11 +494,16 @@ def _match_names(names, model_names, label, path):
     model_names = [str(n) for n in model_names]
     missing = [n for n in model_names if n not in names]
     if missing:
+        # a renamed column ("income" now "Income") is a missing one and an
+        # unknown one: name the unknown ones as the likely new names
+        unknown = [n for n in names if n not in model_names and n != str(label)]
         raise ColumnNameError(
             f"{path} has no column {missing[0]!r} of the model "
             f"({len(missing)} of {len(model_names)} missing; the file has "
             f"{', '.join(names[:8])}{'...' if len(names) > 8 else ''}): columns "
-            "are matched by name."
+            "are matched by name"
+            + (f"; renamed? the model does not know {', '.join(map(repr, unknown[:3]))}"
+               if unknown else "") + "."
         )
     if label is not None and str(label) not in names and _is_integer(label):
         # a number names the column at that position, as when fitting; a name
@@ -439,13 +521,14 @@ def _match_names(names, model_names, label, path):
         raise ColumnNameError(
             f"{path}: column {next(n for n in extra if n != str(label))!r} is not a "
             f"feature of the model" + (f" nor its label {label!r}" if label else "")
-            + "."
+            + "; drop it (columns are matched by name)."
         )
     others = [n for n in extra if n != ycol]
     if others:
         raise ColumnNameError(
             f"{path}: column {others[0]!r} is not a feature of the model"
-            + (f" nor its label {label!r}" if label else "") + "."
+            + (f" nor its label {label!r}" if label else "") + "; drop it (columns are "
+            "matched by name)."
         )
     return model_names, ycol
 
@@ -721,7 +804,8 @@ def _read_libsvm(path, n_features, zero_based):
 
 
 def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None,
-                   task_column=None, header=None, sep=None, feature_names=None):
+                   task_column=None, header=None, sep=None, feature_names=None,
+                   labels_needed=True):
     """Read a labelled (or unlabelled) table from a file or a data set name.
 
     Formats: LIBSVM/svmlight (plain, ``.bz2``, ``.gz``, ``.xz``), CSV (read
@@ -759,6 +843,9 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
     feature_names : list of str, optional
         The model's feature columns: a CSV file with a header is matched to
         them by name (reordered; a missing or unknown column is an error).
+    labels_needed : bool, default=True
+        Whether missing labels are an error.  ``False`` (predicting): a CSV
+        label column with missing values is not read (``y`` is ``None``).
 
     Returns
     -------
@@ -800,7 +887,8 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
         )
     if suffix == ".csv":
         X, y, names, tasks, csv_info = _read_csv(
-            path, label, n_features, task_column, header, sep, feature_names
+            path, label, n_features, task_column, header, sep, feature_names,
+            labels_needed,
         )
         info.update(format="csv", feature_names=names, tasks=tasks, **csv_info)
     elif suffix in (".npy", ".npz"):

@@ -70,7 +70,11 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     On a ``pandas.DataFrame`` that cannot be made a float array, scikit-learn
     raised NumPy's message, naming no column ("could not convert string to
     float: 'x'"; for dates "The DType <class 'numpy.dtypes.Float64DType'>
-    could not be promoted by ...").  Input it accepts is unchanged.
+    could not be promoted by ...").  A missing or infinite value of ``X`` is
+    named by row and column (scikit-learn's "Input X contains NaN" named
+    neither), a regressor's text target as such, and ``y`` goes through
+    :func:`target_values` (pandas targets keep their label type; a missing
+    label is named).  Other input it accepts is unchanged.
 
     Dense arrays come back C-ordered (``order="C"`` unless given), so that the
     model does not depend on the input's memory layout.
@@ -92,17 +96,116 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     # (a DataFrame's values, np.asfortranarray) gave a model that differed in the
     # last bits, and on tied choices by more (BLAS sums in another order)
     kwargs.setdefault("order", "C")
+    if not (isinstance(y, str) and y == "no_validation") and y is not None:
+        y = target_values(y)
     try:
         return _sklearn_validate_data(est, X, y, **kwargs)
     except (ValueError, TypeError) as exc:
         bad = _non_numeric_columns(X)
-        if not bad:
-            raise
+        if bad:
+            raise ValueError(
+                f"X has non-numeric column(s) {', '.join(bad[:5])}"
+                + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+                + f"; {type(est).__name__} needs numbers: encode or drop them."
+            ) from exc
+        where = _first_non_finite(X) if "NaN" in str(exc) or "infinity" in str(exc) else None
+        if where is not None:
+            raise ValueError(f"X has {where}; {type(est).__name__} needs a finite number "
+                             "in every cell: fill or drop it.") from exc
+        text = _text_target(y) if kwargs.get("y_numeric") else None
+        if text is not None:
+            raise ValueError(f"y holds text ({text!r}...); {type(est).__name__} is a "
+                             "regressor and needs numbers (a classifier takes text "
+                             "labels).") from exc
+        raise
+
+
+def target_values(y):
+    """``y`` as a NumPy array of its labels' own type, or unchanged.
+
+    A pandas target of nullable booleans or integers (``boolean``, ``Int64``),
+    or of categories, became floats in scikit-learn's validation, so a
+    classifier fitted on ``True``/``False`` predicted ``0.0``/``1.0``; Python
+    bools in an object array were refused as "Unknown label type".  Here they
+    keep their type.  A missing label (``None``, NaN, ``pd.NA``) is refused
+    with its row (it was "Input contains NaN" or "boolean value of NA is
+    ambiguous").  Plain NumPy arrays of numbers or strings pass unchanged.
+
+    Parameters
+    ----------
+    y : array-like
+        Targets.
+
+    Returns
+    -------
+    ndarray or object
+        The converted targets, or ``y`` itself.
+
+    Raises
+    ------
+    ValueError
+        A label is missing.
+    """
+    pandas_like = hasattr(y, "dtype") and hasattr(y, "to_numpy") and hasattr(y, "isna")
+    if not pandas_like and not (isinstance(y, np.ndarray) and y.dtype == object):
+        return y
+    import pandas as pd
+
+    missing = np.asarray(pd.isna(y)).ravel()
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        label = y.index[i] if hasattr(y, "index") and y.ndim == 1 else i
         raise ValueError(
-            f"X has non-numeric column(s) {', '.join(bad[:5])}"
-            + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
-            + f"; {type(est).__name__} needs numbers: encode or drop them."
-        ) from exc
+            f"y has a missing value at row {i}" + ("" if label == i else f" (index {label!r})")
+            + f" ({int(missing.sum())} missing in all); drop those rows or fill them.")
+    if pandas_like:
+        dtype = y.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            dtype = dtype.categories.dtype
+        numpy_dtype = getattr(dtype, "numpy_dtype", None)  # nullable boolean, Int64, Float64
+        y = (y.to_numpy(dtype=numpy_dtype) if numpy_dtype is not None
+             else np.asarray(y.to_numpy(dtype=dtype if isinstance(dtype, np.dtype) else None)))
+    if y.dtype == object and y.size and all(isinstance(v, (bool, np.bool_)) for v in y.ravel()):
+        y = y.astype(bool)
+    return y
+
+
+def _first_non_finite(X):
+    """Where the first NaN / missing or infinite value of ``X`` is, or None."""
+    columns = getattr(X, "columns", None)
+    try:
+        if columns is not None:
+            A = np.column_stack([X.iloc[:, k].to_numpy(dtype=np.float64, na_value=np.nan)
+                                 for k in range(X.shape[1])])
+        elif sp.issparse(X):
+            return None
+        else:
+            A = np.asarray(X, dtype=np.float64)
+    except (ValueError, TypeError):
+        return None
+    if A.ndim != 2:
+        return None
+    bad = np.argwhere(~np.isfinite(A))
+    if not bad.size:
+        return None
+    i, j = bad[0]
+    what = "a missing value (NaN)" if np.isnan(A[i, j]) else f"an infinite value ({A[i, j]})"
+    label = X.index[i] if columns is not None else i
+    return (f"{what} at row {i}" + ("" if label == i else f" (index {label!r})")
+            + (f", column {columns[j]!r}" if columns is not None else f", column {j}")
+            + f" ({len(bad)} in all)")
+
+
+def _text_target(y):
+    """The first text value of targets ``y`` that are not numbers, or None."""
+    values = np.asarray(y, dtype=object).ravel()
+    for v in values:
+        if isinstance(v, str):
+            try:
+                float(v)
+            except ValueError:
+                return v
+    return None
 
 
 def _non_numeric_columns(X):
