@@ -241,7 +241,7 @@ def test_verbose_progress(small, capsys, monkeypatch):
     "X, y, match",
     [
         (np.array([[1.0, np.nan], [0.0, 1.0]]), [0, 1], "NaN"),
-        (np.array([[1.0, np.inf], [0.0, 1.0]]), [0, 1], "infinity"),
+        (np.array([[1.0, np.inf], [0.0, 1.0]]), [0, 1], "infinite value"),
         (np.zeros((0, 3)), [], "0 sample"),
         (np.ones((4, 2)), [1, 1, 1, 1], "single class"),
         (np.ones((4, 2)), [0, 1, 0], "inconsistent numbers of samples"),
