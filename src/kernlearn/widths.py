@@ -34,8 +34,16 @@ def _row_sq_norms(X):
 def scale_gamma(X, sample_weight=None):
     """scikit-learn's ``gamma="scale"``: :math:`1 / (D\\,\\mathrm{Var}(X))`.
 
-    The variance is over all entries of ``X`` (dense or sparse); a constant
-    ``X`` gives ``1 / D``.
+    Dense ``X``: the variance is over all entries, as scikit-learn computes it
+    (on standardised, centred columns it is one).  Sparse ``X``: the mean of
+    the columns' variances.  The library never centres sparse columns (that
+    would densify them), and a translation-invariant kernel does not see the
+    columns' means either; over all entries, the spread of those means
+    counted as variance, so columns with offsets (a year, a temperature in
+    kelvin, standardised but not centred) made the kernel far too wide: on
+    dense suite sets passed as CSR, ``PNormMKLClassifier()`` fell from 0.79
+    to 0.37 accuracy on glass.  Both are the same on centred columns.  A
+    constant ``X`` gives ``1 / D``.
 
     Parameters
     ----------
@@ -48,14 +56,18 @@ def scale_gamma(X, sample_weight=None):
     -------
     gamma : float
     """
-    if sample_weight is not None:
+    if sp.issparse(X):
+        w = (np.full(X.shape[0], 1.0 / X.shape[0]) if sample_weight is None
+             else np.asarray(sample_weight, dtype=float) / np.sum(sample_weight))
+        Xc = sp.csc_matrix(X)
+        means = np.asarray(Xc.T @ w, dtype=float).ravel()
+        squares = np.asarray(Xc.multiply(Xc).T @ w, dtype=float).ravel()
+        var = float(np.mean(np.maximum(squares - means**2, 0.0)))
+    elif sample_weight is not None:
         w = np.asarray(sample_weight, dtype=float) / np.sum(sample_weight)
-        sq = X.multiply(X) if sp.issparse(X) else np.square(np.asarray(X, dtype=float))
+        sq = np.square(np.asarray(X, dtype=float))
         mean = float(w @ np.asarray(X.mean(axis=1)).ravel())
         var = float(w @ np.asarray(sq.mean(axis=1)).ravel()) - mean**2
-    elif sp.issparse(X):
-        mean = float(np.asarray(X.mean()))
-        var = float(np.asarray(X.multiply(X).mean())) - mean**2
     else:
         var = float(np.var(np.asarray(X, dtype=float)))
     if not np.isfinite(var):
