@@ -8,7 +8,7 @@ imports the other for them.
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["active_block", "centre_by_newton"]
+__all__ = ["active_block", "block_moments", "block_stored", "centre_by_newton"]
 
 # A sparse active block with more than this fraction of non-zeros, and at most
 # _DENSE_MAX_ENTRIES entries, is solved on dense storage (below it, sparse
@@ -68,3 +68,56 @@ def centre_by_newton(sums, K, n_newton=30):
         if np.all(np.abs(step) <= 1e-12 * (1.0 + np.abs(delta))):
             break
     return delta
+
+
+def block_moments(block, w=None):
+    """Per-block ``[sum w x, sum w x^2, max |x|, is_sparse, n_nonfinite]`` as one row.
+
+    FGM's standardisation of row partitions (sparse blocks: over the rows of
+    positive weight).
+
+    Parameters
+    ----------
+    block : ndarray or sparse matrix of shape (n_rows, n_features)
+    w : ndarray of shape (n_rows,), optional
+        Row weights.
+
+    Returns
+    -------
+    ndarray of shape (1, 3 * n_features + 2)
+    """
+    if w is None:
+        w = np.ones(block.shape[0])
+    if sp.issparse(block):
+        bad = np.count_nonzero(~np.isfinite(block.data))
+        keep = np.flatnonzero(w > 0)
+        block = sp.csr_matrix(block)[keep]
+        absmax = (np.asarray(abs(block).max(axis=0).todense()).ravel() if block.shape[0]
+                  else np.zeros(block.shape[1]))
+        with np.errstate(invalid="ignore", over="ignore"):
+            s1 = np.asarray(block.T @ w[keep], dtype=float).ravel()
+            s2 = np.asarray(block.multiply(block).T @ w[keep], dtype=float).ravel()
+        return np.concatenate([s1, s2, absmax, [1.0, bad]])[None, :]
+    B = np.asarray(block, dtype=float)
+    bad = np.count_nonzero(~np.isfinite(B))
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.concatenate([w @ B, w @ (B * B), np.abs(B).max(0), [0.0, bad]])[None, :]
+
+
+def block_stored(block, w=None):
+    """Per-block ``[stored entries of each column, rows]`` over the rows of positive
+    weight, as one row (a second pass, for sparse blocks only).
+
+    Parameters
+    ----------
+    block : sparse matrix of shape (n_rows, n_features)
+    w : ndarray of shape (n_rows,), optional
+        Row weights.
+
+    Returns
+    -------
+    ndarray of shape (1, n_features + 1)
+    """
+    keep = np.flatnonzero(np.ones(block.shape[0]) if w is None else w > 0)
+    B = sp.csr_matrix(block)[keep]
+    return np.concatenate([B.getnnz(axis=0), [len(keep)]])[None, :]

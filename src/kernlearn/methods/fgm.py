@@ -53,13 +53,13 @@ from ._result import MethodResult
 from ..families import FeaturePool
 from ..losses import weighted
 from ..partitioned import DaskRows, RowPartitioned, _is_dask_array, peak_rss_mb
-from ..preprocessing import (Standardization, fit_standardization,
+from ..preprocessing import (Standardization, fit_standardization, measurement_columns,
                              standardization_from_maxabs, standardization_from_moments)
 from ..penalties import SquaredGroupL1
 from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
-from ._fgm_rows import active_block, centre_by_newton
+from ._fgm_rows import active_block, block_moments, block_stored, centre_by_newton
 
 __all__ = ["FGMResult", "FGMSettings", "check_family", "fgm_decision", "fgm_standardization",
            "fit_fgm"]
@@ -347,34 +347,26 @@ def fgm_standardization(X, sample_weight=None, standardize=True):
     if isinstance(X, RowPartitioned):
         # no n-sized vector of unit weights: a Dask fit keeps the client O(m)
         w = None if sample_weight is None else np.asarray(sample_weight, float)
-        parts = X.map_stack(_block_moments) if w is None else X.map_stack(_block_moments, w)
+        parts = X.map_stack(block_moments) if w is None else X.map_stack(block_moments, w)
         if parts[:, -1].sum() > 0:
             raise ValueError(f"X contains NaN or infinity ({int(parts[:, -1].sum())} entries).")
-        if np.any(parts[:, -2] > 0):  # sparse blocks: max-abs
-            return standardization_from_maxabs(parts[:, 2 * X.shape[1]:-2].max(0))
         p = X.shape[1]
-        return standardization_from_moments(X.shape[0] if w is None else w.sum(),
-                                            parts[:, :p].sum(0),
+        sum_w = X.shape[0] if w is None else w.sum()
+        if np.any(parts[:, -2] > 0):  # sparse blocks: max-abs, spread where measured
+            # (the rule of fit_standardization(sparse_rule="maxabs") in memory)
+            st = standardization_from_maxabs(parts[:, 2 * p:3 * p].max(0))
+            stored = (X.map_stack(block_stored) if w is None
+                      else X.map_stack(block_stored, w)).sum(0)
+            measured = measurement_columns(stored[:-1], stored[-1])
+            if not measured.any():
+                return st
+            std = standardization_from_moments(sum_w, parts[:, :p].sum(0),
+                                               parts[:, p:2 * p].sum(0), center=False)
+            return Standardization(scale=np.where(measured, std.scale, st.scale))
+        return standardization_from_moments(sum_w, parts[:, :p].sum(0),
                                             parts[:, p:2 * p].sum(0), center=True,
                                             absmax=parts[:, 2 * p:3 * p].max(0))
     return fit_standardization(X, sample_weight, True, sparse_rule="maxabs")
-
-
-def _block_moments(block, w=None):
-    """Per-block ``[sum w x, sum w x^2, max |x|, is_sparse, n_nonfinite]`` as one row."""
-    if w is None:
-        w = np.ones(block.shape[0])
-    if sp.issparse(block):
-        bad = np.count_nonzero(~np.isfinite(block.data))
-        block = sp.csr_matrix(block)[np.flatnonzero(w > 0)]
-        absmax = (np.asarray(abs(block).max(axis=0).todense()).ravel() if block.shape[0]
-                  else np.zeros(block.shape[1]))
-        zeros = np.zeros(block.shape[1])
-        return np.concatenate([zeros, zeros, absmax, [1.0, bad]])[None, :]
-    B = np.asarray(block, dtype=float)
-    bad = np.count_nonzero(~np.isfinite(B))
-    with np.errstate(invalid="ignore", over="ignore"):
-        return np.concatenate([w @ B, w @ (B * B), np.abs(B).max(0), [0.0, bad]])[None, :]
 
 
 def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None,
