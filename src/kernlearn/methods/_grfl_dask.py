@@ -238,7 +238,9 @@ class DaskGrFLRows:
         return st, out
 
     def scale_gamma(self):
-        """scikit-learn's ``gamma="scale"``, :math:`1/(D\\,\\mathrm{Var}(X))`, on the cluster.
+        """scikit-learn's ``gamma="scale"``, :math:`1/(D\\,\\mathrm{Var}(X))`, on the cluster
+        (sparse partitions: the mean of the columns' variances, as
+        :func:`~kernlearn.widths.scale_gamma` in memory).
 
         Returns
         -------
@@ -248,7 +250,7 @@ class DaskGrFLRows:
         s1, s2 = self._moments()
         mean = s1.sum() / (n * d)
         if self.sparse:
-            var = s2.sum() / (n * d) - mean**2
+            var = float(np.mean(np.maximum(s2 / n - (s1 / n) ** 2, 0.0)))
         else:
             var = self._moments(np.full(d, mean))[1].sum() / (n * d)
         if not np.isfinite(var):
