@@ -244,6 +244,8 @@ class GrFL:
             # pricing rows, drawn once per fit
             self._sub = np.sort(rng.choice(self.n, size=int(m), replace=False))
             self._X_sub = X[self._sub]
+        in_span = getattr(self.family, "in_span", None)
+        self._span = in_span(X) if in_span and self._sub is None else None
         return self
 
     def _capacity(self, n_features):
@@ -398,12 +400,14 @@ class GrFL:
         n_sample = self.n_candidates * int(np.ceil(n_best ** SAMPLE_POWER))
         n_exact = min(n_best + N_EXACT - 1, n_sample)
         if self._sub is None:
-            est = fam.price(G, k=n_exact if low else n_best, rng=self.rng, X=self.X,
-                            n_sample=n_sample, score=self.violation,
-                            sample_weight=w, low_precision=low)
-            if not low:
+            # (data wider than long: priced in the rows' span, see in_span)
+            fam_p, X_p, complete = self._span or (fam, self.X, None)
+            est = fam_p.price(G, k=n_exact if low or complete else n_best, rng=self.rng,
+                              X=X_p, n_sample=n_sample, score=self.violation,
+                              sample_weight=w, low_precision=low)
+            if not (low or complete):
                 return est
-            params = est.params
+            params = est.params if complete is None else complete(est.params, self.rng)
         else:
             # correlations of unit-norm columns on m rows, times sqrt(n/m),
             # estimate those on all rows; the best estimates are then ranked on
