@@ -36,7 +36,7 @@ anes96         clf (2)     statsmodels 0.15, anes96              vote          9
 modechoice     clf (2)     statsmodels 0.15, modechoice          choice        840 x 7      individual (id)
 carseats       reg         ISLP 0.6.0, data/Carseats.csv         Sales         400 x 14     --
 credit         reg         ISLP 0.6.0, data/Credit.csv           Balance       400 x 15     ID (id)
-wage           reg         ISLP 0.6.0, data/Wage.csv             wage          3000 x 24    logwage (leakage)
+wage           reg         ISLP 0.6.0, data/Wage.csv             wage          3000 x 23    logwage (leakage)
 hitters        reg         ISLP 0.6.0, data/Hitters.csv          Salary        263 x 22     rows without Salary
 fair           reg         statsmodels 0.15, fair                affairs       6366 x 8     --
 star98         reg         statsmodels 0.15, star98              NABOVE share  303 x 20     NABOVE, NBELOW (target)
@@ -153,7 +153,7 @@ def encode(df, target, drop=(), task="clf"):
     for c in text:
         df[c] = df[c].astype(str).str.strip()
     X = pd.get_dummies(df, columns=text, dtype=float).to_numpy(dtype=float)
-    y = y.astype(str).str.strip().to_numpy() if task == "clf" else y.to_numpy(float)
+    y = y.astype(str).str.strip().to_numpy(str) if task == "clf" else y.to_numpy(float)
     return X, y
 
 
