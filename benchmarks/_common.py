@@ -20,3 +20,20 @@ def markdown_table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def parse_seeds(text):
+    """Distinct integer seeds from a comma list such as ``"0,1,2"``.
+
+    Raises
+    ------
+    ValueError
+        If an item is not an integer, the list is empty or a seed repeats.
+    """
+    try:
+        seeds = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"--seeds {text!r}: expected integers like 0,1,2") from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"--seeds {text!r}: give distinct integers like 0,1,2")
+    return seeds

@@ -56,7 +56,7 @@ shared machine at load 6-10).
 
 Usage::
 
-    python benchmarks/suite.py [--sets a,b,named:usps] [--estimators FGMClassifier,...]
+    python benchmarks/suite.py [--sets a,named:usps,unseen:oj | --unseen all] [--estimators FGMClassifier,...]
         [--max-rows 20000] [--jobs 2] [--seed 0 | --seeds 0,1,2]
         [--param FGMClassifier.C=10]
         [--param '*.standardize=False']
@@ -101,7 +101,8 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.svm import SVC, LinearSVC  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import markdown_table  # noqa: E402
+from _common import markdown_table, parse_seeds  # noqa: E402, F401
+import unseen_sets  # noqa: E402
 
 import kernlearn  # noqa: E402
 from kernlearn.datasets import (  # noqa: E402
@@ -195,7 +196,9 @@ def _guess_task(y):
 
 
 def load_set(spec, task=None):
-    """``X, y, task`` of ``name`` (suite file) or ``named:<name>`` (load_dataset)."""
+    """``X, y, task`` of ``name`` (suite file), ``named:<name>`` or ``unseen:<name>``."""
+    if spec.startswith("unseen:"):  # real sets from pip packages: unseen_sets.py
+        return unseen_sets.load(spec.split(":", 1)[1])
     if spec.startswith("named:"):
         name = spec.split(":", 1)[1]
         data = load_dataset(name)
@@ -792,23 +795,6 @@ def _git_commit():
         return None
 
 
-def parse_seeds(text):
-    """Distinct integer seeds from a comma list such as ``"0,1,2"``.
-
-    Raises
-    ------
-    ValueError
-        If an item is not an integer, the list is empty or a seed repeats.
-    """
-    try:
-        seeds = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ValueError(f"--seeds {text!r}: expected integers like 0,1,2") from None
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"--seeds {text!r}: give distinct integers like 0,1,2")
-    return seeds
-
-
 # printed (and nothing run) when the suite folder is missing
 NO_DATA = ("skip: no suite data in {folder} (set KERNLEARN_DATA to the folder that "
            "holds suite/)")
@@ -849,13 +835,14 @@ def main(argv=None):
     parser.add_argument(
         "--sets",
         default=None,
-        help="comma list of suite names and named:<name> (default: all)",
+        help="comma list of suite names, named:<name>, unseen:<name> (default: all)",
     )
     parser.add_argument(
         "--named",
         default=",".join(NAMED),
         help="named sets added when --sets is not given, or 'none'",
     )
+    parser.add_argument("--unseen", help="only these unseen_sets.py sets (list or all)")
     parser.add_argument("--estimators", default=",".join(PAIRS))
     parser.add_argument("--max-rows", type=int, default=20000, help="training-row cap")
     seed_arg = parser.add_mutually_exclusive_group()
@@ -895,7 +882,11 @@ def main(argv=None):
             parser.error(str(exc))
 
     folder = suite_dir()
-    sets, skipped = select_sets(args.sets, args.named)
+    try:
+        sets, skipped = (unseen_sets.select(args.unseen) if args.unseen
+                         else select_sets(args.sets, args.named))
+    except ValueError as exc:
+        parser.error(str(exc))
     if sets is None:
         print(NO_DATA.format(folder=folder))
         return None

@@ -1,0 +1,168 @@
+"""benchmarks/unseen_sets.py: real sets read from pip packages, one encoding rule."""
+
+import importlib.util
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from bench_scripts import load_script
+
+
+@pytest.fixture(scope="module")
+def unseen():
+    yield from load_script("unseen_sets")
+
+
+@pytest.fixture(scope="module")
+def suite():
+    yield from load_script("suite")
+
+
+# the package each set comes from, as the module's table says
+PACKAGE = {"ISLP": "ISLP", "palmerpenguins": "palmerpenguins", "mlxtend": "mlxtend",
+           "statsmodels": "statsmodels"}
+
+
+def documented(module):
+    """``{name: (task, package, n, d)}`` parsed from the module docstring's table."""
+    rows = {}
+    for m in re.finditer(
+        r"^(\w+)\s+(clf|reg)\b.*?\s{2,}(\w+) [\d.]+, .*?(\d+) x (\d+)",
+        module.__doc__,
+        flags=re.MULTILINE,
+    ):
+        rows[m.group(1)] = (m.group(2), m.group(3), int(m.group(4)), int(m.group(5)))
+    return rows
+
+
+def need(package):
+    if importlib.util.find_spec(package) is None:
+        pytest.skip(f"package {package} is not installed (pip install kernlearn[unseen])")
+
+
+NAMES = ["caravan", "default", "oj", "smarket", "weekly", "college", "penguins",
+         "mnist5k", "anes96", "modechoice", "carseats", "credit", "wage", "hitters",
+         "fair", "star98", "randhie", "engel"]
+
+
+def test_every_registered_set_is_documented(unseen):
+    table = documented(unseen)
+    assert sorted(table) == sorted(unseen.REGISTRY) == sorted(NAMES)
+    for name, (task, _, _, _) in table.items():
+        assert unseen.REGISTRY[name][0] == task, name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_loader_gives_documented_shape_task_and_no_leak(unseen, name):
+    task, package, n, d = documented(unseen)[name]
+    need(package)
+    X, y, got_task = unseen.load(name)
+    assert got_task == task
+    assert X.dtype == np.float64 and X.shape == (n, d)
+    assert np.isfinite(X).all()
+    assert y.shape == (n,)
+    if task == "clf":
+        assert y.dtype.kind == "U" and 2 <= np.unique(y).size <= 10
+        # no column is the label itself (an indicator of one class)
+        for label in np.unique(y):
+            hit = (y == label).astype(float)
+            assert not any(np.array_equal(col, hit) for col in X.T), (name, label)
+    else:
+        assert y.dtype == np.float64 and np.isfinite(y).all()
+        # no column is (an affine map of) the target
+        sd = X.std(axis=0)
+        corr = [abs(np.corrcoef(col, y)[0, 1]) for col in X.T[sd > 0]]
+        assert max(corr) < 0.99, name
+
+
+def _raw_islp(name):
+    need("ISLP")
+    folder = importlib.util.find_spec("ISLP").submodule_search_locations[0]
+    return pd.read_csv(f"{folder}/data/{name}.csv")
+
+
+@pytest.mark.parametrize("name, file, leak", [
+    ("smarket", "Smarket", ["Today", "Year"]),
+    ("weekly", "Weekly", ["Today", "Year"]),
+    ("wage", "Wage", ["logwage"]),
+])
+def test_leakage_columns_are_dropped(unseen, name, file, leak):
+    raw = _raw_islp(file)
+    X = unseen.load(name)[0]
+    for col in leak:
+        values = raw[col].to_numpy(float)
+        assert not any(np.allclose(c, values) for c in X.T), (name, col)
+
+
+def test_text_columns_become_indicators(unseen):
+    raw = _raw_islp("Carseats")
+    X, y, _ = unseen.load("carseats")
+    np.testing.assert_allclose(y, raw["Sales"])
+    # 7 numeric columns stay raw, then ShelveLoc (3 levels), Urban (2), US (2)
+    np.testing.assert_allclose(X[:, 0], raw["CompPrice"])
+    shelve = X[:, 7:10]
+    assert set(np.unique(shelve)) == {0.0, 1.0}
+    np.testing.assert_array_equal(shelve.sum(axis=1), 1.0)
+    levels = sorted(raw["ShelveLoc"].unique())  # Bad, Good, Medium
+    for j, level in enumerate(levels):
+        np.testing.assert_array_equal(shelve[:, j], (raw["ShelveLoc"] == level).to_numpy())
+
+
+def test_encode_rule_on_a_small_frame(unseen):
+    df = pd.DataFrame({
+        "id": [1, 2, 3, 4],
+        "a": [1.5, np.nan, 3.0, 4.0],
+        "g": [" Male", "Female", " Male", "Female"],  # spaces as in ISLP Credit
+        "flag": [True, False, False, True],
+        "y": ["u", "v", "u", "v"],
+    })
+    X, y = unseen.encode(df, "y", drop=("id",))
+    # row 2 dropped (missing a); a raw; g -> Female, Male; flag -> False, True
+    np.testing.assert_array_equal(
+        X, [[1.5, 0, 1, 0, 1], [3.0, 0, 1, 1, 0], [4.0, 1, 0, 0, 1]]
+    )
+    np.testing.assert_array_equal(y, ["u", "u", "v"])
+    Xr, yr = unseen.encode(df.assign(y=[1, 2, 3, 4]), "y", drop=("id",), task="reg")
+    assert yr.dtype == np.float64 and list(yr) == [1.0, 3.0, 4.0]
+
+
+def test_hitters_drops_rows_without_salary(unseen):
+    raw = _raw_islp("Hitters")
+    X, y, _ = unseen.load("hitters")
+    assert raw["Salary"].isna().sum() == 59 and len(y) == len(raw) - 59
+    np.testing.assert_allclose(y, raw["Salary"].dropna())
+
+
+def test_missing_package_skips_with_reason(unseen, monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "ISLP" else real(name, *a))
+    with pytest.raises(unseen.MissingPackageError, match="'ISLP' is not installed"):
+        unseen.load("oj")
+    need("statsmodels")
+    sets, skipped = unseen.select("oj,engel")
+    assert sets == {"unseen:engel": "reg"}
+    assert len(skipped) == 1 and skipped[0].startswith("unseen:oj: package 'ISLP'")
+
+
+def test_unknown_name_is_a_value_error(unseen, suite):
+    with pytest.raises(ValueError, match="unknown unseen set 'nope'"):
+        unseen.load("nope")
+    with pytest.raises(ValueError, match="unknown set 'nope'"):
+        unseen.select("engel,nope")
+    with pytest.raises(SystemExit):
+        suite.main(["--unseen", "nope"])
+
+
+def test_suite_runs_unseen_specs(suite, unseen, tmp_path):
+    need("statsmodels")
+    X, y, task = suite.load_set("unseen:engel")
+    X2, y2, _ = unseen.load("engel")
+    assert task == "reg" and np.array_equal(X, X2) and np.array_equal(y, y2)
+    result = suite.main(["--unseen", "engel", "--estimators", "FGMRegressor",
+                         "--jobs", "1", "--out", str(tmp_path / "u.json")])
+    assert result["meta"]["sets"] == ["unseen:engel"]
+    (row,) = result["rows"]
+    assert row["set"] == "unseen:engel" and row["error"] is None
+    assert row["n_train"] + row["n_test"] == 235
