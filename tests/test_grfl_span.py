@@ -18,15 +18,38 @@ def test_only_dense_data_at_least_twice_as_wide_as_long():
     assert fam.in_span(_wide(6, 14)) is not None
     assert fam.in_span(_wide(6, 11)) is None  # not twice as wide
     assert fam.in_span(sp.csr_matrix(_wide(6, 14))) is None
-    big = RandomFourierFeatures(gamma=0.5).fit(np.zeros((2, 2 * SPAN_MAX_ROWS + 2)))
-    assert big.in_span(np.zeros((SPAN_MAX_ROWS + 1, 2 * SPAN_MAX_ROWS + 2))) is None
+    tall = _wide(SPAN_MAX_ROWS + 1, 2 * SPAN_MAX_ROWS + 2)
+    big = RandomFourierFeatures(gamma=0.5).fit(tall)
+    assert big.in_span(tall) is None  # (the basis would cost too much)
+    # what counts is the distinct rows of positive weight: repeats and zero
+    # weights do not make data longer
+    X = _wide(6, 14)
+    assert fam.in_span(np.vstack([X, X, X])) is not None
+    assert fam.in_span(np.vstack([X, _wide(6, 14, seed=9)])) is None
+    assert fam.in_span(np.vstack([X, _wide(6, 14, seed=9)]),
+                       sample_weight=np.repeat([1.0, 0.0], 6)) is not None
+
+
+def test_integer_weights_draw_as_repeated_rows():
+    # the same basis (hence the same completed directions) for weighted rows and
+    # for the rows repeated, in any order
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((8, 30))
+    w = np.array([1, 0, 2, 3, 1, 0, 1, 2])
+    Xr = np.repeat(X, w, axis=0)[::-1]
+    fam = RandomFourierFeatures(gamma=0.5).fit(X)
+    red_w, _, complete_w = fam.in_span(X, sample_weight=w)
+    red_r, _, complete_r = fam.in_span(Xr)
+    params_r = red_w.sample(4, np.random.default_rng(6))
+    np.testing.assert_allclose(complete_w(params_r, np.random.default_rng(7)),
+                               complete_r(params_r, np.random.default_rng(7)), atol=1e-12)
 
 
 def test_completed_directions_have_the_reduced_phases():
     X = _wide()
     fam = RandomFourierFeatures(gamma=[0.5, 2.0]).fit(X)
     reduced, XQ, complete = fam.in_span(X)
-    assert reduced.n_features_in_ == XQ.shape[1] == X.shape[0]
+    assert reduced.n_features_in_ == XQ.shape[1] == X.shape[0]  # (rank n)
     rng = np.random.default_rng(1)
     params_r = reduced.sample(7, rng)
     params = complete(params_r, rng)
@@ -57,8 +80,8 @@ def test_wide_classifier_prices_in_the_span_and_learns(monkeypatch):
     calls = []
     real = RandomFourierFeatures.in_span
 
-    def spy(self, X):
-        out = real(self, X)
+    def spy(self, X, sample_weight=None):
+        out = real(self, X, sample_weight)
         calls.append(out is not None)
         return out
 

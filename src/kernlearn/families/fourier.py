@@ -313,7 +313,7 @@ class RandomFourierFeatures(InfiniteFamily):
         params[:, -1] = sigma
         return params
 
-    def in_span(self, X):
+    def in_span(self, X, sample_weight=None):
         """Pricing in the span of ``X``'s rows, where that draws far fewer numbers.
 
         The phases :math:`Xv` of a direction :math:`v \\sim N(0, \\sigma^{-2}I_D)`
@@ -330,22 +330,39 @@ class RandomFourierFeatures(InfiniteFamily):
         ``n x n`` instead of ``n x D`` per candidate.  Up to
         :data:`SPAN_MAX_ROWS` rows (the basis costs :math:`O(Dn^2)` once per path).
 
+        The basis is the right singular vectors of the distinct rows of
+        positive weight (signs fixed), which depend neither on the rows' order
+        nor on repeated rows: integer weights still act as repeated rows (the
+        same basis, hence the same draws; rows of zero weight do not count in
+        pricing).
+
         Parameters
         ----------
         X : object
             The pricing rows.
+        sample_weight : ndarray of shape (n_samples,), optional
+            Their weights.
 
         Returns
         -------
         (family, XQ, complete) or None
             ``complete(params_r, rng)`` gives the chosen candidates' full
             parameters; ``None`` when ``X`` is not a dense array at least twice
-            as wide as long.
+            as wide as it has distinct rows (of positive weight).
         """
-        if (type(X) is not np.ndarray or X.shape[1] < 2 * X.shape[0]
-                or X.shape[0] > SPAN_MAX_ROWS):
+        if type(X) is not np.ndarray:
             return None
-        Q, R = np.linalg.qr(np.asarray(X, dtype=float).T)  # X' = QR, X Q = R'
+        rows = X if sample_weight is None else X[np.asarray(sample_weight) > 0]
+        if rows.shape[0] > 2 * SPAN_MAX_ROWS or X.shape[1] < 2:
+            return None
+        rows = np.unique(np.asarray(rows, dtype=float), axis=0)
+        if X.shape[1] < 2 * rows.shape[0] or rows.shape[0] > SPAN_MAX_ROWS:
+            return None
+        _, sv, Vt = np.linalg.svd(rows, full_matrices=False)
+        Q = Vt[sv > sv[0] * X.shape[1] * np.finfo(float).eps].T  # (D x r, orthonormal)
+        if not (sv[0] > 0 and Q.shape[1]):
+            return None
+        Q = Q * np.sign(Q[np.abs(Q).argmax(axis=0), np.arange(Q.shape[1])])
         reduced = copy.copy(self)
         reduced.n_features_in_ = Q.shape[1]
 
@@ -356,7 +373,7 @@ class RandomFourierFeatures(InfiniteFamily):
             V = (params_r[:, :-1] - h @ Q) @ Q.T + h
             return np.hstack([V, sigma[:, None]])
 
-        return reduced, np.ascontiguousarray(R.T), complete
+        return reduced, np.ascontiguousarray(np.asarray(X, dtype=float) @ Q), complete
 
     def _columns(self, params, X, dtype=np.float64):
         return self._columns_norms(params, X, dtype)[0]

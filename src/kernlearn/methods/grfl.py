@@ -245,7 +245,7 @@ class GrFL:
             self._sub = np.sort(rng.choice(self.n, size=int(m), replace=False))
             self._X_sub = X[self._sub]
         in_span = getattr(self.family, "in_span", None)
-        self._span = in_span(X) if in_span and self._sub is None else None
+        self._span = in_span(X, sample_weight) if in_span and self._sub is None else None
         return self
 
     def _capacity(self, n_features):
