@@ -355,7 +355,12 @@ class RandomFourierFeatures(InfiniteFamily):
         rows = X if sample_weight is None else X[np.asarray(sample_weight) > 0]
         if rows.shape[0] > 2 * SPAN_MAX_ROWS or X.shape[1] < 2:
             return None
-        rows = np.unique(np.asarray(rows, dtype=float), axis=0)
+        rows = np.asarray(rows, dtype=float)
+        # (a cheap exact test first: equal rows have equal sums, so there are at
+        # least as many distinct rows as distinct sums; most data stop here)
+        if X.shape[1] < 2 * np.unique(rows.sum(axis=1)).size:
+            return None
+        rows = np.unique(rows, axis=0)
         if X.shape[1] < 2 * rows.shape[0] or rows.shape[0] > SPAN_MAX_ROWS:
             return None
         _, sv, Vt = np.linalg.svd(rows, full_matrices=False)
