@@ -60,7 +60,6 @@ import importlib
 import importlib.util
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 

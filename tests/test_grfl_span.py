@@ -1,7 +1,6 @@
 """GrFL on data wider than long prices in the span of the rows (RandomFourierFeatures.in_span)."""
 
 import numpy as np
-import pytest
 import scipy.sparse as sp
 
 from kernlearn import InfiniteFeatureClassifier
