@@ -342,7 +342,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified; by their largest absolute value, a
-        rule chosen by measurement on sparse text); regression targets are
+        rule chosen by measurement on sparse text, except columns stored in
+        at least 90 % of the rows, which get their standard deviation:
+        :data:`kernlearn.preprocessing.MEASUREMENT_SHARE`); regression targets are
         standardised per output.  Learned quantities are reported in the
         input's units.  FGM never copies ``X`` for this: the scales enter as
         the pool's :math:`\lambda_j = 1/s_j` and the centring is exact through
