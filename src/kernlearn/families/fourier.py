@@ -350,17 +350,16 @@ class RandomFourierFeatures(InfiniteFamily):
             parameters; ``None`` when ``X`` is not a dense array at least twice
             as wide as it has distinct rows (of positive weight).
         """
-        if type(X) is not np.ndarray:
+        if type(X) is not np.ndarray or X.shape[1] < 2:
             return None
-        rows = X if sample_weight is None else X[np.asarray(sample_weight) > 0]
-        if rows.shape[0] > 2 * SPAN_MAX_ROWS or X.shape[1] < 2:
-            return None
-        rows = np.asarray(rows, dtype=float)
+        X = np.asarray(X, dtype=float)
+        keep = None if sample_weight is None else np.asarray(sample_weight) > 0
         # (a cheap exact test first: equal rows have equal sums, so there are at
         # least as many distinct rows as distinct sums; most data stop here)
-        if X.shape[1] < 2 * np.unique(rows.sum(axis=1)).size:
+        sums = np.unique(X.sum(axis=1) if keep is None else X.sum(axis=1)[keep]).size
+        if X.shape[1] < 2 * sums or sums > SPAN_MAX_ROWS:
             return None
-        rows = np.unique(rows, axis=0)
+        rows = np.unique(X if keep is None else X[keep], axis=0)
         if X.shape[1] < 2 * rows.shape[0] or rows.shape[0] > SPAN_MAX_ROWS:
             return None
         _, sv, Vt = np.linalg.svd(rows, full_matrices=False)
@@ -378,7 +377,7 @@ class RandomFourierFeatures(InfiniteFamily):
             V = (params_r[:, :-1] - h @ Q) @ Q.T + h
             return np.hstack([V, sigma[:, None]])
 
-        return reduced, np.ascontiguousarray(np.asarray(X, dtype=float) @ Q), complete
+        return reduced, np.ascontiguousarray(X @ Q), complete
 
     def _columns(self, params, X, dtype=np.float64):
         return self._columns_norms(params, X, dtype)[0]
