@@ -57,12 +57,7 @@ def scale_gamma(X, sample_weight=None):
     gamma : float
     """
     if sp.issparse(X):
-        w = (np.full(X.shape[0], 1.0 / X.shape[0]) if sample_weight is None
-             else np.asarray(sample_weight, dtype=float) / np.sum(sample_weight))
-        Xc = sp.csc_matrix(X)
-        means = np.asarray(Xc.T @ w, dtype=float).ravel()
-        squares = np.asarray(Xc.multiply(Xc).T @ w, dtype=float).ravel()
-        var = float(np.mean(np.maximum(squares - means**2, 0.0)))
+        var = float(np.mean(_column_variances(X, sample_weight)))
     elif sample_weight is not None:
         w = np.asarray(sample_weight, dtype=float) / np.sum(sample_weight)
         sq = np.square(np.asarray(X, dtype=float))
@@ -130,12 +125,22 @@ def mean_pairwise_sq_distance(X):
     return max(val, 0.0)
 
 
-def _column_variances(X):
-    """Per-column variances of dense or sparse ``X`` (never densified)."""
+def _column_variances(X, sample_weight=None):
+    """Per-column (weighted) variances of dense or sparse ``X`` (never densified)."""
     if sp.issparse(X):
-        mean = np.asarray(X.mean(axis=0)).ravel()
-        return np.maximum(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean**2, 0.0)
-    return np.var(np.asarray(X, dtype=float), axis=0)
+        if sample_weight is None:
+            mean = np.asarray(X.mean(axis=0)).ravel()
+            sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
+        else:
+            w = np.asarray(sample_weight, dtype=float) / np.sum(sample_weight)
+            mean = np.asarray(X.T @ w, dtype=float).ravel()
+            sq = np.asarray(X.multiply(X).T @ w, dtype=float).ravel()
+        return np.maximum(sq - mean**2, 0.0)
+    X = np.asarray(X, dtype=float)
+    if sample_weight is None:
+        return np.var(X, axis=0)
+    mean = np.average(X, axis=0, weights=sample_weight)
+    return np.average((X - mean) ** 2, axis=0, weights=sample_weight)
 
 
 def resolve_gamma(gamma, X=None, kernel="rbf", sample_weight=None, name="gamma"):
