@@ -182,24 +182,28 @@ def test_non_finite_values_are_named_where_they_are(tmp_path, capsys):
     assert code == 3 and "(first: sample 2346, feature 2 of 3)" in err, err
 
 
+def _fit_csv(tmp_path, name, lines, model, capsys, *options):
+    """Write ``lines`` to ``name`` and ``kernlearn fit`` them (FGM unless ``-e``) into ``model``."""
+    (tmp_path / name).write_text("\n".join(lines) + "\n")
+    estimator = [] if "-e" in options else ["-e", "fgm"]
+    code, out, err = _run(["fit", tmp_path / name, *estimator, "-q", "-m", tmp_path / model,
+                           *options], capsys)
+    assert code == 0, err
+    return out
+
+
 def test_label_codes_with_leading_zeros_keep_their_text(tmp_path, capsys):
     # pandas read "007" as 7: predictions said 7, and the codes "01" and "1"
     # became one class (fit refused "a single class (1)"), both silently
     rows = ["a,b,code"] + [f"{i % 7},{i % 3},{'007' if i % 7 > 2 else '012'}"
                            for i in range(40)]
-    (tmp_path / "z.csv").write_text("\n".join(rows) + "\n")
-    code, _, err = _run(["fit", tmp_path / "z.csv", "-e", "fgm", "-q", "-m",
-                         tmp_path / "m.npz", "-p", 'class_weight={"007": 2}'], capsys)
-    assert code == 0, err
+    _fit_csv(tmp_path, "z.csv", rows, "m.npz", capsys, "-p", 'class_weight={"007": 2}')
     code, out, err = _run(["predict", tmp_path / "z.csv", "-m", tmp_path / "m.npz"], capsys)
     assert code == 0 and set(out.split()) == {"007", "012"}, err
     code, out, err = _run(["evaluate", tmp_path / "z.csv", "-m", tmp_path / "m.npz"], capsys)
     assert code == 0 and "accuracy 1.0000" in out, err
     two = ["a,b,code"] + [f"{i % 7},{i % 3},{'01' if i % 7 > 2 else '1'}" for i in range(40)]
-    (tmp_path / "two.csv").write_text("\n".join(two) + "\n")
-    code, _, err = _run(["fit", tmp_path / "two.csv", "-e", "fgm", "-q", "-m",
-                         tmp_path / "m2.npz"], capsys)
-    assert code == 0, err
+    _fit_csv(tmp_path, "two.csv", two, "m2.npz", capsys)
     code, out, err = _run(["predict", tmp_path / "two.csv", "-m", tmp_path / "m2.npz"],
                           capsys)
     assert code == 0 and set(out.split()) == {"01", "1"}, err
@@ -218,10 +222,7 @@ def test_label_codes_with_leading_zeros_keep_their_text(tmp_path, capsys):
                           capsys)
     assert code == 0 and "r2 0.99" in out, err
     plain = ["a,b,code"] + [f"{i % 7},{i % 3},{7 if i % 7 > 2 else 12}" for i in range(40)]
-    (tmp_path / "plain.csv").write_text("\n".join(plain) + "\n")
-    code, _, err = _run(["fit", tmp_path / "plain.csv", "-e", "fgm", "-q", "-m",
-                         tmp_path / "p.npz"], capsys)
-    assert code == 0, err
+    _fit_csv(tmp_path, "plain.csv", plain, "p.npz", capsys)
     code, out, err = _run(["evaluate", tmp_path / "z.csv", "-m", tmp_path / "p.npz"], capsys)
     assert code == 0 and "accuracy 1.0000" in out, err
 
