@@ -32,6 +32,7 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
     check_psd_gram,
     max_asymmetry,
 )
+from .preprocessing import check_center
 from .widths import (  # noqa: F401  (re-exported)
     _DATA_GAMMAS,
     _row_sq_norms,
@@ -259,11 +260,8 @@ def kernel_diag(X, kernel="rbf", block=256, **params):
     n = X.shape[0]
     if kernel in ("rbf", "constant"):
         return np.ones(n)
-    if kernel == "linear":
-        return _row_sq_norms(X)
-    if kernel == "poly":
-        gamma, coef0 = params.get("gamma", 1.0), params.get("coef0", 1.0)
-        return (gamma * _row_sq_norms(X) + coef0) ** params.get("degree", 2)
+    if kernel in ("linear", "poly"):
+        return _dot_diag(kernel, params, _row_sq_norms(X))
     if kernel == "hik":
         return (np.abs(_dense(X)) ** params.get("beta", 1.0)).sum(axis=1)
     if kernel == "additive_chi2":
@@ -280,6 +278,14 @@ def kernel_diag(X, kernel="rbf", block=256, **params):
             )
         out[s : s + block] = np.diag(Kb)
     return out
+
+
+def _dot_diag(kernel, params, sq):
+    """Diagonal of the linear or polynomial kernel from the rows' squared norms."""
+    if kernel == "linear":
+        return sq
+    gamma, coef0 = params.get("gamma", 1.0), params.get("coef0", 1.0)
+    return (gamma * sq + coef0) ** params.get("degree", 2)
 
 
 def normalize_kernel(K, diag_X, diag_Y=None):
@@ -641,10 +647,6 @@ class BaseKernelList:
         return self.rows(np.arange(self.n_samples))
 
 
-# the base's name before it was public
-_BaseKernelList = BaseKernelList
-
-
 class KernelList(BaseKernelList):
     r"""F kernels on one training set, cached or computed on the fly by blocks.
 
@@ -683,6 +685,8 @@ class KernelList(BaseKernelList):
         normalised).
     gram_ : ndarray of shape (F, n, n) or None
         Cached (normalised) Gram tensor, or ``None`` in on-the-fly mode.
+    center_ : ndarray of shape (n_features,) or None
+        Column means the dot-product kernels subtract (:meth:`fit`).
 
     References
     ----------
@@ -703,36 +707,44 @@ class KernelList(BaseKernelList):
     def _view(self, X, j):
         return _take_columns(X, self.specs[j][2], j)
 
-    def fit(self, X):
+    def fit(self, X, center=None):
         """Resolve parameters, compute diagonals and (if it fits) cache the Grams.
 
         Parameters
         ----------
         X : ndarray or sparse matrix of shape (n, n_features)
             Training data.
+        center : ndarray of shape (n_features,), optional
+            Column means of a sparse ``X`` (which standardisation scales but
+            cannot centre) that the linear, polynomial and RBF kernels
+            subtract implicitly, :math:`(x-c)\\cdot(x'-c) = x\\cdot x' - x\\cdot c
+            - x'\\cdot c + c\\cdot c`: the dense model, ``X`` kept sparse.
 
         Returns
         -------
         self : KernelList
         """
         self.X_ = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=float)
+        self.center_ = check_center(center, X)
         self.__dict__.pop("_factors", None)
-        self.params_ = []
-        diags = []
+        self.params_, diags, self._sqn_, self._u_ = [], [], [], []
         for j, (kernel, params, _) in enumerate(self.specs):
             Xj = self._view(self.X_, j)
             params = resolve_params(kernel, params, Xj, j)
             if not isinstance(kernel, str):
                 check_kernel_callable(kernel, Xj, j, params)
             self.params_.append(params)
-            d = np.asarray(kernel_diag(Xj, kernel, **params), dtype=float)
+            sq, u = self._row_stats(Xj, j)
+            self._sqn_.append(sq)
+            self._u_.append(u)
+            d = np.asarray(_dot_diag(kernel, params, sq) if kernel in ("linear", "poly")
+                           else kernel_diag(Xj, kernel, **params), dtype=float)
             if not np.isfinite(d).all():
                 raise ValueError(f"kernels[{j}] produced non-finite values on X.")
             diags.append(d)
         self.diag_ = np.vstack(diags)
         self._isd_ = _inv_sqrt(self.diag_)
         self._unit_diag_ = np.all(self.diag_ == 1.0, axis=1)
-        self._sqn_ = [_row_sq_norms(self._view(self.X_, j)) for j in range(len(diags))]
         self.kdiag_ = (self.diag_ > 0).astype(float) if self.normalize else self.diag_
         n = self.X_.shape[0]
         self.gram_ = None
@@ -740,7 +752,37 @@ class KernelList(BaseKernelList):
             self.gram_ = self.rows(np.arange(n))
         return self
 
-    def _block(self, Xa, Xb, diag_a, diag_b, j, sq_a=None, sq_b=None, dots=None):
+    def _center(self, j):
+        """Kernel ``j``'s view of ``center_`` (``None``: not centred)."""
+        c = getattr(self, "center_", None)  # (absent from older model files)
+        return None if c is None else np.ravel(self._view(c[None, :], j))
+
+    def _row_stats(self, Xj, j):
+        """Squared norms of the rows of view ``j`` and their products with its centre
+        (``None`` when not centred), both of the centred rows' kernel."""
+        sq, c = _row_sq_norms(Xj), self._center(j)
+        if c is None:
+            return sq, None
+        u = np.asarray(Xj @ c, dtype=np.float64).ravel()
+        return np.maximum(sq - 2.0 * u + c @ c, 0.0), u
+
+    def _dots(self, Xa, Xb, j, u=None):
+        """``Xa Xb'`` (float64, C order); with ``u = (u_a, u_b)``, the rows' products
+        with kernel ``j``'s centre, the products of the centred rows (see fit)."""
+        K = np.array(safe_sparse_dot(Xa, Xb.T, dense_output=True), dtype=float, order="C")
+        if u is not None:
+            c = self._center(j)
+            K -= u[0][:, None]
+            K -= u[1][None, :]
+            K += c @ c
+        return K
+
+    def _train_dots(self, Xv, ids, j):
+        """:meth:`_dots` of training rows ``ids`` of kernel ``j``'s view ``Xv`` with all."""
+        u = self._u_[j]
+        return self._dots(Xv[ids], Xv, j, None if u is None else (u[ids], u))
+
+    def _block(self, Xa, Xb, diag_a, diag_b, j, sq_a=None, sq_b=None, dots=None, u=None):
         kernel, _, cols = self.specs[j]
         params = self.params_[j]
         if kernel in ("linear", "rbf", "poly") and (
@@ -753,8 +795,7 @@ class KernelList(BaseKernelList):
             if dots is not None and key in dots:
                 K = dots[key].copy()
             else:
-                K = safe_sparse_dot(Xa, Xb.T, dense_output=True)
-                K = np.array(K, dtype=float, copy=True)
+                K = self._dots(Xa, Xb, j, u)
                 if dots is not None:
                     dots[key] = K.copy()
             if kernel == "rbf":
@@ -801,8 +842,9 @@ class KernelList(BaseKernelList):
         for j in range(self.n_kernels):
             Xj = self._view(self.X_, j)
             sq = self._sqn_[j]
+            u = self._u_[j]
             out[j] = self._block(Xj[ids], Xj, self.diag_[j, ids], None, j, sq[ids], sq,
-                                 dots)
+                                 dots, None if u is None else (u[ids], u))
         return out
 
     def restrict(self, support):
@@ -822,6 +864,7 @@ class KernelList(BaseKernelList):
         self.kdiag_ = self.kdiag_[:, support]
         self._isd_ = self._isd_[:, support]
         self._sqn_ = [sq[support] for sq in self._sqn_]
+        self._u_ = [None if u is None else u[support] for u in self._u_]
         self.gram_ = None
         self.__dict__.pop("_factors", None)
         return self
@@ -854,19 +897,14 @@ class KernelList(BaseKernelList):
         for j in which:
             kernel = self.specs[j][0]
             Xj, Tj = self._view(X, j), self._view(self.X_, j)[support]
-            d_new = (
-                kernel_diag(Xj, kernel, **self.params_[j]) if self.normalize else None
-            )
-            out[j] = self._block(
-                Xj,
-                Tj,
-                d_new,
-                self.diag_[j, support],
-                j,
-                _row_sq_norms(Xj),
-                self._sqn_[j][support],
-                dots,
-            )
+            sq, u = self._row_stats(Xj, j)
+            d_new = None if not self.normalize else (
+                _dot_diag(kernel, self.params_[j], sq) if kernel in ("linear", "poly")
+                else kernel_diag(Xj, kernel, **self.params_[j]))
+            u_b = getattr(self, "_u_", [None] * self.n_kernels)[j]
+            out[j] = self._block(Xj, Tj, d_new, self.diag_[j, support], j, sq,
+                                 self._sqn_[j][support], dots,
+                                 None if u is None else (u, u_b[support]))
         return out
 
 

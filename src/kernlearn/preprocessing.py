@@ -8,8 +8,11 @@ This module is the "standardise" and "map back" steps, the glmnet way
 * sparse columns are scaled only, so they stay sparse and are never densified.
   Centring is implicit where the mathematics allows it: a linear model with a
   free intercept absorbs the shift (:math:`w^\top D(x-\mu) + b = w^\top D x +
-  (b - w^\top D \mu)`), and translation-invariant kernels (RBF, Laplacian) do
-  not see it;
+  (b - w^\top D \mu)`), translation-invariant kernels (RBF, Laplacian) do
+  not see it, and the models that do (the linear and polynomial kernels,
+  Fourier features scaled to unit norm) subtract the means themselves
+  (:func:`check_center`), so the same numbers give the same model dense or
+  sparse;
 * regression targets are centred and scaled per output.
 
 Constant columns (zero spread) keep a scale of one, so they map to a constant
@@ -33,6 +36,7 @@ import scipy.sparse as sp
 __all__ = [
     "Standardization",
     "TargetStandardization",
+    "check_center",
     "fit_standardization",
     "fit_target_standardization",
     "measurement_columns",
@@ -71,6 +75,31 @@ def measurement_columns(nnz, n_rows):
     ndarray of bool, shape (n_features,)
     """
     return np.asarray(nnz) >= MEASUREMENT_SHARE * max(int(n_rows), 1)
+
+
+def check_center(center, X):
+    """Validated column means ``center`` that a model subtracts implicitly from sparse ``X``.
+
+    Parameters
+    ----------
+    center : array-like of shape (n_features,) or None
+        Means of the columns of ``X`` (``None``: not centred).
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        The inputs they belong to; only a sparse ``X`` is centred implicitly
+        (a dense one is centred directly, by :class:`Standardization`).
+
+    Returns
+    -------
+    center : ndarray of float64 or None
+    """
+    if center is None:
+        return None
+    center = np.asarray(center, dtype=np.float64)
+    if not sp.issparse(X) or center.shape != (X.shape[1],) or not np.isfinite(center).all():
+        raise ValueError("center must be the finite means of the columns of a sparse X "
+                         f"(dense X is centred directly); got shape {center.shape} for X "
+                         f"of shape {X.shape}.")
+    return center
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ from ._base import (
     canonical_sparse,
     check_two_classes,
     fit_sample_weight,
+    implicit_center,
     input_standardization,
     param_names,
     record_plain_fit_data,
@@ -150,12 +151,12 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         self.last_violation_ = res.last_violation
         self.frequencies_ = self.phases_ = None
         if isinstance(res.family, RandomFourierFeatures):
-            # v'(x - mu)/s = (v/s)'x - (v/s)'mu: the features on raw inputs
-            st = input_standardization(self)
-            V = res.features[:, :-1]
+            # v'(x - mu)/s = (v/s)'x - v'(mu/s) (sparse inputs: mu/s is the family's centre)
+            st, V = input_standardization(self), res.features[:, :-1]
             self.frequencies_ = V if st.scale is None else V / st.scale
-            self.phases_ = (np.zeros(len(V)) if st.mean is None
-                            else -(self.frequencies_ @ st.mean))
+            c = res.family.center_
+            self.phases_ = (-(self.frequencies_ @ st.mean) if st.mean is not None
+                            else np.zeros(len(V)) if c is None else -(V @ c))
         return res
 
     # ------------------------------------------------------------ prediction
@@ -185,12 +186,11 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         return self.feature_scales_.size
 
     def _resolved_settings(self, X, sample_weight=None):
-        """Settings resolved from the data in ``fit``, overriding the parameters.
-
-        The family to fit on the inputs ``X`` (``None``: fit_grfl's default)
-        and, in subclasses, the levels chosen from the data.
-        """
-        return {"family": self.family, "final_draws": self._draws(X)}
+        """Settings resolved from the data in ``fit``, overriding the parameters: the
+        family (``None``: fit_grfl's default), the centre of sparse inputs and, in
+        subclasses, the levels chosen from the data."""
+        return {"family": self.family, "final_draws": self._draws(X),
+                "center": implicit_center(self, X, sample_weight)}
 
     def _auto_draws(self, X):
         """What ``n_paths="auto"`` means on ``X`` (fit_grfl's ``"auto"`` here)."""

@@ -19,6 +19,7 @@ from ._base import (
     _has_proba,
     check_two_classes,
     fit_sample_weight,
+    implicit_center,
     input_standardization,
     standardize_fit,
     validate_fit_data,
@@ -324,9 +325,10 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             X, y = validate_fit_data(self, X, y, classification=True)
         sw = fit_sample_weight(sample_weight, len(y), y, self.class_weight)
         if not self._precomputed():
+            Xt = standardize_fit(self, X, sw)
             klist = obscure.kernel_list(
-                standardize_fit(self, X, sw), self.kernels, normalize=self.normalize,
-                fit_intercept=self.fit_intercept, cache_size=self.cache_size)
+                Xt, self.kernels, normalize=self.normalize, fit_intercept=self.fit_intercept,
+                cache_size=self.cache_size, center=implicit_center(self, Xt, sw))
         res = obscure.fit_obscure(
             klist, y, sample_weight=sw, C=self.C, p=self.p, eta=self.eta,
             max_iter=self.max_iter, max_iter_online=self.max_iter_online, tol=self.tol,

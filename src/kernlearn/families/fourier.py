@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
 from ..kernels import convert_width, resolve_gamma
+from ..preprocessing import check_center
 from ..utils._numba_cache import njit_cached
 from ._infinite import InfiniteFamily, plain_float_matrix
 
@@ -192,6 +193,9 @@ class RandomFourierFeatures(InfiniteFamily):
     widths_ : ndarray or None
         The widths :math:`\sigma` sampled from (``None`` with
         ``bandwidth_range``).
+    center_ : ndarray of shape (n_features,) or None
+        Column means subtracted from the inputs inside every phase
+        (:meth:`fit`'s ``center``); ``None``: the inputs are used as given.
 
     Notes
     -----
@@ -246,21 +250,32 @@ class RandomFourierFeatures(InfiniteFamily):
             raise ValueError(f"{name} values must be finite and > 0, got {value!r}.")
         return vals if name == "bandwidth" else convert_width(gamma=vals)
 
-    def fit(self, X):
+    def fit(self, X, center=None):
         """Validate the parameters and resolve the widths on the training inputs.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
             Data on which ``gamma="scale"`` is computed.
+        center : ndarray of shape (n_features,), optional
+            Column means to subtract implicitly: the features are those of
+            ``X - center``, computed as :math:`\\cos(x^\\top v - c^\\top v)`
+            without forming ``X - center``.  For sparse inputs, which
+            standardisation scales but cannot centre without densifying:
+            each feature's two columns are scaled to unit norm separately, so
+            a shift of ``X`` changes the model (it only rotates the pair
+            within its group), and with it the same numbers fitted dense and
+            sparse gave different models.
 
         Returns
         -------
         self : RandomFourierFeatures
-            With ``widths_`` set.
+            With ``widths_`` and ``center_`` set.
         """
         super().fit(X)
-        self.widths_ = self._widths(self._checked(X))
+        X = self._checked(X)
+        self.widths_ = self._widths(X)
+        self.center_ = check_center(center, X)
         return self
 
     def _validate_params(self):
@@ -348,9 +363,11 @@ class RandomFourierFeatures(InfiniteFamily):
         (family, XQ, complete) or None
             ``complete(params_r, rng)`` gives the chosen candidates' full
             parameters; ``None`` when ``X`` is not a dense array at least twice
-            as wide as it has distinct rows (of positive weight).
+            as wide as it has distinct rows (of positive weight), or when the
+            family centres its inputs (``center_``).
         """
-        if type(X) is not np.ndarray or X.shape[1] < 2:
+        if type(X) is not np.ndarray or X.shape[1] < 2 or getattr(self, "center_", None) \
+                is not None:
             return None
         X = np.asarray(X, dtype=float)
         keep = None if sample_weight is None else np.asarray(sample_weight) > 0
@@ -382,9 +399,9 @@ class RandomFourierFeatures(InfiniteFamily):
     def _columns(self, params, X, dtype=np.float64):
         return self._columns_norms(params, X, dtype)[0]
 
-    @staticmethod
-    def _phases(params, X):
-        """``X V'`` in float64, C-contiguous (``V``: the directions of ``params``)."""
+    def _phases(self, params, X):
+        """``(X - center_) V'`` in float64, C-contiguous (``V``: the directions of
+        ``params``)."""
         V = params[:, :-1]
         if V.shape[1] != X.shape[1]:
             raise ValueError(
@@ -392,7 +409,11 @@ class RandomFourierFeatures(InfiniteFamily):
                 f"{X.shape[1]} features."
             )
         P = X @ V.T if sp.issparse(X) else np.asarray(X, dtype=float) @ V.T
-        return np.ascontiguousarray(P, dtype=float)
+        P = np.ascontiguousarray(P, dtype=float)
+        center = getattr(self, "center_", None)  # (absent from older model files)
+        if center is not None:
+            P -= V @ center
+        return P
 
     def _columns_norms(self, params, X, dtype=np.float64, sample_weight=None):
         # the product in float64; float32 ranking columns (``dtype``) also round

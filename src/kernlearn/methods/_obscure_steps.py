@@ -6,7 +6,6 @@ Private to :mod:`kernlearn.methods.obscure` (which documents the storage:
 """
 
 import numpy as np
-from sklearn.utils.extmath import safe_sparse_dot
 
 from ..kernels import KernelList
 from ..penalties.squared import conj_mirror_scales, lp_norm
@@ -811,9 +810,8 @@ class _RowCache:
                     self._dots = np.empty((max(len(ids), self.block), Xv.shape[0]))
                 D = self._dots[: len(ids)]
                 np.dot(Xv[ids], Xv.T, out=D)
-            else:
-                D = np.ascontiguousarray(
-                    safe_sparse_dot(Xv[ids], Xv.T, dense_output=True), dtype=float)
+            else:  # (sparse: centred as the list's kernels are)
+                D = self.kernels._train_dots(Xv, ids, members[0][0])
             # consecutive slots (a cache still filling): one exp call per kernel
             run = (slice(free[0], free[-1] + 1)
                    if free[-1] - free[0] + 1 == len(free) and np.all(np.diff(free) > 0)

@@ -697,7 +697,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
              max_iter=500, max_features=100, n_candidates=100, eps=1e-3,
              fit_intercept=True, pricing_subsample="auto", path_iter="auto",
              time_budget=None, random_state=None, verbose=0, name="GrFL", warm=None,
-             keep_warm=False, batch="auto", final_draws="auto"):
+             keep_warm=False, batch="auto", final_draws="auto", center=None):
     """Run GrFL (Algorithm 1) end to end on validated data.
 
     Parameters
@@ -774,6 +774,10 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     final_draws : int or "auto", default="auto"
         Paths on all rows averaged into the model (``_grfl_average``; not with ``keep_warm``);
         ``"auto"``: ``FINAL_DRAWS`` where the folds chose ``lambda_p``, else 1.
+    center : ndarray of shape (n_features,), optional
+        Column means of a sparse ``X`` that a Fourier family subtracts inside
+        its phases (``RandomFourierFeatures.fit``): the model of the centred
+        dense data, without densifying.  Ignored by other families.
 
     Returns
     -------
@@ -826,7 +830,12 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     else:
         family = copy.deepcopy(family)
     # (row partitions on a cluster fit the family from statistics reduced there)
-    family.fit(X) if not hasattr(X, "fit_family") else X.fit_family(family)
+    if hasattr(X, "fit_family"):
+        X.fit_family(family)
+    elif center is not None and isinstance(family, RandomFourierFeatures):
+        family.fit(X, center=center)
+    else:
+        family.fit(X)
     # the paper's losses are c times ours: its lambda is c times ours
     c = paper_loss_factor(loss) if lambda_scale == "paper" else 1.0
 

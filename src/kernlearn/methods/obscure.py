@@ -800,7 +800,7 @@ class ObscureResult(MethodResult):
 
 
 def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
-                cache_size=1024):
+                cache_size=1024, center=None):
     """The fitted kernel list OBSCURE trains on.
 
     Parameters
@@ -817,6 +817,9 @@ def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
         Append the constant kernel (the bias through the kernel).
     cache_size : float, default=1024
         Memory budget (MiB) of the row cache.
+    center : ndarray of shape (n_features,), optional
+        Column means of a sparse ``X`` the kernels subtract implicitly
+        (:meth:`kernlearn.kernels.KernelList.fit`).
 
     Returns
     -------
@@ -835,7 +838,7 @@ def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
     # rows on demand: only the support vectors' rows are ever computed (the
     # solver caches them, up to cache_size)
     return KernelList(specs, normalize=normalize, cache_size=cache_size,
-                      precompute=False).fit(X)
+                      precompute=False).fit(X, center=center)
 
 
 def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter=1000,
