@@ -140,7 +140,13 @@ class DaskGrFLRows:
     shape : tuple of int
     sparse : bool
         Whether the partitions are sparse.
+    center : ndarray or None
+        Column means of standardised sparse partitions, which the Fourier
+        family subtracts in its phases (as in memory,
+        :func:`~kernlearn.estimators._base.implicit_center`).
     """
+
+    center = None
 
     def __init__(self, X, client=None):
         import dask
@@ -234,6 +240,8 @@ class DaskGrFLRows:
             st = _from_mean_var(mean, var, center=True)
         out = self._from_rows(self.rows.map(partial(_block_standardized, st=st)),
                               self.sparse)
+        if self.sparse:  # (the means of the scaled columns: not centred, see center)
+            out.center = s1 / n / st.scale
         self.rows = None  # the raw partitions are no longer needed on the workers
         return st, out
 
@@ -278,12 +286,13 @@ class DaskGrFLRows:
         head = self.rows.take(np.arange(min(2, self.shape[0])))
         data_width = (family.bandwidth is None and family.bandwidth_range is None
                       and isinstance(family.gamma, str) and family.gamma == "scale")
+        center = {} if self.center is None else {"center": self.center}
         if not data_width:
-            return family.fit(head)
+            return family.fit(head, **center)
         # the validation and widths_ of fit(X), with the width reduced on the cluster
         family.set_params(gamma=self.scale_gamma())
         try:
-            family.fit(head)
+            family.fit(head, **center)
         finally:
             family.set_params(gamma="scale")
         return family
