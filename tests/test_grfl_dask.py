@@ -96,7 +96,7 @@ def test_auto_budget_is_chosen_on_the_same_held_out_rows_as_in_memory(client):
 
 
 def test_sparse_chunks_and_pricing_on_all_rows_equal_in_memory(client):
-    # sparse partitions (scaled, not centred) and n below the subsample
+    # sparse partitions (scaled; centred in the phases) and n below the subsample
     # threshold: every candidate priced on the partitions
     X, f, _ = _data(n=1500, seed=1)
     X[np.abs(X - np.arange(D)) < 1.0] = 0.0
