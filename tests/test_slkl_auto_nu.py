@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from kernlearn.methods.slkl import (
     NU_GRID,
@@ -263,3 +264,32 @@ def test_a_breakdown_of_the_compiled_updates_is_a_clear_error(monkeypatch):
     C, Y = _columns()
     with pytest.raises(ValueError, match="Increase nu"):
         CoordinateNewton(random_state=0).solve(slkl_problem(C, Y, 1e-6))
+
+
+def test_a_breakdown_along_the_path_ends_it_at_the_last_value_solved(monkeypatch):
+    # the Woodbury updates can break down at a small nu (weights too large):
+    # nu="auto" then keeps the path solved so far and says so; a fixed nu raises
+    import kernlearn.methods.slkl as slkl
+    from kernlearn.methods._slkl_state import SLKLBreakdown
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, (60, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=60)
+    calls = []
+    original = slkl.slkl_problem
+
+    def failing(cols, Y, nu, *args, **kwargs):
+        calls.append(nu)
+        if len(calls) == 3:
+            raise SLKLBreakdown("SLKL's coordinate updates broke down (test): nu is too small")
+        return original(cols, Y, nu, *args, **kwargs)
+
+    monkeypatch.setattr(slkl, "slkl_problem", failing)
+    with pytest.warns(ConvergenceWarning, match=r"path stopped at relative nu=0\.1; at 0\.01"):
+        res = fit_slkl(X, y[:, None], nu="auto", seed=0)
+    assert len(calls) == 3 and res.history["nu"][-1] in NU_GRID[:2]
+    calls.clear()
+    monkeypatch.setattr(slkl, "slkl_problem", lambda *a, **k: (_ for _ in ()).throw(
+        SLKLBreakdown("broke down")))
+    with pytest.raises(SLKLBreakdown):
+        fit_slkl(X, y[:, None], nu=1e-3, seed=0)

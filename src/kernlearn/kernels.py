@@ -32,7 +32,7 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
     check_psd_gram,
     max_asymmetry,
 )
-from .preprocessing import check_center
+from .preprocessing import centred_dots, check_center
 from .widths import (  # noqa: F401  (re-exported)
     _DATA_GAMMAS,
     _row_sq_norms,
@@ -261,7 +261,7 @@ def kernel_diag(X, kernel="rbf", block=256, **params):
     if kernel in ("rbf", "constant"):
         return np.ones(n)
     if kernel in ("linear", "poly"):
-        return _dot_diag(kernel, params, _row_sq_norms(X))
+        return _dot_kernel(kernel, params, _row_sq_norms(X))
     if kernel == "hik":
         return (np.abs(_dense(X)) ** params.get("beta", 1.0)).sum(axis=1)
     if kernel == "additive_chi2":
@@ -280,8 +280,8 @@ def kernel_diag(X, kernel="rbf", block=256, **params):
     return out
 
 
-def _dot_diag(kernel, params, sq):
-    """Diagonal of the linear or polynomial kernel from the rows' squared norms."""
+def _dot_kernel(kernel, params, sq):
+    """The linear or polynomial kernel from inner products (the diagonal: squared norms)."""
     if kernel == "linear":
         return sq
     gamma, coef0 = params.get("gamma", 1.0), params.get("coef0", 1.0)
@@ -737,7 +737,7 @@ class KernelList(BaseKernelList):
             sq, u = self._row_stats(Xj, j)
             self._sqn_.append(sq)
             self._u_.append(u)
-            d = np.asarray(_dot_diag(kernel, params, sq) if kernel in ("linear", "poly")
+            d = np.asarray(_dot_kernel(kernel, params, sq) if kernel in ("linear", "poly")
                            else kernel_diag(Xj, kernel, **params), dtype=float)
             if not np.isfinite(d).all():
                 raise ValueError(f"kernels[{j}] produced non-finite values on X.")
@@ -769,13 +769,7 @@ class KernelList(BaseKernelList):
     def _dots(self, Xa, Xb, j, u=None):
         """``Xa Xb'`` (float64, C order); with ``u = (u_a, u_b)``, the rows' products
         with kernel ``j``'s centre, the products of the centred rows (see fit)."""
-        K = np.array(safe_sparse_dot(Xa, Xb.T, dense_output=True), dtype=float, order="C")
-        if u is not None:
-            c = self._center(j)
-            K -= u[0][:, None]
-            K -= u[1][None, :]
-            K += c @ c
-        return K
+        return centred_dots(Xa, Xb, None if u is None else self._center(j), *(u or ()))
 
     def _train_dots(self, Xv, ids, j):
         """:meth:`_dots` of training rows ``ids`` of kernel ``j``'s view ``Xv`` with all."""
@@ -899,7 +893,7 @@ class KernelList(BaseKernelList):
             Xj, Tj = self._view(X, j), self._view(self.X_, j)[support]
             sq, u = self._row_stats(Xj, j)
             d_new = None if not self.normalize else (
-                _dot_diag(kernel, self.params_[j], sq) if kernel in ("linear", "poly")
+                _dot_kernel(kernel, self.params_[j], sq) if kernel in ("linear", "poly")
                 else kernel_diag(Xj, kernel, **self.params_[j]))
             u_b = getattr(self, "_u_", [None] * self.n_kernels)[j]
             out[j] = self._block(Xj, Tj, d_new, self.diag_[j, support], j, sq,

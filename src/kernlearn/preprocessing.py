@@ -32,10 +32,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.extmath import safe_sparse_dot
 
 __all__ = [
     "Standardization",
     "TargetStandardization",
+    "centred_dots",
     "check_center",
     "fit_standardization",
     "fit_target_standardization",
@@ -100,6 +102,33 @@ def check_center(center, X):
                          f"(dense X is centred directly); got shape {center.shape} for X "
                          f"of shape {X.shape}.")
     return center
+
+
+def centred_dots(A, B, center=None, u_a=None, u_b=None):
+    r"""Inner products of the rows of ``A - center`` and ``B - center``, never densified.
+
+    :math:`(x-c)^\top(x'-c) = x^\top x' - x^\top c - x'^\top c + c^\top c`: one
+    product of the (sparse) rows and two matrix-vector products.
+
+    Parameters
+    ----------
+    A, B : ndarray or sparse matrix of shape (n_A, n_features), (n_B, n_features)
+    center : ndarray of shape (n_features,), optional
+        ``None``: the plain products.
+    u_a, u_b : ndarray of shape (n_A,), (n_B,), optional
+        ``A @ center`` and ``B @ center`` when already known.
+
+    Returns
+    -------
+    D : ndarray of shape (n_A, n_B), float64, C order
+    """
+    # (scikit-learn's product of two sparse matrices straight into a dense one)
+    D = np.array(safe_sparse_dot(A, B.T, dense_output=True), dtype=np.float64, order="C")
+    if center is not None:
+        D -= np.asarray(A @ center if u_a is None else u_a, dtype=np.float64).ravel()[:, None]
+        D -= np.asarray(B @ center if u_b is None else u_b, dtype=np.float64).ravel()[None, :]
+        D += center @ center
+    return D
 
 
 @dataclass(frozen=True)

@@ -432,8 +432,8 @@ _COMMON_DOC = """
         (``max_features="auto"`` from 300 rows) the model is one master and
         a warning says so.  The number averaged is ``n_paths_``.
     standardize : bool, default=True
-        Centre and scale dense columns to unit standard deviation and scale
-        sparse columns (never densified); regression targets are
+        Centre and scale dense columns to unit standard deviation, scale sparse
+        ones (never densified; centred in the phases); regression targets are
         standardised per output.  Learned quantities are reported in the
         input's units: ``frequencies_`` and ``phases_`` give the Fourier
         features on raw inputs, while ``features_`` (the family's own
@@ -457,7 +457,7 @@ _COMMON_DOC = """
         ``cos(X @ frequencies_[j] + phases_[j])`` and the same ``sin`` (times
         ``feature_scales_[j]``).  ``None`` for other families.
     phases_ : ndarray of shape (n_kept,) or None
-        Their phases :math:`-\\omega^\\top (\\mu / s)` (zero without centring).
+        Their phases :math:`-\\omega^\\top (\\mu / s)` (sparse: ``family_.center_``).
     x_mean_, x_scale_ : ndarray of shape (n_features,) or None
         The input map (``None``: no centring, for sparse input, or no scaling).
     feature_scales_ : ndarray of shape (n_kept, group_size)

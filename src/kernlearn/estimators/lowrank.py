@@ -54,6 +54,7 @@ from ._base import (
     canonical_sparse,
     check_two_classes,
     fit_sample_weight,
+    implicit_center,
     input_standardization,
     standardize_fit,
     target_standardization,
@@ -167,6 +168,7 @@ class _BaseLowRank(BaseEstimator):
             seed=seed, verbose=self.verbose, gamma_factors=self.gamma_factors,
             default_columns=classifier_columns if codes else REGRESSION_COLUMNS,
             path_rule=(0, 0.0) if codes else (NU_PATIENCE, NU_SE_FRACTION),
+            center=None if pre else implicit_center(self, Xt, sample_weight),
         )
         for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
                      "column_indices", "center_indices", "kernel_params",
@@ -179,6 +181,7 @@ class _BaseLowRank(BaseEstimator):
                            else ts.inverse_transform(res.intercept[None, :])[0])
         # the centres on the raw scale: the kernel sees them through the input map
         self.centers_ = res.center_indices.copy() if pre else X[res.center_indices]
+        self.kernel_center_ = res.center
         return self
 
     def _decision(self, X):
@@ -189,7 +192,8 @@ class _BaseLowRank(BaseEstimator):
             self.centers_)
         return slkl_decision(X, centers, self.dual_coef_, self.intercept_,
                              self.kernel, self.kernel_params_,
-                             getattr(self, "center_factors_", None))
+                             getattr(self, "center_factors_", None),
+                             getattr(self, "kernel_center_", None))
 
 
 class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
@@ -306,6 +310,10 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     center_factors_ : ndarray of shape (m0_,)
         Each centre's width factor: its kernel's ``gamma`` is
         ``kernel_params_["gamma"]`` times this.
+    kernel_center_ : ndarray of shape (n_features_in_,) or None
+        Column means of standardised sparse inputs (which are scaled, not
+        centred) that the linear and polynomial kernels subtract, so that
+        sparse and dense inputs give the same model; ``None`` otherwise.
     m0_ : int
         Number of non-zero weights :math:`m_0`.
     n_iter_ : int
@@ -505,6 +513,8 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         The kernel's keyword arguments (``gamma`` on the standardised scale).
     center_factors_ : ndarray of shape (n_centers,)
         Each centre's width factor (see :class:`LowRankKernelRegressor`).
+    kernel_center_ : ndarray of shape (n_features_in_,) or None
+        See :class:`LowRankKernelRegressor`.
     intercept_ : ndarray of shape (n_outputs,)
         Mean codes (zeros without ``fit_intercept``).
     m0_ : int or ndarray of shape (n_outputs,)

@@ -89,8 +89,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         matrices).
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
-        sparse columns (never densified) before the kernels see them; test
-        inputs get the training map.  Data-derived kernel widths (``"mean"``,
+        sparse columns (never densified; the linear and polynomial kernels
+        centre them implicitly, so sparse and dense input give the same
+        model) before the kernels see them; test inputs get the training map.  Data-derived kernel widths (``"mean"``,
         ``"scale"``) are computed on the standardised columns.  Not applied to
         precomputed Gram matrices (they are used as given), nor needed when
         every column already has its own kernel width.
@@ -183,7 +184,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         Number of features (number of training samples when precomputed).
     x_mean_ : ndarray of shape (n_features,) or None
         Column means subtracted before the kernels (``None``: not centred;
-        sparse input, ``standardize=False`` or precomputed kernels).
+        sparse input, whose means the kernels subtract themselves,
+        ``kernel_list_.center_``; ``standardize=False``; precomputed kernels).
     x_scale_ : ndarray of shape (n_features,) or None
         Column scales divided out before the kernels (``None``: identity).
     kernel_params_ : list of dict or None

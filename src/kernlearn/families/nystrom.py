@@ -16,10 +16,37 @@ import inspect
 
 import numpy as np
 
-from ..kernels import KERNELS, pairwise_kernel, resolve_gamma
+from ..kernels import KERNELS, _dot_kernel, pairwise_kernel, resolve_gamma
+from ..preprocessing import centred_dots, check_center
 from ._base import BaseFamily, Candidates, as_params
 
-__all__ = ["NystromColumns", "kernel_params_for"]
+__all__ = ["NystromColumns", "kernel_block", "kernel_params_for"]
+
+
+def kernel_block(A, B, kernel, params, center=None):
+    """``k(A, B)`` for a named or callable kernel, on the rows less ``center``.
+
+    The linear and polynomial kernels subtract ``center`` (the column means of
+    sparse inputs, which standardisation scales but cannot centre) implicitly
+    (:func:`kernlearn.preprocessing.centred_dots`), so the same numbers give
+    the same kernel dense or sparse; the RBF kernel does not depend on it, and
+    other kernels see the rows as given.
+
+    Parameters
+    ----------
+    A, B : ndarray or sparse matrix of shape (n_A, n_features), (n_B, n_features)
+    kernel : str or callable
+    params : dict
+        The kernel's keyword arguments.
+    center : ndarray of shape (n_features,), optional
+
+    Returns
+    -------
+    K : ndarray of shape (n_A, n_B)
+    """
+    if center is not None and isinstance(kernel, str) and kernel in ("linear", "poly"):
+        return _dot_kernel(kernel, params, centred_dots(A, B, center))
+    return pairwise_kernel(A, B, kernel=kernel, **params)
 
 
 def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params=None,
@@ -124,9 +151,10 @@ class NystromColumns(BaseFamily):
         self.random_state = random_state
 
     def _k(self, A, B):
-        return pairwise_kernel(A, B, kernel=self.kernel, **(self.kernel_params or {}))
+        return kernel_block(A, B, self.kernel, self.kernel_params or {},
+                            getattr(self, "center_", None))
 
-    def fit(self, X, indices=None):
+    def fit(self, X, indices=None, center=None):
         """Sample :math:`\\mathcal S` and compute the normalisations.
 
         Parameters
@@ -135,6 +163,9 @@ class NystromColumns(BaseFamily):
             Training inputs (the Gram matrix when ``kernel="precomputed"``).
         indices : array-like of int, optional
             Use these training indices instead of a random sample.
+        center : ndarray of shape (n_features,), optional
+            Column means of a sparse ``X`` that the linear and polynomial
+            kernels subtract (:func:`kernel_block`).
 
         Returns
         -------
@@ -151,6 +182,7 @@ class NystromColumns(BaseFamily):
             rng = np.random.default_rng(self.random_state)
             indices = np.sort(rng.choice(n, size=M, replace=False))
         self.indices_ = np.asarray(indices, dtype=np.intp)
+        self.center_ = check_center(center, X)
         self._X = X
         self.n_samples_ = n
         if self.kernel == "precomputed":

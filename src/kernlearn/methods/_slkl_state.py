@@ -40,7 +40,11 @@ import scipy.linalg
 
 from ._slkl_compiled import _gram_residual, _gram_steps, _rank1, _step_rule
 
-__all__ = ["SLKLState", "slkl_objective"]
+__all__ = ["SLKLBreakdown", "SLKLState", "slkl_objective"]
+
+
+class SLKLBreakdown(ValueError):
+    """The Woodbury updates broke down: ``nu`` is too small for these columns."""
 
 
 def _scalar(index, cast, doc, settable=False):
@@ -469,7 +473,7 @@ class SLKLState:
             except ZeroDivisionError:
                 # seen at nu = 1e-6 on 20,000 rows (keggdirected): weights so
                 # large that G's updates overflow; the state is then unusable
-                raise ValueError(
+                raise SLKLBreakdown(
                     f"SLKL's coordinate updates broke down (a division by zero "
                     f"at nu={self.nu:.3g}, largest weight {self.mu.max():.3g}): "
                     "nu is too small for the Woodbury updates on these columns. "

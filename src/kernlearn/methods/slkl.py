@@ -28,8 +28,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
-from ..families.nystrom import NystromColumns, kernel_params_for
-from ..kernels import check_psd_gram, pairwise_kernel
+from ..families.nystrom import NystromColumns, kernel_block, kernel_params_for
+from ..kernels import check_psd_gram
 from ..losses import Square, WeightedLoss, weighted
 from ..penalties import GroupL1L2
 from ..solvers._base import (
@@ -40,7 +40,7 @@ from ..solvers._base import (
     single_blas_thread,
 )
 from ._result import MethodResult
-from ._slkl_state import SLKLState, slkl_objective
+from ._slkl_state import SLKLBreakdown, SLKLState, slkl_objective
 
 __all__ = ["ColumnsOnDemand", "CoordinateNewton", "CoordinateNewtonState", "SLKLProblem",
            "SLKLResult", "SLKLState", "classifier_columns", "fit_slkl", "slkl_decision",
@@ -455,6 +455,9 @@ class SLKLResult(MethodResult):
         The kernel's keyword arguments (``gamma`` resolved).
     center_factors : ndarray of shape (n_centers,)
         The factor of ``gamma`` in each centre's kernel (see ``gamma_factors``).
+    center : ndarray of shape (n_features,) or None
+        Column means of sparse inputs that the linear and polynomial kernels
+        subtract (``fit_slkl``'s ``center``).
     """
 
     mu: np.ndarray = None
@@ -467,6 +470,7 @@ class SLKLResult(MethodResult):
     objective: object = None
     kernel_params: dict = field(default_factory=dict)
     center_factors: np.ndarray = None
+    center: np.ndarray = None
 
 
 def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
@@ -474,7 +478,7 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
              fit_intercept=True, tol=1e-4, max_iter=100, rule="newton",
              per_output=False, sample_weight=None, seed=0, verbose=0,
              gamma_factors="auto", default_columns=DEFAULT_COLUMNS,
-             path_rule=(NU_PATIENCE, NU_SE_FRACTION)):
+             path_rule=(NU_PATIENCE, NU_SE_FRACTION), center=None):
     r"""Fit SLKL (Algorithm 2 with the paper's prediction, eqs. 16-17) end to end.
 
     Samples ``M`` Nystrom columns, solves eq. (14) for :math:`\mu` and returns
@@ -548,6 +552,10 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         errors of the smallest error the sparsest value is kept (see
         :data:`NU_PATIENCE`, :data:`NU_SE_FRACTION`; the classifier's is
         ``(0, 0.0)``: the value of smallest error, stopping at the first rise).
+    center : ndarray of shape (n_features,), optional
+        Column means of a sparse ``X`` that the linear and polynomial kernels
+        subtract implicitly (:func:`~kernlearn.families.nystrom.kernel_block`):
+        the model of the centred dense rows.
 
     Returns
     -------
@@ -584,7 +592,7 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
     pool = X.shape[0] if sw is None else rows
     S = np.sort(np.random.default_rng(rng.integers(2**31)).choice(pool, M, replace=False))
     factors = _gamma_factors(gamma_factors, gamma, params)
-    family = _WidthColumns(X, S, kernel, params, factors, precompute)
+    family = _WidthColumns(X, S, kernel, params, factors, precompute, center)
     # precomputed columns: the solver works on their M x M Gram matrix
     cols = (family.columns_.T if family.columns_ is not None
             else ColumnsOnDemand(family.column, (X.shape[0], M)))
@@ -622,7 +630,7 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         center_factors=family.factors_[pos],
         dual_coef=dual, intercept=intercept,
         m0=np.array([len(f["pos"]) for f in fits]) if per_output else len(pos),
-        objective=gather("objective"), kernel_params=params,
+        objective=gather("objective"), kernel_params=params, center=family.center_,
     )
 
 
@@ -665,19 +673,20 @@ class _WidthColumns:
     positions ``k::K`` of ``S``; with one factor it is that family's columns.
     """
 
-    def __init__(self, X, S, kernel, params, factors, precompute):
+    def __init__(self, X, S, kernel, params, factors, precompute, center=None):
         # fewer columns than factors (n_columns=1, or one training row): only
         # the first M factors have a column (a family of none was an error
         # naming an "n_columns=0" nobody passed)
         factors = tuple(factors)[:len(S)]
         K, M = len(factors), len(S)
         self.indices_ = S
+        self.center_ = center
         self.factors_ = np.resize(np.asarray(factors, dtype=float), M)
         self._families = []
         for k, f in enumerate(factors):
             p = dict(params, gamma=params["gamma"] * f) if f != 1.0 else params
             fam = NystromColumns(kernel, p, len(S[k::K]), precompute)
-            self._families.append(fam.fit(X, indices=S[k::K]))
+            self._families.append(fam.fit(X, indices=S[k::K], center=center))
         self._scale = np.empty(M)
         for k, fam in enumerate(self._families):
             self._scale[k::K] = fam._scale
@@ -755,7 +764,16 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
     null = None  # the mean's leave-one-out error, ||Y||^2 (weighted rows)
     for k, rel in enumerate(grid):
         # warm start: the previous value's active set, at the new penalty
-        res = solver.solve(slkl_problem(cols, Y, rel * msq, sw, gram), warm)
+        try:
+            res = solver.solve(slkl_problem(cols, Y, rel * msq, sw, gram), warm)
+        except SLKLBreakdown as err:
+            if k == 0:
+                raise
+            # (the next values are smaller still): the path ends at the last value solved
+            warnings.warn(f"nu='auto': the path stopped at relative nu={grid[k - 1]:.3g}; at "
+                          f"{rel:.3g} {str(err).split(': ')[0]} (weights too large for these "
+                          "columns).", ConvergenceWarning, stacklevel=3)
+            break
         warm = res.state
         fit = _extract(warm.slkl, res, family, rel)
         fit["step"] = k
@@ -834,7 +852,7 @@ def _loo_errors(state):
 
 
 def slkl_decision(X, centers, dual_coef, intercept, kernel, kernel_params,
-                  center_factors=None):
+                  center_factors=None, center=None):
     r"""Eqs. (16)-(17): :math:`f(x) = \sum_m k(x, x_m)\,\tilde\alpha_m/2 + b`.
 
     Parameters
@@ -853,6 +871,8 @@ def slkl_decision(X, centers, dual_coef, intercept, kernel, kernel_params,
         :attr:`SLKLResult.kernel_params`.
     center_factors : ndarray of shape (n_centers,), optional
         :attr:`SLKLResult.center_factors` (all ones when ``None``).
+    center : ndarray of shape (n_features,), optional
+        :attr:`SLKLResult.center`.
 
     Returns
     -------
@@ -868,7 +888,7 @@ def slkl_decision(X, centers, dual_coef, intercept, kernel, kernel_params,
             sel = np.flatnonzero(f == factor)
             p = (dict(kernel_params, gamma=kernel_params["gamma"] * factor)
                  if factor != 1.0 else kernel_params)
-            K[:, sel] = pairwise_kernel(X, centers[sel], kernel=kernel, **p)
+            K[:, sel] = kernel_block(X, centers[sel], kernel, p, center)
     else:
         K = np.zeros((X.shape[0], 0))
     return np.asarray(K) @ dual_coef + intercept
