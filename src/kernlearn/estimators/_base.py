@@ -71,9 +71,10 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     On a ``pandas.DataFrame`` that cannot be made a float array, scikit-learn
     raised NumPy's message, naming no column ("could not convert string to
     float: 'x'"; for dates "The DType <class 'numpy.dtypes.Float64DType'>
-    could not be promoted by ...").  A missing or infinite value of ``X`` is
-    named by row and column (scikit-learn's "Input X contains NaN" named
-    neither), a regressor's text target as such, and ``y`` goes through
+    could not be promoted by ...").  A missing or infinite value of ``X``
+    (dense, sparse or a DataFrame) is named by row and column (scikit-learn's
+    "Input X contains NaN" named neither; it is looked for in the values, not
+    in those words), a regressor's text target as such, and ``y`` goes through
     :func:`target_values` (pandas targets keep their label type; a missing
     label is named).  Other input it accepts is unchanged.
 
