@@ -7,6 +7,13 @@ from conftest import one_error as _one_error
 from conftest import run_cli as _run
 
 
+def _ok(capsys, *argv):
+    """``kernlearn *argv``'s standard output; the command must succeed (exit 0)."""
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    return out
+
+
 @pytest.mark.parametrize("name", ["LowRankKernelRegressor", "LowRankKernelClassifier"])
 def test_slkl_with_fewer_columns_than_width_factors(name):
     # n_columns=1 (valid) with the two default width factors, or a regressor
@@ -96,9 +103,8 @@ def test_report_with_text_labels_for_a_regressor_is_a_mismatch(tmp_path, capsys)
     (tmp_path / "reg.csv").write_text("\n".join(rows) + "\n")
     text = ["a,b,target"] + [f"{i % 7},{i % 3},{'yes' if i % 2 else 'no'}" for i in range(30)]
     (tmp_path / "text.csv").write_text("\n".join(text) + "\n")
-    code, _, err = _run(["fit", tmp_path / "reg.csv", "-e", "fgm-regressor", "-p", "C=1",
-                         "-q", "-m", tmp_path / "r.npz"], capsys)
-    assert code == 0, err
+    _ok(capsys, "fit", tmp_path / "reg.csv", "-e", "fgm-regressor", "-p", "C=1", "-q", "-m",
+        tmp_path / "r.npz")
     for argv in (["evaluate", tmp_path / "text.csv", "-m", tmp_path / "r.npz"],
                  ["report", tmp_path / "r.npz", "--data", tmp_path / "text.csv",
                   "-o", tmp_path / "r.html"]):
@@ -174,9 +180,7 @@ def test_non_finite_values_are_named_where_they_are(tmp_path, capsys):
         assert code == 3 and _one_error(err), err
         assert "(first: sample 2346, feature 2 of 3)" in err, (extra, err)
     (tmp_path / "ok.svm").write_text("\n".join(lines[:2000]) + "\n")
-    code, _, err = _run(["fit", tmp_path / "ok.svm", "-e", "fgm", "-q", "-m",
-                         tmp_path / "m.npz"], capsys)
-    assert code == 0, err
+    _ok(capsys, "fit", tmp_path / "ok.svm", "-e", "fgm", "-q", "-m", tmp_path / "m.npz")
     code, _, err = _run(["evaluate", tmp_path / "t.svm", "-m", tmp_path / "m.npz",
                          "--out-of-core", "--chunk-memory", "8KB"], capsys)
     assert code == 3 and "(first: sample 2346, feature 2 of 3)" in err, err
@@ -186,10 +190,8 @@ def _fit_csv(tmp_path, name, lines, model, capsys, *options):
     """Write ``lines`` to ``name`` and ``kernlearn fit`` them (FGM unless ``-e``) into ``model``."""
     (tmp_path / name).write_text("\n".join(lines) + "\n")
     estimator = [] if "-e" in options else ["-e", "fgm"]
-    code, out, err = _run(["fit", tmp_path / name, *estimator, "-q", "-m", tmp_path / model,
-                           *options], capsys)
-    assert code == 0, err
-    return out
+    return _ok(capsys, "fit", tmp_path / name, *estimator, "-q", "-m", tmp_path / model,
+               *options)
 
 
 def test_label_codes_with_leading_zeros_keep_their_text(tmp_path, capsys):
@@ -198,15 +200,14 @@ def test_label_codes_with_leading_zeros_keep_their_text(tmp_path, capsys):
     rows = ["a,b,code"] + [f"{i % 7},{i % 3},{'007' if i % 7 > 2 else '012'}"
                            for i in range(40)]
     _fit_csv(tmp_path, "z.csv", rows, "m.npz", capsys, "-p", 'class_weight={"007": 2}')
-    code, out, err = _run(["predict", tmp_path / "z.csv", "-m", tmp_path / "m.npz"], capsys)
-    assert code == 0 and set(out.split()) == {"007", "012"}, err
-    code, out, err = _run(["evaluate", tmp_path / "z.csv", "-m", tmp_path / "m.npz"], capsys)
-    assert code == 0 and "accuracy 1.0000" in out, err
+    out = _ok(capsys, "predict", tmp_path / "z.csv", "-m", tmp_path / "m.npz")
+    assert set(out.split()) == {"007", "012"}, out
+    out = _ok(capsys, "evaluate", tmp_path / "z.csv", "-m", tmp_path / "m.npz")
+    assert "accuracy 1.0000" in out, out
     two = ["a,b,code"] + [f"{i % 7},{i % 3},{'01' if i % 7 > 2 else '1'}" for i in range(40)]
     _fit_csv(tmp_path, "two.csv", two, "m2.npz", capsys)
-    code, out, err = _run(["predict", tmp_path / "two.csv", "-m", tmp_path / "m2.npz"],
-                          capsys)
-    assert code == 0 and set(out.split()) == {"01", "1"}, err
+    out = _ok(capsys, "predict", tmp_path / "two.csv", "-m", tmp_path / "m2.npz")
+    assert set(out.split()) == {"01", "1"}, out
     # tasks too ("01" and "1" were one task); targets stay numbers for a
     # regressor, and a model of numeric classes reads "007" as 7
     reg = ["a,task,t"] + [f"{i % 7},{'01' if i % 2 else '1'},{i % 7:03d}" for i in range(40)]
@@ -215,16 +216,15 @@ def test_label_codes_with_leading_zeros_keep_their_text(tmp_path, capsys):
 
     _, y, info = load_data_file(tmp_path / "reg.csv", task_column="task")
     assert sorted(set(info["tasks"])) == ["01", "1"] and y[:3].tolist() == ["000", "001", "002"]
-    code, out, err = _run(["fit", tmp_path / "reg.csv", "-e", "fgm-regressor", "-p", "C=1",
-                           "-q", "-m", tmp_path / "r.npz"], capsys)
-    assert code == 0 and "training R^2 0.99" in out, err  # (t = a, as 000...006)
-    code, out, err = _run(["evaluate", tmp_path / "reg.csv", "-m", tmp_path / "r.npz"],
-                          capsys)
-    assert code == 0 and "r2 0.99" in out, err
+    out = _ok(capsys, "fit", tmp_path / "reg.csv", "-e", "fgm-regressor", "-p", "C=1", "-q", "-m",
+              tmp_path / "r.npz")
+    assert "training R^2 0.99" in out, out  # (t = a, as 000...006)
+    out = _ok(capsys, "evaluate", tmp_path / "reg.csv", "-m", tmp_path / "r.npz")
+    assert "r2 0.99" in out, out
     plain = ["a,b,code"] + [f"{i % 7},{i % 3},{7 if i % 7 > 2 else 12}" for i in range(40)]
     _fit_csv(tmp_path, "plain.csv", plain, "p.npz", capsys)
-    code, out, err = _run(["evaluate", tmp_path / "z.csv", "-m", tmp_path / "p.npz"], capsys)
-    assert code == 0 and "accuracy 1.0000" in out, err
+    out = _ok(capsys, "evaluate", tmp_path / "z.csv", "-m", tmp_path / "p.npz")
+    assert "accuracy 1.0000" in out, out
 
 
 def test_interrupted_synthetic_file_leaves_no_partial_file(tmp_path, monkeypatch):
@@ -260,12 +260,10 @@ def test_evaluate_out_help_says_what_it_does(tmp_path, capsys):
 
     rows = ["a,b,target"] + [f"{i % 7},{i % 3},{'yes' if i % 7 > 2 else 'no'}" for i in range(40)]
     (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
-    code, _, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m",
-                         tmp_path / "m.npz"], capsys)
-    assert code == 0, err
-    code, out, err = _run(["evaluate", tmp_path / "t.csv", "-m", tmp_path / "m.npz", "-o",
-                           tmp_path / "e.txt"], capsys)
-    assert code == 0 and out.startswith("n_samples 40") and (tmp_path / "e.txt").read_text() == out
+    _ok(capsys, "fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m", tmp_path / "m.npz")
+    out = _ok(capsys, "evaluate", tmp_path / "t.csv", "-m", tmp_path / "m.npz", "-o",
+              tmp_path / "e.txt")
+    assert out.startswith("n_samples 40") and (tmp_path / "e.txt").read_text() == out
     action = next(a for a in build_parser()._subparsers._group_actions[0].choices["evaluate"]
                   ._actions if "--out" in a.option_strings)
     assert "instead of stdout" not in action.help and "also write" in action.help
@@ -319,13 +317,10 @@ def test_predict_on_an_unlabelled_csv_file(tmp_path, capsys):
     (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
     new = ["b,a"] + [f"{i % 3},{i % 7}" for i in range(40)]  # (reordered too)
     (tmp_path / "new.csv").write_text("\n".join(new) + "\n")
-    code, _, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m",
-                         tmp_path / "m.npz"], capsys)
-    assert code == 0, err
-    code, ref, err = _run(["predict", tmp_path / "t.csv", "-m", tmp_path / "m.npz"], capsys)
-    assert code == 0, err
-    code, out, err = _run(["predict", tmp_path / "new.csv", "-m", tmp_path / "m.npz"], capsys)
-    assert code == 0 and out == ref, err
+    _ok(capsys, "fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m", tmp_path / "m.npz")
+    ref = _ok(capsys, "predict", tmp_path / "t.csv", "-m", tmp_path / "m.npz")
+    out = _ok(capsys, "predict", tmp_path / "new.csv", "-m", tmp_path / "m.npz")
+    assert out == ref, out
     code, _, err = _run(["evaluate", tmp_path / "new.csv", "-m", tmp_path / "m.npz"], capsys)
     assert code == 3 and _one_error(err) and "has no labels to evaluate against" in err
     # a label column under another name is still refused, by name
@@ -341,9 +336,7 @@ def test_dash_outputs_of_report_fit_and_demo(tmp_path, capsys, monkeypatch):
     w = tmp_path
     rows = ["target,a,b"] + [f"{'yes' if i % 7 > 2 else 'no'},{i % 7},{i % 3}" for i in range(40)]
     (w / "t.csv").write_text("\n".join(rows) + "\n")
-    code, _, err = _run(["fit", w / "t.csv", "--label", "0", "-e", "fgm", "-q", "-m",
-                         w / "m.npz"], capsys)
-    assert code == 0, err
+    _ok(capsys, "fit", w / "t.csv", "--label", "0", "-e", "fgm", "-q", "-m", w / "m.npz")
     monkeypatch.chdir(w)
     code, out, err = _run(["report", w / "m.npz", "-o", "-"], capsys)
     assert code == 0 and err == "" and out.startswith("<!DOCTYPE html>"), err
@@ -361,9 +354,8 @@ def test_proba_of_a_regressor_says_it_is_one(tmp_path, capsys):
     # parameter gives a regressor class probabilities
     rows = ["a,b,target"] + [f"{i % 7},{i % 3},{(i % 7) - 0.5 * (i % 3)}" for i in range(30)]
     (tmp_path / "reg.csv").write_text("\n".join(rows) + "\n")
-    code, _, err = _run(["fit", tmp_path / "reg.csv", "-e", "fgm-regressor", "-p", "C=1",
-                         "-q", "-m", tmp_path / "r.npz"], capsys)
-    assert code == 0, err
+    _ok(capsys, "fit", tmp_path / "reg.csv", "-e", "fgm-regressor", "-p", "C=1", "-q", "-m",
+        tmp_path / "r.npz")
     code, _, err = _run(["predict", tmp_path / "reg.csv", "-m", tmp_path / "r.npz",
                          "--proba"], capsys)
     assert code == 2 and _one_error(err), err
@@ -381,19 +373,16 @@ def test_task_ids_with_leading_zeros_match_a_model_of_numeric_tasks(tmp_path, ca
         lines = ["a,b,task,y"] + [f"{a:.4f},{b:.4f},{fmt.format(k)},{v:.4f}"
                                   for (a, b), k, v in zip(X, t, y)]
         (tmp_path / name).write_text("\n".join(lines) + "\n")
-    code, _, err = _run(["fit", tmp_path / "plain.csv", "-e", "mtmkl-regressor",
-                         "--task-column", "task", "-q", "-m", tmp_path / "m.npz"], capsys)
-    assert code == 0, err
-    code, ref, err = _run(["evaluate", tmp_path / "plain.csv", "-m", tmp_path / "m.npz"], capsys)
-    assert code == 0, err
-    code, out, err = _run(["evaluate", tmp_path / "zeros.csv", "-m", tmp_path / "m.npz"], capsys)
-    assert code == 0 and out == ref, err
+    _ok(capsys, "fit", tmp_path / "plain.csv", "-e", "mtmkl-regressor", "--task-column", "task",
+        "-q", "-m", tmp_path / "m.npz")
+    ref = _ok(capsys, "evaluate", tmp_path / "plain.csv", "-m", tmp_path / "m.npz")
+    out = _ok(capsys, "evaluate", tmp_path / "zeros.csv", "-m", tmp_path / "m.npz")
+    assert out == ref, out
     # (a model fitted without tasks has tasks_ None: still exit 5, not 1)
     lines = ["a,b,y"] + [f"{a:.4f},{b:.4f},{v:.4f}" for (a, b), v in zip(X, y)]
     (tmp_path / "notask.csv").write_text("\n".join(lines) + "\n")
-    code, _, err = _run(["fit", tmp_path / "notask.csv", "-e", "infinite-regressor", "-p",
-                         "max_features=3", "-q", "-m", tmp_path / "i.npz"], capsys)
-    assert code == 0, err
+    _ok(capsys, "fit", tmp_path / "notask.csv", "-e", "infinite-regressor", "-p", "max_features=3",
+        "-q", "-m", tmp_path / "i.npz")
     code, _, err = _run(["predict", tmp_path / "zeros.csv", "-m", tmp_path / "i.npz",
                          "--task-column", "task"], capsys)
     assert code == 5 and _one_error(err) and "fitted without it" in err, err
@@ -409,9 +398,7 @@ def test_task_column_for_a_model_without_tasks_is_a_usage_error(tmp_path, capsys
     plain = ["a,b,target"] + [f"{i % 7},{i % 3},{'yes' if i % 7 > 2 else 'no'}"
                               for i in range(40)]
     (tmp_path / "f.csv").write_text("\n".join(plain) + "\n")
-    code, _, err = _run(["fit", tmp_path / "f.csv", "-e", "fgm", "-q", "-m",
-                         tmp_path / "m.npz"], capsys)
-    assert code == 0, err
+    _ok(capsys, "fit", tmp_path / "f.csv", "-e", "fgm", "-q", "-m", tmp_path / "m.npz")
     for cmd in (["predict", tmp_path / "t.csv", "-m", tmp_path / "m.npz"],
                 ["evaluate", tmp_path / "t.csv", "-m", tmp_path / "m.npz"],
                 ["report", tmp_path / "m.npz", "--data", tmp_path / "t.csv", "-o",

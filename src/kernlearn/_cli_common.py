@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .utils._finite import first_non_finite
+
 _RANGE_MAX_OUTSIDE = 0.05  # fraction of values unlike training that stops predict
 
 
@@ -46,17 +48,9 @@ def _one_line(msg, limit=400):
 def _check_values(X, source, first_row=0):
     """Exit 3 on a NaN or infinite feature value of ``X``, the rows of ``source``
     from ``first_row`` (0-based) on, naming the first one."""
-    import scipy.sparse as sp
-
-    data = X.data if sp.issparse(X) else X
-    if not np.all(np.isfinite(data)):
-        # where: the first such value, by sample (row) and feature (column)
-        if sp.issparse(X):
-            X = X.tocoo()
-            k = np.flatnonzero(~np.isfinite(X.data))
-            i, j = min(zip(X.row[k].tolist(), X.col[k].tolist()))
-        else:
-            i, j = np.argwhere(~np.isfinite(X))[0]
+    bad = first_non_finite(X)
+    if bad is not None:
+        i, j = bad[:2]  # where: the first such value, by sample (row) and feature (column)
         raise CLIError(f"{source} contains NaN or infinite feature values (first: sample "
                        f"{first_row + i + 1}, feature {j + 1} of {X.shape[1]})", 3)
 

@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .utils._finite import first_non_finite
+
 __all__ = [
     "ColumnNameError",
     "FeatureCountError",
@@ -301,8 +303,14 @@ def _check_layout(text, sep, path, header):
     return first
 
 
-def _first_missing(frame, path, offset):
+def _first_missing(frame, path, offset, skip=None):
+    """Refuse a missing value of ``frame`` (of a column other than ``skip``),
+    naming the first by row and column and counting them all."""
     missing = frame.isna().to_numpy()
+    if skip is not None:
+        # (a copy: under pandas' copy-on-write the array may be a read-only view)
+        missing = missing.copy()
+        missing[:, frame.columns.get_loc(skip)] = False
     if not missing.any():
         return
     i, j = np.argwhere(missing)[0]
@@ -470,16 +478,19 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     X = _numeric(frame[feats], path, offset, sep=sep,
                  label_hint=label is None and ycol is not None and names is not None
                  and frame[ycol].dtype.kind in "biuf")
-    if not labels_needed and ycol is not None and frame[ycol].isna().any():
-        # rows to predict are often those whose label is unknown (Hitters'
-        # missing salaries): predict does not read labels, so blanks among
-        # them were refused for nothing
-        frame, ycol = frame.drop(columns=[ycol]), None
-    _first_missing(frame, path, offset)
-    if not np.isfinite(X).all():  # ("inf", "1e400": named as a missing value is)
-        i, j = np.argwhere(~np.isfinite(X))[0]
+    # rows to predict are often those whose label is unknown (Hitters' missing
+    # salaries): predict does not read labels, so blanks among them were
+    # refused for nothing; its column is passed over (not dropped: a copy of
+    # the whole table)
+    unread = not labels_needed and ycol is not None and frame[ycol].isna().any()
+    _first_missing(frame, path, offset, skip=ycol if unread else None)
+    if unread:
+        ycol = None
+    bad = first_non_finite(X)  # ("inf", "1e400": named as a missing value is)
+    if bad is not None:
+        i, j, value, _ = bad
         raise ValueError(f"{path}: row {i + 1 + offset}, column {feats[j]}: "
-                         f"{X[i, j]} is not a finite number.")
+                         f"{value} is not a finite number.")
     y = None if ycol is None else _codes_as_written(
         _labels(frame[ycol].to_numpy()), text, sep, has_header, columns.index(ycol), zeros)
     if y is not None and y.dtype.kind == "U":

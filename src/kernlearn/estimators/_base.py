@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import make_constraint, validate_parameter_
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 from ..families._infinite import plain_float_matrix
+from ..utils._finite import first_non_finite
 
 
 def check_two_classes(y):
@@ -70,9 +71,10 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     On a ``pandas.DataFrame`` that cannot be made a float array, scikit-learn
     raised NumPy's message, naming no column ("could not convert string to
     float: 'x'"; for dates "The DType <class 'numpy.dtypes.Float64DType'>
-    could not be promoted by ...").  A missing or infinite value of ``X`` is
-    named by row and column (scikit-learn's "Input X contains NaN" named
-    neither), a regressor's text target as such, and ``y`` goes through
+    could not be promoted by ...").  A missing or infinite value of ``X``
+    (dense, sparse or a DataFrame) is named by row and column (scikit-learn's
+    "Input X contains NaN" named neither; it is looked for in the values, not
+    in those words), a regressor's text target as such, and ``y`` goes through
     :func:`target_values` (pandas targets keep their label type; a missing
     label is named).  Other input it accepts is unchanged.
 
@@ -108,7 +110,8 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
                 + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
                 + f"; {type(est).__name__} needs numbers: encode or drop them."
             ) from exc
-        where = _first_non_finite(X) if "NaN" in str(exc) or "infinity" in str(exc) else None
+        # (found in the values, not in scikit-learn's wording, which may change)
+        where = _first_non_finite(X) if _finite_checked_first(est, X, kwargs) else None
         if where is not None:
             raise ValueError(f"X has {where}; {type(est).__name__} needs a finite number "
                              "in every cell: fill or drop it.") from exc
@@ -170,6 +173,24 @@ def target_values(y):
     return y
 
 
+def _finite_checked_first(est, X, kwargs):
+    """Whether a NaN or infinite value is what scikit-learn refuses ``X`` for
+    before anything else (if ``X`` holds one).
+
+    Its ``validate_data`` checks first that a DataFrame's columns are those of
+    the fit and that sparse input is allowed: those refusals keep its words.
+    """
+    if kwargs.get("ensure_all_finite", True) is not True:  # (False, "allow-nan")
+        return False
+    if sp.issparse(X):
+        return bool(kwargs.get("accept_sparse", False))
+    fitted = getattr(est, "feature_names_in_", None)
+    columns = getattr(X, "columns", None)
+    return (kwargs.get("reset", True) or fitted is None or columns is None
+            or not all(isinstance(c, str) for c in columns)
+            or list(columns) == list(fitted))
+
+
 def _first_non_finite(X):
     """Where the first NaN / missing or infinite value of ``X`` is, or None."""
     columns = getattr(X, "columns", None)
@@ -178,22 +199,22 @@ def _first_non_finite(X):
             A = np.column_stack([X.iloc[:, k].to_numpy(dtype=np.float64, na_value=np.nan)
                                  for k in range(X.shape[1])])
         elif sp.issparse(X):
-            return None
+            A = X
         else:
-            A = np.asarray(X, dtype=np.float64)
+            A = np.asarray(X)  # (complex numbers: refused as such, first)
+            A = None if A.dtype.kind == "c" else A.astype(np.float64, copy=False)
+        found = None if A is None or A.ndim != 2 else first_non_finite(A)
     except (ValueError, TypeError):
         return None
-    if A.ndim != 2:
+    if found is None:
         return None
-    bad = np.argwhere(~np.isfinite(A))
-    if not bad.size:
-        return None
-    i, j = bad[0]
-    what = "a missing value (NaN)" if np.isnan(A[i, j]) else f"an infinite value ({A[i, j]})"
+    i, j, value, count = found
+    what = "a missing value (NaN)" if np.isnan(value) else f"an infinite value ({value})"
     label = X.index[i] if columns is not None else i
+    label = label.item() if isinstance(label, np.generic) else label  # (6, not np.int64(6))
     return (f"{what} at row {i}" + ("" if label == i else f" (index {label!r})")
             + (f", column {columns[j]!r}" if columns is not None else f", column {j}")
-            + f" ({len(bad)} in all)")
+            + f" ({count} in all)")
 
 
 def _text_target(y):
