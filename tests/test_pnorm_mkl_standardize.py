@@ -157,3 +157,21 @@ def test_default_kernels_are_rbf_at_the_width_grid_times_scale_and_linear():
     # the grid reaches SVC()'s width and at most 2x narrower (the learned
     # weights favour narrow kernels: the combination is centred near "scale")
     assert 1.0 in widths and max(widths) == 2.0 and min(widths) < 1.0
+
+
+@pytest.mark.parametrize("kernels", [None, [("rbf", {"gamma": "scale"}), "linear"]])
+def test_weighted_widths_are_those_of_repeated_rows(kernels):
+    # "scale" uses the weights, as the standardisation does: integer weights give
+    # the widths of the repeated rows (before, the unweighted variance of the
+    # weighted-centred columns, which also made sparse and dense fits differ)
+    X, y, _ = _data()
+    w = np.random.default_rng(0).integers(1, 4, len(y))
+    weighted = PNormMKLClassifier(kernels=kernels, max_iter=2, random_state=0).fit(
+        X, y, sample_weight=w)
+    repeated = PNormMKLClassifier(kernels=kernels, max_iter=2, random_state=0).fit(
+        np.repeat(X, w, axis=0), np.repeat(y, w))
+    got = [p.get("gamma") for p in weighted.kernel_params_]
+    want = [p.get("gamma") for p in repeated.kernel_params_]
+    assert got[0] is not None
+    np.testing.assert_allclose(np.array(got, dtype=float), np.array(want, dtype=float),
+                               rtol=1e-12)

@@ -191,3 +191,16 @@ def test_kernel_block_centres_only_the_dot_product_kernels():
                                    rtol=1e-9, atol=1e-9)
     # a kernel for histograms sees the rows as given
     np.testing.assert_allclose(kernel_block(A, B, "hik", {}, c), pairwise_kernel(A, B, "hik"))
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_weighted_sparse_fit_is_the_weighted_dense_fit(Est):
+    # the implicit centre is the weighted mean, as the dense standardisation's
+    X, y, t = _offset_data()
+    w = np.random.default_rng(3).uniform(0.2, 3.0, 120)
+    target = _target(Est, y, t)[:120]
+    dense = Est(random_state=0).fit(X[:120], target, sample_weight=w)
+    sparse = Est(random_state=0).fit(sp.csr_matrix(X[:120]).astype(np.float64), target,
+                                     sample_weight=w)
+    np.testing.assert_allclose(_margins(sparse, sp.csc_matrix(X[120:])), _margins(dense, X[120:]),
+                               rtol=1e-6, atol=1e-7)

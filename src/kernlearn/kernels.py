@@ -429,7 +429,7 @@ def check_kernel_callable(kernel, X, index=0, params=None, max_rows=_EXACT_PSD_C
                    what="The kernel callable")
 
 
-def resolve_params(kernel, params, Xj, index=0):
+def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
     r"""Kernel parameters with ``gamma="scale"``/``"mean"`` replaced by values on ``Xj``.
 
     Parameters
@@ -442,6 +442,8 @@ def resolve_params(kernel, params, Xj, index=0):
         The training view the kernel sees.
     index : int, default=0
         Position of the kernel in its list (for error messages).
+    sample_weight : ndarray of shape (n,), optional
+        Row weights of ``"scale"`` (``"mean"`` is unweighted).
 
     Returns
     -------
@@ -455,7 +457,7 @@ def resolve_params(kernel, params, Xj, index=0):
     if kernel == "rbf" and "gamma" not in params:
         params["gamma"] = "scale"  # a bare "rbf" takes scikit-learn's default width
     if "gamma" in params:
-        params["gamma"] = resolve_gamma(params["gamma"], Xj, kernel,
+        params["gamma"] = resolve_gamma(params["gamma"], Xj, kernel, sample_weight=sample_weight,
                                         name=f"kernels[{index}]: gamma")
     return params
 
@@ -707,7 +709,7 @@ class KernelList(BaseKernelList):
     def _view(self, X, j):
         return _take_columns(X, self.specs[j][2], j)
 
-    def fit(self, X, center=None):
+    def fit(self, X, center=None, sample_weight=None):
         """Resolve parameters, compute diagonals and (if it fits) cache the Grams.
 
         Parameters
@@ -719,6 +721,8 @@ class KernelList(BaseKernelList):
             cannot centre) that the linear, polynomial and RBF kernels
             subtract implicitly, :math:`(x-c)\\cdot(x'-c) = x\\cdot x' - x\\cdot c
             - x'\\cdot c + c\\cdot c`: the dense model, ``X`` kept sparse.
+        sample_weight : ndarray of shape (n,), optional
+            Row weights of the data-derived widths ``gamma="scale"``.
 
         Returns
         -------
@@ -730,7 +734,7 @@ class KernelList(BaseKernelList):
         self.params_, diags, self._sqn_, self._u_ = [], [], [], []
         for j, (kernel, params, _) in enumerate(self.specs):
             Xj = self._view(self.X_, j)
-            params = resolve_params(kernel, params, Xj, j)
+            params = resolve_params(kernel, params, Xj, j, sample_weight)
             if not isinstance(kernel, str):
                 check_kernel_callable(kernel, Xj, j, params)
             self.params_.append(params)

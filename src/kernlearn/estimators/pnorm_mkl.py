@@ -303,9 +303,10 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             mean, :math:`\\lambda = 1/(C\\sum_i w_i)`, and the stochastic steps
             draw samples with probability proportional to their weight, so
             integer weights equal repeated rows in expectation (not draw for
-            draw); zero weights are never visited.  The standardisation uses
-            the weights (times ``class_weight``); kernel widths computed from
-            the data (``gamma="mean"``, ``"scale"``) use every row unweighted.
+            draw); zero weights are never visited.  The standardisation and
+            the widths ``gamma="scale"`` use the weights (times
+            ``class_weight``), as repeated rows would; ``gamma="mean"`` uses
+            every row unweighted.
 
         Returns
         -------
@@ -330,7 +331,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             Xt = standardize_fit(self, X, sw)
             klist = obscure.kernel_list(
                 Xt, self.kernels, normalize=self.normalize, fit_intercept=self.fit_intercept,
-                cache_size=self.cache_size, center=implicit_center(self, Xt, sw))
+                cache_size=self.cache_size, center=implicit_center(self, Xt, sw),
+                sample_weight=sw)
         res = obscure.fit_obscure(
             klist, y, sample_weight=sw, C=self.C, p=self.p, eta=self.eta,
             max_iter=self.max_iter, max_iter_online=self.max_iter_online, tol=self.tol,

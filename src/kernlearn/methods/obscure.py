@@ -745,20 +745,22 @@ class OnlineBatch(BaseSolver):
 DEFAULT_RBF_WIDTHS = (0.25, 1.0, 2.0)
 
 
-def default_kernels(X):
+def default_kernels(X, sample_weight=None):
     """The default kernel list: RBF at ``DEFAULT_RBF_WIDTHS`` x "scale", and linear.
 
     Parameters
     ----------
     X : ndarray or sparse matrix of shape (n, n_features)
         The (standardised) training inputs the widths are computed on.
+    sample_weight : ndarray of shape (n,), optional
+        Their row weights (``"scale"`` is the weighted variance).
 
     Returns
     -------
     kernels : list
         Kernel specs with numeric widths.
     """
-    g = resolve_gamma("scale", X)
+    g = resolve_gamma("scale", X, sample_weight=sample_weight)
     return [("rbf", {"gamma": c * g}) for c in DEFAULT_RBF_WIDTHS] + ["linear"]
 #: Kernel values computed at once by :func:`decision_values` (8 MB of doubles).
 _PREDICT_BLOCK = 1_000_000
@@ -800,7 +802,7 @@ class ObscureResult(MethodResult):
 
 
 def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
-                cache_size=1024, center=None):
+                cache_size=1024, center=None, sample_weight=None):
     """The fitted kernel list OBSCURE trains on.
 
     Parameters
@@ -820,6 +822,8 @@ def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
     center : ndarray of shape (n_features,), optional
         Column means of a sparse ``X`` the kernels subtract implicitly
         (:meth:`kernlearn.kernels.KernelList.fit`).
+    sample_weight : ndarray of shape (n,), optional
+        Row weights of the widths ``gamma="scale"``.
 
     Returns
     -------
@@ -832,13 +836,13 @@ def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
                 "with kernels='precomputed' append a matrix of ones instead."
             )
         return PrecomputedKernelList(X, cache_size=cache_size).fit()
-    specs = default_kernels(X) if kernels is None else list(kernels)
+    specs = default_kernels(X, sample_weight) if kernels is None else list(kernels)
     if fit_intercept:
         specs.append("constant")  # the bias through the kernel
     # rows on demand: only the support vectors' rows are ever computed (the
     # solver caches them, up to cache_size)
     return KernelList(specs, normalize=normalize, cache_size=cache_size,
-                      precompute=False).fit(X, center=center)
+                      precompute=False).fit(X, center=center, sample_weight=sample_weight)
 
 
 def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter=1000,
