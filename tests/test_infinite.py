@@ -532,12 +532,12 @@ def test_family_check_short_cut_sends_non_finite_sums_to_check_array(bad, match)
 
 def test_auto_lambda_level_follows_the_row_count():
     # lambda_p="auto": 1 up to 2000 rows, sqrt(2000 / n) beyond
-    from kernlearn.estimators.infinite import AUTO_LAMBDA_ROWS, _auto_lambda
+    from kernlearn.methods._grfl_select import AUTO_LAMBDA_ROWS, classifier_level
 
     assert AUTO_LAMBDA_ROWS == 2000
-    assert _auto_lambda(150) == 1.0 and _auto_lambda(2000) == 1.0
-    np.testing.assert_allclose(_auto_lambda(8000), 0.5)
-    np.testing.assert_allclose(_auto_lambda(20000), np.sqrt(0.1))
+    assert classifier_level(150) == 1.0 and classifier_level(2000) == 1.0
+    np.testing.assert_allclose(classifier_level(8000), 0.5)
+    np.testing.assert_allclose(classifier_level(20000), np.sqrt(0.1))
     kw = dict(max_features=3, n_candidates=20, random_state=0)
     X, y = _moons(300)
     assert InfiniteFeatureClassifier(**kw).fit(X, y).lambda_p_ == 1.0
@@ -594,12 +594,12 @@ def test_default_budget_grows_with_the_rows_from_1000(monkeypatch):
     # max_features=None: one feature per 10 rows counts too, whichever of
     # columns and rows / 10 is more, within [100, 200]
     from kernlearn.estimators import infinite
-    from kernlearn.estimators.infinite import _default_budget
+    from kernlearn.methods._grfl_select import classifier_budget
 
-    assert _default_budget(3, 999) == 100 and _default_budget(3, 1000) == 100
-    assert _default_budget(3, 1500) == 150 and _default_budget(150, 1500) == 150
-    assert _default_budget(170, 1500) == 170 and _default_budget(3, 2000) == 200
-    assert _default_budget(3, 20000) == 200 and _default_budget(260, 1500) == 200
+    assert classifier_budget(3, 999) == 100 and classifier_budget(3, 1000) == 100
+    assert classifier_budget(3, 1500) == 150 and classifier_budget(150, 1500) == 150
+    assert classifier_budget(170, 1500) == 170 and classifier_budget(3, 2000) == 200
+    assert classifier_budget(3, 20000) == 200 and classifier_budget(260, 1500) == 200
 
     # the budget the method receives (a full path to 130 features is slow)
     seen = []

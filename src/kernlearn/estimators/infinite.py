@@ -44,7 +44,15 @@ from sklearn.utils.validation import check_is_fitted
 from ..families import RandomFourierFeatures
 from ..losses import get_loss
 from ..methods._grfl_average import FINAL_DRAWS
-from ..methods._grfl_select import CV_BELOW, multi_width_family, regressor_pricing_subsample
+from ..methods._grfl_select import (
+    AUTO_LAMBDA_NOTE,
+    BUDGET_NOTE,
+    CV_BELOW,
+    classifier_budget,
+    classifier_level,
+    multi_width_family,
+    regressor_pricing_subsample,
+)
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array
 from ..penalties import get_penalty
@@ -508,78 +516,13 @@ _COMMON_DOC = """
 """
 
 
-# lambda_p="auto" (classifier): the level is 1 up to AUTO_LAMBDA_ROWS training
-# rows and sqrt(AUTO_LAMBDA_ROWS / n) beyond (see _auto_lambda)
-AUTO_LAMBDA_ROWS = 2000
-# max_features=None (classifier): one feature per input column or per BUDGET_ROWS
-# training rows, whichever is more, within these bounds (see _default_budget)
-DEFAULT_BUDGET = (100, 200)
-BUDGET_ROWS = 10
-
-_AUTO_LAMBDA_NOTE = """
-        ``"auto"`` is :math:`\\min(1, \\sqrt{2000 / n})` with ``n`` the
-        number of training rows (the sum of the sample weights when weighted,
-        so integer weights still act as repeated rows); the level used is
-        ``lambda_p_``.  Our columns are unit-norm, so at a fixed level the
-        penalty per row shrinks as :math:`1/\\sqrt n`, while the
-        squared-hinge SVM's fixed ``C`` shrinks its penalty per row as
-        :math:`1/n`; "auto" follows the first rate up to 2000 rows and the
-        second beyond.  At 1.0 on every size the path stopped too early on
-        large sets with a weak signal (eeg-eye-state, 10,486 rows: 32
-        features, 3.5 points below ``Nystroem(200)`` + ``LinearSVC()``; the
-        breadth benchmark ``benchmarks/suite.py``), while smaller levels on
-        small sets overfit."""
-
-
-_BUDGET_NOTE = """  ``None`` (the classifier's default) is
-        one feature per input column or per 10 training rows (the sum of the
-        sample weights when weighted), whichever is more, at least 100 and at
-        most 200.  A Fourier feature varies along one direction of the input
-        space, and fewer directions than columns cannot span even a linear
-        function of all the inputs (on 256-pixel digits, semeion and usps,
-        100 features were 1.5 to 3.8 points below ``Nystroem(200)`` +
-        ``LinearSVC()``, 200 within one point).  The rows count from 1,000
-        rows on: the larger sets' paths still found violators at 100
-        features (letter, 14,000 rows: +1.5 points at 200 features;
-        wall-robot-navigation, 3,819 rows: +2.4 at 190; multiclass sets of
-        1,100 to 1,500 rows, seeds 0-2 of the breadth benchmark: +0.5 to
-        +1.6 points on cardiotocography, up to +1.5 on mfeat-karhunen, +0.2
-        to +1.2 on one-hundred-plants-texture at 112 to 148 instead of 100
-        features, at 1.6 to 2.6 times the fit time).  Below 1,000 rows the
-        rule is the column count alone (small sets mostly stop before the
-        budget).  The cap bounds the cost on wide or long inputs.  Below
-        300 training rows, with ``None`` or ``"auto"`` and without
-        ``warm_start``, the model averages 3 paths on all rows, each
-        drawing its own random features (so ``features_`` holds up to three
-        budgets; :func:`~kernlearn.methods._grfl_average.average_paths`: the
-        decision values are the mean of the paths', a point of the same
-        problem with an objective at most their mean).  One path's accuracy
-        moves by 1-3 points between random states on such sets; on the 6
-        classification sets of the breadth benchmark under 300 rows, seeds
-        0-15 and two random states, 147 of 192 fits were within one point
-        of ``Nystroem(200)`` + ``LinearSVC()`` instead of 137 and 11 more
-        than 3 points below instead of 21, at 3 times the fit time (at most
-        +0.15 s).  A numeric budget gives one path (``n_paths`` sets the
-        count)."""
-
-
-def _auto_lambda(n_rows):
-    """``lambda_p="auto"``: the level for ``n_rows`` training rows (or weight sum)."""
-    return float(min(1.0, np.sqrt(AUTO_LAMBDA_ROWS / max(float(n_rows), 1e-300))))
-
-
-def _default_budget(n_columns, n_rows):
-    """``max_features=None``: the budget for ``n_columns`` inputs and ``n_rows`` rows (or weight sum)."""
-    return int(np.clip(max(n_columns, float(n_rows) / BUDGET_ROWS), *DEFAULT_BUDGET))
-
-
 def _classifier_settings(est, n_columns, n_rows):
     """The classifier's level and budget for ``n_columns`` inputs and ``n_rows``
     rows (or weight sum): its ``"auto"`` / ``None`` defaults resolved."""
-    lambda_p = (_auto_lambda(n_rows) if isinstance(est.lambda_p, str)
+    lambda_p = (classifier_level(n_rows) if isinstance(est.lambda_p, str)
                 else float(est.lambda_p))
     budget = (est.max_features if est.max_features is not None
-              else _default_budget(n_columns, n_rows))
+              else classifier_budget(n_columns, n_rows))
     return lambda_p, budget
 
 
@@ -598,7 +541,7 @@ class InfiniteFeatureClassifier(
     ``task_index`` a binary problem is split into tasks.
 """
         + _COMMON_DOC.format(
-            loss_default="squared_hinge", lambda_default='"auto"', lambda_note=_AUTO_LAMBDA_NOTE,
+            loss_default="squared_hinge", lambda_default='"auto"', lambda_note=AUTO_LAMBDA_NOTE,
             max_features_default="None",
             paths_auto='with ``max_features`` None or ``"auto"``',
             paths_speed="about 3 times faster (100 x 10: 20 -> 6.5 ms)",
@@ -614,7 +557,7 @@ class InfiniteFeatureClassifier(
 ''',
         ).replace("    lambda_p : float,", '    lambda_p : float or "auto",').replace(
             '    max_features : int or "auto",', '    max_features : int, "auto" or None,').replace(
-            "        ``max_features_``.\n", "        ``max_features_``." + _BUDGET_NOTE + "\n").replace(
+            "        ``max_features_``.\n", "        ``max_features_``." + BUDGET_NOTE + "\n").replace(
             "    max_features_ : int\n", "    lambda_p_ : float\n        The level "
             "``lambda_p`` used (resolved from ``\"auto\"``).\n    max_features_ : int\n")
         + """

@@ -1,6 +1,8 @@
 """Choosing GrFL's feature budget on held-out rows (``max_features="auto"``),
-and the regressor's defaults: its family (:func:`multi_width_family`) and its
-pricing rows (:func:`regressor_pricing_subsample`).
+the classifier's defaults (its level :func:`classifier_level` and budget
+:func:`classifier_budget`) and the regressor's: its family
+(:func:`multi_width_family`) and its pricing rows
+(:func:`regressor_pricing_subsample`).
 
 :func:`~kernlearn.methods.grfl.fit_grfl` runs the feature path on part of
 the rows and measures, after every outer iteration, the loss of the current
@@ -104,6 +106,93 @@ LEVEL_MAX_FEATURES = 200
 # 1.02-1.05x, cal_housing 0.94-1.01x, bike and keggdirected as good or better,
 # at 1.5-2.8x the baseline's fit time instead of 1.1-2.5x.
 REGRESSOR_PRICING_ROWS = 20000
+
+
+# lambda_p="auto" (classifier): the level is 1 up to AUTO_LAMBDA_ROWS training
+# rows and sqrt(AUTO_LAMBDA_ROWS / n) beyond (see classifier_level)
+AUTO_LAMBDA_ROWS = 2000
+# max_features=None (classifier): one feature per input column or per BUDGET_ROWS
+# training rows, whichever is more, within these bounds (see classifier_budget)
+DEFAULT_BUDGET = (100, 200)
+BUDGET_ROWS = 10
+
+AUTO_LAMBDA_NOTE = """
+        ``"auto"`` is :math:`\\min(1, \\sqrt{2000 / n})` with ``n`` the
+        number of training rows (the sum of the sample weights when weighted,
+        so integer weights still act as repeated rows); the level used is
+        ``lambda_p_``.  Our columns are unit-norm, so at a fixed level the
+        penalty per row shrinks as :math:`1/\\sqrt n`, while the
+        squared-hinge SVM's fixed ``C`` shrinks its penalty per row as
+        :math:`1/n`; "auto" follows the first rate up to 2000 rows and the
+        second beyond.  At 1.0 on every size the path stopped too early on
+        large sets with a weak signal (eeg-eye-state, 10,486 rows: 32
+        features, 3.5 points below ``Nystroem(200)`` + ``LinearSVC()``; the
+        breadth benchmark ``benchmarks/suite.py``), while smaller levels on
+        small sets overfit."""
+
+
+BUDGET_NOTE = """  ``None`` (the classifier's default) is
+        one feature per input column or per 10 training rows (the sum of the
+        sample weights when weighted), whichever is more, at least 100 and at
+        most 200.  A Fourier feature varies along one direction of the input
+        space, and fewer directions than columns cannot span even a linear
+        function of all the inputs (on 256-pixel digits, semeion and usps,
+        100 features were 1.5 to 3.8 points below ``Nystroem(200)`` +
+        ``LinearSVC()``, 200 within one point).  The rows count from 1,000
+        rows on: the larger sets' paths still found violators at 100
+        features (letter, 14,000 rows: +1.5 points at 200 features;
+        wall-robot-navigation, 3,819 rows: +2.4 at 190; multiclass sets of
+        1,100 to 1,500 rows, seeds 0-2 of the breadth benchmark: +0.5 to
+        +1.6 points on cardiotocography, up to +1.5 on mfeat-karhunen, +0.2
+        to +1.2 on one-hundred-plants-texture at 112 to 148 instead of 100
+        features, at 1.6 to 2.6 times the fit time).  Below 1,000 rows the
+        rule is the column count alone (small sets mostly stop before the
+        budget).  The cap bounds the cost on wide or long inputs.  Below
+        300 training rows, with ``None`` or ``"auto"`` and without
+        ``warm_start``, the model averages 3 paths on all rows, each
+        drawing its own random features (so ``features_`` holds up to three
+        budgets; :func:`~kernlearn.methods._grfl_average.average_paths`: the
+        decision values are the mean of the paths', a point of the same
+        problem with an objective at most their mean).  One path's accuracy
+        moves by 1-3 points between random states on such sets; on the 6
+        classification sets of the breadth benchmark under 300 rows, seeds
+        0-15 and two random states, 147 of 192 fits were within one point
+        of ``Nystroem(200)`` + ``LinearSVC()`` instead of 137 and 11 more
+        than 3 points below instead of 21, at 3 times the fit time (at most
+        +0.15 s).  A numeric budget gives one path (``n_paths`` sets the
+        count)."""
+
+
+def classifier_level(n_rows):
+    """The classifier's ``lambda_p="auto"``: the level for ``n_rows`` training rows.
+
+    Parameters
+    ----------
+    n_rows : float
+        Training rows (the sum of the sample weights when weighted).
+
+    Returns
+    -------
+    level : float
+    """
+    return float(min(1.0, np.sqrt(AUTO_LAMBDA_ROWS / max(float(n_rows), 1e-300))))
+
+
+def classifier_budget(n_columns, n_rows):
+    """The classifier's ``max_features=None``: the budget for these inputs and rows.
+
+    Parameters
+    ----------
+    n_columns : int
+        Input columns.
+    n_rows : float
+        Training rows (the sum of the sample weights when weighted).
+
+    Returns
+    -------
+    budget : int
+    """
+    return int(np.clip(max(n_columns, float(n_rows) / BUDGET_ROWS), *DEFAULT_BUDGET))
 
 
 def multi_width_family(X, sample_weight=None, factors=GAMMA_FACTORS):
