@@ -867,37 +867,6 @@ class ProbabilityMixin:
         return self._platt_proba(scores)
 
 
-def implicit_center(est, X, sample_weight=None):
-    """Column means of a standardised sparse ``X``, for the kernels that centre implicitly.
-
-    Standardisation centres dense columns but only scales sparse ones (never
-    densified).  Models that are not invariant to a shift of the inputs
-    (the linear kernel, Fourier features scaled to unit norm) subtract
-    these means themselves, so that the same numbers give the same model
-    dense or sparse.
-
-    Parameters
-    ----------
-    est : BaseEstimator
-        An estimator with a boolean ``standardize`` parameter.
-    X : ndarray or sparse matrix of shape (n_samples, n_features)
-        The standardised training inputs.
-    sample_weight : ndarray of shape (n_samples,), optional
-        The weights the standardisation used.
-
-    Returns
-    -------
-    center : ndarray of shape (n_features,) or None
-        ``None`` unless ``X`` is sparse and ``standardize=True`` (dense
-        columns are already centred; unstandardised ones are not centred
-        dense either).
-    """
-    if not (est.standardize and sp.issparse(X)):
-        return None
-    w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
-    return np.asarray(X.T @ w, dtype=np.float64).ravel() / w.sum()
-
-
 def standardize_fit(est, X, sample_weight=None, y=None):
     """The "preprocess" step of ``fit``: standardise ``X`` (and regression ``y``).
 

@@ -57,6 +57,7 @@ from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array
 from ..penalties import get_penalty
 from ..solvers import History
+from ..preprocessing import implicit_center
 from ._base import (
     ProbabilityMixin,
     _has_proba,
@@ -64,7 +65,6 @@ from ._base import (
     canonical_sparse,
     check_two_classes,
     fit_sample_weight,
-    implicit_center,
     input_standardization,
     param_names,
     record_plain_fit_data,
@@ -198,7 +198,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         family (``None``: fit_grfl's default), the centre of sparse inputs and, in
         subclasses, the levels chosen from the data."""
         return {"family": self.family, "final_draws": self._draws(X),
-                "center": implicit_center(self, X, sample_weight)}
+                "center": implicit_center(X, sample_weight, self.standardize)}
 
     def _auto_draws(self, X):
         """What ``n_paths="auto"`` means on ``X`` (fit_grfl's ``"auto"`` here)."""

@@ -48,13 +48,13 @@ from ..methods.slkl import (
 )
 from sklearn.utils._available_if import available_if
 
+from ..preprocessing import implicit_center
 from ._base import (
     ProbabilityMixin,
     _has_proba,
     canonical_sparse,
     check_two_classes,
     fit_sample_weight,
-    implicit_center,
     input_standardization,
     standardize_fit,
     target_standardization,
@@ -168,7 +168,7 @@ class _BaseLowRank(BaseEstimator):
             seed=seed, verbose=self.verbose, gamma_factors=self.gamma_factors,
             default_columns=classifier_columns if codes else REGRESSION_COLUMNS,
             path_rule=(0, 0.0) if codes else (NU_PATIENCE, NU_SE_FRACTION),
-            center=None if pre else implicit_center(self, Xt, sample_weight),
+            center=None if pre else implicit_center(Xt, sample_weight, self.standardize),
         )
         for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
                      "column_indices", "center_indices", "kernel_params",

@@ -14,12 +14,12 @@ from sklearn.utils.validation import (
 
 from ..kernels import linear_kernel, rbf_kernel
 from ..methods import obscure
+from ..preprocessing import implicit_center
 from ._base import (
     ProbabilityMixin,
     _has_proba,
     check_two_classes,
     fit_sample_weight,
-    implicit_center,
     input_standardization,
     standardize_fit,
     validate_fit_data,
@@ -331,7 +331,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             Xt = standardize_fit(self, X, sw)
             klist = obscure.kernel_list(
                 Xt, self.kernels, normalize=self.normalize, fit_intercept=self.fit_intercept,
-                cache_size=self.cache_size, center=implicit_center(self, Xt, sw),
+                cache_size=self.cache_size, center=implicit_center(Xt, sw, self.standardize),
                 sample_weight=sw)
         res = obscure.fit_obscure(
             klist, y, sample_weight=sw, C=self.C, p=self.p, eta=self.eta,
