@@ -69,7 +69,7 @@ import pandas as pd
 
 if str(Path(__file__).parent) not in sys.path:  # the second batch sits beside this file
     sys.path.insert(0, str(Path(__file__).parent))
-import unseen_sets2  # noqa: E402
+import unseen_sets2
 
 
 class MissingPackageError(ImportError):

