@@ -11,7 +11,7 @@ This module is the "standardise" and "map back" steps, the glmnet way
   (b - w^\top D \mu)`), translation-invariant kernels (RBF, Laplacian) do
   not see it, and the models that do (the linear and polynomial kernels,
   Fourier features scaled to unit norm) subtract the means themselves
-  (:func:`check_center`), so the same numbers give the same model dense or
+  (:func:`implicit_center`), so the same numbers give the same model dense or
   sparse;
 * regression targets are centred and scaled per output.
 
@@ -357,20 +357,28 @@ def _from_mean_var(mean, var, center, scale=None):
     return Standardization(mean=mean if center else None, scale=scale)
 
 
-def standardization_from_maxabs(absmax):
+def standardization_from_maxabs(absmax, measured=None, spread=None):
     """A scale-only :class:`Standardization` from column maxima of ``|x|``.
 
     Parameters
     ----------
     absmax : ndarray of shape (n_features,)
         Largest absolute value of each column (empty columns: 0, kept at 1).
+    measured : ndarray of bool of shape (n_features,), optional
+        Columns scaled by their spread instead (:func:`measurement_columns`).
+    spread : callable, optional
+        ``spread()`` gives the columns' spreads; called only when some column
+        is ``measured`` (it costs a pass over the data).
 
     Returns
     -------
     Standardization
     """
     absmax = np.asarray(absmax, dtype=np.float64)
-    return Standardization(scale=np.where(absmax > 0, absmax, 1.0))
+    scale = np.where(absmax > 0, absmax, 1.0)
+    if measured is not None and np.any(measured):
+        scale = np.where(measured, spread(), scale)
+    return Standardization(scale=scale)
 
 
 def fit_standardization(X, sample_weight=None, standardize=True, sparse_rule="std"):
@@ -408,12 +416,10 @@ def fit_standardization(X, sample_weight=None, standardize=True, sparse_rule="st
         # present once): the maximum runs over the others
         Xr = sp.csr_matrix(X) if sample_weight is None else \
             sp.csr_matrix(X)[np.flatnonzero(w > 0)]
-        st = standardization_from_maxabs(np.asarray(abs(Xr).max(axis=0).todense()).ravel())
-        measured = measurement_columns(Xr.getnnz(axis=0), Xr.shape[0])
-        if not measured.any():
-            return st
-        std = fit_standardization(X, sample_weight, True, sparse_rule="std").scale
-        return Standardization(scale=np.where(measured, std, st.scale))
+        return standardization_from_maxabs(
+            np.asarray(abs(Xr).max(axis=0).todense()).ravel(),
+            measurement_columns(Xr.getnnz(axis=0), Xr.shape[0]),
+            lambda: fit_standardization(X, sample_weight, True, sparse_rule="std").scale)
     if sp.issparse(X):
         Xc = X.tocsc() if X.format != "csc" else X
         sq = Xc.copy()

@@ -56,8 +56,8 @@ from ..methods._grfl_select import (
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array
 from ..penalties import get_penalty
-from ..solvers import History
 from ..preprocessing import implicit_center
+from ..solvers import History
 from ._base import (
     ProbabilityMixin,
     _has_proba,

@@ -26,7 +26,7 @@ from ._infinite import InfiniteFamily, plain_float_matrix
 __all__ = ["RandomFourierFeatures"]
 
 
-# in_span: pricing in the rows' span up to this many rows (its QR basis costs
+# in_span: pricing in the rows' span up to this many rows (its SVD basis costs
 # D n^2 once per path, and a D x n array)
 SPAN_MAX_ROWS = 1000
 

@@ -143,7 +143,7 @@ class DaskGrFLRows:
     center : ndarray or None
         Column means of standardised sparse partitions, which the Fourier
         family subtracts in its phases (as in memory,
-        :func:`~kernlearn.estimators._base.implicit_center`).
+        :func:`~kernlearn.preprocessing.implicit_center`).
     """
 
     center = None

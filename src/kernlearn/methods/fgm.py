@@ -354,15 +354,13 @@ def fgm_standardization(X, sample_weight=None, standardize=True):
         sum_w = X.shape[0] if w is None else w.sum()
         if np.any(parts[:, -2] > 0):  # sparse blocks: max-abs, spread where measured
             # (the rule of fit_standardization(sparse_rule="maxabs") in memory)
-            st = standardization_from_maxabs(parts[:, 2 * p:3 * p].max(0))
             stored = (X.map_stack(block_stored) if w is None
                       else X.map_stack(block_stored, w)).sum(0)
-            measured = measurement_columns(stored[:-1], stored[-1])
-            if not measured.any():
-                return st
-            std = standardization_from_moments(sum_w, parts[:, :p].sum(0),
-                                               parts[:, p:2 * p].sum(0), center=False)
-            return Standardization(scale=np.where(measured, std.scale, st.scale))
+            return standardization_from_maxabs(
+                parts[:, 2 * p:3 * p].max(0), measurement_columns(stored[:-1], stored[-1]),
+                lambda: standardization_from_moments(sum_w, parts[:, :p].sum(0),
+                                                     parts[:, p:2 * p].sum(0),
+                                                     center=False).scale)
         return standardization_from_moments(sum_w, parts[:, :p].sum(0),
                                             parts[:, p:2 * p].sum(0), center=True,
                                             absmax=parts[:, 2 * p:3 * p].max(0))
