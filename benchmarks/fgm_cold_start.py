@@ -13,6 +13,15 @@ times, in separate Python processes with ``OMP_NUM_THREADS=1``:
   OS cache);
 * ``warm``: the median of three more fits in that same process.
 
+``--fresh-venv`` adds the whole path a new user takes: a new virtual
+environment in a temporary folder, ``pip install`` of this repository into
+it (not editable: the package is copied into its ``site-packages``, as a
+user's install is), the precompile step run there, then the first fit of
+each estimator in the first process of that environment (``venv first``)
+and in a later one (``venv new proc``), both against the warm fits of that
+same later process.  Installing needs the package index (or pip's cache)
+and takes a few minutes; the environment is deleted afterwards.
+
 Each process imports the estimator's module first (``import`` column, not part
 of any fit).  Every figure is the median over ``--runs`` repetitions, each with
 its own empty cache directory (``NUMBA_CACHE_DIR``), so the repository's own
@@ -23,7 +32,8 @@ one, first fit in a new process at most 0.2 s slower.
 
 Usage::
 
-    python benchmarks/cold_start.py [--runs 3] [--only FGMClassifier ...]
+    python benchmarks/fgm_cold_start.py [--runs 3] [--only FGMClassifier ...]
+        [--fresh-venv]
 """
 
 import argparse
@@ -76,24 +86,54 @@ print(json.dumps({"import": [c1[0] - c0[0], c1[1] - c0[1]], "first": first,
 """
 
 
-def _run(args, cache_dir):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), OMP_NUM_THREADS="1")
-    src = Path(__file__).resolve().parents[1] / "src"
-    env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, *args], capture_output=True, text=True,
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _run(args, cache_dir, python=None):
+    """Run ``python args`` with one thread; this checkout's ``src`` first on the
+    path and numba's cache in ``cache_dir`` unless ``python`` is another
+    environment's interpreter (which uses its own installed copy and cache)."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    if python is None:
+        env["NUMBA_CACHE_DIR"] = str(cache_dir)
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    else:
+        for var in ("NUMBA_CACHE_DIR", "PYTHONPATH", "VIRTUAL_ENV"):
+            env.pop(var, None)
+    out = subprocess.run([python or sys.executable, *args], capture_output=True, text=True,
                          env=env, check=True).stdout
     return out
 
 
-def _child(name, cache_dir):
-    return json.loads(_run(["-c", CHILD, name, ESTIMATORS[name]], cache_dir)
+def _child(name, cache_dir, python=None):
+    return json.loads(_run(["-c", CHILD, name, ESTIMATORS[name]], cache_dir, python)
                       .strip().splitlines()[-1])
 
 
-def _precompile(cache_dir):
+def _precompile(cache_dir, python=None):
     t0 = time.perf_counter()
-    _run(["-m", "kernlearn._precompile", "--strict"], cache_dir)
+    _run(["-m", "kernlearn._precompile", "--strict"], cache_dir, python)
     return time.perf_counter() - t0
+
+
+def fresh_venv(names):
+    """A new virtual environment with this repository installed into it (see the
+    module docstring); per estimator the timings of its first process
+    (``venv first``) and of a later one (``venv new proc``), and the seconds
+    the install and the precompile step took."""
+    res = {n: {} for n in names}
+    with tempfile.TemporaryDirectory(prefix="kl-venv-") as tmp:
+        venv = Path(tmp) / "venv"
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        python = str(venv / ("Scripts" if os.name == "nt" else "bin") / "python")
+        subprocess.run([python, "-m", "pip", "install", "--quiet", str(REPO)], check=True)
+        install = time.perf_counter() - t0
+        pre = _precompile(None, python)
+        for key in ("venv first", "venv new proc"):
+            for n in names:
+                res[n][key] = [_child(n, None, python)]
+    return res, install, pre
 
 
 def measure(names, runs):
@@ -114,17 +154,19 @@ def measure(names, runs):
     return res, pre
 
 
-def table(res, clock):
-    """Rows of medians for one clock (0 = wall, 1 = CPU)."""
+def table(res, clock, keys=("no cache", "install", "new proc"), later="new proc"):
+    """Rows of medians for one clock (0 = wall, 1 = CPU): per estimator the
+    import and warm-fit seconds of the ``later`` process, each scenario's first
+    fit minus that warm fit, and the ``later`` process's first / warm ratio."""
     med = lambda rows, key: statistics.median(row[key][clock] for row in rows)
     out = []
     for name, sc in res.items():
-        warm = med(sc["new proc"], "warm")
-        row = [name, med(sc["new proc"], "import"), warm]
-        for key in ("no cache", "install", "new proc"):
+        warm = med(sc[later], "warm")
+        row = [name, med(sc[later], "import"), warm]
+        for key in keys:
             first = med(sc[key], "first")
             row += [first - warm]
-        row += [med(sc["new proc"], "first") / max(warm, 1e-9)]
+        row += [med(sc[later], "first") / max(warm, 1e-9)]
         out.append(row)
     return out
 
@@ -133,6 +175,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", nargs="*", choices=sorted(ESTIMATORS))
+    parser.add_argument("--fresh-venv", action="store_true",
+                        help="also install this repository into a new virtual environment "
+                             "and time the first fits there")
     args = parser.parse_args(argv)
     names = args.only or list(ESTIMATORS)
     res, pre = measure(names, args.runs)
@@ -145,6 +190,16 @@ def main(argv=None):
     print(markdown_table(header, table(res, 0)))
     print("\nCPU seconds of the process\n")
     print(markdown_table(header, table(res, 1)))
+    if args.fresh_venv:
+        venv, install, pre = fresh_venv(names)
+        print(f"\nfresh virtual environment: pip install {install:.0f} s, "
+              f"precompile step {pre:.1f} s (wall)")
+        header = ["estimator", "import s", "warm fit s", "venv first - warm",
+                  "venv new proc - warm", "new proc / warm"]
+        for clock, label in ((0, "wall-clock"), (1, "CPU")):
+            print(f"\n{label} seconds, one run\n")
+            print(markdown_table(header, table(venv, clock, ("venv first", "venv new proc"),
+                                               "venv new proc")))
     print("\ngoals: install - warm <= 1 s, new proc - warm <= 0.2 s")
 
 
