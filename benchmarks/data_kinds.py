@@ -37,14 +37,16 @@ regression: MSE ratio ours / baseline).  Per kind and estimator the report
 counts, over the (set, seed) rows, the pairs within and bad, and compares each
 row with the same set and seed untransformed: *newly bad* rows (bad here, not
 bad untransformed), the median change of the gap (points; regression: the
-ratio of the ratios) and the median change of the baseline's own score (how
-much the rewrite costs the baseline).  A failure caused by the rewrite thus
+ratio of the ratios), the rows whose gap moved by more than the within margin
+(1 point, 5 %) either way, and the median change of the baseline's own score
+(how much the rewrite costs the baseline).  A failure caused by the rewrite thus
 shows as newly bad rows and a negative gap change across sets, apart from the
 set's own noise, which the untransformed rows carry too.  Then per kind the
 summary of the scores averaged over the seeds (``suite.seeds_summary``).
 
 Cost: the 12 default sets, 10 kinds, seeds 0,1,2 and all seven estimators
-took about 10 minutes on two shared cores (``--jobs 2``).
+(1,320 pairs) took 230-250 CPU seconds, 2.5-3.5 minutes of wall time with
+``--jobs 2`` on a shared machine.
 
 Usage::
 
@@ -260,7 +262,8 @@ def kind_summary(by_seed, kinds, estimators):
     Keys: ``kind, estimator, task, rows, within, bad, errors, newly_bad
     (list of "set seed gap"), d_within`` (share within minus that of ``none``
     on the same rows), ``gap_change, base_change`` (medians over rows with both
-    sides scored), ``mean_summary`` (``suite.seeds_summary`` of that kind).
+    sides scored), ``worse_better`` (rows whose gap moved by more than the
+    within margin, 1 point or 5 %, down and up), ``mean_summary`` (``suite.seeds_summary`` of that kind).
     """
     ref = {(r["set"].rsplit("@", 1)[0], r["estimator"], s): r
            for s, rows in by_seed.items() for r in rows
@@ -279,6 +282,7 @@ def kind_summary(by_seed, kinds, estimators):
             pairs = [(s, r, ref.get((r["set"].rsplit("@", 1)[0], name, s))) for s, r in ok]
             pairs = [(s, r, o) for s, r, o in pairs if o is not None and o["error"] is None]
             ref_rows = [o for _, _, o in pairs]
+            changes = [_change(task, r["gap"], o["gap"]) for _, r, o in pairs]
             newly = [f"{r['set'].rsplit('@', 1)[0]} s{s} {_fmt(task, r['gap'])}"
                      f" (none {_fmt(task, o['gap'])})"
                      for s, r, o in pairs if r["bad"] and not o["bad"]]
@@ -290,8 +294,8 @@ def kind_summary(by_seed, kinds, estimators):
                 "newly_bad": newly,
                 "d_within": (sum(r["within"] for _, r, _ in pairs)
                              - sum(o["within"] for o in ref_rows)) / max(len(pairs), 1),
-                "gap_change": _median([_change(task, r["gap"], o["gap"])
-                                       for _, r, o in pairs]),
+                "gap_change": _median(changes),
+                "worse_better": _worse_better(task, changes),
                 "base_change": _median([
                     _change(task, *(100 * x["score_base"] if task == "clf"
                                     else x["score_base"] for x in (r, o)))
@@ -300,6 +304,15 @@ def kind_summary(by_seed, kinds, estimators):
                     (m for m in mean_summary if m["estimator"] == name), None),
             })
     return out
+
+
+def _worse_better(task, changes):
+    """Rows whose gap moved by more than the within margin: ``(worse, better)``."""
+    if task == "clf":
+        return (sum(c < suite.WITHIN["clf"] for c in changes),
+                sum(c > -suite.WITHIN["clf"] for c in changes))
+    return (sum(c > suite.WITHIN["reg"] for c in changes),
+            sum(c < 1 / suite.WITHIN["reg"] for c in changes))
 
 
 def _median(values):
@@ -317,7 +330,8 @@ def _fmt(task, v, signed=True):
 def report(summary):
     """Markdown: the kind x estimator table, then the newly bad rows."""
     header = ["kind", "estimator", "within (set x seed)", "change vs none", "bad",
-              "newly bad", "median gap change", "baseline change",
+              "newly bad", "median gap change", "gap worse / better",
+              "baseline change",
               "within (mean of seeds)", "errors"]
     body = []
     for s in summary:
@@ -328,6 +342,7 @@ def report(summary):
             "" if s["kind"] == "none" else f"{100 * s['d_within']:+.0f} %",
             s["bad"], "" if s["kind"] == "none" else len(s["newly_bad"]),
             "" if s["kind"] == "none" else _fmt(s["task"], s["gap_change"]),
+            "" if s["kind"] == "none" else "{} / {}".format(*s["worse_better"]),
             "" if s["kind"] == "none" else _fmt(s["task"], s["base_change"]),
             f"{m['within']}/{m['pairs']}" if m else "", s["errors"],
         ])

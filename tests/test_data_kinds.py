@@ -143,6 +143,7 @@ def test_summary_counts_newly_bad_rows_and_gap_changes(kinds):
     assert dup["newly_bad"] == ["a s0 -5.0 (none +0.0)"]  # b was bad already
     assert dup["d_within"] == pytest.approx(-0.5)
     assert dup["gap_change"] == pytest.approx(-3.5)  # median of -5 and -2
+    assert dup["worse_better"] == (2, 0)  # both moved down by more than 1 point
     assert dup["base_change"] == pytest.approx(-5.0)  # median of -10 and 0 points
 
 
