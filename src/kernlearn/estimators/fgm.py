@@ -17,6 +17,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..families import FeaturePool
 from ..methods._fgm_select import fit_fgm_auto_C
+from ..methods._fgm_offsets import centre_far_offsets, raw_intercept
 from ..methods.fgm import (FGMSettings, check_family, fgm_decision, fgm_standardization,
                            fit_fgm)
 from ..preprocessing import fit_target_standardization
@@ -36,12 +37,6 @@ from ._base import (
 )
 
 __all__ = ["FGMClassifier", "FGMRegressor"]
-
-#: Column offsets (in units of the column's spread) beyond which a dense ``X``
-#: is centred on a copy before the fit (:meth:`_FGMBase._far_offsets`): two
-#: orders of magnitude below the measured failure (1e6), above every real set
-#: of the breadth benchmark (largest: 2.5e3, a year column).
-FAR_OFFSET = 1e4
 
 
 class _FGMBase(SelectorMixin, BaseEstimator):
@@ -120,9 +115,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         # unit-trace sub-kernels), which already makes it blind to column units.
         st = fgm_standardization(X, sw, std and self.family is None)
         self.x_mean_, self.x_scale_ = st.mean, st.scale
-        shift = self._far_offsets(X, st)
-        if shift is not None:
-            X = (X - shift).astype(X.dtype, copy=False)
+        X, shift = centre_far_offsets(X, st, self.fit_intercept)
         ts = None
         if n_classes is None:
             ts = (dask_target_standardization if _is_dask_array(y)
@@ -148,9 +141,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw),
                           settings, n_classes=n_classes, multiclass=multiclass,
                           n_jobs=getattr(self, "n_jobs", None), **kw)
-        self.coef_, self.intercept_ = res.coef, res.intercept
-        if shift is not None:  # fitted on X - shift: the same model on raw X
-            self.intercept_ = self.intercept_ - self.coef_ @ shift
+        self.coef_, self.intercept_ = res.coef, raw_intercept(res, shift)
         if ts is not None:  # regression: back to the target's units
             self.C_ = settings.C if res.C is None else res.C
             self.cv_results_ = res.cv
@@ -160,24 +151,6 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         self.family_ = res.pool if res.virtual else None
         self.n_iter_, self.history_, self.converged_ = res.n_iter, res.history, res.converged
         return res
-
-    def _far_offsets(self, X, st):
-        """Column means to subtract from a dense ``X`` before the fit, or ``None``.
-
-        FGM centres implicitly, through the intercept, and never copies ``X``
-        for it.  A column whose mean is more than :data:`FAR_OFFSET` times its
-        spread makes its weight and the intercept nearly collinear for the
-        master solver (the Hessian's condition grows as the square of that
-        ratio): measured on real sets shifted by 1e6 x their spread
-        (``benchmarks/data_kinds.py``, ``offset``), the Newton master failed on
-        NaN or lost 10-50 accuracy points, while at 1e5 x the fits were those of
-        the unshifted data.  Such an ``X`` (in memory, dense, with an intercept)
-        is centred on a copy; the intercept is mapped back after the fit.
-        """
-        if (st.mean is None or not self.fit_intercept or not isinstance(X, np.ndarray)
-                or not np.any(np.abs(st.mean) > FAR_OFFSET * st.scale)):
-            return None
-        return st.mean
 
     def _decision(self, X):
         check_is_fitted(self)
@@ -452,8 +425,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         (``peak_rss_mb``, of this process) per outer iteration.
     x_mean_ : ndarray of shape (n_features,) or None
         Column means of dense training data (``standardize=True``; the
-        centring is implicit through the intercept, ``coef_`` is on the raw
-        columns already).
+        centring is implicit through the intercept, except for columns more
+        than 1e4 x their spread from zero, when a centred copy is fitted;
+        ``coef_`` and ``intercept_`` are on the raw columns already).
     x_scale_ : ndarray of shape (n_features,) or None
         Column scales :math:`s_j` of the standardisation (None without it).
     n_features_in_ : int
