@@ -53,6 +53,7 @@ Usage::
     python benchmarks/data_kinds.py [--sets diabetes,autompg]
         [--kinds dup,offset] [--estimators FGMClassifier,...]
         [--seeds 0,1,2] [--max-rows 2000] [--jobs 2]
+        [--param InfiniteFeatureClassifier.n_paths=3]
         [--out data_kinds.json] [--md data_kinds.md]
 """
 
@@ -161,9 +162,7 @@ def kind_onehot(X, train, rng):
 def kind_outlier(X, train, rng):
     """``OUTLIER_SHARE`` of the training rows: one nonzero cell x ``OUTLIER_FACTOR``."""
     X = X.copy()
-    rows = rng.choice(train, size=max(1, round(OUTLIER_SHARE * len(train))),
-                      replace=False)
-    for i in rows:
+    for i in rng.choice(train, max(1, round(OUTLIER_SHARE * len(train))), replace=False):
         cols = np.flatnonzero(X[i])
         if cols.size:
             X[i, rng.choice(cols)] *= OUTLIER_FACTOR
@@ -175,29 +174,14 @@ def kind_noise(X, train, rng):
     return np.hstack([X, rng.normal(size=X.shape)])
 
 
-KINDS = {
-    name[len("kind_"):]: fn
-    for name, fn in list(globals().items())
-    if name.startswith("kind_")
-}
+KINDS = {name[5:]: fn for name, fn in list(globals().items()) if name.startswith("kind_")}
 
 
 def transform(kind, X, train, rng):
-    """``X`` rewritten as ``kind`` (a float copy; ``train``: training row indices).
+    """The whole set's raw ``X`` rewritten as ``kind`` (a key of :data:`KINDS`).
 
-    Parameters
-    ----------
-    kind : str
-        A key of :data:`KINDS`.
-    X : ndarray of shape (n_samples, n_features)
-        The raw inputs of the whole set.
-    train : ndarray of int
-        Indices of the training rows (``const`` and ``outlier`` pick theirs there).
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    ndarray of float64 with ``n_samples`` rows
+    ``train``: indices of the training rows (``const`` and ``outlier`` pick
+    theirs there); ``rng``: a ``numpy.random.Generator``.  Returns float64.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; choose from {list(KINDS)}")
@@ -243,12 +227,12 @@ def kinds_installed():
 
 
 def run_kinds(sets, kinds, estimators, seeds, max_rows=2000, jobs=1, timeout=600.0,
-              log=print):
+              log=print, params=None):
     """``suite.run_seeds`` on every ``"<set>@<kind>"``; return ``{seed: rows}``."""
     specs = {f"{name}@{kind}": task for name, task in sets.items() for kind in kinds}
     with kinds_installed():
-        return suite.run_seeds(specs, estimators, {}, seeds, max_rows, jobs, timeout,
-                               "cpu", log)
+        return suite.run_seeds(specs, estimators, params or {}, seeds, max_rows, jobs,
+                               timeout, "cpu", log)
 
 
 def _change(task, new, old):
@@ -263,7 +247,8 @@ def kind_summary(by_seed, kinds, estimators):
     (list of "set seed gap"), d_within`` (share within minus that of ``none``
     on the same rows), ``gap_change, base_change`` (medians over rows with both
     sides scored), ``worse_better`` (rows whose gap moved by more than the
-    within margin, 1 point or 5 %, down and up), ``mean_summary`` (``suite.seeds_summary`` of that kind).
+    within margin, 1 point or 5 %, down and up), ``mean_summary``
+    (``suite.seeds_summary`` of that kind).
     """
     ref = {(r["set"].rsplit("@", 1)[0], r["estimator"], s): r
            for s, rows in by_seed.items() for r in rows
@@ -319,20 +304,19 @@ def _median(values):
     return statistics.median(values) if values else None
 
 
-def _fmt(task, v, signed=True):
+def _fmt(task, v):
     if v is None:
         return ""
     if task == "clf":
-        return f"{v:+.1f}" if signed else f"{v:.1f}"
-    return f"{v:.3f}"
+        return f"{v:+.1f}"
+    return f"{v:.3f}" if v < 1e3 else f"{v:.3g}"
 
 
 def report(summary):
     """Markdown: the kind x estimator table, then the newly bad rows."""
     header = ["kind", "estimator", "within (set x seed)", "change vs none", "bad",
               "newly bad", "median gap change", "gap worse / better",
-              "baseline change",
-              "within (mean of seeds)", "errors"]
+              "baseline change", "within (mean of seeds)", "errors"]
     body = []
     for s in summary:
         m = s["mean_summary"]
@@ -371,6 +355,8 @@ def main(argv=None):
     parser.add_argument("--max-rows", type=int, default=2000, help="training-row cap")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=600.0, help="per fit, seconds")
+    parser.add_argument("--param", action="append", default=[],
+                        help="Est.key=value or *.key=value, as for suite.py")
     parser.add_argument("--out", default="benchmarks/out/data_kinds.json")
     parser.add_argument("--md", default=None, help="also write the report here")
     args = parser.parse_args(argv)
@@ -385,6 +371,7 @@ def main(argv=None):
                      f"choose from {list(KINDS)}")
     kinds = ["none"] + [k for k in kinds if k != "none"]
     try:
+        params = suite.parse_params(args.param, estimators)
         seeds = parse_seeds(args.seeds)
     except ValueError as exc:
         parser.error(str(exc))
@@ -400,7 +387,8 @@ def main(argv=None):
 
     t0, cpu0 = time.perf_counter(), suite._cpu_seconds()
     by_seed = run_kinds(sets, kinds, estimators, seeds, args.max_rows, args.jobs,
-                        args.timeout, log=lambda s: print(s, file=sys.stderr, flush=True))
+                        args.timeout, log=lambda s: print(s, file=sys.stderr, flush=True),
+                        params=params)
     total, total_cpu = time.perf_counter() - t0, suite._cpu_seconds() - cpu0
     summary = kind_summary(by_seed, kinds, estimators)
     head = (f"data-kind benchmark: {len(sets)} sets x {len(kinds)} kinds, max "
@@ -412,8 +400,8 @@ def main(argv=None):
         "meta": {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                  "commit": suite._git_commit(), "data": str(suite.suite_dir()),
                  "sets": list(sets), "kinds": kinds, "estimators": estimators,
-                 "seeds": seeds, "max_rows": args.max_rows, "jobs": args.jobs,
-                 "total_seconds": total, "total_cpu_seconds": total_cpu},
+                 "seeds": seeds, "params": params, "max_rows": args.max_rows,
+                 "jobs": args.jobs, "total_seconds": total, "total_cpu_seconds": total_cpu},
         "rows": [dict(r, seed=s) for s, rows in by_seed.items() for r in rows],
         "summary": summary,
     }
