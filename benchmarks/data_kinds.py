@@ -63,21 +63,21 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import zlib  # noqa: E402
-from contextlib import contextmanager  # noqa: E402
-from functools import lru_cache  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import statistics
+import sys
+import time
+import zlib
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-import suite  # noqa: E402
-from _common import markdown_table, parse_seeds  # noqa: E402
+import suite
+from _common import markdown_table, parse_seeds
 
 # small and mid-size sets: binary, multiclass (up to 100 classes), regression
 SETS = (
@@ -336,10 +336,10 @@ def report(summary):
               for s in summary if s["errors"]]
     return "\n".join([
         markdown_table(header, body), "",
-        "Gap changes: points (classification) or the ratio of MSE ratios "
-        "(regression), median over the (set, seed) rows, against the same rows "
-        "untransformed; baseline change: the baseline's own score (points of "
-        "accuracy, or MSE ratio).", "",
+        ("Gap changes: points (classification) or the ratio of MSE ratios "
+         "(regression), median over the (set, seed) rows, against the same rows "
+         "untransformed; baseline change: the baseline's own score (points of "
+         "accuracy, or MSE ratio)."), "",
         "Newly bad rows (bad here, not bad untransformed; set, seed, gap):", "",
         *(lines or ["- none"]), *errors, ""])
 
