@@ -45,7 +45,7 @@ set's own noise, which the untransformed rows carry too.  Then per kind the
 summary of the scores averaged over the seeds (``suite.seeds_summary``).
 
 Cost: the 12 default sets, 10 kinds, seeds 0,1,2 and all seven estimators
-(1,320 pairs) took 230-250 CPU seconds, 2.5-3.5 minutes of wall time with
+(1,320 pairs) took 230-250 CPU seconds, 2.5-3.6 minutes of wall time with
 ``--jobs 2`` on a shared machine.
 
 Usage::
