@@ -201,3 +201,23 @@ def test_sparse_rule_is_the_same_in_memory_and_by_row_blocks(rng):
         kept = np.ones(Xs.shape[0], bool) if sw is None else sw > 0
         np.testing.assert_allclose(mem.x_scale_[8:], np.abs(counts[kept]).max(0))
         assert np.all(mem.x_scale_[:8] < 0.5 * np.abs(X).max(0))
+
+
+@pytest.mark.parametrize("cls", [FGMClassifier, FGMRegressor])
+def test_offsets_far_beyond_the_spread_fit_as_the_unshifted_data(rng, cls):
+    # columns shifted by 1e6 x their spread, one by 1e9 x (data_kinds.py's
+    # "offset"): implicit centring through the intercept broke the master solve
+    X, t = _data(rng, n=200, p=12)
+    y = (t > 0).astype(int) + (t > 2) if cls is FGMClassifier else t
+    shift = 1e6 * X.std(axis=0)
+    shift[0] = 1e9 * X[:, 0].std()
+    ref = cls().fit(X, y)
+    far = cls().fit(X + shift, y)
+    assert far.x_mean_ == pytest.approx(X.mean(axis=0) + shift, rel=1e-12)
+    np.testing.assert_allclose(far.coef_, ref.coef_, rtol=1e-4, atol=1e-6)
+    if cls is FGMClassifier:
+        np.testing.assert_array_equal(far.predict(X + shift), ref.predict(X))
+        np.testing.assert_allclose(far.decision_function(X + shift),
+                                   ref.decision_function(X), atol=1e-3)
+    else:
+        np.testing.assert_allclose(far.predict(X + shift), ref.predict(X), atol=1e-3)
