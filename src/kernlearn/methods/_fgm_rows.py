@@ -8,6 +8,8 @@ imports the other for them.
 import numpy as np
 import scipy.sparse as sp
 
+from ..preprocessing import column_nonzeros
+
 __all__ = ["active_block", "block_moments", "block_stored", "centre_by_newton"]
 
 # A sparse active block with more than this fraction of non-zeros, and at most
@@ -105,8 +107,8 @@ def block_moments(block, w=None):
 
 
 def block_stored(block, w=None):
-    """Per-block ``[stored entries of each column, rows]`` over the rows of positive
-    weight, as one row (a second pass, for sparse blocks only).
+    """Per-block ``[non-zero values of each column, rows]`` over the rows of
+    positive weight, as one row (a second pass, for sparse blocks only).
 
     Parameters
     ----------
@@ -120,4 +122,4 @@ def block_stored(block, w=None):
     """
     keep = np.flatnonzero(np.ones(block.shape[0]) if w is None else w > 0)
     B = sp.csr_matrix(block)[keep]
-    return np.concatenate([B.getnnz(axis=0), [len(keep)]])[None, :]
+    return np.concatenate([column_nonzeros(B), [len(keep)]])[None, :]
