@@ -58,3 +58,58 @@ def test_column_nonzeros_counts_values_not_storage():
     # the out-of-core / cluster pass counts the same way (weights drop row 3)
     np.testing.assert_array_equal(block_stored(X, np.array([1.0, 1.0, 1.0, 0.0])),
                                   [[0, 0, 1, 3]])
+
+
+# ------------------------------------------- a Unix-time column beside others
+@pytest.mark.parametrize("kw", [{}, {"solver": "apg"}, {"solver": "simplemkl"},
+                                {"refit": True}, {"multiclass": "ovr"}],
+                         ids=["newton", "apg", "simplemkl", "refit", "ovr"])
+def test_fgm_with_a_unix_time_column_fits_the_model_of_the_offset_free_data(kw):
+    # FGM centres implicitly, through the intercept, so its master saw a column
+    # of ~1.7e9 varying by ~1: the Newton master met NaN (LinAlgError "Array
+    # must not contain infs or NaNs"), other settings returned a model far from
+    # the one of the same data without the offset (accuracy down to chance).
+    k = 3 if kw.get("multiclass") else 2
+    X, y = make_classification(150, 6, n_informative=3, n_redundant=0, n_classes=k,
+                               n_clusters_per_class=1, random_state=0)
+    Xt = X.copy()
+    Xt[:, 0] += 1.7e9  # a timestamp in seconds
+    ref = FGMClassifier(B=3, **kw).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (convergence warnings of the reference alike)
+        est = FGMClassifier(B=3, **kw).fit(Xt, y)
+    np.testing.assert_array_equal(est.selected_features_, ref.selected_features_)
+    if kw.get("refit"):
+        # (LinearSVC penalises the intercept, so the origin of a column moves
+        # the refitted model a little: the offset-free data's is not the target)
+        assert est.score(Xt, y) >= ref.score(X, y) - 0.02
+        return
+    # the offset costs ~1e-7 of column 0's precision, no more
+    np.testing.assert_allclose(est.decision_function(Xt), ref.decision_function(X),
+                               atol=1e-3 * np.abs(ref.decision_function(X)).max())
+
+
+def test_fgm_regressor_with_a_unix_time_column():
+    X, y = make_regression(150, 6, n_informative=3, noise=1.0, random_state=0)
+    Xt = X.copy()
+    Xt[:, 0] += 1.7e9
+    ref = FGMRegressor(B=3, C=1.0).fit(X, y)
+    est = FGMRegressor(B=3, C=1.0).fit(Xt, y)
+    np.testing.assert_allclose(est.predict(Xt), ref.predict(X), rtol=1e-4, atol=1e-3)
+    assert est.score(Xt, y) > 0.99
+
+
+def test_offset_shift_is_an_exact_reparametrisation():
+    from kernlearn.methods._fgm_rows import offset_shift
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((50, 3))
+    assert offset_shift(A) is None  # ordinary columns: untouched (same bits as before)
+    assert offset_shift(sp.csc_matrix(A)) is None
+    A[:, 1] += 1e9
+    A[:, 2] = 5.0  # a constant column is all offset
+    shift = offset_shift(A)
+    assert shift[0] == 0.0 and shift[2] == 5.0
+    assert shift[1] == pytest.approx(1e9, rel=1e-8)
+    W, b = rng.standard_normal(3), 0.7
+    np.testing.assert_allclose((A - shift) @ W + (b + shift @ W), A @ W + b, rtol=1e-12)
