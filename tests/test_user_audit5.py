@@ -113,3 +113,34 @@ def test_offset_shift_is_an_exact_reparametrisation():
     assert shift[1] == pytest.approx(1e9, rel=1e-8)
     W, b = rng.standard_normal(3), 0.7
     np.testing.assert_allclose((A - shift) @ W + (b + shift @ W), A @ W + b, rtol=1e-12)
+
+
+# ------------------------------------------------------------ constant targets
+@pytest.mark.parametrize("kw", [{}, {"kernel_selection": "objective"}],
+                         ids=["loo", "objective-loo"])
+def test_multitask_cv_regressor_on_a_constant_target_predicts_it(kw):
+    # the leave-one-out R^2 divided by a zero total sum of squares: -inf, and
+    # the fit stopped with "a validation score is not finite: [-inf ...]"
+    # (every other regressor, and the K-fold scores, predict the constant)
+    from kernlearn import MultitaskMKLRegressorCV
+
+    X, _ = make_regression(60, 4, random_state=0)
+    y = np.full(60, 7.5)
+    est = MultitaskMKLRegressorCV(**kw).fit(X, y)
+    np.testing.assert_allclose(est.predict(X), 7.5, rtol=1e-9)
+    assert np.isfinite(est.best_score_)
+    assert np.all(np.isfinite(est.cv_results_["mean_test_score"]))
+
+
+def test_pooled_r2_is_scikit_learns_r2_score():
+    from sklearn.metrics import r2_score
+
+    from kernlearn.estimators.mtmkl_cv import _pooled_r2
+
+    rng = np.random.default_rng(0)
+    y, pred, w = rng.normal(size=20), rng.normal(size=20), rng.uniform(0.5, 2, 20)
+    assert _pooled_r2(np.sum(w * (y - pred) ** 2), y, w) == pytest.approx(
+        r2_score(y, pred, sample_weight=w))
+    c = np.full(5, 3.0)
+    for pred in (c, c + 0.1):  # constant targets: 1 when exact, else 0 (force_finite)
+        assert _pooled_r2(np.sum((c - pred) ** 2), c, np.ones(5)) == r2_score(c, pred)

@@ -325,9 +325,7 @@ n_features_in_
             keep = slice(None) if self._train_rows is None else self._train_rows
             y_fit = np.asarray(y, dtype=float)[keep]
             w = np.ones(len(y_fit)) if sw is None else sw[keep]
-            dev = y_fit - np.average(y_fit, weights=w)
-            sse = self._model.history["loo_sse"][0]
-            scores = np.array([[1.0 - sse / np.sum(w * dev ** 2)]])
+            scores = np.array([[_pooled_r2(self._model.history["loo_sse"][0], y_fit, w)]])
         else:
             scores = self._validation_scores(lambda: np.array(
                 [[self._fold_score(X, y, task_index, sw, "auto", tr, te)
@@ -359,8 +357,20 @@ n_features_in_
             res = loo_residuals(est.kernels_, est._blocks, est._model, y_fit, C,
                                 None if sw is None else w)
         # the pooled R^2 of the left-out predictions, as score()
-        dev = y_fit - np.average(y_fit, weights=w)
-        return float(1.0 - np.sum(w * res ** 2) / np.sum(w * dev ** 2))
+        return _pooled_r2(np.sum(w * res ** 2), y_fit, w)
+
+
+def _pooled_r2(sse, y, w):
+    """:math:`R^2 = 1 - SSE / SST` of targets ``y`` (weights ``w``), as ``score()``.
+
+    On constant targets (:math:`SST = 0`) it is scikit-learn's ``r2_score``
+    value: 1 for exact predictions, else 0.  It was :math:`-\infty` or NaN,
+    and the fit stopped with "a validation score is not finite".
+    """
+    sst = float(np.sum(w * (y - np.average(y, weights=w)) ** 2))
+    if sst > 0:
+        return float(1.0 - sse / sst)
+    return 1.0 if sse == 0 else 0.0
 
 
 class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
