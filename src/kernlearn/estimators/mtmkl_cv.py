@@ -361,7 +361,7 @@ n_features_in_
 
 
 def _pooled_r2(sse, y, w):
-    """:math:`R^2 = 1 - SSE / SST` of targets ``y`` (weights ``w``), as ``score()``.
+    r""":math:`R^2 = 1 - SSE / SST` of targets ``y`` (weights ``w``), as ``score()``.
 
     On constant targets (:math:`SST = 0`) it is scikit-learn's ``r2_score``
     value: 1 for exact predictions, else 0.  It was :math:`-\infty` or NaN,
