@@ -55,7 +55,7 @@ _OFFSET_RATIO = 1e3
 
 
 def offset_shift(A):
-    """Column shifts that take a dense active block's far-offset columns to zero.
+    r"""Column shifts that take a dense active block's far-offset columns to zero.
 
     With an intercept the master may solve on ``A - shift`` instead of ``A``:
     :math:`AW + b = (A - 1 s^\top) W + (b + s^\top W)`, the same problem
