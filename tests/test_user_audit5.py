@@ -144,3 +144,28 @@ def test_pooled_r2_is_scikit_learns_r2_score():
     c = np.full(5, 3.0)
     for pred in (c, c + 0.1):  # constant targets: 1 when exact, else 0 (force_finite)
         assert _pooled_r2(np.sum((c - pred) ** 2), c, np.ones(5)) == r2_score(c, pred)
+
+
+# ------------------------------------------ precomputed kernels, samples first
+@pytest.mark.parametrize("name", ["PNormMKLClassifier", "MultitaskMKLClassifier"])
+def test_platt_probabilities_take_precomputed_kernels_samples_first(name):
+    # PrecomputedKernels exists so that scikit-learn can split samples; with
+    # probability=True the internal Platt folds iterated it as a list of
+    # matrices, found none, and fit stopped on "need at least one array to stack"
+    import kernlearn
+    from sklearn.datasets import load_iris
+
+    from kernlearn.kernels import pairwise_kernel
+
+    X, y = load_iris(return_X_y=True)
+    if name == "MultitaskMKLClassifier":
+        y = (y == 1).astype(int)
+    grams = [pairwise_kernel(X, X, "linear"), pairwise_kernel(X, X, "rbf", gamma=0.5)]
+    est = getattr(kernlearn, name)(kernels="precomputed", probability=True)
+    if "random_state" in est.get_params():
+        est.set_params(random_state=0)
+    P_list = est.fit(grams, y).predict_proba(grams)
+    K = kernlearn.PrecomputedKernels(grams)
+    P = est.fit(K, y).predict_proba(K)
+    np.testing.assert_allclose(P, P_list, rtol=1e-10, atol=1e-12)
+    assert np.mean(est.classes_[P.argmax(1)] == y) > 0.9

@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import make_constraint, validate_parameter_
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 from ..families._infinite import plain_float_matrix
+from ..gram import PrecomputedKernels
 from ..utils._finite import first_non_finite
 
 
@@ -838,7 +839,10 @@ class ProbabilityMixin:
 
         precomputed = getattr(self, "_precomputed", None)
         if callable(precomputed) and precomputed():
-            grams = np.stack([np.asarray(K) for K in X])
+            # (PrecomputedKernels is samples first: iterating it gave no matrix,
+            # and probability=True stopped on "need at least one array to stack")
+            grams = (X.kernels_first() if isinstance(X, PrecomputedKernels)
+                     else np.stack([np.asarray(K) for K in X]))
             cols = rows if cols is None else cols
             return list(grams[:, rows][:, :, cols]), np.asarray(y)[rows]
         return _safe_split(self, X, y, rows, cols)
