@@ -169,3 +169,26 @@ def test_platt_probabilities_take_precomputed_kernels_samples_first(name):
     P = est.fit(K, y).predict_proba(K)
     np.testing.assert_allclose(P, P_list, rtol=1e-10, atol=1e-12)
     assert np.mean(est.classes_[P.argmax(1)] == y) > 0.9
+
+
+# ------------------------------------------------------ NaN targets, by row
+@pytest.mark.parametrize("form", ["array", "2-D array", "DataFrame"])
+def test_a_nan_target_in_an_array_is_named_by_row(form):
+    # a pandas Series named the row of a missing label; the same floats as a
+    # NumPy array (or a DataFrame of targets) gave "Input y contains NaN"
+    from kernlearn import LowRankKernelRegressor
+
+    X, y = make_regression(40, 3, random_state=0)
+    labels = (y > 0).astype(float)
+    y[[6, 9]] = labels[[6, 9]] = np.nan
+    if form != "array":
+        y = np.column_stack([np.where(np.isnan(y), 1.0, y), y])
+    if form == "DataFrame":
+        pd = pytest.importorskip("pandas")
+        y = pd.DataFrame(y, index=np.arange(40) + 100)
+    match = r"y has a missing value at row 6 " + (r"\(index 106\) " if form == "DataFrame" else "")
+    with pytest.raises(ValueError, match=match + r"\(2 rows with one in all\)"):
+        LowRankKernelRegressor().fit(X, y)
+    if form == "array":  # float class labels alike
+        with pytest.raises(ValueError, match=r"y has a missing value at row 6"):
+            FGMClassifier().fit(X, labels)

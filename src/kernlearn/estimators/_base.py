@@ -151,17 +151,19 @@ def target_values(y):
         A label is missing.
     """
     pandas_like = hasattr(y, "dtype") and hasattr(y, "to_numpy") and hasattr(y, "isna")
+    if isinstance(y, np.ndarray) and y.dtype.kind == "f":
+        # (a NaN label of a float array was scikit-learn's "Input y contains
+        # NaN", without the row; a pandas Series of the same floats named it)
+        _refuse_missing(y, np.isnan(y))
+        return y
+    if hasattr(y, "columns") and hasattr(y, "isna"):  # a DataFrame of targets
+        _refuse_missing(y, np.asarray(y.isna()))
+        return y
     if not pandas_like and not (isinstance(y, np.ndarray) and y.dtype == object):
         return y
     import pandas as pd
 
-    missing = np.asarray(pd.isna(y)).ravel()
-    if missing.any():
-        i = int(np.flatnonzero(missing)[0])
-        label = y.index[i] if hasattr(y, "index") and y.ndim == 1 else i
-        raise ValueError(
-            f"y has a missing value at row {i}" + ("" if label == i else f" (index {label!r})")
-            + f" ({int(missing.sum())} missing in all); drop those rows or fill them.")
+    _refuse_missing(y, np.asarray(pd.isna(y)))
     if pandas_like:
         dtype = y.dtype
         if isinstance(dtype, pd.CategoricalDtype):
@@ -172,6 +174,20 @@ def target_values(y):
     if y.dtype == object and y.size and all(isinstance(v, (bool, np.bool_)) for v in y.ravel()):
         y = y.astype(bool)
     return y
+
+
+def _refuse_missing(y, missing):
+    """ValueError naming the first row of targets ``y`` that ``missing`` marks
+    (an array of ``y``'s shape; a row of a 2-D ``y`` is missing in any column)."""
+    if missing.any():
+        rows = missing.reshape(len(missing), -1).any(axis=1) if missing.ndim else missing
+        i = int(np.flatnonzero(rows)[0])
+        label = y.index[i] if hasattr(y, "index") else i
+        label = label.item() if isinstance(label, np.generic) else label  # (107, not np.int64(107))
+        k = int(rows.sum())
+        raise ValueError(
+            f"y has a missing value at row {i}" + ("" if label == i else f" (index {label!r})")
+            + f" ({k} row{'s' if k > 1 else ''} with one in all); drop those rows or fill them.")
 
 
 def _finite_checked_first(est, X, kwargs):
