@@ -192,3 +192,11 @@ def test_a_nan_target_in_an_array_is_named_by_row(form):
     if form == "array":  # float class labels alike
         with pytest.raises(ValueError, match=r"y has a missing value at row 6"):
             FGMClassifier().fit(X, labels)
+
+
+@pytest.mark.parametrize("label, shown", [("yes", "'yes'"), (4, "4"), (True, "True")])
+def test_a_single_class_is_named_as_written(label, shown):
+    # NumPy 2 printed the label's scalar type: "(np.str_('yes'))", "(np.int64(4))"
+    X = np.arange(12.0).reshape(6, 2)
+    with pytest.raises(ValueError, match=rf"y contains a single class \({shown}\);"):
+        FGMClassifier().fit(X, np.array([label] * 6))

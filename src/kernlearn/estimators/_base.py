@@ -33,9 +33,9 @@ def check_two_classes(y):
         except TypeError as exc:
             raise _unordered(y, "y", "labels", exc) from None
     if classes.size < 2:
-        raise ValueError(
-            f"y contains a single class ({classes[0]!r}); a classifier needs more "
-            "than one class."
+        one = classes[0].item() if isinstance(classes[0], np.generic) else classes[0]
+        raise ValueError(  # (the label as written: 'yes', not np.str_('yes'))
+            f"y contains a single class ({one!r}); a classifier needs more than one class."
         )
 
 
