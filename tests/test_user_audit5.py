@@ -200,3 +200,12 @@ def test_a_single_class_is_named_as_written(label, shown):
     X = np.arange(12.0).reshape(6, 2)
     with pytest.raises(ValueError, match=rf"y contains a single class \({shown}\);"):
         FGMClassifier().fit(X, np.array([label] * 6))
+
+
+def test_a_task_of_one_class_is_named_as_written():
+    from kernlearn import MultitaskMKLClassifier
+
+    X = np.arange(16.0).reshape(8, 2)
+    y = np.array([0, 1, 0, 1, 1, 1, 1, 1])
+    with pytest.raises(ValueError, match=r"task 2 has samples of one class"):
+        MultitaskMKLClassifier().fit(X, y, task_index=np.repeat([1, 2], 4))

@@ -801,7 +801,9 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         rows = self._split_tasks(task_index, len(y))
         for t, r in enumerate(rows):
             if np.unique(signed[r]).size < 2:
-                raise ValueError(f"task {self.tasks_[t]!r} has samples of one class "
+                task = self.tasks_[t].item() if isinstance(self.tasks_[t], np.generic) \
+                    else self.tasks_[t]  # (2, not np.int64(2))
+                raise ValueError(f"task {task!r} has samples of one class "
                                  "only; every task needs both classes.")
         self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared,
                   C=C, factor_store=factor_store)
