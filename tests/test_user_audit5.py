@@ -209,3 +209,36 @@ def test_a_task_of_one_class_is_named_as_written():
     y = np.array([0, 1, 0, 1, 1, 1, 1, 1])
     with pytest.raises(ValueError, match=r"task 2 has samples of one class"):
         MultitaskMKLClassifier().fit(X, y, task_index=np.repeat([1, 2], 4))
+
+
+# ------------------------------------------- zero weights in the *CV folds
+@pytest.mark.parametrize("name", ["MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"])
+def test_multitask_cv_folds_leave_zero_weight_rows_out(name):
+    # zero weights are documented as removed rows; the folds were drawn over
+    # every row, so the validation scores (and possibly C) differed from the
+    # fit without those rows, and a training fold holding only zero-weight
+    # rows stopped on "Sample weights must contain at least one non-zero number"
+    import kernlearn
+
+    if name == "MultitaskMKLClassifierCV":
+        X, y = _classification()
+        kw = {}
+    else:
+        X, y = make_regression(120, 6, n_informative=3, noise=1.0, random_state=0)
+        kw = {"cv": 3}
+    w = np.ones(len(y))
+    w[::4] = 0.0
+    Est = getattr(kernlearn, name)
+    a = Est(**kw).fit(X, y, sample_weight=w)
+    b = Est(**kw).fit(X[w > 0], y[w > 0])
+    np.testing.assert_allclose(a.cv_results_["mean_test_score"],
+                               b.cv_results_["mean_test_score"], rtol=1e-7)
+    if name == "MultitaskMKLClassifierCV":
+        # the positive rows are the first of each class: the first stratified
+        # training fold held none of them
+        w = np.zeros(len(y))
+        w[np.r_[np.flatnonzero(y == 0)[:6], np.flatnonzero(y == 1)[:6]]] = 1.0
+        c = Est().fit(X, y, sample_weight=w)
+        d = Est().fit(X[w > 0], y[w > 0])
+        np.testing.assert_allclose(c.cv_results_["mean_test_score"],
+                                   d.cv_results_["mean_test_score"], rtol=1e-7)

@@ -14,6 +14,7 @@ closed-form leave-one-out residuals (one fit per C instead of one per C and
 fold).
 """
 
+import numbers
 import warnings
 
 import numpy as np
@@ -49,11 +50,20 @@ class _SelectionMixin:
             return np.zeros(n, dtype=np.int64)
         return np.searchsorted(split_tasks(task_index, n)[0], np.asarray(task_index))
 
-    def _splits(self, strata):
+    def _splits(self, strata, sw=None):
         # an int: StratifiedKFold on the strata (every task, and for the
         # classifier every task's classes, in every fold)
-        return list(check_cv(self.cv, strata, classifier=True).split(
-            np.zeros((len(strata), 1)), strata))
+        cv = check_cv(self.cv, strata, classifier=True)
+        if sw is None or np.all(sw > 0) or not (self.cv is None or isinstance(
+                self.cv, numbers.Integral) or hasattr(self.cv, "split")):
+            return list(cv.split(np.zeros((len(strata), 1)), strata))
+        # rows of zero weight are removed rows: in no fold (they were split with
+        # the others, so a weighted fit chose another C than the fit without
+        # them, and a training fold holding only such rows stopped on "Sample
+        # weights must contain at least one non-zero number")
+        keep = np.flatnonzero(sw > 0)
+        return [(keep[tr], keep[te])
+                for tr, te in cv.split(np.zeros((keep.size, 1)), strata[keep])]
 
     def _record(self, Cs, scores):
         """``cv_results_``, ``best_score_``, ``n_splits_`` of a score table (C x split)."""
@@ -305,7 +315,7 @@ n_features_in_
             else:
                 scores = self._validation_scores(lambda: np.array(
                     [[self._fold_score(X, yv, task_index, sw, C, tr, te)
-                      for tr, te in self._splits(pos)] for C in Cs]))
+                      for tr, te in self._splits(pos, sw)] for C in Cs]))
             best = self._record(Cs, scores)
             self.C_ = float(Cs[best])
             return self._fit_regression(X_refit, yv, task_index, sample_weight,
@@ -329,7 +339,7 @@ n_features_in_
         else:
             scores = self._validation_scores(lambda: np.array(
                 [[self._fold_score(X, y, task_index, sw, "auto", tr, te)
-                  for tr, te in self._splits(pos)]]))
+                  for tr, te in self._splits(pos, sw)]]))
             self._fit_regression(X_refit, y, task_index, sw, C="auto", C_grid=Cs,
                                  factor_store=self._store)
         self._record([self.C_], scores)
@@ -493,7 +503,7 @@ kernels_, n_features_in_
         sw = fit_sample_weight(sample_weight, len(yv))  # checked before the folds index it
         self._store = FactorStore()
         try:
-            splits = self._splits(strata)
+            splits = self._splits(strata, sw)
             scores = self._validation_scores(lambda: np.array(
                 [[self._fold_score(X, yv, task_index, sw, C, tr, te)
                   for tr, te in splits] for C in Cs]))
