@@ -819,20 +819,28 @@ class ProbabilityMixin:
             return
         y = np.asarray(y)
         classes, yi = np.unique(y, return_inverse=True)
-        n_folds = min(self._platt_folds, int(np.bincount(yi).min()))
+        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        # rows of zero weight are removed rows: in no fold and not in the
+        # sigmoids' fit (they were split with the others, so the probabilities
+        # differed from those of the fit without them)
+        keep = np.arange(len(y)) if sw is None else np.flatnonzero(sw > 0)
+        n_folds = min(self._platt_folds,
+                      int(np.bincount(yi[keep], minlength=len(classes)).min()))
         if n_folds < 2:
             raise ValueError("probability=True needs at least 2 samples of every class "
-                             "(Platt scaling is fitted by cross-validation).")
+                             + ("" if sw is None else "of positive weight ")
+                             + "(Platt scaling is fitted by cross-validation).")
         rs = getattr(self, "random_state", None)
         folds = StratifiedKFold(n_folds, shuffle=True, random_state=0 if rs is None else rs)
         inner = clone(self).set_params(probability=False)
         scores = np.zeros((len(y), 1 if len(classes) == 2 else len(classes)))
-        for train, test in folds.split(np.zeros((len(y), 1)), yi):
+        for train, test in folds.split(np.zeros((keep.size, 1)), yi[keep]):
+            train, test = keep[train], keep[test]
             X_tr, y_tr = self._split_rows(X, y, train)
             X_te, _ = self._split_rows(X, y, test, train)
             kw = {k: np.asarray(v)[train] for k, v in row_args.items() if v is not None}
-            if sample_weight is not None:
-                kw["sample_weight"] = np.asarray(sample_weight)[train]
+            if sw is not None:
+                kw["sample_weight"] = sw[train]
             model = clone(inner).fit(X_tr, y_tr, **kw)
             kw_te = {k: np.asarray(v)[test] for k, v in row_args.items() if v is not None}
             d = np.asarray(model.decision_function(X_te, **kw_te))
@@ -841,7 +849,8 @@ class ProbabilityMixin:
                                  "needs every class in every training fold.")
             scores[test] = d.reshape(len(test), -1)
         targets = [yi == 1] if len(classes) == 2 else [yi == k for k in range(len(classes))]
-        self.platt_ = np.array([platt_sigmoid(scores[:, k], t, sample_weight)
+        self.platt_ = np.array([platt_sigmoid(scores[keep, k], t[keep],
+                                              None if sw is None else sw[keep])
                                 for k, t in enumerate(targets)])
 
     def _split_rows(self, X, y, rows, cols=None):
