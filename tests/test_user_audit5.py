@@ -152,9 +152,9 @@ def test_platt_probabilities_take_precomputed_kernels_samples_first(name):
     # PrecomputedKernels exists so that scikit-learn can split samples; with
     # probability=True the internal Platt folds iterated it as a list of
     # matrices, found none, and fit stopped on "need at least one array to stack"
-    import kernlearn
     from sklearn.datasets import load_iris
 
+    import kernlearn
     from kernlearn.kernels import pairwise_kernel
 
     X, y = load_iris(return_X_y=True)
@@ -261,3 +261,27 @@ def test_platt_probabilities_leave_zero_weight_rows_out(name):
     a = est.fit(X, y, sample_weight=w).predict_proba(X)
     b = est.fit(X[w > 0], y[w > 0]).predict_proba(X)
     np.testing.assert_allclose(a, b, atol=1e-9)
+
+
+def test_platt_folds_keep_both_classes_in_every_task():
+    # the internal folds were stratified by class only: a task's two samples
+    # of a class could both leave a training fold, and the multitask
+    # classifier stopped on "task 1 has samples of one class only; every task
+    # needs both classes" (the data had both); one sample is named plainly
+    from kernlearn import InfiniteFeatureClassifier, MultitaskMKLClassifier
+
+    X, y = _classification(150)
+    ones = np.flatnonzero(y == 1)
+    t = np.zeros(150, dtype=int)
+    t[np.r_[np.flatnonzero(y == 0)[:8], ones[:2]]] = 1  # task 1: 8 of class 0, 2 of class 1
+    P = MultitaskMKLClassifier(probability=True).fit(X, y, task_index=t).predict_proba(
+        X, task_index=t)
+    assert np.allclose(P.sum(axis=1), 1.0) and np.mean(P.argmax(1) == y) > 0.9
+    t[ones[1]] = 0  # task 1 now has one sample of class 1
+    with pytest.raises(ValueError, match=r"every class in every task \(task 1 has one of "
+                                         r"class 1\)"):
+        MultitaskMKLClassifier(probability=True).fit(X, y, task_index=t)
+    # a task need not hold every class for the infinite-feature classifier
+    P = InfiniteFeatureClassifier(max_features=4, random_state=0, probability=True).fit(
+        X, y, task_index=t).predict_proba(X, task_index=t)
+    assert np.allclose(P.sum(axis=1), 1.0)

@@ -18,11 +18,11 @@ import numbers
 import warnings
 
 import numpy as np
+from scipy.stats import rankdata
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import StrOptions
-from scipy.stats import rankdata
 
 from ..methods.mtmkl import FactorStore
 from ..methods.mtmkl.selection import loo_residuals
