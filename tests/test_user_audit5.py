@@ -285,3 +285,17 @@ def test_platt_folds_keep_both_classes_in_every_task():
     P = InfiniteFeatureClassifier(max_features=4, random_state=0, probability=True).fit(
         X, y, task_index=t).predict_proba(X, task_index=t)
     assert np.allclose(P.sum(axis=1), 1.0)
+
+
+# ------------------------------------------------------------ constant inputs
+@pytest.mark.parametrize("cv", ["loo", 3])
+def test_multitask_cv_regressor_on_constant_inputs_predicts_the_mean(cv):
+    # the shared linear component of constant columns has an empty factor; the
+    # leave-one-out gradient then read an unset variable: "UnboundLocalError:
+    # cannot access local variable 'U'" (every other estimator predicts the mean)
+    from kernlearn import MultitaskMKLRegressorCV
+
+    _, y = make_regression(60, 3, random_state=0)
+    X = np.tile([1.0, 2.0, -3.0], (60, 1))
+    est = MultitaskMKLRegressorCV(cv=cv).fit(X, y)
+    np.testing.assert_allclose(est.predict(X), y.mean(), rtol=1e-6)
