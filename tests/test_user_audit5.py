@@ -299,3 +299,17 @@ def test_multitask_cv_regressor_on_constant_inputs_predicts_the_mean(cv):
     X = np.tile([1.0, 2.0, -3.0], (60, 1))
     est = MultitaskMKLRegressorCV(cv=cv).fit(X, y)
     np.testing.assert_allclose(est.predict(X), y.mean(), rtol=1e-6)
+
+
+def test_multitask_cv_classifier_names_a_tasks_lone_sample_of_a_class():
+    # the plain classifier fits such data; the *CV one stopped inside a fold on
+    # "task 1 has samples of one class only; every task needs both classes"
+    from kernlearn import MultitaskMKLClassifier, MultitaskMKLClassifierCV
+
+    X, y = _classification(150)
+    t = np.zeros(150, dtype=int)
+    t[np.r_[np.flatnonzero(y == 0)[:4], np.flatnonzero(y == 1)[:1]]] = 1
+    MultitaskMKLClassifier().fit(X, y, task_index=t)
+    with pytest.raises(ValueError, match=r"task 1 has one sample of class 1; "
+                                         r"cross-validation needs two of each class"):
+        MultitaskMKLClassifierCV().fit(X, y, task_index=t)

@@ -27,6 +27,7 @@ from sklearn.utils._param_validation import StrOptions
 from ..methods.mtmkl import FactorStore
 from ..methods.mtmkl.selection import loo_residuals
 from ..solvers._base import single_blas_thread
+from ..utils._messages import plain_value
 from ._base import _refuse_both, fit_sample_weight, split_tasks
 from .mtmkl import MultitaskMKLClassifier, MultitaskMKLRegressor, _fit_doc
 
@@ -498,9 +499,28 @@ kernels_, n_features_in_
         Xv, yv = self._check_X(X, y, reset=True)
         X = Xv if self._precomputed() else np.asarray(Xv)
         yv = np.asarray(yv)
-        cls = np.unique(yv, return_inverse=True)[1]
+        labels, cls = np.unique(yv, return_inverse=True)
         strata = 2 * self._task_pos(task_index, len(yv)) + (cls > 0)
         sw = fit_sample_weight(sample_weight, len(yv))  # checked before the folds index it
+        # a task's only sample of a class leaves some training fold without it,
+        # whose fit stopped on "task 1 has samples of one class only" (the data
+        # had both): named here, with what to do
+        counts = np.bincount(strata if sw is None else strata[sw > 0],
+                             minlength=strata.max() + 1)
+        if len(labels) == 2 and (self.cv is None or isinstance(self.cv, numbers.Integral)):
+            lone = np.flatnonzero(counts == 1)
+            if lone.size:
+                tasks = split_tasks(task_index, len(yv))[0] if task_index is not None \
+                    else [None]
+                task = plain_value(tasks[lone[0] // 2])
+                raise ValueError(
+                    ("" if task_index is None else f"task {task!r} has ")
+                    + f"one sample of class {plain_value(labels[min(lone[0] % 2, len(labels) - 1)])!r}"
+                    + ("" if sw is None else " of positive weight")
+                    + "; cross-validation needs two of each class"
+                    + ("" if task_index is None else " in every task")
+                    + ", so that every training fold holds both: add samples, or fit "
+                    "MultitaskMKLClassifier with a chosen C.")
         self._store = FactorStore()
         try:
             splits = self._splits(strata, sw)
