@@ -544,7 +544,7 @@ def test_bad_input():
         LowRankKernelRegressor(n_columns=31).fit(X, y)
     y_nan = y.copy()
     y_nan[3] = np.nan
-    with pytest.raises(ValueError, match="y contains NaN"):
+    with pytest.raises(ValueError, match="y has a missing value at row 3"):
         LowRankKernelRegressor().fit(X, y_nan)
     rng = np.random.default_rng(0)
     A = rng.normal(size=(30, 30))

@@ -55,10 +55,8 @@ def test_check_two_classes_raises_and_warns_as_sklearn(y):
         check_classification_targets(y)
         classes = np.unique(y)
         if classes.size < 2:
-            raise ValueError(
-                f"y contains a single class ({classes[0]!r}); a classifier needs more "
-                "than one class."
-            )
+            raise ValueError(f"y contains a single class ({classes[0].item()!r}); a "
+                             "classifier needs more than one class.")
 
     assert outcome(check_two_classes) == outcome(reference)
 

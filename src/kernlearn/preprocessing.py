@@ -40,9 +40,10 @@ __all__ = [
     "TargetStandardization",
     "centred_dots",
     "check_center",
-    "implicit_center",
+    "column_nonzeros",
     "fit_standardization",
     "fit_target_standardization",
+    "implicit_center",
     "measurement_columns",
     "standardization_from_maxabs",
     "standardization_from_moments",
@@ -51,7 +52,7 @@ __all__ = [
 # A column whose spread is below this fraction of its magnitude is constant up
 # to rounding (scikit-learn's ``_handle_zeros_in_scale`` uses the same idea).
 _CONSTANT_RTOL = 1e3 * np.finfo(np.float64).eps
-# sparse_rule="maxabs": a sparse column stored in at least this share of the
+# sparse_rule="maxabs": a sparse column non-zero in at least this share of the
 # rows is a measurement (a year, a price: an offset column has no zeros) and is
 # scaled by its standard deviation, not by its largest value, which is mostly
 # its offset.  Dense suite sets passed to FGMClassifier as CSR, seed 0: with
@@ -70,7 +71,8 @@ def measurement_columns(nnz, n_rows):
     Parameters
     ----------
     nnz : ndarray of shape (n_features,)
-        Stored entries per column (over the rows of positive weight).
+        Non-zero values per column (:func:`column_nonzeros`, over the rows of
+        positive weight).
     n_rows : int
         Number of those rows.
 
@@ -79,6 +81,31 @@ def measurement_columns(nnz, n_rows):
     ndarray of bool, shape (n_features,)
     """
     return np.asarray(nnz) >= MEASUREMENT_SHARE * max(int(n_rows), 1)
+
+
+def column_nonzeros(X):
+    """Non-zero values in each column of sparse ``X``, whatever its storage holds.
+
+    SciPy's ``getnnz`` counts stored entries: explicit zeros (a CSR matrix
+    built from triplets, or whose values were set to 0 in place) and
+    duplicates not yet summed.  The same matrix stored two ways had its
+    columns counted differently, so :func:`measurement_columns` could call
+    one of them a measurement in one storage and not in the other, and FGM
+    fitted another model on the same numbers.
+
+    Parameters
+    ----------
+    X : sparse matrix or array of shape (n_samples, n_features)
+
+    Returns
+    -------
+    ndarray of int of shape (n_features,)
+    """
+    X = sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        X = X.copy()  # (never the caller's matrix)
+        X.sum_duplicates()
+    return np.bincount(X.indices[X.data != 0], minlength=X.shape[1])
 
 
 def check_center(center, X):
@@ -396,8 +423,8 @@ def fit_standardization(X, sample_weight=None, standardize=True, sparse_rule="st
         Scale of sparse columns: their (weighted) standard deviation, or
         (FGM's rule on sparse text, where the standard deviation blows a rare
         word up to the size of a common one) their largest absolute value
-        over the rows of positive weight, for the columns stored in fewer
-        than :data:`MEASUREMENT_SHARE` of those rows; a column stored in more
+        over the rows of positive weight, for the columns non-zero in fewer
+        than :data:`MEASUREMENT_SHARE` of those rows; a column non-zero in more
         is a measurement in a sparse container (a year, a price, or a dense
         matrix passed as CSR), whose largest value is mostly its offset, and
         gets its standard deviation as with ``"std"``.
@@ -418,7 +445,7 @@ def fit_standardization(X, sample_weight=None, standardize=True, sparse_rule="st
             sp.csr_matrix(X)[np.flatnonzero(w > 0)]
         return standardization_from_maxabs(
             np.asarray(abs(Xr).max(axis=0).todense()).ravel(),
-            measurement_columns(Xr.getnnz(axis=0), Xr.shape[0]),
+            measurement_columns(column_nonzeros(Xr), Xr.shape[0]),
             lambda: fit_standardization(X, sample_weight, True, sparse_rule="std").scale)
     if sp.issparse(X):
         Xc = X.tocsc() if X.format != "csc" else X

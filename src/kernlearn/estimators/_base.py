@@ -2,12 +2,25 @@
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import (
+    make_constraint,
+    validate_parameter_constraints,
+)
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils._param_validation import make_constraint, validate_parameter_constraints
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 from ..families._infinite import plain_float_matrix
 from ..utils._finite import first_non_finite
+from ..utils._messages import plain_value
+
+# (re-exported: the estimators and tests import them from here)
+from ._platt import (  # noqa: F401
+    PLATT_XFAIL,
+    ProbabilityMixin,
+    _has_proba,
+    logistic_proba,
+    platt_sigmoid,
+)
 
 
 def check_two_classes(y):
@@ -32,10 +45,8 @@ def check_two_classes(y):
         except TypeError as exc:
             raise _unordered(y, "y", "labels", exc) from None
     if classes.size < 2:
-        raise ValueError(
-            f"y contains a single class ({classes[0]!r}); a classifier needs more "
-            "than one class."
-        )
+        raise ValueError(f"y contains a single class ({plain_value(classes[0])!r}); a "
+                         "classifier needs more than one class.")
 
 
 def _unordered(values, name, what, exc):
@@ -150,17 +161,19 @@ def target_values(y):
         A label is missing.
     """
     pandas_like = hasattr(y, "dtype") and hasattr(y, "to_numpy") and hasattr(y, "isna")
+    if isinstance(y, np.ndarray) and y.dtype.kind == "f":
+        # (a NaN label of a float array was scikit-learn's "Input y contains
+        # NaN", without the row; a pandas Series of the same floats named it)
+        _refuse_missing(y, np.isnan(y))
+        return y
+    if hasattr(y, "columns") and hasattr(y, "isna"):  # a DataFrame of targets
+        _refuse_missing(y, np.asarray(y.isna()))
+        return y
     if not pandas_like and not (isinstance(y, np.ndarray) and y.dtype == object):
         return y
     import pandas as pd
 
-    missing = np.asarray(pd.isna(y)).ravel()
-    if missing.any():
-        i = int(np.flatnonzero(missing)[0])
-        label = y.index[i] if hasattr(y, "index") and y.ndim == 1 else i
-        raise ValueError(
-            f"y has a missing value at row {i}" + ("" if label == i else f" (index {label!r})")
-            + f" ({int(missing.sum())} missing in all); drop those rows or fill them.")
+    _refuse_missing(y, np.asarray(pd.isna(y)))
     if pandas_like:
         dtype = y.dtype
         if isinstance(dtype, pd.CategoricalDtype):
@@ -171,6 +184,19 @@ def target_values(y):
     if y.dtype == object and y.size and all(isinstance(v, (bool, np.bool_)) for v in y.ravel()):
         y = y.astype(bool)
     return y
+
+
+def _refuse_missing(y, missing):
+    """ValueError naming the first row of targets ``y`` that ``missing`` marks
+    (an array of ``y``'s shape; a row of a 2-D ``y`` is missing in any column)."""
+    if missing.any():
+        rows = missing.reshape(len(missing), -1).any(axis=1) if missing.ndim else missing
+        i = int(np.flatnonzero(rows)[0])
+        label = plain_value(y.index[i] if hasattr(y, "index") else i)
+        k = int(rows.sum())
+        raise ValueError(
+            f"y has a missing value at row {i}" + ("" if label == i else f" (index {label!r})")
+            + f" ({k} row{'s' if k > 1 else ''} with one in all); drop those rows or fill them.")
 
 
 def _finite_checked_first(est, X, kwargs):
@@ -210,8 +236,7 @@ def _first_non_finite(X):
         return None
     i, j, value, count = found
     what = "a missing value (NaN)" if np.isnan(value) else f"an infinite value ({value})"
-    label = X.index[i] if columns is not None else i
-    label = label.item() if isinstance(label, np.generic) else label  # (6, not np.int64(6))
+    label = plain_value(X.index[i] if columns is not None else i)
     return (f"{what} at row {i}" + ("" if label == i else f" (index {label!r})")
             + (f", column {columns[j]!r}" if columns is not None else f", column {j}")
             + f" ({count} in all)")
@@ -624,30 +649,6 @@ def task_score_doc(what, x_doc):
         """
 
 
-def logistic_proba(scores):
-    """Class probabilities from logistic-loss margins.
-
-    Binary: the sigmoid of the margin; one-vs-rest multiclass: the classes'
-    sigmoids normalised to sum to one.
-
-    Parameters
-    ----------
-    scores : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-
-    Returns
-    -------
-    proba : ndarray of shape (n_samples, n_classes)
-    """
-    from scipy.special import expit
-
-    p = expit(np.asarray(scores, dtype=float))
-    if p.ndim == 1 or p.shape[1] == 1:
-        p = p.reshape(-1, 1)
-        return np.hstack([1 - p, p])
-    return p / p.sum(axis=1, keepdims=True)
-
-
-
 def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
     """Validated per-sample loss weights, class weights folded in.
 
@@ -703,168 +704,6 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
             raise ValueError("class_weight and sample_weight give every sample a "
                              "zero weight; nothing to fit.")
     return sw
-
-
-def platt_sigmoid(f, t, sample_weight=None):
-    r"""Platt's sigmoid :math:`P(y=1|f) = 1/(1 + \exp(Af + B))` fitted to scores.
-
-    Maximum (weighted) likelihood with Platt's regularised targets
-    :math:`t_+ = (N_+ + 1)/(N_+ + 2)`, :math:`t_- = 1/(N_- + 2)`, which keep
-    the fit finite on separable scores.
-
-    Parameters
-    ----------
-    f : ndarray of shape (n,)
-        Decision values (cross-validated, so not over-confident).
-    t : ndarray of bool of shape (n,)
-        Whether each sample belongs to the positive class.
-    sample_weight : ndarray of shape (n,), optional
-        Weights of the samples in the likelihood.
-
-    Returns
-    -------
-    A, B : float
-
-    References
-    ----------
-    J. Platt (1999), Probabilistic outputs for support vector machines.
-    H.-T. Lin, C.-J. Lin, R. Weng (2007), A note on Platt's probabilistic
-    outputs for support vector machines, Mach. Learn. 68.
-    """
-    from scipy.optimize import minimize
-    from scipy.special import expit
-
-    f = np.asarray(f, dtype=float)
-    w = np.ones_like(f) if sample_weight is None else np.asarray(sample_weight, float)
-    n_pos, n_neg = w[t].sum(), w[~t].sum()
-    target = np.where(t, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
-    scale = max(float(np.std(f)), 1e-12)  # conditions the 2-parameter problem
-
-    def nll(ab):
-        z = -(ab[0] * f / scale + ab[1])  # log-odds of the positive class
-        p = expit(z)
-        val = np.sum(w * (np.logaddexp(0.0, z) - target * z))
-        g = w * (p - target)
-        return val, np.array([-np.sum(g * f) / scale, -np.sum(g)])
-
-    prior = np.log((n_neg + 1.0) / (n_pos + 1.0))
-    res = minimize(nll, np.array([0.0, prior]), jac=True, method="L-BFGS-B")
-    return float(res.x[0] / scale), float(res.x[1])
-
-
-def _has_proba(est):
-    """``available_if`` check of :class:`ProbabilityMixin`."""
-    if getattr(est, "loss", None) == "logistic" or getattr(est, "probability", False):
-        return True
-    raise AttributeError(
-        "predict_proba is not available: set probability=True (Platt scaling "
-        "fitted by internal cross-validation)"
-        + (" or loss='logistic'" if hasattr(est, "loss") else "") + "."
-    )
-
-
-# Platt scaling's internal cross-validation splits the weighted rows and their
-# repetitions into different folds, so its sigmoids (not the decision
-# function) differ; scikit-learn's SVC(probability=True) is in the same case.
-PLATT_XFAIL = {
-    name: "Platt scaling's internal cross-validation folds differ between "
-    "weighted and repeated rows (as for SVC(probability=True))"
-    for name in ("check_sample_weight_equivalence_on_dense_data",
-                 "check_sample_weight_equivalence_on_sparse_data")
-}
-
-
-class ProbabilityMixin:
-    """``predict_proba`` for every classifier: native or Platt scaling.
-
-    Logistic-loss models (``loss="logistic"``) give their own probabilities.
-    Otherwise ``probability=True`` fits, as scikit-learn's ``SVC`` does, one
-    Platt sigmoid per class on decision values predicted by an internal
-    5-fold stratified cross-validation (``random_state`` seeds the folds), and
-    multiclass probabilities are the per-class sigmoids normalised to sum to
-    one (as in ``CalibratedClassifierCV``).  The cross-validation costs five
-    extra fits; with ``probability=False`` ``predict_proba`` does not exist,
-    so duck typing (soft voting, ``hasattr``) sees the truth.
-
-    Estimators using it define ``_row_args`` (extra per-sample fit and
-    decision arguments, e.g. ``task_index``) when they have any.
-    """
-
-    _platt_folds = 5
-
-    def _fit_platt(self, X, y, sample_weight=None, **row_args):
-        """Fit the Platt sigmoids when needed; call at the end of ``fit``."""
-        from sklearn.base import clone
-        from sklearn.model_selection import StratifiedKFold
-
-        self.platt_ = None
-        if not getattr(self, "probability", False) or getattr(self, "loss", None) == "logistic":
-            return
-        y = np.asarray(y)
-        classes, yi = np.unique(y, return_inverse=True)
-        n_folds = min(self._platt_folds, int(np.bincount(yi).min()))
-        if n_folds < 2:
-            raise ValueError("probability=True needs at least 2 samples of every class "
-                             "(Platt scaling is fitted by cross-validation).")
-        rs = getattr(self, "random_state", None)
-        folds = StratifiedKFold(n_folds, shuffle=True, random_state=0 if rs is None else rs)
-        inner = clone(self).set_params(probability=False)
-        scores = np.zeros((len(y), 1 if len(classes) == 2 else len(classes)))
-        for train, test in folds.split(np.zeros((len(y), 1)), yi):
-            X_tr, y_tr = self._split_rows(X, y, train)
-            X_te, _ = self._split_rows(X, y, test, train)
-            kw = {k: np.asarray(v)[train] for k, v in row_args.items() if v is not None}
-            if sample_weight is not None:
-                kw["sample_weight"] = np.asarray(sample_weight)[train]
-            model = clone(inner).fit(X_tr, y_tr, **kw)
-            kw_te = {k: np.asarray(v)[test] for k, v in row_args.items() if v is not None}
-            d = np.asarray(model.decision_function(X_te, **kw_te))
-            if len(np.unique(y_tr)) != len(classes):
-                raise ValueError("a cross-validation fold lost a class; Platt scaling "
-                                 "needs every class in every training fold.")
-            scores[test] = d.reshape(len(test), -1)
-        targets = [yi == 1] if len(classes) == 2 else [yi == k for k in range(len(classes))]
-        self.platt_ = np.array([platt_sigmoid(scores[:, k], t, sample_weight)
-                                for k, t in enumerate(targets)])
-
-    def _split_rows(self, X, y, rows, cols=None):
-        """Training rows ``rows`` (test rows against training ``cols``).
-
-        scikit-learn's ``_safe_split``: kernel (pairwise) inputs are cut on
-        both axes; a list of precomputed Gram matrices (estimators with
-        ``kernels="precomputed"``) is cut on both axes of every matrix.
-        """
-        from sklearn.utils.metaestimators import _safe_split
-
-        precomputed = getattr(self, "_precomputed", None)
-        if callable(precomputed) and precomputed():
-            grams = np.stack([np.asarray(K) for K in X])
-            cols = rows if cols is None else cols
-            return list(grams[:, rows][:, :, cols]), np.asarray(y)[rows]
-        return _safe_split(self, X, y, rows, cols)
-
-    def _platt_proba(self, scores):
-        """Probabilities from decision values through the fitted sigmoids."""
-        from scipy.special import expit
-
-        S = np.asarray(scores, dtype=float).reshape(len(scores), -1)
-        P = expit(-(S * self.platt_[:, 0] + self.platt_[:, 1]))
-        if P.shape[1] == 1:
-            return np.hstack([1.0 - P, P])
-        total = P.sum(axis=1, keepdims=True)
-        # all sigmoids zero: no information, uniform (as CalibratedClassifierCV)
-        return np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / P.shape[1])
-
-    def _proba(self, scores):
-        """Native logistic probabilities or Platt's, from decision values.
-
-        As fitted (Platt's sigmoids exist or not), not as the parameters now
-        say: ``set_params(loss="logistic")`` after a fit changed the fitted
-        model's probabilities (and the reverse raised a TypeError).
-        """
-        if getattr(self, "platt_", None) is None:
-            return logistic_proba(scores)
-        return self._platt_proba(scores)
 
 
 def standardize_fit(est, X, sample_weight=None, y=None):

@@ -344,7 +344,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified; by their largest absolute value, a
-        rule chosen by measurement on sparse text, except columns stored in
+        rule chosen by measurement on sparse text, except columns non-zero in
         at least 90 % of the rows, which get their standard deviation:
         :data:`kernlearn.preprocessing.MEASUREMENT_SHARE`); regression targets are
         standardised per output.  Learned quantities are reported in the

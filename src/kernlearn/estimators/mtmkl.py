@@ -11,6 +11,7 @@ import numpy as np
 from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.preprocessing import LabelEncoder
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     check_consistent_length,
@@ -18,13 +19,11 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-
 from ..kernels import _check_gram_list, linear_kernel, rbf_kernel
 from ..methods.mtmkl import FORMULATIONS, TaskKernels, fit_multitask
 from ..preprocessing import fit_target_standardization
 from ..solvers._base import single_blas_thread
-from sklearn.utils._available_if import available_if
-
+from ..utils._messages import plain_value
 from ._base import (
     ProbabilityMixin,
     _has_proba,
@@ -746,6 +745,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
     )
 
     _y_numeric = False
+    _tasks_need_every_class = True  # (Platt's folds keep both classes in every task)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -801,7 +801,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         rows = self._split_tasks(task_index, len(y))
         for t, r in enumerate(rows):
             if np.unique(signed[r]).size < 2:
-                raise ValueError(f"task {self.tasks_[t]!r} has samples of one class "
+                raise ValueError(f"task {plain_value(self.tasks_[t])!r} has samples of one class "
                                  "only; every task needs both classes.")
         self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared,
                   C=C, factor_store=factor_store)

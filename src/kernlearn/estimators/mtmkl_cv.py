@@ -14,18 +14,20 @@ closed-form leave-one-out residuals (one fit per C instead of one per C and
 fold).
 """
 
+import numbers
 import warnings
 
 import numpy as np
+from scipy.stats import rankdata
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import StrOptions
-from scipy.stats import rankdata
 
 from ..methods.mtmkl import FactorStore
 from ..methods.mtmkl.selection import loo_residuals
 from ..solvers._base import single_blas_thread
+from ..utils._messages import plain_value
 from ._base import _refuse_both, fit_sample_weight, split_tasks
 from .mtmkl import MultitaskMKLClassifier, MultitaskMKLRegressor, _fit_doc
 
@@ -49,11 +51,20 @@ class _SelectionMixin:
             return np.zeros(n, dtype=np.int64)
         return np.searchsorted(split_tasks(task_index, n)[0], np.asarray(task_index))
 
-    def _splits(self, strata):
+    def _splits(self, strata, sw=None):
         # an int: StratifiedKFold on the strata (every task, and for the
         # classifier every task's classes, in every fold)
-        return list(check_cv(self.cv, strata, classifier=True).split(
-            np.zeros((len(strata), 1)), strata))
+        cv = check_cv(self.cv, strata, classifier=True)
+        if sw is None or np.all(sw > 0) or not (self.cv is None or isinstance(
+                self.cv, numbers.Integral) or hasattr(self.cv, "split")):
+            return list(cv.split(np.zeros((len(strata), 1)), strata))
+        # rows of zero weight are removed rows: in no fold (they were split with
+        # the others, so a weighted fit chose another C than the fit without
+        # them, and a training fold holding only such rows stopped on "Sample
+        # weights must contain at least one non-zero number")
+        keep = np.flatnonzero(sw > 0)
+        return [(keep[tr], keep[te])
+                for tr, te in cv.split(np.zeros((keep.size, 1)), strata[keep])]
 
     def _record(self, Cs, scores):
         """``cv_results_``, ``best_score_``, ``n_splits_`` of a score table (C x split)."""
@@ -305,7 +316,7 @@ n_features_in_
             else:
                 scores = self._validation_scores(lambda: np.array(
                     [[self._fold_score(X, yv, task_index, sw, C, tr, te)
-                      for tr, te in self._splits(pos)] for C in Cs]))
+                      for tr, te in self._splits(pos, sw)] for C in Cs]))
             best = self._record(Cs, scores)
             self.C_ = float(Cs[best])
             return self._fit_regression(X_refit, yv, task_index, sample_weight,
@@ -325,13 +336,11 @@ n_features_in_
             keep = slice(None) if self._train_rows is None else self._train_rows
             y_fit = np.asarray(y, dtype=float)[keep]
             w = np.ones(len(y_fit)) if sw is None else sw[keep]
-            dev = y_fit - np.average(y_fit, weights=w)
-            sse = self._model.history["loo_sse"][0]
-            scores = np.array([[1.0 - sse / np.sum(w * dev ** 2)]])
+            scores = np.array([[_pooled_r2(self._model.history["loo_sse"][0], y_fit, w)]])
         else:
             scores = self._validation_scores(lambda: np.array(
                 [[self._fold_score(X, y, task_index, sw, "auto", tr, te)
-                  for tr, te in self._splits(pos)]]))
+                  for tr, te in self._splits(pos, sw)]]))
             self._fit_regression(X_refit, y, task_index, sw, C="auto", C_grid=Cs,
                                  factor_store=self._store)
         self._record([self.C_], scores)
@@ -359,8 +368,20 @@ n_features_in_
             res = loo_residuals(est.kernels_, est._blocks, est._model, y_fit, C,
                                 None if sw is None else w)
         # the pooled R^2 of the left-out predictions, as score()
-        dev = y_fit - np.average(y_fit, weights=w)
-        return float(1.0 - np.sum(w * res ** 2) / np.sum(w * dev ** 2))
+        return _pooled_r2(np.sum(w * res ** 2), y_fit, w)
+
+
+def _pooled_r2(sse, y, w):
+    r""":math:`R^2 = 1 - SSE / SST` of targets ``y`` (weights ``w``), as ``score()``.
+
+    On constant targets (:math:`SST = 0`) it is scikit-learn's ``r2_score``
+    value: 1 for exact predictions, else 0.  It was :math:`-\infty` or NaN,
+    and the fit stopped with "a validation score is not finite".
+    """
+    sst = float(np.sum(w * (y - np.average(y, weights=w)) ** 2))
+    if sst > 0:
+        return float(1.0 - sse / sst)
+    return 1.0 if sse == 0 else 0.0
 
 
 class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
@@ -478,12 +499,31 @@ kernels_, n_features_in_
         Xv, yv = self._check_X(X, y, reset=True)
         X = Xv if self._precomputed() else np.asarray(Xv)
         yv = np.asarray(yv)
-        cls = np.unique(yv, return_inverse=True)[1]
+        labels, cls = np.unique(yv, return_inverse=True)
         strata = 2 * self._task_pos(task_index, len(yv)) + (cls > 0)
         sw = fit_sample_weight(sample_weight, len(yv))  # checked before the folds index it
+        # a task's only sample of a class leaves some training fold without it,
+        # whose fit stopped on "task 1 has samples of one class only" (the data
+        # had both): named here, with what to do
+        counts = np.bincount(strata if sw is None else strata[sw > 0],
+                             minlength=strata.max() + 1)
+        if len(labels) == 2 and (self.cv is None or isinstance(self.cv, numbers.Integral)):
+            lone = np.flatnonzero(counts == 1)
+            if lone.size:
+                tasks = split_tasks(task_index, len(yv))[0] if task_index is not None \
+                    else [None]
+                task = plain_value(tasks[lone[0] // 2])
+                raise ValueError(
+                    ("" if task_index is None else f"task {task!r} has ")
+                    + f"one sample of class {plain_value(labels[min(lone[0] % 2, len(labels) - 1)])!r}"
+                    + ("" if sw is None else " of positive weight")
+                    + "; cross-validation needs two of each class"
+                    + ("" if task_index is None else " in every task")
+                    + ", so that every training fold holds both: add samples, or fit "
+                    "MultitaskMKLClassifier with a chosen C.")
         self._store = FactorStore()
         try:
-            splits = self._splits(strata)
+            splits = self._splits(strata, sw)
             scores = self._validation_scores(lambda: np.array(
                 [[self._fold_score(X, yv, task_index, sw, C, tr, te)
                   for tr, te in splits] for C in Cs]))

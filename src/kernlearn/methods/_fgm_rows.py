@@ -8,7 +8,9 @@ imports the other for them.
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["active_block", "block_moments", "block_stored", "centre_by_newton"]
+from ..preprocessing import column_nonzeros
+
+__all__ = ["active_block", "block_moments", "block_stored", "centre_by_newton", "offset_shift"]
 
 # A sparse active block with more than this fraction of non-zeros, and at most
 # _DENSE_MAX_ENTRIES entries, is solved on dense storage (below it, sparse
@@ -40,6 +42,43 @@ def active_block(blocks):
     if A.nnz > _DENSE_ABOVE * n * p and n * p <= _DENSE_MAX_ENTRIES:
         return A.toarray(order="F")
     return A
+
+
+# A dense active column whose centre lies farther from zero than this many
+# half-ranges (a Unix time, ~1.7e9, varying over days) is shifted to zero in the
+# master.  FGM centres implicitly, through the intercept, so the master saw the
+# offset: its Hessian's condition number grew as (centre / half-range)^2, and
+# from offsets of ~1e8 the Newton master met NaN (LinAlgError) or stopped on a
+# chance-level model.  Below the threshold nothing is shifted, so ordinary
+# data keep their models bit for bit.
+_OFFSET_RATIO = 1e3
+
+
+def offset_shift(A):
+    r"""Column shifts that take a dense active block's far-offset columns to zero.
+
+    With an intercept the master may solve on ``A - shift`` instead of ``A``:
+    :math:`AW + b = (A - 1 s^\top) W + (b + s^\top W)`, the same problem
+    (the penalty does not see the intercept).  The shift of a column is its
+    midrange, the same for a row repeated or weighted; only columns whose
+    midrange exceeds ``_OFFSET_RATIO`` half-ranges are shifted.
+
+    Parameters
+    ----------
+    A : ndarray or sparse matrix of shape (n_samples, p)
+        The active block (sparse blocks and row partitions are not shifted).
+
+    Returns
+    -------
+    ndarray of shape (p,) or None
+        The shifts (zero for columns kept), or None when nothing is shifted.
+    """
+    if not isinstance(A, np.ndarray) or A.size == 0:
+        return None
+    lo, hi = A.min(axis=0), A.max(axis=0)
+    mid = 0.5 * lo.astype(np.float64) + 0.5 * hi  # (no overflow near the float maximum)
+    far = np.abs(mid) > _OFFSET_RATIO * (0.5 * hi.astype(np.float64) - 0.5 * lo)
+    return np.where(far, mid, 0.0) if far.any() else None
 
 
 def centre_by_newton(sums, K, n_newton=30):
@@ -105,8 +144,8 @@ def block_moments(block, w=None):
 
 
 def block_stored(block, w=None):
-    """Per-block ``[stored entries of each column, rows]`` over the rows of positive
-    weight, as one row (a second pass, for sparse blocks only).
+    """Per-block ``[non-zero values of each column, rows]`` over the rows of
+    positive weight, as one row (a second pass, for sparse blocks only).
 
     Parameters
     ----------
@@ -120,4 +159,4 @@ def block_stored(block, w=None):
     """
     keep = np.flatnonzero(np.ones(block.shape[0]) if w is None else w > 0)
     B = sp.csr_matrix(block)[keep]
-    return np.concatenate([B.getnnz(axis=0), [len(keep)]])[None, :]
+    return np.concatenate([column_nonzeros(B), [len(keep)]])[None, :]

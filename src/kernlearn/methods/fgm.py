@@ -59,7 +59,8 @@ from ..penalties import SquaredGroupL1
 from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
-from ._fgm_rows import active_block, block_moments, block_stored, centre_by_newton
+from ._fgm_rows import (active_block, block_moments, block_stored, centre_by_newton,
+                        offset_shift)
 
 __all__ = ["FGMResult", "FGMSettings", "check_family", "fgm_decision", "fgm_standardization",
            "fit_fgm"]
@@ -556,6 +557,13 @@ def _refit_l2(X, y, sel, kind, pool, C, fit_intercept, sample_weight=None):
     scale = pool.scale_[sel]
     Xs = pool.raw_columns(sel, X)
     Xs = Xs @ sp.diags(scale) if sp.issparse(Xs) else Xs * scale
+    # (far-offset columns centred, as in the master: LinearSVC penalises the
+    # intercept, and with a Unix-time column its fit fell to chance; a sparse
+    # block dense enough for the master to densify is densified here too)
+    Xs = active_block([Xs]) if sp.issparse(Xs) else Xs
+    shift = offset_shift(Xs) if fit_intercept else None
+    if shift is not None:
+        Xs -= shift
     if kind == "square":
         model = Ridge(alpha=1.0 / C, fit_intercept=fit_intercept)
     elif kind == "logistic":
@@ -567,7 +575,8 @@ def _refit_l2(X, y, sel, kind, pool, C, fit_intercept, sample_weight=None):
                           max_iter=5000)
     model.fit(Xs, y, sample_weight=sample_weight)
     coef[sel] = np.ravel(model.coef_) * scale
-    return coef, float(np.ravel(model.intercept_)[0]) if fit_intercept else 0.0
+    b = float(np.ravel(model.intercept_)[0]) if fit_intercept else 0.0
+    return coef, b - (0.0 if shift is None else float(shift @ np.ravel(model.coef_)))
 
 
 def fgm_decision(X, coef, intercept, pool=None, selected=None):
@@ -883,7 +892,13 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=No
     ``M`` (``(n, K)``), APG's Lipschitz estimate ``tau``, ``objective``,
     ``n_iter`` and ``converged``; ``row_work`` is how the Newton master reads
     the rows (``None``: in memory; see :class:`~kernlearn.solvers.Problem`).
+    Far-offset columns of ``A`` (a fresh copy) are shifted in place
+    (:func:`offset_shift`) and the intercept mapped back.
     """
+    shift = offset_shift(A) if s.fit_intercept else None
+    if shift is not None:
+        A -= shift.astype(A.dtype)
+        b0 = b0 + shift @ W0
     if kind == "newton":
         opts = {k: v for k, v in (("tol", s.master_tol), ("max_iter", s.master_max_iter))
                 if v is not None}
@@ -914,6 +929,8 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=No
         tau = res.state["tau"]
         W, b = res.coef[:, None], np.array([res.intercept])
         M = res.state["margin"][:, None]
+    if shift is not None:
+        b = b - shift @ W
     return {"W": W, "b": b, "M": M, "tau": tau, "objective": res.state["objective"],
             "n_iter": res.n_iter, "converged": res.converged}
 

@@ -200,6 +200,10 @@ def _loo_objective(mu, grams, y_b, w_b, masks, grad=True, shared=None, full=Fals
     off = 0
     for s_, Z in enumerate(shared):
         r_s = Z[0].shape[2]
+        # every shared factor empty (linear kernels of constant columns): their
+        # gradient is zero (U, M were never formed: an UnboundLocalError)
+        if R == 0:
+            break
         ZPv = sum(np.einsum("tir,ti->r", Zb, p) for Zb, p in zip(Z, Pv))
         Zb_ = sum(np.einsum("tir,ti->r", Zb, be) for Zb, be in zip(Z, beta))
         # rows of P Z_s: P_B Z_s - U M^-1 (U' Z_s)

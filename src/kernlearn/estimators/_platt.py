@@ -1,0 +1,224 @@
+"""Probabilities of the classifiers: native logistic ones or Platt scaling."""
+
+import numpy as np
+
+from ..gram import PrecomputedKernels
+from ..utils._messages import plain_value
+
+
+def logistic_proba(scores):
+    """Class probabilities from logistic-loss margins.
+
+    Binary: the sigmoid of the margin; one-vs-rest multiclass: the classes'
+    sigmoids normalised to sum to one.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+
+    Returns
+    -------
+    proba : ndarray of shape (n_samples, n_classes)
+    """
+    from scipy.special import expit
+
+    p = expit(np.asarray(scores, dtype=float))
+    if p.ndim == 1 or p.shape[1] == 1:
+        p = p.reshape(-1, 1)
+        return np.hstack([1 - p, p])
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def platt_sigmoid(f, t, sample_weight=None):
+    r"""Platt's sigmoid :math:`P(y=1|f) = 1/(1 + \exp(Af + B))` fitted to scores.
+
+    Maximum (weighted) likelihood with Platt's regularised targets
+    :math:`t_+ = (N_+ + 1)/(N_+ + 2)`, :math:`t_- = 1/(N_- + 2)`, which keep
+    the fit finite on separable scores.
+
+    Parameters
+    ----------
+    f : ndarray of shape (n,)
+        Decision values (cross-validated, so not over-confident).
+    t : ndarray of bool of shape (n,)
+        Whether each sample belongs to the positive class.
+    sample_weight : ndarray of shape (n,), optional
+        Weights of the samples in the likelihood.
+
+    Returns
+    -------
+    A, B : float
+
+    References
+    ----------
+    J. Platt (1999), Probabilistic outputs for support vector machines.
+    H.-T. Lin, C.-J. Lin, R. Weng (2007), A note on Platt's probabilistic
+    outputs for support vector machines, Mach. Learn. 68.
+    """
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    f = np.asarray(f, dtype=float)
+    w = np.ones_like(f) if sample_weight is None else np.asarray(sample_weight, float)
+    n_pos, n_neg = w[t].sum(), w[~t].sum()
+    target = np.where(t, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    scale = max(float(np.std(f)), 1e-12)  # conditions the 2-parameter problem
+
+    def nll(ab):
+        z = -(ab[0] * f / scale + ab[1])  # log-odds of the positive class
+        p = expit(z)
+        val = np.sum(w * (np.logaddexp(0.0, z) - target * z))
+        g = w * (p - target)
+        return val, np.array([-np.sum(g * f) / scale, -np.sum(g)])
+
+    prior = np.log((n_neg + 1.0) / (n_pos + 1.0))
+    res = minimize(nll, np.array([0.0, prior]), jac=True, method="L-BFGS-B")
+    return float(res.x[0] / scale), float(res.x[1])
+
+
+def _has_proba(est):
+    """``available_if`` check of :class:`ProbabilityMixin`."""
+    if getattr(est, "loss", None) == "logistic" or getattr(est, "probability", False):
+        return True
+    raise AttributeError(
+        "predict_proba is not available: set probability=True (Platt scaling "
+        "fitted by internal cross-validation)"
+        + (" or loss='logistic'" if hasattr(est, "loss") else "") + "."
+    )
+
+
+# Platt scaling's internal cross-validation splits the weighted rows and their
+# repetitions into different folds, so its sigmoids (not the decision
+# function) differ; scikit-learn's SVC(probability=True) is in the same case.
+PLATT_XFAIL = {
+    name: "Platt scaling's internal cross-validation folds differ between "
+    "weighted and repeated rows (as for SVC(probability=True))"
+    for name in ("check_sample_weight_equivalence_on_dense_data",
+                 "check_sample_weight_equivalence_on_sparse_data")
+}
+
+
+class ProbabilityMixin:
+    """``predict_proba`` for every classifier: native or Platt scaling.
+
+    Logistic-loss models (``loss="logistic"``) give their own probabilities.
+    Otherwise ``probability=True`` fits, as scikit-learn's ``SVC`` does, one
+    Platt sigmoid per class on decision values predicted by an internal
+    5-fold stratified cross-validation (``random_state`` seeds the folds;
+    rows of zero weight are in none, as if removed), and
+    multiclass probabilities are the per-class sigmoids normalised to sum to
+    one (as in ``CalibratedClassifierCV``).  The cross-validation costs five
+    extra fits; with ``probability=False`` ``predict_proba`` does not exist,
+    so duck typing (soft voting, ``hasattr``) sees the truth.
+
+    Estimators using it define ``_row_args`` (extra per-sample fit and
+    decision arguments, e.g. ``task_index``) when they have any.
+    """
+
+    _platt_folds = 5
+
+    def _fit_platt(self, X, y, sample_weight=None, **row_args):
+        """Fit the Platt sigmoids when needed; call at the end of ``fit``."""
+        import warnings
+
+        from sklearn.base import clone
+        from sklearn.model_selection import StratifiedKFold
+
+        self.platt_ = None
+        if not getattr(self, "probability", False) or getattr(self, "loss", None) == "logistic":
+            return
+        y = np.asarray(y)
+        classes, yi = np.unique(y, return_inverse=True)
+        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        # rows of zero weight are removed rows: in no fold and not in the
+        # sigmoids' fit (they were split with the others, so the probabilities
+        # differed from those of the fit without them)
+        keep = np.arange(len(y)) if sw is None else np.flatnonzero(sw > 0)
+        # strata: the classes, within each task when there are tasks (a task's
+        # only samples of a class could all fall out of a training fold, and the
+        # multitask classifier refused that fold: "task 1 has samples of one
+        # class only", which the data did not have)
+        tasks = row_args.get("task_index")
+        names, tpos = (None, np.zeros(len(y), dtype=int)) if tasks is None \
+            else np.unique(np.asarray(tasks), return_inverse=True)
+        strata = tpos.ravel() * len(classes) + yi
+        # (the estimators whose every task needs every class count per task)
+        per_task = tasks is not None and getattr(self, "_tasks_need_every_class", False)
+        counts = np.bincount((strata if per_task else yi)[keep])
+        n_folds = min(self._platt_folds, int(counts[counts > 0].min()))
+        if n_folds < 2:
+            k = int(np.flatnonzero(counts == 1)[0])
+            where = "" if not per_task else (
+                f" in every task (task {plain_value(names[k // len(classes)])!r} has "
+                f"one of class {plain_value(classes[k % len(classes)])!r})")
+            raise ValueError("probability=True needs at least 2 samples of every class"
+                             + ("" if sw is None else " of positive weight") + where
+                             + " (Platt scaling is fitted by cross-validation).")
+        rs = getattr(self, "random_state", None)
+        folds = StratifiedKFold(n_folds, shuffle=True, random_state=0 if rs is None else rs)
+        inner = clone(self).set_params(probability=False)
+        scores = np.zeros((len(y), 1 if len(classes) == 2 else len(classes)))
+        with warnings.catch_warnings():
+            # (a task's class with fewer samples than folds: not in every fold)
+            warnings.filterwarnings("ignore", "The least populated class", UserWarning)
+            splits = list(folds.split(np.zeros((keep.size, 1)), strata[keep]))
+        for train, test in splits:
+            train, test = keep[train], keep[test]
+            X_tr, y_tr = self._split_rows(X, y, train)
+            X_te, _ = self._split_rows(X, y, test, train)
+            kw = {k: np.asarray(v)[train] for k, v in row_args.items() if v is not None}
+            if sw is not None:
+                kw["sample_weight"] = sw[train]
+            model = clone(inner).fit(X_tr, y_tr, **kw)
+            kw_te = {k: np.asarray(v)[test] for k, v in row_args.items() if v is not None}
+            d = np.asarray(model.decision_function(X_te, **kw_te))
+            if len(np.unique(y_tr)) != len(classes):
+                raise ValueError("a cross-validation fold lost a class; Platt scaling "
+                                 "needs every class in every training fold.")
+            scores[test] = d.reshape(len(test), -1)
+        targets = [yi == 1] if len(classes) == 2 else [yi == k for k in range(len(classes))]
+        self.platt_ = np.array([platt_sigmoid(scores[keep, k], t[keep],
+                                              None if sw is None else sw[keep])
+                                for k, t in enumerate(targets)])
+
+    def _split_rows(self, X, y, rows, cols=None):
+        """Training rows ``rows`` (test rows against training ``cols``).
+
+        scikit-learn's ``_safe_split``: kernel (pairwise) inputs are cut on
+        both axes; a list of precomputed Gram matrices (estimators with
+        ``kernels="precomputed"``) is cut on both axes of every matrix.
+        """
+        from sklearn.utils.metaestimators import _safe_split
+
+        precomputed = getattr(self, "_precomputed", None)
+        if callable(precomputed) and precomputed():
+            # (PrecomputedKernels is samples first: iterating it gave no matrix,
+            # and probability=True stopped on "need at least one array to stack")
+            grams = (X.kernels_first() if isinstance(X, PrecomputedKernels)
+                     else np.stack([np.asarray(K) for K in X]))
+            cols = rows if cols is None else cols
+            return list(grams[:, rows][:, :, cols]), np.asarray(y)[rows]
+        return _safe_split(self, X, y, rows, cols)
+
+    def _platt_proba(self, scores):
+        """Probabilities from decision values through the fitted sigmoids."""
+        from scipy.special import expit
+
+        S = np.asarray(scores, dtype=float).reshape(len(scores), -1)
+        P = expit(-(S * self.platt_[:, 0] + self.platt_[:, 1]))
+        if P.shape[1] == 1:
+            return np.hstack([1.0 - P, P])
+        total = P.sum(axis=1, keepdims=True)
+        # all sigmoids zero: no information, uniform (as CalibratedClassifierCV)
+        return np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / P.shape[1])
+
+    def _proba(self, scores):
+        """Native logistic probabilities or Platt's, from decision values.
+
+        As fitted (Platt's sigmoids exist or not), not as the parameters now
+        say: ``set_params(loss="logistic")`` after a fit changed the fitted
+        model's probabilities (and the reverse raised a TypeError).
+        """
+        if getattr(self, "platt_", None) is None:
+            return logistic_proba(scores)
+        return self._platt_proba(scores)
