@@ -17,7 +17,6 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..families import FeaturePool
 from ..methods._fgm_select import fit_fgm_auto_C
-from ..methods._fgm_offsets import centre_far_offsets, raw_intercept
 from ..methods.fgm import (FGMSettings, check_family, fgm_decision, fgm_standardization,
                            fit_fgm)
 from ..preprocessing import fit_target_standardization
@@ -115,7 +114,6 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         # unit-trace sub-kernels), which already makes it blind to column units.
         st = fgm_standardization(X, sw, std and self.family is None)
         self.x_mean_, self.x_scale_ = st.mean, st.scale
-        X, shift = centre_far_offsets(X, st, self.fit_intercept)
         ts = None
         if n_classes is None:
             ts = (dask_target_standardization if _is_dask_array(y)
@@ -141,7 +139,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw),
                           settings, n_classes=n_classes, multiclass=multiclass,
                           n_jobs=getattr(self, "n_jobs", None), **kw)
-        self.coef_, self.intercept_ = res.coef, raw_intercept(res, shift)
+        self.coef_, self.intercept_ = res.coef, res.intercept
         if ts is not None:  # regression: back to the target's units
             self.C_ = settings.C if res.C is None else res.C
             self.cv_results_ = res.cv
@@ -425,9 +423,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         (``peak_rss_mb``, of this process) per outer iteration.
     x_mean_ : ndarray of shape (n_features,) or None
         Column means of dense training data (``standardize=True``; the
-        centring is implicit through the intercept, except for columns more
-        than 1e4 x their spread from zero, when a centred copy is fitted;
-        ``coef_`` and ``intercept_`` are on the raw columns already).
+        centring is implicit through the intercept, and the master shifts
+        active columns far from zero itself; ``coef_`` and ``intercept_`` are
+        on the raw columns already).
     x_scale_ : ndarray of shape (n_features,) or None
         Column scales :math:`s_j` of the standardisation (None without it).
     n_features_in_ : int

@@ -316,9 +316,9 @@ def _centre_intercepts(loss, M, Y, C, n_newton=30):
 def fgm_standardization(X, sample_weight=None, standardize=True):
     r"""FGM's column standardisation of ``X`` (``standardize=True``).
 
-    Dense columns: weighted mean and standard deviation.  FGM does not copy
-    ``X`` to centre it (unless a column sits more than 1e4 x its spread from
-    zero: :func:`~kernlearn.methods._fgm_offsets.centre_far_offsets`): with an
+    Dense columns: weighted mean and standard deviation.  FGM never copies
+    ``X`` to centre it (the master shifts active columns far from zero on its
+    own copy of the active block: :func:`._fgm_rows.offset_shift`): with an
     intercept the centring is exact and implicit
     (:math:`w^\top D(x - \mu) + b = w^\top D x + b'`, and the pricing scores
     :math:`f_j'u` do not see the mean since :math:`\sum_i u_i = 0` at the
