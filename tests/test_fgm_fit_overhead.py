@@ -56,9 +56,9 @@ def test_non_finite_input_leaves_the_short_cut_and_is_refused(where, bad):
     y = np.linspace(0, 1, 10)
     (X if where == "X" else y)[3] = bad
     assert not _plain_fit_data(X, y, False)
-    # (X's cell is named by row and column; y keeps scikit-learn's message)
+    # (X's cell is named by row and column, y's by row)
     match = ("X has (a missing|an infinite) value .* at row 3" if where == "X"
-             else "Input y contains")
+             else "y has (a missing|an infinite) value at row 3")
     with pytest.raises(ValueError, match=match):
         FGMRegressor().fit(X, y)
 

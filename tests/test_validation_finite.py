@@ -110,3 +110,16 @@ def test_blank_labels_at_predict_time_are_passed_over_not_counted(tmp_path):
     np.testing.assert_array_equal(X, [[1, 2], [3, 4], [5, 6], [7, 8]])
     with pytest.raises(ValueError, match=r"row 2, column y: missing value"):
         load_data_file(path, label="y")
+
+
+@pytest.mark.parametrize("cls_name", ["FGMRegressor", "InfiniteFeatureRegressor"])
+def test_an_infinite_target_is_named_by_row(cls_name):
+    # (it was scikit-learn's "Input y contains infinity", without the row,
+    # while a missing target of the same array was named by its row)
+    import kernlearn
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 3)), rng.normal(size=30)
+    y[[4, 7]] = [np.inf, -np.inf]
+    with pytest.raises(ValueError, match=r"y has an infinite value at row 4 \(2 rows"):
+        getattr(kernlearn, cls_name)().fit(X, y)

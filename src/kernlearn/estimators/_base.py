@@ -165,6 +165,7 @@ def target_values(y):
         # (a NaN label of a float array was scikit-learn's "Input y contains
         # NaN", without the row; a pandas Series of the same floats named it)
         _refuse_missing(y, np.isnan(y))
+        _refuse_missing(y, np.isinf(y), "an infinite value")
         return y
     if hasattr(y, "columns") and hasattr(y, "isna"):  # a DataFrame of targets
         _refuse_missing(y, np.asarray(y.isna()))
@@ -186,16 +187,17 @@ def target_values(y):
     return y
 
 
-def _refuse_missing(y, missing):
+def _refuse_missing(y, missing, what="a missing value"):
     """ValueError naming the first row of targets ``y`` that ``missing`` marks
-    (an array of ``y``'s shape; a row of a 2-D ``y`` is missing in any column)."""
+    (an array of ``y``'s shape; a row of a 2-D ``y`` is missing in any column)
+    as holding ``what``."""
     if missing.any():
         rows = missing.reshape(len(missing), -1).any(axis=1) if missing.ndim else missing
         i = int(np.flatnonzero(rows)[0])
         label = plain_value(y.index[i] if hasattr(y, "index") else i)
         k = int(rows.sum())
         raise ValueError(
-            f"y has a missing value at row {i}" + ("" if label == i else f" (index {label!r})")
+            f"y has {what} at row {i}" + ("" if label == i else f" (index {label!r})")
             + f" ({k} row{'s' if k > 1 else ''} with one in all); drop those rows or fill them.")
 
 
