@@ -60,7 +60,7 @@ from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_rows import (active_block, block_moments, block_stored, centre_by_newton,
-                        offset_shift)
+                        offset_shift, shift_columns)
 
 __all__ = ["FGMResult", "FGMSettings", "check_family", "fgm_decision", "fgm_standardization",
            "fit_fgm"]
@@ -892,12 +892,12 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=No
     ``M`` (``(n, K)``), APG's Lipschitz estimate ``tau``, ``objective``,
     ``n_iter`` and ``converged``; ``row_work`` is how the Newton master reads
     the rows (``None``: in memory; see :class:`~kernlearn.solvers.Problem`).
-    Far-offset columns of ``A`` (a fresh copy) are shifted in place
-    (:func:`offset_shift`) and the intercept mapped back.
+    Far-offset columns of ``A`` (a fresh copy, or partitions on a cluster)
+    are shifted (:func:`offset_shift`) and the intercept mapped back.
     """
     shift = offset_shift(A) if s.fit_intercept else None
     if shift is not None:
-        A -= shift.astype(A.dtype)
+        A = shift_columns(A, shift)
         b0 = b0 + shift @ W0
     if kind == "newton":
         opts = {k: v for k, v in (("tol", s.master_tol), ("max_iter", s.master_max_iter))
