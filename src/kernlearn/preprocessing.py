@@ -308,7 +308,7 @@ def scale_columns(X, factors):
     return Xs
 
 
-def standardization_from_moments(sum_w, sum_wx, sum_wx2, center, absmax=None):
+def standardization_from_moments(sum_w, sum_wx, sum_wx2, center, absmax=None, centred=False):
     """A :class:`Standardization` from weighted column moments.
 
     Lets out-of-core and distributed code, which accumulates the moments in
@@ -328,6 +328,11 @@ def standardization_from_moments(sum_w, sum_wx, sum_wx2, center, absmax=None):
         all below ~1e-154 is refused: its squares underflow, so its moments
         cannot tell it from a constant one (in memory,
         :func:`fit_standardization` recomputes such a spread instead).
+    centred : bool, default=False
+        ``sum_wx2`` holds the squares about the weighted mean (a second pass,
+        as :func:`fit_standardization` computes dense variances): one-pass
+        moments lose a column far from zero (a Unix time varying by days has
+        :math:`E[x^2] - E[x]^2` below the rounding of :math:`E[x^2]`).
 
     Returns
     -------
@@ -343,7 +348,7 @@ def standardization_from_moments(sum_w, sum_wx, sum_wx2, center, absmax=None):
                              "standardise block by block in float64 (every |x| < 1e-154: "
                              "their squares underflow); rescale them.")
     mean = np.asarray(sum_wx, dtype=np.float64) / sum_w
-    var = np.asarray(sum_wx2, dtype=np.float64) / sum_w - mean**2
+    var = np.asarray(sum_wx2, dtype=np.float64) / sum_w - (0.0 if centred else mean**2)
     return _from_mean_var(mean, var, center)
 
 

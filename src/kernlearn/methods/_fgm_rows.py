@@ -162,7 +162,7 @@ def centre_by_newton(sums, K, n_newton=30):
     return delta
 
 
-def block_moments(block, w=None):
+def block_moments(block, w=None, mean=None):
     """Per-block ``[sum w x, sum w x^2, max |x|, is_sparse, n_nonfinite]`` as one row.
 
     FGM's standardisation of row partitions (sparse blocks: over the rows of
@@ -173,6 +173,9 @@ def block_moments(block, w=None):
     block : ndarray or sparse matrix of shape (n_rows, n_features)
     w : ndarray of shape (n_rows,), optional
         Row weights.
+    mean : ndarray of shape (n_features,), optional
+        Dense blocks: the squares are taken about it, :math:`\\sum w (x - mean)^2`
+        (the second pass of a two-pass variance).
 
     Returns
     -------
@@ -193,7 +196,9 @@ def block_moments(block, w=None):
     B = np.asarray(block, dtype=float)
     bad = np.count_nonzero(~np.isfinite(B))
     with np.errstate(invalid="ignore", over="ignore"):
-        return np.concatenate([w @ B, w @ (B * B), np.abs(B).max(0), [0.0, bad]])[None, :]
+        C = B if mean is None else B - mean
+        absmax = np.abs(B).max(0) if len(B) else np.zeros(B.shape[1])
+        return np.concatenate([w @ B, w @ (C * C), absmax, [0.0, bad]])[None, :]
 
 
 def block_stored(block, w=None):

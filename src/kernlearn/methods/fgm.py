@@ -41,6 +41,7 @@ budget's worth of new features is not violated.
 
 import warnings
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -364,9 +365,13 @@ def fgm_standardization(X, sample_weight=None, standardize=True):
                 lambda: standardization_from_moments(sum_w, parts[:, :p].sum(0),
                                                      parts[:, p:2 * p].sum(0),
                                                      center=False).scale)
-        return standardization_from_moments(sum_w, parts[:, :p].sum(0),
-                                            parts[:, p:2 * p].sum(0), center=True,
-                                            absmax=parts[:, 2 * p:3 * p].max(0))
+        # dense: a second pass for the squares about the mean, as in memory
+        # (one-pass moments gave a Unix-time column a spread of rounding noise)
+        about = partial(block_moments, mean=parts[:, :p].sum(0) / sum_w)
+        sq = (X.map_stack(about) if w is None else X.map_stack(about, w))[:, p:2 * p].sum(0)
+        return standardization_from_moments(sum_w, parts[:, :p].sum(0), sq, center=True,
+                                            absmax=parts[:, 2 * p:3 * p].max(0),
+                                            centred=True)
     return fit_standardization(X, sample_weight, True, sparse_rule="maxabs")
 
 
