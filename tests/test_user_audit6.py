@@ -77,3 +77,23 @@ def test_dask_master_shifts_a_far_offset_column_as_in_memory(client):
     out = _fit(FGMClassifier(B=2, max_iter=4, standardize=False),
                da.from_array(X, chunks=(100, 6)), y)
     _same_model(ref, out, da.from_array(X, chunks=(100, 6)))
+
+
+def test_an_empty_dask_partition_fits_the_same_model(client):
+    # Rows filtered out of a partition leave an empty chunk; FGM's and GrFL's
+    # per-partition work assumed rows and failed on a worker ("cannot reshape
+    # array of size 0").  Empty chunks are merged away: the same model.
+    da = pytest.importorskip("dask.array")
+    from kernlearn import InfiniteFeatureRegressor
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((240, 8))
+    y = 2 * X[:, 0] - X[:, 2] + 0.1 * rng.standard_normal(240)
+    holed = da.from_array(X, chunks=((120, 0, 120), 8))
+    ref = _fit(FGMRegressor(B=2, max_iter=3, C=1.0), X, y)
+    _same_model(ref, _fit(FGMRegressor(B=2, max_iter=3, C=1.0), holed, y), holed)
+    grfl = dict(max_features=6, n_candidates=10, random_state=0)
+    plain = InfiniteFeatureRegressor(**grfl).fit(da.from_array(X, chunks=(120, 8)), y)
+    out = InfiniteFeatureRegressor(**grfl).fit(holed, y)
+    np.testing.assert_allclose(out.coef_, plain.coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(out.predict(X), plain.predict(X), rtol=1e-10, atol=1e-12)

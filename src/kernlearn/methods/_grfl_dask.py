@@ -60,6 +60,7 @@ from ..partitioned import (
     PerPartition,
     RowFutures,
     _current_client,
+    _known_row_chunks,
     tune_worker_malloc,
 )
 from ..preprocessing import Standardization, _from_mean_var, standardization_from_moments
@@ -157,8 +158,7 @@ class DaskGrFLRows:
         tune_worker_malloc(client)
         if X.numblocks[1] != 1:
             X = X.rechunk({1: -1})
-        if any(np.isnan(c) for c in X.chunks[0]):
-            X = X.compute_chunk_sizes()  # only the sizes reach the client
+        X = _known_row_chunks(X)
         bounds = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
         delayed = [dask.delayed(_as_block)(d) for d in X.to_delayed().ravel().tolist()]
         parts = (client.compute(delayed) if client is not None
