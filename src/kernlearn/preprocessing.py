@@ -108,6 +108,41 @@ def column_nonzeros(X):
     return np.bincount(X.indices[X.data != 0], minlength=X.shape[1])
 
 
+def _sparse_centred_squares(X, w, mean):
+    """Weighted squares about ``mean`` of sparse columns, without densifying.
+
+    :math:`\\sum_i w_i (x_{ij} - \\mu_j)^2`: the stored values' terms plus
+    :math:`\\mu_j^2` times the weight of the rows not stored.  A second
+    pass, as for dense columns: one-pass moments
+    (:math:`E[x^2] - E[x]^2`) lose a column far from zero (a Unix time in a
+    CSR matrix got a scale 150 times its spread, and every model fell to
+    near chance on it).
+
+    Parameters
+    ----------
+    X : sparse matrix of shape (n_samples, n_features)
+    w : ndarray of shape (n_samples,)
+        Row weights.
+    mean : ndarray of shape (n_features,)
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+    """
+    Xc = sp.csc_matrix(X)
+    if not Xc.has_canonical_format:
+        Xc = Xc.copy()  # (never the caller's matrix)
+        Xc.sum_duplicates()
+    mean = np.asarray(mean, dtype=np.float64)
+    cols = np.repeat(np.arange(Xc.shape[1]), np.diff(Xc.indptr))
+    ws = np.asarray(w, dtype=np.float64)[Xc.indices]
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = Xc.data.astype(np.float64) - mean[cols]
+        stored = np.bincount(cols, weights=ws * d * d, minlength=Xc.shape[1])
+        w_stored = np.bincount(cols, weights=ws, minlength=Xc.shape[1])
+        return stored + (np.sum(w) - w_stored) * mean**2
+
+
 def check_center(center, X):
     """Validated column means ``center`` that a model subtracts implicitly from sparse ``X``.
 
@@ -461,7 +496,7 @@ def fit_standardization(X, sample_weight=None, standardize=True, sparse_rule="st
         s2 = np.asarray(sq.T @ w, dtype=np.float64).ravel()
         # the map standardization_from_moments builds, with tiny spreads recomputed
         mean = s1 / w.sum()
-        var = s2 / w.sum() - mean**2
+        var = _sparse_centred_squares(Xc, w, mean) / w.sum()
         # (only where the squares themselves underflowed, so that the map stays
         # the moments' map of the out-of-core and distributed paths otherwise)
         tiny = (np.diff(Xc.indptr) > 0) & (s2 / w.sum() < np.finfo(np.float64).tiny)

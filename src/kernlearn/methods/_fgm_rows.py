@@ -10,7 +10,7 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from ..preprocessing import column_nonzeros
+from ..preprocessing import _sparse_centred_squares, column_nonzeros
 
 __all__ = ["active_block", "block_moments", "block_stored", "centre_by_newton", "offset_shift",
            "shift_columns"]
@@ -174,8 +174,9 @@ def block_moments(block, w=None, mean=None):
     w : ndarray of shape (n_rows,), optional
         Row weights.
     mean : ndarray of shape (n_features,), optional
-        Dense blocks: the squares are taken about it, :math:`\\sum w (x - mean)^2`
-        (the second pass of a two-pass variance).
+        The squares are taken about it, :math:`\\sum w (x - mean)^2` (the
+        second pass of a two-pass variance; sparse blocks: implicit zeros
+        included, without densifying).
 
     Returns
     -------
@@ -191,7 +192,8 @@ def block_moments(block, w=None, mean=None):
                   else np.zeros(block.shape[1]))
         with np.errstate(invalid="ignore", over="ignore"):
             s1 = np.asarray(block.T @ w[keep], dtype=float).ravel()
-            s2 = np.asarray(block.multiply(block).T @ w[keep], dtype=float).ravel()
+            s2 = (np.asarray(block.multiply(block).T @ w[keep], dtype=float).ravel()
+                  if mean is None else _sparse_centred_squares(block, w[keep], mean))
         return np.concatenate([s1, s2, absmax, [1.0, bad]])[None, :]
     B = np.asarray(block, dtype=float)
     bad = np.count_nonzero(~np.isfinite(B))

@@ -63,7 +63,7 @@ from ..partitioned import (
     _known_row_chunks,
     tune_worker_malloc,
 )
-from ..preprocessing import Standardization, _from_mean_var, standardization_from_moments
+from ..preprocessing import Standardization, _from_mean_var
 from ..solvers.grfl_newton import GrFLNewton
 from ._grfl_master import _GrFLProblem
 from ._grfl_select import PATIENCE_EXTRA, PATIENCE_FACTOR, _HoldOut
@@ -231,13 +231,11 @@ class DaskGrFLRows:
         s1, s2 = self._moments()  # (also the finiteness check)
         if not standardize:
             return Standardization(), self
-        if self.sparse:
-            st = standardization_from_moments(float(n), s1, s2, center=False)
-        else:
-            mean = s1 / n
-            # two passes, as in memory: accurate for columns with a large offset
-            var = self._moments(mean)[1] / n
-            st = _from_mean_var(mean, var, center=True)
+        mean = s1 / n
+        # two passes, as in memory: accurate for columns with a large offset
+        # (sparse partitions: scaled, not centred)
+        var = self._moments(mean)[1] / n
+        st = _from_mean_var(mean, var, center=not self.sparse)
         out = self._from_rows(self.rows.map(partial(_block_standardized, st=st)),
                               self.sparse)
         if self.sparse:  # (the means of the scaled columns: not centred, see center)

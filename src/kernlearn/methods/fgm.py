@@ -356,22 +356,24 @@ def fgm_standardization(X, sample_weight=None, standardize=True):
             raise ValueError(f"X contains NaN or infinity ({int(parts[:, -1].sum())} entries).")
         p = X.shape[1]
         sum_w = X.shape[0] if w is None else w.sum()
+        # a second pass for the squares about the mean, as in memory (one-pass
+        # moments gave a Unix-time column a spread of rounding noise)
+        about = partial(block_moments, mean=parts[:, :p].sum(0) / sum_w)
+
+        def moments(center):
+            sq = (X.map_stack(about) if w is None else X.map_stack(about, w))[:, p:2 * p]
+            return standardization_from_moments(sum_w, parts[:, :p].sum(0), sq.sum(0),
+                                                center=center, centred=True,
+                                                absmax=parts[:, 2 * p:3 * p].max(0))
+
         if np.any(parts[:, -2] > 0):  # sparse blocks: max-abs, spread where measured
             # (the rule of fit_standardization(sparse_rule="maxabs") in memory)
             stored = (X.map_stack(block_stored) if w is None
                       else X.map_stack(block_stored, w)).sum(0)
             return standardization_from_maxabs(
                 parts[:, 2 * p:3 * p].max(0), measurement_columns(stored[:-1], stored[-1]),
-                lambda: standardization_from_moments(sum_w, parts[:, :p].sum(0),
-                                                     parts[:, p:2 * p].sum(0),
-                                                     center=False).scale)
-        # dense: a second pass for the squares about the mean, as in memory
-        # (one-pass moments gave a Unix-time column a spread of rounding noise)
-        about = partial(block_moments, mean=parts[:, :p].sum(0) / sum_w)
-        sq = (X.map_stack(about) if w is None else X.map_stack(about, w))[:, p:2 * p].sum(0)
-        return standardization_from_moments(sum_w, parts[:, :p].sum(0), sq, center=True,
-                                            absmax=parts[:, 2 * p:3 * p].max(0),
-                                            centred=True)
+                lambda: moments(False).scale)
+        return moments(True)
     return fit_standardization(X, sample_weight, True, sparse_rule="maxabs")
 
 
