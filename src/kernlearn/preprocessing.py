@@ -140,7 +140,13 @@ def _sparse_centred_squares(X, w, mean):
         d = Xc.data.astype(np.float64) - mean[cols]
         stored = np.bincount(cols, weights=ws * d * d, minlength=Xc.shape[1])
         w_stored = np.bincount(cols, weights=ws, minlength=Xc.shape[1])
-        return stored + (np.sum(w) - w_stored) * mean**2
+        # weight of the rows not stored; exactly 0 when every row of positive
+        # weight is stored (sum(w) - w_stored is rounding there, and times
+        # mean^2 it would swamp the spread of a far-offset column)
+        full = np.bincount(cols, weights=ws > 0, minlength=Xc.shape[1]) \
+            == np.count_nonzero(np.asarray(w) > 0)
+        w_zero = np.where(full, 0.0, np.sum(w) - w_stored)
+        return stored + w_zero * mean**2
 
 
 def check_center(center, X):
