@@ -92,7 +92,7 @@ def test_an_empty_dask_partition_fits_the_same_model(client):
     holed = da.from_array(X, chunks=((120, 0, 120), 8))
     ref = _fit(FGMRegressor(B=2, max_iter=3, C=1.0), X, y)
     _same_model(ref, _fit(FGMRegressor(B=2, max_iter=3, C=1.0), holed, y), holed)
-    grfl = dict(max_features=6, n_candidates=10, random_state=0)
+    grfl = {"max_features": 6, "n_candidates": 10, "random_state": 0}
     plain = InfiniteFeatureRegressor(**grfl).fit(da.from_array(X, chunks=(120, 8)), y)
     out = InfiniteFeatureRegressor(**grfl).fit(holed, y)
     np.testing.assert_allclose(out.coef_, plain.coef_, rtol=1e-10, atol=1e-12)

@@ -237,9 +237,9 @@ def implicit_center(X, sample_weight=None, standardize=True):
     center = np.asarray(X.T @ w, dtype=np.float64).ravel() / w.sum()
     far = np.flatnonzero(np.abs(center) > FAR_OFFSET)
     if far.size:
-        # (the spread comes from one-pass moments and the centring from products of
-        # the raw values: both lose the digits of the offset; measured: dense and
-        # sparse fits agree at 1e6, no longer at 1e7)
+        # (the spread is exact (two passes), but the centring comes from products
+        # of the raw values, which lose the digits of the offset: dense and sparse
+        # kernel fits agree at 1e6, no longer at 1e8)
         warnings.warn(f"X is sparse and its column(s) {far[:5].tolist()} hold an offset "
                       f"more than {FAR_OFFSET:.0e} times their spread, which a sparse "
                       "container cannot centre exactly: the model may differ from the "

@@ -228,7 +228,7 @@ class DaskGrFLRows:
             raise ValueError("sample_weight and class_weight are not supported with a "
                              "dask.array X; fit without them (or in memory).")
         n = self.shape[0]
-        s1, s2 = self._moments()  # (also the finiteness check)
+        s1 = self._moments()[0]  # (also the finiteness check)
         if not standardize:
             return Standardization(), self
         mean = s1 / n
