@@ -239,7 +239,7 @@ def implicit_center(X, sample_weight=None, standardize=True):
     if far.size:
         # (the spread is exact (two passes), but the centring comes from products
         # of the raw values, which lose the digits of the offset: dense and sparse
-        # kernel fits agree at 1e6, no longer at 1e8)
+        # kernel fits agree at 1e6, no longer at 1e7)
         warnings.warn(f"X is sparse and its column(s) {far[:5].tolist()} hold an offset "
                       f"more than {FAR_OFFSET:.0e} times their spread, which a sparse "
                       "container cannot centre exactly: the model may differ from the "
