@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .partitioned import _sum_all
+from .preprocessing import _sparse_centred_squares
 from .solvers.grfl_newton import hessian_block
 
 __all__ = [
@@ -119,7 +120,8 @@ def block_column_moments(X, mean=None):
     ----------
     X : ndarray or scipy.sparse matrix of shape (n_rows, n_features)
     mean : ndarray of shape (n_features,), optional
-        Centre of the squares (default 0).
+        Centre of the squares (default 0; sparse blocks: their implicit zeros
+        count, without densifying).
 
     Returns
     -------
@@ -130,9 +132,8 @@ def block_column_moments(X, mean=None):
         X = sp.csr_matrix(X)
         data = np.asarray(X.data, dtype=float)
         s1 = np.bincount(X.indices, weights=data, minlength=X.shape[1])
-        if mean is not None:
-            raise ValueError("sparse blocks are not centred.")
-        s2 = np.bincount(X.indices, weights=np.square(data), minlength=X.shape[1])
+        s2 = (np.bincount(X.indices, weights=np.square(data), minlength=X.shape[1])
+              if mean is None else _sparse_centred_squares(X, np.ones(X.shape[0]), mean))
     else:
         data = np.asarray(X, dtype=float)
         s1 = np.ones(len(data)) @ data if len(data) else np.zeros(X.shape[1])

@@ -512,6 +512,31 @@ def tune_worker_malloc(client, mmap_threshold=_MMAP_THRESHOLD, trim_threshold=_T
     return out
 
 
+def _known_row_chunks(X):
+    """``X`` with the sizes of its row chunks known and none of them empty.
+
+    An empty row chunk (rows filtered out of a partition, or chunks given by
+    hand) has nothing to fit, and the per-partition work of the fits on a
+    cluster assumes rows: FGM and GrFL failed on one with a reshape error
+    raised on a worker.  Such chunks are merged away (the rows, their order
+    and the model are unchanged).
+
+    Parameters
+    ----------
+    X : dask.array.Array
+
+    Returns
+    -------
+    dask.array.Array
+    """
+    if any(np.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()  # only the sizes reach the client
+    sizes = tuple(int(c) for c in X.chunks[0] if c)
+    if sizes and len(sizes) < len(X.chunks[0]):
+        X = X.rechunk({0: sizes})
+    return X
+
+
 class DaskRows(RowPartitioned):
     """A ``dask.array`` read by map-reduce over its row partitions.
 
@@ -555,8 +580,7 @@ class DaskRows(RowPartitioned):
             X = X.rechunk({1: -1})
         if persist if persist is not None else self.client is not None:
             X = self.client.persist(X) if self.client is not None else X.persist()
-        if any(np.isnan(c) for c in X.chunks[0]):
-            X = X.compute_chunk_sizes()  # only the sizes reach the client
+        X = _known_row_chunks(X)
         self._dask = dask
         self.array = X
         self._parts = X.to_delayed().ravel().tolist()

@@ -108,6 +108,47 @@ def column_nonzeros(X):
     return np.bincount(X.indices[X.data != 0], minlength=X.shape[1])
 
 
+def _sparse_centred_squares(X, w, mean):
+    """Weighted squares about ``mean`` of sparse columns, without densifying.
+
+    :math:`\\sum_i w_i (x_{ij} - \\mu_j)^2`: the stored values' terms plus
+    :math:`\\mu_j^2` times the weight of the rows not stored.  A second
+    pass, as for dense columns: one-pass moments
+    (:math:`E[x^2] - E[x]^2`) lose a column far from zero (a Unix time in a
+    CSR matrix got a scale 150 times its spread, and every model fell to
+    near chance on it).
+
+    Parameters
+    ----------
+    X : sparse matrix of shape (n_samples, n_features)
+    w : ndarray of shape (n_samples,)
+        Row weights.
+    mean : ndarray of shape (n_features,)
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+    """
+    Xc = sp.csc_matrix(X)
+    if not Xc.has_canonical_format:
+        Xc = Xc.copy()  # (never the caller's matrix)
+        Xc.sum_duplicates()
+    mean = np.asarray(mean, dtype=np.float64)
+    cols = np.repeat(np.arange(Xc.shape[1]), np.diff(Xc.indptr))
+    ws = np.asarray(w, dtype=np.float64)[Xc.indices]
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = Xc.data.astype(np.float64) - mean[cols]
+        stored = np.bincount(cols, weights=ws * d * d, minlength=Xc.shape[1])
+        w_stored = np.bincount(cols, weights=ws, minlength=Xc.shape[1])
+        # weight of the rows not stored; exactly 0 when every row of positive
+        # weight is stored (sum(w) - w_stored is rounding there, and times
+        # mean^2 it would swamp the spread of a far-offset column)
+        full = np.bincount(cols, weights=ws > 0, minlength=Xc.shape[1]) \
+            == np.count_nonzero(np.asarray(w) > 0)
+        w_zero = np.where(full, 0.0, np.sum(w) - w_stored)
+        return stored + w_zero * mean**2
+
+
 def check_center(center, X):
     """Validated column means ``center`` that a model subtracts implicitly from sparse ``X``.
 
@@ -196,9 +237,9 @@ def implicit_center(X, sample_weight=None, standardize=True):
     center = np.asarray(X.T @ w, dtype=np.float64).ravel() / w.sum()
     far = np.flatnonzero(np.abs(center) > FAR_OFFSET)
     if far.size:
-        # (the spread comes from one-pass moments and the centring from products of
-        # the raw values: both lose the digits of the offset; measured: dense and
-        # sparse fits agree at 1e6, no longer at 1e7)
+        # (the spread is exact (two passes), but the centring comes from products
+        # of the raw values, which lose the digits of the offset: dense and sparse
+        # kernel fits agree at 1e6, no longer at 1e7)
         warnings.warn(f"X is sparse and its column(s) {far[:5].tolist()} hold an offset "
                       f"more than {FAR_OFFSET:.0e} times their spread, which a sparse "
                       "container cannot centre exactly: the model may differ from the "
@@ -308,7 +349,7 @@ def scale_columns(X, factors):
     return Xs
 
 
-def standardization_from_moments(sum_w, sum_wx, sum_wx2, center, absmax=None):
+def standardization_from_moments(sum_w, sum_wx, sum_wx2, center, absmax=None, centred=False):
     """A :class:`Standardization` from weighted column moments.
 
     Lets out-of-core and distributed code, which accumulates the moments in
@@ -328,6 +369,11 @@ def standardization_from_moments(sum_w, sum_wx, sum_wx2, center, absmax=None):
         all below ~1e-154 is refused: its squares underflow, so its moments
         cannot tell it from a constant one (in memory,
         :func:`fit_standardization` recomputes such a spread instead).
+    centred : bool, default=False
+        ``sum_wx2`` holds the squares about the weighted mean (a second pass,
+        as :func:`fit_standardization` computes dense variances): one-pass
+        moments lose a column far from zero (a Unix time varying by days has
+        :math:`E[x^2] - E[x]^2` below the rounding of :math:`E[x^2]`).
 
     Returns
     -------
@@ -343,7 +389,7 @@ def standardization_from_moments(sum_w, sum_wx, sum_wx2, center, absmax=None):
                              "standardise block by block in float64 (every |x| < 1e-154: "
                              "their squares underflow); rescale them.")
     mean = np.asarray(sum_wx, dtype=np.float64) / sum_w
-    var = np.asarray(sum_wx2, dtype=np.float64) / sum_w - mean**2
+    var = np.asarray(sum_wx2, dtype=np.float64) / sum_w - (0.0 if centred else mean**2)
     return _from_mean_var(mean, var, center)
 
 
@@ -456,7 +502,7 @@ def fit_standardization(X, sample_weight=None, standardize=True, sparse_rule="st
         s2 = np.asarray(sq.T @ w, dtype=np.float64).ravel()
         # the map standardization_from_moments builds, with tiny spreads recomputed
         mean = s1 / w.sum()
-        var = s2 / w.sum() - mean**2
+        var = _sparse_centred_squares(Xc, w, mean) / w.sum()
         # (only where the squares themselves underflowed, so that the map stays
         # the moments' map of the out-of-core and distributed paths otherwise)
         tiny = (np.diff(Xc.indptr) > 0) & (s2 / w.sum() < np.finfo(np.float64).tiny)

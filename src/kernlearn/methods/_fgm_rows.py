@@ -5,12 +5,15 @@
 imports the other for them.
 """
 
+from functools import partial
+
 import numpy as np
 import scipy.sparse as sp
 
-from ..preprocessing import column_nonzeros
+from ..preprocessing import _sparse_centred_squares, column_nonzeros
 
-__all__ = ["active_block", "block_moments", "block_stored", "centre_by_newton", "offset_shift"]
+__all__ = ["active_block", "block_moments", "block_stored", "centre_by_newton", "offset_shift",
+           "shift_columns"]
 
 # A sparse active block with more than this fraction of non-zeros, and at most
 # _DENSE_MAX_ENTRIES entries, is solved on dense storage (below it, sparse
@@ -60,25 +63,75 @@ def offset_shift(A):
     With an intercept the master may solve on ``A - shift`` instead of ``A``:
     :math:`AW + b = (A - 1 s^\top) W + (b + s^\top W)`, the same problem
     (the penalty does not see the intercept).  The shift of a column is its
-    midrange, the same for a row repeated or weighted; only columns whose
-    midrange exceeds ``_OFFSET_RATIO`` half-ranges are shifted.
+    midrange, the same for a row repeated or weighted and for any split of
+    the rows; only columns whose midrange exceeds ``_OFFSET_RATIO``
+    half-ranges are shifted.
 
     Parameters
     ----------
-    A : ndarray or sparse matrix of shape (n_samples, p)
-        The active block (sparse blocks and row partitions are not shifted).
+    A : ndarray, sparse matrix or RowFutures of shape (n_samples, p)
+        The active block; on a cluster (``RowFutures``) its column ranges
+        are reduced over the partitions (sparse blocks are not shifted).
 
     Returns
     -------
     ndarray of shape (p,) or None
         The shifts (zero for columns kept), or None when nothing is shifted.
     """
-    if not isinstance(A, np.ndarray) or A.size == 0:
+    if getattr(A, "is_row_futures", False):
+        # (the Dask master met the same ill-conditioning: one reduction of
+        # the partitions' ranges gives the in-memory shift)
+        ranges = A.map(_part_range).reduce(_merge_ranges)
+        if ranges is None:
+            return None
+        lo, hi = ranges
+    elif isinstance(A, np.ndarray) and A.size:
+        lo, hi = A.min(axis=0), A.max(axis=0)
+    else:
         return None
-    lo, hi = A.min(axis=0), A.max(axis=0)
     mid = 0.5 * lo.astype(np.float64) + 0.5 * hi  # (no overflow near the float maximum)
     far = np.abs(mid) > _OFFSET_RATIO * (0.5 * hi.astype(np.float64) - 0.5 * lo)
     return np.where(far, mid, 0.0) if far.any() else None
+
+
+def shift_columns(A, shift):
+    """``A - shift`` (row by row): in place for an ndarray, on the workers for RowFutures.
+
+    Parameters
+    ----------
+    A : ndarray or RowFutures of shape (n_samples, p)
+        A fresh active block (an ndarray is overwritten).
+    shift : ndarray of shape (p,)
+        From :func:`offset_shift`.
+
+    Returns
+    -------
+    ndarray or RowFutures
+    """
+    if getattr(A, "is_row_futures", False):
+        return A.map(partial(_minus, shift=shift))
+    A -= shift.astype(A.dtype)
+    return A
+
+
+def _minus(part, shift):
+    return part - shift.astype(part.dtype)
+
+
+def _part_range(part):
+    """Column minima and maxima of a dense partition (None for a sparse one)."""
+    if sp.issparse(part):
+        return None
+    if part.shape[0] == 0:
+        return np.full(part.shape[1], np.inf), np.full(part.shape[1], -np.inf)
+    return part.min(axis=0), part.max(axis=0)
+
+
+def _merge_ranges(parts):
+    """Column ranges of the whole block from its partitions' (None if one is sparse)."""
+    if any(r is None for r in parts):
+        return None
+    return (np.min([r[0] for r in parts], axis=0), np.max([r[1] for r in parts], axis=0))
 
 
 def centre_by_newton(sums, K, n_newton=30):
@@ -109,7 +162,7 @@ def centre_by_newton(sums, K, n_newton=30):
     return delta
 
 
-def block_moments(block, w=None):
+def block_moments(block, w=None, mean=None):
     """Per-block ``[sum w x, sum w x^2, max |x|, is_sparse, n_nonfinite]`` as one row.
 
     FGM's standardisation of row partitions (sparse blocks: over the rows of
@@ -120,6 +173,10 @@ def block_moments(block, w=None):
     block : ndarray or sparse matrix of shape (n_rows, n_features)
     w : ndarray of shape (n_rows,), optional
         Row weights.
+    mean : ndarray of shape (n_features,), optional
+        The squares are taken about it, :math:`\\sum w (x - mean)^2` (the
+        second pass of a two-pass variance; sparse blocks: implicit zeros
+        included, without densifying).
 
     Returns
     -------
@@ -135,12 +192,15 @@ def block_moments(block, w=None):
                   else np.zeros(block.shape[1]))
         with np.errstate(invalid="ignore", over="ignore"):
             s1 = np.asarray(block.T @ w[keep], dtype=float).ravel()
-            s2 = np.asarray(block.multiply(block).T @ w[keep], dtype=float).ravel()
+            s2 = (np.asarray(block.multiply(block).T @ w[keep], dtype=float).ravel()
+                  if mean is None else _sparse_centred_squares(block, w[keep], mean))
         return np.concatenate([s1, s2, absmax, [1.0, bad]])[None, :]
     B = np.asarray(block, dtype=float)
     bad = np.count_nonzero(~np.isfinite(B))
     with np.errstate(invalid="ignore", over="ignore"):
-        return np.concatenate([w @ B, w @ (B * B), np.abs(B).max(0), [0.0, bad]])[None, :]
+        C = B if mean is None else B - mean
+        absmax = np.abs(B).max(0) if len(B) else np.zeros(B.shape[1])
+        return np.concatenate([w @ B, w @ (C * C), absmax, [0.0, bad]])[None, :]
 
 
 def block_stored(block, w=None):

@@ -60,9 +60,10 @@ from ..partitioned import (
     PerPartition,
     RowFutures,
     _current_client,
+    _known_row_chunks,
     tune_worker_malloc,
 )
-from ..preprocessing import Standardization, _from_mean_var, standardization_from_moments
+from ..preprocessing import Standardization, _from_mean_var
 from ..solvers.grfl_newton import GrFLNewton
 from ._grfl_master import _GrFLProblem
 from ._grfl_select import PATIENCE_EXTRA, PATIENCE_FACTOR, _HoldOut
@@ -157,8 +158,7 @@ class DaskGrFLRows:
         tune_worker_malloc(client)
         if X.numblocks[1] != 1:
             X = X.rechunk({1: -1})
-        if any(np.isnan(c) for c in X.chunks[0]):
-            X = X.compute_chunk_sizes()  # only the sizes reach the client
+        X = _known_row_chunks(X)
         bounds = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
         delayed = [dask.delayed(_as_block)(d) for d in X.to_delayed().ravel().tolist()]
         parts = (client.compute(delayed) if client is not None
@@ -228,16 +228,14 @@ class DaskGrFLRows:
             raise ValueError("sample_weight and class_weight are not supported with a "
                              "dask.array X; fit without them (or in memory).")
         n = self.shape[0]
-        s1, s2 = self._moments()  # (also the finiteness check)
+        s1 = self._moments()[0]  # (also the finiteness check)
         if not standardize:
             return Standardization(), self
-        if self.sparse:
-            st = standardization_from_moments(float(n), s1, s2, center=False)
-        else:
-            mean = s1 / n
-            # two passes, as in memory: accurate for columns with a large offset
-            var = self._moments(mean)[1] / n
-            st = _from_mean_var(mean, var, center=True)
+        mean = s1 / n
+        # two passes, as in memory: accurate for columns with a large offset
+        # (sparse partitions: scaled, not centred)
+        var = self._moments(mean)[1] / n
+        st = _from_mean_var(mean, var, center=not self.sparse)
         out = self._from_rows(self.rows.map(partial(_block_standardized, st=st)),
                               self.sparse)
         if self.sparse:  # (the means of the scaled columns: not centred, see center)

@@ -41,6 +41,7 @@ budget's worth of new features is not violated.
 
 import warnings
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -60,7 +61,7 @@ from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_rows import (active_block, block_moments, block_stored, centre_by_newton,
-                        offset_shift)
+                        offset_shift, shift_columns)
 
 __all__ = ["FGMResult", "FGMSettings", "check_family", "fgm_decision", "fgm_standardization",
            "fit_fgm"]
@@ -355,18 +356,24 @@ def fgm_standardization(X, sample_weight=None, standardize=True):
             raise ValueError(f"X contains NaN or infinity ({int(parts[:, -1].sum())} entries).")
         p = X.shape[1]
         sum_w = X.shape[0] if w is None else w.sum()
+        # a second pass for the squares about the mean, as in memory (one-pass
+        # moments gave a Unix-time column a spread of rounding noise)
+        about = partial(block_moments, mean=parts[:, :p].sum(0) / sum_w)
+
+        def moments(center):
+            sq = (X.map_stack(about) if w is None else X.map_stack(about, w))[:, p:2 * p]
+            return standardization_from_moments(sum_w, parts[:, :p].sum(0), sq.sum(0),
+                                                center=center, centred=True,
+                                                absmax=parts[:, 2 * p:3 * p].max(0))
+
         if np.any(parts[:, -2] > 0):  # sparse blocks: max-abs, spread where measured
             # (the rule of fit_standardization(sparse_rule="maxabs") in memory)
             stored = (X.map_stack(block_stored) if w is None
                       else X.map_stack(block_stored, w)).sum(0)
             return standardization_from_maxabs(
                 parts[:, 2 * p:3 * p].max(0), measurement_columns(stored[:-1], stored[-1]),
-                lambda: standardization_from_moments(sum_w, parts[:, :p].sum(0),
-                                                     parts[:, p:2 * p].sum(0),
-                                                     center=False).scale)
-        return standardization_from_moments(sum_w, parts[:, :p].sum(0),
-                                            parts[:, p:2 * p].sum(0), center=True,
-                                            absmax=parts[:, 2 * p:3 * p].max(0))
+                lambda: moments(False).scale)
+        return moments(True)
     return fit_standardization(X, sample_weight, True, sparse_rule="maxabs")
 
 
@@ -892,12 +899,12 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=No
     ``M`` (``(n, K)``), APG's Lipschitz estimate ``tau``, ``objective``,
     ``n_iter`` and ``converged``; ``row_work`` is how the Newton master reads
     the rows (``None``: in memory; see :class:`~kernlearn.solvers.Problem`).
-    Far-offset columns of ``A`` (a fresh copy) are shifted in place
-    (:func:`offset_shift`) and the intercept mapped back.
+    Far-offset columns of ``A`` (a fresh copy, or partitions on a cluster)
+    are shifted (:func:`offset_shift`) and the intercept mapped back.
     """
     shift = offset_shift(A) if s.fit_intercept else None
     if shift is not None:
-        A -= shift.astype(A.dtype)
+        A = shift_columns(A, shift)
         b0 = b0 + shift @ W0
     if kind == "newton":
         opts = {k: v for k, v in (("tol", s.master_tol), ("max_iter", s.master_max_iter))
