@@ -64,7 +64,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -405,11 +404,7 @@ def main(argv=None):
         "rows": [dict(r, seed=s) for s, rows in by_seed.items() for r in rows],
         "summary": summary,
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1, default=str))
-    if args.md:
-        Path(args.md).write_text(md)
+    suite.write_outputs(result, args.out, md, args.md)
     return result
 
 

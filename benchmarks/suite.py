@@ -772,6 +772,22 @@ def run_seeds(
     }
 
 
+def _json_value(value):
+    """JSON for what ``json`` does not know: NumPy scalars as numbers, else text."""
+    return value.item() if isinstance(value, np.generic) else str(value)
+
+
+def write_outputs(result, out, md, md_path=None):
+    """Write ``result`` as JSON to ``out`` (folders created) and ``md`` to
+    ``md_path`` when given: the outputs of this script and of the benchmarks
+    built on it (``suite_noise_floor.py``, ``data_kinds.py``)."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1, default=_json_value))
+    if md_path:
+        Path(md_path).write_text(md)
+
+
 def _cpu_seconds():
     """User + system CPU seconds of this process and its waited-for children."""
     return sum(
@@ -964,30 +980,9 @@ def main(argv=None):
         "pandas": pd.__version__,
         "sklearn": __import__("sklearn").__version__,
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "meta": meta,
-                "rows": rows,
-                "summary": summary,
-                "summary_lines": lines,
-                **extra,
-            },
-            indent=1,
-            default=float,
-        )
-    )
-    if args.md:
-        Path(args.md).write_text(md)
-    return {
-        "meta": meta,
-        "rows": rows,
-        "summary": summary,
-        "summary_lines": lines,
-        **extra,
-    }
+    result = {"meta": meta, "rows": rows, "summary": summary, "summary_lines": lines, **extra}
+    write_outputs(result, args.out, md, args.md)
+    return result
 
 
 if __name__ == "__main__":

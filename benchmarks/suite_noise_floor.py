@@ -58,7 +58,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
 import multiprocessing  # noqa: E402
 import sys  # noqa: E402
@@ -88,6 +87,7 @@ from suite import (  # noqa: E402
     seeds_summary,
     select_sets,
     suite_dir,
+    write_outputs,
     summary_line,
     timed_fit,
     warm_up,
@@ -542,11 +542,7 @@ def main(argv=None):
         "summary": summary,
         "summary_lines": [summary_line(s) for s in summary],
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1, default=str))
-    if args.md:
-        Path(args.md).write_text(md)
+    write_outputs(result, args.out, md, args.md)
     return result
 
 
