@@ -131,3 +131,23 @@ def test_sparse_far_offset_column_is_scaled_by_its_spread(client):
     dense = _fit(FGMClassifier(), X, y)
     sparse = _fit(FGMClassifier(), Xs, y)
     assert (sparse.predict(Xs) == y).mean() >= (dense.predict(X) == y).mean() - 0.02
+
+
+@pytest.mark.parametrize("name", ["InfiniteFeatureClassifier", "PNormMKLClassifier",
+                                  "LowRankKernelClassifier"])
+def test_predict_on_a_dask_array_of_sparse_chunks_is_the_sparse_prediction(name):
+    # (NumPy's conversion made such an array a 0-d object array: scikit-learn's
+    # "Expected 2D array, got scalar array" with the whole matrix printed)
+    da = pytest.importorskip("dask.array")
+    import scipy.sparse as sp
+
+    import kernlearn
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 5))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    est = getattr(kernlearn, name)(random_state=0).fit(sp.csr_matrix(X), y)
+    Xd = da.from_array(X, chunks=(40, 5)).map_blocks(sp.csr_matrix)
+    np.testing.assert_array_equal(est.predict(Xd), est.predict(sp.csr_matrix(X)))
+    np.testing.assert_allclose(est.decision_function(Xd),
+                               est.decision_function(sp.csr_matrix(X)))

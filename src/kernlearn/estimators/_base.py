@@ -10,6 +10,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 from ..families._infinite import plain_float_matrix
+from ..partitioned import _is_dask_array
 from ..utils._finite import first_non_finite
 from ..utils._messages import plain_value
 
@@ -90,7 +91,11 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     label is named).  Other input it accepts is unchanged.
 
     Dense arrays come back C-ordered (``order="C"`` unless given), so that the
-    model does not depend on the input's memory layout.
+    model does not depend on the input's memory layout.  A ``dask.array``
+    (where an estimator reads its data in memory, e.g. to predict) is
+    computed first, so that one of sparse chunks arrives as the sparse
+    matrix it holds (NumPy's conversion made it a 0-d object array, refused
+    as "Expected 2D array, got scalar array" with the whole matrix printed).
 
     Parameters
     ----------
@@ -109,6 +114,8 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     # (a DataFrame's values, np.asfortranarray) gave a model that differed in the
     # last bits, and on tied choices by more (BLAS sums in another order)
     kwargs.setdefault("order", "C")
+    if _is_dask_array(X):
+        X = X.compute()
     if not (isinstance(y, str) and y == "no_validation") and y is not None:
         y = target_values(y)
     try:
