@@ -101,11 +101,18 @@ def column_nonzeros(X):
     -------
     ndarray of int of shape (n_features,)
     """
-    X = sp.csr_matrix(X)
-    if not X.has_canonical_format:
-        X = X.copy()  # (never the caller's matrix)
-        X.sum_duplicates()
+    X = _canonical(X, sp.csr_matrix)
     return np.bincount(X.indices[X.data != 0], minlength=X.shape[1])
+
+
+def _canonical(X, container):
+    """``container(X)`` (CSR or CSC) with duplicates summed, on a copy if it must change
+    (never the caller's matrix)."""
+    X = container(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
 
 
 def _sparse_centred_squares(X, w, mean):
@@ -129,10 +136,7 @@ def _sparse_centred_squares(X, w, mean):
     -------
     ndarray of shape (n_features,)
     """
-    Xc = sp.csc_matrix(X)
-    if not Xc.has_canonical_format:
-        Xc = Xc.copy()  # (never the caller's matrix)
-        Xc.sum_duplicates()
+    Xc = _canonical(X, sp.csc_matrix)
     mean = np.asarray(mean, dtype=np.float64)
     cols = np.repeat(np.arange(Xc.shape[1]), np.diff(Xc.indptr))
     ws = np.asarray(w, dtype=np.float64)[Xc.indices]
@@ -200,6 +204,11 @@ def centred_dots(A, B, center=None, u_a=None, u_b=None):
         D += center @ center
     return D
 
+
+#: Squared mean over one-pass variance (:math:`E[x^2] - E[x]^2`) beyond which
+#: those moments lose more than about 1e-12 of a column's variance to rounding:
+#: past it, row-partitioned data take a second pass for the squares about the mean.
+ONE_PASS_OFFSET = 1e4
 
 #: Offsets (in units of the column's spread) beyond which a sparse column cannot be
 #: centred exactly (:func:`implicit_center` warns).

@@ -54,8 +54,9 @@ from ._result import MethodResult
 from ..families import FeaturePool
 from ..losses import weighted
 from ..partitioned import DaskRows, RowPartitioned, _is_dask_array, peak_rss_mb
-from ..preprocessing import (Standardization, fit_standardization, measurement_columns,
-                             standardization_from_maxabs, standardization_from_moments)
+from ..preprocessing import (ONE_PASS_OFFSET, Standardization, fit_standardization,
+                             measurement_columns, standardization_from_maxabs,
+                             standardization_from_moments)
 from ..penalties import SquaredGroupL1
 from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
@@ -356,14 +357,16 @@ def fgm_standardization(X, sample_weight=None, standardize=True):
             raise ValueError(f"X contains NaN or infinity ({int(parts[:, -1].sum())} entries).")
         p = X.shape[1]
         sum_w = X.shape[0] if w is None else w.sum()
-        # a second pass for the squares about the mean, as in memory (one-pass
-        # moments gave a Unix-time column a spread of rounding noise)
-        about = partial(block_moments, mean=parts[:, :p].sum(0) / sum_w)
+        s1, s2 = parts[:, :p].sum(0), parts[:, p:2 * p].sum(0)
+        mean = s1 / sum_w
 
         def moments(center):
-            sq = (X.map_stack(about) if w is None else X.map_stack(about, w))[:, p:2 * p]
-            return standardization_from_moments(sum_w, parts[:, :p].sum(0), sq.sum(0),
-                                                center=center, centred=True,
+            # squares about the mean in a second pass (as in memory) only where one-pass
+            # moments lose digits: far from zero (a Unix time's spread was noise)
+            centred = bool(np.any(mean**2 > ONE_PASS_OFFSET * (s2 / sum_w - mean**2)))
+            sq = (X.map_stack(partial(block_moments, mean=mean), *(() if w is None else (w,)))
+                  [:, p:2 * p].sum(0) if centred else s2)
+            return standardization_from_moments(sum_w, s1, sq, center=center, centred=centred,
                                                 absmax=parts[:, 2 * p:3 * p].max(0))
 
         if np.any(parts[:, -2] > 0):  # sparse blocks: max-abs, spread where measured
@@ -564,9 +567,8 @@ def _refit_l2(X, y, sel, kind, pool, C, fit_intercept, sample_weight=None):
     scale = pool.scale_[sel]
     Xs = pool.raw_columns(sel, X)
     Xs = Xs @ sp.diags(scale) if sp.issparse(Xs) else Xs * scale
-    # (far-offset columns centred, as in the master: LinearSVC penalises the
-    # intercept, and with a Unix-time column its fit fell to chance; a sparse
-    # block dense enough for the master to densify is densified here too)
+    # (far-offset columns shifted as in the master: with a Unix-time column LinearSVC,
+    # which penalises the intercept, fell to chance; dense-enough sparse blocks too)
     Xs = active_block([Xs]) if sp.issparse(Xs) else Xs
     shift = offset_shift(Xs) if fit_intercept else None
     if shift is not None:
