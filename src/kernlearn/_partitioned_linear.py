@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .partitioned import _sum_all
-from .preprocessing import _sparse_centred_squares
+from .utils._sparse import _sparse_centred_squares
 from .solvers.grfl_newton import hessian_block
 
 __all__ = [

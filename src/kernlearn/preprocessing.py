@@ -35,6 +35,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.extmath import safe_sparse_dot
 
+from .utils._sparse import _sparse_centred_squares, column_nonzeros  # noqa: F401
+
 __all__ = [
     "Standardization",
     "TargetStandardization",
@@ -81,76 +83,6 @@ def measurement_columns(nnz, n_rows):
     ndarray of bool, shape (n_features,)
     """
     return np.asarray(nnz) >= MEASUREMENT_SHARE * max(int(n_rows), 1)
-
-
-def column_nonzeros(X):
-    """Non-zero values in each column of sparse ``X``, whatever its storage holds.
-
-    SciPy's ``getnnz`` counts stored entries: explicit zeros (a CSR matrix
-    built from triplets, or whose values were set to 0 in place) and
-    duplicates not yet summed.  The same matrix stored two ways had its
-    columns counted differently, so :func:`measurement_columns` could call
-    one of them a measurement in one storage and not in the other, and FGM
-    fitted another model on the same numbers.
-
-    Parameters
-    ----------
-    X : sparse matrix or array of shape (n_samples, n_features)
-
-    Returns
-    -------
-    ndarray of int of shape (n_features,)
-    """
-    X = _canonical(X, sp.csr_matrix)
-    return np.bincount(X.indices[X.data != 0], minlength=X.shape[1])
-
-
-def _canonical(X, container):
-    """``container(X)`` (CSR or CSC) with duplicates summed, on a copy if it must change
-    (never the caller's matrix)."""
-    X = container(X)
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    return X
-
-
-def _sparse_centred_squares(X, w, mean):
-    """Weighted squares about ``mean`` of sparse columns, without densifying.
-
-    :math:`\\sum_i w_i (x_{ij} - \\mu_j)^2`: the stored values' terms plus
-    :math:`\\mu_j^2` times the weight of the rows not stored.  A second
-    pass, as for dense columns: one-pass moments
-    (:math:`E[x^2] - E[x]^2`) lose a column far from zero (a Unix time in a
-    CSR matrix got a scale 150 times its spread, and every model fell to
-    near chance on it).
-
-    Parameters
-    ----------
-    X : sparse matrix of shape (n_samples, n_features)
-    w : ndarray of shape (n_samples,)
-        Row weights.
-    mean : ndarray of shape (n_features,)
-
-    Returns
-    -------
-    ndarray of shape (n_features,)
-    """
-    Xc = _canonical(X, sp.csc_matrix)
-    mean = np.asarray(mean, dtype=np.float64)
-    cols = np.repeat(np.arange(Xc.shape[1]), np.diff(Xc.indptr))
-    ws = np.asarray(w, dtype=np.float64)[Xc.indices]
-    with np.errstate(over="ignore", invalid="ignore"):
-        d = Xc.data.astype(np.float64) - mean[cols]
-        stored = np.bincount(cols, weights=ws * d * d, minlength=Xc.shape[1])
-        w_stored = np.bincount(cols, weights=ws, minlength=Xc.shape[1])
-        # weight of the rows not stored; exactly 0 when every row of positive
-        # weight is stored (sum(w) - w_stored is rounding there, and times
-        # mean^2 it would swamp the spread of a far-offset column)
-        full = np.bincount(cols, weights=ws > 0, minlength=Xc.shape[1]) \
-            == np.count_nonzero(np.asarray(w) > 0)
-        w_zero = np.where(full, 0.0, np.sum(w) - w_stored)
-        return stored + w_zero * mean**2
 
 
 def check_center(center, X):

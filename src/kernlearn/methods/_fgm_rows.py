@@ -10,7 +10,7 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from ..preprocessing import _sparse_centred_squares, column_nonzeros
+from ..utils._sparse import _sparse_centred_squares, column_nonzeros
 
 __all__ = ["active_block", "block_moments", "block_stored", "centre_by_newton", "offset_shift",
            "shift_columns"]
