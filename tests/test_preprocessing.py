@@ -53,17 +53,27 @@ def test_sparse_scaled_not_centred_and_stays_sparse(data):
         assert sp.issparse(T) and T.format == fmt and T.nnz == S.nnz
         dense = S.toarray()
         std = dense.std(axis=0)
-        np.testing.assert_allclose(st.scale, np.where(std > 0, std, 1.0), rtol=1e-10)
+        np.testing.assert_allclose(st.scale, np.where(std > 0, std, np.inf), rtol=1e-10)
         np.testing.assert_allclose(T.toarray(), dense / st.scale, rtol=1e-12)
         assert S.toarray() is not T  # caller's matrix untouched
         np.testing.assert_array_equal(S.toarray(), dense)
 
 
-def test_constant_column_keeps_unit_scale():
+def test_constant_column_is_ignored_at_predict():
+    # a column constant in training carries no information: its scale is
+    # infinite, so it maps to zero on the training rows and on any new row
     X = np.column_stack([np.full(10, 3.7), np.arange(10.0)])
     st = fit_standardization(X)
-    assert st.scale[0] == 1.0
-    np.testing.assert_allclose(st.transform(X)[:, 0], 0.0, atol=1e-15)
+    assert st.scale[0] == np.inf
+    np.testing.assert_array_equal(st.transform(X)[:, 0], 0.0)
+    new = np.array([[1e6, 2.0], [-3.0, 5.0]])
+    np.testing.assert_array_equal(st.transform(new)[:, 0], 0.0)
+    coef, b = st.coef_to_original(np.array([0.0, 2.0]), 1.0)
+    assert coef[0] == 0.0 and np.isfinite(b)
+    S = fit_standardization(sp.csr_matrix(np.column_stack([np.zeros(10), np.arange(10.0)])))
+    assert S.scale[0] == np.inf
+    T = S.transform(sp.csr_matrix(new))
+    np.testing.assert_array_equal(T.toarray()[:, 0], 0.0)
 
 
 def test_overflowing_column_is_an_error():
@@ -138,6 +148,6 @@ def test_sparse_maxabs_rule_is_the_largest_weighted_entry():
     w[0] = 0.0  # a zero-weight row is absent from the data
     st = fit_standardization(S, w, sparse_rule="maxabs")
     dense = np.abs(S.toarray())[1:]
-    expect = np.where(dense.max(0) > 0, dense.max(0), 1.0)
+    expect = np.where(dense.max(0) > 0, dense.max(0), np.inf)  # empty: ignored
     assert st.mean is None
     np.testing.assert_array_equal(st.scale, expect)

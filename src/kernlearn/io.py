@@ -94,6 +94,19 @@ _TRANSIENT = frozenset({"_path"})
 # Float arrays under these attributes may hold NaN (missing history entries);
 # every other float array of a model must be finite.
 _MAY_BE_NONFINITE = ("state.history_",)
+# Column scales of the input standardisation hold +inf for the columns that
+# were constant in training (ignored at predict); nothing else may be infinite.
+_SCALE_NAMES = ("x_scale_", "std_")
+
+
+def _nonfinite_allowed(where, arr):
+    """Whether the float array ``arr`` stored under ``where`` may be non-finite."""
+    if where.startswith(_MAY_BE_NONFINITE):
+        return True
+    name = where.rsplit(".", 1)[-1]
+    return name in _SCALE_NAMES and not np.any(np.isnan(arr) | (arr < 0))
+
+
 _ARRAY_KINDS = "biufU"  # bool, int, uint, float, unicode: never object arrays
 _MAX_META_BYTES = 64 * 2**20
 # Arrays a file may declare: this many bytes at least, more for large files
@@ -364,7 +377,7 @@ class _Encoder:
                 "are not allowed (only bool, int, float, str)."
             )
         finite = bool(value.dtype.kind != "f" or np.all(np.isfinite(value)))
-        if not finite and not where.startswith(_MAY_BE_NONFINITE):
+        if not finite and not _nonfinite_allowed(where, value):
             raise ValueError(f"refusing to save {where}: it contains NaN or infinity.")
         key = f"{where}#{len(self.arrays)}"
         self.arrays[key] = value
@@ -604,7 +617,7 @@ class _Decoder:
                 f"{tuple(node.get('shape', []))}."
             )
         if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-            if node.get("finite", True) or not where.startswith(_MAY_BE_NONFINITE):
+            if node.get("finite", True) or not _nonfinite_allowed(where, arr):
                 self.fail(f"{where} contains NaN or infinity.")
         if hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest() != node.get(
             "sha256"

@@ -15,8 +15,13 @@ This module is the "standardise" and "map back" steps, the glmnet way
   sparse;
 * regression targets are centred and scaled per output.
 
-Constant columns (zero spread) keep a scale of one, so they map to a constant
-(zero when centred) column rather than to infinities.  The statistics are
+Constant columns (zero spread, or empty sparse ones) get an infinite scale:
+they map to zero on the training rows and on every new row, so a column that
+carried no information in training cannot move a prediction.  (scikit-learn's
+``StandardScaler`` keeps a scale of one: a kernel model then measures a new
+row's departure from the training constant in raw units, and a column
+constant in training but varying at predict changed up to half of the kernel
+estimators' predictions.)  The statistics are
 computed in float64 whatever the input dtype; the transformed data keep the
 input's dtype.
 
@@ -367,7 +372,7 @@ def _from_mean_var(mean, var, center, scale=None):
     if scale is None:
         scale = np.sqrt(np.maximum(var, 0.0))
     constant = scale <= _CONSTANT_RTOL * np.maximum(np.abs(mean), 1e-300)
-    scale = np.where(constant, 1.0, scale)
+    scale = np.where(constant, np.inf, scale)
     return Standardization(mean=mean if center else None, scale=scale)
 
 
@@ -389,7 +394,7 @@ def standardization_from_maxabs(absmax, measured=None, spread=None):
     Standardization
     """
     absmax = np.asarray(absmax, dtype=np.float64)
-    scale = np.where(absmax > 0, absmax, 1.0)
+    scale = np.where(absmax > 0, absmax, np.inf)
     if measured is not None and np.any(measured):
         scale = np.where(measured, spread(), scale)
     return Standardization(scale=scale)

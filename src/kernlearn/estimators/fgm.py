@@ -427,7 +427,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         active columns far from zero itself; ``coef_`` and ``intercept_`` are
         on the raw columns already).
     x_scale_ : ndarray of shape (n_features,) or None
-        Column scales :math:`s_j` of the standardisation (None without it).
+        Column scales :math:`s_j` of the standardisation (None without it;
+        ``inf`` for a column constant in training, which is ignored).
     n_features_in_ : int
 
     References

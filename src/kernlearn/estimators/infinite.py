@@ -467,7 +467,8 @@ _COMMON_DOC = """
     phases_ : ndarray of shape (n_kept,) or None
         Their phases :math:`-\\omega^\\top (\\mu / s)` (sparse: ``family_.center_``).
     x_mean_, x_scale_ : ndarray of shape (n_features,) or None
-        The input map (``None``: no centring, for sparse input, or no scaling).
+        The input map (``None``: no centring, for sparse input, or no scaling;
+        a column constant in training has scale ``inf``: it is ignored).
     feature_scales_ : ndarray of shape (n_kept, group_size)
         Scales making each training column unit-norm.
     coef_ : ndarray

@@ -301,7 +301,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     x_mean_ : ndarray of shape (n_features,) or None
         Column means removed from dense inputs (``None``: not centred).
     x_scale_ : ndarray of shape (n_features,) or None
-        Column spreads divided out (``None``: not scaled).
+        Column spreads divided out (``None``: not scaled; ``inf`` for a column
+        constant in training, which is ignored).
     y_mean_, y_scale_ : ndarray of shape (n_outputs,)
         The targets' standardisation (zero mean without ``fit_intercept``).
     kernel_params_ : dict

@@ -188,7 +188,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         sparse input, whose means the kernels subtract themselves,
         ``kernel_list_.center_``; ``standardize=False``; precomputed kernels).
     x_scale_ : ndarray of shape (n_features,) or None
-        Column scales divided out before the kernels (``None``: identity).
+        Column scales divided out before the kernels (``None``: identity;
+        ``inf`` for a column constant in training, which is ignored).
     kernel_params_ : list of dict or None
         The kernels' parameters as used, data-derived widths resolved; they
         act on the standardised columns (``None`` for precomputed kernels).

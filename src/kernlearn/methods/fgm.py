@@ -330,7 +330,7 @@ def fgm_standardization(X, sample_weight=None, standardize=True):
     standard deviation blows a rare word up to the size of a common one, and
     FGM with a budget then lost up to 0.9 accuracy points to the l1 models on
     Reuters, where max-abs scaling wins at every budget).  Constant and empty
-    columns keep a scale of one.
+    columns get an infinite scale (:math:`\lambda_j = 0`: never used).
 
     Parameters
     ----------
