@@ -152,7 +152,7 @@ def run_mode(mode, n, d, chunk, max_features, n_candidates, repeats):
     out.update(time=statistics.median(times), times=times, cpu=statistics.median(cpus),
                cpus=cpus, rss_peak=peak_rss_mb(),
                accuracy=float(clf.score(Xt, yt)), features=clf.features_.tolist(),
-               coef=clf.coef_.ravel().tolist(), n_iter=int(clf.n_iter_))
+               coef=clf.column_coef_.ravel().tolist(), n_iter=int(clf.n_iter_))
     print(json.dumps(out))
 
 

@@ -50,7 +50,7 @@ def test_multiclass_decision_is_the_draws_mean_and_objective_at_most_theirs(monk
                                rtol=1e-9, atol=1e-10)
     Z = clf.transform(X)
     res = type(draws[0])(**{**draws[0].__dict__, "features": clf.features_,
-                            "feature_scales": clf.feature_scales_, "coef": clf.coef_,
+                            "feature_scales": clf.feature_scales_, "coef": clf.column_coef_,
                             "intercept": clf.intercept_})
     _, direct = _objective(res, Z, Y)
     assert clf.objective_ == pytest.approx(direct, rel=1e-8)
@@ -71,7 +71,7 @@ def test_the_first_draw_is_the_single_path_of_a_numeric_budget(monkeypatch):
     k = len(one.features_)
     assert len(three.features_) > k
     np.testing.assert_array_equal(three.features_[:k], one.features_)
-    np.testing.assert_allclose(three.coef_[:, :2 * k], one.coef_ / 3, rtol=1e-12)
+    np.testing.assert_allclose(three.column_coef_[:, :2 * k], one.column_coef_ / 3, rtol=1e-12)
     np.testing.assert_array_equal(warm.features_, one.features_)
 
 

@@ -37,7 +37,7 @@ def _assert_same_model(a, b, X_test, what="decision_function"):
         np.testing.assert_allclose(b.x_mean_, a.x_mean_, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(b.x_scale_, a.x_scale_, rtol=1e-12)
     np.testing.assert_allclose(b.feature_scales_, a.feature_scales_, rtol=1e-10)
-    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(b.column_coef_, a.column_coef_, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-8, atol=1e-10)
     assert b.n_iter_ == a.n_iter_
     np.testing.assert_allclose(b.objective_, a.objective_, rtol=1e-10)
@@ -117,7 +117,7 @@ def test_without_a_distributed_client_the_same_multiclass_model(monkeypatch):
     X, f, _ = _data(n=1200, seed=2)
     y = np.digitize(f, [-0.2, 0.6])
     a = InfiniteFeatureClassifier(**SMALL).fit(X, y)
-    assert a.coef_.shape[0] == 3
+    assert a.column_coef_.shape[0] == 3
     b = InfiniteFeatureClassifier(**SMALL).fit(da.from_array(X, chunks=(500, D)), y)
     _assert_same_model(a, b, X[:200])
 

@@ -49,7 +49,7 @@ def test_one_path_is_the_first_draw_of_the_average():
     k = len(one.features_)
     assert one.n_paths_ == 1 and len(three.features_) > k
     np.testing.assert_array_equal(three.features_[:k], one.features_)
-    np.testing.assert_allclose(three.coef_[:, :2 * k], one.coef_ / 3, rtol=1e-12)
+    np.testing.assert_allclose(three.column_coef_[:, :2 * k], one.column_coef_ / 3, rtol=1e-12)
     # the regressor: after the same folds' level choice, one path on all rows
     Xr, yr = _reg_data(100, seed=1)
     r1 = InfiniteFeatureRegressor(n_candidates=30, random_state=0, n_paths=1).fit(Xr, yr)

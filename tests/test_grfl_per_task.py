@@ -226,10 +226,10 @@ def test_lambda_scale_paper_fits_the_papers_problem():
     fam = RandomFourierFeatures(bandwidth=1.0)
     paper = InfiniteFeatureClassifier(fam, lambda_p=0.8, lambda_scale="paper", **kw).fit(X, y)
     ours = InfiniteFeatureClassifier(fam, lambda_p=0.4, **kw).fit(X, y)
-    np.testing.assert_allclose(paper.coef_, ours.coef_, atol=1e-8)
+    np.testing.assert_allclose(paper.column_coef_, ours.column_coef_, atol=1e-8)
     # the paper's objective of the fitted model, from its formula
     m = paper.decision_function(X)
     yy = np.where(y == 1, 1.0, -1.0)
-    W = paper.coef_[0].reshape(-1, 2)
+    W = paper.column_coef_[0].reshape(-1, 2)
     formula = np.sum(np.maximum(0, 1 - yy * m) ** 2) + 0.8 * np.linalg.norm(W, axis=1).sum()
     assert 2.0 * paper.objective_ == pytest.approx(formula, rel=1e-9)

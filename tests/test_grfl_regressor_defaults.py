@@ -195,7 +195,7 @@ def test_auto_budget_with_a_level_that_admits_no_feature():
     X = rng.normal(size=(CV_BELOW + 50, 3))
     y = X[:, 0] + 5.0
     est = InfiniteFeatureRegressor(lambda_p=1e6, n_candidates=20, random_state=0).fit(X, y)
-    assert est.max_features_ == 0 and est.coef_.size == 0
+    assert est.max_features_ == 0 and est.column_coef_.size == 0
     np.testing.assert_allclose(est.predict(X[:5]), np.full(5, y.mean()), rtol=1e-6)
 
 

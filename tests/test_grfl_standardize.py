@@ -98,9 +98,9 @@ def test_learned_quantities_equal_a_manual_scale_fit_unscale():
     V = man.features_[:, :-1] / s
     np.testing.assert_allclose(reg.frequencies_, V, rtol=1e-8)
     np.testing.assert_allclose(reg.phases_, -V @ mu, rtol=1e-8, atol=1e-10)
-    np.testing.assert_allclose(reg.coef_, man.coef_ * ys[:, None], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(reg.column_coef_, man.column_coef_ * ys[:, None], rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(reg.intercept_, man.intercept_ * ys + ym, rtol=1e-6)
-    np.testing.assert_allclose(reg.coef_, reg.task_coef_ + reg.shared_coef_, rtol=1e-12)
+    np.testing.assert_allclose(reg.column_coef_, reg.task_coef_ + reg.shared_coef_, rtol=1e-12)
 
 
 def test_each_output_has_its_own_target_scale():
@@ -125,7 +125,7 @@ def test_the_result_object_carries_everything_the_classifier_exposes():
     with pytest.raises(dataclasses.FrozenInstanceError):
         res.objective = 0.0
     for field, attr in [("features", "features_"), ("feature_scales", "feature_scales_"),
-                        ("coef", "coef_"), ("intercept", "intercept_"),
+                        ("coef", "column_coef_"), ("intercept", "intercept_"),
                         ("task_coef", "task_coef_"), ("shared_coef", "shared_coef_"),
                         ("objective", "objective_"), ("last_violation", "last_violation_"),
                         ("n_iter", "n_iter_"), ("stop_reason", "stop_reason_"),

@@ -25,7 +25,7 @@ def test_learns_moons_and_transform_is_the_feature_map():
     Z = clf.transform(X[300:])
     assert Z.shape == (100, 2 * len(clf.features_))
     np.testing.assert_allclose(clf.decision_function(X[300:]),
-                               Z @ clf.coef_[0] + clf.intercept_[0])
+                               Z @ clf.column_coef_[0] + clf.intercept_[0])
     # training columns are unit-norm (paper 000, sec. 3.1)
     np.testing.assert_allclose(np.linalg.norm(clf.transform(X[:300]), axis=0), 1.0)
     assert set(clf.history_) >= {"objective", "violation", "n_active", "kkt", "time"}
@@ -76,8 +76,8 @@ def test_multiclass_one_vs_all_tasks_share_features_with_shared_part():
     clf = InfiniteFeatureClassifier(max_features=10, n_candidates=40, lambda_p=0.5,
                                     lambda_s=1.0, inner_max_iter=200, random_state=0).fit(X, y)
     k = 2 * len(clf.features_)
-    assert clf.coef_.shape == (3, k) and clf.intercept_.shape == (3,)
-    np.testing.assert_allclose(clf.coef_, clf.task_coef_ + clf.shared_coef_)
+    assert clf.column_coef_.shape == (3, k) and clf.intercept_.shape == (3,)
+    np.testing.assert_allclose(clf.column_coef_, clf.task_coef_ + clf.shared_coef_)
     assert clf.decision_function(X).shape == (300, 3)
     assert clf.score(X, y) > 0.7
     assert set(clf.predict(X)) <= set(clf.classes_)
@@ -104,7 +104,7 @@ def test_penalties_and_logistic_and_fista(penalty, solver, q):
     m = clf.decision_function(X)
     g = -ys / (1.0 + np.exp(ys * m))  # logistic dl/dm
     assert abs(g.sum()) < 1e-4 * np.abs(g).sum()
-    Phi, w = clf.transform(X), clf.coef_[0]
+    Phi, w = clf.transform(X), clf.column_coef_[0]
     np.testing.assert_allclose(np.linalg.norm(Phi, axis=0), 1.0)
     h = Phi.T @ g
     assert w.size >= 4  # at least two features kept
@@ -156,7 +156,7 @@ def test_single_output_regression_sinc():
     y = np.sinc(X[:, 0] / np.pi) + 0.05 * rng.normal(size=300)
     reg = InfiniteFeatureRegressor(max_features=25, n_candidates=80, lambda_p=0.05,
                                    random_state=0).fit(X, y)
-    assert reg.coef_.ndim == 1 and isinstance(reg.intercept_, float)
+    assert reg.column_coef_.ndim == 1 and isinstance(reg.intercept_, float)
     assert reg.score(X, y) > 0.9
 
 
@@ -559,7 +559,7 @@ def test_auto_lambda_reaches_the_solver():
     np.testing.assert_allclose(auto.decision_function(X), same.decision_function(X))
     assert np.max(np.abs(auto.decision_function(X) - one.decision_function(X))) > 1e-3
     # a weaker level keeps larger weights on the same first features
-    assert np.abs(auto.coef_).sum() > np.abs(one.coef_).sum()
+    assert np.abs(auto.column_coef_).sum() > np.abs(one.column_coef_).sum()
 
 
 def test_auto_lambda_counts_integer_weights_as_rows():
@@ -625,3 +625,48 @@ def test_default_budget_grows_with_the_rows_from_1000(monkeypatch):
         with pytest.raises(_Stop):
             fit()
     assert seen == [130, 130, 100, 200, 7]
+
+
+def test_selectors_read_input_importances_not_the_learned_columns_weights(tmp_path):
+    # coef_ held the learned columns' weights: SelectFromModel read them as one
+    # weight per input and, with as many columns as inputs (5 features x cos/sin
+    # on 10 inputs), silently kept inputs by column position; RFE raised an
+    # IndexError.  They now read feature_importances_.
+    from sklearn.feature_selection import RFE, SelectFromModel
+
+    from kernlearn.io import load_model, save_model
+
+    X, y = make_classification(300, 10, n_informative=3, n_redundant=0, shuffle=False,
+                               random_state=0)
+    est = InfiniteFeatureClassifier(max_features=5, random_state=0).fit(X, y)
+    assert est.column_coef_.shape == (1, 10)
+    with pytest.raises(AttributeError, match="column_coef_"):
+        est.coef_
+    imp = est.feature_importances_
+    assert imp.shape == (10,) and abs(imp.sum() - 1) < 1e-12
+    W = est.column_coef_ * est.feature_scales_.ravel()
+    amp = np.linalg.norm(W.reshape(5, 2), axis=1)
+    ref = amp @ np.abs(est.features_[:, :-1])
+    np.testing.assert_allclose(imp, ref / ref.sum(), rtol=1e-12)
+    sel = SelectFromModel(InfiniteFeatureClassifier(max_features=5, random_state=0),
+                          max_features=3, threshold=-1.0).fit(X, y)
+    np.testing.assert_array_equal(sel.get_support().nonzero()[0], [0, 1, 2])
+    rfe = RFE(InfiniteFeatureClassifier(random_state=0), n_features_to_select=3).fit(X, y)
+    np.testing.assert_array_equal(rfe.support_.nonzero()[0], [0, 1, 2])
+    # a model file written before the rename (state key coef_) still loads
+    old = InfiniteFeatureClassifier(max_features=5, random_state=0).fit(X, y)
+    old.__dict__["coef_"] = old.__dict__.pop("column_coef_")
+    save_model(old, tmp_path / "old.npz")
+    back = load_model(tmp_path / "old.npz")
+    np.testing.assert_array_equal(back.column_coef_, est.column_coef_)
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+
+
+def test_feature_importances_need_the_fourier_family():
+    rng = np.random.default_rng(0)
+    X = rng.random((60, 64))
+    y = (X[:, :32].mean(1) > X[:, 32:].mean(1)).astype(int)
+    est = InfiniteFeatureClassifier(GaborFeatures((8, 8), filter_size=3), max_features=3,
+                                    random_state=0).fit(X, y)
+    with pytest.raises(AttributeError, match="random Fourier family only"):
+        est.feature_importances_

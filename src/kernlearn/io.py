@@ -725,7 +725,9 @@ class _Decoder:
 
     def set_attributes(self, obj, state, where):
         cls = type(obj)
+        renamed = getattr(cls, "_renamed_attributes", {})
         for name, value in state.items():
+            name = renamed.get(name, name)  # files written before a rename
             # An attribute may not shadow a method, property or other descriptor
             # of the class (a tampered file must not replace ``predict``); plain
             # class-level defaults (numbers, strings) may be overridden.

@@ -215,7 +215,7 @@ def _selection_figure(est, meta):
         ax.set_title(f"Nystrom column weights: {nz.size} of {len(mu)} non-zero")
         return fig
     if hasattr(est, "features_") and len(est.features_):
-        w = np.linalg.norm(np.atleast_2d(est.coef_), axis=0)
+        w = np.linalg.norm(np.atleast_2d(est.column_coef_), axis=0)
         gs = max(1, w.size // len(est.features_))
         norms = w.reshape(len(est.features_), gs).sum(axis=1)
         fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -298,8 +298,8 @@ def _truncated_scores(est, X, y):
         index = [[j] for j in order]
     elif hasattr(est, "features_") and len(getattr(est, "features_", [])):
         n = len(est.features_)
-        gs = max(1, np.atleast_2d(est.coef_).shape[1] // n)
-        attr = "_coef_tasks" if hasattr(est, "_coef_tasks") else "coef_"
+        gs = max(1, np.atleast_2d(est.column_coef_).shape[1] // n)
+        attr = "_coef_tasks" if hasattr(est, "_coef_tasks") else "column_coef_"
         index = [list(range(r * gs, (r + 1) * gs)) for r in range(n)]
     else:
         return None

@@ -188,7 +188,7 @@ def selection_table(est, meta=None):
         return cols, rows
     if hasattr(est, "features_"):
         F = np.asarray(est.features_)
-        coef = np.atleast_2d(est.coef_)
+        coef = np.atleast_2d(est.column_coef_)
         gs = est.feature_scales_.shape[1] if est.feature_scales_.ndim == 2 else 1
         cols = ["rank", "weight_norm"] + [f"param_{k}" for k in range(F.shape[1])]
         rows = []

@@ -187,6 +187,53 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         Z = self.family_.columns(self.features_, X)
         return Z * self.feature_scales_.ravel()
 
+    # Saved models of kernlearn before 0.2 hold the column weights as coef_.
+    _renamed_attributes = {"coef_": "column_coef_"}
+
+    @property
+    def coef_(self):
+        """Not defined: the weights are on learned columns (``column_coef_``).
+
+        scikit-learn's ``SelectFromModel`` and ``RFE`` read ``coef_`` as one
+        weight per input feature; the learned columns' weights silently
+        selected input columns by position (when the counts matched) or failed
+        with an ``IndexError``.  Those tools use :attr:`feature_importances_`.
+        """
+        raise AttributeError(
+            f"{type(self).__name__} has no coef_: its weights are on the learned "
+            "columns of transform(), not on the input features; they are "
+            "column_coef_ (named coef_ before kernlearn 0.2). Per input feature, "
+            "see feature_importances_.")
+
+    @property
+    def feature_importances_(self):
+        """Importance of each input feature, summing to one (Fourier family).
+
+        A kept Fourier feature :math:`j` with frequency :math:`\omega_j` (on the
+        standardised inputs) and weights :math:`a_j, b_j` on its cos and sin
+        columns changes the decision function at most at the rate
+        :math:`\|(a_j, b_j)\| |\omega_{jd}|` along input :math:`d`; the
+        importance of input :math:`d` is the sum over kept features (and
+        classes or tasks), normalised to sum to one.  This is what
+        ``SelectFromModel`` and ``RFE`` use.
+
+        Returns
+        -------
+        ndarray of shape (n_features_in_,)
+        """
+        check_is_fitted(self, "column_coef_")
+        if not isinstance(self.family_, RandomFourierFeatures):
+            raise AttributeError(
+                f"feature_importances_ is defined for the random Fourier family "
+                f"only (this model's is {type(self.family_).__name__}).")
+        W = np.atleast_2d(self._coef_tasks) * self.feature_scales_.ravel()
+        k = len(self.features_)
+        amp = np.linalg.norm(W.reshape(W.shape[0], k, -1), axis=2).sum(axis=0)
+        imp = amp @ np.abs(self.features_[:, :-1])
+        total = imp.sum()
+        return imp / total if total > 0 else np.full(self.n_features_in_,
+                                                     1.0 / self.n_features_in_)
+
     @property
     def _n_features_out(self):
         """Columns of :meth:`transform` (``get_feature_names_out`` names them
@@ -471,8 +518,14 @@ _COMMON_DOC = """
         a column constant in training has scale ``inf``: it is ignored).
     feature_scales_ : ndarray of shape (n_kept, group_size)
         Scales making each training column unit-norm.
-    coef_ : ndarray
-        Weights :math:`w_t + \\tilde w` of the columns of :meth:`transform`.
+    column_coef_ : ndarray
+        Weights :math:`w_t + \\tilde w` of the columns of :meth:`transform`
+        (``coef_`` before 0.2; there is no ``coef_``, which scikit-learn's
+        selectors read as input-feature weights).
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Random Fourier family: each input's share of the decision function's
+        largest rates of change (sums to one); what ``SelectFromModel`` and
+        ``RFE`` use.
     intercept_ : float or ndarray
         Biases :math:`b_t`.
     task_coef_ : ndarray of shape (n_tasks, n_columns)
@@ -659,7 +712,7 @@ class InfiniteFeatureClassifier(
         self.lambda_p_, self._budget = _classifier_settings(
             self, X.shape[1], X.shape[0] if sw is None else sw.sum())
         self._fit_tasks(standardize_fit(self, X, sw), Y, task_rows, sw)
-        self.coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
+        self.column_coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
         self._fit_platt(X, y, sample_weight, task_index=task_index)
         return self
 
@@ -781,7 +834,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
     deviation before fitting (``y_mean_``, ``y_scale_``, one entry per
     output; one with ``task_index``), so ``lambda_p``, ``lambda_s``,
     ``objective_`` and ``history_`` refer to standardised targets and the
-    model does not depend on the units of ``y``; ``coef_``, ``intercept_``,
+    model does not depend on the units of ``y``; ``column_coef_``, ``intercept_``,
     ``task_coef_`` and ``shared_coef_`` are in the units of ``y``
     (``shared_coef_`` is ``(n_outputs, n_columns)`` for a 2-D ``y``: the
     shared weights in each output's units).
@@ -899,7 +952,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         self.shared_coef_ = self.shared_coef_ * (scale[0] if self.y_scale_.size == 1
                                                  else scale[:, None])
         self._single_output = task_rows is None and y.ndim == 1
-        self.coef_, self.intercept_ = (
+        self.column_coef_, self.intercept_ = (
             (self._coef_tasks[0], float(self._intercept_tasks[0])) if self._single_output
             else (self._coef_tasks, self._intercept_tasks))
         return self
