@@ -46,3 +46,43 @@ def test_grfl_converged_fit_with_uncapped_masters_does_not_warn():
     _, caught = _convergence_warnings(lambda: InfiniteFeatureClassifier(
         max_features=8, n_paths=1, random_state=0, path_iter=None).fit(X, y))
     assert not caught
+
+
+# ----------------------------------------------------------------- the report
+def _figure(est, title, data=None):
+    from kernlearn.report import _figures
+
+    figs = {t: fig for t, fig, _ in _figures(est, {}, data)}
+    return figs[title]
+
+
+def _curve(fig):
+    """The first panel's first line: (x, y)."""
+    line = fig.axes[0].get_lines()[0]
+    return np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata())
+
+
+@pytest.mark.parametrize("Est", [FGMClassifier, FGMRegressor])
+def test_report_score_vs_features_does_not_depend_on_a_column_offset(Est):
+    # the curve zeroes the coefficients of the features left out, but FGM's
+    # coef_ is on the raw columns and its intercept holds -coef * mean: a
+    # column near 1,000 left the curve at R^2 -96,919 (accuracy 0.53, chance)
+    # where the same data without the offset gave 0.90 (0.87)
+    pytest.importorskip("matplotlib")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 6))
+    y = 3 * X[:, 0] + X[:, 1] + 0.3 * rng.standard_normal(400)
+    y = (y > 0).astype(int) if Est is FGMClassifier else y
+    shifted = X.copy()
+    shifted[:, 1] += 1000.0
+    kw = dict(B=1, max_iter=5) | ({} if Est is FGMClassifier else {"C": 1.0})
+    curves = []
+    for data in (X, shifted):
+        est = Est(**kw).fit(data, y)
+        assert est.selected_features_[0] == 0  # feature 1 comes after: left out at k=1
+        curves.append(_curve(_figure(est, "Test score vs number of features",
+                                     (data, y, "test"))))
+    np.testing.assert_array_equal(curves[1][0], curves[0][0])
+    np.testing.assert_allclose(curves[1][1], curves[0][1], rtol=1e-6)
+    # the full model's point is the model's own score
+    assert curves[1][1][-1] == pytest.approx(est.score(shifted, y))
