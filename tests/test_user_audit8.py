@@ -86,3 +86,23 @@ def test_report_score_vs_features_does_not_depend_on_a_column_offset(Est):
     np.testing.assert_allclose(curves[1][1], curves[0][1], rtol=1e-6)
     # the full model's point is the model's own score
     assert curves[1][1][-1] == pytest.approx(est.score(shifted, y))
+
+
+@pytest.mark.parametrize("n_paths", [1, 3])
+def test_report_learned_feature_bars_equal_the_selection_tables_weight_norms(n_paths):
+    # the bars summed the norms of each feature's cos and sin columns, the
+    # table took the norm of both (the group penalty's): 11.5 against 8.3
+    pytest.importorskip("matplotlib")
+    from kernlearn.summary import selection_table
+
+    X, y = _xor_like()
+    y3 = np.digitize(X[:, 0] * X[:, 1] + X[:, 2], [-0.5, 0.5])
+    est = InfiniteFeatureClassifier(max_features=6, n_paths=n_paths,
+                                    random_state=0).fit(X, y3)
+    bars = [p.get_height() for p in _figure(est, "Selection").axes[0].patches]
+    cols, rows = selection_table(est)
+    table = [r[cols.index("weight_norm")] for r in rows]
+    # and both are the norms of each feature's block of coef_ (cos, sin per class)
+    coef = est.coef_.reshape(3, len(est.features_), 2)
+    np.testing.assert_allclose(table, np.linalg.norm(coef, axis=(0, 2)), rtol=1e-12)
+    np.testing.assert_allclose(bars, table, rtol=1e-12)
