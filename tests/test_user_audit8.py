@@ -106,3 +106,23 @@ def test_report_learned_feature_bars_equal_the_selection_tables_weight_norms(n_p
     coef = est.coef_.reshape(3, len(est.features_), 2)
     np.testing.assert_allclose(table, np.linalg.norm(coef, axis=(0, 2)), rtol=1e-12)
     np.testing.assert_allclose(bars, table, rtol=1e-12)
+
+
+def test_report_labels_the_constant_kernel_appended_to_a_users_kernel_list():
+    # fit_intercept=True appends a constant kernel (the last weight): with the
+    # default list it was "constant", with the user's own list it had no label
+    # ("" in the selection table, its position "2" under the bar)
+    pytest.importorskip("matplotlib")
+    from kernlearn import PNormMKLClassifier
+    from kernlearn.summary import selection_table
+
+    X, y = _xor_like(120)
+    est = PNormMKLClassifier(kernels=["linear", ("rbf", {"gamma": 0.5})],
+                             fit_intercept=True, max_iter=20, random_state=0).fit(X, y)
+    assert len(est.kernel_weights_) == 3
+    cols, rows = selection_table(est)
+    assert [r[1] for r in rows] == ["linear", "rbf(gamma=0.5)", "constant"]
+    ax = _figure(est, "Selection").axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [r[1] for r in rows]
+    np.testing.assert_array_equal([p.get_height() for p in ax.patches],
+                                  est.kernel_weights_)

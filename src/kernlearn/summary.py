@@ -269,19 +269,24 @@ def _fitted_kernel_labels(est):
     held (OBSCURE's four kernels: the second RBF was called linear); their
     data-driven parameters are shown as resolved on the training data.
     """
-    given = est.get_params().get("kernels")
-    if isinstance(given, (list, tuple)):
-        return [_spec_label(s) for s in given]
     fitted = getattr(est, "kernel_list_", None)  # OBSCURE
     if fitted is None:
         fitted = getattr(est, "kernels_", None)  # multitask MKL
     specs = getattr(fitted, "specs", None) or getattr(fitted, "specs_", None)
     params = getattr(fitted, "params_", None)
     if not specs or params is None:  # precomputed Gram matrices
-        return [f"kernel {j}" for j in range(len(est.kernel_weights_))]
-    return [_spec_label((kernel, {k: float(f"{v:.4g}") if isinstance(v, float) else v
-                                  for k, v in p.items()}))
-            for (kernel, _, _), p in zip(specs, params)]
+        labels = [f"kernel {j}" for j in range(len(est.kernel_weights_))]
+    else:
+        labels = [_spec_label((kernel, {k: float(f"{v:.4g}") if isinstance(v, float) else v
+                                        for k, v in p.items()}))
+                  for (kernel, _, _), p in zip(specs, params)]
+    given = est.get_params().get("kernels")
+    if isinstance(given, (list, tuple)):
+        # the user's kernels as written; a kernel the fit appended to them
+        # (fit_intercept's constant, the last weight) keeps its fitted label
+        # (it had none: "" in the table, its position "2" on the plot)
+        return [_spec_label(s) for s in given] + labels[len(given):]
+    return labels
 
 
 def _spec_label(spec):
