@@ -75,7 +75,7 @@ def test_report_score_vs_features_does_not_depend_on_a_column_offset(Est):
     y = (y > 0).astype(int) if Est is FGMClassifier else y
     shifted = X.copy()
     shifted[:, 1] += 1000.0
-    kw = dict(B=1, max_iter=5) | ({} if Est is FGMClassifier else {"C": 1.0})
+    kw = {"B": 1, "max_iter": 5} | ({} if Est is FGMClassifier else {"C": 1.0})
     curves = []
     for data in (X, shifted):
         est = Est(**kw).fit(data, y)
@@ -95,7 +95,7 @@ def test_report_learned_feature_bars_equal_the_selection_tables_weight_norms(n_p
     pytest.importorskip("matplotlib")
     from kernlearn.summary import selection_table
 
-    X, y = _xor_like()
+    X, _ = _xor_like()
     y3 = np.digitize(X[:, 0] * X[:, 1] + X[:, 2], [-0.5, 0.5])
     est = InfiniteFeatureClassifier(max_features=6, n_paths=n_paths,
                                     random_state=0).fit(X, y3)
@@ -120,9 +120,31 @@ def test_report_labels_the_constant_kernel_appended_to_a_users_kernel_list():
     est = PNormMKLClassifier(kernels=["linear", ("rbf", {"gamma": 0.5})],
                              fit_intercept=True, max_iter=20, random_state=0).fit(X, y)
     assert len(est.kernel_weights_) == 3
-    cols, rows = selection_table(est)
+    _, rows = selection_table(est)
     assert [r[1] for r in rows] == ["linear", "rbf(gamma=0.5)", "constant"]
     ax = _figure(est, "Selection").axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == [r[1] for r in rows]
     np.testing.assert_array_equal([p.get_height() for p in ax.patches],
                                   est.kernel_weights_)
+
+
+# ------------------------------------------------------ tol=None, FGM's meaning
+@pytest.mark.parametrize("Est", [FGMClassifier, FGMRegressor])
+def test_fgm_tol_none_runs_max_iter_without_a_convergence_warning(Est):
+    # tol=None disables FGM's stopping rules: running max_iter outer
+    # iterations is what was asked, and it warned "before the relative
+    # objective change met tol=None" (scikit-learn's estimators, OBSCURE and
+    # the column-generation driver itself stay silent with tol=None)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 30))
+    y = X[:, 0] - X[:, 3] + 0.5 * X[:, 7] + 0.3 * rng.standard_normal(200)
+    y = (y > 0).astype(int) if Est is FGMClassifier else y
+    kw = {} if Est is FGMClassifier else {"C": 1.0}
+    est, caught = _convergence_warnings(
+        lambda: Est(B=2, max_iter=2, tol=None, **kw).fit(X, y))
+    assert est.n_iter_ == 2
+    assert not caught, [str(w.message) for w in caught]
+    # a tolerance that is set and not met still warns
+    _, caught = _convergence_warnings(
+        lambda: Est(B=2, max_iter=2, tol=1e-12, **kw).fit(X, y))
+    assert caught

@@ -733,7 +733,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     stop_reason = out.stop_reason
     if budget and len(st.active_candidates()) >= s.max_features:
         stop_reason = "max_features"
-    if stop_reason == "max_iter":
+    if stop_reason == "max_iter" and (budget or s.tol is not None):  # tol=None: run them
         cap = "max_iter" + (f" beyond the {-(-s.max_features // B)} rounds of "
                                   f"max_features={s.max_features}" if budget else "")
         warnings.warn(
