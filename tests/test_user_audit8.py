@@ -148,3 +148,26 @@ def test_fgm_tol_none_runs_max_iter_without_a_convergence_warning(Est):
     _, caught = _convergence_warnings(
         lambda: Est(B=2, max_iter=2, tol=1e-12, **kw).fit(X, y))
     assert caught
+
+
+# ------------------------------------------- multitask MKL's leave-one-out search
+def test_multitask_auto_C_reports_its_search_iterations_and_convergence(monkeypatch):
+    # C="auto" learns C and the kernel weights by L-BFGS-B: the model said
+    # n_iter_=1 and converged_=True whatever the search did, also next to
+    # the ConvergenceWarning of a search that ran out of iterations
+    import functools
+
+    from kernlearn import MultitaskMKLRegressor
+    from kernlearn.methods.mtmkl import fit as mt_fit
+
+    rng = np.random.default_rng(0)
+    X, t = rng.standard_normal((120, 4)), rng.integers(0, 3, 120)
+    y = X[:, 0] * (1 + t) + np.sin(X[:, 1]) + 0.1 * rng.standard_normal(120)
+    est = MultitaskMKLRegressor(C="auto").fit(X, y, task_index=t)
+    assert est.converged_ and est.n_iter_ > 1  # the search's own count
+    capped = functools.partial(mt_fit.learn_loo_weights, max_iter=2)
+    monkeypatch.setattr(mt_fit, "learn_loo_weights", capped)
+    est, caught = _convergence_warnings(
+        lambda: MultitaskMKLRegressor(C="auto").fit(X, y, task_index=t))
+    assert caught  # the search says it ran out ...
+    assert not est.converged_ and est.n_iter_ == 2  # ... and so does the model
