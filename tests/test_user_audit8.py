@@ -171,3 +171,19 @@ def test_multitask_auto_C_reports_its_search_iterations_and_convergence(monkeypa
         lambda: MultitaskMKLRegressor(C="auto").fit(X, y, task_index=t))
     assert caught  # the search says it ran out ...
     assert not est.converged_ and est.n_iter_ == 2  # ... and so does the model
+
+
+@pytest.mark.parametrize("solver", ["newton", "apg", "simplemkl"])
+def test_fgm_converged_is_false_when_the_returned_models_master_stopped_unconverged(solver):
+    # every master stopped at inner_max_iter=1 and a ConvergenceWarning said
+    # so, but converged_ (shown in the report's fit summary) stayed True
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 30))
+    y = (X[:, 0] - X[:, 3] + 0.5 * X[:, 7] + 0.3 * rng.standard_normal(200) > 0)
+    est, caught = _convergence_warnings(lambda: FGMClassifier(
+        B=2, solver=solver, inner_max_iter=1, inner_tol=1e-14).fit(X, y))
+    assert any("master solves" in str(w.message) for w in caught)
+    assert not est.converged_
+    # converged masters and outer loop: converged_, and no warning
+    est, caught = _convergence_warnings(lambda: FGMClassifier(B=2, solver=solver).fit(X, y))
+    assert est.converged_ and not caught

@@ -420,6 +420,12 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         row per one-vs-rest problem with ``multiclass="ovr"``).
     n_iter_ : int or ndarray
         Outer iterations run.
+    converged_ : bool
+        Whether the outer loop stopped on its own rule (``tol``, no violated
+        feature, the ``max_features`` budget) and the master of the returned
+        model met ``inner_tol`` (of every one-vs-rest problem with
+        ``multiclass="ovr"``); ``False`` whenever a ``ConvergenceWarning``
+        said one of them ran out of iterations.
     history_ : dict of ndarray or list of dict
         Objective (upper bound), lower bound and gap of Theorem 2, violation,
         active-set size, APG iterations, time and peak resident memory
