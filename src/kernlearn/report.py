@@ -215,9 +215,11 @@ def _selection_figure(est, meta):
         ax.set_title(f"Nystrom column weights: {nz.size} of {len(mu)} non-zero")
         return fig
     if hasattr(est, "features_") and len(est.features_):
-        w = np.linalg.norm(np.atleast_2d(est.column_coef_), axis=0)
-        gs = max(1, w.size // len(est.features_))
-        norms = w.reshape(len(est.features_), gs).sum(axis=1)
+        from .summary import feature_weight_norms
+
+        # the selection table's weight_norm (the bars summed the cos and sin
+        # columns' norms: 11.5 against the table's 8.3)
+        norms = feature_weight_norms(est)
         fig, ax = plt.subplots(figsize=(6, 3.5))
         ax.bar(range(len(norms)), norms, color="tab:purple")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -306,6 +308,11 @@ def _truncated_scores(est, X, y):
     full = getattr(est, attr)
     if sp.issparse(full) or len(index) < 2:
         return None
+    # FGM centres dense columns through its intercept (coef_ is on the raw
+    # columns): a dropped feature keeps its share at the training mean, the
+    # zero of the standardised model, or a column far from zero shifts every
+    # score by coef * mean (R^2 -1e5 at a mean of 1,000)
+    mean = getattr(est, "x_mean_", None) if attr == "coef_" else None
     steps = sorted(set(np.unique(np.linspace(1, len(index), 12).astype(int))))
     ks, scores = [], []
     for k in steps:
@@ -313,6 +320,8 @@ def _truncated_scores(est, X, y):
         keep = np.zeros(full.shape[-1], dtype=bool)
         keep[np.concatenate([index[i] for i in range(k)])] = True
         setattr(trunc, attr, np.where(keep, full, 0.0))
+        if mean is not None:
+            trunc.intercept_ = est.intercept_ + np.where(keep, 0.0, full) @ mean
         ks.append(k)
         scores.append(_scores(est, X, y, trunc.predict(X)))
     return ks, scores

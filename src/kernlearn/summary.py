@@ -8,8 +8,8 @@ labelled data, and the per-feature profile of the training data that
 
 import numpy as np
 
-__all__ = ["evaluate_metrics", "feature_names", "feature_profile", "outside_fraction",
-           "selection_table"]
+__all__ = ["evaluate_metrics", "feature_names", "feature_profile", "feature_weight_norms",
+           "outside_fraction", "selection_table"]
 
 _RANGE_SLACK = 0.5  # fraction of a feature's training range tolerated outside it
 
@@ -188,14 +188,10 @@ def selection_table(est, meta=None):
         return cols, rows
     if hasattr(est, "features_"):
         F = np.asarray(est.features_)
-        coef = np.atleast_2d(est.column_coef_)
-        gs = est.feature_scales_.shape[1] if est.feature_scales_.ndim == 2 else 1
         cols = ["rank", "weight_norm"] + [f"param_{k}" for k in range(F.shape[1])]
-        rows = []
-        for r in range(F.shape[0]):
-            w = float(np.linalg.norm(coef[:, r * gs : (r + 1) * gs]))
-            rows.append([r + 1, w] + [float(v) for v in F[r]])
-        return cols, rows
+        norms = feature_weight_norms(est)
+        return cols, [[r + 1, float(norms[r])] + [float(v) for v in F[r]]
+                      for r in range(F.shape[0])]
     if hasattr(est, "kernel_weights_"):
         labels = _fitted_kernel_labels(est)
         rows = [
@@ -221,6 +217,28 @@ def selection_table(est, meta=None):
             [k, int(idx[k]), float(m)] for k, m in enumerate(est.mu_) if m > 0
         ]
     raise ValueError(f"{type(est).__name__} exposes no selected features or weights")
+
+
+def feature_weight_norms(est):
+    """Norm of each learned feature's weights (GrFL's ``features_``).
+
+    The Frobenius norm of the feature's columns of ``column_coef_`` (its cosine and
+    sine, over the tasks or classes): the norm its group penalty weighs.
+
+    Parameters
+    ----------
+    est : estimator
+        A fitted estimator with ``features_``, ``feature_scales_`` and
+        ``column_coef_``.
+
+    Returns
+    -------
+    norms : ndarray of shape (n_features_kept,)
+    """
+    coef = np.atleast_2d(est.column_coef_)
+    gs = est.feature_scales_.shape[1] if est.feature_scales_.ndim == 2 else 1
+    blocks = coef.reshape(coef.shape[0], len(est.features_), gs)
+    return np.sqrt((blocks * blocks).sum(axis=(0, 2)))
 
 
 def feature_names(est, meta=None):
@@ -252,19 +270,24 @@ def _fitted_kernel_labels(est):
     held (OBSCURE's four kernels: the second RBF was called linear); their
     data-driven parameters are shown as resolved on the training data.
     """
-    given = est.get_params().get("kernels")
-    if isinstance(given, (list, tuple)):
-        return [_spec_label(s) for s in given]
     fitted = getattr(est, "kernel_list_", None)  # OBSCURE
     if fitted is None:
         fitted = getattr(est, "kernels_", None)  # multitask MKL
     specs = getattr(fitted, "specs", None) or getattr(fitted, "specs_", None)
     params = getattr(fitted, "params_", None)
     if not specs or params is None:  # precomputed Gram matrices
-        return [f"kernel {j}" for j in range(len(est.kernel_weights_))]
-    return [_spec_label((kernel, {k: float(f"{v:.4g}") if isinstance(v, float) else v
-                                  for k, v in p.items()}))
-            for (kernel, _, _), p in zip(specs, params)]
+        labels = [f"kernel {j}" for j in range(len(est.kernel_weights_))]
+    else:
+        labels = [_spec_label((kernel, {k: float(f"{v:.4g}") if isinstance(v, float) else v
+                                        for k, v in p.items()}))
+                  for (kernel, _, _), p in zip(specs, params)]
+    given = est.get_params().get("kernels")
+    if isinstance(given, (list, tuple)):
+        # the user's kernels as written; a kernel the fit appended to them
+        # (fit_intercept's constant, the last weight) keeps its fitted label
+        # (it had none: "" in the table, its position "2" on the plot)
+        return [_spec_label(s) for s in given] + labels[len(given):]
+    return labels
 
 
 def _spec_label(spec):

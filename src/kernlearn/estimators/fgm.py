@@ -298,8 +298,11 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         below ``tol`` (:math:`\epsilon_c`), or as soon as the duality gap of
         Theorem 2 (restricted objective minus the Fenchel dual value at the
         pricing step) is below ``tol`` relative: the next master could not
-        lower the objective by more, so it is not solved.  Ignored with
-        ``max_features``.
+        lower the objective by more, so it is not solved.  ``None`` disables
+        both rules: the fit runs ``max_iter`` outer iterations (unless no
+        feature violates the optimality conditions) and, as scikit-learn's
+        estimators with ``tol=None``, raises no ``ConvergenceWarning`` when
+        they run out.  Ignored with ``max_features``.
     max_features : int, optional
         A budget of ``k`` features (at most the number of candidates): new
         features are added best first, at most ``min(B, ceil(k / 10))`` per
@@ -417,6 +420,12 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         row per one-vs-rest problem with ``multiclass="ovr"``).
     n_iter_ : int or ndarray
         Outer iterations run.
+    converged_ : bool
+        Whether the outer loop stopped on its own rule (``tol``, no violated
+        feature, the ``max_features`` budget) and the master of the returned
+        model met ``inner_tol`` (of every one-vs-rest problem with
+        ``multiclass="ovr"``); ``False`` whenever a ``ConvergenceWarning``
+        said one of them ran out of iterations.
     history_ : dict of ndarray or list of dict
         Objective (upper bound), lower bound and gap of Theorem 2, violation,
         active-set size, APG iterations, time and peak resident memory
@@ -623,7 +632,8 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     max_iter : int, default=15
         Maximum outer (cutting-plane) iterations (was ``max_outer_iter``).
     tol : float or None, default=1e-2
-        Relative objective change stopping rule.
+        Relative objective change and duality gap stopping rules (``None``:
+        run ``max_iter`` outer iterations, see :class:`FGMClassifier`).
     max_features : int, optional
         Budget of features (see :class:`FGMClassifier`).
     solver : {"auto", "newton", "apg", "simplemkl"}, default="auto"

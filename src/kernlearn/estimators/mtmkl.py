@@ -446,7 +446,7 @@ _AUTO_DOC = """
         rows; the learned value is ``C_``.  The search is L-BFGS-B with its
         own cap of 200 iterations (a ``ConvergenceWarning`` when it runs out):
         ``max_iter``, ``tol`` and ``verbose``, the mirror descent's, do not
-        apply to it.  :class:`MultitaskMKLRegressorCV` does this by default."""
+        apply to it; ``n_iter_`` and ``converged_`` are the search's.  :class:`MultitaskMKLRegressorCV` does this by default."""
 
 _ATTRS_DOC = """
     Attributes
@@ -486,9 +486,11 @@ _ATTRS_DOC = """
         Per iteration ``objective``, ``best``, ``gap``, ``n_active``, ``time``;
         ``fit_time``.
     n_iter_ : int
-        Mirror-descent iterations run.
+        Mirror-descent iterations run (``C="auto"``: L-BFGS-B iterations of
+        the leave-one-out search).
     converged_ : bool
-        Whether the gap fell below ``tol``.
+        Whether the gap fell below ``tol`` (``C="auto"``: whether the search
+        stopped before its iteration cap).
     kernels_ : TaskKernels
         The fitted base kernels.
     n_features_in_ : int

@@ -156,8 +156,8 @@ class FGMState:
         Best Fenchel dual value so far (lower bound of Theorem 2).
     upper : float
         Objective of the last restricted master (upper bound of Theorem 2).
-    unconverged : int
-        Master solves stopped at their iteration cap.
+    unconverged : list of bool
+        Per master solve, whether it stopped at its iteration cap.
     score_rtol : float
         Relative accuracy of the pricing scores at the last master's solution
         (:func:`_score_rtol`).
@@ -175,7 +175,7 @@ class FGMState:
     excluded: set = field(default_factory=set)
     lower: float = -np.inf
     upper: float = np.inf
-    unconverged: int = 0
+    unconverged: list = field(default_factory=list)
     score_rtol: float = 0.0
 
     def indptr(self):
@@ -710,7 +710,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         out = _solve_master(kind, rows.active_block(st.blocks), Y, loss, penalty, s,
                             st.indptr(), np.vstack([st.W, W_new]), st.b, st.tau,
                             row_work=rows.row_work)
-        st.unconverged += not out["converged"]
+        st.unconverged.append(not out["converged"])
         st.score_rtol = _score_rtol(kind, s)
         st.W, st.b, st.M, st.tau = out["W"], out["b"], out["M"], out["tau"]
         if budget:
@@ -733,7 +733,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     stop_reason = out.stop_reason
     if budget and len(st.active_candidates()) >= s.max_features:
         stop_reason = "max_features"
-    if stop_reason == "max_iter":
+    if stop_reason == "max_iter" and (budget or s.tol is not None):  # tol=None: run them
         cap = "max_iter" + (f" beyond the {-(-s.max_features // B)} rounds of "
                                   f"max_features={s.max_features}" if budget else "")
         warnings.warn(
@@ -741,17 +741,17 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
             + ("with fewer features than max_features" if budget else
                f"before the relative objective change met tol={s.tol}")
             + "; increase max_iter.", ConvergenceWarning)
-    if st.unconverged:
+    if any(st.unconverged):
         warnings.warn(
-            f"{name}: {st.unconverged} of {out.n_iter} master solves stopped at their "
+            f"{name}: {sum(st.unconverged)} of {out.n_iter} master solves stopped at their "
             "iteration cap before meeting their tolerance; increase inner_max_iter.",
             ConvergenceWarning,
         )
-    history = out.history.as_dict()
-    history["final_lower_bound"] = np.array([st.lower])
+    history = {**out.history.as_dict(), "final_lower_bound": np.array([st.lower])}
     selected, coef_sel, d = _collect(st)
+    master_ok = not (st.unconverged and st.unconverged[-1])  # the returned model's master
     return _Path(st.b, selected, coef_sel, d, st.groups, history, out.n_iter,
-                 out.converged or stop_reason == "max_features", stop_reason)
+                 (out.converged or stop_reason == "max_features") and master_ok, stop_reason)
 
 
 class _LocalRows:

@@ -485,10 +485,13 @@ class GrFL:
 
     def _solve(self, exact):
         solver = self.solver if exact else self._path_solver()
+        # the uncapped solver's solve may be the returned master (path_iter=None:
+        # every one is, and max_features="auto" refits through it): reported too
+        exact = exact or solver is self.solver
         prob = self.problem()
         res = solve_master(solver, prob, pad_state(self.state, self.p, self.T), exact)
         self.state, self.result, self._prob = res.state, res, prob
-        self.exact = exact or solver is self.solver or res.converged
+        self.exact = exact or res.converged
         U, us = res.coef
         # a master that returns the margins of its point (the Newton master)
         # also returns the objective there: no product, no penalty to recompute

@@ -284,7 +284,10 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
            if shared and not kernels.precomputed else [])
     Z = [store.get(kernels, j, None) for j in lin]
     Z_b = [gather_rows(blocks, A) for A in Z]
-    weights, C, sse = learn_loo_weights(grams, y_b, masks, w_b, C_grid, shared=Z_b)
+    # (the search's iterations and convergence are the model's: a fixed
+    # n_iter_=1, converged_=True contradicted its ConvergenceWarning)
+    weights, C, sse, n_iter, converged = learn_loo_weights(
+        grams, y_b, masks, w_b, C_grid, shared=Z_b, return_n_iter=True)
     mu = 2.0 * C * weights
     w1 = [m.astype(float) for m in masks] if w_b is None else w_b
     _, _, beta = _loo_objective(mu, grams, y_b, w1, masks, shared=Z_b, full=True)
@@ -309,7 +312,7 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
     model = MultitaskModel(
         "mtfl", weights[:k], np.ones((T, k)), intercept,
         ("blocks", np.tile(mu[:k], (T, 1)), beta), sse, 0.0,
-        {"loo_sse": np.array([sse])}, 1, True,
+        {"loo_sse": np.array([sse])}, n_iter, converged,
         shared_kernel_weights=shared_w, shared_coef=shared_coef, C=C)
     return model
 

@@ -218,7 +218,7 @@ def _loo_objective(mu, grams, y_b, w_b, masks, grad=True, shared=None, full=Fals
 
 
 def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
-                      max_iter=200, shared=None):
+                      max_iter=200, shared=None, return_n_iter=False):
     r"""Kernel weights and loss weight that minimise the leave-one-out error.
 
     Per-task kernel ridge regressions with a free bias share the kernel
@@ -259,6 +259,9 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
     shared : list of list of ndarray of shape (T_b, m_b, r_s), optional
         Padded row blocks (:func:`~kernlearn.methods.mtmkl.gather_rows`) of
         the factors of the shared components.
+    return_n_iter : bool, default=False
+        Also return the search's L-BFGS-B iterations and whether it stopped
+        on its tolerances rather than on ``max_iter``.
 
     Returns
     -------
@@ -269,6 +272,10 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
         Loss weight.
     loo_sse : float
         Weighted leave-one-out squared error at the optimum.
+    n_iter : int
+        L-BFGS-B iterations (``return_n_iter``).
+    converged : bool
+        Whether the search stopped before ``max_iter`` (``return_n_iter``).
     """
     k = grams[0].shape[0]
     shared = shared or []
@@ -317,4 +324,5 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
         mu = x0 * unit
     mu[mu < 1e-8 * mu.max()] = 0.0
     sse = obj(mu, grad=False)
-    return mu / mu.sum(), float(mu.sum() / 2.0), sse
+    out = (mu / mu.sum(), float(mu.sum() / 2.0), sse)
+    return out + (int(res.nit), res.status != 1) if return_n_iter else out
