@@ -672,7 +672,10 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
+        With ``family=``: a sparse matrix of shape ``(1, n_generated)`` over
+        the family's generated features.
     intercept_ : float
+        With ``family=``: an ndarray of shape ``(1,)``.
     selected_features_ : ndarray of int
     d_ : ndarray
     n_iter_ : int
