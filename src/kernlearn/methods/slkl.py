@@ -30,7 +30,6 @@ from ..colgen import ColumnGeneration
 from ..families._base import Candidates
 from ..families.nystrom import NystromColumns, kernel_block, kernel_params_for
 from ..kernels import check_psd_gram
-from ..widths import pairwise_spread_ratio
 from ..losses import Square, WeightedLoss, weighted
 from ..penalties import GroupL1L2
 from ..solvers._base import (
@@ -40,6 +39,7 @@ from ..solvers._base import (
     SolverState,
     single_blas_thread,
 )
+from ..widths import pairwise_spread_ratio
 from ._result import MethodResult
 from ._slkl_state import SLKLBreakdown, SLKLState, slkl_objective
 
@@ -658,24 +658,25 @@ AUTO_GAMMA_FACTORS = (1.0, 0.1)
 #: (:func:`~kernlearn.widths.pairwise_spread_ratio`) exceeds this.  The
 #: default width is set on the variance, which a few far-out rows dominate
 #: in heavy-tailed columns; on standardised columns the mean pair then sits at
-#: ``k = exp(-2)`` but the median pair at ``exp(-2 / r)``: at ``r`` of 60-600
+#: ``k = exp(-2)`` but the median pair at ``exp(-2 / r)``: at ``r`` of 30-550
 #: (``exp(2 z)`` columns of diabetes and wdbc) the bulk of the rows look alike
-#: to 0.3-3 % and every candidate column, at both default widths, is nearly
+#: to 0.4-6 % and every candidate column, at both default widths, is nearly
 #: constant over them.  The narrow width puts the median pair at
 #: ``exp(-2 / sqrt(r))``.  On the breadth suite's sets at seeds 0-2 ``r``
 #: exceeds 3 only on hill-valley (58-113), kc1, kc2, pc1 and page-blocks
 #: (3.4-8, not at every seed) and at one seed each of eeg-eye-state (90: a
-#: few far-out rows) and keggdirected (3.5); on the 42 unseen sets only on
-#: engel (3.7-4.7) and one seed of countymurders.  Other data keep the two
-#: widths and their models.  ``benchmarks/data_kinds.py`` ``heavy``, seeds
-#: 0-2: ``LowRankKernelClassifier`` 11 -> 20 of 24 pairs within a point of
-#: the baseline (wdbc -4.1..-1.8 -> +5.3..+5.9 points, yeast -2.5..-1.6 ->
+#: few far-out rows) and keggdirected (3.5); of 40 unseen sets only on engel
+#: (3.7-4.7) and one seed of countymurders.  Other data keep the two widths
+#: and their models.  ``benchmarks/data_kinds.py`` ``heavy``, seeds 0-2:
+#: ``LowRankKernelClassifier`` 11 -> 20 of 24 pairs within a point of the
+#: baseline (wdbc -4.1..-1.8 -> +5.3..+5.8 points, yeast -2.5..-1.6 ->
 #: +1.6..+5.9), the regressor's rows within 5 % of before.  The narrow width
 #: at ``r`` itself (the median pair at ``exp(-2)``, a median-distance width)
-#: gained more there but cost hill-valley 5.2 points at seed 1, and ``sqrt(r)``
-#: in place of the broad width 4.4; as a third width ``sqrt(r)`` gains
-#: hill-valley 0.6-2.5 points (see BENCHMARKS.md, "Twelfth pass: heavy-tailed
-#: inputs").  At a threshold of 2 many sets sit near it (1.8-2.3).
+#: gained more on wdbc and plants but lost 4-5 points on diabetes and cost
+#: hill-valley 5.2 points at seed 1; ``sqrt(r)`` in place of the broad width
+#: cost it 4.4; as a third width ``sqrt(r)`` gains hill-valley 0.6-2.5 points
+#: (BENCHMARKS.md, "Twelfth pass: heavy-tailed inputs").  At a threshold of 2
+#: many sets sit near it (1.8-2.3).
 HEAVY_SPREAD_RATIO = 3.0
 
 
