@@ -15,8 +15,9 @@ only the :math:`m_0` centres with :math:`\mu_m > 0`:
 
 which is eqs. (16)-(17) with :math:`\alpha^* = 2 z`.  With the default
 ``gamma_factors="auto"`` the candidate columns alternate between the default
-width and a ten times broader kernel (``center_factors_`` holds each
-centre's factor of ``gamma``), so :math:`\mu` also learns the widths.
+width and a ten times broader kernel (on heavy-tailed inputs also a narrower
+one; ``center_factors_`` holds each centre's factor of ``gamma``), so
+:math:`\mu` also learns the widths.
 
 With ``standardize=True`` (the default) the kernel is applied after the
 input map :math:`T(x) = (x - \bar x) / s` (dense; :math:`x / s` for sparse
@@ -274,7 +275,13 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         half the columns at it and half at a ten times broader kernel (no
         single default width suits SLKL's conical kernel on every set: see
         ``kernlearn.methods.slkl.AUTO_GAMMA_FACTORS``), and ``(1.0,)``, the
-        paper's single kernel, when ``gamma`` is given.  Kernels without a
+        paper's single kernel, when ``gamma`` is given.  With heavy-tailed
+        inputs (``rbf``: the mean squared distance between training rows
+        over 3 times the median) ``"auto"`` also deals columns to a
+        narrower kernel, ``gamma * sqrt(mean / median)``: the variance that
+        sets the default width is then made by a few far-out rows, and the
+        bulk of the rows look alike at both default widths (see
+        ``kernlearn.methods.slkl.HEAVY_SPREAD_RATIO``).  Kernels without a
         ``gamma`` ignore it.
 
     Attributes
