@@ -30,6 +30,7 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
     _smallest_eigenvalue_bound,
     check_gram_list,
     check_psd_gram,
+    check_training_grams,
     max_asymmetry,
 )
 from .preprocessing import centred_dots, check_center
@@ -942,22 +943,7 @@ class PrecomputedKernelList(BaseKernelList):
         -------
         self : PrecomputedKernelList
         """
-        grams = check_gram_list(self.grams, "X")
-        n = grams[0].shape[0]
-        for j, K in enumerate(grams):
-            if K.shape[0] != K.shape[1]:
-                raise ValueError(
-                    f"X[{j}] must be a square training Gram matrix, got shape {K.shape}."
-                )
-            if K.shape[0] != n:
-                raise ValueError(
-                    f"Gram matrices have mismatched sizes: X[0] is {n} x {n}, "
-                    f"X[{j}] is {K.shape[0]} x {K.shape[1]}."
-                )
-            tol = 1e-8 * max(1.0, float(np.abs(K).max()))
-            if max_asymmetry(K) > tol:
-                raise ValueError(f"X[{j}] is not symmetric; a Gram matrix must be.")
-            check_psd_gram(K, f"X[{j}]")
+        grams = check_training_grams(self.grams, "X")
         self.gram_ = np.stack(grams)
         self.diag_ = np.einsum("jii->ji", self.gram_).copy()
         self.kdiag_ = self.diag_
