@@ -41,3 +41,41 @@ def test_multitask_precomputed_indefinite_kernel_is_refused(Est, formulation):
         y = (y > np.median(y)).astype(int)
     with pytest.raises(ValueError, match=r"X\[0\] is not positive semi-definite"):
         Est(kernels="precomputed", formulation=formulation).fit([bad, linear_kernel(X, X)], y, t)
+
+
+def test_multitask_cv_regressor_takes_a_generator_of_splits():
+    # scikit-learn's cv takes "an iterable yielding (train, test) splits";
+    # kernel_selection="objective" built the folds again for every C, so a
+    # generator was spent by the first C and the fit stopped on NumPy's
+    # "inhomogeneous shape"
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y, t = _tasks_data(90, seed=0)
+    folds = list(StratifiedKFold(3).split(X, t))
+    kw = dict(kernel_selection="objective", Cs=[0.1, 1.0, 10.0])
+    a = MultitaskMKLRegressorCV(cv=folds, **kw).fit(X, y, t)
+    b = MultitaskMKLRegressorCV(cv=(f for f in folds), **kw).fit(X, y, t)
+    assert b.C_ == a.C_
+    np.testing.assert_array_equal(b.cv_results_["mean_test_score"],
+                                  a.cv_results_["mean_test_score"])
+
+
+@pytest.mark.parametrize("kernel_selection", ["objective", "loo"])
+def test_multitask_cv_fold_leaving_a_task_one_row_names_the_fold_and_task(
+        kernel_selection):
+    # a task of two rows, 5 stratified folds: a training fold keeps one of
+    # them, and the fold's fit said "task(s) [np.int64(7)] have one" about
+    # data where task 7 has two
+    X, y, t = _tasks_data(90, seed=0)
+    t[:2] = 7
+    est = MultitaskMKLRegressorCV(kernel_selection=kernel_selection, cv=5)
+    with pytest.raises(ValueError, match=r"fold \d leaves 1 training row\(s\) of task "
+                       r"7 \(2 in all"):
+        est.fit(X, y, t)
+
+
+def test_a_task_of_one_row_is_named_as_written():
+    X, y, t = _tasks_data()
+    t[0] = 7
+    with pytest.raises(ValueError, match=r"task\(s\) \[7\] have one"):
+        MultitaskMKLRegressor().fit(X, y, t)

@@ -294,7 +294,7 @@ class _BaseMultitaskMKL(BaseEstimator):
                              + _ROUTING_HELP)
         if len(self.tasks_) > 1:
             _check_cv_split(self)
-        small = [self.tasks_[t] for t, r in enumerate(rows) if len(r) < 2]
+        small = [plain_value(self.tasks_[t]) for t, r in enumerate(rows) if len(r) < 2]
         if small:
             raise ValueError("every task needs at least 2 samples; task(s) "
                              f"{small[:5]} have one.")
