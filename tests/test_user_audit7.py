@@ -79,3 +79,15 @@ def test_a_task_of_one_row_is_named_as_written():
     t[0] = 7
     with pytest.raises(ValueError, match=r"task\(s\) \[7\] have one"):
         MultitaskMKLRegressor().fit(X, y, t)
+
+
+@pytest.mark.parametrize("fit_ids, new_ids", [(str, int), (int, str)])
+def test_task_ids_of_the_other_kind_say_so(fit_ids, new_ids):
+    # fitted on task ids '0', '1', '2' (read from a text column), asked to
+    # predict tasks 0, 1, 2: the message listed them as unseen, though they
+    # look exactly like the fitted ones
+    X, y, t = _tasks_data()
+    est = MultitaskMKLRegressor(kernels=["linear"]).fit(X, y, t.astype(fit_ids))
+    kind = "text" if fit_ids is str else "numbers"
+    with pytest.raises(ValueError, match=rf"unseen in fit: .*task ids are {kind}"):
+        est.predict(X, t.astype(new_ids))
