@@ -91,3 +91,22 @@ def test_task_ids_of_the_other_kind_say_so(fit_ids, new_ids):
     kind = "text" if fit_ids is str else "numbers"
     with pytest.raises(ValueError, match=rf"unseen in fit: .*task ids are {kind}"):
         est.predict(X, t.astype(new_ids))
+
+
+@pytest.mark.parametrize("name", ["LowRankKernelRegressor", "LowRankKernelClassifier"])
+def test_low_rank_precomputed_test_kernel_of_the_wrong_shape_names_the_training_samples(
+        name):
+    # "X has 7 features, but LowRankKernelRegressor is expecting 60 features"
+    # for a transposed K(X_new, X_train): the columns are training samples
+    import kernlearn
+
+    X, y, _ = _tasks_data()
+    X_new = X[:7] + 0.1
+    est = getattr(kernlearn, name)(kernel="precomputed", random_state=0)
+    est.fit(rbf_kernel(X, X, gamma=0.3), (y > np.median(y)).astype(int))
+    K_new = rbf_kernel(X_new, X, gamma=0.3)
+    assert est.predict(K_new).shape == (7,)
+    for bad in (K_new.T, K_new[:, :-1]):
+        with pytest.raises(ValueError, match=r"K\(X_new, X_train\) of shape \(n_new, 60\)"
+                           r": one column per training sample; got shape"):
+            est.predict(bad)
