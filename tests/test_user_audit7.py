@@ -110,3 +110,44 @@ def test_low_rank_precomputed_test_kernel_of_the_wrong_shape_names_the_training_
         with pytest.raises(ValueError, match=r"K\(X_new, X_train\) of shape \(n_new, 60\)"
                            r": one column per training sample; got shape"):
             est.predict(bad)
+
+
+def _indefinite(A, B):
+    """``1 - |x - y| / 2``: a unit diagonal, but no kernel (eigenvalues < 0)."""
+    d2 = (A ** 2).sum(1)[:, None] + (B ** 2).sum(1)[None, :] - 2 * A @ B.T
+    return 1.0 - 0.5 * np.sqrt(np.maximum(d2, 0.0))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: MultitaskMKLRegressor([_indefinite, "linear"]),
+    lambda: MultitaskMKLRegressor([_indefinite, "linear"], formulation="mkl"),
+    lambda: MultitaskMKLRegressor([_indefinite, "linear"], formulation="independent"),
+    lambda: MultitaskMKLClassifier([_indefinite, "linear"]),
+], ids=["mtfl", "mkl", "independent", "classifier"])
+def test_multitask_indefinite_kernel_callable_is_refused(make):
+    # PNormMKLClassifier refuses it; the multitask estimators checked its
+    # diagonal only and learned a weight of 0.89 for it (MK-MTSFL's
+    # eigendecomposition refused it, with no kernel named)
+    X, y, t = _tasks_data()
+    est = make()
+    if isinstance(est, MultitaskMKLClassifier):
+        y = (y > np.median(y)).astype(int)
+    with pytest.raises(ValueError, match=r"kernel callable kernels\[0\] is not positive "
+                       "semi-definite"):
+        est.fit(X, y, t)
+
+
+@pytest.mark.parametrize("name", ["LowRankKernelRegressor", "LowRankKernelClassifier"])
+def test_low_rank_indefinite_kernel_callable_is_refused(name):
+    # the same matrix given as kernel="precomputed" is refused; as a callable
+    # its positive diagonal passed and a model was fitted
+    import kernlearn
+
+    X, y, _ = _tasks_data()
+    est = getattr(kernlearn, name)(kernel=_indefinite, random_state=0)
+    with pytest.raises(ValueError, match="kernel callable _indefinite is not positive "
+                       "semi-definite"):
+        est.fit(X, (y > np.median(y)).astype(int))
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        getattr(kernlearn, name)(kernel="precomputed").fit(
+            _indefinite(X, X), (y > np.median(y)).astype(int))

@@ -393,7 +393,8 @@ def _check_kernel_params(kernel, params, index):
         raise ValueError(f"kernels[{index}]: hik beta must be positive, got {b!r}.")
 
 
-def check_kernel_callable(kernel, X, index=0, params=None, max_rows=_EXACT_PSD_CHECK):
+def check_kernel_callable(kernel, X, index=0, params=None, max_rows=_EXACT_PSD_CHECK,
+                          name=None):
     """Refuse a kernel callable that is not a positive semi-definite kernel on ``X``.
 
     The callable is evaluated on (at most ``max_rows``, evenly spread) rows of
@@ -413,21 +414,23 @@ def check_kernel_callable(kernel, X, index=0, params=None, max_rows=_EXACT_PSD_C
         Kernel parameters.
     max_rows : int, default=500
         Rows on which the matrix is checked.
+    name : str, optional
+        The kernel's name in the messages (default ``kernels[index]``).
     """
+    name = f"kernels[{index}]" if name is None else name
     n = X.shape[0]
     rows = np.unique(np.linspace(0, n - 1, min(n, max_rows)).astype(np.int64))
     Xs = X[rows]
     K = np.asarray(kernel(Xs, Xs, **(params or {})))
     if K.shape != (len(rows), len(rows)):
         raise ValueError(
-            f"kernels[{index}]: the kernel callable returned shape {K.shape} for "
+            f"{name}: the kernel callable returned shape {K.shape} for "
             f"inputs of {len(rows)} and {len(rows)} rows; k(X, Y) must return an "
             "array of shape (len(X), len(Y))."
         )
     if not np.isfinite(K).all():
-        raise ValueError(f"kernels[{index}] produced NaN or infinite values on X.")
-    check_psd_gram(K.astype(float), f"kernels[{index}]",
-                   what="The kernel callable")
+        raise ValueError(f"{name} produced NaN or infinite values on X.")
+    check_psd_gram(K.astype(float), name, what="The kernel callable")
 
 
 def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
