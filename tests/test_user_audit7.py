@@ -151,3 +151,21 @@ def test_low_rank_indefinite_kernel_callable_is_refused(name):
     with pytest.raises(ValueError, match="not positive semi-definite"):
         getattr(kernlearn, name)(kernel="precomputed").fit(
             _indefinite(X, X), (y > np.median(y)).astype(int))
+
+
+@pytest.mark.parametrize("ids", [[3, 10, 42], [0.5, 1.5, 2.5], [True, False, True]],
+                         ids=["int", "float", "bool"])
+def test_model_file_of_task_ids_from_an_object_column(ids, tmp_path):
+    # task ids of a pandas object column holding numbers: fit and predict
+    # worked, save_model refused "state.tasks_: arrays of dtype object are
+    # not allowed" (object arrays of strings were already stored)
+    from kernlearn.io import load_model, save_model
+
+    X, y, t = _tasks_data()
+    t = np.array([ids[v] for v in t], dtype=object)
+    est = MultitaskMKLRegressor(kernels=["linear"]).fit(X, y, t)
+    save_model(est, tmp_path / "m.klm")
+    back = load_model(tmp_path / "m.klm")
+    assert back.tasks_.dtype == object
+    assert [type(v) for v in back.tasks_] == [type(v) for v in est.tasks_]
+    np.testing.assert_array_equal(back.predict(X, t), est.predict(X, t))
