@@ -169,3 +169,25 @@ def test_model_file_of_task_ids_from_an_object_column(ids, tmp_path):
     assert back.tasks_.dtype == object
     assert [type(v) for v in back.tasks_] == [type(v) for v in est.tasks_]
     np.testing.assert_array_equal(back.predict(X, t), est.predict(X, t))
+
+
+@pytest.mark.parametrize("name", ["PNormMKLClassifier", "MultitaskMKLRegressor"])
+def test_a_kernel_view_listing_a_column_twice_is_refused(name):
+    # ("rbf", {"gamma": 0.5}, [0, 0]) silently counted column 0 twice (an
+    # RBF of doubled width on it); FGM's groups refuse a repeated feature
+    import kernlearn
+
+    X, y, t = _tasks_data()
+    est = getattr(kernlearn, name)(kernels=[("rbf", {"gamma": 0.5}, [0, 2, 0]), "linear"])
+    kw = {"task_index": t} if name.startswith("Multitask") else {}
+    with pytest.raises(ValueError, match=r"kernels\[0\]: column index 0 is listed twice"):
+        est.fit(X, (y > np.median(y)).astype(int), **kw)
+
+
+def test_one_kernel_spec_not_in_a_list_says_how_to_write_it():
+    # kernels=("rbf", {"gamma": 0.5}) is a list of two specs, the second a
+    # dict: the message named kernels[1] and not the missing brackets
+    X, y, t = _tasks_data()
+    with pytest.raises(TypeError, match=r"One kernel is a list of one spec: "
+                       r"kernels=\[\(kernel, params\)\]"):
+        MultitaskMKLRegressor(kernels=("rbf", {"gamma": 0.5})).fit(X, y, t)

@@ -344,6 +344,9 @@ def _parse_spec(spec, index):
         raise TypeError(
             f"kernels[{index}] must be a name, a callable or a tuple "
             f"(kernel, params[, columns]); got {spec!r}."
+            # kernels=("rbf", {...}): one spec where a list of specs belongs
+            + (" One kernel is a list of one spec: kernels=[(kernel, params)]."
+               if isinstance(spec, dict) else "")
         )
     if isinstance(kernel, str):
         if kernel not in KERNELS:
@@ -513,6 +516,10 @@ def _refuse_negative_columns(cols, index):
             f"kernels[{index}]: column index {int(cols.min())} is negative (negative "
             "indices are not read from the end)."
         )
+    if cols.dtype != bool and cols.ndim == 1 and len(np.unique(cols)) < cols.size:
+        # ([0, 0]: the column would count twice in the kernel, as FGM's groups refuse)
+        twice = next(int(c) for i, c in enumerate(cols) if c in cols[:i])
+        raise ValueError(f"kernels[{index}]: column index {twice} is listed twice.")
 
 
 def _take_columns(X, cols, index):
