@@ -191,3 +191,15 @@ def test_one_kernel_spec_not_in_a_list_says_how_to_write_it():
     with pytest.raises(TypeError, match=r"One kernel is a list of one spec: "
                        r"kernels=\[\(kernel, params\)\]"):
         MultitaskMKLRegressor(kernels=("rbf", {"gamma": 0.5})).fit(X, y, t)
+
+
+def test_a_task_left_one_row_of_positive_weight_says_so():
+    # task 7 has three rows, two of zero weight: "task(s) [7] have one" named
+    # a count the caller's data does not show
+    X, y, t = _tasks_data()
+    t[:3] = 7
+    sw = np.ones(len(y))
+    sw[:2] = 0.0
+    with pytest.raises(ValueError, match=r"at least 2 samples of positive weight; "
+                       r"task\(s\) \[7\] have one"):
+        MultitaskMKLRegressor(kernels=["linear"]).fit(X, y, t, sample_weight=sw)

@@ -296,8 +296,12 @@ class _BaseMultitaskMKL(BaseEstimator):
             _check_cv_split(self)
         small = [plain_value(self.tasks_[t]) for t, r in enumerate(rows) if len(r) < 2]
         if small:
-            raise ValueError("every task needs at least 2 samples; task(s) "
-                             f"{small[:5]} have one.")
+            # rows of zero weight were dropped (_weighted_rows): say so, the
+            # caller's data may hold more rows of the task
+            weighted = getattr(self, "_train_rows", None) is not None
+            raise ValueError("every task needs at least 2 samples"
+                             + (" of positive weight" if weighted else "")
+                             + f"; task(s) {small[:5]} have one.")
         return rows
 
     def _task_positions(self, task_index, n):
