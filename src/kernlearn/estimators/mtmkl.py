@@ -255,7 +255,9 @@ class _BaseMultitaskMKL(BaseEstimator):
             if reset:
                 # square, symmetric and PSD as every estimator's (an indefinite
                 # matrix with a positive diagonal was fitted without a word)
-                grams = np.stack(check_training_grams(X, "X"))
+                check = (_check_gram_list if getattr(self, "_grams_checked", False)
+                         else check_training_grams)  # (the *CV's fits: checked once)
+                grams = np.stack(check(X, "X"))
                 self.n_features_in_ = grams.shape[1]
                 y = column_or_1d(y, warn=True)
                 check_consistent_length(grams[0], y)

@@ -153,6 +153,7 @@ class _SelectionMixin:
         """Validation score of the base estimator at ``C`` fitted on ``train``."""
         t = None if task_index is None else np.asarray(task_index)
         est = self._base(C)
+        est._grams_checked = True
         est._validate_params()
         self._fit_base(est, self._rows(X, train), y[train],
                        None if t is None else t[train],
@@ -337,6 +338,9 @@ n_features_in_
         # one factor store for every fit of this selection (the folds' and
         # the refit's kernel factors, keyed by content), dropped after it
         self._store = FactorStore()
+        # the folds' and the refit's Gram matrices are (principal submatrices
+        # of) the ones checked above: not checked for PSD again in every fit
+        self._grams_checked = True
         try:
             if self.kernel_selection == "loo":
                 return self._fit_loo(X, X_refit, yv, pos, task_index, sw, Cs)
@@ -355,7 +359,7 @@ n_features_in_
             return self._fit_regression(X_refit, yv, task_index, sample_weight,
                                         C=self.C_, factor_store=self._store)
         finally:
-            del self._store
+            del self._store, self._grams_checked
 
     def _fit_loo(self, X, X_refit, y, pos, task_index, sw, Cs):
         """Kernel weights and C by leave-one-out (``kernel_selection="loo"``)."""
@@ -392,6 +396,7 @@ n_features_in_
                              "formulation 'mtfl', 'mkl' or 'independent'; use "
                              "K-fold cross-validation (cv=5) otherwise.")
         est = self._base(C)
+        est._grams_checked = True
         est._validate_params()
         est._fit_regression(X, y, task_index, sw, factor_store=self._store)
         keep = (slice(None) if est._train_rows is None else est._train_rows)
@@ -555,6 +560,9 @@ kernels_, n_features_in_
                     + ", so that every training fold holds both: add samples, or fit "
                     "MultitaskMKLClassifier with a chosen C.")
         self._store = FactorStore()
+        # the folds' and the refit's Gram matrices are (principal submatrices
+        # of) the ones checked above: not checked for PSD again in every fit
+        self._grams_checked = True
         try:
             splits = self._splits(strata, sw, task_index, strata // 2)
             scores = self._validation_scores(lambda: np.array(
@@ -566,7 +574,7 @@ kernels_, n_features_in_
                                             task_index, sample_weight, C=self.C_,
                                             factor_store=self._store)
         finally:
-            del self._store
+            del self._store, self._grams_checked
 
     fit.__doc__ = _fit_doc(
         "Choose C by cross-validation, then refit on all rows.",
