@@ -52,7 +52,7 @@ def test_multitask_cv_regressor_takes_a_generator_of_splits():
 
     X, y, t = _tasks_data(90, seed=0)
     folds = list(StratifiedKFold(3).split(X, t))
-    kw = dict(kernel_selection="objective", Cs=[0.1, 1.0, 10.0])
+    kw = {"kernel_selection": "objective", "Cs": [0.1, 1.0, 10.0]}
     a = MultitaskMKLRegressorCV(cv=folds, **kw).fit(X, y, t)
     b = MultitaskMKLRegressorCV(cv=(f for f in folds), **kw).fit(X, y, t)
     assert b.C_ == a.C_
