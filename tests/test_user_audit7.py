@@ -203,3 +203,26 @@ def test_a_task_left_one_row_of_positive_weight_says_so():
     with pytest.raises(ValueError, match=r"at least 2 samples of positive weight; "
                        r"task\(s\) \[7\] have one"):
         MultitaskMKLRegressor(kernels=["linear"]).fit(X, y, t, sample_weight=sw)
+
+
+def test_mean_width_leaves_out_rows_of_zero_weight():
+    # rows of zero weight are removed rows everywhere else; gamma="mean" (the
+    # inverse mean squared distance) still counted them, so two outlying
+    # rows given zero weight moved the width and the model (0.28 in the
+    # decision values) against the fit without them
+    from kernlearn import PNormMKLClassifier
+
+    X, y, _ = _tasks_data(80, seed=3)
+    X[[3, 10]] *= 50
+    yb = (y > np.median(y)).astype(int)
+    sw = np.ones(len(y))
+    sw[[3, 10]] = 0.0
+    keep = sw > 0
+    kw = {"kernels": [("rbf", {"gamma": "mean"}), "linear"], "random_state": 0}
+    a = PNormMKLClassifier(**kw).fit(X, yb, sample_weight=sw)
+    b = PNormMKLClassifier(**kw).fit(X[keep], yb[keep])
+    assert a.kernel_params_[0]["gamma"] == pytest.approx(b.kernel_params_[0]["gamma"],
+                                                         rel=1e-12)
+    X_new = X[keep][:9] + 0.1
+    np.testing.assert_allclose(a.decision_function(X_new), b.decision_function(X_new),
+                               rtol=1e-9, atol=1e-12)

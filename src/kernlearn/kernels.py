@@ -450,7 +450,7 @@ def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
     index : int, default=0
         Position of the kernel in its list (for error messages).
     sample_weight : ndarray of shape (n,), optional
-        Row weights of ``"scale"`` (``"mean"`` is unweighted).
+        Row weights of ``"scale"`` (``"mean"``: unweighted, zero-weight rows left out).
 
     Returns
     -------
