@@ -226,3 +226,26 @@ def test_mean_width_leaves_out_rows_of_zero_weight():
     X_new = X[keep][:9] + 0.1
     np.testing.assert_allclose(a.decision_function(X_new), b.decision_function(X_new),
                                rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["PNormMKLClassifier", "MultitaskMKLRegressor"])
+def test_a_kernel_callable_returning_a_sparse_matrix_is_named(name):
+    # np.asarray of a sparse matrix is a 0-d object array: the message said
+    # the callable "returned shape ()"
+    import scipy.sparse as sp
+
+    import kernlearn
+
+    X, y, t = _tasks_data()
+    est = getattr(kernlearn, name)(kernels=[lambda A, B: sp.csr_matrix(A @ B.T)])
+    kw = {"task_index": t} if name.startswith("Multitask") else {}
+    with pytest.raises(ValueError, match="returned a sparse matrix .* must return a dense "
+                       "array"):
+        est.fit(X, (y > np.median(y)).astype(int), **kw)
+
+
+def test_precomputed_inside_a_kernel_list_says_how_to_write_it():
+    X, y, t = _tasks_data()
+    with pytest.raises(ValueError, match="precomputed kernels are kernels='precomputed', "
+                       "not in a list"):
+        MultitaskMKLRegressor(kernels=["precomputed"]).fit(X, y, t)

@@ -352,7 +352,9 @@ def _parse_spec(spec, index):
         if kernel not in KERNELS:
             raise ValueError(
                 f"kernels[{index}]: unknown kernel {kernel!r}; choose one of "
-                f"{sorted(KERNELS)} or pass a callable."
+                f"{sorted(KERNELS)} or pass a callable"
+                + ("; precomputed kernels are kernels='precomputed', not in a list."
+                   if kernel == "precomputed" else ".")
             )
     elif not callable(kernel):
         raise TypeError(
@@ -424,12 +426,13 @@ def check_kernel_callable(kernel, X, index=0, params=None, max_rows=_EXACT_PSD_C
     n = X.shape[0]
     rows = np.unique(np.linspace(0, n - 1, min(n, max_rows)).astype(np.int64))
     Xs = X[rows]
-    K = np.asarray(kernel(Xs, Xs, **(params or {})))
+    K = kernel(Xs, Xs, **(params or {}))
+    got = "a sparse matrix" if sp.issparse(K) else f"shape {np.shape(K)}"  # (asarray: ())
+    K = np.asarray(K)
     if K.shape != (len(rows), len(rows)):
         raise ValueError(
-            f"{name}: the kernel callable returned shape {K.shape} for "
-            f"inputs of {len(rows)} and {len(rows)} rows; k(X, Y) must return an "
-            "array of shape (len(X), len(Y))."
+            f"{name}: the kernel callable returned {got} for inputs of {len(rows)} and "
+            f"{len(rows)} rows; k(X, Y) must return a dense array of shape (len(X), len(Y))."
         )
     if not np.isfinite(K).all():
         raise ValueError(f"{name} produced NaN or infinite values on X.")
