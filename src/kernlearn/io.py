@@ -356,6 +356,22 @@ def _other_version(path, version, detail):
 
 
 # --------------------------------------------------------------------- encode
+def _plain_objects(value):
+    """The dtype storing object array ``value`` exactly (str, bool, int64, float64), or None.
+
+    One kind only: ints among floats would come back as floats.
+    """
+    kinds = {str if isinstance(v, str) else bool if isinstance(v, (bool, np.bool_))
+             else int if isinstance(v, (int, np.integer)) else float
+             if isinstance(v, (float, np.floating)) else None for v in value.flat}
+    if len(kinds) > 1 or None in kinds:
+        return None
+    kind = kinds.pop() if kinds else str
+    if kind is int and not all(-2**63 <= v < 2**63 for v in value.flat):
+        return None
+    return {str: str, bool: bool, int: np.int64, float: np.float64}[kind]
+
+
 class _Encoder:
     def __init__(self):
         self.arrays = {}
@@ -364,13 +380,12 @@ class _Encoder:
 
     def array(self, value, where):
         value = np.ascontiguousarray(value)
-        as_object = value.dtype == object and all(
-            isinstance(v, str) for v in value.flat
-        )
+        as_object = value.dtype == object and _plain_objects(value)
         if as_object:
             # column names (feature_names_in_) are object arrays of str in
-            # scikit-learn; they are stored as unicode and restored as objects
-            value = value.astype(str) if value.size else value.astype("<U1")
+            # scikit-learn, task ids of a pandas object column may be ints:
+            # stored as one plain dtype and restored as objects
+            value = value.astype(as_object) if value.size else value.astype("<U1")
         if value.dtype.kind not in _ARRAY_KINDS:
             raise TypeError(
                 f"cannot save {where}: arrays of dtype {value.dtype} "
@@ -624,8 +639,8 @@ class _Decoder:
         ):
             self.fail(f"{where}: checksum mismatch (the array was modified).")
         if node.get("object", False) is not False:
-            if node["object"] is not True or arr.dtype.kind != "U":
-                self.fail(f"{where}: malformed string array.")
+            if node["object"] is not True or arr.dtype.kind not in "Ubif":
+                self.fail(f"{where}: malformed object array.")
             arr = arr.astype(object)
         return arr
 

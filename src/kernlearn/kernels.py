@@ -30,6 +30,7 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
     _smallest_eigenvalue_bound,
     check_gram_list,
     check_psd_gram,
+    check_training_grams,
     max_asymmetry,
 )
 from .preprocessing import centred_dots, check_center
@@ -343,12 +344,17 @@ def _parse_spec(spec, index):
         raise TypeError(
             f"kernels[{index}] must be a name, a callable or a tuple "
             f"(kernel, params[, columns]); got {spec!r}."
+            # kernels=("rbf", {...}): one spec where a list of specs belongs
+            + (" One kernel is a list of one spec: kernels=[(kernel, params)]."
+               if isinstance(spec, dict) else "")
         )
     if isinstance(kernel, str):
         if kernel not in KERNELS:
             raise ValueError(
                 f"kernels[{index}]: unknown kernel {kernel!r}; choose one of "
-                f"{sorted(KERNELS)} or pass a callable."
+                f"{sorted(KERNELS)} or pass a callable"
+                + ("; precomputed kernels are kernels='precomputed', not in a list."
+                   if kernel == "precomputed" else ".")
             )
     elif not callable(kernel):
         raise TypeError(
@@ -392,7 +398,8 @@ def _check_kernel_params(kernel, params, index):
         raise ValueError(f"kernels[{index}]: hik beta must be positive, got {b!r}.")
 
 
-def check_kernel_callable(kernel, X, index=0, params=None, max_rows=_EXACT_PSD_CHECK):
+def check_kernel_callable(kernel, X, index=0, params=None, max_rows=_EXACT_PSD_CHECK,
+                          name=None):
     """Refuse a kernel callable that is not a positive semi-definite kernel on ``X``.
 
     The callable is evaluated on (at most ``max_rows``, evenly spread) rows of
@@ -412,21 +419,24 @@ def check_kernel_callable(kernel, X, index=0, params=None, max_rows=_EXACT_PSD_C
         Kernel parameters.
     max_rows : int, default=500
         Rows on which the matrix is checked.
+    name : str, optional
+        The kernel's name in the messages (default ``kernels[index]``).
     """
+    name = f"kernels[{index}]" if name is None else name
     n = X.shape[0]
     rows = np.unique(np.linspace(0, n - 1, min(n, max_rows)).astype(np.int64))
     Xs = X[rows]
-    K = np.asarray(kernel(Xs, Xs, **(params or {})))
+    K = kernel(Xs, Xs, **(params or {}))
+    got = "a sparse matrix" if sp.issparse(K) else f"shape {np.shape(K)}"  # (asarray: ())
+    K = np.asarray(K)
     if K.shape != (len(rows), len(rows)):
         raise ValueError(
-            f"kernels[{index}]: the kernel callable returned shape {K.shape} for "
-            f"inputs of {len(rows)} and {len(rows)} rows; k(X, Y) must return an "
-            "array of shape (len(X), len(Y))."
+            f"{name}: the kernel callable returned {got} for inputs of {len(rows)} and "
+            f"{len(rows)} rows; k(X, Y) must return a dense array of shape (len(X), len(Y))."
         )
     if not np.isfinite(K).all():
-        raise ValueError(f"kernels[{index}] produced NaN or infinite values on X.")
-    check_psd_gram(K.astype(float), f"kernels[{index}]",
-                   what="The kernel callable")
+        raise ValueError(f"{name} produced NaN or infinite values on X.")
+    check_psd_gram(K.astype(float), name, what="The kernel callable")
 
 
 def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
@@ -443,7 +453,7 @@ def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
     index : int, default=0
         Position of the kernel in its list (for error messages).
     sample_weight : ndarray of shape (n,), optional
-        Row weights of ``"scale"`` (``"mean"`` is unweighted).
+        Row weights of ``"scale"`` (``"mean"``: unweighted, zero-weight rows left out).
 
     Returns
     -------
@@ -509,6 +519,10 @@ def _refuse_negative_columns(cols, index):
             f"kernels[{index}]: column index {int(cols.min())} is negative (negative "
             "indices are not read from the end)."
         )
+    if cols.dtype != bool and cols.ndim == 1 and len(np.unique(cols)) < cols.size:
+        # ([0, 0]: the column would count twice in the kernel, as FGM's groups refuse)
+        twice = next(int(c) for i, c in enumerate(cols) if c in cols[:i])
+        raise ValueError(f"kernels[{index}]: column index {twice} is listed twice.")
 
 
 def _take_columns(X, cols, index):
@@ -942,22 +956,7 @@ class PrecomputedKernelList(BaseKernelList):
         -------
         self : PrecomputedKernelList
         """
-        grams = check_gram_list(self.grams, "X")
-        n = grams[0].shape[0]
-        for j, K in enumerate(grams):
-            if K.shape[0] != K.shape[1]:
-                raise ValueError(
-                    f"X[{j}] must be a square training Gram matrix, got shape {K.shape}."
-                )
-            if K.shape[0] != n:
-                raise ValueError(
-                    f"Gram matrices have mismatched sizes: X[0] is {n} x {n}, "
-                    f"X[{j}] is {K.shape[0]} x {K.shape[1]}."
-                )
-            tol = 1e-8 * max(1.0, float(np.abs(K).max()))
-            if max_asymmetry(K) > tol:
-                raise ValueError(f"X[{j}] is not symmetric; a Gram matrix must be.")
-            check_psd_gram(K, f"X[{j}]")
+        grams = check_training_grams(self.grams, "X")
         self.gram_ = np.stack(grams)
         self.diag_ = np.einsum("jii->ji", self.gram_).copy()
         self.kdiag_ = self.diag_

@@ -200,7 +200,8 @@ def resolve_gamma(gamma, X=None, kernel="rbf", sample_weight=None, name="gamma")
       by ``sample_weight`` when given);
     * ``"mean"`` (``rbf`` only): the inverse mean squared pairwise distance
       :math:`1/\overline{d^2}` (:func:`mean_pairwise_sq_distance`, OBSCURE
-      sec. 5.1.2; unweighted), ``1`` when every row is equal;
+      sec. 5.1.2; unweighted, over the rows of positive ``sample_weight``),
+      ``1`` when every row is equal;
     * a number: checked to be finite and positive.
 
     A width that cannot be computed (the data's spread overflows, e.g. values
@@ -220,7 +221,7 @@ def resolve_gamma(gamma, X=None, kernel="rbf", sample_weight=None, name="gamma")
     kernel : str or callable, default="rbf"
         The kernel the width belongs to (``"mean"`` is defined for ``rbf``).
     sample_weight : ndarray of shape (n,), optional
-        Row weights of ``"scale"``.
+        Row weights of ``"scale"`` (``"mean"`` leaves out rows of zero weight).
     name : str, default="gamma"
         How the parameter is named in messages (e.g. ``"kernels[1]: gamma"``).
 
@@ -236,7 +237,10 @@ def resolve_gamma(gamma, X=None, kernel="rbf", sample_weight=None, name="gamma")
             if gamma == "mean":
                 if kernel != "rbf":
                     raise ValueError(f"{name}='mean' is only defined for 'rbf'.")
-                m = mean_pairwise_sq_distance(X)
+                # unweighted, but over the rows a fit sees: a row of zero
+                # weight is a removed row (it moved the width of every fit)
+                m = mean_pairwise_sq_distance(
+                    X if sample_weight is None else X[np.asarray(sample_weight) > 0])
                 value = 1.0 / m if m > 0 else (1.0 if m == 0 else np.nan)
             else:
                 value = scale_gamma(X, sample_weight)

@@ -603,8 +603,29 @@ def task_positions(tasks, task_index, n):
         known = set(tasks.tolist())
         unknown = list(dict.fromkeys(v for v in task_index.tolist() if v not in known))
     if unknown:
-        raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5]}.")
+        raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5]}."
+                         + _other_kind_of_ids(tasks, unknown))
     return pos
+
+
+def _other_kind_of_ids(tasks, unknown):
+    """A hint when new task ids are text and the fitted ones numbers, or the reverse.
+
+    ``'1'`` is not the task ``1``: without the hint the message listed the
+    caller's ids as unseen, which look exactly like the fitted ones.
+    """
+    def text(v):
+        return isinstance(v, (str, np.str_))
+
+    fitted = [plain_value(v) for v in np.asarray(tasks).tolist()]
+    if not fitted or any(text(v) != text(fitted[0]) for v in fitted):
+        return ""
+    given = [v for v in unknown if v is not None]
+    if not given or any(text(v) == text(fitted[0]) for v in given):
+        return ""
+    kind = "text" if text(fitted[0]) else "numbers"
+    return (f" The model's task ids are {kind} ({fitted[:5]}): pass task_index of the "
+            "same kind (task ids match by value and type, '1' is not 1).")
 
 
 def task_score(est, X, y, task_index=None, sample_weight=None):

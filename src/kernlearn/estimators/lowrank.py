@@ -134,6 +134,14 @@ class _BaseLowRank(BaseEstimator):
 
     def _validate_X(self, X, reset):
         pre = self.kernel == "precomputed"
+        shape = np.shape(X) if pre and not reset else ()
+        if len(shape) == 2 and shape[1] != getattr(self, "n_features_in_", shape[1]):
+            # scikit-learn's "X has 59 features, but ... is expecting 60" does
+            # not say that the columns are the training samples
+            raise ValueError(
+                f"With kernel='precomputed', X must be K(X_new, X_train) of shape "
+                f"(n_new, {self.n_features_in_}): one column per training sample; "
+                f"got shape {shape}.")
         X = validate_data(
             self, X, reset=reset, accept_sparse=False if pre else "csr",
             dtype=[np.float64, np.float32],

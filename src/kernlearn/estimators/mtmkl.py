@@ -19,7 +19,7 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from ..kernels import _check_gram_list, linear_kernel, rbf_kernel
+from ..kernels import _check_gram_list, check_training_grams, linear_kernel, rbf_kernel
 from ..methods.mtmkl import FORMULATIONS, TaskKernels, fit_multitask
 from ..preprocessing import fit_target_standardization
 from ..solvers._base import single_blas_thread
@@ -252,6 +252,16 @@ class _BaseMultitaskMKL(BaseEstimator):
 
     def _check_X(self, X, y, reset):
         if self._precomputed():
+            if reset:
+                # square, symmetric and PSD as every estimator's (an indefinite
+                # matrix with a positive diagonal was fitted without a word)
+                check = (_check_gram_list if getattr(self, "_grams_checked", False)
+                         else check_training_grams)  # (the *CV's fits: checked once)
+                grams = np.stack(check(X, "X"))
+                self.n_features_in_ = grams.shape[1]
+                y = column_or_1d(y, warn=True)
+                check_consistent_length(grams[0], y)
+                return grams, y
             grams = _check_gram_list(X, "X")
             for j, K in enumerate(grams[1:], 1):
                 if K.shape != grams[0].shape:
@@ -259,17 +269,6 @@ class _BaseMultitaskMKL(BaseEstimator):
                                      f"{grams[0].shape}: mismatched sizes (every Gram "
                                      "matrix must cover the same rows and columns).")
             grams = np.stack(grams)
-            if reset:
-                if grams.shape[1] != grams.shape[2]:
-                    raise ValueError("X must be a list of square training Gram "
-                                     f"matrices, got shape {grams.shape[1:]}.")
-                if not np.allclose(grams, grams.transpose(0, 2, 1),
-                                   atol=1e-8 * max(1.0, np.abs(grams).max())):
-                    raise ValueError("X holds a non-symmetric Gram matrix.")
-                self.n_features_in_ = grams.shape[1]
-                y = column_or_1d(y, warn=True)
-                check_consistent_length(grams[0], y)
-                return grams, y
             if grams.shape[0] != self.kernels_.n_kernels or \
                     grams.shape[2] != self.n_features_in_:
                 raise ValueError(
@@ -297,10 +296,14 @@ class _BaseMultitaskMKL(BaseEstimator):
                              + _ROUTING_HELP)
         if len(self.tasks_) > 1:
             _check_cv_split(self)
-        small = [self.tasks_[t] for t, r in enumerate(rows) if len(r) < 2]
+        small = [plain_value(self.tasks_[t]) for t, r in enumerate(rows) if len(r) < 2]
         if small:
-            raise ValueError("every task needs at least 2 samples; task(s) "
-                             f"{small[:5]} have one.")
+            # rows of zero weight were dropped (_weighted_rows): say so, the
+            # caller's data may hold more rows of the task
+            weighted = getattr(self, "_train_rows", None) is not None
+            raise ValueError("every task needs at least 2 samples"
+                             + (" of positive weight" if weighted else "")
+                             + f"; task(s) {small[:5]} have one.")
         return rows
 
     def _task_positions(self, task_index, n):

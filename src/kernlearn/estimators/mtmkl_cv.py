@@ -51,20 +51,50 @@ class _SelectionMixin:
             return np.zeros(n, dtype=np.int64)
         return np.searchsorted(split_tasks(task_index, n)[0], np.asarray(task_index))
 
-    def _splits(self, strata, sw=None):
+    def _splits(self, strata, sw=None, task_index=None, pos=None):
+        """The (train, test) folds, each training fold checked to fit every task.
+
+        ``pos`` is each row's task position (``strata`` when not given).
+        """
         # an int: StratifiedKFold on the strata (every task, and for the
         # classifier every task's classes, in every fold)
         cv = check_cv(self.cv, strata, classifier=True)
         if sw is None or np.all(sw > 0) or not (self.cv is None or isinstance(
                 self.cv, numbers.Integral) or hasattr(self.cv, "split")):
-            return list(cv.split(np.zeros((len(strata), 1)), strata))
-        # rows of zero weight are removed rows: in no fold (they were split with
-        # the others, so a weighted fit chose another C than the fit without
-        # them, and a training fold holding only such rows stopped on "Sample
-        # weights must contain at least one non-zero number")
-        keep = np.flatnonzero(sw > 0)
-        return [(keep[tr], keep[te])
-                for tr, te in cv.split(np.zeros((keep.size, 1)), strata[keep])]
+            splits = list(cv.split(np.zeros((len(strata), 1)), strata))
+        else:
+            # rows of zero weight are removed rows: in no fold (they were split
+            # with the others, so a weighted fit chose another C than the fit
+            # without them, and a training fold holding only such rows stopped
+            # on "Sample weights must contain at least one non-zero number")
+            keep = np.flatnonzero(sw > 0)
+            splits = [(keep[tr], keep[te])
+                      for tr, te in cv.split(np.zeros((keep.size, 1)), strata[keep])]
+        self._check_training_folds(splits, strata if pos is None else pos, task_index)
+        return splits
+
+    @staticmethod
+    def _check_training_folds(splits, pos, task_index):
+        """Refuse folds whose training rows cannot fit a task their test rows hold.
+
+        A task of two rows split over two folds leaves one row in a training
+        fold, whose fit stopped on "every task needs at least 2 samples;
+        task(s) [np.int64(7)] have one", about data that has two.
+        """
+        n_tasks = int(pos.max()) + 1 if len(pos) else 0
+        for k, (tr, te) in enumerate(splits):
+            n_train = np.bincount(pos[tr], minlength=n_tasks)
+            n_test = np.bincount(pos[te], minlength=n_tasks)
+            short = np.flatnonzero((n_train < 2) & ((n_train > 0) | (n_test > 0)))
+            if short.size:
+                t = short[0]
+                name = ("its only task" if task_index is None else
+                        f"task {plain_value(split_tasks(task_index, len(pos))[0][t])!r}")
+                raise ValueError(
+                    f"cross-validation fold {k} leaves {int(n_train[t])} training "
+                    f"row(s) of {name} ({int(np.sum(pos == t))} in all; a fit needs "
+                    "2 of every task): use fewer folds, cv='loo' where it applies, "
+                    "or add samples to the task.")
 
     def _record(self, Cs, scores):
         """``cv_results_``, ``best_score_``, ``n_splits_`` of a score table (C x split)."""
@@ -123,6 +153,7 @@ class _SelectionMixin:
         """Validation score of the base estimator at ``C`` fitted on ``train``."""
         t = None if task_index is None else np.asarray(task_index)
         est = self._base(C)
+        est._grams_checked = True
         est._validate_params()
         self._fit_base(est, self._rows(X, train), y[train],
                        None if t is None else t[train],
@@ -307,6 +338,9 @@ n_features_in_
         # one factor store for every fit of this selection (the folds' and
         # the refit's kernel factors, keyed by content), dropped after it
         self._store = FactorStore()
+        # the folds' and the refit's Gram matrices are (principal submatrices
+        # of) the ones checked above: not checked for PSD again in every fit
+        self._grams_checked = True
         try:
             if self.kernel_selection == "loo":
                 return self._fit_loo(X, X_refit, yv, pos, task_index, sw, Cs)
@@ -314,15 +348,18 @@ n_features_in_
                 scores = self._validation_scores(lambda: np.array(
                     [[self._loo_score(X, yv, task_index, sw, C)] for C in Cs]))
             else:
+                # the folds once for all C: a generator of splits (which
+                # scikit-learn's cv takes) was spent by the first C
+                splits = self._splits(pos, sw, task_index)
                 scores = self._validation_scores(lambda: np.array(
                     [[self._fold_score(X, yv, task_index, sw, C, tr, te)
-                      for tr, te in self._splits(pos, sw)] for C in Cs]))
+                      for tr, te in splits] for C in Cs]))
             best = self._record(Cs, scores)
             self.C_ = float(Cs[best])
             return self._fit_regression(X_refit, yv, task_index, sample_weight,
                                         C=self.C_, factor_store=self._store)
         finally:
-            del self._store
+            del self._store, self._grams_checked
 
     def _fit_loo(self, X, X_refit, y, pos, task_index, sw, Cs):
         """Kernel weights and C by leave-one-out (``kernel_selection="loo"``)."""
@@ -340,7 +377,7 @@ n_features_in_
         else:
             scores = self._validation_scores(lambda: np.array(
                 [[self._fold_score(X, y, task_index, sw, "auto", tr, te)
-                  for tr, te in self._splits(pos, sw)]]))
+                  for tr, te in self._splits(pos, sw, task_index)]]))
             self._fit_regression(X_refit, y, task_index, sw, C="auto", C_grid=Cs,
                                  factor_store=self._store)
         self._record([self.C_], scores)
@@ -359,6 +396,7 @@ n_features_in_
                              "formulation 'mtfl', 'mkl' or 'independent'; use "
                              "K-fold cross-validation (cv=5) otherwise.")
         est = self._base(C)
+        est._grams_checked = True
         est._validate_params()
         est._fit_regression(X, y, task_index, sw, factor_store=self._store)
         keep = (slice(None) if est._train_rows is None else est._train_rows)
@@ -522,8 +560,11 @@ kernels_, n_features_in_
                     + ", so that every training fold holds both: add samples, or fit "
                     "MultitaskMKLClassifier with a chosen C.")
         self._store = FactorStore()
+        # the folds' and the refit's Gram matrices are (principal submatrices
+        # of) the ones checked above: not checked for PSD again in every fit
+        self._grams_checked = True
         try:
-            splits = self._splits(strata, sw)
+            splits = self._splits(strata, sw, task_index, strata // 2)
             scores = self._validation_scores(lambda: np.array(
                 [[self._fold_score(X, yv, task_index, sw, C, tr, te)
                   for tr, te in splits] for C in Cs]))
@@ -533,7 +574,7 @@ kernels_, n_features_in_
                                             task_index, sample_weight, C=self.C_,
                                             factor_store=self._store)
         finally:
-            del self._store
+            del self._store, self._grams_checked
 
     fit.__doc__ = _fit_doc(
         "Choose C by cross-validation, then refit on all rows.",

@@ -29,7 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
 from ..families.nystrom import NystromColumns, kernel_block, kernel_params_for
-from ..kernels import check_psd_gram
+from ..kernels import check_kernel_callable, check_psd_gram
 from ..losses import Square, WeightedLoss, weighted
 from ..penalties import GroupL1L2
 from ..solvers._base import (
@@ -588,6 +588,11 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
     # gamma="scale" is resolved on X only when the kernel takes a gamma
     params = kernel_params_for(kernel, gamma, degree, coef0, kernel_params, X=X,
                                sample_weight=sw)
+    if callable(kernel):
+        # a callable is held to the precomputed matrix's standard (its
+        # diagonal alone let an indefinite one be fitted)
+        check_kernel_callable(kernel, X if rows is None else X[rows], params=params,
+                              name=getattr(kernel, "__name__", "kernel"))
     rng = np.random.default_rng(seed)
     # the sampled set S (as NystromColumns draws it), among rows of positive weight
     pool = X.shape[0] if sw is None else rows
