@@ -404,7 +404,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     probability : bool, default=False
         With a loss other than ``"logistic"``, fit Platt sigmoids on decision
         values from an internal 5-fold cross-validation (five extra fits, as
-        ``SVC(probability=True)``) so that :meth:`predict_proba` exists.
+        ``SVC(probability=True)``) so that :meth:`predict_proba` exists (as
+        with ``SVC``, :meth:`predict` follows the decision function and can
+        differ from the most probable class on a few rows).
         ``loss="logistic"`` has native probabilities and ignores it.
 
     Attributes

@@ -606,8 +606,9 @@ class InfiniteFeatureClassifier(
     probability : bool, default=False
         With a loss other than ``"logistic"``, fit Platt sigmoids on decision
         values from an internal 5-fold cross-validation (five extra fits, as
-        ``SVC(probability=True)``) so that :meth:`predict_proba` exists;
-        ``loss="logistic"`` has native probabilities.
+        ``SVC(probability=True)``) so that :meth:`predict_proba` exists (as
+        with ``SVC``, :meth:`predict` can differ from its most probable class
+        on a few rows); ``loss="logistic"`` has native probabilities.
 ''',
         ).replace("    lambda_p : float,", '    lambda_p : float or "auto",').replace(
             '    max_features : int or "auto",', '    max_features : int, "auto" or None,').replace(

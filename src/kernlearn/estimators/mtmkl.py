@@ -730,7 +730,9 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
     probability : bool, default=False
         Fit Platt sigmoids on decision values from an internal 5-fold
         cross-validation (five extra fits, as ``SVC(probability=True)``) so
-        that :meth:`predict_proba` exists.
+        that :meth:`predict_proba` exists (as with ``SVC``, :meth:`predict`
+        follows the decision function and can differ from the most probable
+        class on a few rows).
 """
         + _ATTRS_DOC
         + """    classes_ : ndarray of shape (2,)
