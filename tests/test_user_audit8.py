@@ -187,3 +187,20 @@ def test_fgm_converged_is_false_when_the_returned_models_master_stopped_unconver
     # converged masters and outer loop: converged_, and no warning
     est, caught = _convergence_warnings(lambda: FGMClassifier(B=2, solver=solver).fit(X, y))
     assert est.converged_ and not caught
+
+
+def test_pnorm_mkl_step_budget_spent_unconverged_warns():
+    # max_steps could end the fit inside stage 1 (stage 2 never ran) or early in
+    # stage 2 without a word, while max_iter running out warned
+    from sklearn.datasets import make_classification
+
+    from kernlearn import PNormMKLClassifier
+
+    X, y = make_classification(200, 6, random_state=0)
+    for steps in (50, 500):
+        with pytest.warns(ConvergenceWarning, match=f"max_steps={steps} steps"):
+            est = PNormMKLClassifier(max_steps=steps).fit(X, y)
+        assert est.stop_reason_ == "max_steps"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        PNormMKLClassifier(max_steps=10**7).fit(X, y)  # converges first: silent

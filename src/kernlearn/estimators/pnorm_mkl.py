@@ -176,6 +176,11 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         cache; ``None`` for precomputed kernels or the NumPy loop.
     n_iter_ : int
         Total number of epochs (stage 1 + stage 2).
+    converged_ : bool
+        Whether stage 2 met ``tol`` (its duality-gap certificate).
+    stop_reason_ : str
+        Why the fit stopped: the certificate's reason when converged, else
+        ``"max_iter"``, ``"max_steps"`` or ``"online_only"``.
     history_ : dict of ndarray
         Per-epoch ``stage``, ``objective``, ``loss``, ``train_error``,
         ``w_norm``, ``n_updates``, ``n_support``, ``R``, ``steps``
@@ -346,6 +351,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self.classes_, self.kernel_weights_ = res.classes, res.kernel_weights
         self.support_, self.dual_coef_, self.R_ = res.support, res.dual_coef, res.R
         self.n_rows_computed_, self.n_iter_ = res.n_rows_computed, res.n_iter
+        self.converged_, self.stop_reason_ = res.converged, res.stop_reason
         self.history_, self.kernel_list_ = res.history, res.kernel_list
         self.kernel_params_ = getattr(res.kernel_list, "params_", None)
         self.rbf_gamma_raw_ = obscure.raw_rbf_gammas(res.kernel_list, self.x_scale_,

@@ -705,12 +705,15 @@ class OnlineBatch(BaseSolver):
         if progress is not None:
             progress.close(reason, n_epochs)
         if (not self.online_only and self.tol is not None and not converged
-                and reason == "max_iter" and self.max_iter > 0):
+                and reason in ("max_iter", "max_steps") and self.max_iter > 0):
+            # (a step budget spent, in either stage, is an unconverged stop too)
+            ran = (f"ran max_iter={self.max_iter} epochs" if reason == "max_iter" else
+                   f"spent its budget of max_steps={self.max_steps} steps")
             warnings.warn(
-                f"OBSCURE stage 2 ran max_iter={self.max_iter} epochs without reaching "
-                f"tol={self.tol} (best objective {best.objective:.6g}, duality gap "
-                f"{best.gap:.3g} of it); increase max_iter (an unnormalised kernel "
-                "with a large diagonal, or p near 1, converges slowly).",
+                f"OBSCURE {ran} without reaching stage 2's tol={self.tol} (best "
+                f"objective {best.objective:.6g}, duality gap {best.gap:.3g} of it); "
+                f"increase {reason} (an unnormalised kernel with a large diagonal, "
+                "or p near 1, converges slowly).",
                 ConvergenceWarning,
             )
         tn = np.sqrt(np.maximum(N, 0.0))
