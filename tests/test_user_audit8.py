@@ -204,3 +204,14 @@ def test_pnorm_mkl_step_budget_spent_unconverged_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         PNormMKLClassifier(max_steps=10**7).fit(X, y)  # converges first: silent
+
+
+def test_grfl_time_budget_spent_warns():
+    # a fit stopped by time_budget returned the model reached so far without a word
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(200, 6, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="time_budget=1e-09 s"):
+        est = InfiniteFeatureClassifier(time_budget=1e-9, n_paths=1,
+                                        random_state=0).fit(X, y)
+    assert est.stop_reason_ == "time_budget"

@@ -165,6 +165,14 @@ class ColumnGeneration:
                 f"{self.max_iter} outer iterations without meeting tol={self.tol}.",
                 ConvergenceWarning,
             )
+        if reason == "time_budget" and self.warn:
+            # a compute budget spent is an unconverged stop, as max_iter's is
+            warnings.warn(
+                f"{self.name or 'column generation'} stopped on time_budget="
+                f"{self.time_budget:g} s after {it} outer iterations, before its "
+                "pricing found no violation; the model is the one reached so far.",
+                ConvergenceWarning,
+            )
         if progress is not None:
             detail = {"tol": f"tol={self.tol}", self.budget_name:
                       f"{self.budget_name}={self.max_iter}"}.get(reason, "")
