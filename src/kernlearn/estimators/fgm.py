@@ -105,7 +105,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             raise ValueError("tree=True says how the groups= nest; pass groups= "
                              "(disjoint or nested) or drop tree=True.")
         return FeaturePool(groups=self.groups, tree=self.tree, feature_scaling=std,
-                           chunk_size=self.chunk_size)
+                           chunk_size=self.chunk_size, group_size_weights=True)
 
     def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
         """Standardise, run the method, copy its result back in the input's units."""

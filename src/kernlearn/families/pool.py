@@ -41,6 +41,11 @@ class FeaturePool(BaseFamily):
         losses, and the scaled columns have the magnitude of standardised data.
     chunk_size : int, optional
         Score at most this many columns at a time (bounded memory).
+    group_size_weights : bool or None, default=None
+        Weigh each group by :math:`1/\\sqrt{|G|}`; ``None`` follows
+        ``feature_scaling``.  The estimators always weigh them: group size is
+        not a matter of units, so ``standardize=False`` on standardised data
+        gives the model ``standardize=True`` gives on the raw data.
     screening : bool, default=True
         With groups: skip the :math:`X_G'u` work of groups that provably
         cannot enter the top ``B``.  Proposition 2 of paper 002 prunes a
@@ -65,12 +70,13 @@ class FeaturePool(BaseFamily):
     """
 
     def __init__(self, groups=None, tree=False, feature_scaling=True, chunk_size=None,
-                 screening=True):
+                 screening=True, group_size_weights=None):
         self.groups = groups
         self.tree = tree
         self.feature_scaling = feature_scaling
         self.chunk_size = chunk_size
         self.screening = screening
+        self.group_size_weights = group_size_weights
 
     def fit(self, X, sample_weight=None, scale=None):
         """Compute the feature scaling on the training data.
@@ -130,7 +136,9 @@ class FeaturePool(BaseFamily):
                     "selected; list them as groups of their own to make them candidates.",
                     UserWarning, stacklevel=2)
             size_w = 1.0 / np.sqrt([g.size for g in self._groups])
-            self._group_weight = size_w if self.feature_scaling else np.ones(len(self._groups))
+            weigh = (self.feature_scaling if self.group_size_weights is None
+                     else self.group_size_weights)
+            self._group_weight = size_w if weigh else np.ones(len(self._groups))
             if self.tree:
                 self._tree_children = _tree_children(self._groups)
             self._flat = flat
