@@ -112,6 +112,8 @@ def test_the_installed_numba_takes_the_fast_path():
     # (if numba's loader changes, njit_cached silently becomes numba.njit(cache=True))
     assert _numba_cache._numba_matches()
     assert type(njit_cached(lambda x: x)._cache) is _numba_cache._LazyLinkingCache
+    # (and loading skips numba's compiler set-up only while its loader is the known one)
+    assert _numba_cache._SKIP_SETUP
 
 
 @fast_path
