@@ -175,8 +175,10 @@ class _LazyLinkingImpl(caching.CompileResultCacheImpl):
     def rebuild(self, target_context, reduced):
         payload, names, *external = reduced
         # An entry written before the external names were stored (no third
-        # item), or code calling a symbol that only numba's set-up registers
-        # (e.g. the hash secret of its string hashing): run the set-up first.
+        # item), or code calling a symbol nothing has registered yet (the
+        # set-up imports numba's implementations and extensions, which may):
+        # run the set-up first.  (Symbols of numba's implementation modules are
+        # usually known by now: unpickling the entry's environments imports them.)
         if not external or _unknown_symbols(external[0]):
             target_context.refresh()
         return _rebuild(target_context, names, *payload)
