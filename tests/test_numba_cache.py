@@ -39,18 +39,37 @@ def outer(x):
     return inner(x, 3).sum() + np.dot(x, x)
 '''
 
-# Calls ``outer``, then reports how it was obtained and what its library holds;
-# with "link", compiles a new (uncached) function that calls it.
+# Calls ``outer``, then reports how it was obtained, what its library holds and
+# how often numba's compiler set-up ran; with "link", compiles a new (uncached)
+# function that calls it; with "old entries", writes entries as kernlearn did
+# before they stored the external symbol names; with "unknown symbol", writes
+# entries that name an external symbol nothing registers.
 PROBE = r'''
 import json, sys
 import numpy as np
 import llvmlite.binding as ll
+from numba.core.base import BaseContext
+from kernlearn.utils import _numba_cache
+set_ups = []
+_refresh = BaseContext.refresh
+def refresh(self):
+    set_ups.append(1)
+    return _refresh(self)
+BaseContext.refresh = refresh
+if "old entries" in sys.argv:
+    _reduce = _numba_cache._LazyLinkingImpl.reduce
+    _numba_cache._LazyLinkingImpl.reduce = lambda self, cres: _reduce(self, cres)[:2]
+if "unknown symbol" in sys.argv:
+    _external = _numba_cache._external_names
+    _numba_cache._external_names = lambda lib: _external(lib) + ("kernlearn_not_a_symbol",)
 import kern
 x = np.linspace(-2.0, 3.0, 37)
+set_ups.clear()
 value = kern.outer(x)
 lib = kern.outer.overloads[kern.outer.signatures[0]].library
 out = {"value": value.hex(), "hits": sum(kern.outer.stats.cache_hits.values()),
-       "library": type(lib).__name__, "parsed": lib._shared_module is not None}
+       "library": type(lib).__name__, "parsed": lib._shared_module is not None,
+       "set-ups": len(set_ups)}
 if lib._shared_module is None:
     module = ll.parse_bitcode(lib._linking_bitcode)
     names = {v.name for vs in (module.functions, module.global_variables) for v in vs
@@ -69,7 +88,8 @@ print(json.dumps(out))
 
 
 def _run(tmp_path, *args):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), OMP_NUM_THREADS="1",
+               PYTHONHASHSEED="0")  # (the string hash of HASHING, equal across processes)
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(PACKAGE.parent),
                                          env.get("PYTHONPATH", "")])
     run = subprocess.run([sys.executable, "-c", PROBE, *args], check=False,
@@ -92,6 +112,8 @@ def test_the_installed_numba_takes_the_fast_path():
     # (if numba's loader changes, njit_cached silently becomes numba.njit(cache=True))
     assert _numba_cache._numba_matches()
     assert type(njit_cached(lambda x: x)._cache) is _numba_cache._LazyLinkingCache
+    # (and loading skips numba's compiler set-up only while its loader is the known one)
+    assert _numba_cache._SKIP_SETUP
 
 
 @fast_path
@@ -109,6 +131,64 @@ def test_a_new_process_loads_the_machine_code_and_defers_the_bitcode(tmp_path):
     assert later["value"] == first["value"]
     # every symbol the bitcode defines is known to the engine, as numba's loader does
     assert later["names"] > 2 and later["names recorded"]
+
+
+@fast_path
+def test_a_new_process_loads_without_the_compiler_set_up(tmp_path):
+    # numba's loader runs target_context.refresh() (its ~80 implementation
+    # modules and registries) before reading an entry; loaded code needs none
+    (tmp_path / "kern.py").write_text(MODULE)
+    first = _run(tmp_path)
+    assert first["hits"] == 0 and first["set-ups"] > 0  # compiling runs it
+    later = _run(tmp_path)
+    assert later["hits"] == 1 and later["set-ups"] == 0
+    assert later["value"] == first["value"]
+
+
+# A cached function hashing a string: its code reads numba's hash secret, a
+# symbol registered by a module of numba's implementations (imported while the
+# entry's environments are rebuilt), not by numba's core.
+HASHING = '''
+from kernlearn.utils._numba_cache import njit_cached
+
+@njit_cached
+def inner(x, k):
+    return x
+
+@njit_cached
+def outer(x):
+    return float(hash("kernlearn" + str(x.size)) % 1000) + x.sum()
+'''
+
+
+@fast_path
+def test_an_entry_calling_a_symbol_of_numba_s_implementations_loads(tmp_path):
+    (tmp_path / "kern.py").write_text(HASHING)
+    first = _run(tmp_path)
+    # (an unresolved symbol would abort the process in LLVM's linker)
+    later = _run(tmp_path)
+    assert later["hits"] == 1 and later["value"] == first["value"]
+
+
+@fast_path
+def test_an_entry_calling_an_unknown_symbol_runs_the_set_up_first(tmp_path):
+    # (the set-up may register it: numba's extensions, its implementations)
+    (tmp_path / "kern.py").write_text(MODULE)
+    first = _run(tmp_path, "unknown symbol")
+    later = _run(tmp_path)
+    assert later["hits"] == 1 and later["set-ups"] > 0
+    assert later["value"] == first["value"]
+
+
+@fast_path
+def test_entries_without_the_external_names_load_after_the_set_up(tmp_path):
+    # entries written by an earlier kernlearn (defined names only) still load
+    (tmp_path / "kern.py").write_text(MODULE)
+    first = _run(tmp_path, "old entries")
+    later = _run(tmp_path)
+    assert later["hits"] == 1 and later["set-ups"] > 0
+    assert later["library"] == "_LazyLinkingLibrary" and not later["parsed"]
+    assert later["value"] == first["value"]
 
 
 @fast_path
