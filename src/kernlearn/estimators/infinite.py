@@ -541,7 +541,9 @@ _COMMON_DOC = """
     max_features_ : int
         The feature budget used (chosen with ``max_features="auto"``).
     n_paths_ : int
-        Paths averaged into the model (see ``n_paths``).
+        Paths averaged into the model (see ``n_paths``); above one, ``history_``,
+        ``n_iter_`` and ``stop_reason_`` are the first path's, ``objective_``
+        the averaged model's.
     n_iter_ : int
         Outer iterations (features added), over warm starts.
     stop_reason_ : str
