@@ -192,13 +192,10 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
 
     @property
     def coef_(self):
-        """Not defined: the weights are on learned columns (``column_coef_``).
-
-        scikit-learn's ``SelectFromModel`` and ``RFE`` read ``coef_`` as one
-        weight per input feature; the learned columns' weights silently
-        selected input columns by position (when the counts matched) or failed
-        with an ``IndexError``.  Those tools use :attr:`feature_importances_`.
-        """
+        """Not defined: the weights are on learned columns (``column_coef_``);
+        scikit-learn's ``SelectFromModel`` and ``RFE`` read ``coef_`` as input
+        weights (they kept inputs by column position): they use
+        :attr:`feature_importances_`."""
         raise AttributeError(
             f"{type(self).__name__} has no coef_: its weights are on the learned "
             "columns of transform(), not on the input features; they are "
@@ -550,6 +547,8 @@ _COMMON_DOC = """
         ``"no_violation"``, ``"max_features"`` (feature budget),
         ``"time_budget"`` or ``"validation"`` (``max_features="auto"``: the
         held-out loss stopped improving).
+    converged_ : bool
+        Whether the path stopped on the violation test (or the held-out loss).
     solver_ : str
         Class name of the restricted-master solver used (what ``solver="auto"``
         chose: ``"GrFLNewton"`` or ``"ADMM"``).
