@@ -230,3 +230,19 @@ def test_fgm_groups_give_the_same_model_on_standardised_data_without_standardize
     std = FGMClassifier(groups=groups, B=1, max_iter=2, standardize=False).fit(Z, y)
     np.testing.assert_array_equal(raw.selected_features_, std.selected_features_)
     np.testing.assert_allclose(raw.coef_ * X.std(0), std.coef_, rtol=1e-8, atol=1e-10)
+
+
+def test_slkl_nu_path_warns_once_not_once_per_value():
+    # with nu="auto" every value of the path warned on its own: six identical
+    # "slkl stopped after max_iter=1" warnings for one fit
+    from sklearn.datasets import make_regression
+
+    from kernlearn import LowRankKernelRegressor
+
+    X, y = make_regression(200, 5, noise=5.0, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = LowRankKernelRegressor(max_iter=1, random_state=0).fit(X, y)
+    conv = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(conv) == 1 and "of the nu path" in str(conv[0].message)
+    assert not est.converged_

@@ -226,7 +226,8 @@ class CoordinateNewton(BaseSolver):
     supported_penalties = (GroupL1L2,)
 
     def __init__(self, lam=1.0, tol=1e-4, max_iter=100, rule="newton", refresh=10,
-                 random_state=None, callback=None, time_budget=None, verbose=0):
+                 random_state=None, callback=None, time_budget=None, verbose=0, warn=True):
+        self.warn = warn
         self.lam = lam
         self.tol = tol
         self.max_iter = max_iter
@@ -321,6 +322,7 @@ class CoordinateNewton(BaseSolver):
         driver = ColumnGeneration(
             max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
             callback=self.callback, time_budget=self.time_budget, name="slkl",
+            warn=self.warn,
         )
         with single_blas_thread():
             res = driver.run(price, master, n_active=lambda: state.m0)
@@ -805,7 +807,8 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
                 else np.sum(sw[:, None] * Y * Y) / (Y.shape[1] * np.sum(sw)))
     msq = msq if msq > 0 else 1.0
     grid = NU_GRID if isinstance(nu, str) else tuple(np.atleast_1d(nu))
-    solver = CoordinateNewton(random_state=rng, **solver_kw)  # one coordinate sequence
+    # (along a path the solves do not warn one by one: one warning at the end)
+    solver = CoordinateNewton(random_state=rng, warn=len(grid) == 1, **solver_kw)
     warm, fits, best, worse = None, [], None, 0
     null = None  # the mean's leave-one-out error, ||Y||^2 (weighted rows)
     for k, rel in enumerate(grid):
@@ -850,6 +853,13 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
                        for k in best["history"]}
     best["n_iter"] = sum(f["n_iter"] for f in done)
     best["converged"] = all(f["converged"] for f in done)
+    short = sum(not f["converged"] for f in done)
+    if len(grid) > 1 and short and solver_kw.get("tol") is not None:
+        warnings.warn(
+            f"SLKL stopped after max_iter={solver_kw['max_iter']} sweeps without meeting "
+            f"tol={solver_kw['tol']} at {short} of the {len(done)} values of the nu path "
+            f"up to the kept nu={best['nu']:.3g}; increase max_iter.",
+            ConvergenceWarning, stacklevel=3)
     return best
 
 
