@@ -212,6 +212,9 @@ class CoordinateNewton(BaseSolver):
         Seconds after which no new sweep starts.
     verbose : int, default=0
         Progress lines (one per sweep) printed by the column-generation driver.
+    warn : bool, default=True
+        Raise a ``ConvergenceWarning`` when ``max_iter`` runs out before
+        ``tol`` (a path of solves warns once for all of them instead).
 
     References
     ----------
