@@ -432,7 +432,8 @@ def check_kernel_callable(kernel, X, index=0, params=None, max_rows=_EXACT_PSD_C
     if K.shape != (len(rows), len(rows)):
         raise ValueError(
             f"{name}: the kernel callable returned {got} for inputs of {len(rows)} and "
-            f"{len(rows)} rows; k(X, Y) must return a dense array of shape (len(X), len(Y))."
+            f"{len(rows)} rows; k(X, Y) must return a dense array of shape "
+            "(len(X), len(Y))."
         )
     if not np.isfinite(K).all():
         raise ValueError(f"{name} produced NaN or infinite values on X.")

@@ -449,7 +449,8 @@ _AUTO_DOC = """
         rows; the learned value is ``C_``.  The search is L-BFGS-B with its
         own cap of 200 iterations (a ``ConvergenceWarning`` when it runs out):
         ``max_iter``, ``tol`` and ``verbose``, the mirror descent's, do not
-        apply to it; ``n_iter_`` and ``converged_`` are the search's.  :class:`MultitaskMKLRegressorCV` does this by default."""
+        apply to it; ``n_iter_`` and ``converged_`` are the search's.
+        :class:`MultitaskMKLRegressorCV` does this by default."""
 
 _ATTRS_DOC = """
     Attributes

@@ -749,9 +749,9 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         )
     history = {**out.history.as_dict(), "final_lower_bound": np.array([st.lower])}
     selected, coef_sel, d = _collect(st)
-    master_ok = not (st.unconverged and st.unconverged[-1])  # the returned model's master
-    return _Path(st.b, selected, coef_sel, d, st.groups, history, out.n_iter,
-                 (out.converged or stop_reason == "max_features") and master_ok, stop_reason)
+    # converged: the path's stopping rule, and the returned model's master
+    ok = (out.converged or stop_reason == "max_features") and not any(st.unconverged[-1:])
+    return _Path(st.b, selected, coef_sel, d, st.groups, history, out.n_iter, ok, stop_reason)
 
 
 class _LocalRows:

@@ -230,7 +230,6 @@ class CoordinateNewton(BaseSolver):
 
     def __init__(self, lam=1.0, tol=1e-4, max_iter=100, rule="newton", refresh=10,
                  random_state=None, callback=None, time_budget=None, verbose=0, warn=True):
-        self.warn = warn
         self.lam = lam
         self.tol = tol
         self.max_iter = max_iter
@@ -240,6 +239,7 @@ class CoordinateNewton(BaseSolver):
         self.callback = callback
         self.time_budget = time_budget
         self.verbose = verbose
+        self.warn = warn
 
     def check_problem(self, problem):
         """Raise unless ``problem`` is eq. (14) (see :class:`SLKLProblem`).
