@@ -87,7 +87,7 @@ def test_fgm_poly2_predicts_from_selected_pairs_only(monkeypatch):
     ids, P, _ = _materialised_scores(X, True)
     full = np.c_[P, Xd]
     all_ids = np.r_[ids, 30 * 30 + np.arange(30)]
-    W = np.asarray(clf.coef_[:, all_ids].todense()).ravel()
+    W = np.asarray(clf.column_coef_[:, all_ids].todense()).ravel()
     np.testing.assert_allclose(dec, full @ W + clf.intercept_[0], rtol=1e-10, atol=1e-12)
     assert clf.score(X, y) > 0.9
 

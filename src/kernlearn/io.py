@@ -662,6 +662,8 @@ class _Decoder:
     def set_attributes(self, obj, state, where):
         cls = type(obj)
         renamed = getattr(cls, "_renamed_attributes", {})
+        if callable(renamed):  # a rename that depends on the model (e.g. family_)
+            renamed = renamed(state)
         for name, value in state.items():
             name = renamed.get(name, name)  # files written before a rename
             # An attribute may not shadow a method, property or other descriptor

@@ -154,7 +154,7 @@ def _kernel_labels(est, meta):
 
 
 def _selection_figure(est, meta):
-    from .summary import feature_names
+    from .summary import feature_names, selected_weights
 
     plt = _pyplot()
     from matplotlib.ticker import MaxNLocator
@@ -163,10 +163,7 @@ def _selection_figure(est, meta):
         sel = np.asarray(est.selected_features_)[:60]
         if sel.size == 0:
             return None
-        coef = (
-            est.coef_.toarray() if sp.issparse(est.coef_) else np.atleast_2d(est.coef_)
-        )
-        w = np.abs(coef[:, sel]).max(axis=0)
+        w = np.abs(selected_weights(est)[:, :60]).max(axis=0)
         names = feature_names(est, meta)
         labels = [
             names[j]

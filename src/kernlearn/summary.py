@@ -160,8 +160,6 @@ def selection_table(est, meta=None):
     ValueError
         If the estimator exposes none of these.
     """
-    import scipy.sparse as sp
-
     meta = meta or {}
     names = feature_names(est, meta)
     base = 0 if meta.get("zero_based") in (True, None) else 1
@@ -169,8 +167,7 @@ def selection_table(est, meta=None):
         sel = np.asarray(est.selected_features_)
         d = np.asarray(est.d_)
         d = d if d.ndim == 1 else np.abs(d).max(axis=0)
-        coef = est.coef_
-        coef = coef.toarray() if sp.issparse(coef) else np.atleast_2d(coef)
+        wmax = np.abs(selected_weights(est)).max(axis=0)
         cols = ["rank", "feature", "file_index", "name", "d", "max_abs_coef"]
         rows = []
         for r, j in enumerate(sel):
@@ -182,7 +179,7 @@ def selection_table(est, meta=None):
                     "" if virtual else int(j) + base,
                     names[j] if names and not virtual and j < len(names) else "",
                     float(d[r]) if r < d.size else "",
-                    float(np.abs(coef[:, j]).max()),
+                    float(wmax[r]),
                 ]
             )
         return cols, rows
@@ -217,6 +214,30 @@ def selection_table(est, meta=None):
             [k, int(idx[k]), float(m)] for k, m in enumerate(est.mu_) if m > 0
         ]
     raise ValueError(f"{type(est).__name__} exposes no selected features or weights")
+
+
+def selected_weights(est):
+    """Weights of an FGM model's selected features, shape ``(n_outputs, n_selected)``.
+
+    Columns in the order of ``selected_features_``.  With ``family=`` the
+    weights are read at the selected virtual ids only: a degree-2 family of
+    200,000 inputs has 4e10 virtual columns, which ``toarray()`` cannot hold.
+
+    Parameters
+    ----------
+    est : FGMClassifier or FGMRegressor
+        A fitted model.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_outputs, n_selected)
+    """
+    from .methods.fgm import _coef_at
+
+    sel = np.asarray(est.selected_features_, dtype=np.int64)
+    if getattr(est, "family_", None) is not None:
+        return _coef_at(est.column_coef_, sel).T
+    return np.atleast_2d(est.coef_)[:, sel]
 
 
 def feature_weight_norms(est):

@@ -49,7 +49,7 @@ def test_fgm_finds_an_interaction(rng):
     assert clf.family_.describe(clf.selected_features_[:1]) == ["x2*x7"]
     assert clf.score(X, y) > 0.9  # measured 0.94 (5% label noise near the boundary)
     assert clf.transform(X).shape == (400, clf.selected_features_.size)
-    assert sp.issparse(clf.coef_) and clf.coef_.shape == (1, 15 * 15 + 15)
+    assert sp.issparse(clf.column_coef_) and clf.column_coef_.shape == (1, 15 * 15 + 15)
 
 
 def test_hik_expansion_reproduces_the_kernel_on_its_grid(rng):

@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..families import FeaturePool
+from ..methods._fgm_inputs import input_importances
 from ..methods._fgm_select import fit_fgm_auto_C
 from ..methods.fgm import (FGMSettings, check_family, fgm_decision, fgm_standardization,
                            fit_fgm)
@@ -139,12 +140,22 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw),
                           settings, n_classes=n_classes, multiclass=multiclass,
                           n_jobs=getattr(self, "n_jobs", None), **kw)
-        self.coef_, self.intercept_ = res.coef, res.intercept
+        coef, self.intercept_ = res.coef, res.intercept
         if ts is not None:  # regression: back to the target's units
             self.C_ = settings.C if res.C is None else res.C
             self.cv_results_ = res.cv
-            self.coef_ = self.coef_ * ts.scale[0]
+            coef = coef * ts.scale[0]
             self.intercept_ = self.intercept_ * ts.scale[0] + ts.mean[0]
+        for name in ("coef_", "column_coef_", "feature_importances_"):
+            self.__dict__.pop(name, None)  # of an earlier fit with(out) family=
+        if res.virtual:
+            # weights on generated columns are not one per input (see __getattr__)
+            self.column_coef_ = coef
+            imp = input_importances(res.pool, coef, res.selected, X, sw)
+            if imp is not None:
+                self.feature_importances_ = imp
+        else:
+            self.coef_ = coef
         self.selected_features_, self.d_ = res.selected, res.d
         self.family_ = res.pool if res.virtual else None
         self.n_iter_, self.history_, self.converged_ = res.n_iter, res.history, res.converged
@@ -153,8 +164,28 @@ class _FGMBase(SelectorMixin, BaseEstimator):
     def _decision(self, X):
         check_is_fitted(self)
         X = validate_predict_data(self, X)
-        return fgm_decision(X, self.coef_, self.intercept_, self.family_,
-                            self.selected_features_)
+        coef = self.coef_ if self.family_ is None else self.column_coef_
+        return fgm_decision(X, coef, self.intercept_, self.family_, self.selected_features_)
+
+    # Saved family models of kernlearn before 0.2 hold the generated columns'
+    # weights as coef_ (models without a family keep coef_).
+    @staticmethod
+    def _renamed_attributes(state):
+        return {"coef_": "column_coef_"} if state.get("family_") is not None else {}
+
+    def __getattr__(self, name):
+        # Only reached when normal lookup failed: a model fitted with family=
+        # has no coef_, and says where its weights are.  (scikit-learn's
+        # SelectFromModel and RFE read coef_ as one weight per input and kept
+        # inputs by the positions of generated columns, or failed with an
+        # IndexError; they now use feature_importances_.)
+        if name == "coef_" and "column_coef_" in self.__dict__:
+            raise AttributeError(
+                f"{type(self).__name__} fitted with family= has no coef_: its weights "
+                "are on the family's generated columns; they are column_coef_ "
+                "(named coef_ before kernlearn 0.2). Per input feature, see "
+                "feature_importances_.")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _output(self, X, post, width=None, dtype=float):
         """``post(decision scores)``; on large ``X`` computed block by block.
@@ -381,8 +412,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Another pool of candidate columns, e.g.
         :class:`~kernlearn.families.PolynomialPool` (degree-2 monomials never
         materialised) or :class:`~kernlearn.families.AdditiveKernelExpansion`.
-        ``selected_features_`` then holds the family's virtual feature ids
-        and ``coef_`` is a sparse matrix over them.
+        ``selected_features_`` then holds the family's virtual feature ids,
+        ``column_coef_`` (not ``coef_``) the weights over them, and
+        ``feature_importances_`` one importance per input.
     n_jobs : int, optional
         Parallel one-vs-rest problems (joblib).
     memory_budget : int or str, optional
@@ -413,6 +445,16 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     ----------
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Not defined with ``family=``: see ``column_coef_``.
+    column_coef_ : sparse matrix of shape (1 or n_classes, n_generated)
+        With ``family=`` only: the weights of the family's raw generated
+        columns (the columns of :meth:`transform`, by virtual id).
+    feature_importances_ : ndarray of shape (n_features,)
+        With ``family=`` only, for families whose columns read a few inputs
+        (monomials, additive-kernel blocks): each input's share of the
+        model, the sum over the selected columns that read it of their
+        weights' norm times the column's standard deviation in training,
+        normalised to sum to one.  ``SelectFromModel`` and ``RFE`` use it.
     intercept_ : ndarray of shape (1,) or (n_classes,)
     selected_features_ : ndarray of int
         Selected features in order of inclusion (union over classes, in order
@@ -674,8 +716,11 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
-        With ``family=``: a sparse matrix of shape ``(1, n_generated)`` over
-        the family's generated features.
+        Not defined with ``family=``.
+    column_coef_ : sparse matrix of shape (1, n_generated)
+        With ``family=`` only: the weights of the family's generated columns.
+    feature_importances_ : ndarray of shape (n_features,)
+        With ``family=`` only (see :class:`FGMClassifier`).
     intercept_ : float
         With ``family=``: an ndarray of shape ``(1,)``.
     selected_features_ : ndarray of int

@@ -27,6 +27,7 @@ transform(X, kept) -> ndarray or sparse matrix
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._component import ComponentMixin
 
@@ -154,6 +155,56 @@ class BaseFamily(ComponentMixin):
             return [f"{prefix}{v}" for v in ids]
         names = input_feature_names(input_features, getattr(self, "n_features_", None))
         return [f"{names[j]}[{c}]" for j, c in zip(*np.divmod(ids, width))]
+
+    def input_incidence(self, ids):
+        """Which input features each virtual id is computed from.
+
+        Families whose virtual ids are blocks of ``width_`` columns per input
+        feature read input ``id // width_``; other families override this or
+        have no per-input reading (their columns mix every input).
+
+        Parameters
+        ----------
+        ids : array-like of int
+            Virtual feature ids.
+
+        Returns
+        -------
+        incidence : sparse matrix of shape (len(ids), n_features_)
+            One where the column of the id reads the input feature.
+
+        Raises
+        ------
+        NotImplementedError
+            If the family's columns are not functions of a few inputs.
+        """
+        width = getattr(self, "width_", None)
+        if width is None:
+            raise NotImplementedError(
+                f"{type(self).__name__}'s columns are not computed from single input "
+                "features.")
+        ids = np.asarray(ids, dtype=np.int64)
+        return incidence_matrix(np.arange(ids.size), ids // width, ids.size,
+                                self.n_features_)
+
+
+def incidence_matrix(rows, inputs, n_ids, n_features):
+    """``(n_ids, n_features)`` 0/1 CSR matrix with ones at ``(rows, inputs)``.
+
+    Parameters
+    ----------
+    rows, inputs : ndarray of int
+        Positions of the ones (a repeated pair counts once).
+    n_ids, n_features : int
+        Shape.
+
+    Returns
+    -------
+    incidence : scipy.sparse.csr_matrix
+    """
+    mat = sp.csr_matrix((np.ones(len(rows)), (rows, inputs)), shape=(n_ids, n_features))
+    mat.data[:] = 1.0  # duplicates (x_j * x_j) were summed
+    return mat
 
 
 def input_feature_names(input_features, n_features):

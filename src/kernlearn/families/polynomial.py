@@ -34,6 +34,7 @@ from ._base import (
     as_params,
     check_ids,
     drop_excluded,
+    incidence_matrix,
     input_feature_names,
 )
 
@@ -254,6 +255,28 @@ class PolynomialPool(BaseFamily):
         if sp.issparse(block):
             return sp.csc_matrix(block @ sp.diags(scales))
         return block * scales
+
+    def input_incidence(self, ids):
+        """Inputs of each monomial: ``x_j x_k`` reads ``j`` and ``k``, ``x_j`` reads ``j``.
+
+        Parameters
+        ----------
+        ids : array-like of int
+            Monomial ids.
+
+        Returns
+        -------
+        incidence : sparse matrix of shape (len(ids), n_features_)
+        """
+        m = self.n_features_
+        ids = check_ids(ids, self.n_virtual_, "virtual feature id")
+        lin = ids >= m * m
+        j, kk = np.divmod(np.where(lin, 0, ids), m)
+        j = np.where(lin, ids - m * m, j)
+        kk = np.where(lin, j, kk)
+        rows = np.arange(ids.size)
+        return incidence_matrix(np.concatenate([rows, rows]), np.concatenate([j, kk]),
+                                ids.size, m)
 
     def describe(self, ids, input_features=None):
         """Human-readable names (``x3``, ``x1*x7``) of virtual ids.
