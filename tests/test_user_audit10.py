@@ -13,7 +13,9 @@ from kernlearn import (
     InfiniteFeatureRegressor,
     MultitaskMKLClassifier,
     MultitaskMKLRegressor,
+    PNormMKLClassifier,
 )
+from kernlearn.kernels import rbf_kernel
 
 
 def _tasks_data(n=40, seed=0):
@@ -55,3 +57,48 @@ def test_task_ids_mixing_true_false_with_numbers_are_refused(ids):
     y = (y > np.median(y)).astype(int)
     with pytest.raises(ValueError, match="mixes True/False with other task ids"):
         MultitaskMKLClassifier(kernels=["linear"]).fit(X, y, task_index=ids)
+
+
+# -------------------------------------------------------- a kernel listed twice
+@pytest.mark.parametrize("Est", [PNormMKLClassifier, MultitaskMKLClassifier,
+                                 MultitaskMKLRegressor])
+@pytest.mark.parametrize("kernels, first, second", [
+    (["linear", ("rbf", {"gamma": 0.5}), ("rbf", {"gamma": 0.5})], 1, 2),
+    # equal once resolved: a bare "rbf" is gamma="scale"; the columns are a set
+    (["rbf", "linear", ("rbf", {"gamma": "scale"}, slice(None))], 0, 2),
+    ([("rbf", {}, [0, 1]), ("rbf", {}, [1, 0])], 0, 1),
+    ([rbf_kernel, "linear", rbf_kernel], 0, 2),
+])
+def test_a_kernel_listed_twice_is_refused(Est, kernels, first, second):
+    # the two copies carried up to 2^(1 - 1/p) times one kernel's weight: the
+    # repeated kernel was favoured and the model changed without a word
+    X, y, _ = _tasks_data()
+    y = (y > np.median(y)).astype(int) if Est is not MultitaskMKLRegressor else y
+    with pytest.raises(ValueError, match=rf"kernels\[{first}\] .* and kernels\[{second}\] "
+                                         r".* are the same kernel"):
+        Est(kernels=kernels).fit(X, y)
+
+
+def test_kernels_on_other_columns_or_widths_are_not_repeats():
+    X, y, _ = _tasks_data()
+    y = (y > np.median(y)).astype(int)
+    kernels = [("linear", {}, [0]), ("linear", {}, [1]), ("rbf", {"gamma": 0.5}),
+               ("rbf", {"gamma": 0.25})]
+    assert PNormMKLClassifier(kernels=kernels, random_state=0).fit(
+        X, y).kernel_weights_.shape == (4,)
+
+
+def test_the_constant_kernel_twice_names_fit_intercept():
+    X, y, _ = _tasks_data()
+    y = (y > np.median(y)).astype(int)
+    with pytest.raises(ValueError, match="constant kernel that fit_intercept=True appends"):
+        PNormMKLClassifier(kernels=["linear", "constant"], fit_intercept=True).fit(X, y)
+
+
+@pytest.mark.parametrize("Est", [PNormMKLClassifier, MultitaskMKLClassifier])
+def test_a_precomputed_gram_matrix_listed_twice_is_refused(Est):
+    X, y, _ = _tasks_data()
+    y = (y > np.median(y)).astype(int)
+    K = X @ X.T
+    with pytest.raises(ValueError, match=r"X\[0\] and X\[2\] are the same Gram matrix"):
+        Est(kernels="precomputed").fit([K, K + np.eye(len(K)), K.copy()], y)
