@@ -11,6 +11,8 @@ import pytest
 
 from kernlearn import (
     InfiniteFeatureRegressor,
+    LowRankKernelClassifier,
+    LowRankKernelRegressor,
     MultitaskMKLClassifier,
     MultitaskMKLRegressor,
     PNormMKLClassifier,
@@ -102,3 +104,26 @@ def test_a_precomputed_gram_matrix_listed_twice_is_refused(Est):
     K = X @ X.T
     with pytest.raises(ValueError, match=r"X\[0\] and X\[2\] are the same Gram matrix"):
         Est(kernels="precomputed").fit([K, K + np.eye(len(K)), K.copy()], y)
+
+
+# ----------------------------------------------------- SLKL's n_iter_ on a nu path
+@pytest.mark.parametrize("Est", [LowRankKernelRegressor, LowRankKernelClassifier])
+def test_low_rank_n_iter_is_the_final_fits_and_the_path_is_recorded(Est):
+    # n_iter_ summed the sweeps of every nu value up to the kept one: 93 where
+    # the kept fit ran 20; scikit-learn's n_iter_ is the final fit's
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, (80, 2))
+    y = np.sin(2 * X[:, 0]) * X[:, 1] + 0.1 * rng.normal(size=80)
+    if Est is LowRankKernelClassifier:
+        y = (y > 0).astype(int)
+    est = Est(random_state=0).fit(X, y)
+    path = est.nu_path_
+    kept = list(path["nu"]).index(est.history_["nu"][-1])
+    assert kept >= 1  # (a path of several values: the case in question)
+    assert est.n_iter_ == path["n_iter"][kept]
+    assert len(est.history_["objective"]) == path["n_iter"][: kept + 1].sum()
+    assert np.sum(est.history_["nu"] == path["nu"][kept]) == est.n_iter_
+    assert path["loo"].shape == path["n_iter"].shape == path["converged"].shape
+    # one value: no path, n_iter_ as before
+    fixed = Est(random_state=0, nu=0.01).fit(X, y)
+    assert fixed.nu_path_ is None and fixed.n_iter_ == len(fixed.history_["objective"])
