@@ -127,3 +127,20 @@ def test_low_rank_n_iter_is_the_final_fits_and_the_path_is_recorded(Est):
     # one value: no path, n_iter_ as before
     fixed = Est(random_state=0, nu=0.01).fit(X, y)
     assert fixed.nu_path_ is None and fixed.n_iter_ == len(fixed.history_["objective"])
+
+
+# -------------------------------------------------------- the package's source
+def test_every_module_compiles_without_a_warning():
+    # "\omega" in a docstring that is not raw: an invalid escape sequence,
+    # a SyntaxWarning on import under Python 3.12 wherever no cached bytecode
+    # exists (a user's first import after installing)
+    import pathlib
+    import warnings
+
+    import kernlearn
+
+    root = pathlib.Path(kernlearn.__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            compile(path.read_text(encoding="utf-8"), str(path), "exec")
