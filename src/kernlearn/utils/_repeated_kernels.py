@@ -59,25 +59,28 @@ def refuse_repeated_kernels(specs, params, n_features, n_given=None):
             _raise(specs, i, j, n_given)
 
 
-def refuse_repeated_grams(grams, n_given=None):
+def refuse_repeated_grams(grams):
     """Raise ``ValueError`` if two precomputed Gram matrices are equal.
 
     Parameters
     ----------
     grams : sequence of ndarray of shape (n, n)
-    n_given : int, optional
-        As in :func:`refuse_repeated_kernels`.
     """
     seen = {}
     for j, K in enumerate(grams):
-        K = np.ascontiguousarray(K)
-        digest = hashlib.blake2b(K.tobytes(), digest_size=16).digest()
-        i = seen.setdefault((K.shape, digest), j)
-        if i != j and np.array_equal(grams[i], K):
-            raise ValueError(
-                f"X[{i}] and X[{j}] are the same Gram matrix: a kernel listed twice "
-                "takes a larger share of the kernel weights (under the p-norm) and "
-                "changes the model; list each kernel once.")
+        K = np.asarray(K)
+        # a fingerprint of the diagonal and first row (O(n), not the n^2 entries);
+        # equal fingerprints are then compared in full
+        probe = np.concatenate([np.diagonal(K), K[0]]) if K.ndim == 2 and K.size else K
+        digest = hashlib.blake2b(np.ascontiguousarray(probe).tobytes(),
+                                 digest_size=16).digest()
+        for i in seen.setdefault((K.shape, digest), []):
+            if np.array_equal(grams[i], K):
+                raise ValueError(
+                    f"X[{i}] and X[{j}] are the same Gram matrix: a kernel listed twice "
+                    "takes a larger share of the kernel weights (under the p-norm) and "
+                    "changes the model; list each kernel once.")
+        seen[(K.shape, digest)].append(j)
 
 
 def _raise(specs, i, j, n_given):
