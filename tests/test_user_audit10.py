@@ -144,3 +144,21 @@ def test_every_module_compiles_without_a_warning():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             compile(path.read_text(encoding="utf-8"), str(path), "exec")
+
+
+# ------------------------------------------------- integer labels of dtype object
+@pytest.mark.parametrize("Est", [LowRankKernelClassifier, PNormMKLClassifier,
+                                 MultitaskMKLClassifier])
+def test_integer_labels_in_an_object_array_are_integer_labels(Est):
+    # a pandas column of dtype object holding 10/11 was scikit-learn's "Unknown
+    # label type: unknown. Maybe you are trying to fit a classifier, which
+    # expects discrete classes on a regression target with continuous values"
+    pd = pytest.importorskip("pandas")
+    X, y, _ = _tasks_data()
+    labels = (y > np.median(y)).astype(int) + 10
+    est = Est(random_state=0) if "random_state" in Est().get_params() else Est()
+    obj = est.fit(X, pd.Series(labels, dtype=object))
+    assert obj.classes_.tolist() == [10, 11]
+    pred = obj.predict(X)
+    assert set(pred.tolist()) <= {10, 11}
+    np.testing.assert_array_equal(pred, est.fit(X, labels).predict(X))

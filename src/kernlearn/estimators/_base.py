@@ -150,7 +150,8 @@ def target_values(y):
     or of categories, became floats in scikit-learn's validation, so a
     classifier fitted on ``True``/``False`` predicted ``0.0``/``1.0``; Python
     bools in an object array were refused as "Unknown label type".  Here they
-    keep their type.  A missing label (``None``, NaN, ``pd.NA``) is refused
+    keep their type, and integers in an object array are integers.  A missing
+    label (``None``, NaN, ``pd.NA``) is refused
     with its row (it was "Input contains NaN" or "boolean value of NA is
     ambiguous").  Plain NumPy arrays of numbers or strings pass unchanged.
 
@@ -193,6 +194,16 @@ def target_values(y):
              else np.asarray(y.to_numpy(dtype=dtype if isinstance(dtype, np.dtype) else None)))
     if y.dtype == object and y.size and all(isinstance(v, (bool, np.bool_)) for v in y.ravel()):
         y = y.astype(bool)
+    elif y.dtype == object and y.size and all(
+            isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+            for v in y.ravel()):
+        # integers in an object array (a pandas column of dtype object) were
+        # scikit-learn's "Unknown label type: unknown. Maybe you are trying to
+        # fit a classifier ... on a regression target": they are integer labels
+        try:
+            y = y.astype(np.int64)
+        except OverflowError:  # (beyond int64: left to scikit-learn)
+            pass
     return y
 
 
