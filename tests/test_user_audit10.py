@@ -186,3 +186,25 @@ def test_fgm_family_zero_weight_rows_are_removed_rows(Est):
     b = Est(**kw).fit(X[keep], y[keep])
     out = "predict_proba" if Est is FGMClassifier else "predict"
     np.testing.assert_allclose(getattr(a, out)(X), getattr(b, out)(X), rtol=1e-9, atol=1e-12)
+
+
+# ------------------------------------------- labels in a one-column DataFrame
+@pytest.mark.parametrize("dtype, labels", [("boolean", [False, True]), ("Int64", [0, 1]),
+                                           ("category", ["a", "b"])])
+@pytest.mark.parametrize("Est", [FGMClassifier, LowRankKernelClassifier])
+def test_labels_of_a_one_column_dataframe_keep_their_type(Est, dtype, labels):
+    # as a Series they did (fourth audit); as a one-column DataFrame, nullable
+    # booleans and integers became the classes 0.0 and 1.0
+    pd = pytest.importorskip("pandas")
+    X, y, _ = _tasks_data()
+    codes = (y > np.median(y)).astype(int)
+    values = np.asarray(labels, dtype=object)[codes]
+    frame = pd.DataFrame({"label": pd.array(values.tolist(), dtype=dtype)})
+    est = Est(random_state=0) if "random_state" in Est().get_params() else Est()
+    with pytest.warns(Warning, match="column-vector y"):
+        est.fit(X, frame)
+    # (0.0 == False and 1.0 == 1: the values alone do not tell)
+    kind = {"boolean": "b", "Int64": "i"}.get(dtype, "O")
+    assert est.classes_.tolist() == labels and est.classes_.dtype.kind in (kind, "U")
+    assert est.predict(X).dtype.kind in (kind, "U")
+    np.testing.assert_array_equal(est.predict(X), est.fit(X, frame["label"]).predict(X))

@@ -179,6 +179,10 @@ def target_values(y):
         return y
     if hasattr(y, "columns") and hasattr(y, "isna"):  # a DataFrame of targets
         _refuse_missing(y, np.asarray(y.isna()))
+        if y.shape[1] == 1:
+            # one column (scikit-learn ravels it, with a warning): its labels keep
+            # their type as a Series' do (True/False were predicted as 0.0/1.0)
+            return target_values(y.iloc[:, 0]).reshape(-1, 1)
         return y
     if not pandas_like and not (isinstance(y, np.ndarray) and y.dtype == object):
         return y
