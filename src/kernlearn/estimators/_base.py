@@ -568,7 +568,8 @@ def split_tasks(task_index, n):
     Parameters
     ----------
     task_index : array-like of shape (n,)
-        Task id of each sample (any sortable values).
+        Task id of each sample (any sortable values; True/False ids are not
+        mixed with others, which NumPy would take for 1/0).
     n : int
         Number of samples.
 
@@ -580,8 +581,8 @@ def split_tasks(task_index, n):
         Row indices of each task, in the order of ``tasks``.
     """
     # (a list mixing True with numbers becomes numbers in np.asarray: looked at first)
-    raw = task_index if hasattr(task_index, "dtype") else list(task_index)
-    bools, task_index = _bool_ids(raw), np.asarray(task_index)
+    raw = list(task_index) if isinstance(task_index, (list, tuple)) else task_index
+    bools, task_index = _bool_ids(raw), np.asarray(raw)
     if task_index.shape != (n,):
         raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
     if bools == "some":
