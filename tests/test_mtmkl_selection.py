@@ -309,7 +309,7 @@ def test_learned_weights_are_a_minimum_of_the_loo_error():
 
     X, y, t = _tasks(T=5, m=16)
     rows = [np.flatnonzero(t == v) for v in np.unique(t)]
-    grams, y_b, masks, _ = _bucket_grams(KERNELS + ["linear"], X, y, rows)
+    grams, y_b, masks, _ = _bucket_grams(KERNELS + [("rbf", {"gamma": 0.05})], X, y, rows)
     gamma, C, sse = learn_loo_weights(grams, y_b, masks)
     assert gamma.sum() == pytest.approx(1.0) and (gamma >= 0).all()
     mu = 2 * C * gamma

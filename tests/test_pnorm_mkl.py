@@ -378,7 +378,7 @@ def test_bad_precomputed_input(rng):
         est.fit([bad], y)
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         est.fit([K], y[:5])
-    est.fit([K, K], y)
+    est.fit([K, K + np.eye(8)], y)  # (one matrix twice is refused)
     with pytest.raises(ValueError, match="Expected 2 test Gram"):
         est.predict([K])
     with pytest.raises(ValueError, match="n_test, n_train"):

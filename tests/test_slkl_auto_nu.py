@@ -70,7 +70,7 @@ def test_auto_keeps_the_path_value_the_rule_names(noise, monkeypatch):
     monkeypatch.undo()
     tried = list(dict.fromkeys(auto.history["nu"]))
     assert tried == list(NU_GRID[: len(tried)])
-    assert len(auto.history["objective"]) == auto.n_iter
+    assert len(auto.history["objective"]) == auto.nu_path["n_iter"][: len(tried)].sum()
     kept = tried[-1]
     K = pairwise_kernel(X, X[auto.column_indices], "rbf", gamma=0.5)
     Yc = Y - Y.mean(0)

@@ -1,5 +1,7 @@
 """Shared estimator helpers: input validation and sparse-format policy."""
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import (
@@ -148,7 +150,8 @@ def target_values(y):
     or of categories, became floats in scikit-learn's validation, so a
     classifier fitted on ``True``/``False`` predicted ``0.0``/``1.0``; Python
     bools in an object array were refused as "Unknown label type".  Here they
-    keep their type.  A missing label (``None``, NaN, ``pd.NA``) is refused
+    keep their type, and integers in an object array are integers.  A missing
+    label (``None``, NaN, ``pd.NA``) is refused
     with its row (it was "Input contains NaN" or "boolean value of NA is
     ambiguous").  Plain NumPy arrays of numbers or strings pass unchanged.
 
@@ -176,6 +179,10 @@ def target_values(y):
         return y
     if hasattr(y, "columns") and hasattr(y, "isna"):  # a DataFrame of targets
         _refuse_missing(y, np.asarray(y.isna()))
+        if y.shape[1] == 1:
+            # one column (scikit-learn ravels it, with a warning): its labels keep
+            # their type as a Series' do (True/False were predicted as 0.0/1.0)
+            return target_values(y.iloc[:, 0]).reshape(-1, 1)
         return y
     if not pandas_like and not (isinstance(y, np.ndarray) and y.dtype == object):
         return y
@@ -191,6 +198,16 @@ def target_values(y):
              else np.asarray(y.to_numpy(dtype=dtype if isinstance(dtype, np.dtype) else None)))
     if y.dtype == object and y.size and all(isinstance(v, (bool, np.bool_)) for v in y.ravel()):
         y = y.astype(bool)
+    elif y.dtype == object and y.size and all(
+            isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+            for v in y.ravel()):
+        # integers in an object array (a pandas column of dtype object) were
+        # scikit-learn's "Unknown label type: unknown. Maybe you are trying to
+        # fit a classifier ... on a regression target": they are integer labels
+        try:
+            y = y.astype(np.int64)
+        except OverflowError:  # (beyond int64: left to scikit-learn)
+            pass
     return y
 
 
@@ -551,7 +568,8 @@ def split_tasks(task_index, n):
     Parameters
     ----------
     task_index : array-like of shape (n,)
-        Task id of each sample (any sortable values).
+        Task id of each sample (any sortable values; True/False ids are not
+        mixed with others, which NumPy would take for 1/0).
     n : int
         Number of samples.
 
@@ -562,9 +580,16 @@ def split_tasks(task_index, n):
     rows : list of ndarray of int
         Row indices of each task, in the order of ``tasks``.
     """
-    task_index = np.asarray(task_index)
+    # (a list mixing True with numbers becomes numbers in np.asarray: looked at first)
+    raw = list(task_index) if isinstance(task_index, (list, tuple)) else task_index
+    bools, task_index = _bool_ids(raw), np.asarray(raw)
     if task_index.shape != (n,):
         raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
+    if bools == "some":
+        # True == 1 and False == 0: the tasks True and 1 were merged into one
+        raise ValueError("task_index mixes True/False with other task ids "
+                         f"({_some_ids(raw)}); True would be the task 1 and False "
+                         "the task 0: give every task id of one kind.")
     if task_index.dtype.kind == "f" and not np.all(np.isfinite(task_index)):
         raise ValueError("task_index contains NaN or infinity.")
     try:
@@ -593,6 +618,14 @@ def task_positions(tasks, task_index, n):
     task_index = np.asarray(task_index)
     if task_index.shape != (n,):
         raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
+    kinds = {_id_kind(tasks), _id_kind(task_index)}
+    if kinds == {"True/False", "numbers"}:
+        # True == 1 in NumPy: numbers 0/1 silently named a model's tasks False/True
+        # (and True/False a model's tasks 0/1)
+        raise ValueError(
+            f"task_index holds {_id_kind(task_index)} ({_some_ids(task_index)}) but the "
+            f"model's task ids are {_id_kind(tasks)} ({_some_ids(tasks)}): pass task_index "
+            "of the same kind (task ids match by value and type, True is not 1).")
     try:
         pos = np.clip(np.searchsorted(tasks, task_index), 0, len(tasks) - 1)
         unseen = tasks[pos] != task_index
@@ -606,6 +639,35 @@ def task_positions(tasks, task_index, n):
         raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5]}."
                          + _other_kind_of_ids(tasks, unknown))
     return pos
+
+
+def _bool_ids(ids):
+    """Whether task ids are True/False values: ``"all"``, ``"some"`` or ``"none"``."""
+    if isinstance(ids, list):
+        flags = [isinstance(v, (bool, np.bool_)) for v in ids]
+    else:
+        ids = np.asarray(ids)
+        if ids.dtype != object:
+            return "all" if ids.dtype == bool and ids.size else "none"
+        flags = [isinstance(v, (bool, np.bool_)) for v in ids.ravel().tolist()]
+    return "all" if flags and all(flags) else "some" if any(flags) else "none"
+
+
+def _id_kind(ids):
+    """``"True/False"``, ``"numbers"``, or ``"other"`` (text, mixed) task ids."""
+    bools, ids = _bool_ids(ids), np.asarray(ids)
+    if bools != "none":
+        return "True/False" if bools == "all" else "other"
+    numeric = ids.dtype.kind in "iuf" or (ids.dtype == object and all(
+        isinstance(v, numbers.Real) for v in ids.ravel().tolist()))
+    return "numbers" if numeric else "other"
+
+
+def _some_ids(ids):
+    """Up to five distinct ids, as the user wrote them (for messages)."""
+    # (keyed by type too: True and 1 are one dict key)
+    seen = dict.fromkeys((type(v), v) for v in np.asarray(ids, dtype=object).tolist())
+    return [plain_value(v) for _, v in seen][:5]
 
 
 def _other_kind_of_ids(tasks, unknown):

@@ -181,7 +181,7 @@ class _BaseLowRank(BaseEstimator):
         )
         for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
                      "column_indices", "center_indices", "kernel_params",
-                     "center_factors"):
+                     "center_factors", "nu_path"):
             setattr(self, name + "_", getattr(res, name))
         # outputs in the target's units: f = scale * (K a + b) + mean
         ts = target_standardization(self) if not codes else None
@@ -333,9 +333,17 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     m0_ : int
         Number of non-zero weights :math:`m_0`.
     n_iter_ : int
-        Sweeps run.
+        Sweeps of the final fit: with a path of ``nu`` values (``"auto"``), of
+        the fit at the kept value (warm-started from the previous values; the
+        whole path's are in ``nu_path_``).
     converged_ : bool
-        Whether the stopping rule fired before ``max_iter``.
+        Whether the stopping rule fired before ``max_iter`` (with a path, at
+        every value up to the kept one).
+    nu_path_ : dict or None
+        With a path of ``nu`` values: ``"nu"`` (the relative values solved, in
+        order; the kept one is ``history_["nu"][-1]``), ``"n_iter"`` (sweeps at
+        each), ``"loo"`` (leave-one-out squared error at each, on the
+        standardised targets) and ``"converged"``; ``None`` for one value.
     objective_ : float
         Final :math:`F(\mu)`.
     history_ : dict of ndarray
@@ -538,7 +546,11 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     m0_ : int or ndarray of shape (n_outputs,)
         Number of non-zero weights (of each output with ``"ovr"``).
     n_iter_ : int or ndarray of shape (n_outputs,)
-        Sweeps run (per output with ``"ovr"``).
+        Sweeps of the final fit (per output with ``"ovr"``; see
+        :class:`LowRankKernelRegressor`).
+    nu_path_ : dict, list of dict or None
+        The ``nu`` path's record (see :class:`LowRankKernelRegressor`; one per
+        output with ``"ovr"``).
     converged_ : bool
         Whether every output's stopping rule fired before ``max_iter``.
     objective_ : float or ndarray of shape (n_outputs,)

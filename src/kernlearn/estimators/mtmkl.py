@@ -395,6 +395,9 @@ _PARAMS_DOC = """
         (n x n) and ``predict`` a list of k test-vs-train matrices (n_test x n),
         or the same wrapped in :class:`kernlearn.PrecomputedKernels` (samples
         first: scikit-learn's splitters can then index them).
+        A kernel listed twice (equal once widths are resolved, on the same
+        columns; or two equal Gram matrices) is refused: its copies would take
+        a larger share of the kernel weights.
     formulation : {{"mtfl", "mtsfl", "mkl", "independent"}}, default="mtfl"
         ``"mtfl"``: MK-MTFL, kernel weights shared by all tasks, (l1, lp) norm
         (sec. 3); ``"mtsfl"``: MK-MTSFL, shared low-dimensional subspaces of

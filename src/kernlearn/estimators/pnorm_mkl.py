@@ -68,6 +68,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         :class:`kernlearn.PrecomputedKernels` (samples first) so that
         ``cross_val_score``, ``GridSearchCV`` and ``OneVsRestClassifier``
         can split them.
+        A kernel listed twice (equal once widths are resolved, on the same
+        columns; or two equal Gram matrices) is refused: its copies would take
+        a larger share of the p-norm-bounded weights.
     p : float, default=1.5
         Group-norm exponent in ``(1, 2]``; smaller is sparser.
     C : float, default=1.0

@@ -60,6 +60,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ..kernels import KernelList, PrecomputedKernelList, resolve_gamma
+from ..utils._repeated_kernels import refuse_repeated_grams, refuse_repeated_kernels
 from ..losses.binary import Hinge
 from ..losses.multiclass import MulticlassHinge
 from ..penalties.squared import SquaredGroupNorm2p, conj_mirror_scales, lp_norm
@@ -838,14 +839,18 @@ def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
                 "fit_intercept=True appends a constant kernel to named kernels; "
                 "with kernels='precomputed' append a matrix of ones instead."
             )
-        return PrecomputedKernelList(X, cache_size=cache_size).fit()
+        klist = PrecomputedKernelList(X, cache_size=cache_size).fit()
+        refuse_repeated_grams(klist.gram_)
+        return klist
     specs = default_kernels(X, sample_weight) if kernels is None else list(kernels)
     if fit_intercept:
         specs.append("constant")  # the bias through the kernel
     # rows on demand: only the support vectors' rows are ever computed (the
     # solver caches them, up to cache_size)
-    return KernelList(specs, normalize=normalize, cache_size=cache_size,
-                      precompute=False).fit(X, center=center, sample_weight=sample_weight)
+    klist = KernelList(specs, normalize=normalize, cache_size=cache_size,
+                       precompute=False).fit(X, center=center, sample_weight=sample_weight)
+    refuse_repeated_kernels(klist.specs, klist.params_, X.shape[1], len(specs) - fit_intercept)
+    return klist
 
 
 def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter=1000,

@@ -464,6 +464,12 @@ class SLKLResult(MethodResult):
     center : ndarray of shape (n_features,) or None
         Column means of sparse inputs that the linear and polynomial kernels
         subtract (``fit_slkl``'s ``center``).
+    nu_path : dict, list of dict or None
+        With a path of ``nu`` values: ``"nu"`` (relative values solved, in
+        order), ``"n_iter"`` (each value's sweeps), ``"loo"`` (each value's
+        leave-one-out error) and ``"converged"``; one dict per output with
+        ``per_output``; ``None`` for one value.  ``n_iter`` is then the kept
+        value's sweeps only.
     """
 
     mu: np.ndarray = None
@@ -477,6 +483,7 @@ class SLKLResult(MethodResult):
     kernel_params: dict = field(default_factory=dict)
     center_factors: np.ndarray = None
     center: np.ndarray = None
+    nu_path: object = None
 
 
 def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
@@ -634,6 +641,7 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
 
     return SLKLResult(
         n_iter=gather("n_iter"), converged=all(f["converged"] for f in fits),
+        nu_path=[f["path"] for f in fits] if per_output else fits[0]["path"],
         stop_reason=", ".join(sorted({f["stop_reason"] for f in fits})),
         history=[f["history"] for f in fits] if per_output else fits[0]["history"],
         mu=gather("mu"), nu=gather("nu"),
@@ -850,11 +858,17 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
         # nu: the sparsest value within a fraction of a standard error of it
         limit = best["loo"] + se * best["loo_se"]
         best = next(f for f in fits[: best["step"] + 1] if f["loo"] <= limit)
-    # the path's work and history up to the kept value (a "nu" column says where)
+    # the path's history up to the kept value (a "nu" column says where); n_iter
+    # stays the kept value's own sweeps, scikit-learn's n_iter_ (the final fit's),
+    # and each value's sweeps are in the path record (they were summed before)
     done = fits[: best["step"] + 1]
     best["history"] = {k: np.concatenate([f["history"][k] for f in done])
                        for k in best["history"]}
-    best["n_iter"] = sum(f["n_iter"] for f in done)
+    best["path"] = None if len(grid) == 1 else {
+        "nu": np.array(grid[: len(fits)], dtype=float),
+        "n_iter": np.array([f["n_iter"] for f in fits]),
+        "loo": np.array([f["loo"] for f in fits]),
+        "converged": np.array([f["converged"] for f in fits])}
     best["converged"] = all(f["converged"] for f in done)
     short = sum(not f["converged"] for f in done)
     if len(grid) > 1 and short and solver_kw.get("tol") is not None:

@@ -27,6 +27,7 @@ from ...kernels import (
     take_columns,
 )
 from ...preprocessing import fit_standardization
+from ...utils._repeated_kernels import refuse_repeated_grams, refuse_repeated_kernels
 
 __all__ = [
     "FactorStore",
@@ -180,6 +181,7 @@ class TaskKernels(BaseKernelList):
         self : TaskKernels
         """
         if self.precomputed:
+            refuse_repeated_grams(X)
             self.grams_ = X
             diag = np.einsum("jii->ji", X)
         else:
@@ -204,6 +206,7 @@ class TaskKernels(BaseKernelList):
                 d_j = kernel_diag(Xj, kernel, **self.params_[j])
                 diag.append(np.asarray(d_j, dtype=float))
             diag = np.vstack(diag)
+            refuse_repeated_kernels(self.specs_, self.params_, X.shape[1])
         if not np.isfinite(diag).all():
             raise ValueError("a kernel produced non-finite values on X.")
         if (diag < -1e-10 * np.abs(diag).max(initial=1.0)).any():
