@@ -191,11 +191,24 @@ def _prediction_text(est, X, tasks, args, check_only=False):
         header = buf.getvalue()
     else:
         pred = _predict(est, X, args.data, tasks)
+        # repr: the shortest text that reads back as the same number (10
+        # significant digits rounded a prediction of 1.7e12 by up to 500)
         lines = [
-            f"{v:.10g}" if isinstance(v, (float, np.floating)) else str(v) for v in pred
+            repr(float(v)) if isinstance(v, (float, np.floating)) else str(v) for v in pred
         ]
         header = ""
     return header, "\n".join(lines) + "\n"
+
+
+def _metric_text(v):
+    """A metric with four decimals, or four significant digits below 1.
+
+    (Four decimals printed the RMSE 3.3e-07 of a target in micro-units as
+    0.0000; between 0.1 and 1 both spell a value alike.)
+    """
+    if v == 0 or not np.isfinite(v) or abs(v) >= 1:
+        return f"{v:.4f}"
+    return f"{v:#.4g}"
 
 
 def _write_metrics(args, res):
@@ -206,7 +219,7 @@ def _write_metrics(args, res):
                     for k, v in res.items()}, indent=1)
         if args.json
         else "\n".join(
-            f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+            f"{k} {_metric_text(v)}" if isinstance(v, float) else f"{k} {v}"
             for k, v in res.items()
         )
     ) + "\n"

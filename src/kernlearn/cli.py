@@ -93,7 +93,13 @@ class _Parser(argparse.ArgumentParser):
         old = re.search(
             r"unrecognized arguments: --?([A-Za-z_][\w-]*)(?:[= ]([^-\s]\S*))?", message
         )
-        if old and old.group(1) not in ("help", "version"):
+        if old and old.group(1) in ("m", "model") and getattr(
+                self, "command", None) in ("select", "report"):
+            # -m is the model's flag in fit/predict/evaluate; here the model is
+            # the first argument (the hint was "-p m=MODEL": a parameter)
+            hint = (f"; the model is the first argument here: "
+                    f"`{self.prog} {self.command} MODEL ...`")
+        elif old and old.group(1) not in ("help", "version"):
             key = old.group(1).replace("-", "_")
             hint = (
                 f"; estimator parameters are set with -p key=value "
@@ -825,7 +831,8 @@ def build_parser():
 
     def model_data(p, out_help="write here instead of stdout ('-': stdout)"):
         p.add_argument("data", help=data_help)
-        p.add_argument("--model", "-m", required=True)
+        p.add_argument("--model", "-m", required=True,
+                       help="model file written by `kernlearn fit`")
         table_args(p, "default: the model's")
         p.add_argument("--out", "-o", help=out_help)
         chunk_args(p, "read the LIBSVM file block by block, writing as blocks arrive")
@@ -844,13 +851,13 @@ def build_parser():
     sel = sub.add_parser(
         "select", help="selected features / learned parameters / kernel weights"
     )
-    sel.add_argument("model")
+    sel.add_argument("model", help="model file written by `kernlearn fit`")
     sel.add_argument("--format", choices=["csv", "json"], default="csv")
     sel.add_argument("--out", "-o", help="write here instead of stdout ('-': stdout)")
     sel.set_defaults(func=_cmd_select)
 
     rep = sub.add_parser("report", help="self-contained HTML report of a model")
-    rep.add_argument("model")
+    rep.add_argument("model", help="model file written by `kernlearn fit`")
     rep.add_argument("--data", help="labelled test data: " + data_help)
     table_args(rep, "default: the model's")
     rep.add_argument("--out", "-o", help="HTML file (default: MODEL with .html; '-': stdout)")
@@ -887,7 +894,10 @@ def main(argv=None):
     debug = os.environ.get("KERNLEARN_DEBUG") == "1"
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # (as parse_args, with the subcommand known to the hint)
+            parser.command = args.command
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
         if getattr(args, "chunk_memory", None) is not None and not args.out_of_core:
             raise CLIError("--chunk-memory sizes the blocks of --out-of-core reading; "
                            "add --out-of-core or drop --chunk-memory", 2)

@@ -1,0 +1,76 @@
+"""Defects a data scientist met in a ninth user-level audit of the command
+line and its files; each test names what went wrong."""
+
+import numpy as np
+from conftest import one_error as _one_error
+from conftest import run_cli as _run
+
+
+def _ok(capsys, *argv):
+    """``kernlearn *argv``'s standard output; the command must succeed (exit 0)."""
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    return out
+
+
+def _table(path, X, y, names=None):
+    names = names or [f"x{j}" for j in range(X.shape[1])]
+    rows = [",".join(names + ["target"])]
+    rows += [",".join(f"{v:.6f}" for v in row) + f",{float(t)!r}" for row, t in zip(X, y)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _regression(n=60, scale=1.0, offset=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = offset + scale * (X @ [1.0, -2.0, 0.5] + 0.1 * rng.normal(size=n))
+    return X, y
+
+
+def test_predictions_are_written_with_every_digit(tmp_path, capsys):
+    # predictions were printed with 10 significant digits: a target near 1.7e12
+    # (a time stamp in ms, a price in small units) came out rounded by up to 500,
+    # an error of the size of the model's own
+    from kernlearn.io import load_model
+
+    X, y = _regression(scale=1000.0, offset=1.7e12)
+    data = _table(tmp_path / "big.csv", X, np.round(y))
+    model = tmp_path / "m.klm"
+    _ok(capsys, "fit", "-e", "fgm-regressor", "-m", model, "-q", "-p", "C=1", data)
+    out = _ok(capsys, "predict", "-m", model, data)
+    written = np.array([float(v) for v in out.split()])
+    expected = load_model(model).predict(np.loadtxt(data, delimiter=",", skiprows=1)[:, :3])
+    np.testing.assert_array_equal(written, expected)
+
+
+def test_evaluate_does_not_print_small_metrics_as_zero(tmp_path, capsys):
+    # a target in micro-units: "rmse 0.0000" and "mae 0.0000" (the report, with
+    # six significant digits, said 3.3e-07: the two disagreed)
+    X, y = _regression(scale=1e-6)
+    data = _table(tmp_path / "tiny.csv", X, y)
+    model = tmp_path / "m.klm"
+    _ok(capsys, "fit", "-e", "fgm-regressor", "-m", model, "-q", "-p", "C=1", data)
+    text = dict(line.split() for line in _ok(capsys, "evaluate", "-m", model,
+                                             data).splitlines())
+    import json
+    exact = json.loads(_ok(capsys, "evaluate", "-m", model, data, "--json"))
+    for key in ("rmse", "mae"):
+        assert float(text[key]) > 0
+        np.testing.assert_allclose(float(text[key]), exact[key], rtol=1e-3)
+    # metrics between 0.1 and 1 keep their four decimals
+    assert text["r2"] == f"{exact['r2']:.4f}"
+
+
+def test_model_flag_of_select_and_report_is_named_as_the_first_argument(tmp_path, capsys):
+    # `-m MODEL`, as fit, predict and evaluate take it, was answered with
+    # "estimator parameters are set with -p key=value (e.g. -p m=VALUE)"
+    X, y = _regression()
+    data = _table(tmp_path / "d.csv", X, y)
+    model = tmp_path / "m.klm"
+    _ok(capsys, "fit", "-e", "fgm-regressor", "-m", model, "-q", "-p", "C=1", data)
+    for argv in (["select", "-m", model], ["report", "--model", model]):
+        code, out, err = _run(argv, capsys)
+        assert code == 2 and _one_error(err), err
+        assert f"kernlearn {argv[0]} MODEL" in err and "-p m" not in err, err
+        assert "-p model" not in err, err
