@@ -74,3 +74,42 @@ def test_model_flag_of_select_and_report_is_named_as_the_first_argument(tmp_path
         assert code == 2 and _one_error(err), err
         assert f"kernlearn {argv[0]} MODEL" in err and "-p m" not in err, err
         assert "-p model" not in err, err
+
+
+def test_non_finite_labels_are_data_errors_named_by_row(tmp_path, capsys):
+    # evaluate (and report) on a label "nan", "inf" or "1e400" was an internal
+    # error ("Input contains NaN ... please report it", exit 1); fit said
+    # "cannot fit" (exit 6) at a 0-based row, and a CSV file's features and
+    # labels were counted differently
+    X, y = _regression()
+    data = _table(tmp_path / "d.csv", X, y)
+    model = tmp_path / "m.klm"
+    _ok(capsys, "fit", "-e", "fgm-regressor", "-m", model, "-q", "-p", "C=1", data)
+    lines = data.read_text().splitlines()
+    for bad in ("inf", "1e400", "-inf"):
+        lines[2] = lines[2].rsplit(",", 1)[0] + "," + bad
+        broken = tmp_path / "broken.csv"
+        broken.write_text("\n".join(lines) + "\n")
+        for argv in (["evaluate", "-m", model, broken],
+                     ["report", model, "--data", broken, "-o", tmp_path / "r.html"],
+                     ["fit", "-e", "fgm-regressor", "-m", tmp_path / "n.klm", broken]):
+            code, out, err = _run(argv, capsys)
+            assert code == 3 and _one_error(err), (argv[0], err)
+            assert "row 3, column target" in err, err
+        # predict does not read the labels
+        assert len(_ok(capsys, "predict", "-m", model, broken).split()) == len(y)
+    svm = tmp_path / "d.svm"
+    for bad in ("nan", "inf", "1e400"):
+        svm.write_text("1.5 1:0.5 2:0.1 3:0.2\n" + bad + " 1:0.1 2:0.3 3:0.2\n")
+        for argv in (["evaluate", "-m", tmp_path / "s.klm", svm],
+                     ["fit", "-e", "fgm-regressor", "-m", tmp_path / "n.klm", svm]):
+            if argv[0] == "evaluate":
+                ok = tmp_path / "ok.svm"
+                ok.write_text("1.5 1:0.5 2:0.1 3:0.2\n2.5 1:0.1 2:0.3 3:0.2\n"
+                              "0.5 1:0.2 2:0.1 3:0.4\n")
+                _ok(capsys, "fit", "-e", "fgm-regressor", "-m", argv[2], "-q",
+                    "-p", "C=1", ok)
+            code, out, err = _run(argv + ["--allow-out-of-range"] * (argv[0] == "evaluate"),
+                                  capsys)
+            assert code == 3 and _one_error(err), (argv[0], err)
+            assert "sample 2" in err and "labels" in err, err

@@ -55,6 +55,18 @@ def _check_values(X, source, first_row=0):
                        f"{first_row + i + 1}, feature {j + 1} of {X.shape[1]})", 3)
 
 
+def _check_targets(y, source):
+    """Exit 3 on a NaN or infinite label of ``y``, naming the first by sample
+    (they were an internal error of the metrics, or "cannot fit" at a 0-based
+    row)."""
+    y = np.asarray(y)
+    bad = first_non_finite(y[:, None]) if y.dtype.kind == "f" else None
+    if bad is not None:
+        raise CLIError(f"{source} contains NaN or infinite labels (first: sample "
+                       f"{bad[0] + 1}, {bad[2]}; {bad[3]} in all); drop or fix "
+                       "those rows", 3)
+
+
 def _same_file(a, b):
     try:
         return os.path.samefile(a, b)

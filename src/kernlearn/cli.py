@@ -24,6 +24,7 @@ from ._cli_common import (
     _RANGE_MAX_OUTSIDE,
     CLIError,
     _as_numbers,
+    _check_targets,
     _check_labels,
     _check_output,
     _check_values,
@@ -487,6 +488,7 @@ def _cmd_fit(args):
         _warn_row_ids(X, info["feature_names"])
     if ESTIMATORS[name][1] == "regression":
         y = _as_numbers(y)
+    _check_targets(y, args.data)
     if ESTIMATORS[name][1] == "regression" and np.asarray(y).dtype.kind not in "fiub":
         raise CLIError(f"{name} needs numeric targets; {args.data} has text labels", 3)
     if (
@@ -618,6 +620,7 @@ def _test_targets(est, meta, y, source):
         y = _as_numbers(y)
         if y.dtype.kind not in "fiub":
             raise CLIError(f"{source} has text labels; the model is a regressor", 5)
+    _check_targets(y, source)
     return task, _check_labels(est, y, source)
 
 

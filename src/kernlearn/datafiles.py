@@ -493,6 +493,12 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
                          f"{value} is not a finite number.")
     y = None if ycol is None else _codes_as_written(
         _labels(frame[ycol].to_numpy()), text, sep, has_header, columns.index(ycol), zeros)
+    if y is not None and y.dtype.kind == "f":
+        bad = first_non_finite(y[:, None])  # ("inf", "1e400": as for the features)
+        if bad is not None and labels_needed:
+            raise ValueError(f"{path}: row {bad[0] + 1 + offset}, column {ycol}: "
+                             f"{bad[2]} is not a finite label.")
+        y = None if bad is not None else y  # (predict does not read labels)
     if y is not None and y.dtype.kind == "U":
         _check_label_kinds(y, ycol, path, offset)
     info = {"sep": sep, "header": has_header,
