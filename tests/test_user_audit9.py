@@ -113,3 +113,57 @@ def test_non_finite_labels_are_data_errors_named_by_row(tmp_path, capsys):
                                   capsys)
             assert code == 3 and _one_error(err), (argv[0], err)
             assert "sample 2" in err and "labels" in err, err
+
+
+def _text_labels(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2))
+    labels = np.where(X[:, 0] > 0, "été", "hiver")
+    rows = ["a,b,saison"] + [f"{a:.5f},{b:.5f},{t}" for (a, b), t in zip(X, labels)]
+    data = tmp_path / "saisons.csv"
+    data.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return data, labels
+
+
+def test_outputs_are_utf8_whatever_the_locale(tmp_path, capsys):
+    # under an ASCII (or Latin-1, or Windows) locale `predict -o` wrote with
+    # the locale's encoding: a label "été" was an internal error (exit 1),
+    # or bytes that kernlearn's own readers (UTF-8 only) refuse
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    data, labels = _text_labels(tmp_path)
+    model = tmp_path / "m.klm"
+    _ok(capsys, "fit", "-e", "fgm", "-m", model, "-q", "-p", "C=1", data)
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0",
+           "PYTHONUTF8": "0", "PYTHONPATH": src, "OMP_NUM_THREADS": "1"}
+    out = tmp_path / "pred.txt"
+    proc = subprocess.run([sys.executable, "-m", "kernlearn", "predict", "-m", str(model),
+                           str(data), "-o", str(out)], env=env, capture_output=True,
+                          text=True, errors="replace")
+    assert proc.returncode == 0, proc.stderr
+    written = out.read_bytes().decode("utf-8").split()
+    assert sorted(set(written)) == ["hiver", "été"]
+
+
+def test_a_label_the_terminal_cannot_show_is_a_one_line_error(tmp_path, capsys,
+                                                             monkeypatch):
+    # standard output in ASCII: "internal error: UnicodeEncodeError ... please
+    # report it" (exit 1), nothing said of --out
+    import io
+    import sys
+
+    data, labels = _text_labels(tmp_path)
+    model = tmp_path / "m.klm"
+    _ok(capsys, "fit", "-e", "fgm", "-m", model, "-q", "-p", "C=1", data)
+    ascii_out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", ascii_out)
+    from kernlearn.cli import main
+
+    code = main(["predict", "-m", str(model), str(data)])
+    err = capsys.readouterr().err
+    assert code == 7 and _one_error(err), err
+    assert "--out" in err and "ascii" in err, err

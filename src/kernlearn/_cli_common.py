@@ -127,7 +127,9 @@ def _atomic_write(path, write, what="output"):
 
 
 def _write_text(path, text, what="output"):
-    _atomic_write(path, lambda tmp: Path(tmp).write_text(text), what)
+    # UTF-8 whatever the locale: the data readers take UTF-8 only (a Latin-1 or
+    # ASCII locale wrote other bytes, or failed on a label "Iris-sétosa")
+    _atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), what)
 
 
 def _task_kw(tasks):

@@ -926,21 +926,38 @@ def main(argv=None):
         except (OSError, ValueError, AttributeError):
             pass
         return 141
+    except UnicodeEncodeError as exc:
+        import codecs
+
+        if codecs.lookup(exc.encoding).name != codecs.lookup(
+                getattr(sys.stdout, "encoding", None) or "utf-8").name:
+            return _internal_error(exc, debug)  # (not the terminal's: a bug)
+        # a label or name the terminal's encoding cannot show
+        print(f"kernlearn: error: the output holds {exc.object[exc.start:exc.end]!r}, "
+              f"which standard output's encoding ({exc.encoding}) cannot show; "
+              "write it to a file with --out (UTF-8) or set PYTHONIOENCODING=utf-8",
+              file=sys.stderr)
+        return 7
     except KeyboardInterrupt:
         print("kernlearn: interrupted", file=sys.stderr)
         return 130
     except MemoryError:
         print("kernlearn: error: out of memory", file=sys.stderr)
         return 3
-    except Exception as exc:  # a bug: say so in one line, traceback on request
-        if debug:
-            raise
-        print(
-            f"kernlearn: internal error: {type(exc).__name__}: {_one_line(exc)} "
-            "(set KERNLEARN_DEBUG=1 for the traceback; please report it)",
-            file=sys.stderr,
-        )
-        return 1
+    except Exception as exc:
+        return _internal_error(exc, debug)
+
+
+def _internal_error(exc, debug):
+    """A bug: said in one line (exit 1), the traceback on request."""
+    if debug:
+        raise exc
+    print(
+        f"kernlearn: internal error: {type(exc).__name__}: {_one_line(exc)} "
+        "(set KERNLEARN_DEBUG=1 for the traceback; please report it)",
+        file=sys.stderr,
+    )
+    return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
