@@ -167,3 +167,44 @@ def test_a_label_the_terminal_cannot_show_is_a_one_line_error(tmp_path, capsys,
     err = capsys.readouterr().err
     assert code == 7 and _one_error(err), err
     assert "--out" in err and "ascii" in err, err
+
+
+def test_rows_are_named_by_file_line_across_blank_lines_and_quoted_breaks(tmp_path,
+                                                                          capsys):
+    # blank lines (skipped when reading) and a header name holding a quoted
+    # line break shifted every row number after them: 'x' on line 8 was
+    # "row 6", a line holding good numbers
+    cases = {
+        "blank.csv": ("a,b,target\n1,2,0\n3,4,1\n\n\n5,6,0\n7,x,1\n", 7),
+        "quoted.csv": ('a,"b\nc",target\n1,2,0\n3,4,1\n7,x,1\n', 5),
+        "missing.csv": ("a,b,target\n1,2,0\n\n3,4,1\n7,,1\n", 5),
+        "label.csv": ("a,b,target\n1,2,0\n\n3,4,1\n7,8,inf\n", 5),
+    }
+    for name, (text, line) in cases.items():
+        path = tmp_path / name
+        path.write_text(text)
+        assert text.splitlines()[line - 1].startswith("7,")
+        code, out, err = _run(["fit", "-e", "fgm", "-m", tmp_path / "m.klm", path],
+                              capsys)
+        assert code == 3 and _one_error(err), err
+        assert f"row {line}," in err, (name, err)
+    headless = tmp_path / "headless.csv"
+    headless.write_text("\n1,2,0\n3,4,1\n\n7,x,1\n")
+    code, out, err = _run(["fit", "-e", "fgm", "-m", tmp_path / "m.klm", "--no-header",
+                           headless], capsys)
+    assert code == 3 and "row 5," in err, err
+
+
+def test_a_file_with_old_mac_line_endings_is_read(tmp_path, capsys):
+    # lines ending in a lone carriage return (classic Mac OS, some Excel
+    # exports): "internal error: new-line character seen in unquoted field"
+    rows = ["a,b,target", "1,2,0", "3,1,1", "5,6,0", "7,3,1", "2,2,0", "6,1,1"]
+    unix, mac = tmp_path / "unix.csv", tmp_path / "mac.csv"
+    unix.write_text("\n".join(rows) + "\n")
+    mac.write_bytes(("\r".join(rows) + "\r").encode())
+    for path in (unix, mac):
+        _ok(capsys, "fit", "-e", "fgm", "-m", tmp_path / f"{path.stem}.klm", "-q",
+            "-p", "C=1", path)
+    assert (_ok(capsys, "predict", "-m", tmp_path / "mac.klm", mac)
+            == _ok(capsys, "predict", "-m", tmp_path / "unix.klm", unix))
+    assert len(_ok(capsys, "predict", "-m", tmp_path / "unix.klm", mac).split()) == 6

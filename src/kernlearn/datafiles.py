@@ -212,15 +212,15 @@ def _codes_as_written(values, text, sep, has_header, index, zeros):
     return column.to_numpy(dtype=str)
 
 
-def _check_label_kinds(y, column, path, offset):
+def _check_label_kinds(y, column, path, line):
     """Refuse a label column mixing numbers and text: a typo ("a" among 1 and
     -1) would otherwise become a class of its own without a word."""
     numeric = np.array([_is_number(v) for v in y])
     if numeric.any() and not numeric.all():
         i, j = np.flatnonzero(~numeric)[0], np.flatnonzero(numeric)[0]
         raise ValueError(
-            f"{path}: row {i + 1 + offset}, column {column}: label {y[i]!r} is text "
-            f"but row {j + 1 + offset} holds the number {y[j]!r}; use one kind of "
+            f"{path}: row {line[i]}, column {column}: label {y[i]!r} is text "
+            f"but row {line[j]} holds the number {y[j]!r}; use one kind of "
             "label in the whole column."
         )
 
@@ -257,18 +257,34 @@ def _sniff_separator(sample, sep):
 
 
 def _check_layout(text, sep, path, header):
-    """Field counts of every line (pandas pads short lines with missing values)."""
-    rows = csv.reader(io.StringIO(text), delimiter=sep)
-    first, width = None, None
-    for i, row in enumerate(rows):
+    """Field counts of every line (pandas pads short lines with missing values).
+
+    Returns the first record and the file line on which each record starts:
+    messages name rows by file line, which blank lines skipped and quoted line
+    breaks made differ from the record count.
+    """
+    from array import array
+
+    # (newline="": a line may end in \r\n, \n or a lone \r, as old Mac
+    # exports write; the lone \r was "new-line character seen in unquoted
+    # field", an internal error)
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    first, width, starts = None, None, array("q")
+    while True:
+        start = rows.line_num + 1
+        try:
+            row = next(rows)
+        except StopIteration:
+            break
         if not row:
             continue
+        starts.append(start)
         if first is None:
             first, width = row, len(row)
             continue
         if len(row) != width:
             raise ValueError(
-                f"{path}: line {i + 1} has {len(row)} fields, line 1 has {width} "
+                f"{path}: line {start} has {len(row)} fields, line 1 has {width} "
                 f"(separator {sep!r})"
                 # (a note above the table, as some exports write)
                 + ("; line 1 is a comment (it starts with '#'): remove it."
@@ -300,10 +316,10 @@ def _check_layout(text, sep, path, header):
             raise ValueError(
                 f"{path}: column name {dup[0]!r} appears twice in the header."
             )
-    return first
+    return first, np.frombuffer(starts, dtype=np.int64)
 
 
-def _first_missing(frame, path, offset, skip=None):
+def _first_missing(frame, path, line, skip=None):
     """Refuse a missing value of ``frame`` (of a column other than ``skip``),
     naming the first by row and column and counting them all."""
     missing = frame.isna().to_numpy()
@@ -322,7 +338,7 @@ def _first_missing(frame, path, offset, skip=None):
         f" ({int(missing.sum())} missing values in {rows} of {len(frame)} rows; columns "
         f"{', '.join(cols[:8])}{'...' if len(cols) > 8 else ''})")
     raise ValueError(
-        f"{path}: row {i + 1 + offset}, column {frame.columns[j]}: missing value "
+        f"{path}: row {line[i]}, column {frame.columns[j]}: missing value "
         f"(empty, {', '.join(NA_MARKERS)}, NA, ...){more}; fill or drop it first."
     )
 
@@ -336,7 +352,7 @@ def _row_numbers(column):
     return np.unique(values).size == values.size
 
 
-def _numeric(frame, path, offset, label_hint=False, sep=","):
+def _numeric(frame, path, line, label_hint=False, sep=","):
     """The feature columns as float64.  A typo among numbers is named by row
     and column; columns of text (categories, dates) are all named at once,
     with what to do, so that a user does not learn of them one fit at a time
@@ -363,11 +379,11 @@ def _numeric(frame, path, offset, label_hint=False, sep=","):
     if sep != "," and _DECIMAL_COMMA.fullmatch(value.strip()):
         # "1,5" in a ';' file: a number to the user, "text" to be encoded here
         raise ValueError(
-            f"{path}: row {rows[0] + 1 + offset}, column {col}: {value!r} is written with "
+            f"{path}: row {line[rows[0]]}, column {col}: {value!r} is written with "
             "a decimal comma; kernlearn reads numbers with a decimal point: convert the "
             "file (e.g. pandas.read_csv(..., decimal=',').to_csv(...)).")
     if len(bad) == 1:
-        where = f"{path}: row {rows[0] + 1 + offset}, column {col}: {value!r} is not a number."
+        where = f"{path}: row {line[rows[0]]}, column {col}: {value!r} is not a number."
         if rows.size < present.sum():  # numbers with a stray text cell: the row is the news
             raise ValueError(where)
         raise ValueError(
@@ -377,7 +393,7 @@ def _numeric(frame, path, offset, label_hint=False, sep=","):
             + f" {'Otherwise e' if label_hint else 'E'}ncode the text column {col} as "
             "numbers (e.g. one 0/1 column per category) or drop it.")
     named = ", ".join(f"{c} ({v!r}...)" if r.size == frame[c].notna().sum()
-                      else f"{c} (row {r[0] + 1 + offset}: {v!r})" for c, r, v in bad[:8])
+                      else f"{c} (row {line[r[0]]}: {v!r})" for c, r, v in bad[:8])
     raise ValueError(
         f"{path}: {len(bad)} columns hold text, not numbers: {named}"
         f"{' and ' + ', '.join(c for c, _, _ in bad[8:]) if len(bad) > 8 else ''}; "
@@ -405,8 +421,9 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
             "save it as UTF-8 (e.g. iconv -f WINDOWS-1252 -t UTF-8, or "
             "pandas.read_csv(..., encoding='latin-1').to_csv(...)).") from None
     sep = _sniff_separator(raw[:_SNIFF], sep)
-    first = _check_layout(text, sep, path, header)
+    first, lines = _check_layout(text, sep, path, header)
     has_header = header is not False
+    line = lines[1:] if has_header else lines  # file line of each data row
     try:
         frame = pd.read_csv(
             io.StringIO(text), sep=sep, header=0 if has_header else None,
@@ -418,6 +435,8 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
         raise ValueError(f"cannot read CSV file {path}: {msg}") from None
     if frame.shape[0] == 0:
         raise ValueError(f"CSV file {path} has a header but no data rows.")
+    if line.size != frame.shape[0]:  # (a record pandas skipped: count them instead)
+        line = np.arange(frame.shape[0]) + 1 + has_header
     if has_header:
         for j, name in enumerate(first):
             if not name.strip() and frame.iloc[:, j].isna().all():
@@ -445,7 +464,6 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     else:
         frame.columns = [str(j) for j in range(frame.shape[1])]
         names = None
-    offset = 1 if has_header else 0
     width = frame.shape[1]
     columns = list(frame.columns)  # the file's columns, task column included
     zeros = functools.cache(lambda: _leading_zero_anywhere(text, sep))
@@ -453,7 +471,7 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     if task_column is not None:
         tpos = _label_position(task_column, names, width, path, "--task-column")
         tcol = frame.columns[tpos]
-        _first_missing(frame[[tcol]], path, offset)
+        _first_missing(frame[[tcol]], path, line)
         tasks = _codes_as_written(_labels(frame[tcol].to_numpy()), text, sep, has_header,
                                   tpos, zeros)
         frame = frame.drop(columns=[tcol])
@@ -475,7 +493,7 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
         feats = [c for c in frame.columns if c != ycol]
     # a text column while the default label (the last column) holds numbers:
     # perhaps the label is elsewhere
-    X = _numeric(frame[feats], path, offset, sep=sep,
+    X = _numeric(frame[feats], path, line, sep=sep,
                  label_hint=label is None and ycol is not None and names is not None
                  and frame[ycol].dtype.kind in "biuf")
     # rows to predict are often those whose label is unknown (Hitters' missing
@@ -483,24 +501,24 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     # refused for nothing; its column is passed over (not dropped: a copy of
     # the whole table)
     unread = not labels_needed and ycol is not None and frame[ycol].isna().any()
-    _first_missing(frame, path, offset, skip=ycol if unread else None)
+    _first_missing(frame, path, line, skip=ycol if unread else None)
     if unread:
         ycol = None
     bad = first_non_finite(X)  # ("inf", "1e400": named as a missing value is)
     if bad is not None:
         i, j, value, _ = bad
-        raise ValueError(f"{path}: row {i + 1 + offset}, column {feats[j]}: "
+        raise ValueError(f"{path}: row {line[i]}, column {feats[j]}: "
                          f"{value} is not a finite number.")
     y = None if ycol is None else _codes_as_written(
         _labels(frame[ycol].to_numpy()), text, sep, has_header, columns.index(ycol), zeros)
     if y is not None and y.dtype.kind == "f":
         bad = first_non_finite(y[:, None])  # ("inf", "1e400": as for the features)
         if bad is not None and labels_needed:
-            raise ValueError(f"{path}: row {bad[0] + 1 + offset}, column {ycol}: "
+            raise ValueError(f"{path}: row {line[bad[0]]}, column {ycol}: "
                              f"{bad[2]} is not a finite label.")
         y = None if bad is not None else y  # (predict does not read labels)
     if y is not None and y.dtype.kind == "U":
-        _check_label_kinds(y, ycol, path, offset)
+        _check_label_kinds(y, ycol, path, line)
     info = {"sep": sep, "header": has_header,
             "label_name": None if ycol is None or names is None else ycol}
     return X, y, (None if names is None else feats), tasks, info
