@@ -208,3 +208,26 @@ def test_a_file_with_old_mac_line_endings_is_read(tmp_path, capsys):
     assert (_ok(capsys, "predict", "-m", tmp_path / "mac.klm", mac)
             == _ok(capsys, "predict", "-m", tmp_path / "unix.klm", unix))
     assert len(_ok(capsys, "predict", "-m", tmp_path / "unix.klm", mac).split()) == 6
+
+
+def test_a_model_file_cut_short_says_so(tmp_path, capsys):
+    # a model file cut short (an interrupted copy or download) and an empty one
+    # were "not a readable kernlearn model file (File is not a zip file)": as
+    # if the user had given some other file
+    X, y = _regression()
+    data = _table(tmp_path / "d.csv", X, y)
+    model = tmp_path / "m.klm"
+    _ok(capsys, "fit", "-e", "fgm-regressor", "-m", model, "-q", "-p", "C=1", data)
+    raw = model.read_bytes()
+    cut = tmp_path / "cut.klm"
+    cut.write_bytes(raw[: len(raw) // 2])
+    code, out, err = _run(["predict", "-m", cut, data], capsys)
+    assert code == 4 and _one_error(err), err
+    assert "truncated" in err, err
+    empty = tmp_path / "empty.klm"
+    empty.write_bytes(b"")
+    code, out, err = _run(["select", empty], capsys)
+    assert code == 4 and _one_error(err) and "empty" in err, err
+    # another kind of file is still named as such
+    code, out, err = _run(["predict", "-m", data, data], capsys)
+    assert code == 4 and "truncated" not in err and "not a readable" in err, err
