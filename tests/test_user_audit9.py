@@ -42,6 +42,10 @@ def test_predictions_are_written_with_every_digit(tmp_path, capsys):
     written = np.array([float(v) for v in out.split()])
     expected = load_model(model).predict(np.loadtxt(data, delimiter=",", skiprows=1)[:, :3])
     np.testing.assert_array_equal(written, expected)
+    # whole numbers keep their short spelling (a LIBSVM class -1 is "-1")
+    from kernlearn._cli_common import _number_text
+
+    assert [_number_text(v) for v in (-1.0, 2.0, 0.1, 1e20)] == ["-1", "2", "0.1", "1e+20"]
 
 
 def test_evaluate_does_not_print_small_metrics_as_zero(tmp_path, capsys):

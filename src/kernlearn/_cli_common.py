@@ -182,6 +182,14 @@ def _predict(est, X, source, tasks=None):
     return pred
 
 
+def _number_text(v):
+    """The shortest text that reads back as ``v`` (10 significant digits
+    rounded a prediction of 1.7e12 by up to 500); whole numbers without a
+    ".0", as a class -1 of a LIBSVM file is written."""
+    v = float(v)
+    return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
+
+
 def _prediction_text(est, X, tasks, args, check_only=False):
     """``(header, text)`` of the predictions (or probabilities) of ``X``."""
     if args.proba:
@@ -205,10 +213,8 @@ def _prediction_text(est, X, tasks, args, check_only=False):
         header = buf.getvalue()
     else:
         pred = _predict(est, X, args.data, tasks)
-        # repr: the shortest text that reads back as the same number (10
-        # significant digits rounded a prediction of 1.7e12 by up to 500)
         lines = [
-            repr(float(v)) if isinstance(v, (float, np.floating)) else str(v) for v in pred
+            _number_text(v) if isinstance(v, (float, np.floating)) else str(v) for v in pred
         ]
         header = ""
     return header, "\n".join(lines) + "\n"
