@@ -18,6 +18,7 @@ import gzip
 import io
 import lzma
 import re
+import unicodedata
 import zipfile
 import zlib
 from pathlib import Path
@@ -145,11 +146,18 @@ def _first_block(path):
 
 
 # ------------------------------------------------------------------------ CSV
+def _name(name):
+    """A column name as compared: stripped, in Unicode's composed form (macOS
+    writes "é" as "e" and a combining accent: the same name on screen, which
+    did not match, and the error named two names that looked alike)."""
+    return unicodedata.normalize("NFC", str(name).strip())
+
+
 def _label_position(label, names, width, path, flag="--label"):
     if label is None:
         return width - 1
-    if names is not None and str(label) in names:
-        return names.index(str(label))
+    if names is not None and _name(label) in names:
+        return names.index(_name(label))
     try:
         pos = int(label)
     except (TypeError, ValueError):
@@ -459,7 +467,7 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
                     "distinct row numbers: a row index (as pandas' to_csv and R's write.csv "
                     "write by default), not a feature; write the file without it "
                     "(index=False, row.names=FALSE) or remove the column.")
-        frame.columns = [str(c).strip() for c in frame.columns]
+        frame.columns = [_name(c) for c in frame.columns]
         names = list(frame.columns)
     else:
         frame.columns = [str(j) for j in range(frame.shape[1])]
@@ -526,7 +534,8 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
 
 def _match_names(names, model_names, label, path):
     """The model's feature columns (in its order) and the label column, by name."""
-    model_names = [str(n) for n in model_names]
+    model_names = [_name(n) for n in model_names]
+    label = None if label is None else _name(label)
     missing = [n for n in model_names if n not in names]
     if missing:
         # a renamed column ("income" now "Income") is a missing one and an
