@@ -262,3 +262,22 @@ def test_column_names_match_whatever_their_unicode_form(tmp_path, capsys):
     # a label or task column named on the command line in the other form
     _ok(capsys, "fit", "-e", "fgm-regressor", "-m", tmp_path / "l.klm", "-q", "-p", "C=1",
         "--label", unicodedata.normalize("NFD", "température"), nfc)
+
+
+def test_label_of_an_npz_holding_y_is_not_passed_over(tmp_path, capsys):
+    # `fit --label 0 data.npz` fitted on the array y without a word: the user
+    # asked for column 0 as the label and got another model
+    X, y = _regression()
+    data = tmp_path / "d.npz"
+    np.savez(data, X=X, y=y)
+    code, out, err = _run(["fit", "-e", "fgm-regressor", "-m", tmp_path / "m.klm",
+                           "--label", "0", data], capsys)
+    assert code == 3 and _one_error(err), err
+    assert "--label" in err and "'y'" in err, err
+    assert not (tmp_path / "m.klm").exists()
+    # without y, an .npz is a table whose label --label picks, as before
+    table = tmp_path / "t.npz"
+    np.savez(table, X=np.column_stack([y, X]))
+    out = _ok(capsys, "fit", "-e", "fgm-regressor", "-m", tmp_path / "t.klm", "-q",
+              "-p", "C=1", "--label", "0", table)
+    assert "on 60 x 3" in out

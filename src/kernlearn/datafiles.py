@@ -625,6 +625,10 @@ def _read_numpy(path, label, n_features, suffix):
             keep = [j for j in range(width) if j != pos]
             X, y = X[:, keep], X[:, pos]
     else:
+        if label is not None:  # (it was passed over: y was fitted on, not the column)
+            raise ValueError(f"--label {label}: {path} holds its labels in its array "
+                             "'y'; --label picks a column of a table (CSV, .npy, or an "
+                             ".npz without 'y').")
         if y.shape != (X.shape[0],):
             raise ValueError(f"{path}: y has shape {y.shape}, expected ({X.shape[0]},).")
         if n_features is not None and X.shape[1] != n_features:
