@@ -281,3 +281,23 @@ def test_label_of_an_npz_holding_y_is_not_passed_over(tmp_path, capsys):
     out = _ok(capsys, "fit", "-e", "fgm-regressor", "-m", tmp_path / "t.klm", "-q",
               "-p", "C=1", "--label", "0", table)
     assert "on 60 x 3" in out
+
+
+def test_evaluate_on_overflowing_values_warns_in_one_line_and_prints_short_numbers(
+        tmp_path, capsys):
+    # one value of 1e308 (within --allow-out-of-range): NumPy's overflow
+    # warning came as Python's two lines with a source line of scikit-learn,
+    # and "mae" was printed with its 300 digits
+    X, y = _regression()
+    data = _table(tmp_path / "d.csv", X, y)
+    model = tmp_path / "m.klm"
+    _ok(capsys, "fit", "-e", "fgm-regressor", "-m", model, "-q", "-p", "C=1", data)
+    lines = data.read_text().splitlines()
+    lines[2] = "1e308," + lines[2].split(",", 1)[1]
+    huge = tmp_path / "huge.csv"
+    huge.write_text("\n".join(lines) + "\n")
+    code, out, err = _run(["evaluate", "-m", model, huge, "--allow-out-of-range"], capsys)
+    assert code == 0, err
+    assert err and all(line.startswith("kernlearn: warning: ") for line in
+                       err.splitlines()), err
+    assert max(len(line) for line in out.splitlines()) < 40, out

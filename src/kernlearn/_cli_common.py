@@ -221,14 +221,15 @@ def _prediction_text(est, X, tasks, args, check_only=False):
 
 
 def _metric_text(v):
-    """A metric with four decimals, or four significant digits below 1.
+    """A metric with four decimals, or four significant digits below 1 (and
+    from 1e12 on).
 
     (Four decimals printed the RMSE 3.3e-07 of a target in micro-units as
     0.0000; between 0.1 and 1 both spell a value alike.)
     """
-    if v == 0 or not np.isfinite(v) or abs(v) >= 1:
+    if v == 0 or not np.isfinite(v) or 1 <= abs(v) < 1e12:
         return f"{v:.4f}"
-    return f"{v:#.4g}"
+    return f"{v:#.4g}"  # (not 300 digits for an MAE of 9e307)
 
 
 def _write_metrics(args, res):

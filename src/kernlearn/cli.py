@@ -455,6 +455,18 @@ def _warn_row_ids(X, names):
 
 
 # -------------------------------------------------------------------- commands
+def _print_warnings(caught):
+    """One line per distinct warning (paths, folds and classes repeat theirs)."""
+    counts = {}
+    for w in caught:
+        if not issubclass(w.category, DeprecationWarning):
+            msg = _one_line(w.message)
+            counts[msg] = counts.get(msg, 0) + 1
+    for msg, k in counts.items():
+        print(f"kernlearn: warning: {msg}" + (f" ({k} times)" if k > 1 else ""),
+              file=sys.stderr)
+
+
 def _progress_level(args):
     return 0 if args.quiet else 1
 
@@ -514,15 +526,7 @@ def _cmd_fit(args):
                 f"cannot fit {name} on {args.data}: {_one_line(exc)}", 6
             ) from None
     elapsed = time.perf_counter() - t0
-    # one line per distinct warning: paths, folds and classes repeat theirs
-    counts = {}
-    for w in caught:
-        if not issubclass(w.category, DeprecationWarning):
-            msg = _one_line(w.message)
-            counts[msg] = counts.get(msg, 0) + 1
-    for msg, k in counts.items():
-        print(f"kernlearn: warning: {msg}" + (f" ({k} times)" if k > 1 else ""),
-              file=sys.stderr)
+    _print_warnings(caught)
     meta = {
         "cli_estimator": name,
         "task": ESTIMATORS[name][1],
@@ -911,7 +915,12 @@ def main(argv=None):
         if args.command == "demo" and args.out == "-":
             raise CLIError("--out -: the demo writes its plots to a folder; give its "
                            "name", 2)
-        code = args.func(args)
+        # (fit prints its own; a warning of another command, e.g. NumPy's
+        # overflow in the metrics, was Python's two lines with a source line)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            code = args.func(args)
+        _print_warnings(caught)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
     except CLIError as exc:
