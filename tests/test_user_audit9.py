@@ -301,3 +301,12 @@ def test_evaluate_on_overflowing_values_warns_in_one_line_and_prints_short_numbe
     assert err and all(line.startswith("kernlearn: warning: ") for line in
                        err.splitlines()), err
     assert max(len(line) for line in out.splitlines()) < 40, out
+
+
+def test_fit_summary_counts_one_feature_in_the_singular(tmp_path, capsys):
+    # "1 features selected" (kernels were already counted in the singular)
+    X, y = _regression()
+    data = _table(tmp_path / "d.csv", X, y)
+    out = _ok(capsys, "fit", "-e", "fgm-regressor", "-m", tmp_path / "m.klm", "-q",
+              "-p", "C=1", "-p", "B=1", "-p", "max_iter=1", data)
+    assert "; 1 feature selected;" in out, out

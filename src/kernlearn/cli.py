@@ -567,15 +567,15 @@ def _cmd_fit(args):
 
 
 def _selection_summary(est):
-    for attr, what in (
-        ("selected_features_", "features selected"),
-        ("features_", "features learned"),
-        ("center_indices_", "centres kept"),
+    for attr, noun, verb in (
+        ("selected_features_", "feature", "selected"),
+        ("features_", "feature", "learned"),
+        ("center_indices_", "centre", "kept"),
     ):
         if hasattr(est, attr):
             val = getattr(est, attr)
             n = val if np.isscalar(val) else len(val)
-            return f"{n} {what}; "
+            return f"{n} {noun}{'s' if n != 1 else ''} {verb}; "
     if hasattr(est, "kernel_weights_"):
         n = int(np.count_nonzero(est.kernel_weights_))
         return f"{n} kernel{'s' if n != 1 else ''} weighted; "
