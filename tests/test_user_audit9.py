@@ -310,3 +310,20 @@ def test_fit_summary_counts_one_feature_in_the_singular(tmp_path, capsys):
     out = _ok(capsys, "fit", "-e", "fgm-regressor", "-m", tmp_path / "m.klm", "-q",
               "-p", "C=1", "-p", "B=1", "-p", "max_iter=1", data)
     assert "; 1 feature selected;" in out, out
+
+
+def test_output_names_that_cannot_be_files_are_named(tmp_path, capsys):
+    # `-o ""` was "output path . is a directory" (report wrote MODEL.html
+    # without a word); a file used as a folder was "folder ... does not exist"
+    X, y = _regression()
+    data = _table(tmp_path / "d.csv", X, y)
+    model = tmp_path / "m.klm"
+    _ok(capsys, "fit", "-e", "fgm-regressor", "-m", model, "-q", "-p", "C=1", data)
+    for argv in (["predict", "-m", model, data, "-o", ""],
+                 ["report", model, "-o", ""],
+                 ["fit", "-e", "fgm-regressor", "-m", "", data]):
+        code, out, err = _run(argv, capsys)
+        assert code == 7 and _one_error(err) and "name is empty" in err, (argv, err)
+    assert not (tmp_path / "m.html").exists()
+    code, out, err = _run(["predict", "-m", model, data, "-o", f"{data}/p.txt"], capsys)
+    assert code == 7 and _one_error(err) and "is a file, not a folder" in err, err

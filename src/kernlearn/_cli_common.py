@@ -78,6 +78,8 @@ def _check_output(path, what="output", inputs=()):
     """Fail early (exit 7) if ``path`` cannot be written or names an input file."""
     if path is None:
         return
+    if not str(path).strip():  # (it was "output path . is a directory")
+        raise CLIError(f"the {what} file name is empty", 7)
     for label, source in inputs:
         if source is not None and _same_file(path, source):
             raise CLIError(
@@ -90,7 +92,9 @@ def _check_output(path, what="output", inputs=()):
         raise CLIError(f"{what} path {p} is a directory", 7)
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
-        raise CLIError(f"cannot write {what} {p}: folder {parent} does not exist", 7)
+        raise CLIError(f"cannot write {what} {p}: "
+                       + (f"{parent} is a file, not a folder" if parent.exists()
+                          else f"folder {parent} does not exist"), 7)
     if p.exists() and not os.access(p, os.W_OK):
         raise CLIError(f"cannot write {what} {p}: permission denied", 7)
     if p.exists() and not p.is_file():  # a device or a pipe: written directly

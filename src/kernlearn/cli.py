@@ -652,7 +652,8 @@ def _cmd_select(args):
 
 def _cmd_report(args):
     """Write a self-contained HTML report of a model."""
-    out = args.out or str(Path(args.model).with_suffix(".html"))
+    # (an empty --out wrote MODEL.html without a word)
+    out = str(Path(args.model).with_suffix(".html")) if args.out is None else args.out
     to_stdout = out == "-"  # (it wrote a file named "-")
     if not to_stdout:
         _check_output(out, "report", [("model", args.model), ("data", args.data)])
