@@ -327,3 +327,21 @@ def test_output_names_that_cannot_be_files_are_named(tmp_path, capsys):
     assert not (tmp_path / "m.html").exists()
     code, out, err = _run(["predict", "-m", model, data, "-o", f"{data}/p.txt"], capsys)
     assert code == 7 and _one_error(err) and "is a file, not a folder" in err, err
+
+
+def test_a_header_line_read_as_data_is_named_as_such(tmp_path, capsys):
+    # a model fitted on a file without a header reads its test files without
+    # one: a test file with a header was "7 columns hold text, not numbers: 0
+    # (row 1: 'x0'), 1 (row 1: 'x1'), ...; encode them as numbers"
+    X, y = _regression()
+    data = _table(tmp_path / "d.csv", X, y)
+    bare = tmp_path / "bare.csv"
+    bare.write_text(data.read_text().split("\n", 1)[1])
+    model = tmp_path / "m.klm"
+    _ok(capsys, "fit", "-e", "fgm-regressor", "-m", model, "-q", "-p", "C=1",
+        "--no-header", bare)
+    code, out, err = _run(["predict", "-m", model, data], capsys)
+    assert code == 3 and _one_error(err), err
+    assert "line 1 (x0, x1, x2, target) names the columns" in err and "--header" in err
+    assert (_ok(capsys, "predict", "-m", model, data, "--header")
+            == _ok(capsys, "predict", "-m", model, bare))

@@ -499,6 +499,8 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
         pos = _label_position(label, names, width, path) if with_label else None
         ycol = None if pos is None else frame.columns[pos]
         feats = [c for c in frame.columns if c != ycol]
+    if not has_header and len(frame) > 1 and not any(_is_number(v) for v in first):
+        _header_read_as_data(frame, first, path, line[0])
     # a text column while the default label (the last column) holds numbers:
     # perhaps the label is elsewhere
     X = _numeric(frame[feats], path, line, sep=sep,
@@ -530,6 +532,22 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     info = {"sep": sep, "header": has_header,
             "label_name": None if ycol is None or names is None else ycol}
     return X, y, (None if names is None else feats), tasks, info
+
+
+def _header_read_as_data(frame, first, path, at):
+    """Refuse a line of names read as a data row: "7 columns hold text" named
+    every column, not the line (a model fitted on a file without a header
+    reads its test files without one)."""
+    import pandas as pd
+
+    rest = frame.iloc[1:]
+    if any(pd.to_numeric(rest.iloc[:, j], errors="coerce").notna().all()
+           for j in range(rest.shape[1])):
+        shown = ", ".join(v.strip() for v in first[:4]) + ("..." if len(first) > 4 else "")
+        raise ValueError(
+            f"{path}: line {at} ({shown}) names the columns, but the file is read without "
+            "a header line (--no-header, or a model fitted on a file without one); "
+            "pass --header to skip it (the columns are then taken by position).")
 
 
 def _match_names(names, model_names, label, path):
