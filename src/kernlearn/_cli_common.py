@@ -55,6 +55,18 @@ def _check_values(X, source, first_row=0):
                        f"{first_row + i + 1}, feature {j + 1} of {X.shape[1]})", 3)
 
 
+def _check_targets(y, source):
+    """Exit 3 on a NaN or infinite label of ``y``, naming the first by sample
+    (they were an internal error of the metrics, or "cannot fit" at a 0-based
+    row)."""
+    y = np.asarray(y)
+    bad = first_non_finite(y[:, None]) if y.dtype.kind == "f" else None
+    if bad is not None:
+        raise CLIError(f"{source} contains NaN or infinite labels (first: sample "
+                       f"{bad[0] + 1}, {bad[2]}; {bad[3]} in all); drop or fix "
+                       "those rows", 3)
+
+
 def _same_file(a, b):
     try:
         return os.path.samefile(a, b)
@@ -66,6 +78,8 @@ def _check_output(path, what="output", inputs=()):
     """Fail early (exit 7) if ``path`` cannot be written or names an input file."""
     if path is None:
         return
+    if not str(path).strip():  # (it was "output path . is a directory")
+        raise CLIError(f"the {what} file name is empty", 7)
     for label, source in inputs:
         if source is not None and _same_file(path, source):
             raise CLIError(
@@ -78,7 +92,9 @@ def _check_output(path, what="output", inputs=()):
         raise CLIError(f"{what} path {p} is a directory", 7)
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
-        raise CLIError(f"cannot write {what} {p}: folder {parent} does not exist", 7)
+        raise CLIError(f"cannot write {what} {p}: "
+                       + (f"{parent} is a file, not a folder" if parent.exists()
+                          else f"folder {parent} does not exist"), 7)
     if p.exists() and not os.access(p, os.W_OK):
         raise CLIError(f"cannot write {what} {p}: permission denied", 7)
     if p.exists() and not p.is_file():  # a device or a pipe: written directly
@@ -115,7 +131,9 @@ def _atomic_write(path, write, what="output"):
 
 
 def _write_text(path, text, what="output"):
-    _atomic_write(path, lambda tmp: Path(tmp).write_text(text), what)
+    # UTF-8 whatever the locale: the data readers take UTF-8 only (a Latin-1 or
+    # ASCII locale wrote other bytes, or failed on a label "Iris-sétosa")
+    _atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), what)
 
 
 def _task_kw(tasks):
@@ -168,6 +186,14 @@ def _predict(est, X, source, tasks=None):
     return pred
 
 
+def _number_text(v):
+    """The shortest text that reads back as ``v`` (10 significant digits
+    rounded a prediction of 1.7e12 by up to 500); whole numbers without a
+    ".0", as a class -1 of a LIBSVM file is written."""
+    v = float(v)
+    return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
+
+
 def _prediction_text(est, X, tasks, args, check_only=False):
     """``(header, text)`` of the predictions (or probabilities) of ``X``."""
     if args.proba:
@@ -192,10 +218,22 @@ def _prediction_text(est, X, tasks, args, check_only=False):
     else:
         pred = _predict(est, X, args.data, tasks)
         lines = [
-            f"{v:.10g}" if isinstance(v, (float, np.floating)) else str(v) for v in pred
+            _number_text(v) if isinstance(v, (float, np.floating)) else str(v) for v in pred
         ]
         header = ""
     return header, "\n".join(lines) + "\n"
+
+
+def _metric_text(v):
+    """A metric with four decimals, or four significant digits below 1 (and
+    from 1e12 on).
+
+    (Four decimals printed the RMSE 3.3e-07 of a target in micro-units as
+    0.0000; between 0.1 and 1 both spell a value alike.)
+    """
+    if v == 0 or not np.isfinite(v) or 1 <= abs(v) < 1e12:
+        return f"{v:.4f}"
+    return f"{v:#.4g}"  # (not 300 digits for an MAE of 9e307)
 
 
 def _write_metrics(args, res):
@@ -206,7 +244,7 @@ def _write_metrics(args, res):
                     for k, v in res.items()}, indent=1)
         if args.json
         else "\n".join(
-            f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+            f"{k} {_metric_text(v)}" if isinstance(v, float) else f"{k} {v}"
             for k, v in res.items()
         )
     ) + "\n"

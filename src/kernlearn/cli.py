@@ -24,6 +24,7 @@ from ._cli_common import (
     _RANGE_MAX_OUTSIDE,
     CLIError,
     _as_numbers,
+    _check_targets,
     _check_labels,
     _check_output,
     _check_values,
@@ -93,7 +94,13 @@ class _Parser(argparse.ArgumentParser):
         old = re.search(
             r"unrecognized arguments: --?([A-Za-z_][\w-]*)(?:[= ]([^-\s]\S*))?", message
         )
-        if old and old.group(1) not in ("help", "version"):
+        if old and old.group(1) in ("m", "model") and getattr(
+                self, "command", None) in ("select", "report"):
+            # -m is the model's flag in fit/predict/evaluate; here the model is
+            # the first argument (the hint was "-p m=MODEL": a parameter)
+            hint = (f"; the model is the first argument here: "
+                    f"`{self.prog} {self.command} MODEL ...`")
+        elif old and old.group(1) not in ("help", "version"):
             key = old.group(1).replace("-", "_")
             hint = (
                 f"; estimator parameters are set with -p key=value "
@@ -448,6 +455,18 @@ def _warn_row_ids(X, names):
 
 
 # -------------------------------------------------------------------- commands
+def _print_warnings(caught):
+    """One line per distinct warning (paths, folds and classes repeat theirs)."""
+    counts = {}
+    for w in caught:
+        if not issubclass(w.category, DeprecationWarning):
+            msg = _one_line(w.message)
+            counts[msg] = counts.get(msg, 0) + 1
+    for msg, k in counts.items():
+        print(f"kernlearn: warning: {msg}" + (f" ({k} times)" if k > 1 else ""),
+              file=sys.stderr)
+
+
 def _progress_level(args):
     return 0 if args.quiet else 1
 
@@ -481,6 +500,7 @@ def _cmd_fit(args):
         _warn_row_ids(X, info["feature_names"])
     if ESTIMATORS[name][1] == "regression":
         y = _as_numbers(y)
+    _check_targets(y, args.data)
     if ESTIMATORS[name][1] == "regression" and np.asarray(y).dtype.kind not in "fiub":
         raise CLIError(f"{name} needs numeric targets; {args.data} has text labels", 3)
     if (
@@ -506,15 +526,7 @@ def _cmd_fit(args):
                 f"cannot fit {name} on {args.data}: {_one_line(exc)}", 6
             ) from None
     elapsed = time.perf_counter() - t0
-    # one line per distinct warning: paths, folds and classes repeat theirs
-    counts = {}
-    for w in caught:
-        if not issubclass(w.category, DeprecationWarning):
-            msg = _one_line(w.message)
-            counts[msg] = counts.get(msg, 0) + 1
-    for msg, k in counts.items():
-        print(f"kernlearn: warning: {msg}" + (f" ({k} times)" if k > 1 else ""),
-              file=sys.stderr)
+    _print_warnings(caught)
     meta = {
         "cli_estimator": name,
         "task": ESTIMATORS[name][1],
@@ -555,15 +567,15 @@ def _cmd_fit(args):
 
 
 def _selection_summary(est):
-    for attr, what in (
-        ("selected_features_", "features selected"),
-        ("features_", "features learned"),
-        ("center_indices_", "centres kept"),
+    for attr, noun, verb in (
+        ("selected_features_", "feature", "selected"),
+        ("features_", "feature", "learned"),
+        ("center_indices_", "centre", "kept"),
     ):
         if hasattr(est, attr):
             val = getattr(est, attr)
             n = val if np.isscalar(val) else len(val)
-            return f"{n} {what}; "
+            return f"{n} {noun}{'s' if n != 1 else ''} {verb}; "
     if hasattr(est, "kernel_weights_"):
         n = int(np.count_nonzero(est.kernel_weights_))
         return f"{n} kernel{'s' if n != 1 else ''} weighted; "
@@ -612,6 +624,7 @@ def _test_targets(est, meta, y, source):
         y = _as_numbers(y)
         if y.dtype.kind not in "fiub":
             raise CLIError(f"{source} has text labels; the model is a regressor", 5)
+    _check_targets(y, source)
     return task, _check_labels(est, y, source)
 
 
@@ -639,7 +652,8 @@ def _cmd_select(args):
 
 def _cmd_report(args):
     """Write a self-contained HTML report of a model."""
-    out = args.out or str(Path(args.model).with_suffix(".html"))
+    # (an empty --out wrote MODEL.html without a word)
+    out = str(Path(args.model).with_suffix(".html")) if args.out is None else args.out
     to_stdout = out == "-"  # (it wrote a file named "-")
     if not to_stdout:
         _check_output(out, "report", [("model", args.model), ("data", args.data)])
@@ -825,7 +839,8 @@ def build_parser():
 
     def model_data(p, out_help="write here instead of stdout ('-': stdout)"):
         p.add_argument("data", help=data_help)
-        p.add_argument("--model", "-m", required=True)
+        p.add_argument("--model", "-m", required=True,
+                       help="model file written by `kernlearn fit`")
         table_args(p, "default: the model's")
         p.add_argument("--out", "-o", help=out_help)
         chunk_args(p, "read the LIBSVM file block by block, writing as blocks arrive")
@@ -844,13 +859,13 @@ def build_parser():
     sel = sub.add_parser(
         "select", help="selected features / learned parameters / kernel weights"
     )
-    sel.add_argument("model")
+    sel.add_argument("model", help="model file written by `kernlearn fit`")
     sel.add_argument("--format", choices=["csv", "json"], default="csv")
     sel.add_argument("--out", "-o", help="write here instead of stdout ('-': stdout)")
     sel.set_defaults(func=_cmd_select)
 
     rep = sub.add_parser("report", help="self-contained HTML report of a model")
-    rep.add_argument("model")
+    rep.add_argument("model", help="model file written by `kernlearn fit`")
     rep.add_argument("--data", help="labelled test data: " + data_help)
     table_args(rep, "default: the model's")
     rep.add_argument("--out", "-o", help="HTML file (default: MODEL with .html; '-': stdout)")
@@ -887,7 +902,10 @@ def main(argv=None):
     debug = os.environ.get("KERNLEARN_DEBUG") == "1"
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # (as parse_args, with the subcommand known to the hint)
+            parser.command = args.command
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
         if getattr(args, "chunk_memory", None) is not None and not args.out_of_core:
             raise CLIError("--chunk-memory sizes the blocks of --out-of-core reading; "
                            "add --out-of-core or drop --chunk-memory", 2)
@@ -898,7 +916,12 @@ def main(argv=None):
         if args.command == "demo" and args.out == "-":
             raise CLIError("--out -: the demo writes its plots to a folder; give its "
                            "name", 2)
-        code = args.func(args)
+        # (fit prints its own; a warning of another command, e.g. NumPy's
+        # overflow in the metrics, was Python's two lines with a source line)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            code = args.func(args)
+        _print_warnings(caught)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
     except CLIError as exc:
@@ -913,21 +936,38 @@ def main(argv=None):
         except (OSError, ValueError, AttributeError):
             pass
         return 141
+    except UnicodeEncodeError as exc:
+        import codecs
+
+        if codecs.lookup(exc.encoding).name != codecs.lookup(
+                getattr(sys.stdout, "encoding", None) or "utf-8").name:
+            return _internal_error(exc, debug)  # (not the terminal's: a bug)
+        # a label or name the terminal's encoding cannot show
+        print(f"kernlearn: error: the output holds {exc.object[exc.start:exc.end]!r}, "
+              f"which standard output's encoding ({exc.encoding}) cannot show; "
+              "write it to a file with --out (UTF-8) or set PYTHONIOENCODING=utf-8",
+              file=sys.stderr)
+        return 7
     except KeyboardInterrupt:
         print("kernlearn: interrupted", file=sys.stderr)
         return 130
     except MemoryError:
         print("kernlearn: error: out of memory", file=sys.stderr)
         return 3
-    except Exception as exc:  # a bug: say so in one line, traceback on request
-        if debug:
-            raise
-        print(
-            f"kernlearn: internal error: {type(exc).__name__}: {_one_line(exc)} "
-            "(set KERNLEARN_DEBUG=1 for the traceback; please report it)",
-            file=sys.stderr,
-        )
-        return 1
+    except Exception as exc:
+        return _internal_error(exc, debug)
+
+
+def _internal_error(exc, debug):
+    """A bug: said in one line (exit 1), the traceback on request."""
+    if debug:
+        raise exc
+    print(
+        f"kernlearn: internal error: {type(exc).__name__}: {_one_line(exc)} "
+        "(set KERNLEARN_DEBUG=1 for the traceback; please report it)",
+        file=sys.stderr,
+    )
+    return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

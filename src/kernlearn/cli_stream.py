@@ -204,7 +204,7 @@ def stream_predict(args, est, meta):
     count = []
 
     def write_file(tmp):
-        with open(tmp, "w") as fh:
+        with open(tmp, "w", encoding="utf-8") as fh:  # (as _write_text)
             count.append(write(fh))
 
     _atomic_write(args.out, write_file)

@@ -18,6 +18,7 @@ import gzip
 import io
 import lzma
 import re
+import unicodedata
 import zipfile
 import zlib
 from pathlib import Path
@@ -145,11 +146,18 @@ def _first_block(path):
 
 
 # ------------------------------------------------------------------------ CSV
+def _name(name):
+    """A column name as compared: stripped, in Unicode's composed form (macOS
+    writes "é" as "e" and a combining accent: the same name on screen, which
+    did not match, and the error named two names that looked alike)."""
+    return unicodedata.normalize("NFC", str(name).strip())
+
+
 def _label_position(label, names, width, path, flag="--label"):
     if label is None:
         return width - 1
-    if names is not None and str(label) in names:
-        return names.index(str(label))
+    if names is not None and _name(label) in names:
+        return names.index(_name(label))
     try:
         pos = int(label)
     except (TypeError, ValueError):
@@ -212,15 +220,15 @@ def _codes_as_written(values, text, sep, has_header, index, zeros):
     return column.to_numpy(dtype=str)
 
 
-def _check_label_kinds(y, column, path, offset):
+def _check_label_kinds(y, column, path, line):
     """Refuse a label column mixing numbers and text: a typo ("a" among 1 and
     -1) would otherwise become a class of its own without a word."""
     numeric = np.array([_is_number(v) for v in y])
     if numeric.any() and not numeric.all():
         i, j = np.flatnonzero(~numeric)[0], np.flatnonzero(numeric)[0]
         raise ValueError(
-            f"{path}: row {i + 1 + offset}, column {column}: label {y[i]!r} is text "
-            f"but row {j + 1 + offset} holds the number {y[j]!r}; use one kind of "
+            f"{path}: row {line[i]}, column {column}: label {y[i]!r} is text "
+            f"but row {line[j]} holds the number {y[j]!r}; use one kind of "
             "label in the whole column."
         )
 
@@ -257,18 +265,34 @@ def _sniff_separator(sample, sep):
 
 
 def _check_layout(text, sep, path, header):
-    """Field counts of every line (pandas pads short lines with missing values)."""
-    rows = csv.reader(io.StringIO(text), delimiter=sep)
-    first, width = None, None
-    for i, row in enumerate(rows):
+    """Field counts of every line (pandas pads short lines with missing values).
+
+    Returns the first record and the file line on which each record starts:
+    messages name rows by file line, which blank lines skipped and quoted line
+    breaks made differ from the record count.
+    """
+    from array import array
+
+    # (newline="": a line may end in \r\n, \n or a lone \r, as old Mac
+    # exports write; the lone \r was "new-line character seen in unquoted
+    # field", an internal error)
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    first, width, starts = None, None, array("q")
+    while True:
+        start = rows.line_num + 1
+        try:
+            row = next(rows)
+        except StopIteration:
+            break
         if not row:
             continue
+        starts.append(start)
         if first is None:
             first, width = row, len(row)
             continue
         if len(row) != width:
             raise ValueError(
-                f"{path}: line {i + 1} has {len(row)} fields, line 1 has {width} "
+                f"{path}: line {start} has {len(row)} fields, line 1 has {width} "
                 f"(separator {sep!r})"
                 # (a note above the table, as some exports write)
                 + ("; line 1 is a comment (it starts with '#'): remove it."
@@ -300,10 +324,10 @@ def _check_layout(text, sep, path, header):
             raise ValueError(
                 f"{path}: column name {dup[0]!r} appears twice in the header."
             )
-    return first
+    return first, np.frombuffer(starts, dtype=np.int64)
 
 
-def _first_missing(frame, path, offset, skip=None):
+def _first_missing(frame, path, line, skip=None):
     """Refuse a missing value of ``frame`` (of a column other than ``skip``),
     naming the first by row and column and counting them all."""
     missing = frame.isna().to_numpy()
@@ -322,7 +346,7 @@ def _first_missing(frame, path, offset, skip=None):
         f" ({int(missing.sum())} missing values in {rows} of {len(frame)} rows; columns "
         f"{', '.join(cols[:8])}{'...' if len(cols) > 8 else ''})")
     raise ValueError(
-        f"{path}: row {i + 1 + offset}, column {frame.columns[j]}: missing value "
+        f"{path}: row {line[i]}, column {frame.columns[j]}: missing value "
         f"(empty, {', '.join(NA_MARKERS)}, NA, ...){more}; fill or drop it first."
     )
 
@@ -336,7 +360,7 @@ def _row_numbers(column):
     return np.unique(values).size == values.size
 
 
-def _numeric(frame, path, offset, label_hint=False, sep=","):
+def _numeric(frame, path, line, label_hint=False, sep=","):
     """The feature columns as float64.  A typo among numbers is named by row
     and column; columns of text (categories, dates) are all named at once,
     with what to do, so that a user does not learn of them one fit at a time
@@ -363,11 +387,11 @@ def _numeric(frame, path, offset, label_hint=False, sep=","):
     if sep != "," and _DECIMAL_COMMA.fullmatch(value.strip()):
         # "1,5" in a ';' file: a number to the user, "text" to be encoded here
         raise ValueError(
-            f"{path}: row {rows[0] + 1 + offset}, column {col}: {value!r} is written with "
+            f"{path}: row {line[rows[0]]}, column {col}: {value!r} is written with "
             "a decimal comma; kernlearn reads numbers with a decimal point: convert the "
             "file (e.g. pandas.read_csv(..., decimal=',').to_csv(...)).")
     if len(bad) == 1:
-        where = f"{path}: row {rows[0] + 1 + offset}, column {col}: {value!r} is not a number."
+        where = f"{path}: row {line[rows[0]]}, column {col}: {value!r} is not a number."
         if rows.size < present.sum():  # numbers with a stray text cell: the row is the news
             raise ValueError(where)
         raise ValueError(
@@ -377,7 +401,7 @@ def _numeric(frame, path, offset, label_hint=False, sep=","):
             + f" {'Otherwise e' if label_hint else 'E'}ncode the text column {col} as "
             "numbers (e.g. one 0/1 column per category) or drop it.")
     named = ", ".join(f"{c} ({v!r}...)" if r.size == frame[c].notna().sum()
-                      else f"{c} (row {r[0] + 1 + offset}: {v!r})" for c, r, v in bad[:8])
+                      else f"{c} (row {line[r[0]]}: {v!r})" for c, r, v in bad[:8])
     raise ValueError(
         f"{path}: {len(bad)} columns hold text, not numbers: {named}"
         f"{' and ' + ', '.join(c for c, _, _ in bad[8:]) if len(bad) > 8 else ''}; "
@@ -405,8 +429,9 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
             "save it as UTF-8 (e.g. iconv -f WINDOWS-1252 -t UTF-8, or "
             "pandas.read_csv(..., encoding='latin-1').to_csv(...)).") from None
     sep = _sniff_separator(raw[:_SNIFF], sep)
-    first = _check_layout(text, sep, path, header)
+    first, lines = _check_layout(text, sep, path, header)
     has_header = header is not False
+    line = lines[1:] if has_header else lines  # file line of each data row
     try:
         frame = pd.read_csv(
             io.StringIO(text), sep=sep, header=0 if has_header else None,
@@ -418,6 +443,8 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
         raise ValueError(f"cannot read CSV file {path}: {msg}") from None
     if frame.shape[0] == 0:
         raise ValueError(f"CSV file {path} has a header but no data rows.")
+    if line.size != frame.shape[0]:  # (a record pandas skipped: count them instead)
+        line = np.arange(frame.shape[0]) + 1 + has_header
     if has_header:
         for j, name in enumerate(first):
             if not name.strip() and frame.iloc[:, j].isna().all():
@@ -440,12 +467,11 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
                     "distinct row numbers: a row index (as pandas' to_csv and R's write.csv "
                     "write by default), not a feature; write the file without it "
                     "(index=False, row.names=FALSE) or remove the column.")
-        frame.columns = [str(c).strip() for c in frame.columns]
+        frame.columns = [_name(c) for c in frame.columns]
         names = list(frame.columns)
     else:
         frame.columns = [str(j) for j in range(frame.shape[1])]
         names = None
-    offset = 1 if has_header else 0
     width = frame.shape[1]
     columns = list(frame.columns)  # the file's columns, task column included
     zeros = functools.cache(lambda: _leading_zero_anywhere(text, sep))
@@ -453,7 +479,7 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     if task_column is not None:
         tpos = _label_position(task_column, names, width, path, "--task-column")
         tcol = frame.columns[tpos]
-        _first_missing(frame[[tcol]], path, offset)
+        _first_missing(frame[[tcol]], path, line)
         tasks = _codes_as_written(_labels(frame[tcol].to_numpy()), text, sep, has_header,
                                   tpos, zeros)
         frame = frame.drop(columns=[tcol])
@@ -473,9 +499,11 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
         pos = _label_position(label, names, width, path) if with_label else None
         ycol = None if pos is None else frame.columns[pos]
         feats = [c for c in frame.columns if c != ycol]
+    if not has_header and len(frame) > 1 and not any(_is_number(v) for v in first):
+        _header_read_as_data(frame, first, path, line[0])
     # a text column while the default label (the last column) holds numbers:
     # perhaps the label is elsewhere
-    X = _numeric(frame[feats], path, offset, sep=sep,
+    X = _numeric(frame[feats], path, line, sep=sep,
                  label_hint=label is None and ycol is not None and names is not None
                  and frame[ycol].dtype.kind in "biuf")
     # rows to predict are often those whose label is unknown (Hitters' missing
@@ -483,26 +511,49 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     # refused for nothing; its column is passed over (not dropped: a copy of
     # the whole table)
     unread = not labels_needed and ycol is not None and frame[ycol].isna().any()
-    _first_missing(frame, path, offset, skip=ycol if unread else None)
+    _first_missing(frame, path, line, skip=ycol if unread else None)
     if unread:
         ycol = None
     bad = first_non_finite(X)  # ("inf", "1e400": named as a missing value is)
     if bad is not None:
         i, j, value, _ = bad
-        raise ValueError(f"{path}: row {i + 1 + offset}, column {feats[j]}: "
+        raise ValueError(f"{path}: row {line[i]}, column {feats[j]}: "
                          f"{value} is not a finite number.")
     y = None if ycol is None else _codes_as_written(
         _labels(frame[ycol].to_numpy()), text, sep, has_header, columns.index(ycol), zeros)
+    if y is not None and y.dtype.kind == "f":
+        bad = first_non_finite(y[:, None])  # ("inf", "1e400": as for the features)
+        if bad is not None and labels_needed:
+            raise ValueError(f"{path}: row {line[bad[0]]}, column {ycol}: "
+                             f"{bad[2]} is not a finite label.")
+        y = None if bad is not None else y  # (predict does not read labels)
     if y is not None and y.dtype.kind == "U":
-        _check_label_kinds(y, ycol, path, offset)
+        _check_label_kinds(y, ycol, path, line)
     info = {"sep": sep, "header": has_header,
             "label_name": None if ycol is None or names is None else ycol}
     return X, y, (None if names is None else feats), tasks, info
 
 
+def _header_read_as_data(frame, first, path, at):
+    """Refuse a line of names read as a data row: "7 columns hold text" named
+    every column, not the line (a model fitted on a file without a header
+    reads its test files without one)."""
+    import pandas as pd
+
+    rest = frame.iloc[1:]
+    if any(pd.to_numeric(rest.iloc[:, j], errors="coerce").notna().all()
+           for j in range(rest.shape[1])):
+        shown = ", ".join(v.strip() for v in first[:4]) + ("..." if len(first) > 4 else "")
+        raise ValueError(
+            f"{path}: line {at} ({shown}) names the columns, but the file is read without "
+            "a header line (--no-header, or a model fitted on a file without one); "
+            "pass --header to skip it (the columns are then taken by position).")
+
+
 def _match_names(names, model_names, label, path):
     """The model's feature columns (in its order) and the label column, by name."""
-    model_names = [str(n) for n in model_names]
+    model_names = [_name(n) for n in model_names]
+    label = None if label is None else _name(label)
     missing = [n for n in model_names if n not in names]
     if missing:
         # a renamed column ("income" now "Income") is a missing one and an
@@ -592,6 +643,10 @@ def _read_numpy(path, label, n_features, suffix):
             keep = [j for j in range(width) if j != pos]
             X, y = X[:, keep], X[:, pos]
     else:
+        if label is not None:  # (it was passed over: y was fitted on, not the column)
+            raise ValueError(f"--label {label}: {path} holds its labels in its array "
+                             "'y'; --label picks a column of a table (CSV, .npy, or an "
+                             ".npz without 'y').")
         if y.shape != (X.shape[0],):
             raise ValueError(f"{path}: y has shape {y.shape}, expected ({X.shape[0]},).")
         if n_features is not None and X.shape[1] != n_features:

@@ -763,6 +763,18 @@ def _read(path):
         meta = json.loads(bytes(raw).decode("utf-8"))
     except Exception as exc:  # any fault of an untrusted file is a refusal
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        with open(path, "rb") as fh:
+            start = fh.read(4)
+        if not start:
+            raise ValueError(f"{path} is not a readable kernlearn model file: it is "
+                             "empty.") from exc
+        if start == b"PK\x03\x04" and isinstance(exc, zipfile.BadZipFile):
+            # a model file cut short (an interrupted copy or download) was "not
+            # a readable kernlearn model file (File is not a zip file)"
+            raise ValueError(
+                f"{path} is not a readable kernlearn model file: it starts as one but "
+                f"is truncated or damaged ({msg}); save or copy it again."
+            ) from exc
         raise ValueError(
             f"{path} is not a readable kernlearn model file ({msg})."
         ) from exc
