@@ -108,6 +108,10 @@ def _run(args, cache_dir, python=None):
     numba's cache in ``cache_dir`` unless ``python`` is another environment's
     interpreter (which uses its own installed copy and cache)."""
     env = dict(os.environ, OMP_NUM_THREADS="1")
+    # Python's bytecode cache on, as in an installed copy (pip compiles it): with
+    # PYTHONDONTWRITEBYTECODE every process compiled kernlearn's sources again,
+    # 0.012 s of GrFL's first fit (it imports its solver then) and part of "import"
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if python is None:
         env["NUMBA_CACHE_DIR"] = str(cache_dir)
         env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])

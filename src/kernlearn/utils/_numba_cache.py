@@ -28,6 +28,9 @@ their names too), and any compilation still runs it first, as numba's compiler
 always does.  The code that runs is unchanged, so the results are too.  The
 entries are stored under their own file names (prefix ``lazylink-``), so an
 entry written by ``numba.njit(cache=True)`` is never read as one of these.
+Entries are unpickled by :func:`._numba_envs.load_entry`, which leaves the
+modules of numba's implementations that the code's environments name to be
+imported when something needs them (see that module).
 With a numba whose internals differ from the ones this relies on (checked at
 import), :func:`njit_cached` is ``numba.njit(cache=True)`` (and if only
 numba's ``Cache.load_overload`` differs, loading runs numba's set-up as before).

@@ -33,7 +33,7 @@ import sys
 
 from numba.core import environment
 
-__all__ = ["load_entry", "deferred_modules"]
+__all__ = ["load_entry"]
 
 # Modules whose environments may be rebuilt before they run (numba's own
 # implementations: loaded code never reads their globals).
@@ -55,17 +55,6 @@ def _matches():
 
 
 SUPPORTED = _matches()
-
-
-def deferred_modules():
-    """Names of the modules whose environments were rebuilt before they ran.
-
-    Returns
-    -------
-    names : list of str
-        Modules still waiting for an import (once imported they leave the list).
-    """
-    return sorted(_PENDING)
 
 
 class _Loader(importlib.abc.Loader):
