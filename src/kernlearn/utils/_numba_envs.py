@@ -100,8 +100,9 @@ def _pending_module(modname):
         spec = importlib.util.find_spec(modname)
     except (ImportError, ValueError):
         return None
-    if (modname in sys.modules or spec is None or spec.loader is None
-            or not hasattr(spec.loader, "exec_module")):
+    # (a module of Python source only: an extension module runs code when created)
+    if (modname in sys.modules or spec is None
+            or not isinstance(spec.loader, importlib.machinery.SourceFileLoader)):
         return None
     module = importlib.util.module_from_spec(spec)
     if _FINDER not in sys.meta_path:
@@ -130,6 +131,8 @@ def _rebuild_env(modname, consts, env_name):
 
 
 class _Unpickler(pickle.Unpickler):
+    """numba's entries, environments rebuilt by :func:`_rebuild_env`."""
+
     def find_class(self, module, name):
         if module == "numba.core.environment" and name == "_rebuild_env":
             return _rebuild_env
