@@ -133,3 +133,20 @@ def test_import_loads_no_heavy_module(module, allowed, tmp_path):
     assert run.returncode == 0, run.stderr
     loaded = set(run.stdout.split())
     assert loaded - set(allowed) == set(), f"import {module} loads {loaded - set(allowed)}"
+
+
+def test_a_fit_without_platt_scaling_imports_no_cross_validation(monkeypatch):
+    # sklearn.model_selection (for the Platt folds) cost a new process's first
+    # fit 0.01 s although only probability=True uses it; ``None`` in
+    # sys.modules makes any import of it fail
+    import numpy as np
+
+    from kernlearn.estimators.fgm import FGMClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 4))
+    y = (X[:, 0] > 0).astype(int)
+    monkeypatch.setitem(sys.modules, "sklearn.model_selection", None)
+    FGMClassifier(max_features=2, B=1).fit(X, y)
+    with pytest.raises(ImportError, match="model_selection"):
+        FGMClassifier(max_features=2, B=1, probability=True).fit(X, y)

@@ -119,14 +119,15 @@ class ProbabilityMixin:
 
     def _fit_platt(self, X, y, sample_weight=None, **row_args):
         """Fit the Platt sigmoids when needed; call at the end of ``fit``."""
+        self.platt_ = None
+        if not getattr(self, "probability", False) or getattr(self, "loss", None) == "logistic":
+            return
+        # (imported here: a fit without Platt scaling, the default, needs neither,
+        # and sklearn.model_selection costs a new process's first fit 0.01 s)
         import warnings
 
         from sklearn.base import clone
         from sklearn.model_selection import StratifiedKFold
-
-        self.platt_ = None
-        if not getattr(self, "probability", False) or getattr(self, "loss", None) == "logistic":
-            return
         y = np.asarray(y)
         classes, yi = np.unique(y, return_inverse=True)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)

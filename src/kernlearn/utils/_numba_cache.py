@@ -28,6 +28,9 @@ their names too), and any compilation still runs it first, as numba's compiler
 always does.  The code that runs is unchanged, so the results are too.  The
 entries are stored under their own file names (prefix ``lazylink-``), so an
 entry written by ``numba.njit(cache=True)`` is never read as one of these.
+Entries are unpickled by :func:`._numba_envs.load_entry`, which leaves the
+modules of numba's implementations that the code's environments name to be
+imported when something needs them (see that module).
 With a numba whose internals differ from the ones this relies on (checked at
 import), :func:`njit_cached` is ``numba.njit(cache=True)`` (and if only
 numba's ``Cache.load_overload`` differs, loading runs numba's set-up as before).
@@ -41,6 +44,8 @@ import textwrap
 import numba
 from numba.core import caching, codegen, compiler
 from numba.core.runtime import nrt
+
+from . import _numba_envs
 
 __all__ = ["njit_cached"]
 
@@ -87,7 +92,25 @@ def _numba_load_overload_is_known():
          "    return self._load_overload(sig, target_context)")]
 
 
+def _numba_load_data_is_known():
+    """Whether numba's ``IndexDataCacheFile._load_data`` is the plain read and
+    unpickle that :class:`_EnvDeferringCacheFile` replaces."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(
+            caching.IndexDataCacheFile._load_data)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    return [ast.unparse(node) for node in tree.body[0].body] == [
+        "path = self._data_path(name)",
+        "with open(path, 'rb') as f:\n    data = f.read()",
+        "tup = pickle.loads(data)",
+        "_cache_log('[cache] data loaded from %r', path)",
+        "return tup"]
+
+
 _SUPPORTED = _numba_matches()
+# Whether entries may be unpickled by ``_numba_envs`` (see ``_EnvDeferringCacheFile``).
+_DEFER_ENVS = _numba_envs.SUPPORTED and _numba_load_data_is_known()
 # Whether loading may skip the compiler's set-up (otherwise numba's loader runs).
 _SKIP_SETUP = (_numba_load_overload_is_known()
                and callable(getattr(nrt.rtsys, "initialize", None)))
@@ -187,10 +210,24 @@ class _LazyLinkingImpl(caching.CompileResultCacheImpl):
         return f"{_PREFIX}-{super().get_filename_base(fullname, abiflags)}"
 
 
+class _EnvDeferringCacheFile(caching.IndexDataCacheFile):
+    """numba's cache files, entries unpickled by :func:`_numba_envs.load_entry`."""
+
+    def _load_data(self, name):
+        with open(self._data_path(name), "rb") as f:
+            return _numba_envs.load_entry(f.read())
+
+
 class _LazyLinkingCache(caching.FunctionCache):
-    """A dispatcher's cache whose entries load without parsing their bitcode."""
+    """A dispatcher's cache whose entries load without parsing their bitcode
+    (nor importing numba's implementation modules, see :mod:`._numba_envs`)."""
 
     _impl_class = _LazyLinkingImpl
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        if _DEFER_ENVS:
+            self._cache_file.__class__ = _EnvDeferringCacheFile
 
     def load_overload(self, sig, target_context):
         """numba's ``Cache.load_overload`` without the compiler's set-up: the
