@@ -345,3 +345,39 @@ def test_a_header_line_read_as_data_is_named_as_such(tmp_path, capsys):
     assert "line 1 (x0, x1, x2, target) names the columns" in err and "--header" in err
     assert (_ok(capsys, "predict", "-m", model, data, "--header")
             == _ok(capsys, "predict", "-m", model, bare))
+
+
+def test_a_few_far_out_values_are_predicted_with_a_warning_naming_them(tmp_path, capsys):
+    # a few rows with a missing-value code (-999) where training never went
+    # below -3: too few to refuse the file (that takes 5 % of the values), so
+    # their extrapolated predictions were written without a word
+    X, y = _regression(n=80)
+    data = _table(tmp_path / "d.csv", X, y)
+    model = tmp_path / "m.klm"
+    _ok(capsys, "fit", "-e", "fgm-regressor", "-m", model, "-q", "-p", "C=1", data)
+    code, out, err = _run(["predict", "-m", model, data], capsys)
+    assert code == 0 and "far outside" not in err, err
+    lines = data.read_text().splitlines()
+    for r in (5, 9):  # data rows 5 and 9 (file lines 6 and 10)
+        parts = lines[r].split(",")
+        parts[1] = "-999"
+        lines[r] = ",".join(parts)
+    coded = tmp_path / "coded.csv"
+    coded.write_text("\n".join(lines) + "\n")
+    code, out, err = _run(["predict", "-m", model, coded], capsys)
+    assert code == 0, err
+    assert len(out.split()) == 80  # every prediction is still written
+    (line,) = [w for w in err.splitlines() if "far outside" in w]
+    assert line.startswith("kernlearn: warning: 2 samples of ")
+    assert "first: sample 5, feature 'x1' = -999" in line, line
+    # sparse input: the same rows
+    import scipy.sparse as sp
+
+    from kernlearn.summary import far_outside_rows, feature_profile
+
+    Xc = np.loadtxt(coded, delimiter=",", skiprows=1)[:, :3]
+    prof = feature_profile(X)
+    for M in (Xc, sp.csc_matrix(Xc)):
+        rows, first = far_outside_rows(M, prof)
+        np.testing.assert_array_equal(rows, [4, 8])
+        assert first == (4, 1, -999.0)

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,31 @@ def _check_values(X, source, first_row=0):
         i, j = bad[:2]  # where: the first such value, by sample (row) and feature (column)
         raise CLIError(f"{source} contains NaN or infinite feature values (first: sample "
                        f"{first_row + i + 1}, feature {j + 1} of {X.shape[1]})", 3)
+
+
+def _warn_far_outside(X, meta, source):
+    """Warn of rows with a value far outside its feature's training range.
+
+    Too few to refuse the file (a sentinel such as -999 for a missing value
+    in a few rows), their predictions extrapolate: they were made without a
+    word.
+    """
+    from .summary import far_outside_rows
+
+    rows, first = far_outside_rows(X, meta)
+    if first is None:
+        return
+    i, j, v = first
+    names = meta.get("feature_names")
+    feature = repr(str(names[j])) if names is not None and j < len(names) else f"{j + 1}"
+    lo, hi = meta["feature_min"][j], meta["feature_max"][j]
+    n = rows.size
+    warnings.warn(
+        f"{n} sample{'s' if n > 1 else ''} of {source} hold{'' if n > 1 else 's'} a value "
+        f"far outside its feature's training range, so {'their' if n > 1 else 'its'} "
+        f"prediction{'s' if n > 1 else ''} extrapolate{'' if n > 1 else 's'} (first: "
+        f"sample {i + 1}, feature {feature} = {v:.6g}, trained on {lo:.6g} to {hi:.6g}); "
+        "a missing-value code such as -999?", UserWarning, stacklevel=2)
 
 
 def _check_targets(y, source):

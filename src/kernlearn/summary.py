@@ -9,7 +9,7 @@ labelled data, and the per-feature profile of the training data that
 import numpy as np
 
 __all__ = ["evaluate_metrics", "feature_names", "feature_profile", "feature_weight_norms",
-           "outside_fraction", "selection_table"]
+           "far_outside_rows", "outside_fraction", "selection_table"]
 
 _RANGE_SLACK = 0.5  # fraction of a feature's training range tolerated outside it
 
@@ -54,6 +54,15 @@ def feature_profile(X):
     }
 
 
+def _far_outside(profile, cols, vals):
+    """Whether each value lies outside its feature's training range by more than
+    ``_RANGE_SLACK`` times that range (or the larger of its ends' magnitudes)."""
+    lo, hi = profile["feature_min"], profile["feature_max"]
+    slack = _RANGE_SLACK * np.maximum(hi - lo, np.maximum(np.abs(hi), np.abs(lo)))
+    slack = np.where(slack > 0, slack, 1e-12)
+    return (vals < lo[cols] - slack[cols]) | (vals > hi[cols] + slack[cols])
+
+
 def outside_fraction(X, profile):
     """Fraction of values unlike the training data of their feature.
 
@@ -71,17 +80,46 @@ def outside_fraction(X, profile):
     -------
     fraction : float
     """
-    lo, hi = profile["feature_min"], profile["feature_max"]
-    slack = _RANGE_SLACK * np.maximum(hi - lo, np.maximum(np.abs(hi), np.abs(lo)))
-    slack = np.where(slack > 0, slack, 1e-12)
     cols, vals = _stored_values(X)
     if vals.size == 0:
         return 0.0
-    out = (vals < lo[cols] - slack[cols]) | (vals > hi[cols] + slack[cols])
+    out = _far_outside(profile, cols, vals)
     integral = profile.get("feature_integral")
     if integral is not None:
         out |= integral[cols] & (vals != np.round(vals))
     return float(out.mean())
+
+
+def far_outside_rows(X, profile):
+    """Rows holding a value far outside its feature's training range.
+
+    "Far" as in :func:`outside_fraction`: a sentinel such as -999 for a
+    missing value, or a value in other units, whose prediction extrapolates.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix
+    profile : dict
+        From :func:`feature_profile`.
+
+    Returns
+    -------
+    rows : ndarray of int
+        The rows (0-based, increasing) with such a value.
+    first : tuple of (int, int, float) or None
+        Row, feature and value of the first one (None without any).
+    """
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        row_of = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    cols, vals = _stored_values(X)
+    out = np.flatnonzero(_far_outside(profile, cols, vals))
+    if out.size == 0:
+        return out, None
+    rows = row_of[out] if sp.issparse(X) else out // X.shape[1]
+    return np.unique(rows), (int(rows[0]), int(cols[out[0]]), float(vals[out[0]]))
 
 
 def evaluate_metrics(est, X, y, task, tasks=None, pred=None):
