@@ -13,7 +13,12 @@ import warnings
 import numpy as np
 import pytest
 
-from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
+from kernlearn import (
+    InfiniteFeatureClassifier,
+    LowRankKernelClassifier,
+    LowRankKernelRegressor,
+    PNormMKLClassifier,
+)
 
 
 def _weighted_data(n=120, seed=0):
@@ -47,3 +52,24 @@ def test_slkl_auto_nu_does_not_depend_on_a_common_factor_of_the_weights(Est):
         assert np.mean(big.predict(X)[heavy] == y[heavy]) > 0.9
     else:
         assert big.score(X[heavy], y[heavy]) > 0.95
+
+
+@pytest.mark.parametrize("Est", [PNormMKLClassifier, InfiniteFeatureClassifier,
+                                 LowRankKernelClassifier])
+def test_scale_width_set_by_column_offsets_is_warned_of(Est):
+    # A time-stamp column (near 1.6e9) beside unit columns, not standardised:
+    # gamma="scale" (the variance over all entries, as scikit-learn computes
+    # it) made every kernel value 1 and the model a constant, 0.525 accuracy
+    # where the standardised fit scores 1.0, without a word.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 4))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    X[:, 2] += 1.6e9
+    kw = {"random_state": 0} if Est is not PNormMKLClassifier else {}
+    with pytest.warns(UserWarning, match="columns' means differ"):
+        Est(standardize=False, **kw).fit(X, y)
+    # centred (or standardised) columns: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Est(standardize=False, **kw).fit(X - X.mean(axis=0), y)
+        Est(**kw).fit(X, y)
