@@ -8,13 +8,16 @@ kernels) and compared with scikit-learn's baselines.  Most cases fitted a
 sensible model; these did not.
 """
 
+import pathlib
 import warnings
 
 import numpy as np
 import pytest
 
+import kernlearn
 from kernlearn import (
     InfiniteFeatureClassifier,
+    InfiniteFeatureRegressor,
     LowRankKernelClassifier,
     LowRankKernelRegressor,
     PNormMKLClassifier,
@@ -73,3 +76,26 @@ def test_scale_width_set_by_column_offsets_is_warned_of(Est):
         warnings.simplefilter("error")
         Est(standardize=False, **kw).fit(X - X.mean(axis=0), y)
         Est(**kw).fit(X, y)
+
+
+def test_grfl_regressor_at_a_level_admitting_no_feature_predicts_the_mean():
+    # lambda_p=1e6 is above every candidate's score: no fold's path adds a
+    # feature, and max_features="auto" crashed choosing among no counts
+    # ("attempt to get argmin of an empty sequence").
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 6))
+    y = X[:, 0] + 0.1 * rng.standard_normal(120) + 3.0
+    est = InfiniteFeatureRegressor(lambda_p=1e6, random_state=0).fit(X, y)
+    assert est.max_features_ == 0
+    np.testing.assert_allclose(est.predict(X), y.mean())
+
+
+def test_every_module_compiles_without_a_warning():
+    # An invalid escape ("\o" in a docstring's math) is a DeprecationWarning
+    # (a SyntaxWarning from Python 3.12): under ``python -W error`` importing
+    # InfiniteFeatureClassifier failed with a SyntaxError.
+    root = pathlib.Path(kernlearn.__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            compile(path.read_text(encoding="utf-8"), str(path), "exec")

@@ -204,7 +204,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
 
     @property
     def feature_importances_(self):
-        """Importance of each input feature, summing to one (Fourier family).
+        r"""Importance of each input feature, summing to one (Fourier family).
 
         A kept Fourier feature :math:`j` with frequency :math:`\omega_j` (on the
         standardised inputs) and weights :math:`a_j, b_j` on its cos and sin
