@@ -121,3 +121,17 @@ def test_multitask_regressor_learns_its_kernel_weights_on_far_offset_targets(kw)
     np.testing.assert_allclose(far.kernel_weights_, ref.kernel_weights_, atol=1e-4)
     np.testing.assert_allclose(far.predict(X, task_index=t) - 1e9,
                                ref.predict(X, task_index=t), atol=1e-4)
+
+
+def test_slkl_auto_nu_breaking_down_at_its_first_value_names_the_kernels_scale():
+    # A linear kernel on inputs near 1e40, not standardised: the first value
+    # of the nu="auto" path broke down and the error said "Increase nu (or
+    # use nu='auto')", which the user had.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 5))
+    y = X[:, 0] + 0.1 * rng.standard_normal(80)
+    est = LowRankKernelRegressor(kernel="linear", standardize=False, random_state=0)
+    with pytest.raises(ValueError, match=r"diagonal on the training rows reaches [\d.]+e\+81"
+                       r"; standardise the inputs") as info:
+        est.fit(X * 1e40, y)
+    assert "use nu='auto'" not in str(info.value)

@@ -819,6 +819,17 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
         try:
             res = solver.solve(slkl_problem(cols, Y, rel * msq, sw, gram), warm)
         except SLKLBreakdown as err:
+            if k == 0 and isinstance(nu, str):
+                # "use nu='auto'" does not help: its largest value broke down,
+                # on columns of a scale the targets' does not match (a linear
+                # kernel on inputs near 1e40, not standardised)
+                scales = family._scale[family._scale > 0]  # 1 / sqrt(k(x_m, x_m))
+                top = 1.0 / float(np.min(scales)) ** 2 if scales.size else 0.0
+                raise SLKLBreakdown(
+                    f"{str(err).split(': ')[0]} at the first (largest) value of nu='auto': the "
+                    f"kernel's diagonal on the training rows reaches {top:.3g}; "
+                    "standardise the inputs (standardize=True) or rescale the "
+                    "kernel.") from None
             if k == 0:
                 raise
             # (the next values are smaller still): the path ends at the last value solved
