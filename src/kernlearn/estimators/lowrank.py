@@ -166,13 +166,6 @@ class _BaseLowRank(BaseEstimator):
             Yt = Y / self.y_scale_
         if pre:
             Xt, self.x_mean_, self.x_scale_ = X, None, None
-        if self.nu == "auto" and sample_weight is not None:
-            # weights times c solve the problem of nu times c^2 (the weighted
-            # squared error is the kernel's scale): "auto" tries its grid at
-            # the weights' own scale, as at the targets'.  (Weights of 1 to
-            # 1e8 put the grid at 1e-16 of it: weights near 1e24, garbage
-            # predictions.)  Unit and balanced weights have mean 1 already.
-            sample_weight = sample_weight / np.mean(sample_weight[sample_weight > 0])
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         res = fit_slkl(
             Xt, Yt, kernel=self.kernel, gamma=self.gamma,
@@ -257,9 +250,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         the largest value whose error is within a quarter of a standard error
         of the smallest (the error is noisy, and optimistic at small values,
         on a few hundred rows); a sequence of decreasing values is tried the
-        same way instead.  With ``sample_weight``, ``"auto"`` tries its values
-        at the weights' scale (as if they had mean 1): a common factor of the
-        weights does not change the model.
+        same way instead.  With ``sample_weight``, a path (``"auto"`` or a
+        sequence) is tried at the weights' scale (as if they had mean 1): a
+        common factor of the weights does not change the model.
     precompute : bool, default=True
         Keep all ``M`` columns in memory (:math:`O(nM)`), or compute a column
         each time an inactive coordinate is drawn (:math:`O(n m_0)` memory).
