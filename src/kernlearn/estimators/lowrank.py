@@ -250,7 +250,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         the largest value whose error is within a quarter of a standard error
         of the smallest (the error is noisy, and optimistic at small values,
         on a few hundred rows); a sequence of decreasing values is tried the
-        same way instead.
+        same way instead.  With ``sample_weight``, a path (``"auto"`` or a
+        sequence) is tried at the weights' scale (as if they had mean 1): a
+        common factor of the weights does not change the model.
     precompute : bool, default=True
         Keep all ``M`` columns in memory (:math:`O(nM)`), or compute a column
         each time an inactive coordinate is drawn (:math:`O(n m_0)` memory).

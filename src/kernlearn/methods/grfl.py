@@ -942,11 +942,14 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         # folds: the count with the lowest summed held-out loss, then a path
         # (the classifier: ``draws`` paths, averaged) on all rows to that count
         counts = np.unique(np.concatenate([m.counts for _, m in runs]))
-        total = sum(_curve_at(m, counts) for _, m in runs)
-        k = int(counts[int(np.argmin(total))])
+        # (no fold's path added a feature, as at a level above every score:
+        # no held-out loss to compare, the model of no features)
+        k = int(counts[int(np.argmin(sum(_curve_at(m, counts) for _, m in runs)))]
+                ) if counts.size else 0
         finals = [make_path(None, 1.0).extend(k) for _ in range(draws)]
         final = finals[0]
-        cv = sum(_curve_at(m, [r["n_active"] for r in final.history]) for _, m in runs)
+        cv = sum(_curve_at(m, [r["n_active"] for r in final.history]) for _, m in runs
+                 ) if counts.size else []
         for row, v in zip(final.history, cv):
             row["validation_loss"] = v * w_scale
         stop = "callback" if any(p.stop_reason == "callback" for p, _ in runs) \

@@ -543,7 +543,9 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         one on rows scaled by the square roots of the weights (targets and
         columns), the centres are sampled among the rows of positive weight,
         and the intercept, the default ``gamma`` and the scale of ``nu`` are
-        weighted averages.
+        weighted averages.  A path of ``nu`` values (``"auto"`` or a sequence)
+        sees the weights divided by their mean over the rows of positive
+        weight: a common factor of the weights does not change its model.
     seed : int, default=0
         Seeds the column sample and the coordinate sequence.
     verbose : int, default=0
@@ -576,6 +578,13 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         The fitted model on the scale of ``X`` and ``Y``.
     """
     sw = sample_weight
+    if sw is not None and (isinstance(nu, str) or np.size(nu) > 1):
+        # weights times c solve the problem of nu times c^2 (the weighted
+        # squared error sets the kernel's scale): a path is tried at the
+        # weights' own scale, as at the targets' (weights of 1 to 1e8 put it
+        # at 1e-16 of it: kernel weights near 1e24, predictions near 1e16);
+        # unit and balanced weights have mean 1 already
+        sw = sw / np.mean(sw[sw > 0])
     rows = None if sw is None else np.flatnonzero(sw > 0)
     n = X.shape[0] if sw is None else len(rows)
     if kernel == "precomputed":
@@ -827,6 +836,17 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
         try:
             res = solver.solve(slkl_problem(cols, Y, rel * msq, sw, gram), warm)
         except SLKLBreakdown as err:
+            if k == 0 and isinstance(nu, str):
+                # "use nu='auto'" does not help: its largest value broke down,
+                # on columns of a scale the targets' does not match (a linear
+                # kernel on inputs near 1e40, not standardised)
+                scales = family._scale[family._scale > 0]  # 1 / sqrt(k(x_m, x_m))
+                top = 1.0 / float(np.min(scales)) ** 2 if scales.size else 0.0
+                raise SLKLBreakdown(
+                    f"{str(err).split(': ')[0]} at the first (largest) value of nu='auto': the "
+                    f"kernel's diagonal on the training rows reaches {top:.3g}; "
+                    "standardise the inputs (standardize=True) or rescale the "
+                    "kernel.") from None
             if k == 0:
                 raise
             # (the next values are smaller still): the path ends at the last value solved

@@ -63,18 +63,27 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1):
     L : ndarray of shape (T_b,)
     """
     T, m = mask.shape
+    e = mask.astype(float)
+    shift = np.zeros(T)
+    if loss != "hinge":
+        # the regression duals do not see a shift of a task's targets (1'beta
+        # = 0: its bias takes it): solved on centred targets, beta and
+        # L = y'beta keep the digits an offset would cancel (targets near 1e9
+        # with a unit spread: L off by ~100, the kernel weights never left
+        # their start, without a word)
+        shift = (y * e).sum(1) / np.maximum(e.sum(1), 1.0)
+        y = (y - shift[:, None]) * e
     if loss == "square":
         # (K + I/2C) beta + b 1 = y, 1'beta = 0; padding: unit diagonal, no 1
         A = K.copy()
         ar = np.arange(m)
         A[:, ar, ar] += np.where(mask, 0.5 / C, 1.0)
-        e = mask.astype(float)
-        sol = np.linalg.solve(A, np.stack([y * e, e], axis=-1))
+        sol = np.linalg.solve(A, np.stack([y, e], axis=-1))
         u, v = sol[..., 0], sol[..., 1]
         b = (e * u).sum(1) / (e * v).sum(1)
         beta = (u - b[:, None] * v) * e
         L = (y * beta).sum(1) - (beta * beta / (4.0 * C)).sum(1)
-        return beta, b, L
+        return beta, b + shift, L
     from sklearn.svm import SVC, SVR
 
     beta, b, L = np.zeros((T, m)), np.zeros(T), np.zeros(T)
@@ -89,7 +98,7 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1):
             est = SVR(kernel="precomputed", C=Cs, epsilon=epsilon, tol=1e-5).fit(
                 Ka, ya, sample_weight=sw)
         beta[a, est.support_] = est.dual_coef_[0]
-        b[a] = est.intercept_[0]
+        b[a] = est.intercept_[0] + shift[a]
         if loss == "hinge":
             L[a] = np.abs(beta[a]).sum()
         else:
@@ -191,9 +200,25 @@ def solve_coupled(blocks, K_b, G_b, y_b, C, global_bias=False, loss="square",
     L : ndarray of shape (T,)
         Each task's :math:`y_t^\top\beta_t - \sum_i\beta_{ti}^2/(4C_i)`.
     """
-    if loss != "square":
+    if loss == "hinge":
         return _solve_coupled_libsvm(blocks, K_b, G_b, y_b, C, global_bias, loss,
                                      epsilon)
+    # one shift of all targets, which the bias(es) take (as in solve_inner):
+    # the solves keep the digits an offset of the targets would cancel.  A
+    # task's y_t'beta_t moves by shift * 1'beta_t, zero with per-task biases,
+    # summing to zero over the tasks with a global one: added back exactly.
+    masks = [mask for _, _, mask in blocks.buckets]
+    shift = (sum(float((yb * mk).sum()) for yb, mk in zip(y_b, masks))
+             / max(sum(int(mk.sum()) for mk in masks), 1))
+    y_b = [(yb - shift) * mk for yb, mk in zip(y_b, masks)]
+    solve = _solve_coupled_square if loss == "square" else _solve_coupled_libsvm
+    beta, bias, L = solve(blocks, K_b, G_b, y_b, C, global_bias, loss, epsilon)
+    return beta, bias + shift, L + shift * blocks.by_task([be.sum(1) for be in beta])
+
+
+def _solve_coupled_square(blocks, K_b, G_b, y_b, C, global_bias, loss, epsilon):
+    """:func:`solve_coupled`'s closed form of the square loss (``loss`` and
+    ``epsilon`` unused: the signature of :func:`_solve_coupled_libsvm`)."""
     parts, S, GH = [], 0.0, 0.0
     for (_, _, mask), Kb, Gb, yb, Cb in zip(blocks.buckets, K_b, G_b, y_b,
                                             per_bucket(C, len(y_b))):
