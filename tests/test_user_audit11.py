@@ -8,13 +8,11 @@ kernels) and compared with scikit-learn's baselines.  Most cases fitted a
 sensible model; these did not.
 """
 
-import pathlib
 import warnings
 
 import numpy as np
 import pytest
 
-import kernlearn
 from kernlearn import (
     InfiniteFeatureClassifier,
     InfiniteFeatureRegressor,
@@ -89,17 +87,6 @@ def test_grfl_regressor_at_a_level_admitting_no_feature_predicts_the_mean():
     est = InfiniteFeatureRegressor(lambda_p=1e6, random_state=0).fit(X, y)
     assert est.max_features_ == 0
     np.testing.assert_allclose(est.predict(X), y.mean())
-
-
-def test_every_module_compiles_without_a_warning():
-    # An invalid escape ("\o" in a docstring's math) is a DeprecationWarning
-    # (a SyntaxWarning from Python 3.12): under ``python -W error`` importing
-    # InfiniteFeatureClassifier failed with a SyntaxError.
-    root = pathlib.Path(kernlearn.__file__).parent
-    for path in sorted(root.rglob("*.py")):
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            compile(path.read_text(encoding="utf-8"), str(path), "exec")
 
 
 @pytest.mark.parametrize("kw", [{"formulation": "mtfl"}, {"formulation": "mkl"},
