@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..families import FeaturePool
-from ..methods._fgm_inputs import input_importances
+from ..methods._fgm_inputs import input_importances, rows_of_positive_weight
 from ..methods._fgm_select import fit_fgm_auto_C
 from ..methods.fgm import (FGMSettings, check_family, fgm_decision, fgm_standardization,
                            fit_fgm)
@@ -111,13 +111,8 @@ class _FGMBase(SelectorMixin, BaseEstimator):
     def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
         """Standardise, run the method, copy its result back in the input's units."""
         std = bool(renamed_parameter(self, "feature_scaling", "standardize"))
-        if self.family is not None and sw is not None and not np.all(sw > 0):
-            # a family scales its generated columns on every row it is fitted
-            # on, unweighted: rows of zero weight changed the model (0.14 on
-            # the predictions of a 90-row regression); dropped here, a zero
-            # weight removes a row as it does without a family (X is in memory)
-            keep = np.flatnonzero(sw > 0)
-            X, y, sw = X[keep], np.asarray(y)[keep], sw[keep]
+        if self.family is not None:  # (its own column scaling is unweighted)
+            X, y, sw = rows_of_positive_weight(X, y, sw)
         # A family scales its own generated columns (e.g. unit-RMS monomials,
         # unit-trace sub-kernels), which already makes it blind to column units.
         st = fgm_standardization(X, sw, std and self.family is None)
@@ -153,20 +148,24 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             self.cv_results_ = res.cv
             coef = coef * ts.scale[0]
             self.intercept_ = self.intercept_ * ts.scale[0] + ts.mean[0]
-        for name in ("coef_", "column_coef_", "feature_importances_"):
-            self.__dict__.pop(name, None)  # of an earlier fit with(out) family=
-        if res.virtual:
-            # weights on generated columns are not one per input (see __getattr__)
-            self.column_coef_ = coef
-            imp = input_importances(res.pool, coef, res.selected, X, sw)
-            if imp is not None:
-                self.feature_importances_ = imp
-        else:
-            self.coef_ = coef
+        self._set_weights(res, coef, X, sw)
         self.selected_features_, self.d_ = res.selected, res.d
         self.family_ = res.pool if res.virtual else None
         self.n_iter_, self.history_, self.converged_ = res.n_iter, res.history, res.converged
         return res
+
+    def _set_weights(self, res, coef, X, sw):
+        """``coef_``, or with a family ``column_coef_`` and ``feature_importances_``."""
+        for name in ("coef_", "column_coef_", "feature_importances_"):
+            self.__dict__.pop(name, None)  # of an earlier fit with(out) family=
+        if not res.virtual:
+            self.coef_ = coef
+            return
+        # weights on generated columns are not one per input (see __getattr__)
+        self.column_coef_ = coef
+        imp = input_importances(res.pool, coef, res.selected, X, sw)
+        if imp is not None:
+            self.feature_importances_ = imp
 
     def _decision(self, X):
         check_is_fitted(self)
