@@ -560,6 +560,10 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     history_ : dict or list of dict
         The per-sweep history of :class:`LowRankKernelRegressor` (one per
         output with ``"ovr"``).
+    platt_ : ndarray of shape (n_sigmoids, 2) or None
+        Slope and offset of the Platt sigmoids behind :meth:`predict_proba`,
+        one row for two classes, else one per class; None unless
+        ``probability=True``.
     n_features_in_ : int
         Number of features seen in fit.
 

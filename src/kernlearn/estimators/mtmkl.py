@@ -36,6 +36,7 @@ from ._base import (
     task_score_doc,
     validate_data,
 )
+from ._platt import PLATT_ATTR_DOC
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]
 
@@ -738,7 +739,9 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         follows the decision function and can differ from the most probable
         class on a few rows).
 """
-        + _ATTRS_DOC
+        + _ATTRS_DOC.replace("    ----------\n", "    ----------\n    classes_ : ndarray of "
+                             "shape (n_classes,)\n        The two class labels.\n"
+                             + PLATT_ATTR_DOC, 1)
         + """    classes_ : ndarray of shape (2,)
         The two class labels.
 

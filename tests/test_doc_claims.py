@@ -1,0 +1,137 @@
+"""What the public estimators' docstrings promise, checked against the code.
+
+Generic over ``kernlearn._ESTIMATORS``: every ``default=...`` of a
+"Parameters" entry equals the signature's default; after a small fit every
+"Attributes" entry exists (the conditional ones are listed below with their
+condition, and checked under it), has a shape the entry allows, and every
+public fitted attribute (a name ending in ``_``) is documented.
+"""
+
+import inspect
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+numpydoc_docscrape = pytest.importorskip("numpydoc.docscrape")
+
+import kernlearn  # noqa: E402
+from kernlearn.families import PolynomialPool  # noqa: E402
+
+# Documented attributes that exist only under a condition: (estimator,
+# attribute) -> the condition, which test_conditional_attributes fits under.
+CONDITIONAL = {
+    ("FGMClassifier", "column_coef_"): "family=",
+    ("FGMClassifier", "feature_importances_"): "family=",
+    ("FGMRegressor", "column_coef_"): "family=",
+    ("FGMRegressor", "feature_importances_"): "family=",
+}
+
+_rng = np.random.RandomState(0)
+X = _rng.randn(40, 3)
+Y_BINARY = (X[:, 0] > 0).astype(int)
+Y_MULTI = np.digitize(X[:, 0], [-0.5, 0.5])
+Y_REG = X[:, 0] + 0.1 * _rng.randn(40)
+TASKS = np.repeat([0, 1], 20)
+_SMALL_GRFL = {"max_features": 3, "n_candidates": 10}
+
+# (estimator, case label, constructor kwargs, y, fit kwargs)
+CASES = [
+    ("FGMClassifier", "binary", {}, Y_BINARY, {}),
+    ("FGMClassifier", "multiclass", {}, Y_MULTI, {}),
+    ("FGMRegressor", "regression", {"C": 1.0}, Y_REG, {}),
+    ("PNormMKLClassifier", "binary", {}, Y_BINARY, {}),
+    ("PNormMKLClassifier", "multiclass", {}, Y_MULTI, {}),
+    ("InfiniteFeatureClassifier", "binary", _SMALL_GRFL, Y_BINARY, {}),
+    ("InfiniteFeatureClassifier", "multiclass", _SMALL_GRFL, Y_MULTI, {}),
+    ("InfiniteFeatureRegressor", "regression", _SMALL_GRFL, Y_REG, {}),
+    ("InfiniteFeatureRegressor", "tasks", _SMALL_GRFL, Y_REG, {"task_index": TASKS}),
+    ("LowRankKernelRegressor", "regression", {}, Y_REG, {}),
+    ("LowRankKernelClassifier", "binary", {}, Y_BINARY, {}),
+    ("LowRankKernelClassifier", "multiclass", {}, Y_MULTI, {}),
+    ("MultitaskMKLRegressor", "tasks", {}, Y_REG, {"task_index": TASKS}),
+    ("MultitaskMKLClassifier", "tasks", {"max_iter": 10}, Y_BINARY, {"task_index": TASKS}),
+    ("MultitaskMKLRegressorCV", "tasks", {}, Y_REG, {"task_index": TASKS}),
+    ("MultitaskMKLClassifierCV", "tasks", {"cv": 2, "Cs": (1.0,), "max_iter": 10},
+     Y_BINARY, {"task_index": TASKS}),
+]
+
+
+def _doc(name):
+    return numpydoc_docscrape.ClassDoc(getattr(kernlearn, name))
+
+
+def _entries(doc, section):
+    """``{name: type text}`` of a section, ``a, b : type`` split into names."""
+    return {n.strip(): p.type for p in doc[section] for n in p.name.split(",") if n.strip()}
+
+
+def _fit(name, kwargs, y, fit_kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (tiny data: convergence warnings are expected)
+        return getattr(kernlearn, name)(**kwargs).fit(X, y, **fit_kwargs)
+
+
+def _allowed_ndims(type_text):
+    """Dimensions an "ndarray of shape (a, b) or (c,)" entry allows (None: not said)."""
+    if "shape" not in type_text:
+        return None
+    shapes = re.findall(r"\(([^()]*)\)", type_text[type_text.index("shape"):])
+    return {len([d for d in s.split(",") if d.strip()]) for s in shapes} or None
+
+
+def test_every_estimator_has_cases():
+    assert {c[0] for c in CASES} == set(kernlearn._ESTIMATORS)
+
+
+@pytest.mark.parametrize("name", sorted(kernlearn._ESTIMATORS))
+def test_documented_defaults_are_the_signature_defaults(name):
+    sig = inspect.signature(getattr(kernlearn, name))
+    params = _entries(_doc(name), "Parameters")
+    wrong = []
+    for param, type_text in params.items():
+        assert param in sig.parameters, f"{name}: documented parameter {param!r} does not exist"
+        m = re.search(r"default=(.+)$", type_text)
+        if m is None:
+            continue
+        stated, actual = m.group(1).strip(), sig.parameters[param].default
+        try:
+            value = eval(stated, {})  # the docs' literals: numbers, strings, None, tuples
+        except Exception:
+            value = stated
+        if not (value == actual or stated == repr(actual)):
+            wrong.append(f"{param}: documented default={stated}, signature {actual!r}")
+    assert not wrong, f"{name}: {wrong}"
+    undocumented = [p for p in sig.parameters if p not in params]
+    assert not undocumented, f"{name}: parameters missing from the docstring: {undocumented}"
+
+
+@pytest.mark.parametrize("name, case, kwargs, y, fit_kwargs", CASES,
+                         ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_documented_attributes_after_fit(name, case, kwargs, y, fit_kwargs):
+    est = _fit(name, kwargs, y, fit_kwargs)
+    documented = _entries(_doc(name), "Attributes")
+    missing = [a for a in documented if not hasattr(est, a) and (name, a) not in CONDITIONAL]
+    assert not missing, f"{name} ({case}): documented but absent after fit: {missing}"
+    fitted = {a for a in vars(est) if a.endswith("_") and not a.startswith("_")}
+    undocumented = sorted(fitted - set(documented))
+    assert not undocumented, f"{name} ({case}): fitted but not documented: {undocumented}"
+    bad_shapes = []
+    for attr, type_text in documented.items():
+        value = getattr(est, attr, None)
+        ndims = _allowed_ndims(type_text)
+        if isinstance(value, np.ndarray) and ndims is not None and value.ndim not in ndims:
+            bad_shapes.append(f"{attr}: documented {type_text!r}, got shape {value.shape}")
+    assert not bad_shapes, f"{name} ({case}): {bad_shapes}"
+
+
+@pytest.mark.parametrize("name, y", [("FGMClassifier", Y_MULTI), ("FGMRegressor", Y_REG)])
+def test_conditional_attributes(name, y):
+    """The ``family=`` attributes exist with a family, ``coef_`` does not."""
+    est = _fit(name, {"family": PolynomialPool(), "C": 1.0}, y, {})
+    conditional = [a for (n, a) in CONDITIONAL if n == name]
+    assert conditional and all(hasattr(est, a) for a in conditional)
+    assert not hasattr(est, "coef_")
+    assert est.feature_importances_.shape == (X.shape[1],)
+    assert est.column_coef_.shape[0] == (3 if name == "FGMClassifier" else 1)
