@@ -135,3 +135,4 @@ def test_conditional_attributes(name, y):
     assert not hasattr(est, "coef_")
     assert est.feature_importances_.shape == (X.shape[1],)
     assert est.column_coef_.shape[0] == (3 if name == "FGMClassifier" else 1)
+

@@ -286,17 +286,17 @@ class _BaseMultitaskMKL(BaseEstimator):
             self.tasks_ = np.array([0])
             return [np.arange(n)]
         self.tasks_, rows = split_tasks(task_index, n)
-        if (len(self.tasks_) > 1 and not get_config()["enable_metadata_routing"]
-                and _in_model_selection()):
+        if not get_config()["enable_metadata_routing"] and _in_model_selection():
             # without routing, model selection passes task_index to fit only:
             # predict and score would fail on every split, and scikit-learn
-            # would report NaN scores and pick the first candidate
+            # would report NaN scores and pick the first candidate; a training
+            # fold of one task (folds not stratified by task) would even score,
+            # its one task's model predicting the other tasks' validation rows
             raise ValueError("task_index reached fit through scikit-learn's model "
                              "selection with metadata routing off, so predict and "
                              "score would not receive it (every score NaN). "
                              + _ROUTING_HELP)
-        if len(self.tasks_) > 1:
-            _check_cv_split(self)
+        _check_cv_split(self)  # (a training fold of one task too: the others unseen)
         small = [plain_value(self.tasks_[t]) for t, r in enumerate(rows) if len(r) < 2]
         if small:
             # rows of zero weight were dropped (_weighted_rows): say so, the
