@@ -185,8 +185,9 @@ _COMMON_DOC = """
         Biases :math:`b_t`.
     task_coef_ : ndarray of shape (n_tasks, n_columns)
         Task-specific weights :math:`W'`.
-    shared_coef_ : ndarray of shape (n_columns,)
-        Shared weights :math:`\\tilde w`.
+    shared_coef_ : ndarray of shape (n_columns,) or (n_outputs, n_columns)
+        Shared weights :math:`\\tilde w` (a regressor fitted on a 2-D ``y``:
+        one row per output, each in its output's units).
     history_ : dict of ndarray
         Per outer iteration: ``objective``, ``violation``, ``n_active``,
         ``kkt``, ``master_iter``, ``time`` (cumulative over warm starts), and
