@@ -26,6 +26,8 @@ CONDITIONAL = {
     ("FGMClassifier", "feature_importances_"): "family=",
     ("FGMRegressor", "column_coef_"): "family=",
     ("FGMRegressor", "feature_importances_"): "family=",
+    **{(name, "feature_names_in_"): "X with string column names (a DataFrame)"
+       for name in kernlearn._ESTIMATORS},
 }
 
 _rng = np.random.RandomState(0)
@@ -139,9 +141,22 @@ def test_documented_attributes_after_fit(name, case, kwargs, y, fit_kwargs):
 def test_conditional_attributes(name, y):
     """The ``family=`` attributes exist with a family, ``coef_`` does not."""
     est = _fit(name, {"family": PolynomialPool(), "C": 1.0}, y, {})
-    conditional = [a for (n, a) in CONDITIONAL if n == name]
+    conditional = [a for (n, a), why in CONDITIONAL.items() if n == name and why == "family="]
     assert conditional and all(hasattr(est, a) for a in conditional)
     assert not hasattr(est, "coef_")
     assert est.feature_importances_.shape == (X.shape[1],)
     assert est.column_coef_.shape[0] == (3 if name == "FGMClassifier" else 1)
 
+
+
+@pytest.mark.parametrize("name, case, kwargs, y, fit_kwargs",
+                         [c for i, c in enumerate(CASES) if c[0] not in {d[0] for d in CASES[:i]}],
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_feature_names_in_with_a_dataframe(name, case, kwargs, y, fit_kwargs):
+    pd = pytest.importorskip("pandas")
+    est = getattr(kernlearn, name)(**kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(pd.DataFrame(X, columns=["a", "b", "c"]), y, **fit_kwargs)
+    assert list(est.feature_names_in_) == ["a", "b", "c"]
+    assert "feature_names_in_" in _entries(_doc(name), "Attributes")

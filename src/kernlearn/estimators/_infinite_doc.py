@@ -221,6 +221,9 @@ _COMMON_DOC = """
         The fitted family (for :meth:`transform`).
     n_features_in_ : int
         Number of input features.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns, when ``X`` had string column names (a
+        pandas DataFrame).
 {extra_attrs}
     References
     ----------

@@ -496,6 +496,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         one row for two classes, else one per class; None unless
         ``probability=True`` and the loss is not ``"logistic"``.
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns, when ``X`` had string column names (a
+        pandas DataFrame).
 
     References
     ----------
@@ -758,6 +761,9 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         order, and ``"loss"``, the held-out squared error (halved, sample-weighted,
         on the standardised target) summed over the folds at each; else None.
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns, when ``X`` had string column names (a
+        pandas DataFrame).
 
     References
     ----------

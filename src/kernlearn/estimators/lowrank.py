@@ -354,6 +354,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         ``nu="auto"`` the sweeps of the path up to the kept value).
     n_features_in_ : int
         Number of features seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns, when ``X`` had string column names (a
+        pandas DataFrame).
 
     References
     ----------
@@ -566,6 +569,9 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         ``probability=True``.
     n_features_in_ : int
         Number of features seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns, when ``X`` had string column names (a
+        pandas DataFrame).
 
     References
     ----------

@@ -503,6 +503,9 @@ _ATTRS_DOC = """
         The fitted base kernels.
     n_features_in_ : int
         Number of input features (training samples when precomputed).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns, when ``X`` had string column names (a
+        pandas DataFrame).
 
     References
     ----------

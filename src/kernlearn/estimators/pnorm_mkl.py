@@ -193,6 +193,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         and ``time``.
     n_features_in_ : int
         Number of features (number of training samples when precomputed).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns, when ``X`` had string column names (a
+        pandas DataFrame).
     x_mean_ : ndarray of shape (n_features,) or None
         Column means subtracted before the kernels (``None``: not centred;
         sparse input, whose means the kernels subtract themselves,
