@@ -160,3 +160,21 @@ def test_feature_names_in_with_a_dataframe(name, case, kwargs, y, fit_kwargs):
         est.fit(pd.DataFrame(X, columns=["a", "b", "c"]), y, **fit_kwargs)
     assert list(est.feature_names_in_) == ["a", "b", "c"]
     assert "feature_names_in_" in _entries(_doc(name), "Attributes")
+
+
+def test_history_keys_the_docstrings_name_for_the_auto_settings():
+    """``history_`` of MTMKL's ``C="auto"`` holds ``loo_sse``, not the mirror
+    descent's keys; GrFL's averaged paths have no ``validation_loss``: both said."""
+    mt = _fit("MultitaskMKLRegressor", {"C": "auto"}, Y_REG, {"task_index": TASKS})
+    assert set(mt.history_) == {"loo_sse", "fit_time"} and mt.gap_ == 0.0
+    assert "``loo_sse``" in _attribute_text("MultitaskMKLRegressor", "history_")
+    X60 = np.random.RandomState(1).randn(60, 3)  # (from 48 rows: folds choose the level)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        grfl = kernlearn.InfiniteFeatureRegressor(n_candidates=5).fit(X60, X60[:, 0])
+    assert grfl.n_paths_ > 1 and "validation_loss" not in grfl.history_
+    assert "absent when folds chose" in _attribute_text("InfiniteFeatureRegressor", "history_")
+
+
+def _attribute_text(name, attr):
+    return " ".join(next(a.desc for a in _doc(name)["Attributes"] if a.name == attr))

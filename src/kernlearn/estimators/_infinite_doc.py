@@ -193,7 +193,8 @@ _COMMON_DOC = """
         ``kkt``, ``master_iter``, ``time`` (cumulative over warm starts), and
         with ``max_features="auto"`` the held-out loss ``validation_loss``
         of the selection path (then ``objective`` and ``n_active`` are those
-        of that path).
+        of that path; absent when folds chose ``lambda_p="auto"`` and paths
+        on all rows were averaged, ``n_paths_`` above 1).
     max_features_ : int
         The feature budget used (chosen with ``max_features="auto"``).
     n_paths_ : int

@@ -487,12 +487,14 @@ _ATTRS_DOC = """
         Task ids seen in ``fit`` (``[0]`` without ``task_index``).
     objective_ : float
         Best objective value (the partial dual, equal to the primal optimum
-        at convergence).
+        at convergence; ``C="auto"``: the leave-one-out sum of squared
+        errors of the learned model).
     gap_ : float
-        Duality gap at the end.
+        Duality gap at the end (0 with ``C="auto"``).
     history_ : dict of ndarray
         Per iteration ``objective``, ``best``, ``gap``, ``n_active``, ``time``;
-        ``fit_time``.
+        ``fit_time`` (``C="auto"``: ``loo_sse``, the leave-one-out sum of
+        squared errors, and ``fit_time``).
     n_iter_ : int
         Mirror-descent iterations run (``C="auto"``: L-BFGS-B iterations of
         the leave-one-out search).
