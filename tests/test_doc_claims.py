@@ -178,3 +178,17 @@ def test_history_keys_the_docstrings_name_for_the_auto_settings():
 
 def _attribute_text(name, attr):
     return " ".join(next(a.desc for a in _doc(name)["Attributes"] if a.name == attr))
+
+
+def test_demo_quick_help_states_the_sizes_it_runs():
+    """``kernlearn demo --help`` said "a tenth of the data" for 200 x 512 against
+    1000 x 2000 (a twentieth of the values); it now states the sizes."""
+    import argparse
+
+    from kernlearn.cli import build_parser
+    from kernlearn.demo import DEMO_SIZES
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    text = " ".join(sub.choices["demo"].format_help().split())
+    (n, d, *_), (nq, dq, *_) = DEMO_SIZES[False], DEMO_SIZES[True]
+    assert f"{nq} x {dq} instead of {n} x {d}" in text
