@@ -4,7 +4,8 @@ Generic over ``kernlearn._ESTIMATORS``: every ``default=...`` of a
 "Parameters" entry equals the signature's default; after a small fit every
 "Attributes" entry exists (the conditional ones are listed below with their
 condition, and checked under it), has a shape the entry allows, and every
-public fitted attribute (a name ending in ``_``) is documented.
+public fitted attribute (a name ending in ``_``) is documented.  Then a few
+specific claims found wrong by reading the docs (``history_`` keys, a CLI help).
 """
 
 import inspect
@@ -20,7 +21,8 @@ import kernlearn  # noqa: E402
 from kernlearn.families import PolynomialPool  # noqa: E402
 
 # Documented attributes that exist only under a condition: (estimator,
-# attribute) -> the condition, which test_conditional_attributes fits under.
+# attribute) -> the condition, which test_conditional_attributes ("family=")
+# and test_feature_names_in_with_a_dataframe fit under.
 CONDITIONAL = {
     ("FGMClassifier", "column_coef_"): "family=",
     ("FGMClassifier", "feature_importances_"): "family=",
