@@ -194,3 +194,32 @@ def test_demo_quick_help_states_the_sizes_it_runs():
     text = " ".join(sub.choices["demo"].format_help().split())
     (n, d, *_), (nq, dq, *_) = DEMO_SIZES[False], DEMO_SIZES[True]
     assert f"{nq} x {dq} instead of {n} x {d}" in text
+
+
+# The feature families' fitted attributes (they are public too: ``family_`` of
+# a fitted estimator); kernel-dependent ones are documented as conditional.
+FAMILY_CASES = [
+    ("RandomFourierFeatures", {}),
+    ("PolynomialPool", {}),
+    ("AdditiveKernelExpansion", {}),
+    ("AdditiveKernelExpansion", {"kernel": "additive_chi2"}),
+    ("AdditiveKernelExpansion", {"kernel": "additive_gaussian"}),
+    ("IntersectionKernelFeatures", {}),
+]
+FAMILY_CONDITIONAL = {"n_pair_evals_": "after price() on sparse X", "levels_": 'kernel="hik"',
+                      "steps_": "Fourier-map kernels", "interval_": "Fourier-map kernels",
+                      "gamma_": 'kernel="additive_gaussian"'}
+
+
+@pytest.mark.parametrize("name, kwargs", FAMILY_CASES,
+                         ids=[f"{n}-{k.get('kernel', '')}" for n, k in FAMILY_CASES])
+def test_family_attributes_after_fit(name, kwargs):
+    from kernlearn import families
+
+    cls = getattr(families, name)
+    fam = cls(**kwargs).fit(np.abs(X))
+    documented = _entries(numpydoc_docscrape.ClassDoc(cls), "Attributes")
+    fitted = {a for a in vars(fam) if a.endswith("_") and not a.startswith("_")}
+    assert not sorted(fitted - set(documented)), f"{name}: fitted but not documented"
+    missing = [a for a in documented if not hasattr(fam, a) and a not in FAMILY_CONDITIONAL]
+    assert not missing, f"{name}: documented but absent after fit: {missing}"
