@@ -205,8 +205,12 @@ FAMILY_CASES = [
     ("AdditiveKernelExpansion", {"kernel": "additive_chi2"}),
     ("AdditiveKernelExpansion", {"kernel": "additive_gaussian"}),
     ("IntersectionKernelFeatures", {}),
+    ("FeaturePool", {}),
+    ("GaborFeatures", {"image_shape": (1, 3), "filter_size": 1}),
+    ("NystromColumns", {"n_columns": 5}),
 ]
 FAMILY_CONDITIONAL = {"n_pair_evals_": "after price() on sparse X", "levels_": 'kernel="hik"',
+                      "n_column_evals_": "after price()",
                       "steps_": "Fourier-map kernels", "interval_": "Fourier-map kernels",
                       "gamma_": 'kernel="additive_gaussian"'}
 
