@@ -544,3 +544,24 @@ def test_shared_by_loo_helps_related_tasks_and_never_hurts_unrelated(seed):
     # models cannot estimate alone (+0.3 to +5 points on these seeds)
     assert r2[True, "auto"] > r2[True, False]
     assert r2[False, "auto"] >= r2[False, False] - 0.01
+
+
+def test_training_folds_of_one_task_are_refused_too():
+    # doc/mtmkl.md: with routing off a fit receiving task_index in model
+    # selection is an error, and (routing on) a split hiding a task from its
+    # training rows is refused.  KFold(2) on two tasks sorted by task trains
+    # each fold on one task: both checks were skipped for one-task folds, so
+    # without routing the other task's rows were scored with that task's model
+    # (silently), and with routing the split scored NaN
+    from sklearn.model_selection import KFold
+
+    X, y, t = _tasks(T=2)
+    est = MultitaskMKLRegressor(KERNELS, max_iter=5)
+    with pytest.raises(ValueError, match="enable_metadata_routing=True"):
+        cross_val_score(est, X, y, cv=KFold(2), params={"task_index": t})
+    with sklearn.config_context(enable_metadata_routing=True):
+        with pytest.raises(ValueError, match="validation rows only"):
+            cross_val_score(est, X, y, cv=KFold(2), params={"task_index": t})
+    # a fit outside model selection on one task is unaffected
+    assert MultitaskMKLRegressor(KERNELS, max_iter=5).fit(
+        X[:24], y[:24], task_index=t[:24]).tasks_.size == 1

@@ -36,6 +36,7 @@ from ._cli_common import (
     _warn_far_outside,
     _write_metrics,
 )
+from .demo import quick_help
 from .summary import (
     evaluate_metrics,
     feature_profile,
@@ -883,7 +884,7 @@ def build_parser():
     demo = sub.add_parser("demo", help="run FGM on embedded data")
     demo.add_argument("--out", default="kernlearn-out", help="folder for plots")
     demo.add_argument("--quiet", "-q", action="store_true")
-    demo.add_argument("--quick", action="store_true", help="a tenth of the data")
+    demo.add_argument("--quick", action="store_true", help=quick_help())
     demo.set_defaults(func=_cmd_demo)
     return parser
 

@@ -247,6 +247,16 @@ def format_table(rows):
     return "\n".join(lines)
 
 
+#: (rows, features, informative features, B) of the synthetic data: full, ``--quick``.
+DEMO_SIZES = {False: (1000, 2000, 100, 10), True: (200, 512, 40, 4)}
+
+
+def quick_help():
+    """The ``--quick`` help text, from :data:`DEMO_SIZES`."""
+    (n, d, *_), (nq, dq, *_) = DEMO_SIZES[False], DEMO_SIZES[True]
+    return f"smaller synthetic data ({nq} x {dq} instead of {n} x {d})"
+
+
 def run_demo(out, quick=False, verbose=0):
     """FGM against l1 models at equal k, then FGM on scikit-learn's breast cancer data.
 
@@ -255,7 +265,7 @@ def run_demo(out, quick=False, verbose=0):
     out : str or path-like
         Existing folder for the plots.
     quick : bool, default=False
-        The same steps on a tenth of the data.
+        The same steps on smaller synthetic data (:data:`DEMO_SIZES`).
     verbose : int, default=0
         Progress level of the FGM fit.
 
@@ -271,8 +281,8 @@ def run_demo(out, quick=False, verbose=0):
     from .estimators.fgm import FGMClassifier
 
     out = Path(out)
-    # --quick: the same steps on a tenth of the data (used by the tests)
-    n, d, k, B = (200, 512, 40, 4) if quick else (1000, 2000, 100, 10)
+    # --quick: the same steps on smaller data (used by the tests)
+    n, d, k, B = DEMO_SIZES[bool(quick)]
     # FGM's case is made at equal numbers of features: l1 models read off a C path
     print(f"== FGM and l1 models at equal numbers of features (FGM paper's synthetic "
           f"data, Type I, {n} x {d}, {k} informative) ==")

@@ -98,6 +98,14 @@ PLATT_XFAIL = {
 }
 
 
+# The ``platt_`` entry of the probability-fitting classifiers' Attributes.
+PLATT_ATTR_DOC = """    platt_ : ndarray of shape (n_sigmoids, 2) or None
+        Slope and offset of the Platt sigmoids behind :meth:`predict_proba`,
+        one row for two classes, else one per class; None unless
+        ``probability=True`` and the loss is not ``"logistic"``.
+"""
+
+
 class ProbabilityMixin:
     """``predict_proba`` for every classifier: native or Platt scaling.
 

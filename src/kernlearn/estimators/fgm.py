@@ -488,7 +488,17 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     x_scale_ : ndarray of shape (n_features,) or None
         Column scales :math:`s_j` of the standardisation (None without it;
         ``inf`` for a column constant in training, which is ignored).
+    family_ : family object or None
+        The ``family`` the model was fitted with (for :meth:`transform` and
+        the decision function), ``None`` on the columns of ``X``.
+    platt_ : ndarray of shape (n_sigmoids, 2) or None
+        Slope and offset of the Platt sigmoids behind :meth:`predict_proba`,
+        one row for two classes, else one per class; None unless
+        ``probability=True`` and the loss is not ``"logistic"``.
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns, when ``X`` had string column names (a
+        pandas DataFrame).
 
     References
     ----------
@@ -733,7 +743,12 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     selected_features_ : ndarray of int
     d_ : ndarray
     n_iter_ : int
+    converged_ : bool
+        Whether the outer loop stopped on its own rule and the last master
+        met ``inner_tol`` (see :class:`FGMClassifier`).
     history_ : dict of ndarray
+    family_ : family object or None
+        The fitted ``family`` (``None`` on the columns of ``X``).
     x_mean_, x_scale_ : ndarray or None
         Input standardisation (see :class:`FGMClassifier`).
     y_mean_, y_scale_ : ndarray of shape (1,)
@@ -746,6 +761,9 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         order, and ``"loss"``, the held-out squared error (halved, sample-weighted,
         on the standardised target) summed over the folds at each; else None.
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns, when ``X`` had string column names (a
+        pandas DataFrame).
 
     References
     ----------

@@ -354,6 +354,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         ``nu="auto"`` the sweeps of the path up to the kept value).
     n_features_in_ : int
         Number of features seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns, when ``X`` had string column names (a
+        pandas DataFrame).
 
     References
     ----------
@@ -560,8 +563,15 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     history_ : dict or list of dict
         The per-sweep history of :class:`LowRankKernelRegressor` (one per
         output with ``"ovr"``).
+    platt_ : ndarray of shape (n_sigmoids, 2) or None
+        Slope and offset of the Platt sigmoids behind :meth:`predict_proba`,
+        one row for two classes, else one per class; None unless
+        ``probability=True``.
     n_features_in_ : int
         Number of features seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns, when ``X`` had string column names (a
+        pandas DataFrame).
 
     References
     ----------

@@ -36,6 +36,7 @@ from ._base import (
     task_score_doc,
     validate_data,
 )
+from ._platt import PLATT_ATTR_DOC
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]
 
@@ -285,17 +286,17 @@ class _BaseMultitaskMKL(BaseEstimator):
             self.tasks_ = np.array([0])
             return [np.arange(n)]
         self.tasks_, rows = split_tasks(task_index, n)
-        if (len(self.tasks_) > 1 and not get_config()["enable_metadata_routing"]
-                and _in_model_selection()):
+        if not get_config()["enable_metadata_routing"] and _in_model_selection():
             # without routing, model selection passes task_index to fit only:
             # predict and score would fail on every split, and scikit-learn
-            # would report NaN scores and pick the first candidate
+            # would report NaN scores and pick the first candidate; a training
+            # fold of one task (folds not stratified by task) would even score,
+            # its one task's model predicting the other tasks' validation rows
             raise ValueError("task_index reached fit through scikit-learn's model "
                              "selection with metadata routing off, so predict and "
                              "score would not receive it (every score NaN). "
                              + _ROUTING_HELP)
-        if len(self.tasks_) > 1:
-            _check_cv_split(self)
+        _check_cv_split(self)  # (a training fold of one task too: the others unseen)
         small = [plain_value(self.tasks_[t]) for t, r in enumerate(rows) if len(r) < 2]
         if small:
             # rows of zero weight were dropped (_weighted_rows): say so, the
@@ -486,12 +487,14 @@ _ATTRS_DOC = """
         Task ids seen in ``fit`` (``[0]`` without ``task_index``).
     objective_ : float
         Best objective value (the partial dual, equal to the primal optimum
-        at convergence).
+        at convergence; ``C="auto"``: the leave-one-out sum of squared
+        errors of the learned model).
     gap_ : float
-        Duality gap at the end.
+        Duality gap at the end (0 with ``C="auto"``).
     history_ : dict of ndarray
         Per iteration ``objective``, ``best``, ``gap``, ``n_active``, ``time``;
-        ``fit_time``.
+        ``fit_time`` (``C="auto"``: ``loo_sse``, the leave-one-out sum of
+        squared errors, and ``fit_time``).
     n_iter_ : int
         Mirror-descent iterations run (``C="auto"``: L-BFGS-B iterations of
         the leave-one-out search).
@@ -502,6 +505,9 @@ _ATTRS_DOC = """
         The fitted base kernels.
     n_features_in_ : int
         Number of input features (training samples when precomputed).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns, when ``X`` had string column names (a
+        pandas DataFrame).
 
     References
     ----------
@@ -738,7 +744,9 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         follows the decision function and can differ from the most probable
         class on a few rows).
 """
-        + _ATTRS_DOC
+        + _ATTRS_DOC.replace("    ----------\n", "    ----------\n    classes_ : ndarray of "
+                             "shape (n_classes,)\n        The two class labels.\n"
+                             + PLATT_ATTR_DOC, 1)
         + """    classes_ : ndarray of shape (2,)
         The two class labels.
 

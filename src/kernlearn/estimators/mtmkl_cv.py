@@ -252,7 +252,7 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
         Number of folds (1 for ``"loo"``).
     kernel_weights_, shared_kernel_weights_, task_kernel_weights_, intercept_, \
 tasks_, objective_, gap_, history_, n_iter_, converged_, shared_, kernels_, \
-n_features_in_
+n_features_in_, feature_names_in_
         Of the refit at ``C_``, as in :class:`MultitaskMKLRegressor`.
 
     Examples
@@ -481,7 +481,7 @@ class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
         Number of folds.
     classes_, kernel_weights_, shared_kernel_weights_, task_kernel_weights_, \
 intercept_, tasks_, objective_, gap_, history_, n_iter_, converged_, shared_, \
-kernels_, n_features_in_
+kernels_, platt_, n_features_in_, feature_names_in_
         Of the refit at ``C_``, as in :class:`MultitaskMKLClassifier`.
 
     Examples

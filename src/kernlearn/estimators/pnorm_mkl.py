@@ -193,6 +193,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         and ``time``.
     n_features_in_ : int
         Number of features (number of training samples when precomputed).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the input columns, when ``X`` had string column names (a
+        pandas DataFrame).
     x_mean_ : ndarray of shape (n_features,) or None
         Column means subtracted before the kernels (``None``: not centred;
         sparse input, whose means the kernels subtract themselves,
@@ -200,6 +203,13 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     x_scale_ : ndarray of shape (n_features,) or None
         Column scales divided out before the kernels (``None``: identity;
         ``inf`` for a column constant in training, which is ignored).
+    kernel_list_ : KernelList or PrecomputedKernelList
+        The base kernels as fitted (widths resolved, training columns and
+        sparse centre kept): what :meth:`decision_function` evaluates.
+    platt_ : ndarray of shape (n_sigmoids, 2) or None
+        Slope and offset of the Platt sigmoids behind :meth:`predict_proba`,
+        one row for two classes, else one per class; None unless
+        ``probability=True``.
     kernel_params_ : list of dict or None
         The kernels' parameters as used, data-derived widths resolved; they
         act on the standardised columns (``None`` for precomputed kernels).

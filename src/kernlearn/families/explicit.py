@@ -93,6 +93,24 @@ class AdditiveKernelExpansion(BaseFamily):
     chunk_size : int, default=256
         Input features expanded at once.
 
+    Attributes
+    ----------
+    n_features_ : int
+        Input columns seen in :meth:`fit`.
+    n_virtual_ : int
+        Number of virtual (generated) columns, the range of the candidate ids.
+    width_ : int
+        Columns per input feature (the block width: ``n_bins`` or ``2 J - 1``).
+    scale_ : ndarray of shape (n_features_,)
+        Block scale of each input feature (ones without ``feature_scaling``).
+    levels_ : ndarray of shape (n_features_, n_bins)
+        ``"hik"`` only: the encoding's levels of each feature.
+    steps_, interval_ : int, float or ndarray
+        ``"additive_chi2"`` / ``"additive_gaussian"`` only: the terms ``J``
+        and the sampling period ``L`` used (per feature for the Gaussian).
+    gamma_ : ndarray of shape (n_features_,)
+        ``"additive_gaussian"`` only: each feature's :math:`\gamma`.
+
     References
     ----------
     Maji, Berg (2009), ICCV; Vedaldi, Zisserman (2012), TPAMI; Tan, Tsang,

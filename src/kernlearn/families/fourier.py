@@ -196,6 +196,8 @@ class RandomFourierFeatures(InfiniteFamily):
     center_ : ndarray of shape (n_features,) or None
         Column means subtracted from the inputs inside every phase
         (:meth:`fit`'s ``center``); ``None``: the inputs are used as given.
+    n_features_in_ : int
+        Input columns seen in :meth:`fit`.
 
     Notes
     -----

@@ -86,6 +86,11 @@ class GaborFeatures(InfiniteFamily):
     theta_range : tuple, default=(0, pi)
         Range of the orientation :math:`\\theta`.
 
+    Attributes
+    ----------
+    n_features_in_ : int
+        Input columns (pixels) seen in :meth:`fit`.
+
     Notes
     -----
     Parameters are stored one row per candidate as

@@ -71,6 +71,12 @@ class IntersectionKernelFeatures(AdditiveKernelExpansion):
 
     Attributes
     ----------
+    n_features_ : int
+        Input columns seen in :meth:`fit`.
+    n_virtual_ : int
+        Number of virtual (generated) columns, the range of the candidate ids.
+    width_ : int
+        Columns per input feature: the training rows.
     levels_ : ndarray of shape (n_features, n_samples)
         Sorted training values :math:`|x_{ik}|^\\beta` of each feature (the
         encoding's levels; for sparse input only the stored values are kept

@@ -134,6 +134,11 @@ class NystromColumns(BaseFamily):
         :math:`k(x_m, x_m)`.
     columns_ : ndarray of shape (M, n_samples) or None
         Precomputed columns (rows), ``None`` when computed on demand.
+    center_ : ndarray of shape (n_features,) or None
+        Column means the kernel subtracts from its inputs (:meth:`fit`'s
+        ``center``); ``None``: the inputs are used as given.
+    n_samples_ : int
+        Training rows.
 
     References
     ----------

@@ -79,6 +79,13 @@ class PolynomialPool(BaseFamily):
 
     Attributes
     ----------
+    n_features_ : int
+        Input columns seen in :meth:`fit`.
+    n_virtual_ : int
+        Number of virtual (generated) columns, the range of the candidate ids.
+    offers_linear_ : bool
+        Whether the linear terms are candidates (``include_linear`` and
+        ``coef0 > 0``).
     n_pair_evals_ : int
         Sparse ``X``: pairs with a stored product scored by the last
         :meth:`price` (the work done; the dense path scores all pairs).

@@ -65,6 +65,8 @@ class FeaturePool(BaseFamily):
     n_samples_ : int or float
         Rows of the data the scaling was computed on (their total weight
         when fitted with ``sample_weight``).
+    n_features_ : int
+        Input columns seen in :meth:`fit` (the candidates).
     n_column_evals_ : int
         Columns :math:`f_j'u` computed by the last :meth:`price`.
     """

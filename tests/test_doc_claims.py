@@ -1,0 +1,229 @@
+"""What the public estimators' docstrings promise, checked against the code.
+
+Generic over ``kernlearn._ESTIMATORS``: every ``default=...`` of a
+"Parameters" entry equals the signature's default; after a small fit every
+"Attributes" entry exists (the conditional ones are listed below with their
+condition, and checked under it), has a shape the entry allows, and every
+public fitted attribute (a name ending in ``_``) is documented.  Then a few
+specific claims found wrong by reading the docs (``history_`` keys, a CLI help).
+"""
+
+import inspect
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+numpydoc_docscrape = pytest.importorskip("numpydoc.docscrape")
+
+import kernlearn  # noqa: E402
+from kernlearn.families import PolynomialPool  # noqa: E402
+
+# Documented attributes that exist only under a condition: (estimator,
+# attribute) -> the condition, which test_conditional_attributes ("family=")
+# and test_feature_names_in_with_a_dataframe fit under.
+CONDITIONAL = {
+    ("FGMClassifier", "column_coef_"): "family=",
+    ("FGMClassifier", "feature_importances_"): "family=",
+    ("FGMRegressor", "column_coef_"): "family=",
+    ("FGMRegressor", "feature_importances_"): "family=",
+    **{(name, "feature_names_in_"): "X with string column names (a DataFrame)"
+       for name in kernlearn._ESTIMATORS},
+}
+
+_rng = np.random.RandomState(0)
+X = _rng.randn(40, 3)
+Y_BINARY = (X[:, 0] > 0).astype(int)
+Y_MULTI = np.digitize(X[:, 0], [-0.5, 0.5])
+Y_REG = X[:, 0] + 0.1 * _rng.randn(40)
+TASKS = np.repeat([0, 1], 20)
+_SMALL_GRFL = {"max_features": 3, "n_candidates": 10}
+
+# (estimator, case label, constructor kwargs, y, fit kwargs)
+CASES = [
+    ("FGMClassifier", "binary", {}, Y_BINARY, {}),
+    ("FGMClassifier", "multiclass", {}, Y_MULTI, {}),
+    ("FGMClassifier", "ovr", {"multiclass": "ovr"}, Y_MULTI, {}),
+    ("FGMRegressor", "regression", {"C": 1.0}, Y_REG, {}),
+    ("FGMRegressor", "C auto", {}, Y_REG, {}),
+    ("PNormMKLClassifier", "binary", {}, Y_BINARY, {}),
+    ("PNormMKLClassifier", "multiclass", {}, Y_MULTI, {}),
+    ("InfiniteFeatureClassifier", "binary", _SMALL_GRFL, Y_BINARY, {}),
+    ("InfiniteFeatureClassifier", "multiclass", _SMALL_GRFL, Y_MULTI, {}),
+    ("InfiniteFeatureClassifier", "tasks", _SMALL_GRFL, Y_BINARY, {"task_index": TASKS}),
+    ("InfiniteFeatureRegressor", "regression", _SMALL_GRFL, Y_REG, {}),
+    ("InfiniteFeatureRegressor", "2-D y", _SMALL_GRFL, np.c_[Y_REG, -Y_REG], {}),
+    ("InfiniteFeatureRegressor", "tasks", _SMALL_GRFL, Y_REG, {"task_index": TASKS}),
+    ("LowRankKernelRegressor", "regression", {}, Y_REG, {}),
+    ("LowRankKernelRegressor", "2-D y", {}, np.c_[Y_REG, -Y_REG], {}),
+    ("LowRankKernelClassifier", "binary", {}, Y_BINARY, {}),
+    ("LowRankKernelClassifier", "multiclass", {}, Y_MULTI, {}),
+    ("LowRankKernelClassifier", "ovr", {"multiclass": "ovr", "probability": True}, Y_MULTI, {}),
+    ("MultitaskMKLRegressor", "tasks", {}, Y_REG, {"task_index": TASKS}),
+    ("MultitaskMKLRegressor", "shared, mtsfl", {"shared": True, "formulation": "mtsfl"},
+     Y_REG, {"task_index": TASKS}),
+    ("MultitaskMKLRegressor", "C auto", {"C": "auto"}, Y_REG, {"task_index": TASKS}),
+    ("MultitaskMKLClassifier", "tasks", {"max_iter": 10}, Y_BINARY, {"task_index": TASKS}),
+    ("MultitaskMKLRegressorCV", "tasks", {}, Y_REG, {"task_index": TASKS}),
+    ("MultitaskMKLClassifierCV", "tasks", {"cv": 2, "Cs": (1.0,), "max_iter": 10},
+     Y_BINARY, {"task_index": TASKS}),
+]
+
+
+def _doc(name):
+    return numpydoc_docscrape.ClassDoc(getattr(kernlearn, name))
+
+
+def _entries(doc, section):
+    """``{name: type text}`` of a section, ``a, b : type`` split into names."""
+    return {n.strip(): p.type for p in doc[section] for n in p.name.split(",") if n.strip()}
+
+
+def _fit(name, kwargs, y, fit_kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (tiny data: convergence warnings are expected)
+        return getattr(kernlearn, name)(**kwargs).fit(X, y, **fit_kwargs)
+
+
+def _allowed_ndims(type_text):
+    """Dimensions an "ndarray of shape (a, b) or (c,)" entry allows (None: not said)."""
+    if "shape" not in type_text:
+        return None
+    shapes = re.findall(r"\(([^()]*)\)", type_text[type_text.index("shape"):])
+    return {len([d for d in s.split(",") if d.strip()]) for s in shapes} or None
+
+
+def test_every_estimator_has_cases():
+    assert {c[0] for c in CASES} == set(kernlearn._ESTIMATORS)
+
+
+@pytest.mark.parametrize("name", sorted(kernlearn._ESTIMATORS))
+def test_documented_defaults_are_the_signature_defaults(name):
+    sig = inspect.signature(getattr(kernlearn, name))
+    params = _entries(_doc(name), "Parameters")
+    wrong = []
+    for param, type_text in params.items():
+        assert param in sig.parameters, f"{name}: documented parameter {param!r} does not exist"
+        m = re.search(r"default=(.+)$", type_text)
+        if m is None:
+            continue
+        stated, actual = m.group(1).strip(), sig.parameters[param].default
+        try:
+            value = eval(stated, {})  # the docs' literals: numbers, strings, None, tuples
+        except Exception:
+            value = stated
+        if not (value == actual or stated == repr(actual)):
+            wrong.append(f"{param}: documented default={stated}, signature {actual!r}")
+    assert not wrong, f"{name}: {wrong}"
+    undocumented = [p for p in sig.parameters if p not in params]
+    assert not undocumented, f"{name}: parameters missing from the docstring: {undocumented}"
+
+
+@pytest.mark.parametrize("name, case, kwargs, y, fit_kwargs", CASES,
+                         ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_documented_attributes_after_fit(name, case, kwargs, y, fit_kwargs):
+    est = _fit(name, kwargs, y, fit_kwargs)
+    documented = _entries(_doc(name), "Attributes")
+    missing = [a for a in documented if not hasattr(est, a) and (name, a) not in CONDITIONAL]
+    assert not missing, f"{name} ({case}): documented but absent after fit: {missing}"
+    fitted = {a for a in vars(est) if a.endswith("_") and not a.startswith("_")}
+    undocumented = sorted(fitted - set(documented))
+    assert not undocumented, f"{name} ({case}): fitted but not documented: {undocumented}"
+    bad_shapes = []
+    for attr, type_text in documented.items():
+        value = getattr(est, attr, None)
+        ndims = _allowed_ndims(type_text)
+        if isinstance(value, np.ndarray) and ndims is not None and value.ndim not in ndims:
+            bad_shapes.append(f"{attr}: documented {type_text!r}, got shape {value.shape}")
+    assert not bad_shapes, f"{name} ({case}): {bad_shapes}"
+
+
+@pytest.mark.parametrize("name, y", [("FGMClassifier", Y_MULTI), ("FGMRegressor", Y_REG)])
+def test_conditional_attributes(name, y):
+    """The ``family=`` attributes exist with a family, ``coef_`` does not."""
+    est = _fit(name, {"family": PolynomialPool(), "C": 1.0}, y, {})
+    conditional = [a for (n, a), why in CONDITIONAL.items() if n == name and why == "family="]
+    assert conditional and all(hasattr(est, a) for a in conditional)
+    assert not hasattr(est, "coef_")
+    assert est.feature_importances_.shape == (X.shape[1],)
+    assert est.column_coef_.shape[0] == (3 if name == "FGMClassifier" else 1)
+
+
+
+@pytest.mark.parametrize("name, case, kwargs, y, fit_kwargs",
+                         [c for i, c in enumerate(CASES) if c[0] not in {d[0] for d in CASES[:i]}],
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_feature_names_in_with_a_dataframe(name, case, kwargs, y, fit_kwargs):
+    pd = pytest.importorskip("pandas")
+    est = getattr(kernlearn, name)(**kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(pd.DataFrame(X, columns=["a", "b", "c"]), y, **fit_kwargs)
+    assert list(est.feature_names_in_) == ["a", "b", "c"]
+    assert "feature_names_in_" in _entries(_doc(name), "Attributes")
+
+
+def test_history_keys_the_docstrings_name_for_the_auto_settings():
+    """``history_`` of MTMKL's ``C="auto"`` holds ``loo_sse``, not the mirror
+    descent's keys; GrFL's averaged paths have no ``validation_loss``: both said."""
+    mt = _fit("MultitaskMKLRegressor", {"C": "auto"}, Y_REG, {"task_index": TASKS})
+    assert set(mt.history_) == {"loo_sse", "fit_time"} and mt.gap_ == 0.0
+    assert "``loo_sse``" in _attribute_text("MultitaskMKLRegressor", "history_")
+    X60 = np.random.RandomState(1).randn(60, 3)  # (from 48 rows: folds choose the level)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        grfl = kernlearn.InfiniteFeatureRegressor(n_candidates=5).fit(X60, X60[:, 0])
+    assert grfl.n_paths_ > 1 and "validation_loss" not in grfl.history_
+    assert "absent when folds chose" in _attribute_text("InfiniteFeatureRegressor", "history_")
+
+
+def _attribute_text(name, attr):
+    return " ".join(next(a.desc for a in _doc(name)["Attributes"] if a.name == attr))
+
+
+def test_demo_quick_help_states_the_sizes_it_runs():
+    """``kernlearn demo --help`` said "a tenth of the data" for 200 x 512 against
+    1000 x 2000 (a twentieth of the values); it now states the sizes."""
+    import argparse
+
+    from kernlearn.cli import build_parser
+    from kernlearn.demo import DEMO_SIZES
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    text = " ".join(sub.choices["demo"].format_help().split())
+    (n, d, *_), (nq, dq, *_) = DEMO_SIZES[False], DEMO_SIZES[True]
+    assert f"{nq} x {dq} instead of {n} x {d}" in text
+
+
+# The feature families' fitted attributes (they are public too: ``family_`` of
+# a fitted estimator); kernel-dependent ones are documented as conditional.
+FAMILY_CASES = [
+    ("RandomFourierFeatures", {}),
+    ("PolynomialPool", {}),
+    ("AdditiveKernelExpansion", {}),
+    ("AdditiveKernelExpansion", {"kernel": "additive_chi2"}),
+    ("AdditiveKernelExpansion", {"kernel": "additive_gaussian"}),
+    ("IntersectionKernelFeatures", {}),
+    ("FeaturePool", {}),
+    ("GaborFeatures", {"image_shape": (1, 3), "filter_size": 1}),
+    ("NystromColumns", {"n_columns": 5}),
+]
+FAMILY_CONDITIONAL = {"n_pair_evals_": "after price() on sparse X", "levels_": 'kernel="hik"',
+                      "n_column_evals_": "after price()",
+                      "steps_": "Fourier-map kernels", "interval_": "Fourier-map kernels",
+                      "gamma_": 'kernel="additive_gaussian"'}
+
+
+@pytest.mark.parametrize("name, kwargs", FAMILY_CASES,
+                         ids=[f"{n}-{k.get('kernel', '')}" for n, k in FAMILY_CASES])
+def test_family_attributes_after_fit(name, kwargs):
+    from kernlearn import families
+
+    cls = getattr(families, name)
+    fam = cls(**kwargs).fit(np.abs(X))
+    documented = _entries(numpydoc_docscrape.ClassDoc(cls), "Attributes")
+    fitted = {a for a in vars(fam) if a.endswith("_") and not a.startswith("_")}
+    assert not sorted(fitted - set(documented)), f"{name}: fitted but not documented"
+    missing = [a for a in documented if not hasattr(fam, a) and a not in FAMILY_CONDITIONAL]
+    assert not missing, f"{name}: documented but absent after fit: {missing}"
