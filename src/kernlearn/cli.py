@@ -376,7 +376,8 @@ def _model_data(args, meta, est, labels_needed=True):
                 "as the training file? (--allow-out-of-range to predict anyway)",
                 5,
             )
-        _warn_far_outside(X, meta, args.data)
+        if frac > 0:  # (a far value counts in frac: a second pass over X only then)
+            _warn_far_outside(X, meta, args.data)
     tasks, fitted = info["tasks"], getattr(est, "tasks_", None)  # (None: fitted without)
     if tasks is not None and fitted is not None and np.asarray(fitted).dtype.kind in "fiu":
         tasks = _as_numbers(tasks)  # ids "01", "02" of a model fitted on 1, 2
