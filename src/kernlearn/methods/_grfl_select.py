@@ -306,7 +306,14 @@ def _validation_split(n, Y, task_rows, rng):
 
 
 def _curve_at(monitor, counts):
-    """A fold's held-out loss at ``counts`` features (its last model beyond its path)."""
+    """A fold's held-out loss at ``counts`` features (its last model beyond its path).
+
+    A fold whose path added no feature (at a fixed ``lambda_p`` above all its
+    candidates' scores, while other folds add some) has no loss yet: its model
+    of no features is measured here, as :func:`select_level_held_out` does.
+    """
+    if not monitor.losses:  # the column-generation loop calls it per added batch only
+        monitor()
     c = np.asarray(monitor.counts)
     idx = np.searchsorted(c, counts, side="right") - 1
     return np.asarray(monitor.losses)[np.maximum(idx, 0)]
