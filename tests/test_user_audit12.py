@@ -39,3 +39,48 @@ def test_probabilities_are_written_with_every_digit(tmp_path, capsys):
     expected = load_model(model).predict_proba(X)
     assert np.any(np.abs(expected - np.round(expected, 6)) > 0)  # (six digits would lose some)
     np.testing.assert_array_equal(written, expected)
+
+
+def _numbered_csv(path):
+    # a header naming a column like a number: "2" is column 0, column 2 is "b"
+    # (a first line with a number in it is read as a header with --header)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    rows = ["2,a,b"] + [f"{t},{u:.4f},{v:.4f}" for t, (u, v) in zip(y, X)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_a_label_that_names_one_column_and_numbers_another_is_refused(tmp_path, capsys):
+    # `--label 2` took the column named "2" (column 0) without a word, although
+    # column number 2 is "b"
+    from kernlearn.io import load_model
+
+    data = _numbered_csv(tmp_path / "n.csv")
+    model = tmp_path / "m.klm"
+    fit = ["fit", "-e", "fgm-regressor", "-p", "C=1", "-q", "--header", "-m", model]
+    code, _, err = _run(fit + ["--label", "2", data], capsys)
+    assert code == 3 and _one_error(err), err
+    assert ("--label 2 is ambiguous" in err and "column named '2' (number 0)" in err
+            and "column number 2 ('b')" in err
+            and "--label name:2 or --label index:2" in err), err
+    # each spelling picks its reading
+    for choice, label, features in (("name:2", "2", ["a", "b"]), ("index:2", "b", ["2", "a"])):
+        code, _, err = _run(fit + ["--label", choice, data], capsys)
+        assert code == 0, err
+        meta = load_model(model, return_metadata=True)[1]
+        assert meta["label_name"] == label and list(meta["feature_names"]) == features
+        # the model keeps its label by name: evaluate reads it back, with or
+        # without the same --label
+        for again in ([], ["--label", choice]):
+            code, out, err = _run(["evaluate", "--header", "-m", model, *again, data], capsys)
+            assert code == 0 and "n_samples 40" in out, (again, err)
+    # a number that names that very column, or a name out of range as a number
+    (tmp_path / "s.csv").write_text("a,1,2\n" + "".join(
+        f"{i % 3},{i % 2},{(i * 7) % 5}\n" for i in range(30)))
+    code, _, err = _run(fit + ["--label", "2", tmp_path / "s.csv"], capsys)
+    assert code == 0, err
+    assert load_model(model, return_metadata=True)[1]["label_name"] == "2"
+    code, _, err = _run(fit + ["--label", "name:zz", data], capsys)
+    assert code == 3 and _one_error(err) and "no such column" in err, err

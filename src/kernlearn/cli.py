@@ -330,7 +330,7 @@ def _model_data(args, meta, est, labels_needed=True):
         header = False  # trained on a file without header: columns by position
     label = getattr(args, "label", None)
     if label is None and as_csv and meta.get("format") == "csv":
-        label = meta.get("label_name") or meta.get("label")
+        label = f"name:{meta['label_name']}" if meta.get("label_name") else meta.get("label")
     X, y, info = _load(
         args.data,
         label=label,
@@ -777,7 +777,7 @@ def build_parser():
         """How to read a data file: label and task columns, format, range check."""
         p.add_argument(
             "--label",
-            help="label column of a CSV/.npy table (name or number; default: last)",
+            help="label column (CSV/.npy): name or number, name:NAME or index:N; default: last",
         )
         p.add_argument("--task-column", help=f"CSV column of row tasks ({task_note})")
         p.add_argument(
