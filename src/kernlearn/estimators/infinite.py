@@ -78,13 +78,15 @@ from ._base import (
     validate_params_cached,
 )
 from ._infinite_doc import _COMMON_DOC, _REG_LAMBDA_NOTE, CLASSIFIER_ATTRS, REGRESSOR_ATTRS
+from ._multitask import TaskIndexRequests, check_task_routing, routing_help
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
 _PENALTIES = ("l1", "group_l1_l2", "l1_linf", "l1_lq", "per_task_l1_lq")
 
 
-class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                           TaskIndexRequests, BaseEstimator):
     """Shared implementation of the GrFL estimators."""
 
     _parameter_constraints = {
@@ -267,7 +269,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             return D
         if task_index is None:
             raise ValueError(
-                "this model was fitted with task_index; pass task_index to predict."
+                "this model was fitted with task_index; pass task_index to predict. "
+                "In model selection: " + routing_help()
             )
         idx = self._task_positions(task_index, Z.shape[0])
         return D[np.arange(Z.shape[0]), idx]
@@ -280,6 +283,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             self.tasks_ = None
             return None
         self.tasks_, rows = split_tasks(task_index, n)
+        check_task_routing(self)  # (or every split of a model selection would score NaN)
         return rows
 
 
