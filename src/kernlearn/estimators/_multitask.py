@@ -5,8 +5,9 @@ and ``InfiniteFeatureRegressor`` with ``task_index``) need each sample's task
 in ``fit`` and in every prediction.  Under scikit-learn's metadata routing
 (``sklearn.set_config(enable_metadata_routing=True)``) they request
 ``task_index`` by default (:class:`TaskIndexRequests`), so ``cross_validate``,
-``GridSearchCV`` and ``Pipeline`` pass it along; :class:`MultitaskScorer`
-gives it to a scorer's predictions; and :func:`check_task_routing`, called by
+``GridSearchCV`` and ``Pipeline`` pass it along;
+:class:`~kernlearn.estimators.mtmkl.MultitaskScorer` gives it to a scorer's
+predictions; and :func:`check_task_routing`, called by
 ``fit``, stops a model selection whose every score would be NaN (scikit-learn
 turns a failed ``predict`` into a NaN score and goes on).
 """
@@ -16,7 +17,7 @@ import sys
 import numpy as np
 from sklearn import get_config
 
-__all__ = ["MultitaskScorer", "TaskIndexRequests", "check_task_routing", "routing_help"]
+__all__ = ["TaskIndexRequests", "check_task_routing", "routing_help"]
 
 
 def routing_help(alternative=None):
@@ -113,8 +114,9 @@ def _check_cv_split(estimator, alternative=None):
     (and then picks the first candidate), so the two ways task ids fail to
     serve the validation rows are caught here, where an error stops the
     search: a scorer that calls ``predict(X)`` with no metadata (scikit-learn's
-    own, ``scoring="r2"`` and the like; :class:`MultitaskScorer` and the
-    default scoring pass task ids), and a split whose validation rows hold a
+    own, ``scoring="r2"`` and the like;
+    :class:`~kernlearn.estimators.mtmkl.MultitaskScorer` and the default
+    scoring pass task ids), and a split whose validation rows hold a
     task absent from its training rows (folds not stratified by task).
     """
     cv = _cv_split_locals()
@@ -144,100 +146,3 @@ def _check_cv_split(estimator, alternative=None):
                              "training rows can predict: use folds stratified by task, "
                              "cv=StratifiedKFold(k, shuffle=True).split(X, task_index)"
                              + (f" (or {alternative})." if alternative else "."))
-
-
-class MultitaskScorer:
-    """A scikit-learn scorer that passes each sample's task id to the predictions.
-
-    scikit-learn's scorers call ``predict(X)`` (or ``decision_function`` /
-    ``predict_proba``) with no metadata, so a multitask model cannot know
-    the task of each test row; this wrapper requests ``task_index`` through
-    scikit-learn's metadata routing and gives it to the estimator's
-    prediction methods.
-
-    Parameters
-    ----------
-    scoring : str or callable, default="r2"
-        A scorer name of :func:`sklearn.metrics.get_scorer` or a scorer
-        ``scorer(estimator, X, y)``.
-
-    Examples
-    --------
-    >>> import numpy as np, sklearn
-    >>> from sklearn.model_selection import GridSearchCV, StratifiedKFold
-    >>> from kernlearn import MultitaskMKLRegressor
-    >>> from kernlearn.estimators.mtmkl import MultitaskScorer
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(60, 2)); t = np.repeat([0, 1, 2], 20)
-    >>> y = X[:, 0] + t
-    >>> folds = StratifiedKFold(3).split(X, t)  # every task in every fold
-    >>> with sklearn.config_context(enable_metadata_routing=True):
-    ...     search = GridSearchCV(MultitaskMKLRegressor(["linear"]), {"C": [0.1, 1.0]},
-    ...                           scoring=MultitaskScorer("neg_mean_absolute_error"),
-    ...                           cv=folds).fit(X, y, task_index=t)
-    >>> bool(np.isfinite(search.cv_results_["mean_test_score"]).all())
-    True
-    """
-
-    def __init__(self, scoring="r2"):
-        self.scoring = scoring
-
-    def __call__(self, estimator, X, y_true, task_index=None):
-        """Score ``estimator`` on ``X``, each row predicted for its own task.
-
-        Parameters
-        ----------
-        estimator : estimator
-            Fitted multitask estimator.
-        X : array-like
-            Test inputs.
-        y_true : array-like of shape (n_samples,)
-            True targets.
-        task_index : array-like of shape (n_samples,), optional
-            Task id of each test sample.
-
-        Returns
-        -------
-        score : float
-        """
-        from sklearn.metrics import get_scorer
-
-        scorer = get_scorer(self.scoring)
-        return scorer(_WithTasks(estimator, task_index), X, y_true)
-
-    def get_metadata_routing(self):
-        """The routing request: ``task_index`` for ``score``.
-
-        Returns
-        -------
-        request : sklearn.utils.metadata_routing.MetadataRequest
-        """
-        from sklearn.utils.metadata_routing import MetadataRequest
-
-        request = MetadataRequest(owner=type(self).__name__)
-        request.score.add_request(param="task_index", alias=True)
-        return request
-
-    def __repr__(self):
-        return f"MultitaskScorer({self.scoring!r})"
-
-
-class _WithTasks:
-    """A fitted estimator whose prediction methods have ``task_index`` bound."""
-
-    _BOUND = ("predict", "decision_function", "predict_proba")
-
-    def __init__(self, estimator, task_index):
-        self._estimator = estimator
-        self._task_index = task_index
-
-    def __getattr__(self, name):
-        attr = getattr(self._estimator, name)
-        if name not in self._BOUND:
-            return attr
-
-        def bound(X):
-            return attr(X, task_index=self._task_index)
-
-        bound.__name__ = name  # scikit-learn's scorers read the method's name
-        return bound

@@ -34,7 +34,7 @@ from ._base import (
     task_score_doc,
     validate_data,
 )
-from ._multitask import MultitaskScorer, TaskIndexRequests, check_task_routing, routing_help
+from ._multitask import TaskIndexRequests, check_task_routing, routing_help
 from ._platt import PLATT_ATTR_DOC
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]
@@ -43,6 +43,103 @@ _DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
 
 # (the selection estimators named in the routing errors)
 _ALTERNATIVE = "MultitaskMKLRegressorCV"
+
+
+class MultitaskScorer:
+    """A scikit-learn scorer that passes each sample's task id to the predictions.
+
+    scikit-learn's scorers call ``predict(X)`` (or ``decision_function`` /
+    ``predict_proba``) with no metadata, so a multitask model cannot know
+    the task of each test row; this wrapper requests ``task_index`` through
+    scikit-learn's metadata routing and gives it to the estimator's
+    prediction methods.
+
+    Parameters
+    ----------
+    scoring : str or callable, default="r2"
+        A scorer name of :func:`sklearn.metrics.get_scorer` or a scorer
+        ``scorer(estimator, X, y)``.
+
+    Examples
+    --------
+    >>> import numpy as np, sklearn
+    >>> from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    >>> from kernlearn import MultitaskMKLRegressor
+    >>> from kernlearn.estimators.mtmkl import MultitaskScorer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 2)); t = np.repeat([0, 1, 2], 20)
+    >>> y = X[:, 0] + t
+    >>> folds = StratifiedKFold(3).split(X, t)  # every task in every fold
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     search = GridSearchCV(MultitaskMKLRegressor(["linear"]), {"C": [0.1, 1.0]},
+    ...                           scoring=MultitaskScorer("neg_mean_absolute_error"),
+    ...                           cv=folds).fit(X, y, task_index=t)
+    >>> bool(np.isfinite(search.cv_results_["mean_test_score"]).all())
+    True
+    """
+
+    def __init__(self, scoring="r2"):
+        self.scoring = scoring
+
+    def __call__(self, estimator, X, y_true, task_index=None):
+        """Score ``estimator`` on ``X``, each row predicted for its own task.
+
+        Parameters
+        ----------
+        estimator : estimator
+            Fitted multitask estimator.
+        X : array-like
+            Test inputs.
+        y_true : array-like of shape (n_samples,)
+            True targets.
+        task_index : array-like of shape (n_samples,), optional
+            Task id of each test sample.
+
+        Returns
+        -------
+        score : float
+        """
+        from sklearn.metrics import get_scorer
+
+        scorer = get_scorer(self.scoring)
+        return scorer(_WithTasks(estimator, task_index), X, y_true)
+
+    def get_metadata_routing(self):
+        """The routing request: ``task_index`` for ``score``.
+
+        Returns
+        -------
+        request : sklearn.utils.metadata_routing.MetadataRequest
+        """
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        request = MetadataRequest(owner=type(self).__name__)
+        request.score.add_request(param="task_index", alias=True)
+        return request
+
+    def __repr__(self):
+        return f"MultitaskScorer({self.scoring!r})"
+
+
+class _WithTasks:
+    """A fitted estimator whose prediction methods have ``task_index`` bound."""
+
+    _BOUND = ("predict", "decision_function", "predict_proba")
+
+    def __init__(self, estimator, task_index):
+        self._estimator = estimator
+        self._task_index = task_index
+
+    def __getattr__(self, name):
+        attr = getattr(self._estimator, name)
+        if name not in self._BOUND:
+            return attr
+
+        def bound(X):
+            return attr(X, task_index=self._task_index)
+
+        bound.__name__ = name  # scikit-learn's scorers read the method's name
+        return bound
 
 
 class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
