@@ -35,7 +35,7 @@ from ._base import (
     validate_data,
 )
 from ._multitask import TaskIndexRequests, check_task_routing, routing_help
-from ._platt import PLATT_ATTR_DOC
+from ._platt import platt_attr_doc
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]
 
@@ -661,7 +661,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
 """
         + _ATTRS_DOC.replace("    ----------\n", "    ----------\n    classes_ : ndarray of "
                              "shape (n_classes,)\n        The two class labels.\n"
-                             + PLATT_ATTR_DOC, 1)
+                             + platt_attr_doc(logistic_loss=False), 1)
         + """    classes_ : ndarray of shape (2,)
         The two class labels.
 
