@@ -471,6 +471,9 @@ class InfiniteFeatureClassifier(
             Class labels.
         task_index : array-like of shape (n_samples,), optional
             Task of each sample (binary labels only); tasks share features.
+            Requested by default under scikit-learn's metadata routing, so
+            model selection passes it on (see
+            :class:`~kernlearn.estimators.mtmkl.MultitaskScorer`).
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weight of each sample's loss, as given: an
             integer weight equals that many copies of the row (zero removes
@@ -679,7 +682,9 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets (one task per output).
         task_index : array-like of shape (n_samples,), optional
-            Task of each sample (1-D ``y`` only).
+            Task of each sample (1-D ``y`` only).  Requested by default under
+            scikit-learn's metadata routing, so model selection passes it on
+            (see :class:`~kernlearn.estimators.mtmkl.MultitaskScorer`).
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weight of each sample's loss, as given: an
             integer weight equals that many copies of the row (zero removes
