@@ -84,3 +84,31 @@ def test_a_label_that_names_one_column_and_numbers_another_is_refused(tmp_path, 
     assert load_model(model, return_metadata=True)[1]["label_name"] == "2"
     code, _, err = _run(fit + ["--label", "name:zz", data], capsys)
     assert code == 3 and _one_error(err) and "no such column" in err, err
+
+
+def test_a_task_column_named_like_a_number_is_found_by_name_later(tmp_path, capsys):
+    # the model stored --task-column as typed ("2"); a later file with the
+    # columns in another order (matched by name) read it again as a name or a
+    # position: now ambiguous, it is stored by name
+    from kernlearn.io import load_model
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 2))
+    t = np.repeat([0, 1], 30)
+    y = X[:, 0] + t + 0.1 * rng.normal(size=60)
+    rows = [f"{u:.4f},{v:.4f},{k},{w:.4f}" for (u, v), k, w in zip(X, t, y)]
+    (tmp_path / "fit.csv").write_text("\n".join(["a,b,2,y"] + rows) + "\n")
+    moved = [",".join(r.split(",")[i] for i in (2, 0, 1, 3)) for r in rows]
+    (tmp_path / "moved.csv").write_text("\n".join(["2,a,b,y"] + moved) + "\n")
+    model = tmp_path / "m.klm"
+    code, _, err = _run(["fit", "-e", "infinite-regressor", "-p", "max_features=3", "-q",
+                         "--header", "--task-column", "2", "-m", model,
+                         tmp_path / "fit.csv"], capsys)
+    assert code == 0, err
+    meta = load_model(model, return_metadata=True)[1]
+    assert meta["task_column"] == "2" and meta["task_column_name"] == "2"
+    code, ref, err = _run(["evaluate", "--header", "-m", model, tmp_path / "fit.csv"], capsys)
+    assert code == 0, err
+    code, out, err = _run(["evaluate", "--header", "-m", model, tmp_path / "moved.csv"],
+                          capsys)
+    assert code == 0 and out == ref, err

@@ -198,6 +198,15 @@ def _check_labels(est, y, source):
     return y
 
 
+def _stored_column(meta, key):
+    """The label or task column (``key``) a model was fitted with, as an option
+    value for a later file: ``name:`` and the column's name when the training
+    file had a header (a column named "2" is not then read as column 2),
+    else the option as given (models of earlier versions, files without one)."""
+    name = meta.get(f"{key}_name")
+    return f"name:{name}" if name is not None else meta.get(key)
+
+
 def _predict(est, X, source, tasks=None):
     try:
         pred = est.predict(X, **_task_kw(tasks))

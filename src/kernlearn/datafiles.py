@@ -503,7 +503,8 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     if y is not None and y.dtype.kind == "U":
         _check_label_kinds(y, ycol, path, line)
     info = {"sep": sep, "header": has_header,
-            "label_name": None if ycol is None or names is None else ycol}
+            "label_name": None if ycol is None or names is None else ycol,
+            "task_column_name": None if tasks is None or names is None else tcol}
     return X, y, (None if names is None else feats), tasks, info
 
 
@@ -898,8 +899,8 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
         integers written with leading zeros such as ``007`` keep their text).
     info : dict
         ``format``, ``n_features``, ``zero_based`` (LIBSVM),
-        ``feature_names``, ``label_name``, ``header`` and ``sep`` (CSV) and
-        ``tasks`` (or ``None``) of the source.
+        ``feature_names``, ``label_name``, ``task_column_name``, ``header``
+        and ``sep`` (CSV) and ``tasks`` (or ``None``) of the source.
 
     Raises
     ------
@@ -913,7 +914,7 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
     """
     path = Path(source)
     info = {"format": None, "zero_based": None, "feature_names": None, "tasks": None,
-            "label_name": None, "header": None, "sep": None}
+            "label_name": None, "task_column_name": None, "header": None, "sep": None}
     if path.is_dir():
         raise ValueError(f"{path} is a directory, not a data file.")
     if not path.exists():
