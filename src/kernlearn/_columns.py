@@ -92,7 +92,7 @@ def column_position(value, names, width, path, flag="--label"):
         return by_name
     if number is None:
         raise ValueError(
-            f"{flag} {value!r}: no such column in {path}"
+            f"{flag} {value if kind == 'index' else text!r}: no such column in {path}"
             + (f" (columns: {', '.join(names[:8])}...)" if names else "")
             + ("; index: takes a column number" if kind == "index" else "")
             + ".")
