@@ -198,6 +198,15 @@ def _check_labels(est, y, source):
     return y
 
 
+def _stored_column(meta, key):
+    """The label or task column (``key``) a model was fitted with, as an option
+    value for a later file: ``name:`` and the column's name when the training
+    file had a header (a column named "2" is not then read as column 2),
+    else the option as given (models of earlier versions, files without one)."""
+    name = meta.get(f"{key}_name")
+    return f"name:{name}" if name is not None else meta.get(key)
+
+
 def _predict(est, X, source, tasks=None):
     try:
         pred = est.predict(X, **_task_kw(tasks))
@@ -215,7 +224,8 @@ def _predict(est, X, source, tasks=None):
 def _number_text(v):
     """The shortest text that reads back as ``v`` (10 significant digits
     rounded a prediction of 1.7e12 by up to 500); whole numbers without a
-    ".0", as a class -1 of a LIBSVM file is written."""
+    ".0", as a class -1 of a LIBSVM file is written.  Predictions and
+    probabilities alike."""
     v = float(v)
     return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
 
@@ -236,7 +246,9 @@ def _prediction_text(est, X, tasks, args, check_only=False):
         if check_only:
             return None
         pred = est.predict_proba(X, **_task_kw(tasks))
-        lines = [",".join(f"{v:.6g}" for v in row) for row in pred]
+        # (six significant digits wrote 0.9999999 as 1 and lost what tells
+        # near-certain samples apart: every digit, as the predictions)
+        lines = [",".join(map(_number_text, row)) for row in pred]
         # a CSV row: a label holding a comma or a quote is quoted
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow(map(str, est.classes_))

@@ -32,17 +32,13 @@ from ._cli_common import (
     _one_line,
     _predict,
     _prediction_text,
+    _stored_column,
     _task_kw,
     _warn_far_outside,
     _write_metrics,
 )
 from .demo import quick_help
-from .summary import (
-    evaluate_metrics,
-    feature_profile,
-    outside_fraction,
-    selection_table,
-)
+from .summary import evaluate_metrics, feature_profile, outside_fraction, selection_table
 
 __all__ = ["ESTIMATORS", "EXIT_CODES", "build_parser", "main"]
 
@@ -318,7 +314,7 @@ def _model_data(args, meta, est, labels_needed=True):
     """
     n_features = meta.get("n_features", getattr(est, "n_features_in_", None))
     zb = meta.get("zero_based")
-    task_column = getattr(args, "task_column", None) or meta.get("task_column")
+    task_column = getattr(args, "task_column", None) or _stored_column(meta, "task_column")
     if task_column is not None and "task_index" not in inspect.signature(
             est.predict).parameters:
         # (the predict call failed: an internal error, exit 1)
@@ -330,7 +326,7 @@ def _model_data(args, meta, est, labels_needed=True):
         header = False  # trained on a file without header: columns by position
     label = getattr(args, "label", None)
     if label is None and as_csv and meta.get("format") == "csv":
-        label = meta.get("label_name") or meta.get("label")
+        label = _stored_column(meta, "label")
     X, y, info = _load(
         args.data,
         label=label,
@@ -545,6 +541,7 @@ def _cmd_fit(args):
         "label_name": info.get("label_name"),
         "csv_header": info.get("header"),
         "task_column": args.task_column,
+        "task_column_name": info.get("task_column_name"),
         "multitask": tasks is not None,
         **(info.get("profile") or feature_profile(X)),
         "fit_seconds": elapsed,
@@ -777,7 +774,7 @@ def build_parser():
         """How to read a data file: label and task columns, format, range check."""
         p.add_argument(
             "--label",
-            help="label column of a CSV/.npy table (name or number; default: last)",
+            help="label column (CSV/.npy): name or number, name:NAME or index:N; default: last",
         )
         p.add_argument("--task-column", help=f"CSV column of row tasks ({task_note})")
         p.add_argument(

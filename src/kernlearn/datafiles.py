@@ -18,7 +18,6 @@ import gzip
 import io
 import lzma
 import re
-import unicodedata
 import zipfile
 import zlib
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ._columns import column_choice, column_name as _name, column_position as _label_position
 from .utils._finite import first_non_finite
 
 __all__ = [
@@ -146,33 +146,6 @@ def _first_block(path):
 
 
 # ------------------------------------------------------------------------ CSV
-def _name(name):
-    """A column name as compared: stripped, in Unicode's composed form (macOS
-    writes "é" as "e" and a combining accent: the same name on screen, which
-    did not match, and the error named two names that looked alike)."""
-    return unicodedata.normalize("NFC", str(name).strip())
-
-
-def _label_position(label, names, width, path, flag="--label"):
-    if label is None:
-        return width - 1
-    if names is not None and _name(label) in names:
-        return names.index(_name(label))
-    try:
-        pos = int(label)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"{flag} {label!r}: no such column in {path}"
-            + (f" (columns: {', '.join(names[:8])}...)" if names else "")
-            + "."
-        ) from None
-    if not -width <= pos < width:
-        raise ValueError(
-            f"{flag} {pos}: column out of range for {width} columns in {path}."
-        )
-    return pos % width
-
-
 def _labels(y):
     """Labels in their type: numbers stay numbers (integers integers), text is str."""
     y = np.asarray(y)
@@ -530,7 +503,8 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     if y is not None and y.dtype.kind == "U":
         _check_label_kinds(y, ycol, path, line)
     info = {"sep": sep, "header": has_header,
-            "label_name": None if ycol is None or names is None else ycol}
+            "label_name": None if ycol is None or names is None else ycol,
+            "task_column_name": None if tasks is None or names is None else tcol}
     return X, y, (None if names is None else feats), tasks, info
 
 
@@ -553,12 +527,13 @@ def _header_read_as_data(frame, first, path, at):
 def _match_names(names, model_names, label, path):
     """The model's feature columns (in its order) and the label column, by name."""
     model_names = [_name(n) for n in model_names]
-    label = None if label is None else _name(label)
+    kind, text = column_choice(label)  # ("name:target": the model's label, by default)
     missing = [n for n in model_names if n not in names]
     if missing:
         # a renamed column ("income" now "Income") is a missing one and an
         # unknown one: name the unknown ones as the likely new names
-        unknown = [n for n in names if n not in model_names and n != str(label)]
+        unknown = [n for n in names
+                   if n not in model_names and (label is None or n != _name(text))]
         raise ColumnNameError(
             f"{path} has no column {missing[0]!r} of the model "
             f"({len(missing)} of {len(model_names)} missing; the file has "
@@ -567,11 +542,14 @@ def _match_names(names, model_names, label, path):
             + (f"; renamed? the model does not know {', '.join(map(repr, unknown[:3]))}"
                if unknown else "") + "."
         )
-    if label is not None and str(label) not in names and _is_integer(label):
-        # a number names the column at that position, as when fitting; a name
-        # the file lacks (the model's label, by default) leaves it unlabelled
-        # (it was "--label 'target': no such column" for every unlabelled file)
+    if label is not None and (kind == "index" or kind is None and _is_integer(text)):
+        # a number names the column at that position, as when fitting (unless
+        # the file names another column so: ambiguous); a name the file lacks
+        # (the model's label, by default) leaves it unlabelled (it was
+        # "--label 'target': no such column" for every unlabelled file)
         label = names[_label_position(label, names, len(names), path)]
+    elif label is not None:
+        label = _name(text)
     extra = [n for n in names if n not in model_names]
     if label is not None and str(label) in extra:
         ycol = str(label)
@@ -921,8 +899,8 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
         integers written with leading zeros such as ``007`` keep their text).
     info : dict
         ``format``, ``n_features``, ``zero_based`` (LIBSVM),
-        ``feature_names``, ``label_name``, ``header`` and ``sep`` (CSV) and
-        ``tasks`` (or ``None``) of the source.
+        ``feature_names``, ``label_name``, ``task_column_name``, ``header``
+        and ``sep`` (CSV) and ``tasks`` (or ``None``) of the source.
 
     Raises
     ------
@@ -936,7 +914,7 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
     """
     path = Path(source)
     info = {"format": None, "zero_based": None, "feature_names": None, "tasks": None,
-            "label_name": None, "header": None, "sep": None}
+            "label_name": None, "task_column_name": None, "header": None, "sep": None}
     if path.is_dir():
         raise ValueError(f"{path} is a directory, not a data file.")
     if not path.exists():

@@ -46,6 +46,7 @@ from ._row_futures import (
     gather_result,
     stack_rows,
 )
+from .utils._finite import block_first_non_finite, first_non_finite_of_blocks, non_finite_message
 
 __all__ = [
     "GroupedRows",
@@ -56,6 +57,7 @@ __all__ = [
     "as_row_partitioned",
     "gather_result",
     "is_out_of_core",
+    "non_finite_error",
     "parse_bytes",
     "peak_rss_mb",
     "stack_rows",
@@ -245,7 +247,7 @@ class RowPartitioned:
         out = (self.map_sum(_block_sq_norms) if sample_weight is None
                else self.map_sum(_block_sq_norms, np.asarray(sample_weight, dtype=float)))
         if out[-1] > 0:
-            raise ValueError(f"X contains NaN or infinity ({int(out[-1])} entries).")
+            raise non_finite_error(self)
         return out[:-1]
 
     def rmatvec(self, u, step=None):
@@ -375,6 +377,35 @@ class LocalRows(RowPartitioned):
 
     def map_stack(self, fn, *row_args):
         return stack_rows([fn(block, *args) for block, args in self._blocks(row_args)])
+
+
+def non_finite_error(rows):
+    """The error refusing row-partitioned ``X`` that holds NaN or infinity.
+
+    Called once a pass has counted such values: a second pass finds each
+    block's first (:func:`~kernlearn.utils._finite.block_first_non_finite`,
+    where the block lives: four numbers per block come back, never its rows),
+    so the error names the row over all of ``X`` and the column, as an
+    in-memory fit's does.
+
+    Parameters
+    ----------
+    rows : RowPartitioned or RowFutures
+        ``X`` by row blocks.
+
+    Returns
+    -------
+    ValueError
+    """
+    if isinstance(rows, RowPartitioned):
+        parts = rows.map_stack(block_first_non_finite)
+    else:
+        parts = stack_rows(rows.map(block_first_non_finite, tail=(4,)).gather_parts())
+    found = first_non_finite_of_blocks(parts, rows.bounds)
+    if found is None:  # (a sparse matrix's padding outside its shape; nothing to name)
+        return ValueError("X contains NaN or infinity; the fit needs a finite number "
+                          "in every cell: fill or drop it.")
+    return ValueError(non_finite_message(found, who="the fit"))
 
 
 def is_out_of_core(X):

@@ -13,7 +13,7 @@ from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 from ..families._infinite import plain_float_matrix
 from ..partitioned import _is_dask_array
-from ..utils._finite import first_non_finite
+from ..utils._finite import first_non_finite, non_finite_message
 from ..utils._messages import plain_value
 
 # (re-exported: the estimators and tests import them from here)
@@ -133,8 +133,9 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
         # (found in the values, not in scikit-learn's wording, which may change)
         where = _first_non_finite(X) if _finite_checked_first(est, X, kwargs) else None
         if where is not None:
-            raise ValueError(f"X has {where}; {type(est).__name__} needs a finite number "
-                             "in every cell: fill or drop it.") from exc
+            found, row_label, column_name = where
+            raise ValueError(non_finite_message(found, type(est).__name__, row_label,
+                                                column_name)) from exc
         text = _text_target(y) if kwargs.get("y_numeric") else None
         if text is not None:
             raise ValueError(f"y holds text ({text!r}...); {type(est).__name__} is a "
@@ -244,7 +245,10 @@ def _finite_checked_first(est, X, kwargs):
 
 
 def _first_non_finite(X):
-    """Where the first NaN / missing or infinite value of ``X`` is, or None."""
+    """Where the first NaN / missing or infinite value of ``X`` is, or None: the
+    arguments of :func:`~kernlearn.utils._finite.non_finite_message` (the
+    value's place, its row's index label and its column's name, for a
+    DataFrame)."""
     columns = getattr(X, "columns", None)
     try:
         if columns is not None:
@@ -260,12 +264,10 @@ def _first_non_finite(X):
         return None
     if found is None:
         return None
-    i, j, value, count = found
-    what = "a missing value (NaN)" if np.isnan(value) else f"an infinite value ({value})"
-    label = plain_value(X.index[i] if columns is not None else i)
-    return (f"{what} at row {i}" + ("" if label == i else f" (index {label!r})")
-            + (f", column {columns[j]!r}" if columns is not None else f", column {j}")
-            + f" ({count} in all)")
+    i, j = found[:2]
+    if columns is None:
+        return found, None, None
+    return found, plain_value(X.index[i]), columns[j]
 
 
 def _text_target(y):

@@ -4,7 +4,7 @@ Kept out of :mod:`kernlearn.estimators.infinite` so that the estimators'
 code stays short; the text is filled in with ``str.format`` there.
 """
 
-from ._platt import PLATT_ATTR_DOC
+from ._platt import platt_attr_doc
 
 _COMMON_DOC = """
     Parameters
@@ -266,7 +266,7 @@ _REG_LAMBDA_NOTE = """
 # Attributes only the classifier has (appended to the shared list).
 CLASSIFIER_ATTRS = """    classes_ : ndarray of shape (n_classes,)
         The class labels.
-""" + PLATT_ATTR_DOC
+""" + platt_attr_doc(logistic_loss=True)
 
 # Attributes only the regressor has.
 REGRESSOR_ATTRS = """    y_mean_, y_scale_ : ndarray of shape (n_outputs,)

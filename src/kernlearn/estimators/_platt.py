@@ -98,12 +98,26 @@ PLATT_XFAIL = {
 }
 
 
-# The ``platt_`` entry of the probability-fitting classifiers' Attributes.
-PLATT_ATTR_DOC = """    platt_ : ndarray of shape (n_sigmoids, 2) or None
-        Slope and offset of the Platt sigmoids behind :meth:`predict_proba`,
-        one row for two classes, else one per class; None unless
-        ``probability=True`` and the loss is not ``"logistic"``.
-"""
+def platt_attr_doc(logistic_loss):
+    """The ``platt_`` entry of a Platt-scaling classifier's "Attributes" (its
+    one source: the estimators' docstrings append it).
+
+    Parameters
+    ----------
+    logistic_loss : bool
+        Whether the estimator has ``loss="logistic"`` (native probabilities,
+        no sigmoids).
+
+    Returns
+    -------
+    str
+        The numpydoc entry, indented as in a class docstring.
+    """
+    return ("    platt_ : ndarray of shape (n_sigmoids, 2) or None\n"
+            "        Slope and offset of the Platt sigmoids behind :meth:`predict_proba`,\n"
+            "        one row for two classes, else one per class; None unless\n"
+            "        ``probability=True``"
+            + (' and the loss is not ``"logistic"``' if logistic_loss else "") + ".\n")
 
 
 class ProbabilityMixin:

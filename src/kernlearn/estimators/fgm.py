@@ -35,6 +35,7 @@ from ._base import (
     validate_partitioned_fit,
     validate_predict_data,
 )
+from ._platt import platt_attr_doc
 
 __all__ = ["FGMClassifier", "FGMRegressor"]
 
@@ -295,7 +296,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
 
 class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
 
-    r"""Feature Generating Machine: sparse linear classification by cutting planes.
+    __doc__ = r"""Feature Generating Machine: sparse linear classification by cutting planes.
 
     Selects about ``B`` features per outer iteration by exact worst-case
     analysis and fits the :math:`\ell_1^2`-regularised (squared-group-l1)
@@ -491,11 +492,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     family_ : family object or None
         The ``family`` the model was fitted with (for :meth:`transform` and
         the decision function), ``None`` on the columns of ``X``.
-    platt_ : ndarray of shape (n_sigmoids, 2) or None
-        Slope and offset of the Platt sigmoids behind :meth:`predict_proba`,
-        one row for two classes, else one per class; None unless
-        ``probability=True`` and the loss is not ``"logistic"``.
-    n_features_in_ : int
+""" + platt_attr_doc(logistic_loss=True) + r"""    n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of the input columns, when ``X`` had string column names (a
         pandas DataFrame).

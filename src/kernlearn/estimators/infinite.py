@@ -78,13 +78,15 @@ from ._base import (
     validate_params_cached,
 )
 from ._infinite_doc import _COMMON_DOC, _REG_LAMBDA_NOTE, CLASSIFIER_ATTRS, REGRESSOR_ATTRS
+from ._multitask import TaskIndexRequests, check_task_routing, routing_help
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
 _PENALTIES = ("l1", "group_l1_l2", "l1_linf", "l1_lq", "per_task_l1_lq")
 
 
-class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                           TaskIndexRequests, BaseEstimator):
     """Shared implementation of the GrFL estimators."""
 
     _parameter_constraints = {
@@ -267,7 +269,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             return D
         if task_index is None:
             raise ValueError(
-                "this model was fitted with task_index; pass task_index to predict."
+                "this model was fitted with task_index; pass task_index to predict. "
+                "In model selection: " + routing_help()
             )
         idx = self._task_positions(task_index, Z.shape[0])
         return D[np.arange(Z.shape[0]), idx]
@@ -280,6 +283,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             self.tasks_ = None
             return None
         self.tasks_, rows = split_tasks(task_index, n)
+        check_task_routing(self)  # (or every split of a model selection would score NaN)
         return rows
 
 
@@ -467,6 +471,9 @@ class InfiniteFeatureClassifier(
             Class labels.
         task_index : array-like of shape (n_samples,), optional
             Task of each sample (binary labels only); tasks share features.
+            Requested by default under scikit-learn's metadata routing, so
+            model selection passes it on (see
+            :class:`~kernlearn.estimators.mtmkl.MultitaskScorer`).
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weight of each sample's loss, as given: an
             integer weight equals that many copies of the row (zero removes
@@ -675,7 +682,9 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets (one task per output).
         task_index : array-like of shape (n_samples,), optional
-            Task of each sample (1-D ``y`` only).
+            Task of each sample (1-D ``y`` only).  Requested by default under
+            scikit-learn's metadata routing, so model selection passes it on
+            (see :class:`~kernlearn.estimators.mtmkl.MultitaskScorer`).
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weight of each sample's loss, as given: an
             integer weight equals that many copies of the row (zero removes

@@ -61,6 +61,7 @@ from ._base import (
     target_standardization,
     validate_data,
 )
+from ._platt import platt_attr_doc
 
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
 
@@ -436,7 +437,7 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
 
 
 class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
-    r"""SLKL classifier: SLKL regression on :math:`\pm 1` (one-vs-all) codes.
+    __doc__ = r"""SLKL classifier: SLKL regression on :math:`\pm 1` (one-vs-all) codes.
 
     As in the paper's USPS and MNIST experiments (sec. 5.3-5.4), classification
     is done by least-squares regression on the labels (equivalent to Fisher
@@ -563,11 +564,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     history_ : dict or list of dict
         The per-sweep history of :class:`LowRankKernelRegressor` (one per
         output with ``"ovr"``).
-    platt_ : ndarray of shape (n_sigmoids, 2) or None
-        Slope and offset of the Platt sigmoids behind :meth:`predict_proba`,
-        one row for two classes, else one per class; None unless
-        ``probability=True``.
-    n_features_in_ : int
+""" + platt_attr_doc(logistic_loss=False) + r"""    n_features_in_ : int
         Number of features seen in fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of the input columns, when ``X`` had string column names (a

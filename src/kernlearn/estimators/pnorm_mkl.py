@@ -25,11 +25,12 @@ from ._base import (
     validate_fit_data,
     validate_predict_data,
 )
+from ._platt import platt_attr_doc
 
 
 
 class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
-    r"""p-norm multiple kernel learning by online-batch optimisation (OBSCURE).
+    __doc__ = r"""p-norm multiple kernel learning by online-batch optimisation (OBSCURE).
 
     Learns a classifier :math:`f(x) = \sum_j w^j\cdot\phi_j(x)` over F kernels
     by minimising the (2,p)-group-norm primal of eq. (5),
@@ -206,11 +207,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     kernel_list_ : KernelList or PrecomputedKernelList
         The base kernels as fitted (widths resolved, training columns and
         sparse centre kept): what :meth:`decision_function` evaluates.
-    platt_ : ndarray of shape (n_sigmoids, 2) or None
-        Slope and offset of the Platt sigmoids behind :meth:`predict_proba`,
-        one row for two classes, else one per class; None unless
-        ``probability=True``.
-    kernel_params_ : list of dict or None
+""" + platt_attr_doc(logistic_loss=False) + r"""    kernel_params_ : list of dict or None
         The kernels' parameters as used, data-derived widths resolved; they
         act on the standardised columns (``None`` for precomputed kernels).
     rbf_gamma_raw_ : list or None

@@ -61,6 +61,7 @@ from ..partitioned import (
     RowFutures,
     _current_client,
     _known_row_chunks,
+    non_finite_error,
     tune_worker_malloc,
 )
 from ..preprocessing import Standardization, _from_mean_var
@@ -204,7 +205,7 @@ class DaskGrFLRows:
         # (small arguments bound by name: never split like an n-row array)
         m = self.rows.map(partial(block_column_moments, mean=mean)).reduce()
         if m[-1] > 0:
-            raise ValueError(f"X contains NaN or infinity ({int(m[-1])} entries).")
+            raise non_finite_error(self.rows)
         return m[1 : d + 1], m[d + 1 : 2 * d + 1]
 
     def standardize(self, sample_weight, standardize):

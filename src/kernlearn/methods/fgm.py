@@ -53,7 +53,7 @@ from ..colgen import ColumnGeneration
 from ._result import MethodResult
 from ..families import FeaturePool
 from ..losses import weighted
-from ..partitioned import DaskRows, RowPartitioned, _is_dask_array, peak_rss_mb
+from ..partitioned import DaskRows, RowPartitioned, _is_dask_array, non_finite_error, peak_rss_mb
 from ..preprocessing import (ONE_PASS_OFFSET, Standardization, fit_standardization,
                              measurement_columns, standardization_from_maxabs,
                              standardization_from_moments)
@@ -354,7 +354,7 @@ def fgm_standardization(X, sample_weight=None, standardize=True):
         w = None if sample_weight is None else np.asarray(sample_weight, float)
         parts = X.map_stack(block_moments) if w is None else X.map_stack(block_moments, w)
         if parts[:, -1].sum() > 0:
-            raise ValueError(f"X contains NaN or infinity ({int(parts[:, -1].sum())} entries).")
+            raise non_finite_error(X)
         p = X.shape[1]
         sum_w = X.shape[0] if w is None else w.sum()
         s1, s2 = parts[:, :p].sum(0), parts[:, p:2 * p].sum(0)

@@ -3,9 +3,13 @@
 The estimators (:func:`kernlearn.estimators._base.validate_data`), the data
 file reader (:mod:`kernlearn.datafiles`) and the commands
 (:mod:`kernlearn._cli_common`) each name such a value in their own words; the
-search itself is this one function.  It imports nothing of kernlearn, so that
-all three may use it, and SciPy only when given a sparse matrix (the commands
-start without it).
+search itself is :func:`first_non_finite`.  A fit's refusal of ``X``, in
+memory or on row partitions (a Dask cluster, out of core), is one sentence,
+:func:`non_finite_message`; on partitions the search runs on each partition
+(:func:`block_first_non_finite`, on the workers) and only its few numbers
+come back (:func:`first_non_finite_of_blocks`).  The module imports nothing
+of kernlearn (so that all of them, and the workers, may use it), and SciPy
+only when given a sparse matrix (the commands start without it).
 """
 
 import numpy as np
@@ -60,3 +64,72 @@ def _first_stored(X):
     # stored entries need not be in row order (CSC, or an unsorted COO)
     first = k[np.lexsort((coo.col[k], coo.row[k]))[0]]
     return int(coo.row[first]), int(coo.col[first]), coo.data[first], int(k.size)
+
+
+def non_finite_message(found, who, row_label=None, column_name=None):
+    """The sentence refusing ``X`` for its first NaN or infinite value.
+
+    Parameters
+    ----------
+    found : tuple of (int, int, float, int)
+        ``(row, column, value, count)`` as :func:`first_non_finite` gives it
+        (the row counted over all of ``X``).
+    who : str
+        What needs finite values (an estimator's name, "the fit").
+    row_label : object, optional
+        The row's index label (a DataFrame's), shown when it is not the row.
+    column_name : object, optional
+        The column's name (a DataFrame's); its position otherwise.
+
+    Returns
+    -------
+    str
+    """
+    i, j, value, count = found
+    what = "a missing value (NaN)" if np.isnan(value) else f"an infinite value ({value})"
+    label = "" if row_label is None or row_label == i else f" (index {row_label!r})"
+    column = repr(column_name) if column_name is not None else j
+    return (f"X has {what} at row {i}{label}, column {column} ({count} in all); "
+            f"{who} needs a finite number in every cell: fill or drop it.")
+
+
+def block_first_non_finite(block):
+    """:func:`first_non_finite` of one row block, as a row of four numbers.
+
+    Parameters
+    ----------
+    block : ndarray or scipy sparse matrix of shape (n_rows, n_columns)
+
+    Returns
+    -------
+    ndarray of shape (1, 4)
+        ``[[row, column, value, count]]`` within the block (the row local to
+        it); ``count`` 0 if every value is finite.  A small fixed-size row, so
+        that a cluster sends back a few numbers per partition.
+    """
+    found = first_non_finite(block)
+    return np.array([[-1.0, -1.0, 0.0, 0.0] if found is None else found], dtype=np.float64)
+
+
+def first_non_finite_of_blocks(parts, bounds):
+    """:func:`first_non_finite` of a matrix from its row blocks' results.
+
+    Parameters
+    ----------
+    parts : array-like of shape (n_blocks, 4)
+        :func:`block_first_non_finite` of each block, in row order.
+    bounds : array-like of int of shape (n_blocks + 1,)
+        The blocks' row offsets.
+
+    Returns
+    -------
+    tuple of (int, int, float, int) or None
+        As :func:`first_non_finite`, the row counted over all blocks.
+    """
+    parts = np.asarray(parts, dtype=np.float64).reshape(-1, 4)
+    bad = np.flatnonzero(parts[:, 3] > 0)
+    if not bad.size:
+        return None
+    p = int(bad[0])  # (the first block holding one holds the first row with one)
+    row, col, value, _ = parts[p]
+    return (int(bounds[p]) + int(row), int(col), float(value), int(parts[:, 3].sum()))
