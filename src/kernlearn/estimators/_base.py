@@ -15,6 +15,7 @@ from ..families._infinite import plain_float_matrix
 from ..partitioned import _is_dask_array
 from ..utils._finite import first_non_finite
 from ..utils._messages import plain_value
+from ._input_kinds import first_non_number, refuse_unlike_array
 
 # (re-exported: the estimators and tests import them from here)
 from ._platt import (  # noqa: F401
@@ -118,7 +119,10 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     kwargs.setdefault("order", "C")
     if _is_dask_array(X):
         X = X.compute()
+    owner = type(est).__name__
+    refuse_unlike_array(X, "X", owner)
     if not (isinstance(y, str) and y == "no_validation") and y is not None:
+        refuse_unlike_array(y, "y", owner, dates=bool(kwargs.get("y_numeric")))
         y = target_values(y)
     try:
         return _sklearn_validate_data(est, X, y, **kwargs)
@@ -135,6 +139,10 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
         if where is not None:
             raise ValueError(f"X has {where}; {type(est).__name__} needs a finite number "
                              "in every cell: fill or drop it.") from exc
+        cell = first_non_number(X)  # (NumPy's "could not convert ..." named no cell)
+        if cell is not None:
+            raise ValueError(f"X has a value that is not a number ({cell}); "
+                             f"{type(est).__name__} needs numbers: encode or drop it.") from exc
         text = _text_target(y) if kwargs.get("y_numeric") else None
         if text is not None:
             raise ValueError(f"y holds text ({text!r}...); {type(est).__name__} is a "
@@ -777,6 +785,7 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
 
     if sample_weight is None and class_weight is None:
         return None
+    refuse_unlike_array(sample_weight, "sample_weight", "the fit")
     sw = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64,
                               ensure_non_negative=True)
     # (_check_sample_weight rejects NaN, infinity, negative and all-zero weights)

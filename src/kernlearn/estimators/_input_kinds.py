@@ -1,0 +1,104 @@
+"""Refusals of NumPy inputs whose numbers are not what they seem.
+
+scikit-learn's validation converts a NumPy array with ``np.asarray`` and
+``astype``: a masked array's masked cells were read as the values under the
+mask (a missing-value code such as -999 became a measurement), dates and
+durations became counts of their unit (the same dates in seconds and in
+nanoseconds gave two models; in a DataFrame they were refused), and complex
+numbers or a structured array were refused in NumPy's words, naming neither
+the argument nor what to do.  :func:`refuse_unlike_array` names each of
+them; :func:`first_non_number` finds the cell an object or text array
+cannot give a number for.  Both are called by
+:func:`kernlearn.estimators._base.validate_data` and
+:func:`~kernlearn.estimators._base.fit_sample_weight`, the one place input
+is validated.
+"""
+
+import numpy as np
+
+from ..utils._messages import plain_value
+
+
+def refuse_unlike_array(values, name, owner, dates=True):
+    """Raise if NumPy array ``values`` holds something other than plain numbers.
+
+    Parameters
+    ----------
+    values : object
+        An argument as given (anything that is not a ``numpy.ndarray`` passes).
+    name : str
+        The argument's name for the message (``"X"``, ``"y"``, ``"sample_weight"``).
+    owner : str
+        Who needs numbers (the estimator's class name).
+    dates : bool, default=True
+        Refuse dates and durations (a classifier's labels may be dates).
+
+    Raises
+    ------
+    ValueError
+        ``values`` is a masked array with masked cells, holds dates or
+        durations, complex numbers, or is a structured array.
+    """
+    if not isinstance(values, np.ndarray):
+        return
+    if isinstance(values, np.ma.MaskedArray):
+        masked = np.ma.getmaskarray(values)
+        if masked.any():
+            where = _first_cell(masked)
+            raise ValueError(
+                f"{name} is a masked array with {int(masked.sum())} masked value(s) (the "
+                f"first {where}); {owner} would read the values under the mask: fill them "
+                f"({name}.filled(...)) or drop those rows.")
+        return
+    kind = values.dtype.kind
+    if values.dtype.names is not None:
+        raise ValueError(
+            f"{name} is a structured array (fields {', '.join(values.dtype.names[:5])}"
+            + (" ..." if len(values.dtype.names) > 5 else "")
+            + f"); {owner} needs a 2-D array of numbers: "
+            "numpy.lib.recfunctions.structured_to_unstructured makes one.")
+    if kind in "mM" and dates:
+        raise ValueError(
+            f"{name} holds dates or durations ({values.dtype}); {owner} needs numbers "
+            "(as numbers, dates count their unit, which changes the model): encode them, "
+            "e.g. as days since a reference date, or drop them.")
+    if kind == "c":
+        raise ValueError(
+            f"{name} holds complex numbers ({values.dtype}); {owner} needs real numbers: "
+            f"pass {name}.real if the imaginary parts are zero"
+            + (", or the real and imaginary parts as two columns." if name == "X" else "."))
+
+
+def first_non_number(values):
+    """Where the first cell of a text or object array that is not a number is.
+
+    Parameters
+    ----------
+    values : object
+        An argument as given.
+
+    Returns
+    -------
+    str or None
+        ``"'x' at row 2, column 1"`` (``float()`` refuses that cell), or None
+        when ``values`` is not a 1-D or 2-D NumPy array of text or objects or
+        every cell converts.
+    """
+    if not (isinstance(values, np.ndarray) and values.dtype.kind in "OUS"
+            and values.ndim in (1, 2)):
+        return None
+    for index, v in np.ndenumerate(values):
+        if v is None:  # (a missing value: named as such by the finiteness check)
+            continue
+        try:
+            float(v)
+        except (TypeError, ValueError):
+            position = f"row {index[0]}" + (f", column {index[1]}" if len(index) > 1 else "")
+            return f"{plain_value(v)!r} at {position}"
+    return None
+
+
+def _first_cell(marks):
+    """``"at row i, column j"`` of the first True of ``marks`` (1-D: the row only)."""
+    index = np.unravel_index(int(np.argmax(marks)), marks.shape)
+    return f"at row {index[0]}" + (f", column {index[1]}" if len(index) > 1 else "")

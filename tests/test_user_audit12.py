@@ -1,0 +1,125 @@
+"""A twelfth user's audit: the same numbers in other containers and dtypes.
+
+A demanding user handed every estimator the same data as float32, float16,
+integers, booleans, object arrays, lists, big-endian, Fortran-ordered,
+strided, read-only, memory-mapped and broadcast arrays, pandas frames of
+nullable and categorical columns, every SciPy sparse format (matrices and
+arrays, int32 and int64 indices, duplicates, unsorted indices, explicit
+zeros) and targets and weights in as many forms.  Most gave the model of
+the plain float64 array or a clear refusal; these did not.  Each test here
+failed before its fix.
+"""
+
+import numpy as np
+import pytest
+
+from kernlearn import FGMClassifier, FGMRegressor, MultitaskMKLRegressor
+
+
+def _data(n=40, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randint(-3, 4, size=(n, 3)).astype(float)
+    y = X[:, 0] - 0.5 * X[:, 1] + 0.1 * rng.randn(n)
+    return X, y
+
+
+def _fit(Est, X, y, **kw):
+    if Est is MultitaskMKLRegressor:
+        kw["task_index"] = np.arange(len(y)) % 2
+    return Est().fit(X, y, **kw)
+
+
+@pytest.mark.parametrize("Est", [FGMRegressor, MultitaskMKLRegressor])
+def test_masked_cells_are_refused_not_read_as_the_values_under_the_mask(Est):
+    # a masked array's masked cells (here a missing-value code -999) were read
+    # as measurements: a model of other numbers, without a word
+    X, y = _data()
+    mask = np.zeros(X.shape, bool)
+    mask[2, 1] = mask[5, 2] = True
+    Xm = np.ma.MaskedArray(np.where(mask, -999.0, X), mask=mask)
+    with pytest.raises(ValueError, match=r"X is a masked array with 2 masked value\(s\) "
+                                         r"\(the first at row 2, column 1\)"):
+        _fit(Est, Xm, y)
+    model = _fit(Est, X, y)
+    with pytest.raises(ValueError, match="X is a masked array"):
+        model.predict(Xm, **({"task_index": np.arange(40) % 2}
+                             if Est is MultitaskMKLRegressor else {}))
+    ym = np.ma.MaskedArray(y, mask=np.arange(40) == 7)
+    with pytest.raises(ValueError, match=r"y is a masked array .* \(the first at row 7\)"):
+        _fit(Est, X, ym)
+    wm = np.ma.MaskedArray(np.ones(40), mask=np.arange(40) == 4)
+    with pytest.raises(ValueError, match=r"sample_weight is a masked array"):
+        _fit(Est, X, y, sample_weight=wm)
+    # nothing masked: the numbers it holds, the plain array's model
+    same = _fit(Est, np.ma.MaskedArray(X), np.ma.MaskedArray(y))
+    kw = {"task_index": np.arange(40) % 2} if Est is MultitaskMKLRegressor else {}
+    assert np.array_equal(same.predict(X, **kw), model.predict(X, **kw))
+
+
+@pytest.mark.parametrize("dtype", ["datetime64[s]", "datetime64[ns]", "timedelta64[D]"])
+def test_numpy_dates_and_durations_are_refused_as_in_a_dataframe(dtype):
+    # a DataFrame's date column was refused by name; the same dates in a NumPy
+    # array were fitted as counts of their unit (seconds and nanoseconds gave
+    # two different models of the same dates)
+    X, y = _data()
+    Xd = X.astype(np.int64).astype(dtype)
+    with pytest.raises(ValueError, match=r"X holds dates or durations \(" + dtype.replace(
+            "[", r"\[").replace("]", r"\]") + r"\); FGMRegressor needs numbers"):
+        FGMRegressor().fit(Xd, y)
+    model = FGMRegressor().fit(X, y)
+    with pytest.raises(ValueError, match="X holds dates or durations"):
+        model.predict(Xd)
+    with pytest.raises(ValueError, match="y holds dates or durations"):
+        FGMRegressor().fit(X, y.astype(np.int64).astype(dtype))
+
+
+def test_complex_numbers_are_refused_naming_the_argument():
+    # scikit-learn's "Complex data not supported" followed by the whole array,
+    # naming neither the argument (X, y or sample_weight) nor what to do
+    X, y = _data()
+    labels = (y > 0).astype(int)
+    cases = [
+        ("X", lambda: FGMClassifier().fit(X.astype(complex), labels)),
+        ("y", lambda: FGMClassifier().fit(X, labels.astype(complex))),
+        ("y", lambda: FGMRegressor().fit(X, y.astype(complex))),
+        ("sample_weight", lambda: FGMRegressor().fit(X, y, sample_weight=np.ones(40, complex))),
+        ("X", lambda: FGMRegressor().fit(X, y).predict(X.astype(np.complex64))),
+    ]
+    for name, call in cases:
+        with pytest.raises(ValueError, match=rf"^{name} holds complex numbers \(complex"
+                                             rf"(128|64)\); (FGM\w+|the fit) needs real numbers: "
+                                             rf"pass {name}\.real"):
+            call()
+
+
+@pytest.mark.parametrize("form", ["object", "str"])
+def test_a_value_that_is_not_a_number_in_a_numpy_array_is_named_by_cell(form):
+    # NumPy's "could not convert string to float: 'x'" named no row or column
+    # (a DataFrame's column was named); complex numbers in an object array were
+    # "float() argument must be a string or a real number, not 'complex'"
+    X, y = _data()
+    Xt = X.astype(object) if form == "object" else X.astype(str)
+    Xt[3, 2] = "n/a"
+    with pytest.raises(ValueError, match=r"X has a value that is not a number \('n/a' at "
+                                         r"row 3, column 2\); FGMRegressor needs numbers"):
+        FGMRegressor().fit(Xt, y)
+    if form == "object":
+        Xc = X.astype(object)
+        Xc[1, 0] = 2 + 1j
+        with pytest.raises(ValueError, match=r"not a number \(\(2\+1j\) at row 1, column 0\)"):
+            FGMRegressor().fit(Xc, y)
+        # None is a missing value, named as such (not as text)
+        Xn = X.astype(object)
+        Xn[4, 1] = None
+        with pytest.raises(ValueError, match=r"missing value \(NaN\) at row 4, column 1"):
+            FGMRegressor().fit(Xn, y)
+
+
+def test_a_structured_array_is_refused_saying_how_to_convert():
+    # NumPy's "Cannot cast array data from dtype([('f0', '<f8'), ...]) to
+    # dtype('float64') according to the rule 'unsafe'"
+    X, y = _data()
+    Xs = np.array([tuple(r) for r in X], dtype=[("a", float), ("b", float), ("c", float)])
+    with pytest.raises(ValueError, match=r"X is a structured array \(fields a, b, c\); "
+                                         r".*structured_to_unstructured"):
+        FGMRegressor().fit(Xs, y)
