@@ -123,3 +123,22 @@ def test_a_structured_array_is_refused_saying_how_to_convert():
     with pytest.raises(ValueError, match=r"X is a structured array \(fields a, b, c\); "
                                          r".*structured_to_unstructured"):
         FGMRegressor().fit(Xs, y)
+
+
+def test_precomputed_gram_matrices_masked_or_complex_are_refused():
+    # check_gram_list read a masked matrix's masked cells as the values under
+    # the mask, and took the real part of a complex one (with only NumPy's
+    # "Casting complex values to real discards the imaginary part")
+    from kernlearn import PNormMKLClassifier
+
+    X, y = _data()
+    K = X @ X.T
+    labels = (y > 0).astype(int)
+    mask = np.zeros(K.shape, bool)
+    mask[1, 2] = mask[2, 1] = True
+    est = PNormMKLClassifier(kernels="precomputed")
+    with pytest.raises(ValueError, match=r"X\[1\] is a masked array with 2 masked value\(s\) "
+                                         r"\(the first at row 1, column 2\)"):
+        est.fit([K, np.ma.MaskedArray(K, mask=mask)], labels)
+    with pytest.raises(ValueError, match=r"X\[0\] holds complex numbers"):
+        est.fit([K.astype(complex)], labels)

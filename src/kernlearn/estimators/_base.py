@@ -15,7 +15,7 @@ from ..families._infinite import plain_float_matrix
 from ..partitioned import _is_dask_array
 from ..utils._finite import first_non_finite
 from ..utils._messages import plain_value
-from ._input_kinds import first_non_number, refuse_unlike_array
+from ..utils._input_kinds import first_non_number, refuse_unlike_array
 
 # (re-exported: the estimators and tests import them from here)
 from ._platt import (  # noqa: F401

@@ -8,15 +8,16 @@ nanoseconds gave two models; in a DataFrame they were refused), and complex
 numbers or a structured array were refused in NumPy's words, naming neither
 the argument nor what to do.  :func:`refuse_unlike_array` names each of
 them; :func:`first_non_number` finds the cell an object or text array
-cannot give a number for.  Both are called by
-:func:`kernlearn.estimators._base.validate_data` and
-:func:`~kernlearn.estimators._base.fit_sample_weight`, the one place input
-is validated.
+cannot give a number for.  The estimators' validation
+(:func:`kernlearn.estimators._base.validate_data`,
+:func:`~kernlearn.estimators._base.fit_sample_weight`) and that of
+precomputed Gram matrices (:func:`kernlearn.gram.check_gram_list`) call
+them.  This module imports only NumPy.
 """
 
 import numpy as np
 
-from ..utils._messages import plain_value
+from ._messages import plain_value
 
 
 def refuse_unlike_array(values, name, owner, dates=True):
