@@ -93,8 +93,8 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     :func:`target_values` (pandas targets keep their label type; a missing
     label is named).  Other input it accepts is unchanged.
 
-    Dense arrays come back C-ordered (``order="C"`` unless given), so that the
-    model does not depend on the input's memory layout.  A ``dask.array``
+    Dense arrays come back C-ordered (``order="C"`` unless given; a 2-D
+    ``y`` too), so that the model does not depend on the input's memory layout.  A ``dask.array``
     (where an estimator reads its data in memory, e.g. to predict) is
     computed first, so that one of sparse chunks arrives as the sparse
     matrix it holds (NumPy's conversion made it a 0-d object array, refused
@@ -125,7 +125,7 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
         refuse_unlike_array(y, "y", owner, dates=bool(kwargs.get("y_numeric")))
         y = target_values(y)
     try:
-        return _sklearn_validate_data(est, X, y, **kwargs)
+        out = _sklearn_validate_data(est, X, y, **kwargs)
     except (ValueError, TypeError) as exc:
         bad = _non_numeric_columns(X)
         if bad:
@@ -149,6 +149,12 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
                              "regressor and needs numbers (a classifier takes text "
                              "labels).") from exc
         raise
+    if isinstance(out, tuple) and isinstance(out[1], np.ndarray) and out[1].ndim == 2:
+        # targets of several outputs in one layout too: a DataFrame's (Fortran-
+        # ordered) gave another model than the same array's (up to 2e-2 apart
+        # for the random-feature regressor; order="C" above is X's only)
+        out = out[0], np.ascontiguousarray(out[1])
+    return out
 
 
 def target_values(y):
