@@ -165,3 +165,29 @@ def test_targets_of_several_outputs_give_one_model_whatever_their_layout(Est):
     for Yl in (np.asfortranarray(Y), pd.DataFrame(Y, columns=["u", "v"])):
         got = Est(random_state=0).fit(X, Yl).predict(X)
         assert np.array_equal(got, ref), (type(Yl).__name__, np.abs(got - ref).max())
+
+
+def test_complex_dataframe_columns_and_series_are_named():
+    # scikit-learn's "Complex data not supported" followed by the whole frame
+    import pandas as pd
+
+    X, y = _data()
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).astype({"b": complex})
+    with pytest.raises(ValueError, match=r"^X has complex column\(s\) 'b'; FGMRegressor "
+                                         r"needs real numbers"):
+        FGMRegressor().fit(df, y)
+    with pytest.raises(ValueError, match=r"^y holds complex numbers \(complex128\)"):
+        FGMRegressor().fit(X, pd.Series(y.astype(complex)))
+
+
+def test_rows_of_different_lengths_are_named():
+    # NumPy's "setting an array element with a sequence. The requested array
+    # has an inhomogeneous shape after 1 dimensions ..."
+    X, y = _data()
+    rows = X.tolist()
+    rows[5] = rows[5][:2]
+    with pytest.raises(ValueError, match=r"X has rows of different lengths \(row 0 has 3 "
+                                         r"values, row 5 has 2\)"):
+        FGMRegressor().fit(rows, y)
+    with pytest.raises(ValueError, match="row 0 has 3 values, row 1 has 2"):
+        FGMRegressor().fit(X, y).predict([X[0], X[1, :2]])

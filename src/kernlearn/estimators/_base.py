@@ -15,7 +15,7 @@ from ..families._infinite import plain_float_matrix
 from ..partitioned import _is_dask_array
 from ..utils._finite import first_non_finite
 from ..utils._messages import plain_value
-from ..utils._input_kinds import first_non_number, refuse_unlike_array
+from ..utils._input_kinds import first_non_number, ragged_rows, refuse_unlike_array
 
 # (re-exported: the estimators and tests import them from here)
 from ._platt import (  # noqa: F401
@@ -143,6 +143,11 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
         if cell is not None:
             raise ValueError(f"X has a value that is not a number ({cell}); "
                              f"{type(est).__name__} needs numbers: encode or drop it.") from exc
+        rows = ragged_rows(X)
+        if rows is not None:
+            raise ValueError(f"X has rows of different lengths ({rows}); "
+                             f"{type(est).__name__} needs one value per feature in every "
+                             "row.") from exc
         text = _text_target(y) if kwargs.get("y_numeric") else None
         if text is not None:
             raise ValueError(f"y holds text ({text!r}...); {type(est).__name__} is a "

@@ -7,8 +7,9 @@ durations became counts of their unit (the same dates in seconds and in
 nanoseconds gave two models; in a DataFrame they were refused), and complex
 numbers or a structured array were refused in NumPy's words, naming neither
 the argument nor what to do.  :func:`refuse_unlike_array` names each of
-them; :func:`first_non_number` finds the cell an object or text array
-cannot give a number for.  The estimators' validation
+them (and a DataFrame's complex columns); :func:`first_non_number` finds
+the cell an object or text array cannot give a number for, and
+:func:`ragged_rows` two rows of a list that differ in length.  The estimators' validation
 (:func:`kernlearn.estimators._base.validate_data`,
 :func:`~kernlearn.estimators._base.fit_sample_weight`) and that of
 precomputed Gram matrices (:func:`kernlearn.gram.check_gram_list`) call
@@ -41,6 +42,7 @@ def refuse_unlike_array(values, name, owner, dates=True):
         durations, complex numbers, or is a structured array.
     """
     if not isinstance(values, np.ndarray):
+        _refuse_complex_pandas(values, name, owner)
         return
     if isinstance(values, np.ma.MaskedArray):
         masked = np.ma.getmaskarray(values)
@@ -64,10 +66,63 @@ def refuse_unlike_array(values, name, owner, dates=True):
             "(as numbers, dates count their unit, which changes the model): encode them, "
             "e.g. as days since a reference date, or drop them.")
     if kind == "c":
-        raise ValueError(
-            f"{name} holds complex numbers ({values.dtype}); {owner} needs real numbers: "
-            f"pass {name}.real if the imaginary parts are zero"
-            + (", or the real and imaginary parts as two columns." if name == "X" else "."))
+        raise ValueError(f"{name} holds complex numbers ({values.dtype}); "
+                         + _real_advice(name, owner))
+
+
+def _refuse_complex_pandas(values, name, owner):
+    """The complex-number refusal for a pandas DataFrame's columns or a Series
+    (scikit-learn's message printed the whole frame and named no column)."""
+    columns, dtypes = getattr(values, "columns", None), getattr(values, "dtypes", None)
+    if columns is not None and dtypes is not None:
+        bad = [repr(plain_value(c)) for c, d in zip(columns, dtypes)
+               if getattr(d, "kind", "") == "c"]
+        if bad:
+            raise ValueError(f"{name} has complex column(s) {', '.join(bad[:5])}"
+                             + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+                             + f"; {owner} needs real numbers: keep their real parts if the "
+                             "imaginary parts are zero, or split each into two columns.")
+    elif getattr(getattr(values, "dtype", None), "kind", "") == "c":
+        raise ValueError(f"{name} holds complex numbers ({values.dtype}); {owner} needs "
+                         "real numbers: keep their real parts if the imaginary parts are "
+                         "zero.")
+
+
+def _real_advice(name, owner):
+    """The end of a complex-number refusal: what ``owner`` needs, what to pass."""
+    return (f"{owner} needs real numbers: pass {name}.real if the imaginary parts are "
+            "zero" + (", or the real and imaginary parts as two columns." if name == "X"
+                      else "."))
+
+
+def ragged_rows(values):
+    """Two rows of different lengths of a list (or tuple) of rows, or None.
+
+    NumPy's "setting an array element with a sequence. The requested array
+    has an inhomogeneous shape after 1 dimensions" named neither the
+    argument nor the rows.
+
+    Parameters
+    ----------
+    values : object
+        An argument as given.
+
+    Returns
+    -------
+    str or None
+        ``"row 0 has 4 values, row 5 has 3"``, or None when ``values`` is not
+        a list or tuple of sized rows or its rows have one length.
+    """
+    if not isinstance(values, (list, tuple)) or not values:
+        return None
+    try:
+        lengths = [len(row) for row in values]
+    except TypeError:  # (a row that is a number: NumPy's own message)
+        return None
+    first = next((i for i, k in enumerate(lengths) if k != lengths[0]), None)
+    if first is None:
+        return None
+    return f"row 0 has {lengths[0]} values, row {first} has {lengths[first]}"
 
 
 def first_non_number(values):
