@@ -92,8 +92,9 @@ def test_complex_numbers_are_refused_naming_the_argument():
         ("X", lambda: FGMRegressor().fit(X, y).predict(X.astype(np.complex64))),
     ]
     for name, call in cases:
-        with pytest.raises(ValueError, match=rf"^{name} holds complex numbers \(complex"
-                                             rf"(128|64)\); (FGM\w+|the fit) needs real numbers: "
+        with pytest.raises(ValueError, match=rf"^Complex data not supported: {name} holds "
+                                             rf"complex numbers \(complex(128|64)\); "
+                                             rf"(FGM\w+|the fit) needs real numbers: "
                                              rf"pass {name}\.real"):
             call()
 
@@ -107,12 +108,13 @@ def test_a_value_that_is_not_a_number_in_a_numpy_array_is_named_by_cell(form):
     Xt = X.astype(object) if form == "object" else X.astype(str)
     Xt[3, 2] = "n/a"
     with pytest.raises(ValueError, match=r"X has a value that is not a number \('n/a' at "
-                                         r"row 3, column 2\); FGMRegressor needs numbers"):
+                                         r"row 3, column 2: could not convert .*\); "
+                                         r"FGMRegressor needs numbers"):
         FGMRegressor().fit(Xt, y)
     if form == "object":
         Xc = X.astype(object)
         Xc[1, 0] = 2 + 1j
-        with pytest.raises(ValueError, match=r"not a number \(\(2\+1j\) at row 1, column 0\)"):
+        with pytest.raises(TypeError, match=r"not a number \(\(2\+1j\) at row 1, column 0: "):
             FGMRegressor().fit(Xc, y)
         # None is a missing value, named as such (not as text)
         Xn = X.astype(object)
@@ -173,10 +175,11 @@ def test_complex_dataframe_columns_and_series_are_named():
 
     X, y = _data()
     df = pd.DataFrame(X, columns=["a", "b", "c"]).astype({"b": complex})
-    with pytest.raises(ValueError, match=r"^X has complex column\(s\) 'b'; FGMRegressor "
-                                         r"needs real numbers"):
+    with pytest.raises(ValueError, match=r"^Complex data not supported: X has complex "
+                                         r"column\(s\) 'b'; FGMRegressor needs real numbers"):
         FGMRegressor().fit(df, y)
-    with pytest.raises(ValueError, match=r"^y holds complex numbers \(complex128\)"):
+    with pytest.raises(ValueError, match=r"^Complex data not supported: y holds complex "
+                                         r"numbers \(complex128\)"):
         FGMRegressor().fit(X, pd.Series(y.astype(complex)))
 
 

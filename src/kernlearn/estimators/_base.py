@@ -141,8 +141,9 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
                              "in every cell: fill or drop it.") from exc
         cell = first_non_number(X)  # (NumPy's "could not convert ..." named no cell)
         if cell is not None:
-            raise ValueError(f"X has a value that is not a number ({cell}); "
-                             f"{type(est).__name__} needs numbers: encode or drop it.") from exc
+            # (NumPy's words and exception type kept: scikit-learn's checks look for them)
+            raise type(exc)(f"X has a value that is not a number ({cell}: {exc}); "
+                            f"{type(est).__name__} needs numbers: encode or drop it.") from exc
         rows = ragged_rows(X)
         if rows is not None:
             raise ValueError(f"X has rows of different lengths ({rows}); "

@@ -7,10 +7,11 @@ durations became counts of their unit (the same dates in seconds and in
 nanoseconds gave two models; in a DataFrame they were refused), and complex
 numbers or a structured array were refused in NumPy's words, naming neither
 the argument nor what to do.  :func:`refuse_unlike_array` names each of
-them (and a DataFrame's complex columns); :func:`first_non_number` finds
-the cell an object or text array cannot give a number for, and
-:func:`ragged_rows` two rows of a list that differ in length.  The estimators' validation
-(:func:`kernlearn.estimators._base.validate_data`,
+them (and a DataFrame's complex columns; complex numbers in scikit-learn's
+words first, which its estimator checks look for); :func:`first_non_number`
+finds the cell an object or text array cannot give a number for, and
+:func:`ragged_rows` two rows of a list that differ in length.  The
+estimators' validation (:func:`kernlearn.estimators._base.validate_data`,
 :func:`~kernlearn.estimators._base.fit_sample_weight`) and that of
 precomputed Gram matrices (:func:`kernlearn.gram.check_gram_list`) call
 them.  This module imports only NumPy.
@@ -66,8 +67,8 @@ def refuse_unlike_array(values, name, owner, dates=True):
             "(as numbers, dates count their unit, which changes the model): encode them, "
             "e.g. as days since a reference date, or drop them.")
     if kind == "c":
-        raise ValueError(f"{name} holds complex numbers ({values.dtype}); "
-                         + _real_advice(name, owner))
+        raise ValueError(f"Complex data not supported: {name} holds complex numbers "
+                         f"({values.dtype}); " + _real_advice(name, owner))
 
 
 def _refuse_complex_pandas(values, name, owner):
@@ -78,14 +79,15 @@ def _refuse_complex_pandas(values, name, owner):
         bad = [repr(plain_value(c)) for c, d in zip(columns, dtypes)
                if getattr(d, "kind", "") == "c"]
         if bad:
-            raise ValueError(f"{name} has complex column(s) {', '.join(bad[:5])}"
+            raise ValueError(f"Complex data not supported: {name} has complex column(s) "
+                             + ", ".join(bad[:5])
                              + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
                              + f"; {owner} needs real numbers: keep their real parts if the "
                              "imaginary parts are zero, or split each into two columns.")
     elif getattr(getattr(values, "dtype", None), "kind", "") == "c":
-        raise ValueError(f"{name} holds complex numbers ({values.dtype}); {owner} needs "
-                         "real numbers: keep their real parts if the imaginary parts are "
-                         "zero.")
+        raise ValueError(f"Complex data not supported: {name} holds complex numbers "
+                         f"({values.dtype}); {owner} needs real numbers: keep their real "
+                         "parts if the imaginary parts are zero.")
 
 
 def _real_advice(name, owner):
