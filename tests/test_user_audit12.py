@@ -194,3 +194,22 @@ def test_rows_of_different_lengths_are_named():
         FGMRegressor().fit(rows, y)
     with pytest.raises(ValueError, match="row 0 has 3 values, row 1 has 2"):
         FGMRegressor().fit(X, y).predict([X[0], X[1, :2]])
+
+
+def test_reordered_dataframe_columns_at_predict_are_named():
+    # scikit-learn's "Feature names must be in the same order as they were in
+    # fit" named no column and did not say how to put them back
+    import pandas as pd
+
+    X, y = _data()
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = FGMRegressor().fit(df, y)
+    with pytest.raises(ValueError, match=r"X has the columns of the fit in another order "
+                                         r"\(column 1 is 'c', was 'b' at fit\); .*"
+                                         r"X\[model\.feature_names_in_\]"):
+        model.predict(df[["a", "c", "b"]])
+    # the advice works; renamed columns keep scikit-learn's message naming them
+    assert np.array_equal(model.predict(df[["a", "c", "b"]][model.feature_names_in_]),
+                          model.predict(df))
+    with pytest.raises(ValueError, match="Feature names unseen at fit time:\n- z"):
+        model.predict(df.rename(columns={"b": "z"}))

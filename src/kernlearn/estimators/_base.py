@@ -144,6 +144,11 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
             # (NumPy's words and exception type kept: scikit-learn's checks look for them)
             raise type(exc)(f"X has a value that is not a number ({cell}: {exc}); "
                             f"{type(est).__name__} needs numbers: encode or drop it.") from exc
+        moved = _reordered_columns(est, X, kwargs)
+        if moved is not None:
+            raise ValueError(f"X has the columns of the fit in another order ({moved}); "
+                             f"select them in the fit's order: "
+                             "X[model.feature_names_in_].") from exc
         rows = ragged_rows(X)
         if rows is not None:
             raise ValueError(f"X has rows of different lengths ({rows}); "
@@ -261,6 +266,22 @@ def _finite_checked_first(est, X, kwargs):
     return (kwargs.get("reset", True) or fitted is None or columns is None
             or not all(isinstance(c, str) for c in columns)
             or list(columns) == list(fitted))
+
+
+def _reordered_columns(est, X, kwargs):
+    """``"column 0 is 'b', was 'a' at fit"`` if DataFrame ``X`` at predict time
+    has the fitted columns in another order, else None (scikit-learn's "Feature
+    names must be in the same order as they were in fit" named none)."""
+    fitted = getattr(est, "feature_names_in_", None)
+    columns = getattr(X, "columns", None)
+    if kwargs.get("reset", True) or fitted is None or columns is None:
+        return None
+    columns = list(columns)
+    if (len(columns) != len(fitted) or sorted(map(str, columns)) != sorted(map(str, fitted))
+            or columns == list(fitted)):
+        return None
+    j = next(k for k, (a, b) in enumerate(zip(columns, fitted)) if a != b)
+    return f"column {j} is {plain_value(columns[j])!r}, was {plain_value(fitted[j])!r} at fit"
 
 
 def _first_non_finite(X):
