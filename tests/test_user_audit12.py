@@ -213,3 +213,15 @@ def test_reordered_dataframe_columns_at_predict_are_named():
                           model.predict(df))
     with pytest.raises(ValueError, match="Feature names unseen at fit time:\n- z"):
         model.predict(df.rename(columns={"b": "z"}))
+
+
+def test_masked_task_ids_are_refused():
+    # split_tasks read a masked task id as the id under the mask
+    X, y = _data()
+    tasks = np.ma.MaskedArray(np.arange(40) % 2, mask=np.arange(40) == 3)
+    with pytest.raises(ValueError, match=r"task_index is a masked array with 1 masked "
+                                         r"value\(s\) \(the first at row 3\)"):
+        MultitaskMKLRegressor().fit(X, y, task_index=tasks)
+    model = MultitaskMKLRegressor().fit(X, y, task_index=np.arange(40) % 2)
+    with pytest.raises(ValueError, match="task_index is a masked array"):
+        model.predict(X, task_index=tasks)

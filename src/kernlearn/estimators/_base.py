@@ -621,6 +621,8 @@ def split_tasks(task_index, n):
     rows : list of ndarray of int
         Row indices of each task, in the order of ``tasks``.
     """
+    # (a masked array's masked ids were read as the ids under the mask)
+    refuse_unlike_array(task_index, "task_index", "the fit", dates=False)
     # (a list mixing True with numbers becomes numbers in np.asarray: looked at first)
     raw = list(task_index) if isinstance(task_index, (list, tuple)) else task_index
     bools, task_index = _bool_ids(raw), np.asarray(raw)
@@ -656,6 +658,7 @@ def task_positions(tasks, task_index, n):
     -------
     pos : ndarray of int of shape (n,)
     """
+    refuse_unlike_array(task_index, "task_index", "the prediction", dates=False)
     task_index = np.asarray(task_index)
     if task_index.shape != (n,):
         raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
