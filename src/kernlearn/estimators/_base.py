@@ -121,6 +121,11 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
         X = X.compute()
     owner = type(est).__name__
     refuse_unlike_array(X, "X", owner)
+    if (isinstance(X, np.ndarray) and X.dtype.kind == "f" and X.dtype.itemsize == 4
+            and not X.dtype.isnative):
+        # big-endian float32 ('>f4') is float32: scikit-learn's dtype list did not
+        # match it and made it float64, another precision than the same numbers'
+        X = X.astype(np.float32)
     if not (isinstance(y, str) and y == "no_validation") and y is not None:
         refuse_unlike_array(y, "y", owner, dates=bool(kwargs.get("y_numeric")))
         y = target_values(y)
