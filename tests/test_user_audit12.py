@@ -238,3 +238,17 @@ def test_big_endian_float32_is_float32():
     big = InfiniteFeatureRegressor(random_state=0).fit(X.astype(">f4"), y)
     assert np.array_equal(big.predict(X), ref.predict(X))
     assert np.array_equal(ref.predict(X.astype(">f4")), ref.predict(X))
+
+
+@pytest.mark.parametrize("Est", [InfiniteFeatureRegressor, LowRankKernelRegressor])
+def test_a_sparse_target_is_refused_as_by_the_other_estimators(Est):
+    # with several outputs allowed, scikit-learn let a sparse y through: the
+    # random-feature regressor failed inside ("setting an array element with a
+    # sequence"), the low-rank one said "y holds strings"
+    import scipy.sparse as sp
+
+    X, y = _data()
+    for ys in (sp.csr_matrix(y[:, None]), sp.csc_array(np.column_stack([y, y]))):
+        with pytest.raises(TypeError, match="Sparse data was passed for y, but dense data "
+                                            "is required"):
+            Est().fit(X, ys)

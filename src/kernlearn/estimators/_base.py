@@ -127,6 +127,12 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
         # match it and made it float64, another precision than the same numbers'
         X = X.astype(np.float32)
     if not (isinstance(y, str) and y == "no_validation") and y is not None:
+        if sp.issparse(y):
+            # (scikit-learn's words; with multi_output=True it let a sparse y through,
+            # and the multi-output regressors failed inside: "setting an array
+            # element with a sequence")
+            raise TypeError("Sparse data was passed for y, but dense data is required. "
+                            "Use '.toarray()' to convert to a dense numpy array.")
         refuse_unlike_array(y, "y", owner, dates=bool(kwargs.get("y_numeric")))
         y = target_values(y)
     try:
