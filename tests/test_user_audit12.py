@@ -252,3 +252,25 @@ def test_a_sparse_target_is_refused_as_by_the_other_estimators(Est):
         with pytest.raises(TypeError, match="Sparse data was passed for y, but dense data "
                                             "is required"):
             Est().fit(X, ys)
+
+
+def test_a_bad_sample_weight_is_named_by_row():
+    # scikit-learn's "Input sample_weight contains NaN", "Negative values in
+    # data passed to sample_weight" and NumPy's "could not convert string to
+    # float" named no row (a target's missing value is named by row)
+    import pandas as pd
+
+    X, y = _data()
+    cases = [
+        (pd.Series(np.ones(40), dtype="Float64").mask(np.arange(40) == 4),
+         r"a missing value \(NaN\) at row 4 \(1 in all\)"),
+        (np.where(np.arange(40) == 6, None, 1.0).astype(object),
+         r"a missing value \(NaN\) at row 6 \(1 in all\)"),
+        (np.r_[1.0, -2.0, np.ones(38)], r"a negative value \(-2\.0\) at row 1 \(1 in all\)"),
+        (np.r_[np.ones(39), np.inf], r"an infinite value \(inf\) at row 39 \(1 in all\)"),
+        (np.where(np.arange(40) == 3, "x", "1"), r"a value that is not a number \('x' at row 3\)"),
+    ]
+    for w, where in cases:
+        with pytest.raises(ValueError, match=rf"^sample_weight has {where}; weights must be "
+                                             r"non-negative finite numbers"):
+            FGMRegressor().fit(X, y, sample_weight=w)

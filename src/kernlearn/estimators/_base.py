@@ -15,7 +15,12 @@ from ..families._infinite import plain_float_matrix
 from ..partitioned import _is_dask_array
 from ..utils._finite import first_non_finite
 from ..utils._messages import plain_value
-from ..utils._input_kinds import first_non_number, ragged_rows, refuse_unlike_array
+from ..utils._input_kinds import (
+    first_bad_weight,
+    first_non_number,
+    ragged_rows,
+    refuse_unlike_array,
+)
 
 # (re-exported: the estimators and tests import them from here)
 from ._platt import (  # noqa: F401
@@ -833,9 +838,17 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
     if sample_weight is None and class_weight is None:
         return None
     refuse_unlike_array(sample_weight, "sample_weight", "the fit")
-    sw = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64,
-                              ensure_non_negative=True)
-    # (_check_sample_weight rejects NaN, infinity, negative and all-zero weights)
+    try:
+        sw = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64,
+                                  ensure_non_negative=True)
+    except (TypeError, ValueError) as exc:
+        # (_check_sample_weight rejects NaN, infinity, negative and all-zero
+        # weights, and text, naming no row)
+        bad = first_bad_weight(sample_weight)
+        if bad is None:
+            raise
+        raise type(exc)(f"sample_weight has {bad}; weights must be non-negative "
+                        "finite numbers.") from exc
     if class_weight is not None:
         if isinstance(class_weight, dict):
             # a negative weight turns the loss into a reward: the fit ran and

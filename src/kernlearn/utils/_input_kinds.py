@@ -10,7 +10,8 @@ the argument nor what to do.  :func:`refuse_unlike_array` names each of
 them (and a DataFrame's complex columns; complex numbers in scikit-learn's
 words first, which its estimator checks look for); :func:`first_non_number`
 finds the cell an object or text array cannot give a number for, and
-:func:`ragged_rows` two rows of a list that differ in length.  The
+:func:`ragged_rows` two rows of a list that differ in length and
+:func:`first_bad_weight` the first weight that is not a non-negative number.  The
 estimators' validation (:func:`kernlearn.estimators._base.validate_data`,
 :func:`~kernlearn.estimators._base.fit_sample_weight`) and that of
 precomputed Gram matrices (:func:`kernlearn.gram.check_gram_list`) call
@@ -160,3 +161,44 @@ def _first_cell(marks):
     """``"at row i, column j"`` of the first True of ``marks`` (1-D: the row only)."""
     index = np.unravel_index(int(np.argmax(marks)), marks.shape)
     return f"at row {index[0]}" + (f", column {index[1]}" if len(index) > 1 else "")
+
+
+def first_bad_weight(weights):
+    """What is wrong with the first weight of 1-D ``weights`` that is wrong, or None.
+
+    scikit-learn's refusals ("Input sample_weight contains NaN", "Negative
+    values in data passed to sample_weight", NumPy's "could not convert
+    string to float") named no row; a target's missing value was named by
+    row.
+
+    Parameters
+    ----------
+    weights : array-like of shape (n,)
+        Sample weights as given (a pandas Series of nullable floats too).
+
+    Returns
+    -------
+    str or None
+        ``"a missing value (NaN) at row 4 (1 in all)"``, ``"an infinite value
+        (inf) at row 2 ..."``, ``"a negative value (-1.0) at row 7 ..."`` or
+        ``"a value that is not a number ('x' at row 3)"``; None if none is
+        found (or ``weights`` is not 1-D).
+    """
+    try:
+        if hasattr(weights, "to_numpy"):  # (pandas: pd.NA is a missing value)
+            w = weights.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        values = np.asarray(weights)
+        cell = first_non_number(values) if values.ndim == 1 else None
+        return None if cell is None else f"a value that is not a number ({cell})"
+    if w.ndim != 1:
+        return None
+    for marks, what in ((np.isnan(w), "a missing value (NaN)"),
+                        (np.isinf(w), "an infinite value"), (w < 0, "a negative value")):
+        if marks.any():
+            i = int(np.argmax(marks))
+            value = "" if what.endswith("(NaN)") else f" ({w[i]})"
+            return f"{what}{value} at row {i} ({int(marks.sum())} in all)"
+    return None
