@@ -274,3 +274,16 @@ def test_a_bad_sample_weight_is_named_by_row():
         with pytest.raises(ValueError, match=rf"^sample_weight has {where}; weights must be "
                                              r"non-negative finite numbers"):
             FGMRegressor().fit(X, y, sample_weight=w)
+
+
+def test_a_dataframe_of_sparse_columns_at_predict_is_told_how_to_densify():
+    # a DataFrame of sparse columns arrives as a sparse matrix: the advice
+    # "pass X.toarray()" named a method a DataFrame does not have
+    import pandas as pd
+
+    X, y = _data()
+    model = LowRankKernelRegressor(random_state=0).fit(X, y)
+    sparse_frame = pd.DataFrame(X).astype(pd.SparseDtype(float, 0.0))
+    with pytest.raises(ValueError, match=r"X\.sparse\.to_dense\(\)"):
+        model.predict(sparse_frame)
+    assert np.array_equal(model.predict(sparse_frame.sparse.to_dense()), model.predict(X))
