@@ -204,7 +204,7 @@ def test_reordered_dataframe_columns_at_predict_are_named():
     X, y = _data()
     df = pd.DataFrame(X, columns=["a", "b", "c"])
     model = FGMRegressor().fit(df, y)
-    with pytest.raises(ValueError, match=r"X has the columns of the fit in another order "
+    with pytest.raises(ValueError, match=r"X has the fit's feature names in another order "
                                          r"\(column 1 is 'c', was 'b' at fit\); .*"
                                          r"X\[model\.feature_names_in_\]"):
         model.predict(df[["a", "c", "b"]])

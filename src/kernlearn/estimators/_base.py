@@ -162,8 +162,8 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
                             f"{type(est).__name__} needs numbers: encode or drop it.") from exc
         moved = _reordered_columns(est, X, kwargs)
         if moved is not None:
-            raise ValueError(f"X has the columns of the fit in another order ({moved}); "
-                             f"select them in the fit's order: "
+            raise ValueError(f"X has the fit's feature names in another order ({moved}); "
+                             "select the columns in the fit's order: "
                              "X[model.feature_names_in_].") from exc
         rows = ragged_rows(X)
         if rows is not None:
