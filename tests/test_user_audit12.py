@@ -287,3 +287,15 @@ def test_a_dataframe_of_sparse_columns_at_predict_is_told_how_to_densify():
     with pytest.raises(ValueError, match=r"X\.sparse\.to_dense\(\)"):
         model.predict(sparse_frame)
     assert np.array_equal(model.predict(sparse_frame.sparse.to_dense()), model.predict(X))
+
+
+def test_pd_na_in_an_object_array_is_a_missing_value():
+    # pd.NA among numbers in a NumPy object array was named "a value that is
+    # not a number" (NumPy: "float() argument must be ... not 'NAType'")
+    import pandas as pd
+
+    X, y = _data()
+    Xo = X.astype(object)
+    Xo[2, 1] = pd.NA
+    with pytest.raises(ValueError, match=r"X has a missing value \(NaN\) at row 2, column 1"):
+        FGMRegressor().fit(Xo, y)

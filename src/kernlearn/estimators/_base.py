@@ -1,6 +1,7 @@
 """Shared estimator helpers: input validation and sparse-format policy."""
 
 import numbers
+import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -311,6 +312,10 @@ def _first_non_finite(X):
             A = X
         else:
             A = np.asarray(X)  # (complex numbers: refused as such, first)
+            pd = sys.modules.get("pandas")  # (pd.NA can only come with pandas loaded)
+            if A.dtype == object and pd is not None:
+                # pd.NA among numbers is a missing value (it was "not a number")
+                A = np.where(pd.isna(A), np.nan, A)
             A = None if A.dtype.kind == "c" else A.astype(np.float64, copy=False)
         found = None if A is None or A.ndim != 2 else first_non_finite(A)
     except (ValueError, TypeError):
