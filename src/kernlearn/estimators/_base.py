@@ -15,13 +15,13 @@ from sklearn.utils.validation import validate_data as _sklearn_validate_data
 from ..families._infinite import plain_float_matrix
 from ..partitioned import _is_dask_array
 from ..utils._finite import first_non_finite
-from ..utils._messages import plain_value
 from ..utils._input_kinds import (
     first_bad_weight,
     first_non_number,
     ragged_rows,
     refuse_unlike_array,
 )
+from ..utils._messages import plain_value
 
 # (re-exported: the estimators and tests import them from here)
 from ._platt import (  # noqa: F401
@@ -99,8 +99,15 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     :func:`target_values` (pandas targets keep their label type; a missing
     label is named).  Other input it accepts is unchanged.
 
+    NumPy input whose numbers are not what they seem (masked cells, dates,
+    complex numbers, a structured array; :mod:`kernlearn.utils._input_kinds`)
+    is refused naming the argument, as are a sparse ``y``, a cell that is not
+    a number, rows of different lengths and a DataFrame's columns in another
+    order than at fit.
+
     Dense arrays come back C-ordered (``order="C"`` unless given; a 2-D
-    ``y`` too), so that the model does not depend on the input's memory layout.  A ``dask.array``
+    ``y`` too), so that the model does not depend on the input's memory
+    layout; big-endian float32 is float32.  A ``dask.array``
     (where an estimator reads its data in memory, e.g. to predict) is
     computed first, so that one of sparse chunks arrives as the sparse
     matrix it holds (NumPy's conversion made it a 0-d object array, refused
