@@ -11,8 +11,8 @@ them (and a DataFrame's complex columns; complex numbers in scikit-learn's
 words first, which its estimator checks look for); :func:`first_non_number`
 finds the cell an object or text array cannot give a number for, and
 :func:`ragged_rows` two rows of a list that differ in length and
-:func:`first_bad_weight` the first weight that is not a non-negative number.  The
-estimators' validation (:func:`kernlearn.estimators._base.validate_data`,
+:func:`first_bad_weight` the first weight that is not a non-negative
+number.  The estimators' validation (:func:`kernlearn.estimators._base.validate_data`,
 :func:`~kernlearn.estimators._base.fit_sample_weight`) and that of
 precomputed Gram matrices (:func:`kernlearn.gram.check_gram_list`) call
 them.  This module imports only NumPy.
@@ -29,7 +29,8 @@ def refuse_unlike_array(values, name, owner, dates=True):
     Parameters
     ----------
     values : object
-        An argument as given (anything that is not a ``numpy.ndarray`` passes).
+        An argument as given (of other containers only a pandas DataFrame's
+        complex columns and a complex Series are refused).
     name : str
         The argument's name for the message (``"X"``, ``"y"``, ``"sample_weight"``).
     owner : str
