@@ -13,6 +13,8 @@ import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg
 
+from .utils._input_kinds import refuse_unlike_array
+
 __all__ = [
     "PrecomputedKernels",
     "check_gram_list",
@@ -232,6 +234,9 @@ def check_gram_list(grams, name):
     for j, K in enumerate(grams):
         if sp.issparse(K):
             K = K.toarray()
+        # (a masked matrix's masked cells were read as the values under the
+        # mask; complex ones lost their imaginary parts)
+        refuse_unlike_array(K, f"{name}[{j}]", "a precomputed kernel")
         K = np.asarray(K, dtype=float)
         if K.ndim != 2:
             raise ValueError(f"{name}[{j}] must be 2-D, got shape {K.shape}.")

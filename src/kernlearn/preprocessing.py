@@ -230,10 +230,12 @@ class Standardization:
             return X
         if sp.issparse(X):
             if self.mean is not None:
-                # (at predict time: what to do was not said)
+                # (at predict time: what to do was not said; a DataFrame of sparse
+                # columns arrives here as a sparse matrix, and has no toarray())
                 raise ValueError("X is sparse, but the model was fitted on dense X, "
-                                 "whose columns it centres: pass X.toarray(), or fit "
-                                 "on sparse X.")
+                                 "whose columns it centres: pass X.toarray() (for a "
+                                 "DataFrame of sparse columns, X.sparse.to_dense()), or "
+                                 "fit on sparse X.")
             return scale_columns(X, 1.0 / self.scale)
         X = np.asarray(X)
         dtype = X.dtype if X.dtype.kind == "f" else np.float64

@@ -1,6 +1,7 @@
 """Shared estimator helpers: input validation and sparse-format policy."""
 
 import numbers
+import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -14,6 +15,12 @@ from sklearn.utils.validation import validate_data as _sklearn_validate_data
 from ..families._infinite import plain_float_matrix
 from ..partitioned import _is_dask_array
 from ..utils._finite import first_non_finite, non_finite_message
+from ..utils._input_kinds import (
+    first_bad_weight,
+    first_non_number,
+    ragged_rows,
+    refuse_unlike_array,
+)
 from ..utils._messages import plain_value
 
 # (re-exported: the estimators and tests import them from here)
@@ -92,8 +99,15 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     :func:`target_values` (pandas targets keep their label type; a missing
     label is named).  Other input it accepts is unchanged.
 
-    Dense arrays come back C-ordered (``order="C"`` unless given), so that the
-    model does not depend on the input's memory layout.  A ``dask.array``
+    NumPy input whose numbers are not what they seem (masked cells, dates,
+    complex numbers, a structured array; :mod:`kernlearn.utils._input_kinds`)
+    is refused naming the argument, as are a sparse ``y``, a cell that is not
+    a number, rows of different lengths and a DataFrame's columns in another
+    order than at fit.
+
+    Dense arrays come back C-ordered (``order="C"`` unless given; a 2-D
+    ``y`` too), so that the model does not depend on the input's memory
+    layout; big-endian float32 is float32.  A ``dask.array``
     (where an estimator reads its data in memory, e.g. to predict) is
     computed first, so that one of sparse chunks arrives as the sparse
     matrix it holds (NumPy's conversion made it a 0-d object array, refused
@@ -118,10 +132,24 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     kwargs.setdefault("order", "C")
     if _is_dask_array(X):
         X = X.compute()
+    owner = type(est).__name__
+    refuse_unlike_array(X, "X", owner)
+    if (isinstance(X, np.ndarray) and X.dtype.kind == "f" and X.dtype.itemsize == 4
+            and not X.dtype.isnative):
+        # big-endian float32 ('>f4') is float32: scikit-learn's dtype list did not
+        # match it and made it float64, another precision than the same numbers'
+        X = X.astype(np.float32)
     if not (isinstance(y, str) and y == "no_validation") and y is not None:
+        if sp.issparse(y):
+            # (scikit-learn's words; with multi_output=True it let a sparse y through,
+            # and the multi-output regressors failed inside: "setting an array
+            # element with a sequence")
+            raise TypeError("Sparse data was passed for y, but dense data is required. "
+                            "Use '.toarray()' to convert to a dense numpy array.")
+        refuse_unlike_array(y, "y", owner, dates=bool(kwargs.get("y_numeric")))
         y = target_values(y)
     try:
-        return _sklearn_validate_data(est, X, y, **kwargs)
+        out = _sklearn_validate_data(est, X, y, **kwargs)
     except (ValueError, TypeError) as exc:
         bad = _non_numeric_columns(X)
         if bad:
@@ -136,12 +164,33 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
             found, row_label, column_name = where
             raise ValueError(non_finite_message(found, type(est).__name__, row_label,
                                                 column_name)) from exc
+        cell = first_non_number(X)  # (NumPy's "could not convert ..." named no cell)
+        if cell is not None:
+            # (NumPy's words and exception type kept: scikit-learn's checks look for them)
+            raise type(exc)(f"X has a value that is not a number ({cell}: {exc}); "
+                            f"{type(est).__name__} needs numbers: encode or drop it.") from exc
+        moved = _reordered_columns(est, X, kwargs)
+        if moved is not None:
+            raise ValueError(f"X has the fit's feature names in another order ({moved}); "
+                             "select the columns in the fit's order: "
+                             "X[model.feature_names_in_].") from exc
+        rows = ragged_rows(X)
+        if rows is not None:
+            raise ValueError(f"X has rows of different lengths ({rows}); "
+                             f"{type(est).__name__} needs one value per feature in every "
+                             "row.") from exc
         text = _text_target(y) if kwargs.get("y_numeric") else None
         if text is not None:
             raise ValueError(f"y holds text ({text!r}...); {type(est).__name__} is a "
                              "regressor and needs numbers (a classifier takes text "
                              "labels).") from exc
         raise
+    if isinstance(out, tuple) and isinstance(out[1], np.ndarray) and out[1].ndim == 2:
+        # targets of several outputs in one layout too: a DataFrame's (Fortran-
+        # ordered) gave another model than the same array's (up to 2e-2 apart
+        # for the random-feature regressor; order="C" above is X's only)
+        out = out[0], np.ascontiguousarray(out[1])
+    return out
 
 
 def target_values(y):
@@ -244,6 +293,22 @@ def _finite_checked_first(est, X, kwargs):
             or list(columns) == list(fitted))
 
 
+def _reordered_columns(est, X, kwargs):
+    """``"column 0 is 'b', was 'a' at fit"`` if DataFrame ``X`` at predict time
+    has the fitted columns in another order, else None (scikit-learn's "Feature
+    names must be in the same order as they were in fit" named none)."""
+    fitted = getattr(est, "feature_names_in_", None)
+    columns = getattr(X, "columns", None)
+    if kwargs.get("reset", True) or fitted is None or columns is None:
+        return None
+    columns = list(columns)
+    if (len(columns) != len(fitted) or sorted(map(str, columns)) != sorted(map(str, fitted))
+            or columns == list(fitted)):
+        return None
+    j = next(k for k, (a, b) in enumerate(zip(columns, fitted)) if a != b)
+    return f"column {j} is {plain_value(columns[j])!r}, was {plain_value(fitted[j])!r} at fit"
+
+
 def _first_non_finite(X):
     """Where the first NaN / missing or infinite value of ``X`` is, or None: the
     arguments of :func:`~kernlearn.utils._finite.non_finite_message` (the
@@ -258,6 +323,10 @@ def _first_non_finite(X):
             A = X
         else:
             A = np.asarray(X)  # (complex numbers: refused as such, first)
+            pd = sys.modules.get("pandas")  # (pd.NA can only come with pandas loaded)
+            if A.dtype == object and pd is not None:
+                # pd.NA among numbers is a missing value (it was "not a number")
+                A = np.where(pd.isna(A), np.nan, A)
             A = None if A.dtype.kind == "c" else A.astype(np.float64, copy=False)
         found = None if A is None or A.ndim != 2 else first_non_finite(A)
     except (ValueError, TypeError):
@@ -582,6 +651,8 @@ def split_tasks(task_index, n):
     rows : list of ndarray of int
         Row indices of each task, in the order of ``tasks``.
     """
+    # (a masked array's masked ids were read as the ids under the mask)
+    refuse_unlike_array(task_index, "task_index", "the fit", dates=False)
     # (a list mixing True with numbers becomes numbers in np.asarray: looked at first)
     raw = list(task_index) if isinstance(task_index, (list, tuple)) else task_index
     bools, task_index = _bool_ids(raw), np.asarray(raw)
@@ -617,6 +688,7 @@ def task_positions(tasks, task_index, n):
     -------
     pos : ndarray of int of shape (n,)
     """
+    refuse_unlike_array(task_index, "task_index", "the prediction", dates=False)
     task_index = np.asarray(task_index)
     if task_index.shape != (n,):
         raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
@@ -779,9 +851,18 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
 
     if sample_weight is None and class_weight is None:
         return None
-    sw = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64,
-                              ensure_non_negative=True)
-    # (_check_sample_weight rejects NaN, infinity, negative and all-zero weights)
+    refuse_unlike_array(sample_weight, "sample_weight", "the fit")
+    try:
+        sw = _check_sample_weight(sample_weight, np.empty((n, 0)), dtype=np.float64,
+                                  ensure_non_negative=True)
+    except (TypeError, ValueError) as exc:
+        # (_check_sample_weight rejects NaN, infinity, negative and all-zero
+        # weights, and text, naming no row)
+        bad = first_bad_weight(sample_weight)
+        if bad is None:
+            raise
+        raise type(exc)(f"sample_weight has {bad}; weights must be non-negative "
+                        "finite numbers.") from exc
     if class_weight is not None:
         if isinstance(class_weight, dict):
             # a negative weight turns the loss into a reward: the fit ran and

@@ -401,7 +401,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
             The fitted estimator.
         """
         pre = self.kernel == "precomputed"
-        if y is not None and np.asarray(y).dtype.kind in "USO":
+        # (an array of text; not a sparse matrix or a generator, whose np.asarray is
+        # a 0-d object array: "y holds strings" was not their problem)
+        if y is not None and np.asarray(y).ndim > 0 and np.asarray(y).dtype.kind in "USO":
             try:
                 y = np.asarray(y, dtype=np.float64)
             except (TypeError, ValueError):
