@@ -33,3 +33,66 @@ def test_the_rbf_kernel_function_without_a_width_is_its_default_width():
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
     np.testing.assert_allclose(a.rbf_gamma_raw_[0], b.rbf_gamma_raw_[0])
     assert a.rbf_gamma_raw_[1] is None
+
+
+def _tasks_regression(n=48, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    t = np.arange(n) % 2
+    y = X[:, 0] * (2 * t - 1) + 0.1 * rng.standard_normal(n)
+    return X, y, t
+
+
+def _grfl_regressor():
+    from kernlearn import InfiniteFeatureRegressor
+
+    return InfiniteFeatureRegressor(max_features=2, n_candidates=5, random_state=0)
+
+
+def test_grfl_task_index_in_a_search_without_routing_is_refused():
+    # the multitask MKL estimators refused this; InfiniteFeatureRegressor fitted
+    # every split, scored each NaN (predict needs the tasks, which the search
+    # does not pass without routing) and silently picked the first candidate
+    from sklearn.model_selection import GridSearchCV
+
+    X, y, t = _tasks_regression()
+    search = GridSearchCV(_grfl_regressor(), {"standardize": [True, False]}, cv=3,
+                          error_score="raise")
+    with pytest.raises(ValueError, match=r"metadata routing off.*set_score_request"):
+        search.fit(X, y, task_index=t)
+
+
+def test_grfl_task_index_declined_by_score_is_refused():
+    # routing on, task_index requested by fit and declined by score: every
+    # split scored NaN (with a warning per split) instead of an error naming
+    # the fix
+    import sklearn
+    from sklearn.model_selection import cross_val_score
+
+    X, y, t = _tasks_regression()
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = _grfl_regressor().set_fit_request(task_index=True).set_score_request(
+            task_index=False)
+        with pytest.raises(ValueError, match="not to its scoring.*set_score_request"):
+            cross_val_score(est, X, y, cv=3, params={"task_index": t},
+                            error_score="raise")
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_cross_val_predict_with_task_ids_says_it_passes_them_to_fit_only(routing):
+    # the error came from predict and said "turn scikit-learn's metadata
+    # routing on": with routing on it was on, and cross_val_predict still
+    # passes task_index to fit only
+    import sklearn
+    from sklearn.model_selection import cross_val_predict
+
+    from kernlearn import MultitaskMKLRegressor
+
+    X, y, t = _tasks_regression()
+    with sklearn.config_context(enable_metadata_routing=routing):
+        grfl = _grfl_regressor()
+        if routing:
+            grfl.set_fit_request(task_index=True)
+        for est in (MultitaskMKLRegressor(["linear"]), grfl):
+            with pytest.raises(ValueError, match="passes metadata to fit only"):
+                cross_val_predict(est, X, y, cv=3, params={"task_index": t})

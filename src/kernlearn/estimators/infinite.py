@@ -78,6 +78,7 @@ from ._base import (
     validate_params_cached,
 )
 from ._infinite_doc import _COMMON_DOC, _REG_LAMBDA_NOTE, CLASSIFIER_ATTRS, REGRESSOR_ATTRS
+from ._task_routing import check_task_fit
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
@@ -280,6 +281,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             self.tasks_ = None
             return None
         self.tasks_, rows = split_tasks(task_index, n)
+        # (its predictions always need task_index: a NaN score in every split)
+        check_task_fit(self, predict_needs_tasks=True)
         return rows
 
 

@@ -4,11 +4,9 @@ Thin wrappers: validate inputs and the task ids, then call
 :func:`kernlearn.methods.mtmkl.fit_multitask`.
 """
 
-import sys
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._available_if import available_if
@@ -37,77 +35,11 @@ from ._base import (
     validate_data,
 )
 from ._platt import PLATT_ATTR_DOC
+from ._task_routing import check_task_fit, routing_help
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]
 
 _DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
-
-_ROUTING_HELP = (
-    "Turn scikit-learn's metadata routing on, sklearn.set_config("
-    "enable_metadata_routing=True): task_index is then routed to fit, predict and "
-    "score (and to scorers wrapped in kernlearn.estimators.mtmkl.MultitaskScorer, "
-    "e.g. scoring=MultitaskScorer('r2')); or use MultitaskMKLRegressorCV.")
-
-
-def _in_model_selection():
-    """Whether a call comes from scikit-learn's model selection (frames up the stack)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_globals.get("__name__", "").startswith("sklearn.model_selection"):
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _cv_split_locals():
-    """Locals of a calling scikit-learn ``_fit_and_score`` (``None`` outside one)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if (frame.f_code.co_name == "_fit_and_score" and frame.f_globals.get(
-                "__name__", "").startswith("sklearn.model_selection")):
-            return frame.f_locals
-        frame = frame.f_back
-    return None
-
-
-def _check_cv_split(estimator):
-    """Refuse, at fit, a scikit-learn cross-validation split that can only score NaN.
-
-    scikit-learn turns an error of ``predict`` or ``score`` into a NaN score
-    (and then picks the first candidate), so the two ways task ids fail to
-    serve the validation rows are caught here, where an error stops the
-    search: a scorer that calls ``predict(X)`` with no metadata (scikit-learn's
-    own, ``scoring="r2"`` and the like; :class:`MultitaskScorer` and the
-    default scoring pass task ids), and a split whose validation rows hold a
-    task absent from its training rows (folds not stratified by task).
-    """
-    cv = _cv_split_locals()
-    if cv is None:
-        return
-    try:
-        from sklearn.metrics._scorer import _BaseScorer, _MultimetricScorer
-    except ImportError:  # a scikit-learn without these: no scorer check
-        _BaseScorer = _MultimetricScorer = ()
-    scorer = cv.get("scorer")
-    scorers = (scorer._scorers.values() if _MultimetricScorer
-               and isinstance(scorer, _MultimetricScorer) else [scorer])
-    blind = [sc for sc in scorers if _BaseScorer and isinstance(sc, _BaseScorer)]
-    if blind:
-        raise ValueError(f"scoring {blind[0]!r} calls {type(estimator).__name__}'s "
-                         "predictions without task_index (scikit-learn's scorers "
-                         "pass no metadata to predict); wrap it: scoring="
-                         "MultitaskScorer('r2') (kernlearn.estimators.mtmkl).")
-    t = (cv.get("score_params") or {}).get("task_index")
-    train, test = cv.get("train"), cv.get("test")
-    if t is not None and train is not None and test is not None:
-        t = np.asarray(t)
-        unseen = np.setdiff1d(t[test], t[train])
-        if unseen.size:
-            raise ValueError(f"a cross-validation split has task(s) {unseen[:5]} in "
-                             "its validation rows only, which no model fitted on its "
-                             "training rows can predict: use folds stratified by task, "
-                             "cv=StratifiedKFold(k, shuffle=True).split(X, task_index) "
-                             "(or MultitaskMKLRegressorCV).")
 
 
 class MultitaskScorer:
@@ -286,17 +218,8 @@ class _BaseMultitaskMKL(BaseEstimator):
             self.tasks_ = np.array([0])
             return [np.arange(n)]
         self.tasks_, rows = split_tasks(task_index, n)
-        if not get_config()["enable_metadata_routing"] and _in_model_selection():
-            # without routing, model selection passes task_index to fit only:
-            # predict and score would fail on every split, and scikit-learn
-            # would report NaN scores and pick the first candidate; a training
-            # fold of one task (folds not stratified by task) would even score,
-            # its one task's model predicting the other tasks' validation rows
-            raise ValueError("task_index reached fit through scikit-learn's model "
-                             "selection with metadata routing off, so predict and "
-                             "score would not receive it (every score NaN). "
-                             + _ROUTING_HELP)
-        _check_cv_split(self)  # (a training fold of one task too: the others unseen)
+        # (a training fold of one task too: the others' validation rows unseen)
+        check_task_fit(self, predict_needs_tasks=len(self.tasks_) > 1)
         small = [plain_value(self.tasks_[t]) for t, r in enumerate(rows) if len(r) < 2]
         if small:
             # rows of zero weight were dropped (_weighted_rows): say so, the
@@ -312,7 +235,7 @@ class _BaseMultitaskMKL(BaseEstimator):
             if len(self.tasks_) > 1:
                 raise ValueError("this model was fitted on several tasks; pass "
                                  "task_index to name the task of each sample. "
-                                 "In model selection: " + _ROUTING_HELP)
+                                 "In model selection: " + routing_help(self))
             return np.zeros(n, dtype=np.int64)
         return task_positions(self.tasks_, task_index, n)
 
