@@ -96,3 +96,39 @@ def test_cross_val_predict_with_task_ids_says_it_passes_them_to_fit_only(routing
         for est in (MultitaskMKLRegressor(["linear"]), grfl):
             with pytest.raises(ValueError, match="passes metadata to fit only"):
                 cross_val_predict(est, X, y, cv=3, params={"task_index": t})
+
+
+def _classifiers():
+    from kernlearn import (
+        FGMClassifier,
+        InfiniteFeatureClassifier,
+        LowRankKernelClassifier,
+        MultitaskMKLClassifier,
+    )
+
+    return [FGMClassifier(B=2), PNormMKLClassifier(random_state=0),
+            InfiniteFeatureClassifier(max_features=2, n_candidates=5, random_state=0),
+            LowRankKernelClassifier(n_columns=10, random_state=0),
+            MultitaskMKLClassifier(["linear"])]
+
+
+@pytest.mark.parametrize("est", _classifiers(), ids=lambda e: type(e).__name__)
+def test_probabilities_follow_the_fitted_model_not_later_parameters(est):
+    # fitted without probabilities, then set_params(probability=True) and no
+    # refit: predict_proba appeared and returned the logistic sigmoids of the
+    # hinge margins (no Platt sigmoids were fitted), numbers with no meaning
+    from sklearn.base import clone
+
+    X, y = _binary()
+    plain = clone(est).fit(X, y).set_params(probability=True)
+    assert not hasattr(plain, "predict_proba")
+    with pytest.raises(AttributeError):
+        plain.predict_proba(X)
+    # the other way, the fitted Platt sigmoids stay until the next fit
+    platt = clone(est).set_params(probability=True).fit(X, y)
+    before = platt.predict_proba(X)
+    platt.set_params(probability=False)
+    np.testing.assert_array_equal(platt.predict_proba(X), before)
+    # an unfitted estimator goes by its parameters, as before
+    assert hasattr(clone(est).set_params(probability=True), "predict_proba")
+    assert not hasattr(clone(est), "predict_proba")

@@ -77,7 +77,23 @@ def platt_sigmoid(f, t, sample_weight=None):
 
 
 def _has_proba(est):
-    """``available_if`` check of :class:`ProbabilityMixin`."""
+    """``available_if`` check of :class:`ProbabilityMixin`.
+
+    A fitted model has probabilities as fitted, not as its parameters now say:
+    ``set_params(probability=True)`` after a fit without it gave the logistic
+    sigmoids of squared-hinge margins (uncalibrated numbers, no error).  An
+    unfitted estimator (and a model file of an older version) goes by its
+    parameters.
+    """
+    fitted = getattr(est, "_proba_source", None)
+    if fitted is not None:
+        if fitted != "none":
+            return True
+        raise AttributeError(
+            "predict_proba is not available: this model was fitted with "
+            "probability=False" + (" and a loss other than 'logistic'"
+                                   if hasattr(est, "loss") else "")
+            + "; its parameters changed since, so fit it again to get probabilities.")
     if getattr(est, "loss", None) == "logistic" or getattr(est, "probability", False):
         return True
     raise AttributeError(
@@ -128,7 +144,11 @@ class ProbabilityMixin:
     def _fit_platt(self, X, y, sample_weight=None, **row_args):
         """Fit the Platt sigmoids when needed; call at the end of ``fit``."""
         self.platt_ = None
-        if not getattr(self, "probability", False) or getattr(self, "loss", None) == "logistic":
+        # (where predict_proba comes from in this fit: see _has_proba)
+        native = getattr(self, "loss", None) == "logistic"
+        self._proba_source = ("native" if native else "platt"
+                              if getattr(self, "probability", False) else "none")
+        if self._proba_source != "platt":
             return
         # (imported here: a fit without Platt scaling, the default, needs neither,
         # and sklearn.model_selection costs a new process's first fit 0.01 s)
