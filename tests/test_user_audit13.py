@@ -132,3 +132,23 @@ def test_probabilities_follow_the_fitted_model_not_later_parameters(est):
     # an unfitted estimator goes by its parameters, as before
     assert hasattr(clone(est).set_params(probability=True), "predict_proba")
     assert not hasattr(clone(est), "predict_proba")
+
+
+def test_a_pipeline_holding_a_sparse_fitted_attribute_is_saved(tmp_path):
+    # save_model refused a pipeline whose FGM model had a feature family ("it
+    # holds scipy.sparse._csr.csr_matrix, neither a scikit-learn nor a
+    # kernlearn type"): the model's column_coef_ is sparse, which skops
+    # stores as arrays but does not trust by default; the model alone saved
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from kernlearn import FGMClassifier
+    from kernlearn.families import PolynomialPool
+    from kernlearn.io import load_model, save_model
+
+    X, y = _binary()
+    pipe = make_pipeline(StandardScaler(), FGMClassifier(B=2, family=PolynomialPool()))
+    pipe.fit(X, y)
+    save_model(pipe, tmp_path / "pipe.npz")
+    back = load_model(tmp_path / "pipe.npz")
+    np.testing.assert_array_equal(back.decision_function(X), pipe.decision_function(X))
