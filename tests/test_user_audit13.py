@@ -152,3 +152,18 @@ def test_a_pipeline_holding_a_sparse_fitted_attribute_is_saved(tmp_path):
     save_model(pipe, tmp_path / "pipe.npz")
     back = load_model(tmp_path / "pipe.npz")
     np.testing.assert_array_equal(back.decision_function(X), pipe.decision_function(X))
+
+
+def test_grfl_deprecated_max_iter_beside_inner_max_iter_says_which_is_unused():
+    # max_iter (the old name of inner_max_iter) and inner_max_iter both set:
+    # the old name's value was used and the warning said only "use
+    # inner_max_iter=3", silent on the inner_max_iter=7 given and dropped
+    # (not refused: scikit-learn's checks set max_iter on any estimator)
+    from kernlearn import InfiniteFeatureClassifier
+
+    X, y = _binary()
+    est = InfiniteFeatureClassifier(max_features=2, n_candidates=5, random_state=0,
+                                    max_iter=3, inner_max_iter=7)
+    with pytest.warns(FutureWarning, match=r"inner_max_iter=3 \(inner_max_iter=7, "
+                                           r"also given, is not used\)"):
+        est.fit(X, y)

@@ -330,7 +330,7 @@ def _stopping(est):
     cls = type(est).__name__
     # (not exclusive: scikit-learn's checks set max_iter on any estimator that has it)
     inner_max_iter = renamed_parameter(est, "max_iter", "inner_max_iter",
-                                       exclusive=False)
+                                       exclusive=False, overrides=True)
     tol, inner_tol = est.tol, est.inner_tol
     if not (isinstance(est.eps, str) and est.eps == "deprecated"):
         outer = renamed_parameter(est, "eps", "tol", exclusive=False)
