@@ -167,3 +167,16 @@ def test_grfl_deprecated_max_iter_beside_inner_max_iter_says_which_is_unused():
     with pytest.warns(FutureWarning, match=r"inner_max_iter=3 \(inner_max_iter=7, "
                                            r"also given, is not used\)"):
         est.fit(X, y)
+
+
+def test_a_refit_stopped_in_its_platt_folds_has_no_probabilities():
+    # a fit whose Platt sigmoids could not be fitted (one row of a class)
+    # left the model of the earlier fit's kind of probabilities: predict_proba
+    # would give logistic sigmoids of the new, unscaled margins
+    X, y = _binary()
+    est = PNormMKLClassifier(random_state=0, probability=True).fit(X, y)
+    y1 = y.copy()
+    y1[np.flatnonzero(y1 == 1)[1:]] = 0  # one sample of class 1
+    with pytest.raises(ValueError, match="at least 2 samples of every class"):
+        est.fit(X, y1)
+    assert not hasattr(est, "predict_proba")

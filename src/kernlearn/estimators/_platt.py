@@ -144,11 +144,11 @@ class ProbabilityMixin:
     def _fit_platt(self, X, y, sample_weight=None, **row_args):
         """Fit the Platt sigmoids when needed; call at the end of ``fit``."""
         self.platt_ = None
-        # (where predict_proba comes from in this fit: see _has_proba)
+        # (where predict_proba comes from in this fit, see _has_proba; "platt"
+        # once the sigmoids exist, so that a fit stopped on them has none)
         native = getattr(self, "loss", None) == "logistic"
-        self._proba_source = ("native" if native else "platt"
-                              if getattr(self, "probability", False) else "none")
-        if self._proba_source != "platt":
+        self._proba_source = "native" if native else "none"
+        if native or not getattr(self, "probability", False):
             return
         # (imported here: a fit without Platt scaling, the default, needs neither,
         # and sklearn.model_selection costs a new process's first fit 0.01 s)
@@ -209,6 +209,7 @@ class ProbabilityMixin:
         self.platt_ = np.array([platt_sigmoid(scores[keep, k], t[keep],
                                               None if sw is None else sw[keep])
                                 for k, t in enumerate(targets)])
+        self._proba_source = "platt"
 
     def _split_rows(self, X, y, rows, cols=None):
         """Training rows ``rows`` (test rows against training ``cols``).
