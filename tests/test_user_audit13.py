@@ -180,3 +180,25 @@ def test_a_refit_stopped_in_its_platt_folds_has_no_probabilities():
     with pytest.raises(ValueError, match="at least 2 samples of every class"):
         est.fit(X, y1)
     assert not hasattr(est, "predict_proba")
+
+
+def test_logistic_probabilities_far_from_the_data_are_numbers():
+    # one-vs-rest logistic probabilities are the classes' sigmoids normalised
+    # to sum to one; a row where every margin is below about -745 (far from
+    # the training data) had all sigmoids underflow to 0, and 0/0 made it NaN
+    from kernlearn import FGMClassifier
+
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(90, 5, n_informative=3, n_redundant=0, n_classes=3,
+                               n_clusters_per_class=1, random_state=1)
+    clf = FGMClassifier(B=2, loss="logistic").fit(X, np.array(["a", "b", "c"])[y])
+    # directions in which every class's margin falls
+    V = np.random.default_rng(0).standard_normal((500, 5))
+    slope = clf.decision_function(V) - clf.decision_function(np.zeros((1, 5)))
+    far = 1e4 * V[np.all(slope < 0, axis=1)][:3]
+    assert far.shape[0] and clf.decision_function(far).max() < -745
+    P = clf.predict_proba(far)
+    assert np.all(np.isfinite(P))
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(clf.classes_[P.argmax(axis=1)], clf.predict(far))

@@ -20,13 +20,23 @@ def logistic_proba(scores):
     -------
     proba : ndarray of shape (n_samples, n_classes)
     """
-    from scipy.special import expit
+    from scipy.special import expit, log_expit
 
-    p = expit(np.asarray(scores, dtype=float))
+    scores = np.asarray(scores, dtype=float)
+    p = expit(scores)
     if p.ndim == 1 or p.shape[1] == 1:
         p = p.reshape(-1, 1)
         return np.hstack([1 - p, p])
-    return p / p.sum(axis=1, keepdims=True)
+    total = p.sum(axis=1, keepdims=True)
+    gone = total[:, 0] == 0
+    if np.any(gone):
+        # every class's sigmoid underflowed (margins all below about -745, far
+        # from the training data): 0/0 gave a row of NaN.  The same ratios in
+        # log space: the largest margin most probable, as predict says
+        L = log_expit(scores[gone])
+        p[gone] = np.exp(L - L.max(axis=1, keepdims=True))
+        total[gone] = p[gone].sum(axis=1, keepdims=True)
+    return p / total
 
 
 def platt_sigmoid(f, t, sample_weight=None):
