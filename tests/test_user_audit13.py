@@ -202,3 +202,23 @@ def test_logistic_probabilities_far_from_the_data_are_numbers():
     assert np.all(np.isfinite(P))
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     np.testing.assert_array_equal(clf.classes_[P.argmax(axis=1)], clf.predict(far))
+
+
+def test_multitask_platt_probabilities_take_y_as_one_column():
+    # MultitaskMKLClassifier(probability=True) gave its Platt folds the
+    # caller's y, not the validated one: y of shape (n, 1) (one DataFrame
+    # column) stopped on NumPy's "object too deep for desired array", where
+    # every other classifier fits the raveled labels (with scikit-learn's
+    # DataConversionWarning)
+    from sklearn.exceptions import DataConversionWarning
+
+    from kernlearn import MultitaskMKLClassifier
+
+    X, y = _binary()
+    t = np.arange(len(y)) % 2
+    ref = MultitaskMKLClassifier(["linear"], probability=True).fit(X, y, task_index=t)
+    with pytest.warns(DataConversionWarning):
+        col = MultitaskMKLClassifier(["linear"], probability=True).fit(
+            X, y[:, None], task_index=t)
+    np.testing.assert_array_equal(col.predict_proba(X, task_index=t),
+                                  ref.predict_proba(X, task_index=t))

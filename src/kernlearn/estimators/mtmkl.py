@@ -34,7 +34,7 @@ from ._base import (
     task_score_doc,
     validate_data,
 )
-from ._platt import PLATT_ATTR_DOC
+from ._platt import PLATT_ATTR_DOC, PLATT_XFAIL
 from ._task_routing import check_task_fit, routing_help
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]
@@ -728,8 +728,11 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
 
     def _fit_classification(self, X, y, task_index, sample_weight, C=None,
                             factor_store=None):
-        X_all, y_all, t_all = X, y, task_index
         X, y = self._check_X(X, y, reset=True)
+        # every row, validated, for Platt's folds (the caller's X and y were
+        # passed on: an array-like without indexing, or y of shape (n, 1),
+        # stopped them on an internal TypeError / ValueError)
+        X_all, y_all, t_all = X, y, task_index
         check_two_classes(y)
         X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight,
                                                    self.class_weight)
@@ -829,4 +832,6 @@ def _conformance_instances():
         (MultitaskMKLClassifier(kernels=kern, max_iter=5), {}),
         (MultitaskMKLClassifier(kernels=kern, formulation="mtsfl", shared=True,
                                 max_iter=5), {}),
+        # (Platt's folds take the validated data: y of shape (n, 1) failed)
+        (MultitaskMKLClassifier(kernels=kern, max_iter=5, probability=True), PLATT_XFAIL),
     ]
