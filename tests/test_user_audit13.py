@@ -222,3 +222,17 @@ def test_multitask_platt_probabilities_take_y_as_one_column():
             X, y[:, None], task_index=t)
     np.testing.assert_array_equal(col.predict_proba(X, task_index=t),
                                   ref.predict_proba(X, task_index=t))
+
+
+def test_multitask_classifier_routing_error_names_the_classifiers_cv_variant():
+    # the advice ended "or use MultitaskMKLRegressorCV" for the classifier too
+    from sklearn.model_selection import cross_val_score
+
+    from kernlearn import MultitaskMKLClassifier
+
+    X, y = _binary()
+    t = np.arange(len(y)) % 2
+    with pytest.raises(ValueError, match="or use MultitaskMKLClassifierCV") as info:
+        cross_val_score(MultitaskMKLClassifier(["linear"]), X, y, cv=3,
+                        params={"task_index": t}, error_score="raise")
+    assert "RegressorCV" not in str(info.value)
