@@ -115,8 +115,8 @@ def test_scorer_strings_need_the_task_aware_wrapper(routing):
     np.testing.assert_allclose(res["test_mse"], _manual_cv(est, X, y, t, folds, 1.0, mse),
                                rtol=1e-12)
     # cross_val_predict routes metadata to fit only (scikit-learn 1.9): a clear
-    # error from predict, not silent predictions for the wrong tasks
-    with pytest.raises(ValueError, match="pass task_index"):
+    # error at fit, not silent predictions for the wrong tasks
+    with pytest.raises(ValueError, match="cross_val_predict, which passes metadata to fit"):
         cross_val_predict(est, X, y, cv=folds, params={"task_index": t})
 
 

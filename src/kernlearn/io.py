@@ -797,27 +797,47 @@ def _read(path):
 
 
 def _trusted(body):
-    """kernlearn's types, and scikit-learn's own that ``body`` names.
+    """kernlearn's types, and scikit-learn's own and SciPy's sparse matrices that
+    ``body`` names.
 
     skops trusts only part of scikit-learn by default (a fitted search holds
     a scorer and a splitter it does not); a class defined by scikit-learn is
-    data, as ours are.  Functions and classes from anywhere else stay refused.
+    data, as ours are.  skops stores a sparse matrix as arrays (read back
+    without pickle) but trusts none by default, so a pipeline holding one (an
+    FGM model of a feature family, its ``column_coef_``; a kernel list fitted
+    on sparse input) could not be saved.  Functions and classes from anywhere
+    else stay refused.
     """
     own = [
         t
         for t in _skops().get_untrusted_types(data=body)
-        if t.startswith("sklearn.") and _is_sklearn_class(t)
+        if (t.startswith("sklearn.") and _is_sklearn_class(t))
+        or (t.startswith("scipy.sparse.") and _is_sparse_class(t))
     ]
     return trusted_types() + own
 
 
-def _is_sklearn_class(name):
+def _is_sparse_class(name):
+    """Whether ``name`` is a SciPy sparse matrix or array class."""
+    import scipy.sparse as sp
+
+    cls = _class_named(name)
+    return cls is not None and issubclass(cls, (sp.spmatrix, sp.sparray))
+
+
+def _class_named(name):
+    """The class a fully qualified ``name`` designates, or None."""
     module, _, attr = name.rpartition(".")
     try:
         obj = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError, ValueError):
-        return False
-    return isinstance(obj, type) and obj.__module__.startswith("sklearn.")
+        return None
+    return obj if isinstance(obj, type) else None
+
+
+def _is_sklearn_class(name):
+    cls = _class_named(name)
+    return cls is not None and cls.__module__.startswith("sklearn.")
 
 
 def _load_composite(path, raw, version):

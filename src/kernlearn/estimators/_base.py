@@ -597,7 +597,8 @@ def canonical_sparse(X):
     return X
 
 
-def renamed_parameter(est, old, new, default="deprecated", exclusive=True):
+def renamed_parameter(est, old, new, default="deprecated", exclusive=True,
+                      overrides=False):
     """Value of a renamed constructor parameter, honouring its old name.
 
     Estimators keep the old name as a keyword whose default is the string
@@ -616,6 +617,10 @@ def renamed_parameter(est, old, new, default="deprecated", exclusive=True):
         Refuse the old name when the new one is also set away from its
         default (``False`` where the new name keeps an older meaning of its
         own when the old one is given, as GrFL's ``tol`` beside ``eps``).
+    overrides : bool, default=False
+        With ``exclusive=False``: the old name's value replaces the new one's,
+        and the warning says so when the new one is set too (it said only
+        "use new=<old value>", and the new name's value was silently unused).
 
     Returns
     -------
@@ -628,8 +633,12 @@ def renamed_parameter(est, old, new, default="deprecated", exclusive=True):
         return getattr(est, new)
     if exclusive:
         _refuse_both(est, old, new, value)
+    unused = ""
+    if overrides and not _at_default(est, new):
+        unused = f" ({new}={getattr(est, new)!r}, also given, is not used)"
     warnings.warn(f"{type(est).__name__}: '{old}' was renamed '{new}' in 0.2 and will "
-                  f"be removed in 0.4; use {new}={value!r}.", FutureWarning, stacklevel=3)
+                  f"be removed in 0.4; use {new}={value!r}{unused}.", FutureWarning,
+                  stacklevel=3)
     return value
 
 
@@ -959,13 +968,17 @@ def target_standardization(est):
     return TargetStandardization(est.y_mean_, est.y_scale_)
 
 
-def _refuse_both(est, old, new, value):
-    """ValueError when a renamed parameter is set under both its names."""
+def _at_default(est, name):
+    """Whether parameter ``name`` of ``est`` holds its constructor default."""
     import inspect
 
-    new_default = inspect.signature(type(est).__init__).parameters[new].default
-    current = getattr(est, new)
-    if not (current is new_default or (type(current) is type(new_default)
-                                       and current == new_default)):
+    default = inspect.signature(type(est).__init__).parameters[name].default
+    current = getattr(est, name)
+    return current is default or (type(current) is type(default) and current == default)
+
+
+def _refuse_both(est, old, new, value):
+    """ValueError when a renamed parameter is set under both its names."""
+    if not _at_default(est, new):
         raise ValueError(f"{type(est).__name__}: set '{new}' or its old name '{old}', "
-                         f"not both ({new}={current!r}, {old}={value!r}).")
+                         f"not both ({new}={getattr(est, new)!r}, {old}={value!r}).")

@@ -20,13 +20,23 @@ def logistic_proba(scores):
     -------
     proba : ndarray of shape (n_samples, n_classes)
     """
-    from scipy.special import expit
+    from scipy.special import expit, log_expit
 
-    p = expit(np.asarray(scores, dtype=float))
+    scores = np.asarray(scores, dtype=float)
+    p = expit(scores)
     if p.ndim == 1 or p.shape[1] == 1:
         p = p.reshape(-1, 1)
         return np.hstack([1 - p, p])
-    return p / p.sum(axis=1, keepdims=True)
+    total = p.sum(axis=1, keepdims=True)
+    gone = total[:, 0] == 0
+    if np.any(gone):
+        # every class's sigmoid underflowed (margins all below about -745, far
+        # from the training data): 0/0 gave a row of NaN.  The same ratios in
+        # log space: the largest margin most probable, as predict says
+        L = log_expit(scores[gone])
+        p[gone] = np.exp(L - L.max(axis=1, keepdims=True))
+        total[gone] = p[gone].sum(axis=1, keepdims=True)
+    return p / total
 
 
 def platt_sigmoid(f, t, sample_weight=None):
@@ -77,7 +87,23 @@ def platt_sigmoid(f, t, sample_weight=None):
 
 
 def _has_proba(est):
-    """``available_if`` check of :class:`ProbabilityMixin`."""
+    """``available_if`` check of :class:`ProbabilityMixin`.
+
+    A fitted model has probabilities as fitted, not as its parameters now say:
+    ``set_params(probability=True)`` after a fit without it gave the logistic
+    sigmoids of squared-hinge margins (uncalibrated numbers, no error).  An
+    unfitted estimator (and a model file of an older version) goes by its
+    parameters.
+    """
+    fitted = getattr(est, "_proba_source", None)
+    if fitted is not None:
+        if fitted != "none":
+            return True
+        raise AttributeError(
+            "predict_proba is not available: this model was fitted with "
+            "probability=False" + (" and a loss other than 'logistic'"
+                                   if hasattr(est, "loss") else "")
+            + "; its parameters changed since, so fit it again to get probabilities.")
     if getattr(est, "loss", None) == "logistic" or getattr(est, "probability", False):
         return True
     raise AttributeError(
@@ -142,7 +168,11 @@ class ProbabilityMixin:
     def _fit_platt(self, X, y, sample_weight=None, **row_args):
         """Fit the Platt sigmoids when needed; call at the end of ``fit``."""
         self.platt_ = None
-        if not getattr(self, "probability", False) or getattr(self, "loss", None) == "logistic":
+        # (where predict_proba comes from in this fit, see _has_proba; "platt"
+        # once the sigmoids exist, so that a fit stopped on them has none)
+        native = getattr(self, "loss", None) == "logistic"
+        self._proba_source = "native" if native else "none"
+        if native or not getattr(self, "probability", False):
             return
         # (imported here: a fit without Platt scaling, the default, needs neither,
         # and sklearn.model_selection costs a new process's first fit 0.01 s)
@@ -203,6 +233,7 @@ class ProbabilityMixin:
         self.platt_ = np.array([platt_sigmoid(scores[keep, k], t[keep],
                                               None if sw is None else sw[keep])
                                 for k, t in enumerate(targets)])
+        self._proba_source = "platt"
 
     def _split_rows(self, X, y, rows, cols=None):
         """Training rows ``rows`` (test rows against training ``cols``).

@@ -78,7 +78,7 @@ from ._base import (
     validate_params_cached,
 )
 from ._infinite_doc import _COMMON_DOC, _REG_LAMBDA_NOTE, CLASSIFIER_ATTRS, REGRESSOR_ATTRS
-from ._multitask import TaskIndexRequests, check_task_routing, routing_help
+from ._multitask import TaskIndexRequests, check_task_fit, routing_help
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
@@ -270,7 +270,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         if task_index is None:
             raise ValueError(
                 "this model was fitted with task_index; pass task_index to predict. "
-                "In model selection: " + routing_help()
+                "In model selection: " + routing_help(self)
             )
         idx = self._task_positions(task_index, Z.shape[0])
         return D[np.arange(Z.shape[0]), idx]
@@ -283,7 +283,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             self.tasks_ = None
             return None
         self.tasks_, rows = split_tasks(task_index, n)
-        check_task_routing(self)  # (or every split of a model selection would score NaN)
+        # (its predictions always need task_index: a NaN score in every split)
+        check_task_fit(self, predict_needs_tasks=True)
         return rows
 
 
@@ -331,7 +332,7 @@ def _stopping(est):
     cls = type(est).__name__
     # (not exclusive: scikit-learn's checks set max_iter on any estimator that has it)
     inner_max_iter = renamed_parameter(est, "max_iter", "inner_max_iter",
-                                       exclusive=False)
+                                       exclusive=False, overrides=True)
     tol, inner_tol = est.tol, est.inner_tol
     if not (isinstance(est.eps, str) and est.eps == "deprecated"):
         outer = renamed_parameter(est, "eps", "tol", exclusive=False)

@@ -34,15 +34,12 @@ from ._base import (
     task_score_doc,
     validate_data,
 )
-from ._multitask import TaskIndexRequests, check_task_routing, routing_help
-from ._platt import platt_attr_doc
+from ._multitask import TaskIndexRequests, check_task_fit, routing_help
+from ._platt import PLATT_XFAIL, platt_attr_doc
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]
 
 _DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
-
-# (the selection estimators named in the routing errors)
-_ALTERNATIVE = "MultitaskMKLRegressorCV"
 
 
 class MultitaskScorer:
@@ -211,7 +208,8 @@ class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
             self.tasks_ = np.array([0])
             return [np.arange(n)]
         self.tasks_, rows = split_tasks(task_index, n)
-        check_task_routing(self, _ALTERNATIVE)  # (or every split would score NaN)
+        # (a training fold of one task too: the others' validation rows unseen)
+        check_task_fit(self, predict_needs_tasks=len(self.tasks_) > 1)
         small = [plain_value(self.tasks_[t]) for t, r in enumerate(rows) if len(r) < 2]
         if small:
             # rows of zero weight were dropped (_weighted_rows): say so, the
@@ -227,7 +225,7 @@ class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
             if len(self.tasks_) > 1:
                 raise ValueError("this model was fitted on several tasks; pass "
                                  "task_index to name the task of each sample. "
-                                 "In model selection: " + routing_help(_ALTERNATIVE))
+                                 "In model selection: " + routing_help(self))
             return np.zeros(n, dtype=np.int64)
         return task_positions(self.tasks_, task_index, n)
 
@@ -720,8 +718,11 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
 
     def _fit_classification(self, X, y, task_index, sample_weight, C=None,
                             factor_store=None):
-        X_all, y_all, t_all = X, y, task_index
         X, y = self._check_X(X, y, reset=True)
+        # every row, validated, for Platt's folds (the caller's X and y were
+        # passed on: an array-like without indexing, or y of shape (n, 1),
+        # stopped them on an internal TypeError / ValueError)
+        X_all, y_all, t_all = X, y, task_index
         check_two_classes(y)
         X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight,
                                                    self.class_weight)
@@ -821,4 +822,6 @@ def _conformance_instances():
         (MultitaskMKLClassifier(kernels=kern, max_iter=5), {}),
         (MultitaskMKLClassifier(kernels=kern, formulation="mtsfl", shared=True,
                                 max_iter=5), {}),
+        # (Platt's folds take the validated data: y of shape (n, 1) failed)
+        (MultitaskMKLClassifier(kernels=kern, max_iter=5, probability=True), PLATT_XFAIL),
     ]

@@ -950,9 +950,9 @@ def raw_rbf_gammas(klist, x_scale, n_features):
             out.append(None)
             continue
         seen = take_columns(np.arange(n_features)[None, :], cols, j)[0]
-        g = np.zeros(n_features)
-        g[seen] = klist.params_[j]["gamma"] / scale[seen] ** 2
-        out.append(g)
+        gamma = klist.params_[j].get("gamma", rbf_kernel.__defaults__[0])
+        out.append(np.zeros(n_features))
+        out[-1][seen] = gamma / scale[seen] ** 2
     return out
 
 
