@@ -903,21 +903,21 @@ class KernelList(BaseKernelList):
             X = sp.csr_matrix(X, dtype=self.X_.dtype if sp.issparse(self.X_) else None)
         else:
             X = np.asarray(X, dtype=float)
-        support = np.arange(self.n_samples) if support is None else np.asarray(support)
-        out = np.zeros((self.n_kernels, X.shape[0], len(support)))
+        keep = slice(None) if support is None else np.asarray(support)  # (a slice: no copy)
+        out = np.zeros((self.n_kernels, X.shape[0], self.diag_[0, keep].shape[0]))
         which = range(self.n_kernels) if which is None else which
         dots = {}
         for j in which:
             kernel = self.specs[j][0]
-            Xj, Tj = self._view(X, j), self._view(self.X_, j)[support]
+            Xj, Tj = self._view(X, j), self._view(self.X_, j)[keep]
             sq, u = self._row_stats(Xj, j)
             d_new = None if not self.normalize else (
                 _dot_kernel(kernel, self.params_[j], sq) if kernel in ("linear", "poly")
                 else kernel_diag(Xj, kernel, **self.params_[j]))
             u_b = getattr(self, "_u_", [None] * self.n_kernels)[j]
-            out[j] = self._block(Xj, Tj, d_new, self.diag_[j, support], j, sq,
-                                 self._sqn_[j][support], dots,
-                                 None if u is None else (u, u_b[support]))
+            out[j] = self._block(Xj, Tj, d_new, self.diag_[j, keep], j, sq,
+                                 self._sqn_[j][keep], dots,
+                                 None if u is None else (u, u_b[keep]))
         return out
 
 

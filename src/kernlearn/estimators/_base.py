@@ -569,10 +569,23 @@ def validate_partitioned_fit(est, rows, y, classification):
 
 def validate_predict_data(est, X):
     """Validate ``X`` at predict time against the fitted ``n_features_in_``."""
+    if plain_predict_data(est, X):
+        return X
     X = validate_data(
         est, X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], reset=False
     )
     return canonical_sparse(X) if sp.issparse(X) else X
+
+
+def plain_predict_data(est, X):
+    """Whether ``validate_data(est, X, reset=False)`` would return ``X`` as it is.
+
+    True for a :func:`plain_float_matrix` of ``n_features_in_`` columns given to a
+    model fitted without feature names: its fixed cost (most of a one-row
+    ``predict``) is skipped; anything else takes the general path and its errors.
+    """
+    return (not hasattr(est, "feature_names_in_") and plain_float_matrix(X)
+            and X.shape[1] == getattr(est, "n_features_in_", None))
 
 
 def canonical_sparse(X):

@@ -76,6 +76,7 @@ from ._base import (
     task_score_doc,
     validate_data,
     validate_params_cached,
+    validate_predict_data,
 )
 from ._infinite_doc import _COMMON_DOC, _REG_LAMBDA_NOTE, CLASSIFIER_ATTRS, REGRESSOR_ATTRS
 from ._multitask import TaskIndexRequests, check_task_fit, routing_help
@@ -184,9 +185,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Z : ndarray of shape (n_samples, n_kept * group_size)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=["csr", "csc"],
-                          dtype=[np.float64, np.float32], reset=False)
-        X = input_standardization(self).transform(canonical_sparse(X) if sp.issparse(X) else X)
+        X = input_standardization(self).transform(validate_predict_data(self, X))
         Z = self.family_.columns(self.features_, X)
         return Z * self.feature_scales_.ravel()
 

@@ -57,6 +57,7 @@ from ._base import (
     check_two_classes,
     fit_sample_weight,
     input_standardization,
+    plain_predict_data,
     standardize_fit,
     target_standardization,
     validate_data,
@@ -135,6 +136,8 @@ class _BaseLowRank(BaseEstimator):
 
     def _validate_X(self, X, reset):
         pre = self.kernel == "precomputed"
+        if not (reset or pre) and plain_predict_data(self, X):
+            return X
         shape = np.shape(X) if pre and not reset else ()
         if len(shape) == 2 and shape[1] != getattr(self, "n_features_in_", shape[1]):
             # scikit-learn's "X has 59 features, but ... is expecting 60" does
