@@ -46,7 +46,38 @@ def kernel_block(A, B, kernel, params, center=None):
     """
     if center is not None and isinstance(kernel, str) and kernel in ("linear", "poly"):
         return _dot_kernel(kernel, params, centred_dots(A, B, center))
+    if isinstance(kernel, str) and kernel == "rbf" and _plain_rbf_args(A, B, params):
+        return _rbf_float64(A, B, params["gamma"])
     return pairwise_kernel(A, B, kernel=kernel, **params)
+
+
+def _plain_rbf_args(A, B, params):
+    """Whether :func:`_rbf_float64` gives ``rbf_kernel(A, B, **params)`` exactly.
+
+    Two distinct float64 ``numpy.ndarray`` matrices (the estimators' validated,
+    finite inputs and centres) and one positive ``gamma``; anything else goes
+    through :func:`~kernlearn.kernels.rbf_kernel` and its checks.
+    """
+    gamma = params.get("gamma")
+    return (len(params) == 1 and isinstance(gamma, (float, int)) and not isinstance(gamma, bool)
+            and gamma > 0 and A is not B and all(
+                type(M) is np.ndarray and M.ndim == 2 and M.dtype == np.float64
+                for M in (A, B)) and A.shape[1] == B.shape[1])
+
+
+def _rbf_float64(A, B, gamma):
+    """:func:`~kernlearn.kernels.rbf_kernel` of float64 arrays without its checks.
+
+    The same operations in the same order as scikit-learn's
+    ``euclidean_distances(A, B, squared=True)`` (float64, ``A is not B``)
+    followed by ``rbf_kernel``'s, so the same bits; skipped are the parameter
+    and array validations that cost most of a one-row prediction.
+    """
+    D = -2 * (A @ B.T)
+    D += np.einsum("ij,ij->i", A, A)[:, None]
+    D += np.einsum("ij,ij->i", B, B)[None, :]
+    np.maximum(D, 0, out=D)  # (rbf_kernel's clip repeats it: the same bits)
+    return np.exp(-gamma * D)
 
 
 def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params=None,
