@@ -114,37 +114,6 @@ def shift_columns(A, shift):
     return A
 
 
-#: Rows per block of :func:`selected_product`: a block's selected columns
-#: (4096 x 20 doubles: 640 KiB) stay in cache between their copy and product.
-PRODUCT_ROWS = 4096
-
-
-def selected_product(X, cols, W):
-    """``X[:, cols] @ W``, by blocks of rows on a large dense ``X``.
-
-    The same numbers (each block is the same column-ordered copy of the same
-    columns, and a row's sum does not depend on the rows beside it); the copy
-    of all the selected columns at once (fancy indexing, most of a
-    large-batch FGM prediction) is no longer built or read back from memory.
-
-    Parameters
-    ----------
-    X : ndarray or sparse matrix of shape (n_samples, n_features)
-    cols : ndarray of int
-    W : ndarray of shape (len(cols), K)
-
-    Returns
-    -------
-    ndarray of shape (n_samples, K)
-    """
-    if sp.issparse(X) or X.shape[0] <= PRODUCT_ROWS:
-        return X[:, cols] @ W
-    out = np.empty((X.shape[0], W.shape[1]), dtype=np.result_type(X.dtype, W.dtype))
-    for s in range(0, X.shape[0], PRODUCT_ROWS):
-        out[s:s + PRODUCT_ROWS] = X[s:s + PRODUCT_ROWS, cols] @ W
-    return out
-
-
 def _minus(part, shift):
     return part - shift.astype(part.dtype)
 

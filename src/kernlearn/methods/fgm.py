@@ -62,7 +62,7 @@ from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_rows import (active_block, block_moments, block_stored, centre_by_newton,
-                        offset_shift, selected_product, shift_columns)
+                        offset_shift, shift_columns)
 
 __all__ = ["FGMResult", "FGMSettings", "check_family", "fgm_decision", "fgm_standardization",
            "fit_fgm"]
@@ -612,7 +612,7 @@ def fgm_decision(X, coef, intercept, pool=None, selected=None):
         # input copy) all of X for a handful of non-zeros.
         coef = np.asarray(coef).reshape(-1, X.shape[1]).T
         sel = np.flatnonzero(coef.any(axis=1))
-        scores = selected_product(X, sel, coef[sel])
+        scores = X[:, sel] @ coef[sel]
     else:
         scores = pool.raw_columns(selected, X) @ _coef_at(coef, selected)
     return np.asarray(scores).reshape(X.shape[0], -1) + intercept
