@@ -1,0 +1,99 @@
+"""Predict-time fast paths give the general paths' numbers and errors.
+
+Plain float arrays skip scikit-learn's ``validate_data`` at predict time
+(``plain_predict_data``), the RBF blocks of the low-rank models skip
+``rbf_kernel``'s checks (``_rbf_float64``) and ``KernelList.cross``
+slices instead of indexing all training rows.  Each must change nothing but
+the time: the same bits as the path it short-cuts, and the same errors and
+warnings on input that path would refuse.
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import kernlearn
+from kernlearn.families.nystrom import _rbf_float64, kernel_block
+from kernlearn.kernels import KernelList, rbf_kernel
+
+ESTIMATORS = [
+    ("FGMClassifier", {}),
+    ("FGMRegressor", {"C": 1.0}),
+    ("PNormMKLClassifier", {"random_state": 0}),
+    ("InfiniteFeatureRegressor", {"random_state": 0, "n_paths": 1}),
+    ("LowRankKernelClassifier", {"random_state": 0}),
+    ("LowRankKernelRegressor", {"random_state": 0}),
+]
+
+
+def _data(classifier, n=80, d=5):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d))
+    y = (X[:, 0] + 0.3 * X[:, 1] > 0).astype(int) if classifier else X @ rng.normal(size=d)
+    return X, y
+
+
+def _fitted(name, params):
+    est = getattr(kernlearn, name)(**params)
+    X, y = _data("Classifier" in name)
+    return est.fit(X, y), X
+
+
+@pytest.mark.parametrize("name,params", ESTIMATORS)
+def test_plain_arrays_predict_as_other_containers(name, params):
+    est, X = _fitted(name, params)
+    Xt = np.random.default_rng(1).normal(size=(9, X.shape[1]))
+    methods = [m for m in ("predict", "decision_function") if hasattr(est, m)]
+    for m in methods:
+        fast = getattr(est, m)(Xt)
+        # a list and a Fortran-ordered copy go through validate_data
+        np.testing.assert_array_equal(fast, getattr(est, m)(Xt.tolist()))
+        np.testing.assert_array_equal(fast, getattr(est, m)(np.asfortranarray(Xt)))
+
+
+@pytest.mark.parametrize("name,params", ESTIMATORS)
+def test_plain_arrays_keep_the_errors_of_validation(name, params):
+    est, X = _fitted(name, params)
+    bad = X[:3].copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(ValueError, match="row 1"):
+        est.predict(bad)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:3, :-1])
+
+
+@pytest.mark.parametrize("name,params", ESTIMATORS[:2] + ESTIMATORS[-1:])
+def test_model_fitted_on_a_dataframe_still_warns_on_an_array(name, params):
+    est = getattr(kernlearn, name)(**params)
+    X, y = _data("Classifier" in name)
+    est.fit(pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])]), y)
+    with pytest.warns(UserWarning, match="feature names"):
+        est.predict(X[:2])
+
+
+def test_rbf_fast_block_is_rbf_kernel_bit_for_bit():
+    rng = np.random.default_rng(2)
+    for n, m in [(1, 40), (13, 7), (300, 50)]:
+        A, B = rng.normal(size=(n, 6)), rng.normal(size=(m, 6)) * 3
+        for gamma in (0.01, 0.2, 2.0):
+            np.testing.assert_array_equal(_rbf_float64(A, B, gamma), rbf_kernel(A, B, gamma))
+            Af = np.asfortranarray(A)
+            np.testing.assert_array_equal(kernel_block(Af, B, "rbf", {"gamma": gamma}),
+                                          rbf_kernel(Af, B, gamma))
+    # what the fast path does not cover still reaches rbf_kernel's checks
+    with pytest.raises(ValueError, match="gamma must be positive"):
+        kernel_block(A, B, "rbf", {"gamma": -1.0})
+
+
+def test_cross_without_support_is_cross_on_all_rows():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(30, 4))
+    kl = KernelList(["rbf", "linear", "poly"]).fit(X)
+    T = rng.normal(size=(5, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(kl.cross(T), kl.cross(T, support=np.arange(30)))
+    np.testing.assert_array_equal(kl.cross(T, support=[3, 1])[:, :, 0],
+                                  kl.cross(T)[:, :, 3])
