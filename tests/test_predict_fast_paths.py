@@ -97,3 +97,16 @@ def test_cross_without_support_is_cross_on_all_rows():
         np.testing.assert_array_equal(kl.cross(T), kl.cross(T, support=np.arange(30)))
     np.testing.assert_array_equal(kl.cross(T, support=[3, 1])[:, :, 0],
                                   kl.cross(T)[:, :, 3])
+
+
+def test_multitask_plain_arrays_predict_as_lists_and_keep_errors():
+    X, y = _data(False, n=60)
+    tasks = np.arange(60) % 2
+    est = kernlearn.MultitaskMKLRegressor().fit(X, y, task_index=tasks)
+    Xt = np.random.default_rng(5).normal(size=(6, X.shape[1]))
+    np.testing.assert_array_equal(est.predict(Xt, task_index=tasks[:6]),
+                                  est.predict(Xt.tolist(), task_index=tasks[:6]))
+    bad = Xt.copy()
+    bad[2, 0] = np.inf
+    with pytest.raises(ValueError, match="row 2"):
+        est.predict(bad, task_index=tasks[:6])

@@ -27,6 +27,7 @@ from ._base import (
     _has_proba,
     check_two_classes,
     fit_sample_weight,
+    plain_predict_data,
     renamed_parameter,
     split_tasks,
     task_positions,
@@ -201,6 +202,8 @@ class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
         if reset:
             return validate_data(self, X, y, dtype=[np.float64, np.float32],
                                  ensure_min_samples=2, y_numeric=self._y_numeric)
+        if plain_predict_data(self, X):
+            return X, None
         return validate_data(self, X, dtype=[np.float64, np.float32], reset=False), None
 
     def _split_tasks(self, task_index, n):
