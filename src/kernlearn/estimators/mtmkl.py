@@ -25,6 +25,7 @@ from ..preprocessing import fit_target_standardization
 from ..solvers._base import single_blas_thread
 from ..utils._messages import plain_value
 from ._base import (
+    all_or_nothing,
     ProbabilityMixin,
     _has_proba,
     check_two_classes,
@@ -632,6 +633,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         self.max_rank = max_rank
         self.verbose = verbose
 
+    @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
         return self._fit_regression(X, y, task_index, sample_weight)
@@ -799,6 +801,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         self.max_rank = max_rank
         self.verbose = verbose
 
+    @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
         return self._fit_classification(X, y, task_index, sample_weight)
