@@ -88,3 +88,14 @@ def test_an_interrupted_refit_keeps_the_previous_model_whole(monkeypatch, which)
     with pytest.raises(KeyboardInterrupt):
         est.fit(X2, 1 - y)
     np.testing.assert_array_equal(est.decision_function(X), before)
+
+
+@pytest.mark.parametrize("name", ["MultitaskMKLClassifier", "MultitaskMKLRegressor"])
+def test_the_multitask_iteration_cap_warning_says_what_to_raise(name):
+    # the warning named the cap and the gap but not the setting to change,
+    # as every other estimator's does
+    X, y = _data(n=120)
+    task = np.arange(len(y)) % 2
+    target = y if "Classifier" in name else X[:, 0] + X[:, 1] ** 2
+    with pytest.warns(ConvergenceWarning, match=r"max_iter=1 .*; increase max_iter\."):
+        getattr(kernlearn, name)(max_iter=1).fit(X, target, task_index=task)

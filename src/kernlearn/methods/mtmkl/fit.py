@@ -133,7 +133,7 @@ def _warn(name, res, max_iter, tol):
         warnings.warn(f"{name} stopped after max_iter={max_iter} iterations with a "
                       f"relative duality gap of "
                       f"{res['gap'] / max(abs(res['objective']), 1e-300):.2g} "
-                      f"> tol={tol}.", ConvergenceWarning)
+                      f"> tol={tol}; increase max_iter.", ConvergenceWarning)
 
 
 def check_formulation(formulation, shared=False):
