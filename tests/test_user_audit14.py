@@ -3,8 +3,9 @@
 A user with bigger data fitted every estimator on sparse text-like input,
 long dense tables and many classes, watched the memory, stopped fits with
 Ctrl-C, capped iterations and budgets, and read what the fits said.  Each
-test here failed before its fix (but for FGM's refit case, which already
-kept its model: a guard of the shared path).
+test here failed before its fix, but for two guards of the shared paths:
+FGM's refit case (FGM already kept its model) and the equality of multitask
+predictions made by blocks of rows with those made at once.
 """
 
 import warnings
@@ -99,3 +100,60 @@ def test_the_multitask_iteration_cap_warning_says_what_to_raise(name):
     target = y if "Classifier" in name else X[:, 0] + X[:, 1] ** 2
     with pytest.warns(ConvergenceWarning, match=r"max_iter=1 .*; increase max_iter\."):
         getattr(kernlearn, name)(max_iter=1).fit(X, target, task_index=task)
+
+
+_MULTITASK_PREDICT = """
+import tracemalloc, warnings
+import numpy as np
+from kernlearn import MultitaskMKLRegressor
+rng = np.random.default_rng(0)
+X = rng.normal(size=(600, 5))
+t = np.arange(600) % 2
+y = X[:, 0] + t * X[:, 1]
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    est = MultitaskMKLRegressor(max_iter=5).fit(X, y, task_index=t)
+Xt = rng.normal(size=(30000, 5))
+tt = np.arange(30000) % 2
+tracemalloc.start()
+est.predict(Xt, task_index=tt)
+print(tracemalloc.get_traced_memory()[1] / 1e6)
+"""
+
+
+def test_multitask_predict_on_many_rows_is_done_by_blocks():
+    # predicting 30,000 rows after a fit on 600 built each task's whole
+    # (new rows x training rows) kernel block at once: a peak of 2 x 30,000 x
+    # 600 x 8 B = 288 MB (3.2 GB for 100,000 rows after a fit on 2,000);
+    # about 10 MB by blocks of rows, as the other estimators predict
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _MULTITASK_PREDICT], capture_output=True,
+                         text=True, check=True)
+    peak_mb = float(out.stdout.split()[-1])
+    assert peak_mb < 60, f"predict peaked at {peak_mb:.0f} MB"
+
+
+@pytest.mark.parametrize("kernels", [None, "precomputed"])
+def test_multitask_predictions_by_blocks_are_those_at_once(monkeypatch, kernels):
+    from kernlearn.kernels import rbf_kernel
+    from kernlearn.methods.mtmkl import fit as mtmkl_fit
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 3))
+    t = np.arange(90) % 3
+    y = X[:, 0] * (t - 1) + 0.1 * rng.normal(size=90)
+    tr, te = np.arange(60), np.arange(60, 90)
+    if kernels is None:
+        est, fit_X, new_X = kernlearn.MultitaskMKLRegressor(max_iter=5), X[tr], X[te]
+    else:
+        est = kernlearn.MultitaskMKLRegressor(kernels="precomputed", max_iter=5)
+        fit_X = np.stack([rbf_kernel(X[tr], X[tr], gamma=g) for g in (0.1, 1.0)])
+        new_X = np.stack([rbf_kernel(X[te], X[tr], gamma=g) for g in (0.1, 1.0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(fit_X, y[tr], task_index=t[tr])
+    at_once = est.predict(new_X, task_index=t[te])
+    monkeypatch.setattr(mtmkl_fit, "PREDICT_ROWS", 7)
+    np.testing.assert_allclose(est.predict(new_X, task_index=t[te]), at_once, rtol=1e-12)
