@@ -157,3 +157,19 @@ def test_multitask_predictions_by_blocks_are_those_at_once(monkeypatch, kernels)
     at_once = est.predict(new_X, task_index=t[te])
     monkeypatch.setattr(mtmkl_fit, "PREDICT_ROWS", 7)
     np.testing.assert_allclose(est.predict(new_X, task_index=t[te]), at_once, rtol=1e-12)
+
+
+def test_the_held_out_stop_is_named_validation_not_a_callback(capsys, monkeypatch):
+    # with max_features="auto" the regressor's progress said "stop: callback
+    # ... the callback asked to stop" (the user gave no callback): the path
+    # stopped because the held-out loss no longer improved
+    monkeypatch.setenv("KERNLEARN_PROGRESS", "lines")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = np.sin(2 * X[:, 0]) + 0.3 * rng.normal(size=300)
+    est = kernlearn.InfiniteFeatureRegressor(random_state=0, verbose=1).fit(X, y)
+    assert est.stop_reason_ == "validation"
+    out = capsys.readouterr()
+    stops = [line for line in (out.out + out.err).splitlines() if "stop:" in line]
+    assert stops and not any("callback" in line for line in stops), stops
+    assert any("stop: validation" in line and "held-out" in line for line in stops), stops
