@@ -173,3 +173,27 @@ def test_the_held_out_stop_is_named_validation_not_a_callback(capsys, monkeypatc
     stops = [line for line in (out.out + out.err).splitlines() if "stop:" in line]
     assert stops and not any("callback" in line for line in stops), stops
     assert any("stop: validation" in line and "held-out" in line for line in stops), stops
+
+
+_STANDARDIZATION_PEAK = """
+import tracemalloc
+import numpy as np
+from kernlearn.preprocessing import fit_standardization
+X = np.random.default_rng(0).normal(size=(20000, 100))
+tracemalloc.start()
+fit_standardization(X)
+print(tracemalloc.get_traced_memory()[1] / X.nbytes)
+"""
+
+
+def test_the_standardisation_statistics_hold_one_copy_of_x_at_most():
+    # the two-pass variance made two n x d temporaries (the deviations and
+    # their squares): FGM on a 20,000 x 500 array (80 MB) peaked at 261 MB
+    # with standardize=True against 51 MB without; now 181 MB
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _STANDARDIZATION_PEAK], capture_output=True,
+                         text=True, check=True)
+    ratio = float(out.stdout.split()[-1])
+    assert ratio < 1.5, f"peak {ratio:.2f} times the size of X"
