@@ -67,8 +67,10 @@ class ColumnGeneration:
     verbose : int, default=0
         0 silent, 1 one line per outer iteration.
     callback : callable, optional
-        ``callback(info) -> bool``; ``info`` is the history row just recorded.
-        A truthy return stops the loop.
+        ``callback(info) -> bool or str``; ``info`` is the history row just
+        recorded.  A truthy return stops the loop; a string (a key of
+        :data:`kernlearn.progress.STOP_REASONS`) names why, as the stop
+        reason and the progress line give it (``"callback"`` otherwise).
     time_budget : float, optional
         Wall-clock seconds after which no new outer iteration starts.
     name : str, default=""
@@ -147,8 +149,9 @@ class ColumnGeneration:
             history.append(**row)
             if progress is not None:
                 progress.update(row)
-            if self.callback is not None and self.callback(row):
-                reason = "callback"
+            stop = None if self.callback is None else self.callback(row)
+            if stop:
+                reason = stop if isinstance(stop, str) else "callback"
                 break
             if (
                 self.tol is not None

@@ -460,9 +460,12 @@ def fit_standardization(X, sample_weight=None, standardize=True, sparse_rule="st
     Xd = np.asarray(X, dtype=np.float64)
     sw = w.sum()
     mean = (w @ Xd) / sw
-    # two-pass variance: accurate for columns with a large offset
+    # two-pass variance: accurate for columns with a large offset (squared in
+    # place: one n x d temporary, not two, on top of X)
     with np.errstate(over="ignore", invalid="ignore"):
-        var = (w @ np.square(Xd - mean)) / sw
+        dev = Xd - mean
+        var = (w @ np.square(dev, out=dev)) / sw
+        del dev
     scale = _spread(var, lambda cols: Xd[:, cols] - mean[cols], w)
     return _from_mean_var(mean, var, center=True, scale=scale)
 

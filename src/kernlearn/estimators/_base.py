@@ -1,5 +1,6 @@
 """Shared estimator helpers: input validation and sparse-format policy."""
 
+import functools
 import numbers
 import sys
 
@@ -31,6 +32,39 @@ from ._platt import (  # noqa: F401
     logistic_proba,
     platt_sigmoid,
 )
+
+
+def all_or_nothing(fit):
+    """Make ``fit`` leave the estimator as it was when it does not finish.
+
+    A fit sets its attributes one after another (the input's standardisation
+    first, the model last).  Interrupted part way (Ctrl-C, a ``MemoryError``,
+    any exception), a fresh estimator would keep the first ones and pass
+    ``check_is_fitted`` without a model, and a fitted one would predict with
+    the new standardisation and the old model: a silent wrong answer.  The
+    attributes are put back as they were before the call instead, so the
+    estimator is either unfitted or holds its previous, whole model.
+
+    Parameters
+    ----------
+    fit : callable
+        The estimator's ``fit`` method.
+
+    Returns
+    -------
+    wrapper : callable
+    """
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        before = dict(vars(self))
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            vars(self).clear()
+            vars(self).update(before)
+            raise
+
+    return wrapper
 
 
 def check_two_classes(y):

@@ -25,6 +25,7 @@ from ..losses import get_loss, weighted
 from ..partitioned import _is_dask_array, as_row_partitioned, is_out_of_core
 from .._dask_master import class_codes, dask_target_standardization, validate_dask_target
 from ._base import (
+    all_or_nothing,
     PLATT_XFAIL,
     ProbabilityMixin,
     _has_proba,
@@ -559,6 +560,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         self.class_weight = class_weight
         self.probability = probability
 
+    @all_or_nothing
     def fit(self, X, y, sample_weight=None):
         """Select features and fit the classifier.
 
@@ -802,6 +804,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         self.memory_budget = memory_budget
         self.verbose = verbose
 
+    @all_or_nothing
     def fit(self, X, y, sample_weight=None):
         """Select features and fit the regressor.
 

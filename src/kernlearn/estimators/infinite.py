@@ -59,6 +59,7 @@ from ..penalties import get_penalty
 from ..preprocessing import implicit_center
 from ..solvers import History
 from ._base import (
+    all_or_nothing,
     ProbabilityMixin,
     _has_proba,
     _plain_labels,
@@ -455,6 +456,7 @@ class InfiniteFeatureClassifier(
         self.random_state = random_state
         self.verbose = verbose
 
+    @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
         """Learn the features and the classifier.
@@ -668,6 +670,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         self.random_state = random_state
         self.verbose = verbose
 
+    @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
         """Learn the features and the regressor.

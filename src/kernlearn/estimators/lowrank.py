@@ -51,6 +51,7 @@ from sklearn.utils._available_if import available_if
 
 from ..preprocessing import implicit_center
 from ._base import (
+    all_or_nothing,
     ProbabilityMixin,
     _has_proba,
     canonical_sparse,
@@ -384,6 +385,7 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         tags.target_tags.single_output = True
         return tags
 
+    @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Sample the columns and learn :math:`\\mu` and the regression function.
@@ -622,6 +624,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         self.class_weight = class_weight
         self.probability = probability
 
+    @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit SLKL on :math:`\\pm 1` codes of the labels.

@@ -28,7 +28,7 @@ from ..methods.mtmkl import FactorStore
 from ..methods.mtmkl.selection import loo_residuals
 from ..solvers._base import single_blas_thread
 from ..utils._messages import plain_value
-from ._base import _refuse_both, fit_sample_weight, split_tasks
+from ._base import _refuse_both, all_or_nothing, fit_sample_weight, split_tasks
 from .mtmkl import MultitaskMKLClassifier, MultitaskMKLRegressor, _fit_doc
 
 __all__ = ["MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"]
@@ -319,6 +319,7 @@ n_features_in_, feature_names_in_
         est._fit_regression(X, y, task_index, sw, C_grid=self._grid(),
                             factor_store=self._store)
 
+    @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
         Cs = self._grid()
@@ -530,6 +531,7 @@ kernels_, platt_, n_features_in_, feature_names_in_
     def _fit_base(self, est, X, y, task_index, sw):
         est._fit_classification(X, y, task_index, sw, factor_store=self._store)
 
+    @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
         Cs = self._grid()

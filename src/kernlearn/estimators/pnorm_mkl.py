@@ -16,6 +16,7 @@ from ..kernels import linear_kernel, rbf_kernel
 from ..methods import obscure
 from ..preprocessing import implicit_center
 from ._base import (
+    all_or_nothing,
     ProbabilityMixin,
     _has_proba,
     check_two_classes,
@@ -305,6 +306,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     def _precomputed(self):
         return isinstance(self.kernels, str) and self.kernels == "precomputed"
 
+    @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Learn the kernel weights and the classifier.

@@ -658,4 +658,4 @@ class DaskHoldOut(_HoldOut):
         self.losses.append(float(self.blocks.map(partial(
             _block_held_out_loss, V=U + us[:, None], b=b, loss=self.loss)).reduce()))
         self.counts.append(f1)
-        return f1 >= PATIENCE_FACTOR * self.best() + PATIENCE_EXTRA
+        return "validation" if f1 >= PATIENCE_FACTOR * self.best() + PATIENCE_EXTRA else False

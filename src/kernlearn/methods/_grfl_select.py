@@ -353,7 +353,9 @@ class _HoldOut:
         U, us, b = path.coefficients()
         self.losses.append(self.value(self.Phi @ (U + us[:, None]) + b))
         self.counts.append(f1)
-        return f1 >= PATIENCE_FACTOR * self.best() + PATIENCE_EXTRA
+        # (named: the progress line and the stop reason say "validation",
+        # not that a callback the user never gave asked to stop)
+        return "validation" if f1 >= PATIENCE_FACTOR * self.best() + PATIENCE_EXTRA else False
 
     def best(self):
         """Feature count with the lowest held-out loss (the first on ties; 0

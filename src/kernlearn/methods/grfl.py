@@ -952,9 +952,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                  ) if counts.size else []
         for row, v in zip(final.history, cv):
             row["validation_loss"] = v * w_scale
-        stop = "callback" if any(p.stop_reason == "callback" for p, _ in runs) \
+        stop = "validation" if any(p.stop_reason == "validation" for p, _ in runs) \
             else final.stop_reason
-    final.stop_reason = "validation" if stop == "callback" else stop
+    final.stop_reason = stop
     for f in finals:
         f.converged = f.converged or final.stop_reason == "validation"
     return _grfl_average.average_paths(

@@ -30,6 +30,10 @@ FORMULATIONS = ("mtfl", "mtsfl", "mkl", "independent")
 #: Formulations that have shared components (``shared=True``).
 SHARED_FORMULATIONS = ("mtfl", "mtsfl")
 
+#: New rows whose kernel values against the training rows are computed at once
+#: in predictions (a block of PREDICT_ROWS x n_train per kernel).
+PREDICT_ROWS = 2048
+
 
 @dataclass
 class MultitaskModel:
@@ -83,6 +87,14 @@ class MultitaskModel:
         -------
         f : ndarray of shape (n_new,)
         """
+        # by blocks of new rows: a bucket's kernel block is (tasks, new rows of
+        # those tasks, training rows), n_new x n_train in all if built at once
+        n = len(task_pos)
+        if n > PREDICT_ROWS:
+            return np.concatenate([
+                self.decision(kernels, blocks, X[:, s:s + PREDICT_ROWS] if kernels.precomputed
+                              else X[s:s + PREDICT_ROWS], task_pos[s:s + PREDICT_ROWS])
+                for s in range(0, n, PREDICT_ROWS)])
         out = self.intercept[task_pos].astype(float)
         kind = self.coef[0]
         if kind == "blocks":
@@ -109,7 +121,7 @@ class MultitaskModel:
 
 
 def _full_kernel_terms(kernels, X, task_pos, coefs):
-    """``sum_j k_j(x, X_train) c_j`` of new rows, by blocks of 2048 rows.
+    """``sum_j k_j(x, X_train) c_j`` of new rows, by blocks of ``PREDICT_ROWS`` rows.
 
     ``coefs[j]`` is ``None`` (kernel unused), an ``(n_train, T)`` matrix
     (one coefficient vector per task: row ``i`` uses column ``task_pos[i]``)
@@ -117,8 +129,8 @@ def _full_kernel_terms(kernels, X, task_pos, coefs):
     """
     n = len(task_pos)
     out = np.zeros(n)
-    for s in range(0, n, 2048):
-        rows = np.arange(s, min(n, s + 2048))
+    for s in range(0, n, PREDICT_ROWS):
+        rows = np.arange(s, min(n, s + PREDICT_ROWS))
         for j, Cj in enumerate(coefs):
             if Cj is None:
                 continue
@@ -133,7 +145,7 @@ def _warn(name, res, max_iter, tol):
         warnings.warn(f"{name} stopped after max_iter={max_iter} iterations with a "
                       f"relative duality gap of "
                       f"{res['gap'] / max(abs(res['objective']), 1e-300):.2g} "
-                      f"> tol={tol}.", ConvergenceWarning)
+                      f"> tol={tol}; increase max_iter.", ConvergenceWarning)
 
 
 def check_formulation(formulation, shared=False):
