@@ -169,17 +169,20 @@ def test_grfl_deprecated_max_iter_beside_inner_max_iter_says_which_is_unused():
         est.fit(X, y)
 
 
-def test_a_refit_stopped_in_its_platt_folds_has_no_probabilities():
+def test_a_refit_stopped_in_its_platt_folds_keeps_the_earlier_model_whole():
     # a fit whose Platt sigmoids could not be fitted (one row of a class)
-    # left the model of the earlier fit's kind of probabilities: predict_proba
-    # would give logistic sigmoids of the new, unscaled margins
+    # left the new margins with the earlier fit's kind of probabilities:
+    # predict_proba gave logistic sigmoids of the new, unscaled margins.  A
+    # fit that raises now leaves the earlier model whole (sigmoids included)
     X, y = _binary()
     est = PNormMKLClassifier(random_state=0, probability=True).fit(X, y)
+    before_p, before_f = est.predict_proba(X), est.decision_function(X)
     y1 = y.copy()
     y1[np.flatnonzero(y1 == 1)[1:]] = 0  # one sample of class 1
     with pytest.raises(ValueError, match="at least 2 samples of every class"):
         est.fit(X, y1)
-    assert not hasattr(est, "predict_proba")
+    np.testing.assert_array_equal(est.decision_function(X), before_f)
+    np.testing.assert_array_equal(est.predict_proba(X), before_p)
 
 
 def test_logistic_probabilities_far_from_the_data_are_numbers():

@@ -1,5 +1,9 @@
-"""Task ids (``task_index``) through scikit-learn's model selection.
+"""Task ids (``task_index``): their validation, and their way through
+scikit-learn's model selection.
 
+:func:`split_tasks` checks a fit's task ids and groups its rows by task;
+:func:`task_positions` maps a prediction's ids to the fitted tasks;
+:func:`task_score` is ``score`` with the samples' tasks.
 The multitask estimators (multitask MKL; GrFL's ``InfiniteFeatureClassifier``
 and ``InfiniteFeatureRegressor`` with ``task_index``) need each sample's task
 in ``fit`` and in every prediction.  Under scikit-learn's metadata routing
@@ -14,12 +18,25 @@ and goes on) and ``cross_val_predict``, which passes metadata to ``fit``
 only.
 """
 
+import numbers
 import sys
 
 import numpy as np
 from sklearn import get_config
 
-__all__ = ["TaskIndexRequests", "check_task_fit", "routing_help"]
+from ..utils._input_kinds import refuse_unlike_array
+from ..utils._messages import plain_value
+from ._base import _unordered
+
+__all__ = [
+    "TaskIndexRequests",
+    "check_task_fit",
+    "routing_help",
+    "split_tasks",
+    "task_positions",
+    "task_score",
+    "task_score_doc",
+]
 
 
 def routing_help(est):
@@ -192,3 +209,185 @@ def _check_cv_split(estimator, predict_needs_tasks):
                              "training rows can predict: use folds stratified by task, "
                              "cv=StratifiedKFold(k, shuffle=True).split(X, task_index)"
                              + _cv_variant(estimator, " (or {}).", "."))
+
+
+def split_tasks(task_index, n):
+    """Validate one task id per sample and group the rows by task.
+
+    Parameters
+    ----------
+    task_index : array-like of shape (n,)
+        Task id of each sample (any sortable values; True/False ids are not
+        mixed with others, which NumPy would take for 1/0).
+    n : int
+        Number of samples.
+
+    Returns
+    -------
+    tasks : ndarray
+        Sorted distinct task ids.
+    rows : list of ndarray of int
+        Row indices of each task, in the order of ``tasks``.
+    """
+    # (a masked array's masked ids were read as the ids under the mask)
+    refuse_unlike_array(task_index, "task_index", "the fit", dates=False)
+    # (a list mixing True with numbers becomes numbers in np.asarray: looked at first)
+    raw = list(task_index) if isinstance(task_index, (list, tuple)) else task_index
+    bools, task_index = _bool_ids(raw), np.asarray(raw)
+    if task_index.shape != (n,):
+        raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
+    if bools == "some":
+        # True == 1 and False == 0: the tasks True and 1 were merged into one
+        raise ValueError("task_index mixes True/False with other task ids "
+                         f"({_some_ids(raw)}); True would be the task 1 and False "
+                         "the task 0: give every task id of one kind.")
+    if task_index.dtype.kind == "f" and not np.all(np.isfinite(task_index)):
+        raise ValueError("task_index contains NaN or infinity.")
+    try:
+        tasks, inv = np.unique(task_index, return_inverse=True)
+    except TypeError as exc:
+        raise _unordered(task_index, "task_index", "task ids", exc) from None
+    return tasks, [np.flatnonzero(inv == t) for t in range(len(tasks))]
+
+
+def task_positions(tasks, task_index, n):
+    """Positions in ``tasks`` of the task ids of new samples; unseen ids are an error.
+
+    Parameters
+    ----------
+    tasks : ndarray
+        Sorted task ids seen in ``fit``.
+    task_index : array-like of shape (n,)
+        Task id of each new sample.
+    n : int
+        Number of new samples.
+
+    Returns
+    -------
+    pos : ndarray of int of shape (n,)
+    """
+    refuse_unlike_array(task_index, "task_index", "the prediction", dates=False)
+    task_index = np.asarray(task_index)
+    if task_index.shape != (n,):
+        raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
+    kinds = {_id_kind(tasks), _id_kind(task_index)}
+    if kinds == {"True/False", "numbers"}:
+        # True == 1 in NumPy: numbers 0/1 silently named a model's tasks False/True
+        # (and True/False a model's tasks 0/1)
+        raise ValueError(
+            f"task_index holds {_id_kind(task_index)} ({_some_ids(task_index)}) but the "
+            f"model's task ids are {_id_kind(tasks)} ({_some_ids(tasks)}): pass task_index "
+            "of the same kind (task ids match by value and type, True is not 1).")
+    try:
+        pos = np.clip(np.searchsorted(tasks, task_index), 0, len(tasks) - 1)
+        unseen = tasks[pos] != task_index
+        unknown = np.setdiff1d(task_index, tasks).tolist() if np.any(unseen) else []
+    except TypeError:
+        # ids that cannot be ordered with the fitted ones (None among strings)
+        # were NumPy's "'<' not supported between instances of ..."
+        known = set(tasks.tolist())
+        unknown = list(dict.fromkeys(v for v in task_index.tolist() if v not in known))
+    if unknown:
+        raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5]}."
+                         + _other_kind_of_ids(tasks, unknown))
+    return pos
+
+
+def _bool_ids(ids):
+    """Whether task ids are True/False values: ``"all"``, ``"some"`` or ``"none"``."""
+    if isinstance(ids, list):
+        flags = [isinstance(v, (bool, np.bool_)) for v in ids]
+    else:
+        ids = np.asarray(ids)
+        if ids.dtype != object:
+            return "all" if ids.dtype == bool and ids.size else "none"
+        flags = [isinstance(v, (bool, np.bool_)) for v in ids.ravel().tolist()]
+    return "all" if flags and all(flags) else "some" if any(flags) else "none"
+
+
+def _id_kind(ids):
+    """``"True/False"``, ``"numbers"``, or ``"other"`` (text, mixed) task ids."""
+    bools, ids = _bool_ids(ids), np.asarray(ids)
+    if bools != "none":
+        return "True/False" if bools == "all" else "other"
+    numeric = ids.dtype.kind in "iuf" or (ids.dtype == object and all(
+        isinstance(v, numbers.Real) for v in ids.ravel().tolist()))
+    return "numbers" if numeric else "other"
+
+
+def _some_ids(ids):
+    """Up to five distinct ids, as the user wrote them (for messages)."""
+    # (keyed by type too: True and 1 are one dict key)
+    seen = dict.fromkeys((type(v), v) for v in np.asarray(ids, dtype=object).tolist())
+    return [plain_value(v) for _, v in seen][:5]
+
+
+def _other_kind_of_ids(tasks, unknown):
+    """A hint when new task ids are text and the fitted ones numbers, or the reverse.
+
+    ``'1'`` is not the task ``1``: without the hint the message listed the
+    caller's ids as unseen, which look exactly like the fitted ones.
+    """
+    def text(v):
+        return isinstance(v, (str, np.str_))
+
+    fitted = [plain_value(v) for v in np.asarray(tasks).tolist()]
+    if not fitted or any(text(v) != text(fitted[0]) for v in fitted):
+        return ""
+    given = [v for v in unknown if v is not None]
+    if not given or any(text(v) == text(fitted[0]) for v in given):
+        return ""
+    kind = "text" if text(fitted[0]) else "numbers"
+    return (f" The model's task ids are {kind} ({fitted[:5]}): pass task_index of the "
+            "same kind (task ids match by value and type, '1' is not 1).")
+
+
+def task_score(est, X, y, task_index=None, sample_weight=None):
+    """Accuracy (a classifier) or :math:`R^2` (a regressor, over all samples, not
+    per task) of ``est.predict(X, task_index)`` against ``y``: scikit-learn's
+    ``score`` for estimators whose predictions need the samples' tasks.
+
+    Parameters
+    ----------
+    est : estimator
+        A fitted classifier or regressor whose ``predict`` takes ``task_index``.
+    X : array-like
+        Inputs, as ``est.predict`` takes them.
+    y : array-like of shape (n_samples,)
+        True targets.
+    task_index : array-like of shape (n_samples,), optional
+        Task id of each sample.
+    sample_weight : array-like of shape (n_samples,), optional
+        Sample weights.
+
+    Returns
+    -------
+    score : float
+    """
+    from sklearn.base import is_classifier
+    from sklearn.metrics import accuracy_score, r2_score
+
+    metric = accuracy_score if is_classifier(est) else r2_score
+    return float(metric(y, est.predict(X, task_index), sample_weight=sample_weight))
+
+
+def task_score_doc(what, x_doc):
+    """The docstring of a ``score(X, y, task_index=None, sample_weight=None)``
+    computing ``what`` (:func:`task_score`), with ``x_doc`` describing ``X``."""
+    return f"""{what} of ``predict(X, task_index)`` against ``y`` (scikit-learn's
+        ``score``, with the samples' tasks when the model was fitted with them).
+
+        Parameters
+        ----------
+        {x_doc}
+        y : array-like of shape (n_samples,)
+            True targets.
+        task_index : array-like of shape (n_samples,), optional
+            Task id of each sample (required when fitted with ``task_index``).
+        sample_weight : array-like of shape (n_samples,), optional
+            Sample weights.
+
+        Returns
+        -------
+        score : float
+        """

@@ -70,17 +70,21 @@ from ._base import (
     param_names,
     record_plain_fit_data,
     renamed_parameter,
-    split_tasks,
     standardize_fit,
-    task_positions,
-    task_score,
-    task_score_doc,
     validate_data,
     validate_params_cached,
     validate_predict_data,
 )
 from ._infinite_doc import _COMMON_DOC, _REG_LAMBDA_NOTE, CLASSIFIER_ATTRS, REGRESSOR_ATTRS
-from ._multitask import TaskIndexRequests, check_task_fit, routing_help
+from ._multitask import (
+    TaskIndexRequests,
+    check_task_fit,
+    routing_help,
+    split_tasks,
+    task_positions,
+    task_score,
+    task_score_doc,
+)
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 

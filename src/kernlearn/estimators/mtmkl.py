@@ -30,13 +30,17 @@ from ._base import (
     fit_sample_weight,
     plain_predict_data,
     renamed_parameter,
+    validate_data,
+)
+from ._multitask import (
+    TaskIndexRequests,
+    check_task_fit,
+    routing_help,
     split_tasks,
     task_positions,
     task_score,
     task_score_doc,
-    validate_data,
 )
-from ._multitask import TaskIndexRequests, check_task_fit, routing_help
 from ._platt import PLATT_XFAIL, platt_attr_doc
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]
@@ -325,7 +329,7 @@ _PARAMS_DOC = """
         average kernel).
         ``"mtfl"`` holds each task's ``n_t x n_t`` block of every kernel and
         solves the tasks' ``n_t x n_t`` systems: memory grows as
-        :math:`\sum_t n_t^2` per kernel and time as :math:`\sum_t n_t^3`
+        :math:`\\sum_t n_t^2` per kernel and time as :math:`\\sum_t n_t^3`
         (two tasks of 2,000 rows: a peak of about 0.5 GB over the input with
         the default kernels; of 5,000 rows: about 3 GB).  Predictions are
         made by blocks of rows.

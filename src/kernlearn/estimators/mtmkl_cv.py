@@ -28,7 +28,8 @@ from ..methods.mtmkl import FactorStore
 from ..methods.mtmkl.selection import loo_residuals
 from ..solvers._base import single_blas_thread
 from ..utils._messages import plain_value
-from ._base import _refuse_both, all_or_nothing, fit_sample_weight, split_tasks
+from ._base import _refuse_both, all_or_nothing, fit_sample_weight
+from ._multitask import split_tasks
 from .mtmkl import MultitaskMKLClassifier, MultitaskMKLRegressor, _fit_doc
 
 __all__ = ["MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"]
