@@ -100,3 +100,30 @@ def test_header_names_alike_but_for_their_unicode_form_are_one_name_twice(tmp_pa
                          tmp_path / "m.npz"], capsys)
     assert code == 3 and _one_error(err)
     assert "'café' appears twice in the header" in err
+
+
+def test_a_table_of_numbers_separated_by_spaces_is_named_as_a_table(tmp_path, capsys):
+    # ESL's usps and UCI's .data files: read as LIBSVM (not .csv), they were
+    # "corrupt svmlight file: token '-1.0000' is not index:value"
+    rows = [f"{i % 3}.0000 -1.0000 {i / 10:.4f} 0.5000" for i in range(12)]
+    (tmp_path / "zip.txt").write_text("\n".join(rows) + "\n")
+    code, _, err = _run(["fit", tmp_path / "zip.txt", "-e", "fgm", "-q", "-m",
+                         tmp_path / "m.npz"], capsys)
+    assert code == 3 and _one_error(err)
+    assert "table of numbers separated by spaces" in err and "--sep ' '" in err
+
+
+def test_lines_ending_with_the_separator_in_a_file_without_header(tmp_path, capsys):
+    # every line of usps ends with a space: read with --no-header, the empty
+    # last field was "missing value" in every row of a column the file lacks
+    # (a file with a header named the cause: its column has no name)
+    rows = [f"{i % 3} {i / 10:.4f} 0.5 " for i in range(12)]
+    (tmp_path / "zip.txt").write_text("\n".join(rows) + "\n")
+    code, _, err = _run(["fit", tmp_path / "zip.txt", "--format", "csv", "--sep", " ",
+                         "--no-header", "--label", "0", "-e", "fgm", "-q", "-m",
+                         tmp_path / "m.npz"], capsys)
+    assert code == 3 and _one_error(err)
+    assert "the last field of every line is empty (does every line end with ' '?)" in err
+    (tmp_path / "zip.txt").write_text("\n".join(r.rstrip() for r in rows) + "\n")
+    _ok(capsys, "fit", tmp_path / "zip.txt", "--format", "csv", "--sep", " ", "--no-header",
+        "--label", "0", "-e", "fgm", "-q", "-m", tmp_path / "m.npz")

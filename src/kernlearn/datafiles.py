@@ -449,6 +449,13 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
         frame.columns = [_name(c) for c in frame.columns]
         names = list(frame.columns)
     else:
+        if len(first) > 1 and not first[-1].strip() and frame.iloc[:, -1].isna().all():
+            # (as a header's unnamed empty column above: it was "missing value"
+            # in every row of a column the file does not have, e.g. usps' lines
+            # ending with a space)
+            raise ValueError(
+                f"{path}: the last field of every line is empty (does every line end "
+                f"with {sep!r}?); remove the separator at the line ends.")
         frame.columns = [str(j) for j in range(frame.shape[1])]
         names = None
     width = frame.shape[1]
@@ -711,6 +718,14 @@ def _check_libsvm_start(path):
             f"{path} looks like a CSV table (its first line has no index:value "
             "pairs), not a LIBSVM file: name it .csv or pass --format csv."
         )
+    tokens = first.split(b"\n", 1)[0].split(b"#", 1)[0].split()
+    if len(tokens) > 1 and all(_is_number(t.decode("utf-8", "replace")) for t in tokens):
+        # (UCI and ESL .data/.txt files, e.g. usps: it was "corrupt svmlight
+        # file: token '-1.0000' is not index:value")
+        raise ValueError(
+            f"{path} looks like a table of numbers separated by spaces (its first line "
+            "has no index:value pairs), not a LIBSVM file: read it with --format csv "
+            "--sep ' ' (and --no-header when it has no header line).")
 
 
 def check_libsvm_width(path, width, nnz, zero_based):
