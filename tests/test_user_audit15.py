@@ -127,3 +127,17 @@ def test_lines_ending_with_the_separator_in_a_file_without_header(tmp_path, caps
     (tmp_path / "zip.txt").write_text("\n".join(r.rstrip() for r in rows) + "\n")
     _ok(capsys, "fit", tmp_path / "zip.txt", "--format", "csv", "--sep", " ", "--no-header",
         "--label", "0", "-e", "fgm", "-q", "-m", tmp_path / "m.npz")
+
+
+def test_a_model_of_a_named_data_set_carries_its_feature_names(tmp_path, capsys):
+    # load_dataset("pendigits") names its features (input1..input16), as its
+    # CSV file's header: `select` of the file's model listed them, that of the
+    # data set name an empty name for every feature
+    from conftest import real_data
+
+    real_data("pendigits")  # (skips, saying why, when the shared data is absent)
+    _ok(capsys, "fit", "pendigits", "-e", "fgm", "-p", "B=2", "-p", "max_iter=2", "-q",
+        "-m", tmp_path / "m.npz")
+    rows = _ok(capsys, "select", tmp_path / "m.npz").splitlines()
+    names = [row.split(",")[3] for row in rows[1:]]
+    assert names and all(n.startswith("input") for n in names), rows
