@@ -141,3 +141,21 @@ def test_a_model_of_a_named_data_set_carries_its_feature_names(tmp_path, capsys)
     rows = _ok(capsys, "select", tmp_path / "m.npz").splitlines()
     names = [row.split(",")[3] for row in rows[1:]]
     assert names and all(n.startswith("input") for n in names), rows
+
+
+def test_probability_columns_name_the_classes_as_the_predictions_do(tmp_path, capsys):
+    # a LIBSVM file's labels are read as floats: the predictions were written
+    # -1 and 1 but the header of --proba "-1.0,1.0", so a column could not be
+    # matched to its prediction by name
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.where(X @ [2.0, -1.0, 0.5] > 0, 1, -1)
+    (tmp_path / "t.svm").write_text("".join(
+        f"{t:.1f} " + " ".join(f"{j + 1}:{v:.5f}" for j, v in enumerate(row)) + "\n"
+        for row, t in zip(X, y)))
+    _ok(capsys, "fit", tmp_path / "t.svm", "-e", "fgm", "-p", "loss=logistic", "-q", "-m",
+        tmp_path / "m.npz")
+    pred = set(_ok(capsys, "predict", tmp_path / "t.svm", "-m", tmp_path / "m.npz").split())
+    header = _ok(capsys, "predict", tmp_path / "t.svm", "-m", tmp_path / "m.npz",
+                 "--proba").splitlines()[0]
+    assert header == "-1,1" and pred == {"-1", "1"}
