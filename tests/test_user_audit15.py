@@ -159,3 +159,21 @@ def test_probability_columns_name_the_classes_as_the_predictions_do(tmp_path, ca
     header = _ok(capsys, "predict", tmp_path / "t.svm", "-m", tmp_path / "m.npz",
                  "--proba").splitlines()[0]
     assert header == "-1,1" and pred == {"-1", "1"}
+
+
+def test_a_line_of_spaces_is_a_blank_line_as_for_pandas(tmp_path, capsys):
+    # pandas.read_csv skips a line holding only spaces or a tab (as an editor
+    # leaves at the end): the command refused the file, "line 8 has 1 fields,
+    # line 1 has 3", and named later rows by the right file line only after it
+    rows = ["a,b,target"] + [f"{i % 5},{(i * 3) % 7},{'xy'[i % 2]}" for i in range(12)]
+    rows.insert(4, "   ")
+    rows.insert(8, "\t")
+    (tmp_path / "t.csv").write_text("\n".join(rows + ["  "]) + "\n")
+    _ok(capsys, "fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m", tmp_path / "m.npz")
+    frame = pd.read_csv(tmp_path / "t.csv")
+    assert len(_ok(capsys, "predict", tmp_path / "t.csv", "-m", tmp_path / "m.npz").split()) \
+        == len(frame) == 12
+    rows[10] = "3,?,x"  # file line 11
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    code, _, err = _run(["predict", tmp_path / "t.csv", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 3 and "row 11, column b: missing value" in err

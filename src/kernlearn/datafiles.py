@@ -258,8 +258,8 @@ def _check_layout(text, sep, path, header):
             row = next(rows)
         except StopIteration:
             break
-        if not row:
-            continue
+        if not row or len(row) == 1 and not row[0].strip():
+            continue  # (a line of spaces is blank to pandas: it was "line 8 has 1 fields")
         starts.append(start)
         if first is None:
             first, width = row, len(row)
