@@ -177,3 +177,16 @@ def test_a_line_of_spaces_is_a_blank_line_as_for_pandas(tmp_path, capsys):
     (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
     code, _, err = _run(["predict", tmp_path / "t.csv", "-m", tmp_path / "m.npz"], capsys)
     assert code == 3 and "row 11, column b: missing value" in err
+
+
+@pytest.mark.parametrize("text, value", [(".5", 0.5), ("1.", 1.0), ("+2", 2)])
+def test_a_number_written_the_python_way_is_a_number(text, value, tmp_path, capsys):
+    # JSON has no ".5", "1." or "+2": the value was the string '.5', and the
+    # fit was refused ("must be a float ... Got '.5' instead")
+    from kernlearn.io import load_model
+
+    rows = ["a,b,target"] + [f"{i % 5},{(i * 3) % 7},{'xy'[i % 2]}" for i in range(12)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    _ok(capsys, "fit", tmp_path / "t.csv", "-e", "fgm", "-p", f"C={text}", "-q", "-m",
+        tmp_path / "m.npz")
+    assert load_model(tmp_path / "m.npz").C == value

@@ -131,11 +131,18 @@ def _estimator_class(name):
 
 
 def _parse_value(text):
-    """JSON value, else Python spellings of True/False/None, else the raw string."""
+    """JSON value, else a number as Python spells it, else Python spellings of
+    True/False/None, else the raw string."""
     try:
         return json.loads(text)
     except ValueError:
-        return {"True": True, "False": False, "None": None}.get(text, text)
+        pass
+    for number in (int, float):  # (-p C=.5, 1. or +1 were the strings '.5'...: refused)
+        try:
+            return number(text)
+        except ValueError:
+            pass
+    return {"True": True, "False": False, "None": None}.get(text, text)
 
 
 def _resolve_object_params(params):
