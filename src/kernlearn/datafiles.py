@@ -160,6 +160,7 @@ def _labels(y):
 
 _LEADING_ZERO = re.compile(r"[+-]?0\d")
 _DECIMAL_COMMA = re.compile(r"[+-]?(\d+\.)*\d*,\d+")  # 1,5 and 1.234,5
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")  # 1,304 and 12,345.5
 
 
 def _leading_zero_anywhere(text, sep):
@@ -369,6 +370,12 @@ def _numeric(frame, path, line, label_hint=False, sep=","):
             f"{path}: row {line[rows[0]]}, column {col}: {value!r} is written with "
             "a decimal comma; kernlearn reads numbers with a decimal point: convert the "
             "file (e.g. pandas.read_csv(..., decimal=',').to_csv(...)).")
+    if sep == "," and _THOUSANDS.fullmatch(value.strip()):
+        # (quoted "1,304" in a ',' file, as spreadsheets export: "is not a number")
+        raise ValueError(
+            f"{path}: row {line[rows[0]]}, column {col}: {value!r} is written with "
+            "thousands separators; kernlearn reads numbers without them: convert the file "
+            "(e.g. pandas.read_csv(..., thousands=',').to_csv(...)).")
     if len(bad) == 1:
         where = f"{path}: row {line[rows[0]]}, column {col}: {value!r} is not a number."
         if rows.size < present.sum():  # numbers with a stray text cell: the row is the news
