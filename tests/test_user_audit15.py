@@ -233,12 +233,14 @@ def test_a_saved_grfl_model_of_a_real_table_predicts_the_fitted_models_numbers(t
 
 
 def test_numbers_with_thousands_separators_are_named_as_such(tmp_path, capsys):
-    # a spreadsheet's export quotes "1,304" in a comma-separated file: it was
-    # "'1,304' is not a number", as for a typo
+    # a spreadsheet's export quotes "1,304" in a comma-separated file: a column
+    # of them was "a text column to encode as numbers (one 0/1 column per
+    # category)"
     rows = ["income,age,target"] + [f'"{1000 + 37 * i:,}",{20 + i},{"ab"[i % 2]}'
                                     for i in range(10)]
     (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
     code, _, err = _run(["fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m",
                          tmp_path / "m.npz"], capsys)
     assert code == 3 and _one_error(err)
-    assert "row 2, column income: '1,000' is written with thousands separators" in err
+    assert ("row 2, column income: '1,000' is not a number: it is written with "
+            "thousands separators") in err and "category" not in err

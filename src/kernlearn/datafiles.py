@@ -371,11 +371,12 @@ def _numeric(frame, path, line, label_hint=False, sep=","):
             "a decimal comma; kernlearn reads numbers with a decimal point: convert the "
             "file (e.g. pandas.read_csv(..., decimal=',').to_csv(...)).")
     if sep == "," and _THOUSANDS.fullmatch(value.strip()):
-        # (quoted "1,304" in a ',' file, as spreadsheets export: "is not a number")
+        # (quoted "1,304" in a ',' file, as spreadsheets export: a column of
+        # them was a category column to encode)
         raise ValueError(
-            f"{path}: row {line[rows[0]]}, column {col}: {value!r} is written with "
-            "thousands separators; kernlearn reads numbers without them: convert the file "
-            "(e.g. pandas.read_csv(..., thousands=',').to_csv(...)).")
+            f"{path}: row {line[rows[0]]}, column {col}: {value!r} is not a number: "
+            "it is written with thousands separators, which kernlearn does not read: "
+            "convert the file (e.g. pandas.read_csv(..., thousands=',').to_csv(...)).")
     if len(bad) == 1:
         where = f"{path}: row {line[rows[0]]}, column {col}: {value!r} is not a number."
         if rows.size < present.sum():  # numbers with a stray text cell: the row is the news
