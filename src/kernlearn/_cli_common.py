@@ -230,6 +230,11 @@ def _number_text(v):
     return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
 
 
+def _label_text(v):
+    """A predicted class or value as written: numbers by :func:`_number_text`."""
+    return _number_text(v) if isinstance(v, (float, np.floating)) else str(v)
+
+
 def _prediction_text(est, X, tasks, args, check_only=False):
     """``(header, text)`` of the predictions (or probabilities) of ``X``."""
     if args.proba:
@@ -251,13 +256,13 @@ def _prediction_text(est, X, tasks, args, check_only=False):
         lines = [",".join(map(_number_text, row)) for row in pred]
         # a CSV row: a label holding a comma or a quote is quoted
         buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerow(map(str, est.classes_))
+        # (the classes as the predictions spell them: a LIBSVM file's -1.0 and
+        # 1.0 were -1 and 1 in the predictions but "-1.0,1.0" here)
+        csv.writer(buf, lineterminator="\n").writerow(map(_label_text, est.classes_))
         header = buf.getvalue()
     else:
         pred = _predict(est, X, args.data, tasks)
-        lines = [
-            _number_text(v) if isinstance(v, (float, np.floating)) else str(v) for v in pred
-        ]
+        lines = [_label_text(v) for v in pred]
         header = ""
     return header, "\n".join(lines) + "\n"
 

@@ -81,6 +81,10 @@ EXIT_CODES = {
 
 # Parameters the CLI owns (set from --quiet / --progress).
 _CLI_PARAMS = {"verbose"}
+# Set when neither -p nor the config gives them: the classes' random_state=None
+# drew a new seed at every fit, so two `kernlearn fit` gave two models (and
+# the model file could not say which seed); `-p random_state=null` still does.
+_CLI_DEFAULTS = {"random_state": 0}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -127,11 +131,18 @@ def _estimator_class(name):
 
 
 def _parse_value(text):
-    """JSON value, else Python spellings of True/False/None, else the raw string."""
+    """JSON value, else a number as Python spells it, else Python spellings of
+    True/False/None, else the raw string."""
     try:
         return json.loads(text)
     except ValueError:
-        return {"True": True, "False": False, "None": None}.get(text, text)
+        pass
+    for number in (int, float):  # (-p C=.5, 1. or +1 were the strings '.5'...: refused)
+        try:
+            return number(text)
+        except ValueError:
+            pass
+    return {"True": True, "False": False, "None": None}.get(text, text)
 
 
 def _resolve_object_params(params):
@@ -187,7 +198,8 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
     name : str or None
         A key of :data:`ESTIMATORS` (``None``: take it from the config).
     param_items : list of str
-        ``key=value`` strings (override the config).
+        ``key=value`` strings (override the config).  A ``random_state``
+        given by neither is 0 (:data:`_CLI_DEFAULTS`), so that a fit repeats.
     config : str, optional
         TOML file with ``estimator = "..."`` and a ``[params]`` table.
     verbose : int, default=0
@@ -223,6 +235,7 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
                        f"{', '.join(shown)}", 2)
     if "verbose" in valid and "verbose" not in params:
         params["verbose"] = verbose
+    params.update({k: v for k, v in _CLI_DEFAULTS.items() if k in valid and k not in params})
     _check_kernel_specs(name, params.get("kernels"))
     try:
         est = cls(**_resolve_object_params(params))
@@ -716,7 +729,7 @@ def _cmd_estimators(args):
         if args.params:
             for k, v in cls().get_params(deep=False).items():
                 if k not in _CLI_PARAMS and str(v) != "deprecated":  # renamed: hidden
-                    print(f"    {k} = {v!r}")
+                    print(f"    {k} = {_CLI_DEFAULTS.get(k, v)!r}")
     return 0
 
 

@@ -937,8 +937,9 @@ def _named_dataset(spec):
         X, y = data.data_test, data.target_test
     else:
         X, y = data.data, data.target
-    tasks = data.get("task_index")
-    return X.copy(), _labels(y), tasks
+    tasks, names = data.get("task_index"), data.get("feature_names")
+    # (names too: the CLI's model of `pendigits` listed none, that of its CSV file did)
+    return X.copy(), _labels(y), tasks, None if names is None else [str(n) for n in names]
 
 
 def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None,
@@ -976,7 +977,7 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
     if label is not None:
         raise ValueError("--label applies to CSV and .npy files, not to named "
                          "data sets.")
-    X, y, info["tasks"] = _named_dataset(str(source))
+    X, y, info["tasks"], info["feature_names"] = _named_dataset(str(source))
     info["format"] = "dataset"
     if sp.issparse(X):
         info["zero_based"] = False

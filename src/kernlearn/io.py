@@ -300,6 +300,11 @@ class _Encoder:
         self.functions = {id(fn): tag for tag, fn in _safe_functions().items()}
 
     def array(self, value, where):
+        # (the layout too: GrFL's coefficients are Fortran-ordered, and the
+        # loaded model's C-ordered copy summed its products in another order,
+        # 1e-15 from the fitted model's decision values)
+        fortran = isinstance(value, np.ndarray) and value.ndim > 1 and \
+            value.flags.f_contiguous and not value.flags.c_contiguous
         value = np.ascontiguousarray(value)
         as_object = value.dtype == object and _plain_objects(value)
         if as_object:
@@ -326,6 +331,8 @@ class _Encoder:
         }
         if as_object:
             node["object"] = True
+        if fortran:
+            node["order"] = "F"
         return node
 
     def encode(self, value, where):
@@ -563,7 +570,9 @@ class _Decoder:
             if node["object"] is not True or arr.dtype.kind not in "Ubif":
                 self.fail(f"{where}: malformed object array.")
             arr = arr.astype(object)
-        return arr
+        if node.get("order", "C") not in ("C", "F"):
+            self.fail(f"{where}: malformed memory order {node.get('order')!r}.")
+        return np.asfortranarray(arr) if node.get("order") == "F" else arr
 
     def decode(self, node, where):
         if node is None or isinstance(node, (bool, str, int, float)):
