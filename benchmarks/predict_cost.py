@@ -58,7 +58,7 @@ from sklearn.datasets import make_classification, make_regression  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import markdown_table  # noqa: E402
-from small_fits import PAIRS, ours  # noqa: E402
+from small_fits import PAIRS, chosen_estimators, ours  # noqa: E402
 
 N_TEST = 100_000
 HEADER = ["estimator", "classes", "call", "rows", "ours ms", "anchor", "anchor ms", "ratio"]
@@ -135,10 +135,7 @@ def main(argv=None):
         parser.error("--calls must be at least 1")
     n, d = (int(v) for v in args.train.split("x"))
     row_counts = [int(r) for r in args.rows.split(",")]
-    names = args.estimators.split(",")
-    unknown = sorted(set(names) - set(PAIRS))
-    if unknown:
-        parser.error(f"unknown estimators {unknown}; choose from {list(PAIRS)}")
+    names = chosen_estimators(parser, args.estimators)
     reference = dict(np.load(args.check_outputs)) if args.check_outputs else None
     saved, rows, mismatches = {}, [], []
     warnings.simplefilter("ignore")  # unconverged anchors would flood the table

@@ -169,6 +169,16 @@ def outputs(est, X_test):
     return out
 
 
+def chosen_estimators(parser, text):
+    """The names of comma list ``text``, each a key of :data:`PAIRS` (else a
+    usage error naming the unknown ones)."""
+    names = text.split(",")
+    unknown = sorted(set(names) - set(PAIRS))
+    if unknown:
+        parser.error(f"unknown estimators {unknown}; choose from {list(PAIRS)}")
+    return names
+
+
 def main(argv=None):
     """Run the benchmark; return the process exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -182,10 +192,7 @@ def main(argv=None):
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
-    names = args.estimators.split(",")
-    unknown = sorted(set(names) - set(PAIRS))
-    if unknown:
-        parser.error(f"unknown estimators {unknown}; choose from {list(PAIRS)}")
+    names = chosen_estimators(parser, args.estimators)
     reference = dict(np.load(args.check_predictions)) if args.check_predictions else None
     saved, rows, mismatches = {}, [], []
     warnings.simplefilter("ignore")  # unconverged anchors would flood the table
