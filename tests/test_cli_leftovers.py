@@ -112,3 +112,36 @@ def test_a_task_column_named_like_a_number_is_found_by_name_later(tmp_path, caps
     code, out, err = _run(["evaluate", "--header", "-m", model, tmp_path / "moved.csv"],
                           capsys)
     assert code == 0 and out == ref, err
+
+
+def test_sparse_counts_above_their_training_maximum_draw_no_far_out_warning(tmp_path, capsys):
+    # reuters' own test file drew "1021 samples ... far outside its feature's
+    # training range ... a missing-value code such as -999?": in sparse counts a
+    # word seen more often than in training, or never seen (a training range of
+    # 0 to 0), is ordinary.  A code far below the range still warns.
+    from sklearn.datasets import dump_svmlight_file
+
+    rng = np.random.default_rng(0)
+    counts = rng.poisson(0.3, size=(80, 30)).astype(float)
+    counts[:, 12] = 0  # a word never seen in training
+    counts[0, 29] = 1.0  # (the last word seen once: the model knows 30 features)
+    y = np.where(counts[:, :5].sum(axis=1) > counts[:, 5:10].sum(axis=1), 1, -1)
+    train = tmp_path / "train.svm"
+    dump_svmlight_file(counts, y, str(train))
+    model = tmp_path / "m.klm"
+    code, _, err = _run(["fit", "-e", "fgm", "-m", model, "-q", train], capsys)
+    assert code == 0, err
+    test = counts[:40].copy()
+    test[3, 0] = 50.0  # far above the training maximum of its word
+    test[7, 12] = 2.0  # the unseen word
+    new = tmp_path / "test.svm"
+    dump_svmlight_file(test, y[:40], str(new))
+    code, out, err = _run(["predict", "-m", model, new], capsys)
+    assert code == 0, err
+    assert len(out.split()) == 40 and "far outside" not in err, err
+    test[5, 2] = -999.0  # a missing-value code
+    dump_svmlight_file(test, y[:40], str(new))
+    code, out, err = _run(["predict", "-m", model, new], capsys)
+    assert code == 0, err
+    (line,) = [w for w in err.splitlines() if "far outside" in w]
+    assert "1 sample of" in line and "= -999" in line, line

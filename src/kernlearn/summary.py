@@ -54,13 +54,15 @@ def feature_profile(X):
     }
 
 
-def _far_outside(profile, cols, vals):
+def _far_outside(profile, cols, vals, above=True):
     """Whether each value lies outside its feature's training range by more than
-    ``_RANGE_SLACK`` times that range (or the larger of its ends' magnitudes)."""
+    ``_RANGE_SLACK`` times that range (or the larger of its ends' magnitudes);
+    ``above=False``: below it only."""
     lo, hi = profile["feature_min"], profile["feature_max"]
     slack = _RANGE_SLACK * np.maximum(hi - lo, np.maximum(np.abs(hi), np.abs(lo)))
     slack = np.where(slack > 0, slack, 1e-12)
-    return (vals < lo[cols] - slack[cols]) | (vals > hi[cols] + slack[cols])
+    below = vals < lo[cols] - slack[cols]
+    return (below | (vals > hi[cols] + slack[cols])) if above else below
 
 
 def outside_fraction(X, profile):
@@ -95,6 +97,10 @@ def far_outside_rows(X, profile):
 
     "Far" as in :func:`outside_fraction`: a sentinel such as -999 for a
     missing value, or a value in other units, whose prediction extrapolates.
+    On sparse ``X`` only values far *below* the range count: there a value
+    above its feature's training maximum is ordinary (a word counted more
+    often than in training, or never seen in it: reuters' own test file had
+    1,359 such values, 0.99 % of them), while a code such as -999 is below.
 
     Parameters
     ----------
@@ -115,7 +121,7 @@ def far_outside_rows(X, profile):
         X = sp.csr_matrix(X)
         row_of = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
     cols, vals = _stored_values(X)
-    out = np.flatnonzero(_far_outside(profile, cols, vals))
+    out = np.flatnonzero(_far_outside(profile, cols, vals, above=not sp.issparse(X)))
     if out.size == 0:
         return out, None
     rows = row_of[out] if sp.issparse(X) else out // X.shape[1]
