@@ -173,3 +173,17 @@ def test_obscure_reports_epochs_and_its_stop_reason(capsys, lines):
     assert lines[0].startswith("[OBSCURE] iter   1  stage=1  objective=")
     assert "stage=2" in lines[-2] and "train_error=" in lines[-2]
     assert lines[-1].startswith("[OBSCURE] stop: max_iter after ")
+
+
+def test_obscure_gap_stop_line_says_what_the_gap_did(capsys, lines):
+    # the stop reason "duality gap" was missing from STOP_REASONS, so the line
+    # ended by repeating it: "stop: duality gap after 9 iterations, 0.01s:
+    # duality gap"
+    from kernlearn import PNormMKLClassifier
+
+    X, y, _ = make_fgm_synthetic(80, 4, 2, random_state=0)
+    clf = PNormMKLClassifier(random_state=0, verbose=1).fit(X, y)
+    out = [w for w in capsys.readouterr().out.splitlines() if " stop: " in w]
+    assert clf.stop_reason_ == "duality gap", clf.stop_reason_
+    assert out and out[-1].endswith(STOP_REASONS["duality gap"]), out
+    assert not out[-1].endswith(": duality gap"), out

@@ -35,6 +35,8 @@ STOP_REASONS = {
     "time_budget": "the time budget ran out",
     "callback": "the callback asked to stop",
     "validation": "the loss on held-out rows stopped improving",
+    # (OBSCURE's stage 2: its stop line read "stop: duality gap ...: duality gap")
+    "duality gap": "the best iterate's relative duality gap fell below tol",
 }
 
 _METRICS = [
