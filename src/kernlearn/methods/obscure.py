@@ -51,6 +51,7 @@ returns the best iterate, looked for within epochs too once the gap nears
 :class:`ObscureState`.
 """
 
+import inspect
 import time
 import warnings
 from dataclasses import dataclass
@@ -950,7 +951,9 @@ def raw_rbf_gammas(klist, x_scale, n_features):
             out.append(None)
             continue
         seen = take_columns(np.arange(n_features)[None, :], cols, j)[0]
-        gamma = klist.params_[j].get("gamma", rbf_kernel.__defaults__[0])
+        # (no width given, kernels=[rbf_kernel]: the function's own default)
+        gamma = klist.params_[j].get(
+            "gamma", inspect.signature(rbf_kernel).parameters["gamma"].default)
         out.append(np.zeros(n_features))
         out[-1][seen] = gamma / scale[seen] ** 2
     return out
