@@ -138,7 +138,7 @@ def test_multitask_predict_on_many_rows_is_done_by_blocks():
 @pytest.mark.parametrize("kernels", [None, "precomputed"])
 def test_multitask_predictions_by_blocks_are_those_at_once(monkeypatch, kernels):
     from kernlearn.kernels import rbf_kernel
-    from kernlearn.methods.mtmkl import fit as mtmkl_fit
+    from kernlearn.utils import _row_blocks
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(90, 3))
@@ -155,7 +155,7 @@ def test_multitask_predictions_by_blocks_are_those_at_once(monkeypatch, kernels)
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(fit_X, y[tr], task_index=t[tr])
     at_once = est.predict(new_X, task_index=t[te])
-    monkeypatch.setattr(mtmkl_fit, "PREDICT_ROWS", 7)
+    monkeypatch.setattr(_row_blocks, "PREDICT_ROWS", 7)
     np.testing.assert_allclose(est.predict(new_X, task_index=t[te]), at_once, rtol=1e-12)
 
 

@@ -58,6 +58,7 @@ from ..partitioned import _is_dask_array
 from ..penalties import get_penalty
 from ..preprocessing import implicit_center
 from ..solvers import History
+from ..utils._row_blocks import by_row_blocks
 from ._base import (
     all_or_nothing,
     ProbabilityMixin,
@@ -189,10 +190,16 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         -------
         Z : ndarray of shape (n_samples, n_kept * group_size)
         """
+        return self._columns(self._predict_inputs(X))
+
+    def _predict_inputs(self, X):
+        """``X`` validated and standardised as the fit's inputs were."""
         check_is_fitted(self)
-        X = input_standardization(self).transform(validate_predict_data(self, X))
-        Z = self.family_.columns(self.features_, X)
-        return Z * self.feature_scales_.ravel()
+        return input_standardization(self).transform(validate_predict_data(self, X))
+
+    def _columns(self, X):
+        """:meth:`transform` of inputs from :meth:`_predict_inputs`."""
+        return self.family_.columns(self.features_, X) * self.feature_scales_.ravel()
 
     # Saved models of kernlearn before 0.2 hold the column weights as coef_.
     _renamed_attributes = {"coef_": "column_coef_"}
@@ -263,21 +270,26 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return 1 if hasattr(X, "grfl_class") else self._auto_draws(X)
 
     def _task_decision(self, X, task_index):
-        Z = self.transform(X)
-        D = Z @ self._coef_tasks.T + self._intercept_tasks
+        X = self._predict_inputs(X)
+        n = X.shape[0]
         if self.tasks_ is None:
             if task_index is not None:
                 raise ValueError(
                     "task_index was given but the model was fitted without it."
                 )
-            return D
-        if task_index is None:
+            idx = None
+        elif task_index is None:
             raise ValueError(
                 "this model was fitted with task_index; pass task_index to predict. "
                 "In model selection: " + routing_help(self)
             )
-        idx = self._task_positions(task_index, Z.shape[0])
-        return D[np.arange(Z.shape[0]), idx]
+        else:
+            idx = self._task_positions(task_index, n)
+
+        def scores(b):  # rows b: their columns are n_rows x n_kept at once
+            D = self._columns(X[b]) @ self._coef_tasks.T + self._intercept_tasks
+            return D if idx is None else D[np.arange(D.shape[0]), idx[b]]
+        return by_row_blocks(scores, n)
 
     def _task_positions(self, task_index, n):
         return task_positions(self.tasks_, task_index, n)

@@ -50,6 +50,7 @@ from ..methods.slkl import (
 from sklearn.utils._available_if import available_if
 
 from ..preprocessing import implicit_center
+from ..utils._row_blocks import by_row_blocks
 from ._base import (
     all_or_nothing,
     ProbabilityMixin,
@@ -204,10 +205,13 @@ class _BaseLowRank(BaseEstimator):
         X = st.transform(self._validate_X(X, reset=False))
         centers = self.centers_ if self.kernel == "precomputed" else st.transform(
             self.centers_)
-        return slkl_decision(X, centers, self.dual_coef_, self.intercept_,
-                             self.kernel, self.kernel_params_,
-                             getattr(self, "center_factors_", None),
-                             getattr(self, "kernel_center_", None))
+        factors = getattr(self, "center_factors_", None)
+        center = getattr(self, "kernel_center_", None)
+        # by blocks of rows: the kernel values are n_new x n_centers otherwise
+        return by_row_blocks(
+            lambda b: slkl_decision(X[b], centers, self.dual_coef_, self.intercept_,
+                                    self.kernel, self.kernel_params_, factors, center),
+            X.shape[0])
 
 
 class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):

@@ -16,6 +16,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ...solvers.mirror_descent import logsumexp
+from ...utils._row_blocks import by_row_blocks
 from .components import BlockLayout, bias_scale
 from .mtfl import solve_mtfl
 from .mtsfl import solve_mtsfl
@@ -29,11 +30,6 @@ FORMULATIONS = ("mtfl", "mtsfl", "mkl", "independent")
 
 #: Formulations that have shared components (``shared=True``).
 SHARED_FORMULATIONS = ("mtfl", "mtsfl")
-
-#: New rows whose kernel values against the training rows are computed at once
-#: in predictions (a block of PREDICT_ROWS x n_train per kernel).
-PREDICT_ROWS = 2048
-
 
 @dataclass
 class MultitaskModel:
@@ -89,12 +85,13 @@ class MultitaskModel:
         """
         # by blocks of new rows: a bucket's kernel block is (tasks, new rows of
         # those tasks, training rows), n_new x n_train in all if built at once
-        n = len(task_pos)
-        if n > PREDICT_ROWS:
-            return np.concatenate([
-                self.decision(kernels, blocks, X[:, s:s + PREDICT_ROWS] if kernels.precomputed
-                              else X[s:s + PREDICT_ROWS], task_pos[s:s + PREDICT_ROWS])
-                for s in range(0, n, PREDICT_ROWS)])
+        return by_row_blocks(
+            lambda b: self._decision_block(
+                kernels, blocks, X[:, b] if kernels.precomputed else X[b], task_pos[b]),
+            len(task_pos))
+
+    def _decision_block(self, kernels, blocks, X, task_pos):
+        """:meth:`decision` of one block of new rows."""
         out = self.intercept[task_pos].astype(float)
         kind = self.coef[0]
         if kind == "blocks":
@@ -121,22 +118,18 @@ class MultitaskModel:
 
 
 def _full_kernel_terms(kernels, X, task_pos, coefs):
-    """``sum_j k_j(x, X_train) c_j`` of new rows, by blocks of ``PREDICT_ROWS`` rows.
+    """``sum_j k_j(x, X_train) c_j`` of new rows (one block of :meth:`MultitaskModel.decision`).
 
     ``coefs[j]`` is ``None`` (kernel unused), an ``(n_train, T)`` matrix
     (one coefficient vector per task: row ``i`` uses column ``task_pos[i]``)
     or an ``(n_train,)`` vector common to all tasks.
     """
-    n = len(task_pos)
-    out = np.zeros(n)
-    for s in range(0, n, PREDICT_ROWS):
-        rows = np.arange(s, min(n, s + PREDICT_ROWS))
-        for j, Cj in enumerate(coefs):
-            if Cj is None:
-                continue
-            Kc = kernels.full(j, X_a=X, rows=rows)
-            out[rows] += (Kc @ Cj if Cj.ndim == 1
-                          else (Kc * Cj.T[task_pos[rows]]).sum(axis=1))
+    out = np.zeros(len(task_pos))
+    for j, Cj in enumerate(coefs):
+        if Cj is None:
+            continue
+        Kc = kernels.full(j, X_a=X)
+        out += (Kc @ Cj if Cj.ndim == 1 else (Kc * Cj.T[task_pos]).sum(axis=1))
     return out
 
 

@@ -1,0 +1,102 @@
+"""Prediction-memory benchmark: peak of one ``predict`` call on many rows.
+
+Each estimator named by ``--estimators`` is fitted at its defaults (plus
+``random_state=0``) on ``--train`` rows of the data of
+``benchmarks/predict_cost.py`` (binary for the classifiers) and predicts
+``--rows`` test rows once; the peak of the memory NumPy allocated during the
+call (``tracemalloc``, above what was allocated before it: the test rows
+themselves are not counted) is printed in MB with the call's CPU seconds.
+Without blocks of rows a prediction builds an ``n_test x n_columns`` array
+(kernel values against landmarks, learned random features), 200,000 x 1,000
+doubles = 1.6 GB.  With blocks (``kernlearn.utils._row_blocks``), the scores are
+compared with those of one block of all the rows (the path before blocks): the
+largest difference relative to the largest score, and whether any predicted
+label changes.
+
+Usage::
+
+    python benchmarks/predict_memory.py [--estimators LowRankKernelRegressor,...]
+        [--train 2000x20] [--rows 200000]
+"""
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import markdown_table  # noqa: E402
+from predict_cost import make_data  # noqa: E402
+from small_fits import PAIRS, chosen_estimators, ours  # noqa: E402
+
+DEFAULT = ("LowRankKernelRegressor,LowRankKernelClassifier,"
+           "InfiniteFeatureRegressor,InfiniteFeatureClassifier")
+HEADER = ["estimator", "train", "test rows", "learned columns", "peak MB", "CPU s",
+          "vs one block: max rel. diff", "labels equal"]
+
+
+def learned_columns(est):
+    """Columns a predicted row is scored on: landmarks or kept features' columns."""
+    if hasattr(est, "centers_"):
+        return len(est.centers_)
+    return est.feature_scales_.size
+
+
+def against_one_block(est, X):
+    """Largest score difference (relative to the largest score) and whether the
+    labels are equal, blocks of rows against one block of all of them."""
+    try:
+        from kernlearn.utils import _row_blocks
+    except ImportError:  # a kernlearn before blocks of rows
+        return ["-", "-"]
+    score = getattr(est, "decision_function", est.predict)
+    blocked, labels = score(X), est.predict(X)
+    default, _row_blocks.PREDICT_ROWS = _row_blocks.PREDICT_ROWS, X.shape[0]
+    try:
+        whole, whole_labels = score(X), est.predict(X)
+    finally:
+        _row_blocks.PREDICT_ROWS = default
+    diff = np.max(np.abs(blocked - whole)) / max(np.max(np.abs(whole)), 1e-300)
+    return [f"{diff:.2g}", bool(np.array_equal(labels, whole_labels))]
+
+
+def main(argv=None):
+    """Run the benchmark; return the process exit status."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--estimators", default=DEFAULT)
+    parser.add_argument("--train", default="2000x20")
+    parser.add_argument("--rows", type=int, default=200_000)
+    args = parser.parse_args(argv)
+    n, d = (int(v) for v in args.train.split("x"))
+    warnings.simplefilter("ignore")
+    rows = []
+    for name in chosen_estimators(parser, args.estimators):
+        task = PAIRS[name][0]
+        X, y, X_test = make_data(task, n, d, args.rows)
+        est = ours(name).fit(X, y)
+        est.predict(X_test[:10])  # warm-up: lazy imports and compilations
+        tracemalloc.start()
+        t0 = time.process_time()
+        est.predict(X_test)
+        seconds = time.process_time() - t0
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        rows.append([name, args.train, args.rows, learned_columns(est), peak / 1e6, seconds,
+                     *against_one_block(est, X_test)])
+        print(markdown_table(HEADER, [rows[-1]]).splitlines()[-1], flush=True)
+    print()
+    print(markdown_table(HEADER, rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
