@@ -64,3 +64,38 @@ def test_predictions_by_blocks_are_those_at_once(monkeypatch, name):
     monkeypatch.setattr(_row_blocks, "PREDICT_ROWS", 7)
     np.testing.assert_allclose(f(Xt, **kw), at_once, rtol=1e-12, atol=1e-14)
 
+
+# ----------------------------------------- a CLI model's feature names in Python
+def test_cli_model_loaded_in_python_checks_column_names(tmp_path, capsys):
+    # `kernlearn fit` on a CSV with a header kept the column names in the
+    # model's metadata only: loaded in Python, the model predicted a DataFrame
+    # of reordered columns by position (other predictions, under a warning
+    # that it was fitted without feature names); a model fitted on a
+    # DataFrame of those columns refuses them
+    import pandas as pd
+
+    from kernlearn.cli import main
+    from kernlearn.io import load_model
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(60, 3)), columns=["age", "height", "weight"])
+    y = (df["age"] - df["weight"] > 0).astype(int)
+    df.assign(label=y).to_csv(tmp_path / "train.csv", index=False)
+    assert main(["fit", "-e", "fgm", "-q", "-m", str(tmp_path / "m.kl"),
+                 str(tmp_path / "train.csv")]) == 0
+    est = load_model(tmp_path / "m.kl")
+    in_python = kernlearn.FGMClassifier().fit(df, y)
+    assert list(est.feature_names_in_) == list(in_python.feature_names_in_)
+    assert est.feature_names_in_.dtype == in_python.feature_names_in_.dtype
+    np.testing.assert_array_equal(est.predict(df), in_python.predict(df))
+    for bad in (df[["weight", "age", "height"]], df.rename(columns={"age": "years"})):
+        for model in (est, in_python):
+            with pytest.raises(ValueError, match="feature names"):
+                model.predict(bad)
+    # the commands still match a file's columns by name (reordered: same predictions)
+    df[["weight", "height", "age"]].to_csv(tmp_path / "new.csv", index=False)
+    capsys.readouterr()
+    assert main(["predict", "-m", str(tmp_path / "m.kl"), str(tmp_path / "new.csv")]) == 0
+    printed = capsys.readouterr().out.split()
+    assert [int(v) for v in printed[-60:]] == list(in_python.predict(df))
+

@@ -295,3 +295,53 @@ def _write_metrics(args, res):
         _write_text(args.out, text)
     sys.stdout.write(text)
     return 0
+
+
+# ------------------------------------------------------------------ model I/O
+def _load_model(path):
+    """``(estimator, metadata)`` of a model file, any fault of it as exit 4."""
+    import kernlearn
+
+    from .io import load_model
+
+    try:
+        est, meta = load_model(path, return_metadata=True)
+    except FileNotFoundError as exc:
+        raise CLIError(_one_line(exc), 4) from None
+    except MemoryError:
+        raise CLIError(f"{path}: the model file needs more memory than there is", 4)
+    except Exception as exc:  # any fault of a model file is a model-file error
+        raise CLIError(_one_line(exc), 4) from None
+    if type(est).__name__ not in kernlearn._ESTIMATORS:
+        raise CLIError(
+            f"{path} holds a {type(est).__name__}, not a model of `kernlearn fit`; "
+            "load it in Python with kernlearn.io.load_model",
+            4,
+        )
+    names = getattr(est, "feature_names_in_", None)
+    if names is not None:
+        # fitted on named columns (a DataFrame in Python, a CSV header in
+        # `kernlearn fit`): a file's columns are matched by these names (a
+        # Python model's were taken by position, so reordered columns gave
+        # other predictions without a word, under scikit-learn's warning that
+        # X has no feature names); the arrays read then go in unnamed
+        meta = {**meta, "feature_names": meta.get("feature_names")
+                or [str(n) for n in names]}
+        del est.feature_names_in_
+    return est, meta
+
+
+def _name_columns(est, info):
+    """Give ``est`` the header's column names as ``feature_names_in_`` before it is saved.
+
+    ``kernlearn fit`` fits on the array of a CSV file's feature columns; loaded
+    in Python (:func:`kernlearn.io.load_model`), its model checks the names of
+    a DataFrame as one fitted on a DataFrame of those columns does (it kept
+    them in the metadata only: reordered or renamed columns were predicted by
+    position without a word).  The commands match a file's columns by these
+    names (:func:`_load_model`).  Files without a header and LIBSVM files
+    have no names: nothing is set, as for a fit on an array.
+    """
+    names = info.get("feature_names")
+    if info.get("format") == "csv" and names is not None:
+        est.feature_names_in_ = np.asarray(names, dtype=object)

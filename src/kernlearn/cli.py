@@ -29,6 +29,8 @@ from ._cli_common import (
     _check_output,
     _check_values,
     _emit,
+    _load_model,
+    _name_columns,
     _one_line,
     _predict,
     _prediction_text,
@@ -288,37 +290,6 @@ def _load(
 
 
 # ------------------------------------------------------------------ model I/O
-def _load_model(path):
-    import kernlearn
-
-    from .io import load_model
-
-    try:
-        est, meta = load_model(path, return_metadata=True)
-    except FileNotFoundError as exc:
-        raise CLIError(_one_line(exc), 4) from None
-    except MemoryError:
-        raise CLIError(f"{path}: the model file needs more memory than there is", 4)
-    except Exception as exc:  # any fault of a model file is a model-file error
-        raise CLIError(_one_line(exc), 4) from None
-    if type(est).__name__ not in kernlearn._ESTIMATORS:
-        raise CLIError(
-            f"{path} holds a {type(est).__name__}, not a model of `kernlearn fit`; "
-            "load it in Python with kernlearn.io.load_model",
-            4,
-        )
-    names = getattr(est, "feature_names_in_", None)
-    if names is not None:
-        # fitted in Python on a DataFrame: a CSV file's columns are matched by
-        # these names, as for a model of `kernlearn fit` (they were taken by
-        # position, so reordered columns gave other predictions without a word,
-        # under scikit-learn's warning that X has no feature names)
-        meta = {**meta, "feature_names": meta.get("feature_names")
-                or [str(n) for n in names]}
-        del est.feature_names_in_
-    return est, meta
-
-
 def _model_data(args, meta, est, labels_needed=True):
     """Load ``args.data`` in the model's feature space and check it matches.
 
@@ -563,6 +534,7 @@ def _cmd_fit(args):
     meta["train_score"] = evaluate_metrics(est, X, y, ESTIMATORS[name][1], tasks)[
         score_key
     ]
+    _name_columns(est, info)
     try:
         save_model(est, args.model, metadata=meta)
     except (TypeError, ValueError) as exc:
