@@ -99,3 +99,28 @@ def test_cli_model_loaded_in_python_checks_column_names(tmp_path, capsys):
     printed = capsys.readouterr().out.split()
     assert [int(v) for v in printed[-60:]] == list(in_python.predict(df))
 
+
+# ---------------------------------------------- GrFL with uniformly large weights
+def test_grfl_uniform_weights_are_the_documented_level():
+    # all weights c (here 16: a power of two, so no rounding differs) fit the
+    # model of unit weights at lambda_p / sqrt(c), the "auto" level and the
+    # budget counting the weights' sum as rows; weights 1e4 on 1,000 rows were
+    # 100x slower than unit weights (7.7 s) because that is a level of 1.4e-4
+    # on 200 features (its unit-weight twin takes as long, 7.5 s), not a step
+    # size or tolerance left on the weights' scale
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=200, n_features=5, random_state=0)
+    c = 16.0
+    # (one path: below 300 rows the defaults average several, a given budget one)
+    weighted = kernlearn.InfiniteFeatureClassifier(random_state=0, n_paths=1).fit(
+        X, y, sample_weight=np.full(200, c))
+    unit = kernlearn.InfiniteFeatureClassifier(random_state=0, n_paths=1).fit(
+        X, y, sample_weight=np.ones(200))
+    assert weighted.lambda_p_ == np.sqrt(2000 / (200 * c)) < unit.lambda_p_ == 1.0
+    twin = kernlearn.InfiniteFeatureClassifier(
+        random_state=0, n_paths=1, lambda_p=weighted.lambda_p_ / np.sqrt(c),
+        max_features=200,  # the budget of 3,200 rows (that of 200 rows is 100)
+    ).fit(X, y, sample_weight=np.ones(200))
+    np.testing.assert_array_equal(weighted.features_, twin.features_)
+    np.testing.assert_array_equal(weighted.decision_function(X), twin.decision_function(X))

@@ -498,8 +498,15 @@ class InfiniteFeatureClassifier(
             it; the default bandwidth, the standardisation and the columns'
             unit norms are weighted too), so weights ``c * w`` act like
             ``lambda_p / sqrt(c)``; their scale is moved into the levels
-            internally, so any scale is solved accurately.  Multiplied by
-            ``class_weight``.  Not combined with ``task_index``.
+            internally, so any scale is solved accurately.  The defaults
+            ``lambda_p="auto"`` and ``max_features=None`` count the weights'
+            sum as rows too: weights of 1e4 on 1,000 rows fit as 10 million
+            rows would (``lambda_p_`` 0.014, acting as 1.4e-4 at unit
+            weights, on 200 features), a far weaker penalty and a far longer
+            fit than unit weights (as long as unit weights at that level);
+            weights of mean one (``w / w.mean()``) keep the level and the
+            budget of the rows.  Multiplied by ``class_weight``.  Not
+            combined with ``task_index``.
 
         Returns
         -------
