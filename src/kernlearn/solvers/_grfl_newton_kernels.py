@@ -730,29 +730,36 @@ def _hessian_append(Ho, H, Phi, Dh, B, use_B):
     curvature ``Dh``) from those ``Ho`` of the first ``q`` columns: their
     blocks copied, the new columns' and the intercept's from
     :func:`_append_block` (read from the bordered Gram ``B`` when ``use_B``
-    and every curvature is one) -- the column append of ``_Hessians.start``."""
+    and every curvature is one) -- the column append of ``_Hessians.start``.
+
+    The rows of the new columns and of the intercept are the columns ``C``
+    (not ``C``'s rows: the Gram's block of the new columns, a product, need
+    not be symmetric to the last bit).  Written row by row, each entry once.
+    """
     T, q1, p1 = Ho.shape[0], Ho.shape[1], H.shape[1]
-    q, p = q1 - 1, p1 - 1
+    q = q1 - 1
     n = Phi.shape[0]
     new = p1 - q
     for t in range(T):
-        H[t, :q, :q] = Ho[t, :q, :q]
-        H[t, p, :q] = Ho[t, q, :q]
-        H[t, :q, p] = Ho[t, :q, q]
-        H[t, p, p] = Ho[t, q, q]
         ones = use_B
         for i in range(n):
             ones = ones and Dh[i, t] == 1.0
+        # the new columns and the intercept's: columns c0.. of C
         if ones:
-            C = B[:, q:].copy()
+            C, c0 = B, q
         else:
-            C = _append_block(Phi, np.ascontiguousarray(Dh[:, t]), q)
-        for i in range(p1):
+            C, c0 = _append_block(Phi, np.ascontiguousarray(Dh[:, t]), q), 0
+        Ht, Hot = H[t], Ho[t]
+        for i in range(q):
+            Hi, Hoi, Ci = Ht[i], Hot[i], C[i]
+            for j in range(q):
+                Hi[j] = Hoi[j]
             for j in range(new):
-                H[t, i, q + j] = C[i, j]
+                Hi[q + j] = Ci[c0 + j]
         for j in range(new):
+            Hj = Ht[q + j]
             for i in range(p1):
-                H[t, q + j, i] = C[i, j]
+                Hj[i] = C[i, c0 + j]
 
 
 @njit_cached
