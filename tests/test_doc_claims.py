@@ -227,3 +227,33 @@ def test_family_attributes_after_fit(name, kwargs):
     assert not sorted(fitted - set(documented)), f"{name}: fitted but not documented"
     missing = [a for a in documented if not hasattr(fam, a) and a not in FAMILY_CONDITIONAL]
     assert not missing, f"{name}: documented but absent after fit: {missing}"
+
+
+def _doc_section(path, heading):
+    """The text of ``## heading`` in a doc file, up to the next ``##`` heading."""
+    import pathlib
+
+    text = (pathlib.Path(__file__).resolve().parents[1] / path).read_text()
+    start = text.index(f"## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def test_every_stop_reason_is_explained_and_named_in_the_cli_guide():
+    """Each ``stop_reason_`` a fit reports is a key of ``STOP_REASONS`` (the
+    progress line explains it in words; OBSCURE's ``"online_only"`` was not
+    and its line read "stop: online_only ...: online_only"), and doc/cli.md,
+    which says ``STOP_REASONS`` lists them, names every key."""
+    from kernlearn.progress import STOP_REASONS
+
+    reasons = {_fit("PNormMKLClassifier", {"random_state": 0, **kw}, Y_BINARY, {}).stop_reason_
+               for kw in ({}, {"online_only": True}, {"max_iter": 1, "tol": 1e-12},
+                          {"max_steps": 30})}
+    reasons |= {_fit(name, {"random_state": 0, **kw}, y, {}).stop_reason_
+                for name, kw, y in [("InfiniteFeatureClassifier",
+                                     {**_SMALL_GRFL, "lambda_p": 0.01}, Y_BINARY),
+                                    ("InfiniteFeatureRegressor", {"n_candidates": 5}, Y_REG)]}
+    assert {"online_only", "duality gap", "max_features"} <= reasons, reasons
+    assert reasons <= set(STOP_REASONS), reasons - set(STOP_REASONS)
+    text = _doc_section("doc/cli.md", "Progress")
+    assert [k for k in STOP_REASONS if f"`{k}`" not in text] == []
