@@ -137,6 +137,24 @@ def test_documented_attributes_after_fit(name, case, kwargs, y, fit_kwargs):
         if isinstance(value, np.ndarray) and ndims is not None and value.ndim not in ndims:
             bad_shapes.append(f"{attr}: documented {type_text!r}, got shape {value.shape}")
     assert not bad_shapes, f"{name} ({case}): {bad_shapes}"
+    undocumented_keys = sorted(_history_keys(est) - set(_named_keys(name, "history_")))
+    assert not undocumented_keys, f"{name} ({case}): history_ keys not in its entry: " \
+        f"{undocumented_keys}"
+
+
+def _history_keys(est):
+    history = est.history_ if isinstance(est.history_, list) else [est.history_]
+    return set().union(*history)
+
+
+def _named_keys(name, attr):
+    """The ````key```` names of an attribute's entry, and of the entries of the
+    classes it refers to (":class:`FGMClassifier`'s")."""
+    text = _attribute_text(name, attr)
+    names = set(re.findall(r"``(\w+)``", text))
+    for other in set(re.findall(r":class:`(\w+)`", text)) - {name}:
+        names |= _named_keys(other, attr)
+    return names
 
 
 @pytest.mark.parametrize("name, y", [("FGMClassifier", Y_MULTI), ("FGMRegressor", Y_REG)])
@@ -179,7 +197,8 @@ def test_history_keys_the_docstrings_name_for_the_auto_settings():
 
 
 def _attribute_text(name, attr):
-    return " ".join(next(a.desc for a in _doc(name)["Attributes"] if a.name == attr))
+    return " ".join(next(a.desc for a in _doc(name)["Attributes"]
+                         if attr in [n.strip() for n in a.name.split(",")]))
 
 
 def test_demo_quick_help_states_the_sizes_it_runs():

@@ -189,8 +189,9 @@ _COMMON_DOC = """
         Shared weights :math:`\\tilde w` (a regressor fitted on a 2-D ``y``:
         one row per output, each in its output's units).
     history_ : dict of ndarray
-        Per outer iteration: ``objective``, ``violation``, ``n_active``,
-        ``kkt``, ``master_iter``, ``time`` (cumulative over warm starts), and
+        Per outer iteration: ``iter``, ``objective``, ``violation`` (of the
+        features added), ``n_active``, ``kkt`` (the master's KKT residual),
+        ``master_iter``, ``time`` (cumulative over warm starts), and
         with ``max_features="auto"`` the held-out loss ``validation_loss``
         of the selection path (then ``objective`` and ``n_active`` are those
         of that path; absent when folds chose ``lambda_p="auto"`` and paths

@@ -354,9 +354,12 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     objective_ : float
         Final :math:`F(\mu)`.
     history_ : dict of ndarray
-        Per sweep: ``objective``, ``m0``, ``kkt`` (largest KKT violation seen),
-        ``violation``, ``time`` and ``nu`` (the relative value in use: with
-        ``nu="auto"`` the sweeps of the path up to the kept value).
+        Per sweep: ``iter``, ``objective``, ``m0`` (also as ``n_active``),
+        ``kkt`` (largest KKT violation over the columns, each as last
+        visited), ``violation`` (the same over the sweep's drawn columns,
+        before it), ``time`` and ``nu`` (the relative value in use: with
+        ``nu="auto"`` the sweeps of the path up to the kept value, so more
+        rows than ``n_iter_``).
     n_features_in_ : int
         Number of features seen in fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
