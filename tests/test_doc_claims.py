@@ -299,3 +299,28 @@ def test_each_guide_names_the_history_columns(guide):
     text = _doc_section(guide, "What the fitted model tells you")
     keys = set().union(*(_history_keys(_fit(*fit)) for fit in GUIDE_FITS[guide]))
     assert sorted(k for k in keys if f"`{k}`" not in text) == []
+
+
+@pytest.mark.parametrize("name", ["LowRankKernelRegressor", "LowRankKernelClassifier"])
+def test_slkl_prediction_formula_of_the_docs(name):
+    """``dual_coef_``'s entry and doc/slkl.md gave the model as
+    ``k(T(X), T(centers_)) @ dual_coef_ + intercept_``: with the default
+    ``gamma_factors="auto"`` each centre has its own width (``center_factors_``),
+    and that single-kernel formula was off by 3.5 on such a fit."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    rng = np.random.RandomState(0)
+    Xs = rng.randn(300, 3) * [1, 10, 0.1] + [3, 0, -1]
+    y = np.sin(Xs[:, 0]) + Xs[:, 1] / 10 + 0.1 * rng.randn(300)
+    est = getattr(kernlearn, name)(random_state=0).fit(
+        Xs, y if name.endswith("Regressor") else (y > np.median(y)).astype(int))
+    assert len(set(est.center_factors_)) > 1  # (several widths: what the docs must cover)
+    T = (Xs - est.x_mean_) / est.x_scale_
+    Tc = (est.centers_ - est.x_mean_) / est.x_scale_
+    K = np.column_stack([rbf_kernel(T, Tc[[m]], gamma=est.kernel_params_["gamma"] * f)
+                         for m, f in enumerate(est.center_factors_)])
+    model = (K @ est.dual_coef_ + est.intercept_).ravel()
+    out = est.predict(Xs) if name.endswith("Regressor") else est.decision_function(Xs)
+    np.testing.assert_allclose(model, out, atol=1e-10)
+    assert "center_factors_" in _attribute_text(name, "dual_coef_")
+    assert "center_factors_[m]" in _doc_section("doc/slkl.md", "The parameters that matter")
