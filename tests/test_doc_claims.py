@@ -324,3 +324,16 @@ def test_slkl_prediction_formula_of_the_docs(name):
     np.testing.assert_allclose(model, out, atol=1e-10)
     assert "center_factors_" in _attribute_text(name, "dual_coef_")
     assert "center_factors_[m]" in _doc_section("doc/slkl.md", "The parameters that matter")
+
+
+def test_nystrom_columns_take_gamma_scale():
+    """README: "every RBF-type kernel takes ``gamma`` (a number or "scale")";
+    ``NystromColumns(kernel_params={"gamma": "scale"})`` passed the string to
+    the kernel ("rbf gamma must be positive, got 'scale'")."""
+    from kernlearn.families import NystromColumns
+    from kernlearn.widths import scale_gamma
+
+    fams = [NystromColumns(kernel_params={"gamma": g}, n_columns=5, random_state=0).fit(X)
+            for g in ("scale", scale_gamma(X))]
+    assert fams[0].kernel_params_ == {"gamma": scale_gamma(X)}
+    np.testing.assert_array_equal(fams[0].columns_, fams[1].columns_)
