@@ -337,3 +337,27 @@ def test_nystrom_columns_take_gamma_scale():
             for g in ("scale", scale_gamma(X))]
     assert fams[0].kernel_params_ == {"gamma": scale_gamma(X)}
     np.testing.assert_array_equal(fams[0].columns_, fams[1].columns_)
+
+
+def test_grfl_auto_pricing_subsample_threshold(monkeypatch):
+    """The classifier's docstring said ``pricing_subsample="auto"`` samples
+    2000 rows "when ``n >= 4000``"; the code samples only above 4000 rows."""
+    from kernlearn.methods import grfl
+
+    seen = []
+    init = grfl.GrFL.__init__
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("pricing_subsample"))
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(grfl.GrFL, "__init__", spy)
+    rng = np.random.RandomState(0)
+    for n in (4000, 4001):
+        Xn = rng.randn(n, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            kernlearn.InfiniteFeatureClassifier(max_features=1, n_candidates=2).fit(
+                Xn, (Xn[:, 0] > 0).astype(int))
+    assert seen == [None, 2000]
+    assert "``n > 4000``" in kernlearn.InfiniteFeatureClassifier.__doc__

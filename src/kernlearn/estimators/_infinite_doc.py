@@ -101,7 +101,7 @@ _COMMON_DOC = """
         truly violates (7)/(10) and the ``tol`` rule is checked exactly on
         them).  Cuts the :math:`O(k_r n T)` pricing cost to
         :math:`O(k_r m T + 25 n T)`.  ``"auto"`` uses 2000 rows when
-        ``n >= 4000``, all rows otherwise; ``None`` always all rows.
+        ``n > 4000``, all rows otherwise; ``None`` always all rows.
     path_iter : int, "auto" or None, default="auto"
         Iteration cap of the masters solved while features are being added
         (warm-started, so the next master continues from there); ``"auto"``
