@@ -361,3 +361,16 @@ def test_grfl_auto_pricing_subsample_threshold(monkeypatch):
                 Xn, (Xn[:, 0] > 0).astype(int))
     assert seen == [None, 2000]
     assert "``n > 4000``" in kernlearn.InfiniteFeatureClassifier.__doc__
+
+
+def test_plot_convergence_names_a_one_vs_rest_history(tmp_path):
+    """README: ``plot_convergence(clf.history_, "fit.png")`` draws the fit; a
+    one-vs-rest ``history_`` is a list of dicts, and the error said the
+    history had "no 'objective' column"."""
+    pytest.importorskip("matplotlib")
+    from kernlearn.plotting import plot_convergence
+
+    est = _fit("FGMClassifier", {"multiclass": "ovr"}, Y_MULTI, {})
+    with pytest.raises(ValueError, match=r"list of 3 per-problem histories.*history_\[0\]"):
+        plot_convergence(est.history_, tmp_path / "c.png")
+    assert plot_convergence(est.history_[0], tmp_path / "c.png").endswith("c.png")
