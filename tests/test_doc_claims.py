@@ -374,3 +374,23 @@ def test_plot_convergence_names_a_one_vs_rest_history(tmp_path):
     with pytest.raises(ValueError, match=r"list of 3 per-problem histories.*history_\[0\]"):
         plot_convergence(est.history_, tmp_path / "c.png")
     assert plot_convergence(est.history_[0], tmp_path / "c.png").endswith("c.png")
+
+
+def test_a_split_hiding_a_task_among_good_splits_is_nan_with_the_reason():
+    """doc/mtmkl.md said a split hiding a task from its training rows "is
+    refused with an error rather than scored NaN"; the fit refuses it, but
+    scikit-learn stops only when every split fails: ``KFold(3)`` on four
+    sorted tasks scores the middle fold and the other two NaN, with a
+    ``FitFailedWarning`` quoting the refusal.  The guide now says so."""
+    import sklearn
+    from sklearn.exceptions import FitFailedWarning
+    from sklearn.model_selection import KFold, cross_val_score
+
+    t4 = np.repeat(np.arange(4), 10)
+    with sklearn.config_context(enable_metadata_routing=True):
+        with pytest.warns(FitFailedWarning, match="validation rows only"):
+            scores = cross_val_score(kernlearn.MultitaskMKLRegressor(["linear"]), X, Y_REG,
+                                     cv=KFold(3), params={"task_index": t4})
+    assert np.isnan(scores).sum() == 2 and np.isfinite(scores[1])
+    text = _doc_section("doc/mtmkl.md", "Model selection with task ids")
+    assert "FitFailedWarning" in " ".join(text.split())
