@@ -394,3 +394,22 @@ def test_a_split_hiding_a_task_among_good_splits_is_nan_with_the_reason():
     assert np.isnan(scores).sum() == 2 and np.isfinite(scores[1])
     text = _doc_section("doc/mtmkl.md", "Model selection with task ids")
     assert "FitFailedWarning" in " ".join(text.split())
+
+
+def test_every_multitask_estimator_requests_task_index_by_default():
+    """doc/mtmkl.md's last model-selection bullet said the GrFL estimators,
+    "unlike these estimators, must be asked for" ``task_index``; they request
+    it by default, as its first paragraph (and doc/grfl.md) says."""
+    import sklearn
+
+    takes = [n for n in kernlearn._ESTIMATORS
+             if "task_index" in inspect.signature(getattr(kernlearn, n).fit).parameters]
+    assert {"InfiniteFeatureClassifier", "MultitaskMKLRegressor"} <= set(takes)
+    with sklearn.config_context(enable_metadata_routing=True):
+        for name in takes:
+            routing = getattr(kernlearn, name)().get_metadata_routing()
+            for method in ("fit", "predict", "score"):
+                assert getattr(routing, method).requests.get("task_index") is True, \
+                    (name, method)
+    text = " ".join(_doc_section("doc/mtmkl.md", "Model selection with task ids").split())
+    assert "must be asked for it" not in text
