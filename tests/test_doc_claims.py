@@ -413,3 +413,24 @@ def test_every_multitask_estimator_requests_task_index_by_default():
                     (name, method)
     text = " ".join(_doc_section("doc/mtmkl.md", "Model selection with task ids").split())
     assert "must be asked for it" not in text
+
+
+def test_gamma_mean_uses_the_rows_of_positive_weight_unweighted():
+    """doc/weights-and-probabilities.md said ``gamma="mean"`` uses "every row
+    unweighted": the rows of zero weight are left out (as the same paragraph
+    says zero weights remove rows exactly); the others count once each."""
+    Xw = np.r_[X[:10] * 5, X[10:]]
+    zero, triple = np.ones(40), np.ones(40)
+    zero[:10], triple[10:20] = 0, 3
+
+    def gamma(Xf, yf, sw=None):
+        est = kernlearn.PNormMKLClassifier(kernels=[("rbf", {"gamma": "mean"})],
+                                           standardize=False, max_iter=2, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return est.fit(Xf, yf, sample_weight=sw).kernel_params_[0]["gamma"]
+
+    assert gamma(Xw, Y_BINARY, zero) == gamma(Xw[10:], Y_BINARY[10:])
+    assert gamma(Xw, Y_BINARY, triple) == gamma(Xw, Y_BINARY)
+    text = " ".join(_doc_section("doc/weights-and-probabilities.md", "Sample weights").split())
+    assert 'use every row of positive weight, unweighted' in text
