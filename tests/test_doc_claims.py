@@ -434,3 +434,20 @@ def test_gamma_mean_uses_the_rows_of_positive_weight_unweighted():
     assert gamma(Xw, Y_BINARY, triple) == gamma(Xw, Y_BINARY)
     text = " ".join(_doc_section("doc/weights-and-probabilities.md", "Sample weights").split())
     assert 'use every row of positive weight, unweighted' in text
+
+
+def test_mtmkl_auto_C_with_shared_components():
+    """``C="auto"``'s entry listed ``shared=False`` among its requirements; it
+    learns the shared components' weights too (``shared=True``, as the
+    ``shared`` entry, doc/mtmkl.md and ``MultitaskMKLRegressorCV``'s default
+    say)."""
+    rng = np.random.RandomState(3)
+    t = np.repeat(np.arange(8), 10)
+    Xs = rng.randn(80, 2)
+    y = Xs @ [1.0, -2.0] + 0.3 * rng.randn(8)[t] + 0.1 * rng.randn(80)
+    est = kernlearn.MultitaskMKLRegressor(["linear", ("rbf", {"gamma": 1.0})], C="auto",
+                                          shared=True).fit(Xs, y, task_index=t)
+    assert est.shared_ and est.shared_kernel_weights_[0] > 0.1
+    C_doc = " ".join(next(p.desc for p in _doc("MultitaskMKLRegressor")["Parameters"]
+                          if p.name == "C"))
+    assert "``shared=False``)" not in C_doc and "``shared=True``" in C_doc
