@@ -451,3 +451,25 @@ def test_mtmkl_auto_C_with_shared_components():
     C_doc = " ".join(next(p.desc for p in _doc("MultitaskMKLRegressor")["Parameters"]
                           if p.name == "C"))
     assert "``shared=False``)" not in C_doc and "``shared=True``" in C_doc
+
+
+@pytest.mark.parametrize("module", ["fgm", "infinite", "lowrank", "mtmkl", "mtmkl_cv",
+                                    "pnorm_mkl"])
+def test_estimator_docstring_examples_print_what_they_show(module):
+    """The estimators' "Examples" sections run as shown, and without a
+    ``ConvergenceWarning`` (no test ran them; ``FGMClassifier``'s example, a
+    fit of 15 outer iterations at ``B=5``, warned that ``max_iter`` stopped
+    it)."""
+    import doctest
+    import importlib
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    mod = importlib.import_module(f"kernlearn.estimators.{module}")
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        for test in doctest.DocTestFinder().find(mod):
+            runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.attempted > 0 and result.failed == 0

@@ -514,9 +514,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     >>> from kernlearn import FGMClassifier
     >>> from kernlearn.datasets import make_fgm_synthetic
     >>> X, y, w = make_fgm_synthetic(200, 100, 10, random_state=0)
-    >>> clf = FGMClassifier(B=5).fit(X, y)
-    >>> clf.selected_features_.size > 0
-    True
+    >>> clf = FGMClassifier(max_features=10).fit(X, y)
+    >>> len(clf.selected_features_), int((w[clf.selected_features_] != 0).sum())
+    (10, 8)
     """
 
     _parameter_constraints = {
