@@ -500,3 +500,21 @@ def test_guide_examples_do_not_warn(guide, marker, tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         exec(blocks[target].replace("print(", "(lambda *a, **k: None)("), namespace)
+
+
+@pytest.mark.parametrize("name", ["InfiniteFeatureRegressor", "InfiniteFeatureClassifier"])
+def test_grfl_converged_matches_its_stop_reason_where_held_out_rows_choose(name):
+    """``converged_`` is "whether the path stopped on the violation test (or
+    the held-out loss)"; where one held-out part chose the features
+    (``max_features="auto"`` from 300 rows) the model's master is refitted
+    outside the path, and ``converged_`` was ``False`` beside
+    ``stop_reason_ == "no_violation"`` (the classifier here)."""
+    rng = np.random.RandomState(0)
+    Xs = rng.randn(400, 3)
+    y = Xs[:, 0] + np.sin(3 * Xs[:, 1]) + 0.1 * rng.randn(400)
+    est = getattr(kernlearn, name)(max_features="auto", n_candidates=30, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(Xs, y if name.endswith("Regressor") else (y > 0).astype(int))
+    assert est.n_paths_ == 1 and est.stop_reason_ in ("no_violation", "validation")
+    assert est.converged_, est.stop_reason_

@@ -209,7 +209,9 @@ _COMMON_DOC = """
         ``"time_budget"`` or ``"validation"`` (``max_features="auto"``: the
         held-out loss stopped improving).
     converged_ : bool
-        Whether the path stopped on the violation test (or the held-out loss).
+        Whether the path stopped on the violation test (or the held-out loss);
+        where held-out rows chose the features, that path's (as
+        ``stop_reason_``); with ``n_paths_`` above 1, whether every path did.
     solver_ : str
         Class name of the restricted-master solver used (what ``solver="auto"``
         chose: ``"GrFLNewton"`` or ``"ADMM"``).

@@ -937,7 +937,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                                     scores=np.full(k, np.inf), group_size=path.gs))
         _validation_history(path.history, monitor, w_scale)
         final.history, final.last_violation = path.history, path.last_violation
-        stop, finals = path.stop_reason, [final]
+        stop, finals, final.converged = path.stop_reason, [final], path.converged
     else:
         # folds: the count with the lowest summed held-out loss, then a path
         # (the classifier: ``draws`` paths, averaged) on all rows to that count
