@@ -72,6 +72,10 @@ def plot_convergence(history, path, title="Convergence"):
     -------
     path : str
     """
+    if isinstance(history, (list, tuple)):
+        # (one-vs-rest fits: it said "history has no 'objective' column")
+        raise ValueError(f"history is a list of {len(history)} per-problem histories "
+                         "(a one-vs-rest fit): plot one of them, e.g. history_[0].")
     if "objective" not in history:
         raise ValueError("history has no 'objective' column to plot.")
     plt = _pyplot()

@@ -37,6 +37,8 @@ STOP_REASONS = {
     "validation": "the loss on held-out rows stopped improving",
     # (OBSCURE's stage 2: its stop line read "stop: duality gap ...: duality gap")
     "duality gap": "the best iterate's relative duality gap fell below tol",
+    # (OBSCURE with online_only=True: its stop line repeated the reason too)
+    "online_only": "online_only=True: the online first stage only, no refinement",
 }
 
 _METRICS = [

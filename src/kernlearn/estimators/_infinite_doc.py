@@ -101,7 +101,7 @@ _COMMON_DOC = """
         truly violates (7)/(10) and the ``tol`` rule is checked exactly on
         them).  Cuts the :math:`O(k_r n T)` pricing cost to
         :math:`O(k_r m T + 25 n T)`.  ``"auto"`` uses 2000 rows when
-        ``n >= 4000``, all rows otherwise; ``None`` always all rows.
+        ``n > 4000``, all rows otherwise; ``None`` always all rows.
     path_iter : int, "auto" or None, default="auto"
         Iteration cap of the masters solved while features are being added
         (warm-started, so the next master continues from there); ``"auto"``
@@ -189,8 +189,9 @@ _COMMON_DOC = """
         Shared weights :math:`\\tilde w` (a regressor fitted on a 2-D ``y``:
         one row per output, each in its output's units).
     history_ : dict of ndarray
-        Per outer iteration: ``objective``, ``violation``, ``n_active``,
-        ``kkt``, ``master_iter``, ``time`` (cumulative over warm starts), and
+        Per outer iteration: ``iter``, ``objective``, ``violation`` (of the
+        features added), ``n_active``, ``kkt`` (the master's KKT residual),
+        ``master_iter``, ``time`` (cumulative over warm starts), and
         with ``max_features="auto"`` the held-out loss ``validation_loss``
         of the selection path (then ``objective`` and ``n_active`` are those
         of that path; absent when folds chose ``lambda_p="auto"`` and paths
@@ -208,7 +209,9 @@ _COMMON_DOC = """
         ``"time_budget"`` or ``"validation"`` (``max_features="auto"``: the
         held-out loss stopped improving).
     converged_ : bool
-        Whether the path stopped on the violation test (or the held-out loss).
+        Whether the path stopped on the violation test (or the held-out loss);
+        where held-out rows chose the features, that path's (as
+        ``stop_reason_``); with ``n_paths_`` above 1, whether every path did.
     solver_ : str
         Class name of the restricted-master solver used (what ``solver="auto"``
         chose: ``"GrFLNewton"`` or ``"ADMM"``).

@@ -168,7 +168,9 @@ def _check_cv_split(estimator, predict_needs_tasks):
 
     scikit-learn turns an error of ``predict`` or ``score`` into a NaN score
     (and then picks the first candidate), so the ways task ids fail to serve
-    the validation rows are caught here, where an error stops the search: a
+    the validation rows are caught here, where an error stops the search when
+    every split fails (refused splits among scored ones are NaN with a
+    ``FitFailedWarning`` that quotes the error, as for any failed fit): a
     scorer that calls ``predict(X)`` with no metadata (scikit-learn's own,
     ``scoring="r2"`` and the like; :class:`MultitaskScorer` and the default
     scoring pass task ids), a scoring to which no task ids are routed, and a

@@ -479,9 +479,15 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         ``multiclass="ovr"``); ``False`` whenever a ``ConvergenceWarning``
         said one of them ran out of iterations.
     history_ : dict of ndarray or list of dict
-        Objective (upper bound), lower bound and gap of Theorem 2, violation,
-        active-set size, APG iterations, time and peak resident memory
-        (``peak_rss_mb``, of this process) per outer iteration.
+        Per outer iteration: ``iter``, ``objective`` (upper bound),
+        ``lower_bound`` and ``gap`` of Theorem 2, ``violation`` (the largest
+        pricing score), ``n_active`` (active features), ``master_iter``
+        (iterations of that master solve, Newton's or APG's),
+        ``newton_master`` (1 for Newton, 0 for APG), ``master_reason``
+        (why: an index into :data:`kernlearn.solvers.MASTER_REASONS`),
+        ``time`` and ``peak_rss_mb`` (peak resident memory of this process);
+        ``final_lower_bound``, one entry, is the bound at the last pricing.
+        One such dict per problem with ``multiclass="ovr"``.
     x_mean_ : ndarray of shape (n_features,) or None
         Column means of dense training data (``standardize=True``; the
         centring is implicit through the intercept, and the master shifts
@@ -508,9 +514,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     >>> from kernlearn import FGMClassifier
     >>> from kernlearn.datasets import make_fgm_synthetic
     >>> X, y, w = make_fgm_synthetic(200, 100, 10, random_state=0)
-    >>> clf = FGMClassifier(B=5).fit(X, y)
-    >>> clf.selected_features_.size > 0
-    True
+    >>> clf = FGMClassifier(max_features=10).fit(X, y)
+    >>> len(clf.selected_features_), int((w[clf.selected_features_] != 0).sum())
+    (10, 8)
     """
 
     _parameter_constraints = {
@@ -742,10 +748,12 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     selected_features_ : ndarray of int
     d_ : ndarray
     n_iter_ : int
+        Outer iterations run.
     converged_ : bool
         Whether the outer loop stopped on its own rule and the last master
         met ``inner_tol`` (see :class:`FGMClassifier`).
     history_ : dict of ndarray
+        Per outer iteration, the keys of :class:`FGMClassifier`'s.
     family_ : family object or None
         The fitted ``family`` (``None`` on the columns of ``X``).
     x_mean_, x_scale_ : ndarray or None

@@ -642,7 +642,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             "        to 200);").replace(
             "    max_features_ : int\n", "    lambda_p_ : float\n        The level "
             "``lambda_p`` used (chosen with ``\"auto\"``).\n    max_features_ : int\n").replace(
-            "``\"auto\"`` uses 2000 rows when\n        ``n >= 4000``, all rows otherwise;",
+            "``\"auto\"`` uses 2000 rows when\n        ``n > 4000``, all rows otherwise;",
             "``\"auto\"`` uses 20,000 rows when\n        ``n > 40,000``, all rows otherwise "
             "(a regression path's later features\n        correlate weakly with the residual; "
             "on fewer rows the estimates'\n        noise ranks the candidates: "

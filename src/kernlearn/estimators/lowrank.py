@@ -319,9 +319,13 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         ``kernel="precomputed"``).
     dual_coef_ : ndarray of shape (m0_, n_outputs)
         :math:`\tilde\alpha_m/2` of eq. (17) in the target's units: prediction
-        is ``k(T(X), T(centers_)) @ dual_coef_ + intercept_`` with ``T`` the
-        input map (``(X - x_mean_) / x_scale_``; the identity without
-        ``standardize``).
+        is :math:`\sum_m k_m(T(X), T(c_m))\,a_m` + ``intercept_`` over the
+        centres :math:`c_m` (``centers_``) and rows :math:`a_m` of
+        ``dual_coef_``, with ``T`` the input map (``(X - x_mean_) /
+        x_scale_``; the identity without ``standardize``) and :math:`k_m` the
+        kernel at ``gamma = kernel_params_["gamma"] * center_factors_[m]``;
+        with one width (all factors 1: a ``gamma`` given) that is
+        ``k(T(X), T(centers_)) @ dual_coef_ + intercept_``.
     intercept_ : ndarray of shape (n_outputs,)
         Target means (zeros without ``fit_intercept``).
     x_mean_ : ndarray of shape (n_features,) or None
@@ -358,9 +362,12 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     objective_ : float
         Final :math:`F(\mu)`.
     history_ : dict of ndarray
-        Per sweep: ``objective``, ``m0``, ``kkt`` (largest KKT violation seen),
-        ``violation``, ``time`` and ``nu`` (the relative value in use: with
-        ``nu="auto"`` the sweeps of the path up to the kept value).
+        Per sweep: ``iter``, ``objective``, ``m0`` (also as ``n_active``),
+        ``kkt`` (largest KKT violation over the columns, each as last
+        visited), ``violation`` (the same over the sweep's drawn columns,
+        before it), ``time`` and ``nu`` (the relative value in use: with
+        ``nu="auto"`` the sweeps of the path up to the kept value, so more
+        rows than ``n_iter_``).
     n_features_in_ : int
         Number of features seen in fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -548,8 +555,9 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         ``kernel="precomputed"``).
     dual_coef_ : ndarray of shape (n_centers, n_outputs)
         Eq. (17) per output, zero at the centres an output does not use:
-        ``decision_function`` is ``k(T(X), T(centers_)) @ dual_coef_ +
-        intercept_`` with ``T`` the input map (see ``x_mean_``, ``x_scale_``).
+        ``decision_function`` is the regressor's prediction (each centre's
+        kernel at its width, ``kernel_params_["gamma"]`` times
+        ``center_factors_``) with these rows and ``intercept_``.
     x_mean_, x_scale_ : ndarray of shape (n_features,) or None
         The input map of :class:`LowRankKernelRegressor`.
     kernel_params_ : dict

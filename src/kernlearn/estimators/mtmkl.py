@@ -374,10 +374,11 @@ _PARAMS_DOC = """
 _AUTO_DOC = """
         ``"auto"``: ``C`` and the kernel weights are learned together by the
         closed-form leave-one-out error of every task's kernel ridge (one
-        weight vector for all tasks, MK-MTFL's model with ``p = 2``; square
-        loss, ``formulation="mtfl"``, ``shared=False``), not by the training
-        objective, which rewards kernels that interpolate each task's few
-        rows; the learned value is ``C_``.  The search is L-BFGS-B with its
+        weight vector for all tasks, MK-MTFL's model with ``p = 2``; needs
+        the square loss and ``formulation="mtfl"``; with ``shared=True`` the
+        weights of shared components on the linear kernels too), not by the
+        training objective, which rewards kernels that interpolate each
+        task's few rows; the learned value is ``C_``.  The search is L-BFGS-B with its
         own cap of 200 iterations (a ``ConvergenceWarning`` when it runs out):
         ``max_iter``, ``tol`` and ``verbose``, the mirror descent's, do not
         apply to it; ``n_iter_`` and ``converged_`` are the search's.

@@ -187,7 +187,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         Why the fit stopped: the certificate's reason when converged, else
         ``"max_iter"``, ``"max_steps"`` or ``"online_only"``.
     history_ : dict of ndarray
-        Per-epoch ``stage``, ``objective``, ``loss``, ``train_error``,
+        Per-epoch ``stage``, ``epoch`` (counted within its stage),
+        ``objective``, ``loss``, ``train_error``,
         ``w_norm``, ``n_updates``, ``n_support``, ``R``, ``steps``
         (cumulative samples visited), ``dual`` (the best certified lower
         bound on the optimum so far), ``best`` (stage 2: the best objective

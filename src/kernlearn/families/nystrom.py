@@ -148,7 +148,9 @@ class NystromColumns(BaseFamily):
         training Gram matrix and ``X`` given to :meth:`columns` is
         ``K(X_new, X_train)``).
     kernel_params : dict, optional
-        Keyword arguments of the kernel.
+        Keyword arguments of the kernel; a ``gamma`` of ``"scale"`` (or
+        ``"mean"`` for ``rbf``) is computed from the training inputs at
+        :meth:`fit` (:func:`kernlearn.kernels.resolve_gamma`).
     n_columns : int, default=256
         Number ``M`` of sampled columns (at most ``n_samples``).
     precompute : bool, default=True
@@ -159,6 +161,9 @@ class NystromColumns(BaseFamily):
 
     Attributes
     ----------
+    kernel_params_ : dict
+        The kernel's keyword arguments as used (a data-derived ``gamma``
+        resolved).
     indices_ : ndarray of shape (M,)
         Training indices of the sampled points :math:`x_m`.
     diag_ : ndarray of shape (M,)
@@ -187,7 +192,7 @@ class NystromColumns(BaseFamily):
         self.random_state = random_state
 
     def _k(self, A, B):
-        return kernel_block(A, B, self.kernel, self.kernel_params or {},
+        return kernel_block(A, B, self.kernel, self.kernel_params_,
                             getattr(self, "center_", None))
 
     def fit(self, X, indices=None, center=None):
@@ -219,6 +224,11 @@ class NystromColumns(BaseFamily):
             indices = np.sort(rng.choice(n, size=M, replace=False))
         self.indices_ = np.asarray(indices, dtype=np.intp)
         self.center_ = check_center(center, X)
+        params = dict(self.kernel_params or {})
+        if self.kernel != "precomputed" and isinstance(params.get("gamma"), str):
+            # (it reached the kernel as the string: "rbf gamma must be positive")
+            params["gamma"] = resolve_gamma(params["gamma"], X, self.kernel)
+        self.kernel_params_ = params
         self._X = X
         self.n_samples_ = n
         if self.kernel == "precomputed":

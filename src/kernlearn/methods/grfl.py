@@ -757,7 +757,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         ``min(100, max(1, n // 6))``.
     n_candidates, eps, fit_intercept, pricing_subsample, path_iter, time_budget, verbose
         As in :class:`GrFL` and the estimators (``pricing_subsample="auto"``:
-        :data:`AUTO_PRICING_ROWS` rows when ``n`` is at least twice that;
+        :data:`AUTO_PRICING_ROWS` rows when ``n`` is more than twice that;
         ``path_iter="auto"``: :data:`NEWTON_PATH_ITER` with the Newton master,
         20 with the others).
     random_state : int, RandomState or None
@@ -937,7 +937,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                                     scores=np.full(k, np.inf), group_size=path.gs))
         _validation_history(path.history, monitor, w_scale)
         final.history, final.last_violation = path.history, path.last_violation
-        stop, finals = path.stop_reason, [final]
+        stop, finals, final.converged = path.stop_reason, [final], path.converged
     else:
         # folds: the count with the lowest summed held-out loss, then a path
         # (the classifier: ``draws`` paths, averaged) on all rows to that count
