@@ -150,7 +150,11 @@ _COMMON_DOC = """
         :meth:`transform` and :meth:`predict` apply the stored map
         ``(x - x_mean_) / x_scale_`` first.
     random_state : int, RandomState instance or None, default=None
-        Seed of the parameter sampling.
+        Seed of the parameter sampling, of the rows held out (or the folds)
+        where ``"auto"`` settings choose on them and (classifier) of the Platt
+        folds of ``probability=True``: where rows are held out, shuffling the
+        training rows changes the model as another seed would
+        (``doc/reproducibility.md``).
     verbose : int, default=0
         Print one line per added feature.
 {extra_params}
