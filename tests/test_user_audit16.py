@@ -73,3 +73,27 @@ def test_a_malformed_random_state_in_a_model_file_is_named():
                 {**good, "keys": good["keys"].astype(np.int64)}, {**good, "extra": 1}, [1]):
         with pytest.raises(ValueError, match="params.random_state: malformed random state"):
             random_state_from(bad, fail, "params.random_state")
+
+
+@pytest.mark.parametrize("name", ["MultitaskMKLRegressorCV", "MultitaskMKLClassifierCV"])
+def test_a_refit_on_a_used_up_generator_of_splits_says_so(name):
+    # cv=KFold(3).split(X) (an iterable of splits, as documented) served the
+    # first fit; a second fit of the same estimator found no split and failed
+    # on "a validation score is not finite: [nan]"
+    from sklearn.model_selection import KFold
+
+    import kernlearn
+
+    X, y = _regression(n=60)
+    t = np.arange(60) % 2
+    if name.endswith("ClassifierCV"):
+        y = (y > np.median(y)).astype(int)
+    est = getattr(kernlearn, name)(cv=KFold(3).split(X), Cs=(0.1, 1.0))
+    est.fit(X, y, task_index=t)
+    with pytest.raises(ValueError, match="generator of splits is used up .* to fit again"):
+        est.fit(X, y, task_index=t)
+    with pytest.raises(ValueError, match=r"cv gave no \(train, test\) split\.$"):
+        est.set_params(cv=[]).fit(X, y, task_index=t)
+    folds = list(KFold(3).split(X))
+    a = est.set_params(cv=folds).fit(X, y, task_index=t).predict(X, task_index=t)
+    np.testing.assert_array_equal(est.fit(X, y, task_index=t).predict(X, task_index=t), a)
