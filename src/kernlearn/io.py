@@ -33,12 +33,15 @@ object:
     a slice (kernel views);
 ``{"$object": tag, "state": {...}}``
     a component (feature family, kernel list, loss, penalty, solver) whose
-    class is in the allow-list below; it is rebuilt without calling any
+    class is in the allow-list below, or a scikit-learn cross-validation
+    splitter (``cv=KFold(5)``); it is rebuilt without calling any
     code but ``object.__new__`` and attribute assignment;
+``{"$random_state": {"keys", "pos", "has_gauss", "cached_gaussian"}}``
+    a ``numpy.random.RandomState`` (``random_state``), its exact state;
 ``{"$function": tag}``
     an allow-listed kernel function.
 
-Anything outside this schema (open files, random generators, user
+Anything outside this schema (open files, NumPy ``Generator`` objects, user
 callables, object arrays other than strings) makes :func:`save_model` raise a
 ``TypeError`` naming the attribute; anything unexpected in a file makes
 :func:`load_model` raise a ``ValueError`` naming the problem.
@@ -72,6 +75,7 @@ import scipy.sparse as sp
 
 import kernlearn
 
+from ._io_values import plain_objects, random_state_fields, random_state_from, splitter_classes
 from .utils._atomic import write_atomically
 
 __all__ = [
@@ -277,26 +281,11 @@ def _other_version(path, version, detail):
 
 
 # --------------------------------------------------------------------- encode
-def _plain_objects(value):
-    """The dtype storing object array ``value`` exactly (str, bool, int64, float64), or None.
-
-    One kind only: ints among floats would come back as floats.
-    """
-    kinds = {str if isinstance(v, str) else bool if isinstance(v, (bool, np.bool_))
-             else int if isinstance(v, (int, np.integer)) else float
-             if isinstance(v, (float, np.floating)) else None for v in value.flat}
-    if len(kinds) > 1 or None in kinds:
-        return None
-    kind = kinds.pop() if kinds else str
-    if kind is int and not all(-2**63 <= v < 2**63 for v in value.flat):
-        return None
-    return {str: str, bool: bool, int: np.int64, float: np.float64}[kind]
-
-
 class _Encoder:
     def __init__(self):
         self.arrays = {}
-        self.classes = {cls: tag for tag, cls in _safe_classes().items()}
+        classes = {**_safe_classes(), **splitter_classes()}  # (a *CV's cv=KFold(5))
+        self.classes = {cls: tag for tag, cls in classes.items()}
         self.functions = {id(fn): tag for tag, fn in _safe_functions().items()}
 
     def array(self, value, where):
@@ -306,7 +295,7 @@ class _Encoder:
         fortran = isinstance(value, np.ndarray) and value.ndim > 1 and \
             value.flags.f_contiguous and not value.flags.c_contiguous
         value = np.ascontiguousarray(value)
-        as_object = value.dtype == object and _plain_objects(value)
+        as_object = value.dtype == object and plain_objects(value)
         if as_object:
             # column names (feature_names_in_) are object arrays of str in
             # scikit-learn, task ids of a pandas object column may be ints:
@@ -397,6 +386,8 @@ class _Encoder:
             }
         if id(value) in self.functions:
             return {"$function": self.functions[id(value)]}
+        if type(value) is np.random.RandomState:  # random_state=RandomState(0)
+            return {"$random_state": self.encode(random_state_fields(value), where)}
         tag = self.classes.get(type(value))
         if tag is not None:
             state = {k: v for k, v in vars(value).items() if k not in _TRANSIENT}
@@ -534,7 +525,7 @@ class _Decoder:
         self.path = path
         self.arrays = arrays
         self.used = set()
-        self.classes = _safe_classes()
+        self.classes = {**_safe_classes(), **splitter_classes()}
         self.functions = _safe_functions()
 
     def fail(self, msg):
@@ -635,6 +626,8 @@ class _Decoder:
             return self.functions[body]
         if tag == "$sparse":
             return self.sparse(node, where)
+        if tag == "$random_state":
+            return random_state_from(self.decode(body, where), self.fail, where)
         if tag == "$object":
             if body not in self.classes:
                 self.fail(

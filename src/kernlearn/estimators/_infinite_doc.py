@@ -92,7 +92,8 @@ _COMMON_DOC = """
     fit_intercept : bool, default=True
         Fit one unpenalised bias per task.
     time_budget : float, optional
-        Seconds after which no new feature is added.
+        Seconds after which no new feature is added (a fit it stops depends
+        on the machine's speed and load, not only on ``random_state``).
     pricing_subsample : int, "auto" or None, default="auto"
         Estimate the candidates' violations on this many randomly chosen
         training rows (drawn once per fit), rescaling the correlations by
@@ -122,7 +123,9 @@ _COMMON_DOC = """
         with the same ``random_state`` (with ``path_iter=None``, without a
         pricing subsample, and when 10 is one of the path's sizes, e.g. with
         budgets up to 8).  The estimator then keeps the active training
-        columns in memory between fits.  With ``max_features="auto"`` every
+        columns in memory between fits (a cache: a pickle keeps it, a model
+        file of :func:`kernlearn.io.save_model` does not, so the next fit of a
+        loaded estimator starts over).  With ``max_features="auto"`` every
         fit starts over.
     n_paths : int or "auto", default="auto"
         Paths on all rows, each drawing its own random features, whose
@@ -150,7 +153,11 @@ _COMMON_DOC = """
         :meth:`transform` and :meth:`predict` apply the stored map
         ``(x - x_mean_) / x_scale_`` first.
     random_state : int, RandomState instance or None, default=None
-        Seed of the parameter sampling.
+        Seed of the parameter sampling, of the rows held out (or the folds)
+        where ``"auto"`` settings choose on them and (classifier) of the Platt
+        folds of ``probability=True``: where rows are held out, shuffling the
+        training rows changes the model as another seed would
+        (``doc/reproducibility.md``).
     verbose : int, default=0
         Print one line per added feature.
 {extra_params}

@@ -152,8 +152,9 @@ class ProbabilityMixin:
     Logistic-loss models (``loss="logistic"``) give their own probabilities.
     Otherwise ``probability=True`` fits, as scikit-learn's ``SVC`` does, one
     Platt sigmoid per class on decision values predicted by an internal
-    5-fold stratified cross-validation (``random_state`` seeds the folds;
-    rows of zero weight are in none, as if removed), and
+    5-fold stratified cross-validation (``random_state`` seeds the folds,
+    seed 0 when it is None or the estimator has none; rows of zero weight are
+    in none, as if removed), and
     multiclass probabilities are the per-class sigmoids normalised to sum to
     one (as in ``CalibratedClassifierCV``).  The cross-validation costs five
     extra fits; with ``probability=False`` ``predict_proba`` does not exist,

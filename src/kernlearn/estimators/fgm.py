@@ -685,7 +685,10 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         :math:`\sqrt{10}`, and refitted on all rows at the ``C`` of lowest
         held-out squared error (``C_``, curve in ``cv_results_``).  Folds hold only rows of positive weight,
         so a zero weight still removes a row; integer weights no longer equal
-        repeated rows exactly (a repeated row may fall in two folds).  A fixed
+        repeated rows exactly (a repeated row may fall in two folds).  The folds
+        split the row positions with the fixed seed 0: the same rows in another
+        order can choose a neighbouring ``C`` (airfoil's first 300 rows, five
+        orders: ``C_`` 0.1, 0.32 or 3.2; see ``doc/reproducibility.md``).  A fixed
         ``C`` cannot serve both kinds of data: on a target the inputs hardly
         predict, ``C=1`` is least squares (forest fires: 1.76x ``LassoCV()``'s
         MSE; ``"auto"`` 1.05x), on a smooth linear one it over-regularises

@@ -508,7 +508,8 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     rule : {"newton", "exact"}, default="newton"
         Coordinate step rule.
     random_state : int, RandomState instance or None, default=None
-        Seed.
+        Seeds the column sample, the coordinate sequence and the Platt folds
+        of ``probability=True``.
     verbose : int, default=0
         Progress output.
     standardize : bool, default=True

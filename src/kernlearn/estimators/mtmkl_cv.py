@@ -71,6 +71,15 @@ class _SelectionMixin:
             keep = np.flatnonzero(sw > 0)
             splits = [(keep[tr], keep[te])
                       for tr, te in cv.split(np.zeros((keep.size, 1)), strata[keep])]
+        if not splits:
+            # a generator of splits serves one fit: a refit's scores were all
+            # NaN ("a validation score is not finite: [nan]")
+            used_up = iter(self.cv) is self.cv if hasattr(self.cv, "__iter__") else False
+            raise ValueError(
+                "cv gave no (train, test) split" + (
+                    ": a generator of splits is used up by the fit that first reads "
+                    "it; pass a list of (train, test) pairs or a splitter (such as "
+                    "KFold(5)) to fit again" if used_up else "."))
         self._check_training_folds(splits, strata if pos is None else pos, task_index)
         return splits
 
@@ -212,7 +221,8 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
         An int: that many folds of :class:`~sklearn.model_selection.StratifiedKFold`
         stratified by task (in order, no shuffle); a splitter: its
         ``split(X, task_positions)``; an iterable: ``(train, test)`` index
-        pairs.  ``"loo"``: closed-form leave-one-out residuals of each task's
+        pairs (a generator serves one fit: a list or a splitter can be
+        refitted, cloned and saved).  ``"loo"``: closed-form leave-one-out residuals of each task's
         kernel ridge at the kernel weights learned on all rows (square loss,
         ``formulation`` ``"mtfl"``, ``"mkl"`` or ``"independent"``, no shared
         components; the kernel weights are not refitted per left-out row).
@@ -452,7 +462,8 @@ class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
         stratified by task and class (in order, no shuffle: every task and
         its two classes in every fold); a splitter: its ``split(X, strata)``
         with ``strata = 2 * task position + class``; an iterable:
-        ``(train, test)`` index pairs.
+        ``(train, test)`` index pairs (a generator serves one fit: a list or
+        a splitter can be refitted, cloned and saved).
     formulation : {"mtfl", "mtsfl", "mkl", "independent"}, default="mtfl"
     p : float, default=2.0
     q : float, default=1.5
