@@ -189,6 +189,11 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         -------
         Z : ndarray of shape (n_samples, n_kept * group_size)
         """
+        return self._features(X)
+
+    def _features(self, X):
+        # transform's body: the predictions read it, not transform, which
+        # scikit-learn's set_output(transform="pandas") wraps into a DataFrame
         check_is_fitted(self)
         X = input_standardization(self).transform(validate_predict_data(self, X))
         Z = self.family_.columns(self.features_, X)
@@ -263,7 +268,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return 1 if hasattr(X, "grfl_class") else self._auto_draws(X)
 
     def _task_decision(self, X, task_index):
-        Z = self.transform(X)
+        Z = self._features(X)
         D = Z @ self._coef_tasks.T + self._intercept_tasks
         if self.tasks_ is None:
             if task_index is not None:
