@@ -47,3 +47,60 @@ def test_grfl_in_a_pipeline_with_pandas_output_fits_and_predicts(kind):
     Z = pipe.transform(X)  # the learned features, now named columns
     assert isinstance(Z, pd.DataFrame)
     assert list(Z.columns) == list(pipe[-1].get_feature_names_out())
+
+
+# ------------------------------------------- task ids and scikit-learn's scorers
+def _tasks_binary(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    t = np.arange(n) % 2
+    y = (X[:, 0] * (2 * t - 1) + 0.3 * rng.standard_normal(n) > 0).astype(int)
+    return X, y, t
+
+
+@pytest.mark.parametrize("scoring, advice", [
+    ("roc_auc", "scoring=MultitaskScorer('roc_auc')"),
+    ({"auc": "roc_auc", "acc": "accuracy"},
+     "scoring={'auc': MultitaskScorer('roc_auc'), 'acc': MultitaskScorer('accuracy')}"),
+])
+def test_the_scorer_advice_for_task_ids_names_the_users_scoring(scoring, advice):
+    # a classifier with task ids scored by roc_auc was told "wrap it:
+    # scoring=MultitaskScorer('r2')": a regression metric, which on 0/1 labels
+    # scores something, but not what was asked for
+    import sklearn
+    from sklearn.model_selection import StratifiedKFold, cross_validate
+
+    from kernlearn import MultitaskMKLClassifier
+
+    X, y, t = _tasks_binary()
+    cv = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, 2 * t + y))
+    with sklearn.config_context(enable_metadata_routing=True):
+        with pytest.raises(ValueError, match="calls MultitaskMKLClassifier's predictions "
+                                             "without task_index") as info:
+            cross_validate(MultitaskMKLClassifier(["linear"]), X, y, cv=cv,
+                           params={"task_index": t}, scoring=scoring, error_score="raise")
+        assert advice in str(info.value) and "'r2'" not in str(info.value)
+        # the advice, followed, scores
+        from kernlearn.estimators.mtmkl import MultitaskScorer
+
+        fixed = (MultitaskScorer(scoring) if isinstance(scoring, str) else
+                 {key: MultitaskScorer(name) for key, name in scoring.items()})
+        res = cross_validate(MultitaskMKLClassifier(["linear"]), X, y, cv=cv,
+                             params={"task_index": t}, scoring=fixed, error_score="raise")
+        key = "test_score" if isinstance(scoring, str) else "test_auc"
+        assert np.all(res[key] > 0.6)
+
+
+def test_an_unrequested_classifier_score_is_advised_a_classification_metric():
+    # task ids routed to fit but not to score: the advice was
+    # MultitaskScorer('r2') for a classifier too
+    import sklearn
+    from sklearn.model_selection import cross_val_score
+
+    from kernlearn import MultitaskMKLClassifier
+
+    X, y, t = _tasks_binary()
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = MultitaskMKLClassifier(["linear"]).set_score_request(task_index=False)
+        with pytest.raises(ValueError, match=r"scoring=MultitaskScorer\('accuracy'\)"):
+            cross_val_score(est, X, y, cv=3, params={"task_index": t}, error_score="raise")
