@@ -129,3 +129,52 @@ def test_multitask_scale_width_weighs_rows_as_repeated_rows(name):
     np.testing.assert_allclose(getattr(a, out)(X), getattr(b, out)(X), atol=1e-4)
     assert a.kernels_.params_[0]["gamma"] == pytest.approx(b.kernels_.params_[0]["gamma"],
                                                            rel=1e-12)
+
+
+# ------------------------------------------- class_weight="balanced" and weights
+@pytest.mark.parametrize("name", ["FGMClassifier", "InfiniteFeatureClassifier",
+                                  "LowRankKernelClassifier", "MultitaskMKLClassifier"])
+def test_balanced_class_weights_count_weights_not_rows(name):
+    # "balanced" counted every row of a class, whatever its sample weight:
+    # rows of zero weight (removed rows) still moved the class weights (the
+    # margins 0.24-1.2 from the fit without them) and integer weights were not
+    # repeated rows; scikit-learn's LogisticRegression and SVC count weights
+    from sklearn.datasets import make_classification
+
+    import kernlearn
+
+    X, y = make_classification(90, 4, n_informative=3, n_redundant=0, weights=[0.7],
+                               random_state=0)
+    Est = getattr(kernlearn, name)
+    kw = {"random_state": 0} if "random_state" in Est().get_params() else {}
+    if name == "InfiniteFeatureClassifier":
+        kw.update(max_features=3, n_candidates=10, inner_tol=1e-10)
+    w = np.ones(90)
+    w[np.flatnonzero(y == 0)[:25]] = 0  # 36 rows of class 0 left, 29 of class 1
+    a = Est(class_weight="balanced", **kw).fit(X, y, sample_weight=w)
+    b = Est(class_weight="balanced", **kw).fit(X[w > 0], y[w > 0])
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-9)
+    if name == "InfiniteFeatureClassifier":  # (an exact solver: weights are repeats)
+        r = np.random.default_rng(0).integers(1, 4, 90)
+        c = Est(class_weight="balanced", **kw).fit(X, y, sample_weight=r.astype(float))
+        d = Est(class_weight="balanced", **kw).fit(np.repeat(X, r, axis=0), np.repeat(y, r))
+        np.testing.assert_allclose(c.decision_function(X), d.decision_function(X),
+                                   atol=1e-8)
+
+
+def test_balanced_class_weights_match_scikit_learns():
+    from sklearn.utils.class_weight import compute_class_weight
+
+    from kernlearn.estimators._base import fit_sample_weight
+
+    y = np.array(["a", "b", "b", "c", "a", "b", "c", "c"])
+    w = np.array([1.0, 2.0, 0.0, 0.5, 3.0, 1.0, 0.0, 2.0])
+    got = fit_sample_weight(w, 8, y, "balanced")
+    classes = np.unique(y)
+    ref = compute_class_weight("balanced", classes=classes, y=y, sample_weight=w)
+    np.testing.assert_allclose(got, w * ref[np.searchsorted(classes, y)], rtol=1e-15)
+    # without sample_weight: as before, scikit-learn's compute_sample_weight
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    np.testing.assert_array_equal(fit_sample_weight(None, 8, y, "balanced"),
+                                  compute_sample_weight("balanced", y))
