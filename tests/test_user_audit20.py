@@ -178,3 +178,25 @@ def test_balanced_class_weights_match_scikit_learns():
 
     np.testing.assert_array_equal(fit_sample_weight(None, 8, y, "balanced"),
                                   compute_sample_weight("balanced", y))
+
+
+def test_a_given_fourier_family_weighs_its_scale_width_as_repeated_rows():
+    # gamma="scale" is the weighted 1/(D Var X) for the estimator's default
+    # family; a family given explicitly, RandomFourierFeatures() (gamma=
+    # "scale"), resolved it unweighted: integer weights fitted another model
+    # than the repeated rows (0.019 apart on these predictions)
+    from kernlearn import InfiniteFeatureRegressor
+    from kernlearn.families import RandomFourierFeatures
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3)) * [1.0, 3.0, 0.5]
+    y = np.sin(X[:, 0]) + 0.3 * X[:, 1]
+    w = rng.integers(1, 4, 60)
+    kw = dict(family=RandomFourierFeatures(), max_features=4, n_candidates=10,
+              inner_tol=1e-10, random_state=0)
+    a = InfiniteFeatureRegressor(**kw).fit(X, y, sample_weight=w.astype(float))
+    b = InfiniteFeatureRegressor(**kw).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    assert a.family_.widths_ == pytest.approx(b.family_.widths_, rel=1e-12)
+    np.testing.assert_allclose(a.predict(X), b.predict(X), atol=1e-8)
+    # (the parameter object is not the fitted one: still gamma="scale")
+    assert kw["family"].gamma == "scale" and a.family.gamma == "scale"
