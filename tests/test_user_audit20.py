@@ -200,3 +200,44 @@ def test_a_given_fourier_family_weighs_its_scale_width_as_repeated_rows():
     np.testing.assert_allclose(a.predict(X), b.predict(X), atol=1e-8)
     # (the parameter object is not the fitted one: still gamma="scale")
     assert kw["family"].gamma == "scale" and a.family.gamma == "scale"
+
+
+# ------------------------------------------------ why predict_proba is missing
+def _why(exc):
+    """The reason an ``available_if`` method is missing (the chained cause)."""
+    return str(exc.__cause__ if exc.__cause__ is not None else exc)
+
+
+@pytest.mark.parametrize("name", ["FGMClassifier", "PNormMKLClassifier",
+                                  "MultitaskMKLClassifier"])
+def test_predict_proba_missing_after_a_plain_fit_says_to_set_probability(name):
+    # VotingClassifier(voting="soft") or calibration code calling predict_proba
+    # of a model fitted without probabilities: FGM's attribute fallback hid
+    # the reason ("'FGMClassifier' object has no attribute 'predict_proba'"),
+    # and the others said "its parameters changed since, so fit it again",
+    # though nothing had changed
+    import kernlearn
+
+    X, y, _ = _tasks_binary()
+    est = getattr(kernlearn, name)().fit(X, y)
+    with pytest.raises(AttributeError) as info:
+        est.predict_proba(X)
+    assert "set probability=True" in _why(info.value)
+    assert "changed since" not in _why(info.value)
+    # changed since: that reason stays
+    est.set_params(probability=True)
+    with pytest.raises(AttributeError) as info:
+        est.predict_proba(X)
+    assert "its parameters changed since" in _why(info.value)
+
+
+def test_predict_proba_of_the_multitask_cv_classifier_names_the_plain_one():
+    # it has no probability parameter, and was told "set probability=True"
+    from kernlearn import MultitaskMKLClassifierCV
+
+    X, y, _ = _tasks_binary()
+    est = MultitaskMKLClassifierCV(["linear"], Cs=(1.0,), cv=3).fit(X, y)
+    with pytest.raises(AttributeError) as info:
+        est.predict_proba(X)
+    assert "has no probability parameter" in _why(info.value)
+    assert "MultitaskMKLClassifier(C=model.C_, probability=True)" in _why(info.value)

@@ -193,6 +193,11 @@ class _FGMBase(SelectorMixin, BaseEstimator):
                 "are on the family's generated columns; they are column_coef_ "
                 "(named coef_ before kernlearn 0.2). Per input feature, see "
                 "feature_importances_.")
+        if hasattr(type(self), name):
+            # a method whose availability check refused (predict_proba without
+            # probabilities): its reason, which this fallback used to replace
+            # with a bare "object has no attribute 'predict_proba'"
+            return object.__getattribute__(self, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _output(self, X, post, width=None, dtype=float):
