@@ -113,7 +113,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
     def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
         """Standardise, run the method, copy its result back in the input's units."""
         std = bool(renamed_parameter(self, "feature_scaling", "standardize"))
-        if self.family is not None:  # (its own column scaling is unweighted)
+        if self.family is not None:  # (its column scaling may be unweighted)
             X, y, sw = rows_of_positive_weight(X, y, sw)
         # A family scales its own generated columns (e.g. unit-RMS monomials,
         # unit-trace sub-kernels), which already makes it blind to column units.
