@@ -27,6 +27,7 @@ def test_grfl_in_a_pipeline_with_pandas_output_fits_and_predicts(kind):
     # own transform, got a DataFrame, and fit stopped in its score or Platt
     # folds ("'DataFrame' object has no attribute 'ravel'"; the regressor's
     # predict raised KeyError: (slice(None, None, None), 0))
+    from sklearn.base import clone
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
@@ -39,7 +40,7 @@ def test_grfl_in_a_pipeline_with_pandas_output_fits_and_predicts(kind):
     else:
         y = (y > y.median()).astype(int)
         est = InfiniteFeatureClassifier(probability=kind.endswith("platt"), **kw)
-    plain = make_pipeline(StandardScaler(), est).fit(X, y)
+    plain = make_pipeline(StandardScaler(), clone(est)).fit(X, y)
     pipe = make_pipeline(StandardScaler(), est).set_output(transform="pandas").fit(X, y)
     np.testing.assert_array_equal(pipe.predict(X), plain.predict(X))
     assert isinstance(pipe.predict(X), np.ndarray)
