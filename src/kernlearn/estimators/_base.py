@@ -694,7 +694,9 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
 
     ``class_weight`` is turned into per-sample weights (scikit-learn's
     ``compute_sample_weight``: ``"balanced"`` gives class ``c`` the weight
-    ``n / (n_classes * n_c)``) and multiplied into ``sample_weight``, so every
+    ``n / (n_classes * n_c)``, under ``sample_weight`` the classes' total
+    weights over the rows of positive weight, as scikit-learn's
+    ``compute_class_weight``) and multiplied into ``sample_weight``, so every
     estimator sees one weight vector and weighs each sample's loss by it.
 
     Parameters
@@ -748,11 +750,33 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
                 k, v = next(iter(bad.items()))
                 raise ValueError(f"class_weight must map classes to non-negative "
                                  f"finite numbers; class {k!r} has {v!r}.")
-        sw = sw * compute_sample_weight(class_weight, y)
+        if sample_weight is not None and isinstance(class_weight, str):
+            sw = sw * _balanced_weights(y, sw)
+        else:
+            sw = sw * compute_sample_weight(class_weight, y)
         if not np.any(sw > 0):
             raise ValueError("class_weight and sample_weight give every sample a "
                              "zero weight; nothing to fit.")
     return sw
+
+
+def _balanced_weights(y, sw):
+    """``class_weight="balanced"`` per sample under ``sw``: ``W / (k W_c)`` from the
+    classes' total weights ``W_c`` over the rows of positive weight.
+
+    As scikit-learn's ``compute_class_weight(..., sample_weight=)``: integer
+    weights count as repeated rows and zero weights as removed rows (counting
+    rows moved the class weights of every fit by rows it had removed).
+    """
+    from sklearn.utils.class_weight import compute_class_weight
+
+    y, pos = np.asarray(y).ravel(), sw > 0
+    classes = np.unique(y[pos])
+    weights = compute_class_weight("balanced", classes=classes, y=y[pos],
+                                   sample_weight=sw[pos])
+    out = np.zeros(len(sw))
+    out[pos] = weights[np.searchsorted(classes, y[pos])]
+    return out
 
 
 def standardize_fit(est, X, sample_weight=None, y=None):

@@ -60,8 +60,39 @@ def routing_help(est):
         text += (f" once requested ({name}(...).set_fit_request(task_index=True)"
                  ".set_score_request(task_index=True))")
     text += (" (and to scorers wrapped in kernlearn.estimators.mtmkl.MultitaskScorer, "
-             "e.g. scoring=MultitaskScorer('r2'))")
+             f"e.g. scoring=MultitaskScorer({_default_scoring(est)!r}))")
     return text + _cv_variant(est, "; or use {}.", ".")
+
+
+def _default_scoring(est):
+    """The scorer name of ``est.score``: what a wrapped scoring should name when
+    the user's own cannot be named (a regressor's ``r2`` is no classifier's)."""
+    from sklearn.base import is_classifier
+
+    return "accuracy" if is_classifier(est) else "r2"
+
+
+def _wrapped_scoring(scorers, blind):
+    """``scoring=`` text wrapping the user's ``blind`` scorers in ``MultitaskScorer``.
+
+    ``scorers`` maps a key (``None`` for a single scoring) to a scorer; one of
+    ``blind`` (scikit-learn's own) is named by its name in ``sklearn.metrics``
+    (the same metric and settings), else wrapped as the object it is; the
+    others are shown as they are.
+    """
+    from sklearn.metrics import get_scorer, get_scorer_names
+
+    known = {repr(get_scorer(name)): name for name in reversed(get_scorer_names())}
+
+    def wrap(sc):
+        if not any(sc is b for b in blind):
+            return repr(sc)
+        name = known.get(repr(sc))
+        return f"MultitaskScorer({name!r})" if name else f"MultitaskScorer({sc!r})"
+
+    if list(scorers) == [None]:
+        return wrap(scorers[None])
+    return "{" + ", ".join(f"{key!r}: {wrap(sc)}" for key, sc in scorers.items()) + "}"
 
 
 def _cv_variant(est, found, missing):
@@ -185,21 +216,24 @@ def _check_cv_split(estimator, predict_needs_tasks):
     except ImportError:  # a scikit-learn without these: no scorer check
         _BaseScorer = _MultimetricScorer = ()
     scorer = cv.get("scorer")
-    scorers = (scorer._scorers.values() if _MultimetricScorer
-               and isinstance(scorer, _MultimetricScorer) else [scorer])
-    blind = [sc for sc in scorers if _BaseScorer and isinstance(sc, _BaseScorer)]
+    scorers = (dict(scorer._scorers) if _MultimetricScorer
+               and isinstance(scorer, _MultimetricScorer) else {None: scorer})
+    blind = [sc for sc in scorers.values() if _BaseScorer and isinstance(sc, _BaseScorer)]
     if blind:
+        # (named after the user's scoring: it once said MultitaskScorer('r2')
+        # to a classifier scored by roc_auc)
         raise ValueError(f"scoring {blind[0]!r} calls {type(estimator).__name__}'s "
                          "predictions without task_index (scikit-learn's scorers "
                          "pass no metadata to predict); wrap it: scoring="
-                         "MultitaskScorer('r2') (kernlearn.estimators.mtmkl).")
+                         f"{_wrapped_scoring(scorers, blind)} "
+                         "(MultitaskScorer is in kernlearn.estimators.mtmkl).")
     t = (cv.get("score_params") or {}).get("task_index")
     if t is None and predict_needs_tasks and "score_params" in cv:
         # (a score not requesting task_index: every split scored NaN)
         raise ValueError(f"task_index is routed to {type(estimator).__name__}.fit but "
                          "not to its scoring, so every validation score would be NaN: "
                          "request it, .set_score_request(task_index=True), or score "
-                         "with scoring=MultitaskScorer('r2') "
+                         f"with scoring=MultitaskScorer({_default_scoring(estimator)!r}) "
                          "(kernlearn.estimators.mtmkl).")
     train, test = cv.get("train"), cv.get("test")
     if t is not None and train is not None and test is not None:

@@ -96,20 +96,31 @@ def _has_proba(est):
     parameters.
     """
     fitted = getattr(est, "_proba_source", None)
-    if fitted is not None:
-        if fitted != "none":
-            return True
+    wanted = getattr(est, "loss", None) == "logistic" or getattr(est, "probability", False)
+    if fitted is not None and fitted != "none":
+        return True
+    if fitted is not None and wanted:
         raise AttributeError(
             "predict_proba is not available: this model was fitted with "
             "probability=False" + (" and a loss other than 'logistic'"
                                    if hasattr(est, "loss") else "")
             + "; its parameters changed since, so fit it again to get probabilities.")
-    if getattr(est, "loss", None) == "logistic" or getattr(est, "probability", False):
+    if fitted is None and wanted:
         return True
+    if not hasattr(est, "probability"):
+        # (MultitaskMKLClassifierCV: told to set a parameter it does not have)
+        raise AttributeError(
+            f"predict_proba is not available: {type(est).__name__} has no "
+            "probability parameter; fit the plain estimator at the chosen "
+            "parameters with probability=True for Platt probabilities (e.g. "
+            "MultitaskMKLClassifier(C=model.C_, probability=True)).")
+    # (a model fitted without probabilities and not asked for them since was
+    # told "its parameters changed since")
     raise AttributeError(
         "predict_proba is not available: set probability=True (Platt scaling "
         "fitted by internal cross-validation)"
-        + (" or loss='logistic'" if hasattr(est, "loss") else "") + "."
+        + (" or loss='logistic'" if hasattr(est, "loss") else "")
+        + (" and fit again." if fitted is not None else ".")
     )
 
 

@@ -113,7 +113,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
     def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
         """Standardise, run the method, copy its result back in the input's units."""
         std = bool(renamed_parameter(self, "feature_scaling", "standardize"))
-        if self.family is not None:  # (its own column scaling is unweighted)
+        if self.family is not None:  # (its column scaling may be unweighted)
             X, y, sw = rows_of_positive_weight(X, y, sw)
         # A family scales its own generated columns (e.g. unit-RMS monomials,
         # unit-trace sub-kernels), which already makes it blind to column units.
@@ -193,6 +193,11 @@ class _FGMBase(SelectorMixin, BaseEstimator):
                 "are on the family's generated columns; they are column_coef_ "
                 "(named coef_ before kernlearn 0.2). Per input feature, see "
                 "feature_importances_.")
+        if hasattr(type(self), name):
+            # a method whose availability check refused (predict_proba without
+            # probabilities): its reason, which this fallback used to replace
+            # with a bare "object has no attribute 'predict_proba'"
+            return object.__getattribute__(self, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _output(self, X, post, width=None, dtype=float):

@@ -194,6 +194,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
     def _predict_inputs(self, X):
         """``X`` validated and standardised as the fit's inputs were."""
+        # The predictions read this and _columns, never transform, which
+        # scikit-learn's set_output(transform="pandas") wraps into a DataFrame.
         check_is_fitted(self)
         return input_standardization(self).transform(validate_predict_data(self, X))
 

@@ -218,6 +218,13 @@ class RandomFourierFeatures(InfiniteFamily):
         self.bandwidth = bandwidth
         self.bandwidth_range = bandwidth_range
 
+    @property
+    def width_from_data(self):
+        """Whether the width is ``gamma="scale"``, computed from the training inputs
+        (no ``bandwidth`` nor ``bandwidth_range`` overriding it)."""
+        return (self.bandwidth is None and self.bandwidth_range is None
+                and isinstance(self.gamma, str) and self.gamma == "scale")
+
     def _widths(self, X=None):
         """Validated widths sigma, or ``None`` when a range is used.
 

@@ -39,10 +39,18 @@ from ._base import (
 )
 
 
-def _sq_col_norms(X):
+def _sq_col_norms(X, w=None):
+    """Column sums of ``X**2``, weighted by the rows' ``w`` when given."""
+    if w is not None:
+        return _weighted_col_sums(X.multiply(X) if sp.issparse(X) else X * X, w)
     if sp.issparse(X):
         return np.asarray(X.multiply(X).sum(0)).ravel()
     return np.einsum("ij,ij->j", X, X)
+
+
+def _weighted_col_sums(A, w):
+    """``sum_i w_i A_ij`` per column (dense or sparse ``A``)."""
+    return np.asarray(A.T @ w).ravel()
 
 
 class PolynomialPool(BaseFamily):
@@ -103,7 +111,20 @@ class PolynomialPool(BaseFamily):
         self.coef0 = coef0
         self.block_size = block_size
 
-    def fit(self, X):
+    def fit(self, X, sample_weight=None):
+        """Scale the columns on the training data.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        sample_weight : ndarray of shape (n_samples,), optional
+            Row weights of the root-mean-square scaling (integer weights
+            scale as repeated rows do).
+
+        Returns
+        -------
+        self : PolynomialPool
+        """
         if not (np.isfinite(self.gamma) and self.gamma > 0):
             raise ValueError(f"gamma must be a positive number, got {self.gamma!r}.")
         if not (np.isfinite(self.coef0) and self.coef0 >= 0):
@@ -114,9 +135,12 @@ class PolynomialPool(BaseFamily):
         self.n_virtual_ = m * m + m
         # With r = 0 the map has no linear coordinates.
         self.offers_linear_ = bool(self.include_linear and self.coef0 > 0)
-        sq = _sq_col_norms(X)
-        # unit root-mean-square columns: sqrt(n) / ||column||
-        self._rms = float(np.sqrt(X.shape[0])) if self.feature_scaling else 1.0
+        w = self._w = None if sample_weight is None else np.asarray(sample_weight, float)
+        sq = _sq_col_norms(X, w)
+        # unit root-mean-square columns: sqrt(n) / ||column|| (weighted: as the
+        # repeated rows, the total weight and the weighted norms)
+        n = X.shape[0] if w is None else float(np.sum(w))
+        self._rms = float(np.sqrt(n)) if self.feature_scaling else 1.0
         self._lin_scale = (self._inv_sqrt(sq) * self._rms * self._relative(False, True)
                            if self.feature_scaling else
                            np.full(m, np.sqrt(2.0 * self.gamma * self.coef0)))
@@ -148,7 +172,8 @@ class PolynomialPool(BaseFamily):
     def _pair_block(self, X, u, s, e):
         """Scores and scales of pairs with first index in ``[s, e)`` (all ``k``), dense ``X``."""
         S = X[:, s:e].T @ (u[:, None] * X)
-        N = self._X2[:, s:e].T @ self._X2
+        left = self._X2[:, s:e] if self._w is None else self._w[:, None] * self._X2[:, s:e]
+        N = left.T @ self._X2
         j, k = np.arange(s, e)[:, None], np.arange(X.shape[1])[None, :]
         scale = (self._inv_sqrt(N) * self._rms * self._relative(j == k)
                  if self.feature_scaling else self._pair_weight(j, k))
@@ -191,9 +216,11 @@ class PolynomialPool(BaseFamily):
             work = (np.zeros(m), np.zeros(m), np.zeros(m, dtype=np.bool_),
                     np.empty(m, dtype=np.int64), np.empty(max(kk, 1)),
                     np.empty(max(kk, 1), dtype=np.int64))
+            # (unit weights: 1.0 * v is v, the unweighted norms bit for bit)
+            w = np.ones(X.shape[0]) if self._w is None else self._w
             ids, scores = _sparse_pair_top_k(
                 Xc.indptr, Xc.indices, Xc.data.astype(float), Xr.indptr, Xr.indices,
-                Xr.data.astype(float), u, kk, bool(self.feature_scaling),
+                Xr.data.astype(float), u, w, kk, bool(self.feature_scaling),
                 float(self.gamma), *work)
             self.n_pair_evals_ = int(ids[-1])
             best_ids, best_scores = _merge_top(best_ids, best_scores, ids[:-1],
@@ -226,7 +253,9 @@ class PolynomialPool(BaseFamily):
         elif j.size:
             X2 = self._X2
             sq = (X2[:, j].multiply(X2[:, kk]) if sp.issparse(X2) else X2[:, j] * X2[:, kk])
-            out[~lin] = (self._inv_sqrt(np.asarray(sq.sum(0)).ravel()) * self._rms
+            sums = (np.asarray(sq.sum(0)).ravel() if self._w is None
+                    else _weighted_col_sums(sq, self._w))
+            out[~lin] = (self._inv_sqrt(sums) * self._rms
                          * self._relative(j == kk))
         return out
 
@@ -356,14 +385,15 @@ def _heap_push(hs, hi, size, score, ident):
 
 
 @njit_cached
-def _sparse_pair_top_k(c_ptr, c_idx, c_val, r_ptr, r_idx, r_val, u, k, scaled, gamma,
+def _sparse_pair_top_k(c_ptr, c_idx, c_val, r_ptr, r_idx, r_val, u, w, k, scaled, gamma,
                        s_acc, n_acc, mark, touched, hs, hi):
     r"""Top-``k`` pairs ``j <= l`` by :math:`|\sum_i u_i x_{ij} x_{il}|` (scaled), sparse ``X``.
 
     ``X`` is given twice, as CSC (``c_*``) and CSR (``r_*``).  For each column
     ``j`` the non-zero entries of column ``j`` of :math:`X'\mathrm{diag}(u)X`
-    and of :math:`(X\odot X)'(X\odot X)` are accumulated over the rows where
-    :math:`x_{ij} \ne 0` (Gustavson's sparse product); each non-zero pair
+    and of :math:`(X\odot X)'\mathrm{diag}(w)(X\odot X)` (``w``: row weights)
+    are accumulated over the rows where :math:`x_{ij} \ne 0` (Gustavson's
+    sparse product); each non-zero pair
     score goes into a min-heap of the ``k`` best.  The work arrays
     (``s_acc, n_acc`` zeros and ``mark`` False of length ``m``, ``touched`` of
     length ``m``, heap ``hs, hi`` of length ``k``) are passed in.  Returns the
@@ -391,7 +421,7 @@ def _sparse_pair_top_k(c_ptr, c_idx, c_val, r_ptr, r_idx, r_val, u, k, scaled, g
                     n_t += 1
                 xil = r_val[q]
                 s_acc[col] += uij * xil
-                n_acc[col] += (xij * xil) ** 2
+                n_acc[col] += w[i] * (xij * xil) ** 2
         for t in range(n_t):
             col = touched[t]
             sv = abs(s_acc[col])

@@ -283,10 +283,8 @@ class DaskGrFLRows:
             raise TypeError("GrFL on a dask.array X supports the RandomFourierFeatures "
                             f"family only, got {type(family).__name__}; fit in memory.")
         head = self.rows.take(np.arange(min(2, self.shape[0])))
-        data_width = (family.bandwidth is None and family.bandwidth_range is None
-                      and isinstance(family.gamma, str) and family.gamma == "scale")
         center = {} if self.center is None else {"center": self.center}
-        if not data_width:
+        if not family.width_from_data:
             return family.fit(head, **center)
         # the validation and widths_ of fit(X), with the width reduced on the cluster
         family.set_params(gamma=self.scale_gamma())

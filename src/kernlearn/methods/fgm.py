@@ -51,7 +51,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..colgen import ColumnGeneration
 from ._result import MethodResult
-from ..families import FeaturePool
+from ..families import FeaturePool, PolynomialPool
 from ..losses import weighted
 from ..partitioned import DaskRows, RowPartitioned, _is_dask_array, non_finite_error, peak_rss_mb
 from ..preprocessing import (ONE_PASS_OFFSET, Standardization, fit_standardization,
@@ -503,10 +503,10 @@ def check_family(pool):
 def _fit_pool(pool, X, sample_weight, column_scale=None):
     """Fit the family; refuse families FGM cannot price exactly."""
     check_family(pool)
-    if isinstance(pool, FeaturePool):
-        # weighted root-mean-square scaling: integer weights == repeated rows
+    if isinstance(pool, FeaturePool):  # weighted RMS: integer weights == repeated rows
         return pool.fit(X, sample_weight=sample_weight, scale=column_scale)
-    return pool.fit(X)
+    return (pool.fit(X, sample_weight=sample_weight) if isinstance(pool, PolynomialPool)
+            else pool.fit(X))  # (the other families scale unweighted)
 
 
 def _is_virtual(pool):

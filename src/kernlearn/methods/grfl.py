@@ -825,13 +825,10 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         path.extend(max_features)
         return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None,
                        lambda_p=lambda_p)
-    if family is None:
-        # scikit-learn's gamma="scale", on the weighted variance when weighted
-        family = RandomFourierFeatures(
-            gamma="scale" if sample_weight is None
-            else resolve_gamma("scale", X, sample_weight=sample_weight))
-    else:
-        family = copy.deepcopy(family)
+    family = RandomFourierFeatures() if family is None else copy.deepcopy(family)
+    if sample_weight is not None and getattr(family, "width_from_data", False):
+        # scikit-learn's gamma="scale" on the weighted variance (a given family's too)
+        family.set_params(gamma=resolve_gamma("scale", X, sample_weight=sample_weight))
     # (row partitions on a cluster fit the family from statistics reduced there)
     if hasattr(X, "fit_family"):
         X.fit_family(family)

@@ -172,9 +172,9 @@ class TaskKernels(BaseKernelList):
         ----------
         X : ndarray of shape (n, n_features), or (precomputed) ndarray (k, n, n)
         sample_weight : ndarray of shape (n,), optional
-            Row weights of the standardisation and of the mean diagonal (as
-            for repeated rows); data-driven kernel parameters such as
-            ``gamma="mean"`` stay unweighted.
+            Row weights of the standardisation, of ``gamma="scale"`` and of
+            the mean diagonal (as for repeated rows, as in every estimator's
+            kernel list); ``gamma="mean"`` stays unweighted.
 
         Returns
         -------
@@ -198,7 +198,7 @@ class TaskKernels(BaseKernelList):
             self.params_, diag = [], []
             for j, (kernel, params, cols) in enumerate(self.specs_):
                 Xj = take_columns(self.X_, cols, j)
-                self.params_.append(resolve_params(kernel, params, Xj, j))
+                self.params_.append(resolve_params(kernel, params, Xj, j, sample_weight))
                 if not isinstance(kernel, str):
                     # as every estimator's kernel lists: the diagonal alone let
                     # an indefinite callable (1 - |x - y| / 2) be fitted
