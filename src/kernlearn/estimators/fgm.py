@@ -861,12 +861,18 @@ class FGMRegressor(RegressorMixin, _FGMBase):
 
 
 def _conformance_instances():
+    from ..families import PolynomialPool
+
     return [
         (FGMClassifier(B=2, max_iter=3), {}),
         (FGMClassifier(B=2, loss="logistic", max_iter=3), {}),
         (FGMClassifier(B=2, max_iter=3, probability=True), PLATT_XFAIL),
         (FGMRegressor(B=2, max_iter=3), _CV_XFAIL),
         (FGMRegressor(B=2, max_iter=3, C=1.0), {}),
+        # (weighted column scaling of a pool, and "balanced" counting weights:
+        # both once failed the sample-weight equivalence checks)
+        (FGMClassifier(B=2, max_iter=3, family=PolynomialPool()), {}),
+        (FGMClassifier(B=2, max_iter=3, class_weight="balanced"), {}),
     ]
 
 

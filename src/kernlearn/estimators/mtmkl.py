@@ -841,4 +841,6 @@ def _conformance_instances():
                                 max_iter=5), {}),
         # (Platt's folds take the validated data: y of shape (n, 1) failed)
         (MultitaskMKLClassifier(kernels=kern, max_iter=5, probability=True), PLATT_XFAIL),
+        # (gamma="scale" resolved with the sample weights, as every kernel list)
+        (MultitaskMKLRegressor(kernels=["rbf", "linear"], max_iter=5), {}),
     ]
