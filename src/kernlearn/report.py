@@ -40,6 +40,21 @@ def _png(fig):
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def _plain(text, limit=30):
+    """A name from the data as a figure label: shown as written, and short.
+
+    Matplotlib reads text between two ``$`` as mathtext: a column named
+    ``$^$`` made the report fail (ParseSyntaxException) and ``$x$`` drew an
+    italic x.  Names longer than ``limit`` characters are cut (the tables keep
+    them whole): a 300-character name as a tick label pushed the axes off the
+    figure ("Tight layout not applied").
+    """
+    text = str(text)
+    if len(text) > limit:
+        text = text[: limit - 1] + "\u2026"
+    return text.replace("$", r"\$")
+
+
 def _histories(est):
     h = getattr(est, "history_", None)
     if isinstance(h, dict):
@@ -49,7 +64,7 @@ def _histories(est):
         # one history per class (one-vs-rest), otherwise per output: a binary
         # classifier has one output, which is not its first class
         names = (
-            [f"class {c}" for c in classes]
+            [f"class {_plain(c)}" for c in classes]
             if len(classes) == len(h) and len(h) > 1
             else [f"output {t}" if len(h) > 1 else "" for t in range(len(h))]
         )
@@ -166,7 +181,7 @@ def _selection_figure(est, meta):
         w = np.abs(selected_weights(est)[:, :60]).max(axis=0)
         names = feature_names(est, meta)
         labels = [
-            names[j]
+            _plain(names[j])
             if names and getattr(est, "family_", None) is None and j < len(names)
             else str(j)
             for j in sel
@@ -179,7 +194,7 @@ def _selection_figure(est, meta):
         ax.set_title("Selected features in order of inclusion")
         return fig
     if hasattr(est, "kernel_weights_"):
-        labels = _kernel_labels(est, meta)
+        labels = [_plain(lab, 40) for lab in _kernel_labels(est, meta)]
         task_w = np.asarray(est.kernel_weights_, dtype=float)
         shared = np.asarray(getattr(est, "shared_kernel_weights_", []), dtype=float)
         shared = shared if shared.shape == task_w.shape and shared.any() else None
@@ -352,7 +367,7 @@ def _accuracy_figure(est, X, y, tasks=None):
         fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(ids)), 3.5))
         _score_axes(ax, np.arange(len(ids)), scores, "task", line="")
         ax.set_xticks(np.arange(len(ids)))
-        ax.set_xticklabels([str(t) for t in ids], rotation=90 if len(ids) > 12 else 0,
+        ax.set_xticklabels([_plain(t) for t in ids], rotation=90 if len(ids) > 12 else 0,
                            fontsize=7)
         ax.set_title("Test score per task")
         return fig

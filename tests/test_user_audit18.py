@@ -1,0 +1,65 @@
+"""An eighteenth user's audit: what the user sees while and after fitting.
+
+Progress lines, convergence warnings, the HTML report and its figures, on
+awkward names (markup, ``$``, very long), all-zero models and the ``nu``
+path of the low-rank estimators.
+"""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+pytest.importorskip("matplotlib")
+
+
+def _data(n=90, p=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    return X, X[:, 0] - 0.5 * X[:, 1] + 0.1 * rng.normal(size=n)
+
+
+def test_report_shows_dollar_signs_in_names_and_labels_as_written():
+    # matplotlib read "$...$" as mathtext: a column or class named "$^$" made
+    # the report fail (ValueError: ParseSyntaxException) and "$x$" drew an
+    # italic x where the data said "$x$"
+    import pandas as pd
+
+    from kernlearn import FGMClassifier, LowRankKernelClassifier
+    from kernlearn.report import _figures, build_report
+
+    X, t = _data()
+    df = pd.DataFrame(X, columns=["$^$", "$x$", "b", "c"])
+    y = np.where(t > 0, "$^$", "plain")
+    fgm = FGMClassifier(B=4).fit(df, y)
+    assert "$^$" in build_report(fgm, {}, (df, y, "train"))
+    sel = dict((t, f) for t, f, _ in _figures(fgm, {}, None))["Selection"]
+    ticks = [lab.get_text() for lab in sel.axes[0].get_xticklabels()]
+    assert r"\$x\$" in ticks and r"\$^\$" in ticks
+    y3 = np.array(["$^$", "b", "c"])[np.digitize(t, [-0.5, 0.5])]
+    slkl = LowRankKernelClassifier(n_columns=20, multiclass="ovr", random_state=0)
+    build_report(slkl.fit(X, y3), {}, (X, y3, "train"))  # a legend of the classes
+
+
+def test_long_feature_name_is_cut_in_the_figure_not_the_axes():
+    # a 300-character column name as a tick label took the whole figure:
+    # "Tight layout not applied" (a UserWarning from build_report) and bars
+    # squeezed into a strip
+    import pandas as pd
+
+    from kernlearn import FGMClassifier
+    from kernlearn.report import _figures, build_report
+
+    X, t = _data()
+    name = "a_very_long_feature_name_" * 12
+    df = pd.DataFrame(X, columns=[name, "b", "c", "d"])
+    est = FGMClassifier(B=4).fit(df, t > 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text = build_report(est, {}, (df, t > 0, "train"))
+    assert f"<td>{name}</td>" in text  # the table keeps the whole name
+    sel = dict((t, f) for t, f, _ in _figures(est, {}, None))["Selection"]
+    ticks = [lab.get_text() for lab in sel.axes[0].get_xticklabels()]
+    assert max(len(s) for s in ticks) <= 30 and any(s.endswith("\u2026") for s in ticks)
