@@ -63,3 +63,26 @@ def test_long_feature_name_is_cut_in_the_figure_not_the_axes():
     sel = dict((t, f) for t, f, _ in _figures(est, {}, None))["Selection"]
     ticks = [lab.get_text() for lab in sel.axes[0].get_xticklabels()]
     assert max(len(s) for s in ticks) <= 30 and any(s.endswith("\u2026") for s in ticks)
+
+
+def test_a_failed_report_leaves_no_figure_open(monkeypatch):
+    # figures drawn before a failure stayed open: reports in a loop that
+    # fail kept every figure in memory
+    import matplotlib.figure
+    import matplotlib.pyplot as plt
+
+    from kernlearn import FGMRegressor
+    from kernlearn.report import build_report
+
+    X, y = _data()
+    est = FGMRegressor(B=2).fit(X, y)
+
+    def broken(self, *args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", broken)
+    before = set(plt.get_fignums())
+    for _ in range(3):
+        with pytest.raises(OSError, match="disk full"):
+            build_report(est, {}, (X, y, "train"))
+    assert set(plt.get_fignums()) == before

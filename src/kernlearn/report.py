@@ -533,7 +533,16 @@ def build_report(est, meta=None, data=None):
             f"<h2>Test metrics on {html.escape(source)}</h2>",
             _table(list(metrics.items())),
         ]
-    figures = [(t, _png(fig), c) for t, fig, c in _figures(est, meta, data)]
+    plt = _pyplot()
+    before = set(plt.get_fignums())
+    try:
+        figures = [(t, _png(fig), c) for t, fig, c in _figures(est, meta, data)]
+    except BaseException:
+        # the figures drawn before the failure stayed open: a loop of reports
+        # that fail kept every one in memory
+        for num in set(plt.get_fignums()) - before:
+            plt.close(num)
+        raise
     for title, png, caption in figures:
         parts.append(
             f'<h2>{html.escape(title)}</h2><figure><img class="figure" '
