@@ -86,3 +86,22 @@ def test_a_failed_report_leaves_no_figure_open(monkeypatch):
         with pytest.raises(OSError, match="disk full"):
             build_report(est, {}, (X, y, "train"))
     assert set(plt.get_fignums()) == before
+
+
+def test_all_zero_lowrank_model_has_no_empty_figure_and_says_it_kept_nothing():
+    # mu all zero drew an empty log axis (x ticks at -0.045 ... 0.045) and
+    # the page never said the model predicts a constant
+    import matplotlib.pyplot as plt
+
+    from kernlearn import LowRankKernelRegressor
+    from kernlearn.report import _figures, build_report
+
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(100, 1)), rng.normal(size=100)
+    est = LowRankKernelRegressor(nu=1e6, random_state=0).fit(X, y)
+    assert not np.any(est.mu_)
+    figures = _figures(est, {}, (X, y, "train"))
+    assert "Selection" not in [t for t, _, _ in figures]
+    for _, fig, _ in figures:
+        plt.close(fig)
+    assert "The model kept nothing" in build_report(est, {}, (X, y, "train"))

@@ -216,11 +216,15 @@ def _selection_figure(est, meta):
         # the classifier has one mu per output: show the columns' largest weight
         mu = np.sort(np.max(np.atleast_2d(est.mu_), axis=0))[::-1]
         nz = mu[mu > 0]
+        if nz.size == 0:
+            # an all-zero model drew an empty log axis (x ticks -0.045 ...
+            # 0.045); the selection table's section says it kept nothing
+            return None
         fig, ax = plt.subplots(figsize=(6, 3.5))
         # zeros have no place on a log axis (a symlog axis put "0" onto "1e-4"):
         # the title counts them
         ax.semilogy(np.arange(len(nz)), nz, "o", ms=4)
-        ax.vlines(np.arange(len(nz)), nz.min() / 2 if nz.size else 1, nz, lw=1)
+        ax.vlines(np.arange(len(nz)), nz.min() / 2, nz, lw=1)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("sampled column (sorted by weight)")
         ax.set_ylabel("mu (log)")
@@ -552,6 +556,9 @@ def build_report(est, meta=None, data=None):
     try:
         cols, rows = selection_table(est, meta)
         parts += ["<h2>Selection table</h2>", _table(rows[:200], cols)]
+        if not rows:
+            parts.append("<p>The model kept nothing: no feature, learned feature or "
+                         "column has a non-zero weight, so it predicts a constant.</p>")
     except ValueError:  # an estimator without a selection has no table
         pass
     parts.append('<div id="render-check"></div>')
