@@ -105,3 +105,18 @@ def test_all_zero_lowrank_model_has_no_empty_figure_and_says_it_kept_nothing():
     for _, fig, _ in figures:
         plt.close(fig)
     assert "The model kept nothing" in build_report(est, {}, (X, y, "train"))
+
+
+def test_report_says_in_words_when_the_fit_did_not_converge():
+    # a row "converged_ False" among the fit summary's was all the page said
+    from kernlearn import FGMRegressor, PNormMKLClassifier
+    from kernlearn.report import build_report
+
+    X, y = _data()
+    with pytest.warns(ConvergenceWarning):
+        short = PNormMKLClassifier(max_iter=1, random_state=0).fit(X, y > 0)
+    text = build_report(short, {})
+    assert re.search(r'<p class="warning">The fit stopped before meeting its '
+                     r"convergence test \(converged_ is False\): the iteration cap", text)
+    done = FGMRegressor(B=4).fit(X, y)
+    assert done.converged_ and 'class="warning"' not in build_report(done, {})

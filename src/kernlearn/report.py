@@ -453,6 +453,7 @@ table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
 td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; }
 figure { margin: 1em 0; } img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: 0.85em; color: #555; }
+p.warning { color: #8a4b00; background: #fff4e0; padding: 0.4em 0.8em; }
 """
 
 # Written into the page so that a headless browser's DOM dump says whether
@@ -522,6 +523,15 @@ def build_report(est, meta=None, data=None):
                  "m0_", "R_", "shared_"):
         if hasattr(est, attr):
             summary.append((attr, getattr(est, attr)))
+    if getattr(est, "converged_", True) is False:
+        # (a row "converged_ False" in the table was all the page said of it)
+        from .progress import STOP_REASONS
+
+        reason = getattr(est, "stop_reason_", None)
+        why = f": {STOP_REASONS.get(reason, reason)}" if reason else ""
+        parts.append(f'<p class="warning">The fit stopped before meeting its convergence '
+                     f"test (converged_ is False){html.escape(why)}; the model is the "
+                     "last iterate.</p>")
     parts += ["<h2>Fit summary</h2>", _table(summary)]
     params = [(k, repr(v)) for k, v in est.get_params(deep=False).items()]
     parts += ["<h2>Parameters</h2>", _table(params, ["parameter", "value"])]
