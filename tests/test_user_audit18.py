@@ -107,6 +107,16 @@ def test_all_zero_lowrank_model_has_no_empty_figure_and_says_it_kept_nothing():
     assert "The model kept nothing" in build_report(est, {}, (X, y, "train"))
 
 
+def test_lowrank_fixed_nu_convergence_warning_names_what_to_raise():
+    # "slkl stopped after max_iter=1 outer iterations without meeting
+    # tol=0.0001." was the one convergence warning that named no remedy
+    from kernlearn import LowRankKernelRegressor
+
+    X, y = _data(120)
+    with pytest.warns(ConvergenceWarning, match="increase max_iter"):
+        LowRankKernelRegressor(nu=0.01, max_iter=1, random_state=0).fit(X, y)
+
+
 def test_report_says_in_words_when_the_fit_did_not_converge():
     # a row "converged_ False" among the fit summary's was all the page said
     from kernlearn import FGMRegressor, PNormMKLClassifier

@@ -163,9 +163,12 @@ class ColumnGeneration:
             prev = obj
         converged = reason in ("no_violation", "active_set", "tol")
         if reason == self.budget_name and self.tol is not None and self.warn:
+            # (it named no remedy: LowRankKernelRegressor(nu=0.01)'s warning
+            # was the only one of the estimators' not to say what to raise)
             warnings.warn(
-                f"{self.name or 'column generation'} stopped after max_iter="
-                f"{self.max_iter} outer iterations without meeting tol={self.tol}.",
+                f"{self.name or 'column generation'} stopped after {self.budget_name}="
+                f"{self.max_iter} outer iterations without meeting tol={self.tol}; "
+                f"increase {self.budget_name}.",
                 ConvergenceWarning,
             )
         if reason == "time_budget" and self.warn:
