@@ -88,6 +88,34 @@ def test_a_failed_report_leaves_no_figure_open(monkeypatch):
     assert set(plt.get_fignums()) == before
 
 
+def test_lowrank_history_time_never_runs_backwards_along_the_nu_path():
+    # each nu of the "auto" path restarted the clock at 0: the report's
+    # objective-against-time panel zigzagged backwards at every value
+    from kernlearn import LowRankKernelRegressor
+
+    X, y = _data(150)
+    est = LowRankKernelRegressor(n_columns=30, random_state=0).fit(X, y)
+    h = est.history_
+    assert np.unique(h["nu"]).size > 2
+    assert np.all(np.diff(h["time"]) >= 0), h["time"]
+
+
+def test_lowrank_progress_stop_lines_name_the_nu_of_each_solve(capsys, monkeypatch):
+    # verbose=1 printed one "[slkl] stop: tol (tol=0.0001) after 12
+    # iterations" per value of the nu path, all alike: six stop lines for one
+    # fit, none saying which solve it was
+    from kernlearn import LowRankKernelRegressor
+
+    monkeypatch.setenv("KERNLEARN_PROGRESS", "lines")
+    X, y = _data(150)
+    LowRankKernelRegressor(n_columns=30, random_state=0, verbose=1).fit(X, y)
+    stops = [s for s in capsys.readouterr().out.splitlines() if " stop: " in s]
+    assert len(stops) > 2
+    labels = [re.search(r"nu=([0-9.e+-]+)\)", s) for s in stops]
+    assert all(labels), stops
+    assert len({m.group(1) for m in labels}) == len(stops), stops
+
+
 def test_all_zero_lowrank_model_has_no_empty_figure_and_says_it_kept_nothing():
     # mu all zero drew an empty log axis (x ticks at -0.045 ... 0.045) and
     # the page never said the model predicts a constant

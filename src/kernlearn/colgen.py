@@ -75,6 +75,9 @@ class ColumnGeneration:
         Wall-clock seconds after which no new outer iteration starts.
     name : str, default=""
         Prefix of the progress lines.
+    label : str, default=""
+        Words added to the progress stop line's detail (which of several
+        runs of one fit this one is, e.g. ``"nu=0.01"``).
     warn : bool, default=True
         Emit a ``ConvergenceWarning`` when ``max_iter`` is reached while a
         tolerance was set and not met.
@@ -90,7 +93,7 @@ class ColumnGeneration:
 
     def __init__(
         self, max_iter, tol=None, verbose=0, callback=None, time_budget=None, name="",
-        warn=True, budget_name="max_iter",
+        warn=True, budget_name="max_iter", label="",
     ):
         self.max_iter = max_iter
         self.tol = tol
@@ -100,6 +103,7 @@ class ColumnGeneration:
         self.name = name
         self.warn = warn
         self.budget_name = budget_name
+        self.label = label
 
     def run(self, price, master, n_active=None):
         """Alternate pricing and master solves until a stopping rule fires.
@@ -182,6 +186,7 @@ class ColumnGeneration:
         if progress is not None:
             detail = {"tol": f"tol={self.tol}", self.budget_name:
                       f"{self.budget_name}={self.max_iter}"}.get(reason, "")
+            detail = ", ".join(d for d in (detail, self.label) if d)
             progress.close(reason, it, detail)
         return ColGenResult(history, converged, it, reason)
 

@@ -20,6 +20,7 @@ combination of the outputs (:math:`O(n m_0)`), not on all of them.
 """
 
 import copy
+import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -41,7 +42,7 @@ from ..solvers._base import (
 )
 from ..widths import pairwise_spread_ratio
 from ._result import MethodResult
-from ._slkl_state import SLKLBreakdown, SLKLState, slkl_objective
+from ._slkl_state import SLKLBreakdown, SLKLState, extract_fit, slkl_objective
 
 __all__ = ["ColumnsOnDemand", "CoordinateNewton", "CoordinateNewtonState", "SLKLProblem",
            "SLKLResult", "SLKLState", "classifier_columns", "fit_slkl", "slkl_decision",
@@ -215,6 +216,8 @@ class CoordinateNewton(BaseSolver):
     warn : bool, default=True
         Raise a ``ConvergenceWarning`` when ``max_iter`` runs out before
         ``tol`` (a path of solves warns once for all of them instead).
+    label : str, default=""
+        Words added to the progress stop line (a path names each solve's ``nu``).
 
     References
     ----------
@@ -229,7 +232,8 @@ class CoordinateNewton(BaseSolver):
     supported_penalties = (GroupL1L2,)
 
     def __init__(self, lam=1.0, tol=1e-4, max_iter=100, rule="newton", refresh=10,
-                 random_state=None, callback=None, time_budget=None, verbose=0, warn=True):
+                 random_state=None, callback=None, time_budget=None, verbose=0, warn=True,
+                 label=""):
         self.lam = lam
         self.tol = tol
         self.max_iter = max_iter
@@ -240,6 +244,7 @@ class CoordinateNewton(BaseSolver):
         self.time_budget = time_budget
         self.verbose = verbose
         self.warn = warn
+        self.label = label
 
     def check_problem(self, problem):
         """Raise unless ``problem`` is eq. (14) (see :class:`SLKLProblem`).
@@ -325,7 +330,7 @@ class CoordinateNewton(BaseSolver):
         driver = ColumnGeneration(
             max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
             callback=self.callback, time_budget=self.time_budget, name="slkl",
-            warn=self.warn,
+            warn=self.warn, label=self.label,
         )
         with single_blas_thread():
             res = driver.run(price, master, n_active=lambda: state.m0)
@@ -831,7 +836,11 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
     solver = CoordinateNewton(random_state=rng, warn=len(grid) == 1, **solver_kw)
     warm, fits, best, worse = None, [], None, 0
     null = None  # the mean's leave-one-out error, ||Y||^2 (weighted rows)
+    t_path = time.perf_counter()
     for k, rel in enumerate(grid):
+        start = time.perf_counter() - t_path
+        if len(grid) > 1:  # (the path's solves printed six alike "[slkl] stop" lines)
+            solver.label = f"nu={rel:.3g}"
         # warm start: the previous value's active set, at the new penalty
         try:
             res = solver.solve(slkl_problem(cols, Y, rel * msq, sw, gram), warm)
@@ -855,7 +864,7 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
                           "columns).", ConvergenceWarning, stacklevel=3)
             break
         warm = res.state
-        fit = _extract(warm.slkl, res, family, rel)
+        fit = extract_fit(warm.slkl, res, family, rel, start)
         fit["step"] = k
         fits.append(fit)
         if len(grid) > 1:
@@ -898,34 +907,6 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
             f"up to the kept nu={best['nu']:.3g}; increase max_iter.",
             ConvergenceWarning, stacklevel=3)
     return best
-
-
-def _extract(state, res, family, rel):
-    """Mu, centres and dual coefficients (eq. 17) of a solved state."""
-    pos = np.sort(state.active)
-    # eq. (17) with alpha* = 2 z: alpha~_m / 2 = mu_m (c_m' z) / sqrt(k(x_m, x_m)),
-    # and mu_m (c_m' z) = W_m (SLKLState.W: computed as G C_A'y / lam, without
-    # the cancellation of c_m'z ~ sqrt(nu), which at mu_m ~ 1e4 and 20,000 rows
-    # lost every digit: protein, 4x the MSE)
-    dual = res.coef[pos] * family._scale[pos][:, None]
-    history = res.history.as_dict()
-    history["nu"] = np.full(len(history["objective"]), rel)
-    obj = history["objective"]
-    if np.any(np.diff(obj) > 1e-8 * np.abs(obj[:-1])):
-        # F never increases in exact arithmetic (Theorem 1a); an increase means
-        # the G bookkeeping lost accuracy (weights far above 1e4 on nearly
-        # collinear columns, i.e. nu very small for the scale of y).
-        warnings.warn(
-            f"SLKL objective increased between sweeps (max weight "
-            f"{state.mu.max():.3g}): the Woodbury updates lost accuracy. "
-            "Increase nu or rescale y.",
-            ConvergenceWarning,
-        )
-    return {
-        "mu": state.mu.copy(), "nu": state.nu, "pos": pos, "dual": dual,
-        "n_iter": res.n_iter, "converged": res.converged, "history": history,
-        "objective": state.objective, "stop_reason": res.state.stop_reason,
-    }
 
 
 def _loo_errors(state):
