@@ -145,6 +145,21 @@ def test_lowrank_fixed_nu_convergence_warning_names_what_to_raise():
         LowRankKernelRegressor(nu=0.01, max_iter=1, random_state=0).fit(X, y)
 
 
+@pytest.mark.parametrize("name", ["FGMClassifier", "PNormMKLClassifier",
+                                  "InfiniteFeatureClassifier", "InfiniteFeatureRegressor",
+                                  "LowRankKernelRegressor", "MultitaskMKLRegressor"])
+def test_verbose_docs_say_what_level_one_shows_off_a_terminal(name):
+    # "Print one line per epoch": verbose=1 prints nothing in a pipe or a log
+    # file (a bar on a terminal); one line per iteration is verbose=2
+    import kernlearn
+
+    doc = getattr(kernlearn, name).__doc__
+    entry = re.search(r"verbose : int, default=0\n(.*?)\n    \w+ : ", doc, re.S).group(1)
+    entry = " ".join(entry.split())
+    assert "Print one line per" not in entry, entry
+    assert "terminal" in entry and "nothing in a pipe" in entry and "2 prints" in entry
+
+
 def test_report_says_in_words_when_the_fit_did_not_converge():
     # a row "converged_ False" among the fit summary's was all the page said
     from kernlearn import FGMRegressor, PNormMKLClassifier

@@ -275,7 +275,10 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     random_state : int, RandomState instance or None, default=None
         Seeds the column sample and the coordinate sequence.
     verbose : int, default=0
-        Print one line per sweep.
+        Progress (:mod:`kernlearn.progress`): 1 draws a bar on a terminal (a
+        widget in a notebook; nothing in a pipe or log file) and says why each
+        solve stopped (each ``nu`` of the ``"auto"`` path, named); 2 prints
+        one line per sweep to standard output.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified); regression targets are standardised
@@ -499,7 +502,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     random_state : int, RandomState instance or None, default=None
         Seed.
     verbose : int, default=0
-        Progress output.
+        Progress, as in :class:`LowRankKernelRegressor`.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified).  Learned quantities are reported in
