@@ -173,3 +173,35 @@ def test_report_says_in_words_when_the_fit_did_not_converge():
                      r"convergence test \(converged_ is False\): the iteration cap", text)
     done = FGMRegressor(B=4).fit(X, y)
     assert done.converged_ and 'class="warning"' not in build_report(done, {})
+
+
+def test_plot_convergence_of_a_per_class_history_says_it_is_a_list(tmp_path):
+    # a one-vs-rest history_ (a list, one per class) was refused with
+    # "history has no 'objective' column to plot"
+    from kernlearn import LowRankKernelClassifier
+    from kernlearn.plotting import plot_convergence
+
+    X, t = _data()
+    y = np.digitize(t, [-0.5, 0.5])
+    est = LowRankKernelClassifier(n_columns=20, multiclass="ovr", random_state=0).fit(X, y)
+    assert isinstance(est.history_, list)
+    with pytest.raises(ValueError, match=r"list of 3 histories.*history_\[0\]"):
+        plot_convergence(est.history_, tmp_path / "c.png")
+    plot_convergence(est.history_[0], tmp_path / "c.png")
+    assert (tmp_path / "c.png").stat().st_size > 0
+
+
+def test_plots_whose_drawing_fails_leave_no_figure_open(tmp_path):
+    # the figure of a plot that raised while drawing stayed open in pyplot
+    import matplotlib.pyplot as plt
+
+    from kernlearn.plotting import plot_convergence, plot_kernel_weights
+
+    before = set(plt.get_fignums())
+    with pytest.raises(ValueError):  # columns of unequal lengths
+        plot_convergence({"objective": [3.0, 2.0, 1.0], "n_active": [1, 2]},
+                         tmp_path / "c.png")
+    with pytest.raises(ValueError):  # a label that is not valid mathtext
+        plot_kernel_weights([0.5, 0.5], tmp_path / "k.png", names=["$^$", "b"])
+    assert set(plt.get_fignums()) == before
+    assert not (tmp_path / "c.png").exists() and not (tmp_path / "k.png").exists()
