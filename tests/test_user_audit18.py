@@ -205,3 +205,22 @@ def test_plots_whose_drawing_fails_leave_no_figure_open(tmp_path):
         plot_kernel_weights([0.5, 0.5], tmp_path / "k.png", names=["$^$", "b"])
     assert set(plt.get_fignums()) == before
     assert not (tmp_path / "c.png").exists() and not (tmp_path / "k.png").exists()
+
+
+def test_convergence_figure_says_when_it_draws_only_some_classes():
+    # a one-vs-rest model of 100 classes drew its first 10 histories, with a
+    # legend of those 10 and nothing said of the other 90
+    import matplotlib.pyplot as plt
+
+    from kernlearn import LowRankKernelClassifier
+    from kernlearn.report import _convergence_figure
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(240, 2))
+    y = np.digitize(X[:, 0], np.quantile(X[:, 0], np.linspace(0, 1, 13)[1:-1]))
+    est = LowRankKernelClassifier(n_columns=20, multiclass="ovr", random_state=0)
+    est.fit(X, y)
+    assert len(est.history_) == 12
+    fig = _convergence_figure(est)
+    assert "first 10 of 12 classes" in fig._suptitle.get_text()
+    plt.close(fig)

@@ -80,7 +80,8 @@ def _convergence_figure(est):
         (lab, h)
         for lab, h in _histories(est)
         if "objective" in h and len(h["objective"])
-    ][:10]
+    ]
+    n_hists, hists = len(hists), hists[:10]
     if not hists:
         return None
     plt = _pyplot()
@@ -157,7 +158,9 @@ def _convergence_figure(est):
                 sorted(drawn), fontsize=7)
         else:
             axes[2].legend(fontsize=7)
-    fig.suptitle("Convergence")
+    # (100 classes drew 10 lines and a legend of 10 with nothing said of the rest)
+    fig.suptitle("Convergence" + (f" of the first {len(hists)} of {n_hists} classes or "
+                                  "outputs" if n_hists > len(hists) else ""))
     return fig
 
 
