@@ -224,3 +224,23 @@ def test_convergence_figure_says_when_it_draws_only_some_classes():
     fig = _convergence_figure(est)
     assert "first 10 of 12 classes" in fig._suptitle.get_text()
     plt.close(fig)
+
+
+def test_report_says_when_it_shows_only_part_of_a_long_selection():
+    # 300 selected features: 60 bars titled "Selected features in order of
+    # inclusion" and a table cut at 200 rows, neither saying so
+    import matplotlib.pyplot as plt
+
+    from kernlearn import FGMRegressor
+    from kernlearn.report import _selection_figure, build_report
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 230))
+    y = X @ rng.normal(size=230) + 0.1 * rng.normal(size=300)
+    est = FGMRegressor(B=70, max_features=210).fit(X, y)
+    n = len(est.selected_features_)
+    assert n > 200
+    fig = _selection_figure(est, {})
+    assert fig.axes[0].get_title().endswith(f"the first 60 of {n}")
+    plt.close(fig)
+    assert f"The first 200 of {n} rows" in build_report(est, {})

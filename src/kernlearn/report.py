@@ -178,6 +178,7 @@ def _selection_figure(est, meta):
     from matplotlib.ticker import MaxNLocator
 
     if hasattr(est, "selected_features_"):
+        n_sel = len(est.selected_features_)
         sel = np.asarray(est.selected_features_)[:60]
         if sel.size == 0:
             return None
@@ -194,7 +195,9 @@ def _selection_figure(est, meta):
         ax.set_xticks(range(len(sel)))
         ax.set_xticklabels(labels, rotation=90, fontsize=7)
         ax.set_ylabel("max |coef|")
-        ax.set_title("Selected features in order of inclusion")
+        # (300 selected drew 60 bars under this title, the rest unmentioned)
+        ax.set_title("Selected features in order of inclusion"
+                     + (f": the first {len(sel)} of {n_sel}" if n_sel > len(sel) else ""))
         return fig
     if hasattr(est, "kernel_weights_"):
         labels = [_plain(lab, 40) for lab in _kernel_labels(est, meta)]
@@ -569,6 +572,9 @@ def build_report(est, meta=None, data=None):
     try:
         cols, rows = selection_table(est, meta)
         parts += ["<h2>Selection table</h2>", _table(rows[:200], cols)]
+        if len(rows) > 200:  # (cut at 200 rows without a word: 300 selected)
+            parts.append(f"<p>The first 200 of {len(rows)} rows; <code>kernlearn "
+                         "select</code> lists them all.</p>")
         if not rows:
             parts.append("<p>The model kept nothing: no feature, learned feature or "
                          "column has a non-zero weight, so it predicts a constant.</p>")
