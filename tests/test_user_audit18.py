@@ -244,3 +244,30 @@ def test_report_says_when_it_shows_only_part_of_a_long_selection():
     assert fig.axes[0].get_title().endswith(f"the first 60 of {n}")
     plt.close(fig)
     assert f"The first 200 of {n} rows" in build_report(est, {})
+
+
+@pytest.mark.parametrize("kind", ["regressor", "classifier"])
+def test_multitask_cv_verbose_one_reports_the_refit_not_every_validation_fit(
+        kind, capsys, monkeypatch):
+    # verbose=1 drew a bar and a "[MK-MTFL] stop" line for every fold and C
+    # (26 alike lines with the classifier's defaults), none saying which
+    from kernlearn import MultitaskMKLClassifierCV, MultitaskMKLRegressorCV
+
+    monkeypatch.setenv("KERNLEARN_PROGRESS", "lines")
+    X, y = _data(120, 3)
+    t = np.arange(120) % 3
+    if kind == "regressor":
+        est = MultitaskMKLRegressorCV(kernel_selection="objective", Cs=(0.1, 1.0), cv=3,
+                                      verbose=1)
+    else:
+        est, y = MultitaskMKLClassifierCV(Cs=(0.1, 1.0), cv=3, verbose=1), y > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, y, task_index=t)
+    out = capsys.readouterr().out
+    assert sum(" stop: " in s for s in out.splitlines()) == 1, out
+    est.set_params(verbose=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, y, task_index=t)
+    assert sum(" stop: " in s for s in capsys.readouterr().out.splitlines()) == 7
