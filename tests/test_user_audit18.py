@@ -271,3 +271,18 @@ def test_multitask_cv_verbose_one_reports_the_refit_not_every_validation_fit(
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(X, y, task_index=t)
     assert sum(" stop: " in s for s in capsys.readouterr().out.splitlines()) == 7
+
+
+def test_platt_folds_do_not_print_progress_after_the_models_own_at_verbose_one(
+        capsys, monkeypatch):
+    # probability=True at verbose=1: five more "[OBSCURE] stop" lines came
+    # from Platt's cross-validation fits after the model's own, so the last
+    # stop line the user read was a fold's
+    from kernlearn import PNormMKLClassifier
+
+    monkeypatch.setenv("KERNLEARN_PROGRESS", "lines")
+    X, t = _data(120)
+    est = PNormMKLClassifier(probability=True, random_state=0, verbose=1).fit(X, t > 0)
+    stops = [s for s in capsys.readouterr().out.splitlines() if " stop: " in s]
+    assert len(stops) == 1, stops
+    assert f"after {est.n_iter_} iterations" in stops[0]
