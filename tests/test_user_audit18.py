@@ -286,3 +286,26 @@ def test_platt_folds_do_not_print_progress_after_the_models_own_at_verbose_one(
     stops = [s for s in capsys.readouterr().out.splitlines() if " stop: " in s]
     assert len(stops) == 1, stops
     assert f"after {est.n_iter_} iterations" in stops[0]
+
+
+def test_grfl_verbose_one_reports_the_paths_on_all_rows_with_their_budget(
+        capsys, monkeypatch):
+    # a default InfiniteFeatureRegressor on 200 rows printed 34 stop lines at
+    # verbose=1 (every held-out part at every level), among them
+    # "stop: max_features (max_features=0) after 0 iterations"
+    from kernlearn import InfiniteFeatureRegressor
+
+    monkeypatch.setenv("KERNLEARN_PROGRESS", "lines")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    y = np.sin(X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.normal(size=200)
+    est = InfiniteFeatureRegressor(random_state=0, verbose=1).fit(X, y)
+    stops = [s for s in capsys.readouterr().out.splitlines() if " stop: " in s]
+    assert 1 <= len(stops) <= est.n_paths_, stops
+    # a warm start extended to a larger budget names that budget, not the
+    # number of features it still had to add
+    est.set_params(n_paths=1, max_features=6, warm_start=True).fit(X, y)
+    capsys.readouterr()
+    est.set_params(max_features=9).fit(X, y)
+    stops = [s for s in capsys.readouterr().out.splitlines() if " stop: " in s]
+    assert stops and all("max_features=9)" in s for s in stops), stops

@@ -84,6 +84,10 @@ class ColumnGeneration:
     budget_name : str, default="max_iter"
         What ``max_iter`` counts, as reported in the stop reason (GrFL: the
         feature budget ``"max_features"``).
+    budget : int, optional
+        The budget's value in the stop line (default ``max_iter``; GrFL's
+        ``max_iter`` is the features still to add: a path extended to its
+        budget read "max_features=0").
 
     References
     ----------
@@ -93,7 +97,7 @@ class ColumnGeneration:
 
     def __init__(
         self, max_iter, tol=None, verbose=0, callback=None, time_budget=None, name="",
-        warn=True, budget_name="max_iter", label="",
+        warn=True, budget_name="max_iter", label="", budget=None,
     ):
         self.max_iter = max_iter
         self.tol = tol
@@ -104,6 +108,7 @@ class ColumnGeneration:
         self.warn = warn
         self.budget_name = budget_name
         self.label = label
+        self.budget = max_iter if budget is None else budget
 
     def run(self, price, master, n_active=None):
         """Alternate pricing and master solves until a stopping rule fires.
@@ -185,7 +190,7 @@ class ColumnGeneration:
             )
         if progress is not None:
             detail = {"tol": f"tol={self.tol}", self.budget_name:
-                      f"{self.budget_name}={self.max_iter}"}.get(reason, "")
+                      f"{self.budget_name}={self.budget}"}.get(reason, "")
             detail = ", ".join(d for d in (detail, self.label) if d)
             progress.close(reason, it, detail)
         return ColGenResult(history, converged, it, reason)
