@@ -537,7 +537,7 @@ def build_report(est, meta=None, data=None):
         why = f": {STOP_REASONS.get(reason, reason)}" if reason else ""
         parts.append(f'<p class="warning">The fit stopped before meeting its convergence '
                      f"test (converged_ is False){html.escape(why)}; the model is the "
-                     "last iterate.</p>")
+                     "one reached when it stopped.</p>")
     parts += ["<h2>Fit summary</h2>", _table(summary)]
     params = [(k, repr(v)) for k, v in est.get_params(deep=False).items()]
     parts += ["<h2>Parameters</h2>", _table(params, ["parameter", "value"])]
