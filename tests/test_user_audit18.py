@@ -309,3 +309,19 @@ def test_grfl_verbose_one_reports_the_paths_on_all_rows_with_their_budget(
     est.set_params(max_features=9).fit(X, y)
     stops = [s for s in capsys.readouterr().out.splitlines() if " stop: " in s]
     assert stops and all("max_features=9)" in s for s in stops), stops
+
+
+def test_lowrank_nu_path_draws_one_bar_and_one_stop_line_at_verbose_one(
+        capsys, monkeypatch):
+    # on a terminal verbose=1 drew a bar and a stop line per value of the nu
+    # path: six for one regressor, 130 for 26 one-vs-rest classes
+    from kernlearn import LowRankKernelRegressor
+
+    monkeypatch.setenv("KERNLEARN_PROGRESS", "bar")
+    X, y = _data(150)
+    est = LowRankKernelRegressor(n_columns=30, random_state=0, verbose=1).fit(X, y)
+    err = capsys.readouterr().err
+    stops = [s for s in err.splitlines() if " stop: " in s]
+    assert len(stops) == 1, stops
+    kept = est.history_["nu"][-1]
+    assert f"stop: nu_path (kept nu={kept:.3g})" in stops[0], stops

@@ -33,6 +33,7 @@ from ..families.nystrom import NystromColumns, kernel_block, kernel_params_for
 from ..kernels import check_kernel_callable, check_psd_gram
 from ..losses import Square, WeightedLoss, weighted
 from ..penalties import GroupL1L2
+from ..progress import path_bar
 from ..solvers._base import (
     BaseSolver,
     Problem,
@@ -834,6 +835,8 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
     grid = NU_GRID if isinstance(nu, str) else tuple(np.atleast_1d(nu))
     # (along a path the solves do not warn one by one: one warning at the end)
     solver = CoordinateNewton(random_state=rng, warn=len(grid) == 1, **solver_kw)
+    bar = path_bar("slkl", len(grid), solver.verbose)
+    solver.verbose = 0 if bar is not None else solver.verbose  # one bar for the path
     warm, fits, best, worse = None, [], None, 0
     null = None  # the mean's leave-one-out error, ||Y||^2 (weighted rows)
     t_path = time.perf_counter()
@@ -867,6 +870,8 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
         fit = extract_fit(warm.slkl, res, family, rel, start)
         fit["step"] = k
         fits.append(fit)
+        if bar is not None:
+            bar.update({"iter": k + 1, "objective": fit["objective"], "n_active": len(fit["pos"])})
         if len(grid) > 1:
             rows = _loo_errors(warm.slkl)
             fit["loo"] = float(np.sum(rows))
@@ -891,6 +896,8 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
     # stays the kept value's own sweeps, scikit-learn's n_iter_ (the final fit's),
     # and each value's sweeps are in the path record (they were summed before)
     done = fits[: best["step"] + 1]
+    if bar is not None:
+        bar.close("nu_path", len(fits), f"kept nu={grid[best['step']]:.3g}")
     best["history"] = {k: np.concatenate([f["history"][k] for f in done])
                        for k in best["history"]}
     best["path"] = None if len(grid) == 1 else {
