@@ -325,3 +325,18 @@ def test_lowrank_nu_path_draws_one_bar_and_one_stop_line_at_verbose_one(
     assert len(stops) == 1, stops
     kept = est.history_["nu"][-1]
     assert f"stop: nu_path (kept nu={kept:.3g})" in stops[0], stops
+
+
+def test_report_on_one_test_row_does_not_repeat_sklearns_r2_warning():
+    # the metrics table shows R^2 nan quietly; the score-vs-features curve
+    # warned "R^2 score is not well-defined with less than two samples" once
+    # per point (`kernlearn report`: "(5 times)")
+    from kernlearn import FGMRegressor
+    from kernlearn.report import build_report
+
+    X, y = _data()
+    est = FGMRegressor(B=2).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text = build_report(est, {}, (X[:1], y[:1], "one row"))
+    assert "<tr><td>r2</td><td>nan</td></tr>" in text
