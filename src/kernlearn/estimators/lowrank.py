@@ -276,9 +276,10 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         Seeds the column sample and the coordinate sequence.
     verbose : int, default=0
         Progress (:mod:`kernlearn.progress`): 1 draws a bar on a terminal (a
-        widget in a notebook; nothing in a pipe or log file) and says why each
-        solve stopped (each ``nu`` of the ``"auto"`` path, named); 2 prints
-        one line per sweep to standard output.
+        widget in a notebook; nothing in a pipe or log file) and says why the
+        fit stopped (``nu="auto"``: one bar over the path's values and the
+        ``nu`` kept); 2 prints one line per sweep to standard output and each
+        value's stop line, named by its ``nu``.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified); regression targets are standardised
