@@ -359,8 +359,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         Final :math:`F(\mu)`.
     history_ : dict of ndarray
         Per sweep: ``objective``, ``m0``, ``kkt`` (largest KKT violation seen),
-        ``violation``, ``time`` and ``nu`` (the relative value in use: with
-        ``nu="auto"`` the sweeps of the path up to the kept value).
+        ``violation``, ``time`` (seconds since the first sweep's solve
+        began) and ``nu`` (the relative value in use: with ``nu="auto"`` the
+        sweeps of the path up to the kept value).
     n_features_in_ : int
         Number of features seen in fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
