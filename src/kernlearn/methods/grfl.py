@@ -861,9 +861,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
             family, wloss, pen_p, pen_s, slv, n_candidates=n_candidates, eps=eps,
             fit_intercept=fit_intercept, pricing_subsample=sub, path_iter=pi,
             time_budget=time_budget, name=name, batch=batch,
-            # verbose=1: the paths on all rows only (a default fit on 200 rows
-            # drew 34 bars and stop lines for its held-out parts and levels)
-            verbose=verbose if rows is None or verbose > 1 else 0).start(
+            # verbose=1: not the folds' paths (a default fit on 200 rows drew 34
+            # bars and stop lines for them); one held-out part's is the model's
+            verbose=verbose if rows is None or verbose > 1 or len(split) == 1 else 0).start(
             Xr, Yr, tr, rng, sample_weight=w, b0=b0_all[0] if rows is None and b0_all else None)
         if rows is None and not b0_all:
             b0_all.append(path.b0)
