@@ -371,7 +371,7 @@ def test_plot_convergence_names_a_one_vs_rest_history(tmp_path):
     from kernlearn.plotting import plot_convergence
 
     est = _fit("FGMClassifier", {"multiclass": "ovr"}, Y_MULTI, {})
-    with pytest.raises(ValueError, match=r"list of 3 per-problem histories.*history_\[0\]"):
+    with pytest.raises(ValueError, match=r"list of 3 histories.*history_\[0\]"):
         plot_convergence(est.history_, tmp_path / "c.png")
     assert plot_convergence(est.history_[0], tmp_path / "c.png").endswith("c.png")
 

@@ -75,12 +75,19 @@ class ColumnGeneration:
         Wall-clock seconds after which no new outer iteration starts.
     name : str, default=""
         Prefix of the progress lines.
+    label : str, default=""
+        Words added to the progress stop line's detail (which of several
+        runs of one fit this one is, e.g. ``"nu=0.01"``).
     warn : bool, default=True
         Emit a ``ConvergenceWarning`` when ``max_iter`` is reached while a
         tolerance was set and not met.
     budget_name : str, default="max_iter"
         What ``max_iter`` counts, as reported in the stop reason (GrFL: the
         feature budget ``"max_features"``).
+    budget : int, optional
+        The budget's value in the stop line (default ``max_iter``; GrFL's
+        ``max_iter`` is the features still to add: a path extended to its
+        budget read "max_features=0").
 
     References
     ----------
@@ -90,7 +97,7 @@ class ColumnGeneration:
 
     def __init__(
         self, max_iter, tol=None, verbose=0, callback=None, time_budget=None, name="",
-        warn=True, budget_name="max_iter",
+        warn=True, budget_name="max_iter", label="", budget=None,
     ):
         self.max_iter = max_iter
         self.tol = tol
@@ -100,6 +107,8 @@ class ColumnGeneration:
         self.name = name
         self.warn = warn
         self.budget_name = budget_name
+        self.label = label
+        self.budget = max_iter if budget is None else budget
 
     def run(self, price, master, n_active=None):
         """Alternate pricing and master solves until a stopping rule fires.
@@ -163,9 +172,12 @@ class ColumnGeneration:
             prev = obj
         converged = reason in ("no_violation", "active_set", "tol")
         if reason == self.budget_name and self.tol is not None and self.warn:
+            # (it named no remedy: LowRankKernelRegressor(nu=0.01)'s warning
+            # was the only one of the estimators' not to say what to raise)
             warnings.warn(
-                f"{self.name or 'column generation'} stopped after max_iter="
-                f"{self.max_iter} outer iterations without meeting tol={self.tol}.",
+                f"{self.name or 'column generation'} stopped after {self.budget_name}="
+                f"{self.max_iter} outer iterations without meeting tol={self.tol}; "
+                f"increase {self.budget_name}.",
                 ConvergenceWarning,
             )
         if reason == "time_budget" and self.warn:
@@ -178,7 +190,8 @@ class ColumnGeneration:
             )
         if progress is not None:
             detail = {"tol": f"tol={self.tol}", self.budget_name:
-                      f"{self.budget_name}={self.max_iter}"}.get(reason, "")
+                      f"{self.budget_name}={self.budget}"}.get(reason, "")
+            detail = ", ".join(d for d in (detail, self.label) if d)
             progress.close(reason, it, detail)
         return ColGenResult(history, converged, it, reason)
 

@@ -1,5 +1,7 @@
 """Plots of fitted models, written to files (matplotlib, the ``plot`` extra)."""
 
+from contextlib import contextmanager
+
 import numpy as np
 
 __all__ = ["plot_accuracy_vs_features", "plot_convergence", "plot_kernel_weights"]
@@ -14,6 +16,22 @@ def _pyplot():
     except ImportError as exc:  # pragma: no cover - optional extra
         raise ImportError("plotting needs matplotlib: pip install kernlearn[plot]") from exc
     return plt
+
+
+@contextmanager
+def _figure(**kwargs):
+    """``plt.subplots(**kwargs)``, closed when drawing fails.
+
+    (A figure whose drawing raised, e.g. history columns of unequal lengths,
+    stayed open in pyplot: plots made in a loop kept every failed one.)
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(**kwargs)
+    try:
+        yield fig, ax
+    except BaseException:
+        plt.close(fig)
+        raise
 
 
 def _save(fig, path):
@@ -62,7 +80,8 @@ def plot_convergence(history, path, title="Convergence"):
     ----------
     history : dict of ndarray
         A fitted ``history_`` with an ``objective`` column and optionally
-        ``lower_bound`` and ``n_active``.
+        ``lower_bound`` and ``n_active`` (of a model with one history per
+        class or output, one item of its list).
     path : str or path-like
         Output image file (format from the extension, e.g. ``.png``).
     title : str
@@ -73,13 +92,21 @@ def plot_convergence(history, path, title="Convergence"):
     path : str
     """
     if isinstance(history, (list, tuple)):
-        # (one-vs-rest fits: it said "history has no 'objective' column")
-        raise ValueError(f"history is a list of {len(history)} per-problem histories "
-                         "(a one-vs-rest fit): plot one of them, e.g. history_[0].")
+        # (a one-vs-rest or per-output history_ was "history has no
+        # 'objective' column to plot")
+        raise ValueError(
+            f"history is a list of {len(history)} histories (a fitted history_ "
+            "holds one per class or output): plot one of them, e.g. history_[0].")
     if "objective" not in history:
         raise ValueError("history has no 'objective' column to plot.")
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+    with _figure(figsize=(5, 3.5)) as (fig, ax):
+        _draw_convergence(fig, ax, history, title)
+        _save(fig, path)
+    return str(path)
+
+
+def _draw_convergence(fig, ax, history, title):
+    """The axes of :func:`plot_convergence`."""
     obj = np.asarray(history["objective"], dtype=float)
     it = np.arange(1, len(obj) + 1)
     ax.plot(it, obj, "o-", label="objective (upper bound)")
@@ -100,9 +127,6 @@ def plot_convergence(history, path, title="Convergence"):
         ax2.plot(it, history["n_active"], color="grey", alpha=0.5)
         ax2.set_ylabel("active columns", color="grey")
     fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
-    return str(path)
 
 
 def plot_accuracy_vs_features(
@@ -125,18 +149,16 @@ def plot_accuracy_vs_features(
     -------
     path : str
     """
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    for name, (nf, acc) in curves.items():
-        order = np.argsort(nf)
-        ax.plot(np.asarray(nf)[order], np.asarray(acc)[order], "o-", label=name)
-    ax.set_xlabel("selected features")
-    ax.set_ylabel(metric)
-    ax.set_title(title)
-    ax.legend()
-    fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
+    with _figure(figsize=(5, 3.5)) as (fig, ax):
+        for name, (nf, acc) in curves.items():
+            order = np.argsort(nf)
+            ax.plot(np.asarray(nf)[order], np.asarray(acc)[order], "o-", label=name)
+        ax.set_xlabel("selected features")
+        ax.set_ylabel(metric)
+        ax.set_title(title)
+        ax.legend()
+        fig.tight_layout()
+        _save(fig, path)
     return str(path)
 
 
@@ -164,13 +186,11 @@ def plot_kernel_weights(weights, path, names=None, title="Kernel weights"):
     names = [str(i) for i in range(len(weights))] if names is None else list(names)
     if len(names) != len(weights):
         raise ValueError(f"names has {len(names)} labels for {len(weights)} weights.")
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(max(4, 0.4 * len(weights)), 3))
-    ax.bar(np.arange(len(weights)), weights)
-    ax.set_xticks(np.arange(len(weights)))
-    ax.set_xticklabels(names, rotation=45)
-    ax.set_title(title)
-    fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
+    with _figure(figsize=(max(4, 0.4 * len(weights)), 3)) as (fig, ax):
+        ax.bar(np.arange(len(weights)), weights)
+        ax.set_xticks(np.arange(len(weights)))
+        ax.set_xticklabels(names, rotation=45)
+        ax.set_title(title)
+        fig.tight_layout()
+        _save(fig, path)
     return str(path)

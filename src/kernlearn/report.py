@@ -40,6 +40,21 @@ def _png(fig):
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def _plain(text, limit=30):
+    """A name from the data as a figure label: shown as written, and short.
+
+    Matplotlib reads text between two ``$`` as mathtext: a column named
+    ``$^$`` made the report fail (ParseSyntaxException) and ``$x$`` drew an
+    italic x.  Names longer than ``limit`` characters are cut (the tables keep
+    them whole): a 300-character name as a tick label pushed the axes off the
+    figure ("Tight layout not applied").
+    """
+    text = str(text)
+    if len(text) > limit:
+        text = text[: limit - 1] + "\u2026"
+    return text.replace("$", r"\$")
+
+
 def _histories(est):
     h = getattr(est, "history_", None)
     if isinstance(h, dict):
@@ -49,7 +64,7 @@ def _histories(est):
         # one history per class (one-vs-rest), otherwise per output: a binary
         # classifier has one output, which is not its first class
         names = (
-            [f"class {c}" for c in classes]
+            [f"class {_plain(c)}" for c in classes]
             if len(classes) == len(h) and len(h) > 1
             else [f"output {t}" if len(h) > 1 else "" for t in range(len(h))]
         )
@@ -65,7 +80,8 @@ def _convergence_figure(est):
         (lab, h)
         for lab, h in _histories(est)
         if "objective" in h and len(h["objective"])
-    ][:10]
+    ]
+    n_hists, hists = len(hists), hists[:10]
     if not hists:
         return None
     plt = _pyplot()
@@ -142,7 +158,9 @@ def _convergence_figure(est):
                 sorted(drawn), fontsize=7)
         else:
             axes[2].legend(fontsize=7)
-    fig.suptitle("Convergence")
+    # (100 classes drew 10 lines and a legend of 10 with nothing said of the rest)
+    fig.suptitle("Convergence" + (f" of the first {len(hists)} of {n_hists} classes or "
+                                  "outputs" if n_hists > len(hists) else ""))
     return fig
 
 
@@ -160,13 +178,14 @@ def _selection_figure(est, meta):
     from matplotlib.ticker import MaxNLocator
 
     if hasattr(est, "selected_features_"):
+        n_sel = len(est.selected_features_)
         sel = np.asarray(est.selected_features_)[:60]
         if sel.size == 0:
             return None
         w = np.abs(selected_weights(est)[:, :60]).max(axis=0)
         names = feature_names(est, meta)
         labels = [
-            names[j]
+            _plain(names[j])
             if names and getattr(est, "family_", None) is None and j < len(names)
             else str(j)
             for j in sel
@@ -176,10 +195,12 @@ def _selection_figure(est, meta):
         ax.set_xticks(range(len(sel)))
         ax.set_xticklabels(labels, rotation=90, fontsize=7)
         ax.set_ylabel("max |coef|")
-        ax.set_title("Selected features in order of inclusion")
+        # (300 selected drew 60 bars under this title, the rest unmentioned)
+        ax.set_title("Selected features in order of inclusion"
+                     + (f": the first {len(sel)} of {n_sel}" if n_sel > len(sel) else ""))
         return fig
     if hasattr(est, "kernel_weights_"):
-        labels = _kernel_labels(est, meta)
+        labels = [_plain(lab, 40) for lab in _kernel_labels(est, meta)]
         task_w = np.asarray(est.kernel_weights_, dtype=float)
         shared = np.asarray(getattr(est, "shared_kernel_weights_", []), dtype=float)
         shared = shared if shared.shape == task_w.shape and shared.any() else None
@@ -201,11 +222,15 @@ def _selection_figure(est, meta):
         # the classifier has one mu per output: show the columns' largest weight
         mu = np.sort(np.max(np.atleast_2d(est.mu_), axis=0))[::-1]
         nz = mu[mu > 0]
+        if nz.size == 0:
+            # an all-zero model drew an empty log axis (x ticks -0.045 ...
+            # 0.045); the selection table's section says it kept nothing
+            return None
         fig, ax = plt.subplots(figsize=(6, 3.5))
         # zeros have no place on a log axis (a symlog axis put "0" onto "1e-4"):
         # the title counts them
         ax.semilogy(np.arange(len(nz)), nz, "o", ms=4)
-        ax.vlines(np.arange(len(nz)), nz.min() / 2 if nz.size else 1, nz, lw=1)
+        ax.vlines(np.arange(len(nz)), nz.min() / 2, nz, lw=1)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("sampled column (sorted by weight)")
         ax.set_ylabel("mu (log)")
@@ -268,14 +293,19 @@ def _feature_parameter_figure(est):
 
 def _scores(est, X, y, pred):
     """Test scores of predictions: accuracy, or R^2 and RMSE for a regressor."""
+    import warnings
+
     from sklearn import metrics
 
     if hasattr(est, "classes_"):
         return {"accuracy": float(metrics.accuracy_score(y, pred))}
-    return {
-        "R^2": float(metrics.r2_score(y, pred)),
-        "RMSE": float(np.sqrt(metrics.mean_squared_error(y, pred))),
-    }
+    with warnings.catch_warnings():
+        # R^2 of one test row is nan, as the metrics table shows it (which
+        # evaluate_metrics computes without the warning): the score curve
+        # repeated scikit-learn's "not well-defined" once per point
+        warnings.simplefilter("ignore", UserWarning)
+        r2 = float(metrics.r2_score(y, pred))
+    return {"R^2": r2, "RMSE": float(np.sqrt(metrics.mean_squared_error(y, pred)))}
 
 
 def _truncated_scores(est, X, y):
@@ -352,7 +382,7 @@ def _accuracy_figure(est, X, y, tasks=None):
         fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(ids)), 3.5))
         _score_axes(ax, np.arange(len(ids)), scores, "task", line="")
         ax.set_xticks(np.arange(len(ids)))
-        ax.set_xticklabels([str(t) for t in ids], rotation=90 if len(ids) > 12 else 0,
+        ax.set_xticklabels([_plain(t) for t in ids], rotation=90 if len(ids) > 12 else 0,
                            fontsize=7)
         ax.set_title("Test score per task")
         return fig
@@ -434,6 +464,7 @@ table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
 td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; }
 figure { margin: 1em 0; } img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: 0.85em; color: #555; }
+p.warning { color: #8a4b00; background: #fff4e0; padding: 0.4em 0.8em; }
 """
 
 # Written into the page so that a headless browser's DOM dump says whether
@@ -503,6 +534,15 @@ def build_report(est, meta=None, data=None):
                  "m0_", "R_", "shared_"):
         if hasattr(est, attr):
             summary.append((attr, getattr(est, attr)))
+    if getattr(est, "converged_", True) is False:
+        # (a row "converged_ False" in the table was all the page said of it)
+        from .progress import STOP_REASONS
+
+        reason = getattr(est, "stop_reason_", None)
+        why = f": {STOP_REASONS.get(reason, reason)}" if reason else ""
+        parts.append(f'<p class="warning">The fit stopped before meeting its convergence '
+                     f"test (converged_ is False){html.escape(why)}; the model is the "
+                     "one reached when it stopped.</p>")
     parts += ["<h2>Fit summary</h2>", _table(summary)]
     params = [(k, repr(v)) for k, v in est.get_params(deep=False).items()]
     parts += ["<h2>Parameters</h2>", _table(params, ["parameter", "value"])]
@@ -518,7 +558,16 @@ def build_report(est, meta=None, data=None):
             f"<h2>Test metrics on {html.escape(source)}</h2>",
             _table(list(metrics.items())),
         ]
-    figures = [(t, _png(fig), c) for t, fig, c in _figures(est, meta, data)]
+    plt = _pyplot()
+    before = set(plt.get_fignums())
+    try:
+        figures = [(t, _png(fig), c) for t, fig, c in _figures(est, meta, data)]
+    except BaseException:
+        # the figures drawn before the failure stayed open: a loop of reports
+        # that fail kept every one in memory
+        for num in set(plt.get_fignums()) - before:
+            plt.close(num)
+        raise
     for title, png, caption in figures:
         parts.append(
             f'<h2>{html.escape(title)}</h2><figure><img class="figure" '
@@ -528,6 +577,12 @@ def build_report(est, meta=None, data=None):
     try:
         cols, rows = selection_table(est, meta)
         parts += ["<h2>Selection table</h2>", _table(rows[:200], cols)]
+        if len(rows) > 200:  # (cut at 200 rows without a word: 300 selected)
+            parts.append(f"<p>The first 200 of {len(rows)} rows; <code>kernlearn "
+                         "select</code> lists them all.</p>")
+        if not rows:
+            parts.append("<p>The model kept nothing: no feature, learned feature or "
+                         "column has a non-zero weight, so it predicts a constant.</p>")
     except ValueError:  # an estimator without a selection has no table
         pass
     parts.append('<div id="render-check"></div>')

@@ -159,7 +159,9 @@ _COMMON_DOC = """
         training rows changes the model as another seed would
         (``doc/reproducibility.md``).
     verbose : int, default=0
-        Print one line per added feature.
+        Progress (:mod:`kernlearn.progress`): 1 draws a bar on a terminal (a
+        widget in a notebook; nothing in a pipe or log file) and says why the
+        fit stopped; 2 prints one line per outer iteration to standard output.
 {extra_params}
     Attributes
     ----------

@@ -222,6 +222,10 @@ class ProbabilityMixin:
         rs = getattr(self, "random_state", None)
         folds = StratifiedKFold(n_folds, shuffle=True, random_state=0 if rs is None else rs)
         inner = clone(self).set_params(probability=False)
+        if 0 < getattr(inner, "verbose", 0) < 2:
+            # verbose=1 is the model's own bar and stop line: the folds' five
+            # came after it, so the last stop line read was a fold's
+            inner.set_params(verbose=0)
         scores = np.zeros((len(y), 1 if len(classes) == 2 else len(classes)))
         with warnings.catch_warnings():
             # (a task's class with fewer samples than folds: not in every fold)

@@ -441,7 +441,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         chunks); both carry their own chunking.  Predictions on a Dask array
         are lazy Dask arrays.
     verbose : int, default=0
-        One progress line per outer iteration when positive.
+        Progress (:mod:`kernlearn.progress`): 1 draws a bar on a terminal (a
+        widget in a notebook; nothing in a pipe or log file) and says why the
+        fit stopped; 2 prints one line per outer iteration to standard output.
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes' losses: a dict ``{label: weight}`` or
         ``"balanced"`` (``n / (n_classes * n_c)``, as in LIBLINEAR and
@@ -741,7 +743,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     memory_budget : int or str, optional
         Out-of-core reading in row chunks (see :class:`FGMClassifier`).
     verbose : int, default=0
-        Progress output.
+        Progress, as in :class:`FGMClassifier`.
 
     Attributes
     ----------

@@ -279,7 +279,11 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     random_state : int, RandomState instance or None, default=None
         Seeds the column sample and the coordinate sequence.
     verbose : int, default=0
-        Print one line per sweep.
+        Progress (:mod:`kernlearn.progress`): 1 draws a bar on a terminal (a
+        widget in a notebook; nothing in a pipe or log file) and says why the
+        fit stopped (``nu="auto"``: one bar over the path's values and the
+        ``nu`` kept); 2 prints one line per sweep to standard output and each
+        value's stop line, named by its ``nu``.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified); regression targets are standardised
@@ -365,9 +369,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         Per sweep: ``iter``, ``objective``, ``m0`` (also as ``n_active``),
         ``kkt`` (largest KKT violation over the columns, each as last
         visited), ``violation`` (the same over the sweep's drawn columns,
-        before it), ``time`` and ``nu`` (the relative value in use: with
-        ``nu="auto"`` the sweeps of the path up to the kept value, so more
-        rows than ``n_iter_``).
+        before it), ``time`` (seconds since the first sweep's solve began)
+        and ``nu`` (the relative value in use: with ``nu="auto"`` the sweeps
+        of the path up to the kept value, so more rows than ``n_iter_``).
     n_features_in_ : int
         Number of features seen in fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -511,7 +515,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Seeds the column sample, the coordinate sequence and the Platt folds
         of ``probability=True``.
     verbose : int, default=0
-        Progress output.
+        Progress, as in :class:`LowRankKernelRegressor`.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified).  Learned quantities are reported in

@@ -365,7 +365,10 @@ _PARAMS_DOC = """
         between the fits of their C grid on the same rows, then drop them;
         :class:`kernlearn.methods.mtmkl.FactorStore`).
     verbose : int, default=0
-        Print one line per mirror-descent iteration.
+        Progress (:mod:`kernlearn.progress`): 1 draws a bar on a terminal (a
+        widget in a notebook; nothing in a pipe or log file) and says why the
+        fit stopped; 2 prints one line per mirror-descent iteration to
+        standard output.
     max_inner : int, optional
         Deprecated alias of ``inner_max_iter`` (FutureWarning when set;
         removed in 0.4).

@@ -132,6 +132,9 @@ class _SelectionMixin:
         params = self.get_params()
         for name in ("Cs", "cv", "kernel_selection"):
             params.pop(name, None)
+        # verbose=1 is the refit's bar and stop line: every validation fit's
+        # own (26 alike "[MK-MTFL] stop" lines with the defaults) buried it
+        params["verbose"] = params["verbose"] if params["verbose"] >= 2 else 0
         # the validation fits take the renamed parameter under its new name:
         # its FutureWarning is the refit's, once (it was one per fold and C)
         if params["max_inner"] != "deprecated":
@@ -243,7 +246,8 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
     inner_max_iter : int, default=5
     max_rank : int or None, default=300
     verbose : int, default=0
-        As in :class:`MultitaskMKLRegressor`.
+        As in :class:`MultitaskMKLRegressor`, for the refit on all rows; the
+        validation fits report at 2 only.
     max_inner : int, optional
         Deprecated alias of ``inner_max_iter`` (FutureWarning when set;
         removed in 0.4).
@@ -475,6 +479,7 @@ class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
     inner_max_iter : int, default=5
     max_rank : int or None, default=300
     verbose : int, default=0
+        As in :class:`MultitaskMKLRegressorCV`.
     class_weight : dict, "balanced" or None, default=None
         As in :class:`MultitaskMKLClassifier`.
     max_inner : int, optional

@@ -151,7 +151,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seed of the sampling order (and of the Platt folds).
     verbose : int, default=0
-        Print one line per epoch.
+        Progress (:mod:`kernlearn.progress`): 1 draws a bar on a terminal (a
+        widget in a notebook; nothing in a pipe or log file) and says why the
+        fit stopped; 2 prints one line per epoch to standard output.
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes' losses (``"balanced"``: ``n / (n_classes *
         n_c)``), multiplied into ``sample_weight``.

@@ -15,7 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..solvers._dirty import DirtyProblem
 
-__all__ = ["intercept_only", "paper_loss_factor", "penalty_level", "solve_master"]
+__all__ = ["intercept_only", "paper_loss_factor", "penalty_level", "prune", "solve_master"]
 
 
 def penalty_level(penalty):
@@ -128,3 +128,21 @@ def intercept_only(loss, y):
     """
     res = minimize_scalar(lambda b: float(loss.value(np.full(len(y), b), y).sum()))
     return float(res.x)
+
+
+def prune(path):
+    """Result fields of a path, keeping features with a non-zero weight in some task."""
+    gs, family, T = path.gs, path.family, path.T
+    U, us, b = path.coefficients()
+    p = U.shape[0]
+    coef_full = U + us[:, None]
+    keep_group = (np.abs(coef_full).reshape(-1, gs * T).max(axis=1) > 0) if p else \
+        np.zeros(0, bool)
+    keep_col = np.repeat(keep_group, gs)
+    return dict(
+        family=family,
+        features=(np.stack(path.params)[keep_group] if p
+                  else np.zeros((0, family.sample(1, 0).shape[1]))),
+        feature_scales=np.stack(path.scales)[keep_group] if p else np.zeros((0, gs)),
+        task_coef=U[keep_col].T, shared_coef=us[keep_col],
+        coef=coef_full[keep_col].T, intercept=b)

@@ -62,7 +62,7 @@ from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyState, pad_state
 from . import _grfl_average
 from ._grfl_master import (_GrFLProblem, intercept_only, paper_loss_factor, penalty_level,
-                           solve_master)
+                           prune, solve_master)
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
                            PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
@@ -557,7 +557,7 @@ class GrFL:
         colgen = ColumnGeneration(max_iter=n_new, tol=None, verbose=self.verbose,
                                   callback=self.callback,
                                   time_budget=self.time_budget, name=self.name,
-                                  budget_name="max_features")
+                                  budget_name="max_features", budget=max_features)
         # every step is a product with an n x p matrix, memory bound: BLAS
         # threads only add synchronisation overhead there
         with single_blas_thread():
@@ -675,24 +675,6 @@ def _setting_key(value):
     if isinstance(value, (np.random.RandomState, np.random.Generator)):
         return ("rng", id(value))  # its state advances: the same object continues
     return value
-
-
-def _prune(path):
-    """Result fields of a path, keeping features with a non-zero weight in some task."""
-    gs, family, T = path.gs, path.family, path.T
-    U, us, b = path.coefficients()
-    p = U.shape[0]
-    coef_full = U + us[:, None]
-    keep_group = (np.abs(coef_full).reshape(-1, gs * T).max(axis=1) > 0) if p else \
-        np.zeros(0, bool)
-    keep_col = np.repeat(keep_group, gs)
-    return dict(
-        family=family,
-        features=(np.stack(path.params)[keep_group] if p
-                  else np.zeros((0, family.sample(1, 0).shape[1]))),
-        feature_scales=np.stack(path.scales)[keep_group] if p else np.zeros((0, gs)),
-        task_coef=U[keep_col].T, shared_coef=us[keep_col],
-        coef=coef_full[keep_col].T, intercept=b)
 
 
 def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=None,
@@ -875,7 +857,10 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         path = getattr(Xr, "grfl_class", GrFL)(
             family, wloss, pen_p, pen_s, slv, n_candidates=n_candidates, eps=eps,
             fit_intercept=fit_intercept, pricing_subsample=sub, path_iter=pi,
-            time_budget=time_budget, verbose=verbose, name=name, batch=batch).start(
+            time_budget=time_budget, name=name, batch=batch,
+            # verbose=1: not the folds' paths (a default fit on 200 rows drew 34
+            # bars and stop lines for them); one held-out part's is the model's
+            verbose=verbose if rows is None or verbose > 1 or len(split) == 1 else 0).start(
             Xr, Yr, tr, rng, sample_weight=w, b0=b0_all[0] if rows is None and b0_all else None)
         if rows is None and not b0_all:
             b0_all.append(path.b0)
@@ -967,7 +952,7 @@ def _result(path, w_scale, warm=None, n_features=None, lambda_p=None):
     larger.
     """
     history = [dict(r, objective=r["objective"] * w_scale) for r in path.history]
-    fields = _prune(path)
+    fields = prune(path)
     r = np.sqrt(w_scale)
     fields.update(feature_scales=fields["feature_scales"] / r, coef=fields["coef"] * r,
                   task_coef=fields["task_coef"] * r, shared_coef=fields["shared_coef"] * r)

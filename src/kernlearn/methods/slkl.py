@@ -20,6 +20,7 @@ combination of the outputs (:math:`O(n m_0)`), not on all of them.
 """
 
 import copy
+import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -32,6 +33,7 @@ from ..families.nystrom import NystromColumns, kernel_block, kernel_params_for
 from ..kernels import check_kernel_callable, check_psd_gram
 from ..losses import Square, WeightedLoss, weighted
 from ..penalties import GroupL1L2
+from ..progress import path_bar
 from ..solvers._base import (
     BaseSolver,
     Problem,
@@ -41,7 +43,7 @@ from ..solvers._base import (
 )
 from ..widths import pairwise_spread_ratio
 from ._result import MethodResult
-from ._slkl_state import SLKLBreakdown, SLKLState, slkl_objective
+from ._slkl_state import SLKLBreakdown, SLKLState, extract_fit, slkl_objective
 
 __all__ = ["ColumnsOnDemand", "CoordinateNewton", "CoordinateNewtonState", "SLKLProblem",
            "SLKLResult", "SLKLState", "classifier_columns", "fit_slkl", "slkl_decision",
@@ -215,6 +217,8 @@ class CoordinateNewton(BaseSolver):
     warn : bool, default=True
         Raise a ``ConvergenceWarning`` when ``max_iter`` runs out before
         ``tol`` (a path of solves warns once for all of them instead).
+    label : str, default=""
+        Words added to the progress stop line (a path names each solve's ``nu``).
 
     References
     ----------
@@ -229,7 +233,8 @@ class CoordinateNewton(BaseSolver):
     supported_penalties = (GroupL1L2,)
 
     def __init__(self, lam=1.0, tol=1e-4, max_iter=100, rule="newton", refresh=10,
-                 random_state=None, callback=None, time_budget=None, verbose=0, warn=True):
+                 random_state=None, callback=None, time_budget=None, verbose=0, warn=True,
+                 label=""):
         self.lam = lam
         self.tol = tol
         self.max_iter = max_iter
@@ -240,6 +245,7 @@ class CoordinateNewton(BaseSolver):
         self.time_budget = time_budget
         self.verbose = verbose
         self.warn = warn
+        self.label = label
 
     def check_problem(self, problem):
         """Raise unless ``problem`` is eq. (14) (see :class:`SLKLProblem`).
@@ -325,7 +331,7 @@ class CoordinateNewton(BaseSolver):
         driver = ColumnGeneration(
             max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
             callback=self.callback, time_budget=self.time_budget, name="slkl",
-            warn=self.warn,
+            warn=self.warn, label=self.label,
         )
         with single_blas_thread():
             res = driver.run(price, master, n_active=lambda: state.m0)
@@ -829,9 +835,15 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
     grid = NU_GRID if isinstance(nu, str) else tuple(np.atleast_1d(nu))
     # (along a path the solves do not warn one by one: one warning at the end)
     solver = CoordinateNewton(random_state=rng, warn=len(grid) == 1, **solver_kw)
+    bar = path_bar("slkl", len(grid), solver.verbose)
+    solver.verbose = 0 if bar is not None else solver.verbose  # one bar for the path
     warm, fits, best, worse = None, [], None, 0
     null = None  # the mean's leave-one-out error, ||Y||^2 (weighted rows)
+    t_path = time.perf_counter()
     for k, rel in enumerate(grid):
+        start = time.perf_counter() - t_path
+        if len(grid) > 1:  # (the path's solves printed six alike "[slkl] stop" lines)
+            solver.label = f"nu={rel:.3g}"
         # warm start: the previous value's active set, at the new penalty
         try:
             res = solver.solve(slkl_problem(cols, Y, rel * msq, sw, gram), warm)
@@ -855,9 +867,11 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
                           "columns).", ConvergenceWarning, stacklevel=3)
             break
         warm = res.state
-        fit = _extract(warm.slkl, res, family, rel)
+        fit = extract_fit(warm.slkl, res, family, rel, start)
         fit["step"] = k
         fits.append(fit)
+        if bar is not None:
+            bar.update({"iter": k + 1, "objective": fit["objective"], "n_active": len(fit["pos"])})
         if len(grid) > 1:
             rows = _loo_errors(warm.slkl)
             fit["loo"] = float(np.sum(rows))
@@ -882,6 +896,8 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
     # stays the kept value's own sweeps, scikit-learn's n_iter_ (the final fit's),
     # and each value's sweeps are in the path record (they were summed before)
     done = fits[: best["step"] + 1]
+    if bar is not None:
+        bar.close("nu_path", len(fits), f"kept nu={grid[best['step']]:.3g}")
     best["history"] = {k: np.concatenate([f["history"][k] for f in done])
                        for k in best["history"]}
     best["path"] = None if len(grid) == 1 else {
@@ -898,34 +914,6 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
             f"up to the kept nu={best['nu']:.3g}; increase max_iter.",
             ConvergenceWarning, stacklevel=3)
     return best
-
-
-def _extract(state, res, family, rel):
-    """Mu, centres and dual coefficients (eq. 17) of a solved state."""
-    pos = np.sort(state.active)
-    # eq. (17) with alpha* = 2 z: alpha~_m / 2 = mu_m (c_m' z) / sqrt(k(x_m, x_m)),
-    # and mu_m (c_m' z) = W_m (SLKLState.W: computed as G C_A'y / lam, without
-    # the cancellation of c_m'z ~ sqrt(nu), which at mu_m ~ 1e4 and 20,000 rows
-    # lost every digit: protein, 4x the MSE)
-    dual = res.coef[pos] * family._scale[pos][:, None]
-    history = res.history.as_dict()
-    history["nu"] = np.full(len(history["objective"]), rel)
-    obj = history["objective"]
-    if np.any(np.diff(obj) > 1e-8 * np.abs(obj[:-1])):
-        # F never increases in exact arithmetic (Theorem 1a); an increase means
-        # the G bookkeeping lost accuracy (weights far above 1e4 on nearly
-        # collinear columns, i.e. nu very small for the scale of y).
-        warnings.warn(
-            f"SLKL objective increased between sweeps (max weight "
-            f"{state.mu.max():.3g}): the Woodbury updates lost accuracy. "
-            "Increase nu or rescale y.",
-            ConvergenceWarning,
-        )
-    return {
-        "mu": state.mu.copy(), "nu": state.nu, "pos": pos, "dual": dual,
-        "n_iter": res.n_iter, "converged": res.converged, "history": history,
-        "objective": state.objective, "stop_reason": res.state.stop_reason,
-    }
 
 
 def _loo_errors(state):
