@@ -1,0 +1,120 @@
+"""A seventeenth user's audit: the distributed and out-of-core paths as a user meets them.
+
+A user fitted FGM and GrFL on a Dask cluster (a ``LocalCluster``) and out of
+core, on the in-memory fit's data in every container such a user holds, and
+compared the models, the predictions and what reached the client.  Each test
+here failed before its fix.  The Dask DataFrame tests need ``dask.dataframe``
+(``pip install "dask[dataframe]"``: it needs pyarrow) and are skipped without it.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from kernlearn import FGMClassifier, FGMRegressor, InfiniteFeatureClassifier
+
+pd = pytest.importorskip("pandas")
+
+
+def _table(n=240, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 6))
+    X[:, 2] = 50 + 10 * X[:, 2]  # a column in other units
+    y = np.where(X[:, 0] - 0.1 * (X[:, 2] - 50) + 0.3 * rng.standard_normal(n) > 0,
+                 "yes", "no")
+    return pd.DataFrame(X, columns=[f"c{j}" for j in range(6)]), y
+
+
+def _fit(est, X, y, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return est.fit(X, y, **kw)
+
+
+def _same_model(a, b):
+    np.testing.assert_array_equal(b.selected_features_, a.selected_features_)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-7, atol=1e-10)
+
+
+def _computed(a):
+    return np.asarray(a.compute() if hasattr(a, "compute") else a)
+
+
+@pytest.mark.parametrize("container", ["DataFrame", "list"])
+def test_memory_budget_on_a_dataframe_or_list_fits_the_in_memory_model(container):
+    # FGM(memory_budget=...) read anything but an array by blocks and failed on
+    # an attribute it lacks: "'DataFrame' object has no attribute 'dtype'",
+    # "'list' object has no attribute 'ndim'" (in fit and in predict)
+    df, y = _table()
+    X = df if container == "DataFrame" else df.to_numpy().tolist()
+    ref = _fit(FGMClassifier(B=2, max_iter=4), X, y)
+    got = _fit(FGMClassifier(B=2, max_iter=4, memory_budget="2KB"), X, y)
+    _same_model(ref, got)
+    np.testing.assert_array_equal(got.predict(X), ref.predict(X))
+    if container == "DataFrame":  # its column names kept, and checked at predict time
+        np.testing.assert_array_equal(got.feature_names_in_, df.columns)
+        with pytest.raises(ValueError, match="another order"):
+            got.predict(df[df.columns[::-1]])
+    reg = _fit(FGMRegressor(B=2, max_iter=3, C=1.0, memory_budget="2KB"), X, df["c0"])
+    ref = _fit(FGMRegressor(B=2, max_iter=3, C=1.0), X, df["c0"])
+    np.testing.assert_allclose(reg.predict(X), ref.predict(X), rtol=1e-7, atol=1e-10)
+
+
+# ------------------------------------------------------------- Dask DataFrames
+@pytest.fixture(scope="module")
+def client():
+    """A client of one light ``LocalCluster`` for the module (two one-thread workers
+    in this process: what is gathered is what a cluster of processes gathers)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
+
+
+@pytest.fixture(scope="module")
+def dd():
+    pytest.importorskip("dask")
+    try:
+        import dask.dataframe as dd
+    except ImportError as exc:  # (dask.dataframe imports pyarrow)
+        pytest.skip(f"dask.dataframe is not importable: {exc}")
+    return dd
+
+
+def test_a_dask_dataframe_is_fitted_on_the_cluster_with_its_column_names(client, dd):
+    # A Dask DataFrame was not recognised as Dask data: scikit-learn's
+    # validation computed all of it into the client (np.asarray), the fit ran
+    # in memory, and its column names were dropped (no feature_names_in_)
+    df, y = _table()
+    ddf = dd.from_pandas(df, npartitions=3)
+    ref = _fit(FGMClassifier(B=2, max_iter=4), df, y)
+    got = _fit(FGMClassifier(B=2, max_iter=4), ddf, y)
+    assert "dask_workers_lost" in got.history_  # the master ran on the partitions
+    _same_model(ref, got)
+    np.testing.assert_array_equal(got.feature_names_in_, df.columns)
+    lazy = got.predict(ddf)
+    assert hasattr(lazy, "dask")  # a lazy Dask result, as for a Dask array
+    np.testing.assert_array_equal(_computed(lazy), ref.predict(df))
+    np.testing.assert_array_equal(got.predict(df), ref.predict(df))
+    with pytest.raises(ValueError, match="another order"):
+        got.predict(ddf[list(df.columns[::-1])])
+    # a Dask Series target stays on the cluster too: the same model
+    ys = dd.from_pandas(pd.Series(y), npartitions=3)
+    _same_model(ref, _fit(FGMClassifier(B=2, max_iter=4), ddf, ys))
+    text = df.assign(kind="a")
+    with pytest.raises(ValueError, match="non-numeric column.*'kind'"):
+        FGMClassifier().fit(dd.from_pandas(text, npartitions=2), y)
+
+
+def test_grfl_on_a_dask_dataframe_keeps_its_column_names(client, dd):
+    df, y = _table()
+    kw = dict(max_features=8, n_candidates=10, random_state=0)
+    ref = InfiniteFeatureClassifier(**kw).fit(df, y)
+    got = InfiniteFeatureClassifier(**kw).fit(dd.from_pandas(df, npartitions=3), y)
+    np.testing.assert_array_equal(got.feature_names_in_, df.columns)
+    np.testing.assert_allclose(got.column_coef_, ref.column_coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_array_equal(got.predict(df), ref.predict(df))
