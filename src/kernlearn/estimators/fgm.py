@@ -434,9 +434,10 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Read ``X`` out of core in row chunks using at most about this much
         memory for data at a time (e.g. ``"2GB"``; for a memory-mapped array,
         ``numpy.load(path, mmap_mode="r")``).  Large data can also be given as
-        a ``dask.array`` (fitted on the current Dask client's cluster: only
-        ``n``- and ``n_features``-sized vectors and the ``n x |active|`` block
-        of active columns reach the client) or as
+        a ``dask.array`` or a Dask DataFrame (its column names become
+        ``feature_names_in_``), fitted on the current Dask client's cluster
+        (only ``n``- and ``n_features``-sized vectors and the ``n x |active|``
+        block of active columns reach the client), or as
         :class:`~kernlearn.datasets.SvmlightChunks` (a LIBSVM file read in
         chunks); both carry their own chunking.  Predictions on a Dask array
         are lazy Dask arrays.

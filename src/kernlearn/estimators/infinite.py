@@ -474,8 +474,8 @@ class InfiniteFeatureClassifier(
         Parameters
         ----------
         X : array-like, sparse matrix or dask.array of shape (n_samples, n_features)
-            Training inputs.  A ``dask.array`` (dense or sparse chunks) is
-            fitted on its cluster, the same model as in memory (the Newton
+            Training inputs.  A ``dask.array`` (dense or sparse chunks) or a
+            Dask DataFrame is fitted on its cluster, the same model as in memory (the Newton
             master and ``RandomFourierFeatures`` only; no ``sample_weight``,
             ``class_weight``, ``task_index``, ``warm_start`` or Platt
             probabilities).
@@ -688,8 +688,8 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         Parameters
         ----------
         X : array-like, sparse matrix or dask.array of shape (n_samples, n_features)
-            Training inputs.  A ``dask.array`` (dense or sparse chunks) is
-            fitted on its cluster, the same model as in memory (the Newton
+            Training inputs.  A ``dask.array`` (dense or sparse chunks) or a
+            Dask DataFrame is fitted on its cluster, the same model as in memory (the Newton
             master and ``RandomFourierFeatures`` only; a 1-D ``y``, no
             ``sample_weight``, ``task_index`` or ``warm_start``).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
