@@ -63,6 +63,33 @@ def test_memory_budget_on_a_dataframe_or_list_fits_the_in_memory_model(container
     np.testing.assert_allclose(reg.predict(X), ref.predict(X), rtol=1e-7, atol=1e-10)
 
 
+def test_fgm_probabilities_on_a_dask_array_ship_no_estimator_to_the_workers(tmp_path):
+    # predict_proba mapped the bound method self._proba over the blocks: each
+    # task carried the whole estimator, and unpickling it imported
+    # scikit-learn on every worker (FGM's fit, predict and decision_function
+    # import none there)
+    import subprocess
+    import sys
+
+    da = pytest.importorskip("dask.array")
+    cloudpickle = pytest.importorskip("cloudpickle")
+    df, y = _table()
+    X = df.to_numpy()
+    check = ("import pickle, sys; pickle.loads(open(sys.argv[1], 'rb').read()); "
+             "print('sklearn' in sys.modules)")
+    graphs = []
+    for est in (FGMClassifier(B=2, max_iter=3, loss="logistic"),  # its own sigmoid
+                FGMClassifier(B=2, max_iter=3, probability=True)):  # Platt's
+        _fit(est, X, y)
+        lazy = est.predict_proba(da.from_array(X, chunks=(80, 6)))
+        np.testing.assert_allclose(lazy.compute(), est.predict_proba(X), rtol=1e-12)
+        graphs.append(dict(lazy.__dask_graph__()))
+    (tmp_path / "tasks").write_bytes(cloudpickle.dumps(graphs))
+    out = subprocess.run([sys.executable, "-c", check, str(tmp_path / "tasks")],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stdout
+
+
 # ------------------------------------------------------------- Dask DataFrames
 @pytest.fixture(scope="module")
 def client():

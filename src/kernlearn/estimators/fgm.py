@@ -659,7 +659,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         proba : ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
-        return self._output(X, self._proba, len(self.classes_))
+        return self._output(X, self._proba_function(), len(self.classes_))
 
 
 
