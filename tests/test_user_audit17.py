@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import one_error, run_cli
 from sklearn.exceptions import ConvergenceWarning
 
 from kernlearn import FGMClassifier, FGMRegressor, InfiniteFeatureClassifier
@@ -88,6 +89,19 @@ def test_fgm_probabilities_on_a_dask_array_ship_no_estimator_to_the_workers(tmp_
     out = subprocess.run([sys.executable, "-c", check, str(tmp_path / "tasks")],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stdout
+
+
+def test_the_smallest_chunk_memory_is_named_in_bytes(tmp_path, capsys):
+    # "--chunk-memory '4KB' is below 4KB": KB is 1000 bytes, the floor 4096
+    path = tmp_path / "train.svm"
+    path.write_text("1 1:0.5 2:1\n-1 1:-0.5 2:2\n1 1:0.7\n-1 2:3\n")
+    code, _, err = run_cli(["fit", path, "-e", "fgm", "-m", tmp_path / "m.npz",
+                            "--out-of-core", "--chunk-memory", "4KB"], capsys)
+    assert code == 2 and one_error(err), err
+    assert "'4KB' is 4000 bytes, below the smallest chunk, 4KiB (4096 bytes)" in err
+    code, _, err = run_cli(["fit", path, "-e", "fgm", "-m", tmp_path / "m.npz", "-q",
+                            "--out-of-core", "--chunk-memory", "4KiB"], capsys)
+    assert code == 0, err
 
 
 # ------------------------------------------------------------- Dask DataFrames
