@@ -104,6 +104,38 @@ def test_the_smallest_chunk_memory_is_named_in_bytes(tmp_path, capsys):
     assert code == 0, err
 
 
+@pytest.mark.parametrize("est", [FGMClassifier(B=2, max_iter=3),
+                                 InfiniteFeatureClassifier(max_features=6, n_candidates=10,
+                                                           random_state=0)],
+                         ids=["FGM", "GrFL"])
+def test_a_dask_array_of_complex_numbers_is_refused_as_in_memory(client, est):
+    # GrFL fitted the real parts of a complex Dask array (the imaginary parts
+    # silently dropped); FGM failed on a worker with NumPy's "Iterator operand
+    # 0 dtype could not be cast from dtype('complex128') to dtype('float64')
+    # according to the rule 'safe'".  In memory both refuse it by name.
+    da = pytest.importorskip("dask.array")
+    df, y = _table()
+    Z = df.to_numpy() + 1j
+    with pytest.raises(ValueError, match="Complex data not supported: X holds complex"):
+        est.fit(Z, y)
+    with pytest.raises(ValueError, match="Complex data not supported: X holds complex"):
+        est.fit(da.from_array(Z, chunks=(80, 6)), y)
+
+
+def test_fgm_on_text_numbers_by_blocks_is_the_in_memory_model(client):
+    # Text that holds numbers is read as numbers in memory; by blocks (a Dask
+    # array, or an array with memory_budget) FGM failed with "Iterator operand
+    # 0 dtype could not be cast from dtype('<U32') to dtype('float64')"
+    da = pytest.importorskip("dask.array")
+    df, y = _table()
+    text = df.to_numpy().astype(str)
+    ref = _fit(FGMClassifier(B=2, max_iter=3), text, y)
+    _same_model(ref, _fit(FGMClassifier(B=2, max_iter=3), da.from_array(text, chunks=(80, 6)), y))
+    _same_model(ref, _fit(FGMClassifier(B=2, max_iter=3, memory_budget="2KB"), text, y))
+    np.testing.assert_array_equal(
+        _computed(ref.predict(da.from_array(text, chunks=(80, 6)))), ref.predict(text))
+
+
 # ------------------------------------------------------------- Dask DataFrames
 @pytest.fixture(scope="module")
 def client():

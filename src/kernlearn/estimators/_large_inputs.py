@@ -12,7 +12,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ..partitioned import _is_dask_frame, is_out_of_core
+from ..partitioned import _is_dask_array, _is_dask_frame, is_out_of_core
+from ..utils._input_kinds import refuse_unlike_array
 from ._base import (
     _non_numeric_error,
     _reordered_error,
@@ -20,7 +21,8 @@ from ._base import (
     validate_predict_data,
 )
 
-__all__ = ["dask_frame_values", "partitioned_fit_inputs", "partitioned_predict_input"]
+__all__ = ["dask_array_numbers", "dask_frame_values", "partitioned_fit_inputs",
+           "partitioned_predict_input"]
 
 
 def dask_frame_values(est, X, reset):
@@ -115,8 +117,9 @@ def partitioned_fit_inputs(est, X, y, classification):
         y = _values(y, True)
     if _is_dask_frame(X):
         X, names = dask_frame_values(est, X, reset=True)
-    elif not (is_out_of_core(X) or isinstance(X, np.ndarray)
-              or (sp.issparse(X) and X.format in ("csr", "csc"))):
+    elif _is_dask_array(X):
+        X = dask_array_numbers(est, X)
+    elif not (is_out_of_core(X) or _plain_numbers(X)):
         X, y = validate_fit_data(est, X, y, classification=classification,
                                  y_numeric=not classification)
         names = getattr(est, "feature_names_in_", None)
@@ -132,7 +135,42 @@ def partitioned_predict_input(est, X):
     """
     if _is_dask_frame(X):
         return dask_frame_values(est, X, reset=False)[0]
-    if is_out_of_core(X) or isinstance(X, np.ndarray) or (
-            sp.issparse(X) and X.format in ("csr", "csc")):
+    if _is_dask_array(X):
+        return dask_array_numbers(est, X)
+    if is_out_of_core(X) or _plain_numbers(X):
         return X
     return validate_predict_data(est, X)
+
+
+def _plain_numbers(X):
+    """Whether ``X`` is read by blocks as it is: a NumPy array (or memory map) of
+    real numbers, or a CSR/CSC matrix."""
+    if isinstance(X, np.ndarray):
+        return X.dtype.kind in "biuf"
+    return sp.issparse(X) and X.format in ("csr", "csc")
+
+
+def dask_array_numbers(est, X):
+    """A ``dask.array`` as numbers, refused as in memory when they are not.
+
+    Its type alone is checked (nothing is read): dates, complex numbers and
+    structured arrays are refused with the in-memory fit's words (a complex
+    array was fitted on its real parts by GrFL, and failed on a worker with
+    NumPy's "Iterator operand 0 dtype could not be cast ..." in FGM), and text
+    or objects are read as floats, as in memory (a cell that is not a number
+    fails where it is read, naming its value).
+
+    Parameters
+    ----------
+    est : BaseEstimator
+    X : dask.array.Array
+
+    Returns
+    -------
+    dask.array.Array
+    """
+    meta = getattr(X, "_meta", None)
+    if not isinstance(meta, np.ndarray):  # (sparse chunks: numbers by construction)
+        return X
+    refuse_unlike_array(meta, "X", type(est).__name__)
+    return X.astype(np.float64) if meta.dtype.kind in "USO" else X
