@@ -48,13 +48,14 @@ def _computed(a):
 def test_memory_budget_on_a_dataframe_or_list_fits_the_in_memory_model(container):
     # FGM(memory_budget=...) read anything but an array by blocks and failed on
     # an attribute it lacks: "'DataFrame' object has no attribute 'dtype'",
-    # "'list' object has no attribute 'ndim'" (in fit and in predict)
+    # "'list' object has no attribute 'ndim'" (in fit, predict and transform)
     df, y = _table()
     X = df if container == "DataFrame" else df.to_numpy().tolist()
     ref = _fit(FGMClassifier(B=2, max_iter=4), X, y)
     got = _fit(FGMClassifier(B=2, max_iter=4, memory_budget="2KB"), X, y)
     _same_model(ref, got)
     np.testing.assert_array_equal(got.predict(X), ref.predict(X))
+    np.testing.assert_array_equal(got.transform(X), ref.transform(X))
     if container == "DataFrame":  # its column names kept, and checked at predict time
         np.testing.assert_array_equal(got.feature_names_in_, df.columns)
         with pytest.raises(ValueError, match="another order"):
@@ -173,6 +174,7 @@ def test_a_dask_dataframe_is_fitted_on_the_cluster_with_its_column_names(client,
     assert hasattr(lazy, "dask")  # a lazy Dask result, as for a Dask array
     np.testing.assert_array_equal(_computed(lazy), ref.predict(df))
     np.testing.assert_array_equal(got.predict(df), ref.predict(df))
+    np.testing.assert_array_equal(got.transform(ddf), ref.transform(df))
     with pytest.raises(ValueError, match="another order"):
         got.predict(ddf[list(df.columns[::-1])])
     # a Dask Series target stays on the cluster too: the same model

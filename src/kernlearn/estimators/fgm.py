@@ -267,6 +267,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
                 raise ValueError("a model fitted with family= transforms in-memory X only.")
             # input order, as the in-memory selector returns them
             sel = np.sort(self.selected_features_)
+            X = partitioned_predict_input(self, X)
             return as_row_partitioned(X, self.memory_budget).map_stack(lambda B: B[:, sel])
         if self.family_ is None:
             return super().transform(X)
