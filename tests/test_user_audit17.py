@@ -19,6 +19,17 @@ from kernlearn import FGMClassifier, FGMRegressor, InfiniteFeatureClassifier
 pd = pytest.importorskip("pandas")
 
 
+@pytest.fixture(scope="module")
+def client():
+    """A client of one light ``LocalCluster`` for the module (two one-thread workers
+    in this process: what is gathered is what a cluster of processes gathers)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
+
+
 def _table(n=240, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, 6))
@@ -138,17 +149,6 @@ def test_fgm_on_text_numbers_by_blocks_is_the_in_memory_model(client):
 
 
 # ------------------------------------------------------------- Dask DataFrames
-@pytest.fixture(scope="module")
-def client():
-    """A client of one light ``LocalCluster`` for the module (two one-thread workers
-    in this process: what is gathered is what a cluster of processes gathers)."""
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as c:
-            yield c
-
-
 @pytest.fixture(scope="module")
 def dd():
     pytest.importorskip("dask")
