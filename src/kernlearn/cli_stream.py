@@ -30,7 +30,9 @@ def _budget(args):
     except (TypeError, ValueError) as exc:
         raise CLIError(f"--chunk-memory {args.chunk_memory!r}: {exc}", 2) from None
     if size < 4096:
-        raise CLIError(f"--chunk-memory {args.chunk_memory!r} is below 4KB", 2)
+        # (KB is 1000 bytes: "'4KB' is below 4KB" named no problem)
+        raise CLIError(f"--chunk-memory {args.chunk_memory!r} is {size} bytes, below the "
+                       "smallest chunk, 4KiB (4096 bytes)", 2)
     return size
 
 

@@ -418,16 +418,23 @@ def is_out_of_core(X):
     Returns
     -------
     bool
-        True for a :class:`RowPartitioned`, a ``dask.array`` or a chunk source
-        with ``row_partitioned()`` (e.g. :class:`~kernlearn.datasets.SvmlightChunks`).
+        True for a :class:`RowPartitioned`, a ``dask.array``, a Dask DataFrame
+        or a chunk source with ``row_partitioned()`` (e.g.
+        :class:`~kernlearn.datasets.SvmlightChunks`).
     """
     return (isinstance(X, RowPartitioned) or hasattr(X, "row_partitioned")
-            or _is_dask_array(X))
+            or _is_dask_array(X) or _is_dask_frame(X))
 
 
 def _is_dask_array(X):
     mod = type(X).__module__ or ""
     return mod.startswith("dask.array") and hasattr(X, "to_delayed")
+
+
+def _is_dask_frame(X):
+    """Whether ``X`` is a Dask DataFrame or Series (its values: ``to_dask_array``)."""
+    mod = type(X).__module__ or ""
+    return mod.startswith("dask.dataframe") and hasattr(X, "to_dask_array")
 
 
 def as_row_partitioned(X, memory_budget=None):

@@ -14,7 +14,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 from ..families._infinite import plain_float_matrix
-from ..partitioned import _is_dask_array
+from ..partitioned import _is_dask_array, _is_dask_frame
 from ..utils._finite import first_non_finite, non_finite_message
 from ..utils._input_kinds import (
     first_bad_weight,
@@ -164,8 +164,8 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     # (a DataFrame's values, np.asfortranarray) gave a model that differed in the
     # last bits, and on tied choices by more (BLAS sums in another order)
     kwargs.setdefault("order", "C")
-    if _is_dask_array(X):
-        X = X.compute()
+    if _is_dask_array(X) or _is_dask_frame(X):
+        X = X.compute()  # (a Dask DataFrame: a pandas one, its column names checked)
     owner = type(est).__name__
     refuse_unlike_array(X, "X", owner)
     if (isinstance(X, np.ndarray) and X.dtype.kind == "f" and X.dtype.itemsize == 4
@@ -187,11 +187,7 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
     except (ValueError, TypeError) as exc:
         bad = _non_numeric_columns(X)
         if bad:
-            raise ValueError(
-                f"X has non-numeric column(s) {', '.join(bad[:5])}"
-                + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
-                + f"; {type(est).__name__} needs numbers: encode or drop them."
-            ) from exc
+            raise _non_numeric_error(est, bad) from exc
         # (found in the values, not in scikit-learn's wording, which may change)
         where = _first_non_finite(X) if _finite_checked_first(est, X, kwargs) else None
         if where is not None:
@@ -203,11 +199,9 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
             # (NumPy's words and exception type kept: scikit-learn's checks look for them)
             raise type(exc)(f"X has a value that is not a number ({cell}: {exc}); "
                             f"{type(est).__name__} needs numbers: encode or drop it.") from exc
-        moved = _reordered_columns(est, X, kwargs)
+        moved = _reordered_error(est, X, kwargs)
         if moved is not None:
-            raise ValueError(f"X has the fit's feature names in another order ({moved}); "
-                             "select the columns in the fit's order: "
-                             "X[model.feature_names_in_].") from exc
+            raise moved from exc
         rows = ragged_rows(X)
         if rows is not None:
             raise ValueError(f"X has rows of different lengths ({rows}); "
@@ -343,6 +337,16 @@ def _reordered_columns(est, X, kwargs):
     return f"column {j} is {plain_value(columns[j])!r}, was {plain_value(fitted[j])!r} at fit"
 
 
+def _reordered_error(est, X, kwargs):
+    """The error refusing DataFrame ``X`` whose columns are the fit's in another
+    order (:func:`_reordered_columns`), or None."""
+    moved = _reordered_columns(est, X, kwargs)
+    if moved is None:
+        return None
+    return ValueError(f"X has the fit's feature names in another order ({moved}); "
+                      "select the columns in the fit's order: X[model.feature_names_in_].")
+
+
 def _first_non_finite(X):
     """Where the first NaN / missing or infinite value of ``X`` is, or None: the
     arguments of :func:`~kernlearn.utils._finite.non_finite_message` (the
@@ -383,6 +387,13 @@ def _text_target(y):
             except ValueError:
                 return v
     return None
+
+
+def _non_numeric_error(est, bad):
+    """The error refusing the non-numeric columns ``bad`` (``"'name' (dtype)"``)."""
+    return ValueError(f"X has non-numeric column(s) {', '.join(bad[:5])}"
+                      + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+                      + f"; {type(est).__name__} needs numbers: encode or drop them.")
 
 
 def _non_numeric_columns(X):

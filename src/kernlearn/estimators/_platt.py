@@ -1,5 +1,7 @@
 """Probabilities of the classifiers: native logistic ones or Platt scaling."""
 
+from functools import partial
+
 import numpy as np
 
 from ..gram import PrecomputedKernels
@@ -37,6 +39,30 @@ def logistic_proba(scores):
         p[gone] = np.exp(L - L.max(axis=1, keepdims=True))
         total[gone] = p[gone].sum(axis=1, keepdims=True)
     return p / total
+
+
+def platt_proba(scores, platt):
+    """Class probabilities from decision values through fitted Platt sigmoids.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+    platt : ndarray of shape (n_outputs, 2)
+        Slope and offset of each output's sigmoid.
+
+    Returns
+    -------
+    proba : ndarray of shape (n_samples, n_classes)
+    """
+    from scipy.special import expit
+
+    S = np.asarray(scores, dtype=float).reshape(len(scores), -1)
+    P = expit(-(S * platt[:, 0] + platt[:, 1]))
+    if P.shape[1] == 1:
+        return np.hstack([1.0 - P, P])
+    total = P.sum(axis=1, keepdims=True)
+    # all sigmoids zero: no information, uniform (as CalibratedClassifierCV)
+    return np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / P.shape[1])
 
 
 def platt_sigmoid(f, t, sample_weight=None):
@@ -270,18 +296,6 @@ class ProbabilityMixin:
             return list(grams[:, rows][:, :, cols]), np.asarray(y)[rows]
         return _safe_split(self, X, y, rows, cols)
 
-    def _platt_proba(self, scores):
-        """Probabilities from decision values through the fitted sigmoids."""
-        from scipy.special import expit
-
-        S = np.asarray(scores, dtype=float).reshape(len(scores), -1)
-        P = expit(-(S * self.platt_[:, 0] + self.platt_[:, 1]))
-        if P.shape[1] == 1:
-            return np.hstack([1.0 - P, P])
-        total = P.sum(axis=1, keepdims=True)
-        # all sigmoids zero: no information, uniform (as CalibratedClassifierCV)
-        return np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / P.shape[1])
-
     def _proba(self, scores):
         """Native logistic probabilities or Platt's, from decision values.
 
@@ -289,6 +303,15 @@ class ProbabilityMixin:
         say: ``set_params(loss="logistic")`` after a fit changed the fitted
         model's probabilities (and the reverse raised a TypeError).
         """
+        return self._proba_function()(scores)
+
+    def _proba_function(self):
+        """:meth:`_proba` as a function of the scores alone, without the estimator.
+
+        What a map over a Dask array's blocks ships to the workers: the bound
+        method carried the whole estimator, and unpickling it imported
+        scikit-learn on every worker.
+        """
         if getattr(self, "platt_", None) is None:
-            return logistic_proba(scores)
-        return self._platt_proba(scores)
+            return logistic_proba
+        return partial(platt_proba, platt=self.platt_)

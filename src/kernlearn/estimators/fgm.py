@@ -24,6 +24,7 @@ from ..preprocessing import fit_target_standardization
 from ..losses import get_loss, weighted
 from ..partitioned import _is_dask_array, as_row_partitioned, is_out_of_core
 from .._dask_master import class_codes, dask_target_standardization, validate_dask_target
+from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input
 from ._base import (
     all_or_nothing,
     PLATT_XFAIL,
@@ -87,11 +88,14 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         if self.family is not None:
             raise ValueError("family= needs an in-memory X; out-of-core and Dask input "
                              "are priced by the default feature pool.")
-        if _is_dask_array(y):  # y stays on the cluster too
-            return validate_dask_target(self, as_row_partitioned(X, self.memory_budget), y,
-                                        classification)
-        return validate_partitioned_fit(self, as_row_partitioned(X, self.memory_budget),
-                                        y, classification=classification)
+        X, y, names = partitioned_fit_inputs(self, X, y, classification)
+        # (a Dask y stays on the cluster too)
+        check = validate_dask_target if _is_dask_array(y) else validate_partitioned_fit
+        rows, y = check(self, as_row_partitioned(X, self.memory_budget), y,
+                        classification=classification)
+        if names is not None:  # (after the checks, which clear an earlier fit's)
+            self.feature_names_in_ = names
+        return rows, y
 
     def _unfitted_pool(self, std):
         if self.refit and self.family is not None:
@@ -212,6 +216,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         check_is_fitted(self)
         if self.family_ is not None:
             raise ValueError("a model fitted with family= predicts on in-memory X only.")
+        X = partitioned_predict_input(self, X)
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has shape {X.shape}; this model expects "
                              f"{self.n_features_in_} features.")
@@ -267,6 +272,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
                 raise ValueError("a model fitted with family= transforms in-memory X only.")
             # input order, as the in-memory selector returns them
             sel = np.sort(self.selected_features_)
+            X = partitioned_predict_input(self, X)
             return as_row_partitioned(X, self.memory_budget).map_stack(lambda B: B[:, sel])
         if self.family_ is None:
             return super().transform(X)
@@ -434,9 +440,10 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Read ``X`` out of core in row chunks using at most about this much
         memory for data at a time (e.g. ``"2GB"``; for a memory-mapped array,
         ``numpy.load(path, mmap_mode="r")``).  Large data can also be given as
-        a ``dask.array`` (fitted on the current Dask client's cluster: only
-        ``n``- and ``n_features``-sized vectors and the ``n x |active|`` block
-        of active columns reach the client) or as
+        a ``dask.array`` or a Dask DataFrame (its column names become
+        ``feature_names_in_``), fitted on the current Dask client's cluster
+        (only ``n``- and ``n_features``-sized vectors and the ``n x |active|``
+        block of active columns reach the client), or as
         :class:`~kernlearn.datasets.SvmlightChunks` (a LIBSVM file read in
         chunks); both carry their own chunking.  Predictions on a Dask array
         are lazy Dask arrays.
@@ -666,7 +673,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         proba : ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
-        return self._output(X, self._proba, len(self.classes_))
+        return self._output(X, self._proba_function(), len(self.classes_))
 
 
 

@@ -54,7 +54,7 @@ from ..methods._grfl_select import (
     regressor_pricing_subsample,
 )
 from ..methods.grfl import fit_grfl
-from ..partitioned import _is_dask_array
+from ..partitioned import _is_dask_array, _is_dask_frame
 from ..penalties import get_penalty
 from ..preprocessing import implicit_center
 from ..solvers import History
@@ -77,6 +77,7 @@ from ._base import (
     validate_predict_data,
 )
 from ._infinite_doc import _COMMON_DOC, _REG_LAMBDA_NOTE, CLASSIFIER_ATTRS, REGRESSOR_ATTRS
+from ._large_inputs import partitioned_fit_inputs
 from ._multitask import (
     TaskIndexRequests,
     check_task_fit,
@@ -309,9 +310,14 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 def _training_inputs(est, X, y, **check):
     """Validated training ``X, y`` of ``est``; a ``dask.array`` ``X`` stays on its
     cluster (``check``: ``validate_data``'s target options)."""
-    if _is_dask_array(X):
+    if _is_dask_array(X) or _is_dask_frame(X):
         from ..methods._grfl_dask import dask_fit_inputs  # dask is optional
-        return dask_fit_inputs(est, X, y, **check)
+
+        X, y, names = partitioned_fit_inputs(est, X, y, not check.get("y_numeric", False))
+        X, y = dask_fit_inputs(est, X, y, **check)
+        if names is not None:  # (after the checks, which clear an earlier fit's)
+            est.feature_names_in_ = names
+        return X, y
     if record_plain_fit_data(est, X, y, not check.get("y_numeric", False)):
         return X, y  # (as validate_data would return them)
     X, y = validate_data(est, X, y, accept_sparse=["csr", "csc"],
@@ -482,8 +488,8 @@ class InfiniteFeatureClassifier(
         Parameters
         ----------
         X : array-like, sparse matrix or dask.array of shape (n_samples, n_features)
-            Training inputs.  A ``dask.array`` (dense or sparse chunks) is
-            fitted on its cluster, the same model as in memory (the Newton
+            Training inputs.  A ``dask.array`` (dense or sparse chunks) or a
+            Dask DataFrame is fitted on its cluster, the same model as in memory (the Newton
             master and ``RandomFourierFeatures`` only; no ``sample_weight``,
             ``class_weight``, ``task_index``, ``warm_start`` or Platt
             probabilities).
@@ -703,8 +709,8 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         Parameters
         ----------
         X : array-like, sparse matrix or dask.array of shape (n_samples, n_features)
-            Training inputs.  A ``dask.array`` (dense or sparse chunks) is
-            fitted on its cluster, the same model as in memory (the Newton
+            Training inputs.  A ``dask.array`` (dense or sparse chunks) or a
+            Dask DataFrame is fitted on its cluster, the same model as in memory (the Newton
             master and ``RandomFourierFeatures`` only; a 1-D ``y``, no
             ``sample_weight``, ``task_index`` or ``warm_start``).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)

@@ -1,0 +1,176 @@
+"""Inputs of the fits that read ``X`` by row blocks: Dask DataFrames, tables in memory.
+
+FGM reads ``X`` by row blocks (out of core with ``memory_budget``, or on a
+Dask cluster) and GrFL on a Dask cluster.  What reaches those paths is an
+array, a matrix or a chunk source; this module turns the user's other
+containers into one, with the checks an in-memory fit makes on them
+(numeric columns, feature names).
+"""
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..partitioned import _is_dask_array, _is_dask_frame, is_out_of_core
+from ..utils._input_kinds import refuse_unlike_array
+from ._base import (
+    _non_numeric_error,
+    _reordered_error,
+    validate_fit_data,
+    validate_predict_data,
+)
+
+__all__ = ["dask_array_numbers", "dask_frame_values", "partitioned_fit_inputs",
+           "partitioned_predict_input"]
+
+
+def dask_frame_values(est, X, reset):
+    """A Dask DataFrame's values as a ``dask.array``, its columns checked as a pandas one's.
+
+    Only the columns and their types are read (the frame's empty pandas
+    ``_meta``): the rows stay where they are.  At fit (``reset``) the column
+    names are recorded as ``feature_names_in_`` (set after the fit's other
+    checks, which clear it) and the partitions' lengths are computed (only the
+    sizes reach the client); at predict time the names are checked against
+    the fit's and the array stays lazy.
+
+    Parameters
+    ----------
+    est : BaseEstimator
+    X : dask.dataframe.DataFrame
+    reset : bool
+        Fit (True) or predict (False).
+
+    Returns
+    -------
+    values : dask.array.Array of shape (n_samples, n_features)
+    names : ndarray of str or None
+        The names to record at fit (None at predict time or without string names).
+
+    Raises
+    ------
+    ValueError
+        For a column that is not numbers (text, categories, dates), or at
+        predict time for the fit's columns in another order.
+    """
+    from sklearn.utils.validation import _check_feature_names, _get_feature_names
+
+    meta = X._meta
+    bad = [f"{name!r} ({dtype})" for name, dtype in meta.dtypes.items()
+           if getattr(dtype, "kind", "O") not in "biuf"]
+    if bad:
+        raise _non_numeric_error(est, bad)
+    names = None
+    if reset:
+        names = _get_feature_names(meta)
+    else:
+        moved = _reordered_error(est, meta, {"reset": False})
+        if moved is not None:
+            raise moved
+        _check_feature_names(est, meta, reset=False)  # (missing or other names)
+    if not all(isinstance(dtype, np.dtype) for dtype in meta.dtypes):
+        # nullable columns (Int64, Float64, boolean) would be object arrays:
+        # as floats, a missing value is NaN, refused with its row by the fit
+        X = X.astype(np.float64)
+    return _values(X, reset), names
+
+
+def _values(X, lengths):
+    """The ``dask.array`` of a Dask DataFrame's or Series' values (``lengths``: known)."""
+    with warnings.catch_warnings():
+        # (dask's note that pandas' string and nullable columns become object
+        # arrays: text labels are, and numbers are made floats by the caller)
+        warnings.filterwarnings("ignore", "Dask currently has limited support",
+                                UserWarning)
+        return X.to_dask_array(lengths=True) if lengths else X.to_dask_array()
+
+
+def partitioned_fit_inputs(est, X, y, classification):
+    """``X, y`` of a fit that reads ``X`` by row blocks, and the feature names to record.
+
+    A Dask DataFrame becomes the ``dask.array`` of its values
+    (:func:`dask_frame_values`; it was computed into the client, all of it,
+    and its column names were lost), a Dask Series ``y`` that of its values
+    (it stays on the cluster).  Data already in memory that is not an array
+    (a pandas DataFrame, a list, a COO matrix), given with ``memory_budget``,
+    is validated as in memory first (a DataFrame's names kept): reading it
+    by blocks failed on an attribute it lacks (``'DataFrame' object has no
+    attribute 'dtype'``).
+
+    Parameters
+    ----------
+    est : BaseEstimator
+    X, y : object
+        The fit's arguments.
+    classification : bool
+
+    Returns
+    -------
+    X, y : object
+        Arrays, matrices or chunk sources the row-block fit reads.
+    names : ndarray of str or None
+        ``feature_names_in_`` to set once the partitioned checks are done.
+    """
+    names = None
+    if _is_dask_frame(y):
+        y = _values(y, True)
+    if _is_dask_frame(X):
+        X, names = dask_frame_values(est, X, reset=True)
+    elif _is_dask_array(X):
+        X = dask_array_numbers(est, X)
+    elif not (is_out_of_core(X) or _plain_numbers(X)):
+        X, y = validate_fit_data(est, X, y, classification=classification,
+                                 y_numeric=not classification)
+        names = getattr(est, "feature_names_in_", None)
+    return X, y, names
+
+
+def partitioned_predict_input(est, X):
+    """``X`` at predict time of a model that predicts by row blocks.
+
+    The counterpart of :func:`partitioned_fit_inputs`: a Dask DataFrame's
+    values (lazy, names checked), in-memory data that is not an array
+    validated as in memory (names checked), anything else unchanged.
+    """
+    if _is_dask_frame(X):
+        return dask_frame_values(est, X, reset=False)[0]
+    if _is_dask_array(X):
+        return dask_array_numbers(est, X)
+    if is_out_of_core(X) or _plain_numbers(X):
+        return X
+    return validate_predict_data(est, X)
+
+
+def _plain_numbers(X):
+    """Whether ``X`` is read by blocks as it is: a NumPy array (or memory map) of
+    real numbers, or a CSR/CSC matrix."""
+    if isinstance(X, np.ndarray):
+        return X.dtype.kind in "biuf"
+    return sp.issparse(X) and X.format in ("csr", "csc")
+
+
+def dask_array_numbers(est, X):
+    """A ``dask.array`` as numbers, refused as in memory when they are not.
+
+    Its type alone is checked (nothing is read): dates, complex numbers and
+    structured arrays are refused with the in-memory fit's words (a complex
+    array was fitted on its real parts by GrFL, and failed on a worker with
+    NumPy's "Iterator operand 0 dtype could not be cast ..." in FGM), and text
+    or objects are read as floats, as in memory (a cell that is not a number
+    fails where it is read, naming its value).
+
+    Parameters
+    ----------
+    est : BaseEstimator
+    X : dask.array.Array
+
+    Returns
+    -------
+    dask.array.Array
+    """
+    meta = getattr(X, "_meta", None)
+    if not isinstance(meta, np.ndarray):  # (sparse chunks: numbers by construction)
+        return X
+    refuse_unlike_array(meta, "X", type(est).__name__)
+    return X.astype(np.float64) if meta.dtype.kind in "USO" else X
