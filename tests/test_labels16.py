@@ -1,0 +1,59 @@
+"""Class labels as the classifiers give them back, against scikit-learn's ``SVC``.
+
+Labels were compared in every form a user passes them (lists, object and
+``<U`` arrays, integers, booleans, floats, pandas Series of text, categories,
+nullable integers and booleans), for every classifier, binary and
+multiclass, with and without probabilities, through ``save_model`` /
+``load_model`` and through the command line.  Each test here failed before
+its fix.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.svm import SVC
+
+from kernlearn import LowRankKernelClassifier
+
+
+def _data(n=40, k=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    s = X[:, 0] + 0.5 * X[:, 1]
+    codes = np.digitize(s, np.quantile(s, np.linspace(0, 1, k + 1)[1:-1]))
+    return X, codes
+
+
+# -------------------------------------------- text labels of dtype object
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("form", ["object array", "pandas Series", "categorical"])
+def test_low_rank_text_labels_of_dtype_object_stay_object_as_in_svc(form, k):
+    # LabelBinarizer sorted the labels into a "<U" array: the low-rank
+    # classifier alone answered labels of dtype object with fixed-width
+    # strings, so a prediction assigned a longer label was cut
+    # (pred[0] = "a longer name" stored "a lo"), while SVC and the other
+    # kernlearn classifiers keep the caller's dtype
+    X, codes = _data(k=k)
+    text = np.array(["bee", "ant", "cat"], dtype=object)[codes]
+    y = {"object array": text, "pandas Series": pd.Series(text),
+         "categorical": pd.Series(pd.Categorical(text))}[form]
+    ref = SVC().fit(X, y)
+    for probability in (False, True):
+        est = LowRankKernelClassifier(probability=probability).fit(X, y)
+        assert est.classes_.dtype == ref.classes_.dtype == object
+        assert est.classes_.tolist() == ref.classes_.tolist()
+        pred = est.predict(X)
+        assert pred.dtype == object
+        pred[0] = "a longer name"
+        assert pred[0] == "a longer name"
+
+
+def test_low_rank_fixed_width_labels_keep_their_width_and_model():
+    # (the encoding change keeps "<U" labels "<U" and the fitted model: the
+    # same decision values whichever form of the labels)
+    X, codes = _data(k=3)
+    text = np.array(["bee", "ant", "cat"])[codes]
+    a = LowRankKernelClassifier(random_state=0).fit(X, text)
+    b = LowRankKernelClassifier(random_state=0).fit(X, text.astype(object))
+    assert a.classes_.dtype == text.dtype and a.predict(X).dtype == text.dtype
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
