@@ -57,3 +57,35 @@ def test_low_rank_fixed_width_labels_keep_their_width_and_model():
     b = LowRankKernelClassifier(random_state=0).fit(X, text.astype(object))
     assert a.classes_.dtype == text.dtype and a.predict(X).dtype == text.dtype
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+# ------------------------------------------------------------ command line
+def _ok(capsys, *argv):
+    """``kernlearn *argv``'s standard output; the command must succeed (exit 0)."""
+    from conftest import run_cli
+
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0, err
+    return out
+
+
+def _label_csv(path, labels, n=40, seed=0):
+    """A CSV file of three features and a ``target`` column written as ``labels``."""
+    X, codes = _data(n=n, k=len(labels), seed=seed)
+    frame = pd.DataFrame(X.round(4), columns=["a", "b", "c"])
+    frame["target"] = np.asarray(labels, dtype=object)[codes]
+    frame.to_csv(path, index=False)
+    return codes
+
+
+def test_predicted_labels_holding_a_comma_are_quoted_as_in_the_proba_header(tmp_path, capsys):
+    # a label "Smith, J." was written bare, one per line, while --proba's
+    # header quoted it: pandas.read_csv of the predictions saw two fields on
+    # its lines and one on the others
+    import io
+
+    codes = _label_csv(tmp_path / "t.csv", ['Smith, J.', 'say "hi"'])
+    _ok(capsys, "fit", tmp_path / "t.csv", "-e", "fgm", "-q", "-m", tmp_path / "m.npz")
+    out = _ok(capsys, "predict", tmp_path / "t.csv", "-m", tmp_path / "m.npz")
+    pred = pd.read_csv(io.StringIO(out), header=None).iloc[:, 0]
+    assert set(pred) == {'Smith, J.', 'say "hi"'} and len(pred) == len(codes)

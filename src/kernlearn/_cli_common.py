@@ -230,6 +230,9 @@ def _number_text(v):
     return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
 
 
+_CSV_SPECIAL = frozenset(',"\r\n')  # (what makes csv.writer quote a field)
+
+
 def _label_text(v):
     """A predicted class or value as written: numbers by :func:`_number_text`."""
     return _number_text(v) if isinstance(v, (float, np.floating)) else str(v)
@@ -264,6 +267,13 @@ def _prediction_text(est, X, tasks, args, check_only=False):
         pred = _predict(est, X, args.data, tasks)
         lines = [_label_text(v) for v in pred]
         header = ""
+        if any(_CSV_SPECIAL.intersection(_label_text(c))
+               for c in getattr(est, "classes_", ())):
+            # one CSV field per line, quoted as the --proba header quotes a
+            # class: a bare "Smith, J." was two fields to a CSV reader
+            buf = io.StringIO()
+            csv.writer(buf, lineterminator="\n").writerows([v] for v in lines)
+            return header, buf.getvalue()
     return header, "\n".join(lines) + "\n"
 
 
