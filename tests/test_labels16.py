@@ -89,3 +89,26 @@ def test_predicted_labels_holding_a_comma_are_quoted_as_in_the_proba_header(tmp_
     out = _ok(capsys, "predict", tmp_path / "t.csv", "-m", tmp_path / "m.npz")
     pred = pd.read_csv(io.StringIO(out), header=None).iloc[:, 0]
     assert set(pred) == {'Smith, J.', 'say "hi"'} and len(pred) == len(codes)
+
+
+@pytest.mark.parametrize("labels", [["1.0", "2.0"], ["TRUE", "FALSE"], ["-1", "+1"],
+                                    ["0.0", "1e3", "2.0"]])
+def test_predicted_classes_are_spelled_as_in_the_training_file(labels, tmp_path, capsys):
+    # numbers and booleans of a CSV label column were written back as Python
+    # spells them: "1.0"/"2.0" came out "1"/"2", R's "TRUE"/"FALSE" (write.csv)
+    # "True"/"False", "+1" "1", so predictions no longer matched the file's
+    # labels as text (a join, a grep, a diff with the label column)
+    codes = _label_csv(tmp_path / "t.csv", labels)
+    _ok(capsys, "fit", tmp_path / "t.csv", "-e", "fgm", "-p", "loss=logistic", "-q", "-m",
+        tmp_path / "m.npz")
+    pred = _ok(capsys, "predict", tmp_path / "t.csv", "-m", tmp_path / "m.npz").split()
+    assert set(pred) <= set(labels) and len(pred) == len(codes)
+    assert np.mean(np.asarray(pred) == np.asarray(labels)[codes]) > 0.7
+    header = _ok(capsys, "predict", tmp_path / "t.csv", "-m", tmp_path / "m.npz",
+                 "--proba").splitlines()[0]
+    from kernlearn.io import load_model
+
+    spelled = dict(zip(pd.read_csv(tmp_path / "t.csv")["target"],
+                       pd.read_csv(tmp_path / "t.csv", dtype=str)["target"]))
+    classes = load_model(tmp_path / "m.npz").classes_
+    assert header.split(",") == [spelled[c] for c in classes]
