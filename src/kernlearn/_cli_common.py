@@ -230,13 +230,30 @@ def _number_text(v):
     return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
 
 
+_CSV_SPECIAL = frozenset(',"\r\n')  # (what makes csv.writer quote a field)
+
+
 def _label_text(v):
     """A predicted class or value as written: numbers by :func:`_number_text`."""
     return _number_text(v) if isinstance(v, (float, np.floating)) else str(v)
 
 
-def _prediction_text(est, X, tasks, args, check_only=False):
-    """``(header, text)`` of the predictions (or probabilities) of ``X``."""
+def class_text(est, spellings):
+    """The text of each class of ``est`` as its training file wrote it, or ``None``
+    if :func:`_label_text` spells every one so (``spellings``: the file's
+    ``{class: text}``, :func:`kernlearn._csv_labels.class_spellings`)."""
+    if not spellings or not hasattr(est, "classes_"):
+        return None
+    texts = [spellings.get(c.item() if hasattr(c, "item") else c, _label_text(c))
+             for c in est.classes_]
+    return None if texts == [_label_text(c) for c in est.classes_] else texts
+
+
+def _prediction_text(est, X, tasks, args, check_only=False, texts=None):
+    """``(header, text)`` of the predictions (or probabilities) of ``X``;
+    ``texts``: the classes as written in the training file (:func:`class_text`)."""
+    spell = (_label_text if texts is None else
+             dict(zip(map(_label_text, est.classes_), texts)).__getitem__)
     if args.proba:
         if not hasattr(est, "classes_"):  # ("with these parameters" misled)
             raise CLIError(f"--proba gives class probabilities; {type(est).__name__} is "
@@ -258,12 +275,20 @@ def _prediction_text(est, X, tasks, args, check_only=False):
         buf = io.StringIO()
         # (the classes as the predictions spell them: a LIBSVM file's -1.0 and
         # 1.0 were -1 and 1 in the predictions but "-1.0,1.0" here)
-        csv.writer(buf, lineterminator="\n").writerow(map(_label_text, est.classes_))
+        csv.writer(buf, lineterminator="\n").writerow(
+            spell(_label_text(c)) for c in est.classes_)
         header = buf.getvalue()
     else:
         pred = _predict(est, X, args.data, tasks)
-        lines = [_label_text(v) for v in pred]
+        lines = [spell(_label_text(v)) for v in pred]
         header = ""
+        if any(_CSV_SPECIAL.intersection(spell(_label_text(c)))
+               for c in getattr(est, "classes_", ())):
+            # one CSV field per line, quoted as the --proba header quotes a
+            # class: a bare "Smith, J." was two fields to a CSV reader
+            buf = io.StringIO()
+            csv.writer(buf, lineterminator="\n").writerows([v] for v in lines)
+            return header, buf.getvalue()
     return header, "\n".join(lines) + "\n"
 
 

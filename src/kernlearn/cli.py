@@ -34,6 +34,7 @@ from ._cli_common import (
     _one_line,
     _predict,
     _prediction_text,
+    class_text,
     _stored_column,
     _task_kw,
     _warn_far_outside,
@@ -530,6 +531,8 @@ def _cmd_fit(args):
         **(info.get("profile") or feature_profile(X)),
         "fit_seconds": elapsed,
     }
+    if texts := class_text(est, info.get("class_spellings")):  # (labels "1.0", "TRUE")
+        meta["class_text"] = texts
     score_key = "accuracy" if ESTIMATORS[name][1] == "classification" else "r2"
     meta["train_score"] = evaluate_metrics(est, X, y, ESTIMATORS[name][1], tasks)[
         score_key
@@ -577,7 +580,7 @@ def _cmd_predict(args):
 
         return stream_predict(args, est, meta)
     X, y, tasks = _model_data(args, meta, est, labels_needed=False)
-    header, text = _prediction_text(est, X, tasks, args)
+    header, text = _prediction_text(est, X, tasks, args, texts=meta.get("class_text"))
     summary = f"wrote {X.shape[0]} predictions to {args.out}"
     return _emit(args.out, header + text, summary)
 

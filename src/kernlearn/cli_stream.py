@@ -195,7 +195,7 @@ def stream_predict(args, est, meta):
     def write(fh):
         n = 0
         for X, _ in blocks:
-            header, body = _prediction_text(est, X, None, args)
+            header, body = _prediction_text(est, X, None, args, texts=meta.get("class_text"))
             fh.write((header if n == 0 else "") + body)
             n += X.shape[0]
         return n

@@ -27,6 +27,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._columns import column_choice, column_name as _name, column_position as _label_position
+from ._csv_labels import class_spellings, codes_as_written as _codes_as_written
+from ._csv_labels import leading_zero_anywhere as _leading_zero_anywhere
 from .utils._finite import first_non_finite
 
 __all__ = [
@@ -158,41 +160,8 @@ def _labels(y):
         return np.asarray([str(v).strip() for v in y])
 
 
-_LEADING_ZERO = re.compile(r"[+-]?0\d")
 _DECIMAL_COMMA = re.compile(r"[+-]?(\d+\.)*\d*,\d+")  # 1,5 and 1.234,5
 _THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")  # 1,304 and 12,345.5
-
-
-def _leading_zero_anywhere(text, sep):
-    """Whether any cell of the CSV ``text`` starts like "01" or "-007" (one scan
-    of the text by the regex engine: a file without one is not read again)."""
-    cell = re.compile(r'(?:^|' + re.escape(sep) + r')[ \t]*"?[+-]?0\d', re.MULTILINE)
-    return cell.search(text) is not None
-
-
-def _codes_as_written(values, text, sep, has_header, index, zeros):
-    """``values`` (a label or task column as pandas read it), or the text of its
-    cells when it holds integers written with leading zeros ("007", "01").
-
-    Read as numbers, "007" came back as 7 in every prediction, and "01" and
-    "1" became one class (or one task), without a word.  ``zeros()`` says
-    whether any cell of the file could be one (else the column is not read
-    again).
-    """
-    if values.dtype.kind not in "iu" or not zeros():
-        return values
-    import pandas as pd
-
-    # the one column again, as text (pandas' C reader: no Python list of every
-    # cell of a large file)
-    column = pd.read_csv(
-        io.StringIO(text), sep=sep, header=0 if has_header else None, usecols=[index],
-        dtype=str, na_filter=False, skipinitialspace=True, skip_blank_lines=True,
-        engine="c",
-    ).iloc[:, 0].str.strip()
-    if len(column) != len(values) or not column.str.match(_LEADING_ZERO).any():
-        return values
-    return column.to_numpy(dtype=str)
 
 
 def _check_label_kinds(y, column, path, line):
@@ -524,6 +493,8 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
     if y is not None and y.dtype.kind == "U":
         _check_label_kinds(y, ycol, path, line)
     info = {"sep": sep, "header": has_header,
+            "class_spellings": None if y is None or not labels_needed else class_spellings(
+                y, text, sep, has_header, columns.index(ycol)),
             "label_name": None if ycol is None or names is None else ycol,
             "task_column_name": None if tasks is None or names is None else tcol}
     return X, y, (None if names is None else feats), tasks, info

@@ -36,7 +36,6 @@ from sklearn.base import (
     TransformerMixin,
     _fit_context,
 )
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -63,9 +62,9 @@ from ._base import (
     all_or_nothing,
     ProbabilityMixin,
     _has_proba,
-    _plain_labels,
     canonical_sparse,
     check_two_classes,
+    encode_labels,
     fit_sample_weight,
     input_standardization,
     param_names,
@@ -330,16 +329,6 @@ def _own_params(est):
     return {k: getattr(est, k) for k in param_names(type(est))}
 
 
-def _encode_labels(y):
-    """``LabelEncoder``'s ``classes_`` and codes of ``y``; for plain labels
-    (:func:`_plain_labels`) the same ``np.unique`` without its checks (a tenth
-    of a 100-row fit)."""
-    if _plain_labels(y):
-        return np.unique(y, return_inverse=True)
-    enc = LabelEncoder().fit(y)
-    return enc.classes_, enc.transform(y)
-
-
 # GrFL's tol was the master's tolerance before 0.2; at this value both
 # meanings give the same model (the old eps and tol defaults were equal).
 _DEFAULT_TOL = 1e-3
@@ -523,7 +512,7 @@ class InfiniteFeatureClassifier(
         X, y = self._fit_inputs(X, y)
         check_two_classes(y)
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
-        self.classes_, yi = _encode_labels(y)
+        self.classes_, yi = encode_labels(y)
         task_rows = self._split_tasks(task_index, X.shape[0])
         if task_rows is not None and len(self.classes_) != 2:
             raise ValueError("task_index needs binary labels (one binary task each).")

@@ -32,7 +32,6 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -57,6 +56,7 @@ from ._base import (
     _has_proba,
     canonical_sparse,
     check_two_classes,
+    encode_labels,
     fit_sample_weight,
     input_standardization,
     plain_predict_data,
@@ -668,9 +668,11 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         )
         X = canonical_sparse(X) if sp.issparse(X) else X
         check_two_classes(y)
-        binarizer = LabelBinarizer(neg_label=-1, pos_label=1)
-        Y = binarizer.fit_transform(y).astype(float)
-        self.classes_ = binarizer.classes_
+        self.classes_, codes = encode_labels(y)
+        # +1 / -1 per class (LabelBinarizer's coding: one column, of
+        # classes_[1], for two classes)
+        Y = np.where(codes[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
+        Y = Y[:, 1:] if len(self.classes_) == 2 else Y
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
         self._fit_targets(X, Y, codes=True, per_output=self.multiclass == "ovr",
                           sample_weight=sw)
