@@ -294,7 +294,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         half the columns at it and half at a ten times broader kernel (no
         single default width suits SLKL's conical kernel on every set: see
         ``kernlearn.methods.slkl.AUTO_GAMMA_FACTORS``), and ``(1.0,)``, the
-        paper's single kernel, when ``gamma`` is given.  With heavy-tailed
+        paper's single kernel, when a width is given: ``gamma``,
+        ``kernel_params["gamma"]``, or one a ``functools.partial`` kernel binds
+        (kept as it is: ``gamma`` never replaces it).  With heavy-tailed
         inputs (``rbf``: the mean squared distance between training rows
         over 3 times the median) ``"auto"`` also deals columns to a
         narrower kernel, ``gamma * sqrt(mean / median)``: the variance that
