@@ -54,3 +54,44 @@ def test_low_rank_width_given_in_kernel_params_is_the_only_width(kw):
     b = LowRankKernelClassifier(gamma=0.03, standardize=False, random_state=0).fit(X, y)
     np.testing.assert_array_equal(np.unique(a.center_factors_), [1.0])
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-10)
+
+
+# -------------------------------------------------- kernel callables' failures
+def _nonnegative(n=60, d=4, seed=1):
+    """Histogram-like data: non-negative counts (what chi2 kernels are for)."""
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(3.0, size=(n, d)).astype(float)
+    return X, (X[:, 0] > X[:, 1]).astype(int)
+
+
+def _estimators(kernel):
+    from kernlearn import LowRankKernelRegressor, MultitaskMKLClassifier, PNormMKLClassifier
+
+    return [(PNormMKLClassifier(kernels=["linear", kernel]), {}, r"kernels\[1\]"),
+            (MultitaskMKLClassifier(kernels=["linear", kernel]),
+             {"task_index": np.arange(60) % 2}, r"kernels\[1\]"),
+            (LowRankKernelRegressor(kernel=kernel), {}, "")]
+
+
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["pnorm", "multitask", "low_rank"])
+def test_an_exception_a_kernel_callable_raises_names_the_kernel(which):
+    # scikit-learn's chi2_kernel on the standardised (centred) columns said
+    # "X contains negative values." of an X that has none, naming no kernel
+    X, y = _nonnegative()
+    est, kw, where = _estimators(pairwise.chi2_kernel)[which]
+    with pytest.raises(ValueError, match=where + r".*chi2_kernel.*raised ValueError .*"
+                       r"standardize=True centres .*X contains negative values"):
+        est.fit(X, y, **kw)
+    est.set_params(standardize=False).fit(X, y, **kw)  # the kernel's own data: fitted
+
+
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["pnorm", "multitask", "low_rank"])
+def test_a_kernel_callable_returning_complex_numbers_is_refused(which):
+    # the MKL estimators kept the real parts under a ComplexWarning (a
+    # precomputed complex matrix is refused); SLKL stopped in a numba
+    # "No definition for lowering" error
+    X, y = _nonnegative()
+    est, kw, where = _estimators(lambda A, B: pairwise.rbf_kernel(A, B).astype(complex))[
+        which]
+    with pytest.raises(ValueError, match=where + ".*returned complex numbers"):
+        est.fit(X, y, **kw)

@@ -33,6 +33,7 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
     check_training_grams,
     max_asymmetry,
 )
+from ._callable_kernels import check_kernel_callable
 from .preprocessing import centred_dots, check_center
 from .widths import (  # noqa: F401  (re-exported)
     _DATA_GAMMAS,
@@ -396,48 +397,6 @@ def _check_kernel_params(kernel, params, index):
     b = params.get("beta", 1.0)
     if kernel == "hik" and (not isinstance(b, numbers.Real) or not b > 0):
         raise ValueError(f"kernels[{index}]: hik beta must be positive, got {b!r}.")
-
-
-def check_kernel_callable(kernel, X, index=0, params=None, max_rows=_EXACT_PSD_CHECK,
-                          name=None):
-    """Refuse a kernel callable that is not a positive semi-definite kernel on ``X``.
-
-    The callable is evaluated on (at most ``max_rows``, evenly spread) rows of
-    its training view: it must return the right shape, finite values, and a
-    symmetric positive semi-definite matrix (:func:`check_psd_gram`, exact at
-    this size), as a precomputed Gram matrix must.
-
-    Parameters
-    ----------
-    kernel : callable
-        ``k(X, Y, **params)``.
-    X : ndarray or sparse matrix of shape (n, n_features)
-        The training view.
-    index : int, default=0
-        Position of the kernel in its list (for messages).
-    params : dict, optional
-        Kernel parameters.
-    max_rows : int, default=500
-        Rows on which the matrix is checked.
-    name : str, optional
-        The kernel's name in the messages (default ``kernels[index]``).
-    """
-    name = f"kernels[{index}]" if name is None else name
-    n = X.shape[0]
-    rows = np.unique(np.linspace(0, n - 1, min(n, max_rows)).astype(np.int64))
-    Xs = X[rows]
-    K = kernel(Xs, Xs, **(params or {}))
-    got = "a sparse matrix" if sp.issparse(K) else f"shape {np.shape(K)}"  # (asarray: ())
-    K = np.asarray(K)
-    if K.shape != (len(rows), len(rows)):
-        raise ValueError(
-            f"{name}: the kernel callable returned {got} for inputs of {len(rows)} and "
-            f"{len(rows)} rows; k(X, Y) must return a dense array of shape "
-            "(len(X), len(Y))."
-        )
-    if not np.isfinite(K).all():
-        raise ValueError(f"{name} produced NaN or infinite values on X.")
-    check_psd_gram(K.astype(float), name, what="The kernel callable")
 
 
 def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
