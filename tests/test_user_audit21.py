@@ -16,6 +16,7 @@ import pytest
 from sklearn.metrics import pairwise
 
 from kernlearn import LowRankKernelClassifier
+from kernlearn.families import BaseFamily
 
 
 def _binary(n=80, d=5, seed=0):
@@ -95,3 +96,75 @@ def test_a_kernel_callable_returning_complex_numbers_is_refused(which):
         which]
     with pytest.raises(ValueError, match=where + ".*returned complex numbers"):
         est.fit(X, y, **kw)
+
+
+# ------------------------------------------------------ a family of one's own
+class _Squares(BaseFamily):
+    """A finite family written by doc/extending.md: ``x_k`` and ``x_k^2`` per input."""
+
+    def fit(self, X):
+        X = np.asarray(X, dtype=float)
+        self.n_features_, self.width_, self.n_virtual_ = X.shape[1], 2, 2 * X.shape[1]
+        self.X_ = X
+        return self
+
+    def raw_columns(self, ids, X):
+        feats, power = np.divmod(np.asarray(ids, dtype=int), 2)
+        return np.asarray(X, dtype=float)[:, feats] ** (power + 1)
+
+    def column_indices(self, candidates):
+        from kernlearn.families._base import as_params
+
+        feats = np.asarray(as_params(candidates), dtype=int)
+        return (feats[:, None] * 2 + np.arange(2)).ravel(), np.ones(2 * feats.size)
+
+    def columns(self, candidates, X):
+        return self.raw_columns(self.column_indices(candidates)[0], X)
+
+    def price(self, grad, k, rng=None, exclude=None, X=None):
+        from kernlearn.families._base import top_candidates
+
+        S = self.columns(np.arange(self.n_features_), self.X_).T @ np.asarray(grad)
+        scores = np.sqrt((S.reshape(self.n_features_, -1) ** 2).sum(axis=1))
+        return top_candidates(scores, k, exclude, group_size=2)
+
+
+def test_a_users_family_without_a_method_fgm_needs_is_told_which():
+    # "cannot be used by FGM ... Sampled families such as random Fourier
+    # features are for InfiniteFeatureClassifier" of a finite family that
+    # only lacked raw_columns (or column_indices), naming neither
+    from kernlearn import FGMClassifier
+
+    X, y = _binary()
+    assert FGMClassifier(family=_Squares(), B=2).fit(X, y).score(X, y) > 0.7
+    for gone in ("raw_columns", "column_indices"):
+        family = type("Partial", (_Squares,), {gone: None})()
+        with pytest.raises(TypeError, match=f"Partial does not implement {gone} "
+                           r"\(the contract: doc/extending.md"):
+            FGMClassifier(family=family).fit(X, y)
+
+
+def test_a_family_left_at_the_base_classes_stubs_names_the_method():
+    # BaseFamily's and InfiniteFamily's unimplemented methods raised a bare
+    # NotImplementedError() (FGM) or "'NoColumns' object has no attribute
+    # '_columns'" (GrFL)
+    from kernlearn import FGMClassifier, InfiniteFeatureClassifier
+    from kernlearn.families._infinite import InfiniteFamily
+
+    X, y = _binary()
+
+    class NoPrice(BaseFamily):
+        def fit(self, X):
+            return self
+        column_indices = raw_columns = _Squares.column_indices
+
+    with pytest.raises(TypeError, match="NoPrice does not implement price"):
+        FGMClassifier(family=NoPrice()).fit(X, y)
+
+    class NoColumns(InfiniteFamily):
+        def sample(self, k, rng):
+            return rng.standard_normal((k, X.shape[1]))
+
+    with pytest.raises(NotImplementedError, match=r"NoColumns does not implement "
+                       r"_columns\(params, X\), which the family contract requires"):
+        InfiniteFeatureClassifier(family=NoColumns(), max_features=2).fit(X, y)

@@ -224,6 +224,8 @@ class NystromColumns(BaseFamily):
     (2001), Using the Nystrom method to speed up kernel machines.
     """
 
+    sampled = True
+
     def __init__(self, kernel="rbf", kernel_params=None, n_columns=256, precompute=True,
                  random_state=None):
         self.kernel = kernel
