@@ -168,3 +168,20 @@ def test_a_family_left_at_the_base_classes_stubs_names_the_method():
     with pytest.raises(NotImplementedError, match=r"NoColumns does not implement "
                        r"_columns\(params, X\), which the family contract requires"):
         InfiniteFeatureClassifier(family=NoColumns(), max_features=2).fit(X, y)
+
+
+# ------------------------------- the additive chi2 kernel on standardised columns
+@pytest.mark.parametrize("name", ["PNormMKLClassifier", "MultitaskMKLClassifier"])
+def test_additive_chi2_on_standardised_columns_names_the_kernel_and_the_cause(name):
+    # counts (no negative value) with the default standardize=True: "additive_chi2
+    # kernel needs non-negative features." (PNorm) and "a kernel has a negative
+    # diagonal: it is not PSD." (multitask), naming neither kernel nor cause
+    import kernlearn
+
+    X, y = _nonnegative()
+    kw = {"task_index": np.arange(60) % 2} if name.startswith("Multitask") else {}
+    est = getattr(kernlearn, name)(kernels=["linear", "additive_chi2"])
+    with pytest.raises(ValueError, match=r"kernels\[1\]: the columns additive_chi2 sees "
+                       "have negative values; standardize=True centres the columns"):
+        est.fit(X, y, **kw)
+    est.set_params(standardize=False).fit(X, y, **kw)

@@ -173,7 +173,7 @@ def additive_chi2_kernel(X, Y, block=256):
     """
     A, B = _dense(X), _dense(Y)
     if (A < 0).any() or (B < 0).any():
-        raise ValueError("additive_chi2 kernel needs non-negative features.")
+        raise ValueError("additive_chi2 kernel needs non-negative features" + _CENTRED)
     K = np.empty((A.shape[0], B.shape[0]))
     for s in range(0, A.shape[0], block):
         num = 2 * A[s : s + block, None, :] * B[None]
@@ -182,6 +182,11 @@ def additive_chi2_kernel(X, Y, block=256):
             num, den, out=np.zeros_like(num), where=den > 0
         ).sum(-1)
     return K
+
+
+# (of non-negative data: standardize=True, the default, made them negative)
+_CENTRED = ("; standardize=True centres the columns (pass standardize=False for "
+            "histograms, counts or other non-negative features).")
 
 
 def constant_kernel(X, Y):
@@ -424,6 +429,10 @@ def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
     """
     params = dict(params)
     _check_kernel_params(kernel, params, index)
+    if kernel == "additive_chi2" and (Xj.data if sp.issparse(Xj) else Xj).min(initial=0) < 0:
+        # (the multitask estimators said "a kernel has a negative diagonal: it is not PSD")
+        raise ValueError(f"kernels[{index}]: the columns additive_chi2 sees have negative "
+                         "values" + _CENTRED)
     if kernel == "rbf" and "gamma" not in params:
         params["gamma"] = "scale"  # a bare "rbf" takes scikit-learn's default width
     if "gamma" in params:
