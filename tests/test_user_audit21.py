@@ -185,3 +185,23 @@ def test_additive_chi2_on_standardised_columns_names_the_kernel_and_the_cause(na
                        "have negative values; standardize=True centres the columns"):
         est.fit(X, y, **kw)
     est.set_params(standardize=False).fit(X, y, **kw)
+
+
+# ------------------------------------------------- precomputed test Gram matrices
+def test_a_transposed_precomputed_test_gram_is_not_asked_to_be_square():
+    # K(X_train, X_test) of shape (60, 20) was told test Gram matrices "must
+    # all be (n_test, n_train) = (60, 60)": the training Gram's shape
+    from kernlearn import PNormMKLClassifier
+
+    X, y = _binary(n=60)
+    X_new = X[:20] + 0.1
+    k = functools.partial(pairwise.rbf_kernel, gamma=0.2)
+    est = PNormMKLClassifier(kernels="precomputed", random_state=0).fit(
+        [k(X, X), X @ X.T], y)
+    assert est.predict([k(X_new, X), X_new @ X.T]).shape == (20,)
+    with pytest.raises(ValueError, match=r"X\[0\] has shape \(60, 20\); test Gram matrices "
+                       r"are K\(X_test, X_train\) of shape \(n_test, n_train\) = "
+                       r"\(n_test, 60\): one column per training sample"):
+        est.predict([k(X, X_new), X @ X_new.T])
+    with pytest.raises(ValueError, match=r"X\[1\] has 19 rows and X\[0\] 20"):
+        est.predict([k(X_new, X), X_new[:-1] @ X.T])

@@ -955,10 +955,15 @@ class PrecomputedKernelList(BaseKernelList):
             )
         n_new = grams[0].shape[0]
         for j, K in enumerate(grams):
-            if K.shape != (n_new, self.n_samples):
+            # (a transposed K(X_train, X_test) was asked to be (n_train, n_train))
+            if K.shape[1] != self.n_samples:
                 raise ValueError(
-                    f"X[{j}] has shape {K.shape}; test Gram matrices must all be "
-                    f"(n_test, n_train) = ({n_new}, {self.n_samples})."
+                    f"X[{j}] has shape {K.shape}; test Gram matrices are K(X_test, X_train)"
+                    f" of shape (n_test, n_train) = (n_test, {self.n_samples}): one column "
+                    "per training sample."
                 )
+            if K.shape[0] != n_new:
+                raise ValueError(f"X[{j}] has {K.shape[0]} rows and X[0] {n_new}: the "
+                                 "test Gram matrices must be of the same test points.")
         K = np.stack(grams)
         return K if support is None else K[:, :, np.asarray(support)]
