@@ -205,3 +205,18 @@ def test_a_transposed_precomputed_test_gram_is_not_asked_to_be_square():
         est.predict([k(X, X_new), X @ X_new.T])
     with pytest.raises(ValueError, match=r"X\[1\] has 19 rows and X\[0\] 20"):
         est.predict([k(X_new, X), X_new[:-1] @ X.T])
+
+
+# ----------------------------------------------------------------- kernel specs
+def test_width_messages_read_and_a_list_of_widths_says_how_to_write_it():
+    # "gamma must be a positive number, 'scale', got -1.0." (poly); a list of
+    # widths was refused without a word on writing one kernel per width
+    from kernlearn import PNormMKLClassifier
+
+    X, y = _binary()
+    with pytest.raises(ValueError, match=r"kernels\[0\]: gamma must be a positive number "
+                       r"or 'scale', got -1.0\.$"):
+        PNormMKLClassifier(kernels=[("poly", {"gamma": -1.0})]).fit(X, y)
+    with pytest.raises(ValueError, match=r"got \[0.1, 1.0\] \(several widths are several "
+                       "kernels: one spec per width"):
+        PNormMKLClassifier(kernels=[("rbf", {"gamma": [0.1, 1.0]})]).fit(X, y)
