@@ -220,3 +220,20 @@ def test_width_messages_read_and_a_list_of_widths_says_how_to_write_it():
     with pytest.raises(ValueError, match=r"got \[0.1, 1.0\] \(several widths are several "
                        "kernels: one spec per width"):
         PNormMKLClassifier(kernels=[("rbf", {"gamma": [0.1, 1.0]})]).fit(X, y)
+
+
+@pytest.mark.parametrize("kw, named", [
+    ({"gamma": 0.1, "bandwidth": 1.0}, "gamma and bandwidth"),
+    ({"bandwidth": 1.0, "bandwidth_range": (1.0, 5.0)}, "bandwidth and bandwidth_range"),
+])
+def test_fourier_family_given_two_widths_is_refused(kw, named):
+    # gamma=0.1 with bandwidth=1.0 fitted the bandwidth (sigma = 1, gamma 0.5)
+    # as if gamma had not been given
+    from kernlearn import InfiniteFeatureClassifier
+    from kernlearn.families import RandomFourierFeatures
+
+    X, y = _binary()
+    with pytest.raises(ValueError, match=f"give one of gamma, bandwidth and "
+                       f"bandwidth_range; got {named}"):
+        InfiniteFeatureClassifier(family=RandomFourierFeatures(**kw),
+                                  max_features=2).fit(X, y)
