@@ -10,6 +10,7 @@ test here failed before its fix.
 """
 
 import functools
+import warnings
 
 import numpy as np
 import pytest
@@ -237,3 +238,30 @@ def test_fourier_family_given_two_widths_is_refused(kw, named):
                        f"bandwidth_range; got {named}"):
         InfiniteFeatureClassifier(family=RandomFourierFeatures(**kw),
                                   max_features=2).fit(X, y)
+
+
+# ---------------------------------------------- kernel callables on sparse input
+@pytest.mark.parametrize("name", ["PNormMKLClassifier", "LowRankKernelClassifier"])
+def test_a_kernel_callable_on_sparse_columns_it_sees_uncentred_is_warned_of(name):
+    # standardize=True centres dense columns and only scales sparse ones; the
+    # named kernels subtract the means themselves, a callable cannot: the same
+    # data dense and sparse gave two models (decision values 0.29 apart with
+    # polynomial_kernel) without a word
+    import scipy.sparse as sp
+
+    import kernlearn
+
+    X, y = _binary()
+    X[:, 0] += 3.0
+    kw = ({"kernels": [pairwise.polynomial_kernel, "rbf"]} if name.startswith("PNorm")
+          else {"kernel": pairwise.polynomial_kernel})
+    est = getattr(kernlearn, name)(random_state=0, **kw)
+    with pytest.warns(UserWarning, match="kernel callable sees the sparse X's columns "
+                      "scaled but not centred"):
+        est.fit(sp.csr_matrix(X), y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # dense input, or a shift-invariant kernel: silent
+        est.fit(X, y)
+        est.set_params(**{k: ([pairwise.rbf_kernel, "rbf"] if k == "kernels"
+                              else pairwise.laplacian_kernel) for k in kw})
+        est.fit(sp.csr_matrix(X), y)

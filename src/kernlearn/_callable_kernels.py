@@ -7,15 +7,23 @@ semi-definite.  It is also the first call of the callable, so an exception it
 raises there is re-raised naming its place in the kernel list: scikit-learn's
 ``chi2_kernel`` on standardised (centred) columns said only "X contains
 negative values.", of an ``X`` that had none.  :mod:`kernlearn.kernels`
-re-exports :func:`check_kernel_callable`.
+re-exports :func:`check_kernel_callable`.  :func:`warn_uncentred_callable`
+says when a callable sees sparse columns that dense input would have centred.
 """
+
+import functools
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 from .gram import _EXACT_PSD_CHECK, check_psd_gram
 
-__all__ = ["check_kernel_callable"]
+__all__ = ["check_kernel_callable", "warn_uncentred_callable"]
+
+# Kernel functions of x - x' alone, which centring does not change: (module, name).
+_SHIFT_FREE = {("kernlearn.kernels", "rbf_kernel"), ("sklearn.metrics.pairwise", "rbf_kernel"),
+               ("sklearn.metrics.pairwise", "laplacian_kernel")}
 
 
 def check_kernel_callable(kernel, X, index=0, params=None, max_rows=_EXACT_PSD_CHECK,
@@ -94,3 +102,39 @@ def _named(exc, name, kernel, params):
             except Exception:  # (a constructor taking other arguments)
                 continue
     return RuntimeError(msg)
+
+
+def warn_uncentred_callable(kernel, name, center):
+    """Warn that a kernel callable sees sparse columns scaled but not centred.
+
+    ``standardize=True`` centres dense columns; sparse ones it only scales
+    (centring would densify them), and the named linear, polynomial and RBF
+    kernels subtract the means themselves so that sparse and dense input
+    give one model.  A callable cannot be told the means: on sparse input it
+    sees other numbers than on the same data dense (scikit-learn's
+    ``polynomial_kernel`` gave decision values 0.29 apart, ``linear_kernel``
+    1.25), which was not said.
+
+    Parameters
+    ----------
+    kernel : str or callable
+        The kernel (named kernels are not warned of).
+    name : str
+        The kernel's name in the message.
+    center : ndarray of shape (n_features,) or None
+        The means a sparse ``X`` is centred by implicitly (``None``: none).
+    """
+    if center is None or isinstance(kernel, str) or not np.any(center):
+        return
+    func = kernel
+    while isinstance(func, functools.partial):
+        func = func.func
+    if (getattr(func, "__module__", None), getattr(func, "__name__", None)) in _SHIFT_FREE:
+        return  # (the same model either way: nothing to say)
+    warnings.warn(
+        f"{name}: the kernel callable sees the sparse X's columns scaled but not centred "
+        "(standardize=True cannot centre sparse columns without densifying them; the "
+        "named linear, poly and rbf kernels subtract the means themselves), so its model "
+        "differs from the one on the same data given dense unless the kernel depends on "
+        "differences x - x' only (RBF, Laplacian); pass X dense, or standardize=False, "
+        "for one model.", UserWarning, stacklevel=3)

@@ -33,7 +33,7 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
     check_training_grams,
     max_asymmetry,
 )
-from ._callable_kernels import check_kernel_callable
+from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
 from .preprocessing import centred_dots, check_center
 from .widths import (  # noqa: F401  (re-exported)
     _DATA_GAMMAS,
@@ -720,6 +720,7 @@ class KernelList(BaseKernelList):
             params = resolve_params(kernel, params, Xj, j, sample_weight)
             if not isinstance(kernel, str):
                 check_kernel_callable(kernel, Xj, j, params)
+                warn_uncentred_callable(kernel, f"kernels[{j}]", self._center(j))
             self.params_.append(params)
             sq, u = self._row_stats(Xj, j)
             self._sqn_.append(sq)

@@ -282,8 +282,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         Print one line per sweep.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
-        sparse columns (never densified); regression targets are standardised
-        per output.  Learned quantities are reported in the input's units:
+        sparse columns (never densified: the named kernels centre them
+        implicitly; a kernel callable sees them uncentred, with a warning);
+        regression targets are standardised per output.  Learned quantities are reported in the input's units:
         ``centers_`` on the raw scale, the kernel applied after the input map
         (see the module notes).  Ignored for ``kernel="precomputed"`` inputs.
     gamma_factors : "auto" or tuple of float, default="auto"

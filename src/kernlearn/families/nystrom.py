@@ -18,6 +18,7 @@ import inspect
 import numpy as np
 
 from ..kernels import KERNELS, _dot_kernel, pairwise_kernel, resolve_gamma
+from .._callable_kernels import warn_uncentred_callable
 from ..preprocessing import centred_dots, check_center
 from ._base import BaseFamily, Candidates, as_params
 
@@ -267,6 +268,8 @@ class NystromColumns(BaseFamily):
             indices = np.sort(rng.choice(n, size=M, replace=False))
         self.indices_ = np.asarray(indices, dtype=np.intp)
         self.center_ = check_center(center, X)
+        warn_uncentred_callable(self.kernel, getattr(self.kernel, "__name__", "kernel"),
+                                self.center_)
         self._X = X
         self.n_samples_ = n
         if self.kernel == "precomputed":
