@@ -265,3 +265,20 @@ def test_a_kernel_callable_on_sparse_columns_it_sees_uncentred_is_warned_of(name
         est.set_params(**{k: ([pairwise.rbf_kernel, "rbf"] if k == "kernels"
                               else pairwise.laplacian_kernel) for k in kw})
         est.fit(sp.csr_matrix(X), y)
+
+
+@pytest.mark.parametrize("name", ["PNormMKLClassifier", "MultitaskMKLClassifier"])
+def test_hik_on_standardised_columns_is_warned_of(name):
+    # hik compares |x|: on the columns standardize=True centred, x and -x
+    # looked alike to it, without a word
+    import kernlearn
+
+    X, y = _nonnegative()
+    kw = {"task_index": np.arange(60) % 2} if name.startswith("Multitask") else {}
+    est = getattr(kernlearn, name)(kernels=["linear", "hik"])
+    with pytest.warns(UserWarning, match=r"kernels\[1\]: the columns hik sees have negative "
+                      r"values \(hik compares their absolute values"):
+        est.fit(X, y, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est.set_params(standardize=False).fit(X, y, **kw)

@@ -17,6 +17,7 @@ user-supplied Gram matrices (validated by :mod:`kernlearn.gram`).
 
 import inspect
 import numbers
+import warnings
 
 import numpy as np
 import scipy.linalg
@@ -429,10 +430,15 @@ def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
     """
     params = dict(params)
     _check_kernel_params(kernel, params, index)
-    if kernel == "additive_chi2" and (Xj.data if sp.issparse(Xj) else Xj).min(initial=0) < 0:
-        # (the multitask estimators said "a kernel has a negative diagonal: it is not PSD")
-        raise ValueError(f"kernels[{index}]: the columns additive_chi2 sees have negative "
-                         "values" + _CENTRED)
+    if kernel in ("additive_chi2", "hik") and (
+            Xj.data if sp.issparse(Xj) else Xj).min(initial=0) < 0:
+        # (the multitask estimators said "a kernel has a negative diagonal: it is not PSD";
+        # hik compared |x|, so x and -x looked alike to it, without a word)
+        msg = f"kernels[{index}]: the columns {kernel} sees have negative values"
+        if kernel == "additive_chi2":
+            raise ValueError(msg + _CENTRED)
+        warnings.warn(msg + " (hik compares their absolute values: x and -x look alike)"
+                      + _CENTRED, UserWarning, stacklevel=2)
     if kernel == "rbf" and "gamma" not in params:
         params["gamma"] = "scale"  # a bare "rbf" takes scikit-learn's default width
     if "gamma" in params:
