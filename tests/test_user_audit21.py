@@ -282,3 +282,18 @@ def test_hik_on_standardised_columns_is_warned_of(name):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         est.set_params(standardize=False).fit(X, y, **kw)
+
+
+def test_a_kernel_view_by_column_names_says_columns_are_positions():
+    # ("rbf", {}, ["V1", "V2"]) on a DataFrame: "columns must be a non-empty
+    # 1-D index array." of a non-empty 1-D list, not saying names are not read
+    pd = pytest.importorskip("pandas")
+    from kernlearn import PNormMKLClassifier
+
+    X, y = _binary()
+    df = pd.DataFrame(X, columns=[f"V{j}" for j in range(X.shape[1])])
+    with pytest.raises(ValueError, match=r"columns are positions, not names "
+                       r"\(\['V0', 'V2'\]\)"):
+        PNormMKLClassifier(kernels=[("rbf", {}, ["V0", "V2"]), "linear"]).fit(df, y)
+    with pytest.raises(ValueError, match=r"one column is a list of one, \[0\]"):
+        PNormMKLClassifier(kernels=[("rbf", {}, 0), "linear"]).fit(df, y)

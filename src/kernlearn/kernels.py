@@ -515,9 +515,13 @@ def _take_columns(X, cols, index):
             )
         cols = np.flatnonzero(cols)
     if cols.ndim != 1 or cols.size == 0 or not np.issubdtype(cols.dtype, np.integer):
+        # (a DataFrame's column names, or one column as a bare 0, got only the first line)
         raise ValueError(
-            f"kernels[{index}]: columns must be a non-empty 1-D index array."
-        )
+            f"kernels[{index}]: columns must be a non-empty 1-D index array"
+            + (f"; columns are positions, not names ({cols.tolist()!r}): e.g. "
+               "[list(X.columns).index(c) for c in names]" if cols.dtype.kind in "USO"
+               else f"; one column is a list of one, [{cols.item()!r}]" if cols.ndim == 0
+               else "") + ".")
     _refuse_negative_columns(cols, index)
     if cols.max() >= n_features:
         raise ValueError(
