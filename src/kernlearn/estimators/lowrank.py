@@ -284,9 +284,10 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified: the named kernels centre them
         implicitly; a kernel callable sees them uncentred, with a warning);
-        regression targets are standardised per output.  Learned quantities are reported in the input's units:
-        ``centers_`` on the raw scale, the kernel applied after the input map
-        (see the module notes).  Ignored for ``kernel="precomputed"`` inputs.
+        regression targets are standardised per output.  Learned quantities
+        are reported in the input's units: ``centers_`` on the raw scale, the
+        kernel applied after the input map (see the module notes).  Ignored
+        for ``kernel="precomputed"`` inputs.
     gamma_factors : "auto" or tuple of float, default="auto"
         The ``M`` candidate columns are dealt in turn to kernels of width
         ``gamma * factor`` (column ``j`` gets factor ``j % len(gamma_factors)``),
