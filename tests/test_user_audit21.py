@@ -297,3 +297,23 @@ def test_a_kernel_view_by_column_names_says_columns_are_positions():
         PNormMKLClassifier(kernels=[("rbf", {}, ["V0", "V2"]), "linear"]).fit(df, y)
     with pytest.raises(ValueError, match=r"one column is a list of one, \[0\]"):
         PNormMKLClassifier(kernels=[("rbf", {}, 0), "linear"]).fit(df, y)
+
+
+def test_loading_a_model_of_an_unregistered_family_says_to_register_it(tmp_path):
+    # a model file of a family of one's own, loaded by a program that has not
+    # imported the module registering it: "class 'family/...' is not in the
+    # allow-list of model components.", not saying what would put it there
+    from kernlearn import FGMClassifier
+    from kernlearn.families import FAMILIES
+    from kernlearn.io import load_model, save_model
+
+    X, y = _binary()
+    FAMILIES.register("audit21_squares")(_Squares)
+    try:
+        save_model(FGMClassifier(family=_Squares(), B=2).fit(X, y), tmp_path / "m.npz")
+    finally:
+        FAMILIES._classes.pop("audit21_squares")
+    with pytest.raises(ValueError, match=r"class 'family/audit21_squares' is not in the "
+                       r"allow-list \(a family of your own: import the module registering "
+                       "it before loading"):
+        load_model(tmp_path / "m.npz")
