@@ -317,3 +317,25 @@ def test_loading_a_model_of_an_unregistered_family_says_to_register_it(tmp_path)
                        r"allow-list \(a family of your own: import the module registering "
                        "it before loading"):
         load_model(tmp_path / "m.npz")
+
+
+@pytest.mark.parametrize("name", ["PNormMKLClassifier", "MultitaskMKLClassifier"])
+def test_a_kernel_added_to_kernels_by_name_is_checked_as_a_callable(name):
+    # KERNELS["mine"] = f, then kernels=["mine"]: a name skipped the check a
+    # callable gets, and an indefinite kernel (1 - |x - y| / 2) was fitted
+    import kernlearn
+    from kernlearn.kernels import KERNELS
+
+    def indefinite(A, B):
+        d2 = (A ** 2).sum(1)[:, None] + (B ** 2).sum(1)[None, :] - 2 * A @ B.T
+        return 1.0 - 0.5 * np.sqrt(np.maximum(d2, 0.0))
+
+    X, y = _binary()
+    kw = {"task_index": np.arange(len(y)) % 2} if name.startswith("Multitask") else {}
+    KERNELS["audit21_indefinite"] = indefinite
+    try:
+        with pytest.raises(ValueError, match=r"kernel callable kernels\[0\] is not positive "
+                           "semi-definite"):
+            getattr(kernlearn, name)(kernels=["audit21_indefinite", "linear"]).fit(X, y, **kw)
+    finally:
+        KERNELS.pop("audit21_indefinite")

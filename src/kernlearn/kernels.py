@@ -216,6 +216,19 @@ KERNELS = {
     "hik": hik_kernel,
     "additive_chi2": additive_chi2_kernel,
 }
+_OWN_KERNELS = dict(KERNELS)  # (a name added to KERNELS is a user's kernel)
+
+
+def _user_kernel(kernel):
+    """The function of a kernel the library does not define, else ``None``.
+
+    A callable, or a name a user added to ``KERNELS``: both are checked as
+    callables are (:func:`check_kernel_callable`); a registered name skipped the
+    check, and an indefinite kernel was fitted without a word.
+    """
+    if not isinstance(kernel, str):
+        return kernel
+    return None if KERNELS.get(kernel) is _OWN_KERNELS.get(kernel) else KERNELS[kernel]
 
 
 def pairwise_kernel(X, Y=None, kernel="rbf", **params):
@@ -728,9 +741,10 @@ class KernelList(BaseKernelList):
         for j, (kernel, params, _) in enumerate(self.specs):
             Xj = self._view(self.X_, j)
             params = resolve_params(kernel, params, Xj, j, sample_weight)
-            if not isinstance(kernel, str):
-                check_kernel_callable(kernel, Xj, j, params)
-                warn_uncentred_callable(kernel, f"kernels[{j}]", self._center(j))
+            user = _user_kernel(kernel)
+            if user is not None:
+                check_kernel_callable(user, Xj, j, params)
+                warn_uncentred_callable(user, f"kernels[{j}]", self._center(j))
             self.params_.append(params)
             sq, u = self._row_stats(Xj, j)
             self._sqn_.append(sq)
