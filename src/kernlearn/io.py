@@ -631,8 +631,8 @@ class _Decoder:
         if tag == "$object":
             if body not in self.classes:
                 self.fail(
-                    f"{where}: class {body!r} is not in the allow-list of "
-                    "model components."
+                    f"{where}: class {body!r} is not in the allow-list (a family of "
+                    "your own: import the module registering it before loading)."
                 )
             state = self.decode(node.get("state"), where)
             if not isinstance(state, dict):

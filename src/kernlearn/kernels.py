@@ -17,6 +17,7 @@ user-supplied Gram matrices (validated by :mod:`kernlearn.gram`).
 
 import inspect
 import numbers
+import warnings
 
 import numpy as np
 import scipy.linalg
@@ -33,6 +34,7 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
     check_training_grams,
     max_asymmetry,
 )
+from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
 from .preprocessing import centred_dots, check_center
 from .widths import (  # noqa: F401  (re-exported)
     _DATA_GAMMAS,
@@ -172,7 +174,7 @@ def additive_chi2_kernel(X, Y, block=256):
     """
     A, B = _dense(X), _dense(Y)
     if (A < 0).any() or (B < 0).any():
-        raise ValueError("additive_chi2 kernel needs non-negative features.")
+        raise ValueError("additive_chi2 kernel needs non-negative features" + _CENTRED)
     K = np.empty((A.shape[0], B.shape[0]))
     for s in range(0, A.shape[0], block):
         num = 2 * A[s : s + block, None, :] * B[None]
@@ -181,6 +183,11 @@ def additive_chi2_kernel(X, Y, block=256):
             num, den, out=np.zeros_like(num), where=den > 0
         ).sum(-1)
     return K
+
+
+# (of non-negative data: standardize=True, the default, made them negative)
+_CENTRED = ("; standardize=True centres the columns (pass standardize=False for "
+            "histograms, counts or other non-negative features).")
 
 
 def constant_kernel(X, Y):
@@ -209,6 +216,19 @@ KERNELS = {
     "hik": hik_kernel,
     "additive_chi2": additive_chi2_kernel,
 }
+_OWN_KERNELS = dict(KERNELS)  # (a name added to KERNELS is a user's kernel)
+
+
+def _user_kernel(kernel):
+    """The function of a kernel the library does not define, else ``None``.
+
+    A callable, or a name a user added to ``KERNELS``: both are checked as
+    callables are (:func:`check_kernel_callable`); a registered name skipped the
+    check, and an indefinite kernel was fitted without a word.
+    """
+    if not isinstance(kernel, str):
+        return kernel
+    return None if KERNELS.get(kernel) is _OWN_KERNELS.get(kernel) else KERNELS[kernel]
 
 
 def pairwise_kernel(X, Y=None, kernel="rbf", **params):
@@ -398,48 +418,6 @@ def _check_kernel_params(kernel, params, index):
         raise ValueError(f"kernels[{index}]: hik beta must be positive, got {b!r}.")
 
 
-def check_kernel_callable(kernel, X, index=0, params=None, max_rows=_EXACT_PSD_CHECK,
-                          name=None):
-    """Refuse a kernel callable that is not a positive semi-definite kernel on ``X``.
-
-    The callable is evaluated on (at most ``max_rows``, evenly spread) rows of
-    its training view: it must return the right shape, finite values, and a
-    symmetric positive semi-definite matrix (:func:`check_psd_gram`, exact at
-    this size), as a precomputed Gram matrix must.
-
-    Parameters
-    ----------
-    kernel : callable
-        ``k(X, Y, **params)``.
-    X : ndarray or sparse matrix of shape (n, n_features)
-        The training view.
-    index : int, default=0
-        Position of the kernel in its list (for messages).
-    params : dict, optional
-        Kernel parameters.
-    max_rows : int, default=500
-        Rows on which the matrix is checked.
-    name : str, optional
-        The kernel's name in the messages (default ``kernels[index]``).
-    """
-    name = f"kernels[{index}]" if name is None else name
-    n = X.shape[0]
-    rows = np.unique(np.linspace(0, n - 1, min(n, max_rows)).astype(np.int64))
-    Xs = X[rows]
-    K = kernel(Xs, Xs, **(params or {}))
-    got = "a sparse matrix" if sp.issparse(K) else f"shape {np.shape(K)}"  # (asarray: ())
-    K = np.asarray(K)
-    if K.shape != (len(rows), len(rows)):
-        raise ValueError(
-            f"{name}: the kernel callable returned {got} for inputs of {len(rows)} and "
-            f"{len(rows)} rows; k(X, Y) must return a dense array of shape "
-            "(len(X), len(Y))."
-        )
-    if not np.isfinite(K).all():
-        raise ValueError(f"{name} produced NaN or infinite values on X.")
-    check_psd_gram(K.astype(float), name, what="The kernel callable")
-
-
 def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
     r"""Kernel parameters with ``gamma="scale"``/``"mean"`` replaced by values on ``Xj``.
 
@@ -465,6 +443,15 @@ def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
     """
     params = dict(params)
     _check_kernel_params(kernel, params, index)
+    if kernel in ("additive_chi2", "hik") and (
+            Xj.data if sp.issparse(Xj) else Xj).min(initial=0) < 0:
+        # (the multitask estimators said "a kernel has a negative diagonal: it is not PSD";
+        # hik compared |x|, so x and -x looked alike to it, without a word)
+        msg = f"kernels[{index}]: the columns {kernel} sees have negative values"
+        if kernel == "additive_chi2":
+            raise ValueError(msg + _CENTRED)
+        warnings.warn(msg + " (hik compares their absolute values: x and -x look alike)"
+                      + _CENTRED, UserWarning, stacklevel=2)
     if kernel == "rbf" and "gamma" not in params:
         params["gamma"] = "scale"  # a bare "rbf" takes scikit-learn's default width
     if "gamma" in params:
@@ -541,9 +528,13 @@ def _take_columns(X, cols, index):
             )
         cols = np.flatnonzero(cols)
     if cols.ndim != 1 or cols.size == 0 or not np.issubdtype(cols.dtype, np.integer):
+        # (a DataFrame's column names, or one column as a bare 0, got only the first line)
         raise ValueError(
-            f"kernels[{index}]: columns must be a non-empty 1-D index array."
-        )
+            f"kernels[{index}]: columns must be a non-empty 1-D index array"
+            + (f"; columns are positions, not names ({cols.tolist()!r}): e.g. "
+               "[list(X.columns).index(c) for c in names]" if cols.dtype.kind in "USO"
+               else f"; one column is a list of one, [{cols.item()!r}]" if cols.ndim == 0
+               else "") + ".")
     _refuse_negative_columns(cols, index)
     if cols.max() >= n_features:
         raise ValueError(
@@ -750,8 +741,10 @@ class KernelList(BaseKernelList):
         for j, (kernel, params, _) in enumerate(self.specs):
             Xj = self._view(self.X_, j)
             params = resolve_params(kernel, params, Xj, j, sample_weight)
-            if not isinstance(kernel, str):
-                check_kernel_callable(kernel, Xj, j, params)
+            user = _user_kernel(kernel)
+            if user is not None:
+                check_kernel_callable(user, Xj, j, params)
+                warn_uncentred_callable(user, f"kernels[{j}]", self._center(j))
             self.params_.append(params)
             sq, u = self._row_stats(Xj, j)
             self._sqn_.append(sq)
@@ -987,10 +980,15 @@ class PrecomputedKernelList(BaseKernelList):
             )
         n_new = grams[0].shape[0]
         for j, K in enumerate(grams):
-            if K.shape != (n_new, self.n_samples):
+            # (a transposed K(X_train, X_test) was asked to be (n_train, n_train))
+            if K.shape[1] != self.n_samples:
                 raise ValueError(
-                    f"X[{j}] has shape {K.shape}; test Gram matrices must all be "
-                    f"(n_test, n_train) = ({n_new}, {self.n_samples})."
+                    f"X[{j}] has shape {K.shape}; test Gram matrices are K(X_test, X_train)"
+                    f" of shape (n_test, n_train) = (n_test, {self.n_samples}): one column "
+                    "per training sample."
                 )
+            if K.shape[0] != n_new:
+                raise ValueError(f"X[{j}] has {K.shape[0]} rows and X[0] {n_new}: the "
+                                 "test Gram matrices must be of the same test points.")
         K = np.stack(grams)
         return K if support is None else K[:, :, np.asarray(support)]

@@ -257,9 +257,14 @@ def resolve_gamma(gamma, X=None, kernel="rbf", sample_weight=None, name="gamma")
         return float(value)
     if (isinstance(gamma, (str, bool)) or not isinstance(gamma, numbers.Real)
             or not np.isfinite(gamma) or gamma <= 0):
+        # ("a positive number, 'scale', got" for non-RBF kernels; a list of
+        # widths, which is several kernels, got no word on how to write them)
         raise ValueError(
-            f"{name} must be a positive number, 'scale'"
-            + (" or 'mean'" if kernel == "rbf" else "") + f", got {gamma!r}."
+            f"{name} must be a positive number"
+            + (", 'scale' or 'mean'" if kernel == "rbf" else " or 'scale'")
+            + f", got {gamma!r}" + (
+                " (several widths are several kernels: one spec per width)"
+                if isinstance(gamma, (list, tuple, np.ndarray)) else "") + "."
         )
     return float(gamma)
 

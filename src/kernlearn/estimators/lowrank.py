@@ -286,10 +286,12 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         value's stop line, named by its ``nu``.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
-        sparse columns (never densified); regression targets are standardised
-        per output.  Learned quantities are reported in the input's units:
-        ``centers_`` on the raw scale, the kernel applied after the input map
-        (see the module notes).  Ignored for ``kernel="precomputed"`` inputs.
+        sparse columns (never densified: the named kernels centre them
+        implicitly; a kernel callable sees them uncentred, with a warning);
+        regression targets are standardised per output.  Learned quantities
+        are reported in the input's units: ``centers_`` on the raw scale, the
+        kernel applied after the input map (see the module notes).  Ignored
+        for ``kernel="precomputed"`` inputs.
     gamma_factors : "auto" or tuple of float, default="auto"
         The ``M`` candidate columns are dealt in turn to kernels of width
         ``gamma * factor`` (column ``j`` gets factor ``j % len(gamma_factors)``),
@@ -298,7 +300,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         half the columns at it and half at a ten times broader kernel (no
         single default width suits SLKL's conical kernel on every set: see
         ``kernlearn.methods.slkl.AUTO_GAMMA_FACTORS``), and ``(1.0,)``, the
-        paper's single kernel, when ``gamma`` is given.  With heavy-tailed
+        paper's single kernel, when a width is given: ``gamma``,
+        ``kernel_params["gamma"]``, or one a ``functools.partial`` kernel binds
+        (kept as it is: ``gamma`` never replaces it).  With heavy-tailed
         inputs (``rbf``: the mean squared distance between training rows
         over 3 times the median) ``"auto"`` also deals columns to a
         narrower kernel, ``gamma * sqrt(mean / median)``: the variance that

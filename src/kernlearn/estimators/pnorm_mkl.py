@@ -96,7 +96,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified; the linear and polynomial kernels
         centre them implicitly, so sparse and dense input give the same
-        model) before the kernels see them; test inputs get the training
+        model; a kernel callable cannot, and a warning says so) before the
+        kernels see them; test inputs get the training
         map.  Data-derived kernel widths (``"mean"``,
         ``"scale"``) are computed on the standardised columns.  Not applied to
         precomputed Gram matrices (they are used as given), nor needed when

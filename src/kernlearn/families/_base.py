@@ -62,6 +62,9 @@ class Candidates:
 class BaseFamily(ComponentMixin):
     """Base class of candidate-column families; see the module docstring."""
 
+    #: Whether the candidates are drawn at random (no exact pricing: not for FGM).
+    sampled = False
+
     def fit(self, X):  # pragma: no cover - contract
         """Precompute what pricing needs on the training data.
 
@@ -74,7 +77,7 @@ class BaseFamily(ComponentMixin):
         -------
         self : object
         """
-        raise NotImplementedError
+        raise _not_implemented(self, 'fit(X)')
 
     def price(self, grad, k, rng=None, exclude=None, X=None):  # pragma: no cover - contract
         """Return the ``k`` most violating candidates.
@@ -96,7 +99,7 @@ class BaseFamily(ComponentMixin):
         -------
         candidates : Candidates
         """
-        raise NotImplementedError
+        raise _not_implemented(self, 'price(grad, k, rng=None, exclude=None, X=None)')
 
     def columns(self, candidates, X):  # pragma: no cover - contract
         """Evaluate the candidates' columns on ``X``.
@@ -112,7 +115,7 @@ class BaseFamily(ComponentMixin):
         -------
         block : ndarray or sparse matrix of shape (n_samples, n_columns)
         """
-        raise NotImplementedError
+        raise _not_implemented(self, 'columns(candidates, X)')
 
     def transform(self, X, kept):
         """Columns of the kept candidates on new data.
@@ -186,6 +189,66 @@ class BaseFamily(ComponentMixin):
         ids = np.asarray(ids, dtype=np.int64)
         return incidence_matrix(np.arange(ids.size), ids // width, ids.size,
                                 self.n_features_)
+
+
+def _not_implemented(family, signature):
+    # (a bare NotImplementedError() named neither the family nor the method)
+    return NotImplementedError(
+        f"{type(family).__name__} does not implement {signature}, which the family "
+        "contract requires (doc/extending.md, 'A family').")
+
+
+def missing_methods(family, names):
+    """The methods of ``names`` that ``family`` lacks or leaves at :class:`BaseFamily`'s stub.
+
+    Parameters
+    ----------
+    family : object
+        A family instance.
+    names : iterable of str
+        Method names of the contract a caller needs.
+
+    Returns
+    -------
+    missing : list of str
+        In the order of ``names``.
+    """
+    return [m for m in names if not callable(getattr(family, m, None))
+            or getattr(type(family), m, None) is getattr(BaseFamily, m, object())]
+
+
+def check_finite_family(pool):
+    """Refuse a family FGM cannot price exactly (a sampled one such as Fourier).
+
+    Parameters
+    ----------
+    pool : family object
+        The estimator's ``family``.
+
+    Raises
+    ------
+    TypeError
+        If ``pool`` lacks exact pricing over the training data: a sampled
+        family, or one that does not implement (or leaves at
+        :class:`BaseFamily`'s stub) a method of the finite contract, named.
+    """
+    missing = missing_methods(pool, ("fit", "price", "columns", "column_indices",
+                                     "raw_columns"))
+    if not missing:
+        return
+    name = type(pool).__name__
+    if getattr(pool, "sampled", False):
+        raise TypeError(
+            f"family={name}() cannot be used by FGM: FGM needs a finite family with "
+            "exact pricing over the training data (FeaturePool, PolynomialPool, "
+            "AdditiveKernelExpansion, IntersectionKernelFeatures). Sampled families such "
+            "as random Fourier features are for InfiniteFeatureClassifier / "
+            "InfiniteFeatureRegressor.")
+    # (a user's family without raw_columns got the message above, naming no method)
+    raise TypeError(
+        f"family={name}() cannot be used by FGM: FGM needs a finite family with exact "
+        f"pricing over the training data, and {name} does not implement "
+        f"{', '.join(missing)} (the contract: doc/extending.md, 'A family').")
 
 
 def incidence_matrix(rows, inputs, n_ids, n_features):

@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from ._base import BaseFamily, Candidates, as_params
+from ._base import BaseFamily, Candidates, _not_implemented, as_params
 
 # id(family) -> (weak reference to the family, weak references to the last arrays it validated)
 _CHECKED = {}
@@ -85,6 +85,7 @@ class InfiniteFamily(BaseFamily):
     """
 
     group_size = 1
+    sampled = True
 
     def fit(self, X):
         """Validate the family's parameters against the training inputs.
@@ -105,6 +106,26 @@ class InfiniteFamily(BaseFamily):
 
     def _validate_params(self):
         """Raise ``ValueError`` on inconsistent parameters (subclasses)."""
+
+    def sample(self, k, rng):
+        """``k`` candidate parameters drawn with ``rng`` (subclasses).
+
+        Parameters
+        ----------
+        k : int
+            Number of candidates.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        params : ndarray of shape (k, n_params)
+        """
+        raise _not_implemented(self, "sample(k, rng)")
+
+    def _columns(self, params, X):
+        # (a subclass without it stopped in "'NoCols' object has no attribute '_columns'")
+        raise _not_implemented(self, "_columns(params, X)")
 
     def _check_X(self, X):
         return X

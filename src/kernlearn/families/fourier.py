@@ -181,12 +181,12 @@ class RandomFourierFeatures(InfiniteFamily):
         The paper's notation instead: widths :math:`\sigma` in
         :math:`\exp(-\|x-x'\|^2/(2\sigma^2))` (the paper samples 50
         directions for each of 4 widths, listed as :math:`\sigma^2 \in
-        \{2.5, 5, 10, 15\}`, i.e. ``bandwidth=np.sqrt([2.5, 5, 10, 15])``);
-        overrides ``gamma``.
+        \{2.5, 5, 10, 15\}`, i.e. ``bandwidth=np.sqrt([2.5, 5, 10, 15])``),
+        instead of ``gamma`` (giving both is refused).
     bandwidth_range : tuple (low, high), optional
         Sample each candidate's :math:`\sigma` uniformly in ``[low, high]``
-        instead (the paper's "20 values in [5, 100]"); overrides ``gamma``
-        and ``bandwidth``.
+        instead (the paper's "20 values in [5, 100]"), without ``gamma`` or
+        ``bandwidth``.
 
     Attributes
     ----------
@@ -230,6 +230,15 @@ class RandomFourierFeatures(InfiniteFamily):
 
         ``gamma="scale"`` needs the training inputs ``X``.
         """
+        given = [name for name, value, unset in (
+            ("gamma", self.gamma, "scale"), ("bandwidth", self.bandwidth, None),
+            ("bandwidth_range", self.bandwidth_range, None))
+            if not (value is unset or (isinstance(value, str) and value == unset))]
+        if len(given) > 1:
+            # (the later one was used without a word: gamma=0.1, bandwidth=1.0 fitted
+            # the width 1.0, sigma, as if gamma had not been given)
+            raise ValueError(f"give one of gamma, bandwidth and bandwidth_range; got "
+                             f"{' and '.join(given)}.")
         if self.bandwidth_range is not None:
             try:
                 lo, hi = (float(v) for v in self.bandwidth_range)

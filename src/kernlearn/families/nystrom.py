@@ -12,15 +12,17 @@ conical combination of them; this family holds the sampled set
 (:math:`O(n)` per column; the solver keeps only the :math:`m_0` active ones).
 """
 
+import functools
 import inspect
 
 import numpy as np
 
 from ..kernels import KERNELS, _dot_kernel, pairwise_kernel, resolve_gamma
+from .._callable_kernels import warn_uncentred_callable
 from ..preprocessing import centred_dots, check_center
 from ._base import BaseFamily, Candidates, as_params
 
-__all__ = ["NystromColumns", "kernel_block", "kernel_params_for"]
+__all__ = ["NystromColumns", "given_gamma", "kernel_block", "kernel_params_for"]
 
 
 def kernel_block(A, B, kernel, params, center=None):
@@ -88,7 +90,8 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     signature accepts them; ``gamma=None`` or ``"scale"`` is resolved by
     :func:`kernlearn.kernels.resolve_gamma` on the training inputs ``X``
     (scikit-learn's ``"scale"``, weighted by ``sample_weight``), and only
-    when the kernel takes a ``gamma``.
+    when the kernel takes a ``gamma``.  A value ``kernel_params`` holds, or
+    a ``functools.partial`` kernel binds, is the user's own and kept.
 
     Parameters
     ----------
@@ -124,8 +127,14 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
         accepted = set(inspect.signature(func).parameters)
     except (TypeError, ValueError):
         accepted = set()
+    # partial(rbf_kernel, gamma=0.03): gamma="scale" silently replaced the bound
+    # 0.03 (a partial's signature lists it as a keyword with that default)
+    bound = _partial_keywords(func)
     for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
         if name not in accepted or name in params:
+            continue
+        if name in bound:
+            params[name] = bound[name]  # (kept, and reported as used)
             continue
         if name == "gamma" and (value is None or value == "scale"):
             if default_gamma is None and X is None:
@@ -135,6 +144,44 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
         if value is not None:
             params[name] = value
     return params
+
+
+def _partial_keywords(func):
+    """Keywords a ``functools.partial`` (nested ones too) binds; ``{}`` otherwise."""
+    out = {}
+    while isinstance(func, functools.partial):
+        out = {**func.keywords, **out}  # (the outer partial's values win)
+        func = func.func
+    return out
+
+
+def given_gamma(kernel, gamma, kernel_params=None):
+    """The width the user gave: ``gamma``, else ``kernel_params``' or a partial's.
+
+    ``gamma_factors="auto"`` spreads its columns over several widths around
+    the default width only; a width given in ``kernel_params`` or bound in a
+    ``functools.partial`` kernel was given as surely as ``gamma=`` (half the
+    columns were put at a tenth of it without a word).
+
+    Parameters
+    ----------
+    kernel : str or callable
+    gamma : float, "scale" or None
+        The estimator's ``gamma``.
+    kernel_params : dict, optional
+
+    Returns
+    -------
+    gamma : float, "scale" or None
+        ``"scale"``/``None`` when no width was given.
+    """
+    if gamma is not None and not (isinstance(gamma, str) and gamma == "scale"):
+        return gamma
+    for source in (kernel_params or {},
+                   {} if isinstance(kernel, str) else _partial_keywords(kernel)):
+        if source.get("gamma") is not None:
+            return source["gamma"]
+    return gamma
 
 
 class NystromColumns(BaseFamily):
@@ -183,6 +230,8 @@ class NystromColumns(BaseFamily):
     (2001), Using the Nystrom method to speed up kernel machines.
     """
 
+    sampled = True
+
     def __init__(self, kernel="rbf", kernel_params=None, n_columns=256, precompute=True,
                  random_state=None):
         self.kernel = kernel
@@ -229,6 +278,8 @@ class NystromColumns(BaseFamily):
             # (it reached the kernel as the string: "rbf gamma must be positive")
             params["gamma"] = resolve_gamma(params["gamma"], X, self.kernel)
         self.kernel_params_ = params
+        warn_uncentred_callable(self.kernel, getattr(self.kernel, "__name__", "kernel"),
+                                self.center_)
         self._X = X
         self.n_samples_ = n
         if self.kernel == "precomputed":

@@ -52,6 +52,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..colgen import ColumnGeneration
 from ._result import MethodResult
 from ..families import FeaturePool, PolynomialPool
+from ..families._base import check_finite_family as check_family
 from ..losses import weighted
 from ..partitioned import DaskRows, RowPartitioned, _is_dask_array, non_finite_error, peak_rss_mb
 from ..preprocessing import (ONE_PASS_OFFSET, Standardization, fit_standardization,
@@ -475,29 +476,6 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
                       settings.C if refit_C is None else refit_C, settings.fit_intercept,
                       sample_weight) for t, s in zip(tasks, sels)]))
     return _assemble(X, pool, paths, coefs, intercepts)
-
-
-def check_family(pool):
-    """Refuse a family FGM cannot price exactly (a sampled one such as Fourier).
-
-    Parameters
-    ----------
-    pool : family object
-        The estimator's ``family``.
-
-    Raises
-    ------
-    TypeError
-        If ``pool`` lacks exact pricing over the training data.
-    """
-    if not all(callable(getattr(pool, m, None))
-               for m in ("price", "column_indices", "raw_columns", "columns")):
-        raise TypeError(
-            f"family={type(pool).__name__}() cannot be used by FGM: FGM needs a finite "
-            "family with exact pricing over the training data (FeaturePool, "
-            "PolynomialPool, AdditiveKernelExpansion, IntersectionKernelFeatures). "
-            "Sampled families such as random Fourier features are for "
-            "InfiniteFeatureClassifier / InfiniteFeatureRegressor.")
 
 
 def _fit_pool(pool, X, sample_weight, column_scale=None):

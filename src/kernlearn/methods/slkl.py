@@ -29,6 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
+from ..families import nystrom
 from ..families.nystrom import NystromColumns, kernel_block, kernel_params_for
 from ..kernels import check_kernel_callable, check_psd_gram
 from ..losses import Square, WeightedLoss, weighted
@@ -559,10 +560,9 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
     gamma_factors : sequence of float or "auto", default="auto"
         The ``M`` candidate columns are dealt in turn to the kernels of width
         ``gamma * factor`` (column ``j`` to factor ``j % len(gamma_factors)``),
-        so that :math:`\mu` chooses among widths as well as centres;
-        ``"auto"`` is :data:`AUTO_GAMMA_FACTORS` when ``gamma`` is ``"scale"``
-        or ``None`` and ``(1.0,)`` otherwise.  Ignored by kernels without a
-        ``gamma``.
+        so that :math:`\mu` chooses among widths as well as centres; ``"auto"``
+        is :data:`AUTO_GAMMA_FACTORS`, or ``(1.0,)`` once a width is given
+        (``given_gamma``).  Ignored by kernels without a ``gamma``.
     default_columns : int or callable, default=DEFAULT_COLUMNS
         The cap on ``M`` when ``n_columns`` is not given (the regressor's is
         :data:`REGRESSION_COLUMNS`), or ``default_columns(n) -> M`` (the
@@ -616,15 +616,15 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
     params = kernel_params_for(kernel, gamma, degree, coef0, kernel_params, X=X,
                                sample_weight=sw)
     if callable(kernel):
-        # a callable is held to the precomputed matrix's standard (its
-        # diagonal alone let an indefinite one be fitted)
+        # as a precomputed matrix (its diagonal alone let an indefinite one be fitted)
         check_kernel_callable(kernel, X if rows is None else X[rows], params=params,
                               name=getattr(kernel, "__name__", "kernel"))
     rng = np.random.default_rng(seed)
     # the sampled set S (as NystromColumns draws it), among rows of positive weight
     pool = X.shape[0] if sw is None else rows
     S = np.sort(np.random.default_rng(rng.integers(2**31)).choice(pool, M, replace=False))
-    factors = _gamma_factors(gamma_factors, gamma, params, kernel, X, rows)
+    given = nystrom.given_gamma(kernel, gamma, kernel_params)  # (the user's width)
+    factors = _gamma_factors(gamma_factors, given, params, kernel, X, rows)
     family = _WidthColumns(X, S, kernel, params, factors, precompute, center)
     # precomputed columns: the solver works on their M x M Gram matrix
     cols = (family.columns_.T if family.columns_ is not None

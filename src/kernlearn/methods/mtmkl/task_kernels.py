@@ -19,6 +19,7 @@ import numpy as np
 
 from ...kernels import (
     BaseKernelList,
+    _user_kernel,
     check_kernel_callable,
     kernel_diag,
     pairwise_kernel,
@@ -199,10 +200,10 @@ class TaskKernels(BaseKernelList):
             for j, (kernel, params, cols) in enumerate(self.specs_):
                 Xj = take_columns(self.X_, cols, j)
                 self.params_.append(resolve_params(kernel, params, Xj, j, sample_weight))
-                if not isinstance(kernel, str):
+                if _user_kernel(kernel) is not None:
                     # as every estimator's kernel lists: the diagonal alone let
                     # an indefinite callable (1 - |x - y| / 2) be fitted
-                    check_kernel_callable(kernel, Xj, j, self.params_[j])
+                    check_kernel_callable(_user_kernel(kernel), Xj, j, self.params_[j])
                 d_j = kernel_diag(Xj, kernel, **self.params_[j])
                 diag.append(np.asarray(d_j, dtype=float))
             diag = np.vstack(diag)
