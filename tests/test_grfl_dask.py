@@ -215,3 +215,45 @@ def test_unsupported_combinations_say_so(client):
         InfiniteFeatureClassifier(**SMALL).fit(da.from_array(Xn, chunks=(100, D)), y)
     with pytest.raises(ValueError, match="rows"):
         InfiniteFeatureClassifier(**SMALL).fit(Xd, y[:-1])
+
+
+# A worker's kernlearn and scikit-learn modules, as eval runs it there: a function
+# of this module would import the module (and the estimators) on the worker.
+_WORKER_MODULES = ("sorted(m for m in __import__('sys').modules "
+                   "if m.split('.')[0] in ('sklearn', 'kernlearn'))")
+
+
+def test_the_workers_of_a_fit_import_no_scikit_learn():
+    # A fresh worker imports the modules of the functions and objects its
+    # tasks carry; the row tasks lived in _grfl_dask, which imports GrFL's
+    # client-side algorithm, and the family, standardisation and kernels
+    # modules imported scikit-learn at their top: every worker of a GrFL fit
+    # imported it (about 1.6 s each; the project's rule: never on a worker).
+    # Its own cluster of one worker process: the module's workers have run
+    # other tests' tasks.
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        (before,) = c.run(eval, _WORKER_MODULES).values()
+        assert "sklearn" not in before
+        X, f, rng = _data()
+        # the classifier with the pricing subsample; the regressor's "auto"
+        # count on held-out rows; sparse partitions (scaled, centred in phases)
+        few = dict(SMALL, max_features=4)
+        clf = InfiniteFeatureClassifier(**few).fit(da.from_array(X, chunks=(CHUNK, D)),
+                                                   (f > 0.3).astype(int))
+        reg = InfiniteFeatureRegressor(n_candidates=20, random_state=0).fit(
+            da.from_array(X[:1000], chunks=(250, D)), f[:1000] + rng.standard_normal(1000))
+        Xs = X[:1500].copy()
+        Xs[np.abs(Xs - np.arange(D)) < 1.0] = 0.0
+        InfiniteFeatureClassifier(**few).fit(
+            da.from_array(sp.csr_matrix(Xs), chunks=(400, D), asarray=False),
+            (f[:1500] > 0.3).astype(int))
+        assert reg.stop_reason_ == "validation" and len(clf.features_) >= 3
+        clf.predict(da.from_array(X[:300], chunks=(100, D)))
+        (after,) = c.run(eval, _WORKER_MODULES).values()
+    assert not [m for m in after if m.split(".")[0] == "sklearn"], after
+    # the tasks ran there, without GrFL's client-side algorithm
+    assert "kernlearn.methods._grfl_rows" in after
+    assert "kernlearn.methods.grfl" not in after and "kernlearn.colgen" not in after

@@ -22,7 +22,6 @@ import warnings
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from sklearn.metrics.pairwise import euclidean_distances, safe_sparse_dot
 
 from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names)
     _EXACT_PSD_CHECK,
@@ -86,8 +85,8 @@ def linear_kernel(X, Y):
     -------
     K : ndarray of shape (n_X, n_Y)
     """
-    K = safe_sparse_dot(X, Y.T, dense_output=True)
-    return np.asarray(K, dtype=float)
+    from sklearn.utils.extmath import safe_sparse_dot  # (here: Dask workers import kernels)
+    return np.asarray(safe_sparse_dot(X, Y.T, dense_output=True), dtype=float)
 
 
 def rbf_kernel(X, Y, gamma=1.0):
@@ -107,6 +106,7 @@ def rbf_kernel(X, Y, gamma=1.0):
     """
     if gamma is None or isinstance(gamma, str) or gamma <= 0:
         raise ValueError(f"rbf gamma must be positive, got {gamma!r}.")
+    from sklearn.metrics.pairwise import euclidean_distances  # (as in linear_kernel)
     D = euclidean_distances(X, Y, squared=True)
     np.maximum(D, 0, out=D)
     return np.exp(-gamma * D)

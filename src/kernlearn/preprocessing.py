@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.extmath import safe_sparse_dot
 
 from .utils._sparse import _sparse_centred_squares, column_nonzeros  # noqa: F401
 
@@ -133,7 +132,10 @@ def centred_dots(A, B, center=None, u_a=None, u_b=None):
     -------
     D : ndarray of shape (n_A, n_B), float64, C order
     """
-    # (scikit-learn's product of two sparse matrices straight into a dense one)
+    # (scikit-learn's product of two sparse matrices straight into a dense one;
+    # imported here: Dask workers import this module, never scikit-learn)
+    from sklearn.utils.extmath import safe_sparse_dot
+
     D = np.array(safe_sparse_dot(A, B.T, dense_output=True), dtype=np.float64, order="C")
     if center is not None:
         D -= np.asarray(A @ center if u_a is None else u_a, dtype=np.float64).ravel()[:, None]

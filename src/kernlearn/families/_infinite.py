@@ -12,6 +12,7 @@ per chunk, never one candidate at a time (paper 000, sec. 4.2: cost
 import weakref
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._base import BaseFamily, Candidates, _not_implemented, as_params
 
@@ -28,7 +29,7 @@ _CHUNK_ENTRIES = 8_000_000
 _FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 
-def plain_float_matrix(X):
+def plain_float_matrix(X, sparse=False):
     """Whether ``check_array`` (dense or CSR/CSC, float64 or float32) returns ``X`` as it is.
 
     True for a finite, non-empty, 2-D, C-ordered float64/float32
@@ -40,16 +41,26 @@ def plain_float_matrix(X):
     ----------
     X : object
         Candidate input.
+    sparse : bool, default=False
+        Also true for a non-empty CSR or CSC matrix of float64/float32 with
+        finite stored entries, which ``check_array(X, accept_sparse=["csr",
+        "csc"])`` returns as it is too (the families' check: on a Dask
+        worker, which never imports scikit-learn, the partitions are such).
 
     Returns
     -------
     bool
     """
-    if not (type(X) is np.ndarray and X.ndim == 2 and X.dtype in _FLOATS
-            and X.flags.c_contiguous and X.shape[0] >= 1 and X.shape[1] >= 1):
+    if sparse and sp.issparse(X) and X.format in ("csr", "csc"):
+        values = X.data  # (2-D by construction; any memory layout)
+    elif type(X) is np.ndarray and X.ndim == 2 and X.flags.c_contiguous:
+        values = X
+    else:
+        return False
+    if not (X.dtype in _FLOATS and X.shape[0] >= 1 and X.shape[1] >= 1):
         return False
     with np.errstate(over="ignore", invalid="ignore"):
-        return bool(np.isfinite(X.sum()))
+        return bool(np.isfinite(values.sum()))
 
 
 def valid_scores(s, norms):

@@ -16,7 +16,6 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_array
 
 from ..kernels import convert_width, resolve_gamma
 from ..preprocessing import check_center
@@ -300,7 +299,12 @@ class RandomFourierFeatures(InfiniteFamily):
         self._widths()
 
     def _check_X(self, X):
-        if not plain_float_matrix(X):
+        # (plain dense or CSR/CSC floats skip scikit-learn's check, which returns
+        # them as they are: a Dask worker's partitions are such, and no worker
+        # imports scikit-learn)
+        if not plain_float_matrix(X, sparse=True):
+            from sklearn.utils.validation import check_array
+
             X = check_array(X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
                             input_name="X")
         if hasattr(self, "n_features_in_") and X.shape[1] != self.n_features_in_:

@@ -18,7 +18,6 @@ import numbers
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from sklearn.utils.validation import check_array
 
 from ._infinite import InfiniteFamily
 
@@ -142,6 +141,8 @@ class GaborFeatures(InfiniteFamily):
         X = np.asarray(X) if not hasattr(X, "toarray") else X.toarray()
         if X.ndim == 3:
             X = X.reshape(X.shape[0], -1)
+        from sklearn.utils.validation import check_array  # (the family module: no import)
+
         X = check_array(X, dtype=[np.float64, np.float32], input_name="X")
         h, w = self._shape()
         if X.shape[1] != h * w:

@@ -27,18 +27,20 @@ The row-block primitives are those of any linear model on a block of
 columns over row partitions (:mod:`kernlearn._partitioned_linear`: margins,
 loss, gradient, Hessian, column moments), mapped over the partitions and
 reduced on the cluster by :class:`~kernlearn.partitioned.RowFutures`, the
-row partitions of every fit on a cluster.  Without a ``distributed`` client
+row partitions of every fit on a cluster; GrFL's own tasks (the family's
+columns and correlations, the standardisation) are in
+:mod:`kernlearn.methods._grfl_rows`, which the workers import without this
+module's client-side algorithm or scikit-learn.  Without a ``distributed`` client
 the partitions are computed and kept in this process (same code, no cluster).
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._partitioned_linear import (
-    RowBlock,
     abs_max,
     block_column_moments,
     block_curvature,
@@ -46,7 +48,6 @@ from .._partitioned_linear import (
     block_hessian,
     block_hessian_extend,
     block_hessian_refresh,
-    block_loss,
     block_loss_gradients,
     block_margins,
     block_reserve,
@@ -67,57 +68,20 @@ from ..partitioned import (
 from ..preprocessing import Standardization, _from_mean_var
 from ..solvers.grfl_newton import GrFLNewton
 from ._grfl_master import _GrFLProblem
+from ._grfl_rows import (
+    as_block,
+    block_append,
+    block_correlations,
+    block_held_out_loss,
+    block_rows,
+    block_sq_norms,
+    block_standardized,
+    block_with_targets,
+)
 from ._grfl_select import PATIENCE_EXTRA, PATIENCE_FACTOR, _HoldOut
 from .grfl import GrFL
 
 __all__ = ["DaskGrFL", "DaskGrFLRows", "DaskHoldOut", "dask_fit_inputs"]
-
-
-def _block_append(B, family, params, norms=None, scales=None):
-    """The block with the candidates' columns appended, divided by ``norms``
-    (a fit's unit-norm columns) or times ``scales`` (held-out rows)."""
-    block = family.columns(params, B.X)
-    block = block / norms if scales is None else block * scales
-    p0, p = B.p, B.p + block.shape[1]
-    B.Phi[:, p0:p] = block  # beyond every earlier block's p: they are unchanged
-    return replace(B, p=p)
-
-
-def _block_sq_norms(B, family, params):
-    block = family.columns(params, B.X)
-    return np.einsum("ij,ij->j", block, block)
-
-
-def _block_held_out_loss(B, V, b, loss):
-    return block_loss(block_margins(B, V, b), B, loss)
-
-
-def _block_rows(X, idx):
-    return X[idx]
-
-
-def _block_correlations(B, G, family, params, low_precision):
-    return family.correlation_sums(params, B.X, G, None, low_precision)
-
-
-def _block_standardized(X, st):
-    return st.transform(X)
-
-
-def _block_with_targets(X, Y):
-    return RowBlock(X=X, Y=Y)
-
-
-def _as_block(X):
-    """A computed dask chunk as a float ndarray or a canonical CSR matrix."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=float if X.dtype.kind != "f" else X.dtype)
-        if not X.has_canonical_format:
-            X = X.copy()
-            X.sum_duplicates()
-        return X
-    X = np.asarray(X)
-    return X if X.dtype.kind == "f" else X.astype(np.float64)
 
 
 # ----------------------------------------------------------------- the inputs
@@ -161,7 +125,7 @@ class DaskGrFLRows:
             X = X.rechunk({1: -1})
         X = _known_row_chunks(X)
         bounds = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
-        delayed = [dask.delayed(_as_block)(d) for d in X.to_delayed().ravel().tolist()]
+        delayed = [dask.delayed(as_block)(d) for d in X.to_delayed().ravel().tolist()]
         parts = (client.compute(delayed) if client is not None
                  else list(dask.compute(*delayed)))
         self.sparse = sp.issparse(getattr(X, "_meta", None))
@@ -193,7 +157,7 @@ class DaskGrFLRows:
         src = RowFutures(self.rows.client, [self.rows.futures[i] for i in keep],
                          np.r_[0, np.cumsum([self.rows.bounds[i + 1] - self.rows.bounds[i]
                                              for i in keep])], self.shape[1:])
-        sub = src.map(_block_rows, PerPartition([local[i] for i in keep]))
+        sub = src.map(block_rows, PerPartition([local[i] for i in keep]))
         bounds = np.r_[0, np.cumsum([len(local[i]) for i in keep])].astype(np.int64)
         sub = RowFutures(sub.client, sub.futures, bounds, self.shape[1:])
         if isinstance(self.rows, GroupedRows):  # (as these: one task per worker and pass)
@@ -237,7 +201,7 @@ class DaskGrFLRows:
         # (sparse partitions: scaled, not centred)
         var = self._moments(mean)[1] / n
         st = _from_mean_var(mean, var, center=not self.sparse)
-        out = self._from_rows(self.rows.map(partial(_block_standardized, st=st)),
+        out = self._from_rows(self.rows.map(partial(block_standardized, st=st)),
                               self.sparse)
         if self.sparse:  # (the means of the scaled columns: not centred, see center)
             out.center = s1 / n / st.scale
@@ -476,7 +440,7 @@ class _FamilyOnRows:
     def correlations(self, params, X, G, sample_weight=None, low_precision=False):
         if not isinstance(G, RowFutures):  # the row subsample, gathered here
             return self.family.correlations(params, X, G, sample_weight, low_precision)
-        HG, sq = self.rows.map(partial(_block_correlations, family=self.family,
+        HG, sq = self.rows.map(partial(block_correlations, family=self.family,
                                        params=params, low_precision=low_precision),
                                G).reduce()
         return self.family.normalize_correlations(HG, sq)
@@ -491,8 +455,9 @@ class DaskGrFL(GrFL):
     """:class:`~kernlearn.methods.grfl.GrFL` with its rows on a Dask cluster.
 
     The same algorithm and solver calls; the active columns, margins and
-    Hessian parts stay in the row partitions (:class:`RowBlock`), and the
-    client keeps the Gram matrix, the column sums and the master's point.
+    Hessian parts stay in the row partitions
+    (:class:`~kernlearn._partitioned_linear.RowBlock`), and the client keeps
+    the Gram matrix, the column sums and the master's point.
     Takes a :class:`DaskGrFLRows` for ``X`` and the Newton master only.
 
     Parameters
@@ -531,7 +496,7 @@ class DaskGrFL(GrFL):
         rows = X.rows
         if self._sub is not None:  # the pricing subsample's rows, gathered here
             self._X_sub = rows.take(self._sub)
-        blocks = rows.map(_block_with_targets, np.asarray(Y))  # Y split by rows
+        blocks = rows.map(block_with_targets, np.asarray(Y))  # Y split by rows
         self._rows = blocks
         self._sub_local = None if self._sub is None else rows.split_rows(self._sub)
         self._family_view = _FamilyOnRows(self.family, blocks)
@@ -591,12 +556,12 @@ class DaskGrFL(GrFL):
         p0, p = self.p, self.p + self.gs * k
         self._reserve(p // self.gs)
         if cand.extra is None or "norms" not in cand.extra:
-            norms = np.sqrt(self._rows.map(partial(_block_sq_norms, family=self.family,
+            norms = np.sqrt(self._rows.map(partial(block_sq_norms, family=self.family,
                                                    params=cand.params)).reduce())
         else:
             norms = np.asarray(cand.extra["norms"], dtype=float).reshape(-1)
         norms = np.where(norms > 0, norms, 1.0)
-        self._rows = self._rows.map(partial(_block_append, family=self.family,
+        self._rows = self._rows.map(partial(block_append, family=self.family,
                                             params=cand.params, norms=norms))
         self._family_view.rows = self._rows
         cross, csum = self._rows.map(partial(block_gram_columns, p0=p0)).reduce()
@@ -636,7 +601,7 @@ class DaskHoldOut(_HoldOut):
             raise ValueError("task_index and sample_weight are not supported with a "
                              "dask.array X.")
         self.path, self.loss = path, loss
-        self.blocks = X.rows.map(_block_with_targets, np.asarray(Y))
+        self.blocks = X.rows.map(block_with_targets, np.asarray(Y))
         self.p = self._capacity = 0
         self.losses, self.counts = [], []
 
@@ -649,11 +614,11 @@ class DaskHoldOut(_HoldOut):
             self._capacity = cap
         if f1 > f0:
             self.blocks = self.blocks.map(partial(
-                _block_append, family=path.family, params=np.array(path.params[f0:f1]),
+                block_append, family=path.family, params=np.array(path.params[f0:f1]),
                 scales=np.concatenate(path.scales[f0:f1])))
             self.p = path.p
         U, us, b = path.coefficients()
         self.losses.append(float(self.blocks.map(partial(
-            _block_held_out_loss, V=U + us[:, None], b=b, loss=self.loss)).reduce()))
+            block_held_out_loss, V=U + us[:, None], b=b, loss=self.loss)).reduce()))
         self.counts.append(f1)
         return "validation" if f1 >= PATIENCE_FACTOR * self.best() + PATIENCE_EXTRA else False
