@@ -172,16 +172,21 @@ def test_a_family_left_at_the_base_classes_stubs_names_the_method():
 
 
 # ------------------------------- the additive chi2 kernel on standardised columns
+def _mkl_on_counts(name, kernel):
+    """An MKL estimator of ``["linear", kernel]``, non-negative data, its fit kwargs."""
+    import kernlearn
+
+    X, y = _nonnegative()
+    kw = {"task_index": np.arange(60) % 2} if name.startswith("Multitask") else {}
+    return getattr(kernlearn, name)(kernels=["linear", kernel]), X, y, kw
+
+
 @pytest.mark.parametrize("name", ["PNormMKLClassifier", "MultitaskMKLClassifier"])
 def test_additive_chi2_on_standardised_columns_names_the_kernel_and_the_cause(name):
     # counts (no negative value) with the default standardize=True: "additive_chi2
     # kernel needs non-negative features." (PNorm) and "a kernel has a negative
     # diagonal: it is not PSD." (multitask), naming neither kernel nor cause
-    import kernlearn
-
-    X, y = _nonnegative()
-    kw = {"task_index": np.arange(60) % 2} if name.startswith("Multitask") else {}
-    est = getattr(kernlearn, name)(kernels=["linear", "additive_chi2"])
+    est, X, y, kw = _mkl_on_counts(name, "additive_chi2")
     with pytest.raises(ValueError, match=r"kernels\[1\]: the columns additive_chi2 sees "
                        "have negative values; standardize=True centres the columns"):
         est.fit(X, y, **kw)
@@ -271,11 +276,7 @@ def test_a_kernel_callable_on_sparse_columns_it_sees_uncentred_is_warned_of(name
 def test_hik_on_standardised_columns_is_warned_of(name):
     # hik compares |x|: on the columns standardize=True centred, x and -x
     # looked alike to it, without a word
-    import kernlearn
-
-    X, y = _nonnegative()
-    kw = {"task_index": np.arange(60) % 2} if name.startswith("Multitask") else {}
-    est = getattr(kernlearn, name)(kernels=["linear", "hik"])
+    est, X, y, kw = _mkl_on_counts(name, "hik")
     with pytest.warns(UserWarning, match=r"kernels\[1\]: the columns hik sees have negative "
                       r"values \(hik compares their absolute values"):
         est.fit(X, y, **kw)
