@@ -127,6 +127,8 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         if n_classes is None:
             ts = (dask_target_standardization if _is_dask_array(y)
                   else fit_target_standardization)(y, sw, std)
+            if not self.fit_intercept:  # no bias: scaled, not centred
+                ts = ts.without_centring()
             self.y_mean_, self.y_scale_, y = ts.mean, ts.scale, ts.transform(y)
         auto = isinstance(self.C, str)  # "auto": FGMRegressor's cross-validated C
         settings = FGMSettings(
@@ -398,10 +400,11 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         rule chosen by measurement on sparse text, except columns non-zero in
         at least 90 % of the rows, which get their standard deviation:
         :data:`kernlearn.preprocessing.MEASUREMENT_SHARE`); regression targets are
-        standardised per output.  Learned quantities are reported in the
-        input's units.  FGM never copies ``X`` for this: the scales enter as
-        the pool's :math:`\lambda_j = 1/s_j` and the centring is exact through
-        the intercept (without an intercept the columns are scaled only).
+        standardised per output (scaled only without an intercept).  Learned
+        quantities are reported in the input's units.  FGM never copies ``X``
+        for this: the scales enter as the pool's :math:`\lambda_j = 1/s_j` and
+        the centring is exact through the intercept (without an intercept the
+        columns are scaled only).
         With ``family=`` the inputs are left as they are: the family's own
         ``feature_scaling`` normalises each generated column (monomial,
         sub-kernel block); regression targets are still standardised.
@@ -776,7 +779,8 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     x_mean_, x_scale_ : ndarray or None
         Input standardisation (see :class:`FGMClassifier`).
     y_mean_, y_scale_ : ndarray of shape (1,)
-        Target standardisation (mean 0, scale 1 with ``standardize=False``).
+        Target standardisation (mean 0, scale 1 with ``standardize=False``;
+        mean 0 with ``fit_intercept=False``: the model has no bias).
     C_ : float
         The ``C`` of the model: chosen by cross-validation with ``C="auto"``,
         else ``C``.
