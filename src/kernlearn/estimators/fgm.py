@@ -327,10 +327,14 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Features (or groups) added per outer iteration; the model keeps
         between ``B`` and ``B * max_iter`` of them.
     C : float, default=10.0
-        Weight of the training loss, a sum over samples as in LIBLINEAR.  With
-        ``standardize=True`` (the default) ``C`` means what it means for
-        LIBLINEAR on standardised data and does not depend on the units of
-        the features; with ``standardize=False`` it acts on raw columns.
+        Weight of the training loss, a sum over samples as in LIBLINEAR.  The
+        squared hinge is paper 002's :math:`\frac12\max(0, 1 - ym)^2`, half
+        LIBLINEAR's, so with every feature in one constraint the model is
+        LIBLINEAR's L2-loss SVM at ``C / 2`` (with an unpenalised intercept);
+        the logistic loss has no factor: LIBLINEAR's ``C``.  With
+        ``standardize=True`` (the default) ``C`` acts on standardised data and
+        does not depend on the units of the features; with
+        ``standardize=False`` it acts on raw columns.
         Larger ``C``: weaker regularisation, more features carrying weight.
         The penalty is the squared sum of the constraints' weight norms, so
         when ``T`` constraints share the weight equally it shrinks like an
