@@ -423,7 +423,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Select groups of features instead of single features (groups may
         overlap; overlapping features are duplicated; a feature listed twice
         in one group is refused, and features in no group are never
-        candidates, with a warning).
+        candidates, with a warning).  A group's columns are weighted by
+        :math:`1/\sqrt{|G|}` (the group lasso's :math:`\sqrt{|G|}\|w_G\|`),
+        so that a group does not win the worst-case analysis by its size.
     tree : bool, default=False
         ``groups`` are tree-structured (any two groups disjoint or nested,
         listed in any order): pricing prunes sub-trees (Proposition 2).
