@@ -5,16 +5,19 @@ problem it says it solves for the final model, solved it again with cvxpy on
 small subsets (60-150 rows) of the shared suite's real tables, and compared
 the objective values and the decision values, at the settings users combine:
 non-uniform sample weights with zeros, ``class_weight="balanced"``,
-``standardize`` on and off, no intercept, several classes, the default ``C``.
+``standardize`` on and off, no intercept, several classes, the defaults.
 Most of it held: FGM's master is the optimum of its restricted problem and
 Theorem 2's bounds bracket the full problem's optimum, GrFL's master is the
-optimum over its chosen features, OBSCURE stays within its duality-gap
-certificate, SLKL's group lasso and multitask MKL's mixed-norm problems are
-solved to their tolerances; the weights, their sum in ``lambda`` and the
-weighted standardisation enter as documented.  One defect: the FGM and GrFL
-regressors with ``fit_intercept=False`` still added the targets' mean (the
-standardisation centred the targets), so the model was not the bias-free
-optimum; the test of it failed before its fix.
+optimum over its chosen features (every penalty, shared weights, tasks),
+OBSCURE stays within its duality-gap certificate, SLKL's group lasso and
+multitask MKL's mixed-norm problems are solved to their tolerances; the
+weights, their sum in ``lambda`` and the weighted standardisation enter as
+documented.  One defect: the FGM and GrFL regressors with
+``fit_intercept=False`` still added the targets' mean (the standardisation
+centred the targets), so the model was not the bias-free optimum; its test
+failed before the fix.  Two documentation errors (FGM's ``C`` against
+LIBLINEAR's, the size weights of FGM's groups) are pinned by the tests of
+the corrected statements.
 """
 
 import warnings
