@@ -495,6 +495,21 @@ class TargetStandardization:
         f = np.asarray(f, dtype=np.float64)
         return f * self._shape(f, self.scale) + self._shape(f, self.mean)
 
+    def without_centring(self):
+        """The same scales without the centring: the map of a model without bias.
+
+        A regressor fitted with ``fit_intercept=False`` must not add the
+        targets' mean back (that is a bias the problem has not got); its
+        targets are divided by the same spread, so the penalty levels keep
+        their meaning.
+
+        Returns
+        -------
+        TargetStandardization
+            Of the same class (the lazy Dask map stays lazy), mean zero.
+        """
+        return type(self)(np.zeros_like(self.mean), self.scale)
+
     @staticmethod
     def _shape(y, v):
         return v[0] if y.ndim == 1 else v

@@ -827,7 +827,9 @@ def standardize_fit(est, X, sample_weight=None, y=None):
     sparse input or ``standardize=False``; ``x_scale_``: ``None`` for the
     identity), so model files hold nothing but arrays.  With ``y`` given
     (regressors) the targets are standardised per output into ``y_mean_`` /
-    ``y_scale_``.
+    ``y_scale_``, centred only when the estimator fits an intercept (its
+    ``fit_intercept``, true when it has none): a model without bias must not
+    add the targets' mean back.
 
     Parameters
     ----------
@@ -858,6 +860,8 @@ def standardize_fit(est, X, sample_weight=None, y=None):
     if y is None:
         return Xt
     ts = fit_target_standardization(y, sample_weight, bool(est.standardize))
+    if not getattr(est, "fit_intercept", True):
+        ts = ts.without_centring()
     est.y_mean_, est.y_scale_ = ts.mean, ts.scale
     return Xt, ts.transform(y)
 

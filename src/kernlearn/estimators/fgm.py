@@ -127,6 +127,8 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         if n_classes is None:
             ts = (dask_target_standardization if _is_dask_array(y)
                   else fit_target_standardization)(y, sw, std)
+            if not self.fit_intercept:  # no bias: scaled, not centred
+                ts = ts.without_centring()
             self.y_mean_, self.y_scale_, y = ts.mean, ts.scale, ts.transform(y)
         auto = isinstance(self.C, str)  # "auto": FGMRegressor's cross-validated C
         settings = FGMSettings(
@@ -325,10 +327,14 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Features (or groups) added per outer iteration; the model keeps
         between ``B`` and ``B * max_iter`` of them.
     C : float, default=10.0
-        Weight of the training loss, a sum over samples as in LIBLINEAR.  With
-        ``standardize=True`` (the default) ``C`` means what it means for
-        LIBLINEAR on standardised data and does not depend on the units of
-        the features; with ``standardize=False`` it acts on raw columns.
+        Weight of the training loss, a sum over samples as in LIBLINEAR.  The
+        squared hinge is paper 002's :math:`\frac12\max(0, 1 - ym)^2`, half
+        LIBLINEAR's, so with every feature in one constraint the model is
+        LIBLINEAR's L2-loss SVM at ``C / 2`` (with an unpenalised intercept);
+        the logistic loss has no factor: LIBLINEAR's ``C``.  With
+        ``standardize=True`` (the default) ``C`` acts on standardised data and
+        does not depend on the units of the features; with
+        ``standardize=False`` it acts on raw columns.
         Larger ``C``: weaker regularisation, more features carrying weight.
         The penalty is the squared sum of the constraints' weight norms, so
         when ``T`` constraints share the weight equally it shrinks like an
@@ -398,10 +404,11 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         rule chosen by measurement on sparse text, except columns non-zero in
         at least 90 % of the rows, which get their standard deviation:
         :data:`kernlearn.preprocessing.MEASUREMENT_SHARE`); regression targets are
-        standardised per output.  Learned quantities are reported in the
-        input's units.  FGM never copies ``X`` for this: the scales enter as
-        the pool's :math:`\lambda_j = 1/s_j` and the centring is exact through
-        the intercept (without an intercept the columns are scaled only).
+        standardised per output (scaled only without an intercept).  Learned
+        quantities are reported in the input's units.  FGM never copies ``X``
+        for this: the scales enter as the pool's :math:`\lambda_j = 1/s_j` and
+        the centring is exact through the intercept (without an intercept the
+        columns are scaled only).
         With ``family=`` the inputs are left as they are: the family's own
         ``feature_scaling`` normalises each generated column (monomial,
         sub-kernel block); regression targets are still standardised.
@@ -416,7 +423,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         Select groups of features instead of single features (groups may
         overlap; overlapping features are duplicated; a feature listed twice
         in one group is refused, and features in no group are never
-        candidates, with a warning).
+        candidates, with a warning).  A group's columns are weighted by
+        :math:`1/\sqrt{|G|}` (the group lasso's :math:`\sqrt{|G|}\|w_G\|`),
+        so that a group does not win the worst-case analysis by its size.
     tree : bool, default=False
         ``groups`` are tree-structured (any two groups disjoint or nested,
         listed in any order): pricing prunes sub-trees (Proposition 2).
@@ -776,7 +785,8 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     x_mean_, x_scale_ : ndarray or None
         Input standardisation (see :class:`FGMClassifier`).
     y_mean_, y_scale_ : ndarray of shape (1,)
-        Target standardisation (mean 0, scale 1 with ``standardize=False``).
+        Target standardisation (mean 0, scale 1 with ``standardize=False``;
+        mean 0 with ``fit_intercept=False``: the model has no bias).
     C_ : float
         The ``C`` of the model: chosen by cross-validation with ``C="auto"``,
         else ``C``.

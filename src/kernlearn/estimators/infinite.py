@@ -612,7 +612,8 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
 
     A 2-D ``y`` gives one task per output (sharing rows); ``task_index`` gives
     one task per distinct value (each with its own rows).  With
-    ``standardize=True`` each output is centred and divided by its standard
+    ``standardize=True`` each output is centred (with ``fit_intercept``; a
+    model without bias does not add the mean back) and divided by its standard
     deviation before fitting (``y_mean_``, ``y_scale_``, one entry per
     output; one with ``task_index``), so ``lambda_p``, ``lambda_s``,
     ``objective_`` and ``history_`` refer to standardised targets and the

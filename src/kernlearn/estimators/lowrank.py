@@ -166,10 +166,7 @@ class _BaseLowRank(BaseEstimator):
         if codes:
             Xt, Yt = standardize_fit(self, Xs, sample_weight), Y
         else:
-            Xt, Yt = standardize_fit(self, Xs, sample_weight, Y)
-        if not (codes or self.fit_intercept):  # no bias: scale, do not centre
-            self.y_mean_ = np.zeros_like(self.y_mean_)
-            Yt = Y / self.y_scale_
+            Xt, Yt = standardize_fit(self, Xs, sample_weight, Y)  # (no bias: not centred)
         if pre:
             Xt, self.x_mean_, self.x_scale_ = X, None, None
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
