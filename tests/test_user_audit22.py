@@ -73,3 +73,74 @@ def test_multitask_leave_one_out_choice_keeps_its_digits_on_far_offset_targets(m
                                atol=100 * rounding)
     np.testing.assert_allclose(far.intercept_ - 1e8, ref.intercept_,
                                atol=100 * rounding * y.std())
+
+
+# ------------------------------------------------ the units of y (held; guards)
+_CHOICES = {
+    # the estimator, and what it chooses that must not depend on the units of y
+    "fgm_auto": (lambda: FGMRegressor(B=3),
+                 lambda e: (e.C_, tuple(sorted(e.selected_features_)))),
+    "fgm_C1": (lambda: FGMRegressor(B=3, C=1.0),
+               lambda e: tuple(sorted(e.selected_features_))),
+    "grfl": (lambda: InfiniteFeatureRegressor(max_features=5, n_candidates=20,
+                                              random_state=0),
+             lambda e: (e.lambda_p_, e.column_coef_.shape)),
+    "lowrank": (lambda: LowRankKernelRegressor(n_columns=40, random_state=0),
+                lambda e: (e.history_["nu"][-1], e.m0_)),
+}
+
+
+@pytest.mark.parametrize("name", list(_CHOICES))
+def test_targets_in_other_units_give_the_same_choices_and_mapped_predictions(name):
+    # held: fitted on a * y + b (metres or nanometres, gallons or their
+    # negatives, an offset of 1e12), every regressor made the same choices
+    # (C_, the selected features, the level, nu, the centres) and predicted
+    # a * f + b, to the rounding of a * y + b itself; intercept_ and the
+    # weights are in the units of y
+    X, y = _suite("airfoil", n=120)
+    make, choice = _CHOICES[name]
+    ref = _quiet(make().fit, X, y)
+    f = ref.predict(X)
+    for a, b in [(1e-8, 0.0), (-1e8, 0.0), (-2.5e-3, 7.0), (1e3, 1e12)]:
+        est = _quiet(make().fit, X, a * y + b)
+        tol = 1e-10 + 100 * EPS * (abs(b) / abs(a) + np.abs(y).max()) / y.std()
+        assert choice(est) == choice(ref), (a, b)
+        np.testing.assert_allclose((est.predict(X) - b) / a / y.std(), f / y.std(),
+                                   atol=tol, err_msg=f"a={a}, b={b}")
+        np.testing.assert_allclose((np.asarray(est.intercept_) - b) / a / y.std(),
+                                   np.asarray(ref.intercept_) / y.std(), atol=tol)
+        coef = {"fgm_auto": "coef_", "fgm_C1": "coef_", "grfl": "column_coef_",
+                "lowrank": "dual_coef_"}[name]
+        np.testing.assert_allclose(getattr(est, coef) / a / y.std(),
+                                   getattr(ref, coef) / y.std(), atol=tol)
+
+
+# ------------------------------------------- the multitask SVR and the units of y
+@pytest.mark.parametrize("make", [
+    lambda: MultitaskMKLRegressor(loss="epsilon_insensitive"),
+    lambda: MultitaskMKLRegressor(loss="epsilon_insensitive", formulation="mtsfl"),
+    lambda: MultitaskMKLRegressorCV(loss="epsilon_insensitive", Cs=[0.1, 1.0, 10.0], cv=3,
+                                    kernel_selection="objective"),
+], ids=["mtfl", "mtsfl", "cv"])
+def test_multitask_svr_does_not_change_its_model_with_the_units_of_y(make):
+    # autompg's miles per gallon, and the same in thousands of miles per
+    # gallon: the SVR's tube (epsilon=0.1) held every row of the second, so
+    # its kernel weights stayed at their start (0.5, 0.5 instead of 0.02,
+    # 0.98) and it predicted 3 target deviations off; in thousandths of a
+    # mile per gallon the mtsfl weights went 0.43 -> 0.36, and the CV chose
+    # C=0.1 instead of 10.  With standardize=True the targets are now
+    # standardised (epsilon in their deviations), as every other regressor's.
+    X, y = _suite("autompg")
+    t = np.arange(len(y)) % 3
+    ref = _quiet(make().fit, X, y, task_index=t)
+    f = ref.predict(X, task_index=t)
+    assert ref.score(X, y, task_index=t) > 0.7
+    for a, b in [(1e-3, 0.0), (-1e2, 5e3)]:
+        est = _quiet(make().fit, X, a * y + b, task_index=t)
+        assert est.C_ == ref.C_
+        # (to the solvers' tolerances: tol=1e-3 of the relative gap, and libsvm's)
+        np.testing.assert_allclose(est.kernel_weights_, ref.kernel_weights_, atol=5e-3)
+        np.testing.assert_allclose((est.predict(X, task_index=t) - b) / a / y.std(),
+                                   f / y.std(), atol=5e-3)
+        np.testing.assert_allclose((est.intercept_ - b) / a / y.std(),
+                                   ref.intercept_ / y.std(), atol=5e-3)
