@@ -144,3 +144,30 @@ def test_multitask_svr_does_not_change_its_model_with_the_units_of_y(make):
                                    f / y.std(), atol=5e-3)
         np.testing.assert_allclose((est.intercept_ - b) / a / y.std(),
                                    ref.intercept_ / y.std(), atol=5e-3)
+
+
+# ------------------------------------------------------ fit_intercept=False
+@pytest.mark.parametrize("make", [
+    lambda: FGMRegressor(B=3, C=1.0, fit_intercept=False),
+    lambda: FGMRegressor(B=3, fit_intercept=False),
+    lambda: InfiniteFeatureRegressor(max_features=5, n_candidates=20, random_state=0,
+                                     fit_intercept=False),
+    lambda: LowRankKernelRegressor(n_columns=40, random_state=0, fit_intercept=False),
+], ids=["fgm", "fgm_auto", "grfl", "lowrank"])
+def test_a_regressor_without_intercept_adds_no_target_mean(make):
+    # fit_intercept=False, as Ridge(fit_intercept=False): FGM and GrFL
+    # centred the targets anyway and added their mean back, so intercept_
+    # was the target mean (99.7 on y = 2 x_0 + 100) and FGM's linear model
+    # predicted 99.7 at the origin, without a word.  SLKL scaled its targets
+    # without centring them; now every regressor does.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 3))
+    y = 2 * X[:, 0] + 100 + 0.1 * rng.standard_normal(80)
+    est = _quiet(make().fit, X, y)
+    np.testing.assert_array_equal(est.intercept_, 0.0)
+    np.testing.assert_array_equal(est.y_mean_, 0.0)
+    if isinstance(est, FGMRegressor):  # a linear model through the origin
+        np.testing.assert_array_equal(est.predict(np.zeros((1, 3))), 0.0)
+    # the targets are still scaled: a change of units scales the model
+    other = _quiet(make().fit, X, -1e3 * y)
+    np.testing.assert_allclose(other.predict(X) / -1e3, est.predict(X), rtol=1e-9)

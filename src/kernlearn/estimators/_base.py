@@ -827,7 +827,7 @@ def standardize_fit(est, X, sample_weight=None, y=None):
     sparse input or ``standardize=False``; ``x_scale_``: ``None`` for the
     identity), so model files hold nothing but arrays.  With ``y`` given
     (regressors) the targets are standardised per output into ``y_mean_`` /
-    ``y_scale_``.
+    ``y_scale_`` (not centred without ``fit_intercept``: :func:`without_intercept`).
 
     Parameters
     ----------
@@ -857,9 +857,36 @@ def standardize_fit(est, X, sample_weight=None, y=None):
     est.x_mean_, est.x_scale_ = st.mean, st.scale
     if y is None:
         return Xt
-    ts = fit_target_standardization(y, sample_weight, bool(est.standardize))
+    ts = without_intercept(est, fit_target_standardization(y, sample_weight,
+                                                           bool(est.standardize)))
     est.y_mean_, est.y_scale_ = ts.mean, ts.scale
     return Xt, ts.transform(y)
+
+
+def without_intercept(est, ts):
+    """The target map ``ts`` without its centring when ``est`` fits no intercept.
+
+    Without an intercept the model has nothing to carry the targets' mean:
+    adding it back made ``intercept_`` the mean of ``y`` (FGM, GrFL) in a
+    model the user asked to have none, as ``Ridge(fit_intercept=False)``.
+    The targets are still divided by their spread (the model does not depend
+    on the units of ``y``).
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        A regressor (its ``fit_intercept``; ``True`` when it has none).
+    ts : kernlearn.preprocessing.TargetStandardization
+
+    Returns
+    -------
+    kernlearn.preprocessing.TargetStandardization
+    """
+    from ..preprocessing import TargetStandardization
+
+    if getattr(est, "fit_intercept", True):
+        return ts
+    return TargetStandardization(np.zeros_like(ts.mean), ts.scale)
 
 
 def input_standardization(est):

@@ -283,5 +283,5 @@ CLASSIFIER_ATTRS = """    classes_ : ndarray of shape (n_classes,)
 # Attributes only the regressor has.
 REGRESSOR_ATTRS = """    y_mean_, y_scale_ : ndarray of shape (n_outputs,)
         The target standardisation (one entry with ``task_index``; mean 0,
-        scale 1 with ``standardize=False``).
+        scale 1 with ``standardize=False``; mean 0 without ``fit_intercept``).
 """

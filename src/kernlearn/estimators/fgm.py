@@ -36,6 +36,7 @@ from ._base import (
     validate_params_cached,
     validate_partitioned_fit,
     validate_predict_data,
+    without_intercept,
 )
 from ._platt import platt_attr_doc
 
@@ -125,8 +126,8 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         self.x_mean_, self.x_scale_ = st.mean, st.scale
         ts = None
         if n_classes is None:
-            ts = (dask_target_standardization if _is_dask_array(y)
-                  else fit_target_standardization)(y, sw, std)
+            ts = without_intercept(self, (dask_target_standardization if _is_dask_array(y)
+                                          else fit_target_standardization)(y, sw, std))
             self.y_mean_, self.y_scale_, y = ts.mean, ts.scale, ts.transform(y)
         auto = isinstance(self.C, str)  # "auto": FGMRegressor's cross-validated C
         settings = FGMSettings(
@@ -776,7 +777,8 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     x_mean_, x_scale_ : ndarray or None
         Input standardisation (see :class:`FGMClassifier`).
     y_mean_, y_scale_ : ndarray of shape (1,)
-        Target standardisation (mean 0, scale 1 with ``standardize=False``).
+        Target standardisation (mean 0, scale 1 with ``standardize=False``;
+        mean 0 without ``fit_intercept``).
     C_ : float
         The ``C`` of the model: chosen by cross-validation with ``C="auto"``,
         else ``C``.

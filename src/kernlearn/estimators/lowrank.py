@@ -165,11 +165,8 @@ class _BaseLowRank(BaseEstimator):
         Xs = X[:, :0] if pre else X  # a Gram matrix has no columns to standardise
         if codes:
             Xt, Yt = standardize_fit(self, Xs, sample_weight), Y
-        else:
+        else:  # (without fit_intercept: scaled, not centred)
             Xt, Yt = standardize_fit(self, Xs, sample_weight, Y)
-        if not (codes or self.fit_intercept):  # no bias: scale, do not centre
-            self.y_mean_ = np.zeros_like(self.y_mean_)
-            Yt = Y / self.y_scale_
         if pre:
             Xt, self.x_mean_, self.x_scale_ = X, None, None
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
