@@ -171,3 +171,58 @@ def test_a_regressor_without_intercept_adds_no_target_mean(make):
     # the targets are still scaled: a change of units scales the model
     other = _quiet(make().fit, X, -1e3 * y)
     np.testing.assert_allclose(other.predict(X) / -1e3, est.predict(X), rtol=1e-9)
+
+
+# ------------------------------------------ several outputs (held; guards)
+@pytest.mark.parametrize("make", [
+    lambda: InfiniteFeatureRegressor(max_features=5, n_candidates=20, random_state=0),
+    lambda: LowRankKernelRegressor(n_columns=40, random_state=0),
+], ids=["grfl", "lowrank"])
+def test_each_output_is_standardised_apart_and_scored_as_scikit_learn_does(make):
+    # held: an output in other units (1e6 * y_2 - 3e9, a count in micro-units
+    # at an offset) changes neither output's model; score is r2_score's
+    # uniform average over outputs, weighted rows included; weighted fits
+    # standardise by the weighted mean and spread
+    X, y = _suite("housing", n=120)
+    y2 = X[:, 5] * X[:, 12] + 0.5 * y  # a second output of other units
+    ref = _quiet(make().fit, X, np.c_[y, y2])
+    est = _quiet(make().fit, X, np.c_[y, 1e6 * y2 - 3e9])
+    f, g = ref.predict(X), est.predict(X)
+    np.testing.assert_allclose(g[:, 0] / y.std(), f[:, 0] / y.std(), atol=1e-9)
+    np.testing.assert_allclose((g[:, 1] + 3e9) / 1e6 / y2.std(), f[:, 1] / y2.std(),
+                               atol=1e-8)
+    w = np.random.default_rng(1).integers(0, 4, len(y)).astype(float)
+    Y = np.c_[y, 1e6 * y2 - 3e9]
+    assert est.score(X, Y, sample_weight=w) == pytest.approx(
+        r2_score(Y, g, sample_weight=w), rel=1e-12)
+    weighted = _quiet(make().fit, X, Y, sample_weight=w)
+    mean = np.average(Y, axis=0, weights=w)
+    np.testing.assert_allclose(weighted.y_mean_, mean, rtol=1e-14)
+    np.testing.assert_allclose(weighted.y_scale_,
+                               np.sqrt(np.average((Y - mean) ** 2, axis=0, weights=w)),
+                               rtol=1e-12)
+
+
+# ------------------------------------------------- the numbers a fit reports
+@pytest.mark.parametrize("make,objective,doc", [
+    (lambda: FGMRegressor(B=3, C=1.0), lambda e: e.history_["objective"],
+     lambda: FGMRegressor.__doc__.split("    history_ :")[1].split("\n    family_")[0]),
+    (lambda: LowRankKernelRegressor(n_columns=40, nu=0.01, random_state=0),
+     lambda e: np.r_[e.history_["objective"], e.objective_, e.nu_],
+     lambda: LowRankKernelRegressor.__doc__.split("    objective_ :")[1].split("\n    history_")[0]),
+    (lambda: InfiniteFeatureRegressor(max_features=5, n_candidates=20, lambda_p=0.05,
+                                      random_state=0),
+     lambda e: np.r_[e.history_["objective"], e.objective_],
+     lambda: InfiniteFeatureRegressor.__doc__.split("Parameters")[0]),
+], ids=["fgm", "lowrank", "grfl"])
+def test_reported_objectives_are_those_of_the_standardised_targets_and_say_so(
+        make, objective, doc):
+    # The objectives a fit reports are of the standardised problem: the same
+    # in any units of y.  GrFL's docs said so; FGMRegressor's history_ and
+    # SLKL's objective_ did not (a user comparing them with a loss in the
+    # units of y was off by the target's variance).
+    X, y = _suite("airfoil", n=120)
+    ref = _quiet(make().fit, X, y)
+    est = _quiet(make().fit, X, -1e4 * y + 7.0)
+    np.testing.assert_allclose(objective(est), objective(ref), rtol=1e-8)
+    assert "standardised targets" in " ".join(doc().split())
