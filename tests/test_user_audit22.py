@@ -226,3 +226,60 @@ def test_reported_objectives_are_those_of_the_standardised_targets_and_say_so(
     est = _quiet(make().fit, X, -1e4 * y + 7.0)
     np.testing.assert_allclose(objective(est), objective(ref), rtol=1e-8)
     assert "standardised targets" in " ".join(doc().split())
+
+
+# ------------------------------------- containers and shapes of y (held; guards)
+@pytest.mark.parametrize("make,kw", [
+    (lambda: FGMRegressor(B=3, C=1.0), {}),
+    (lambda: InfiniteFeatureRegressor(max_features=5, n_candidates=20, random_state=0), {}),
+    (lambda: LowRankKernelRegressor(n_columns=40, random_state=0), {}),
+    (lambda: MultitaskMKLRegressor(), {"task_index": np.arange(120) % 2}),
+], ids=["fgm", "grfl", "lowrank", "mtmkl"])
+def test_integer_float32_and_one_column_targets_are_the_float64_targets(make, kw):
+    # held: the same numbers as integers, float32 or one column give the model
+    # of the float64 vector (predictions in float64: the standardisation is
+    # never done in float32); a constant target, even 1e9 + 0.5, is predicted
+    X, y = _suite("servo", n=120)
+    yi = np.round(10 * y).astype(np.int64)
+    f = _quiet(make().fit, X, yi.astype(float), **kw).predict(X, **kw)
+    np.testing.assert_array_equal(_quiet(make().fit, X, yi, **kw).predict(X, **kw), f)
+    y32 = y.astype(np.float32)
+    g = _quiet(make().fit, X, y32.astype(float), **kw).predict(X, **kw)
+    p32 = _quiet(make().fit, X, y32, **kw).predict(X, **kw)
+    assert p32.dtype == np.float64
+    np.testing.assert_array_equal(p32, g)
+    p1 = _quiet(make().fit, X, y32.astype(float)[:, None], **kw).predict(X, **kw)
+    np.testing.assert_array_equal(np.ravel(p1), g)
+    for c in (0.0, -3.7, 1e9 + 0.5):
+        est = _quiet(make().fit, X, np.full(len(y), c), **kw)
+        np.testing.assert_allclose(est.predict(X, **kw), c, rtol=4 * EPS, atol=0)
+
+
+def test_the_command_line_predicts_a_far_offset_target_in_its_units(tmp_path, capsys):
+    # held: `kernlearn fit` of the multitask regressor with C="auto" on a
+    # CSV whose target is autompg's plus 1e8, then `kernlearn predict`: the
+    # predictions file holds the Python model's numbers to every digit, and
+    # they are the model of the unshifted target, shifted
+    pd = pytest.importorskip("pandas")
+    from conftest import run_cli
+
+    X, y = _suite("autompg", n=120)
+    t = np.arange(len(y)) % 3
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    frame["task"] = t
+    frame["target"] = y + 1e8
+    frame.to_csv(tmp_path / "train.csv", index=False)
+    code, _, err = run_cli(["fit", tmp_path / "train.csv", "-e", "mtmkl-regressor", "-q",
+                            "--task-column", "task", "-p", "C=auto",
+                            "-m", tmp_path / "m.npz"], capsys)
+    assert code == 0, err
+    code, out, err = run_cli(["predict", tmp_path / "train.csv", "--task-column", "task",
+                              "-m", tmp_path / "m.npz"], capsys)
+    assert code == 0, err
+    cli = np.array(out.split(), dtype=float)
+    api = _quiet(MultitaskMKLRegressor(C="auto").fit, frame[frame.columns[:-2]],
+                 frame["target"], task_index=t)
+    np.testing.assert_array_equal(cli, api.predict(frame[frame.columns[:-2]], task_index=t))
+    ref = _quiet(MultitaskMKLRegressor(C="auto").fit, X, y, task_index=t)
+    np.testing.assert_allclose((cli - 1e8) / y.std(), ref.predict(X, task_index=t) / y.std(),
+                               atol=100 * EPS * 1e8 / y.std())
