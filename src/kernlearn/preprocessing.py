@@ -534,4 +534,10 @@ def fit_target_standardization(y, sample_weight=None, standardize=True):
                          "overflows); rescale the target.")
     scale = _spread(var, lambda cols: Y[:, cols] - mean[cols], w)
     scale = np.where(scale <= _CONSTANT_RTOL * np.maximum(np.abs(mean), 1e-300), 1.0, scale)
+    # a constant output's mean is its value, not that value rounded by the sum:
+    # its standardised column is then exactly zero (nothing to fit, nothing
+    # added to the mean square that sets SLKL's nu) and it is predicted exactly
+    rows = Y[w > 0]
+    same = np.all(rows == rows[:1], axis=0) if len(rows) else np.zeros(k, bool)
+    mean = np.where(same, rows[0] if len(rows) else mean, mean)
     return TargetStandardization(mean, scale)
