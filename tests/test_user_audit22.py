@@ -305,3 +305,26 @@ def test_a_constant_output_does_not_change_the_other_outputs_model(nu):
                                    atol=1e-9)
         np.testing.assert_array_equal(f[:, 1], c)
         assert est.nu_ == ref.nu_
+
+
+# --------------------------------------------- a tiny spread at a far offset
+@pytest.mark.parametrize("a,b", [(1e-8, 1e6), (1e-3, 1e12)])
+def test_a_target_varying_by_little_at_a_far_offset_is_standardised(a, b):
+    # airfoil's sound level in other units: a spread of 7e-8 at 1e6 (600
+    # units in the last place) or 7e-3 at 1e12 is data; it passed for a
+    # constant (its spread was below 1e3 eps times the mean), was fitted
+    # unscaled (y_scale_ 1), and GrFL's level admitted no feature: it
+    # predicted the mean, 2.3 target deviations off.  Now only a target whose
+    # values differ by rounding keeps the scale 1.
+    X, y = _suite("airfoil", n=120)
+    make = functools.partial(InfiniteFeatureRegressor, max_features=5, n_candidates=20,
+                             random_state=0)
+    ref = _quiet(make().fit, X, y)
+    est = _quiet(make().fit, X, a * y + b)
+    assert est.y_scale_[0] == pytest.approx(a * y.std(), rel=1e-2)
+    rounding = EPS * b / (a * y.std())  # of a * y + b itself
+    np.testing.assert_allclose((est.predict(X) - b) / a / y.std(), ref.predict(X) / y.std(),
+                               atol=3 * rounding)
+    # rounding noise is not data: values a unit in the last place apart
+    noise = np.full(len(y), b) + np.where(np.arange(len(y)) % 2, np.spacing(b), 0.0)
+    np.testing.assert_array_equal(make().fit(X, noise).y_scale_, 1.0)
