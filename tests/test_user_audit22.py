@@ -328,3 +328,24 @@ def test_a_target_varying_by_little_at_a_far_offset_is_standardised(a, b):
     # rounding noise is not data: values a unit in the last place apart
     noise = np.full(len(y), b) + np.where(np.arange(len(y)) % 2, np.spacing(b), 0.0)
     np.testing.assert_array_equal(make().fit(X, noise).y_scale_, 1.0)
+
+
+# ------------------------------------------- several outputs where not supported
+@pytest.mark.parametrize("make,kw", [
+    (lambda: FGMRegressor(C=1.0), {}),
+    (lambda: MultitaskMKLRegressor(), {"task_index": np.arange(40) % 2}),
+    (lambda: MultitaskMKLRegressorCV(), {"task_index": np.arange(40) % 2}),
+], ids=["fgm", "mtmkl", "mtmkl_cv"])
+def test_several_outputs_for_a_one_target_regressor_say_what_to_do(make, kw):
+    # scikit-learn's "y should be a 1d array, got an array of shape (40, 2)
+    # instead" named neither the outputs nor the regressors that take them
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((40, 3)), rng.standard_normal((40, 2))
+    est = make()
+    with pytest.raises(ValueError, match=r"y has 2 columns \(outputs\); "
+                       + type(est).__name__ + r" fits one target per row\. .*"
+                       r"MultiOutputRegressor.*InfiniteFeatureRegressor, "
+                       r"LowRankKernelRegressor"):
+        est.fit(X, Y, **kw)
+    # one column is one target (with scikit-learn's DataConversionWarning)
+    _quiet(make().fit, X, Y[:, :1], **kw)
