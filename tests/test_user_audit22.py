@@ -349,3 +349,22 @@ def test_several_outputs_for_a_one_target_regressor_say_what_to_do(make, kw):
         est.fit(X, Y, **kw)
     # one column is one target (with scikit-learn's DataConversionWarning)
     _quiet(make().fit, X, Y[:, :1], **kw)
+
+
+def test_the_reports_convergence_axis_says_the_objective_is_of_standardised_y():
+    # the report drew a regressor's history_ objective on an axis labelled
+    # "objective", beside the user's targets in their units; its numbers are
+    # those of the standardised targets (the same for y in any units)
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from kernlearn.report import _figures
+
+    X, y = _suite("airfoil", n=120)
+    for est, label in [(FGMRegressor(B=3, C=1.0).fit(X, 1e3 * y), "objective (standardised y)"),
+                       (FGMRegressor(B=3, C=1.0, standardize=False).fit(X, y), "objective")]:
+        figs = {t: fig for t, fig, _ in _figures(est, {})}
+        try:
+            assert [ax.get_ylabel() for ax in figs["Convergence"].axes[:2]] == [label] * 2
+        finally:
+            plt.close("all")
