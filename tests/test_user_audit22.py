@@ -368,3 +368,29 @@ def test_the_reports_convergence_axis_says_the_objective_is_of_standardised_y():
             assert [ax.get_ylabel() for ax in figs["Convergence"].axes[:2]] == [label] * 2
         finally:
             plt.close("all")
+
+
+# ---------------------------------------------- weights and the target map (held)
+@pytest.mark.parametrize("make,kw", [
+    (lambda: FGMRegressor(B=3), {}),
+    (lambda: InfiniteFeatureRegressor(max_features=5, n_candidates=20, random_state=0), {}),
+    (lambda: LowRankKernelRegressor(n_columns=40, random_state=0), {}),
+    (lambda: MultitaskMKLRegressor(loss="epsilon_insensitive"), {"task_index": True}),
+    (lambda: MultitaskMKLRegressorCV(), {"task_index": True}),
+], ids=["fgm_auto", "grfl", "lowrank", "mtmkl_svr", "mtmkl_cv"])
+def test_an_outlier_of_zero_weight_is_a_removed_row_for_the_target_map(make, kw):
+    # held: a target 1e6 deviations out, given weight 0, moves neither the
+    # target's mean and spread nor the model: the fit is that without the row
+    X, y = _suite("airfoil", n=120)
+    far = y.copy()
+    far[7] = y.mean() + 1e6 * y.std()
+    w = np.ones(len(y))
+    w[7] = 0.0
+    keep = w > 0
+    t = np.arange(len(y)) % 2
+    kw = {"task_index": t} if kw else {}
+    a = _quiet(make().fit, X, far, sample_weight=w, **kw)
+    b = _quiet(make().fit, X[keep], y[keep], **{k: v[keep] for k, v in kw.items()})
+    np.testing.assert_allclose(a.y_scale_, b.y_scale_, rtol=1e-14)
+    np.testing.assert_allclose(a.predict(X, **kw) / y.std(), b.predict(X, **kw) / y.std(),
+                               atol=1e-11)
