@@ -610,7 +610,7 @@ def dask_target_standardization(y, sample_weight=None, standardize=True):
     -------
     TargetStandardization
     """
-    from .preprocessing import _CONSTANT_RTOL, TargetStandardization
+    from .preprocessing import TargetStandardization, constant_targets
 
     class _Lazy(TargetStandardization):
         def transform(self, y):
@@ -623,12 +623,13 @@ def dask_target_standardization(y, sample_weight=None, standardize=True):
     y = y.astype(float)
     w = (da.ones_like(y) if sample_weight is None
          else da.from_array(np.asarray(sample_weight, float), chunks=y.chunks))
-    sw, swy = da.compute(w.sum(), (w * y).sum())
+    sw, swy, lo, hi = da.compute(w.sum(), (w * y).sum(), da.where(w > 0, y, np.inf).min(),
+                                 da.where(w > 0, y, -np.inf).max())
     mean = swy / sw
     var = float(((w * (y - mean) ** 2).sum() / sw).compute())
     if not (np.isfinite(mean) and np.isfinite(var)):
         raise ValueError("y is too large to standardise in float64 (its variance "
                          "overflows); rescale the target.")
-    scale = np.sqrt(var)
-    scale = 1.0 if scale <= _CONSTANT_RTOL * max(abs(mean), 1e-300) else scale
-    return _Lazy(np.array([mean]), np.array([scale]))
+    mean, scale = constant_targets(*(np.array([v], dtype=float)
+                                     for v in (mean, np.sqrt(var), lo, hi)))
+    return _Lazy(mean, scale)

@@ -548,5 +548,38 @@ def fit_target_standardization(y, sample_weight=None, standardize=True):
         raise ValueError("y is too large to standardise in float64 (its variance "
                          "overflows); rescale the target.")
     scale = _spread(var, lambda cols: Y[:, cols] - mean[cols], w)
-    scale = np.where(scale <= _CONSTANT_RTOL * np.maximum(np.abs(mean), 1e-300), 1.0, scale)
+    rows = Y[w > 0]
+    lo, hi = (rows.min(axis=0), rows.max(axis=0)) if len(rows) else (mean, mean)
+    mean, scale = constant_targets(mean, scale, lo, hi)
     return TargetStandardization(mean, scale)
+
+
+def constant_targets(mean, scale, lo, hi):
+    """The target map of outputs that are constant up to rounding.
+
+    An output whose values (rows of positive weight) differ by no more than
+    a few units in their last place varies by rounding only: it keeps the
+    scale 1 (its rounding noise is not blown up to unit variance).  The rule
+    reads the range, not the spread about the computed mean: that mean's own
+    rounding made a spread below ``_CONSTANT_RTOL`` times the mean, which
+    passed for constant, though a target of 1e6 varying by 7e-8 (600 units
+    in the last place: airfoil's noise level, in other units) is data;
+    GrFL then fitted it unscaled and learned nothing.  An exactly constant
+    output's mean is its value, not the sum's rounding of it: its
+    standardised column is zero (nothing to fit, nothing added to the mean
+    square that sets SLKL's ``nu``) and it is predicted exactly.
+
+    Parameters
+    ----------
+    mean, scale : ndarray of shape (n_outputs,)
+        The outputs' (weighted) means and spreads.
+    lo, hi : ndarray of shape (n_outputs,)
+        Their smallest and largest values over the rows of positive weight.
+
+    Returns
+    -------
+    mean, scale : ndarray of shape (n_outputs,)
+    """
+    eps = np.finfo(np.float64).eps
+    constant = (hi - lo) <= 4 * eps * np.maximum(np.abs(lo), np.abs(hi))
+    return np.where(lo == hi, lo, mean), np.where(constant, 1.0, scale)

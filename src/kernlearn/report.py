@@ -125,9 +125,13 @@ def _convergence_figure(est):
     from .plotting import _bounded_ylim
 
     ylim, n_clipped = _bounded_ylim(objectives, bounds)
+    # a regressor's objective is that of its standardised targets: the same
+    # numbers in any units of y, which the axis once left the reader to guess
+    mean, scale = getattr(est, "y_mean_", None), getattr(est, "y_scale_", None)
+    mapped = scale is not None and (np.any(scale != 1) or np.any(mean != 0))
     for ax in axes[:2]:
         ax.set_ylim(*ylim)
-        ax.set_ylabel("objective")
+        ax.set_ylabel("objective (standardised y)" if mapped else "objective")
         ax.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=ax is axes[0]))
         # absolute times with an offset text (+2.449e1) are unreadable
         ax.ticklabel_format(axis="both", useOffset=False, style="plain")

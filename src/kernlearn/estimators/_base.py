@@ -235,6 +235,14 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
             raise ValueError(f"X has rows of different lengths ({rows}); "
                              f"{type(est).__name__} needs one value per feature in every "
                              "row.") from exc
+        if (kwargs.get("y_numeric") and not kwargs.get("multi_output")
+                and np.ndim(y) == 2 and np.shape(y)[1] > 1):
+            # (scikit-learn's "y should be a 1d array" did not say what to do)
+            raise ValueError(
+                f"y has {np.shape(y)[1]} columns (outputs); {owner} fits one target "
+                f"per row. Fit one model per output (sklearn's MultiOutputRegressor"
+                f"({owner}(...))), or use a regressor that fits the outputs together "
+                "(InfiniteFeatureRegressor, LowRankKernelRegressor).") from exc
         text = _text_target(y) if kwargs.get("y_numeric") else None
         if text is not None:
             raise ValueError(f"y holds text ({text!r}...); {type(est).__name__} is a "
@@ -864,6 +872,7 @@ def standardize_fit(est, X, sample_weight=None, y=None):
         ts = ts.without_centring()
     est.y_mean_, est.y_scale_ = ts.mean, ts.scale
     return Xt, ts.transform(y)
+
 
 
 def input_standardization(est):

@@ -779,7 +779,9 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         Whether the outer loop stopped on its own rule and the last master
         met ``inner_tol`` (see :class:`FGMClassifier`).
     history_ : dict of ndarray
-        Per outer iteration, the keys of :class:`FGMClassifier`'s.
+        Per outer iteration, the keys of :class:`FGMClassifier`'s; the
+        ``objective``, bounds and ``gap`` are those of the problem on the
+        standardised targets (the same numbers in any units of ``y``).
     family_ : family object or None
         The fitted ``family`` (``None`` on the columns of ``X``).
     x_mean_, x_scale_ : ndarray or None

@@ -365,7 +365,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         each), ``"loo"`` (leave-one-out squared error at each, on the
         standardised targets) and ``"converged"``; ``None`` for one value.
     objective_ : float
-        Final :math:`F(\mu)`.
+        Final :math:`F(\mu)`, of the standardised targets (as ``history_``'s
+        ``objective``: the same numbers in any units of ``y``).
     history_ : dict of ndarray
         Per sweep: ``iter``, ``objective``, ``m0`` (also as ``n_active``),
         ``kkt`` (largest KKT violation over the columns, each as last

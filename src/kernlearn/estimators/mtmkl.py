@@ -19,7 +19,7 @@ from sklearn.utils.validation import (
 
 from ..kernels import _check_gram_list, check_training_grams, linear_kernel, rbf_kernel
 from ..methods.mtmkl import FORMULATIONS, TaskKernels, fit_multitask
-from ..preprocessing import fit_target_standardization
+from ..preprocessing import TargetStandardization, fit_target_standardization
 from ..solvers._base import single_blas_thread
 from ..utils._messages import plain_value
 from ._base import (
@@ -30,6 +30,7 @@ from ._base import (
     fit_sample_weight,
     plain_predict_data,
     renamed_parameter,
+    target_standardization,
     validate_data,
 )
 from ._multitask import (
@@ -474,6 +475,14 @@ _SCORE_X = """X : array-like of shape (n_samples, n_features), or list
             Inputs, or (precomputed) k test-vs-train Gram matrices."""
 
 
+_TARGET_ATTRS = """    y_mean_, y_scale_ : ndarray of shape (1,)
+        The targets' standardisation (``loss="epsilon_insensitive"`` with
+        ``standardize=True``; else mean 0, scale 1): ``objective_``, ``gap_``
+        and ``history_`` refer to the standardised targets, ``intercept_`` and
+        the predictions are in the units of ``y``.
+"""
+
+
 class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
     __doc__ = (
         """Multitask multiple kernel regression: MK-MTFL and MK-MTSFL.
@@ -490,7 +499,12 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         + """    loss : {"square", "epsilon_insensitive"}, default="square"
         Inner loss: square (kernel ridge, MTSFL's loss) or SVR's.
     epsilon : float, default=0.1
-        SVR tube width (``loss="epsilon_insensitive"``).
+        SVR tube width (``loss="epsilon_insensitive"``): in standard
+        deviations of the targets with ``standardize=True`` (the SVR is then
+        fitted on standardised targets, as every regressor's, so that its
+        model does not depend on the units of ``y``), in the units of ``y``
+        with ``standardize=False``.  The square loss needs no such map: its
+        model of ``a * y + b`` is exactly ``a * f + b``.
     shared : bool, default=False
         Shared components (an extension of the paper; ``formulation="mtfl"``
         or ``"mtsfl"``; ``False``, the default, is the paper's model).  Every
@@ -518,7 +532,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         weights are learned by the leave-one-out error with the others (zero
         when the tasks do not share a linear predictor).
 """
-        + _ATTRS_DOC
+        + _ATTRS_DOC.replace("    tasks_ : ndarray", _TARGET_ATTRS + "    tasks_ : ndarray", 1)
         + """
     Examples
     --------
@@ -585,11 +599,21 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
             raise ValueError("y contains NaN or infinity.")
         # targets whose spread overflows float64 are refused as by every
         # regressor (y * 1e300 gave all-zero predictions without a word)
-        fit_target_standardization(y, sw)
+        ts = fit_target_standardization(y, sw)
         if self.loss == "square":
             _check_square_loss_scale(y)
-        return self._fit(X, y, task_index, self.loss, self.epsilon, sw, self._shared(),
-                         C, factor_store, C_grid)
+        # The square loss needs no map: loss and regulariser are both quadratic
+        # and every task's bias is free, so the model of a * y + b is a * f + b.
+        # The SVR's loss is linear and its tube a width in y: on raw targets
+        # its kernel weights and fit changed with the units of y (autompg's
+        # target / 1000: every row inside the tube, a constant prediction).
+        if not (self.standardize and self.loss == "epsilon_insensitive"):
+            ts = TargetStandardization(np.zeros(1), np.ones(1))
+        self.y_mean_, self.y_scale_ = ts.mean, ts.scale
+        self._fit(X, ts.transform(y), task_index, self.loss, self.epsilon, sw,
+                  self._shared(), C, factor_store, C_grid)
+        self.intercept_ = ts.inverse_transform(self.intercept_)
+        return self
 
     def _shared(self):
         """Whether to fit shared components (the ``*CV`` estimator resolves "auto")."""
@@ -609,7 +633,10 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         -------
         y : ndarray of shape (n_samples,)
         """
-        return self._decision(X, task_index)
+        f = self._decision(X, task_index)
+        if getattr(self, "y_scale_", None) is None:  # a model file of kernlearn <= 0.2
+            return f
+        return target_standardization(self).inverse_transform(f)
 
     def score(self, X, y, task_index=None, sample_weight=None):
         return task_score(self, X, y, task_index, sample_weight)

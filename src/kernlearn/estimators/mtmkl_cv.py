@@ -234,6 +234,8 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
     q : float, default=1.5
     loss : {"square", "epsilon_insensitive"}, default="square"
     epsilon : float, default=0.1
+        SVR tube width, in standard deviations of the targets with
+        ``standardize=True`` (see :class:`MultitaskMKLRegressor`).
     shared : bool or "auto", default="auto"
         Shared components (see :class:`MultitaskMKLRegressor`).  ``"auto"``:
         ``True`` with ``kernel_selection="loo"`` (on the linear kernels,
@@ -267,7 +269,7 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
         Number of folds (1 for ``"loo"``).
     kernel_weights_, shared_kernel_weights_, task_kernel_weights_, intercept_, \
 tasks_, objective_, gap_, history_, n_iter_, converged_, shared_, kernels_, \
-n_features_in_, feature_names_in_
+y_mean_, y_scale_, n_features_in_, feature_names_in_
         Of the refit at ``C_``, as in :class:`MultitaskMKLRegressor`.
 
     Examples

@@ -825,12 +825,12 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
     the standard error of the best's summed per-row errors.
     """
     patience, se = path_rule
-    # F(mu) = y'(I + K)^-1 y + nu sum(mu): scaling y by s scales the first
-    # term by s^2, so nu relative to the targets' (weighted) mean square keeps
-    # the solution mu independent of the units of y
-    sw = sample_weight
-    msq = float(np.mean(Y * Y) if sw is None
-                else np.sum(sw[:, None] * Y * Y) / (Y.shape[1] * np.sum(sw)))
+    # F(mu) = y'(I + K)^-1 y + nu sum(mu): nu relative to the targets' (weighted) mean
+    # square keeps mu independent of the units of y; over the outputs that vary (a
+    # constant one, all zeros once centred, halved nu for the others of a 2-D y)
+    sw, vary = sample_weight, max(int(np.any(Y != 0, axis=0).sum()), 1)
+    msq = float(np.sum(Y * Y) / (Y.shape[0] * vary) if sw is None
+                else np.sum(sw[:, None] * Y * Y) / (vary * np.sum(sw)))
     msq = msq if msq > 0 else 1.0
     grid = NU_GRID if isinstance(nu, str) else tuple(np.atleast_1d(nu))
     # (along a path the solves do not warn one by one: one warning at the end)

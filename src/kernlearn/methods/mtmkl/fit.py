@@ -291,10 +291,17 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
     Z_b = [gather_rows(blocks, A) for A in Z]
     # (the search's iterations and convergence are the model's: a fixed
     # n_iter_=1, converged_=True contradicted its ConvergenceWarning)
+    w1 = [m.astype(float) for m in masks] if w_b is None else w_b
+    # Each task's mean out of its targets: the bias-projected inverse P
+    # annihilates a task's constant (its free bias), so beta = P y is the
+    # same, but P y no longer cancels the offset's digits (targets near 1e6
+    # with a spread of 8: C_ and the predictions lost 5 digits; near 1e12,
+    # C_ moved by 2 %).
+    levels = [(w * y).sum(1) / (w * mk).sum(1) for y, w, mk in zip(y_b, w1, masks)]
+    y_b = [np.where(mk, y - c[:, None], 0.0) for y, c, mk in zip(y_b, levels, masks)]
     weights, C, sse, n_iter, converged = learn_loo_weights(
         grams, y_b, masks, w_b, C_grid, shared=Z_b, return_n_iter=True)
     mu = 2.0 * C * weights
-    w1 = [m.astype(float) for m in masks] if w_b is None else w_b
     _, _, beta = _loo_objective(mu, grams, y_b, w1, masks, shared=Z_b, full=True)
     # fitted values K_mu beta + b = y - beta / w: each task's bias from its rows
     common = sum(m * (A @ (A.T @ blocks.scatter(beta, blocks.n_samples)))
@@ -303,8 +310,8 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
              for K, be, w, mk in zip(grams, beta, w1, masks)]
     if len(Z):
         fit_b = [f + g for f, g in zip(fit_b, blocks.gather(common))]
-    intercept = blocks.by_task([np.where(mk, y - f, 0).sum(1) / mk.sum(1)
-                                for y, f, mk in zip(y_b, fit_b, masks)])
+    intercept = blocks.by_task([c + np.where(mk, y - f, 0).sum(1) / mk.sum(1)
+                                for y, f, mk, c in zip(y_b, fit_b, masks, levels)])
     T = blocks.n_tasks
     shared_w, shared_coef = None, None
     if shared:

@@ -69,6 +69,9 @@ def kernel_ridge_loo(K, y, mask, C):
     """
     m = mask.shape[1]
     e = mask.astype(float)
+    # P annihilates each task's constant (its free bias): centred targets give
+    # the same beta without cancelling the digits of a far offset in A^-1 y
+    y = np.where(mask, y - (y * e).sum(1, keepdims=True) / e.sum(1, keepdims=True), 0.0)
     A = K.copy()
     ar = np.arange(m)
     A[:, ar, ar] += np.where(mask, 0.5 / C, 1.0)  # padding: unit diagonal
