@@ -35,6 +35,7 @@ from ._base import (
     validate_fit_data,
     validate_params_cached,
     validate_partitioned_fit,
+    finite_outputs,
     validate_predict_data,
 )
 from ._platt import platt_attr_doc
@@ -177,7 +178,9 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_predict_data(self, X)
         coef = self.coef_ if self.family_ is None else self.column_coef_
-        return fgm_decision(X, coef, self.intercept_, self.family_, self.selected_features_)
+        return finite_outputs(self, fgm_decision(X, coef, self.intercept_, self.family_,
+                                                 self.selected_features_), X,
+                              "decision values")
 
     # Saved family models of kernlearn before 0.2 hold the generated columns'
     # weights as coef_ (models without a family keep coef_).

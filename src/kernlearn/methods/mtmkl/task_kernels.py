@@ -27,7 +27,7 @@ from ...kernels import (
     resolve_params,
     take_columns,
 )
-from ...preprocessing import fit_standardization
+from ...preprocessing import fit_standardization, kernel_overflow_message
 from ...utils._repeated_kernels import refuse_repeated_grams, refuse_repeated_kernels
 
 __all__ = [
@@ -358,7 +358,7 @@ class TaskKernels(BaseKernelList):
             kernel = self.specs_[j][0]
             K = _batched_gram(kernel, self.params_[j], Xa[idx_a], Xb[idx_b])
         if not np.isfinite(K).all():
-            raise ValueError(f"kernels[{j}] produced NaN or infinite values.")
+            raise ValueError(kernel_overflow_message(j))
         return K * (self.scales_[j] * (mask_a[:, :, None] & mask_b[:, None, :]))
 
     def full(self, j, X_a=None, rows=None):
@@ -385,7 +385,7 @@ class TaskKernels(BaseKernelList):
             K = _batched_gram(self.specs_[j][0], self.params_[j], Xa[None],
                               self._views(self.X_, j)[None])[0]
         if not np.isfinite(K).all():
-            raise ValueError(f"kernels[{j}] produced NaN or infinite values.")
+            raise ValueError(kernel_overflow_message(j))
         return K * self.scales_[j]
 
 
