@@ -136,6 +136,25 @@ def test_command_line_predict_of_such_a_row_is_one_line_and_writes_nothing(tmp_p
     assert not out.exists()
 
 
+# ------------------------------------------------ FGM's transform's words
+def test_fgm_transform_names_the_moved_column_and_the_missing_cell():
+    # predict named them; transform (scikit-learn's selector) said "Feature
+    # names must be in the same order as they were in fit" and "Input X
+    # contains NaN" with neither the column nor the cell
+    pd = pytest.importorskip("pandas")
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    est = kernlearn.FGMRegressor().fit(frame, y)
+    with pytest.raises(ValueError, match=r"another order \(column 0 is 'd', was 'a'"):
+        est.transform(frame[["d", "c", "b", "a"]])
+    holed = frame.copy()
+    holed.iloc[5, 2] = np.nan
+    with pytest.raises(ValueError, match=r"NaN\) at row 5, column 'c'"):
+        est.transform(holed)
+    # what it accepts it still gives as before
+    np.testing.assert_array_equal(est.transform(frame), X[:, est.get_support()])
+
+
 # --------------------------------------- far out on real data (a guard)
 @pytest.mark.parametrize("name", sorted(_ESTIMATORS))
 def test_far_out_rows_of_a_real_table_give_finite_outputs(name):

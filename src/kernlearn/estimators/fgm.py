@@ -278,7 +278,14 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             X = partitioned_predict_input(self, X)
             return as_row_partitioned(X, self.memory_budget).map_stack(lambda B: B[:, sel])
         if self.family_ is None:
-            return super().transform(X)
+            try:
+                return super().transform(X)
+            except (ValueError, TypeError):
+                # scikit-learn's selector validates X in its own words ("Input X
+                # contains NaN", "Feature names must be in the same order"):
+                # predict's words name the cell or the moved column
+                validate_predict_data(self, X)
+                raise
         X = validate_predict_data(self, X)
         return self.family_.raw_columns(self._family_ids(), X)
 
