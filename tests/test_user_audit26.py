@@ -189,3 +189,21 @@ def test_far_out_rows_of_a_real_table_give_finite_outputs(name):
     if name == "LowRankKernelRegressor":
         far = Z[2::3]  # the rows 1e8 deviations out
         np.testing.assert_allclose(est.predict(far), np.ravel(est.intercept_)[0], rtol=1e-9)
+
+
+def test_the_readmes_words_on_rows_unlike_the_training_rows():
+    # README, "Reading a fit": FGM extrapolates linearly, the low-rank models
+    # go to their intercept, far_outside_rows(X_new, feature_profile(X_train))
+    # finds the rows first
+    from kernlearn.summary import far_outside_rows, feature_profile
+
+    X, y = _data()
+    Z = np.repeat(X[:1], 4, axis=0)
+    Z[1:, 0] = [1e3, 2e3, 3e3]
+    rows, first = far_outside_rows(Z, feature_profile(X))
+    assert rows.tolist() == [1, 2, 3] and first[:2] == (1, 0)
+    p = kernlearn.FGMRegressor().fit(X, y).predict(Z)
+    np.testing.assert_allclose(np.diff(p[1:]), p[2] - p[1], rtol=1e-9)
+    assert abs(p[2] - p[1]) > 100
+    low = kernlearn.LowRankKernelRegressor(random_state=0).fit(X, y)
+    np.testing.assert_allclose(low.predict(Z[1:]), np.ravel(low.intercept_)[0], rtol=1e-9)
