@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .utils._finite import first_non_finite
 from .utils._sparse import _sparse_centred_squares, column_nonzeros  # noqa: F401
 
 __all__ = [
@@ -294,8 +295,11 @@ def _refuse_overflow(out, X, scale):
     The infinity went on into the model, which then refused "Input X contains
     infinity" (values the user never gave) or predicted NaN.
     """
-    from .utils._finite import first_non_finite
-
+    values = out.data if sp.issparse(out) else out
+    # (one reduction, no n x d mask: a NaN or an infinity makes the sum not finite;
+    # a sum of huge finite values that overflows is looked at value by value)
+    if np.isfinite(np.add.reduce(values, axis=None)):
+        return out
     found = first_non_finite(out)
     if found is None:
         return out
