@@ -136,6 +136,30 @@ def test_command_line_predict_of_such_a_row_is_one_line_and_writes_nothing(tmp_p
     assert not out.exists()
 
 
+def test_command_line_probabilities_of_such_a_row_are_refused_not_nan(tmp_path, capsys):
+    # `kernlearn predict --proba` wrote "nan,nan" for the row (exit 0), and
+    # once the model refused it, an "internal error" (exit 1)
+    X, y = _data()
+    labels = np.where(y > np.median(y), "pos", "neg")
+    rows = ["a,b,c,d,target"] + [_line(r) + f",{t}" for r, t in zip(X[:60], labels[:60])]
+    (tmp_path / "train.csv").write_text("\n".join(rows) + "\n")
+    test = X[60:].copy()
+    test[4] = 1.7e308
+    (tmp_path / "test.csv").write_text(
+        "a,b,c,d\n" + "\n".join(_line(r) for r in test) + "\n")
+    model, out = tmp_path / "m.npz", tmp_path / "proba.csv"
+    code, _, err = _run(["fit", tmp_path / "train.csv", "-e", "lowrank-classifier",
+                         "-p", "probability=true", "--label", "target", "-m", model,
+                         "-q"], capsys)
+    assert code == 0, err
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        code, text, err = _run(["predict", tmp_path / "test.csv", "-m", model, "--proba",
+                                "--allow-out-of-range", "-o", out], capsys)
+    assert code == 5 and _one_error(err) and "too large" in err, err
+    assert not out.exists()
+
+
 # ------------------------------------------------ FGM's transform's words
 def test_fgm_transform_names_the_moved_column_and_the_missing_cell():
     # predict named them; transform (scikit-learn's selector) said "Feature

@@ -207,9 +207,9 @@ def _stored_column(meta, key):
     return f"name:{name}" if name is not None else meta.get(key)
 
 
-def _predict(est, X, source, tasks=None):
+def _predict(est, X, source, tasks=None, method="predict"):
     try:
-        pred = est.predict(X, **_task_kw(tasks))
+        pred = getattr(est, method)(X, **_task_kw(tasks))
     except ValueError as exc:
         raise CLIError(f"cannot predict {source}: {_one_line(exc)}", 5) from None
     if pred.dtype.kind == "f" and not np.all(np.isfinite(pred)):
@@ -267,7 +267,8 @@ def _prediction_text(est, X, tasks, args, check_only=False, texts=None):
                            f"predict_proba{hint}", 2)
         if check_only:
             return None
-        pred = est.predict_proba(X, **_task_kw(tasks))
+        # (a row the model refuses is a data error, as for the predictions)
+        pred = _predict(est, X, args.data, tasks, "predict_proba")
         # (six significant digits wrote 0.9999999 as 1 and lost what tells
         # near-certain samples apart: every digit, as the predictions)
         lines = [",".join(map(_number_text, row)) for row in pred]
