@@ -231,3 +231,21 @@ def test_the_readmes_words_on_rows_unlike_the_training_rows():
     assert abs(p[2] - p[1]) > 100
     low = kernlearn.LowRankKernelRegressor(random_state=0).fit(X, y)
     np.testing.assert_allclose(low.predict(Z[1:]), np.ravel(low.intercept_)[0], rtol=1e-9)
+
+
+@pytest.mark.parametrize("chunked", [[], ["--out-of-core"]], ids=["in-memory", "chunked"])
+def test_a_file_of_one_row_is_one_prediction(chunked, tmp_path, capsys):
+    # "wrote 1 predictions to ..."
+    from sklearn.datasets import dump_svmlight_file
+
+    X, y = _data()
+    dump_svmlight_file(X, y, str(tmp_path / "train.svm"))
+    dump_svmlight_file(X[:1], y[:1], str(tmp_path / "one.svm"))
+    model, out = tmp_path / "m.npz", tmp_path / "p.txt"
+    code, _, err = _run(["fit", tmp_path / "train.svm", "-e", "fgm-regressor", "-m", model,
+                         "-q"], capsys)
+    assert code == 0, err
+    code, said, err = _run(["predict", tmp_path / "one.svm", "-m", model, "-o", out]
+                           + chunked, capsys)
+    assert code == 0 and said == f"wrote 1 prediction to {out}\n", err
+    assert len(out.read_text().split()) == 1

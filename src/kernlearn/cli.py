@@ -581,7 +581,7 @@ def _cmd_predict(args):
         return stream_predict(args, est, meta)
     X, y, tasks = _model_data(args, meta, est, labels_needed=False)
     header, text = _prediction_text(est, X, tasks, args, texts=meta.get("class_text"))
-    summary = f"wrote {X.shape[0]} predictions to {args.out}"
+    summary = f"wrote {X.shape[0]} prediction{'s' * (X.shape[0] != 1)} to {args.out}"
     return _emit(args.out, header + text, summary)
 
 
