@@ -141,7 +141,8 @@ def test_command_line_probabilities_of_such_a_row_are_refused_not_nan(tmp_path, 
     # once the model refused it, an "internal error" (exit 1)
     X, y = _data()
     labels = np.where(y > np.median(y), "pos", "neg")
-    rows = ["a,b,c,d,target"] + [_line(r) + f",{t}" for r, t in zip(X[:60], labels[:60])]
+    rows = ["a,b,c,d,target"]
+    rows += [_line(r) + f",{t}" for r, t in zip(X[:60], labels[:60])]
     (tmp_path / "train.csv").write_text("\n".join(rows) + "\n")
     test = X[60:].copy()
     test[4] = 1.7e308
@@ -154,8 +155,8 @@ def test_command_line_probabilities_of_such_a_row_are_refused_not_nan(tmp_path, 
     assert code == 0, err
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        code, text, err = _run(["predict", tmp_path / "test.csv", "-m", model, "--proba",
-                                "--allow-out-of-range", "-o", out], capsys)
+        code, text, err = _run(["predict", tmp_path / "test.csv", "-m", model,
+                                "--proba", "--allow-out-of-range", "-o", out], capsys)
     assert code == 5 and _one_error(err) and "too large" in err, err
     assert not out.exists()
 
@@ -212,7 +213,8 @@ def test_far_out_rows_of_a_real_table_give_finite_outputs(name):
         np.testing.assert_allclose(out.sum(axis=1), 1.0)
     if name == "LowRankKernelRegressor":
         far = Z[2::3]  # the rows 1e8 deviations out
-        np.testing.assert_allclose(est.predict(far), np.ravel(est.intercept_)[0], rtol=1e-9)
+        intercept = np.ravel(est.intercept_)[0]
+        np.testing.assert_allclose(est.predict(far), intercept, rtol=1e-9)
 
 
 def test_the_readmes_words_on_rows_unlike_the_training_rows():
@@ -230,10 +232,12 @@ def test_the_readmes_words_on_rows_unlike_the_training_rows():
     np.testing.assert_allclose(np.diff(p[1:]), p[2] - p[1], rtol=1e-9)
     assert abs(p[2] - p[1]) > 100
     low = kernlearn.LowRankKernelRegressor(random_state=0).fit(X, y)
-    np.testing.assert_allclose(low.predict(Z[1:]), np.ravel(low.intercept_)[0], rtol=1e-9)
+    intercept = np.ravel(low.intercept_)[0]
+    np.testing.assert_allclose(low.predict(Z[1:]), intercept, rtol=1e-9)
 
 
-@pytest.mark.parametrize("chunked", [[], ["--out-of-core"]], ids=["in-memory", "chunked"])
+@pytest.mark.parametrize("chunked", [[], ["--out-of-core"]],
+                         ids=["in-memory", "chunked"])
 def test_a_file_of_one_row_is_one_prediction(chunked, tmp_path, capsys):
     # "wrote 1 predictions to ..."
     from sklearn.datasets import dump_svmlight_file
@@ -242,10 +246,33 @@ def test_a_file_of_one_row_is_one_prediction(chunked, tmp_path, capsys):
     dump_svmlight_file(X, y, str(tmp_path / "train.svm"))
     dump_svmlight_file(X[:1], y[:1], str(tmp_path / "one.svm"))
     model, out = tmp_path / "m.npz", tmp_path / "p.txt"
-    code, _, err = _run(["fit", tmp_path / "train.svm", "-e", "fgm-regressor", "-m", model,
-                         "-q"], capsys)
+    code, _, err = _run(["fit", tmp_path / "train.svm", "-e", "fgm-regressor", "-m",
+                         model, "-q"], capsys)
     assert code == 0, err
     code, said, err = _run(["predict", tmp_path / "one.svm", "-m", model, "-o", out]
                            + chunked, capsys)
     assert code == 0 and said == f"wrote 1 prediction to {out}\n", err
     assert len(out.read_text().split()) == 1
+
+
+@pytest.mark.parametrize("which", ["FGMRegressor(family=PolynomialPool())",
+                                   "InfiniteFeatureRegressor"])
+def test_features_of_a_row_too_large_for_float64_are_refused_not_infinite(which):
+    # transform gave the row's generated features as inf (FGM's monomials of
+    # 1e160) or NaN (random features of 1e308) without a word
+    from kernlearn.families import PolynomialPool
+
+    X, y = _data()
+    X = X[:, :2]
+    if which.startswith("FGM"):
+        est = kernlearn.FGMRegressor(family=PolynomialPool()).fit(X, X[:, 0] * X[:, 1])
+        big = 1e160
+    else:
+        est, big = kernlearn.InfiniteFeatureRegressor(random_state=0).fit(X, y), 1e308
+    Z = X[:3].copy()
+    Z[1] = big
+    assert np.all(np.isfinite(est.transform(X[:3])))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"features for row 1 of X are NaN or inf"):
+            est.transform(Z)

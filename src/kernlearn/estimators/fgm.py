@@ -287,7 +287,8 @@ class _FGMBase(SelectorMixin, BaseEstimator):
                 validate_predict_data(self, X)
                 raise
         X = validate_predict_data(self, X)
-        return self.family_.raw_columns(self._family_ids(), X)
+        return finite_outputs(self, self.family_.raw_columns(self._family_ids(), X), X,
+                              "features")
 
     def get_feature_names_out(self, input_features=None):
         """Names of the columns :meth:`transform` returns.
