@@ -276,3 +276,21 @@ def test_features_of_a_row_too_large_for_float64_are_refused_not_infinite(which)
         warnings.simplefilter("ignore", RuntimeWarning)
         with pytest.raises(ValueError, match=r"features for row 1 of X are NaN or inf"):
             est.transform(Z)
+
+
+def test_a_model_without_column_names_says_it_reads_a_headers_columns_by_position(
+        tmp_path, capsys):
+    # fitted in Python on an array, saved, used by `kernlearn predict` on a CSV
+    # file whose header has the columns in another order: predicted by
+    # position (other numbers) without a word
+    from kernlearn.io import save_model
+
+    X, y = _data()
+    save_model(kernlearn.FGMRegressor().fit(X, y), tmp_path / "m.npz")
+    (tmp_path / "t.csv").write_text(
+        "d,c,b,a\n" + "\n".join(_line(r[::-1]) for r in X[:5]) + "\n")
+    code, out, err = _run(["predict", tmp_path / "t.csv", "-m", tmp_path / "m.npz"],
+                          capsys)
+    assert code == 0 and len(out.split()) == 5
+    assert err.startswith("kernlearn: warning: the model has no column names to match")
+    assert "taken by position (d, c, b, a)" in err and err.count("\n") == 1, err
