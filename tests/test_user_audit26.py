@@ -294,3 +294,18 @@ def test_a_model_without_column_names_says_it_reads_a_headers_columns_by_positio
     assert code == 0 and len(out.split()) == 5
     assert err.startswith("kernlearn: warning: the model has no column names to match")
     assert "taken by position (d, c, b, a)" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("name", ["MultitaskMKLRegressor", "MultitaskMKLClassifier"])
+def test_multitask_rbf_of_a_row_past_float64s_squares_is_zero_without_a_warning(name):
+    # a row 1e300 out: its squared norm overflows, the RBF kernel value is its
+    # limit 0 and the prediction finite (the linear kernel's), but NumPy's
+    # "overflow encountered in multiply" came with it
+    X, y = _data()
+    est, method = _fitted(name, X, y)
+    Z = X[:3].copy()
+    Z[1, 0] = 1e300
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = getattr(est, method)(Z, task_index=np.zeros(3, int))
+    assert np.all(np.isfinite(out))

@@ -110,7 +110,10 @@ def _batched_gram(kernel, params, A, B):
         if kernel == "poly":
             g, c0 = params.get("gamma", 1.0), params.get("coef0", 1.0)
             return (g * G + c0) ** params.get("degree", 2)
-        D = (A * A).sum(-1)[:, :, None] + (B * B).sum(-1)[:, None, :] - 2.0 * G
+        # a squared norm past float64's range is inf, and the kernel value its limit,
+        # 0 (NumPy warned of the overflow; inf - inf = NaN is refused by the callers)
+        with np.errstate(over="ignore"):
+            D = (A * A).sum(-1)[:, :, None] + (B * B).sum(-1)[:, None, :] - 2.0 * G
         return np.exp(-params["gamma"] * np.maximum(D, 0.0))
     out = np.stack([np.asarray(pairwise_kernel(A[t], B[t], kernel, **params), float)
                     for t in range(len(A))])
