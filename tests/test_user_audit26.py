@@ -4,17 +4,20 @@ A user predicted, with every estimator, on rows unlike the training rows:
 far out in one column (10 to 1e8 standard deviations), a column constant in
 training that varies, rows of zeros, values near float64's limits; in other
 shapes, containers and dtypes (no rows, one row, lists, DataFrames with
-columns moved, renamed, extra or missing, integers, float32, Fortran order,
-strided, read-only and memory-mapped arrays), by rows, by chunks and at once,
-from model files in a fresh process, with task ids unseen or of another
-dtype, and through ``kernlearn predict`` on files with columns moved, missing
-or extra.  Most of it held: far-out rows give finite numbers (the RBF models
-tend to their intercept, the linear ones extrapolate as a linear model does),
-probabilities stay in [0, 1] and sum to one, the dtypes, layouts and chunks
-give the same predictions (float32 within float32's precision, as
-documented), unseen task ids and moved columns are named.  Rows whose
-finite values overflow float64 in the model did not: each test here failed
-before its fix, but for the real-data guard.
+columns moved, renamed, extra or missing, integers, booleans, float32,
+Fortran order, strided, read-only and memory-mapped arrays), by rows, by
+chunks and at once, from model files in a fresh process, with task ids
+unseen or of another dtype, and through ``kernlearn predict`` on files with
+columns moved, missing or extra.  Most of it held: far-out rows give finite
+numbers (the low-rank models tend to their intercept, linear terms
+extrapolate as a linear model's do), probabilities stay in [0, 1] and sum to
+one, the dtypes, layouts and chunks give the same predictions (float32
+within float32's precision), unseen task ids and moved columns are named.
+Rows whose finite values overflow float64 in the model did not, nor FGM's
+``transform``'s words, ``--proba`` on such rows, a model without column
+names reading a file's header, and "wrote 1 predictions": each test here
+failed before its fix, but for the guards on real data and on the README's
+words.
 """
 
 import re
