@@ -81,6 +81,42 @@ def _warn_far_outside(X, meta, source):
         "a missing-value code such as -999?", UserWarning, stacklevel=2)
 
 
+def _check_model_data(X, info, meta, args):
+    """Check a file's ``X`` (read as ``info`` says) against the model it is for.
+
+    Its values must be finite and mostly like the training values (more than
+    ``_RANGE_MAX_OUTSIDE`` of them unlike: exit 5, unless
+    ``--allow-out-of-range``; fewer: a warning).  A model without column names
+    (fitted in Python on an array, or on a named data set without them) reads
+    a file's columns by position: said in a warning when the file has a header,
+    whose names it could not match (a reordered file was predicted without a
+    word).
+    """
+    from .summary import outside_fraction
+
+    _check_values(X, args.data)
+    names = info.get("feature_names")
+    if names is not None and meta.get("feature_names") is None:
+        shown = ", ".join(map(str, names[:6])) + (", ..." if len(names) > 6 else "")
+        warnings.warn(
+            f"the model has no column names to match (fitted on an array), so the "
+            f"columns of {args.data} are taken by position ({shown}): check that they "
+            "are in the training data's order", UserWarning, stacklevel=2)
+    if meta.get("feature_min") is None or getattr(args, "allow_out_of_range", False):
+        return
+    frac = outside_fraction(X, meta)
+    if frac > _RANGE_MAX_OUTSIDE:
+        raise CLIError(
+            f"{100 * frac:.0f}% of the values of {args.data} are unlike the "
+            "training values of their features (far out of range, or fractional "
+            "where training values were integers): is it the same kind of data "
+            "as the training file? (--allow-out-of-range to predict anyway)",
+            5,
+        )
+    if frac > 0:  # (a far value counts in frac: a second pass over X only then)
+        _warn_far_outside(X, meta, args.data)
+
+
 def _check_targets(y, source):
     """Exit 3 on a NaN or infinite label of ``y``, naming the first by sample
     (they were an internal error of the metrics, or "cannot fit" at a 0-based
@@ -207,9 +243,9 @@ def _stored_column(meta, key):
     return f"name:{name}" if name is not None else meta.get(key)
 
 
-def _predict(est, X, source, tasks=None):
+def _predict(est, X, source, tasks=None, method="predict"):
     try:
-        pred = est.predict(X, **_task_kw(tasks))
+        pred = getattr(est, method)(X, **_task_kw(tasks))
     except ValueError as exc:
         raise CLIError(f"cannot predict {source}: {_one_line(exc)}", 5) from None
     if pred.dtype.kind == "f" and not np.all(np.isfinite(pred)):
@@ -267,7 +303,8 @@ def _prediction_text(est, X, tasks, args, check_only=False, texts=None):
                            f"predict_proba{hint}", 2)
         if check_only:
             return None
-        pred = est.predict_proba(X, **_task_kw(tasks))
+        # (a row the model refuses is a data error, as for the predictions)
+        pred = _predict(est, X, args.data, tasks, "predict_proba")
         # (six significant digits wrote 0.9999999 as 1 and lost what tells
         # near-certain samples apart: every digit, as the predictions)
         lines = [",".join(map(_number_text, row)) for row in pred]

@@ -21,12 +21,12 @@ from pathlib import Path
 import numpy as np
 
 from ._cli_common import (
-    _RANGE_MAX_OUTSIDE,
     CLIError,
     _as_numbers,
     _check_targets,
     _check_labels,
     _check_output,
+    _check_model_data,
     _check_values,
     _emit,
     _load_model,
@@ -37,11 +37,10 @@ from ._cli_common import (
     class_text,
     _stored_column,
     _task_kw,
-    _warn_far_outside,
     _write_metrics,
 )
 from .demo import quick_help
-from .summary import evaluate_metrics, feature_profile, outside_fraction, selection_table
+from .summary import evaluate_metrics, feature_profile, selection_table
 
 __all__ = ["ESTIMATORS", "EXIT_CODES", "build_parser", "main"]
 
@@ -344,21 +343,7 @@ def _model_data(args, meta, est, labels_needed=True):
             f"{fmt_train} file",
             5,
         )
-    _check_values(X, args.data)
-    if meta.get("feature_min") is not None and not getattr(
-        args, "allow_out_of_range", False
-    ):
-        frac = outside_fraction(X, meta)
-        if frac > _RANGE_MAX_OUTSIDE:
-            raise CLIError(
-                f"{100 * frac:.0f}% of the values of {args.data} are unlike the "
-                "training values of their features (far out of range, or fractional "
-                "where training values were integers): is it the same kind of data "
-                "as the training file? (--allow-out-of-range to predict anyway)",
-                5,
-            )
-        if frac > 0:  # (a far value counts in frac: a second pass over X only then)
-            _warn_far_outside(X, meta, args.data)
+    _check_model_data(X, info, meta, args)
     tasks, fitted = info["tasks"], getattr(est, "tasks_", None)  # (None: fitted without)
     if tasks is not None and fitted is not None and np.asarray(fitted).dtype.kind in "fiu":
         tasks = _as_numbers(tasks)  # ids "01", "02" of a model fitted on 1, 2
@@ -581,7 +566,7 @@ def _cmd_predict(args):
         return stream_predict(args, est, meta)
     X, y, tasks = _model_data(args, meta, est, labels_needed=False)
     header, text = _prediction_text(est, X, tasks, args, texts=meta.get("class_text"))
-    summary = f"wrote {X.shape[0]} predictions to {args.out}"
+    summary = f"wrote {X.shape[0]} prediction{'s' * (X.shape[0] != 1)} to {args.out}"
     return _emit(args.out, header + text, summary)
 
 

@@ -210,7 +210,7 @@ def stream_predict(args, est, meta):
             count.append(write(fh))
 
     _atomic_write(args.out, write_file)
-    print(f"wrote {count[0]} predictions to {args.out}")
+    print(f"wrote {count[0]} prediction{'s' * (count[0] != 1)} to {args.out}")
     return 0
 
 

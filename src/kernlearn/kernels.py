@@ -34,7 +34,7 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
     max_asymmetry,
 )
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
-from .preprocessing import centred_dots, check_center
+from .preprocessing import centred_dots, check_center, kernel_overflow_message
 from .widths import (  # noqa: F401  (re-exported)
     _DATA_GAMMAS,
     _row_sq_norms,
@@ -823,7 +823,7 @@ class KernelList(BaseKernelList):
                 f"{(Xa.shape[0], Xb.shape[0])}."
             )
         if not np.isfinite(K).all():
-            raise ValueError(f"kernels[{j}] produced NaN or infinite values.")
+            raise ValueError(kernel_overflow_message(j))
         if self.normalize and not (self._unit_diag_[j] and np.all(diag_a == 1.0)
                                    and (diag_b is None or np.all(diag_b == 1.0))):
             # (RBF kernels have a unit diagonal already: two passes saved)

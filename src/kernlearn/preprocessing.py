@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .utils._finite import first_non_finite
 from .utils._sparse import _sparse_centred_squares, column_nonzeros  # noqa: F401
 
 __all__ = [
@@ -238,14 +239,16 @@ class Standardization:
                                  "whose columns it centres: pass X.toarray() (for a "
                                  "DataFrame of sparse columns, X.sparse.to_dense()), or "
                                  "fit on sparse X.")
-            return scale_columns(X, 1.0 / self.scale)
+            return _refuse_overflow(scale_columns(X, 1.0 / self.scale), X, self.scale)
         X = np.asarray(X)
         dtype = X.dtype if X.dtype.kind == "f" else np.float64
         out = X.astype(np.float64, copy=True)
         if self.mean is not None:
             out -= self.mean
-        out /= self.scale
-        return out.astype(dtype, copy=False)
+        with np.errstate(over="ignore"):  # (refused below, in words)
+            out /= self.scale
+            out = out.astype(dtype, copy=False)  # (float32: 1e39 is inf too)
+        return _refuse_overflow(out, X, self.scale)
 
     def coef_to_original(self, coef, intercept=None):
         r"""Linear coefficients and intercepts on standardised inputs, in raw units.
@@ -274,6 +277,39 @@ class Standardization:
         if np.ndim(intercept) == 0:
             return raw, float(intercept - shift)
         return raw, np.asarray(intercept, dtype=np.float64) - shift
+
+
+def kernel_overflow_message(j):
+    """The refusal of kernel ``j``'s NaN or infinite values on finite, validated
+    data: a built-in kernel's values overflowed (e.g. squared distances of rows
+    near 1e308), which "produced NaN or infinite values" alone did not say."""
+    return (f"kernels[{j}] produced NaN or infinite values on finite X: values too "
+            "large for float64 in this kernel overflow (or a kernel callable returned "
+            "them); rescale X (other units) or drop such rows.")
+
+
+def _refuse_overflow(out, X, scale):
+    """``out``, ``X`` standardised, refused if a finite value of ``X`` became
+    infinite (a value near float64's limit divided by a scale below one).
+
+    The infinity went on into the model, which then refused "Input X contains
+    infinity" (values the user never gave) or predicted NaN.
+    """
+    values = out.data if sp.issparse(out) else out
+    # (one reduction, no n x d mask: a NaN or an infinity makes the sum not finite;
+    # a sum of huge finite values that overflows is looked at value by value)
+    if np.isfinite(np.add.reduce(values, axis=None)):
+        return out
+    found = first_non_finite(out)
+    if found is None:
+        return out
+    i, j = found[:2]
+    value = X[i, j] if sp.issparse(X) else X[i][j]
+    raise ValueError(
+        f"X has a value too large to standardise in {out.dtype} at row {i}, column "
+        f"{j} ({float(value):.6g}; the column's training scale is {scale[j]:.6g}, "
+        f"{found[3]} such value{'s' if found[3] > 1 else ''} in all): rescale X (other "
+        "units) or drop such rows.")
 
 
 def scale_columns(X, factors):

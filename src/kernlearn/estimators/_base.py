@@ -658,6 +658,58 @@ def validate_predict_data(est, X):
     return canonical_sparse(X) if sp.issparse(X) else X
 
 
+def finite_outputs(est, values, X=None, what="predictions"):
+    """``values``, the outputs of ``est`` on validated (finite) ``X``, refused
+    when one of them is NaN or infinite.
+
+    Values of ``X`` finite but near float64's limit (``1e308``, or ``1e300``
+    in several columns) overflow in the model's arithmetic (standardising,
+    squared distances, a dot product), and the outputs came back NaN or
+    infinite under NumPy's overflow warnings only: a low-rank regressor's
+    prediction NaN, a classifier's probabilities NaN, FGM's ``-inf``.  The
+    first such row is named, with the column of its largest value.
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        The fitted estimator.
+    values : ndarray of shape (n_samples,) or (n_samples, k)
+        Its outputs, one row per row of ``X``.
+    X : ndarray or sparse matrix of shape (n_samples, n_features), optional
+        The rows the outputs are of (their columns in the model's order).
+    what : str
+        What the outputs are, for the message.
+
+    Returns
+    -------
+    values : ndarray
+        Unchanged.
+
+    Raises
+    ------
+    ValueError
+        If an output is NaN or infinite.
+    """
+    values = np.asarray(values)
+    if values.dtype.kind != "f" or np.isfinite(values).all():
+        return values
+    bad = ~np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1)
+    i = int(np.argmax(bad))
+    where = ""
+    if X is not None and getattr(X, "ndim", 0) == 2 and X.shape[0] == values.shape[0]:
+        row = X[i].toarray().ravel() if sp.issparse(X) else np.asarray(X[i], dtype=float)
+        j = int(np.argmax(np.abs(row)))
+        names = getattr(est, "feature_names_in_", None)
+        column = repr(str(names[j])) if names is not None and j < len(names) else j
+        where = f" (largest in column {column})"
+    n = int(bad.sum())
+    more = f" (and {n - 1} more row{'s' if n > 2 else ''})" if n > 1 else ""
+    raise ValueError(
+        f"{type(est).__name__}'s {what} for row {i} of X{more} are NaN or infinite: "
+        f"its values{where} are finite but too large for float64 arithmetic in this "
+        "model (they overflow); rescale X (other units) or drop such rows.")
+
+
 def plain_predict_data(est, X):
     """Whether ``validate_data(est, X, reset=False)`` would return ``X`` as it is.
 

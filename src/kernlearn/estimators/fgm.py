@@ -35,6 +35,7 @@ from ._base import (
     validate_fit_data,
     validate_params_cached,
     validate_partitioned_fit,
+    finite_outputs,
     validate_predict_data,
 )
 from ._platt import platt_attr_doc
@@ -179,7 +180,9 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_predict_data(self, X)
         coef = self.coef_ if self.family_ is None else self.column_coef_
-        return fgm_decision(X, coef, self.intercept_, self.family_, self.selected_features_)
+        return finite_outputs(self, fgm_decision(X, coef, self.intercept_, self.family_,
+                                                 self.selected_features_), X,
+                              "decision values")
 
     # Saved family models of kernlearn before 0.2 hold the generated columns'
     # weights as coef_ (models without a family keep coef_).
@@ -277,9 +280,17 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             X = partitioned_predict_input(self, X)
             return as_row_partitioned(X, self.memory_budget).map_stack(lambda B: B[:, sel])
         if self.family_ is None:
-            return super().transform(X)
+            try:
+                return super().transform(X)
+            except (ValueError, TypeError):
+                # scikit-learn's selector validates X in its own words ("Input X
+                # contains NaN", "Feature names must be in the same order"):
+                # predict's words name the cell or the moved column
+                validate_predict_data(self, X)
+                raise
         X = validate_predict_data(self, X)
-        return self.family_.raw_columns(self._family_ids(), X)
+        return finite_outputs(self, self.family_.raw_columns(self._family_ids(), X), X,
+                              "features")
 
     def get_feature_names_out(self, input_features=None):
         """Names of the columns :meth:`transform` returns.

@@ -66,6 +66,7 @@ from ._base import (
     check_two_classes,
     encode_labels,
     fit_sample_weight,
+    finite_outputs,
     input_standardization,
     param_names,
     record_plain_fit_data,
@@ -190,7 +191,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         -------
         Z : ndarray of shape (n_samples, n_kept * group_size)
         """
-        return self._columns(self._predict_inputs(X))
+        X = self._predict_inputs(X)
+        return finite_outputs(self, self._columns(X), X, "features")
 
     def _predict_inputs(self, X):
         """``X`` validated and standardised as the fit's inputs were."""
@@ -291,7 +293,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         def scores(b):  # rows b: their columns are n_rows x n_kept at once
             D = self._columns(X[b]) @ self._coef_tasks.T + self._intercept_tasks
             return D if idx is None else D[np.arange(D.shape[0]), idx[b]]
-        return by_row_blocks(scores, n)
+        return finite_outputs(self, by_row_blocks(scores, n), X, "decision values")
 
     def _task_positions(self, task_index, n):
         return task_positions(self.tasks_, task_index, n)

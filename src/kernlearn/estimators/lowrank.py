@@ -58,6 +58,7 @@ from ._base import (
     check_two_classes,
     encode_labels,
     fit_sample_weight,
+    finite_outputs,
     input_standardization,
     plain_predict_data,
     standardize_fit,
@@ -205,10 +206,12 @@ class _BaseLowRank(BaseEstimator):
         factors = getattr(self, "center_factors_", None)
         center = getattr(self, "kernel_center_", None)
         # by blocks of rows: the kernel values are n_new x n_centers otherwise
-        return by_row_blocks(
+        D = by_row_blocks(
             lambda b: slkl_decision(X[b], centers, self.dual_coef_, self.intercept_,
                                     self.kernel, self.kernel_params_, factors, center),
             X.shape[0])
+        return finite_outputs(self, D, None if self.kernel == "precomputed" else X,
+                              "decision values")
 
 
 class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):

@@ -28,6 +28,7 @@ from ._base import (
     _has_proba,
     check_two_classes,
     fit_sample_weight,
+    finite_outputs,
     plain_predict_data,
     renamed_parameter,
     target_standardization,
@@ -301,7 +302,9 @@ class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
         if self._precomputed() and getattr(self, "_train_rows", None) is not None:
             X = X[:, :, self._train_rows]  # the rows fitted (positive weight)
         with single_blas_thread():
-            return self._model.decision(self.kernels_, self._blocks, X, pos)
+            D = self._model.decision(self.kernels_, self._blocks, X, pos)
+        return finite_outputs(self, D, None if self._precomputed() else X,
+                              "decision values")
 
 
 _PARAMS_DOC = """

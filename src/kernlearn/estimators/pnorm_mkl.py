@@ -21,6 +21,7 @@ from ._base import (
     _has_proba,
     check_two_classes,
     fit_sample_weight,
+    finite_outputs,
     input_standardization,
     standardize_fit,
     validate_fit_data,
@@ -412,8 +413,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         if not self._precomputed():
             X = input_standardization(self).transform(validate_predict_data(self, X))
-        scores = obscure.decision_values(self.kernel_list_, self.kernel_weights_,
-                                         self.dual_coef_, self.support_, X)
+        scores = finite_outputs(self, obscure.decision_values(
+            self.kernel_list_, self.kernel_weights_, self.dual_coef_, self.support_, X),
+            None if self._precomputed() else X, "decision values")
         return scores[:, 0] if len(self.classes_) == 2 else scores
 
     def predict(self, X):

@@ -27,7 +27,7 @@ from ...kernels import (
     resolve_params,
     take_columns,
 )
-from ...preprocessing import fit_standardization
+from ...preprocessing import fit_standardization, kernel_overflow_message
 from ...utils._repeated_kernels import refuse_repeated_grams, refuse_repeated_kernels
 
 __all__ = [
@@ -110,7 +110,10 @@ def _batched_gram(kernel, params, A, B):
         if kernel == "poly":
             g, c0 = params.get("gamma", 1.0), params.get("coef0", 1.0)
             return (g * G + c0) ** params.get("degree", 2)
-        D = (A * A).sum(-1)[:, :, None] + (B * B).sum(-1)[:, None, :] - 2.0 * G
+        # a squared norm past float64's range is inf, and the kernel value its limit,
+        # 0 (NumPy warned of the overflow; inf - inf = NaN is refused by the callers)
+        with np.errstate(over="ignore"):
+            D = (A * A).sum(-1)[:, :, None] + (B * B).sum(-1)[:, None, :] - 2.0 * G
         return np.exp(-params["gamma"] * np.maximum(D, 0.0))
     out = np.stack([np.asarray(pairwise_kernel(A[t], B[t], kernel, **params), float)
                     for t in range(len(A))])
@@ -358,7 +361,7 @@ class TaskKernels(BaseKernelList):
             kernel = self.specs_[j][0]
             K = _batched_gram(kernel, self.params_[j], Xa[idx_a], Xb[idx_b])
         if not np.isfinite(K).all():
-            raise ValueError(f"kernels[{j}] produced NaN or infinite values.")
+            raise ValueError(kernel_overflow_message(j))
         return K * (self.scales_[j] * (mask_a[:, :, None] & mask_b[:, None, :]))
 
     def full(self, j, X_a=None, rows=None):
@@ -385,7 +388,7 @@ class TaskKernels(BaseKernelList):
             K = _batched_gram(self.specs_[j][0], self.params_[j], Xa[None],
                               self._views(self.X_, j)[None])[0]
         if not np.isfinite(K).all():
-            raise ValueError(f"kernels[{j}] produced NaN or infinite values.")
+            raise ValueError(kernel_overflow_message(j))
         return K * self.scales_[j]
 
 
