@@ -182,3 +182,21 @@ def test_fgm_maxabs_scaling_leaves_the_callers_matrix_alone():
     _assert_untouched(A, before)
     np.testing.assert_array_equal(got.scale,
                                   fit_standardization(sp.csr_matrix(X), sparse_rule="maxabs").scale)
+
+
+@pytest.mark.parametrize("line, said", [
+    ("-1 3:1 1:2", "feature index 1 follows 3 (not increasing"),
+    ("-1 2:1 2:1", "feature index 2 follows 2 (repeated"),
+])
+def test_a_libsvm_line_of_unsorted_or_repeated_indices_is_named(tmp_path, capsys, line, said):
+    # a file written by a script that kept a dict's order (or counted a word
+    # twice) was refused with scikit-learn's "Feature indices in
+    # SVMlight/LibSVM data file should be sorted and unique", naming no line
+    from conftest import one_error, run_cli
+
+    path = tmp_path / "docs.svm"
+    path.write_text("1 1:0.5 2:1\n-1 1:0.2 4:3\n" + line + "\n1 2:4\n")
+    code, _, err = run_cli(["fit", path, "-e", "fgm", "-m", tmp_path / "m.npz"], capsys)
+    assert code == 3 and one_error(err), err
+    assert f"corrupt svmlight file {path}: line 3: {said}" in err
+    assert "as LIBSVM requires" in err
