@@ -200,3 +200,17 @@ def test_a_libsvm_line_of_unsorted_or_repeated_indices_is_named(tmp_path, capsys
     assert code == 3 and one_error(err), err
     assert f"corrupt svmlight file {path}: line 3: {said}" in err
     assert "as LIBSVM requires" in err
+
+
+def test_out_of_core_names_the_refused_line_from_the_chunks_first_byte(tmp_path, capsys):
+    # --out-of-core said "corrupt svmlight file docs.svm (byte 0): Feature
+    # indices in SVMlight/LibSVM data file should be sorted and unique."
+    from conftest import one_error, run_cli
+
+    path = tmp_path / "docs.svm"
+    path.write_text("1 1:0.5 2:1\n-1 1:0.2 4:3\n-1 3:1 1:2\n1 2:4\n")
+    code, _, err = run_cli(["fit", path, "-e", "fgm", "-m", tmp_path / "m.npz",
+                            "--out-of-core"], capsys)
+    assert code == 3 and one_error(err), err
+    assert (f"corrupt svmlight file {path} (byte 0): line 3 from there: feature index 1 "
+            "follows 3 (not increasing") in err

@@ -1,10 +1,15 @@
-"""The first line of LIBSVM text that the parser refuses, and why.
+"""LIBSVM text: the first line the parser refuses and why; a chunk of rows as CSR.
 
-Helper of :mod:`kernlearn.datafiles` (kept apart so that the module stays
-short).  scikit-learn's parser refuses a block of text with one message for
-the whole block ("Feature indices in SVMlight/LibSVM data file should be
-sorted and unique."); in a file of a million lines a user needs the line.
+Helpers of :mod:`kernlearn.datafiles` and :mod:`kernlearn.datasets` (kept
+apart so that those modules stay short).  scikit-learn's parser refuses a
+block of text with one message for the whole block ("Feature indices in
+SVMlight/LibSVM data file should be sorted and unique."); in a file of a
+million lines a user needs the line.
 """
+
+import io
+
+import scipy.sparse as sp
 
 
 def _is_number(text):
@@ -48,3 +53,35 @@ def first_bad_line(raw):
                            "line's indices must be increasing, as LIBSVM requires)")
             previous = int(idx)
     return None
+
+
+def parse_chunk(raw, where):
+    """Rows of LIBSVM text (raw indices, no base shift) as CSR, and their labels.
+
+    Parameters
+    ----------
+    raw : bytes
+        Whole lines of LIBSVM text.
+    where : str
+        The file and the chunk's first byte, for messages.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix
+    y : ndarray
+
+    Raises
+    ------
+    ValueError
+        Text the parser refuses, naming the line counted from the chunk's start.
+    """
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        X, y = load_svmlight_file(io.BytesIO(raw), zero_based=True)
+    except Exception as exc:
+        bad = first_bad_line(raw)
+        msg = (f"line {bad[0] + 1} from there: {bad[1]}." if bad is not None
+               else str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        raise ValueError(f"corrupt svmlight file {where}: {msg}") from exc
+    return sp.csr_matrix(X), y

@@ -664,18 +664,7 @@ from .datafiles import (  # noqa: E402, F401
     _labels,
     _open,
 )
-
-
-def _parse_svmlight_chunk(raw, where):
-    """Rows of svmlight text (raw indices, no base shift) as CSR, and labels."""
-    from sklearn.datasets import load_svmlight_file
-
-    try:
-        X, y = load_svmlight_file(io.BytesIO(raw), zero_based=True)
-    except Exception as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"corrupt svmlight file {where}: {msg}") from exc
-    return sp.csr_matrix(X), y
+from ._libsvm_lines import parse_chunk as _parse_svmlight_chunk  # noqa: E402
 
 
 def _read_chunk(spec, i):
