@@ -214,3 +214,20 @@ def test_out_of_core_names_the_refused_line_from_the_chunks_first_byte(tmp_path,
     assert code == 3 and one_error(err), err
     assert (f"corrupt svmlight file {path} (byte 0): line 3 from there: feature index 1 "
             "follows 3 (not increasing") in err
+
+
+@pytest.mark.parametrize("form", [sp.bsr_matrix, sp.dia_matrix])
+@pytest.mark.parametrize("name", ["pool", "nystrom"])
+def test_the_pool_and_nystrom_families_take_the_formats_the_estimators_take(name, form):
+    # a BSR or DIA matrix (which the estimators take) failed in FeaturePool's
+    # columns and NystromColumns' fit with SciPy's bare NotImplementedError
+    # (those formats cannot be indexed)
+    X = _counts()
+    g = np.random.default_rng(2).standard_normal(X.shape[0])
+    ref = _fit(_family(name), X)
+    fam = _fit(_family(name), form(X))
+    got = fam.price(g, 3, rng=0, X=form(X))
+    want = ref.price(g, 3, rng=0, X=X)
+    np.testing.assert_array_equal(np.asarray(got.params), np.asarray(want.params))
+    np.testing.assert_allclose(_dense(fam.columns(got, form(X))), _dense(ref.columns(want, X)),
+                               rtol=1e-12, atol=1e-12)

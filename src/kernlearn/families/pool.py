@@ -275,7 +275,9 @@ class FeaturePool(BaseFamily):
 
     def raw_columns(self, ids, X):
         """Unscaled columns of feature ids (the model's inputs)."""
-        return as_row_partitioned(X).take_columns(check_ids(ids, self.n_features_))
+        # (a BSR or DIA matrix cannot be indexed: canonical_sparse makes it CSR)
+        return as_row_partitioned(canonical_sparse(X)).take_columns(
+            check_ids(ids, self.n_features_))
 
     def describe(self, ids, input_features=None):
         """Names of feature ids: the input features' names.
