@@ -231,3 +231,25 @@ def test_the_pool_and_nystrom_families_take_the_formats_the_estimators_take(name
     np.testing.assert_array_equal(np.asarray(got.params), np.asarray(want.params))
     np.testing.assert_allclose(_dense(fam.columns(got, form(X))), _dense(ref.columns(want, X)),
                                rtol=1e-12, atol=1e-12)
+
+
+def test_a_scipy_sparse_npz_file_is_told_how_to_become_a_libsvm_file(tmp_path, capsys):
+    # scipy.sparse.save_npz writes data, indices, indptr, format and shape:
+    # the command line said only "has no array named 'X' (found: indices,
+    # indptr, format, shape, data)", leaving the user to guess what it wants
+    from conftest import one_error, run_cli
+    from sklearn.datasets import dump_svmlight_file
+
+    X = sp.csr_matrix(_counts())
+    y = (X[:, 0].toarray().ravel() > 0).astype(int)
+    sp.save_npz(tmp_path / "counts.npz", X)
+    code, _, err = run_cli(["fit", tmp_path / "counts.npz", "-e", "fgm", "-m",
+                            tmp_path / "m.npz"], capsys)
+    assert code == 3 and one_error(err), err
+    assert "it is a SciPy sparse matrix (scipy.sparse.save_npz), without labels" in err
+    assert "sklearn.datasets.dump_svmlight_file(X, y, 'data.svm')" in err
+    # the advice works
+    dump_svmlight_file(X, y, str(tmp_path / "data.svm"))
+    code, _, err = run_cli(["fit", tmp_path / "data.svm", "-e", "fgm", "-m",
+                            tmp_path / "m.npz", "-q"], capsys)
+    assert code == 0, err

@@ -581,11 +581,9 @@ def _read_numpy(path, label, n_features, suffix):
     try:
         if suffix == ".npz":
             with np.load(path, allow_pickle=False) as data:
-                if "X" not in data.files:
-                    raise ValueError(f"{path} has no array named 'X' "
-                                     f"(found: {', '.join(data.files) or 'none'}).")
-                X = data["X"]
-                y = data["y"] if "y" in data.files else None
+                files = data.files
+                X = data["X"] if "X" in files else None
+                y = data["y"] if "y" in files and X is not None else None
         else:
             X, y = np.load(path, allow_pickle=False), None
     except ValueError as exc:
@@ -597,6 +595,11 @@ def _read_numpy(path, label, n_features, suffix):
     except (*_READ_ERRORS, zipfile.BadZipFile) as exc:
         # (a truncated or damaged .npz raised BadZipFile: an internal error)
         raise ValueError(f"{path} is not a readable NumPy file: {exc}") from exc
+    if X is None:  # (scipy.sparse.save_npz writes data, format, shape and no labels)
+        raise ValueError(f"{path} has no array named 'X' (found: {', '.join(files) or 'none'})" + (
+            "; it is a SciPy sparse matrix (scipy.sparse.save_npz), without labels: write X "
+            "and y as a LIBSVM file, sklearn.datasets.dump_svmlight_file(X, y, 'data.svm')."
+            if {"data", "format", "shape"} <= set(files) else "."))
     if X.ndim != 2:
         raise ValueError(f"{path}: X must be a 2-D array, got shape {X.shape}.")
     if X.dtype.kind not in "biuf":
