@@ -253,3 +253,28 @@ def test_a_scipy_sparse_npz_file_is_told_how_to_become_a_libsvm_file(tmp_path, c
     code, _, err = run_cli(["fit", tmp_path / "data.svm", "-e", "fgm", "-m",
                             tmp_path / "m.npz", "-q"], capsys)
     assert code == 0, err
+
+
+def test_a_dense_only_estimator_on_a_libsvm_file_gets_advice_a_shell_user_can_follow(
+        tmp_path, capsys):
+    # the multitask estimators take dense data only: on a LIBSVM file the
+    # command line passed on scikit-learn's "Sparse data was passed for X, but
+    # dense data is required. Use '.toarray()' to convert to a dense numpy array."
+    from conftest import one_error, run_cli
+    from sklearn.datasets import dump_svmlight_file
+
+    X = _counts(n=60)
+    y = (X[:, 0] > X[:, 1]).astype(int)
+    dump_svmlight_file(X, y, str(tmp_path / "data.svm"))
+    code, _, err = run_cli(["fit", tmp_path / "data.svm", "-e", "mtmkl-classifier", "-m",
+                            tmp_path / "m.npz"], capsys)
+    assert code == 6 and one_error(err), err
+    assert ("it takes dense data only, and a LIBSVM file is read as a sparse matrix: write "
+            "the data as a CSV (or .npy) file and fit that.") in err
+    assert "toarray" not in err
+    # the advice works
+    np.savetxt(tmp_path / "data.csv", np.c_[X, y], delimiter=",", comments="",
+               header=",".join([f"f{j}" for j in range(X.shape[1])] + ["label"]))
+    code, _, err = run_cli(["fit", tmp_path / "data.csv", "-e", "mtmkl-classifier", "-m",
+                            tmp_path / "m.npz", "-q"], capsys)
+    assert code == 0, err
