@@ -278,3 +278,15 @@ def test_a_dense_only_estimator_on_a_libsvm_file_gets_advice_a_shell_user_can_fo
     code, _, err = run_cli(["fit", tmp_path / "data.csv", "-e", "mtmkl-classifier", "-m",
                             tmp_path / "m.npz", "-q"], capsys)
     assert code == 0, err
+
+
+def test_load_svmlight_names_the_line_of_unsorted_indices(tmp_path):
+    # kernlearn.datasets.load_svmlight said "corrupt svmlight file ...: Feature
+    # indices in SVMlight/LibSVM data file should be sorted and unique."
+    from kernlearn.datasets import load_svmlight
+
+    path = tmp_path / "docs.svm"
+    path.write_text("1 1:0.5 2:1\n-1 1:0.2 4:3\n-1 3:1 1:2\n")
+    with pytest.raises(ValueError, match=r"docs\.svm: line 3: feature index 1 follows 3 "
+                                         r"\(not increasing"):
+        load_svmlight(path)

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ._libsvm_lines import first_bad_line
+
 __all__ = [
     "DatasetNotFoundError",
     "FeatureCountError",
@@ -84,7 +86,9 @@ def load_svmlight(path, n_features=None, dtype=np.float64):
     try:
         X, y = load_svmlight_file(io.BytesIO(raw), n_features=n_features, dtype=dtype)
     except Exception as exc:  # sklearn raises ValueError / RuntimeError variants
-        raise ValueError(f"corrupt svmlight file {path}: {exc}") from exc
+        bad = first_bad_line(raw)  # (sklearn's message names no line)
+        msg = exc if bad is None else f"line {bad[0] + 1}: {bad[1]}."
+        raise ValueError(f"corrupt svmlight file {path}: {msg}") from exc
     X = sp.csr_matrix(X)
     if X.nnz < 2**31 and max(X.shape) < 2**31:
         X.indices = X.indices.astype(np.int32)
