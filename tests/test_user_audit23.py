@@ -5,12 +5,14 @@ tools make: CSR and CSC matrices and SciPy's sparse arrays, COO, DOK, LIL
 and BSR, int32 and int64 indices, float32 and integer counts, matrices built
 from triplets with repeated coordinates (duplicates to be summed), unsorted
 indices and explicitly stored zeros, TF-IDF and hashing pipelines, empty
-rows and columns, a matrix of no stored value and a million columns.  The
+rows and columns, a matrix of no stored value and a million columns, and
+the same data as LIBSVM and ``save_npz`` files at the command line.  The
 estimators held: they sum a copy, never the user's matrix, and the same
 numbers gave the same model in every container.  The families, kernel
 functions and data profile they are built on, which ``doc/extending.md`` and
-the API reference offer on their own, did not; each test here failed before
-its fix.
+the API reference offer on their own, did not, and the command line's
+refusals of her files named no line or gave advice for Python; each test
+here failed before its fix.
 """
 
 import numpy as np
