@@ -46,6 +46,21 @@ def _one_line(msg, limit=400):
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _fit_error(exc, est, X):
+    """Why ``est.fit(X, ...)`` raised ``exc``, in the command line's words.
+
+    An estimator that takes dense data only refuses the sparse matrix a LIBSVM
+    file is read as with scikit-learn's advice "Use '.toarray()'", which a
+    user at a shell cannot follow.
+    """
+    import scipy.sparse as sp
+
+    if sp.issparse(X) and not est.__sklearn_tags__().input_tags.sparse:
+        return ("it takes dense data only, and a LIBSVM file is read as a sparse matrix: "
+                "write the data as a CSV (or .npy) file and fit that.")
+    return _one_line(exc)
+
+
 def _check_values(X, source, first_row=0):
     """Exit 3 on a NaN or infinite feature value of ``X``, the rows of ``source``
     from ``first_row`` (0-based) on, naming the first one."""

@@ -29,6 +29,7 @@ from ._cli_common import (
     _check_model_data,
     _check_values,
     _emit,
+    _fit_error,
     _load_model,
     _name_columns,
     _one_line,
@@ -492,9 +493,8 @@ def _cmd_fit(args):
         try:
             est.fit(X, y, **_task_kw(tasks))
         except (ValueError, TypeError, np.linalg.LinAlgError) as exc:
-            raise CLIError(
-                f"cannot fit {name} on {args.data}: {_one_line(exc)}", 6
-            ) from None
+            raise CLIError(f"cannot fit {name} on {args.data}: {_fit_error(exc, est, X)}",
+                           6) from None
     elapsed = time.perf_counter() - t0
     _print_warnings(caught)
     meta = {

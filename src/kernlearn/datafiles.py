@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from ._columns import column_choice, column_name as _name, column_position as _label_position
 from ._csv_labels import class_spellings, codes_as_written as _codes_as_written
 from ._csv_labels import leading_zero_anywhere as _leading_zero_anywhere
+from ._libsvm_lines import first_bad_line
 from .utils._finite import first_non_finite
 
 __all__ = [
@@ -580,11 +581,9 @@ def _read_numpy(path, label, n_features, suffix):
     try:
         if suffix == ".npz":
             with np.load(path, allow_pickle=False) as data:
-                if "X" not in data.files:
-                    raise ValueError(f"{path} has no array named 'X' "
-                                     f"(found: {', '.join(data.files) or 'none'}).")
-                X = data["X"]
-                y = data["y"] if "y" in data.files else None
+                files = data.files
+                X = data["X"] if "X" in files else None
+                y = data["y"] if "y" in files and X is not None else None
         else:
             X, y = np.load(path, allow_pickle=False), None
     except ValueError as exc:
@@ -596,6 +595,11 @@ def _read_numpy(path, label, n_features, suffix):
     except (*_READ_ERRORS, zipfile.BadZipFile) as exc:
         # (a truncated or damaged .npz raised BadZipFile: an internal error)
         raise ValueError(f"{path} is not a readable NumPy file: {exc}") from exc
+    if X is None:  # (scipy.sparse.save_npz writes data, format, shape and no labels)
+        raise ValueError(f"{path} has no array named 'X' (found: {', '.join(files) or 'none'})" + (
+            "; it is a SciPy sparse matrix (scipy.sparse.save_npz), without labels: write X "
+            "and y as a LIBSVM file, sklearn.datasets.dump_svmlight_file(X, y, 'data.svm')."
+            if {"data", "format", "shape"} <= set(files) else "."))
     if X.ndim != 2:
         raise ValueError(f"{path}: X must be a 2-D array, got shape {X.shape}.")
     if X.dtype.kind not in "biuf":
@@ -630,30 +634,16 @@ def _read_numpy(path, label, n_features, suffix):
 
 
 # -------------------------------------------------------------------- LIBSVM
-def _bad_token(raw):
-    """``(line, token)`` of the first LIBSVM token that is not ``index:value``."""
-    for i, line in enumerate(raw.split(b"\n")):
-        tokens = line.split(b"#", 1)[0].split()
-        for tok in tokens[1:]:
-            idx, sep, val = tok.partition(b":")
-            if not sep or not _is_number(val.decode("utf-8", "replace")) or not (
-                idx.isdigit() or idx == b"qid"
-            ):
-                return i, tok.decode("utf-8", "replace")[:30]
-    return None
-
-
 def _parse_block(raw, path, line0):
     from sklearn.datasets import load_svmlight_file
 
     try:
         X, y = load_svmlight_file(io.BytesIO(raw), zero_based=True)
     except Exception as exc:  # sklearn raises ValueError / RuntimeError variants
-        bad = _bad_token(raw)
+        bad = first_bad_line(raw)
         if bad is not None:
             raise ValueError(
-                f"corrupt svmlight file {path}: line {line0 + bad[0] + 1}: token "
-                f"{bad[1]!r} is not index:value."
+                f"corrupt svmlight file {path}: line {line0 + bad[0] + 1}: {bad[1]}."
             ) from None
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ValueError(f"corrupt svmlight file {path}: {msg}") from exc

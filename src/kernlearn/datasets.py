@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ._libsvm_lines import first_bad_line
+
 __all__ = [
     "DatasetNotFoundError",
     "FeatureCountError",
@@ -84,7 +86,9 @@ def load_svmlight(path, n_features=None, dtype=np.float64):
     try:
         X, y = load_svmlight_file(io.BytesIO(raw), n_features=n_features, dtype=dtype)
     except Exception as exc:  # sklearn raises ValueError / RuntimeError variants
-        raise ValueError(f"corrupt svmlight file {path}: {exc}") from exc
+        bad = first_bad_line(raw)  # (sklearn's message names no line)
+        msg = exc if bad is None else f"line {bad[0] + 1}: {bad[1]}."
+        raise ValueError(f"corrupt svmlight file {path}: {msg}") from exc
     X = sp.csr_matrix(X)
     if X.nnz < 2**31 and max(X.shape) < 2**31:
         X.indices = X.indices.astype(np.int32)
@@ -664,18 +668,7 @@ from .datafiles import (  # noqa: E402, F401
     _labels,
     _open,
 )
-
-
-def _parse_svmlight_chunk(raw, where):
-    """Rows of svmlight text (raw indices, no base shift) as CSR, and labels."""
-    from sklearn.datasets import load_svmlight_file
-
-    try:
-        X, y = load_svmlight_file(io.BytesIO(raw), zero_based=True)
-    except Exception as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"corrupt svmlight file {where}: {msg}") from exc
-    return sp.csr_matrix(X), y
+from ._libsvm_lines import parse_chunk as _parse_svmlight_chunk  # noqa: E402
 
 
 def _read_chunk(spec, i):

@@ -34,7 +34,8 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
     max_asymmetry,
 )
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
-from .preprocessing import centred_dots, check_center, kernel_overflow_message
+from .preprocessing import (canonical_sparse, centred_dots, check_center,
+                            kernel_overflow_message)
 from .widths import (  # noqa: F401  (re-exported)
     _DATA_GAMMAS,
     _row_sq_norms,
@@ -107,9 +108,9 @@ def rbf_kernel(X, Y, gamma=1.0):
     if gamma is None or isinstance(gamma, str) or gamma <= 0:
         raise ValueError(f"rbf gamma must be positive, got {gamma!r}.")
     from sklearn.metrics.pairwise import euclidean_distances  # (as in linear_kernel)
+    X, Y = canonical_sparse(X), canonical_sparse(Y)  # (the row norms read stored values)
     D = euclidean_distances(X, Y, squared=True)
-    np.maximum(D, 0, out=D)
-    return np.exp(-gamma * D)
+    return np.exp(-gamma * np.maximum(D, 0, out=D))
 
 
 def poly_kernel(X, Y, degree=2, gamma=1.0, coef0=1.0):

@@ -40,7 +40,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .utils._finite import first_non_finite
-from .utils._sparse import _sparse_centred_squares, column_nonzeros  # noqa: F401
+from .utils._sparse import (  # noqa: F401
+    _sparse_centred_squares, canonical_sparse, column_nonzeros)
 
 __all__ = [
     "Standardization",
@@ -473,8 +474,10 @@ def fit_standardization(X, sample_weight=None, standardize=True, sparse_rule="st
     if sp.issparse(X) and sparse_rule == "maxabs":
         # rows of zero weight are absent from the data (as repeated rows are
         # present once): the maximum runs over the others
-        Xr = sp.csr_matrix(X) if sample_weight is None else \
-            sp.csr_matrix(X)[np.flatnonzero(w > 0)]
+        # (canonical first: SciPy's abs() sums the duplicates of the matrix it
+        # is given in place, here the caller's)
+        Xr = canonical_sparse(sp.csr_matrix(X))
+        Xr = Xr if sample_weight is None else Xr[np.flatnonzero(w > 0)]
         return standardization_from_maxabs(
             np.asarray(abs(Xr).max(axis=0).todense()).ravel(),
             measurement_columns(column_nonzeros(Xr), Xr.shape[0]),

@@ -18,8 +18,10 @@ def _stored_values(X):
     """Column index and value of every stored entry (all entries when dense)."""
     import scipy.sparse as sp
 
+    from .utils._sparse import canonical_sparse
+
     if sp.issparse(X):
-        X = X.tocsr()
+        X = canonical_sparse(sp.csr_matrix(X))  # (one value per stored cell)
         return X.indices, X.data
     return np.broadcast_to(np.arange(X.shape[1]), X.shape).ravel(), np.ravel(X)
 
@@ -39,7 +41,12 @@ def feature_profile(X):
     """
     import scipy.sparse as sp
 
+    from .utils._sparse import canonical_sparse
+
     if sp.issparse(X):
+        # (SciPy's min and max would sum a non-canonical CSC matrix's duplicates
+        # in the caller's matrix)
+        X = canonical_sparse(X)
         lo = np.asarray(X.min(axis=0).toarray()).ravel()
         hi = np.asarray(X.max(axis=0).toarray()).ravel()
     else:
@@ -117,8 +124,10 @@ def far_outside_rows(X, profile):
     """
     import scipy.sparse as sp
 
+    from .utils._sparse import canonical_sparse
+
     if sp.issparse(X):
-        X = sp.csr_matrix(X)
+        X = canonical_sparse(sp.csr_matrix(X))  # (rows as _stored_values reads them)
         row_of = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
     cols, vals = _stored_values(X)
     out = np.flatnonzero(_far_outside(profile, cols, vals, above=not sp.issparse(X)))

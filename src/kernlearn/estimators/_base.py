@@ -24,6 +24,7 @@ from ..utils._input_kinds import (
     refuse_unlike_array,
 )
 from ..utils._messages import plain_value
+from ..utils._sparse import canonical_sparse
 
 # (re-exported: the estimators and tests import them from here)
 from ._platt import (  # noqa: F401
@@ -719,28 +720,6 @@ def plain_predict_data(est, X):
     """
     return (not hasattr(est, "feature_names_in_") and plain_float_matrix(X)
             and X.shape[1] == getattr(est, "n_features_in_", None))
-
-
-def canonical_sparse(X):
-    """``X`` with duplicate entries summed and indices sorted (a copy if needed).
-
-    SciPy keeps unsummed duplicates (e.g. from ``coo -> csr`` with repeated
-    coordinates); every kernel here reads ``X.data`` directly, so they are
-    summed once, on a copy, never in the caller's matrix.
-
-    Parameters
-    ----------
-    X : scipy.sparse CSR or CSC matrix
-
-    Returns
-    -------
-    X : the same matrix if already canonical, else a canonical copy
-    """
-    if X.has_canonical_format:
-        return X
-    X = X.copy()
-    X.sum_duplicates()
-    return X
 
 
 def renamed_parameter(est, old, new, default="deprecated", exclusive=True,

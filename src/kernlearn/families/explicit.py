@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels import resolve_gamma
+from ..utils._sparse import canonical_sparse
 from ._base import BaseFamily, as_params, check_ids, top_candidates
 
 
@@ -132,6 +133,9 @@ class AdditiveKernelExpansion(BaseFamily):
         if self.kernel not in ("hik", "additive_chi2", "additive_gaussian"):
             raise ValueError("kernel must be 'hik', 'additive_chi2' or 'additive_gaussian', "
                              f"got {self.kernel!r}.")
+        # (the maps read the stored values, and SciPy's abs() and max() would
+        # sum a non-canonical matrix's duplicates in the caller's matrix)
+        X = canonical_sparse(X)
         Xd = X if sp.issparse(X) else np.asarray(X)
         if self.kernel in ("additive_chi2", "additive_gaussian"):
             chi2 = self.kernel == "additive_chi2"
@@ -204,7 +208,7 @@ class AdditiveKernelExpansion(BaseFamily):
         as :meth:`columns` and :meth:`price` do).
         """
         features = check_ids(features, self.n_features_, "input feature id")
-        Xj = X[:, features]
+        Xj = canonical_sparse(X)[:, features]
         if sp.issparse(Xj):
             return self._expand_sparse(sp.csc_matrix(Xj), features)
         Xj = np.asarray(Xj, dtype=float)
@@ -291,7 +295,7 @@ class AdditiveKernelExpansion(BaseFamily):
         features is expanded in few, small sparse blocks.
         """
         if sp.issparse(X):
-            Xc = sp.csc_matrix(X)
+            Xc = canonical_sparse(sp.csc_matrix(X))
             # stored entries per block: as many map values as a dense chunk, at
             # most 4e6 (32 MB)
             budget = max(1, min(int(self.chunk_size) * X.shape[0],

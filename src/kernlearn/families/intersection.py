@@ -43,6 +43,7 @@ Virtual feature ids: level ``l`` of feature ``k`` is ``k * n_train + l``.
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils._sparse import canonical_sparse
 from ._base import top_candidates
 from .explicit import AdditiveKernelExpansion
 
@@ -106,8 +107,7 @@ class IntersectionKernelFeatures(AdditiveKernelExpansion):
         if sp.issparse(X):
             # Zeros sort first and add nothing (v_(r) - v_(r-1) = 0 among them):
             # only the stored values of each column, sorted, are kept.
-            Xc = sp.csc_matrix(X)
-            Xc.sum_duplicates()
+            Xc = canonical_sparse(sp.csc_matrix(X))  # (a copy if it must change)
             v = np.abs(Xc.data.astype(float)) ** self.beta
             col = np.repeat(np.arange(m), np.diff(Xc.indptr))
             order = np.lexsort((v, col))

@@ -20,6 +20,7 @@ import numpy as np
 from ..kernels import KERNELS, _dot_kernel, pairwise_kernel, resolve_gamma
 from .._callable_kernels import warn_uncentred_callable
 from ..preprocessing import centred_dots, check_center
+from ..utils._sparse import canonical_sparse
 from ._base import BaseFamily, Candidates, as_params
 
 __all__ = ["NystromColumns", "given_gamma", "kernel_block", "kernel_params_for"]
@@ -262,6 +263,7 @@ class NystromColumns(BaseFamily):
         self : object
             The fitted family.
         """
+        X = canonical_sparse(X)  # (kept for the rows: indexable, duplicates summed)
         n = X.shape[0]
         M = int(self.n_columns)
         if M < 1 or M > n:

@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..utils._numba_cache import njit_cached
+from ..utils._sparse import canonical_sparse
 from ._base import (
     BaseFamily,
     _exclude_array,
@@ -131,6 +132,7 @@ class PolynomialPool(BaseFamily):
             raise ValueError(f"coef0 must be a non-negative number, got {self.coef0!r}.")
         if int(self.block_size) < 1:
             raise ValueError(f"block_size must be >= 1, got {self.block_size!r}.")
+        X = canonical_sparse(X)  # (norms and pricing read the stored values)
         self.n_features_ = m = X.shape[1]
         self.n_virtual_ = m * m + m
         # With r = 0 the map has no linear coordinates.
@@ -210,6 +212,7 @@ class PolynomialPool(BaseFamily):
             # Column j of the sparse product X' diag(u) X, one j at a time
             # (Gustavson), straight into a top-k heap: memory O(m + k), never
             # a block x n_features array; work = the stored pairs of each row.
+            X = canonical_sparse(X)
             Xc, Xr = sp.csc_matrix(X), sp.csr_matrix(X)
             kk = int(min(k, self.n_virtual_))
             # Work arrays allocated here (visible to memory profilers): O(m + k).

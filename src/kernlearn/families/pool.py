@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..partitioned import as_row_partitioned
+from ..utils._sparse import canonical_sparse
 from ._base import (BaseFamily, _exclude_array, _top_k, as_params, check_ids, drop_excluded,
                     input_feature_names, top_candidates)
 
@@ -99,7 +100,8 @@ class FeaturePool(BaseFamily):
         -------
         self : FeaturePool
         """
-        rows = as_row_partitioned(X)
+        # (the squared norms read the stored values: duplicates summed first)
+        rows = as_row_partitioned(canonical_sparse(X))
         if sample_weight is None:
             return self._setup(rows.column_sq_norms(), X.shape[0], scale)
         w = np.asarray(sample_weight, dtype=float)
@@ -273,7 +275,9 @@ class FeaturePool(BaseFamily):
 
     def raw_columns(self, ids, X):
         """Unscaled columns of feature ids (the model's inputs)."""
-        return as_row_partitioned(X).take_columns(check_ids(ids, self.n_features_))
+        # (a BSR or DIA matrix cannot be indexed: canonical_sparse makes it CSR)
+        return as_row_partitioned(canonical_sparse(X)).take_columns(
+            check_ids(ids, self.n_features_))
 
     def describe(self, ids, input_features=None):
         """Names of feature ids: the input features' names.

@@ -10,7 +10,7 @@ scikit-learn for them.
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["column_nonzeros"]
+__all__ = ["canonical_sparse", "column_nonzeros"]
 
 
 def column_nonzeros(X):
@@ -36,14 +36,42 @@ def column_nonzeros(X):
     return np.bincount(X.indices[X.data != 0], minlength=X.shape[1])
 
 
+def canonical_sparse(X):
+    """``X`` with duplicate entries summed and indices sorted, never changing the caller's matrix.
+
+    SciPy keeps unsummed duplicates (a CSR matrix built from triplets with
+    repeated coordinates) and unsorted indices; code that reads ``X.data``
+    directly (squared norms, sorted values, compiled loops) then sees two
+    halves where the user meant one value, and SciPy's own ``abs``, ``max``
+    and ``sum_duplicates`` canonicalise the caller's matrix in place.  A CSR
+    or CSC matrix already canonical is returned as it is, another one as a
+    canonical copy; another sparse format (COO, DOK, LIL, BSR, DIA) becomes a
+    new CSR matrix, its duplicates summed; anything not sparse (a dense array,
+    a Dask array, row partitions) is returned as it is.
+
+    Parameters
+    ----------
+    X : object
+
+    Returns
+    -------
+    X : the same object, or a canonical CSR/CSC copy
+    """
+    if not sp.issparse(X):
+        return X
+    if X.format not in ("csr", "csc"):
+        return X.tocsr()  # (a new matrix, duplicates summed)
+    if X.has_canonical_format:
+        return X
+    X = X.copy()
+    X.sum_duplicates()
+    return X
+
+
 def _canonical(X, container):
     """``container(X)`` (CSR or CSC) with duplicates summed, on a copy if it must change
     (never the caller's matrix)."""
-    X = container(X)
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    return X
+    return canonical_sparse(container(X))
 
 
 def _sparse_centred_squares(X, w, mean):
