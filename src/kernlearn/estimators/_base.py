@@ -887,7 +887,7 @@ def standardize_fit(est, X, sample_weight=None, y=None):
     yt : ndarray, only when ``y`` is given
         Standardised targets.
     """
-    from ..preprocessing import fit_standardization, fit_target_standardization
+    from ..preprocessing import fit_standardization
 
     if hasattr(X, "standardize"):
         # row partitions on a cluster: statistics reduced there, X stays there
@@ -898,12 +898,38 @@ def standardize_fit(est, X, sample_weight=None, y=None):
     est.x_mean_, est.x_scale_ = st.mean, st.scale
     if y is None:
         return Xt
-    ts = fit_target_standardization(y, sample_weight, bool(est.standardize))
-    if not getattr(est, "fit_intercept", True):
-        ts = ts.without_centring()
+    ts = fit_target_map(est, y, sample_weight, bool(est.standardize))
     est.y_mean_, est.y_scale_ = ts.mean, ts.scale
     return Xt, ts.transform(y)
 
+
+
+def fit_target_map(est, y, sample_weight, standardize):
+    """The targets' map of a regressor: per output, centred only with an intercept.
+
+    A model without bias (``fit_intercept=False``) must not add the targets'
+    mean back; its targets are still divided by their spread, so its penalty
+    levels keep their meaning.  A Dask ``y`` gets the lazy map of the
+    distributed path.
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        The regressor (its ``fit_intercept``; true when it has none).
+    y : ndarray or dask.array.Array
+    sample_weight : ndarray or None
+    standardize : bool
+
+    Returns
+    -------
+    kernlearn.preprocessing.TargetStandardization
+    """
+    if _is_dask_array(y):
+        from .._dask_master import dask_target_standardization as fit
+    else:
+        from ..preprocessing import fit_target_standardization as fit
+    ts = fit(y, sample_weight, standardize)
+    return ts if getattr(est, "fit_intercept", True) else ts.without_centring()
 
 
 def input_standardization(est):

@@ -20,10 +20,9 @@ from ..methods._fgm_inputs import input_importances, rows_of_positive_weight
 from ..methods._fgm_select import fit_fgm_auto_C
 from ..methods.fgm import (FGMSettings, check_family, fgm_decision, fgm_standardization,
                            fit_fgm)
-from ..preprocessing import fit_target_standardization
 from ..losses import get_loss, weighted
 from ..partitioned import _is_dask_array, as_row_partitioned, is_out_of_core
-from .._dask_master import class_codes, dask_target_standardization, validate_dask_target
+from .._dask_master import class_codes, validate_dask_target
 from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input
 from ._base import (
     all_or_nothing,
@@ -31,6 +30,7 @@ from ._base import (
     ProbabilityMixin,
     _has_proba,
     fit_sample_weight,
+    fit_target_map,
     renamed_parameter,
     validate_fit_data,
     validate_params_cached,
@@ -126,10 +126,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         self.x_mean_, self.x_scale_ = st.mean, st.scale
         ts = None
         if n_classes is None:
-            ts = (dask_target_standardization if _is_dask_array(y)
-                  else fit_target_standardization)(y, sw, std)
-            if not self.fit_intercept:  # no bias: scaled, not centred
-                ts = ts.without_centring()
+            ts = fit_target_map(self, y, sw, std)
             self.y_mean_, self.y_scale_, y = ts.mean, ts.scale, ts.transform(y)
         auto = isinstance(self.C, str)  # "auto": FGMRegressor's cross-validated C
         settings = FGMSettings(
