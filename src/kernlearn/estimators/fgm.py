@@ -432,10 +432,15 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     chunk_size : int, optional
         Score at most this many columns at once (bounded memory).
     refit : bool, default=False
-        De-bias: retrain an l2-regularised model on the selected features.
+        De-bias: retrain an l2-regularised model on the selected features:
+        FGM's problem with all of them in one constraint,
+        :math:`\tfrac12\|w\|^2 + C\sum_i \ell(m_i, y_i)` with FGM's loss and
+        an unpenalised intercept (for the squared hinge, LIBLINEAR's L2-loss
+        SVM at ``refit_C / 2``, as for ``C``).
     refit_C : float or None, default=20.0
-        ``C`` of the de-biasing refit: the paper's 20 (sec. 6.2.2, "a standard
-        SVM ... with relatively large C"); ``None`` reuses FGM's ``C``.
+        ``C`` of the de-biasing refit, on FGM's scale: the paper's 20 (sec.
+        6.2.2, "a standard SVM ... with relatively large C"); ``None`` reuses
+        FGM's ``C``.
     family : family object, optional
         Another pool of candidate columns, e.g.
         :class:`~kernlearn.families.PolynomialPool` (degree-2 monomials never
@@ -750,10 +755,11 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     chunk_size : int, optional
         Bounded-memory scoring.
     refit : bool, default=False
-        Ridge refit on the selected features.
+        Ridge refit on the selected features (FGM's square loss with all of
+        them in one constraint).
     refit_C : float or None, default=None
         ``C`` of the refit (ridge ``alpha = 1 / refit_C``); ``None`` reuses
-        FGM's ``C``.
+        FGM's ``C`` (with ``C="auto"`` the chosen ``C_``).
     family : family object, optional
         Another pool of candidate columns (see :class:`FGMClassifier`).
     memory_budget : int or str, optional
