@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from kernlearn import FGMClassifier
+from kernlearn import FGMClassifier, FGMRegressor
+from kernlearn.families import PolynomialPool
 
 cp = pytest.importorskip("cvxpy")
 
@@ -99,3 +100,15 @@ def test_squared_hinge_refit_at_fgms_C_without_scaling_intercept_or_on_sparse_ro
         yk = np.where(y == (k if dec.shape[1] > 1 else 1), 1.0, -1.0)
         ref = _squared_hinge_l2(Z, yk, 2.0, intercept=case != "no-intercept")
         np.testing.assert_allclose(dec[:, k], ref, atol=1e-5)
+
+
+# ---------------------------------------------------- chunk_size with family=
+@pytest.mark.parametrize("est", [FGMClassifier, FGMRegressor])
+def test_chunk_size_with_a_family_is_refused_not_ignored(est):
+    # chunk_size ("score at most this many columns at once") was dropped
+    # without a word with family=: the family scored with its own setting
+    # (PolynomialPool has none), as groups= and tree= are refused
+    X, t, _ = _data(n=60, p=6)
+    y = (t > 0).astype(int) if est is FGMClassifier else t
+    with pytest.raises(ValueError, match="chunk_size"):
+        est(C=1.0, family=PolynomialPool(), chunk_size=4).fit(X, y)

@@ -106,6 +106,10 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             if self.groups is not None or self.tree:
                 raise ValueError("groups/tree apply to the default feature pool; "
                                  "they cannot be combined with family=.")
+            if self.chunk_size is not None:  # (it was ignored without a word)
+                raise ValueError("chunk_size bounds the default feature pool's scoring; "
+                                 "with family= the family scores its own columns (set "
+                                 "the family's chunk_size where it has one).")
             return clone(self.family)
         if self.tree and self.groups is None:
             # (it was ignored: every feature its own group, nothing nests)
@@ -430,7 +434,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         ``groups`` are tree-structured (any two groups disjoint or nested,
         listed in any order): pricing prunes sub-trees (Proposition 2).
     chunk_size : int, optional
-        Score at most this many columns at once (bounded memory).
+        Score at most this many columns at once (bounded memory).  Not with
+        ``family=``, whose own parameters bound its scoring.
     refit : bool, default=False
         De-bias: retrain an l2-regularised model on the selected features:
         FGM's problem with all of them in one constraint,
@@ -511,7 +516,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         ``lower_bound`` and ``gap`` of Theorem 2, ``violation`` (the largest
         pricing score), ``n_active`` (active features), ``master_iter``
         (iterations of that master solve, Newton's or APG's),
-        ``newton_master`` (1 for Newton, 0 for APG), ``master_reason``
+        ``newton_master`` (1 for Newton, 0 for APG, or for SimpleMKL with
+        ``solver="simplemkl"``), ``master_reason``
         (why: an index into :data:`kernlearn.solvers.MASTER_REASONS`),
         ``time`` and ``peak_rss_mb`` (peak resident memory of this process);
         ``final_lower_bound``, one entry, is the bound at the last pricing.
