@@ -25,7 +25,8 @@ from ._fgm_rows import active_block, offset_shift
 __all__ = ["refit_l2"]
 
 
-def refit_l2(X, y, sel, kind, pool, settings, sample_weight=None, solve_master=None):
+def refit_l2(X, y, sel, kind, pool, settings, sample_weight=None, solve_master=None,
+             intercept=0.0):
     r"""De-bias (paper 002, sec. 6.2.2): l2 model on the selected features only.
 
     Fitted on the columns FGM saw (scaled by the pool's :math:`\lambda_j`),
@@ -53,6 +54,9 @@ def refit_l2(X, y, sel, kind, pool, settings, sample_weight=None, solve_master=N
         FGM's master solve (``methods.fgm._solve_master``), for the squared
         hinge: scikit-learn's ``LinearSVC`` penalises the intercept and
         its ``C`` is twice FGM's for this loss, so it fitted another problem.
+    intercept : float, default=0.0
+        FGM's intercept: with no feature selected it is the refit's optimum
+        already (the intercept-only model, whatever ``C``).
 
     Returns
     -------
@@ -63,8 +67,8 @@ def refit_l2(X, y, sel, kind, pool, settings, sample_weight=None, solve_master=N
 
     C, fit_intercept = settings.C, settings.fit_intercept
     coef = np.zeros(X.shape[1])
-    if sel.size == 0:
-        return coef, 0.0
+    if sel.size == 0:  # (it returned 0: a constant classifier of the wrong class)
+        return coef, float(intercept) if settings.fit_intercept else 0.0
     scale = pool.scale_[sel]
     Xs = pool.raw_columns(sel, X)
     Xs = Xs @ sp.diags(scale) if sp.issparse(Xs) else Xs * scale
