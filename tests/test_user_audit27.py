@@ -18,6 +18,7 @@ problem.  Each test here failed before its fix.
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 
 from kernlearn import FGMClassifier, FGMRegressor
 from kernlearn.families import PolynomialPool
@@ -133,3 +134,18 @@ def test_a_refit_without_selected_features_keeps_the_intercept_only_model(kind):
     assert refitted.selected_features_.size == 0
     assert abs(float(np.ravel(plain.intercept_)[0])) > 0.4
     np.testing.assert_allclose(refitted.intercept_, plain.intercept_, rtol=1e-12)
+
+
+def test_the_squared_hinge_refit_reports_its_iteration_cap():
+    # the refit's solver had its own fixed cap and tolerance (LinearSVC's
+    # 5,000 iterations); it is FGM's master now, bounded by inner_max_iter,
+    # and a refit stopped by the cap warns and leaves converged_ False (as the
+    # docs say of every warning of this kind).  Here FGM's own masters meet
+    # their tolerance within 5 iterations and the refit's (at refit_C=20) not.
+    X, t, _ = _data()
+    y = (t > 0).astype(int)
+    kw = dict(C=0.1, max_features=5, inner_max_iter=5)
+    assert FGMClassifier(**kw).fit(X, y).converged_
+    with pytest.warns(ConvergenceWarning, match="refit") as rec:
+        clf = FGMClassifier(refit=True, **kw).fit(X, y)
+    assert len(rec) == 1 and not clf.converged_

@@ -62,21 +62,24 @@ def refit_l2(X, y, sel, kind, pool, settings, sample_weight=None, solve_master=N
     -------
     coef : ndarray of shape (n_features,)
     intercept : float
+    converged : bool
+        False when the squared hinge's master stopped at its iteration cap
+        (it warned).
     """
     from sklearn.linear_model import LogisticRegression, Ridge
 
     C, fit_intercept = settings.C, settings.fit_intercept
     coef = np.zeros(X.shape[1])
     if sel.size == 0:  # (it returned 0: a constant classifier of the wrong class)
-        return coef, float(intercept) if settings.fit_intercept else 0.0
+        return coef, float(intercept) if settings.fit_intercept else 0.0, True
     scale = pool.scale_[sel]
     Xs = pool.raw_columns(sel, X)
     Xs = Xs @ sp.diags(scale) if sp.issparse(Xs) else Xs * scale
     Xs = active_block([Xs]) if sp.issparse(Xs) else Xs
     if kind == "squared_hinge":
-        w, b = _squared_hinge(Xs, y, settings, sample_weight, solve_master)
+        w, b, converged = _squared_hinge(Xs, y, settings, sample_weight, solve_master)
         coef[sel] = w * scale
-        return coef, b
+        return coef, b, converged
     # (far-offset columns shifted as in the master: with a Unix-time column
     # the refit fell to chance; dense-enough sparse blocks too)
     shift = offset_shift(Xs) if fit_intercept else None
@@ -91,7 +94,7 @@ def refit_l2(X, y, sel, kind, pool, settings, sample_weight=None, solve_master=N
     model.fit(Xs, y, sample_weight=sample_weight)
     coef[sel] = np.ravel(model.coef_) * scale
     b = float(np.ravel(model.intercept_)[0]) if fit_intercept else 0.0
-    return coef, b - (0.0 if shift is None else float(shift @ np.ravel(model.coef_)))
+    return coef, b - (0.0 if shift is None else float(shift @ np.ravel(model.coef_))), True
 
 
 def _squared_hinge(A, y, settings, sample_weight, solve_master):
@@ -114,4 +117,4 @@ def _squared_hinge(A, y, settings, sample_weight, solve_master):
                       "iterations before meeting its tolerance; increase inner_max_iter.",
                       ConvergenceWarning, stacklevel=4)
     b = float(out["b"][0]) if settings.fit_intercept else 0.0
-    return out["W"][:, 0], b
+    return out["W"][:, 0], b, bool(out["converged"])

@@ -473,9 +473,12 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
     if refit:
         sels = [paths[0].selected] * len(tasks) if len(paths) == 1 else [p.selected for p in paths]
         rs = settings if refit_C is None else replace(settings, C=float(refit_C))
-        coefs, intercepts = map(list, zip(*[
+        coefs, intercepts, done = map(list, zip(*[
             refit_l2(X, t, s, refit_loss, pool, rs, sample_weight, _solve_master, b)
             for t, s, b in zip(tasks, sels, intercepts)]))
+        res = _assemble(X, pool, paths, coefs, intercepts)
+        # (a refit that warned of its iteration cap is a model short of its optimum)
+        return res if all(done) else replace(res, converged=False)
     return _assemble(X, pool, paths, coefs, intercepts)
 
 
