@@ -401,7 +401,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         ``master_tol`` in 0.2.
     inner_max_iter : int, optional
         Iteration cap of one master (inner) solve (default: 50 Newton or 5000
-        APG iterations), the squared-hinge refit's too.  Renamed from
+        APG iterations), the de-biasing refit's too.  Renamed from
         ``master_max_iter`` in 0.2.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale

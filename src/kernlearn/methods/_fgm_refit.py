@@ -7,7 +7,12 @@ constraint,
 
 with FGM's loss (the squared hinge :math:`\tfrac12\max(0, 1 - ym)^2`, the
 logistic loss, the square loss :math:`\tfrac12(y - m)^2`) and an
-unpenalised intercept, so that ``refit_C`` is a ``C`` on FGM's scale.
+unpenalised intercept, so that ``refit_C`` is a ``C`` on FGM's scale.  With one
+group the master's squared group-l1 penalty is :math:`\tfrac12\|w\|^2`, so FGM's own
+master solves it, to its ``inner_tol``.  (scikit-learn's ``LinearSVC`` solved
+another problem, its squared hinge twice FGM's and its intercept penalised; its
+``LogisticRegression`` and, on sparse blocks, ``Ridge`` stopped at a tolerance
+of 1e-4: decision values up to 1.8e-2 from the optimum.)
 """
 
 import warnings
@@ -17,10 +22,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from ..losses import SquaredHinge, weighted
+from ..losses import get_loss, weighted
 from ..penalties import SquaredGroupL1
 from ..solvers import choose_master
-from ._fgm_rows import active_block, offset_shift
+from ._fgm_rows import active_block
 
 __all__ = ["refit_l2"]
 
@@ -45,15 +50,12 @@ def refit_l2(X, y, sel, kind, pool, settings, sample_weight=None, solve_master=N
     pool : FeaturePool
         The fitted pool (its ``scale_`` and ``raw_columns``).
     settings : FGMSettings
-        FGM's settings with ``C`` the refit's ``C`` (the squared hinge is
-        solved by FGM's master, with its ``inner_tol`` and
-        ``inner_max_iter``).
+        FGM's settings with ``C`` the refit's ``C`` (the master's
+        ``inner_tol`` and ``inner_max_iter`` bound the refit).
     sample_weight : ndarray of shape (n_samples,), optional
         Row weights of the loss.
     solve_master : callable
-        FGM's master solve (``methods.fgm._solve_master``), for the squared
-        hinge: scikit-learn's ``LinearSVC`` penalises the intercept and
-        its ``C`` is twice FGM's for this loss, so it fitted another problem.
+        FGM's master solve (``methods.fgm._solve_master``).
     intercept : float, default=0.0
         FGM's intercept: with no feature selected it is the refit's optimum
         already (the intercept-only model, whatever ``C``).
@@ -63,12 +65,8 @@ def refit_l2(X, y, sel, kind, pool, settings, sample_weight=None, solve_master=N
     coef : ndarray of shape (n_features,)
     intercept : float
     converged : bool
-        False when the squared hinge's master stopped at its iteration cap
-        (it warned).
+        False when the master stopped at its iteration cap (it warned).
     """
-    from sklearn.linear_model import LogisticRegression, Ridge
-
-    C, fit_intercept = settings.C, settings.fit_intercept
     coef = np.zeros(X.shape[1])
     if sel.size == 0:  # (it returned 0: a constant classifier of the wrong class)
         return coef, float(intercept) if settings.fit_intercept else 0.0, True
@@ -76,36 +74,19 @@ def refit_l2(X, y, sel, kind, pool, settings, sample_weight=None, solve_master=N
     Xs = pool.raw_columns(sel, X)
     Xs = Xs @ sp.diags(scale) if sp.issparse(Xs) else Xs * scale
     Xs = active_block([Xs]) if sp.issparse(Xs) else Xs
-    if kind == "squared_hinge":
-        w, b, converged = _squared_hinge(Xs, y, settings, sample_weight, solve_master)
-        coef[sel] = w * scale
-        return coef, b, converged
-    # (far-offset columns shifted as in the master: with a Unix-time column
-    # the refit fell to chance; dense-enough sparse blocks too)
-    shift = offset_shift(Xs) if fit_intercept else None
-    if shift is not None:
-        Xs -= shift
-    if kind == "square":  # sum (y - m)^2 + ||w||^2 / C: FGM's objective times 2 / C
-        model = Ridge(alpha=1.0 / C, fit_intercept=fit_intercept)
-    else:
-        # Newton-Cholesky: a few Newton steps on the small selected block.
-        model = LogisticRegression(C=C, fit_intercept=fit_intercept,
-                                   solver="newton-cholesky", max_iter=100)
-    model.fit(Xs, y, sample_weight=sample_weight)
-    coef[sel] = np.ravel(model.coef_) * scale
-    b = float(np.ravel(model.intercept_)[0]) if fit_intercept else 0.0
-    return coef, b - (0.0 if shift is None else float(shift @ np.ravel(model.coef_))), True
+    w, b, converged = _one_constraint(Xs, y, get_loss(kind), settings, sample_weight,
+                                      solve_master)
+    coef[sel] = w * scale
+    return coef, b, converged
 
 
-def _squared_hinge(A, y, settings, sample_weight, solve_master):
-    """FGM's l2 squared-hinge problem on ``A``, by FGM's master with one constraint.
+def _one_constraint(A, y, loss, settings, sample_weight, solve_master):
+    """FGM's l2 problem on ``A``, by FGM's master with one constraint.
 
-    With a single group the squared group-l1 penalty is :math:`\\tfrac12\\|w\\|^2`,
-    so the master solves exactly the refit's problem (the master also shifts
-    far-offset columns itself).
+    (The master also shifts far-offset columns itself.)
     """
     n, p = A.shape
-    loss = weighted(SquaredHinge(), sample_weight)
+    loss = weighted(loss, sample_weight)
     # SimpleMKL's weights have nothing to choose between with one group
     solver = "auto" if settings.solver == "simplemkl" else settings.solver
     kind = choose_master(n, p, 1, loss, solver).name
