@@ -107,6 +107,10 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             if self.groups is not None or self.tree:
                 raise ValueError("groups/tree apply to the default feature pool; "
                                  "they cannot be combined with family=.")
+            if self.chunk_size is not None:  # (it was ignored without a word)
+                raise ValueError("chunk_size bounds the default feature pool's scoring; "
+                                 "with family= the family scores its own columns (set "
+                                 "the family's chunk_size where it has one).")
             return clone(self.family)
         if self.tree and self.groups is None:
             # (it was ignored: every feature its own group, nothing nests)
@@ -405,7 +409,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         ``master_tol`` in 0.2.
     inner_max_iter : int, optional
         Iteration cap of one master (inner) solve (default: 50 Newton or 5000
-        APG iterations).  Renamed from ``master_max_iter`` in 0.2.
+        APG iterations), the de-biasing refit's too.  Renamed from
+        ``master_max_iter`` in 0.2.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified; by their largest absolute value, a
@@ -438,12 +443,18 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         ``groups`` are tree-structured (any two groups disjoint or nested,
         listed in any order): pricing prunes sub-trees (Proposition 2).
     chunk_size : int, optional
-        Score at most this many columns at once (bounded memory).
+        Score at most this many columns at once (bounded memory).  Not with
+        ``family=``, whose own parameters bound its scoring.
     refit : bool, default=False
-        De-bias: retrain an l2-regularised model on the selected features.
+        De-bias: retrain an l2-regularised model on the selected features:
+        FGM's problem with all of them in one constraint,
+        :math:`\tfrac12\|w\|^2 + C\sum_i \ell(m_i, y_i)` with FGM's loss and
+        an unpenalised intercept (for the squared hinge, LIBLINEAR's L2-loss
+        SVM at ``refit_C / 2``, as for ``C``).
     refit_C : float or None, default=20.0
-        ``C`` of the de-biasing refit: the paper's 20 (sec. 6.2.2, "a standard
-        SVM ... with relatively large C"); ``None`` reuses FGM's ``C``.
+        ``C`` of the de-biasing refit, on FGM's scale: the paper's 20 (sec.
+        6.2.2, "a standard SVM ... with relatively large C"); ``None`` reuses
+        FGM's ``C``.
     family : family object, optional
         Another pool of candidate columns, e.g.
         :class:`~kernlearn.families.PolynomialPool` (degree-2 monomials never
@@ -514,7 +525,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         ``lower_bound`` and ``gap`` of Theorem 2, ``violation`` (the largest
         pricing score), ``n_active`` (active features), ``master_iter``
         (iterations of that master solve, Newton's or APG's),
-        ``newton_master`` (1 for Newton, 0 for APG), ``master_reason``
+        ``newton_master`` (1 for Newton, 0 for APG, or for SimpleMKL with
+        ``solver="simplemkl"``), ``master_reason``
         (why: an index into :data:`kernlearn.solvers.MASTER_REASONS`),
         ``time`` and ``peak_rss_mb`` (peak resident memory of this process);
         ``final_lower_bound``, one entry, is the bound at the last pricing.
@@ -758,10 +770,11 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     chunk_size : int, optional
         Bounded-memory scoring.
     refit : bool, default=False
-        Ridge refit on the selected features.
+        Ridge refit on the selected features (FGM's square loss with all of
+        them in one constraint).
     refit_C : float or None, default=None
         ``C`` of the refit (ridge ``alpha = 1 / refit_C``); ``None`` reuses
-        FGM's ``C``.
+        FGM's ``C`` (with ``C="auto"`` the chosen ``C_``).
     family : family object, optional
         Another pool of candidate columns (see :class:`FGMClassifier`).
     memory_budget : int or str, optional

@@ -40,7 +40,7 @@ budget's worth of new features is not violated.
 """
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
@@ -62,6 +62,7 @@ from ..penalties import SquaredGroupL1
 from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
+from ._fgm_refit import refit_l2
 from ._fgm_rows import (active_block, block_moments, block_stored, centre_by_newton,
                         offset_shift, shift_columns)
 
@@ -471,10 +472,13 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
         intercepts = [float(p.intercept[0]) for p in paths]
     if refit:
         sels = [paths[0].selected] * len(tasks) if len(paths) == 1 else [p.selected for p in paths]
-        coefs, intercepts = map(list, zip(*[
-            _refit_l2(X, t, s, refit_loss, pool,
-                      settings.C if refit_C is None else refit_C, settings.fit_intercept,
-                      sample_weight) for t, s in zip(tasks, sels)]))
+        rs = settings if refit_C is None else replace(settings, C=float(refit_C))
+        coefs, intercepts, done = map(list, zip(*[
+            refit_l2(X, t, s, refit_loss, pool, rs, sample_weight, _solve_master, b)
+            for t, s, b in zip(tasks, sels, intercepts)]))
+        res = _assemble(X, pool, paths, coefs, intercepts)
+        # (a refit that warned of its iteration cap is a model short of its optimum)
+        return res if all(done) else replace(res, converged=False)
     return _assemble(X, pool, paths, coefs, intercepts)
 
 
@@ -528,42 +532,6 @@ def _assemble(X, pool, paths, coefs, intercepts):
     return FGMResult(d=d, groups=[p.groups for p in paths],
                      n_iter=np.array([p.n_iter for p in paths]),
                      history=[p.history for p in paths], **common)
-
-
-def _refit_l2(X, y, sel, kind, pool, C, fit_intercept, sample_weight=None):
-    r"""De-bias (paper 002, sec. 6.2.2): l2 model on the selected features only.
-
-    Fitted on the columns FGM saw (scaled by the pool's :math:`\lambda_j`),
-    so that ``C`` keeps its meaning, and mapped back to the original features.
-    """
-    from sklearn.linear_model import LogisticRegression, Ridge
-    from sklearn.svm import LinearSVC
-
-    coef = np.zeros(X.shape[1])
-    if sel.size == 0:
-        return coef, 0.0
-    scale = pool.scale_[sel]
-    Xs = pool.raw_columns(sel, X)
-    Xs = Xs @ sp.diags(scale) if sp.issparse(Xs) else Xs * scale
-    # (far-offset columns shifted as in the master: with a Unix-time column LinearSVC,
-    # which penalises the intercept, fell to chance; dense-enough sparse blocks too)
-    Xs = active_block([Xs]) if sp.issparse(Xs) else Xs
-    shift = offset_shift(Xs) if fit_intercept else None
-    if shift is not None:
-        Xs -= shift
-    if kind == "square":
-        model = Ridge(alpha=1.0 / C, fit_intercept=fit_intercept)
-    elif kind == "logistic":
-        # Newton-Cholesky: a few Newton steps on the small selected block.
-        model = LogisticRegression(C=C, fit_intercept=fit_intercept,
-                                   solver="newton-cholesky", max_iter=100)
-    else:
-        model = LinearSVC(C=C, loss="squared_hinge", fit_intercept=fit_intercept,
-                          max_iter=5000)
-    model.fit(Xs, y, sample_weight=sample_weight)
-    coef[sel] = np.ravel(model.coef_) * scale
-    b = float(np.ravel(model.intercept_)[0]) if fit_intercept else 0.0
-    return coef, b - (0.0 if shift is None else float(shift @ np.ravel(model.coef_)))
 
 
 def fgm_decision(X, coef, intercept, pool=None, selected=None):
