@@ -127,7 +127,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         0.05; 1e-3 (7-50x SVC()'s fit time) closes 2 of the 12 remaining misses
         and opens others.)
     online_only : bool, default=False
-        Return the stage-1 (online) solution only.
+        Return the stage-1 (online) solution only (refused with
+        ``pegasos=True`` or ``max_iter_online=0``, which run no stage-1
+        epoch: the model would be all zeros).
     pegasos : bool, default=False
         Pegasos-MKL (paper 001, sec. 5.3): no stage 1, :math:`R = \infty`,
         step :math:`q/(\lambda t)`; the baseline OBSCURE is compared with.

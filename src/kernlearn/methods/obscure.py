@@ -80,6 +80,7 @@ from ._obscure_dual import (
     _RecentUpdates,
     dual_bound,
 )
+from ._obscure_options import check_settings
 from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
     _block_loop_jit,
     _block_numpy,
@@ -466,11 +467,7 @@ class OnlineBatch(BaseSolver):
     def _solve(self, problem, warm):
         kernels, y, loss = problem.kernels, problem.y, problem.loss
         sample_weight, n_classes = problem.sample_weight, problem.n_classes
-        if not problem.lam > 0:
-            raise ValueError(f"lam (the penalty's alpha) must be positive, got "
-                             f"{problem.lam!r}.")
-        if not self.eta > 0:
-            raise ValueError(f"eta must be positive, got {self.eta!r}.")
+        check_settings(self, problem.lam, warm)
         q = problem.q
         multiclass = isinstance(loss, MulticlassHinge) or (
             getattr(loss, "n_outputs", None) == "n_classes"
