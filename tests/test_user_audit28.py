@@ -37,3 +37,46 @@ def test_online_only_without_a_stage_one_epoch_is_refused(kw):
         warnings.simplefilter("ignore")
         alone = PNormMKLClassifier(random_state=0, **kw).fit(X, y)
     assert alone.score(X, y) > 0.9
+
+
+# ------------------------------------------------------- SLKL: nu given as a path
+def _sinc(n=300):
+    from kernlearn.datasets import make_sinc
+
+    X, y, _, _ = make_sinc(n, 10, random_state=0)
+    return X, y
+
+
+def test_low_rank_nu_path_in_any_order_is_chosen_by_the_documented_rule():
+    # the rule (stop after rises, keep the largest nu within a quarter of a
+    # standard error of the smallest error) reads the path from the largest
+    # value down; [1e-3, 0.01, 0.1, 1.0] kept 1e-3 (it stopped before 1.0 and
+    # looked for the "sparsest" value among the smallest ones) where the same
+    # values from the largest down keep 0.01
+    from kernlearn import LowRankKernelRegressor
+
+    X, y = _sinc()
+    fits = [LowRankKernelRegressor(nu=nu, n_columns=60, random_state=0).fit(X, y)
+            for nu in ([1.0, 0.1, 0.01, 1e-3], [1e-3, 0.01, 0.1, 1.0],
+                       (0.1, 1.0, 1e-3, 0.01))]
+    for f in fits:
+        assert f.history_["nu"][-1] == 0.01
+        np.testing.assert_array_equal(f.nu_path_["nu"], [1.0, 0.1, 0.01, 1e-3])
+        np.testing.assert_array_equal(f.predict(X), fits[0].predict(X))
+
+
+@pytest.mark.parametrize("nu, entry", [
+    ([1.0, 0.1, -1.0], "-1.0"), ([1.0, 0.0], "0.0"), ([1.0, float("nan")], "nan"),
+    (["auto"], "'auto'"), ([[1.0, 0.1]], r"\[1.0, 0.1\]"), ([], None),
+])
+def test_low_rank_nu_path_with_a_bad_entry_is_refused_naming_it(nu, entry):
+    # a negative entry failed only after the values before it were solved,
+    # named multiplied by the targets' mean square ("got -0.99..." for -1.0);
+    # "auto" inside a list gave "can't multiply sequence by non-int of type
+    # 'float'", an empty list "'NoneType' object is not subscriptable"
+    from kernlearn import LowRankKernelClassifier
+
+    X, y = _sinc(80)
+    match = "empty sequence" if entry is None else f"{entry} in nu=.* not a positive"
+    with pytest.raises(ValueError, match=match):
+        LowRankKernelClassifier(nu=nu, random_state=0).fit(X, y > 0)

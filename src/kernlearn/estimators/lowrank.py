@@ -255,8 +255,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         so far (after the best has fallen below the mean's error) and keeps
         the largest value whose error is within a quarter of a standard error
         of the smallest (the error is noisy, and optimistic at small values,
-        on a few hundred rows); a sequence of decreasing values is tried the
-        same way instead.  With ``sample_weight``, a path (``"auto"`` or a
+        on a few hundred rows); a sequence of values is tried the same way
+        instead, from the largest down (in any order; each entry a positive
+        number).  With ``sample_weight``, a path (``"auto"`` or a
         sequence) is tried at the weights' scale (as if they had mean 1): a
         common factor of the weights does not change the model.
     precompute : bool, default=True
@@ -501,7 +502,8 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         0.01, 1e-3, 1e-4 and 1e-5 (the codes' squared error would favour the
         near-mean fit at 1.0, which classifies worse), keeping the smallest
         error and stopping at the first rise after it has fallen below the
-        mean's; a sequence is the path to choose from.
+        mean's; a sequence is the path to choose from (tried from the largest
+        down, in any order).
     precompute : bool, default=True
         Precompute the ``M`` columns.
     fit_intercept : bool, default=True

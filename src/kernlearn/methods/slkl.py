@@ -45,6 +45,7 @@ from ..solvers._base import (
 from ..widths import pairwise_spread_ratio
 from ._result import MethodResult
 from ._slkl_state import SLKLBreakdown, SLKLState, extract_fit, slkl_objective
+from ._slkl_nu import nu_values
 
 __all__ = ["ColumnsOnDemand", "CoordinateNewton", "CoordinateNewtonState", "SLKLProblem",
            "SLKLResult", "SLKLState", "classifier_columns", "fit_slkl", "slkl_decision",
@@ -527,8 +528,8 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         :math:`\nu` relative to the mean square of the centred targets, or
         ``"auto"``: a value of :data:`NU_GRID` chosen by leave-one-out error
         along a warm-started path (per output with ``per_output``; the rule
-        is ``path_rule``); a sequence of decreasing values is that path
-        instead (the classifier's is :data:`CODES_NU_GRID`).
+        is ``path_rule``); a sequence of values is that path instead, tried
+        from the largest down (the classifier's is :data:`CODES_NU_GRID`).
     precompute : bool, default=True
         Keep all ``M`` columns (Gram mode) or compute them on demand.
     fit_intercept : bool, default=True
@@ -583,7 +584,7 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
     result : SLKLResult
         The fitted model on the scale of ``X`` and ``Y``.
     """
-    sw = sample_weight
+    nu, sw = nu_values(nu), sample_weight  # (checked; a path sorted largest first)
     if sw is not None and (isinstance(nu, str) or np.size(nu) > 1):
         # weights times c solve the problem of nu times c^2 (the weighted
         # squared error sets the kernel's scale): a path is tried at the
@@ -779,7 +780,6 @@ class _WidthColumns:
         return self._families[j % K].column(j // K)
 
 
-# placeholder for "gamma='scale', to be computed from X"
 #: Relative ``nu`` values tried by ``nu="auto"``, from the sparsest model down.
 #: On the breadth suite the leave-one-out error was still falling at 1e-4 on
 #: the largest and smoothest sets (protein, airfoil, yacht, eeg-eye-state,
