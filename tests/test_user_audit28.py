@@ -80,3 +80,31 @@ def test_low_rank_nu_path_with_a_bad_entry_is_refused_naming_it(nu, entry):
     match = "empty sequence" if entry is None else f"{entry} in nu=.* not a positive"
     with pytest.raises(ValueError, match=match):
         LowRankKernelClassifier(nu=nu, random_state=0).fit(X, y > 0)
+
+
+# ------------------------------------------ SLKL: a kernel parameter given twice
+@pytest.mark.parametrize("kw, name", [
+    ({"gamma": 0.5, "kernel_params": {"gamma": 0.01}}, "gamma"),
+    ({"kernel": "poly", "degree": 3, "kernel_params": {"degree": 2}}, "degree"),
+    ({"kernel": "partial", "gamma": 0.5}, "gamma"),
+], ids=["gamma-kernel_params", "degree-kernel_params", "gamma-partial"])
+def test_low_rank_kernel_parameter_given_twice_is_refused(kw, name):
+    # gamma=0.5 with kernel_params={"gamma": 0.01} fitted at 0.01 and
+    # dropped the argument without a word (kernel_params_ {"gamma": 0.01});
+    # so did degree=3 against kernel_params' 2 and gamma=0.5 against the
+    # 0.03 a functools.partial kernel binds
+    import functools
+
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from kernlearn import LowRankKernelClassifier
+
+    if kw.get("kernel") == "partial":
+        kw = dict(kw, kernel=functools.partial(rbf_kernel, gamma=0.03))
+    X, y = _sinc(60)
+    with pytest.raises(ValueError, match=f"{name}=.* both set the kernel's {name}"):
+        LowRankKernelClassifier(random_state=0, **kw).fit(X, y > 0)
+    # the same value twice, or the default argument, is no conflict
+    same = dict(kw, **{name: (kw.get("kernel_params") or {}).get(name, 0.03)})
+    a = LowRankKernelClassifier(random_state=0, **same).fit(X, y > 0)
+    assert a.kernel_params_[name] == same[name]

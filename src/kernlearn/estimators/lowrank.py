@@ -235,7 +235,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     degree, coef0 : float, optional
         Parameters of the ``poly`` kernel (kernel defaults when ``None``).
     kernel_params : dict, optional
-        Further kernel keyword arguments.
+        Further kernel keyword arguments.  A ``gamma``, ``degree`` or
+        ``coef0`` given here and, with another value, as the argument of that
+        name (or bound by a ``functools.partial`` kernel) is refused.
     n_columns : int, optional
         ``M``, the number of columns sampled at random among the training points
         (a larger value is clamped to ``n_samples`` with a warning, as
@@ -300,7 +302,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         ``kernlearn.methods.slkl.AUTO_GAMMA_FACTORS``), and ``(1.0,)``, the
         paper's single kernel, when a width is given: ``gamma``,
         ``kernel_params["gamma"]``, or one a ``functools.partial`` kernel binds
-        (kept as it is: ``gamma`` never replaces it).  With heavy-tailed
+        (kept as it is: the default ``gamma`` never replaces it, another
+        value given as ``gamma`` is refused).  With heavy-tailed
         inputs (``rbf``: the mean squared distance between training rows
         over 3 times the median) ``"auto"`` also deals columns to a
         narrower kernel, ``gamma * sqrt(mean / median)``: the variance that
@@ -488,7 +491,9 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     degree, coef0 : float, optional
         Kernel parameters.
     kernel_params : dict, optional
-        Further kernel keyword arguments.
+        Further kernel keyword arguments.  A ``gamma``, ``degree`` or
+        ``coef0`` given here and, with another value, as the argument of that
+        name (or bound by a ``functools.partial`` kernel) is refused.
     n_columns : int, optional
         ``M``; default ``min(n_samples, 128)`` up to 640 rows, then one column
         per five rows up to 192 (from 960 rows): with the default
