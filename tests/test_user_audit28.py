@@ -108,3 +108,16 @@ def test_low_rank_kernel_parameter_given_twice_is_refused(kw, name):
     same = dict(kw, **{name: (kw.get("kernel_params") or {}).get(name, 0.03)})
     a = LowRankKernelClassifier(random_state=0, **same).fit(X, y > 0)
     assert a.kernel_params_[name] == same[name]
+
+
+@pytest.mark.parametrize("factors, entry", [
+    (("a",), "'a'"), ([[1.0, 0.1]], r"\[1.0, 0.1\]"), ((True, 0.1), "True"),
+])
+def test_low_rank_gamma_factors_with_a_bad_entry_is_refused_naming_it(factors, entry):
+    # a string entry failed with "could not convert string to float: 'a'", a
+    # nested list with a TypeError from float(); (True,) was fitted as (1.0,)
+    from kernlearn import LowRankKernelRegressor
+
+    X, y = _sinc(60)
+    with pytest.raises(ValueError, match=f"{entry} in gamma_factors=.* not a positive"):
+        LowRankKernelRegressor(gamma_factors=factors, random_state=0).fit(X, y)

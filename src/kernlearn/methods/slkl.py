@@ -45,7 +45,7 @@ from ..solvers._base import (
 from ..widths import pairwise_spread_ratio
 from ._result import MethodResult
 from ._slkl_state import SLKLBreakdown, SLKLState, extract_fit, slkl_objective
-from ._slkl_nu import nu_values
+from ._slkl_options import nu_values, positive_numbers
 
 __all__ = ["ColumnsOnDemand", "CoordinateNewton", "CoordinateNewtonState", "SLKLProblem",
            "SLKLResult", "SLKLState", "classifier_columns", "fit_slkl", "slkl_decision",
@@ -735,10 +735,8 @@ def _gamma_factors(gamma_factors, gamma, params, kernel="rbf", X=None, rows=None
             if ratio > HEAVY_SPREAD_RATIO:
                 return AUTO_GAMMA_FACTORS + (float(np.sqrt(ratio)),)
         return AUTO_GAMMA_FACTORS
-    factors = tuple(float(f) for f in gamma_factors)
-    if not factors or not all(np.isfinite(f) and f > 0 for f in factors):
-        raise ValueError(f"gamma_factors must be positive numbers, got {gamma_factors!r}.")
-    return factors
+    return tuple(positive_numbers("gamma_factors", gamma_factors,
+                                  "'auto' or a sequence of positive numbers"))
 
 
 class _WidthColumns:
