@@ -121,3 +121,14 @@ def test_low_rank_gamma_factors_with_a_bad_entry_is_refused_naming_it(factors, e
     X, y = _sinc(60)
     with pytest.raises(ValueError, match=f"{entry} in gamma_factors=.* not a positive"):
         LowRankKernelRegressor(gamma_factors=factors, random_state=0).fit(X, y)
+
+
+def test_an_empty_kernel_list_with_an_intercept_is_refused():
+    # kernels=[] is refused ("at least one kernel"), but with
+    # fit_intercept=True the appended constant kernel made the list non-empty
+    # and the fit returned the bias-only model (training accuracy 0.33 on
+    # iris: every prediction one class) without a word
+    X, y = load_iris(return_X_y=True)
+    for fit_intercept in (False, True):
+        with pytest.raises(ValueError, match="at least one kernel"):
+            PNormMKLClassifier(kernels=[], fit_intercept=fit_intercept).fit(X, y)

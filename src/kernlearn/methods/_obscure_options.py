@@ -1,4 +1,4 @@
-"""OBSCURE's settings checked together before a solve.
+"""OBSCURE's settings checked together before a fit: the solver's and the kernel list's.
 
 Private to :mod:`kernlearn.methods.obscure` (kept apart: that module is at
 its size limit).
@@ -38,3 +38,32 @@ def check_settings(solver, lam, warm=None):
                 f"online_only=True returns the stage-1 (online) solution, but {why}: "
                 "the model would be all zeros. Set online_only=False, or "
                 "max_iter_online >= 1 without pegasos.")
+
+
+def with_intercept(specs, fit_intercept):
+    """The kernel specs with the constant kernel appended for ``fit_intercept``.
+
+    Parameters
+    ----------
+    specs : list
+        The user's kernel specs (or the default list).
+    fit_intercept : bool
+        Append ``"constant"``, the bias through the kernel (paper 001,
+        footnote 2).
+
+    Returns
+    -------
+    specs : list
+
+    Raises
+    ------
+    ValueError
+        For an empty list: with the constant kernel appended it was not
+        empty any more, and the fit returned a bias-only model (every
+        prediction one class) without a word.
+    """
+    if not specs:
+        raise ValueError("kernels must contain at least one kernel" + (
+            " (fit_intercept=True adds the constant kernel to them; it is not one of "
+            "them)." if fit_intercept else "."))
+    return list(specs) + (["constant"] if fit_intercept else [])

@@ -80,7 +80,7 @@ from ._obscure_dual import (
     _RecentUpdates,
     dual_bound,
 )
-from ._obscure_options import check_settings
+from ._obscure_options import check_settings, with_intercept
 from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
     _block_loop_jit,
     _block_numpy,
@@ -840,9 +840,8 @@ def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
         klist = PrecomputedKernelList(X, cache_size=cache_size).fit()
         refuse_repeated_grams(klist.gram_)
         return klist
-    specs = default_kernels(X, sample_weight) if kernels is None else list(kernels)
-    if fit_intercept:
-        specs.append("constant")  # the bias through the kernel
+    specs = with_intercept(default_kernels(X, sample_weight) if kernels is None
+                           else list(kernels), fit_intercept)  # (the bias through the kernel)
     # rows on demand: only the support vectors' rows are ever computed (the
     # solver caches them, up to cache_size)
     klist = KernelList(specs, normalize=normalize, cache_size=cache_size,
