@@ -132,3 +132,23 @@ def test_an_empty_kernel_list_with_an_intercept_is_refused():
     for fit_intercept in (False, True):
         with pytest.raises(ValueError, match="at least one kernel"):
             PNormMKLClassifier(kernels=[], fit_intercept=fit_intercept).fit(X, y)
+
+
+def test_low_rank_width_named_in_kernel_params_is_computed():
+    # kernel_params={"gamma": "scale"} reached the kernel as the string:
+    # "can't multiply sequence by non-int of type 'float'" (the Nystroem
+    # family and OBSCURE's kernel specs take the names)
+    from kernlearn import LowRankKernelClassifier
+    from kernlearn.widths import mean_pairwise_sq_distance
+
+    X, y = _sinc(60)
+    X = np.column_stack([X, np.cos(3 * X[:, 0])])
+    named = LowRankKernelClassifier(kernel_params={"gamma": "scale"}, random_state=0)
+    named.fit(X, y > 0)
+    ref = LowRankKernelClassifier(random_state=0).fit(X, y > 0)
+    assert named.kernel_params_ == ref.kernel_params_
+    np.testing.assert_array_equal(named.decision_function(X), ref.decision_function(X))
+    mean = LowRankKernelClassifier(kernel_params={"gamma": "mean"}, random_state=0)
+    Xs = (X - X.mean(0)) / X.std(0)
+    assert mean.fit(X, y > 0).kernel_params_["gamma"] == pytest.approx(
+        1.0 / mean_pairwise_sq_distance(Xs))

@@ -235,9 +235,11 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     degree, coef0 : float, optional
         Parameters of the ``poly`` kernel (kernel defaults when ``None``).
     kernel_params : dict, optional
-        Further kernel keyword arguments.  A ``gamma``, ``degree`` or
-        ``coef0`` given here and, with another value, as the argument of that
-        name (or bound by a ``functools.partial`` kernel) is refused.
+        Further kernel keyword arguments (a ``gamma`` of ``"scale"`` or
+        ``"mean"`` is computed on the training inputs the kernel sees).  A
+        ``gamma``, ``degree`` or ``coef0`` given here and, with another value,
+        as the argument of that name (or bound by a ``functools.partial``
+        kernel) is refused.
     n_columns : int, optional
         ``M``, the number of columns sampled at random among the training points
         (a larger value is clamped to ``n_samples`` with a warning, as
@@ -491,9 +493,11 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     degree, coef0 : float, optional
         Kernel parameters.
     kernel_params : dict, optional
-        Further kernel keyword arguments.  A ``gamma``, ``degree`` or
-        ``coef0`` given here and, with another value, as the argument of that
-        name (or bound by a ``functools.partial`` kernel) is refused.
+        Further kernel keyword arguments (a ``gamma`` of ``"scale"`` or
+        ``"mean"`` is computed on the training inputs the kernel sees).  A
+        ``gamma``, ``degree`` or ``coef0`` given here and, with another value,
+        as the argument of that name (or bound by a ``functools.partial``
+        kernel) is refused.
     n_columns : int, optional
         ``M``; default ``min(n_samples, 128)`` up to 640 rows, then one column
         per five rows up to 192 (from 960 rows): with the default

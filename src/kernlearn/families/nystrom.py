@@ -91,7 +91,8 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     :func:`kernlearn.kernels.resolve_gamma` on the training inputs ``X``
     (scikit-learn's ``"scale"``, weighted by ``sample_weight``), and only
     when the kernel takes a ``gamma``.  A value ``kernel_params`` holds, or
-    a ``functools.partial`` kernel binds, is the user's own and kept.
+    a ``functools.partial`` kernel binds, is the user's own and kept (a
+    ``gamma`` named there, ``"scale"`` or ``"mean"``, is resolved alike).
 
     Parameters
     ----------
@@ -146,6 +147,11 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
                      else resolve_gamma("scale", X, kernel, sample_weight=sample_weight))
         if value is not None:
             params[name] = value
+    if "gamma" in accepted and isinstance(params.get("gamma"), str):
+        # kernel_params={"gamma": "scale"} reached the kernel as the string
+        # ("can't multiply sequence by non-int of type 'float'")
+        params["gamma"] = resolve_gamma(params["gamma"], X, kernel, sample_weight=sample_weight,
+                                        name="kernel_params['gamma']")
     return params
 
 
