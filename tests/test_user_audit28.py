@@ -152,3 +152,20 @@ def test_low_rank_width_named_in_kernel_params_is_computed():
     Xs = (X - X.mean(0)) / X.std(0)
     assert mean.fit(X, y > 0).kernel_params_["gamma"] == pytest.approx(
         1.0 / mean_pairwise_sq_distance(Xs))
+
+
+def test_low_rank_capped_nu_path_warning_names_the_kept_value_of_the_path():
+    # the warning named the absolute nu_ (nu times the codes' mean square):
+    # "up to the kept nu=8.78e-05" for the path value 1e-4 that history_
+    # and the progress line call the kept one
+    from sklearn.exceptions import ConvergenceWarning
+
+    from kernlearn import LowRankKernelClassifier
+
+    X, y = _sinc(80)
+    with pytest.warns(ConvergenceWarning, match="nu path") as record:
+        clf = LowRankKernelClassifier(nu=[0.1, 0.01, 1e-3], max_iter=1, random_state=0)
+        clf.fit(X, y > 0.2)
+    kept = clf.history_["nu"][-1]
+    assert clf.nu_ != pytest.approx(kept)
+    assert any(f"kept nu={kept:.3g};" in str(w.message) for w in record)

@@ -909,7 +909,7 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
         warnings.warn(
             f"SLKL stopped after max_iter={solver_kw['max_iter']} sweeps without meeting "
             f"tol={solver_kw['tol']} at {short} of the {len(done)} values of the nu path "
-            f"up to the kept nu={best['nu']:.3g}; increase max_iter.",
+            f"up to the kept nu={grid[best['step']]:.3g}; increase max_iter.",
             ConvergenceWarning, stacklevel=3)
     return best
 
