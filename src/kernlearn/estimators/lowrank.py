@@ -479,10 +479,11 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     :math:`O(m_0^2 + m_0 T)` for all ``T`` classes together, where separate
     problems pay :math:`O(m_0^2)` per class: 100 classes cost a few times one
     class, not a hundred.  ``multiclass="ovr"`` gives every output its own
-    :math:`\mu_t`, :math:`\nu_t` and centres (output ``t`` is then exactly
-    the regressor fitted on class ``t``'s codes, same sampled columns and
-    coordinate sequence).  The predicted class is the sign / the largest
-    output.
+    :math:`\mu_t`, :math:`\nu_t` and centres (at a fixed ``nu`` and the
+    same ``n_columns``, output ``t`` is then exactly the regressor fitted on
+    class ``t``'s codes, same sampled columns and coordinate sequence; a
+    ``nu`` path is chosen by the classifier's rule, see ``nu``).  The
+    predicted class is the sign / the largest output.
 
     Parameters
     ----------
