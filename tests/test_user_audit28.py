@@ -8,7 +8,15 @@ default fits never touch, and through their combinations.  Most of it held:
 stage 1, ``max_iter_online`` stops after an epoch without updates,
 ``class_weight`` equals the same ``sample_weight`` in every multiclass mode,
 ``precompute=False`` gives the ``precompute=True`` model, probabilities sum
-to one and agree with ``predict``, and capped fits warn.  Each test here
+to one and agree with ``predict``, zero weights are never visited in any
+OBSCURE mode, and capped fits warn.  What did not: settings that leave
+nothing to fit (``online_only`` with no stage-1 epoch, an empty kernel list
+with ``fit_intercept``) returned a constant model without a word; SLKL read
+a ``nu`` path in the order given although its rule assumes the largest
+value first, checked the path's entries (and ``gamma_factors``') only once
+it reached them, dropped an argument given again in ``kernel_params``,
+passed a width named there (``"scale"``) to the kernel as a string, and its
+capped path's warning named a ``nu`` not on the path.  Each test here
 failed before its fix.
 """
 
