@@ -16,7 +16,8 @@ a ``nu`` path in the order given although its rule assumes the largest
 value first, checked the path's entries (and ``gamma_factors``') only once
 it reached them, dropped an argument given again in ``kernel_params``,
 passed a width named there (``"scale"``) to the kernel as a string, and its
-capped path's warning named a ``nu`` not on the path.  Each test here
+capped path's warning named a ``nu`` not on the path; OBSCURE's raw-unit
+widths missed scikit-learn's ``rbf_kernel`` and partials.  Each test here
 failed before its fix.
 """
 
@@ -177,3 +178,34 @@ def test_low_rank_capped_nu_path_warning_names_the_kept_value_of_the_path():
     kept = clf.history_["nu"][-1]
     assert clf.nu_ != pytest.approx(kept)
     assert any(f"kept nu={kept:.3g};" in str(w.message) for w in record)
+
+
+# ------------------------------------------ OBSCURE: raw-unit widths of callables
+def test_rbf_widths_in_raw_units_of_scikit_learns_rbf_kernel_and_partials():
+    # rbf_gamma_raw_ is documented per RBF kernel; scikit-learn's rbf_kernel
+    # (the pairwise function a user brings) and a functools.partial of it
+    # or of the library's own gave None, as for a linear kernel
+    import functools
+
+    from sklearn.metrics import pairwise
+
+    from kernlearn.kernels import rbf_kernel
+
+    X, y = load_iris(return_X_y=True)
+
+    def raw(kernel):
+        clf = PNormMKLClassifier(kernels=[kernel, "linear"], max_iter=3, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return clf.fit(X, y).rbf_gamma_raw_
+
+    ref = raw(("rbf", {"gamma": 0.3}))
+    for kernel in [(pairwise.rbf_kernel, {"gamma": 0.3}),
+                   functools.partial(pairwise.rbf_kernel, gamma=0.3),
+                   functools.partial(rbf_kernel, gamma=0.3)]:
+        got = raw(kernel)
+        np.testing.assert_allclose(got[0], ref[0], rtol=1e-12)
+        assert got[1] is None
+    # scikit-learn's default width is 1 / n_features of the kernel's view
+    np.testing.assert_allclose(raw((pairwise.rbf_kernel, {}, [0, 1]))[0],
+                               raw(("rbf", {"gamma": 0.5}, [0, 1]))[0], rtol=1e-12)

@@ -219,7 +219,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         act on the standardised columns (``None`` for precomputed kernels).
     rbf_gamma_raw_ : list or None
         The RBF widths in the user's units: per kernel, ``None`` unless it is
-        an RBF kernel, else the per-column widths :math:`\gamma_d =
+        an RBF kernel (``"rbf"``, or :func:`kernlearn.kernels.rbf_kernel` or
+        scikit-learn's ``rbf_kernel``, also in a ``functools.partial``), else
+        the per-column widths :math:`\gamma_d =
         \gamma/\sigma_d^2` (``x_scale_`` :math:`=\sigma`) of the same kernel
         on raw columns, :math:`\exp(-\sum_d\gamma_d(x_d - x'_d)^2)`; zero
         for columns the kernel does not see.  All columns share one width only

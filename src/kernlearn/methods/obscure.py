@@ -51,7 +51,6 @@ returns the best iterate, looked for within epochs too once the gap nears
 :class:`ObscureState`.
 """
 
-import inspect
 import time
 import warnings
 from dataclasses import dataclass
@@ -81,6 +80,7 @@ from ._obscure_dual import (
     dual_bound,
 )
 from ._obscure_options import check_settings, with_intercept
+from ._obscure_widths import raw_rbf_gammas  # noqa: F401  (re-exported)
 from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
     _block_loop_jit,
     _block_numpy,
@@ -910,49 +910,6 @@ def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter
         support=support, dual_coef=total * res.coef[support].T, R=res.state.R,
         n_rows_computed=res.state.rows_computed, kernel_list=klist, n_train=n,
     )
-
-
-def raw_rbf_gammas(klist, x_scale, n_features):
-    r"""RBF widths on the user's (raw) columns, one per column and RBF kernel.
-
-    An RBF kernel of width :math:`\gamma` on standardised columns
-    :math:`(x_d - \mu_d)/\sigma_d` is, on the raw columns, the kernel
-    :math:`\exp(-\sum_d \gamma_d (x_d - x'_d)^2)` with per-column widths
-    :math:`\gamma_d = \gamma/\sigma_d^2` (the centring cancels), zero for the
-    columns the kernel's view does not see.
-
-    Parameters
-    ----------
-    klist : KernelList or PrecomputedKernelList
-        The fitted kernel list.
-    x_scale : ndarray of shape (n_features,) or None
-        Column scales of the standardisation (``None``: identity).
-    n_features : int
-        Number of input columns.
-
-    Returns
-    -------
-    gammas : list of (ndarray of shape (n_features,) or None) or None
-        Per kernel: the raw-unit widths of an RBF kernel, ``None`` for any
-        other kernel; ``None`` for precomputed kernels.
-    """
-    if isinstance(klist, PrecomputedKernelList):
-        return None
-    from ..kernels import rbf_kernel, take_columns
-
-    scale = np.ones(n_features) if x_scale is None else np.asarray(x_scale, float)
-    out = []
-    for j, (kernel, _, cols) in enumerate(klist.specs):
-        if not (kernel == "rbf" or kernel is rbf_kernel):
-            out.append(None)
-            continue
-        seen = take_columns(np.arange(n_features)[None, :], cols, j)[0]
-        # (no width given, kernels=[rbf_kernel]: the function's own default)
-        gamma = klist.params_[j].get(
-            "gamma", inspect.signature(rbf_kernel).parameters["gamma"].default)
-        out.append(np.zeros(n_features))
-        out[-1][seen] = gamma / scale[seen] ** 2
-    return out
 
 
 def decision_values(klist, kernel_weights, dual_coef, support, X):
