@@ -11,7 +11,8 @@ stage 1, ``max_iter_online`` stops after an epoch without updates,
 to one and agree with ``predict``, zero weights are never visited in any
 OBSCURE mode, and capped fits warn.  What did not: settings that leave
 nothing to fit (``online_only`` with no stage-1 epoch, an empty kernel list
-with ``fit_intercept``) returned a constant model without a word; SLKL read
+with ``fit_intercept``) returned a constant model without a word, and a step
+budget that cut ``online_only``'s stage 1 short went unreported; SLKL read
 a ``nu`` path in the order given although its rule assumes the largest
 value first, checked the path's entries (and ``gamma_factors``') only once
 it reached them, dropped an argument given again in ``kernel_params``,
@@ -209,3 +210,16 @@ def test_rbf_widths_in_raw_units_of_scikit_learns_rbf_kernel_and_partials():
     # scikit-learn's default width is 1 / n_features of the kernel's view
     np.testing.assert_allclose(raw((pairwise.rbf_kernel, {}, [0, 1]))[0],
                                raw(("rbf", {"gamma": 0.5}, [0, 1]))[0], rtol=1e-12)
+
+
+def test_online_only_cut_short_by_the_step_budget_says_so():
+    # online_only=True with max_steps=50 visited 50 of iris's 150 rows in
+    # one of its two stage-1 epochs, and stop_reason_ said "online_only" as
+    # for the two full epochs: the budget is documented as a stop reason
+    X, y = load_iris(return_X_y=True)
+    cut = PNormMKLClassifier(online_only=True, max_steps=50, random_state=0).fit(X, y)
+    assert cut.stop_reason_ == "max_steps" and cut.history_["steps"].tolist() == [50]
+    for max_steps in (None, 300):  # both epochs run in full
+        full = PNormMKLClassifier(online_only=True, max_steps=max_steps,
+                                  random_state=0).fit(X, y)
+        assert full.stop_reason_ == "online_only" and full.n_iter_ == 2

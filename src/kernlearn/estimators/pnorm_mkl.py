@@ -190,7 +190,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         Whether stage 2 met ``tol`` (its duality-gap certificate).
     stop_reason_ : str
         Why the fit stopped: the certificate's reason when converged, else
-        ``"max_iter"``, ``"max_steps"`` or ``"online_only"``.
+        ``"max_iter"``, ``"max_steps"`` (also with ``online_only`` when the
+        budget cut stage 1 short) or ``"online_only"``.
     history_ : dict of ndarray
         Per-epoch ``stage``, ``epoch`` (counted within its stage),
         ``objective``, ``loss``, ``train_error``,

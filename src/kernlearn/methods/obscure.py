@@ -679,7 +679,10 @@ class OnlineBatch(BaseSolver):
         R = np.inf if self.pegasos else float(np.sqrt(wn**2 + 2.0 * mloss / lam))
         if resume:
             R = float(warm.R)
-        converged, reason = False, "online_only" if self.online_only else "max_iter"
+        # (online_only: "max_steps" when the budget cut stage 1 short of its epochs)
+        cut = budget[0] <= 0 and steps[0] < int(self.max_iter_online) * len(rows)
+        converged, reason = False, ("max_iter" if not self.online_only else
+                                    "max_steps" if cut else "online_only")
         if not self.online_only:
             best = _BestIterate()
             best_box[0] = best
@@ -903,9 +906,8 @@ def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter
         klist.grams = None
     else:
         klist.restrict(support)  # keep the support vectors only
-    stop = "online_only" if online_only else res.state.stop_reason
     return ObscureResult(
-        n_iter=res.n_iter, converged=res.converged, stop_reason=stop,
+        n_iter=res.n_iter, converged=res.converged, stop_reason=res.state.stop_reason,
         history=res.history.as_dict(), classes=classes, kernel_weights=weights,
         support=support, dual_coef=total * res.coef[support].T, R=res.state.R,
         n_rows_computed=res.state.rows_computed, kernel_list=klist, n_train=n,
