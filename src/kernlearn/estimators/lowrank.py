@@ -238,7 +238,11 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     degree, coef0 : float, optional
         Parameters of the ``poly`` kernel (kernel defaults when ``None``).
     kernel_params : dict, optional
-        Further kernel keyword arguments.
+        Further kernel keyword arguments (a ``gamma`` of ``"scale"`` or
+        ``"mean"`` is computed on the training inputs the kernel sees).  A
+        ``gamma``, ``degree`` or ``coef0`` given here and, with another value,
+        as the argument of that name (or bound by a ``functools.partial``
+        kernel) is refused.
     n_columns : int, optional
         ``M``, the number of columns sampled at random among the training points
         (a larger value is clamped to ``n_samples`` with a warning, as
@@ -258,8 +262,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         so far (after the best has fallen below the mean's error) and keeps
         the largest value whose error is within a quarter of a standard error
         of the smallest (the error is noisy, and optimistic at small values,
-        on a few hundred rows); a sequence of decreasing values is tried the
-        same way instead.  With ``sample_weight``, a path (``"auto"`` or a
+        on a few hundred rows); a sequence of values is tried the same way
+        instead, from the largest down (in any order; each entry a positive
+        number).  With ``sample_weight``, a path (``"auto"`` or a
         sequence) is tried at the weights' scale (as if they had mean 1): a
         common factor of the weights does not change the model.
     precompute : bool, default=True
@@ -302,7 +307,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         ``kernlearn.methods.slkl.AUTO_GAMMA_FACTORS``), and ``(1.0,)``, the
         paper's single kernel, when a width is given: ``gamma``,
         ``kernel_params["gamma"]``, or one a ``functools.partial`` kernel binds
-        (kept as it is: ``gamma`` never replaces it).  With heavy-tailed
+        (kept as it is: the default ``gamma`` never replaces it, another
+        value given as ``gamma`` is refused).  With heavy-tailed
         inputs (``rbf``: the mean squared distance between training rows
         over 3 times the median) ``"auto"`` also deals columns to a
         narrower kernel, ``gamma * sqrt(mean / median)``: the variance that
@@ -477,10 +483,11 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     :math:`O(m_0^2 + m_0 T)` for all ``T`` classes together, where separate
     problems pay :math:`O(m_0^2)` per class: 100 classes cost a few times one
     class, not a hundred.  ``multiclass="ovr"`` gives every output its own
-    :math:`\mu_t`, :math:`\nu_t` and centres (output ``t`` is then exactly
-    the regressor fitted on class ``t``'s codes, same sampled columns and
-    coordinate sequence).  The predicted class is the sign / the largest
-    output.
+    :math:`\mu_t`, :math:`\nu_t` and centres (at a fixed ``nu`` and the
+    same ``n_columns``, output ``t`` is then exactly the regressor fitted on
+    class ``t``'s codes, same sampled columns and coordinate sequence; a
+    ``nu`` path is chosen by the classifier's rule, see ``nu``).  The
+    predicted class is the sign / the largest output.
 
     Parameters
     ----------
@@ -491,7 +498,11 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     degree, coef0 : float, optional
         Kernel parameters.
     kernel_params : dict, optional
-        Further kernel keyword arguments.
+        Further kernel keyword arguments (a ``gamma`` of ``"scale"`` or
+        ``"mean"`` is computed on the training inputs the kernel sees).  A
+        ``gamma``, ``degree`` or ``coef0`` given here and, with another value,
+        as the argument of that name (or bound by a ``functools.partial``
+        kernel) is refused.
     n_columns : int, optional
         ``M``; default ``min(n_samples, 128)`` up to 640 rows, then one column
         per five rows up to 192 (from 960 rows): with the default
@@ -505,7 +516,8 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         0.01, 1e-3, 1e-4 and 1e-5 (the codes' squared error would favour the
         near-mean fit at 1.0, which classifies worse), keeping the smallest
         error and stopping at the first rise after it has fallen below the
-        mean's; a sequence is the path to choose from.
+        mean's; a sequence is the path to choose from (tried from the largest
+        down, in any order).
     precompute : bool, default=True
         Precompute the ``M`` columns.
     fit_intercept : bool, default=True

@@ -128,7 +128,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         0.05; 1e-3 (7-50x SVC()'s fit time) closes 2 of the 12 remaining misses
         and opens others.)
     online_only : bool, default=False
-        Return the stage-1 (online) solution only.
+        Return the stage-1 (online) solution only (refused with
+        ``pegasos=True`` or ``max_iter_online=0``, which run no stage-1
+        epoch: the model would be all zeros).
     pegasos : bool, default=False
         Pegasos-MKL (paper 001, sec. 5.3): no stage 1, :math:`R = \infty`,
         step :math:`q/(\lambda t)`; the baseline OBSCURE is compared with.
@@ -189,7 +191,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         Whether stage 2 met ``tol`` (its duality-gap certificate).
     stop_reason_ : str
         Why the fit stopped: the certificate's reason when converged, else
-        ``"max_iter"``, ``"max_steps"`` or ``"online_only"``.
+        ``"max_iter"``, ``"max_steps"`` (also with ``online_only`` when the
+        budget cut stage 1 short) or ``"online_only"``.
     history_ : dict of ndarray
         Per-epoch ``stage``, ``epoch`` (counted within its stage),
         ``objective``, ``loss``, ``train_error``,
@@ -218,7 +221,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         act on the standardised columns (``None`` for precomputed kernels).
     rbf_gamma_raw_ : list or None
         The RBF widths in the user's units: per kernel, ``None`` unless it is
-        an RBF kernel, else the per-column widths :math:`\gamma_d =
+        an RBF kernel (``"rbf"``, or :func:`kernlearn.kernels.rbf_kernel` or
+        scikit-learn's ``rbf_kernel``, also in a ``functools.partial``), else
+        the per-column widths :math:`\gamma_d =
         \gamma/\sigma_d^2` (``x_scale_`` :math:`=\sigma`) of the same kernel
         on raw columns, :math:`\exp(-\sum_d\gamma_d(x_d - x'_d)^2)`; zero
         for columns the kernel does not see.  All columns share one width only

@@ -92,7 +92,8 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     :func:`kernlearn.kernels.resolve_gamma` on the training inputs ``X``
     (scikit-learn's ``"scale"``, weighted by ``sample_weight``), and only
     when the kernel takes a ``gamma``.  A value ``kernel_params`` holds, or
-    a ``functools.partial`` kernel binds, is the user's own and kept.
+    a ``functools.partial`` kernel binds, is the user's own and kept (a
+    ``gamma`` named there, ``"scale"`` or ``"mean"``, is resolved alike).
 
     Parameters
     ----------
@@ -132,7 +133,10 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     # 0.03 (a partial's signature lists it as a keyword with that default)
     bound = _partial_keywords(func)
     for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
-        if name not in accepted or name in params:
+        if name not in accepted:
+            continue
+        _refuse_two_values(name, value, params, bound)
+        if name in params:
             continue
         if name in bound:
             params[name] = bound[name]  # (kept, and reported as used)
@@ -144,7 +148,30 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
                      else resolve_gamma("scale", X, kernel, sample_weight=sample_weight))
         if value is not None:
             params[name] = value
+    if "gamma" in accepted and isinstance(params.get("gamma"), str):
+        # kernel_params={"gamma": "scale"} reached the kernel as the string
+        # ("can't multiply sequence by non-int of type 'float'")
+        params["gamma"] = resolve_gamma(params["gamma"], X, kernel, sample_weight=sample_weight,
+                                        name="kernel_params['gamma']")
     return params
+
+
+def _refuse_two_values(name, value, params, bound):
+    """Refuse a parameter given as an argument and in ``kernel_params`` or a partial.
+
+    The value ``kernel_params`` holds (or a ``functools.partial`` kernel
+    binds) was kept and the estimator's argument dropped without a word
+    (``gamma=0.5, kernel_params={"gamma": 0.01}`` fitted at 0.01).  An
+    argument at its default (``None``, ``gamma="scale"``) or equal to the
+    other value is no conflict.
+    """
+    if value is None or (name == "gamma" and isinstance(value, str) and value == "scale"):
+        return
+    for where, source in (("kernel_params", params), ("the functools.partial kernel", bound)):
+        if name in source and source[name] is not None and source[name] != value:
+            raise ValueError(
+                f"{name}={value!r} and {name}={source[name]!r} in {where} both set the "
+                f"kernel's {name}; give it once.")
 
 
 def _partial_keywords(func):

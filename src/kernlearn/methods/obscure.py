@@ -51,7 +51,6 @@ returns the best iterate, looked for within epochs too once the gap nears
 :class:`ObscureState`.
 """
 
-import inspect
 import time
 import warnings
 from dataclasses import dataclass
@@ -80,6 +79,8 @@ from ._obscure_dual import (
     _RecentUpdates,
     dual_bound,
 )
+from ._obscure_options import check_settings, with_intercept
+from ._obscure_widths import raw_rbf_gammas  # noqa: F401  (re-exported)
 from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
     _block_loop_jit,
     _block_numpy,
@@ -466,11 +467,7 @@ class OnlineBatch(BaseSolver):
     def _solve(self, problem, warm):
         kernels, y, loss = problem.kernels, problem.y, problem.loss
         sample_weight, n_classes = problem.sample_weight, problem.n_classes
-        if not problem.lam > 0:
-            raise ValueError(f"lam (the penalty's alpha) must be positive, got "
-                             f"{problem.lam!r}.")
-        if not self.eta > 0:
-            raise ValueError(f"eta must be positive, got {self.eta!r}.")
+        check_settings(self, problem.lam, warm)
         q = problem.q
         multiclass = isinstance(loss, MulticlassHinge) or (
             getattr(loss, "n_outputs", None) == "n_classes"
@@ -682,7 +679,10 @@ class OnlineBatch(BaseSolver):
         R = np.inf if self.pegasos else float(np.sqrt(wn**2 + 2.0 * mloss / lam))
         if resume:
             R = float(warm.R)
-        converged, reason = False, "online_only" if self.online_only else "max_iter"
+        # (online_only: "max_steps" when the budget cut stage 1 short of its epochs)
+        cut = budget[0] <= 0 and steps[0] < int(self.max_iter_online) * len(rows)
+        converged, reason = False, ("max_iter" if not self.online_only else
+                                    "max_steps" if cut else "online_only")
         if not self.online_only:
             best = _BestIterate()
             best_box[0] = best
@@ -843,9 +843,8 @@ def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
         klist = PrecomputedKernelList(X, cache_size=cache_size).fit()
         refuse_repeated_grams(klist.gram_)
         return klist
-    specs = default_kernels(X, sample_weight) if kernels is None else list(kernels)
-    if fit_intercept:
-        specs.append("constant")  # the bias through the kernel
+    specs = with_intercept(default_kernels(X, sample_weight) if kernels is None
+                           else list(kernels), fit_intercept)  # (the bias through the kernel)
     # rows on demand: only the support vectors' rows are ever computed (the
     # solver caches them, up to cache_size)
     klist = KernelList(specs, normalize=normalize, cache_size=cache_size,
@@ -907,56 +906,12 @@ def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter
         klist.grams = None
     else:
         klist.restrict(support)  # keep the support vectors only
-    stop = "online_only" if online_only else res.state.stop_reason
     return ObscureResult(
-        n_iter=res.n_iter, converged=res.converged, stop_reason=stop,
+        n_iter=res.n_iter, converged=res.converged, stop_reason=res.state.stop_reason,
         history=res.history.as_dict(), classes=classes, kernel_weights=weights,
         support=support, dual_coef=total * res.coef[support].T, R=res.state.R,
         n_rows_computed=res.state.rows_computed, kernel_list=klist, n_train=n,
     )
-
-
-def raw_rbf_gammas(klist, x_scale, n_features):
-    r"""RBF widths on the user's (raw) columns, one per column and RBF kernel.
-
-    An RBF kernel of width :math:`\gamma` on standardised columns
-    :math:`(x_d - \mu_d)/\sigma_d` is, on the raw columns, the kernel
-    :math:`\exp(-\sum_d \gamma_d (x_d - x'_d)^2)` with per-column widths
-    :math:`\gamma_d = \gamma/\sigma_d^2` (the centring cancels), zero for the
-    columns the kernel's view does not see.
-
-    Parameters
-    ----------
-    klist : KernelList or PrecomputedKernelList
-        The fitted kernel list.
-    x_scale : ndarray of shape (n_features,) or None
-        Column scales of the standardisation (``None``: identity).
-    n_features : int
-        Number of input columns.
-
-    Returns
-    -------
-    gammas : list of (ndarray of shape (n_features,) or None) or None
-        Per kernel: the raw-unit widths of an RBF kernel, ``None`` for any
-        other kernel; ``None`` for precomputed kernels.
-    """
-    if isinstance(klist, PrecomputedKernelList):
-        return None
-    from ..kernels import rbf_kernel, take_columns
-
-    scale = np.ones(n_features) if x_scale is None else np.asarray(x_scale, float)
-    out = []
-    for j, (kernel, _, cols) in enumerate(klist.specs):
-        if not (kernel == "rbf" or kernel is rbf_kernel):
-            out.append(None)
-            continue
-        seen = take_columns(np.arange(n_features)[None, :], cols, j)[0]
-        # (no width given, kernels=[rbf_kernel]: the function's own default)
-        gamma = klist.params_[j].get(
-            "gamma", inspect.signature(rbf_kernel).parameters["gamma"].default)
-        out.append(np.zeros(n_features))
-        out[-1][seen] = gamma / scale[seen] ** 2
-    return out
 
 
 def decision_values(klist, kernel_weights, dual_coef, support, X):

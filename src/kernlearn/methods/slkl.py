@@ -45,6 +45,7 @@ from ..solvers._base import (
 from ..widths import pairwise_spread_ratio
 from ._result import MethodResult
 from ._slkl_state import SLKLBreakdown, SLKLState, extract_fit, slkl_objective
+from ._slkl_options import nu_values, positive_numbers
 
 __all__ = ["ColumnsOnDemand", "CoordinateNewton", "CoordinateNewtonState", "SLKLProblem",
            "SLKLResult", "SLKLState", "classifier_columns", "fit_slkl", "slkl_decision",
@@ -527,8 +528,8 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         :math:`\nu` relative to the mean square of the centred targets, or
         ``"auto"``: a value of :data:`NU_GRID` chosen by leave-one-out error
         along a warm-started path (per output with ``per_output``; the rule
-        is ``path_rule``); a sequence of decreasing values is that path
-        instead (the classifier's is :data:`CODES_NU_GRID`).
+        is ``path_rule``); a sequence of values is that path instead, tried
+        from the largest down (the classifier's is :data:`CODES_NU_GRID`).
     precompute : bool, default=True
         Keep all ``M`` columns (Gram mode) or compute them on demand.
     fit_intercept : bool, default=True
@@ -583,7 +584,7 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
     result : SLKLResult
         The fitted model on the scale of ``X`` and ``Y``.
     """
-    sw = sample_weight
+    nu, sw = nu_values(nu), sample_weight  # (checked; a path sorted largest first)
     if sw is not None and (isinstance(nu, str) or np.size(nu) > 1):
         # weights times c solve the problem of nu times c^2 (the weighted
         # squared error sets the kernel's scale): a path is tried at the
@@ -734,10 +735,8 @@ def _gamma_factors(gamma_factors, gamma, params, kernel="rbf", X=None, rows=None
             if ratio > HEAVY_SPREAD_RATIO:
                 return AUTO_GAMMA_FACTORS + (float(np.sqrt(ratio)),)
         return AUTO_GAMMA_FACTORS
-    factors = tuple(float(f) for f in gamma_factors)
-    if not factors or not all(np.isfinite(f) and f > 0 for f in factors):
-        raise ValueError(f"gamma_factors must be positive numbers, got {gamma_factors!r}.")
-    return factors
+    return tuple(positive_numbers("gamma_factors", gamma_factors,
+                                  "'auto' or a sequence of positive numbers"))
 
 
 class _WidthColumns:
@@ -779,7 +778,6 @@ class _WidthColumns:
         return self._families[j % K].column(j // K)
 
 
-# placeholder for "gamma='scale', to be computed from X"
 #: Relative ``nu`` values tried by ``nu="auto"``, from the sparsest model down.
 #: On the breadth suite the leave-one-out error was still falling at 1e-4 on
 #: the largest and smoothest sets (protein, airfoil, yacht, eeg-eye-state,
@@ -911,7 +909,7 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
         warnings.warn(
             f"SLKL stopped after max_iter={solver_kw['max_iter']} sweeps without meeting "
             f"tol={solver_kw['tol']} at {short} of the {len(done)} values of the nu path "
-            f"up to the kept nu={best['nu']:.3g}; increase max_iter.",
+            f"up to the kept nu={grid[best['step']]:.3g}; increase max_iter.",
             ConvergenceWarning, stacklevel=3)
     return best
 

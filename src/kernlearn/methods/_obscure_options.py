@@ -1,0 +1,69 @@
+"""OBSCURE's settings checked together before a fit: the solver's and the kernel list's.
+
+Private to :mod:`kernlearn.methods.obscure` (kept apart: that module is at
+its size limit).
+"""
+
+
+def check_settings(solver, lam, warm=None):
+    """Refuse settings of :class:`~kernlearn.methods.obscure.OnlineBatch` that cannot fit.
+
+    Parameters
+    ----------
+    solver : OnlineBatch
+        Its ``eta``, ``online_only``, ``pegasos`` and ``max_iter_online``.
+    lam : float
+        :math:`\\lambda` of the problem (the penalty's ``alpha``).
+    warm : ObscureState, optional
+        A warm state (its coefficients are a model of their own).
+
+    Raises
+    ------
+    ValueError
+        For a non-positive ``lam`` or ``eta``, and for ``online_only=True``
+        with no stage-1 epoch to run (``pegasos=True``, which has no stage 1,
+        or ``max_iter_online=0``) and no warm state: the returned model would
+        be all zeros (every prediction one class) without a word.
+    """
+    if not lam > 0:
+        raise ValueError(f"lam (the penalty's alpha) must be positive, got {lam!r}.")
+    if not solver.eta > 0:
+        raise ValueError(f"eta must be positive, got {solver.eta!r}.")
+    if solver.online_only and warm is None:
+        why = ("pegasos=True has no stage 1" if solver.pegasos else
+               "max_iter_online=0 runs no stage-1 epoch" if int(solver.max_iter_online) == 0
+               else None)
+        if why:
+            raise ValueError(
+                f"online_only=True returns the stage-1 (online) solution, but {why}: "
+                "the model would be all zeros. Set online_only=False, or "
+                "max_iter_online >= 1 without pegasos.")
+
+
+def with_intercept(specs, fit_intercept):
+    """The kernel specs with the constant kernel appended for ``fit_intercept``.
+
+    Parameters
+    ----------
+    specs : list
+        The user's kernel specs (or the default list).
+    fit_intercept : bool
+        Append ``"constant"``, the bias through the kernel (paper 001,
+        footnote 2).
+
+    Returns
+    -------
+    specs : list
+
+    Raises
+    ------
+    ValueError
+        For an empty list: with the constant kernel appended it was not
+        empty any more, and the fit returned a bias-only model (every
+        prediction one class) without a word.
+    """
+    if not specs:
+        raise ValueError("kernels must contain at least one kernel" + (
+            " (fit_intercept=True adds the constant kernel to them; it is not one of "
+            "them)." if fit_intercept else "."))
+    return list(specs) + (["constant"] if fit_intercept else [])
