@@ -33,6 +33,7 @@ from ._platt import (  # noqa: F401
     logistic_proba,
     platt_sigmoid,
 )
+from ._renamed import _refuse_both, renamed_parameter  # noqa: F401
 
 
 def all_or_nothing(fit):
@@ -683,51 +684,6 @@ def canonical_sparse(X):
     return X
 
 
-def renamed_parameter(est, old, new, default="deprecated", exclusive=True,
-                      overrides=False):
-    """Value of a renamed constructor parameter, honouring its old name.
-
-    Estimators keep the old name as a keyword whose default is the string
-    ``"deprecated"``; when a user sets it, a ``FutureWarning`` names the new
-    parameter and the old value is used (the new one must then be left at its
-    default).
-
-    Parameters
-    ----------
-    est : BaseEstimator
-    old, new : str
-        Old and new parameter names.
-    default : object, default="deprecated"
-        The sentinel default of the old name.
-    exclusive : bool, default=True
-        Refuse the old name when the new one is also set away from its
-        default (``False`` where the new name keeps an older meaning of its
-        own when the old one is given, as GrFL's ``tol`` beside ``eps``).
-    overrides : bool, default=False
-        With ``exclusive=False``: the old name's value replaces the new one's,
-        and the warning says so when the new one is set too (it said only
-        "use new=<old value>", and the new name's value was silently unused).
-
-    Returns
-    -------
-    value : the effective value of ``new``
-    """
-    import warnings
-
-    value = getattr(est, old)
-    if isinstance(value, str) and value == default:
-        return getattr(est, new)
-    if exclusive:
-        _refuse_both(est, old, new, value)
-    unused = ""
-    if overrides and not _at_default(est, new):
-        unused = f" ({new}={getattr(est, new)!r}, also given, is not used)"
-    warnings.warn(f"{type(est).__name__}: '{old}' was renamed '{new}' in 0.2 and will "
-                  f"be removed in 0.4; use {new}={value!r}{unused}.", FutureWarning,
-                  stacklevel=3)
-    return value
-
-
 def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
     """Validated per-sample loss weights, class weights folded in.
 
@@ -894,19 +850,3 @@ def target_standardization(est):
     from ..preprocessing import TargetStandardization
 
     return TargetStandardization(est.y_mean_, est.y_scale_)
-
-
-def _at_default(est, name):
-    """Whether parameter ``name`` of ``est`` holds its constructor default."""
-    import inspect
-
-    default = inspect.signature(type(est).__init__).parameters[name].default
-    current = getattr(est, name)
-    return current is default or (type(current) is type(default) and current == default)
-
-
-def _refuse_both(est, old, new, value):
-    """ValueError when a renamed parameter is set under both its names."""
-    if not _at_default(est, new):
-        raise ValueError(f"{type(est).__name__}: set '{new}' or its old name '{old}', "
-                         f"not both ({new}={getattr(est, new)!r}, {old}={value!r}).")

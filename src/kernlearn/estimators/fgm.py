@@ -43,6 +43,8 @@ __all__ = ["FGMClassifier", "FGMRegressor"]
 
 
 class _FGMBase(SelectorMixin, BaseEstimator):
+    _renamed_parameters = {"feature_scaling": "standardize", "max_outer_iter": "max_iter",
+                           "master_tol": "inner_tol", "master_max_iter": "inner_max_iter"}
     _parameter_constraints = {
         "B": [Interval(Integral, 1, None, closed="left")],
         "C": [Interval(Real, 0, None, closed="neither")],
@@ -116,7 +118,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
 
     def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
         """Standardise, run the method, copy its result back in the input's units."""
-        std = bool(renamed_parameter(self, "feature_scaling", "standardize"))
+        std = bool(renamed_parameter(self, "feature_scaling"))
         if self.family is not None:  # (its column scaling may be unweighted)
             X, y, sw = rows_of_positive_weight(X, y, sw)
         # A family scales its own generated columns (e.g. unit-RMS monomials,
@@ -130,10 +132,10 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             self.y_mean_, self.y_scale_, y = ts.mean, ts.scale, ts.transform(y)
         auto = isinstance(self.C, str)  # "auto": FGMRegressor's cross-validated C
         settings = FGMSettings(
-            B=self.B, C=1.0 if auto else self.C, max_iter=renamed_parameter(self, "max_outer_iter", "max_iter"),
+            B=self.B, C=1.0 if auto else self.C, max_iter=renamed_parameter(self, "max_outer_iter"),
             tol=self.tol, max_features=self.max_features, solver=self.solver,
-            master_tol=renamed_parameter(self, "master_tol", "inner_tol"),
-            master_max_iter=renamed_parameter(self, "master_max_iter", "inner_max_iter"),
+            master_tol=renamed_parameter(self, "master_tol"),
+            master_max_iter=renamed_parameter(self, "master_max_iter"),
             fit_intercept=self.fit_intercept, verbose=self.verbose)
         kw = dict(sample_weight=sw, column_scale=st.scale if self.family is None else None,
                   refit=self.refit, refit_loss=loss, refit_C=self.refit_C)

@@ -86,6 +86,7 @@ from ._multitask import (
     task_score,
     task_score_doc,
 )
+from ._renamed import RenamedParameterWarning
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
@@ -96,6 +97,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                            TaskIndexRequests, BaseEstimator):
     """Shared implementation of the GrFL estimators."""
 
+    # (eps is not a plain rename: beside it, tol keeps its pre-0.2 meaning)
+    _renamed_parameters = {"max_iter": "inner_max_iter"}
     _parameter_constraints = {
         "family": [HasMethods(["fit", "sample", "columns", "correlations"]), None],
         "max_features": [Interval(numbers.Integral, 1, None, closed="left"),
@@ -344,8 +347,7 @@ def _stopping(est):
     """
     cls = type(est).__name__
     # (not exclusive: scikit-learn's checks set max_iter on any estimator that has it)
-    inner_max_iter = renamed_parameter(est, "max_iter", "inner_max_iter",
-                                       exclusive=False, overrides=True)
+    inner_max_iter = renamed_parameter(est, "max_iter", exclusive=False, overrides=True)
     tol, inner_tol = est.tol, est.inner_tol
     if not (isinstance(est.eps, str) and est.eps == "deprecated"):
         outer = renamed_parameter(est, "eps", "tol", exclusive=False)
@@ -356,7 +358,8 @@ def _stopping(est):
                                  "combined with inner_tol; use tol= and inner_tol= only.")
             warnings.warn(f"{cls}: with the deprecated 'eps', tol={tol!r} is read in its "
                           "pre-0.2 meaning, the master's tolerance; write "
-                          f"tol={est.eps!r}, inner_tol={tol!r}.", FutureWarning, stacklevel=4)
+                          f"tol={est.eps!r}, inner_tol={tol!r}.", RenamedParameterWarning,
+                          stacklevel=4)
             inner_tol = tol
         tol = outer
     elif tol != _DEFAULT_TOL:
@@ -364,7 +367,7 @@ def _stopping(est):
                       "old eps: stop when no sampled feature violates the optimality "
                       "conditions by more than tol); the master solver's tolerance, which "
                       "tol meant before, is inner_tol.  This warning goes away in 0.4.",
-                      FutureWarning, stacklevel=4)
+                      RenamedParameterWarning, stacklevel=4)
     return {"eps": tol, "tol": inner_tol, "max_iter": inner_max_iter}
 
 

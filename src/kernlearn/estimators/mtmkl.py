@@ -148,6 +148,7 @@ class _WithTasks:
 class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
     """Shared validation, task bookkeeping and prediction."""
 
+    _renamed_parameters = {"max_inner": "inner_max_iter"}
     _parameter_constraints = {
         "kernels": [list, tuple, StrOptions({"precomputed"}), None],
         "formulation": [StrOptions(set(FORMULATIONS))],
@@ -272,7 +273,7 @@ class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
                 formulation=self.formulation, loss=loss,
                 C=self.C if C is None else C, p=self.p,
                 q=self.q, epsilon=epsilon, max_iter=self.max_iter, tol=self.tol,
-                max_inner=renamed_parameter(self, "max_inner", "inner_max_iter"),
+                max_inner=renamed_parameter(self, "max_inner"),
                 max_rank=self.max_rank,
                 verbose=self.verbose, sample_weight=sample_weight, shared=shared,
                 factor_store=factor_store, C_grid=C_grid)

@@ -15,12 +15,10 @@ fold).
 """
 
 import numbers
-import warnings
 
 import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import StrOptions
 
@@ -30,6 +28,7 @@ from ..solvers._base import single_blas_thread
 from ..utils._messages import plain_value
 from ._base import _refuse_both, all_or_nothing, fit_sample_weight
 from ._multitask import split_tasks
+from ._renamed import inner_fits
 from .mtmkl import MultitaskMKLClassifier, MultitaskMKLRegressor, _fit_doc
 
 __all__ = ["MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"]
@@ -135,32 +134,17 @@ class _SelectionMixin:
         # verbose=1 is the refit's bar and stop line: every validation fit's
         # own (26 alike "[MK-MTFL] stop" lines with the defaults) buried it
         params["verbose"] = params["verbose"] if params["verbose"] >= 2 else 0
-        # the validation fits take the renamed parameter under its new name:
-        # its FutureWarning is the refit's, once (it was one per fold and C)
+        # both names are refused before the first validation fit, not by each
         if params["max_inner"] != "deprecated":
             _refuse_both(self, "max_inner", "inner_max_iter", params["max_inner"])
-            params["inner_max_iter"] = params.pop("max_inner")
         return params
 
     @staticmethod
     def _validation_scores(score_table):
-        """``score_table()`` (a score per C and fold), its fits' convergence
-        warnings summed up in one: one per fit (26 with the defaults) buried
-        the refit's own."""
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            scores = score_table()
-        stopped = []
-        for w in caught:
-            if issubclass(w.category, ConvergenceWarning):
-                stopped.append(str(w.message))
-            else:  # any other warning as it came
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        if stopped:
-            warnings.warn(f"{len(stopped)} convergence warning(s) in the {scores.size} "
-                          f"validation fits (first: {stopped[0]}); their scores may "
-                          "rank C wrongly: raise max_iter or tol.", ConvergenceWarning)
-        return scores
+        """``score_table()`` (a score per C and fold) under :func:`inner_fits`:
+        one per fit (26 with the defaults) of its renamed-parameter and
+        convergence warnings buried the refit's own."""
+        return inner_fits(score_table, "validation fits", "their scores may rank C wrongly")
 
     def _fold_score(self, X, y, task_index, sw, C, train, test):
         """Validation score of the base estimator at ``C`` fitted on ``train``."""
