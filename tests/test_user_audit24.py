@@ -9,7 +9,8 @@ and read the warnings, the docstrings and the errors.  Most of it held (each
 old name warns, naming the new one, and gives the new name's model; clones,
 pickles and model files keep it; documented parameters and defaults match
 the signatures; invalid values are refused at ``fit`` naming the parameter
-and what it accepts); each test here failed before its fix.
+and what it accepts); each test here failed before its fix, but for the
+guard that Platt's folds still fit with an old name's value.
 """
 
 import warnings
@@ -142,3 +143,31 @@ def test_cli_refuses_both_names_before_reading_the_data(table, capsys):
                             "master_tol=0.01", "-p", "inner_tol=0.001", "-m",
                             table / "m.npz"], capsys)
     assert code == 2 and "not both" in err, err  # not 3: the file was not looked for
+
+
+# ------------------------------------- multitask C="auto": the settings it does not use
+@pytest.mark.parametrize("name, kw", [
+    ("MultitaskMKLRegressorCV", {}),
+    ("MultitaskMKLRegressorCV", {"cv": 3}),
+    ("MultitaskMKLRegressor", {"C": "auto"}),
+])
+def test_leave_one_out_search_names_the_settings_it_does_not_use(name, kw):
+    # p=4, max_iter=1, tol=0.5 gave the default model bit for bit without a
+    # word (n_iter_ 10 > max_iter=1, converged_ True): the leave-one-out
+    # search is L-BFGS-B with its own cap, not the mirror descent they set
+    import kernlearn
+
+    Est = getattr(kernlearn, name)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y, t = X[:, 0] + 0.1 * rng.normal(size=60), np.arange(60) % 2
+    default = Est(**kw).fit(X, y, task_index=t)
+    est = Est(p=4.0, max_iter=1, tol=0.5, **kw)
+    with pytest.warns(UserWarning, match=r"p=4\.0, max_iter=1, tol=0\.5 not used with "
+                      r"(C=\"auto\"|kernel_selection=\"loo\"); the leave-one-out search"):
+        est.fit(X, y, task_index=t)
+    np.testing.assert_array_equal(est.predict(X, task_index=t),
+                                  default.predict(X, task_index=t))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # the defaults: no word
+        Est(**kw).fit(X, y, task_index=t)

@@ -1,4 +1,4 @@
-"""Renamed parameters (one vocabulary since 0.2) and the estimators' own inner fits.
+"""One parameter vocabulary: renamed parameters, unused ones, the estimators' inner fits.
 
 An estimator keeps a renamed parameter's old name as a keyword whose default
 is the string ``"deprecated"`` and lists its renames in the class attribute
@@ -10,7 +10,7 @@ the estimators' inner fits (:func:`inner_fits`) read.
 import warnings
 
 __all__ = ["RenamedParameterWarning", "inner_fits", "refuse_both_given",
-           "renamed_parameter"]
+           "renamed_parameter", "warn_unused"]
 
 
 class RenamedParameterWarning(FutureWarning):
@@ -135,6 +135,26 @@ def inner_fits(run, what, risk, n_fits=None):
                       f"(first: {stopped[0]}); {risk}: raise max_iter or tol.",
                       ConvergenceWarning, stacklevel=3)
     return out
+
+
+def warn_unused(est, names, when, instead):
+    """UserWarning naming the parameters of ``names`` set away from their
+    defaults, which the fit about to run does not use.
+
+    Parameters
+    ----------
+    est : BaseEstimator
+    names : sequence of str
+        Parameters the fit does not read.
+    when : str
+        The setting that leaves them unused (``'C="auto"'``).
+    instead : str
+        What to set to use them.
+    """
+    given = [f"{n}={getattr(est, n)!r}" for n in names if not _at_default(est, n)]
+    if given:
+        warnings.warn(f"{type(est).__name__}: {', '.join(given)} not used with {when}; "
+                      f"{instead}.", UserWarning, stacklevel=3)
 
 
 def _at_default(est, name):

@@ -42,6 +42,7 @@ from ._multitask import (
     task_score_doc,
 )
 from ._platt import PLATT_XFAIL, platt_attr_doc
+from ._renamed import warn_unused
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]
 
@@ -384,9 +385,15 @@ _AUTO_DOC = """
         training objective, which rewards kernels that interpolate each
         task's few rows; the learned value is ``C_``.  The search is L-BFGS-B with its
         own cap of 200 iterations (a ``ConvergenceWarning`` when it runs out):
-        ``max_iter``, ``tol`` and ``verbose``, the mirror descent's, do not
-        apply to it; ``n_iter_`` and ``converged_`` are the search's.
+        ``p``, ``max_iter``, ``tol``, ``inner_max_iter`` and ``verbose``, the
+        mirror descent's, do not apply to it (a ``UserWarning`` names those
+        set); ``n_iter_`` and ``converged_`` are the search's.
         :class:`MultitaskMKLRegressorCV` does this by default."""
+
+# the mirror descent's settings, which the leave-one-out search does not run
+_LOO_UNUSED = ("p", "max_iter", "tol", "inner_max_iter", "max_inner", "verbose")
+_LOO_SEARCH = ("the leave-one-out search (L-BFGS-B, its own cap of 200 iterations) "
+               "runs no mirror descent")
 
 _ATTRS_DOC = """
     Attributes
@@ -567,6 +574,9 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
     @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
+        if isinstance(self.C, str):
+            warn_unused(self, _LOO_UNUSED, 'C="auto"',
+                        _LOO_SEARCH + "; pass a number as C to run it")
         return self._fit_regression(X, y, task_index, sample_weight)
 
     fit.__doc__ = _fit_doc(

@@ -28,8 +28,14 @@ from ..solvers._base import single_blas_thread
 from ..utils._messages import plain_value
 from ._base import _refuse_both, all_or_nothing, fit_sample_weight
 from ._multitask import split_tasks
-from ._renamed import inner_fits
-from .mtmkl import MultitaskMKLClassifier, MultitaskMKLRegressor, _fit_doc
+from ._renamed import inner_fits, warn_unused
+from .mtmkl import (
+    _LOO_SEARCH,
+    _LOO_UNUSED,
+    MultitaskMKLClassifier,
+    MultitaskMKLRegressor,
+    _fit_doc,
+)
 
 __all__ = ["MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"]
 
@@ -176,7 +182,7 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
     paper's): tasks with few rows borrow strength where they share
     structure.  This needs the square loss and ``formulation="mtfl"``
     (``p``, ``inner_max_iter``, ``max_iter``, ``tol`` and ``verbose`` are then not
-    used: the search is L-BFGS-B with its own cap of 200 iterations and a
+    used, and a ``UserWarning`` names those set: the search is L-BFGS-B with its own cap of 200 iterations and a
     ``ConvergenceWarning`` when it runs out); ``cv="loo"`` reports the
     leave-one-out :math:`R^2` of the learned model (``best_score_``), a
     K-fold ``cv`` the validation scores of the whole procedure (weights and
@@ -361,12 +367,18 @@ n_features_in_, feature_names_in_
         finally:
             del self._store, self._grams_checked
 
-    def _fit_loo(self, X, X_refit, y, pos, task_index, sw, Cs):
-        """Kernel weights and C by leave-one-out (``kernel_selection="loo"``)."""
+    def _check_loo(self):
+        """Refuse what the leave-one-out search cannot fit; name what it does not use."""
         if self.loss != "square" or self.formulation != "mtfl":
             raise ValueError("kernel_selection='loo' needs loss='square' and "
                              "formulation='mtfl'; use kernel_selection='objective' "
                              "otherwise.")
+        warn_unused(self, _LOO_UNUSED, 'kernel_selection="loo"',
+                    _LOO_SEARCH + '; kernel_selection="objective" runs it')
+
+    def _fit_loo(self, X, X_refit, y, pos, task_index, sw, Cs):
+        """Kernel weights and C by leave-one-out (``kernel_selection="loo"``)."""
+        self._check_loo()
         if isinstance(self.cv, str):
             self._fit_regression(X_refit, y, task_index, sw, C="auto", C_grid=Cs,
                                  factor_store=self._store)
