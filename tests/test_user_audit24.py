@@ -171,3 +171,20 @@ def test_leave_one_out_search_names_the_settings_it_does_not_use(name, kw):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # the defaults: no word
         Est(**kw).fit(X, y, task_index=t)
+
+
+# ----------------------------------------------------------- invalid values at fit
+@pytest.mark.parametrize("nu", [[], (), ["a"], [0.1, -1.0], [float("nan")], [True]])
+@pytest.mark.parametrize("name", ["LowRankKernelRegressor", "LowRankKernelClassifier"])
+def test_low_rank_refuses_a_nu_path_that_is_no_path(name, nu):
+    # nu=[] passed the parameter check (a list) and failed in the path's loop
+    # with "TypeError: 'NoneType' object is not subscriptable" (the command
+    # line: "cannot fit ... on d.csv", exit 6); ["a"] with "can't multiply
+    # sequence by non-int of type 'float'"
+    import kernlearn
+
+    X, y, _ = _binary(40)
+    with pytest.raises(ValueError, match=r"nu must be a positive number, 'auto' or a "
+                       r"non-empty sequence of positive numbers \(a path of values\), "
+                       r"got "):
+        getattr(kernlearn, name)(nu=nu).fit(X, y)
