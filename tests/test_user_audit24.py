@@ -188,3 +188,18 @@ def test_low_rank_refuses_a_nu_path_that_is_no_path(name, nu):
                        r"non-empty sequence of positive numbers \(a path of values\), "
                        r"got "):
         getattr(kernlearn, name)(nu=nu).fit(X, y)
+
+
+@pytest.mark.parametrize("budget", ["bogus", "0MB"])
+def test_fgm_memory_budget_text_is_checked_with_the_parameters(table, capsys, budget):
+    # "memory size 'bogus' is not a number of bytes" came when the data was
+    # read, naming no parameter; the command line said "cannot fit" (exit 6)
+    from kernlearn import FGMClassifier
+
+    X, y, _ = _binary(40)
+    with pytest.raises(ValueError, match="The 'memory_budget' parameter of FGMClassifier: "
+                                         "memory size"):
+        FGMClassifier(memory_budget=budget).fit(X, y)
+    code, _, err = run_cli(["fit", table / "missing.csv", "-e", "fgm", "-q", "-p",
+                            f"memory_budget={budget}", "-m", table / "m.npz"], capsys)
+    assert code == 2 and one_error(err) and "'memory_budget' parameter" in err, err

@@ -22,7 +22,8 @@ from ..methods.fgm import (FGMSettings, check_family, fgm_decision, fgm_standard
                            fit_fgm)
 from ..preprocessing import fit_target_standardization
 from ..losses import get_loss, weighted
-from ..partitioned import _is_dask_array, as_row_partitioned, is_out_of_core
+from ..partitioned import (_is_dask_array, as_row_partitioned, is_out_of_core,
+                           parse_bytes)
 from .._dask_master import class_codes, dask_target_standardization, validate_dask_target
 from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input
 from ._base import (
@@ -77,6 +78,12 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         validate_params_cached(self)  # cheap on every fit of a grid search
         if self.family is not None:  # before any data is read (the CLI: exit 2)
             check_family(self.family)
+        if isinstance(self.memory_budget, str):  # (the constraints see a str only)
+            try:
+                parse_bytes(self.memory_budget)
+            except ValueError as exc:
+                raise ValueError(f"The 'memory_budget' parameter of {type(self).__name__}: "
+                                 f"{exc}") from None
 
     def _partitioned(self, X):
         """Whether ``X`` is read by map-reduce over row blocks (out of core, Dask)."""
