@@ -203,3 +203,42 @@ def test_fgm_memory_budget_text_is_checked_with_the_parameters(table, capsys, bu
     code, _, err = run_cli(["fit", table / "missing.csv", "-e", "fgm", "-q", "-p",
                             f"memory_budget={budget}", "-m", table / "m.npz"], capsys)
     assert code == 2 and one_error(err) and "'memory_budget' parameter" in err, err
+
+
+# ------------------------------------------- families check their parameters too
+@pytest.mark.parametrize("name, kw, param", [
+    ("PolynomialPool", {"feature_scaling": "false"}, "feature_scaling"),
+    ("PolynomialPool", {"include_linear": "no"}, "include_linear"),
+    ("AdditiveKernelExpansion", {"beta": -1.0}, "beta"),
+    ("AdditiveKernelExpansion", {"gamma": "bogus"}, "gamma"),
+    ("AdditiveKernelExpansion", {"sample_interval": "x"}, "sample_interval"),
+    ("AdditiveKernelExpansion", {"chunk_size": -1}, "chunk_size"),
+    ("IntersectionKernelFeatures", {"feature_scaling": "no"}, "feature_scaling"),
+    ("FeaturePool", {"tree": "yes"}, "tree"),
+    ("FeaturePool", {"screening": "no"}, "screening"),
+    ("NystromColumns", {"precompute": "no"}, "precompute"),
+])
+def test_family_refuses_an_invalid_value_at_fit_naming_it(name, kw, param):
+    # families took any value: feature_scaling="false" (text from a config
+    # file) scaled the columns, as any non-empty string is true;
+    # AdditiveKernelExpansion(beta=-1) fitted where its subclass
+    # IntersectionKernelFeatures refused beta=-1; gamma="bogus" with the
+    # default hik kernel, sample_interval="x", chunk_size=-1 went unread
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from kernlearn import families
+
+    X = np.abs(_binary(30)[0])
+    with pytest.raises(InvalidParameterError, match=f"The '{param}' parameter of {name} "
+                                                    "must be"):
+        getattr(families, name)(**kw).fit(X)
+
+
+def test_cli_refuses_an_invalid_family_value_before_reading_the_data(table, capsys):
+    # the PolynomialPool below fitted with its columns scaled (feature_scaling
+    # "false" is a true string)
+    code, _, err = run_cli(["fit", table / "missing.csv", "-e", "fgm", "-q", "-p",
+                            'family={"name": "poly2", "feature_scaling": "false"}', "-m",
+                            table / "m.npz"], capsys)
+    assert code == 2 and one_error(err), err
+    assert "The 'feature_scaling' parameter of PolynomialPool must be" in err

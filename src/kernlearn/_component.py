@@ -71,6 +71,20 @@ class ComponentMixin:
                 setattr(self, name, value)
         return self
 
+    def _validate_params(self):
+        """Check the parameters by scikit-learn's rules, against the class's
+        ``_constraints()`` when it has them (what the estimators' checks do).
+
+        The constraints are built here, not on import: families are imported
+        on Dask workers, which import no scikit-learn.
+        """
+        constraints = getattr(type(self), "_constraints", None)
+        if constraints is not None:
+            from sklearn.utils._param_validation import validate_parameter_constraints
+
+            validate_parameter_constraints(constraints(), self.get_params(deep=False),
+                                           caller_name=type(self).__name__)
+
     def __repr__(self):
         args = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._param_names())
         return f"{type(self).__name__}({args})"

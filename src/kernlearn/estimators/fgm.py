@@ -78,6 +78,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         validate_params_cached(self)  # cheap on every fit of a grid search
         if self.family is not None:  # before any data is read (the CLI: exit 2)
             check_family(self.family)
+            getattr(self.family, "_validate_params", lambda: None)()  # (its constraints)
         if isinstance(self.memory_budget, str):  # (the constraints see a str only)
             try:
                 parse_bytes(self.memory_budget)

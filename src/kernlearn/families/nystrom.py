@@ -14,6 +14,7 @@ conical combination of them; this family holds the sampled set
 
 import functools
 import inspect
+from numbers import Integral
 
 import numpy as np
 
@@ -244,6 +245,15 @@ class NystromColumns(BaseFamily):
         return kernel_block(A, B, self.kernel, self.kernel_params_,
                             getattr(self, "center_", None))
 
+    @staticmethod
+    def _constraints():
+        from sklearn.utils._param_validation import Interval
+
+        return {"kernel_params": [dict, None],
+                "n_columns": [Interval(Integral, 1, None, closed="left")],
+                "precompute": ["boolean"],
+                "random_state": ["random_state", np.random.Generator]}
+
     def fit(self, X, indices=None, center=None):
         """Sample :math:`\\mathcal S` and compute the normalisations.
 
@@ -262,6 +272,7 @@ class NystromColumns(BaseFamily):
         self : object
             The fitted family.
         """
+        self._validate_params()
         n = X.shape[0]
         M = int(self.n_columns)
         if M < 1 or M > n:
