@@ -416,7 +416,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         ``feature_scaling`` normalises each generated column (monomial,
         sub-kernel block); regression targets are still standardised.
     feature_scaling : bool, optional
-        Deprecated alias of ``standardize`` (FutureWarning when set).
+        Deprecated alias of ``standardize`` (FutureWarning when set;
+        removed in 0.4).
     max_outer_iter, master_tol, master_max_iter : optional
         Deprecated aliases of ``max_iter``, ``inner_tol`` and
         ``inner_max_iter`` (FutureWarning when set; removed in 0.4).
