@@ -181,9 +181,10 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
     the tasks do not share a linear predictor, so the model is then the
     paper's): tasks with few rows borrow strength where they share
     structure.  This needs the square loss and ``formulation="mtfl"``
-    (``p``, ``inner_max_iter``, ``max_iter``, ``tol`` and ``verbose`` are then not
-    used, and a ``UserWarning`` names those set: the search is L-BFGS-B with its own cap of 200 iterations and a
-    ``ConvergenceWarning`` when it runs out); ``cv="loo"`` reports the
+    (``p``, ``inner_max_iter``, ``max_iter``, ``tol`` and ``verbose`` are then
+    not used, and a ``UserWarning`` names those set: the search is L-BFGS-B
+    with its own cap of 200 iterations and a ``ConvergenceWarning`` when it
+    runs out); ``cv="loo"`` reports the
     leave-one-out :math:`R^2` of the learned model (``best_score_``), a
     K-fold ``cv`` the validation scores of the whole procedure (weights and
     C learned again on every training fold), and ``Cs`` only start the
