@@ -242,3 +242,24 @@ def test_cli_refuses_an_invalid_family_value_before_reading_the_data(table, caps
                             table / "m.npz"], capsys)
     assert code == 2 and one_error(err), err
     assert "The 'feature_scaling' parameter of PolynomialPool must be" in err
+
+
+# ------------------------------------------------- an old name's invalid value
+@pytest.mark.parametrize("name, old, value", [
+    ("FGMClassifier", "max_outer_iter", 0),
+    ("FGMRegressor", "master_tol", -1.0),
+    ("FGMClassifier", "feature_scaling", "no"),
+    ("InfiniteFeatureClassifier", "eps", -1.0),
+    ("InfiniteFeatureRegressor", "max_iter", 0),
+    ("MultitaskMKLRegressor", "max_inner", 0),
+])
+def test_an_old_names_error_lists_only_values_to_pass(name, old, value):
+    # "must be an int in the range [1, inf) or a str among {'deprecated'}":
+    # the sentinel default was offered as a value to pass
+    import kernlearn
+
+    X, y, t = _binary(30)
+    fit_kw = {"task_index": t} if "Multitask" in name else {}
+    with pytest.raises(ValueError, match=f"The '{old}' parameter of {name} must be") as err:
+        getattr(kernlearn, name)(**{old: value}).fit(X, y, **fit_kw)
+    assert "deprecated" not in str(err.value)

@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import LabelEncoder
+from sklearn.utils._param_validation import Hidden, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
@@ -31,6 +32,12 @@ from ._platt import (  # noqa: F401
     platt_sigmoid,
 )
 from ._renamed import _refuse_both, renamed_parameter  # noqa: F401
+
+
+#: The constraint of a renamed parameter's old name beside its own values: its
+#: default, "deprecated", is no value to pass (hidden from the error messages,
+#: which list what a user may pass).
+OLD_NAME = Hidden(StrOptions({"deprecated"}))
 
 
 def all_or_nothing(fit):

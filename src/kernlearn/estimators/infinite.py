@@ -59,6 +59,7 @@ from ..preprocessing import implicit_center
 from ..solvers import History
 from ..utils._row_blocks import by_row_blocks
 from ._base import (
+    OLD_NAME,
     all_or_nothing,
     ProbabilityMixin,
     _has_proba,
@@ -113,9 +114,9 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "inner_tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "inner_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "eps": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"deprecated"})],
+        "eps": [Interval(numbers.Real, 0, None, closed="left"), OLD_NAME],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left"),
-                     StrOptions({"deprecated"})],
+                     OLD_NAME],
         "fit_intercept": ["boolean"],
         "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "pricing_subsample": [Interval(numbers.Integral, 1, None, closed="left"),

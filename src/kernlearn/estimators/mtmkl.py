@@ -23,6 +23,7 @@ from ..preprocessing import fit_target_standardization
 from ..solvers._base import single_blas_thread
 from ..utils._messages import plain_value
 from ._base import (
+    OLD_NAME,
     all_or_nothing,
     ProbabilityMixin,
     _has_proba,
@@ -161,7 +162,7 @@ class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "inner_max_iter": [Interval(Integral, 1, None, closed="left")],
-        "max_inner": [Interval(Integral, 1, None, closed="left"), StrOptions({"deprecated"})],
+        "max_inner": [Interval(Integral, 1, None, closed="left"), OLD_NAME],
         "max_rank": [Interval(Integral, 1, None, closed="left"), None],
         "verbose": ["verbose"],
     }
