@@ -145,6 +145,21 @@ def test_cli_refuses_both_names_before_reading_the_data(table, capsys):
     assert code == 2 and "not both" in err, err  # not 3: the file was not looked for
 
 
+@pytest.mark.parametrize("config, given, kept", [
+    ("max_outer_iter = 3", "max_iter=4", {"max_iter": 4, "max_outer_iter": "deprecated"}),
+    ("max_iter = 4", "max_outer_iter=3", {"max_iter": 15, "max_outer_iter": 3}),
+])
+def test_cli_param_overrides_the_other_name_in_the_config(table, config, given, kept):
+    # -p overrides the config file: under the other name of a parameter, the
+    # two were refused by the fit (exit 6), or, with -p at the new name's
+    # default, the config's old name won
+    from kernlearn.cli import build_estimator
+
+    (table / "c.toml").write_text(f'estimator = "fgm"\n[params]\n{config}\n')
+    _, est = build_estimator(None, [given], config=str(table / "c.toml"))
+    assert {k: est.get_params()[k] for k in kept} == kept
+
+
 # ------------------------------------- multitask C="auto": the settings it does not use
 @pytest.mark.parametrize("name, kw", [
     ("MultitaskMKLRegressorCV", {}),

@@ -239,7 +239,8 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
     params.update({k: v for k, v in _CLI_DEFAULTS.items() if k in valid and k not in params})
     _check_kernel_specs(name, params.get("kernels"))
     try:
-        refuse_both_given(cls, params)  # (in Python, a new name at its default is unseen)
+        # (in Python, a new name at its default is unseen; -p overrides the config)
+        refuse_both_given(cls, params, [i.partition("=")[0].strip() for i in param_items])
         est = cls(**_resolve_object_params(params))
         if hasattr(est, "_validate_params"):
             est._validate_params()

@@ -68,21 +68,25 @@ def renamed_parameter(est, old, new=None, default="deprecated", exclusive=True,
     return value
 
 
-def refuse_both_given(cls, params):
+def refuse_both_given(cls, params, overriding=()):
     """ValueError when ``params`` set a renamed parameter under both its names.
 
     For callers that know which names were given (the command line's ``-p``
     and config file), before any data is read: the new name at its default
     counts as given there, where in Python ``standardize=True`` beside
     ``feature_scaling=False`` cannot be told from the default (and the old
-    name's value is taken).
+    name's value is taken).  A name in ``overriding`` (``-p``) replaces its
+    other name given elsewhere (the config file): it is removed from
+    ``params``.
 
     Parameters
     ----------
     cls : type
         Estimator class (its ``_renamed_parameters``).
     params : dict
-        The parameters given, by name.
+        The parameters given, by name (updated in place).
+    overriding : collection of str, default=()
+        Names that override the others (``-p`` over the config file).
 
     Raises
     ------
@@ -90,7 +94,10 @@ def refuse_both_given(cls, params):
     """
     for old, new in getattr(cls, "_renamed_parameters", {}).items():
         if old in params and new in params:
-            raise _both(cls.__name__, old, new, params[old], params[new])
+            if (old in overriding) != (new in overriding):
+                del params[new if old in overriding else old]
+            else:
+                raise _both(cls.__name__, old, new, params[old], params[new])
 
 
 def inner_fits(run, what, risk, n_fits=None):
