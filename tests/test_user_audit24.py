@@ -4,13 +4,15 @@ A user held the library to issue 21's promise: one vocabulary (scikit-learn's
 ``max_iter`` / ``tol``, ``standardize`` for ``feature_scaling``), old names
 kept with a warning, and a changelog saying what changed.  She gave every
 renamed parameter under its old name (constructor, ``set_params``, a grid
-search, clones, pickles, model files, the command line), capped iterations,
-and read the warnings, the docstrings and the errors.  Most of it held (each
-old name warns, naming the new one, and gives the new name's model; clones,
-pickles and model files keep it; documented parameters and defaults match
-the signatures; invalid values are refused at ``fit`` naming the parameter
-and what it accepts); each test here failed before its fix, but for the
-guard that Platt's folds still fit with an old name's value.
+search, clones, pickles, model files, the command line and its config file),
+capped iterations, gave invalid values to the estimators and the feature
+families, and read the warnings, the docstrings and the errors.  Most of it
+held (each old name warns, naming the new one, and gives the new name's
+model; clones, pickles and model files keep it; documented parameters and
+defaults match the signatures, documented attributes the fitted ones;
+invalid estimator values are refused at ``fit`` naming the parameter and
+what it accepts); each test here failed before its fix, but for the guard
+that Platt's folds still fit with an old name's value.
 """
 
 import warnings
