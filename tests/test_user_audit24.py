@@ -280,3 +280,29 @@ def test_an_old_names_error_lists_only_values_to_pass(name, old, value):
     with pytest.raises(ValueError, match=f"The '{old}' parameter of {name} must be") as err:
         getattr(kernlearn, name)(**{old: value}).fit(X, y, **fit_kw)
     assert "deprecated" not in str(err.value)
+
+
+# ---------------------------------------------- GrFL: a solver object's own stopping
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_grfl_names_the_inner_settings_a_solver_object_does_not_read():
+    # solver=ADMM() with inner_max_iter=1, inner_tol=0.5 gave ADMM()'s own
+    # model bit for bit without a word (solver="admm" with the same settings
+    # stops its masters after one iteration); once with probability=True
+    from kernlearn import InfiniteFeatureClassifier
+    from kernlearn.solvers import ADMM
+
+    X, y, _ = _binary(80)
+    kw = dict(max_features=6, n_candidates=10, random_state=0)
+    plain = InfiniteFeatureClassifier(solver=ADMM(), **kw)
+    caught = _caught(lambda: plain.fit(X, y))
+    assert not [w for w in caught if issubclass(w.category, UserWarning)]
+    est = InfiniteFeatureClassifier(solver=ADMM(), inner_max_iter=1, inner_tol=0.5,
+                                    probability=True, **kw)
+    caught = _caught(lambda: est.fit(X, y))
+    said = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    assert said == ["InfiniteFeatureClassifier: inner_tol=0.5, inner_max_iter=1 not used "
+                    "with a solver object; its own tol and max_iter apply."], said
+    np.testing.assert_array_equal(
+        est.decision_function(X),
+        InfiniteFeatureClassifier(solver=ADMM(), probability=True, **kw).fit(X, y)
+        .decision_function(X))

@@ -9,8 +9,8 @@ the estimators' inner fits (:func:`inner_fits`) read.
 
 import warnings
 
-__all__ = ["RenamedParameterWarning", "inner_fits", "refuse_both_given",
-           "renamed_parameter", "warn_unused"]
+__all__ = ["RenamedParameterWarning", "UnusedParameterWarning", "inner_fits",
+           "refuse_both_given", "renamed_parameter", "warn_unused"]
 
 
 class RenamedParameterWarning(FutureWarning):
@@ -20,6 +20,11 @@ class RenamedParameterWarning(FutureWarning):
     inner fits (Platt's folds, a search's validation fits) drop it: the
     estimator's own fit says it once.
     """
+
+
+class UnusedParameterWarning(UserWarning):
+    """Parameters set that the fit about to run does not read (:func:`warn_unused`);
+    dropped in the inner fits, as :class:`RenamedParameterWarning` is."""
 
 
 def renamed_parameter(est, old, new=None, default="deprecated", exclusive=True,
@@ -103,8 +108,8 @@ def refuse_both_given(cls, params, overriding=()):
 def inner_fits(run, what, risk, n_fits=None):
     """Run an estimator's own inner fits: one warning where they gave many.
 
-    The renamed-parameter warnings of the fits are dropped (the estimator's
-    own fit gives it) and their ``ConvergenceWarning`` s are summed up in one
+    The renamed- and unused-parameter warnings of the fits are dropped (the
+    estimator's own fit gives them) and their ``ConvergenceWarning`` s are summed up in one
     (one per fit buried the estimator's own); any other warning passes as it
     came.
 
@@ -129,6 +134,7 @@ def inner_fits(run, what, risk, n_fits=None):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         warnings.simplefilter("ignore", RenamedParameterWarning)
+        warnings.simplefilter("ignore", UnusedParameterWarning)
         out = run()
     stopped = []
     for w in caught:
@@ -145,8 +151,8 @@ def inner_fits(run, what, risk, n_fits=None):
 
 
 def warn_unused(est, names, when, instead):
-    """UserWarning naming the parameters of ``names`` set away from their
-    defaults, which the fit about to run does not use.
+    """:class:`UnusedParameterWarning` naming the parameters of ``names`` set
+    away from their defaults, which the fit about to run does not use.
 
     Parameters
     ----------
@@ -161,7 +167,7 @@ def warn_unused(est, names, when, instead):
     given = [f"{n}={getattr(est, n)!r}" for n in names if not _at_default(est, n)]
     if given:
         warnings.warn(f"{type(est).__name__}: {', '.join(given)} not used with {when}; "
-                      f"{instead}.", UserWarning, stacklevel=3)
+                      f"{instead}.", UnusedParameterWarning, stacklevel=3)
 
 
 def _at_default(est, name):

@@ -87,7 +87,7 @@ from ._multitask import (
     task_score,
     task_score_doc,
 )
-from ._renamed import RenamedParameterWarning
+from ._renamed import RenamedParameterWarning, warn_unused
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
@@ -347,6 +347,9 @@ def _stopping(est):
     master's), so it is read that way and the old model is kept.
     """
     cls = type(est).__name__
+    if not isinstance(est.solver, str):  # (fit_grfl sets the named solvers' only)
+        warn_unused(est, ("inner_tol", "inner_max_iter", "max_iter"), "a solver object",
+                    "its own tol and max_iter apply")
     # (not exclusive: scikit-learn's checks set max_iter on any estimator that has it)
     inner_max_iter = renamed_parameter(est, "max_iter", exclusive=False, overrides=True)
     tol, inner_tol = est.tol, est.inner_tol
