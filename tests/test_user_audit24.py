@@ -306,3 +306,40 @@ def test_grfl_names_the_inner_settings_a_solver_object_does_not_read():
         est.decision_function(X),
         InfiniteFeatureClassifier(solver=ADMM(), probability=True, **kw).fit(X, y)
         .decision_function(X))
+
+
+# --------------------------------------------- OBSCURE: the stage a setting belongs to
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("stage, kw, words", [
+    ({"online_only": True}, {"max_iter": 3, "tol": 0.5},
+     "max_iter=3, tol=0.5 not used with online_only=True; stage 2, which reads them, "
+     "does not run."),
+    ({"pegasos": True}, {"eta": 0.5, "max_iter_online": 7},
+     "eta=0.5, max_iter_online=7 not used with pegasos=True; stage 1, which reads them, "
+     "does not run (Pegasos-MKL)."),
+])
+def test_obscure_names_the_settings_of_a_stage_that_does_not_run(stage, kw, words):
+    # online_only=True with max_iter=3, tol=0.5 (or pegasos=True with eta and
+    # max_iter_online) gave the model without them bit for bit, without a word
+    from kernlearn import PNormMKLClassifier
+
+    X, y, _ = _binary(80)
+    est = PNormMKLClassifier(random_state=0, **stage, **kw)
+    caught = _caught(lambda: est.fit(X, y))
+    said = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    assert said == [f"PNormMKLClassifier: {words}"], said
+    plain = PNormMKLClassifier(random_state=0, **stage)
+    caught = _caught(lambda: plain.fit(X, y))
+    assert not [w for w in caught if issubclass(w.category, UserWarning)]
+    np.testing.assert_array_equal(est.decision_function(X), plain.decision_function(X))
+
+
+def test_obscure_refuses_no_stage_at_all():
+    # online_only=True with pegasos=True ran no epoch (n_iter_ 0) and
+    # returned an all-zero model without a word
+    from kernlearn import PNormMKLClassifier
+
+    X, y, _ = _binary(40)
+    with pytest.raises(ValueError, match="online_only=True returns the online stage, "
+                                         "which pegasos=True does not run"):
+        PNormMKLClassifier(online_only=True, pegasos=True).fit(X, y)

@@ -27,6 +27,7 @@ from ._base import (
     validate_predict_data,
 )
 from ._platt import platt_attr_doc
+from ._renamed import warn_unused
 
 
 
@@ -312,6 +313,18 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
 
     @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
+    def _check_stages(self):
+        """Refuse no stage at all; name the settings of a stage that does not run."""
+        if self.online_only and self.pegasos:
+            raise ValueError("online_only=True returns the online stage, which pegasos=True "
+                             "does not run: nothing would be fitted; pass one of them.")
+        if self.online_only:
+            warn_unused(self, ("max_iter", "tol"), "online_only=True",
+                        "stage 2, which reads them, does not run")
+        if self.pegasos:
+            warn_unused(self, ("eta", "max_iter_online"), "pegasos=True",
+                        "stage 1, which reads them, does not run (Pegasos-MKL)")
+
     def fit(self, X, y, sample_weight=None):
         """Learn the kernel weights and the classifier.
 
@@ -337,6 +350,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         -------
         self : PNormMKLClassifier
         """
+        self._check_stages()
         if self._precomputed():
             klist = obscure.kernel_list(X, "precomputed", cache_size=self.cache_size,
                                         fit_intercept=self.fit_intercept)
