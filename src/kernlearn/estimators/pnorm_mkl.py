@@ -128,10 +128,13 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         0.05; 1e-3 (7-50x SVC()'s fit time) closes 2 of the 12 remaining misses
         and opens others.)
     online_only : bool, default=False
-        Return the stage-1 (online) solution only.
+        Return the stage-1 (online) solution only (``max_iter`` and ``tol``,
+        stage 2's, are then not used: a warning names them when set).
     pegasos : bool, default=False
         Pegasos-MKL (paper 001, sec. 5.3): no stage 1, :math:`R = \infty`,
-        step :math:`q/(\lambda t)`; the baseline OBSCURE is compared with.
+        step :math:`q/(\lambda t)`; the baseline OBSCURE is compared with
+        (``eta`` and ``max_iter_online``, stage 1's, are not used; not with
+        ``online_only=True``).
     fit_intercept : bool, default=False
         Add a bias through the kernel (paper 001, footnote 2): a constant
         kernel is appended to ``kernels`` and its weight learned with the
