@@ -314,8 +314,6 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     def _precomputed(self):
         return isinstance(self.kernels, str) and self.kernels == "precomputed"
 
-    @all_or_nothing
-    @_fit_context(prefer_skip_nested_validation=True)
     def _check_stages(self):
         """Refuse no stage at all; name the settings of a stage that does not run."""
         if self.online_only and self.pegasos:
@@ -328,6 +326,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             warn_unused(self, ("eta", "max_iter_online"), "pegasos=True",
                         "stage 1, which reads them, does not run (Pegasos-MKL)")
 
+    @all_or_nothing
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Learn the kernel weights and the classifier.
 
