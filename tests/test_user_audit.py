@@ -69,9 +69,10 @@ def three_classes(tmp_path):
 def test_fit_prints_each_distinct_warning_once(three_classes, tmp_path, capsys):
     # the CLI records every warning ("always"), so a warning raised by each
     # of several inner fits was printed once per fit, word for word
-    # (the Platt folds' fits at one nu each warn the same words)
+    # (the one-vs-rest fits at one nu each warn the same words; Platt's folds
+    # did too, before they summed up their warnings in one)
     code, out, err = _run(["fit", three_classes, "-e", "lowrank-classifier", "-q", "-p",
-                           "max_iter=1", "-p", "nu=0.1", "-p", "probability=True", "-p",
+                           "max_iter=1", "-p", "nu=0.1", "-p", "multiclass=ovr", "-p",
                            "random_state=0", "-m", tmp_path / "m.npz"], capsys)
     assert code == 0 and out.startswith("fitted lowrank-classifier"), err
     lines = err.splitlines()

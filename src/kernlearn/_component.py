@@ -22,6 +22,8 @@ class ComponentMixin:
             if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
         ]
 
+    _get_param_names = _param_names  # (scikit-learn's name, for the shared checks)
+
     def get_params(self, deep=True):
         """Return the constructor parameters of the component.
 
@@ -70,6 +72,24 @@ class ComponentMixin:
             else:
                 setattr(self, name, value)
         return self
+
+    def _validate_params(self):
+        """Check the parameters by scikit-learn's rules, against the class's
+        ``_constraints()`` when it has them, as the estimators' checks do (and
+        with their cache: a family is checked on every fit of its estimator).
+
+        The constraints are built here, not on import: families are imported
+        on Dask workers, which import no scikit-learn.
+        """
+        cls = type(self)
+        make = getattr(cls, "_constraints", None)
+        if make is None:
+            return
+        if "_parameter_constraints" not in cls.__dict__:
+            cls._parameter_constraints = make()
+        from .utils._params import validate_params_cached
+
+        validate_params_cached(self)
 
     def __repr__(self):
         args = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._param_names())

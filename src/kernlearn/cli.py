@@ -41,6 +41,7 @@ from ._cli_common import (
     _write_metrics,
 )
 from .demo import quick_help
+from .estimators._renamed import refuse_both_given
 from .summary import evaluate_metrics, feature_profile, selection_table
 
 __all__ = ["ESTIMATORS", "EXIT_CODES", "build_parser", "main"]
@@ -219,11 +220,8 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
         name = name or cfg.get("estimator")
         params.update(cfg.get("params", {}))
     if name is None:
-        raise CLIError(
-            "no estimator given: use --estimator NAME (one of "
-            f"{', '.join(ESTIMATORS)})",
-            2,
-        )
+        raise CLIError("no estimator given: use --estimator NAME (one of "
+                       f"{', '.join(ESTIMATORS)})", 2)
     cls = _estimator_class(name)
     for item in param_items:
         key, sep, value = item.partition("=")
@@ -241,6 +239,8 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
     params.update({k: v for k, v in _CLI_DEFAULTS.items() if k in valid and k not in params})
     _check_kernel_specs(name, params.get("kernels"))
     try:
+        # (in Python, a new name at its default is unseen; -p overrides the config)
+        refuse_both_given(cls, params, [i.partition("=")[0].strip() for i in param_items])
         est = cls(**_resolve_object_params(params))
         if hasattr(est, "_validate_params"):
             est._validate_params()

@@ -93,7 +93,7 @@ def test_family_errors(rng):
     X = rng.standard_normal((20, 3))
     with pytest.raises(ValueError, match="non-negative"):
         AdditiveKernelExpansion("additive_chi2").fit(X)
-    with pytest.raises(ValueError, match="kernel must be"):
+    with pytest.raises(ValueError, match="'kernel' parameter of AdditiveKernelExpansion must be"):
         AdditiveKernelExpansion("rbf").fit(X)
     y = np.sign(X[:, 0])
     with pytest.raises(ValueError, match="cannot be combined"):

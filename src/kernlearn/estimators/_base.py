@@ -7,10 +7,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils._param_validation import (
-    make_constraint,
-    validate_parameter_constraints,
-)
+from sklearn.utils._param_validation import Hidden, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
@@ -25,6 +22,7 @@ from ..utils._input_kinds import (
 )
 from ..utils._messages import plain_value
 from ..utils._sparse import canonical_sparse
+from ..utils._params import param_names, validate_params_cached  # noqa: F401
 
 # (re-exported: the estimators and tests import them from here)
 from ._platt import (  # noqa: F401
@@ -34,6 +32,13 @@ from ._platt import (  # noqa: F401
     logistic_proba,
     platt_sigmoid,
 )
+from ._renamed import _refuse_both, renamed_parameter  # noqa: F401
+
+
+#: The constraint of a renamed parameter's old name beside its own values: its
+#: default, "deprecated", is no value to pass (hidden from the error messages,
+#: which list what a user may pass).
+OLD_NAME = Hidden(StrOptions({"deprecated"}))
 
 
 def all_or_nothing(fit):
@@ -537,77 +542,6 @@ def _plain_fit_data(X, y, classification):
         return y.dtype.kind != "f" or bool(np.isfinite(y.sum()))
 
 
-def validate_params_cached(est):
-    """``est._validate_params()`` with its constraints compiled once per class.
-
-    scikit-learn's check reads the parameters through ``get_params`` (an
-    ``inspect.signature`` call) and rebuilds every constraint object on each
-    fit.  Here both are cached on the class, as is the verdict on plain
-    scalar values (``int``, ``float``, ``str``, ``bool``, ``None``); a value no
-    constraint accepts is passed to scikit-learn's own check, which raises its
-    usual error.
-
-    Parameters
-    ----------
-    est : BaseEstimator
-        An estimator with ``_parameter_constraints``.
-
-    Raises
-    ------
-    sklearn.utils._param_validation.InvalidParameterError
-        On a parameter value its constraints reject.
-    """
-    cls = type(est)
-    compiled = cls.__dict__.get("_compiled_constraints")
-    if compiled is None:
-        declared = cls._parameter_constraints
-        compiled = [(name, [make_constraint(c) for c in declared[name]])
-                    for name in param_names(cls)
-                    if name in declared and declared[name] != "no_validation"]
-        cls._compiled_constraints, cls._accepted_scalars = compiled, set()
-    accepted = cls._accepted_scalars
-    for name, constraints in compiled:
-        value = getattr(est, name)
-        # a plain scalar's verdict never changes: remembered (the type is part
-        # of the key, as 1, 1.0 and True are equal but not equally valid)
-        key = (name, type(value), value) if type(value) in _SCALARS else None
-        if key is not None and key in accepted:
-            continue
-        for c in constraints:
-            if c.is_satisfied_by(value):
-                break
-        else:
-            validate_parameter_constraints({name: cls._parameter_constraints[name]},
-                                           {name: value}, caller_name=cls.__name__)
-        if key is not None and len(accepted) < _MAX_ACCEPTED:
-            accepted.add(key)
-
-
-def param_names(cls):
-    """``cls._get_param_names()``, read once per class.
-
-    scikit-learn reads the names from the signature of ``__init__`` on every
-    call (``get_params`` does so on every fit); they never change.
-
-    Parameters
-    ----------
-    cls : type
-        An estimator class.
-
-    Returns
-    -------
-    names : tuple of str
-    """
-    names = cls.__dict__.get("_param_names_cached")
-    if names is None:
-        names = cls._param_names_cached = tuple(cls._get_param_names())
-    return names
-
-
-_SCALARS = frozenset({int, float, str, bool, type(None)})
-_MAX_ACCEPTED = 4096  # bounded: a long random search tries many values
-
-
 def validate_partitioned_fit(est, rows, y, classification):
     """Validate ``y`` against row-partitioned ``X`` (out of core or on a cluster).
 
@@ -722,49 +656,6 @@ def plain_predict_data(est, X):
             and X.shape[1] == getattr(est, "n_features_in_", None))
 
 
-def renamed_parameter(est, old, new, default="deprecated", exclusive=True,
-                      overrides=False):
-    """Value of a renamed constructor parameter, honouring its old name.
-
-    Estimators keep the old name as a keyword whose default is the string
-    ``"deprecated"``; when a user sets it, a ``FutureWarning`` names the new
-    parameter and the old value is used (the new one must then be left at its
-    default).
-
-    Parameters
-    ----------
-    est : BaseEstimator
-    old, new : str
-        Old and new parameter names.
-    default : object, default="deprecated"
-        The sentinel default of the old name.
-    exclusive : bool, default=True
-        Refuse the old name when the new one is also set away from its
-        default (``False`` where the new name keeps an older meaning of its
-        own when the old one is given, as GrFL's ``tol`` beside ``eps``).
-    overrides : bool, default=False
-        With ``exclusive=False``: the old name's value replaces the new one's,
-        and the warning says so when the new one is set too (it said only
-        "use new=<old value>", and the new name's value was silently unused).
-
-    Returns
-    -------
-    value : the effective value of ``new``
-    """
-    import warnings
-
-    value = getattr(est, old)
-    if isinstance(value, str) and value == default:
-        return getattr(est, new)
-    if exclusive:
-        _refuse_both(est, old, new, value)
-    unused = ""
-    if overrides and not _at_default(est, new):
-        unused = f" ({new}={getattr(est, new)!r}, also given, is not used)"
-    warnings.warn(f"{type(est).__name__}: '{old}' was renamed '{new}' in 0.2 and will "
-                  f"be removed in 0.4; use {new}={value!r}{unused}.", FutureWarning,
-                  stacklevel=3)
-    return value
 
 
 def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
@@ -964,19 +855,3 @@ def target_standardization(est):
     from ..preprocessing import TargetStandardization
 
     return TargetStandardization(est.y_mean_, est.y_scale_)
-
-
-def _at_default(est, name):
-    """Whether parameter ``name`` of ``est`` holds its constructor default."""
-    import inspect
-
-    default = inspect.signature(type(est).__init__).parameters[name].default
-    current = getattr(est, name)
-    return current is default or (type(current) is type(default) and current == default)
-
-
-def _refuse_both(est, old, new, value):
-    """ValueError when a renamed parameter is set under both its names."""
-    if not _at_default(est, new):
-        raise ValueError(f"{type(est).__name__}: set '{new}' or its old name '{old}', "
-                         f"not both ({new}={getattr(est, new)!r}, {old}={value!r}).")

@@ -79,7 +79,9 @@ _COMMON_DOC = """
         feature per iteration, so ``max_features`` also caps its iterations.
     inner_tol : float, default=1e-3
         Approximate-KKT tolerance of the master (inner) solver (``tol`` before
-        0.2).
+        0.2).  A solver object given as ``solver`` keeps its own ``tol`` and
+        ``max_iter`` (a warning names ``inner_tol`` / ``inner_max_iter`` when
+        set beside one).
     inner_max_iter : int, default=500
         Iteration cap of the master (inner) solver per outer iteration
         (``max_iter`` before 0.2).

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..gram import PrecomputedKernels
 from ..utils._messages import plain_value
+from ._renamed import inner_fits
 
 
 def logistic_proba(scores):
@@ -257,20 +258,28 @@ class ProbabilityMixin:
             # (a task's class with fewer samples than folds: not in every fold)
             warnings.filterwarnings("ignore", "The least populated class", UserWarning)
             splits = list(folds.split(np.zeros((keep.size, 1)), strata[keep]))
-        for train, test in splits:
-            train, test = keep[train], keep[test]
-            X_tr, y_tr = self._split_rows(X, y, train)
-            X_te, _ = self._split_rows(X, y, test, train)
-            kw = {k: np.asarray(v)[train] for k, v in row_args.items() if v is not None}
-            if sw is not None:
-                kw["sample_weight"] = sw[train]
-            model = clone(inner).fit(X_tr, y_tr, **kw)
-            kw_te = {k: np.asarray(v)[test] for k, v in row_args.items() if v is not None}
-            d = np.asarray(model.decision_function(X_te, **kw_te))
-            if len(np.unique(y_tr)) != len(classes):
-                raise ValueError("a cross-validation fold lost a class; Platt scaling "
-                                 "needs every class in every training fold.")
-            scores[test] = d.reshape(len(test), -1)
+
+        def fold_fits():
+            for train, test in splits:
+                train, test = keep[train], keep[test]
+                X_tr, y_tr = self._split_rows(X, y, train)
+                X_te, _ = self._split_rows(X, y, test, train)
+                kw = {k: np.asarray(v)[train] for k, v in row_args.items() if v is not None}
+                if sw is not None:
+                    kw["sample_weight"] = sw[train]
+                model = clone(inner).fit(X_tr, y_tr, **kw)
+                kw_te = {k: np.asarray(v)[test] for k, v in row_args.items()
+                         if v is not None}
+                d = np.asarray(model.decision_function(X_te, **kw_te))
+                if len(np.unique(y_tr)) != len(classes):
+                    raise ValueError("a cross-validation fold lost a class; Platt scaling "
+                                     "needs every class in every training fold.")
+                scores[test] = d.reshape(len(test), -1)
+
+        # (the fold fits repeat the model's own warnings: a renamed parameter
+        # said five more times, a stop at max_iter six times in all)
+        inner_fits(fold_fits, "cross-validation fits of the Platt sigmoids",
+                   "the probabilities rest on them", n_fits=len(splits))
         targets = [yi == 1] if len(classes) == 2 else [yi == k for k in range(len(classes))]
         self.platt_ = np.array([platt_sigmoid(scores[keep, k], t[keep],
                                               None if sw is None else sw[keep])

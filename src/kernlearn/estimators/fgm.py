@@ -21,10 +21,12 @@ from ..methods._fgm_select import fit_fgm_auto_C
 from ..methods.fgm import (FGMSettings, check_family, fgm_decision, fgm_standardization,
                            fit_fgm)
 from ..losses import get_loss, weighted
-from ..partitioned import _is_dask_array, as_row_partitioned, is_out_of_core
+from ..partitioned import (_is_dask_array, as_row_partitioned, is_out_of_core,
+                           parse_bytes)
 from .._dask_master import class_codes, validate_dask_target
 from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input
 from ._base import (
+    OLD_NAME,
     all_or_nothing,
     PLATT_XFAIL,
     ProbabilityMixin,
@@ -44,23 +46,22 @@ __all__ = ["FGMClassifier", "FGMRegressor"]
 
 
 class _FGMBase(SelectorMixin, BaseEstimator):
+    _renamed_parameters = {"feature_scaling": "standardize", "max_outer_iter": "max_iter",
+                           "master_tol": "inner_tol", "master_max_iter": "inner_max_iter"}
     _parameter_constraints = {
         "B": [Interval(Integral, 1, None, closed="left")],
         "C": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "max_outer_iter": [Interval(Integral, 1, None, closed="left"),
-                           StrOptions({"deprecated"})],
+        "max_outer_iter": [Interval(Integral, 1, None, closed="left"), OLD_NAME],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "max_features": [Interval(Integral, 1, None, closed="left"), None],
         "solver": [StrOptions({"auto", "newton", "apg", "simplemkl"})],
         "inner_tol": [Interval(Real, 0, None, closed="neither"), None],
         "inner_max_iter": [Interval(Integral, 1, None, closed="left"), None],
-        "master_tol": [Interval(Real, 0, None, closed="neither"), None,
-                       StrOptions({"deprecated"})],
-        "master_max_iter": [Interval(Integral, 1, None, closed="left"), None,
-                            StrOptions({"deprecated"})],
+        "master_tol": [Interval(Real, 0, None, closed="neither"), None, OLD_NAME],
+        "master_max_iter": [Interval(Integral, 1, None, closed="left"), None, OLD_NAME],
         "standardize": ["boolean"],
-        "feature_scaling": ["boolean", StrOptions({"deprecated"})],
+        "feature_scaling": ["boolean", OLD_NAME],
         "fit_intercept": ["boolean"],
         "groups": [list, None],
         "tree": ["boolean"],
@@ -76,6 +77,13 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         validate_params_cached(self)  # cheap on every fit of a grid search
         if self.family is not None:  # before any data is read (the CLI: exit 2)
             check_family(self.family)
+            getattr(self.family, "_validate_params", lambda: None)()  # (its constraints)
+        if isinstance(self.memory_budget, str):  # (the constraints see a str only)
+            try:
+                parse_bytes(self.memory_budget)
+            except ValueError as exc:
+                raise ValueError(f"The 'memory_budget' parameter of {type(self).__name__}: "
+                                 f"{exc}") from None
 
     def _partitioned(self, X):
         """Whether ``X`` is read by map-reduce over row blocks (out of core, Dask)."""
@@ -121,7 +129,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
 
     def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
         """Standardise, run the method, copy its result back in the input's units."""
-        std = bool(renamed_parameter(self, "feature_scaling", "standardize"))
+        std = bool(renamed_parameter(self, "feature_scaling"))
         if self.family is not None:  # (its column scaling may be unweighted)
             X, y, sw = rows_of_positive_weight(X, y, sw)
         # A family scales its own generated columns (e.g. unit-RMS monomials,
@@ -134,10 +142,10 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             self.y_mean_, self.y_scale_, y = ts.mean, ts.scale, ts.transform(y)
         auto = isinstance(self.C, str)  # "auto": FGMRegressor's cross-validated C
         settings = FGMSettings(
-            B=self.B, C=1.0 if auto else self.C, max_iter=renamed_parameter(self, "max_outer_iter", "max_iter"),
+            B=self.B, C=1.0 if auto else self.C, max_iter=renamed_parameter(self, "max_outer_iter"),
             tol=self.tol, max_features=self.max_features, solver=self.solver,
-            master_tol=renamed_parameter(self, "master_tol", "inner_tol"),
-            master_max_iter=renamed_parameter(self, "master_max_iter", "inner_max_iter"),
+            master_tol=renamed_parameter(self, "master_tol"),
+            master_max_iter=renamed_parameter(self, "master_max_iter"),
             fit_intercept=self.fit_intercept, verbose=self.verbose)
         kw = dict(sample_weight=sw, column_scale=st.scale if self.family is None else None,
                   refit=self.refit, refit_loss=loss, refit_C=self.refit_C)
@@ -426,7 +434,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         ``feature_scaling`` normalises each generated column (monomial,
         sub-kernel block); regression targets are still standardised.
     feature_scaling : bool, optional
-        Deprecated alias of ``standardize`` (FutureWarning when set).
+        Deprecated alias of ``standardize`` (FutureWarning when set;
+        removed in 0.4).
     max_outer_iter, master_tol, master_max_iter : optional
         Deprecated aliases of ``max_iter``, ``inner_tol`` and
         ``inner_max_iter`` (FutureWarning when set; removed in 0.4).

@@ -59,6 +59,7 @@ from ..preprocessing import implicit_center
 from ..solvers import History
 from ..utils._row_blocks import by_row_blocks
 from ._base import (
+    OLD_NAME,
     all_or_nothing,
     ProbabilityMixin,
     _has_proba,
@@ -87,6 +88,7 @@ from ._multitask import (
     task_score,
     task_score_doc,
 )
+from ._renamed import RenamedParameterWarning, warn_unused
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
@@ -97,6 +99,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                            TaskIndexRequests, BaseEstimator):
     """Shared implementation of the GrFL estimators."""
 
+    # (eps is not a plain rename: beside it, tol keeps its pre-0.2 meaning)
+    _renamed_parameters = {"max_iter": "inner_max_iter"}
     _parameter_constraints = {
         "family": [HasMethods(["fit", "sample", "columns", "correlations"]), None],
         "max_features": [Interval(numbers.Integral, 1, None, closed="left"),
@@ -111,9 +115,9 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "inner_tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "inner_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "eps": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"deprecated"})],
+        "eps": [Interval(numbers.Real, 0, None, closed="left"), OLD_NAME],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left"),
-                     StrOptions({"deprecated"})],
+                     OLD_NAME],
         "fit_intercept": ["boolean"],
         "time_budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "pricing_subsample": [Interval(numbers.Integral, 1, None, closed="left"),
@@ -345,9 +349,11 @@ def _stopping(est):
     master's), so it is read that way and the old model is kept.
     """
     cls = type(est).__name__
+    if not isinstance(est.solver, str):  # (fit_grfl sets the named solvers' only)
+        warn_unused(est, ("inner_tol", "inner_max_iter", "max_iter"), "a solver object",
+                    "its own tol and max_iter apply")
     # (not exclusive: scikit-learn's checks set max_iter on any estimator that has it)
-    inner_max_iter = renamed_parameter(est, "max_iter", "inner_max_iter",
-                                       exclusive=False, overrides=True)
+    inner_max_iter = renamed_parameter(est, "max_iter", exclusive=False, overrides=True)
     tol, inner_tol = est.tol, est.inner_tol
     if not (isinstance(est.eps, str) and est.eps == "deprecated"):
         outer = renamed_parameter(est, "eps", "tol", exclusive=False)
@@ -358,7 +364,8 @@ def _stopping(est):
                                  "combined with inner_tol; use tol= and inner_tol= only.")
             warnings.warn(f"{cls}: with the deprecated 'eps', tol={tol!r} is read in its "
                           "pre-0.2 meaning, the master's tolerance; write "
-                          f"tol={est.eps!r}, inner_tol={tol!r}.", FutureWarning, stacklevel=4)
+                          f"tol={est.eps!r}, inner_tol={tol!r}.", RenamedParameterWarning,
+                          stacklevel=4)
             inner_tol = tol
         tol = outer
     elif tol != _DEFAULT_TOL:
@@ -366,7 +373,7 @@ def _stopping(est):
                       "old eps: stop when no sampled feature violates the optimality "
                       "conditions by more than tol); the master solver's tolerance, which "
                       "tol meant before, is inner_tol.  This warning goes away in 0.4.",
-                      FutureWarning, stacklevel=4)
+                      RenamedParameterWarning, stacklevel=4)
     return {"eps": tol, "tol": inner_tol, "max_iter": inner_max_iter}
 
 

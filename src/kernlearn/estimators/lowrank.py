@@ -70,6 +70,19 @@ from ._platt import platt_attr_doc
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
 
 
+#: one value of ``nu``; a path is a non-empty sequence of them
+_NU = Interval(Real, 0, None, closed="neither")
+
+
+def _check_nu_path(nu):
+    """Refuse a ``nu`` sequence that is not a path of values (the constraints
+    check its type only: ``nu=[]`` failed deep in the path's loop)."""
+    if isinstance(nu, (list, tuple)) and not (
+            nu and all(_NU.is_satisfied_by(v) and not isinstance(v, bool) for v in nu)):
+        raise ValueError(f"nu must be a positive number, 'auto' or a non-empty sequence "
+                         f"of positive numbers (a path of values), got {nu!r}.")
+
+
 class _BaseLowRank(BaseEstimator):
     """Shared fit/predict of the SLKL regressor and classifier."""
 
@@ -81,8 +94,7 @@ class _BaseLowRank(BaseEstimator):
         "coef0": [Interval(Real, None, None, closed="neither"), None],
         "kernel_params": [dict, None],
         "n_columns": [Interval(Integral, 1, None, closed="left"), None],
-        "nu": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), tuple,
-               list],
+        "nu": [_NU, StrOptions({"auto"}), tuple, list],
         "precompute": ["boolean"],
         "fit_intercept": ["boolean"],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -162,6 +174,7 @@ class _BaseLowRank(BaseEstimator):
         +-1 ``codes`` are not (their units are fixed); a precomputed Gram
         matrix is used as given.
         """
+        _check_nu_path(self.nu)
         pre = self.kernel == "precomputed"
         Xs = X[:, :0] if pre else X  # a Gram matrix has no columns to standardise
         if codes:

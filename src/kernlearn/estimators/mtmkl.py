@@ -23,6 +23,7 @@ from ..preprocessing import TargetStandardization, fit_target_standardization
 from ..solvers._base import single_blas_thread
 from ..utils._messages import plain_value
 from ._base import (
+    OLD_NAME,
     all_or_nothing,
     ProbabilityMixin,
     _has_proba,
@@ -44,6 +45,7 @@ from ._multitask import (
     task_score_doc,
 )
 from ._platt import PLATT_XFAIL, platt_attr_doc
+from ._renamed import warn_unused
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]
 
@@ -150,6 +152,7 @@ class _WithTasks:
 class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
     """Shared validation, task bookkeeping and prediction."""
 
+    _renamed_parameters = {"max_inner": "inner_max_iter"}
     _parameter_constraints = {
         "kernels": [list, tuple, StrOptions({"precomputed"}), None],
         "formulation": [StrOptions(set(FORMULATIONS))],
@@ -161,7 +164,7 @@ class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "inner_max_iter": [Interval(Integral, 1, None, closed="left")],
-        "max_inner": [Interval(Integral, 1, None, closed="left"), StrOptions({"deprecated"})],
+        "max_inner": [Interval(Integral, 1, None, closed="left"), OLD_NAME],
         "max_rank": [Interval(Integral, 1, None, closed="left"), None],
         "verbose": ["verbose"],
     }
@@ -274,7 +277,7 @@ class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
                 formulation=self.formulation, loss=loss,
                 C=self.C if C is None else C, p=self.p,
                 q=self.q, epsilon=epsilon, max_iter=self.max_iter, tol=self.tol,
-                max_inner=renamed_parameter(self, "max_inner", "inner_max_iter"),
+                max_inner=renamed_parameter(self, "max_inner"),
                 max_rank=self.max_rank,
                 verbose=self.verbose, sample_weight=sample_weight, shared=shared,
                 factor_store=factor_store, C_grid=C_grid)
@@ -387,9 +390,15 @@ _AUTO_DOC = """
         training objective, which rewards kernels that interpolate each
         task's few rows; the learned value is ``C_``.  The search is L-BFGS-B with its
         own cap of 200 iterations (a ``ConvergenceWarning`` when it runs out):
-        ``max_iter``, ``tol`` and ``verbose``, the mirror descent's, do not
-        apply to it; ``n_iter_`` and ``converged_`` are the search's.
+        ``p``, ``max_iter``, ``tol``, ``inner_max_iter`` and ``verbose``, the
+        mirror descent's, do not apply to it (a ``UserWarning`` names those
+        set); ``n_iter_`` and ``converged_`` are the search's.
         :class:`MultitaskMKLRegressorCV` does this by default."""
+
+# the mirror descent's settings, which the leave-one-out search does not run
+_LOO_UNUSED = ("p", "max_iter", "tol", "inner_max_iter", "max_inner", "verbose")
+_LOO_SEARCH = ("the leave-one-out search (L-BFGS-B, its own cap of 200 iterations) "
+               "runs no mirror descent")
 
 _ATTRS_DOC = """
     Attributes
@@ -583,6 +592,9 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
     @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
+        if isinstance(self.C, str):
+            warn_unused(self, _LOO_UNUSED, 'C="auto"',
+                        _LOO_SEARCH + "; pass a number as C to run it")
         return self._fit_regression(X, y, task_index, sample_weight)
 
     fit.__doc__ = _fit_doc(

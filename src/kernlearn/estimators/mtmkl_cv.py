@@ -15,12 +15,10 @@ fold).
 """
 
 import numbers
-import warnings
 
 import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import StrOptions
 
@@ -30,7 +28,14 @@ from ..solvers._base import single_blas_thread
 from ..utils._messages import plain_value
 from ._base import _refuse_both, all_or_nothing, fit_sample_weight
 from ._multitask import split_tasks
-from .mtmkl import MultitaskMKLClassifier, MultitaskMKLRegressor, _fit_doc
+from ._renamed import inner_fits, warn_unused
+from .mtmkl import (
+    _LOO_SEARCH,
+    _LOO_UNUSED,
+    MultitaskMKLClassifier,
+    MultitaskMKLRegressor,
+    _fit_doc,
+)
 
 __all__ = ["MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"]
 
@@ -135,32 +140,17 @@ class _SelectionMixin:
         # verbose=1 is the refit's bar and stop line: every validation fit's
         # own (26 alike "[MK-MTFL] stop" lines with the defaults) buried it
         params["verbose"] = params["verbose"] if params["verbose"] >= 2 else 0
-        # the validation fits take the renamed parameter under its new name:
-        # its FutureWarning is the refit's, once (it was one per fold and C)
+        # both names are refused before the first validation fit, not by each
         if params["max_inner"] != "deprecated":
             _refuse_both(self, "max_inner", "inner_max_iter", params["max_inner"])
-            params["inner_max_iter"] = params.pop("max_inner")
         return params
 
     @staticmethod
     def _validation_scores(score_table):
-        """``score_table()`` (a score per C and fold), its fits' convergence
-        warnings summed up in one: one per fit (26 with the defaults) buried
-        the refit's own."""
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            scores = score_table()
-        stopped = []
-        for w in caught:
-            if issubclass(w.category, ConvergenceWarning):
-                stopped.append(str(w.message))
-            else:  # any other warning as it came
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        if stopped:
-            warnings.warn(f"{len(stopped)} convergence warning(s) in the {scores.size} "
-                          f"validation fits (first: {stopped[0]}); their scores may "
-                          "rank C wrongly: raise max_iter or tol.", ConvergenceWarning)
-        return scores
+        """``score_table()`` (a score per C and fold) under :func:`inner_fits`:
+        one per fit (26 with the defaults) of its renamed-parameter and
+        convergence warnings buried the refit's own."""
+        return inner_fits(score_table, "validation fits", "their scores may rank C wrongly")
 
     def _fold_score(self, X, y, task_index, sw, C, train, test):
         """Validation score of the base estimator at ``C`` fitted on ``train``."""
@@ -191,9 +181,10 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
     the tasks do not share a linear predictor, so the model is then the
     paper's): tasks with few rows borrow strength where they share
     structure.  This needs the square loss and ``formulation="mtfl"``
-    (``p``, ``inner_max_iter``, ``max_iter``, ``tol`` and ``verbose`` are then not
-    used: the search is L-BFGS-B with its own cap of 200 iterations and a
-    ``ConvergenceWarning`` when it runs out); ``cv="loo"`` reports the
+    (``p``, ``inner_max_iter``, ``max_iter``, ``tol`` and ``verbose`` are then
+    not used, and a ``UserWarning`` names those set: the search is L-BFGS-B
+    with its own cap of 200 iterations and a ``ConvergenceWarning`` when it
+    runs out); ``cv="loo"`` reports the
     leave-one-out :math:`R^2` of the learned model (``best_score_``), a
     K-fold ``cv`` the validation scores of the whole procedure (weights and
     C learned again on every training fold), and ``Cs`` only start the
@@ -379,12 +370,18 @@ y_mean_, y_scale_, n_features_in_, feature_names_in_
         finally:
             del self._store, self._grams_checked
 
-    def _fit_loo(self, X, X_refit, y, pos, task_index, sw, Cs):
-        """Kernel weights and C by leave-one-out (``kernel_selection="loo"``)."""
+    def _check_loo(self):
+        """Refuse what the leave-one-out search cannot fit; name what it does not use."""
         if self.loss != "square" or self.formulation != "mtfl":
             raise ValueError("kernel_selection='loo' needs loss='square' and "
                              "formulation='mtfl'; use kernel_selection='objective' "
                              "otherwise.")
+        warn_unused(self, _LOO_UNUSED, 'kernel_selection="loo"',
+                    _LOO_SEARCH + '; kernel_selection="objective" runs it')
+
+    def _fit_loo(self, X, X_refit, y, pos, task_index, sw, Cs):
+        """Kernel weights and C by leave-one-out (``kernel_selection="loo"``)."""
+        self._check_loo()
         if isinstance(self.cv, str):
             self._fit_regression(X_refit, y, task_index, sw, C="auto", C_grid=Cs,
                                  factor_store=self._store)

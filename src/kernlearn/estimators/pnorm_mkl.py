@@ -28,6 +28,7 @@ from ._base import (
     validate_predict_data,
 )
 from ._platt import platt_attr_doc
+from ._renamed import warn_unused
 
 
 
@@ -130,10 +131,13 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     online_only : bool, default=False
         Return the stage-1 (online) solution only (refused with
         ``pegasos=True`` or ``max_iter_online=0``, which run no stage-1
-        epoch: the model would be all zeros).
+        epoch: the model would be all zeros; ``max_iter`` and ``tol``,
+        stage 2's, are then not used: a warning names them when set).
     pegasos : bool, default=False
         Pegasos-MKL (paper 001, sec. 5.3): no stage 1, :math:`R = \infty`,
-        step :math:`q/(\lambda t)`; the baseline OBSCURE is compared with.
+        step :math:`q/(\lambda t)`; the baseline OBSCURE is compared with
+        (``eta`` and ``max_iter_online``, stage 1's, are not used; not with
+        ``online_only=True``).
     fit_intercept : bool, default=False
         Add a bias through the kernel (paper 001, footnote 2): a constant
         kernel is appended to ``kernels`` and its weight learned with the
@@ -316,6 +320,19 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     def _precomputed(self):
         return isinstance(self.kernels, str) and self.kernels == "precomputed"
 
+    def _check_stages(self):
+        """Name the settings of a stage that does not run.
+
+        (No stage at all, ``online_only`` with ``pegasos``, is refused by the
+        method's own settings check.)
+        """
+        if self.online_only:
+            warn_unused(self, ("max_iter", "tol"), "online_only=True",
+                        "stage 2, which reads them, does not run")
+        if self.pegasos:
+            warn_unused(self, ("eta", "max_iter_online"), "pegasos=True",
+                        "stage 1, which reads them, does not run (Pegasos-MKL)")
+
     @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -343,6 +360,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         -------
         self : PNormMKLClassifier
         """
+        self._check_stages()
         if self._precomputed():
             klist = obscure.kernel_list(X, "precomputed", cache_size=self.cache_size,
                                         fit_intercept=self.fit_intercept)

@@ -27,6 +27,8 @@ Virtual feature ids: column ``l`` of feature ``j``'s block is ``j * g + l``
 with ``g`` the block width.
 """
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -129,10 +131,22 @@ class AdditiveKernelExpansion(BaseFamily):
         self.feature_scaling = feature_scaling
         self.chunk_size = chunk_size
 
+    @staticmethod
+    def _constraints():
+        from sklearn.utils._param_validation import Interval, StrOptions
+
+        positive = Interval(Real, 0, None, closed="neither")
+        return {"kernel": [StrOptions({"hik", "additive_chi2", "additive_gaussian"})],
+                "n_bins": [Interval(Integral, 1, None, closed="left")],
+                "beta": [positive],
+                "sample_steps": [Interval(Integral, 1, None, closed="left"), None],
+                "sample_interval": [positive, None],
+                "gamma": [positive, StrOptions({"scale"}), None],
+                "feature_scaling": ["boolean"],
+                "chunk_size": [Interval(Integral, 1, None, closed="left")]}
+
     def fit(self, X):
-        if self.kernel not in ("hik", "additive_chi2", "additive_gaussian"):
-            raise ValueError("kernel must be 'hik', 'additive_chi2' or 'additive_gaussian', "
-                             f"got {self.kernel!r}.")
+        self._validate_params()
         # (the maps read the stored values, and SciPy's abs() and max() would
         # sum a non-canonical matrix's duplicates in the caller's matrix)
         X = canonical_sparse(X)
@@ -142,8 +156,6 @@ class AdditiveKernelExpansion(BaseFamily):
             if chi2 and _col_min(Xd) < 0:
                 raise ValueError("the additive_chi2 expansion needs non-negative features.")
             steps = self.sample_steps if self.sample_steps is not None else (2 if chi2 else 6)
-            if steps < 1:
-                raise ValueError("sample_steps must be >= 1.")
             self.steps_ = int(steps)
             self.width_ = 2 * self.steps_ - 1
             if chi2:
@@ -157,9 +169,6 @@ class AdditiveKernelExpansion(BaseFamily):
                                                     name=f"gamma of column {j}")
                                       for j in range(Xc.shape[1])])
                 elif self.gamma is not None:
-                    if isinstance(self.gamma, str) or not (
-                            np.isfinite(self.gamma) and self.gamma > 0):
-                        raise ValueError(f"gamma must be a positive number or 'scale', got {self.gamma!r}.")
                     gamma = np.full(Xd.shape[1], float(self.gamma))
                 else:
                     var = _col_var(Xd)
@@ -170,8 +179,6 @@ class AdditiveKernelExpansion(BaseFamily):
                 self.interval_ = (np.full_like(gamma, float(self.sample_interval))
                                   if self.sample_interval else 0.6 * np.sqrt(2.0 * gamma))
         else:
-            if self.n_bins < 1:
-                raise ValueError("n_bins must be >= 1.")
             self.width_ = self.n_bins
             top = _col_absmax(Xd) ** self.beta
             # Per-feature grid t_1 < ... < t_q on [0, max |x_j|^beta].

@@ -96,10 +96,7 @@ class IntersectionKernelFeatures(AdditiveKernelExpansion):
                          chunk_size=chunk_size)
 
     def fit(self, X):
-        if not (np.isfinite(self.beta) and self.beta > 0):
-            raise ValueError(f"beta must be a positive number, got {self.beta!r}.")
-        if int(self.chunk_size) < 1:
-            raise ValueError(f"chunk_size must be >= 1, got {self.chunk_size!r}.")
+        self._validate_params()  # (AdditiveKernelExpansion's constraints)
         n, m = X.shape
         self.width_ = n
         self.n_features_ = m

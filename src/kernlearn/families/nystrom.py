@@ -14,6 +14,7 @@ conical combination of them; this family holds the sampled set
 
 import functools
 import inspect
+from numbers import Integral
 
 import numpy as np
 
@@ -272,6 +273,15 @@ class NystromColumns(BaseFamily):
         return kernel_block(A, B, self.kernel, self.kernel_params_,
                             getattr(self, "center_", None))
 
+    @staticmethod
+    def _constraints():
+        from sklearn.utils._param_validation import Interval
+
+        return {"kernel_params": [dict, None],
+                "n_columns": [Interval(Integral, 1, None, closed="left")],
+                "precompute": ["boolean"],
+                "random_state": ["random_state", np.random.Generator]}
+
     def fit(self, X, indices=None, center=None):
         """Sample :math:`\\mathcal S` and compute the normalisations.
 
@@ -290,6 +300,7 @@ class NystromColumns(BaseFamily):
         self : object
             The fitted family.
         """
+        self._validate_params()
         X = canonical_sparse(X)  # (kept for the rows: indexable, duplicates summed)
         n = X.shape[0]
         M = int(self.n_columns)

@@ -24,6 +24,8 @@ linear features when ``coef0 > 0``); a budget larger than that returns every
 candidate once.
 """
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -112,6 +114,15 @@ class PolynomialPool(BaseFamily):
         self.coef0 = coef0
         self.block_size = block_size
 
+    @staticmethod
+    def _constraints():
+        from sklearn.utils._param_validation import Interval
+
+        return {"include_linear": ["boolean"], "feature_scaling": ["boolean"],
+                "gamma": [Interval(Real, 0, None, closed="neither")],
+                "coef0": [Interval(Real, 0, None, closed="left")],
+                "block_size": [Interval(Integral, 1, None, closed="left")]}
+
     def fit(self, X, sample_weight=None):
         """Scale the columns on the training data.
 
@@ -126,12 +137,7 @@ class PolynomialPool(BaseFamily):
         -------
         self : PolynomialPool
         """
-        if not (np.isfinite(self.gamma) and self.gamma > 0):
-            raise ValueError(f"gamma must be a positive number, got {self.gamma!r}.")
-        if not (np.isfinite(self.coef0) and self.coef0 >= 0):
-            raise ValueError(f"coef0 must be a non-negative number, got {self.coef0!r}.")
-        if int(self.block_size) < 1:
-            raise ValueError(f"block_size must be >= 1, got {self.block_size!r}.")
+        self._validate_params()
         X = canonical_sparse(X)  # (norms and pricing read the stored values)
         self.n_features_ = m = X.shape[1]
         self.n_virtual_ = m * m + m

@@ -12,6 +12,7 @@ or a Dask array's partitions): the pool reads it only through that interface.
 """
 
 import warnings
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
@@ -81,6 +82,15 @@ class FeaturePool(BaseFamily):
         self.screening = screening
         self.group_size_weights = group_size_weights
 
+    @staticmethod
+    def _constraints():
+        from sklearn.utils._param_validation import Interval
+
+        return {"groups": [list, tuple, None], "tree": ["boolean"],
+                "feature_scaling": ["boolean"],
+                "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
+                "screening": ["boolean"], "group_size_weights": ["boolean", None]}
+
     def fit(self, X, sample_weight=None, scale=None):
         """Compute the feature scaling on the training data.
 
@@ -100,6 +110,7 @@ class FeaturePool(BaseFamily):
         -------
         self : FeaturePool
         """
+        self._validate_params()
         # (the squared norms read the stored values: duplicates summed first)
         rows = as_row_partitioned(canonical_sparse(X))
         if sample_weight is None:
