@@ -37,6 +37,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import KERNELS
+from ..methods._slkl_options import nu_values
 from ..methods.slkl import (
     CODES_NU_GRID,
     NU_PATIENCE,
@@ -73,14 +74,6 @@ __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
 #: one value of ``nu``; a path is a non-empty sequence of them
 _NU = Interval(Real, 0, None, closed="neither")
 
-
-def _check_nu_path(nu):
-    """Refuse a ``nu`` sequence that is not a path of values (the constraints
-    check its type only: ``nu=[]`` failed deep in the path's loop)."""
-    if isinstance(nu, (list, tuple)) and not (
-            nu and all(_NU.is_satisfied_by(v) and not isinstance(v, bool) for v in nu)):
-        raise ValueError(f"nu must be a positive number, 'auto' or a non-empty sequence "
-                         f"of positive numbers (a path of values), got {nu!r}.")
 
 
 class _BaseLowRank(BaseEstimator):
@@ -174,7 +167,7 @@ class _BaseLowRank(BaseEstimator):
         +-1 ``codes`` are not (their units are fixed); a precomputed Gram
         matrix is used as given.
         """
-        _check_nu_path(self.nu)
+        nu_values(self.nu)  # (each entry named before any work)
         pre = self.kernel == "precomputed"
         Xs = X[:, :0] if pre else X  # a Gram matrix has no columns to standardise
         if codes:
