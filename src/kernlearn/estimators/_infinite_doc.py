@@ -51,6 +51,10 @@ _COMMON_DOC = """
         levels as printed in the paper and divides them accordingly
         (:func:`~kernlearn.methods.grfl.paper_loss_factor`); ``objective_``
         stays on our scale (the paper's objective is ``c * objective_``).
+        ``lambda_p="auto"`` fits the same model on either scale: its levels
+        are ours, read on the paper's scale as ``c`` times larger, and
+        ``lambda_p_`` is on the scale chosen (passing it back as
+        ``lambda_p`` refits the model).
     loss : str or loss object, default={loss_default!r}
         {loss_choices}
     penalty : {{"group_l1_l2", "l1", "l1_linf", "l1_lq", "per_task_l1_lq"}} or penalty, default="group_l1_l2"

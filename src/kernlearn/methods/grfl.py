@@ -67,7 +67,7 @@ from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
                            PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
                            _HoldOut, _row_subset, _validation_history, _validation_split,
-                           auto_budget, select_level, select_level_held_out)
+                           auto_budget, auto_levels, select_level, select_level_held_out)
 from ._result import MethodResult
 
 __all__ = ["GrFL", "GrFLResult", "fit_grfl", "intercept_only", "paper_loss_factor",
@@ -791,7 +791,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                     and hasattr(penalty, "alpha"))
     if auto:
         max_features, warm, keep_warm = auto_budget(n, split, choose_level), None, False
-    lambda_p = DEFAULT_LEVEL if isinstance(lambda_p, str) else lambda_p
+    # the paper's losses are c times ours: its lambda is c times ours
+    c = paper_loss_factor(loss) if lambda_scale == "paper" else 1.0
+    lambda_p, levels = auto_levels(lambda_p, c)
     settings = dict(
         loss=loss, penalty=penalty, family=family, lambda_p=lambda_p * level,
         lambda_s=None if lambda_s is None else lambda_s * level,
@@ -818,8 +820,6 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         family.fit(X, center=center)
     else:
         family.fit(X)
-    # the paper's losses are c times ours: its lambda is c times ours
-    c = paper_loss_factor(loss) if lambda_scale == "paper" else 1.0
 
     b0_all = []  # (the biases of the model without features on all rows, once known)
 
@@ -892,7 +892,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         # that path draws as if the folds had not run: its model depends on
         # the chosen level only, not on how many draws the folds made
         state = rng.get_state()
-        lambda_p, _ = select_level(start, split, max_features)
+        lambda_p, _ = select_level(start, split, max_features, levels)
         rng.set_state(state)
         # the average of FINAL_DRAWS such paths (they draw one after another)
         return _grfl_average.average_draws(
@@ -900,7 +900,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
             _grfl_average.FINAL_DRAWS if final_draws == "auto" else draws,
             w_scale, lambda f: _result(f, w_scale, lambda_p=lambda_p))
     if choose_level:  # one part: the level and the count of lowest held-out loss
-        lambda_p, *run = select_level_held_out(start, split[0], max_features)
+        lambda_p, *run = select_level_held_out(start, split[0], max_features, levels)
         runs = [tuple(run)]
     else:
         runs = [start(tr, val) for tr, val in split]
