@@ -7,13 +7,14 @@ feature, the learned frequencies of averaged and sparse fits on the raw
 inputs, and many-class probabilities.  Most of it held (the frequencies and
 phases rebuild ``transform`` and the decision values on raw inputs for one
 path, averaged paths, sparse input and a constant column; probabilities sum
-to one and agree with ``predict`` over 25 classes); the first two tests here
+to one and agree with ``predict`` over 25 classes); the first three tests here
 failed before their fix, the others pin what held.
 """
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 
 from kernlearn import InfiniteFeatureClassifier, InfiniteFeatureRegressor
 
@@ -65,6 +66,21 @@ def test_feature_importances_of_a_model_without_features_are_uniform(Est):
         X, y if Est is InfiniteFeatureClassifier else t)
     assert len(est.features_) == 0 and est.transform(X).shape == (len(X), 0)
     np.testing.assert_array_equal(est.feature_importances_, np.full(4, 0.25))
+
+
+# ------------------------------------------------ what a master warning says
+def test_a_fold_masters_warning_does_not_call_the_folds_tolerance_the_users():
+    # the folds choosing lambda_p="auto" solve their masters to 0.01 (their
+    # copy of a tighter solver); a capped one warned "without meeting tol=0.01
+    # (the estimator's inner_max_iter and inner_tol)" on a fit at inner_tol=1e-12
+    X = np.random.default_rng(0).standard_normal((150, 4))
+    with pytest.warns(ConvergenceWarning) as rec:
+        InfiniteFeatureRegressor(inner_max_iter=1, inner_tol=1e-12, random_state=0).fit(
+            X, X[:, 0] ** 2)
+    fold = {str(w.message) for w in rec if "tol=0.01 " in str(w.message)}
+    assert fold and all("loosened to this in the folds" in m for m in fold)
+    assert any("tol=1e-12 (the estimator's inner_max_iter and inner_tol)" in str(w.message)
+               for w in rec)  # the paths on all rows: the user's own tolerance
 
 
 # ------------------------------------- frequencies on the raw inputs (held)

@@ -452,6 +452,8 @@ def _loosen(path, tol):
     if solver is not None and getattr(solver, "tol", tol) < tol:
         path.solver = copy.copy(solver)
         path.solver.tol = tol
+        # (its ConvergenceWarning named this tol the estimator's inner_tol)
+        path.solver.tol_origin = "inner_tol, loosened to this in the folds choosing lambda_p"
 
 
 def _relevel(path, factor):
