@@ -149,8 +149,11 @@ _COMMON_DOC = """
         a warning says so.  The number averaged is ``n_paths_``.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation, scale sparse
-        ones (never densified; centred in the phases); regression targets are
-        standardised per output.  Learned quantities are reported in the
+        ones (never densified; centred in the Fourier phases, or by
+        ``GaborFeatures`` before filtering, so the same numbers dense and sparse
+        give one model; a family of your own is given the centre when its
+        ``fit`` takes ``center`` and it sets ``centres_sparse = True``);
+        regression targets are standardised per output.  Learned quantities are reported in the
         input's units: ``frequencies_`` and ``phases_`` give the Fourier
         features on raw inputs, while ``features_`` (the family's own
         parameters) refer to the standardised inputs, to which

@@ -760,9 +760,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         Paths on all rows averaged into the model (``_grfl_average``; not with ``keep_warm``);
         ``"auto"``: ``FINAL_DRAWS`` where the folds chose ``lambda_p``, else 1.
     center : ndarray of shape (n_features,), optional
-        Column means of a sparse ``X`` that a Fourier family subtracts inside
-        its phases (``RandomFourierFeatures.fit``): the model of the centred
-        dense data, without densifying.  Ignored by other families.
+        Column means of a sparse ``X`` that a family with ``centres_sparse``
+        subtracts (Fourier: inside its phases, without densifying; Gabor): the
+        model of the centred dense data.  Ignored by other families.
 
     Returns
     -------
@@ -816,7 +816,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     # (row partitions on a cluster fit the family from statistics reduced there)
     if hasattr(X, "fit_family"):
         X.fit_family(family)
-    elif center is not None and isinstance(family, RandomFourierFeatures):
+    elif center is not None and getattr(family, "centres_sparse", False):
         family.fit(X, center=center)
     else:
         family.fit(X)
