@@ -69,6 +69,22 @@ def test_feature_importances_of_a_model_without_features_are_uniform(Est):
     np.testing.assert_array_equal(est.feature_importances_, np.full(4, 0.25))
 
 
+# ---------------------------------------------- max_features_ is the budget
+def test_max_features_is_the_budget_of_a_path_that_stopped_before_it():
+    # "the feature budget used" was the first path's final size: 12 for
+    # max_features=10**6 on 7 rows, 29 for the default budget of 100 on 50
+    from kernlearn.methods._grfl_select import classifier_budget
+
+    X, y, _ = _data(60)
+    big = InfiniteFeatureClassifier(max_features=1000, lambda_p=0.5,
+                                    random_state=0).fit(X, y)
+    assert big.stop_reason_ == "no_violation" and len(big.features_) < 1000
+    assert big.max_features_ == 1000
+    default = InfiniteFeatureClassifier(random_state=0).fit(X, y)  # 3 paths
+    assert default.n_paths_ == 3 and default.history_["n_active"][-1] < 100
+    assert default.max_features_ == classifier_budget(4, 60) == 100
+
+
 # ------------------------------------------------ what a master warning says
 def test_a_fold_masters_warning_does_not_call_the_folds_tolerance_the_users():
     # the folds choosing lambda_p="auto" solve their masters to 0.01 (their

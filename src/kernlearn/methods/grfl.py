@@ -960,5 +960,5 @@ def _result(path, w_scale, warm=None, n_features=None, lambda_p=None):
         n_iter=len(path.history), converged=path.converged, stop_reason=path.stop_reason,
         history=history, objective=path.objective * w_scale,
         last_violation=path.last_violation, master=type(path.solver).__name__,
-        max_features=path.p // path.gs if n_features is None else n_features,
+        max_features=path._budget if n_features is None else n_features,
         lambda_p=lambda_p, warm=warm, **fields)
