@@ -892,7 +892,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         # that path draws as if the folds had not run: its model depends on
         # the chosen level only, not on how many draws the folds made
         state = rng.get_state()
-        lambda_p, _ = select_level(start, split, max_features, levels)
+        lambda_p, _ = select_level(start, split, max_features, levels=levels)
         rng.set_state(state)
         # the average of FINAL_DRAWS such paths (they draw one after another)
         return _grfl_average.average_draws(
@@ -900,7 +900,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
             _grfl_average.FINAL_DRAWS if final_draws == "auto" else draws,
             w_scale, lambda f: _result(f, w_scale, lambda_p=lambda_p))
     if choose_level:  # one part: the level and the count of lowest held-out loss
-        lambda_p, *run = select_level_held_out(start, split[0], max_features, levels)
+        lambda_p, *run = select_level_held_out(start, split[0], max_features, levels=levels)
         runs = [tuple(run)]
     else:
         runs = [start(tr, val) for tr, val in split]
