@@ -85,6 +85,21 @@ def test_max_features_is_the_budget_of_a_path_that_stopped_before_it():
     assert default.max_features_ == classifier_budget(4, 60) == 100
 
 
+# ------------------------------------- warm_start where every fit starts over
+@pytest.mark.parametrize("Est", [InfiniteFeatureClassifier, InfiniteFeatureRegressor])
+def test_warm_start_with_an_automatic_budget_keeps_the_cold_model(Est):
+    # max_features="auto" starts every fit over, so warm_start changes nothing;
+    # the classifier's n_paths="auto" still dropped to one path (decision values
+    # another model's), while the regressor averaged its three
+    X, y, t = _data()
+    target = y if Est is InfiniteFeatureClassifier else t
+    cold = Est(max_features="auto", random_state=0).fit(X, target)
+    warm = Est(max_features="auto", warm_start=True, random_state=0).fit(X, target)
+    assert warm.n_paths_ == cold.n_paths_ == 3
+    out = "decision_function" if Est is InfiniteFeatureClassifier else "predict"
+    np.testing.assert_array_equal(getattr(warm, out)(X), getattr(cold, out)(X))
+
+
 # ------------------------------------------------ what a master warning says
 def test_a_fold_masters_warning_does_not_call_the_folds_tolerance_the_users():
     # the folds choosing lambda_p="auto" solve their masters to 0.01 (their

@@ -149,7 +149,9 @@ _COMMON_DOC = """
         Each path costs about one fit, so ``n_paths=1`` fits small data
         {paths_speed},
         for a grid search's candidates for example.  Not
-        with ``warm_start`` ("auto" is 1 there and on a ``dask.array``);
+        with ``warm_start`` ("auto" is 1 there, but with ``max_features="auto"``,
+        where every fit starts over and ``warm_start`` changes nothing, and on
+        a ``dask.array``);
         where one held-out part chooses the features
         (``max_features="auto"`` from 300 rows) the model is one master and
         a warning says so.  The number averaged is ``n_paths_``.

@@ -536,9 +536,13 @@ class InfiniteFeatureClassifier(
 
     def _auto_draws(self, X):
         # a budget of the estimator's choosing and no path to continue: below
-        # CV_BELOW rows the model averages FINAL_DRAWS paths (_grfl_average)
-        return FINAL_DRAWS if (X.shape[0] < CV_BELOW and not self.warm_start
-                               and self.max_features in (None, "auto")) else 1
+        # CV_BELOW rows the model averages FINAL_DRAWS paths (_grfl_average);
+        # with "auto" every fit starts over, so warm_start changes nothing there
+        # (it fitted one path, not the model of warm_start=False; the regressor's
+        # folds averaged their paths with it too)
+        own = self.max_features == "auto" or (self.max_features is None
+                                              and not self.warm_start)
+        return FINAL_DRAWS if X.shape[0] < CV_BELOW and own else 1
 
     def _resolved_settings(self, X, sample_weight=None):
         return dict(super()._resolved_settings(X, sample_weight),
