@@ -100,6 +100,19 @@ def test_warm_start_with_an_automatic_budget_keeps_the_cold_model(Est):
     np.testing.assert_array_equal(getattr(warm, out)(X), getattr(cold, out)(X))
 
 
+# ------------------------------------------------ a time budget in the folds
+def test_folds_stopped_by_the_time_budget_say_so():
+    # the folds choosing max_features="auto" ran out of time_budget before any
+    # feature: the model had none and stop_reason_ read "max_features" (the
+    # path on all rows "reached" the count 0), where one held-out part says
+    # "time_budget"
+    X, y, _ = _data()
+    with pytest.warns(ConvergenceWarning, match="time_budget"):
+        est = InfiniteFeatureClassifier(max_features="auto", time_budget=1e-9,
+                                        random_state=0).fit(X, y)
+    assert est.stop_reason_ == "time_budget" and not est.converged_
+
+
 # ------------------------------------------------ what a master warning says
 def test_a_fold_masters_warning_does_not_call_the_folds_tolerance_the_users():
     # the folds choosing lambda_p="auto" solve their masters to 0.01 (their

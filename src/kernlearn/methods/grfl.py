@@ -934,8 +934,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                  ) if counts.size else []
         for row, v in zip(final.history, cv):
             row["validation_loss"] = v * w_scale
-        stop = "validation" if any(p.stop_reason == "validation" for p, _ in runs) \
-            else final.stop_reason
+        stop = next((r for r in ("validation", "time_budget")  # (what cut the folds chose k)
+                     if any(p.stop_reason == r for p, _ in runs)), final.stop_reason)
     final.stop_reason = stop
     for f in finals:
         f.converged = f.converged or final.stop_reason == "validation"
