@@ -52,6 +52,7 @@ from ..methods._grfl_select import (
     multi_width_family,
     regressor_pricing_subsample,
 )
+from ..methods._grfl_master import paper_loss_factor
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array, _is_dask_frame
 from ..penalties import get_penalty
@@ -247,7 +248,10 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                 f"only (this model's is {type(self.family_).__name__}).")
         W = np.atleast_2d(self._coef_tasks) * self.feature_scales_.ravel()
         k = len(self.features_)
-        amp = np.linalg.norm(W.reshape(W.shape[0], k, -1), axis=2).sum(axis=0)
+        # (the group size spelt out: a model of no feature has no column to infer it
+        # from, and reshape(T, 0, -1) raised instead of giving the uniform shares)
+        amp = np.linalg.norm(W.reshape(W.shape[0], k, self.family_.group_size),
+                             axis=2).sum(axis=0)
         imp = amp @ np.abs(self.features_[:, :-1])
         total = imp.sum()
         return imp / total if total > 0 else np.full(self.n_features_in_,
@@ -380,7 +384,10 @@ def _stopping(est):
 def _classifier_settings(est, n_columns, n_rows):
     """The classifier's level and budget for ``n_columns`` inputs and ``n_rows``
     rows (or weight sum): its ``"auto"`` / ``None`` defaults resolved."""
-    lambda_p = (classifier_level(n_rows) if isinstance(est.lambda_p, str)
+    # (the automatic level is ours: read on the paper's scale it is c times larger)
+    c = paper_loss_factor(get_loss(est.loss, allowed=est._losses)) \
+        if est.lambda_scale == "paper" else 1.0
+    lambda_p = (classifier_level(n_rows) * c if isinstance(est.lambda_p, str)
                 else float(est.lambda_p))
     budget = (est.max_features if est.max_features is not None
               else classifier_budget(n_columns, n_rows))
@@ -538,9 +545,13 @@ class InfiniteFeatureClassifier(
 
     def _auto_draws(self, X):
         # a budget of the estimator's choosing and no path to continue: below
-        # CV_BELOW rows the model averages FINAL_DRAWS paths (_grfl_average)
-        return FINAL_DRAWS if (X.shape[0] < CV_BELOW and not self.warm_start
-                               and self.max_features in (None, "auto")) else 1
+        # CV_BELOW rows the model averages FINAL_DRAWS paths (_grfl_average);
+        # with "auto" every fit starts over, so warm_start changes nothing there
+        # (it fitted one path, not the model of warm_start=False; the regressor's
+        # folds averaged their paths with it too)
+        own = self.max_features == "auto" or (self.max_features is None
+                                              and not self.warm_start)
+        return FINAL_DRAWS if X.shape[0] < CV_BELOW and own else 1
 
     def _resolved_settings(self, X, sample_weight=None):
         return dict(super()._resolved_settings(X, sample_weight),

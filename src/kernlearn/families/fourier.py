@@ -211,6 +211,8 @@ class RandomFourierFeatures(InfiniteFamily):
 
     group_size = 2
     float32_columns = True
+    #: :meth:`fit` takes the ``center`` of sparse inputs (``fit_grfl``'s ``center``).
+    centres_sparse = True
 
     def __init__(self, gamma="scale", bandwidth=None, bandwidth_range=None):
         self.gamma = gamma

@@ -19,6 +19,7 @@ import numbers
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..preprocessing import check_center
 from ._infinite import InfiniteFamily
 
 __all__ = ["GaborFeatures", "gabor_filter"]
@@ -89,6 +90,9 @@ class GaborFeatures(InfiniteFamily):
     ----------
     n_features_in_ : int
         Input columns (pixels) seen in :meth:`fit`.
+    center_ : ndarray of shape (n_features,) or None
+        Pixel means subtracted from sparse inputs before filtering (:meth:`fit`'s
+        ``center``); ``None``: the inputs are used as given.
 
     Notes
     -----
@@ -101,6 +105,8 @@ class GaborFeatures(InfiniteFamily):
     """
 
     group_size = 1
+    #: :meth:`fit` takes the ``center`` of sparse inputs (as the Fourier family).
+    centres_sparse = True
 
     def __init__(self, image_shape=(16, 16), filter_size=7, stride=2,
                  sigma_range=(1.0, 4.0), freq_range=(0.05, 0.45),
@@ -130,6 +136,28 @@ class GaborFeatures(InfiniteFamily):
         if not isinstance(self.stride, numbers.Integral) or self.stride < 1:
             raise ValueError(f"stride must be a positive integer, got {self.stride!r}.")
         return h, w
+
+    def fit(self, X, center=None):
+        """Validate the parameters against the training inputs.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training patches.
+        center : ndarray of shape (n_features,), optional
+            Pixel means of a sparse ``X`` to subtract before filtering (the
+            estimators' ``standardize=True`` centres dense inputs itself;
+            without it the same numbers fitted dense and sparse gave
+            different filters' responses, hence different models).
+
+        Returns
+        -------
+        self : GaborFeatures
+            With ``center_`` set.
+        """
+        super().fit(X)
+        self.center_ = check_center(center, X)
+        return self
 
     def _validate_params(self):
         self._shape()
@@ -224,6 +252,9 @@ class GaborFeatures(InfiniteFamily):
         return win.reshape(X.shape[0], -1, fs * fs)
 
     def _columns(self, params, X):
+        center = getattr(self, "center_", None)  # (absent from older model files)
+        if center is not None:
+            X = X - center  # (X is dense here: _check_X densified it)
         F = self.filters(params)
         pos = self._positions(X)
         n, npos, _ = pos.shape

@@ -69,10 +69,12 @@ def solve_master(solver, problem, state, exact=False):
     """
     res = solver.solve(problem, state)
     if exact and not res.converged:
-        # named as the estimators name them: the master's are not theirs
+        # named as the estimators name them: the master's are not theirs (the
+        # folds choosing lambda_p="auto" loosen the tolerance: not the user's then)
+        tol = getattr(solver, "tol_origin", "inner_tol")
         warnings.warn(f"GrFL's master stopped after max_iter={solver.max_iter} without "
                       f"meeting tol={solver.tol} (the estimator's inner_max_iter and "
-                      "inner_tol); increase inner_max_iter.", ConvergenceWarning)
+                      f"{tol}); increase inner_max_iter.", ConvergenceWarning)
     return res
 
 

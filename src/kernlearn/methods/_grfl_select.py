@@ -178,6 +178,34 @@ def classifier_level(n_rows):
     return float(min(1.0, np.sqrt(AUTO_LAMBDA_ROWS / max(float(n_rows), 1e-300))))
 
 
+def auto_levels(lambda_p, c=1.0):
+    """``lambda_p`` (``"auto"``: :data:`DEFAULT_LEVEL`) and the levels ``"auto"``
+    chooses among (:data:`AUTO_LEVELS`), on the scale ``c`` the levels are read in.
+
+    The automatic levels are ours (tuned on our losses); with
+    ``lambda_scale="paper"`` every level is divided by the paper's loss factor
+    ``c``, so they are given ``c`` times larger: ``"auto"`` then fits the
+    model it fits on our scale and reports its level on the paper's (before,
+    ``lambda_scale="paper"`` silently halved the automatic level of the square
+    and squared hinge losses).
+
+    Parameters
+    ----------
+    lambda_p : float or "auto"
+        The level asked for (a number is returned as it is).
+    c : float, default=1.0
+        :func:`~kernlearn.methods._grfl_master.paper_loss_factor` with
+        ``lambda_scale="paper"``, else 1.
+
+    Returns
+    -------
+    lambda_p : float
+    levels : tuple of float
+    """
+    levels = tuple(v * c for v in AUTO_LEVELS)
+    return (DEFAULT_LEVEL * c if isinstance(lambda_p, str) else lambda_p), levels
+
+
 def classifier_budget(n_columns, n_rows):
     """The classifier's ``max_features=None``: the budget for these inputs and rows.
 
@@ -424,6 +452,8 @@ def _loosen(path, tol):
     if solver is not None and getattr(solver, "tol", tol) < tol:
         path.solver = copy.copy(solver)
         path.solver.tol = tol
+        # (its ConvergenceWarning named this tol the estimator's inner_tol)
+        path.solver.tol_origin = "inner_tol, loosened to this in the folds choosing lambda_p"
 
 
 def _relevel(path, factor):

@@ -67,7 +67,7 @@ from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
                            PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
                            _HoldOut, _row_subset, _validation_history, _validation_split,
-                           auto_budget, select_level, select_level_held_out)
+                           auto_budget, auto_levels, select_level, select_level_held_out)
 from ._result import MethodResult
 
 __all__ = ["GrFL", "GrFLResult", "fit_grfl", "intercept_only", "paper_loss_factor",
@@ -760,9 +760,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         Paths on all rows averaged into the model (``_grfl_average``; not with ``keep_warm``);
         ``"auto"``: ``FINAL_DRAWS`` where the folds chose ``lambda_p``, else 1.
     center : ndarray of shape (n_features,), optional
-        Column means of a sparse ``X`` that a Fourier family subtracts inside
-        its phases (``RandomFourierFeatures.fit``): the model of the centred
-        dense data, without densifying.  Ignored by other families.
+        Column means of a sparse ``X`` that a family with ``centres_sparse``
+        subtracts (Fourier: inside its phases, without densifying; Gabor): the
+        model of the centred dense data.  Ignored by other families.
 
     Returns
     -------
@@ -791,7 +791,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                     and hasattr(penalty, "alpha"))
     if auto:
         max_features, warm, keep_warm = auto_budget(n, split, choose_level), None, False
-    lambda_p = DEFAULT_LEVEL if isinstance(lambda_p, str) else lambda_p
+    # the paper's losses are c times ours: its lambda is c times ours
+    c = paper_loss_factor(loss) if lambda_scale == "paper" else 1.0
+    lambda_p, levels = auto_levels(lambda_p, c)
     settings = dict(
         loss=loss, penalty=penalty, family=family, lambda_p=lambda_p * level,
         lambda_s=None if lambda_s is None else lambda_s * level,
@@ -814,12 +816,10 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     # (row partitions on a cluster fit the family from statistics reduced there)
     if hasattr(X, "fit_family"):
         X.fit_family(family)
-    elif center is not None and isinstance(family, RandomFourierFeatures):
+    elif center is not None and getattr(family, "centres_sparse", False):
         family.fit(X, center=center)
     else:
         family.fit(X)
-    # the paper's losses are c times ours: its lambda is c times ours
-    c = paper_loss_factor(loss) if lambda_scale == "paper" else 1.0
 
     b0_all = []  # (the biases of the model without features on all rows, once known)
 
@@ -892,7 +892,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         # that path draws as if the folds had not run: its model depends on
         # the chosen level only, not on how many draws the folds made
         state = rng.get_state()
-        lambda_p, _ = select_level(start, split, max_features)
+        lambda_p, _ = select_level(start, split, max_features, levels=levels)
         rng.set_state(state)
         # the average of FINAL_DRAWS such paths (they draw one after another)
         return _grfl_average.average_draws(
@@ -900,7 +900,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
             _grfl_average.FINAL_DRAWS if final_draws == "auto" else draws,
             w_scale, lambda f: _result(f, w_scale, lambda_p=lambda_p))
     if choose_level:  # one part: the level and the count of lowest held-out loss
-        lambda_p, *run = select_level_held_out(start, split[0], max_features)
+        lambda_p, *run = select_level_held_out(start, split[0], max_features, levels=levels)
         runs = [tuple(run)]
     else:
         runs = [start(tr, val) for tr, val in split]
@@ -934,8 +934,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                  ) if counts.size else []
         for row, v in zip(final.history, cv):
             row["validation_loss"] = v * w_scale
-        stop = "validation" if any(p.stop_reason == "validation" for p, _ in runs) \
-            else final.stop_reason
+        stop = next((r for r in ("validation", "time_budget")  # (what cut the folds chose k)
+                     if any(p.stop_reason == r for p, _ in runs)), final.stop_reason)
     final.stop_reason = stop
     for f in finals:
         f.converged = f.converged or final.stop_reason == "validation"
@@ -960,5 +960,5 @@ def _result(path, w_scale, warm=None, n_features=None, lambda_p=None):
         n_iter=len(path.history), converged=path.converged, stop_reason=path.stop_reason,
         history=history, objective=path.objective * w_scale,
         last_violation=path.last_violation, master=type(path.solver).__name__,
-        max_features=path.p // path.gs if n_features is None else n_features,
+        max_features=path._budget if n_features is None else n_features,
         lambda_p=lambda_p, warm=warm, **fields)
