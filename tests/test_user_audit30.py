@@ -55,3 +55,32 @@ def test_scoring_with_the_fits_weights_skips_a_task_weighed_out_of_the_fit(make)
     assert score == pytest.approx(est.score(Xk, y[keep], task_index=task[keep]), abs=1e-12)
     with pytest.raises(ValueError, match="unseen in fit: \\[2\\]"):  # unweighted: as before
         est.score(Xs, y, task_index=task)
+
+
+# ------------------------------------------- many tasks of a few rows each
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # (5 steps)
+def test_mtsfl_model_of_many_tasks_does_not_grow_as_tasks_squared(tmp_path):
+    # MK-MTSFL kept one (n_train, n_tasks) coefficient matrix per kernel:
+    # n T = m T^2 for tasks of m rows (800 tasks of 6 rows, 3 kernels: 92 MB
+    # in memory and 88 MB in the model file; 27 MB now).  Its factors through
+    # Q_j's eigen-directions take (n + T) r
+    import dataclasses
+
+    from kernlearn.io import load_model, save_model
+
+    X, y, task = _tasks(seed=3, T=150, m=3)
+    n, T = len(y), 150
+    est = MultitaskMKLRegressor(KERNELS, formulation="mtsfl", max_rank=10,
+                                max_iter=5).fit(X, y, task_index=task)
+    path = tmp_path / "many.npz"
+    save_model(est, path)
+    assert path.stat().st_size < n * T * 8  # less than one kernel's n x T matrix
+    pred = est.predict(X, task_index=task)
+    np.testing.assert_array_equal(load_model(path).predict(X, task_index=task), pred)
+    # the same predictions as the (n, T) matrices the factors multiply to
+    kind, coefs = est._model.coef
+    full = [c[0] @ c[1] if isinstance(c, tuple) else c for c in coefs]
+    assert any(isinstance(c, tuple) for c in coefs)
+    dense = dataclasses.replace(est._model, coef=(kind, full))
+    f = dense.decision(est.kernels_, est._blocks, X, np.searchsorted(est.tasks_, task))
+    np.testing.assert_allclose(pred, f, rtol=0, atol=1e-12)
