@@ -53,8 +53,25 @@ def test_scoring_with_the_fits_weights_skips_a_task_weighed_out_of_the_fit(make)
     assert est.tasks_.tolist() == [0, 1, 3]
     score = est.score(Xs, y, task_index=task, sample_weight=sw)
     assert score == pytest.approx(est.score(Xk, y[keep], task_index=task[keep]), abs=1e-12)
-    with pytest.raises(ValueError, match="unseen in fit: \\[2\\]"):  # unweighted: as before
+    with pytest.raises(ValueError, match="only rows of zero sample weight"):  # unweighted
         est.score(Xs, y, task_index=task)
+
+
+def test_predicting_a_task_weighed_out_of_the_fit_says_so(tmp_path):
+    # predict(task_index=[2, 0]) said "task_index has tasks unseen in fit:
+    # [2]" about a task the fit was given (every row of zero weight)
+    from kernlearn.io import load_model, save_model
+
+    X, y, task = _tasks()
+    sw = np.where(task == 2, 0.0, 1.0)
+    est = MultitaskMKLRegressor(KERNELS).fit(X, y, task_index=task, sample_weight=sw)
+    save_model(est, tmp_path / "m.npz")
+    for model in (est, load_model(tmp_path / "m.npz")):
+        with pytest.raises(ValueError, match=r"task\(s\) \[2\] had only rows of zero "
+                                             "sample weight in fit"):
+            model.predict(X[:2], task_index=[2, 0])
+        with pytest.raises(ValueError, match="unseen in fit: \\[7\\]"):  # never given
+            model.predict(X[:2], task_index=[7, 0])
 
 
 # ------------------------------------------- many tasks of a few rows each
