@@ -14,7 +14,12 @@ iteration cap warns); each test here failed before its fix.
 import numpy as np
 import pytest
 
-from kernlearn import MultitaskMKLClassifier, MultitaskMKLRegressor
+from kernlearn import (
+    MultitaskMKLClassifier,
+    MultitaskMKLClassifierCV,
+    MultitaskMKLRegressor,
+    MultitaskMKLRegressorCV,
+)
 from kernlearn.kernels import linear_kernel, rbf_kernel
 
 KERNELS = ["linear", ("rbf", {"gamma": 0.5})]
@@ -101,3 +106,21 @@ def test_mtsfl_model_of_many_tasks_does_not_grow_as_tasks_squared(tmp_path):
     dense = dataclasses.replace(est._model, coef=(kind, full))
     f = dense.decision(est.kernels_, est._blocks, X, np.searchsorted(est.tasks_, task))
     np.testing.assert_allclose(pred, f, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", ["objective", "loo-weights", "classifier"])
+def test_more_folds_than_rows_of_any_task_name_the_tasks(make):
+    # 30 tasks of 4 rows (2 of each class): cv=5 (the classifier's default)
+    # stopped on scikit-learn's "n_splits=5 cannot be greater than the number
+    # of members in each class", about tasks
+    X, y, task = _tasks(seed=5, T=30, m=4)
+    if make == "classifier":
+        est, y = MultitaskMKLClassifierCV(["linear"], Cs=[1.0]), np.tile([0, 1], 60)
+        match = "cv=5 folds stratified by task need some task with 5 rows of one class; " \
+                "no task has more than 2: use at most cv=2"
+    else:
+        est = MultitaskMKLRegressorCV(["linear"], Cs=[1.0], cv=5, kernel_selection=(
+            "objective" if make == "objective" else "loo"))
+        match = "need some task with 5 rows; no task has more than 4: use at most cv=4"
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y, task_index=task)
