@@ -124,3 +124,21 @@ def test_more_folds_than_rows_of_any_task_name_the_tasks(make):
         match = "need some task with 5 rows; no task has more than 4: use at most cv=4"
     with pytest.raises(ValueError, match=match):
         est.fit(X, y, task_index=task)
+
+
+# ------------------------------------------------- iteration caps
+def test_platt_folds_of_a_capped_fit_warn_once_in_all():
+    # probability=True with a capped mirror descent gave six ConvergenceWarnings
+    # (the model's and one per fold of Platt's cross-validation, each with its
+    # own gap, so none was merged): now the model's and one summing the folds
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, task = _tasks()
+    clf = MultitaskMKLClassifier(KERNELS, probability=True, max_iter=2, tol=0)
+    with pytest.warns(ConvergenceWarning) as caught:
+        clf.fit(X, (y > 0).astype(int), task_index=task)
+    messages = [str(w.message) for w in caught if w.category is ConvergenceWarning]
+    assert len(messages) == 2, messages
+    assert messages[0].startswith("MK-MTFL stopped after max_iter=2")
+    assert messages[1].startswith("5 convergence warning(s) in the fits of Platt's "
+                                  "cross-validation")

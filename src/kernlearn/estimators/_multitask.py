@@ -33,6 +33,7 @@ __all__ = [
     "check_task_fit",
     "routing_help",
     "split_tasks",
+    "summed_convergence_warnings",
     "task_positions",
     "task_score",
     "task_score_doc",
@@ -454,3 +455,43 @@ def task_score_doc(what, x_doc):
         -------
         score : float
         """
+
+
+def summed_convergence_warnings(run, fits, advice):
+    """``run()``, the ``ConvergenceWarning`` of each of its fits summed up in one.
+
+    One warning per inner fit (26 validation fits of a ``*CV`` estimator with
+    the defaults; the five of Platt's cross-validation) buried the model's
+    own; other warnings pass as they came.
+
+    Parameters
+    ----------
+    run : callable
+        ``run()`` fits the inner models and returns a result.
+    fits : callable
+        ``fits(result)``: the words naming the fits (``"the 18 validation fits"``).
+    advice : str
+        What the summary adds (their effect, what to raise).
+
+    Returns
+    -------
+    result
+        What ``run()`` returned.
+    """
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        result = run()
+    stopped = []
+    for w in caught:
+        if issubclass(w.category, ConvergenceWarning):
+            stopped.append(str(w.message))
+        else:  # any other warning as it came
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if stopped:
+        warnings.warn(f"{len(stopped)} convergence warning(s) in {fits(result)} (first: "
+                      f"{stopped[0]}); {advice}", ConvergenceWarning)
+    return result

@@ -39,6 +39,7 @@ from ._multitask import (
     check_task_fit,
     routing_help,
     split_tasks,
+    summed_convergence_warnings,
     task_positions,
     task_score,
     task_score_doc,
@@ -804,7 +805,12 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
                                  "only; every task needs both classes.")
         self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared,
                   C=C, factor_store=factor_store)
-        self._fit_platt(X_all, y_all, sample_weight, task_index=t_all)
+        # the five fits of Platt's cross-validation (probability=True) warn
+        # once in all: each its own ConvergenceWarning buried the model's
+        summed_convergence_warnings(
+            lambda: self._fit_platt(X_all, y_all, sample_weight, task_index=t_all),
+            lambda _: "the fits of Platt's cross-validation (probability=True)",
+            "their decision values may bend the probabilities: raise max_iter or tol.")
         return self
 
     fit.__doc__ = _fit_doc(

@@ -15,12 +15,10 @@ fold).
 """
 
 import numbers
-import warnings
 
 import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import StrOptions
 
@@ -29,7 +27,7 @@ from ..methods.mtmkl.selection import loo_residuals
 from ..solvers._base import single_blas_thread
 from ..utils._messages import plain_value
 from ._base import _refuse_both, all_or_nothing, fit_sample_weight
-from ._multitask import split_tasks
+from ._multitask import split_tasks, summed_convergence_warnings
 from .mtmkl import MultitaskMKLClassifier, MultitaskMKLRegressor, _fit_doc
 
 __all__ = ["MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"]
@@ -165,20 +163,9 @@ class _SelectionMixin:
         """``score_table()`` (a score per C and fold), its fits' convergence
         warnings summed up in one: one per fit (26 with the defaults) buried
         the refit's own."""
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            scores = score_table()
-        stopped = []
-        for w in caught:
-            if issubclass(w.category, ConvergenceWarning):
-                stopped.append(str(w.message))
-            else:  # any other warning as it came
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        if stopped:
-            warnings.warn(f"{len(stopped)} convergence warning(s) in the {scores.size} "
-                          f"validation fits (first: {stopped[0]}); their scores may "
-                          "rank C wrongly: raise max_iter or tol.", ConvergenceWarning)
-        return scores
+        return summed_convergence_warnings(
+            score_table, lambda scores: f"the {scores.size} validation fits",
+            "their scores may rank C wrongly: raise max_iter or tol.")
 
     def _fold_score(self, X, y, task_index, sw, C, train, test):
         """Validation score of the base estimator at ``C`` fitted on ``train``."""
