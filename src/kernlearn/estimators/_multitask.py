@@ -404,7 +404,34 @@ def task_score(est, X, y, task_index=None, sample_weight=None):
     from sklearn.metrics import accuracy_score, r2_score
 
     metric = accuracy_score if is_classifier(est) else r2_score
+    X, y, task_index, sample_weight = _positive_rows(est, X, y, task_index, sample_weight)
     return float(metric(y, est.predict(X, task_index), sample_weight=sample_weight))
+
+
+def _positive_rows(est, X, y, task_index, sample_weight):
+    """The rows of positive weight of a scoring (all rows when none has zero weight).
+
+    A row of zero weight adds nothing to a weighted accuracy or :math:`R^2`,
+    so it is not predicted: a task whose every training row had zero weight
+    was left out of the fit (as removed rows), and scoring the fit's own
+    rows with the fit's own weights stopped on "task_index has tasks unseen
+    in fit".
+    """
+    if sample_weight is None:
+        return X, y, task_index, sample_weight
+    sw = np.asarray(sample_weight)
+    if sw.ndim != 1 or sw.dtype.kind not in "biuf" or not np.any(sw > 0) \
+            or np.all(sw > 0):
+        return X, y, task_index, sample_weight  # (the metric names what is wrong)
+    from sklearn.utils import _safe_indexing
+
+    keep = np.flatnonzero(sw > 0)
+    if getattr(est, "_precomputed", lambda: False)() and isinstance(X, (list, tuple)):
+        X = [np.asarray(G)[keep] for G in X]  # k test-vs-train Gram matrices
+    else:
+        X = _safe_indexing(X, keep)
+    task_index = None if task_index is None else np.asarray(task_index)[keep]
+    return X, _safe_indexing(y, keep), task_index, sw[keep]
 
 
 def task_score_doc(what, x_doc):

@@ -37,6 +37,7 @@ from ._base import (
 )
 from ._multitask import (
     TaskIndexRequests,
+    _id_kind,
     check_task_fit,
     routing_help,
     split_tasks,
@@ -240,6 +241,15 @@ class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
                                  "task_index to name the task of each sample. "
                                  "In model selection: " + routing_help(self))
             return np.zeros(n, dtype=np.int64)
+        out = getattr(self, "_weighed_out", None)
+        if out is not None and _id_kind(out) == _id_kind(task_index):
+            known = set(out.tolist())
+            hit = [plain_value(v) for v in dict.fromkeys(np.asarray(task_index).tolist())
+                   if v in known]
+            if hit:
+                raise ValueError(f"task(s) {hit[:5]} had only rows of zero sample weight "
+                                 "in fit, so the model has no predictor for them (rows of "
+                                 "zero weight are left out of the fit).")
         return task_positions(self.tasks_, task_index, n)
 
     def _weighted_rows(self, X, y, task_index, sample_weight, class_weight=None):
@@ -251,11 +261,18 @@ class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
         """
         n = X.shape[1] if self._precomputed() else X.shape[0]
         sw = fit_sample_weight(sample_weight, n, y, class_weight)
-        self._train_rows = None
+        self._train_rows = self._weighed_out = None
         if sw is None or np.all(sw > 0):
             return X, y, task_index, sw
         keep = np.flatnonzero(sw > 0)
         self._train_rows = keep
+        if task_index is not None:
+            # tasks whose every row weighs nothing leave the fit with their
+            # rows: named when predicted ("unseen in fit" of a task the fit was
+            # given left the caller looking for a typo)
+            ids, rows = split_tasks(task_index, n)
+            out = [t for t, r in enumerate(rows) if not np.any(sw[r] > 0)]
+            self._weighed_out = ids[out] if out else None
         X = X[:, keep][:, :, keep] if self._precomputed() else X[keep]
         task_index = None if task_index is None else np.asarray(task_index)[keep]
         return X, np.asarray(y)[keep], task_index, sw[keep]
@@ -802,6 +819,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
                                  "only; every task needs both classes.")
         self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared,
                   C=C, factor_store=factor_store)
+        # (Platt's fold fits warn once in all: see _platt.inner_fits)
         self._fit_platt(X_all, y_all, sample_weight, task_index=t_all)
         return self
 

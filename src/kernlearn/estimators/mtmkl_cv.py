@@ -65,6 +65,9 @@ class _SelectionMixin:
         # an int: StratifiedKFold on the strata (every task, and for the
         # classifier every task's classes, in every fold)
         cv = check_cv(self.cv, strata, classifier=True)
+        if self.cv is None or isinstance(self.cv, numbers.Integral):
+            self._check_fold_count(cv.n_splits, strata if sw is None else strata[sw > 0],
+                                   pos is not None)
         if sw is None or np.all(sw > 0) or not (self.cv is None or isinstance(
                 self.cv, numbers.Integral) or hasattr(self.cv, "split")):
             splits = list(cv.split(np.zeros((len(strata), 1)), strata))
@@ -87,6 +90,21 @@ class _SelectionMixin:
                     "KFold(5)) to fit again" if used_up else "."))
         self._check_training_folds(splits, strata if pos is None else pos, task_index)
         return splits
+
+    def _check_fold_count(self, n_splits, strata, by_class):
+        """Refuse more folds than rows of every task (of each class, ``by_class``).
+
+        scikit-learn's splitter said "n_splits=5 cannot be greater than the
+        number of members in each class" about 30 tasks of 4 rows each.
+        """
+        most = int(np.bincount(strata).max())
+        if most < n_splits:
+            rows = "rows of one class" if by_class else "rows"
+            loo = "" if by_class else ", cv='loo' where it applies,"
+            raise ValueError(
+                f"cv={n_splits} folds stratified by task need some task with {n_splits} "
+                f"{rows}; no task has more than {most}: use at most "
+                f"cv={max(most, 2)}{loo} or a list of (train, test) pairs.")
 
     @staticmethod
     def _check_training_folds(splits, pos, task_index):

@@ -43,7 +43,8 @@ class MultitaskModel:
     intercept : ndarray of shape (T,)
     coef : object
         ``("blocks", W (T, k), beta per bucket)`` for the within-task models,
-        ``("full", list of (n, T) coefficient matrices)`` for MK-MTSFL.
+        ``("full", list of (n, T) coefficient matrices, or of their factors
+        (left, right) when smaller)`` for MK-MTSFL.
     objective : float
     gap : float
     history : dict
@@ -121,15 +122,20 @@ def _full_kernel_terms(kernels, X, task_pos, coefs):
     """``sum_j k_j(x, X_train) c_j`` of new rows (one block of :meth:`MultitaskModel.decision`).
 
     ``coefs[j]`` is ``None`` (kernel unused), an ``(n_train, T)`` matrix
-    (one coefficient vector per task: row ``i`` uses column ``task_pos[i]``)
-    or an ``(n_train,)`` vector common to all tasks.
+    (one coefficient vector per task: row ``i`` uses column ``task_pos[i]``),
+    a pair ``(left (n_train, r), right (r, T))`` whose product is that matrix
+    (many tasks), or an ``(n_train,)`` vector common to all tasks.
     """
     out = np.zeros(len(task_pos))
     for j, Cj in enumerate(coefs):
         if Cj is None:
             continue
         Kc = kernels.full(j, X_a=X)
-        out += (Kc @ Cj if Cj.ndim == 1 else (Kc * Cj.T[task_pos]).sum(axis=1))
+        if isinstance(Cj, tuple):
+            left, right = Cj
+            out += ((Kc @ left) * right.T[task_pos]).sum(axis=1)
+        else:
+            out += (Kc @ Cj if Cj.ndim == 1 else (Kc * Cj.T[task_pos]).sum(axis=1))
     return out
 
 
@@ -391,15 +397,24 @@ def _fit_mtsfl(kernels, blocks, y_b, layout, scale, q, max_rank, store, loss, C,
     tr = np.array([np.exp(logsumexp(t)) for t in res["log_theta"]])
     live = tr > 1e-12 * max(tr.max(), 1e-300)
 
-    def coef_of(jb):  # V Sigma^-1 Q_j M_tj beta_t of block jb (None if unused)
+    def coef_of(jb, factored=False):  # V Sigma^-1 Q_j M_tj beta_t of block jb
         A = factors_all[jb]
         if not live[jb] or A.shape[1] == 0:
-            return None
-        QZ = (res["Z"][jb] * np.exp(res["log_theta"][jb])) @ (res["Z"][jb].T
-                                                              @ res["Zt"][jb])
-        return (A / (A * A).sum(axis=0)) @ QZ
+            return None  # (unused)
+        Z, th, Zt = res["Z"][jb], np.exp(res["log_theta"][jb]), res["Zt"][jb]
+        left = A / (A * A).sum(axis=0)
+        # Q_j's eigen-directions that change no kernel entry (as in the solver)
+        keep = th > 1e-12 * th.max()
+        n_T, r_eff = A.shape[0] * Zt.shape[1], int(keep.sum())
+        if factored and r_eff * (A.shape[0] + Zt.shape[1]) < n_T:
+            # many tasks of few rows: the (n, T) product grows as T^2 (800
+            # tasks of 6 rows, 3 kernels: 92 MB in the model and its file),
+            # its factors through Q_j's live directions as (n + T) r_eff
+            return left @ (Z[:, keep] * th[keep]), Z[:, keep].T @ Zt
+        return left @ ((Z * th) @ (Z.T @ Zt))
 
-    coefs = [coef_of(j) for j in layout.task_specific]  # (n, T): a column per task
+    coefs = [coef_of(j, factored=True) for j in layout.task_specific]
+
     intercept, shared_coef = res["b"].copy(), None
     if layout.shared:
         # the constant block's part of f_t, sum_i c_ti * s: the bias deviation
