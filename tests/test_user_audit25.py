@@ -192,16 +192,19 @@ def _fgm_design(X, w, standardize, intercept):
     return Z if intercept else X / scale
 
 
-@pytest.mark.parametrize("case", [
-    dict(),
+# the settings users combine, for FGM's and GrFL's masters alike
+CASES = [
     dict(weighted=True),
     dict(weighted=True, class_weight="balanced", standardize=False),
     dict(weighted=True, intercept=False),
     dict(weighted=True, loss="logistic"),
     dict(weighted=True, name="vehicle", n=150),
     dict(weighted=True, name="autompg", regressor=True),
-], ids=["plain", "weighted", "balanced-raw", "no-intercept", "logistic", "multiclass",
-        "regressor"])
+]
+CASE_IDS = ["weighted", "balanced-raw", "no-intercept", "logistic", "multiclass", "regressor"]
+
+
+@pytest.mark.parametrize("case", [dict()] + CASES, ids=["plain"] + CASE_IDS)
 def test_fgm_master_is_the_optimum_of_its_restricted_problem(fgm_result, case):
     # master: 1/2 (sum_t ||W_t||_F)^2 + C sum_i w_i loss_i over the active
     # constraints d_t, unpenalised intercept, C a sum over the samples (not
@@ -321,14 +324,7 @@ def _grfl_problem(est, Phi, T, w, intercept, loss):
                                           for j in groups)), M
 
 
-@pytest.mark.parametrize("case", [
-    dict(weighted=True),
-    dict(weighted=True, class_weight="balanced", standardize=False),
-    dict(weighted=True, intercept=False),
-    dict(weighted=True, loss="logistic"),
-    dict(weighted=True, name="vehicle", n=150),
-    dict(weighted=True, name="autompg", regressor=True),
-], ids=["weighted", "balanced-raw", "no-intercept", "logistic", "multiclass", "regressor"])
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_grfl_master_is_the_optimum_over_its_features(case):
     # columns unit-norm under the weights (class weights included), loss a
     # weighted sum, unpenalised biases.  Measured: objective_ equal to

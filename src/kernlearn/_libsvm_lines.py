@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 
 def _is_number(text):
+    """Whether ``text`` reads as a float (LIBSVM values, CSV cells)."""
     try:
         float(text)
     except ValueError:

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from ._columns import column_choice, column_name as _name, column_position as _label_position
 from ._csv_labels import class_spellings, codes_as_written as _codes_as_written
 from ._csv_labels import leading_zero_anywhere as _leading_zero_anywhere
-from ._libsvm_lines import first_bad_line
+from ._libsvm_lines import _is_number, first_bad_line
 from .utils._finite import first_non_finite
 
 __all__ = [
@@ -182,14 +182,6 @@ def _is_integer(text):
     try:
         int(text)
     except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _is_number(text):
-    try:
-        float(text)
-    except ValueError:
         return False
     return True
 
