@@ -281,9 +281,21 @@ class Standardization:
 
 
 def kernel_overflow_message(j):
-    """The refusal of kernel ``j``'s NaN or infinite values on finite, validated
-    data: a built-in kernel's values overflowed (e.g. squared distances of rows
-    near 1e308), which "produced NaN or infinite values" alone did not say."""
+    """The refusal of kernel ``j``'s NaN or infinite values on finite data.
+
+    On finite, validated data a built-in kernel's values overflowed (e.g.
+    squared distances of rows near 1e308), which "produced NaN or infinite
+    values" alone did not say.
+
+    Parameters
+    ----------
+    j : int
+        The kernel's position in the kernel list.
+
+    Returns
+    -------
+    message : str
+    """
     return (f"kernels[{j}] produced NaN or infinite values on finite X: values too "
             "large for float64 in this kernel overflow (or a kernel callable returned "
             "them); rescale X (other units) or drop such rows.")
