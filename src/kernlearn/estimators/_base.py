@@ -719,6 +719,7 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
                 k, v = next(iter(bad.items()))
                 raise ValueError(f"class_weight must map classes to non-negative "
                                  f"finite numbers; class {k!r} has {v!r}.")
+            _check_class_weight_keys(class_weight, y)
         if sample_weight is not None and isinstance(class_weight, str):
             sw = sw * _balanced_weights(y, sw)
         else:
@@ -727,6 +728,36 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
             raise ValueError("class_weight and sample_weight give every sample a "
                              "zero weight; nothing to fit.")
     return sw
+
+
+def _check_class_weight_keys(class_weight, y):
+    """Refuse a ``class_weight`` dict naming a label that is not a class of ``y``.
+
+    Exactly when scikit-learn's ``compute_class_weight`` refuses it (a key
+    matching no class while some class has no key; a class left out gets
+    weight 1, and keys beyond classes that all have one are ignored), which
+    names the classes left out ("The classes, [1, 2], are not in
+    class_weight") rather than the key that matched nothing.
+    """
+    classes = np.unique(np.asarray(y).ravel())
+    found = []
+    for c in classes:
+        # scikit-learn's lookup: the class as an int, or as text
+        try:
+            c = int(c)
+        except (TypeError, ValueError):
+            c = str(c)
+        if c in class_weight:
+            found.append(c)
+    unknown = [k for k in class_weight if k not in found]
+    if unknown and len(found) < len(classes):
+        seen = ", ".join(map(repr, classes[:10].tolist())) + (
+            ", ..." if len(classes) > 10 else "")
+        raise ValueError(
+            f"class_weight names {', '.join(map(repr, unknown[:5]))}, which "
+            f"{'is not a class' if len(unknown) == 1 else 'are not classes'} of y "
+            f"(the classes seen in y: {seen}); a class left out of class_weight "
+            "has weight 1.")
 
 
 def _balanced_weights(y, sw):
