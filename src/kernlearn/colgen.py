@@ -88,6 +88,9 @@ class ColumnGeneration:
         The budget's value in the stop line (default ``max_iter``; GrFL's
         ``max_iter`` is the features still to add: a path extended to its
         budget read "max_features=0").
+    unit : str, default="outer iterations"
+        What one iteration is called in the warnings, in the words of the
+        method's documentation (SLKL's ``max_iter`` counts "sweeps").
 
     References
     ----------
@@ -98,6 +101,7 @@ class ColumnGeneration:
     def __init__(
         self, max_iter, tol=None, verbose=0, callback=None, time_budget=None, name="",
         warn=True, budget_name="max_iter", label="", budget=None,
+        unit="outer iterations",
     ):
         self.max_iter = max_iter
         self.tol = tol
@@ -109,6 +113,7 @@ class ColumnGeneration:
         self.budget_name = budget_name
         self.label = label
         self.budget = max_iter if budget is None else budget
+        self.unit = unit
 
     def run(self, price, master, n_active=None):
         """Alternate pricing and master solves until a stopping rule fires.
@@ -176,7 +181,7 @@ class ColumnGeneration:
             # was the only one of the estimators' not to say what to raise)
             warnings.warn(
                 f"{self.name or 'column generation'} stopped after {self.budget_name}="
-                f"{self.max_iter} outer iterations without meeting tol={self.tol}; "
+                f"{self.max_iter} {self.unit} without meeting tol={self.tol}; "
                 f"increase {self.budget_name}.",
                 ConvergenceWarning,
             )
@@ -184,7 +189,7 @@ class ColumnGeneration:
             # a compute budget spent is an unconverged stop, as max_iter's is
             warnings.warn(
                 f"{self.name or 'column generation'} stopped on time_budget="
-                f"{self.time_budget:g} s after {it} outer iterations, before its "
+                f"{self.time_budget:g} s after {it} {self.unit}, before its "
                 "pricing found no violation; the model is the one reached so far.",
                 ConvergenceWarning,
             )

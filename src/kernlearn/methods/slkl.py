@@ -333,7 +333,7 @@ class CoordinateNewton(BaseSolver):
         driver = ColumnGeneration(
             max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
             callback=self.callback, time_budget=self.time_budget, name="slkl",
-            warn=self.warn, label=self.label,
+            warn=self.warn, label=self.label, unit="sweeps",  # (max_iter's word)
         )
         with single_blas_thread():
             res = driver.run(price, master, n_active=lambda: state.m0)
