@@ -55,7 +55,7 @@ def probe_cases(add, W):
     add("data", "label column mixing numbers and text",
         ["fit", f"{W}/mixedlabels.csv", "-e", "fgm", "-q", "-m", f"{W}/o.npz"], 3,
         "row 9, column target: label 'a' is text")
-    for name, msg in (("hugex_tasks.csv", "X column(s) [0, 1, 2, 3, 4] have values "
+    for name, msg in (("hugex_tasks.csv", "feature(s) 1, 2, 3, 4, 5 have values "
                        "too large"), ("hugey_tasks.csv", "y is too large")):
         add("fit", f"multitask regressor on {name}",
             ["fit", f"{W}/{name}", "--task-column", "task", "-e", "mtmkl-regressor",

@@ -46,6 +46,29 @@ def _one_line(msg, limit=400):
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# Where an estimator's message names a row of X (and a column of it): Python
+# counts both from 0 ("row 5 of X", "at row 5, column 1"), the command line's
+# own messages count samples and features from 1 ("sample 6, feature 2").
+_X_ROW = re.compile(r"\brow (\d+)(?: of X\b|(?=(?: \(index [^)]*\))?, column ))")
+_X_COLUMN = re.compile(r"\bcolumn (\d+\b|'[^']*')")
+_X_COLUMNS = re.compile(r"\bX column\(s\) \[([\d, ]+)\]")
+
+
+def _cli_numbering(text, first_row=0):
+    """``text``, an estimator's message, with the rows and columns of ``X`` it
+    names as the command line names them: sample ``first_row + i + 1`` (``X``
+    holds the file's rows from ``first_row``, 0-based, on) and feature ``j + 1``.
+
+    A sample 6 said by the command line was "row 5 of X" in the same run.
+    """
+    text, n = _X_ROW.subn(lambda m: f"sample {first_row + int(m[1]) + 1}", text)
+    if n:  # (a column named alongside a row of X is one of X's)
+        text = _X_COLUMN.sub(lambda m: "feature " + (
+            m[1] if m[1].startswith("'") else str(int(m[1]) + 1)), text)
+    return _X_COLUMNS.sub(lambda m: "feature(s) " + ", ".join(
+        str(int(j) + 1) for j in m[1].split(",")), text)
+
+
 def _fit_error(exc, est, X):
     """Why ``est.fit(X, ...)`` raised ``exc``, in the command line's words.
 
@@ -58,7 +81,7 @@ def _fit_error(exc, est, X):
     if sp.issparse(X) and not est.__sklearn_tags__().input_tags.sparse:
         return ("it takes dense data only, and a LIBSVM file is read as a sparse matrix: "
                 "write the data as a CSV (or .npy) file and fit that.")
-    return _one_line(exc)
+    return _cli_numbering(_one_line(exc))
 
 
 def _check_values(X, source, first_row=0):
@@ -258,11 +281,14 @@ def _stored_column(meta, key):
     return f"name:{name}" if name is not None else meta.get(key)
 
 
-def _predict(est, X, source, tasks=None, method="predict"):
+def _predict(est, X, source, tasks=None, method="predict", first_row=0):
+    """``est``'s ``method`` of ``X`` (rows ``first_row``... of ``source``); a
+    refusal is the command line's error (exit 5)."""
     try:
         pred = getattr(est, method)(X, **_task_kw(tasks))
     except ValueError as exc:
-        raise CLIError(f"cannot predict {source}: {_one_line(exc)}", 5) from None
+        raise CLIError(f"cannot predict {source}: "
+                       f"{_cli_numbering(_one_line(exc), first_row)}", 5) from None
     if pred.dtype.kind == "f" and not np.all(np.isfinite(pred)):
         raise CLIError(
             "the model produced NaN or infinite predictions; the model "
@@ -300,9 +326,10 @@ def class_text(est, spellings):
     return None if texts == [_label_text(c) for c in est.classes_] else texts
 
 
-def _prediction_text(est, X, tasks, args, check_only=False, texts=None):
-    """``(header, text)`` of the predictions (or probabilities) of ``X``;
-    ``texts``: the classes as written in the training file (:func:`class_text`)."""
+def _prediction_text(est, X, tasks, args, check_only=False, texts=None, first_row=0):
+    """``(header, text)`` of the predictions (or probabilities) of ``X`` (the
+    rows ``first_row``... of the file); ``texts``: the classes as written in
+    the training file (:func:`class_text`)."""
     spell = (_label_text if texts is None else
              dict(zip(map(_label_text, est.classes_), texts)).__getitem__)
     if args.proba:
@@ -319,7 +346,7 @@ def _prediction_text(est, X, tasks, args, check_only=False, texts=None):
         if check_only:
             return None
         # (a row the model refuses is a data error, as for the predictions)
-        pred = _predict(est, X, args.data, tasks, "predict_proba")
+        pred = _predict(est, X, args.data, tasks, "predict_proba", first_row)
         # (six significant digits wrote 0.9999999 as 1 and lost what tells
         # near-certain samples apart: every digit, as the predictions)
         lines = [",".join(map(_number_text, row)) for row in pred]
@@ -331,7 +358,7 @@ def _prediction_text(est, X, tasks, args, check_only=False, texts=None):
             spell(_label_text(c)) for c in est.classes_)
         header = buf.getvalue()
     else:
-        pred = _predict(est, X, args.data, tasks)
+        pred = _predict(est, X, args.data, tasks, first_row=first_row)
         lines = [spell(_label_text(v)) for v in pred]
         header = ""
         if any(_CSV_SPECIAL.intersection(spell(_label_text(c)))

@@ -195,7 +195,8 @@ def stream_predict(args, est, meta):
     def write(fh):
         n = 0
         for X, _ in blocks:
-            header, body = _prediction_text(est, X, None, args, texts=meta.get("class_text"))
+            header, body = _prediction_text(
+                est, X, None, args, texts=meta.get("class_text"), first_row=n)
             fh.write((header if n == 0 else "") + body)
             n += X.shape[0]
         return n
@@ -244,7 +245,7 @@ def stream_evaluate(args, est, meta):
     ys, preds, decs = [], [], []
     for X, y in _model_blocks(args, meta, est):
         ys.append(_check_labels(est, y, args.data))
-        preds.append(_predict(est, X, args.data))
+        preds.append(_predict(est, X, args.data, first_row=sum(map(len, preds))))
         if binary:
             decs.append(est.decision_function(X))
     # evaluate_metrics asks an estimator for predictions; this one answers
