@@ -89,7 +89,7 @@ def test_squared_group_norm_prox_matches_scipy(p, rng):
         options={"gtol": 1e-10},
     )
     np.testing.assert_allclose(pen.prox(v, 0.6, INDPTR), res.x, atol=1e-5)
-    with pytest.raises(ValueError, match="p must lie in"):
+    with pytest.raises(ValueError, match="'p' parameter of SquaredGroupNorm2p"):
         SquaredGroupNorm2p(p=2.5).value(v, INDPTR)
 
 

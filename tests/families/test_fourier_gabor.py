@@ -88,9 +88,10 @@ def test_fourier_accepts_sparse_input(rng):
     "kwargs, match",
     [
         (dict(bandwidth=[]), "empty"),
-        (dict(bandwidth=-1.0), "> 0"),
+        (dict(bandwidth=-1.0), "'bandwidth' parameter of RandomFourierFeatures"),
         (dict(bandwidth=[1.0, 0.0]), "> 0"),
-        (dict(bandwidth=np.nan), "finite"),
+        (dict(bandwidth=[1.0, np.nan]), "finite"),
+        (dict(bandwidth=np.nan), "'bandwidth' parameter of RandomFourierFeatures"),
         (dict(bandwidth_range=(3.0, 1.0)), "low <= high"),
         (dict(bandwidth_range=(-1.0, 1.0)), "0 < low"),
         (dict(bandwidth_range=(1.0,)), "pair"),

@@ -232,7 +232,7 @@ def test_registry_and_errors():
     assert pen.get_params() == {"alpha": 3.0}
     with pytest.raises(ValueError, match="Invalid parameter"):
         pen.set_params(beta=1.0)
-    with pytest.raises(ValueError, match="q must be"):
+    with pytest.raises(ValueError, match="'q' parameter of L1Lq"):
         L1Lq(1.0, q=0.5).value(np.ones(3))
-    with pytest.raises(ValueError, match="q must be"):
+    with pytest.raises(ValueError, match="'q' parameter of L1Lq"):
         L1Lq(1.0, q=np.nan).prox(np.ones(3), 1.0)

@@ -115,9 +115,6 @@ class InfiniteFamily(BaseFamily):
         self.n_features_in_ = X.shape[1]
         return self
 
-    def _validate_params(self):
-        """Raise ``ValueError`` on inconsistent parameters (subclasses)."""
-
     def sample(self, k, rng):
         """``k`` candidate parameters drawn with ``rng`` (subclasses).
 

@@ -259,9 +259,8 @@ class RandomFourierFeatures(InfiniteFamily):
         if name == "gamma" and isinstance(value, str) and value == "scale":
             return (None if X is None
                     else np.atleast_1d(convert_width(gamma=resolve_gamma("scale", X))))
-        if isinstance(value, (str, bytes)) or value is None:
-            raise TypeError(f"{name} must be a number or a sequence"
-                            + (" or 'scale'" if name == "gamma" else "") + f", got {value!r}.")
+        # (the type and a single value's range: _constraints; here a
+        # sequence's entries)
         vals = np.atleast_1d(np.asarray(value, dtype=float)).ravel()
         if vals.size == 0:
             raise ValueError(f"{name} is an empty sequence; give at least one value.")
@@ -297,8 +296,20 @@ class RandomFourierFeatures(InfiniteFamily):
         self.center_ = check_center(center, X)
         return self
 
+    @staticmethod
+    def _constraints():
+        # (built on the first fit, not on import: Dask workers import the
+        # families, and no scikit-learn)
+        from sklearn.utils._param_validation import Interval, StrOptions
+
+        width = Interval(numbers.Real, 0, None, closed="neither")
+        return {"gamma": [StrOptions({"scale"}), width, "array-like"],
+                "bandwidth": [width, "array-like", None],
+                "bandwidth_range": ["array-like", None]}
+
     def _validate_params(self):
-        self._widths()
+        super()._validate_params()  # (the declared constraints)
+        self._widths()  # (what they cannot say: one of three, a sequence's values)
 
     def _check_X(self, X):
         # (plain dense or CSR/CSC floats skip scikit-learn's check, which returns

@@ -127,14 +127,13 @@ class GaborFeatures(InfiniteFamily):
             ) from None
         if h < 1 or w < 1:
             raise ValueError(f"image_shape must be positive, got {self.image_shape!r}.")
-        fs = self.filter_size
-        if not isinstance(fs, numbers.Integral) or fs < 1 or fs > min(h, w):
+        # (filter_size >= 1 and stride >= 1: _constraints; here the bound
+        # that depends on image_shape)
+        if self.filter_size > min(h, w):
             raise ValueError(
                 f"filter_size must be an integer in [1, min(image_shape)] = "
-                f"[1, {min(h, w)}], got {fs!r}."
+                f"[1, {min(h, w)}], got {self.filter_size!r}."
             )
-        if not isinstance(self.stride, numbers.Integral) or self.stride < 1:
-            raise ValueError(f"stride must be a positive integer, got {self.stride!r}.")
         return h, w
 
     def fit(self, X, center=None):
@@ -159,7 +158,20 @@ class GaborFeatures(InfiniteFamily):
         self.center_ = check_center(center, X)
         return self
 
+    @staticmethod
+    def _constraints():
+        # (built on the first fit, not on import: Dask workers import the
+        # families, and no scikit-learn)
+        from sklearn.utils._param_validation import Interval
+
+        positive = [Interval(numbers.Integral, 1, None, closed="left")]
+        return {"image_shape": ["array-like"], "filter_size": positive, "stride": positive,
+                "sigma_range": ["array-like"], "freq_range": ["array-like"],
+                "theta_range": ["array-like"]}
+
     def _validate_params(self):
+        super()._validate_params()  # (the declared constraints)
+        # (what they cannot say: pairs, their order and filter_size's bound)
         self._shape()
         _range("sigma_range", self.sigma_range)
         _range("freq_range", self.freq_range, strict=False)

@@ -30,6 +30,8 @@ prox_scales(norms, step) -> ndarray
     (paper 002, eq. 42).
 """
 
+from numbers import Real
+
 import numpy as np
 
 from .._component import ComponentMixin
@@ -38,6 +40,14 @@ from ._prox import singleton_indptr
 
 class BasePenalty(ComponentMixin):
     """Base class of all penalties; see the module docstring for the contract."""
+
+    @staticmethod
+    def _constraints():
+        # (built on the first check, not on import: Dask workers import the
+        # penalties, and no scikit-learn)
+        from sklearn.utils._param_validation import Interval
+
+        return {"alpha": [Interval(Real, 0, None, closed="left")]}
 
     @staticmethod
     def _indptr(w, indptr):

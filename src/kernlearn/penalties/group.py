@@ -1,5 +1,7 @@
 """Group penalties (sums of per-group norms)."""
 
+from numbers import Real
+
 import numpy as np
 
 from ._base import BasePenalty
@@ -148,11 +150,17 @@ class L1Lq(BasePenalty):
         self.alpha = alpha
         self.q = q
 
+    @staticmethod
+    def _constraints():
+        from sklearn.utils._param_validation import Interval, Options
+
+        # (an open end excludes inf: the max-norm named apart)
+        return dict(BasePenalty._constraints(),
+                    q=[Interval(Real, 1, None, closed="left"), Options(Real, {np.inf})])
+
     def _q(self):
-        q = float(self.q)
-        if not q >= 1.0:  # also rejects NaN
-            raise ValueError(f"q must be >= 1 (or inf), got {self.q!r}.")
-        return q
+        self._validate_params()
+        return float(self.q)
 
     @property
     def q_dual(self):
@@ -304,6 +312,8 @@ class PerTaskL1Lq(BasePenalty):
     def __init__(self, alpha=1.0, q=2.0):
         self.alpha = alpha
         self.q = q
+
+    _constraints = staticmethod(L1Lq._constraints)
 
     def _block(self):
         return L1Lq(self.alpha, q=self.q)

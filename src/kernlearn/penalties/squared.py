@@ -1,5 +1,7 @@
 """Squared group norms: FGM's squared group-l1 (and OBSCURE's (2,p) norm)."""
 
+from numbers import Real
+
 import numpy as np
 from scipy.optimize import brentq
 
@@ -129,11 +131,16 @@ class SquaredGroupNorm2p(BasePenalty):
         self.alpha = alpha
         self.p = p
 
+    @staticmethod
+    def _constraints():
+        from sklearn.utils._param_validation import Interval
+
+        return dict(BasePenalty._constraints(),
+                    p=[Interval(Real, 1, 2, closed="right")])
+
     def _q(self):
-        p = self.p
-        if not (isinstance(p, (int, float, np.floating)) and 1.0 < p <= 2.0):
-            raise ValueError(f"p must lie in (1, 2], got {p!r}.")
-        return p / (p - 1.0)
+        self._validate_params()
+        return self.p / (self.p - 1.0)
 
     def value(self, w, indptr=None):
         self._q()

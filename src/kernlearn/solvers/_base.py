@@ -199,13 +199,38 @@ class BaseSolver(ComponentMixin):
             ``problem`` is not of :attr:`problem_type`.
         ValueError
             A part lacks a method the solver needs, or the penalty is not one
-            the solver supports.
+            the solver supports; or a parameter is invalid (:meth:`check_params`).
         """
         if not isinstance(problem, self.problem_type):
             raise TypeError(f"{type(self).__name__}.solve takes a "
                             f"{self.problem_type.__name__}, got {type(problem).__name__}.")
+        self.check_params(problem)
         for penalty in problem.penalties:
             check_compatible(self, problem.loss, penalty)
+
+    def check_params(self, problem):
+        """Raise on a parameter of the solver or of a penalty of ``problem``
+        outside its declared constraints (``_constraints``), in the
+        estimators' wording.
+
+        ``ADMM(max_iter=-1)`` ran no iteration and returned zeros, a negative
+        ``alpha`` was used as given.  Checked here, on the client: a solve
+        never runs on a Dask worker, which imports no scikit-learn.
+
+        Parameters
+        ----------
+        problem : Problem or DirtyProblem
+            The problem about to be solved.
+
+        Raises
+        ------
+        sklearn.utils._param_validation.InvalidParameterError
+            A ``ValueError`` naming the parameter and its valid values.
+        """
+        self._validate_params()
+        for penalty in problem.penalties:
+            # (a penalty written by the user need not have declared any)
+            getattr(penalty, "_validate_params", lambda: None)()
 
 
 def check_compatible(solver, loss=None, penalty=None):

@@ -31,6 +31,7 @@ system are solved by one product with its pre-computed inverse.
 """
 
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
@@ -162,6 +163,19 @@ class ADMM(BaseSolver):
         self.adaptive = adaptive
         self.max_refactor = max_refactor
         self.balance = balance
+
+    @staticmethod
+    def _constraints():
+        from sklearn.utils._param_validation import Interval
+
+        return {"tol": [Interval(Real, 0, None, closed="left")],
+                "max_iter": [Interval(Integral, 1, None, closed="left")],
+                "xi": [Interval(Real, 0, None, closed="neither"), None],
+                "eta": [Interval(Real, 0, None, closed="neither"), None],
+                "check_every": [Interval(Integral, 1, None, closed="left")],
+                "adaptive": ["boolean"],
+                "max_refactor": [Interval(Integral, 0, None, closed="left")],
+                "balance": [Interval(Real, 1, None, closed="left")]}
 
     def solve(self, problem, warm_state=None):
         """Solve the restricted master, warm-started from ``warm_state``.

@@ -15,6 +15,7 @@ so a line search never rescans the data: each iteration costs one
 """
 
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -159,6 +160,16 @@ class APG(BaseSolver):
         self.eta = eta
         self.restart = restart
         self.patience = patience
+
+    @staticmethod
+    def _constraints():
+        from sklearn.utils._param_validation import Interval
+
+        return {"tol": [Interval(Real, 0, None, closed="left")],
+                "max_iter": [Interval(Integral, 1, None, closed="left")],
+                "eta": [Interval(Real, 0, 1, closed="neither")],
+                "restart": ["boolean"],
+                "patience": [Interval(Integral, 1, None, closed="left")]}
 
     def solve(self, problem, warm_state=None):
         """Minimise ``sum loss(A w + b, y) + penalty(w)`` from ``warm_state``.

@@ -10,6 +10,7 @@ masters can be compared at equal accuracy.
 """
 
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -61,6 +62,15 @@ class GrFLFISTA(BaseSolver):
         self.max_iter = max_iter
         self.eta = eta
         self.check_every = check_every
+
+    @staticmethod
+    def _constraints():
+        from sklearn.utils._param_validation import Interval
+
+        return {"tol": [Interval(Real, 0, None, closed="left")],
+                "max_iter": [Interval(Integral, 1, None, closed="left")],
+                "eta": [Interval(Real, 0, 1, closed="neither")],
+                "check_every": [Interval(Integral, 1, None, closed="left")]}
 
     def solve(self, problem, warm_state=None):
         """Solve the restricted master, warm-started from ``warm_state``.

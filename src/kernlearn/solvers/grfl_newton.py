@@ -53,6 +53,7 @@ AISTATS, "Anderson acceleration of coordinate descent".
 """
 
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -480,6 +481,15 @@ class GrFLNewton(BaseSolver):
         """
         return _penalty_kind(penalty) is not None
 
+    @staticmethod
+    def _constraints():
+        from sklearn.utils._param_validation import Interval
+
+        return {"tol": [Interval(Real, 0, None, closed="left")],
+                "max_iter": [Interval(Integral, 1, None, closed="left")],
+                "max_sweeps": [Interval(Integral, 1, None, closed="left")],
+                "curvature_rtol": [Interval(Real, 0, None, closed="left")]}
+
     def solve(self, problem, state=None):
         """Solve the restricted master, warm-started from ``state``.
 
@@ -501,6 +511,9 @@ class GrFLNewton(BaseSolver):
         """
         if not isinstance(problem, DirtyProblem):
             raise TypeError("problem must be a DirtyProblem.")
+        # (not check_problem: a fit on a Dask cluster passes a loss on the
+        # workers' rows, its methods checked by the caller on the loss itself)
+        self.check_params(problem)
         P = problem
         if state is not None:
             W, ws, b = state.W.copy(), state.ws.copy(), state.b.copy()

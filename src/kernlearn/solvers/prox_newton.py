@@ -39,6 +39,7 @@ regression", JMLR 13 (the same design in LIBLINEAR).
 """
 
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -526,6 +527,15 @@ class ProxNewton(BaseSolver):
         ``sweep_tol`` (Dembo, Eisenstat, Steihaug, 1982).
         """
         return max(self.sweep_tol, 1e-3 * min(1.0, last_decrease))
+
+    @staticmethod
+    def _constraints():
+        from sklearn.utils._param_validation import Interval
+
+        return {"tol": [Interval(Real, 0, None, closed="left")],
+                "max_iter": [Interval(Integral, 1, None, closed="left")],
+                "max_sweeps": [Interval(Integral, 1, None, closed="left")],
+                "sweep_tol": [Interval(Real, 0, None, closed="left")]}
 
     def solve(self, problem, warm_state=None):
         """Minimise ``sum loss(A W + b, Y) + alpha/2 (sum_t ||W_t||_F)^2`` from ``warm_state``.

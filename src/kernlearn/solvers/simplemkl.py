@@ -54,6 +54,7 @@ Newton method for fast solution of large scale linear SVMs", JMLR 6.
 """
 
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -290,6 +291,14 @@ class SimpleMKL(BaseSolver):
         self.max_iter = max_iter
         self.line_search_tol = line_search_tol
 
+    @staticmethod
+    def _constraints():
+        from sklearn.utils._param_validation import Interval
+
+        return {"tol": [Interval(Real, 0, 1, closed="neither")],
+                "max_iter": [Interval(Integral, 1, None, closed="left")],
+                "line_search_tol": [Interval(Real, 0, 1, closed="neither")]}
+
     def solve(self, problem, warm_state=None):
         """Minimise ``sum loss(A w + b, y) + alpha/2 (sum_t ||w_t||)^2`` through its MKL dual.
 
@@ -315,11 +324,6 @@ class SimpleMKL(BaseSolver):
         if np.ndim(problem.y) != 1:
             raise ValueError("SimpleMKL solves one output: y must be 1-D; use ProxNewton "
                              "for several outputs sharing their features.")
-        for name, value in (("tol", self.tol), ("line_search_tol", self.line_search_tol)):
-            if not (np.isscalar(value) and 0 < value < 1):
-                raise ValueError(f"{name} must lie in (0, 1), got {value!r}.")
-        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}.")
         alpha = float(problem.penalty.alpha)
         if not alpha > 0:
             raise ValueError(f"SimpleMKL needs a positive penalty alpha, got {alpha!r}.")
