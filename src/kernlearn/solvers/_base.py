@@ -23,11 +23,33 @@ into an error naming the missing capability.
 import contextlib
 import time
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 
 from .._component import ComponentMixin
 
+
+
+def iteration_constraints(**more):
+    """The solvers' declared constraints: ``tol >= 0``, ``max_iter >= 1``, and ``more``.
+
+    Built when a solve starts, not on import (the solvers' modules are
+    imported on Dask workers, which import no scikit-learn).
+
+    Parameters
+    ----------
+    **more : list
+        The solver's own parameters' constraints (scikit-learn's format).
+
+    Returns
+    -------
+    dict
+    """
+    from sklearn.utils._param_validation import Interval
+
+    return {"tol": [Interval(Real, 0, None, closed="left")],
+            "max_iter": [Interval(Integral, 1, None, closed="left")], **more}
 
 class History:
     """Per-iteration records (objective, violation, active-set size, time, ...).

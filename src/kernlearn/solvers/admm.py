@@ -36,7 +36,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from ._base import BaseSolver, History, SolverResult
+from ._base import BaseSolver, History, SolverResult, iteration_constraints
 from ._dirty import DirtyProblem, DirtyState, pad_state
 
 __all__ = ["ADMM", "ADMMState", "fact_groups", "pad_state"]
@@ -168,14 +168,12 @@ class ADMM(BaseSolver):
     def _constraints():
         from sklearn.utils._param_validation import Interval
 
-        return {"tol": [Interval(Real, 0, None, closed="left")],
-                "max_iter": [Interval(Integral, 1, None, closed="left")],
-                "xi": [Interval(Real, 0, None, closed="neither"), None],
-                "eta": [Interval(Real, 0, None, closed="neither"), None],
-                "check_every": [Interval(Integral, 1, None, closed="left")],
-                "adaptive": ["boolean"],
-                "max_refactor": [Interval(Integral, 0, None, closed="left")],
-                "balance": [Interval(Real, 1, None, closed="left")]}
+        return iteration_constraints(xi=[Interval(Real, 0, None, closed="neither"), None],
+                                     eta=[Interval(Real, 0, None, closed="neither"), None],
+                                     check_every=[Interval(Integral, 1, None, closed="left")],
+                                     adaptive=["boolean"],
+                                     max_refactor=[Interval(Integral, 0, None, closed="left")],
+                                     balance=[Interval(Real, 1, None, closed="left")])
 
     def solve(self, problem, warm_state=None):
         """Solve the restricted master, warm-started from ``warm_state``.

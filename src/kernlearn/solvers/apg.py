@@ -22,7 +22,8 @@ import scipy.sparse as sp
 
 from ..losses import WeightedLoss
 from ..penalties._prox import expand, group_norms
-from ._base import BaseSolver, History, SolverResult, SolverState, single_blas_thread
+from ._base import (BaseSolver, History, SolverResult, SolverState, iteration_constraints,
+                    single_blas_thread)
 
 # Per-group caches are n x T; beyond this many entries fall back to A @ w.
 _MAX_CACHE_ENTRIES = 50_000_000
@@ -165,11 +166,9 @@ class APG(BaseSolver):
     def _constraints():
         from sklearn.utils._param_validation import Interval
 
-        return {"tol": [Interval(Real, 0, None, closed="left")],
-                "max_iter": [Interval(Integral, 1, None, closed="left")],
-                "eta": [Interval(Real, 0, 1, closed="neither")],
-                "restart": ["boolean"],
-                "patience": [Interval(Integral, 1, None, closed="left")]}
+        return iteration_constraints(eta=[Interval(Real, 0, 1, closed="neither")],
+                                     restart=["boolean"],
+                                     patience=[Interval(Integral, 1, None, closed="left")])
 
     def solve(self, problem, warm_state=None):
         """Minimise ``sum loss(A w + b, y) + penalty(w)`` from ``warm_state``.

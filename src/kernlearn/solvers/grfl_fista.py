@@ -14,7 +14,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._base import BaseSolver, History, SolverResult
+from ._base import BaseSolver, History, SolverResult, iteration_constraints
 from ._dirty import DirtyProblem, DirtyState
 
 __all__ = ["FISTAState", "GrFLFISTA"]
@@ -67,10 +67,8 @@ class GrFLFISTA(BaseSolver):
     def _constraints():
         from sklearn.utils._param_validation import Interval
 
-        return {"tol": [Interval(Real, 0, None, closed="left")],
-                "max_iter": [Interval(Integral, 1, None, closed="left")],
-                "eta": [Interval(Real, 0, 1, closed="neither")],
-                "check_every": [Interval(Integral, 1, None, closed="left")]}
+        return iteration_constraints(eta=[Interval(Real, 0, 1, closed="neither")],
+                                     check_every=[Interval(Integral, 1, None, closed="left")])
 
     def solve(self, problem, warm_state=None):
         """Solve the restricted master, warm-started from ``warm_state``.

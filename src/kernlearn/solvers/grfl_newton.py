@@ -59,7 +59,7 @@ import numpy as np
 
 from ..losses import Square, SquaredHinge
 from ..penalties import L1, GroupL1L2, L1Linf, L1Lq, PerTaskL1Lq
-from ._base import BaseSolver, History, SolverResult
+from ._base import BaseSolver, History, SolverResult, iteration_constraints
 from ._dirty import DirtyProblem, DirtyState
 
 # (the compiled kernels, re-exported here where the solver and its tests read them)
@@ -485,10 +485,8 @@ class GrFLNewton(BaseSolver):
     def _constraints():
         from sklearn.utils._param_validation import Interval
 
-        return {"tol": [Interval(Real, 0, None, closed="left")],
-                "max_iter": [Interval(Integral, 1, None, closed="left")],
-                "max_sweeps": [Interval(Integral, 1, None, closed="left")],
-                "curvature_rtol": [Interval(Real, 0, None, closed="left")]}
+        return iteration_constraints(max_sweeps=[Interval(Integral, 1, None, closed="left")],
+                                     curvature_rtol=[Interval(Real, 0, None, closed="left")])
 
     def solve(self, problem, state=None):
         """Solve the restricted master, warm-started from ``state``.

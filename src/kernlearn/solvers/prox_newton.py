@@ -47,7 +47,8 @@ import scipy.sparse as sp
 from ..penalties import SquaredGroupL1
 from ..penalties._prox import group_norms
 from ..utils._numba_cache import njit_cached
-from ._base import BaseSolver, History, SolverResult, SolverState, single_blas_thread
+from ._base import (BaseSolver, History, SolverResult, SolverState, iteration_constraints,
+                    single_blas_thread)
 
 __all__ = ["LocalNewtonRows", "ProxNewton", "ProxNewtonState", "block_minimiser", "loss_derivatives",
            "newton_rows"]
@@ -532,10 +533,8 @@ class ProxNewton(BaseSolver):
     def _constraints():
         from sklearn.utils._param_validation import Interval
 
-        return {"tol": [Interval(Real, 0, None, closed="left")],
-                "max_iter": [Interval(Integral, 1, None, closed="left")],
-                "max_sweeps": [Interval(Integral, 1, None, closed="left")],
-                "sweep_tol": [Interval(Real, 0, None, closed="left")]}
+        return iteration_constraints(max_sweeps=[Interval(Integral, 1, None, closed="left")],
+                                     sweep_tol=[Interval(Real, 0, None, closed="left")])
 
     def solve(self, problem, warm_state=None):
         """Minimise ``sum loss(A W + b, Y) + alpha/2 (sum_t ||W_t||_F)^2`` from ``warm_state``.
