@@ -173,3 +173,23 @@ def test_the_parts_modules_import_no_scikit_learn():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_a_parameter_made_invalid_after_a_solve_is_refused_at_the_next():
+    # the check is remembered per settings (a GrFL fit solves hundreds of
+    # masters with the same ones): a parameter set since is checked again
+    from kernlearn.solvers._base import BaseSolver
+
+    solver, penalty = ProxNewton(), GroupL1L2(alpha=0.1)
+
+    class Problem:
+        penalties = [penalty]
+
+    BaseSolver.check_params(solver, Problem())
+    solver.max_iter = -1
+    with pytest.raises(ValueError, match="'max_iter' parameter of ProxNewton"):
+        BaseSolver.check_params(solver, Problem())
+    solver.max_iter = 100
+    penalty.alpha = -1.0
+    with pytest.raises(ValueError, match="'alpha' parameter of GroupL1L2"):
+        BaseSolver.check_params(solver, Problem())
