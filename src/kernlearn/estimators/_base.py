@@ -818,6 +818,9 @@ def standardize_fit(est, X, sample_weight=None, y=None):
         st = fit_standardization(X, sample_weight, bool(est.standardize))
         Xt = st.transform(X)
     est.x_mean_, est.x_scale_ = st.mean, st.scale
+    # the model's precision, kept at predict time (see input_standardization)
+    dtype = getattr(X, "dtype", None)
+    est._x_dtype = "float32" if dtype == np.float32 else "float64"
     if y is None:
         return Xt
     ts = fit_target_map(est, y, sample_weight, bool(est.standardize))
@@ -857,6 +860,13 @@ def fit_target_map(est, y, sample_weight, standardize):
 def input_standardization(est):
     """The fitted input map of :func:`standardize_fit` (apply it at predict time).
 
+    The map computes in the fit's precision: a model fitted in float64 maps
+    float32 input to float64, so that its outputs are those of the same
+    numbers given as float64 (scikit-learn's convention; they differed by up
+    to 2e-7).  A model fitted in float32 keeps float32 input in float32, as
+    it computed at fit; a file saved before the fit's type was recorded
+    counts as float64.
+
     Parameters
     ----------
     est : BaseEstimator
@@ -868,7 +878,8 @@ def input_standardization(est):
     """
     from ..preprocessing import Standardization
 
-    return Standardization(getattr(est, "x_mean_", None), getattr(est, "x_scale_", None))
+    return Standardization(getattr(est, "x_mean_", None), getattr(est, "x_scale_", None),
+                           getattr(est, "_x_dtype", "float64"))
 
 
 def target_standardization(est):

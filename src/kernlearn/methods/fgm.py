@@ -554,11 +554,11 @@ def fgm_decision(X, coef, intercept, pool=None, selected=None):
     scores : ndarray of shape (n_samples, K)
     """
     if pool is None:
-        # Only the selected columns: X @ coef.T would read (and for float32
-        # input copy) all of X for a handful of non-zeros.
+        # Only the selected columns: X @ coef.T would read (and for float32 input copy) all
+        # of X for a handful of non-zeros; cast (NumPy's mixed-type product sums otherwise).
         coef = np.asarray(coef).reshape(-1, X.shape[1]).T
         sel = np.flatnonzero(coef.any(axis=1))
-        scores = X[:, sel] @ coef[sel]
+        scores = X[:, sel].astype(np.result_type(X.dtype, coef.dtype), copy=False) @ coef[sel]
     else:
         scores = pool.raw_columns(selected, X) @ _coef_at(coef, selected)
     return np.asarray(scores).reshape(X.shape[0], -1) + intercept
