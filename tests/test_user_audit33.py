@@ -76,3 +76,67 @@ def test_float32_model_keeps_computing_in_float32():
     est = PNormMKLClassifier(kernels=_KERN, max_iter=5).fit(X.astype(np.float32), t > 0)
     assert input_standardization(est).transform(X.astype(np.float32)).dtype == np.float32
     assert input_standardization(est).transform(X).dtype == np.float64
+
+
+# ----------------------------------------------- PNormMKL's n_iter_ (a pin)
+def test_pnorm_n_iter_counts_the_epochs_of_both_stages_as_documented():
+    # pins the documented meaning (the docstring, doc/obscure.md, the README:
+    # one per history_ entry, which the progress line also counts): max_iter
+    # caps stage 2 only, and each stage's count is in history_["stage"]
+    X, t = _data(80)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PNormMKLClassifier(max_iter=5, tol=None, random_state=0).fit(X, t > 0)
+    stage = est.history_["stage"]
+    assert est.n_iter_ == len(stage) == 7
+    assert (stage == 1).sum() == est.max_iter_online and (stage == 2).sum() == est.max_iter
+    assert "max_iter`` caps stage 2's only" in PNormMKLClassifier.__doc__
+
+
+# --------------------------------- the OBSCURE and SLKL solvers' parameters
+def _obscure(**kw):
+    from kernlearn.methods.obscure import fit_obscure, kernel_list
+
+    X, t = _data(40, 3)
+    return fit_obscure(kernel_list(X, ["linear"]), (t > 0).astype(int), **kw)
+
+
+def _slkl(**kw):
+    from kernlearn.methods.slkl import fit_slkl
+
+    X, t = _data(40, 3)
+    return fit_slkl(X, t[:, None], **kw)
+
+
+@pytest.mark.parametrize("fit, name, value", [
+    # before: ran as max_iter=0 / all epochs / an all-zero model, without a word
+    (_obscure, "max_iter", -1),
+    (_obscure, "max_iter_online", -2),
+    (_obscure, "tol", -1.0),
+    (_obscure, "max_steps", -3),
+    (_obscure, "max_iter", 2.5),
+    # before: TypeError "'>' not supported between instances of 'str' and 'int'"
+    (_obscure, "eta", "x"),
+    # before: KeyError 'objective'
+    (_slkl, "max_iter", 0),
+    # before: "'float' object cannot be interpreted as an integer"
+    (_slkl, "max_iter", 2.5),
+    (_slkl, "tol", -1.0),
+])
+def test_method_solvers_refuse_bad_parameters_by_name(fit, name, value):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    solver = "OnlineBatch" if fit is _obscure else "CoordinateNewton"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(InvalidParameterError,
+                           match=rf"The '{name}' parameter of {solver} must be"):
+            fit(**{name: value})
+
+
+def test_method_solvers_declare_every_parameter():
+    from kernlearn.methods.obscure import OnlineBatch
+    from kernlearn.methods.slkl import CoordinateNewton
+
+    for cls in (OnlineBatch, CoordinateNewton):
+        assert set(cls._constraints()) == set(cls._param_names()), cls

@@ -190,7 +190,10 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         Gram rows (of F kernels each) computed during training by the row
         cache; ``None`` for precomputed kernels or the NumPy loop.
     n_iter_ : int
-        Total number of epochs (stage 1 + stage 2).
+        Total number of epochs (stage 1 + stage 2), one per entry of
+        ``history_``: ``max_iter`` caps stage 2's only, so ``n_iter_`` may
+        exceed it by up to ``max_iter_online`` (stage 2's epochs are
+        ``(history_["stage"] == 2).sum()``).
     converged_ : bool
         Whether stage 2 met ``tol`` (its duality-gap certificate).
     stop_reason_ : str

@@ -4,6 +4,37 @@ Private to :mod:`kernlearn.methods.obscure` (kept apart: that module is at
 its size limit).
 """
 
+from numbers import Integral, Real
+
+
+def online_batch_constraints():
+    """:class:`~kernlearn.methods.obscure.OnlineBatch`'s declared parameter constraints.
+
+    As :class:`~kernlearn.estimators.PNormMKLClassifier` declares the same
+    settings (``max_iter=0`` runs stage 1 only).  ``OnlineBatch(max_iter=-1)``
+    ran as ``max_iter=0``, a negative ``tol`` ran every epoch, a negative
+    ``max_steps`` returned an all-zero model, all without a word.  Built when a
+    solve starts (see :func:`kernlearn.solvers._base.iteration_constraints`).
+
+    Returns
+    -------
+    dict
+        scikit-learn's format, checked by ``BaseSolver.check_params``.
+    """
+    from sklearn.utils._param_validation import Interval, StrOptions
+
+    from ..solvers._base import iteration_constraints
+
+    return iteration_constraints(
+        eta=[Interval(Real, 0, None, closed="neither")],
+        max_iter_online=[Interval(Integral, 0, None, closed="left")],
+        max_iter=[Interval(Integral, 0, None, closed="left")],
+        tol=[Interval(Real, 0, None, closed="left"), None],
+        online_only=["boolean"], pegasos=["boolean"], best_iterate=["boolean"],
+        max_steps=[Interval(Integral, 1, None, closed="left"), None],
+        backend=[StrOptions({"auto", "numba", "numpy"})],
+        random_state=["random_state"], verbose=["verbose"])
+
 
 def check_settings(solver, lam, warm=None):
     """Refuse settings of :class:`~kernlearn.methods.obscure.OnlineBatch` that cannot fit.
@@ -11,7 +42,7 @@ def check_settings(solver, lam, warm=None):
     Parameters
     ----------
     solver : OnlineBatch
-        Its ``eta``, ``online_only``, ``pegasos`` and ``max_iter_online``.
+        Its ``online_only``, ``pegasos`` and ``max_iter_online``.
     lam : float
         :math:`\\lambda` of the problem (the penalty's ``alpha``).
     warm : ObscureState, optional
@@ -20,15 +51,14 @@ def check_settings(solver, lam, warm=None):
     Raises
     ------
     ValueError
-        For a non-positive ``lam`` or ``eta``, and for ``online_only=True``
+        For a non-positive ``lam`` (the solver's own parameters are checked
+        against :func:`online_batch_constraints`), and for ``online_only=True``
         with no stage-1 epoch to run (``pegasos=True``, which has no stage 1,
         or ``max_iter_online=0``) and no warm state: the returned model would
         be all zeros (every prediction one class) without a word.
     """
     if not lam > 0:
         raise ValueError(f"lam (the penalty's alpha) must be positive, got {lam!r}.")
-    if not solver.eta > 0:
-        raise ValueError(f"eta must be positive, got {solver.eta!r}.")
     if solver.online_only and warm is None:
         why = ("pegasos=True has no stage 1" if solver.pegasos else
                "max_iter_online=0 runs no stage-1 epoch" if int(solver.max_iter_online) == 0

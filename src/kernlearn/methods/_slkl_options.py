@@ -1,12 +1,42 @@
-"""SLKL's options that are sequences of numbers: ``nu`` and ``gamma_factors``.
+"""SLKL's options that are sequences of numbers (``nu`` and ``gamma_factors``) and
+its solver's declared parameter constraints.
 
 Private to :mod:`kernlearn.methods.slkl` (kept apart: that module is at its
 size limit).
 """
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
+
+
+def coordinate_newton_constraints():
+    """:class:`~kernlearn.methods.slkl.CoordinateNewton`'s declared parameter constraints.
+
+    ``CoordinateNewton(max_iter=0)`` (or ``fit_slkl(max_iter=0)``) failed with
+    ``KeyError: 'objective'``, ``max_iter=2.5`` with "'float' object cannot be
+    interpreted as an integer", and a negative ``tol`` or ``refresh`` ran as
+    given.  Built when a solve starts (see
+    :func:`kernlearn.solvers._base.iteration_constraints`).
+
+    Returns
+    -------
+    dict
+        scikit-learn's format, checked by ``BaseSolver.check_params``.
+    """
+    from sklearn.utils._param_validation import Interval, StrOptions
+
+    from ..solvers._base import iteration_constraints
+
+    return iteration_constraints(
+        lam=[Interval(Real, 0, None, closed="neither")],
+        rule=[StrOptions({"newton", "exact"})],
+        refresh=[Interval(Integral, 0, None, closed="left")],
+        # (numpy.random.default_rng's seeds: a Generator is used as it is)
+        random_state=[Interval(Integral, 0, None, closed="left"), np.random.Generator, None],
+        callback=[callable, None],
+        time_budget=[Interval(Real, 0, None, closed="left"), None],
+        verbose=["verbose"], warn=["boolean"], label=[str])
 
 
 def positive_numbers(name, values, allowed):

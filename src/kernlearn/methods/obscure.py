@@ -79,7 +79,7 @@ from ._obscure_dual import (
     _RecentUpdates,
     dual_bound,
 )
-from ._obscure_options import check_settings, with_intercept
+from ._obscure_options import check_settings, online_batch_constraints, with_intercept
 from ._obscure_widths import raw_rbf_gammas  # noqa: F401  (re-exported)
 from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
     _block_loop_jit,
@@ -367,21 +367,11 @@ class OnlineBatch(BaseSolver):
     required_loss_methods = ("value", "grad_margin")
     required_penalty_methods = ("value",)
     supported_penalties = (SquaredGroupNorm2p,)
+    _constraints = staticmethod(online_batch_constraints)  # (checked by check_problem)
 
-    def __init__(
-        self,
-        eta=1.0,
-        max_iter_online=2,
-        max_iter=1000,
-        tol=0.05,
-        online_only=False,
-        max_steps=None,
-        backend="auto",
-        random_state=None,
-        verbose=0,
-        pegasos=False,
-        best_iterate=True,
-    ):
+    def __init__(self, eta=1.0, max_iter_online=2, max_iter=1000, tol=0.05,
+                 online_only=False, max_steps=None, backend="auto", random_state=None,
+                 verbose=0, pegasos=False, best_iterate=True):
         self.pegasos = pegasos
         self.best_iterate = best_iterate
         self.eta = eta
@@ -403,10 +393,6 @@ class OnlineBatch(BaseSolver):
                     f"not {type(loss).__name__}."
                 )
             return True
-        if self.backend not in ("auto", "numpy"):
-            raise ValueError(
-                f"backend must be 'auto', 'numba' or 'numpy', got {self.backend!r}."
-            )
         return self.backend == "auto" and fast
 
     @staticmethod

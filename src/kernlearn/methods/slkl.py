@@ -45,7 +45,7 @@ from ..solvers._base import (
 from ..widths import pairwise_spread_ratio
 from ._result import MethodResult
 from ._slkl_state import SLKLBreakdown, SLKLState, extract_fit, slkl_objective
-from ._slkl_options import nu_values, positive_numbers
+from ._slkl_options import coordinate_newton_constraints, nu_values, positive_numbers
 
 __all__ = ["ColumnsOnDemand", "CoordinateNewton", "CoordinateNewtonState", "SLKLProblem",
            "SLKLResult", "SLKLState", "classifier_columns", "fit_slkl", "slkl_decision",
@@ -233,6 +233,7 @@ class CoordinateNewton(BaseSolver):
     required_loss_methods = ()
     required_penalty_methods = ()
     supported_penalties = (GroupL1L2,)
+    _constraints = staticmethod(coordinate_newton_constraints)  # (checked by check_problem)
 
     def __init__(self, lam=1.0, tol=1e-4, max_iter=100, rule="newton", refresh=10,
                  random_state=None, callback=None, time_budget=None, verbose=0, warn=True,
@@ -261,10 +262,6 @@ class CoordinateNewton(BaseSolver):
         if problem.fit_intercept:
             raise ValueError("CoordinateNewton fits no intercept: centre the targets "
                              "and pass fit_intercept=False.")
-        if not (np.isscalar(self.lam) and self.lam > 0):
-            raise ValueError(f"lam must be a positive number, got {self.lam!r}.")
-        if self.rule not in ("newton", "exact"):
-            raise ValueError(f"rule must be 'newton' or 'exact', got {self.rule!r}.")
         if not problem.penalty.alpha > 0:
             raise ValueError(f"nu must be positive: the penalty's alpha is "
                              f"{problem.penalty.alpha!r}.")
