@@ -140,3 +140,23 @@ def test_method_solvers_declare_every_parameter():
 
     for cls in (OnlineBatch, CoordinateNewton):
         assert set(cls._constraints()) == set(cls._param_names()), cls
+
+
+# ------------------------------------------- PerTaskL1Lq's messages name it
+def test_per_task_penalty_names_itself_in_its_errors():
+    # "The 'q' parameter of L1Lq must be ..." (the class it reuses per block),
+    # also from InfiniteFeatureRegressor(penalty=PerTaskL1Lq(q=0.5))
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from kernlearn.penalties import PerTaskL1Lq
+
+    X, y = _data(40, 3)
+    task = np.arange(40) % 2
+    with pytest.raises(InvalidParameterError, match="'q' parameter of PerTaskL1Lq must"):
+        InfiniteFeatureRegressor(penalty=PerTaskL1Lq(q=0.5), inner_max_iter=2).fit(
+            X, y, task_index=task)
+    for call in (lambda pen: pen.matrix_value(np.ones((3, 2)), np.arange(4)),
+                 lambda pen: pen.prox(np.ones(3), 0.1),
+                 lambda pen: pen.dual_norm(np.ones(3))):
+        with pytest.raises(InvalidParameterError, match="'alpha' parameter of PerTaskL1Lq"):
+            call(PerTaskL1Lq(alpha=-1.0))

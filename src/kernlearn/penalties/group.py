@@ -316,6 +316,9 @@ class PerTaskL1Lq(BasePenalty):
     _constraints = staticmethod(L1Lq._constraints)
 
     def _block(self):
+        # checked here, so that a bad value is named as this penalty's (the
+        # block's own check named L1Lq, a class the user never made)
+        self._validate_params()
         return L1Lq(self.alpha, q=self.q)
 
     def value(self, w, indptr=None):
