@@ -160,3 +160,106 @@ def test_per_task_penalty_names_itself_in_its_errors():
                  lambda pen: pen.dual_norm(np.ones(3))):
         with pytest.raises(InvalidParameterError, match="'alpha' parameter of PerTaskL1Lq"):
             call(PerTaskL1Lq(alpha=-1.0))
+
+
+# ----------------------------------------------- model files with cv splitters
+def _cv_fit(cv, classifier=False):
+    from kernlearn import MultitaskMKLClassifierCV, MultitaskMKLRegressorCV
+
+    X, y = _data(60, 3)
+    task = np.arange(60) % 2
+    if classifier:
+        return MultitaskMKLClassifierCV(["linear", "rbf"], Cs=[1.0], cv=cv).fit(
+            X, (y > 0).astype(int), task_index=task), X, task
+    return MultitaskMKLRegressorCV(["linear", "rbf"], Cs=[1.0], cv=cv).fit(
+        X, y, task_index=task), X, task
+
+
+def _splitters():
+    from sklearn import model_selection as ms
+
+    return {
+        "int": (3, False), "KFold": (ms.KFold(3, shuffle=True, random_state=0), False),
+        "StratifiedKFold": (ms.StratifiedKFold(3), True),
+        "ShuffleSplit": (ms.ShuffleSplit(3, random_state=0), False),
+        # before: "values of type RepeatedKFold are outside the model-file schema"
+        "RepeatedKFold": (ms.RepeatedKFold(n_splits=3, n_repeats=2, random_state=0), False),
+        "RepeatedKFold-RandomState": (
+            ms.RepeatedKFold(n_splits=3, n_repeats=2,
+                             random_state=np.random.RandomState(3)), False),
+        "RepeatedStratifiedKFold": (
+            ms.RepeatedStratifiedKFold(n_splits=3, n_repeats=2, random_state=0), True),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_splitters()))
+def test_model_file_round_trips_scikit_learn_splitters(name, tmp_path):
+    from sklearn.base import clone
+
+    from kernlearn.io import load_model, save_model
+
+    cv, classifier = _splitters()[name]
+    est, X, task = _cv_fit(cv, classifier)
+    save_model(est, tmp_path / "m.npz")
+    loaded = load_model(tmp_path / "m.npz")
+    assert type(loaded.cv) is type(est.cv) and (not isinstance(cv, int) or loaded.cv == cv)
+    np.testing.assert_array_equal(loaded.predict(X, task_index=task),
+                                  est.predict(X, task_index=task))
+    if not isinstance(cv, int):
+        # the loaded splitter splits as the saved one did (a refit chooses alike)
+        Xy = (X, (X[:, 0] > 0).astype(int))
+        for a, b in zip(loaded.cv.split(*Xy), clone(est).cv.split(*Xy)):
+            np.testing.assert_array_equal(a[1], b[1])
+
+
+def test_model_file_names_splits_it_cannot_store(tmp_path):
+    # "values of type generator are outside the model-file schema (arrays,
+    # numbers, strings, lists, dicts and kernlearn components only)"
+    from sklearn.model_selection import KFold
+
+    from kernlearn.io import save_model
+
+    class MyFolds(KFold):
+        pass
+
+    X, _ = _data(60, 3)
+    for cv, words in [(KFold(3).split(X), "a generator of splits is used up by the fit"),
+                      (MyFolds(3), "MyFolds is a cross-validation splitter defined "
+                                   "outside scikit-learn")]:
+        est = _cv_fit(cv)[0]
+        with pytest.raises(TypeError, match="cannot save params.cv: " + words) as info:
+            save_model(est, tmp_path / "m.npz")
+        assert "list of (train, test) index pairs" in str(info.value)
+
+
+def test_model_file_refuses_a_class_that_is_no_splitter(tmp_path):
+    # the "$class" node names scikit-learn's splitter classes only
+    from sklearn.model_selection import RepeatedKFold
+
+    import reliability_cases as rc
+    from kernlearn.io import load_model, save_model
+
+    est = _cv_fit(RepeatedKFold(n_splits=3, n_repeats=2, random_state=0))[0]
+    save_model(est, tmp_path / "m.npz")
+    meta, arrays = rc._read_npz(tmp_path / "m.npz")
+    node = meta["params"]["$dict"]["cv"]["state"]["$dict"]
+    assert node["cv"] == {"$class": "sklearn/KFold"}
+    node["cv"] = {"$class": "family/random_fourier"}
+    rc._write_npz(tmp_path / "t.npz", meta, arrays)
+    with pytest.raises(ValueError, match="splitter class 'family/random_fourier' is "
+                                         "not in the allow-list"):
+        load_model(tmp_path / "t.npz")
+
+
+def test_command_line_reads_a_model_with_repeated_folds(tmp_path, capsys):
+    # (the file could not be written at all before)
+    from sklearn.model_selection import RepeatedKFold
+
+    from conftest import run_cli
+    from kernlearn.io import save_model
+
+    est = _cv_fit(RepeatedKFold(n_splits=3, n_repeats=2, random_state=0))[0]
+    save_model(est, tmp_path / "m.npz")
+    code, out, err = run_cli(["report", tmp_path / "m.npz", "-o", tmp_path / "r.html"], capsys)
+    assert code == 0, err
+    assert "RepeatedKFold" in (tmp_path / "r.html").read_text()

@@ -47,21 +47,104 @@ def splitter_classes():
     """scikit-learn's cross-validation splitters a model file may hold: tag -> class.
 
     The public classes of :mod:`sklearn.model_selection` that are
-    ``BaseCrossValidator`` or ``BaseShuffleSplit`` subclasses (``KFold``,
-    ``StratifiedKFold``, ``GroupKFold``, ``ShuffleSplit``, ``LeaveOneOut``,
-    ``PredefinedSplit``...).  Their state is numbers, arrays and a random
-    state.
+    ``BaseCrossValidator``, ``BaseShuffleSplit`` or repeated-splits
+    subclasses (``KFold``, ``StratifiedKFold``, ``GroupKFold``,
+    ``ShuffleSplit``, ``LeaveOneOut``, ``PredefinedSplit``,
+    ``RepeatedKFold``, ``RepeatedStratifiedKFold``...).  Their state is
+    numbers, arrays, a random state and (a repeated splitter's ``cv``) the
+    class of the splitter it repeats, stored as its tag
+    (:func:`splitter_class_tag`).
 
     Returns
     -------
     classes : dict
     """
     import sklearn.model_selection as ms
+    from sklearn.model_selection._split import _RepeatedSplits
 
-    bases = (ms.BaseCrossValidator, ms.BaseShuffleSplit)
+    bases = (ms.BaseCrossValidator, ms.BaseShuffleSplit, _RepeatedSplits)
     return {f"sklearn/{name}": cls for name, cls in vars(ms).items()
             if isinstance(cls, type) and issubclass(cls, bases) and cls not in bases
             and not name.startswith("_")}
+
+
+def splitter_class_tag(value, classes):
+    """The tag of ``value`` if it is an allow-listed splitter class itself, else None.
+
+    ``RepeatedKFold`` holds the class it repeats (``cv=KFold``, not an
+    instance); it was refused ("values of type RepeatedKFold are outside the
+    model-file schema"), as was ``RepeatedStratifiedKFold``.
+
+    Parameters
+    ----------
+    value : object
+    classes : dict
+        class -> tag, the encoder's allow-list.
+
+    Returns
+    -------
+    tag : str or None
+    """
+    tag = classes.get(value) if isinstance(value, type) else None
+    return tag if tag is not None and tag.startswith("sklearn/") else None
+
+
+def splitter_class_from(tag, classes, fail, where):
+    """The splitter class a file's ``{"$class": tag}`` names (only scikit-learn's).
+
+    Parameters
+    ----------
+    tag : object
+        The node's tag.
+    classes : dict
+        tag -> class, the decoder's allow-list.
+    fail : callable
+        ``fail(message)`` raises the loader's error.
+    where : str
+        Where the value is, for the message.
+
+    Returns
+    -------
+    cls : type
+    """
+    if not (isinstance(tag, str) and tag.startswith("sklearn/") and tag in classes):
+        fail(f"{where}: splitter class {tag!r} is not in the allow-list.")
+    return classes[tag]
+
+
+def unsavable(value, where):
+    """The ``TypeError`` of ``save_model`` for ``value``, outside the model-file schema.
+
+    A generator of splits (used up by the fit) and a splitter class of one's
+    own (a model file rebuilds no class it does not know) are named as such,
+    with what to pass instead.
+
+    Parameters
+    ----------
+    value : object
+    where : str
+        Where the value is (``params.cv``).
+
+    Returns
+    -------
+    TypeError
+    """
+    kind = type(value).__name__
+    instead = ("pass a list of (train, test) index pairs (list(cv.split(X, y))), an "
+               "integer or a scikit-learn splitter")
+    if hasattr(value, "__next__"):
+        return TypeError(f"cannot save {where}: a {kind} of splits is used up by the fit "
+                         f"and cannot be stored; {instead}.")
+    if callable(getattr(value, "split", None)) and callable(
+            getattr(value, "get_n_splits", None)):
+        return TypeError(
+            f"cannot save {where}: {kind} is a cross-validation splitter defined outside "
+            f"scikit-learn, which a model file does not rebuild; {instead}, or allow the "
+            "class with kernlearn.io.register_safe_class(tag, cls) (its instances are "
+            "rebuilt from their attributes, without calling its code).")
+    return TypeError(f"cannot save {where}: values of type {kind} are outside the model-file "
+                     "schema (arrays, numbers, strings, lists, dicts and kernlearn "
+                     "components only).")
 
 
 def random_state_fields(rs):

@@ -39,7 +39,8 @@ object:
 ``{"$random_state": {"keys", "pos", "has_gauss", "cached_gaussian"}}``
     a ``numpy.random.RandomState`` (``random_state``), its exact state;
 ``{"$function": tag}``
-    an allow-listed kernel function.
+    an allow-listed kernel function; ``{"$class": tag}`` a scikit-learn
+    splitter class (``RepeatedKFold`` holds ``KFold``, the class it repeats).
 
 Anything outside this schema (open files, NumPy ``Generator`` objects, user
 callables, object arrays other than strings) makes :func:`save_model` raise a
@@ -75,7 +76,8 @@ import scipy.sparse as sp
 
 import kernlearn
 
-from ._io_values import plain_objects, random_state_fields, random_state_from, splitter_classes
+from ._io_values import (plain_objects, random_state_fields, random_state_from,
+                         splitter_class_from, splitter_class_tag, splitter_classes, unsavable)
 from .utils._atomic import write_atomically
 
 __all__ = [
@@ -332,11 +334,7 @@ class _Encoder:
         if isinstance(value, float):
             if math.isfinite(value):
                 return value
-            return {
-                "$float": "nan"
-                if math.isnan(value)
-                else ("inf" if value > 0 else "-inf")
-            }
+            return {"$float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
         if isinstance(value, (np.bool_, np.integer, np.floating)):
             return {"$np": value.dtype.str, "value": self.encode(value.item(), where)}
         if isinstance(value, np.ndarray):
@@ -392,11 +390,9 @@ class _Encoder:
         if tag is not None:
             state = {k: v for k, v in vars(value).items() if k not in _TRANSIENT}
             return {"$object": tag, "state": self.encode(state, where)}
-        raise TypeError(
-            f"cannot save {where}: values of type {type(value).__name__} are outside "
-            "the model-file schema (arrays, numbers, strings, lists, dicts and "
-            "kernlearn components only)."
-        )
+        if (tag := splitter_class_tag(value, self.classes)) is not None:
+            return {"$class": tag}  # (RepeatedKFold's cv=KFold, the class it repeats)
+        raise unsavable(value, where)
 
 
 def _fitted_state(estimator):
@@ -628,6 +624,8 @@ class _Decoder:
             return self.sparse(node, where)
         if tag == "$random_state":
             return random_state_from(self.decode(body, where), self.fail, where)
+        if tag == "$class":
+            return splitter_class_from(body, self.classes, self.fail, where)
         if tag == "$object":
             if body not in self.classes:
                 self.fail(
