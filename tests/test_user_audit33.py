@@ -263,3 +263,57 @@ def test_command_line_reads_a_model_with_repeated_folds(tmp_path, capsys):
     code, out, err = run_cli(["report", tmp_path / "m.npz", "-o", tmp_path / "r.html"], capsys)
     assert code == 0, err
     assert "RepeatedKFold" in (tmp_path / "r.html").read_text()
+
+
+# ------------------------------ the additive families' scales and weights
+def _weighted_rows():
+    rng = np.random.default_rng(0)
+    X = np.abs(rng.normal(size=(50, 5)))
+    X[X < 0.4] = 0.0
+    y = X[:, 0] ** 2 + np.sin(3 * X[:, 1]) + 0.1 * rng.normal(size=50)
+    w = rng.integers(1, 4, size=50)
+    return X, y, w, np.repeat(X, w, axis=0), np.repeat(y, w)
+
+
+def _families():
+    from kernlearn.families import AdditiveKernelExpansion, IntersectionKernelFeatures
+
+    return {"hik": AdditiveKernelExpansion(),
+            "chi2": AdditiveKernelExpansion(kernel="additive_chi2"),
+            "gauss-scale": AdditiveKernelExpansion(kernel="additive_gaussian", gamma="scale"),
+            "gauss": AdditiveKernelExpansion(kernel="additive_gaussian"),
+            "intersection": IntersectionKernelFeatures()}
+
+
+@pytest.mark.parametrize("name", sorted(_families()))
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_additive_families_weigh_rows_as_repeated_rows(name, sparse):
+    # the block scales (and the Gaussian's widths) were unweighted
+    from sklearn.base import clone
+
+    X, _, w, Xr, _ = _weighted_rows()
+    conv = sp.csr_matrix if sparse else np.asarray
+    fam = _families()[name]
+    a = clone(fam).fit(conv(X), sample_weight=w.astype(float))
+    b = clone(fam).fit(conv(Xr))
+    np.testing.assert_allclose(a.scale_, b.scale_, rtol=1e-12)
+    for attr in ("gamma_", "interval_"):
+        if hasattr(b, attr):
+            np.testing.assert_allclose(getattr(a, attr), getattr(b, attr), rtol=1e-12)
+    if name == "hik":
+        np.testing.assert_array_equal(a.levels_, b.levels_)
+
+
+@pytest.mark.parametrize("name", sorted(_families()))
+def test_fgm_on_an_additive_family_weighs_rows_as_repeated_rows(name):
+    # 0.18-0.27 apart on targets of spread 1 (PolynomialPool's fits agree to
+    # 1e-15); hik and the intersection kernel's exact map (one level per
+    # training row: more levels on repeated rows) agree to the master's tol
+    X, y, w, Xr, yr = _weighted_rows()
+    kw = dict(B=2, C=1.0, max_iter=20, inner_tol=1e-10, family=_families()[name])
+    a = FGMRegressor(**kw).fit(X, y, sample_weight=w.astype(float))
+    b = FGMRegressor(**kw).fit(Xr, yr)
+    np.testing.assert_array_equal(np.unique(a.selected_features_ // a.family_.width_),
+                                  np.unique(b.selected_features_ // b.family_.width_))
+    exact = name in ("chi2", "gauss", "gauss-scale")
+    np.testing.assert_allclose(a.predict(X), b.predict(X), atol=1e-12 if exact else 1e-5)

@@ -130,7 +130,7 @@ class _FGMBase(SelectorMixin, BaseEstimator):
     def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
         """Standardise, run the method, copy its result back in the input's units."""
         std = bool(renamed_parameter(self, "feature_scaling"))
-        if self.family is not None:  # (its column scaling may be unweighted)
+        if self.family is not None:  # (a user's family may scale unweighted)
             X, y, sw = rows_of_positive_weight(X, y, sw)
         # A family scales its own generated columns (e.g. unit-RMS monomials,
         # unit-trace sub-kernels), which already makes it blind to column units.
@@ -631,8 +631,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weight of each sample's loss (integer weights act as
             repeated rows, zero removes a row: the default pool's feature
-            scaling is weighted too; a ``family``'s own scaling is
-            not, but rows of zero weight are dropped before it is fitted);
+            scaling is weighted too, as are the library's families'; a
+            family of one's own is fitted on the rows of positive weight);
             multiplied by ``class_weight``.
 
         Returns
@@ -882,8 +882,8 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weight of each sample's loss (integer weights act as
             repeated rows, zero removes a row: the default pool's feature
-            scaling is weighted too; a ``family``'s own scaling is
-            not, but rows of zero weight are dropped before it is fitted).
+            scaling is weighted too, as are the library's families'; a
+            family of one's own is fitted on the rows of positive weight).
 
         Returns
         -------

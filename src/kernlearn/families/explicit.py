@@ -49,15 +49,22 @@ def _col_min(X):
     return X.min() if X.size else 0.0
 
 
-def _col_var(X):
-    mean = np.asarray(X.mean(axis=0)).ravel()
-    sq = np.asarray((X.multiply(X) if sp.issparse(X) else X * X).mean(axis=0)).ravel()
+def _row_sums(P, w):
+    """Column sums of ``P`` over its rows, weighted by ``w`` (``None``: unweighted)."""
+    return np.asarray(P.sum(axis=0) if w is None else P.T @ w).ravel()
+
+
+def _col_var(X, w=None):
+    total = X.shape[0] if w is None else float(np.sum(w))
+    mean = _row_sums(X, w) / total
+    sq = _row_sums(X.multiply(X) if sp.issparse(X) else X * X, w) / total
     return np.maximum(sq - mean**2, 0.0)
 
 
-def _block_sums(P, k, width):
-    """Sum over rows and each feature's ``width`` columns of ``P`` (n x k*width)."""
-    return np.asarray(P.sum(axis=0)).reshape(k, width).sum(axis=1)
+def _block_sums(P, k, width, w=None):
+    """Sum over rows (weighted by ``w``) and each feature's ``width`` columns of
+    ``P`` (n x k*width)."""
+    return _row_sums(P, w).reshape(k, width).sum(axis=1)
 
 
 def _scale_columns(block, scales):
@@ -145,12 +152,29 @@ class AdditiveKernelExpansion(BaseFamily):
                 "feature_scaling": ["boolean"],
                 "chunk_size": [Interval(Integral, 1, None, closed="left")]}
 
-    def fit(self, X):
+    def fit(self, X, sample_weight=None):
+        """Choose the maps' levels or widths and the block scales on the training data.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        sample_weight : ndarray of shape (n_samples,), optional
+            Row weights of the block scales and of the Gaussian's widths
+            (integer weights scale as repeated rows do; the levels of
+            ``"hik"`` read the rows of positive weight).
+
+        Returns
+        -------
+        self : AdditiveKernelExpansion
+        """
         self._validate_params()
         # (the maps read the stored values, and SciPy's abs() and max() would
         # sum a non-canonical matrix's duplicates in the caller's matrix)
         X = canonical_sparse(X)
         Xd = X if sp.issparse(X) else np.asarray(X)
+        # (the scales were unweighted: a weighted fit was 0.25 away from the fit on
+        # repeated rows, where the other families' fits agree)
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         if self.kernel in ("additive_chi2", "additive_gaussian"):
             chi2 = self.kernel == "additive_chi2"
             if chi2 and _col_min(Xd) < 0:
@@ -165,13 +189,13 @@ class AdditiveKernelExpansion(BaseFamily):
                 if isinstance(self.gamma, str) and self.gamma == "scale":
                     # scikit-learn's "scale" for each one-dimensional kernel
                     Xc = Xd.tocsc() if sp.issparse(Xd) else Xd
-                    gamma = np.array([resolve_gamma("scale", Xc[:, [j]],
+                    gamma = np.array([resolve_gamma("scale", Xc[:, [j]], sample_weight=w,
                                                     name=f"gamma of column {j}")
                                       for j in range(Xc.shape[1])])
                 elif self.gamma is not None:
                     gamma = np.full(Xd.shape[1], float(self.gamma))
                 else:
-                    var = _col_var(Xd)
+                    var = _col_var(Xd, w)
                     gamma = 0.5 / np.where(var > 0, var, 1.0)
                 self.gamma_ = gamma
                 # 0.6 / sigma: the spectrum kappa is covered up to 3 standard
@@ -180,7 +204,7 @@ class AdditiveKernelExpansion(BaseFamily):
                                   if self.sample_interval else 0.6 * np.sqrt(2.0 * gamma))
         else:
             self.width_ = self.n_bins
-            top = _col_absmax(Xd) ** self.beta
+            top = _col_absmax(Xd if w is None else Xd[w > 0]) ** self.beta
             # Per-feature grid t_1 < ... < t_q on [0, max |x_j|^beta].
             self.levels_ = top[:, None] * np.arange(1, self.n_bins + 1)[None, :] / self.n_bins
         self.n_features_ = X.shape[1]
@@ -188,12 +212,13 @@ class AdditiveKernelExpansion(BaseFamily):
         sq = np.zeros(self.n_features_)
         for s, e, Phi in self._chunks(X):
             sq[s:e] = _block_sums(Phi.multiply(Phi) if sp.issparse(Phi) else Phi**2,
-                                  e - s, self.width_)
+                                  e - s, self.width_, w)
         if sp.issparse(X) and self.kernel == "additive_gaussian":
             # Zeros map to phi(0) != 0: the stored chunks hold phi(x) - phi(0).
             # ||Phi_j||^2 = sum_i ||phi(x_ij)||^2 = sum_nz(||phi(x)||^2 - ||phi(0)||^2)
             #               + n ||phi(0)||^2, and ||phi(x)||^2 is constant here.
-            sq = X.shape[0] * (self._phi_zero(np.arange(self.n_features_)) ** 2).sum(1)
+            total = X.shape[0] if w is None else float(np.sum(w))
+            sq = total * (self._phi_zero(np.arange(self.n_features_)) ** 2).sum(1)
         if self.feature_scaling:
             self.scale_ = np.where(sq > 0, 1.0 / np.sqrt(np.where(sq > 0, sq, 1.0)), 0.0)
         else:

@@ -95,8 +95,22 @@ class IntersectionKernelFeatures(AdditiveKernelExpansion):
         super().__init__(kernel="hik", beta=beta, feature_scaling=feature_scaling,
                          chunk_size=chunk_size)
 
-    def fit(self, X):
+    def fit(self, X, sample_weight=None):
+        """Sort each feature's training values (the levels) and scale the sub-kernels.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        sample_weight : ndarray of shape (n_samples,), optional
+            Row weights of the traces the sub-kernels are scaled by (integer
+            weights scale as repeated rows do).
+
+        Returns
+        -------
+        self : IntersectionKernelFeatures
+        """
         self._validate_params()  # (AdditiveKernelExpansion's constraints)
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         n, m = X.shape
         self.width_ = n
         self.n_features_ = m
@@ -113,7 +127,8 @@ class IntersectionKernelFeatures(AdditiveKernelExpansion):
             first[Xc.indptr[:-1][np.diff(Xc.indptr) > 0]] = True
             vs = v[order]
             self._steps = np.where(first, vs, vs - np.concatenate([[0.0], vs[:-1]]))
-            trace = np.bincount(col, weights=vs, minlength=m)
+            trace = np.bincount(col, weights=vs if w is None else vs * w[self._sparse[1]],
+                                minlength=m)
         else:
             self._sparse = None
             V = np.abs(np.asarray(X, dtype=float)) ** self.beta
@@ -122,7 +137,8 @@ class IntersectionKernelFeatures(AdditiveKernelExpansion):
             self._levels_dense = np.take_along_axis(V, self._order, axis=0).T.copy()
             # v_(r) - v_(r-1) with v_(0) = 0, per feature (n x m)
             self._steps = np.diff(self._levels_dense.T, axis=0, prepend=0.0)
-            trace = self._levels_dense.sum(axis=1)  # tr K_k = sum_i v_ik = ||Phi_k||_F^2
+            # tr K_k = sum_i w_i v_ik = ||Phi_k||_F^2 (weighted: as the repeated rows)
+            trace = self._levels_dense.sum(axis=1) if w is None else w @ V
         if self.feature_scaling:
             self.scale_ = np.where(trace > 0, 1.0 / np.sqrt(np.where(trace > 0, trace, 1.0)),
                                    0.0)

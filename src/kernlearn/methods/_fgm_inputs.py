@@ -72,10 +72,10 @@ def input_importances(pool, coef, selected, X, sample_weight=None):
 def rows_of_positive_weight(X, y, sample_weight):
     """The rows of positive weight of an in-memory fit on a family.
 
-    A family scales its generated columns on every row it is fitted on,
-    unweighted, so rows of zero weight changed the model (0.14 on the
-    predictions of a 90-row regression); without them a zero weight removes
-    a row, as it does on the default pool (whose scaling is weighted).
+    A family of one's own may scale its generated columns on every row it is
+    fitted on, unweighted, so rows of zero weight changed the model (0.14 on
+    the predictions of a 90-row regression); without them a zero weight
+    removes a row, as it does on the library's pools (whose scaling is weighted).
 
     Parameters
     ----------

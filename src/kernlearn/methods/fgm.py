@@ -51,7 +51,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..colgen import ColumnGeneration
 from ._result import MethodResult
-from ..families import FeaturePool, PolynomialPool
+from ..families import AdditiveKernelExpansion, FeaturePool, PolynomialPool
 from ..families._base import check_finite_family as check_family
 from ..losses import weighted
 from ..partitioned import DaskRows, RowPartitioned, _is_dask_array, non_finite_error, peak_rss_mb
@@ -487,8 +487,8 @@ def _fit_pool(pool, X, sample_weight, column_scale=None):
     check_family(pool)
     if isinstance(pool, FeaturePool):  # weighted RMS: integer weights == repeated rows
         return pool.fit(X, sample_weight=sample_weight, scale=column_scale)
-    return (pool.fit(X, sample_weight=sample_weight) if isinstance(pool, PolynomialPool)
-            else pool.fit(X))  # (the other families scale unweighted)
+    return (pool.fit(X, sample_weight=sample_weight) if isinstance(
+        pool, (PolynomialPool, AdditiveKernelExpansion)) else pool.fit(X))  # (a user's: as it is)
 
 
 def _is_virtual(pool):
