@@ -409,7 +409,7 @@ def test_grfl_other_penalties_are_solved(case):
     if case.get("task"):
         est = InfiniteFeatureRegressor(lambda_p=0.5, **kw)
         est.fit(X, y, task_index=task)
-        T = ((y - est.y_mean_[0]) / est.y_scale_[0])[:, None]
+        T = ((y - est.y_mean_[task]) / est.y_scale_[task])[:, None]  # (each task's own)
     else:
         est = InfiniteFeatureClassifier(class_weight="balanced" if sw is not None else None,
                                         **kw).fit(X, y, sample_weight=sw)

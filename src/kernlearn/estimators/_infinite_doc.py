@@ -212,8 +212,8 @@ _COMMON_DOC = """
     task_coef_ : ndarray of shape (n_tasks, n_columns)
         Task-specific weights :math:`W'`.
     shared_coef_ : ndarray of shape (n_columns,) or (n_outputs, n_columns)
-        Shared weights :math:`\\tilde w` (a regressor fitted on a 2-D ``y``:
-        one row per output, each in its output's units).
+        Shared weights :math:`\\tilde w` (a regressor fitted on a 2-D ``y``
+        or on several tasks: one row per output or task, each in its units).
     history_ : dict of ndarray
         Per outer iteration: ``iter``, ``objective``, ``violation`` (of the
         features added), ``n_active``, ``kkt`` (the master's KKT residual),
@@ -298,7 +298,8 @@ CLASSIFIER_ATTRS = """    classes_ : ndarray of shape (n_classes,)
 """ + platt_attr_doc(logistic_loss=True)
 
 # Attributes only the regressor has.
-REGRESSOR_ATTRS = """    y_mean_, y_scale_ : ndarray of shape (n_outputs,)
-        The target standardisation (one entry with ``task_index``; mean 0,
-        scale 1 with ``standardize=False``; mean 0 with ``fit_intercept=False``).
+REGRESSOR_ATTRS = """    y_mean_, y_scale_ : ndarray of shape (n_outputs,) or (n_tasks,)
+        The target standardisation (one entry per task with ``task_index``;
+        mean 0, scale 1 with ``standardize=False``; mean 0 with
+        ``fit_intercept=False``).
 """

@@ -85,6 +85,7 @@ from ._multitask import (
     check_task_fit,
     routing_help,
     split_tasks,
+    standardize_task_targets,
     task_positions,
     task_score,
     task_score_doc,
@@ -635,12 +636,13 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
     ``standardize=True`` each output is centred (with ``fit_intercept``; a
     model without bias does not add the mean back) and divided by its standard
     deviation before fitting (``y_mean_``, ``y_scale_``, one entry per
-    output; one with ``task_index``), so ``lambda_p``, ``lambda_s``,
+    output; per task with ``task_index``), so ``lambda_p``, ``lambda_s``,
     ``objective_`` and ``history_`` refer to standardised targets and the
-    model does not depend on the units of ``y``; ``column_coef_``, ``intercept_``,
-    ``task_coef_`` and ``shared_coef_`` are in the units of ``y``
-    (``shared_coef_`` is ``(n_outputs, n_columns)`` for a 2-D ``y``: the
-    shared weights in each output's units).
+    model does not depend on the units of ``y``, nor on each task's own;
+    ``column_coef_``, ``intercept_``, ``task_coef_`` and ``shared_coef_``
+    are in the units of ``y`` (``shared_coef_`` is ``(n_outputs, n_columns)``
+    for a 2-D ``y`` or several tasks: the shared weights in each output's or
+    task's units).
 """
         + _COMMON_DOC.format(
             loss_default="square", loss_choices='"square".', extra_params="",
@@ -748,10 +750,12 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         task_rows = self._split_tasks(task_index, X.shape[0])
         if task_rows is not None and y.ndim != 1:
             raise ValueError("task_index needs a 1-D y (one target per sample).")
-        Y = y[:, None] if task_rows is None and y.ndim == 1 else y
-        Xs, Ys = standardize_fit(self, X, sw, Y)
+        if task_rows is None:
+            Xs, Ys = standardize_fit(self, X, sw, y[:, None] if y.ndim == 1 else y)
+        else:  # (sample_weight is not combined with task_index)
+            Xs, Ys = standardize_fit(self, X, sw), standardize_task_targets(self, y, task_rows)
         self.lambda_p_ = self._fit_tasks(Xs, Ys, task_rows, sw).lambda_p
-        # back to the units of y, one scale per output (task_index: one output)
+        # back to the units of y, one scale per output or task
         scale = np.broadcast_to(self.y_scale_, self._intercept_tasks.shape)
         self._coef_tasks = self._coef_tasks * scale[:, None]
         self.task_coef_ = self.task_coef_ * scale[:, None]
