@@ -3,8 +3,15 @@
 A model fitted in float64 predicted float32 input up to 2e-7 away from the
 same numbers given as float64 (the standardisation rounded them back to
 float32; scikit-learn's float64 models compute float32 input in float64).
-Each test here failed before its fix unless it says it pins a documented
-behaviour.
+The OBSCURE and SLKL solvers of the method layer declared no parameter
+constraints (``max_iter=-1`` ran as 0, SLKL's ``max_iter=0`` failed with
+``KeyError: 'objective'``); ``PerTaskL1Lq`` named ``L1Lq`` in its errors; a
+``cv=RepeatedKFold(...)`` could not be saved in a model file; the additive
+and intersection families scaled their blocks unweighted (a weighted FGM fit
+was 0.25 from the fit on repeated rows); and GrFL pooled one target scale
+over the tasks of ``task_index``, so a task in other units was fitted badly
+(all zero with the per-task penalty).  Each test here failed before its fix
+unless it says it pins a documented behaviour.
 """
 
 import warnings
