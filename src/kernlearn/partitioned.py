@@ -513,6 +513,27 @@ def _set_malloc(mmap_threshold, trim_threshold):
                 and mallopt(_M_TRIM_THRESHOLD, int(trim_threshold)))
 
 
+def worker_addresses(client):
+    """The addresses of the workers in ``client``'s cluster now, asked of the scheduler.
+
+    Not ``client.scheduler_info()["workers"]``: that returns the client's cached
+    scheduler identity, which its periodic refresh (every
+    ``distributed.client.scheduler-info-interval``) replaces with one that lists
+    no worker; when the refresh lands between the call's own fetch and its
+    return, every worker seems gone (a fit on an intact cluster counted both of
+    its workers lost, ``dask_workers_lost`` 2 from its second round on).
+
+    Parameters
+    ----------
+    client : distributed.Client
+
+    Returns
+    -------
+    set of str
+    """
+    return set(client.nthreads())  # (one request to the scheduler, no cache)
+
+
 def tune_worker_malloc(client, mmap_threshold=_MMAP_THRESHOLD, trim_threshold=_TRIM_THRESHOLD):
     """Let the workers' C allocator reuse freed memory (done by every fit on a cluster).
 
@@ -541,7 +562,7 @@ def tune_worker_malloc(client, mmap_threshold=_MMAP_THRESHOLD, trim_threshold=_T
     if client is None or not dask.config.get("kernlearn.tune-worker-malloc", True):
         return {}
     done = client.__dict__.setdefault("_kernlearn_malloc", set())
-    todo = sorted(set(client.scheduler_info()["workers"]) - done)
+    todo = sorted(worker_addresses(client) - done)
     if not todo:
         return {}
     out = client.run(_set_malloc, int(mmap_threshold), int(trim_threshold), workers=todo,
