@@ -170,6 +170,34 @@ def _block_matmul(block, W):
     return np.asarray(block @ W)
 
 
+def selected_linear_scores(X, coef, intercept):
+    """``X @ coef.T + intercept``, reading only the columns of a non-zero weight.
+
+    FGM's decision values (:func:`kernlearn.methods.fgm.fgm_decision`), in
+    memory and on each row block (the same sums, so the same numbers): ``X
+    @ coef.T`` would read (and for float32 input copy) all of ``X`` for a
+    handful of non-zeros.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+    coef : ndarray of shape (K, n_features) or (n_features,)
+    intercept : ndarray of shape (K,) or float
+
+    Returns
+    -------
+    ndarray of shape (n_samples, K)
+    """
+    coef = np.asarray(coef).reshape(-1, X.shape[1]).T
+    sel = np.flatnonzero(coef.any(axis=1))
+    return np.asarray(X[:, sel] @ coef[sel]).reshape(X.shape[0], -1) + intercept
+
+
+def _block_linear_output(block, coef, intercept, post):
+    """``post`` of FGM's decision values on a block (its predictions by blocks)."""
+    return post(selected_linear_scores(block, coef, intercept))
+
+
 class RowPartitioned:
     """A matrix held as row blocks, read only through map-reduce.
 

@@ -59,6 +59,7 @@ from ..penalties import get_penalty
 from ..preprocessing import implicit_center
 from ..solvers import History
 from ..utils._row_blocks import by_row_blocks
+from ._dask_predict import by_dask_row_blocks
 from ._base import (
     OLD_NAME,
     all_or_nothing,
@@ -184,6 +185,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return res
 
     # ------------------------------------------------------------ prediction
+    @by_dask_row_blocks
     def transform(self, X):
         """Learned feature map: the kept features' unit-scaled columns.
 
@@ -557,6 +559,7 @@ class InfiniteFeatureClassifier(
         return dict(super()._resolved_settings(X, sample_weight),
                     lambda_p=self.lambda_p_, max_features=self._budget)
 
+    @by_dask_row_blocks
     def decision_function(self, X, task_index=None):
         """Margins: ``(n_samples,)`` for binary problems, else per class.
 
@@ -574,6 +577,7 @@ class InfiniteFeatureClassifier(
         D = self._task_decision(X, task_index)
         return D.ravel() if D.ndim == 2 and D.shape[1] == 1 else D
 
+    @by_dask_row_blocks
     def predict(self, X, task_index=None):
         """Predicted class labels.
 
@@ -599,6 +603,7 @@ class InfiniteFeatureClassifier(
     score.__doc__ = task_score_doc("Accuracy", _SCORE_X)
 
     @available_if(_has_proba)
+    @by_dask_row_blocks
     def predict_proba(self, X, task_index=None):
         """Class probabilities (``loss="logistic"`` or ``probability=True``).
 
@@ -764,6 +769,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             else (self._coef_tasks, self._intercept_tasks))
         return self
 
+    @by_dask_row_blocks
     def predict(self, X, task_index=None):
         """Predicted targets.
 
