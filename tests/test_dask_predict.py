@@ -165,6 +165,20 @@ def test_a_non_finite_value_is_named_by_its_row_over_all_blocks(client, fitted, 
         _computed(est.predict(da.from_array(X, chunks=CHUNKS), **kw))
 
 
+def test_an_error_of_a_blocks_prediction_says_which_rows_it_counts(client, fitted):
+    # The in-memory prediction of a block names rows of that block: a value too
+    # large for the model's arithmetic in row 70 of X was "row 6 of X"
+    est, _ = fitted["LowRankKernelRegressor"]
+    X, _ = _data(seed=1)
+    X[70, 1] = 1e308
+    with pytest.raises(ValueError, match="for row 70 of X"):
+        est.predict(X)
+    with pytest.raises(ValueError, match=r"In row block 2 of X \(its rows 64 to 89; rows "
+                                         r"below are counted within the block\): .*for "
+                                         r"row 6 of X"):
+        est.predict(da.from_array(X, chunks=CHUNKS))
+
+
 @pytest.mark.parametrize("name", ["FGMRegressor", "LowRankKernelRegressor",
                                   "InfiniteFeatureClassifier-tasks"])
 def test_unknown_block_sizes_are_predicted_and_named(client, fitted, name):

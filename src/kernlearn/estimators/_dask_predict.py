@@ -200,11 +200,17 @@ def _predict_in_client(est, X, predict, task_index):
         if rows == 0:
             continue  # (an empty block: the in-memory checks refuse 0 rows)
         refuse_non_finite_block(block, who, start, number, names)
-        with warnings.catch_warnings():
-            # (the names were checked once, on X's columns)
-            warnings.filterwarnings("ignore", _NO_NAMES, UserWarning)
-            outputs.append(predict(block, None if task_index is None
-                                   else task_index[start:start + rows]))
+        try:
+            with warnings.catch_warnings():
+                # (the names were checked once, on X's columns)
+                warnings.filterwarnings("ignore", _NO_NAMES, UserWarning)
+                outputs.append(predict(block, None if task_index is None
+                                       else task_index[start:start + rows]))
+        except (ValueError, TypeError) as exc:
+            # (the in-memory prediction names rows of the block it was given)
+            raise type(exc)(f"In row block {number} of X (its rows {start} to "
+                            f"{start + rows - 1}; rows below are counted within the "
+                            f"block): {exc}") from exc
         start += rows
     if not outputs:  # (X has no rows: the in-memory prediction's answer)
         return predict(X.compute(), task_index)
