@@ -48,6 +48,7 @@ from .partitioned import (
     RowFutures,
     _block_rmatvec,
     _is_dask_array,
+    worker_addresses,
 )
 from .solvers.choice import NEWTON_MAX_ENTRIES, MasterChoice
 from .solvers.prox_newton import loss_derivatives
@@ -392,7 +393,7 @@ class DaskMasterRows:
         self.K = self.Y.shape[1]
         self._loss = loss
         self.loss = loss_partitions(self.client, loss, rows.bounds)
-        self._seen = set(self.client.scheduler_info()["workers"])
+        self._seen = worker_addresses(self.client)
         self._lost = set()
 
     def intercept_only(self):
@@ -494,7 +495,7 @@ class DaskMasterRows:
 
     def extras(self):
         """History entries: workers that left the cluster during the fit so far."""
-        now = set(self.client.scheduler_info()["workers"])
+        now = worker_addresses(self.client)
         self._lost |= self._seen - now
         self._seen |= now
         return {"dask_workers_lost": float(len(self._lost))}

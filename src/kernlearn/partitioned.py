@@ -170,6 +170,37 @@ def _block_matmul(block, W):
     return np.asarray(block @ W)
 
 
+def selected_linear_scores(X, coef, intercept):
+    """``X @ coef.T + intercept``, reading only the columns of a non-zero weight.
+
+    FGM's decision values (:func:`kernlearn.methods.fgm.fgm_decision`), in
+    memory and on each row block (the same sums, so the same numbers): ``X
+    @ coef.T`` would read (and for float32 input copy) all of ``X`` for a
+    handful of non-zeros.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+    coef : ndarray of shape (K, n_features) or (n_features,)
+    intercept : ndarray of shape (K,) or float
+
+    Returns
+    -------
+    ndarray of shape (n_samples, K)
+    """
+    coef = np.asarray(coef).reshape(-1, X.shape[1]).T
+    sel = np.flatnonzero(coef.any(axis=1))
+    # Cast the selected columns: NumPy's mixed-type product (float32 X, float64
+    # coef) sums in another order than the float64 one.
+    cols = X[:, sel].astype(np.result_type(X.dtype, coef.dtype), copy=False)
+    return np.asarray(cols @ coef[sel]).reshape(X.shape[0], -1) + intercept
+
+
+def _block_linear_output(block, coef, intercept, post):
+    """``post`` of FGM's decision values on a block (its predictions by blocks)."""
+    return post(selected_linear_scores(block, coef, intercept))
+
+
 class RowPartitioned:
     """A matrix held as row blocks, read only through map-reduce.
 
@@ -513,6 +544,27 @@ def _set_malloc(mmap_threshold, trim_threshold):
                 and mallopt(_M_TRIM_THRESHOLD, int(trim_threshold)))
 
 
+def worker_addresses(client):
+    """The addresses of the workers in ``client``'s cluster now, asked of the scheduler.
+
+    Not ``client.scheduler_info()["workers"]``: that returns the client's cached
+    scheduler identity, which its periodic refresh (every
+    ``distributed.client.scheduler-info-interval``) replaces with one that lists
+    no worker; when the refresh lands between the call's own fetch and its
+    return, every worker seems gone (a fit on an intact cluster counted both of
+    its workers lost, ``dask_workers_lost`` 2 from its second round on).
+
+    Parameters
+    ----------
+    client : distributed.Client
+
+    Returns
+    -------
+    set of str
+    """
+    return set(client.nthreads())  # (one request to the scheduler, no cache)
+
+
 def tune_worker_malloc(client, mmap_threshold=_MMAP_THRESHOLD, trim_threshold=_TRIM_THRESHOLD):
     """Let the workers' C allocator reuse freed memory (done by every fit on a cluster).
 
@@ -541,7 +593,7 @@ def tune_worker_malloc(client, mmap_threshold=_MMAP_THRESHOLD, trim_threshold=_T
     if client is None or not dask.config.get("kernlearn.tune-worker-malloc", True):
         return {}
     done = client.__dict__.setdefault("_kernlearn_malloc", set())
-    todo = sorted(set(client.scheduler_info()["workers"]) - done)
+    todo = sorted(worker_addresses(client) - done)
     if not todo:
         return {}
     out = client.run(_set_malloc, int(mmap_threshold), int(trim_threshold), workers=todo,

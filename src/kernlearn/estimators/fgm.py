@@ -1,6 +1,7 @@
 """Feature Generating Machine estimators (paper 002)."""
 
 import warnings
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,9 +22,10 @@ from ..methods._fgm_select import fit_fgm_auto_C
 from ..methods.fgm import (FGMSettings, check_family, fgm_decision, fgm_standardization,
                            fit_fgm)
 from ..losses import get_loss, weighted
-from ..partitioned import (_is_dask_array, as_row_partitioned, is_out_of_core,
-                           parse_bytes)
+from ..partitioned import (_block_columns, _block_linear_output, _is_dask_array,
+                           as_row_partitioned, is_out_of_core, parse_bytes)
 from .._dask_master import class_codes, validate_dask_target
+from ._dask_predict import is_dask_input, map_row_blocks
 from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input
 from ._base import (
     OLD_NAME,
@@ -221,30 +223,24 @@ class _FGMBase(SelectorMixin, BaseEstimator):
     def _output(self, X, post, width=None, dtype=float):
         """``post(decision scores)``; on large ``X`` computed block by block.
 
-        A Dask array gives a lazy Dask array (``map_blocks``, nothing gathered);
-        an out-of-core source is read through its row blocks.  ``width`` is the
-        number of columns of ``post``'s output (``None``: one-dimensional).
+        A Dask array or DataFrame gives a lazy Dask array (``map_blocks`` on
+        the workers, nothing gathered); an out-of-core source is read through
+        its row blocks.  ``width`` is the number of columns of ``post``'s
+        output (``None``: one-dimensional).
         """
         if not self._partitioned(X):
             return post(self._decision(X))
         check_is_fitted(self)
         if self.family_ is not None:
             raise ValueError("a model fitted with family= predicts on in-memory X only.")
+        fn = partial(_block_linear_output, coef=self.coef_, intercept=self.intercept_,
+                     post=post)
+        if is_dask_input(X):
+            return map_row_blocks(self, X, fn, width, dtype)
         X = partitioned_predict_input(self, X)
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has shape {X.shape}; this model expects "
                              f"{self.n_features_in_} features.")
-        coef, b = self.coef_.T, self.intercept_
-
-        def fn(block):
-            return post(np.asarray(block @ coef) + b)
-
-        if _is_dask_array(X):
-            X = X.rechunk({1: -1}) if X.numblocks[1] != 1 else X
-            shape = (0,) if width is None else (0, width)
-            return X.map_blocks(fn, chunks=(X.chunks[0],) + ((width,) if width else ()),
-                                drop_axis=[] if width else [1], dtype=dtype,
-                                meta=np.zeros(shape, dtype=dtype))
         return as_row_partitioned(X, self.memory_budget).map_stack(fn)
 
     def _get_support_mask(self):
@@ -285,9 +281,11 @@ class _FGMBase(SelectorMixin, BaseEstimator):
             if self.family_ is not None:
                 raise ValueError("a model fitted with family= transforms in-memory X only.")
             # input order, as the in-memory selector returns them
-            sel = np.sort(self.selected_features_)
+            take = partial(_block_columns, ids=np.sort(self.selected_features_))
+            if is_dask_input(X):  # (the selected columns, computed: as in memory)
+                return map_row_blocks(self, X, take, len(self.selected_features_)).compute()
             X = partitioned_predict_input(self, X)
-            return as_row_partitioned(X, self.memory_budget).map_stack(lambda B: B[:, sel])
+            return as_row_partitioned(X, self.memory_budget).map_stack(take)
         if self.family_ is None:
             try:
                 return super().transform(X)

@@ -59,6 +59,7 @@ from ..penalties import get_penalty
 from ..preprocessing import implicit_center
 from ..solvers import History
 from ..utils._row_blocks import by_row_blocks
+from ._dask_predict import by_dask_row_blocks
 from ._base import (
     OLD_NAME,
     all_or_nothing,
@@ -185,6 +186,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return res
 
     # ------------------------------------------------------------ prediction
+    @by_dask_row_blocks
     def transform(self, X):
         """Learned feature map: the kept features' unit-scaled columns.
 
@@ -558,6 +560,7 @@ class InfiniteFeatureClassifier(
         return dict(super()._resolved_settings(X, sample_weight),
                     lambda_p=self.lambda_p_, max_features=self._budget)
 
+    @by_dask_row_blocks
     def decision_function(self, X, task_index=None):
         """Margins: ``(n_samples,)`` for binary problems, else per class.
 
@@ -575,6 +578,7 @@ class InfiniteFeatureClassifier(
         D = self._task_decision(X, task_index)
         return D.ravel() if D.ndim == 2 and D.shape[1] == 1 else D
 
+    @by_dask_row_blocks
     def predict(self, X, task_index=None):
         """Predicted class labels.
 
@@ -600,6 +604,7 @@ class InfiniteFeatureClassifier(
     score.__doc__ = task_score_doc("Accuracy", _SCORE_X)
 
     @available_if(_has_proba)
+    @by_dask_row_blocks
     def predict_proba(self, X, task_index=None):
         """Class probabilities (``loss="logistic"`` or ``probability=True``).
 
@@ -768,6 +773,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             else (self._coef_tasks, self._intercept_tasks))
         return self
 
+    @by_dask_row_blocks
     def predict(self, X, task_index=None):
         """Predicted targets.
 

@@ -51,6 +51,7 @@ from sklearn.utils._available_if import available_if
 
 from ..preprocessing import implicit_center
 from ..utils._row_blocks import by_row_blocks
+from ._dask_predict import by_dask_row_blocks
 from ._base import (
     all_or_nothing,
     ProbabilityMixin,
@@ -458,6 +459,7 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         sw = fit_sample_weight(sample_weight, X.shape[0])
         return self._fit_targets(X, y.reshape(len(y), -1), sample_weight=sw)
 
+    @by_dask_row_blocks
     def predict(self, X):
         """Predict with the :math:`m_0` selected centres (eqs. 16-17).
 
@@ -702,6 +704,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         self._fit_platt(X, y, sample_weight)
         return self
 
+    @by_dask_row_blocks
     def decision_function(self, X):
         """Regression outputs: shape (n_samples,) for two classes, else one per class.
 
@@ -718,6 +721,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         out = self._decision(X)
         return out.ravel() if len(self.classes_) == 2 else out
 
+    @by_dask_row_blocks
     def predict(self, X):
         """Predicted class labels.
 
@@ -737,6 +741,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         return self.classes_[np.argmax(scores, axis=1)]
 
     @available_if(_has_proba)
+    @by_dask_row_blocks
     def predict_proba(self, X):
         """Class probabilities (``probability=True``).
 

@@ -22,6 +22,7 @@ from ..methods.mtmkl import FORMULATIONS, TaskKernels, fit_multitask
 from ..preprocessing import TargetStandardization, fit_target_standardization
 from ..solvers._base import single_blas_thread
 from ..utils._messages import plain_value
+from ._dask_predict import by_dask_row_blocks
 from ._base import (
     OLD_NAME,
     all_or_nothing,
@@ -651,6 +652,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         """Whether to fit shared components (the ``*CV`` estimator resolves "auto")."""
         return self.shared
 
+    @by_dask_row_blocks
     def predict(self, X, task_index=None):
         """Predict each sample with its task's model.
 
@@ -831,6 +833,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         "            are left out.",
         "MultitaskMKLClassifier")
 
+    @by_dask_row_blocks
     def decision_function(self, X, task_index=None):
         """Signed scores of ``classes_[1]``, each sample by its task's model.
 
@@ -847,6 +850,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         """
         return self._decision(X, task_index)
 
+    @by_dask_row_blocks
     def predict(self, X, task_index=None):
         """Predicted class labels.
 
@@ -865,6 +869,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         return self.classes_[(scores > 0).astype(int)]
 
     @available_if(_has_proba)
+    @by_dask_row_blocks
     def predict_proba(self, X, task_index=None):
         """Class probabilities (``probability=True``).
 

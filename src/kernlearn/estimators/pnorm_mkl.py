@@ -15,6 +15,7 @@ from sklearn.utils.validation import (
 from ..kernels import linear_kernel, rbf_kernel
 from ..methods import obscure
 from ..preprocessing import implicit_center
+from ._dask_predict import by_dask_row_blocks
 from ._base import (
     all_or_nothing,
     ProbabilityMixin,
@@ -403,6 +404,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         return self
 
     @available_if(_has_proba)
+    @by_dask_row_blocks
     def predict_proba(self, X):
         """Class probabilities (``probability=True``).
 
@@ -422,6 +424,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         """
         return self._proba(self.decision_function(X))
 
+    @by_dask_row_blocks
     def decision_function(self, X):
         """Class scores :math:`f_c(x) = \\sum_i c_{ci}\\sum_j \\beta_j K_j(x_i, x)`.
 
@@ -444,6 +447,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             None if self._precomputed() else X, "decision values")
         return scores[:, 0] if len(self.classes_) == 2 else scores
 
+    @by_dask_row_blocks
     def predict(self, X):
         """Predict class labels.
 

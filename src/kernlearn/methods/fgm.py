@@ -54,7 +54,8 @@ from ._result import MethodResult
 from ..families import AdditiveKernelExpansion, FeaturePool, PolynomialPool
 from ..families._base import check_finite_family as check_family
 from ..losses import weighted
-from ..partitioned import DaskRows, RowPartitioned, _is_dask_array, non_finite_error, peak_rss_mb
+from ..partitioned import (DaskRows, RowPartitioned, _is_dask_array, non_finite_error,
+                           peak_rss_mb, selected_linear_scores)
 from ..preprocessing import (ONE_PASS_OFFSET, Standardization, fit_standardization,
                              measurement_columns, standardization_from_maxabs,
                              standardization_from_moments)
@@ -553,14 +554,9 @@ def fgm_decision(X, coef, intercept, pool=None, selected=None):
     -------
     scores : ndarray of shape (n_samples, K)
     """
-    if pool is None:
-        # Only the selected columns: X @ coef.T would read (and for float32 input copy) all
-        # of X for a handful of non-zeros; cast (NumPy's mixed-type product sums otherwise).
-        coef = np.asarray(coef).reshape(-1, X.shape[1]).T
-        sel = np.flatnonzero(coef.any(axis=1))
-        scores = X[:, sel].astype(np.result_type(X.dtype, coef.dtype), copy=False) @ coef[sel]
-    else:
-        scores = pool.raw_columns(selected, X) @ _coef_at(coef, selected)
+    if pool is None:  # (only the selected columns are read)
+        return selected_linear_scores(X, coef, intercept)
+    scores = pool.raw_columns(selected, X) @ _coef_at(coef, selected)
     return np.asarray(scores).reshape(X.shape[0], -1) + intercept
 
 

@@ -66,20 +66,25 @@ def _first_stored(X):
     return int(coo.row[first]), int(coo.col[first]), coo.data[first], int(k.size)
 
 
-def non_finite_message(found, who, row_label=None, column_name=None):
+def non_finite_message(found, who, row_label=None, column_name=None, row_block=None):
     """The sentence refusing ``X`` for its first NaN or infinite value.
 
     Parameters
     ----------
     found : tuple of (int, int, float, int)
         ``(row, column, value, count)`` as :func:`first_non_finite` gives it
-        (the row counted over all of ``X``).
+        (the row counted over all of ``X``, or over its row block).
     who : str
         What needs finite values (an estimator's name, "the fit").
     row_label : object, optional
         The row's index label (a DataFrame's), shown when it is not the row.
     column_name : object, optional
         The column's name (a DataFrame's); its position otherwise.
+    row_block : tuple of (int, bool), optional
+        For one row block of ``X`` checked alone (a prediction by blocks):
+        its number, and whether ``found``'s row is counted within it (the
+        blocks' sizes unknown) rather than over all of ``X``; ``count`` is
+        then the block's.
 
     Returns
     -------
@@ -89,8 +94,78 @@ def non_finite_message(found, who, row_label=None, column_name=None):
     what = "a missing value (NaN)" if np.isnan(value) else f"an infinite value ({value})"
     label = "" if row_label is None or row_label == i else f" (index {row_label!r})"
     column = repr(column_name) if column_name is not None else j
-    return (f"X has {what} at row {i}{label}, column {column} ({count} in all); "
+    counted, row = "in all", f"row {i}"
+    if row_block is not None:
+        number, local = row_block
+        counted = "in that block" if local else f"in row block {number}"
+        row = f"row {i} of row block {number}" if local else row
+    return (f"X has {what} at {row}{label}, column {column} ({count} {counted}); "
             f"{who} needs a finite number in every cell: fill or drop it.")
+
+
+def refuse_non_finite_block(block, who, start, number, names=None):
+    """Refuse one row block of ``X`` that holds a NaN or infinite value.
+
+    Parameters
+    ----------
+    block : ndarray or scipy sparse matrix of shape (n_rows, n_features)
+    who : str
+        What needs finite values (an estimator's name).
+    start : int or None
+        The block's first row in ``X`` (None: unknown, the row is named
+        within the block).
+    number : int
+        The block's position among ``X``'s row blocks.
+    names : array-like of str, optional
+        The columns' names.
+
+    Raises
+    ------
+    ValueError
+        Naming the first such value's row and column.
+    """
+    found = first_non_finite(block)
+    if found is None:
+        return
+    i, j, value, count = found
+    local = start is None or start != start  # (NaN: Dask's unknown chunk sizes)
+    row = i if local else int(start) + i
+    name = names[j] if names is not None and j < len(names) else None
+    raise ValueError(non_finite_message((row, j, value, count), who, column_name=name,
+                                        row_block=(number, local)))
+
+
+def checked_rows(block, block_info=None, *, fn, who, names=None):
+    """``fn(block)`` once the block holds no NaN or infinite value.
+
+    The function a prediction maps over a Dask array's row blocks
+    (``map_blocks``, which passes ``block_info``): the in-memory prediction's
+    check of ``X``, on the worker holding the block.
+
+    Parameters
+    ----------
+    block : ndarray or scipy sparse matrix of shape (n_rows, n_features)
+    block_info : dict, optional
+        Dask's description of the block (its rows and position).
+    fn : callable
+        The prediction of a block; it must not carry the estimator (unpickling
+        one imports scikit-learn on the worker).
+    who : str
+        The estimator's name, for the error.
+    names : array-like of str, optional
+        The columns' names.
+
+    Returns
+    -------
+    object
+        ``fn(block)``.
+    """
+    start, number = None, 0
+    if block_info is not None and 0 in block_info:
+        start = block_info[0]["array-location"][0][0]
+        number = block_info[0]["chunk-location"][0]
+    refuse_non_finite_block(block, who, start, number, names)
+    return fn(block)
 
 
 def block_first_non_finite(block):

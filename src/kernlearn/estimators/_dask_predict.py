@@ -1,0 +1,236 @@
+"""Predictions of a fitted estimator on a Dask array or DataFrame, by row blocks.
+
+Every estimator predicts a ``dask.array`` (dense or scipy-sparse chunks) or a
+Dask DataFrame block by block over its rows, the column chunks merged first,
+so that the whole of ``X`` never reaches the client (it used to be computed
+into the client's memory first).  The checks of in-memory ``X`` are made
+here too: the number of columns and a DataFrame's column names at once (from
+the array's or frame's metadata), NaN and infinity in each block as it is
+read (named by row over all of ``X`` and column, as in memory).
+
+Two ways, one entry each:
+
+* :func:`map_row_blocks` -- the prediction of a block is a function of the
+  block alone (FGM's linear model): ``map_blocks`` runs it on the workers and
+  the result is a lazy Dask array.
+* :func:`by_dask_row_blocks` -- a decorator of an estimator's prediction
+  method: the estimator's prediction code imports scikit-learn, which the
+  workers never do, so the blocks are computed on the cluster and predicted
+  in the client one at a time (the next one computed meanwhile), and the
+  method returns what it returns on in-memory ``X`` (a NumPy array).
+  Predictions are those of the computed array: each row's depends on that
+  row only.
+"""
+
+import functools
+import inspect
+import warnings
+from functools import partial
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..partitioned import _current_client, _is_dask_array, _is_dask_frame
+from ..utils._finite import checked_rows, refuse_non_finite_block
+from ._large_inputs import dask_array_numbers, dask_frame_values
+
+__all__ = ["by_dask_row_blocks", "dask_rows", "is_dask_input", "map_row_blocks"]
+
+# scikit-learn's warning for an array without column names given to a model
+# fitted with them: given once per call here, not once per block
+_NO_NAMES = "X does not have valid feature names"
+
+
+def is_dask_input(X):
+    """Whether ``X`` is a ``dask.array`` or a Dask DataFrame."""
+    return _is_dask_array(X) or _is_dask_frame(X)
+
+
+def dask_rows(est, X):
+    """``X`` at predict time as a ``dask.array`` of whole rows, its shape checked.
+
+    Nothing of ``X`` is computed: a DataFrame's columns are checked as a
+    pandas one's (:func:`~kernlearn.estimators._large_inputs.dask_frame_values`),
+    an array's type as in memory, the number of columns against the fit's,
+    and the column chunks are merged (a block then holds whole rows).
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        The fitted estimator.
+    X : dask.array.Array or dask.dataframe.DataFrame
+
+    Returns
+    -------
+    dask.array.Array of shape (n_samples, n_features_in_)
+        One chunk along the columns; the row chunks as given (their sizes may
+        be unknown).
+
+    Raises
+    ------
+    ValueError
+        For a shape other than ``(n_samples, n_features_in_)``, or an unknown
+        number of columns.
+    """
+    who = type(est).__name__
+    if _is_dask_frame(X):
+        X = dask_frame_values(est, X, reset=False)[0]
+    else:
+        X = dask_array_numbers(est, X)
+        if getattr(est, "feature_names_in_", None) is not None:
+            from sklearn.utils.validation import _check_feature_names
+
+            _check_feature_names(est, X._meta, reset=False)  # (its warning, once)
+    if X.ndim != 2:
+        raise ValueError(f"X has shape {X.shape}; {who} predicts a 2-D array of "
+                         f"{est.n_features_in_} features.")
+    if np.isnan(X.shape[1]):
+        raise ValueError(f"X has an unknown number of columns (shape {X.shape}: the "
+                         "sizes of its column chunks are unknown); give them "
+                         "(X.compute_chunk_sizes(), or to_dask_array(lengths=True) "
+                         f"of a DataFrame): {who} expects {est.n_features_in_} features.")
+    if X.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features (shape {X.shape}), but {who} "
+                         f"expects {est.n_features_in_} features as input.")
+    return X.rechunk({1: -1}) if X.numblocks[1] != 1 else X
+
+
+def map_row_blocks(est, X, fn, width=None, dtype=float):
+    """``fn`` over the row blocks of Dask ``X``, on the workers: a lazy Dask array.
+
+    Each block is checked for NaN and infinity where it lives (the error
+    names the row over all of ``X`` and the column; with unknown block sizes
+    the row within its block).
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        The fitted estimator (only read here, never sent to the workers).
+    X : dask.array.Array or dask.dataframe.DataFrame
+    fn : callable
+        ``fn(block)`` -> its rows' outputs.  It must not carry the estimator
+        (unpickling one imports scikit-learn on every worker).
+    width : int, optional
+        Columns of ``fn``'s output (None: one value per row).
+    dtype : dtype, default=float
+        Its type.
+
+    Returns
+    -------
+    dask.array.Array of shape (n_samples,) or (n_samples, width)
+        With ``X``'s row chunks.
+    """
+    X = dask_rows(est, X)
+    names = getattr(est, "feature_names_in_", None)
+    shape = (0,) if width is None else (0, width)
+    return X.map_blocks(partial(checked_rows, fn=fn, who=type(est).__name__, names=names),
+                        chunks=(X.chunks[0],) + ((width,) if width else ()),
+                        drop_axis=[] if width else [1], dtype=dtype,
+                        meta=np.zeros(shape, dtype=dtype))
+
+
+def by_dask_row_blocks(method):
+    """Decorate a prediction method ``method(self, X, ...)`` to take Dask ``X`` by blocks.
+
+    On a ``dask.array`` or a Dask DataFrame the method runs on each row
+    block in turn, in the client (see the module's notes), and its outputs
+    are stacked; a ``task_index`` argument is split with the rows.  Other
+    ``X`` reaches the method unchanged.
+
+    Parameters
+    ----------
+    method : callable
+        An estimator's ``predict``, ``decision_function``, ``predict_proba``
+        or ``transform``.
+
+    Returns
+    -------
+    callable
+    """
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def by_blocks(self, X, *args, **kwargs):
+        if not is_dask_input(X) or _stacked_grams(self, X):
+            return method(self, X, *args, **kwargs)
+        bound = signature.bind(self, X, *args, **kwargs)
+        tasks = bound.arguments.pop("task_index", None)
+        rest = dict(bound.arguments)
+        del rest["self"], rest["X"]
+
+        def predict(block, task_index):
+            if task_index is not None:
+                rest["task_index"] = task_index
+            return method(self, block, **rest)
+
+        return _predict_in_client(self, X, predict, tasks)
+
+    return by_blocks
+
+
+def _stacked_grams(est, X):
+    """Whether ``X`` is a stack of Gram matrices of a model of precomputed kernels
+    (not rows of features: it keeps the in-memory path)."""
+    precomputed = getattr(est, "_precomputed", None)
+    return callable(precomputed) and getattr(X, "ndim", 2) != 2 and precomputed()
+
+
+def _predict_in_client(est, X, predict, task_index):
+    """``predict(block, task_index rows)`` of each row block of Dask ``X``, stacked.
+
+    One block is in the client at a time, while the cluster computes the
+    next one.
+    """
+    check_rows = task_index is not None
+    if check_rows:
+        if is_dask_input(task_index):
+            task_index = task_index.compute()  # (n values: what predict returns)
+        task_index = np.asarray(task_index)
+    X = dask_rows(est, X)
+    if check_rows and np.isnan(X.shape[0]):
+        X = X.compute_chunk_sizes()  # (only the sizes reach the client)
+    if check_rows and task_index.shape != (X.shape[0],):
+        raise ValueError(f"task_index must have shape ({X.shape[0]},), got "
+                         f"{task_index.shape}.")
+    names = getattr(est, "feature_names_in_", None)
+    who = type(est).__name__
+    outputs, start = [], 0
+    for number, block in enumerate(_blocks_in_turn(X)):
+        rows = block.shape[0]
+        if rows == 0:
+            continue  # (an empty block: the in-memory checks refuse 0 rows)
+        refuse_non_finite_block(block, who, start, number, names)
+        try:
+            with warnings.catch_warnings():
+                # (the names were checked once, on X's columns)
+                warnings.filterwarnings("ignore", _NO_NAMES, UserWarning)
+                outputs.append(predict(block, None if task_index is None
+                                       else task_index[start:start + rows]))
+        except (ValueError, TypeError) as exc:
+            # (the in-memory prediction names rows of the block it was given)
+            raise type(exc)(f"In row block {number} of X (its rows {start} to "
+                            f"{start + rows - 1}; rows below are counted within the "
+                            f"block): {exc}") from exc
+        start += rows
+    if not outputs:  # (X has no rows: the in-memory prediction's answer)
+        return predict(X.compute(), task_index)
+    if len(outputs) == 1:
+        return outputs[0]
+    return sp.vstack(outputs, format=outputs[0].format) if sp.issparse(outputs[0]) \
+        else np.concatenate(outputs)
+
+
+def _blocks_in_turn(X):
+    """The row blocks of ``X`` in order, each computed while the previous is used."""
+    parts = X.to_delayed().ravel().tolist()
+    client = _current_client()
+    if client is None:
+        for part in parts:
+            yield part.compute()
+        return
+    pending = client.compute(parts[0]) if parts else None
+    for k in range(len(parts)):
+        current, pending = pending, (client.compute(parts[k + 1])
+                                     if k + 1 < len(parts) else None)
+        yield current.result()
+        current.release()

@@ -1,0 +1,292 @@
+"""Fitted estimators predicting a Dask array or DataFrame by row blocks.
+
+Every estimator computed a ``dask.array`` into the client before predicting
+(``X.compute()`` in its input validation): an ``X`` larger than the client's
+memory could not be predicted, although it had been fitted on the cluster.
+Predictions now run block by block over the rows (the column chunks merged
+first) and equal those of the computed array; the in-memory checks of ``X``
+(its number of columns, a DataFrame's column names, NaN and infinity named by
+row and column) are made on the blocks.
+"""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+from kernlearn import (
+    FGMClassifier,
+    FGMRegressor,
+    InfiniteFeatureClassifier,
+    InfiniteFeatureRegressor,
+    LowRankKernelClassifier,
+    LowRankKernelRegressor,
+    MultitaskMKLClassifier,
+    MultitaskMKLRegressor,
+    PNormMKLClassifier,
+)
+
+da = pytest.importorskip("dask.array")
+pytest.importorskip("distributed")
+
+N, M = 90, 6
+# Row blocks of 32, 32, 26 and the columns split in two.  Blocks of a multiple
+# of 32 rows give the computed array's numbers to the last bit: BLAS sums a
+# row of a matrix product in an order that depends on its position modulo its
+# kernel's row unrolling (4 to 16), and the last rows' (the remainder) are
+# the last rows here too.  Other blocks: the same up to rounding (1e-15).
+CHUNKS = (32, 4)
+
+
+@pytest.fixture(scope="module")
+def client():
+    """One light cluster for the module (two one-thread workers in this process)."""
+    import distributed
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((N, M))
+    X[:, 3] = 20 + 5 * X[:, 3]  # a column in other units
+    f = X[:, 0] - 0.5 * X[:, 1] + 0.1 * (X[:, 3] - 20) + 0.3 * rng.standard_normal(N)
+    return X, f
+
+
+def _fit(est, X, y, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return est.fit(X, y, **kw)
+
+
+FAST_MKL = dict(max_iter=5, max_iter_online=2, random_state=0)
+# name: (estimator, classification, fitted with task ids)
+ESTIMATORS = {
+    "FGMClassifier": (lambda: FGMClassifier(B=2, max_iter=3, loss="logistic"), True, False),
+    "FGMRegressor": (lambda: FGMRegressor(B=2, max_iter=3, C=1.0), False, False),
+    "InfiniteFeatureClassifier": (lambda: InfiniteFeatureClassifier(
+        max_features=5, n_candidates=10, loss="logistic", random_state=0), True, False),
+    "InfiniteFeatureRegressor": (lambda: InfiniteFeatureRegressor(
+        max_features=5, n_candidates=10, random_state=0), False, False),
+    "InfiniteFeatureClassifier-tasks": (lambda: InfiniteFeatureClassifier(
+        max_features=5, n_candidates=10, random_state=0), True, True),
+    "PNormMKLClassifier": (lambda: PNormMKLClassifier(probability=True, **FAST_MKL),
+                           True, False),
+    "LowRankKernelRegressor": (lambda: LowRankKernelRegressor(
+        max_iter=4, tol=1e-2, random_state=0), False, False),
+    "LowRankKernelClassifier": (lambda: LowRankKernelClassifier(
+        max_iter=4, tol=1e-2, random_state=0, probability=True), True, False),
+    "MultitaskMKLClassifier": (lambda: MultitaskMKLClassifier(probability=True), True, True),
+    "MultitaskMKLRegressor": (lambda: MultitaskMKLRegressor(), False, True),
+}
+METHODS = ("predict", "decision_function", "predict_proba", "transform")
+
+
+def _tasks():
+    return np.where(np.arange(N) % 3 == 0, "a", "b")
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    """Each estimator fitted once in memory, with its test rows (and task ids)."""
+    X, f = _data()
+    out = {}
+    for name, (make, classification, with_tasks) in ESTIMATORS.items():
+        y = np.where(f > 0, "yes", "no") if classification else 3 * f + 1
+        kw = {"task_index": _tasks()} if with_tasks else {}
+        out[name] = _fit(make(), X, y, **kw), kw
+    return out
+
+
+class _NoWholeX:
+    """Fails when the Dask array ``Xd`` (or it with its columns merged) is
+    computed or made a NumPy array in the client, as the in-memory validation
+    did (``X.compute()``)."""
+
+    def __init__(self, monkeypatch, Xd):
+        self.names = {Xd.name, Xd.rechunk({1: -1}).name}
+        for attr in ("compute", "__array__"):
+            orig = getattr(da.Array, attr)
+            monkeypatch.setattr(da.Array, attr, self._guard(orig))
+
+    def _guard(self, orig):
+        def guarded(arr, *args, **kwargs):
+            if arr.name in self.names:
+                raise AssertionError(f"the whole X {arr.shape} was computed in the client")
+            return orig(arr, *args, **kwargs)
+
+        return guarded
+
+
+def _computed(a):
+    return a.compute() if hasattr(a, "compute") else a
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_every_prediction_of_a_dask_array_is_the_in_memory_one_by_blocks(
+        client, fitted, name, monkeypatch):
+    est, kw = fitted[name]
+    X, _ = _data(seed=1)
+    Xd = da.from_array(X, chunks=CHUNKS)
+    methods = [m for m in METHODS if hasattr(est, m)]
+    args = {m: {} if m == "transform" else kw for m in methods}
+    expected = {m: getattr(est, m)(X, **args[m]) for m in methods}
+    _NoWholeX(monkeypatch, Xd)
+    for m in methods:
+        got = getattr(est, m)(Xd, **args[m])
+        # the return type: lazy for FGM's predictions (as documented since
+        # kernlearn 0.2), the in-memory one's otherwise
+        lazy = name.startswith("FGM") and m != "transform"
+        assert hasattr(got, "dask") == lazy, (m, type(got))
+        got = _computed(got)
+        assert got.dtype == expected[m].dtype and got.shape == expected[m].shape, m
+        np.testing.assert_array_equal(got, expected[m], err_msg=m)
+
+
+@pytest.mark.parametrize("name", ["FGMClassifier", "InfiniteFeatureRegressor",
+                                  "MultitaskMKLClassifier"])
+def test_a_non_finite_value_is_named_by_its_row_over_all_blocks(client, fitted, name):
+    est, kw = fitted[name]
+    X, _ = _data(seed=1)
+    X[70, 2] = np.nan  # in the third row block
+    X[80, 1] = np.inf
+    with pytest.raises(ValueError, match=r"missing value \(NaN\) at row 70, column 2 "
+                                         r"\(2 in row block 2\)"):
+        _computed(est.predict(da.from_array(X, chunks=CHUNKS), **kw))
+    X[70, 2] = 0.0
+    with pytest.raises(ValueError, match=r"infinite value \(inf\) at row 80, column 1"):
+        _computed(est.predict(da.from_array(X, chunks=CHUNKS), **kw))
+
+
+def test_an_error_of_a_blocks_prediction_says_which_rows_it_counts(client, fitted):
+    # The in-memory prediction of a block names rows of that block: a value too
+    # large for the model's arithmetic in row 70 of X was "row 6 of X"
+    est, _ = fitted["LowRankKernelRegressor"]
+    X, _ = _data(seed=1)
+    X[70, 1] = 1e308
+    with pytest.raises(ValueError, match="for row 70 of X"):
+        est.predict(X)
+    with pytest.raises(ValueError, match=r"In row block 2 of X \(its rows 64 to 89; rows "
+                                         r"below are counted within the block\): .*for "
+                                         r"row 6 of X"):
+        est.predict(da.from_array(X, chunks=CHUNKS))
+
+
+@pytest.mark.parametrize("name", ["FGMRegressor", "LowRankKernelRegressor",
+                                  "InfiniteFeatureClassifier-tasks"])
+def test_unknown_block_sizes_are_predicted_and_named(client, fitted, name):
+    # rows filtered by a condition: Dask knows neither the blocks' sizes nor
+    # where a row of them is in X
+    est, kw = fitted[name]
+    X, _ = _data(seed=1)
+    keep = X[:, 0] > -0.5
+    Xd = da.from_array(X, chunks=CHUNKS)
+    unknown = Xd[da.from_array(keep, chunks=CHUNKS[0])]
+    assert np.isnan(unknown.shape[0])
+    sub = {k: v[keep] for k, v in kw.items()}
+    np.testing.assert_array_equal(_computed(est.predict(unknown, **sub)),
+                                  est.predict(X[keep], **sub))
+    X[keep.nonzero()[0][30], 4] = np.nan  # the 31st row kept
+    bad = da.from_array(X, chunks=CHUNKS)[da.from_array(keep, chunks=CHUNKS[0])]
+    where = (r"row \d+ of row block \d+, column 4 \(1 in that block\)"
+             if name.startswith("FGM") else r"row 30, column 4 \(1 in row block \d\)")
+    with pytest.raises(ValueError, match=where):
+        _computed(est.predict(bad, **sub))
+
+
+@pytest.mark.parametrize("name", ["FGMClassifier", "PNormMKLClassifier"])
+def test_the_number_of_columns_is_checked_before_anything_is_read(client, fitted, name):
+    est, _ = fitted[name]
+    with pytest.raises(ValueError, match="X has 5 features .* expects 6 features"):
+        est.predict(da.from_array(np.ones((20, 5)), chunks=5))
+    with pytest.raises(ValueError, match="2-D array of 6 features"):
+        est.predict(da.ones(20, chunks=5))
+    # a DataFrame's values whose columns' sizes are unknown
+    odd = da.ones((20, 6), chunks=(5, 3)).map_blocks(lambda b: b,
+                                                     chunks=((5,) * 4, (np.nan, np.nan)))
+    with pytest.raises(ValueError, match="unknown number of columns"):
+        est.predict(odd)
+
+
+def test_task_ids_are_split_with_the_rows(client, fitted):
+    est, kw = fitted["MultitaskMKLRegressor"]
+    X, _ = _data(seed=1)
+    tasks = kw["task_index"]
+    np.testing.assert_array_equal(
+        est.predict(da.from_array(X, chunks=CHUNKS), task_index=da.from_array(tasks, 30)),
+        est.predict(X, task_index=tasks))
+    with pytest.raises(ValueError, match=r"task_index must have shape \(90,\), got \(89,\)"):
+        est.predict(da.from_array(X, chunks=CHUNKS), task_index=tasks[:-1])
+
+
+def test_sparse_blocks_are_predicted_as_the_sparse_matrix(client, fitted):
+    X, _ = _data(seed=1)
+    X[np.abs(X) < 0.8] = 0.0
+    S = sp.csr_matrix(X)
+    Sd = da.from_array(S, chunks=(25, M), asarray=False)
+    for name in ("FGMClassifier", "InfiniteFeatureRegressor", "LowRankKernelClassifier"):
+        est, _ = fitted[name]
+        try:
+            expected = est.predict(S)
+        except ValueError as exc:  # (GrFL fitted on dense X refuses sparse X)
+            with pytest.raises(ValueError, match=re.escape(str(exc))):
+                est.predict(Sd)
+            continue
+        np.testing.assert_array_equal(_computed(est.predict(Sd)), expected)
+    fgm = fitted["FGMClassifier"][0]
+    got = fgm.transform(Sd)
+    assert sp.issparse(got)
+    np.testing.assert_array_equal(got.toarray(), fgm.transform(S).toarray())
+
+
+@pytest.fixture(scope="module")
+def dd():
+    pytest.importorskip("dask")
+    try:
+        import dask.dataframe as dd
+    except ImportError as exc:  # (dask.dataframe imports pyarrow)
+        pytest.skip(f"dask.dataframe is not importable: {exc}")
+    return dd
+
+
+def test_a_dask_dataframe_is_predicted_by_blocks_with_its_names_checked(client, dd):
+    pd = pytest.importorskip("pandas")
+    X, f = _data()
+    df = pd.DataFrame(X, columns=[f"c{j}" for j in range(M)])
+    est = _fit(LowRankKernelRegressor(max_iter=4, tol=1e-2, random_state=0), df, f)
+    ddf = dd.from_pandas(df, chunksize=CHUNKS[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no "X does not have valid feature names")
+        got = est.predict(ddf)
+    np.testing.assert_array_equal(got, est.predict(df))
+    with pytest.raises(ValueError, match="another order"):
+        est.predict(ddf[list(df.columns[::-1])])
+    # a Dask array of a model fitted with names: scikit-learn's warning, once
+    with pytest.warns(UserWarning, match="does not have valid feature names") as record:
+        est.predict(da.from_array(X, chunks=CHUNKS))
+    assert sum("feature names" in str(w.message) for w in record) == 1
+
+
+def test_fgm_predictions_carry_no_estimator_to_the_workers(tmp_path, fitted):
+    # the block check added to FGM's lazy map must not import scikit-learn where
+    # it is unpickled (the workers)
+    import subprocess
+    import sys
+
+    cloudpickle = pytest.importorskip("cloudpickle")
+    est, _ = fitted["FGMClassifier"]
+    X, _ = _data(seed=1)
+    lazy = est.predict_proba(da.from_array(X, chunks=CHUNKS))
+    (tmp_path / "tasks").write_bytes(cloudpickle.dumps(dict(lazy.__dask_graph__())))
+    check = ("import pickle, sys; pickle.loads(open(sys.argv[1], 'rb').read()); "
+             "print('sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", check, str(tmp_path / "tasks")],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stdout
