@@ -218,3 +218,55 @@ def test_overlapping_small_solves_keep_one_blas_thread_until_both_end():
         assert set(_blas_threads()) == {1}  # the second still runs
         second.__exit__(None, None, None)
         assert set(_blas_threads()) == {2}
+
+
+# ------------------------------------------- a model loaded in another process
+_COMPILED = """
+from kernlearn.utils._numba_cache import njit_cached
+
+@njit_cached
+def twice(x):
+    return 2.0 * x
+"""
+
+_IMPORT_AND_CALL = r"""
+import json, sys, warnings
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as seen:
+    import compiled
+    value = compiled.twice(1.5)
+print(json.dumps({"value": value, "said": [str(w.message) for w in seen]}))
+"""
+
+
+def test_compiled_code_runs_where_numba_can_write_no_cache(tmp_path):
+    # a read-only container (the package's folder read-only, no writable
+    # NUMBA_CACHE_DIR nor home): numba's "cannot cache function
+    # '_cos_sin_row': no locator available" stopped import of the estimators,
+    # so no pickled model could even be loaded.  The code is compiled without a
+    # cache now, and one warning says why and what to set.  (A module of one
+    # compiled function stands for kernlearn's: without a cache, their import
+    # compiles them, 6 s.)
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from numba.core import config
+
+    if not hasattr(config, "CACHE_LOCATOR_CLASSES"):
+        pytest.skip("a numba without NUMBA_CACHE_LOCATOR_CLASSES (before 0.61)")
+    (tmp_path / "compiled.py").write_text(_COMPILED)
+    (tmp_path / "a-file").write_text("")
+    # numba's only place is then NUMBA_CACHE_DIR, a folder it cannot make (as
+    # on a read-only file system, which a test cannot mount)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "a-file" / "cache"),
+               NUMBA_CACHE_LOCATOR_CLASSES="UserProvidedCacheLocator",
+               PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
+    out = subprocess.run([sys.executable, "-c", _IMPORT_AND_CALL], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout)
+    assert got["value"] == 3.0
+    said = [m for m in got["said"] if "cannot be cached" in m]
+    assert len(said) == 1 and "set NUMBA_CACHE_DIR to a writable folder" in said[0], got["said"]
