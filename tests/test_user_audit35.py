@@ -270,3 +270,39 @@ def test_compiled_code_runs_where_numba_can_write_no_cache(tmp_path):
     assert got["value"] == 3.0
     said = [m for m in got["said"] if "cannot be cached" in m]
     assert len(said) == 1 and "set NUMBA_CACHE_DIR to a writable folder" in said[0], got["said"]
+
+
+# ------------------------------------------ a warm start after an interrupted fit
+def test_a_warm_start_after_an_interrupted_fit_continues_the_kept_model(monkeypatch):
+    # InfiniteFeatureClassifier(warm_start=True): a fit extending the kept run
+    # stopped in its first master solve (Ctrl-C) kept the previous model, but
+    # its run then held columns whose master was never solved, and the next
+    # warm fit gave another model than the uninterrupted fits (decision values
+    # 0.37 apart)
+    import kernlearn.methods.grfl as grfl
+    from kernlearn import InfiniteFeatureClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 4))
+    y = (X[:, 0] + X[:, 1] ** 2 > 1).astype(int)
+
+    def make():
+        return InfiniteFeatureClassifier(warm_start=True, max_features=3, lambda_p=0.05,
+                                         random_state=0)
+
+    ref = make().fit(X, y).set_params(max_features=6).fit(X, y)
+    est = make().fit(X, y)
+    before = est.decision_function(X)
+    real = grfl.GrFL._solve
+
+    def stop(self, exact):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(grfl.GrFL, "_solve", stop)
+    with pytest.raises(KeyboardInterrupt):
+        est.set_params(max_features=6).fit(X, y)
+    monkeypatch.setattr(grfl.GrFL, "_solve", real)
+    np.testing.assert_array_equal(est.decision_function(X), before)
+    est.fit(X, y)
+    np.testing.assert_array_equal(est.decision_function(X), ref.decision_function(X))
+    np.testing.assert_array_equal(est.features_, ref.features_)
