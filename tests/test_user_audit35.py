@@ -95,6 +95,7 @@ def test_inner_fits_of_two_threads_leave_the_warnings_machinery_as_found():
         assert a_in.wait(30)
         return inner_fits(run_b, "fits of B", "B may be wrong")
 
+    _short_fit(0)  # (the modules a fit imports add their filters first)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         before = _machinery()
@@ -150,10 +151,12 @@ def test_fgm_choosing_c_hides_no_warning_of_another_thread(monkeypatch):
         assert done.wait(30)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(select, "_cutting_planes", waiting)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 4))
     y = X[:, 0] + 0.1 * rng.normal(size=60)
+    _short_fit(0)  # (the modules the fits import add their filters first)
+    FGMRegressor(C="auto", B=2, max_iter=3).fit(X, y)
+    monkeypatch.setattr(select, "_cutting_planes", waiting)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         before = _machinery()
@@ -306,3 +309,25 @@ def test_a_warm_start_after_an_interrupted_fit_continues_the_kept_model(monkeypa
     est.fit(X, y)
     np.testing.assert_array_equal(est.decision_function(X), ref.decision_function(X))
     np.testing.assert_array_equal(est.features_, ref.features_)
+
+
+# ------------------------------------------------------------------ n_jobs
+def test_fgm_n_jobs_says_what_none_and_minus_one_mean_and_they_fit_one_model():
+    # the only n_jobs of the estimators read "Parallel one-vs-rest problems
+    # (joblib)": not that it is threads, for multiclass="ovr" only, nor what
+    # None and -1 mean (scikit-learn's: 1 unless in a joblib context, all
+    # processors).  The models are those of n_jobs=None (guard).
+    import re
+
+    from kernlearn import FGMClassifier
+
+    doc = re.search(r"n_jobs : int, optional\n(.*?)\n    \w+ :", FGMClassifier.__doc__,
+                    re.S).group(1)
+    assert 'multiclass="ovr"' in doc and "``None``" in doc and "``-1`` all" in doc, doc
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 4))
+    y = np.argmax(X[:, :3], axis=1)
+    ref = FGMClassifier(B=2, max_iter=3, multiclass="ovr").fit(X, y).decision_function(X)
+    for n_jobs in (-1, 2):
+        est = FGMClassifier(B=2, max_iter=3, multiclass="ovr", n_jobs=n_jobs).fit(X, y)
+        np.testing.assert_array_equal(est.decision_function(X), ref)
