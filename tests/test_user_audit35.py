@@ -331,3 +331,37 @@ def test_fgm_n_jobs_says_what_none_and_minus_one_mean_and_they_fit_one_model():
     for n_jobs in (-1, 2):
         est = FGMClassifier(B=2, max_iter=3, multiclass="ovr", n_jobs=n_jobs).fit(X, y)
         np.testing.assert_array_equal(est.decision_function(X), ref)
+
+
+# --------------------------------------------- the parameter checks' caches
+def test_a_first_fit_meeting_another_threads_first_fit_of_its_class_is_checked():
+    # the first fit of a class in a process compiles its constraints and
+    # stores them, then its set of accepted values: a fit in another thread
+    # that came between the two stores (the first fits of a threaded grid
+    # search run at once) read the parent class's set, whose verdicts are not
+    # this class's (or none: AttributeError).  The other thread is played here
+    # by a fit run at the first store.
+    from numbers import Real
+
+    from sklearn.utils._param_validation import Interval
+
+    from kernlearn import FGMRegressor
+    from kernlearn.utils._params import validate_params_cached
+
+    validate_params_cached(FGMRegressor(C=2.0))  # the parent's verdict: C=2.0 is valid
+    seen = []
+
+    class Storing(type(FGMRegressor)):
+        def __setattr__(cls, name, value):
+            super().__setattr__(name, value)
+            if name == "_compiled_constraints" and not seen:
+                seen.append(name)
+                with pytest.raises(ValueError, match="'C' parameter of Stricter"):
+                    validate_params_cached(cls(C=2.0))
+
+    class Stricter(FGMRegressor, metaclass=Storing):
+        _parameter_constraints = {**FGMRegressor._parameter_constraints,
+                                  "C": [Interval(Real, 0, 1, closed="right")]}
+
+    validate_params_cached(Stricter(C=0.5))
+    assert seen == ["_compiled_constraints"]
