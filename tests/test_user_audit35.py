@@ -8,8 +8,11 @@ warnings machinery, which an estimator's inner fits replaced with
 ``warnings.catch_warnings`` (and left replaced, every later warning of the
 process kept in a list nobody reads), and BLAS's thread count, which each
 small solve limited and restored in an order that gave a running solve its
-threads back.  Each test here failed before its fix, but for the guards
-named so.
+threads back.  A read-only container could not import the estimators
+(numba had nowhere to write its cache), a warm-started GrFL fit stopped
+part way left its kept run half extended, the parameter check's per-class
+cache could be read half stored, and ``n_jobs`` did not say what it meant.
+Each test here failed before its fix, but for the guards named so.
 """
 
 import threading
