@@ -18,12 +18,12 @@ the progress output, so no solver prints anything.
 """
 
 import time
-import warnings
 from dataclasses import dataclass
 
 from sklearn.exceptions import ConvergenceWarning
 
 from .solvers._base import History
+from .utils._warnings import warn
 
 __all__ = ["ColGenResult", "ColumnGeneration"]
 
@@ -179,7 +179,7 @@ class ColumnGeneration:
         if reason == self.budget_name and self.tol is not None and self.warn:
             # (it named no remedy: LowRankKernelRegressor(nu=0.01)'s warning
             # was the only one of the estimators' not to say what to raise)
-            warnings.warn(
+            warn(
                 f"{self.name or 'column generation'} stopped after {self.budget_name}="
                 f"{self.max_iter} {self.unit} without meeting tol={self.tol}; "
                 f"increase {self.budget_name}.",
@@ -187,7 +187,7 @@ class ColumnGeneration:
             )
         if reason == "time_budget" and self.warn:
             # a compute budget spent is an unconverged stop, as max_iter's is
-            warnings.warn(
+            warn(
                 f"{self.name or 'column generation'} stopped on time_budget="
                 f"{self.time_budget:g} s after {it} {self.unit}, before its "
                 "pricing found no violation; the model is the one reached so far.",

@@ -7,7 +7,7 @@ is the string ``"deprecated"`` and lists its renames in the class attribute
 the estimators' inner fits (:func:`inner_fits`) read.
 """
 
-import warnings
+from ..utils._warnings import collected, pass_on, warn
 
 __all__ = ["RenamedParameterWarning", "UnusedParameterWarning", "inner_fits",
            "refuse_both_given", "renamed_parameter", "warn_unused"]
@@ -67,9 +67,9 @@ def renamed_parameter(est, old, new=None, default="deprecated", exclusive=True,
     unused = ""
     if overrides and not _at_default(est, new):
         unused = f" ({new}={getattr(est, new)!r}, also given, is not used)"
-    warnings.warn(f"{type(est).__name__}: '{old}' was renamed '{new}' in 0.2 and will "
-                  f"be removed in 0.4; use {new}={value!r}{unused}.",
-                  RenamedParameterWarning, stacklevel=3)
+    warn(f"{type(est).__name__}: '{old}' was renamed '{new}' in 0.2 and will "
+         f"be removed in 0.4; use {new}={value!r}{unused}.",
+         RenamedParameterWarning, stacklevel=3)
     return value
 
 
@@ -111,7 +111,9 @@ def inner_fits(run, what, risk, n_fits=None):
     The renamed- and unused-parameter warnings of the fits are dropped (the
     estimator's own fit gives them) and their ``ConvergenceWarning`` s are summed up in one
     (one per fit buried the estimator's own); any other warning passes as it
-    came.
+    came.  Only the warnings of this thread's fits are collected, and nothing
+    of the process's warnings machinery changes (:mod:`kernlearn.utils._warnings`):
+    fits in other threads warn as they would alone.
 
     Parameters
     ----------
@@ -131,22 +133,18 @@ def inner_fits(run, what, risk, n_fits=None):
     """
     from sklearn.exceptions import ConvergenceWarning  # (not on import: Dask workers)
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        warnings.simplefilter("ignore", RenamedParameterWarning)
-        warnings.simplefilter("ignore", UnusedParameterWarning)
+    # (not warnings.catch_warnings: its filters and recorder are the process's,
+    # which fits in other threads share; see utils/_warnings.py)
+    with collected() as caught:
         out = run()
-    stopped = []
-    for w in caught:
-        if issubclass(w.category, ConvergenceWarning):
-            stopped.append(str(w.message))
-        else:  # any other warning as it came
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    stopped = [message for message, category in caught
+               if issubclass(category, ConvergenceWarning)]
+    pass_on(caught, (ConvergenceWarning, RenamedParameterWarning, UnusedParameterWarning))
     if stopped:
         n = out.size if n_fits is None else n_fits
-        warnings.warn(f"{len(stopped)} convergence warning(s) in the {n} {what} "
-                      f"(first: {stopped[0]}); {risk}: raise max_iter or tol.",
-                      ConvergenceWarning, stacklevel=3)
+        warn(f"{len(stopped)} convergence warning(s) in the {n} {what} "
+             f"(first: {stopped[0]}); {risk}: raise max_iter or tol.",
+             ConvergenceWarning, stacklevel=3)
     return out
 
 
@@ -166,8 +164,8 @@ def warn_unused(est, names, when, instead):
     """
     given = [f"{n}={getattr(est, n)!r}" for n in names if not _at_default(est, n)]
     if given:
-        warnings.warn(f"{type(est).__name__}: {', '.join(given)} not used with {when}; "
-                      f"{instead}.", UnusedParameterWarning, stacklevel=3)
+        warn(f"{type(est).__name__}: {', '.join(given)} not used with {when}; "
+             f"{instead}.", UnusedParameterWarning, stacklevel=3)
 
 
 def _at_default(est, name):

@@ -470,7 +470,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         ``column_coef_`` (not ``coef_``) the weights over them, and
         ``feature_importances_`` one importance per input.
     n_jobs : int, optional
-        Parallel one-vs-rest problems (joblib).
+        Threads for the one-vs-rest problems of ``multiclass="ovr"`` (joblib): ``None``
+        is 1 unless in a ``joblib.parallel_config`` context, ``-1`` all processors.
     memory_budget : int or str, optional
         Read ``X`` out of core in row chunks using at most about this much
         memory for data at a time (e.g. ``"2GB"``; for a memory-mapped array,

@@ -24,7 +24,6 @@ model of eq. (1).
 """
 
 import numbers
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -92,6 +91,7 @@ from ._multitask import (
     task_score_doc,
 )
 from ._renamed import RenamedParameterWarning, warn_unused
+from ..utils._warnings import warn
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
 
@@ -369,18 +369,18 @@ def _stopping(est):
                 raise ValueError(f"{cls}: with the deprecated eps={est.eps!r}, tol is the "
                                  "master's tolerance (its meaning before 0.2) and cannot be "
                                  "combined with inner_tol; use tol= and inner_tol= only.")
-            warnings.warn(f"{cls}: with the deprecated 'eps', tol={tol!r} is read in its "
-                          "pre-0.2 meaning, the master's tolerance; write "
-                          f"tol={est.eps!r}, inner_tol={tol!r}.", RenamedParameterWarning,
-                          stacklevel=4)
+            warn(f"{cls}: with the deprecated 'eps', tol={tol!r} is read in its "
+                 "pre-0.2 meaning, the master's tolerance; write "
+                 f"tol={est.eps!r}, inner_tol={tol!r}.", RenamedParameterWarning,
+                 stacklevel=4)
             inner_tol = tol
         tol = outer
     elif tol != _DEFAULT_TOL:
-        warnings.warn(f"{cls}: tol={tol!r} is the outer loop's tolerance since 0.2 (the "
-                      "old eps: stop when no sampled feature violates the optimality "
-                      "conditions by more than tol); the master solver's tolerance, which "
-                      "tol meant before, is inner_tol.  This warning goes away in 0.4.",
-                      RenamedParameterWarning, stacklevel=4)
+        warn(f"{cls}: tol={tol!r} is the outer loop's tolerance since 0.2 (the "
+             "old eps: stop when no sampled feature violates the optimality "
+             "conditions by more than tol); the master solver's tolerance, which "
+             "tol meant before, is inner_tol.  This warning goes away in 0.4.",
+             RenamedParameterWarning, stacklevel=4)
     return {"eps": tol, "tol": inner_tol, "max_iter": inner_max_iter}
 
 

@@ -15,7 +15,6 @@ another problem, its squared hinge twice FGM's and its intercept penalised; its
 of 1e-4: decision values up to 1.8e-2 from the optimum.)
 """
 
-import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -26,6 +25,7 @@ from ..losses import get_loss, weighted
 from ..penalties import SquaredGroupL1
 from ..solvers import choose_master
 from ._fgm_rows import active_block
+from ..utils._warnings import warn
 
 __all__ = ["refit_l2"]
 
@@ -94,8 +94,8 @@ def _one_constraint(A, y, loss, settings, sample_weight, solve_master):
                        SquaredGroupL1(1.0), replace(settings, solver=kind),
                        np.array([0, p]), np.zeros((p, 1)), np.zeros(1), 0.1 * n * settings.C)
     if not out["converged"]:
-        warnings.warn(f"the de-biasing refit's master stopped after {out['n_iter']} "
-                      "iterations before meeting its tolerance; increase inner_max_iter.",
-                      ConvergenceWarning, stacklevel=4)
+        warn(f"the de-biasing refit's master stopped after {out['n_iter']} "
+             "iterations before meeting its tolerance; increase inner_max_iter.",
+             ConvergenceWarning, stacklevel=4)
     b = float(out["b"][0]) if settings.fit_intercept else 0.0
     return out["W"][:, 0], b, bool(out["converged"])

@@ -29,7 +29,6 @@ set breastcancer, 135 x 33: 1.2 s warm against 0.27 s cold for ten values).
 
 import copy
 import functools
-import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -39,6 +38,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..families import FeaturePool
 from ..losses import Square, weighted
 from .fgm import _assemble, _cutting_planes, _dense_coef, _fit_pool, fgm_decision, fit_fgm
+from ..utils._warnings import collected, pass_on
 
 __all__ = ["C_GRID", "cv_folds", "fit_fgm_auto_C"]
 
@@ -303,12 +303,12 @@ class _Fold:
 
     def loss_at(self, C):
         """Held-out loss (sample-weighted sum) of FGM fitted at ``C``."""
-        with warnings.catch_warnings():
-            # a fold fit that stops at max_iter still ranks C; the fit on all
-            # rows warns as any fit does
-            warnings.simplefilter("ignore", ConvergenceWarning)
+        # a fold fit that stops at max_iter still ranks C; the fit on all rows
+        # warns as any fit does (not warnings.catch_warnings: see utils/_warnings.py)
+        with collected() as caught:
             path = _cutting_planes(self.Xtr, self.ytr, self.pool, self.loss,
                                    replace(self.settings, C=float(C)))
+        pass_on(caught, ConvergenceWarning)
         res = _assemble(self.Xtr, self.pool, [path],
                         [_dense_coef(path, self.Xtr.shape[1])[:, 0]],
                         [float(path.intercept[0])])

@@ -7,13 +7,13 @@ features (:func:`intercept_only`) and the paper's scale of the levels
 (:func:`paper_loss_factor`).
 """
 
-import warnings
 
 import numpy as np
 from scipy.optimize import minimize_scalar
 from sklearn.exceptions import ConvergenceWarning
 
 from ..solvers._dirty import DirtyProblem
+from ..utils._warnings import warn
 
 __all__ = ["intercept_only", "paper_loss_factor", "penalty_level", "prune", "solve_master"]
 
@@ -72,9 +72,9 @@ def solve_master(solver, problem, state, exact=False):
         # named as the estimators name them: the master's are not theirs (the
         # folds choosing lambda_p="auto" loosen the tolerance: not the user's then)
         tol = getattr(solver, "tol_origin", "inner_tol")
-        warnings.warn(f"GrFL's master stopped after max_iter={solver.max_iter} without "
-                      f"meeting tol={solver.tol} (the estimator's inner_max_iter and "
-                      f"{tol}); increase inner_max_iter.", ConvergenceWarning)
+        warn(f"GrFL's master stopped after max_iter={solver.max_iter} without "
+             f"meeting tol={solver.tol} (the estimator's inner_max_iter and "
+             f"{tol}); increase inner_max_iter.", ConvergenceWarning)
     return res
 
 

@@ -34,13 +34,13 @@ whose derivatives at :math:`t = 0` are eqs. (20)-(21):
 """
 
 import copy
-import warnings
 
 import numpy as np
 import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
 
 from ._slkl_compiled import _gram_residual, _gram_steps, _rank1, _step_rule
+from ..utils._warnings import warn
 
 __all__ = ["SLKLBreakdown", "SLKLState", "extract_fit", "slkl_objective"]
 
@@ -780,7 +780,7 @@ def extract_fit(state, res, family, rel, start=0.0):
         # F never increases in exact arithmetic (Theorem 1a); an increase means
         # the G bookkeeping lost accuracy (weights far above 1e4 on nearly
         # collinear columns, i.e. nu very small for the scale of y).
-        warnings.warn(
+        warn(
             f"SLKL objective increased between sweeps (max weight "
             f"{state.mu.max():.3g}): the Woodbury updates lost accuracy. "
             "Increase nu or rescale y.",

@@ -39,7 +39,6 @@ features too weak to enter is doubled with the next best until it is violated
 budget's worth of new features is not violated.
 """
 
-import warnings
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -66,6 +65,7 @@ from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_refit import refit_l2
 from ._fgm_rows import (active_block, block_moments, block_stored, centre_by_newton,
                         offset_shift, shift_columns)
+from ..utils._warnings import carried, warn
 
 __all__ = ["FGMResult", "FGMSettings", "check_family", "fgm_decision", "fgm_standardization",
            "fit_fgm"]
@@ -465,9 +465,10 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
             paths = [_cutting_planes(X, tasks[0], pool, loss, settings, name, callback)]
         else:
             # Threads: X is shared, not copied per worker; BLAS releases the GIL.
+            # (carried: their warnings go where this thread's go, see utils/_warnings)
             paths = Parallel(n_jobs=n_jobs, prefer="threads")(
-                delayed(_cutting_planes)(X, t, pool, loss, settings, f"{name}[{k}]",
-                                         callback)
+                delayed(carried(_cutting_planes))(X, t, pool, loss, settings,
+                                                  f"{name}[{k}]", callback)
                 for k, t in enumerate(tasks))
         coefs = [_dense_coef(p, X.shape[1])[:, 0] for p in paths]
         intercepts = [float(p.intercept[0]) for p in paths]
@@ -678,13 +679,12 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     if stop_reason == "max_iter" and (budget or s.tol is not None):  # tol=None: run them
         cap = "max_iter" + (f" beyond the {-(-s.max_features // B)} rounds of "
                                   f"max_features={s.max_features}" if budget else "")
-        warnings.warn(
-            f"{name} stopped after {out.n_iter} outer iterations ({cap}) "
-            + ("with fewer features than max_features" if budget else
-               f"before the relative objective change met tol={s.tol}")
-            + "; increase max_iter.", ConvergenceWarning)
+        warn(f"{name} stopped after {out.n_iter} outer iterations ({cap}) "
+             + ("with fewer features than max_features" if budget else
+                f"before the relative objective change met tol={s.tol}")
+             + "; increase max_iter.", ConvergenceWarning)
     if any(st.unconverged):
-        warnings.warn(
+        warn(
             f"{name}: {sum(st.unconverged)} of {out.n_iter} master solves stopped at their "
             "iteration cap before meeting their tolerance; increase inner_max_iter.",
             ConvergenceWarning,

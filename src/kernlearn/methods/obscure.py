@@ -52,7 +52,6 @@ returns the best iterate, looked for within epochs too once the gap nears
 """
 
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,6 +92,7 @@ from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
     _sampling,
 )
 from ._result import MethodResult
+from ..utils._warnings import warn
 
 
 def _margins(G, N, scale, q):
@@ -697,7 +697,7 @@ class OnlineBatch(BaseSolver):
             # (a step budget spent, in either stage, is an unconverged stop too)
             ran = (f"ran max_iter={self.max_iter} epochs" if reason == "max_iter" else
                    f"spent its budget of max_steps={self.max_steps} steps")
-            warnings.warn(
+            warn(
                 f"OBSCURE {ran} without reaching stage 2's tol={self.tol} (best "
                 f"objective {best.objective:.6g}, duality gap {best.gap:.3g} of it); "
                 f"increase {reason} (an unnormalised kernel with a large diagonal, "

@@ -46,6 +46,7 @@ from ..widths import pairwise_spread_ratio
 from ._result import MethodResult
 from ._slkl_state import SLKLBreakdown, SLKLState, extract_fit, slkl_objective
 from ._slkl_options import coordinate_newton_constraints, nu_values, positive_numbers
+from ..utils._warnings import warn
 
 __all__ = ["ColumnsOnDemand", "CoordinateNewton", "CoordinateNewtonState", "SLKLProblem",
            "SLKLResult", "SLKLState", "classifier_columns", "fit_slkl", "slkl_decision",
@@ -857,9 +858,9 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
             if k == 0:
                 raise
             # (the next values are smaller still): the path ends at the last value solved
-            warnings.warn(f"nu='auto': the path stopped at relative nu={grid[k - 1]:.3g}; at "
-                          f"{rel:.3g} {str(err).split(': ')[0]} (weights too large for these "
-                          "columns).", ConvergenceWarning, stacklevel=3)
+            warn(f"nu='auto': the path stopped at relative nu={grid[k - 1]:.3g}; at "
+                 f"{rel:.3g} {str(err).split(': ')[0]} (weights too large for these "
+                 "columns).", ConvergenceWarning, stacklevel=3)
             break
         warm = res.state
         fit = extract_fit(warm.slkl, res, family, rel, start)
@@ -903,11 +904,10 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
     best["converged"] = all(f["converged"] for f in done)
     short = sum(not f["converged"] for f in done)
     if len(grid) > 1 and short and solver_kw.get("tol") is not None:
-        warnings.warn(
-            f"SLKL stopped after max_iter={solver_kw['max_iter']} sweeps without meeting "
-            f"tol={solver_kw['tol']} at {short} of the {len(done)} values of the nu path "
-            f"up to the kept nu={grid[best['step']]:.3g}; increase max_iter.",
-            ConvergenceWarning, stacklevel=3)
+        warn(f"SLKL stopped after max_iter={solver_kw['max_iter']} sweeps without meeting "
+             f"tol={solver_kw['tol']} at {short} of the {len(done)} values of the nu path "
+             f"up to the kept nu={grid[best['step']]:.3g}; increase max_iter.",
+             ConvergenceWarning, stacklevel=3)
     return best
 
 

@@ -20,7 +20,7 @@ solves in ``supported_penalties``; :func:`check_compatible` turns a mismatch
 into an error naming the missing capability.
 """
 
-import contextlib
+import threading
 import time
 from dataclasses import dataclass, field
 from numbers import Integral, Real
@@ -304,6 +304,48 @@ def check_compatible(solver, loss=None, penalty=None):
 
 
 _CONTROLLER = None
+# BLAS's thread count is the process's, shared by fits running in threads (a
+# grid search with the threading backend, FGM's one-vs-rest threads): the
+# first block entered sets the limit and the last one left restores it.  Each
+# block restoring what it found gave another thread's solve its BLAS threads
+# back while it ran, or, left last, kept the process at one BLAS thread for good.
+_LOCK = threading.Lock()
+_INSIDE = 0  # blocks entered and not left, in all threads
+_LIMITER = None  # the limit set by the first of them, if one was needed
+
+
+class _SingleBlasThread:
+    """The block of :func:`single_blas_thread`."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        global _CONTROLLER, _INSIDE, _LIMITER
+        with _LOCK:
+            if _INSIDE == 0:
+                if _CONTROLLER is None:
+                    from threadpoolctl import ThreadpoolController
+
+                    _CONTROLLER = ThreadpoolController().select(user_api="blas")
+                # Already one thread (OMP_NUM_THREADS=1, or inside another
+                # limit): no limiter, whose set-up would be the only cost of a
+                # small solve.
+                if any(lib.num_threads > 1 for lib in _CONTROLLER.lib_controllers):
+                    _LIMITER = _CONTROLLER.limit(limits=1, user_api="blas")
+            _INSIDE += 1
+        return self
+
+    def __exit__(self, *exc):
+        global _INSIDE, _LIMITER
+        with _LOCK:
+            _INSIDE -= 1
+            if _INSIDE == 0 and _LIMITER is not None:
+                _LIMITER.restore_original_limits()
+                _LIMITER = None
+        return False
+
+
+_SINGLE_BLAS_THREAD = _SingleBlasThread()
 
 
 def single_blas_thread():
@@ -312,19 +354,12 @@ def single_blas_thread():
     Small active-set products gain nothing from extra BLAS threads and lose
     much when the cores are busy.  The thread-pool controller is built once:
     ``threadpool_limits`` would rescan the loaded libraries on every call.
+    Blocks may overlap in several threads: the limit holds until the last
+    one is left, which restores the count found by the first.
 
     Returns
     -------
     context : context manager
     """
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController().select(user_api="blas")
-    # Already one thread (OMP_NUM_THREADS=1, or inside another limit): the
-    # limiter's set-up would be the only cost of a small solve.
-    if all(lib.num_threads <= 1 for lib in _CONTROLLER.lib_controllers):
-        return contextlib.nullcontext()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
+    return _SINGLE_BLAS_THREAD
 

@@ -39,7 +39,9 @@ numba's ``Cache.load_overload`` differs, loading runs numba's set-up as before).
 import ast
 import functools
 import inspect
+import os
 import textwrap
+import warnings
 
 import numba
 from numba.core import caching, codegen, compiler
@@ -261,10 +263,37 @@ def njit_cached(func=None, **options):
     """
     if func is None:
         return functools.partial(njit_cached, **options)
-    if not _SUPPORTED:
-        return numba.njit(cache=True, **options)(func)
-    dispatcher = numba.njit(**options)(func)
-    if hasattr(dispatcher, "enable_caching"):  # (not with NUMBA_DISABLE_JIT)
-        # what ``enable_caching`` does, with this cache class
-        dispatcher._cache = _LazyLinkingCache(dispatcher.py_func)
-    return dispatcher
+    try:
+        if not _SUPPORTED:
+            return numba.njit(cache=True, **options)(func)
+        dispatcher = numba.njit(**options)(func)
+        if hasattr(dispatcher, "enable_caching"):  # (not with NUMBA_DISABLE_JIT)
+            # what ``enable_caching`` does, with this cache class
+            dispatcher._cache = _LazyLinkingCache(dispatcher.py_func)
+        return dispatcher
+    except RuntimeError as exc:
+        # numba found no folder it can write its cache to (the package's
+        # folder read-only, NUMBA_CACHE_DIR and the user's cache folder read-only
+        # or missing): its error stopped ``import kernlearn``, and so the loading
+        # of a pickled model, in a read-only container.  Compiled without a cache.
+        if "no locator available" not in str(exc):
+            raise
+        _warn_uncached(exc)
+        return numba.njit(**options)(func)
+
+
+_UNCACHED_SAID = []
+
+
+def _warn_uncached(exc):
+    """Say once per process that compiled code is not cached, and why."""
+    if _UNCACHED_SAID:
+        return
+    _UNCACHED_SAID.append(True)
+    warnings.warn(
+        f"kernlearn's compiled code cannot be cached ({exc}): numba needs a writable "
+        "folder, and the package's folder, NUMBA_CACHE_DIR "
+        f"({os.environ.get('NUMBA_CACHE_DIR', 'not set')}) and the user's cache "
+        "folder are read-only or missing. Each process compiles it again, so its "
+        "first fits take seconds longer; set NUMBA_CACHE_DIR to a writable folder.",
+        RuntimeWarning, stacklevel=3)

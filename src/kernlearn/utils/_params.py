@@ -40,7 +40,11 @@ def validate_params_cached(est):
         compiled = [(name, [make_constraint(c) for c in declared[name]])
                     for name in param_names(cls)
                     if name in declared and declared[name] != "no_validation"]
-        cls._compiled_constraints, cls._accepted_scalars = compiled, set()
+        # the set first: a fit in another thread that finds the constraints
+        # reads the set next (stored after them, it was missing in between, or
+        # a parent class's, whose verdicts are not this class's)
+        cls._accepted_scalars = set()
+        cls._compiled_constraints = compiled
     accepted = cls._accepted_scalars
     for name, constraints in compiled:
         value = getattr(est, name)

@@ -9,7 +9,6 @@ kernels, builds the task buckets and the block list
 """
 
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +21,7 @@ from .mtfl import solve_mtfl
 from .mtsfl import solve_mtsfl
 from .selection import _loo_objective, learn_loo_weights
 from .task_kernels import FactorStore, TaskBuckets, gather_rows
+from ...utils._warnings import warn
 
 __all__ = ["FORMULATIONS", "MultitaskModel", "check_formulation", "fit_multitask"]
 
@@ -141,10 +141,10 @@ def _full_kernel_terms(kernels, X, task_pos, coefs):
 
 def _warn(name, res, max_iter, tol):
     if not res["converged"] and tol is not None:
-        warnings.warn(f"{name} stopped after max_iter={max_iter} iterations with a "
-                      f"relative duality gap of "
-                      f"{res['gap'] / max(abs(res['objective']), 1e-300):.2g} "
-                      f"> tol={tol}; increase max_iter.", ConvergenceWarning)
+        warn(f"{name} stopped after max_iter={max_iter} iterations with a "
+             f"relative duality gap of "
+             f"{res['gap'] / max(abs(res['objective']), 1e-300):.2g} "
+             f"> tol={tol}; increase max_iter.", ConvergenceWarning)
 
 
 def check_formulation(formulation, shared=False):

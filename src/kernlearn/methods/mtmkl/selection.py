@@ -36,13 +36,13 @@ residuals do not: such a kernel predicts nothing at a left-out row, so it is
 at best a ridge term, which the learned scale already provides.
 """
 
-import warnings
 
 import numpy as np
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
 from .inner import per_bucket
+from ...utils._warnings import warn
 
 __all__ = ["kernel_ridge_loo", "learn_loo_weights", "loo_residuals"]
 
@@ -319,9 +319,9 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
                    bounds=[(0.0, None)] * n_w,
                    options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
     if res.status == 1:  # iteration cap (not a stop on the tolerances)
-        warnings.warn(f"the leave-one-out search over the kernel weights stopped after "
-                      f"max_iter={max_iter} L-BFGS-B iterations (projected gradient "
-                      f"{np.abs(res.jac).max():.2g}).", ConvergenceWarning)
+        warn(f"the leave-one-out search over the kernel weights stopped after "
+             f"max_iter={max_iter} L-BFGS-B iterations (projected gradient "
+             f"{np.abs(res.jac).max():.2g}).", ConvergenceWarning)
     mu = np.maximum(res.x, 0.0) * unit
     if mu.sum() <= 0:
         mu = x0 * unit

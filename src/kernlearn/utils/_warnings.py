@@ -1,0 +1,105 @@
+"""The library's own warnings, which an estimator's inner fits collect per thread.
+
+An estimator's inner fits (Platt's folds, a search's validation fits, FGM's
+folds choosing ``C``) sum their convergence warnings up in one and drop the
+renamed- and unused-parameter warnings that the estimator's own fit gives.
+``warnings.catch_warnings`` did that, but its filters and its recorder are the
+whole process's (before Python 3.14): fits run in threads (a grid search with
+the threading backend, ``joblib.Parallel`` of threads) recorded each other's
+warnings, hid the warnings of other threads, and, leaving their blocks in
+another order than they entered them, restored the state one of them had
+replaced.  The process was then left with the inner fits' filters and a
+recorder that kept every later warning of any code in a list nobody reads.
+
+Here the warnings the inner fits collect are those given through :func:`warn`,
+kept in a list of the running context (``contextvars``: each thread has its
+own): nothing global changes.  Any other warning passes as it comes.
+"""
+
+import contextlib
+import contextvars
+import functools
+import warnings
+
+__all__ = ["carried", "collected", "pass_on", "warn"]
+
+# the list that collects the warnings of this context's inner fits, if any
+_COLLECTING = contextvars.ContextVar("kernlearn_collected_warnings", default=None)
+
+
+def warn(message, category, stacklevel=1):
+    """``warnings.warn``, or the warning kept by the running :func:`collected` block.
+
+    Parameters
+    ----------
+    message : str
+    category : type of Warning
+    stacklevel : int, default=1
+        As for ``warnings.warn``, counted from the caller of this function.
+    """
+    log = _COLLECTING.get()
+    if log is None:
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
+    else:
+        log.append((str(message), category))
+
+
+@contextlib.contextmanager
+def collected():
+    """Collect the warnings given through :func:`warn` in this thread (and context).
+
+    Yields
+    ------
+    log : list of (str, type)
+        The message and category of each warning, in order; nested blocks
+        collect into their own list.
+    """
+    log = []
+    token = _COLLECTING.set(log)
+    try:
+        yield log
+    finally:
+        _COLLECTING.reset(token)
+
+
+def pass_on(log, dropped):
+    """Warn again each collected warning whose category is not in ``dropped``.
+
+    Parameters
+    ----------
+    log : list of (str, type)
+        From :func:`collected`.
+    dropped : tuple of type
+        The categories to drop.
+    """
+    for message, category in log:
+        if not issubclass(category, dropped):
+            warn(message, category, stacklevel=3)
+
+
+def carried(func):
+    """``func``, to run in another thread, collecting into this thread's block if any.
+
+    A thread pool's threads do not run in the context of the thread that
+    hands them work: the warnings of FGM's one-vs-rest threads inside an
+    inner fit would pass uncollected.
+
+    Parameters
+    ----------
+    func : callable
+
+    Returns
+    -------
+    callable
+        ``func`` itself outside a :func:`collected` block.
+    """
+    log = _COLLECTING.get()
+    return func if log is None else functools.partial(_collect_into, log, func)
+
+
+def _collect_into(log, func, *args, **kwargs):
+    token = _COLLECTING.set(log)
+    try:
+        return func(*args, **kwargs)
+    finally:
+        _COLLECTING.reset(token)
