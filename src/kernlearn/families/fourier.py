@@ -165,6 +165,49 @@ def _cos_sin_sums(P, G, w, HG, sq):
             HG[j, 0, t], HG[j, 1, t] = hc[t, j], hs[t, j]
 
 
+@njit_cached
+def _sparse_phases(indptr, indices, data, V, P):
+    """``P[i, j] = sum`` over the stored entries ``(c, a)`` of CSR row ``i`` of
+    ``a * V[j, c]``, in storage order: SciPy's ``X @ V[:, :-1].T``, bit for bit.
+
+    SciPy's product needs ``V.T`` C-contiguous, so it copied the ``k x D``
+    directions into their transpose at every pricing step (on 200 rows of a
+    20,000-column sparse set, twice the product itself).  Here eight
+    candidates at a time are copied into a ``D x 8`` block (one cache line
+    per input column), and each stored entry of ``X`` is read once per
+    block, its eight products summed in registers: 3x faster there, 1.3x on
+    2,000 rows of Reuters.  Each sum starts at zero and adds the row's
+    products in storage order, as SciPy's ``csr_matvecs`` does (a CSC input,
+    converted to CSR with its columns in increasing order, sums in the order
+    of ``csc_matvecs``), so the phases, hence the model, are SciPy's.
+    """
+    n, k = P.shape
+    d = V.shape[1] - 1
+    Vb = np.zeros((d, 8))
+    for j0 in range(0, k, 8):
+        b = min(8, k - j0)
+        for r in range(b):
+            for c in range(d):
+                Vb[c, r] = V[j0 + r, c]
+        Vb[:, b:] = 0.0  # (a last block of fewer candidates: sums not stored)
+        for i in range(n):
+            a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+            for jj in range(indptr[i], indptr[i + 1]):
+                a = data[jj]
+                v = Vb[indices[jj]]
+                a0 += a * v[0]
+                a1 += a * v[1]
+                a2 += a * v[2]
+                a3 += a * v[3]
+                a4 += a * v[4]
+                a5 += a * v[5]
+                a6 += a * v[6]
+                a7 += a * v[7]
+            sums = (a0, a1, a2, a3, a4, a5, a6, a7)
+            for r in range(b):
+                P[i, j0 + r] = sums[r]
+
+
 class RandomFourierFeatures(InfiniteFamily):
     r"""Cos/sin pairs of random projections, with fixed or sampled bandwidth.
 
@@ -443,8 +486,13 @@ class RandomFourierFeatures(InfiniteFamily):
                 f"parameters have {V.shape[1]} directions entries but X has "
                 f"{X.shape[1]} features."
             )
-        P = X @ V.T if sp.issparse(X) else np.asarray(X, dtype=float) @ V.T
-        P = np.ascontiguousarray(P, dtype=float)
+        if sp.issparse(X):
+            X = X if X.format == "csr" else X.tocsr()
+            P = np.empty((X.shape[0], V.shape[0]))
+            _sparse_phases(X.indptr, X.indices, X.data.astype(float, copy=False),
+                           np.ascontiguousarray(params, dtype=float), P)
+        else:
+            P = np.ascontiguousarray(np.asarray(X, dtype=float) @ V.T)
         center = getattr(self, "center_", None)  # (absent from older model files)
         if center is not None:
             P -= V @ center
