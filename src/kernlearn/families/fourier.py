@@ -427,7 +427,10 @@ class RandomFourierFeatures(InfiniteFamily):
         positive weight (signs fixed), which depend neither on the rows' order
         nor on repeated rows: integer weights still act as repeated rows (the
         same basis, hence the same draws; rows of zero weight do not count in
-        pricing).
+        pricing).  A sparse ``X`` (text: a few hundred documents of tens of
+        thousands of words) is priced in its span too, never densified, its
+        rows centred by ``center_`` (:func:`_sparse_span`: the basis from the
+        distinct rows' Gram matrix, the same distribution of directions).
 
         Parameters
         ----------
@@ -440,10 +443,12 @@ class RandomFourierFeatures(InfiniteFamily):
         -------
         (family, XQ, complete) or None
             ``complete(params_r, rng)`` gives the chosen candidates' full
-            parameters; ``None`` when ``X`` is not a dense array at least twice
-            as wide as it has distinct rows (of positive weight), or when the
-            family centres its inputs (``center_``).
+            parameters; ``None`` when ``X`` is not a dense array or a sparse
+            matrix at least twice as wide as it has distinct rows (of positive
+            weight), or when the family centres a dense ``X`` (``center_``).
         """
+        if sp.issparse(X):
+            return _sparse_span(self, X, sample_weight)
         if type(X) is not np.ndarray or X.shape[1] < 2 or getattr(self, "center_", None) \
                 is not None:
             return None
@@ -540,3 +545,72 @@ def _weights(sample_weight):
 def _fused(X, n_tasks):
     """Whether :func:`_cos_sin_sums` prices on ``X`` (dense, few tasks)."""
     return type(X) is np.ndarray and n_tasks <= _FUSED_MAX_TASKS
+
+
+def _distinct_rows(X, keep):
+    """The distinct rows of CSR ``X`` among ``keep`` (all if ``None``), in an order
+    that depends on neither the rows' order nor repeated rows."""
+    X = X.tocsr()
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    rows = range(X.shape[0]) if keep is None else np.flatnonzero(keep)
+    key = {}
+    for i in rows:
+        a, b = X.indptr[i], X.indptr[i + 1]
+        key.setdefault((X.indices[a:b].tobytes(), X.data[a:b].tobytes()), i)
+    return X[[key[k] for k in sorted(key)]]
+
+
+def _sparse_span(family, X, sample_weight):
+    r""":meth:`RandomFourierFeatures.in_span` of a sparse ``X``, never densified.
+
+    The basis :math:`Q = C^\top U \Lambda^{-1/2}` of the span of the centred
+    distinct rows ``C = R - 1 c'`` (``c`` the family's ``center_``) comes from
+    the eigenvectors of their ``r x r`` Gram matrix :math:`CC^\top = U\Lambda U^\top`
+    and is never formed: ``XQ`` and the completion of the chosen candidates are
+    products with the sparse rows.  Eigenvalues below ``1e-12`` times the largest
+    are dropped (their directions move the phases by less than a float32 ranking's
+    error; the chosen candidates' columns are then computed exactly on ``X``).
+    """
+    n, D = X.shape
+    keep = None if sample_weight is None else np.asarray(sample_weight) > 0
+    if D < 2:
+        return None
+    X = X.tocsr().astype(float)
+    sums = np.asarray(X.sum(axis=1)).ravel()
+    sums = np.unique(sums if keep is None else sums[keep]).size
+    if D < 2 * sums or sums > SPAN_MAX_ROWS:
+        return None
+    R = _distinct_rows(X, keep)
+    r0 = R.shape[0]
+    if D < 2 * r0 or r0 > SPAN_MAX_ROWS:
+        return None
+    c = getattr(family, "center_", None)
+    c = np.zeros(D) if c is None else c
+
+    def centred_products(A):
+        """``(A - 1 c') C'`` for sparse ``A``, dense."""
+        Ac, Rc, cc = A @ c, R @ c, c @ c
+        return (np.asarray((A @ R.T).todense()) - Ac[:, None] - Rc[None, :] + cc)
+
+    lam, U = np.linalg.eigh(centred_products(R))
+    ok = lam > lam[-1] * 1e-12 if lam[-1] > 0 else np.zeros(lam.size, bool)
+    if not ok.any():
+        return None
+    lam, U = lam[ok][::-1], U[:, ok][:, ::-1]
+    U = U * np.sign(U[np.abs(U).argmax(axis=0), np.arange(U.shape[1])])
+    M = U / np.sqrt(lam)  # Q = C' M
+    reduced = copy.copy(family)
+    reduced.n_features_in_ = M.shape[1]
+    reduced.center_ = None  # (XQ below is of the centred rows)
+
+    def complete(params_r, rng):
+        sigma = params_r[:, -1]
+        rng = np.random.default_rng(rng)
+        h = rng.standard_normal((len(sigma), D)) / sigma[:, None]
+        hC = (R @ h.T).T - (h @ c)[:, None]  # h C'
+        y = (params_r[:, :-1] - hC @ M) @ M.T  # (z - Q'h) M'
+        V = np.asarray((R.T @ y.T).T) - y.sum(axis=1)[:, None] * c[None, :] + h
+        return np.hstack([V, sigma[:, None]])
+
+    return reduced, np.ascontiguousarray(centred_products(X) @ M), complete
