@@ -12,11 +12,13 @@ def _wide(n=6, d=14, seed=0):
     return np.random.default_rng(seed).standard_normal((n, d))
 
 
-def test_only_dense_data_at_least_twice_as_wide_as_long():
+def test_only_data_at_least_twice_as_wide_as_long():
     fam = RandomFourierFeatures(gamma=0.5).fit(_wide(6, 14))
     assert fam.in_span(_wide(6, 14)) is not None
     assert fam.in_span(_wide(6, 11)) is None  # not twice as wide
-    assert fam.in_span(sp.csr_matrix(_wide(6, 14))) is None
+    # (sparse data too, without densifying it: tests/test_grfl_sparse_pricing.py)
+    assert fam.in_span(sp.csr_matrix(_wide(6, 14))) is not None
+    assert fam.in_span(sp.csr_matrix(_wide(6, 11))) is None
     tall = _wide(SPAN_MAX_ROWS + 1, 2 * SPAN_MAX_ROWS + 2)
     big = RandomFourierFeatures(gamma=0.5).fit(tall)
     assert big.in_span(tall) is None  # (the basis would cost too much)

@@ -1,0 +1,132 @@
+"""GrFL on wide sparse input (issue 24, item 1): fit time against its anchor.
+
+``InfiniteFeatureClassifier()`` at defaults against its suite anchor,
+``Nystroem(n_components=200)`` + ``LinearSVC()`` after a ``StandardScaler``
+(``with_mean=False``: the sparse input stays sparse, as in
+``benchmarks/grfl_master.py``; the suite's own split densifies its few
+sparse sets, which a text set of thousands of words does not afford), on
+
+* ``reuters``: the LaSVM Reuters text task (``../shared/datasets/reuters``,
+  7,770 training rows x 8,315 words, the official test file), read as
+  ``benchmarks/fgm_equal_k.py`` reads it;
+* ``wide``: a synthetic ``--rows`` x ``--cols`` sparse matrix of word counts
+  (about ``--density`` of the entries stored) of two topics, the label the
+  topic (:func:`wide`), with 1,000 test rows.
+
+Times are medians of ``--repeats`` fits in CPU seconds of this process, one
+BLAS thread (``OMP_NUM_THREADS`` is pinned to 1 before NumPy loads); the
+machine is shared and CPU time does not count others' work.  Prints a table
+with the ratio GrFL / anchor and both test accuracies.
+
+Usage::
+
+    python benchmarks/grfl_sparse_wide.py [--repeats 3] [--sets reuters,wide]
+        [--rows 200] [--cols 20000] [--density 0.005]
+"""
+
+import os
+
+os.environ["OMP_NUM_THREADS"] = "1"  # (before NumPy: its BLAS reads it at load)
+
+import argparse  # noqa: E402
+import bz2  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from sklearn.datasets import load_svmlight_file  # noqa: E402
+from sklearn.kernel_approximation import Nystroem  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from sklearn.svm import LinearSVC  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import markdown_table  # noqa: E402
+
+from kernlearn import InfiniteFeatureClassifier  # noqa: E402
+
+REUTERS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "reuters"
+
+
+def reuters():
+    """Reuters' official split, CSR (as ``fgm_equal_k.py`` reads it)."""
+    X, y = load_svmlight_file(bz2.open(REUTERS / "reuters.trn.bz2"))
+    Xt, yt = load_svmlight_file(bz2.open(REUTERS / "reuters.tst.bz2"), n_features=X.shape[1])
+    return sp.csr_matrix(X), y, sp.csr_matrix(Xt), yt
+
+
+def wide(rows=200, cols=20000, density=0.005, n_test=1000, seed=0):
+    """Sparse word counts of two topics (``rows`` training, ``n_test`` test rows).
+
+    Each row holds ``density * cols`` words: 70% drawn uniformly from the
+    whole vocabulary, 30% from 200 words of its class's topic (built from
+    coordinates: ``sp.random`` draws from all positions), the counts summed.
+    """
+    rng = np.random.default_rng(seed)
+    n = rows + n_test
+    words = max(1, int(round(density * cols)))
+    topic_words = max(1, int(round(0.3 * words)))
+    y = np.where(rng.random(n) < 0.5, 1, -1)
+    topics = np.stack([rng.choice(cols, 200, replace=False) for _ in range(2)])
+    background = rng.integers(0, cols, (n, words - topic_words))
+    topical = topics[(y > 0).astype(int)[:, None], rng.integers(0, 200, (n, topic_words))]
+    cols_of = np.hstack([background, topical])
+    X = sp.csr_matrix((np.ones(cols_of.size), (np.repeat(np.arange(n), words),
+                                               cols_of.ravel())), shape=(n, cols))
+    X.sum_duplicates()
+    return X[:rows], y[:rows], X[rows:], y[rows:]
+
+
+def anchor():
+    """The suite's anchor of ``InfiniteFeatureClassifier``, kept sparse."""
+    return make_pipeline(StandardScaler(with_mean=False),
+                         Nystroem(n_components=200, random_state=0), LinearSVC(random_state=0))
+
+
+def median_fit(make, X, y, repeats):
+    """The last fitted model and the median CPU seconds of ``repeats`` fits."""
+    times, est = [], None
+    for _ in range(repeats):
+        t0 = time.process_time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (LinearSVC's convergence warnings)
+            est = make().fit(X, y)
+        times.append(time.process_time() - t0)
+    return est, float(np.median(times))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--sets", default="reuters,wide")
+    ap.add_argument("--rows", type=int, default=200)
+    ap.add_argument("--cols", type=int, default=20000)
+    ap.add_argument("--density", type=float, default=0.005)
+    args = ap.parse_args(argv)
+    loaders = {"reuters": reuters,
+               "wide": lambda: wide(args.rows, args.cols, args.density)}
+    rows = []
+    with threadpool_limits(1):
+        # (compiled code loaded once, so that the fits are timed in steady state)
+        Xw, yw, _, _ = wide(60, 200, 0.05)
+        InfiniteFeatureClassifier(max_features=3, random_state=0).fit(Xw, yw)
+        for name in args.sets.split(","):
+            Xtr, ytr, Xte, yte = loaders[name]()
+            label = f"{name} {Xtr.shape[0]} x {Xtr.shape[1]} ({Xtr.nnz / Xtr.shape[0]:.0f}/row)"
+            a, t_a = median_fit(anchor, Xtr, ytr, args.repeats)
+            g, t_g = median_fit(lambda: InfiniteFeatureClassifier(random_state=0), Xtr, ytr,
+                                args.repeats)
+            rows.append((label, f"{t_a:.3f}", f"{t_g:.2f}", f"{t_g / t_a:.1f}",
+                         f"{a.score(Xte, yte):.4f}", f"{g.score(Xte, yte):.4f}",
+                         len(g.features_)))
+            print(rows[-1], flush=True)
+    print(markdown_table(["set", "anchor s", "GrFL s", "GrFL / anchor", "anchor acc",
+                          "GrFL acc", "features"], rows))
+
+
+if __name__ == "__main__":
+    main()

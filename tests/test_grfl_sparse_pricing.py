@@ -1,0 +1,203 @@
+"""GrFL pricing on sparse input: the phases without SciPy's transposed copy of the directions
+(the same model as before), pricing in the span of wide sparse rows, and a wide sparse
+input never densified."""
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from kernlearn import InfiniteFeatureClassifier, InfiniteFeatureRegressor
+from kernlearn.families import RandomFourierFeatures
+from kernlearn.families import fourier
+
+
+def _sparse(n, d, density, seed=0):
+    X = sp.random(n, d, density=density, format="csr", random_state=seed)
+    X.data = np.random.default_rng(seed).standard_normal(X.data.size)
+    return X
+
+
+def _scipy_phases(indptr, indices, data, params, P):
+    """The computation before: SciPy's sparse product with the directions' transpose."""
+    X = sp.csr_matrix((data, indices, indptr), shape=(P.shape[0], params.shape[1] - 1))
+    P[:] = X @ params[:, :-1].T
+
+
+@pytest.mark.parametrize("k", [1, 7, 8, 13, 40])
+@pytest.mark.parametrize("form", ["csr", "csc", "float32"])
+def test_sparse_phases_are_scipys_product_bit_for_bit(k, form):
+    X = _sparse(60, 500, 0.03)
+    fam = RandomFourierFeatures(gamma=0.1).fit(X, center=np.asarray(X.mean(axis=0)).ravel())
+    params = fam.sample(k, np.random.default_rng(3))
+    Xf = {"csr": X, "csc": X.tocsc(), "float32": X.astype(np.float32)}[form]
+    V = params[:, :-1]
+    before = np.ascontiguousarray(Xf @ V.T) - V @ fam.center_
+    got = fam._phases(params, Xf)
+    assert got.flags.c_contiguous and got.shape == (60, k)
+    assert np.array_equal(got, before)
+    # and the phases of the same numbers dense (BLAS sums in another order)
+    dense = (Xf.toarray().astype(float) - fam.center_) @ V.T
+    np.testing.assert_allclose(got, dense, rtol=1e-10, atol=1e-12 * np.abs(dense).max())
+
+
+def test_sparse_phases_of_empty_rows_and_columns_are_zero():
+    X = sp.csr_matrix(([2.0], ([1], [4])), shape=(5, 30))
+    fam = RandomFourierFeatures(gamma=1.0).fit(np.ones((2, 30)))
+    params = fam.sample(9, 0)
+    P = fam._phases(params, X)
+    assert np.array_equal(P[[0, 2, 3, 4]], np.zeros((4, 9)))
+    assert np.array_equal(P[1], 2.0 * params[:, 4])
+
+
+def _fits(X, y, Xt, est):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(X, y).decision_function(Xt) if hasattr(est, "decision_function") \
+            else est.fit(X, y).predict(Xt)
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("Est", [InfiniteFeatureClassifier, InfiniteFeatureRegressor])
+def test_model_is_the_one_of_scipys_product(monkeypatch, sparse, Est):
+    # the new path gives the old model on the same random_state, sparse and dense
+    X = _sparse(120, 40, 0.15, seed=1)
+    y = np.asarray(X[:, 0].toarray().ravel() - X[:, 1].toarray().ravel() ** 2)
+    y = (y > np.median(y)).astype(int) if Est is InfiniteFeatureClassifier else y
+    Xin = X if sparse else X.toarray()
+    est = Est(random_state=0, max_features=15)
+    new = _fits(Xin, y, Xin, est)
+    monkeypatch.setattr(fourier, "_sparse_phases", _scipy_phases)
+    old = _fits(Xin, y, Xin, est)
+    np.testing.assert_allclose(new, old, rtol=1e-10, atol=1e-10 * np.abs(old).max())
+
+
+def test_sparse_and_dense_inputs_give_equal_models():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 12)) * (rng.random((300, 12)) < 0.3)
+    y = (X[:, 0] + X[:, 1] ** 2 > 0.3).astype(int)
+    est = InfiniteFeatureClassifier(random_state=0, max_features=20, lambda_p=0.05)
+    dense = _fits(X, y, X, est)
+    sparse = _fits(sp.csr_matrix(X), y, X, est)
+    np.testing.assert_allclose(sparse, dense, rtol=1e-10, atol=1e-10 * np.abs(dense).max())
+    assert est.family_.center_ is not None  # (the sparse fit centred inside the phases)
+
+
+def _wide_sparse(n=12, d=60, seed=0):
+    X = _sparse(n, d, 0.2, seed)
+    return sp.vstack([X, X[:3]]).tocsr()  # (repeated rows: no wider span)
+
+
+def _centred_family(X, gamma=0.5):
+    return RandomFourierFeatures(gamma=gamma).fit(X, center=np.asarray(X.mean(axis=0)).ravel())
+
+
+def test_sparse_span_completed_directions_have_the_reduced_phases():
+    X = _wide_sparse()
+    fam = _centred_family(X, gamma=[0.5, 2.0])
+    reduced, XQ, complete = fam.in_span(X)
+    # 12 distinct rows, centred: an 11-dimensional span
+    assert reduced.n_features_in_ == XQ.shape[1] == 11 and reduced.center_ is None
+    assert fam.center_ is not None  # (the family itself is unchanged)
+    rng = np.random.default_rng(1)
+    params_r = reduced.sample(9, rng)
+    params = complete(params_r, rng)
+    assert params.shape == (9, X.shape[1] + 1)
+    np.testing.assert_array_equal(params[:, -1], params_r[:, -1])
+    np.testing.assert_allclose(fam._phases(params, X), reduced._phases(params_r, XQ),
+                               rtol=1e-10, atol=1e-12)
+    # the same as the phases of the centred numbers dense
+    dense = (X.toarray() - fam.center_) @ params[:, :-1].T
+    np.testing.assert_allclose(reduced._phases(params_r, XQ), dense, rtol=1e-10, atol=1e-12)
+
+
+def test_sparse_span_directions_are_drawn_as_the_family_draws_them():
+    X = _wide_sparse(3, 8, seed=2)
+    fam = _centred_family(X)  # sigma = 1
+    reduced, _, complete = fam.in_span(X)
+    rng = np.random.default_rng(3)
+    V = complete(reduced.sample(40000, rng), rng)[:, :-1] * fam.widths_[0]
+    np.testing.assert_allclose(V.mean(0), 0.0, atol=0.03)
+    np.testing.assert_allclose(np.cov(V.T), np.eye(8), atol=0.04)
+
+
+def test_sparse_span_ignores_row_order_repeats_and_zero_weights():
+    X = _wide_sparse()[:12]
+    w = np.array([1, 0, 2, 3, 1, 0, 1, 2, 1, 1, 2, 1])
+    Xr = X[np.repeat(np.arange(12), w)[::-1]]
+    fam = _centred_family(X)
+    red_w, _, complete_w = fam.in_span(X, sample_weight=w)
+    red_r, _, complete_r = fam.in_span(Xr)
+    params_r = red_w.sample(4, np.random.default_rng(6))
+    np.testing.assert_allclose(complete_w(params_r, np.random.default_rng(7)),
+                               complete_r(params_r, np.random.default_rng(7)), atol=1e-12)
+    # too long: no span (and the test stops at the distinct row sums)
+    assert fam.in_span(sp.vstack([X] * 3 + [_sparse(30, 60, 0.2, 9)]).tocsr()) is None
+
+
+def test_wide_sparse_classifier_prices_in_the_span(monkeypatch):
+    X = _sparse(60, 400, 0.05, seed=4)
+    y = (np.asarray(X[:, :200].sum(axis=1)).ravel() > 0).astype(int)
+    calls = []
+    real = RandomFourierFeatures.in_span
+
+    def spy(self, X, sample_weight=None):
+        out = real(self, X, sample_weight)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(RandomFourierFeatures, "in_span", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = InfiniteFeatureClassifier(random_state=0).fit(X, y)
+    assert calls and all(calls)
+    assert clf.features_.shape[1] == X.shape[1] + 1
+    assert clf.score(X, y) >= 0.95
+
+
+_WIDE_PEAK = """
+import resource, warnings
+import numpy as np, scipy.sparse as sp
+from kernlearn import InfiniteFeatureClassifier
+warnings.simplefilter("ignore")
+n, d = {n}, {d}
+rng = np.random.default_rng(0)
+nnz = 20 * n  # (sp.random would draw from all n * d positions)
+X = sp.csr_matrix((rng.random(nnz), (rng.integers(0, n, nnz), rng.integers(0, d, nnz))),
+                  shape=(n, d))
+y = (np.asarray(X[:, : d // 20].sum(axis=1)).ravel() > 0).astype(int)
+y[:10] = 1 - y[:10]
+est = InfiniteFeatureClassifier(random_state=0, max_features=4, n_candidates=8,
+                                lambda_p=0.01, n_paths=1)
+est.fit(X[:50, :30], y[:50])  # (compiled code loaded first)
+
+def status(key):
+    return int(next(l for l in open("/proc/self/status") if l.startswith(key)).split()[1])
+
+before = status("VmRSS:")
+try:  # the high-water mark from here (else the process's, which only overstates)
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+except OSError:
+    pass
+est.fit(X, y)
+est.decision_function(X)
+print((status("VmHWM:") - before) / 1024, n * d * 8 / 2**20)
+"""
+
+
+@pytest.mark.parametrize("n, d", [(3000, 40000), (400, 250000)])
+def test_wide_sparse_input_is_never_densified(n, d):
+    # 3,000 x 40,000 (920 MB dense, 60,000 stored values) and 400 x 250,000 (760 MB,
+    # priced in the rows' span): pricing, the master and predictions keep X sparse;
+    # what grows with the columns is a few candidates' directions
+    if not sys.platform.startswith("linux"):
+        pytest.skip("reads the memory high-water mark from /proc")
+    out = subprocess.run([sys.executable, "-c", _WIDE_PEAK.format(n=n, d=d)],
+                         capture_output=True, text=True,
+                         check=True)
+    peak, dense = (float(v) for v in out.stdout.split())
+    assert peak < dense / 10, (peak, dense)
