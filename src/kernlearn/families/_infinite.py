@@ -83,6 +83,42 @@ def valid_scores(s, norms):
     return np.where(ok.all(axis=1), s, -np.inf)
 
 
+def top_k(s, k):
+    """``(-s).argsort(kind="stable")[:k]``: the ``k`` largest scores, the
+    first index first on ties, NaN last, without sorting all of ``s``.
+
+    Pricing keeps the best few of hundreds of candidates at every outer
+    iteration; a full stable sort was about 2 % of a small GrFL fit.  The
+    scores not below the ``k``-th largest are found by one partition and
+    only they are sorted (stably, in index order: the order of the full
+    sort); NaN scores take the full sort.
+
+    Parameters
+    ----------
+    s : ndarray of shape (n,)
+        Scores.
+    k : int
+        How many to keep (at least 1).
+
+    Returns
+    -------
+    ndarray of shape (min(k, n),)
+        Their indices, best first.
+    """
+    n = s.size
+    if k == 1 and n:
+        i = int(np.argmax(s))  # (the first maximum; the first NaN if any)
+        if s[i] == s[i]:
+            return np.array([i])
+    elif 1 < k < n // 4:
+        neg = -s
+        kth = np.partition(neg, k - 1)[k - 1]  # (NaN sort last)
+        if kth == kth:
+            cand = np.flatnonzero(neg <= kth)
+            return cand[neg[cand].argsort(kind="stable")[:k]]
+    return (-s).argsort(kind="stable")[:k]
+
+
 def _default_score(H):
     """Frobenius norm of each candidate's correlation block."""
     return np.sqrt((H * H).sum(axis=(1, 2)))
@@ -368,11 +404,12 @@ class InfiniteFamily(BaseFamily):
         """
         if X is None:
             raise ValueError("price needs the training inputs X.")
-        rng = np.random.default_rng(rng)
+        # (default_rng returns a Generator as it is; the test is cheaper)
+        rng = rng if type(rng) is np.random.Generator else np.random.default_rng(rng)
         params = self.sample(n_sample, rng)
         H, norms = self.correlations(params, X, grad, sample_weight, low_precision)
         s = valid_scores((score or _default_score)(H), norms)
-        order = (-s).argsort(kind="stable")[:k]
+        order = top_k(s, k)
         return Candidates(params=params[order], scores=s[order],
                           group_size=self.group_size,
                           extra={"norms": norms[order], "H": H[order]})
