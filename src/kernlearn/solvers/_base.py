@@ -21,6 +21,7 @@ into an error naming the missing capability.
 """
 
 import contextlib
+import operator
 import time
 from dataclasses import dataclass, field
 from numbers import Integral, Real
@@ -256,7 +257,7 @@ class BaseSolver(ComponentMixin):
                      for key, value in vars(part).items() if key != "_checked_params")
         last = getattr(self, "_checked_params", None)
         if last is not None and len(last) == len(seen) and all(
-                a is b for a, b in zip(last, seen)):
+                map(operator.is_, last, seen)):
             return
         self._validate_params()
         for penalty in problem.penalties:
