@@ -163,3 +163,28 @@ def test_pricing_recomputes_when_the_state_holds_other_margins(rng):
     G2 = path.grad_matrix()
     assert G2 is not path.state.loss_grad
     np.testing.assert_array_equal(G2, G)
+
+
+def test_the_compiled_head_test_is_numpys(rng):
+    from kernlearn.solvers._grfl_newton_kernels import _same_head
+
+    Phi = np.asfortranarray(rng.normal(size=(5, 9)))  # (GrFL's column buffer layout)
+
+    def numpy_test(check, A):
+        q = check.shape[1]
+        return (q <= A.shape[1] and check.shape == A[:2, :q].shape
+                and not np.count_nonzero(check != A[:2, :q]))
+
+    cases = [Phi[:2, :4].copy(), Phi[:2, :9].copy(), Phi[:2, :0].copy(), Phi[:1, :3].copy(),
+             np.zeros((2, 10))]
+    changed = Phi[:2, :6].copy()
+    changed[1, 5] = np.nextafter(changed[1, 5], np.inf)  # (the last bit differs)
+    with_nan = Phi[:2, :3].copy()
+    with_nan[0, 1] = np.nan
+    cases += [changed, with_nan]
+    nan_phi = Phi.copy(order="F")
+    nan_phi[0, 1] = np.nan
+    for A in (Phi, np.ascontiguousarray(Phi), Phi[:1], nan_phi):
+        for check in cases:
+            assert _same_head(check, A) == numpy_test(check, A)
+    assert _same_head(Phi[:2, :4].copy(), Phi) and not _same_head(changed, Phi)

@@ -764,6 +764,23 @@ def _hessian_append(Ho, H, Phi, Dh, B, use_B):
 
 
 @njit_cached
+def _same_head(check, Phi):
+    """Whether ``check`` equals ``Phi[:2, :check.shape[1]]`` (shapes and
+    entries; NaN differs from itself): the test that a state's Hessians
+    belong to the first columns of ``Phi`` (``_Hessians.start``), without
+    NumPy's slices, comparison array and count (a few microseconds per
+    master solve)."""
+    r, q = check.shape
+    if r != min(2, Phi.shape[0]) or q > Phi.shape[1]:
+        return False
+    for i in range(r):
+        for j in range(q):
+            if not check[i, j] == Phi[i, j]:
+                return False
+    return True
+
+
+@njit_cached
 def _curvature_change(D, Dh):
     """Whether the curvatures ``D`` equal ``Dh`` everywhere, and the scale of
     the rows' change test, ``max(|D|.max(), 1e-300)``."""

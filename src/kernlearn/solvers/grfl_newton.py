@@ -82,6 +82,7 @@ from ._grfl_newton_kernels import (  # noqa: F401
     _penalty_value,
     _prox_in_place,
     _rank_block,
+    _same_head,
 )
 
 __all__ = ["GrFLNewton", "hessian_block"]
@@ -208,8 +209,7 @@ class _Hessians:
         old = getattr(state, "hess", None)
         if (old is not None and old["H"].shape[0] == T and old["p"] <= p
                 and old["D"].shape == D.shape
-                and old["check"].shape == P.Phi[:2, : old["p"]].shape
-                and not np.count_nonzero(old["check"] != P.Phi[:2, : old["p"]])):
+                and old["check"].shape[1] == old["p"] and _same_head(old["check"], P.Phi)):
             # columns appended since (GrFL's warm start): one new row and column
             q = old["p"]
             self.Dh = old["D"].copy()
