@@ -188,3 +188,32 @@ def test_the_compiled_head_test_is_numpys(rng):
         for check in cases:
             assert _same_head(check, A) == numpy_test(check, A)
     assert _same_head(Phi[:2, :4].copy(), Phi) and not _same_head(changed, Phi)
+
+
+def test_arrays_are_validated_once_each_and_the_oldest_forgotten_first(rng):
+    from kernlearn.families import _infinite
+
+    class Counting(RandomFourierFeatures):
+        def _check_X(self, X):
+            self.checks = getattr(self, "checks", 0) + 1
+            return X
+
+    fam = Counting(gamma=1.0)
+    arrays = [rng.normal(size=(5, 3)) for _ in range(_infinite._N_REMEMBERED + 1)]
+    for A in arrays[:-1]:
+        assert fam._checked(A) is A
+    assert fam.checks == _infinite._N_REMEMBERED
+    for A in arrays[:-1]:  # all remembered: none checked again
+        fam._checked(A)
+    assert fam.checks == _infinite._N_REMEMBERED
+    fam._checked(arrays[-1])  # one more: the first one is forgotten
+    fam._checked(arrays[1])
+    assert fam.checks == _infinite._N_REMEMBERED + 1
+    fam._checked(arrays[0])
+    assert fam.checks == _infinite._N_REMEMBERED + 2
+    # a converted copy, and a new array in a dead one's place, are checked
+    fam._checked(arrays[2].copy())
+    assert fam.checks == _infinite._N_REMEMBERED + 3
+    del arrays[3]
+    fam._checked(rng.normal(size=(5, 3)))
+    assert fam.checks == _infinite._N_REMEMBERED + 4

@@ -16,7 +16,8 @@ import scipy.sparse as sp
 
 from ._base import BaseFamily, Candidates, _not_implemented, as_params
 
-# id(family) -> (weak reference to the family, weak references to the last arrays it validated)
+# id(family) -> (weak reference to the family, {id(array): weak reference} of the
+# last arrays it validated, oldest first)
 _CHECKED = {}
 #: Arrays remembered per family by :meth:`_checked`: the regressor's five folds
 #: alternate among ten training and held-out arrays (with 8, oldest-first
@@ -183,9 +184,11 @@ class InfiniteFamily(BaseFamily):
         if entry is not None and entry[0]() is not self:
             entry = None  # a dead family's id reused
         if entry is not None:
-            for ref in reversed(entry[1]):  # (the array just checked, most often)
-                if ref() is X:
-                    return X
+            # (by the array's id, its reference then confirming it: no walk
+            # over the remembered arrays, three calls per outer iteration)
+            ref = entry[1].get(id(X))
+            if ref is not None and ref() is X:
+                return X
         Xc = self._check_X(X)
         if Xc is X:
             try:
@@ -193,11 +196,16 @@ class InfiniteFamily(BaseFamily):
             except TypeError:  # an object without weak references: check each time
                 return Xc
             if entry is None:
-                entry = (weakref.ref(self, lambda _, k=key: _CHECKED.pop(k, None)), [])
+                entry = (weakref.ref(self, lambda _, k=key: _CHECKED.pop(k, None)), {})
                 _CHECKED[key] = entry
             # a few arrays, not one: a cross-validated path alternates
-            # between its training and validation rows
-            entry[1][:] = [r for r in entry[1] if r() is not None][-(_N_REMEMBERED - 1):] + [ref]
+            # between its training and validation rows (oldest evicted first)
+            arrays = entry[1]
+            for k in [k for k, r in arrays.items() if r() is None or k == id(X)]:
+                del arrays[k]
+            while len(arrays) >= _N_REMEMBERED:
+                del arrays[next(iter(arrays))]
+            arrays[id(X)] = ref
         return Xc
 
     def columns(self, candidates, X):
