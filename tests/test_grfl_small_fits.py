@@ -1,8 +1,9 @@
 """GrFL's short cuts for small fits give exactly what the work they replace gives.
 
-Pricing keeps its best candidates by a partition instead of a full sort, and
-reads the loss gradients the compiled Newton master kept at its margins
-instead of computing them again: the same numbers, hence the same models.
+Pricing keeps its best candidate by ``argmax`` instead of a full sort and reads
+the loss gradients the compiled Newton master kept at its margins instead of
+computing them again; the Hessians' column test is compiled and families find
+the arrays they validated by id: the same numbers, hence the same models.
 """
 
 import dataclasses
