@@ -20,6 +20,7 @@ the progress output, so no solver prints anything.
 import time
 from dataclasses import dataclass
 
+import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .solvers._base import History
@@ -153,7 +154,9 @@ class ColumnGeneration:
                 reason = stop
                 it -= 1
                 break
-            violation = float(max(cand.scores))
+            # (over Python floats: max over an array's elements makes a NumPy
+            # scalar of each)
+            violation = float(max(np.asarray(cand.scores).tolist()))
             out = master(cand)
             obj, extras = (out if isinstance(out, tuple) else (out, {}))
             row = dict(iter=it, objective=float(obj), violation=violation, **extras)

@@ -390,20 +390,24 @@ class RandomFourierFeatures(InfiniteFamily):
             )
         if not isinstance(k, numbers.Integral) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}.")
-        rng = np.random.default_rng(rng)
+        rng = rng if type(rng) is np.random.Generator else np.random.default_rng(rng)
         widths = self.widths_
-        if widths is None:
+        params = np.empty((k, self.n_features_in_ + 1))
+        if widths is not None and widths.size == 1:
+            # one width (the default): divided by the scalar, the same
+            # quotients as by a column of copies, without building it
+            sigma = widths[0]
+        elif widths is None:
             lo, hi = (float(v) for v in self.bandwidth_range)
-            sigma = rng.uniform(lo, hi, size=k)
+            sigma = rng.uniform(lo, hi, size=k)[:, None]
         else:
-            # one width, or an even split of the candidates among the listed ones
-            sigma = widths[np.arange(k) % widths.size]
+            # an even split of the candidates among the listed widths
+            sigma = widths[np.arange(k) % widths.size][:, None]
         # (written in place: on wide sparse inputs, e.g. text with thousands of
         # words, the draw of k x n_features directions is most of pricing)
-        params = np.empty((k, self.n_features_in_ + 1))
-        np.divide(rng.standard_normal((k, self.n_features_in_)), sigma[:, None],
+        np.divide(rng.standard_normal((k, self.n_features_in_)), sigma,
                   out=params[:, :-1])
-        params[:, -1] = sigma
+        params[:, -1:] = sigma
         return params
 
     def in_span(self, X, sample_weight=None):
@@ -491,7 +495,11 @@ class RandomFourierFeatures(InfiniteFamily):
                 f"parameters have {V.shape[1]} directions entries but X has "
                 f"{X.shape[1]} features."
             )
-        if sp.issparse(X):
+        # (a float64 array first: issparse's abstract-class check costs more
+        # than a small product)
+        if type(X) is np.ndarray and X.dtype == float:
+            P = np.ascontiguousarray(X @ V.T)
+        elif sp.issparse(X):
             X = X if X.format == "csr" else X.tocsr()
             P = np.empty((X.shape[0], V.shape[0]))
             _sparse_phases(X.indptr, X.indices, X.data.astype(float, copy=False),

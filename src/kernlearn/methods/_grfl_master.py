@@ -7,6 +7,8 @@ features (:func:`intercept_only`) and the paper's scale of the levels
 (:func:`paper_loss_factor`).
 """
 
+import copy
+import operator
 
 import numpy as np
 from scipy.optimize import minimize_scalar
@@ -15,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..solvers._dirty import DirtyProblem
 from ..utils._warnings import warn
 
-__all__ = ["intercept_only", "paper_loss_factor", "penalty_level", "prune", "solve_master"]
+__all__ = ["block_norms", "capped_solver", "intercept_only", "paper_loss_factor", "penalty_level", "prune", "solve_master"]
 
 
 def penalty_level(penalty):
@@ -35,6 +37,67 @@ def penalty_level(penalty):
     level : float
     """
     return float(getattr(penalty, "alpha", 1.0))
+
+
+def block_norms(H):
+    """Euclidean norm of each candidate's ``(group_size, T)`` block of ``H``.
+
+    The squares of a block summed in order, as ``np.add.reduceat`` sums
+    them; a block of two entries (a cos/sin pair, one task: every pricing
+    step of a Fourier regression or binary fit) without its index array.
+
+    Parameters
+    ----------
+    H : ndarray of shape (k, group_size, T)
+
+    Returns
+    -------
+    ndarray of shape (k,)
+    """
+    k, gs, T = H.shape
+    w = H.ravel()
+    if gs * T == 2:
+        w2 = w * w
+        return np.sqrt(w2[0::2] + w2[1::2])
+    return np.sqrt(np.add.reduceat(w * w, np.arange(0, w.size, gs * T)))
+
+
+def capped_solver(solver, path_iter, path_sweeps, cached=None):
+    """The solver of a path's intermediate masters: ``solver`` capped at
+    ``path_iter`` iterations (and ``path_sweeps`` coordinate sweeps).
+
+    One copy per path, not one per outer iteration, while the solver's
+    attributes are the same objects (what a shallow copy would hold).
+
+    Parameters
+    ----------
+    solver : BaseSolver
+        The path's solver (with ``max_iter``).
+    path_iter, path_sweeps : int
+        The caps.
+    cached : tuple or None
+        What the last call returned, if any.
+
+    Returns
+    -------
+    tuple
+        ``(solver, capped, path_iter, names, values)``: the capped copy
+        second, the whole tuple to pass back as ``cached``.
+    """
+    attrs = vars(solver)
+    names, values = tuple(attrs), tuple(attrs.values())
+    # (compared by C loops: a generator of pairs was a tenth of a master's set-up)
+    if (cached is not None and cached[0] is solver and cached[2] == path_iter
+            and cached[3] == names and all(map(operator.is_, values, cached[4]))):
+        return cached
+    capped = copy.copy(solver)
+    capped.max_iter = min(int(solver.max_iter), int(path_iter))
+    if hasattr(capped, "max_sweeps"):
+        # an intermediate Newton master takes a few steps anyway: any
+        # number of coordinate sweeps gives a descent direction, and the
+        # last ones (up to 1000 on correlated Fourier columns) buy little
+        capped.max_sweeps = min(int(solver.max_sweeps), path_sweeps)
+    return solver, capped, path_iter, names, values
 
 
 class _GrFLProblem(DirtyProblem):

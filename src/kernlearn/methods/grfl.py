@@ -47,6 +47,7 @@ extended to a larger feature budget on the same data (warm start).
 """
 
 import copy
+import math
 import numbers
 from dataclasses import dataclass
 
@@ -61,8 +62,8 @@ from ..penalties import GroupL1L2
 from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyState, pad_state
 from . import _grfl_average
-from ._grfl_master import (_GrFLProblem, intercept_only, paper_loss_factor, penalty_level,
-                           prune, solve_master)
+from ._grfl_master import (_GrFLProblem, block_norms, capped_solver, intercept_only,
+                           paper_loss_factor, penalty_level, prune, solve_master)
 from ._grfl_warm import kept_on_failure
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
@@ -310,7 +311,10 @@ class GrFL:
             M = prob.margins(*prob.zeros()[:2], self.b0)
         else:
             prob = self._prob  # the master that produced the margins
-        g = prob.loss_gradients(M)
+        # (the compiled Newton master's loss gradients at its margins, if kept)
+        g = getattr(self.state, "loss_grad", None)
+        if g is None or getattr(self.state, "margins", None) is not M:
+            g = prob.loss_gradients(M)
         if self.task_rows is None:
             return g
         G = np.zeros((self.n, self.T))
@@ -337,8 +341,7 @@ class GrFL:
         if k and type(self.penalty_p) is GroupL1L2 and gs * T > 1:
             # the default penalty: the l2 norm of each candidate's block, the sums
             # GroupL1L2.matrix_dual_norm forms (without its bookkeeping: hot path)
-            w = H.ravel()
-            v = np.sqrt(np.add.reduceat(w * w, np.arange(0, w.size, gs * T)))
+            v = block_norms(H)
         else:
             # the candidates stacked as the row groups of one (k * gs, T) block; the
             # penalty's dual norm is joint across tasks or per task (PerTaskL1Lq)
@@ -398,7 +401,7 @@ class GrFL:
         # cheaper; the best few are scored exactly (the violations are exact)
         f32 = getattr(fam, "ranks_in_float32", None)
         low = bool(f32(self.X, self.T) if f32 else getattr(fam, "float32_columns", False))
-        n_sample = self.n_candidates * int(np.ceil(n_best ** SAMPLE_POWER))
+        n_sample = self.n_candidates * math.ceil(n_best ** SAMPLE_POWER)
         n_exact = min(n_best + N_EXACT - 1, n_sample)
         if self._sub is None:
             # (data wider than long: priced in the rows' span, see in_span)
@@ -463,26 +466,11 @@ class GrFL:
     # ----------------------------------------------------------------- master
     def _path_solver(self):
         """The solver of the intermediate masters: ``solver`` capped at ``path_iter``."""
-        solver = self.solver
-        if self.path_iter is None or not hasattr(solver, "max_iter"):
-            return solver
-        # one copy per path, not one per outer iteration, while the solver's
-        # attributes are the same objects (what a shallow copy would hold)
-        attrs = tuple(vars(solver).items())
-        cached = self.__dict__.get("_capped")
-        if (cached is not None and cached[0] is solver and cached[2] == self.path_iter
-                and len(cached[3]) == len(attrs)
-                and all(k == k0 and v is v0 for (k, v), (k0, v0) in zip(attrs, cached[3]))):
-            return cached[1]
-        capped = copy.copy(solver)
-        capped.max_iter = min(int(solver.max_iter), int(self.path_iter))
-        if hasattr(capped, "max_sweeps"):
-            # an intermediate Newton master takes a few steps anyway: any
-            # number of coordinate sweeps gives a descent direction, and the
-            # last ones (up to 1000 on correlated Fourier columns) buy little
-            capped.max_sweeps = min(int(solver.max_sweeps), PATH_SWEEPS)
-        self._capped = (solver, capped, self.path_iter, attrs)
-        return capped
+        if self.path_iter is None or not hasattr(self.solver, "max_iter"):
+            return self.solver
+        self._capped = capped_solver(self.solver, self.path_iter, PATH_SWEEPS,
+                                     self.__dict__.get("_capped"))
+        return self._capped[1]
 
     def _solve(self, exact):
         solver = self.solver if exact else self._path_solver()
@@ -525,7 +513,8 @@ class GrFL:
         # (np.linalg.norm(block, axis=0) without its checks and copy)
         norms = (np.sqrt(np.add.reduce(block * block, axis=0)) if w is None
                  else np.sqrt(np.einsum("ij,ij,i->j", block, block, w)))
-        norms = np.where(norms > 0, norms, 1.0)
+        if not norms.min(initial=np.inf) > 0:  # (an all-zero column: kept at zero)
+            norms = np.where(norms > 0, norms, 1.0)
         block = block / norms
         self.Phi[:, p0:p] = block
         self.gram[:p, p0:p] = self.Phi[:, :p].T @ block

@@ -20,6 +20,7 @@ solves in ``supported_penalties``; :func:`check_compatible` turns a mismatch
 into an error naming the missing capability.
 """
 
+import operator
 import threading
 import time
 from dataclasses import dataclass, field
@@ -256,7 +257,7 @@ class BaseSolver(ComponentMixin):
                      for key, value in vars(part).items() if key != "_checked_params")
         last = getattr(self, "_checked_params", None)
         if last is not None and len(last) == len(seen) and all(
-                a is b for a, b in zip(last, seen)):
+                map(operator.is_, last, seen)):
             return
         self._validate_params()
         for penalty in problem.penalties:

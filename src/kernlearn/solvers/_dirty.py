@@ -294,7 +294,7 @@ class DirtyProblem:
             self.T = Y.shape[1]
             self.Phis = [Phi] * self.T
             self.Ys = Y
-            self.n_t = np.full(self.T, self.n)
+            self.n_t = np.array([self.n] * self.T, dtype=int)  # (np.full, without its wrapper)
         else:
             self.shared_rows = False
             self.T = len(task_rows)
@@ -544,7 +544,8 @@ class DirtyProblem:
                 lam, vectors[t] = top_eigenvalue_bound(
                     G, _pad_vector(start.get(t), G.shape[0], self.fit_intercept))
                 s2 = max(s2, lam)
-        lip = self.loss.lipschitz if np.isfinite(self.loss.lipschitz) else 1.0
+        lip = self.loss.lipschitz
+        lip = lip if math.isfinite(lip) else 1.0
         self._lip = max(lip * s2 * (1 + (self.T if self.has_shared else 0)), 1e-12)
         return self._lip
 

@@ -593,7 +593,8 @@ def _gradients_kkt(Phi, Y, M, loss_kind, W, ws, step, indptr, kind, alpha, alpha
                    has_shared, fit_b):
     """``DirtyProblem.gradients(M)`` (every task on every row), the KKT
     residual of :func:`_kkt_residual` there, with NumPy's products and sums,
-    and the loss's curvatures ``loss.hess_margin(M, Y)``."""
+    the loss's curvatures ``loss.hess_margin(M, Y)`` and its gradients
+    ``loss.grad_margin(M, Y)`` (what GrFL's next pricing step reads)."""
     n, T = M.shape
     G = np.empty((n, T))
     D = np.empty((n, T))
@@ -620,7 +621,7 @@ def _gradients_kkt(Phi, Y, M, loss_kind, W, ws, step, indptr, kind, alpha, alpha
         gws[i] = _pairwise_sum(flat, i * T, T)
     res = _kkt_residual(W, ws, gW, gws, gb, step, indptr, kind, alpha, alpha_s,
                         has_shared, fit_b)
-    return gW, gws, gb, res, D
+    return gW, gws, gb, res, D, G
 
 
 @njit_cached
@@ -638,7 +639,7 @@ def _newton_step(Phi, Y, loss_kind, M, F, pen0, W, ws, b, gW, gws, gb, Hd, Lw, L
     ``(Ws, wss)`` with its margins, objective and penalty, the penalty at the
     minimiser, and :func:`_gradients_kkt` at the new point (the minimiser
     after a full step, else the trial point; the current point's gradients,
-    without curvatures, when no step was accepted).
+    without curvatures and loss gradients, when no step was accepted).
     """
     Wn, wsn, bn = W.copy(), ws.copy(), b.copy()
     sweeps, _ = _bcd(Hd, gW, gb, Wn, wsn, bn, indptr, Lw, Ls, kind, alpha, alpha_s,
@@ -678,7 +679,7 @@ def _newton_step(Phi, Y, loss_kind, M, F, pen0, W, ws, b, gW, gws, gb, Hd, Lw, L
                     grads)
         s *= 0.5
     return (False, s, sweeps, Wn, wsn, bn, db, Ws, wss, Ms, Fs, pen_s, pen_n,
-            (gW, gws, gb, -1.0, np.empty((0, 0))))
+            (gW, gws, gb, -1.0, np.empty((0, 0)), np.empty((0, 0))))
 
 
 @njit_cached
@@ -760,6 +761,23 @@ def _hessian_append(Ho, H, Phi, Dh, B, use_B):
             Hj = Ht[q + j]
             for i in range(p1):
                 Hj[i] = C[i, c0 + j]
+
+
+@njit_cached
+def _same_head(check, Phi):
+    """Whether ``check`` equals ``Phi[:2, :check.shape[1]]`` (shapes and
+    entries; NaN differs from itself): the test that a state's Hessians
+    belong to the first columns of ``Phi`` (``_Hessians.start``), without
+    NumPy's slices, comparison array and count (a few microseconds per
+    master solve)."""
+    r, q = check.shape
+    if r != min(2, Phi.shape[0]) or q > Phi.shape[1]:
+        return False
+    for i in range(r):
+        for j in range(q):
+            if not check[i, j] == Phi[i, j]:
+                return False
+    return True
 
 
 @njit_cached

@@ -82,6 +82,7 @@ from ._grfl_newton_kernels import (  # noqa: F401
     _penalty_value,
     _prox_in_place,
     _rank_block,
+    _same_head,
 )
 
 __all__ = ["GrFLNewton", "hessian_block"]
@@ -208,8 +209,7 @@ class _Hessians:
         old = getattr(state, "hess", None)
         if (old is not None and old["H"].shape[0] == T and old["p"] <= p
                 and old["D"].shape == D.shape
-                and old["check"].shape == P.Phi[:2, : old["p"]].shape
-                and not np.count_nonzero(old["check"] != P.Phi[:2, : old["p"]])):
+                and old["check"].shape[1] == old["p"] and _same_head(old["check"], P.Phi)):
             # columns appended since (GrFL's warm start): one new row and column
             q = old["p"]
             self.Dh = old["D"].copy()
@@ -378,8 +378,8 @@ class _CompiledOps:
         return _loss_value(np.ascontiguousarray(M), self.Y, self.loss_kind) + pen, pen
 
     def gradients(self, M, W, ws, step):
-        """The gradients at margins ``M``, the KKT residual (unscaled) and the
-        loss's curvatures."""
+        """The gradients at margins ``M``, the KKT residual (unscaled), the
+        loss's curvatures and its gradients on the margins."""
         indptr, kind, alpha, alpha_s, shared, fit_b = self.inner
         return _gradients_kkt(self.Phi, self.Y, np.ascontiguousarray(M), self.loss_kind,
                               W, ws, float(step), indptr, kind, alpha, alpha_s, shared,
@@ -420,12 +420,18 @@ class GrFLNewtonState(DirtyState):
         Top eigenvectors of the problem's Gram matrices, the warm start of
         the next problem's Lipschitz bound
         (:meth:`~kernlearn.solvers._dirty.DirtyProblem.lipschitz`).
+    loss_grad : ndarray, optional
+        The loss's gradients at ``margins``
+        (:meth:`~kernlearn.solvers._dirty.DirtyProblem.loss_gradients`), when
+        the compiled iteration computed them (GrFL's next pricing step reads
+        them instead of computing them again).
     """
 
     p: int = -1
     margins: np.ndarray = None
     hess: dict = None
     lip_vectors: dict = None
+    loss_grad: np.ndarray = None
 
 
 class GrFLNewton(BaseSolver):
@@ -584,6 +590,7 @@ class GrFLNewton(BaseSolver):
         out = GrFLNewtonState(
             W=W, ws=ws, b=b, objective=float(F), kkt=float(kkt), p=P.p, margins=M,
             lip_vectors=getattr(P, "lip_vectors", None),
+            loss_grad=grads[5] if len(grads) > 5 else None,
             hess=hess.state() if hess is not None
             else kept if kept is not None and kept["p"] == P.p else None)
         return SolverResult(coef=(W, ws), intercept=b.copy(), state=out,
