@@ -15,11 +15,10 @@ import cvxpy as cp
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.svm import SVC, SVR
 
 from kernlearn.methods import mtmkl as M
-from kernlearn.methods.mtmkl import inner
-from kernlearn.methods.mtmkl._smo import smo_buckets
+from kernlearn.methods.mtmkl import _smo, inner
+from kernlearn.methods.mtmkl._smo import libsvm_buckets, smo_buckets
 
 EPS = 0.1
 
@@ -40,18 +39,6 @@ def _bucket(seed=0, T=12, m=9):
     return K, labels * mask, targets * mask, sizes, np.where(mask, C, 0.0)
 
 
-def _libsvm(K, y, sizes, C, regression):
-    """One scikit-learn SVC / SVR per task (the solves the compiled loop replaced)."""
-    beta, b = np.zeros(y.shape), np.zeros(len(y))
-    for a, mt in enumerate(sizes):
-        Ka, ya, sw = K[a, :mt, :mt], y[a, :mt], C[a, :mt]
-        est = (SVR(kernel="precomputed", C=1.0, epsilon=EPS, tol=1e-5) if regression
-               else SVC(kernel="precomputed", C=1.0, tol=1e-5)).fit(Ka, ya, sample_weight=sw)
-        beta[a, est.support_] = est.dual_coef_[0]
-        b[a] = est.intercept_[0]
-    return beta, b
-
-
 def _dual(K, y, beta, regression):
     """Each task's dual objective L_t(beta_t) - beta_t' K_t beta_t / 2."""
     lin = (y * beta).sum(1) - EPS * np.abs(beta).sum(1) if regression else np.abs(
@@ -64,7 +51,7 @@ def test_compiled_smo_matches_libsvm_task_by_task(regression):
     K, labels, targets, sizes, C = _bucket()
     y = targets if regression else labels
     beta, b, n_iter, converged = smo_buckets(K, y, sizes, C, regression, EPS)
-    ref_beta, ref_b = _libsvm(K, y, sizes, C, regression)
+    ref_beta, ref_b, *_ = libsvm_buckets(K, y, sizes, C, regression, EPS)
     assert converged.all() and (n_iter > 0).all()
     # the dual optimum (unique), to libsvm's tolerance
     np.testing.assert_allclose(_dual(K, y, beta, regression),
@@ -143,30 +130,6 @@ def test_a_dual_at_rounding_distance_of_its_bound_does_not_pin_the_bias():
 
 
 # ------------------------------------------------------------- whole fits
-def _libsvm_inner(loss, K, y, mask, C, epsilon=0.1, beta0=None):
-    """``solve_inner`` as it was: one scikit-learn SVC / SVR per task."""
-    T, m = mask.shape
-    shift = np.zeros(T)
-    if loss != "hinge":
-        e = mask.astype(float)
-        shift = (y * e).sum(1) / e.sum(1)
-        y = (y - shift[:, None]) * e
-    sizes = mask.sum(1)
-    Cm = np.where(mask, C, 0.0)
-    beta, b = np.zeros((T, m)), np.zeros(T)
-    for a, mt in enumerate(sizes):
-        Ka, ya, sw = K[a, :mt, :mt], y[a, :mt], Cm[a, :mt]
-        est = (SVC(kernel="precomputed", C=1.0, tol=1e-5) if loss == "hinge" else
-               SVR(kernel="precomputed", C=1.0, epsilon=epsilon, tol=1e-5)).fit(
-            Ka, ya, sample_weight=sw)
-        beta[a, est.support_] = est.dual_coef_[0]
-        b[a] = est.intercept_[0]
-    L = np.abs(beta).sum(1)
-    if loss != "hinge":
-        L = (y * beta).sum(1) - epsilon * L
-    return beta, b + shift, L
-
-
 def _many_tasks(T, m=7, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(T * m, 4))
@@ -191,14 +154,14 @@ def _fit(X, target, rows, form, loss, C, **kw):
                                        ("mtsfl", "epsilon_insensitive")])
 def test_fits_agree_with_the_per_task_libsvm_solves(form, loss, monkeypatch):
     # the whole fit, new solves (warm-started in MK-MTSFL) against the
-    # per-task scikit-learn calls they replaced: the same objective, duality
-    # gap, iterations and decisions, to the solvers' tolerance
+    # per-task scikit-learn calls they replaced (as solve_inner made them):
+    # the same objective, duality gap, iterations and decisions, to the
+    # solvers' tolerance
     X, y, labels, rows = _many_tasks(T=20)
     target = labels if loss == "hinge" else y
     C = 10.0 if loss == "hinge" else 1.0
     new, f_new = _fit(X, target, rows, form, loss, C, max_iter=20)
-    monkeypatch.setattr(inner, "solve_inner", _libsvm_inner)
-    monkeypatch.setattr(M.mtfl, "solve_inner", _libsvm_inner)
+    monkeypatch.setattr(_smo, "smo_buckets", _smo.libsvm_buckets)
     old, f_old = _fit(X, target, rows, form, loss, C, max_iter=20)
     assert new.n_iter == old.n_iter
     np.testing.assert_allclose(new.objective, old.objective, rtol=1e-6)

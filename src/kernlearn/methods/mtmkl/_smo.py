@@ -27,7 +27,7 @@ import numpy as np
 
 from ...utils._numba_cache import njit_cached
 
-__all__ = ["smo_buckets"]
+__all__ = ["libsvm_buckets", "smo_buckets"]
 
 # libsvm's TAU: the curvature used when a pair's is not positive
 _TAU = 1e-12
@@ -256,3 +256,26 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
     _smo_bucket(K, y, Cm, np.asarray(sizes, dtype=np.int64), b0, bool(regression),
                 float(epsilon), float(tol), beta, rho, n_iter, converged)
     return beta, -rho, n_iter, converged
+
+
+def libsvm_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=None):
+    """:func:`smo_buckets` by one scikit-learn ``SVC`` / ``SVR`` per task.
+
+    What the multitask solvers did before (``beta0`` is not used: libsvm
+    starts at zero); kept as the reference the compiled loop is checked and
+    timed against.  Same parameters and returns as :func:`smo_buckets`
+    (``n_iter`` is 0 and ``converged`` true: libsvm does not report them).
+    """
+    from sklearn.svm import SVC, SVR
+
+    T, m = y.shape
+    Cm = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), (T, m)))
+    beta, b = np.zeros((T, m)), np.zeros(T)
+    for a, mt in enumerate(np.asarray(sizes)):
+        Ka, ya, sw = K[a, :mt, :mt], y[a, :mt], Cm[a, :mt]
+        # per-sample C_i: libsvm's C = 1 times sample_weight
+        est = (SVR(kernel="precomputed", C=1.0, epsilon=epsilon, tol=tol) if regression
+               else SVC(kernel="precomputed", C=1.0, tol=tol)).fit(Ka, ya, sample_weight=sw)
+        beta[a, est.support_] = est.dual_coef_[0]
+        b[a] = est.intercept_[0]
+    return beta, b, np.zeros(T, np.int64), np.ones(T, bool)
