@@ -11,9 +11,9 @@ for the SVR the :math:`2m` variables :math:`(\alpha, \alpha^*)` with
 of row :math:`i \bmod m`.  It is solved by libsvm's SMO: the working pair of
 Fan, Chen and Lin (2005) (maximal violation, second-order choice of the
 partner), the same pair update and clipping, the same stopping rule
-(maximal KKT violation below ``tol``) and the same bias rule (mean over the
-free variables, else the middle of the feasible interval), without libsvm's
-shrinking and its single-precision kernel cache.  The multitask solvers
+(maximal KKT violation below ``tol``), the same bias rule (mean over the
+free variables, else the middle of the feasible interval) and the kernel in
+single precision, as libsvm's cache holds it; without libsvm's shrinking.  The multitask solvers
 called scikit-learn's ``SVC`` / ``SVR`` once per task and per outer
 iteration: with hundreds of tasks of a few rows, the input validation of
 those calls was over 90 % of a fit (400 tasks of 6 rows: 146 s).  Here one
@@ -246,7 +246,11 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
         Whether each task met ``tol`` within libsvm's iteration cap.
     """
     T, m = y.shape
-    K = np.ascontiguousarray(K, dtype=np.float64)
+    # the kernel in single precision, as libsvm's kernel cache holds it: a
+    # pair choice then does not hinge on the last bits of the kernel, so that
+    # kernels equal up to rounding (a rescaled one, another summation order)
+    # give the same duals, not two points 1e-5 apart in the tolerance
+    K = np.asarray(K, dtype=np.float32).astype(np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     Cm = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), (T, m)))
     b0 = (np.zeros((T, m)) if beta0 is None
