@@ -76,7 +76,8 @@ def test_warm_start_reaches_the_cold_optimum(regression):
     K2 = 0.7 * K + 0.3 * np.einsum("tij,tjk->tik", K, K) / K.shape[1]
     start, *_ = smo_buckets(K, y, sizes, C, regression, EPS)
     cold, b_cold, it_cold, _ = smo_buckets(K2, y, sizes, C, regression, EPS)
-    warm, b_warm, it_warm, ok = smo_buckets(K2, y, sizes, C, regression, EPS, beta0=start)
+    warm, b_warm, it_warm, ok = smo_buckets(K2, y, sizes, C, regression, EPS,
+                                            beta0=start)
     assert ok.all() and it_warm.sum() < it_cold.sum()
     np.testing.assert_allclose(_dual(K2, y, warm, regression),
                                _dual(K2, y, cold, regression), rtol=1e-8)
@@ -134,7 +135,8 @@ def _many_tasks(T, m=7, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(T * m, 4))
     shared = np.array([1.0, -0.5, 0.0, 0.3])
-    y = X @ shared + 0.5 * np.repeat(rng.normal(size=T), m) + 0.4 * rng.normal(size=T * m)
+    level = np.repeat(rng.normal(size=T), m)
+    y = X @ shared + 0.5 * level + 0.4 * rng.normal(size=T * m)
     rows = [np.arange(t * m, (t + 1) * m) for t in range(T)]
     labels = np.concatenate([np.where(y[r] > np.median(y[r]), 1.0, -1.0) for r in rows])
     return X, y, labels, rows
@@ -165,7 +167,8 @@ def test_fits_agree_with_the_per_task_libsvm_solves(form, loss, monkeypatch):
     old, f_old = _fit(X, target, rows, form, loss, C, max_iter=20)
     assert new.n_iter == old.n_iter
     np.testing.assert_allclose(new.objective, old.objective, rtol=1e-6)
-    np.testing.assert_allclose(new.gap, old.gap, rtol=1e-3, atol=1e-6 * abs(old.objective))
+    np.testing.assert_allclose(new.gap, old.gap, rtol=1e-3,
+                               atol=1e-6 * abs(old.objective))
     np.testing.assert_allclose(f_new, f_old, atol=1e-3)
     if loss == "hinge":
         np.testing.assert_array_equal(np.sign(f_new), np.sign(f_old))

@@ -13,10 +13,11 @@ Fan, Chen and Lin (2005) (maximal violation, second-order choice of the
 partner), the same pair update and clipping, the same stopping rule
 (maximal KKT violation below ``tol``), the same bias rule (mean over the
 free variables, else the middle of the feasible interval) and the kernel in
-single precision, as libsvm's cache holds it; without libsvm's shrinking.  The multitask solvers
-called scikit-learn's ``SVC`` / ``SVR`` once per task and per outer
-iteration: with hundreds of tasks of a few rows, the input validation of
-those calls was over 90 % of a fit (400 tasks of 6 rows: 146 s).  Here one
+single precision, as libsvm's cache holds it; without libsvm's shrinking.
+The multitask solvers called scikit-learn's ``SVC`` / ``SVR`` once per task
+and per outer iteration: with hundreds of tasks of a few rows, the input
+validation of those calls was over 90 % of a fit (400 tasks of 6 rows:
+146 s).  Here one
 call solves every task of a bucket, and a task can start from the duals of
 the previous outer iteration (feasible for the new kernel: the constraints
 do not depend on it), which ends in a few pair updates once the kernel
@@ -279,7 +280,8 @@ def libsvm_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta
         Ka, ya, sw = K[a, :mt, :mt], y[a, :mt], Cm[a, :mt]
         # per-sample C_i: libsvm's C = 1 times sample_weight
         est = (SVR(kernel="precomputed", C=1.0, epsilon=epsilon, tol=tol) if regression
-               else SVC(kernel="precomputed", C=1.0, tol=tol)).fit(Ka, ya, sample_weight=sw)
+               else SVC(kernel="precomputed", C=1.0, tol=tol))
+        est.fit(Ka, ya, sample_weight=sw)
         beta[a, est.support_] = est.dual_coef_[0]
         b[a] = est.intercept_[0]
     return beta, b, np.zeros(T, np.int64), np.ones(T, bool)
