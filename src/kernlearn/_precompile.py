@@ -86,6 +86,7 @@ def workloads():
     from .estimators.fgm import FGMClassifier, FGMRegressor
     from .estimators.infinite import InfiniteFeatureClassifier, InfiniteFeatureRegressor
     from .estimators.lowrank import LowRankKernelClassifier, LowRankKernelRegressor
+    from .estimators.mtmkl import MultitaskMKLClassifier
     from .estimators.pnorm_mkl import PNormMKLClassifier
     from .families import PolynomialPool
     from .solvers._dirty import top_eigenvalue_bound
@@ -115,6 +116,9 @@ def workloads():
         ("LowRankKernelClassifier multiclass",
          lambda: LowRankKernelClassifier().fit(X, y_multi)),
         ("LowRankKernelRegressor", lambda: LowRankKernelRegressor().fit(X, y_reg)),
+        # the per-task SVM / SVR duals (one compiled signature for both)
+        ("MultitaskMKLClassifier", lambda: MultitaskMKLClassifier(max_iter=2).fit(
+            X, y_bin, task_index=np.arange(len(X)) % 2)),
     ]
     # GrFL's Newton master: one compiled block prox per penalty kind
     grfl = dict(max_features=3, n_candidates=5, random_state=0)

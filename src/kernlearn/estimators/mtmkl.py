@@ -708,8 +708,8 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         """Multitask multiple kernel classification: MK-MTFL and MK-MTSFL with SVMs.
 
     Every task is a binary problem on the same two classes; tasks are given
-    by ``task_index``.  The inner per-task problems are SVMs (libsvm through
-    scikit-learn's ``SVC`` with a precomputed kernel), as in the paper.
+    by ``task_index``.  The inner per-task problems are SVMs, as in the paper
+    (libsvm's SMO, compiled, all tasks of a size at once).
     Binary only: more than two classes are refused (one-vs-rest tasks, as
     the paper's Caltech-101, are separate tasks of their own labels; or wrap
     it in :class:`~sklearn.multiclass.OneVsRestClassifier`).  Input must be

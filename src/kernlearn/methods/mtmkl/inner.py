@@ -3,14 +3,18 @@ r"""Inner kernel machines of the multitask formulations: the per-task dual solve
 For fixed kernel parameters every formulation is a kernel machine per task
 (or, with shared components, one machine of all tasks on a coupled kernel).
 :func:`solve_inner` solves a bucket of tasks at once: kernel ridge in closed
-form (one batched LAPACK call), SVM / SVR through scikit-learn's libsvm;
+form (one batched LAPACK call), SVM / SVR by libsvm's SMO compiled over
+all tasks of a bucket (:mod:`._smo`);
 :func:`solve_coupled` adds a kernel over all training rows through Woodbury's
 identity.  Each returns the signed dual coefficients :math:`\beta_t`, the
 biases and the linear part :math:`L_t(\beta_t)` of each task's dual
 :math:`L_t(\beta_t) - \tfrac12\beta_t^\top K_t\beta_t`.
 """
 
+import warnings
+
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 __all__ = ["per_bucket", "solve_all", "solve_coupled", "solve_inner"]
 
@@ -32,7 +36,7 @@ def per_bucket(C, n_buckets):
     return C if isinstance(C, list) else [C] * n_buckets
 
 
-def solve_inner(loss, K, y, mask, C, epsilon=0.1):
+def solve_inner(loss, K, y, mask, C, epsilon=0.1, beta0=None):
     r"""Per-task dual solves on one bucket of tasks with effective kernels ``K``.
 
     Returns the signed dual coefficients :math:`\beta_t`, biases and the
@@ -42,8 +46,9 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1):
     Parameters
     ----------
     loss : {"square", "hinge", "epsilon_insensitive"}
-        Kernel ridge (closed form, batched), SVM or SVR (scikit-learn's
-        libsvm with a precomputed kernel, one call per task).
+        Kernel ridge (closed form, batched), SVM or SVR (libsvm's SMO,
+        compiled, all tasks of the bucket in one call:
+        :func:`~kernlearn.methods.mtmkl._smo.smo_buckets`).
     K : ndarray of shape (T_b, m, m)
         Effective kernels, zero on padding.
     y : ndarray of shape (T_b, m)
@@ -55,6 +60,11 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1):
         each sample its own weight :math:`C_i` (sample weights; positive).
     epsilon : float, default=0.1
         Width of the epsilon-insensitive tube.
+    beta0 : ndarray of shape (T_b, m), optional
+        SVM / SVR: signed duals to start from (a previous solve's ``beta``,
+        feasible whatever the kernel); the optimum is the same, reached in
+        fewer steps when the kernel changed little.  Ignored by the square
+        loss (closed form).
 
     Returns
     -------
@@ -84,29 +94,27 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1):
         beta = (u - b[:, None] * v) * e
         L = (y * beta).sum(1) - (beta * beta / (4.0 * C)).sum(1)
         return beta, b + shift, L
-    from sklearn.svm import SVC, SVR
+    from ._smo import smo_buckets
 
-    beta, b, L = np.zeros((T, m)), np.zeros(T), np.zeros(T)
-    for a in range(T):
-        mt = int(mask[a].sum())
-        Ka, ya = K[a, :mt, :mt], y[a, :mt]
-        # per-sample C_i: libsvm's C times sample_weight
-        Cs, sw = (C, None) if np.ndim(C) == 0 else (1.0, C[a, :mt])
-        if loss == "hinge":
-            est = SVC(kernel="precomputed", C=Cs, tol=1e-5).fit(Ka, ya, sample_weight=sw)
-        else:
-            est = SVR(kernel="precomputed", C=Cs, epsilon=epsilon, tol=1e-5).fit(
-                Ka, ya, sample_weight=sw)
-        beta[a, est.support_] = est.dual_coef_[0]
-        b[a] = est.intercept_[0] + shift[a]
-        if loss == "hinge":
-            L[a] = np.abs(beta[a]).sum()
-        else:
-            L[a] = ya @ beta[a, :mt] - epsilon * np.abs(beta[a]).sum()
-    return beta, b, L
+    # one compiled SMO over the bucket's tasks (libsvm's algorithm and
+    # stopping rule, tol 1e-5 as the SVC / SVR calls it replaces), each task
+    # started from beta0 when given
+    sizes = mask.sum(axis=1)
+    Cb = C if np.ndim(C) == 0 else np.where(mask, C, 0.0)
+    beta, b, _, converged = smo_buckets(K, y, sizes, Cb, regression=loss != "hinge",
+                                        epsilon=epsilon, tol=1e-5, beta0=beta0)
+    if not converged.all():
+        warnings.warn(f"the SVM / SVR dual of {int((~converged).sum())} task(s) "
+                      "stopped at libsvm's iteration cap before its tolerance 1e-5.",
+                      ConvergenceWarning)
+    L = np.abs(beta).sum(1)
+    if loss != "hinge":
+        L = (y * beta).sum(1) - epsilon * L
+    return beta, b + shift, L
 
 
-def solve_all(blocks, F_b, y_b, loss, C, epsilon, G_b=None, global_bias=False):
+def solve_all(blocks, F_b, y_b, loss, C, epsilon, G_b=None, global_bias=False,
+              beta0=None):
     r"""Inner solves with effective kernels ``F F'`` per task (F: padded factors).
 
     ``G_b`` (padded rows of a factor :math:`G`, ``(T_b, m_b, r_s)`` per
@@ -130,6 +138,8 @@ def solve_all(blocks, F_b, y_b, loss, C, epsilon, G_b=None, global_bias=False):
         Padded rows of the shared factor.
     global_bias : bool, default=False
         One bias for all tasks.
+    beta0 : list of ndarray of shape (T_b, m_b), optional
+        Per-task solves: duals to start from (:func:`solve_inner`).
 
     Returns
     -------
@@ -144,10 +154,11 @@ def solve_all(blocks, F_b, y_b, loss, C, epsilon, G_b=None, global_bias=False):
         return solve_coupled(blocks, [Fb @ Fb.transpose(0, 2, 1) for Fb in F_b], G_b,
                              y_b, C, global_bias, loss, epsilon)
     beta, bias, Ls = [], [], []
-    for (_, _, mask), Fb, yb, Cb in zip(blocks.buckets, F_b, y_b,
-                                        per_bucket(C, len(y_b))):
+    starts = [None] * len(y_b) if beta0 is None else beta0
+    for (_, _, mask), Fb, yb, Cb, b0 in zip(blocks.buckets, F_b, y_b,
+                                            per_bucket(C, len(y_b)), starts):
         Keff = Fb @ Fb.transpose(0, 2, 1)
-        be, bb, Lb = solve_inner(loss, Keff, yb, mask, Cb, epsilon)
+        be, bb, Lb = solve_inner(loss, Keff, yb, mask, Cb, epsilon, b0)
         beta.append(be), bias.append(bb), Ls.append(Lb)
     return beta, blocks.by_task(bias), blocks.by_task(Ls)
 

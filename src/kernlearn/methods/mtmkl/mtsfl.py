@@ -95,7 +95,7 @@ def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
     hist = History()
     best_value, best_lower, best_state = np.inf, -np.inf, {}
     progress = Progress("MK-MTSFL", max_iter, level=verbose) if verbose else None
-    converged, n_iter = False, 0
+    converged, n_iter, beta = False, 0, None
     for it in range(1, max_iter + 1):
         n_iter = it
         # effective per-task kernels F F' with F = [A_j Z_j e^{theta_j/2}]_j
@@ -117,7 +117,11 @@ def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
         F_b = [padded(spec, bi, idx) for bi, (_, idx, _) in enumerate(blocks.buckets)]
         G_b = ([padded(shr, bi, idx) for bi, (_, idx, _) in enumerate(blocks.buckets)]
                if shr.size else None)
-        beta, bias, L = solve_all(blocks, F_b, y_b, loss, C, epsilon, G_b, global_bias)
+        # the SVM / SVR solves start from the previous iteration's duals
+        # (feasible for any kernel): near the optimum a task needs a few pair
+        # updates, not a solve from zero
+        beta, bias, L = solve_all(blocks, F_b, y_b, loss, C, epsilon, G_b, global_bias,
+                                  beta0=beta)
         # columns M_tj beta_t, (r_j, T): each task's beta touches only its own
         # m_t rows, so a gathered contraction (n r flops) replaces the dense
         # A' B product (n r T flops); a shared block has the one column
