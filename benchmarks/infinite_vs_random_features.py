@@ -16,7 +16,7 @@ In one run:
    features, 95 % of the data, as in Table 3);
 3. if the Brodatz images are present, the texture experiment of sec. 6.2:
    16x16 patches of D2, D29, D92 (left half for training, right half for
-   testing), Gabor GrFL against the same master on a fixed bank of 81
+   testing; ``kernlearn.datasets.make_brodatz_patches``), Gabor GrFL against the same master on a fixed bank of 81
    Gabor filters.
 
 With ``--protocol paper`` part 1 follows Table 4 of the paper instead: the
@@ -54,7 +54,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import markdown_table, timed  # noqa: E402
 
 from kernlearn import InfiniteFeatureClassifier  # noqa: E402
-from kernlearn.datasets import DatasetNotFoundError, load_dataset  # noqa: E402
+from kernlearn.datasets import (  # noqa: E402
+    DatasetNotFoundError,
+    load_dataset,
+    make_brodatz_patches,
+)
 from kernlearn.families import GaborFeatures, RandomFourierFeatures  # noqa: E402
 from kernlearn.losses import SquaredHinge  # noqa: E402
 from kernlearn.penalties import L1, GroupL1L2  # noqa: E402
@@ -260,28 +264,17 @@ def run_master(args):
          "Newton it", "Newton conv", "time FISTA/ADMM", "time Newton/ADMM"], rows)
 
 
-def _patches(img, n, rng, half):
-    h, w = img.shape
-    cols = (0, w // 2 - 16) if half == "left" else (w // 2, w - 16)
-    r = rng.integers(0, h - 16, size=n)
-    c = rng.integers(cols[0], cols[1] + 1, size=n)
-    return np.stack([img[i : i + 16, j : j + 16] for i, j in zip(r, c)]).reshape(n, -1)
-
-
 def run_brodatz(args):
     try:
         imgs = load_dataset("brodatz").images
     except (DatasetNotFoundError, ImportError) as exc:
         print(f"skip brodatz: {exc}")
         return None
-    rng = np.random.default_rng(0)
     rows = []
     n_test = 1000 if args.quick else 5000
     for n_train in ([100] if args.quick else [100, 300, 1000]):
-        Xtr = np.vstack([_patches(imgs[k], n_train, rng, "left") for k in sorted(imgs)])
-        ytr = np.repeat(np.arange(3), n_train)
-        Xte = np.vstack([_patches(imgs[k], n_test, rng, "right") for k in sorted(imgs)])
-        yte = np.repeat(np.arange(3), n_test)
+        Xtr, ytr, Xte, yte = make_brodatz_patches(n_train, n_test, images=imgs,
+                                                  random_state=0)
         fam = GaborFeatures(image_shape=(16, 16), filter_size=7, stride=2)
         for lam in (1.0, 5.0):
             t0 = time.perf_counter()

@@ -26,8 +26,10 @@ __all__ = [
     "load_data_file",
     "load_dataset",
     "load_svmlight",
+    "make_brodatz_patches",
     "make_fgm_group_synthetic",
     "make_fgm_synthetic",
+    "make_obscure_synthetic",
     "make_sinc",
     "write_fgm_synthetic_svmlight",
 ]
@@ -323,7 +325,9 @@ def make_fgm_synthetic(
     say more; ``labels="sampled"`` is the other reading, the sampled rows'
     own :math:`\mathrm{sign}(Xw)`, whose ties at 0 (rows without a kept
     informative entry, 13.5 % at density 0.005 with 400 of 100,000
-    informative) get a fair coin.
+    informative) get a fair coin.  Fig. 7 samples one :math:`X_3` at every
+    rate; here each call draws its own :math:`X_d`, so the sets of two
+    densities (one ``random_state``) are alike in law but not nested.
 
     Parameters
     ----------
@@ -616,7 +620,8 @@ def make_sinc(n_samples=1000, n_test=1000, snr_db=10.0, random_state=None):
     :math:`y = \sin(\|x\|)/\|x\| + e` with :math:`x` uniform on
     :math:`[-5, 5]^2`; white Gaussian noise at the given signal-to-noise ratio
     is added to the training targets, test targets are clean (the paper: 1000
-    noisy training and 1000 clean test points, 10 dB).
+    noisy training and 1000 clean test points, 10 dB).  The signal's power is
+    the mean square of the clean training targets (the paper does not say).
 
     Parameters
     ----------
@@ -647,6 +652,10 @@ def make_sinc(n_samples=1000, n_test=1000, snr_db=10.0, random_state=None):
     y = fX + rng.normal(0, np.sqrt(noise_var), n_samples)
     return X, y, X_test, f(X_test)
 
+
+# The generators of papers 000 (sec. 6.2) and 001 (sec. 5.2) live in modules of their own.
+from ._generators_grfl import make_brodatz_patches  # noqa: E402
+from ._generators_obscure import make_obscure_synthetic  # noqa: E402
 
 # ------------------------------------------------------------- any data file
 _TABULAR_SETS = {
