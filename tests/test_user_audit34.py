@@ -141,3 +141,19 @@ def test_gabor_filter_is_the_formula_of_paper_000_sec_5_1():
     want = np.exp(-z0**2 / (2 * sz**2) - y0**2 / (2 * sy**2)) * np.cos(2 * np.pi * f0 * z0)
     assert F[row, col] == pytest.approx(want, rel=1e-12)
     assert F[3, 3] == pytest.approx(1.0)
+
+
+# ------------------------------------------------------ docs stale after a change
+def test_slkl_guide_describes_make_sinc_as_the_papers_2d_set():
+    # make_sinc became the paper's 2-D sinc (sec. 5.1); the guide still called
+    # it "this one-dimensional set" beside its example
+    from pathlib import Path
+
+    from kernlearn.datasets import make_sinc
+
+    X = make_sinc(20, 5, random_state=0)[0]
+    assert X.shape[1] == 2 and np.abs(X).max() <= 5
+    guide = (Path(__file__).resolve().parents[1] / "doc" / "slkl.md").read_text()
+    part = guide[guide.index("make_sinc(500, 500"):guide.index("## Classification")]
+    assert "one-dimensional" not in part
+    assert "two-dimensional" in part
