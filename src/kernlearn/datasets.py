@@ -417,7 +417,8 @@ def write_fgm_synthetic_svmlight(
     weight_type : {"I", "II", "III"}, default="I"
         Weighting of the informative features (see :func:`make_fgm_synthetic`).
     density : float in (0, 1], default=1e-4
-        Fraction of non-zeros.
+        Fraction of non-zeros (the paper's rates are 0.005 to 1; the default
+        suits sets of millions of rows by 10^5 features).
     chunk_rows : int, default=50_000
         Rows drawn and written at a time.
     decimals : int or None, default=4
