@@ -15,6 +15,7 @@ never drawn.  Each test of them here failed before (no such function).
 
 import numpy as np
 import pytest
+from bench_scripts import load_script
 
 from kernlearn.families.gabor import gabor_filter
 
@@ -157,3 +158,27 @@ def test_slkl_guide_describes_make_sinc_as_the_papers_2d_set():
     part = guide[guide.index("make_sinc(500, 500"):guide.index("## Classification")]
     assert "one-dimensional" not in part
     assert "two-dimensional" in part
+
+
+# ------------------------------------ the reproductions run on the papers' inputs
+@pytest.fixture
+def grfl_bench():
+    yield from load_script("infinite_vs_random_features")
+
+
+def test_grfl_reproductions_fit_the_inputs_as_the_paper_does(grfl_bench):
+    # Table 4 (ijcnn1, a9a): the benchmark's widths are in the files' units, but
+    # it fitted with the estimators' default standardize=True (since 0.2) and
+    # priced on a row subsample ("auto") where BENCHMARKS.md says all rows:
+    # ijcnn1 at 100 features gave 0.932 where the docs claim 0.9789
+    args = grfl_bench._parser().parse_args([])
+    assert args.pricing_subsample is None
+    for name, cfg in grfl_bench.SETTINGS.items():
+        for model in grfl_bench._grfl_models(cfg, args).values():
+            params = model.get_params()
+            assert params["standardize"] is False, name
+            assert params["pricing_subsample"] is None, name
+    # sec. 6.2: the Gabor filters read the raw patches, as the fixed bank does
+    gabor = grfl_bench._gabor_model(grfl_bench.GaborFeatures(), 1.0)
+    assert gabor.get_params()["standardize"] is False
+    assert gabor.get_params()["n_candidates"] == 500  # k_r = min(k_S, 500)
