@@ -16,8 +16,8 @@ In one run:
    features, 95 % of the data, as in Table 3);
 3. if the Brodatz images are present, the texture experiment of sec. 6.2:
    16x16 patches of D2, D29, D92 (left half for training, right half for
-   testing; ``kernlearn.datasets.make_brodatz_patches``), Gabor GrFL against the same master on a fixed bank of 81
-   Gabor filters.
+   testing; ``kernlearn.datasets.make_brodatz_patches``), Gabor GrFL against
+   the same master on a fixed bank of 81 Gabor filters.
 
 With ``--protocol paper`` part 1 follows Table 4 of the paper instead: the
 official train and test files are joined, and GrFL (and GrFL-M with
