@@ -44,6 +44,8 @@ SECTIONS = {
             "make_fgm_synthetic",
             "make_fgm_group_synthetic",
             "make_sinc",
+            "make_obscure_synthetic",
+            "make_brodatz_patches",
             "SvmlightChunks",
             "write_fgm_synthetic_svmlight",
         ],

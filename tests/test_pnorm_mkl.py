@@ -248,20 +248,10 @@ def test_stage2_approaches_cvxpy_optimum(p, rng):
 
 
 def make_sec52_synthetic(seed=0, n_per_class=100):
-    """The 3-class problem of sec. 5.2: kernels 1-3 each separate one class
-    (3, 1, 2) from the others, kernel 4 separates all three."""
-    rng = np.random.default_rng(seed)
-    y = np.repeat([0, 1, 2], n_per_class)
-    views = []
-    for cls in (2, 0, 1):
-        V = rng.normal(size=(len(y), 2))
-        V[:, 0] += 5.0 * (y == cls)
-        views.append(V)
-    centers = 5.0 * np.array([[1, 0], [-0.5, 0.87], [-0.5, -0.87]])
-    views.append(centers[y] + rng.normal(size=(len(y), 2)))
-    X = np.hstack(views)
-    specs = [("rbf", {"gamma": "mean"}, [2 * j, 2 * j + 1]) for j in range(4)]
-    return X, y, specs
+    """The 3-class problem of sec. 5.2 (the library's generator)."""
+    from kernlearn.datasets import make_obscure_synthetic
+
+    return make_obscure_synthetic(n_per_class, random_state=seed)
 
 
 def test_sec52_sparsity_and_selection():
