@@ -562,7 +562,8 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         (:class:`MultitaskMKLRegressorCV` or ``GridSearchCV`` over
         ``shared``).  A common predictor needs the tasks in common units:
         give every task's targets in the same units (the targets are not
-        standardised task by task with shared components).  Task levels far apart (by more than the spread within
+        standardised task by task with shared components).  Task levels far
+        apart (by more than the spread within
         tasks) are left nearly free, as in the paper's model.  The tasks'
         inner problems are then coupled, through every kernel's factor over
         all training rows (time O(n^2)); with the SVR loss, one libsvm
