@@ -281,8 +281,7 @@ class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
              C=None, factor_store=None, C_grid=None, rows=None):
         self._validate_p_q()
         # the formulation and shared are checked once, by fit_multitask
-        if rows is None:
-            rows = self._split_tasks(task_index, len(y))
+        rows = self._split_tasks(task_index, len(y)) if rows is None else rows
         specs = "precomputed" if self._precomputed() else (
             list(_DEFAULT_KERNELS if self.kernels is None else self.kernels))
         # many small (batched) factorisations: BLAS threads only add
@@ -642,38 +641,8 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight)
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinity.")
-        # targets whose spread overflows float64 are refused as by every
-        # regressor (y * 1e300 gave all-zero predictions without a word)
-        fit_target_standardization(y, sw)
-        if self.loss == "square":
-            _check_square_loss_scale(y)
-        rows = self._split_tasks(task_index, len(y))
-        shared = self._shared()
-        if self.loss == "square" and not shared:
-            # Each task on its own standardised targets.  None (the model of
-            # a * y + b is a * f + b) left the tasks' shares of the joint loss,
-            # hence the kernel weights, C_ and every other task's predictions,
-            # depending on each task's units (MK-MTSFL on airfoil's frequency
-            # terciles, every other task in 1/100 of its units: test R^2
-            # 0.661 -> 0.635; now 0.663 in both).
-            ys = standardize_task_targets(self, y, rows, sw)
-        else:
-            # One map pooled over the tasks, as documented.  Shared components
-            # are a predictor common to the tasks, in common units: each
-            # task's scale (from its few rows) bent it, and sharing stopped
-            # helping related tasks (synthetic, 10 rows per task, one of
-            # three seeds: R^2 0.52 -> 0.46).  The SVR's per-task scales were worse in shared units
-            # (test R^2 averaged over airfoil's frequency terciles 0.823 ->
-            # 0.813, C by validation).  The square loss needs no map (its
-            # model of a * y + b is a * f + b); the SVR's tube is a width in
-            # y, so it is fitted on standardised targets (on raw ones every
-            # row of autompg's target / 1000 was inside the tube).
-            ts = fit_target_standardization(
-                y, sw, bool(self.standardize) and self.loss == "epsilon_insensitive")
-            ys = ts.transform(y)
-            self.y_mean_ = np.repeat(ts.mean, len(rows))
-            self.y_scale_ = np.repeat(ts.scale, len(rows))
-        self._fit(X, ys, task_index, self.loss, self.epsilon, sw, shared, C,
+        ys, rows = _fitted_targets(self, y, task_index, sw)
+        self._fit(X, ys, task_index, self.loss, self.epsilon, sw, self._shared(), C,
                   factor_store, C_grid, rows)
         self.intercept_ = self.intercept_ * self.y_scale_ + self.y_mean_
         return self
@@ -709,6 +678,55 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
 
     score.__doc__ = task_score_doc(
         "Coefficient of determination :math:`R^2` (over all samples, not per task)", _SCORE_X)
+
+
+def _fitted_targets(est, y, task_index, sw):
+    """The targets a regressor fits, its ``y_mean_`` / ``y_scale_``, and the task rows.
+
+    Parameters
+    ----------
+    est : MultitaskMKLRegressor
+    y : ndarray of shape (n_samples,)
+        Finite targets (the rows of positive weight).
+    task_index : array-like of shape (n_samples,) or None
+    sw : ndarray of shape (n_samples,) or None
+        Positive sample weights.
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,)
+        The targets to fit.
+    rows : list of ndarray of int
+        The rows of each task.
+    """
+    # targets whose spread overflows float64 are refused as by every
+    # regressor (y * 1e300 gave all-zero predictions without a word)
+    fit_target_standardization(y, sw)
+    if est.loss == "square":
+        _check_square_loss_scale(y)
+    rows = est._split_tasks(task_index, len(y))
+    if est.loss == "square" and not est._shared():
+        # Each task on its own standardised targets.  None (the model of
+        # a * y + b is a * f + b) left the tasks' shares of the joint loss,
+        # hence the kernel weights, C_ and every other task's predictions,
+        # depending on each task's units (MK-MTSFL on airfoil's frequency
+        # terciles, every other task in 1/100 of its units: test R^2
+        # 0.661 -> 0.635; now 0.663 in both).
+        return standardize_task_targets(est, y, rows, sw), rows
+    # One map pooled over the tasks, as documented.  Shared components are a
+    # predictor common to the tasks, in common units: each task's scale (from
+    # its few rows) bent it, and sharing stopped helping related tasks
+    # (synthetic, 10 rows per task, one of three seeds: R^2 0.52 -> 0.46).
+    # The SVR's per-task scales were worse in shared units (test R^2 averaged
+    # over airfoil's frequency terciles 0.823 -> 0.813, C by validation).  The
+    # square loss needs no map (its model of a * y + b is a * f + b); the
+    # SVR's tube is a width in y, so it is fitted on standardised targets (on
+    # raw ones every row of autompg's target / 1000 was inside the tube).
+    ts = fit_target_standardization(
+        y, sw, bool(est.standardize) and est.loss == "epsilon_insensitive")
+    est.y_mean_ = np.repeat(ts.mean, len(rows))
+    est.y_scale_ = np.repeat(ts.scale, len(rows))
+    return ts.transform(y), rows
 
 
 def _check_square_loss_scale(y):

@@ -445,8 +445,7 @@ y_mean_, y_scale_, n_features_in_, feature_names_in_
             keep = slice(None) if self._train_rows is None else self._train_rows
             y_fit = np.asarray(y, dtype=float)[keep]
             w = np.ones(len(y_fit)) if sw is None else sw[keep]
-            # each task's leave-one-out error in its own units (the search's
-            # are those of its standardised targets)
+            # each task's leave-one-out error in its units, not its standardised ones
             sse = float(self._model.history["loo_task_sse"] @ self.y_scale_ ** 2)
             scores = np.array([[_pooled_r2(sse, y_fit, w)]])
             self._record([self.C_], scores)
