@@ -186,7 +186,7 @@ def test_history_keys_the_docstrings_name_for_the_auto_settings():
     """``history_`` of MTMKL's ``C="auto"`` holds ``loo_sse``, not the mirror
     descent's keys; GrFL's averaged paths have no ``validation_loss``: both said."""
     mt = _fit("MultitaskMKLRegressor", {"C": "auto"}, Y_REG, {"task_index": TASKS})
-    assert set(mt.history_) == {"loo_sse", "fit_time"} and mt.gap_ == 0.0
+    assert set(mt.history_) == {"loo_sse", "loo_task_sse", "fit_time"} and mt.gap_ == 0.0
     assert "``loo_sse``" in _attribute_text("MultitaskMKLRegressor", "history_")
     X60 = np.random.RandomState(1).randn(60, 3)  # (from 48 rows: folds choose the level)
     with warnings.catch_warnings():

@@ -506,7 +506,10 @@ def test_auto_fit_reproduces_its_training_residuals():
         est = MultitaskMKLRegressor(KERNELS, C="auto", shared=shared).fit(
             X, y, task_index=t, sample_weight=w)
         beta = est._blocks.scatter(est._model.coef[2], len(y))
-        np.testing.assert_allclose(est.predict(X, task_index=t), y - beta / w,
+        # (beta of the targets the fit saw: each task's standardised ones
+        # without shared components)
+        scale = est.y_scale_[np.searchsorted(est.tasks_, t)]
+        np.testing.assert_allclose(est.predict(X, task_index=t), y - scale * beta / w,
                                    atol=1e-9)
         assert est.C_ > 0 and (est.shared_kernel_weights_[1:] == 0).all()
     assert est.shared_kernel_weights_[0] > 0  # these tasks share a slope component

@@ -549,8 +549,13 @@ def test_multitask_mkl_objective_is_the_primal_optimum(case):
         est.fit(X, y, task_index=task, sample_weight=sw)
     w = _with_class_weight(y, sw, "balanced" if classifier else None)
     keep = w > 0
-    optimum, theirs = _multitask_problem(X[keep], y[keep], task[keep], w[keep], C, T,
-                                         case["formulation"], case["norm"], classifier)
+    # (a regressor fits each task's weighted-standardised targets)
+    mean, scale = ((0.0, 1.0) if classifier else
+                   (est.y_mean_[task[keep]], est.y_scale_[task[keep]]))
+    optimum, theirs = _multitask_problem(X[keep], (y[keep] - mean) / scale, task[keep],
+                                         w[keep], C, T, case["formulation"], case["norm"],
+                                         classifier)
+    theirs = theirs * scale + mean
     assert est.converged_
     assert est.gap_ <= est.tol * est.objective_
     assert abs(est.objective_ - optimum) <= est.gap_ + 1e-5 * optimum
@@ -583,8 +588,9 @@ def test_multitask_baselines_are_their_problems(formulation, loss, classifier):
     est.fit(X, y, task_index=task, sample_weight=sw)
     keep = sw > 0
     Xk, yk, tk, wk = X[keep], y[keep], task[keep], sw[keep]
-    if not classifier:  # the SVR fits standardised targets (epsilon in their units)
-        yk = (yk - est.y_mean_[0]) / est.y_scale_[0]
+    if not classifier:  # standardised targets (the SVR's pooled, the square loss's
+        # each task's own; epsilon in their units)
+        yk = (yk - est.y_mean_[tk]) / est.y_scale_[tk]
     Z = _standardised(Xk, wk)[0]
     grams = [Z @ Z.T, _rbf(Z, 0.2)]
     grams = [K / np.average(np.diag(K), weights=wk) for K in grams]

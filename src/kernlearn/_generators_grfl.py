@@ -7,7 +7,36 @@ import numbers
 
 import numpy as np
 
-__all__ = ["make_brodatz_patches"]
+from .datafiles import DatasetNotFoundError, data_home
+
+__all__ = ["brodatz_images", "make_brodatz_patches"]
+
+
+def brodatz_images():
+    """Brodatz D2, D29 and D92 from :func:`kernlearn.datasets.data_home`.
+
+    Returns
+    -------
+    images : dict of str to ndarray of shape (300, 300)
+        Grey levels in [0, 1] (the ``brodatz`` data set's ``images``).
+
+    Raises
+    ------
+    DatasetNotFoundError
+        When an image file is not in the data folder.
+    """
+    home = data_home() / "brodatz"
+    images = {}
+    for name in ("D2", "D29", "D92"):
+        path = home / f"{name}.png"
+        if not path.exists():
+            raise DatasetNotFoundError(f"data file not found: {path}")
+        try:
+            from PIL import Image
+        except ImportError as exc:  # pragma: no cover - optional extra
+            raise ImportError("reading brodatz needs pillow: pip install kernlearn[image]") from exc
+        images[name] = np.asarray(Image.open(path).convert("L"), dtype=float) / 255.0
+    return images
 
 
 def _positions(rng, n, rows, col_lo, col_hi, name, part):
@@ -73,9 +102,7 @@ def make_brodatz_patches(n_train=1000, n_test=5000, patch_size=16, images=None,
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
     if images is None:
-        from .datasets import load_dataset
-
-        images = load_dataset("brodatz").images
+        images = brodatz_images()
     rng = np.random.default_rng(random_state)
     p = int(patch_size)
     parts = {"train": ([], []), "test": ([], [])}

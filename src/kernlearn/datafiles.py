@@ -18,6 +18,7 @@ import functools
 import gzip
 import io
 import lzma
+import os
 import re
 import zipfile
 import zlib
@@ -67,6 +68,25 @@ class IndexBaseError(ValueError):
 
 class ColumnNameError(ValueError):
     """A CSV header does not name the columns the model was fitted on."""
+
+
+def data_home():
+    """Folder holding the real data sets.
+
+    Returns
+    -------
+    path : pathlib.Path
+        ``$KERNLEARN_DATA`` if set, else ``<checkout>/../shared/datasets``.
+    """
+    env = os.environ.get("KERNLEARN_DATA")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        cand = parent.parent / "shared" / "datasets"
+        if (parent / "pyproject.toml").exists() and cand.is_dir():
+            return cand
+    return Path.cwd().parent / "shared" / "datasets"
 
 
 class DatasetNotFoundError(FileNotFoundError):

@@ -8,13 +8,13 @@ skip with a clear reason.
 """
 
 import io
-import os
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._libsvm_lines import first_bad_line
+from .datafiles import data_home
 
 __all__ = [
     "DatasetNotFoundError",
@@ -33,25 +33,6 @@ __all__ = [
     "make_sinc",
     "write_fgm_synthetic_svmlight",
 ]
-
-
-def data_home():
-    """Folder holding the real data sets.
-
-    Returns
-    -------
-    path : pathlib.Path
-        ``$KERNLEARN_DATA`` if set, else ``<checkout>/../shared/datasets``.
-    """
-    env = os.environ.get("KERNLEARN_DATA")
-    if env:
-        return Path(env)
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        cand = parent.parent / "shared" / "datasets"
-        if (parent / "pyproject.toml").exists() and cand.is_dir():
-            return cand
-    return Path.cwd().parent / "shared" / "datasets"
 
 
 def load_svmlight(path, n_features=None, dtype=np.float64):
@@ -204,19 +185,8 @@ def _load_wine(descr):
 def _load_brodatz(descr):
     from sklearn.utils import Bunch
 
-    home = data_home() / "brodatz"
-    images = {}
-    for name in ("D2", "D29", "D92"):
-        path = home / f"{name}.png"
-        if not path.exists():
-            raise DatasetNotFoundError(f"data file not found: {path}")
-        try:
-            from PIL import Image
-        except ImportError as exc:  # pragma: no cover - optional extra
-            raise ImportError("reading brodatz needs pillow: pip install kernlearn[image]") from exc
-        images[name] = np.asarray(Image.open(path).convert("L"), dtype=float) / 255.0
     # images, not data/target: as scikit-learn's load_sample_images
-    return Bunch(images=images, DESCR=descr)
+    return Bunch(images=brodatz_images(), DESCR=descr)
 
 
 _LOADERS = {
@@ -655,7 +625,7 @@ def make_sinc(n_samples=1000, n_test=1000, snr_db=10.0, random_state=None):
 
 
 # The generators of papers 000 (sec. 6.2) and 001 (sec. 5.2) live in modules of their own.
-from ._generators_grfl import make_brodatz_patches  # noqa: E402
+from ._generators_grfl import brodatz_images, make_brodatz_patches  # noqa: E402, F401
 from ._generators_obscure import make_obscure_synthetic  # noqa: E402
 
 # ------------------------------------------------------------- any data file

@@ -286,7 +286,7 @@ def split_tasks(task_index, n):
     return tasks, [np.flatnonzero(inv == t) for t in range(len(tasks))]
 
 
-def standardize_task_targets(est, y, task_rows):
+def standardize_task_targets(est, y, task_rows, sample_weight=None):
     """Standardise a 1-D ``y`` task by task, storing ``y_mean_`` / ``y_scale_`` (one per task).
 
     A 2-D ``y`` is standardised per output (one task each); tasks given by
@@ -305,6 +305,8 @@ def standardize_task_targets(est, y, task_rows):
         Finite targets.
     task_rows : list of ndarray of int
         The rows of each task (:func:`split_tasks`).
+    sample_weight : ndarray of shape (n_samples,), optional
+        Weights of the rows (each task's mean and spread weighted by them).
 
     Returns
     -------
@@ -316,7 +318,8 @@ def standardize_task_targets(est, y, task_rows):
     out = np.empty(len(y))
     mean, scale = np.zeros(len(task_rows)), np.ones(len(task_rows))
     for t, rows in enumerate(task_rows):
-        ts = fit_target_map(est, y[rows], None, bool(est.standardize))
+        w = None if sample_weight is None else sample_weight[rows]
+        ts = fit_target_map(est, y[rows], w, bool(est.standardize))
         mean[t], scale[t], out[rows] = ts.mean[0], ts.scale[0], ts.transform(y[rows])
     est.y_mean_, est.y_scale_ = mean, scale
     return out

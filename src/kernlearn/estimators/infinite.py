@@ -760,18 +760,21 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         else:  # (sample_weight is not combined with task_index)
             Xs, Ys = standardize_fit(self, X, sw), standardize_task_targets(self, y, task_rows)
         self.lambda_p_ = self._fit_tasks(Xs, Ys, task_rows, sw).lambda_p
-        # back to the units of y, one scale per output or task
+        self._single_output = task_rows is None and y.ndim == 1
+        self._to_target_units()
+        return self
+
+    def _to_target_units(self):
+        """Coefficients and intercepts back in the units of y, one scale per output or task."""
         scale = np.broadcast_to(self.y_scale_, self._intercept_tasks.shape)
         self._coef_tasks = self._coef_tasks * scale[:, None]
         self.task_coef_ = self.task_coef_ * scale[:, None]
         self._intercept_tasks = self._intercept_tasks * scale + self.y_mean_
         self.shared_coef_ = self.shared_coef_ * (scale[0] if self.y_scale_.size == 1
                                                  else scale[:, None])
-        self._single_output = task_rows is None and y.ndim == 1
         self.column_coef_, self.intercept_ = (
             (self._coef_tasks[0], float(self._intercept_tasks[0])) if self._single_output
             else (self._coef_tasks, self._intercept_tasks))
-        return self
 
     @by_dask_row_blocks
     def predict(self, X, task_index=None):

@@ -170,8 +170,8 @@ class _SelectionMixin:
         convergence warnings buried the refit's own."""
         return inner_fits(score_table, "validation fits", "their scores may rank C wrongly")
 
-    def _fold_score(self, X, y, task_index, sw, C, train, test):
-        """Validation score of the base estimator at ``C`` fitted on ``train``."""
+    def _fold_fit(self, X, y, task_index, sw, C, train):
+        """The base estimator at ``C`` fitted on the rows ``train``."""
         t = None if task_index is None else np.asarray(task_index)
         est = self._base(C)
         est._grams_checked = True
@@ -179,9 +179,15 @@ class _SelectionMixin:
         self._fit_base(est, self._rows(X, train), y[train],
                        None if t is None else t[train],
                        None if sw is None else sw[train])
-        return est.score(self._rows(X, test, train), y[test],
-                         task_index=None if t is None else t[test],
-                         sample_weight=None if sw is None else sw[test])
+        return est
+
+    def _fold_score(self, X, y, task_index, sw, C, train, test):
+        """Validation score of the base estimator at ``C`` fitted on ``train``."""
+        t = None if task_index is None else np.asarray(task_index)
+        return self._fold_fit(X, y, task_index, sw, C, train).score(
+            self._rows(X, test, train), y[test],
+            task_index=None if t is None else t[test],
+            sample_weight=None if sw is None else sw[test])
 
 
 class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
@@ -212,7 +218,10 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
     :class:`MultitaskMKLRegressor` for every ``C`` of ``Cs`` on every
     training fold, scores it on the validation fold (the coefficient of
     determination over all validation rows, as
-    :meth:`MultitaskMKLRegressor.score`), keeps the ``C`` of the best mean
+    :meth:`MultitaskMKLRegressor.score`; when some validation fold holds
+    fewer than two rows, as ``cv=LeaveOneOut()``'s, where :math:`R^2` is
+    undefined: the :math:`R^2` of all folds' validation predictions
+    pooled, one score per ``C``), keeps the ``C`` of the best mean
     score (the first of equal ones) and refits on all rows.  With the same
     grid and folds this is exactly ``GridSearchCV(MultitaskMKLRegressor(...),
     {"C": Cs}, cv=folds)`` under metadata routing; the fits are cold (no
@@ -270,8 +279,9 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
     best_score_ : float
         Its mean validation score.
     cv_results_ : dict of ndarray
-        ``param_C``, ``split{k}_test_score`` (one per fold; ``"loo"``: one
-        entry, the leave-one-out score), ``mean_test_score``,
+        ``param_C``, ``split{k}_test_score`` (one per fold; ``"loo"``, or a
+        fold of fewer than two rows: one entry, the :math:`R^2` of the
+        left-out predictions pooled), ``mean_test_score``,
         ``std_test_score``, ``rank_test_score``, as ``GridSearchCV``'s
         (``kernel_selection="loo"``: one candidate, the learned model).
     n_splits_ : int
@@ -378,15 +388,44 @@ y_mean_, y_scale_, n_features_in_, feature_names_in_
                 # the folds once for all C: a generator of splits (which
                 # scikit-learn's cv takes) was spent by the first C
                 splits = self._splits(pos, sw, task_index)
-                scores = self._validation_scores(lambda: np.array(
-                    [[self._fold_score(X, yv, task_index, sw, C, tr, te)
-                      for tr, te in splits] for C in Cs]))
-            best = self._record(Cs, scores)
+                scores = self._validation_scores(
+                    lambda: self._fold_table(X, yv, task_index, sw, Cs, splits))
+            best = (self._record(Cs, scores) if isinstance(self.cv, str)
+                    else self._record_folds(Cs, scores, splits))
             self.C_ = float(Cs[best])
             return self._fit_regression(X_refit, yv, task_index, sample_weight,
                                         C=self.C_, factor_store=self._store)
         finally:
             del self._store, self._grams_checked
+
+    def _fold_table(self, X, y, task_index, sw, Cs, splits):
+        """Validation scores, one row per C, one column per fold (or one, pooled).
+
+        :math:`R^2` is undefined on a validation fold of one row (scikit-learn
+        gives NaN, and the fit stopped with "a validation score is not
+        finite: [nan]" under ``cv=LeaveOneOut()``).  When some fold holds
+        fewer than two rows, each C is scored once, by the :math:`R^2` of the
+        validation predictions of all folds pooled (as ``cv="loo"``'s).
+        """
+        if min(len(te) for _, te in splits) >= 2:
+            return np.array([[self._fold_score(X, y, task_index, sw, C, tr, te)
+                              for tr, te in splits] for C in Cs])
+        t = None if task_index is None else np.asarray(task_index)
+        test = np.concatenate([te for _, te in splits])
+        w = np.ones(len(test)) if sw is None else sw[test]
+        table = []
+        for C in Cs:
+            pred = np.concatenate([self._fold_fit(X, y, task_index, sw, C, tr).predict(
+                self._rows(X, te, tr), task_index=None if t is None else t[te])
+                for tr, te in splits])
+            table.append([_pooled_r2(float(np.sum(w * (y[test] - pred) ** 2)), y[test], w)])
+        return np.array(table)
+
+    def _record_folds(self, Cs, scores, splits):
+        """:meth:`_record`; ``n_splits_`` the number of folds (one pooled column or not)."""
+        best = self._record(Cs, scores)
+        self.n_splits_ = len(splits)
+        return best
 
     def _check_loo(self):
         """Refuse what the leave-one-out search cannot fit; name what it does not use."""
@@ -406,14 +445,17 @@ y_mean_, y_scale_, n_features_in_, feature_names_in_
             keep = slice(None) if self._train_rows is None else self._train_rows
             y_fit = np.asarray(y, dtype=float)[keep]
             w = np.ones(len(y_fit)) if sw is None else sw[keep]
-            scores = np.array([[_pooled_r2(self._model.history["loo_sse"][0], y_fit, w)]])
+            # each task's leave-one-out error in its units, not its standardised ones
+            sse = float(self._model.history["loo_task_sse"] @ self.y_scale_ ** 2)
+            scores = np.array([[_pooled_r2(sse, y_fit, w)]])
+            self._record([self.C_], scores)
         else:
-            scores = self._validation_scores(lambda: np.array(
-                [[self._fold_score(X, y, task_index, sw, "auto", tr, te)
-                  for tr, te in self._splits(pos, sw, task_index)]]))
+            splits = self._splits(pos, sw, task_index)
+            scores = self._validation_scores(
+                lambda: self._fold_table(X, y, task_index, sw, ["auto"], splits))
             self._fit_regression(X_refit, y, task_index, sw, C="auto", C_grid=Cs,
                                  factor_store=self._store)
-        self._record([self.C_], scores)
+            self._record_folds([self.C_], scores, splits)
         return self
 
     fit.__doc__ = _fit_doc(
@@ -435,9 +477,13 @@ y_mean_, y_scale_, n_features_in_, feature_names_in_
         keep = (slice(None) if est._train_rows is None else est._train_rows)
         y_fit = np.asarray(y, dtype=float)[keep]
         w = np.ones(len(y_fit)) if sw is None else sw[keep]
+        # the fit's targets are each task's standardised ones: so are its residuals
+        pos = self._task_pos(None if task_index is None else np.asarray(task_index)[keep],
+                             len(y_fit))
         with single_blas_thread():
-            res = loo_residuals(est.kernels_, est._blocks, est._model, y_fit, C,
-                                None if sw is None else w)
+            res = loo_residuals(est.kernels_, est._blocks, est._model,
+                                (y_fit - est.y_mean_[pos]) / est.y_scale_[pos], C,
+                                None if sw is None else w) * est.y_scale_[pos]
         # the pooled R^2 of the left-out predictions, as score()
         return _pooled_r2(np.sum(w * res ** 2), y_fit, w)
 

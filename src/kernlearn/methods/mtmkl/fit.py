@@ -308,7 +308,8 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
     weights, C, sse, n_iter, converged = learn_loo_weights(
         grams, y_b, masks, w_b, C_grid, shared=Z_b, return_n_iter=True)
     mu = 2.0 * C * weights
-    _, _, beta = _loo_objective(mu, grams, y_b, w1, masks, shared=Z_b, full=True)
+    _, beta, res = _loo_objective(mu, grams, y_b, w1, masks, grad=False, shared=Z_b,
+                                  full=True)
     # fitted values K_mu beta + b = y - beta / w: each task's bias from its rows
     common = sum(m * (A @ (A.T @ blocks.scatter(beta, blocks.n_samples)))
                  for m, A in zip(mu[k:], Z))
@@ -330,7 +331,10 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
     model = MultitaskModel(
         "mtfl", weights[:k], np.ones((T, k)), intercept,
         ("blocks", np.tile(mu[:k], (T, 1)), beta), sse, 0.0,
-        {"loo_sse": np.array([sse])}, n_iter, converged,
+        # each task's share too: the caller maps it to the task's own units
+        {"loo_sse": np.array([sse]),
+         "loo_task_sse": blocks.by_task([(w * r * r).sum(1) for w, r in zip(w1, res)])},
+        n_iter, converged,
         shared_kernel_weights=shared_w, shared_coef=shared_coef, C=C)
     return model
 

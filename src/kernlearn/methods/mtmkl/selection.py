@@ -142,7 +142,7 @@ def _loo_objective(mu, grams, y_b, w_b, masks, grad=True, shared=None, full=Fals
     bias-projected inverse: :math:`P = P_B - UM^{-1}U^\top`, :math:`U = P_BF`,
     :math:`M = I + F^\top U` (Woodbury), and every quantity below is formed
     from within-task blocks and :math:`n \times r` products.  ``full``: also
-    return ``beta`` per bucket.
+    return ``beta`` and the leave-one-out residuals, per bucket.
     """
     shared = shared or []
     k = grams[0].shape[0]
@@ -180,7 +180,7 @@ def _loo_objective(mu, grams, y_b, w_b, masks, grad=True, shared=None, full=Fals
     res = [np.where(mask, be / dP, 0.0) for be, dP, mask in zip(beta, diag, masks)]
     f = float(sum((w * r * r).sum() for w, r in zip(w_b, res)))
     if not grad:
-        return (f, beta) if full else f
+        return (f, beta, res) if full else f
     v = [w * r / dP for w, r, dP in zip(w_b, res, diag)]
     S = [vb * r for vb, r in zip(v, res)]
     Pv = [np.einsum("tij,tj->ti", P, vb) for P, vb in zip(PB, v)]
