@@ -76,3 +76,31 @@ def run_cli(argv, capsys):
 def one_error(err):
     """Whether ``err`` is the CLI's one-line error (no traceback)."""
     return err.count("\n") == 1 and err.startswith("kernlearn: error: ")
+
+
+@pytest.fixture(scope="module")
+def dd():
+    """``dask.dataframe``, or a skip naming why it cannot be imported."""
+    pytest.importorskip("dask")
+    try:
+        import dask.dataframe as dd
+    except ImportError as exc:  # (dask.dataframe imports pyarrow)
+        pytest.skip(f"dask.dataframe is not importable: {exc}")
+    return dd
+
+
+@pytest.fixture
+def span_calls(monkeypatch):
+    """Whether each pricing pass of ``RandomFourierFeatures`` ran in the rows' span."""
+    from kernlearn.families import RandomFourierFeatures
+
+    calls = []
+    real = RandomFourierFeatures.in_span
+
+    def spy(self, X, sample_weight=None):
+        out = real(self, X, sample_weight)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(RandomFourierFeatures, "in_span", spy)
+    return calls

@@ -246,16 +246,6 @@ def test_sparse_blocks_are_predicted_as_the_sparse_matrix(client, fitted):
     np.testing.assert_array_equal(got.toarray(), fgm.transform(S).toarray())
 
 
-@pytest.fixture(scope="module")
-def dd():
-    pytest.importorskip("dask")
-    try:
-        import dask.dataframe as dd
-    except ImportError as exc:  # (dask.dataframe imports pyarrow)
-        pytest.skip(f"dask.dataframe is not importable: {exc}")
-    return dd
-
-
 def test_a_dask_dataframe_is_predicted_by_blocks_with_its_names_checked(client, dd):
     pd = pytest.importorskip("pandas")
     X, f = _data()

@@ -138,22 +138,13 @@ def test_sparse_span_ignores_row_order_repeats_and_zero_weights():
     assert fam.in_span(sp.vstack([X] * 3 + [_sparse(30, 60, 0.2, 9)]).tocsr()) is None
 
 
-def test_wide_sparse_classifier_prices_in_the_span(monkeypatch):
+def test_wide_sparse_classifier_prices_in_the_span(span_calls):
     X = _sparse(60, 400, 0.05, seed=4)
     y = (np.asarray(X[:, :200].sum(axis=1)).ravel() > 0).astype(int)
-    calls = []
-    real = RandomFourierFeatures.in_span
-
-    def spy(self, X, sample_weight=None):
-        out = real(self, X, sample_weight)
-        calls.append(out is not None)
-        return out
-
-    monkeypatch.setattr(RandomFourierFeatures, "in_span", spy)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf = InfiniteFeatureClassifier(random_state=0).fit(X, y)
-    assert calls and all(calls)
+    assert span_calls and all(span_calls)
     assert clf.features_.shape[1] == X.shape[1] + 1
     assert clf.score(X, y) >= 0.95
 

@@ -149,16 +149,6 @@ def test_fgm_on_text_numbers_by_blocks_is_the_in_memory_model(client):
 
 
 # ------------------------------------------------------------- Dask DataFrames
-@pytest.fixture(scope="module")
-def dd():
-    pytest.importorskip("dask")
-    try:
-        import dask.dataframe as dd
-    except ImportError as exc:  # (dask.dataframe imports pyarrow)
-        pytest.skip(f"dask.dataframe is not importable: {exc}")
-    return dd
-
-
 def test_a_dask_dataframe_is_fitted_on_the_cluster_with_its_column_names(client, dd):
     # A Dask DataFrame was not recognised as Dask data: scikit-learn's
     # validation computed all of it into the client (np.asarray), the fit ran
