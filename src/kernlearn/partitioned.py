@@ -196,11 +196,6 @@ def selected_linear_scores(X, coef, intercept):
     return np.asarray(cols @ coef[sel]).reshape(X.shape[0], -1) + intercept
 
 
-def _block_linear_output(block, coef, intercept, post):
-    """``post`` of FGM's decision values on a block (its predictions by blocks)."""
-    return post(selected_linear_scores(block, coef, intercept))
-
-
 class RowPartitioned:
     """A matrix held as row blocks, read only through map-reduce.
 

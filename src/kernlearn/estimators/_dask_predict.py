@@ -95,12 +95,13 @@ def dask_rows(est, X):
     return X.rechunk({1: -1}) if X.numblocks[1] != 1 else X
 
 
-def map_row_blocks(est, X, fn, width=None, dtype=float):
+def map_row_blocks(est, X, fn, width=None, dtype=float, what=None, post=None):
     """``fn`` over the row blocks of Dask ``X``, on the workers: a lazy Dask array.
 
     Each block is checked for NaN and infinity where it lives (the error
     names the row over all of ``X`` and the column; with unknown block sizes
-    the row within its block).
+    the row within its block), and so, given ``what``, are ``fn``'s outputs
+    (finite rows may overflow in the model: refused as in memory).
 
     Parameters
     ----------
@@ -114,6 +115,12 @@ def map_row_blocks(est, X, fn, width=None, dtype=float):
         Columns of ``fn``'s output (None: one value per row).
     dtype : dtype, default=float
         Its type.
+    what : str, optional
+        What ``fn``'s outputs are ("decision values"): NaN or infinite ones
+        are refused, in the words of the in-memory prediction.
+    post : callable, optional
+        Applied to ``fn``'s outputs once checked; ``width`` and ``dtype`` are
+        then its output's.
 
     Returns
     -------
@@ -123,7 +130,9 @@ def map_row_blocks(est, X, fn, width=None, dtype=float):
     X = dask_rows(est, X)
     names = getattr(est, "feature_names_in_", None)
     shape = (0,) if width is None else (0, width)
-    return X.map_blocks(partial(checked_rows, fn=fn, who=type(est).__name__, names=names),
+    check = partial(checked_rows, fn=fn, who=type(est).__name__, names=names, what=what,
+                    post=post)
+    return X.map_blocks(check,
                         chunks=(X.chunks[0],) + ((width,) if width else ()),
                         drop_axis=[] if width else [1], dtype=dtype,
                         meta=np.zeros(shape, dtype=dtype))

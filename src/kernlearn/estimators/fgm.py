@@ -22,8 +22,8 @@ from ..methods._fgm_select import fit_fgm_auto_C
 from ..methods.fgm import (FGMSettings, check_family, fgm_decision, fgm_standardization,
                            fit_fgm)
 from ..losses import get_loss, weighted
-from ..partitioned import (_block_columns, _block_linear_output, _is_dask_array,
-                           as_row_partitioned, is_out_of_core, parse_bytes)
+from ..partitioned import (_block_columns, _is_dask_array, as_row_partitioned,
+                           is_out_of_core, parse_bytes, selected_linear_scores)
 from .._dask_master import class_codes, validate_dask_target
 from ._dask_predict import is_dask_input, map_row_blocks
 from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input
@@ -233,15 +233,15 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         check_is_fitted(self)
         if self.family_ is not None:
             raise ValueError("a model fitted with family= predicts on in-memory X only.")
-        fn = partial(_block_linear_output, coef=self.coef_, intercept=self.intercept_,
-                     post=post)
-        if is_dask_input(X):
-            return map_row_blocks(self, X, fn, width, dtype)
+        scores = partial(selected_linear_scores, coef=self.coef_, intercept=self.intercept_)
+        if is_dask_input(X):  # (decision values refused if not finite, as in memory)
+            return map_row_blocks(self, X, scores, width, dtype, "decision values", post)
         X = partitioned_predict_input(self, X)
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has shape {X.shape}; this model expects "
                              f"{self.n_features_in_} features.")
-        return as_row_partitioned(X, self.memory_budget).map_stack(fn)
+        return post(finite_outputs(self, as_row_partitioned(X, self.memory_budget).map_stack(
+            scores), None, "decision values"))
 
     def _get_support_mask(self):
         check_is_fitted(self)
