@@ -13,10 +13,131 @@ where the in-memory prediction refuses the row in words.  The help of
 here failed before its fix.
 """
 
+import threading
 import warnings
 
 import numpy as np
 import pytest
+
+
+def _machinery():
+    return list(warnings.filters), warnings.showwarning, warnings._showwarnmsg_impl
+
+
+def _in_thread(target):
+    box = {}
+
+    def run():
+        try:
+            target()
+        except BaseException as exc:  # (re-raised by the caller's join)
+            box["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+
+    def join():
+        thread.join(60)
+        assert not thread.is_alive()
+        if "error" in box:
+            raise box["error"]
+
+    return join
+
+
+def _overlapping_in(monkeypatch, owner, name, work_a, work_b):
+    """``work_a`` and ``work_b`` in two threads, overlapping in ``owner.name``.
+
+    A thread's first call of it waits: A's until B has entered it, B's until
+    A has finished all its work.  A ``warnings.catch_warnings`` block around
+    the call is then left by A first: B, leaving last, restored the filters
+    as A's block had made them.
+    """
+    original = getattr(owner, name)
+    a_in, b_in, a_done = threading.Event(), threading.Event(), threading.Event()
+    roles = {}
+
+    def hooked(*args, **kwargs):
+        role = roles.pop(threading.get_ident(), None)
+        if role == "a":
+            a_in.set()
+            b_in.wait(30)
+        elif role == "b":
+            b_in.set()
+            a_done.wait(30)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, hooked)
+
+    def first():
+        roles[threading.get_ident()] = "a"
+        try:
+            work_a()
+        finally:
+            a_done.set()
+
+    def second():
+        assert a_in.wait(30)
+        roles[threading.get_ident()] = "b"
+        work_b()
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        before = _machinery()
+        joins = [_in_thread(first), _in_thread(second)]
+        for join in joins:
+            join()
+        left = _machinery()
+    assert a_in.is_set() and b_in.is_set()  # (they did overlap there)
+    return left == before, [str(w.message) for w in seen]
+
+
+# ------------------------------------------- fits in threads and warnings
+def test_platt_folds_of_two_threads_leave_the_warnings_filters_as_found(monkeypatch):
+    # the folds' split hid scikit-learn's "The least populated class" in a
+    # warnings.catch_warnings block: two probability=True fits overlapping
+    # in it left its ignore filter in the process for good
+    from sklearn.model_selection import StratifiedKFold
+
+    from kernlearn import FGMClassifier
+
+    def fit(seed):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(40, 3))
+        FGMClassifier(probability=True).fit(X, (X[:, 0] > 0).astype(int))
+
+    FGMClassifier()  # (the modules a fit imports add their filters first)
+    fit(0)
+    unchanged, said = _overlapping_in(monkeypatch, StratifiedKFold, "split",
+                                      lambda: fit(1), lambda: fit(2))
+    assert unchanged
+    assert not [m for m in said if "least populated" in m], said
+
+
+def test_dask_frame_conversions_of_two_threads_leave_the_filters_as_found(monkeypatch):
+    # the conversion of a Dask DataFrame or Series hid Dask's note on pandas'
+    # string columns ("Dask currently has limited support ...") the same way;
+    # the labels are now made object arrays first, as Dask makes them
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    from kernlearn import FGMClassifier
+    from kernlearn.estimators._large_inputs import partitioned_fit_inputs
+
+    frame = dd.from_pandas(pd.DataFrame({"a": np.arange(8.0), "b": np.ones(8)}),
+                           npartitions=2)
+    labels = dd.from_pandas(pd.Series(list("xyxyxyxy"), dtype="string"), npartitions=2)
+    out = {}
+
+    def convert(key):
+        out[key] = partitioned_fit_inputs(FGMClassifier(), frame, labels, True)
+
+    convert("alone")
+    unchanged, said = _overlapping_in(monkeypatch, type(labels), "to_dask_array",
+                                      lambda: convert("a"), lambda: convert("b"))
+    assert unchanged
+    assert not [m for m in said if "limited support" in m], said
+    y = out["b"][1]
+    assert y.dtype == object and list(y.compute()) == list("xyxyxyxy")
 
 
 def _fgm_and_a_row_too_large(**params):
