@@ -189,3 +189,28 @@ def test_fgm_prediction_by_row_blocks_of_a_memory_budget_refuses_them_too(method
     # (the column is named in memory only: the blocks are not kept)
     assert str(by_blocks.value) == str(in_memory.value).replace(
         " (largest in column 0)", "")
+
+
+# ------------------------------------------------------------------ help
+def test_every_prediction_method_says_it_takes_dask_input():
+    # only doc/fgm.md said so: help(est.predict) spoke of in-memory X alone
+    import importlib
+    import inspect
+
+    import kernlearn
+
+    seen = 0
+    for name, module in kernlearn._ESTIMATORS.items():
+        cls = getattr(importlib.import_module(module), name)
+        for method in ("predict", "decision_function", "predict_proba"):
+            if not hasattr(cls, method):
+                continue
+            doc = inspect.getdoc(getattr(cls, method))
+            lazy = name.startswith("FGM")
+            assert "Dask DataFrame ``X`` is read by row blocks" in doc, (name, method)
+            assert ("lazy Dask array" in doc) == lazy, (name, method)
+            # (once, before the parameters, as numpydoc has it)
+            assert doc.count("Predicting a Dask array") == 1, (name, method)
+            assert doc.index("Dask DataFrame") < doc.index("Parameters\n---"), (name, method)
+            seen += 1
+    assert seen >= 20, seen

@@ -24,6 +24,8 @@ Two ways, one entry each:
 
 import functools
 import inspect
+import re
+import textwrap
 import warnings
 from functools import partial
 
@@ -34,11 +36,48 @@ from ..partitioned import _current_client, _is_dask_array, _is_dask_frame
 from ..utils._finite import checked_rows, refuse_non_finite_block
 from ._large_inputs import dask_array_numbers, dask_frame_values
 
-__all__ = ["by_dask_row_blocks", "dask_rows", "is_dask_input", "map_row_blocks"]
+__all__ = ["by_dask_row_blocks", "dask_input_doc", "dask_rows", "is_dask_input",
+           "map_row_blocks"]
 
 # scikit-learn's warning for an array without column names given to a model
 # fitted with them: given once per call here, not once per block
 _NO_NAMES = "X does not have valid feature names"
+
+
+# the sentence of every prediction method's docstring on Dask X (the details: doc/fgm.md)
+_DASK_NOTE = ("A ``dask.array`` or Dask DataFrame ``X`` is read by row blocks, never whole "
+              "into the client{}; see doc/fgm.md, \"Predicting a Dask array (every "
+              'estimator)".')
+
+
+def dask_input_doc(lazy=False):
+    """A decorator adding the sentence on Dask ``X`` to a prediction method's docstring.
+
+    Parameters
+    ----------
+    lazy : bool, default=False
+        Whether the output on Dask ``X`` is a lazy Dask array (FGM's), not
+        what in-memory ``X`` gives.
+
+    Returns
+    -------
+    callable
+        Puts the sentence before the numpydoc "Parameters" section of its
+        argument's docstring, and returns its argument.
+    """
+    note = _DASK_NOTE.format(", and the output is a lazy Dask array" if lazy else "")
+
+    def noted(method):
+        doc = method.__doc__ or ""
+        found = re.search(r"\n([ \t]*)Parameters\n\1-+\n", doc)
+        if found:
+            indent, at = found.group(1), found.start() + 1
+            text = textwrap.fill(note, 78 + len(indent), initial_indent=indent,
+                                 subsequent_indent=indent)
+            method.__doc__ = f"{doc[:at]}{text}\n\n{doc[at:]}"
+        return method
+
+    return noted
 
 
 def is_dask_input(X):
@@ -174,7 +213,7 @@ def by_dask_row_blocks(method):
 
         return _predict_in_client(self, X, predict, tasks)
 
-    return by_blocks
+    return dask_input_doc()(by_blocks)
 
 
 def _stacked_grams(est, X):
