@@ -1,11 +1,12 @@
 """A thirty-seventh audit: three loose ends of the parallel and Dask passes.
 
-A data scientist fitted with ``probability=True`` in threads and converted
-Dask DataFrames there, predicted FGM on a Dask array holding rows too large
-for float64, and read the prediction methods' help.  Platt's folds and the
-Dask DataFrame conversion still hid a warning with
-``warnings.catch_warnings``, whose filters are the whole process's: two
-threads overlapping in it could leave its ignore filter for good.  FGM's
+A data scientist fitted with ``probability=True`` in threads, converted and
+predicted Dask DataFrames there, predicted FGM on a Dask array holding rows
+too large for float64, and read the prediction methods' help.  Platt's
+folds, the Dask DataFrame conversion and the Dask prediction's row blocks
+still hid a warning with ``warnings.catch_warnings``, whose filters are the
+whole process's: two threads overlapping in it could leave its ignore
+filter for good.  FGM's
 lazy Dask prediction (and its prediction by row blocks with
 ``memory_budget``) returned ``inf`` decision values, and labels from them,
 where the in-memory prediction refuses the row in words.  The help of
@@ -190,6 +191,31 @@ def test_fgm_prediction_by_row_blocks_of_a_memory_budget_refuses_them_too(method
     assert str(by_blocks.value) == str(in_memory.value).replace(
         " (largest in column 0)", "")
 
+
+
+def test_dask_predictions_of_two_threads_leave_the_filters_as_found(monkeypatch):
+    # each row block of a Dask prediction of a model fitted with column names
+    # was predicted in a block hiding scikit-learn's "X does not have valid
+    # feature names" (said once, of X's columns): the same leak; the blocks
+    # are now given the names (the predictions are the same)
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    from kernlearn import LowRankKernelClassifier
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(60, 3)), columns=["a", "b", "c"])
+    est = LowRankKernelClassifier(random_state=0).fit(X, (X["a"] > 0).astype(int))
+    Z = dd.from_pandas(X, npartitions=3)
+    expected, out = est.decision_function(X), {}
+
+    def predict(key):
+        out[key] = est.decision_function(Z)
+
+    unchanged, said = _overlapping_in(monkeypatch, LowRankKernelClassifier, "_decision",
+                                      lambda: predict("a"), lambda: predict("b"))
+    assert unchanged
+    assert not [m for m in said if "feature names" in m], said
+    assert np.array_equal(out["a"], expected) and np.array_equal(out["b"], expected)
 
 # ------------------------------------------------------------------ help
 def test_every_prediction_method_says_it_takes_dask_input():

@@ -26,7 +26,6 @@ import functools
 import inspect
 import re
 import textwrap
-import warnings
 from functools import partial
 
 import numpy as np
@@ -39,9 +38,6 @@ from ._large_inputs import dask_array_numbers, dask_frame_values
 __all__ = ["by_dask_row_blocks", "dask_input_doc", "dask_rows", "is_dask_input",
            "map_row_blocks"]
 
-# scikit-learn's warning for an array without column names given to a model
-# fitted with them: given once per call here, not once per block
-_NO_NAMES = "X does not have valid feature names"
 
 
 # the sentence of every prediction method's docstring on Dask X (the details: doc/fgm.md)
@@ -249,11 +245,8 @@ def _predict_in_client(est, X, predict, task_index):
             continue  # (an empty block: the in-memory checks refuse 0 rows)
         refuse_non_finite_block(block, who, start, number, names)
         try:
-            with warnings.catch_warnings():
-                # (the names were checked once, on X's columns)
-                warnings.filterwarnings("ignore", _NO_NAMES, UserWarning)
-                outputs.append(predict(block, None if task_index is None
-                                       else task_index[start:start + rows]))
+            outputs.append(predict(_named(block, names), None if task_index is None
+                                   else task_index[start:start + rows]))
         except (ValueError, TypeError) as exc:
             # (the in-memory prediction names rows of the block it was given)
             raise type(exc)(f"In row block {number} of X (its rows {start} to "
@@ -266,6 +259,24 @@ def _predict_in_client(est, X, predict, task_index):
         return outputs[0]
     return sp.vstack(outputs, format=outputs[0].format) if sp.issparse(outputs[0]) \
         else np.concatenate(outputs)
+
+
+def _named(block, names):
+    """A row block as a DataFrame of the fit's column names, if it had some.
+
+    The names were checked once, on ``X``'s columns (or scikit-learn's warning
+    for an array without them given once): a bare block gave that warning
+    again per block, which hiding took ``warnings.catch_warnings``, the
+    process's filters (predictions in threads overlapping in it left its
+    ignore filter for good).
+    """
+    if names is None:
+        return block
+    import pandas as pd  # (a model fitted with names was fitted on a DataFrame)
+
+    if sp.issparse(block):
+        return pd.DataFrame.sparse.from_spmatrix(block, columns=names)
+    return pd.DataFrame(block, columns=names, copy=False)
 
 
 def _blocks_in_turn(X):
