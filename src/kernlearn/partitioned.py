@@ -193,12 +193,8 @@ def selected_linear_scores(X, coef, intercept):
     # Cast the selected columns: NumPy's mixed-type product (float32 X, float64
     # coef) sums in another order than the float64 one.
     cols = X[:, sel].astype(np.result_type(X.dtype, coef.dtype), copy=False)
-    return np.asarray(cols @ coef[sel]).reshape(X.shape[0], -1) + intercept
-
-
-def _block_linear_output(block, coef, intercept, post):
-    """``post`` of FGM's decision values on a block (its predictions by blocks)."""
-    return post(selected_linear_scores(block, coef, intercept))
+    # (the shape given: -1 is undefined for a block of no rows)
+    return np.asarray(cols @ coef[sel]).reshape(X.shape[0], coef.shape[1]) + intercept
 
 
 class RowPartitioned:

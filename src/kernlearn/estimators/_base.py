@@ -13,7 +13,7 @@ from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 from ..families._infinite import plain_float_matrix
 from ..partitioned import _is_dask_array, _is_dask_frame
-from ..utils._finite import first_non_finite, non_finite_message
+from ..utils._finite import first_non_finite, non_finite_message, refuse_non_finite_outputs
 from ..utils._input_kinds import (
     first_bad_weight,
     first_non_number,
@@ -625,24 +625,8 @@ def finite_outputs(est, values, X=None, what="predictions"):
     ValueError
         If an output is NaN or infinite.
     """
-    values = np.asarray(values)
-    if values.dtype.kind != "f" or np.isfinite(values).all():
-        return values
-    bad = ~np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1)
-    i = int(np.argmax(bad))
-    where = ""
-    if X is not None and getattr(X, "ndim", 0) == 2 and X.shape[0] == values.shape[0]:
-        row = X[i].toarray().ravel() if sp.issparse(X) else np.asarray(X[i], dtype=float)
-        j = int(np.argmax(np.abs(row)))
-        names = getattr(est, "feature_names_in_", None)
-        column = repr(str(names[j])) if names is not None and j < len(names) else j
-        where = f" (largest in column {column})"
-    n = int(bad.sum())
-    more = f" (and {n - 1} more row{'s' if n > 2 else ''})" if n > 1 else ""
-    raise ValueError(
-        f"{type(est).__name__}'s {what} for row {i} of X{more} are NaN or infinite: "
-        f"its values{where} are finite but too large for float64 arithmetic in this "
-        "model (they overflow); rescale X (other units) or drop such rows.")
+    return refuse_non_finite_outputs(values, X, type(est).__name__, what,
+                                     getattr(est, "feature_names_in_", None))
 
 
 def plain_predict_data(est, X):

@@ -24,7 +24,8 @@ Two ways, one entry each:
 
 import functools
 import inspect
-import warnings
+import re
+import textwrap
 from functools import partial
 
 import numpy as np
@@ -34,11 +35,45 @@ from ..partitioned import _current_client, _is_dask_array, _is_dask_frame
 from ..utils._finite import checked_rows, refuse_non_finite_block
 from ._large_inputs import dask_array_numbers, dask_frame_values
 
-__all__ = ["by_dask_row_blocks", "dask_rows", "is_dask_input", "map_row_blocks"]
+__all__ = ["by_dask_row_blocks", "dask_input_doc", "dask_rows", "is_dask_input",
+           "map_row_blocks"]
 
-# scikit-learn's warning for an array without column names given to a model
-# fitted with them: given once per call here, not once per block
-_NO_NAMES = "X does not have valid feature names"
+
+
+# the sentence of every prediction method's docstring on Dask X (the details: doc/fgm.md)
+_DASK_NOTE = ("A ``dask.array`` or Dask DataFrame ``X`` is read by row blocks, never whole "
+              "into the client{}; see doc/fgm.md, \"Predicting a Dask array (every "
+              'estimator)".')
+
+
+def dask_input_doc(lazy=False):
+    """A decorator adding the sentence on Dask ``X`` to a prediction method's docstring.
+
+    Parameters
+    ----------
+    lazy : bool, default=False
+        Whether the output on Dask ``X`` is a lazy Dask array (FGM's), not
+        what in-memory ``X`` gives.
+
+    Returns
+    -------
+    callable
+        Puts the sentence before the numpydoc "Parameters" section of its
+        argument's docstring, and returns its argument.
+    """
+    note = _DASK_NOTE.format(", and the output is a lazy Dask array" if lazy else "")
+
+    def noted(method):
+        doc = method.__doc__ or ""
+        found = re.search(r"\n([ \t]*)Parameters\n\1-+\n", doc)
+        if found:
+            indent, at = found.group(1), found.start() + 1
+            text = textwrap.fill(note, 78 + len(indent), initial_indent=indent,
+                                 subsequent_indent=indent)
+            method.__doc__ = f"{doc[:at]}{text}\n\n{doc[at:]}"
+        return method
+
+    return noted
 
 
 def is_dask_input(X):
@@ -95,12 +130,13 @@ def dask_rows(est, X):
     return X.rechunk({1: -1}) if X.numblocks[1] != 1 else X
 
 
-def map_row_blocks(est, X, fn, width=None, dtype=float):
+def map_row_blocks(est, X, fn, width=None, dtype=float, what=None, post=None):
     """``fn`` over the row blocks of Dask ``X``, on the workers: a lazy Dask array.
 
     Each block is checked for NaN and infinity where it lives (the error
     names the row over all of ``X`` and the column; with unknown block sizes
-    the row within its block).
+    the row within its block), and so, given ``what``, are ``fn``'s outputs
+    (finite rows may overflow in the model: refused as in memory).
 
     Parameters
     ----------
@@ -114,6 +150,12 @@ def map_row_blocks(est, X, fn, width=None, dtype=float):
         Columns of ``fn``'s output (None: one value per row).
     dtype : dtype, default=float
         Its type.
+    what : str, optional
+        What ``fn``'s outputs are ("decision values"): NaN or infinite ones
+        are refused, in the words of the in-memory prediction.
+    post : callable, optional
+        Applied to ``fn``'s outputs once checked; ``width`` and ``dtype`` are
+        then its output's.
 
     Returns
     -------
@@ -123,7 +165,9 @@ def map_row_blocks(est, X, fn, width=None, dtype=float):
     X = dask_rows(est, X)
     names = getattr(est, "feature_names_in_", None)
     shape = (0,) if width is None else (0, width)
-    return X.map_blocks(partial(checked_rows, fn=fn, who=type(est).__name__, names=names),
+    check = partial(checked_rows, fn=fn, who=type(est).__name__, names=names, what=what,
+                    post=post)
+    return X.map_blocks(check,
                         chunks=(X.chunks[0],) + ((width,) if width else ()),
                         drop_axis=[] if width else [1], dtype=dtype,
                         meta=np.zeros(shape, dtype=dtype))
@@ -165,7 +209,7 @@ def by_dask_row_blocks(method):
 
         return _predict_in_client(self, X, predict, tasks)
 
-    return by_blocks
+    return dask_input_doc()(by_blocks)
 
 
 def _stacked_grams(est, X):
@@ -201,11 +245,8 @@ def _predict_in_client(est, X, predict, task_index):
             continue  # (an empty block: the in-memory checks refuse 0 rows)
         refuse_non_finite_block(block, who, start, number, names)
         try:
-            with warnings.catch_warnings():
-                # (the names were checked once, on X's columns)
-                warnings.filterwarnings("ignore", _NO_NAMES, UserWarning)
-                outputs.append(predict(block, None if task_index is None
-                                       else task_index[start:start + rows]))
+            outputs.append(predict(_named(block, names), None if task_index is None
+                                   else task_index[start:start + rows]))
         except (ValueError, TypeError) as exc:
             # (the in-memory prediction names rows of the block it was given)
             raise type(exc)(f"In row block {number} of X (its rows {start} to "
@@ -218,6 +259,24 @@ def _predict_in_client(est, X, predict, task_index):
         return outputs[0]
     return sp.vstack(outputs, format=outputs[0].format) if sp.issparse(outputs[0]) \
         else np.concatenate(outputs)
+
+
+def _named(block, names):
+    """A row block as a DataFrame of the fit's column names, if it had some.
+
+    The names were checked once, on ``X``'s columns (or scikit-learn's warning
+    for an array without them given once): a bare block gave that warning
+    again per block, which hiding took ``warnings.catch_warnings``, the
+    process's filters (predictions in threads overlapping in it left its
+    ignore filter for good).
+    """
+    if names is None:
+        return block
+    import pandas as pd  # (a model fitted with names was fitted on a DataFrame)
+
+    if sp.issparse(block):
+        return pd.DataFrame.sparse.from_spmatrix(block, columns=names)
+    return pd.DataFrame(block, columns=names, copy=False)
 
 
 def _blocks_in_turn(X):

@@ -7,8 +7,6 @@ containers into one, with the checks an in-memory fit makes on them
 (numeric columns, feature names).
 """
 
-import warnings
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -78,12 +76,14 @@ def dask_frame_values(est, X, reset):
 
 def _values(X, lengths):
     """The ``dask.array`` of a Dask DataFrame's or Series' values (``lengths``: known)."""
-    with warnings.catch_warnings():
-        # (dask's note that pandas' string and nullable columns become object
-        # arrays: text labels are, and numbers are made floats by the caller)
-        warnings.filterwarnings("ignore", "Dask currently has limited support",
-                                UserWarning)
-        return X.to_dask_array(lengths=True) if lengths else X.to_dask_array()
+    if not isinstance(X._meta.values, np.ndarray):
+        # pandas' string, categorical and nullable values (text labels; numbers
+        # are made floats by the caller) as the object array Dask makes of
+        # them, without its warning that it does: hiding that took
+        # warnings.catch_warnings, the process's filters (conversions in
+        # threads overlapping in it left its ignore filter for good)
+        X = X.astype(object)
+    return X.to_dask_array(lengths=True) if lengths else X.to_dask_array()
 
 
 def partitioned_fit_inputs(est, X, y, classification):

@@ -215,8 +215,6 @@ class ProbabilityMixin:
             return
         # (imported here: a fit without Platt scaling, the default, needs neither,
         # and sklearn.model_selection costs a new process's first fit 0.01 s)
-        import warnings
-
         from sklearn.base import clone
         from sklearn.model_selection import StratifiedKFold
         y = np.asarray(y)
@@ -233,10 +231,15 @@ class ProbabilityMixin:
         tasks = row_args.get("task_index")
         names, tpos = (None, np.zeros(len(y), dtype=int)) if tasks is None \
             else np.unique(np.asarray(tasks), return_inverse=True)
-        strata = tpos.ravel() * len(classes) + yi
-        # (the estimators whose every task needs every class count per task)
+        # (the estimators whose every task needs every class: the others' strata
+        # are the classes)
         per_task = tasks is not None and getattr(self, "_tasks_need_every_class", False)
-        counts = np.bincount((strata if per_task else yi)[keep])
+        strata = tpos.ravel() * len(classes) + yi if per_task else yi
+        # no more folds than the smallest stratum has rows: scikit-learn's
+        # splitter warns of fewer, which hiding took warnings.catch_warnings,
+        # the process's filters (fits in threads overlapping in it left its
+        # ignore filter for good)
+        counts = np.bincount(strata[keep])
         n_folds = min(self._platt_folds, int(counts[counts > 0].min()))
         if n_folds < 2:
             k = int(np.flatnonzero(counts == 1)[0])
@@ -254,10 +257,7 @@ class ProbabilityMixin:
             # came after it, so the last stop line read was a fold's
             inner.set_params(verbose=0)
         scores = np.zeros((len(y), 1 if len(classes) == 2 else len(classes)))
-        with warnings.catch_warnings():
-            # (a task's class with fewer samples than folds: not in every fold)
-            warnings.filterwarnings("ignore", "The least populated class", UserWarning)
-            splits = list(folds.split(np.zeros((keep.size, 1)), strata[keep]))
+        splits = list(folds.split(np.zeros((keep.size, 1)), strata[keep]))
 
         def fold_fits():
             for train, test in splits:

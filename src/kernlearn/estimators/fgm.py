@@ -22,26 +22,15 @@ from ..methods._fgm_select import fit_fgm_auto_C
 from ..methods.fgm import (FGMSettings, check_family, fgm_decision, fgm_standardization,
                            fit_fgm)
 from ..losses import get_loss, weighted
-from ..partitioned import (_block_columns, _block_linear_output, _is_dask_array,
-                           as_row_partitioned, is_out_of_core, parse_bytes)
+from ..partitioned import (_block_columns, _is_dask_array, as_row_partitioned,
+                           is_out_of_core, parse_bytes, selected_linear_scores)
 from .._dask_master import class_codes, validate_dask_target
-from ._dask_predict import is_dask_input, map_row_blocks
+from ._dask_predict import dask_input_doc, is_dask_input, map_row_blocks
 from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input
-from ._base import (
-    OLD_NAME,
-    all_or_nothing,
-    PLATT_XFAIL,
-    ProbabilityMixin,
-    _has_proba,
-    fit_sample_weight,
-    fit_target_map,
-    renamed_parameter,
-    validate_fit_data,
-    validate_params_cached,
-    validate_partitioned_fit,
-    finite_outputs,
-    validate_predict_data,
-)
+from ._base import (OLD_NAME, PLATT_XFAIL, ProbabilityMixin, _has_proba, all_or_nothing,
+                    finite_outputs, fit_sample_weight, fit_target_map, renamed_parameter,
+                    validate_fit_data, validate_params_cached, validate_partitioned_fit,
+                    validate_predict_data)
 from ._platt import platt_attr_doc
 
 __all__ = ["FGMClassifier", "FGMRegressor"]
@@ -233,15 +222,15 @@ class _FGMBase(SelectorMixin, BaseEstimator):
         check_is_fitted(self)
         if self.family_ is not None:
             raise ValueError("a model fitted with family= predicts on in-memory X only.")
-        fn = partial(_block_linear_output, coef=self.coef_, intercept=self.intercept_,
-                     post=post)
-        if is_dask_input(X):
-            return map_row_blocks(self, X, fn, width, dtype)
+        scores = partial(selected_linear_scores, coef=self.coef_, intercept=self.intercept_)
+        if is_dask_input(X):  # (decision values refused if not finite, as in memory)
+            return map_row_blocks(self, X, scores, width, dtype, "decision values", post)
         X = partitioned_predict_input(self, X)
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has shape {X.shape}; this model expects "
                              f"{self.n_features_in_} features.")
-        return as_row_partitioned(X, self.memory_budget).map_stack(fn)
+        return post(finite_outputs(self, as_row_partitioned(X, self.memory_budget).map_stack(
+            scores), None, "decision values"))
 
     def _get_support_mask(self):
         check_is_fitted(self)
@@ -656,6 +645,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         self._fit_platt(X, y, sample_weight)
         return self
 
+    @dask_input_doc(lazy=True)
     def decision_function(self, X):
         """Signed distances to the separating hyperplanes.
 
@@ -671,6 +661,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         return self._output(X, lambda s: s.ravel() if s.shape[1] == 1 else s,
                             None if K == 1 else K)
 
+    @dask_input_doc(lazy=True)
     def predict(self, X):
         """Predict class labels.
 
@@ -693,6 +684,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         return self._output(X, labels, dtype=classes.dtype)
 
     @available_if(_has_proba)
+    @dask_input_doc(lazy=True)
     def predict_proba(self, X):
         """Class probabilities (``loss="logistic"`` or ``probability=True``).
 
@@ -896,6 +888,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
             self.coef_, self.intercept_ = self.coef_[0], float(self.intercept_[0])
         return self
 
+    @dask_input_doc(lazy=True)
     def predict(self, X):
         """Predict targets.
 

@@ -103,6 +103,66 @@ def non_finite_message(found, who, row_label=None, column_name=None, row_block=N
             f"{who} needs a finite number in every cell: fill or drop it.")
 
 
+def refuse_non_finite_outputs(values, X, who, what, names=None, row_block=None):
+    """Refuse a model's outputs on finite ``X`` when one of them is NaN or infinite.
+
+    Values of ``X`` finite but near float64's limit overflow in the model's
+    arithmetic; the first such row is named, with the column of its largest
+    value (:func:`kernlearn.estimators._base.finite_outputs` in memory, each
+    row block of a Dask prediction on its worker).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_rows,) or (n_rows, k)
+        The outputs, one row per row of ``X``.
+    X : ndarray or scipy sparse matrix of shape (n_rows, n_features) or None
+        The rows the outputs are of (None: no column is named).
+    who : str
+        The estimator's name.
+    what : str
+        What the outputs are ("decision values").
+    names : array-like of str, optional
+        The columns' names.
+    row_block : tuple of (int or None, int), optional
+        For one row block of ``X``: its first row in ``X`` (None or NaN:
+        unknown, the row is named within the block) and its number.
+
+    Returns
+    -------
+    values : ndarray
+        Unchanged.
+
+    Raises
+    ------
+    ValueError
+        If an output is NaN or infinite.
+    """
+    values = np.asarray(values)
+    if values.dtype.kind != "f" or np.isfinite(values).all():
+        return values
+    bad = ~np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1)
+    i = int(np.argmax(bad))
+    where = ""
+    if X is not None and getattr(X, "ndim", 0) == 2 and X.shape[0] == values.shape[0]:
+        row = X[i]
+        row = row.toarray().ravel() if hasattr(row, "toarray") else np.asarray(row, float)
+        j = int(np.argmax(np.abs(row)))
+        column = repr(str(names[j])) if names is not None and j < len(names) else j
+        where = f" (largest in column {column})"
+    n = int(bad.sum())
+    more = f" (and {n - 1} more row{'s' if n > 2 else ''})" if n > 1 else ""
+    row = f"row {i}"
+    if row_block is not None:
+        start, number = row_block
+        local = start is None or start != start  # (NaN: Dask's unknown chunk sizes)
+        row = f"row {i} of row block {number}" if local else f"row {int(start) + i}"
+        more = more and f"{more[:-1]} in row block {number})"
+    raise ValueError(
+        f"{who}'s {what} for {row} of X{more} are NaN or infinite: "
+        f"its values{where} are finite but too large for float64 arithmetic in this "
+        "model (they overflow); rescale X (other units) or drop such rows.")
+
+
 def refuse_non_finite_block(block, who, start, number, names=None):
     """Refuse one row block of ``X`` that holds a NaN or infinite value.
 
@@ -135,12 +195,12 @@ def refuse_non_finite_block(block, who, start, number, names=None):
                                         row_block=(number, local)))
 
 
-def checked_rows(block, block_info=None, *, fn, who, names=None):
+def checked_rows(block, block_info=None, *, fn, who, names=None, what=None, post=None):
     """``fn(block)`` once the block holds no NaN or infinite value.
 
     The function a prediction maps over a Dask array's row blocks
     (``map_blocks``, which passes ``block_info``): the in-memory prediction's
-    check of ``X``, on the worker holding the block.
+    checks of ``X`` and of its outputs, on the worker holding the block.
 
     Parameters
     ----------
@@ -154,18 +214,26 @@ def checked_rows(block, block_info=None, *, fn, who, names=None):
         The estimator's name, for the error.
     names : array-like of str, optional
         The columns' names.
+    what : str, optional
+        What ``fn``'s outputs are, when they are refused if NaN or infinite
+        (:func:`refuse_non_finite_outputs`).
+    post : callable, optional
+        Applied to ``fn``'s outputs once checked (labels from decision values).
 
     Returns
     -------
     object
-        ``fn(block)``.
+        ``fn(block)``, or ``post(fn(block))``.
     """
     start, number = None, 0
     if block_info is not None and 0 in block_info:
         start = block_info[0]["array-location"][0][0]
         number = block_info[0]["chunk-location"][0]
     refuse_non_finite_block(block, who, start, number, names)
-    return fn(block)
+    out = fn(block)
+    if what is not None:
+        refuse_non_finite_outputs(out, block, who, what, names, (start, number))
+    return out if post is None else post(out)
 
 
 def block_first_non_finite(block):
