@@ -19,31 +19,11 @@ import warnings
 
 import numpy as np
 import pytest
+from test_user_audit35 import _in_thread  # (same folder: a target run in a thread)
 
 
 def _machinery():
     return list(warnings.filters), warnings.showwarning, warnings._showwarnmsg_impl
-
-
-def _in_thread(target):
-    box = {}
-
-    def run():
-        try:
-            target()
-        except BaseException as exc:  # (re-raised by the caller's join)
-            box["error"] = exc
-
-    thread = threading.Thread(target=run)
-    thread.start()
-
-    def join():
-        thread.join(60)
-        assert not thread.is_alive()
-        if "error" in box:
-            raise box["error"]
-
-    return join
 
 
 def _overlapping_in(monkeypatch, owner, name, work_a, work_b):
