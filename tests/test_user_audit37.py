@@ -220,3 +220,45 @@ def test_every_prediction_method_says_it_takes_dask_input():
             assert doc.index("Dask DataFrame") < doc.index("Parameters\n---"), (name, method)
             seen += 1
     assert seen >= 20, seen
+
+
+# ------------------------------------------- the metrics of the report and the CLI
+def test_metrics_of_two_threads_leave_the_warnings_filters_as_found(monkeypatch):
+    # evaluate_metrics (the CLI's scores, the HTML report's table) hid
+    # scikit-learn's warnings on a test set of one class in a
+    # warnings.catch_warnings block: two overlapping calls left its ignore
+    # filter in the process; the undefined cases are now computed without it
+    from sklearn import metrics
+
+    from kernlearn import FGMClassifier
+    from kernlearn.summary import evaluate_metrics
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    est = FGMClassifier().fit(X, (X[:, 0] > 0).astype(int))
+    one_class = X[X[:, 0] > 0.3][:8]
+    y = np.ones(len(one_class), int)
+    pred = np.where(np.arange(len(y)) % 3 == 0, 0, 1)  # (a class absent from y)
+    out = {}
+
+    def score(key):
+        out[key] = evaluate_metrics(est, one_class, y, "classification", pred=pred)
+
+    score("alone")
+    unchanged, said = _overlapping_in(monkeypatch, metrics, "accuracy_score",
+                                      lambda: score("a"), lambda: score("b"))
+    assert unchanged
+    assert not [m for m in said if "not in y_true" in m], said
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = metrics.balanced_accuracy_score(y, pred)
+    assert out["a"]["balanced_accuracy"] == out["b"]["balanced_accuracy"] == expected
+
+
+def test_r2_of_one_row_is_nan_without_a_warning():
+    from kernlearn.summary import r2
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(r2(np.array([1.0]), np.array([2.0])))
+        assert r2(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 2.0])) == 0.5

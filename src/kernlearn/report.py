@@ -297,19 +297,15 @@ def _feature_parameter_figure(est):
 
 def _scores(est, X, y, pred):
     """Test scores of predictions: accuracy, or R^2 and RMSE for a regressor."""
-    import warnings
-
     from sklearn import metrics
+
+    from .summary import r2
 
     if hasattr(est, "classes_"):
         return {"accuracy": float(metrics.accuracy_score(y, pred))}
-    with warnings.catch_warnings():
-        # R^2 of one test row is nan, as the metrics table shows it (which
-        # evaluate_metrics computes without the warning): the score curve
-        # repeated scikit-learn's "not well-defined" once per point
-        warnings.simplefilter("ignore", UserWarning)
-        r2 = float(metrics.r2_score(y, pred))
-    return {"R^2": r2, "RMSE": float(np.sqrt(metrics.mean_squared_error(y, pred)))}
+    # (R^2 of one test row is NaN, as the metrics table shows it, without
+    # scikit-learn's "not well-defined" once per point of the score curve)
+    return {"R^2": r2(y, pred), "RMSE": float(np.sqrt(metrics.mean_squared_error(y, pred)))}
 
 
 def _truncated_scores(est, X, y):

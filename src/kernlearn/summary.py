@@ -155,37 +155,72 @@ def evaluate_metrics(est, X, y, task, tasks=None, pred=None):
     -------
     metrics : dict
     """
-    import warnings
-
     from sklearn import metrics
 
     kw = {} if tasks is None else {"task_index": tasks}
     if pred is None:
         pred = est.predict(X, **kw)
     out = {"n_samples": int(len(y))}
-    with warnings.catch_warnings():
-        # a test file of one class or one row: balanced accuracy averages the
-        # classes present, R^2 of one row is nan; scikit-learn's advice on
-        # its own arguments ("use the 'labels' parameter") is not the user's
-        warnings.simplefilter("ignore", UserWarning)
-        if task == "classification":
-            out["accuracy"] = float(metrics.accuracy_score(y, pred))
-            out["balanced_accuracy"] = float(metrics.balanced_accuracy_score(y, pred))
-            if (
-                len(est.classes_) == 2
-                and hasattr(est, "decision_function")
-                and np.unique(y).size == 2
-            ):
-                out["roc_auc"] = float(
-                    metrics.roc_auc_score(
-                        y == est.classes_[1], est.decision_function(X, **kw)
-                    )
+    # (no warnings.catch_warnings around scikit-learn's metrics: its filters
+    # are the process's, and a report made in one thread would hide another
+    # thread's warnings; the two undefined cases are computed without them)
+    if task == "classification":
+        out["accuracy"] = float(metrics.accuracy_score(y, pred))
+        out["balanced_accuracy"] = balanced_accuracy(y, pred)
+        if (
+            len(est.classes_) == 2
+            and hasattr(est, "decision_function")
+            and np.unique(y).size == 2
+        ):
+            out["roc_auc"] = float(
+                metrics.roc_auc_score(
+                    y == est.classes_[1], est.decision_function(X, **kw)
                 )
-        else:
-            out["r2"] = float(metrics.r2_score(y, pred))
-            out["rmse"] = float(np.sqrt(metrics.mean_squared_error(y, pred)))
-            out["mae"] = float(metrics.mean_absolute_error(y, pred))
+            )
+    else:
+        out["r2"] = r2(y, pred)
+        out["rmse"] = float(np.sqrt(metrics.mean_squared_error(y, pred)))
+        out["mae"] = float(metrics.mean_absolute_error(y, pred))
     return out
+
+
+def balanced_accuracy(y, pred):
+    """Mean recall over the classes present in ``y`` (scikit-learn's balanced accuracy).
+
+    A class predicted but absent from ``y`` (a test file of one class) is
+    left out of the mean, as scikit-learn does, without its warning (whose
+    advice, "use the 'labels' parameter", is about its own arguments).
+
+    Parameters
+    ----------
+    y, pred : ndarray of shape (n_samples,)
+        True and predicted labels.
+
+    Returns
+    -------
+    float
+    """
+    y, pred = np.asarray(y), np.asarray(pred)
+    return float(np.mean([np.mean(pred[y == c] == c) for c in np.unique(y)]))
+
+
+def r2(y, pred):
+    """R^2 of the predictions; NaN for fewer than two rows (undefined), without a warning.
+
+    Parameters
+    ----------
+    y, pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        True and predicted targets.
+
+    Returns
+    -------
+    float
+    """
+    from sklearn import metrics
+
+    if len(y) < 2:
+        return float("nan")
+    return float(metrics.r2_score(y, pred))
 
 
 def selection_table(est, meta=None):
