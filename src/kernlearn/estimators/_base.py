@@ -594,36 +594,24 @@ def validate_predict_data(est, X):
 
 
 def finite_outputs(est, values, X=None, what="predictions"):
-    """``values``, the outputs of ``est`` on validated (finite) ``X``, refused
-    when one of them is NaN or infinite.
+    """``values``, the outputs of ``est`` on finite ``X``, refused when one is NaN or infinite.
 
-    Values of ``X`` finite but near float64's limit (``1e308``, or ``1e300``
-    in several columns) overflow in the model's arithmetic (standardising,
-    squared distances, a dot product), and the outputs came back NaN or
-    infinite under NumPy's overflow warnings only: a low-rank regressor's
-    prediction NaN, a classifier's probabilities NaN, FGM's ``-inf``.  The
-    first such row is named, with the column of its largest value.
+    Values of ``X`` near float64's limit overflow in the model's arithmetic
+    (a low-rank regressor's prediction NaN, FGM's ``-inf``); the estimator's
+    wording of :func:`kernlearn.utils._finite.refuse_non_finite_outputs`,
+    whose parameters ``values``, ``X`` and ``what`` these are.
 
     Parameters
     ----------
     est : BaseEstimator
-        The fitted estimator.
-    values : ndarray of shape (n_samples,) or (n_samples, k)
-        Its outputs, one row per row of ``X``.
-    X : ndarray or sparse matrix of shape (n_samples, n_features), optional
-        The rows the outputs are of (their columns in the model's order).
-    what : str
-        What the outputs are, for the message.
+        The fitted estimator (its name and ``feature_names_in_``).
+    values, X, what
+        As for :func:`~kernlearn.utils._finite.refuse_non_finite_outputs`.
 
     Returns
     -------
     values : ndarray
         Unchanged.
-
-    Raises
-    ------
-    ValueError
-        If an output is NaN or infinite.
     """
     return refuse_non_finite_outputs(values, X, type(est).__name__, what,
                                      getattr(est, "feature_names_in_", None))

@@ -670,7 +670,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         f, pos = self._decision(X, task_index, return_tasks=True)
         if getattr(self, "y_scale_", None) is None:  # a model file of kernlearn <= 0.2
             return f
-        # (a model file of kernlearn <= 0.3 holds one pooled entry)
+        # (a model file written before per-task targets holds one pooled entry)
         n_tasks = len(self.tasks_)
         scale = np.broadcast_to(self.y_scale_, n_tasks)[pos]
         return f * scale + np.broadcast_to(self.y_mean_, n_tasks)[pos]
