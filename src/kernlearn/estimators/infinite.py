@@ -270,19 +270,24 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         """Settings resolved from the data in ``fit``, overriding the parameters: the
         family (``None``: fit_grfl's default), the centre of sparse inputs and, in
         subclasses, the levels chosen from the data."""
-        return {"family": self.family, "final_draws": self._draws(X),
+        return {"family": self.family, "final_draws": self._draws(X, sample_weight),
                 "center": implicit_center(X, sample_weight, self.standardize)}
 
-    def _auto_draws(self, X):
-        """What ``n_paths="auto"`` means on ``X`` (fit_grfl's ``"auto"`` here)."""
+    def _auto_draws(self, n_rows):
+        """What ``n_paths="auto"`` means on ``n_rows`` training rows (fit_grfl's
+        ``"auto"`` here)."""
         return "auto"
 
-    def _draws(self, X):
+    def _draws(self, X, sample_weight=None):
         """``n_paths`` resolved: :meth:`_auto_draws` for "auto", but one path on
-        a cluster's row partitions (its margins stay there: nothing to average)."""
+        a cluster's row partitions (its margins stay there: nothing to average).
+        The rows counted are those of positive weight (zero removes a row)."""
         if self.n_paths != "auto":
             return self.n_paths
-        return 1 if hasattr(X, "grfl_class") else self._auto_draws(X)
+        if hasattr(X, "grfl_class"):
+            return 1
+        return self._auto_draws(X.shape[0] if sample_weight is None
+                                else int(np.count_nonzero(sample_weight)))
 
     def _task_decision(self, X, task_index):
         X = self._predict_inputs(X)
@@ -546,7 +551,7 @@ class InfiniteFeatureClassifier(
         self._fit_platt(X, y, sample_weight, task_index=task_index)
         return self
 
-    def _auto_draws(self, X):
+    def _auto_draws(self, n_rows):
         # a budget of the estimator's choosing and no path to continue: below
         # CV_BELOW rows the model averages FINAL_DRAWS paths (_grfl_average);
         # with "auto" every fit starts over, so warm_start changes nothing there
@@ -554,7 +559,7 @@ class InfiniteFeatureClassifier(
         # folds averaged their paths with it too)
         own = self.max_features == "auto" or (self.max_features is None
                                               and not self.warm_start)
-        return FINAL_DRAWS if X.shape[0] < CV_BELOW and own else 1
+        return FINAL_DRAWS if n_rows < CV_BELOW and own else 1
 
     def _resolved_settings(self, X, sample_weight=None):
         return dict(super()._resolved_settings(X, sample_weight),

@@ -304,7 +304,7 @@ def _row_subset(Y, task_rows, idx):
     return Y[idx], [pos[r][pos[r] >= 0] for r in task_rows]
 
 
-def _validation_split(n, Y, task_rows, rng):
+def _validation_split(n, Y, task_rows, rng, sample_weight=None):
     """Training and held-out rows for ``max_features="auto"``, or ``None``.
 
     A list of ``(train, held_out)`` pairs: one random split holding out
@@ -312,18 +312,22 @@ def _validation_split(n, Y, task_rows, rng):
     (where one held-out part is too small to rank feature counts),
     :data:`CV_FOLDS` folds.  ``None`` when the data are too small to hold rows
     out (fewer than :data:`MIN_VALIDATION_ROWS` held out, or a task left with
-    fewer than two training rows or no held-out row).
+    fewer than two training rows or no held-out row).  With ``sample_weight``
+    the rows of zero weight are removed rows: in no part, and not counted
+    (the parts are those of the data without them, drawn alike).
     """
-    n_val = int(round(VALIDATION_FRACTION * n))
+    rows = np.arange(n) if sample_weight is None else np.flatnonzero(sample_weight > 0)
+    m = len(rows)
+    n_val = int(round(VALIDATION_FRACTION * m))
     if n_val < MIN_VALIDATION_ROWS:
         return None
-    perm = check_random_state(rng).permutation(n)
-    vals = ([perm[:n_val]] if n >= CV_BELOW
+    perm = rows[check_random_state(rng).permutation(m)]
+    vals = ([perm[:n_val]] if m >= CV_BELOW
             else [perm[i::CV_FOLDS] for i in range(CV_FOLDS)])
     folds = []
     for val in vals:
         val = np.sort(val)
-        tr = np.setdiff1d(np.arange(n), val)
+        tr = np.setdiff1d(rows, val)
         if task_rows is not None:
             tr_rows = _row_subset(Y, task_rows, tr)[1]
             val_rows = _row_subset(Y, task_rows, val)[1]

@@ -776,11 +776,14 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     level = 1.0 / np.sqrt(w_scale)
     rng = check_random_state(random_state)
     auto = isinstance(max_features, str)  # "auto": held-out rows choose the count
-    split = _validation_split(n, Y, task_rows, rng) if auto else None
-    choose_level = (isinstance(lambda_p, str) and split is not None and n < LEVEL_BELOW
+    # rows of zero weight are removed rows: in no held-out part, not counted (they
+    # were split with the others: the level and budget differed from the fit without them)
+    n_rows = n if sample_weight is None else int(np.count_nonzero(sample_weight))
+    split = _validation_split(n, Y, task_rows, rng, sample_weight) if auto else None
+    choose_level = (isinstance(lambda_p, str) and split is not None and n_rows < LEVEL_BELOW
                     and hasattr(penalty, "alpha"))
     if auto:
-        max_features, warm, keep_warm = auto_budget(n, split, choose_level), None, False
+        max_features, warm, keep_warm = auto_budget(n_rows, split, choose_level), None, False
     # the paper's losses are c times ours: its lambda is c times ours
     c = paper_loss_factor(loss) if lambda_scale == "paper" else 1.0
     lambda_p, levels = auto_levels(lambda_p, c)

@@ -1,0 +1,97 @@
+"""A thirty-ninth user's audit: the model selection inside the estimators.
+
+A researcher who had read the docs checked, for every estimator that chooses
+something from the data at its defaults, that it chooses what the docs say,
+by the rule they state, and reports it truthfully: she recomputed the
+criteria by hand on small cases and compared them with the choice and with
+what the fit reports.
+
+What held (checked, and pinned where a test says so):
+
+- ``FGMRegressor(C="auto")``: refitting FGM at each ``C`` of ``cv_results_``
+  on the documented folds (:func:`~kernlearn.methods._fgm_select.cv_folds`,
+  seed 0, rows of positive weight) and summing half the squared held-out
+  error on the standardised target gives ``cv_results_["loss"]`` (to the
+  folds' master tolerance) and ``C_`` is its first minimum; the grid, the
+  refinement by :math:`\\sqrt{10}` (never above 10), zero weights as removed
+  rows, and the invariance to a shift and scale of ``y`` and a shift of
+  ``X`` hold.  The folds use the standardisation of all rows (an
+  unsupervised map of ``X``; the target's scale does not change FGM's
+  choice, its problem being homogeneous in ``y``): per-fold standardisation
+  moved the summed losses by up to 3 % and picked a neighbouring ``C`` on
+  one of two small sets; left as is (it would change default models).
+- ``LowRankKernelRegressor(nu="auto")``: ``nu_path_["loo"]`` at the kept
+  value equals a brute-force leave-one-out refit of the kernel ridge
+  :math:`\\tilde K(\\mu)` (to 1e-12), the path stops and keeps by the
+  documented rule, and zero weights act as removed rows along the path.
+- GrFL's held-out choice: ``max_features_`` is the ``n_active`` of the
+  lowest ``validation_loss`` of ``history_`` on one held-out part; the level
+  and budget are invariant to a shift and scale of ``y`` and a shift of
+  ``X``.
+- The multitask ``*CV`` estimators' scores equal ``GridSearchCV`` over the
+  same folds with the weights routed to ``fit`` and ``score``; the first of
+  equal scores is kept.
+
+What did not: GrFL's ``max_features="auto"`` (the regressor's default) split
+rows of zero weight into its held-out parts and folds and counted them,
+although the docs say a zero weight removes a row: the chosen level and
+budget, hence the model, differed from the fit without those rows (150
+rows, a quarter weighted out: ``lambda_p_`` 0.8 against 0.4, predictions
+0.42 apart); and the classifier's ``n_paths="auto"`` counted them too.
+Each test here failed before its fix unless it says it pins what held.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from kernlearn import InfiniteFeatureClassifier, InfiniteFeatureRegressor
+
+
+def _quiet(est, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (capped short fits)
+        return est.fit(*args, **kw)
+
+
+def _weighted_out(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 4))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.3 * rng.standard_normal(n)
+    w = np.ones(n)
+    w[rng.random(n) < 0.25] = 0.0
+    return X, y, w, w > 0
+
+
+# ------------------------------------------- GrFL: zero weights in the held-out rows
+@pytest.mark.parametrize("n, kw", [
+    (150, {}),                         # folds choose the level, 3 paths averaged
+    (150, {"lambda_p": 0.4}),          # folds choose the budget
+    (400, {}),                         # one held-out part chooses level and budget
+])
+def test_grfl_auto_selection_treats_zero_weights_as_removed_rows(n, kw):
+    # the held-out parts were drawn over every row, zero weights included, and
+    # the row count that picks folds or one part counted them: the level and
+    # the budget chosen (and the model) were not those of the fit without
+    # the rows (150 rows: lambda_p_ 0.8 against 0.4, predictions 0.42 apart)
+    X, y, w, keep = _weighted_out(n)
+    a = _quiet(InfiniteFeatureRegressor(random_state=0, **kw), X, y, sample_weight=w)
+    b = _quiet(InfiniteFeatureRegressor(random_state=0, **kw), X[keep], y[keep])
+    assert (a.lambda_p_, a.max_features_, a.n_paths_) == (
+        b.lambda_p_, b.max_features_, b.n_paths_)
+    np.testing.assert_allclose(a.predict(X), b.predict(X), atol=1e-6)
+
+
+@pytest.mark.parametrize("kw", [{"max_features": "auto"}, {}], ids=["auto", "default"])
+def test_grfl_classifier_counts_rows_of_positive_weight(kw):
+    # 400 rows of which about 300 weighted: the held-out part was drawn over
+    # all 400 ("auto"), and n_paths="auto" averaged one path where the fit
+    # without the rows (below 300) averages three (default)
+    X, y, w, keep = _weighted_out(400)
+    y = (y > np.median(y)).astype(int)
+    assert keep.sum() < 300
+    a = _quiet(InfiniteFeatureClassifier(random_state=0, **kw), X, y, sample_weight=w)
+    b = _quiet(InfiniteFeatureClassifier(random_state=0, **kw), X[keep], y[keep])
+    assert (a.max_features_, a.n_paths_) == (b.max_features_, b.n_paths_)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-6)
