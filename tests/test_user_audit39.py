@@ -95,3 +95,54 @@ def test_grfl_classifier_counts_rows_of_positive_weight(kw):
     b = _quiet(InfiniteFeatureClassifier(random_state=0, **kw), X[keep], y[keep])
     assert (a.max_features_, a.n_paths_) == (b.max_features_, b.n_paths_)
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-6)
+
+
+# ------------------------------------------- GrFL: many small tasks
+def _small_tasks(n, n_tasks, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    t = np.arange(n) % n_tasks
+    y = np.sin(2 * X[:, 0]) * (1 + t / n_tasks) + 0.2 * rng.standard_normal(n)
+    return X, y, t
+
+
+def test_grfl_auto_holds_out_rows_of_many_small_tasks():
+    # 30 tasks of 10 rows: the random held-out fifth left some task without
+    # a held-out row on almost every draw, and max_features="auto" and
+    # lambda_p="auto" fell back to the small-data budget n // 6 = 50 and the
+    # level 0.4 without a word (no validation_loss in history_); each
+    # task's rows are now dealt over the parts when the random draw fails
+    X, y, t = _small_tasks(300, 30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        m = InfiniteFeatureRegressor(random_state=0).fit(X, y, task_index=t)
+    assert "validation_loss" in m.history_
+    assert m.max_features_ == m.history_["n_active"][
+        int(np.nanargmin(m.history_["validation_loss"]))]
+
+
+def test_grfl_folds_of_many_small_tasks_hold_every_task():
+    # below 300 rows, 5 folds: every fold holds out a row of every task and
+    # keeps two of each for training (20 tasks of 10 rows: the random folds
+    # never did, and the choice was dropped)
+    from kernlearn.methods._grfl_select import _validation_split
+
+    X, y, t = _small_tasks(200, 20)
+    task_rows = [np.flatnonzero(t == k) for k in range(20)]
+    folds = _validation_split(200, y, task_rows, np.random.RandomState(0))
+    assert folds is not None and len(folds) == 5
+    held = np.concatenate([val for _, val in folds])
+    np.testing.assert_array_equal(np.sort(held), np.arange(200))  # a partition
+    for tr, val in folds:
+        assert set(t[val]) == set(range(20))
+        assert np.bincount(t[tr], minlength=20).min() >= 2
+
+
+def test_grfl_auto_says_when_a_task_is_too_small_to_hold_out():
+    # a task of 4 rows cannot give 5 folds a row each: the fallback budget
+    # (n // 6) and level are used, now with a warning naming why
+    X, y, t = _small_tasks(200, 2)
+    t[:4] = 2
+    with pytest.warns(UserWarning, match="a task of 4 rows cannot give 5 folds"):
+        m = InfiniteFeatureRegressor(random_state=0).fit(X, y, task_index=t)
+    assert m.max_features_ == 200 // 6 and m.lambda_p_ == 0.4

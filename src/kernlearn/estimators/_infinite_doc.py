@@ -31,7 +31,11 @@ _COMMON_DOC = """
         count plus 10 features), and the master is refitted on all rows with
         the path's features of that count; below 300 rows the count is chosen
         by 5-fold cross-validation and a path on all rows is run to it; below
-        48 rows it is ``min(100, max(1, n_samples // 6))``
+        48 rows it is ``min(100, max(1, n_samples // 6))`` (with
+        ``task_index`` every part holds out a row of every task and keeps two
+        for training, each task's rows dealt over the parts when a random
+        draw misses one; a task too small for that falls back to this budget,
+        with a warning)
         (:func:`~kernlearn.methods.grfl.fit_grfl`).  On a ``dask.array`` the
         same rule runs with the held-out rows kept on the cluster (the same
         budget and model as in memory).  The chosen budget is

@@ -23,6 +23,7 @@ model of lowest held-out loss gives both.
 """
 
 import copy
+import warnings
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -310,20 +311,50 @@ def _validation_split(n, Y, task_rows, rng, sample_weight=None):
     A list of ``(train, held_out)`` pairs: one random split holding out
     :data:`VALIDATION_FRACTION` of the rows, or, below :data:`CV_BELOW` rows
     (where one held-out part is too small to rank feature counts),
-    :data:`CV_FOLDS` folds.  ``None`` when the data are too small to hold rows
-    out (fewer than :data:`MIN_VALIDATION_ROWS` held out, or a task left with
-    fewer than two training rows or no held-out row).  With ``sample_weight``
-    the rows of zero weight are removed rows: in no part, and not counted
-    (the parts are those of the data without them, drawn alike).
+    :data:`CV_FOLDS` folds.  Every task needs two training rows and a held-out
+    row in each pair: when the random parts leave a task short, each task's
+    rows are dealt over the parts in a random order instead (stratified by
+    task).  ``None`` when the data are too small to hold rows out (fewer than
+    :data:`MIN_VALIDATION_ROWS` held out), or, with a ``UserWarning``, when
+    some task is too small even so.  With ``sample_weight`` the rows of zero
+    weight are removed rows: in no part, and not counted (the parts are those
+    of the data without them, drawn alike).
     """
     rows = np.arange(n) if sample_weight is None else np.flatnonzero(sample_weight > 0)
     m = len(rows)
     n_val = int(round(VALIDATION_FRACTION * m))
     if n_val < MIN_VALIDATION_ROWS:
         return None
-    perm = rows[check_random_state(rng).permutation(m)]
+    rng = check_random_state(rng)
+    perm = rows[rng.permutation(m)]
     vals = ([perm[:n_val]] if m >= CV_BELOW
             else [perm[i::CV_FOLDS] for i in range(CV_FOLDS)])
+    folds = _checked_parts(rows, vals, Y, task_rows)
+    if folds is None:
+        # (the random parts left a task without a held-out row or two training
+        # rows, and the fit fell back to the small-data budget and level without
+        # a word: many tasks of ten rows did so on almost every draw)
+        dealt = [r[rng.permutation(len(r))] for r in task_rows]
+        vals = ([np.concatenate([r[:max(1, int(round(VALIDATION_FRACTION * len(r))))]
+                                 for r in dealt])] if m >= CV_BELOW
+                else [np.concatenate([r[i::CV_FOLDS] for r in dealt])
+                      for i in range(CV_FOLDS)])
+        folds = _checked_parts(rows, vals, Y, task_rows)
+    if folds is None:
+        short = min(len(r) for r in task_rows)
+        warnings.warn(
+            f'max_features="auto" holds out rows of every task, but a task of {short} '
+            f"rows cannot give {'a held-out part' if m >= CV_BELOW else f'{CV_FOLDS} folds'} "
+            "a row and keep two training rows: the budget falls back to min(100, n // 6) "
+            f'= {min(100, max(1, m // 6))} (and lambda_p="auto" to {DEFAULT_LEVEL}), as on '
+            "data too small to hold rows out; pass max_features (and lambda_p), or give "
+            "the task more rows.", UserWarning, stacklevel=4)
+    return folds
+
+
+def _checked_parts(rows, vals, Y, task_rows):
+    """``(train, held_out)`` pairs of the held-out parts ``vals`` of ``rows``, or
+    ``None`` when a task has fewer than two training rows or no held-out row."""
     folds = []
     for val in vals:
         val = np.sort(val)
