@@ -146,3 +146,35 @@ def test_grfl_auto_says_when_a_task_is_too_small_to_hold_out():
     with pytest.warns(UserWarning, match="a task of 4 rows cannot give 5 folds"):
         m = InfiniteFeatureRegressor(random_state=0).fit(X, y, task_index=t)
     assert m.max_features_ == 200 // 6 and m.lambda_p_ == 0.4
+
+
+# ------------------------------------------- Platt scaling's folds (held; pinned)
+@pytest.mark.parametrize("n_small", [12, 3], ids=["5-fold", "3-fold"])
+def test_platt_sigmoid_is_the_documented_cross_validation(n_small):
+    # pins what held: the sigmoid is fitted, with the weights, on decision
+    # values of clones fitted on StratifiedKFold(5, shuffle=True,
+    # random_state=0) over the rows of positive weight; with a class of 3
+    # such rows, 3 folds (now documented: the docs said 5 folds)
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedKFold
+
+    from kernlearn import FGMClassifier
+    from kernlearn.estimators._platt import platt_sigmoid
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40 + n_small, 3))
+    y = np.r_[np.zeros(40, int), np.ones(n_small, int)]
+    X[y == 1] += 1.5
+    w = rng.uniform(0.5, 2.0, len(y))
+    w[:5] = 0.0
+    est = FGMClassifier(B=2, probability=True).fit(X, y, sample_weight=w)
+    keep = np.flatnonzero(w > 0)
+    scores = np.zeros(len(y))
+    folds = StratifiedKFold(min(5, n_small), shuffle=True, random_state=0)
+    for tr, te in folds.split(X[keep], y[keep]):
+        tr, te = keep[tr], keep[te]
+        fold = clone(est).set_params(probability=False).fit(X[tr], y[tr],
+                                                            sample_weight=w[tr])
+        scores[te] = fold.decision_function(X[te])
+    np.testing.assert_allclose(est.platt_[0], platt_sigmoid(scores[keep], y[keep] == 1,
+                                                            w[keep]), rtol=1e-6)
