@@ -178,3 +178,30 @@ def test_platt_sigmoid_is_the_documented_cross_validation(n_small):
         scores[te] = fold.decision_function(X[te])
     np.testing.assert_allclose(est.platt_[0], platt_sigmoid(scores[keep], y[keep] == 1,
                                                             w[keep]), rtol=1e-6)
+
+
+# ------------------------------------------- FGM's C="auto" (held; pinned)
+@pytest.mark.parametrize("n_features", [8, 30], ids=["ridge-path", "cutting-planes"])
+def test_fgm_auto_C_curve_is_the_documented_cross_validation(n_features):
+    # pins what held: FGM refitted at each C of cv_results_ on cv_folds (seed
+    # 0), on the inputs and target standardised on all rows, gives the summed
+    # halved held-out squared error of cv_results_ (to the folds' master
+    # tolerance), and C_ is its first minimum
+    from kernlearn import FGMRegressor
+    from kernlearn.methods._fgm_select import cv_folds
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((90, n_features)) * rng.uniform(0.5, 5, n_features)
+    y = X[:, 0] - 2 * X[:, 1] + 0.5 * X[:, 2] + 2 * rng.standard_normal(90)
+    m = FGMRegressor(B=5).fit(X, y)
+    Xs, ys = (X - m.x_mean_) / m.x_scale_, (y - m.y_mean_) / m.y_scale_
+    losses = []
+    for C in m.cv_results_["C"]:
+        total = 0.0
+        for tr, val in cv_folds(len(y)):
+            fold = FGMRegressor(B=5, C=C, standardize=False).fit(Xs[tr], ys[tr])
+            total += 0.5 * np.sum((fold.predict(Xs[val]) - ys[val]) ** 2)
+        losses.append(total)
+    np.testing.assert_allclose(m.cv_results_["loss"], losses, rtol=2e-3)
+    assert m.C_ == m.cv_results_["C"][int(np.argmin(m.cv_results_["loss"]))]
+    assert set(m.cv_results_["C"]) >= {1e-3, 1e-2, 1e-1, 1.0, 10.0}
