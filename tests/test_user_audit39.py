@@ -205,3 +205,30 @@ def test_fgm_auto_C_curve_is_the_documented_cross_validation(n_features):
     np.testing.assert_allclose(m.cv_results_["loss"], losses, rtol=2e-3)
     assert m.C_ == m.cv_results_["C"][int(np.argmin(m.cv_results_["loss"]))]
     assert set(m.cv_results_["C"]) >= {1e-3, 1e-2, 1e-1, 1.0, 10.0}
+
+
+# ------------------------------------------- the multitask *CV estimators' cv
+@pytest.mark.parametrize("cls", ["regressor", "classifier"])
+def test_multitask_cv_with_a_group_splitter_says_what_to_pass(cls):
+    # cv=GroupKFold(3) stopped on scikit-learn's "The 'groups' parameter
+    # should not be None", which fit has no way to pass; the pairs the
+    # splitter makes are taken (and give GridSearchCV's choice: held)
+    from sklearn.model_selection import GroupKFold
+
+    from kernlearn import MultitaskMKLClassifierCV, MultitaskMKLRegressorCV
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    t = np.arange(60) % 2
+    groups = np.arange(60) // 4
+    if cls == "regressor":
+        y = X[:, 0] * (1 + t) + 0.1 * rng.normal(size=60)
+        est = MultitaskMKLRegressorCV(["linear"], Cs=[0.1, 1.0], kernel_selection="objective")
+    else:
+        y = (X[:, 0] * (2 * t - 1) > 0).astype(int)
+        est = MultitaskMKLClassifierCV(["linear"], Cs=[0.1, 1.0])
+    with pytest.raises(ValueError, match=r"splits by groups.*cv=list\(splitter.split"):
+        _quiet(est.set_params(cv=GroupKFold(3)), X, y, task_index=t)
+    pairs = list(GroupKFold(3).split(X, y, groups))
+    fitted = _quiet(est.set_params(cv=pairs), X, y, task_index=t)
+    assert fitted.n_splits_ == 3

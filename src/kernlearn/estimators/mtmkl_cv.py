@@ -70,15 +70,14 @@ class _SelectionMixin:
                                    pos is not None)
         if sw is None or np.all(sw > 0) or not (self.cv is None or isinstance(
                 self.cv, numbers.Integral) or hasattr(self.cv, "split")):
-            splits = list(cv.split(np.zeros((len(strata), 1)), strata))
+            splits = _split(cv, np.arange(len(strata)), strata)
         else:
             # rows of zero weight are removed rows: in no fold (they were split
             # with the others, so a weighted fit chose another C than the fit
             # without them, and a training fold holding only such rows stopped
             # on "Sample weights must contain at least one non-zero number")
             keep = np.flatnonzero(sw > 0)
-            splits = [(keep[tr], keep[te])
-                      for tr, te in cv.split(np.zeros((keep.size, 1)), strata[keep])]
+            splits = [(keep[tr], keep[te]) for tr, te in _split(cv, keep, strata[keep])]
         if not splits:
             # a generator of splits serves one fit: a refit's scores were all
             # NaN ("a validation score is not finite: [nan]")
@@ -241,7 +240,8 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
     cv : int, "loo", cross-validation generator or iterable, default="loo"
         An int: that many folds of :class:`~sklearn.model_selection.StratifiedKFold`
         stratified by task (in order, no shuffle); a splitter: its
-        ``split(X, task_positions)``; an iterable: ``(train, test)`` index
+        ``split(X, task_positions)`` (one by groups is refused: pass the pairs
+        of its ``split(X, y, groups)``); an iterable: ``(train, test)`` index
         pairs (a generator serves one fit: a list or a splitter can be
         refitted, cloned and saved).  ``"loo"``: closed-form leave-one-out residuals of each task's
         kernel ridge at the kernel weights learned on all rows (square loss,
@@ -488,6 +488,25 @@ y_mean_, y_scale_, n_features_in_, feature_names_in_
         return _pooled_r2(np.sum(w * res ** 2), y_fit, w)
 
 
+def _split(cv, rows, strata):
+    """``cv``'s (train, test) pairs over ``rows`` (positions in ``rows``).
+
+    A splitter by groups (``GroupKFold``, ``LeaveOneGroupOut``...) stopped on
+    scikit-learn's "The 'groups' parameter should not be None", which ``fit``
+    has no way to pass: named, with what to do instead.
+    """
+    try:
+        return list(cv.split(np.zeros((len(rows), 1)), strata))
+    except ValueError as err:
+        if "'groups'" not in str(err):
+            raise
+        raise ValueError(
+            f"cv={cv!r} splits by groups, which fit does not take (it splits "
+            "X and the task positions): pass the pairs it makes, "
+            "cv=list(splitter.split(X, y, groups)), whose training folds hold two "
+            "rows of every task their test rows hold.") from err
+
+
 def _pooled_r2(sse, y, w):
     r""":math:`R^2 = 1 - SSE / SST` of targets ``y`` (weights ``w``), as ``score()``.
 
@@ -528,7 +547,8 @@ class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
         An int: that many folds of :class:`~sklearn.model_selection.StratifiedKFold`
         stratified by task and class (in order, no shuffle: every task and
         its two classes in every fold); a splitter: its ``split(X, strata)``
-        with ``strata = 2 * task position + class``; an iterable:
+        with ``strata = 2 * task position + class`` (one by groups is refused:
+        pass the pairs of its ``split(X, y, groups)``); an iterable:
         ``(train, test)`` index pairs (a generator serves one fit: a list or
         a splitter can be refitted, cloned and saved).
     formulation : {"mtfl", "mtsfl", "mkl", "independent"}, default="mtfl"
