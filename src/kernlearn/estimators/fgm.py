@@ -730,9 +730,16 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         fits see the inputs scaled as the fit on all rows does (by all rows'
         spreads: FGM refitted with its own scaling per fold chose another
         ``C`` on 8 of 26 suite splits, on machine 0.001 at 2-2.6x the test
-        MSE).  Folds hold only rows of positive weight,
-        so a zero weight still removes a row; integer weights no longer equal
-        repeated rows exactly (a repeated row may fall in two folds).  The folds
+        MSE).  ``C`` multiplies the weighted loss and the grid is tried at
+        the weights as given (integer weights act as repeated rows), so a
+        common factor of the weights moves the grid against the loss:
+        weights of 1e-3 or 1e3 push the choice to an end of the grid (suite
+        splits, mean-one weights times 1e-3: up to 38x the test MSE of the
+        mean-one weights on concreteslump, 5.2x on yacht); weights of mean
+        one (``w / w.mean()``) keep the grid where it was measured.  Folds
+        hold only rows of positive weight, so a zero weight still removes a
+        row; integer weights no longer equal repeated rows exactly (a
+        repeated row may fall in two folds).  The folds
         split the row positions with the fixed seed 0: the same rows in another
         order can choose a neighbouring ``C`` (airfoil's first 300 rows, five
         orders: ``C_`` 0.1, 0.32 or 3.2; see ``doc/reproducibility.md``).  A fixed
