@@ -261,3 +261,23 @@ def test_multitask_cv_with_a_group_splitter_says_what_to_pass(cls):
     pairs = list(GroupKFold(3).split(X, y, groups))
     fitted = _quiet(est.set_params(cv=pairs), X, y, task_index=t)
     assert fitted.n_splits_ == 3
+
+
+def test_multitask_regressor_cv_none_is_five_stratified_folds():
+    # pins a documented value (the docs did not say what cv=None, which the
+    # parameter check accepts, means): scikit-learn's 5 folds, not "loo"
+    from sklearn.model_selection import StratifiedKFold
+
+    from kernlearn import MultitaskMKLRegressorCV
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    t = np.arange(60) % 2
+    y = X[:, 0] * (1 + t) + 0.1 * rng.normal(size=60)
+    kw = dict(kernels=["linear"], Cs=[0.1, 1.0], kernel_selection="objective")
+    a = _quiet(MultitaskMKLRegressorCV(cv=None, **kw), X, y, task_index=t)
+    b = _quiet(MultitaskMKLRegressorCV(cv=list(StratifiedKFold(5).split(X, t)), **kw),
+               X, y, task_index=t)
+    assert a.n_splits_ == 5
+    np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
+                                  b.cv_results_["mean_test_score"])

@@ -237,9 +237,10 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
     kernel_selection : {"loo", "objective"}, default="loo"
         How the kernel weights are learned: by the leave-one-out error, or
         by the training objective of ``formulation`` (the paper's).
-    cv : int, "loo", cross-validation generator or iterable, default="loo"
+    cv : int, "loo", cross-validation generator, iterable or None, default="loo"
         An int: that many folds of :class:`~sklearn.model_selection.StratifiedKFold`
-        stratified by task (in order, no shuffle); a splitter: its
+        stratified by task (in order, no shuffle; ``None``: 5, as
+        scikit-learn's, not the default ``"loo"``); a splitter: its
         ``split(X, task_positions)`` (one by groups is refused: pass the pairs
         of its ``split(X, y, groups)``); an iterable: ``(train, test)`` index
         pairs (a generator serves one fit: a list or a splitter can be
@@ -543,10 +544,10 @@ class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
         As in :class:`MultitaskMKLClassifier`.
     Cs : array-like of float, default=(0.1, 1.0, 10.0, 100.0, 1000.0)
         Candidate loss weights ``C``.
-    cv : int, cross-validation generator or iterable, default=5
+    cv : int, cross-validation generator, iterable or None, default=5
         An int: that many folds of :class:`~sklearn.model_selection.StratifiedKFold`
         stratified by task and class (in order, no shuffle: every task and
-        its two classes in every fold); a splitter: its ``split(X, strata)``
+        its two classes in every fold; ``None``: 5); a splitter: its ``split(X, strata)``
         with ``strata = 2 * task position + class`` (one by groups is refused:
         pass the pairs of its ``split(X, y, groups)``); an iterable:
         ``(train, test)`` index pairs (a generator serves one fit: a list or
