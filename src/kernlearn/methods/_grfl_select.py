@@ -511,9 +511,10 @@ def select_level_held_out(start, part, max_features, levels=AUTO_LEVELS):
     for the budget alone, :class:`_HoldOut`); at each level it runs until no
     feature violates the optimality conditions, ``max_features`` are active
     or the patience rule stops it.  The descent stops after a level whose
-    models hold no lower held-out loss than the levels before (or whose run
-    the patience rule or the budget stopped: lower levels only add
-    features).  The model kept is the one of lowest held-out loss: its level
+    models hold no lower held-out loss than the levels before (a level whose
+    run the patience rule stopped does not end it: the next level re-solves
+    the same features less shrunk, and on 500-row sets a level below one so
+    stopped was kept).  The model kept is the one of lowest held-out loss: its level
     and its feature count (``monitor.best()``).
 
     Parameters
