@@ -46,7 +46,13 @@ What held (checked; pinned where a test says so):
   ``GridSearchCV``'s over the same folds with the weights routed to ``fit``
   and ``score`` (regressor with ``cv=3`` and a shuffled ``KFold``,
   classifier with and without ``class_weight="balanced"``); the first of
-  equal scores is kept; unknown ``cv``, ``kernel_selection``, ``Cs``,
+  equal scores is kept.  With ``kernel_selection="objective"`` that score
+  is the R^2 of the validation rows pooled in the targets' units, as
+  ``score`` and ``GridSearchCV`` have it, so a task in larger units weighs
+  more in the choice of ``C`` (tasks in units 1, 0.01 and 250: ``C_`` 1 ->
+  10 on one of three draws), although audit 36 fits each task on its own
+  standardised targets; kept for the equality with ``GridSearchCV`` and now
+  documented.  Unknown ``cv``, ``kernel_selection``, ``Cs``,
   ``C``, ``nu``, ``max_features``, ``lambda_p``, ``n_paths`` and
   ``gamma_factors`` values are refused naming the parameter.
 

@@ -217,7 +217,10 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
     :class:`MultitaskMKLRegressor` for every ``C`` of ``Cs`` on every
     training fold, scores it on the validation fold (the coefficient of
     determination over all validation rows, as
-    :meth:`MultitaskMKLRegressor.score`; when some validation fold holds
+    :meth:`MultitaskMKLRegressor.score`, the tasks pooled in the targets'
+    units, so a task in larger units weighs more in the choice of ``C``
+    although each task is fitted on its own standardised targets; when some
+    validation fold holds
     fewer than two rows, as ``cv=LeaveOneOut()``'s, where :math:`R^2` is
     undefined: the :math:`R^2` of all folds' validation predictions
     pooled, one score per ``C``), keeps the ``C`` of the best mean
