@@ -514,8 +514,8 @@ def select_level_held_out(start, part, max_features, levels=AUTO_LEVELS):
     models hold no lower held-out loss than the levels before (a level whose
     run the patience rule stopped does not end it: the next level re-solves
     the same features less shrunk, and on 500-row sets a level below one so
-    stopped was kept).  The model kept is the one of lowest held-out loss: its level
-    and its feature count (``monitor.best()``).
+    stopped was kept).  The model kept is the one of lowest held-out loss:
+    its level and its feature count (``monitor.best()``).
 
     Parameters
     ----------
