@@ -716,7 +716,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         Feature budget.  ``"auto"`` chooses it on held-out rows: the path (up to
         :data:`AUTO_MAX_FEATURES` features; :data:`LEVEL_MAX_FEATURES` where it chooses
         ``lambda_p="auto"`` too: :func:`auto_budget`) runs on a random
-        ``1 - VALIDATION_FRACTION`` of the rows at the levels times
+        ``1 - VALIDATION_FRACTION`` of the rows (of positive weight; every task in
+        every part: :func:`_validation_split`) at the levels times
         :math:`\\sqrt{1 - \\text{fraction}}` (the same problem per row, by the rule of
         ``sample_weight``), the loss of each outer iteration's model is measured on the
         held-out rows, the path stops once it holds ``PATIENCE_FACTOR`` times the best count
