@@ -50,38 +50,46 @@ def record_input_range(est, X, sample_weight=None):
     est.x_range_ = np.vstack([lo, hi]).astype(np.float64)
 
 
-def clip_to_input_range(est, X):
-    """``X`` with each column clipped to ``est.x_range_`` (a copy; ``X`` when no range).
+def clip_to_input_range(est, Xt, st):
+    """Standardised ``Xt`` with each column clipped to the map of ``est.x_range_``.
 
-    Sparse input stays sparse in its format; a column that held no zero in
-    training (its range excludes 0) has its implicit zeros replaced by the
-    nearest edge.
+    Clipping after the input map ``st`` (which refuses values too large for
+    float64 first) equals clipping the raw inputs: the bounds go through the
+    same map, so a training row's values stay exactly as they were.  Sparse
+    input stays sparse in its format; a column that held no zero in training
+    (its range excludes 0) has its implicit zeros replaced by the nearest
+    edge.
 
     Parameters
     ----------
     est : BaseEstimator
         A fitted regressor (``x_range_`` absent or ``None``: no clipping, as
         for model files written before it was recorded).
-    X : ndarray or sparse matrix of shape (n_samples, n_features)
-        Validated raw inputs.
+    Xt : ndarray or sparse matrix of shape (n_samples, n_features)
+        Inputs mapped by ``st``.
+    st : kernlearn.preprocessing.Standardization
+        The fitted input map.
 
     Returns
     -------
     ndarray or sparse matrix
+        ``Xt`` itself when no value is outside the range (dense) or no range.
     """
     rng = getattr(est, "x_range_", None)
     if rng is None:
-        return X
-    lo, hi = rng
-    if not sp.issparse(X):
-        if np.all((X >= lo) & (X <= hi)):
-            return X
-        return np.clip(X, lo.astype(X.dtype), hi.astype(X.dtype))
-    fmt = X.format
-    Xc = X.tocsc(copy=True)
+        return Xt
+    if sp.issparse(Xt):
+        lo, hi = st.transform(sp.csr_matrix(rng)).toarray().astype(Xt.dtype)
+    else:
+        lo, hi = np.asarray(st.transform(rng)).astype(Xt.dtype)
+        if np.all((Xt >= lo) & (Xt <= hi)):
+            return Xt
+        return np.clip(Xt, lo, hi)
+    fmt = Xt.format
+    Xc = Xt.tocsc(copy=True)
     col = np.repeat(np.arange(Xc.shape[1]), np.diff(Xc.indptr))
-    Xc.data = np.clip(Xc.data, lo[col], hi[col]).astype(Xc.dtype, copy=False)
-    edge = np.where(lo > 0, lo, np.where(hi < 0, hi, 0.0))
+    Xc.data = np.clip(Xc.data, lo[col], hi[col])
+    edge = np.where(lo > 0, lo, np.where(hi < 0, hi, 0))
     rows, cols = [], []
     for j in np.flatnonzero(edge):  # implicit zeros outside the range
         missing = np.ones(Xc.shape[0], dtype=bool)
@@ -91,5 +99,5 @@ def clip_to_input_range(est, X):
         cols.append(np.full(r.size, j))
     if rows:
         r, c = np.concatenate(rows), np.concatenate(cols)
-        Xc = Xc + sp.csc_matrix((edge[c].astype(Xc.dtype), (r, c)), shape=Xc.shape)
+        Xc = Xc + sp.csc_matrix((edge[c], (r, c)), shape=Xc.shape, dtype=Xc.dtype)
     return Xc.asformat(fmt)

@@ -208,9 +208,9 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         # The predictions read this and _columns, never transform, which
         # scikit-learn's set_output(transform="pandas") wraps into a DataFrame.
         check_is_fitted(self)
+        st = input_standardization(self)
         # (the regressor's inputs clipped to its training range: _input_range.py)
-        X = clip_to_input_range(self, validate_predict_data(self, X))
-        return input_standardization(self).transform(X)
+        return clip_to_input_range(self, st.transform(validate_predict_data(self, X)), st)
 
     def _columns(self, X):
         """:meth:`transform` of inputs from :meth:`_predict_inputs`."""

@@ -209,7 +209,7 @@ class _BaseLowRank(BaseEstimator):
         check_is_fitted(self, "dual_coef_")
         st = input_standardization(self)
         # (the regressor's inputs clipped to its training range: _input_range.py)
-        X = st.transform(clip_to_input_range(self, self._validate_X(X, reset=False)))
+        X = clip_to_input_range(self, st.transform(self._validate_X(X, reset=False)), st)
         centers = self.centers_ if self.kernel == "precomputed" else st.transform(
             self.centers_)
         factors = getattr(self, "center_factors_", None)
