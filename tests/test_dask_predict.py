@@ -167,8 +167,9 @@ def test_a_non_finite_value_is_named_by_its_row_over_all_blocks(client, fitted, 
 
 def test_an_error_of_a_blocks_prediction_says_which_rows_it_counts(client, fitted):
     # The in-memory prediction of a block names rows of that block: a value too
-    # large for the model's arithmetic in row 70 of X was "row 6 of X"
-    est, _ = fitted["LowRankKernelRegressor"]
+    # large for the model's arithmetic in row 70 of X was "row 6 of X" (the
+    # classifier: the regressor clips its inputs to the training range)
+    est, _ = fitted["LowRankKernelClassifier"]
     X, _ = _data(seed=1)
     X[70, 1] = 1e308
     with pytest.raises(ValueError, match="for row 70 of X"):

@@ -53,6 +53,10 @@ _ESTIMATORS = {
 }
 
 
+#: Regressors that predict on inputs clipped to the training range (x_range_)
+CLIPPED = ("InfiniteFeatureRegressor", "LowRankKernelRegressor")
+
+
 def _fitted(name, X, y):
     params, method = _ESTIMATORS[name]
     est = getattr(kernlearn, name)(**params)
@@ -90,17 +94,19 @@ def test_a_row_too_large_for_float64_is_named_not_predicted_nan(name, where):
     except ValueError as exc:
         assert re.search("too large (to standardise|for float64)", str(exc)), exc
     else:
-        # (FGM's linear model of one column of 1e308: a finite extrapolation)
+        # (FGM's linear model of one column of 1e308: a finite extrapolation;
+        # the kernel regressors clip the row to the training range)
         assert np.all(np.isfinite(out)), out
         # ... and only there
-        assert name.startswith("FGM") and where == "one column"
+        assert where == "one column" and (name.startswith("FGM") or name in CLIPPED)
 
 
 def test_the_refusal_names_the_row_and_the_column_by_its_name():
     pd = pytest.importorskip("pandas")
     X, y = _data()
     frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
-    est = kernlearn.LowRankKernelRegressor(random_state=0).fit(frame, y)
+    # (the classifier: the regressor clips the row to the training range)
+    est = kernlearn.LowRankKernelClassifier(random_state=0).fit(frame, y > np.median(y))
     Z = frame.iloc[:4].copy()
     Z.iloc[2, 3] = 1e308
     with warnings.catch_warnings():
@@ -120,14 +126,15 @@ def test_command_line_predict_of_such_a_row_is_one_line_and_writes_nothing(tmp_p
     X, y = _data()
     names = ["a", "b", "c", "d"]
     rows = [",".join(names + ["target"])]
-    rows += [_line(r) + f",{float(t)!r}" for r, t in zip(X[:60], y[:60])]
+    # (classes: the regressor clips the row to the training range)
+    rows += [_line(r) + f",{int(t > np.median(y))}" for r, t in zip(X[:60], y[:60])]
     (tmp_path / "train.csv").write_text("\n".join(rows) + "\n")
     test = X[60:].copy()
     test[4, 1] = 1e308
     (tmp_path / "test.csv").write_text(
         ",".join(names) + "\n" + "\n".join(_line(r) for r in test) + "\n")
     model, out = tmp_path / "m.npz", tmp_path / "pred.csv"
-    code, _, err = _run(["fit", tmp_path / "train.csv", "-e", "lowrank-regressor",
+    code, _, err = _run(["fit", tmp_path / "train.csv", "-e", "lowrank-classifier",
                          "--label", "target", "-m", model, "-q"], capsys)
     assert code == 0, err
     with warnings.catch_warnings():
@@ -214,15 +221,17 @@ def test_far_out_rows_of_a_real_table_give_finite_outputs(name):
     if method == "predict_proba":
         assert np.all((out >= 0) & (out <= 1))
         np.testing.assert_allclose(out.sum(axis=1), 1.0)
-    if name == "LowRankKernelRegressor":
-        far = Z[2::3]  # the rows 1e8 deviations out
-        intercept = np.ravel(est.intercept_)[0]
-        np.testing.assert_allclose(est.predict(far), intercept, rtol=1e-9)
+    if name in CLIPPED:  # the rows 1e8 deviations out: the value at the range's edge
+        far = Z[2::3]
+        np.testing.assert_allclose(est.predict(far),
+                                   est.predict(np.clip(far, X.min(axis=0), X.max(axis=0))),
+                                   rtol=1e-12)
 
 
 def test_the_readmes_words_on_rows_unlike_the_training_rows():
-    # README, "Reading a fit": FGM extrapolates linearly, the low-rank models
-    # go to their intercept, far_outside_rows(X_new, feature_profile(X_train))
+    # README, "Reading a fit": FGM extrapolates linearly, the kernel regressors
+    # keep their value at the training range's edge, the low-rank classifier goes
+    # to its intercept, far_outside_rows(X_new, feature_profile(X_train))
     # finds the rows first
     from kernlearn.summary import far_outside_rows, feature_profile
 
@@ -235,8 +244,12 @@ def test_the_readmes_words_on_rows_unlike_the_training_rows():
     np.testing.assert_allclose(np.diff(p[1:]), p[2] - p[1], rtol=1e-9)
     assert abs(p[2] - p[1]) > 100
     low = kernlearn.LowRankKernelRegressor(random_state=0).fit(X, y)
-    intercept = np.ravel(low.intercept_)[0]
-    np.testing.assert_allclose(low.predict(Z[1:]), intercept, rtol=1e-9)
+    edge = Z[:1].copy()
+    edge[0, 0] = X[:, 0].max()
+    np.testing.assert_allclose(low.predict(Z[1:]), low.predict(edge)[0], rtol=1e-12)
+    clf = kernlearn.LowRankKernelClassifier(random_state=0).fit(X, y > np.median(y))
+    intercept = np.ravel(clf.intercept_)[0]
+    np.testing.assert_allclose(clf.decision_function(Z[1:]), intercept, rtol=1e-9)
 
 
 @pytest.mark.parametrize("chunked", [[], ["--out-of-core"]],
@@ -271,7 +284,9 @@ def test_features_of_a_row_too_large_for_float64_are_refused_not_infinite(which)
         est = kernlearn.FGMRegressor(family=PolynomialPool()).fit(X, X[:, 0] * X[:, 1])
         big = 1e160
     else:
-        est, big = kernlearn.InfiniteFeatureRegressor(random_state=0).fit(X, y), 1e308
+        # (the classifier: the regressor clips the row to the training range)
+        est = kernlearn.InfiniteFeatureClassifier(random_state=0).fit(X, y > np.median(y))
+        big = 1e308
     Z = X[:3].copy()
     Z[1] = big
     assert np.all(np.isfinite(est.transform(X[:3])))

@@ -85,14 +85,15 @@ def test_command_line_names_a_refused_row_as_its_sample(tmp_path, capsys):
     # or infinite: its values (largest in column 1)...", after the warning
     # of the same run "(first: sample 6, feature 'b' = 1e+308, ...)"
     X, y = _regression()
+    y = (y > 0).astype(int)  # (the regressor clips the row to the training range)
     (tmp_path / "train.csv").write_text("a,b,c,d,target\n" + "\n".join(
-        _line(r) + f",{float(t)!r}" for r, t in zip(X[:60], y[:60])) + "\n")
+        _line(r) + f",{t}" for r, t in zip(X[:60], y[:60])) + "\n")
     test = X[60:].copy()
     test[5, 1] = 1e308
     (tmp_path / "test.csv").write_text(
         "a,b,c,d\n" + "\n".join(_line(r) for r in test) + "\n")
     model = tmp_path / "m.npz"
-    code, _, err = _run(["fit", tmp_path / "train.csv", "-e", "lowrank-regressor",
+    code, _, err = _run(["fit", tmp_path / "train.csv", "-e", "lowrank-classifier",
                          "--label", "target", "-m", model, "-q"], capsys)
     assert code == 0, err
     with warnings.catch_warnings():
@@ -108,13 +109,14 @@ def test_command_line_out_of_core_counts_samples_over_the_blocks(tmp_path, capsy
     # block by block, a row was counted from its block's first row (the
     # first block is 64 KiB of text, about 600 rows here)
     X, y = _regression(1000)
+    y = (y > 0).astype(int)  # (the regressor clips the row to the training range)
     rows = [f"{t!r} " + " ".join(f"{j + 1}:{v!r}" for j, v in enumerate(r))
             for r, t in zip(X.tolist(), y.tolist())]
     (tmp_path / "train.svm").write_text("\n".join(rows[:200]) + "\n")
     rows[900] = rows[900].split(" ", 1)[0] + " 1:1e308 2:1 3:1 4:1"
     (tmp_path / "test.svm").write_text("\n".join(rows) + "\n")
     model = tmp_path / "m.npz"
-    code, _, err = _run(["fit", tmp_path / "train.svm", "-e", "lowrank-regressor",
+    code, _, err = _run(["fit", tmp_path / "train.svm", "-e", "lowrank-classifier",
                          "-m", model, "-q"], capsys)
     assert code == 0, err
     with warnings.catch_warnings():

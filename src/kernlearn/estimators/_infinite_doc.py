@@ -306,4 +306,12 @@ REGRESSOR_ATTRS = """    y_mean_, y_scale_ : ndarray of shape (n_outputs,) or (n
         The target standardisation (one entry per task with ``task_index``;
         mean 0, scale 1 with ``standardize=False``; mean 0 with
         ``fit_intercept=False``).
+    x_range_ : ndarray of shape (2, n_features) or None
+        Each column's training minimum and maximum (rows of positive weight;
+        sparse: with the implicit zeros).  :meth:`predict` and
+        :meth:`transform` clip their inputs to them: beyond the training
+        range the model predicts its value at the nearest edge (random
+        Fourier features oscillate there; ``frequencies_`` and ``phases_``
+        give the columns of the clipped inputs).  ``None`` for a
+        ``dask.array`` fitted on its cluster: not clipped.
 """

@@ -79,6 +79,7 @@ from ._base import (
     validate_predict_data,
 )
 from ._infinite_doc import _COMMON_DOC, _REG_LAMBDA_NOTE, CLASSIFIER_ATTRS, REGRESSOR_ATTRS
+from ._input_range import clip_to_input_range, record_input_range
 from ._large_inputs import partitioned_fit_inputs
 from ._multitask import (
     TaskIndexRequests,
@@ -207,7 +208,9 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         # The predictions read this and _columns, never transform, which
         # scikit-learn's set_output(transform="pandas") wraps into a DataFrame.
         check_is_fitted(self)
-        return input_standardization(self).transform(validate_predict_data(self, X))
+        st = input_standardization(self)
+        # (the regressor's inputs clipped to its training range: _input_range.py)
+        return clip_to_input_range(self, st.transform(validate_predict_data(self, X)), st)
 
     def _columns(self, X):
         """:meth:`transform` of inputs from :meth:`_predict_inputs`."""
@@ -757,6 +760,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         X, y = self._fit_inputs(X, y, multi_output=True, y_numeric=True)
         y = np.asarray(y, dtype=float)
         sw = fit_sample_weight(sample_weight, X.shape[0])
+        record_input_range(self, X, sw)
         task_rows = self._split_tasks(task_index, X.shape[0])
         if task_rows is not None and y.ndim != 1:
             raise ValueError("task_index needs a 1-D y (one target per sample).")

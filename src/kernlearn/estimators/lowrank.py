@@ -67,6 +67,7 @@ from ._base import (
     target_standardization,
     validate_data,
 )
+from ._input_range import clip_to_input_range, record_input_range
 from ._platt import platt_attr_doc
 
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
@@ -207,7 +208,8 @@ class _BaseLowRank(BaseEstimator):
     def _decision(self, X):
         check_is_fitted(self, "dual_coef_")
         st = input_standardization(self)
-        X = st.transform(self._validate_X(X, reset=False))
+        # (the regressor's inputs clipped to its training range: _input_range.py)
+        X = clip_to_input_range(self, st.transform(self._validate_X(X, reset=False)), st)
         centers = self.centers_ if self.kernel == "precomputed" else st.transform(
             self.centers_)
         factors = getattr(self, "center_factors_", None)
@@ -343,7 +345,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         is :math:`\sum_m k_m(T(X), T(c_m))\,a_m` + ``intercept_`` over the
         centres :math:`c_m` (``centers_``) and rows :math:`a_m` of
         ``dual_coef_``, with ``T`` the input map (``(X - x_mean_) /
-        x_scale_``; the identity without ``standardize``) and :math:`k_m` the
+        x_scale_``; the identity without ``standardize``) applied to ``X``
+        clipped to ``x_range_``, and :math:`k_m` the
         kernel at ``gamma = kernel_params_["gamma"] * center_factors_[m]``;
         with one width (all factors 1: a ``gamma`` given) that is
         ``k(T(X), T(centers_)) @ dual_coef_ + intercept_``.
@@ -356,6 +359,12 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         constant in training, which is ignored).
     y_mean_, y_scale_ : ndarray of shape (n_outputs,)
         The targets' standardisation (zero mean without ``fit_intercept``).
+    x_range_ : ndarray of shape (2, n_features) or None
+        Each column's training minimum and maximum (rows of positive weight;
+        sparse: with the implicit zeros).  :meth:`predict` clips its inputs
+        to them: beyond the training range the model predicts its value at
+        the nearest edge (the RBF kernels would fall back to the intercept
+        there).  ``None`` (``kernel="precomputed"``): not clipped.
     kernel_params_ : dict
         The kernel's keyword arguments, ``gamma`` resolved on the
         standardised scale.
@@ -457,6 +466,7 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         y = np.asarray(y)
         self._y_ndim = y.ndim
         sw = fit_sample_weight(sample_weight, X.shape[0])
+        record_input_range(self, None if pre else X, sw)
         return self._fit_targets(X, y.reshape(len(y), -1), sample_weight=sw)
 
     @by_dask_row_blocks
