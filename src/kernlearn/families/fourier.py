@@ -208,6 +208,31 @@ def _sparse_phases(indptr, indices, data, V, P):
                 P[i, j0 + r] = sums[r]
 
 
+@njit_cached
+def _row_products(indptr, indices, data, H, out):
+    """``out[j, i] = sum`` over the stored entries ``(c, a)`` of CSR row ``i`` of
+    ``a * H[j, c]``: ``H R'`` for a sparse ``R``, one row of ``H`` at a time (it
+    stays in cache; SciPy's product needed a transposed copy of ``H``)."""
+    for j in range(H.shape[0]):
+        h = H[j]
+        for i in range(indptr.size - 1):
+            acc = 0.0
+            for jj in range(indptr[i], indptr[i + 1]):
+                acc += data[jj] * h[indices[jj]]
+            out[j, i] = acc
+
+
+@njit_cached
+def _add_row_combinations(indptr, indices, data, Y, out):
+    """``out[j, c] += sum_i Y[j, i] R[i, c]`` for CSR ``R``: ``out += Y R`` in place."""
+    for j in range(Y.shape[0]):
+        o = out[j]
+        for i in range(indptr.size - 1):
+            y = Y[j, i]
+            for jj in range(indptr[i], indptr[i + 1]):
+                o[indices[jj]] += y * data[jj]
+
+
 class RandomFourierFeatures(InfiniteFamily):
     r"""Cos/sin pairs of random projections, with fixed or sampled bandwidth.
 
@@ -614,11 +639,25 @@ def _sparse_span(family, X, sample_weight):
 
     def complete(params_r, rng):
         sigma = params_r[:, -1]
-        rng = np.random.default_rng(rng)
-        h = rng.standard_normal((len(sigma), D)) / sigma[:, None]
-        hC = (R @ h.T).T - (h @ c)[:, None]  # h C'
+        k = len(sigma)
+        out = np.empty((k, D + 1))
+        if isinstance(rng, list):  # (one generator per candidate)
+            for j, g in enumerate(rng):
+                out[j, :-1] = g.standard_normal(D)
+        else:
+            out[:, :-1] = np.random.default_rng(rng).standard_normal((k, D))
+        out[:, :-1] /= sigma[:, None]
+        h = out[:, :-1]
+        hC = np.empty((k, R.shape[0]))  # h C'
+        _row_products(R.indptr, R.indices, R.data, h, hC)
+        hC -= (h @ c)[:, None]
         y = (params_r[:, :-1] - hC @ M) @ M.T  # (z - Q'h) M'
-        V = np.asarray((R.T @ y.T).T) - y.sum(axis=1)[:, None] * c[None, :] + h
-        return np.hstack([V, sigma[:, None]])
+        h -= y.sum(axis=1)[:, None] * c[None, :]  # V = h + y C
+        _add_row_combinations(R.indptr, R.indices, R.data, y, h)
+        out[:, -1] = sigma
+        return out
 
+    # the scores in the span are the model's (the phases on X are those of XQ),
+    # so the caller completes only the features it keeps (GrFL.features)
+    complete.scores_in_span = True
     return reduced, np.ascontiguousarray(centred_products(X) @ M), complete
