@@ -223,14 +223,19 @@ def _row_products(indptr, indices, data, H, out):
 
 
 @njit_cached
-def _add_row_combinations(indptr, indices, data, Y, out):
-    """``out[j, c] += sum_i Y[j, i] R[i, c]`` for CSR ``R``: ``out += Y R`` in place."""
+def _add_row_combinations(indptr, indices, data, Y, c, out):
+    """``out += Y R - (Y 1) c'`` in place for CSR ``R``: the directions ``h + Y C``
+    from their ``h``, ``C = R - 1 c'`` the centred rows (one row of ``out`` at a time)."""
     for j in range(Y.shape[0]):
         o = out[j]
+        s = 0.0
         for i in range(indptr.size - 1):
             y = Y[j, i]
+            s += y
             for jj in range(indptr[i], indptr[i + 1]):
                 o[indices[jj]] += y * data[jj]
+        for col in range(c.size):
+            o[col] -= s * c[col]
 
 
 class RandomFourierFeatures(InfiniteFamily):
@@ -643,17 +648,16 @@ def _sparse_span(family, X, sample_weight):
         out = np.empty((k, D + 1))
         if isinstance(rng, list):  # (one generator per candidate)
             for j, g in enumerate(rng):
-                out[j, :-1] = g.standard_normal(D)
+                g.standard_normal(out=out[j, :-1])
         else:
             out[:, :-1] = np.random.default_rng(rng).standard_normal((k, D))
-        out[:, :-1] /= sigma[:, None]
         h = out[:, :-1]
+        h /= sigma[:, None]
         hC = np.empty((k, R.shape[0]))  # h C'
         _row_products(R.indptr, R.indices, R.data, h, hC)
         hC -= (h @ c)[:, None]
         y = (params_r[:, :-1] - hC @ M) @ M.T  # (z - Q'h) M'
-        h -= y.sum(axis=1)[:, None] * c[None, :]  # V = h + y C
-        _add_row_combinations(R.indptr, R.indices, R.data, y, h)
+        _add_row_combinations(R.indptr, R.indices, R.data, y, c, h)  # V = h + y C
         out[:, -1] = sigma
         return out
 

@@ -184,7 +184,7 @@ class GrFL:
         self.callback = callback
 
     # ------------------------------------------------------------------ setup
-    def start(self, X, Y, task_rows, rng, sample_weight=None, b0=None):
+    def start(self, X, Y, task_rows, rng, sample_weight=None, b0=None, span=None):
         """Initialise the run at the model without features.
 
         Parameters
@@ -205,6 +205,8 @@ class GrFL:
             act as repeated rows.
         b0 : ndarray of shape (T,), optional
             The biases of the model without features (:func:`intercept_only`), if known.
+        span : tuple, optional
+            The family's ``in_span(X, sample_weight)``, if known (another path's).
 
         Returns
         -------
@@ -246,7 +248,9 @@ class GrFL:
             self._sub = np.sort(rng.choice(self.n, size=int(m), replace=False))
             self._X_sub = X[self._sub]
         in_span = getattr(self.family, "in_span", None)
-        self._span = in_span(X, sample_weight) if in_span and self._sub is None else None
+        if span is None:  # (the paths on all rows share it: an SVD or eigh each)
+            span = in_span(X, sample_weight) if in_span and self._sub is None else None
+        self._span = span
         # a span whose scores are the model's: features stay in its coordinates and
         # are completed where they leave it (features), each from its own generator
         self._seed = (np.random.default_rng(rng).integers(2**63) if self._span and getattr(
@@ -805,7 +809,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     else:
         family.fit(X)
 
-    b0_all = []  # (the biases of the model without features on all rows, once known)
+    shared = []  # (the biases of the model without features on all rows and their span)
 
     def make_path(rows, shrink, exact=False, lam=None):
         """A GrFL run on ``rows`` (``None``: all) at the levels times ``shrink``
@@ -845,9 +849,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
             # verbose=1: not the folds' paths (a default fit on 200 rows drew 34
             # bars and stop lines for them); one held-out part's is the model's
             verbose=verbose if rows is None or verbose > 1 or len(split) == 1 else 0).start(
-            Xr, Yr, tr, rng, sample_weight=w, b0=b0_all[0] if rows is None and b0_all else None)
-        if rows is None and not b0_all:
-            b0_all.append(path.b0)
+            Xr, Yr, tr, rng, sample_weight=w, **(shared[0] if rows is None and shared else {}))
+        if rows is None and not shared:
+            shared.append(dict(b0=path.b0, span=path._span))
         return path
 
     draws = 1 if final_draws == "auto" else int(final_draws)
@@ -897,7 +901,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         path, monitor = runs[0]
         k = monitor.best()
         final = make_path(None, 1.0, exact=True)
-        final._reserve(k)
+        final._seed, _ = None, final._reserve(k)  # (its features come completed: path's)
         if k:
             final.master(Candidates(params=path.features(np.arange(k)),
                                     scores=np.full(k, np.inf), group_size=path.gs))
