@@ -209,33 +209,44 @@ def _sparse_phases(indptr, indices, data, V, P):
 
 
 @njit_cached
-def _row_products(indptr, indices, data, H, out):
-    """``out[j, i] = sum`` over the stored entries ``(c, a)`` of CSR row ``i`` of
-    ``a * H[j, c]``: ``H R'`` for a sparse ``R``, one row of ``H`` at a time (it
-    stays in cache; SciPy's product needed a transposed copy of ``H``)."""
-    for j in range(H.shape[0]):
-        h = H[j]
-        for i in range(indptr.size - 1):
-            acc = 0.0
-            for jj in range(indptr[i], indptr[i + 1]):
-                acc += data[jj] * h[indices[jj]]
-            out[j, i] = acc
-
-
-@njit_cached
 def _add_row_combinations(indptr, indices, data, Y, c, out):
-    """``out += Y R - (Y 1) c'`` in place for CSR ``R``: the directions ``h + Y C``
-    from their ``h``, ``C = R - 1 c'`` the centred rows (one row of ``out`` at a time)."""
-    for j in range(Y.shape[0]):
-        o = out[j]
-        s = 0.0
-        for i in range(indptr.size - 1):
-            y = Y[j, i]
-            s += y
+    """``out[:, :-1] += Y R - (Y 1) c'`` in place for CSR ``R``: the directions
+    ``h + Y C`` from their ``h``, ``C = R - 1 c'`` the centred rows.
+
+    As :func:`_sparse_phases`, eight rows of ``Y`` per pass over ``R``'s stored
+    entries, summed into a ``D x 8`` block (one cache line per input column).
+    """
+    k, n = Y.shape
+    d = c.size
+    B = np.empty((d, 8))
+    y = np.zeros((n, 8))
+    s = np.zeros(8)
+    for j0 in range(0, k, 8):
+        b = min(8, k - j0)
+        B[:] = 0.0
+        y[:] = 0.0
+        for r in range(b):
+            s[r] = 0.0
+            for i in range(n):
+                y[i, r] = Y[j0 + r, i]
+                s[r] += Y[j0 + r, i]
+        for i in range(n):
+            y0, y1, y2, y3 = y[i, 0], y[i, 1], y[i, 2], y[i, 3]
+            y4, y5, y6, y7 = y[i, 4], y[i, 5], y[i, 6], y[i, 7]
             for jj in range(indptr[i], indptr[i + 1]):
-                o[indices[jj]] += y * data[jj]
-        for col in range(c.size):
-            o[col] -= s * c[col]
+                a = data[jj]
+                v = B[indices[jj]]
+                v[0] += a * y0
+                v[1] += a * y1
+                v[2] += a * y2
+                v[3] += a * y3
+                v[4] += a * y4
+                v[5] += a * y5
+                v[6] += a * y6
+                v[7] += a * y7
+        for col in range(d):
+            for r in range(b):
+                out[j0 + r, col] += B[col, r] - s[r] * c[col]
 
 
 class RandomFourierFeatures(InfiniteFamily):
@@ -653,11 +664,11 @@ def _sparse_span(family, X, sample_weight):
             out[:, :-1] = np.random.default_rng(rng).standard_normal((k, D))
         h = out[:, :-1]
         h /= sigma[:, None]
-        hC = np.empty((k, R.shape[0]))  # h C'
-        _row_products(R.indptr, R.indices, R.data, h, hC)
-        hC -= (h @ c)[:, None]
+        hC = np.empty((R.shape[0], k))  # (h C')'
+        _sparse_phases(R.indptr, R.indices, R.data, out, hC)  # (out[:, -1] is not read)
+        hC = hC.T - (h @ c)[:, None]
         y = (params_r[:, :-1] - hC @ M) @ M.T  # (z - Q'h) M'
-        _add_row_combinations(R.indptr, R.indices, R.data, y, c, h)  # V = h + y C
+        _add_row_combinations(R.indptr, R.indices, R.data, y, c, out)  # V = h + y C
         out[:, -1] = sigma
         return out
 
