@@ -488,7 +488,10 @@ class RandomFourierFeatures(InfiniteFamily):
         -------
         (family, XQ, complete) or None
             ``complete(params_r, rng)`` gives the chosen candidates' full
-            parameters; ``None`` when ``X`` is not a dense array or a sparse
+            parameters (``rng``: a generator, or a list of one per candidate); its
+            attribute ``scores_in_span`` (sparse ``X``) says that the phases on
+            ``X`` are those on ``XQ`` to rounding, so candidates may be scored
+            and kept there and completed only when they leave it; ``None`` when ``X`` is not a dense array or a sparse
             matrix at least twice as wide as it has distinct rows (of positive
             weight), or when the family centres a dense ``X`` (``center_``).
         """

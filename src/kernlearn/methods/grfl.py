@@ -139,7 +139,8 @@ class GrFL:
     p : int
         Active columns (features times group size).
     params : list of ndarray
-        Parameters of the active features, in order of entry.
+        Parameters of the active features, in order of entry (in the rows' span
+        where its scores are the model's; :meth:`features` completes them).
     scales : list of ndarray
         ``1 / ||column||`` of each active feature's columns.
     result : SolverResult or None
@@ -901,7 +902,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         path, monitor = runs[0]
         k = monitor.best()
         final = make_path(None, 1.0, exact=True)
-        final._seed, _ = None, final._reserve(k)  # (its features come completed: path's)
+        final._reserve(k)
+        final._seed = None  # (its features come completed, from the part's span)
         if k:
             final.master(Candidates(params=path.features(np.arange(k)),
                                     scores=np.full(k, np.inf), group_size=path.gs))
