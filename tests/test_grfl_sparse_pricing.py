@@ -192,3 +192,78 @@ def test_wide_sparse_input_is_never_densified(n, d):
                          check=True)
     peak, dense = (float(v) for v in out.stdout.split())
     assert peak < dense / 10, (peak, dense)
+
+
+def _topics(n, d, seed=0):
+    """Sparse counts of two topics, ``d`` columns at least twice ``n``: priced in the span."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    cols = np.where(rng.random((n, 12)) < 0.4, rng.integers(0, 20, (n, 12)) + 20 * y[:, None],
+                    rng.integers(0, d, (n, 12)))
+    X = sp.csr_matrix((np.ones(cols.size), (np.repeat(np.arange(n), 12), cols.ravel())),
+                      shape=(n, d))
+    X.sum_duplicates()
+    return X, y
+
+
+def test_wide_sparse_features_are_completed_only_when_kept(monkeypatch):
+    # priced and solved in the span; only the kept features are completed to all
+    # columns (before: every step completed its best few candidates, D normals each)
+    X, y = _topics(80, 400)
+    real, rows = fourier._sparse_span, []
+
+    def spy(family, X, sample_weight):
+        reduced, XQ, complete = real(family, X, sample_weight)
+
+        def counted(params_r, rng):
+            rows.append(len(params_r))
+            return complete(params_r, rng)
+
+        counted.scores_in_span = getattr(complete, "scores_in_span", False)
+        return reduced, XQ, counted
+
+    monkeypatch.setattr(fourier, "_sparse_span", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = InfiniteFeatureClassifier(random_state=0).fit(X, y)
+    assert clf.n_paths_ == 3 and sum(rows) == len(clf.features_) > 0
+    assert clf.score(X, y) >= 0.95
+
+
+def test_wide_sparse_model_evaluates_to_its_training_margins():
+    # the features completed from the span give, on the training rows, the margins of
+    # the master solved in the span (through standardising, centring and scales)
+    X, y = _topics(80, 400, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = InfiniteFeatureClassifier(random_state=0, n_paths=1, warm_start=True,
+                                        max_features=30).fit(X, y)
+    path = clf._path.path
+    assert path._seed is not None and np.shape(path.params)[1] <= X.shape[0]  # (the span)
+    margins = path.margins[:, 0]
+    np.testing.assert_allclose(clf.decision_function(X), margins, rtol=1e-8,
+                               atol=1e-8 * np.abs(margins).max())
+    # each feature's completion is its own: the same alone, in any order, and on refits
+    # (up to the rounding of products of other sizes)
+    idx = np.arange(len(path.params))
+    same = dict(rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(path.features(idx)[5:9], path.features(idx[5:9]), **same)
+    np.testing.assert_allclose(path.features(idx[[7, 2]]), path.features(idx)[[7, 2]], **same)
+    # a warm start extends the path: its first features are those completed before
+    first = clf.features_.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.set_params(max_features=40).fit(X, y)
+    kept = path.features(np.arange(30))
+    assert all(any(np.allclose(f, k, **same) for k in kept) for f in first)
+
+
+def test_wide_sparse_regressor_hands_completed_features_to_its_final_master():
+    # 300-999 rows: one held-out part chooses the features, then a master on all rows
+    # (another span) takes them completed (it took them in the part's span coordinates)
+    X, y = _topics(320, 700, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reg = InfiniteFeatureRegressor(random_state=0).fit(X, y.astype(float))
+    assert reg.features_.shape[1] == X.shape[1] + 1 and len(reg.features_)
+    assert reg.score(X, y.astype(float)) > 0.5

@@ -208,6 +208,47 @@ def _sparse_phases(indptr, indices, data, V, P):
                 P[i, j0 + r] = sums[r]
 
 
+@njit_cached
+def _add_row_combinations(indptr, indices, data, Y, c, out):
+    """``out[:, :-1] += Y R - (Y 1) c'`` in place for CSR ``R``: the directions
+    ``h + Y C`` from their ``h``, ``C = R - 1 c'`` the centred rows.
+
+    As :func:`_sparse_phases`, eight rows of ``Y`` per pass over ``R``'s stored
+    entries, summed into a ``D x 8`` block (one cache line per input column).
+    """
+    k, n = Y.shape
+    d = c.size
+    B = np.empty((d, 8))
+    y = np.zeros((n, 8))
+    s = np.zeros(8)
+    for j0 in range(0, k, 8):
+        b = min(8, k - j0)
+        B[:] = 0.0
+        y[:] = 0.0
+        for r in range(b):
+            s[r] = 0.0
+            for i in range(n):
+                y[i, r] = Y[j0 + r, i]
+                s[r] += Y[j0 + r, i]
+        for i in range(n):
+            y0, y1, y2, y3 = y[i, 0], y[i, 1], y[i, 2], y[i, 3]
+            y4, y5, y6, y7 = y[i, 4], y[i, 5], y[i, 6], y[i, 7]
+            for jj in range(indptr[i], indptr[i + 1]):
+                a = data[jj]
+                v = B[indices[jj]]
+                v[0] += a * y0
+                v[1] += a * y1
+                v[2] += a * y2
+                v[3] += a * y3
+                v[4] += a * y4
+                v[5] += a * y5
+                v[6] += a * y6
+                v[7] += a * y7
+        for col in range(d):
+            for r in range(b):
+                out[j0 + r, col] += B[col, r] - s[r] * c[col]
+
+
 class RandomFourierFeatures(InfiniteFamily):
     r"""Cos/sin pairs of random projections, with fixed or sampled bandwidth.
 
@@ -447,7 +488,10 @@ class RandomFourierFeatures(InfiniteFamily):
         -------
         (family, XQ, complete) or None
             ``complete(params_r, rng)`` gives the chosen candidates' full
-            parameters; ``None`` when ``X`` is not a dense array or a sparse
+            parameters (``rng``: a generator, or a list of one per candidate); its
+            attribute ``scores_in_span`` (sparse ``X``) says that the phases on
+            ``X`` are those on ``XQ`` to rounding, so candidates may be scored
+            and kept there and completed only when they leave it; ``None`` when ``X`` is not a dense array or a sparse
             matrix at least twice as wide as it has distinct rows (of positive
             weight), or when the family centres a dense ``X`` (``center_``).
         """
@@ -614,11 +658,24 @@ def _sparse_span(family, X, sample_weight):
 
     def complete(params_r, rng):
         sigma = params_r[:, -1]
-        rng = np.random.default_rng(rng)
-        h = rng.standard_normal((len(sigma), D)) / sigma[:, None]
-        hC = (R @ h.T).T - (h @ c)[:, None]  # h C'
+        k = len(sigma)
+        out = np.empty((k, D + 1))
+        if isinstance(rng, list):  # (one generator per candidate)
+            for j, g in enumerate(rng):
+                g.standard_normal(out=out[j, :-1])
+        else:
+            out[:, :-1] = np.random.default_rng(rng).standard_normal((k, D))
+        h = out[:, :-1]
+        h /= sigma[:, None]
+        hC = np.empty((R.shape[0], k))  # (h C')'
+        _sparse_phases(R.indptr, R.indices, R.data, out, hC)  # (out[:, -1] is not read)
+        hC = hC.T - (h @ c)[:, None]
         y = (params_r[:, :-1] - hC @ M) @ M.T  # (z - Q'h) M'
-        V = np.asarray((R.T @ y.T).T) - y.sum(axis=1)[:, None] * c[None, :] + h
-        return np.hstack([V, sigma[:, None]])
+        _add_row_combinations(R.indptr, R.indices, R.data, y, c, out)  # V = h + y C
+        out[:, -1] = sigma
+        return out
 
+    # the scores in the span are the model's (the phases on X are those of XQ),
+    # so the caller completes only the features it keeps (GrFL.features)
+    complete.scores_in_span = True
     return reduced, np.ascontiguousarray(centred_products(X) @ M), complete

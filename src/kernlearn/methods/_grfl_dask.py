@@ -466,7 +466,7 @@ class DaskGrFL(GrFL):
         As :class:`~kernlearn.methods.grfl.GrFL`.
     """
 
-    def start(self, X, Y, task_rows, rng, sample_weight=None, b0=None):
+    def start(self, X, Y, task_rows, rng, sample_weight=None, b0=None, span=None):
         """Initialise the run (see :meth:`GrFL.start`); the targets go to the partitions.
 
         Parameters
@@ -478,6 +478,8 @@ class DaskGrFL(GrFL):
         sample_weight : None
         b0 : ndarray of shape (T,), optional
             The biases of the model without features, if known.
+        span : None
+            (Rows on a cluster are not priced in a span.)
 
         Returns
         -------
@@ -492,7 +494,7 @@ class DaskGrFL(GrFL):
             raise ValueError("GrFL on a dask.array X runs the Newton master only; got "
                              f"{type(self.solver).__name__} (use solver='newton' or "
                              "'auto' with a built-in penalty).")
-        super().start(X, Y, task_rows, rng, sample_weight, b0=b0)
+        super().start(X, Y, task_rows, rng, sample_weight, b0=b0, span=span)
         rows = X.rows
         if self._sub is not None:  # the pricing subsample's rows, gathered here
             self._X_sub = rows.take(self._sub)

@@ -206,7 +206,7 @@ def prune(path):
     keep_col = np.repeat(keep_group, gs)
     return dict(
         family=family,
-        features=(np.stack(path.params)[keep_group] if p
+        features=(path.features(np.flatnonzero(keep_group)) if p
                   else np.zeros((0, family.sample(1, 0).shape[1]))),
         feature_scales=np.stack(path.scales)[keep_group] if p else np.zeros((0, gs)),
         task_coef=U[keep_col].T, shared_coef=us[keep_col],

@@ -411,7 +411,7 @@ class _HoldOut:
         path, gs = self.path, self.path.gs
         f0, f1 = self.Phi.shape[1] // gs, path.p // gs
         if f1 > f0:
-            block = path.family.columns(np.array(path.params[f0:f1]), self.X)
+            block = path.family.columns(path.features(np.arange(f0, f1)), self.X)
             self.Phi = np.hstack([self.Phi, block * np.concatenate(path.scales[f0:f1])])
         U, us, b = path.coefficients()
         self.losses.append(self.value(self.Phi @ (U + us[:, None]) + b))

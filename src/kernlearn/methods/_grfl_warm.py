@@ -10,10 +10,12 @@ than the uninterrupted fits (decision values 0.37 apart on 120 rows).
 """
 
 import contextlib
+import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["kept_on_failure"]
+__all__ = ["GrFLWarmStart", "kept_on_failure"]
 
 
 @contextlib.contextmanager
@@ -38,7 +40,7 @@ def kept_on_failure(path):
     lists = {key: list(value) for key, value in before.items() if isinstance(value, list)}
     rng = path.rng
     # (the generator itself is rewound, not replaced: a user's generator is
-    # identified by the object, see grfl._setting_key)
+    # identified by the object, see _setting_key)
     generator = isinstance(rng, np.random.Generator)
     rng_state = rng.bit_generator.state if generator else rng.get_state()
     try:
@@ -53,3 +55,30 @@ def kept_on_failure(path):
         else:
             rng.set_state(rng_state)
         raise
+
+
+@dataclass
+class GrFLWarmStart:
+    """A GrFL run kept for a warm start, with the key of what it solved.
+
+    Parameters
+    ----------
+    key : str
+        Hash of the data and of every setting that changes the problem or
+        the path (all of :func:`fit_grfl`'s arguments except
+        ``max_features``, ``time_budget`` and ``verbose``).
+    path : GrFL
+        The run (active columns, master state, random generator).
+    """
+
+    key: str
+    path: object
+
+
+def _setting_key(value):
+    """A hashable stand-in for a setting (a random generator by identity)."""
+    if value is None or isinstance(value, (numbers.Number, str, np.ndarray)):
+        return value
+    if isinstance(value, (np.random.RandomState, np.random.Generator)):
+        return ("rng", id(value))  # its state advances: the same object continues
+    return value

@@ -48,7 +48,6 @@ extended to a larger feature budget on the same data (warm start).
 
 import copy
 import math
-import numbers
 from dataclasses import dataclass
 
 import joblib
@@ -64,7 +63,7 @@ from ..solvers._dirty import DirtyState, pad_state
 from . import _grfl_average
 from ._grfl_master import (_GrFLProblem, block_norms, capped_solver, intercept_only,
                            paper_loss_factor, penalty_level, prune, solve_master)
-from ._grfl_warm import kept_on_failure
+from ._grfl_warm import GrFLWarmStart, _setting_key, kept_on_failure  # noqa: F401
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
                            PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
@@ -140,7 +139,8 @@ class GrFL:
     p : int
         Active columns (features times group size).
     params : list of ndarray
-        Parameters of the active features, in order of entry.
+        Parameters of the active features, in order of entry (in the rows' span
+        where its scores are the model's; :meth:`features` completes them).
     scales : list of ndarray
         ``1 / ||column||`` of each active feature's columns.
     result : SolverResult or None
@@ -185,7 +185,7 @@ class GrFL:
         self.callback = callback
 
     # ------------------------------------------------------------------ setup
-    def start(self, X, Y, task_rows, rng, sample_weight=None, b0=None):
+    def start(self, X, Y, task_rows, rng, sample_weight=None, b0=None, span=None):
         """Initialise the run at the model without features.
 
         Parameters
@@ -206,6 +206,8 @@ class GrFL:
             act as repeated rows.
         b0 : ndarray of shape (T,), optional
             The biases of the model without features (:func:`intercept_only`), if known.
+        span : tuple, optional
+            The family's ``in_span(X, sample_weight)``, if known (another path's).
 
         Returns
         -------
@@ -247,8 +249,25 @@ class GrFL:
             self._sub = np.sort(rng.choice(self.n, size=int(m), replace=False))
             self._X_sub = X[self._sub]
         in_span = getattr(self.family, "in_span", None)
-        self._span = in_span(X, sample_weight) if in_span and self._sub is None else None
+        if span is None:  # (the paths on all rows share it: an SVD or eigh each)
+            span = in_span(X, sample_weight) if in_span and self._sub is None else None
+        self._span = span
+        # a span whose scores are the model's: features stay in its coordinates and
+        # are completed where they leave it (features), each from its own generator
+        self._seed = (np.random.default_rng(rng).integers(2**63) if self._span and getattr(
+            self._span[2], "scores_in_span", False) else None)
         return self
+
+    def features(self, index):
+        """Full parameters (``len(index) x n_params``) of the active features ``index``:
+        a span's completed, feature ``i`` from the generator of ``(seed, i)`` (the
+        same whenever asked)."""
+        if not len(index):
+            return np.zeros((0, self.family.sample(1, 0).shape[1]))
+        rows = np.stack([self.params[i] for i in index])
+        if self._seed is None:
+            return rows
+        return self._span[2](rows, [np.random.default_rng((self._seed, i)) for i in index])
 
     def _capacity(self, n_features):
         """The buffers' new column count for ``n_features`` features (``None``: room enough)."""
@@ -403,15 +422,20 @@ class GrFL:
         low = bool(f32(self.X, self.T) if f32 else getattr(fam, "float32_columns", False))
         n_sample = self.n_candidates * math.ceil(n_best ** SAMPLE_POWER)
         n_exact = min(n_best + N_EXACT - 1, n_sample)
+        fam_x, X_x = fam, self.X  # (where the best few are scored exactly)
         if self._sub is None:
-            # (data wider than long: priced in the rows' span, see in_span)
+            # (data wider than long: priced in the rows' span, see in_span; where its
+            # scores are the model's, scored there too and the features kept in it)
             fam_p, X_p, complete = self._span or (fam, self.X, None)
-            est = fam_p.price(G, k=n_exact if low or complete else n_best, rng=self.rng,
-                              X=X_p, n_sample=n_sample, score=self.violation,
-                              sample_weight=w, low_precision=low)
-            if not (low or complete):
+            if self._seed is not None:
+                fam_x, X_x, low = fam_p, X_p, bool(f32(X_p, self.T))
+            rescore = low or (complete is not None and X_x is self.X)
+            est = fam_p.price(G, k=n_exact if rescore else n_best, rng=self.rng, X=X_p,
+                              n_sample=n_sample, score=self.violation, sample_weight=w,
+                              low_precision=low)
+            if not rescore:
                 return est
-            params = est.params if complete is None else complete(est.params, self.rng)
+            params = est.params if X_x is X_p else complete(est.params, self.rng)
         else:
             # correlations of unit-norm columns on m rows, times sqrt(n/m),
             # estimate those on all rows; the best estimates are then ranked on
@@ -429,7 +453,7 @@ class GrFL:
                 H, norms = fam.correlations(params, self.X, G, w, low_precision=True)
                 s = valid_scores(self.violation(H), norms)
                 params = params[np.argsort(-s, kind="stable")[:n_exact]]
-        H, norms = fam.correlations(params, self.X, G, w)
+        H, norms = fam_x.correlations(params, X_x, G, w)
         s = valid_scores(self.violation(H), norms)
         best = np.argsort(-s, kind="stable")[:n_best]
         return Candidates(params=params[best], scores=s[best], group_size=self.gs,
@@ -508,7 +532,8 @@ class GrFL:
         """
         p0, p = self.p, self.p + self.gs * len(cand.params)
         self._reserve(p // self.gs)
-        block = self.family.columns(cand.params, self.X)
+        fam, X = self._span[:2] if self._seed is not None else (self.family, self.X)
+        block = fam.columns(cand.params, X)
         w = self.sample_weight
         # (np.linalg.norm(block, axis=0) without its checks and copy)
         norms = (np.sqrt(np.add.reduce(block * block, axis=0)) if w is None
@@ -638,33 +663,6 @@ class GrFLResult(MethodResult):
     lambda_p: float = None
     n_paths: int = 1
     warm: object = None
-
-
-@dataclass
-class GrFLWarmStart:
-    """A GrFL run kept for a warm start, with the key of what it solved.
-
-    Parameters
-    ----------
-    key : str
-        Hash of the data and of every setting that changes the problem or
-        the path (all of :func:`fit_grfl`'s arguments except
-        ``max_features``, ``time_budget`` and ``verbose``).
-    path : GrFL
-        The run (active columns, master state, random generator).
-    """
-
-    key: str
-    path: object
-
-
-def _setting_key(value):
-    """A hashable stand-in for a setting (a random generator by identity)."""
-    if value is None or isinstance(value, (numbers.Number, str, np.ndarray)):
-        return value
-    if isinstance(value, (np.random.RandomState, np.random.Generator)):
-        return ("rng", id(value))  # its state advances: the same object continues
-    return value
 
 
 def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=None,
@@ -816,7 +814,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     else:
         family.fit(X)
 
-    b0_all = []  # (the biases of the model without features on all rows, once known)
+    shared = []  # (the biases of the model without features on all rows and their span)
 
     def make_path(rows, shrink, exact=False, lam=None):
         """A GrFL run on ``rows`` (``None``: all) at the levels times ``shrink``
@@ -856,9 +854,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
             # verbose=1: not the folds' paths (a default fit on 200 rows drew 34
             # bars and stop lines for them); one held-out part's is the model's
             verbose=verbose if rows is None or verbose > 1 or len(split) == 1 else 0).start(
-            Xr, Yr, tr, rng, sample_weight=w, b0=b0_all[0] if rows is None and b0_all else None)
-        if rows is None and not b0_all:
-            b0_all.append(path.b0)
+            Xr, Yr, tr, rng, sample_weight=w, **(shared[0] if rows is None and shared else {}))
+        if rows is None and not shared:
+            shared.append(dict(b0=path.b0, span=path._span))
         return path
 
     draws = 1 if final_draws == "auto" else int(final_draws)
@@ -909,8 +907,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         k = monitor.best()
         final = make_path(None, 1.0, exact=True)
         final._reserve(k)
+        final._seed = None  # (its features come completed, from the part's span)
         if k:
-            final.master(Candidates(params=np.array(path.params[:k]),
+            final.master(Candidates(params=path.features(np.arange(k)),
                                     scores=np.full(k, np.inf), group_size=path.gs))
         _validation_history(path.history, monitor, w_scale)
         final.history, final.last_violation = path.history, path.last_violation
