@@ -23,6 +23,7 @@ model of lowest held-out loss gives both.
 """
 
 import copy
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -391,7 +392,8 @@ class _HoldOut:
         return self.counts[int(np.argmin(self.losses))] if self.losses else 0
 
 
-def select_level(start, folds, max_features, levels=AUTO_LEVELS, fold_tol=FOLD_TOL):
+def select_level(start, folds, max_features, levels=AUTO_LEVELS, fold_tol=FOLD_TOL,
+                 models=None):
     """``lambda_p="auto"``: the level of lowest summed held-out loss over folds.
 
     Each fold's path starts at the largest level and descends
@@ -419,6 +421,10 @@ def select_level(start, folds, max_features, levels=AUTO_LEVELS, fold_tol=FOLD_T
         Decreasing candidate levels.
     fold_tol : float, default=FOLD_TOL
         Tolerance of the folds' masters.
+    models : list or None, default=None
+        Filled (in the folds' order) with each fold's :class:`FoldModel` at
+        the chosen level, where the folds' models are the model
+        (:func:`~kernlearn.methods._grfl_average.average_folds`).
 
     Returns
     -------
@@ -430,7 +436,7 @@ def select_level(start, folds, max_features, levels=AUTO_LEVELS, fold_tol=FOLD_T
     runs = [start(tr, val, levels[0]) for tr, val in folds]
     for path, _ in runs:
         _loosen(path, fold_tol)
-    losses = []
+    losses, kept = [], []
     for i, lam in enumerate(levels):
         total = 0.0
         for path, monitor in runs:
@@ -440,9 +446,50 @@ def select_level(start, folds, max_features, levels=AUTO_LEVELS, fold_tol=FOLD_T
             monitor()
             total += monitor.losses[-1]
         losses.append(total)
+        if models is not None:  # (the paths go on to the next level: their models now)
+            kept.append([FoldModel.of(path) for path, _ in runs])
         if i and total >= losses[i - 1]:
             break
-    return float(levels[int(np.argmin(losses))]), losses
+    best = int(np.argmin(losses))
+    if models is not None:
+        models[:] = kept[best]
+    return float(levels[best]), losses
+
+
+@dataclass(frozen=True)
+class FoldModel:
+    """A fold's model at one level of :func:`select_level`.
+
+    Parameters
+    ----------
+    path : GrFL
+        The fold's path (its first ``k`` features are this model's: a path
+        only appends features).
+    k : int
+        Its active features.
+    coef : tuple of ndarray
+        Copies of ``path.coefficients()`` then.
+    n_rows : int
+        Its history rows then.
+    stop_reason : str
+    converged : bool
+    last_violation : float
+    """
+
+    path: object
+    k: int
+    coef: tuple
+    n_rows: int
+    stop_reason: str
+    converged: bool
+    last_violation: float
+
+    @classmethod
+    def of(cls, path):
+        """The path's current model."""
+        U, us, b = path.coefficients()
+        return cls(path, path.p // path.gs, (U.copy(), us.copy(), np.array(b, dtype=float)),
+                   len(path.history), path.stop_reason, path.converged, path.last_violation)
 
 
 def _loosen(path, tol):
