@@ -218,3 +218,104 @@ def test_arrays_are_validated_once_each_and_the_oldest_forgotten_first(rng):
     del arrays[3]
     fam._checked(rng.normal(size=(5, 3)))
     assert fam.checks == _infinite._N_REMEMBERED + 4
+
+
+# ---------------------------------------------------------------------------
+# The regressor below CV_BELOW rows: its level folds' models are the model
+# (their average at the chosen level), not new paths on all rows.
+
+def _counting(monkeypatch, n_all):
+    """Pricing steps and master solves on all ``n_all`` rows and on fewer (the folds)."""
+    counts = {"all": 0, "folds": 0}
+    best, solve = GrFL._best_candidate, GrFL._solve
+
+    def counted(method):
+        def run(self, *a, **k):
+            counts["all" if self.n == n_all else "folds"] += 1
+            return method(self, *a, **k)
+        return run
+
+    monkeypatch.setattr(GrFL, "_best_candidate", counted(best))
+    monkeypatch.setattr(GrFL, "_solve", counted(solve))
+    return counts
+
+
+def _fold_models(monkeypatch):
+    """The folds' models each level choice kept (``select_level``'s ``models``)."""
+    from kernlearn.methods import grfl
+
+    kept, select = [], grfl.select_level
+
+    def spy(start, split, max_features, **kw):
+        out = select(start, split, max_features, **kw)
+        kept.append((kw.get("models"), kw.get("fold_tol")))
+        return out
+
+    monkeypatch.setattr(grfl, "select_level", spy)
+    return kept
+
+
+def test_the_small_regressor_runs_no_path_on_all_rows(rng, monkeypatch):
+    from kernlearn.methods._grfl_select import CV_BELOW, CV_FOLDS
+
+    X, y = _reg_data(rng, n=120)
+    assert X.shape[0] < CV_BELOW
+    counts = _counting(monkeypatch, X.shape[0])
+    auto = InfiniteFeatureRegressor(n_candidates=30, random_state=0).fit(X, y)
+    work_auto = dict(counts)
+    counts.update(all=0, folds=0)
+    three = InfiniteFeatureRegressor(n_candidates=30, n_paths=3, random_state=0).fit(X, y)
+    # the default prices and solves on the folds' rows only; three paths on all
+    # rows (the model before) add their own steps to folds of the same kind
+    assert work_auto["all"] == 0 and work_auto["folds"] > 0
+    assert counts["all"] > 0
+    assert auto.n_paths_ == CV_FOLDS and three.n_paths_ == 3
+    assert sum(work_auto.values()) < sum(counts.values())
+
+
+def test_the_small_regressor_is_the_mean_of_its_folds_models(rng, monkeypatch):
+    from kernlearn.losses import get_loss
+    from kernlearn.methods import grfl
+    from kernlearn.methods._grfl_select import AUTO_LEVELS, FOLD_TOL
+    from kernlearn.penalties import get_penalty
+
+    X, y = _reg_data(rng, n=110)
+    Xs, ys = (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
+    kept = _fold_models(monkeypatch)
+    res = grfl.fit_grfl(Xs, ys[:, None], loss=get_loss("square"),
+                        penalty=get_penalty("group_l1_l2"), lambda_p="auto",
+                        max_features="auto", n_candidates=30, random_state=0, tol=1e-4)
+    (folds, fold_tol), = kept
+    assert res.lambda_p in AUTO_LEVELS and res.n_paths == len(folds) > 1
+    # the folds were solved to the model's tol (they are the model), not FOLD_TOL
+    assert fold_tol == 0.0 and {f.path.solver.tol for f in folds} == {1e-4}
+    assert FOLD_TOL > 1e-4
+    # the model's margins are the mean of the folds' models' (at the chosen
+    # level, not where their paths went on to), on any rows
+    Z = res.family.columns(res.features, Xs) * res.feature_scales.ravel()
+    m = Z @ res.coef[0] + res.intercept[0]
+    margins = []
+    for f in folds:
+        U, us, b = f.coef
+        params, scales = np.array(f.path.params[: f.k]), np.concatenate(f.path.scales[: f.k])
+        margins.append(f.path.family.columns(params, Xs) * scales @ (U[:, 0] + us) + b[0])
+    np.testing.assert_allclose(m, np.mean(margins, axis=0), rtol=1e-10, atol=1e-12)
+    # its columns are unit-norm on all training rows, and its objective is
+    # eq. (17) there at the chosen level
+    np.testing.assert_allclose(np.linalg.norm(Z, axis=0), 1.0, rtol=1e-12)
+    groups = res.coef[0].reshape(-1, 2)
+    direct = 0.5 * np.sum((ys - m) ** 2) + res.lambda_p * np.linalg.norm(groups, axis=1).sum()
+    assert res.objective == pytest.approx(direct, rel=1e-10)
+    assert not np.any(np.all(groups == 0, axis=1))  # (features of zero weight dropped)
+
+
+def test_a_given_path_count_keeps_the_folds_as_rankers(rng, monkeypatch):
+    from kernlearn.methods._grfl_select import FOLD_TOL
+
+    X, y = _reg_data(rng, n=100)
+    kept = _fold_models(monkeypatch)
+    one = InfiniteFeatureRegressor(n_candidates=30, n_paths=1, random_state=0).fit(X, y)
+    (models, fold_tol), = kept
+    # n_paths given: the folds only rank the levels (their masters at FOLD_TOL),
+    # the model is that many paths on all rows at the chosen level
+    assert models is None and fold_tol == FOLD_TOL and one.n_paths_ == 1

@@ -12,10 +12,12 @@ callback); the budget is the count of lowest held-out loss.  Below
 :data:`CV_FOLDS` folds are used instead.  There the level ``lambda_p="auto"``
 is chosen too (:func:`select_level`): the folds' paths descend the levels of
 :data:`AUTO_LEVELS`, each run until no feature violates the optimality
-conditions (or the budget is met; their masters solved to :data:`FOLD_TOL`),
-and the level of lowest summed held-out loss is kept; the path on all rows at
-that level then draws its features as if the folds had not run
-(:data:`~kernlearn.methods._grfl_average.FINAL_DRAWS` such paths, averaged).
+conditions (or the budget is met), and the level of lowest summed held-out
+loss is kept; the model is then the average of the folds' models at that
+level (:func:`~kernlearn.methods._grfl_average.average_folds`; their masters
+solved to the model's ``tol``), or, with a given ``n_paths``, of that many
+paths on all rows at that level, drawing their features as if the folds had
+not run (the folds' masters then solved to :data:`FOLD_TOL`: they only rank).
 From :data:`CV_BELOW` to :data:`LEVEL_BELOW` rows the one
 held-out part chooses the level with the count
 (:func:`select_level_held_out`): its path descends the same levels and the
@@ -56,9 +58,9 @@ GAMMA_FACTORS = (0.125, 0.5, 2.0)
 # chose no feature at all on fertility twice in eight splits (MSE 1.08-1.26x).
 AUTO_LEVELS = (3.2, 1.6, 0.8, 0.4, 0.2, 0.1)
 DEFAULT_LEVEL = 0.4
-# the folds' masters of that choice (select_level) are solved to FOLD_TOL (a
-# solver's tighter tol is loosened on a copy); the path on all rows keeps its
-# tol: the folds only rank the levels.  On the 7 regression sets of
+# where the folds only rank the levels (a given n_paths: paths on all rows are
+# the model), their masters (select_level) are solved to FOLD_TOL (a solver's
+# tighter tol is loosened on a copy); the paths on all rows keep their tol.  On the 7 regression sets of
 # benchmarks/suite.py under 300 training rows, seeds 0-15 (112 splits), the
 # model on all rows drawing the same features for a level either way (fit_grfl
 # restores the random state after the folds): MSE within 1.05x of

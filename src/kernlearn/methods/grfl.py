@@ -743,7 +743,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         the paper's Algorithm 1.
     final_draws : int or "auto", default="auto"
         Paths on all rows averaged into the model (``_grfl_average``; not with ``keep_warm``);
-        ``"auto"``: ``FINAL_DRAWS`` where the folds chose ``lambda_p``, else 1.
+        ``"auto"``: the folds' models where they chose ``lambda_p`` (``average_folds``), else 1.
     center : ndarray of shape (n_features,), optional
         Column means of a sparse ``X`` that a family with ``centres_sparse``
         subtracts (Fourier: inside its phases, without densifying; Gabor): the
