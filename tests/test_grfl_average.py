@@ -1,6 +1,5 @@
 """The model on all rows after the folds chose ``lambda_p="auto"`` (below CV_BELOW
-rows) with a given ``n_paths`` averages that many paths at that level
-(``_grfl_average``; with ``"auto"`` the folds' models, ``test_grfl_small_fits``)."""
+rows) averages FINAL_DRAWS paths at that level (``_grfl_average``)."""
 
 import numpy as np
 import pytest
@@ -26,8 +25,8 @@ def test_the_model_averages_the_draws_the_first_being_the_single_path(monkeypatc
                                                                       averaged_draws):
     X, y = _problem()
     assert X.shape[0] < CV_BELOW and _grfl_average.FINAL_DRAWS > 1
-    one = _fit(monkeypatch, 1, X, y, n_paths=1)
-    three = _fit(monkeypatch, 3, X, y, n_paths=3)
+    one = _fit(monkeypatch, 1, X, y)
+    three = _fit(monkeypatch, 3, X, y)
     assert three.lambda_p_ == one.lambda_p_  # the folds are the same
     draws = averaged_draws[-1][1]
     assert len(draws) == 3
@@ -49,8 +48,7 @@ def test_objective_of_the_average_is_eq17_and_at_most_the_draws_mean(monkeypatch
     from kernlearn.penalties import get_penalty
     res = grfl.fit_grfl(Xs, ys[:, None], loss=get_loss("square"),
                         penalty=get_penalty("group_l1_l2"), lambda_p="auto",
-                        max_features="auto", n_candidates=30, random_state=0,
-                        final_draws=3)
+                        max_features="auto", n_candidates=30, random_state=0)
     draws = averaged_draws[-1][1]
     # eq. (17) at the averaged weights, evaluated from the result alone:
     # sum 1/2 (y - m)^2 + lambda_p * sum of the features' group l2 norms

@@ -124,19 +124,18 @@ def test_without_a_distributed_client_the_same_multiclass_model(monkeypatch):
 
 @pytest.mark.parametrize("cls", [InfiniteFeatureClassifier, InfiniteFeatureRegressor])
 def test_defaults_below_cv_rows_fit_one_path(monkeypatch, cls):
-    # below CV_BELOW rows n_paths="auto" averages 3 paths in memory (the
-    # regressor: its 5 level folds' models); on a cluster the master's margins
-    # stay on the partitions, so "auto" is one path there (the defaults used to
-    # stop with a TypeError adding margins)
+    # below CV_BELOW rows n_paths="auto" averages 3 paths in memory; on a
+    # cluster the master's margins stay on the partitions, so "auto" is one
+    # path there (the defaults used to stop with a TypeError adding margins)
     import kernlearn.methods._grfl_dask as grfl_dask
-    from kernlearn.methods._grfl_select import CV_BELOW, CV_FOLDS
+    from kernlearn.methods._grfl_select import CV_BELOW
 
     monkeypatch.setattr(grfl_dask, "_current_client", lambda: None)
     n = CV_BELOW - 100
     X, f, _ = _data(n=n, seed=3)
     y = f if cls is InfiniteFeatureRegressor else (f > 0.3).astype(int)
     kw = dict(n_candidates=20, random_state=0)
-    assert cls(**kw).fit(X, y).n_paths_ == (CV_FOLDS if cls is InfiniteFeatureRegressor else 3)
+    assert cls(**kw).fit(X, y).n_paths_ == 3
     a = cls(n_paths=1, **kw).fit(X, y)
     b = cls(**kw).fit(da.from_array(X, chunks=(n // 4, D)), y)
     assert b.n_paths_ == a.n_paths_ == 1

@@ -10,7 +10,7 @@ from sklearn.datasets import make_classification, make_regression
 from kernlearn import InfiniteFeatureClassifier, InfiniteFeatureRegressor
 from kernlearn.estimators._base import input_standardization
 from kernlearn.methods import _grfl_average
-from kernlearn.methods._grfl_select import CV_BELOW, CV_FOLDS
+from kernlearn.methods._grfl_select import CV_BELOW
 
 
 def _clf_data(n, seed=0):
@@ -31,13 +31,12 @@ def test_auto_is_the_explicit_count_below_cv_rows():
     assert auto.n_paths_ == three.n_paths_ == _grfl_average.FINAL_DRAWS
     np.testing.assert_array_equal(auto.features_, three.features_)
     np.testing.assert_array_equal(auto.decision_function(X), three.decision_function(X))
-    # the regressor's "auto" where its folds choose the level: their 5 models,
-    # no path on all rows (an explicit count: that many paths on all rows)
     Xr, yr = _reg_data(100)
     auto = InfiniteFeatureRegressor(n_candidates=30, random_state=0).fit(Xr, yr)
     three = InfiniteFeatureRegressor(n_candidates=30, random_state=0,
                                      n_paths=_grfl_average.FINAL_DRAWS).fit(Xr, yr)
-    assert auto.n_paths_ == CV_FOLDS and three.n_paths_ == _grfl_average.FINAL_DRAWS
+    assert auto.n_paths_ == three.n_paths_ == _grfl_average.FINAL_DRAWS
+    np.testing.assert_array_equal(auto.predict(Xr), three.predict(Xr))
 
 
 def test_one_path_is_the_first_draw_of_the_average():
@@ -54,7 +53,7 @@ def test_one_path_is_the_first_draw_of_the_average():
     # the regressor: after the same folds' level choice, one path on all rows
     Xr, yr = _reg_data(100, seed=1)
     r1 = InfiniteFeatureRegressor(n_candidates=30, random_state=0, n_paths=1).fit(Xr, yr)
-    r3 = InfiniteFeatureRegressor(n_candidates=30, random_state=0, n_paths=3).fit(Xr, yr)
+    r3 = InfiniteFeatureRegressor(n_candidates=30, random_state=0).fit(Xr, yr)
     assert r1.lambda_p_ == r3.lambda_p_ and r1.n_paths_ == 1
     k = len(r1.features_)
     np.testing.assert_array_equal(r3.features_[:k], r1.features_)

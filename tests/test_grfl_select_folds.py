@@ -1,7 +1,8 @@
-"""The folds that choose ``lambda_p="auto"`` below CV_BELOW rows: with a given
-``n_paths`` their masters are solved to FOLD_TOL (the paths on all rows keep their own
-tol), and those paths draw their features as if the folds had not run."""
+"""The folds that choose ``lambda_p="auto"`` below CV_BELOW rows: their masters are
+solved to FOLD_TOL (the model's path keeps its own tol), and the model on all rows
+draws its features as if they had not run."""
 
+import functools
 
 import numpy as np
 import pytest
@@ -97,10 +98,7 @@ def test_fold_masters_are_looser_and_the_model_keeps_its_tol(monkeypatch):
     monkeypatch.setattr(grfl, "select_level", spy)
     monkeypatch.setattr(grfl, "_result", result)
     solver = GrFLNewton(tol=1e-3)
-    # (a given n_paths: the folds only rank the levels; with "auto" they are
-    # the model, solved to its tol: test_grfl_small_fits)
-    est = InfiniteFeatureRegressor(solver=solver, n_candidates=30, random_state=0,
-                                   n_paths=FINAL_DRAWS).fit(X, y)
+    est = InfiniteFeatureRegressor(solver=solver, n_candidates=30, random_state=0).fit(X, y)
     assert est.lambda_p_ in AUTO_LEVELS
     assert len(folds) == CV_FOLDS and len(final) == FINAL_DRAWS
     assert {p.solver.tol for p in folds} == {FOLD_TOL}
@@ -111,11 +109,9 @@ def test_fold_masters_are_looser_and_the_model_keeps_its_tol(monkeypatch):
 def test_the_model_on_all_rows_depends_on_the_chosen_level_only(monkeypatch):
     # the folds' paths draw from the fit's random state; the path on all rows
     # starts from the state before them, so folds that draw differently but
-    # choose the same level give the same model (with a given n_paths: "auto"
-    # averages the folds' own models)
+    # choose the same level give the same model
     X, y = _small_problem()
-    kw = {"n_candidates": 30, "random_state": 0, "n_paths": FINAL_DRAWS}
-    ref = InfiniteFeatureRegressor(**kw).fit(X, y)
+    ref = InfiniteFeatureRegressor(n_candidates=30, random_state=0).fit(X, y)
 
     def more_draws(start, folds, max_features, **kw):
         level, losses = select_level(start, folds, max_features, **kw)
@@ -123,13 +119,13 @@ def test_the_model_on_all_rows_depends_on_the_chosen_level_only(monkeypatch):
         return level, losses
 
     monkeypatch.setattr(grfl, "select_level", more_draws)
-    other = InfiniteFeatureRegressor(**kw).fit(X, y)
+    other = InfiniteFeatureRegressor(n_candidates=30, random_state=0).fit(X, y)
     assert other.lambda_p_ == ref.lambda_p_
     np.testing.assert_array_equal(other.features_, ref.features_)
     np.testing.assert_allclose(other.predict(X), ref.predict(X), rtol=1e-12)
     # folds at the model's own tol (other draws: their masters take other
     # steps) held to the chosen level give the same model too
-    monkeypatch.setattr(grfl, "select_level", lambda *a, **k: select_level(
-        *a, **{**k, "levels": (ref.lambda_p_,), "fold_tol": 0.0}))
-    fixed = InfiniteFeatureRegressor(**kw).fit(X, y)
+    monkeypatch.setattr(grfl, "select_level", functools.partial(
+        select_level, levels=(ref.lambda_p_,), fold_tol=0.0))
+    fixed = InfiniteFeatureRegressor(n_candidates=30, random_state=0).fit(X, y)
     np.testing.assert_array_equal(fixed.features_, ref.features_)

@@ -90,13 +90,12 @@ def test_max_features_is_the_budget_of_a_path_that_stopped_before_it():
 def test_warm_start_with_an_automatic_budget_keeps_the_cold_model(Est):
     # max_features="auto" starts every fit over, so warm_start changes nothing;
     # the classifier's n_paths="auto" still dropped to one path (decision values
-    # another model's), while the regressor averaged its three (now its five
-    # level folds' models)
+    # another model's), while the regressor averaged its three
     X, y, t = _data()
     target = y if Est is InfiniteFeatureClassifier else t
     cold = Est(max_features="auto", random_state=0).fit(X, target)
     warm = Est(max_features="auto", warm_start=True, random_state=0).fit(X, target)
-    assert warm.n_paths_ == cold.n_paths_ == (3 if Est is InfiniteFeatureClassifier else 5)
+    assert warm.n_paths_ == cold.n_paths_ == 3
     out = "decision_function" if Est is InfiniteFeatureClassifier else "predict"
     np.testing.assert_array_equal(getattr(warm, out)(X), getattr(cold, out)(X))
 
@@ -117,13 +116,12 @@ def test_folds_stopped_by_the_time_budget_say_so():
 # ------------------------------------------------ what a master warning says
 def test_a_fold_masters_warning_does_not_call_the_folds_tolerance_the_users():
     # the folds choosing lambda_p="auto" solve their masters to 0.01 (their
-    # copy of a tighter solver) where they only rank the levels (a given
-    # n_paths); a capped one warned "without meeting tol=0.01 (the estimator's
-    # inner_max_iter and inner_tol)" on a fit at inner_tol=1e-12
+    # copy of a tighter solver); a capped one warned "without meeting tol=0.01
+    # (the estimator's inner_max_iter and inner_tol)" on a fit at inner_tol=1e-12
     X = np.random.default_rng(0).standard_normal((150, 4))
     with pytest.warns(ConvergenceWarning) as rec:
-        InfiniteFeatureRegressor(inner_max_iter=1, inner_tol=1e-12, random_state=0,
-                                 n_paths=3).fit(X, X[:, 0] ** 2)
+        InfiniteFeatureRegressor(inner_max_iter=1, inner_tol=1e-12, random_state=0).fit(
+            X, X[:, 0] ** 2)
     fold = {str(w.message) for w in rec if "tol=0.01 " in str(w.message)}
     assert fold and all("loosened to this in the folds" in m for m in fold)
     assert any("tol=1e-12 (the estimator's inner_max_iter and inner_tol)" in str(w.message)

@@ -144,7 +144,9 @@ _COMMON_DOC = """
         average is the model (its decision values are the mean of the
         paths'; :func:`~kernlearn.methods._grfl_average.average_paths`: a
         point of the same problem with an objective at most their mean, so
-        ``features_`` holds up to ``n_paths`` budgets).  ``"auto"`` is
+        ``features_`` holds up to ``n_paths`` budgets).  ``"auto"`` is 3
+        below 300 training rows (where one path's accuracy varies most with
+        its random draw)
         {paths_auto}, else 1.
         Each path costs about one fit, so ``n_paths=1`` fits small data
         {paths_speed},
@@ -218,14 +220,14 @@ _COMMON_DOC = """
         ``master_iter``, ``time`` (cumulative over warm starts), and
         with ``max_features="auto"`` the held-out loss ``validation_loss``
         of the selection path (then ``objective`` and ``n_active`` are those
-        of that path; absent when folds chose ``lambda_p="auto"`` and their
-        models or paths on all rows were averaged, ``n_paths_`` above 1).
+        of that path; absent when folds chose ``lambda_p="auto"`` and paths
+        on all rows were averaged, ``n_paths_`` above 1).
     max_features_ : int
         The feature budget used (chosen with ``max_features="auto"``).
     n_paths_ : int
-        Paths (or folds' models) averaged into the model (see ``n_paths``); above
-        one, ``history_``, ``n_iter_`` and ``stop_reason_`` are the first one's,
-        ``objective_`` the averaged model's.
+        Paths averaged into the model (see ``n_paths``); above one, ``history_``,
+        ``n_iter_`` and ``stop_reason_`` are the first path's, ``objective_``
+        the averaged model's.
     n_iter_ : int
         Outer iterations (features added), over warm starts.
     stop_reason_ : str
@@ -235,7 +237,7 @@ _COMMON_DOC = """
     converged_ : bool
         Whether the path stopped on the violation test (or the held-out loss);
         where held-out rows chose the features, that path's (as
-        ``stop_reason_``); with ``n_paths_`` above 1, whether every one did.
+        ``stop_reason_``); with ``n_paths_`` above 1, whether every path did.
     solver_ : str
         Class name of the restricted-master solver used (what ``solver="auto"``
         chose: ``"GrFLNewton"`` or ``"ADMM"``).
@@ -267,15 +269,13 @@ _REG_LAMBDA_NOTE = """
         each fold's path descends the levels, run at each until no feature
         violates the optimality conditions or 100 are active, and stops
         descending once the summed held-out loss stops falling); the model is
-        the average of the 5 folds' models at that level, each fitted on four
-        fifths of the rows with its own random features, up to 100 features
-        each (so ``features_`` holds up to 500;
-        :func:`~kernlearn.methods._grfl_select.select_level`,
-        :func:`~kernlearn.methods._grfl_average.average_folds`: an extension of
+        the average of 3 paths on all rows at that level, each drawing its own
+        random features, up to 100 features each (so ``features_`` holds up to
+        300; :func:`~kernlearn.methods._grfl_select.select_level`,
+        :func:`~kernlearn.methods._grfl_average.average_paths`: an extension of
         paper 000, whose one path's test error varies by 0.8-1.4x between
-        random states on small sets; ``n_paths=3`` averages 3 paths on all
-        rows at that level instead, the model before the eighteenth pass; pass
-        a numeric ``lambda_p`` for one path).  From 300 to
+        random states on small sets; pass a numeric ``lambda_p`` for one
+        path).  From 300 to
         999 rows the held-out 20 % that chooses the feature count chooses the
         level too: one path on the other rows descends the same levels (at
         each until no feature violates the conditions, 200 are active or the

@@ -414,9 +414,7 @@ class InfiniteFeatureClassifier(
         + _COMMON_DOC.format(
             loss_default="squared_hinge", lambda_default='"auto"', lambda_note=AUTO_LAMBDA_NOTE,
             max_features_default="None",
-            paths_auto=("3 below 300 training rows (where one path's accuracy varies\n"
-                        "        most with its random draw) with ``max_features`` None or\n"
-                        "        ``\"auto\"``"),
+            paths_auto='with ``max_features`` None or ``"auto"``',
             paths_speed="about 3 times faster (100 x 10: 20 -> 6.5 ms)",
             loss_choices='"squared_hinge" or "logistic", or a loss with ``prox``.',
             extra_attrs=CLASSIFIER_ATTRS,
@@ -655,21 +653,16 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             loss_default="square", loss_choices='"square".', extra_params="",
             extra_attrs=REGRESSOR_ATTRS,
             lambda_default='"auto"', max_features_default='"auto"',
-            paths_auto=("below 300 training rows (where one path's accuracy varies most\n"
-                        "        with its random draw), where the folds choose ``lambda_p=\"auto\"``,\n"
-                        "        the average of their 5 models at the chosen level instead of\n"
-                        "        paths on all rows (``n_paths_`` 5,\n"
-                        "        :func:`~kernlearn.methods._grfl_average.average_folds`)"),
-            paths_speed=("no faster (below 300 rows it adds one path on all rows to\n"
-                         "        folds that then only rank the levels: 100 x 10, 138-148 ms by\n"
-                         "        default, 124-181 ms with one path; above, \"auto\" is one path)"),
+            paths_auto='after the folds chose ``lambda_p="auto"``',
+            paths_speed=("about 1.3 times faster (100 x 10: 85 -> 64 ms; the\n"
+                         "        folds that choose the level cost more than the paths)"),
             lambda_note=_REG_LAMBDA_NOTE).replace(
             "    lambda_p : float,", '    lambda_p : float or "auto",').replace(
             "by 5-fold cross-validation and a path on all rows is run to it;",
             "by 5-fold cross-validation and a path on all rows is run to it\n"
             "        (with ``lambda_p=\"auto\"``, the default, the folds choose the level\n"
-            "        instead, and the model averages the 5 folds' models at that level,\n"
-            "        of up to 100 features each; from 300 to 999\n"
+            "        instead, and the model averages 3 such paths of up to 100 features\n"
+            "        each; from 300 to 999\n"
             "        rows, where the held-out part chooses the level too, the budget is up\n"
             "        to 200);").replace(
             "    max_features_ : int\n", "    lambda_p_ : float\n        The level "

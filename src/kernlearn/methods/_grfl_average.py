@@ -1,28 +1,22 @@
-"""Averaging independent feature draws of GrFL's final model (few rows).
+"""Averaging independent feature draws of GrFL's final model (``lambda_p="auto"``, few rows).
 
 Below :data:`~kernlearn.methods._grfl_select.CV_BELOW` rows the folds choose
-the level ``lambda_p="auto"``
-(:func:`~kernlearn.methods._grfl_select.select_level`).  A model on such data
-depends on the random features its pricing sampled: at the same level,
-paths with different random states differ by 0.47-2.8x in test MSE on
-concrete slump and by 0.8-1.36x on the other regression sets of
-``benchmarks/suite.py`` under 300 rows.  Neither a better pricing oracle nor
-a larger budget lowers that spread (see :data:`FINAL_DRAWS`); averaging
-independent draws does.  With ``n_paths="auto"`` the folds' own models at the
-chosen level are averaged (:func:`average_folds`, five draws at no extra
-path); with a given ``n_paths``, that many paths on all rows at that level
-(:func:`average_paths`, the model of ``n_paths="auto"`` before the eighteenth
-pass, with :data:`FINAL_DRAWS` of them).
+the level ``lambda_p`` (:func:`~kernlearn.methods._grfl_select.select_level`)
+and a path on all rows is run at it.  That model depends on the random
+features its pricing sampled: at the same level, paths with different random
+states differ by 0.47-2.8x in test MSE on concrete slump and by 0.8-1.36x on
+the other regression sets of ``benchmarks/suite.py`` under 300 rows.  Neither
+a better pricing oracle nor a larger budget lowers that spread (see
+:data:`FINAL_DRAWS`); :func:`average_paths` averages :data:`FINAL_DRAWS` such
+paths instead.
 
-The average of paths on all rows is a point of the same problem (17) over the
-union of the draws' features (each weight divided by the number of draws).
-Its objective is at most the mean of the draws' objectives: the features of
-different draws are distinct, so the group penalty of the average is the
-mean of the draws' penalties, and the loss, convex in the margins, is at
-most the mean of their losses (Jensen).  So it is at least as good an
-approximate solution of the infinite-dimensional problem as a draw on
-average, with less variance.  The folds' average is a point of that problem
-too (its objective is reported), but each member solved its own fold's.
+The average is a point of the same problem (17) over the union of the draws'
+features (each weight divided by the number of draws).  Its objective is at
+most the mean of the draws' objectives: the features of different draws are
+distinct, so the group penalty of the average is the mean of the draws'
+penalties, and the loss, convex in the margins, is at most the mean of their
+losses (Jensen).  So it is at least as good an approximate solution of the
+infinite-dimensional problem as a draw on average, with less variance.
 
 :class:`~kernlearn.estimators.InfiniteFeatureClassifier` averages
 :data:`FINAL_DRAWS` paths below ``CV_BELOW`` rows too (``fit_grfl``'s
@@ -33,17 +27,13 @@ task, so its decision values are the mean of the draws'.  Both estimators'
 averages on any size, ``n_paths=1`` is one path).
 """
 
-import dataclasses
 import warnings
 
 import numpy as np
 
-from ._grfl_master import _GrFLProblem, kept_groups, unit_columns
+__all__ = ["FINAL_DRAWS", "average_draws", "average_paths", "one_model"]
 
-__all__ = ["FINAL_DRAWS", "average_draws", "average_folds", "average_paths", "one_model"]
-
-# Paths on all rows averaged after the folds chose lambda_p (fit_grfl; the
-# regressor's n_paths="auto" before the eighteenth pass, now average_folds).  On the
+# Paths on all rows averaged after the folds chose lambda_p (fit_grfl).  On the
 # 7 regression sets of benchmarks/suite.py under 300 training rows, seeds 0-15,
 # random states seed and seed + 100 (224 fits), MSE within 1.05x of
 # Nystroem(200) + RidgeCV on 171 fits with one path (12 above 1.15x, geometric
@@ -141,82 +131,6 @@ def average_paths(paths, results, w_scale):
         task_coef=np.hstack([r.task_coef for r in results]) / m,
         shared_coef=np.concatenate([r.shared_coef for r in results]) / m,
         intercept=np.mean([r.intercept for r in results], axis=0))
-
-
-def average_folds(final, folds, w_scale, result, max_features):
-    """The regressor's small-set model: the average of the folds' models at the chosen level.
-
-    The folds' paths that chose the level (``select_level``) each end that
-    level at a master solved to ``tol``, on their own four fifths of the rows,
-    each with its own random features.  Their average is the model (the
-    folds' cross-validation committee) instead of :data:`FINAL_DRAWS` new
-    paths on all rows at that level, which cost about a third of such a fit.
-    On the 15 regression sets under 300 training rows of ``benchmarks/suite.py``
-    and its unseen sets, seeds 0-2 (45 splits), MSE within 1.05x of
-    Nystroem(200) + Ridge on 38 splits instead of 36 and above 1.15x on 3
-    instead of 7 (geometric mean ratio 0.647 instead of 0.660 on the suite's,
-    0.739 instead of 0.760 on the unseen ones; mlb1 seed 1 from 1.043x to
-    1.055x), at about 0.7x the fit time: five members average out more of one
-    path's variance than three.
-
-    Parameters
-    ----------
-    final : GrFL
-        A started path on all rows at the chosen level, without features: its
-        rows, loss and penalties define the objective reported.
-    folds : list of FoldModel
-        The folds' models at the chosen level.
-    w_scale : float
-        Scale of the row weights (as in :func:`average_paths`).
-    result : callable
-        The :class:`GrFLResult` of a path (here of ``final``, for the fields a
-        path without features has).
-    max_features : int
-        The folds' feature budget.
-
-    Returns
-    -------
-    result : GrFLResult
-        The union of the folds' features with their columns scaled to unit
-        norm on all rows (``feature_scales``), weights giving the mean of the
-        folds' margins, the mean bias; ``objective`` that of this point of
-        problem (17) on all rows at the level; the history (to the chosen
-        level), iteration count and stop reason of the first fold;
-        ``converged`` whether all folds converged at that level;
-        ``n_paths`` the number of folds.
-    """
-    m, gs, T = len(folds), final.gs, final.T
-    U = np.vstack([f.coef[0] for f in folds])
-    us = np.concatenate([f.coef[1] for f in folds])
-    b = np.mean([f.coef[2] for f in folds], axis=0)
-    base = result(final)
-    params = np.array([q for f in folds for q in f.path.params[: f.k]]).reshape(
-        -1, base.features.shape[1])
-    if params.shape[0]:
-        Phi, norms = unit_columns(final.family, params, final.X, final.sample_weight)
-        # a fold's column is the raw column times its scale on the fold's rows;
-        # the same weight on the column of unit norm on all rows is this much larger
-        ratio = np.concatenate([np.ravel(f.path.scales[: f.k]) for f in folds]) * norms / m
-        U, us = U * ratio[:, None], us * ratio
-    else:
-        Phi, norms = np.zeros((final.n, 0)), np.ones(0)
-    prob = _GrFLProblem(Phi, final.Y, final.loss, final.penalty_p, final.penalty_s,
-                        indptr=np.arange(0, Phi.shape[1] + 1, gs), task_rows=final.task_rows,
-                        fit_intercept=final.fit_intercept)
-    keep = kept_groups(U + us[:, None], gs, T)
-    col = np.repeat(keep, gs)
-    r = np.sqrt(w_scale)  # (the weights' scale, as in grfl._result)
-    first = folds[0]
-    history = [dict(row, objective=row["objective"] * w_scale)
-               for row in first.path.history[: first.n_rows]]
-    return dataclasses.replace(
-        base, n_iter=len(history), converged=all(f.converged for f in folds),
-        stop_reason=first.stop_reason, history=history,
-        objective=float(prob.objective(U, us, b)) * w_scale,
-        last_violation=max(f.last_violation for f in folds), max_features=max_features,
-        n_paths=m, features=params[keep], feature_scales=(1.0 / norms).reshape(-1, gs)[keep] / r,
-        coef=(U + us[:, None])[col].T * r, task_coef=U[col].T * r, shared_coef=us[col] * r,
-        intercept=b)
 
 
 def one_model(draws, why):

@@ -17,8 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..solvers._dirty import DirtyProblem
 from ..utils._warnings import warn
 
-__all__ = ["block_norms", "capped_solver", "intercept_only", "kept_groups", "paper_loss_factor",
-           "penalty_level", "prune", "solve_master", "unit_columns"]
+__all__ = ["block_norms", "capped_solver", "intercept_only", "paper_loss_factor", "penalty_level", "prune", "solve_master"]
 
 
 def penalty_level(penalty):
@@ -196,62 +195,14 @@ def intercept_only(loss, y):
     return float(res.x)
 
 
-def unit_columns(family, params, X, sample_weight=None):
-    """The features' columns on ``X`` scaled to unit (weighted) norm, and their norms.
-
-    Parameters
-    ----------
-    family : InfiniteFamily
-        Fitted family.
-    params : ndarray of shape (k, n_params)
-        The features.
-    X : array-like of shape (n_samples, n_features)
-        The rows.
-    sample_weight : ndarray of shape (n_samples,), optional
-        Row weights of the norms (integer weights act as repeated rows).
-
-    Returns
-    -------
-    block : ndarray of shape (n_samples, k * group_size)
-        Unit-norm columns (an all-zero column is kept at zero).
-    norms : ndarray of shape (k * group_size,)
-        Their norms before scaling (1 for an all-zero column).
-    """
-    block = family.columns(params, X)
-    # (np.linalg.norm(block, axis=0) without its checks and copy)
-    norms = (np.sqrt(np.add.reduce(block * block, axis=0)) if sample_weight is None
-             else np.sqrt(np.einsum("ij,ij,i->j", block, block, sample_weight)))
-    if not norms.min(initial=np.inf) > 0:  # (an all-zero column: kept at zero)
-        norms = np.where(norms > 0, norms, 1.0)
-    return block / norms, norms
-
-
-def kept_groups(coef, group_size, n_tasks):
-    """Which features have a non-zero weight in some task.
-
-    Parameters
-    ----------
-    coef : ndarray of shape (p, T)
-        Weights of the columns (task and shared weights added).
-    group_size, n_tasks : int
-        Columns per feature and tasks.
-
-    Returns
-    -------
-    ndarray of bool, shape (p // group_size,)
-    """
-    if not coef.shape[0]:
-        return np.zeros(0, bool)
-    return np.abs(coef).reshape(-1, group_size * n_tasks).max(axis=1) > 0
-
-
 def prune(path):
     """Result fields of a path, keeping features with a non-zero weight in some task."""
     gs, family, T = path.gs, path.family, path.T
     U, us, b = path.coefficients()
     p = U.shape[0]
     coef_full = U + us[:, None]
-    keep_group = kept_groups(coef_full, gs, T)
+    keep_group = (np.abs(coef_full).reshape(-1, gs * T).max(axis=1) > 0) if p else \
+        np.zeros(0, bool)
     keep_col = np.repeat(keep_group, gs)
     return dict(
         family=family,

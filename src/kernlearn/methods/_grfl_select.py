@@ -12,12 +12,10 @@ callback); the budget is the count of lowest held-out loss.  Below
 :data:`CV_FOLDS` folds are used instead.  There the level ``lambda_p="auto"``
 is chosen too (:func:`select_level`): the folds' paths descend the levels of
 :data:`AUTO_LEVELS`, each run until no feature violates the optimality
-conditions (or the budget is met), and the level of lowest summed held-out
-loss is kept; the model is then the average of the folds' models at that
-level (:func:`~kernlearn.methods._grfl_average.average_folds`; their masters
-solved to the model's ``tol``), or, with a given ``n_paths``, of that many
-paths on all rows at that level, drawing their features as if the folds had
-not run (the folds' masters then solved to :data:`FOLD_TOL`: they only rank).
+conditions (or the budget is met; their masters solved to :data:`FOLD_TOL`),
+and the level of lowest summed held-out loss is kept; the path on all rows at
+that level then draws its features as if the folds had not run
+(:data:`~kernlearn.methods._grfl_average.FINAL_DRAWS` such paths, averaged).
 From :data:`CV_BELOW` to :data:`LEVEL_BELOW` rows the one
 held-out part chooses the level with the count
 (:func:`select_level_held_out`): its path descends the same levels and the
@@ -25,7 +23,6 @@ model of lowest held-out loss gives both.
 """
 
 import copy
-from dataclasses import dataclass
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -58,9 +55,9 @@ GAMMA_FACTORS = (0.125, 0.5, 2.0)
 # chose no feature at all on fertility twice in eight splits (MSE 1.08-1.26x).
 AUTO_LEVELS = (3.2, 1.6, 0.8, 0.4, 0.2, 0.1)
 DEFAULT_LEVEL = 0.4
-# where the folds only rank the levels (a given n_paths: paths on all rows are
-# the model), their masters (select_level) are solved to FOLD_TOL (a solver's
-# tighter tol is loosened on a copy); the paths on all rows keep their tol.  On the 7 regression sets of
+# the folds' masters of that choice (select_level) are solved to FOLD_TOL (a
+# solver's tighter tol is loosened on a copy); the path on all rows keeps its
+# tol: the folds only rank the levels.  On the 7 regression sets of
 # benchmarks/suite.py under 300 training rows, seeds 0-15 (112 splits), the
 # model on all rows drawing the same features for a level either way (fit_grfl
 # restores the random state after the folds): MSE within 1.05x of
@@ -394,8 +391,7 @@ class _HoldOut:
         return self.counts[int(np.argmin(self.losses))] if self.losses else 0
 
 
-def select_level(start, folds, max_features, levels=AUTO_LEVELS, fold_tol=FOLD_TOL,
-                 models=None):
+def select_level(start, folds, max_features, levels=AUTO_LEVELS, fold_tol=FOLD_TOL):
     """``lambda_p="auto"``: the level of lowest summed held-out loss over folds.
 
     Each fold's path starts at the largest level and descends
@@ -423,10 +419,6 @@ def select_level(start, folds, max_features, levels=AUTO_LEVELS, fold_tol=FOLD_T
         Decreasing candidate levels.
     fold_tol : float, default=FOLD_TOL
         Tolerance of the folds' masters.
-    models : list or None, default=None
-        Filled (in the folds' order) with each fold's :class:`FoldModel` at
-        the chosen level, where the folds' models are the model
-        (:func:`~kernlearn.methods._grfl_average.average_folds`).
 
     Returns
     -------
@@ -438,7 +430,7 @@ def select_level(start, folds, max_features, levels=AUTO_LEVELS, fold_tol=FOLD_T
     runs = [start(tr, val, levels[0]) for tr, val in folds]
     for path, _ in runs:
         _loosen(path, fold_tol)
-    losses, kept = [], []
+    losses = []
     for i, lam in enumerate(levels):
         total = 0.0
         for path, monitor in runs:
@@ -448,50 +440,9 @@ def select_level(start, folds, max_features, levels=AUTO_LEVELS, fold_tol=FOLD_T
             monitor()
             total += monitor.losses[-1]
         losses.append(total)
-        if models is not None:  # (the paths go on to the next level: their models now)
-            kept.append([FoldModel.of(path) for path, _ in runs])
         if i and total >= losses[i - 1]:
             break
-    best = int(np.argmin(losses))
-    if models is not None:
-        models[:] = kept[best]
-    return float(levels[best]), losses
-
-
-@dataclass(frozen=True)
-class FoldModel:
-    """A fold's model at one level of :func:`select_level`.
-
-    Parameters
-    ----------
-    path : GrFL
-        The fold's path (its first ``k`` features are this model's: a path
-        only appends features).
-    k : int
-        Its active features.
-    coef : tuple of ndarray
-        Copies of ``path.coefficients()`` then.
-    n_rows : int
-        Its history rows then.
-    stop_reason : str
-    converged : bool
-    last_violation : float
-    """
-
-    path: object
-    k: int
-    coef: tuple
-    n_rows: int
-    stop_reason: str
-    converged: bool
-    last_violation: float
-
-    @classmethod
-    def of(cls, path):
-        """The path's current model."""
-        U, us, b = path.coefficients()
-        return cls(path, path.p // path.gs, (U.copy(), us.copy(), np.array(b, dtype=float)),
-                   len(path.history), path.stop_reason, path.converged, path.last_violation)
+    return float(levels[int(np.argmin(losses))]), losses
 
 
 def _loosen(path, tol):

@@ -63,12 +63,10 @@ from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyState, pad_state
 from . import _grfl_average
 from ._grfl_master import (_GrFLProblem, block_norms, capped_solver, intercept_only,
-                           paper_loss_factor, penalty_level, prune, solve_master,
-                           unit_columns)
+                           paper_loss_factor, penalty_level, prune, solve_master)
 from ._grfl_warm import kept_on_failure
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
-                           DEFAULT_LEVEL, FOLD_TOL, LEVEL_BELOW, LEVEL_MAX_FEATURES,
-                           MIN_VALIDATION_ROWS,
+                           DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
                            PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
                            _HoldOut, _row_subset, _validation_history, _validation_split,
                            auto_budget, auto_levels, select_level, select_level_held_out)
@@ -510,7 +508,14 @@ class GrFL:
         """
         p0, p = self.p, self.p + self.gs * len(cand.params)
         self._reserve(p // self.gs)
-        block, norms = unit_columns(self.family, cand.params, self.X, self.sample_weight)
+        block = self.family.columns(cand.params, self.X)
+        w = self.sample_weight
+        # (np.linalg.norm(block, axis=0) without its checks and copy)
+        norms = (np.sqrt(np.add.reduce(block * block, axis=0)) if w is None
+                 else np.sqrt(np.einsum("ij,ij,i->j", block, block, w)))
+        if not norms.min(initial=np.inf) > 0:  # (an all-zero column: kept at zero)
+            norms = np.where(norms > 0, norms, 1.0)
+        block = block / norms
         self.Phi[:, p0:p] = block
         self.gram[:p, p0:p] = self.Phi[:, :p].T @ block
         self.gram[p0:p, :p0] = self.gram[:p0, p0:p].T
@@ -743,7 +748,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         the paper's Algorithm 1.
     final_draws : int or "auto", default="auto"
         Paths on all rows averaged into the model (``_grfl_average``; not with ``keep_warm``);
-        ``"auto"``: the folds' models where they chose ``lambda_p`` (``average_folds``), else 1.
+        ``"auto"``: ``FINAL_DRAWS`` where the folds chose ``lambda_p``, else 1.
     center : ndarray of shape (n_features,), optional
         Column means of a sparse ``X`` that a family with ``centres_sparse``
         subtracts (Fourier: inside its phases, without densifying; Gabor): the
@@ -874,21 +879,16 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         return path, hold_out(path, X[val], Yv, rows_v, loss,
                               None if sample_weight is None else sample_weight[val])
 
-    if choose_level and len(split) > 1:  # the folds choose the level
-        # "auto": the folds' models at it (solved to tol) are averaged into the model
-        folds = [] if final_draws == "auto" else None
+    if choose_level and len(split) > 1:  # the folds: a path on all rows at their level
+        # that path draws as if the folds had not run: its model depends on
+        # the chosen level only, not on how many draws the folds made
         state = rng.get_state()
-        lambda_p, _ = select_level(start, split, max_features, levels=levels,
-                                   fold_tol=FOLD_TOL if folds is None else 0.0, models=folds)
-        if folds is not None:
-            return _grfl_average.average_folds(
-                make_path(None, 1.0), folds, w_scale,
-                lambda f: _result(f, w_scale, lambda_p=lambda_p), max_features)
-        # else the average of ``draws`` paths on all rows at that level, drawn
-        # as if the folds had not run (the model depends on the level only)
+        lambda_p, _ = select_level(start, split, max_features, levels=levels)
         rng.set_state(state)
+        # the average of FINAL_DRAWS such paths (they draw one after another)
         return _grfl_average.average_draws(
-            lambda: make_path(None, 1.0).extend(max_features), draws,
+            lambda: make_path(None, 1.0).extend(max_features),
+            _grfl_average.FINAL_DRAWS if final_draws == "auto" else draws,
             w_scale, lambda f: _result(f, w_scale, lambda_p=lambda_p))
     if choose_level:  # one part: the level and the count of lowest held-out loss
         lambda_p, *run = select_level_held_out(start, split[0], max_features, levels=levels)
