@@ -13,7 +13,39 @@ import contextlib
 
 import numpy as np
 
-__all__ = ["kept_on_failure"]
+__all__ = ["continue_path", "kept_on_failure"]
+
+
+def continue_path(path, max_features, time_budget, verbose):
+    """Extend a kept run to ``max_features`` for a warm fit.
+
+    A run whose pricing found no violating feature stopped where a cold run
+    stops at any larger budget (Algorithm 1 ends there): it is kept as it is.
+    Extending it again drew new candidates and added features, so each
+    identical warm refit changed the model (a 2-feature model became a
+    5-feature one with other labels), which no cold fit gives.  A run
+    stopped by its feature or time budget is extended; one stopped part way
+    is left as it was (:func:`kept_on_failure`).
+
+    Parameters
+    ----------
+    path : GrFL
+        The kept run (``max_features`` is at least its size).
+    max_features : int
+        The new feature budget.
+    time_budget : float or None
+    verbose : int
+        This fit's settings (the run's others are those of the hash).
+
+    Returns
+    -------
+    path : GrFL
+    """
+    if path.stop_reason == "no_violation":
+        return path
+    path.time_budget, path.verbose = time_budget, verbose
+    with kept_on_failure(path):  # (a fit stopped part way continues from it later)
+        return path.extend(max_features)
 
 
 @contextlib.contextmanager

@@ -64,7 +64,7 @@ from ..solvers._dirty import DirtyState, pad_state
 from . import _grfl_average
 from ._grfl_master import (_GrFLProblem, block_norms, capped_solver, intercept_only,
                            paper_loss_factor, penalty_level, prune, solve_master)
-from ._grfl_warm import kept_on_failure
+from ._grfl_warm import continue_path
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
                            PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
@@ -795,9 +795,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         else None
     path = warm.path if warm is not None and warm.key == key else None
     if path is not None and path.p <= path.gs * max_features:
-        path.time_budget, path.verbose = time_budget, verbose
-        with kept_on_failure(path):  # (a fit stopped part way continues from it later)
-            path.extend(max_features)
+        continue_path(path, max_features, time_budget, verbose)
         return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None,
                        lambda_p=lambda_p)
     family = RandomFourierFeatures() if family is None else copy.deepcopy(family)

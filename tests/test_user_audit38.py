@@ -1,0 +1,69 @@
+"""A thirty-eighth user's audit: one object, many fits.
+
+A data scientist reused each estimator object as notebooks do: fitted it on
+one data set, then the same object on another (more or fewer columns, other
+classes and labels, strings after integers, a DataFrame after an array and
+back, sparse after dense, 1-D after 2-D targets, weights then none,
+``task_index`` then none and back), changed parameters with ``set_params``
+between fits, warm-started, cloned, copied and pickled between fits, made
+fits fail part way, and predicted rows shaped like the first data.
+
+Most of it held, and is not repeated here: every refit of
+``FGMClassifier``/``FGMRegressor`` (also with ``probability``, ``refit``,
+``family``, ``groups``, ``C="auto"``), ``PNormMKLClassifier``,
+``InfiniteFeature*``, ``LowRankKernel*`` (fixed ``nu``, ``nu`` paths,
+``multiclass``), the ``MultitaskMKL*`` estimators and their ``*CV``
+variants (``cv="loo"`` and folds, ``kernel_selection``) gave the
+attributes and predictions of a fresh object fitted on the second data
+(``feature_names_in_`` appears and disappears as in scikit-learn; nothing of
+the first fit is left); rows shaped like the first data are refused naming
+the feature count, names and task ids; a failing refit leaves the earlier
+model whole (``all_or_nothing``); parameters, families, kernel lists and
+solver objects come out of ``fit`` as they went in; a warm start on other
+data or settings starts over; the command line builds a new estimator for
+every ``fit`` and writes its model file only once the fit has succeeded.
+Each test here failed before its fix.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import kernlearn
+
+
+def _moons(n, seed):
+    from sklearn.datasets import make_moons
+
+    return make_moons(n, noise=0.3, random_state=seed)
+
+
+@pytest.mark.parametrize("Est", ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"])
+def test_a_warm_refit_of_a_path_that_found_no_violation_keeps_its_model(Est):
+    # a warm-started path stopped because pricing found no violating feature
+    # (below its budget) was extended again by the next fit on the same data
+    # and settings: new candidates were drawn, features added, and the model
+    # changed at every identical fit (2 -> 5 features, labels flipped), where
+    # a cold fit at any budget stops at that point
+    X, y = _moons(150, 2)
+    if Est.endswith("Regressor"):
+        y = np.sin(2 * X[:, 0]) + X[:, 1]
+    kw = dict(max_features=30, n_candidates=10, path_iter=None, pricing_subsample=None,
+              random_state=0)
+    cls = getattr(kernlearn, Est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cold = cls(**kw).fit(X, y)
+        warm = cls(warm_start=True, **kw).fit(X, y)
+        assert warm.stop_reason_ == cold.stop_reason_ == "no_violation"
+        first = warm.decision_function(X) if hasattr(warm, "decision_function") \
+            else warm.predict(X)
+        warm.fit(X, y)
+        again = warm.decision_function(X) if hasattr(warm, "decision_function") \
+            else warm.predict(X)
+        warm.set_params(max_features=40).fit(X, y)  # a cold fit at 40 stops there too
+    np.testing.assert_array_equal(again, first)
+    assert warm.n_iter_ == cold.n_iter_
+    np.testing.assert_array_equal(warm.features_, cold.features_)
+    assert warm.stop_reason_ == "no_violation" and warm.converged_
