@@ -13,7 +13,39 @@ import contextlib
 
 import numpy as np
 
-__all__ = ["continue_path", "kept_on_failure"]
+__all__ = ["continue_path", "kept_on_failure", "kept_path"]
+
+
+def kept_path(warm, key, random_state):
+    """The kept run a warm fit continues, or ``None`` when it starts over.
+
+    The run continues when the fit's data and settings hash to its ``key``
+    and, for a seed given as a random generator, when that generator is the
+    one the run draws from (its state advances: the same object continues).
+    The object is matched, not its ``id()``: a pickled or deep-copied
+    estimator holds its own copy of the generator, the one its copied run
+    draws from, and started over from that advanced generator (another model
+    than the original's warm refit).
+
+    Parameters
+    ----------
+    warm : GrFLWarmStart or None
+        What the previous fit kept.
+    key : str
+        Hash of this fit's data and settings.
+    random_state : int, RandomState, Generator or None
+        This fit's seed.
+
+    Returns
+    -------
+    path : GrFL or None
+    """
+    if warm is None or warm.key != key:
+        return None
+    if isinstance(random_state, (np.random.RandomState, np.random.Generator)) and \
+            warm.path.rng is not random_state:
+        return None
+    return warm.path
 
 
 def continue_path(path, max_features, time_budget, verbose):
@@ -70,7 +102,7 @@ def kept_on_failure(path):
     lists = {key: list(value) for key, value in before.items() if isinstance(value, list)}
     rng = path.rng
     # (the generator itself is rewound, not replaced: a user's generator is
-    # identified by the object, see grfl._setting_key)
+    # identified by the object, see kept_path)
     generator = isinstance(rng, np.random.Generator)
     rng_state = rng.bit_generator.state if generator else rng.get_state()
     try:

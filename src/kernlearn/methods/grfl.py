@@ -64,7 +64,7 @@ from ..solvers._dirty import DirtyState, pad_state
 from . import _grfl_average
 from ._grfl_master import (_GrFLProblem, block_norms, capped_solver, intercept_only,
                            paper_loss_factor, penalty_level, prune, solve_master)
-from ._grfl_warm import continue_path
+from ._grfl_warm import continue_path, kept_path
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
                            PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
@@ -659,11 +659,11 @@ class GrFLWarmStart:
 
 
 def _setting_key(value):
-    """A hashable stand-in for a setting (a random generator by identity)."""
+    """A hashable stand-in for a setting (a random generator: which one, :func:`kept_path`)."""
     if value is None or isinstance(value, (numbers.Number, str, np.ndarray)):
         return value
     if isinstance(value, (np.random.RandomState, np.random.Generator)):
-        return ("rng", id(value))  # its state advances: the same object continues
+        return "rng"  # its state advances: the same object continues
     return value
 
 
@@ -793,7 +793,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         random_state=_setting_key(random_state))
     key = joblib.hash((X, Y, task_rows, sample_weight, settings)) if (warm or keep_warm) \
         else None
-    path = warm.path if warm is not None and warm.key == key else None
+    path = kept_path(warm, key, random_state)
     if path is not None and path.p <= path.gs * max_features:
         continue_path(path, max_features, time_budget, verbose)
         return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None,
