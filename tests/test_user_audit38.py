@@ -94,3 +94,26 @@ def test_a_pickled_warm_start_seeded_by_a_generator_continues_its_path(copy_of):
                                                 **kw).fit(X, y)
     other.set_params(random_state=np.random.RandomState(0)).fit(X, y)
     np.testing.assert_array_equal(other.decision_function(X), fresh.decision_function(X))
+
+
+def test_a_warm_start_with_a_solver_object_continues_its_path():
+    # the kept path was matched by a hash of the settings, the solver object
+    # with them; the solver's first solve stored its parameter-check cache on
+    # itself, which changed that hash: the first warm refit with
+    # solver=ADMM(...) silently started over instead of continuing
+    from kernlearn.solvers import ADMM
+
+    X, y = _moons(200, 1)
+    kw = dict(n_candidates=20, path_iter=None, pricing_subsample=None, random_state=0)
+    est = kernlearn.InfiniteFeatureClassifier(max_features=3, warm_start=True,
+                                              solver=ADMM(max_iter=300), **kw).fit(X, y)
+    kept = est._path.path
+    est.set_params(max_features=5).fit(X, y)
+    assert est._path.path is kept  # continued, not started over
+    cold = kernlearn.InfiniteFeatureClassifier(max_features=5, solver=ADMM(max_iter=300),
+                                               **kw).fit(X, y)
+    np.testing.assert_allclose(est.decision_function(X), cold.decision_function(X),
+                               rtol=1e-8, atol=1e-10)
+    # a changed solver parameter is a changed setting: the path starts over
+    est.set_params(solver__max_iter=400).fit(X, y)
+    assert est._path.path is not kept
