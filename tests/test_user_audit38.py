@@ -117,3 +117,37 @@ def test_a_warm_start_with_a_solver_object_continues_its_path():
     # a changed solver parameter is a changed setting: the path starts over
     est.set_params(solver__max_iter=400).fit(X, y)
     assert est._path.path is not kept
+
+
+def test_set_params_of_a_new_name_replaces_its_old_names_value():
+    # an estimator built with a renamed parameter's old name kept that value
+    # when set_params gave the new name: its default was silently overridden
+    # by the old value (standardize=True fitted the unstandardised model of
+    # feature_scaling=False, max_iter=15 ran 5), any other value was refused
+    # as "set both" although the user had set one name since
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(120, 6, random_state=0)
+    X[:, 0] *= 1e3
+    with pytest.warns(FutureWarning, match="feature_scaling"):
+        est = kernlearn.FGMClassifier(B=2, feature_scaling=False).fit(X, y)
+    est.set_params(standardize=True)
+    assert est.get_params()["feature_scaling"] == "deprecated"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # (no old name left to warn of)
+        est.fit(X, y)
+    fresh = kernlearn.FGMClassifier(B=2, standardize=True).fit(X, y)
+    np.testing.assert_array_equal(est.decision_function(X), fresh.decision_function(X))
+    # the other estimators with renamed parameters: the old name is dropped too
+    for est, old, new, value in [
+            (kernlearn.FGMRegressor(max_outer_iter=5), "max_outer_iter", "max_iter", 7),
+            (kernlearn.InfiniteFeatureClassifier(max_iter=50), "max_iter",
+             "inner_max_iter", 60),
+            (kernlearn.MultitaskMKLRegressorCV(max_inner=3), "max_inner",
+             "inner_max_iter", 4)]:
+        params = est.set_params(**{new: value}).get_params()
+        assert (params[old], params[new]) == ("deprecated", value)
+    # both names in one call: refused at fit, as in the constructor
+    est = kernlearn.FGMClassifier(B=2).set_params(max_outer_iter=5, max_iter=7)
+    with pytest.raises(ValueError, match="not both"):
+        est.fit(X, y)
