@@ -67,6 +67,7 @@ def test_a_warm_refit_of_a_path_that_found_no_violation_keeps_its_model(Est):
     assert warm.n_iter_ == cold.n_iter_
     np.testing.assert_array_equal(warm.features_, cold.features_)
     assert warm.stop_reason_ == "no_violation" and warm.converged_
+    assert warm.max_features_ == 40  # the budget of this fit, not the kept run's
 
 
 @pytest.mark.parametrize("copy_of", ["pickle", "deepcopy"])

@@ -74,6 +74,7 @@ def continue_path(path, max_features, time_budget, verbose):
     path : GrFL
     """
     if path.stop_reason == "no_violation":
+        path._budget = max_features  # (the model's max_features_: this fit's budget)
         return path
     path.time_budget, path.verbose = time_budget, verbose
     with kept_on_failure(path):  # (a fit stopped part way continues from it later)
