@@ -4,25 +4,42 @@ A data scientist reused each estimator object as notebooks do: fitted it on
 one data set, then the same object on another (more or fewer columns, other
 classes and labels, strings after integers, a DataFrame after an array and
 back, sparse after dense, 1-D after 2-D targets, weights then none,
-``task_index`` then none and back), changed parameters with ``set_params``
-between fits, warm-started, cloned, copied and pickled between fits, made
-fits fail part way, and predicted rows shaped like the first data.
+zero weights then none with precomputed Grams, ``task_index`` then none and
+back, other task ids), changed parameters with ``set_params`` between fits
+(nested ``family__`` and ``solver__`` ones, kernel lists of other lengths,
+renamed parameters), warm-started, cloned, copied, pickled and saved
+between fits, made refits fail part way, mutated her arrays in place, and
+predicted rows shaped like the first data.
 
 Most of it held, and is not repeated here: every refit of
 ``FGMClassifier``/``FGMRegressor`` (also with ``probability``, ``refit``,
-``family``, ``groups``, ``C="auto"``), ``PNormMKLClassifier``,
-``InfiniteFeature*``, ``LowRankKernel*`` (fixed ``nu``, ``nu`` paths,
-``multiclass``), the ``MultitaskMKL*`` estimators and their ``*CV``
-variants (``cv="loo"`` and folds, ``kernel_selection``) gave the
+``family``, ``groups``, ``tree``, ``C="auto"``, ``memory_budget``,
+``chunk_size``), ``PNormMKLClassifier``, ``InfiniteFeature*``,
+``LowRankKernel*`` (fixed ``nu``, ``nu`` paths, ``multiclass``,
+``precompute``), the ``MultitaskMKL*`` estimators and their ``*CV`` variants
+(``cv="loo"`` and folds, ``kernel_selection``, precomputed Grams) gave the
 attributes and predictions of a fresh object fitted on the second data
-(``feature_names_in_`` appears and disappears as in scikit-learn; nothing of
-the first fit is left); rows shaped like the first data are refused naming
-the feature count, names and task ids; a failing refit leaves the earlier
-model whole (``all_or_nothing``); parameters, families, kernel lists and
-solver objects come out of ``fit`` as they went in; a warm start on other
-data or settings starts over; the command line builds a new estimator for
-every ``fit`` and writes its model file only once the fit has succeeded.
-Each test here failed before its fix.
+(``feature_names_in_`` and ``get_feature_names_out`` follow the last fit as
+in scikit-learn; nothing of the first fit is left), and so did a pickled,
+deep-copied, cloned, shallow-copied or reloaded (model file) object refitted;
+rows, Grams and task ids shaped like the first data are refused naming the
+feature count, the Gram shape, the names or the unseen tasks; a refit stopped
+at any of 40 points spread over it (every estimator) left the earlier model
+exactly as it was, attributes and predictions (``all_or_nothing``);
+parameters, families, kernel lists and solver objects come out of ``fit`` as
+they went in; a warm start on other data or settings starts over; the
+command line builds a new estimator for every ``fit`` and a failed fit
+leaves the earlier model file as it was.
+
+What did not hold: a warm-started GrFL path whose pricing had found no
+violating feature was extended by every later fit (the model changed at each
+identical refit, and its ``max_features_`` kept the earlier budget); the
+kept path was matched to a ``RandomState`` seed by ``id()``, so a pickled or
+deep-copied estimator started over; a solver object's parameter-check cache
+changed its hash, so the first warm refit with ``solver=ADMM(...)`` started
+over; and ``set_params`` of a renamed parameter's new name kept the old
+name's value (silently, at the new name's default).  Each test here failed
+before its fix.
 """
 
 import warnings
