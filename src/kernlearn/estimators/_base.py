@@ -32,7 +32,7 @@ from ._platt import (  # noqa: F401
     logistic_proba,
     platt_sigmoid,
 )
-from ._renamed import _refuse_both, renamed_parameter  # noqa: F401
+from ._renamed import RenamedParameters, _refuse_both, renamed_parameter  # noqa: F401
 
 
 #: The constraint of a renamed parameter's old name beside its own values: its

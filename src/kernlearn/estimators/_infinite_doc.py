@@ -138,7 +138,9 @@ _COMMON_DOC = """
         fitting 10 then 50 features gives the 50-feature model of a cold fit
         with the same ``random_state`` (with ``path_iter=None``, without a
         pricing subsample, and when 10 is one of the path's sizes, e.g. with
-        budgets up to 8).  The estimator then keeps the active training
+        budgets up to 8); a path that stopped because no sampled feature
+        violated the conditions stays stopped, as a cold one does.  The
+        estimator then keeps the active training
         columns in memory between fits (a cache: a pickle keeps it, a model
         file of :func:`kernlearn.io.save_model` does not, so the next fit of a
         loaded estimator starts over).  With ``max_features="auto"`` every

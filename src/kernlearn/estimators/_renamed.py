@@ -9,8 +9,8 @@ the estimators' inner fits (:func:`inner_fits`) read.
 
 from ..utils._warnings import collected, pass_on, warn
 
-__all__ = ["RenamedParameterWarning", "UnusedParameterWarning", "inner_fits",
-           "refuse_both_given", "renamed_parameter", "warn_unused"]
+__all__ = ["RenamedParameterWarning", "RenamedParameters", "UnusedParameterWarning",
+           "inner_fits", "refuse_both_given", "renamed_parameter", "warn_unused"]
 
 
 class RenamedParameterWarning(FutureWarning):
@@ -25,6 +25,40 @@ class RenamedParameterWarning(FutureWarning):
 class UnusedParameterWarning(UserWarning):
     """Parameters set that the fit about to run does not read (:func:`warn_unused`);
     dropped in the inner fits, as :class:`RenamedParameterWarning` is."""
+
+
+class RenamedParameters:
+    """``set_params`` of an estimator with renamed parameters: a new name given
+    drops the value its old name held.
+
+    An estimator built with an old name (``feature_scaling=False``) kept it
+    when ``set_params`` later gave the new one: at the new name's default
+    (``standardize=True``) the old value was silently used, at another value
+    the fit refused "both names set".  The name set last is the one used, as
+    on the command line (:func:`refuse_both_given`'s ``overriding``); both
+    names in one call are refused at ``fit``, as in the constructor.
+    """
+
+    def set_params(self, **params):
+        """Set the parameters (scikit-learn's ``set_params``).
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters.
+
+        Returns
+        -------
+        self : estimator instance
+        """
+        import inspect
+
+        signature = None
+        for old, new in getattr(type(self), "_renamed_parameters", {}).items():
+            if new in params and old not in params and not _at_default(self, old):
+                signature = signature or inspect.signature(type(self).__init__).parameters
+                params[old] = signature[old].default
+        return super().set_params(**params)
 
 
 def renamed_parameter(est, old, new=None, default="deprecated", exclusive=True,

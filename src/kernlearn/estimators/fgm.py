@@ -30,13 +30,13 @@ from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input
 from ._base import (OLD_NAME, PLATT_XFAIL, ProbabilityMixin, _has_proba, all_or_nothing,
                     finite_outputs, fit_sample_weight, fit_target_map, renamed_parameter,
                     validate_fit_data, validate_params_cached, validate_partitioned_fit,
-                    validate_predict_data)
+                    validate_predict_data, RenamedParameters)
 from ._platt import platt_attr_doc
 
 __all__ = ["FGMClassifier", "FGMRegressor"]
 
 
-class _FGMBase(SelectorMixin, BaseEstimator):
+class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
     _renamed_parameters = {"feature_scaling": "standardize", "max_outer_iter": "max_iter",
                            "master_tol": "inner_tol", "master_max_iter": "inner_max_iter"}
     _parameter_constraints = {

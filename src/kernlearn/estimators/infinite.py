@@ -91,7 +91,7 @@ from ._multitask import (
     task_score,
     task_score_doc,
 )
-from ._renamed import RenamedParameterWarning, warn_unused
+from ._renamed import RenamedParameters, RenamedParameterWarning, warn_unused
 from ..utils._warnings import warn
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
@@ -100,7 +100,7 @@ _PENALTIES = ("l1", "group_l1_l2", "l1_linf", "l1_lq", "per_task_l1_lq")
 
 
 class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                           TaskIndexRequests, BaseEstimator):
+                           TaskIndexRequests, RenamedParameters, BaseEstimator):
     """Shared implementation of the GrFL estimators."""
 
     # (eps is not a plain rename: beside it, tol keeps its pre-0.2 meaning)

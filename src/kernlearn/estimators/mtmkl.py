@@ -47,7 +47,7 @@ from ._multitask import (
     task_score_doc,
 )
 from ._platt import PLATT_XFAIL, platt_attr_doc
-from ._renamed import warn_unused
+from ._renamed import RenamedParameters, warn_unused
 
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]
 
@@ -151,7 +151,7 @@ class _WithTasks:
         return bound
 
 
-class _BaseMultitaskMKL(TaskIndexRequests, BaseEstimator):
+class _BaseMultitaskMKL(TaskIndexRequests, RenamedParameters, BaseEstimator):
     """Shared validation, task bookkeeping and prediction."""
 
     _renamed_parameters = {"max_inner": "inner_max_iter"}

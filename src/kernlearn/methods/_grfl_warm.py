@@ -15,7 +15,72 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GrFLWarmStart", "kept_on_failure"]
+__all__ = ["GrFLWarmStart", "continue_path", "kept_on_failure", "kept_path"]
+
+
+def kept_path(warm, key, random_state):
+    """The kept run a warm fit continues, or ``None`` when it starts over.
+
+    The run continues when the fit's data and settings hash to its ``key``
+    and, for a seed given as a random generator, when that generator is the
+    one the run draws from (its state advances: the same object continues).
+    The object is matched, not its ``id()``: a pickled or deep-copied
+    estimator holds its own copy of the generator, the one its copied run
+    draws from, and started over from that advanced generator (another model
+    than the original's warm refit).
+
+    Parameters
+    ----------
+    warm : GrFLWarmStart or None
+        What the previous fit kept.
+    key : str
+        Hash of this fit's data and settings.
+    random_state : int, RandomState, Generator or None
+        This fit's seed.
+
+    Returns
+    -------
+    path : GrFL or None
+    """
+    if warm is None or warm.key != key:
+        return None
+    if isinstance(random_state, (np.random.RandomState, np.random.Generator)) and \
+            warm.path.rng is not random_state:
+        return None
+    return warm.path
+
+
+def continue_path(path, max_features, time_budget, verbose):
+    """Extend a kept run to ``max_features`` for a warm fit.
+
+    A run whose pricing found no violating feature stopped where a cold run
+    stops at any larger budget (Algorithm 1 ends there): it is kept as it is.
+    Extending it again drew new candidates and added features, so each
+    identical warm refit changed the model (a 2-feature model became a
+    5-feature one with other labels), which no cold fit gives.  A run
+    stopped by its feature or time budget is extended; one stopped part way
+    is left as it was (:func:`kept_on_failure`).
+
+    Parameters
+    ----------
+    path : GrFL
+        The kept run (``max_features`` is at least its size).
+    max_features : int
+        The new feature budget.
+    time_budget : float or None
+    verbose : int
+        This fit's settings (the run's others are those of the hash).
+
+    Returns
+    -------
+    path : GrFL
+    """
+    if path.stop_reason == "no_violation":
+        path._budget = max_features  # (the model's max_features_: this fit's budget)
+        return path
+    path.time_budget, path.verbose = time_budget, verbose
+    with kept_on_failure(path):  # (a fit stopped part way continues from it later)
+        return path.extend(max_features)
 
 
 @contextlib.contextmanager
@@ -40,7 +105,7 @@ def kept_on_failure(path):
     lists = {key: list(value) for key, value in before.items() if isinstance(value, list)}
     rng = path.rng
     # (the generator itself is rewound, not replaced: a user's generator is
-    # identified by the object, see _setting_key)
+    # identified by the object, see kept_path)
     generator = isinstance(rng, np.random.Generator)
     rng_state = rng.bit_generator.state if generator else rng.get_state()
     try:
@@ -76,9 +141,9 @@ class GrFLWarmStart:
 
 
 def _setting_key(value):
-    """A hashable stand-in for a setting (a random generator by identity)."""
+    """A hashable stand-in for a setting (a random generator: which one, :func:`kept_path`)."""
     if value is None or isinstance(value, (numbers.Number, str, np.ndarray)):
         return value
     if isinstance(value, (np.random.RandomState, np.random.Generator)):
-        return ("rng", id(value))  # its state advances: the same object continues
+        return "rng"  # its state advances: the same object continues
     return value

@@ -63,7 +63,8 @@ from ..solvers._dirty import DirtyState, pad_state
 from . import _grfl_average
 from ._grfl_master import (_GrFLProblem, block_norms, capped_solver, intercept_only,
                            paper_loss_factor, penalty_level, prune, solve_master)
-from ._grfl_warm import GrFLWarmStart, _setting_key, kept_on_failure  # noqa: F401
+from ._grfl_warm import (GrFLWarmStart, _setting_key, continue_path,  # noqa: F401
+                         kept_on_failure, kept_path)
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
                            PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
@@ -795,11 +796,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         random_state=_setting_key(random_state))
     key = joblib.hash((X, Y, task_rows, sample_weight, settings)) if (warm or keep_warm) \
         else None
-    path = warm.path if warm is not None and warm.key == key else None
+    path = kept_path(warm, key, random_state)
     if path is not None and path.p <= path.gs * max_features:
-        path.time_budget, path.verbose = time_budget, verbose
-        with kept_on_failure(path):  # (a fit stopped part way continues from it later)
-            path.extend(max_features)
+        continue_path(path, max_features, time_budget, verbose)
         return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None,
                        lambda_p=lambda_p)
     family = RandomFourierFeatures() if family is None else copy.deepcopy(family)

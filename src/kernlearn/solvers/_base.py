@@ -208,6 +208,15 @@ class BaseSolver(ComponentMixin):
     required_penalty_methods = ("value", "prox")
     supported_penalties = None
 
+    def __getstate__(self):
+        # the parameter-check cache of check_params is not the solver's state:
+        # kept in pickles, copies and hashes, it changed the hash of a used
+        # solver, and a warm-started GrFL fit with solver=ADMM(...) matched its
+        # kept path to that hash (the first warm refit started over)
+        state = dict(vars(self))
+        state.pop("_checked_params", None)
+        return state
+
     def check_problem(self, problem):
         """Raise unless ``problem`` is one this solver solves.
 
