@@ -8,15 +8,19 @@ here too: the number of columns and a DataFrame's column names at once (from
 the array's or frame's metadata), NaN and infinity in each block as it is
 read (named by row over all of ``X`` and column, as in memory).
 
-Two ways, one entry each:
+Three ways:
 
 * :func:`map_row_blocks` -- the prediction of a block is a function of the
   block alone (FGM's linear model): ``map_blocks`` runs it on the workers and
   the result is a lazy Dask array.
+* :func:`decided` -- the same for the kernel and GrFL models, whose decision
+  values are an object of :mod:`kernlearn.estimators._decisions` (no
+  scikit-learn: the workers never import it), sent to the cluster once as
+  one key of the graph; their in-memory predictions call the same object.
 * :func:`by_dask_row_blocks` -- a decorator of an estimator's prediction
-  method: the estimator's prediction code imports scikit-learn, which the
-  workers never do, so the blocks are computed on the cluster and predicted
-  in the client one at a time (the next one computed meanwhile), and the
+  method whose code imports scikit-learn (the multitask models', and
+  ``transform``): the blocks are computed on the cluster and predicted in
+  the client one at a time (the next one computed meanwhile), and the
   method returns what it returns on in-memory ``X`` (a NumPy array).
   Predictions are those of the computed array: each row's depends on that
   row only.
