@@ -142,9 +142,9 @@ def test_every_prediction_of_a_dask_array_is_the_in_memory_one_by_blocks(
     for m in methods:
         got = getattr(est, m)(Xd, **args[m])
         # the return type: lazy, computed on the workers (FGM's since kernlearn
-        # 0.2, the kernel and GrFL models' since their decision functions travel
-        # there), but for transform and the multitask models
-        lazy = m != "transform" and not name.startswith("Multitask")
+        # 0.2, the others' since their decision functions travel there), but
+        # for transform
+        lazy = m != "transform"
         assert hasattr(got, "dask") == lazy, (m, type(got))
         got = _computed(got)
         assert got.dtype == expected[m].dtype and got.shape == expected[m].shape, m
@@ -166,22 +166,21 @@ def test_a_non_finite_value_is_named_by_its_row_over_all_blocks(client, fitted, 
         _computed(est.predict(da.from_array(X, chunks=CHUNKS), **kw))
 
 
-def test_an_error_of_a_blocks_prediction_says_which_rows_it_counts(client, fitted):
-    # The in-memory prediction of a block in the client (the multitask models)
-    # names rows of that block: the error says which rows of X the block holds
-    est, kw = fitted["MultitaskMKLRegressor"]
+def test_an_error_of_a_blocks_transform_says_which_rows_it_counts(client, fitted):
+    # The in-memory transform of a block in the client (GrFL's learned
+    # features) names rows of that block: the error says which rows of X the
+    # block holds (sparse rows for a model fitted on dense X: refused)
+    est, _ = fitted["InfiniteFeatureRegressor"]
     X, _ = _data(seed=1)
-    X[70, 1] = 1e308
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        with pytest.raises(ValueError, match=r"In row block 2 of X \(its rows 64 to 89; "
-                                             r"rows below are counted within the block\): "
-                                             r"kernels\[0\] produced NaN"):
-            est.predict(da.from_array(X, chunks=CHUNKS), **kw)
+    Sd = da.from_array(sp.csr_matrix(X), chunks=(25, M), asarray=False)
+    with pytest.raises(ValueError, match=r"In row block 0 of X \(its rows 0 to 24; rows "
+                                         r"below are counted within the block\): X is "
+                                         r"sparse, but the model was fitted on dense X"):
+        est.transform(Sd)
 
 
 @pytest.mark.parametrize("name", ["LowRankKernelRegressor", "LowRankKernelClassifier",
-                                  "PNormMKLClassifier"])
+                                  "PNormMKLClassifier", "MultitaskMKLRegressor"])
 def test_a_lazy_prediction_names_an_overflowing_row_as_in_memory(client, fitted, name):
     # on the workers each block's decision values are checked with the block's
     # place in X: a value too large for the model's arithmetic in row 70 of X

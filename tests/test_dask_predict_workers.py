@@ -1,4 +1,4 @@
-"""The kernel and GrFL models predict a Dask array on the workers, lazily.
+"""The kernel, GrFL and multitask models predict a Dask array on the workers, lazily.
 
 Their predictions of a ``dask.array`` were computed block by block in the
 client (the prediction code imports scikit-learn, which the workers never
@@ -21,6 +21,8 @@ from kernlearn import (
     InfiniteFeatureRegressor,
     LowRankKernelClassifier,
     LowRankKernelRegressor,
+    MultitaskMKLClassifier,
+    MultitaskMKLRegressor,
     PNormMKLClassifier,
 )
 
@@ -42,6 +44,9 @@ MODELS = {
     "InfiniteFeatureClassifier-3": (lambda: InfiniteFeatureClassifier(loss="logistic", **GRFL),
                                     "3", False),
     "InfiniteFeatureRegressor-tasks": (lambda: InfiniteFeatureRegressor(**GRFL), "reg", True),
+    "MultitaskMKLClassifier-tasks": (lambda: MultitaskMKLClassifier(probability=True), "2",
+                                     True),
+    "MultitaskMKLRegressor-tasks": (lambda: MultitaskMKLRegressor(), "reg", True),
     # fitted and predicting sparse X: the linear kernel's centred products and
     # the RBF's distances of sparse rows imported scikit-learn where they ran
     "PNormMKLClassifier-sparse": (lambda: PNormMKLClassifier(**FAST), "2", False),
@@ -120,14 +125,15 @@ def test_predictions_run_on_the_workers_lazily_and_equal_the_in_memory_ones(clie
                 (name, method)
             np.testing.assert_array_equal(value, expected, err_msg=f"{name}.{method}")
             checked += 1
-    assert checked == 17  # (without probabilities: predict and decision_function)
+    assert checked == 21  # (without probabilities: predict and decision_function)
     (after,) = client.run(eval, _WORKER_MODULES).values()
     # the blocks were predicted there, by the decision objects, without scikit-learn
     assert not [m for m in after if m.startswith("sklearn")], after
     assert "kernlearn.estimators._decisions" in after
     assert not [m for m in after if m in ("kernlearn.estimators.pnorm_mkl",
                                           "kernlearn.estimators.lowrank",
-                                          "kernlearn.estimators.infinite")], after
+                                          "kernlearn.estimators.infinite",
+                                          "kernlearn.estimators.mtmkl")], after
 
 
 def test_the_decision_object_is_one_key_of_the_graph(fitted):

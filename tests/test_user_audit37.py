@@ -212,7 +212,7 @@ def test_every_prediction_method_says_it_takes_dask_input():
             if not hasattr(cls, method):
                 continue
             doc = inspect.getdoc(getattr(cls, method))
-            lazy = not name.startswith("Multitask")  # (computed on the workers)
+            lazy = True  # (computed on the workers, every estimator)
             assert "Dask DataFrame ``X`` is read by row blocks" in doc, (name, method)
             assert ("lazy Dask array" in doc) == lazy, (name, method)
             # (once, before the parameters, as numpydoc has it)

@@ -13,15 +13,16 @@ Three ways:
 * :func:`map_row_blocks` -- the prediction of a block is a function of the
   block alone (FGM's linear model): ``map_blocks`` runs it on the workers and
   the result is a lazy Dask array.
-* :func:`decided` -- the same for the kernel and GrFL models, whose decision
-  values are an object of :mod:`kernlearn.estimators._decisions` (no
-  scikit-learn: the workers never import it), sent to the cluster once as
-  one key of the graph; their in-memory predictions call the same object.
-* :func:`by_dask_row_blocks` -- a decorator of an estimator's prediction
-  method whose code imports scikit-learn (the multitask models', and
-  ``transform``): the blocks are computed on the cluster and predicted in
-  the client one at a time (the next one computed meanwhile), and the
-  method returns what it returns on in-memory ``X`` (a NumPy array).
+* :func:`decided` -- the same for the kernel, GrFL and multitask models,
+  whose decision values are an object of
+  :mod:`kernlearn.estimators._decisions` (no scikit-learn: the workers never
+  import it), sent to the cluster once as one key of the graph; their
+  in-memory predictions call the same object.
+* :func:`by_dask_row_blocks` -- a decorator of a method whose code imports
+  scikit-learn (GrFL's ``transform``): the blocks are computed on the
+  cluster and mapped in the client one at a time (the next one computed
+  meanwhile), and the method returns what it returns on in-memory ``X`` (a
+  NumPy array).
   Predictions are those of the computed array: each row's depends on that
   row only.
 """
@@ -239,7 +240,9 @@ def decided(est, X, decision, validate, post=None, width=None, dtype=float, *,
         return _map_checked(est, X, evaluate_block, args, width, dtype, "decision values",
                             post)
     X = validate(X)
-    pos = None if positions is None else positions(task_index, X.shape[0])
+    # (stacked test Gram matrices, kernels first: their rows are the second axis)
+    n = X.shape[1] if getattr(X, "ndim", 2) == 3 else X.shape[0]
+    pos = None if positions is None else positions(task_index, n)
     D = refuse_non_finite_outputs(decision(X, pos), X if name_columns else None,
                                   type(est).__name__, "decision values",
                                   getattr(est, "feature_names_in_", None))
@@ -258,14 +261,13 @@ def _dask_task_positions(X, task_index, positions):
     chunks (None without ``task_index``), and ``X`` with known row chunks."""
     import dask.array as da
 
-    if task_index is None:
-        positions(None, X.shape[0])  # (the model's words if it needs them)
-        return X, None
+    if task_index is None and positions(None, 0) is None:
+        return X, None  # (a model without tasks; or the model's words if it needs them)
     if is_dask_input(task_index):
         task_index = task_index.compute()  # (n values: what the prediction returns)
     if np.isnan(X.shape[0]):
         X = X.compute_chunk_sizes()  # (only the sizes reach the client)
-    pos = positions(task_index, X.shape[0])
+    pos = positions(task_index, X.shape[0])  # (one task without task_index: all 0)
     return X, da.from_array(np.asarray(pos)[:, None], chunks=(X.chunks[0], 1))
 
 

@@ -3,11 +3,12 @@
 A prediction on a Dask array runs on the workers
 (:func:`~kernlearn.estimators._dask_predict.decided`), which never import
 scikit-learn; an estimator cannot travel there (its module imports
-scikit-learn, and so does unpickling it).  Each kernel and feature-learning
-estimator builds here, from its fitted attributes, an object holding the
-numbers its decision values need (the input standardisation, the kernels or
-the learned features, the coefficients), and its in-memory predictions call
-that same object on validated ``X``: both paths compute the same numbers.
+scikit-learn, and so does unpickling it).  Each kernel, feature-learning and
+multitask estimator builds here, from its fitted attributes, an object
+holding the numbers its decision values need (the input standardisation, the
+kernels or the learned features, the coefficients), and its in-memory
+predictions call that same object on validated ``X``: both paths compute the
+same numbers.
 The maps from decision values to outputs (:func:`one_column_as_vector`,
 :func:`class_labels`, and the probabilities of
 :mod:`kernlearn.estimators._platt`) are functions of the values alone,
@@ -24,7 +25,8 @@ from ..methods._decisions import decision_values, slkl_decision
 from ..utils._row_blocks import by_row_blocks
 from ..utils._sparse import canonical_sparse
 
-__all__ = ["KernelExpansion", "LandmarkExpansion", "LearnedFeatures", "block_numbers",
+__all__ = ["KernelExpansion", "LandmarkExpansion", "LearnedFeatures", "TaskKernelModel",
+           "block_numbers",
            "chained", "class_labels", "evaluate_block", "one_column_as_vector"]
 
 _FLOATS = (np.float64, np.float32)
@@ -196,3 +198,37 @@ class LearnedFeatures(_Standardized):
             D = self.columns(X[b]) @ self.coef.T + self.intercept
             return D if positions is None else D[np.arange(D.shape[0]), positions[b]]
         return by_row_blocks(scores, X.shape[0])
+
+
+class TaskKernelModel:
+    """Multitask MKL's predictions, each row by its task's model (``MultitaskMKL*``).
+
+    Parameters
+    ----------
+    model : kernlearn.methods.mtmkl.MultitaskModel
+    kernels : kernlearn.methods.mtmkl.TaskKernels
+        The fitted kernels (they standardise the inputs).
+    buckets : kernlearn.methods.mtmkl.TaskBuckets
+        The training rows by task.
+    train_rows : ndarray of int, optional
+        The training rows fitted (positive weight), kept of precomputed test Grams.
+    y_scale, y_mean : ndarray of shape (n_tasks,), optional
+        A regressor's target map per task: its predictions in the targets' units.
+    """
+
+    def __init__(self, model, kernels, buckets, train_rows=None, y_scale=None, y_mean=None):
+        self.model, self.kernels, self.buckets = model, kernels, buckets
+        self.train_rows, self.y_scale, self.y_mean = train_rows, y_scale, y_mean
+
+    def __call__(self, X, positions):
+        """Predictions of the rows ``X`` (or of stacked test Grams, kernels first),
+        each of its task ``positions``."""
+        from ..solvers._base import single_blas_thread  # (its package: fits' solvers)
+
+        if self.kernels.precomputed and self.train_rows is not None:
+            X = X[:, :, self.train_rows]  # the rows fitted (positive weight)
+        with single_blas_thread():
+            f = self.model.decision(self.kernels, self.buckets, X, positions)
+        if self.y_scale is None:
+            return f
+        return f * self.y_scale[positions] + self.y_mean[positions]
