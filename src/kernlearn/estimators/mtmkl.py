@@ -916,6 +916,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         -------
         y : ndarray of shape (n_samples,)
         """
+        check_is_fitted(self)  # (before classes_ is read)
         return self._output(X, task_index, partial(class_labels, classes=self.classes_),
                             self.classes_.dtype)
 
