@@ -19,11 +19,15 @@ With ``--dask CHUNK`` the test rows are a ``dask.array`` generated on a
 ``predict`` and the gathering of its result (``np.asarray``; a lazy result is
 computed then), with the wall seconds, and the predictions are compared with
 the in-memory ones of the same rows (computed into the client afterwards).
+``--no-malloc-trim`` starts the worker without Dask's ``MALLOC_TRIM_THRESHOLD_``
+(its default environment of worker processes: with it set, glibc maps every
+allocation above 128 KiB afresh, and a prediction's temporaries cost 5-8x
+their time in the client).
 
 Usage::
 
     python benchmarks/predict_memory.py [--estimators LowRankKernelRegressor,...]
-        [--train 2000x20] [--rows 200000] [--dask 32768]
+        [--train 2000x20] [--rows 200000] [--dask 32768 [--no-malloc-trim]]
 """
 
 import os
@@ -84,6 +88,8 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--dask", type=int, default=None, metavar="CHUNK",
                         help="test rows on a local Dask cluster, in row chunks of CHUNK")
+    parser.add_argument("--no-malloc-trim", action="store_true",
+                        help="with --dask: workers without Dask's MALLOC_TRIM_THRESHOLD_")
     args = parser.parse_args(argv)
     n, d = (int(v) for v in args.train.split("x"))
     warnings.simplefilter("ignore")
@@ -115,11 +121,16 @@ DASK_HEADER = ["estimator", "train", "test rows (MiB)", "chunk rows", "lazy resu
 
 def dask_rows_run(parser, args, n, d):
     """``--dask``: the client's peak while predicting rows that live on a cluster."""
+    import dask
     import dask.array as da
     import distributed
 
     rows = []
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+    key = "distributed.nanny.pre-spawn-environ"
+    environ = dict(dask.config.get(key))
+    if args.no_malloc_trim:
+        environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    with dask.config.set({key: environ}), distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster):
         for name in chosen_estimators(parser, args.estimators):
