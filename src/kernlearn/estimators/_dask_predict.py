@@ -240,9 +240,10 @@ def decided(est, X, decision, validate, post=None, width=None, dtype=float, *,
         return _map_checked(est, X, evaluate_block, args, width, dtype, "decision values",
                             post)
     X = validate(X)
-    # (stacked test Gram matrices, kernels first: their rows are the second axis)
-    n = X.shape[1] if getattr(X, "ndim", 2) == 3 else X.shape[0]
-    pos = None if positions is None else positions(task_index, n)
+    pos = None
+    if positions is not None:
+        # (stacked test Gram matrices, kernels first: their rows are the second axis)
+        pos = positions(task_index, X.shape[1] if X.ndim == 3 else X.shape[0])
     D = refuse_non_finite_outputs(decision(X, pos), X if name_columns else None,
                                   type(est).__name__, "decision values",
                                   getattr(est, "feature_names_in_", None))
