@@ -13,10 +13,21 @@ compared with those of one block of all the rows (the path before blocks): the
 largest difference relative to the largest score, and whether any predicted
 label changes.
 
+With ``--dask CHUNK`` the test rows are a ``dask.array`` generated on a
+``LocalCluster`` of one worker process (one thread), in row chunks of
+``CHUNK``, never in the client; the peak is that of the client during
+``predict`` and the gathering of its result (``np.asarray``; a lazy result is
+computed then), with the wall seconds, and the predictions are compared with
+the in-memory ones of the same rows (computed into the client afterwards).
+``--no-malloc-trim`` starts the worker without Dask's ``MALLOC_TRIM_THRESHOLD_``
+(its default environment of worker processes: with it set, glibc maps every
+allocation above 128 KiB afresh, and a prediction's temporaries cost 5-8x
+their time in the client).
+
 Usage::
 
     python benchmarks/predict_memory.py [--estimators LowRankKernelRegressor,...]
-        [--train 2000x20] [--rows 200000]
+        [--train 2000x20] [--rows 200000] [--dask 32768 [--no-malloc-trim]]
 """
 
 import os
@@ -75,9 +86,15 @@ def main(argv=None):
     parser.add_argument("--estimators", default=DEFAULT)
     parser.add_argument("--train", default="2000x20")
     parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--dask", type=int, default=None, metavar="CHUNK",
+                        help="test rows on a local Dask cluster, in row chunks of CHUNK")
+    parser.add_argument("--no-malloc-trim", action="store_true",
+                        help="with --dask: workers without Dask's MALLOC_TRIM_THRESHOLD_")
     args = parser.parse_args(argv)
     n, d = (int(v) for v in args.train.split("x"))
     warnings.simplefilter("ignore")
+    if args.dask:
+        return dask_rows_run(parser, args, n, d)
     rows = []
     for name in chosen_estimators(parser, args.estimators):
         task = PAIRS[name][0]
@@ -95,6 +112,47 @@ def main(argv=None):
         print(markdown_table(HEADER, [rows[-1]]).splitlines()[-1], flush=True)
     print()
     print(markdown_table(HEADER, rows))
+    return 0
+
+
+DASK_HEADER = ["estimator", "train", "test rows (MiB)", "chunk rows", "lazy result",
+               "client peak MB", "wall s", "equal to in memory"]
+
+
+def dask_rows_run(parser, args, n, d):
+    """``--dask``: the client's peak while predicting rows that live on a cluster."""
+    import dask
+    import dask.array as da
+    import distributed
+
+    rows = []
+    key = "distributed.nanny.pre-spawn-environ"
+    environ = dict(dask.config.get(key))
+    if args.no_malloc_trim:
+        environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    with dask.config.set({key: environ}), distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        for name in chosen_estimators(parser, args.estimators):
+            X, y, _ = make_data(PAIRS[name][0], n, d, 0)
+            est = ours(name).fit(X, y)
+            Xd = da.random.default_rng(1).standard_normal((args.rows, d),
+                                                          chunks=(args.dask, d))
+            np.asarray(est.predict(Xd[:10]))  # warm-up: imports on both sides
+            tracemalloc.start()
+            t0 = time.perf_counter()
+            out = est.predict(Xd)
+            lazy = hasattr(out, "dask")
+            out = np.asarray(out)
+            seconds = time.perf_counter() - t0
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            equal = bool(np.array_equal(out, est.predict(Xd.compute())))
+            rows.append([name, args.train, f"{args.rows} ({args.rows * d * 8 / 2**20:.0f})",
+                         args.dask, lazy, peak / 1e6, seconds, equal])
+            print(markdown_table(DASK_HEADER, [rows[-1]]).splitlines()[-1], flush=True)
+    print()
+    print(markdown_table(DASK_HEADER, rows))
     return 0
 
 

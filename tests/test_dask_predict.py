@@ -141,9 +141,10 @@ def test_every_prediction_of_a_dask_array_is_the_in_memory_one_by_blocks(
     _NoWholeX(monkeypatch, Xd)
     for m in methods:
         got = getattr(est, m)(Xd, **args[m])
-        # the return type: lazy for FGM's predictions (as documented since
-        # kernlearn 0.2), the in-memory one's otherwise
-        lazy = name.startswith("FGM") and m != "transform"
+        # the return type: lazy, computed on the workers (FGM's since kernlearn
+        # 0.2, the others' since their decision functions travel there), but
+        # for transform
+        lazy = m != "transform"
         assert hasattr(got, "dask") == lazy, (m, type(got))
         got = _computed(got)
         assert got.dtype == expected[m].dtype and got.shape == expected[m].shape, m
@@ -165,19 +166,38 @@ def test_a_non_finite_value_is_named_by_its_row_over_all_blocks(client, fitted, 
         _computed(est.predict(da.from_array(X, chunks=CHUNKS), **kw))
 
 
-def test_an_error_of_a_blocks_prediction_says_which_rows_it_counts(client, fitted):
-    # The in-memory prediction of a block names rows of that block: a value too
-    # large for the model's arithmetic in row 70 of X was "row 6 of X" (the
-    # classifier: the regressor clips its inputs to the training range)
-    est, _ = fitted["LowRankKernelClassifier"]
+def test_an_error_of_a_blocks_transform_says_which_rows_it_counts(client, fitted):
+    # The in-memory transform of a block in the client (GrFL's learned
+    # features) names rows of that block: the error says which rows of X the
+    # block holds (sparse rows for a model fitted on dense X: refused)
+    est, _ = fitted["InfiniteFeatureRegressor"]
+    X, _ = _data(seed=1)
+    Sd = da.from_array(sp.csr_matrix(X), chunks=(25, M), asarray=False)
+    with pytest.raises(ValueError, match=r"In row block 0 of X \(its rows 0 to 24; rows "
+                                         r"below are counted within the block\): X is "
+                                         r"sparse, but the model was fitted on dense X"):
+        est.transform(Sd)
+
+
+@pytest.mark.parametrize("name", ["LowRankKernelClassifier", "PNormMKLClassifier",
+                                  "MultitaskMKLRegressor"])
+def test_a_lazy_prediction_names_an_overflowing_row_as_in_memory(client, fitted, name):
+    # on the workers each block's decision values are checked with the block's
+    # place in X: a value too large for the model's arithmetic in row 70 of X
+    # is row 70 (the prediction of the block in the client said "row 6 of X");
+    # the kernel regressors clip their inputs to the training range instead
+    est, kw = fitted[name]
     X, _ = _data(seed=1)
     X[70, 1] = 1e308
-    with pytest.raises(ValueError, match="for row 70 of X"):
-        est.predict(X)
-    with pytest.raises(ValueError, match=r"In row block 2 of X \(its rows 64 to 89; rows "
-                                         r"below are counted within the block\): .*for "
-                                         r"row 6 of X"):
-        est.predict(da.from_array(X, chunks=CHUNKS))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match="for row 70 of X|kernels\\[0\\] produced"
+                           ) as in_memory:
+            est.predict(X, **kw)
+        lazy = est.predict(da.from_array(X, chunks=CHUNKS), **kw)
+        with pytest.raises(ValueError) as on_workers:
+            lazy.compute()
+    assert str(on_workers.value) == str(in_memory.value)
 
 
 @pytest.mark.parametrize("name", ["FGMRegressor", "LowRankKernelRegressor",
@@ -196,8 +216,9 @@ def test_unknown_block_sizes_are_predicted_and_named(client, fitted, name):
                                   est.predict(X[keep], **sub))
     X[keep.nonzero()[0][30], 4] = np.nan  # the 31st row kept
     bad = da.from_array(X, chunks=CHUNKS)[da.from_array(keep, chunks=CHUNKS[0])]
+    # (with task ids the blocks' sizes are computed first: the row is X's)
     where = (r"row \d+ of row block \d+, column 4 \(1 in that block\)"
-             if name.startswith("FGM") else r"row 30, column 4 \(1 in row block \d\)")
+             if not kw else r"row 30, column 4 \(1 in row block \d\)")
     with pytest.raises(ValueError, match=where):
         _computed(est.predict(bad, **sub))
 
@@ -238,7 +259,7 @@ def test_sparse_blocks_are_predicted_as_the_sparse_matrix(client, fitted):
             expected = est.predict(S)
         except ValueError as exc:  # (GrFL fitted on dense X refuses sparse X)
             with pytest.raises(ValueError, match=re.escape(str(exc))):
-                est.predict(Sd)
+                est.predict(Sd)  # (at once, though the prediction is lazy)
             continue
         np.testing.assert_array_equal(_computed(est.predict(Sd)), expected)
     fgm = fitted["FGMClassifier"][0]

@@ -465,7 +465,7 @@ def test_non_psd_precomputed_kernel_is_rejected(rng):
 def test_decision_function_in_blocks_equals_the_kernel_expansion(rng, monkeypatch):
     # issue 13, defect 4: scores are computed over blocks of test rows (here
     # 7 rows each), not from one F x n_test x n_SV array
-    import kernlearn.methods.obscure as mod
+    import kernlearn.methods._decisions as mod  # (where OBSCURE's predictions are)
 
     X = rng.normal(size=(120, 4))
     y = (X[:, 0] + X[:, 1] ** 2 > 1).astype(int) + (X[:, 2] > 0.5)

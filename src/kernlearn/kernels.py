@@ -86,8 +86,8 @@ def linear_kernel(X, Y):
     -------
     K : ndarray of shape (n_X, n_Y)
     """
-    from sklearn.utils.extmath import safe_sparse_dot  # (here: Dask workers import kernels)
-    return np.asarray(safe_sparse_dot(X, Y.T, dense_output=True), dtype=float)
+    from .utils._sparse import dense_product  # (no scikit-learn: Dask workers run it)
+    return np.asarray(dense_product(X, Y.T), dtype=float)
 
 
 def rbf_kernel(X, Y, gamma=1.0):
@@ -107,9 +107,9 @@ def rbf_kernel(X, Y, gamma=1.0):
     """
     if gamma is None or isinstance(gamma, str) or gamma <= 0:
         raise ValueError(f"rbf gamma must be positive, got {gamma!r}.")
-    from sklearn.metrics.pairwise import euclidean_distances  # (as in linear_kernel)
+    from .utils._sparse import squared_distances  # (as in linear_kernel)
     X, Y = canonical_sparse(X), canonical_sparse(Y)  # (the row norms read stored values)
-    D = euclidean_distances(X, Y, squared=True)
+    D = squared_distances(X, Y)
     return np.exp(-gamma * np.maximum(D, 0, out=D))
 
 

@@ -41,7 +41,7 @@ import scipy.sparse as sp
 
 from .utils._finite import first_non_finite
 from .utils._sparse import (  # noqa: F401
-    _sparse_centred_squares, canonical_sparse, column_nonzeros)
+    _sparse_centred_squares, canonical_sparse, column_nonzeros, dense_product)
 
 __all__ = [
     "Standardization",
@@ -134,11 +134,8 @@ def centred_dots(A, B, center=None, u_a=None, u_b=None):
     -------
     D : ndarray of shape (n_A, n_B), float64, C order
     """
-    # (scikit-learn's product of two sparse matrices straight into a dense one;
-    # imported here: Dask workers import this module, never scikit-learn)
-    from sklearn.utils.extmath import safe_sparse_dot
-
-    D = np.array(safe_sparse_dot(A, B.T, dense_output=True), dtype=np.float64, order="C")
+    # (dense_product: without scikit-learn, Dask workers evaluate it for predictions)
+    D = np.array(dense_product(A, B.T), dtype=np.float64, order="C")
     if center is not None:
         D -= np.asarray(A @ center if u_a is None else u_a, dtype=np.float64).ravel()[:, None]
         D -= np.asarray(B @ center if u_b is None else u_b, dtype=np.float64).ravel()[None, :]

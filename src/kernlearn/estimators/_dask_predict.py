@@ -8,16 +8,21 @@ here too: the number of columns and a DataFrame's column names at once (from
 the array's or frame's metadata), NaN and infinity in each block as it is
 read (named by row over all of ``X`` and column, as in memory).
 
-Two ways, one entry each:
+Three ways:
 
 * :func:`map_row_blocks` -- the prediction of a block is a function of the
   block alone (FGM's linear model): ``map_blocks`` runs it on the workers and
   the result is a lazy Dask array.
-* :func:`by_dask_row_blocks` -- a decorator of an estimator's prediction
-  method: the estimator's prediction code imports scikit-learn, which the
-  workers never do, so the blocks are computed on the cluster and predicted
-  in the client one at a time (the next one computed meanwhile), and the
-  method returns what it returns on in-memory ``X`` (a NumPy array).
+* :func:`decided` -- the same for the kernel, GrFL and multitask models,
+  whose decision values are an object of
+  :mod:`kernlearn.estimators._decisions` (no scikit-learn: the workers never
+  import it), sent to the cluster once as one key of the graph; their
+  in-memory predictions call the same object.
+* :func:`by_dask_row_blocks` -- a decorator of a method whose code imports
+  scikit-learn (GrFL's ``transform``): the blocks are computed on the
+  cluster and mapped in the client one at a time (the next one computed
+  meanwhile), and the method returns what it returns on in-memory ``X`` (a
+  NumPy array).
   Predictions are those of the computed array: each row's depends on that
   row only.
 """
@@ -32,11 +37,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..partitioned import _current_client, _is_dask_array, _is_dask_frame
-from ..utils._finite import checked_rows, refuse_non_finite_block
+from ..utils._finite import (checked_rows, refuse_non_finite_block,
+                             refuse_non_finite_outputs)
 from ._large_inputs import dask_array_numbers, dask_frame_values
 
-__all__ = ["by_dask_row_blocks", "dask_input_doc", "dask_rows", "is_dask_input",
-           "map_row_blocks"]
+__all__ = ["by_dask_row_blocks", "dask_input_doc", "dask_rows", "decided",
+           "is_dask_input", "map_row_blocks"]
 
 
 
@@ -162,15 +168,108 @@ def map_row_blocks(est, X, fn, width=None, dtype=float, what=None, post=None):
     dask.array.Array of shape (n_samples,) or (n_samples, width)
         With ``X``'s row chunks.
     """
-    X = dask_rows(est, X)
+    return _map_checked(est, dask_rows(est, X), fn, (), width, dtype, what, post)
+
+
+def _map_checked(est, X, fn, args, width, dtype, what, post):
+    """:func:`map_row_blocks` of ``X`` from :func:`dask_rows`, ``fn(block, *args)``
+    (``args``: Dask arrays of ``X``'s row chunks, or delayed objects, one key each)."""
     names = getattr(est, "feature_names_in_", None)
     shape = (0,) if width is None else (0, width)
     check = partial(checked_rows, fn=fn, who=type(est).__name__, names=names, what=what,
                     post=post)
-    return X.map_blocks(check,
+    return X.map_blocks(check, *args,
                         chunks=(X.chunks[0],) + ((width,) if width else ()),
                         drop_axis=[] if width else [1], dtype=dtype,
                         meta=np.zeros(shape, dtype=dtype))
+
+
+def decided(est, X, decision, validate, post=None, width=None, dtype=float, *,
+            task_index=None, positions=None, name_columns=True):
+    """``post(decision(X))``, the outputs of a model's decision values.
+
+    On a Dask array or DataFrame ``X`` (rows of features) ``decision``, an
+    object of :mod:`kernlearn.estimators._decisions` (no scikit-learn), is
+    sent to the workers once and evaluated there on each row block, with
+    ``post``: the result is a lazy Dask array of ``X``'s row chunks.  On
+    other ``X`` it is evaluated in memory, on ``validate(X)``.  Either way
+    the decision values are refused when NaN or infinite (finite rows too
+    large for the model's arithmetic), naming the row of ``X``.
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        The fitted estimator (its name and column names; never sent).
+    X : array-like, sparse matrix, dask.array.Array or dask.dataframe.DataFrame
+    decision : callable
+        ``decision(validated X, positions)`` -> decision values (n, k) or (n,).
+    validate : callable
+        In-memory ``X`` -> validated ``X`` (scikit-learn's checks).
+    post : callable, optional
+        Decision values -> outputs (a function of the values alone).
+    width : int, optional
+        Columns of the outputs (None: one value per row).
+    dtype : dtype, default=float
+        Their type.
+    task_index : array-like of shape (n_samples,), optional
+        Each row's task id, a Dask array or in memory (computed in the
+        client: ``n`` ids, as many values as the outputs).
+    positions : callable, optional
+        ``positions(task_index, n)`` -> the rows' task positions or None,
+        raising on ids the model does not know (the estimator's check);
+        None for models without tasks.
+    name_columns : bool, default=True
+        Whether ``X``'s columns are features (False: precomputed Gram
+        values), named when the values overflow.
+
+    Returns
+    -------
+    ndarray or dask.array.Array
+    """
+    if is_dask_input(X) and not _stacked_grams(est, X):
+        from ._decisions import evaluate_block
+
+        X = dask_rows(est, X)
+        if hasattr(decision, "refuse_kind"):
+            decision.refuse_kind(X._meta)
+        args = [_shipped(decision)]
+        if positions is not None:
+            X, pos = _dask_task_positions(X, task_index, positions)
+            if pos is not None:
+                args.append(pos)
+        return _map_checked(est, X, evaluate_block, args, width, dtype, "decision values",
+                            post)
+    X = validate(X)
+    pos = None
+    if positions is not None:
+        # (stacked test Gram matrices, kernels first: their rows are the second axis)
+        pos = positions(task_index, X.shape[1] if X.ndim == 3 else X.shape[0])
+    D = refuse_non_finite_outputs(decision(X, pos), X if name_columns else None,
+                                  type(est).__name__, "decision values",
+                                  getattr(est, "feature_names_in_", None))
+    return D if post is None else post(D)
+
+
+def _shipped(obj):
+    """``obj`` as one key of a Dask graph (sent once, not within every block's task)."""
+    import dask
+
+    return dask.delayed(obj, pure=False)
+
+
+def _dask_task_positions(X, task_index, positions):
+    """The task positions of the rows of Dask ``X`` as a Dask column of its row
+    chunks (None without ``task_index``), and ``X`` with known row chunks."""
+    import dask.array as da
+
+    if task_index is None and positions(None, 0) is None:
+        return X, None  # (a model without tasks; or the model's words if it needs them)
+    if is_dask_input(task_index):
+        task_index = task_index.compute()  # (n values: what the prediction returns)
+    if np.isnan(X.shape[0]):
+        X = X.compute_chunk_sizes()  # (only the sizes reach the client)
+    pos = positions(task_index, X.shape[0])  # (one task without task_index: all 0)
+    return X, da.from_array(np.asarray(pos)[:, None], chunks=(X.chunks[0], 1))
 
 
 def by_dask_row_blocks(method):

@@ -50,8 +50,8 @@ def record_input_range(est, X, sample_weight=None):
     est.x_range_ = np.vstack([lo, hi]).astype(np.float64)
 
 
-def clip_to_input_range(est, Xt, st):
-    """Standardised ``Xt`` with each column clipped to the map of ``est.x_range_``.
+def clip_to_input_range(x_range, Xt, st):
+    """Standardised ``Xt`` with each column clipped to the map of ``x_range``.
 
     Clipping after the input map ``st`` (which refuses values too large for
     float64 first) equals clipping the raw inputs: the bounds go through the
@@ -62,9 +62,9 @@ def clip_to_input_range(est, Xt, st):
 
     Parameters
     ----------
-    est : BaseEstimator
-        A fitted regressor (``x_range_`` absent or ``None``: no clipping, as
-        for model files written before it was recorded).
+    x_range : ndarray of shape (2, n_features) or None
+        A fitted regressor's ``x_range_`` (``None``: no clipping, as for model
+        files written before it was recorded).
     Xt : ndarray or sparse matrix of shape (n_samples, n_features)
         Inputs mapped by ``st``.
     st : kernlearn.preprocessing.Standardization
@@ -75,7 +75,7 @@ def clip_to_input_range(est, Xt, st):
     ndarray or sparse matrix
         ``Xt`` itself when no value is outside the range (dense) or no range.
     """
-    rng = getattr(est, "x_range_", None)
+    rng = x_range
     if rng is None:
         return Xt
     if sp.issparse(Xt):

@@ -24,6 +24,7 @@ model of eq. (1).
 """
 
 import numbers
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -57,8 +58,8 @@ from ..partitioned import _is_dask_array, _is_dask_frame
 from ..penalties import get_penalty
 from ..preprocessing import implicit_center
 from ..solvers import History
-from ..utils._row_blocks import by_row_blocks
-from ._dask_predict import by_dask_row_blocks
+from ._dask_predict import by_dask_row_blocks, dask_input_doc, decided
+from ._decisions import LearnedFeatures, chained, class_labels, one_column_as_vector
 from ._base import (
     OLD_NAME,
     all_or_nothing,
@@ -210,11 +211,32 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         check_is_fitted(self)
         st = input_standardization(self)
         # (the regressor's inputs clipped to its training range: _input_range.py)
-        return clip_to_input_range(self, st.transform(validate_predict_data(self, X)), st)
+        return clip_to_input_range(getattr(self, "x_range_", None),
+                                   st.transform(validate_predict_data(self, X)), st)
 
     def _columns(self, X):
         """:meth:`transform` of inputs from :meth:`_predict_inputs`."""
-        return self.family_.columns(self.features_, X) * self.feature_scales_.ravel()
+        return self._decision_function().columns(X)
+
+    def _decision_function(self):
+        """The fitted decision values, an object without scikit-learn (what a
+        prediction on a Dask array sends to the workers; in memory too)."""
+        check_is_fitted(self)
+        # (the regressor's inputs are clipped to its training range: _input_range.py)
+        return LearnedFeatures(input_standardization(self), self.family_, self.features_,
+                               self.feature_scales_, self._coef_tasks, self._intercept_tasks,
+                               x_range=getattr(self, "x_range_", None))
+
+    def _output(self, X, task_index, post, width=None, dtype=float):
+        """``post`` of the decision values of ``X`` (one column per output, or
+        one value per row of its task); a lazy Dask array of a Dask ``X``."""
+        return decided(self, X, self._decision_function(),
+                       partial(validate_predict_data, self), post, width, dtype,
+                       task_index=task_index, positions=self._rows_tasks)
+
+    def _n_outputs(self):
+        """Columns of the decision values (None: one value per row, of its task)."""
+        return None if self.tasks_ is not None else len(self._intercept_tasks)
 
     # Saved models of kernlearn before 0.2 hold the column weights as coef_.
     _renamed_attributes = {"coef_": "column_coef_"}
@@ -292,27 +314,20 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return self._auto_draws(X.shape[0] if sample_weight is None
                                 else int(np.count_nonzero(sample_weight)))
 
-    def _task_decision(self, X, task_index):
-        X = self._predict_inputs(X)
-        n = X.shape[0]
+    def _rows_tasks(self, task_index, n):
+        """The positions of the rows' tasks (None for a model without tasks)."""
         if self.tasks_ is None:
             if task_index is not None:
                 raise ValueError(
                     "task_index was given but the model was fitted without it."
                 )
-            idx = None
-        elif task_index is None:
+            return None
+        if task_index is None:
             raise ValueError(
                 "this model was fitted with task_index; pass task_index to predict. "
                 "In model selection: " + routing_help(self)
             )
-        else:
-            idx = self._task_positions(task_index, n)
-
-        def scores(b):  # rows b: their columns are n_rows x n_kept at once
-            D = self._columns(X[b]) @ self._coef_tasks.T + self._intercept_tasks
-            return D if idx is None else D[np.arange(D.shape[0]), idx[b]]
-        return finite_outputs(self, by_row_blocks(scores, n), X, "decision values")
+        return self._task_positions(task_index, n)
 
     def _task_positions(self, task_index, n):
         return task_positions(self.tasks_, task_index, n)
@@ -568,7 +583,7 @@ class InfiniteFeatureClassifier(
         return dict(super()._resolved_settings(X, sample_weight),
                     lambda_p=self.lambda_p_, max_features=self._budget)
 
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def decision_function(self, X, task_index=None):
         """Margins: ``(n_samples,)`` for binary problems, else per class.
 
@@ -583,10 +598,12 @@ class InfiniteFeatureClassifier(
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
-        D = self._task_decision(X, task_index)
-        return D.ravel() if D.ndim == 2 and D.shape[1] == 1 else D
+        check_is_fitted(self)
+        width = self._n_outputs()
+        return self._output(X, task_index, one_column_as_vector,
+                            None if width == 1 else width)
 
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def predict(self, X, task_index=None):
         """Predicted class labels.
 
@@ -601,10 +618,9 @@ class InfiniteFeatureClassifier(
         -------
         y : ndarray of shape (n_samples,)
         """
-        D = self.decision_function(X, task_index)
-        if D.ndim == 1:
-            return self.classes_[(D > 0).astype(int)]
-        return self.classes_[np.argmax(D, axis=1)]
+        check_is_fitted(self)
+        return self._output(X, task_index, partial(class_labels, classes=self.classes_),
+                            dtype=self.classes_.dtype)
 
     def score(self, X, y, task_index=None, sample_weight=None):
         return task_score(self, X, y, task_index, sample_weight)
@@ -612,7 +628,7 @@ class InfiniteFeatureClassifier(
     score.__doc__ = task_score_doc("Accuracy", _SCORE_X)
 
     @available_if(_has_proba)
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def predict_proba(self, X, task_index=None):
         """Class probabilities (``loss="logistic"`` or ``probability=True``).
 
@@ -632,7 +648,9 @@ class InfiniteFeatureClassifier(
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        return self._proba(self.decision_function(X, task_index))
+        check_is_fitted(self)
+        return self._output(X, task_index, partial(chained, steps=(
+            one_column_as_vector, self._proba_function())), len(self.classes_))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -785,7 +803,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             (self._coef_tasks[0], float(self._intercept_tasks[0])) if self._single_output
             else (self._coef_tasks, self._intercept_tasks))
 
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def predict(self, X, task_index=None):
         """Predicted targets.
 
@@ -800,8 +818,10 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         -------
         y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         """
-        D = self._task_decision(X, task_index)
-        return D[:, 0] if self._single_output else D
+        check_is_fitted(self)
+        if self._single_output:
+            return self._output(X, task_index, one_column_as_vector)
+        return self._output(X, task_index, None, self._n_outputs())
 
     def score(self, X, y, task_index=None, sample_weight=None):
         return task_score(self, X, y, task_index, sample_weight)

@@ -27,6 +27,7 @@ input), so the model is :math:`\tilde f(x) = \sum_m k(T(x), T(x_m))\,a_m + b`:
 ``dual_coef_``/``intercept_`` are in the target's units.
 """
 
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -45,13 +46,12 @@ from ..methods.slkl import (
     REGRESSION_COLUMNS,
     classifier_columns,
     fit_slkl,
-    slkl_decision,
 )
 from sklearn.utils._available_if import available_if
 
 from ..preprocessing import implicit_center
-from ..utils._row_blocks import by_row_blocks
-from ._dask_predict import by_dask_row_blocks
+from ._dask_predict import dask_input_doc, decided
+from ._decisions import LandmarkExpansion, chained, class_labels, one_column_as_vector
 from ._base import (
     all_or_nothing,
     ProbabilityMixin,
@@ -60,14 +60,13 @@ from ._base import (
     check_two_classes,
     encode_labels,
     fit_sample_weight,
-    finite_outputs,
     input_standardization,
     plain_predict_data,
     standardize_fit,
     target_standardization,
     validate_data,
 )
-from ._input_range import clip_to_input_range, record_input_range
+from ._input_range import record_input_range
 from ._platt import platt_attr_doc
 
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
@@ -205,22 +204,25 @@ class _BaseLowRank(BaseEstimator):
         self.kernel_center_ = res.center
         return self
 
-    def _decision(self, X):
+    def _decision_function(self):
+        """The fitted decision values, an object without scikit-learn (what a
+        prediction on a Dask array sends to the workers; in memory too)."""
         check_is_fitted(self, "dual_coef_")
         st = input_standardization(self)
-        # (the regressor's inputs clipped to its training range: _input_range.py)
-        X = clip_to_input_range(self, st.transform(self._validate_X(X, reset=False)), st)
         centers = self.centers_ if self.kernel == "precomputed" else st.transform(
             self.centers_)
-        factors = getattr(self, "center_factors_", None)
-        center = getattr(self, "kernel_center_", None)
-        # by blocks of rows: the kernel values are n_new x n_centers otherwise
-        D = by_row_blocks(
-            lambda b: slkl_decision(X[b], centers, self.dual_coef_, self.intercept_,
-                                    self.kernel, self.kernel_params_, factors, center),
-            X.shape[0])
-        return finite_outputs(self, D, None if self.kernel == "precomputed" else X,
-                              "decision values")
+        # (the regressor's inputs are clipped to its training range: _input_range.py)
+        return LandmarkExpansion(st, centers, self.dual_coef_, self.intercept_, self.kernel,
+                                 self.kernel_params_, getattr(self, "center_factors_", None),
+                                 getattr(self, "kernel_center_", None),
+                                 x_range=getattr(self, "x_range_", None))
+
+    def _output(self, X, post, width=None, dtype=float):
+        """``post`` of the decision values of ``X`` (n_samples x n_outputs); a lazy
+        Dask array of a Dask ``X``."""
+        return decided(self, X, self._decision_function(),
+                       partial(self._validate_X, reset=False), post, width, dtype,
+                       name_columns=self.kernel != "precomputed")
 
 
 class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
@@ -469,7 +471,7 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         record_input_range(self, None if pre else X, sw)
         return self._fit_targets(X, y.reshape(len(y), -1), sample_weight=sw)
 
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def predict(self, X):
         """Predict with the :math:`m_0` selected centres (eqs. 16-17).
 
@@ -483,8 +485,10 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
             Predicted targets.
         """
-        out = self._decision(X)
-        return out.ravel() if self._y_ndim == 1 else out
+        check_is_fitted(self, "dual_coef_")
+        if self._y_ndim == 1:
+            return self._output(X, one_column_as_vector)
+        return self._output(X, None, self.dual_coef_.shape[1])
 
 
 class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
@@ -714,7 +718,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         self._fit_platt(X, y, sample_weight)
         return self
 
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def decision_function(self, X):
         """Regression outputs: shape (n_samples,) for two classes, else one per class.
 
@@ -728,10 +732,10 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             Outputs of the +-1 regression.
         """
-        out = self._decision(X)
-        return out.ravel() if len(self.classes_) == 2 else out
+        check_is_fitted(self, "dual_coef_")
+        return self._output(X, one_column_as_vector, _width(self.classes_))
 
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def predict(self, X):
         """Predicted class labels.
 
@@ -745,13 +749,12 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         y_pred : ndarray of shape (n_samples,)
             Predicted labels.
         """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        check_is_fitted(self, "dual_coef_")
+        return self._output(X, partial(class_labels, classes=self.classes_),
+                            dtype=self.classes_.dtype)
 
     @available_if(_has_proba)
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def predict_proba(self, X):
         """Class probabilities (``probability=True``).
 
@@ -768,7 +771,15 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        return self._proba(self.decision_function(X))
+        check_is_fitted(self, "dual_coef_")
+        return self._output(X, partial(chained, steps=(one_column_as_vector,
+                                                       self._proba_function())),
+                            len(self.classes_))
+
+
+def _width(classes):
+    """Columns of a classifier's decision values: one for two classes (a vector)."""
+    return None if len(classes) == 2 else len(classes)
 
 
 def _conformance_instances():

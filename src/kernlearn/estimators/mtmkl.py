@@ -4,6 +4,7 @@ Thin wrappers: validate inputs and the task ids, then call
 :func:`kernlearn.methods.mtmkl.fit_multitask`.
 """
 
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,7 +23,8 @@ from ..methods.mtmkl import FORMULATIONS, TaskKernels, fit_multitask
 from ..preprocessing import fit_target_standardization
 from ..solvers._base import single_blas_thread
 from ..utils._messages import plain_value
-from ._dask_predict import by_dask_row_blocks
+from ._dask_predict import dask_input_doc, decided
+from ._decisions import TaskKernelModel, class_labels
 from ._base import (
     OLD_NAME,
     all_or_nothing,
@@ -30,7 +32,6 @@ from ._base import (
     _has_proba,
     check_two_classes,
     fit_sample_weight,
-    finite_outputs,
     plain_predict_data,
     renamed_parameter,
     validate_data,
@@ -315,18 +316,17 @@ class _BaseMultitaskMKL(TaskIndexRequests, RenamedParameters, BaseEstimator):
         self.converged_ = model.converged
         return self
 
-    def _decision(self, X, task_index, return_tasks=False):
-        """Decision values (and, ``return_tasks``, each row's task position)."""
+    def _output(self, X, task_index, post=None, dtype=float, units=(), width=None):
+        """``post`` of the decision values of ``X`` (one per row, of its task): an
+        object without scikit-learn (:mod:`._decisions`) sent to the workers for a
+        Dask ``X`` (a lazy Dask array), called in memory otherwise; ``units``: a
+        regressor's ``(y_scale, y_mean)`` per task."""
         check_is_fitted(self)
-        X, _ = self._check_X(X, None, reset=False)
-        n = X.shape[1] if self._precomputed() else X.shape[0]
-        pos = self._task_positions(task_index, n)
-        if self._precomputed() and getattr(self, "_train_rows", None) is not None:
-            X = X[:, :, self._train_rows]  # the rows fitted (positive weight)
-        with single_blas_thread():
-            D = self._model.decision(self.kernels_, self._blocks, X, pos)
-        D = finite_outputs(self, D, None if self._precomputed() else X, "decision values")
-        return (D, pos) if return_tasks else D
+        decision = TaskKernelModel(self._model, self.kernels_, self._blocks,
+                                   getattr(self, "_train_rows", None), *units)
+        return decided(self, X, decision, lambda X: self._check_X(X, None, reset=False)[0],
+                       post, width, dtype, task_index=task_index,
+                       positions=self._task_positions, name_columns=not self._precomputed())
 
 
 _PARAMS_DOC = """
@@ -652,7 +652,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         """Whether to fit shared components (the ``*CV`` estimator resolves "auto")."""
         return self.shared
 
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def predict(self, X, task_index=None):
         """Predict each sample with its task's model.
 
@@ -667,13 +667,12 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         -------
         y : ndarray of shape (n_samples,)
         """
-        f, pos = self._decision(X, task_index, return_tasks=True)
         if getattr(self, "y_scale_", None) is None:  # a model file of kernlearn <= 0.2
-            return f
+            return self._output(X, task_index)
         # (a model file written before per-task targets holds one pooled entry)
         n_tasks = len(self.tasks_)
-        scale = np.broadcast_to(self.y_scale_, n_tasks)[pos]
-        return f * scale + np.broadcast_to(self.y_mean_, n_tasks)[pos]
+        return self._output(X, task_index, units=(np.broadcast_to(self.y_scale_, n_tasks),
+                                                  np.broadcast_to(self.y_mean_, n_tasks)))
 
     def score(self, X, y, task_index=None, sample_weight=None):
         return task_score(self, X, y, task_index, sample_weight)
@@ -885,7 +884,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         "            are left out.",
         "MultitaskMKLClassifier")
 
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def decision_function(self, X, task_index=None):
         """Signed scores of ``classes_[1]``, each sample by its task's model.
 
@@ -900,9 +899,9 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         -------
         scores : ndarray of shape (n_samples,)
         """
-        return self._decision(X, task_index)
+        return self._output(X, task_index)
 
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def predict(self, X, task_index=None):
         """Predicted class labels.
 
@@ -917,11 +916,12 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         -------
         y : ndarray of shape (n_samples,)
         """
-        scores = self.decision_function(X, task_index)
-        return self.classes_[(scores > 0).astype(int)]
+        check_is_fitted(self)  # (before classes_ is read)
+        return self._output(X, task_index, partial(class_labels, classes=self.classes_),
+                            self.classes_.dtype)
 
     @available_if(_has_proba)
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def predict_proba(self, X, task_index=None):
         """Class probabilities (``probability=True``).
 
@@ -939,7 +939,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         -------
         proba : ndarray of shape (n_samples, 2)
         """
-        return self._proba(self.decision_function(X, task_index))
+        return self._output(X, task_index, self._proba_function(), width=2)
 
     def score(self, X, y, task_index=None, sample_weight=None):
         return task_score(self, X, y, task_index, sample_weight)

@@ -1,8 +1,8 @@
 """OBSCURE p-norm multiple kernel learning as a scikit-learn classifier."""
 
+from functools import partial
 from numbers import Integral, Real
 
-import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -15,14 +15,14 @@ from sklearn.utils.validation import (
 from ..kernels import linear_kernel, rbf_kernel
 from ..methods import obscure
 from ..preprocessing import implicit_center
-from ._dask_predict import by_dask_row_blocks
+from ._dask_predict import dask_input_doc, decided
+from ._decisions import KernelExpansion, chained, class_labels, one_column_as_vector
 from ._base import (
     all_or_nothing,
     ProbabilityMixin,
     _has_proba,
     check_two_classes,
     fit_sample_weight,
-    finite_outputs,
     input_standardization,
     standardize_fit,
     validate_fit_data,
@@ -403,8 +403,25 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self._fit_platt(X, y, sample_weight)
         return self
 
+    def _decision_function(self):
+        """The fitted decision values, an object without scikit-learn (what a
+        prediction on a Dask array sends to the workers; in memory too)."""
+        check_is_fitted(self)
+        return KernelExpansion(None if self._precomputed() else input_standardization(self),
+                               self.kernel_list_, self.kernel_weights_, self.dual_coef_,
+                               self.support_)
+
+    def _output(self, X, post, width=None, dtype=float):
+        """``post`` of the decision values of ``X`` (one column for two classes a
+        vector); a lazy Dask array of a Dask ``X``."""
+        pre = self._precomputed()
+        return decided(self, X, self._decision_function(),
+                       _as_given if pre else partial(validate_predict_data, self),
+                       partial(chained, steps=(one_column_as_vector, post)), width, dtype,
+                       name_columns=not pre)
+
     @available_if(_has_proba)
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def predict_proba(self, X):
         """Class probabilities (``probability=True``).
 
@@ -422,9 +439,10 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        return self._proba(self.decision_function(X))
+        check_is_fitted(self)
+        return self._output(X, self._proba_function(), len(self.classes_))
 
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def decision_function(self, X):
         """Class scores :math:`f_c(x) = \\sum_i c_{ci}\\sum_j \\beta_j K_j(x_i, x)`.
 
@@ -440,14 +458,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             Signed distance-like score of ``classes_[1]`` for two classes.
         """
         check_is_fitted(self)
-        if not self._precomputed():
-            X = input_standardization(self).transform(validate_predict_data(self, X))
-        scores = finite_outputs(self, obscure.decision_values(
-            self.kernel_list_, self.kernel_weights_, self.dual_coef_, self.support_, X),
-            None if self._precomputed() else X, "decision values")
-        return scores[:, 0] if len(self.classes_) == 2 else scores
+        return self._output(X, None, None if len(self.classes_) == 2 else len(self.classes_))
 
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def predict(self, X):
         """Predict class labels.
 
@@ -460,10 +473,14 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        s = self.decision_function(X)
-        if s.ndim == 1:
-            return self.classes_[(s > 0).astype(int)]
-        return self.classes_[np.argmax(s, axis=1)]
+        check_is_fitted(self)
+        return self._output(X, partial(class_labels, classes=self.classes_),
+                            dtype=self.classes_.dtype)
+
+
+def _as_given(X):
+    """Precomputed test Gram matrices, checked where they are read (``kernel_list_``)."""
+    return X
 
 
 def _conformance_instances():

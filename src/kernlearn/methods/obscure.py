@@ -80,6 +80,7 @@ from ._obscure_dual import (
 )
 from ._obscure_options import check_settings, online_batch_constraints, with_intercept
 from ._obscure_widths import raw_rbf_gammas  # noqa: F401  (re-exported)
+from ._decisions import decision_values  # noqa: F401  (re-exported: the estimator's)
 from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
     _block_loop_jit,
     _block_numpy,
@@ -753,8 +754,6 @@ def default_kernels(X, sample_weight=None):
     """
     g = resolve_gamma("scale", X, sample_weight=sample_weight)
     return [("rbf", {"gamma": c * g}) for c in DEFAULT_RBF_WIDTHS] + ["linear"]
-#: Kernel values computed at once by :func:`decision_values` (8 MB of doubles).
-_PREDICT_BLOCK = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -898,42 +897,3 @@ def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter
         support=support, dual_coef=total * res.coef[support].T, R=res.state.R,
         n_rows_computed=res.state.rows_computed, kernel_list=klist, n_train=n,
     )
-
-
-def decision_values(klist, kernel_weights, dual_coef, support, X):
-    r"""Scores :math:`f_c(x) = \sum_i c_{ci}\sum_j \beta_j K_j(x_i, x)`, by blocks.
-
-    Parameters
-    ----------
-    klist : KernelList or PrecomputedKernelList
-        The fitted list, restricted to the support vectors (:func:`fit_obscure`).
-    kernel_weights : ndarray of shape (F,)
-    dual_coef : ndarray of shape (n_outputs, n_support)
-    support : ndarray of int
-        The support vectors' training indices (columns kept of precomputed
-        test Grams).
-    X : ndarray, sparse matrix or list of Gram matrices
-        Validated test inputs, or F test-vs-train Gram matrices (all training
-        columns; the support's are kept).
-
-    Returns
-    -------
-    scores : ndarray of shape (n_samples, n_outputs)
-    """
-    which = np.flatnonzero(kernel_weights > 0)
-    if isinstance(klist, PrecomputedKernelList):
-        K = klist.cross(X, support=support)
-        scores = np.zeros((K.shape[1], dual_coef.shape[0]))
-        for j in which:
-            scores += kernel_weights[j] * (K[j] @ dual_coef.T)
-        return scores
-    scores = np.zeros((X.shape[0], dual_coef.shape[0]))
-    n_sv = dual_coef.shape[1]
-    # test rows in blocks: the F x block x n_support kernel values of one block
-    # stay within _PREDICT_BLOCK doubles
-    step = max(1, _PREDICT_BLOCK // max(klist.n_kernels * n_sv, 1))
-    for s in range(0, X.shape[0] if n_sv else 0, step):
-        K = klist.cross(X[s : s + step], which=which)
-        for j in which:
-            scores[s : s + step] += kernel_weights[j] * (K[j] @ dual_coef.T)
-    return scores

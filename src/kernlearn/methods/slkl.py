@@ -30,7 +30,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
 from ..families import nystrom
-from ..families.nystrom import NystromColumns, kernel_block, kernel_params_for
+from ..families.nystrom import NystromColumns, kernel_params_for
 from ..kernels import check_kernel_callable, check_psd_gram
 from ..losses import Square, WeightedLoss, weighted
 from ..penalties import GroupL1L2
@@ -46,6 +46,7 @@ from ..widths import pairwise_spread_ratio
 from ._result import MethodResult
 from ._slkl_state import SLKLBreakdown, SLKLState, extract_fit, slkl_objective
 from ._slkl_options import coordinate_newton_constraints, nu_values, positive_numbers
+from ._decisions import slkl_decision  # noqa: F401  (re-exported: the estimators')
 from ..utils._warnings import warn
 
 __all__ = ["ColumnsOnDemand", "CoordinateNewton", "CoordinateNewtonState", "SLKLProblem",
@@ -925,46 +926,3 @@ def _loo_errors(state):
     diag = 1.0 - np.einsum("in,in->n", state.G @ Ct, Ct) if state.m0 else np.ones(len(Z))
     diag = np.maximum(diag, 1e-12)  # a row the kernel interpolates exactly
     return np.sum((Z / diag[:, None]) ** 2, axis=1)  # summed over the outputs
-
-
-def slkl_decision(X, centers, dual_coef, intercept, kernel, kernel_params,
-                  center_factors=None, center=None):
-    r"""Eqs. (16)-(17): :math:`f(x) = \sum_m k(x, x_m)\,\tilde\alpha_m/2 + b`.
-
-    Parameters
-    ----------
-    X : ndarray or sparse matrix of shape (n_samples, n_features)
-        Inputs on the scale of the fit (``K(X, X_train)`` when precomputed).
-    centers : ndarray or sparse matrix of shape (n_centers, n_features)
-        The centres on that scale (their training indices when precomputed).
-    dual_coef : ndarray of shape (n_centers, n_outputs)
-        :attr:`SLKLResult.dual_coef`.
-    intercept : ndarray of shape (n_outputs,)
-        :attr:`SLKLResult.intercept`.
-    kernel : str or callable
-        Base kernel.
-    kernel_params : dict
-        :attr:`SLKLResult.kernel_params`.
-    center_factors : ndarray of shape (n_centers,), optional
-        :attr:`SLKLResult.center_factors` (all ones when ``None``).
-    center : ndarray of shape (n_features,), optional
-        :attr:`SLKLResult.center`.
-
-    Returns
-    -------
-    scores : ndarray of shape (n_samples, n_outputs)
-    """
-    if kernel == "precomputed":
-        K = np.asarray(X[:, centers], dtype=float)
-    elif centers.shape[0]:
-        f = (np.ones(centers.shape[0]) if center_factors is None
-             else np.asarray(center_factors, dtype=float))
-        K = np.empty((X.shape[0], centers.shape[0]))
-        for factor in np.unique(f):
-            sel = np.flatnonzero(f == factor)
-            p = (dict(kernel_params, gamma=kernel_params["gamma"] * factor)
-                 if factor != 1.0 else kernel_params)
-            K[:, sel] = kernel_block(X, centers[sel], kernel, p, center)
-    else:
-        K = np.zeros((X.shape[0], 0))
-    return np.asarray(K) @ dual_coef + intercept

@@ -195,8 +195,8 @@ def refuse_non_finite_block(block, who, start, number, names=None):
                                         row_block=(number, local)))
 
 
-def checked_rows(block, block_info=None, *, fn, who, names=None, what=None, post=None):
-    """``fn(block)`` once the block holds no NaN or infinite value.
+def checked_rows(block, *args, block_info=None, fn, who, names=None, what=None, post=None):
+    """``fn(block, *args)`` once the block holds no NaN or infinite value.
 
     The function a prediction maps over a Dask array's row blocks
     (``map_blocks``, which passes ``block_info``): the in-memory prediction's
@@ -205,6 +205,8 @@ def checked_rows(block, block_info=None, *, fn, who, names=None, what=None, post
     Parameters
     ----------
     block : ndarray or scipy sparse matrix of shape (n_rows, n_features)
+    *args
+        Further arguments of ``fn`` (the blocks of other arrays of the map).
     block_info : dict, optional
         Dask's description of the block (its rows and position).
     fn : callable
@@ -223,14 +225,14 @@ def checked_rows(block, block_info=None, *, fn, who, names=None, what=None, post
     Returns
     -------
     object
-        ``fn(block)``, or ``post(fn(block))``.
+        ``fn(block, *args)``, or ``post`` of it.
     """
     start, number = None, 0
     if block_info is not None and 0 in block_info:
         start = block_info[0]["array-location"][0][0]
         number = block_info[0]["chunk-location"][0]
     refuse_non_finite_block(block, who, start, number, names)
-    out = fn(block)
+    out = fn(block, *args)
     if what is not None:
         refuse_non_finite_outputs(out, block, who, what, names, (start, number))
     return out if post is None else post(out)

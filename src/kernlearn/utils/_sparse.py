@@ -7,10 +7,90 @@ NumPy and SciPy, so a Dask worker that runs those functions does not load
 scikit-learn for them.
 """
 
+import sys
+
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["canonical_sparse", "column_nonzeros"]
+__all__ = ["canonical_sparse", "column_nonzeros", "dense_product", "squared_distances"]
+
+
+def dense_product(A, B):
+    """``A @ B`` as a dense ndarray, a product of two sparse matrices included.
+
+    scikit-learn's ``safe_sparse_dot(A, B, dense_output=True)`` without
+    importing scikit-learn: Dask workers evaluate kernels (the predictions'
+    decision values) and never import it.  Where it is loaded (the client:
+    every estimator's module imports it) its product of two sparse matrices
+    straight into a dense one is used; elsewhere SciPy's sparse product,
+    made dense.  Both sum each entry's terms in the order of the shared
+    column (SciPy's and scikit-learn's loops over CSR rows): the same numbers
+    to the last bit (tests/test_dask_predict_workers.py).
+
+    Parameters
+    ----------
+    A : ndarray or sparse matrix of shape (n, k)
+    B : ndarray or sparse matrix of shape (k, m)
+
+    Returns
+    -------
+    ndarray of shape (n, m)
+    """
+    if sp.issparse(A) and sp.issparse(B):
+        extmath = sys.modules.get("sklearn.utils.extmath")
+        if extmath is not None:
+            return extmath.safe_sparse_dot(A, B, dense_output=True)
+        return (A @ B).toarray()
+    return A @ B
+
+
+def squared_distances(X, Y):
+    """Squared Euclidean distances between the rows of ``X`` and of ``Y``.
+
+    scikit-learn's ``euclidean_distances(X, Y, squared=True)``; where it is
+    not loaded (a Dask worker evaluating an RBF kernel for a prediction,
+    which never imports it) the same operations in the same order on float64
+    inputs (``X is not Y``), so the same numbers: the product of the rows
+    (:func:`dense_product`), less twice it the squared row norms (a sparse
+    row's summed in the order of its stored values, as scikit-learn's
+    compiled loop does), clipped at zero.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_X, n_features)
+    Y : ndarray or sparse matrix of shape (n_Y, n_features)
+
+    Returns
+    -------
+    ndarray of shape (n_X, n_Y)
+    """
+    if "sklearn.metrics.pairwise" in sys.modules or X is Y or not all(
+            (sp.issparse(M) or isinstance(M, np.ndarray)) and M.dtype == np.float64
+            for M in (X, Y)):
+        from sklearn.metrics.pairwise import euclidean_distances
+
+        return euclidean_distances(X, Y, squared=True)
+    X, Y = (M.tocsr() if sp.issparse(M) else M for M in (X, Y))
+    D = -2 * dense_product(X, Y.T)
+    D += _row_squares(X)[:, None]
+    D += _row_squares(Y)[None, :]
+    np.maximum(D, 0, out=D)
+    return D
+
+
+def _row_squares(X):
+    """Squared norms of the rows of a float64 array or CSR matrix, as scikit-learn's
+    ``row_norms(X, squared=True)`` computes them (a sparse row's in order)."""
+    if not sp.issparse(X):
+        return np.einsum("ij,ij->i", X, X)
+    squares, counts = X.data * X.data, np.diff(X.indptr)
+    out, starts = np.zeros(X.shape[0]), X.indptr[:-1]
+    # the k-th stored value of every row that has one, in turn: each row's sum
+    # left to right (NumPy's sums of segments pair their terms: other roundings)
+    for k in range(int(counts.max(initial=0))):
+        rows = np.flatnonzero(counts > k)
+        out[rows] += squares[starts[rows] + k]
+    return out
 
 
 def column_nonzeros(X):

@@ -12,7 +12,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from ...solvers.mirror_descent import logsumexp
 from ...utils._row_blocks import by_row_blocks
@@ -141,6 +140,8 @@ def _full_kernel_terms(kernels, X, task_pos, coefs):
 
 def _warn(name, res, max_iter, tol):
     if not res["converged"] and tol is not None:
+        from sklearn.exceptions import ConvergenceWarning  # (not on import: Dask workers)
+
         warn(f"{name} stopped after max_iter={max_iter} iterations with a "
              f"relative duality gap of "
              f"{res['gap'] / max(abs(res['objective']), 1e-300):.2g} "

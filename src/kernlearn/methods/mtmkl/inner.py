@@ -12,7 +12,6 @@ biases and the linear part :math:`L_t(\beta_t)` of each task's dual
 """
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from ...utils._warnings import warn
 
@@ -107,6 +106,8 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1, beta0=None):
     beta, b, _, converged = smo_buckets(K, y, sizes, Cb, regression=loss != "hinge",
                                         epsilon=epsilon, tol=1e-8, beta0=beta0)
     if not converged.all():
+        from sklearn.exceptions import ConvergenceWarning  # (not on import: Dask workers)
+
         warn(f"the SVM / SVR dual of {int((~converged).sum())} task(s) "
              "stopped at libsvm's iteration cap before its tolerance 1e-8.",
              ConvergenceWarning)

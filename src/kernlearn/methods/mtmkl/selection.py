@@ -39,7 +39,6 @@ at best a ridge term, which the learned scale already provides.
 
 import numpy as np
 from scipy.optimize import minimize
-from sklearn.exceptions import ConvergenceWarning
 
 from .inner import per_bucket
 from ...utils._warnings import warn
@@ -319,6 +318,8 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
                    bounds=[(0.0, None)] * n_w,
                    options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
     if res.status == 1:  # iteration cap (not a stop on the tolerances)
+        from sklearn.exceptions import ConvergenceWarning  # (not on import: Dask workers)
+
         warn(f"the leave-one-out search over the kernel weights stopped after "
              f"max_iter={max_iter} L-BFGS-B iterations (projected gradient "
              f"{np.abs(res.jac).max():.2g}).", ConvergenceWarning)

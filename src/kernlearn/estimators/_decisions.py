@@ -1,0 +1,245 @@
+"""The decision functions of fitted estimators, as small objects without scikit-learn.
+
+A prediction on a Dask array runs on the workers
+(:func:`~kernlearn.estimators._dask_predict.decided`), which never import
+scikit-learn; an estimator cannot travel there (its module imports
+scikit-learn, and so does unpickling it).  Each kernel, feature-learning and
+multitask estimator builds here, from its fitted attributes, an object
+holding the numbers its decision values need (the input standardisation, the
+kernels or the learned features, the coefficients), and its in-memory
+predictions call that same object on validated ``X``: both paths compute the
+same numbers.
+The maps from decision values to outputs (:func:`one_column_as_vector`,
+:func:`class_labels`, and the probabilities of
+:mod:`kernlearn.estimators._platt`) are functions of the values alone,
+shipped likewise.
+
+This module imports neither scikit-learn nor an estimator's module (the
+workers import it): keep it so.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..methods._decisions import decision_values, slkl_decision
+from ..utils._row_blocks import by_row_blocks
+from ..utils._sparse import canonical_sparse
+from ._input_range import clip_to_input_range
+
+__all__ = ["KernelExpansion", "LandmarkExpansion", "LearnedFeatures", "TaskKernelModel",
+           "block_numbers",
+           "chained", "class_labels", "evaluate_block", "one_column_as_vector"]
+
+_FLOATS = (np.float64, np.float32)
+
+
+def block_numbers(X):
+    """A row block of ``X`` as the in-memory validation gives it to the model.
+
+    What ``validate_data(accept_sparse=["csr", "csc"], dtype=[np.float64,
+    np.float32])`` returns for a matrix of numbers (the blocks' type and
+    shape were checked on ``X``'s metadata, their values by
+    :func:`~kernlearn.utils._finite.checked_rows`): float64 or float32 kept,
+    other numbers as float64; a sparse block in CSR or CSC, canonical.
+
+    Parameters
+    ----------
+    X : ndarray or scipy sparse matrix of shape (n_rows, n_features)
+
+    Returns
+    -------
+    ndarray or scipy sparse matrix
+    """
+    if sp.issparse(X):
+        X = X if X.format in ("csr", "csc") else X.tocsr()
+        X = X if X.dtype in _FLOATS else X.astype(np.float64)
+        return canonical_sparse(X)
+    X = np.asarray(X)
+    return X if X.dtype in _FLOATS else X.astype(np.float64)
+
+
+def evaluate_block(block, decision, positions=None):
+    """``decision`` of one row block of Dask ``X`` (the function mapped over them).
+
+    Parameters
+    ----------
+    block : ndarray or scipy sparse matrix of shape (n_rows, n_features)
+    decision : callable
+        One of this module's objects.
+    positions : ndarray of shape (n_rows, 1), optional
+        The rows' task positions (a column of a Dask array split with ``X``).
+
+    Returns
+    -------
+    ndarray
+        The block's decision values.
+    """
+    return decision(block_numbers(block), None if positions is None else positions[:, 0])
+
+
+def one_column_as_vector(D):
+    """Decision values of one output as a vector (two classes, one target)."""
+    return D[:, 0] if D.ndim == 2 and D.shape[1] == 1 else D
+
+
+def class_labels(D, classes):
+    """Predicted labels: ``classes[1]`` where one output is positive, else the
+    class of the largest output."""
+    D = one_column_as_vector(D)
+    if D.ndim == 1:
+        return classes[(D > 0).astype(int)]
+    return classes[np.argmax(D, axis=1)]
+
+
+def chained(D, steps):
+    """``D`` through the functions ``steps`` in turn, None skipped (``post`` of a
+    prediction)."""
+    for step in steps:
+        D = D if step is None else step(D)
+    return D
+
+
+class _Standardized:
+    """The input standardisation of the fit (``None``: the inputs as given), then
+    the inputs clipped to ``x_range`` (the kernel regressors' training range,
+    :mod:`kernlearn.estimators._input_range`; ``None``: not clipped)."""
+
+    x_range = None
+
+    def _inputs(self, X):
+        if self.standardization is None:
+            return X
+        return clip_to_input_range(self.x_range, self.standardization.transform(X),
+                                   self.standardization)
+
+    def refuse_kind(self, meta):
+        """Refuse sparse blocks at once (from ``X``'s empty meta block), before any
+        is read, when the standardisation does (a model fitted on dense ``X``
+        centres its columns): a lazy prediction raised it on ``compute()``."""
+        if self.standardization is not None and sp.issparse(meta):
+            self.standardization.transform(meta)
+
+
+class KernelExpansion(_Standardized):
+    """OBSCURE's decision values (:class:`~kernlearn.PNormMKLClassifier`).
+
+    Parameters
+    ----------
+    standardization : kernlearn.preprocessing.Standardization or None
+        None for precomputed kernels.
+    kernel_list : KernelList or PrecomputedKernelList
+        The fitted kernels, restricted to the support vectors.
+    kernel_weights, dual_coef, support : ndarray
+        As the estimator's attributes.
+    """
+
+    def __init__(self, standardization, kernel_list, kernel_weights, dual_coef, support):
+        self.standardization, self.kernel_list = standardization, kernel_list
+        self.kernel_weights, self.dual_coef, self.support = kernel_weights, dual_coef, support
+
+    def __call__(self, X, positions=None):
+        return decision_values(self.kernel_list, self.kernel_weights, self.dual_coef,
+                               self.support, self._inputs(X))
+
+
+class LandmarkExpansion(_Standardized):
+    """SLKL's decision values, by blocks of rows (:class:`~kernlearn.LowRankKernelRegressor`).
+
+    Parameters
+    ----------
+    standardization : kernlearn.preprocessing.Standardization or None
+    centers : ndarray or sparse matrix
+        The centres on the standardised scale (training indices when precomputed).
+    dual_coef, intercept, kernel, kernel_params, center_factors, center
+        As :func:`~kernlearn.methods._decisions.slkl_decision`'s.
+    """
+
+    def __init__(self, standardization, centers, dual_coef, intercept, kernel, kernel_params,
+                 center_factors=None, center=None):
+        self.standardization, self.centers = standardization, centers
+        self.dual_coef, self.intercept = dual_coef, intercept
+        self.kernel, self.kernel_params = kernel, kernel_params
+        self.center_factors, self.center = center_factors, center
+
+    def __call__(self, X, positions=None):
+        X = self._inputs(X)
+        # by blocks of rows: the kernel values are n_new x n_centers otherwise
+        return by_row_blocks(
+            lambda b: slkl_decision(X[b], self.centers, self.dual_coef, self.intercept,
+                                    self.kernel, self.kernel_params, self.center_factors,
+                                    self.center),
+            X.shape[0])
+
+
+class LearnedFeatures(_Standardized):
+    """GrFL's decision values (:class:`~kernlearn.InfiniteFeatureClassifier`).
+
+    Parameters
+    ----------
+    standardization : kernlearn.preprocessing.Standardization or None
+    family : BaseFamily
+        The fitted family of features.
+    features : ndarray
+        The kept features' parameters.
+    feature_scales : ndarray
+        Their columns' scales.
+    coef : ndarray of shape (n_outputs, n_columns)
+        One row per task or output.
+    intercept : ndarray of shape (n_outputs,)
+    x_range : ndarray of shape (2, n_features), optional
+        The training range the inputs are clipped to (the regressor's ``x_range_``).
+    """
+
+    def __init__(self, standardization, family, features, feature_scales, coef, intercept,
+                 x_range=None):
+        self.standardization, self.family, self.x_range = standardization, family, x_range
+        self.features, self.feature_scales = features, feature_scales
+        self.coef, self.intercept = coef, intercept
+
+    def columns(self, X):
+        """The learned columns of standardised inputs (the estimator's ``transform``)."""
+        return self.family.columns(self.features, X) * self.feature_scales.ravel()
+
+    def __call__(self, X, positions=None):
+        """Decision values, one column per output, or of each row's task
+        (``positions``: a vector)."""
+        X = self._inputs(X)
+
+        def scores(b):  # rows b: their columns are n_rows x n_kept at once
+            D = self.columns(X[b]) @ self.coef.T + self.intercept
+            return D if positions is None else D[np.arange(D.shape[0]), positions[b]]
+        return by_row_blocks(scores, X.shape[0])
+
+
+class TaskKernelModel:
+    """Multitask MKL's predictions, each row by its task's model (``MultitaskMKL*``).
+
+    Parameters
+    ----------
+    model : kernlearn.methods.mtmkl.MultitaskModel
+    kernels : kernlearn.methods.mtmkl.TaskKernels
+        The fitted kernels (they standardise the inputs).
+    buckets : kernlearn.methods.mtmkl.TaskBuckets
+        The training rows by task.
+    train_rows : ndarray of int, optional
+        The training rows fitted (positive weight), kept of precomputed test Grams.
+    y_scale, y_mean : ndarray of shape (n_tasks,), optional
+        A regressor's target map per task: its predictions in the targets' units.
+    """
+
+    def __init__(self, model, kernels, buckets, train_rows=None, y_scale=None, y_mean=None):
+        self.model, self.kernels, self.buckets = model, kernels, buckets
+        self.train_rows, self.y_scale, self.y_mean = train_rows, y_scale, y_mean
+
+    def __call__(self, X, positions):
+        """Predictions of the rows ``X`` (or of stacked test Grams, kernels first),
+        each of its task ``positions``."""
+        from ..solvers._base import single_blas_thread  # (its package: fits' solvers)
+
+        if self.kernels.precomputed and self.train_rows is not None:
+            X = X[:, :, self.train_rows]  # the rows fitted (positive weight)
+        with single_blas_thread():
+            f = self.model.decision(self.kernels, self.buckets, X, positions)
+        if self.y_scale is None:
+            return f
+        return f * self.y_scale[positions] + self.y_mean[positions]
