@@ -302,3 +302,19 @@ def test_fgm_predictions_carry_no_estimator_to_the_workers(tmp_path, fitted):
     out = subprocess.run([sys.executable, "-c", check, str(tmp_path / "tasks")],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stdout
+
+
+@pytest.mark.parametrize("name", ["LowRankKernelRegressor", "InfiniteFeatureRegressor"])
+def test_rows_beyond_the_training_range_are_clipped_on_the_workers(client, fitted, name):
+    # the kernel regressors predict on inputs clipped to the training range;
+    # the decision object the workers evaluate clips too (it predicted the
+    # unclipped model's values there, not the in-memory ones)
+    est, _ = fitted[name]
+    X, _ = _data(seed=1)
+    far = 6.0 * X - 2.0
+    assert np.any(far > est.x_range_[1]) and np.any(far < est.x_range_[0])
+    edge = np.clip(far, *est.x_range_)
+    lazy = est.predict(da.from_array(far, chunks=CHUNKS))
+    assert isinstance(lazy, da.Array)
+    np.testing.assert_array_equal(lazy.compute(), est.predict(far))
+    np.testing.assert_allclose(lazy.compute(), est.predict(edge), rtol=1e-12, atol=1e-12)

@@ -91,3 +91,18 @@ def test_classifiers_are_not_clipped(cls):
     X, y = _linear_1d()
     model = cls(random_state=0).fit(X, (y > 3.0).astype(int))
     assert not hasattr(model, "x_range_")
+
+
+def test_the_range_of_row_blocks_is_the_range_of_their_rows():
+    # a fit on a cluster reduces the range block by block (sparse blocks: their
+    # implicit zeros count; a block without rows adds nothing)
+    from kernlearn._partitioned_linear import block_column_range, combined_ranges
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((30, 4)) + 5.0
+    X[:, 2] = np.where(rng.random(30) < 0.7, 0.0, X[:, 2])
+    for A in (X, sp.csr_matrix(X)):
+        parts = [block_column_range(A[i:j]) for i, j in ((0, 7), (7, 7), (7, 30))]
+        assert parts[1] is None
+        np.testing.assert_array_equal(combined_ranges(parts),
+                                      np.vstack([X.min(axis=0), X.max(axis=0)]))

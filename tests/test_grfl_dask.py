@@ -73,6 +73,13 @@ def test_regression_on_cluster_equals_in_memory(client):
     assert len(a.features_) >= 3
     np.testing.assert_allclose([b.y_mean_, b.y_scale_], [a.y_mean_, a.y_scale_])
     _assert_same_model(a, b, X[:300], what="predict")
+    # the training range is reduced on the cluster, and rows beyond it are
+    # clipped as in memory (a fit on the cluster recorded none: its far
+    # predictions were the unclipped model's)
+    np.testing.assert_array_equal(b.x_range_, a.x_range_)
+    far = 4.0 * X[:50] + 3.0
+    assert np.any(far > a.x_range_[1])
+    np.testing.assert_allclose(b.predict(far), a.predict(far), rtol=1e-8, atol=1e-10)
 
 
 def test_auto_budget_is_chosen_on_the_same_held_out_rows_as_in_memory(client):

@@ -113,6 +113,47 @@ class HessianBlock:
     p: int
 
 
+def block_column_range(X):
+    """Each column's minimum and maximum in a block (sparse: its implicit zeros count).
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n_rows, n_features)
+
+    Returns
+    -------
+    bounds : ndarray of shape (2, n_features) or None
+        ``None`` for a block without rows (:func:`combined_ranges` skips it).
+    """
+    if X.shape[0] == 0:
+        return None
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        lo = np.asarray(X.min(axis=0).toarray()).ravel()
+        hi = np.asarray(X.max(axis=0).toarray()).ravel()
+    else:
+        lo, hi = np.min(X, axis=0), np.max(X, axis=0)
+    return np.vstack([lo, hi]).astype(np.float64)
+
+
+def combined_ranges(bounds):
+    """The range of several blocks from theirs (:func:`block_column_range`).
+
+    Parameters
+    ----------
+    bounds : list of ndarray of shape (2, n_features) or None
+
+    Returns
+    -------
+    bounds : ndarray of shape (2, n_features) or None
+    """
+    bounds = [b for b in bounds if b is not None]
+    if not bounds:
+        return None
+    stacked = np.stack(bounds)
+    return np.vstack([stacked[:, 0].min(axis=0), stacked[:, 1].max(axis=0)])
+
+
 def block_column_moments(X, mean=None):
     """Per-column sums of a block: rows, :math:`\\sum x`, :math:`\\sum (x - mean)^2`.
 

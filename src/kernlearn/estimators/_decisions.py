@@ -152,11 +152,13 @@ class LandmarkExpansion(_Standardized):
         The centres on the standardised scale (training indices when precomputed).
     dual_coef, intercept, kernel, kernel_params, center_factors, center
         As :func:`~kernlearn.methods._decisions.slkl_decision`'s.
+    x_range : ndarray of shape (2, n_features), optional
+        The training range the inputs are clipped to (the regressor's ``x_range_``).
     """
 
     def __init__(self, standardization, centers, dual_coef, intercept, kernel, kernel_params,
-                 center_factors=None, center=None):
-        self.standardization, self.centers = standardization, centers
+                 center_factors=None, center=None, x_range=None):
+        self.standardization, self.centers, self.x_range = standardization, centers, x_range
         self.dual_coef, self.intercept = dual_coef, intercept
         self.kernel, self.kernel_params = kernel, kernel_params
         self.center_factors, self.center = center_factors, center

@@ -314,6 +314,6 @@ REGRESSOR_ATTRS = """    y_mean_, y_scale_ : ndarray of shape (n_outputs,) or (n
         :meth:`transform` clip their inputs to them: beyond the training
         range the model predicts its value at the nearest edge (random
         Fourier features oscillate there; ``frequencies_`` and ``phases_``
-        give the columns of the clipped inputs).  ``None`` for a
-        ``dask.array`` fitted on its cluster: not clipped.
+        give the columns of the clipped inputs).  A ``dask.array`` fitted on
+        its cluster has its range reduced there.
 """

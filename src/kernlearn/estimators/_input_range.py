@@ -17,24 +17,29 @@ the box.  Rows inside the range (every training row) are unchanged.
 import numpy as np
 import scipy.sparse as sp
 
+from .._partitioned_linear import block_column_range
+
 
 def record_input_range(est, X, sample_weight=None):
     """Store ``est.x_range_``: each column's training minimum and maximum.
 
-    Rows of zero weight are left out (a zero weight removes the row).  Inputs
-    that are neither an ndarray nor a scipy sparse matrix (a ``dask.array``
-    fitted on its cluster, a precomputed Gram matrix: pass ``None``) get
-    ``None``, and their predictions are not clipped.
+    Rows of zero weight are left out (a zero weight removes the row).  A
+    ``dask.array`` fitted on its cluster (GrFL's rows there) has its range
+    reduced on the cluster; a precomputed Gram matrix (pass ``None``) gets
+    ``None``, and its predictions are not clipped.
 
     Parameters
     ----------
     est : BaseEstimator
         The regressor being fitted.
-    X : ndarray, sparse matrix or None
+    X : ndarray, sparse matrix, DaskGrFLRows or None
         The validated raw training inputs.
     sample_weight : ndarray of shape (n_samples,), optional
     """
     est.x_range_ = None
+    if hasattr(X, "column_range"):  # a dask.array's rows on its cluster (unweighted)
+        est.x_range_ = X.column_range()
+        return
     if not (isinstance(X, np.ndarray) or sp.issparse(X)) or X.shape[0] == 0:
         return
     if sample_weight is not None:
@@ -42,12 +47,7 @@ def record_input_range(est, X, sample_weight=None):
         if keep.size == 0:
             return
         X = X[keep]
-    if sp.issparse(X):  # (the implicit zeros count)
-        lo = np.asarray(X.min(axis=0).toarray()).ravel()
-        hi = np.asarray(X.max(axis=0).toarray()).ravel()
-    else:
-        lo, hi = X.min(axis=0), X.max(axis=0)
-    est.x_range_ = np.vstack([lo, hi]).astype(np.float64)
+    est.x_range_ = block_column_range(X)
 
 
 def clip_to_input_range(x_range, Xt, st):

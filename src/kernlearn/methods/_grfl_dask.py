@@ -43,6 +43,8 @@ import scipy.sparse as sp
 from .._partitioned_linear import (
     abs_max,
     block_column_moments,
+    block_column_range,
+    combined_ranges,
     block_curvature,
     block_gram_columns,
     block_hessian,
@@ -163,6 +165,16 @@ class DaskGrFLRows:
         if isinstance(self.rows, GroupedRows):  # (as these: one task per worker and pass)
             sub = GroupedRows.by_worker(sub)
         return self._from_rows(sub, self.sparse)
+
+    def column_range(self):
+        """Each column's minimum and maximum over the rows, reduced on the cluster.
+
+        Returns
+        -------
+        bounds : ndarray of shape (2, n_features) or None
+            ``None`` for no rows.
+        """
+        return self.rows.map(block_column_range).reduce(combined_ranges)
 
     def _moments(self, mean=None):
         n, d = self.shape
