@@ -49,7 +49,7 @@ def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
     whatever its value, as in the paper.  The paper's schedule shrinks the
     step on a smooth objective that needs none: the MK-MTSFL classifier on
     50-400 School tasks of 8 rows stopped after 56-100 iterations (the cap),
-    32-45 with this rule, at objectives as close to the optimum.
+    33-43 with this rule, at objectives as close to the optimum.
 
     Parameters
     ----------
