@@ -39,6 +39,7 @@ import scipy.sparse as sp
 from ..partitioned import _current_client, _is_dask_array, _is_dask_frame, tune_worker_malloc
 from ..utils._finite import (checked_rows, refuse_non_finite_block,
                              refuse_non_finite_outputs)
+from ._input_range import OutsideTrainingRange
 from ._large_inputs import dask_array_numbers, dask_frame_values
 
 __all__ = ["by_dask_row_blocks", "dask_input_doc", "dask_rows", "decided",
@@ -248,9 +249,13 @@ def decided(est, X, decision, validate, post=None, width=None, dtype=float, *,
     if positions is not None:
         # (stacked test Gram matrices, kernels first: their rows are the second axis)
         pos = positions(task_index, X.shape[1] if X.ndim == 3 else X.shape[0])
-    D = refuse_non_finite_outputs(decision(X, pos), X if name_columns else None,
-                                  type(est).__name__, "decision values",
-                                  getattr(est, "feature_names_in_", None))
+    names = getattr(est, "feature_names_in_", None)
+    try:
+        D = decision(X, pos)
+    except OutsideTrainingRange as exc:  # (out_of_bounds="raise": named as on the workers)
+        raise exc.named(type(est).__name__, names) from None
+    D = refuse_non_finite_outputs(D, X if name_columns else None, type(est).__name__,
+                                  "decision values", names)
     return D if post is None else post(D)
 
 

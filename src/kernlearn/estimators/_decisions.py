@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from ..methods._decisions import decision_values, slkl_decision
 from ..utils._row_blocks import by_row_blocks
 from ..utils._sparse import canonical_sparse
-from ._input_range import clip_to_input_range
+from ._input_range import bounded_inputs
 
 __all__ = ["KernelExpansion", "LandmarkExpansion", "LearnedFeatures", "TaskKernelModel",
            "block_numbers",
@@ -101,16 +101,17 @@ def chained(D, steps):
 
 class _Standardized:
     """The input standardisation of the fit (``None``: the inputs as given), then
-    the inputs clipped to ``x_range`` (the kernel regressors' training range,
-    :mod:`kernlearn.estimators._input_range`; ``None``: not clipped)."""
+    the inputs clipped to ``x_range``, refused beyond it or left, as
+    ``out_of_bounds`` says (the kernel regressors' training range and
+    parameter, :mod:`kernlearn.estimators._input_range`; ``None``: left)."""
 
-    x_range = None
+    x_range, out_of_bounds = None, "clip"
 
     def _inputs(self, X):
         if self.standardization is None:
             return X
-        return clip_to_input_range(self.x_range, self.standardization.transform(X),
-                                   self.standardization)
+        return bounded_inputs(X, self.standardization.transform(X), self.standardization,
+                              self.x_range, self.out_of_bounds)
 
     def refuse_kind(self, meta):
         """Refuse sparse blocks at once (from ``X``'s empty meta block), before any
@@ -154,11 +155,14 @@ class LandmarkExpansion(_Standardized):
         As :func:`~kernlearn.methods._decisions.slkl_decision`'s.
     x_range : ndarray of shape (2, n_features), optional
         The training range the inputs are clipped to (the regressor's ``x_range_``).
+    out_of_bounds : {"clip", "raise", "extend"}, default="clip"
+        What an input beyond it gets (the regressor's parameter).
     """
 
     def __init__(self, standardization, centers, dual_coef, intercept, kernel, kernel_params,
-                 center_factors=None, center=None, x_range=None):
+                 center_factors=None, center=None, x_range=None, out_of_bounds="clip"):
         self.standardization, self.centers, self.x_range = standardization, centers, x_range
+        self.out_of_bounds = out_of_bounds
         self.dual_coef, self.intercept = dual_coef, intercept
         self.kernel, self.kernel_params = kernel, kernel_params
         self.center_factors, self.center = center_factors, center
@@ -190,11 +194,14 @@ class LearnedFeatures(_Standardized):
     intercept : ndarray of shape (n_outputs,)
     x_range : ndarray of shape (2, n_features), optional
         The training range the inputs are clipped to (the regressor's ``x_range_``).
+    out_of_bounds : {"clip", "raise", "extend"}, default="clip"
+        What an input beyond it gets (the regressor's parameter).
     """
 
     def __init__(self, standardization, family, features, feature_scales, coef, intercept,
-                 x_range=None):
+                 x_range=None, out_of_bounds="clip"):
         self.standardization, self.family, self.x_range = standardization, family, x_range
+        self.out_of_bounds = out_of_bounds
         self.features, self.feature_scales = features, feature_scales
         self.coef, self.intercept = coef, intercept
 

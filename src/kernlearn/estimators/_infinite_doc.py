@@ -311,8 +311,10 @@ REGRESSOR_ATTRS = """    y_mean_, y_scale_ : ndarray of shape (n_outputs,) or (n
     x_range_ : ndarray of shape (2, n_features) or None
         Each column's training minimum and maximum (rows of positive weight;
         sparse: with the implicit zeros).  :meth:`predict` and
-        :meth:`transform` clip their inputs to them: beyond the training
-        range the model predicts its value at the nearest edge (random
+        :meth:`transform` clip their inputs to them (``out_of_bounds``,
+        default ``"clip"``; ``"raise"`` and ``"extend"`` refuse or keep
+        them): beyond the training range the model predicts its value at
+        the nearest edge (random
         Fourier features oscillate there; ``frequencies_`` and ``phases_``
         give the columns of the clipped inputs).  A ``dask.array`` fitted on
         its cluster has its range reduced there.

@@ -12,12 +12,38 @@ the baseline, 0.56x and 0.77x on inputs clipped to the range (BENCHMARKS.md,
 each column's training range (``x_range_``) and predict on inputs clipped
 to it: the fitted function is extended by its value at the nearest edge of
 the box.  Rows inside the range (every training row) are unchanged.
+
+Their parameter ``out_of_bounds`` (scikit-learn's ``IsotonicRegression``
+precedent) chooses: ``"clip"`` (the default, as above), ``"raise"`` (a row
+that clipping would change is refused, named) or ``"extend"`` (the model's
+own function, unclipped: a trend that goes on past the data).  One function
+decides, :func:`bounded_inputs`, called by the decision objects
+(:mod:`kernlearn.estimators._decisions`, in memory and on Dask workers).
 """
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._partitioned_linear import block_column_range
+
+#: ``out_of_bounds``'s values (the regressors' parameter constraint).
+OUT_OF_BOUNDS = ("clip", "raise", "extend")
+
+#: The parameter's entry in the regressors' docstrings.
+OUT_OF_BOUNDS_DOC = """    out_of_bounds : {"clip", "raise", "extend"}, default="clip"
+        What :meth:`predict` does with an input beyond its column's training
+        range (``x_range_``), where an RBF model falls back to its intercept
+        and random Fourier features oscillate: ``"clip"`` predicts on the
+        input clipped to the range (the model's value at the nearest edge);
+        ``"raise"`` refuses it with a ``ValueError`` naming the first such
+        row and column, its value and the range (exactly the rows ``"clip"``
+        would change; on a ``dask.array``, when computed, the row counted over
+        all of ``X``); ``"extend"`` uses the model's own function there
+        (a trend that goes on past the data may be followed, or not).  A
+        column constant in training is ignored by the model, so never
+        clipped nor refused.  A model file written without this parameter
+        loads with ``"clip"``.
+"""
 
 
 def record_input_range(est, X, sample_weight=None):
@@ -101,3 +127,151 @@ def clip_to_input_range(x_range, Xt, st):
         r, c = np.concatenate(rows), np.concatenate(cols)
         Xc = Xc + sp.csc_matrix((edge[c], (r, c)), shape=Xc.shape, dtype=Xc.dtype)
     return Xc.asformat(fmt)
+
+
+def out_of_bounds_mode(est):
+    """``est.out_of_bounds``, checked (``"clip"`` if absent: the classifiers, and
+    regressors pickled before the parameter).
+
+    Parameters
+    ----------
+    est : BaseEstimator
+
+    Returns
+    -------
+    str
+        One of :data:`OUT_OF_BOUNDS`.
+
+    Raises
+    ------
+    ValueError
+        For another value (set after the fit, which validates it).
+    """
+    mode = getattr(est, "out_of_bounds", "clip")
+    if not (isinstance(mode, str) and mode in OUT_OF_BOUNDS):
+        raise ValueError(f"The 'out_of_bounds' parameter of {type(est).__name__} must be "
+                         f"one of {', '.join(map(repr, OUT_OF_BOUNDS))}; got {mode!r}.")
+    return mode
+
+
+def bounded_inputs(X, Xt, st, x_range, mode="clip"):
+    """Standardised inputs as ``out_of_bounds`` says: clipped, refused or as they are.
+
+    The one place that decides (the decision objects call it, in memory and
+    on Dask workers).  ``"raise"`` refuses exactly the rows ``"clip"`` would
+    change (:func:`clip_to_input_range`'s comparison, on the standardised
+    scale: a column constant in training, ignored by the model, is neither).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        The raw inputs (for the value named in the error).
+    Xt : ndarray or sparse matrix of shape (n_samples, n_features)
+        ``X`` mapped by ``st``.
+    st : kernlearn.preprocessing.Standardization
+        The fitted input map.
+    x_range : ndarray of shape (2, n_features) or None
+        The regressor's ``x_range_`` (``None``: inputs as they are).
+    mode : {"clip", "raise", "extend"}, default="clip"
+
+    Returns
+    -------
+    ndarray or sparse matrix
+        ``Xt`` clipped (``"clip"``) or itself.
+
+    Raises
+    ------
+    OutsideTrainingRange
+        With ``mode="raise"``, for a value beyond its column's range.
+    """
+    if x_range is None or mode == "extend":
+        return Xt
+    clipped = clip_to_input_range(x_range, Xt, st)
+    if mode == "clip":
+        return clipped
+    if clipped is Xt:
+        return Xt
+    if sp.issparse(Xt):
+        moved = (sp.csr_matrix(clipped) != sp.csr_matrix(Xt)).tocoo()
+        rows, cols = moved.row, moved.col
+    else:
+        rows, cols = np.nonzero(clipped != Xt)
+    if rows.size == 0:
+        return Xt
+    first = np.lexsort((cols, rows))[0]
+    i, j = int(rows[first]), int(cols[first])
+    found = (i, j, float(X[i, j]), float(x_range[0, j]), float(x_range[1, j]),
+             int(np.unique(rows).size))
+    raise OutsideTrainingRange(outside_range_message(found), found)
+
+
+def outside_range_message(found, who="the model", names=None, start=0, number=None):
+    """The sentence refusing a row beyond the training range (``out_of_bounds="raise"``).
+
+    Parameters
+    ----------
+    found : tuple of (int, int, float, float, float, int)
+        ``(row, column, value, low, high, count)``: the first such value's
+        row (within the rows given) and column, the value, the column's
+        training range and how many rows are beyond it.
+    who : str, default="the model"
+        The estimator's name.
+    names : array-like of str, optional
+        The columns' names.
+    start : int, float or None, default=0
+        The first row of the rows given in ``X`` (None or NaN: unknown, the
+        row is named within its block).
+    number : int, optional
+        The row block's number (a Dask prediction's block).
+
+    Returns
+    -------
+    str
+    """
+    i, j, value, low, high, count = found
+    column = repr(str(names[j])) if names is not None and j < len(names) else j
+    local = start is None or start != start  # (NaN: Dask's unknown chunk sizes)
+    row = f"row {i} of row block {number}" if local else f"row {int(start) + i}"
+    counted = "in all" if number is None else (
+        "in that block" if local else f"in row block {number}")
+    return (f"X has a value beyond its column's training range at {row}, column {column}: "
+            f"{value:g}, outside [{low:g}, {high:g}] ({count} row(s) beyond it {counted}); "
+            f"{who} has out_of_bounds='raise': use out_of_bounds='clip' to predict its "
+            "value at the nearest edge, or 'extend' for the model's own function there.")
+
+
+class OutsideTrainingRange(ValueError):
+    """A value beyond its column's training range (``out_of_bounds="raise"``).
+
+    The decision object raising it knows neither the estimator's name nor the
+    row's position in the whole ``X`` (a Dask block's); the prediction that
+    called it names them (:meth:`named`).
+
+    Parameters
+    ----------
+    message : str
+        The sentence.
+    found : tuple, optional
+        As :func:`outside_range_message` takes it.
+    """
+
+    def __init__(self, message, found=None):
+        super().__init__(message)
+        self.found = found
+
+    def named(self, who, names=None, start=0, number=None):
+        """The same error naming ``who``, the columns' ``names`` and the row in ``X``.
+
+        Parameters
+        ----------
+        who, names, start, number
+            As :func:`outside_range_message` takes them.
+
+        Returns
+        -------
+        OutsideTrainingRange
+        """
+        if self.found is None:
+            return self
+        return OutsideTrainingRange(
+            outside_range_message(self.found, who, names, start, number), self.found)

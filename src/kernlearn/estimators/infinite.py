@@ -80,7 +80,8 @@ from ._base import (
     validate_predict_data,
 )
 from ._infinite_doc import _COMMON_DOC, _REG_LAMBDA_NOTE, CLASSIFIER_ATTRS, REGRESSOR_ATTRS
-from ._input_range import clip_to_input_range, record_input_range
+from ._input_range import (OUT_OF_BOUNDS, OUT_OF_BOUNDS_DOC, OutsideTrainingRange,
+                           out_of_bounds_mode, record_input_range)
 from ._large_inputs import partitioned_fit_inputs
 from ._multitask import (
     TaskIndexRequests,
@@ -154,7 +155,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                              "task_index (one loss per task); fit without one of them.")
         settings = {k: v for k, v in _own_params(self).items()
                     if k not in ("class_weight", "probability", "warm_start", "penalty", "loss",
-                                 "standardize", "inner_tol", "inner_max_iter", "n_paths")}
+                                 "standardize", "inner_tol", "inner_max_iter", "n_paths",
+                                 "out_of_bounds")}
         if self.warm_start and self.n_paths not in ("auto", 1):
             raise ValueError(f"n_paths={self.n_paths} with warm_start=True: a warm start "
                              "continues one path; use n_paths=1 (or 'auto').")
@@ -205,14 +207,17 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return finite_outputs(self, self._columns(X), X, "features")
 
     def _predict_inputs(self, X):
-        """``X`` validated and standardised as the fit's inputs were."""
+        """``X`` validated and standardised as the fit's inputs were (the
+        regressor's: clipped, refused or left as ``out_of_bounds`` says)."""
         # The predictions read this and _columns, never transform, which
         # scikit-learn's set_output(transform="pandas") wraps into a DataFrame.
         check_is_fitted(self)
-        st = input_standardization(self)
-        # (the regressor's inputs clipped to its training range: _input_range.py)
-        return clip_to_input_range(getattr(self, "x_range_", None),
-                                   st.transform(validate_predict_data(self, X)), st)
+        X = validate_predict_data(self, X)
+        try:
+            return self._decision_function()._inputs(X)
+        except OutsideTrainingRange as exc:  # (named as predict names it)
+            raise exc.named(type(self).__name__,
+                            getattr(self, "feature_names_in_", None)) from None
 
     def _columns(self, X):
         """:meth:`transform` of inputs from :meth:`_predict_inputs`."""
@@ -222,10 +227,11 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         """The fitted decision values, an object without scikit-learn (what a
         prediction on a Dask array sends to the workers; in memory too)."""
         check_is_fitted(self)
-        # (the regressor's inputs are clipped to its training range: _input_range.py)
+        # (the regressor's inputs beyond its training range: _input_range.py)
         return LearnedFeatures(input_standardization(self), self.family_, self.features_,
                                self.feature_scales_, self._coef_tasks, self._intercept_tasks,
-                               x_range=getattr(self, "x_range_", None))
+                               x_range=getattr(self, "x_range_", None),
+                               out_of_bounds=out_of_bounds_mode(self))
 
     def _output(self, X, task_index, post, width=None, dtype=float):
         """``post`` of the decision values of ``X`` (one column per output, or
@@ -676,7 +682,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
     task's units).
 """
         + _COMMON_DOC.format(
-            loss_default="square", loss_choices='"square".', extra_params="",
+            loss_default="square", loss_choices='"square".', extra_params=OUT_OF_BOUNDS_DOC,
             extra_attrs=REGRESSOR_ATTRS,
             lambda_default='"auto"', max_features_default='"auto"',
             paths_auto='after the folds chose ``lambda_p="auto"``',
@@ -704,6 +710,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
     _parameter_constraints = {
         **_BaseInfiniteFeature._parameter_constraints,
         "loss": [StrOptions(set(_losses)), HasMethods(["value", "grad_margin"])],
+        "out_of_bounds": [StrOptions(set(OUT_OF_BOUNDS))],
     }
 
     def _resolved_settings(self, X, sample_weight=None):
@@ -719,7 +726,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
                  tol=1e-3, inner_tol=1e-3, inner_max_iter=500, fit_intercept=True,
                  time_budget=None, pricing_subsample="auto", path_iter="auto",
                  warm_start=False, n_paths="auto", standardize=True, random_state=None,
-                 verbose=0, eps="deprecated", max_iter="deprecated"):
+                 verbose=0, out_of_bounds="clip", eps="deprecated", max_iter="deprecated"):
         self.family = family
         self.max_features = max_features
         self.n_candidates = n_candidates
@@ -743,6 +750,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         self.standardize = standardize
         self.random_state = random_state
         self.verbose = verbose
+        self.out_of_bounds = out_of_bounds
 
     @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)

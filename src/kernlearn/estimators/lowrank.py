@@ -66,7 +66,8 @@ from ._base import (
     target_standardization,
     validate_data,
 )
-from ._input_range import record_input_range
+from ._input_range import (OUT_OF_BOUNDS, OUT_OF_BOUNDS_DOC, out_of_bounds_mode,
+                           record_input_range)
 from ._platt import platt_attr_doc
 
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
@@ -211,11 +212,12 @@ class _BaseLowRank(BaseEstimator):
         st = input_standardization(self)
         centers = self.centers_ if self.kernel == "precomputed" else st.transform(
             self.centers_)
-        # (the regressor's inputs are clipped to its training range: _input_range.py)
+        # (the regressor's inputs beyond its training range: _input_range.py)
         return LandmarkExpansion(st, centers, self.dual_coef_, self.intercept_, self.kernel,
                                  self.kernel_params_, getattr(self, "center_factors_", None),
                                  getattr(self, "kernel_center_", None),
-                                 x_range=getattr(self, "x_range_", None))
+                                 x_range=getattr(self, "x_range_", None),
+                                 out_of_bounds=out_of_bounds_mode(self))
 
     def _output(self, X, post, width=None, dtype=float):
         """``post`` of the decision values of ``X`` (n_samples x n_outputs); a lazy
@@ -348,7 +350,7 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         centres :math:`c_m` (``centers_``) and rows :math:`a_m` of
         ``dual_coef_``, with ``T`` the input map (``(X - x_mean_) /
         x_scale_``; the identity without ``standardize``) applied to ``X``
-        clipped to ``x_range_``, and :math:`k_m` the
+        clipped to ``x_range_`` (``out_of_bounds="clip"``), and :math:`k_m` the
         kernel at ``gamma = kernel_params_["gamma"] * center_factors_[m]``;
         with one width (all factors 1: a ``gamma`` given) that is
         ``k(T(X), T(centers_)) @ dual_coef_ + intercept_``.
@@ -364,9 +366,10 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     x_range_ : ndarray of shape (2, n_features) or None
         Each column's training minimum and maximum (rows of positive weight;
         sparse: with the implicit zeros).  :meth:`predict` clips its inputs
-        to them: beyond the training range the model predicts its value at
-        the nearest edge (the RBF kernels would fall back to the intercept
-        there).  ``None`` (``kernel="precomputed"``): not clipped.
+        to them (``out_of_bounds="clip"``): beyond the training range the
+        model predicts its value at the nearest edge (the RBF kernels would
+        fall back to the intercept there).  ``None``
+        (``kernel="precomputed"``): not clipped, nor refused.
     kernel_params_ : dict
         The kernel's keyword arguments, ``gamma`` resolved on the
         standardised scale.
@@ -422,6 +425,44 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     >>> est.m0_ < 64
     True
     """
+    # (out_of_bounds's entry is shared with InfiniteFeatureRegressor's docstring)
+    __doc__ = __doc__.replace("\n\n    Attributes\n",
+                              "\n" + OUT_OF_BOUNDS_DOC + "\n    Attributes\n", 1)
+
+    _parameter_constraints: dict = {
+        **_BaseLowRank._parameter_constraints,
+        "out_of_bounds": [StrOptions(set(OUT_OF_BOUNDS))],
+    }
+
+    def __init__(
+        self,
+        kernel="rbf",
+        *,
+        gamma="scale",
+        degree=None,
+        coef0=None,
+        kernel_params=None,
+        n_columns=None,
+        nu="auto",
+        precompute=True,
+        fit_intercept=True,
+        tol=1e-4,
+        max_iter=100,
+        rule="newton",
+        random_state=None,
+        verbose=0,
+        standardize=True,
+        gamma_factors="auto",
+        out_of_bounds="clip",
+    ):
+        super().__init__(
+            kernel, gamma=gamma, degree=degree, coef0=coef0,
+            kernel_params=kernel_params, n_columns=n_columns, nu=nu,
+            precompute=precompute, fit_intercept=fit_intercept, tol=tol,
+            max_iter=max_iter, rule=rule, random_state=random_state, verbose=verbose,
+            standardize=standardize, gamma_factors=gamma_factors,
+        )
+        self.out_of_bounds = out_of_bounds
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

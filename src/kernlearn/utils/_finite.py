@@ -232,7 +232,14 @@ def checked_rows(block, *args, block_info=None, fn, who, names=None, what=None, 
         start = block_info[0]["array-location"][0][0]
         number = block_info[0]["chunk-location"][0]
     refuse_non_finite_block(block, who, start, number, names)
-    out = fn(block, *args)
+    try:
+        out = fn(block, *args)
+    except ValueError as exc:
+        if not hasattr(exc, "named"):
+            raise
+        # a row error of the model's, its row within the block (out_of_bounds="raise":
+        # kernlearn.estimators._input_range): named in all of X
+        raise exc.named(who, names, start, number) from None
     if what is not None:
         refuse_non_finite_outputs(out, block, who, what, names, (start, number))
     return out if post is None else post(out)
