@@ -31,8 +31,9 @@ OUT_OF_BOUNDS = ("clip", "raise", "extend")
 
 #: The parameter's entry in the regressors' docstrings.
 OUT_OF_BOUNDS_DOC = """    out_of_bounds : {"clip", "raise", "extend"}, default="clip"
-        What :meth:`predict` does with an input beyond its column's training
-        range (``x_range_``), where an RBF model falls back to its intercept
+        What :meth:`predict` (and GrFL's ``transform``) does with an input
+        beyond its column's training range (``x_range_``), where an RBF
+        model falls back to its intercept
         and random Fourier features oscillate: ``"clip"`` predicts on the
         input clipped to the range (the model's value at the nearest edge);
         ``"raise"`` refuses it with a ``ValueError`` naming the first such
@@ -41,8 +42,10 @@ OUT_OF_BOUNDS_DOC = """    out_of_bounds : {"clip", "raise", "extend"}, default=
         all of ``X``); ``"extend"`` uses the model's own function there
         (a trend that goes on past the data may be followed, or not).  A
         column constant in training is ignored by the model, so never
-        clipped nor refused.  A model file written without this parameter
-        loads with ``"clip"``.
+        clipped nor refused; without a range (``x_range_`` ``None``: a
+        precomputed kernel, a model file written before it was recorded) no
+        input is.  The parameter changes no fitted number.  A model file
+        written without it loads with ``"clip"``.
 """
 
 
