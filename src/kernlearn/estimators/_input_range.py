@@ -33,9 +33,9 @@ OUT_OF_BOUNDS = ("clip", "raise", "extend")
 OUT_OF_BOUNDS_DOC = """    out_of_bounds : {"clip", "raise", "extend"}, default="clip"
         What :meth:`predict` (and GrFL's ``transform``) does with an input
         beyond its column's training range (``x_range_``), where an RBF
-        model falls back to its intercept
-        and random Fourier features oscillate: ``"clip"`` predicts on the
-        input clipped to the range (the model's value at the nearest edge);
+        model falls back to its intercept and random Fourier features
+        oscillate: ``"clip"`` predicts on the input clipped to the range
+        (the model's value at the nearest edge);
         ``"raise"`` refuses it with a ``ValueError`` naming the first such
         row and column, its value and the range (exactly the rows ``"clip"``
         would change; on a ``dask.array``, when computed, the row counted over
