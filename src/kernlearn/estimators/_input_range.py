@@ -238,7 +238,7 @@ def outside_range_message(found, who="the model", names=None, start=0, number=No
     counted = "in all" if number is None else (
         "in that block" if local else f"in row block {number}")
     return (f"X has a value beyond its column's training range at {row}, column {column}: "
-            f"{value:g}, outside [{low:g}, {high:g}] ({count} row(s) beyond it {counted}); "
+            f"{value!r}, outside [{low!r}, {high!r}] ({count} row(s) beyond it {counted}); "
             f"{who} has out_of_bounds='raise': use out_of_bounds='clip' to predict its "
             "value at the nearest edge, or 'extend' for the model's own function there.")
 
