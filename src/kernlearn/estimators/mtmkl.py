@@ -858,7 +858,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         check_two_classes(y)
         X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight,
                                                    self.class_weight)
-        check_two_classes(y)
+        check_two_classes(y, weighted=self._train_rows is not None)
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_
         if len(self.classes_) != 2:
