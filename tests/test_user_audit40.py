@@ -100,3 +100,24 @@ def test_multitask_classifier_with_a_class_of_zero_weight_says_so():
     with pytest.raises(ValueError, match=r"y contains a single class \('a'\); a classifier "
                                          r"needs more than one class\.$"):
         kl.MultitaskMKLClassifier().fit(X, np.full(60, "a"), task_index=TASKS)
+
+
+def test_grfl_regressor_with_tasks_takes_a_one_column_target():
+    # a one-column DataFrame target with task ids was refused ("task_index needs
+    # a 1-D y"); the multitask MKL regressor and GrFL's classifier take it, with
+    # scikit-learn's column-vector warning, as the 1-D target
+    import pandas as pd
+    from sklearn.exceptions import DataConversionWarning
+
+    y = X[:, 0] + X[:, 1]
+    make = lambda: kl.InfiniteFeatureRegressor(n_candidates=10, random_state=0)  # noqa: E731
+    flat = make().fit(X, y, task_index=TASKS)
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        est = make().fit(X, pd.DataFrame({"t": y}), task_index=TASKS)
+    p = est.predict(X, task_index=TASKS)
+    assert p.shape == (60,)
+    np.testing.assert_array_equal(p, flat.predict(X, task_index=TASKS))
+    assert est.score(X, y[:, None], task_index=TASKS) == pytest.approx(
+        flat.score(X, y, task_index=TASKS))
+    with pytest.raises(ValueError, match="y has 2 columns: fit one model per output"):
+        make().fit(X, np.column_stack([y, y]), task_index=TASKS)
