@@ -121,3 +121,34 @@ def test_grfl_regressor_with_tasks_takes_a_one_column_target():
         flat.score(X, y, task_index=TASKS))
     with pytest.raises(ValueError, match="y has 2 columns: fit one model per output"):
         make().fit(X, np.column_stack([y, y]), task_index=TASKS)
+
+
+def test_command_line_names_unseen_labels_holding_commas_as_csv_fields(tmp_path, capsys):
+    # the labels were joined by ", " bare: "the model knows Maybe, say "no", yes,
+    # sir" and "never seen in training: unseen, new" could not be told apart
+    import csv
+    import io
+
+    from conftest import one_error, run_cli
+
+    labels = np.array(["yes, sir", 'say "no"', "Maybe"])[THREE]
+
+    def write(path, y):
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["a", "b", "c", "d", "y"])
+        w.writerows([*(repr(float(v)) for v in row), t] for row, t in zip(X, y))
+        path.write_text(buf.getvalue())
+
+    write(tmp_path / "train.csv", labels)
+    held_out = labels.astype(object)
+    held_out[:3] = "unseen, new"
+    write(tmp_path / "test.csv", held_out)
+    code, _, err = run_cli(["fit", tmp_path / "train.csv", "-e", "lowrank-classifier", "-q",
+                            "-m", tmp_path / "m.npz"], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["evaluate", tmp_path / "test.csv", "-m", tmp_path / "m.npz"],
+                           capsys)
+    assert code == 5 and one_error(err), err
+    assert ('never seen in training: "unseen, new"; the model knows Maybe, '
+            '"say ""no""", "yes, sir"') in err
