@@ -38,7 +38,23 @@ What held (checked on small synthetic sets, not all pinned here):
   or a quote quoted as CSV fields, also in the ``--proba`` header, and a
   multitask model's predictions per string task id.
 
-What did not; each test below failed before its fix.
+- Labels of 2**60 and beyond (int64, uint64) keep their values and dtype;
+  pandas ``string``, ``Int8`` and categorical bools keep their type (as
+  audits 4 and 12 made them: scikit-learn gives floats there); bytes are
+  refused with scikit-learn's words.
+
+What did not; each test below failed before its fix:
+
+- ``probability=True`` with a class whose rows all weigh zero stopped on "a
+  cross-validation fold lost a class"; it now names the class (and a class
+  of one row is named too).
+- ``MultitaskMKLClassifierCV`` on ints mixed with strings stopped on NumPy's
+  "'<' not supported"; the multitask classifiers said "y contains a single
+  class" of a ``y`` of two classes, one of zero weight.
+- ``InfiniteFeatureRegressor`` with ``task_index`` refused a one-column
+  target (a DataFrame's) that the multitask MKL regressor takes.
+- ``kernlearn evaluate`` listed unseen labels and the model's classes joined
+  bare by ", ": labels holding commas could not be told apart.
 """
 
 import numpy as np
