@@ -168,3 +168,17 @@ def test_command_line_names_unseen_labels_holding_commas_as_csv_fields(tmp_path,
     assert code == 5 and one_error(err), err
     assert ('never seen in training: "unseen, new"; the model knows Maybe, '
             '"say ""no""", "yes, sir"') in err
+
+
+def test_probabilities_of_a_task_weighed_out_leave_it_out():
+    # (a guard of the zero-weight class refusal above: a task whose every row
+    # weighs zero leaves the fit, as without probabilities, not refused as a
+    # task holding "none of class 0")
+    X3 = np.vstack([X, X[:30] + 0.1])
+    y = (X3[:, 0] > 0).astype(int)
+    tasks = np.repeat([0, 1, 2], 30)
+    sw = np.where(tasks == 2, 0.0, 1.0)
+    est = kl.MultitaskMKLClassifier(probability=True).fit(X3, y, task_index=tasks,
+                                                           sample_weight=sw)
+    P = est.predict_proba(X3[:60], task_index=tasks[:60])
+    assert P.shape == (60, 2) and np.allclose(P.sum(axis=1), 1.0)

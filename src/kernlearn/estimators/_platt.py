@@ -244,10 +244,15 @@ class ProbabilityMixin:
         # (every class's count, those of zero weight only too: a class whose rows
         # all weigh zero was in no fold, which stopped on "a cross-validation
         # fold lost a class", naming neither the class nor its weights)
-        counts = np.bincount(strata[keep], minlength=strata.max() + 1)
-        n_folds = min(self._platt_folds, int(counts.min()))
+        counts = np.bincount(strata[keep],
+                             minlength=len(classes) * (len(names) if per_task else 1))
+        # (but a task whose rows all weigh zero, which leaves the fit: none of its
+        # strata are in a fold)
+        counted = (np.repeat(counts.reshape(-1, len(classes)).sum(axis=1) > 0, len(classes))
+                   if per_task else np.ones(counts.size, dtype=bool))
+        n_folds = min(self._platt_folds, int(counts[counted].min()))
         if n_folds < 2:
-            k = int(np.flatnonzero(counts < 2)[0])
+            k = int(np.flatnonzero(counted & (counts < 2))[0])
             label = plain_value(classes[k % len(classes)])
             where = (f" (class {label!r} has {'none' if counts[k] == 0 else 'one'})"
                      if not per_task else
