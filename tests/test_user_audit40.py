@@ -182,3 +182,17 @@ def test_probabilities_of_a_task_weighed_out_leave_it_out():
                                                            sample_weight=sw)
     P = est.predict_proba(X3[:60], task_index=tasks[:60])
     assert P.shape == (60, 2) and np.allclose(P.sum(axis=1), 1.0)
+
+
+def test_multitask_classifier_names_a_task_of_one_class_of_positive_weight():
+    # task 1 holds both classes, its rows of class 1 all of weight zero: the
+    # refusal said "task 1 has samples of one class only", which its rows did not
+    y = (X[:, 0] > 0).astype(int)
+    sw = np.where((TASKS == 1) & (y == 1), 0.0, 1.0)
+    for est in (kl.MultitaskMKLClassifier(), kl.MultitaskMKLClassifierCV()):
+        with pytest.raises(ValueError, match="task 1 has samples of one class only among "
+                                             "its rows of positive weight; every task"):
+            est.fit(X, y, task_index=TASKS, sample_weight=sw)
+    y[30:] = 0  # (unweighted: the words as they were)
+    with pytest.raises(ValueError, match="task 1 has samples of one class only; every task"):
+        kl.MultitaskMKLClassifier().fit(X, y, task_index=TASKS)
