@@ -50,7 +50,8 @@ What did not; each test below failed before its fix:
   of one row is named too).
 - ``MultitaskMKLClassifierCV`` on ints mixed with strings stopped on NumPy's
   "'<' not supported"; the multitask classifiers said "y contains a single
-  class" of a ``y`` of two classes, one of zero weight.
+  class" of a ``y`` of two classes, one of zero weight, and "task 1 has
+  samples of one class only" of a task holding both, one weighed out.
 - ``InfiniteFeatureRegressor`` with ``task_index`` refused a one-column
   target (a DataFrame's) that the multitask MKL regressor takes.
 - ``kernlearn evaluate`` listed unseen labels and the model's classes joined
