@@ -265,11 +265,22 @@ def _check_labels(est, y, source):
     if unseen.size:
         raise CLIError(
             f"{source} has labels never seen in training: "
-            f"{', '.join(map(str, unseen[:5]))}; the model knows "
-            f"{', '.join(map(str, classes[:10]))}",
+            f"{_label_list(unseen[:5])}; the model knows {_label_list(classes[:10])}",
             5,
         )
     return y
+
+
+def _label_list(values):
+    """``values`` joined by ", ", each quoted as a CSV field when it holds a
+    comma or a quote (as the --proba header names the classes: bare, the
+    labels "yes, sir" and "Maybe" read as three)."""
+    def field(v):
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="").writerow([str(v)])
+        return buf.getvalue()
+
+    return ", ".join(map(field, values))
 
 
 def _stored_column(meta, key):

@@ -74,13 +74,17 @@ def all_or_nothing(fit):
     return wrapper
 
 
-def check_two_classes(y):
+def check_two_classes(y, weighted=False):
     """Check classification targets and require at least two classes.
 
     Parameters
     ----------
     y : array-like of shape (n_samples,)
         Class labels.
+    weighted : bool, default=False
+        Whether ``y`` holds the rows of positive weight only (the message then
+        says so: "a single class" of a ``y`` holding two, the other's rows all
+        of weight zero, read as a wrong count).
 
     Raises
     ------
@@ -96,8 +100,10 @@ def check_two_classes(y):
         except TypeError as exc:
             raise _unordered(y, "y", "labels", exc) from None
     if classes.size < 2:
-        raise ValueError(f"y contains a single class ({plain_value(classes[0])!r}); a "
-                         "classifier needs more than one class.")
+        weight = " of positive weight" if weighted else ""
+        raise ValueError(f"y contains a single class{weight} ({plain_value(classes[0])!r}); "
+                         "a classifier needs more than one class"
+                         + (" (the other classes' rows all weigh zero)." if weighted else "."))
 
 
 def encode_labels(y):

@@ -286,6 +286,28 @@ def split_tasks(task_index, n):
     return tasks, [np.flatnonzero(inv == t) for t in range(len(tasks))]
 
 
+def check_tasks_hold_both(signed, rows, tasks, weighted):
+    """Refuse a task whose samples are of one class only.
+
+    Parameters
+    ----------
+    signed : ndarray of shape (n_samples,)
+        Labels coded -1 / +1.
+    rows : list of ndarray
+        Each task's rows.
+    tasks : ndarray of shape (n_tasks,)
+        The task ids.
+    weighted : bool
+        Whether the rows are those of positive weight only (the message says so:
+        a task holding both classes, one weighed out, read the refusal as wrong).
+    """
+    for t, r in enumerate(rows):
+        if np.unique(signed[r]).size < 2:
+            raise ValueError(f"task {plain_value(tasks[t])!r} has samples of one class only"
+                             + (" among its rows of positive weight" if weighted else "")
+                             + "; every task needs both classes.")
+
+
 def standardize_task_targets(est, y, task_rows, sample_weight=None):
     """Standardise a 1-D ``y`` task by task, storing ``y_mean_`` / ``y_scale_`` (one per task).
 

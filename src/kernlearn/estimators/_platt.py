@@ -241,13 +241,23 @@ class ProbabilityMixin:
         # splitter warns of fewer, which hiding took warnings.catch_warnings,
         # the process's filters (fits in threads overlapping in it left its
         # ignore filter for good)
-        counts = np.bincount(strata[keep])
-        n_folds = min(self._platt_folds, int(counts[counts > 0].min()))
+        # (every class's count, those of zero weight only too: a class whose rows
+        # all weigh zero was in no fold, which stopped on "a cross-validation
+        # fold lost a class", naming neither the class nor its weights)
+        counts = np.bincount(strata[keep],
+                             minlength=len(classes) * (len(names) if per_task else 1))
+        # (but a task whose rows all weigh zero, which leaves the fit: none of its
+        # strata are in a fold)
+        counted = (np.repeat(counts.reshape(-1, len(classes)).sum(axis=1) > 0, len(classes))
+                   if per_task else np.ones(counts.size, dtype=bool))
+        n_folds = min(self._platt_folds, int(counts[counted].min()))
         if n_folds < 2:
-            k = int(np.flatnonzero(counts == 1)[0])
-            where = "" if not per_task else (
-                f" in every task (task {plain_value(names[k // len(classes)])!r} has "
-                f"one of class {plain_value(classes[k % len(classes)])!r})")
+            k = int(np.flatnonzero(counted & (counts < 2))[0])
+            label = plain_value(classes[k % len(classes)])
+            where = (f" (class {label!r} has {'none' if counts[k] == 0 else 'one'})"
+                     if not per_task else
+                     f" in every task (task {plain_value(names[k // len(classes)])!r} has "
+                     f"{'none' if counts[k] == 0 else 'one'} of class {label!r})")
             raise ValueError("probability=True needs at least 2 samples of every class"
                              + ("" if sw is None else " of positive weight") + where
                              + " (Platt scaling is fitted by cross-validation).")

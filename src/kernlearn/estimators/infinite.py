@@ -38,7 +38,7 @@ from sklearn.base import (
 )
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..families import RandomFourierFeatures
 from ..losses import get_loss
@@ -767,7 +767,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets (one task per output).
         task_index : array-like of shape (n_samples,), optional
-            Task of each sample (1-D ``y`` only).  Requested by default under
+            Task of each sample (1-D ``y`` or one column only).  Requested by default under
             scikit-learn's metadata routing, so model selection passes it on
             (see :class:`~kernlearn.estimators.mtmkl.MultitaskScorer`).
         sample_weight : array-like of shape (n_samples,), optional
@@ -788,8 +788,14 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         sw = fit_sample_weight(sample_weight, X.shape[0])
         record_input_range(self, X, sw)
         task_rows = self._split_tasks(task_index, X.shape[0])
+        if task_rows is not None and y.ndim == 2 and y.shape[1] == 1:
+            # one column (a DataFrame's): raveled with scikit-learn's warning, as the
+            # multitask MKL regressor and the classifier with tasks take it (it was
+            # refused as "task_index needs a 1-D y")
+            y = column_or_1d(y, warn=True)
         if task_rows is not None and y.ndim != 1:
-            raise ValueError("task_index needs a 1-D y (one target per sample).")
+            raise ValueError(f"task_index needs a 1-D y (one target per sample); y has "
+                             f"{y.shape[1]} columns: fit one model per output.")
         if task_rows is None:
             Xs, Ys = standardize_fit(self, X, sw, y[:, None] if y.ndim == 1 else y)
         else:  # (sample_weight is not combined with task_index)

@@ -40,6 +40,7 @@ from ._multitask import (
     TaskIndexRequests,
     _id_kind,
     check_task_fit,
+    check_tasks_hold_both,
     routing_help,
     split_tasks,
     standardize_task_targets,
@@ -858,18 +859,15 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         check_two_classes(y)
         X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight,
                                                    self.class_weight)
-        check_two_classes(y)
+        check_two_classes(y, weighted=self._train_rows is not None)
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_
         if len(self.classes_) != 2:
             raise ValueError("Only binary classification is supported (one binary "
                              f"problem per task); got {len(self.classes_)} classes.")
         signed = 2.0 * enc.transform(y) - 1.0
-        rows = self._split_tasks(task_index, len(y))
-        for t, r in enumerate(rows):
-            if np.unique(signed[r]).size < 2:
-                raise ValueError(f"task {plain_value(self.tasks_[t])!r} has samples of one class "
-                                 "only; every task needs both classes.")
+        check_tasks_hold_both(signed, self._split_tasks(task_index, len(y)), self.tasks_,
+                              weighted=self._train_rows is not None)
         self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared,
                   C=C, factor_store=factor_store)
         # (Platt's fold fits warn once in all: see _platt.inner_fits)

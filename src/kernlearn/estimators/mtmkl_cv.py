@@ -26,8 +26,14 @@ from ..methods.mtmkl import FactorStore
 from ..methods.mtmkl.selection import loo_residuals
 from ..solvers._base import single_blas_thread
 from ..utils._messages import plain_value
-from ._base import _refuse_both, all_or_nothing, fit_sample_weight
-from ._multitask import split_tasks
+from ._base import (
+    _refuse_both,
+    all_or_nothing,
+    check_two_classes,
+    encode_labels,
+    fit_sample_weight,
+)
+from ._multitask import check_tasks_hold_both, split_tasks
 from ._renamed import inner_fits, warn_unused
 from .mtmkl import (
     _LOO_SEARCH,
@@ -643,9 +649,20 @@ kernels_, platt_, n_features_in_, feature_names_in_
         Xv, yv = self._check_X(X, y, reset=True)
         X = Xv if self._precomputed() else np.asarray(Xv)
         yv = np.asarray(yv)
-        labels, cls = np.unique(yv, return_inverse=True)
+        # (checked as the plain classifier's: labels of mixed types stopped on
+        # NumPy's "'<' not supported between instances of 'int' and 'str'")
+        check_two_classes(yv)
+        labels, cls = encode_labels(yv)
         strata = 2 * self._task_pos(task_index, len(yv)) + (cls > 0)
         sw = fit_sample_weight(sample_weight, len(yv))  # checked before the folds index it
+        if sw is not None and not np.all(sw > 0):
+            # (the folds' fits see the rows of positive weight only: refused as the
+            # plain classifier refuses them, not as a fold's data)
+            pos = sw > 0
+            check_two_classes(yv[pos], weighted=True)
+            if task_index is not None:
+                ids, rows = split_tasks(np.asarray(task_index)[pos], int(pos.sum()))
+                check_tasks_hold_both(2.0 * (cls[pos] > 0) - 1.0, rows, ids, weighted=True)
         # a task's only sample of a class leaves some training fold without it,
         # whose fit stopped on "task 1 has samples of one class only" (the data
         # had both): named here, with what to do
