@@ -104,6 +104,18 @@ def test_probabilities_name_a_class_of_zero_weight(name):
     assert P.shape == (60, 3) and np.allclose(P.sum(axis=1), 1.0)
 
 
+@pytest.mark.parametrize("name", sorted(_CLASSIFIERS))
+def test_probabilities_name_a_class_weighed_out_by_class_weight(name):
+    # class_weight={11: 0}: the model is fitted without class 11's rows, but
+    # the Platt sigmoids were fitted on them, and class 11 got probabilities
+    # near a third (LogisticRegression gives such a class 0)
+    y = np.array([3, 7, 11])[THREE]
+    est = _CLASSIFIERS[name](probability=True, class_weight={11: 0.0})
+    with pytest.raises(ValueError, match=r"at least 2 samples of every class of positive "
+                                         r"weight \(class 11 has none\)"):
+        est.fit(X, y)
+
+
 def test_multitask_classifier_with_a_class_of_zero_weight_says_so():
     # y holds two classes, the rows of "b" all of weight zero: the refusal said
     # "y contains a single class ('a')", which the user's y did not

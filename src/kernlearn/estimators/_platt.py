@@ -225,7 +225,15 @@ class ProbabilityMixin:
         # rows of zero weight are removed rows: in no fold and not in the
         # sigmoids' fit (they were split with the others, so the probabilities
         # differed from those of the fit without them)
-        keep = np.arange(len(y)) if sw is None else np.flatnonzero(sw > 0)
+        # (so are the rows of a class given weight 0 by class_weight: the model is
+        # fitted without them, and the sigmoids were fitted on them, giving such a
+        # class a probability of a third where LogisticRegression gives it 0)
+        cw = getattr(self, "class_weight", None)
+        weighed_out = ([c for c, w in cw.items() if w == 0] if isinstance(cw, dict) else [])
+        kept = np.ones(len(y), dtype=bool) if sw is None else sw > 0
+        if weighed_out:
+            kept &= ~np.isin(y, np.asarray(weighed_out, dtype=y.dtype))
+        keep = np.flatnonzero(kept)
         # strata: the classes, within each task when there are tasks (a task's
         # only samples of a class could all fall out of a training fold, and the
         # multitask classifier refused that fold: "task 1 has samples of one
@@ -259,7 +267,8 @@ class ProbabilityMixin:
                      f" in every task (task {plain_value(names[k // len(classes)])!r} has "
                      f"{'none' if counts[k] == 0 else 'one'} of class {label!r})")
             raise ValueError("probability=True needs at least 2 samples of every class"
-                             + ("" if sw is None else " of positive weight") + where
+                             + ("" if sw is None and not weighed_out
+                                else " of positive weight") + where
                              + " (Platt scaling is fitted by cross-validation).")
         rs = getattr(self, "random_state", None)
         folds = StratifiedKFold(n_folds, shuffle=True, random_state=0 if rs is None else rs)
