@@ -1,0 +1,90 @@
+"""A forty-first user's audit: lazy Dask predictions, looked at for silent wrong results.
+
+A data scientist with a Dask cluster predicted every estimator on Dask arrays
+and DataFrames and compared each lazy result with the in-memory prediction.
+
+What did not hold; each test below failed before its fix:
+
+- A Dask DataFrame's partitions reach the workers Fortran-ordered (pandas'
+  column blocks); the in-memory validation makes ``X`` C-ordered.  The
+  kernel, GrFL and FGM models' predictions of a DataFrame of one partition
+  differed from the in-memory ones in the last bits (BLAS sums the other
+  layout in another order; on tied classes labels could differ).  The
+  blocks are now made C-ordered where they are checked.
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from kernlearn import (
+    FGMClassifier,
+    InfiniteFeatureClassifier,
+    LowRankKernelClassifier,
+    PNormMKLClassifier,
+)
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+N, M = 90, 5
+COLUMNS = [f"c{i}" for i in range(M)]
+FAST = dict(max_iter=5, max_iter_online=2, random_state=0)
+MODELS = {
+    "PNormMKLClassifier": lambda: PNormMKLClassifier(probability=True, **FAST),
+    "LowRankKernelClassifier": lambda: LowRankKernelClassifier(
+        probability=True, max_iter=4, tol=1e-2, random_state=0),
+    "InfiniteFeatureClassifier": lambda: InfiniteFeatureClassifier(
+        max_features=5, n_candidates=10, loss="logistic", random_state=0),
+    "FGMClassifier": lambda: FGMClassifier(B=2, max_iter=3, loss="logistic"),
+}
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=1,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def _data(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((N, M))
+    X[:, 2] = 50 + 10 * X[:, 2]  # a column in other units
+    return pd.DataFrame(X, columns=COLUMNS), X[:, 0] - 0.5 * X[:, 1]
+
+
+def _y3(f):
+    return np.array(["lo", "mid", "hi"])[np.digitize(f, np.quantile(f, [1 / 3, 2 / 3]))]
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, f = _data(0)
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for name, make in MODELS.items():
+            out[name] = make().fit(X, _y3(f))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_dask_dataframe_of_one_partition_is_predicted_to_the_last_bit(client, fitted,
+                                                                         name, dtype):
+    # its partition is Fortran-ordered; the in-memory X is made C-ordered
+    est = fitted[name]
+    X, _ = _data(1)
+    X = X.astype(dtype)
+    Xd = dd.from_pandas(X, npartitions=1)
+    for method in ("decision_function", "predict_proba", "predict"):
+        expected = getattr(est, method)(X)
+        got = getattr(est, method)(Xd).compute()
+        assert got.dtype == expected.dtype, (method, got.dtype)
+        np.testing.assert_array_equal(got, expected, err_msg=method)
