@@ -10,7 +10,13 @@ What did not hold; each test below failed before its fix:
   kernel, GrFL and FGM models' predictions of a DataFrame of one partition
   differed from the in-memory ones in the last bits (BLAS sums the other
   layout in another order; on tied classes labels could differ).  The
-  blocks are now made C-ordered where they are checked.
+  blocks are now made C-ordered where they are checked.  (GrFL's family
+  also ran scikit-learn's ``check_array`` on such a block, importing
+  scikit-learn on the workers; a C-ordered block skips it.)
+- A Dask DataFrame with an empty partition (a filter's) failed GrFL's lazy
+  prediction on ``compute()`` with "Found array with 0 sample(s)": the
+  family's check of the block refused it.  An empty block now has no
+  learned columns.
 """
 
 import warnings
@@ -88,3 +94,23 @@ def test_a_dask_dataframe_of_one_partition_is_predicted_to_the_last_bit(client, 
         got = getattr(est, method)(Xd).compute()
         assert got.dtype == expected.dtype, (method, got.dtype)
         np.testing.assert_array_equal(got, expected, err_msg=method)
+
+
+def test_an_empty_partition_is_predicted_by_grfl(client, fitted):
+    # a filtered DataFrame's partition of no rows: the family's check of the
+    # block ("Found array with 0 sample(s)") failed the whole prediction
+    from kernlearn import InfiniteFeatureRegressor
+
+    X, f = _data(0)
+    tasks = np.where(np.arange(N) % 3 == 0, "a", "b")
+    reg = InfiniteFeatureRegressor(max_features=5, n_candidates=10, random_state=0)
+    reg.fit(X, f, task_index=tasks)
+    Xt, _ = _data(1)
+    Xd = dd.from_pandas(Xt, npartitions=3).map_partitions(lambda p: p[p.index >= 30])
+    kept = Xt.iloc[30:]
+    got = reg.predict(Xd, task_index=da.from_array(tasks[30:], chunks=20)).compute()
+    np.testing.assert_array_equal(got, reg.predict(kept, task_index=tasks[30:]))
+    clf = fitted["InfiniteFeatureClassifier"]
+    for method in ("predict", "decision_function", "predict_proba"):
+        np.testing.assert_array_equal(getattr(clf, method)(Xd).compute(),
+                                      getattr(clf, method)(kept), err_msg=method)

@@ -207,6 +207,10 @@ class LearnedFeatures(_Standardized):
 
     def columns(self, X):
         """The learned columns of standardised inputs (the estimator's ``transform``)."""
+        if X.shape[0] == 0:
+            # an empty row block of a Dask X (a filtered DataFrame's partition):
+            # the families' input check refuses no rows, as in-memory X must be
+            return np.zeros((0, self.feature_scales.size))
         return self.family.columns(self.features, X) * self.feature_scales.ravel()
 
     def __call__(self, X, positions=None):
