@@ -17,6 +17,9 @@ What did not hold; each test below failed before its fix:
   prediction on ``compute()`` with "Found array with 0 sample(s)": the
   family's check of the block refused it.  An empty block now has no
   learned columns.
+- FGM's lazy prediction held its coefficients (``n_features x n_outputs``)
+  in every row block's task, sent to the workers once per block; they are
+  now one key of the graph, as the other models' decision objects.
 """
 
 import warnings
@@ -114,3 +117,24 @@ def test_an_empty_partition_is_predicted_by_grfl(client, fitted):
     for method in ("predict", "decision_function", "predict_proba"):
         np.testing.assert_array_equal(getattr(clf, method)(Xd).compute(),
                                       getattr(clf, method)(kept), err_msg=method)
+
+
+def test_fgms_coefficients_are_one_key_of_the_graph():
+    # they were within every row block's task (n_features x n_outputs each,
+    # sent to the workers per block), as the other models' decision objects are not
+    import cloudpickle
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 400))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fgm = FGMClassifier(B=20, max_iter=3, loss="logistic").fit(X, np.arange(200) % 4)
+    Xd = da.from_array(X, chunks=(20, 400))
+    for method in ("predict", "decision_function", "predict_proba"):
+        lazy = getattr(fgm, method)(Xd)
+        graph = dict(lazy.__dask_graph__())
+        heavy = [k for k, v in graph.items() if k[0] != Xd.name
+                 and len(cloudpickle.dumps(v)) > fgm.coef_.nbytes]
+        assert len(heavy) == 1, (method, len(heavy), Xd.numblocks)
+        np.testing.assert_array_equal(lazy.compute(scheduler="sync"),
+                                      getattr(fgm, method)(X), err_msg=method)

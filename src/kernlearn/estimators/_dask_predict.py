@@ -173,7 +173,12 @@ def map_row_blocks(est, X, fn, width=None, dtype=float, what=None, post=None):
     dask.array.Array of shape (n_samples,) or (n_samples, width)
         With ``X``'s row chunks.
     """
-    return _map_checked(est, dask_rows(est, X), fn, (), width, dtype, what, post)
+    from ._decisions import applied
+
+    # fn (FGM's: its coefficients, n_features x n_outputs) sent once as one key of
+    # the graph: within every block's task it was sent to the workers per block
+    return _map_checked(est, dask_rows(est, X), applied, [_shipped(fn)], width, dtype,
+                        what, post)
 
 
 def _map_checked(est, X, fn, args, width, dtype, what, post):

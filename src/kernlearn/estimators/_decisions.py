@@ -27,7 +27,7 @@ from ..utils._sparse import canonical_sparse
 from ._input_range import bounded_inputs
 
 __all__ = ["KernelExpansion", "LandmarkExpansion", "LearnedFeatures", "TaskKernelModel",
-           "block_numbers",
+           "applied", "block_numbers",
            "chained", "class_labels", "evaluate_block", "one_column_as_vector"]
 
 _FLOATS = (np.float64, np.float32)
@@ -75,6 +75,13 @@ def evaluate_block(block, decision, positions=None):
         The block's decision values.
     """
     return decision(block_numbers(block), None if positions is None else positions[:, 0])
+
+
+def applied(block, fn):
+    """``fn(block)``: the function mapped over the row blocks of Dask ``X`` by
+    :func:`~kernlearn.estimators._dask_predict.map_row_blocks`, ``fn`` (FGM's
+    scores) one key of the graph (here: the workers import this module)."""
+    return fn(block)
 
 
 def one_column_as_vector(D):
