@@ -20,6 +20,10 @@ What did not hold; each test below failed before its fix:
 - FGM's lazy prediction held its coefficients (``n_features x n_outputs``)
   in every row block's task, sent to the workers once per block; they are
   now one key of the graph, as the other models' decision objects.
+- The multitask MKL models' lazy prediction of a ``dask.array`` of sparse
+  chunks failed on ``compute()`` with NumPy's "setting an array element
+  with a sequence" (in memory: "dense data is required"); it is refused
+  when called, in words.
 """
 
 import warnings
@@ -138,3 +142,23 @@ def test_fgms_coefficients_are_one_key_of_the_graph():
         assert len(heavy) == 1, (method, len(heavy), Xd.numblocks)
         np.testing.assert_array_equal(lazy.compute(scheduler="sync"),
                                       getattr(fgm, method)(X), err_msg=method)
+
+
+@pytest.mark.parametrize("method", ["predict", "decision_function"])
+def test_sparse_chunks_are_refused_by_the_multitask_models_at_once(method):
+    # in memory sparse X is refused ("dense data is required"); the lazy
+    # prediction failed on compute() with NumPy's "setting an array element
+    # with a sequence"
+    import scipy.sparse as sp
+
+    from kernlearn import MultitaskMKLClassifier, MultitaskMKLRegressor
+
+    X, f = _data(0)
+    X = X.to_numpy()
+    tasks = np.arange(N) % 2
+    make = MultitaskMKLRegressor if method == "predict" else MultitaskMKLClassifier
+    est = make().fit(X, f if method == "predict" else f > 0, task_index=tasks)
+    Xd = da.from_array(sp.csr_matrix(X), chunks=(30, M), asarray=False)
+    with pytest.raises(TypeError, match="sparse chunks, but multitask MKL models predict "
+                                        "dense X only"):
+        getattr(est, method)(Xd, task_index=tasks)

@@ -251,6 +251,15 @@ class TaskKernelModel:
         self.model, self.kernels, self.buckets = model, kernels, buckets
         self.train_rows, self.y_scale, self.y_mean = train_rows, y_scale, y_mean
 
+    def refuse_kind(self, meta):
+        """Refuse sparse blocks at once (from ``X``'s empty meta block), as the
+        in-memory prediction refuses sparse ``X``: a lazy prediction failed on
+        ``compute()`` with NumPy's "setting an array element with a sequence"."""
+        if sp.issparse(meta):
+            raise TypeError("X has sparse chunks, but multitask MKL models predict dense X "
+                            "only: make its chunks dense (X.map_blocks(lambda b: "
+                            "b.toarray())).")
+
     def __call__(self, X, positions):
         """Predictions of the rows ``X`` (or of stacked test Grams, kernels first),
         each of its task ``positions``."""
