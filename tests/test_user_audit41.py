@@ -24,6 +24,12 @@ What did not hold; each test below failed before its fix:
   chunks failed on ``compute()`` with NumPy's "setting an array element
   with a sequence" (in memory: "dense data is required"); it is refused
   when called, in words.
+- A Dask array stacking test Gram matrices ``(F, n_test, n_train)`` for
+  ``PNormMKLClassifier`` or ``MultitaskMKL*`` of precomputed kernels was
+  refused ("... got Array") where the NumPy stack is predicted: it is read
+  whole, as in memory.  A 2-D Dask ``X`` (rows) given to them is refused
+  when called, in the in-memory words (the multitask models failed on
+  ``compute()`` with "too many indices for array").
 """
 
 import warnings
@@ -162,3 +168,33 @@ def test_sparse_chunks_are_refused_by_the_multitask_models_at_once(method):
     with pytest.raises(TypeError, match="sparse chunks, but multitask MKL models predict "
                                         "dense X only"):
         getattr(est, method)(Xd, task_index=tasks)
+
+
+def _precomputed_models():
+    from kernlearn import MultitaskMKLClassifier
+
+    rng = np.random.default_rng(0)
+    X, Xt = rng.standard_normal((60, 4)), rng.standard_normal((40, 4))
+    y = np.where(X[:, 0] > 0, "yes", "no")
+    grams, test = [X @ X.T], np.stack([Xt @ X.T])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        pnorm = PNormMKLClassifier(kernels="precomputed", **FAST).fit(grams, y)
+        mt = MultitaskMKLClassifier(kernels="precomputed").fit(grams, y,
+                                                               task_index=np.arange(60) % 2)
+    return [(pnorm, {}), (mt, {"task_index": np.arange(40) % 2})], test
+
+
+def test_a_dask_stack_of_test_grams_is_predicted_and_rows_refused_at_once():
+    # a (F, n_test, n_train) Dask array was refused ("X must be a non-empty list
+    # of Gram matrices ..., got Array") where the NumPy stack is predicted; a
+    # 2-D Dask X (rows) failed the multitask model on compute() with "too many
+    # indices for array"
+    models, test = _precomputed_models()
+    stack = da.from_array(test, chunks=(1, 16, 60))
+    for est, kw in models:
+        for method in ("predict", "decision_function"):
+            np.testing.assert_array_equal(getattr(est, method)(stack, **kw),
+                                          getattr(est, method)(test, **kw))
+        with pytest.raises(TypeError, match="X must be a non-empty list of Gram matrices"):
+            est.decision_function(stack[0], **kw)

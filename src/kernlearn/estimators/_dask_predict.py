@@ -249,6 +249,10 @@ def decided(est, X, decision, validate, post=None, width=None, dtype=float, *,
                 args.append(pos)
         return _map_checked(est, X, evaluate_block, args, width, dtype, "decision values",
                             post)
+    if is_dask_input(X):
+        # a stack of test Gram matrices (kernels first; their rows are its second axis):
+        # read whole, as in memory (the models' checks refused a Dask array)
+        X = X.compute()
     X = validate(X)
     pos = None
     if positions is not None:

@@ -106,6 +106,15 @@ def chained(D, steps):
     return D
 
 
+def _refuse_rows_for_grams(precomputed, meta):
+    """Refuse a Dask ``X`` of rows (its empty 2-D ``meta`` block) given to a model of
+    precomputed kernels (it predicts F test Gram matrices), in the in-memory words."""
+    if precomputed:
+        from ..gram import check_gram_list  # (in the client: it imports scikit-learn)
+
+        check_gram_list(meta, "X")
+
+
 class _Standardized:
     """The input standardisation of the fit (``None``: the inputs as given), then
     the inputs clipped to ``x_range``, refused beyond it or left, as
@@ -144,6 +153,12 @@ class KernelExpansion(_Standardized):
     def __init__(self, standardization, kernel_list, kernel_weights, dual_coef, support):
         self.standardization, self.kernel_list = standardization, kernel_list
         self.kernel_weights, self.dual_coef, self.support = kernel_weights, dual_coef, support
+
+    def refuse_kind(self, meta):
+        """As :meth:`_Standardized.refuse_kind`; a model of precomputed kernels refuses
+        rows (a 2-D ``X``) as in memory, at once (it failed on ``compute()``)."""
+        super().refuse_kind(meta)
+        _refuse_rows_for_grams(self.standardization is None, meta)
 
     def __call__(self, X, positions=None):
         return decision_values(self.kernel_list, self.kernel_weights, self.dual_coef,
@@ -259,6 +274,7 @@ class TaskKernelModel:
             raise TypeError("X has sparse chunks, but multitask MKL models predict dense X "
                             "only: make its chunks dense (X.map_blocks(lambda b: "
                             "b.toarray())).")
+        _refuse_rows_for_grams(self.kernels.precomputed, meta)
 
     def __call__(self, X, positions):
         """Predictions of the rows ``X`` (or of stacked test Grams, kernels first),
