@@ -30,6 +30,9 @@ What did not hold; each test below failed before its fix:
   whole, as in memory.  A 2-D Dask ``X`` (rows) given to them is refused
   when called, in the in-memory words (the multitask models failed on
   ``compute()`` with "too many indices for array").
+- A GrFL model of ``GaborFeatures`` imported scikit-learn on the workers
+  (its family's ``check_array`` of every block); plain float blocks now
+  skip it, as the Fourier family's do.
 """
 
 import warnings
@@ -198,3 +201,33 @@ def test_a_dask_stack_of_test_grams_is_predicted_and_rows_refused_at_once():
                                           getattr(est, method)(test, **kw))
         with pytest.raises(TypeError, match="X must be a non-empty list of Gram matrices"):
             est.decision_function(stack[0], **kw)
+
+
+def test_a_gabor_grfl_model_predicts_dask_blocks_without_scikit_learn(tmp_path):
+    # the Gabor family's check of each block imported scikit-learn on the workers
+    # (check_array), which the Dask prediction promises they never import
+    import subprocess
+    import sys
+
+    import cloudpickle
+
+    from kernlearn.families import GaborFeatures
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 64))
+    clf = InfiniteFeatureClassifier(family=GaborFeatures(image_shape=(8, 8), filter_size=3),
+                                    max_features=3, n_candidates=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, X[:, 0] > 0)
+    lazy = clf.decision_function(da.from_array(X, chunks=(20, 64)))
+    (tmp_path / "lazy").write_bytes(cloudpickle.dumps(lazy))
+    (tmp_path / "expected").write_bytes(cloudpickle.dumps(clf.decision_function(X)))
+    check = ("import pickle, sys, numpy as np; d = sys.argv[1]; "
+             "lazy = pickle.loads(open(d + '/lazy', 'rb').read()); "
+             "got = lazy.compute(scheduler='sync'); "
+             "assert np.array_equal(got, pickle.loads(open(d + '/expected', 'rb').read())); "
+             "print(sorted(m for m in sys.modules if m.startswith('sklearn')))")
+    out = subprocess.run([sys.executable, "-c", check, str(tmp_path)],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
