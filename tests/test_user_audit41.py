@@ -33,8 +33,12 @@ What did not hold; each test below failed before its fix:
 - A GrFL model of ``GaborFeatures`` imported scikit-learn on the workers
   (its family's ``check_array`` of every block); plain float blocks now
   skip it, as the Fourier family's do.
+- A ``dask.array`` of text with a cell that is not a number failed with
+  NumPy's "could not convert string to float: 'x'" alone; it is named by
+  row over all of ``X`` and column, in the in-memory words.
 """
 
+import re
 import warnings
 
 import numpy as np
@@ -231,3 +235,22 @@ def test_a_gabor_grfl_model_predicts_dask_blocks_without_scikit_learn(tmp_path):
     out = subprocess.run([sys.executable, "-c", check, str(tmp_path)],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names")
+@pytest.mark.parametrize("name", ["PNormMKLClassifier", "FGMClassifier"])
+def test_a_text_cell_that_is_not_a_number_is_named_as_in_memory(client, fitted, name):
+    # a dask.array of text was read with astype(float): NumPy's "could not
+    # convert string to float: 'x'" alone, no row, column or model
+    est = fitted[name]
+    X, _ = _data(1)
+    text = X.to_numpy().astype(str)
+    text[50, 3] = "x"
+    expected = "X has a value that is not a number ('x' at row 50, column 3: could not"
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        est.predict(text)
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        est.predict(da.from_array(text, chunks=(30, 2))).compute()
+    text[50, 3] = "1.5"  # (numbers as text: read as in memory)
+    np.testing.assert_array_equal(est.predict(da.from_array(text, chunks=(30, 2))).compute(),
+                                  est.predict(text))
