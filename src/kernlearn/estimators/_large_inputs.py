@@ -158,7 +158,7 @@ def dask_array_numbers(est, X):
     array was fitted on its real parts by GrFL, and failed on a worker with
     NumPy's "Iterator operand 0 dtype could not be cast ..." in FGM), and text
     or objects are read as floats, as in memory (a cell that is not a number
-    fails where it is read, naming its value).
+    fails where it is read, naming its value, row and column: :func:`block_floats`).
 
     Parameters
     ----------

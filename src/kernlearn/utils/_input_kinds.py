@@ -9,7 +9,8 @@ numbers or a structured array were refused in NumPy's words, naming neither
 the argument nor what to do.  :func:`refuse_unlike_array` names each of
 them (and a DataFrame's complex columns; complex numbers in scikit-learn's
 words first, which its estimator checks look for); :func:`first_non_number`
-finds the cell an object or text array cannot give a number for, and
+finds the cell an object or text array cannot give a number for
+(:func:`block_floats` in a row block of a Dask array, on its worker), and
 :func:`ragged_rows` two rows of a list that differ in length and
 :func:`first_bad_weight` the first weight that is not a non-negative
 number.  The estimators' validation (:func:`kernlearn.estimators._base.validate_data`,
