@@ -17,6 +17,7 @@ from ..utils._finite import first_non_finite, non_finite_message, refuse_non_fin
 from ..utils._input_kinds import (
     first_bad_weight,
     first_non_number,
+    not_a_number_message,
     ragged_rows,
     refuse_unlike_array,
 )
@@ -237,8 +238,7 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
         cell = first_non_number(X)  # (NumPy's "could not convert ..." named no cell)
         if cell is not None:
             # (NumPy's words and exception type kept: scikit-learn's checks look for them)
-            raise type(exc)(f"X has a value that is not a number ({cell}: {exc}); "
-                            f"{type(est).__name__} needs numbers: encode or drop it.") from exc
+            raise type(exc)(not_a_number_message(cell, exc, type(est).__name__)) from exc
         moved = _reordered_error(est, X, kwargs)
         if moved is not None:
             raise moved from exc

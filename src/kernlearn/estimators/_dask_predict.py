@@ -173,7 +173,12 @@ def map_row_blocks(est, X, fn, width=None, dtype=float, what=None, post=None):
     dask.array.Array of shape (n_samples,) or (n_samples, width)
         With ``X``'s row chunks.
     """
-    return _map_checked(est, dask_rows(est, X), fn, (), width, dtype, what, post)
+    from ._decisions import applied
+
+    # fn (FGM's: its coefficients, n_features x n_outputs) sent once as one key of
+    # the graph: within every block's task it was sent to the workers per block
+    return _map_checked(est, dask_rows(est, X), applied, [_shipped(fn)], width, dtype,
+                        what, post)
 
 
 def _map_checked(est, X, fn, args, width, dtype, what, post):
@@ -244,6 +249,10 @@ def decided(est, X, decision, validate, post=None, width=None, dtype=float, *,
                 args.append(pos)
         return _map_checked(est, X, evaluate_block, args, width, dtype, "decision values",
                             post)
+    if is_dask_input(X):
+        # a stack of test Gram matrices (kernels first; their rows are its second axis):
+        # read whole, as in memory (the models' checks refused a Dask array)
+        X = X.compute()
     X = validate(X)
     pos = None
     if positions is not None:

@@ -27,7 +27,7 @@ from ..utils._sparse import canonical_sparse
 from ._input_range import bounded_inputs
 
 __all__ = ["KernelExpansion", "LandmarkExpansion", "LearnedFeatures", "TaskKernelModel",
-           "block_numbers",
+           "applied", "block_numbers",
            "chained", "class_labels", "evaluate_block", "one_column_as_vector"]
 
 _FLOATS = (np.float64, np.float32)
@@ -77,6 +77,13 @@ def evaluate_block(block, decision, positions=None):
     return decision(block_numbers(block), None if positions is None else positions[:, 0])
 
 
+def applied(block, fn):
+    """``fn(block)``: the function mapped over the row blocks of Dask ``X`` by
+    :func:`~kernlearn.estimators._dask_predict.map_row_blocks`, ``fn`` (FGM's
+    scores) one key of the graph (here: the workers import this module)."""
+    return fn(block)
+
+
 def one_column_as_vector(D):
     """Decision values of one output as a vector (two classes, one target)."""
     return D[:, 0] if D.ndim == 2 and D.shape[1] == 1 else D
@@ -97,6 +104,15 @@ def chained(D, steps):
     for step in steps:
         D = D if step is None else step(D)
     return D
+
+
+def _refuse_rows_for_grams(precomputed, meta):
+    """Refuse a Dask ``X`` of rows (its empty 2-D ``meta`` block) given to a model of
+    precomputed kernels (it predicts F test Gram matrices), in the in-memory words."""
+    if precomputed:
+        from ..gram import check_gram_list  # (in the client: it imports scikit-learn)
+
+        check_gram_list(meta, "X")
 
 
 class _Standardized:
@@ -137,6 +153,12 @@ class KernelExpansion(_Standardized):
     def __init__(self, standardization, kernel_list, kernel_weights, dual_coef, support):
         self.standardization, self.kernel_list = standardization, kernel_list
         self.kernel_weights, self.dual_coef, self.support = kernel_weights, dual_coef, support
+
+    def refuse_kind(self, meta):
+        """As :meth:`_Standardized.refuse_kind`; a model of precomputed kernels refuses
+        rows (a 2-D ``X``) as in memory, at once (it failed on ``compute()``)."""
+        super().refuse_kind(meta)
+        _refuse_rows_for_grams(self.standardization is None, meta)
 
     def __call__(self, X, positions=None):
         return decision_values(self.kernel_list, self.kernel_weights, self.dual_coef,
@@ -207,6 +229,10 @@ class LearnedFeatures(_Standardized):
 
     def columns(self, X):
         """The learned columns of standardised inputs (the estimator's ``transform``)."""
+        if X.shape[0] == 0:
+            # an empty row block of a Dask X (a filtered DataFrame's partition):
+            # the families' input check refuses no rows, as in-memory X must be
+            return np.zeros((0, self.feature_scales.size))
         return self.family.columns(self.features, X) * self.feature_scales.ravel()
 
     def __call__(self, X, positions=None):
@@ -239,6 +265,16 @@ class TaskKernelModel:
     def __init__(self, model, kernels, buckets, train_rows=None, y_scale=None, y_mean=None):
         self.model, self.kernels, self.buckets = model, kernels, buckets
         self.train_rows, self.y_scale, self.y_mean = train_rows, y_scale, y_mean
+
+    def refuse_kind(self, meta):
+        """Refuse sparse blocks at once (from ``X``'s empty meta block), as the
+        in-memory prediction refuses sparse ``X``: a lazy prediction failed on
+        ``compute()`` with NumPy's "setting an array element with a sequence"."""
+        if sp.issparse(meta):
+            raise TypeError("X has sparse chunks, but multitask MKL models predict dense X "
+                            "only: make its chunks dense (X.map_blocks(lambda b: "
+                            "b.toarray())).")
+        _refuse_rows_for_grams(self.kernels.precomputed, meta)
 
     def __call__(self, X, positions):
         """Predictions of the rows ``X`` (or of stacked test Grams, kernels first),

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..partitioned import _is_dask_array, _is_dask_frame, is_out_of_core
-from ..utils._input_kinds import refuse_unlike_array
+from ..utils._input_kinds import block_floats, refuse_unlike_array
 from ._base import (
     _non_numeric_error,
     _reordered_error,
@@ -158,7 +158,7 @@ def dask_array_numbers(est, X):
     array was fitted on its real parts by GrFL, and failed on a worker with
     NumPy's "Iterator operand 0 dtype could not be cast ..." in FGM), and text
     or objects are read as floats, as in memory (a cell that is not a number
-    fails where it is read, naming its value).
+    fails where it is read, naming its value, row and column: :func:`block_floats`).
 
     Parameters
     ----------
@@ -173,4 +173,9 @@ def dask_array_numbers(est, X):
     if not isinstance(meta, np.ndarray):  # (sparse chunks: numbers by construction)
         return X
     refuse_unlike_array(meta, "X", type(est).__name__)
-    return X.astype(np.float64) if meta.dtype.kind in "USO" else X
+    if meta.dtype.kind not in "USO":
+        return X
+    # (each block on its worker; a cell that is not a number named by row and column,
+    # where X.astype(float) raised NumPy's "could not convert string to float" alone)
+    return X.map_blocks(block_floats, type(est).__name__, dtype=np.float64,
+                        meta=np.zeros((0,) * X.ndim))

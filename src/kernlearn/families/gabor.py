@@ -20,7 +20,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ..preprocessing import check_center
-from ._infinite import InfiniteFamily
+from ._infinite import InfiniteFamily, plain_float_matrix
 
 __all__ = ["GaborFeatures", "gabor_filter"]
 
@@ -181,9 +181,12 @@ class GaborFeatures(InfiniteFamily):
         X = np.asarray(X) if not hasattr(X, "toarray") else X.toarray()
         if X.ndim == 3:
             X = X.reshape(X.shape[0], -1)
-        from sklearn.utils.validation import check_array  # (the family module: no import)
+        if not plain_float_matrix(X):
+            # (plain float rows skip scikit-learn's check, which returns them as they
+            # are: a Dask worker's blocks are such, and no worker imports scikit-learn)
+            from sklearn.utils.validation import check_array
 
-        X = check_array(X, dtype=[np.float64, np.float32], input_name="X")
+            X = check_array(X, dtype=[np.float64, np.float32], input_name="X")
         h, w = self._shape()
         if X.shape[1] != h * w:
             raise ValueError(

@@ -232,6 +232,11 @@ def checked_rows(block, *args, block_info=None, fn, who, names=None, what=None, 
         start = block_info[0]["array-location"][0][0]
         number = block_info[0]["chunk-location"][0]
     refuse_non_finite_block(block, who, start, number, names)
+    if isinstance(block, np.ndarray) and not block.flags.c_contiguous:
+        # C-ordered, as the in-memory validation gives X (order="C"): a Dask
+        # DataFrame's partitions are Fortran-ordered, and BLAS sums them in
+        # another order (decision values differing in the last bits, labels on ties)
+        block = np.ascontiguousarray(block)
     try:
         out = fn(block, *args)
     except ValueError as exc:

@@ -9,7 +9,8 @@ numbers or a structured array were refused in NumPy's words, naming neither
 the argument nor what to do.  :func:`refuse_unlike_array` names each of
 them (and a DataFrame's complex columns; complex numbers in scikit-learn's
 words first, which its estimator checks look for); :func:`first_non_number`
-finds the cell an object or text array cannot give a number for, and
+finds the cell an object or text array cannot give a number for
+(:func:`block_floats` in a row block of a Dask array, on its worker), and
 :func:`ragged_rows` two rows of a list that differ in length and
 :func:`first_bad_weight` the first weight that is not a non-negative
 number.  The estimators' validation (:func:`kernlearn.estimators._base.validate_data`,
@@ -144,6 +145,16 @@ def first_non_number(values):
         when ``values`` is not a 1-D or 2-D NumPy array of text or objects or
         every cell converts.
     """
+    found = _first_non_number_index(values)
+    if found is None:
+        return None
+    index, v = found
+    position = f"row {index[0]}" + (f", column {index[1]}" if len(index) > 1 else "")
+    return f"{plain_value(v)!r} at {position}"
+
+
+def _first_non_number_index(values):
+    """``(index, value)`` of :func:`first_non_number`'s cell, or None."""
     if not (isinstance(values, np.ndarray) and values.dtype.kind in "OUS"
             and values.ndim in (1, 2)):
         return None
@@ -153,9 +164,62 @@ def first_non_number(values):
         try:
             float(v)
         except (TypeError, ValueError):
-            position = f"row {index[0]}" + (f", column {index[1]}" if len(index) > 1 else "")
-            return f"{plain_value(v)!r} at {position}"
+            return index, v
     return None
+
+
+def not_a_number_message(cell, exc, who):
+    """The sentence refusing ``X`` for a cell that is not a number.
+
+    Parameters
+    ----------
+    cell : str
+        The cell, as :func:`first_non_number` names it.
+    exc : Exception
+        NumPy's refusal (its words kept: scikit-learn's checks look for them).
+    who : str
+        The estimator's name.
+
+    Returns
+    -------
+    str
+    """
+    return (f"X has a value that is not a number ({cell}: {exc}); "
+            f"{who} needs numbers: encode or drop it.")
+
+
+def block_floats(block, who, block_info=None):
+    """A row block of text or objects of a Dask ``X`` as float64, on its worker.
+
+    A cell that is not a number is refused as in memory, by its row over all
+    of ``X`` (within its row block when the blocks' sizes are unknown) and
+    its column (NumPy's "could not convert string to float" named neither).
+
+    Parameters
+    ----------
+    block : ndarray of shape (n_rows, n_columns)
+    who : str
+        The estimator's name.
+    block_info : dict, optional
+        Dask's description of the block (its position), given by ``map_blocks``.
+
+    Returns
+    -------
+    ndarray of float64
+    """
+    try:
+        return block.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        found = _first_non_number_index(block)
+        if found is None or block.ndim != 2:
+            raise
+        (i, j), v = found
+        (row0, _), (col0, _) = (block_info[0]["array-location"] if block_info
+                                else ((0, 0), (0, 0)))
+        row = (f"row {i} of row block {block_info[0]['chunk-location'][0]}"
+               if block_info and row0 != row0 else f"row {int(row0) + i}")
+        cell = f"{plain_value(v)!r} at {row}, column {int(col0) + j}"
+        raise type(exc)(not_a_number_message(cell, exc, who)) from exc
 
 
 def _first_cell(marks):
