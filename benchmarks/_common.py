@@ -1,5 +1,6 @@
-"""Helpers shared by the benchmark scripts: timing medians and table printing."""
+"""Helpers shared by the benchmark scripts: timing medians, table printing, Reuters."""
 
+import bz2
 import statistics
 import time
 
@@ -37,3 +38,24 @@ def parse_seeds(text):
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"--seeds {text!r}: give distinct integers like 0,1,2")
     return seeds
+
+
+def reuters_split():
+    """Reuters' official training and test split, CSR, from the data folder.
+
+    The folder is :func:`kernlearn.datafiles.data_home`'s (``$KERNLEARN_DATA``
+    overrides ``../shared/datasets``).
+
+    Returns
+    -------
+    X, y, X_test, y_test
+    """
+    import scipy.sparse as sp
+    from sklearn.datasets import load_svmlight_file
+
+    from kernlearn.datafiles import data_home
+
+    folder = data_home() / "reuters"
+    X, y = load_svmlight_file(bz2.open(folder / "reuters.trn.bz2"))
+    Xt, yt = load_svmlight_file(bz2.open(folder / "reuters.tst.bz2"), n_features=X.shape[1])
+    return sp.csr_matrix(X), y, sp.csr_matrix(Xt), yt

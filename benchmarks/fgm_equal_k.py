@@ -30,7 +30,6 @@ Usage::
 """
 
 import argparse
-import bz2
 import json
 import sys
 import warnings
@@ -39,22 +38,18 @@ from pathlib import Path
 import numpy as np
 
 import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
 
 from kernlearn.datasets import make_fgm_synthetic
 from kernlearn import FGMClassifier
 from kernlearn.demo import compare_at_equal_k, format_table, l1_paths
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _common import reuters_split  # noqa: E402
 from suite import load_set, split_capped, suite_dir, suite_sets  # noqa: E402
 
-REUTERS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "reuters"
-
-
 def _reuters():
-    X, y = load_svmlight_file(bz2.open(REUTERS / "reuters.trn.bz2"))
-    Xt, yt = load_svmlight_file(bz2.open(REUTERS / "reuters.tst.bz2"), n_features=X.shape[1])
-    return sp.csc_matrix(X), y, sp.csr_matrix(Xt), yt
+    X, y, Xt, yt = reuters_split()
+    return sp.csc_matrix(X), y, Xt, yt
 
 
 def _suite_set(name, max_rows, seed):

@@ -29,7 +29,6 @@ import os
 os.environ["OMP_NUM_THREADS"] = "1"  # (before NumPy: its BLAS reads it at load)
 
 import argparse  # noqa: E402
-import bz2  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
@@ -37,7 +36,6 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
-from sklearn.datasets import load_svmlight_file  # noqa: E402
 from sklearn.kernel_approximation import Nystroem  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
@@ -45,18 +43,13 @@ from sklearn.svm import LinearSVC  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import markdown_table  # noqa: E402
+from _common import markdown_table, reuters_split  # noqa: E402
 
 from kernlearn import InfiniteFeatureClassifier  # noqa: E402
 
-REUTERS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "reuters"
-
-
 def reuters():
-    """Reuters' official split, CSR (as ``fgm_equal_k.py`` reads it)."""
-    X, y = load_svmlight_file(bz2.open(REUTERS / "reuters.trn.bz2"))
-    Xt, yt = load_svmlight_file(bz2.open(REUTERS / "reuters.tst.bz2"), n_features=X.shape[1])
-    return sp.csr_matrix(X), y, sp.csr_matrix(Xt), yt
+    """Reuters' official split, CSR (``_common.reuters_split``)."""
+    return reuters_split()
 
 
 def wide(rows=200, cols=20000, density=0.005, n_test=1000, seed=0):
