@@ -110,6 +110,8 @@ def test_run_writes_table_and_correct_gaps(suite, data, tmp_path, capsys):
             "FGMClassifier,FGMRegressor,LowRankKernelClassifier",
             "--max-rows",
             "50",
+            "--cold-start",
+            "0",
             "--out",
             str(out),
             "--md",
@@ -252,7 +254,8 @@ def test_mean_over_seeds_compares_mean_scores(suite):
 
 
 def test_seeds_option_runs_every_seed_and_averages(suite, data, tmp_path, capsys):
-    args = ["--estimators", "FGMClassifier,FGMRegressor", "--max-rows", "50"]
+    args = ["--estimators", "FGMClassifier,FGMRegressor", "--max-rows", "50",
+            "--cold-start", "0"]
     out, md = tmp_path / "multi.json", tmp_path / "multi.md"
     result = suite.main([*args, "--seeds", "0,2", "--out", str(out), "--md", str(md)])
     printed = capsys.readouterr().out
@@ -300,3 +303,34 @@ def test_seeds_option_runs_every_seed_and_averages(suite, data, tmp_path, capsys
         suite.main([*args, "--seed", "1", "--seeds", "0,1"])
     with pytest.raises(SystemExit):
         suite.main([*args, "--seeds", "0,0"])
+
+
+def test_cold_start_column_is_the_median_first_minus_warm(suite, data, tmp_path, monkeypatch):
+    # the new processes themselves are fgm_cold_start.py's (tested there); here the
+    # column: which estimators are measured, how often, and which clock is read
+    calls = []
+
+    def fake(names, runs, cache_dir=None):
+        calls.append((list(names), runs))
+        # per process: [wall, cpu] of the first fit and of the warm fits
+        firsts = {"FGMClassifier": [0.30, 0.50, 0.20], "FGMRegressor": [0.10, 0.10, 0.10]}
+        return {
+            n: {"new proc": [{"first": [9.0, f], "warm": [0.0, 0.05]} for f in firsts[n]]}
+            for n in names
+        }, [1.0]
+
+    monkeypatch.setattr(suite.fgm_cold_start, "measure_new_process", fake)
+    result = suite.main(["--estimators", "FGMClassifier,FGMRegressor", "--max-rows", "50",
+                         "--cold-start", "3", "--out", str(tmp_path / "c.json")])
+    assert calls == [(["FGMClassifier", "FGMRegressor"], 3)]
+    cold = {s["estimator"]: s["cold_start_seconds"] for s in result["summary"]}
+    assert cold == pytest.approx({"FGMClassifier": 0.25, "FGMRegressor": 0.05})
+    assert "cold start +0.25 s" in result["summary_lines"][0]
+    assert result["meta"]["cold_start_runs"] == 3
+    stored = json.loads((tmp_path / "c.json").read_text())
+    assert stored["summary"][1]["cold_start_seconds"] == pytest.approx(0.05)
+    # --cold-start 0: nothing measured, no figure
+    calls.clear()
+    result = suite.main(["--estimators", "FGMRegressor", "--max-rows", "50",
+                         "--cold-start", "0", "--out", str(tmp_path / "d.json")])
+    assert calls == [] and "cold start" not in result["summary_lines"][0]

@@ -181,7 +181,7 @@ def test_suite_runs_unseen_specs(suite, unseen, tmp_path):
     X2, y2, _ = unseen.load("engel")
     assert task == "reg" and np.array_equal(X, X2) and np.array_equal(y, y2)
     result = suite.main(["--unseen", "engel", "--estimators", "FGMRegressor",
-                         "--jobs", "1", "--out", str(tmp_path / "u.json")])
+                         "--jobs", "1", "--cold-start", "0", "--out", str(tmp_path / "u.json")])
     assert result["meta"]["sets"] == ["unseen:engel"]
     (row,) = result["rows"]
     assert row["set"] == "unseen:engel" and row["error"] is None
