@@ -722,9 +722,9 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     C : float or "auto", default="auto"
         Weight of the training loss (see :class:`FGMClassifier`).  ``"auto"``
         chooses it by cross-validation, as ``LassoCV`` chooses its penalty:
-        FGM is fitted on three folds (below 2,000 rows; above, on one third
-        of the rows held out once) at ``C`` = 0.001, 0.01, 0.1, 1 and 10, then
-        at the best value divided and (up to 10) multiplied by
+        FGM is fitted on three folds (below 2,000 rows of positive weight;
+        from 2,000, one third held out once) at ``C`` = 0.001, 0.01, 0.1, 1
+        and 10, then at the best value divided and (up to 10) multiplied by
         :math:`\sqrt{10}`, and refitted on all rows at the ``C`` of lowest
         held-out squared error (``C_``, curve in ``cv_results_``).  The folds'
         fits see the inputs scaled as the fit on all rows does (by all rows'
