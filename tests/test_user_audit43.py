@@ -312,3 +312,29 @@ def test_out_of_bounds_numbers_quoted_by_the_docs():
                            (readme, (got["InfiniteFeatureRegressor"][1:]
                                      + (got["LowRankKernelRegressor"][1],)))):
         np.testing.assert_allclose(actual, quoted, atol=0.051)
+
+
+def test_pricing_subsample_thresholds_of_the_reproducibility_guide(monkeypatch):
+    """doc/reproducibility.md said GrFL subsamples its pricing rows "from 4,000
+    rows": the classifier does above 4,000 rows, the regressor above 40,000."""
+    from kernlearn.methods import grfl
+    from kernlearn.methods._grfl_select import regressor_pricing_subsample
+
+    seen = []
+    init = grfl.GrFL.__init__
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("pricing_subsample"))
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(grfl.GrFL, "__init__", spy)
+    rng = np.random.RandomState(0)
+    X = rng.randn(4001, 2)
+    for n in (4000, 4001):
+        kernlearn.InfiniteFeatureClassifier(max_features=1, n_candidates=2, n_paths=1).fit(
+            X[:n], (X[:n, 0] > 0).astype(int))
+    assert seen == [None, grfl.AUTO_PRICING_ROWS] and 2 * grfl.AUTO_PRICING_ROWS == 4000
+    assert [regressor_pricing_subsample(n) for n in (40000, 40001)] == [None, 20000]
+    text = " ".join((ROOT / "doc" / "reproducibility.md").read_text().split())
+    assert ('(`pricing_subsample="auto"`: the classifier\'s above 4,000 rows, the '
+            "regressor's above 40,000)") in text
