@@ -338,3 +338,37 @@ def test_pricing_subsample_thresholds_of_the_reproducibility_guide(monkeypatch):
     text = " ".join((ROOT / "doc" / "reproducibility.md").read_text().split())
     assert ('(`pricing_subsample="auto"`: the classifier\'s above 4,000 rows, the '
             "regressor's above 40,000)") in text
+
+
+@pytest.mark.parametrize("name", ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"])
+def test_grfl_weight_scale_acts_as_the_guide_says(name):
+    """doc/grfl.md said weights are "rescaled to mean one ..., so only the
+    ratios of the weights matter (weights ``c * w`` give the model of ``w``)":
+    a weight multiplies its row's loss as given, so ``c * w`` gives the model
+    of ``w`` at ``lambda_p / sqrt(c)`` (the docstring's rule), 0.2-0.8 away
+    from the model of ``w`` here."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(150, 3)
+    y = X[:, 0] + np.sin(2 * X[:, 1])
+    y = (y > 0).astype(int) if name.endswith("Classifier") else y
+    kw = dict(n_candidates=10, max_features=6, random_state=0, n_paths=1, inner_tol=1e-9)
+    cls = getattr(kernlearn, name)
+
+    def out(level, w=None):
+        est = cls(lambda_p=level, **kw).fit(X, y, sample_weight=w)
+        return est.decision_function(X) if hasattr(est, "decision_function") else \
+            est.predict(X)
+
+    tripled = out(0.5, np.full(150, 3.0))
+    np.testing.assert_allclose(tripled, out(0.5 / np.sqrt(3)), atol=1e-8)
+    assert np.abs(tripled - out(0.5)).max() > 0.05
+    text = " ".join(_doc_section_text("doc/grfl.md", "The parameters that matter").split())
+    assert "weights `c * w` give the model of `w` at `lambda_p / sqrt(c)`" in text
+    assert "only the ratios of the weights matter" not in text
+
+
+def _doc_section_text(path, heading):
+    text = (ROOT / path).read_text()
+    start = text.index(f"## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
