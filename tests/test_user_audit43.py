@@ -372,3 +372,25 @@ def _doc_section_text(path, heading):
     start = text.index(f"## {heading}\n")
     end = text.find("\n## ", start + 1)
     return text[start:] if end < 0 else text[start:end]
+
+
+def test_pnorm_mkl_fit_docstring_on_gamma_mean_and_weights():
+    """``PNormMKLClassifier.fit`` said ``gamma="mean"`` "uses every row
+    unweighted": rows of zero weight are left out (the guide was corrected in
+    an earlier pass, the docstring was not); the others count once each."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 3)
+    X[:10] *= 5
+    y = (X[:, 0] > 0).astype(int)
+    w = np.r_[np.zeros(10), np.ones(10), np.full(20, 3.0)]
+
+    def gamma(Xf, yf, sw=None):
+        est = kernlearn.PNormMKLClassifier(kernels=[("rbf", {"gamma": "mean"})],
+                                           standardize=False, max_iter=2, tol=None,
+                                           random_state=0)
+        return est.fit(Xf, yf, sample_weight=sw).kernel_params_[0]["gamma"]
+
+    assert gamma(X, y, w) == gamma(X[10:], y[10:]) != gamma(X, y)
+    doc = numpydoc_docscrape.FunctionDoc(kernlearn.PNormMKLClassifier.fit)
+    text = " ".join(" ".join(p.desc) for p in doc["Parameters"] if p.name == "sample_weight")
+    assert '``gamma="mean"`` uses every row of positive weight, unweighted' in text
