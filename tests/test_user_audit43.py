@@ -394,3 +394,40 @@ def test_pnorm_mkl_fit_docstring_on_gamma_mean_and_weights():
     doc = numpydoc_docscrape.FunctionDoc(kernlearn.PNormMKLClassifier.fit)
     text = " ".join(" ".join(p.desc) for p in doc["Parameters"] if p.name == "sample_weight")
     assert '``gamma="mean"`` uses every row of positive weight, unweighted' in text
+
+
+GUIDE_ESTIMATORS = {
+    "fgm": ["FGMClassifier", "FGMRegressor"],
+    "grfl": ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"],
+    "obscure": ["PNormMKLClassifier"],
+    "slkl": ["LowRankKernelRegressor", "LowRankKernelClassifier"],
+    "mtmkl": ["MultitaskMKLRegressor", "MultitaskMKLClassifier"],
+}
+
+
+@pytest.mark.parametrize("guide", sorted(GUIDE_ESTIMATORS))
+def test_guide_parameter_defaults_are_the_signatures(guide):
+    """Each guide's "The parameters that matter" gives defaults in brackets,
+    ``* `tol` (1e-3)``, ``(default `True`)``, ``(`"auto"`)``: every plain
+    value there is the default of each of the guide's estimators taking it
+    (qualified ones, "classifier default 10", are read by eye)."""
+    text = _doc_section_text(f"doc/{guide}.md", "The parameters that matter")
+    literal = re.compile(r'(?:default )?`?("?[\w.+-]+"?)`?')
+    checked, wrong = 0, []
+    for m in re.finditer(r"`(\w+)` \(([^()]*?)[,;:)]", text):
+        name, stated = m.group(1), " ".join(m.group(2).split())
+        lit = literal.fullmatch(stated)
+        defaults = {e: inspect.signature(getattr(kernlearn, e)).parameters[name].default
+                    for e in GUIDE_ESTIMATORS[guide]
+                    if name in inspect.signature(getattr(kernlearn, e)).parameters}
+        if lit is None or not defaults:
+            continue
+        word = lit.group(1)
+        try:
+            value = None if word.lower() == "none" else eval(word, {})
+        except Exception:
+            continue  # (a word, e.g. "relative")
+        checked += 1
+        wrong += [f"{name}: ({stated}) but {e} has {d!r}" for e, d in defaults.items()
+                  if not _same(value, d)]
+    assert checked >= 4 and not wrong, wrong
