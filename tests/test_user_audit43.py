@@ -431,3 +431,27 @@ def test_guide_parameter_defaults_are_the_signatures(guide):
         wrong += [f"{name}: ({stated}) but {e} has {d!r}" for e, d in defaults.items()
                   if not _same(value, d)]
     assert checked >= 4 and not wrong, wrong
+
+
+def test_history_length_is_n_iter_but_where_the_readme_says():
+    """README: ``history_`` has one entry per outer iteration and ``n_iter_``
+    counts them, "except SLKL's default ``nu="auto"``"; multitask MKL's
+    leave-one-out weights (``C="auto"``, the ``*CV`` regressor's default)
+    keep one entry (the final leave-one-out error) beside ``n_iter_`` L-BFGS-B
+    iterations, and the README did not say so."""
+    import test_doc_claims as claims
+
+    exceptions = set()
+    for name, case, kw, y, fit_kw in claims.CASES:
+        est = claims._fit(name, kw, y, fit_kw)
+        for h, n in zip(*(([est.history_], [est.n_iter_]) if isinstance(est.history_, dict)
+                          else (est.history_, est.n_iter_))):
+            per_entry = {len(v) for k, v in h.items() if k not in ("fit_time", "loo_task_sse")}
+            if per_entry != {int(n)}:
+                exceptions.add("slkl nu" if "nu" in h else
+                               "loo" if "loo_sse" in h else f"{name} {case}")
+    assert exceptions == {"slkl nu", "loo"}
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert "SLKL's default `nu=\"auto\"`" in text
+    assert ("multitask MKL's leave-one-out weights, `C=\"auto\"` and the `*CV` default, whose "
+            "history holds the final leave-one-out error") in text
