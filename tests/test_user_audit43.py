@@ -455,3 +455,23 @@ def test_history_length_is_n_iter_but_where_the_readme_says():
     assert "SLKL's default `nu=\"auto\"`" in text
     assert ("multitask MKL's leave-one-out weights, `C=\"auto\"` and the `*CV` default, whose "
             "history holds the final leave-one-out error") in text
+
+
+def test_fgm_budget_rounds_as_the_docs_count_them():
+    """The docs said a budget ``max_features=k`` is chosen over "at least ten
+    rounds" with ``min(B, ceil(k / 10))`` features per round: that is
+    ``ceil(k / ceil(k / 10))`` rounds, 6 to 10 from ``k = 10`` (8 for 23),
+    ``k`` below 10 (the models stay; the docs now count the rounds)."""
+    from kernlearn.datasets import make_fgm_synthetic
+
+    X, y, *_ = make_fgm_synthetic(300, 200, 40, n_test=1, random_state=1)
+    for k in (7, 11, 23, 40):
+        est = kernlearn.FGMClassifier(max_features=k).fit(X, y)
+        rounds = int((np.diff(np.r_[0, est.history_["n_active"]]) > 0).sum())
+        assert len(est.selected_features_) == k
+        assert rounds == math.ceil(k / math.ceil(k / 10)) == {7: 7, 11: 6, 23: 8, 40: 10}[k]
+    doc = " ".join(kernlearn.FGMClassifier.__doc__.split())
+    assert "about ten rounds of worst-case analysis choose them (``k`` below 10, 6 to 10 " \
+        "from there: 8 for 23)" in doc
+    for path in ("README.md", "doc/fgm.md", "BENCHMARKS.md"):
+        assert "at least ten" not in (ROOT / path).read_text(), path
