@@ -501,3 +501,26 @@ def test_fgm_budget_rounds_as_the_docs_count_them():
         "from there: 8 for 23)" in doc
     for path in ("README.md", "doc/fgm.md", "BENCHMARKS.md"):
         assert "at least ten" not in (ROOT / path).read_text(), path
+
+
+def test_every_dotted_name_the_docs_give_exists():
+    """Each ``kernlearn.module.name`` of README.md and the guides imports (20
+    names held; a Dask setting, ``kernlearn.tune-worker-malloc``, is not one)."""
+    docs = [ROOT / "README.md", *sorted((ROOT / "doc").glob("*.md"))]
+    names = {n for p in docs if p.name != "api.md"
+             for n in re.findall(r"\bkernlearn(?:\.[A-Za-z_]\w*)+(?![\w-])", p.read_text())}
+    missing = []
+    for name in sorted(names):
+        parts = name.split(".")
+        for i in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+                break
+            except ImportError:
+                continue
+        try:
+            for attr in parts[i:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            missing.append(name)
+    assert len(names) >= 20 and missing == []
