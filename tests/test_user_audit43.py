@@ -553,3 +553,22 @@ def test_grfl_units_invariance_holds_up_to_rounding_that_paths_amplify():
     assert "nor on each task's own, up to rounding" in grfl
     repro = " ".join((ROOT / "doc" / "reproducibility.md").read_text().split())
     assert "GrFL's paths can carry a last-bit difference much further" in repro
+
+
+def test_slkl_two_width_counts_quoted_in_the_guide():
+    """doc/slkl.md quotes, in prose under its one-width block, the centres
+    and test R^2 of the default two widths on the same ``nu`` values: they
+    hold (pinned, as no code block prints them)."""
+    from kernlearn.datasets import make_sinc
+
+    text = " ".join(_doc_section_text("doc/slkl.md", "nu sets the number of centres").split())
+    m = re.search(r"\((\d+), (\d+), (\d+) and (\d+) centres for the same `nu` values; "
+                  r"test R\^2 ([\d.]+), ([\d.]+), ([\d.]+), ([\d.]+)\)", text)
+    assert m, "doc/slkl.md no longer quotes the two-width counts"
+    X, y, X_test, y_test = make_sinc(500, 500, random_state=0)
+    got = []
+    for nu in (0.001, 0.1, 10.0, "auto"):
+        reg = kernlearn.LowRankKernelRegressor(n_columns=80, nu=nu, random_state=0).fit(X, y)
+        got.append((reg.m0_, round(reg.score(X_test, y_test), 2)))
+    assert [g[0] for g in got] == [int(v) for v in m.groups()[:4]]
+    assert [g[1] for g in got] == [float(v) for v in m.groups()[4:]]
