@@ -42,8 +42,10 @@ What held (checked; pinned where a test here or elsewhere says so):
   exit 2; a data set name: exit 3), ``-p C=.5``, a parameter under both its
   names (exit 2), ``--chunk-memory``'s 256MB default.
 - README's 133 bad inputs are RELIABILITY.md's 108 command lines and 25
-  tampered files; the out-of-range numbers quoted in README, doc/grfl.md and
-  doc/slkl.md (pinned below).
+  tampered files; the numbers the guides quote in prose, outside any code
+  block: the out-of-range predictions of README, doc/grfl.md and
+  doc/slkl.md, SLKL's two-width centre counts and R^2, multitask MKL's
+  ``C="auto"`` at 38.5 (pinned below).
 
 What was wrong (each test below failed before its fix):
 
@@ -572,3 +574,25 @@ def test_slkl_two_width_counts_quoted_in_the_guide():
         got.append((reg.m0_, round(reg.score(X_test, y_test), 2)))
     assert [g[0] for g in got] == [int(v) for v in m.groups()[:4]]
     assert [g[1] for g in got] == [float(v) for v in m.groups()[4:]]
+
+
+def test_mtmkl_auto_C_numbers_quoted_in_the_guide(tmp_path, monkeypatch):
+    """doc/mtmkl.md: ``MultitaskMKLRegressor(kernels, C="auto", shared=True)``
+    on the first example ends "at ``C`` = 38.5 with 0.14 of the weight on the
+    interpolating kernel", with the ``*CV`` estimator's test R^2: it holds
+    (pinned: the guide's code does not run it)."""
+    text = (ROOT / "doc" / "mtmkl.md").read_text()
+    block = re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)[0]
+    monkeypatch.chdir(tmp_path)
+    ns = {}
+    exec(block.split("reg = MultitaskMKLRegressorCV")[0], ns)
+    X, y, task, train = ns["X"], ns["y"], ns["task"], ns["train"]
+    est = kernlearn.MultitaskMKLRegressor(ns["kernels"], C="auto", shared=True)
+    est.fit(X[train], y[train], task_index=task[train])
+    quoted = " ".join(text.split())
+    m = re.search(r"at `C` = ([\d.]+) with ([\d.]+) of the weight on the interpolating kernel",
+                  quoted)
+    assert m and round(est.C_, 1) == float(m.group(1))
+    assert round(est.kernel_weights_[-1], 2) == float(m.group(2))
+    cv_r2 = re.search(r"test R\^2 ([\d.]+)\n", text).group(1)
+    assert "%.2f" % est.score(X[~train], y[~train], task_index=task[~train]) == cv_r2
