@@ -9,7 +9,9 @@ What held (checked; pinned where a test here or elsewhere says so):
 - Every code block of README.md and doc/*.md runs and prints what the text
   under it shows (tests/test_docs.py runs them all, none skipped here: the
   data sets were present); the estimators' docstring examples
-  (tests/test_doc_claims.py).
+  (tests/test_doc_claims.py) and, here, the helpers' (generators,
+  ``SvmlightChunks``, ``PrecomputedKernels``, ``trusted_types``), which no
+  test ran.
 - Every ``default=`` of the estimators' "Parameters" equals the signature's
   (test_doc_claims.py); here extended to every other public class and
   function (families, losses, penalties, solvers, data and model-file
@@ -596,3 +598,18 @@ def test_mtmkl_auto_C_numbers_quoted_in_the_guide(tmp_path, monkeypatch):
     assert round(est.kernel_weights_[-1], 2) == float(m.group(2))
     cv_r2 = re.search(r"test R\^2 ([\d.]+)\n", text).group(1)
     assert "%.2f" % est.score(X[~train], y[~train], task_index=task[~train]) == cv_r2
+
+
+@pytest.mark.parametrize("module", ["kernlearn._generators_obscure", "kernlearn.datasets",
+                                    "kernlearn.gram", "kernlearn.io"])
+def test_helper_docstring_examples_print_what_they_show(module):
+    """The "Examples" of the helpers (the data generators, ``SvmlightChunks``,
+    ``PrecomputedKernels``, ``trusted_types``) ran in no test; test_doc_claims
+    runs the estimators' only.  They print what they show."""
+    import doctest
+
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for test in doctest.DocTestFinder().find(importlib.import_module(module)):
+        runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.attempted > 0 and result.failed == 0
