@@ -23,8 +23,25 @@ SECTIONS = {
             "AdditiveKernelExpansion",
             "IntersectionKernelFeatures",
             "FeaturePool",
+            "NystromColumns",
         ],
     ),
+    # The parts the GrFL estimators take as objects (``loss=``, ``penalty=``,
+    # ``solver=``) and the extension guide builds on; FGM takes solver names.
+    "Losses": (
+        "kernlearn.losses",
+        ["SquaredHinge", "Logistic", "Hinge", "Square", "MulticlassHinge", "get_loss"],
+    ),
+    "Penalties": (
+        "kernlearn.penalties",
+        ["L1", "GroupL1L2", "L1Linf", "L1Lq", "PerTaskL1Lq", "SquaredGroupL1",
+         "SquaredGroupNorm2p", "get_penalty"],
+    ),
+    "Solvers": (
+        "kernlearn.solvers",
+        ["ADMM", "GrFLFISTA", "APG", "ProxNewton", "SimpleMKL", "check_compatible"],
+    ),
+    "GrFL's Newton master": ("kernlearn.solvers.grfl_newton", ["GrFLNewton"]),
     "Kernels": (
         "kernlearn.kernels",
         ["PrecomputedKernels", "convert_width", "scale_gamma"],
@@ -58,7 +75,8 @@ SECTIONS = {
     ),
     "Model summaries": (
         "kernlearn.summary",
-        ["selection_table", "evaluate_metrics", "feature_profile", "outside_fraction"],
+        ["selection_table", "evaluate_metrics", "feature_profile", "outside_fraction",
+         "far_outside_rows"],
     ),
     "Progress": ("kernlearn.progress", ["Progress"]),
 }

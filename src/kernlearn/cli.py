@@ -811,30 +811,29 @@ def build_parser():
     chunk_args(fit, "train fgm/fgm-regressor on the LIBSVM file one chunk at a time")
     fit.set_defaults(func=_cmd_fit)
 
-    def model_data(p, out_help="write here instead of stdout ('-': stdout)"):
+    def model_data(p, out_help, per_block):
         p.add_argument("data", help=data_help)
         p.add_argument("--model", "-m", required=True,
                        help="model file written by `kernlearn fit`")
         table_args(p, "default: the model's")
         p.add_argument("--out", "-o", help=out_help)
-        chunk_args(p, "read the LIBSVM file block by block, writing as blocks arrive")
+        chunk_args(p, f"read the LIBSVM file block by block, {per_block}")
 
     pred = sub.add_parser("predict", help="predict with a saved model")
-    model_data(pred)
+    model_data(pred, "write here instead of stdout ('-': stdout)", "writing as blocks arrive")
     pred.add_argument("--proba", action="store_true", help="class probabilities")
     pred.set_defaults(func=_cmd_predict)
 
     ev = sub.add_parser("evaluate", help="metrics of a saved model on a labelled file")
     # (the metrics are printed in any case: "instead of stdout" was untrue)
-    model_data(ev, "also write the metrics to this file ('-': stdout only)")
+    model_data(ev, "also write the metrics to this file ('-': stdout only)",
+               "keeping only the predictions")  # (it writes nothing per block)
     ev.add_argument("--json", action="store_true", help="JSON output")
     ev.set_defaults(func=_cmd_evaluate)
 
-    sel = sub.add_parser(
-        "select", help="selected features / learned parameters / kernel weights"
-    )
+    sel = sub.add_parser("select", help="selected features / learned parameters / kernel weights")
     sel.add_argument("model", help="model file written by `kernlearn fit`")
-    sel.add_argument("--format", choices=["csv", "json"], default="csv")
+    sel.add_argument("--format", choices=["csv", "json"], default="csv", help="(default: csv)")
     sel.add_argument("--out", "-o", help="write here instead of stdout ('-': stdout)")
     sel.set_defaults(func=_cmd_select)
 

@@ -369,16 +369,16 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     max_features : int, optional
         A budget of ``k`` features (at most the number of candidates): new
         features are added best first, at most ``min(B, ceil(k / 10))`` per
-        round so that at least ten rounds of worst-case analysis choose them,
-        until exactly ``k`` carry weight (or no candidate is left).  A round's
-        new features too weak to enter together (their constraint not above
-        the active ones') are joined by the next best, doubling the group up
-        to the rest of the budget; when even that group is not violated, no
-        new features can enter at this ``C`` and fewer than ``k`` are kept.
-        Features the restricted optimum gives no weight do not count and are
-        not offered again.  ``max_iter`` then bounds the iterations beyond
-        those rounds.  Counts groups when ``groups`` is given, input features
-        with an additive-kernel family.
+        round: about ten rounds of worst-case analysis choose them (``k`` below
+        10, 6 to 10 from there: 8 for 23), until exactly ``k`` carry weight (or
+        no candidate is left).  A round's new features too weak to enter
+        together (their constraint not above the active ones') are joined by the
+        next best, doubling the group up to the rest of the budget; when even
+        that group is not violated, no new features can enter at this ``C`` and
+        fewer than ``k`` are kept.  Features the restricted optimum gives no
+        weight do not count and are not offered again.  ``max_iter`` then bounds
+        the iterations beyond those rounds.  Counts groups when ``groups`` is
+        given, input features with an additive-kernel family.
         With ``multiclass="ovr"`` the budget applies to each one-vs-rest
         problem (their union may hold more features).
     multiclass : {"auto", "shared", "ovr"}, default="auto"
@@ -722,9 +722,9 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     C : float or "auto", default="auto"
         Weight of the training loss (see :class:`FGMClassifier`).  ``"auto"``
         chooses it by cross-validation, as ``LassoCV`` chooses its penalty:
-        FGM is fitted on three folds (below 2,000 rows; above, on one third
-        of the rows held out once) at ``C`` = 0.001, 0.01, 0.1, 1 and 10, then
-        at the best value divided and (up to 10) multiplied by
+        FGM is fitted on three folds (below 2,000 rows of positive weight;
+        from 2,000, one third held out once) at ``C`` = 0.001, 0.01, 0.1, 1
+        and 10, then at the best value divided and (up to 10) multiplied by
         :math:`\sqrt{10}`, and refitted on all rows at the ``C`` of lowest
         held-out squared error (``C_``, curve in ``cv_results_``).  The folds'
         fits see the inputs scaled as the fit on all rows does (by all rows'

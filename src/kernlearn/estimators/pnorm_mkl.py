@@ -358,7 +358,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             draw); zero weights are never visited.  The standardisation and
             the widths ``gamma="scale"`` use the weights (times
             ``class_weight``), as repeated rows would; ``gamma="mean"`` uses
-            every row unweighted.
+            every row of positive weight, unweighted.
 
         Returns
         -------

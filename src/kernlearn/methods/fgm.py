@@ -70,7 +70,7 @@ from ..utils._warnings import carried, warn
 __all__ = ["FGMResult", "FGMSettings", "check_family", "fgm_decision", "fgm_standardization",
            "fit_fgm"]
 
-# With a budget max_features=k, at least this many rounds of pricing: at most
+# With a budget max_features=k, about this many rounds of pricing: at most
 # ceil(k / _BUDGET_ROUNDS) candidates enter per round (issue 21 item 4: taking
 # all k in one pricing pass is a filter, not FGM).  Measured 1, 2, 4, 8, 10, 40
 # rounds on Reuters, FGM's synthetic Types I-III, a 200-row synthetic set and

@@ -75,7 +75,7 @@ from ._result import MethodResult
 __all__ = ["GrFL", "GrFLResult", "fit_grfl", "intercept_only", "paper_loss_factor",
            "solve_master"]
 
-# pricing_subsample="auto": rows used to estimate violations when n is at least
+# pricing_subsample="auto": rows used to estimate violations when n is more than
 # twice as large (the best estimates are then re-scored on all rows)
 AUTO_PRICING_ROWS = 2000
 # path_iter="auto" with the Newton master: two Newton steps per intermediate
