@@ -1,6 +1,7 @@
 """GrFL pricing on sparse input: the phases without SciPy's transposed copy of the directions
-(the same model as before), pricing in the span of wide sparse rows, and a wide sparse
-input never densified."""
+(the same model as before), pricing in the span of wide sparse rows, a wide sparse
+input never densified, and the kept features of a wide sparse fit completed and stored
+once (no copies of the features' array)."""
 
 import subprocess
 import sys
@@ -13,6 +14,8 @@ import scipy.sparse as sp
 from kernlearn import InfiniteFeatureClassifier, InfiniteFeatureRegressor
 from kernlearn.families import RandomFourierFeatures
 from kernlearn.families import fourier
+from kernlearn.methods._grfl_average import _stacked
+from kernlearn.methods._grfl_master import _kept_groups
 
 
 def _sparse(n, d, density, seed=0):
@@ -215,11 +218,12 @@ def test_wide_sparse_features_are_completed_only_when_kept(monkeypatch):
     def spy(family, X, sample_weight):
         reduced, XQ, complete = real(family, X, sample_weight)
 
-        def counted(params_r, rng):
+        def counted(params_r, rng, out=None):
             rows.append(len(params_r))
-            return complete(params_r, rng)
+            return complete(params_r, rng, out=out)
 
         counted.scores_in_span = getattr(complete, "scores_in_span", False)
+        counted.n_params = complete.n_params
         return reduced, XQ, counted
 
     monkeypatch.setattr(fourier, "_sparse_span", spy)
@@ -267,3 +271,128 @@ def test_wide_sparse_regressor_hands_completed_features_to_its_final_master():
         reg = InfiniteFeatureRegressor(random_state=0).fit(X, y.astype(float))
     assert reg.features_.shape[1] == X.shape[1] + 1 and len(reg.features_)
     assert reg.score(X, y.astype(float)) > 0.5
+
+
+# ---- the kept features of a wide sparse fit: completed once, stored once (issue 24)
+
+@pytest.mark.parametrize("k", [1, 8, 13])
+def test_sparse_phases_from_the_stored_columns_are_the_block_sums_bit_for_bit(k):
+    # fewer stored entries than columns: the blocks hold only the stored columns of V
+    X = _sparse(60, 5000, 0.002, seed=5)
+    assert X.nnz < X.shape[1]
+    fam = RandomFourierFeatures(gamma=0.1).fit(X, center=np.asarray(X.mean(axis=0)).ravel())
+    params = fam.sample(k, np.random.default_rng(3))
+    every = np.empty((60, k))
+    fourier._sparse_phases(X.indptr, X.indices, X.data, params, every)
+    cols, slots = fourier._stored_columns(X.indices)
+    stored = np.empty((60, k))
+    fourier._sparse_phases_at(X.indptr, slots, X.data, params, cols, stored)
+    assert np.array_equal(stored, every)
+    V = params[:, :-1]
+    assert np.array_equal(fam._phases(params, X), np.ascontiguousarray(X @ V.T) - V @ fam.center_)
+
+
+def test_sparse_span_completion_is_the_projection_of_its_normals():
+    # V = Qz + (I - QQ')h: off the centred rows' span V is h, the features' normals
+    # (exactly so on the columns where no row and no centre is stored), and on it the
+    # phases are those priced in the span
+    X = _wide_sparse()
+    X = sp.hstack([X, sp.csr_matrix((X.shape[0], 50))]).tocsr()  # (50 columns no row uses)
+    fam = _centred_family(X, gamma=[0.5, 2.0])
+    reduced, XQ, complete = fam.in_span(X)
+    params_r = reduced.sample(11, np.random.default_rng(1))
+    V = complete(params_r, [np.random.default_rng((4, i)) for i in range(11)])[:, :-1]
+    h = np.stack([np.random.default_rng((4, i)).standard_normal(X.shape[1]) / s
+                  for i, s in enumerate(params_r[:, -1])])
+    C = np.unique(X.toarray(), axis=0) - fam.center_
+    Q = np.linalg.svd(C, full_matrices=False)[2][:reduced.n_features_in_].T
+    np.testing.assert_allclose((V - h) - (V - h) @ Q @ Q.T, 0.0, atol=1e-12)
+    empty = (np.diff(X.tocsc().indptr) == 0) & (fam.center_ == 0)
+    assert empty.sum() >= 50 and np.array_equal(V[:, empty], h[:, empty])
+    np.testing.assert_allclose(fam._phases(np.c_[V, params_r[:, -1]], X),
+                               reduced._phases(params_r, XQ), rtol=1e-10, atol=1e-12)
+    # into rows of a given array: the same numbers
+    out = np.zeros((13, X.shape[1] + 1))
+    complete(params_r, [np.random.default_rng((4, i)) for i in range(11)], out=out[1:12])
+    assert np.array_equal(out[1:12, :-1], V) and not out[[0, 12]].any()
+
+
+def test_averaged_draws_write_their_features_into_the_model_s_one_array(averaged_draws):
+    # the draws' kept features are completed into rows of features_ (before: each
+    # draw's array, then a stacked copy of them all)
+    X, y = _topics(80, 400, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = InfiniteFeatureClassifier(random_state=0).fit(X, y)
+    paths, results = averaged_draws[-1]
+    assert len(results) == clf.n_paths_ == 3
+    assert all(r.features.base is clf.features_ for r in results)
+    assert np.array_equal(np.vstack([r.features for r in results]), clf.features_)
+    # each draw's rows are its kept features, as completed into an array of their own
+    for path, r in zip(paths, results):
+        kept = np.flatnonzero(_kept_groups(path)[4])
+        assert 0 < len(kept) == len(r.features)
+        np.testing.assert_allclose(r.features, path.features(kept), rtol=1e-12, atol=1e-14)
+
+    A = np.arange(12.0).reshape(6, 2).copy()  # (an array of its own, as the results')
+    assert _stacked([A[:2], A[2:2], A[2:]]) is A
+    swapped = _stacked([A[2:], A[:2]])
+    assert swapped.base is not A and np.array_equal(swapped, np.vstack([A[2:], A[:2]]))
+
+
+def test_raw_fourier_map_is_read_from_the_features_not_stored():
+    import pickle
+
+    X, y = _topics(80, 400, seed=4)
+    clf = InfiniteFeatureClassifier(random_state=0, n_paths=1, max_features=10)
+    assert not hasattr(clf, "frequencies_") and not hasattr(clf, "phases_")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(X, y)
+    assert "frequencies_" not in vars(clf) and "phases_" not in vars(clf)
+    V = clf.features_[:, :-1]
+    np.testing.assert_array_equal(clf.frequencies_, V / clf.x_scale_)
+    np.testing.assert_array_equal(clf.phases_, -(V @ clf.family_.center_))
+    back = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(back.frequencies_, clf.frequencies_)
+    np.testing.assert_array_equal(back.phases_, clf.phases_)
+
+
+_FIT_PEAK = """
+import warnings
+import numpy as np, scipy.sparse as sp
+from kernlearn import InfiniteFeatureClassifier
+warnings.simplefilter("ignore")
+n, d = 200, 40000
+rng = np.random.default_rng(0)
+nnz = 20 * n
+X = sp.csr_matrix((rng.random(nnz), (rng.integers(0, n, nnz), rng.integers(0, d, nnz))),
+                  shape=(n, d))
+y = (np.asarray(X[:, : d // 20].sum(axis=1)).ravel() > 0).astype(int)
+y[:10] = 1 - y[:10]
+InfiniteFeatureClassifier(max_features=3, random_state=0).fit(X[:50, :30], y[:50])
+
+def status(key):
+    return int(next(l for l in open("/proc/self/status") if l.startswith(key)).split()[1])
+
+before = status("VmRSS:")
+try:
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+except OSError:
+    pass
+est = InfiniteFeatureClassifier(random_state=0).fit(X, y)
+print((status("VmHWM:") - before) * 1024 / est.features_.nbytes, est.n_paths_)
+"""
+
+
+def test_wide_sparse_fit_holds_its_features_once():
+    # 200 x 40,000 sparse, three draws averaged: the fit's memory peak is the model's
+    # features_ (93 MB) and little more; before, the draws' arrays, their stacked copy
+    # and frequencies_ (V / scale) made it 2.6 times that
+    if not sys.platform.startswith("linux"):
+        pytest.skip("reads the memory high-water mark from /proc")
+    out = subprocess.run([sys.executable, "-c", _FIT_PEAK], capture_output=True, text=True,
+                         check=True)
+    ratio, paths = out.stdout.split()
+    assert int(paths) == 3 and float(ratio) < 1.8, out.stdout

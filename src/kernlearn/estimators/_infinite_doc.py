@@ -196,9 +196,11 @@ _COMMON_DOC = """
         Random Fourier families: the directions on the raw inputs,
         :math:`\\omega / s`; the kept feature ``j``'s columns are
         ``cos(X @ frequencies_[j] + phases_[j])`` and the same ``sin`` (times
-        ``feature_scales_[j]``).  ``None`` for other families.
+        ``feature_scales_[j]``).  ``None`` for other families.  Computed from
+        ``features_`` when read (a new array each time), not stored.
     phases_ : ndarray of shape (n_kept,) or None
-        Their phases :math:`-\\omega^\\top (\\mu / s)` (sparse: ``family_.center_``).
+        Their phases :math:`-\\omega^\\top (\\mu / s)` (sparse: ``family_.center_``),
+        computed when read as well.
     x_mean_, x_scale_ : ndarray of shape (n_features,) or None
         The input map (``None``: no centring, for sparse input, or no scaling;
         a column constant in training has scale ``inf``: it is ignored).

@@ -209,16 +209,64 @@ def _sparse_phases(indptr, indices, data, V, P):
 
 
 @njit_cached
-def _add_row_combinations(indptr, indices, data, Y, c, out):
+def _sparse_phases_at(indptr, slots, data, V, cols, P):
+    """:func:`_sparse_phases` of a CSR matrix whose stored columns are ``cols[slots]``
+    (``cols`` increasing): the same sums, bit for bit, copying only the columns
+    ``cols`` of ``V`` into the blocks.
+
+    For fewer stored entries than columns (a thousand rows of 20 words on 100,000
+    columns; the span's distinct rows), where :func:`_sparse_phases` would copy
+    every column of the directions to read a few of them.
+    """
+    n, k = P.shape
+    m = cols.size
+    Vb = np.zeros((m, 8))
+    for j0 in range(0, k, 8):
+        b = min(8, k - j0)
+        for r in range(b):
+            v = V[j0 + r]
+            for q in range(m):
+                Vb[q, r] = v[cols[q]]
+        Vb[:, b:] = 0.0  # (a last block of fewer candidates: sums not stored)
+        for i in range(n):
+            a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+            for jj in range(indptr[i], indptr[i + 1]):
+                a = data[jj]
+                v = Vb[slots[jj]]
+                a0 += a * v[0]
+                a1 += a * v[1]
+                a2 += a * v[2]
+                a3 += a * v[3]
+                a4 += a * v[4]
+                a5 += a * v[5]
+                a6 += a * v[6]
+                a7 += a * v[7]
+            sums = (a0, a1, a2, a3, a4, a5, a6, a7)
+            for r in range(b):
+                P[i, j0 + r] = sums[r]
+
+
+def _stored_columns(indices, more=None):
+    """``cols, slots``: the increasing columns of the stored ``indices`` (and of the
+    integers ``more``) and each stored entry's position among them."""
+    cols = np.unique(indices).astype(np.intp) if more is None else np.union1d(
+        indices, more).astype(np.intp)
+    return cols, np.searchsorted(cols, indices)
+
+
+@njit_cached
+def _add_row_combinations(indptr, slots, data, Y, c, cols, out):
     """``out[:, :-1] += Y R - (Y 1) c'`` in place for CSR ``R``: the directions
     ``h + Y C`` from their ``h``, ``C = R - 1 c'`` the centred rows.
 
-    As :func:`_sparse_phases`, eight rows of ``Y`` per pass over ``R``'s stored
-    entries, summed into a ``D x 8`` block (one cache line per input column).
+    Only the columns ``cols`` (increasing) where ``R`` or ``c`` is non-zero are
+    touched (elsewhere the sum adds zero): ``R``'s stored columns are
+    ``cols[slots]``.  As :func:`_sparse_phases`, eight rows of ``Y`` per pass over
+    ``R``'s stored entries, summed into a ``len(cols) x 8`` block.
     """
     k, n = Y.shape
-    d = c.size
-    B = np.empty((d, 8))
+    m = cols.size
+    B = np.empty((m, 8))
     y = np.zeros((n, 8))
     s = np.zeros(8)
     for j0 in range(0, k, 8):
@@ -235,7 +283,7 @@ def _add_row_combinations(indptr, indices, data, Y, c, out):
             y4, y5, y6, y7 = y[i, 4], y[i, 5], y[i, 6], y[i, 7]
             for jj in range(indptr[i], indptr[i + 1]):
                 a = data[jj]
-                v = B[indices[jj]]
+                v = B[slots[jj]]
                 v[0] += a * y0
                 v[1] += a * y1
                 v[2] += a * y2
@@ -244,9 +292,10 @@ def _add_row_combinations(indptr, indices, data, Y, c, out):
                 v[5] += a * y5
                 v[6] += a * y6
                 v[7] += a * y7
-        for col in range(d):
+        for q in range(m):
+            col = cols[q]
             for r in range(b):
-                out[j0 + r, col] += B[col, r] - s[r] * c[col]
+                out[j0 + r, col] += B[q, r] - s[r] * c[col]
 
 
 class RandomFourierFeatures(InfiniteFamily):
@@ -487,8 +536,9 @@ class RandomFourierFeatures(InfiniteFamily):
         Returns
         -------
         (family, XQ, complete) or None
-            ``complete(params_r, rng)`` gives the chosen candidates' full
-            parameters (``rng``: a generator, or a list of one per candidate); its
+            ``complete(params_r, rng, out=None)`` gives the chosen candidates' full
+            parameters (``rng``: a generator, or a list of one per candidate; ``out``:
+            rows to write them into; ``complete.n_params``: their length); its
             attribute ``scores_in_span`` (sparse ``X``) says that the phases on
             ``X`` are those on ``XQ`` to rounding, so candidates may be scored
             and kept there and completed only when they leave it; ``None`` when ``X`` is not a dense array or a sparse
@@ -546,8 +596,13 @@ class RandomFourierFeatures(InfiniteFamily):
         elif sp.issparse(X):
             X = X if X.format == "csr" else X.tocsr()
             P = np.empty((X.shape[0], V.shape[0]))
-            _sparse_phases(X.indptr, X.indices, X.data.astype(float, copy=False),
-                           np.ascontiguousarray(params, dtype=float), P)
+            data, params = X.data.astype(float, copy=False), np.ascontiguousarray(
+                params, dtype=float)
+            if X.nnz < X.shape[1]:  # (the same sums from the stored columns of V only)
+                cols, slots = _stored_columns(X.indices)
+                _sparse_phases_at(X.indptr, slots, data, params, cols, P)
+            else:
+                _sparse_phases(X.indptr, X.indices, data, params, P)
         else:
             P = np.ascontiguousarray(np.asarray(X, dtype=float) @ V.T)
         center = getattr(self, "center_", None)  # (absent from older model files)
@@ -656,25 +711,30 @@ def _sparse_span(family, X, sample_weight):
     reduced.n_features_in_ = M.shape[1]
     reduced.center_ = None  # (XQ below is of the centred rows)
 
-    def complete(params_r, rng):
+    # the columns where R or c is non-zero: elsewhere a completed direction is h
+    cols, slots = _stored_columns(R.indices, np.flatnonzero(c))
+
+    def complete(params_r, rng, out=None):
         sigma = params_r[:, -1]
         k = len(sigma)
-        out = np.empty((k, D + 1))
+        out = np.empty((k, D + 1)) if out is None else out  # (out: rows of a caller's array)
         if isinstance(rng, list):  # (one generator per candidate)
             for j, g in enumerate(rng):
                 g.standard_normal(out=out[j, :-1])
+                out[j, :-1] /= sigma[j]  # (while the row is in cache: the same quotients)
         else:
             out[:, :-1] = np.random.default_rng(rng).standard_normal((k, D))
+            out[:, :-1] /= sigma[:, None]
         h = out[:, :-1]
-        h /= sigma[:, None]
         hC = np.empty((R.shape[0], k))  # (h C')'
-        _sparse_phases(R.indptr, R.indices, R.data, out, hC)  # (out[:, -1] is not read)
+        _sparse_phases_at(R.indptr, slots, R.data, out, cols, hC)
         hC = hC.T - (h @ c)[:, None]
         y = (params_r[:, :-1] - hC @ M) @ M.T  # (z - Q'h) M'
-        _add_row_combinations(R.indptr, R.indices, R.data, y, c, out)  # V = h + y C
+        _add_row_combinations(R.indptr, slots, R.data, y, c, cols, out)  # V = h + y C
         out[:, -1] = sigma
         return out
 
+    complete.n_params = D + 1  # (its rows' length)
     # the scores in the span are the model's (the phases on X are those of XQ),
     # so the caller completes only the features it keeps (GrFL.features)
     complete.scores_in_span = True

@@ -17,7 +17,8 @@ from sklearn.exceptions import ConvergenceWarning
 from ..solvers._dirty import DirtyProblem
 from ..utils._warnings import warn
 
-__all__ = ["block_norms", "capped_solver", "intercept_only", "paper_loss_factor", "penalty_level", "prune", "solve_master"]
+__all__ = ["block_norms", "capped_solver", "intercept_only", "n_kept", "n_params",
+           "paper_loss_factor", "penalty_level", "prune", "solve_master"]
 
 
 def penalty_level(penalty):
@@ -195,19 +196,38 @@ def intercept_only(loss, y):
     return float(res.x)
 
 
-def prune(path):
-    """Result fields of a path, keeping features with a non-zero weight in some task."""
-    gs, family, T = path.gs, path.family, path.T
+def _kept_groups(path):
+    """A path's weights ``U, us, b``, ``U + us`` and which features have a non-zero
+    weight in some task."""
+    gs, T = path.gs, path.T
     U, us, b = path.coefficients()
-    p = U.shape[0]
     coef_full = U + us[:, None]
-    keep_group = (np.abs(coef_full).reshape(-1, gs * T).max(axis=1) > 0) if p else \
-        np.zeros(0, bool)
+    keep_group = (np.abs(coef_full).reshape(-1, gs * T).max(axis=1) > 0) if U.shape[0] \
+        else np.zeros(0, bool)
+    return U, us, b, coef_full, keep_group
+
+
+def n_kept(path):
+    """The number of features :func:`prune` keeps."""
+    return int(np.count_nonzero(_kept_groups(path)[4]))
+
+
+def n_params(path):
+    """Length of the rows of ``path.features`` (a span's completed ones: its
+    ``complete.n_params``)."""
+    if path._seed is not None:
+        return path._span[2].n_params
+    return len(path.params[0]) if path.params else path.family.sample(1, 0).shape[1]
+
+
+def prune(path, out=None):
+    """Result fields of a path, keeping features with a non-zero weight in some task
+    (their parameters written into ``out`` if given, ``n_kept(path)`` rows)."""
+    gs = path.gs
+    U, us, b, coef_full, keep_group = _kept_groups(path)
     keep_col = np.repeat(keep_group, gs)
     return dict(
-        family=family,
-        features=(path.features(np.flatnonzero(keep_group)) if p
-                  else np.zeros((0, family.sample(1, 0).shape[1]))),
-        feature_scales=np.stack(path.scales)[keep_group] if p else np.zeros((0, gs)),
+        family=path.family, features=path.features(np.flatnonzero(keep_group), out=out),
+        feature_scales=np.stack(path.scales)[keep_group] if U.shape[0] else np.zeros((0, gs)),
         task_coef=U[keep_col].T, shared_coef=us[keep_col],
         coef=coef_full[keep_col].T, intercept=b)

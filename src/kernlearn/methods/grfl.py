@@ -62,7 +62,7 @@ from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyState, pad_state
 from . import _grfl_average
 from ._grfl_master import (_GrFLProblem, block_norms, capped_solver, intercept_only,
-                           paper_loss_factor, penalty_level, prune, solve_master)
+                           n_params, paper_loss_factor, penalty_level, prune, solve_master)
 from ._grfl_warm import (GrFLWarmStart, _setting_key, continue_path,  # noqa: F401
                          kept_on_failure, kept_path)
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
@@ -259,16 +259,15 @@ class GrFL:
             self._span[2], "scores_in_span", False) else None)
         return self
 
-    def features(self, index):
-        """Full parameters (``len(index) x n_params``) of the active features ``index``:
-        a span's completed, feature ``i`` from the generator of ``(seed, i)`` (the
-        same whenever asked)."""
+    def features(self, index, out=None):
+        """Full parameters (``len(index) x n_params``, into ``out`` if given) of the active
+        features ``index``: a span's completed, feature ``i`` from the generator of
+        ``(seed, i)`` (the same whenever asked)."""
         if not len(index):
-            return np.zeros((0, self.family.sample(1, 0).shape[1]))
-        rows = np.stack([self.params[i] for i in index])
-        if self._seed is None:
-            return rows
-        return self._span[2](rows, [np.random.default_rng((self._seed, i)) for i in index])
+            return np.zeros((0, n_params(self))) if out is None else out
+        rows = np.stack([self.params[i] for i in index], out=out if self._seed is None else None)
+        return rows if self._seed is None else self._span[2](
+            rows, [np.random.default_rng((self._seed, i)) for i in index], out=out)
 
     def _capacity(self, n_features):
         """The buffers' new column count for ``n_features`` features (``None``: room enough)."""
@@ -862,7 +861,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     if split is None and draws > 1 and not keep_warm:  # an average of paths
         return _grfl_average.average_draws(
             lambda: make_path(None, 1.0).extend(max_features), draws, w_scale,
-            lambda f: _result(f, w_scale, lambda_p=lambda_p))
+            lambda f, out: _result(f, w_scale, lambda_p=lambda_p, out=out))
     if split is None:
         path = make_path(None, 1.0).extend(max_features)
         return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None,
@@ -890,7 +889,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         return _grfl_average.average_draws(
             lambda: make_path(None, 1.0).extend(max_features),
             _grfl_average.FINAL_DRAWS if final_draws == "auto" else draws,
-            w_scale, lambda f: _result(f, w_scale, lambda_p=lambda_p))
+            w_scale, lambda f, out: _result(f, w_scale, lambda_p=lambda_p, out=out))
     if choose_level:  # one part: the level and the count of lowest held-out loss
         lambda_p, *run = select_level_held_out(start, split[0], max_features, levels=levels)
         runs = [tuple(run)]
@@ -932,11 +931,12 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     final.stop_reason = stop
     for f in finals:
         f.converged = f.converged or final.stop_reason == "validation"
-    return _grfl_average.average_paths(
-        finals, [_result(f, w_scale, n_features=k, lambda_p=lambda_p) for f in finals], w_scale)
+    return _grfl_average.average_paths(finals, _grfl_average.stacked_results(
+        finals, lambda f, out: _result(f, w_scale, n_features=k, lambda_p=lambda_p, out=out)),
+        w_scale)
 
 
-def _result(path, w_scale, warm=None, n_features=None, lambda_p=None):
+def _result(path, w_scale, warm=None, n_features=None, lambda_p=None, out=None):
     """The :class:`GrFLResult` of a run, on the given weights' scale.
 
     The run saw weights of mean one: with the given ones (``w_scale`` times
@@ -945,7 +945,7 @@ def _result(path, w_scale, warm=None, n_features=None, lambda_p=None):
     larger.
     """
     history = [dict(r, objective=r["objective"] * w_scale) for r in path.history]
-    fields = prune(path)
+    fields = prune(path, out)  # (out: rows for the kept features' parameters)
     r = np.sqrt(w_scale)
     fields.update(feature_scales=fields["feature_scales"] / r, coef=fields["coef"] * r,
                   task_coef=fields["task_coef"] * r, shared_coef=fields["shared_coef"] * r)
