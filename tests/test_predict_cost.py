@@ -10,6 +10,8 @@ call"); these tests pin the behaviour the speed-ups rest on, never a time:
   product summed a row in an order depending on its position among the rows
   predicted with it, so a row predicted alone (or in a Dask block of another
   size) could differ from the same row in a batch in the last bits.
+- The kernel models standardise (and clip) the rows of a prediction block by
+  block: the whole ``n x d`` standardised copy of ``X`` was made first.
 """
 
 import tracemalloc
@@ -19,7 +21,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from kernlearn import FGMClassifier, FGMRegressor
+from kernlearn import FGMClassifier, FGMRegressor, InfiniteFeatureRegressor, \
+    LowRankKernelRegressor
 
 
 def _peak(fn, *args):
@@ -84,3 +87,29 @@ def test_fgm_scores_a_row_the_same_alone_or_among_others(make, sparse):
             X32 = Xt.astype(np.float32)
             np.testing.assert_array_equal(
                 np.array([score(X32[i:i + 1])[0] for i in range(X32.shape[0])]), score(X32))
+
+
+@pytest.mark.parametrize("make", [InfiniteFeatureRegressor, LowRankKernelRegressor])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_kernel_models_standardise_the_rows_by_blocks(make, sparse):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 20)) + 3.0
+    y = np.sin(X[:, 0]) + X[:, 1] + 0.1 * rng.standard_normal(300)
+    settings = dict(random_state=0, max_features=10, n_paths=1) \
+        if make is InfiniteFeatureRegressor else dict(random_state=0, n_columns=30)
+    X = sp.csr_matrix(X * (rng.random(X.shape) < 0.5)) if sparse else X
+    est = make(**settings).fit(X, y)
+    big = rng.standard_normal((200_000, 20)) * 1.5 + 3.0  # (some beyond the range: clipped)
+    big = sp.random(200_000, 20, density=0.5, format="csr", random_state=rng) if sparse \
+        else big
+    size = big.data.nbytes + big.indices.nbytes if sparse else big.nbytes
+    est.predict(big[:5])
+    peak, got = _peak(est.predict, big)
+    # the predictions (1.6 MB) and one block's arrays; the standardised copy
+    # of X alone was 32 (dense) or 24 MB (sparse), its clipping's masks more
+    assert peak < 0.3 * size, f"peak {peak / 1e6:.1f} MB for {size / 1e6:.1f} MB of X"
+    # the numbers of the whole X standardised (and clipped) at once, bit for bit
+    decision = est._decision_function()
+    Xt = decision._inputs(big)
+    decision.standardization = None  # (Xt is standardised)
+    np.testing.assert_array_equal(est._decision_function()(big), decision(Xt))
