@@ -105,9 +105,11 @@ def test_kernel_models_standardise_the_rows_by_blocks(make, sparse):
     size = big.data.nbytes + big.indices.nbytes if sparse else big.nbytes
     est.predict(big[:5])
     peak, got = _peak(est.predict, big)
-    # the predictions (1.6 MB) and one block's arrays; the standardised copy
-    # of X alone was 32 (dense) or 24 MB (sparse), its clipping's masks more
-    assert peak < 0.3 * size, f"peak {peak / 1e6:.1f} MB for {size / 1e6:.1f} MB of X"
+    # the predictions (1.6 MB) and one block's arrays (sparse: 8 blocks mapped at
+    # once, about 10 MB); before, the standardised copy of all of X and its
+    # clipping's masks and copies: 64 (dense) and 113 MB (sparse)
+    bound = 0.75 if sparse else 0.3
+    assert peak < bound * size, f"peak {peak / 1e6:.1f} MB for {size / 1e6:.1f} MB of X"
     # the numbers of the whole X standardised (and clipped) at once, bit for bit
     decision = est._decision_function()
     Xt = decision._inputs(big)
