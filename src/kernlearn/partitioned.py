@@ -180,9 +180,9 @@ def selected_linear_scores(X, coef, intercept):
     chunks, out-of-core chunks) equals the in-memory one bit for bit.
     Dense rows: NumPy's ``einsum`` dot product of each row with each
     output's weights (BLAS's matrix products round a row by where it falls
-    in the block); a C-ordered float64 ``X`` of all columns selected is read
-    as it is, else its selected columns are gathered in row order (the same
-    numbers, so the same sums).  Sparse rows (CSR or CSC) of float64: one
+    in the block), over all columns when at least half of them are
+    weighted (a C-ordered float64 ``X`` read as it is; another one copied
+    so), else over the weighted columns gathered in row order.  Sparse rows (CSR or CSC) of float64: one
     sparse product per output with its full weight row, summing each row's
     stored entries in column order (the zero weights add exact zeros, so the
     sums are those of the selected columns alone) and copying nothing of
@@ -215,12 +215,15 @@ def selected_linear_scores(X, coef, intercept):
         for k, w in enumerate(coef[:, sel]):
             out[k] = cols @ w
     else:
-        if sel.size == X.shape[1] and X.dtype == dtype and X.flags.c_contiguous:
-            cols = X
-        else:  # (C order: einsum sums the rows of a column-ordered copy in another order)
-            cols = np.ascontiguousarray(np.take(X, sel, axis=1), dtype=dtype)
-        for k, w in enumerate(coef[:, sel]):
-            np.einsum("ij,j->i", cols, w, out=out[k])
+        # all columns if at least half are weighted (a copy of most costs more than
+        # their sums), unless a NaN or infinity there made a score NaN, as above
+        for whole in (True, False) if 2 * sel.size >= X.shape[1] else (False,):
+            # (C order: einsum sums the rows of a column-ordered copy in another order)
+            cols = np.ascontiguousarray(X if whole else np.take(X, sel, axis=1), dtype=dtype)
+            for k, w in enumerate(coef if whole else coef[:, sel]):
+                np.einsum("ij,j->i", cols, w, out=out[k])
+            if not whole or np.isfinite(out).all():
+                break
     return np.add(out.T, intercept, order="C")
 
 
