@@ -171,7 +171,8 @@ def _block_matmul(block, W):
 
 
 def selected_linear_scores(X, coef, intercept):
-    """``X @ coef.T + intercept``, reading only the columns of a non-zero weight.
+    """``X @ coef.T + intercept``, each row's values of that row alone, copying no more of ``X``
+    than its weighted columns.
 
     FGM's decision values (:func:`kernlearn.methods.fgm.fgm_decision`), in
     memory and on each row block: each row's value is a function of that row
@@ -182,12 +183,13 @@ def selected_linear_scores(X, coef, intercept):
     output's weights (BLAS's matrix products round a row by where it falls
     in the block), over all columns when at least half of them are
     weighted (a C-ordered float64 ``X`` read as it is; another one copied
-    so), else over the weighted columns gathered in row order.  Sparse rows (CSR or CSC) of float64: one
-    sparse product per output with its full weight row, summing each row's
-    stored entries in column order (the zero weights add exact zeros, so the
-    sums are those of the selected columns alone) and copying nothing of
-    ``X``.  Float32 input has its selected columns cast first: NumPy's and
-    SciPy's mixed-type products cast (a copy of) all of ``X``.
+    so), else over the weighted columns gathered in row order.  Sparse rows
+    (CSR or CSC) of float64: one sparse product with the full weight rows,
+    summing each row's stored entries in column order (the zero weights add
+    exact zeros, so the sums are those of the selected columns alone) and
+    copying nothing of ``X``.  Float32 input has its selected columns cast
+    first: NumPy's and SciPy's mixed-type products cast (a copy of) all of
+    ``X``.
 
     Parameters
     ----------
@@ -203,12 +205,12 @@ def selected_linear_scores(X, coef, intercept):
     dtype = np.result_type(X.dtype, coef.dtype)
     out = np.empty((coef.shape[0], X.shape[0]), dtype=dtype)  # (one row per output)
     if sp.issparse(X) and X.format in ("csr", "csc") and X.dtype == dtype:
-        for k, w in enumerate(coef):
-            out[k] = X @ w
+        # (one pass for all outputs; SciPy copies coef.T in C order, never X)
+        scores = X @ (coef[0] if coef.shape[0] == 1 else coef.T)
         # (a NaN or infinity in a column of zero weight gives a NaN here but
         # is never read by the gathered columns' product below)
-        if np.isfinite(out).all():
-            return np.add(out.T, intercept, order="C")
+        if np.isfinite(scores).all():
+            return scores.reshape(X.shape[0], coef.shape[0]) + intercept
     sel = np.flatnonzero(coef.any(axis=0))
     if sp.issparse(X):
         cols = X[:, sel].astype(dtype, copy=False)
