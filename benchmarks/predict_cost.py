@@ -26,6 +26,11 @@ is the call's own time).  Test rows (100,000, or more if ``--rows`` asks) come
 from the generator of the training data, standardised with the training
 columns' statistics.
 
+``--sparse DENSITY`` gives every estimator and anchor the same rows as
+scipy CSR matrices, each entry kept with probability ``DENSITY`` (the others
+zero), for the estimators that take sparse ``X`` (FGM, GrFL
+``InfiniteFeature*``).
+
 ``--save-outputs FILE`` stores every fitted estimator's ``predict``,
 ``decision_function`` and ``predict_proba`` on 1,000 test rows as ``.npz``;
 ``--check-outputs FILE`` compares the current ones against such a file
@@ -35,7 +40,7 @@ difference, so a speed change can be shown not to change results.
 Usage::
 
     python benchmarks/predict_cost.py [--estimators FGMClassifier,...]
-        [--train 1000x20] [--rows 1,10,1000,100000] [--calls 2000]
+        [--train 1000x20] [--rows 1,10,1000,100000] [--calls 2000] [--sparse 0.3]
         [--save-outputs before.npz | --check-outputs before.npz]
 """
 
@@ -52,6 +57,7 @@ import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 from sklearn.calibration import CalibratedClassifierCV  # noqa: E402
 from sklearn.datasets import make_classification, make_regression  # noqa: E402
@@ -64,8 +70,9 @@ N_TEST = 100_000
 HEADER = ["estimator", "classes", "call", "rows", "ours ms", "anchor", "anchor ms", "ratio"]
 
 
-def make_data(task, n, d, n_test, n_classes=2, seed=0):
-    """Train ``(X, y)`` and ``n_test`` test rows, standardised with the train statistics."""
+def make_data(task, n, d, n_test, n_classes=2, seed=0, density=None):
+    """Train ``(X, y)`` and ``n_test`` test rows, standardised with the train statistics
+    (with ``density``: CSR matrices, each entry kept with that probability)."""
     if task == "clf":
         X, y = make_classification(
             n_samples=n + n_test, n_features=d, n_informative=max(2, d // 2),
@@ -78,6 +85,8 @@ def make_data(task, n, d, n_test, n_classes=2, seed=0):
         )
     mean, std = X[:n].mean(0), X[:n].std(0)
     X = (X - mean) / std
+    if density is not None:
+        X = sp.csr_matrix(X * (np.random.default_rng(seed).random(X.shape) < density))
     return X[:n], y[:n], X[n:]
 
 
@@ -128,6 +137,7 @@ def main(argv=None):
     parser.add_argument("--train", default="1000x20")
     parser.add_argument("--rows", default="1,10,1000,100000")
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--sparse", type=float, default=None, metavar="DENSITY")
     parser.add_argument("--save-outputs")
     parser.add_argument("--check-outputs")
     args = parser.parse_args(argv)
@@ -148,7 +158,8 @@ def main(argv=None):
         task, label, anchor = PAIRS[name]
         for n_classes in ([2, 5] if task == "clf" else [None]):
             # as many test rows whatever --rows asks: the same data on every run
-            X, y, X_test = make_data(task, n, d, max(row_counts + [N_TEST]), n_classes or 2)
+            X, y, X_test = make_data(task, n, d, max(row_counts + [N_TEST]), n_classes or 2,
+                                      density=args.sparse)
             est, ref = ours(name).fit(X, y), anchor().fit(X, y)
             for m in row_counts:
                 # one round per estimator and batch size, the two sides in turn

@@ -13,6 +13,10 @@ compared with those of one block of all the rows (the path before blocks): the
 largest difference relative to the largest score, and whether any predicted
 label changes.
 
+With ``--sparse DENSITY`` the training and test rows are CSR matrices
+(``benchmarks/predict_cost.py``'s ``--sparse``), for the estimators that take
+sparse ``X`` (FGM, GrFL ``InfiniteFeature*``, SLKL ``LowRankKernel*``).
+
 With ``--dask CHUNK`` the test rows are a ``dask.array`` generated on a
 ``LocalCluster`` of one worker process (one thread), in row chunks of
 ``CHUNK``, never in the client; the peak is that of the client during
@@ -27,7 +31,7 @@ their time in the client).
 Usage::
 
     python benchmarks/predict_memory.py [--estimators LowRankKernelRegressor,...]
-        [--train 2000x20] [--rows 200000] [--dask 32768 [--no-malloc-trim]]
+        [--train 2000x20] [--rows 200000] [--sparse 0.3] [--dask 32768 [--no-malloc-trim]]
 """
 
 import os
@@ -56,10 +60,13 @@ HEADER = ["estimator", "train", "test rows", "learned columns", "peak MB", "CPU 
 
 
 def learned_columns(est):
-    """Columns a predicted row is scored on: landmarks or kept features' columns."""
+    """Columns a predicted row is scored on: landmarks, kept features' columns or
+    FGM's selected inputs."""
     if hasattr(est, "centers_"):
-        return len(est.centers_)
-    return est.feature_scales_.size
+        return est.centers_.shape[0]
+    if hasattr(est, "feature_scales_"):
+        return est.feature_scales_.size
+    return est.selected_features_.size
 
 
 def against_one_block(est, X):
@@ -86,6 +93,7 @@ def main(argv=None):
     parser.add_argument("--estimators", default=DEFAULT)
     parser.add_argument("--train", default="2000x20")
     parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--sparse", type=float, default=None, metavar="DENSITY")
     parser.add_argument("--dask", type=int, default=None, metavar="CHUNK",
                         help="test rows on a local Dask cluster, in row chunks of CHUNK")
     parser.add_argument("--no-malloc-trim", action="store_true",
@@ -98,7 +106,7 @@ def main(argv=None):
     rows = []
     for name in chosen_estimators(parser, args.estimators):
         task = PAIRS[name][0]
-        X, y, X_test = make_data(task, n, d, args.rows)
+        X, y, X_test = make_data(task, n, d, args.rows, density=args.sparse)
         est = ours(name).fit(X, y)
         est.predict(X_test[:10])  # warm-up: lazy imports and compilations
         tracemalloc.start()

@@ -34,6 +34,7 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
     max_asymmetry,
 )
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
+from ._histogram_kernels import _CENTRED, _dense, additive_chi2_kernel, hik_kernel
 from .preprocessing import (canonical_sparse, centred_dots, check_center,
                             kernel_overflow_message)
 from .widths import (  # noqa: F401  (re-exported)
@@ -129,66 +130,6 @@ def poly_kernel(X, Y, degree=2, gamma=1.0, coef0=1.0):
     K : ndarray of shape (n_X, n_Y)
     """
     return (gamma * linear_kernel(X, Y) + coef0) ** degree
-
-
-def _dense(X):
-    return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
-
-
-def hik_kernel(X, Y, beta=1.0, block=256):
-    r"""Generalised histogram intersection :math:`\sum_k \min(|x_k|^\beta, |y_k|^\beta)`.
-
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n_X, n_features)
-    Y : array-like or sparse matrix of shape (n_Y, n_features)
-    beta : float, default=1.0
-    block : int, default=256
-        Rows of ``X`` processed at once (memory ``block x n_Y x n_features``).
-
-    Returns
-    -------
-    K : ndarray of shape (n_X, n_Y)
-    """
-    A, B = np.abs(_dense(X)) ** beta, np.abs(_dense(Y)) ** beta
-    K = np.empty((A.shape[0], B.shape[0]))
-    for s in range(0, A.shape[0], block):
-        K[s : s + block] = np.minimum(A[s : s + block, None, :], B[None]).sum(-1)
-    return K
-
-
-def additive_chi2_kernel(X, Y, block=256):
-    r"""Additive chi-squared kernel :math:`\sum_k 2 x_k y_k / (x_k + y_k)`.
-
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n_X, n_features)
-        Non-negative data.
-    Y : array-like or sparse matrix of shape (n_Y, n_features)
-        Non-negative data.
-    block : int, default=256
-        Rows of ``X`` processed at once.
-
-    Returns
-    -------
-    K : ndarray of shape (n_X, n_Y)
-    """
-    A, B = _dense(X), _dense(Y)
-    if (A < 0).any() or (B < 0).any():
-        raise ValueError("additive_chi2 kernel needs non-negative features" + _CENTRED)
-    K = np.empty((A.shape[0], B.shape[0]))
-    for s in range(0, A.shape[0], block):
-        num = 2 * A[s : s + block, None, :] * B[None]
-        den = A[s : s + block, None, :] + B[None]
-        K[s : s + block] = np.divide(
-            num, den, out=np.zeros_like(num), where=den > 0
-        ).sum(-1)
-    return K
-
-
-# (of non-negative data: standardize=True, the default, made them negative)
-_CENTRED = ("; standardize=True centres the columns (pass standardize=False for "
-            "histograms, counts or other non-negative features).")
 
 
 def constant_kernel(X, Y):
@@ -789,7 +730,8 @@ class KernelList(BaseKernelList):
         u = self._u_[j]
         return self._dots(Xv[ids], Xv, j, None if u is None else (u[ids], u))
 
-    def _block(self, Xa, Xb, diag_a, diag_b, j, sq_a=None, sq_b=None, dots=None, u=None):
+    def _block(self, Xa, Xb, diag_a, diag_b, j, sq_a=None, sq_b=None, dots=None, u=None,
+               dists=None):
         kernel, _, cols = self.specs[j]
         params = self.params_[j]
         if kernel in ("linear", "rbf", "poly") and (
@@ -797,20 +739,26 @@ class KernelList(BaseKernelList):
         ):
             # one product X_a X_b' for the dot-product kernels, without the
             # per-call validation of the generic path (single rows on the fly);
-            # kernels on the same view share it through ``dots``
+            # kernels on the same view share it through ``dots``, RBF kernels
+            # their squared distances through ``dists`` (the same numbers)
             key = id(cols)
-            if dots is not None and key in dots:
+            if kernel == "rbf" and dists is not None and key in dists:
+                K = dists[key] * -params["gamma"]
+            elif dots is not None and key in dots:
                 K = dots[key].copy()
             else:
                 K = self._dots(Xa, Xb, j, u)
                 if dots is not None:
                     dots[key] = K.copy()
-            if kernel == "rbf":
+            if kernel == "rbf" and not (dists is not None and key in dists):
                 K *= -2.0
                 K += sq_a[:, None]
                 K += sq_b[None, :]
                 np.maximum(K, 0.0, out=K)
+                if dists is not None:
+                    dists[key] = K.copy()
                 K *= -params["gamma"]
+            if kernel == "rbf":
                 np.exp(K, out=K)
             elif kernel == "poly":
                 K *= params.get("gamma", 1.0)
@@ -900,18 +848,20 @@ class KernelList(BaseKernelList):
         keep = slice(None) if support is None else np.asarray(support)  # (a slice: no copy)
         out = np.zeros((self.n_kernels, X.shape[0], self.diag_[0, keep].shape[0]))
         which = range(self.n_kernels) if which is None else which
-        dots = {}
+        dots, dists, stats = {}, {}, {}  # (shared by the kernels of one view)
         for j in which:
             kernel = self.specs[j][0]
             Xj, Tj = self._view(X, j), self._view(self.X_, j)[keep]
-            sq, u = self._row_stats(Xj, j)
+            if id(self.specs[j][2]) not in stats:
+                stats[id(self.specs[j][2])] = self._row_stats(Xj, j)
+            sq, u = stats[id(self.specs[j][2])]
             d_new = None if not self.normalize else (
                 _dot_kernel(kernel, self.params_[j], sq) if kernel in ("linear", "poly")
                 else kernel_diag(Xj, kernel, **self.params_[j]))
             u_b = getattr(self, "_u_", [None] * self.n_kernels)[j]
             out[j] = self._block(Xj, Tj, d_new, self.diag_[j, keep], j, sq,
                                  self._sqn_[j][keep], dots,
-                                 None if u is None else (u, u_b[keep]))
+                                 None if u is None else (u, u_b[keep]), dists)
         return out
 
 

@@ -171,12 +171,25 @@ def _block_matmul(block, W):
 
 
 def selected_linear_scores(X, coef, intercept):
-    """``X @ coef.T + intercept``, reading only the columns of a non-zero weight.
+    """``X @ coef.T + intercept``, each row's values of that row alone, copying no more of ``X``
+    than its weighted columns.
 
     FGM's decision values (:func:`kernlearn.methods.fgm.fgm_decision`), in
-    memory and on each row block (the same sums, so the same numbers): ``X
-    @ coef.T`` would read (and for float32 input copy) all of ``X`` for a
-    handful of non-zeros.
+    memory and on each row block: each row's value is a function of that row
+    alone (not of the rows around it, their number, the block's memory
+    address or layout), so a prediction by row blocks of any size (Dask
+    chunks, out-of-core chunks) equals the in-memory one bit for bit.
+    Dense rows: NumPy's ``einsum`` dot product of each row with each
+    output's weights (BLAS's matrix products round a row by where it falls
+    in the block), over all columns when at least half of them are
+    weighted (a C-ordered float64 ``X`` read as it is; another one copied
+    so), else over the weighted columns gathered in row order.  Sparse rows
+    (CSR or CSC) of float64: one sparse product with the full weight rows,
+    summing each row's stored entries in column order (the zero weights add
+    exact zeros, so the sums are those of the selected columns alone) and
+    copying nothing of ``X``.  Float32 input has its selected columns cast
+    first: NumPy's and SciPy's mixed-type products cast (a copy of) all of
+    ``X``.
 
     Parameters
     ----------
@@ -188,13 +201,32 @@ def selected_linear_scores(X, coef, intercept):
     -------
     ndarray of shape (n_samples, K)
     """
-    coef = np.asarray(coef).reshape(-1, X.shape[1]).T
-    sel = np.flatnonzero(coef.any(axis=1))
-    # Cast the selected columns: NumPy's mixed-type product (float32 X, float64
-    # coef) sums in another order than the float64 one.
-    cols = X[:, sel].astype(np.result_type(X.dtype, coef.dtype), copy=False)
-    # (the shape given: -1 is undefined for a block of no rows)
-    return np.asarray(cols @ coef[sel]).reshape(X.shape[0], coef.shape[1]) + intercept
+    coef = np.asarray(coef).reshape(-1, X.shape[1])
+    dtype = np.result_type(X.dtype, coef.dtype)
+    out = np.empty((coef.shape[0], X.shape[0]), dtype=dtype)  # (one row per output)
+    if sp.issparse(X) and X.format in ("csr", "csc") and X.dtype == dtype:
+        # (one pass for all outputs; SciPy copies coef.T in C order, never X)
+        scores = X @ (coef[0] if coef.shape[0] == 1 else coef.T)
+        # (a NaN or infinity in a column of zero weight gives a NaN here but
+        # is never read by the gathered columns' product below)
+        if np.isfinite(scores).all():
+            return scores.reshape(X.shape[0], coef.shape[0]) + intercept
+    sel = np.flatnonzero(coef.any(axis=0))
+    if sp.issparse(X):
+        cols = X[:, sel].astype(dtype, copy=False)
+        for k, w in enumerate(coef[:, sel]):
+            out[k] = cols @ w
+    else:
+        # all columns if at least half are weighted (a copy of most costs more than
+        # their sums), unless a NaN or infinity there made a score NaN, as above
+        for whole in (True, False) if 2 * sel.size >= X.shape[1] else (False,):
+            # (C order: einsum sums the rows of a column-ordered copy in another order)
+            cols = np.ascontiguousarray(X if whole else np.take(X, sel, axis=1), dtype=dtype)
+            for k, w in enumerate(coef if whole else coef[:, sel]):
+                np.einsum("ij,j->i", cols, w, out=out[k])
+            if not whole or np.isfinite(out).all():
+                break
+    return np.add(out.T, intercept, order="C")
 
 
 class RowPartitioned:
