@@ -41,8 +41,10 @@ OUT_OF_BOUNDS_DOC = """    out_of_bounds : {"clip", "raise", "extend"}, default=
         would change; on a ``dask.array``, when computed, the row counted over
         all of ``X``); ``"extend"`` uses the model's own function there
         (a trend that goes on past the data may be followed, or not).  A
-        column constant in training is ignored by the model, so never
-        clipped nor refused; without a range (``x_range_`` ``None``: a
+        column constant in training is ignored by a standardised model
+        (``x_scale_`` ``inf``), so never clipped nor refused there; with
+        ``standardize=False`` the model reads it, and it is clipped (or
+        refused) as any other.  Without a range (``x_range_`` ``None``: a
         precomputed kernel, a model file written before it was recorded) no
         input is.  The parameter changes no fitted number.  A model file
         written without it loads with ``"clip"``.
@@ -163,7 +165,8 @@ def bounded_inputs(X, Xt, st, x_range, mode="clip"):
     The one place that decides (the decision objects call it, in memory and
     on Dask workers).  ``"raise"`` refuses exactly the rows ``"clip"`` would
     change (:func:`clip_to_input_range`'s comparison, on the standardised
-    scale: a column constant in training, ignored by the model, is neither).
+    scale: a column constant in training, ignored by a standardised model, is
+    neither).
 
     Parameters
     ----------
