@@ -50,6 +50,10 @@ What did not hold; each test below failed before its fix:
   the model, never clipped nor refused; with ``standardize=False`` the model
   reads it (predictions move with it) and it is clipped and refused as the
   others.  Now documented (the docstring test failed before).
+- ``out_of_bounds="raise"`` refused a float64 model's own training rows
+  given in float32: the column's edge value rounded outward (0.00995456055
+  against the minimum 0.00995456081).  The range is now compared in ``X``'s
+  precision.
 """
 
 import pickle
@@ -143,3 +147,26 @@ def test_the_dask_fit_of_wide_data_is_documented_as_another_draw(client, Est):
         assert np.allclose(fa, fb, rtol=1e-9, atol=1e-9) == same, (n, d)
     doc = " ".join(Est.fit.__doc__.split())
     assert "the same model as in memory but on data wider than long" in doc
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("Est", [InfiniteFeatureRegressor, LowRankKernelRegressor])
+def test_training_rows_in_float32_are_inside_the_range(Est, sparse):
+    # a float64 model's own training rows given as float32 (a float32 file, Dask
+    # chunks): "raise" refused the row whose edge value float32 rounded outward
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (80, 3))
+    y = np.sin(3 * X[:, 0]) + X[:, 1]
+    X32 = X.astype(np.float32)
+    if sparse:
+        X, X32 = sp.csr_matrix(X), sp.csr_matrix(X32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        refuse = Est(random_state=0, out_of_bounds="raise").fit(X, y)
+    np.testing.assert_array_equal(refuse.predict(X32),
+                                  refuse.set_params(out_of_bounds="extend").predict(X32))
+    low = X32[:1].toarray() if sparse else X32[:1].copy()
+    low[0, 0] = np.float32(refuse.x_range_[0, 0]) - np.float32(1e-3)  # really beyond
+    refuse.set_params(out_of_bounds="raise")
+    with pytest.raises(ValueError, match="at row 0, column 0"):
+        refuse.predict(sp.csr_matrix(low) if sparse else low)

@@ -192,7 +192,11 @@ def bounded_inputs(X, Xt, st, x_range, mode="clip"):
     """
     if x_range is None or mode == "extend":
         return Xt
-    clipped = clip_to_input_range(x_range, Xt, st)
+    # the bounds rounded as X's values are: a float64 model's training rows given
+    # in float32 round as their bounds do, so they stay inside (an edge row rounded
+    # outward by 3e-10 was refused by "raise")
+    bounds = x_range.astype(np.float32) if X.dtype == np.float32 else x_range
+    clipped = clip_to_input_range(bounds, Xt, st)
     if mode == "clip":
         return clipped
     if clipped is Xt:
