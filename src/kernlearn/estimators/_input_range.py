@@ -40,7 +40,10 @@ OUT_OF_BOUNDS_DOC = """    out_of_bounds : {"clip", "raise", "extend"}, default=
         row and column, its value and the range (exactly the rows ``"clip"``
         would change; on a ``dask.array``, when computed, the row counted over
         all of ``X``); ``"extend"`` uses the model's own function there
-        (a trend that goes on past the data may be followed, or not).  A
+        (a trend that goes on past the data may be followed, or not).
+        Clipping applies whatever the kernel: a linear or polynomial kernel's
+        model (``kernel="linear"``, ``"poly"``) is flat beyond the range with
+        ``"clip"`` and follows its trend only with ``"extend"``.  A
         column constant in training is ignored by a standardised model
         (``x_scale_`` ``inf``), so never clipped nor refused there; with
         ``standardize=False`` the model reads it, and it is clipped (or
