@@ -40,9 +40,14 @@ OUT_OF_BOUNDS_DOC = """    out_of_bounds : {"clip", "raise", "extend"}, default=
         row and column, its value and the range (exactly the rows ``"clip"``
         would change; on a ``dask.array``, when computed, the row counted over
         all of ``X``); ``"extend"`` uses the model's own function there
-        (a trend that goes on past the data may be followed, or not).  A
-        column constant in training is ignored by the model, so never
-        clipped nor refused; without a range (``x_range_`` ``None``: a
+        (a trend that goes on past the data may be followed, or not).
+        Clipping applies whatever the kernel: a linear or polynomial kernel's
+        model (``kernel="linear"``, ``"poly"``) is flat beyond the range with
+        ``"clip"`` and follows its trend only with ``"extend"``.  A
+        column constant in training is ignored by a standardised model
+        (``x_scale_`` ``inf``), so never clipped nor refused there; with
+        ``standardize=False`` the model reads it, and it is clipped (or
+        refused) as any other.  Without a range (``x_range_`` ``None``: a
         precomputed kernel, a model file written before it was recorded) no
         input is.  The parameter changes no fitted number.  A model file
         written without it loads with ``"clip"``.
@@ -163,7 +168,8 @@ def bounded_inputs(X, Xt, st, x_range, mode="clip"):
     The one place that decides (the decision objects call it, in memory and
     on Dask workers).  ``"raise"`` refuses exactly the rows ``"clip"`` would
     change (:func:`clip_to_input_range`'s comparison, on the standardised
-    scale: a column constant in training, ignored by the model, is neither).
+    scale: a column constant in training, ignored by a standardised model, is
+    neither).
 
     Parameters
     ----------
@@ -189,7 +195,11 @@ def bounded_inputs(X, Xt, st, x_range, mode="clip"):
     """
     if x_range is None or mode == "extend":
         return Xt
-    clipped = clip_to_input_range(x_range, Xt, st)
+    # the bounds rounded as X's values are: a float64 model's training rows given
+    # in float32 round as their bounds do, so they stay inside (an edge row rounded
+    # outward by 3e-10 was refused by "raise")
+    bounds = x_range.astype(np.float32) if X.dtype == np.float32 else x_range
+    clipped = clip_to_input_range(bounds, Xt, st)
     if mode == "clip":
         return clipped
     if clipped is Xt:

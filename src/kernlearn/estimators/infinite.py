@@ -545,10 +545,13 @@ class InfiniteFeatureClassifier(
         ----------
         X : array-like, sparse matrix or dask.array of shape (n_samples, n_features)
             Training inputs.  A ``dask.array`` (dense or sparse chunks) or a
-            Dask DataFrame is fitted on its cluster, the same model as in memory (the Newton
-            master and ``RandomFourierFeatures`` only; no ``sample_weight``,
+            Dask DataFrame is fitted on its cluster (the Newton master and
+            ``RandomFourierFeatures`` only; no ``sample_weight``,
             ``class_weight``, ``task_index``, ``warm_start`` or Platt
-            probabilities).
+            probabilities), the same model as in memory but on data wider than
+            long (at most 1,000 distinct rows, at least twice as many
+            columns), which in memory is priced in its rows' span: other
+            draws, the same distribution of features.
         y : array-like of shape (n_samples,)
             Class labels.
         task_index : array-like of shape (n_samples,), optional
@@ -780,9 +783,12 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         ----------
         X : array-like, sparse matrix or dask.array of shape (n_samples, n_features)
             Training inputs.  A ``dask.array`` (dense or sparse chunks) or a
-            Dask DataFrame is fitted on its cluster, the same model as in memory (the Newton
-            master and ``RandomFourierFeatures`` only; a 1-D ``y``, no
-            ``sample_weight``, ``task_index`` or ``warm_start``).
+            Dask DataFrame is fitted on its cluster (the Newton master and
+            ``RandomFourierFeatures`` only; a 1-D ``y``, no ``sample_weight``,
+            ``task_index`` or ``warm_start``), the same model as in memory but on
+            data wider than long (at most 1,000 distinct rows, at least twice as many
+            columns), which in memory is priced in its rows' span: other draws,
+            the same distribution of features.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets (one task per output).
         task_index : array-like of shape (n_samples,), optional

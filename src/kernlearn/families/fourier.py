@@ -567,15 +567,7 @@ class RandomFourierFeatures(InfiniteFamily):
         Q = Q * np.sign(Q[np.abs(Q).argmax(axis=0), np.arange(Q.shape[1])])
         reduced = copy.copy(self)
         reduced.n_features_in_ = Q.shape[1]
-
-        def complete(params_r, rng):
-            sigma = params_r[:, -1]
-            rng = np.random.default_rng(rng)
-            h = rng.standard_normal((len(sigma), Q.shape[0])) / sigma[:, None]
-            V = (params_r[:, :-1] - h @ Q) @ Q.T + h
-            return np.hstack([V, sigma[:, None]])
-
-        return reduced, np.ascontiguousarray(X @ Q), complete
+        return reduced, np.ascontiguousarray(X @ Q), _SpanCompletion(Q)
 
     def _columns(self, params, X, dtype=np.float64):
         return self._columns_norms(params, X, dtype)[0]
@@ -710,20 +702,77 @@ def _sparse_span(family, X, sample_weight):
     reduced = copy.copy(family)
     reduced.n_features_in_ = M.shape[1]
     reduced.center_ = None  # (XQ below is of the centred rows)
+    return (reduced, np.ascontiguousarray(centred_products(X) @ M),
+            _SparseSpanCompletion(R, M, c))
 
-    # the columns where R or c is non-zero: elsewhere a completed direction is h
-    cols, slots = _stored_columns(R.indices, np.flatnonzero(c))
 
-    def complete(params_r, rng, out=None):
-        sigma = params_r[:, -1]
+class _SpanCompletion:
+    """``complete`` of :meth:`RandomFourierFeatures.in_span` (dense ``X``):
+    :math:`v = Qz + (I - QQ^\\top)h`, a fresh :math:`h \\sim N(0, \\sigma^{-2}I_D)`.
+
+    An object, not a closure: a warm-started estimator keeps the path that
+    holds it, and a closure made that estimator unpicklable ("Can't pickle
+    local object").
+
+    Parameters
+    ----------
+    Q : ndarray of shape (n_features, r)
+        The orthonormal basis of the rows' span.
+    """
+
+    def __init__(self, Q):
+        self.Q = Q
+
+    def __call__(self, params_r, rng):
+        Q, sigma = self.Q, params_r[:, -1]
+        rng = np.random.default_rng(rng)
+        h = rng.standard_normal((len(sigma), Q.shape[0])) / sigma[:, None]
+        V = (params_r[:, :-1] - h @ Q) @ Q.T + h
+        return np.hstack([V, sigma[:, None]])
+
+
+class _SparseSpanCompletion:
+    """``complete`` of :func:`_sparse_span`: :math:`v = h + yC`, ``C = R - 1c'``
+    the centred distinct rows, :math:`y = (z - Q^\\top h)M^\\top`, ``Q = C'M``.
+
+    An object, not a closure, for the reason :class:`_SpanCompletion` gives.
+    The scores in the span are the model's (the phases on ``X`` are those of
+    ``XQ``), so the caller completes only the features it keeps
+    (:attr:`scores_in_span`, read by ``GrFL.features``).
+
+    Parameters
+    ----------
+    R : scipy.sparse.csr_matrix of shape (r0, n_features)
+        The distinct rows, canonical.
+    M : ndarray of shape (r0, r)
+        The basis' coefficients.
+    c : ndarray of shape (n_features,)
+        The family's centre (zeros without one).
+    """
+
+    scores_in_span = True
+
+    def __init__(self, R, M, c):
+        self.R, self.M, self.c = R, M, c
+        # the columns where R or c is non-zero: elsewhere a completed direction is h
+        self.cols, self.slots = _stored_columns(R.indices, np.flatnonzero(c))
+
+    @property
+    def n_params(self):
+        """Length of a completed row: the directions' columns and the width."""
+        return self.c.size + 1
+
+    def __call__(self, params_r, rng, out=None):
+        R, M, c, sigma = self.R, self.M, self.c, params_r[:, -1]
+        cols, slots = self.cols, self.slots
         k = len(sigma)
-        out = np.empty((k, D + 1)) if out is None else out  # (out: rows of a caller's array)
+        out = np.empty((k, c.size + 1)) if out is None else out  # (out: rows of a caller's array)
         if isinstance(rng, list):  # (one generator per candidate)
             for j, g in enumerate(rng):
                 g.standard_normal(out=out[j, :-1])
                 out[j, :-1] /= sigma[j]  # (while the row is in cache: the same quotients)
         else:
-            out[:, :-1] = np.random.default_rng(rng).standard_normal((k, D))
+            out[:, :-1] = np.random.default_rng(rng).standard_normal((k, c.size))
             out[:, :-1] /= sigma[:, None]
         h = out[:, :-1]
         hC = np.empty((R.shape[0], k))  # (h C')'
@@ -733,9 +782,3 @@ def _sparse_span(family, X, sample_weight):
         _add_row_combinations(R.indptr, slots, R.data, y, c, cols, out)  # V = h + y C
         out[:, -1] = sigma
         return out
-
-    complete.n_params = D + 1  # (its rows' length)
-    # the scores in the span are the model's (the phases on X are those of XQ),
-    # so the caller completes only the features it keeps (GrFL.features)
-    complete.scores_in_span = True
-    return reduced, np.ascontiguousarray(centred_products(X) @ M), complete
