@@ -449,7 +449,7 @@ def _cmd_fit(args):
     name, est = build_estimator(
         args.estimator, args.param, args.config, verbose=_progress_level(args)
     )
-    _check_output(args.model, "model", [("data", args.data)])
+    _check_output(args.model, "model", [("data", args.data), ("config", args.config)])
     if args.out_of_core:  # an SvmlightChunks: one chunk of the file at a time
         from .cli_stream import load_chunks
 
