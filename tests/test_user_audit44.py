@@ -61,3 +61,26 @@ def test_a_model_is_never_written_over_the_config_file(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 7 and "is the config file; refusing to overwrite it" in err
     assert cfg.read_bytes() == before
+
+
+def test_a_link_into_a_missing_folder_is_refused_before_the_fit(tmp_path, capsys,
+                                                                 monkeypatch):
+    """An output that is a symbolic link is written through (the file it names
+    is replaced); a link into a folder that does not exist passed the early
+    check (the link's own folder exists), so the fit ran to its end before the
+    save failed, where doc/cli.md says output paths are checked before any
+    fit starts."""
+    from kernlearn import FGMClassifier
+
+    data = _csv(tmp_path / "toy.csv")
+    link = tmp_path / "model.npz"
+    link.symlink_to(tmp_path / "gone" / "model.npz")
+
+    def no_fit(self, *args, **kwargs):
+        raise AssertionError("the fit started")
+
+    monkeypatch.setattr(FGMClassifier, "fit", no_fit)
+    code = main(["fit", str(data), "-e", "fgm", "-q", "-m", str(link)])
+    err = capsys.readouterr().err
+    assert code == 7 and f"folder {tmp_path / 'gone'} does not exist" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "gone").exists()

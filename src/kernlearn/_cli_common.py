@@ -188,6 +188,8 @@ def _check_output(path, what="output", inputs=()):
                 7,
             )
     p = Path(path)
+    if p.is_symlink():  # the file it names is written (a link into no folder: after the fit)
+        p = Path(os.path.realpath(p))
     if p.is_dir():
         raise CLIError(f"{what} path {p} is a directory", 7)
     parent = p.parent if str(p.parent) else Path(".")
