@@ -135,3 +135,84 @@ def test_a_libsvm_file_read_from_a_pipe_loses_no_rows(tmp_path, capsys, extra):
     out, err = capsys.readouterr()
     assert code == 0, err
     assert out == expected
+
+
+# Runs a command with one step made to wait (after saying "ready") until the
+# test sends SIGTERM: a write half-done, or a fit after its data cache is made.
+_WAIT_IN = r"""
+import sys, time
+import pathlib
+from kernlearn import FGMClassifier
+from kernlearn.cli import main
+
+def wait(*args, **kwargs):
+    print("ready", flush=True)
+    time.sleep(600)
+
+if sys.argv[1] == "write":
+    real = pathlib.Path.write_text
+
+    def write_text(self, text, *args, **kwargs):
+        real(self, text[: len(text) // 2], *args, **kwargs)
+        wait()
+
+    pathlib.Path.write_text = write_text
+else:
+    FGMClassifier.fit = wait
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def _terminated(tmp_path, step, argv):
+    """Run ``argv`` until ``step`` waits, send SIGTERM; ``(code, stderr)``."""
+    import signal
+
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "PYTHONPATH": str(ROOT / "src"),
+           "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", _WAIT_IN, step, *argv], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        ready = proc.stdout.readline()
+        assert ready == "ready\n", proc.stderr.read()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigterm_leaves_no_temporary_file_or_cache(tmp_path, capsys):
+    """``timeout``, ``kill`` and batch schedulers stop a job with SIGTERM, on
+    which Python ended the process at once (status -15, no word): no cleanup
+    ran, so a half-written output's ``.tmp`` file stayed beside it, and
+    ``fit --out-of-core``'s binary copy of the data (as large as the data) in
+    the temporary folder.  SIGTERM now unwinds as an interrupt does: the old
+    output stays whole, nothing is left, exit 143 with one line."""
+    (tmp_path / "tmp").mkdir()
+    data = tmp_path / "test.svm"
+    data.write_text(_libsvm_rows(300))
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(data), "-e", "fgm", "-q", "-m", str(model)]) == 0
+    (tmp_path / "out").mkdir()
+    old = tmp_path / "out" / "pred.txt"
+    old.write_text("old\n")
+    code, err = _terminated(tmp_path, "write", ["predict", str(data), "-m", str(model),
+                                                "-o", str(old)])
+    assert (code, err) == (143, "kernlearn: terminated\n")
+    assert old.read_text() == "old\n" and os.listdir(tmp_path / "out") == ["pred.txt"]
+    code, err = _terminated(tmp_path, "fit", ["fit", str(data), "-e", "fgm", "-q", "-m",
+                                              str(tmp_path / "out" / "m2.npz"),
+                                              "--out-of-core", "--chunk-memory", "4KiB"])
+    assert (code, err) == (143, "kernlearn: terminated\n")
+    assert os.listdir(tmp_path / "tmp") == [] and os.listdir(tmp_path / "out") == ["pred.txt"]
+
+
+def test_exit_143_is_listed():
+    """In ``kernlearn --help`` (test_docs checks doc/cli.md's table against it)."""
+    from kernlearn.cli import EXIT_CODES
+
+    assert "SIGTERM" in EXIT_CODES.get(143, "")

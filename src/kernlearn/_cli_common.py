@@ -37,6 +37,42 @@ class CLIError(Exception):
         self.code = code
 
 
+class Terminated(BaseException):
+    """SIGTERM (``kill``, ``timeout``, a batch scheduler) raised as an exception.
+
+    Python's default on SIGTERM ended the process at once: no cleanup ran, so
+    the ``.tmp`` file of an output being written, or the binary cache of
+    ``fit --out-of-core`` (as large as the data), stayed behind.  A
+    ``BaseException``, as ``KeyboardInterrupt``, so that no ``except
+    Exception`` takes it for an error of the command.
+    """
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated
+
+
+def sigterm_raises():
+    """Make SIGTERM raise :class:`Terminated` while a command runs.
+
+    Returns
+    -------
+    restore : callable
+        Puts the previous handler back (nothing is set outside the main
+        thread, where Python cannot set a handler, nor when SIGTERM is
+        ignored, as a launcher may ask).
+    """
+    import signal
+    import threading
+
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is signal.SIG_IGN):  # (as for SIGINT)
+        return lambda: None
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    # (None: a handler not set from Python, which cannot be put back)
+    return lambda: signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
+
+
 # NumPy >= 2 prints scalars as ``np.int64(99)``; users should read ``99``.
 _NP_REPR = re.compile(r"np\.(?:u?int|float|complex|bool|str)_?\d*\(([^()]*)\)")
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from ._cli_common import (
     CLIError,
+    Terminated,
     _as_numbers,
     _check_targets,
     _check_labels,
@@ -39,6 +40,7 @@ from ._cli_common import (
     _stored_column,
     _task_kw,
     _write_metrics,
+    sigterm_raises,
 )
 from .demo import quick_help
 from .estimators._renamed import refuse_both_given
@@ -81,6 +83,7 @@ EXIT_CODES = {
     7: "an output file cannot be written",
     130: "interrupted",
     141: "the output pipe was closed (e.g. by `head`); nothing more is written",
+    143: "terminated (SIGTERM, e.g. by `kill` or `timeout`); no partial output is left",
 }
 
 # Parameters the CLI owns (set from --quiet / --progress).
@@ -874,6 +877,7 @@ def main(argv=None):
         One of :data:`EXIT_CODES`.
     """
     debug = os.environ.get("KERNLEARN_DEBUG") == "1"
+    restore = sigterm_raises()  # (a kill left temporary files behind)
     try:
         parser = build_parser()
         args, extra = parser.parse_known_args(argv)
@@ -925,11 +929,16 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("kernlearn: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("kernlearn: terminated", file=sys.stderr)
+        return 143
     except MemoryError:
         print("kernlearn: error: out of memory", file=sys.stderr)
         return 3
     except Exception as exc:
         return _internal_error(exc, debug)
+    finally:
+        restore()
 
 
 def _internal_error(exc, debug):
