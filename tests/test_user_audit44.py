@@ -97,6 +97,27 @@ def _libsvm_rows(n):
     return "".join(rows)
 
 
+def _through_a_pipe(content, argv):
+    """``main(argv)`` on the data ``content`` written into a pipe, named
+    ``/dev/fd/N`` as bash's process substitution names it."""
+    r, w = os.pipe()
+
+    def feed():
+        try:
+            with os.fdopen(w, "wb") as fh:
+                fh.write(content)
+        except BrokenPipeError:  # (the reader stopped early: its failure shows below)
+            pass
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        return main([argv[0], f"/dev/fd/{r}", *argv[1:]])
+    finally:
+        os.close(r)
+        writer.join(timeout=60)
+
+
 @pytest.mark.parametrize("extra", [[], ["--out-of-core"]])
 def test_a_libsvm_file_read_from_a_pipe_loses_no_rows(tmp_path, capsys, extra):
     """``kernlearn predict <(zcat test.svm.gz) -m model.npz`` (or
@@ -115,26 +136,35 @@ def test_a_libsvm_file_read_from_a_pipe_loses_no_rows(tmp_path, capsys, extra):
     assert main(["predict", str(data), "-m", str(model), *extra]) == 0
     expected = capsys.readouterr().out
     assert expected.count("\n") == 6000
-    r, w = os.pipe()
-
-    def feed():
-        try:
-            with os.fdopen(w, "wb") as fh:
-                fh.write(text.encode())
-        except BrokenPipeError:  # (the reader stopped early: its failure shows below)
-            pass
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
-    try:  # (bash's process substitution names its pipe /dev/fd/N)
-        code = main(["predict", f"/dev/fd/{r}", "--format", "libsvm", "-m", str(model),
-                     *extra])
-    finally:
-        os.close(r)
-        writer.join(timeout=60)
+    code = _through_a_pipe(text.encode(), ["predict", "--format", "libsvm", "-m",
+                                           str(model), *extra])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert out == expected
+
+
+@pytest.mark.parametrize("fmt", ["npy", "npz"])
+def test_a_numpy_file_read_from_a_pipe_is_read(tmp_path, capsys, fmt):
+    """``predict <(cat test.npy) --format npy``: the file was opened once for
+    its signature and again by NumPy, which found the pipe emptied: "not a
+    readable NumPy file: No data left in file" (exit 3) for a valid file."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 3))
+    y = (X[:, 0] > 0).astype(float)
+    data = tmp_path / f"t.{fmt}"
+    if fmt == "npy":
+        np.save(data, np.c_[X, y])
+    else:
+        np.savez(data, X=X, y=y)
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(data), "-e", "fgm", "-q", "-m", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(data), "-m", str(model)]) == 0
+    expected = capsys.readouterr().out
+    code = _through_a_pipe(data.read_bytes(), ["predict", "--format", fmt, "-m", str(model)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out == expected and out.count("\n") == 30
 
 
 # Runs a command with one step made to wait (after saying "ready") until the

@@ -581,18 +581,21 @@ def _read_numpy(path, label, n_features, suffix):
     magic = b"PK" if suffix == ".npz" else b"\x93NUMPY"
     with open(path, "rb") as fh:
         start = fh.read(len(magic))
-    if start != magic:
-        raise ValueError(f"{path} is not a NumPy {suffix} file (it does not start "
-                         f"with the {suffix} signature); pass --format if it is "
-                         "another kind of file.")
+        if start != magic:
+            raise ValueError(f"{path} is not a NumPy {suffix} file (it does not start "
+                             f"with the {suffix} signature); pass --format if it is "
+                             "another kind of file.")
+        # a pipe (<(cat X.npy), /dev/stdin) is read once, here: opened again, it
+        # was "not a readable NumPy file: No data left in file"
+        source = path if Path(path).is_file() else io.BytesIO(start + fh.read())
     try:
         if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as data:
+            with np.load(source, allow_pickle=False) as data:
                 files = data.files
                 X = data["X"] if "X" in files else None
                 y = data["y"] if "y" in files and X is not None else None
         else:
-            X, y = np.load(path, allow_pickle=False), None
+            X, y = np.load(source, allow_pickle=False), None
     except ValueError as exc:
         if "pickle" in str(exc).lower():
             raise ValueError(f"{path} holds Python objects (pickle); only numeric "
