@@ -167,6 +167,45 @@ def test_a_numpy_file_read_from_a_pipe_is_read(tmp_path, capsys, fmt):
     assert out == expected and out.count("\n") == 30
 
 
+class _FullDisk:
+    """Standard output redirected to a file on a full disk (``> out.txt``)."""
+
+    encoding = "utf-8"
+
+    def write(self, text):
+        import errno
+
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    flush = write
+
+    def fileno(self):
+        import io
+
+        raise io.UnsupportedOperation("no file descriptor here")
+
+
+@pytest.mark.parametrize("argv", [["predict", "{data}", "-m", "{model}"],
+                                  ["evaluate", "{data}", "-m", "{model}", "--json"],
+                                  ["select", "{model}"], ["estimators"]])
+def test_standard_output_on_a_full_disk_is_an_output_error(tmp_path, capsys,
+                                                           monkeypatch, argv):
+    """``kernlearn predict data.csv -m m.npz > pred.txt`` with the disk full was
+    "internal error: OSError: [Errno 28] No space left on device ... please
+    report it" (exit 1), and so was every command's output; it is exit 7, "an
+    output file cannot be written", in one line."""
+    data = _csv(tmp_path / "toy.csv")
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(data), "-e", "fgm", "-q", "-m", str(model)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdout", _FullDisk())
+    code = main([a.format(data=data, model=model) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 7, err
+    assert err == "kernlearn: error: cannot write standard output: No space left on device\n"
+    assert isinstance(sys.stdout, _FullDisk)  # (put back as it was)
+
+
 # Runs a command with one step made to wait (after saying "ready") until the
 # test sends SIGTERM: a write half-done, or a fit after its data cache is made.
 _WAIT_IN = r"""

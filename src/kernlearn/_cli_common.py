@@ -73,6 +73,54 @@ def sigterm_raises():
     return lambda: signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
 
 
+def silence_stdout():
+    """Point standard output at the null device, so that Python's flush of
+    what is left in its buffer at exit neither fails again nor prints a
+    traceback (after a closed pipe or a full disk)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+class CheckedStdout:
+    """Standard output whose failed writes are one-line errors (exit 7).
+
+    ``kernlearn predict ... > out.txt`` on a full disk (or a quota, or
+    ``> /dev/full``) was an "internal error ... please report it" (exit 1):
+    :func:`kernlearn.cli.main` writes through this while a command runs.  A
+    closed pipe (``BrokenPipeError``) still reaches ``main`` (exit 141).
+
+    Parameters
+    ----------
+    stream : file object
+        The standard output it writes to.
+    """
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    def write(self, text):
+        return self._checked(self._stream.write, text)
+
+    def flush(self):
+        return self._checked(self._stream.flush)
+
+    def _checked(self, op, *args):
+        try:
+            return op(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            silence_stdout()
+            raise CLIError(f"cannot write standard output: {exc.strerror or exc}",
+                           7) from None
+
+
 # NumPy >= 2 prints scalars as ``np.int64(99)``; users should read ``99``.
 _NP_REPR = re.compile(r"np\.(?:u?int|float|complex|bool|str)_?\d*\(([^()]*)\)")
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ._cli_common import (
+    CheckedStdout,
     CLIError,
     Terminated,
     _as_numbers,
@@ -41,6 +42,7 @@ from ._cli_common import (
     _task_kw,
     _write_metrics,
     sigterm_raises,
+    silence_stdout,
 )
 from .demo import quick_help
 from .estimators._renamed import refuse_both_given
@@ -878,6 +880,7 @@ def main(argv=None):
     """
     debug = os.environ.get("KERNLEARN_DEBUG") == "1"
     restore = sigterm_raises()  # (a kill left temporary files behind)
+    stdout, sys.stdout = sys.stdout, CheckedStdout(sys.stdout)  # (a full disk: exit 1)
     try:
         parser = build_parser()
         args, extra = parser.parse_known_args(argv)
@@ -908,11 +911,7 @@ def main(argv=None):
     except BrokenPipeError:
         # the reader (e.g. `head`) has all it wanted: stop quietly, and keep
         # Python from complaining when it flushes stdout at exit
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
+        silence_stdout()
         return 141
     except UnicodeEncodeError as exc:
         import codecs
@@ -938,6 +937,7 @@ def main(argv=None):
     except Exception as exc:
         return _internal_error(exc, debug)
     finally:
+        sys.stdout = stdout
         restore()
 
 
