@@ -86,6 +86,26 @@ def test_a_link_into_a_missing_folder_is_refused_before_the_fit(tmp_path, capsys
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "gone").exists()
 
 
+@pytest.mark.parametrize("argv", [["fit", "{data}", "-e", "fgm", "-q", "-m", "{out}"],
+                                  ["predict", "{data}", "-m", "{model}", "-o", "{out}"],
+                                  ["select", "{model}", "-o", "{out}"],
+                                  ["report", "{model}", "-o", "{out}"]])
+def test_an_output_name_ending_with_a_slash_is_not_written_as_a_file(tmp_path, capsys,
+                                                                     argv):
+    """``-o preds/`` (a folder meant, not made yet) wrote a file named
+    ``preds`` and said "wrote 40 predictions to preds/"; ``open`` refuses such
+    a name, and so does the command now, before any work."""
+    data = _csv(tmp_path / "toy.csv")
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(data), "-e", "fgm", "-q", "-m", str(model)]) == 0
+    capsys.readouterr()
+    out = str(tmp_path / "preds") + "/"
+    code = main([a.format(data=data, model=model, out=out) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 7 and "ends with '/', as a folder's name does" in err
+    assert not (tmp_path / "preds").exists()
+
+
 def _libsvm_rows(n):
     """``n`` rows of 16 bytes each: 65536 bytes (the first block a reader looks
     at) end at a line end, so a second reading starts at row 4097."""

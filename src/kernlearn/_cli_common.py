@@ -272,6 +272,10 @@ def _check_output(path, what="output", inputs=()):
                 7,
             )
     p = Path(path)
+    if str(path).endswith(("/", os.sep)) and not p.is_dir():
+        # (Path drops the slash: `-o preds/` wrote a file named "preds")
+        raise CLIError(f"{what} {path} ends with {str(path)[-1]!r}, as a folder's name "
+                       "does; give a file name", 7)
     if p.is_symlink():  # the file it names is written (a link into no folder: after the fit)
         p = Path(os.path.realpath(p))
     if p.is_dir():
