@@ -106,6 +106,27 @@ def test_an_output_name_ending_with_a_slash_is_not_written_as_a_file(tmp_path, c
     assert not (tmp_path / "preds").exists()
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
+def test_a_rewritten_output_keeps_its_permissions(tmp_path, capsys):
+    """Outputs are replaced through a new file (written whole, then renamed),
+    which had the mode of a new file: a model or predictions file its owner
+    had made private (``chmod 600``) became readable by all (0644) at the next
+    run.  A file replaced keeps its mode; a new one has the umask's."""
+    data = _csv(tmp_path / "toy.csv")
+    model, pred = tmp_path / "m.npz", tmp_path / "pred.txt"
+    umask = os.umask(0o022)
+    try:
+        for run in range(2):  # the second run replaces both files
+            assert main(["fit", str(data), "-e", "fgm", "-q", "-m", str(model)]) == 0
+            assert main(["predict", str(data), "-m", str(model), "-o", str(pred)]) == 0
+            for path in (model, pred):
+                assert path.stat().st_mode & 0o777 == (0o644 if run == 0 else 0o600)
+                path.chmod(0o600)
+    finally:
+        os.umask(umask)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz", "pred.txt", "toy.csv"]
+
+
 def _libsvm_rows(n):
     """``n`` rows of 16 bytes each: 65536 bytes (the first block a reader looks
     at) end at a line end, so a second reading starts at row 4097."""
