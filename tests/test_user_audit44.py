@@ -8,22 +8,40 @@ What held (checked by hand on small files, not all pinned here):
 - Outputs: a folder that does not exist, a folder as the output file, the
   data or model file as the output (also through a symbolic or a hard
   link), names with spaces, accents or a leading dash (``-o=-x.txt``,
-  ``--out=-x.txt``; ``-o -x.txt`` is argparse's "expected one argument"),
-  ``-o -`` for standard output, a symbolic link (the file it names is
-  written, the link stays), a link loop (replaced by the file); two runs
-  writing one output (each through its own temporary name: the last one
-  wins whole); SIGINT during a fit or a block-by-block write (exit 130,
-  "kernlearn: interrupted", no temporary file or cache folder left).  A
-  read-only folder could not be tried (the audit ran as root).
+  ``--out=-x.txt``; ``-o -x.txt`` is argparse's "expected one argument";
+  data named ``-x.csv`` after ``--``), ``-o -`` for standard output, a
+  symbolic link (the file it names is written, the link stays), a link
+  loop (replaced by the file); two runs writing one output at once (three
+  tries: one whole output, no temporary file); SIGINT during a fit or a
+  block-by-block write (exit 130, "kernlearn: interrupted", no temporary
+  file or cache folder left); a closed pipe from ``--out-of-core`` (141).
+  A read-only folder could not be tried (the audit ran as root).
 - Inputs: an empty file, a header without rows, a UTF-8 byte order mark,
   CRLF line ends, trailing blank lines, ``.csv.gz``, a gzip file named
   ``.csv`` ("holds binary data"), UTF-16 ("save it as UTF-8"), a folder,
-  a CSV file from a FIFO or ``/dev/stdin`` (``--format csv``); ``-`` as
-  the data is "data file not found" (the docs do not offer it).
+  a CSV file from a FIFO or ``/dev/stdin`` (``--format csv``), a model
+  from a pipe ("not a regular file", exit 4); ``-`` as the data is "data
+  file not found" (the docs do not offer it).
 - Model files: one written by a future format version names both versions
   (exit 4); a model of 1000 features on a 3-column file is exit 5.
+- Exit statuses: a missing model 4 (also at ``select``), a missing data file
+  3 (also at ``report --data``), an output into no folder 7 at every
+  command, ``demo --out`` an existing file 7; doc/cli.md's table is the
+  ``--help`` one (test_docs).
 
-What did not hold; each test below failed before its fix:
+What did not hold; each test below failed before its fix: ``fit --config
+X -m X`` wrote the model over the config file; a symbolic link into a
+missing folder was refused only after the fit; ``-o preds/`` wrote a file
+named ``preds``; a file written over lost its mode (0600 became 0644);
+LIBSVM and NumPy files from a pipe were read twice (rows lost without a
+word, or a valid file refused, or a FIFO waited for ever); standard output
+on a full disk was an internal error (exit 1); SIGTERM left a ``.tmp``
+file and the ``--out-of-core`` cache behind.
+
+Seen by reading and left: ``load_model`` takes the file's size, then opens it, then opens it
+again for the arrays; a model replaced (renamed into place by another
+``fit``) between them reads as "checksum mismatch" (a window of
+microseconds).  SIGHUP (a terminal closed) still ends the process at once.
 """
 
 import os
