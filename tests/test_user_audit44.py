@@ -265,6 +265,22 @@ def test_standard_output_on_a_full_disk_is_an_output_error(tmp_path, capsys,
     assert isinstance(sys.stdout, _FullDisk)  # (put back as it was)
 
 
+def test_a_closed_standard_output_is_an_output_error(tmp_path, capsys, monkeypatch):
+    """``kernlearn predict ... >&-`` (Python then has no ``sys.stdout``) was
+    "internal error: AttributeError: 'NoneType' object has no attribute
+    'write'" (exit 1)."""
+    data = _csv(tmp_path / "toy.csv")
+    model = tmp_path / "m.npz"
+    assert main(["fit", str(data), "-e", "fgm", "-q", "-m", str(model)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdout", None)
+    code = main(["predict", str(data), "-m", str(model)])
+    err = capsys.readouterr().err
+    assert (code, err) == (7, "kernlearn: error: cannot write standard output: it is "
+                              "closed\n")
+    assert sys.stdout is None
+
+
 # Runs a command with one step made to wait (after saying "ready") until the
 # test sends SIGTERM: a write half-done, or a fit after its data cache is made.
 _WAIT_IN = r"""

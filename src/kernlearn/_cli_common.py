@@ -88,7 +88,8 @@ class CheckedStdout:
     """Standard output whose failed writes are one-line errors (exit 7).
 
     ``kernlearn predict ... > out.txt`` on a full disk (or a quota, or
-    ``> /dev/full``) was an "internal error ... please report it" (exit 1):
+    ``> /dev/full``) or closed (``>&-``) was an "internal error ... please
+    report it" (exit 1):
     :func:`kernlearn.cli.main` writes through this while a command runs.  A
     closed pipe (``BrokenPipeError``) still reaches ``main`` (exit 141).
 
@@ -105,14 +106,16 @@ class CheckedStdout:
         return getattr(self._stream, name)
 
     def write(self, text):
-        return self._checked(self._stream.write, text)
+        return self._checked("write", text)
 
     def flush(self):
-        return self._checked(self._stream.flush)
+        return self._checked("flush")
 
     def _checked(self, op, *args):
+        if self._stream is None:  # (closed, `>&-`: Python's sys.stdout is None)
+            raise CLIError("cannot write standard output: it is closed", 7)
         try:
-            return op(*args)
+            return getattr(self._stream, op)(*args)
         except BrokenPipeError:
             raise
         except OSError as exc:
