@@ -35,7 +35,7 @@ missing folder was refused only after the fit; ``-o preds/`` wrote a file
 named ``preds``; a file written over lost its mode (0600 became 0644);
 LIBSVM and NumPy files from a pipe were read twice (rows lost without a
 word, or a valid file refused, or a FIFO waited for ever); standard output
-on a full disk was an internal error (exit 1); SIGTERM left a ``.tmp``
+on a full disk, or closed (``>&-``), was an internal error (exit 1); SIGTERM left a ``.tmp``
 file and the ``--out-of-core`` cache behind.
 
 Seen by reading and left: ``load_model`` takes the file's size, then opens it, then opens it
