@@ -37,6 +37,93 @@ class CLIError(Exception):
         self.code = code
 
 
+class Terminated(BaseException):
+    """SIGTERM (``kill``, ``timeout``, a batch scheduler) raised as an exception.
+
+    Python's default on SIGTERM ended the process at once: no cleanup ran, so
+    the ``.tmp`` file of an output being written, or the binary cache of
+    ``fit --out-of-core`` (as large as the data), stayed behind.  A
+    ``BaseException``, as ``KeyboardInterrupt``, so that no ``except
+    Exception`` takes it for an error of the command.
+    """
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated
+
+
+def sigterm_raises():
+    """Make SIGTERM raise :class:`Terminated` while a command runs.
+
+    Returns
+    -------
+    restore : callable
+        Puts the previous handler back (nothing is set outside the main
+        thread, where Python cannot set a handler, nor when SIGTERM is
+        ignored, as a launcher may ask).
+    """
+    import signal
+    import threading
+
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is signal.SIG_IGN):  # (as for SIGINT)
+        return lambda: None
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    # (None: a handler not set from Python, which cannot be put back)
+    return lambda: signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
+
+
+def silence_stdout():
+    """Point standard output at the null device, so that Python's flush of
+    what is left in its buffer at exit neither fails again nor prints a
+    traceback (after a closed pipe or a full disk)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+class CheckedStdout:
+    """Standard output whose failed writes are one-line errors (exit 7).
+
+    ``kernlearn predict ... > out.txt`` on a full disk (or a quota, or
+    ``> /dev/full``) or closed (``>&-``) was an "internal error ... please
+    report it" (exit 1):
+    :func:`kernlearn.cli.main` writes through this while a command runs.  A
+    closed pipe (``BrokenPipeError``) still reaches ``main`` (exit 141).
+
+    Parameters
+    ----------
+    stream : file object
+        The standard output it writes to.
+    """
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    def write(self, text):
+        return self._checked("write", text)
+
+    def flush(self):
+        return self._checked("flush")
+
+    def _checked(self, op, *args):
+        if self._stream is None:  # (closed, `>&-`: Python's sys.stdout is None)
+            raise CLIError("cannot write standard output: it is closed", 7)
+        try:
+            return getattr(self._stream, op)(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            silence_stdout()
+            raise CLIError(f"cannot write standard output: {exc.strerror or exc}",
+                           7) from None
+
+
 # NumPy >= 2 prints scalars as ``np.int64(99)``; users should read ``99``.
 _NP_REPR = re.compile(r"np\.(?:u?int|float|complex|bool|str)_?\d*\(([^()]*)\)")
 
@@ -188,6 +275,12 @@ def _check_output(path, what="output", inputs=()):
                 7,
             )
     p = Path(path)
+    if str(path).endswith(("/", os.sep)) and not p.is_dir():
+        # (Path drops the slash: `-o preds/` wrote a file named "preds")
+        raise CLIError(f"{what} {path} ends with {str(path)[-1]!r}, as a folder's name "
+                       "does; give a file name", 7)
+    if p.is_symlink():  # the file it names is written (a link into no folder: after the fit)
+        p = Path(os.path.realpath(p))
     if p.is_dir():
         raise CLIError(f"{what} path {p} is a directory", 7)
     parent = p.parent if str(p.parent) else Path(".")

@@ -21,7 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from ._cli_common import (
+    CheckedStdout,
     CLIError,
+    Terminated,
     _as_numbers,
     _check_targets,
     _check_labels,
@@ -39,6 +41,8 @@ from ._cli_common import (
     _stored_column,
     _task_kw,
     _write_metrics,
+    sigterm_raises,
+    silence_stdout,
 )
 from .demo import quick_help
 from .estimators._renamed import refuse_both_given
@@ -81,6 +85,7 @@ EXIT_CODES = {
     7: "an output file cannot be written",
     130: "interrupted",
     141: "the output pipe was closed (e.g. by `head`); nothing more is written",
+    143: "terminated (SIGTERM, e.g. by `kill` or `timeout`); no partial output is left",
 }
 
 # Parameters the CLI owns (set from --quiet / --progress).
@@ -449,7 +454,7 @@ def _cmd_fit(args):
     name, est = build_estimator(
         args.estimator, args.param, args.config, verbose=_progress_level(args)
     )
-    _check_output(args.model, "model", [("data", args.data)])
+    _check_output(args.model, "model", [("data", args.data), ("config", args.config)])
     if args.out_of_core:  # an SvmlightChunks: one chunk of the file at a time
         from .cli_stream import load_chunks
 
@@ -873,6 +878,8 @@ def main(argv=None):
         One of :data:`EXIT_CODES`.
     """
     debug = os.environ.get("KERNLEARN_DEBUG") == "1"
+    restore = sigterm_raises()  # (a kill left temporary files behind)
+    stdout, sys.stdout = sys.stdout, CheckedStdout(sys.stdout)  # (a full disk: exit 1)
     try:
         parser = build_parser()
         args, extra = parser.parse_known_args(argv)
@@ -903,11 +910,7 @@ def main(argv=None):
     except BrokenPipeError:
         # the reader (e.g. `head`) has all it wanted: stop quietly, and keep
         # Python from complaining when it flushes stdout at exit
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
+        silence_stdout()
         return 141
     except UnicodeEncodeError as exc:
         import codecs
@@ -924,11 +927,17 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("kernlearn: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("kernlearn: terminated", file=sys.stderr)
+        return 143
     except MemoryError:
         print("kernlearn: error: out of memory", file=sys.stderr)
         return 3
     except Exception as exc:
         return _internal_error(exc, debug)
+    finally:
+        sys.stdout = stdout
+        restore()
 
 
 def _internal_error(exc, debug):

@@ -123,15 +123,20 @@ def _check_text(block, path):
 _READ_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
 
 
-def _blocks(path, size=_BLOCK):
+def _blocks(path, size=_BLOCK, check_start=None):
     """The decompressed text of ``path`` in blocks ending at a line end.
 
-    The first block is small and checked for binary data before more is read.
+    The first block is small and checked for binary data, and by
+    ``check_start(first, path)`` if given, before more is read: in the same
+    reading (a pipe, ``<(zcat f.svm.gz)`` or ``/dev/stdin``, cannot be read
+    twice: a check that opened the file first had taken its first 64 KiB away).
     """
     try:
         with _open(path) as fh:
             first = fh.read(_SNIFF)
             _check_text(first, path)
+            if check_start is not None:
+                check_start(first, path)
             rest = first
             while True:
                 chunk = fh.read(size)
@@ -157,16 +162,6 @@ def _blocks(path, size=_BLOCK):
 
 def _read_bytes(path):
     return b"".join(_blocks(path))
-
-
-def _first_block(path):
-    try:
-        with _open(path) as fh:
-            block = fh.read(_SNIFF)
-    except _READ_ERRORS as exc:
-        raise ValueError(f"cannot read {path}: {exc}") from exc
-    _check_text(block, path)
-    return block
 
 
 # ------------------------------------------------------------------------ CSV
@@ -586,18 +581,21 @@ def _read_numpy(path, label, n_features, suffix):
     magic = b"PK" if suffix == ".npz" else b"\x93NUMPY"
     with open(path, "rb") as fh:
         start = fh.read(len(magic))
-    if start != magic:
-        raise ValueError(f"{path} is not a NumPy {suffix} file (it does not start "
-                         f"with the {suffix} signature); pass --format if it is "
-                         "another kind of file.")
+        if start != magic:
+            raise ValueError(f"{path} is not a NumPy {suffix} file (it does not start "
+                             f"with the {suffix} signature); pass --format if it is "
+                             "another kind of file.")
+        # a pipe (<(cat X.npy), /dev/stdin) is read once, here: opened again, it
+        # was "not a readable NumPy file: No data left in file"
+        source = path if Path(path).is_file() else io.BytesIO(start + fh.read())
     try:
         if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as data:
+            with np.load(source, allow_pickle=False) as data:
                 files = data.files
                 X = data["X"] if "X" in files else None
                 y = data["y"] if "y" in files and X is not None else None
         else:
-            X, y = np.load(path, allow_pickle=False), None
+            X, y = np.load(source, allow_pickle=False), None
     except ValueError as exc:
         if "pickle" in str(exc).lower():
             raise ValueError(f"{path} holds Python objects (pickle); only numeric "
@@ -690,8 +688,8 @@ def _size_hint(path):
     return None if compressed else path.stat().st_size
 
 
-def _check_libsvm_start(path):
-    first = _first_block(path)
+def _check_libsvm_start(first, path):
+    """Refuse a LIBSVM file by its first block ``first`` (empty, or a table)."""
     if not first.strip():
         raise ValueError(f"svmlight file {path} is empty.")
     if _looks_like_csv(first):
@@ -762,9 +760,8 @@ def iter_libsvm(path, n_features, zero_based, block=_LIBSVM_BLOCK):
     ValueError
         Unreadable, empty or malformed content.
     """
-    _check_libsvm_start(path)
     line0, n = 0, 0
-    for raw in _blocks(path, block):
+    for raw in _blocks(path, block, _check_libsvm_start):
         d, ind, ptr, _, yb = _parse_block(raw, path, line0)
         line0 += raw.count(b"\n")
         if len(ind) and ind.min() == 0 and not zero_based:
@@ -784,7 +781,6 @@ def iter_libsvm(path, n_features, zero_based, block=_LIBSVM_BLOCK):
 
 
 def _read_libsvm(path, n_features, zero_based):
-    _check_libsvm_start(path)
     # The matrix is assembled in place, block by block, so the peak is the
     # matrix plus one parsed block (not a list of blocks plus their
     # concatenation).  The first block's density sizes the arrays for the
@@ -793,7 +789,7 @@ def _read_libsvm(path, n_features, zero_based):
     data, indices = np.empty(0, np.float64), np.empty(0, np.int64)
     indptr, y = np.zeros(1, np.int64), np.empty(0, np.float64)
     raw_width, nnz, n, line0, has_zero, done = 0, 0, 0, 0, False, 0
-    for raw in _blocks(path, _LIBSVM_BLOCK):
+    for raw in _blocks(path, _LIBSVM_BLOCK, _check_libsvm_start):
         d, ind, ptr, w, yb = _parse_block(raw, path, line0)
         line0 += raw.count(b"\n")
         done += len(raw)

@@ -1,6 +1,7 @@
 """Files written whole or not at all: a temporary name in the same folder, then a rename."""
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -36,7 +37,8 @@ def write_atomically(path, write):
         ``write(tmp)`` writes the whole content to the path ``tmp`` (a
         ``.tmp`` file beside ``path``).  A symbolic link is followed (the
         file it names is replaced, the link stays); a device or a pipe such
-        as ``/dev/stdout`` is written directly.
+        as ``/dev/stdout`` is written directly.  A file replaced keeps its
+        permission bits; a new one has those ``open`` gives.
 
     Returns
     -------
@@ -67,8 +69,13 @@ def write_atomically(path, write):
         raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     try:
         os.close(fd)
-        # mkstemp makes the file private (0600): give it the mode open() would
-        os.chmod(tmp, 0o666 & ~_umask())
+        # mkstemp makes the file private (0600): give it the mode open() would,
+        # or the mode of the file it replaces (a rewrite made a file its owner
+        # had made private, 0600, readable by all: 0644)
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except OSError:
+            mode = 0o666 & ~_umask()
         write(tmp)
         # on disk before the rename, so that a crash cannot leave an empty
         # file under the final name
@@ -77,6 +84,7 @@ def write_atomically(path, write):
             os.fsync(fd)
         finally:
             os.close(fd)
+        os.chmod(tmp, mode)  # (last: a read-only mode would refuse the writes)
         os.replace(tmp, path)
     except BaseException:
         try:
