@@ -198,17 +198,23 @@ def test_training_rows_in_float32_are_inside_the_range(Est, sparse):
         refuse.predict(sp.csr_matrix(low) if sparse else low)
 
 
-def test_a_linear_kernel_is_flat_beyond_the_range_unless_extended():
-    # "clip" (the default) applies to every kernel: a linear kernel's trend is cut
-    # at the range (rows up to twice the range: test MSE 1.48 against 0.0008
-    # extended); the docs spoke of RBF models only
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+def test_a_linear_kernel_is_flat_beyond_the_range_unless_extended(kernel):
+    # "clip" cut a linear kernel's trend at the range (rows up to twice the range:
+    # test MSE 1.48 against 0.0008 extended); the default ("auto") now extends the
+    # kernels whose model grows without bound, and clips the others
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, (100, 2))
     y = 3 * X[:, 0] - X[:, 1] + 0.05 * rng.normal(size=100)
     T = rng.uniform(0, 2, (200, 2))
-    err = {mode: np.mean((LowRankKernelRegressor(kernel="linear", random_state=0,
-                                                 out_of_bounds=mode).fit(X, y).predict(T)
-                          - (3 * T[:, 0] - T[:, 1])) ** 2) for mode in ("clip", "extend")}
-    assert err["extend"] < 0.01 < 1.0 < err["clip"], err
+    pred = {mode: LowRankKernelRegressor(kernel=kernel, random_state=0, out_of_bounds=mode)
+            .fit(X, y).predict(T) for mode in ("auto", "clip", "extend")}
+    err = {mode: np.mean((p - (3 * T[:, 0] - T[:, 1])) ** 2) for mode, p in pred.items()}
+    assert err["extend"] < 0.05 < 1.0 < err["clip"], err
+    np.testing.assert_array_equal(pred["auto"], pred["extend"])
+    assert LowRankKernelRegressor().out_of_bounds == "auto"
+    rbf = {mode: LowRankKernelRegressor(random_state=0, out_of_bounds=mode).fit(X, y).predict(T)
+           for mode in ("auto", "clip")}
+    np.testing.assert_array_equal(rbf["auto"], rbf["clip"])
     doc = " ".join(LowRankKernelRegressor.__doc__.split())
-    assert "a linear or polynomial kernel's model" in doc
+    assert "a kernel whose model grows without bound" in doc

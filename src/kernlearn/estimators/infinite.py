@@ -748,7 +748,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
                  tol=1e-3, inner_tol=1e-3, inner_max_iter=500, fit_intercept=True,
                  time_budget=None, pricing_subsample="auto", path_iter="auto",
                  warm_start=False, n_paths="auto", standardize=True, random_state=None,
-                 verbose=0, out_of_bounds="clip", eps="deprecated", max_iter="deprecated"):
+                 verbose=0, out_of_bounds="auto", eps="deprecated", max_iter="deprecated"):
         self.family = family
         self.max_features = max_features
         self.n_candidates = n_candidates

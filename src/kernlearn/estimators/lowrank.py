@@ -350,7 +350,7 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         centres :math:`c_m` (``centers_``) and rows :math:`a_m` of
         ``dual_coef_``, with ``T`` the input map (``(X - x_mean_) /
         x_scale_``; the identity without ``standardize``) applied to ``X``
-        clipped to ``x_range_`` (``out_of_bounds="clip"``), and :math:`k_m` the
+        clipped to ``x_range_`` (``out_of_bounds``), and :math:`k_m` the
         kernel at ``gamma = kernel_params_["gamma"] * center_factors_[m]``;
         with one width (all factors 1: a ``gamma`` given) that is
         ``k(T(X), T(centers_)) @ dual_coef_ + intercept_``.
@@ -366,9 +366,10 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     x_range_ : ndarray of shape (2, n_features) or None
         Each column's training minimum and maximum (rows of positive weight;
         sparse: with the implicit zeros).  :meth:`predict` clips its inputs
-        to them (``out_of_bounds="clip"``): beyond the training range the
-        model predicts its value at the nearest edge (the RBF kernels would
-        fall back to the intercept there).  ``None``
+        to them (``out_of_bounds``, ``"clip"`` for the RBF kernel at the
+        default): beyond the training range the model predicts its value at
+        the nearest edge (the RBF kernels would fall back to the intercept
+        there).  ``None``
         (``kernel="precomputed"``): not clipped, nor refused.
     kernel_params_ : dict
         The kernel's keyword arguments, ``gamma`` resolved on the
@@ -453,7 +454,7 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         verbose=0,
         standardize=True,
         gamma_factors="auto",
-        out_of_bounds="clip",
+        out_of_bounds="auto",
     ):
         super().__init__(
             kernel, gamma=gamma, degree=degree, coef0=coef0,
