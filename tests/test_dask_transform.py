@@ -146,3 +146,34 @@ def test_rows_beyond_the_training_range_are_clipped_on_the_workers(client, fitte
     lazy = est.transform(da.from_array(far, chunks=CHUNKS))
     np.testing.assert_array_equal(lazy.compute(), est.transform(far))
     np.testing.assert_array_equal(lazy.compute(), est.transform(np.clip(far, *est.x_range_)))
+
+
+def test_out_of_bounds_raise_on_partitions_of_unknown_sizes(client):
+    # with out_of_bounds="raise" the blocks' inputs are checked in row order
+    # first; partitions of unknown sizes (rows filtered, one emptied) are mapped
+    # as without it, and a row beyond the range is named within its block
+    pd = pytest.importorskip("pandas")
+    try:
+        import dask.dataframe as dd
+    except ImportError as exc:  # (dask.dataframe imports pyarrow)
+        pytest.skip(f"dask.dataframe is not importable: {exc}")
+    X, f = _data(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = InfiniteFeatureRegressor(out_of_bounds="raise", **GRFL).fit(X, 3 * f + 1)
+    T = np.clip(_data(1)[0], *est.x_range_)
+    ddf = dd.from_pandas(pd.DataFrame(T), npartitions=3)
+    filtered = ddf.map_partitions(lambda p: p[~p.index.isin(range(32, 64))]).to_dask_array()
+    assert np.isnan(filtered.shape[0])
+    keep = ~np.isin(np.arange(N), range(32, 64))
+    for method in ("transform", "predict"):
+        got = getattr(est, method)(filtered)
+        np.testing.assert_array_equal(got.compute(), getattr(est, method)(T[keep]),
+                                      err_msg=method)
+    T[70, 1] = est.x_range_[1, 1] + 1.0  # row 6 of the third partition
+    T[90, 0] = est.x_range_[1, 0] + 1.0
+    far = dd.from_pandas(pd.DataFrame(T), npartitions=3).map_partitions(
+        lambda p: p[~p.index.isin(range(32, 64))]).to_dask_array()
+    with pytest.raises(ValueError, match=r"at row 6 of row block 2, column 1: .* \(2 row\(s\) "
+                                         r"beyond it in that block\)"):
+        est.transform(far).compute()
