@@ -13,6 +13,11 @@ compared with those of one block of all the rows (the path before blocks): the
 largest difference relative to the largest score, and whether any predicted
 label changes.
 
+The multitask estimators (``MultitaskMKLClassifier``, ``MultitaskMKLRegressor``)
+are fitted on ``TASKS`` tasks (row ``i``'s is ``i % TASKS``) and predict
+with the test rows' ``task_index`` (on a cluster, a Dask array of the rows'
+chunks generated there).
+
 With ``--dask CHUNK`` the test rows are a ``dask.array`` generated on a
 ``LocalCluster`` of one worker process (one thread), in row chunks of
 ``CHUNK``, never in the client; the peak is that of the client during
@@ -47,22 +52,50 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import markdown_table  # noqa: E402
 from predict_cost import make_data  # noqa: E402
-from small_fits import PAIRS, chosen_estimators, ours  # noqa: E402
+from small_fits import PAIRS, ours  # noqa: E402
 
 DEFAULT = ("LowRankKernelRegressor,LowRankKernelClassifier,"
            "InfiniteFeatureRegressor,InfiniteFeatureClassifier")
+#: Multitask estimators (not in ``PAIRS``: no anchor) and their kind of targets.
+MULTITASK = {"MultitaskMKLClassifier": "clf", "MultitaskMKLRegressor": "reg"}
+#: Tasks of a multitask model's rows: row ``i``'s is ``i % TASKS``.
+TASKS = 4
 HEADER = ["estimator", "train", "test rows", "learned columns", "peak MB", "CPU s",
           "vs one block: max rel. diff", "labels equal"]
 
 
+def chosen_estimators(parser, text):
+    """The names of comma list ``text``, each a key of :data:`PAIRS` or
+    :data:`MULTITASK` (else a usage error naming the unknown ones)."""
+    names = text.split(",")
+    unknown = sorted(set(names) - set(PAIRS) - set(MULTITASK))
+    if unknown:
+        parser.error(f"unknown estimators {unknown}; choose from "
+                     f"{list(PAIRS) + list(MULTITASK)}")
+    return names
+
+
+def task_of(name):
+    """``PAIRS``'s task ("clf" or "reg") of an estimator, or the multitask one's."""
+    return MULTITASK[name] if name in MULTITASK else PAIRS[name][0]
+
+
+def tasks(name, rows):
+    """``{"task_index": ...}`` of ``rows`` rows for a multitask estimator, else ``{}``."""
+    return {"task_index": np.arange(rows) % TASKS} if name in MULTITASK else {}
+
+
 def learned_columns(est):
-    """Columns a predicted row is scored on: landmarks or kept features' columns."""
+    """Columns a predicted row is scored on: landmarks, kept features' columns,
+    or the training rows (a multitask model's kernels: all of them)."""
     if hasattr(est, "centers_"):
         return len(est.centers_)
-    return est.feature_scales_.size
+    if hasattr(est, "feature_scales_"):
+        return est.feature_scales_.size
+    return "-"
 
 
-def against_one_block(est, X):
+def against_one_block(est, X, **kw):
     """Largest score difference (relative to the largest score) and whether the
     labels are equal, blocks of rows against one block of all of them."""
     try:
@@ -70,10 +103,10 @@ def against_one_block(est, X):
     except ImportError:  # a kernlearn before blocks of rows
         return ["-", "-"]
     score = getattr(est, "decision_function", est.predict)
-    blocked, labels = score(X), est.predict(X)
+    blocked, labels = score(X, **kw), est.predict(X, **kw)
     default, _row_blocks.PREDICT_ROWS = _row_blocks.PREDICT_ROWS, X.shape[0]
     try:
-        whole, whole_labels = score(X), est.predict(X)
+        whole, whole_labels = score(X, **kw), est.predict(X, **kw)
     finally:
         _row_blocks.PREDICT_ROWS = default
     diff = np.max(np.abs(blocked - whole)) / max(np.max(np.abs(whole)), 1e-300)
@@ -97,18 +130,18 @@ def main(argv=None):
         return dask_rows_run(parser, args, n, d)
     rows = []
     for name in chosen_estimators(parser, args.estimators):
-        task = PAIRS[name][0]
-        X, y, X_test = make_data(task, n, d, args.rows)
-        est = ours(name).fit(X, y)
-        est.predict(X_test[:10])  # warm-up: lazy imports and compilations
+        X, y, X_test = make_data(task_of(name), n, d, args.rows)
+        est = ours(name).fit(X, y, **tasks(name, n))
+        kw = tasks(name, args.rows)
+        est.predict(X_test[:10], **tasks(name, 10))  # warm-up: lazy imports and compilations
         tracemalloc.start()
         t0 = time.process_time()
-        est.predict(X_test)
+        est.predict(X_test, **kw)
         seconds = time.process_time() - t0
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         rows.append([name, args.train, args.rows, learned_columns(est), peak / 1e6, seconds,
-                     *against_one_block(est, X_test)])
+                     *against_one_block(est, X_test, **kw)])
         print(markdown_table(HEADER, [rows[-1]]).splitlines()[-1], flush=True)
     print()
     print(markdown_table(HEADER, rows))
@@ -134,20 +167,25 @@ def dask_rows_run(parser, args, n, d):
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster):
         for name in chosen_estimators(parser, args.estimators):
-            X, y, _ = make_data(PAIRS[name][0], n, d, 0)
-            est = ours(name).fit(X, y)
+            X, y, _ = make_data(task_of(name), n, d, 0)
+            est = ours(name).fit(X, y, **tasks(name, n))
             Xd = da.random.default_rng(1).standard_normal((args.rows, d),
                                                           chunks=(args.dask, d))
-            np.asarray(est.predict(Xd[:10]))  # warm-up: imports on both sides
+            # a multitask model's task ids: a Dask array generated on the cluster too
+            kw = ({"task_index": da.arange(args.rows, chunks=args.dask) % TASKS}
+                  if name in MULTITASK else {})
+            small = {k: v[:10] for k, v in kw.items()}
+            np.asarray(est.predict(Xd[:10], **small))  # warm-up: imports on both sides
             tracemalloc.start()
             t0 = time.perf_counter()
-            out = est.predict(Xd)
+            out = est.predict(Xd, **kw)
             lazy = hasattr(out, "dask")
             out = np.asarray(out)
             seconds = time.perf_counter() - t0
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
-            equal = bool(np.array_equal(out, est.predict(Xd.compute())))
+            equal = bool(np.array_equal(out, est.predict(
+                Xd.compute(), **{k: v.compute() for k, v in kw.items()})))
             rows.append([name, args.train, f"{args.rows} ({args.rows * d * 8 / 2**20:.0f})",
                          args.dask, lazy, peak / 1e6, seconds, equal])
             print(markdown_table(DASK_HEADER, [rows[-1]]).splitlines()[-1], flush=True)
