@@ -24,7 +24,10 @@ With ``--dask CHUNK`` the test rows are a ``dask.array`` generated on a
 ``predict`` and the gathering of its result (``np.asarray``; a lazy result is
 computed then), with the wall seconds, and the predictions are compared with
 the in-memory ones of the same rows (computed into the client afterwards).
-``--no-malloc-trim`` starts the worker without Dask's ``MALLOC_TRIM_THRESHOLD_``
+``--transform`` (GrFL's ``InfiniteFeature*``) measures ``transform`` instead of
+``predict``, gathered as above and, first, reduced to the learned columns'
+means on the cluster (``.mean(axis=0).compute()``, or NumPy's of a NumPy
+output).  ``--no-malloc-trim`` starts the worker without Dask's ``MALLOC_TRIM_THRESHOLD_``
 (its default environment of worker processes: with it set, glibc maps every
 allocation above 128 KiB afresh, and a prediction's temporaries cost 5-8x
 their time in the client).
@@ -32,7 +35,7 @@ their time in the client).
 Usage::
 
     python benchmarks/predict_memory.py [--estimators LowRankKernelRegressor,...]
-        [--train 2000x20] [--rows 200000] [--dask 32768 [--no-malloc-trim]]
+        [--train 2000x20] [--rows 200000] [--dask 32768 [--transform] [--no-malloc-trim]]
 """
 
 import os
@@ -121,6 +124,9 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--dask", type=int, default=None, metavar="CHUNK",
                         help="test rows on a local Dask cluster, in row chunks of CHUNK")
+    parser.add_argument("--transform", action="store_true",
+                        help="with --dask: GrFL's transform (its learned columns), gathered "
+                             "and reduced to their column means on the cluster")
     parser.add_argument("--no-malloc-trim", action="store_true",
                         help="with --dask: workers without Dask's MALLOC_TRIM_THRESHOLD_")
     args = parser.parse_args(argv)
@@ -159,6 +165,8 @@ def dask_rows_run(parser, args, n, d):
     import distributed
 
     rows = []
+    header = DASK_HEADER + (["column means: client peak MB", "wall s"] if args.transform
+                            else [])
     key = "distributed.nanny.pre-spawn-environ"
     environ = dict(dask.config.get(key))
     if args.no_malloc_trim:
@@ -174,24 +182,44 @@ def dask_rows_run(parser, args, n, d):
             # a multitask model's task ids: a Dask array generated on the cluster too
             kw = ({"task_index": da.arange(args.rows, chunks=args.dask) % TASKS}
                   if name in MULTITASK else {})
+            method = est.transform if args.transform else est.predict
             small = {k: v[:10] for k, v in kw.items()}
-            np.asarray(est.predict(Xd[:10], **small))  # warm-up: imports on both sides
+            np.asarray(method(Xd[:10], **small))  # warm-up: imports on both sides
+            if args.transform:  # the learned columns' means: the output left on the cluster
+                means = _client_peak(lambda: _column_means(method(Xd)))
             tracemalloc.start()
             t0 = time.perf_counter()
-            out = est.predict(Xd, **kw)
+            out = method(Xd, **kw)
             lazy = hasattr(out, "dask")
             out = np.asarray(out)
             seconds = time.perf_counter() - t0
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
-            equal = bool(np.array_equal(out, est.predict(
+            equal = bool(np.array_equal(out, method(
                 Xd.compute(), **{k: v.compute() for k, v in kw.items()})))
             rows.append([name, args.train, f"{args.rows} ({args.rows * d * 8 / 2**20:.0f})",
-                         args.dask, lazy, peak / 1e6, seconds, equal])
-            print(markdown_table(DASK_HEADER, [rows[-1]]).splitlines()[-1], flush=True)
+                         args.dask, lazy, peak / 1e6, seconds, equal]
+                        + (list(means) if args.transform else []))
+            print(markdown_table(header, [rows[-1]]).splitlines()[-1], flush=True)
     print()
-    print(markdown_table(DASK_HEADER, rows))
+    print(markdown_table(header, rows))
     return 0
+
+
+def _client_peak(fn):
+    """The client's peak (MB, ``tracemalloc``) and wall seconds of ``fn()``."""
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    fn()
+    seconds = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / 1e6, seconds
+
+
+def _column_means(Z):
+    """Column means of ``transform``'s output: computed on the cluster when lazy."""
+    return Z.mean(axis=0).compute() if hasattr(Z, "dask") else Z.mean(axis=0)
 
 
 if __name__ == "__main__":
