@@ -205,27 +205,31 @@ def _in_row_order(X, check, refusal, args, width, meta):
     checked first (outputs too large for the model's arithmetic are refused
     by each block, as before).
     """
-    import dask
     import dask.array as da
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
 
     from ..utils._finite import earlier_refusal, gated_rows
 
-    blocks = X.to_delayed().ravel().tolist()
-    split = [a.to_delayed().ravel().tolist() if is_dask_input(a) else None for a in args]
+    token = tokenize(X, check, refusal, *args)
+    here, before, out = (f"{what}-{token}" for what in ("refusal", "earliest-refusal",
+                                                       "checked-in-row-order"))
+    # (one key per block of each array argument; a delayed argument's one key for all)
+    keys = [(lambda k, a=a: (a.name, k, 0)) if is_dask_input(a) else (lambda k, a=a: a.key)
+            for a in args]
     ends = np.cumsum((0,) + X.chunks[0])  # (NaN from an unknown size on)
-    outputs, before = [], None
-    for k, (block, rows) in enumerate(zip(blocks, X.chunks[0])):
+    graph = {}
+    for k in range(X.numblocks[0]):
         info = {0: {"array-location": [(ends[k], ends[k + 1]), (0, X.shape[1])],
                     "chunk-location": (k, 0)}}
-        args_k = [a if parts is None else parts[k] for a, parts in zip(args, split)]
-        here = dask.delayed(refusal, pure=True)(block, *args_k, block_info=info)
-        before = here if before is None else dask.delayed(earlier_refusal, pure=True)(
-            before, here)
-        out = dask.delayed(partial(gated_rows, **check.keywords), pure=True)(
-            before, block, *args_k, block_info=info)
-        outputs.append(da.from_delayed(out, (rows,) + ((width,) if width else ()),
-                                       meta=meta))
-    return da.concatenate(outputs) if len(outputs) > 1 else outputs[0]
+        block = [(X.name, k, 0)] + [key(k) for key in keys]
+        graph[here, k] = (partial(refusal, block_info=info), *block)
+        graph[before, k] = (earlier_refusal, (before, k - 1) if k else None, (here, k))
+        graph[(out, k) + ((0,) if width else ())] = (
+            partial(gated_rows, block_info=info, **check.keywords), (before, k), *block)
+    layers = HighLevelGraph.from_collections(out, graph, dependencies=[X, *args])
+    return da.Array(layers, out, chunks=(X.chunks[0],) + (((width,),) if width else ()),
+                    meta=meta)
 
 
 def decided(est, X, decision, validate, post=None, width=None, dtype=float, *,
