@@ -375,3 +375,18 @@ def test_out_of_bounds_raise_names_the_first_offending_row_whatever_finishes_fir
     expected = str(in_memory.value).replace("(2 row(s) beyond it in all)",
                                             "(1 row(s) beyond it in row block 1)")
     assert str(on_cluster.value) == expected
+
+
+def test_the_memory_benchmark_predicts_the_multitask_models_with_their_task_ids(capsys):
+    # benchmarks/predict_memory.py passed no task_index: the multitask models
+    # (fitted on tasks, they need the rows' ids) could not be measured
+    from bench_scripts import load_script
+
+    for module in load_script("predict_memory"):
+        assert module.main(["--estimators", "MultitaskMKLRegressor", "--train", "80x3",
+                            "--rows", "64", "--dask", "32"]) == 0
+    row = [line for line in capsys.readouterr().out.splitlines()
+           if line.startswith("| MultitaskMKLRegressor |")][-1]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # lazy result, client peak, wall seconds, equal to the in-memory prediction
+    assert cells[4] == "True" and cells[-1] == "True", row
