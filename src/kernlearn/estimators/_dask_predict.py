@@ -260,8 +260,8 @@ def decided(est, X, decision, validate, post=None, width=None, dtype=float, *,
     dtype : dtype, default=float
         Their type.
     task_index : array-like of shape (n_samples,), optional
-        Each row's task id, a Dask array or in memory (computed in the
-        client: ``n`` ids, as many values as the outputs).
+        Each row's task id, in memory or a Dask array (left on the cluster:
+        :func:`_lazy_task_positions`).
     positions : callable, optional
         ``positions(task_index, n)`` -> the rows' task positions or None,
         raising on ids the model does not know (the estimator's check);
@@ -324,6 +324,9 @@ def _dask_task_positions(X, task_index, positions):
 
     if task_index is None and positions(None, 0) is None:
         return X, None  # (a model without tasks; or the model's words if it needs them)
+    lazy = _lazy_task_positions(X, task_index, positions)
+    if lazy is not None:
+        return X, lazy
     if is_dask_input(task_index):
         task_index = task_index.compute()  # (n values: what the prediction returns)
     if np.isnan(X.shape[0]):
@@ -337,3 +340,37 @@ def _stacked_grams(est, X):
     (not rows of features: it keeps the in-memory path)."""
     precomputed = getattr(est, "_precomputed", None)
     return callable(precomputed) and getattr(X, "ndim", 2) != 2 and precomputed()
+
+
+def _lazy_task_positions(X, task_index, positions):
+    """The task positions of the rows of Dask ``X`` from a Dask ``task_index``, made on
+    the workers (None where :func:`_dask_task_positions` computes them in the client).
+
+    Only the distinct ids are computed into the client (a few values), and the
+    estimator's checks (``positions``) made on them at once: ids unseen in fit,
+    ids of another kind (their words name ids, not rows).  The ids themselves
+    stay on the cluster; each block's positions are looked up there.  Made
+    in the client (n ids and n positions, sent back with the graph), they
+    nearly tripled the client's peak of a multitask prediction.  Sizes
+    unknown, or ids NumPy cannot sort (``None`` among strings): None.
+    """
+    import dask.array as da
+
+    from ._decisions import looked_up
+
+    if (not _is_dask_array(task_index) or task_index.ndim != 1
+            or np.isnan(X.shape[0]) or np.isnan(task_index.shape[0])):
+        return None
+    if task_index.shape != (X.shape[0],):
+        raise ValueError(f"task_index must have shape ({X.shape[0]},), got "
+                         f"{task_index.shape}.")
+    try:
+        ids = da.unique(task_index).compute()
+    except TypeError:
+        return None
+    table = np.asarray(positions(ids, len(ids)))
+    chunks = (X.chunks[0],)
+    return task_index.rechunk(chunks).map_blocks(
+        looked_up, ids, table, chunks=(X.chunks[0], (1,)), new_axis=1, dtype=table.dtype,
+        meta=np.zeros((0, 1), dtype=table.dtype))
+

@@ -28,7 +28,7 @@ from ._input_range import bounded_inputs
 
 __all__ = ["KernelExpansion", "LandmarkExpansion", "LearnedColumns", "LearnedFeatures",
            "TaskKernelModel",
-           "applied", "block_numbers", "inputs_checked",
+           "applied", "block_numbers", "inputs_checked", "looked_up",
            "chained", "class_labels", "evaluate_block", "one_column_as_vector"]
 
 _FLOATS = (np.float64, np.float32)
@@ -82,6 +82,12 @@ def inputs_checked(block, decision, positions=None):
     """Refuse one row block's inputs as :func:`evaluate_block` would, computing
     nothing more (a regressor's training range, ``out_of_bounds="raise"``)."""
     decision.check_inputs(block_numbers(block))
+
+
+def looked_up(block, keys, values):
+    """``values[i]`` for each entry ``keys[i]`` of ``block`` (``keys`` sorted, holding
+    every entry), as a column: the task positions of a block of Dask task ids."""
+    return values[np.searchsorted(keys, block)][:, None]
 
 
 def applied(block, fn):
