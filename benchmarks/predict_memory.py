@@ -17,13 +17,21 @@ With ``--sparse DENSITY`` the training and test rows are CSR matrices
 (``benchmarks/predict_cost.py``'s ``--sparse``), for the estimators that take
 sparse ``X`` (FGM, GrFL ``InfiniteFeature*``, SLKL ``LowRankKernel*``).
 
+The multitask estimators (``MultitaskMKLClassifier``, ``MultitaskMKLRegressor``)
+are fitted on ``TASKS`` tasks (row ``i``'s is ``i % TASKS``) and predict
+with the test rows' ``task_index`` (on a cluster, a Dask array of the rows'
+chunks generated there).
+
 With ``--dask CHUNK`` the test rows are a ``dask.array`` generated on a
 ``LocalCluster`` of one worker process (one thread), in row chunks of
 ``CHUNK``, never in the client; the peak is that of the client during
 ``predict`` and the gathering of its result (``np.asarray``; a lazy result is
 computed then), with the wall seconds, and the predictions are compared with
 the in-memory ones of the same rows (computed into the client afterwards).
-``--no-malloc-trim`` starts the worker without Dask's ``MALLOC_TRIM_THRESHOLD_``
+``--transform`` (GrFL's ``InfiniteFeature*``) measures ``transform`` instead of
+``predict``, gathered as above and, first, reduced to the learned columns'
+means on the cluster (``.mean(axis=0).compute()``, or NumPy's of a NumPy
+output).  ``--no-malloc-trim`` starts the worker without Dask's ``MALLOC_TRIM_THRESHOLD_``
 (its default environment of worker processes: with it set, glibc maps every
 allocation above 128 KiB afresh, and a prediction's temporaries cost 5-8x
 their time in the client).
@@ -31,7 +39,8 @@ their time in the client).
 Usage::
 
     python benchmarks/predict_memory.py [--estimators LowRankKernelRegressor,...]
-        [--train 2000x20] [--rows 200000] [--sparse 0.3] [--dask 32768 [--no-malloc-trim]]
+        [--train 2000x20] [--rows 200000] [--sparse 0.3]
+        [--dask 32768 [--transform] [--no-malloc-trim]]
 """
 
 import os
@@ -51,25 +60,53 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import markdown_table  # noqa: E402
 from predict_cost import make_data  # noqa: E402
-from small_fits import PAIRS, chosen_estimators, ours  # noqa: E402
+from small_fits import PAIRS, ours  # noqa: E402
 
 DEFAULT = ("LowRankKernelRegressor,LowRankKernelClassifier,"
            "InfiniteFeatureRegressor,InfiniteFeatureClassifier")
+#: Multitask estimators (not in ``PAIRS``: no anchor) and their kind of targets.
+MULTITASK = {"MultitaskMKLClassifier": "clf", "MultitaskMKLRegressor": "reg"}
+#: Tasks of a multitask model's rows: row ``i``'s is ``i % TASKS``.
+TASKS = 4
 HEADER = ["estimator", "train", "test rows", "learned columns", "peak MB", "CPU s",
           "vs one block: max rel. diff", "labels equal"]
 
 
+def chosen_estimators(parser, text):
+    """The names of comma list ``text``, each a key of :data:`PAIRS` or
+    :data:`MULTITASK` (else a usage error naming the unknown ones)."""
+    names = text.split(",")
+    unknown = sorted(set(names) - set(PAIRS) - set(MULTITASK))
+    if unknown:
+        parser.error(f"unknown estimators {unknown}; choose from "
+                     f"{list(PAIRS) + list(MULTITASK)}")
+    return names
+
+
+def task_of(name):
+    """``PAIRS``'s task ("clf" or "reg") of an estimator, or the multitask one's."""
+    return MULTITASK[name] if name in MULTITASK else PAIRS[name][0]
+
+
+def tasks(name, rows):
+    """``{"task_index": ...}`` of ``rows`` rows for a multitask estimator, else ``{}``."""
+    return {"task_index": np.arange(rows) % TASKS} if name in MULTITASK else {}
+
+
 def learned_columns(est):
-    """Columns a predicted row is scored on: landmarks, kept features' columns or
-    FGM's selected inputs."""
+    """Columns a predicted row is scored on: landmarks, kept features' columns,
+    FGM's selected inputs, or the training rows (a multitask model's kernels: all
+    of them)."""
     if hasattr(est, "centers_"):
-        return est.centers_.shape[0]
+        return len(est.centers_)
     if hasattr(est, "feature_scales_"):
         return est.feature_scales_.size
-    return est.selected_features_.size
+    if hasattr(est, "selected_features_"):
+        return est.selected_features_.size
+    return "-"
 
 
-def against_one_block(est, X):
+def against_one_block(est, X, **kw):
     """Largest score difference (relative to the largest score) and whether the
     labels are equal, blocks of rows against one block of all of them."""
     try:
@@ -77,10 +114,10 @@ def against_one_block(est, X):
     except ImportError:  # a kernlearn before blocks of rows
         return ["-", "-"]
     score = getattr(est, "decision_function", est.predict)
-    blocked, labels = score(X), est.predict(X)
+    blocked, labels = score(X, **kw), est.predict(X, **kw)
     default, _row_blocks.PREDICT_ROWS = _row_blocks.PREDICT_ROWS, X.shape[0]
     try:
-        whole, whole_labels = score(X), est.predict(X)
+        whole, whole_labels = score(X, **kw), est.predict(X, **kw)
     finally:
         _row_blocks.PREDICT_ROWS = default
     diff = np.max(np.abs(blocked - whole)) / max(np.max(np.abs(whole)), 1e-300)
@@ -96,6 +133,9 @@ def main(argv=None):
     parser.add_argument("--sparse", type=float, default=None, metavar="DENSITY")
     parser.add_argument("--dask", type=int, default=None, metavar="CHUNK",
                         help="test rows on a local Dask cluster, in row chunks of CHUNK")
+    parser.add_argument("--transform", action="store_true",
+                        help="with --dask: GrFL's transform (its learned columns), gathered "
+                             "and reduced to their column means on the cluster")
     parser.add_argument("--no-malloc-trim", action="store_true",
                         help="with --dask: workers without Dask's MALLOC_TRIM_THRESHOLD_")
     args = parser.parse_args(argv)
@@ -105,18 +145,18 @@ def main(argv=None):
         return dask_rows_run(parser, args, n, d)
     rows = []
     for name in chosen_estimators(parser, args.estimators):
-        task = PAIRS[name][0]
-        X, y, X_test = make_data(task, n, d, args.rows, density=args.sparse)
-        est = ours(name).fit(X, y)
-        est.predict(X_test[:10])  # warm-up: lazy imports and compilations
+        X, y, X_test = make_data(task_of(name), n, d, args.rows, density=args.sparse)
+        est = ours(name).fit(X, y, **tasks(name, n))
+        kw = tasks(name, args.rows)
+        est.predict(X_test[:10], **tasks(name, 10))  # warm-up: lazy imports and compilations
         tracemalloc.start()
         t0 = time.process_time()
-        est.predict(X_test)
+        est.predict(X_test, **kw)
         seconds = time.process_time() - t0
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         rows.append([name, args.train, args.rows, learned_columns(est), peak / 1e6, seconds,
-                     *against_one_block(est, X_test)])
+                     *against_one_block(est, X_test, **kw)])
         print(markdown_table(HEADER, [rows[-1]]).splitlines()[-1], flush=True)
     print()
     print(markdown_table(HEADER, rows))
@@ -134,6 +174,8 @@ def dask_rows_run(parser, args, n, d):
     import distributed
 
     rows = []
+    header = DASK_HEADER + (["column means: client peak MB", "wall s"] if args.transform
+                            else [])
     key = "distributed.nanny.pre-spawn-environ"
     environ = dict(dask.config.get(key))
     if args.no_malloc_trim:
@@ -142,26 +184,51 @@ def dask_rows_run(parser, args, n, d):
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster):
         for name in chosen_estimators(parser, args.estimators):
-            X, y, _ = make_data(PAIRS[name][0], n, d, 0)
-            est = ours(name).fit(X, y)
+            X, y, _ = make_data(task_of(name), n, d, 0)
+            est = ours(name).fit(X, y, **tasks(name, n))
             Xd = da.random.default_rng(1).standard_normal((args.rows, d),
                                                           chunks=(args.dask, d))
-            np.asarray(est.predict(Xd[:10]))  # warm-up: imports on both sides
+            # a multitask model's task ids: a Dask array generated on the cluster too
+            kw = ({"task_index": da.arange(args.rows, chunks=args.dask) % TASKS}
+                  if name in MULTITASK else {})
+            method = est.transform if args.transform else est.predict
+            small = {k: v[:10] for k, v in kw.items()}
+            np.asarray(method(Xd[:10], **small))  # warm-up: imports on both sides
+            if args.transform:  # the learned columns' means: the output left on the cluster
+                means = _client_peak(lambda: _column_means(method(Xd)))
             tracemalloc.start()
             t0 = time.perf_counter()
-            out = est.predict(Xd)
+            out = method(Xd, **kw)
             lazy = hasattr(out, "dask")
             out = np.asarray(out)
             seconds = time.perf_counter() - t0
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
-            equal = bool(np.array_equal(out, est.predict(Xd.compute())))
+            equal = bool(np.array_equal(out, method(
+                Xd.compute(), **{k: v.compute() for k, v in kw.items()})))
             rows.append([name, args.train, f"{args.rows} ({args.rows * d * 8 / 2**20:.0f})",
-                         args.dask, lazy, peak / 1e6, seconds, equal])
-            print(markdown_table(DASK_HEADER, [rows[-1]]).splitlines()[-1], flush=True)
+                         args.dask, lazy, peak / 1e6, seconds, equal]
+                        + (list(means) if args.transform else []))
+            print(markdown_table(header, [rows[-1]]).splitlines()[-1], flush=True)
     print()
-    print(markdown_table(DASK_HEADER, rows))
+    print(markdown_table(header, rows))
     return 0
+
+
+def _client_peak(fn):
+    """The client's peak (MB, ``tracemalloc``) and wall seconds of ``fn()``."""
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    fn()
+    seconds = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / 1e6, seconds
+
+
+def _column_means(Z):
+    """Column means of ``transform``'s output: computed on the cluster when lazy."""
+    return Z.mean(axis=0).compute() if hasattr(Z, "dask") else Z.mean(axis=0)
 
 
 if __name__ == "__main__":

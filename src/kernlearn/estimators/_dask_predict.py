@@ -8,41 +8,30 @@ here too: the number of columns and a DataFrame's column names at once (from
 the array's or frame's metadata), NaN and infinity in each block as it is
 read (named by row over all of ``X`` and column, as in memory).
 
-Three ways:
+Two ways:
 
 * :func:`map_row_blocks` -- the prediction of a block is a function of the
   block alone (FGM's linear model): ``map_blocks`` runs it on the workers and
   the result is a lazy Dask array.
-* :func:`decided` -- the same for the kernel, GrFL and multitask models,
-  whose decision values are an object of
-  :mod:`kernlearn.estimators._decisions` (no scikit-learn: the workers never
-  import it), sent to the cluster once as one key of the graph; their
-  in-memory predictions call the same object.
-* :func:`by_dask_row_blocks` -- a decorator of a method whose code imports
-  scikit-learn (GrFL's ``transform``): the blocks are computed on the
-  cluster and mapped in the client one at a time (the next one computed
-  meanwhile), and the method returns what it returns on in-memory ``X`` (a
-  NumPy array).
-  Predictions are those of the computed array: each row's depends on that
-  row only.
+* :func:`decided` -- the same for the kernel, GrFL and multitask models (and
+  GrFL's learned features, its ``transform``), whose decision values are an
+  object of :mod:`kernlearn.estimators._decisions` (no scikit-learn: the
+  workers never import it), sent to the cluster once as one key of the
+  graph; their in-memory predictions call the same object.
 """
 
-import functools
-import inspect
 import re
 import textwrap
 from functools import partial
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..partitioned import _current_client, _is_dask_array, _is_dask_frame, tune_worker_malloc
-from ..utils._finite import (checked_rows, refuse_non_finite_block,
-                             refuse_non_finite_outputs)
+from ..utils._finite import block_refusal, checked_rows, refuse_non_finite_outputs
 from ._input_range import OutsideTrainingRange
 from ._large_inputs import dask_array_numbers, dask_frame_values
 
-__all__ = ["by_dask_row_blocks", "dask_input_doc", "dask_rows", "decided",
+__all__ = ["dask_input_doc", "dask_rows", "decided",
            "is_dask_input", "map_row_blocks"]
 
 
@@ -181,21 +170,70 @@ def map_row_blocks(est, X, fn, width=None, dtype=float, what=None, post=None):
                         what, post)
 
 
-def _map_checked(est, X, fn, args, width, dtype, what, post):
+def _map_checked(est, X, fn, args, width, dtype, what, post, probe=None):
     """:func:`map_row_blocks` of ``X`` from :func:`dask_rows`, ``fn(block, *args)``
-    (``args``: Dask arrays of ``X``'s row chunks, or delayed objects, one key each)."""
+    (``args``: Dask arrays of ``X``'s row chunks, or delayed objects, one key each).
+
+    ``probe(block, *args)``, when given, checks a block's inputs alone (raising
+    as ``fn`` would): the blocks are then refused in row order
+    (:func:`_in_row_order`).
+    """
     names = getattr(est, "feature_names_in_", None)
     shape = (0,) if width is None else (0, width)
     check = partial(checked_rows, fn=fn, who=type(est).__name__, names=names, what=what,
                     post=post)
+    meta = np.zeros(shape, dtype=dtype)
+    if probe is not None:
+        return _in_row_order(X, check, partial(block_refusal, fn=probe, who=type(est).__name__,
+                                               names=names), args, width, meta)
     return X.map_blocks(check, *args,
                         chunks=(X.chunks[0],) + ((width,) if width else ()),
-                        drop_axis=[] if width else [1], dtype=dtype,
-                        meta=np.zeros(shape, dtype=dtype))
+                        drop_axis=[] if width else [1], dtype=dtype, meta=meta)
+
+
+def _in_row_order(X, check, refusal, args, width, meta):
+    """``check`` over the row blocks of ``X`` (as :func:`_map_checked` maps it), a
+    refusal of their inputs naming the first offending row of ``X``.
+
+    Mapped alone, each block refused its own rows, and a cluster's
+    ``compute()`` raised whichever block's error came first (its row a matter
+    of timing).  Here ``refusal`` (:func:`~kernlearn.utils._finite.block_refusal`)
+    checks each block's inputs, a chain of small tasks carries the earliest
+    refusal in row order down the blocks, and each block's output waits for
+    the chain up to it: every failing task raises the first refused block's
+    error, the others are computed as without the chain.  Only the inputs are
+    checked first (outputs too large for the model's arithmetic are refused
+    by each block, as before).
+    """
+    import dask.array as da
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
+
+    from ..utils._finite import earlier_refusal, gated_rows
+
+    token = tokenize(X, check, refusal, *args)
+    here, before, out = (f"{what}-{token}" for what in ("refusal", "earliest-refusal",
+                                                       "checked-in-row-order"))
+    # (one key per block of each array argument; a delayed argument's one key for all)
+    keys = [(lambda k, a=a: (a.name, k, 0)) if is_dask_input(a) else (lambda k, a=a: a.key)
+            for a in args]
+    ends = np.cumsum((0,) + X.chunks[0])  # (NaN from an unknown size on)
+    graph = {}
+    for k in range(X.numblocks[0]):
+        info = {0: {"array-location": [(ends[k], ends[k + 1]), (0, X.shape[1])],
+                    "chunk-location": (k, 0)}}
+        block = [(X.name, k, 0)] + [key(k) for key in keys]
+        graph[here, k] = (partial(refusal, block_info=info), *block)
+        graph[before, k] = (earlier_refusal, (before, k - 1) if k else None, (here, k))
+        graph[(out, k) + ((0,) if width else ())] = (
+            partial(gated_rows, block_info=info, **check.keywords), (before, k), *block)
+    layers = HighLevelGraph.from_collections(out, graph, dependencies=[X, *args])
+    return da.Array(layers, out, chunks=(X.chunks[0],) + (((width,),) if width else ()),
+                    meta=meta)
 
 
 def decided(est, X, decision, validate, post=None, width=None, dtype=float, *,
-            task_index=None, positions=None, name_columns=True):
+            task_index=None, positions=None, name_columns=True, what="decision values"):
     """``post(decision(X))``, the outputs of a model's decision values.
 
     On a Dask array or DataFrame ``X`` (rows of features) ``decision``, an
@@ -222,8 +260,8 @@ def decided(est, X, decision, validate, post=None, width=None, dtype=float, *,
     dtype : dtype, default=float
         Their type.
     task_index : array-like of shape (n_samples,), optional
-        Each row's task id, a Dask array or in memory (computed in the
-        client: ``n`` ids, as many values as the outputs).
+        Each row's task id, in memory or a Dask array (left on the cluster:
+        :func:`_lazy_task_positions`).
     positions : callable, optional
         ``positions(task_index, n)`` -> the rows' task positions or None,
         raising on ids the model does not know (the estimator's check);
@@ -231,13 +269,16 @@ def decided(est, X, decision, validate, post=None, width=None, dtype=float, *,
     name_columns : bool, default=True
         Whether ``X``'s columns are features (False: precomputed Gram
         values), named when the values overflow.
+    what : str, default="decision values"
+        What ``decision`` gives, in the refusal of NaN or infinite ones
+        ("features": GrFL's ``transform``).
 
     Returns
     -------
     ndarray or dask.array.Array
     """
     if is_dask_input(X) and not _stacked_grams(est, X):
-        from ._decisions import evaluate_block
+        from ._decisions import evaluate_block, inputs_checked
 
         X = dask_rows(est, X)
         if hasattr(decision, "refuse_kind"):
@@ -247,8 +288,9 @@ def decided(est, X, decision, validate, post=None, width=None, dtype=float, *,
             X, pos = _dask_task_positions(X, task_index, positions)
             if pos is not None:
                 args.append(pos)
-        return _map_checked(est, X, evaluate_block, args, width, dtype, "decision values",
-                            post)
+        # out_of_bounds="raise": the error names the first offending row of X
+        probe = inputs_checked if getattr(decision, "refuses_outside", False) else None
+        return _map_checked(est, X, evaluate_block, args, width, dtype, what, post, probe)
     if is_dask_input(X):
         # a stack of test Gram matrices (kernels first; their rows are its second axis):
         # read whole, as in memory (the models' checks refused a Dask array)
@@ -264,7 +306,7 @@ def decided(est, X, decision, validate, post=None, width=None, dtype=float, *,
     except OutsideTrainingRange as exc:  # (out_of_bounds="raise": named as on the workers)
         raise exc.named(type(est).__name__, names) from None
     D = refuse_non_finite_outputs(D, X if name_columns else None, type(est).__name__,
-                                  "decision values", names)
+                                  what, names)
     return D if post is None else post(D)
 
 
@@ -282,51 +324,15 @@ def _dask_task_positions(X, task_index, positions):
 
     if task_index is None and positions(None, 0) is None:
         return X, None  # (a model without tasks; or the model's words if it needs them)
+    lazy = _lazy_task_positions(X, task_index, positions)
+    if lazy is not None:
+        return X, lazy
     if is_dask_input(task_index):
         task_index = task_index.compute()  # (n values: what the prediction returns)
     if np.isnan(X.shape[0]):
         X = X.compute_chunk_sizes()  # (only the sizes reach the client)
     pos = positions(task_index, X.shape[0])  # (one task without task_index: all 0)
     return X, da.from_array(np.asarray(pos)[:, None], chunks=(X.chunks[0], 1))
-
-
-def by_dask_row_blocks(method):
-    """Decorate a prediction method ``method(self, X, ...)`` to take Dask ``X`` by blocks.
-
-    On a ``dask.array`` or a Dask DataFrame the method runs on each row
-    block in turn, in the client (see the module's notes), and its outputs
-    are stacked; a ``task_index`` argument is split with the rows.  Other
-    ``X`` reaches the method unchanged.
-
-    Parameters
-    ----------
-    method : callable
-        An estimator's ``predict``, ``decision_function``, ``predict_proba``
-        or ``transform``.
-
-    Returns
-    -------
-    callable
-    """
-    signature = inspect.signature(method)
-
-    @functools.wraps(method)
-    def by_blocks(self, X, *args, **kwargs):
-        if not is_dask_input(X) or _stacked_grams(self, X):
-            return method(self, X, *args, **kwargs)
-        bound = signature.bind(self, X, *args, **kwargs)
-        tasks = bound.arguments.pop("task_index", None)
-        rest = dict(bound.arguments)
-        del rest["self"], rest["X"]
-
-        def predict(block, task_index):
-            if task_index is not None:
-                rest["task_index"] = task_index
-            return method(self, block, **rest)
-
-        return _predict_in_client(self, X, predict, tasks)
-
-    return dask_input_doc()(by_blocks)
 
 
 def _stacked_grams(est, X):
@@ -336,77 +342,35 @@ def _stacked_grams(est, X):
     return callable(precomputed) and getattr(X, "ndim", 2) != 2 and precomputed()
 
 
-def _predict_in_client(est, X, predict, task_index):
-    """``predict(block, task_index rows)`` of each row block of Dask ``X``, stacked.
+def _lazy_task_positions(X, task_index, positions):
+    """The task positions of the rows of Dask ``X`` from a Dask ``task_index``, made on
+    the workers (None where :func:`_dask_task_positions` computes them in the client).
 
-    One block is in the client at a time, while the cluster computes the
-    next one.
+    Only the distinct ids are computed into the client (a few values), and the
+    estimator's checks (``positions``) made on them at once: ids unseen in fit,
+    ids of another kind (their words name ids, not rows).  The ids themselves
+    stay on the cluster; each block's positions are looked up there.  Made
+    in the client (n ids and n positions, sent back with the graph), they
+    nearly tripled the client's peak of a multitask prediction.  Sizes
+    unknown, or ids NumPy cannot sort (``None`` among strings): None.
     """
-    check_rows = task_index is not None
-    if check_rows:
-        if is_dask_input(task_index):
-            task_index = task_index.compute()  # (n values: what predict returns)
-        task_index = np.asarray(task_index)
-    X = dask_rows(est, X)
-    if check_rows and np.isnan(X.shape[0]):
-        X = X.compute_chunk_sizes()  # (only the sizes reach the client)
-    if check_rows and task_index.shape != (X.shape[0],):
+    import dask.array as da
+
+    from ._decisions import looked_up
+
+    if (not _is_dask_array(task_index) or task_index.ndim != 1
+            or np.isnan(X.shape[0]) or np.isnan(task_index.shape[0])):
+        return None
+    if task_index.shape != (X.shape[0],):
         raise ValueError(f"task_index must have shape ({X.shape[0]},), got "
                          f"{task_index.shape}.")
-    names = getattr(est, "feature_names_in_", None)
-    who = type(est).__name__
-    outputs, start = [], 0
-    for number, block in enumerate(_blocks_in_turn(X)):
-        rows = block.shape[0]
-        if rows == 0:
-            continue  # (an empty block: the in-memory checks refuse 0 rows)
-        refuse_non_finite_block(block, who, start, number, names)
-        try:
-            outputs.append(predict(_named(block, names), None if task_index is None
-                                   else task_index[start:start + rows]))
-        except (ValueError, TypeError) as exc:
-            # (the in-memory prediction names rows of the block it was given)
-            raise type(exc)(f"In row block {number} of X (its rows {start} to "
-                            f"{start + rows - 1}; rows below are counted within the "
-                            f"block): {exc}") from exc
-        start += rows
-    if not outputs:  # (X has no rows: the in-memory prediction's answer)
-        return predict(X.compute(), task_index)
-    if len(outputs) == 1:
-        return outputs[0]
-    return sp.vstack(outputs, format=outputs[0].format) if sp.issparse(outputs[0]) \
-        else np.concatenate(outputs)
+    try:
+        ids = da.unique(task_index).compute()
+    except TypeError:
+        return None
+    table = np.asarray(positions(ids, len(ids)))
+    chunks = (X.chunks[0],)
+    return task_index.rechunk(chunks).map_blocks(
+        looked_up, ids, table, chunks=(X.chunks[0], (1,)), new_axis=1, dtype=table.dtype,
+        meta=np.zeros((0, 1), dtype=table.dtype))
 
-
-def _named(block, names):
-    """A row block as a DataFrame of the fit's column names, if it had some.
-
-    The names were checked once, on ``X``'s columns (or scikit-learn's warning
-    for an array without them given once): a bare block gave that warning
-    again per block, which hiding took ``warnings.catch_warnings``, the
-    process's filters (predictions in threads overlapping in it left its
-    ignore filter for good).
-    """
-    if names is None:
-        return block
-    import pandas as pd  # (a model fitted with names was fitted on a DataFrame)
-
-    if sp.issparse(block):
-        return pd.DataFrame.sparse.from_spmatrix(block, columns=names)
-    return pd.DataFrame(block, columns=names, copy=False)
-
-
-def _blocks_in_turn(X):
-    """The row blocks of ``X`` in order, each computed while the previous is used."""
-    parts = X.to_delayed().ravel().tolist()
-    client = _current_client()
-    if client is None:
-        for part in parts:
-            yield part.compute()
-        return
-    pending = client.compute(parts[0]) if parts else None
-    for k in range(len(parts)):
-        current, pending = pending, (client.compute(parts[k + 1])
-                                     if k + 1 < len(parts) else None)
-        yield current.result()
-        current.release()

@@ -27,8 +27,9 @@ from ..utils._row_blocks import by_row_blocks
 from ..utils._sparse import canonical_sparse
 from ._input_range import bounded_inputs
 
-__all__ = ["KernelExpansion", "LandmarkExpansion", "LearnedFeatures", "TaskKernelModel",
-           "applied", "block_numbers",
+__all__ = ["KernelExpansion", "LandmarkExpansion", "LearnedColumns", "LearnedFeatures",
+           "TaskKernelModel",
+           "applied", "block_numbers", "inputs_checked", "looked_up",
            "chained", "class_labels", "evaluate_block", "one_column_as_vector"]
 
 _FLOATS = (np.float64, np.float32)
@@ -76,6 +77,18 @@ def evaluate_block(block, decision, positions=None):
         The block's decision values.
     """
     return decision(block_numbers(block), None if positions is None else positions[:, 0])
+
+
+def inputs_checked(block, decision, positions=None):
+    """Refuse one row block's inputs as :func:`evaluate_block` would, computing
+    nothing more (a regressor's training range, ``out_of_bounds="raise"``)."""
+    decision.check_inputs(block_numbers(block))
+
+
+def looked_up(block, keys, values):
+    """``values[i]`` for each entry ``keys[i]`` of ``block`` (``keys`` sorted, holding
+    every entry), as a column: the task positions of a block of Dask task ids."""
+    return values[np.searchsorted(keys, block)][:, None]
 
 
 def applied(block, fn):
@@ -167,6 +180,16 @@ class _Standardized:
         except _MapRefused:
             self._inputs(X)  # (raises the error, its row counted over all of X)
             raise AssertionError("a row block was refused, but not the whole X") from None
+
+    @property
+    def refuses_outside(self):
+        """Whether an input beyond the training range is refused (``"raise"``)."""
+        return (self.standardization is not None and self.x_range is not None
+                and self.out_of_bounds == "raise")
+
+    def check_inputs(self, X):
+        """Raise as a prediction of ``X`` would for its inputs (nothing computed)."""
+        self._inputs(X)
 
     def refuse_kind(self, meta):
         """Refuse sparse blocks at once (from ``X``'s empty meta block), before any
@@ -278,6 +301,36 @@ class LearnedFeatures(_Standardized):
             D = self.columns(Xb) @ self.coef.T + self.intercept
             return D if positions is None else D[np.arange(D.shape[0]), positions[b]]
         return self._by_blocks(X, scores)
+
+
+class LearnedColumns:
+    """GrFL's learned features of the inputs (the estimators' ``transform``).
+
+    Parameters
+    ----------
+    features : LearnedFeatures
+        The fitted model's decision object: its input map (standardisation,
+        training range) and features.
+    """
+
+    def __init__(self, features):
+        self.features = features
+
+    @property
+    def refuses_outside(self):
+        """As the features' :attr:`_Standardized.refuses_outside`."""
+        return self.features.refuses_outside
+
+    def check_inputs(self, X):
+        """As the features' :meth:`_Standardized.check_inputs`."""
+        self.features.check_inputs(X)
+
+    def refuse_kind(self, meta):
+        """As the features' :meth:`_Standardized.refuse_kind`."""
+        self.features.refuse_kind(meta)
+
+    def __call__(self, X, positions=None):
+        return self.features.columns(self.features._inputs(X))
 
 
 class TaskKernelModel:

@@ -46,8 +46,8 @@ OUT_OF_BOUNDS_DOC = """    out_of_bounds : {"auto", "clip", "raise", "extend"}, 
         (the model's value at the nearest edge);
         ``"raise"`` refuses it with a ``ValueError`` naming the first such
         row and column, its value and the range (exactly the rows ``"clip"``
-        would change; on a ``dask.array``, when computed, the row counted over
-        all of ``X``); ``"extend"`` uses the model's own function there
+        would change; on a ``dask.array``, when computed, the first such row
+        in row order, counted over all of ``X``); ``"extend"`` uses the model's own function there
         (a trend that goes on past the data may be followed, or not).
         ``"auto"`` is ``"clip"``, except for a kernel whose model grows
         without bound beyond the data (``kernel="linear"`` or ``"poly"``),

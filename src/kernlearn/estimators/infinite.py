@@ -58,8 +58,9 @@ from ..partitioned import _is_dask_array, _is_dask_frame
 from ..penalties import get_penalty
 from ..preprocessing import implicit_center
 from ..solvers import History
-from ._dask_predict import by_dask_row_blocks, dask_input_doc, decided
-from ._decisions import LearnedFeatures, chained, class_labels, one_column_as_vector
+from ._dask_predict import dask_input_doc, decided
+from ._decisions import (LearnedColumns, LearnedFeatures, chained, class_labels,
+                         one_column_as_vector)
 from ._base import (
     OLD_NAME,
     all_or_nothing,
@@ -69,7 +70,6 @@ from ._base import (
     check_two_classes,
     encode_labels,
     fit_sample_weight,
-    finite_outputs,
     input_standardization,
     param_names,
     record_plain_fit_data,
@@ -80,8 +80,8 @@ from ._base import (
     validate_predict_data,
 )
 from ._infinite_doc import _COMMON_DOC, _REG_LAMBDA_NOTE, CLASSIFIER_ATTRS, REGRESSOR_ATTRS
-from ._input_range import (OUT_OF_BOUNDS, OUT_OF_BOUNDS_DOC, OutsideTrainingRange,
-                           out_of_bounds_mode, record_input_range)
+from ._input_range import (OUT_OF_BOUNDS, OUT_OF_BOUNDS_DOC, out_of_bounds_mode,
+                           record_input_range)
 from ._large_inputs import partitioned_fit_inputs
 from ._multitask import (
     TaskIndexRequests,
@@ -209,7 +209,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return -(F @ st.mean) if phases else F
 
     # ------------------------------------------------------------ prediction
-    @by_dask_row_blocks
+    @dask_input_doc(lazy=True)
     def transform(self, X):
         """Learned feature map: the kept features' unit-scaled columns.
 
@@ -222,25 +222,10 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         -------
         Z : ndarray of shape (n_samples, n_kept * group_size)
         """
-        X = self._predict_inputs(X)
-        return finite_outputs(self, self._columns(X), X, "features")
-
-    def _predict_inputs(self, X):
-        """``X`` validated and standardised as the fit's inputs were (the
-        regressor's: clipped, refused or left as ``out_of_bounds`` says)."""
-        # The predictions read this and _columns, never transform, which
-        # scikit-learn's set_output(transform="pandas") wraps into a DataFrame.
-        check_is_fitted(self)
-        X = validate_predict_data(self, X)
-        try:
-            return self._decision_function()._inputs(X)
-        except OutsideTrainingRange as exc:  # (named as predict names it)
-            raise exc.named(type(self).__name__,
-                            getattr(self, "feature_names_in_", None)) from None
-
-    def _columns(self, X):
-        """:meth:`transform` of inputs from :meth:`_predict_inputs`."""
-        return self._decision_function().columns(X)
+        # (one object in memory and on the workers: it holds no scikit-learn)
+        return decided(self, X, LearnedColumns(self._decision_function()),
+                       partial(validate_predict_data, self), width=self._n_features_out,
+                       what="features")
 
     def _decision_function(self):
         """The fitted decision values, an object without scikit-learn (what a

@@ -250,6 +250,47 @@ def checked_rows(block, *args, block_info=None, fn, who, names=None, what=None, 
     return out if post is None else post(out)
 
 
+def block_refusal(block, *args, block_info, fn, who, names=None):
+    """The error :func:`checked_rows` would raise for ``X``'s inputs in one block, or None.
+
+    The first task of a prediction whose refusals must name the first
+    offending row of ``X`` (:func:`gated_rows`): ``fn(block, *args)`` checks
+    the inputs only (a regressor's training range with
+    ``out_of_bounds="raise"``) and raises as the prediction would.
+
+    Returns
+    -------
+    ValueError or None
+        Naming the row over all of ``X`` (within the block if its place is
+        unknown) and the column.
+    """
+    try:
+        checked_rows(block, *args, block_info=block_info, fn=fn, who=who, names=names)
+    except ValueError as exc:
+        return exc
+    return None
+
+
+def earlier_refusal(before, here):
+    """The refusal of the earliest block so far: ``before`` (of the blocks above
+    this one, in row order) if any, else this block's ``here``."""
+    return here if before is None else before
+
+
+def gated_rows(refusal, block, *args, block_info, **check):
+    """:func:`checked_rows` of a block once no block up to it is refused.
+
+    ``refusal`` is :func:`earlier_refusal` over the blocks up to this one:
+    every block's task that fails raises the error of the first refused
+    block in row order, whichever of them a cluster finishes first (each
+    block refusing its own rows named whichever block failed first, a matter
+    of timing).
+    """
+    if refusal is not None:
+        raise refusal
+    return checked_rows(block, *args, block_info=block_info, **check)
+
+
 def block_first_non_finite(block):
     """:func:`first_non_finite` of one row block, as a row of four numbers.
 
