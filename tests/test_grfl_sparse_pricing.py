@@ -24,9 +24,10 @@ def _sparse(n, d, density, seed=0):
     return X
 
 
-def _scipy_phases(indptr, indices, data, params, P):
-    """The computation before: SciPy's sparse product with the directions' transpose."""
-    X = sp.csr_matrix((data, indices, indptr), shape=(P.shape[0], params.shape[1] - 1))
+def _scipy_phases(indptr, slots, data, params, cols, P):
+    """The computation before: SciPy's sparse product with the directions' transpose
+    (the stored columns are ``cols[slots]``)."""
+    X = sp.csr_matrix((data, cols[slots], indptr), shape=(P.shape[0], params.shape[1] - 1))
     P[:] = X @ params[:, :-1].T
 
 
@@ -73,7 +74,7 @@ def test_model_is_the_one_of_scipys_product(monkeypatch, sparse, Est):
     Xin = X if sparse else X.toarray()
     est = Est(random_state=0, max_features=15)
     new = _fits(Xin, y, Xin, est)
-    monkeypatch.setattr(fourier, "_sparse_phases", _scipy_phases)
+    monkeypatch.setattr(fourier, "_sparse_phases_at", _scipy_phases)
     old = _fits(Xin, y, Xin, est)
     np.testing.assert_allclose(new, old, rtol=1e-10, atol=1e-10 * np.abs(old).max())
 
@@ -282,8 +283,8 @@ def test_sparse_phases_from_the_stored_columns_are_the_block_sums_bit_for_bit(k)
     assert X.nnz < X.shape[1]
     fam = RandomFourierFeatures(gamma=0.1).fit(X, center=np.asarray(X.mean(axis=0)).ravel())
     params = fam.sample(k, np.random.default_rng(3))
-    every = np.empty((60, k))
-    fourier._sparse_phases(X.indptr, X.indices, X.data, params, every)
+    every = np.empty((60, k))  # (every column of V copied into the blocks)
+    fourier._sparse_phases_at(X.indptr, X.indices, X.data, params, np.arange(5000), every)
     cols, slots = fourier._stored_columns(X.indices)
     stored = np.empty((60, k))
     fourier._sparse_phases_at(X.indptr, slots, X.data, params, cols, stored)

@@ -166,9 +166,11 @@ def _cos_sin_sums(P, G, w, HG, sq):
 
 
 @njit_cached
-def _sparse_phases(indptr, indices, data, V, P):
+def _sparse_phases_at(indptr, slots, data, V, cols, P):
     """``P[i, j] = sum`` over the stored entries ``(c, a)`` of CSR row ``i`` of
-    ``a * V[j, c]``, in storage order: SciPy's ``X @ V[:, :-1].T``, bit for bit.
+    ``a * V[j, c]`` in storage order, the stored columns ``c`` given as
+    ``cols[slots]`` (``cols`` increasing; all columns: ``cols = arange(D)``,
+    ``slots = indices``): SciPy's ``X @ V[:, :-1].T``, bit for bit.
 
     SciPy's product needs ``V.T`` C-contiguous, so it copied the ``k x D``
     directions into their transpose at every pricing step (on 200 rows of a
@@ -180,43 +182,11 @@ def _sparse_phases(indptr, indices, data, V, P):
     products in storage order, as SciPy's ``csr_matvecs`` does (a CSC input,
     converted to CSR with its columns in increasing order, sums in the order
     of ``csc_matvecs``), so the phases, hence the model, are SciPy's.
-    """
-    n, k = P.shape
-    d = V.shape[1] - 1
-    Vb = np.zeros((d, 8))
-    for j0 in range(0, k, 8):
-        b = min(8, k - j0)
-        for r in range(b):
-            for c in range(d):
-                Vb[c, r] = V[j0 + r, c]
-        Vb[:, b:] = 0.0  # (a last block of fewer candidates: sums not stored)
-        for i in range(n):
-            a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
-            for jj in range(indptr[i], indptr[i + 1]):
-                a = data[jj]
-                v = Vb[indices[jj]]
-                a0 += a * v[0]
-                a1 += a * v[1]
-                a2 += a * v[2]
-                a3 += a * v[3]
-                a4 += a * v[4]
-                a5 += a * v[5]
-                a6 += a * v[6]
-                a7 += a * v[7]
-            sums = (a0, a1, a2, a3, a4, a5, a6, a7)
-            for r in range(b):
-                P[i, j0 + r] = sums[r]
 
-
-@njit_cached
-def _sparse_phases_at(indptr, slots, data, V, cols, P):
-    """:func:`_sparse_phases` of a CSR matrix whose stored columns are ``cols[slots]``
-    (``cols`` increasing): the same sums, bit for bit, copying only the columns
-    ``cols`` of ``V`` into the blocks.
-
-    For fewer stored entries than columns (a thousand rows of 20 words on 100,000
-    columns; the span's distinct rows), where :func:`_sparse_phases` would copy
-    every column of the directions to read a few of them.
+    Only the columns ``cols`` of ``V`` are copied into the blocks: for fewer
+    stored entries than columns (a thousand rows of 20 words on 100,000
+    columns; the span's distinct rows) most columns of the directions are
+    never read.
     """
     n, k = P.shape
     m = cols.size
@@ -261,7 +231,7 @@ def _add_row_combinations(indptr, slots, data, Y, c, cols, out):
 
     Only the columns ``cols`` (increasing) where ``R`` or ``c`` is non-zero are
     touched (elsewhere the sum adds zero): ``R``'s stored columns are
-    ``cols[slots]``.  As :func:`_sparse_phases`, eight rows of ``Y`` per pass over
+    ``cols[slots]``.  As :func:`_sparse_phases_at`, eight rows of ``Y`` per pass over
     ``R``'s stored entries, summed into a ``len(cols) x 8`` block.
     """
     k, n = Y.shape
@@ -592,9 +562,9 @@ class RandomFourierFeatures(InfiniteFamily):
                 params, dtype=float)
             if X.nnz < X.shape[1]:  # (the same sums from the stored columns of V only)
                 cols, slots = _stored_columns(X.indices)
-                _sparse_phases_at(X.indptr, slots, data, params, cols, P)
             else:
-                _sparse_phases(X.indptr, X.indices, data, params, P)
+                cols, slots = np.arange(X.shape[1]), X.indices
+            _sparse_phases_at(X.indptr, slots, data, params, cols, P)
         else:
             P = np.ascontiguousarray(np.asarray(X, dtype=float) @ V.T)
         center = getattr(self, "center_", None)  # (absent from older model files)
