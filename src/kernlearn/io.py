@@ -666,6 +666,8 @@ class _Decoder:
             renamed = renamed(state)
         for name, value in state.items():
             name = renamed.get(name, name)  # files written before a rename
+            if name is None:  # (stored before it was computed from the others)
+                continue
             # An attribute may not shadow a method, property or other descriptor
             # of the class (a tampered file must not replace ``predict``); plain
             # class-level defaults (numbers, strings) may be overridden.
