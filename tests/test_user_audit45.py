@@ -97,3 +97,39 @@ def test_one_dimensional_sparse_array_is_refused_as_not_two_dimensional(name, pa
         pytest.skip("this SciPy has no 1-D csr_array")
     with pytest.raises(ValueError, match="Expected 2D"):
         est.predict(row)
+
+
+def _budgeted_fgm():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 20))
+    y = X[:, 0] - X[:, 1] ** 2 + 0.1 * rng.normal(size=200)
+    est = kernlearn.FGMRegressor(C=0.01, memory_budget="200KB").fit(X, y)
+    unweighted = np.flatnonzero(est.coef_ == 0)
+    assert unweighted.size and (est.coef_ != 0).any()  # (the case probed)
+    return est, rng.normal(size=(3000, 20)), unweighted[0], np.flatnonzero(est.coef_)[0]
+
+
+@pytest.mark.parametrize("container", [np.asarray, sp.csr_matrix])
+def test_memory_budget_predict_refuses_nan_as_in_memory(container):
+    # By row blocks (memory_budget), X was never checked: a NaN in an unweighted
+    # column gave a finite prediction (in memory and on Dask it is refused), one in
+    # a weighted column was called "finite but too large for float64 arithmetic".
+    est, T, unweighted, weighted = _budgeted_fgm()
+    for col in (unweighted, weighted):
+        bad = T.copy()
+        bad[1234, col] = np.nan
+        with pytest.raises(ValueError, match=rf"missing value \(NaN\) at row 1234, "
+                                             rf"column {col} \(1 in all\); FGMRegressor"):
+            est.predict(container(bad))
+    by_blocks = est.predict(container(T))  # (finite X: predicted as in memory)
+    np.testing.assert_array_equal(by_blocks,
+                                  est.set_params(memory_budget=None).predict(container(T)))
+
+
+def test_row_partitioned_x_predicts_as_in_memory():
+    # a RowPartitioned X has a shape but no ndim: predict raised AttributeError
+    from kernlearn.partitioned import LocalRows
+
+    est, T, _, _ = _budgeted_fgm()
+    est.set_params(memory_budget=None)  # (a RowPartitioned X has its own blocks)
+    np.testing.assert_array_equal(est.predict(LocalRows.from_array(T, 700)), est.predict(T))
