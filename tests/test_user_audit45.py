@@ -15,6 +15,11 @@ Findings (each test below fails on the code before its fix):
   new sparse fast path's check, which read ``X.shape[1]`` and raised a bare
   ``IndexError: tuple index out of range``; it gets scikit-learn's "Expected
   2D input" again.
+- FGM predictions by row blocks (``memory_budget``, or a ``RowPartitioned``
+  ``X``) never checked ``X`` (before this pass too): a NaN in an unweighted
+  column was predicted silently (in memory and on Dask it is refused), one in
+  a weighted column was called "finite but too large"; a ``RowPartitioned``
+  ``X`` failed on ``X.ndim``.
 
 What held (probed against the code before the pass, ``37d6266``, and against
 plain recomputations; not all pinned here, as earlier files pin them):
