@@ -20,6 +20,8 @@ Findings (each test below fails on the code before its fix):
   column was predicted silently (in memory and on Dask it is refused), one in
   a weighted column was called "finite but too large"; a ``RowPartitioned``
   ``X`` failed on ``X.ndim``.
+- A warm-started GrFL model on wide sparse ``X`` could not be pickled (the
+  span's completion, kept with the path, was a closure; before this pass too).
 
 What held (probed against the code before the pass, ``37d6266``, and against
 plain recomputations; not all pinned here, as earlier files pin them):
@@ -138,3 +140,16 @@ def test_row_partitioned_x_predicts_as_in_memory():
     est, T, _, _ = _budgeted_fgm()
     est.set_params(memory_budget=None)  # (a RowPartitioned X has its own blocks)
     np.testing.assert_array_equal(est.predict(LocalRows.from_array(T, 700)), est.predict(T))
+
+
+def test_warm_started_sparse_grfl_pickles_and_continues_its_path():
+    # the sparse span's completion was a closure, which a warm-started model keeps
+    # (its path, a cache a pickle keeps): pickling failed ("Can't pickle local object")
+    X = sp.random(60, 1500, density=0.01, random_state=3, format="csr")
+    y = np.asarray(X[:, :60].sum(axis=1)).ravel()
+    est = kernlearn.InfiniteFeatureRegressor(random_state=0, n_paths=1, max_features=4,
+                                             warm_start=True).fit(X, y)
+    back = pickle.loads(pickle.dumps(est))
+    back.set_params(max_features=8).fit(X, y)
+    est.set_params(max_features=8).fit(X, y)
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))

@@ -714,7 +714,31 @@ def _sparse_span(family, X, sample_weight):
     # the columns where R or c is non-zero: elsewhere a completed direction is h
     cols, slots = _stored_columns(R.indices, np.flatnonzero(c))
 
-    def complete(params_r, rng, out=None):
+    # (an object, not a closure: a warm-started model keeps it and must pickle)
+    complete = _SparseCompletion(R, c, M, cols, slots)
+    return reduced, np.ascontiguousarray(centred_products(X) @ M), complete
+
+
+class _SparseCompletion:
+    """``complete(params_r, rng, out=None)`` of :func:`_sparse_span`: the chosen
+    candidates' full directions ``h + y C`` from their span coordinates.
+
+    ``R``: the distinct sparse rows, ``c``: the centre, ``M``: ``Q = C' M``,
+    ``cols``/``slots``: the columns where ``R`` or ``c`` is non-zero (elsewhere a
+    completed direction is ``h``) and ``R``'s stored entries among them.
+    """
+
+    # the scores in the span are the model's (the phases on X are those of XQ),
+    # so the caller completes only the features it keeps (GrFL.features)
+    scores_in_span = True
+
+    def __init__(self, R, c, M, cols, slots):
+        self.R, self.c, self.M, self.cols, self.slots = R, c, M, cols, slots
+        self.n_params = c.size + 1  # (its rows' length)
+
+    def __call__(self, params_r, rng, out=None):
+        R, c, M, cols, slots = self.R, self.c, self.M, self.cols, self.slots
+        D = c.size
         sigma = params_r[:, -1]
         k = len(sigma)
         out = np.empty((k, D + 1)) if out is None else out  # (out: rows of a caller's array)
@@ -733,9 +757,3 @@ def _sparse_span(family, X, sample_weight):
         _add_row_combinations(R.indptr, slots, R.data, y, c, cols, out)  # V = h + y C
         out[:, -1] = sigma
         return out
-
-    complete.n_params = D + 1  # (its rows' length)
-    # the scores in the span are the model's (the phases on X are those of XQ),
-    # so the caller completes only the features it keeps (GrFL.features)
-    complete.scores_in_span = True
-    return reduced, np.ascontiguousarray(centred_products(X) @ M), complete
