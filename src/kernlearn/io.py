@@ -664,8 +664,8 @@ class _Decoder:
         renamed = getattr(cls, "_renamed_attributes", {})
         if callable(renamed):  # a rename that depends on the model (e.g. family_)
             renamed = renamed(state)
-        for name, value in state.items():
-            name = renamed.get(name, name)  # files written before a rename
+        pairs = ((renamed.get(k, k), v) for k, v in state.items())  # (None: dropped)
+        for name, value in ((n, v) for n, v in pairs if n is not None):
             # An attribute may not shadow a method, property or other descriptor
             # of the class (a tampered file must not replace ``predict``); plain
             # class-level defaults (numbers, strings) may be overridden.

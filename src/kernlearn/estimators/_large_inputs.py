@@ -10,7 +10,9 @@ containers into one, with the checks an in-memory fit makes on them
 import numpy as np
 import scipy.sparse as sp
 
-from ..partitioned import _is_dask_array, _is_dask_frame, is_out_of_core
+from ..partitioned import _is_dask_array, _is_dask_frame, as_row_partitioned, is_out_of_core
+from ..utils._finite import (block_first_non_finite, first_non_finite,
+                             first_non_finite_of_blocks, non_finite_message)
 from ..utils._input_kinds import block_floats, refuse_unlike_array
 from ._base import (
     _non_numeric_error,
@@ -20,7 +22,7 @@ from ._base import (
 )
 
 __all__ = ["dask_array_numbers", "dask_frame_values", "partitioned_fit_inputs",
-           "partitioned_predict_input"]
+           "partitioned_predict_input", "row_block_scores"]
 
 
 def dask_frame_values(est, X, reset):
@@ -179,3 +181,48 @@ def dask_array_numbers(est, X):
     # where X.astype(float) raised NumPy's "could not convert string to float" alone)
     return X.map_blocks(block_floats, type(est).__name__, dtype=np.float64,
                         meta=np.zeros((0,) * X.ndim))
+
+
+class _NonFiniteBlock(Exception):
+    """A row block held a NaN or infinite value (:func:`row_block_scores`)."""
+
+
+def row_block_scores(est, X, scores):
+    """``scores`` of ``X`` read by row blocks (FGM's ``memory_budget``, a chunk
+    source), refused as an in-memory ``X`` is when it holds a NaN or infinity.
+
+    FGM's scores read only the weighted columns (or add their exact zeros):
+    unchecked, a NaN in another column gave a finite prediction where
+    in-memory and Dask ``X`` are refused, and one in a weighted column was
+    called "finite but too large" by the outputs' check.  Each block is
+    checked once read (a finite sum proves its values finite); on a NaN or
+    infinity, a second pass names the first over all of ``X``.
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        The fitted estimator (``memory_budget``, its name).
+    X : ndarray, sparse matrix, RowPartitioned or chunk source
+        Checked for shape.
+    scores : callable
+        ``scores(block)``: the block's outputs.
+
+    Returns
+    -------
+    ndarray
+        The blocks' outputs, stacked.
+    """
+    rows = as_row_partitioned(X, est.memory_budget)
+
+    def checked(block):
+        values = block.data if sp.issparse(block) else block
+        with np.errstate(over="ignore", invalid="ignore"):
+            if not np.isfinite(values.sum()) and first_non_finite(block) is not None:
+                raise _NonFiniteBlock
+        return scores(block)
+
+    try:
+        return rows.map_stack(checked)
+    except _NonFiniteBlock:
+        found = first_non_finite_of_blocks(rows.map_stack(block_first_non_finite), rows.bounds)
+        raise ValueError(non_finite_message(found, type(est).__name__)) from None

@@ -26,7 +26,7 @@ from ..partitioned import (_block_columns, _is_dask_array, as_row_partitioned,
                            is_out_of_core, parse_bytes, selected_linear_scores)
 from .._dask_master import class_codes, validate_dask_target
 from ._dask_predict import dask_input_doc, is_dask_input, map_row_blocks
-from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input
+from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input, row_block_scores
 from ._base import (OLD_NAME, PLATT_XFAIL, ProbabilityMixin, _has_proba, all_or_nothing,
                     finite_outputs, fit_sample_weight, fit_target_map, renamed_parameter,
                     validate_fit_data, validate_params_cached, validate_partitioned_fit,
@@ -226,11 +226,11 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
         if is_dask_input(X):  # (decision values refused if not finite, as in memory)
             return map_row_blocks(self, X, scores, width, dtype, "decision values", post)
         X = partitioned_predict_input(self, X)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+        if len(X.shape) != 2 or X.shape[1] != self.n_features_in_:  # (RowPartitioned: no ndim)
             raise ValueError(f"X has shape {X.shape}; this model expects "
                              f"{self.n_features_in_} features.")
-        return post(finite_outputs(self, as_row_partitioned(X, self.memory_budget).map_stack(
-            scores), None, "decision values"))
+        return post(finite_outputs(self, row_block_scores(self, X, scores), None,
+                                   "decision values"))
 
     def _get_support_mask(self):
         check_is_fitted(self)

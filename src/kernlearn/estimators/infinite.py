@@ -248,8 +248,15 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         """Columns of the decision values (None: one value per row, of its task)."""
         return None if self.tasks_ is not None else len(self._intercept_tasks)
 
-    # Saved models of kernlearn before 0.2 hold the column weights as coef_.
-    _renamed_attributes = {"coef_": "column_coef_"}
+    # Saved models of kernlearn before 0.2 hold the column weights as coef_; those
+    # before the nineteenth pass hold frequencies_ and phases_, now computed from
+    # features_ (None: dropped on loading; such a file was refused by their names).
+    _renamed_attributes = {"coef_": "column_coef_", "frequencies_": None, "phases_": None}
+
+    def __setstate__(self, state):
+        # (a pickle of those holds them too: dropped, as the properties compute them)
+        super().__setstate__({k: v for k, v in state.items()
+                              if k not in ("frequencies_", "phases_")})
 
     @property
     def coef_(self):

@@ -52,8 +52,8 @@ def plain_float_matrix(X, sparse=False):
     -------
     bool
     """
-    if sparse and sp.issparse(X) and X.format in ("csr", "csc"):
-        values = X.data  # (2-D by construction; any memory layout)
+    if sparse and sp.issparse(X) and X.format in ("csr", "csc") and X.ndim == 2:
+        values = X.data  # (any memory layout; SciPy's csr_array may be 1-D)
     elif type(X) is np.ndarray and X.ndim == 2 and X.flags.c_contiguous:
         values = X
     else:
