@@ -38,39 +38,84 @@ class CLIError(Exception):
 
 
 class Terminated(BaseException):
-    """SIGTERM (``kill``, ``timeout``, a batch scheduler) raised as an exception.
+    """SIGTERM (``kill``, ``timeout``, a batch scheduler) or SIGHUP (the
+    terminal closed) raised as an exception.
 
-    Python's default on SIGTERM ended the process at once: no cleanup ran, so
+    Python's default on either ended the process at once: no cleanup ran, so
     the ``.tmp`` file of an output being written, or the binary cache of
     ``fit --out-of-core`` (as large as the data), stayed behind.  A
     ``BaseException``, as ``KeyboardInterrupt``, so that no ``except
     Exception`` takes it for an error of the command.
+
+    Parameters
+    ----------
+    signum : int
+        The signal; the exit status is ``128 + signum`` (143, 129).
     """
+
+    def __init__(self, signum=15):
+        super().__init__(signum)
+        self.code = 128 + signum
+        self.word = "hung up" if signum == 1 else "terminated"
 
 
 def _raise_terminated(signum, frame):
-    raise Terminated
+    raise Terminated(signum)
 
 
 def sigterm_raises():
-    """Make SIGTERM raise :class:`Terminated` while a command runs.
+    """Make SIGTERM and SIGHUP raise :class:`Terminated` while a command runs.
 
     Returns
     -------
     restore : callable
-        Puts the previous handler back (nothing is set outside the main
-        thread, where Python cannot set a handler, nor when SIGTERM is
-        ignored, as a launcher may ask).
+        Puts the previous handlers back.  Nothing is set outside the main
+        thread, where Python cannot set a handler; a signal that is ignored
+        stays ignored (``nohup`` ignores SIGHUP, a launcher may ignore
+        SIGTERM); SIGHUP only where it exists (not on Windows).
     """
     import signal
     import threading
 
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGTERM) is signal.SIG_IGN):  # (as for SIGINT)
+    if threading.current_thread() is not threading.main_thread():
         return lambda: None
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    # (None: a handler not set from Python, which cannot be put back)
-    return lambda: signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:
+            previous[signum] = signal.signal(signum, _raise_terminated)
+
+    def restore():
+        for signum, handler in previous.items():
+            # (None: a handler not set from Python, which cannot be put back)
+            signal.signal(signum, handler or signal.SIG_DFL)
+
+    return restore
+
+
+def closed_stderr_silenced():
+    """Send what a command says on standard error to the null device when
+    standard error is closed (``2>&-``), as grep and git stay silent then.
+
+    Python's ``sys.stderr`` is then ``None``, and ``print(..., file=None)``
+    writes to standard output: an error message went into the predictions
+    (``predict ... > pred.txt 2>&-``).  The null device opened takes file
+    descriptor 2, which a file opened later would otherwise take.
+
+    Returns
+    -------
+    restore : callable
+        Closes it and puts ``None`` back.
+    """
+    if sys.stderr is not None:
+        return lambda: None
+    sys.stderr = open(os.devnull, "w")
+
+    def restore():
+        sys.stderr.close()
+        sys.stderr = None
+
+    return restore
 
 
 def silence_stdout():

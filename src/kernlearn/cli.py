@@ -41,6 +41,7 @@ from ._cli_common import (
     _stored_column,
     _task_kw,
     _write_metrics,
+    closed_stderr_silenced,
     sigterm_raises,
     silence_stdout,
 )
@@ -83,6 +84,7 @@ EXIT_CODES = {
     5: "data does not match the model (feature count, index base, values, labels)",
     6: "the estimator could not fit this data",
     7: "an output file cannot be written",
+    129: "hung up (SIGHUP: the terminal was closed); no partial output is left",
     130: "interrupted",
     141: "the output pipe was closed (e.g. by `head`); nothing more is written",
     143: "terminated (SIGTERM, e.g. by `kill` or `timeout`); no partial output is left",
@@ -878,7 +880,8 @@ def main(argv=None):
         One of :data:`EXIT_CODES`.
     """
     debug = os.environ.get("KERNLEARN_DEBUG") == "1"
-    restore = sigterm_raises()  # (a kill left temporary files behind)
+    restore = sigterm_raises()  # (a kill or hang-up left temporary files)
+    unsilence = closed_stderr_silenced()  # (`2>&-`: errors went to stdout)
     stdout, sys.stdout = sys.stdout, CheckedStdout(sys.stdout)  # (a full disk: exit 1)
     try:
         parser = build_parser()
@@ -927,9 +930,9 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("kernlearn: interrupted", file=sys.stderr)
         return 130
-    except Terminated:
-        print("kernlearn: terminated", file=sys.stderr)
-        return 143
+    except Terminated as exc:  # (SIGTERM 143, SIGHUP 129)
+        print(f"kernlearn: {exc.word}", file=sys.stderr)
+        return exc.code
     except MemoryError:
         print("kernlearn: error: out of memory", file=sys.stderr)
         return 3
@@ -938,6 +941,7 @@ def main(argv=None):
     finally:
         sys.stdout = stdout
         restore()
+        unsilence()
 
 
 def _internal_error(exc, debug):

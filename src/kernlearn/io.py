@@ -235,28 +235,28 @@ def _seal(body, version=None):
     return sealed + hashlib.sha256(sealed).hexdigest().encode()
 
 
-def _read_seal(path):
-    """``(version, ok)`` of the seal of ``path``; ``(None, False)`` if unsealed.
+def _read_seal(fh, size):
+    """``(version, ok)`` of the seal of the open file ``fh`` of ``size`` bytes;
+    ``(None, False)`` if unsealed.
 
     Reads the file once, in blocks (model files can be large).
     """
-    size = os.path.getsize(path)
     if size <= _DIGEST_HEX:
         return None, False
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        left = size - _DIGEST_HEX
-        tail_start = max(0, left - 512)
-        tail = b""
-        while left > 0:
-            block = fh.read(min(left, 2**20))
-            if not block:
-                return None, False
-            h.update(block)
-            if fh.tell() > tail_start:
-                tail = (tail + block)[-512:]
-            left -= len(block)
-        digest = fh.read()
+    fh.seek(0)
+    left = size - _DIGEST_HEX
+    tail_start = max(0, left - 512)
+    tail = b""
+    while left > 0:
+        block = fh.read(min(left, 2**20))
+        if not block:
+            return None, False
+        h.update(block)
+        if fh.tell() > tail_start:
+            tail = (tail + block)[-512:]
+        left -= len(block)
+    digest = fh.read()
     at = tail.rfind(_SEAL_PREFIX)
     if at < 0:
         return None, False
@@ -680,18 +680,14 @@ class _Decoder:
             setattr(obj, name, value)
 
 
-def _array_bytes_cap(path):
-    return max(_MIN_ARRAY_BYTES_CAP, _ARRAY_BYTES_PER_FILE_BYTE * os.path.getsize(path))
-
-
-def _read_npz(path, zf):
+def _read_npz(zf, size):
     """Arrays of an open ``.npz`` archive, their declared sizes checked first.
 
     Each member's ``.npy`` header (dtype, shape) is read before its data; the
     sizes they declare must agree with the archive's and stay under a cap, so a
     small file cannot make the reader allocate gigabytes.
     """
-    cap = _array_bytes_cap(path)
+    cap = max(_MIN_ARRAY_BYTES_CAP, _ARRAY_BYTES_PER_FILE_BYTE * size)
     total = 0
     headers = {}
     for info in zf.infolist():
@@ -741,30 +737,40 @@ def _read(path):
         raise ValueError(f"{path} is a directory, not a model file.")
     if not path.is_file():
         raise ValueError(f"{path} is not a regular file, not a model file.")
-    version, sealed = _read_seal(path)
+    # Everything from one open file: a model renamed into place by another
+    # `fit` between a size, a seal and the arrays read by name was "checksum
+    # mismatch", or mixed the two files.
+    with open(path, "rb") as fh:
+        return _read_open(path, fh)
+
+
+def _read_open(path, fh):
+    size = os.fstat(fh.fileno()).st_size
+    version, sealed = _read_seal(fh, size)
     if version is not None and not sealed:
         raise ValueError(
             f"{path}: checksum mismatch: the file was modified after it was saved "
             "(or is damaged)."
         )
     try:
-        with zipfile.ZipFile(path) as zf:
+        with zipfile.ZipFile(fh) as zf:
             names = zf.namelist()
             if "schema.json" in names and "__meta__.npy" not in names:
                 if not sealed:
                     raise ValueError("a skops file not sealed by kernlearn")
-                return path, path.read_bytes(), None, "skops", version
+                fh.seek(0)
+                return path, fh.read(), None, "skops", version
             if "__meta__.npy" not in names:
                 raise ValueError("no __meta__ entry")
-            arrays = _read_npz(path, zf)
+            arrays = _read_npz(zf, size)
         raw = arrays.pop("__meta__")
         if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > _MAX_META_BYTES:
             raise ValueError("__meta__ is not a JSON byte string")
         meta = json.loads(bytes(raw).decode("utf-8"))
     except Exception as exc:  # any fault of an untrusted file is a refusal
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        with open(path, "rb") as fh:
-            start = fh.read(4)
+        fh.seek(0)
+        start = fh.read(4)
         if not start:
             raise ValueError(f"{path} is not a readable kernlearn model file: it is "
                              "empty.") from exc
