@@ -69,9 +69,11 @@ def client():
         yield c
 
 
-def _data(seed, sparse=False):
+def _data(seed, sparse=False, n=N):
+    """``n`` rows (a column in other units) and their noiseless target; sparse:
+    the small entries zeroed, CSR."""
     rng = np.random.default_rng(seed)
-    X = rng.standard_normal((N, M))
+    X = rng.standard_normal((n, M))
     X[:, 2] = 50 + 10 * X[:, 2]  # a column in other units (standardised by the models)
     f = X[:, 0] - 0.5 * X[:, 1] + 0.05 * (X[:, 2] - 50)
     if sparse:

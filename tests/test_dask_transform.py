@@ -17,7 +17,6 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from kernlearn import InfiniteFeatureClassifier, InfiniteFeatureRegressor
@@ -35,10 +34,10 @@ MODELS = {
     "InfiniteFeatureRegressor": (lambda: InfiniteFeatureRegressor(**GRFL), False),
     "InfiniteFeatureRegressor-sparse": (lambda: InfiniteFeatureRegressor(**GRFL), True),
 }
-# A worker's kernlearn and scikit-learn modules, as eval runs them there (a
-# function of this module would import it, and scikit-learn, on the worker).
-_WORKER_MODULES = ("sorted(m for m in __import__('sys').modules "
-                   "if m.split('.')[0] in ('sklearn', 'kernlearn'))")
+# the worker's module list and the data of the predictions' tests (their N rows
+# here: multiples of 32, one rounding for any blocks)
+from test_dask_predict_workers import _WORKER_MODULES  # noqa: E402
+from test_dask_predict_workers import _data as _rows  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -51,14 +50,7 @@ def client():
 
 
 def _data(seed, sparse=False):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((N, M))
-    X[:, 2] = 50 + 10 * X[:, 2]  # a column in other units (standardised by the models)
-    f = X[:, 0] - 0.5 * X[:, 1] + 0.05 * (X[:, 2] - 50)
-    if sparse:
-        X[np.abs(X) < 0.8] = 0.0
-        X = sp.csr_matrix(X)
-    return X, f
+    return _rows(seed, sparse, n=N)
 
 
 @pytest.fixture(scope="module")
