@@ -184,7 +184,9 @@ def bounded_inputs(X, Xt, st, x_range, mode="clip"):
     on Dask workers).  ``"raise"`` refuses exactly the rows ``"clip"`` would
     change (:func:`clip_to_input_range`'s comparison, on the standardised
     scale: a column constant in training, ignored by a standardised model, is
-    neither).
+    neither), float32 input beyond the bounds' float32 roundings only (a
+    training row given in float32 may round outward; such a row is
+    predicted as it is).
 
     Parameters
     ----------
@@ -210,13 +212,18 @@ def bounded_inputs(X, Xt, st, x_range, mode="clip"):
     """
     if x_range is None or mode == "extend":
         return Xt
-    # the bounds rounded as X's values are: a float64 model's training rows given
-    # in float32 round as their bounds do, so they stay inside (an edge row rounded
-    # outward by 3e-10 was refused by "raise")
-    bounds = x_range.astype(np.float32) if X.dtype == np.float32 else x_range
-    clipped = clip_to_input_range(bounds, Xt, st)
     if mode == "clip":
-        return clipped
+        # (the float64 bounds whatever X's precision: float32 input predicts as
+        # the same values given in float64)
+        return clip_to_input_range(x_range, Xt, st)
+    bounds = x_range
+    if X.dtype == np.float32:
+        # a float64 model's training rows given in float32 may round outward
+        # (an edge value by 3e-10): refused only beyond the bounds' own float32
+        # roundings, so the training rows are not
+        r32 = x_range.astype(np.float32).astype(np.float64)
+        bounds = np.vstack([np.minimum(x_range[0], r32[0]), np.maximum(x_range[1], r32[1])])
+    clipped = clip_to_input_range(bounds, Xt, st)
     if clipped is Xt:
         return Xt
     if sp.issparse(Xt):
