@@ -26,8 +26,9 @@ def _sparse(n, d, density, seed=0):
 
 def _scipy_phases(indptr, slots, data, params, cols, P):
     """The computation before: SciPy's sparse product with the directions' transpose
-    (the stored columns are ``cols[slots]``)."""
-    X = sp.csr_matrix((data, cols[slots], indptr), shape=(P.shape[0], params.shape[1] - 1))
+    (the stored columns are ``cols[slots]``; ``slots`` with ``cols=None``)."""
+    indices = slots if cols is None else cols[slots]
+    X = sp.csr_matrix((data, indices, indptr), shape=(P.shape[0], params.shape[1] - 1))
     P[:] = X @ params[:, :-1].T
 
 
