@@ -397,9 +397,9 @@ class _Encoder:
 
 def _fitted_state(estimator):
     params = estimator.get_params(deep=False)
-    return {
-        k: v
-        for k, v in vars(estimator).items()
+    return {  # (as read: GrFL's features_ may be completed on the first read)
+        k: getattr(estimator, k)
+        for k in vars(estimator)
         if k not in params and k not in _TRANSIENT
     }
 
@@ -668,14 +668,11 @@ class _Decoder:
         for name, value in ((n, v) for n, v in pairs if n is not None):
             # An attribute may not shadow a method, property or other descriptor
             # of the class (a tampered file must not replace ``predict``); plain
-            # class-level defaults (numbers, strings) may be overridden.
+            # class-level defaults (numbers, strings) and ``holds_state`` descriptors
+            # (they store it as an attribute: GrFL's ``features_``) may be set.
             member = inspect.getattr_static(cls, name, None)
-            if (
-                not name.isidentifier()
-                or name.startswith("__")
-                or callable(member)
-                or hasattr(member, "__get__")
-            ):
+            if not name.isidentifier() or name.startswith("__") or callable(member) or (
+                    hasattr(member, "__get__") and not getattr(member, "holds_state", 0)):
                 self.fail(f"{where}: attribute name {name!r} is not allowed.")
             setattr(obj, name, value)
 

@@ -42,7 +42,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..families import RandomFourierFeatures
 from ..losses import get_loss
-from ..methods._grfl_average import FINAL_DRAWS
+from ..methods._grfl_average import FINAL_DRAWS, DeferredAttribute
 from ..methods._grfl_select import (
     AUTO_LAMBDA_NOTE,
     BUDGET_NOTE,
@@ -181,8 +181,10 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self.last_violation_ = res.last_violation
         return res
 
-    # (computed when read, not stored: frequencies_ is another features_ array, on
-    # 200 rows of 100,000 sparse columns 235 MB that cost a fit a fifth of its time)
+    # features_ completed when first read where the fit deferred it (_grfl_average.DEFER);
+    # frequencies_, phases_ computed when read, not stored (235 MB more at 200 x 100,000)
+    features_ = DeferredAttribute()
+
     @property
     def frequencies_(self):
         """The kept Fourier features' directions on the raw inputs (see the class)."""
@@ -228,8 +230,7 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                        what="features")
 
     def _decision_function(self):
-        """The fitted decision values, an object without scikit-learn (what a
-        prediction on a Dask array sends to the workers; in memory too)."""
+        """The decision values, an object without scikit-learn (sent to Dask workers too)."""
         check_is_fitted(self)
         # (the regressor's inputs beyond its training range: _input_range.py)
         return LearnedFeatures(input_standardization(self), self.family_, self.features_,
@@ -248,9 +249,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         """Columns of the decision values (None: one value per row, of its task)."""
         return None if self.tasks_ is not None else len(self._intercept_tasks)
 
-    # Saved models of kernlearn before 0.2 hold the column weights as coef_; those
-    # before the nineteenth pass hold frequencies_ and phases_, now computed from
-    # features_ (None: dropped on loading; such a file was refused by their names).
+    # Saved models before 0.2 hold the column weights as coef_; before the nineteenth pass
+    # frequencies_, phases_ (computed now; None: dropped; such a file was refused by name).
     _renamed_attributes = {"coef_": "column_coef_", "frequencies_": None, "phases_": None}
 
     def __setstate__(self, state):

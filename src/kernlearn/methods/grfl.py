@@ -266,8 +266,8 @@ class GrFL:
         if not len(index):
             return np.zeros((0, n_params(self))) if out is None else out
         rows = np.stack([self.params[i] for i in index], out=out if self._seed is None else None)
-        return rows if self._seed is None else self._span[2](
-            rows, [np.random.default_rng((self._seed, i)) for i in index], out=out)
+        return rows if self._seed is None else _grfl_average.complete_rows(  # (or deferred)
+            self._span[2], rows, [np.random.default_rng((self._seed, i)) for i in index], out)
 
     def _capacity(self, n_features):
         """The buffers' new column count for ``n_features`` features (``None``: room enough)."""
@@ -617,8 +617,8 @@ class GrFLResult(MethodResult):
     ----------
     family : InfiniteFamily
         The fitted family (evaluates :attr:`features`).
-    features : ndarray of shape (n_kept, n_params)
-        Parameters of the kept features (non-zero weight in some task).
+    features : ndarray or DeferredRows of shape (n_kept, n_params)
+        Parameters of the kept features (non-zero weight in some task; ``_grfl_average``).
     feature_scales : ndarray of shape (n_kept, group_size)
         ``1 / ||column||`` of each kept feature's training columns.
     coef : ndarray of shape (T, n_kept * group_size)
@@ -945,7 +945,7 @@ def _result(path, w_scale, warm=None, n_features=None, lambda_p=None, out=None):
     larger.
     """
     history = [dict(r, objective=r["objective"] * w_scale) for r in path.history]
-    fields = prune(path, out)  # (out: rows for the kept features' parameters)
+    fields = prune(path, _grfl_average.rows_for([path]) if out is None else out)  # (rows)
     r = np.sqrt(w_scale)
     fields.update(feature_scales=fields["feature_scales"] / r, coef=fields["coef"] * r,
                   task_coef=fields["task_coef"] * r, shared_coef=fields["shared_coef"] * r)
