@@ -232,7 +232,8 @@ def test_wide_sparse_features_are_completed_only_when_kept(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf = InfiniteFeatureClassifier(random_state=0).fit(X, y)
-    assert clf.n_paths_ == 3 and sum(rows) == len(clf.features_) > 0
+    assert clf.n_paths_ == 3 and not rows  # (completed when features_ is first read)
+    assert len(clf.features_) == sum(rows) > 0
     assert clf.score(X, y) >= 0.95
 
 
@@ -328,13 +329,17 @@ def test_averaged_draws_write_their_features_into_the_model_s_one_array(averaged
         clf = InfiniteFeatureClassifier(random_state=0).fit(X, y)
     paths, results = averaged_draws[-1]
     assert len(results) == clf.n_paths_ == 3
-    assert all(r.features.base is clf.features_ for r in results)
-    assert np.array_equal(np.vstack([r.features for r in results]), clf.features_)
+    # (rows of one DeferredRows, completed into one array when features_ is first read)
+    assert all(r.features.whole is vars(clf)["features_"] for r in results)
+    rows = [r.features.array() for r in results]
+    assert all(r.base is clf.features_ for r in rows)
+    assert np.array_equal(np.vstack(rows), clf.features_)
     # each draw's rows are its kept features, as completed into an array of their own
     for path, r in zip(paths, results):
         kept = np.flatnonzero(_kept_groups(path)[4])
         assert 0 < len(kept) == len(r.features)
-        np.testing.assert_allclose(r.features, path.features(kept), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(r.features.array(), path.features(kept), rtol=1e-12,
+                                   atol=1e-14)
 
     A = np.arange(12.0).reshape(6, 2).copy()  # (an array of its own, as the results')
     assert _stacked([A[:2], A[2:2], A[2:]]) is A

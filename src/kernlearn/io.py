@@ -397,9 +397,12 @@ class _Encoder:
 
 def _fitted_state(estimator):
     params = estimator.get_params(deep=False)
-    return {  # (as read: GrFL's features_ may be completed on the first read)
-        k: getattr(estimator, k)
-        for k in vars(estimator)
+    # (a holds_state descriptor's value as read: GrFL's features_, completed when first read)
+    cls = type(estimator)
+    return {
+        k: getattr(estimator, k) if getattr(
+            inspect.getattr_static(cls, k, None), "holds_state", 0) else v
+        for k, v in vars(estimator).items()
         if k not in params and k not in _TRANSIENT
     }
 
