@@ -282,6 +282,8 @@ def test_deferred_rows_record_once_and_slice_consecutively():
     assert len(seen) == 3  # (run once)
     with pytest.raises(ValueError, match="completed already"):
         rows[0:1].defer(fill, 3.0, None)
+    for protocol in range(2, pickle.HIGHEST_PROTOCOL + 1):  # (pickled as its array is)
+        assert pickle.dumps(rows, protocol) == pickle.dumps(rows.array(), protocol)
     assert type(pickle.loads(pickle.dumps(rows))) is np.ndarray
 
 

@@ -191,7 +191,12 @@ _COMMON_DOC = """
     features_ : ndarray of shape (n_kept, n_params)
         Parameters of the kept features (family-specific rows), on the
         standardised inputs ``(x - x_mean_) / x_scale_`` (the raw inputs when
-        ``standardize=False``).
+        ``standardize=False``).  A fit priced in the span of sparse rows (at most
+        1,000 distinct rows on at least twice as many columns) completes them to all
+        columns when ``features_`` is first read (by a prediction, ``transform``,
+        ``frequencies_``, a pickle or a model file), then keeps them: the same numbers
+        as a completion in the fit, which the first read pays instead (0.4-0.5 s at
+        200 x 100,000; two threads reading at once complete them once).
     frequencies_ : ndarray of shape (n_kept, n_features) or None
         Random Fourier families: the directions on the raw inputs,
         :math:`\\omega / s`; the kept feature ``j``'s columns are

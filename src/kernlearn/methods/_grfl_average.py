@@ -153,11 +153,6 @@ def complete_rows(complete, params, rngs, out=None):
     return complete(params, rngs, out=out)
 
 
-def _array(rows):
-    """What a pickled :class:`DeferredRows` loads as: its array."""
-    return rows
-
-
 class DeferredRows:
     """Rows of features whose completion is deferred until they are first read.
 
@@ -224,8 +219,9 @@ class DeferredRows:
         rows = self.array()
         return rows if dtype is None else rows.astype(dtype, copy=False)
 
-    def __reduce__(self):
-        return _array, (self.array(),)
+    def __reduce_ex__(self, protocol):
+        # (pickled as its array is: it loads as that array, in any kernlearn)
+        return self.array().__reduce_ex__(protocol)
 
     def __deepcopy__(self, memo):
         whole = self.whole
