@@ -274,17 +274,39 @@ def test_deferred_rows_record_once_and_slice_consecutively():
         out[:] = params
         return out
 
-    part.defer(fill, 7.0, None)
-    rows[0:1].defer(fill, 1.0, None)
-    rows[4:5].defer(fill, 2.0, None)
+    part.defer(fill, 7.0, [])
+    rows[0:1].defer(fill, 1.0, [])
+    rows[4:5].defer(fill, 2.0, [])
     np.testing.assert_array_equal(np.asarray(part), np.full((3, 3), 7.0))
     np.testing.assert_array_equal(rows.array()[[0, 4], 0], [1.0, 2.0])
+    assert np.asarray(rows) is rows.array() and not np.shares_memory(np.array(rows), rows.array())
     assert len(seen) == 3  # (run once)
     with pytest.raises(ValueError, match="completed already"):
-        rows[0:1].defer(fill, 3.0, None)
+        rows[0:1].defer(fill, 3.0, [])
     for protocol in range(2, pickle.HIGHEST_PROTOCOL + 1):  # (pickled as its array is)
         assert pickle.dumps(rows, protocol) == pickle.dumps(rows.array(), protocol)
     assert type(pickle.loads(pickle.dumps(rows))) is np.ndarray
+
+
+def test_a_failed_completion_runs_again_with_fresh_generators():
+    # (a first read that failed, say out of memory, after drawing from the generators
+    # must not complete the rows from where they stopped)
+    attempts = []
+
+    def draw(params, rngs, out):
+        out[:] = [g.standard_normal(out.shape[1]) for g in rngs]
+        attempts.append(len(rngs))
+        if len(attempts) == 1:
+            raise MemoryError("the first time")
+        return out
+
+    rows = DeferredRows((2, 4))
+    rows.defer(draw, None, [(5, 0), (5, 1)])
+    with pytest.raises(MemoryError):
+        rows.array()
+    expected = [np.random.default_rng((5, i)).standard_normal(4) for i in range(2)]
+    np.testing.assert_array_equal(rows.array(), expected)
+    assert attempts == [2, 2]
 
 
 def test_dask_transform_and_predict_on_the_workers_of_a_deferred_model(expected):

@@ -35,8 +35,8 @@ import numpy as np
 
 from ._grfl_master import n_kept, n_params
 
-__all__ = ["DEFER", "DeferredAttribute", "DeferredRows", "FINAL_DRAWS", "average_draws", "average_paths",
-           "complete_rows", "one_model", "rows_for", "stacked_results"]
+__all__ = ["DEFER", "DeferredAttribute", "DeferredRows", "FINAL_DRAWS", "average_draws",
+           "average_paths", "complete_rows", "one_model", "rows_for", "stacked_results"]
 
 # Complete the kept features of paths priced in a sparse span when they are first
 # read (DeferredRows), not in the fit.  On 200 rows of 100,000 sparse columns
@@ -145,12 +145,13 @@ def rows_for(paths, shape=None):
     return None if shape is None else np.empty(shape)
 
 
-def complete_rows(complete, params, rngs, out=None):
-    """``complete(params, rngs, out=out)``, or that call deferred into ``out`` (rows of a
-    :class:`DeferredRows`), which it returns."""
+def complete_rows(complete, params, seeds, out=None):
+    """``complete(params, rngs, out=out)`` with a generator of each of ``seeds`` (one per
+    row), or that call deferred into ``out`` (rows of a :class:`DeferredRows`), which it
+    then returns."""
     if isinstance(out, DeferredRows):
-        return out.defer(complete, params, rngs)
-    return complete(params, rngs, out=out)
+        return out.defer(complete, params, seeds)
+    return complete(params, [np.random.default_rng(s) for s in seeds], out=out)
 
 
 class DeferredRows:
@@ -158,9 +159,10 @@ class DeferredRows:
 
     The kept features of paths priced in a sparse span (``GrFL.features``) are
     completions ``complete(params, rngs, out=rows)`` from generators of their
-    own: the same calls into the same rows of a fresh ``np.empty`` array give the
-    same numbers whenever they run.  :meth:`array` runs them once (the first
-    reader; other threads wait for it) and keeps the array.
+    own seeds: the same calls into the same rows of a fresh ``np.empty`` array, with
+    fresh generators, give the same numbers whenever they run (:func:`complete_rows`).
+    :meth:`array` runs them once (the first reader; other threads wait for it) and
+    keeps the array; a run that failed (say out of memory) is run whole again.
 
     A pickle holds the array (NumPy does not promise a generator's normal numbers
     across its versions); a deep copy not yet read stays deferred.
@@ -192,14 +194,15 @@ class DeferredRows:
         """The :class:`DeferredRows` these rows belong to (itself if not a slice)."""
         return self if self._whole is None else self._whole
 
-    def defer(self, complete, params, rngs):
-        """Record ``complete(params, rngs, out=<these rows>)``; returns ``self``."""
+    def defer(self, complete, params, seeds):
+        """Record :func:`complete_rows` ``(complete, params, seeds, <these rows>)``;
+        returns ``self``."""
         whole = self.whole
         with whole._lock:
             if whole._rows is not None:
                 raise ValueError("these rows were completed already.")
             whole._calls.append((self._start, self._start + self.shape[0], complete, params,
-                                 rngs))
+                                 seeds))
         return self
 
     def array(self):
@@ -209,15 +212,15 @@ class DeferredRows:
             with whole._lock:
                 if whole._rows is None:
                     rows = np.empty(whole.shape)
-                    for a, b, complete, params, rngs in whole._calls:
-                        complete(params, rngs, out=rows[a:b])
-                    whole._rows, whole._calls = rows, None  # (the generators: used)
+                    for a, b, complete, params, seeds in whole._calls:
+                        complete_rows(complete, params, seeds, rows[a:b])
+                    whole._rows, whole._calls = rows, None
         return whole._rows if self._whole is None else \
             whole._rows[self._start:self._start + self.shape[0]]
 
     def __array__(self, dtype=None, copy=None):
-        rows = self.array()
-        return rows if dtype is None else rows.astype(dtype, copy=False)
+        # (a copy when asked: the rows are the model's, np.array(rows) must not share them)
+        return np.array(self.array(), dtype=dtype, copy=copy)
 
     def __reduce_ex__(self, protocol):
         # (pickled as its array is: it loads as that array, in any kernlearn)
@@ -228,8 +231,10 @@ class DeferredRows:
         with whole._lock:
             if whole._rows is not None:
                 return copy.deepcopy(self.array(), memo)
-            twin = DeferredRows(whole.shape)
-            twin._calls = copy.deepcopy(whole._calls, memo)
+            twin = memo.get(id(whole))  # (slices of one whole: of one twin)
+            if twin is None:
+                twin = memo[id(whole)] = DeferredRows(whole.shape)
+                twin._calls = copy.deepcopy(whole._calls, memo)
         return twin if self._whole is None else twin[self._start:self._start + len(self)]
 
 

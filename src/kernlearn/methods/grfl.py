@@ -267,7 +267,7 @@ class GrFL:
             return np.zeros((0, n_params(self))) if out is None else out
         rows = np.stack([self.params[i] for i in index], out=out if self._seed is None else None)
         return rows if self._seed is None else _grfl_average.complete_rows(  # (or deferred)
-            self._span[2], rows, [np.random.default_rng((self._seed, i)) for i in index], out)
+            self._span[2], rows, [(self._seed, i) for i in index], out)
 
     def _capacity(self, n_features):
         """The buffers' new column count for ``n_features`` features (``None``: room enough)."""
