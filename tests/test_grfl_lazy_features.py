@@ -152,6 +152,8 @@ def test_pickles_before_and_after_the_first_read_hold_the_completed_array(
 
 @pytest.mark.parametrize("when", ["before", "after"])
 def test_model_files_before_and_after_the_first_read(when, expected, eager, tmp_path):
+    import reliability_cases as rc
+
     est = _deferred("classifier")
     if when == "after":
         est.features_
@@ -162,8 +164,7 @@ def test_model_files_before_and_after_the_first_read(when, expected, eager, tmp_
     # a file of the eager model (what the former code wrote: features_ an array) loads
     save_model(eager["classifier"], tmp_path / "eager.npz")
     _assert_same(_outputs(load_model(tmp_path / "eager.npz")), expected["classifier"])
-    import reliability_cases as rc  # (the files' contents: the same metadata and arrays)
-
+    # the files' contents: the same metadata and arrays
     (m1, a1), (m2, a2) = rc._read_npz(tmp_path / "lazy.npz"), rc._read_npz(tmp_path / "eager.npz")
     m1["state"]["$dict"].pop("history_"), m2["state"]["$dict"].pop("history_")  # (times)
     assert m1 == m2 and a1.keys() == a2.keys()
