@@ -56,6 +56,13 @@ What did not (each test here failed before its fix):
   have it); it now exists wherever ``predict_proba`` does, computed in log
   space, so a row far from the data whose probability underflows to 0 gets
   a finite log-probability, not ``np.log(0) = -inf``.
+- ``InfiniteFeatureClassifier`` at its default level on a rare class (3 rows
+  of 300, 10 of 1,000, 5 or 10 of 5,000; two columns 2 sd apart) selected no
+  feature: a constant decision function (AUC 0.5, where
+  ``LogisticRegression`` ranks those rows at 0.97) and the majority class for
+  every row, without a word.  The fit now warns, naming the rarest class and
+  the remedies (``class_weight="balanced"`` selects 17-42 features there);
+  the models are unchanged.
 """
 
 import warnings
@@ -140,3 +147,40 @@ def test_predict_log_proba_of_a_dask_array_is_lazy():
     L = est.predict_log_proba(da.from_array(FAR, chunks=(40, 4)))
     assert isinstance(L, da.Array) and L.shape == (len(FAR), 3)
     np.testing.assert_array_equal(L.compute(scheduler="sync"), est.predict_log_proba(FAR))
+
+
+# ------------------------------------------- GrFL: a rare class, no feature
+def _rare(n=300, n_rare=3, seed=3):
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(n) < n_rare, "fraud", "ok")
+    Xr = rng.standard_normal((n, 5))
+    Xr[:n_rare, :2] += 2.0  # (two columns tell the rare class apart)
+    return Xr, y
+
+
+def test_grfl_classifier_that_selects_no_feature_says_so():
+    # 3 rows of 300 (10 of 1,000 too): no candidate's score reached the
+    # classifier's default level, the model was its intercept alone (a
+    # constant decision function, an AUC of 0.5, "ok" for every row), and the
+    # fit said nothing; LogisticRegression ranks these rows (AUC 0.97)
+    Xr, y = _rare()
+    with pytest.warns(UserWarning, match=r"selected no feature: at lambda_p=1 .* decision "
+                                         r"function is constant .*class 'fraud' has 3 of "
+                                         r"300 rows\): class_weight='balanced'"):
+        est = kl.InfiniteFeatureClassifier(random_state=0).fit(Xr, y)
+    assert len(est.features_) == 0 and np.ptp(est.decision_function(Xr)) == 0
+    # (nothing else changed: the advice holds, and a model with features is quiet)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        bal = kl.InfiniteFeatureClassifier(random_state=0, class_weight="balanced").fit(Xr, y)
+    assert len(bal.features_) > 0
+
+
+def test_grfl_no_feature_warning_is_said_once_with_probabilities():
+    # Platt's five fold fits are inner fits: the model's own fit says it
+    Xr, y = _rare()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kl.InfiniteFeatureClassifier(random_state=0, probability=True).fit(Xr, y)
+    said = [w for w in caught if "selected no feature" in str(w.message)]
+    assert len(said) == 1, [str(w.message) for w in caught]

@@ -43,15 +43,10 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from ..families import RandomFourierFeatures
 from ..losses import get_loss
 from ..methods._grfl_average import FINAL_DRAWS
-from ..methods._grfl_select import (
-    AUTO_LAMBDA_NOTE,
-    BUDGET_NOTE,
-    CV_BELOW,
-    classifier_budget,
-    classifier_level,
-    multi_width_family,
-    regressor_pricing_subsample,
-)
+from ..methods._grfl_select import (AUTO_LAMBDA_NOTE, BUDGET_NOTE, CV_BELOW,
+                                    classifier_budget, classifier_level,
+                                    multi_width_family, regressor_pricing_subsample,
+                                    warn_no_feature)
 from ..methods._grfl_master import paper_loss_factor
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array, _is_dask_frame
@@ -586,6 +581,7 @@ class InfiniteFeatureClassifier(
             self, X.shape[1], X.shape[0] if sw is None else sw.sum())
         self._fit_tasks(standardize_fit(self, X, sw), Y, task_rows, sw)
         self.column_coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
+        warn_no_feature(self, yi, sw, task_rows is not None)
         self._fit_platt(X, y, sample_weight, task_index=task_index)
         return self
 
