@@ -172,8 +172,9 @@ def test_grfl_classifier_that_selects_no_feature_says_so():
     # fit said nothing; LogisticRegression ranks these rows (AUC 0.97)
     Xr, y = _rare()
     with pytest.warns(UserWarning, match=r"selected no feature: at lambda_p=1 .* decision "
-                                         r"function is constant .*class 'fraud' has 3 of "
-                                         r"300 rows\): class_weight='balanced'"):
+                                         r"function is constant .* smaller lambda_p lets "
+                                         r"features in; or class_weight='balanced': class "
+                                         r"'fraud' has 3 of 300 rows"):
         est = kl.InfiniteFeatureClassifier(random_state=0).fit(Xr, y)
     assert len(est.features_) == 0 and np.ptp(est.decision_function(Xr)) == 0
     # (nothing else changed: the advice holds, and a model with features is quiet)
@@ -181,6 +182,10 @@ def test_grfl_classifier_that_selects_no_feature_says_so():
         warnings.simplefilter("error", UserWarning)
         bal = kl.InfiniteFeatureClassifier(random_state=0, class_weight="balanced").fit(Xr, y)
     assert len(bal.features_) > 0
+    # classes of even shares: the level alone is named
+    with pytest.warns(UserWarning, match=r"selected no feature: at lambda_p=1e\+06 .* "
+                                         r"smaller lambda_p lets features in\.$"):
+        kl.InfiniteFeatureClassifier(lambda_p=1e6, random_state=0).fit(X, TWO)
 
 
 def test_grfl_no_feature_warning_is_said_once_with_probabilities():

@@ -256,15 +256,17 @@ def warn_no_feature(est, yi, sample_weight, tasks):
     kept = yi if sample_weight is None else yi[sample_weight > 0]
     counts = np.bincount(kept, minlength=len(est.classes_))
     rare = int(np.argmin(counts))
+    # (a class of under half its even share: the scores weigh its rows little)
+    advice = (f"; or class_weight='balanced': class {plain_value(est.classes_[rare])!r} "
+              f"has {counts[rare]} of {len(kept)} rows"
+              + ("" if sample_weight is None else " of positive weight")
+              + ", and a rare class's rows weigh little in the scores"
+              if 2 * len(counts) * counts[rare] < len(kept) else "")
     warn(f"{type(est).__name__} selected no feature: at lambda_p={est.lambda_p_:.3g} no "
          "candidate feature's score reached the level, so the decision function is "
          "constant (the intercept" + (" of each task" if tasks else "") + ") and one class "
-         "is predicted for every row" + (" of a task" if tasks else "") + ". A rare class "
-         f"is a common cause (class {plain_value(est.classes_[rare])!r} has "
-         f"{counts[rare]} of {len(kept)} rows" + ("" if sample_weight is None else
-                                                  " of positive weight") + "): "
-         "class_weight='balanced' or a smaller lambda_p lets features in.",
-         UserWarning, stacklevel=3)
+         "is predicted for every row" + (" of a task" if tasks else "") + ". A smaller "
+         f"lambda_p lets features in{advice}.", UserWarning, stacklevel=3)
 
 
 def multi_width_family(X, sample_weight=None, factors=GAMMA_FACTORS):
