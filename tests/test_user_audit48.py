@@ -54,7 +54,13 @@ What held (checked; not all pinned here):
 - Many classes (1,000 rows, 10 features): fit time at 10 / 50 / 100 classes
   FGM 0.10 s (50) to 0.26 s (100), p-norm MKL 0.19 / 0.31 / 0.67 s, GrFL
   1.4-2.2 s, low-rank 0.19 / 0.32 / 0.41 s: linear in the classes, no
-  pairwise blow-up; ``decision_function`` (n, n_classes).
+  pairwise blow-up; ``decision_function`` (n, n_classes).  With
+  ``probability=True`` (five more fits) FGM takes 4.8 s at 50 and 12.3 s at
+  100 classes of one-hundred-plants-shape (1.0 and 2.5 s without).  Held-out
+  log-loss at 26 classes (letter, 1,300 training rows) 0.60 (GrFL) to 1.33
+  (FGM, a linear model of 10 features; accuracy 0.68) against ``SVC``'s 0.78;
+  at 100 classes of 8 training rows 1.60 (GrFL) to 2.84 (FGM) against 2.80;
+  classes sorted as ``np.unique`` sorts them, rows summing to one within 1e-15.
 
 What did not (each test here failed before its fix):
 
