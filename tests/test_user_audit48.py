@@ -31,6 +31,9 @@ What held (checked; not all pinned here):
   (mammography: mean probability 2.7 % for a rate of 2.3 %, log-loss 0.056),
   where the same weights as ``sample_weight`` give 26 % and 0.346.  The docs
   said only "class weights multiply sample_weight"; now documented (pinned).
+  ``MultitaskMKLClassifier(class_weight="balanced")`` balances the classes
+  over all tasks' rows, so a task's own imbalance (1 row of 30 in one task,
+  even classes overall) is left as it is: now said in its docstring.
 - Imbalance 1:100 and 1:1000 (synthetic, 5 features, the minority shifted
   by 2 sd in two of them): at the defaults every classifier predicts few or
   no minority rows, as ``SVC`` and ``LinearSVC`` do; ``"balanced"`` gives
