@@ -118,6 +118,7 @@ class TaskIndexRequests:
     __metadata_request__score = {"task_index": True}
     __metadata_request__decision_function = {"task_index": True}
     __metadata_request__predict_proba = {"task_index": True}
+    __metadata_request__predict_log_proba = {"task_index": True}
 
 
 def in_model_selection():

@@ -1,6 +1,8 @@
 """Probabilities of the classifiers: native logistic ones or Platt scaling."""
 
-from functools import partial
+from contextvars import ContextVar
+from functools import partial, update_wrapper
+from types import MethodType
 
 import numpy as np
 
@@ -66,6 +68,55 @@ def platt_proba(scores, platt):
     return np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / P.shape[1])
 
 
+def logistic_log_proba(scores):
+    """:func:`logistic_proba` in log space: finite where it underflows to 0.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+
+    Returns
+    -------
+    log_proba : ndarray of shape (n_samples, n_classes)
+    """
+    from scipy.special import log_expit, logsumexp
+
+    scores = np.asarray(scores, dtype=float)
+    if scores.ndim == 1 or scores.shape[1] == 1:
+        s = scores.reshape(-1, 1)
+        return np.hstack([log_expit(-s), log_expit(s)])
+    L = log_expit(scores)
+    return L - logsumexp(L, axis=1, keepdims=True)
+
+
+def platt_log_proba(scores, platt):
+    """:func:`platt_proba` in log space: finite where it underflows to 0.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+    platt : ndarray of shape (n_outputs, 2)
+        Slope and offset of each output's sigmoid.
+
+    Returns
+    -------
+    log_proba : ndarray of shape (n_samples, n_classes)
+    """
+    from scipy.special import expit, log_expit, logsumexp
+
+    S = np.asarray(scores, dtype=float).reshape(len(scores), -1)
+    Z = -(S * platt[:, 0] + platt[:, 1])
+    if Z.shape[1] == 1:
+        return np.hstack([log_expit(-Z), log_expit(Z)])
+    L = log_expit(Z)
+    out = L - logsumexp(L, axis=1, keepdims=True)
+    # (the rows platt_proba makes uniform, its sigmoids' sum being zero: the
+    # same here, so that exp(log_proba) is the probabilities)
+    gone = expit(Z).sum(axis=1) == 0
+    out[gone] = -np.log(Z.shape[1])
+    return out
+
+
 def platt_sigmoid(f, t, sample_weight=None):
     r"""Platt's sigmoid :math:`P(y=1|f) = 1/(1 + \exp(Af + B))` fitted to scores.
 
@@ -113,6 +164,13 @@ def platt_sigmoid(f, t, sample_weight=None):
     return float(res.x[0] / scale), float(res.x[1])
 
 
+# predict_log_proba runs predict_proba's own path (in memory, per task, over a
+# Dask array's blocks or an out-of-core source's) with the log-space functions
+# in place of the probabilities': a context variable, which threads predicting
+# at once each see on their own
+_LOG_SPACE = ContextVar("kernlearn_log_proba", default=False)
+
+
 def _has_proba(est):
     """``available_if`` check of :class:`ProbabilityMixin`.
 
@@ -149,6 +207,26 @@ def _has_proba(est):
         + (" or loss='logistic'" if hasattr(est, "loss") else "")
         + (" and fit again." if fitted is not None else ".")
     )
+
+
+class _if_probabilities:
+    """``sklearn.utils._available_if.available_if(_has_proba)`` for a method of
+    :class:`ProbabilityMixin`: the method of a model with probabilities, else
+    the ``AttributeError`` of :func:`_has_proba` (so ``hasattr`` says False).
+
+    Written out because this module is unpickled on Dask workers (it holds the
+    probability functions shipped to them), which must not import scikit-learn.
+    """
+
+    def __init__(self, fn):
+        self.fn = fn
+        update_wrapper(self, fn)
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.fn
+        _has_proba(obj)  # (raises the AttributeError naming what is missing)
+        return MethodType(self.fn, obj)
 
 
 # Platt scaling's internal cross-validation splits the weighted rows and their
@@ -307,6 +385,34 @@ class ProbabilityMixin:
                                 for k, t in enumerate(targets)])
         self._proba_source = "platt"
 
+    @_if_probabilities
+    def predict_log_proba(self, X, **row_args):
+        """Logarithm of the class probabilities of :meth:`predict_proba`.
+
+        Computed in log space from the same decision values, so it is finite
+        where a probability underflows to 0 (a row far from the training
+        data), where ``np.log(predict_proba(X))`` (scikit-learn's ``SVC`` and
+        ``LogisticRegression``) gives ``-inf``; elsewhere its exponential is
+        :meth:`predict_proba` to rounding.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix, list or Dask array
+            As in :meth:`predict_proba`.
+        **row_args
+            ``task_index`` of the estimators with tasks, as in :meth:`predict_proba`.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            A lazy Dask array for a Dask ``X``, as :meth:`predict_proba` gives.
+        """
+        token = _LOG_SPACE.set(True)
+        try:
+            return self.predict_proba(X, **row_args)
+        finally:
+            _LOG_SPACE.reset(token)
+
     def _split_rows(self, X, y, rows, cols=None):
         """Training rows ``rows`` (test rows against training ``cols``).
 
@@ -342,6 +448,7 @@ class ProbabilityMixin:
         method carried the whole estimator, and unpickling it imported
         scikit-learn on every worker.
         """
+        log = _LOG_SPACE.get()  # (predict_log_proba)
         if getattr(self, "platt_", None) is None:
-            return logistic_proba
-        return partial(platt_proba, platt=self.platt_)
+            return logistic_log_proba if log else logistic_proba
+        return partial(platt_log_proba if log else platt_proba, platt=self.platt_)

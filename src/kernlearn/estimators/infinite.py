@@ -51,6 +51,7 @@ from ..methods._grfl_select import (
     classifier_level,
     multi_width_family,
     regressor_pricing_subsample,
+    warn_no_feature,
 )
 from ..methods._grfl_master import paper_loss_factor
 from ..methods.grfl import fit_grfl
@@ -586,6 +587,7 @@ class InfiniteFeatureClassifier(
             self, X.shape[1], X.shape[0] if sw is None else sw.sum())
         self._fit_tasks(standardize_fit(self, X, sw), Y, task_rows, sw)
         self.column_coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
+        warn_no_feature(self, yi, sw, task_rows is not None)
         self._fit_platt(X, y, sample_weight, task_index=task_index)
         return self
 

@@ -781,7 +781,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         once per task.
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes' losses (``"balanced"``: ``n / (n_classes *
-        n_c)``), multiplied into ``sample_weight``.
+        n_c)`` over all tasks' rows), multiplied into ``sample_weight``.
     probability : bool, default=False
         Fit Platt sigmoids on decision values from an internal 5-fold
         cross-validation (five extra fits, as ``SVC(probability=True)``) so

@@ -224,6 +224,52 @@ def classifier_budget(n_columns, n_rows):
     return int(np.clip(max(n_columns, float(n_rows) / BUDGET_ROWS), *DEFAULT_BUDGET))
 
 
+def warn_no_feature(est, yi, sample_weight, tasks):
+    """Warn that a classifier's path selected no feature: a constant model.
+
+    At a level above every candidate's score the model is its intercept
+    alone, whatever ``X`` holds.  The classifier's level is set per row, so a
+    rare class, whose few rows weigh little in the scores, leads there: 10
+    rows of 1,000 two standard deviations apart in two of five columns gave
+    a constant model (an AUC of 0.5), without a word, where
+    ``class_weight="balanced"`` selects 42 features.
+
+    Parameters
+    ----------
+    est : InfiniteFeatureClassifier
+        The fitted model (``features_``, ``lambda_p_``, ``classes_``).
+    yi : ndarray of int of shape (n_samples,)
+        Class codes.
+    sample_weight : ndarray of shape (n_samples,) or None
+        The fit's weights (class weights in).
+    tasks : bool
+        Whether the model has tasks (an intercept per task).
+    """
+    from ..utils._messages import plain_value
+    from ..utils._warnings import collecting, warn
+
+    # (not of an inner fit, Platt's folds: the model's own fit says it of the
+    # model, and the folds said it five times more; nor of a path the level did
+    # not stop, cut by the time budget or by held-out rows that chose none)
+    if len(est.features_) or collecting() or est.stop_reason_ != "no_violation":
+        return
+
+    kept = yi if sample_weight is None else yi[sample_weight > 0]
+    counts = np.bincount(kept, minlength=len(est.classes_))
+    rare = int(np.argmin(counts))
+    # (a class of under half its even share: the scores weigh its rows little)
+    advice = (f"; or class_weight='balanced': class {plain_value(est.classes_[rare])!r} "
+              f"has {counts[rare]} of {len(kept)} rows"
+              + ("" if sample_weight is None else " of positive weight")
+              + ", and a rare class's rows weigh little in the scores"
+              if 2 * len(counts) * counts[rare] < len(kept) else "")
+    warn(f"{type(est).__name__} selected no feature: at lambda_p={est.lambda_p_:.3g} no "
+         "candidate feature's score reached the level, so the decision function is "
+         "constant (the intercept" + (" of each task" if tasks else "") + ") and one class "
+         "is predicted for every row" + (" of a task" if tasks else "") + ". A smaller "
+         f"lambda_p lets features in{advice}.", UserWarning, stacklevel=3)
+
+
 def multi_width_family(X, sample_weight=None, factors=GAMMA_FACTORS):
     """Random Fourier features over several widths around ``gamma="scale"``.
 

@@ -21,7 +21,7 @@ import contextvars
 import functools
 import warnings
 
-__all__ = ["carried", "collected", "pass_on", "warn"]
+__all__ = ["carried", "collected", "collecting", "pass_on", "warn"]
 
 # the list that collects the warnings of this context's inner fits, if any
 _COLLECTING = contextvars.ContextVar("kernlearn_collected_warnings", default=None)
@@ -60,6 +60,16 @@ def collected():
         yield log
     finally:
         _COLLECTING.reset(token)
+
+
+def collecting():
+    """Whether a :func:`collected` block runs in this context (an inner fit).
+
+    Returns
+    -------
+    bool
+    """
+    return _COLLECTING.get() is not None
 
 
 def pass_on(log, dropped):
