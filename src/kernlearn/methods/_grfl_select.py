@@ -251,7 +251,8 @@ def warn_no_feature(est, yi, sample_weight, tasks):
     # (not of an inner fit, Platt's folds: the model's own fit says it of the
     # model, and the folds said it five times more; nor of a path the level did
     # not stop, cut by the time budget or by held-out rows that chose none)
-    if len(est.features_) or collecting() or est.stop_reason_ != "no_violation":
+    # (the stored value's length: reading features_ would complete deferred rows)
+    if len(vars(est)["features_"]) or collecting() or est.stop_reason_ != "no_violation":
         return
 
     kept = yi if sample_weight is None else yi[sample_weight > 0]
