@@ -119,7 +119,7 @@ def test_first_argmax_is_argmax_on_scores_stored_by_output():
 
     rng = np.random.default_rng(0)
     for K in (2, 3, 5, 9):
-        D = rng.integers(-2, 3, size=(K, 500)).astype(float).T  # (many ties)
+        D = rng.integers(-2, 3, size=(K, 12_000)).astype(float).T  # (many ties)
         D[rng.random(D.shape) < 0.02] = np.inf
         D[rng.random(D.shape) < 0.02] = -np.inf
         assert not D.flags.c_contiguous and D.T.flags.c_contiguous
@@ -150,3 +150,22 @@ def test_fgm_multiclass_scores_as_one_product_per_output():
                            for w in (est.coef_ if whole else est.coef_[:, sel])], axis=1)
     np.testing.assert_array_equal(scores, per_output + est.intercept_)
     np.testing.assert_array_equal(est.predict(Xt), est.classes_[np.argmax(scores, axis=1)])
+
+
+@pytest.mark.parametrize("weights", [[0.5, 0.2, 0.3], [0.0, 0.7, 0.3]])
+def test_kernel_expansion_scores_as_one_product_per_kernel(weights):
+    # one batched product over the kernels (all, or the weighted ones) sums
+    # the bits of one product per kernel, in the kernels' order
+    from kernlearn.methods._decisions import decision_values
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 4))
+    kl = KernelList(["rbf", ("rbf", {"gamma": 2.0}), "linear"]).fit(X)
+    w, dual = np.array(weights), rng.normal(size=(3, 40))
+    for n in (1, 7, 300):
+        T = rng.normal(size=(n, 4))
+        K = kl.cross(T, which=np.flatnonzero(w > 0))
+        ref = np.zeros((n, 3))
+        for j in np.flatnonzero(w > 0):
+            ref += w[j] * (K[j] @ dual.T)
+        np.testing.assert_array_equal(decision_values(kl, w, dual, np.arange(40), T), ref)
