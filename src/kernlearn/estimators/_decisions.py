@@ -116,8 +116,8 @@ def first_argmax(D):
     """``np.argmax(D, axis=1)``; read by column when ``D`` is Fortran-ordered.
 
     NumPy's ``argmax`` along a row of a few outputs costs about 20 ns a row
-    (one call per row: 2 ms of FGM's 5-class prediction of 100,000 rows, as
-    long as its scores); FGM's decision values are stored one output after
+    (one call per row: 2 ms of FGM's 5-class prediction of 100,000 rows, a
+    third of its time); FGM's decision values are stored one output after
     another (:func:`kernlearn.partitioned.selected_linear_scores`), so the
     running maximum over their columns is a few vectorised passes.  The
     same indices (the first of equal maxima); a NaN sends the rows back to
