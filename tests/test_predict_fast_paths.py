@@ -110,3 +110,62 @@ def test_multitask_plain_arrays_predict_as_lists_and_keep_errors():
     bad[2, 0] = np.inf
     with pytest.raises(ValueError, match="row 2"):
         est.predict(bad, task_index=tasks[:6])
+
+
+def test_first_argmax_is_argmax_on_scores_stored_by_output():
+    # FGM's scores are stored one output after another (Fortran-ordered):
+    # the labels read them by column; ties, infinities and NaN as argmax
+    from kernlearn.estimators._decisions import first_argmax
+
+    rng = np.random.default_rng(0)
+    for K in (2, 3, 5, 9):
+        D = rng.integers(-2, 3, size=(K, 12_000)).astype(float).T  # (many ties)
+        D[rng.random(D.shape) < 0.02] = np.inf
+        D[rng.random(D.shape) < 0.02] = -np.inf
+        assert not D.flags.c_contiguous and D.T.flags.c_contiguous
+        np.testing.assert_array_equal(first_argmax(D), np.argmax(D, axis=1))
+        D[rng.random(D.shape) < 0.01] = np.nan
+        np.testing.assert_array_equal(first_argmax(D), np.argmax(D, axis=1))
+        C = np.ascontiguousarray(D)
+        np.testing.assert_array_equal(first_argmax(C), np.argmax(C, axis=1))
+
+
+def test_fgm_multiclass_scores_as_one_product_per_output():
+    # all outputs in one einsum give the bits of one call per output, the
+    # labels those of argmax, and decision_function stays C-ordered
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 12)) * 10 ** rng.uniform(-2, 2, 12)
+    y = rng.integers(0, 5, 300)
+    est = kernlearn.FGMClassifier(C=10.0, max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    Xt = rng.normal(size=(1000, 12)) * 10 ** rng.uniform(-2, 2, 12)
+    scores = est.decision_function(Xt)
+    assert scores.shape == (1000, 5) and scores.flags.c_contiguous
+    sel = np.flatnonzero(est.coef_.any(axis=0))
+    whole = 2 * sel.size >= X.shape[1]
+    cols = Xt if whole else np.ascontiguousarray(Xt[:, sel])
+    per_output = np.stack([np.einsum("ij,j->i", cols, w)
+                           for w in (est.coef_ if whole else est.coef_[:, sel])], axis=1)
+    np.testing.assert_array_equal(scores, per_output + est.intercept_)
+    np.testing.assert_array_equal(est.predict(Xt), est.classes_[np.argmax(scores, axis=1)])
+
+
+@pytest.mark.parametrize("weights", [[0.5, 0.2, 0.3], [0.0, 0.7, 0.3]])
+def test_kernel_expansion_scores_as_one_product_per_kernel(weights):
+    # one batched product over the kernels (all, or the weighted ones) sums
+    # the bits of one product per kernel, in the kernels' order
+    from kernlearn.methods._decisions import decision_values
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 4))
+    kl = KernelList(["rbf", ("rbf", {"gamma": 2.0}), "linear"]).fit(X)
+    w, dual = np.array(weights), rng.normal(size=(3, 40))
+    for n in (1, 7, 300):
+        T = rng.normal(size=(n, 4))
+        K = kl.cross(T, which=np.flatnonzero(w > 0))
+        ref = np.zeros((n, 3))
+        for j in np.flatnonzero(w > 0):
+            ref += w[j] * (K[j] @ dual.T)
+        np.testing.assert_array_equal(decision_values(kl, w, dual, np.arange(40), T), ref)

@@ -767,10 +767,8 @@ class KernelList(BaseKernelList):
         else:
             K = np.asarray(pairwise_kernel(Xa, Xb, kernel, **params), dtype=float)
         if K.shape != (Xa.shape[0], Xb.shape[0]):
-            raise ValueError(
-                f"kernels[{j}] returned shape {K.shape}, expected "
-                f"{(Xa.shape[0], Xb.shape[0])}."
-            )
+            raise ValueError(f"kernels[{j}] returned shape {K.shape}, expected "
+                             f"{(Xa.shape[0], Xb.shape[0])}.")
         if not np.isfinite(K).all():
             raise ValueError(kernel_overflow_message(j))
         if self.normalize and not (self._unit_diag_[j] and np.all(diag_a == 1.0)
@@ -859,8 +857,9 @@ class KernelList(BaseKernelList):
                 _dot_kernel(kernel, self.params_[j], sq) if kernel in ("linear", "poly")
                 else kernel_diag(Xj, kernel, **self.params_[j]))
             u_b = getattr(self, "_u_", [None] * self.n_kernels)[j]
-            out[j] = self._block(Xj, Tj, d_new, self.diag_[j, keep], j, sq,
-                                 self._sqn_[j][keep], dots,
+            # (all training rows: their inverse square roots are stored, a unit diagonal known)
+            out[j] = self._block(Xj, Tj, d_new, None if support is None else self.diag_[j, keep],
+                                 j, sq, self._sqn_[j][keep], dots,
                                  None if u is None else (u, u_b[keep]), dists)
         return out
 

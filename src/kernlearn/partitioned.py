@@ -183,7 +183,11 @@ def selected_linear_scores(X, coef, intercept):
     output's weights (BLAS's matrix products round a row by where it falls
     in the block), over all columns when at least half of them are
     weighted (a C-ordered float64 ``X`` read as it is; another one copied
-    so), else over the weighted columns gathered in row order.  Sparse rows
+    so), else over the weighted columns gathered in row order; all outputs
+    in one ``einsum`` call, written one output after another (the
+    returned array is Fortran-ordered: its transpose is C-ordered, which
+    :func:`kernlearn.estimators._decisions.class_labels` reads by output;
+    the sums are those of one call per output, bit for bit).  Sparse rows
     (CSR or CSC) of float64: one sparse product with the full weight rows,
     summing each row's stored entries in column order (the zero weights add
     exact zeros, so the sums are those of the selected columns alone) and
@@ -222,10 +226,14 @@ def selected_linear_scores(X, coef, intercept):
         for whole in (True, False) if 2 * sel.size >= X.shape[1] else (False,):
             # (C order: einsum sums the rows of a column-ordered copy in another order)
             cols = np.ascontiguousarray(X if whole else np.take(X, sel, axis=1), dtype=dtype)
-            for k, w in enumerate(coef if whole else coef[:, sel]):
-                np.einsum("ij,j->i", cols, w, out=out[k])
+            # (each output's row sums in the order of einsum "ij,j->i": the
+            # columns are its innermost loop, whatever the number of rows)
+            np.einsum("ij,kj->ki", cols, np.ascontiguousarray(coef if whole else coef[:, sel]),
+                      out=out)
             if not whole or np.isfinite(out).all():
                 break
+        out += np.reshape(intercept, (-1, 1))
+        return out.T
     return np.add(out.T, intercept, order="C")
 
 

@@ -109,7 +109,33 @@ def class_labels(D, classes):
     D = one_column_as_vector(D)
     if D.ndim == 1:
         return classes[(D > 0).astype(int)]
-    return classes[np.argmax(D, axis=1)]
+    return classes[first_argmax(D)]
+
+
+def first_argmax(D):
+    """``np.argmax(D, axis=1)``; read by column when ``D`` is Fortran-ordered.
+
+    NumPy's ``argmax`` along a row of a few outputs costs about 20 ns a row
+    (one call per row: 2 ms of FGM's 5-class prediction of 100,000 rows, a
+    third of its time); FGM's decision values are stored one output after
+    another (:func:`kernlearn.partitioned.selected_linear_scores`), so the
+    running maximum over their columns is a few vectorised passes.  The
+    same indices (the first of equal maxima); a NaN sends the rows back to
+    ``argmax``, which picks the first NaN.  Below 10,000 rows ``argmax``
+    costs less than the passes (a few microseconds each; 2-10 outputs).
+    """
+    if (D.shape[0] < 10_000 or D.shape[1] < 2 or not D.T.flags.c_contiguous
+            or D.dtype.kind != "f"):
+        return np.argmax(D, axis=1)
+    by_output = D.T
+    best = by_output[0].copy()
+    idx = np.zeros(D.shape[0], dtype=np.intp)
+    higher = np.empty(D.shape[0], dtype=bool)
+    for k in range(1, by_output.shape[0]):
+        np.greater(by_output[k], best, out=higher)
+        np.copyto(idx, k, where=higher)
+        np.maximum(best, by_output[k], out=best)
+    return np.argmax(D, axis=1) if np.isnan(best).any() else idx
 
 
 def chained(D, steps):

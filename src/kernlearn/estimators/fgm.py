@@ -26,6 +26,7 @@ from ..partitioned import (_block_columns, _is_dask_array, as_row_partitioned,
                            is_out_of_core, parse_bytes, selected_linear_scores)
 from .._dask_master import class_codes, validate_dask_target
 from ._dask_predict import dask_input_doc, is_dask_input, map_row_blocks
+from ._decisions import class_labels, one_column_as_vector
 from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input, row_block_scores
 from ._base import (OLD_NAME, PLATT_XFAIL, ProbabilityMixin, _has_proba, all_or_nothing,
                     finite_outputs, fit_sample_weight, fit_target_map, renamed_parameter,
@@ -658,7 +659,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         K = len(self.intercept_) if hasattr(self, "intercept_") else 1
-        return self._output(X, lambda s: s.ravel() if s.shape[1] == 1 else s,
+        # (C-ordered, as scikit-learn's; the scores are stored by output)
+        return self._output(X, lambda s: np.ascontiguousarray(one_column_as_vector(s)),
                             None if K == 1 else K)
 
     @dask_input_doc(lazy=True)
@@ -674,14 +676,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        classes = self.classes_
-
-        def labels(s):
-            if s.shape[1] == 1:
-                return classes[(s[:, 0] > 0).astype(int)]
-            return classes[np.argmax(s, axis=1)]
-
-        return self._output(X, labels, dtype=classes.dtype)
+        return self._output(X, partial(class_labels, classes=self.classes_),
+                            dtype=self.classes_.dtype)
 
     @available_if(_has_proba)
     @dask_input_doc(lazy=True)

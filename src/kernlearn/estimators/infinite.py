@@ -225,15 +225,16 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         -------
         Z : ndarray of shape (n_samples, n_kept * group_size)
         """
-        # (one object in memory and on the workers: it holds no scikit-learn)
+        check_is_fitted(self)  # (one object in memory and on the workers: no scikit-learn)
         return decided(self, X, LearnedColumns(self._decision_function()),
                        partial(validate_predict_data, self), width=self._n_features_out,
                        what="features")
 
     def _decision_function(self):
-        """The decision values, an object without scikit-learn (sent to Dask workers too)."""
-        check_is_fitted(self)
-        # (the regressor's inputs beyond its training range: _input_range.py)
+        """The fitted decision values, an object without scikit-learn (what a
+        prediction on a Dask array sends to the workers; in memory too).  Its
+        callers check that the model is fitted (once: 7 us of a 50 us call); the
+        regressor's inputs beyond its training range: _input_range.py."""
         return LearnedFeatures(input_standardization(self), self.family_, self.features_,
                                self.feature_scales_, self._coef_tasks, self._intercept_tasks,
                                x_range=getattr(self, "x_range_", None),

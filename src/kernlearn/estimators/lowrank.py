@@ -207,8 +207,8 @@ class _BaseLowRank(BaseEstimator):
 
     def _decision_function(self):
         """The fitted decision values, an object without scikit-learn (what a
-        prediction on a Dask array sends to the workers; in memory too)."""
-        check_is_fitted(self, "dual_coef_")
+        prediction on a Dask array sends to the workers; in memory too; its callers
+        check that the model is fitted)."""
         st = input_standardization(self)
         centers = self.centers_ if self.kernel == "precomputed" else st.transform(
             self.centers_)

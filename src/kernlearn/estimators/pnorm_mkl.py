@@ -405,8 +405,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
 
     def _decision_function(self):
         """The fitted decision values, an object without scikit-learn (what a
-        prediction on a Dask array sends to the workers; in memory too)."""
-        check_is_fitted(self)
+        prediction on a Dask array sends to the workers; in memory too).  Its
+        callers have checked that the model is fitted (a second check was 5 % of a
+        one-row ``predict``)."""
         return KernelExpansion(None if self._precomputed() else input_standardization(self),
                                self.kernel_list_, self.kernel_weights_, self.dual_coef_,
                                self.support_)

@@ -52,8 +52,11 @@ def decision_values(klist, kernel_weights, dual_coef, support, X):
     step = max(1, _PREDICT_BLOCK // max(klist.n_kernels * n_sv, 1))
     for s in range(0, X.shape[0] if n_sv else 0, step):
         K = klist.cross(X[s : s + step], which=which)
-        for j in which:
-            scores[s : s + step] += kernel_weights[j] * (K[j] @ dual_coef.T)
+        # (one batched product: per kernel the BLAS call of K[j] @ dual_coef.T, one
+        # NumPy call's fixed cost instead of F)
+        P = np.matmul(K if which.size == K.shape[0] else K[which], dual_coef.T)
+        for w, Pj in zip(kernel_weights[which], P):
+            scores[s : s + step] += w * Pj
     return scores
 
 
