@@ -23,7 +23,7 @@ with the test rows' ``task_index`` (on a cluster, a Dask array of the rows'
 chunks generated there).
 
 With ``--dask CHUNK`` the test rows are a ``dask.array`` generated on a
-``LocalCluster`` of one worker process (one thread), in row chunks of
+``LocalCluster`` of one worker process (one thread; ``--workers``), in row chunks of
 ``CHUNK``, never in the client; the peak is that of the client during
 ``predict`` and the gathering of its result (``np.asarray``; a lazy result is
 computed then), with the wall seconds, and the predictions are compared with
@@ -31,7 +31,11 @@ the in-memory ones of the same rows (computed into the client afterwards).
 ``--transform`` (GrFL's ``InfiniteFeature*``) measures ``transform`` instead of
 ``predict``, gathered as above and, first, reduced to the learned columns'
 means on the cluster (``.mean(axis=0).compute()``, or NumPy's of a NumPy
-output).  ``--no-malloc-trim`` starts the worker without Dask's ``MALLOC_TRIM_THRESHOLD_``
+output).  ``--workers`` sets the cluster's worker processes (one thread
+each), ``--repeats`` the timed calls (medians of the wall seconds and of the
+CPU seconds of the client, the workers and the scheduler; the peak is the
+largest), ``--out-of-bounds`` the kernel regressors' setting.
+``--no-malloc-trim`` starts the workers without Dask's ``MALLOC_TRIM_THRESHOLD_``
 (its default environment of worker processes: with it set, glibc maps every
 allocation above 128 KiB afresh, and a prediction's temporaries cost 5-8x
 their time in the client).
@@ -40,7 +44,8 @@ Usage::
 
     python benchmarks/predict_memory.py [--estimators LowRankKernelRegressor,...]
         [--train 2000x20] [--rows 200000] [--sparse 0.3]
-        [--dask 32768 [--transform] [--no-malloc-trim]]
+        [--dask 32768 [--transform] [--no-malloc-trim] [--workers 2] [--repeats 5]
+         [--out-of-bounds raise]]
 """
 
 import os
@@ -59,6 +64,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import markdown_table  # noqa: E402
+from grfl_dask import _cluster_cpu  # noqa: E402
 from predict_cost import make_data  # noqa: E402
 from small_fits import PAIRS, ours  # noqa: E402
 
@@ -138,6 +144,12 @@ def main(argv=None):
                              "and reduced to their column means on the cluster")
     parser.add_argument("--no-malloc-trim", action="store_true",
                         help="with --dask: workers without Dask's MALLOC_TRIM_THRESHOLD_")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="with --dask: worker processes of the cluster (1 thread each)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="with --dask: calls timed (medians of wall and CPU seconds)")
+    parser.add_argument("--out-of-bounds", default=None,
+                        help="with --dask: the kernel regressors' out_of_bounds setting")
     args = parser.parse_args(argv)
     n, d = (int(v) for v in args.train.split("x"))
     warnings.simplefilter("ignore")
@@ -164,7 +176,7 @@ def main(argv=None):
 
 
 DASK_HEADER = ["estimator", "train", "test rows (MiB)", "chunk rows", "lazy result",
-               "client peak MB", "wall s", "equal to in memory"]
+               "client peak MB", "wall s", "CPU s", "equal to in memory"]
 
 
 def dask_rows_run(parser, args, n, d):
@@ -180,12 +192,16 @@ def dask_rows_run(parser, args, n, d):
     environ = dict(dask.config.get(key))
     if args.no_malloc_trim:
         environ.pop("MALLOC_TRIM_THRESHOLD_", None)
-    with dask.config.set({key: environ}), distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster):
+    with dask.config.set({key: environ}), distributed.LocalCluster(
+            n_workers=args.workers, threads_per_worker=1, processes=True,
+            dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        cpu = _cluster_cpu(client)
         for name in chosen_estimators(parser, args.estimators):
             X, y, _ = make_data(task_of(name), n, d, 0)
-            est = ours(name).fit(X, y, **tasks(name, n))
+            est = ours(name)
+            if args.out_of_bounds and "out_of_bounds" in est.get_params():
+                est.set_params(out_of_bounds=args.out_of_bounds)
+            est.fit(X, y, **tasks(name, n))
             Xd = da.random.default_rng(1).standard_normal((args.rows, d),
                                                           chunks=(args.dask, d))
             # a multitask model's task ids: a Dask array generated on the cluster too
@@ -196,18 +212,22 @@ def dask_rows_run(parser, args, n, d):
             np.asarray(method(Xd[:10], **small))  # warm-up: imports on both sides
             if args.transform:  # the learned columns' means: the output left on the cluster
                 means = _client_peak(lambda: _column_means(method(Xd)))
-            tracemalloc.start()
-            t0 = time.perf_counter()
-            out = method(Xd, **kw)
-            lazy = hasattr(out, "dask")
-            out = np.asarray(out)
-            seconds = time.perf_counter() - t0
-            peak = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
+            walls, cpus, peak = [], [], 0
+            for _ in range(max(args.repeats, 1)):
+                tracemalloc.start()
+                t0, c0 = time.perf_counter(), cpu()
+                out = method(Xd, **kw)
+                lazy = hasattr(out, "dask")
+                out = np.asarray(out)
+                walls.append(time.perf_counter() - t0)
+                cpus.append(cpu() - c0)
+                peak = max(peak, tracemalloc.get_traced_memory()[1])
+                tracemalloc.stop()
+            seconds, cpu_seconds = float(np.median(walls)), float(np.median(cpus))
             equal = bool(np.array_equal(out, method(
                 Xd.compute(), **{k: v.compute() for k, v in kw.items()})))
             rows.append([name, args.train, f"{args.rows} ({args.rows * d * 8 / 2**20:.0f})",
-                         args.dask, lazy, peak / 1e6, seconds, equal]
+                         args.dask, lazy, peak / 1e6, seconds, cpu_seconds, equal]
                         + (list(means) if args.transform else []))
             print(markdown_table(header, [rows[-1]]).splitlines()[-1], flush=True)
     print()
