@@ -104,13 +104,15 @@ def _hung_up(tmp_path, step, argv, ignore=False):
     env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "PYTHONPATH": str(ROOT / "src"),
            "OMP_NUM_THREADS": "1"}
 
-    def nohup():  # (what `nohup` does before it runs the command)
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    def disposition():  # (ignored: what `nohup` does before it runs the command;
+        # else the default, even when the tests themselves run under nohup, whose
+        # ignored SIGHUP a child inherits)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN if ignore else signal.SIG_DFL)
 
     proc = subprocess.Popen([sys.executable, "-c", _WAIT_IN, step, *argv],
                             cwd=tmp_path, env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=nohup if ignore else None)
+                            preexec_fn=disposition)
     try:
         ready = proc.stdout.readline()
         assert ready == "ready\n", proc.stderr.read()
