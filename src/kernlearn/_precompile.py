@@ -99,6 +99,10 @@ def workloads():
         ("FGMClassifier dense float64", lambda: FGMClassifier(**small).fit(X, y_bin)),
         ("FGMClassifier dense float32", lambda: FGMClassifier(**small).fit(X32, y_bin)),
         ("FGMClassifier multiclass", lambda: FGMClassifier(**small).fit(X, y_multi)),
+        # (its scores and labels are compiled: float64 and float32, C and F order)
+        ("FGMClassifier multiclass predict", lambda: [
+            FGMClassifier(**small).fit(X, y_multi).predict(Z)
+            for Z in (X, X32, np.asfortranarray(X), np.asfortranarray(X32))]),
         ("FGMRegressor dense", lambda: FGMRegressor(**small).fit(X, y_reg)),
     ]
     A = _csr(X)
