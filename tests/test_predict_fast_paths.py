@@ -130,9 +130,19 @@ def test_first_argmax_is_argmax_on_scores_stored_by_output():
         np.testing.assert_array_equal(first_argmax(C), np.argmax(C, axis=1))
 
 
+def _sums_in_column_order(X, coef, intercept):
+    # each output's products added one weighted column after another, then its
+    # intercept (NumPy's elementwise products and sums: no fused multiply-add)
+    acc = np.zeros((X.shape[0], coef.shape[0]))
+    for j in np.flatnonzero(coef.any(axis=0)):
+        acc = acc + X[:, j:j + 1].astype(float) * coef[:, j]
+    return acc + intercept
+
+
 def test_fgm_multiclass_scores_as_one_product_per_output():
-    # all outputs in one einsum give the bits of one call per output, the
-    # labels those of argmax, and decision_function stays C-ordered
+    # the compiled multiclass scores are the sums in column order bit for bit,
+    # within the last bits of the einsum dot products they replaced (one call per
+    # output), the labels those of argmax, and decision_function stays C-ordered
     rng = np.random.default_rng(1)
     X = rng.normal(size=(300, 12)) * 10 ** rng.uniform(-2, 2, 12)
     y = rng.integers(0, 5, 300)
@@ -143,12 +153,15 @@ def test_fgm_multiclass_scores_as_one_product_per_output():
     Xt = rng.normal(size=(1000, 12)) * 10 ** rng.uniform(-2, 2, 12)
     scores = est.decision_function(Xt)
     assert scores.shape == (1000, 5) and scores.flags.c_contiguous
+    np.testing.assert_array_equal(scores, _sums_in_column_order(Xt, est.coef_, est.intercept_))
     sel = np.flatnonzero(est.coef_.any(axis=0))
     whole = 2 * sel.size >= X.shape[1]
     cols = Xt if whole else np.ascontiguousarray(Xt[:, sel])
     per_output = np.stack([np.einsum("ij,j->i", cols, w)
                            for w in (est.coef_ if whole else est.coef_[:, sel])], axis=1)
-    np.testing.assert_array_equal(scores, per_output + est.intercept_)
+    # (relative 1e-12, or 1e-12 of the row's largest product where the sum cancels)
+    scale = np.abs(Xt) @ np.abs(est.coef_).T
+    assert np.all(np.abs(scores - per_output - est.intercept_) <= 1e-12 * scale)
     np.testing.assert_array_equal(est.predict(Xt), est.classes_[np.argmax(scores, axis=1)])
 
 
@@ -169,3 +182,43 @@ def test_kernel_expansion_scores_as_one_product_per_kernel(weights):
         for j in np.flatnonzero(w > 0):
             ref += w[j] * (K[j] @ dual.T)
         np.testing.assert_array_equal(decision_values(kl, w, dual, np.arange(40), T), ref)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("order", ["C", "F", "strided"])
+def test_fgm_multiclass_scores_of_a_row_are_its_own(dtype, order):
+    # every row predicted alone gives the bits it gets in a batch of any size
+    # (blocks of the compiled kernel, its vectorised and remaining rows), in
+    # every layout and input type; some columns unweighted, one weighted by
+    # one class only
+    from kernlearn.partitioned import selected_linear_scores
+
+    rng = np.random.default_rng(7)
+    coef = rng.normal(size=(4, 9)) * 10 ** rng.uniform(-3, 3, 9)
+    coef[:, [1, 5]] = 0.0
+    coef[1:, 7] = 0.0
+    b = rng.normal(size=4)
+    X = (rng.normal(size=(1001, 18)) * 10 ** rng.uniform(-3, 3, 18)).astype(dtype)
+    X = X[:, ::2] if order == "strided" else np.asarray(X[:, :9], order=order)
+    full = selected_linear_scores(X, coef, b)
+    np.testing.assert_array_equal(full, _sums_in_column_order(X, coef, b))
+    for n in (1, 3, 63, 65, 129, 1001):
+        for i0 in (0, 1001 - n):
+            block = selected_linear_scores(np.asarray(X[i0:i0 + n], order="K"), coef, b)
+            np.testing.assert_array_equal(block, full[i0:i0 + n])
+    for i in rng.choice(1001, 25, replace=False):
+        np.testing.assert_array_equal(selected_linear_scores(X[i:i + 1], coef, b),
+                                      full[i:i + 1])
+
+
+def test_first_argmax_is_argmax_on_few_rows():
+    # compiled for every number of rows (blocks of 64 rows: fewer, one more, several)
+    from kernlearn.estimators._decisions import first_argmax
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 63, 64, 65, 200):
+        for K in (2, 5):
+            D = np.asfortranarray(rng.integers(-1, 2, size=(n, K)).astype(float))
+            np.testing.assert_array_equal(first_argmax(D), np.argmax(D, axis=1))
+            D[n // 2, K - 1] = np.nan
+            np.testing.assert_array_equal(first_argmax(D), np.argmax(D, axis=1))

@@ -68,6 +68,19 @@ def _data(n=40, m=6, seed=0):
     return X, y_bin, y_multi, y_reg
 
 
+def _fgm_multiclass_predict(est, X):
+    """Compiled scores and labels of a multiclass FGM: float64 and float32 rows, read-only
+    ones (a file mapped for reading) and, for row blocks read as they are, F order."""
+    from .partitioned import selected_linear_scores
+
+    for Z in (X, X.astype(np.float32)):
+        est.predict(Z)
+        selected_linear_scores(np.asfortranarray(Z), est.coef_, est.intercept_)
+        Z = Z.copy()
+        Z.setflags(write=False)
+        est.predict(Z)
+
+
 def _csr(X):
     import scipy.sparse as sp
 
@@ -99,6 +112,8 @@ def workloads():
         ("FGMClassifier dense float64", lambda: FGMClassifier(**small).fit(X, y_bin)),
         ("FGMClassifier dense float32", lambda: FGMClassifier(**small).fit(X32, y_bin)),
         ("FGMClassifier multiclass", lambda: FGMClassifier(**small).fit(X, y_multi)),
+        ("FGMClassifier multiclass predict",
+         lambda: _fgm_multiclass_predict(FGMClassifier(**small).fit(X, y_multi), X)),
         ("FGMRegressor dense", lambda: FGMRegressor(**small).fit(X, y_reg)),
     ]
     A = _csr(X)

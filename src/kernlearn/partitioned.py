@@ -179,15 +179,17 @@ def selected_linear_scores(X, coef, intercept):
     alone (not of the rows around it, their number, the block's memory
     address or layout), so a prediction by row blocks of any size (Dask
     chunks, out-of-core chunks) equals the in-memory one bit for bit.
-    Dense rows: NumPy's ``einsum`` dot product of each row with each
-    output's weights (BLAS's matrix products round a row by where it falls
-    in the block), over all columns when at least half of them are
+    Dense rows (BLAS's matrix products round a row by where it falls in
+    the block), several outputs: compiled sums over the weighted columns
+    (:func:`kernlearn._predict_kernels.dense_linear_scores`: each output's
+    products added one column after another, then its intercept), written
+    one output after another (the returned array is Fortran-ordered: its
+    transpose is C-ordered, which
+    :func:`kernlearn.estimators._decisions.class_labels` reads by output).
+    Dense rows, one output: NumPy's ``einsum`` dot product of each row
+    with the weights, over all columns when at least half of them are
     weighted (a C-ordered float64 ``X`` read as it is; another one copied
-    so), else over the weighted columns gathered in row order; all outputs
-    in one ``einsum`` call, written one output after another (the
-    returned array is Fortran-ordered: its transpose is C-ordered, which
-    :func:`kernlearn.estimators._decisions.class_labels` reads by output;
-    the sums are those of one call per output, bit for bit).  Sparse rows
+    so), else over the weighted columns gathered in row order.  Sparse rows
     (CSR or CSC) of float64: one sparse product with the full weight rows,
     summing each row's stored entries in column order (the zero weights add
     exact zeros, so the sums are those of the selected columns alone) and
@@ -216,6 +218,18 @@ def selected_linear_scores(X, coef, intercept):
         if np.isfinite(scores).all():
             return scores.reshape(X.shape[0], coef.shape[0]) + intercept
     sel = np.flatnonzero(coef.any(axis=0))
+    if (coef.shape[0] > 1 and dtype == np.float64 and not sp.issparse(X)
+            and X.dtype in (np.float32, np.float64)):
+        # (compiled: one pass over the rows for all outputs, each row's sums in
+        # a fixed order; C or F order read as it is, another layout copied)
+        if not (X.flags.c_contiguous or X.flags.f_contiguous):
+            X = np.ascontiguousarray(X)
+        from ._predict_kernels import dense_linear_scores
+
+        dense_linear_scores(X, sel, np.ascontiguousarray(coef[:, sel], dtype=dtype),
+                            np.broadcast_to(np.asarray(intercept, dtype=dtype),
+                                            coef.shape[:1]).copy(), out)
+        return out.T
     if sp.issparse(X):
         cols = X[:, sel].astype(dtype, copy=False)
         for k, w in enumerate(coef[:, sel]):

@@ -113,29 +113,23 @@ def class_labels(D, classes):
 
 
 def first_argmax(D):
-    """``np.argmax(D, axis=1)``; read by column when ``D`` is Fortran-ordered.
+    """``np.argmax(D, axis=1)``; compiled, by column, when ``D`` is Fortran-ordered float64.
 
     NumPy's ``argmax`` along a row of a few outputs costs about 20 ns a row
     (one call per row: 2 ms of FGM's 5-class prediction of 100,000 rows, a
     third of its time); FGM's decision values are stored one output after
-    another (:func:`kernlearn.partitioned.selected_linear_scores`), so the
-    running maximum over their columns is a few vectorised passes.  The
-    same indices (the first of equal maxima); a NaN sends the rows back to
-    ``argmax``, which picks the first NaN.  Below 10,000 rows ``argmax``
-    costs less than the passes (a few microseconds each; 2-10 outputs).
+    another (:func:`kernlearn.partitioned.selected_linear_scores`), so a
+    compiled running maximum over their columns
+    (:func:`kernlearn._predict_kernels.running_argmax`) reads them in memory
+    order: 0.5 ms.  The same indices (the first of equal maxima); a NaN
+    sends the rows back to ``argmax``, which picks the first NaN.
     """
-    if (D.shape[0] < 10_000 or D.shape[1] < 2 or not D.T.flags.c_contiguous
-            or D.dtype.kind != "f"):
+    if D.shape[1] < 2 or not D.T.flags.c_contiguous or D.dtype != np.float64:
         return np.argmax(D, axis=1)
-    by_output = D.T
-    best = by_output[0].copy()
-    idx = np.zeros(D.shape[0], dtype=np.intp)
-    higher = np.empty(D.shape[0], dtype=bool)
-    for k in range(1, by_output.shape[0]):
-        np.greater(by_output[k], best, out=higher)
-        np.copyto(idx, k, where=higher)
-        np.maximum(best, by_output[k], out=best)
-    return np.argmax(D, axis=1) if np.isnan(best).any() else idx
+    from .._predict_kernels import running_argmax
+
+    idx = np.empty(D.shape[0], dtype=np.intp)
+    return np.argmax(D, axis=1) if running_argmax(D.T, idx) else idx
 
 
 def chained(D, steps):
