@@ -25,7 +25,9 @@ _ANDERSON = 5
 # X times 1 + 1e-15 moved InfiniteFeatureRegressor's predictions by up to
 # 13 % of their spread (autompg, 300 rows; 19 of 20 seeds above 1e-10) through
 # such steps, which then flipped the choice of features; at this bound, 5e-14
-# at most over 5 data sets x 20 seeds (1e3: still 1.5e-7).
+# at most over 5 data sets x 20 seeds (300: 1.6e-9, 1e3: 3.3e-6; ridges,
+# damping and other histories: BENCHMARKS.md, "GrFL: Anderson steps and the
+# last bit of X").  The skipped steps cost about 1.2x the unguarded fit CPU.
 _ANDERSON_MAX_COEF = 100.0
 # Hessian blocks leave out the rows of zero curvature unless more than this
 # share of the rows has a non-zero one (the copy of the rest then costs more).
