@@ -22,7 +22,9 @@ newGLMNET, Yuan, Ho and Lin 2012).  One iteration:
    block's own curvature; compiled), the intercepts exactly, the shared
    weights coordinate-wise, with Anderson extrapolation of every few sweeps
    (Bertrand and Massias 2021; the Fourier pairs are strongly correlated and
-   often outnumber the rows, where plain sweeps converge slowly).  The model
+   often outnumber the rows, where plain sweeps converge slowly), skipped
+   where its coefficients' magnitudes sum to more than 100: such coefficients
+   follow the rounding of nearly parallel sweeps.  The model
    is solved until its own KKT residual, in the outer measure, is below a
    forcing term floored at half the outer tolerance: the step then passes
    the outer test (at once for the square loss, whose model is exact).
