@@ -150,6 +150,14 @@ def test_predict_log_proba_exists_where_predict_proba_does():
         kl.MultitaskMKLClassifierCV().predict_log_proba  # noqa: B018
 
 
+def test_a_refused_predict_log_proba_is_named_as_asked():
+    # its refusals said "predict_proba is not available"
+    for est in (kl.MultitaskMKLClassifierCV(), kl.FGMClassifier(),
+                _fit(kl.LowRankKernelClassifier(random_state=0), X, TWO)):
+        with pytest.raises(AttributeError, match="^predict_log_proba is not available"):
+            est.predict_log_proba  # noqa: B018
+
+
 def test_multitask_predict_log_proba_takes_task_index():
     est = _fit(kl.MultitaskMKLClassifier(probability=True), X, TWO, task_index=TASKS)
     L = est.predict_log_proba(X, task_index=TASKS)

@@ -171,14 +171,15 @@ def platt_sigmoid(f, t, sample_weight=None):
 _LOG_SPACE = ContextVar("kernlearn_log_proba", default=False)
 
 
-def _has_proba(est):
+def _has_proba(est, method="predict_proba"):
     """``available_if`` check of :class:`ProbabilityMixin`.
 
     A fitted model has probabilities as fitted, not as its parameters now say:
     ``set_params(probability=True)`` after a fit without it gave the logistic
     sigmoids of squared-hinge margins (uncalibrated numbers, no error).  An
     unfitted estimator (and a model file of an older version) goes by its
-    parameters.
+    parameters.  ``method`` is the method asked for, which the message names
+    (``predict_log_proba`` is refused as ``predict_proba`` is).
     """
     fitted = getattr(est, "_proba_source", None)
     wanted = getattr(est, "loss", None) == "logistic" or getattr(est, "probability", False)
@@ -186,7 +187,7 @@ def _has_proba(est):
         return True
     if fitted is not None and wanted:
         raise AttributeError(
-            "predict_proba is not available: this model was fitted with "
+            f"{method} is not available: this model was fitted with "
             "probability=False" + (" and a loss other than 'logistic'"
                                    if hasattr(est, "loss") else "")
             + "; its parameters changed since, so fit it again to get probabilities.")
@@ -195,14 +196,14 @@ def _has_proba(est):
     if not hasattr(est, "probability"):
         # (MultitaskMKLClassifierCV: told to set a parameter it does not have)
         raise AttributeError(
-            f"predict_proba is not available: {type(est).__name__} has no "
+            f"{method} is not available: {type(est).__name__} has no "
             "probability parameter; fit the plain estimator at the chosen "
             "parameters with probability=True for Platt probabilities (e.g. "
             "MultitaskMKLClassifier(C=model.C_, probability=True)).")
     # (a model fitted without probabilities and not asked for them since was
     # told "its parameters changed since")
     raise AttributeError(
-        "predict_proba is not available: set probability=True (Platt scaling "
+        f"{method} is not available: set probability=True (Platt scaling "
         "fitted by internal cross-validation)"
         + (" or loss='logistic'" if hasattr(est, "loss") else "")
         + (" and fit again." if fitted is not None else ".")
@@ -225,7 +226,7 @@ class _if_probabilities:
     def __get__(self, obj, owner=None):
         if obj is None:
             return self.fn
-        _has_proba(obj)  # (raises the AttributeError naming what is missing)
+        _has_proba(obj, self.fn.__name__)  # (raises the AttributeError naming what is missing)
         return MethodType(self.fn, obj)
 
 
