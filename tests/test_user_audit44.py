@@ -336,6 +336,14 @@ def test_sigterm_leaves_no_temporary_file_or_cache(tmp_path, capsys):
     ``fit --out-of-core``'s binary copy of the data (as large as the data) in
     the temporary folder.  SIGTERM now unwinds as an interrupt does: the old
     output stays whole, nothing is left, exit 143 with one line."""
+    assert_signal_leaves_nothing(tmp_path, _terminated, (143, "kernlearn: terminated\n"))
+
+
+def assert_signal_leaves_nothing(tmp_path, signalled, expected):
+    """A prediction stopped mid-write and an out-of-core fit stopped before its
+    fit, each by ``signalled(tmp_path, step, argv)`` (a runner sending the
+    signal): ``(exit code, stderr)`` is ``expected``, the old output whole,
+    no ``.tmp`` file, nothing left in the temporary folder."""
     (tmp_path / "tmp").mkdir()
     data = tmp_path / "test.svm"
     data.write_text(_libsvm_rows(300))
@@ -344,14 +352,12 @@ def test_sigterm_leaves_no_temporary_file_or_cache(tmp_path, capsys):
     (tmp_path / "out").mkdir()
     old = tmp_path / "out" / "pred.txt"
     old.write_text("old\n")
-    code, err = _terminated(tmp_path, "write", ["predict", str(data), "-m", str(model),
-                                                "-o", str(old)])
-    assert (code, err) == (143, "kernlearn: terminated\n")
+    assert signalled(tmp_path, "write", ["predict", str(data), "-m", str(model),
+                                         "-o", str(old)]) == expected
     assert old.read_text() == "old\n" and os.listdir(tmp_path / "out") == ["pred.txt"]
-    code, err = _terminated(tmp_path, "fit", ["fit", str(data), "-e", "fgm", "-q", "-m",
-                                              str(tmp_path / "out" / "m2.npz"),
-                                              "--out-of-core", "--chunk-memory", "4KiB"])
-    assert (code, err) == (143, "kernlearn: terminated\n")
+    assert signalled(tmp_path, "fit", ["fit", str(data), "-e", "fgm", "-q", "-m",
+                                       str(tmp_path / "out" / "m2.npz"),
+                                       "--out-of-core", "--chunk-memory", "4KiB"]) == expected
     assert os.listdir(tmp_path / "tmp") == [] and os.listdir(tmp_path / "out") == ["pred.txt"]
 
 

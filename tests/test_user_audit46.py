@@ -20,10 +20,9 @@ import numpy as np
 import pytest
 
 from kernlearn import FGMClassifier
-from kernlearn.cli import main
 from kernlearn.io import load_model, save_model
 
-from test_user_audit44 import ROOT, _csv, _libsvm_rows
+from test_user_audit44 import ROOT, _csv, assert_signal_leaves_nothing
 
 posix = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and descriptors")
 
@@ -132,23 +131,7 @@ def test_sighup_leaves_no_temporary_file_or_cache(tmp_path):
     (status -1, no word): a half-written output's ``.tmp`` file stayed beside
     it and ``fit --out-of-core``'s copy of the data in the temporary folder.
     SIGHUP now unwinds as SIGTERM does: exit 129, one line, nothing left."""
-    (tmp_path / "tmp").mkdir()
-    data = tmp_path / "test.svm"
-    data.write_text(_libsvm_rows(300))
-    model = tmp_path / "m.npz"
-    assert main(["fit", str(data), "-e", "fgm", "-q", "-m", str(model)]) == 0
-    (tmp_path / "out").mkdir()
-    old = tmp_path / "out" / "pred.txt"
-    old.write_text("old\n")
-    code, err = _hung_up(tmp_path, "write", ["predict", str(data), "-m", str(model),
-                                             "-o", str(old)])
-    assert (code, err) == (129, "kernlearn: hung up\n")
-    assert old.read_text() == "old\n" and os.listdir(tmp_path / "out") == ["pred.txt"]
-    code, err = _hung_up(tmp_path, "fit", ["fit", str(data), "-e", "fgm", "-q", "-m",
-                                           str(tmp_path / "out" / "m2.npz"),
-                                           "--out-of-core", "--chunk-memory", "4KiB"])
-    assert (code, err) == (129, "kernlearn: hung up\n")
-    assert os.listdir(tmp_path / "tmp") == [] and os.listdir(tmp_path / "out") == ["pred.txt"]
+    assert_signal_leaves_nothing(tmp_path, _hung_up, (129, "kernlearn: hung up\n"))
 
 
 @posix
