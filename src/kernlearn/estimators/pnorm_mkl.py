@@ -12,7 +12,7 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from ..kernels import linear_kernel, rbf_kernel
+from ..kernels import PrecomputedKernelList, linear_kernel, rbf_kernel
 from ..methods import obscure
 from ..preprocessing import implicit_center
 from ._dask_predict import dask_input_doc, decided
@@ -321,7 +321,14 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         tags.input_tags.pairwise = self.kernels == "precomputed"
         return tags
 
-    def _precomputed(self):
+    def _precomputed(self, fitted=True):
+        """Whether the model takes Gram matrices: as fitted (``kernel_list_``), not as
+        ``kernels`` now says (``set_params(kernels="precomputed")`` after a fit on rows
+        read the rows as Gram matrices, unstandardised, without an error); as the
+        parameter says before a fit and with ``fitted=False`` (``fit``)."""
+        klist = vars(self).get("kernel_list_") if fitted else None
+        if klist is not None:
+            return isinstance(klist, PrecomputedKernelList)
         return isinstance(self.kernels, str) and self.kernels == "precomputed"
 
     def _check_stages(self):
@@ -365,7 +372,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self : PNormMKLClassifier
         """
         self._check_stages()
-        if self._precomputed():
+        pre = self._precomputed(fitted=False)  # (the parameter, not the former model)
+        if pre:
             klist = obscure.kernel_list(X, "precomputed", cache_size=self.cache_size,
                                         fit_intercept=self.fit_intercept)
             if y is None:
@@ -380,7 +388,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         else:
             X, y = validate_fit_data(self, X, y, classification=True)
         sw = fit_sample_weight(sample_weight, len(y), y, self.class_weight)
-        if not self._precomputed():
+        if not pre:
             Xt = standardize_fit(self, X, sw)
             klist = obscure.kernel_list(
                 Xt, self.kernels, normalize=self.normalize, fit_intercept=self.fit_intercept,
