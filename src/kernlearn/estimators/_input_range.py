@@ -151,7 +151,7 @@ def out_of_bounds_mode(est):
     classifiers, and regressors pickled before the parameter).
 
     ``"auto"`` resolves to ``"extend"`` for a kernel of
-    :data:`UNBOUNDED_KERNELS` (``est.kernel``) and to ``"clip"`` otherwise.
+    :data:`UNBOUNDED_KERNELS` (the fitted model's kernel) and to ``"clip"`` otherwise.
 
     Parameters
     ----------
@@ -172,7 +172,9 @@ def out_of_bounds_mode(est):
         raise ValueError(f"The 'out_of_bounds' parameter of {type(est).__name__} must be "
                          f"one of {', '.join(map(repr, OUT_OF_BOUNDS))}; got {mode!r}.")
     if mode == "auto":
-        kernel = getattr(est, "kernel", None)
+        # (the fitted model's kernel, where the estimator keeps it)
+        kernel = est._model_kernel() if hasattr(est, "_model_kernel") else getattr(
+            est, "kernel", None)
         return "extend" if isinstance(kernel, str) and kernel in UNBOUNDED_KERNELS else "clip"
     return mode
 

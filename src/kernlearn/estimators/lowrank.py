@@ -144,8 +144,14 @@ class _BaseLowRank(BaseEstimator):
         tags.input_tags.sparse = not pre
         return tags
 
+    def _model_kernel(self):
+        """The kernel of the fitted model (``kernel`` before a fit and in files written
+        before it was kept): ``set_params(kernel=...)`` after a fit predicted the fitted
+        coefficients through the new kernel (RBF's through ``"poly"``: no error)."""
+        return vars(self).get("_kernel", self.kernel)
+
     def _validate_X(self, X, reset):
-        pre = self.kernel == "precomputed"
+        pre = (self.kernel if reset else self._model_kernel()) == "precomputed"
         if not (reset or pre) and plain_predict_data(self, X):
             return X
         shape = np.shape(X) if pre and not reset else ()
@@ -170,6 +176,7 @@ class _BaseLowRank(BaseEstimator):
         matrix is used as given.
         """
         nu_values(self.nu)  # (each entry named before any work)
+        self._kernel = self.kernel  # (what the predictions read: _model_kernel)
         pre = self.kernel == "precomputed"
         Xs = X[:, :0] if pre else X  # a Gram matrix has no columns to standardise
         if codes:
@@ -210,10 +217,10 @@ class _BaseLowRank(BaseEstimator):
         prediction on a Dask array sends to the workers; in memory too; its callers
         check that the model is fitted)."""
         st = input_standardization(self)
-        centers = self.centers_ if self.kernel == "precomputed" else st.transform(
-            self.centers_)
+        kernel = self._model_kernel()
+        centers = self.centers_ if kernel == "precomputed" else st.transform(self.centers_)
         # (the regressor's inputs beyond its training range: _input_range.py)
-        return LandmarkExpansion(st, centers, self.dual_coef_, self.intercept_, self.kernel,
+        return LandmarkExpansion(st, centers, self.dual_coef_, self.intercept_, kernel,
                                  self.kernel_params_, getattr(self, "center_factors_", None),
                                  getattr(self, "kernel_center_", None),
                                  x_range=getattr(self, "x_range_", None),
@@ -224,7 +231,7 @@ class _BaseLowRank(BaseEstimator):
         Dask array of a Dask ``X``."""
         return decided(self, X, self._decision_function(),
                        partial(self._validate_X, reset=False), post, width, dtype,
-                       name_columns=self.kernel != "precomputed")
+                       name_columns=self._model_kernel() != "precomputed")
 
 
 class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
