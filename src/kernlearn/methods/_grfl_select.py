@@ -257,13 +257,20 @@ def warn_no_feature(est, yi, sample_weight, tasks):
 
     kept = yi if sample_weight is None else yi[sample_weight > 0]
     counts = np.bincount(kept, minlength=len(est.classes_))
-    rare = int(np.argmin(counts))
+    # (a class's share of the weight, which the scores see: with class_weight="balanced",
+    # or sample weights that make up for the class, the advice was given as well; a
+    # class weighted out, share 0, is not the rare one)
+    share = counts if sample_weight is None else np.bincount(
+        yi, weights=sample_weight, minlength=len(est.classes_))
+    present = share > 0
+    rare = int(np.argmin(np.where(present, share, np.inf)))
     # (a class of under half its even share: the scores weigh its rows little)
     advice = (f"; or class_weight='balanced': class {plain_value(est.classes_[rare])!r} "
               f"has {counts[rare]} of {len(kept)} rows"
-              + ("" if sample_weight is None else " of positive weight")
+              + ("" if sample_weight is None else " of positive weight, "
+                 f"{share[rare] / share.sum():.2g} of their weight")
               + ", and a rare class's rows weigh little in the scores"
-              if 2 * len(counts) * counts[rare] < len(kept) else "")
+              if 2 * np.count_nonzero(present) * share[rare] < share.sum() else "")
     warn(f"{type(est).__name__} selected no feature: at lambda_p={est.lambda_p_:.3g} no "
          "candidate feature's score reached the level, so the decision function is "
          "constant (the intercept" + (" of each task" if tasks else "") + ") and one class "
