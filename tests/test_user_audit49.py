@@ -46,6 +46,10 @@ What was wrong (each test below failed before its fix):
   matrices: unstandardised, through the fitted kernels, decision values 3.5
   off and no error.  Predictions now follow the fitted model (as
   ``predict_proba`` already did for ``probability``).
+- ``MultitaskMKLRegressor``/``Classifier`` refused their own inputs after
+  ``set_params(kernels=...)`` without a refit, in words about the other kind
+  (rows: "X must be a non-empty list of Gram matrices"; Gram matrices: "Found
+  array with dim 3").
 - ``LowRankKernelRegressor``/``Classifier`` predicted with the ``kernel``
   parameter as it is now, not as fitted: ``set_params(kernel="poly")`` after an
   RBF fit gave predictions 16 off without a word (``"linear"``: a TypeError
@@ -92,6 +96,20 @@ def test_pnorm_mkl_predicts_as_fitted_after_set_params_kernels():
     pre = est.decision_function(grams)
     est.set_params(kernels=None)
     np.testing.assert_array_equal(est.decision_function(grams), pre)
+
+
+def test_multitask_mkl_predicts_as_fitted_after_set_params_kernels():
+    # fitted on rows, then kernels="precomputed": "X must be a non-empty list of
+    # Gram matrices"; fitted on Gram matrices, then kernels=None: "Found array
+    # with dim 3" (the model's own inputs refused, in words about the other kind)
+    tasks = np.arange(len(X)) % 2
+    Xs = (X - X.mean(0)) / X.std(0)
+    grams = [np.exp(-0.5 * ((Xs[:, None] - Xs[None]) ** 2).sum(-1)), Xs @ Xs.T]
+    for inputs, other in ((Xs, "precomputed"), (grams, None)):
+        est = kl.MultitaskMKLRegressor(kernels=None if other else "precomputed")
+        expected = _quiet(est, inputs, YR, task_index=tasks).predict(inputs, task_index=tasks)
+        est.set_params(kernels=other)
+        np.testing.assert_array_equal(est.predict(inputs, task_index=tasks), expected)
 
 
 @pytest.mark.parametrize("cls,y", [(kl.LowRankKernelRegressor, YR),

@@ -189,7 +189,7 @@ class _BaseMultitaskMKL(TaskIndexRequests, RenamedParameters, BaseEstimator):
             raise ValueError(f"q must be in [1, 2] (MK-MTSFL), got {self.q}.")
 
     def _check_X(self, X, y, reset):
-        if self._precomputed():
+        if self._precomputed() if reset else self.kernels_.precomputed:  # (as fitted)
             if reset:
                 # square, symmetric and PSD as every estimator's (an indefinite
                 # matrix with a positive diagonal was fitted without a word)
@@ -326,8 +326,8 @@ class _BaseMultitaskMKL(TaskIndexRequests, RenamedParameters, BaseEstimator):
         decision = TaskKernelModel(self._model, self.kernels_, self._blocks,
                                    getattr(self, "_train_rows", None), *units)
         return decided(self, X, decision, lambda X: self._check_X(X, None, reset=False)[0],
-                       post, width, dtype, task_index=task_index,
-                       positions=self._task_positions, name_columns=not self._precomputed())
+                       post, width, dtype, task_index=task_index, positions=self._task_positions,
+                       name_columns=not self.kernels_.precomputed)  # (as fitted)
 
 
 _PARAMS_DOC = """
