@@ -55,6 +55,12 @@ What was wrong (each test below failed before its fix):
   RBF fit gave predictions 16 off without a word (``"linear"``: a TypeError
   about ``gamma``; ``"precomputed"``: an IndexError), and ``out_of_bounds=
   "auto"`` followed the new kernel too.
+- GrFL with ``max_features="auto"`` below 300 rows (folds choose the count) at
+  a level above every score: no fold's path added a feature, and the model
+  of none said it stopped on its feature budget (``stop_reason_ ==
+  "max_features"``, ``converged_`` False; the budget was the 0 the folds had
+  nothing to choose from), so the classifier's "selected no feature" warning
+  stayed quiet on a constant model.
 - GrFL's "selected no feature" warning advised ``class_weight='balanced'``
   to a fit that had it, and named a class whose weights made up for its few
   rows (or a class weighted out, "0 of 297 rows"): rarity is now the class's
@@ -177,6 +183,22 @@ def test_grfl_no_feature_warning_weighs_the_rare_class():
         random_state=0, lambda_p=1e3, class_weight={"fraud": 0.2}), Xr, y)
     assert ("class 'fraud' has 30 of 300 rows of positive weight, 0.022 of their "
             "weight") in message, message
+
+
+@pytest.mark.parametrize("cls", [kl.InfiniteFeatureClassifier, kl.InfiniteFeatureRegressor])
+def test_grfl_folds_that_add_no_feature_stop_on_the_violation_test(cls):
+    # max_features="auto" below 300 rows (folds choose the count) at a level above
+    # every score: no fold's path added a feature, the model of none was called
+    # stopped by its budget ("max_features", not converged), and the classifier's
+    # no-feature warning, which waits for "no_violation", said nothing
+    est = cls(random_state=0, lambda_p=1e6, max_features="auto")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, Y2)
+    said = [str(w.message) for w in caught if "selected no feature" in str(w.message)]
+    assert len(est.features_) == 0
+    assert est.stop_reason_ == "no_violation" and est.converged_
+    assert len(said) == (cls is kl.InfiniteFeatureClassifier), said
 
 
 # ------------------------------------------------ what held, pinned

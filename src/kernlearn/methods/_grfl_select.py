@@ -224,6 +224,33 @@ def classifier_budget(n_columns, n_rows):
     return int(np.clip(max(n_columns, float(n_rows) / BUDGET_ROWS), *DEFAULT_BUDGET))
 
 
+def stop_of_folds(runs, final, counts):
+    """The stop reason of the model whose feature count the folds chose.
+
+    What cut the folds' paths (their held-out rows, the time budget), if anything
+    did; else the final path's own, but where no fold's path added a feature (a
+    level above every score) the folds' reason: the final path, asked for no
+    feature, stops on that budget at once, and its ``"max_features"`` named a
+    budget that chose nothing (and kept :func:`warn_no_feature` quiet).
+
+    Parameters
+    ----------
+    runs : list of (GrFL, monitor)
+        The folds' paths and their held-out monitors.
+    final : GrFL
+        The path on all rows.
+    counts : ndarray
+        The feature counts the folds' held-out rows scored (empty: none added).
+
+    Returns
+    -------
+    str
+    """
+    cut = next((r for r in ("validation", "time_budget")
+                if any(p.stop_reason == r for p, _ in runs)), None)
+    return cut or (final.stop_reason if counts.size else runs[0][0].stop_reason)
+
+
 def warn_no_feature(est, yi, sample_weight, tasks):
     """Warn that a classifier's path selected no feature: a constant model.
 

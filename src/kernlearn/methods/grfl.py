@@ -65,7 +65,7 @@ from ._grfl_master import (_GrFLProblem, block_norms, capped_solver, intercept_o
                            n_params, paper_loss_factor, penalty_level, prune, solve_master)
 from ._grfl_warm import (GrFLWarmStart, _setting_key, continue_path,  # noqa: F401
                          kept_on_failure, kept_path)
-from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS,  # noqa: F401
+from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS, stop_of_folds,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
                            PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
                            _HoldOut, _row_subset, _validation_history, _validation_split,
@@ -926,11 +926,10 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
                  ) if counts.size else []
         for row, v in zip(final.history, cv):
             row["validation_loss"] = v * w_scale
-        stop = next((r for r in ("validation", "time_budget")  # (what cut the folds chose k)
-                     if any(p.stop_reason == r for p, _ in runs)), final.stop_reason)
+        stop = stop_of_folds(runs, final, counts)
     final.stop_reason = stop
     for f in finals:
-        f.converged = f.converged or final.stop_reason == "validation"
+        f.converged = f.converged or final.stop_reason in ("validation", "no_violation")
     return _grfl_average.average_paths(finals, _grfl_average.stacked_results(
         finals, lambda f, out: _result(f, w_scale, n_features=k, lambda_p=lambda_p, out=out)),
         w_scale)
