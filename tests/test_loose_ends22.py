@@ -107,3 +107,70 @@ def test_classifier_fit_chooses_on_folds_holding_the_rare_class(monkeypatch):
     assert len(seen) == 1 and len(seen[0]) == CV_FOLDS
     assert _missing(seen[0], labels) == []
     assert clf.predict(X).shape == labels.shape
+
+
+# -- the low-rank models' standardised centres, mapped once ---------------------------
+
+
+def _low_rank_models():
+    from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(200, 5)
+    y = np.digitize(X[:, 0] + X[:, 1], [-1.0, 0.0, 1.0])
+    return X, [LowRankKernelClassifier(random_state=0).fit(X, y),
+               LowRankKernelRegressor(random_state=0).fit(X, X[:, 0] + np.sin(X[:, 1]))]
+
+
+def test_low_rank_centres_are_mapped_once_and_predictions_unchanged(monkeypatch):
+    import pickle
+
+    from kernlearn.estimators._base import input_standardization
+    from kernlearn.preprocessing import Standardization
+
+    X, models = _low_rank_models()
+    mapped = []
+    orig = Standardization.transform
+
+    def counting(self, Z):
+        mapped.append(Z)
+        return orig(self, Z)
+
+    monkeypatch.setattr(Standardization, "transform", counting)
+    for est in models:
+        before = dict(vars(est))
+        out = est._output(X, lambda D: D)
+        for _ in range(3):
+            np.testing.assert_array_equal(est._output(X, lambda D: D), out)
+        # one mapping of the centres over four predictions (each of X's too)
+        assert sum(Z is est.centers_ for Z in mapped) == 1
+        assert vars(est).keys() == before.keys()  # nothing stored in the estimator
+        # the kept centres are those mapped now, bit for bit
+        st = input_standardization(est)
+        expected = orig(st, est.centers_)
+        np.testing.assert_array_equal(est._decision_function().centers, expected)
+        # a pickle (and so a model from an older pickle) predicts the same
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(est))._output(
+            X, lambda D: D), out)
+
+
+def test_low_rank_centres_follow_a_new_fit_or_new_attributes():
+    from kernlearn.estimators._base import input_standardization
+
+    X, models = _low_rank_models()
+    for est in models:
+        est.predict(X[:2])
+        est.x_mean_ = est.x_mean_ + 1.0  # a new array: mapped again
+        np.testing.assert_array_equal(
+            est._decision_function().centers,
+            input_standardization(est).transform(est.centers_))
+        est.centers_ = est.centers_[::-1].copy()
+        np.testing.assert_array_equal(
+            est._decision_function().centers,
+            input_standardization(est).transform(est.centers_))
+        first = est.predict(X)
+        est.fit(X[::-1], est.predict(X)[::-1])  # a refit on other rows: new centres
+        np.testing.assert_array_equal(
+            est._decision_function().centers,
+            input_standardization(est).transform(est.centers_))
+        assert est.predict(X).shape == first.shape
