@@ -174,3 +174,59 @@ def test_low_rank_centres_follow_a_new_fit_or_new_attributes():
             est._decision_function().centers,
             input_standardization(est).transform(est.centers_))
         assert est.predict(X).shape == first.shape
+
+
+# -- a read-only install: the package's precompiled numba cache is read ---------------
+
+_SHIPPED_PROBE = r'''
+import json, sys
+import numba.core.caching as caching
+if sys.argv[1] == "read-only":
+    # the package's folder as on a read-only install: numba's locator refuses it
+    # (as root, chmod would not stop a write; this is what numba sees then)
+    def refuse(self):
+        raise PermissionError("read-only")
+    caching.InTreeCacheLocator.ensure_cache_path = refuse
+from shippedmod import plus_one
+out = {"value": plus_one(41.0)}
+stats = plus_one.stats
+out["hits"], out["misses"] = len(stats.cache_hits), len(stats.cache_misses)
+out["in_tree"] = isinstance(plus_one._cache._impl.locator, caching.InTreeCacheLocator)
+print(json.dumps(out))
+'''
+
+
+def _shipped_run(tmp_path, mode):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import kernlearn
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(HOME=str(tmp_path / f"home-{mode}"), XDG_CACHE_HOME=str(tmp_path / f"xdg-{mode}"),
+               OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(
+                   [str(tmp_path / "pkg"), os.path.dirname(os.path.dirname(kernlearn.__file__))]))
+    run = subprocess.run([sys.executable, "-c", _SHIPPED_PROBE, mode], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_a_read_only_install_reads_the_precompiled_cache(tmp_path):
+    from kernlearn.utils import _numba_cache
+
+    if not _numba_cache._SUPPORTED:
+        pytest.skip("njit_cached is numba.njit(cache=True) on this numba")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "shippedmod.py").write_text(
+        "from kernlearn.utils._numba_cache import njit_cached\n\n\n"
+        "@njit_cached\ndef plus_one(x):\n    return x + 1.0\n")
+    # the install's precompilation: compiled and written into the package's folder
+    first = _shipped_run(tmp_path, "writable")
+    assert first == {"value": 42.0, "hits": 0, "misses": 1, "in_tree": True}
+    # read-only: numba chose the user's (empty) cache folder, and compiled again
+    # (seconds per function on kernlearn's); the precompiled entry is read instead
+    again = _shipped_run(tmp_path, "read-only")
+    assert again == {"value": 42.0, "hits": 1, "misses": 0, "in_tree": False}
