@@ -37,15 +37,21 @@ def real_data(name):
         pytest.skip(f"{name} not available in {data_home()}: {exc}")
 
 
+# The keywords of a module's distributed.LocalCluster: two one-thread worker
+# processes (their modules are their own, not the tests'), updated by the module's
+# DASK_CLUSTER dict (e.g. dict(processes=False): light workers in the test process).
+_CLUSTER = dict(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+
+
 @pytest.fixture(scope="module")
-def client():
-    """A Dask client on a real 2-worker ``distributed.LocalCluster`` (one per module)."""
+def client(request):
+    """A Dask client on a real ``distributed.LocalCluster``, one per module that uses it
+    (made as :data:`_CLUSTER` and the module's ``DASK_CLUSTER`` say), closed at the
+    module's end."""
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    with distributed.Client(cluster) as c:
+    kwargs = {**_CLUSTER, **getattr(request.module, "DASK_CLUSTER", {})}
+    with distributed.LocalCluster(**kwargs) as cluster, distributed.Client(cluster) as c:
         yield c
-    cluster.close()
 
 
 @pytest.fixture

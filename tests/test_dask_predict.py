@@ -42,15 +42,9 @@ N, M = 90, 6
 CHUNKS = (32, 4)
 
 
-@pytest.fixture(scope="module")
-def client():
-    """One light cluster for the module (two one-thread workers in this process)."""
-    import distributed
-
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as c:
-            yield c
+# conftest's client: one light cluster for the module (two one-thread workers in
+# this process)
+DASK_CLUSTER = dict(n_workers=2, processes=False)
 
 
 def _data(seed=0):

@@ -27,7 +27,7 @@ from kernlearn import (
 )
 
 da = pytest.importorskip("dask.array")
-distributed = pytest.importorskip("distributed")
+pytest.importorskip("distributed")
 
 N, M = 100, 5
 CHUNKS = (32, 3)  # (row blocks of 32: the products' rounding that of the whole X)
@@ -60,13 +60,9 @@ _WORKER_MODULES = ("sorted(m for m in __import__('sys').modules "
                    "if m.split('.')[0] in ('sklearn', 'kernlearn'))")
 
 
-@pytest.fixture(scope="module")
-def client():
-    """A cluster of one worker process: its modules are its own, not the tests'."""
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
+# conftest's client: a cluster of one worker process (its modules are its own,
+# not the tests')
+DASK_CLUSTER = dict(n_workers=1)
 
 
 def _data(seed, sparse=False, n=N):

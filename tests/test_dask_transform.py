@@ -22,7 +22,7 @@ from sklearn.exceptions import ConvergenceWarning
 from kernlearn import InfiniteFeatureClassifier, InfiniteFeatureRegressor
 
 da = pytest.importorskip("dask.array")
-distributed = pytest.importorskip("distributed")
+pytest.importorskip("distributed")
 
 N, M = 96, 5
 CHUNKS = (32, 3)  # (row blocks of 32: the products' rounding that of the whole X)
@@ -40,13 +40,9 @@ from test_dask_predict_workers import _WORKER_MODULES  # noqa: E402
 from test_dask_predict_workers import _data as _rows  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def client():
-    """A cluster of one worker process: its modules are its own, not the tests'."""
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
+# conftest's client: a cluster of one worker process (its modules are its own,
+# not the tests')
+DASK_CLUSTER = dict(n_workers=1)
 
 
 def _data(seed, sparse=False):

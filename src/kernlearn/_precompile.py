@@ -225,9 +225,12 @@ def is_cached(dispatcher):
     """
     if dispatcher.signatures:
         return True
-    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    cache = getattr(dispatcher, "_cache", None)
+    # (and the package's precompiled entries, read where numba could not write them:
+    # their callers loaded from there never compile them here)
+    files = (getattr(cache, "_cache_file", None), getattr(cache, "_shipped", None))
     # numba's index loader returns {} when the source changed since it was written
-    return bool(cache_file is not None and cache_file._load_index())
+    return any(f is not None and f._load_index() for f in files)
 
 
 def main(argv=None):

@@ -386,7 +386,7 @@ def _row_subset(Y, task_rows, idx):
     return Y[idx], [pos[r][pos[r] >= 0] for r in task_rows]
 
 
-def _validation_split(n, Y, task_rows, rng, sample_weight=None):
+def _validation_split(n, Y, task_rows, rng, sample_weight=None, loss=None):
     """Training and held-out rows for ``max_features="auto"``, or ``None``.
 
     A list of ``(train, held_out)`` pairs: one random split holding out
@@ -399,7 +399,12 @@ def _validation_split(n, Y, task_rows, rng, sample_weight=None):
     :data:`MIN_VALIDATION_ROWS` held out), or, with a ``UserWarning``, when
     some task is too small even so.  With ``sample_weight`` the rows of zero
     weight are removed rows: in no part, and not counted (the parts are those
-    of the data without them, drawn alike).
+    of the data without them, drawn alike).  With a classification ``loss``,
+    when a random fold holds no row of a class (within a task) of at least
+    :data:`CV_FOLDS` rows, the folds are stratified instead: the shuffled rows
+    are dealt over the folds class by class, so every fold holds every such
+    class (a rare class's held-out loss silently did not count in a fold
+    without it).  Folds holding every class are kept as drawn.
     """
     rows = np.arange(n) if sample_weight is None else np.flatnonzero(sample_weight > 0)
     m = len(rows)
@@ -410,6 +415,13 @@ def _validation_split(n, Y, task_rows, rng, sample_weight=None):
     perm = rows[rng.permutation(m)]
     vals = ([perm[:n_val]] if m >= CV_BELOW
             else [perm[i::CV_FOLDS] for i in range(CV_FOLDS)])
+    if m < CV_BELOW and getattr(loss, "is_classification", False):
+        strata = _strata(Y, task_rows)
+        if _fold_lacks_class(vals, strata[rows], strata):
+            # (a stable sort keeps the shuffled order within each class: the same
+            # single draw as the random folds, so later draws are unchanged)
+            perm = perm[np.argsort(strata[perm], kind="stable")]
+            vals = [perm[i::CV_FOLDS] for i in range(CV_FOLDS)]
     folds = _checked_parts(rows, vals, Y, task_rows)
     if folds is None:
         # (the random parts left a task without a held-out row or two training
@@ -431,6 +443,30 @@ def _validation_split(n, Y, task_rows, rng, sample_weight=None):
             "data too small to hold rows out; pass max_features (and lambda_p), or give "
             "the task more rows.", UserWarning, stacklevel=4)
     return folds
+
+
+def _strata(Y, task_rows):
+    """Each row's class (and task, with ``task_rows``) of the +-1 codes ``Y``:
+    the column of its +1 (one column per class) or its sign (binary)."""
+    Y = np.asarray(Y)
+    if Y.ndim == 2 and Y.shape[1] > 1:
+        cls = np.argmax(Y, axis=1)
+    else:
+        cls = (Y.reshape(len(Y), -1)[:, 0] > 0).astype(int)
+    if task_rows is None:
+        return cls
+    task = np.zeros(len(Y), dtype=int)
+    for t, r in enumerate(task_rows):
+        task[r] = t
+    return 2 * task + cls
+
+
+def _fold_lacks_class(vals, row_strata, strata):
+    """Whether a held-out part of ``vals`` has no row of a class of at least
+    :data:`CV_FOLDS` rows (``row_strata``: the classes of the rows split)."""
+    classes, counts = np.unique(row_strata, return_counts=True)
+    common = classes[counts >= CV_FOLDS]
+    return any(np.setdiff1d(common, strata[val]).size for val in vals)
 
 
 def _checked_parts(rows, vals, Y, task_rows):

@@ -778,7 +778,7 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     # rows of zero weight are removed rows: in no held-out part, not counted (they
     # were split with the others: the level and budget differed from the fit without them)
     n_rows = n if sample_weight is None else int(np.count_nonzero(sample_weight))
-    split = _validation_split(n, Y, task_rows, rng, sample_weight) if auto else None
+    split = _validation_split(n, Y, task_rows, rng, sample_weight, loss) if auto else None
     choose_level = (isinstance(lambda_p, str) and split is not None and n_rows < LEVEL_BELOW
                     and hasattr(penalty, "alpha"))
     if auto:

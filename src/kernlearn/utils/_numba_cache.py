@@ -220,6 +220,34 @@ class _EnvDeferringCacheFile(caching.IndexDataCacheFile):
             return _numba_envs.load_entry(f.read())
 
 
+def _shipped_cache_file(py_func, impl):
+    """The entries precompiled into the package's own ``__pycache__`` when numba chose
+    the user's cache folder instead, to be read (never written) after a miss there;
+    else ``None`` (also with ``NUMBA_CACHE_DIR`` set: the cache the user chose).
+
+    numba uses a cache folder only if it can write to it: on a read-only install
+    (a system ``site-packages``, a container image) it chose the user's cache
+    folder, and the first process of each user compiled for tens of seconds what
+    ``python -m kernlearn._precompile`` had compiled (48 s for a first FGM and GrFL
+    fit).  Signatures missing from both are compiled and saved where numba chose.
+    """
+    try:
+        if isinstance(impl.locator, (caching.InTreeCacheLocator,
+                                     caching.UserProvidedCacheLocator)):
+            return None
+        tree = caching.InTreeCacheLocator(py_func, inspect.getfile(py_func))
+        if not os.path.isdir(tree.get_cache_path()):
+            return None
+        shipped = caching.IndexDataCacheFile(
+            cache_path=tree.get_cache_path(), filename_base=impl.filename_base,
+            source_stamp=tree.get_source_stamp())
+    except (AttributeError, OSError, TypeError):  # (a numba that differs, a zipped file)
+        return None
+    if _DEFER_ENVS:
+        shipped.__class__ = _EnvDeferringCacheFile
+    return shipped
+
+
 class _LazyLinkingCache(caching.FunctionCache):
     """A dispatcher's cache whose entries load without parsing their bitcode
     (nor importing numba's implementation modules, see :mod:`._numba_envs`)."""
@@ -230,6 +258,16 @@ class _LazyLinkingCache(caching.FunctionCache):
         super().__init__(py_func)
         if _DEFER_ENVS:
             self._cache_file.__class__ = _EnvDeferringCacheFile
+        self._shipped = _shipped_cache_file(py_func, self._impl)
+
+    def _load_overload(self, sig, target_context):
+        data = super()._load_overload(sig, target_context)
+        if data is None and self._shipped is not None and self._enabled:
+            # (what the install precompiled, where numba would not look)
+            data = self._shipped.load(self._index_key(sig, target_context.codegen()))
+            if data is not None:
+                data = self._impl.rebuild(target_context, data)
+        return data
 
     def load_overload(self, sig, target_context):
         """numba's ``Cache.load_overload`` without the compiler's set-up: the
