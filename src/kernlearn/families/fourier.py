@@ -47,6 +47,8 @@ _NO_WEIGHTS = np.empty(0)
 # Gradient columns up to which the exact fused sums price a dense X (beyond,
 # the float32 block's product wins: 1.4x at 26 tasks on 2,000 rows)
 _FUSED_MAX_TASKS = 8
+# Phases per call of _cos_sin_row in _cos_sin (whole rows of them)
+_COS_SIN_BLOCK = 2048
 
 
 @njit_cached
@@ -98,20 +100,29 @@ def _cos_sin(P, out, w, sq):
     largest cost of a fit on a few thousand rows (see :func:`_cos_sin_row`).
     The norms are summed from the stored values (rounded to ``out``'s type)
     in float64, in the same pass: a separate ``einsum`` on float32 columns
-    cost half as much as the columns.
+    cost half as much as the columns.  The pairs of :data:`_COS_SIN_BLOCK`
+    phases (whole rows of C-ordered ``P``) are evaluated by one call of
+    :func:`_cos_sin_row`: one call per row cost more than its pairs for the
+    few columns a master adds (800 rows, 4 phases: 61 -> 12 us), and each
+    pair's value does not depend on the others (the norms are still summed
+    row after row).
     """
     n, k = P.shape
-    c, s = np.empty(k), np.empty(k)
+    rows = max(1, _COS_SIN_BLOCK // max(k, 1))
+    c, s = np.empty(min(n, rows) * k), np.empty(min(n, rows) * k)
     weighted = w.size > 0
-    for i in range(n):
-        _cos_sin_row(P[i], c, s)
-        wi = w[i] if weighted else 1.0
-        for j in range(k):
-            out[i, 2 * j] = c[j]
-            out[i, 2 * j + 1] = s[j]
-            a, b = np.float64(out[i, 2 * j]), np.float64(out[i, 2 * j + 1])
-            sq[2 * j] += wi * (a * a)
-            sq[2 * j + 1] += wi * (b * b)
+    for i0 in range(0, n, rows):
+        i1 = min(n, i0 + rows)
+        _cos_sin_row(P[i0:i1].ravel(), c, s)
+        for i in range(i0, i1):
+            wi = w[i] if weighted else 1.0
+            cr, sr = c[(i - i0) * k:], s[(i - i0) * k:]
+            for j in range(k):
+                out[i, 2 * j] = cr[j]
+                out[i, 2 * j + 1] = sr[j]
+                a, b = np.float64(out[i, 2 * j]), np.float64(out[i, 2 * j + 1])
+                sq[2 * j] += wi * (a * a)
+                sq[2 * j + 1] += wi * (b * b)
 
 
 @njit_cached
@@ -128,18 +139,20 @@ def _cos_sin_sums(P, G, w, HG, sq):
     n, k = P.shape
     T = G.shape[1]
     # four rows at a time: each accumulator is loaded and stored once per
-    # four products (the rows past n are zeros, which add nothing)
-    c, s = np.zeros((4, k)), np.zeros((4, k))
+    # four products (the rows past n are zeros, which add nothing); their
+    # pairs by one call (see _cos_sin)
+    cf, sf = np.zeros(4 * k), np.zeros(4 * k)
+    c, s = cf.reshape((4, k)), sf.reshape((4, k))
     g = np.zeros((4, T))
     hc, hs = np.zeros((T, k)), np.zeros((T, k))
     qc, qs = np.zeros(k), np.zeros(k)
     weighted = w.size > 0
     for i0 in range(0, n, 4):
         m = min(4, n - i0)
+        _cos_sin_row(P[i0:i0 + m].ravel(), cf, sf)
         for r in range(4):
             if r < m:
                 i = i0 + r
-                _cos_sin_row(P[i], c[r], s[r])
                 wi = w[i] if weighted else 1.0
                 cr, sr = c[r], s[r]
                 for j in range(k):
