@@ -220,6 +220,30 @@ class _EnvDeferringCacheFile(caching.IndexDataCacheFile):
             return _numba_envs.load_entry(f.read())
 
 
+class _ShippedCacheFile(caching.IndexDataCacheFile):
+    """The package's precompiled entries, read only: a file that cannot be read (not
+    readable by this user, as when installed by root with umask 077; truncated) is a
+    miss, compiled and saved where numba chose, as numba did before this fallback
+    existed.  (Its error stopped every first call; the user cannot repair the
+    package's folder as they could their own cache.)"""
+
+    def _load_index(self):
+        try:
+            return super()._load_index()
+        except Exception:  # (any failure to read it: a miss)
+            return {}
+
+    def load(self, key):
+        try:
+            return super().load(key)
+        except Exception:  # (the data file, as the index above)
+            return None
+
+
+class _EnvDeferringShippedCacheFile(_ShippedCacheFile, _EnvDeferringCacheFile):
+    """:class:`_ShippedCacheFile` whose entries unpickle as :class:`_EnvDeferringCacheFile`'s."""
+
+
 def _shipped_cache_file(py_func, impl):
     """The entries precompiled into the package's own ``__pycache__`` when numba chose
     the user's cache folder instead, to be read (never written) after a miss there;
@@ -238,14 +262,11 @@ def _shipped_cache_file(py_func, impl):
         tree = caching.InTreeCacheLocator(py_func, inspect.getfile(py_func))
         if not os.path.isdir(tree.get_cache_path()):
             return None
-        shipped = caching.IndexDataCacheFile(
+        return (_EnvDeferringShippedCacheFile if _DEFER_ENVS else _ShippedCacheFile)(
             cache_path=tree.get_cache_path(), filename_base=impl.filename_base,
             source_stamp=tree.get_source_stamp())
     except (AttributeError, OSError, TypeError):  # (a numba that differs, a zipped file)
         return None
-    if _DEFER_ENVS:
-        shipped.__class__ = _EnvDeferringCacheFile
-    return shipped
 
 
 class _LazyLinkingCache(caching.FunctionCache):
