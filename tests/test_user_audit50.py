@@ -2,6 +2,7 @@
 precompiled cache, GrFL stratified folds, LowRank mapped centres, blocked Fourier
 columns, audit 49's fixes)."""
 
+import numpy as np
 import pytest
 
 from test_loose_ends22 import _shipped_run
@@ -28,3 +29,40 @@ def test_an_unreadable_precompiled_entry_is_compiled_not_fatal(tmp_path, damaged
     # (the old code: pickle's "data was truncated" from the first call)
     assert _shipped_run(tmp_path, "read-only") == {
         "value": 42.0, "hits": 0, "misses": 1, "in_tree": False}
+
+
+# -- LowRankKernel*: the standardised centres kept beside the model -------------------
+
+def _low_rank(cls=None):
+    from kernlearn import LowRankKernelRegressor
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(120, 4)
+    est = (cls or LowRankKernelRegressor)(random_state=0).fit(X, X[:, 0] + np.sin(X[:, 1]))
+    return X, est
+
+
+def test_low_rank_centres_follow_arrays_changed_in_place():
+    import pickle
+
+    X, est = _low_rank()
+    est.predict(X[:5])  # (the centres mapped and kept)
+    est.x_mean_ += 0.5  # the same array object, other values
+    est.x_scale_ *= 2.0
+    est.centers_[:3] += 1.0
+    fresh = pickle.loads(pickle.dumps(est))  # (maps its centres anew)
+    # the old code: the centres mapped before, through the old mean and scale (1.9 off)
+    np.testing.assert_array_equal(est.predict(X), fresh.predict(X))
+
+
+def test_low_rank_subclass_defining_eq_predicts():
+    from kernlearn import LowRankKernelRegressor
+
+    class Compared(LowRankKernelRegressor):  # (__eq__ without __hash__: unhashable)
+        def __eq__(self, other):
+            return type(self) is type(other) and self.get_params() == other.get_params()
+
+    X, est = _low_rank(Compared)
+    _, plain = _low_rank()
+    # the old code: "TypeError: unhashable type: 'Compared'" from predict
+    np.testing.assert_array_equal(est.predict(X), plain.predict(X))

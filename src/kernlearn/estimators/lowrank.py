@@ -243,13 +243,28 @@ class _BaseLowRank(BaseEstimator):
 _MAPPED_CENTERS = weakref.WeakKeyDictionary()
 
 
+def _contents(a):
+    """The values of an array (dense or sparse) or ``None``, as bytes to compare."""
+    if a is None:
+        return None
+    if sp.issparse(a):
+        a = a.tocsr()
+        return ("csr", a.shape) + tuple(_contents(v) for v in (a.data, a.indices, a.indptr))
+    a = np.asarray(a)
+    return a.shape, a.dtype.str, a.tobytes()
+
+
 def _mapped_centers(est, st):
     """``st.transform(est.centers_)``, computed once while the attributes it is
-    made of are the same objects (a refit or a reassignment makes new ones)."""
-    made_of = (est.centers_, st.mean, st.scale, st.dtype)
-    kept = _MAPPED_CENTERS.get(est)
-    if kept is None or len(kept[0]) != len(made_of) or any(
-            a is not b for a, b in zip(kept[0], made_of)):
+    made of hold the same values (compared as bytes, a microsecond: an array
+    changed in place, ``est.x_mean_ += 1``, kept the same object and the centres
+    mapped before it, silently)."""
+    made_of = (_contents(est.centers_), _contents(st.mean), _contents(st.scale), st.dtype)
+    try:
+        kept = _MAPPED_CENTERS.get(est)
+    except TypeError:  # (a subclass defining __eq__ without __hash__: not kept)
+        return st.transform(est.centers_)
+    if kept is None or kept[0] != made_of:
         kept = _MAPPED_CENTERS[est] = (made_of, st.transform(est.centers_))
     return kept[1]
 
