@@ -66,3 +66,24 @@ def test_low_rank_subclass_defining_eq_predicts():
     _, plain = _low_rank()
     # the old code: "TypeError: unhashable type: 'Compared'" from predict
     np.testing.assert_array_equal(est.predict(X), plain.predict(X))
+
+
+# -- GrFL's "selected no feature" warning names the caller's line ---------------------
+
+def test_no_feature_warning_points_at_the_callers_file():
+    import warnings
+
+    from sklearn.pipeline import make_pipeline
+
+    from kernlearn import InfiniteFeatureClassifier
+
+    rng = np.random.RandomState(0)
+    X, y = rng.randn(60, 3), np.repeat([0, 1], 30)
+    for est in (InfiniteFeatureClassifier(lambda_p=1e6, random_state=0),
+                make_pipeline(InfiniteFeatureClassifier(lambda_p=1e6, random_state=0))):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est.fit(X, y)
+        (said,) = [w for w in caught if "selected no feature" in str(w.message)]
+        # the old code: sklearn/base.py (its fit decorator), a fixed count of frames
+        assert said.filename == __file__, said.filename

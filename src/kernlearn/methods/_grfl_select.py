@@ -302,7 +302,7 @@ def warn_no_feature(est, yi, sample_weight, tasks):
          "candidate feature's score reached the level, so the decision function is "
          "constant (the intercept" + (" of each task" if tasks else "") + ") and one class "
          "is predicted for every row" + (" of a task" if tasks else "") + ". A smaller "
-         f"lambda_p lets features in{advice}.", UserWarning, stacklevel=3)
+         f"lambda_p lets features in{advice}.", UserWarning, stacklevel="user")
 
 
 def multi_width_family(X, sample_weight=None, factors=GAMMA_FACTORS):

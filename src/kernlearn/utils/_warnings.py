@@ -19,6 +19,8 @@ own): nothing global changes.  Any other warning passes as it comes.
 import contextlib
 import contextvars
 import functools
+import os
+import sys
 import warnings
 
 __all__ = ["carried", "collected", "collecting", "pass_on", "warn"]
@@ -34,14 +36,45 @@ def warn(message, category, stacklevel=1):
     ----------
     message : str
     category : type of Warning
-    stacklevel : int, default=1
-        As for ``warnings.warn``, counted from the caller of this function.
+    stacklevel : int or "user", default=1
+        As for ``warnings.warn``, counted from the caller of this function;
+        ``"user"``: the first caller outside kernlearn and scikit-learn (see
+        :func:`_user_stacklevel`).
     """
     log = _COLLECTING.get()
     if log is None:
+        if stacklevel == "user":
+            stacklevel = _user_stacklevel()
         warnings.warn(message, category, stacklevel=stacklevel + 1)
     else:
         log.append((str(message), category))
+
+
+# kernlearn's folder (this file is in kernlearn/utils/)
+_KERNLEARN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_stacklevel():
+    """The ``stacklevel``, counted from :func:`warn`'s caller, of the first frame
+    outside kernlearn and scikit-learn: the call the user wrote.
+
+    A fixed count points into whatever wraps the call between: scikit-learn's
+    ``_fit_context`` around ``fit`` made a warning given from a fit name
+    ``sklearn/base.py``, a search or pipeline more frames of their own.  (Python
+    3.12's ``skip_file_prefixes`` does this; this package supports 3.11.)
+    scikit-learn is looked up among the imported modules, never imported (Dask
+    workers run without it).
+    """
+    inside = [_KERNLEARN_DIR]
+    sklearn = sys.modules.get("sklearn")
+    if getattr(sklearn, "__file__", None):
+        inside.append(os.path.dirname(os.path.abspath(sklearn.__file__)) + os.sep)
+    inside = tuple(inside)
+    frame, level = sys._getframe(2), 1  # (warn's caller, where stacklevel 1 points)
+    while frame.f_back is not None and os.path.abspath(
+            frame.f_code.co_filename).startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 @contextlib.contextmanager
