@@ -181,15 +181,8 @@ def test_the_command_line_sets_it():
 
 # ---------------------------------------------------------------- Dask arrays
 
-@pytest.fixture(scope="module")
-def client():
-    """One light cluster (one one-thread worker in this process)."""
-    pytest.importorskip("dask.array")
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=1,
-                                  dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as c:
-            yield c
+# conftest's module-scoped client: one light cluster (one one-thread worker in this process)
+DASK_CLUSTER = dict(n_workers=1, processes=False)
 
 
 def _dask_far(sparse):

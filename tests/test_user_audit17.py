@@ -19,15 +19,9 @@ from kernlearn import FGMClassifier, FGMRegressor, InfiniteFeatureClassifier
 pd = pytest.importorskip("pandas")
 
 
-@pytest.fixture(scope="module")
-def client():
-    """A client of one light ``LocalCluster`` for the module (two one-thread workers
-    in this process: what is gathered is what a cluster of processes gathers)."""
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as c:
-            yield c
+# conftest's module-scoped client: one light LocalCluster (two one-thread workers in
+# this process: what is gathered is what a cluster of processes gathers)
+DASK_CLUSTER = dict(n_workers=2, processes=False)
 
 
 def _table(n=240, seed=0):

@@ -104,12 +104,8 @@ MODELS = {
 }
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=1,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
+# conftest's module-scoped client: one one-thread worker in this process
+DASK_CLUSTER = dict(n_workers=1, processes=False)
 
 
 def _data(seed):

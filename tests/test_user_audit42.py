@@ -141,15 +141,8 @@ def test_a_constant_column_without_standardize_is_clipped_as_documented(Est):
     assert "with ``standardize=False`` the model reads it, and it is clipped" in doc
 
 
-@pytest.fixture(scope="module")
-def client():
-    """One light cluster (one one-thread worker in this process)."""
-    pytest.importorskip("dask.array")
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=1,
-                                  dashboard_address=None) as cluster:
-        with distributed.Client(cluster) as c:
-            yield c
+# conftest's module-scoped client: one light cluster (one one-thread worker in this process)
+DASK_CLUSTER = dict(n_workers=1, processes=False)
 
 
 @pytest.mark.parametrize("Est", [InfiniteFeatureRegressor, InfiniteFeatureClassifier])
