@@ -87,3 +87,21 @@ def test_no_feature_warning_points_at_the_callers_file():
         (said,) = [w for w in caught if "selected no feature" in str(w.message)]
         # the old code: sklearn/base.py (its fit decorator), a fixed count of frames
         assert said.filename == __file__, said.filename
+
+
+def test_sparse_offset_warning_points_at_the_callers_file():
+    import warnings
+
+    import scipy.sparse as sp
+
+    from kernlearn import LowRankKernelRegressor
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 3)
+    Xs = sp.csr_matrix(np.c_[X, 1e9 + X[:, 0]])  # a column offset by 1e9
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        LowRankKernelRegressor(random_state=0).fit(Xs, X[:, 0])
+    (said,) = [w for w in caught if "cannot centre exactly" in str(w.message)]
+    # the old code: kernlearn/estimators/lowrank.py, a fixed count of frames
+    assert said.filename == __file__, said.filename

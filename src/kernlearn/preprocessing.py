@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .utils._finite import first_non_finite
+from .utils._warnings import user_stacklevel
 from .utils._sparse import (  # noqa: F401
     _sparse_centred_squares, canonical_sparse, column_nonzeros, dense_product)
 
@@ -191,7 +192,7 @@ def implicit_center(X, sample_weight=None, standardize=True):
                       f"more than {FAR_OFFSET:.0e} times their spread, which a sparse "
                       "container cannot centre exactly: the model may differ from the "
                       "dense one. Subtract the offset first, or pass X dense.",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=user_stacklevel())
     return center
 
 

@@ -23,7 +23,7 @@ import os
 import sys
 import warnings
 
-__all__ = ["carried", "collected", "collecting", "pass_on", "warn"]
+__all__ = ["carried", "collected", "collecting", "pass_on", "user_stacklevel", "warn"]
 
 # the list that collects the warnings of this context's inner fits, if any
 _COLLECTING = contextvars.ContextVar("kernlearn_collected_warnings", default=None)
@@ -39,12 +39,12 @@ def warn(message, category, stacklevel=1):
     stacklevel : int or "user", default=1
         As for ``warnings.warn``, counted from the caller of this function;
         ``"user"``: the first caller outside kernlearn and scikit-learn (see
-        :func:`_user_stacklevel`).
+        :func:`user_stacklevel`).
     """
     log = _COLLECTING.get()
     if log is None:
         if stacklevel == "user":
-            stacklevel = _user_stacklevel()
+            stacklevel = user_stacklevel(_depth=2)
         warnings.warn(message, category, stacklevel=stacklevel + 1)
     else:
         log.append((str(message), category))
@@ -54,9 +54,10 @@ def warn(message, category, stacklevel=1):
 _KERNLEARN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
-def _user_stacklevel():
-    """The ``stacklevel``, counted from :func:`warn`'s caller, of the first frame
-    outside kernlearn and scikit-learn: the call the user wrote.
+def user_stacklevel(_depth=1):
+    """The ``stacklevel`` of ``warnings.warn`` called in the caller of this function
+    (``warnings.warn(..., stacklevel=user_stacklevel())``) that points at the first
+    frame outside kernlearn and scikit-learn: the call the user wrote.
 
     A fixed count points into whatever wraps the call between: scikit-learn's
     ``_fit_context`` around ``fit`` made a warning given from a fit name
@@ -64,13 +65,18 @@ def _user_stacklevel():
     3.12's ``skip_file_prefixes`` does this; this package supports 3.11.)
     scikit-learn is looked up among the imported modules, never imported (Dask
     workers run without it).
+
+    Returns
+    -------
+    stacklevel : int
     """
     inside = [_KERNLEARN_DIR]
     sklearn = sys.modules.get("sklearn")
     if getattr(sklearn, "__file__", None):
         inside.append(os.path.dirname(os.path.abspath(sklearn.__file__)) + os.sep)
     inside = tuple(inside)
-    frame, level = sys._getframe(2), 1  # (warn's caller, where stacklevel 1 points)
+    # (the frame that warns: stacklevel 1 points at it)
+    frame, level = sys._getframe(_depth), 1
     while frame.f_back is not None and os.path.abspath(
             frame.f_code.co_filename).startswith(inside):
         frame, level = frame.f_back, level + 1
