@@ -1,6 +1,27 @@
 """A fiftieth user's audit: what the twenty-first pass merged (read-only installs'
 precompiled cache, GrFL stratified folds, LowRank mapped centres, blocked Fourier
-columns, audit 49's fixes)."""
+columns, audit 49's fixes).
+
+What was wrong (each test below failed before its fix):
+
+- A read-only install whose precompiled numba entry could not be read (not
+  readable by the user; a truncated index or data file) stopped every first call
+  with ``PermissionError`` or pickle's "data was truncated", which the user could
+  not clear: the package's folder is not theirs.  Such an entry is now a miss.
+- ``LowRankKernel*`` kept their mapped centres while ``centers_``, ``x_mean_``
+  and ``x_scale_`` were the same objects: changed in place, the rows were mapped
+  with the new values and the centres with the old ones (1.9 off, silently); a
+  subclass defining ``__eq__`` (unhashable) could not predict.
+- GrFL's "selected no feature" warning and the sparse-offset warning named a
+  file inside scikit-learn or kernlearn, not the caller's.
+
+Checked and clean: the fallback keeps numba's checks (numba's version, the
+source's hash, the signature, the CPU and its features, the bytecode) and writes
+nothing into the package's folder; ``NUMBA_CACHE_DIR`` and ``NUMBA_DISABLE_JIT``;
+stratified folds with string labels, tasks, zero weights, the same seed; blocked
+cos/sin on Fortran-ordered and strided phases, 2,048 +- 1 rows, huge and
+non-finite phases, float32; audit 49's fixes through model files and the CLI.
+"""
 
 import numpy as np
 import pytest
