@@ -82,8 +82,8 @@ AUTO_PRICING_ROWS = 2000
 # master (ijcnn1, 100 features: 4.8 s CPU against 6.0 s solving each to tol,
 # the same test accuracy); first-order masters get 20 iterations.
 NEWTON_PATH_ITER = 2
-# Coordinate-descent sweeps per Newton direction in the intermediate masters
-# (path_iter); the final master keeps the solver's own cap.
+# Coordinate-descent sweeps per Newton direction in the intermediate masters (the
+# final master keeps its cap); 10-30, 80-1000 or one step were slower (BENCHMARKS.md).
 PATH_SWEEPS = 50
 # Candidates re-scored exactly (float64) after a float32 ranking on all rows.
 N_EXACT = 3
