@@ -29,17 +29,19 @@ __all__ = ["carried", "collected", "collecting", "pass_on", "user_stacklevel", "
 _COLLECTING = contextvars.ContextVar("kernlearn_collected_warnings", default=None)
 
 
-def warn(message, category, stacklevel=1):
+def warn(message, category, stacklevel="user"):
     """``warnings.warn``, or the warning kept by the running :func:`collected` block.
 
     Parameters
     ----------
     message : str
     category : type of Warning
-    stacklevel : int or "user", default=1
+    stacklevel : int or "user", default="user"
         As for ``warnings.warn``, counted from the caller of this function;
         ``"user"``: the first caller outside kernlearn and scikit-learn (see
-        :func:`user_stacklevel`).
+        :func:`user_stacklevel`), the library's rule for every warning a
+        user's call gives (a count's target moved with the estimator and with
+        the wrappers around it).
     """
     log = _COLLECTING.get()
     if log is None:
@@ -123,7 +125,7 @@ def pass_on(log, dropped):
     """
     for message, category in log:
         if not issubclass(category, dropped):
-            warn(message, category, stacklevel=3)
+            warn(message, category, stacklevel="user")
 
 
 def carried(func):
