@@ -13,7 +13,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import pairwise
 from sklearn.pipeline import make_pipeline
 
