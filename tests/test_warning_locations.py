@@ -203,3 +203,23 @@ def test_grfl_small_task_warning():
     _check(lambda: kernlearn.InfiniteFeatureRegressor(random_state=0), X, y,
            "a task of 4 rows cannot give 5 folds", fit_kw={"task_index": t},
            pipeline=False)
+
+
+def test_lowrank_auto_nu_path_breakdown_warning(monkeypatch):
+    # methods/slkl.py (stacklevel=3): the Woodbury updates breaking down along
+    # nu="auto"'s path (made to, at its third value, as test_slkl_auto_nu does)
+    import kernlearn.methods.slkl as slkl
+    from kernlearn.methods._slkl_state import SLKLBreakdown
+
+    original, calls = slkl.slkl_problem, []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) % 3 == 0:
+            raise SLKLBreakdown("SLKL's coordinate updates broke down (test): nu is too small")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(slkl, "slkl_problem", failing)
+    X, y = _regression()
+    _check(lambda: kernlearn.LowRankKernelRegressor(nu="auto", random_state=0), X, y,
+           "nu='auto': the path stopped")
