@@ -223,3 +223,21 @@ def test_lowrank_auto_nu_path_breakdown_warning(monkeypatch):
     X, y = _regression()
     _check(lambda: kernlearn.LowRankKernelRegressor(nu="auto", random_state=0), X, y,
            "nu='auto': the path stopped")
+
+
+@pytest.mark.parametrize("make, words", [
+    # warn(): estimators/_renamed.py
+    (lambda: kernlearn.FGMClassifier(max_outer_iter=3), "'max_outer_iter' was renamed"),
+    # warnings.warn: families/pool.py
+    (lambda: kernlearn.FGMClassifier(groups=[[0, 1], [2]]), "2 of 5 features are in no group"),
+])
+def test_warnings_of_a_searchs_fits(make, words):
+    # a search fits under joblib's Parallel: the first frame outside kernlearn
+    # and scikit-learn was joblib/parallel.py's (the search's refit alone, on
+    # all rows, named the user's file)
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = _binary(40, 5)
+    said = _said(lambda: GridSearchCV(make(), {"C": [1.0]}, cv=2).fit(X, y), words)
+    assert len(said) == 3  # two folds and the refit
+    assert {w.filename for w in said} == {__file__}, [(w.filename, w.lineno) for w in said]
