@@ -2,10 +2,11 @@
 
 A fixed ``stacklevel`` counts frames from the line that warns, and what sits
 between it and the user differs with the estimator, with scikit-learn's fit
-decorator and with a pipeline around the estimator: the counts named
-``sklearn/base.py``, ``sklearn/pipeline.py`` or kernlearn's own files.  Every
-warning now takes the first frame outside kernlearn and scikit-learn
-(``stacklevel="user"``, ``user_stacklevel()``).  Each case below failed before.
+decorator and with a pipeline or a search around the estimator: the counts
+named ``sklearn/base.py``, ``sklearn/pipeline.py`` or kernlearn's own files, and
+a search's fits ``joblib/parallel.py``.  Every warning now takes the first frame
+outside kernlearn, scikit-learn and joblib (``stacklevel="user"``,
+``user_stacklevel()``).  Each case below failed before.
 """
 
 import warnings
