@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .gram import _EXACT_PSD_CHECK, check_psd_gram
+from .utils._warnings import user_stacklevel
 
 __all__ = ["check_kernel_callable", "warn_uncentred_callable"]
 
@@ -137,4 +138,4 @@ def warn_uncentred_callable(kernel, name, center):
         "named linear, poly and rbf kernels subtract the means themselves), so its model "
         "differs from the one on the same data given dense unless the kernel depends on "
         "differences x - x' only (RBF, Laplacian); pass X dense, or standardize=False, "
-        "for one model.", UserWarning, stacklevel=3)
+        "for one model.", UserWarning, stacklevel=user_stacklevel())

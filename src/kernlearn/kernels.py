@@ -35,8 +35,8 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
 )
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
 from ._histogram_kernels import _CENTRED, _dense, additive_chi2_kernel, hik_kernel
-from .preprocessing import (canonical_sparse, centred_dots, check_center,
-                            kernel_overflow_message)
+from .preprocessing import canonical_sparse, centred_dots, check_center, kernel_overflow_message
+from .utils._warnings import user_stacklevel
 from .widths import (  # noqa: F401  (re-exported)
     _DATA_GAMMAS,
     _row_sq_norms,
@@ -393,7 +393,7 @@ def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
         if kernel == "additive_chi2":
             raise ValueError(msg + _CENTRED)
         warnings.warn(msg + " (hik compares their absolute values: x and -x look alike)"
-                      + _CENTRED, UserWarning, stacklevel=2)
+                      + _CENTRED, UserWarning, stacklevel=user_stacklevel())
     if kernel == "rbf" and "gamma" not in params:
         params["gamma"] = "scale"  # a bare "rbf" takes scikit-learn's default width
     if "gamma" in params:

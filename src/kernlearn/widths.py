@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from .utils._warnings import user_stacklevel
+
 __all__ = [
     "convert_width",
     "distance_to_kernel",
@@ -290,7 +292,7 @@ def _warn_dominant_column(X, name, gamma):
             "the other columns (columns on very different scales); standardise the "
             "inputs (standardize=True) or give the kernel its own width.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -326,7 +328,7 @@ def _warn_column_offsets(X, sample_weight, name, gamma):
             "standardise the inputs (standardize=True), centre the columns or give "
             "the kernel its own width.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 

@@ -103,7 +103,7 @@ def renamed_parameter(est, old, new=None, default="deprecated", exclusive=True,
         unused = f" ({new}={getattr(est, new)!r}, also given, is not used)"
     warn(f"{type(est).__name__}: '{old}' was renamed '{new}' in 0.2 and will "
          f"be removed in 0.4; use {new}={value!r}{unused}.",
-         RenamedParameterWarning, stacklevel=3)
+         RenamedParameterWarning, stacklevel="user")
     return value
 
 
@@ -178,7 +178,7 @@ def inner_fits(run, what, risk, n_fits=None):
         n = out.size if n_fits is None else n_fits
         warn(f"{len(stopped)} convergence warning(s) in the {n} {what} "
              f"(first: {stopped[0]}); {risk}: raise max_iter or tol.",
-             ConvergenceWarning, stacklevel=3)
+             ConvergenceWarning, stacklevel="user")
     return out
 
 
@@ -199,7 +199,7 @@ def warn_unused(est, names, when, instead):
     given = [f"{n}={getattr(est, n)!r}" for n in names if not _at_default(est, n)]
     if given:
         warn(f"{type(est).__name__}: {', '.join(given)} not used with {when}; "
-             f"{instead}.", UnusedParameterWarning, stacklevel=3)
+             f"{instead}.", UnusedParameterWarning, stacklevel="user")
 
 
 def _at_default(est, name):

@@ -33,6 +33,7 @@ from ._base import (OLD_NAME, PLATT_XFAIL, ProbabilityMixin, _has_proba, all_or_
                     validate_fit_data, validate_params_cached, validate_partitioned_fit,
                     validate_predict_data, RenamedParameters)
 from ._platt import platt_attr_doc
+from ..utils._warnings import user_stacklevel
 
 __all__ = ["FGMClassifier", "FGMRegressor"]
 
@@ -142,13 +143,12 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
         kw = dict(sample_weight=sw, column_scale=st.scale if self.family is None else None,
                   refit=self.refit, refit_loss=loss, refit_C=self.refit_C)
         if auto and not self._partitioned(X):
-            res = fit_fgm_auto_C(X, y, self._unfitted_pool(std), get_loss(loss), settings,
-                                 **kw)
+            res = fit_fgm_auto_C(X, y, self._unfitted_pool(std), get_loss(loss), settings, **kw)
         else:  # a numeric C; on out-of-core and Dask input "auto" is C=1
             if auto:
-                warnings.warn('C="auto" (cross-validation) runs in memory only; this '
-                              "out-of-core / Dask fit uses C=1.0 (pass C to choose).",
-                              UserWarning, stacklevel=3)
+                warnings.warn('C="auto" (cross-validation) runs in memory only; this out-of-'
+                              "core / Dask fit uses C=1.0 (pass C to choose).", UserWarning,
+                              stacklevel=user_stacklevel())
             res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw),
                           settings, n_classes=n_classes, multiclass=multiclass,
                           n_jobs=getattr(self, "n_jobs", None), **kw)

@@ -414,7 +414,7 @@ def _stopping(est):
             warn(f"{cls}: with the deprecated 'eps', tol={tol!r} is read in its "
                  "pre-0.2 meaning, the master's tolerance; write "
                  f"tol={est.eps!r}, inner_tol={tol!r}.", RenamedParameterWarning,
-                 stacklevel=4)
+                 stacklevel="user")
             inner_tol = tol
         tol = outer
     elif tol != _DEFAULT_TOL:
@@ -422,7 +422,7 @@ def _stopping(est):
              "old eps: stop when no sampled feature violates the optimality "
              "conditions by more than tol); the master solver's tolerance, which "
              "tol meant before, is inner_tol.  This warning goes away in 0.4.",
-             RenamedParameterWarning, stacklevel=4)
+             RenamedParameterWarning, stacklevel="user")
     return {"eps": tol, "tol": inner_tol, "max_iter": inner_max_iter}
 
 

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from ..partitioned import as_row_partitioned
 from ..utils._sparse import canonical_sparse
+from ..utils._warnings import user_stacklevel
 from ._base import (BaseFamily, _exclude_array, _top_k, as_params, check_ids, drop_excluded,
                     input_feature_names, top_candidates)
 
@@ -149,7 +150,7 @@ class FeaturePool(BaseFamily):
                 warnings.warn(
                     f"{outside} of {n_features} features are in no group and can never be "
                     "selected; list them as groups of their own to make them candidates.",
-                    UserWarning, stacklevel=2)
+                    UserWarning, stacklevel=user_stacklevel())
             size_w = 1.0 / np.sqrt([g.size for g in self._groups])
             weigh = (self.feature_scaling if self.group_size_weights is None
                      else self.group_size_weights)

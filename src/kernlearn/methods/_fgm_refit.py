@@ -96,6 +96,6 @@ def _one_constraint(A, y, loss, settings, sample_weight, solve_master):
     if not out["converged"]:
         warn(f"the de-biasing refit's master stopped after {out['n_iter']} "
              "iterations before meeting its tolerance; increase inner_max_iter.",
-             ConvergenceWarning, stacklevel=4)
+             ConvergenceWarning, stacklevel="user")
     b = float(out["b"][0]) if settings.fit_intercept else 0.0
     return out["W"][:, 0], b, bool(out["converged"])

@@ -33,6 +33,7 @@ import warnings
 
 import numpy as np
 
+from ..utils._warnings import user_stacklevel
 from ._grfl_master import n_kept, n_params
 
 __all__ = ["DEFER", "DeferredAttribute", "DeferredRows", "FINAL_DRAWS", "average_draws",
@@ -359,7 +360,8 @@ def one_model(draws, why):
         # not silent: the result's n_paths (the estimators' n_paths_) is 1
         warnings.warn(f"n_paths={draws} was not used: {why}, and the model is the master "
                       "on all rows with those features (n_paths_ is 1). Pass a numeric "
-                      "max_features to average paths.", UserWarning, stacklevel=3)
+                      "max_features to average paths.", UserWarning,
+                      stacklevel=user_stacklevel())
 
 
 def _margins(path):

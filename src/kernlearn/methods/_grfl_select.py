@@ -28,6 +28,8 @@ import warnings
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..utils._warnings import user_stacklevel
+
 # the path's budget, the share of rows held out, the fewest held-out rows worth
 # it, the patience (stop at PATIENCE_FACTOR x the best count + PATIENCE_EXTRA
 # features), and below CV_BELOW rows CV_FOLDS folds instead of one part
@@ -441,7 +443,7 @@ def _validation_split(n, Y, task_rows, rng, sample_weight=None, loss=None):
             "a row and keep two training rows: the budget falls back to min(100, n // 6) "
             f'= {min(100, max(1, m // 6))} (and lambda_p="auto" to {DEFAULT_LEVEL}), as on '
             "data too small to hold rows out; pass max_features (and lambda_p), or give "
-            "the task more rows.", UserWarning, stacklevel=4)
+            "the task more rows.", UserWarning, stacklevel=user_stacklevel())
     return folds
 
 

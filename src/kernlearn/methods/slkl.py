@@ -47,7 +47,7 @@ from ._result import MethodResult
 from ._slkl_state import SLKLBreakdown, SLKLState, extract_fit, slkl_objective
 from ._slkl_options import coordinate_newton_constraints, nu_values, positive_numbers
 from ._decisions import slkl_decision  # noqa: F401  (re-exported: the estimators')
-from ..utils._warnings import warn
+from ..utils._warnings import user_stacklevel, warn
 
 __all__ = ["ColumnsOnDemand", "CoordinateNewton", "CoordinateNewtonState", "SLKLProblem",
            "SLKLResult", "SLKLState", "classifier_columns", "fit_slkl", "slkl_decision",
@@ -605,8 +605,7 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         warnings.warn(
             f"n_columns={M} > n_samples={n}: n_columns is set to n_samples "
             "(SLKL samples its columns among the training points).",
-            UserWarning,
-        )
+            UserWarning, stacklevel=user_stacklevel())
         M = n
     Y = np.asarray(Y, dtype=float)
     intercept = (np.average(Y, axis=0, weights=sw) if fit_intercept
@@ -861,7 +860,7 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
             # (the next values are smaller still): the path ends at the last value solved
             warn(f"nu='auto': the path stopped at relative nu={grid[k - 1]:.3g}; at "
                  f"{rel:.3g} {str(err).split(': ')[0]} (weights too large for these "
-                 "columns).", ConvergenceWarning, stacklevel=3)
+                 "columns).", ConvergenceWarning, stacklevel="user")
             break
         warm = res.state
         fit = extract_fit(warm.slkl, res, family, rel, start)
@@ -908,7 +907,7 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
         warn(f"SLKL stopped after max_iter={solver_kw['max_iter']} sweeps without meeting "
              f"tol={solver_kw['tol']} at {short} of the {len(done)} values of the nu path "
              f"up to the kept nu={grid[best['step']]:.3g}; increase max_iter.",
-             ConvergenceWarning, stacklevel=3)
+             ConvergenceWarning, stacklevel="user")
     return best
 
 

@@ -29,17 +29,19 @@ __all__ = ["carried", "collected", "collecting", "pass_on", "user_stacklevel", "
 _COLLECTING = contextvars.ContextVar("kernlearn_collected_warnings", default=None)
 
 
-def warn(message, category, stacklevel=1):
+def warn(message, category, stacklevel="user"):
     """``warnings.warn``, or the warning kept by the running :func:`collected` block.
 
     Parameters
     ----------
     message : str
     category : type of Warning
-    stacklevel : int or "user", default=1
+    stacklevel : int or "user", default="user"
         As for ``warnings.warn``, counted from the caller of this function;
-        ``"user"``: the first caller outside kernlearn and scikit-learn (see
-        :func:`user_stacklevel`).
+        ``"user"``: the first caller outside kernlearn, scikit-learn and joblib (see
+        :func:`user_stacklevel`), the library's rule for every warning a
+        user's call gives (a count's target moved with the estimator and with
+        the wrappers around it).
     """
     log = _COLLECTING.get()
     if log is None:
@@ -57,23 +59,25 @@ _KERNLEARN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + o
 def user_stacklevel(_depth=1):
     """The ``stacklevel`` of ``warnings.warn`` called in the caller of this function
     (``warnings.warn(..., stacklevel=user_stacklevel())``) that points at the first
-    frame outside kernlearn and scikit-learn: the call the user wrote.
+    frame outside kernlearn, scikit-learn and joblib: the call the user wrote.
 
     A fixed count points into whatever wraps the call between: scikit-learn's
     ``_fit_context`` around ``fit`` made a warning given from a fit name
-    ``sklearn/base.py``, a search or pipeline more frames of their own.  (Python
-    3.12's ``skip_file_prefixes`` does this; this package supports 3.11.)
-    scikit-learn is looked up among the imported modules, never imported (Dask
-    workers run without it).
+    ``sklearn/base.py``, a search or pipeline more frames of their own (a
+    search's fits run under joblib's ``Parallel``: ``joblib/parallel.py``).
+    (Python 3.12's ``skip_file_prefixes`` does this; this package supports
+    3.11.)  scikit-learn and joblib are looked up among the imported modules,
+    never imported (Dask workers run without scikit-learn).
 
     Returns
     -------
     stacklevel : int
     """
     inside = [_KERNLEARN_DIR]
-    sklearn = sys.modules.get("sklearn")
-    if getattr(sklearn, "__file__", None):
-        inside.append(os.path.dirname(os.path.abspath(sklearn.__file__)) + os.sep)
+    for name in ("sklearn", "joblib"):
+        module = sys.modules.get(name)
+        if getattr(module, "__file__", None):
+            inside.append(os.path.dirname(os.path.abspath(module.__file__)) + os.sep)
     inside = tuple(inside)
     # (the frame that warns: stacklevel 1 points at it)
     frame, level = sys._getframe(_depth), 1
@@ -123,7 +127,7 @@ def pass_on(log, dropped):
     """
     for message, category in log:
         if not issubclass(category, dropped):
-            warn(message, category, stacklevel=3)
+            warn(message, category, stacklevel="user")
 
 
 def carried(func):
