@@ -214,7 +214,9 @@ def _shipped_run(tmp_path, mode):
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-def test_a_read_only_install_reads_the_precompiled_cache(tmp_path):
+def _shipped_package(tmp_path):
+    """A one-function package under ``tmp_path/pkg`` compiled through njit_cached
+    (skips where njit_cached is plain numba)."""
     from kernlearn.utils import _numba_cache
 
     if not _numba_cache._SUPPORTED:
@@ -223,6 +225,10 @@ def test_a_read_only_install_reads_the_precompiled_cache(tmp_path):
     (tmp_path / "pkg" / "shippedmod.py").write_text(
         "from kernlearn.utils._numba_cache import njit_cached\n\n\n"
         "@njit_cached\ndef plus_one(x):\n    return x + 1.0\n")
+
+
+def test_a_read_only_install_reads_the_precompiled_cache(tmp_path):
+    _shipped_package(tmp_path)
     # the install's precompilation: compiled and written into the package's folder
     first = _shipped_run(tmp_path, "writable")
     assert first == {"value": 42.0, "hits": 0, "misses": 1, "in_tree": True}

@@ -26,7 +26,7 @@ non-finite phases, float32; audit 49's fixes through model files and the CLI.
 import numpy as np
 import pytest
 
-from test_loose_ends22 import _shipped_run
+from test_loose_ends22 import _shipped_package, _shipped_run
 
 
 # -- a read-only install whose precompiled entries cannot be read ---------------------
@@ -36,14 +36,7 @@ def test_an_unreadable_precompiled_entry_is_compiled_not_fatal(tmp_path, damaged
     # The package's folder is read-only to the user: they cannot delete a damaged
     # (or, installed by root with umask 077, unreadable) entry there, so reading it
     # must not stop every first call: numba compiles, as it did before it was read.
-    from kernlearn.utils import _numba_cache
-
-    if not _numba_cache._SUPPORTED:
-        pytest.skip("njit_cached is numba.njit(cache=True) on this numba")
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "shippedmod.py").write_text(
-        "from kernlearn.utils._numba_cache import njit_cached\n\n\n"
-        "@njit_cached\ndef plus_one(x):\n    return x + 1.0\n")
+    _shipped_package(tmp_path)
     assert _shipped_run(tmp_path, "writable")["misses"] == 1
     (entry,) = (tmp_path / "pkg" / "__pycache__").glob(f"*.{damaged}")
     entry.write_bytes(entry.read_bytes()[:len(entry.read_bytes()) // 2])
