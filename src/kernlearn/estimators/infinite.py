@@ -542,11 +542,11 @@ class InfiniteFeatureClassifier(
             Dask DataFrame is fitted on its cluster (the Newton master and
             ``RandomFourierFeatures`` only; no ``sample_weight``,
             ``class_weight``, ``task_index``, ``warm_start`` or Platt
-            probabilities), the same model as in memory (with one path for
-            ``n_paths="auto"``: below 300 rows memory averages 3) but on data
-            wider than long (at most 1,000 distinct rows, at least twice as many
+            probabilities), the same model as in memory but on data wider than
+            long (at most 1,000 distinct rows, at least twice as many
             columns), which in memory is priced in its rows' span: other
-            draws, the same distribution of features.
+            draws, the same distribution of features; and with one path for
+            ``n_paths="auto"`` where memory averages 3 below 300 rows.
         y : array-like of shape (n_samples,)
             Class labels.
         task_index : array-like of shape (n_samples,), optional
@@ -781,11 +781,11 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             Training inputs.  A ``dask.array`` (dense or sparse chunks) or a
             Dask DataFrame is fitted on its cluster (the Newton master and
             ``RandomFourierFeatures`` only; a 1-D ``y``, no ``sample_weight``,
-            ``task_index`` or ``warm_start``), the same model as in memory (with
-            one path for ``n_paths="auto"``: below 300 rows memory averages 3) but
-            on data wider than long (at most 1,000 distinct rows, at least twice as many
+            ``task_index`` or ``warm_start``), the same model as in memory but on
+            data wider than long (at most 1,000 distinct rows, at least twice as many
             columns), which in memory is priced in its rows' span: other draws,
-            the same distribution of features.
+            the same distribution of features; and with one path for
+            ``n_paths="auto"`` where memory averages 3 below 300 rows.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets (one task per output).
         task_index : array-like of shape (n_samples,), optional
