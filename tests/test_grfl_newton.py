@@ -409,6 +409,35 @@ def test_ill_conditioned_master_converges_without_capped_inner_solves():
     assert r.state["objective"] == pytest.approx(tight.state["objective"], rel=1e-5)
 
 
+def anderson_sweeps(rng, mix, p, K):
+    """K + 1 plain gradient steps on a penalty-free model of one task, packed as the
+    inner solve's Anderson history: columns ``A[:, 1] = A[:, 0] + mix * A[:, 1]``
+    (the smaller ``mix``, the more correlated and the larger the extrapolation's
+    coefficients), the intercept last.  Returns ``H, g, W, ws, b, x0, Xh, Rh, d``
+    (``d`` the last step of (w, b))."""
+    from kernlearn.solvers.grfl_newton import _pack
+
+    T = 1
+    A = rng.normal(size=(20, p + 1))
+    A[:, 1] = A[:, 0] + mix * A[:, 1]  # correlated: slow plain iterates
+    A[:, p] = 1.0
+    H = (A.T @ A)[None]  # intercept last
+    g = rng.normal(size=(p + 1))
+    W, ws, b = np.zeros((p, T)), np.zeros(p), np.zeros(T)
+    nx = p * T + p + T
+    x0 = np.empty(nx)
+    _pack(W, ws, b, x0)
+    Xh, Rh = np.empty((K + 1, nx)), np.empty((K + 1, T, p + 1))
+    L = np.linalg.eigvalsh(H[0])[-1]
+    d = np.zeros(p + 1)
+    for k in range(K + 1):
+        d = d - (g + H[0] @ d) / L
+        W[:, 0], b[:] = d[:p], d[p:]
+        _pack(W, ws, b, Xh[k])
+        Rh[k] = H[0] @ d
+    return H, g, W, ws, b, x0, Xh, Rh, d
+
+
 def test_anderson_extrapolation_of_a_linear_iteration_is_its_fixed_point(rng):
     # K >= moved coordinates + 1: the extrapolation of a linear fixed-point
     # iteration (gradient steps on the penalty-free model) is its fixed point
@@ -416,27 +445,12 @@ def test_anderson_extrapolation_of_a_linear_iteration_is_its_fixed_point(rng):
     # its coefficients' magnitudes sum to at most _ANDERSON_MAX_COEF (47 here;
     # more correlated columns, A[:, 0] + 0.3 * A[:, 1], need 192: skipped, see
     # test_user_audit47)
-    from kernlearn.solvers.grfl_newton import _extrapolate, _pack
+    from kernlearn.solvers.grfl_newton import _extrapolate
 
     p, T, K = 3, 1, 5
-    A = rng.normal(size=(20, p + 1))
-    A[:, 1] = A[:, 0] + A[:, 1]  # correlated: slow plain iterates
-    A[:, p] = 1.0
-    H = (A.T @ A)[None]  # intercept last
-    g = rng.normal(size=(p + 1))
+    H, g, W, ws, b, x0, Xh, Rh, d = anderson_sweeps(rng, 1.0, p, K)
+    nx = len(x0)
     GW, Gb = g[:p, None].copy(), g[p:].copy()
-    W, ws, b = np.zeros((p, T)), np.zeros(p), np.zeros(T)
-    nx = p * T + p + T
-    x0 = np.empty(nx)
-    _pack(W, ws, b, x0)
-    Xh, Rh = np.empty((K + 1, nx)), np.empty((K + 1, T, p + 1))
-    L = np.linalg.eigvalsh(H[0])[-1]
-    d = np.zeros(p + 1)  # the step of (w, b)
-    for k in range(K + 1):
-        d = d - (g + H[0] @ d) / L
-        W[:, 0], b[:] = d[:p], d[p:]
-        _pack(W, ws, b, Xh[k])
-        Rh[k] = H[0] @ d
     R = Rh[K].copy()
     indptr = np.arange(p + 1, dtype=np.int64)
     _extrapolate(Xh, Rh, x0, np.empty(nx), np.empty((T, p + 1)), GW, Gb, W, ws, b, R,

@@ -88,27 +88,13 @@ def test_anderson_steps_with_coefficients_set_by_rounding_are_skipped():
     # such steps were taken; on GrFL's masters they reached 1.5e4 and followed
     # the sweeps' rounding)
     from kernlearn.solvers._grfl_newton_kernels import _ANDERSON_MAX_COEF
-    from kernlearn.solvers.grfl_newton import _extrapolate, _pack
+    from kernlearn.solvers.grfl_newton import _extrapolate
 
-    rng = np.random.default_rng(0)
+    from test_grfl_newton import anderson_sweeps
+
     p, T, K = 3, 1, 5
-    A = rng.normal(size=(20, p + 1))
-    A[:, 1] = A[:, 0] + 0.3 * A[:, 1]
-    A[:, p] = 1.0
-    H = (A.T @ A)[None]
-    g = rng.normal(size=(p + 1))
-    W, ws, b = np.zeros((p, T)), np.zeros(p), np.zeros(T)
-    nx = p * T + p + T
-    x0 = np.empty(nx)
-    _pack(W, ws, b, x0)
-    Xh, Rh = np.empty((K + 1, nx)), np.empty((K + 1, T, p + 1))
-    L = np.linalg.eigvalsh(H[0])[-1]
-    d = np.zeros(p + 1)
-    for k in range(K + 1):
-        d = d - (g + H[0] @ d) / L
-        W[:, 0], b[:] = d[:p], d[p:]
-        _pack(W, ws, b, Xh[k])
-        Rh[k] = H[0] @ d
+    H, g, W, ws, b, x0, Xh, Rh, _ = anderson_sweeps(np.random.default_rng(0), 0.3, p, K)
+    nx = len(x0)
     U = np.diff(Xh, axis=0)
     G = U @ U.T
     z = np.linalg.solve(G + 1e-10 * np.trace(G) * np.eye(K), np.ones(K))
