@@ -460,7 +460,7 @@ def _strata(Y, task_rows):
     task = np.zeros(len(Y), dtype=int)
     for t, r in enumerate(task_rows):
         task[r] = t
-    return 2 * task + cls
+    return task * (int(cls.max(initial=0)) + 1) + cls  # (one stratum per task and class)
 
 
 def _fold_lacks_class(vals, row_strata, strata):
