@@ -5,6 +5,7 @@ from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -277,14 +278,12 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
             X = partitioned_predict_input(self, X)
             return as_row_partitioned(X, self.memory_budget).map_stack(take)
         if self.family_ is None:
-            try:
-                return super().transform(X)
-            except (ValueError, TypeError):
-                # scikit-learn's selector validates X in its own words ("Input X
-                # contains NaN", "Feature names must be in the same order"):
-                # predict's words name the cell or the moved column
-                validate_predict_data(self, X)
-                raise
+            # X checked (and read) as predict reads it: scikit-learn's selector
+            # passed a DataFrame through unchecked for pandas output (NaN, text
+            # and dates too), text columns for the default output, and named
+            # neither the cell nor the moved column
+            X = validate_predict_data(self, X)
+            return self._transform(X.tocsr() if sp.issparse(X) else X)
         X = validate_predict_data(self, X)
         return finite_outputs(self, self.family_.raw_columns(self._family_ids(), X), X,
                               "features")
