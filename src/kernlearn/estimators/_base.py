@@ -320,6 +320,11 @@ def target_values(y):
         if isinstance(dtype, pd.CategoricalDtype):
             dtype = dtype.categories.dtype
         numpy_dtype = getattr(dtype, "numpy_dtype", None)  # nullable boolean, Int64, Float64
+        if numpy_dtype is not None and numpy_dtype.kind == "U":
+            # (pyarrow text, as read_csv(dtype_backend="pyarrow") gives: labels of
+            # dtype object, as pandas' own text and scikit-learn's classifiers
+            # have them, not fixed-width "<U")
+            numpy_dtype = None
         y = (y.to_numpy(dtype=numpy_dtype) if numpy_dtype is not None
              else np.asarray(y.to_numpy(dtype=dtype if isinstance(dtype, np.dtype) else None)))
     if y.dtype == object and y.size and all(isinstance(v, (bool, np.bool_)) for v in y.ravel()):
@@ -337,17 +342,17 @@ def target_values(y):
     return y
 
 
-def _refuse_missing(y, missing, what="a missing value"):
+def _refuse_missing(y, missing, what="a missing value", name="y"):
     """ValueError naming the first row of targets ``y`` that ``missing`` marks
     (an array of ``y``'s shape; a row of a 2-D ``y`` is missing in any column)
-    as holding ``what``."""
+    as holding ``what`` (``name``: the argument, e.g. ``"task_index"``)."""
     if missing.any():
         rows = missing.reshape(len(missing), -1).any(axis=1) if missing.ndim else missing
         i = int(np.flatnonzero(rows)[0])
         label = plain_value(y.index[i] if hasattr(y, "index") else i)
         k = int(rows.sum())
         raise ValueError(
-            f"y has {what} at row {i}" + ("" if label == i else f" (index {label!r})")
+            f"{name} has {what} at row {i}" + ("" if label == i else f" (index {label!r})")
             + f" ({k} row{'s' if k > 1 else ''} with one in all); drop those rows or fill them.")
 
 
