@@ -65,6 +65,7 @@ from ._base import (
     plain_predict_data,
     standardize_fit,
     target_standardization,
+    target_values,
     validate_data,
 )
 from ._input_range import (OUT_OF_BOUNDS, OUT_OF_BOUNDS_DOC, out_of_bounds_mode,
@@ -535,7 +536,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         """
         pre = self.kernel == "precomputed"
         # (an array of text; not a sparse matrix or a generator, whose np.asarray is
-        # a 0-d object array: "y holds strings" was not their problem)
+        # a 0-d object array: "y holds strings" was not their problem; a missing
+        # value first: pd.NA in a DataFrame of targets made them objects, called strings)
+        y = target_values(y)
         if y is not None and np.asarray(y).ndim > 0 and np.asarray(y).dtype.kind in "USO":
             try:
                 y = np.asarray(y, dtype=np.float64)
