@@ -26,7 +26,7 @@ from sklearn import get_config
 
 from ..utils._input_kinds import refuse_unlike_array
 from ..utils._messages import plain_value
-from ._base import _unordered
+from ._base import _refuse_missing, _unordered
 
 __all__ = [
     "TaskIndexRequests",
@@ -278,6 +278,7 @@ def split_tasks(task_index, n):
         raise ValueError("task_index mixes True/False with other task ids "
                          f"({_some_ids(raw)}); True would be the task 1 and False "
                          "the task 0: give every task id of one kind.")
+    _refuse_missing_ids(raw, task_index)
     if task_index.dtype.kind == "f" and not np.all(np.isfinite(task_index)):
         raise ValueError("task_index contains NaN or infinity.")
     try:
@@ -365,9 +366,10 @@ def task_positions(tasks, task_index, n):
     pos : ndarray of int of shape (n,)
     """
     refuse_unlike_array(task_index, "task_index", "the prediction", dates=False)
-    task_index = np.asarray(task_index)
+    raw, task_index = task_index, np.asarray(task_index)
     if task_index.shape != (n,):
         raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
+    _refuse_missing_ids(raw, task_index)
     kinds = {_id_kind(tasks), _id_kind(task_index)}
     if kinds == {"True/False", "numbers"}:
         # True == 1 in NumPy: numbers 0/1 silently named a model's tasks False/True
@@ -389,6 +391,18 @@ def task_positions(tasks, task_index, n):
         raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5]}."
                          + _other_kind_of_ids(tasks, unknown))
     return pos
+
+
+def _refuse_missing_ids(raw, ids):
+    """Refuse a missing task id (None, NaN, ``pd.NA``) by its row (and index label
+    of a pandas ``raw``): it was "task_index contains NaN or infinity", "tasks
+    unseen in fit: [nan]" or "mixes task ids of types float, str"."""
+    if ids.dtype.kind == "f":
+        _refuse_missing(raw, np.isnan(ids), "a missing value (NaN)", name="task_index")
+    elif ids.dtype == object:
+        import pandas as pd
+
+        _refuse_missing(raw, np.asarray(pd.isna(ids)), name="task_index")
 
 
 def _bool_ids(ids):
