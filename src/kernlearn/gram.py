@@ -237,7 +237,10 @@ def check_gram_list(grams, name):
         # (a masked matrix's masked cells were read as the values under the
         # mask; complex ones lost their imaginary parts)
         refuse_unlike_array(K, f"{name}[{j}]", "a precomputed kernel")
-        K = np.asarray(K, dtype=float)
+        # (pandas' pd.NA is a missing value: NumPy's conversion of a nullable or
+        # pyarrow frame holding one failed with "float() argument ... 'NAType'")
+        K = (K.to_numpy(dtype=float, na_value=np.nan) if hasattr(K, "to_numpy")
+             else np.asarray(K, dtype=float))
         if K.ndim != 2:
             raise ValueError(f"{name}[{j}] must be 2-D, got shape {K.shape}.")
         if not np.isfinite(K).all():
