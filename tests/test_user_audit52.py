@@ -41,6 +41,12 @@ What was wrong (each test below failed before its fix):
   string or a real number, not 'NAType'"; it is "X[0] contains NaN or
   infinite values", as a NumPy matrix's NaN is.
 
+- ``kernlearn predict`` of a multitask model fitted and saved in Python, on a
+  file read without ``--task-column``, stopped with the Python words "pass
+  task_index ... turn scikit-learn's metadata routing on": its file's metadata
+  has no "multitask" (the CLI's fits write it); the model's ``tasks_`` now
+  say so too, and the error names ``--task-column``.
+
 Checked and clean (the parts not pinned elsewhere are pinned below): every
 estimator gives the float64 array's predictions (bit for bit) on frames of
 ``double[pyarrow]``, ``Float64``, ``int64[pyarrow]``, ``Int64``,
@@ -487,3 +493,26 @@ def test_csv_files_of_the_same_numbers_give_the_same_model(tmp_path, capsys):
                              "-o", tmp_path / "got.txt"], capsys)
         assert code == 0, (case, err)
         assert (tmp_path / "got.txt").read_text() == want, case
+
+
+def test_cli_asks_a_python_models_tasks_by_its_option(tmp_path, capsys):
+    # a multitask model fitted and saved in Python (no "multitask" in its file's
+    # metadata) stopped `kernlearn predict` with the Python words "pass task_index
+    # ... turn scikit-learn's metadata routing on"; the CLI's option is named
+    from kernlearn.io import save_model
+
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).astype("double[pyarrow]")
+    tasks = pd.Series(np.where(np.arange(len(y)) % 2, "north", "south"), dtype="str")
+    labels = pd.Series(np.where(y > 0, "yes", "no"), dtype="str")
+    est = kernlearn.MultitaskMKLClassifier().fit(frame, labels, task_index=tasks)
+    save_model(est, tmp_path / "m.npz")
+    frame.assign(task=tasks).to_csv(tmp_path / "d.csv", index=False)
+    code, _, err = _cli(["predict", "-m", tmp_path / "m.npz", tmp_path / "d.csv",
+                         "-o", tmp_path / "p.txt"], capsys)
+    assert code == 5 and "has no task column (--task-column)" in err, err
+    code, _, err = _cli(["predict", "-m", tmp_path / "m.npz", tmp_path / "d.csv",
+                         "--task-column", "task", "-o", tmp_path / "p.txt"], capsys)
+    assert code == 0, err
+    got = (tmp_path / "p.txt").read_text().split()
+    assert got == est.predict(frame, task_index=tasks).tolist()

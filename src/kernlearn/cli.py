@@ -331,7 +331,9 @@ def _model_data(args, meta, est, labels_needed=True):
         feature_names=meta.get("feature_names") if header is not False else None,
         labels_needed=labels_needed,
     )
-    if meta.get("multitask") and info["tasks"] is None:
+    tasks_ = getattr(est, "tasks_", None)  # (a model saved from Python has no "multitask")
+    if (meta.get("multitask") or tasks_ is not None and len(tasks_) > 1) and (
+            info["tasks"] is None):
         raise CLIError(
             f"the model was fitted on tasks; {args.data} has no task column "
             "(--task-column)",
