@@ -334,3 +334,22 @@ def test_too_few_rows_for_the_folds_are_refused_naming_the_problem(fit, message)
     X, y = _data(10, 3)
     with pytest.raises(ValueError, match=message):
         fit(X, y)
+
+
+# -- one-vs-rest problems: one warning for all of them --------------------------------
+
+@pytest.mark.parametrize("make", [
+    lambda: K.FGMClassifier(B=2, multiclass="ovr", max_iter=1),
+    lambda: K.FGMClassifier(B=2, multiclass="ovr", inner_max_iter=1, inner_tol=1e-14),
+    lambda: K.LowRankKernelClassifier(multiclass="ovr", max_iter=1, random_state=0),
+], ids=["fgm-max_iter", "fgm-inner", "slkl"])
+def test_one_vs_rest_problems_stopped_early_warn_once(make):
+    X, y = _wide(90)
+    y = np.digitize(y, np.quantile(y, [0.25, 0.5, 0.75]))  # four classes
+    est, rec = _record(lambda: make().fit(X, y))
+    stopped = [str(w.message) for w in _stopped(rec)]
+    # the old code: one per class (sixty from a sixty-class fit)
+    assert len(stopped) == 1, stopped
+    assert stopped[0].startswith("4 convergence warning(s) in the 4 one-vs-rest problems "
+                                 "(first: ")
+    assert _stopped(rec)[0].filename == __file__ and not np.any(est.converged_)

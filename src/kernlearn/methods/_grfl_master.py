@@ -185,7 +185,7 @@ def one_master_warning(fit):
                     cap = m.group(1)
                     missed[m.group(2)] = missed.get(m.group(2), 0) + 1
             if missed:
-                counts = ", and ".join(f"{what} in {k} solve{'s' * (k > 1)}"
+                counts = ", and ".join(what + (f" in {k} solves" if k > 1 else "")
                                        for what, k in missed.items())
                 warn(f"GrFL's master stopped after {cap} without meeting {counts}; "
                      "increase inner_max_iter.", ConvergenceWarning)
