@@ -250,7 +250,9 @@ _COMMON_DOC = """
     converged_ : bool
         Whether the path stopped on the violation test (or the held-out loss);
         where held-out rows chose the features, that path's (as
-        ``stop_reason_``); with ``n_paths_`` above 1, whether every path did.
+        ``stop_reason_``); with ``n_paths_`` above 1, whether every path did;
+        ``False`` too when the model's master stopped at ``inner_max_iter``
+        before ``inner_tol`` (a ``ConvergenceWarning`` says so).
     solver_ : str
         Class name of the restricted-master solver used (what ``solver="auto"``
         chose: ``"GrFLNewton"`` or ``"ADMM"``).

@@ -7,7 +7,7 @@ is the string ``"deprecated"`` and lists its renames in the class attribute
 the estimators' inner fits (:func:`inner_fits`) read.
 """
 
-from ..utils._warnings import collected, pass_on, warn
+from ..utils._warnings import summed, warn
 
 __all__ = ["RenamedParameterWarning", "RenamedParameters", "UnusedParameterWarning",
            "inner_fits", "refuse_both_given", "renamed_parameter", "warn_unused"]
@@ -165,21 +165,11 @@ def inner_fits(run, what, risk, n_fits=None):
     -------
     out : the value of ``run()``
     """
-    from sklearn.exceptions import ConvergenceWarning  # (not on import: Dask workers)
-
     # (not warnings.catch_warnings: its filters and recorder are the process's,
     # which fits in other threads share; see utils/_warnings.py)
-    with collected() as caught:
-        out = run()
-    stopped = [message for message, category in caught
-               if issubclass(category, ConvergenceWarning)]
-    pass_on(caught, (ConvergenceWarning, RenamedParameterWarning, UnusedParameterWarning))
-    if stopped:
-        n = out.size if n_fits is None else n_fits
-        warn(f"{len(stopped)} convergence warning(s) in the {n} {what} "
-             f"(first: {stopped[0]}); {risk}: raise max_iter or tol.",
-             ConvergenceWarning, stacklevel="user")
-    return out
+    return summed(run, what, (lambda out: out.size) if n_fits is None else n_fits,
+                  f"; {risk}: raise max_iter or tol.",
+                  (RenamedParameterWarning, UnusedParameterWarning))
 
 
 def warn_unused(est, names, when, instead):

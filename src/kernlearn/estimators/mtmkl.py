@@ -731,6 +731,13 @@ def _fitted_targets(est, y, task_index, sw):
     return ts.transform(y), rows
 
 
+def _check_binary(classes):
+    """Refuse more than two ``classes`` (one binary problem per task)."""
+    if len(classes) != 2:
+        raise ValueError("Only binary classification is supported (one binary "
+                         f"problem per task); got {len(classes)} classes.")
+
+
 def _check_square_loss_scale(y):
     """Refuse targets whose squares leave float64's normal range.
 
@@ -862,9 +869,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         check_two_classes(y, weighted=self._train_rows is not None)
         enc = LabelEncoder().fit(y)
         self.classes_ = enc.classes_
-        if len(self.classes_) != 2:
-            raise ValueError("Only binary classification is supported (one binary "
-                             f"problem per task); got {len(self.classes_)} classes.")
+        _check_binary(self.classes_)
         signed = 2.0 * enc.transform(y) - 1.0
         check_tasks_hold_both(signed, self._split_tasks(task_index, len(y)), self.tasks_,
                               weighted=self._train_rows is not None)

@@ -65,7 +65,7 @@ from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_refit import refit_l2
 from ._fgm_rows import (active_block, block_moments, block_stored, centre_by_newton,
                         offset_shift, shift_columns)
-from ..utils._warnings import carried, warn
+from ..utils._warnings import carried, summed, warn
 
 __all__ = ["FGMResult", "FGMSettings", "check_family", "fgm_decision", "fgm_standardization",
            "fit_fgm"]
@@ -465,11 +465,12 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
             paths = [_cutting_planes(X, tasks[0], pool, loss, settings, name, callback)]
         else:
             # Threads: X is shared, not copied per worker; BLAS releases the GIL.
-            # (carried: their warnings go where this thread's go, see utils/_warnings)
-            paths = Parallel(n_jobs=n_jobs, prefer="threads")(
+            # (carried: their warnings go where this thread's go, see utils/_warnings;
+            # summed: one per problem was sixty from a sixty-class fit)
+            paths = summed(lambda: Parallel(n_jobs=n_jobs, prefer="threads")(
                 delayed(carried(_cutting_planes))(X, t, pool, loss, settings,
                                                   f"{name}[{k}]", callback)
-                for k, t in enumerate(tasks))
+                for k, t in enumerate(tasks)), "one-vs-rest problems", len(tasks), "")
         coefs = [_dense_coef(p, X.shape[1])[:, 0] for p in paths]
         intercepts = [float(p.intercept[0]) for p in paths]
     if refit:

@@ -62,7 +62,8 @@ from ..solvers._base import check_compatible, single_blas_thread
 from ..solvers._dirty import DirtyState, pad_state
 from . import _grfl_average
 from ._grfl_master import (_GrFLProblem, block_norms, capped_solver, intercept_only,
-                           n_params, paper_loss_factor, penalty_level, prune, solve_master)
+                           n_params, one_master_warning, paper_loss_factor, penalty_level,
+                           prune, solve_master)
 from ._grfl_warm import (GrFLWarmStart, _setting_key, continue_path,  # noqa: F401
                          kept_on_failure, kept_path)
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS, stop_of_folds,  # noqa: F401
@@ -665,6 +666,7 @@ class GrFLResult(MethodResult):
     warm: object = None
 
 
+@one_master_warning
 def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=None,
              lambda_p=1.0, lambda_s=None, lambda_scale="ours", solver="auto", tol=1e-3,
              max_iter=500, max_features=100, n_candidates=100, eps=1e-3,
@@ -948,8 +950,11 @@ def _result(path, w_scale, warm=None, n_features=None, lambda_p=None, out=None):
     r = np.sqrt(w_scale)
     fields.update(feature_scales=fields["feature_scales"] / r, coef=fields["coef"] * r,
                   task_coef=fields["task_coef"] * r, shared_coef=fields["shared_coef"] * r)
+    # (and the model's master met its tol: a capped one warned, converged_ read True)
+    master = getattr(path, "result", None)
     return GrFLResult(
-        n_iter=len(path.history), converged=path.converged, stop_reason=path.stop_reason,
+        n_iter=len(path.history), stop_reason=path.stop_reason,
+        converged=path.converged and (master is None or bool(master.converged)),
         history=history, objective=path.objective * w_scale,
         last_violation=path.last_violation, master=type(path.solver).__name__,
         max_features=path._budget if n_features is None else n_features,

@@ -47,7 +47,7 @@ from ._result import MethodResult
 from ._slkl_state import SLKLBreakdown, SLKLState, extract_fit, slkl_objective
 from ._slkl_options import coordinate_newton_constraints, nu_values, positive_numbers
 from ._decisions import slkl_decision  # noqa: F401  (re-exported: the estimators')
-from ..utils._warnings import user_stacklevel, warn
+from ..utils._warnings import summed, user_stacklevel, warn
 
 __all__ = ["ColumnsOnDemand", "CoordinateNewton", "CoordinateNewtonState", "SLKLProblem",
            "SLKLResult", "SLKLState", "classifier_columns", "fit_slkl", "slkl_decision",
@@ -636,8 +636,13 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         cw = cols if sw is None else cols * np.sqrt(sw)[:, None]
         gram = cw.T @ cw
     solver_kw = dict(tol=tol, max_iter=max_iter, rule=rule, verbose=verbose)
-    fits = [_solve_one(cols, y, copy.deepcopy(rng), family, sw, gram, nu, solver_kw,
-                       path_rule) for y in problems]
+    def solve_all():
+        return [_solve_one(cols, y, copy.deepcopy(rng), family, sw, gram, nu, solver_kw,
+                           path_rule) for y in problems]
+
+    # (one warning per output was sixty from a sixty-class one-vs-rest fit)
+    fits = summed(solve_all, "one-vs-rest problems", len(problems), "") if len(problems) > 1 \
+        else solve_all()
     # the union of the outputs' centres; an output's rows are zero at the
     # centres it does not use, so prediction is one kernel product
     pos = np.unique(np.concatenate([f["pos"] for f in fits])).astype(int)

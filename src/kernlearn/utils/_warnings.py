@@ -23,7 +23,8 @@ import os
 import sys
 import warnings
 
-__all__ = ["carried", "collected", "collecting", "pass_on", "user_stacklevel", "warn"]
+__all__ = ["carried", "collected", "collecting", "pass_on", "summed", "user_stacklevel",
+           "warn"]
 
 # the list that collects the warnings of this context's inner fits, if any
 _COLLECTING = contextvars.ContextVar("kernlearn_collected_warnings", default=None)
@@ -128,6 +129,43 @@ def pass_on(log, dropped):
     for message, category in log:
         if not issubclass(category, dropped):
             warn(message, category, stacklevel="user")
+
+
+def summed(run, what, n, tail, dropped=()):
+    """Run ``run()`` with the ``ConvergenceWarning`` s it gives summed up in one.
+
+    ``"k convergence warning(s) in the n {what} (first: ...){tail}"``, given
+    when ``run`` returns; the categories of ``dropped`` are dropped and any
+    other warning passes as it came.  The fits of a search, Platt's folds and
+    one-vs-rest problems (one warning each: sixty from a sixty-class fit)
+    say it once.
+
+    Parameters
+    ----------
+    run : callable
+    what : str
+        The fits, as the summary names them (``"validation fits"``).
+    n : int or callable
+        Number of fits, or a function of ``run()``'s value giving it.
+    tail : str
+        The end of the summary (what to do).
+    dropped : tuple of type, default=()
+
+    Returns
+    -------
+    out : the value of ``run()``
+    """
+    from sklearn.exceptions import ConvergenceWarning  # (not on import: Dask workers)
+
+    with collected() as caught:
+        out = run()
+    stopped = [message for message, category in caught
+               if issubclass(category, ConvergenceWarning)]
+    pass_on(caught, (ConvergenceWarning, *dropped))
+    if stopped:
+        warn(f"{len(stopped)} convergence warning(s) in the {n(out) if callable(n) else n} "
+             f"{what} (first: {stopped[0]}){tail}", ConvergenceWarning, stacklevel="user")
+    return out
 
 
 def carried(func):
