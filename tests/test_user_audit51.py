@@ -1,0 +1,286 @@
+"""A fifty-first user's audit: sample and class weights mean what they say.
+
+A demanding data scientist checked, for every estimator taking
+``sample_weight`` or ``class_weight`` (FGM, p-norm MKL, GrFL, low-rank,
+multitask MKL and its ``*CV``), that weights mean what scikit-learn users
+expect: integer weights are repeated rows, a zero weight a removed row (the
+standardisation, the widths, the internal folds and subsamples included), a
+common factor of the weights acts as documented, and bad weights are refused
+in words.
+
+What was wrong (each test below failed before its fix):
+
+- Platt's sigmoids (``probability=True``) took their pseudo-counts
+  :math:`(N_+ + 1)/(N_+ + 2)` and :math:`1/(N_- + 2)` from the weights' sums:
+  weights normalised to sum to one (survey or importance weights) made the
+  targets 0.6 and 0.4, and every probability fell within about 0.36-0.61,
+  also for ``LowRankKernelClassifier``, whose decision function such weights
+  do not change (documented).  The pseudo-counts are now taken at the
+  weights' scale (mean one over the rows of positive weight), as
+  scikit-learn's sigmoid calibration counts rows; unit weights are unchanged.
+- GrFL's pricing subsample (``pricing_subsample``, and ``"auto"`` above
+  4,000 rows, 40,000 for the regressor) was drawn among all rows and its
+  threshold counted all rows: a zero weight was not a removed row (other
+  pricing rows, other features; 0.8-0.9 away from the fit without the rows).
+- The guide did not say what a common factor of the weights does; now it
+  does, per estimator, next to scikit-learn's conventions (pinned below), and
+  ``LowRankKernel*``'s ``nu`` says that a single value (a sequence of one too)
+  is taken at the weights as given (``nu / c**2``), a path at mean one.
+
+Checked and clean (pinned where not already): integer weights equal repeated
+rows at fixed hyperparameters (FGM and its families, GrFL at a numeric level
+and budget, the multitask estimators, the low-rank ones to the solver's
+tolerance); zero weights equal removed rows at the defaults, with
+``probability=True``, precomputed kernels, the ``*CV`` folds, ``gamma="scale"``
+and ``"mean"``, FGM's families, multiclass and ``score(sample_weight=)``;
+``class_weight`` dicts (string labels, labels left out, multiclass) and
+``"balanced"`` with ``sample_weight`` equal the matching ``sample_weight``;
+negative, NaN, infinite, text, complex, 2-D, wrong-length and all-zero
+weights, and bad class weights, are refused naming the problem; weights as a
+list, a pandas Series (positional, as scikit-learn), float32 and on sparse
+input give the model of the float64 array; ``Pipeline`` routing, and
+``GridSearchCV`` (its scores weighted as scikit-learn 1.9's, with metadata
+routing too) agree with the folds by hand; the Dask and memory-mapped FGM
+fits with weights equal the in-memory ones (``tests/test_scale_out.py``);
+the command line takes ``class_weight`` (keys in the labels' type) and
+agrees in and out of core; it has no ``sample_weight`` option.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+
+import kernlearn
+from kernlearn import (
+    FGMClassifier,
+    FGMRegressor,
+    InfiniteFeatureClassifier,
+    InfiniteFeatureRegressor,
+    LowRankKernelClassifier,
+    LowRankKernelRegressor,
+    MultitaskMKLClassifier,
+    MultitaskMKLClassifierCV,
+    MultitaskMKLRegressor,
+    PNormMKLClassifier,
+)
+
+_KERN = ["linear", ("rbf", {"gamma": "scale"})]
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        yield
+
+
+def _data(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    score = X[:, 0] + np.sin(2 * X[:, 1]) + 0.3 * rng.normal(size=n)
+    return X, (score > 0).astype(int), score
+
+
+def _out(est, X, **kw):
+    f = getattr(est, "decision_function", None) or est.predict
+    return np.asarray(f(X, **kw))
+
+
+# -- Platt's pseudo-counts at the weights' scale ----------------------------------------
+
+def test_platt_probabilities_do_not_move_with_a_common_factor_of_the_weights():
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(160, 5, n_informative=3, flip_y=0.05, random_state=0)
+    w = np.random.default_rng(0).uniform(0.5, 1.5, 160)
+    est = LowRankKernelClassifier(random_state=0, probability=True)
+    a = clone(est).fit(X, y, sample_weight=w)
+    b = clone(est).fit(X, y, sample_weight=w / w.sum())  # (weights of sum one)
+    # the decision function is the same (a common factor does not change the model)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-7)
+    # the old code: every probability within 0.36-0.61
+    assert np.ptp(a.predict_proba(X)[:, 1]) > 0.9
+    np.testing.assert_allclose(b.predict_proba(X), a.predict_proba(X), atol=1e-6)
+
+
+def test_platt_sigmoid_pseudo_counts_count_rows():
+    from scipy.special import expit
+
+    from kernlearn.estimators._platt import platt_sigmoid
+
+    rng = np.random.default_rng(1)
+    f = 3 * rng.normal(size=300)
+    t = rng.random(300) < expit(1.5 * f)
+    w = rng.uniform(0.0, 3.0, 300)
+    a = platt_sigmoid(f, t, w)
+    for c in (1e-4, 1 / w.sum(), 1e3):  # (the old code: A -0.11 at c = 1e-4)
+        np.testing.assert_allclose(platt_sigmoid(f, t, c * w), a, rtol=1e-5)
+    # unit weights are no weights, bit for bit (an unweighted model is unchanged)
+    assert platt_sigmoid(f, t, np.ones(300)) == platt_sigmoid(f, t)
+
+
+# -- GrFL's pricing rows among the rows of positive weight ------------------------------
+
+@pytest.mark.parametrize("cls", [InfiniteFeatureClassifier, InfiniteFeatureRegressor])
+def test_grfl_pricing_subsample_leaves_zero_weight_rows_out(cls):
+    X, y, s = _data(120, seed=1)
+    y = y if cls is InfiniteFeatureClassifier else s
+    w = np.ones(120)
+    w[::7] = 0.0
+    est = cls(max_features=4, n_candidates=20, pricing_subsample=40, random_state=0)
+    a = clone(est).fit(X, y, sample_weight=w)
+    b = clone(est).fit(X[w > 0], y[w > 0])
+    # the old code: pricing rows drawn among all 120 rows, 0.8-0.9 away
+    np.testing.assert_allclose(_out(a, X), _out(b, X), atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [InfiniteFeatureClassifier, InfiniteFeatureRegressor])
+def test_grfl_auto_pricing_subsample_counts_rows_of_positive_weight(cls, monkeypatch):
+    from kernlearn.methods import _grfl_select, grfl
+
+    # (the thresholds made small: "auto" subsamples above 2 x 40 rows)
+    monkeypatch.setattr(grfl, "AUTO_PRICING_ROWS", 40)
+    monkeypatch.setattr(_grfl_select, "REGRESSOR_PRICING_ROWS", 40)
+    X, y, s = _data(120, seed=2)
+    y = y if cls is InfiniteFeatureClassifier else s
+    w = np.ones(120)
+    w[:45] = 0.0  # 75 rows of positive weight: no subsample without the others
+    est = cls(max_features=4, n_candidates=20, random_state=0, n_paths=1)
+    a = clone(est).fit(X, y, sample_weight=w)
+    b = clone(est).fit(X[w > 0], y[w > 0])
+    np.testing.assert_allclose(_out(a, X), _out(b, X), atol=1e-9)
+
+
+# -- a common factor of the weights, as the guide says ----------------------------------
+
+def _tasks(n):
+    return {"task_index": np.arange(n) % 2}
+
+
+_C = 10.0
+_SCALE_CASES = {
+    "fgm": (FGMClassifier(B=2, C=1.0), {"C": _C}, "clf", {}),
+    "fgm-reg": (FGMRegressor(B=2, C=1.0), {"C": _C}, "reg", {}),
+    "pnorm": (PNormMKLClassifier(kernels=_KERN, C=1.0, random_state=0), {"C": _C}, "clf", {}),
+    "mtmkl": (MultitaskMKLClassifier(kernels=_KERN, C=1.0), {"C": _C}, "clf", _tasks(40)),
+    "mtmkl-reg": (MultitaskMKLRegressor(kernels=_KERN, C=1.0), {"C": _C}, "reg", _tasks(40)),
+    "grfl": (InfiniteFeatureClassifier(max_features=3, n_candidates=10, lambda_p=0.1,
+                                       inner_tol=1e-9, random_state=0),
+             {"lambda_p": 0.1 / np.sqrt(_C)}, "clf", {}),
+    "lowrank-nu": (LowRankKernelRegressor(nu=0.01, random_state=0, tol=1e-10, max_iter=1000),
+                   {"nu": 0.01 / _C**2}, "reg", {}),
+    "lowrank-nu-one": (LowRankKernelClassifier(nu=[0.01], random_state=0, tol=1e-10,
+                                               max_iter=1000),
+                       {"nu": [0.01 / _C**2]}, "clf", {}),
+}
+
+
+@pytest.mark.parametrize("case", list(_SCALE_CASES))
+def test_a_common_factor_of_the_weights_acts_as_the_guide_says(case):
+    est, params, kind, kw = _SCALE_CASES[case]
+    X, y, s = _data()
+    y = y if kind == "clf" else s
+    w = np.random.default_rng(3).uniform(0.2, 3.0, 40)
+    w[:3] = 0.0
+    scaled = _out(clone(est).fit(X, y, sample_weight=_C * w, **kw), X, **kw)
+    moved = _out(clone(est).set_params(**params).fit(X, y, sample_weight=w, **kw), X, **kw)
+    np.testing.assert_allclose(scaled, moved, atol=1e-7)
+    # (and not the model of w: the factor matters)
+    assert np.abs(scaled - _out(clone(est).fit(X, y, sample_weight=w, **kw), X, **kw)).max() > 0.05
+
+
+def test_a_low_rank_nu_path_ignores_a_common_factor_of_the_weights():
+    X, _, s = _data()
+    w = np.random.default_rng(3).uniform(0.2, 3.0, 40)
+    for nu in ("auto", [0.1, 0.01]):
+        est = LowRankKernelRegressor(nu=nu, random_state=0)
+        np.testing.assert_allclose(clone(est).fit(X, s, sample_weight=1e-3 * w).predict(X),
+                                   clone(est).fit(X, s, sample_weight=w).predict(X),
+                                   atol=1e-9)
+
+
+def test_the_multitask_cv_grid_moves_against_a_common_factor():
+    X, y, _ = _data()
+    w = np.random.default_rng(3).uniform(0.5, 1.5, 40)
+    est = MultitaskMKLClassifierCV(kernels=_KERN, Cs=(0.1, 1.0, 10.0, 100.0), cv=3)
+    chosen = [clone(est).fit(X, y, sample_weight=c * w, **_tasks(40)).C_ for c in (1.0, 10.0)]
+    assert chosen[1] == pytest.approx(chosen[0] / 10)
+
+
+def test_the_guide_says_what_a_common_factor_does():
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    text = " ".join((root / "doc" / "weights-and-probabilities.md").read_text().split())
+    for said in ("## A common factor of the weights",
+                 "| `FGMClassifier`, `FGMRegressor(C=number)` | `C * c` |",
+                 "| `PNormMKLClassifier` | `C * c`",
+                 "| `MultitaskMKLClassifier`, `MultitaskMKLRegressor` | `C * c`",
+                 "`lambda_p / sqrt(c)` at a numeric `lambda_p`",
+                 "`nu / c**2` at a single `nu`",
+                 "`C_` moves by `1 / c` when the grid holds it",
+                 "Platt's sigmoids (`probability=True`) add no dependence on `c`"):
+        assert said in text, said
+    doc = " ".join(LowRankKernelRegressor.__doc__.split())
+    assert "weights ``c * w`` give the model of ``w`` at ``nu / c**2``" in doc
+
+
+# -- checked clean: weights in other containers, sparse input ---------------------------
+
+_CONTAINER_CASES = {
+    "fgm": (FGMClassifier(B=2, max_iter=3), "clf", {}),
+    "fgm-reg": (FGMRegressor(B=2, max_iter=3), "reg", {}),
+    "pnorm": (PNormMKLClassifier(kernels=_KERN, max_iter=5, random_state=0), "clf", {}),
+    "grfl": (InfiniteFeatureClassifier(max_features=3, n_candidates=5, random_state=0),
+             "clf", {}),
+    "grfl-reg": (InfiniteFeatureRegressor(max_features=3, n_candidates=5, random_state=0),
+                 "reg", {}),
+    "lowrank": (LowRankKernelClassifier(random_state=0), "clf", {}),
+    "lowrank-reg": (LowRankKernelRegressor(random_state=0), "reg", {}),
+    "mtmkl": (MultitaskMKLClassifier(kernels=_KERN), "clf", _tasks(40)),
+    "mtmkl-reg": (MultitaskMKLRegressor(kernels=_KERN), "reg", _tasks(40)),
+}
+
+
+@pytest.mark.parametrize("case", list(_CONTAINER_CASES))
+def test_weights_as_a_series_list_or_float32_and_on_sparse_input(case):
+    import scipy.sparse as sp
+
+    pd = pytest.importorskip("pandas")
+    est, kind, kw = _CONTAINER_CASES[case]
+    X, y, s = _data()
+    y = y if kind == "clf" else s
+    w = np.random.default_rng(4).uniform(0.2, 3.0, 40)
+    w[[5, 11]] = 0.0
+    ref = _out(clone(est).fit(X, y, sample_weight=w, **kw), X, **kw)
+    # a Series is read by position (its index reversed here), as scikit-learn does
+    for given in (pd.Series(w, index=np.arange(40)[::-1]), list(w)):
+        np.testing.assert_array_equal(
+            _out(clone(est).fit(X, y, sample_weight=given, **kw), X, **kw), ref)
+    np.testing.assert_allclose(
+        _out(clone(est).fit(X, y, sample_weight=w.astype(np.float32), **kw), X, **kw),
+        ref, atol=1e-5)
+    assert np.abs(ref - _out(clone(est).fit(X, y, **kw), X, **kw)).max() > 1e-3
+    if not case.startswith("mtmkl"):  # (the multitask estimators take dense X)
+        np.testing.assert_allclose(
+            _out(clone(est).fit(sp.csr_matrix(X), y, sample_weight=w, **kw), X, **kw),
+            ref, atol=1e-8)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.r_[-1.0, np.ones(39)], "negative value"),
+    (np.r_[np.nan, np.ones(39)], "missing value"),
+    (np.r_[np.inf, np.ones(39)], "infinite value"),
+    (np.ones(39), "shape"),
+    (np.zeros(40), "non-zero"),
+    (np.array(["a"] * 40), "not a number"),
+])
+@pytest.mark.parametrize("name", ["MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"])
+def test_the_cv_estimators_refuse_bad_weights_in_words(name, bad, match):
+    X, y, s = _data()
+    est = getattr(kernlearn, name)(kernels=_KERN, Cs=(0.1, 1.0))
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y if name.endswith("ClassifierCV") else s, sample_weight=bad, **_tasks(40))
