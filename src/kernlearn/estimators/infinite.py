@@ -736,8 +736,9 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         and ``pricing_subsample`` (:func:`regressor_pricing_subsample`)."""
         fam = self.family if self.family is not None else multi_width_family(X, sample_weight)
         return dict(super()._resolved_settings(X, sample_weight), family=fam,
-                    pricing_subsample=regressor_pricing_subsample(X.shape[0],
-                                                                  self.pricing_subsample))
+                    pricing_subsample=regressor_pricing_subsample(
+                        X.shape[0] if sample_weight is None
+                        else int(np.count_nonzero(sample_weight)), self.pricing_subsample))
 
     def __init__(self, family=None, *, max_features="auto", n_candidates=100, lambda_p="auto",
                  lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="auto",
