@@ -320,8 +320,11 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         on a few hundred rows); a sequence of values is tried the same way
         instead, from the largest down (in any order; each entry a positive
         number).  With ``sample_weight``, a path (``"auto"`` or a
-        sequence) is tried at the weights' scale (as if they had mean 1): a
-        common factor of the weights does not change the model.
+        sequence of two or more values) is tried at the weights' scale (as
+        if they had mean 1): a common factor of the weights does not change
+        the model.  A single value (a number, or a sequence of one) is
+        taken at the weights as given: weights ``c * w`` give the model of
+        ``w`` at ``nu / c**2``, and integer weights act as repeated rows.
     precompute : bool, default=True
         Keep all ``M`` columns in memory (:math:`O(nM)`), or compute a column
         each time an inactive coordinate is drawn (:math:`O(n m_0)` memory).
