@@ -22,6 +22,9 @@ What was wrong (each test below failed before its fix):
   4,000 rows, 40,000 for the regressor) was drawn among all rows and its
   threshold counted all rows: a zero weight was not a removed row (other
   pricing rows, other features; 0.8-0.9 away from the fit without the rows).
+- ``kernlearn fit -p 'class_weight={"1": 5, "1.0": 2}'`` (two keys naming
+  one class once read in the labels' type) fitted with the last weight, the
+  other dropped without a word; now refused naming both keys (exit 2).
 - The guide did not say what a common factor of the weights does; now it
   does, per estimator, next to scikit-learn's conventions (pinned below), and
   ``LowRankKernel*``'s ``nu`` says that a single value (a sequence of one too)
@@ -42,8 +45,8 @@ input give the model of the float64 array; ``Pipeline`` routing, and
 ``GridSearchCV`` (its scores weighted as scikit-learn 1.9's, with metadata
 routing too) agree with the folds by hand; the Dask and memory-mapped FGM
 fits with weights equal the in-memory ones (``tests/test_scale_out.py``);
-the command line takes ``class_weight`` (keys in the labels' type) and
-agrees in and out of core; it has no ``sample_weight`` option.
+the command line's ``class_weight`` (keys in the labels' type) is the
+estimator's, in and out of core; it has no ``sample_weight`` option.
 """
 
 import warnings
@@ -284,3 +287,44 @@ def test_the_cv_estimators_refuse_bad_weights_in_words(name, bad, match):
     est = getattr(kernlearn, name)(kernels=_KERN, Cs=(0.1, 1.0))
     with pytest.raises(ValueError, match=match):
         est.fit(X, y if name.endswith("ClassifierCV") else s, sample_weight=bad, **_tasks(40))
+
+
+# -- the command line's class_weight ----------------------------------------------------
+
+def _libsvm(tmp_path):
+    X, y, _ = _data(60, seed=5)
+    labels = np.where(y > 0, 1, -1)
+    path = tmp_path / "d.libsvm"
+    path.write_text("".join(f"{lab} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(x))
+                            + "\n" for x, lab in zip(X, labels)))
+    return path, np.loadtxt([" ".join(f"{v:.6f}" for v in x) for x in X]), labels
+
+
+def test_cli_refuses_a_class_named_twice_in_class_weight(tmp_path, capsys):
+    from conftest import one_error, run_cli
+
+    path, _, _ = _libsvm(tmp_path)
+    code, _, err = run_cli(["fit", "-q", "-e", "fgm", "-p", "B=2", "-p",
+                            'class_weight={"1": 5, "1.0": 2}', "-m", tmp_path / "m.json",
+                            path], capsys)
+    # the old code: fitted with {1.0: 2}, the weight 5 dropped without a word
+    assert code == 2 and one_error(err) and "names class 1.0 twice ('1' and '1.0')" in err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_cli_class_weight_is_the_estimators_in_and_out_of_core(tmp_path, capsys):
+    from conftest import run_cli
+    from kernlearn.io import load_model
+
+    path, X, labels = _libsvm(tmp_path)
+    ref = FGMClassifier(B=2, class_weight={1: 5.0}).fit(X, labels)
+    for extra in ([], ["--out-of-core"]):
+        model = tmp_path / f"m{len(extra)}.json"
+        code, _, _ = run_cli(["fit", "-q", "-e", "fgm", "-p", "B=2", "-p",
+                              'class_weight={"1": 5}', "-m", model, path, *extra], capsys)
+        assert code == 0
+        got = load_model(model)
+        np.testing.assert_allclose(got.decision_function(X), ref.decision_function(X),
+                                   atol=1e-9)
+    plain = FGMClassifier(B=2).fit(X, labels)
+    assert np.abs(plain.decision_function(X) - ref.decision_function(X)).max() > 0.05
