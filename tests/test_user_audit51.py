@@ -22,6 +22,12 @@ What was wrong (each test below failed before its fix):
   4,000 rows, 40,000 for the regressor) was drawn among all rows and its
   threshold counted all rows: a zero weight was not a removed row (other
   pricing rows, other features; 0.8-0.9 away from the fit without the rows).
+- FGM chose its master (Newton, or APG on more columns than rows) and
+  APG's first Lipschitz estimate by all rows: past the rows of positive
+  weight the fit with zero weights took Newton where the fit without those
+  rows took APG (1e-3 to 0.2 away).  They now count the rows of positive
+  weight (the Hessian's rank is at most that); repeated rows, which
+  outnumber them, can still take another master there (documented).
 - ``kernlearn fit -p 'class_weight={"1": 5, "1.0": 2}'`` (two keys naming
   one class once read in the labels' type) fitted with the last weight, the
   other dropped without a word; now refused naming both keys (exit 2).
@@ -328,3 +334,24 @@ def test_cli_class_weight_is_the_estimators_in_and_out_of_core(tmp_path, capsys)
                                    atol=1e-9)
     plain = FGMClassifier(B=2).fit(X, labels)
     assert np.abs(plain.decision_function(X) - ref.decision_function(X)).max() > 0.05
+
+
+# -- FGM's master chosen by the rows of positive weight ---------------------------------
+
+@pytest.mark.parametrize("cls", [FGMClassifier, FGMRegressor])
+def test_fgm_zero_weights_do_not_choose_the_master(cls):
+    # the active set grows from 5 to 60 columns past the 28 rows of positive
+    # weight: the master (Newton, or APG on more columns than rows) was chosen
+    # by all 40 rows, Newton where the fit without the rows took APG (1e-3 away)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 60))
+    s = X[:, :8].sum(1) + 0.3 * rng.normal(size=40)
+    y = (s > 0).astype(int) if cls is FGMClassifier else s
+    w = np.ones(40)
+    w[:12] = 0.0
+    est = cls(B=5, C=10.0 if cls is FGMClassifier else 1.0)
+    a = clone(est).fit(X, y, sample_weight=w)
+    b = clone(est).fit(X[12:], y[12:])
+    np.testing.assert_array_equal(a.history_["master_reason"], b.history_["master_reason"])
+    assert 3 in a.history_["master_reason"]  # (APG: more columns than rows)
+    np.testing.assert_allclose(_out(a, X), _out(b, X), atol=1e-9)
