@@ -31,6 +31,9 @@ What was wrong (each test below failed before its fix):
 - ``kernlearn fit -p 'class_weight={"1": 5, "1.0": 2}'`` (two keys naming
   one class once read in the labels' type) fitted with the last weight, the
   other dropped without a word; now refused naming both keys (exit 2).
+- ``MultitaskMKLClassifierCV.fit`` said the weights, "multiplied by
+  ``class_weight``", enter "every fit and the validation scores": the scores
+  are weighted by ``sample_weight`` alone, as ``GridSearchCV``'s (now said).
 - The guide did not say what a common factor of the weights does; now it
   does, per estimator, next to scikit-learn's conventions (pinned below), and
   ``LowRankKernel*``'s ``nu`` says that a single value (a sequence of one too)
@@ -355,3 +358,31 @@ def test_fgm_zero_weights_do_not_choose_the_master(cls):
     np.testing.assert_array_equal(a.history_["master_reason"], b.history_["master_reason"])
     assert 3 in a.history_["master_reason"]  # (APG: more columns than rows)
     np.testing.assert_allclose(_out(a, X), _out(b, X), atol=1e-9)
+
+
+def test_multitask_cv_scores_weigh_by_sample_weight_alone():
+    # (the docstring said "multiplied by class_weight ... in the validation
+    # scores", which read as class-weighted accuracy: the fits take the class
+    # weights, the scores the sample weights only, as GridSearchCV's)
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y, _ = _data(60, seed=6)
+    t = np.arange(60) % 2
+    w = np.random.default_rng(6).uniform(0.5, 2.0, 60)
+    splits = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, 2 * t + y))
+    cw = {1: 5.0}
+    est = MultitaskMKLClassifierCV(kernels=_KERN, Cs=(0.1, 10.0), cv=splits,
+                                   class_weight=cw).fit(X, y, task_index=t, sample_weight=w)
+    for i, C in enumerate((0.1, 10.0)):
+        plain, classed = [], []
+        for tr, te in splits:
+            m = MultitaskMKLClassifier(kernels=_KERN, C=C, class_weight=cw).fit(
+                X[tr], y[tr], task_index=t[tr], sample_weight=w[tr])
+            plain.append(m.score(X[te], y[te], task_index=t[te], sample_weight=w[te]))
+            classed.append(m.score(X[te], y[te], task_index=t[te],
+                                   sample_weight=w[te] * np.where(y[te] == 1, 5.0, 1.0)))
+        np.testing.assert_allclose(
+            [est.cv_results_[f"split{k}_test_score"][i] for k in range(3)], plain, rtol=1e-9)
+        assert not np.allclose(plain, classed)
+    doc = " ".join(MultitaskMKLClassifierCV.fit.__doc__.split())
+    assert "their accuracy weighted by ``sample_weight`` alone" in doc
