@@ -81,6 +81,9 @@ from kernlearn import (
 
 _KERN = ["linear", ("rbf", {"gamma": "scale"})]
 
+# (light Dask workers in the test process: the weighted fits below are small)
+DASK_CLUSTER = dict(n_workers=1, processes=False)
+
 
 @pytest.fixture(autouse=True)
 def _quiet():
@@ -386,3 +389,57 @@ def test_multitask_cv_scores_weigh_by_sample_weight_alone():
         assert not np.allclose(plain, classed)
     doc = " ".join(MultitaskMKLClassifierCV.fit.__doc__.split())
     assert "their accuracy weighted by ``sample_weight`` alone" in doc
+
+
+# -- checked clean: out of core, on Dask, through routing -------------------------------
+
+def test_fgm_weights_out_of_core_and_on_dask_equal_in_memory(tmp_path, client):
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(240, 12))
+    y = X[:, 0] + 0.5 * X[:, 3] + 0.2 * rng.normal(size=240) + 5.0
+    labels = (X[:, 1] + 0.3 * rng.normal(size=240) > 0.6).astype(int)  # (imbalanced)
+    w = rng.integers(0, 4, 240).astype(float)
+    np.save(tmp_path / "X.npy", X)
+    mm = np.load(tmp_path / "X.npy", mmap_mode="r")
+    dask_X = da.from_array(X, chunks=(70, 12))
+    cases = [(FGMRegressor(B=3, C=1.0, max_iter=4, refit=True), y),
+             (FGMClassifier(B=3, max_iter=4, loss="logistic", class_weight="balanced"),
+              labels)]
+    for est, target in cases:
+        ref = clone(est).fit(X, target, sample_weight=w)
+        assert np.abs(ref.coef_ - clone(est).fit(X, target).coef_).max() > 1e-3
+        for data, kw in ((mm, {"memory_budget": "8KB"}), (dask_X, {})):
+            got = clone(est).set_params(**kw).fit(data, target, sample_weight=w)
+            np.testing.assert_allclose(got.coef_, ref.coef_, atol=1e-12)
+            np.testing.assert_allclose(got.intercept_, ref.intercept_, atol=1e-12)
+
+
+def test_weighted_search_over_a_multitask_estimator_with_routing():
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    X, y, _ = _data(60, seed=8)
+    t = np.arange(60) % 2
+    w = np.random.default_rng(8).uniform(0.2, 3.0, 60)
+    w[:4] = 0.0
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = MultitaskMKLClassifier(kernels=_KERN).set_fit_request(
+            sample_weight=True, task_index=True).set_score_request(
+            sample_weight=True, task_index=True)
+        search = GridSearchCV(est, {"C": [1.0, 10.0]}, cv=KFold(3)).fit(
+            X, y, sample_weight=w, task_index=t)
+    by_hand = []
+    for C in (1.0, 10.0):
+        scores = []
+        for tr, te in KFold(3).split(X):
+            m = MultitaskMKLClassifier(kernels=_KERN, C=C).fit(
+                X[tr], y[tr], task_index=t[tr], sample_weight=w[tr])
+            scores.append(m.score(X[te], y[te], task_index=t[te], sample_weight=w[te]))
+        by_hand.append(np.mean(scores))
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], by_hand, rtol=1e-12)
+    # (the weights matter: unweighted accuracies differ)
+    assert not np.allclose(search.cv_results_["mean_test_score"], [
+        np.mean([MultitaskMKLClassifier(kernels=_KERN, C=C).fit(
+            X[tr], y[tr], task_index=t[tr]).score(X[te], y[te], task_index=t[te])
+            for tr, te in KFold(3).split(X)]) for C in (1.0, 10.0)])
