@@ -28,6 +28,11 @@ What was wrong (each test below failed before its fix):
   rows took APG (1e-3 to 0.2 away).  They now count the rows of positive
   weight (the Hessian's rank is at most that); repeated rows, which
   outnumber them, can still take another master there (documented).
+- A binary fit whose rows of positive weight (``sample_weight`` times
+  ``class_weight``) all hold one class was fitted by FGM, GrFL, low-rank and
+  p-norm MKL (the latter predicting the class of weight zero wherever its
+  linear kernel's sign put it, against scikit-learn's contract); refused now,
+  as by the multitask classifiers and ``SVC``, naming the class left.
 - ``kernlearn fit -p 'class_weight={"1": 5, "1.0": 2}'`` (two keys naming
   one class once read in the labels' type) fitted with the last weight, the
   other dropped without a word; now refused naming both keys (exit 2).
@@ -82,7 +87,7 @@ from kernlearn import (
 _KERN = ["linear", ("rbf", {"gamma": "scale"})]
 
 # (light Dask workers in the test process: the weighted fits below are small)
-DASK_CLUSTER = dict(n_workers=1, processes=False)
+DASK_CLUSTER = {"n_workers": 1, "processes": False}
 
 
 @pytest.fixture(autouse=True)
@@ -326,6 +331,7 @@ def test_cli_refuses_a_class_named_twice_in_class_weight(tmp_path, capsys):
 
 def test_cli_class_weight_is_the_estimators_in_and_out_of_core(tmp_path, capsys):
     from conftest import run_cli
+
     from kernlearn.io import load_model
 
     path, X, labels = _libsvm(tmp_path)
@@ -443,3 +449,34 @@ def test_weighted_search_over_a_multitask_estimator_with_routing():
         np.mean([MultitaskMKLClassifier(kernels=_KERN, C=C).fit(
             X[tr], y[tr], task_index=t[tr]).score(X[te], y[te], task_index=t[te])
             for tr, te in KFold(3).split(X)]) for C in (1.0, 10.0)])
+
+
+# -- one class of positive weight ------------------------------------------------------
+
+@pytest.mark.parametrize("make", [
+    lambda cw: FGMClassifier(B=2, class_weight=cw),
+    lambda cw: PNormMKLClassifier(kernels=["linear"], random_state=0, class_weight=cw),
+    lambda cw: InfiniteFeatureClassifier(max_features=2, n_candidates=5, random_state=0,
+                                         class_weight=cw),
+    lambda cw: LowRankKernelClassifier(random_state=0, class_weight=cw),
+], ids=["fgm", "pnorm", "grfl", "lowrank"])
+def test_a_binary_fit_whose_weighted_rows_hold_one_class_is_refused(make):
+    # every row of class "b" weighs zero (by sample_weight or class_weight): a
+    # fit on one class, which the multitask classifiers and SVC refuse; these
+    # fitted it, and PNormMKLClassifier predicted "b" wherever its linear
+    # kernel's sign put it (scikit-learn's contract: refuse, or predict only
+    # the class left)
+    X, y, _ = _data(40)
+    labels = np.where(y == 1, "b", "a")
+    for cw, sw in ((None, np.where(labels == "b", 0.0, 1.0)), ({"b": 0.0}, None)):
+        with pytest.raises(ValueError, match=r"single class of positive weight \('a'\).*"
+                                             r"rows all weigh zero"):
+            make(cw).fit(X, labels, sample_weight=sw)
+    # three classes, one of them weighed out: two are left, fitted as before
+    three = np.where(X[:, 2] > 0.8, "c", labels)
+    est = make({"c": 0.0}).fit(X, three)
+    assert list(est.classes_) == ["a", "b", "c"]
+    if not isinstance(est, PNormMKLClassifier):
+        # (not predicted on the training rows; the Crammer-Singer model without
+        # a bias predicts "c" on some: reported, not changed)
+        assert set(est.predict(X)) <= {"a", "b"}

@@ -69,6 +69,7 @@ from ._base import (
     _has_proba,
     canonical_sparse,
     check_two_classes,
+    check_weighted_classes,
     encode_labels,
     fit_sample_weight,
     input_standardization,
@@ -577,6 +578,7 @@ class InfiniteFeatureClassifier(
         X, y = self._fit_inputs(X, y)
         check_two_classes(y)
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
+        check_weighted_classes(y, sw)
         self.classes_, yi = encode_labels(y)
         task_rows = self._split_tasks(task_index, X.shape[0])
         if task_rows is not None and len(self.classes_) != 2:

@@ -59,6 +59,7 @@ from ._base import (
     _has_proba,
     canonical_sparse,
     check_two_classes,
+    check_weighted_classes,
     encode_labels,
     fit_sample_weight,
     input_standardization,
@@ -800,6 +801,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Y = np.where(codes[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
         Y = Y[:, 1:] if len(self.classes_) == 2 else Y
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
+        check_weighted_classes(y, sw)
         self._fit_targets(X, Y, codes=True, per_output=self.multiclass == "ovr",
                           sample_weight=sw)
         self._fit_platt(X, y, sample_weight)
