@@ -29,8 +29,9 @@ from ._dask_predict import dask_input_doc, is_dask_input, map_row_blocks
 from ._decisions import class_labels, one_column_as_vector
 from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input, row_block_scores
 from ._base import (OLD_NAME, PLATT_XFAIL, ProbabilityMixin, _has_proba, all_or_nothing,
-                    check_weighted_classes, finite_outputs, fit_sample_weight, fit_target_map, renamed_parameter,
-                    validate_fit_data, validate_params_cached, validate_partitioned_fit,
+                    check_weighted_classes, finite_outputs, fit_sample_weight,
+                    fit_target_map, renamed_parameter, validate_fit_data,
+                    validate_params_cached, validate_partitioned_fit,
                     validate_predict_data, RenamedParameters)
 from ._platt import platt_attr_doc
 from ..utils._warnings import user_stacklevel
