@@ -378,7 +378,7 @@ def _match_class_weight(est, y, source):
         return
     y = np.asarray(y)
     classes = np.unique(y)
-    out = {}
+    out, named = {}, {}
     for key, weight in cw.items():
         if y.dtype.kind == "b":
             # True/False labels (a CSV's True/TRUE/true): the key "True" was
@@ -409,7 +409,10 @@ def _match_class_weight(est, y, source):
         if isinstance(c, str) and _INT_TEXT.fullmatch(c):
             # scikit-learn looks a class "007" up as the key 7 (int(c))
             c = int(c)
-        out[c] = weight
+        if c in named:  # ("1" and "1.0": the last one's weight was kept, silently)
+            raise CLIError(f"class_weight names class {c!r} twice ({named[c]!r} and "
+                           f"{key!r}); give each class one weight", 2)
+        named[c], out[c] = key, weight
     est.set_params(class_weight=out)
 
 

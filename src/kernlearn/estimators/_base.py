@@ -712,6 +712,25 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
     return sw
 
 
+def check_weighted_classes(y, sample_weight):
+    """Refuse labels whose rows of positive weight all hold one class.
+
+    A zero weight removes its row, so such a fit is a fit on one class, which
+    :func:`check_two_classes` refuses (as ``SVC`` and the multitask
+    classifiers do): the estimators fitted it, and ``PNormMKLClassifier``
+    predicted the class of weight zero wherever its kernels' signs put it.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Class labels (a ``dask.array`` is not checked: not computed here).
+    sample_weight : ndarray of shape (n_samples,) or None
+        The weights of :func:`fit_sample_weight` (class weights folded in).
+    """
+    if sample_weight is not None and not _is_dask_array(y) and not np.all(sample_weight > 0):
+        check_two_classes(np.asarray(y)[sample_weight > 0], weighted=True)
+
+
 def _check_class_weight_keys(class_weight, y):
     """Refuse a ``class_weight`` dict naming a label that is not a class of ``y``.
 

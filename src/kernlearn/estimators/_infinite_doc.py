@@ -112,11 +112,12 @@ _COMMON_DOC = """
         ``max_features`` runs one path.
     pricing_subsample : int, "auto" or None, default="auto"
         Estimate the candidates' violations on this many randomly chosen
-        training rows (drawn once per fit), rescaling the correlations by
-        :math:`\\sqrt{{n/m}}`, then re-score the 25 best candidates exactly
-        on all rows and add the best exact violator (so every added feature
-        truly violates (7)/(10) and the ``tol`` rule is checked exactly on
-        them).  Cuts the :math:`O(k_r n T)` pricing cost to
+        training rows (drawn once per fit among the rows of positive weight,
+        which ``n`` counts: a zero weight removes a row), rescaling the
+        correlations by :math:`\\sqrt{{n/m}}`, then re-score the 25 best
+        candidates exactly on all rows and add the best exact violator (so
+        every added feature truly violates (7)/(10) and the ``tol`` rule is
+        checked exactly on them).  Cuts the :math:`O(k_r n T)` pricing cost to
         :math:`O(k_r m T + 25 n T)`.  ``"auto"`` uses 2000 rows when
         ``n > 4000``, all rows otherwise; ``None`` always all rows.
     path_iter : int, "auto" or None, default="auto"

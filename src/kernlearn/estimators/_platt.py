@@ -122,7 +122,11 @@ def platt_sigmoid(f, t, sample_weight=None):
 
     Maximum (weighted) likelihood with Platt's regularised targets
     :math:`t_+ = (N_+ + 1)/(N_+ + 2)`, :math:`t_- = 1/(N_- + 2)`, which keep
-    the fit finite on separable scores.
+    the fit finite on separable scores.  With weights, :math:`N_\pm` are the
+    classes' weights at the weights' scale (as if they had mean 1 over the
+    rows of positive weight): a common factor of the weights changes nothing,
+    as for scikit-learn's sigmoid calibration (which counts rows), and unit
+    weights count rows.
 
     Parameters
     ----------
@@ -148,6 +152,10 @@ def platt_sigmoid(f, t, sample_weight=None):
 
     f = np.asarray(f, dtype=float)
     w = np.ones_like(f) if sample_weight is None else np.asarray(sample_weight, float)
+    # the pseudo-counts' weight is one row's: at the weights' own sum, weights
+    # of sum 1 (w / w.sum(), common for survey or importance weights) made the
+    # targets 0.6 and 0.4, and every probability fell within about 0.4-0.6
+    w = w * (np.count_nonzero(w) / w.sum())
     n_pos, n_neg = w[t].sum(), w[~t].sum()
     target = np.where(t, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
     scale = max(float(np.std(f)), 1e-12)  # conditions the 2-parameter problem

@@ -30,8 +30,9 @@ from ._dask_predict import dask_input_doc, is_dask_input, map_row_blocks
 from ._decisions import class_labels, one_column_as_vector
 from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input, row_block_scores
 from ._base import (OLD_NAME, PLATT_XFAIL, ProbabilityMixin, _has_proba, all_or_nothing,
-                    finite_outputs, fit_sample_weight, fit_target_map, renamed_parameter,
-                    validate_fit_data, validate_params_cached, validate_partitioned_fit,
+                    check_weighted_classes, finite_outputs, fit_sample_weight,
+                    fit_target_map, renamed_parameter, validate_fit_data,
+                    validate_params_cached, validate_partitioned_fit,
                     validate_predict_data, RenamedParameters)
 from ._platt import platt_attr_doc
 from ..utils._warnings import user_stacklevel
@@ -637,6 +638,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
             raise ValueError("class_weight needs y in memory; with a Dask y pass "
                              "sample_weight instead.")
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
+        check_weighted_classes(y, sw)
         self.classes_, yi = class_codes(y)
         shared = self.multiclass == "shared" or (self.multiclass == "auto"
                                                   and self.family is None)

@@ -69,6 +69,7 @@ from ._base import (
     _has_proba,
     canonical_sparse,
     check_two_classes,
+    check_weighted_classes,
     encode_labels,
     fit_sample_weight,
     input_standardization,
@@ -577,6 +578,7 @@ class InfiniteFeatureClassifier(
         X, y = self._fit_inputs(X, y)
         check_two_classes(y)
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
+        check_weighted_classes(y, sw)
         self.classes_, yi = encode_labels(y)
         task_rows = self._split_tasks(task_index, X.shape[0])
         if task_rows is not None and len(self.classes_) != 2:
@@ -736,8 +738,9 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         and ``pricing_subsample`` (:func:`regressor_pricing_subsample`)."""
         fam = self.family if self.family is not None else multi_width_family(X, sample_weight)
         return dict(super()._resolved_settings(X, sample_weight), family=fam,
-                    pricing_subsample=regressor_pricing_subsample(X.shape[0],
-                                                                  self.pricing_subsample))
+                    pricing_subsample=regressor_pricing_subsample(
+                        X.shape[0] if sample_weight is None
+                        else int(np.count_nonzero(sample_weight)), self.pricing_subsample))
 
     def __init__(self, family=None, *, max_features="auto", n_candidates=100, lambda_p="auto",
                  lambda_s=None, lambda_scale="ours", loss="square", penalty="group_l1_l2", solver="auto",

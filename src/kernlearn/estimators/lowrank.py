@@ -59,6 +59,7 @@ from ._base import (
     _has_proba,
     canonical_sparse,
     check_two_classes,
+    check_weighted_classes,
     encode_labels,
     fit_sample_weight,
     input_standardization,
@@ -321,8 +322,11 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         on a few hundred rows); a sequence of values is tried the same way
         instead, from the largest down (in any order; each entry a positive
         number).  With ``sample_weight``, a path (``"auto"`` or a
-        sequence) is tried at the weights' scale (as if they had mean 1): a
-        common factor of the weights does not change the model.
+        sequence of two or more values) is tried at the weights' scale (as
+        if they had mean 1): a common factor of the weights does not change
+        the model.  A single value (a number, or a sequence of one) is
+        taken at the weights as given: weights ``c * w`` give the model of
+        ``w`` at ``nu / c**2``, and integer weights act as repeated rows.
     precompute : bool, default=True
         Keep all ``M`` columns in memory (:math:`O(nM)`), or compute a column
         each time an inactive coordinate is drawn (:math:`O(n m_0)` memory).
@@ -800,6 +804,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Y = np.where(codes[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
         Y = Y[:, 1:] if len(self.classes_) == 2 else Y
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
+        check_weighted_classes(y, sw)
         self._fit_targets(X, Y, codes=True, per_output=self.multiclass == "ovr",
                           sample_weight=sw)
         self._fit_platt(X, y, sample_weight)

@@ -706,7 +706,9 @@ kernels_, platt_, n_features_in_, feature_names_in_
         "Choose C by cross-validation, then refit on all rows.",
         "Labels of two classes; every task must contain both (in every fold).",
         "Non-negative weights of the samples' losses (multiplied by\n"
-        "            ``class_weight``), in every fit and in the validation scores.",
+        "            ``class_weight`` in the fits), in every fit and in the validation\n"
+        "            scores (their accuracy weighted by ``sample_weight`` alone, as\n"
+        "            ``GridSearchCV`` scores a model with ``class_weight``).",
         "MultitaskMKLClassifierCV")
 
 

@@ -22,6 +22,7 @@ from ._base import (
     ProbabilityMixin,
     _has_proba,
     check_two_classes,
+    check_weighted_classes,
     fit_sample_weight,
     input_standardization,
     standardize_fit,
@@ -388,6 +389,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         else:
             X, y = validate_fit_data(self, X, y, classification=True)
         sw = fit_sample_weight(sample_weight, len(y), y, self.class_weight)
+        check_weighted_classes(y, sw)
         if not pre:
             Xt = standardize_fit(self, X, sw)
             klist = obscure.kernel_list(

@@ -584,7 +584,11 @@ def _coef_at(coef, ids):
 def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     """Run FGM's cutting planes on one task, or on ``K`` outputs sharing features."""
     s = settings
-    n = X.shape[0]
+    # rows of positive weight: a zero weight removes a row, from the master's
+    # choice (Newton or APG by active set against rows) and APG's first
+    # Lipschitz estimate too (counted, the fit differed from the one without it)
+    w = getattr(loss, "sample_weight", None)
+    n = X.shape[0] if w is None or np.ndim(w) == 0 else int(np.count_nonzero(w))
     rows = _master_rows(X, y, loss, s.C)
     Y = rows.Y
     K = Y.shape[1]

@@ -246,9 +246,13 @@ class GrFL:
         # asked (batch_size then asks for no more); None before that
         self._found = None
         m = self.pricing_subsample
-        if m is not None and m < self.n:
-            # pricing rows, drawn once per fit
-            self._sub = np.sort(rng.choice(self.n, size=int(m), replace=False))
+        # pricing rows, drawn once per fit among the rows of positive weight: a
+        # zero weight removes a row (drawn among all, the rows and the features
+        # priced on them were those of another fit than the one without it)
+        pos = None if sample_weight is None else np.flatnonzero(sample_weight > 0)
+        if m is not None and m < (self.n if pos is None else pos.size):
+            sub = rng.choice(self.n if pos is None else pos.size, size=int(m), replace=False)
+            self._sub = np.sort(sub if pos is None else pos[sub])
             self._X_sub = X[self._sub]
         in_span = getattr(self.family, "in_span", None)
         if span is None:  # (the paths on all rows share it: an SVD or eigh each)
@@ -840,8 +844,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         Xr = X if rows is None else X[rows]
         Yr, tr = (Y, task_rows) if rows is None else _row_subset(Y, task_rows, rows)
         sub = pricing_subsample
-        if sub == "auto":
-            sub = AUTO_PRICING_ROWS if Xr.shape[0] > 2 * AUTO_PRICING_ROWS else None
+        if sub == "auto":  # (counting the rows of positive weight, as the draw does)
+            n_sub = Xr.shape[0] if w is None else int(np.count_nonzero(w))
+            sub = AUTO_PRICING_ROWS if n_sub > 2 * AUTO_PRICING_ROWS else None
         pi = path_iter
         if pi == "auto":
             pi = NEWTON_PATH_ITER if isinstance(slv, GrFLNewton) else 20

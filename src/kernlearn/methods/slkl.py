@@ -550,9 +550,11 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         one on rows scaled by the square roots of the weights (targets and
         columns), the centres are sampled among the rows of positive weight,
         and the intercept, the default ``gamma`` and the scale of ``nu`` are
-        weighted averages.  A path of ``nu`` values (``"auto"`` or a sequence)
-        sees the weights divided by their mean over the rows of positive
-        weight: a common factor of the weights does not change its model.
+        weighted averages.  A path of ``nu`` values (``"auto"`` or a sequence
+        of two or more) sees the weights divided by their mean over the rows
+        of positive weight: a common factor of the weights does not change
+        its model (at a single value, weights ``c * w`` solve the problem of
+        ``nu / c**2``).
     seed : int, default=0
         Seeds the column sample and the coordinate sequence.
     verbose : int, default=0
