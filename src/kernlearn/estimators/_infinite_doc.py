@@ -249,7 +249,8 @@ _COMMON_DOC = """
         ``"time_budget"`` or ``"validation"`` (``max_features="auto"``: the
         held-out loss stopped improving).
     converged_ : bool
-        Whether the path stopped on the violation test (or the held-out loss);
+        Whether the path stopped on the violation test, the held-out loss or
+        the feature budget (``max_features``, as FGM counts it);
         where held-out rows chose the features, that path's (as
         ``stop_reason_``); with ``n_paths_`` above 1, whether every path did;
         ``False`` too when the model's master stopped at ``inner_max_iter``

@@ -955,11 +955,14 @@ def _result(path, w_scale, warm=None, n_features=None, lambda_p=None, out=None):
     r = np.sqrt(w_scale)
     fields.update(feature_scales=fields["feature_scales"] / r, coef=fields["coef"] * r,
                   task_coef=fields["task_coef"] * r, shared_coef=fields["shared_coef"] * r)
-    # (and the model's master met its tol: a capped one warned, converged_ read True)
+    # (and the model's master met its tol: a capped one warned, converged_ read True);
+    # a feature budget reached is the stop asked for, as FGM counts it: a default
+    # regressor's read False there with no warning (audit 53)
     master = getattr(path, "result", None)
     return GrFLResult(
         n_iter=len(path.history), stop_reason=path.stop_reason,
-        converged=path.converged and (master is None or bool(master.converged)),
+        converged=((path.converged or path.stop_reason == "max_features")
+                   and (master is None or bool(master.converged))),
         history=history, objective=path.objective * w_scale,
         last_violation=path.last_violation, master=type(path.solver).__name__,
         max_features=path._budget if n_features is None else n_features,
