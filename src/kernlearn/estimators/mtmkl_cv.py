@@ -657,7 +657,9 @@ kernels_, platt_, n_features_in_, feature_names_in_
         strata = 2 * self._task_pos(task_index, len(yv)) + (cls > 0)
         sw = fit_sample_weight(sample_weight, len(yv))  # checked before the folds index it
         # (counted by the first fold's fit, more classes read "got 41 classes" of 60)
-        _check_binary(np.unique(cls if sw is None else cls[sw > 0]))
+        kept = np.unique(cls if sw is None else cls[sw > 0])
+        if len(kept) > 2:  # (one class of positive weight: refused below, in its words)
+            _check_binary(kept)
         if sw is not None and not np.all(sw > 0):
             # (the folds' fits see the rows of positive weight only: refused as the
             # plain classifier refuses them, not as a fold's data)
