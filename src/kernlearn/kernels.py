@@ -36,7 +36,8 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
 from ._histogram_kernels import _CENTRED, _dense, additive_chi2_kernel, hik_kernel
 from .preprocessing import canonical_sparse, centred_dots, check_center, kernel_overflow_message
-from .utils._sparse import distance_shift, shift_rows, squared_distances, warn_far_sparse_offset
+from .utils._sparse import (distance_shift, shift_rows, squared_distances,
+                            warn_far_sparse_offset)
 from .utils._warnings import user_stacklevel
 from .widths import (  # noqa: F401  (re-exported)
     _DATA_GAMMAS,
