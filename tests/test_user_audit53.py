@@ -43,10 +43,11 @@ the multitask solvers warns once at the caller's line with ``converged_``
 False, and default fits warn of nothing with ``converged_`` True (but
 ``InfiniteFeatureRegressor``'s paths reaching their feature budget: documented
 as not converged, not warned of, where FGM counts its budget as converged).
-Not changed: with ``standardize=False``, columns far from zero with a small
-spread (1e9 + 1e-3 x) leave the RBF distances (|x|^2 + |y|^2 - 2 x.y) with no
-digits and the multitask and OBSCURE fits silently poor; the default
-standardises them away.
+Not changed here: with ``standardize=False``, columns far from zero with a
+small spread (1e9 + 1e-3 x) left the RBF distances (|x|^2 + |y|^2 - 2 x.y) with
+no digits and the multitask and OBSCURE fits silently poor; the default
+standardises them away.  (Fixed since: every RBF distance subtracts the
+training mean of such rows, tests/test_offset_distances.py.)
 """
 
 import warnings
