@@ -123,3 +123,17 @@ def test_sparse_far_offset_is_warned_of():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # (ordinary sparse data: no word)
         K.LowRankKernelRegressor(standardize=False, random_state=0).fit(sp.csr_matrix(Z), y)
+
+
+@pytest.mark.parametrize("c", [1e6, 1e9])
+def test_weighted_scale_width_of_far_rows_is_their_spread(c):
+    """``gamma="scale"`` with row weights took the variance in one pass, which lost
+    it at 1e9 (the fallback width 1 / D: 0.25 for 0.2509) and 1e-4 of it at 1e6."""
+    from kernlearn.widths import scale_gamma
+
+    Z, y, Zt = _data()
+    w = np.random.RandomState(2).rand(len(Z)) + 0.5
+    np.testing.assert_allclose(scale_gamma(c + Z, w), scale_gamma(Z, w), rtol=1e-7)
+    base, far = (K.LowRankKernelRegressor(standardize=False, random_state=0)
+                 .fit(s + Z, y, sample_weight=w).predict(s + Zt) for s in (0.0, c))
+    assert np.max(np.abs(far - base)) <= 1e-4 * np.ptp(base)

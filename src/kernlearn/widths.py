@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from .preprocessing import ONE_PASS_OFFSET
 from .utils._sparse import distance_shift, shift_rows
 from .utils._warnings import user_stacklevel
 
@@ -70,6 +71,8 @@ def scale_gamma(X, sample_weight=None):
         sq = np.square(np.asarray(X, dtype=float))
         mean = float(w @ np.asarray(X.mean(axis=1)).ravel())
         var = float(w @ np.asarray(sq.mean(axis=1)).ravel()) - mean**2
+        if mean**2 > ONE_PASS_OFFSET * var:  # (far from zero: the one pass lost it)
+            var = float(w @ np.square(np.asarray(X, dtype=float) - mean).mean(axis=1))
     else:
         var = float(np.var(np.asarray(X, dtype=float)))
     if not np.isfinite(var):
