@@ -107,6 +107,13 @@ def rbf_kernel(X, Y, gamma=1.0):
     Returns
     -------
     K : ndarray of shape (n_X, n_Y)
+
+    Notes
+    -----
+    Dense rows far from zero relative to their spread (columns at 1e9 with a
+    unit spread) are shifted by the mean of ``Y``'s rows first
+    (:func:`~kernlearn.utils._sparse.distance_shift`), so their distances
+    keep their digits; sparse rows are not (the fits warn).
     """
     if gamma is None or isinstance(gamma, str) or gamma <= 0:
         raise ValueError(f"rbf gamma must be positive, got {gamma!r}.")
