@@ -137,3 +137,12 @@ def test_weighted_scale_width_of_far_rows_is_their_spread(c):
     base, far = (K.LowRankKernelRegressor(standardize=False, random_state=0)
                  .fit(s + Z, y, sample_weight=w).predict(s + Zt) for s in (0.0, c))
     assert np.max(np.abs(far - base)) <= 1e-4 * np.ptp(base)
+
+
+def test_sparse_far_offset_is_warned_of_once_per_fit():
+    """Three RBF kernels on one view: one warning, not three."""
+    Z = _data()[0]
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        KernelList([("rbf", {"gamma": g}) for g in (0.1, 0.5, 1.0)]).fit(sp.csr_matrix(1e9 + Z))
+    assert sum("sit far from zero" in str(w.message) for w in rec) == 1

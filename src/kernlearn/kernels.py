@@ -688,12 +688,14 @@ class KernelList(BaseKernelList):
         self.center_ = check_center(center, X)
         self.__dict__.pop("_factors", None)
         self.params_, diags, self._sqn_, self._u_, self._shift_ = [], [], [], [], []
+        seen = {}  # (the views warned of: once each)
         for j, (kernel, params, _) in enumerate(self.specs):
             Xj = self._view(self.X_, j)
             # (the RBF distances of rows far from zero subtract the training mean)
             self._shift_.append(distance_shift(Xj) if kernel == "rbf" else None)
-            if kernel == "rbf" and self.center_ is None:
-                warn_far_sparse_offset(Xj, f"X (kernels[{j}]'s view)")
+            view = id(self.specs[j][2])
+            if kernel == "rbf" and self.center_ is None and view not in seen:
+                seen[view] = warn_far_sparse_offset(Xj, f"X (kernels[{j}]'s view)")
             params = resolve_params(kernel, params, Xj, j, sample_weight)
             user = _user_kernel(kernel)
             if user is not None:
