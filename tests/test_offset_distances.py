@@ -8,8 +8,10 @@ OBSCURE, the multitask classifier and the low-rank models were noise).  Every
 distance computation now subtracts the training rows' mean first when it is
 far from zero relative to their spread (``utils._sparse.distance_shift``, one
 rule), so a model of ``c + Z`` is the model of ``Z``; a sparse matrix, which is
-not shifted, is warned of.  Ordinary data keep their numbers bit for bit (the
-rule is false on them; ``benchmarks/small_fits.py --check-predictions``).
+not shifted, is warned of.  ``gamma="scale"`` with row weights takes a second
+pass over such rows (its one-pass variance lost them).  Ordinary data keep their
+numbers bit for bit (the rule is false on them; ``benchmarks/small_fits.py
+--check-predictions``).
 
 Only translation-invariant models are compared: the linear kernel (in the
 default kernel lists of OBSCURE and the multitask estimators) and random
