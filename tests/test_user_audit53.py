@@ -44,10 +44,11 @@ False, and default fits warn of nothing with ``converged_`` True
 (``InfiniteFeatureRegressor``'s paths reaching their feature budget read
 ``converged_`` False with no warning, where FGM counts its budget as
 converged; GrFL now counts it as FGM does).
-Not changed: with ``standardize=False``, columns far from zero with a small
-spread (1e9 + 1e-3 x) leave the RBF distances (|x|^2 + |y|^2 - 2 x.y) with no
-digits and the multitask and OBSCURE fits silently poor; the default
-standardises them away.
+Not changed here: with ``standardize=False``, columns far from zero with a
+small spread (1e9 + 1e-3 x) left the RBF distances (|x|^2 + |y|^2 - 2 x.y) with
+no digits and the multitask and OBSCURE fits silently poor; the default
+standardises them away.  (Fixed since: every RBF distance subtracts the
+training mean of such rows, tests/test_offset_distances.py.)
 """
 
 import warnings

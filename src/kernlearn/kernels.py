@@ -36,6 +36,8 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
 from ._histogram_kernels import _CENTRED, _dense, additive_chi2_kernel, hik_kernel
 from .preprocessing import canonical_sparse, centred_dots, check_center, kernel_overflow_message
+from .utils._sparse import (distance_shift, shift_rows, squared_distances,
+                            warn_far_sparse_offset)
 from .utils._warnings import user_stacklevel
 from .widths import (  # noqa: F401  (re-exported)
     _DATA_GAMMAS,
@@ -105,10 +107,16 @@ def rbf_kernel(X, Y, gamma=1.0):
     Returns
     -------
     K : ndarray of shape (n_X, n_Y)
+
+    Notes
+    -----
+    Dense rows far from zero relative to their spread (columns at 1e9 with a
+    unit spread) are shifted by the mean of ``Y``'s rows first
+    (:func:`~kernlearn.utils._sparse.distance_shift`), so their distances
+    keep their digits; sparse rows are not (the fits warn).
     """
     if gamma is None or isinstance(gamma, str) or gamma <= 0:
         raise ValueError(f"rbf gamma must be positive, got {gamma!r}.")
-    from .utils._sparse import squared_distances  # (as in linear_kernel)
     X, Y = canonical_sparse(X), canonical_sparse(Y)  # (the row norms read stored values)
     D = squared_distances(X, Y)
     return np.exp(-gamma * np.maximum(D, 0, out=D))
@@ -679,9 +687,15 @@ class KernelList(BaseKernelList):
         self.X_ = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=float)
         self.center_ = check_center(center, X)
         self.__dict__.pop("_factors", None)
-        self.params_, diags, self._sqn_, self._u_ = [], [], [], []
+        self.params_, diags, self._sqn_, self._u_, self._shift_ = [], [], [], [], []
+        seen = {}  # (the views warned of: once each)
         for j, (kernel, params, _) in enumerate(self.specs):
             Xj = self._view(self.X_, j)
+            # (the RBF distances of rows far from zero subtract the training mean)
+            self._shift_.append(distance_shift(Xj) if kernel == "rbf" else None)
+            view = id(self.specs[j][2])
+            if kernel == "rbf" and self.center_ is None and view not in seen:
+                seen[view] = warn_far_sparse_offset(Xj, f"X (kernels[{j}]'s view)")
             params = resolve_params(kernel, params, Xj, j, sample_weight)
             user = _user_kernel(kernel)
             if user is not None:
@@ -741,16 +755,22 @@ class KernelList(BaseKernelList):
             # per-call validation of the generic path (single rows on the fly);
             # kernels on the same view share it through ``dots``, RBF kernels
             # their squared distances through ``dists`` (the same numbers)
-            key = id(cols)
+            key, shift = id(cols), getattr(self, "_shift_", None)
+            shift = None if shift is None else shift[j]
             if kernel == "rbf" and dists is not None and key in dists:
                 K = dists[key] * -params["gamma"]
+            elif shift is not None:  # (rows far from zero: their own distances)
+                K = squared_distances(*shift_rows(shift, Xa, Xb))
+                if dists is not None:
+                    dists[key] = K.copy()
+                K *= -params["gamma"]
             elif dots is not None and key in dots:
                 K = dots[key].copy()
             else:
                 K = self._dots(Xa, Xb, j, u)
                 if dots is not None:
                     dots[key] = K.copy()
-            if kernel == "rbf" and not (dists is not None and key in dists):
+            if kernel == "rbf" and shift is None and not (dists is not None and key in dists):
                 K *= -2.0
                 K += sq_a[:, None]
                 K += sq_b[None, :]

@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from .preprocessing import ONE_PASS_OFFSET
+from .utils._sparse import distance_shift, shift_rows
 from .utils._warnings import user_stacklevel
 
 __all__ = [
@@ -69,6 +71,8 @@ def scale_gamma(X, sample_weight=None):
         sq = np.square(np.asarray(X, dtype=float))
         mean = float(w @ np.asarray(X.mean(axis=1)).ravel())
         var = float(w @ np.asarray(sq.mean(axis=1)).ravel()) - mean**2
+        if mean**2 > ONE_PASS_OFFSET * var:  # (far from zero: the one pass lost it)
+            var = float(w @ np.square(np.asarray(X, dtype=float) - mean).mean(axis=1))
     else:
         var = float(np.var(np.asarray(X, dtype=float)))
     if not np.isfinite(var):
@@ -126,6 +130,7 @@ def mean_pairwise_sq_distance(X):
     n = X.shape[0]
     if n < 2:
         return 0.0
+    X = shift_rows(distance_shift(X), X)[0]  # (rows far from zero: their digits kept)
     mu = np.asarray(X.mean(axis=0)).ravel()
     val = 2.0 * n / (n - 1) * (_row_sq_norms(X).mean() - float(mu @ mu))
     return max(val, 0.0)
@@ -164,7 +169,7 @@ def pairwise_spread_ratio(X, rows=None, max_rows=SPREAD_ROWS):
         return 1.0
     rows = rows[np.unique(np.linspace(0, n - 1, min(n, int(max_rows))).astype(int))]
     S = X[rows]
-    S = S if sp.issparse(S) else np.asarray(S, dtype=float)
+    S = S if sp.issparse(S) else shift_rows(distance_shift(S), np.asarray(S, dtype=float))[0]
     sq = _row_sq_norms(S)
     inner = S @ S.T
     inner = inner.toarray() if sp.issparse(inner) else np.asarray(inner)

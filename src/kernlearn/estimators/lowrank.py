@@ -427,7 +427,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     kernel_center_ : ndarray of shape (n_features_in_,) or None
         Column means of standardised sparse inputs (which are scaled, not
         centred) that the linear and polynomial kernels subtract, so that
-        sparse and dense inputs give the same model; ``None`` otherwise.
+        sparse and dense inputs give the same model; for an RBF kernel on dense
+        inputs far from zero (``standardize=False``), the training mean its
+        distances subtract (they keep their digits); ``None`` otherwise.
     m0_ : int
         Number of non-zero weights :math:`m_0`.
     n_iter_ : int

@@ -21,7 +21,8 @@ import numpy as np
 from ..kernels import KERNELS, _dot_kernel, pairwise_kernel, resolve_gamma
 from .._callable_kernels import warn_uncentred_callable
 from ..preprocessing import centred_dots, check_center
-from ..utils._sparse import canonical_sparse
+from ..utils._sparse import (canonical_sparse, distance_shift, shift_rows,
+                             warn_far_sparse_offset)
 from ._base import BaseFamily, Candidates, as_params
 
 __all__ = ["NystromColumns", "given_gamma", "kernel_block", "kernel_params_for"]
@@ -50,6 +51,9 @@ def kernel_block(A, B, kernel, params, center=None):
     """
     if center is not None and isinstance(kernel, str) and kernel in ("linear", "poly"):
         return _dot_kernel(kernel, params, centred_dots(A, B, center))
+    if (center is not None and isinstance(kernel, str) and kernel == "rbf"
+            and isinstance(A, np.ndarray) and isinstance(B, np.ndarray)):
+        A, B = shift_rows(center, A, B)  # (dense rows far from zero: NystromColumns.fit)
     if isinstance(kernel, str) and kernel == "rbf" and _plain_rbf_args(A, B, params):
         return _rbf_float64(A, B, params["gamma"])
     return pairwise_kernel(A, B, kernel=kernel, **params)
@@ -248,7 +252,9 @@ class NystromColumns(BaseFamily):
         Precomputed columns (rows), ``None`` when computed on demand.
     center_ : ndarray of shape (n_features,) or None
         Column means the kernel subtracts from its inputs (:meth:`fit`'s
-        ``center``); ``None``: the inputs are used as given.
+        ``center``, or for an RBF kernel on dense rows far from zero
+        :func:`~kernlearn.utils._sparse.distance_shift`'s); ``None``: the
+        inputs are used as given.
     n_samples_ : int
         Training rows.
 
@@ -320,6 +326,10 @@ class NystromColumns(BaseFamily):
         self.kernel_params_ = params
         warn_uncentred_callable(self.kernel, getattr(self.kernel, "__name__", "kernel"),
                                 self.center_)
+        if self.center_ is None and isinstance(self.kernel, str) and self.kernel == "rbf":
+            # (rows far from zero: their RBF distances subtract the training mean)
+            self.center_ = distance_shift(X)
+            warn_far_sparse_offset(X)
         self._X = X
         self.n_samples_ = n
         if self.kernel == "precomputed":

@@ -658,7 +658,8 @@ def _row_plan(kernels):
     -------
     plan : list of (view, squared norms, [(kernel index, kind, parameter)]) or None
     """
-    if not isinstance(kernels, KernelList) or getattr(kernels, "X_", None) is None:
+    if not isinstance(kernels, KernelList) or getattr(kernels, "X_", None) is None or any(
+            s is not None for s in getattr(kernels, "_shift_", ())):  # (shifted: the list's)
         return None
     views = {}
     for j, (kernel, _, cols) in enumerate(kernels.specs):

@@ -765,6 +765,8 @@ class _WidthColumns:
             p = dict(params, gamma=params["gamma"] * f) if f != 1.0 else params
             fam = NystromColumns(kernel, p, len(S[k::K]), precompute)
             self._families.append(fam.fit(X, indices=S[k::K], center=center))
+        if self._families:  # (the families' own: an RBF kernel's shift of far rows)
+            self.center_ = self._families[0].center_
         self._scale = np.empty(M)
         for k, fam in enumerate(self._families):
             self._scale[k::K] = fam._scale

@@ -12,7 +12,16 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["canonical_sparse", "column_nonzeros", "dense_product", "squared_distances"]
+__all__ = [
+    "DISTANCE_OFFSET",
+    "canonical_sparse",
+    "column_nonzeros",
+    "dense_product",
+    "distance_shift",
+    "shift_rows",
+    "squared_distances",
+    "warn_far_sparse_offset",
+]
 
 
 def dense_product(A, B):
@@ -44,6 +53,104 @@ def dense_product(A, B):
     return A @ B
 
 
+#: Squared norm of the data's mean over the rows' mean squared distance from it
+#: beyond which the squared distances :math:`\|x\|^2 + \|y\|^2 - 2x^\top y`
+#: lose more than about 1e-12 of their size to rounding (their error is about
+#: the machine epsilon times :math:`\|x\|^2 + \|y\|^2`): past it, every
+#: distance computation subtracts the mean from both sides first
+#: (:func:`distance_shift`; distances do not change under a translation).
+#: Ordinary data stay below it (standardised columns: 0; columns in [0, 1]:
+#: about 3) and keep their numbers bit for bit; a column at 1e6 or 1e9 beside
+#: a unit spread (a time stamp, ``standardize=False``) passes it.
+DISTANCE_OFFSET = 1e4
+
+
+def distance_shift(X):
+    """The point the squared distances of ``X``'s rows subtract first, or ``None``.
+
+    The one rule of every distance computation (RBF Gram matrices, their
+    predictions, Nystrom columns, the multitask kernels): ``X``'s column
+    means when their squared norm exceeds :data:`DISTANCE_OFFSET` times the
+    rows' mean squared distance from them, else ``None`` (nothing shifted:
+    ordinary data keep their numbers).  Columns at 1e9 with a spread of 1e-3
+    left the expansion no digit: every kernel value was noise and the models
+    fitted on them a constant.  A sparse ``X`` is never shifted (it would be
+    densified): ``None``, and :func:`warn_far_sparse_offset` warns at fit.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        The reference rows (the training rows of a kernel: the same shift at
+        fit and at prediction).
+
+    Returns
+    -------
+    ndarray of shape (n_features,) or None
+    """
+    if not (isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[0] > 1
+            and X.dtype.kind == "f" and X.size):
+        return None
+    m = X.mean(axis=0, dtype=np.float64)
+    mm = float(m @ m)
+    if not (np.isfinite(mm) and mm > 0):
+        return None
+    # (one pass first: the offset's rounding makes this spread small, never
+    # large, so it clears ordinary data at the cost of one product)
+    if mm <= DISTANCE_OFFSET * (float(np.vdot(X, X)) / X.shape[0] - mm):
+        return None
+    C = X - m
+    return m if mm > DISTANCE_OFFSET * float(np.vdot(C, C)) / X.shape[0] else None
+
+
+def warn_far_sparse_offset(X, name="X"):
+    """Warn when sparse ``X``'s columns sit so far from zero that its distances lose digits.
+
+    :func:`distance_shift`'s test on a sparse matrix, which is not shifted
+    (that would densify it): its RBF kernel values are then rounding noise,
+    and the fit says so rather than return a poor model without a word.
+
+    Parameters
+    ----------
+    X : sparse matrix of shape (n_samples, n_features)
+    name : str, default="X"
+        What the warning calls the data.
+    """
+    if not sp.issparse(X) or X.shape[0] < 2:
+        return
+    m = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+    mm = float(m @ m)
+    spread = float(_sparse_centred_squares(X, np.ones(X.shape[0]), m).sum()) / X.shape[0]
+    if np.isfinite(mm) and mm > DISTANCE_OFFSET * spread:
+        import warnings
+
+        from ._warnings import user_stacklevel
+
+        warnings.warn(
+            f"sparse {name}'s columns sit far from zero relative to their spread (squared "
+            f"mean {mm:.3g}, mean squared spread {spread:.3g}): its RBF distances lose their "
+            "digits to rounding and a sparse matrix is not shifted; centre the columns "
+            "(as a dense array) or standardise the inputs (standardize=True).",
+            UserWarning, stacklevel=user_stacklevel())
+
+
+def shift_rows(shift, *arrays):
+    """The arrays less ``shift`` (new arrays), or as given when ``shift`` is ``None``.
+
+    Parameters
+    ----------
+    shift : ndarray of shape (n_features,) or None
+        From :func:`distance_shift`.
+    *arrays : ndarray of shape (..., n_features)
+
+    Returns
+    -------
+    tuple of ndarray
+    """
+    if shift is None:
+        return arrays
+    return tuple(np.asarray(A, dtype=np.float64) - shift for A in arrays)
+
+
 def squared_distances(X, Y):
     """Squared Euclidean distances between the rows of ``X`` and of ``Y``.
 
@@ -63,7 +170,16 @@ def squared_distances(X, Y):
     Returns
     -------
     ndarray of shape (n_X, n_Y)
+
+    Notes
+    -----
+    Rows far from zero relative to their spread are first shifted by
+    :func:`distance_shift` of ``Y`` (the training rows in the library's
+    calls), so their distances keep their digits; ordinary rows are not.
     """
+    shift = distance_shift(Y) if not sp.issparse(X) else None
+    if shift is not None:
+        X, Y = shift_rows(shift, X) * 2 if X is Y else shift_rows(shift, X, Y)
     if "sklearn.metrics.pairwise" in sys.modules or X is Y or not all(
             (sp.issparse(M) or isinstance(M, np.ndarray)) and M.dtype == np.float64
             for M in (X, Y)):

@@ -29,6 +29,7 @@ from ...kernels import (
 )
 from ...preprocessing import fit_standardization, kernel_overflow_message
 from ...utils._repeated_kernels import refuse_repeated_grams, refuse_repeated_kernels
+from ...utils._sparse import distance_shift, shift_rows
 
 __all__ = [
     "FactorStore",
@@ -101,8 +102,11 @@ class TaskBuckets:
 
 
 # ------------------------------------------------------------------- kernels
-def _batched_gram(kernel, params, A, B):
-    """Gram blocks ``k(A_t, B_t)`` of stacked ``(T, m_a, d)``, ``(T, m_b, d)`` data."""
+def _batched_gram(kernel, params, A, B, shift=None):
+    """Gram blocks ``k(A_t, B_t)`` of stacked ``(T, m_a, d)``, ``(T, m_b, d)`` data
+    (RBF: both less ``shift``, the training rows' :func:`distance_shift`)."""
+    if kernel == "rbf":
+        A, B = shift_rows(shift, A, B)
     if kernel in ("linear", "rbf", "poly"):
         G = A @ B.transpose(0, 2, 1)
         if kernel == "linear":
@@ -199,9 +203,11 @@ class TaskKernels(BaseKernelList):
                 st = fit_standardization(X, sample_weight)
                 self.mean_, self.std_ = st.mean, st.scale
             self.X_ = self._scaled(X)
-            self.params_, diag = [], []
+            self.params_, diag, self.shift_ = [], [], []
             for j, (kernel, params, cols) in enumerate(self.specs_):
                 Xj = take_columns(self.X_, cols, j)
+                # (the RBF distances of rows far from zero subtract the training mean)
+                self.shift_.append(distance_shift(Xj) if kernel == "rbf" else None)
                 self.params_.append(resolve_params(kernel, params, Xj, j, sample_weight))
                 if _user_kernel(kernel) is not None:
                     # as every estimator's kernel lists: the diagonal alone let
@@ -328,6 +334,10 @@ class TaskKernels(BaseKernelList):
         h.update(np.float64(self.scales_[j]).tobytes())
         return h.digest()
 
+    def _shift(self, j):
+        shift = getattr(self, "shift_", None)  # (absent from older model files)
+        return None if shift is None else shift[j]
+
     def _views(self, X, j):
         return take_columns(X, self.specs_[j][2], j)
 
@@ -359,7 +369,7 @@ class TaskKernels(BaseKernelList):
             Xa = self._views(self.X_ if X_a is None else self._scaled(X_a), j)
             Xb = self._views(self.X_, j)
             kernel = self.specs_[j][0]
-            K = _batched_gram(kernel, self.params_[j], Xa[idx_a], Xb[idx_b])
+            K = _batched_gram(kernel, self.params_[j], Xa[idx_a], Xb[idx_b], self._shift(j))
         if not np.isfinite(K).all():
             raise ValueError(kernel_overflow_message(j))
         return K * (self.scales_[j] * (mask_a[:, :, None] & mask_b[:, None, :]))
@@ -386,7 +396,7 @@ class TaskKernels(BaseKernelList):
             Xa = self._views(self.X_ if X_a is None else self._scaled(X_a), j)
             Xa = Xa if rows is None else Xa[rows]
             K = _batched_gram(self.specs_[j][0], self.params_[j], Xa[None],
-                              self._views(self.X_, j)[None])[0]
+                              self._views(self.X_, j)[None], self._shift(j))[0]
         if not np.isfinite(K).all():
             raise ValueError(kernel_overflow_message(j))
         return K * self.scales_[j]
