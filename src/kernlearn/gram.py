@@ -7,6 +7,7 @@ splitters index samples.  :mod:`kernlearn.kernels` re-exports both.
 """
 
 import numbers
+import sys
 
 import numpy as np
 import scipy.linalg
@@ -207,6 +208,13 @@ class PrecomputedKernels:
         return sub
 
 
+def _is_pandas(obj):
+    """Whether ``obj`` is a pandas DataFrame or Series (pandas imported only if
+    it already is: nothing else can be one)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(obj, (pd.DataFrame, pd.Series))
+
+
 def check_gram_list(grams, name):
     """Validate F Gram matrices into a list of finite 2-D float arrays.
 
@@ -238,8 +246,9 @@ def check_gram_list(grams, name):
         # mask; complex ones lost their imaginary parts)
         refuse_unlike_array(K, f"{name}[{j}]", "a precomputed kernel")
         # (pandas' pd.NA is a missing value: NumPy's conversion of a nullable or
-        # pyarrow frame holding one failed with "float() argument ... 'NAType'")
-        K = (K.to_numpy(dtype=float, na_value=np.nan) if hasattr(K, "to_numpy")
+        # pyarrow frame holding one failed with "float() argument ... 'NAType'";
+        # pandas' own to_numpy only: an xarray DataArray's takes no dtype)
+        K = (K.to_numpy(dtype=float, na_value=np.nan) if _is_pandas(K)
              else np.asarray(K, dtype=float))
         if K.ndim != 2:
             raise ValueError(f"{name}[{j}] must be 2-D, got shape {K.shape}.")

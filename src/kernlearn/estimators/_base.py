@@ -349,7 +349,11 @@ def _refuse_missing(y, missing, what="a missing value", name="y"):
     if missing.any():
         rows = missing.reshape(len(missing), -1).any(axis=1) if missing.ndim else missing
         i = int(np.flatnonzero(rows)[0])
-        label = plain_value(y.index[i] if hasattr(y, "index") else i)
+        # (pandas' index labels; a list's or tuple's index is a method: task ids
+        # given as a list stopped on "'builtin_function_or_method' object is not
+        # subscriptable")
+        index = getattr(y, "index", None)
+        label = plain_value(i if index is None or callable(index) else index[i])
         k = int(rows.sum())
         raise ValueError(
             f"{name} has {what} at row {i}" + ("" if label == i else f" (index {label!r})")

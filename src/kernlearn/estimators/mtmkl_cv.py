@@ -656,18 +656,20 @@ kernels_, platt_, n_features_in_, feature_names_in_
         labels, cls = encode_labels(yv)
         strata = 2 * self._task_pos(task_index, len(yv)) + (cls > 0)
         sw = fit_sample_weight(sample_weight, len(yv))  # checked before the folds index it
-        # (counted by the first fold's fit, more classes read "got 41 classes" of 60)
-        kept = np.unique(cls if sw is None else cls[sw > 0])
-        if len(kept) > 2:  # (one class of positive weight: refused below, in its words)
-            _check_binary(kept)
-        if sw is not None and not np.all(sw > 0):
+        # the rows the fits keep: of positive weight, class_weight's too (a third
+        # class weighed out by class_weight is fitted by the plain classifier and
+        # was by the folds: counted here, it was refused as "got 3 classes")
+        kept = fit_sample_weight(sample_weight, len(yv), yv, self.class_weight)
+        pos = None if kept is None or np.all(kept > 0) else kept > 0
+        if pos is not None:
             # (the folds' fits see the rows of positive weight only: refused as the
-            # plain classifier refuses them, not as a fold's data)
-            pos = sw > 0
+            # plain classifier refuses them, not as a fold's data nor "got 1 classes")
             check_two_classes(yv[pos], weighted=True)
-            if task_index is not None:
-                ids, rows = split_tasks(np.asarray(task_index)[pos], int(pos.sum()))
-                check_tasks_hold_both(2.0 * (cls[pos] > 0) - 1.0, rows, ids, weighted=True)
+        # (counted by the first fold's fit, more classes read "got 41 classes" of 60)
+        _check_binary(np.unique(cls if pos is None else cls[pos]))
+        if pos is not None and task_index is not None:
+            ids, rows = split_tasks(np.asarray(task_index)[pos], int(pos.sum()))
+            check_tasks_hold_both(2.0 * (cls[pos] > 0) - 1.0, rows, ids, weighted=True)
         # a task's only sample of a class leaves some training fold without it,
         # whose fit stopped on "task 1 has samples of one class only" (the data
         # had both): named here, with what to do

@@ -88,6 +88,24 @@ def user_stacklevel(_depth=1):
     return level
 
 
+class _Log(list):
+    """A :func:`collected` block's list, which is none once pickled.
+
+    A function :func:`carried` to a worker of another process (joblib's loky
+    or Dask backend, chosen by the user's ``parallel_config`` over the
+    threads asked for) collected into a copy of the list that nobody reads:
+    the warnings of FGM's one-vs-rest problems were lost.  There its warnings
+    pass as they come, as a worker's did before they were collected.
+    """
+
+    def __reduce__(self):
+        return _no_log, ()
+
+
+def _no_log():
+    return None
+
+
 @contextlib.contextmanager
 def collected():
     """Collect the warnings given through :func:`warn` in this thread (and context).
@@ -98,7 +116,7 @@ def collected():
         The message and category of each warning, in order; nested blocks
         collect into their own list.
     """
-    log = []
+    log = _Log()
     token = _COLLECTING.set(log)
     try:
         yield log
