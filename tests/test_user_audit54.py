@@ -18,8 +18,9 @@ What was wrong (each test below failed before its fix):
   count looked at ``sample_weight`` alone, not at the rows the fits keep.
 - ``MultitaskMKLClassifierCV`` given a binary fit whose rows of positive weight
   hold one class said "Only binary classification is supported ...; got 1
-  classes" (the new count came before the weighted check); it names the class
-  of positive weight again, as the plain classifier does.
+  classes" (the new count came before the weighted check; found on main too
+  while this audit ran): the weighted check comes first again, with
+  ``class_weight``'s zero weights as well.
 - FGM's one-vs-rest problems run on a process backend (the user's
   ``joblib.parallel_config(backend="loky")`` or Dask's over the threads asked
   for) lost their convergence warnings: the new summing collected them into
@@ -33,7 +34,9 @@ every thread in one; FGM's ``transform`` gives CSR for CSC input, the same
 numbers for a memory-mapped array, and pandas output keeps the caller's index;
 GrFL's ``converged_`` and its one warning agree on a Dask array and in memory,
 and its pricing subsample of an unweighted and a unit-weighted fit are the
-same rows; pyarrow and categorical text labels give object classes.
+same rows; pyarrow and categorical text labels give object classes; a low-rank
+model's Platt probabilities do not change with a common factor of the weights or
+with its rows of weight zero removed.
 """
 
 import pickle
@@ -266,3 +269,23 @@ def test_arrow_and_categorical_text_labels_give_object_classes():
                                                                      pa.string())))):
         est = kernlearn.FGMClassifier().fit(X, labels)
         assert est.classes_.dtype == object and est.predict(X[:2]).dtype == object
+
+
+def test_low_rank_platt_probabilities_ignore_a_common_factor_and_zero_weight_rows():
+    # Platt's pseudo-counts at the weights' scale: weights of sum one, a thousand
+    # times larger, and the rows of weight zero removed give the same probabilities
+    rng = np.random.RandomState(0)
+    X = rng.randn(80, 3)
+    y = (X[:, 0] + 0.5 * rng.randn(80) > 0).astype(int)
+    w = rng.uniform(0.5, 2, 80)
+    w[:5] = 0
+
+    def proba(X_, y_, w_):
+        est = kernlearn.LowRankKernelClassifier(probability=True, random_state=0)
+        return est.fit(X_, y_, sample_weight=w_).predict_proba(X)
+
+    want = proba(X, y, w)
+    for got in (proba(X, y, w / w.sum()), proba(X, y, 1000 * w),
+                proba(X[5:], y[5:], w[5:])):
+        np.testing.assert_allclose(got, want, atol=1e-10)
+    assert np.ptp(want[:, 1]) > 0.8  # (not all within 0.4-0.6)

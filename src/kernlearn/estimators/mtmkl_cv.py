@@ -30,6 +30,7 @@ from ._base import (
     _refuse_both,
     all_or_nothing,
     check_two_classes,
+    check_weighted_classes,
     encode_labels,
     fit_sample_weight,
 )
@@ -660,11 +661,10 @@ kernels_, platt_, n_features_in_, feature_names_in_
         # class weighed out by class_weight is fitted by the plain classifier and
         # was by the folds: counted here, it was refused as "got 3 classes")
         kept = fit_sample_weight(sample_weight, len(yv), yv, self.class_weight)
+        # (the folds' fits see the rows of positive weight only: refused as the
+        # plain classifier refuses them, not as a fold's data nor "got 1 classes")
+        check_weighted_classes(yv, kept)
         pos = None if kept is None or np.all(kept > 0) else kept > 0
-        if pos is not None:
-            # (the folds' fits see the rows of positive weight only: refused as the
-            # plain classifier refuses them, not as a fold's data nor "got 1 classes")
-            check_two_classes(yv[pos], weighted=True)
         # (counted by the first fold's fit, more classes read "got 41 classes" of 60)
         _check_binary(np.unique(cls if pos is None else cls[pos]))
         if pos is not None and task_index is not None:
