@@ -36,7 +36,9 @@ GrFL's ``converged_`` and its one warning agree on a Dask array and in memory,
 and its pricing subsample of an unweighted and a unit-weighted fit are the
 same rows; pyarrow and categorical text labels give object classes; a low-rank
 model's Platt probabilities do not change with a common factor of the weights or
-with its rows of weight zero removed.
+with its rows of weight zero removed; FGM with zero weights and an active set
+wider than the rows of positive weight gives the model of the rows removed, in
+memory and by row blocks.
 """
 
 import pickle
@@ -289,3 +291,20 @@ def test_low_rank_platt_probabilities_ignore_a_common_factor_and_zero_weight_row
                 proba(X[5:], y[5:], w[5:])):
         np.testing.assert_allclose(got, want, atol=1e-10)
     assert np.ptp(want[:, 1]) > 0.8  # (not all within 0.4-0.6)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_fgm_zero_weights_past_the_rows_of_positive_weight_in_memory_and_out_of_core():
+    # the master's choice counts the rows of positive weight: an active set wider
+    # than them gives the model of the rows removed, in memory and by row blocks
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 40)
+    y = X[:, :12] @ rng.randn(12) + 0.1 * rng.randn(60)
+    w = np.ones(60)
+    w[:40] = 0
+    kw = {"B": 6, "max_iter": 6, "C": 10.0}
+    want = kernlearn.FGMRegressor(**kw).fit(X[40:], y[40:])
+    assert len(want.selected_features_) > 20  # (past the 20 rows of positive weight)
+    for est in (kernlearn.FGMRegressor(**kw), kernlearn.FGMRegressor(**kw, memory_budget="1MB")):
+        est.fit(X, y, sample_weight=w)
+        np.testing.assert_allclose(est.predict(X), want.predict(X), atol=1e-10)
