@@ -8,6 +8,10 @@ What was wrong (each test below failed before its fix):
   None, ...]``) stopped fit and predict on "'builtin_function_or_method' object
   is not subscriptable": the new row-naming refusal took a list's ``index``
   method for pandas' index labels.
+- A NaN among text task ids in a list (``["north", float("nan"), ...]``) was
+  a task called "nan" (NumPy reads it as that text): fitted as one when it had
+  two rows, and "tasks unseen in fit: ['nan']" at predict time.  It is named by
+  row as a missing task id.
 - A precomputed Gram matrix given as an ``xarray.DataArray`` (an array-like
   that NumPy reads) stopped on "DataArray.to_numpy() got an unexpected keyword
   argument 'dtype'": the conversion meant for pandas' ``pd.NA`` was applied to
@@ -85,6 +89,24 @@ def test_a_missing_task_id_in_a_list_is_named_by_row(container, missing):
     est.fit(X, y, task_index=container(ids))
     with pytest.raises(ValueError, match=r"task_index has a missing value.* at row 6 \("):
         est.predict(X, task_index=container(bad))
+
+
+@pytest.mark.parametrize("name", ["MultitaskMKLRegressor", "InfiniteFeatureRegressor"])
+def test_a_nan_among_text_task_ids_in_a_list_is_missing_not_a_task_called_nan(name):
+    X, y = _data()
+    ids = ["north", "south"] * (len(y) // 2)
+    bad = list(ids)
+    bad[6] = bad[9] = float("nan")
+    est = getattr(kernlearn, name)()
+    if name.startswith("Infinite"):
+        est.set_params(max_features=3, random_state=0)
+    # (the old code fitted a task "nan": NumPy reads a NaN among text as that text)
+    with pytest.raises(ValueError, match=r"task_index has a missing value at row 6 \(2 rows"):
+        est.fit(X, y, task_index=bad)
+    est.fit(X, y, task_index=ids)
+    # (the old code: "task_index has tasks unseen in fit: ['nan']")
+    with pytest.raises(ValueError, match=r"task_index has a missing value at row 6 \("):
+        est.predict(X, task_index=bad)
 
 
 # -- a Gram matrix NumPy reads, not pandas ----------------------------------------------

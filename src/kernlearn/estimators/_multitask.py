@@ -397,6 +397,9 @@ def _refuse_missing_ids(raw, ids):
     """Refuse a missing task id (None, NaN, ``pd.NA``) by its row (and index label
     of a pandas ``raw``): it was "task_index contains NaN or infinity", "tasks
     unseen in fit: [nan]" or "mixes task ids of types float, str"."""
+    if isinstance(raw, (list, tuple)):
+        # (NumPy reads a NaN among text as the text "nan": a task of that name)
+        ids = np.asarray(raw, dtype=object)
     if ids.dtype.kind == "f":
         _refuse_missing(raw, np.isnan(ids), "a missing value (NaN)", name="task_index")
     elif ids.dtype == object:
