@@ -36,13 +36,23 @@ fit (FGM, low-rank); a binary fit weighed to one class is refused by the CLI
 in one line; FGM's one-vs-rest threads (``n_jobs=2``) sum the warnings of
 every thread in one; FGM's ``transform`` gives CSR for CSC input, the same
 numbers for a memory-mapped array, and pandas output keeps the caller's index;
-GrFL's ``converged_`` and its one warning agree on a Dask array and in memory,
+GrFL's ``converged_`` and its one warning agree on a Dask array and in memory
+and for fits run at once in threads (each warns once, for its own masters),
 and its pricing subsample of an unweighted and a unit-weighted fit are the
 same rows; pyarrow and categorical text labels give object classes; a low-rank
 model's Platt probabilities do not change with a common factor of the weights or
 with its rows of weight zero removed; FGM with zero weights and an active set
 wider than the rows of positive weight gives the model of the rows removed, in
 memory and by row blocks.
+
+Left as they are: ``FGMClassifier(multiclass="ovr", refit=True)`` gives its
+de-biasing refits' warning once per class (the same text: Python's default
+filter shows it once); a Dask ``y`` is not checked for a class of positive
+weight (documented: not computed there); ``kernlearn predict`` of an
+``InfiniteFeature*`` model fitted in Python on a single task id, without
+``--task-column``, gives the Python words (the multitask MKL models predict
+one task without ids); a warm refit of a GrFL model whose master stopped at
+its cap, with nothing to add, reads ``converged_`` False without a new warning.
 """
 
 import pickle
@@ -330,3 +340,27 @@ def test_fgm_zero_weights_past_the_rows_of_positive_weight_in_memory_and_out_of_
     for est in (kernlearn.FGMRegressor(**kw), kernlearn.FGMRegressor(**kw, memory_budget="1MB")):
         est.fit(X, y, sample_weight=w)
         np.testing.assert_allclose(est.predict(X), want.predict(X), atol=1e-10)
+
+
+def test_grfl_fits_in_threads_each_warn_once_for_their_own_masters():
+    # one_master_warning collects per thread (contextvars): fits run at once warn
+    # once each, as their converged_ says, none absorbing another's warning
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(150, 4)
+    y = ((np.sin(X[:, 0]) + 0.1 * rng.randn(150)) > 0).astype(int)
+
+    def fit(seed):
+        est = kernlearn.InfiniteFeatureClassifier(max_features=5, inner_max_iter=1,
+                                                  random_state=seed)
+        return est.fit(X, y).converged_
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with ThreadPoolExecutor(2) as pool:
+            converged = list(pool.map(fit, range(4)))
+    stops = [str(w.message) for w in seen if issubclass(w.category, ConvergenceWarning)]
+    assert len(stops) == converged.count(False) > 0
+    assert all(s.startswith("GrFL's master stopped after max_iter=1") and " solves" not in s
+               for s in stops)
