@@ -144,3 +144,30 @@ def test_docstring_lists_every_set_with_its_task_column(mb):
             if re.match(r"^\w+\s+(reg|clf)\s", line)]
     table = {row[0]: (row[1], row[4].split()[0]) for row in rows}
     assert table == {name: (spec[0], spec[4]) for name, spec in mb.SETS.items()}
+    assert list(mb.SETS) == NAMES  # each set's loading is tested below
+
+
+def documented_tasks(module):
+    """``{name: number of tasks}`` from the docstring table's last column."""
+    rows = [re.split(r"\s{2,}", line.strip()) for line in module.__doc__.splitlines()
+            if re.match(r"^\w+\s+(reg|clf)\s", line)]
+    return {row[0]: int(row[5].split()[0]) for row in rows}
+
+
+NAMES = ["school", "carseats", "wage", "star", "grunfeld", "gasoline", "cigar", "autompg",
+         "penguins", "oj", "default", "caravan", "turnout", "cowles", "verbagg"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_set_loads_with_its_documented_tasks(mb, name):
+    from kernlearn.datasets import DatasetNotFoundError
+
+    try:
+        X, y, tasks, task, _ = mb.load(name)
+    except (mb.unseen_sets.MissingPackageError, DatasetNotFoundError) as exc:
+        pytest.skip(f"{name}: {exc}")
+    assert task == mb.SETS[name][0]
+    assert np.unique(tasks).size == documented_tasks(mb)[name]
+    assert X.shape[0] == len(y) == len(tasks) and np.isfinite(X).all()
+    if task == "clf":
+        assert np.unique(y).size == 2
