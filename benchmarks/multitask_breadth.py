@@ -68,8 +68,14 @@ training rows (then 3/7 of that many test rows) drawn in the same stratified
 split.  Test accuracy (gap ours - baseline in points) or test MSE over all
 test rows (ratio ours / baseline); within at -1 point / 1.05x, bad below -3
 points / above 1.15x; fit times on the process CPU clock after one tiny
-warm-up fit of every model, time ratio ours / baseline.  One table of the
-means over the seeds, then one summary line per estimator and baseline.
+warm-up fit of every model, time ratio ours / baseline.  A fit that raises or
+runs past ``--timeout`` wall seconds (default 90) is an error row, counted as
+not within, as in ``suite.py``.  One table of the means over the seeds, then
+one summary line per estimator and baseline.
+
+Cost: the run at the defaults took 1,039 CPU seconds on a shared machine,
+about 720 of them in ``MultitaskMKLClassifierCV()`` fits stopped at the
+timeout on four sets (BENCHMARKS.md); the rest about 320.
 
 Usage::
 
@@ -83,26 +89,26 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
-import lzma  # noqa: E402
-import sys  # noqa: E402
-import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import lzma
+import sys
+import warnings
+from pathlib import Path
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from sklearn.linear_model import RidgeCV  # noqa: E402
-from sklearn.pipeline import make_pipeline  # noqa: E402
-from sklearn.preprocessing import StandardScaler  # noqa: E402
-from sklearn.svm import SVC  # noqa: E402
+import numpy as np
+import pandas as pd
+from sklearn.linear_model import RidgeCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
 
 sys.path.insert(0, str(Path(__file__).parent))
-import suite  # noqa: E402
-import unseen_sets  # noqa: E402
-import unseen_sets3  # noqa: E402
-from _common import parse_seeds  # noqa: E402
+import suite
+import unseen_sets
+import unseen_sets3
+from _common import parse_seeds
 
-from kernlearn.datasets import load_dataset  # noqa: E402
+from kernlearn.datasets import load_dataset
 
 MIN_TASK_ROWS = 15
 MIN_CLASS_ROWS = 10
@@ -375,8 +381,10 @@ def run_set(name, seed, max_rows, params, timeout):
             fits[key] = {"score": suite.score(task, yte, model.predict(Ate)),
                          "cpu": cpu, "wall": wall, "warn": warned}
         except Exception as exc:  # noqa: BLE001 (stored in the row, never raised)
-            msg = " ".join(str(exc).split()) or "fit longer than the timeout"
-            fits[key] = {"error": f"{type(exc).__name__}: {msg[:300]}"}
+            msg = " ".join(str(exc).split())
+            fits[key] = {"error": f"fit longer than --timeout {timeout:g} s"
+                         if isinstance(exc, suite._Timeout)
+                         else f"{type(exc).__name__}: {msg[:300]}"}
     rows = []
     for n in OURS[task]:
         for kind, (label, _) in BASELINES[task].items():
@@ -398,7 +406,7 @@ def run_set(name, seed, max_rows, params, timeout):
     return rows
 
 
-def run(sets, seeds, max_rows=2000, params=None, timeout=600.0, log=print):
+def run(sets, seeds, max_rows=2000, params=None, timeout=90.0, log=print):
     """``(mean rows, summary, rows by seed)`` over ``sets`` and ``seeds``."""
     params = params or {}
     register_pairs()
@@ -424,7 +432,8 @@ def main(argv=None):
                     help="comma list of " + ", ".join(SETS))
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--max-rows", type=int, default=2000)
-    ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--timeout", type=float, default=90.0,
+                    help="wall seconds after which a fit becomes an error row")
     ap.add_argument("--param", action="append", metavar="EST.KEY=VALUE",
                     help="as suite.py's: Est.key=value, or *.key=value for each "
                          "of our estimators that has the parameter")
