@@ -19,7 +19,7 @@ ours (defaults)                  baseline (after ``StandardScaler()``)
 ``LowRankKernelRegressor()``     ``Nystroem(n_components=100) + RidgeCV()``
 ===============================  ==============================================
 
-(The multitask estimators need task ids and are not run.)
+(The multitask estimators need task ids: ``multitask_breadth.py`` runs them.)
 
 Protocol: one seeded 70/30 split per set (stratified for classification); at
 most ``--max-rows`` training rows (then ``3/7`` of that many test rows), drawn
