@@ -102,6 +102,7 @@ def workloads():
     from .estimators.mtmkl import MultitaskMKLClassifier
     from .estimators.pnorm_mkl import PNormMKLClassifier
     from .families import PolynomialPool
+    from .families.fourier import scaled_normals
     from .solvers._dirty import top_eigenvalue_bound
     from .solvers.prox_newton import block_minimiser
 
@@ -148,6 +149,11 @@ def workloads():
         # first read (features_)
         ("InfiniteFeatureClassifier wide CSR", lambda: InfiniteFeatureClassifier(**grfl).fit(
             _csr(_data(m=100, seed=1)[0]), y_bin).features_),
+        # the compiled normal numbers of wide draws (tiny fits draw few, in NumPy):
+        # rows of a C array (a completed feature's) and a strided block (candidates)
+        ("scaled_normals", lambda: [scaled_normals(np.random.default_rng(0), out, np.ones(2))
+                                    for out in (np.empty((2, 4096)),
+                                                np.empty((2, 4097))[:, :-1])]),
         # (its Lipschitz bound iterates from 16 columns on; these masters have fewer)
         ("top_eigenvalue_bound", lambda: top_eigenvalue_bound(np.eye(20) + 1.0)),
     ]
