@@ -35,6 +35,93 @@ _TAU = 1e-12
 
 
 @njit_cached
+def _face_step(K, s, C, alpha, G, m, nvar, free):
+    """One Newton step on the face of the free duals ``free``; returns whether it moved.
+
+    With the bounded duals fixed, the dual restricted to the free ones is an
+    equality-constrained quadratic; in the signed variables
+    :math:`u = s_F\\circ d` its Newton direction solves the bordered system
+    :math:`[K_{FF} + \\epsilon I, 1; 1^\\top, 0][u; \\nu] = [-s_F\\circ G_F; 0]`
+    (:math:`\\epsilon` a rounding-size ridge: a singular :math:`K_{FF}` then
+    gives a long step along its null space, which the box stops).  The step is
+    the exact line minimum, cut where the first dual reaches its bound (that
+    dual is set to the bound).  The dual objective never increases.
+    """
+    nf = free.shape[0]
+    A = np.empty((nf + 1, nf + 1))
+    rhs = np.zeros(nf + 1)
+    scale = 0.0
+    for a in range(nf):
+        ta = free[a]
+        ia = ta if ta < m else ta - m
+        for b in range(nf):
+            tb = free[b]
+            A[a, b] = K[ia, tb if tb < m else tb - m]
+        scale = max(scale, A[a, a])
+        A[a, nf] = 1.0
+        A[nf, a] = 1.0
+        rhs[a] = -s[ta] * G[ta]
+    A[nf, nf] = 0.0
+    ridge = 1e-12 * max(scale, 1e-300)
+    for a in range(nf):
+        A[a, a] += ridge
+    sol = np.linalg.solve(A, rhs)
+    # the solve meets 1'u = 0 only to rounding of the whole solution, whose
+    # multiplier can be 1e15 times u (two free duals of equal kernel rows):
+    # a long step along such a u broke the dual's equality constraint by 0.1
+    shift = 0.0
+    for a in range(nf):
+        shift += sol[a]
+    shift /= nf
+    for a in range(nf):
+        sol[a] -= shift
+    slope, curv = 0.0, 0.0
+    for a in range(nf):
+        ta = free[a]
+        slope += G[ta] * s[ta] * sol[a]
+        ia = ta if ta < m else ta - m
+        row = 0.0
+        for b in range(nf):
+            tb = free[b]
+            row += K[ia, tb if tb < m else tb - m] * sol[b]
+        curv += sol[a] * row
+    if not slope < 0.0:
+        return False
+    step = -slope / curv if curv > 0.0 else np.inf
+    block = -1
+    for a in range(nf):
+        ta = free[a]
+        d = s[ta] * sol[a]
+        if d > 0.0:
+            lim = (C[ta] - alpha[ta]) / d
+        elif d < 0.0:
+            lim = alpha[ta] / -d
+        else:
+            continue
+        if lim < step:
+            step, block = lim, a
+    if not (step > 0.0) or step == np.inf:
+        return False
+    delta = np.empty(nf)
+    for a in range(nf):
+        ta = free[a]
+        old = alpha[ta]
+        new = old + step * s[ta] * sol[a]
+        if a == block:
+            new = C[ta] if s[ta] * sol[a] > 0.0 else 0.0
+        alpha[ta] = min(max(new, 0.0), C[ta])
+        delta[a] = s[ta] * (alpha[ta] - old)  # change of the signed dual
+    for t in range(nvar):
+        tt = t if t < m else t - m
+        acc = 0.0
+        for a in range(nf):
+            ta = free[a]
+            acc += K[tt, ta if ta < m else ta - m] * delta[a]
+        G[t] += s[t] * acc
+    return True
+
+
+@njit_cached
 def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter):
     """libsvm's SMO on one task; ``alpha`` (length ``nvar``) is updated in place.
 
@@ -48,9 +135,10 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter):
             jj = j if j < m else j - m
             for i in range(nvar):
                 ii = i if i < m else i - m
-                G[i] += s[i] * s[j] * K[ii, jj] * alpha[j]
-    it = 0
+                G[i] += s[i] * s[j] * K[jj, ii] * alpha[j]
+    it, since, n_face = 0, 0, 0
     converged = False
+    free = np.empty(nvar, np.int64)
     while it < max_iter:
         # i: the maximal violator; j: the partner of largest second-order decrease
         Gmax, Gmax2, i_sel, j_sel = -np.inf, -np.inf, -1, -1
@@ -86,7 +174,22 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter):
         if Gmax + Gmax2 < tol or j_sel < 0:
             converged = True
             break
+        if since >= 10:
+            nf = 0
+            for t in range(nvar):
+                if 0.0 < alpha[t] < C[t]:
+                    free[nf] = t
+                    nf += 1
+            # a face step costs about nf^3 / 3 + 2 nf nvar, a pair update
+            # about 4 nvar: taken once the pair updates since the last one
+            # cost as much, so it at most doubles the work
+            if nf >= 2 and 4.0 * since * nvar >= nf ** 3 / 3.0 + 2.0 * nf * nvar:
+                since = 0
+                if _face_step(K, s, C, alpha, G, m, nvar, free[:nf]):
+                    n_face += 1
+                    continue
         it += 1
+        since += 1
         i, j = i_sel, j_sel
         ii = i if i < m else i - m
         jj = j if j < m else j - m
@@ -132,7 +235,7 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter):
         di, dj = alpha[i] - ai, alpha[j] - aj
         for t in range(nvar):
             tt = t if t < m else t - m
-            G[t] += s[t] * (s[i] * K[tt, ii] * di + s[j] * K[tt, jj] * dj)
+            G[t] += s[t] * (s[i] * K[ii, tt] * di + s[j] * K[jj, tt] * dj)
     # libsvm's bias: the mean of s_i G_i over the free variables, else the
     # middle of the interval the bounded ones leave.  A variable within
     # rounding (1e-12 C_i) of a bound counts as bounded: the pair updates
@@ -158,12 +261,12 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter):
             n_free += 1
             total += yG
     rho = total / n_free if n_free > 0 else 0.5 * (ub + lb)
-    return rho, it, converged
+    return rho, it, converged, n_face
 
 
 @njit_cached
 def _smo_bucket(K, y, C, sizes, beta0, regression, epsilon, tol, beta, rho, n_iter,
-                converged):
+                converged, n_face):
     """:func:`_smo_task` on every task of a bucket; outputs written in place.
 
     ``beta0`` (signed duals, zero on padding) is each task's start when it is
@@ -200,8 +303,8 @@ def _smo_bucket(K, y, C, sizes, beta0, regression, epsilon, tol, beta, rho, n_it
                 alpha[i] = b * y[a, i]
         # libsvm's iteration cap
         cap = max(10000000, 100 * nvar)
-        r, it, ok = _smo_task(K[a], s, p, Cv, alpha, m, nvar, tol, cap)
-        rho[a], n_iter[a], converged[a] = r, it, ok
+        r, it, ok, nf = _smo_task(K[a], s, p, Cv, alpha, m, nvar, tol, cap)
+        rho[a], n_iter[a], converged[a], n_face[a] = r, it, ok, nf
         for i in range(mpad):
             if i >= m:
                 beta[a, i] = 0.0
@@ -211,7 +314,8 @@ def _smo_bucket(K, y, C, sizes, beta0, regression, epsilon, tol, beta, rho, n_it
                 beta[a, i] = y[a, i] * alpha[i]
 
 
-def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=None):
+def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=None,
+                return_face_steps=False):
     r"""SVM or SVR duals of every task of a bucket (libsvm's SMO, compiled).
 
     Parameters
@@ -233,6 +337,9 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
     beta0 : ndarray of shape (T_b, m), optional
         Signed duals to start from (the previous outer iteration's); a task
         whose start is infeasible starts at 0.
+    return_face_steps : bool, default=False
+        Also return the Newton steps on the face of the free duals of each
+        task (see the module docstring).
 
     Returns
     -------
@@ -245,6 +352,8 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
         Pair updates of each task.
     converged : ndarray of bool of shape (T_b,)
         Whether each task met ``tol`` within libsvm's iteration cap.
+    face_steps : ndarray of int of shape (T_b,)
+        Only with ``return_face_steps``: the face steps each task took.
     """
     T, m = y.shape
     # the kernel in single precision, as libsvm's kernel cache holds it: a
@@ -258,8 +367,11 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
           else np.ascontiguousarray(beta0, dtype=np.float64))
     beta, rho = np.zeros((T, m)), np.zeros(T)
     n_iter, converged = np.zeros(T, np.int64), np.zeros(T, np.bool_)
+    n_face = np.zeros(T, np.int64)
     _smo_bucket(K, y, Cm, np.asarray(sizes, dtype=np.int64), b0, bool(regression),
-                float(epsilon), float(tol), beta, rho, n_iter, converged)
+                float(epsilon), float(tol), beta, rho, n_iter, converged, n_face)
+    if return_face_steps:
+        return beta, -rho, n_iter, converged, n_face
     return beta, -rho, n_iter, converged
 
 
