@@ -131,7 +131,7 @@ def _task_major(grams):
 
 
 def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_inner,
-              inner_tol, shared_b=None):
+              inner_tol, shared_b=None, beta0=None):
     r""":func:`evaluate_mtfl` on task-major blocks (:func:`_task_major`).
 
     ``shared_b`` (padded row blocks of the shared kernels' factors, one list
@@ -153,8 +153,9 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
     for _ in range(max_inner):
         W = gamma_t[:, :k] / lam.T
         beta, bias, Ls, K_b = [], [], [], []
-        for (tasks, _, mask), Gb, yb, (i, j, _), Cb in zip(blocks.buckets, grams_tm, y_b, tri,
-                                                            per_bucket(C, len(y_b))):
+        starts = [None] * len(y_b) if beta0 is None else beta0
+        for (tasks, _, mask), Gb, yb, (i, j, _), Cb, b0 in zip(
+                blocks.buckets, grams_tm, y_b, tri, per_bucket(C, len(y_b)), starts):
             packed = np.matmul(W[tasks][:, None, :], Gb)[:, 0]
             Keff = np.empty(mask.shape + mask.shape[1:])
             Keff[:, i, j] = packed
@@ -162,7 +163,7 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
             if shared_b is not None:
                 K_b.append(Keff)
                 continue
-            be, bb, Lb = solve_inner(loss, Keff, yb, mask, Cb, epsilon)
+            be, bb, Lb = solve_inner(loss, Keff, yb, mask, Cb, epsilon, b0)
             beta.append(be), bias.append(bb), Ls.append(Lb)
         if shared_b is not None:
             g_sh = gamma_t[0, k:]
@@ -171,6 +172,8 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
                 for bi, (_, _, m) in enumerate(blocks.buckets)]
             beta, bias_t, L = solve_coupled(blocks, K_b, G_b, y_b, C, True, loss,
                                              epsilon)
+        if shared_b is None:
+            beta0 = beta
         S = np.zeros((k, T))
         for (tasks, _, _), Gb, be, (i, j, w2) in zip(blocks.buckets, grams_tm, beta, tri):
             outer = (be[:, i] * be[:, j] * w2)[:, :, None]
@@ -272,7 +275,7 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
     def oracle(gamma, it):
         gt = gamma[group]  # (T, k_all)
         out = _evaluate(blocks, grams_tm, y_b, loss, C, gt, pbar, last["lam"], epsilon,
-                        max_inner, inner_tol, shared_b)
+                        max_inner, inner_tol, shared_b, last.get("beta"))
         _, S, lam_, L, beta, bias = out[:6]
         Gj = np.zeros((n_groups, k_all))
         np.add.at(Gj[:, :k], group, (S / lam_).T)
