@@ -479,7 +479,9 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
     # pair choice then does not hinge on the last bits of the kernel, so that
     # kernels equal up to rounding (a rescaled one, another summation order)
     # give the same duals, not two points 1e-5 apart in the tolerance
-    K = np.asarray(K, dtype=np.float32).astype(np.float64)
+    # (kept in single precision: half the memory the pair updates stream;
+    # each entry is widened exactly where it is used)
+    K = np.ascontiguousarray(K, dtype=np.float32)
     y = np.ascontiguousarray(y, dtype=np.float64)
     Cm = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), (T, m)))
     b0 = (np.zeros((T, m)) if beta0 is None
