@@ -101,8 +101,8 @@ def test_warm_start_on_a_moved_kernel_reaches_the_cold_optimum(regression):
     y = targets if regression else labels
     K2 = 0.8 * K + 0.2 * K * K
     start, *_ = smo_buckets(K, y, sizes, 10.0, regression, EPS, tol=1e-8)
-    cold, b_cold, it_cold, _ = smo_buckets(K2, y, sizes, 10.0, regression, EPS, tol=1e-8)
-    warm, b_warm, it_warm, ok = smo_buckets(K2, y, sizes, 10.0, regression, EPS,
+    cold, b_cold, *_ = smo_buckets(K2, y, sizes, 10.0, regression, EPS, tol=1e-8)
+    warm, b_warm, _, ok = smo_buckets(K2, y, sizes, 10.0, regression, EPS,
                                             tol=1e-8, beta0=start)
     assert ok.all()
     assert np.all(_kkt_violation(K2, y, warm, 10.0, sizes, regression) < 1e-8 + 1e-10)
@@ -119,7 +119,7 @@ def test_counters_count_pair_updates_and_face_steps():
     # updates); from the optimum, neither
     K = np.array([[[1.0, 0.2], [0.2, 1.0]]])
     y = np.array([[1.0, -1.0]])
-    beta, b, n_iter, ok, n_face = smo_buckets(K, y, np.array([2]), 10.0, tol=1e-8,
+    beta, _, n_iter, ok, n_face = smo_buckets(K, y, np.array([2]), 10.0, tol=1e-8,
                                               return_face_steps=True)
     assert ok.all() and n_iter.tolist() == [1] and n_face.tolist() == [0]
     # the closed form: alpha_1 = alpha_2 = 2 / (K11 + K22 - 2 K12), below C
