@@ -127,9 +127,25 @@ def _task_major(grams):
     """
     out = []
     for Kb in grams:
-        iu = np.triu_indices(Kb.shape[2])
-        out.append(np.ascontiguousarray(Kb[:, :, iu[0], iu[1]].transpose(1, 0, 2)))
+        k, T, m, _ = Kb.shape
+        packed = np.empty((T, k, m * (m + 1) // 2))
+        _pack_upper(np.ascontiguousarray(Kb, dtype=float), packed)
+        out.append(packed)
     return out
+
+
+@njit_cached
+def _pack_upper(Kb, out):
+    """``out[t, j]``: the rows of the upper triangle of ``Kb[j, t]``, concatenated
+    (a copy; a gather by ``triu_indices`` took 20 ms a kernel on 1,400 rows)."""
+    k, T, m, _ = Kb.shape
+    for t in range(T):
+        for j in range(k):
+            q = 0
+            for a in range(m):
+                for b in range(a, m):
+                    out[t, j, q] = Kb[j, t, a, b]
+                    q += 1
 
 
 @njit_cached
