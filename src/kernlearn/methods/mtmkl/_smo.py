@@ -20,8 +20,9 @@ single precision, as libsvm's cache holds it.
 Between pair updates, a Newton step on the face of the free variables
 (:func:`_face_step`): SMO alone converges linearly, and on the overlapping
 classes of the multitask breadth sets (C = 10, 500-1,200 rows per task, a
-kernel of rank about 100, many repeated rows) it took up to 1.3 million pair
-updates (4 s) to meet ``tol``; the face step solves the free variables'
+kernel of rank about 100, many repeated rows) it took up to 2.8 million pair
+updates on one task of 533 rows (8.6 CPU s for its bucket of three) to meet
+``tol``; the face step solves the free variables'
 problem exactly once the bounded ones are right, and costs as much as the
 pair updates made since the previous one, so at most doubles the work.  It
 changes only the path: the stop is libsvm's rule on the same ``tol``.
