@@ -116,9 +116,16 @@ def _batched_gram(kernel, params, A, B, shift=None):
             return (g * G + c0) ** params.get("degree", 2)
         # a squared norm past float64's range is inf, and the kernel value its limit,
         # 0 (NumPy warned of the overflow; inf - inf = NaN is refused by the callers)
+        # in place, the same operations in the same order as
+        # exp(-gamma * max(|a|^2 + |b|^2 - 2 G, 0)): fresh temporaries of a
+        # task's Gram block (1,400 rows: 16 MB each) were half its cost
         with np.errstate(over="ignore"):
-            D = (A * A).sum(-1)[:, :, None] + (B * B).sum(-1)[:, None, :] - 2.0 * G
-        return np.exp(-params["gamma"] * np.maximum(D, 0.0))
+            D = (A * A).sum(-1)[:, :, None] + (B * B).sum(-1)[:, None, :]
+            G *= 2.0
+            np.subtract(D, G, out=D)
+        np.maximum(D, 0.0, out=D)
+        np.multiply(-params["gamma"], D, out=D)
+        return np.exp(D, out=D)
     out = np.stack([np.asarray(pairwise_kernel(A[t], B[t], kernel, **params), float)
                     for t in range(len(A))])
     if out.shape != (A.shape[0], A.shape[1], B.shape[1]):
@@ -364,7 +371,7 @@ class TaskKernels(BaseKernelList):
         mask_b = mask_a if mask_b is None else mask_b
         if self.precomputed:
             G = self.grams_[j] if X_a is None else X_a[j]
-            K = G[idx_a[:, :, None], idx_b[:, None, :]]
+            K = np.asarray(G[idx_a[:, :, None], idx_b[:, None, :]], dtype=float)
         else:
             Xa = self._views(self.X_ if X_a is None else self._scaled(X_a), j)
             Xb = self._views(self.X_, j)
@@ -372,7 +379,10 @@ class TaskKernels(BaseKernelList):
             K = _batched_gram(kernel, self.params_[j], Xa[idx_a], Xb[idx_b], self._shift(j))
         if not np.isfinite(K).all():
             raise ValueError(kernel_overflow_message(j))
-        return K * (self.scales_[j] * (mask_a[:, :, None] & mask_b[:, None, :]))
+        # (in place: K * scale * mask, the values of K * (scale * mask))
+        K *= self.scales_[j]
+        K *= mask_a[:, :, None] & mask_b[:, None, :]
+        return K
 
     def full(self, j, X_a=None, rows=None):
         """Kernel ``j`` between (new or training) rows and all training rows.
