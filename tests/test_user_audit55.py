@@ -138,6 +138,16 @@ def test_loo_search_from_a_grid_bracketing_the_optimum_runs_once():
     assert len(calls) == 1  # the default grid: the model of the one search, as before
 
 
+def test_loo_search_on_targets_no_kernel_predicts_keeps_its_start():
+    rng = np.random.RandomState(3)
+    X, y = rng.randn(30, 4), 10.0 + 3.0 * rng.randn(30)
+    tasks = np.arange(30) % 3
+    est = K.MultitaskMKLRegressorCV(Cs=(0.01, 0.1, 1.0)).fit(X, y, task_index=tasks)
+    # every restart falls to zero weights too: the best start's model, as before
+    # (a run ending at weights of 1e-16 of the start's is no model to keep)
+    assert est.C_ == pytest.approx(0.01, rel=0.01)
+
+
 # -- FGM: a cap reached by a path that had finished ---------------------------------------
 
 def test_fgm_capped_path_that_had_finished_is_converged_without_a_warning():

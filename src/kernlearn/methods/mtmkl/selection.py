@@ -330,6 +330,8 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
 
 #: restarts of the search in new units (:func:`_search_in_units`)
 _RESTARTS = 8
+#: a search whose weights shrink below this fraction of its start's fell to zero
+_FELL = 1e-8
 
 
 def _search_in_units(obj, x0, unit, scale, penalty, max_iter):
@@ -357,7 +359,7 @@ def _search_in_units(obj, x0, unit, scale, penalty, max_iter):
         L-BFGS-B iterations of all runs.
     """
     first, unit0, nit, x = x0, unit, 0, x0
-    for _ in range(_RESTARTS + 1):
+    for attempt in range(_RESTARTS + 1):
         def fun(z, unit=unit):
             f, g = obj(z * unit)
             return f * scale + penalty * z.sum(), g * scale * unit + penalty
@@ -366,12 +368,12 @@ def _search_in_units(obj, x0, unit, scale, penalty, max_iter):
                        options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
         nit += int(res.nit)
         grow = res.x.sum() / x.sum()
-        if res.status == 1 or 0.0 < grow <= 10.0:
-            return res, unit, nit
-        if grow <= 0.0:  # fell to zero: restart ten times higher
+        if res.status == 1 or _FELL < grow <= 10.0 or attempt == _RESTARTS:
+            break
+        if grow <= _FELL:  # fell to zero: restart ten times higher
             unit *= 10.0
         else:  # climbed: restart in the units of the result
             x, unit = res.x / grow, unit * grow
-    if res.x.sum() <= 0.0:
+    if res.x.sum() <= _FELL * x.sum():  # every start fell: the first one, as before
         res.x, unit = first, unit0
     return res, unit, nit
