@@ -39,6 +39,12 @@ What was wrong (each test below failed before its fix):
   ``ConvergenceWarning`` s from one fit when its averaged paths stopped after
   different numbers of outer iterations (audit 53 summed up only identical
   ones); they are now one warning naming the range and the paths.
+- ``AdditiveKernelExpansion`` (HIK) and ``IntersectionKernelFeatures`` with a
+  ``beta`` whose powers overflow (100 on raw columns in the thousands, 1e8 on
+  any value above 1) gave FGM the intercept-only model with NumPy's "overflow
+  encountered in power" only; such a ``beta`` is now refused naming it.  The
+  chi2 map at a long ``sample_interval`` warned of an overflow in ``cosh``
+  whose limit (a zero term) was right; it no longer warns.
 - ``LowRankKernel*`` took ``nu=[]``, ``nu=[0.1, 0]`` and ``gamma_factors=[]``
   and refused them only in ``fit``, after the data: the command line said
   "cannot fit ... on data.csv" (exit 6, a data error) for a bad parameter.
@@ -224,6 +230,34 @@ def test_low_rank_checks_its_sequences_before_the_data():
     with pytest.raises(ValueError, match="0 in gamma_factors"):
         K.LowRankKernelRegressor(gamma_factors=(1.0, 0))._validate_params()
     K.LowRankKernelRegressor(nu=(0.1, 1e-3), gamma_factors=[0.5, 2])._validate_params()
+
+
+# -- the intersection kernels' exponent -----------------------------------------------------
+
+@pytest.mark.parametrize("family", ["AdditiveKernelExpansion", "IntersectionKernelFeatures"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_an_exponent_whose_powers_overflow_is_refused_naming_beta(family, sparse):
+    import scipy.sparse as sp
+
+    from kernlearn import families
+
+    X, y = _cancer(80)  # raw columns up to about 2,500: 2500 ** 100 is no float
+    X = sp.csr_matrix(X) if sparse else X
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # (the old fit: overflow in power)
+        with pytest.raises(ValueError, match=r"beta=100 overflows: \|x\| \*\* beta"):
+            K.FGMClassifier(family=getattr(families, family)(beta=100.0)).fit(X, y)
+
+
+def test_a_long_chi2_period_fits_without_overflow_warnings():
+    from kernlearn.families import AdditiveKernelExpansion
+
+    X, y = _cancer(80)
+    fam = AdditiveKernelExpansion(kernel="additive_chi2", sample_interval=1e8)
+    est, rec = _record(lambda: K.FGMClassifier(family=fam).fit(X, y))
+    # the old fit: "overflow encountered in cosh" (the terms' limit, 0, was right)
+    assert not [w for w in rec if issubclass(w.category, RuntimeWarning)]
+    assert np.all(np.isfinite(est.decision_function(X)))
 
 
 # -- checked clean ----------------------------------------------------------------------
