@@ -39,7 +39,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import KERNELS
-from ..methods._slkl_options import nu_values
+from ..methods._slkl_options import nu_values, positive_numbers
 from ..methods.slkl import (
     CODES_NU_GRID,
     NU_PATIENCE,
@@ -68,6 +68,7 @@ from ._base import (
     target_standardization,
     target_values,
     validate_data,
+    validate_params_cached,
 )
 from ._input_range import (OUT_OF_BOUNDS, OUT_OF_BOUNDS_DOC, out_of_bounds_mode,
                            record_input_range)
@@ -139,6 +140,15 @@ class _BaseLowRank(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.standardize = standardize
+
+    def _validate_params(self):
+        validate_params_cached(self)
+        # the entries of a sequence, before any data is read (the CLI: an invalid
+        # parameter, exit 2; an empty nu was "cannot fit", exit 6, after the data)
+        nu_values(self.nu)
+        if not isinstance(self.gamma_factors, str):
+            positive_numbers("gamma_factors", self.gamma_factors,
+                             "'auto' or a sequence of positive numbers")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -49,6 +49,28 @@ def _col_min(X):
     return X.min() if X.size else 0.0
 
 
+def finite_powers(values, beta, what="X"):
+    """``|values| ** beta``, refused where a value overflows to infinity.
+
+    ``beta=1e8`` (or 100 on inputs in the thousands) made every power of a value
+    above 1 infinite: the blocks' levels and scales turned into inf and NaN, and
+    the fit returned the intercept-only model with NumPy's overflow warnings only.
+
+    Raises
+    ------
+    ValueError
+        Naming ``beta`` and the largest absolute value when a power is infinite.
+    """
+    with np.errstate(over="ignore"):
+        powered = np.abs(values) ** beta
+    if not np.all(np.isfinite(powered)):
+        top = float(np.max(np.abs(values)))
+        raise ValueError(f"beta={beta:g} overflows: |x| ** beta of the largest absolute "
+                         f"value of {what} ({top:g}) is not a finite float; use a smaller "
+                         "beta or scale the inputs (e.g. by MaxAbsScaler) first.")
+    return powered
+
+
 def _row_sums(P, w):
     """Column sums of ``P`` over its rows, weighted by ``w`` (``None``: unweighted)."""
     return np.asarray(P.sum(axis=0) if w is None else P.T @ w).ravel()
@@ -204,7 +226,7 @@ class AdditiveKernelExpansion(BaseFamily):
                                   if self.sample_interval else 0.6 * np.sqrt(2.0 * gamma))
         else:
             self.width_ = self.n_bins
-            top = _col_absmax(Xd if w is None else Xd[w > 0]) ** self.beta
+            top = finite_powers(_col_absmax(Xd if w is None else Xd[w > 0]), self.beta)
             # Per-feature grid t_1 < ... < t_q on [0, max |x_j|^beta].
             self.levels_ = top[:, None] * np.arange(1, self.n_bins + 1)[None, :] / self.n_bins
         self.n_features_ = X.shape[1]
@@ -260,7 +282,8 @@ class AdditiveKernelExpansion(BaseFamily):
                 logx = np.where(Xj > 0, np.log(np.where(Xj > 0, Xj, 1.0)), 0.0)
             parts = [np.sqrt(Xj * L)]
             for kk in range(1, self.steps_):
-                amp = np.sqrt(2 * Xj * L / np.cosh(np.pi * kk * L))
+                with np.errstate(over="ignore"):  # (a long period: cosh is inf, the term 0)
+                    amp = np.sqrt(2 * Xj * L / np.cosh(np.pi * kk * L))
                 parts += [amp * np.cos(kk * L * logx), amp * np.sin(-kk * L * logx)]
             Phi = np.stack(parts, axis=2)
         return Phi.reshape(n, k * self.width_)
@@ -281,7 +304,8 @@ class AdditiveKernelExpansion(BaseFamily):
         logx = np.log(np.where(v > 0, v, 1.0))
         parts = [np.sqrt(v * L)]
         for kk in range(1, self.steps_):
-            amp = np.sqrt(2 * v * L / np.cosh(np.pi * kk * L))
+            with np.errstate(over="ignore"):  # (as in expand)
+                amp = np.sqrt(2 * v * L / np.cosh(np.pi * kk * L))
             parts += [amp * np.cos(kk * L * logx), amp * np.sin(-kk * L * logx)]
         return np.stack(parts, axis=1)
 

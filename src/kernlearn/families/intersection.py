@@ -45,7 +45,7 @@ import scipy.sparse as sp
 
 from ..utils._sparse import canonical_sparse
 from ._base import top_candidates
-from .explicit import AdditiveKernelExpansion
+from .explicit import AdditiveKernelExpansion, finite_powers
 
 
 class IntersectionKernelFeatures(AdditiveKernelExpansion):
@@ -119,7 +119,7 @@ class IntersectionKernelFeatures(AdditiveKernelExpansion):
             # Zeros sort first and add nothing (v_(r) - v_(r-1) = 0 among them):
             # only the stored values of each column, sorted, are kept.
             Xc = canonical_sparse(sp.csc_matrix(X))  # (a copy if it must change)
-            v = np.abs(Xc.data.astype(float)) ** self.beta
+            v = finite_powers(Xc.data.astype(float), self.beta)
             col = np.repeat(np.arange(m), np.diff(Xc.indptr))
             order = np.lexsort((v, col))
             self._sparse = (Xc.indptr.copy(), Xc.indices[order], v[order])
@@ -131,7 +131,7 @@ class IntersectionKernelFeatures(AdditiveKernelExpansion):
                                 minlength=m)
         else:
             self._sparse = None
-            V = np.abs(np.asarray(X, dtype=float)) ** self.beta
+            V = finite_powers(np.asarray(X, dtype=float), self.beta)
             self._order = np.argsort(V, axis=0, kind="stable").astype(
                 np.int32 if n < 2**31 else np.int64)
             self._levels_dense = np.take_along_axis(V, self._order, axis=0).T.copy()

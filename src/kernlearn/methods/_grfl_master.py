@@ -26,6 +26,8 @@ __all__ = ["block_norms", "capped_solver", "intercept_only", "n_kept", "n_params
 # what one unconverged master's warning says it missed (summed by one_master_warning)
 _MISSED = re.compile(r"^GrFL's master stopped after (max_iter=\S+) without meeting "
                      r"(.*); increase inner_max_iter\.$")
+# a path stopped on its time budget (colgen's words), summed over the paths
+_TIMED_OUT = re.compile(r"^(.* stopped on time_budget=\S+ s after )(\d+)( .*?)(, before .*)$")
 
 
 def penalty_level(penalty):
@@ -174,10 +176,13 @@ def one_master_warning(fit):
             with collected() as caught:
                 return fit(*args, **kwargs)
         finally:  # (outside the block: what it warns is the caller's)
-            missed, cap, passed = {}, None, set()
+            missed, cap, passed, timed = {}, None, set(), []
             for message, category in caught:
                 m = _MISSED.match(message) if category is ConvergenceWarning else None
-                if m is None:
+                t = _TIMED_OUT.match(message) if category is ConvergenceWarning else None
+                if t is not None:
+                    timed.append(t)
+                elif m is None:
                     if (message, category) not in passed:
                         passed.add((message, category))
                         warn(message, category)
@@ -189,6 +194,14 @@ def one_master_warning(fit):
                                        for what, k in missed.items())
                 warn(f"GrFL's master stopped after {cap} without meeting {counts}; "
                      "increase inner_max_iter.", ConvergenceWarning)
+            if timed:
+                # (one per path: the averaged paths, stopped after 0 and 1 outer
+                # iterations, gave two warnings of one time budget)
+                its = sorted({int(t.group(2)) for t in timed})
+                span = str(its[0]) if len(its) == 1 else f"{its[0]} to {its[-1]}"
+                where = f" (in {len(timed)} paths)" if len(timed) > 1 else ""
+                warn(f"{timed[0].group(1)}{span}{timed[0].group(3)}{where}"
+                     f"{timed[0].group(4)}", ConvergenceWarning)
     return run
 
 

@@ -678,7 +678,15 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         driver = ColumnGeneration(s.max_iter, tol=s.tol, verbose=s.verbose,
                                   callback=callback, name=name, warn=False)
     out = driver.run(price, master, n_active=lambda: len(st.active_features()))
-    stop_reason = out.stop_reason
+    stop_reason, converged = out.stop_reason, out.converged
+    if stop_reason == "max_iter" and not budget:
+        # the cap came before the pricing that would have stopped the path: price
+        # once more (no master) so that a model the next round would not change
+        # is not reported unconverged (max_iter=1 with every column in one round
+        # warned, converged_ False, where max_iter=15 gave the same model converged)
+        final = price()
+        if isinstance(final, tuple):
+            stop_reason, converged = final[1], True
     if budget and len(st.active_candidates()) >= s.max_features:
         stop_reason = "max_features"
     if stop_reason == "max_iter" and (budget or s.tol is not None):  # tol=None: run them
@@ -697,7 +705,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     history = {**out.history.as_dict(), "final_lower_bound": np.array([st.lower])}
     selected, coef_sel, d = _collect(st)
     # converged: the path's stopping rule, and the returned model's master
-    ok = (out.converged or stop_reason == "max_features") and not any(st.unconverged[-1:])
+    ok = (converged or stop_reason == "max_features") and not any(st.unconverged[-1:])
     return _Path(st.b, selected, coef_sel, d, st.groups, history, out.n_iter, ok, stop_reason)
 
 

@@ -228,7 +228,9 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
     chosen to minimise the closed-form leave-one-out squared error summed
     over all tasks' rows (module docstring), by L-BFGS-B over
     :math:`\mu = 2C\gamma \ge 0` from the best point of ``C_grid`` at
-    uniform weights.  ``penalty`` times :math:`\sum_j\mu_j` (in units of
+    uniform weights (restarted in the units of its result when it ends more
+    than ten times above its start, or higher when it falls to zero:
+    :func:`_search_in_units`).  ``penalty`` times :math:`\sum_j\mu_j` (in units of
     the start, relative to the criterion, which is scaled to 1 at the
     per-task means) breaks ties towards smaller weights: a kernel that only
     adds a ridge term (an interpolating kernel: a delta or a very narrow
@@ -310,13 +312,7 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
     if shared and i0 == 0:
         x0[k:] = 1e-3  # off the bound, so that the gradient can switch them on
 
-    def fun(x):
-        f, g = obj(x * unit)
-        return f * scale + penalty * x.sum(), g * scale * unit + penalty
-
-    res = minimize(fun, x0, jac=True, method="L-BFGS-B",
-                   bounds=[(0.0, None)] * n_w,
-                   options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
+    res, unit, nit = _search_in_units(obj, x0, unit, scale, penalty, max_iter)
     if res.status == 1:  # iteration cap (not a stop on the tolerances)
         from sklearn.exceptions import ConvergenceWarning  # (not on import: Dask workers)
 
@@ -329,4 +325,55 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
     mu[mu < 1e-8 * mu.max()] = 0.0
     sse = obj(mu, grad=False)
     out = (mu / mu.sum(), float(mu.sum() / 2.0), sse)
-    return out + (int(res.nit), res.status != 1) if return_n_iter else out
+    return out + (nit, res.status != 1) if return_n_iter else out
+
+
+#: restarts of the search in new units (:func:`_search_in_units`)
+_RESTARTS = 8
+#: a search whose weights shrink below this fraction of its start's fell to zero
+_FELL = 1e-8
+
+
+def _search_in_units(obj, x0, unit, scale, penalty, max_iter):
+    """L-BFGS-B on the criterion in ``unit`` s of the weights, restarted in the units
+    of its result while that is more than ten times larger than its start.
+
+    The tie-break ``penalty`` counts the weights in units of the start, so from a
+    start far below the optimum it was no tie-break: ``Cs=(1e-4,)`` on 200
+    diabetes rows stopped at ``C`` = 0.031 (the penalty a tenth of the criterion)
+    where the starts from 0.1 to 1e6 reach 0.25; from ``Cs=(1e-6,)``, where the
+    criterion's slope is below the penalty's, the weights fell to zero and the
+    start came back as the model (the per-task means: R^2 0).  A search that
+    falls to zero is restarted from a start ten times larger (at most
+    ``_RESTARTS`` times; if every one falls, the first start is kept, as before).
+    A start within a factor ten of its result (a grid that brackets the
+    optimum) runs once, as before.
+
+    Returns
+    -------
+    res : OptimizeResult
+        Of the last run; ``res.x`` in the returned units (the first start's
+        ``x0`` when every run fell to zero).
+    unit : float
+    n_iter : int
+        L-BFGS-B iterations of all runs.
+    """
+    first, unit0, nit, x = x0, unit, 0, x0
+    for attempt in range(_RESTARTS + 1):
+        def fun(z, unit=unit):
+            f, g = obj(z * unit)
+            return f * scale + penalty * z.sum(), g * scale * unit + penalty
+
+        res = minimize(fun, x, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * len(x),
+                       options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
+        nit += int(res.nit)
+        grow = res.x.sum() / x.sum()
+        if res.status == 1 or _FELL < grow <= 10.0 or attempt == _RESTARTS:
+            break
+        if grow <= _FELL:  # fell to zero: restart ten times higher
+            unit *= 10.0
+        else:  # climbed: restart in the units of the result
+            x, unit = res.x / grow, unit * grow
+    if res.x.sum() <= _FELL * x.sum():  # every start fell: the first one, as before
+        res.x, unit = first, unit0
+    return res, unit, nit
