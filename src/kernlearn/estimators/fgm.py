@@ -27,7 +27,7 @@ from ..partitioned import (_block_columns, _is_dask_array, as_row_partitioned,
                            is_out_of_core, parse_bytes, selected_linear_scores)
 from .._dask_master import class_codes, validate_dask_target
 from ._dask_predict import dask_input_doc, is_dask_input, map_row_blocks
-from ._decisions import class_labels, one_column_as_vector
+from ._decisions import class_labels, classes_kept, one_column_as_vector
 from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input, row_block_scores
 from ._base import (OLD_NAME, PLATT_XFAIL, ProbabilityMixin, _has_proba, all_or_nothing,
                     check_weighted_classes, finite_outputs, fit_sample_weight,
@@ -220,6 +220,7 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
         its row blocks.  ``width`` is the number of columns of ``post``'s
         output (``None``: one-dimensional).
         """
+        post = classes_kept(self, post)
         if not self._partitioned(X):
             return post(self._decision(X))
         check_is_fitted(self)
@@ -638,7 +639,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
             raise ValueError("class_weight needs y in memory; with a Dask y pass "
                              "sample_weight instead.")
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
-        check_weighted_classes(y, sw)
+        self._absent_classes = check_weighted_classes(y, sw)
         self.classes_, yi = class_codes(y)
         shared = self.multiclass == "shared" or (self.multiclass == "auto"
                                                   and self.family is None)
