@@ -141,3 +141,132 @@ def test_probability_true_fits_a_class_weighed_out(make):
     P2 = _quiet(lambda: make(probability=True).fit(X3, Y3, sample_weight=sw)
                 ).predict_proba(np.vstack([X3, FAR]))
     assert np.allclose(P2, P)
+
+
+# -- an option another one switches off --------------------------------------------------
+_T = np.arange(60) % 2
+_XT = _rng.standard_normal((60, 3))
+_YR = _XT[:, 0] + 0.5 * _T + 0.1 * _rng.standard_normal(60)
+_YC = (_XT[:, 0] + 0.3 * _XT[:, 1] > 0).astype(int)
+
+
+@pytest.mark.parametrize("make, y, said", [
+    (lambda: kl.MultitaskMKLRegressor(q=1.1), _YR, "q=1.1 not used with formulation='mtfl'"),
+    (lambda: kl.MultitaskMKLRegressor(formulation="mtsfl", p=3.0), _YR,
+     "p=3.0 not used with formulation='mtsfl'"),
+    (lambda: kl.MultitaskMKLRegressor(max_rank=5), _YR,
+     "max_rank=5 not used with formulation='mtfl' and shared=False"),
+    (lambda: kl.MultitaskMKLRegressor(epsilon=0.5), _YR, "epsilon=0.5 not used with loss='square'"),
+    (lambda: kl.MultitaskMKLRegressorCV(Cs=(1.0,), epsilon=0.5), _YR,
+     "epsilon=0.5 not used with loss='square'"),
+    (lambda: kl.MultitaskMKLClassifier(formulation="mkl", max_rank=5), _YC,
+     "max_rank=5 not used with formulation='mkl'"),
+    (lambda: kl.MultitaskMKLClassifierCV(Cs=(1.0,), cv=3, q=1.2), _YC,
+     "q=1.2 not used with formulation='mtfl'"),
+], ids=["q_mtfl", "p_mtsfl", "max_rank_mtfl", "epsilon_square", "epsilon_square_cv",
+        "max_rank_mkl", "q_mtfl_cv"])
+def test_a_multitask_setting_the_formulation_does_not_read_is_named(make, y, said):
+    # q=1.1 beside formulation="mtfl" (or p beside "mtsfl", max_rank without
+    # MK-MTSFL or shared blocks, epsilon beside the square loss) changed nothing,
+    # without a word: the library names such settings (warn_unused) elsewhere
+    from kernlearn.estimators._renamed import UnusedParameterWarning
+
+    est = make()
+    with pytest.warns(UnusedParameterWarning, match=said) as record:
+        est.fit(_XT, y, task_index=_T)
+    assert record[0].filename == __file__
+    # the same model as without the setting
+    plain = type(est)(**{k: v for k, v in est.get_params().items()
+                         if k in ("formulation", "Cs", "cv")})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnusedParameterWarning)
+        plain.fit(_XT, y, task_index=_T)
+    assert np.allclose(est.predict(_XT, task_index=_T), plain.predict(_XT, task_index=_T))
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: kl.FGMClassifier(B=3, **kw),
+    lambda **kw: kl.FGMRegressor(B=3, C=1.0, **kw),
+], ids=["classifier", "regressor"])
+def test_refit_C_without_refit_is_named(make):
+    # refit_C=5 with refit=False (the default) changed nothing, without a word
+    from kernlearn.estimators._renamed import UnusedParameterWarning
+
+    y = _YC if make().__class__.__name__.endswith("Classifier") else _YR
+    with pytest.warns(UnusedParameterWarning, match="refit_C=5.0 not used with refit=False"):
+        make(refit_C=5.0).fit(_XT, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnusedParameterWarning)
+        make(refit_C=5.0, refit=True).fit(_XT, y)  # read there: no warning
+
+
+# -- checked clean: invariants under combinations (cheap pins) -----------------------------
+_A = np.array([0.5, 2.0, 3.0, 1.5, 0.8])
+_B = np.array([4.0, -3.0, 1.0, 0.0, 7.0])
+_XS = np.where(np.abs(X3) > 0.5, X3, 0.0)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("make", [
+    lambda **kw: kl.FGMClassifier(B=3, **kw),
+    lambda **kw: kl.InfiniteFeatureClassifier(n_candidates=20, random_state=0, **kw),
+    lambda **kw: kl.LowRankKernelClassifier(random_state=0, **kw),
+], ids=["fgm", "grfl", "lowrank"])
+def test_standardize_meets_fit_intercept_and_sparse_input(make, fit_intercept):
+    # the units of X do not matter: a * X + b dense (a * X alone without an
+    # intercept for FGM, which then scales its columns only, as documented),
+    # a * X sparse; standardize=False on the data standardised as the model
+    # does gives the same model
+    fgm = make().__class__.__name__.startswith("FGM")
+    centre = fit_intercept or not fgm
+    b = _B if centre else 0.0
+    base = _quiet(lambda: make(fit_intercept=fit_intercept).fit(X3, Y3))
+    moved = _quiet(lambda: make(fit_intercept=fit_intercept).fit(X3 * _A + b, Y3))
+    assert np.allclose(moved.decision_function(X3 * _A + b), base.decision_function(X3),
+                       atol=1e-9)
+    Z = ((X3 - X3.mean(axis=0)) if centre else X3) / X3.std(axis=0)
+    pre = _quiet(lambda: make(fit_intercept=fit_intercept, standardize=False).fit(Z, Y3))
+    assert np.allclose(pre.decision_function(Z), base.decision_function(X3), atol=1e-9)
+    S = sp.csr_matrix(_XS)
+    sparse = _quiet(lambda: make(fit_intercept=fit_intercept).fit(S, Y3))
+    scaled = _quiet(lambda: make(fit_intercept=fit_intercept).fit(S @ sp.diags(_A), Y3))
+    assert np.allclose(scaled.decision_function(S @ sp.diags(_A)),
+                       sparse.decision_function(S), atol=1e-9)
+    f32 = _quiet(lambda: make(fit_intercept=fit_intercept).fit(S.astype(np.float32), Y3))
+    assert np.allclose(f32.decision_function(S), sparse.decision_function(S), atol=1e-5)
+
+
+@pytest.mark.parametrize("make, kind", [
+    (lambda: kl.FGMClassifier(B=3, class_weight="balanced"), "sparse"),
+    (lambda: kl.FGMClassifier(B=3, multiclass="ovr", fit_intercept=False), "dense"),
+    (lambda: kl.LowRankKernelClassifier(random_state=0, probability=True), "sparse"),
+    (lambda: kl.InfiniteFeatureClassifier(n_candidates=20, random_state=0,
+                                          class_weight="balanced"), "sparse"),
+    (lambda: kl.PNormMKLClassifier(random_state=0, probability=True), "dense"),
+], ids=["fgm_balanced_sparse", "fgm_ovr_no_intercept", "lowrank_platt_sparse",
+        "grfl_balanced_sparse", "pnorm_platt"])
+def test_zero_weights_remove_rows_under_combined_options(make, kind):
+    # zero weights are removed rows with multiclass labels, sparse input,
+    # class_weight="balanced" and Platt probabilities at once
+    w = np.tile([1.0, 0.0, 2.0, 1.0], 20)
+    X = sp.csr_matrix(_XS) if kind == "sparse" else X3
+    keep = w > 0
+    a = _quiet(lambda: make().fit(X, Y3, sample_weight=w))
+    b = _quiet(lambda: make().fit(X[keep], Y3[keep], sample_weight=w[keep]))
+    out = "predict_proba" if hasattr(a, "predict_proba") else "decision_function"
+    assert np.allclose(getattr(a, out)(X), getattr(b, out)(X), atol=1e-9)
+
+
+def test_multitask_zero_weights_remove_rows_with_class_weight_and_shared_blocks():
+    # task_index x sample_weight x class_weight x shared x standardize=False
+    w = np.tile([1.0, 0.0, 2.0], 20)
+    keep = w > 0
+
+    def make():
+        return kl.MultitaskMKLClassifier(shared=True, standardize=False,
+                                         class_weight="balanced")
+
+    a = make().fit(_XT, _YC, task_index=_T, sample_weight=w)
+    b = make().fit(_XT[keep], _YC[keep], task_index=_T[keep], sample_weight=w[keep])
+    assert np.allclose(a.decision_function(_XT, task_index=_T),
+                       b.decision_function(_XT, task_index=_T), atol=1e-9)

@@ -35,6 +35,7 @@ from ._base import (OLD_NAME, PLATT_XFAIL, ProbabilityMixin, _has_proba, all_or_
                     validate_params_cached, validate_partitioned_fit,
                     validate_predict_data, RenamedParameters)
 from ._platt import platt_attr_doc
+from ._renamed import warn_unused
 from ..utils._warnings import user_stacklevel
 
 __all__ = ["FGMClassifier", "FGMRegressor"]
@@ -86,6 +87,8 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
 
     def _validate(self, X, y, classification):
         """Validated ``(X, y)``: in memory, or as a RowPartitioned for large data."""
+        if not self.refit:  # (a refit_C of its own had no effect, without a word)
+            warn_unused(self, ("refit_C",), "refit=False", "set refit=True to run the refit")
         if not self._partitioned(X):
             return validate_fit_data(self, X, y, classification=classification,
                                      y_numeric=not classification)

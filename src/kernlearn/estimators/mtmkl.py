@@ -47,6 +47,7 @@ from ._multitask import (
     task_positions,
     task_score,
     task_score_doc,
+    warn_unused_formulation,
 )
 from ._platt import PLATT_XFAIL, platt_attr_doc
 from ._renamed import RenamedParameters, warn_unused
@@ -626,6 +627,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         if isinstance(self.C, str):
             warn_unused(self, _LOO_UNUSED, 'C="auto"',
                         _LOO_SEARCH + "; pass a number as C to run it")
+        warn_unused_formulation(self)
         return self._fit_regression(X, y, task_index, sample_weight)
 
     fit.__doc__ = _fit_doc(
@@ -854,6 +856,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
     @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
+        warn_unused_formulation(self)
         return self._fit_classification(X, y, task_index, sample_weight)
 
     def _fit_classification(self, X, y, task_index, sample_weight, C=None,
