@@ -33,18 +33,46 @@ What was wrong (each test below failed before its fix):
   where the fit without probabilities ran: the Platt folds now hold its rows
   at their weight zero, so they know the class as the model does.
 
+- Settings another option leaves unread changed nothing, without a word, where
+  the library names such settings elsewhere (p-norm MKL's ``pegasos``):
+  ``refit_C`` with ``refit=False`` (FGM), the multitask ``p`` beside a
+  formulation other than ``"mtfl"``, ``q`` beside one other than
+  ``"mtsfl"``, ``max_rank`` without MK-MTSFL or shared blocks, ``epsilon``
+  beside ``loss="square"``.  An ``UnusedParameterWarning`` names them, once
+  per fit (the ``*CV`` searches too).
+
 Checked and clean (some pinned below): affine (dense) and scale (sparse)
 invariance of every estimator under ``standardize=True`` with and without
 an intercept (FGM without an intercept scales its columns only, as
 documented; the others centre); ``standardize=False`` on centred and scaled
 data equals ``standardize=True``; sparse and dense give one model (p-norm MKL,
-GrFL, low-rank); float32 sparse input agrees with float64 to 1e-7; zero
-weights remove rows exactly for every estimator under every combination
-tried (multiclass, sparse, ``standardize=False``, ``probability``,
-``class_weight="balanced"``, ``fit_intercept=False``, ``refit``, ``ovr``,
-``shared``, the ``*CV`` searches); integer weights equal repeated rows for
-FGM under all of them except ``probability=True`` (the Platt folds split
-repeated rows apart, documented).
+GrFL, low-rank); float32 sparse input agrees with float64 to 1e-7; pandas
+input (sparse columns too) gives the model of the array and refuses
+reordered columns; zero weights remove rows exactly for every estimator
+under every combination tried (multiclass, sparse, ``standardize=False``,
+``probability``, ``class_weight="balanced"``, ``fit_intercept=False``,
+``refit``, ``ovr``, ``shared``, ``groups``/``tree``, a family, precomputed
+kernels, the ``*CV`` searches, out of core); integer weights equal repeated
+rows for FGM under all of them except ``probability=True`` (the Platt folds
+split repeated rows apart; now said in the guide, with the multitask
+default's ``gamma="mean"`` width, which counts rows once); FGM's
+``coef_``/``intercept_`` and GrFL's ``frequencies_``/``phases_`` reproduce
+the decision values on the raw inputs under every combination; budgets
+(``max_features``) are honoured per class with ``"ovr"`` and shared
+otherwise, as documented; ``warm_start`` with a changed setting, scale of
+``X`` or weights gives the cold fit; ``set_params`` after a fit changes no
+prediction; ``n_jobs=2`` and the loky backend give FGM's one-vs-rest model
+bit for bit with weights, class weights, Platt and refits; a pairwise sweep
+of options x input kinds (about 3,000 fits) raised only errors naming the
+options.
+
+Left as they are: a Dask ``y`` is not checked for a class weighed out (not
+computed at fit, documented), so such a class can still be predicted there;
+a sparse DataFrame given to the multitask estimators gets scikit-learn's
+"dense data is required" (a clear refusal, though its ``.toarray()`` advice
+is a matrix's); ``n_jobs`` beside FGM's shared multiclass model and
+``degree``/``coef0``/``gamma`` beside low-rank kernels that do not read them
+are ignored silently, as documented and as scikit-learn's ``SVC`` does.
 """
 
 import warnings
@@ -103,6 +131,20 @@ def test_a_class_weighed_out_is_never_predicted(name):
         assert np.all(np.isfinite(D))
         assert np.array_equal(est.classes_[np.argmax(D, axis=1)], pred)
         assert np.all(D[:, 2] < np.delete(D, 2, axis=1).min(axis=1))
+
+
+def test_classes_weighed_out_by_text_label_are_the_ones_kept_out():
+    # text labels (sorted: "Alpha" first) and two of four classes weighed out:
+    # the classes found by position among the sorted labels, none predicted
+    four = np.where(X3[:, 3] > 1.0, 3, Y3)
+    labels = np.array(["zeta", "Alpha", "mid", "omega"], dtype=object)[four]
+    est = _quiet(lambda: kl.PNormMKLClassifier(random_state=0, class_weight={
+        "Alpha": 0, "omega": 0}).fit(X3, labels))
+    assert list(est.classes_) == ["Alpha", "mid", "omega", "zeta"]
+    pred = est.predict(np.vstack([X3, FAR]))
+    assert set(pred) <= {"mid", "zeta"}
+    D = est.decision_function(FAR)
+    assert np.all(D[:, [0, 2]].max(axis=1) < D[:, [1, 3]].min(axis=1))
 
 
 @pytest.mark.parametrize("make", [
