@@ -41,7 +41,9 @@ What was wrong (each test below failed before its fix):
   beside ``loss="square"``.  An ``UnusedParameterWarning`` names them, once
   per fit (the ``*CV`` searches too).
 
-Checked and clean (some pinned below): affine (dense) and scale (sparse)
+Checked and clean (some pinned below): ``class_weight={c: w}`` is
+``sample_weight`` w on class c's rows for every classifier, dense and sparse,
+standardised or not, shared and one-vs-rest; affine (dense) and scale (sparse)
 invariance of every estimator under ``standardize=True`` with and without
 an intercept (FGM without an intercept scales its columns only, as
 documented; the others centre); ``standardize=False`` on centred and scaled
@@ -312,3 +314,18 @@ def test_multitask_zero_weights_remove_rows_with_class_weight_and_shared_blocks(
     b = make().fit(_XT[keep], _YC[keep], task_index=_T[keep], sample_weight=w[keep])
     assert np.allclose(a.decision_function(_XT, task_index=_T),
                        b.decision_function(_XT, task_index=_T), atol=1e-9)
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: kl.FGMClassifier(B=3, multiclass="ovr", **kw),
+    lambda **kw: kl.InfiniteFeatureClassifier(n_candidates=20, random_state=0, **kw),
+    lambda **kw: kl.PNormMKLClassifier(random_state=0, **kw),
+], ids=["fgm_ovr", "grfl", "pnorm"])
+def test_class_weight_is_its_sample_weight_on_sparse_standardised_input(make):
+    # class_weight={c: w} is sample_weight w on the rows of class c, the
+    # standardisation (weighted) included, on sparse input
+    cw = {0: 1.0, 1: 3.0, 2: 0.5}
+    S = sp.csr_matrix(_XS)
+    a = _quiet(lambda: make(class_weight=cw).fit(S, Y3))
+    b = _quiet(lambda: make().fit(S, Y3, sample_weight=np.array([cw[v] for v in Y3])))
+    assert np.allclose(a.decision_function(S), b.decision_function(S), atol=1e-12)
