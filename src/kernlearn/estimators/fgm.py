@@ -455,7 +455,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     refit_C : float or None, default=20.0
         ``C`` of the de-biasing refit, on FGM's scale: the paper's 20 (sec.
         6.2.2, "a standard SVM ... with relatively large C"); ``None`` reuses
-        FGM's ``C``.
+        FGM's ``C``.  Read with ``refit=True`` only (a warning names it otherwise).
     family : family object, optional
         Another pool of candidate columns, e.g.
         :class:`~kernlearn.families.PolynomialPool` (degree-2 monomials never
@@ -786,7 +786,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         them in one constraint).
     refit_C : float or None, default=None
         ``C`` of the refit (ridge ``alpha = 1 / refit_C``); ``None`` reuses
-        FGM's ``C`` (with ``C="auto"`` the chosen ``C_``).
+        FGM's ``C`` (with ``C="auto"`` the chosen ``C_``); read with ``refit=True`` only.
     family : family object, optional
         Another pool of candidate columns (see :class:`FGMClassifier`).
     memory_budget : int or str, optional

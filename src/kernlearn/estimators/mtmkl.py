@@ -363,7 +363,8 @@ _PARAMS_DOC = """
         made by blocks of rows.
     p : float, default=2.0
         MK-MTFL's norm across tasks, ``p >= 2``; larger p lets reliable tasks
-        weigh more.
+        weigh more.  (``p``, ``q`` and ``max_rank`` set beside a formulation that
+        does not read them are named by a warning.)
     q : float, default=1.5
         MK-MTSFL's norm across kernels, ``1 <= q <= 2``; smaller is sparser.
     C : float{auto}, default={C}
@@ -387,8 +388,9 @@ _PARAMS_DOC = """
         inner loop; the paper uses 3-5; one when ``p = 2``).  Renamed from
         ``max_inner`` in 0.2.
     max_rank : int or None, default=300
-        MK-MTSFL: rank cap of each kernel's eigendecomposition over all
-        training points (leading eigenpairs; ``None`` keeps the full rank).
+        MK-MTSFL (and the shared blocks): rank cap of each kernel's
+        eigendecomposition over all training points (leading eigenpairs;
+        ``None`` keeps the full rank).
         The factors belong to the fit (the ``*CV`` estimators share them
         between the fits of their C grid on the same rows, then drop them;
         :class:`kernlearn.methods.mtmkl.FactorStore`).
