@@ -187,6 +187,7 @@ def test_probability_true_fits_a_class_weighed_out(make):
     P = est.predict_proba(np.vstack([X3, FAR]))
     assert P.shape == (380, 3) and np.all(P[:, 2] == 0.0)
     assert np.allclose(P.sum(axis=1), 1.0)
+    assert np.allclose(np.exp(est.predict_log_proba(np.vstack([X3, FAR]))), P)
     # the same by sample_weight
     sw = np.where(Y3 == 2, 0.0, 1.0)
     P2 = _quiet(lambda: make(probability=True).fit(X3, Y3, sample_weight=sw)
