@@ -92,13 +92,20 @@ def test_multitask_cv_classifier_names_labels_of_mixed_types():
 def test_probabilities_name_a_class_of_zero_weight(name):
     # every row of class 11 weighs zero: no Platt fold held it, and the fit
     # stopped on "a cross-validation fold lost a class", naming neither the
-    # class nor the weights (the fold had lost nothing)
+    # class nor the weights (the fold had lost nothing).  Audit 56: such a
+    # class is fitted as the model without probabilities fits it, never
+    # predicted and of probability 0 (as LogisticRegression gives it); a class
+    # of one row of positive weight is still refused by name
     y = np.array([3, 7, 11])[THREE]
     sw = np.where(y == 11, 0.0, 1.0)
-    est = _CLASSIFIERS[name](probability=True)
+    est = _CLASSIFIERS[name](probability=True).fit(X, y, sample_weight=sw)
+    P = est.predict_proba(X)
+    assert P.shape == (60, 3) and np.allclose(P.sum(axis=1), 1.0)
+    assert np.all(P[:, 2] == 0.0) and 11 not in est.predict(X)
+    sw[np.flatnonzero(y == 11)[0]] = 1.0
     with pytest.raises(ValueError, match=r"at least 2 samples of every class of positive "
-                                         r"weight \(class 11 has none\)"):
-        est.fit(X, y, sample_weight=sw)
+                                         r"weight \(class 11 has one\)"):
+        _CLASSIFIERS[name](probability=True).fit(X, y, sample_weight=sw)
     # without the weights the same labels give probabilities (nothing else moved)
     P = _CLASSIFIERS[name](probability=True).fit(X, y).predict_proba(X)
     assert P.shape == (60, 3) and np.allclose(P.sum(axis=1), 1.0)
@@ -108,12 +115,12 @@ def test_probabilities_name_a_class_of_zero_weight(name):
 def test_probabilities_name_a_class_weighed_out_by_class_weight(name):
     # class_weight={11: 0}: the model is fitted without class 11's rows, but
     # the Platt sigmoids were fitted on them, and class 11 got probabilities
-    # near a third (LogisticRegression gives such a class 0)
+    # near a third (LogisticRegression gives such a class 0).  Refused until
+    # audit 56, which gives it probability 0 (the folds know the class as the
+    # model does)
     y = np.array([3, 7, 11])[THREE]
-    est = _CLASSIFIERS[name](probability=True, class_weight={11: 0.0})
-    with pytest.raises(ValueError, match=r"at least 2 samples of every class of positive "
-                                         r"weight \(class 11 has none\)"):
-        est.fit(X, y)
+    est = _CLASSIFIERS[name](probability=True, class_weight={11: 0.0}).fit(X, y)
+    assert np.all(est.predict_proba(X)[:, 2] == 0.0)
 
 
 def test_multitask_classifier_with_a_class_of_zero_weight_says_so():

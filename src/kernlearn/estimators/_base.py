@@ -730,9 +730,23 @@ def check_weighted_classes(y, sample_weight):
         Class labels (a ``dask.array`` is not checked: not computed here).
     sample_weight : ndarray of shape (n_samples,) or None
         The weights of :func:`fit_sample_weight` (class weights folded in).
+
+    Returns
+    -------
+    absent : ndarray of int or None
+        The positions among the sorted classes of those whose rows all weigh
+        zero (a third class weighed out: fitted on the others, and never
+        predicted, :func:`~kernlearn.estimators._decisions.below_others`);
+        None when every class has a row of positive weight.
     """
-    if sample_weight is not None and not _is_dask_array(y) and not np.all(sample_weight > 0):
-        check_two_classes(np.asarray(y)[sample_weight > 0], weighted=True)
+    if sample_weight is None or _is_dask_array(y) or np.all(sample_weight > 0):
+        return None
+    y = np.asarray(y)
+    check_two_classes(y[sample_weight > 0], weighted=True)
+    classes, codes = encode_labels(y)
+    absent = np.flatnonzero(np.bincount(codes, weights=sample_weight,
+                                        minlength=len(classes)) == 0)
+    return absent if absent.size else None
 
 
 def _check_class_weight_keys(class_weight, y):

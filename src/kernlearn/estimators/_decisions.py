@@ -18,6 +18,8 @@ This module imports neither scikit-learn nor an estimator's module (the
 workers import it): keep it so.
 """
 
+from functools import partial
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -30,7 +32,8 @@ from ._input_range import bounded_inputs
 __all__ = ["KernelExpansion", "LandmarkExpansion", "LearnedColumns", "LearnedFeatures",
            "TaskKernelModel",
            "applied", "block_numbers", "inputs_checked", "looked_up",
-           "chained", "class_labels", "evaluate_block", "one_column_as_vector"]
+           "below_others", "chained", "class_labels", "evaluate_block",
+           "one_column_as_vector"]
 
 _FLOATS = (np.float64, np.float32)
 
@@ -130,6 +133,37 @@ def first_argmax(D):
 
     idx = np.empty(D.shape[0], dtype=np.intp)
     return np.argmax(D, axis=1) if running_argmax(D.T, idx) else idx
+
+
+def below_others(D, absent):
+    """Decision values whose columns ``absent`` (classes weighed out of the fit:
+    no row of positive weight) lie one below the row's lowest other value.
+
+    Such a class stays in ``classes_`` (as scikit-learn's
+    ``LogisticRegression`` keeps it) but is never predicted: the values its
+    model gives are those of a fit that never saw it (a Crammer-Singer model
+    without bias, a one-vs-rest model without intercept: 0 where the others
+    were negative), and ``predict`` took it there.  Kept finite (one below)
+    so that ``predict`` stays the arg max of ``decision_function``.
+    """
+    if D.ndim != 2 or D.shape[1] <= int(np.max(absent)):
+        return D
+    others = np.ones(D.shape[1], dtype=bool)
+    others[absent] = False
+    D = D.copy(order="K")
+    D[:, absent] = (D[:, others].min(axis=1) - 1.0)[:, None]
+    return D
+
+
+def classes_kept(est, post):
+    """``post`` after :func:`below_others` when ``est`` had classes weighed out
+    of its fit (``_absent_classes``, set by
+    :func:`~kernlearn.estimators._base.check_weighted_classes`); ``post``
+    itself otherwise (every model fitted on every class: unchanged)."""
+    absent = getattr(est, "_absent_classes", None)
+    if absent is None:
+        return post
+    return partial(chained, steps=(partial(below_others, absent=absent), post))
 
 
 def chained(D, steps):

@@ -27,6 +27,7 @@ from sklearn import get_config
 from ..utils._input_kinds import refuse_unlike_array
 from ..utils._messages import plain_value
 from ._base import _refuse_missing, _unordered
+from ._renamed import warn_unused
 
 __all__ = [
     "TaskIndexRequests",
@@ -286,6 +287,30 @@ def split_tasks(task_index, n):
     except TypeError as exc:
         raise _unordered(task_index, "task_index", "task ids", exc) from None
     return tasks, [np.flatnonzero(inv == t) for t in range(len(tasks))]
+
+
+def warn_unused_formulation(est):
+    """Name the multitask settings the chosen ``formulation`` (and ``loss``) do
+    not read, when set away from their defaults (:func:`warn_unused`).
+
+    ``p`` is MK-MTFL's, ``q`` MK-MTSFL's, ``max_rank`` MK-MTSFL's and the
+    shared blocks', ``epsilon`` the SVR's: each changed nothing elsewhere,
+    without a word (``q=1.1`` beside ``formulation="mtfl"``).
+    """
+    form = est.formulation
+    if form != "mtfl":
+        warn_unused(est, ("p",), f"formulation={form!r}", "it is MK-MTFL's norm "
+                    "(formulation='mtfl')")
+    if form != "mtsfl":
+        warn_unused(est, ("q",), f"formulation={form!r}", "it is MK-MTSFL's norm "
+                    "(formulation='mtsfl')")
+    if form in ("mkl", "independent") or (form == "mtfl" and est.shared is False):
+        warn_unused(est, ("max_rank",), f"formulation={form!r}"
+                    + (" and shared=False" if form == "mtfl" else ""),
+                    "it caps MK-MTSFL's factorisations and the shared blocks'")
+    if getattr(est, "loss", None) == "square":
+        warn_unused(est, ("epsilon",), "loss='square'",
+                    "it is the tube width of loss='epsilon_insensitive'")
 
 
 def check_tasks_hold_both(signed, rows, tasks, weighted):

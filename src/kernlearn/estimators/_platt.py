@@ -117,6 +117,20 @@ def platt_log_proba(scores, platt):
     return out
 
 
+def _classes_kept_proba(scores, proba, absent, log=False):
+    """``proba(scores)`` with the classes ``absent`` (weighed out of the fit) at
+    probability 0 and the others renormalised, as ``LogisticRegression`` gives
+    such a class (its logistic-loss model without intercept gave it up to a
+    half).  ``log``: log probabilities (``-inf`` for those classes)."""
+    P = proba(scores)
+    P[:, absent] = -np.inf if log else 0.0
+    if log:
+        from scipy.special import logsumexp
+
+        return P - logsumexp(P, axis=1, keepdims=True)
+    return P / P.sum(axis=1, keepdims=True)
+
+
 def platt_sigmoid(f, t, sample_weight=None):
     r"""Platt's sigmoid :math:`P(y=1|f) = 1/(1 + \exp(Af + B))` fitted to scores.
 
@@ -345,6 +359,15 @@ class ProbabilityMixin:
         # strata are in a fold)
         counted = (np.repeat(counts.reshape(-1, len(classes)).sum(axis=1) > 0, len(classes))
                    if per_task else np.ones(counts.size, dtype=bool))
+        # a class weighed out of a multiclass fit (_absent_classes): in no fold's
+        # count, its rows in every training fold at their weight zero, so the
+        # folds' models know it as the model does (never predicted; probability
+        # 0); this was refused as "class 2 has none"
+        absent = getattr(self, "_absent_classes", None)
+        absent_rows = np.empty(0, dtype=int)
+        if absent is not None and not per_task:
+            counted[absent] = False
+            absent_rows = np.flatnonzero(np.isin(yi, absent))
         n_folds = min(self._platt_folds, int(counts[counted].min()))
         if n_folds < 2:
             k = int(np.flatnonzero(counted & (counts < 2))[0])
@@ -369,7 +392,7 @@ class ProbabilityMixin:
 
         def fold_fits():
             for train, test in splits:
-                train, test = keep[train], keep[test]
+                train, test = np.sort(np.concatenate([keep[train], absent_rows])), keep[test]
                 X_tr, y_tr = self._split_rows(X, y, train)
                 X_te, _ = self._split_rows(X, y, test, train)
                 kw = {k: np.asarray(v)[train] for k, v in row_args.items() if v is not None}
@@ -459,5 +482,9 @@ class ProbabilityMixin:
         """
         log = _LOG_SPACE.get()  # (predict_log_proba)
         if getattr(self, "platt_", None) is None:
-            return logistic_log_proba if log else logistic_proba
-        return partial(platt_log_proba if log else platt_proba, platt=self.platt_)
+            proba = logistic_log_proba if log else logistic_proba
+        else:
+            proba = partial(platt_log_proba if log else platt_proba, platt=self.platt_)
+        absent = getattr(self, "_absent_classes", None)
+        return proba if absent is None else partial(
+            _classes_kept_proba, proba=proba, absent=absent, log=log)

@@ -27,7 +27,7 @@ from ..partitioned import (_block_columns, _is_dask_array, as_row_partitioned,
                            is_out_of_core, parse_bytes, selected_linear_scores)
 from .._dask_master import class_codes, validate_dask_target
 from ._dask_predict import dask_input_doc, is_dask_input, map_row_blocks
-from ._decisions import class_labels, one_column_as_vector
+from ._decisions import class_labels, classes_kept, one_column_as_vector
 from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input, row_block_scores
 from ._base import (OLD_NAME, PLATT_XFAIL, ProbabilityMixin, _has_proba, all_or_nothing,
                     check_weighted_classes, finite_outputs, fit_sample_weight,
@@ -35,6 +35,7 @@ from ._base import (OLD_NAME, PLATT_XFAIL, ProbabilityMixin, _has_proba, all_or_
                     validate_params_cached, validate_partitioned_fit,
                     validate_predict_data, RenamedParameters)
 from ._platt import platt_attr_doc
+from ._renamed import warn_unused
 from ..utils._warnings import user_stacklevel
 
 __all__ = ["FGMClassifier", "FGMRegressor"]
@@ -86,6 +87,8 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
 
     def _validate(self, X, y, classification):
         """Validated ``(X, y)``: in memory, or as a RowPartitioned for large data."""
+        if not self.refit:  # (a refit_C of its own had no effect, without a word)
+            warn_unused(self, ("refit_C",), "refit=False", "set refit=True to run the refit")
         if not self._partitioned(X):
             return validate_fit_data(self, X, y, classification=classification,
                                      y_numeric=not classification)
@@ -220,6 +223,7 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
         its row blocks.  ``width`` is the number of columns of ``post``'s
         output (``None``: one-dimensional).
         """
+        post = classes_kept(self, post)
         if not self._partitioned(X):
             return post(self._decision(X))
         check_is_fitted(self)
@@ -451,7 +455,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     refit_C : float or None, default=20.0
         ``C`` of the de-biasing refit, on FGM's scale: the paper's 20 (sec.
         6.2.2, "a standard SVM ... with relatively large C"); ``None`` reuses
-        FGM's ``C``.
+        FGM's ``C``.  Read with ``refit=True`` only (a warning names it otherwise).
     family : family object, optional
         Another pool of candidate columns, e.g.
         :class:`~kernlearn.families.PolynomialPool` (degree-2 monomials never
@@ -638,7 +642,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
             raise ValueError("class_weight needs y in memory; with a Dask y pass "
                              "sample_weight instead.")
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
-        check_weighted_classes(y, sw)
+        self._absent_classes = check_weighted_classes(y, sw)
         self.classes_, yi = class_codes(y)
         shared = self.multiclass == "shared" or (self.multiclass == "auto"
                                                   and self.family is None)
@@ -782,7 +786,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         them in one constraint).
     refit_C : float or None, default=None
         ``C`` of the refit (ridge ``alpha = 1 / refit_C``); ``None`` reuses
-        FGM's ``C`` (with ``C="auto"`` the chosen ``C_``).
+        FGM's ``C`` (with ``C="auto"`` the chosen ``C_``); read with ``refit=True`` only.
     family : family object, optional
         Another pool of candidate columns (see :class:`FGMClassifier`).
     memory_budget : int or str, optional

@@ -60,7 +60,7 @@ from ..penalties import get_penalty
 from ..preprocessing import implicit_center
 from ..solvers import History
 from ._dask_predict import dask_input_doc, decided
-from ._decisions import (LearnedColumns, LearnedFeatures, chained, class_labels,
+from ._decisions import (LearnedColumns, LearnedFeatures, chained, class_labels, classes_kept,
                          one_column_as_vector)
 from ._base import (
     OLD_NAME,
@@ -245,7 +245,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         """``post`` of the decision values of ``X`` (one column per output, or
         one value per row of its task); a lazy Dask array of a Dask ``X``."""
         return decided(self, X, self._decision_function(),
-                       partial(validate_predict_data, self), post, width, dtype,
+                       partial(validate_predict_data, self), classes_kept(self, post),
+                       width, dtype,
                        task_index=task_index, positions=self._rows_tasks)
 
     def _n_outputs(self):
@@ -578,7 +579,7 @@ class InfiniteFeatureClassifier(
         X, y = self._fit_inputs(X, y)
         check_two_classes(y)
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
-        check_weighted_classes(y, sw)
+        self._absent_classes = check_weighted_classes(y, sw)
         self.classes_, yi = encode_labels(y)
         task_rows = self._split_tasks(task_index, X.shape[0])
         if task_rows is not None and len(self.classes_) != 2:

@@ -52,7 +52,8 @@ from sklearn.utils._available_if import available_if
 
 from ..preprocessing import implicit_center
 from ._dask_predict import dask_input_doc, decided
-from ._decisions import LandmarkExpansion, chained, class_labels, one_column_as_vector
+from ._decisions import (LandmarkExpansion, chained, class_labels, classes_kept,
+                         one_column_as_vector)
 from ._base import (
     all_or_nothing,
     ProbabilityMixin,
@@ -243,7 +244,8 @@ class _BaseLowRank(BaseEstimator):
         """``post`` of the decision values of ``X`` (n_samples x n_outputs); a lazy
         Dask array of a Dask ``X``."""
         return decided(self, X, self._decision_function(),
-                       partial(self._validate_X, reset=False), post, width, dtype,
+                       partial(self._validate_X, reset=False), classes_kept(self, post),
+                       width, dtype,
                        name_columns=self._model_kernel() != "precomputed")
 
 
@@ -816,7 +818,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Y = np.where(codes[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
         Y = Y[:, 1:] if len(self.classes_) == 2 else Y
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
-        check_weighted_classes(y, sw)
+        self._absent_classes = check_weighted_classes(y, sw)
         self._fit_targets(X, Y, codes=True, per_output=self.multiclass == "ovr",
                           sample_weight=sw)
         self._fit_platt(X, y, sample_weight)

@@ -47,6 +47,7 @@ from ._multitask import (
     task_positions,
     task_score,
     task_score_doc,
+    warn_unused_formulation,
 )
 from ._platt import PLATT_XFAIL, platt_attr_doc
 from ._renamed import RenamedParameters, warn_unused
@@ -362,7 +363,8 @@ _PARAMS_DOC = """
         made by blocks of rows.
     p : float, default=2.0
         MK-MTFL's norm across tasks, ``p >= 2``; larger p lets reliable tasks
-        weigh more.
+        weigh more.  (``p``, ``q`` and ``max_rank`` set beside a formulation that
+        does not read them are named by a warning.)
     q : float, default=1.5
         MK-MTSFL's norm across kernels, ``1 <= q <= 2``; smaller is sparser.
     C : float{auto}, default={C}
@@ -386,8 +388,9 @@ _PARAMS_DOC = """
         inner loop; the paper uses 3-5; one when ``p = 2``).  Renamed from
         ``max_inner`` in 0.2.
     max_rank : int or None, default=300
-        MK-MTSFL: rank cap of each kernel's eigendecomposition over all
-        training points (leading eigenpairs; ``None`` keeps the full rank).
+        MK-MTSFL (and the shared blocks): rank cap of each kernel's
+        eigendecomposition over all training points (leading eigenpairs;
+        ``None`` keeps the full rank).
         The factors belong to the fit (the ``*CV`` estimators share them
         between the fits of their C grid on the same rows, then drop them;
         :class:`kernlearn.methods.mtmkl.FactorStore`).
@@ -626,6 +629,7 @@ class MultitaskMKLRegressor(RegressorMixin, _BaseMultitaskMKL):
         if isinstance(self.C, str):
             warn_unused(self, _LOO_UNUSED, 'C="auto"',
                         _LOO_SEARCH + "; pass a number as C to run it")
+        warn_unused_formulation(self)
         return self._fit_regression(X, y, task_index, sample_weight)
 
     fit.__doc__ = _fit_doc(
@@ -854,6 +858,7 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
     @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
+        warn_unused_formulation(self)
         return self._fit_classification(X, y, task_index, sample_weight)
 
     def _fit_classification(self, X, y, task_index, sample_weight, C=None,

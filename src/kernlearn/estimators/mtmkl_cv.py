@@ -34,7 +34,7 @@ from ._base import (
     encode_labels,
     fit_sample_weight,
 )
-from ._multitask import check_tasks_hold_both, split_tasks
+from ._multitask import check_tasks_hold_both, split_tasks, warn_unused_formulation
 from ._renamed import inner_fits, warn_unused
 from .mtmkl import (
     _LOO_SEARCH,
@@ -51,7 +51,11 @@ __all__ = ["MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"]
 class _SelectionMixin:
     """Grid, folds and results of the ``*CV`` multitask estimators."""
 
-    def _grid(self):
+    def _grid(self, fitting=False):
+        """The validated ``Cs``; at the start of ``fit`` (``fitting``) the settings
+        the formulation does not read are named too (once, not per fold)."""
+        if fitting:
+            warn_unused_formulation(self)
         Cs = np.asarray(self.Cs, dtype=float).ravel()
         if Cs.size == 0 or not np.all(np.isfinite(Cs) & (Cs > 0)):
             raise ValueError(f"Cs must be a non-empty list of positive numbers, got "
@@ -370,7 +374,7 @@ y_mean_, y_scale_, n_features_in_, feature_names_in_
     @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
-        Cs = self._grid()
+        Cs = self._grid(fitting=True)
         X_in = X
         Xv, yv = self._check_X(X, y, reset=True)
         n = len(yv)
@@ -650,7 +654,7 @@ kernels_, platt_, n_features_in_, feature_names_in_
     @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
-        Cs = self._grid()
+        Cs = self._grid(fitting=True)
         X_in = X
         Xv, yv = self._check_X(X, y, reset=True)
         X = Xv if self._precomputed() else np.asarray(Xv)

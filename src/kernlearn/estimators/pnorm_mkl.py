@@ -16,7 +16,7 @@ from ..kernels import PrecomputedKernelList, linear_kernel, rbf_kernel
 from ..methods import obscure
 from ..preprocessing import implicit_center
 from ._dask_predict import dask_input_doc, decided
-from ._decisions import KernelExpansion, chained, class_labels, one_column_as_vector
+from ._decisions import KernelExpansion, chained, class_labels, classes_kept, one_column_as_vector
 from ._base import (
     all_or_nothing,
     ProbabilityMixin,
@@ -389,7 +389,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         else:
             X, y = validate_fit_data(self, X, y, classification=True)
         sw = fit_sample_weight(sample_weight, len(y), y, self.class_weight)
-        check_weighted_classes(y, sw)
+        self._absent_classes = check_weighted_classes(y, sw)
         if not pre:
             Xt = standardize_fit(self, X, sw)
             klist = obscure.kernel_list(
@@ -428,7 +428,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         pre = self._precomputed()
         return decided(self, X, self._decision_function(),
                        _as_given if pre else partial(validate_predict_data, self),
-                       partial(chained, steps=(one_column_as_vector, post)), width, dtype,
+                       classes_kept(self, partial(chained, steps=(one_column_as_vector, post))),
+                       width, dtype,
                        name_columns=not pre)
 
     @available_if(_has_proba)
