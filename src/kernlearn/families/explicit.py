@@ -56,6 +56,20 @@ def finite_powers(values, beta, what="X"):
     above 1 infinite: the blocks' levels and scales turned into inf and NaN, and
     the fit returned the intercept-only model with NumPy's overflow warnings only.
 
+    Parameters
+    ----------
+    values : ndarray
+        The values to raise (their absolute values are taken).
+    beta : float
+        The exponent.
+    what : str, default="X"
+        What ``values`` are, for the message.
+
+    Returns
+    -------
+    ndarray
+        ``|values| ** beta``, every entry finite.
+
     Raises
     ------
     ValueError
