@@ -346,7 +346,8 @@ def _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p, max_in
     k, T = layout.n_kernels, blocks.n_tasks
     grams = []
     for _, idx, mask in blocks.buckets:
-        grams.append(np.stack([kernels.blocks(j, idx, mask) for j in range(k)]))
+        # (through the store: a cross-validation's fits on one fold's rows share them)
+        grams.append(np.stack([store.blocks(kernels, j, idx, mask) for j in range(k)]))
     if formulation == "independent":
         grams = [Kb.mean(axis=0, keepdims=True) for Kb in grams]
         res = solve_mtfl(blocks, grams, y_b, loss, C, 2.0, epsilon, max_iter=1, tol=tol)

@@ -477,14 +477,31 @@ class FactorStore:
     on other rows (other folds) never see each other's factors; the store
     is bounded in bytes (least recently used entries go first).
 
+    With ``max_block_rows`` it also keeps the within-task kernel blocks of
+    fits on at most that many training rows (:meth:`blocks`):
+    :class:`~kernlearn.estimators.MultitaskMKLClassifierCV` fits every C of
+    its grid on one fold's rows with one store, so each fold's blocks are
+    computed once, not once per C.
+
     Parameters
     ----------
     max_bytes : int, default=256 MiB
-        Bound on the bytes of the stored factors.
+        Bound on the bytes of the stored factors (and blocks).
+    max_block_rows : int, default=0
+        Keep the kernel blocks of fits on at most this many training rows
+        (0: none; a plain fit computes each block once anyway, and a kept
+        copy would double its memory).
+
+    Attributes
+    ----------
+    block_hits, block_misses : int
+        Kernel blocks served from the store, and computed.
     """
 
-    def __init__(self, max_bytes=256 * 2**20):
+    def __init__(self, max_bytes=256 * 2**20, max_block_rows=0):
         self.max_bytes = max_bytes
+        self.max_block_rows = max_block_rows
+        self.block_hits = self.block_misses = 0
         self._store = OrderedDict()
         self._lock = threading.Lock()
 
@@ -514,7 +531,47 @@ class FactorStore:
             if key is not None and key in self._store:
                 self._store.move_to_end(key)
                 return self._store[key]
-        A = kernels.factor(j, max_rank)
+        return self._keep(key, kernels.factor(j, max_rank))
+
+    def blocks(self, kernels, j, idx, mask):
+        """Training blocks of kernel ``j`` over a bucket (:meth:`TaskKernels.blocks`).
+
+        Kept when the store keeps blocks and the fit has at most
+        ``max_block_rows`` training rows; keyed by the content of the
+        training kernel (:meth:`TaskKernels.cache_key`: other rows, inputs,
+        parameters or scales never share an entry) and by the bucket's rows.
+
+        Parameters
+        ----------
+        kernels : TaskKernels
+            Fitted.
+        j : int
+            Kernel.
+        idx, mask : ndarray of shape (T_b, m_b)
+            The bucket's padded rows and their validity.
+
+        Returns
+        -------
+        K : ndarray of shape (T_b, m_b, m_b)
+            Read-only when kept (it is shared by the store's fits).
+        """
+        n = len(kernels.grams_[0]) if kernels.precomputed else len(kernels.X_)
+        key = kernels.cache_key(j) if n <= self.max_block_rows else None
+        if key is not None:
+            key = ("blocks", key, hashlib.sha1(np.ascontiguousarray(idx).tobytes()
+                                               + np.packbits(mask).tobytes()).digest(),
+                   idx.shape)
+            with self._lock:
+                if key in self._store:
+                    self._store.move_to_end(key)
+                    self.block_hits += 1
+                    return self._store[key]
+        self.block_misses += 1
+        K = kernels.blocks(j, idx, mask)
+        return K if key is None else self._keep(key, K)
+
+    def _keep(self, key, A):
+        """``A``, read-only, kept under ``key`` (unless ``None`` or too large)."""
         A.flags.writeable = False  # shared between the owner's fits
         if key is not None and A.nbytes <= self.max_bytes:
             with self._lock:
