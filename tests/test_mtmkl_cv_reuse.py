@@ -1,9 +1,12 @@
 """``MultitaskMKLClassifierCV`` builds each fold's kernel blocks once (twenty-third pass).
 
 Every C of the grid was fitted on every fold with the fold's within-task
-kernel blocks computed again (3 times per fold with the default grid); a
-fold's fits now share one :class:`FactorStore` that keeps them.  The models
-are unchanged: the same blocks, the same cold fits, the same scores and C.
+kernel blocks computed again (3 times per fold with the default grid), and
+every fit's SVM duals started at zero; a fold's fits now share one
+:class:`FactorStore` that keeps the blocks and each C's first duals, which
+start the next C's (scaled).  The models are the same: the same blocks, the
+same optimum to the SMO's tolerance, the same scores and C; the refit on all
+rows is the plain classifier's, bit for bit.
 """
 
 import numpy as np
@@ -57,19 +60,48 @@ def test_scores_C_and_refit_equal_separate_fits_of_every_candidate():
 
 
 @pytest.mark.parametrize("C", [1.0, 10.0])
-def test_a_fit_on_kept_blocks_is_the_fit_on_fresh_ones(C):
+def test_a_fit_on_kept_blocks_and_a_warm_start_is_the_cold_fit(C):
     X, y, t = _data(seed=1)
     store = FactorStore(max_block_rows=2000)
     MultitaskMKLClassifier(KERNELS, C=0.1)._fit_classification(
         X, y, t, None, factor_store=store)
     misses = store.block_misses
+    assert store.start_hits == 0  # (nothing kept before the first C)
     again = MultitaskMKLClassifier(KERNELS, C=C)
     again._fit_classification(X, y, t, None, factor_store=store)
     assert store.block_hits == misses and store.block_misses == misses  # all reused
+    assert store.start_hits == 1  # its first SVM duals started from C = 0.1's
     fresh = MultitaskMKLClassifier(KERNELS, C=C).fit(X, y, task_index=t)
-    np.testing.assert_array_equal(again.decision_function(X, task_index=t),
-                                  fresh.decision_function(X, task_index=t))
-    assert again.objective_ == fresh.objective_
+    # the same optimum (to the SMO's tolerance), reached from another start
+    np.testing.assert_allclose(again.decision_function(X, task_index=t),
+                               fresh.decision_function(X, task_index=t), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(again.objective_, fresh.objective_, rtol=1e-9)
+
+
+def test_kept_duals_start_only_the_same_problem_at_another_C():
+    X, y, t = _data()
+    rows = TaskBuckets([np.flatnonzero(t == 0), np.flatnonzero(t == 1)])
+    store = FactorStore(max_block_rows=2000)
+    lab = rows.gather(2.0 * y - 1.0)
+    params = ("hinge", "mtfl", 2.0, 0.1, 5)
+    key = store.start_key(_fitted(X), rows, [*lab, None], params)
+    assert key == store.start_key(_fitted(X), rows, [*lab, None], params)
+    others = [
+        store.start_key(_fitted(X + 0.1), rows, [*lab, None], params),  # other inputs
+        store.start_key(_fitted(X, KERNELS[:1]), rows, [*lab, None], params),  # kernels
+        store.start_key(_fitted(X), rows, [*rows.gather(1.0 - 2.0 * y), None], params),
+        store.start_key(_fitted(X), rows, [*lab, np.full(len(y), 2.0)], params),  # weights
+        store.start_key(_fitted(X), rows, [*lab, None], ("hinge", "mkl", 2.0, 0.1, 5)),
+        store.start_key(_fitted(X), TaskBuckets([np.arange(len(y))]), [*lab, None], params),
+    ]
+    assert key is not None and None not in others and len({key, *others}) == 7
+    assert store.start(key, 1.0) is None  # nothing kept yet
+    beta = [np.array([[0.5, -0.25]])]
+    store.keep_start(key, 0.5, beta)
+    np.testing.assert_array_equal(store.start(key, 2.0)[0], [[2.0, -1.0]])  # scaled by 4
+    assert all(store.start(k, 2.0) is None for k in others) and store.start_hits == 1
+    # a store that keeps no blocks keeps no duals either (a plain fit's own store)
+    assert FactorStore().start_key(_fitted(X), rows, [*lab, None], params) is None
 
 
 def test_the_cv_builds_each_folds_training_blocks_once(monkeypatch):
