@@ -547,7 +547,11 @@ class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
     :meth:`MultitaskMKLClassifier.score`), keeps the ``C`` of the best mean
     score (the first of equal ones) and refits on all rows.  With the same
     grid and folds this is exactly ``GridSearchCV(MultitaskMKLClassifier(...),
-    {"C": Cs}, cv=folds)`` under metadata routing, with no routing needed.
+    {"C": Cs}, cv=folds)`` under metadata routing, with no routing needed
+    (each fold's kernel blocks are computed once for all ``C``, and each
+    ``C``'s first SVM duals start from the previous one's, scaled: the fold
+    models are the same optimum to the SVM solver's tolerance, the refit the
+    same bit for bit).
     Binary only (every task the same two classes) and dense input only, as
     :class:`MultitaskMKLClassifier`; no ``probability`` (fit
     ``MultitaskMKLClassifier(C=clf.C_, probability=True)`` for Platt
