@@ -47,6 +47,10 @@ from .mtmkl import (
 
 __all__ = ["MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"]
 
+#: Folds of at most this many training rows keep their kernel blocks for
+#: their C grid (one kernel over 2,000 rows of one task: 32 MB)
+_BLOCK_ROWS = 2000
+
 
 class _SelectionMixin:
     """Grid, folds and results of the ``*CV`` multitask estimators."""
@@ -547,7 +551,11 @@ class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
     :meth:`MultitaskMKLClassifier.score`), keeps the ``C`` of the best mean
     score (the first of equal ones) and refits on all rows.  With the same
     grid and folds this is exactly ``GridSearchCV(MultitaskMKLClassifier(...),
-    {"C": Cs}, cv=folds)`` under metadata routing, with no routing needed.
+    {"C": Cs}, cv=folds)`` under metadata routing, with no routing needed
+    (each fold's kernel blocks are computed once for all ``C``, and each
+    ``C``'s first SVM duals start from the previous one's, scaled: the fold
+    models are the same optimum to the SVM solver's tolerance, the refit the
+    same bit for bit).
     Binary only (every task the same two classes) and dense input only, as
     :class:`MultitaskMKLClassifier`; no ``probability`` (fit
     ``MultitaskMKLClassifier(C=clf.C_, probability=True)`` for Platt
@@ -651,6 +659,21 @@ kernels_, platt_, n_features_in_, feature_names_in_
     def _fit_base(self, est, X, y, task_index, sw):
         est._fit_classification(X, y, task_index, sw, factor_store=self._store)
 
+    def _grid_table(self, X, y, task_index, sw, Cs, splits):
+        """Validation scores ``(C, split)``, fold by fold.
+
+        Every C of a fold is fitted with one store that keeps the fold's
+        kernel blocks (up to :data:`_BLOCK_ROWS` training rows): they were
+        computed again for every C.  The fits are the same (cold, on equal
+        blocks); one fold's blocks are kept at a time.
+        """
+        scores = np.empty((len(Cs), len(splits)))
+        for k, (tr, te) in enumerate(splits):
+            self._store = FactorStore(max_block_rows=_BLOCK_ROWS)
+            for i, C in enumerate(Cs):
+                scores[i, k] = self._fold_score(X, y, task_index, sw, C, tr, te)
+        return scores
+
     @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, task_index=None, sample_weight=None):
@@ -703,10 +726,10 @@ kernels_, platt_, n_features_in_, feature_names_in_
         self._grams_checked = True
         try:
             splits = self._splits(strata, sw, task_index, strata // 2)
-            scores = self._validation_scores(lambda: np.array(
-                [[self._fold_score(X, yv, task_index, sw, C, tr, te)
-                  for tr, te in splits] for C in Cs]))
+            scores = self._validation_scores(
+                lambda: self._grid_table(X, yv, task_index, sw, Cs, splits))
             self.C_ = float(Cs[self._record(Cs, scores)])
+            self._store = FactorStore()  # (the refit's rows are no fold's)
             # (the caller's X, validated again, so that its column names are kept)
             return self._fit_classification(X if self._precomputed() else X_in, yv,
                                             task_index, sample_weight, C=self.C_,

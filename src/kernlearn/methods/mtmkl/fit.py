@@ -259,6 +259,7 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     layout = BlockLayout(kernels.n_kernels, bool(shared))
     blocks = TaskBuckets(task_rows)
     y_b = blocks.gather(np.asarray(y, dtype=float))
+    warm = (C, sample_weight)  # (the loss weight before the samples' weights)
     if sample_weight is not None and not auto:
         # per-sample loss weights C w_i in the padded layout (C on padding)
         C = [np.where(mask, C * wb, C) for wb, (_, _, mask)
@@ -274,7 +275,7 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
                            **opts)
     else:
         model = _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p,
-                                 max_inner, max_rank, store, **opts)
+                                 max_inner, max_rank, store, warm=warm, **opts)
     model.history["fit_time"] = np.array([time.perf_counter() - t0])
     return kernels, blocks, model
 
@@ -341,12 +342,18 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
 
 
 def _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p, max_inner,
-                     max_rank, store, loss, C, epsilon, max_iter, tol, verbose):
-    """MK-MTFL, per-task MKL or the average kernel: models on within-task blocks."""
+                     max_rank, store, loss, C, epsilon, max_iter, tol, verbose, warm=None):
+    """MK-MTFL, per-task MKL or the average kernel: models on within-task blocks.
+
+    ``warm``: ``(C, sample_weight)``; the SVM / SVR duals of the first
+    evaluation start from those the store kept for the same problem at
+    another C (a cross-validation's C grid on one fold), scaled.
+    """
     k, T = layout.n_kernels, blocks.n_tasks
     grams = []
     for _, idx, mask in blocks.buckets:
-        grams.append(np.stack([kernels.blocks(j, idx, mask) for j in range(k)]))
+        # (through the store: a cross-validation's fits on one fold's rows share them)
+        grams.append(np.stack([store.blocks(kernels, j, idx, mask) for j in range(k)]))
     if formulation == "independent":
         grams = [Kb.mean(axis=0, keepdims=True) for Kb in grams]
         res = solve_mtfl(blocks, grams, y_b, loss, C, 2.0, epsilon, max_iter=1, tol=tol)
@@ -362,9 +369,15 @@ def _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p, max_in
             grams = [np.concatenate([Kb, scale * (m[:, :, None] & m[:, None, :])[None]])
                      for Kb, (_, _, m) in zip(grams, blocks.buckets)]
             factors = [store.get(kernels, j, max_rank) for j in range(k)]
+        key = None
+        if warm is not None and loss != "square" and not layout.shared:
+            key = store.start_key(kernels, blocks, [*y_b, warm[1]],
+                                  (loss, formulation, p, epsilon, max_inner))
         res = solve_mtfl(blocks, grams, y_b, loss, C, p, epsilon,
                          per_task_weights=per_task, max_iter=max_iter, tol=tol,
-                         max_inner=max_inner, verbose=verbose, shared_factors=factors)
+                         max_inner=max_inner, verbose=verbose, shared_factors=factors,
+                         beta0=None if key is None else store.start(key, warm[0]))
+        store.keep_start(key, None if key is None else warm[0], res["first_beta"])
         _warn("per-task MKL" if per_task else "MK-MTFL", res, max_iter, tol)
         g = res["gamma"]  # (1 or T, n_blocks): within-task blocks, then shared ones
         W = (g if per_task else g[np.zeros(T, np.int64)])[:, layout.within_task] \

@@ -257,7 +257,7 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
 
 def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights=False,
                max_iter=100, tol=1e-3, max_inner=5, inner_tol=1e-6, verbose=0,
-               shared_factors=None):
+               shared_factors=None, beta0=None):
     r"""MK-MTFL (or, ``per_task_weights=True``, one l1-MKL per task) by mirror descent.
 
     Parameters
@@ -297,13 +297,17 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
         coordinate of the simplex :math:`\gamma` (a group of one "task", so
         no :math:`\lambda`), with :math:`\partial_j f = -\tfrac12\|A_j^\top
         \beta\|^2`; the tasks share one free bias.
+    beta0 : list of ndarray of shape (T_b, m_b), optional
+        SVM / SVR duals (per bucket) the first evaluation starts from (a
+        solve at another C, scaled into its box); the optimum is the same.
 
     Returns
     -------
     result : dict
         ``gamma (G, k)``, ``lam (k, T)``, ``beta`` (per bucket), ``b (T,)``,
         ``objective``, ``gap``, ``history`` (:class:`History`), ``n_iter``,
-        ``converged``; with shared factors ``gamma`` has ``k + k_s`` columns
+        ``converged``, ``first_beta`` (the duals of the first evaluation);
+        with shared factors ``gamma`` has ``k + k_s`` columns
         and ``shared_z`` holds :math:`A_j^\top\beta` of each shared kernel.
     """
     k = grams[0].shape[0]
@@ -326,6 +330,8 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
     best = {"lam": lam.copy(), "beta": [np.zeros_like(y) for y in y_b],
             "b": np.zeros(T), "shared_z": []}
     last = {"lam": lam}  # what the oracle computed at the current point
+    if beta0 is not None:
+        last["beta"] = beta0
 
     def oracle(gamma, it):
         gt = gamma[group]  # (T, k_all)
@@ -338,6 +344,7 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
             Gj[0, k:] = out[6]
         Lg = np.bincount(group, weights=L, minlength=n_groups)
         last.update(lam=lam_, beta=beta, bias=bias)
+        last.setdefault("first_beta", beta)
         return Lg - 0.5 * (gamma * Gj).sum(1), Lg - 0.5 * Gj.max(1), -0.5 * Gj
 
     def keep(better):
@@ -354,4 +361,5 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
     res = simplex_mirror_descent(oracle, n_groups, k_all, max_iter, tol, keep,
                                  verbose, "MK-MTFL" if common else "per-task MKL")
     return dict(best, gamma=res.x, objective=res.objective, gap=res.gap,
-                history=res.history, n_iter=res.n_iter, converged=res.converged)
+                history=res.history, n_iter=res.n_iter, converged=res.converged,
+                first_beta=last.get("first_beta"))

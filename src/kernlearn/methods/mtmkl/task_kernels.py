@@ -477,15 +477,36 @@ class FactorStore:
     on other rows (other folds) never see each other's factors; the store
     is bounded in bytes (least recently used entries go first).
 
+    With ``max_block_rows`` it also keeps the within-task kernel blocks of
+    fits on at most that many training rows (:meth:`blocks`):
+    :class:`~kernlearn.estimators.MultitaskMKLClassifierCV` fits every C of
+    its grid on one fold's rows with one store, so each fold's blocks are
+    computed once, not once per C, and each C's first SVM / SVR solves
+    start from the previous C's duals (:meth:`start`).
+
     Parameters
     ----------
     max_bytes : int, default=256 MiB
-        Bound on the bytes of the stored factors.
+        Bound on the bytes of the stored factors (and blocks).
+    max_block_rows : int, default=0
+        Keep the kernel blocks of fits on at most this many training rows
+        (0: none; a plain fit computes each block once anyway, and a kept
+        copy would double its memory).
+
+    Attributes
+    ----------
+    block_hits, block_misses : int
+        Kernel blocks served from the store, and computed.
+    start_hits : int
+        SVM / SVR solves started from duals kept at another C (:meth:`start`).
     """
 
-    def __init__(self, max_bytes=256 * 2**20):
+    def __init__(self, max_bytes=256 * 2**20, max_block_rows=0):
         self.max_bytes = max_bytes
+        self.max_block_rows = max_block_rows
+        self.block_hits = self.block_misses = self.start_hits = 0
         self._store = OrderedDict()
+        self._starts = {}
         self._lock = threading.Lock()
 
     def __len__(self):
@@ -514,7 +535,86 @@ class FactorStore:
             if key is not None and key in self._store:
                 self._store.move_to_end(key)
                 return self._store[key]
-        A = kernels.factor(j, max_rank)
+        return self._keep(key, kernels.factor(j, max_rank))
+
+    def blocks(self, kernels, j, idx, mask):
+        """Training blocks of kernel ``j`` over a bucket (:meth:`TaskKernels.blocks`).
+
+        Kept when the store keeps blocks and the fit has at most
+        ``max_block_rows`` training rows; keyed by the content of the
+        training kernel (:meth:`TaskKernels.cache_key`: other rows, inputs,
+        parameters or scales never share an entry) and by the bucket's rows.
+
+        Parameters
+        ----------
+        kernels : TaskKernels
+            Fitted.
+        j : int
+            Kernel.
+        idx, mask : ndarray of shape (T_b, m_b)
+            The bucket's padded rows and their validity.
+
+        Returns
+        -------
+        K : ndarray of shape (T_b, m_b, m_b)
+            Read-only when kept (it is shared by the store's fits).
+        """
+        n = len(kernels.grams_[0]) if kernels.precomputed else len(kernels.X_)
+        key = kernels.cache_key(j) if n <= self.max_block_rows else None
+        if key is not None:
+            key = ("blocks", key, hashlib.sha1(np.ascontiguousarray(idx).tobytes()
+                                               + np.packbits(mask).tobytes()).digest(),
+                   idx.shape)
+            with self._lock:
+                if key in self._store:
+                    self._store.move_to_end(key)
+                    self.block_hits += 1
+                    return self._store[key]
+        self.block_misses += 1
+        K = kernels.blocks(j, idx, mask)
+        return K if key is None else self._keep(key, K)
+
+    def start_key(self, kernels, blocks, arrays, params):
+        """Key of a problem's SVM / SVR duals along a C grid (``None``: not kept).
+
+        Only a store that keeps blocks keeps duals: the problem is that of the
+        training kernels (:meth:`TaskKernels.cache_key`), the buckets, the
+        per-row ``arrays`` (targets, sample weights) and the solver ``params``
+        (all but C), so other rows, labels or parameters never share a start.
+        """
+        n = len(kernels.grams_[0]) if kernels.precomputed else len(kernels.X_)
+        keys = [kernels.cache_key(j) for j in range(kernels.n_kernels)]
+        if n > self.max_block_rows or any(key is None for key in keys):
+            return None
+        h = hashlib.sha1(b"".join(keys) + pickle.dumps(params))
+        for _, idx, mask in blocks.buckets:
+            # (the shape too: tasks of 40 and 40 rows and one of 80 are the same bytes)
+            h.update(np.ascontiguousarray(idx).tobytes() + np.packbits(mask).tobytes()
+                     + repr(idx.shape).encode())
+        for a in arrays:
+            h.update(b"-" if a is None else np.ascontiguousarray(a, dtype=float).tobytes())
+        return h.digest()
+
+    def start(self, key, C):
+        """The duals kept under ``key``, scaled to the loss weight ``C`` (or ``None``).
+
+        Scaled by the ratio of the C: feasible (the box :math:`[0, C_i]` and
+        the bias constraint scale alike), and exactly the solution when every
+        dual is at a bound (overlapping classes).
+        """
+        if key is None or key not in self._starts:
+            return None
+        C0, beta = self._starts[key]
+        self.start_hits += 1
+        return [b * (C / C0) for b in beta]
+
+    def keep_start(self, key, C, beta):
+        """Keep the duals ``beta`` (per bucket) of loss weight ``C`` under ``key``."""
+        if key is not None:
+            self._starts[key] = (float(C), [np.array(b) for b in beta])
+
+    def _keep(self, key, A):
+        """``A``, read-only, kept under ``key`` (unless ``None`` or too large)."""
         A.flags.writeable = False  # shared between the owner's fits
         if key is not None and A.nbytes <= self.max_bytes:
             with self._lock:
@@ -527,6 +627,7 @@ class FactorStore:
         """Drop every stored factor."""
         with self._lock:
             self._store.clear()
+            self._starts.clear()
 
 
 def gather_rows(blocks, A):
