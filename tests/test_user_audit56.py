@@ -77,9 +77,9 @@ decision values 0.04-0.15 apart on 80 uncentred rows.  Changing either side
 would change models (scikit-learn parity dense, a measured accuracy loss
 sparse); a numeric width gives one model (pinned).  Also left: a Dask ``y`` is not checked for a class weighed out (not
 computed at fit, documented), so such a class can still be predicted there;
-a sparse DataFrame given to the multitask estimators gets scikit-learn's
-"dense data is required" (a clear refusal, though its ``.toarray()`` advice
-is a matrix's); ``n_jobs`` beside FGM's shared multiclass model and
+a sparse DataFrame given to the multitask estimators got scikit-learn's
+"dense data is required" with a matrix's ``.toarray()`` advice (now the
+refusal names the estimator and both conversions); ``n_jobs`` beside FGM's shared multiclass model and
 ``degree``/``coef0``/``gamma`` beside low-rank kernels that do not read them
 are ignored silently, as documented and as scikit-learn's ``SVC`` does.
 """
@@ -354,3 +354,20 @@ def test_sparse_and_dense_meet_standardize_false_at_a_numeric_width(make):
     a = _quiet(lambda: make(standardize=False, **kw).fit(_XS, Y3))
     b = _quiet(lambda: make(standardize=False, **kw).fit(S, Y3))
     assert np.allclose(a.decision_function(_XS), b.decision_function(S), atol=1e-10)
+
+
+@pytest.mark.parametrize("as_frame", [False, True])
+@pytest.mark.parametrize("name", ["MultitaskMKLClassifier", "MultitaskMKLRegressor"])
+def test_a_dense_only_estimator_names_how_to_convert_a_sparse_frame(name, as_frame):
+    # scikit-learn's "Use '.toarray()' to convert to a dense numpy array" was the
+    # advice for a DataFrame of sparse columns too, which has no .toarray()
+    import pandas as pd
+
+    X = sp.random(40, 3, density=0.6, random_state=0, format="csr")
+    if as_frame:
+        X = pd.DataFrame.sparse.from_spmatrix(X, columns=["a", "b", "c"])
+    y = np.arange(40) % 2
+    with pytest.raises(TypeError, match=rf"dense data is required by {name}\. Convert it "
+                       r"first: X\.toarray\(\) for a sparse matrix, X\.sparse\.to_dense\(\) "
+                       "for a DataFrame of sparse columns"):
+        getattr(kl, name)().fit(X, y, task_index=np.repeat([0, 1], 20))

@@ -223,6 +223,12 @@ def validate_data(est, X="no_validation", y="no_validation", **kwargs):
                             "Use '.toarray()' to convert to a dense numpy array.")
         refuse_unlike_array(y, "y", owner, dates=bool(kwargs.get("y_numeric")))
         y = target_values(y)
+    if not kwargs.get("accept_sparse", False) and (sp.issparse(X) or _all_sparse_columns(X)):
+        # (scikit-learn's "Use '.toarray()'" does not convert a DataFrame of sparse
+        # columns, which it refused in the same words)
+        raise TypeError(f"Sparse data was passed for X, but dense data is required by {owner}. "
+                        "Convert it first: X.toarray() for a sparse matrix, "
+                        "X.sparse.to_dense() for a DataFrame of sparse columns.")
     try:
         out = _sklearn_validate_data(est, X, y, **kwargs)
     except (ValueError, TypeError) as exc:
@@ -358,6 +364,15 @@ def _refuse_missing(y, missing, what="a missing value", name="y"):
         raise ValueError(
             f"{name} has {what} at row {i}" + ("" if label == i else f" (index {label!r})")
             + f" ({k} row{'s' if k > 1 else ''} with one in all); drop those rows or fill them.")
+
+
+def _all_sparse_columns(X):
+    """Whether ``X`` is a DataFrame whose columns are all of a pandas sparse dtype
+    (scikit-learn reads such a frame as a sparse matrix)."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(X, "columns") or len(X.columns) == 0:
+        return False
+    return all(type(dt).__name__ == "SparseDtype" for dt in dtypes)
 
 
 def _finite_checked_first(est, X, kwargs):
