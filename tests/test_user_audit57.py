@@ -160,3 +160,18 @@ def test_unused_parameter_warning_not_raised_at_defaults():
         for form in ("mtsfl", "mkl"):
             MultitaskMKLClassifier(formulation=form).fit(X, y, task_index=t)
         FGMClassifier(refit=False).fit(X, y)
+
+
+def test_unused_parameter_warning_not_raised_for_the_default_in_another_number_type():
+    # p=2 for p=2.0, a NumPy number from a grid: the default setting, which was
+    # named as a setting "not used", in every fit of a search over such a grid
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y, t = (X[:, 0] > 0).astype(int), np.repeat([0, 1], 20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnusedParameterWarning)
+        MultitaskMKLClassifier(formulation="mkl", p=2, q=np.float64(1.5),
+                               max_rank=np.int64(300)).fit(X, y, task_index=t)
+        FGMClassifier(refit=False, refit_C=np.float64(20)).fit(X, y)
+    with pytest.warns(UnusedParameterWarning, match="p=3 not used"):
+        MultitaskMKLClassifier(formulation="mkl", p=3).fit(X, y, task_index=t)
