@@ -15,6 +15,9 @@ found (each test fails on the code before the fix):
   and timed against) put a task's duals on the wrong rows when some
   per-sample ``C_i`` were zero: scikit-learn drops those rows before libsvm,
   and ``support_`` counts the rows kept.
+* ``UnusedParameterWarning`` named a setting equal to its default in another
+  number type (``p=2`` for ``p=2.0``, ``np.float64`` values of a grid) as one
+  set away from it, in every fit.
 
 The rest pins what was checked clean, cheaply.
 """
