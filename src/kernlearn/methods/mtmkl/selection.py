@@ -368,11 +368,11 @@ def _search_in_units(obj, x0, unit, scale, penalty, max_iter):
                        options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
         nit += int(res.nit)
         grow = res.x.sum() / x.sum()
-        if res.status == 1 or _FELL < grow <= 10.0 or attempt == _RESTARTS:
+        if res.status == 1 or 0.1 <= grow <= 10.0 or attempt == _RESTARTS:
             break
         if grow <= _FELL:  # fell to zero: restart ten times higher
             unit *= 10.0
-        else:  # climbed: restart in the units of the result
+        else:  # climbed or fell tenfold: restart in the units of the result
             x, unit = res.x / grow, unit * grow
     if res.x.sum() <= _FELL * x.sum():  # every start fell: the first one, as before
         res.x, unit = first, unit0
