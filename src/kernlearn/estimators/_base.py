@@ -731,7 +731,7 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
     return sw
 
 
-def check_weighted_classes(y, sample_weight):
+def check_weighted_classes(y, sample_weight, dask_codes=None):
     """Refuse labels whose rows of positive weight all hold one class.
 
     A zero weight removes its row, so such a fit is a fit on one class, which
@@ -742,9 +742,14 @@ def check_weighted_classes(y, sample_weight):
     Parameters
     ----------
     y : array-like of shape (n_samples,)
-        Class labels (a ``dask.array`` is not checked: not computed here).
+        Class labels (a ``dask.array`` is checked through ``dask_codes`` only).
     sample_weight : ndarray of shape (n_samples,) or None
         The weights of :func:`fit_sample_weight` (class weights folded in).
+    dask_codes : tuple of (ndarray, dask.array.Array), optional
+        The classes and lazy codes of a Dask ``y``
+        (:func:`kernlearn._dask_master.class_codes`): the class totals of the
+        weights are one ``bincount`` on the cluster.  Without them a Dask ``y``
+        is not checked (an out-of-core FGM fit predicted a class weighed out).
 
     Returns
     -------
@@ -754,13 +759,31 @@ def check_weighted_classes(y, sample_weight):
         predicted, :func:`~kernlearn.estimators._decisions.below_others`);
         None when every class has a row of positive weight.
     """
-    if sample_weight is None or _is_dask_array(y) or np.all(sample_weight > 0):
+    if sample_weight is None:
+        return None
+    if _is_dask_array(y):
+        return None if dask_codes is None else _dask_absent_classes(*dask_codes,
+                                                                    sample_weight)
+    if np.all(sample_weight > 0):
         return None
     y = np.asarray(y)
     check_two_classes(y[sample_weight > 0], weighted=True)
     classes, codes = encode_labels(y)
     absent = np.flatnonzero(np.bincount(codes, weights=sample_weight,
                                         minlength=len(classes)) == 0)
+    return absent if absent.size else None
+
+
+def _dask_absent_classes(classes, codes, sample_weight):
+    """:func:`check_weighted_classes` of a Dask ``y`` by its lazy ``codes``."""
+    import dask.array as da
+
+    w = sample_weight if _is_dask_array(sample_weight) else da.from_array(
+        np.asarray(sample_weight, dtype=float), chunks=codes.chunks)
+    totals = da.bincount(codes, weights=w.rechunk(codes.chunks),
+                         minlength=len(classes)).compute()
+    check_two_classes(classes[totals > 0], weighted=True)
+    absent = np.flatnonzero(totals == 0)
     return absent if absent.size else None
 
 

@@ -186,7 +186,7 @@ def warn_unused(est, names, when, instead):
     instead : str
         What to set to use them.
     """
-    given = [f"{n}={getattr(est, n)!r}" for n in names if not _at_default(est, n)]
+    given = [f"{n}={getattr(est, n)!r}" for n in names if not _default_value(est, n)]
     if given:
         warn(f"{type(est).__name__}: {', '.join(given)} not used with {when}; "
              f"{instead}.", UnusedParameterWarning, stacklevel="user")
@@ -199,6 +199,23 @@ def _at_default(est, name):
     default = inspect.signature(type(est).__init__).parameters[name].default
     current = getattr(est, name)
     return current is default or (type(current) is type(default) and current == default)
+
+
+def _default_value(est, name):
+    """:func:`_at_default`, or the default's number in another numeric type
+    (``p=2`` or ``np.float64(2.0)`` for ``p=2.0``: the same setting, which
+    :func:`warn_unused` named as one set away from its default; a grid of NumPy
+    numbers warned in every fit)."""
+    if _at_default(est, name):
+        return True
+    import inspect
+    from numbers import Real
+
+    default = inspect.signature(type(est).__init__).parameters[name].default
+    current = getattr(est, name)
+    numeric = all(isinstance(v, Real) and not isinstance(v, bool)
+                  for v in (current, default))
+    return numeric and bool(current == default)
 
 
 def _refuse_both(est, old, new, value):

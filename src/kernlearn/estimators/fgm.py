@@ -642,8 +642,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
             raise ValueError("class_weight needs y in memory; with a Dask y pass "
                              "sample_weight instead.")
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
-        self._absent_classes = check_weighted_classes(y, sw)
         self.classes_, yi = class_codes(y)
+        self._absent_classes = check_weighted_classes(y, sw, (self.classes_, yi))
         shared = self.multiclass == "shared" or (self.multiclass == "auto"
                                                   and self.family is None)
         self._fit_method(X, yi, sw, self.loss, len(self.classes_),

@@ -516,6 +516,10 @@ def libsvm_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta
         est = (SVR(kernel="precomputed", C=1.0, epsilon=epsilon, tol=tol) if regression
                else SVC(kernel="precomputed", C=1.0, tol=tol))
         est.fit(Ka, ya, sample_weight=sw)
-        beta[a, est.support_] = est.dual_coef_[0]
+        # (scikit-learn drops the rows of weight zero before libsvm: support_
+        # counts the rows kept; read as rows of the task, the duals of a task
+        # with some C_i = 0 landed on the wrong rows)
+        kept = np.flatnonzero(sw > 0) if np.any(sw <= 0) else np.arange(mt)
+        beta[a, kept[est.support_]] = est.dual_coef_[0]
         b[a] = est.intercept_[0]
     return beta, b, np.zeros(T, np.int64), np.ones(T, bool)
