@@ -336,7 +336,7 @@ _FELL = 1e-8
 
 def _search_in_units(obj, x0, unit, scale, penalty, max_iter):
     """L-BFGS-B on the criterion in ``unit`` s of the weights, restarted in the units
-    of its result while that is more than ten times larger (or smaller) than its start.
+    of its result while that is more than ten times larger than its start.
 
     The tie-break ``penalty`` counts the weights in units of the start, so from a
     start far below the optimum it was no tie-break: ``Cs=(1e-4,)`` on 200
@@ -347,9 +347,7 @@ def _search_in_units(obj, x0, unit, scale, penalty, max_iter):
     falls to zero is restarted from a start ten times larger (at most
     ``_RESTARTS`` times; if every one falls, the first start is kept, as before).
     A start within a factor ten of its result (a grid that brackets the
-    optimum) runs once, as before; from a start far above (``Cs=(1e6,)``) the
-    search stopped at ``C`` = 5,583 where the others reach 0.22, until a fall
-    of more than ten times was restarted in the result's units too.
+    optimum) runs once, as before.
 
     Returns
     -------
@@ -370,11 +368,11 @@ def _search_in_units(obj, x0, unit, scale, penalty, max_iter):
                        options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
         nit += int(res.nit)
         grow = res.x.sum() / x.sum()
-        if res.status == 1 or 0.1 <= grow <= 10.0 or attempt == _RESTARTS:
+        if res.status == 1 or _FELL < grow <= 10.0 or attempt == _RESTARTS:
             break
         if grow <= _FELL:  # fell to zero: restart ten times higher
             unit *= 10.0
-        else:  # climbed or fell tenfold: restart in the units of the result
+        else:  # climbed: restart in the units of the result
             x, unit = res.x / grow, unit * grow
     if res.x.sum() <= _FELL * x.sum():  # every start fell: the first one, as before
         res.x, unit = first, unit0
