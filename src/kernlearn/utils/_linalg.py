@@ -3,7 +3,6 @@
 import numpy as np
 import scipy.linalg
 
-
 #: below this size NumPy's batched LU inverse (one call for the whole batch) is
 #: faster than a Python loop of Cholesky factorisations
 _CHOLESKY_FROM = 64

@@ -223,6 +223,11 @@ def _loo_objective(mu, grams, y_b, w_b, masks, grad=True, shared=None, full=Fals
     return (f, g, beta) if full else (f, g)
 
 
+def _eig_solve(G, inv_d, X):
+    """:math:`G\\,\\mathrm{diag}(d)\\,G^\\top X` per task (:func:`_loo_on_a_ray`'s inverse)."""
+    return G @ (inv_d[:, :, None] * (G.transpose(0, 2, 1) @ X))
+
+
 def _loo_on_a_ray(grams, y_b, w_b, masks, shared, weights, scales):
     r"""Leave-one-out SSE (:func:`_loo_objective`, no gradient) at ``c * weights``
     for every ``c`` in ``scales``, from one eigendecomposition per task.
@@ -259,16 +264,13 @@ def _loo_on_a_ray(grams, y_b, w_b, masks, shared, weights, scales):
         parts, Ms, Uy = [], np.eye(R), np.zeros(R)
         for b, ((lam, G, e), y) in enumerate(zip(eig, y_b)):
             inv_d = 1.0 / (c * w0 * lam + 1.0)
-
-            def ainv(X):  # A^-1 X for X of shape (t, m, q)
-                return G @ (inv_d[:, :, None] * (G.transpose(0, 2, 1) @ X))
-
-            u = ainv(e[:, :, None])[:, :, 0] * e
+            u = _eig_solve(G, inv_d, e[:, :, None])[:, :, 0] * e
             sb = (e * u).sum(1)
 
-            def pb(X):  # the bias-projected inverse P_B X (zero on padding)
-                return (ainv(X) - u[:, :, None] * (u[:, None, :] @ X) / sb[:, None, None]) \
-                    * e[:, :, None]
+            def pb(X, G=G, inv_d=inv_d, u=u, sb=sb, e=e):
+                # the bias-projected inverse P_B X (zero on padding)
+                return (_eig_solve(G, inv_d, X)
+                        - u[:, :, None] * (u[:, None, :] @ X) / sb[:, None, None]) * e[:, :, None]
 
             be = pb(y[:, :, None])[:, :, 0]
             dP = (G * G) @ inv_d[:, :, None]
