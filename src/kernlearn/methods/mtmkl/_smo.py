@@ -579,11 +579,15 @@ def libsvm_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta
     from sklearn.svm import SVC, SVR
 
     T, m = y.shape
-    if packed is not None:
-        from .mtfl import _unpack_effective
-
-        K = np.empty((T, m, m))
-        _unpack_effective(*(np.ascontiguousarray(a, dtype=float) for a in packed), K)
+    if packed is not None:  # (assembled, as the solvers did before)
+        W, Gp = packed
+        K, upper = np.empty((T, m, m)), np.triu_indices(m)
+        for a in range(T):
+            Ka = np.zeros(Gp.shape[2])
+            for j in range(W.shape[1]):
+                Ka += W[a, j] * Gp[a, j]
+            K[a][upper] = Ka
+            K[a].T[upper] = Ka
     Cm = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), (T, m)))
     beta, b = np.zeros((T, m)), np.zeros(T)
     for a, mt in enumerate(np.asarray(sizes)):
