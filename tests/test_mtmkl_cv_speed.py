@@ -185,6 +185,9 @@ def test_cutting_plane_bound_is_a_valid_and_tighter_lower_bound():
     # below the minimum over the simplex (1.0 at c, inside)
     assert bound <= 1.0 + 1e-12
     assert bound > single + 1e-3  # (strictly better here)
+    # one point on the simplex: its own linearisation's bound; nothing from NaN
+    assert cutting_plane_bound(a[:1], G[:1]) == pytest.approx(a[0] + G[0].min())
+    assert cutting_plane_bound(np.array([np.nan]), G[:1]) == -np.inf
 
 
 def test_mirror_descent_at_max_iter_is_certified_by_all_its_linearisations():

@@ -279,11 +279,13 @@ def cutting_plane_bound(a, grads):
     Returns
     -------
     bound : float
-        ``-inf`` if the programme fails.
+        ``-inf`` if the programme fails (or a linearisation is not finite).
     """
     from scipy.optimize import linprog
 
     t, d = grads.shape
+    if not (np.isfinite(a).all() and np.isfinite(grads).all()):
+        return -np.inf  # (no bound from those; linprog refuses them)
     # maximise mu'a + z with z <= (G' mu)_j, mu on the simplex
     res = linprog(np.append(-a, -1.0), A_ub=np.column_stack([-grads.T, np.ones(d)]),
                   b_ub=np.zeros(d), A_eq=np.append(np.ones(t), 0.0)[None],
