@@ -92,6 +92,15 @@ def test_smo_on_packed_kernels_equals_the_assembled_kernel(regression):
                                  beta0=cold[0], packed=(W2, Gp))
     for a, b in zip(warm, warm_lazy):
         np.testing.assert_array_equal(a, b)
+    # through solve_inner as MK-MTFL calls it; the square loss needs K itself
+    from kernlearn.methods.mtmkl import solve_inner
+
+    loss = "epsilon_insensitive" if regression else "hinge"
+    np.testing.assert_array_equal(
+        solve_inner(loss, K, y, mask, C, 0.1)[0],
+        solve_inner(loss, None, y, mask, C, 0.1, packed=(W, Gp))[0])
+    with pytest.raises(ValueError, match="square loss"):
+        solve_inner("square", None, y, mask, 1.0, packed=(W, Gp))
 
 
 def test_quadratic_forms_over_the_nonzero_duals():

@@ -76,6 +76,9 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1, beta0=None, packed=None):
     b : ndarray of shape (T_b,)
     L : ndarray of shape (T_b,)
     """
+    if packed is not None and loss == "square":
+        raise ValueError("packed kernels are read by the SVM / SVR solver only; the "
+                         "square loss's closed form needs the assembled K.")
     T, m = mask.shape
     e = mask.astype(float)
     shift = np.zeros(T)
