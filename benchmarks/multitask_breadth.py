@@ -20,6 +20,13 @@ ours (defaults)                        baselines (after ``StandardScaler()``)
                                        ``SVC()`` per task
 =====================================  ===========================================
 
+``MultitaskMKLClassifierCV()`` chooses C by cross-validation, which ``SVC()``
+does not: it is also compared with what a user who wants C cross-validated
+types, ``GridSearchCV(make_pipeline(StandardScaler(), SVC()), {"svc__C": Cs},
+cv=folds)`` on the pooled one-hot inputs (the ``[grid]`` rows), with our
+estimator's grid ``Cs`` and its folds (``StratifiedKFold`` of its ``cv``,
+stratified by task and class, as its own: the same rows in each fold).
+
 Grouping rule, the same for every set, fixed before any result was seen:
 
 1. the task of a row is the value of the set's natural grouping column (the
@@ -101,6 +108,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from sklearn.linear_model import RidgeCV
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
@@ -127,6 +135,17 @@ BASELINES = {  # task -> {kind: (label, one model's steps after the scaler)}
     "clf": {"pooled": ("pooled one-hot + SVC()", SVC),
             "per task": ("SVC() per task", SVC)},
 }
+#: Baselines of one estimator only: estimator -> {kind: (label, None)}
+#: (:class:`PooledGrid`, made from the estimator's own grid and folds)
+EXTRA_BASELINES = {
+    "MultitaskMKLClassifierCV": {
+        "grid": ("pooled one-hot + GridSearchCV(SVC(), same C grid and folds)", None)},
+}
+
+
+def baselines(task, name):
+    """``{kind: (label, make)}`` of the baselines our estimator ``name`` is compared with."""
+    return {**BASELINES[task], **EXTRA_BASELINES.get(name, {})}
 
 
 # ----------------------------------------------------------------- data
@@ -316,13 +335,38 @@ class PerTask:
         return out.astype(type(next(iter(self.models.values())).predict(Xt[:1, :-1])[0]))
 
 
+class PooledGrid(Pooled):
+    """``GridSearchCV`` over ``C`` of ``StandardScaler`` + ``SVC()`` on the pooled
+    inputs, with the folds of ``MultitaskMKLClassifierCV``: ``StratifiedKFold``
+    (no shuffle) of ``2 * task + class``, so each fold holds the same rows as
+    our estimator's."""
+
+    def __init__(self, n_tasks, Cs, n_folds):
+        super().__init__(SVC, n_tasks)
+        self.Cs, self.n_folds = tuple(Cs), n_folds
+
+    def fit(self, Xt, y):
+        strata = 2 * Xt[:, -1].astype(int) + (y == np.unique(y)[-1])
+        folds = list(StratifiedKFold(self.n_folds).split(Xt, strata))
+        self.model = GridSearchCV(make_pipeline(StandardScaler(), SVC()),
+                                  {"svc__C": list(self.Cs)}, cv=folds)
+        self.model.fit(self._onehot(Xt), y)
+        return self
+
+
 def make_ours(name, params, seed):
     """Our estimator at defaults (``random_state=seed`` where it has one) with
     ``params[name]`` (``suite.parse_params``'s)."""
     return Ours(suite.make_ours(name, params.get(name, {}), seed))
 
 
-def make_baseline(task, kind, n_tasks):
+def make_baseline(task, kind, n_tasks, params=None):
+    """Baseline ``kind`` (``"grid"``: :class:`PooledGrid` with the grid and fold
+    count of ``MultitaskMKLClassifierCV`` at ``params``)."""
+    if kind == "grid":
+        ours = suite.make_ours("MultitaskMKLClassifierCV",
+                               (params or {}).get("MultitaskMKLClassifierCV", {}), 0)
+        return PooledGrid(n_tasks, ours.Cs, 5 if ours.cv is None else ours.cv)
     make = BASELINES[task][kind][1]
     return Pooled(make, n_tasks) if kind == "pooled" else PerTask(make)
 
@@ -335,7 +379,7 @@ def register_pairs():
     """Put this benchmark's pairs into ``suite.PAIRS``: its summaries read them."""
     for task, names in OURS.items():
         for name in names:
-            for kind, (label, make) in BASELINES[task].items():
+            for kind, (label, make) in baselines(task, name).items():
                 suite.PAIRS[pair_key(name, kind)] = (task, label, make)
 
 
@@ -347,7 +391,8 @@ def warm_up(params):
     data = {"reg": X[:, 0], "clf": np.where(X[:, 0] > 0, "a", "b")}
     for task, names in OURS.items():
         models = [make_ours(n, params, 0) for n in names]
-        models += [make_baseline(task, kind, 2) for kind in BASELINES[task]]
+        models += [make_baseline(task, kind, 2, params)
+                   for kind in {k for n in names for k in baselines(task, n)}]
         for model in models:
             try:
                 with warnings.catch_warnings():
@@ -369,7 +414,7 @@ def run_set(name, seed, max_rows, params, timeout):
         return [{"set": name, "estimator": pair_key(n, k), "baseline": label,
                  "params": params.get(n, {}), "task": t,
                  "error": f"data: {type(exc).__name__}: {exc}"}
-                for t in OURS for n in OURS[t] for k, (label, _) in BASELINES[t].items()
+                for t in OURS for n in OURS[t] for k, (label, _) in baselines(t, n).items()
                 if t == SETS[name][0]]
     levels = np.unique(tasks)
     Atr, Ate = with_tasks(Xtr, ttr, levels), with_tasks(Xte, tte, levels)
@@ -377,7 +422,8 @@ def run_set(name, seed, max_rows, params, timeout):
               "d": X.shape[1], "n_tasks": len(levels), "dropped_tasks": dropped}
     fits = {}
     models = {n: make_ours(n, params, seed) for n in OURS[task]}
-    models.update({k: make_baseline(task, k, len(levels)) for k in BASELINES[task]})
+    models.update({k: make_baseline(task, k, len(levels), params)
+                   for n in OURS[task] for k in baselines(task, n)})
     for key, model in models.items():
         try:
             cpu, wall, warned = suite.timed_fit(model, Atr, ytr, timeout)
@@ -390,7 +436,7 @@ def run_set(name, seed, max_rows, params, timeout):
                          else f"{type(exc).__name__}: {msg[:300]}"}
     rows = []
     for n in OURS[task]:
-        for kind, (label, _) in BASELINES[task].items():
+        for kind, (label, _) in baselines(task, n).items():
             row = {"set": name, "estimator": pair_key(n, kind), "baseline": label,
                    "seed": seed, "error": None, "params": params.get(n, {}), **common}
             errors = [f"{side}: {fits[k]['error']}" for side, k in (("ours", n), ("base", kind))
@@ -424,7 +470,7 @@ def run(sets, seeds, max_rows=2000, params=None, timeout=90.0, log=print):
                 f"{r['estimator']} {r['gap']:{'+.1f' if r['task'] == 'clf' else '.3f'}}"
                 if r["error"] is None else f"{r['estimator']} ERROR" for r in rows),
                 flush=True)
-    keys = [pair_key(n, k) for t in OURS for n in OURS[t] for k in BASELINES[t]]
+    keys = [pair_key(n, k) for t in OURS for n in OURS[t] for k in baselines(t, n)]
     mean, summary, _ = suite.seeds_summary(by_seed, keys)
     return mean, summary, by_seed
 

@@ -1,6 +1,7 @@
 """benchmarks/multitask_breadth.py: grouping rule, split, baselines and one run."""
 
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -136,7 +137,47 @@ def test_one_run_on_a_synthetic_set(mb, monkeypatch):
     # a set that cannot be read becomes error rows, not a crash
     monkeypatch.setitem(mb.SETS, "broken", ("clf", lambda: df, "y", ("id",), "grp"))
     rows = mb.run_set("broken", 0, None, {}, 60.0)
-    assert len(rows) == 4 and all(r["error"].startswith("data: ValueError") for r in rows)
+    # (the CV classifier has a third baseline: GridSearchCV)
+    assert len(rows) == 5 and all(r["error"].startswith("data: ValueError") for r in rows)
+    assert {r["estimator"] for r in rows} >= {"MultitaskMKLClassifierCV [grid]"}
+
+
+def test_grid_baseline_has_our_cvs_grid_and_folds(mb):
+    """``GridSearchCV(SVC())`` is given the C grid and the folds of
+    ``MultitaskMKLClassifierCV()``: its fold of each row is our estimator's."""
+    from kernlearn import MultitaskMKLClassifierCV
+    from kernlearn.estimators import mtmkl_cv
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(90, 2))
+    t = np.repeat(["a", "b", "c"], 30)
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=90) > 0, "p", "n")
+    Xt = mb.with_tasks(X, t, np.unique(t))
+    base = mb.make_baseline("clf", "grid", 3).fit(Xt, y)
+    ours = MultitaskMKLClassifierCV(max_iter=3)
+    seen = []
+    real = mtmkl_cv._SelectionMixin._splits
+
+    def splits(self, *args, **kwargs):
+        seen.append(real(self, *args, **kwargs))
+        return seen[-1]
+
+    mtmkl_cv._SelectionMixin._splits = splits
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (3 iterations: not converged)
+            ours.fit(X, y, task_index=t)
+    finally:
+        mtmkl_cv._SelectionMixin._splits = real
+    assert [list(map(list, f)) for f in base.model.cv] == \
+        [list(map(list, f)) for f in seen[0]]
+    assert list(base.model.param_grid["svc__C"]) == list(ours.Cs)
+    assert base.model.best_params_["svc__C"] in ours.Cs
+    # with another grid through --param, the baseline's grid follows
+    params = {"MultitaskMKLClassifierCV": {"Cs": (0.5, 2.0), "cv": 3}}
+    other = mb.make_baseline("clf", "grid", 3, params).fit(Xt, y)
+    assert list(other.model.param_grid["svc__C"]) == [0.5, 2.0]
+    assert len(other.model.cv) == 3
 
 
 def test_docstring_lists_every_set_with_its_task_column(mb):

@@ -8,7 +8,8 @@ The master solver of multitask MKL (paper 004):
   returns the value, a lower bound and a (sub)gradient at the current
   points; steps (2.2) of the paper, :func:`entropic_step`, with Nemirovski's
   step size :func:`step_size`; the best iterate is kept (the method is not
-  monotone) and the loop stops on the relative duality gap.
+  monotone) and the loop stops on the relative duality gap (at ``max_iter``,
+  on the gap of all its linearisations: :func:`cutting_plane_bound`).
 * :func:`schatten_entropic_step` is the step with :math:`\omega(Q) =
   \mathrm{tr}\,Q\log Q` over block-diagonal PSD matrices with
   :math:`\sum_j(\mathrm{tr}\,Q_j)^{\bar q}\le 1` (MK-MTSFL): an
@@ -34,6 +35,7 @@ from ._base import History
 
 __all__ = [
     "MirrorDescentResult",
+    "cutting_plane_bound",
     "entropic_step",
     "logsumexp",
     "rho_step",
@@ -195,6 +197,22 @@ def simplex_mirror_descent(oracle, n_groups, n_dim, max_iter=100, tol=1e-3,
     Returns
     -------
     result : MirrorDescentResult
+
+    Notes
+    -----
+    The lower bound of an iteration is its linearisation's minimum over the
+    simplex (``lower``); the loop keeps the best.  Near an interior optimum
+    the iterates circle it at a distance that shrinks as the steps do
+    (:math:`1/\sqrt l`), and so does that gap, linearly: a fit whose values
+    had settled to 2e-5 stopped at ``max_iter=100`` at a gap of 1.3e-3 > ``tol``
+    (MK-MTFL's SVM, one fold of the Default set at C = 1) and warned.  At
+    ``max_iter`` the gap is therefore measured again with the bound of all
+    the linearisations together (:func:`cutting_plane_bound`, second order
+    in the distance to the optimum), and the fit is converged if that meets
+    ``tol``.  The linearisations are
+    ``value + grad . (y - x)``: the oracle's values and gradients must make
+    them lower bounds of the function (as its ``lower``, their minimum over
+    the vertices).  The stopping rule of the iterations is unchanged.
     """
     log_x = np.full((n_groups, n_dim), -np.log(n_dim))
     best_x = np.exp(log_x)
@@ -203,10 +221,12 @@ def simplex_mirror_descent(oracle, n_groups, n_dim, max_iter=100, tol=1e-3,
     hist = History()
     progress = Progress(name, max_iter, level=verbose) if verbose else None
     converged, n_iter = False, 0
+    cuts = []  # (intercepts (n_groups,), gradients (n_groups, n_dim)) per iteration
     for it in range(1, max_iter + 1):
         n_iter = it
         x = np.exp(log_x)
         val, low, grad = oracle(x, it)
+        cuts.append((val - (grad * x).sum(1), np.array(grad, dtype=float)))
         better = val < best_val
         best_val = np.where(better, val, best_val)
         best_low = np.maximum(best_low, low)
@@ -225,9 +245,58 @@ def simplex_mirror_descent(oracle, n_groups, n_dim, max_iter=100, tol=1e-3,
             break
         spread = 0.5 * (grad.max(1) - grad.min(1))
         log_x = entropic_step(log_x, grad, step_size(it, n_dim, spread)[:, None])
+    if not converged and cuts:
+        a = np.stack([c[0] for c in cuts], axis=1)  # (n_groups, iterations)
+        grads = np.stack([c[1] for c in cuts], axis=1)
+        open_ = np.flatnonzero(best_val > best_low)
+        best_low[open_] = [max(best_low[g], cutting_plane_bound(a[g], grads[g]))
+                           for g in open_]
+        converged = float((best_val - best_low).sum()) <= tol * abs(float(best_val.sum()))
     if progress is not None:
         progress.close("tol" if converged else "max_iter", n_iter)
     return MirrorDescentResult(best_x, best_val, best_low, hist, n_iter, converged)
+
+
+def cutting_plane_bound(a, grads):
+    r"""Lower bound of a convex function on the simplex from its linearisations.
+
+    With :math:`f(y) \ge a_i + g_i^\top y` on :math:`\Delta_d` for every
+    :math:`i`, any convex combination :math:`\mu` of them is a lower bound
+    too, and so is its minimum over the vertices:
+    :math:`\min_y f(y) \ge \mu^\top a + \min_j (G^\top\mu)_j`.  The best
+    :math:`\mu` (Kelley's bound, the minimum of the piecewise-linear model
+    :math:`\max_i a_i + g_i^\top y`) is a linear programme; the bound is
+    evaluated at its solution, clipped to the simplex, so it is valid
+    whatever the LP solver's accuracy.
+
+    Parameters
+    ----------
+    a : ndarray of shape (t,)
+        Intercepts :math:`a_i`.
+    grads : ndarray of shape (t, d)
+        Gradients :math:`g_i`.
+
+    Returns
+    -------
+    bound : float
+        ``-inf`` if the programme fails (or a linearisation is not finite).
+    """
+    from scipy.optimize import linprog
+
+    t, d = grads.shape
+    if not (np.isfinite(a).all() and np.isfinite(grads).all()):
+        return -np.inf  # (no bound from those; linprog refuses them)
+    # maximise mu'a + z with z <= (G' mu)_j, mu on the simplex
+    res = linprog(np.append(-a, -1.0), A_ub=np.column_stack([-grads.T, np.ones(d)]),
+                  b_ub=np.zeros(d), A_eq=np.append(np.ones(t), 0.0)[None],
+                  b_eq=[1.0], bounds=[(0, None)] * t + [(None, None)], method="highs")
+    if res.x is None:
+        return -np.inf
+    mu = np.maximum(res.x[:t], 0.0)
+    if not mu.sum() > 0:
+        return -np.inf
+    mu /= mu.sum()
+    return float(mu @ a + (grads.T @ mu).min())
 
 
 def _w_exp(L, n_iter=60):

@@ -47,15 +47,50 @@ _TAU = 1e-12
 
 
 @njit_cached
-def _gradient(K, s, alpha, G, m, nvar, rows, p=None):
+def _packed_entry(W, Gp, mp, a, b):
+    """Entry ``(a, b)``, ``a <= b``, of ``sum_j W_j K_j`` from packed upper triangles
+    (:func:`~kernlearn.methods.mtmkl.mtfl._task_major`'s layout, ``mp`` rows):
+    the sum of :func:`~kernlearn.methods.mtmkl.mtfl._unpack_effective`, in its order."""
+    q = a * mp - (a * (a - 1)) // 2 - a + b
+    v = 0.0
+    for j in range(W.shape[0]):
+        v += W[j] * Gp[j, q]
+    return v
+
+
+@njit_cached
+def _row(K, have, W, Gp, mp, m, i):
+    """Make row ``i`` (its first ``m`` entries) of ``K`` present.
+
+    With packed base kernels (``W`` not empty) ``K`` is filled a row at a
+    time, when the solver first reads the row, in single precision as the
+    assembled kernel is rounded: the warm-started duals of an outer
+    iteration read the rows of their support vectors and of the few pairs
+    they update, not all of them.  With an assembled ``K`` (``W`` empty)
+    every row is present.
+    """
+    if W.shape[0] == 0 or have[i]:
+        return
+    for b in range(m):
+        K[i, b] = np.float32(_packed_entry(W, Gp, mp, min(i, b), max(i, b)))
+    have[i] = True
+
+
+@njit_cached
+def _gradient(K, s, alpha, G, m, nvar, rows, lazy, p=None):
     r"""Add :math:`(Q\alpha)_t` to ``G[t]`` for ``t`` in ``rows`` (after
-    ``G[rows] = p[rows]`` when ``p`` is given: a rebuilt gradient)."""
+    ``G[rows] = p[rows]`` when ``p`` is given: a rebuilt gradient).
+
+    ``lazy``: ``(have, W, Gp, mp)`` of :func:`_row`.
+    """
+    have, W, Gp, mp = lazy
     if p is not None:
         for q in range(rows.shape[0]):
             G[rows[q]] = p[rows[q]]
     for j in range(nvar):
         if alpha[j] != 0.0:
             jj = j if j < m else j - m
+            _row(K, have, W, Gp, mp, m, jj)
             w = s[j] * alpha[j]
             for q in range(rows.shape[0]):
                 t = rows[q]
@@ -63,7 +98,7 @@ def _gradient(K, s, alpha, G, m, nvar, rows, p=None):
 
 
 @njit_cached
-def _shrink(K, s, p, C, alpha, G, m, nvar, tol, active, n_act, unshrunk):
+def _shrink(K, s, p, C, alpha, G, m, nvar, tol, active, n_act, unshrunk, lazy):
     """libsvm's ``do_shrinking``: returns the new ``(n_act, unshrunk)``.
 
     ``active[:n_act]`` are the active variables (reordered in place: the
@@ -86,7 +121,7 @@ def _shrink(K, s, p, C, alpha, G, m, nvar, tol, active, n_act, unshrunk):
                 Gmax2 = max(Gmax2, -G[t])
     if not unshrunk and Gmax1 + Gmax2 <= 10.0 * tol:
         unshrunk = True
-        _gradient(K, s, alpha, G, m, nvar, active[n_act:nvar], p)
+        _gradient(K, s, alpha, G, m, nvar, active[n_act:nvar], lazy, p)
         n_act = nvar
     q = 0
     while q < n_act:
@@ -105,7 +140,7 @@ def _shrink(K, s, p, C, alpha, G, m, nvar, tol, active, n_act, unshrunk):
 
 
 @njit_cached
-def _face_step(K, s, C, alpha, G, m, free, tol, active):
+def _face_step(K, s, C, alpha, G, m, free, tol, active, lazy):
     r"""One step on the face of the free duals ``free``; returns whether it moved.
 
     With the bounded duals fixed, the dual restricted to the free ones is a
@@ -118,17 +153,20 @@ def _face_step(K, s, C, alpha, G, m, free, tol, active):
     rows), the objective falls linearly along it, which is the step;
     otherwise the step is Newton's on the range, the exact minimum of the
     face.  Along it the exact line minimum, cut where the first dual reaches
-    its bound (set to the bound): the objective never increases.  (A
+    its bound (set to the bound): the objective never increases.  ``lazy``:
+    ``(have, W, Gp, mp)`` of :func:`_row`.  (A
     bordered solve with a small ridge sent its rounding, amplified by the
     inverse ridge, into the null space: steps cut at once by the box, and
     300,000 pair updates on a task of 533 rows.)
     """
+    have, W, Gp, mp = lazy
     nf = free.shape[0]
     M = np.empty((nf, nf))
     r = np.empty(nf)
     for a in range(nf):
         ta = free[a]
         ia = ta if ta < m else ta - m
+        _row(K, have, W, Gp, mp, m, ia)
         for b in range(nf):
             tb = free[b]
             M[a, b] = K[ia, tb if tb < m else tb - m]
@@ -212,26 +250,34 @@ def _face_step(K, s, C, alpha, G, m, free, tol, active):
         acc = 0.0
         for a in range(nf):
             ta = free[a]
-            acc += K[tt, ta if ta < m else ta - m] * delta[a]
+            ia = ta if ta < m else ta - m
+            # (a kernel filled by rows is symmetric: row ia, present, not row tt)
+            acc += (K[ia, tt] if W.shape[0] else K[tt, ia]) * delta[a]
         G[t] += s[t] * acc
     return True
 
 
 @njit_cached
-def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter):
+def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter, lazy):
     """libsvm's SMO on one task; ``alpha`` (length ``nvar``) is updated in place.
 
     Variable ``i`` uses kernel row ``i`` (SVM, ``nvar == m``) or ``i mod m``
     (SVR, ``nvar == 2m``).  Returns ``(rho, n_iter, converged, n_face)``
     (``n_iter``: pair updates; ``n_face``: face steps taken); the task's
     decision function is :math:`\\sum_i s_i\\alpha_iK(x_i, x) - \\rho`.
+    ``lazy``: ``(have, W, Gp, mp)`` of :func:`_row` (the rows of ``K`` the
+    loop reads are filled first).
     """
+    have, W, Gp, mp = lazy
     G = p[:nvar].copy()
-    _gradient(K, s, alpha, G, m, nvar, np.arange(nvar))
+    _gradient(K, s, alpha, G, m, nvar, np.arange(nvar), lazy)
     QD = np.empty(nvar)
     for t in range(nvar):
         tt = t if t < m else t - m
-        QD[t] = K[tt, tt]
+        if W.shape[0]:
+            QD[t] = np.float32(_packed_entry(W, Gp, mp, tt, tt))
+        else:
+            QD[t] = K[tt, tt]
     it, since, n_face = 0, 0, 0
     converged = False
     free = np.empty(nvar, np.int64)
@@ -247,7 +293,7 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter):
         if counter == 0:
             counter = min(nvar, 1000)
             n_act, unshrunk = _shrink(K, s, p, C, alpha, G, m, nvar, tol, active,
-                                      n_act, unshrunk)
+                                      n_act, unshrunk, lazy)
         # i: the maximal violator; j: the partner of largest second-order decrease
         Gmax, Gmax2, i_sel, j_sel = -np.inf, -np.inf, -1, -1
         for q in range(n_act):
@@ -260,6 +306,7 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter):
         obj_min = np.inf
         if i_sel >= 0:
             ii = i_sel if i_sel < m else i_sel - m
+            _row(K, have, W, Gp, mp, m, ii)
             Kii = QD[i_sel]
             for q in range(n_act):
                 t = active[q]
@@ -287,7 +334,7 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter):
                 break
             # the active problem is solved: all variables back, checked again
             # (shrinking again after one more pair update, as libsvm)
-            _gradient(K, s, alpha, G, m, nvar, active[n_act:nvar], p)
+            _gradient(K, s, alpha, G, m, nvar, active[n_act:nvar], lazy, p)
             n_act, counter = nvar, 2
             continue
         if since >= 10:
@@ -302,7 +349,8 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter):
             # last one cost as much as the step would over all variables
             if nf >= 2 and 4.0 * since * nvar >= 9.0 * nf ** 3 + 2.0 * nf * nvar:
                 since = 0
-                if _face_step(K, s, C, alpha, G, m, free[:nf], tol, active[:n_act]):
+                if _face_step(K, s, C, alpha, G, m, free[:nf], tol, active[:n_act],
+                              lazy):
                     n_face += 1
                     continue
         it += 1
@@ -310,6 +358,7 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter):
         i, j = i_sel, j_sel
         ii = i if i < m else i - m
         jj = j if j < m else j - m
+        _row(K, have, W, Gp, mp, m, jj)
         Qij = s[i] * s[j] * K[ii, jj]
         Ci, Cj = C[i], C[j]
         ai, aj = alpha[i], alpha[j]
@@ -355,7 +404,7 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter):
             tt = t if t < m else t - m
             G[t] += s[t] * (s[i] * K[ii, tt] * di + s[j] * K[jj, tt] * dj)
     if n_act < nvar:  # (stopped at the cap: the bias needs every gradient)
-        _gradient(K, s, alpha, G, m, nvar, active[n_act:nvar], p)
+        _gradient(K, s, alpha, G, m, nvar, active[n_act:nvar], lazy, p)
     # libsvm's bias: the mean of s_i G_i over the free variables, else the
     # middle of the interval the bounded ones leave.  A variable within
     # rounding (1e-12 C_i) of a bound counts as bounded: the pair updates
@@ -386,14 +435,17 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter):
 
 @njit_cached
 def _smo_bucket(K, y, C, sizes, beta0, regression, epsilon, tol, beta, rho, n_iter,
-                converged, n_face):
+                converged, n_face, W, Gp):
     """:func:`_smo_task` on every task of a bucket; outputs written in place.
 
     ``beta0`` (signed duals, zero on padding) is each task's start when it is
     feasible (:math:`|\\beta_i| \\le C_i`, the right signs for the SVM,
-    :math:`\\sum_i\\beta_i = 0`); otherwise the task starts at 0.
+    :math:`\\sum_i\\beta_i = 0`); otherwise the task starts at 0.  With packed
+    base kernels (``W (T, k)``, ``Gp (T, k, P)``, ``k > 0``) ``K`` is one
+    ``(1, m, m)`` buffer that each task fills by rows (:func:`_row`).
     """
     T, mpad = y.shape
+    have = np.zeros(mpad if W.shape[1] else 0, np.bool_)
     nmax = 2 * mpad if regression else mpad
     s = np.empty(nmax)
     p = np.empty(nmax)
@@ -423,7 +475,9 @@ def _smo_bucket(K, y, C, sizes, beta0, regression, epsilon, tol, beta, rho, n_it
                 alpha[i] = b * y[a, i]
         # libsvm's iteration cap
         cap = max(10000000, 100 * nvar)
-        r, it, ok, nf = _smo_task(K[a], s, p, Cv, alpha, m, nvar, tol, cap)
+        have[:] = False
+        r, it, ok, nf = _smo_task(K[0] if W.shape[1] else K[a], s, p, Cv, alpha, m, nvar,
+                                  tol, cap, (have, W[a], Gp[a], mpad))
         rho[a], n_iter[a], converged[a], n_face[a] = r, it, ok, nf
         for i in range(mpad):
             if i >= m:
@@ -435,13 +489,14 @@ def _smo_bucket(K, y, C, sizes, beta0, regression, epsilon, tol, beta, rho, n_it
 
 
 def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=None,
-                return_face_steps=False):
+                return_face_steps=False, packed=None):
     r"""SVM or SVR duals of every task of a bucket (libsvm's SMO, compiled).
 
     Parameters
     ----------
-    K : ndarray of shape (T_b, m, m)
-        Effective kernels; task ``a`` uses its leading ``sizes[a]`` rows.
+    K : ndarray of shape (T_b, m, m) or None
+        Effective kernels; task ``a`` uses its leading ``sizes[a]`` rows
+        (None with ``packed``).
     y : ndarray of shape (T_b, m)
         Labels in {-1, +1} (SVM) or targets (SVR), zero on padding.
     sizes : ndarray of int of shape (T_b,)
@@ -460,6 +515,15 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
     return_face_steps : bool, default=False
         Also return the Newton steps on the face of the free duals of each
         task (see the module docstring).
+    packed : tuple of ndarray, optional
+        ``(W (T_b, k), Gp (T_b, k, m (m + 1) / 2))``: the effective kernels as
+        ``sum_j W[a, j] K_j`` of the packed upper triangles of the base
+        kernels (:func:`~kernlearn.methods.mtmkl.mtfl._task_major`), instead
+        of ``K``.  Only the rows the solver reads are computed, each as the
+        assembled kernel's (:func:`~kernlearn.methods.mtmkl.mtfl._unpack_effective`,
+        then rounded to single precision), so the result is the same, bit
+        for bit, as with ``K`` assembled: with warm starts an outer
+        iteration reads the rows of the support vectors, not all.
 
     Returns
     -------
@@ -482,7 +546,12 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
     # give the same duals, not two points 1e-5 apart in the tolerance
     # (kept in single precision: half the memory the pair updates stream;
     # each entry is widened exactly where it is used)
-    K = np.ascontiguousarray(K, dtype=np.float32)
+    if packed is None:
+        K = np.ascontiguousarray(K, dtype=np.float32)
+        W, Gp = np.zeros((T, 0)), np.zeros((T, 0, 1))
+    else:
+        K = np.empty((1, m, m), np.float32)  # (one task's rows at a time)
+        W, Gp = (np.ascontiguousarray(a, dtype=np.float64) for a in packed)
     y = np.ascontiguousarray(y, dtype=np.float64)
     Cm = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), (T, m)))
     b0 = (np.zeros((T, m)) if beta0 is None
@@ -491,23 +560,34 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
     n_iter, converged = np.zeros(T, np.int64), np.zeros(T, np.bool_)
     n_face = np.zeros(T, np.int64)
     _smo_bucket(K, y, Cm, np.asarray(sizes, dtype=np.int64), b0, bool(regression),
-                float(epsilon), float(tol), beta, rho, n_iter, converged, n_face)
+                float(epsilon), float(tol), beta, rho, n_iter, converged, n_face, W, Gp)
     if return_face_steps:
         return beta, -rho, n_iter, converged, n_face
     return beta, -rho, n_iter, converged
 
 
-def libsvm_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=None):
+def libsvm_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=None,
+                   packed=None):
     """:func:`smo_buckets` by one scikit-learn ``SVC`` / ``SVR`` per task.
 
     What the multitask solvers did before (``beta0`` is not used: libsvm
     starts at zero); kept as the reference the compiled loop is checked and
     timed against.  Same parameters and returns as :func:`smo_buckets`
-    (``n_iter`` is 0 and ``converged`` true: libsvm does not report them).
+    (``n_iter`` is 0 and ``converged`` true: libsvm does not report them;
+    ``packed`` is assembled).
     """
     from sklearn.svm import SVC, SVR
 
     T, m = y.shape
+    if packed is not None:  # (assembled, as the solvers did before)
+        W, Gp = packed
+        K, upper = np.empty((T, m, m)), np.triu_indices(m)
+        for a in range(T):
+            Ka = np.zeros(Gp.shape[2])
+            for j in range(W.shape[1]):
+                Ka += W[a, j] * Gp[a, j]
+            K[a][upper] = Ka
+            K[a].T[upper] = Ka
     Cm = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), (T, m)))
     beta, b = np.zeros((T, m)), np.zeros(T)
     for a, mt in enumerate(np.asarray(sizes)):

@@ -35,7 +35,7 @@ def per_bucket(C, n_buckets):
     return C if isinstance(C, list) else [C] * n_buckets
 
 
-def solve_inner(loss, K, y, mask, C, epsilon=0.1, beta0=None):
+def solve_inner(loss, K, y, mask, C, epsilon=0.1, beta0=None, packed=None):
     r"""Per-task dual solves on one bucket of tasks with effective kernels ``K``.
 
     Returns the signed dual coefficients :math:`\beta_t`, biases and the
@@ -64,6 +64,11 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1, beta0=None):
         feasible whatever the kernel); the optimum is the same, reached in
         fewer steps when the kernel changed little.  Ignored by the square
         loss (closed form).
+    packed : tuple of ndarray, optional
+        SVM / SVR: ``(W (T_b, k), Gp (T_b, k, m (m + 1) / 2))``, the effective
+        kernels as weights of packed base kernels, ``K`` not given
+        (:func:`~kernlearn.methods.mtmkl._smo.smo_buckets`: the solver
+        computes the rows it reads; the same result).
 
     Returns
     -------
@@ -71,6 +76,9 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1, beta0=None):
     b : ndarray of shape (T_b,)
     L : ndarray of shape (T_b,)
     """
+    if packed is not None and loss == "square":
+        raise ValueError("packed kernels are read by the SVM / SVR solver only; the "
+                         "square loss's closed form needs the assembled K.")
     T, m = mask.shape
     e = mask.astype(float)
     shift = np.zeros(T)
@@ -104,7 +112,8 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1, beta0=None):
     sizes = mask.sum(axis=1)
     Cb = C if np.ndim(C) == 0 else np.where(mask, C, 0.0)
     beta, b, _, converged = smo_buckets(K, y, sizes, Cb, regression=loss != "hinge",
-                                        epsilon=epsilon, tol=1e-8, beta0=beta0)
+                                        epsilon=epsilon, tol=1e-8, beta0=beta0,
+                                        packed=packed)
     if not converged.all():
         from sklearn.exceptions import ConvergenceWarning  # (not on import: Dask workers)
 
