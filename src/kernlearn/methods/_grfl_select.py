@@ -509,11 +509,12 @@ class HeldOutRows:
     monitor does so for the held-out rows' columns.  On 200 rows of 100,000 columns
     the regressor's folds completed about 700 features, each into a fresh array of
     the features added by one outer iteration (up to 100 rows, 80 MB), 570 MB a
-    fit: touching fresh memory cost this machine 2-8 ns a number on top of the
-    normal numbers' 3-6 ns (the twenty-third pass's notes in BENCHMARKS.md).  The
-    monitors of one fit run one after another and use the completed rows only to
-    compute their columns, so they share these rows (sized once, to the largest
-    call's count: the same shapes, hence the same products, as the fresh arrays).
+    fit: touching fresh memory cost this machine 2-6 ns a number on top of the
+    normal numbers' 4-5 ns (BENCHMARKS.md, twenty-third and twenty-fourth passes).
+    The monitors of one fit run one after another and use the completed rows only
+    to compute their columns, so they share these rows: sized once, to the path's
+    budget (rows never used are never touched), each call given its first ``k``
+    rows, the shape of the fresh array it replaces (hence the same products).
     """
 
     def __init__(self):
