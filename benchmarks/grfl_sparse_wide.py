@@ -13,6 +13,10 @@ sparse sets, which a text set of thousands of words does not afford), on
   (about ``--density`` of the entries stored) of two topics, the label the
   topic (:func:`wide`), with 1,000 test rows.
 
+``--estimator regressor``: ``InfiniteFeatureRegressor()`` at defaults (its folds
+choose ``lambda_p``) against ``Nystroem(n_components=200)`` + ``RidgeCV()`` after the
+same scaler, ``y`` the label as a number, scored by R^2.
+
 Times are medians of ``--repeats`` fits (and of each fitted GrFL model's first
 prediction of the test rows, and of their sums) in CPU seconds of this process, one
 BLAS thread (``OMP_NUM_THREADS`` is pinned to 1 before NumPy loads); the
@@ -25,7 +29,7 @@ with the ratio GrFL / anchor and both test accuracies.
 Usage::
 
     python benchmarks/grfl_sparse_wide.py [--repeats 3] [--sets reuters,wide]
-        [--rows 200] [--cols 20000] [--density 0.005]
+        [--rows 200] [--cols 20000] [--density 0.005] [--estimator regressor]
 """
 
 import os
@@ -42,6 +46,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 from sklearn.kernel_approximation import Nystroem  # noqa: E402
+from sklearn.linear_model import RidgeCV
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.svm import LinearSVC  # noqa: E402
@@ -50,7 +55,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import markdown_table, reuters_split  # noqa: E402
 
-from kernlearn import InfiniteFeatureClassifier  # noqa: E402
+from kernlearn import InfiniteFeatureClassifier, InfiniteFeatureRegressor  # noqa: E402
 
 def reuters():
     """Reuters' official split, CSR (``_common.reuters_split``)."""
@@ -85,6 +90,12 @@ def anchor():
                          Nystroem(n_components=200, random_state=0), LinearSVC(random_state=0))
 
 
+def regression_anchor():
+    """The suite's anchor of ``InfiniteFeatureRegressor``, kept sparse."""
+    return make_pipeline(StandardScaler(with_mean=False),
+                         Nystroem(n_components=200, random_state=0), RidgeCV())
+
+
 def _system_seconds():
     return resource.getrusage(resource.RUSAGE_SELF).ru_stime
 
@@ -104,7 +115,7 @@ def median_fit(make, X, y, repeats, X_test=None):
         times.append(time.process_time() - t0)
         if X_test is not None:
             t1 = time.process_time()
-            est.decision_function(X_test)
+            getattr(est, "decision_function", est.predict)(X_test)
             first.append(time.process_time() - t1)
         total.append(time.process_time() - t0)
         system.append(_system_seconds() - s0)
@@ -119,27 +130,34 @@ def main(argv=None):
     ap.add_argument("--rows", type=int, default=200)
     ap.add_argument("--cols", type=int, default=20000)
     ap.add_argument("--density", type=float, default=0.005)
+    ap.add_argument("--estimator", choices=("classifier", "regressor"), default="classifier")
     args = ap.parse_args(argv)
+    regress = args.estimator == "regressor"
+    grfl = InfiniteFeatureRegressor if regress else InfiniteFeatureClassifier
     loaders = {"reuters": reuters,
                "wide": lambda: wide(args.rows, args.cols, args.density)}
     rows = []
     with threadpool_limits(1):
         # (compiled code loaded once, so that the fits are timed in steady state)
         Xw, yw, _, _ = wide(60, 200, 0.05)
-        InfiniteFeatureClassifier(max_features=3, random_state=0).fit(Xw, yw)
+        grfl(max_features=3, random_state=0).fit(Xw, yw)
         for name in args.sets.split(","):
             Xtr, ytr, Xte, yte = loaders[name]()
+            if regress:  # (the label as a number)
+                ytr, yte = ytr.astype(float), yte.astype(float)
             label = f"{name} {Xtr.shape[0]} x {Xtr.shape[1]} ({Xtr.nnz / Xtr.shape[0]:.0f}/row)"
-            a, t_a, *_ = median_fit(anchor, Xtr, ytr, args.repeats)
+            a, t_a, *_ = median_fit(regression_anchor if regress else anchor, Xtr, ytr,
+                                    args.repeats)
             g, t_g, t_p, t_gp, s_gp = median_fit(
-                lambda: InfiniteFeatureClassifier(random_state=0), Xtr, ytr, args.repeats, Xte)
+                lambda: grfl(random_state=0), Xtr, ytr, args.repeats, Xte)
             rows.append((label, f"{t_a:.3f}", f"{t_g:.2f}", f"{t_p:.3f}", f"{t_gp:.3f}",
                          f"{s_gp:.3f}", f"{t_g / t_a:.1f}", f"{a.score(Xte, yte):.4f}",
                          f"{g.score(Xte, yte):.4f}", len(g.features_)))
             print(rows[-1], flush=True)
     print(markdown_table(["set", "anchor s", "GrFL s", "GrFL first predict s",
                           "GrFL fit + first s", "of it system s", "GrFL / anchor",
-                          "anchor acc", "GrFL acc", "features"], rows))
+                          "anchor R^2" if regress else "anchor acc",
+                          "GrFL R^2" if regress else "GrFL acc", "features"], rows))
 
 
 if __name__ == "__main__":

@@ -150,8 +150,12 @@ def workloads():
         ("InfiniteFeatureClassifier wide CSR", lambda: InfiniteFeatureClassifier(**grfl).fit(
             _csr(_data(m=100, seed=1)[0]), y_bin).features_),
         # the compiled normal numbers of wide draws (tiny fits draw few, in NumPy):
-        # rows of a C array (a completed feature's) and a strided block (candidates)
-        ("scaled_normals", lambda: [scaled_normals(np.random.default_rng(0), out, np.ones(2))
+        # rows of a C array (a completed feature's) and a strided block (candidates),
+        # from PCG64 (NumPy's default: stepped inline) and from another bit generator
+        # (the path's RandomState's MT19937 prices)
+        ("scaled_normals", lambda: [scaled_normals(g, out, np.ones(2))
+                                    for g in (np.random.default_rng(0),
+                                              np.random.Generator(np.random.MT19937(0)))
                                     for out in (np.empty((2, 4096)),
                                                 np.empty((2, 4097))[:, :-1])]),
         # (its Lipschitz bound iterates from 16 columns on; these masters have fewer)

@@ -608,9 +608,11 @@ class DaskHoldOut(_HoldOut):
     task_rows : None
     loss : BaseLoss
     sample_weight : None
+    rows : None
+        Unused (the features are not completed from a span on a cluster).
     """
 
-    def __init__(self, path, X, Y, task_rows, loss, sample_weight):
+    def __init__(self, path, X, Y, task_rows, loss, sample_weight, rows=None):
         if task_rows is not None or sample_weight is not None:
             raise ValueError("task_index and sample_weight are not supported with a "
                              "dask.array X.")

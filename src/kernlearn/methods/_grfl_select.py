@@ -501,17 +501,49 @@ def _curve_at(monitor, counts):
     return np.asarray(monitor.losses)[np.maximum(idx, 0)]
 
 
+class HeldOutRows:
+    """Rows the held-out monitors of one fit complete their paths' new features into.
+
+    A path priced in a sparse span keeps its features in the span's coordinates
+    and completes them to all inputs where they leave it (``GrFL.features``): its
+    monitor does so for the held-out rows' columns.  On 200 rows of 100,000 columns
+    the regressor's folds completed about 700 features, each into a fresh array of
+    the features added by one outer iteration (up to 100 rows, 80 MB), 570 MB a
+    fit: touching fresh memory cost this machine 2-6 ns a number on top of the
+    normal numbers' 4-5 ns (BENCHMARKS.md, twenty-third and twenty-fourth passes).
+    The monitors of one fit run one after another and use the completed rows only
+    to compute their columns, so they share these rows: sized once, to the path's
+    budget (rows never used are never touched), each call given its first ``k``
+    rows, the shape of the fresh array it replaces (hence the same products).
+    """
+
+    def __init__(self):
+        self.array = None
+
+    def __call__(self, path, k):
+        """``k`` rows for ``path.features``, or ``None`` where the path does not
+        complete its features (their rows are then stacked as they are)."""
+        if getattr(path, "_seed", None) is None:
+            return None
+        n = path._span[2].n_params
+        if self.array is None or self.array.shape[0] < k or self.array.shape[1] != n:
+            # (the path's budget: room for any later call; untouched rows cost nothing)
+            self.array = np.empty((max(k, path._budget), n))
+        return self.array[:k]
+
+
 class _HoldOut:
     """Loss of the path's models on held-out rows, after each outer iteration.
 
     Called by the column-generation loop; asks it to stop once the path holds
     ``PATIENCE_FACTOR`` times the best count plus ``PATIENCE_EXTRA`` features
-    without a lower held-out loss.
+    without a lower held-out loss.  ``rows``: a :class:`HeldOutRows` shared with the
+    fit's other monitors (``None``: each call completes into a fresh array).
     """
 
-    def __init__(self, path, X, Y, task_rows, loss, sample_weight):
+    def __init__(self, path, X, Y, task_rows, loss, sample_weight, rows=None):
         self.path, self.X, self.Y, self.task_rows = path, X, Y, task_rows
-        self.loss, self.w = loss, sample_weight
+        self.loss, self.w, self.rows = loss, sample_weight, rows
         self.Phi = np.empty((X.shape[0], 0))
         self.losses, self.counts = [], []
 
@@ -530,7 +562,8 @@ class _HoldOut:
         path, gs = self.path, self.path.gs
         f0, f1 = self.Phi.shape[1] // gs, path.p // gs
         if f1 > f0:
-            block = path.family.columns(path.features(np.arange(f0, f1)), self.X)
+            out = None if self.rows is None else self.rows(path, f1 - f0)
+            block = path.family.columns(path.features(np.arange(f0, f1), out), self.X)
             self.Phi = np.hstack([self.Phi, block * np.concatenate(path.scales[f0:f1])])
         U, us, b = path.coefficients()
         self.losses.append(self.value(self.Phi @ (U + us[:, None]) + b))

@@ -69,8 +69,9 @@ from ._grfl_warm import (GrFLWarmStart, _setting_key, continue_path,  # noqa: F4
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS, stop_of_folds,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
                            PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
-                           _HoldOut, _row_subset, _validation_history, _validation_split,
-                           auto_budget, auto_levels, select_level, select_level_held_out)
+                           HeldOutRows, _HoldOut, _row_subset, _validation_history,
+                           _validation_split, auto_budget, auto_levels, select_level,
+                           select_level_held_out)
 from ._result import MethodResult
 
 __all__ = ["GrFL", "GrFLResult", "fit_grfl", "intercept_only", "paper_loss_factor",
@@ -874,6 +875,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         return _result(path, w_scale, warm=GrFLWarmStart(key, path) if keep_warm else None,
                        lambda_p=lambda_p)
 
+    held_out_rows = HeldOutRows()  # (the monitors' completed features, one fit's)
+
     def start(tr, val, lam=None):
         # the same problem per row on the training part: its loss is (1 - f)
         # times the whole one and its unit-norm columns sqrt(1 - f) times longer
@@ -884,7 +887,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
         # (rows on a cluster: their own monitor, the held-out rows kept there)
         hold_out = getattr(X, "hold_out_class", _HoldOut)
         return path, hold_out(path, X[val], Yv, rows_v, loss,
-                              None if sample_weight is None else sample_weight[val])
+                              None if sample_weight is None else sample_weight[val],
+                              rows=held_out_rows)
 
     if choose_level and len(split) > 1:  # the folds: a path on all rows at their level
         # that path draws as if the folds had not run: its model depends on
