@@ -14,9 +14,9 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import one_error, run_cli
 
 import kernlearn as kl
-from conftest import one_error, run_cli
 
 _rng = np.random.default_rng(25)
 X4 = _rng.standard_normal((50, 4))
@@ -52,9 +52,9 @@ def test_the_cli_refuses_a_huge_n_candidates_in_one_line(tmp_path, capsys):
     data = tmp_path / "d.csv"
     data.write_text("y,a,b\n" + "".join(f"{int(r[0] > 0)},{r[0]:.6f},{r[1]:.6f}\n"
                                         for r in X4))
-    code, out, err = run_cli(["fit", data, "-e", "infinite-classifier", "--label", "y",
-                              "-p", f"n_candidates={10**12}", "-m", tmp_path / "m.npz",
-                              "-q"], capsys)
+    code, _, err = run_cli(["fit", data, "-e", "infinite-classifier", "--label", "y",
+                            "-p", f"n_candidates={10**12}", "-m", tmp_path / "m.npz",
+                            "-q"], capsys)
     assert code != 0 and one_error(err), err
     assert "n_candidates=1000000000000" in err and "memory" in err
     assert not (tmp_path / "m.npz").exists()
@@ -87,3 +87,58 @@ def test_multitask_probabilities_with_a_third_label_weighed_out(how):
     assert np.allclose(P, ref.predict_proba(_X3, task_index=_T3), atol=1e-12)
     assert np.array_equal(est.predict(_X3, task_index=_T3),
                           ref.predict(_X3, task_index=_T3))
+
+
+# -- the additive kernel expansion's width ------------------------------------------------
+_XA = np.abs(_rng.standard_normal((200, 30)))
+_YA = (_XA[:, 0] + _XA[:, 1] > 1.6).astype(int)
+
+
+def test_an_expansion_larger_than_memory_is_refused_by_name():
+    # 200 x 30 x 10**9 bins: 48 TB; the levels alone (30 x 10**9) stopped on
+    # NumPy's bare MemoryError, an FGM fit at 10**5 bins took over 10 GB
+    from kernlearn.families import AdditiveKernelExpansion
+
+    t0 = time.process_time()
+    with pytest.raises(ValueError, match=r"AdditiveKernelExpansion: n_bins=1000000000 would "
+                                         r"need .* TiB .*physical memory; lower n_bins"):
+        kl.FGMClassifier(family=AdditiveKernelExpansion(n_bins=10**9)).fit(_XA, _YA)
+    assert time.process_time() - t0 < 1.0
+    with pytest.raises(ValueError, match=r"sample_steps=10000000000 would need"):
+        AdditiveKernelExpansion("additive_chi2", sample_steps=10**10).fit(_XA)
+
+
+def test_a_wide_expansion_is_priced_a_few_features_at_a_time(monkeypatch):
+    # n_bins=2000 on 30 features: one dense chunk of 30 x 2000 columns (at
+    # 10_000 bins, 2 GB at 200 rows); now at most the defaults' 256 x 100,
+    # the scores unchanged
+    from kernlearn.families import AdditiveKernelExpansion
+
+    widths = []
+    real = AdditiveKernelExpansion.expand
+
+    def spy(self, X, features):
+        out = real(self, X, features)
+        widths.append(out.shape[1])
+        return out
+
+    monkeypatch.setattr(AdditiveKernelExpansion, "expand", spy)
+    u = _YA - 0.5
+    fam = AdditiveKernelExpansion(n_bins=2000).fit(_XA)
+    best = fam.price(-u, 5, X=_XA)
+    assert max(widths) <= 256 * 100 and len(widths) > 2
+    one = AdditiveKernelExpansion(n_bins=2000, chunk_size=1).fit(_XA).price(-u, 5, X=_XA)
+    assert np.array_equal(best.params, one.params)
+    assert np.allclose(best.scores, one.scores, rtol=1e-12)
+
+
+def test_the_cli_refuses_a_huge_n_bins_in_one_line(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("y,a,b\n" + "".join(f"{int(r[0] > 0)},{abs(r[0]):.6f},{abs(r[1]):.6f}\n"
+                                        for r in X4))
+    code, _, err = run_cli(["fit", data, "-e", "fgm", "--label", "y", "-p",
+                            'family={"name": "additive", "n_bins": 100000000000}',
+                            "-m", tmp_path / "m.npz", "-q"], capsys)
+    assert code != 0 and one_error(err), err
+    assert "n_bins=100000000000" in err and "memory" in err
+    assert not (tmp_path / "m.npz").exists()
