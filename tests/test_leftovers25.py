@@ -11,6 +11,7 @@
 
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
@@ -142,3 +143,27 @@ def test_the_cli_refuses_a_huge_n_bins_in_one_line(tmp_path, capsys):
     assert code != 0 and one_error(err), err
     assert "n_bins=100000000000" in err and "memory" in err
     assert not (tmp_path / "m.npz").exists()
+
+
+# -- a Dask y with a class weighed out ----------------------------------------------------
+# (a guard, not a fix: FGM's Dask path has the check of audit 57; GrFL's Dask
+# path refuses weights; the others read a Dask y into memory and so pass it
+# through check_weighted_classes as an array. This pins that they do)
+@pytest.mark.parametrize("make", [
+    lambda **kw: kl.PNormMKLClassifier(random_state=0, **kw),
+    lambda **kw: kl.LowRankKernelClassifier(random_state=0, multiclass="ovr",
+                                            fit_intercept=False, **kw),
+    lambda **kw: kl.InfiniteFeatureClassifier(n_candidates=20, random_state=0,
+                                              max_features=5, fit_intercept=False, **kw),
+], ids=["pnorm", "lowrank", "grfl"])
+def test_a_dask_y_with_a_class_weighed_out_fits_as_in_memory(make):
+    da = pytest.importorskip("dask.array")
+    X, y = _X3, _Y3
+    sw = np.where(y == 2, 0.0, 1.0)
+    mem = _quiet(lambda: make().fit(X, y, sample_weight=sw))
+    for fit_kw, kw in (({"sample_weight": da.from_array(sw, chunks=20)}, {}),
+                       ({}, {"class_weight": {2: 0}})):
+        lazy = _quiet(partial(make(**kw).fit, X, da.from_array(y, chunks=20), **fit_kw))
+        assert list(lazy.classes_) == [0, 1, 2]
+        assert np.array_equal(lazy.predict(X), mem.predict(X))
+        assert not np.any(lazy.predict(X) == 2)
