@@ -891,7 +891,8 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         "Labels of two classes; every task must contain both.",
         "Non-negative weights of the samples' losses (libsvm's per-sample\n"
         "            :math:`C w_i`), multiplied by ``class_weight``; zero-weight rows\n"
-        "            are left out.",
+        "            are left out (a third label whose rows all weigh zero too: the\n"
+        "            model, and its Platt sigmoid, are those of the two others).",
         "MultitaskMKLClassifier")
 
     @dask_input_doc(lazy=True)
