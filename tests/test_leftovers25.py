@@ -167,3 +167,24 @@ def test_a_dask_y_with_a_class_weighed_out_fits_as_in_memory(make):
         assert list(lazy.classes_) == [0, 1, 2]
         assert np.array_equal(lazy.predict(X), mem.predict(X))
         assert not np.any(lazy.predict(X) == 2)
+
+
+# light workers in the test process (conftest's client fixture)
+DASK_CLUSTER = {"processes": False, "n_workers": 1}
+
+
+@pytest.mark.parametrize("class_weight", [{2: 0}, {0: 2.0, 2: 0}, "balanced"])
+def test_fgm_class_weight_on_a_dask_y_fits_as_in_memory(client, class_weight):
+    # refused "class_weight needs y in memory; with a Dask y pass sample_weight"
+    # where the in-memory fit ran (and, with {2: 0}, never predicts class 2)
+    da = pytest.importorskip("dask.array")
+    X, y = _X3, _Y3
+    mem = kl.FGMClassifier(fit_intercept=False, class_weight=class_weight).fit(X, y)
+    lazy = kl.FGMClassifier(fit_intercept=False, class_weight=class_weight).fit(
+        da.from_array(X, chunks=20), da.from_array(y, chunks=20))
+    assert list(lazy.classes_) == [0, 1, 2]
+    np.testing.assert_allclose(lazy.decision_function(X), mem.decision_function(X),
+                               atol=1e-8)
+    assert np.array_equal(lazy.predict(X), mem.predict(X))
+    if isinstance(class_weight, dict):
+        assert not np.any(lazy.predict(X) == 2)
