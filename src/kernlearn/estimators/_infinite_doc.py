@@ -41,7 +41,10 @@ _COMMON_DOC = """
         budget and model as in memory).  The chosen budget is
         ``max_features_``.
     n_candidates : int, default=100
-        Number :math:`k_r` of parameters sampled at each pricing step.
+        Number :math:`k_r` of parameters sampled at each pricing step.  A
+        value whose sample cannot fit in the machine's physical memory (8
+        bytes x ``n_candidates`` x (``n_features`` + 2) with random Fourier
+        features) is refused by ``fit`` with a ``ValueError`` naming it.
     lambda_p : float, default={lambda_default}
         :math:`\\lambda_p`, level of the task-specific penalty :math:`\\Omega_p`.{lambda_note}
     lambda_s : float or None, default=None

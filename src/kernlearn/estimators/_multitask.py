@@ -558,3 +558,24 @@ def task_score_doc(what, x_doc):
         -------
         score : float
         """
+
+
+def fitted_classes_rows(est, X, y, sample_weight, task_index):
+    """``X, y, sample_weight`` and ``task_index`` (keyword) of the rows whose
+    label is one of ``est.classes_``, for the Platt folds of a binary multitask fit.
+
+    A third label whose rows all weigh zero (``sample_weight`` or
+    ``class_weight={c: 0}``) leaves the binary fit (its rows are removed
+    rows), which then has two classes; the Platt folds counted it as a third
+    class "of positive weight" and refused ``probability=True`` ("class 2 has
+    none") where the same fit without probabilities ran.  Its rows weigh
+    nothing, so leaving them out of the folds too is exact.
+    """
+    y = np.asarray(y)
+    rows = np.flatnonzero(np.isin(y, est.classes_))
+    if rows.size == len(y):
+        return X, y, sample_weight, {"task_index": task_index}
+    X, y = est._split_rows(X, y, rows)
+    sw = None if sample_weight is None else np.asarray(sample_weight)[rows]
+    t = None if task_index is None else np.asarray(task_index)[rows]
+    return X, y, sw, {"task_index": t}

@@ -383,6 +383,14 @@ class ProbabilityMixin:
         rs = getattr(self, "random_state", None)
         folds = StratifiedKFold(n_folds, shuffle=True, random_state=0 if rs is None else rs)
         inner = clone(self).set_params(probability=False)
+        if weighed_out:
+            # (a binary multitask fit leaves out the rows of a label weighed out
+            # of it, fitted_classes_rows: its key names no class of the folds'
+            # labels, which their fits refused)
+            present = set(classes.tolist())
+            own = {c: w for c, w in cw.items() if c in present}
+            if len(own) < len(cw):
+                inner.set_params(class_weight=own or None)
         if 0 < getattr(inner, "verbose", 0) < 2:
             # verbose=1 is the model's own bar and stop line: the folds' five
             # came after it, so the last stop line read was a fold's

@@ -484,7 +484,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes' losses: a dict ``{label: weight}`` or
         ``"balanced"`` (``n / (n_classes * n_c)``, as in LIBLINEAR and
-        scikit-learn); multiplied into ``sample_weight``.
+        scikit-learn); multiplied into ``sample_weight``.  With a Dask ``y``
+        the labels are read into memory once to weigh the rows (as a Dask
+        ``sample_weight`` is).
     probability : bool, default=False
         With a loss other than ``"logistic"``, fit Platt sigmoids on decision
         values from an internal 5-fold cross-validation (five extra fits, as
@@ -638,10 +640,11 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
                              "on in-memory X; out-of-core and Dask input need "
                              "loss='logistic' for probabilities.")
         X, y = self._validate(X, y, classification=True)
-        if self.class_weight is not None and _is_dask_array(y):
-            raise ValueError("class_weight needs y in memory; with a Dask y pass "
-                             "sample_weight instead.")
-        sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
+        # class_weight of a Dask y: its labels read once to weigh the rows (n
+        # numbers, as a Dask sample_weight is read), the fit's y left where it is
+        # (refused before: the fit with class_weight={c: 0} in memory ran)
+        y_w = y.compute() if self.class_weight is not None and _is_dask_array(y) else y
+        sw = fit_sample_weight(sample_weight, X.shape[0], y_w, self.class_weight)
         self.classes_, yi = class_codes(y)
         self._absent_classes = check_weighted_classes(y, sw, (self.classes_, yi))
         shared = self.multiclass == "shared" or (self.multiclass == "auto"

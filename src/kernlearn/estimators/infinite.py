@@ -96,6 +96,7 @@ from ._multitask import (
     task_score_doc,
 )
 from ._renamed import RenamedParameters, RenamedParameterWarning, warn_unused
+from ..utils._memory import physical_memory, refuse_oversized
 from ..utils._warnings import warn
 
 __all__ = ["InfiniteFeatureClassifier", "InfiniteFeatureRegressor"]
@@ -140,7 +141,9 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     }
 
     def _fit_inputs(self, X, y, **check):
-        """Validated training ``X, y`` (:func:`_training_inputs`)."""
+        """Validated training ``X, y`` (:func:`_training_inputs`), after
+        :func:`_refuse_huge_sample` on ``X``'s shape."""
+        _refuse_huge_sample(self, X)
         return _training_inputs(self, X, y, **check)
 
     def _validate_params(self):
@@ -379,6 +382,25 @@ def _training_inputs(est, X, y, **check):
     X, y = validate_data(est, X, y, accept_sparse=["csr", "csc"],
                          dtype=[np.float64, np.float32], ensure_min_samples=2, **check)
     return (canonical_sparse(X) if sp.issparse(X) else X), y
+
+
+def _refuse_huge_sample(est, X):
+    """Refuse an ``n_candidates`` whose pricing sample cannot fit in memory.
+
+    Each pricing step draws at least ``n_candidates`` parameters (``n_features
+    + 1`` numbers each for random Fourier features, at least one for any
+    family) and scores them: a sample larger than the machine's physical
+    memory died in NumPy's bare ``MemoryError`` (10**9 candidates: "Unable to
+    allocate 37.3 GiB"), now a ``ValueError`` naming ``n_candidates`` before
+    the data is read.
+    """
+    shape = getattr(X, "shape", None)
+    n_features = int(shape[1]) if shape is not None and len(shape) == 2 else 1
+    fourier = est.family is None or isinstance(est.family, RandomFourierFeatures)
+    per_candidate = (n_features + 1 if fourier else 1) + 1  # (parameters, score)
+    refuse_oversized(est, "n_candidates", est.n_candidates,
+                     8.0 * per_candidate * est.n_candidates, physical_memory(),
+                     "one pricing sample", "the machine's physical memory")
 
 
 def _own_params(est):

@@ -41,6 +41,7 @@ from ._multitask import (
     _id_kind,
     check_task_fit,
     check_tasks_hold_both,
+    fitted_classes_rows,
     routing_help,
     split_tasks,
     standardize_task_targets,
@@ -882,7 +883,8 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared,
                   C=C, factor_store=factor_store)
         # (Platt's fold fits warn once in all: see _platt.inner_fits)
-        self._fit_platt(X_all, y_all, sample_weight, task_index=t_all)
+        *rows, task_kw = fitted_classes_rows(self, X_all, y_all, sample_weight, t_all)
+        self._fit_platt(*rows, **task_kw)
         return self
 
     fit.__doc__ = _fit_doc(
@@ -890,7 +892,8 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         "Labels of two classes; every task must contain both.",
         "Non-negative weights of the samples' losses (libsvm's per-sample\n"
         "            :math:`C w_i`), multiplied by ``class_weight``; zero-weight rows\n"
-        "            are left out.",
+        "            are left out (a third label whose rows all weigh zero too: the\n"
+        "            model, and its Platt sigmoid, are those of the two others).",
         "MultitaskMKLClassifier")
 
     @dask_input_doc(lazy=True)

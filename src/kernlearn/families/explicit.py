@@ -33,8 +33,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels import resolve_gamma
+from ..utils._memory import physical_memory, refuse_oversized
 from ..utils._sparse import canonical_sparse
 from ._base import BaseFamily, as_params, check_ids, top_candidates
+
+# Columns of a dense chunk of the expansion: the defaults' 256 features x 100
+# bins.  A wider map is expanded fewer features at a time: n_bins=10_000 held
+# 256 x 10_000 columns per chunk (2 GB at 200 rows x 30 features)
+_DENSE_COLUMNS = 256 * 100
 
 
 def _col_absmax(X):
@@ -137,7 +143,20 @@ class AdditiveKernelExpansion(BaseFamily):
     feature_scaling : bool, default=True
         Scale each block by :math:`1/\\|\\Phi_j\\|_F`.
     chunk_size : int, default=256
-        Input features expanded at once.
+        Input features expanded at once (dense input: at most
+        ``25_600 // width`` of them, the defaults' 256 x 100 columns, so that a
+        wide map is expanded a few features at a time).
+
+    Notes
+    -----
+    Memory bound: a fit may hold the expansion of every input feature on the
+    training rows, ``8 * n_samples * n_features * width`` bytes (the stored
+    entries instead of ``n_samples * n_features`` for sparse input; ``width``
+    is ``n_bins`` for ``"hik"``, ``2 * sample_steps - 1`` otherwise).  A
+    ``n_bins`` (or ``sample_steps``) for which this exceeds the machine's
+    physical memory is refused by :meth:`fit` with a ``ValueError`` naming
+    it and the memory needed.  The time of a fit grows with the width too
+    (about linearly).
 
     Attributes
     ----------
@@ -218,6 +237,7 @@ class AdditiveKernelExpansion(BaseFamily):
             steps = self.sample_steps if self.sample_steps is not None else (2 if chi2 else 6)
             self.steps_ = int(steps)
             self.width_ = 2 * self.steps_ - 1
+            self._refuse_oversized(X)  # (before the widths' work)
             if chi2:
                 self.interval_ = self.sample_interval or {1: 0.8, 2: 0.5, 3: 0.4}.get(
                     self.steps_, 0.4)
@@ -240,6 +260,7 @@ class AdditiveKernelExpansion(BaseFamily):
                                   if self.sample_interval else 0.6 * np.sqrt(2.0 * gamma))
         else:
             self.width_ = self.n_bins
+            self._refuse_oversized(X)  # (before the levels: 30 x 10**9 died in NumPy)
             top = finite_powers(_col_absmax(Xd if w is None else Xd[w > 0]), self.beta)
             # Per-feature grid t_1 < ... < t_q on [0, max |x_j|^beta].
             self.levels_ = top[:, None] * np.arange(1, self.n_bins + 1)[None, :] / self.n_bins
@@ -260,6 +281,21 @@ class AdditiveKernelExpansion(BaseFamily):
         else:
             self.scale_ = np.ones(self.n_features_)
         return self
+
+    def _refuse_oversized(self, X):
+        """Refuse a width whose whole expansion of ``X`` exceeds the physical memory.
+
+        A model may select every input feature, and the fit then holds the
+        map of all of them on the training rows (``n_samples x n_features x
+        width`` values, of the stored entries for sparse input): such a width
+        died in NumPy's bare ``MemoryError`` after minutes of work.
+        """
+        name, value = (("n_bins", self.n_bins) if self.kernel == "hik"
+                       else ("sample_steps", self.steps_))
+        n_values = X.nnz if sp.issparse(X) else X.shape[0] * X.shape[1]
+        refuse_oversized(self, name, value, 8.0 * n_values * self.width_,
+                         physical_memory(), "the expansion of the training data",
+                         "the machine's physical memory")
 
     @property
     def n_candidates(self):
@@ -378,8 +414,9 @@ class AdditiveKernelExpansion(BaseFamily):
             for s, e in zip(cuts[:-1], cuts[1:]):
                 yield int(s), int(e), self._expand_sparse(Xc[:, s:e], np.arange(s, e))
             return
-        for s in range(0, self.n_features_, self.chunk_size):
-            e = min(self.n_features_, s + self.chunk_size)
+        step = max(1, min(int(self.chunk_size), _DENSE_COLUMNS // self.width_))
+        for s in range(0, self.n_features_, step):
+            e = min(self.n_features_, s + step)
             yield s, e, self.expand(X, np.arange(s, e))
 
     def price(self, grad, k, rng=None, exclude=None, X=None):

@@ -1,0 +1,67 @@
+"""Size-like parameters refused up front when what they ask cannot fit in memory.
+
+A huge ``n_candidates`` (GrFL) or ``n_bins`` (the additive kernel
+expansion) died inside NumPy with a bare ``MemoryError`` ("Unable to allocate
+37.3 GiB for an array with shape (1000000000, 5)") that named neither the
+parameter nor a way out, after minutes of work.  :func:`refuse_oversized` is
+the one rule: the caller computes (a lower bound of) the bytes its setting
+needs and the budget it is held to, and a setting over it is refused with a
+``ValueError`` naming the parameter, its value and both sizes.
+"""
+
+import os
+
+__all__ = ["format_bytes", "physical_memory", "refuse_oversized"]
+
+
+def physical_memory():
+    """The machine's physical memory in bytes, or ``None`` where it cannot be read."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):  # (not POSIX: no bound)
+        return None
+
+
+def format_bytes(n_bytes):
+    """``n_bytes`` for a message: ``"37.3 GiB"``."""
+    size = float(n_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if size < 1024 or unit == "PiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} PiB"  # pragma: no cover - (the loop returns)
+
+
+def refuse_oversized(owner, name, value, n_bytes, budget, what, budget_name=None):
+    """Refuse a size-like parameter whose memory need exceeds a budget.
+
+    Parameters
+    ----------
+    owner : object
+        The estimator or family (its class name starts the message).
+    name : str
+        The parameter, e.g. ``"n_candidates"``.
+    value : int
+        Its value.
+    n_bytes : float
+        The memory the setting needs (a lower bound is enough: the refusal
+        is then certain).
+    budget : float or None
+        The bytes allowed; ``None`` (unknown) refuses nothing.
+    what : str
+        What the memory holds, for the message ("the sampled parameters").
+    budget_name : str, optional
+        What the budget is ("the machine's physical memory"); default the
+        plain size.
+
+    Raises
+    ------
+    ValueError
+        When ``n_bytes > budget``.
+    """
+    if budget is None or n_bytes <= budget:
+        return
+    limit = format_bytes(budget) + (f", {budget_name}" if budget_name else "")
+    raise ValueError(
+        f"{type(owner).__name__}: {name}={value} would need {format_bytes(n_bytes)} "
+        f"of memory for {what}, more than {limit}; lower {name}.")
