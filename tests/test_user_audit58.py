@@ -295,8 +295,11 @@ def test_cross_val_predict_gives_a_class_missing_from_a_fold_probability_zero():
 
 def test_learning_validation_and_halving_searches_over_our_parameters():
     from sklearn.experimental import enable_halving_search_cv  # noqa: F401
-    from sklearn.model_selection import (HalvingGridSearchCV, learning_curve,
-                                         validation_curve)
+    from sklearn.model_selection import (
+        HalvingGridSearchCV,
+        learning_curve,
+        validation_curve,
+    )
 
     X, y = _binary()
     sizes, train, test = learning_curve(FGMClassifier(C=1.0), X, y, train_sizes=[0.5, 1.0],
