@@ -787,6 +787,24 @@ def _dask_absent_classes(classes, codes, sample_weight):
     return absent if absent.size else None
 
 
+def class_weight_keys(class_weight, classes):
+    """The keys of a ``class_weight`` dict that name one of ``classes``.
+
+    scikit-learn's lookup: a class is found as an int, or as text (label
+    ``"1"`` by key ``1``), so a key is compared with the classes that way,
+    not by equality (``1 != "1"``).
+    """
+    found = []
+    for c in classes:
+        try:
+            c = int(c)
+        except (TypeError, ValueError):
+            c = str(c)
+        if c in class_weight:
+            found.append(c)
+    return found
+
+
 def _check_class_weight_keys(class_weight, y):
     """Refuse a ``class_weight`` dict naming a label that is not a class of ``y``.
 
@@ -797,15 +815,7 @@ def _check_class_weight_keys(class_weight, y):
     class_weight") rather than the key that matched nothing.
     """
     classes = np.unique(np.asarray(y).ravel())
-    found = []
-    for c in classes:
-        # scikit-learn's lookup: the class as an int, or as text
-        try:
-            c = int(c)
-        except (TypeError, ValueError):
-            c = str(c)
-        if c in class_weight:
-            found.append(c)
+    found = class_weight_keys(class_weight, classes)
     unknown = [k for k in class_weight if k not in found]
     if unknown and len(found) < len(classes):
         seen = ", ".join(map(repr, classes[:10].tolist())) + (

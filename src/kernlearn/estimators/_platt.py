@@ -387,7 +387,11 @@ class ProbabilityMixin:
             # (a binary multitask fit leaves out the rows of a label weighed out
             # of it, fitted_classes_rows: its key names no class of the folds'
             # labels, which their fits refused)
-            present = set(classes.tolist())
+            # (by scikit-learn's lookup, which found the fit's weights: a key 1
+            # weighs the label "1", which equality dropped from the folds)
+            from ._base import class_weight_keys
+
+            present = class_weight_keys(cw, classes)
             own = {c: w for c, w in cw.items() if c in present}
             if len(own) < len(cw):
                 inner.set_params(class_weight=own or None)

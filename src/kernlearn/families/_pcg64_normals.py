@@ -137,11 +137,16 @@ def pcg64_scaled_normals(generators, out, sigma):
     Returns
     -------
     done : bool
-        ``False`` (nothing drawn) for another bit generator or without compiled code.
+        ``False`` (nothing drawn) for another bit generator, a generator listed
+        twice, or without compiled code.
     """
     if numba.config.DISABLE_JIT or not all(
             type(g) is np.random.Generator and type(g.bit_generator) is np.random.PCG64
             for g in generators):
+        return False
+    if len({id(g) for g in generators}) < len(generators):
+        # one generator on several rows draws them one after another; the
+        # states read up front would give those rows the same numbers
         return False
     dicts = [g.bit_generator.state for g in generators]
     states = np.array([(d["state"]["state"] >> 64, d["state"]["state"] & _MASK64,

@@ -17,9 +17,12 @@ __all__ = ["format_bytes", "physical_memory", "refuse_oversized"]
 def physical_memory():
     """The machine's physical memory in bytes, or ``None`` where it cannot be read."""
     try:
-        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+        pages, size = int(os.sysconf("SC_PHYS_PAGES")), int(os.sysconf("SC_PAGE_SIZE"))
     except (AttributeError, OSError, ValueError):  # (not POSIX: no bound)
         return None
+    # (sysconf answers -1 for a limit it does not know, without an error: a
+    # negative budget refused every setting)
+    return pages * size if pages > 0 and size > 0 else None
 
 
 def format_bytes(n_bytes):
