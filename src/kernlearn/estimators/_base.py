@@ -30,6 +30,7 @@ from ._platt import (  # noqa: F401
     PLATT_XFAIL,
     ProbabilityMixin,
     _has_proba,
+    class_weight_keys,
     logistic_proba,
     platt_sigmoid,
 )
@@ -785,24 +786,6 @@ def _dask_absent_classes(classes, codes, sample_weight):
     check_two_classes(classes[totals > 0], weighted=True)
     absent = np.flatnonzero(totals == 0)
     return absent if absent.size else None
-
-
-def class_weight_keys(class_weight, classes):
-    """The keys of a ``class_weight`` dict that name one of ``classes``.
-
-    scikit-learn's lookup: a class is found as an int, or as text (label
-    ``"1"`` by key ``1``), so a key is compared with the classes that way,
-    not by equality (``1 != "1"``).
-    """
-    found = []
-    for c in classes:
-        try:
-            c = int(c)
-        except (TypeError, ValueError):
-            c = str(c)
-        if c in class_weight:
-            found.append(c)
-    return found
 
 
 def _check_class_weight_keys(class_weight, y):

@@ -285,6 +285,24 @@ def platt_attr_doc(logistic_loss):
             + (' and the loss is not ``"logistic"``' if logistic_loss else "") + ".\n")
 
 
+def class_weight_keys(class_weight, classes):
+    """The keys of a ``class_weight`` dict that name one of ``classes``.
+
+    scikit-learn's lookup: a class is found as an int, or as text (label
+    ``"1"`` by key ``1``), so a key is compared with the classes that way,
+    not by equality (``1 != "1"``).
+    """
+    found = []
+    for c in classes:
+        try:
+            c = int(c)
+        except (TypeError, ValueError):
+            c = str(c)
+        if c in class_weight:
+            found.append(c)
+    return found
+
+
 class ProbabilityMixin:
     """``predict_proba`` for every classifier: native or Platt scaling.
 
@@ -389,8 +407,6 @@ class ProbabilityMixin:
             # labels, which their fits refused)
             # (by scikit-learn's lookup, which found the fit's weights: a key 1
             # weighs the label "1", which equality dropped from the folds)
-            from ._base import class_weight_keys
-
             present = class_weight_keys(cw, classes)
             own = {c: w for c, w in cw.items() if c in present}
             if len(own) < len(cw):
