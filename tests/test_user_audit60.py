@@ -325,3 +325,15 @@ def test_platt_still_refuses_a_typo_key_beside_a_weighed_out_label():
     with pytest.raises(ValueError, match="class_weight names 7"):
         MultitaskMKLClassifier(["linear"], probability=True,
                                class_weight={2: 0, 7: 1.0}).fit(X, y, task_index=t)
+
+
+@pytest.mark.parametrize("kernel", ["hik", "additive_chi2", "additive_gaussian"])
+def test_defect_an_expansion_fitted_on_a_nested_list_equals_the_array_fit(kernel):
+    # a list died in ``X.shape`` (AttributeError); it is read as the array it holds
+    from kernlearn.families import AdditiveKernelExpansion
+
+    X = np.random.default_rng(0).uniform(0.0, 1.0, (12, 3))
+    a = AdditiveKernelExpansion(kernel=kernel).fit(X)
+    b = AdditiveKernelExpansion(kernel=kernel).fit(X.tolist())
+    np.testing.assert_array_equal(a.scale_, b.scale_)
+    assert b.n_features_ == 3

@@ -226,7 +226,9 @@ class AdditiveKernelExpansion(BaseFamily):
         # (the maps read the stored values, and SciPy's abs() and max() would
         # sum a non-canonical matrix's duplicates in the caller's matrix)
         X = canonical_sparse(X)
-        Xd = X if sp.issparse(X) else np.asarray(X)
+        # (a nested list or a DataFrame is read as an array once: every step below
+        # reads .shape, and a list died in an AttributeError)
+        X = Xd = X if sp.issparse(X) else np.asarray(X)
         # (the scales were unweighted: a weighted fit was 0.25 away from the fit on
         # repeated rows, where the other families' fits agree)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
