@@ -2,10 +2,12 @@
 
 A user handed every public estimator the same numbers in different wrappings
 and checked that the fitted model did not change: an all-ones
-``sample_weight`` against none (equal to round-off, 3e-13 at most), a Fortran-ordered copy, a strided view, a
-read-only array, CSR / CSC / COO copies of dense data, a second ``fit`` of
-the same object, a pickle round trip, ``n_jobs=2``; and, for the methods whose
-optimum does not depend on it, the rows permuted and the columns permuted.
+``sample_weight`` against none (equal to round-off, 3e-13 at most), a
+Fortran-ordered copy, a strided view, a read-only array, CSR / CSC / COO
+copies of dense data, a second ``fit`` of the same object, a pickle round
+trip, ``n_jobs=2``, labels as text, bools, other values, a Categorical with
+an unused category or swapped; and, for the methods whose optimum does not
+depend on it, the rows permuted and the columns permuted.
 
 Found and measured, not changed (the models would change): a row permutation
 moves ``PNormMKLClassifier`` (0.22 in decision values on 60 rows; its draws
@@ -157,3 +159,25 @@ def test_order_dependence_is_documented_and_like_a_seed(name, phrase, cols):
         other, Xo = _fit(est, X[perm], y[perm], None), X
     # Another order is another model, but an equally good one.
     assert abs(other.score(Xo, y) - base.score(X, y)) <= 0.1
+
+
+@pytest.mark.parametrize("name", ["FGMClassifier", "PNormMKLClassifier",
+                                  "InfiniteFeatureClassifier", "LowRankKernelClassifier",
+                                  "MultitaskMKLClassifier"])
+def test_label_encoding_does_not_matter(name):
+    """Strings, bools, other values, a Categorical with an unused category, swapped labels."""
+    pd = pytest.importorskip("pandas")
+    task = T if name.startswith("Multitask") else None
+    est = _make(name)
+    d0 = _out(_fit(est, X, YC, task), X, task)
+    text = np.array(["a", "b"])[YC]
+    for y, sign, classes in [
+        (text, 1, ["a", "b"]),
+        (YC.astype(bool), 1, [False, True]),
+        (np.where(YC == 1, 9, 5), 1, [5, 9]),
+        (pd.Categorical(text, categories=["z", "a", "b"]), 1, ["a", "b"]),
+        (1 - YC, -1, [0, 1]),
+    ]:
+        fitted = _fit(est, X, y, task)
+        assert list(fitted.classes_) == classes
+        np.testing.assert_allclose(_out(fitted, X, task), sign * d0, rtol=0, atol=1e-10)
