@@ -184,7 +184,8 @@ _COMMON_DOC = """
         where ``"auto"`` settings choose on them and (classifier) of the Platt
         folds of ``probability=True``: where rows are held out, shuffling the
         training rows changes the model as another seed would
-        (``doc/reproducibility.md``).
+        (``doc/reproducibility.md``); the sampled parameters follow the
+        columns' positions, so permuting the columns does too.
     verbose : int, default=0
         Progress (:mod:`kernlearn.progress`): 1 draws a bar on a terminal (a
         widget in a notebook; nothing in a pipe or log file) and says why the

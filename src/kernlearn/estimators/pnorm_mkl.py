@@ -159,7 +159,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         widest one's are read as its row squared, so the default list stores
         two rows per sample).
     random_state : int, RandomState instance or None, default=None
-        Seed of the sampling order (and of the Platt folds).
+        Seed of the sampling order (and of the Platt folds).  The draws
+        index rows, so the same rows in another order give another sequence
+        and, within ``tol``, another model, as another seed would.
     verbose : int, default=0
         Progress (:mod:`kernlearn.progress`): 1 draws a bar on a terminal (a
         widget in a notebook; nothing in a pipe or log file) and says why the
