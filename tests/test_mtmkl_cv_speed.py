@@ -202,8 +202,10 @@ def test_cutting_plane_bound_is_a_valid_and_tighter_lower_bound():
 def test_mirror_descent_at_max_iter_is_certified_by_all_its_linearisations():
     """An optimum inside the simplex: the iterates circle it and the gap of the
     best single linearisation stays above ``tol`` at ``max_iter`` (2.8e-3),
-    while the values have settled; all linearisations together certify 2.4e-4.
-    Before, the fit reported ``converged=False`` (and MK-MTFL warned)."""
+    while the values have settled; all linearisations together certify it.
+    Before, the fit reported ``converged=False`` (and MK-MTFL warned); since the
+    twenty-fourth pass that bound is also measured once the single gap is within
+    ten times ``tol``, and the loop stops there."""
     def oracle(x, it):
         g = np.zeros_like(x)
         g[:, 0] = x[:, 0] - 0.8
@@ -212,9 +214,9 @@ def test_mirror_descent_at_max_iter_is_certified_by_all_its_linearisations():
 
     res = simplex_mirror_descent(oracle, 1, 2, max_iter=100, tol=1e-3)
     hist = res.history.as_dict()
-    assert res.n_iter == 100  # (the iterations and their stop are unchanged)
-    assert hist["gap"][-1] > 1e-3 * hist["best"][-1]
+    assert res.n_iter < 100
     assert res.converged
+    assert hist["gap"][-1] <= 1e-3 * hist["best"][-1]  # the certified gap recorded
     assert res.gap <= 1e-3 * res.objective
     assert res.lower[0] <= 1.0 <= res.value[0]  # still a bound on the minimum
     # a gap the linearisations cannot close stays unconverged
@@ -230,7 +232,8 @@ def mb():
 def test_default_set_fold_fit_converges_without_warning(mb):
     """The fit that made ``MultitaskMKLClassifierCV()`` warn on the Default set
     (multitask_breadth, seed 0, fold 0, C = 1): 100 iterations, a relative gap
-    of 1.3e-3 by the single linearisations, 1.1e-4 by all of them."""
+    of 1.3e-3 by the single linearisations, 1.1e-4 by all of them; now it stops
+    at 12 when its last linearisations certify ``tol``."""
     from sklearn.model_selection import StratifiedKFold
 
     from kernlearn.datasets import DatasetNotFoundError
@@ -245,5 +248,6 @@ def test_default_set_fold_fit_converges_without_warning(mb):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         est = MultitaskMKLClassifier(C=1.0).fit(X[train], y[train], task_index=t[train])
-    assert est.n_iter_ == 100 and est.converged_
+    # (stopped once the gap of its last cuts met tol: 12 iterations, 100 before)
+    assert est.n_iter_ < 100 and est.converged_
     assert est.gap_ <= 1e-3 * est.objective_

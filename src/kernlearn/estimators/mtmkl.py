@@ -468,8 +468,9 @@ _ATTRS_DOC = """
         Mirror-descent iterations run (``C="auto"``: L-BFGS-B iterations of
         the leave-one-out search).
     converged_ : bool
-        Whether the gap fell below ``tol`` (at ``max_iter``, MK-MTFL's gap of
-        all its iterations' linearisations together; ``C="auto"``: whether the
+        Whether the gap fell below ``tol`` (MK-MTFL's gap near ``tol`` and at
+        ``max_iter`` is that of its iterations' linearisations together;
+        ``C="auto"``: whether the
         search stopped before its iteration cap).
     kernels_ : TaskKernels
         The fitted base kernels.
