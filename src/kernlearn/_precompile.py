@@ -99,7 +99,7 @@ def workloads():
     from .estimators.fgm import FGMClassifier, FGMRegressor
     from .estimators.infinite import InfiniteFeatureClassifier, InfiniteFeatureRegressor
     from .estimators.lowrank import LowRankKernelClassifier, LowRankKernelRegressor
-    from .estimators.mtmkl import MultitaskMKLClassifier
+    from .estimators.mtmkl import MultitaskMKLClassifier, MultitaskMKLRegressor
     from .estimators.pnorm_mkl import PNormMKLClassifier
     from .families import PolynomialPool
     from .families.fourier import scaled_normals
@@ -135,6 +135,9 @@ def workloads():
         # the per-task SVM / SVR duals (one compiled signature for both)
         ("MultitaskMKLClassifier", lambda: MultitaskMKLClassifier(max_iter=2).fit(
             X, y_bin, task_index=np.arange(len(X)) % 2)),
+        # the square loss's effective kernels, assembled whole (the SVM reads rows)
+        ("MultitaskMKLRegressor", lambda: MultitaskMKLRegressor(max_iter=2).fit(
+            X, y_reg, task_index=np.arange(len(X)) % 2)),
     ]
     # GrFL's Newton master: one compiled block prox per penalty kind
     grfl = dict(max_features=3, n_candidates=5, random_state=0)
