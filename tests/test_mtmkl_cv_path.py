@@ -219,3 +219,17 @@ def test_the_mirror_descent_starts_at_a_given_point_and_keeps_its_rule():
     # the same stopping rule from either start; near the optimum, sooner
     assert cold.converged and warm.converged and warm.n_iter < cold.n_iter
     assert warm.value.sum() - warm.lower.sum() <= 1e-3 * abs(warm.value.sum()) + 1e-12
+
+
+def test_per_task_weights_of_a_fold_without_a_task_do_not_start_the_refit(starts):
+    # (a fold may leave out a task from both parts: its per-task weights have
+    # fewer rows; averaging them with the others' stopped on NumPy's
+    # "inhomogeneous shape")
+    X, y, t = _data(n_tasks=3, n_per_task=30)
+    r2, third = np.flatnonzero(t != 2), np.flatnonzero(t == 2)
+    folds = [(r2[::2], r2[1::2]), (np.r_[r2[1::2], third], r2[::2])]
+    cv = MultitaskMKLClassifierCV(KERNELS, Cs=(0.5, 2.0), cv=folds,
+                                  formulation="mkl").fit(X, y, task_index=t)
+    _, beta0, gamma0, _, _ = starts[-1]
+    assert beta0 is not None and gamma0 is None  # (the duals alone, uniform weights)
+    assert _certified(cv)

@@ -753,7 +753,12 @@ kernels_, platt_, n_features_in_, feature_names_in_
             elif down > up:
                 b[b < 0] *= up / down
             beta[tasks == t] = b
-        store.keep_row_start(self.C_, beta, np.mean([s[1] for s in starts], axis=0))
+        # (per-task weights of a fold that lacked a task are not the refit's:
+        # then the duals alone, at uniform weights)
+        gammas = [s[1] for s in starts]
+        fits = len({g.shape for g in gammas}) == 1 and gammas[0].shape[0] in (
+            1, int(tasks.max()) + 1 if len(rows) else 0)
+        store.keep_row_start(self.C_, beta, np.mean(gammas, axis=0) if fits else None)
         return store
 
     def _check_lone_classes(self, strata, sw, labels, task_index):

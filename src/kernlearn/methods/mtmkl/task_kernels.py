@@ -631,9 +631,10 @@ class FactorStore:
     def keep_row_start(self, C, beta, gamma):
         """Keep one start for a fit on other rows: duals ``beta`` per training row
         (in the fit's row order) at loss weight ``C``, and kernel weights ``gamma``
-        (:class:`~kernlearn.estimators.MultitaskMKLClassifierCV`'s refit starts
-        from its folds' fits at the chosen C)."""
-        self._row_start = (float(C), np.asarray(beta, dtype=float), np.array(gamma))
+        (``None``: uniform; :class:`~kernlearn.estimators.MultitaskMKLClassifierCV`'s
+        refit starts from its folds' fits at the chosen C)."""
+        self._row_start = (float(C), np.asarray(beta, dtype=float),
+                           None if gamma is None else np.array(gamma))
 
     def row_start(self, blocks, C):
         """``(duals per bucket scaled to C, kernel weights)`` of the kept row start
