@@ -3,10 +3,11 @@
 Every C of the grid was fitted on every fold with the fold's within-task
 kernel blocks computed again (3 times per fold with the default grid), and
 every fit's SVM duals started at zero; a fold's fits now share one
-:class:`FactorStore` that keeps the blocks and each C's first duals, which
-start the next C's (scaled).  The models are the same: the same blocks, the
-same optimum to the SMO's tolerance, the same scores and C; the refit on all
-rows is the plain classifier's, bit for bit.
+:class:`FactorStore` that keeps the blocks and each C's solution, which
+starts the next C's (twenty-fifth pass: its duals scaled and its kernel
+weights).  The models are the same optimum within the fits' duality gaps:
+the same blocks, each fit's certificate met; the refit on all rows starts
+from its fold fits (tests/test_mtmkl_cv_path.py).
 """
 
 import numpy as np
@@ -55,8 +56,9 @@ def test_scores_C_and_refit_equal_separate_fits_of_every_candidate():
         np.testing.assert_array_equal(cv.cv_results_[f"split{k}_test_score"], scores[:, k])
     assert cv.C_ == CS[int(np.argmax(scores.mean(axis=1)))]
     ref = MultitaskMKLClassifier(KERNELS, C=cv.C_).fit(X, y, task_index=t)
-    np.testing.assert_array_equal(cv.decision_function(X, task_index=t),
-                                  ref.decision_function(X, task_index=t))
+    # (the refit starts from its fold fits: the same optimum, each within its gap)
+    assert cv.converged_ and ref.converged_
+    assert abs(cv.objective_ - ref.objective_) <= max(cv.gap_, ref.gap_)
 
 
 @pytest.mark.parametrize("C", [1.0, 10.0])
@@ -70,12 +72,11 @@ def test_a_fit_on_kept_blocks_and_a_warm_start_is_the_cold_fit(C):
     again = MultitaskMKLClassifier(KERNELS, C=C)
     again._fit_classification(X, y, t, None, factor_store=store)
     assert store.block_hits == misses and store.block_misses == misses  # all reused
-    assert store.start_hits == 1  # its first SVM duals started from C = 0.1's
+    assert store.start_hits == 1  # it started from C = 0.1's solution
     fresh = MultitaskMKLClassifier(KERNELS, C=C).fit(X, y, task_index=t)
-    # the same optimum (to the SMO's tolerance), reached from another start
-    np.testing.assert_allclose(again.decision_function(X, task_index=t),
-                               fresh.decision_function(X, task_index=t), rtol=0, atol=1e-6)
-    np.testing.assert_allclose(again.objective_, fresh.objective_, rtol=1e-9)
+    # the same optimum, reached from another start: each within its own gap
+    assert again.converged_ and fresh.converged_
+    assert abs(again.objective_ - fresh.objective_) <= max(again.gap_, fresh.gap_)
 
 
 def test_kept_duals_start_only_the_same_problem_at_another_C():

@@ -431,8 +431,13 @@ def test_classifier_cv_equals_gridsearch_on_the_same_grid_and_folds(form, routin
                                   search.cv_results_["rank_test_score"])
     assert cv.C_ == search.best_params_["C"] and cv.best_score_ == search.best_score_
     np.testing.assert_array_equal(cv.classes_, ["no", "yes"])
-    np.testing.assert_array_equal(cv.decision_function(X, task_index=t),
-                                  search.best_estimator_.decision_function(X, task_index=t))
+    if form == "mtsfl":
+        np.testing.assert_array_equal(
+            cv.decision_function(X, task_index=t),
+            search.best_estimator_.decision_function(X, task_index=t))
+    else:  # (the refit starts from its fold fits: the same optimum within the gaps)
+        best = search.best_estimator_
+        assert abs(cv.objective_ - best.objective_) <= max(cv.gap_, best.gap_)
     # an int cv: StratifiedKFold on task and class
     cv3 = MultitaskMKLClassifierCV(KERNELS, Cs=Cs, cv=3, **kw).fit(X, y, task_index=t)
     folds3 = list(StratifiedKFold(3).split(X, strata))

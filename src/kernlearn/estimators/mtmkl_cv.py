@@ -527,6 +527,39 @@ def _split(cv, rows, strata):
             "rows of every task their test rows hold.") from err
 
 
+def _path_order(Cs):
+    """Order of a fold's fits along the grid: the middle C first (from uniform
+    kernel weights), then up the grid, then down, each C starting from the
+    nearest one fitted.
+
+    Ascending from the smallest C carried its kernel weights, at the other
+    end of the simplex on VerbAgg, into the next C's first SVM solves (rows
+    of an RBF-heavy kernel at a 10x larger box: 3-40x their pair updates);
+    from the middle, VerbAgg's fold fits took 25 % fewer updates in all
+    (BENCHMARKS.md).
+    """
+    order = np.argsort(Cs, kind="stable")
+    mid = len(order) // 2
+    return np.r_[order[mid:], order[:mid][::-1]].astype(int)
+
+
+def _row_duals(est, train, n):
+    """``(duals, kernel weights, rows)`` of a fold fit over the ``n`` rows of ``X``:
+    its SVM duals at the rows ``train`` it was fitted on (zero elsewhere), the
+    kernel weights its mirror descent ends on (one row per group), and the
+    indicator of its rows; ``None`` where the fit has no such duals."""
+    model = est._model
+    if model.coef[0] != "blocks" or model.formulation not in ("mtfl", "mkl"):
+        return None
+    rows = train if est._train_rows is None else np.asarray(train)[est._train_rows]
+    beta, used = np.zeros(n), np.zeros(n)
+    beta[rows] = est._blocks.scatter(model.coef[2], len(rows))
+    used[rows] = 1.0
+    gamma = (model.task_kernel_weights if model.formulation == "mkl"
+             else model.kernel_weights[None, :])
+    return beta, gamma, used
+
+
 def _pooled_r2(sse, y, w):
     r""":math:`R^2 = 1 - SSE / SST` of targets ``y`` (weights ``w``), as ``score()``.
 
@@ -550,12 +583,16 @@ class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
     on the validation fold (accuracy over all validation rows, as
     :meth:`MultitaskMKLClassifier.score`), keeps the ``C`` of the best mean
     score (the first of equal ones) and refits on all rows.  With the same
-    grid and folds this is exactly ``GridSearchCV(MultitaskMKLClassifier(...),
-    {"C": Cs}, cv=folds)`` under metadata routing, with no routing needed
-    (each fold's kernel blocks are computed once for all ``C``, and each
-    ``C``'s first SVM duals start from the previous one's, scaled: the fold
-    models are the same optimum to the SVM solver's tolerance, the refit the
-    same bit for bit).
+    grid and folds this is ``GridSearchCV(MultitaskMKLClassifier(...),
+    {"C": Cs}, cv=folds)`` under metadata routing, with no routing needed,
+    up to where each fit stops: each fold's kernel blocks are computed once
+    for all ``C``; a fold's fits go from the middle ``C`` of the grid up, then
+    down, each starting from the nearest ``C`` fitted (its SVM duals scaled,
+    its kernel weights), and the refit starts from its fold fits at ``C_``
+    (their mean duals and kernel weights).  Every fit still stops on its own
+    duality gap (``tol``), so the models are the cold fits' optimum within
+    it, not the same iterate (the kernel weights can differ where the
+    objective is flat in them).
     Binary only (every task the same two classes) and dense input only, as
     :class:`MultitaskMKLClassifier`; no ``probability`` (fit
     ``MultitaskMKLClassifier(C=clf.C_, probability=True)`` for Platt
@@ -664,15 +701,89 @@ kernels_, platt_, n_features_in_, feature_names_in_
 
         Every C of a fold is fitted with one store that keeps the fold's
         kernel blocks (up to :data:`_BLOCK_ROWS` training rows): they were
-        computed again for every C.  The fits are the same (cold, on equal
-        blocks); one fold's blocks are kept at a time.
+        computed again for every C.  The C of a fold are fitted in ascending
+        order, each starting from the previous C's solution (its SVM duals
+        scaled, its kernel weights; :func:`~kernlearn.methods.mtmkl.fit_multitask`);
+        every fit still stops on its own duality gap, so the fold models are
+        the cold ones' optimum within ``tol``.  Each fit's duals (per row of
+        ``X``) and kernel weights are kept for the refit's start
+        (:meth:`_refit_start`).
         """
         scores = np.empty((len(Cs), len(splits)))
+        self._fold_starts = [[] for _ in Cs]
+        t = None if task_index is None else np.asarray(task_index)
         for k, (tr, te) in enumerate(splits):
             self._store = FactorStore(max_block_rows=_BLOCK_ROWS)
-            for i, C in enumerate(Cs):
-                scores[i, k] = self._fold_score(X, y, task_index, sw, C, tr, te)
+            for i in _path_order(Cs):
+                est = self._fold_fit(X, y, task_index, sw, Cs[i], tr)
+                scores[i, k] = est.score(
+                    self._rows(X, te, tr), y[te], task_index=None if t is None else t[te],
+                    sample_weight=None if sw is None else sw[te])
+                self._fold_starts[i].append(_row_duals(est, tr, len(y)))
         return scores
+
+    def _refit_start(self, best, task_index, n, kept):
+        """The refit's store, holding its start at the chosen C (index ``best``):
+        the mean of its fold fits' duals of every row (over the folds that
+        trained on it), made feasible, and their mean kernel weights.
+
+        The refit then starts near its solution (fits on 4/5 of the rows at
+        the same C) and stops on its own duality gap, as a cold one.
+        """
+        store = FactorStore()
+        starts = self._fold_starts.pop(best)
+        del self._fold_starts
+        if (not starts or self.formulation not in ("mtfl", "mkl") or self.shared
+                or any(s is None for s in starts)):
+            return store
+        beta = sum(s[0] for s in starts)
+        count = sum(s[2] for s in starts)
+        beta = np.where(count > 0, beta / np.maximum(count, 1), 0.0)
+        rows = np.arange(n) if kept is None or np.all(kept > 0) else np.flatnonzero(kept > 0)
+        beta = beta[rows]
+        tasks = (np.zeros(len(rows), np.int64) if task_index is None
+                 else np.unique(np.asarray(task_index)[rows], return_inverse=True)[1])
+        for t in range(int(tasks.max()) + 1 if len(rows) else 0):
+            b = beta[tasks == t]
+            # the bias constraint 1'beta_t = 0: the heavier side scaled down
+            # (within the box), since the folds' sums were over other rows
+            up, down = b[b > 0].sum(), -b[b < 0].sum()
+            if up > down:
+                b[b > 0] *= down / up
+            elif down > up:
+                b[b < 0] *= up / down
+            beta[tasks == t] = b
+        # (per-task weights of a fold that lacked a task are not the refit's:
+        # then the duals alone, at uniform weights)
+        gammas = [s[1] for s in starts]
+        fits = len({g.shape for g in gammas}) == 1 and gammas[0].shape[0] in (
+            1, int(tasks.max()) + 1 if len(rows) else 0)
+        store.keep_row_start(self.C_, beta, np.mean(gammas, axis=0) if fits else None)
+        return store
+
+    def _check_lone_classes(self, strata, sw, labels, task_index):
+        """Refuse a task's only sample of a class (with an int ``cv``).
+
+        It leaves some training fold without its class, whose fit stopped on
+        "task 1 has samples of one class only" (the data had both): named
+        here, with what to do.
+        """
+        counts = np.bincount(strata if sw is None else strata[sw > 0],
+                             minlength=strata.max() + 1)
+        if len(labels) == 2 and (self.cv is None or isinstance(self.cv, numbers.Integral)):
+            lone = np.flatnonzero(counts == 1)
+            if lone.size:
+                tasks = split_tasks(task_index, len(strata))[0] if task_index is not None \
+                    else [None]
+                task = plain_value(tasks[lone[0] // 2])
+                raise ValueError(
+                    ("" if task_index is None else f"task {task!r} has ")
+                    + f"one sample of class {plain_value(labels[min(lone[0] % 2, len(labels) - 1)])!r}"
+                    + ("" if sw is None else " of positive weight")
+                    + "; cross-validation needs two of each class"
+                    + ("" if task_index is None else " in every task")
+                    + ", so that every training fold holds both: add samples, or fit "
+                    "MultitaskMKLClassifier with a chosen C.")
 
     @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
@@ -701,25 +812,7 @@ kernels_, platt_, n_features_in_, feature_names_in_
         if pos is not None and task_index is not None:
             ids, rows = split_tasks(np.asarray(task_index)[pos], int(pos.sum()))
             check_tasks_hold_both(2.0 * (cls[pos] > 0) - 1.0, rows, ids, weighted=True)
-        # a task's only sample of a class leaves some training fold without it,
-        # whose fit stopped on "task 1 has samples of one class only" (the data
-        # had both): named here, with what to do
-        counts = np.bincount(strata if sw is None else strata[sw > 0],
-                             minlength=strata.max() + 1)
-        if len(labels) == 2 and (self.cv is None or isinstance(self.cv, numbers.Integral)):
-            lone = np.flatnonzero(counts == 1)
-            if lone.size:
-                tasks = split_tasks(task_index, len(yv))[0] if task_index is not None \
-                    else [None]
-                task = plain_value(tasks[lone[0] // 2])
-                raise ValueError(
-                    ("" if task_index is None else f"task {task!r} has ")
-                    + f"one sample of class {plain_value(labels[min(lone[0] % 2, len(labels) - 1)])!r}"
-                    + ("" if sw is None else " of positive weight")
-                    + "; cross-validation needs two of each class"
-                    + ("" if task_index is None else " in every task")
-                    + ", so that every training fold holds both: add samples, or fit "
-                    "MultitaskMKLClassifier with a chosen C.")
+        self._check_lone_classes(strata, sw, labels, task_index)
         self._store = FactorStore()
         # the folds' and the refit's Gram matrices are (principal submatrices
         # of) the ones checked above: not checked for PSD again in every fit
@@ -728,14 +821,16 @@ kernels_, platt_, n_features_in_, feature_names_in_
             splits = self._splits(strata, sw, task_index, strata // 2)
             scores = self._validation_scores(
                 lambda: self._grid_table(X, yv, task_index, sw, Cs, splits))
-            self.C_ = float(Cs[self._record(Cs, scores)])
-            self._store = FactorStore()  # (the refit's rows are no fold's)
+            self.C_ = float(Cs[best := self._record(Cs, scores)])
+            # (a store of its own: the refit's rows are no fold's)
+            self._store = self._refit_start(best, task_index, len(yv), kept)
             # (the caller's X, validated again, so that its column names are kept)
             return self._fit_classification(X if self._precomputed() else X_in, yv,
                                             task_index, sample_weight, C=self.C_,
                                             factor_store=self._store)
         finally:
-            del self._store, self._grams_checked
+            for name in ("_store", "_grams_checked", "_fold_starts"):
+                self.__dict__.pop(name, None)
 
     fit.__doc__ = _fit_doc(
         "Choose C by cross-validation, then refit on all rows.",

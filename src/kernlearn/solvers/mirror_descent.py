@@ -162,7 +162,7 @@ class MirrorDescentResult:
 
 
 def simplex_mirror_descent(oracle, n_groups, n_dim, max_iter=100, tol=1e-3,
-                           on_better=None, verbose=0, name="mirror descent"):
+                           on_better=None, verbose=0, name="mirror descent", x0=None):
     r"""Minimise :math:`\sum_g f_g(x_g)` over points :math:`x_g` of the simplex.
 
     Starts at the centre :math:`x_g = \mathbf 1/d` and steps each group by
@@ -194,6 +194,11 @@ def simplex_mirror_descent(oracle, n_groups, n_dim, max_iter=100, tol=1e-3,
         Report each iteration through :class:`kernlearn.progress.Progress`.
     name : str, default="mirror descent"
         Prefix of the progress lines.
+    x0 : ndarray of shape (n_groups, n_dim), optional
+        Starting points (another fit's solution) instead of the centres,
+        mixed with the centre by :data:`_START_MIX` so that no coordinate
+        starts at zero (where the entropic steps cannot move it).  The
+        stopping rule is the same: the result meets ``tol`` from any start.
 
     Returns
     -------
@@ -218,6 +223,10 @@ def simplex_mirror_descent(oracle, n_groups, n_dim, max_iter=100, tol=1e-3,
     the vertices).
     """
     log_x = np.full((n_groups, n_dim), -np.log(n_dim))
+    if x0 is not None:
+        x0 = np.clip(np.asarray(x0, dtype=float).reshape(n_groups, n_dim), 0.0, None)
+        x0 = x0 / np.maximum(x0.sum(axis=1, keepdims=True), 1e-300)
+        log_x = np.log((1.0 - _START_MIX) * x0 + _START_MIX / n_dim)
     best_x = np.exp(log_x)
     best_val = np.full(n_groups, np.inf)
     best_low = np.full(n_groups, -np.inf)
@@ -261,6 +270,10 @@ def simplex_mirror_descent(oracle, n_groups, n_dim, max_iter=100, tol=1e-3,
         progress.close("tol" if converged else "max_iter", n_iter)
     return MirrorDescentResult(best_x, best_val, best_low, hist, n_iter, converged)
 
+
+#: weight of the centre in a given start (``x0``): a coordinate of 1e-30 would
+#: need dozens of steps to come back
+_START_MIX = 1e-3
 
 #: the loop measures its gap with all its linearisations (:func:`cutting_plane_bound`)
 #: once the gap of the best single one is within this factor of ``tol``

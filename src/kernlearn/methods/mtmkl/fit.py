@@ -16,6 +16,7 @@ import numpy as np
 from ...solvers.mirror_descent import logsumexp
 from ...utils._row_blocks import by_row_blocks
 from .components import BlockLayout, bias_scale
+from .inner import per_bucket
 from .mtfl import solve_mtfl
 from .mtsfl import solve_mtsfl
 from .selection import _loo_objective, learn_loo_weights
@@ -369,15 +370,23 @@ def _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p, max_in
             grams = [np.concatenate([Kb, scale * (m[:, :, None] & m[:, None, :])[None]])
                      for Kb, (_, _, m) in zip(grams, blocks.buckets)]
             factors = [store.get(kernels, j, max_rank) for j in range(k)]
-        key = None
+        key, beta0, gamma0 = None, None, None
         if warm is not None and loss != "square" and not layout.shared:
+            # along a C grid: the solution at the nearest C fitted (duals
+            # scaled, kernel weights as they were), else a start the caller
+            # kept for these rows; the fit stops on its own gap all the same
             key = store.start_key(kernels, blocks, [*y_b, warm[1]],
                                   (loss, formulation, p, epsilon, max_inner))
+            beta0, gamma0 = store.start(key, warm[0]), store.start_weights(key, warm[0])
+            if beta0 is None:
+                beta0, gamma0 = store.row_start(blocks, warm[0])
+            if beta0 is not None:  # (into the box: the scaling rounds)
+                beta0 = [np.clip(b, -c, c) for b, c in zip(beta0, per_bucket(C, len(y_b)))]
         res = solve_mtfl(blocks, grams, y_b, loss, C, p, epsilon,
                          per_task_weights=per_task, max_iter=max_iter, tol=tol,
                          max_inner=max_inner, verbose=verbose, shared_factors=factors,
-                         beta0=None if key is None else store.start(key, warm[0]))
-        store.keep_start(key, None if key is None else warm[0], res["first_beta"])
+                         beta0=beta0, gamma0=gamma0)
+        store.keep_start(key, None if key is None else warm[0], res["beta"], res["gamma"])
         _warn("per-task MKL" if per_task else "MK-MTFL", res, max_iter, tol)
         g = res["gamma"]  # (1 or T, n_blocks): within-task blocks, then shared ones
         W = (g if per_task else g[np.zeros(T, np.int64)])[:, layout.within_task] \

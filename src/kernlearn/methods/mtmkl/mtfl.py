@@ -279,7 +279,7 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
 
 def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights=False,
                max_iter=100, tol=1e-3, max_inner=5, inner_tol=1e-6, verbose=0,
-               shared_factors=None, beta0=None):
+               shared_factors=None, beta0=None, gamma0=None):
     r"""MK-MTFL (or, ``per_task_weights=True``, one l1-MKL per task) by mirror descent.
 
     Parameters
@@ -322,6 +322,10 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
     beta0 : list of ndarray of shape (T_b, m_b), optional
         SVM / SVR duals (per bucket) the first evaluation starts from (a
         solve at another C, scaled into its box); the optimum is the same.
+    gamma0 : ndarray of shape (G, k), optional
+        Kernel weights the mirror descent starts from (those of ``beta0``'s
+        solve; :func:`~kernlearn.solvers.mirror_descent.simplex_mirror_descent`'s
+        ``x0``) instead of uniform ones; the stopping rule is the same.
 
     Returns
     -------
@@ -381,7 +385,8 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
                                 for Ab in shared_b]
 
     res = simplex_mirror_descent(oracle, n_groups, k_all, max_iter, tol, keep,
-                                 verbose, "MK-MTFL" if common else "per-task MKL")
+                                 verbose, "MK-MTFL" if common else "per-task MKL",
+                                 x0=gamma0)
     return dict(best, gamma=res.x, objective=res.objective, gap=res.gap,
                 history=res.history, n_iter=res.n_iter, converged=res.converged,
                 first_beta=last.get("first_beta"))

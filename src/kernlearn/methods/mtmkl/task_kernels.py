@@ -498,7 +498,8 @@ class FactorStore:
     block_hits, block_misses : int
         Kernel blocks served from the store, and computed.
     start_hits : int
-        SVM / SVR solves started from duals kept at another C (:meth:`start`).
+        SVM / SVR solves started from duals kept at another C (:meth:`start`),
+        or from a start kept for other rows (:meth:`row_start`).
     """
 
     def __init__(self, max_bytes=256 * 2**20, max_block_rows=0):
@@ -507,6 +508,7 @@ class FactorStore:
         self.block_hits = self.block_misses = self.start_hits = 0
         self._store = OrderedDict()
         self._starts = {}
+        self._row_start = None
         self._lock = threading.Lock()
 
     def __len__(self):
@@ -596,22 +598,52 @@ class FactorStore:
         return h.digest()
 
     def start(self, key, C):
-        """The duals kept under ``key``, scaled to the loss weight ``C`` (or ``None``).
+        """The duals kept under ``key`` at the kept C nearest to ``C`` (in ratio),
+        scaled to the loss weight ``C`` (or ``None``).
 
         Scaled by the ratio of the C: feasible (the box :math:`[0, C_i]` and
         the bias constraint scale alike), and exactly the solution when every
         dual is at a bound (overlapping classes).
         """
+        near = self._nearest(key, C)
+        if near is None:
+            return None
+        self.start_hits += 1
+        return [b * (C / near) for b in self._starts[key][near][0]]
+
+    def start_weights(self, key, C):
+        """The kernel weights kept with :meth:`start`'s duals (or ``None``)."""
+        near = self._nearest(key, C)
+        return None if near is None else self._starts[key][near][1]
+
+    def _nearest(self, key, C):
         if key is None or key not in self._starts:
             return None
-        C0, beta = self._starts[key]
-        self.start_hits += 1
-        return [b * (C / C0) for b in beta]
+        return min(self._starts[key], key=lambda c: abs(np.log(c / C)))
 
-    def keep_start(self, key, C, beta):
-        """Keep the duals ``beta`` (per bucket) of loss weight ``C`` under ``key``."""
+    def keep_start(self, key, C, beta, gamma=None):
+        """Keep the duals ``beta`` (per bucket) of loss weight ``C`` under ``key``,
+        with the kernel weights ``gamma`` of the same solution."""
         if key is not None:
-            self._starts[key] = (float(C), [np.array(b) for b in beta])
+            self._starts.setdefault(key, {})[float(C)] = (
+                [np.array(b) for b in beta], None if gamma is None else np.array(gamma))
+
+    def keep_row_start(self, C, beta, gamma):
+        """Keep one start for a fit on other rows: duals ``beta`` per training row
+        (in the fit's row order) at loss weight ``C``, and kernel weights ``gamma``
+        (``None``: uniform; :class:`~kernlearn.estimators.MultitaskMKLClassifierCV`'s
+        refit starts from its folds' fits at the chosen C)."""
+        self._row_start = (float(C), np.asarray(beta, dtype=float),
+                           None if gamma is None else np.array(gamma))
+
+    def row_start(self, blocks, C):
+        """``(duals per bucket scaled to C, kernel weights)`` of the kept row start
+        when it has one dual per row of ``blocks``, else ``(None, None)``."""
+        kept = self._row_start
+        if kept is None or len(kept[1]) != blocks.n_samples:
+            return None, None
+        self.start_hits += 1
+        return [b * (C / kept[0]) for b in blocks.gather(kept[1])], kept[2]
 
     def _keep(self, key, A):
         """``A``, read-only, kept under ``key`` (unless ``None`` or too large)."""
@@ -628,6 +660,7 @@ class FactorStore:
         with self._lock:
             self._store.clear()
             self._starts.clear()
+            self._row_start = None
 
 
 def gather_rows(blocks, A):
