@@ -70,6 +70,59 @@ def eigen_plan(k, factors, masks, shared):
     return dense[0] if dense else None
 
 
+def _distinct_rows(A):
+    """Representatives and inverse of the bitwise-equal rows of ``A`` (``np.unique``'s
+    ``first`` and ``inverse``), from a hash of each row checked against the row."""
+    h = A @ np.random.default_rng(0).uniform(0.5, 1.5, A.shape[1])
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    rep = first[inv.ravel()]
+    bad = ~(A == A[rep]).all(1)  # (a hash collision: its own row)
+    rep[bad] = np.flatnonzero(bad)
+    uniq, inv = np.unique(rep, return_inverse=True)
+    return uniq, inv.ravel()
+
+
+def _eigenpairs(K, d2, mask):
+    r"""Eigenvalues above round-off and :math:`G = D^{1/2}V` of every task's
+    :math:`D^{1/2}KD^{1/2}`, from its distinct rows.
+
+    A task with repeated inputs repeats rows of its kernel: with :math:`E` the
+    map of rows to distinct rows, :math:`K = EK_uE^\top` and
+    :math:`C = E^\top DE` (the weight of each distinct row), the nonzero
+    eigenpairs are those of :math:`C^{1/2}K_uC^{1/2} = U\Lambda U^\top`, with
+    :math:`G = DEC^{-1/2}U` (the others are zero): Star's tasks of 700 rows
+    have 140 distinct ones.  Eigenvalues below eigh's round-off (numpy's rank
+    tolerance, ``m`` eps times the largest) are zeros: there
+    :math:`\Delta = 1`, so only the others are kept (a smooth kernel's spectrum
+    falls fast: 80 of 700 on a task of Star).
+
+    Returns
+    -------
+    lam : ndarray of shape (T, n_a)
+    G : ndarray of shape (T, m, n_a)
+        Zero on padding.
+    """
+    T, m = mask.shape
+    rows, maps = [mask[t].nonzero()[0] for t in range(T)], []
+    for t, r in enumerate(rows):
+        uniq, inv = _distinct_rows(K[t][np.ix_(r, r)])
+        maps.append((uniq, inv, np.bincount(inv, weights=d2[t, r])))
+    m_u = max(len(u) for u, _, _ in maps)
+    H = np.zeros((T, m_u, m_u))
+    for t, (r, (uniq, _, c)) in enumerate(zip(rows, maps)):
+        ru, sc = r[uniq], np.sqrt(c)
+        H[t, :len(uniq), :len(uniq)] = sc[:, None] * K[t][np.ix_(ru, ru)] * sc[None, :]
+    lam, U = np.linalg.eigh(H)
+    tol = m * np.finfo(float).eps * np.maximum(lam[:, -1:], 0.0)
+    lam = np.where(lam > tol, lam, 0.0)
+    n_a = int((lam > 0).sum(1).max())
+    lam, U = lam[:, m_u - n_a:], U[:, :, m_u - n_a:]
+    G = np.zeros((T, m, n_a))
+    for t, (r, (_, inv, c)) in enumerate(zip(rows, maps)):
+        G[t, r] = (d2[t, r] / np.sqrt(c[inv]))[:, None] * U[t, inv]
+    return lam, G
+
+
 def _T(A):
     return A.transpose(0, 2, 1)
 
@@ -105,18 +158,9 @@ class EigenLOO:
         """Bucket ``b``'s eigenpairs, factor basis and their products with the targets."""
         T, m = mask.shape
         d2 = np.where(mask, w, 1.0)  # D (one on padding)
-        d = np.sqrt(d2)
-        lam, V = np.zeros((T, 0)), np.zeros((T, m, 0))
+        lam, G = np.zeros((T, 0)), np.zeros((T, m, 0))
         if self.dense is not None:
-            lam, V = np.linalg.eigh(d[:, :, None] * K[self.dense] * d[:, None, :])
-            # eigenvalues below eigh's round-off (numpy's rank tolerance) are zeros:
-            # there Delta = 1 and G Delta G' = D, so only the others are kept
-            # (a smooth kernel's spectrum falls fast: 80 of 700 on a task of Star)
-            tol = m * np.finfo(float).eps * np.maximum(lam[:, -1:], 0.0)
-            lam = np.where(lam > tol, lam, 0.0)
-            n_a = int((lam > 0).sum(1).max())
-            lam, V = lam[:, m - n_a:], V[:, :, m - n_a:]
-        G = d[:, :, None] * V
+            lam, G = _eigenpairs(K[self.dense], d2, mask)
         cols = ([factors[j][b] for j in self.low] + [mask[:, :, None].astype(float)]
                 + [Z[b] for Z in shared])
         # an orthonormal basis of the task's factor columns: B = U (sv Vt)
@@ -126,10 +170,11 @@ class EigenLOO:
         B = U[:, :, :rho]
         e = np.cumsum([0] + [c.shape[2] for c in cols])
         n_l = len(self.low)
-        return dict(mask=mask, w=w, lam=lam, G=G, GG=G * G, B=B, DB=d2[:, :, None] * B,
-                    X=_T(G) @ B, Dy=d2 * y, yh=(_T(G) @ y[:, :, None])[:, :, 0],
-                    RL=[R[:, :, e[i]:e[i + 1]] for i in range(n_l)], re=R[:, :, e[n_l]],
-                    RZ=[R[:, :, e[n_l + 1 + s]:e[n_l + 2 + s]] for s in range(self.S)])
+        return {"mask": mask, "w": w, "lam": lam, "G": G, "GG": G * G, "B": B,
+                "DB": d2[:, :, None] * B, "X": _T(G) @ B, "Dy": d2 * y,
+                "yh": (_T(G) @ y[:, :, None])[:, :, 0],
+                "RL": [R[:, :, e[i]:e[i + 1]] for i in range(n_l)], "re": R[:, :, e[n_l]],
+                "RZ": [R[:, :, e[n_l + 1 + s]:e[n_l + 2 + s]] for s in range(self.S)]}
 
     def __call__(self, mu, grad=True, full=False):
         """``f``, ``(f, g)``; ``full``: ``(f, beta, res)`` / ``(f, g, beta)``."""
@@ -171,8 +216,8 @@ class EigenLOO:
             Uy += (_T(TF) @ ny[:, :, None]).sum((0, 2))
             for s, Rs in enumerate(p["RZ"]):
                 UZ[s] += (_T(TF) @ Gam @ Rs).sum(0)
-            st.append(dict(delta=delta, om=om, W=W, W1=W1, Gam=Gam, K2=K2, TF=TF,
-                           ny=ny, By=By))
+            st.append({"delta": delta, "om": om, "W": W, "W1": W1, "Gam": Gam, "K2": K2,
+                       "TF": TF, "ny": ny, "By": By})
         Minv = np.linalg.inv(M)
         c = Minv @ Uy
         f, beta, res, Uv = 0.0, [], [], np.zeros(R)
