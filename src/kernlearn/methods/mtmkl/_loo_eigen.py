@@ -190,12 +190,11 @@ class EigenLOO:
             delta = 1.0 / (1.0 + mu_e * lam)
             om = mu_e * lam * delta  # 1 - delta, without its cancellation
             # W1 = G Delta G' B (= D B - G_a (1 - Delta_a) G_a' B), Gam = B' W1
-            NN = om[:, :, None] * X
-            if grad:
-                NN = np.concatenate([NN, (lam * delta * delta)[:, :, None] * X], axis=2)
-            W = p["G"] @ NN
+            # (W2 = G Lambda Delta^2 G' B for the gradient: a product of its own,
+            # so that the criterion's rounding does not depend on ``grad``)
+            W1 = p["DB"] - p["G"] @ (om[:, :, None] * X)
+            W2 = p["G"] @ ((lam * delta * delta)[:, :, None] * X) if grad else None
             rho = X.shape[2]
-            W1 = p["DB"] - W[:, :, :rho]
             Gam = _T(p["B"]) @ W1
             K1 = np.zeros_like(Gam)
             if self.low:
@@ -216,7 +215,7 @@ class EigenLOO:
             Uy += (_T(TF) @ ny[:, :, None]).sum((0, 2))
             for s, Rs in enumerate(p["RZ"]):
                 UZ[s] += (_T(TF) @ Gam @ Rs).sum(0)
-            st.append({"delta": delta, "om": om, "W": W, "W1": W1, "Gam": Gam, "K2": K2,
+            st.append({"delta": delta, "om": om, "W2": W2, "W1": W1, "Gam": Gam, "K2": K2,
                        "TF": TF, "ny": ny, "By": By})
         Minv = np.linalg.inv(M)
         c = Minv @ Uy
@@ -254,11 +253,11 @@ class EigenLOO:
         ZM = [Minv @ U for U in UZ]
         for p, q in zip(self.parts, st):
             K2, K3, TF, Gam, S = q["K2"], q["K3"], q["TF"], q["Gam"], q["S"]
-            lam, delta, X, rho = p["lam"], q["delta"], p["X"], p["X"].shape[2]
+            lam, delta, X = p["lam"], q["delta"], p["X"]
             cv_ = K2 @ q["nv"][:, :, None] + (TF @ cv)[:, :, None]
             # B' P v and B' beta, and (active eigen coordinates) G_a' P v, G_a' beta
             xpv, xb = q["nv"] - (Gam @ cv_)[:, :, 0], q["ny"] - (Gam @ q["cy"])[:, :, 0]
-            W1, W2 = q["W1"], q["W"][:, :, rho:]
+            W1, W2 = q["W1"], q["W2"]
             SW1 = S[:, :, None] * W1
             Phi11, Phi12 = _T(SW1) @ W1, _T(SW1) @ W2
             Gt = _T(TF) @ Phi11 @ TF
