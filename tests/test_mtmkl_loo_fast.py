@@ -227,3 +227,18 @@ def test_default_fit_takes_the_eigen_criterion_and_gives_the_same_model(monkeypa
     assert new.C_ == pytest.approx(old.C_, rel=1e-5)
     p_new, p_old = new.predict(X, task_index=t), old.predict(X, task_index=t)
     assert np.max(np.abs(p_new - p_old)) <= 1e-6 * np.ptp(p_old)
+
+
+@pytest.mark.parametrize("case", CASES[1:4])
+def test_a_batch_of_points_gives_each_points_criterion(case):
+    # the search's starts: the grid of C at uniform weights in one evaluation
+    sizes, weighted, shared, repeats = case
+    p = _problem(sizes, weighted, shared, repeats)
+    ev = _eigen(p)
+    pts = np.array([m[:2 + len(p["shared"])] for m in MUS])
+    got = ev(pts, grad=False)
+    assert got.shape == (len(MUS),)
+    np.testing.assert_allclose(got, [ev(m, grad=False) for m in pts], rtol=1e-12)
+    np.testing.assert_allclose(got, [_old(p, m, grad=False) for m in pts], rtol=1e-11)
+    with pytest.raises(ValueError, match="criterion only"):
+        ev(pts)

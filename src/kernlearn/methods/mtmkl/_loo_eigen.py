@@ -124,7 +124,7 @@ def _eigenpairs(K, d2, mask):
 
 
 def _T(A):
-    return A.transpose(0, 2, 1)
+    return np.swapaxes(A, -1, -2)
 
 
 def _tr(A, B):
@@ -170,76 +170,92 @@ class EigenLOO:
         B = U[:, :, :rho]
         e = np.cumsum([0] + [c.shape[2] for c in cols])
         n_l = len(self.low)
-        return {"mask": mask, "w": w, "lam": lam, "G": G, "GG": G * G, "B": B,
+        RL = [R[:, :, e[i]:e[i + 1]] for i in range(n_l)]
+        RZ = [R[:, :, e[n_l + 1 + s]:e[n_l + 2 + s]] for s in range(self.S)]
+        self.widths = ([r.shape[2] for r in RL], [r.shape[2] for r in RZ])
+        return {"RLc": R[:, :, :e[n_l]], "RZc": R[:, :, e[n_l + 1]:],
+                "mask": mask, "w": w, "lam": lam, "G": G, "GG": G * G, "B": B,
                 "DB": d2[:, :, None] * B, "X": _T(G) @ B, "Dy": d2 * y,
                 "yh": (_T(G) @ y[:, :, None])[:, :, 0],
-                "RL": [R[:, :, e[i]:e[i + 1]] for i in range(n_l)], "re": R[:, :, e[n_l]],
-                "RZ": [R[:, :, e[n_l + 1 + s]:e[n_l + 2 + s]] for s in range(self.S)]}
+                "RL": RL, "re": R[:, :, e[n_l]], "RZ": RZ}
 
     def __call__(self, mu, grad=True, full=False):
-        """``f``, ``(f, g)``; ``full``: ``(f, beta, res)`` / ``(f, g, beta)``."""
+        """``f``, ``(f, g)``; ``full``: ``(f, beta, res)`` / ``(f, g, beta)``.
+
+        ``mu`` of shape ``(n_points, n_weights)`` (no ``grad``, no ``full``): the
+        criterion at every row at once, an array (the search's starts, in one
+        pass of batched products).
+        """
         mu = np.asarray(mu, dtype=float)
-        k, R = self.k, self.R
-        mu_e = 0.0 if self.dense is None else mu[self.dense]
-        sL = [np.sqrt(mu[j]) for j in self.low]
-        sF = [np.sqrt(m) for m in mu[k:]]
-        M, Uy, st = np.eye(R), np.zeros(R), []
-        UZ = [np.zeros((R, Rs.shape[2])) for Rs in self.parts[0]["RZ"]]
+        batch = mu.ndim == 2
+        if batch and (grad or full):
+            raise ValueError("a batch of points gives the criterion only")
+        mu = np.atleast_2d(mu)
+        k, R, n_s = self.k, self.R, len(mu)
+        mu_e = (np.zeros(n_s) if self.dense is None else mu[:, self.dense])[:, None, None]
+        sL = np.sqrt(np.repeat(mu[:, self.low], self.widths[0], axis=1))[:, None, None]
+        sF = np.sqrt(np.repeat(mu[:, k:], self.widths[1], axis=1))[:, None, None]
+        M, Uy, st = np.broadcast_to(np.eye(R), (n_s, R, R)), np.zeros((n_s, R)), []
+        UZ = [np.zeros((n_s, R, Rs.shape[2])) for Rs in self.parts[0]["RZ"]]
         for p in self.parts:
             lam, X = p["lam"], p["X"]
-            delta = 1.0 / (1.0 + mu_e * lam)
+            delta = 1.0 / (1.0 + mu_e * lam)  # (n_s, T, n_a)
             om = mu_e * lam * delta  # 1 - delta, without its cancellation
             # W1 = G Delta G' B (= D B - G_a (1 - Delta_a) G_a' B), Gam = B' W1
             # (W2 = G Lambda Delta^2 G' B for the gradient: a product of its own,
             # so that the criterion's rounding does not depend on ``grad``)
-            W1 = p["DB"] - p["G"] @ (om[:, :, None] * X)
-            W2 = p["G"] @ ((lam * delta * delta)[:, :, None] * X) if grad else None
-            rho = X.shape[2]
+            W1 = p["DB"] - p["G"] @ (om[..., None] * X)
+            W2 = p["G"] @ ((lam * delta * delta)[..., None] * X) if grad else None
             Gam = _T(p["B"]) @ W1
             K1 = np.zeros_like(Gam)
             if self.low:
-                RL = np.concatenate([s * r for s, r in zip(sL, p["RL"])], axis=2)
-                C1 = np.linalg.inv(np.eye(RL.shape[2]) + _T(RL) @ Gam @ RL)
+                RL = p["RLc"] * sL
+                C1 = np.linalg.inv(np.eye(RL.shape[-1]) + _T(RL) @ Gam @ RL)
                 K1 = RL @ C1 @ _T(RL)
             # each task's free bias: P_B = H - H 1 1' H / (1' H 1)
-            re = p["re"][:, :, None]
+            re = p["re"][..., None]
             a = re - K1 @ (Gam @ re)
             K2 = K1 + a @ _T(a) / (_T(re) @ Gam @ a)
-            TF = np.zeros((len(Gam), rho, R))
+            TF = np.zeros(Gam.shape[:-1] + (R,))
             if R:
-                RZ = np.concatenate([s * r for s, r in zip(sF, p["RZ"])], axis=2)
+                RZ = p["RZc"] * sF
                 TF = RZ - K2 @ (Gam @ RZ)  # P_B F = W1 TF
-                M += (_T(RZ) @ Gam @ TF).sum(0)
-            By = (p["Dy"] - (p["G"] @ (om * p["yh"])[:, :, None])[:, :, 0])  # G Delta G' y
-            ny = (_T(p["B"]) @ By[:, :, None])[:, :, 0]
-            Uy += (_T(TF) @ ny[:, :, None]).sum((0, 2))
+                M = M + (_T(RZ) @ Gam @ TF).sum(1)
+            By = p["Dy"] - (p["G"] @ (om * p["yh"])[..., None])[..., 0]  # G Delta G' y
+            ny = (_T(p["B"]) @ By[..., None])[..., 0]
+            Uy += (_T(TF) @ ny[..., None]).sum((1, 3))
             for s, Rs in enumerate(p["RZ"]):
-                UZ[s] += (_T(TF) @ Gam @ Rs).sum(0)
+                UZ[s] += (_T(TF) @ Gam @ Rs).sum(1)
             st.append({"delta": delta, "om": om, "W2": W2, "W1": W1, "Gam": Gam, "K2": K2,
                        "TF": TF, "ny": ny, "By": By})
         Minv = np.linalg.inv(M)
-        c = Minv @ Uy
-        f, beta, res, Uv = 0.0, [], [], np.zeros(R)
+        c = (Minv @ Uy[..., None])[:, None]  # (n_s, 1, R, 1)
+        f, beta, res, Uv = np.zeros(n_s), [], [], np.zeros(R)
         for p, q in zip(self.parts, st):
-            K3 = q["K2"] + q["TF"] @ Minv @ _T(q["TF"])
-            cy = q["K2"] @ q["ny"][:, :, None] + (q["TF"] @ c)[:, :, None]
+            K3 = q["K2"] + q["TF"] @ Minv[:, None] @ _T(q["TF"])
+            cy = q["K2"] @ q["ny"][..., None] + q["TF"] @ c
             W1, mask, w = q["W1"], p["mask"], p["w"]
-            dP = (np.where(mask, w, 1.0) - (p["GG"] @ q["om"][:, :, None])[:, :, 0]
-                  - ((W1 @ K3) * W1).sum(2))
+            dP = (np.where(mask, w, 1.0) - (p["GG"] @ q["om"][..., None])[..., 0]
+                  - ((W1 @ K3) * W1).sum(-1))
             dP = np.where(mask, dP, 1.0)
-            be = np.where(mask, q["By"] - (W1 @ cy)[:, :, 0], 0.0)
+            be = np.where(mask, q["By"] - (W1 @ cy)[..., 0], 0.0)
             r = np.where(mask, be / dP, 0.0)
-            f += float((w * r * r).sum())
-            beta.append(be)
-            res.append(r)
+            f += (w * r * r).sum((1, 2))
+            beta.append(be[0])
+            res.append(r[0])
             if grad:
-                v = w * r / dP
-                nv = (_T(W1) @ v[:, :, None])[:, :, 0]
-                Uv += (_T(q["TF"]) @ nv[:, :, None]).sum((0, 2))
-                q.update(K3=K3, cy=cy, S=v * r, v=v, nv=nv)
+                v = w * r[0] / dP[0]
+                nv = (_T(W1[0]) @ v[:, :, None])[:, :, 0]
+                Uv += (_T(q["TF"][0]) @ nv[:, :, None]).sum((0, 2))
+                q.update({key: q[key][0] for key in ("delta", "W1", "W2", "Gam", "K2", "TF",
+                                                      "ny")})
+                q.update(K3=K3[0], cy=cy[0], S=v * r[0], v=v, nv=nv)
+        if batch:
+            return f
+        f = float(f[0])
         if not grad:
             return (f, beta, res) if full else f
-        g = self._gradient(mu, st, Minv, Minv @ Uv, UZ)
+        g = self._gradient(mu[0], st, Minv[0], Minv[0] @ Uv, [U[0] for U in UZ])
         return (f, g, beta) if full else (f, g)
 
     def _gradient(self, mu, st, Minv, cv, UZ):

@@ -421,8 +421,8 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
     shapes = [np.r_[np.full(k, 1.0 / k), np.zeros(len(shared))]]
     if shared:
         shapes.append(np.full(n_w, 1.0 / n_w))
-    if isinstance(obj, EigenLOO):  # its evaluations cost products, as the ray's
-        values = [[obj(2.0 * C * shape, grad=False) for C in C_grid] for shape in shapes]
+    if isinstance(obj, EigenLOO):  # the grid of each shape in one batched evaluation
+        values = [obj(2.0 * C_grid[:, None] * shape, grad=False) for shape in shapes]
     else:  # (one eigendecomposition per task for the whole grid of each shape)
         values = [_loo_on_a_ray(grams, y_b, w_b, masks, shared, shape, 2.0 * C_grid)
                   for shape in shapes]
