@@ -124,7 +124,7 @@ def _eigenpairs(K, d2, mask):
 
 
 def _T(A):
-    return np.swapaxes(A, -1, -2)
+    return A.swapaxes(-1, -2)
 
 
 def _tr(A, B):
