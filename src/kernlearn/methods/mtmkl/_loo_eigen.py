@@ -15,7 +15,9 @@ of their columns (``B``: an orthonormal basis of the span of
 :math:`[L_j, \mathbf 1, Z_s]` on the task's rows, :math:`\rho` columns).
 Every bias-projected block is then :math:`P = G(\Delta - NKN^\top)G^\top`,
 :math:`N = \Delta\hat X`, with a :math:`\rho\times\rho` matrix :math:`K`, so an
-evaluation costs :math:`O(m^2\rho)` per task (its rows :math:`GN`) instead of
+evaluation costs :math:`O(mn_a\rho)` per task (its rows :math:`GN`; only the
+:math:`n_a \le m` eigenvalues above round-off enter, as :math:`\Delta = 1`
+elsewhere and :math:`G\Delta G^\top = D - G_a(I - \Delta_a)G_a^\top`) instead of
 the :math:`O(m^3)` inverse and :math:`P\,\mathrm{diag}(s)\,P` of
 :func:`~kernlearn.methods.mtmkl.selection._loo_objective`, whose criterion and
 gradient it equals to round-off.  The gradient's traces need no
