@@ -96,7 +96,7 @@ def _eigenpairs(K, d2, mask):
     have 140 distinct ones.  Eigenvalues below eigh's round-off (numpy's rank
     tolerance, ``m`` eps times the largest) are zeros: there
     :math:`\Delta = 1`, so only the others are kept (a smooth kernel's spectrum
-    falls fast: 80 of 700 on a task of Star).
+    falls fast: about 70 of 700 on a task of Star).
 
     Returns
     -------
