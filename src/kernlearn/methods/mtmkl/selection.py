@@ -229,10 +229,12 @@ def loo_objective(grams, y_b, w_b, masks, shared=None, factors=None):
 
     With exact factors of all within-task kernels but (at most) one, the
     criterion comes from one eigendecomposition per task of that kernel
-    (:class:`~kernlearn.methods.mtmkl._loo_eigen.EigenLOO`: :math:`O(m^2\rho)` an
-    evaluation, :math:`\rho` the rank of a task's factor columns, instead of the
-    :math:`O(m^3)` inverse); otherwise it is :func:`_loo_objective`.  Both give
-    the same values to round-off.
+    (:class:`~kernlearn.methods.mtmkl._loo_eigen.EigenLOO`: :math:`O(mn_a\rho)` an
+    evaluation, :math:`\rho` the rank of a task's factor columns and :math:`n_a`
+    the kernel's eigenvalues above round-off, instead of the :math:`O(m^3)`
+    inverse), unless the tasks are so small that the inverse is cheaper;
+    otherwise it is :func:`_loo_objective`.  Both give the same values to
+    round-off.
 
     Parameters
     ----------
