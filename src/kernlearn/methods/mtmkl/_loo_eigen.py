@@ -35,6 +35,10 @@ __all__ = ["EigenLOO", "eigen_plan"]
 #: below the round-off of forming them)
 _BASIS_RTOL = 1e-13
 
+#: tasks of this many rows and more are decomposed by their distinct rows (one
+#: call each); smaller ones in one batched call
+_DISTINCT_FROM = 64
+
 
 def eigen_plan(k, factors, masks, shared):
     """The kernel :class:`EigenLOO` decomposes, or ``False`` where it does not apply
@@ -105,6 +109,10 @@ def _eigenpairs(K, d2, mask):
         Zero on padding.
     """
     T, m = mask.shape
+    if m < _DISTINCT_FROM:  # small tasks: one batched call, no loop over the tasks
+        d = np.sqrt(d2)
+        lam, U = _above_round_off(*np.linalg.eigh(d[:, :, None] * K * d[:, None, :]), m)
+        return lam, d[:, :, None] * U
     rows, maps = [mask[t].nonzero()[0] for t in range(T)], []
     for t, r in enumerate(rows):
         uniq, inv = _distinct_rows(K[t][np.ix_(r, r)])
@@ -114,15 +122,20 @@ def _eigenpairs(K, d2, mask):
     for t, (r, (uniq, _, c)) in enumerate(zip(rows, maps)):
         ru, sc = r[uniq], np.sqrt(c)
         H[t, :len(uniq), :len(uniq)] = sc[:, None] * K[t][np.ix_(ru, ru)] * sc[None, :]
-    lam, U = np.linalg.eigh(H)
-    tol = m * np.finfo(float).eps * np.maximum(lam[:, -1:], 0.0)
-    lam = np.where(lam > tol, lam, 0.0)
-    n_a = int((lam > 0).sum(1).max())
-    lam, U = lam[:, m_u - n_a:], U[:, :, m_u - n_a:]
-    G = np.zeros((T, m, n_a))
+    lam, U = _above_round_off(*np.linalg.eigh(H), m)
+    G = np.zeros((T, m, lam.shape[1]))
     for t, (r, (_, inv, c)) in enumerate(zip(rows, maps)):
         G[t, r] = (d2[t, r] / np.sqrt(c[inv]))[:, None] * U[t, inv]
     return lam, G
+
+
+def _above_round_off(lam, U, m):
+    """The eigenpairs whose eigenvalue exceeds ``m`` eps times the largest (the
+    others zero), as many per task as the most of any task."""
+    tol = m * np.finfo(float).eps * np.maximum(lam[:, -1:], 0.0)
+    lam = np.where(lam > tol, lam, 0.0)
+    n_a = int((lam > 0).sum(1).max())
+    return lam[:, lam.shape[1] - n_a:], U[:, :, U.shape[2] - n_a:]
 
 
 def _T(A):
