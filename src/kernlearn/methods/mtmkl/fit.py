@@ -19,7 +19,7 @@ from .components import BlockLayout, bias_scale
 from .inner import per_bucket
 from .mtfl import solve_mtfl
 from .mtsfl import solve_mtsfl
-from .selection import _loo_objective, learn_loo_weights
+from .selection import learn_loo_weights, loo_objective
 from .task_kernels import FactorStore, TaskBuckets, gather_rows
 from ...utils._warnings import warn
 
@@ -308,11 +308,16 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
     # C_ moved by 2 %).
     levels = [(w * y).sum(1) / (w * mk).sum(1) for y, w, mk in zip(y_b, w1, masks)]
     y_b = [np.where(mk, y - c[:, None], 0.0) for y, c, mk in zip(y_b, levels, masks)]
+    # the linear kernels' exact factors (their scaled data): with one other
+    # kernel, the criterion from one eigendecomposition per task of that kernel
+    lf = [kernels.linear_factor(j) for j in range(k)]
+    objective = loo_objective(grams, y_b, w1, masks, Z_b,
+                              [None if A is None else gather_rows(blocks, A) for A in lf])
     weights, C, sse, n_iter, converged = learn_loo_weights(
-        grams, y_b, masks, w_b, C_grid, shared=Z_b, return_n_iter=True)
+        grams, y_b, masks, w_b, C_grid, shared=Z_b, return_n_iter=True,
+        objective=objective)
     mu = 2.0 * C * weights
-    _, beta, res = _loo_objective(mu, grams, y_b, w1, masks, grad=False, shared=Z_b,
-                                  full=True)
+    _, beta, res = objective(mu, grad=False, full=True)
     # fitted values K_mu beta + b = y - beta / w: each task's bias from its rows
     common = sum(m * (A @ (A.T @ blocks.scatter(beta, blocks.n_samples)))
                  for m, A in zip(mu[k:], Z))

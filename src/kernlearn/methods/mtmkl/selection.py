@@ -40,11 +40,12 @@ at best a ridge term, which the learned scale already provides.
 import numpy as np
 from scipy.optimize import minimize
 
+from ._loo_eigen import EigenLOO, eigen_plan
 from .inner import per_bucket
 from ...utils._linalg import spd_inverse
 from ...utils._warnings import warn
 
-__all__ = ["kernel_ridge_loo", "learn_loo_weights", "loo_residuals"]
+__all__ = ["kernel_ridge_loo", "learn_loo_weights", "loo_objective", "loo_residuals"]
 
 
 def kernel_ridge_loo(K, y, mask, C):
@@ -223,6 +224,42 @@ def _loo_objective(mu, grams, y_b, w_b, masks, grad=True, shared=None, full=Fals
     return (f, g, beta) if full else (f, g)
 
 
+def loo_objective(grams, y_b, w_b, masks, shared=None, factors=None):
+    r"""The criterion of :func:`learn_loo_weights` as a function of :math:`\mu`.
+
+    With exact factors of all within-task kernels but (at most) one, the
+    criterion comes from one eigendecomposition per task of that kernel
+    (:class:`~kernlearn.methods.mtmkl._loo_eigen.EigenLOO`: :math:`O(mn_a\rho)` an
+    evaluation, :math:`\rho` the rank of a task's factor columns and :math:`n_a`
+    the kernel's eigenvalues above round-off, instead of the :math:`O(m^3)`
+    inverse), unless the tasks are so small that the inverse is cheaper;
+    otherwise it is :func:`_loo_objective`.  Both give the same values to
+    round-off.
+
+    Parameters
+    ----------
+    grams, y_b, w_b, masks, shared
+        As :func:`learn_loo_weights`'s (``w_b`` not None: zero on padding).
+    factors : list of (None or list of ndarray of shape (T_b, m_b, r_j)), optional
+        Per within-task kernel, its exact factors :math:`K_{tj} = L_{tj}L_{tj}^\top`
+        per bucket (zero on padding), or ``None``.
+
+    Returns
+    -------
+    objective : callable
+        ``objective(mu, grad=True, full=False)``, as :func:`_loo_objective`'s.
+    """
+    shared = shared or []
+    dense = eigen_plan(grams[0].shape[0], factors, masks, shared)
+    if dense is not False:
+        return EigenLOO(grams, y_b, w_b, masks, shared, factors, dense)
+
+    def objective(mu, grad=True, full=False):
+        return _loo_objective(mu, grams, y_b, w_b, masks, grad=grad, shared=shared,
+                              full=full)
+    return objective
+
+
 def _eig_solve(G, inv_d, X):
     """:math:`G\\,\\mathrm{diag}(d)\\,G^\\top X` per task (:func:`_loo_on_a_ray`'s inverse)."""
     return G @ (inv_d[:, :, None] * (G.transpose(0, 2, 1) @ X))
@@ -295,7 +332,8 @@ def _loo_on_a_ray(grams, y_b, w_b, masks, shared, weights, scales):
 
 
 def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
-                      max_iter=200, shared=None, return_n_iter=False):
+                      max_iter=200, shared=None, return_n_iter=False, factors=None,
+                      objective=None):
     r"""Kernel weights and loss weight that minimise the leave-one-out error.
 
     Per-task kernel ridge regressions with a free bias share the kernel
@@ -341,6 +379,13 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
     return_n_iter : bool, default=False
         Also return the search's L-BFGS-B iterations and whether it stopped
         on its tolerances rather than on ``max_iter``.
+    factors : list of (None or list of ndarray of shape (T_b, m_b, r_j)), optional
+        Exact factors of the within-task kernels that have one
+        (:func:`loo_objective`: the criterion from one eigendecomposition per
+        task when every kernel but one has one).
+    objective : callable, optional
+        :func:`loo_objective` of these arguments, when the caller has it
+        (built here otherwise).
 
     Returns
     -------
@@ -372,16 +417,17 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
             mask, 1.0 - w / sw[:, None], 1.0)) ** 2).sum())
     scale = 1.0 / max(base, 1e-300)
 
-    def obj(mu, grad=True):
-        return _loo_objective(mu, grams, y_b, w_b, masks, grad=grad, shared=shared)
+    obj = objective or loo_objective(grams, y_b, w_b, masks, shared, factors)
 
     # starts: uniform weights, without and with the shared components
     shapes = [np.r_[np.full(k, 1.0 / k), np.zeros(len(shared))]]
     if shared:
         shapes.append(np.full(n_w, 1.0 / n_w))
-    # (one eigendecomposition per task for the whole grid of each shape)
-    values = [_loo_on_a_ray(grams, y_b, w_b, masks, shared, shape, 2.0 * C_grid)
-              for shape in shapes]
+    if isinstance(obj, EigenLOO):  # the grid of each shape in one batched evaluation
+        values = [obj(2.0 * C_grid[:, None] * shape, grad=False) for shape in shapes]
+    else:  # (one eigendecomposition per task for the whole grid of each shape)
+        values = [_loo_on_a_ray(grams, y_b, w_b, masks, shared, shape, 2.0 * C_grid)
+                  for shape in shapes]
     starts = [(values[i][j], C, i) for j, C in enumerate(C_grid) for i in range(len(shapes))]
     _, C0, i0 = min(starts)
     unit = 2.0 * C0 / k  # optimise in units of the start (L-BFGS-B is not scale-free)

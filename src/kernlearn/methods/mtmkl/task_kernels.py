@@ -297,11 +297,28 @@ class TaskKernels(BaseKernelList):
             # price of recomputing K_j's rows once per product
             return kernel_factor(len(self.X_), max_rank, rtol,
                                  matmul=lambda Q: self._gram_matmul(j, Q))
-        Xj = np.asarray(self._views(self.X_, j), dtype=float) * np.sqrt(self.scales_[j])
-        U, sv, _ = np.linalg.svd(Xj, full_matrices=False)
+        U, sv, _ = np.linalg.svd(self.linear_factor(j), full_matrices=False)
         r = len(sv) if max_rank is None else min(int(max_rank), len(sv))
         keep = sv[:r] ** 2 > rtol * max(sv[0] ** 2, 0.0) if sv.size else sv > 0
         return U[:, :r][:, keep] * sv[:r][keep]
+
+    def linear_factor(self, j):
+        r"""The scaled data view :math:`A` of linear kernel ``j``: :math:`K_j = AA^\top`.
+
+        Exact (no truncation; as many columns as the kernel's view), over the
+        training rows; ``None`` for other kernels and precomputed ones.
+
+        Parameters
+        ----------
+        j : int
+
+        Returns
+        -------
+        A : ndarray of shape (n, d_j) or None
+        """
+        if self.precomputed or self.specs_[j][0] != "linear":
+            return None
+        return np.asarray(self._views(self.X_, j), dtype=float) * np.sqrt(self.scales_[j])
 
     def _gram_matmul(self, j, Q, block=2048):
         """``K_j @ Q`` over the training rows, ``block`` rows of ``K_j`` at a time."""
