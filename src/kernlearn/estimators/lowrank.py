@@ -354,10 +354,14 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         exact coordinate minimiser in the rare case it would increase F), or
         always the exact minimiser.
     random_state : int, RandomState instance or None, default=None
-        Seeds the column sample and the coordinate sequence.  The draws
-        index rows and the candidate columns take their widths in row order
-        (``gamma_factors``), so the same rows in another order give another
-        model (on 40 rows: 0.2 in predictions, ten times a seed's change).
+        Seeds the column sample and the coordinate sequence.  The sample
+        is taken in the order of its rows' kernel values (not their row
+        order: ``kernlearn.families.nystrom.content_order``), which decides
+        each column's width (``gamma_factors``) and the column each draw of
+        the coordinate sequence names: when every row is sampled (``M = n``,
+        the default up to 192 rows) the same rows in another order give the
+        same model, to round-off; with fewer columns the draws pick rows by
+        position, and another row order moves the model as another seed does.
     verbose : int, default=0
         Progress (:mod:`kernlearn.progress`): 1 draws a bar on a terminal (a
         widget in a notebook; nothing in a pipe or log file) and says why the
@@ -373,9 +377,10 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         kernel applied after the input map (see the module notes).  Ignored
         for ``kernel="precomputed"`` inputs.
     gamma_factors : "auto" or tuple of float, default="auto"
-        The ``M`` candidate columns are dealt in turn to kernels of width
-        ``gamma * factor`` (column ``j`` gets factor ``j % len(gamma_factors)``),
-        so that the learned :math:`\mu` chooses widths as well as centres.
+        The ``M`` candidate columns, in the order of ``column_indices_``,
+        are dealt in turn to kernels of width ``gamma * factor`` (column ``j``
+        gets factor ``j % len(gamma_factors)``), so that the learned
+        :math:`\mu` chooses widths as well as centres.
         ``"auto"``: ``(1.0, 0.1)`` with the default width ``gamma="scale"``,
         half the columns at it and half at a ten times broader kernel (no
         single default width suits SLKL's conical kernel on every set: see
@@ -400,7 +405,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         The absolute :math:`\nu` used: ``nu`` times the (standardised)
         targets' mean square.
     column_indices_ : ndarray of shape (n_columns,)
-        Training indices of the sampled set :math:`\mathcal S`.
+        Training indices of the sampled set :math:`\mathcal S`, in the order
+        of the columns: lexicographic order of each sampled row's sorted
+        kernel values against the sample (``random_state``).
     center_indices_ : ndarray of shape (m0_,)
         Training indices of the centres with :math:`\mu_m > 0`.
     centers_ : ndarray of shape (m0_, n_features)
@@ -660,9 +667,13 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Coordinate step rule.
     random_state : int, RandomState instance or None, default=None
         Seeds the column sample, the coordinate sequence and the Platt folds
-        of ``probability=True``.  The draws index rows and the candidate
-        columns take their widths in row order, so the same rows in another
-        order give another model.
+        of ``probability=True``.  The sample is taken in the order of its
+        rows' kernel values, not their row order (see
+        :class:`LowRankKernelRegressor`): when every row is sampled (``M = n``,
+        the default up to 128 rows) the same rows in another order give the
+        same decision function, to round-off; with fewer columns another row
+        order moves the model as another seed does (the Platt folds of
+        ``probability=True`` follow the row order too).
     verbose : int, default=0
         Progress, as in :class:`LowRankKernelRegressor`.
     standardize : bool, default=True
@@ -700,7 +711,8 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         The absolute :math:`\nu`: ``nu`` times the mean square centred code
         (per output with ``multiclass="ovr"``).
     column_indices_ : ndarray of shape (n_columns,)
-        Training indices of the sampled set :math:`\mathcal S` (shared).
+        Training indices of the sampled set :math:`\mathcal S` (shared), in
+        the order of the columns (see :class:`LowRankKernelRegressor`).
     center_indices_ : ndarray of shape (n_centers,)
         Training indices of the union of the outputs' centres (columns with
         :math:`\mu_{t,m} > 0` for some ``t``).

@@ -17,6 +17,7 @@ import inspect
 from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..kernels import KERNELS, _dot_kernel, pairwise_kernel, resolve_gamma
 from .._callable_kernels import warn_uncentred_callable
@@ -25,7 +26,8 @@ from ..utils._sparse import (canonical_sparse, distance_shift, shift_rows,
                              warn_far_sparse_offset)
 from ._base import BaseFamily, Candidates, as_params
 
-__all__ = ["NystromColumns", "given_gamma", "kernel_block", "kernel_params_for"]
+__all__ = ["NystromColumns", "content_order", "given_gamma", "kernel_block",
+           "kernel_params_for"]
 
 
 def kernel_block(A, B, kernel, params, center=None):
@@ -57,6 +59,55 @@ def kernel_block(A, B, kernel, params, center=None):
     if isinstance(kernel, str) and kernel == "rbf" and _plain_rbf_args(A, B, params):
         return _rbf_float64(A, B, params["gamma"])
     return pairwise_kernel(A, B, kernel=kernel, **params)
+
+
+def content_order(X, indices, kernel, params, center=None):
+    """``indices`` sorted by their rows' kernel values against one another.
+
+    A sample drawn by position follows the rows' order; sorted by content,
+    whatever depends on a sampled row's place in the sample (SLKL's width
+    per candidate column, the coordinate each draw names) depends on the
+    data alone.  Row ``m``'s key is the sorted values ``k(x_m, x_s)`` over
+    the sampled rows ``s`` (in float64, the matrix made exactly symmetric:
+    two rows farthest from each other share their smallest value), the
+    rows are taken in lexicographic order of their keys, then of their
+    values (first column first) where keys are equal.  The same rows in
+    another order (all of them sampled), their columns in another order,
+    float32 copies or their Gram matrix given as ``kernel="precomputed"``
+    give the same order, up to values equal to the kernel's round-off.
+    Equal rows keep their order (they are interchangeable).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        Training inputs (the Gram matrix when ``kernel="precomputed"``).
+    indices : ndarray of int
+        Rows of ``X``.
+    kernel : str or callable
+        The kernel (see :func:`kernel_block`) or ``"precomputed"``.
+    params : dict
+        Its keyword arguments.
+    center : ndarray of shape (n_features,), optional
+        See :func:`kernel_block`.
+
+    Returns
+    -------
+    indices : ndarray of int
+        The same indices, in that order.
+    """
+    indices = np.asarray(indices, dtype=np.intp)
+    if isinstance(kernel, str) and kernel == "precomputed":
+        block, values = np.asarray(X[np.ix_(indices, indices)], dtype=float), None
+    else:
+        rows = X[indices].astype(np.float64)
+        block = np.asarray(kernel_block(rows, rows, kernel, params, center), dtype=float)
+        if sp.issparse(rows):  # (only the columns stored in these rows can differ)
+            rows = sp.csr_matrix(rows)
+            rows = rows[:, np.unique(rows.indices)].toarray()
+        values = np.asarray(rows).T[::-1]
+    keys = np.sort(0.5 * (block + block.T), axis=1).T[::-1]
+    keys = keys if values is None else np.vstack([values, keys])
+    return indices[np.lexsort(keys)]  # (the last key first; equal keys keep their order)
 
 
 def _plain_rbf_args(A, B, params):

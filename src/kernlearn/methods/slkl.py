@@ -30,7 +30,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
 from ..families import nystrom
-from ..families.nystrom import NystromColumns, kernel_params_for
+from ..families.nystrom import NystromColumns, content_order, kernel_params_for
 from ..kernels import check_kernel_callable, check_psd_gram
 from ..losses import Square, WeightedLoss, weighted
 from ..penalties import GroupL1L2
@@ -451,7 +451,8 @@ class SLKLResult(MethodResult):
     nu : float or ndarray of shape (n_outputs,)
         The absolute :math:`\nu` used: ``nu`` times the targets' mean square.
     column_indices : ndarray of shape (M,)
-        Training indices of the sampled set :math:`\mathcal S`.
+        Training indices of the sampled set :math:`\mathcal S`, in the order
+        of the columns (:func:`~kernlearn.families.nystrom.content_order`).
     center_indices : ndarray of shape (n_centers,)
         Training indices of the centres (columns with a positive weight for
         some output).
@@ -556,13 +557,17 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         its model (at a single value, weights ``c * w`` solve the problem of
         ``nu / c**2``).
     seed : int, default=0
-        Seeds the column sample and the coordinate sequence.
+        Seeds the column sample and the coordinate sequence (which names
+        columns by their place in the content order): with every row sampled
+        the same rows in another order give the same model, to round-off.
     verbose : int, default=0
         One line per sweep.
     gamma_factors : sequence of float or "auto", default="auto"
-        The ``M`` candidate columns are dealt in turn to the kernels of width
-        ``gamma * factor`` (column ``j`` to factor ``j % len(gamma_factors)``),
-        so that :math:`\mu` chooses among widths as well as centres; ``"auto"``
+        The ``M`` candidate columns, their rows in the order of their kernel
+        values (:func:`~kernlearn.families.nystrom.content_order`), are
+        dealt in turn to the kernels of width ``gamma * factor`` (column ``j``
+        to factor ``j % len(gamma_factors)``), so that :math:`\mu` chooses
+        among widths as well as centres; ``"auto"``
         is :data:`AUTO_GAMMA_FACTORS`, or ``(1.0,)`` once a width is given
         (``given_gamma``).  Ignored by kernels without a ``gamma``.
     default_columns : int or callable, default=DEFAULT_COLUMNS
@@ -621,9 +626,13 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         check_kernel_callable(kernel, X if rows is None else X[rows], params=params,
                               name=getattr(kernel, "__name__", "kernel"))
     rng = np.random.default_rng(seed)
-    # the sampled set S (as NystromColumns draws it), among rows of positive weight
+    # the sampled set S (as NystromColumns draws it), among rows of positive weight,
+    # in the order of the rows' values: the widths dealt to it and the coordinate
+    # draws follow the data, not its row order (which moved a model sampling
+    # every row ten times as far as a change of seed)
     pool = X.shape[0] if sw is None else rows
-    S = np.sort(np.random.default_rng(rng.integers(2**31)).choice(pool, M, replace=False))
+    S = content_order(X, np.random.default_rng(rng.integers(2**31)).choice(
+        pool, M, replace=False), kernel, params, center)
     given = nystrom.given_gamma(kernel, gamma, kernel_params)  # (the user's width)
     factors = _gamma_factors(gamma_factors, given, params, kernel, X, rows)
     family = _WidthColumns(X, S, kernel, params, factors, precompute, center)
