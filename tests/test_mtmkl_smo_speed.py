@@ -1,0 +1,207 @@
+"""Chained face steps in the multitask SVM / SVR duals (issue 24, verbagg).
+
+The compiled SMO of :mod:`kernlearn.methods.mtmkl._smo` takes a Newton step
+on the face of the free duals when its pair updates have paid for one; a step
+that the box cuts (a free dual reaches its bound) is now followed at once by
+the step on the smaller face, as an active-set method would, while the face
+steps cost at most ``_CHAIN_RATIO`` times the pair updates.  On verbagg's
+tasks (overlapping classes, many repeated rows, C = 10) the pair updates
+between two cut steps had mostly undone and redone the free duals' part.
+Only the path changes: these tests hold the duals to the KKT conditions
+recomputed from scratch, to the unchained solver's and to libsvm's
+(scikit-learn's ``SVC(kernel="precomputed")``), check the face step's new
+return codes against what it did, and that the chains are what saves the
+pair updates (they fail if the rule is removed).
+"""
+
+import numpy as np
+import pytest
+
+from kernlearn.methods.mtmkl import _smo
+from kernlearn.methods.mtmkl._smo import libsvm_buckets, smo_buckets
+
+EPS = 0.1
+
+
+def _survey_bucket(seed=2, T=2, m=500, n_people=60, n_items=8):
+    """verbagg's shape: rows of (person's anger and gender, item), so many rows
+    repeat, and labels that the inputs explain only in part (overlapping
+    classes); half linear, half Gaussian kernel, as the default estimator's."""
+    rng = np.random.default_rng(seed)
+    K = np.zeros((T, m, m))
+    labels, targets = np.zeros((T, m)), np.zeros((T, m))
+    sizes = np.array([m - 13 * a for a in range(T)])
+    for a, mt in enumerate(sizes):
+        anger, gender = rng.integers(11, 40, n_people), rng.integers(0, 2, n_people)
+        person, item = rng.integers(0, n_people, mt), rng.integers(0, n_items, mt)
+        X = np.column_stack([anger[person], gender[person], np.eye(n_items)[item]])
+        X = (X - X.mean(0)) / X.std(0)
+        score = 0.05 * (anger[person] - 25) + 0.5 * (item % 3 - 1) + rng.normal(size=mt)
+        D = ((X[:, None] - X[None]) ** 2).sum(-1)
+        K[a, :mt, :mt] = 0.5 * X @ X.T / X.shape[1] + 0.5 * np.exp(-D / X.shape[1])
+        labels[a, :mt] = np.where(score > 0, 1.0, -1.0)
+        targets[a, :mt] = score
+    return K, labels, targets, sizes
+
+
+def _kkt_violation(K, y, beta, C, sizes, regression):
+    """libsvm's maximal KKT violation of each task, the gradient from scratch."""
+    out = []
+    for a, m in enumerate(sizes):
+        Ka = K[a, :m, :m].astype(np.float32).astype(float)
+        f = Ka @ beta[a, :m]
+        Ca = np.broadcast_to(C, y.shape)[a, :m]
+        if regression:  # variables (alpha, alpha*), s = (1, -1)
+            s = np.r_[np.ones(m), -np.ones(m)]
+            al = np.r_[np.maximum(beta[a, :m], 0), np.maximum(-beta[a, :m], 0)]
+            G = np.r_[f + EPS - y[a, :m], -f + EPS + y[a, :m]]
+            Cv = np.r_[Ca, Ca]
+        else:
+            s, al, G, Cv = y[a, :m], beta[a, :m] * y[a, :m], y[a, :m] * f - 1.0, Ca
+        up = ((s > 0) & (al < Cv)) | ((s < 0) & (al > 0))
+        low = ((s > 0) & (al > 0)) | ((s < 0) & (al < Cv))
+        out.append((-s * G)[up].max() - (-s * G)[low].min())
+    return np.array(out)
+
+
+def _dual(K, y, beta, regression):
+    Kf = K.astype(np.float32).astype(float)
+    lin = ((y * beta).sum(1) - EPS * np.abs(beta).sum(1) if regression
+           else np.abs(beta).sum(1))
+    return lin - 0.5 * np.einsum("ti,tij,tj->t", beta, Kf, beta)
+
+
+def test_chains_save_pair_updates_on_repeated_overlapping_rows():
+    # the rule under test: without the chains (face_chain=False, the rule
+    # before) the same tasks take over twice the pair updates
+    K, labels, _, sizes = _survey_bucket()
+    chained = smo_buckets(K, labels, sizes, 30.0, tol=1e-8, return_face_steps=True)
+    plain = smo_buckets(K, labels, sizes, 30.0, tol=1e-8, return_face_steps=True,
+                        face_chain=False)
+    assert chained[3].all() and plain[3].all()
+    assert chained[2].sum() < 0.5 * plain[2].sum(), (chained[2], plain[2])
+    # the chained steps are counted as face steps
+    assert chained[4].sum() > plain[4].sum() > 0
+    # the same optimum (the same stopping rule on the same tol)
+    mask = np.arange(K.shape[1])[None] < sizes[:, None]
+    for beta, _, _, _, _ in (chained, plain):
+        assert np.all(_kkt_violation(K, labels, beta, 30.0, sizes, False) < 1e-8 + 1e-10)
+        np.testing.assert_allclose(beta.sum(1), 0.0, atol=1e-10)
+        assert np.all(beta * labels >= 0) and np.all(np.abs(beta) <= 30.0 * (1 + 1e-12))
+    np.testing.assert_allclose(_dual(K, labels, chained[0], False),
+                               _dual(K, labels, plain[0], False), rtol=1e-10)
+    f_c = np.einsum("tij,tj->ti", K, chained[0]) + chained[1][:, None]
+    f_p = np.einsum("tij,tj->ti", K, plain[0]) + plain[1][:, None]
+    np.testing.assert_allclose(f_c[mask], f_p[mask], atol=1e-5)
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_chained_duals_agree_with_libsvm(regression):
+    # scikit-learn's SVC / SVR(kernel="precomputed") on each task, tol 1e-8
+    K, labels, targets, sizes = _survey_bucket(seed=0, m=240)
+    y = targets if regression else labels
+    beta, b, _, ok, n_face = smo_buckets(K, y, sizes, 10.0, regression, EPS, tol=1e-8,
+                                         return_face_steps=True)
+    assert ok.all() and n_face.sum() > 0
+    assert np.all(_kkt_violation(K, y, beta, 10.0, sizes, regression) < 1e-8 + 1e-10)
+    ref, ref_b, *_ = libsvm_buckets(K, y, sizes, 10.0, regression, EPS, tol=1e-8)
+    np.testing.assert_allclose(_dual(K, y, beta, regression),
+                               _dual(K, y, ref, regression), rtol=1e-9)
+    mask = np.arange(K.shape[1])[None] < sizes[:, None]
+    f = np.einsum("tij,tj->ti", K, beta) + b[:, None]
+    f_ref = np.einsum("tij,tj->ti", K, ref) + ref_b[:, None]
+    np.testing.assert_allclose(f[mask], f_ref[mask], atol=1e-5)
+
+
+def test_a_zero_chain_budget_is_the_unchained_solver(monkeypatch):
+    # the cost bound: with no budget for chains the path is the old rule's, bit
+    # for bit (so a chain is taken only within it)
+    K, labels, _, sizes = _survey_bucket(seed=3, m=300)
+    plain = smo_buckets(K, labels, sizes, 30.0, tol=1e-8, return_face_steps=True,
+                        face_chain=False)
+    monkeypatch.setattr(_smo, "_CHAIN_RATIO", 0.0)
+    capped = smo_buckets(K, labels, sizes, 30.0, tol=1e-8, return_face_steps=True)
+    for a, b in zip(plain, capped):
+        np.testing.assert_array_equal(a, b)
+    monkeypatch.setattr(_smo, "_CHAIN_RATIO", 16.0)
+    chained = smo_buckets(K, labels, sizes, 30.0, tol=1e-8, return_face_steps=True)
+    assert chained[4].sum() > plain[4].sum()
+
+
+def _face_problem(C):
+    """Three free duals of an SVM (labels +1, +1, -1) on a positive definite
+    kernel, with the running gradient ``G = Q alpha + p`` and what
+    :func:`_smo._face_step` needs (an assembled kernel: no packed rows)."""
+    K = np.array([[2.0, 0.5, 0.2], [0.5, 1.5, 0.1], [0.2, 0.1, 1.0]], np.float32)
+    s = np.array([1.0, 1.0, -1.0])
+    alpha = np.array([0.05, 0.05, 0.1])
+    Cv = np.full(3, C)
+    Q = s[:, None] * s[None] * K.astype(float)
+    G = Q @ alpha - 1.0
+    lazy = (np.zeros(0, np.bool_), np.zeros(0), np.zeros((0, 1)), 3)
+    return K, s, Cv, alpha, G, Q, lazy
+
+
+def _dual_value(Q, alpha):
+    return alpha.sum() - 0.5 * alpha @ Q @ alpha
+
+
+def test_face_step_reports_a_step_to_the_minimum_and_a_cut_one():
+    free, active = np.arange(3), np.arange(3)
+    # a large box: the step reaches the face's minimum (1), where the free
+    # duals' s_i G_i are equal (the equality constraint's multiplier)
+    K, s, Cv, alpha, G, Q, lazy = _face_problem(100.0)
+    before = _dual_value(Q, alpha)
+    moved = _smo._face_step(K, s, Cv, alpha, G, 3, free, 1e-8, active, lazy)
+    assert moved == 1
+    assert np.all((alpha > 0) & (alpha < 100.0))
+    np.testing.assert_allclose(s @ alpha, 0.05 + 0.05 - 0.1, atol=1e-15)
+    np.testing.assert_allclose(G, Q @ alpha - 1.0, atol=1e-12)  # the kept gradient
+    np.testing.assert_allclose(s * G, (s * G).mean(), atol=1e-10)
+    assert _dual_value(Q, alpha) > before
+    minimum = alpha.copy()
+    # a box that cuts the way there: a dual stops at its bound (2), exactly
+    K, s, Cv, alpha, G, Q, lazy = _face_problem(0.12)
+    assert minimum.max() > 0.12
+    moved = _smo._face_step(K, s, Cv, alpha, G, 3, free, 1e-8, active, lazy)
+    assert moved == 2
+    assert np.any(alpha == 0.12) or np.any(alpha == 0.0)
+    assert np.all((alpha >= 0) & (alpha <= 0.12))
+    np.testing.assert_allclose(G, Q @ alpha - 1.0, atol=1e-12)
+    assert _dual_value(Q, alpha) > before
+
+
+def test_the_multitask_classifier_fit_is_the_same_optimum(monkeypatch):
+    # a whole MultitaskMKLClassifier fit on repeated, overlapping rows: with
+    # and without the chains the same MK-MTFL objective and decision values
+    # to the tolerances (the stop and its certificate are unchanged)
+    from kernlearn import MultitaskMKLClassifier
+
+    rng = np.random.default_rng(0)
+    n, people = 600, 70
+    anger, gender = rng.integers(11, 40, people), rng.integers(0, 2, people)
+    person, item = rng.integers(0, people, n), rng.integers(0, 6, n)
+    X = np.column_stack([anger[person], gender[person], item]).astype(float)
+    tasks = item % 2
+    y = np.where(0.05 * (X[:, 0] - 25) + 0.4 * (item % 3 - 1) + rng.normal(size=n) > 0,
+                 "yes", "no")
+    calls = []
+    real = _smo.smo_buckets
+
+    def counted(*args, **kw):
+        out = real(*args, **kw)
+        calls.append(int(out[2].sum()))
+        return out
+
+    monkeypatch.setattr(_smo, "smo_buckets", counted)
+    new = MultitaskMKLClassifier().fit(X, y, task_index=tasks)
+    chained_updates = sum(calls)
+    calls.clear()
+    monkeypatch.setattr(_smo, "_CHAIN_RATIO", 0.0)
+    old = MultitaskMKLClassifier().fit(X, y, task_index=tasks)
+    assert chained_updates < sum(calls)
+    np.testing.assert_allclose(new.objective_, old.objective_, rtol=1e-9)
+    np.testing.assert_allclose(new.decision_function(X, task_index=tasks),
+                               old.decision_function(X, task_index=tasks), atol=1e-5)
+    np.testing.assert_array_equal(new.predict(X, task_index=tasks),
+                                  old.predict(X, task_index=tasks))
