@@ -14,6 +14,8 @@ return codes against what it did, and that the chains are what saves the
 pair updates (they fail if the rule is removed).
 """
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -138,7 +140,7 @@ def _face_problem(C):
     Cv = np.full(3, C)
     Q = s[:, None] * s[None] * K.astype(float)
     G = Q @ alpha - 1.0
-    lazy = (np.zeros(0, np.bool_), np.zeros(0), np.zeros((0, 1)), 3)
+    lazy = (np.zeros(0, np.bool_), np.zeros(0), np.zeros((0, 1)), 3, np.arange(3))
     return K, s, Cv, alpha, G, Q, lazy
 
 
@@ -205,3 +207,133 @@ def test_the_multitask_classifier_fit_is_the_same_optimum(monkeypatch):
                                old.decision_function(X, task_index=tasks), atol=1e-5)
     np.testing.assert_array_equal(new.predict(X, task_index=tasks),
                                   old.predict(X, task_index=tasks))
+
+
+def _repeated_bucket(seed=0, T=2, m=180):
+    """Packed linear and Gaussian base kernels of tasks whose rows repeat (a
+    few distinct categorical rows), labels that overlap, per-row bounds."""
+    from kernlearn.methods.mtmkl import mtfl
+
+    rng = np.random.default_rng(seed)
+    grams = np.zeros((2, T, m, m))
+    labels, targets, Cs = np.zeros((T, m)), np.zeros((T, m)), np.zeros((T, m))
+    sizes = np.array([m - 9 * a for a in range(T)])
+    for a, mt in enumerate(sizes):
+        X = np.column_stack([rng.integers(0, 3, mt), rng.integers(0, 4, mt),
+                             rng.integers(0, 2, mt)]).astype(float)
+        X = (X - X.mean(0)) / X.std(0)
+        score = X @ [0.6, -0.4, 0.3] + rng.normal(size=mt)
+        grams[0, a, :mt, :mt] = X @ X.T / 3
+        grams[1, a, :mt, :mt] = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 3)
+        labels[a, :mt] = np.where(score > 0, 1.0, -1.0)
+        targets[a, :mt] = score.round(0)  # (repeated rows with equal targets too)
+        Cs[a, :mt] = rng.choice([0.1, 0.3, 0.7], mt)  # (shares of sums: rounded)
+    Gp = mtfl._task_major([grams])[0]
+    W = np.array([[0.7, 1.3], [1.1, 0.4]])[:T]
+    K = np.einsum("tk,ktij->tij", W, grams)
+    return grams, Gp, W, K, labels, targets, Cs, sizes
+
+
+def test_repeated_rows_are_exactly_the_equal_rows_and_labels():
+    grams, Gp, _, _, labels, _, _, sizes = _repeated_bucket()
+    first = _smo.repeated_rows(Gp, labels, sizes)
+    for a, mt in enumerate(sizes):
+        # by brute force: the first row with the same rows of both kernels and label
+        rows = np.concatenate([grams[0, a, :mt, :mt], grams[1, a, :mt, :mt],
+                               labels[a, :mt, None]], axis=1)
+        same = (rows[:, None] == rows[None]).all(-1)
+        np.testing.assert_array_equal(first[a, :mt], same.argmax(1))
+        np.testing.assert_array_equal(first[a, mt:], np.arange(mt, first.shape[1]))
+        assert (first[a, :mt] < np.arange(mt)).sum() > mt // 2  # (many repeat)
+    # a row that differs in the last bit of one entry, or in its label, is its own
+    Gp2, y2 = Gp.copy(), labels.copy()
+    r = int(np.flatnonzero(first[0, :sizes[0]] < np.arange(sizes[0]))[0])
+    y2[0, r] = -y2[0, r]
+    assert _smo.repeated_rows(Gp, y2, sizes)[0, r] == r
+    m = labels.shape[1]
+    q = r * m - (r * (r - 1)) // 2 - r + max(r, m - 1)  # packed (r, last)
+    Gp2[0, 1, q] = np.nextafter(Gp2[0, 1, q], np.inf)
+    assert _smo.repeated_rows(Gp2, labels, sizes)[0, r] == r
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_merged_repeated_rows_solve_the_same_dual(regression):
+    # merging is the same problem: each row's dual meets the KKT conditions of
+    # the unmerged one (recomputed from scratch), the dual value and the
+    # decision values are the unmerged solver's and libsvm's, and a merged
+    # variable is shared in proportion to the rows' C_i
+    _, Gp, W, K, labels, targets, Cs, sizes = _repeated_bucket(seed=1)
+    y = targets if regression else labels
+    first = _smo.repeated_rows(Gp, y, sizes)
+    merged = smo_buckets(None, y, sizes, Cs, regression, EPS, tol=1e-8,
+                         packed=(W, Gp, first))
+    plain = smo_buckets(None, y, sizes, Cs, regression, EPS, tol=1e-8, packed=(W, Gp))
+    ref, ref_b, *_ = libsvm_buckets(K, y, sizes, Cs, regression, EPS, tol=1e-8)
+    assert merged[3].all() and plain[3].all()
+    beta = merged[0]
+    assert np.all(_kkt_violation(K, y, beta, Cs, sizes, regression) < 1e-8 + 1e-10)
+    np.testing.assert_allclose(beta.sum(1), 0.0, atol=1e-10)
+    assert np.all(np.abs(beta) <= Cs * (1 + 1e-12))
+    for other in (plain[0], ref):
+        np.testing.assert_allclose(_dual(K, y, beta, regression),
+                                   _dual(K, y, other, regression), rtol=1e-10)
+    mask = np.arange(K.shape[1])[None] < sizes[:, None]
+    f = np.einsum("tij,tj->ti", K, beta) + merged[1][:, None]
+    for other, b in ((plain[0], plain[1]), (ref, ref_b)):
+        f_o = np.einsum("tij,tj->ti", K, other) + b[:, None]
+        np.testing.assert_allclose(f[mask], f_o[mask], atol=1e-5)
+    for a, mt in enumerate(sizes):
+        share = beta[a, :mt] / Cs[a, :mt]
+        np.testing.assert_allclose(share, share[first[a, :mt]], rtol=1e-12, atol=0)
+    # a row of a merged variable at its bound is exactly at its own (no share
+    # rounded past C_i): the solution, and the start scaled from it along a C
+    # grid, stay feasible; restarted from itself the solve makes no pair update
+    # (a start 1 ulp past a bound is infeasible: a cold start)
+    at = np.abs(beta) >= Cs * (1 - 1e-9)
+    assert at.any() and np.all(np.abs(beta[at]) == Cs[at]) and np.all(np.abs(beta) <= Cs)
+    again = smo_buckets(None, y, sizes, Cs, regression, EPS, tol=1e-8, beta0=beta,
+                        packed=(W, Gp, first))
+    assert again[2].tolist() == [0] * len(sizes)
+    # without repeats (all rows their own) the path is the unmerged one, bit for bit
+    own = np.broadcast_to(np.arange(y.shape[1]), y.shape)
+    alone = smo_buckets(None, y, sizes, Cs, regression, EPS, tol=1e-8,
+                        packed=(W, Gp, own))
+    for u, v in zip(alone, plain):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_mtfl_hands_the_repeated_rows_to_the_solver(monkeypatch):
+    # the rule under test: MK-MTFL finds the repeated rows once and every SVM
+    # solve merges them (fewer variables); the fit is the unmerged optimum
+    from kernlearn.methods.mtmkl import mtfl
+
+    grams, _, _, _, labels, _, _, sizes = _repeated_bucket(seed=2)
+
+    mask = np.arange(labels.shape[1])[None] < sizes[:, None]
+    # (one bucket: what solve_mtfl reads of TaskBuckets)
+    blocks = SimpleNamespace(n_tasks=len(sizes), buckets=[(np.arange(len(sizes)), None,
+                                                           mask)],
+                             by_task=np.concatenate)
+
+    seen = []
+    real = _smo.smo_buckets
+
+    def spy(K, y, sizes_, C, *args, packed=None, **kw):
+        seen.append(packed)
+        return real(K, y, sizes_, C, *args, packed=packed, **kw)
+
+    monkeypatch.setattr(_smo, "smo_buckets", spy)
+    new = mtfl.solve_mtfl(blocks, [grams], [labels], "hinge", 10.0, tol=1e-4)
+    assert seen and all(len(p) == 3 and p[2] is not None for p in seen)
+    first = seen[0][2]
+    assert (first[0, :sizes[0]] < np.arange(sizes[0])).any()
+    monkeypatch.setattr(_smo, "smo_buckets",
+                        lambda *a, packed=None, **kw: real(
+                            *a, packed=None if packed is None else packed[:2], **kw))
+    old = mtfl.solve_mtfl(blocks, [grams], [labels], "hinge", 10.0, tol=1e-4)
+    np.testing.assert_allclose(new["objective"], old["objective"], rtol=1e-9)
+    np.testing.assert_allclose(new["gamma"], old["gamma"], atol=1e-6)
+    K = np.einsum("tk,ktij->tij", new["gamma"][0][None], grams)
+    f_new = np.einsum("tij,tj->ti", K, new["beta"][0]) + new["b"][:, None]
+    f_old = np.einsum("tij,tj->ti", K, old["beta"][0]) + old["b"][:, None]
+    np.testing.assert_allclose(f_new[mask], f_old[mask], atol=1e-5)
