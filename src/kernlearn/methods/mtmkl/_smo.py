@@ -776,8 +776,8 @@ def libsvm_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta
     from sklearn.svm import SVC, SVR
 
     T, m = y.shape
-    if packed is not None:  # (assembled, as the solvers did before)
-        W, Gp = packed
+    if packed is not None:  # (assembled, as the solvers did before; unmerged rows)
+        W, Gp = packed[:2]
         K, upper = np.empty((T, m, m)), np.triu_indices(m)
         for a in range(T):
             Ka = np.zeros(Gp.shape[2])
