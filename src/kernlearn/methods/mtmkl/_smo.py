@@ -30,14 +30,14 @@ by the step on the smaller face, as in an active-set method, while the face
 steps cost at most ``_CHAIN_RATIO`` times the pair updates: without these
 chains the pair updates between two cut steps mostly undid and redid the
 free duals' part, and the same verbagg tasks took up to 870,000 pair updates
-(then about 40,000; a plain ``MultitaskMKLClassifier()`` fit 1.7 -> 0.44 CPU s).
+(then about 40,000; a plain ``MultitaskMKLClassifier()`` fit 1.3 -> 0.45 CPU s).
 Rows that repeat another (the same row of every base kernel, the same label
 or target: :func:`repeated_rows`, found once per MK-MTFL fit) share one dual
 variable whose bound is the sum of theirs: the same problem (each row's dual
 is the variable's share in proportion to its bound, so its KKT conditions
 are the variable's) without the degenerate directions along which the
 duals of equal rows moved (verbagg: 667 rows, 320-369 variables; the fit
-0.44 -> 0.2 CPU s).
+0.45 -> 0.17 CPU s).
 Both change only the path: the stop is libsvm's rule on the same ``tol``.
 The multitask solvers called scikit-learn's ``SVC`` / ``SVR`` once per task
 and per outer iteration: with hundreds of tasks of a few rows, the input
