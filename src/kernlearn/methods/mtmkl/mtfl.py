@@ -347,9 +347,10 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
     grams_tm = _task_major(grams)
     first_b = None
     if shared_b is None and loss != "square":
-        # repeated rows (categorical inputs: verbagg's 667 rows per task are 240
-        # distinct) share one SVM / SVR dual, found once for all evaluations: the
-        # same problem without the degenerate directions the solver crawled along
+        # repeated rows (categorical inputs: verbagg's 667 rows per task are 320-370
+        # distinct with their labels) share one SVM / SVR dual, found once for all
+        # evaluations: the same problem without the degenerate directions the
+        # solver crawled along
         from ._smo import repeated_rows
 
         first_b = [repeated_rows(Gb, yb, mask.sum(1))
