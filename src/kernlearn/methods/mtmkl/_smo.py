@@ -53,7 +53,7 @@ import numpy as np
 
 from ...utils._numba_cache import njit_cached
 
-__all__ = ["libsvm_buckets", "smo_buckets"]
+__all__ = ["libsvm_buckets", "repeated_rows", "smo_buckets"]
 
 # libsvm's TAU: the curvature used when a pair's is not positive
 _TAU = 1e-12
