@@ -54,12 +54,12 @@ def test_rows_filled_on_demand_are_the_assembled_kernel_rounded():
         K = np.full((m, m), np.nan, np.float32)
         have = np.zeros(m, bool)
         for i in rng.permutation(mt):  # (any order: each row on its own)
-            _smo._row(K, have, W[t], Gp[t], m, mt, i)
+            _smo._row(K, have, W[t], Gp[t], m, mt, i, np.arange(m))
         np.testing.assert_array_equal(K[:mt, :mt], full[t, :mt, :mt].astype(np.float32))
         assert have[:mt].all() and not have[mt:].any()
         # and once present, a row is not computed again
         K[2, 0] = -7.0
-        _smo._row(K, have, W[t], Gp[t], m, mt, 2)
+        _smo._row(K, have, W[t], Gp[t], m, mt, 2, np.arange(m))
         assert K[2, 0] == -7.0
 
 
@@ -155,7 +155,9 @@ def test_cross_validation_equals_the_fits_on_assembled_kernels(monkeypatch):
     def assembled(K, y_, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=None,
                   return_face_steps=False, packed=None):
         if packed is not None:
-            W, Gp = packed
+            W, Gp, first = packed
+            # (no repeated rows in these inputs: no dual merged, the same problem)
+            assert (first == np.arange(first.shape[1])).all()
             K = np.empty((len(sizes), y_.shape[1], y_.shape[1]))
             _unpack_effective(np.ascontiguousarray(W), Gp, K)
             calls.append(len(sizes))

@@ -205,7 +205,7 @@ def _packed_quadratic(Gb, beta, S):
 
 
 def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_inner,
-              inner_tol, shared_b=None, beta0=None):
+              inner_tol, shared_b=None, beta0=None, first_b=None):
     r""":func:`evaluate_mtfl` on task-major blocks (:func:`_task_major`).
 
     ``shared_b`` (padded row blocks of the shared kernels' factors, one list
@@ -213,6 +213,8 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
     per shared kernel, the tasks' solves are coupled with one common bias
     (:func:`solve_coupled`), and the quadratic terms
     :math:`\|A_j^\top\beta\|^2` of the shared kernels are returned too.
+    ``first_b`` (per bucket, :func:`~kernlearn.methods.mtmkl._smo.repeated_rows`)
+    merges the SVM / SVR duals of repeated rows.
     """
     k, T = grams_tm[0].shape[1], blocks.n_tasks
     lam = np.ones((k, T)) if lam is None else lam
@@ -222,8 +224,9 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
         W = gamma_t[:, :k] / lam.T
         beta, bias, Ls, K_b = [], [], [], []
         starts = [None] * len(y_b) if beta0 is None else beta0
-        for (tasks, _, mask), Gb, yb, Cb, b0 in zip(
-                blocks.buckets, grams_tm, y_b, per_bucket(C, len(y_b)), starts):
+        firsts = [None] * len(y_b) if first_b is None else first_b
+        for (tasks, _, mask), Gb, yb, Cb, b0, fb in zip(
+                blocks.buckets, grams_tm, y_b, per_bucket(C, len(y_b)), starts, firsts):
             Wb = np.ascontiguousarray(W[tasks])
             if shared_b is None and loss != "square":
                 # the SVM / SVR solver computes the effective kernel's rows it
@@ -231,7 +234,7 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
                 # whole kernel, assembled at every evaluation, was over half
                 # of a cross-validated fit (Default, C grid 0.1-10)
                 be, bb, Lb = solve_inner(loss, None, yb, mask, Cb, epsilon, b0,
-                                         packed=(Wb, Gb))
+                                         packed=(Wb, Gb, fb))
                 beta.append(be), bias.append(bb), Ls.append(Lb)
                 continue
             Keff = np.empty(mask.shape + mask.shape[1:])
@@ -346,6 +349,16 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
     k_all = k + (0 if shared_b is None else len(shared_b))
     T = blocks.n_tasks
     grams_tm = _task_major(grams)
+    first_b = None
+    if shared_b is None and loss != "square":
+        # repeated rows (categorical inputs: verbagg's 667 rows per task are 320-370
+        # distinct with their labels) share one SVM / SVR dual, found once for all
+        # evaluations: the same problem without the degenerate directions the
+        # solver crawled along
+        from ._smo import repeated_rows
+
+        first_b = [repeated_rows(Gb, yb, mask.sum(1))
+                   for (_, _, mask), Gb, yb in zip(blocks.buckets, grams_tm, y_b)]
     common = not per_task_weights
     pbar = np.inf if (not common or p == 2 or np.isinf(p)) else p / (p - 2.0)
     if common and np.isinf(p):
@@ -362,7 +375,7 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
     def oracle(gamma, it):
         gt = gamma[group]  # (T, k_all)
         out = _evaluate(blocks, grams_tm, y_b, loss, C, gt, pbar, last["lam"], epsilon,
-                        max_inner, inner_tol, shared_b, last.get("beta"))
+                        max_inner, inner_tol, shared_b, last.get("beta"), first_b)
         _, S, lam_, L, beta, bias = out[:6]
         Gj = np.zeros((n_groups, k_all))
         np.add.at(Gj[:, :k], group, (S / lam_).T)
