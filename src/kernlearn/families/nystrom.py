@@ -61,6 +61,11 @@ def kernel_block(A, B, kernel, params, center=None):
     return pairwise_kernel(A, B, kernel=kernel, **params)
 
 
+#: mantissa bits of the kernel values that :func:`content_order` compares (the
+#: rest is round-off: kernel values of the same rows can differ there)
+_KEY_BITS = 36
+
+
 def content_order(X, indices, kernel, params, center=None):
     """``indices`` sorted by their rows' kernel values against one another.
 
@@ -74,7 +79,9 @@ def content_order(X, indices, kernel, params, center=None):
     values (first column first) where keys are equal.  The same rows in
     another order (all of them sampled), their columns in another order,
     float32 copies or their Gram matrix given as ``kernel="precomputed"``
-    give the same order, up to values equal to the kernel's round-off.
+    give the same order: the values are compared to 36 bits (about 1e-11
+    relative), so that values equal but for round-off (categorical inputs:
+    many equal distances) tie.
     Equal rows keep their order (they are interchangeable).
 
     Parameters
@@ -105,7 +112,13 @@ def content_order(X, indices, kernel, params, center=None):
             rows = sp.csr_matrix(rows)
             rows = rows[:, np.unique(rows.indices)].toarray()
         values = np.asarray(rows).T[::-1]
-    keys = np.sort(0.5 * (block + block.T), axis=1).T[::-1]
+    # (rounded to _KEY_BITS bits of mantissa before sorting: values equal in
+    # exact arithmetic but computed from inputs that differ in round-off, as
+    # the standardized inputs of the same rows in another order do, tie as
+    # they should; on categorical inputs their last bits ordered the rows)
+    mant, expo = np.frexp(0.5 * (block + block.T))
+    keys = np.sort(np.ldexp(np.round(np.ldexp(mant, _KEY_BITS)), expo - _KEY_BITS),
+                   axis=1).T[::-1]
     keys = keys if values is None else np.vstack([values, keys])
     return indices[np.lexsort(keys)]  # (the last key first; equal keys keep their order)
 
