@@ -3,12 +3,15 @@
 ``MultitaskMKLClassifierCV``'s warm starts along its C grid and for the refit;
 ``MultitaskMKLRegressorCV``'s leave-one-out criterion from one
 eigendecomposition per task; the multitask SVM / SVR duals with repeated rows
-merged; the low-rank estimators' column sample in content order.  One defect
-(the test named ``*_defect_*``): the content order compared kernel values to
-their last bit, so on categorical inputs (many distances equal) the round-off
-of the standardized inputs, which differs with the row order, ordered rows
-whose values tie, and the same rows in another order gave another model (0.04
-to 0.16 in predictions) where the documentation promises the same one.  What
+merged; the low-rank estimators' column sample in content order.  Two defects
+(the tests named ``*_defect_*``), both in the content order: it compared
+kernel values to their last bit, so on categorical inputs (many distances
+equal) the round-off of the standardized inputs, which differs with the row
+order, ordered rows whose values tie, and the same rows in another order gave
+another model (0.04 to 0.16 in predictions) where the documentation promises
+the same one; and distinct rows whose values tie (a full factorial design)
+were ordered by their first column (another column order: another model) or,
+for a precomputed Gram matrix, by their row order.  What
 held is pinned: the merged duals equal the unmerged ones with per-row weights
 that differ (zeros, class weights) and in the SVR; the eigen criterion equals
 the inverse-based one on other kernel lists, scales, weights and repeated
@@ -68,3 +71,37 @@ def test_defect_content_order_ties_values_equal_but_for_round_off():
         a = content_order(Z, idx, "rbf", {"gamma": 1 / 3})
         b = p[content_order(Z[p] + [1e-15, -2e-15, 3e-15], idx, "rbf", {"gamma": 1 / 3})]
         np.testing.assert_array_equal(Z[a], Z[b])  # (equal rows are interchangeable)
+
+
+def test_defect_a_symmetric_design_orders_its_tied_rows_by_their_targets():
+    # a full factorial design (each point twice): distinct rows share their
+    # kernel values' multiset (the corners, the edges...), so the order of
+    # such rows came from the first column's values (another column order:
+    # another model, 0.03) or, for a precomputed Gram matrix, from the row
+    # order (0.005) where the documentation promises the data's model; the
+    # targets (and weights) now order them before the values
+    import itertools
+
+    from kernlearn import LowRankKernelRegressor
+    from kernlearn.kernels import pairwise_kernel
+
+    X = np.array(list(itertools.product(range(3), repeat=3)), float)
+    X = np.r_[X, X]
+    rng = np.random.default_rng(0)
+    y = X @ [1.0, -0.5, 0.3] + 0.3 * rng.normal(size=len(X))
+    p = rng.permutation(len(X))
+    est = LowRankKernelRegressor(random_state=0)
+    a = est.fit(X, y).predict(X)
+    np.testing.assert_allclose(est.fit(X[p], y[p]).predict(X), a, rtol=0, atol=1e-9)
+    c = [2, 0, 1]
+    np.testing.assert_allclose(est.fit(X[:, c], y).predict(X[:, c]), a, rtol=0, atol=1e-9)
+    G = pairwise_kernel(X, X, "rbf", gamma=1 / 3)
+    pre = LowRankKernelRegressor(kernel="precomputed", random_state=0)
+    g = pre.fit(G, y).predict(G)
+    np.testing.assert_allclose(pre.fit(G[np.ix_(p, p)], y[p]).predict(G[:, p]), g,
+                               rtol=0, atol=1e-9)
+    # (and weights: the same rows with their weights in another order)
+    sw = np.resize([1.0, 2.0, 0.5], len(X))
+    b = est.fit(X, y, sample_weight=sw).predict(X)
+    np.testing.assert_allclose(est.fit(X[p], y[p], sample_weight=sw[p]).predict(X), b,
+                               rtol=0, atol=1e-9)
