@@ -105,3 +105,94 @@ def test_defect_a_symmetric_design_orders_its_tied_rows_by_their_targets():
     b = est.fit(X, y, sample_weight=sw).predict(X)
     np.testing.assert_allclose(est.fit(X[p], y[p], sample_weight=sw[p]).predict(X), b,
                                rtol=0, atol=1e-9)
+
+
+# ---------------------------------------------------------------- checked clean
+
+
+def _without_merge(monkeypatch):
+    from kernlearn.methods.mtmkl import _smo
+
+    monkeypatch.setattr(_smo, "repeated_rows", lambda Gp, y, sizes: np.broadcast_to(
+        np.arange(y.shape[1]), y.shape).copy())
+
+
+def _categorical(n=180, seed=1):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(n, 3)).astype(float)
+    t = np.repeat(np.arange(3), n // 3)
+    sw = rng.uniform(0.1, 3.0, n)
+    sw[::9] = 0.0
+    return rng, X, t, sw
+
+
+@pytest.mark.parametrize("kw", [{}, {"class_weight": {0: 0.3, 1: 2.0}},
+                                {"class_weight": "balanced", "formulation": "mkl"}])
+def test_merged_repeated_rows_with_differing_weights_give_the_unmerged_model(kw, monkeypatch):
+    # repeated rows of one label with weights that differ (zeros among them):
+    # one dual with the summed bound, split by C_i, is the unmerged optimum
+    from kernlearn import MultitaskMKLClassifier
+
+    rng, X, t, sw = _categorical()
+    y = (X[:, 0] + rng.normal(size=len(X)) > 1).astype(int)
+    est = MultitaskMKLClassifier(tol=1e-6, **kw)
+    a = est.fit(X, y, task_index=t, sample_weight=sw).decision_function(X, task_index=t)
+    _without_merge(monkeypatch)
+    b = est.fit(X, y, task_index=t, sample_weight=sw).decision_function(X, task_index=t)
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+
+
+def test_merged_svr_rows_give_the_unmerged_model(monkeypatch):
+    # the same inputs with the same target (merged) and with another (not)
+    from kernlearn import MultitaskMKLRegressor
+
+    rng, X, t, sw = _categorical()
+    y = X[:, 0] + 0.5 * X[:, 1]
+    y[::4] += rng.normal(size=len(y[::4]))
+    est = MultitaskMKLRegressor(loss="epsilon_insensitive", tol=1e-6)
+    a = est.fit(X, y, task_index=t, sample_weight=sw).predict(X, task_index=t)
+    _without_merge(monkeypatch)
+    b = est.fit(X, y, task_index=t, sample_weight=sw).predict(X, task_index=t)
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("kernels", [
+    [("linear", {}, [1, 2]), ("rbf", {"gamma": 0.3}, [0])],  # views; repeated RBF rows
+    [("poly", {"degree": 2}), "linear"],
+    ["linear"],
+])
+def test_eigen_criterion_fits_the_inverse_based_model(kernels, monkeypatch):
+    # tasks of 100 rows (the distinct-rows decomposition), weights, a column
+    # of four levels: the model of the search with the inverse-based criterion
+    from kernlearn import MultitaskMKLRegressorCV
+    from kernlearn.methods.mtmkl import selection
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4))
+    X[:, 0] = rng.integers(0, 4, 300)
+    t = np.repeat(np.arange(3), 100)
+    y = X[:, 0] * (t - 1.0) + np.sin(X[:, 1]) + X[:, 2] + 0.3 * rng.normal(size=300)
+    sw = rng.uniform(0.1, 4.0, 300)
+    a = MultitaskMKLRegressorCV(kernels).fit(X, y, task_index=t, sample_weight=sw)
+    monkeypatch.setattr(selection, "eigen_plan", lambda *args: False)
+    b = MultitaskMKLRegressorCV(kernels).fit(X, y, task_index=t, sample_weight=sw)
+    assert a.C_ == pytest.approx(b.C_, rel=1e-6)
+    np.testing.assert_allclose(a.predict(X, task_index=t), b.predict(X, task_index=t),
+                               rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("Cs", [[1.0], [10.0, 0.1, 1.0, 0.1]])
+def test_warm_started_refit_is_the_cold_fits_optimum_within_tol(Cs):
+    # one C, an unsorted grid with a C twice: the refit starts from its folds'
+    # duals and weights; its objective is the cold refit's within their gaps
+    from kernlearn import MultitaskMKLClassifier, MultitaskMKLClassifierCV
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 4))
+    t = np.repeat(np.arange(3), 50)
+    y = (X[:, 0] * (t - 0.5) + 0.6 * rng.normal(size=150) > 0).astype(int)
+    cv = MultitaskMKLClassifierCV(Cs=Cs, cv=3).fit(X, y, task_index=t)
+    cold = MultitaskMKLClassifier(C=cv.C_).fit(X, y, task_index=t)
+    assert cv.converged_ and cold.converged_
+    assert abs(cv.objective_ - cold.objective_) <= cv.gap_ + cold.gap_
+    assert len(cv.cv_results_["mean_test_score"]) == len(Cs)
