@@ -673,7 +673,11 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         the default up to 128 rows) the same rows in another order give the
         same decision function, to round-off; with fewer columns another row
         order moves the model as another seed does (the Platt folds of
-        ``probability=True`` follow the row order too).
+        ``probability=True`` follow the row order too).  Distinct rows whose
+        kernel values tie (a symmetric design) are ordered by their labels,
+        then by their values (first column first); only those of one label
+        follow the column order, or with ``kernel="precomputed"`` the row
+        order (nothing else tells them apart).
     verbose : int, default=0
         Progress, as in :class:`LowRankKernelRegressor`.
     standardize : bool, default=True

@@ -701,9 +701,10 @@ kernels_, platt_, n_features_in_, feature_names_in_
 
         Every C of a fold is fitted with one store that keeps the fold's
         kernel blocks (up to :data:`_BLOCK_ROWS` training rows): they were
-        computed again for every C.  The C of a fold are fitted in ascending
-        order, each starting from the previous C's solution (its SVM duals
-        scaled, its kernel weights; :func:`~kernlearn.methods.mtmkl.fit_multitask`);
+        computed again for every C.  The C of a fold are fitted from the
+        grid's middle up, then down (:func:`_path_order`), each starting from
+        the nearest C fitted (its SVM duals scaled, its kernel weights;
+        :func:`~kernlearn.methods.mtmkl.fit_multitask`);
         every fit still stops on its own duality gap, so the fold models are
         the cold ones' optimum within ``tol``.  Each fit's duals (per row of
         ``X``) and kernel weights are kept for the refit's start

@@ -61,7 +61,12 @@ def kernel_block(A, B, kernel, params, center=None):
     return pairwise_kernel(A, B, kernel=kernel, **params)
 
 
-def content_order(X, indices, kernel, params, center=None):
+#: mantissa bits of the kernel values that :func:`content_order` compares (the
+#: rest is round-off: kernel values of the same rows can differ there)
+_KEY_BITS = 36
+
+
+def content_order(X, indices, kernel, params, center=None, tie=None):
     """``indices`` sorted by their rows' kernel values against one another.
 
     A sample drawn by position follows the rows' order; sorted by content,
@@ -70,11 +75,17 @@ def content_order(X, indices, kernel, params, center=None):
     data alone.  Row ``m``'s key is the sorted values ``k(x_m, x_s)`` over
     the sampled rows ``s`` (in float64, the matrix made exactly symmetric:
     two rows farthest from each other share their smallest value), the
-    rows are taken in lexicographic order of their keys, then of their
-    values (first column first) where keys are equal.  The same rows in
+    rows are taken in lexicographic order of their keys, then of ``tie``
+    (the targets, the weights), then of their values (first column first)
+    where keys are equal.  The same rows in
     another order (all of them sampled), their columns in another order,
     float32 copies or their Gram matrix given as ``kernel="precomputed"``
-    give the same order, up to values equal to the kernel's round-off.
+    give the same order: the values are compared to 36 bits (about 1e-11
+    relative), so that values equal but for round-off (categorical inputs:
+    many equal distances) tie.  Distinct rows whose keys tie (a symmetric
+    design, as a full factorial one) are ordered by ``tie``, then by their
+    values: only where those tie too does the order of the columns (or,
+    ``kernel="precomputed"``, of the rows) decide.
     Equal rows keep their order (they are interchangeable).
 
     Parameters
@@ -89,6 +100,10 @@ def content_order(X, indices, kernel, params, center=None):
         Its keyword arguments.
     center : ndarray of shape (n_features,), optional
         See :func:`kernel_block`.
+    tie : ndarray of shape (n_samples, q), optional
+        Further values of each row (first column first) that order rows
+        whose kernel values tie; they must not depend on the row order
+        beyond an increasing map (a centred or scaled target is fine).
 
     Returns
     -------
@@ -105,7 +120,16 @@ def content_order(X, indices, kernel, params, center=None):
             rows = sp.csr_matrix(rows)
             rows = rows[:, np.unique(rows.indices)].toarray()
         values = np.asarray(rows).T[::-1]
-    keys = np.sort(0.5 * (block + block.T), axis=1).T[::-1]
+    # (rounded to _KEY_BITS bits of mantissa before sorting: values equal in
+    # exact arithmetic but computed from inputs that differ in round-off, as
+    # the standardized inputs of the same rows in another order do, tie as
+    # they should; on categorical inputs their last bits ordered the rows)
+    mant, expo = np.frexp(0.5 * (block + block.T))
+    keys = np.sort(np.ldexp(np.round(np.ldexp(mant, _KEY_BITS)), expo - _KEY_BITS),
+                   axis=1).T[::-1]
+    if tie is not None:
+        tie = np.asarray(tie, dtype=float).reshape(len(tie), -1)[indices].T[::-1]
+        keys = np.vstack([tie, keys])
     keys = keys if values is None else np.vstack([values, keys])
     return indices[np.lexsort(keys)]  # (the last key first; equal keys keep their order)
 

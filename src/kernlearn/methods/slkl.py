@@ -631,8 +631,11 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
     # draws follow the data, not its row order (which moved a model sampling
     # every row ten times as far as a change of seed)
     pool = X.shape[0] if sw is None else rows
+    # (rows whose kernel values tie, as in a symmetric design, by their
+    # targets and weights: a precomputed Gram matrix has no other content)
     S = content_order(X, np.random.default_rng(rng.integers(2**31)).choice(
-        pool, M, replace=False), kernel, params, center)
+        pool, M, replace=False), kernel, params, center,
+        tie=Y if sw is None else np.column_stack([Y, sw]))
     given = nystrom.given_gamma(kernel, gamma, kernel_params)  # (the user's width)
     factors = _gamma_factors(gamma_factors, given, params, kernel, X, rows)
     family = _WidthColumns(X, S, kernel, params, factors, precompute, center)
