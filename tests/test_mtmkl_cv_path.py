@@ -15,6 +15,7 @@ import kernlearn.methods.mtmkl.fit as mtfit
 from kernlearn import MultitaskMKLClassifier, MultitaskMKLClassifierCV
 from kernlearn.estimators.mtmkl_cv import _path_order
 from kernlearn.methods.mtmkl import FactorStore, TaskBuckets
+from test_mtmkl_cv_reuse import _folds  # (same folder: folds holding both classes of every task)
 
 KERNELS = ["linear", ("rbf", {"gamma": 0.5})]
 CS = (0.1, 1.0, 10.0)
@@ -29,15 +30,6 @@ def _data(n_per_task=40, seed=0, n_tasks=2):
     y = (X[:, 0] * (2 * (t % 2) - 1) + 0.3 * X[:, 1] ** 2
          + 0.8 * rng.normal(size=len(t)) > 0).astype(int)
     return X, y, t
-
-
-def _folds(t, y, n_folds=3):
-    strata = 2 * t + y
-    fold = np.zeros(len(t), dtype=int)
-    for s in np.unique(strata):
-        rows = np.flatnonzero(strata == s)
-        fold[rows] = np.arange(len(rows)) % n_folds
-    return [(np.flatnonzero(fold != k), np.flatnonzero(fold == k)) for k in range(n_folds)]
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ import pytest
 
 from kernlearn.methods.mtmkl import _smo
 from kernlearn.methods.mtmkl._smo import libsvm_buckets, smo_buckets
+from test_mtmkl_svm_speed import _dual, _kkt_violation  # (same folder; its EPS is 0.1 too)
 
 EPS = 0.1
 
@@ -44,33 +45,6 @@ def _survey_bucket(seed=2, T=2, m=500, n_people=60, n_items=8):
         labels[a, :mt] = np.where(score > 0, 1.0, -1.0)
         targets[a, :mt] = score
     return K, labels, targets, sizes
-
-
-def _kkt_violation(K, y, beta, C, sizes, regression):
-    """libsvm's maximal KKT violation of each task, the gradient from scratch."""
-    out = []
-    for a, m in enumerate(sizes):
-        Ka = K[a, :m, :m].astype(np.float32).astype(float)
-        f = Ka @ beta[a, :m]
-        Ca = np.broadcast_to(C, y.shape)[a, :m]
-        if regression:  # variables (alpha, alpha*), s = (1, -1)
-            s = np.r_[np.ones(m), -np.ones(m)]
-            al = np.r_[np.maximum(beta[a, :m], 0), np.maximum(-beta[a, :m], 0)]
-            G = np.r_[f + EPS - y[a, :m], -f + EPS + y[a, :m]]
-            Cv = np.r_[Ca, Ca]
-        else:
-            s, al, G, Cv = y[a, :m], beta[a, :m] * y[a, :m], y[a, :m] * f - 1.0, Ca
-        up = ((s > 0) & (al < Cv)) | ((s < 0) & (al > 0))
-        low = ((s > 0) & (al > 0)) | ((s < 0) & (al < Cv))
-        out.append((-s * G)[up].max() - (-s * G)[low].min())
-    return np.array(out)
-
-
-def _dual(K, y, beta, regression):
-    Kf = K.astype(np.float32).astype(float)
-    lin = ((y * beta).sum(1) - EPS * np.abs(beta).sum(1) if regression
-           else np.abs(beta).sum(1))
-    return lin - 0.5 * np.einsum("ti,tij,tj->t", beta, Kf, beta)
 
 
 def test_chains_save_pair_updates_on_repeated_overlapping_rows():
