@@ -16,6 +16,12 @@ held is pinned: the merged duals equal the unmerged ones with per-row weights
 that differ (zeros, class weights) and in the SVR; the eigen criterion equals
 the inverse-based one on other kernel lists, scales, weights and repeated
 inputs; the cross-validation's warm starts end at the cold fits' optimum.
+A third defect, older (found while measuring the content order): a
+low-rank fit whose Woodbury updates lost every digit (a linear kernel on
+inputs near 1e40, not standardised) returned a model with R^2 -1e66 behind a
+``ConvergenceWarning`` at most seeds; its objective had risen from 1.2e3 to
+1e36, or gone negative.  Such a solve is now the breakdown error the other
+seeds already gave.
 """
 
 import warnings
@@ -33,6 +39,25 @@ def _quiet():
 
 
 # ---------------------------------------------------------------- defects
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 5])
+def test_defect_a_solve_whose_objective_rose_is_a_breakdown_not_a_model(seed):
+    from kernlearn import LowRankKernelRegressor
+    from kernlearn.methods.slkl import SLKLBreakdown
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3))
+    y = X @ [1.0, 2.0, 3.0] + 0.1 * rng.normal(size=80)
+    est = LowRankKernelRegressor(kernel="linear", standardize=False, random_state=seed)
+    # (these seeds fitted before, predicting with R^2 about -1e66)
+    with pytest.raises(SLKLBreakdown, match="objective went from .* standardise the inputs"):
+        est.fit(X * 1e40, y)
+    # the same data standardised, or at its own scale, is fitted as before
+    assert est.set_params(standardize=True).fit(X * 1e40, y).score(X * 1e40, y) > 0.99
+    fitted = LowRankKernelRegressor(kernel="linear", standardize=False, random_state=seed)
+    assert fitted.fit(X, y).score(X, y) > 0.99
+
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "poly"])
