@@ -102,3 +102,21 @@ def test_fgm_master_choice_times_one_solve_at_the_recorded_C():
         assert est.C_ == 1.0
         assert np.all(np.isfinite(est.coef_))
 
+
+
+def test_small_fits_check_against_a_reference_of_other_sizes_names_them(tmp_path):
+    # the rules' check (`--check-predictions preds.npz`) run at a size the
+    # reference was not saved at raised KeyError after every fit
+    ref = tmp_path / "ref.npz"
+    common = ["--estimators", "FGMClassifier", "--repeats", "1"]
+    saved = _run_script("small_fits", [*common, "--sizes", "60x4",
+                                       "--save-predictions", str(ref)], tmp_path)
+    assert saved.returncode == 0 and ref.exists(), saved.stderr[-2000:]
+    same = _run_script("small_fits", [*common, "--sizes", "60x4",
+                                      "--check-predictions", str(ref)], tmp_path)
+    assert same.returncode == 0 and "equal to the reference" in same.stdout
+    other = _run_script("small_fits", [*common, "--sizes", "50x4",
+                                       "--check-predictions", str(ref)], tmp_path)
+    assert other.returncode == 1, other.stderr[-2000:]
+    assert "Traceback" not in other.stderr, other.stderr[-2000:]
+    assert "FGMClassifier/50x4/predict (not in the reference)" in other.stdout
