@@ -69,7 +69,9 @@ def test_absent_data_is_a_skip_naming_the_file(tmp_path, script, args, missing):
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: BLAS starts one thread anyway")
 @pytest.mark.parametrize(
-    "module", ["fgm_equal_k", "fgm_regularisation", "fgm_suite_check", "mkl_defaults_suite"])
+    "module", ["fgm_equal_k", "fgm_regularisation", "fgm_suite_check", "mkl_defaults_suite",
+               "defaults", "mkl_vs_anchors", "scaling_kernel", "weights_probability",
+               "fgm_vs_l1", "multitask_units"])
 def test_timed_comparisons_run_on_one_blas_thread(tmp_path, module):
     # as suite.py, small_fits.py and predict_cost.py: the thread variables are
     # set before numpy loads, so that neither side's CPU time counts idle
