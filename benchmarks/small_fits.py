@@ -191,7 +191,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
-    sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
+    try:
+        sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or any(len(s) != 2 or min(s) < 1 for s in sizes):
+        parser.error(f"--sizes {args.sizes!r}: expected rows x columns, e.g. 100x10,1000x20")
     names = chosen_estimators(parser, args.estimators)
     reference = dict(np.load(args.check_predictions)) if args.check_predictions else None
     saved, rows, mismatches = {}, [], []

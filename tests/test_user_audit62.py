@@ -122,3 +122,11 @@ def test_small_fits_check_against_a_reference_of_other_sizes_names_them(tmp_path
     assert other.returncode == 1, other.stderr[-2000:]
     assert "Traceback" not in other.stderr, other.stderr[-2000:]
     assert "FGMClassifier/50x4/predict (not in the reference)" in other.stdout
+
+
+@pytest.mark.parametrize("sizes", ["10", "100x", "0x5", "100x10x3"])
+def test_small_fits_malformed_sizes_is_a_usage_error(tmp_path, sizes):
+    out = _run_script("small_fits", ["--sizes", sizes, "--estimators", "FGMClassifier"],
+                      tmp_path)
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr and "--sizes" in out.stderr, out.stderr[-2000:]
