@@ -16,6 +16,13 @@ Usage::
         [--out benchmarks/out]
 """
 
+import os
+
+# One BLAS thread for both sides, set before numpy loads (as suite.py): on a
+# shared machine neither side's time then counts threads the other does not use.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import argparse
 import sys
 import warnings

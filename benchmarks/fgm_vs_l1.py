@@ -18,6 +18,13 @@ dense 4096 x 65,536 set of sec. 6.2.3; ``--only-synthetic`` skips the real sets;
 ``--types`` picks the weightings of sec. 6.2.1 run on the 4096 x 4096 set.
 """
 
+import os
+
+# One BLAS thread for both sides, set before numpy loads (as suite.py): on a
+# shared machine neither side's time then counts threads the other does not use.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import argparse
 import sys
 import warnings

@@ -2,8 +2,10 @@
 
 1. fits at defaults on ``make_classification`` data of 100 x 10, 1000 x 20 and
    5000 x 36 with each master, next to ``LinearSVC``;
-2. ``ijcnn1`` and ``a9a`` (official splits): GrFL at defaults (100 learned
-   features) with each master against ``Nystroem(n_components=100)`` +
+2. ``ijcnn1`` and ``a9a`` (official splits): GrFL at defaults (its default
+   budget: one feature per input column or per 10 rows, within 100-200; the
+   table's last column is the count learned) with each master against
+   ``Nystroem(n_components=100)`` +
    ``LinearSVC`` after a ``StandardScaler`` (``with_mean=False`` on sparse
    a9a): training time, its ratio to the anchor, test accuracy, and the
    masters' total iterations.

@@ -19,6 +19,13 @@ whose first run takes more than 10 s is run once.
 Usage: ``python benchmarks/mkl_vs_anchors.py [--repeats 3] [--quick]``.
 """
 
+import os
+
+# One BLAS thread for both sides, set before numpy loads (as suite.py): on a
+# shared machine neither side's time then counts threads the other does not use.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import argparse
 import time
 import warnings

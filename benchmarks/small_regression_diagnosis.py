@@ -160,6 +160,11 @@ def run(sets, seeds):
     """One record per set x seed: ``{"set", "seed", "n_train", "slkl", "grfl"}``."""
     out = []
     for spec in sets:
+        try:  # absent data or package: the set is skipped with the reason, as in suite.py
+            suite._cached_split(spec, "reg", 20000, seeds[0])
+        except (suite.DatasetNotFoundError, suite.unseen_sets.MissingPackageError) as exc:
+            print(f"skip {spec}: {exc}", flush=True)
+            continue
         for seed in seeds:
             (Xtr, ytr, Xte, yte), task, _ = suite._cached_split(spec, "reg", 20000, seed)
             if task != "reg":

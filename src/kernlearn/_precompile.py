@@ -12,8 +12,10 @@ only loads it.  The run ends by checking that every compiled function
 of the package was reached; it names the ones that were not (a new function
 that needs a workload here) and, with ``--strict``, exits with status 1.
 
-Compiling from scratch takes about 15 s on a quiet two-core machine; when the
-cache is already current the step only loads it (about 2 s with imports).
+Compiling from scratch takes a minute or two of CPU on a two-core machine
+(45-106 s in BENCHMARKS.md's runs; it was about 15 s when the package had
+fewer compiled functions); when the cache is already current the step only
+loads it (about 2 s with imports).
 """
 
 import importlib
