@@ -1,0 +1,122 @@
+"""The multitask regressors' faster fits give the models of the routes they replace.
+
+Each restructured computation is compared with the old one, reached through a
+private switch (the old route patched back in) or computed directly.
+"""
+
+import numpy as np
+import pytest
+
+from kernlearn import MultitaskMKLRegressor
+from kernlearn.methods.mtmkl import TaskBuckets, mtfl, solve_mtfl
+from kernlearn.methods.mtmkl._ridge_repeats import ridge_repeats
+from kernlearn.methods.mtmkl.mtfl import _task_major
+
+
+def _repeated(n_tasks=3, rows=(90, 100, 110), distinct=20, seed=0):
+    """Tasks whose inputs repeat (each from ``distinct`` rows), targets noisy."""
+    rng = np.random.default_rng(seed)
+    X, y, t = [], [], []
+    for a in range(n_tasks):
+        m = rows[a % len(rows)]
+        base = rng.normal(size=(distinct, 3))
+        Xa = base[rng.integers(0, distinct, size=m)]
+        X.append(Xa)
+        y.append(Xa[:, 0] - (a % 3) * Xa[:, 1] + 0.3 * rng.normal(size=m) + a)
+        t.append(np.full(m, a))
+    return np.vstack(X), np.concatenate(y), np.concatenate(t)
+
+
+def _whole_rows(monkeypatch):
+    """The old route: every task's kernel ridge on all its rows."""
+    monkeypatch.setattr(mtfl, "ridge_repeats", lambda *a: None)
+
+
+def _fits(monkeypatch, X, y, t, sw=None, **params):
+    new = MultitaskMKLRegressor(**params).fit(X, y, task_index=t, sample_weight=sw)
+    with monkeypatch.context() as m:
+        _whole_rows(m)
+        old = MultitaskMKLRegressor(**params).fit(X, y, task_index=t, sample_weight=sw)
+    return new, old
+
+
+def _same_model(new, old, X, t):
+    np.testing.assert_allclose(new.predict(X, task_index=t), old.predict(X, task_index=t),
+                               rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(new.kernel_weights_, old.kernel_weights_, rtol=1e-8,
+                               atol=1e-12)
+    np.testing.assert_allclose(new.intercept_, old.intercept_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(new.objective_, old.objective_, rtol=1e-8)
+    assert new.n_iter_ == old.n_iter_
+
+
+def test_repeats_found_only_where_they_save():
+    X, y, t = _repeated()
+    blocks = TaskBuckets([np.flatnonzero(t == a) for a in range(3)])
+    grams = [np.stack([np.exp(-((X[idx][:, :, None] - X[idx][:, None, :]) ** 2).sum(-1)
+                               * (mask[:, :, None] & mask[:, None, :]))])
+             for _, idx, mask in blocks.buckets]
+    for (_, idx, mask), K, Gp in zip(blocks.buckets, grams, _task_major(grams)):
+        rep = ridge_repeats(Gp, np.where(mask, y[idx], 0.0), mask, 1.0)
+        assert rep is not None and rep.mask.shape[1] <= 20
+        # the distinct rows' kernel is the whole one's (each row, its distinct row's)
+        Ku = np.empty(rep.mask.shape + rep.mask.shape[1:])
+        mtfl._unpack_effective(np.ones((len(mask), 1)), rep.Gp, Ku)
+        for a in range(len(mask)):
+            g = rep.group[a, mask[a]]
+            np.testing.assert_array_equal(Ku[a][np.ix_(g, g)],
+                                          K[0, a][np.ix_(mask[a], mask[a])])
+    # distinct inputs: the whole rows
+    Xd, yd, td = _repeated(distinct=10_000)
+    blocks = TaskBuckets([np.flatnonzero(td == a) for a in range(3)])
+    (_, idx, mask), = blocks.buckets[:1]
+    K = Xd[idx] @ Xd[idx].transpose(0, 2, 1) * (mask[:, :, None] & mask[:, None, :])
+    assert ridge_repeats(_task_major([K[None]])[0], np.where(mask, yd[idx], 0.0), mask,
+                         1.0) is None
+
+
+@pytest.mark.parametrize("params", [
+    {},
+    {"kernels": ["linear", ("rbf", {"gamma": 0.5})], "C": 10.0},
+    {"formulation": "mkl"},
+    {"p": 4.0},
+    {"formulation": "independent"},
+])
+def test_repeated_inputs_same_model(monkeypatch, params):
+    X, y, t = _repeated()
+    new, old = _fits(monkeypatch, X, y, t, **params)
+    _same_model(new, old, X, t)
+
+
+def test_repeated_inputs_weights_and_many_tasks(monkeypatch):
+    X, y, t = _repeated(n_tasks=12, rows=(64, 70, 75, 80))
+    sw = np.random.default_rng(1).uniform(0.2, 3.0, size=len(y))
+    sw[::7] = 0.0  # rows of zero weight leave the fit
+    new, old = _fits(monkeypatch, X, y, t, sw)
+    _same_model(new, old, X, t)
+
+
+def test_repeats_with_a_task_of_one_row(monkeypatch):
+    """A bucket of one row (solved whole) next to buckets of repeated rows."""
+    X, y, t = _repeated()
+    rows = [np.flatnonzero(t == a) for a in range(3)] + [np.array([len(y)])]
+    X = np.vstack([X, X[:1]])
+    y = np.append(y, 0.5)
+    blocks = TaskBuckets(rows)
+    grams = []
+    for _, idx, mask in blocks.buckets:
+        Xb = X[idx]
+        pair = mask[:, :, None] & mask[:, None, :]
+        grams.append(np.stack([Xb @ Xb.transpose(0, 2, 1) * pair,
+                               np.exp(-((Xb[:, :, None] - Xb[:, None, :]) ** 2).sum(-1))
+                               * pair]))
+    y_b = blocks.gather(y)
+    new = solve_mtfl(blocks, grams, y_b, "square", 2.0, max_iter=30)
+    with monkeypatch.context() as m:
+        _whole_rows(m)
+        old = solve_mtfl(blocks, grams, y_b, "square", 2.0, max_iter=30)
+    np.testing.assert_allclose(new["gamma"], old["gamma"], rtol=1e-8)
+    np.testing.assert_allclose(new["b"], old["b"], rtol=1e-8)
+    for bn, bo in zip(new["beta"], old["beta"]):
+        np.testing.assert_allclose(bn, bo, rtol=1e-8, atol=1e-10)
+    assert new["n_iter"] == old["n_iter"]
