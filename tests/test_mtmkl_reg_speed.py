@@ -120,3 +120,73 @@ def test_repeats_with_a_task_of_one_row(monkeypatch):
     for bn, bo in zip(new["beta"], old["beta"]):
         np.testing.assert_allclose(bn, bo, rtol=1e-8, atol=1e-10)
     assert new["n_iter"] == old["n_iter"]
+
+
+# ---------------------------------------------------------------- C="auto"'s blocks
+
+def _all_blocks(monkeypatch):
+    """The old route of C="auto": every kernel's blocks built and used."""
+    from kernlearn.methods.mtmkl import fit
+
+    monkeypatch.setattr(fit, "_loo_grams", lambda kernels, blocks, dense: [
+        np.stack([kernels.blocks(j, idx, mask) for j in range(kernels.n_kernels)])
+        for _, idx, mask in blocks.buckets])
+    monkeypatch.setattr(fit, "_kernel_terms", lambda mu, K, factors, beta: np.einsum(
+        "j,jtab,tb->ta", mu, K, beta))
+
+
+def _grouped(n_tasks=4, m=(30, 45, 80), d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.concatenate([np.full(m[a % len(m)], a) for a in range(n_tasks)])
+    X = rng.normal(size=(len(t), d))
+    y = X[:, 0] + np.sin(X[:, 1]) * (1 + t % 2) + 0.2 * rng.normal(size=len(t)) + t
+    return X, y, t
+
+
+@pytest.mark.parametrize("case", ["default", "weights", "many_tasks", "unshared",
+                                  "precomputed", "rbf_only"])
+def test_loo_fit_same_model_without_the_factor_blocks(monkeypatch, case):
+    from kernlearn import MultitaskMKLRegressorCV
+    from kernlearn.kernels import linear_kernel, rbf_kernel
+
+    X, y, t = _grouped(n_tasks=30, m=(3, 4, 6)) if case == "many_tasks" else _grouped()
+    sw = (np.random.default_rng(3).uniform(0.5, 2.0, len(y)) if case == "weights"
+          else None)
+    params = {"shared": False} if case == "unshared" else {}
+    fit_X = X
+    if case == "precomputed":
+        params["kernels"] = "precomputed"
+        fit_X = [linear_kernel(X, X), rbf_kernel(X, X, gamma=0.3)]
+    if case == "rbf_only":
+        params["kernels"] = [("rbf", {"gamma": 0.3})]
+
+    def fitted():
+        return MultitaskMKLRegressorCV(**params).fit(fit_X, y, task_index=t,
+                                                     sample_weight=sw)
+    new = fitted()
+    with monkeypatch.context() as m:
+        _all_blocks(m)
+        old = fitted()
+    assert new.C_ == pytest.approx(old.C_, rel=1e-8)
+    _same_model(new, old, fit_X, t)
+    np.testing.assert_allclose(new.shared_kernel_weights_, old.shared_kernel_weights_,
+                               rtol=1e-8, atol=1e-12)
+
+
+def test_kernel_terms_equal_the_blocks_products():
+    from kernlearn.methods.mtmkl.fit import _kernel_terms
+
+    rng = np.random.default_rng(0)
+    F = rng.normal(size=(3, 7, 2))
+    F[2, 5:] = 0.0  # padding
+    Kd = rng.normal(size=(3, 7, 7))
+    Kd = Kd @ Kd.transpose(0, 2, 1)
+    K = np.stack([Kd, F @ F.transpose(0, 2, 1)])
+    beta = rng.normal(size=(3, 7))
+    mu = np.array([0.7, 1.3])
+    np.testing.assert_allclose(_kernel_terms(mu, K, [None, F], beta),
+                               np.einsum("j,jtab,tb->ta", mu, K, beta), rtol=1e-12)
+    # the factor's block is not read
+    np.testing.assert_allclose(_kernel_terms(mu, np.stack([Kd, 0 * Kd]), [None, F], beta),
+                               np.einsum("j,jtab,tb->ta", mu, K, beta), rtol=1e-12)
+
