@@ -190,3 +190,30 @@ def test_kernel_terms_equal_the_blocks_products():
     np.testing.assert_allclose(_kernel_terms(mu, np.stack([Kd, 0 * Kd]), [None, F], beta),
                                np.einsum("j,jtab,tb->ta", mu, K, beta), rtol=1e-12)
 
+
+# ---------------------------------------------------------------- Cholesky solves
+
+def test_spd_solve_equals_the_lu_solve():
+    from kernlearn.utils._linalg import spd_solve
+
+    rng = np.random.default_rng(0)
+    for m in (10, 80):
+        F = rng.normal(size=(4, m, m))
+        A = F @ F.transpose(0, 2, 1) + 0.5 * np.eye(m)
+        A[3] = np.diag(np.r_[-1.0, np.ones(m - 1)])  # not positive definite: LU
+        B = rng.normal(size=(4, m, 2))
+        np.testing.assert_allclose(spd_solve(A, B), np.linalg.solve(A, B), rtol=1e-9,
+                                   atol=1e-12)
+
+
+@pytest.mark.parametrize("sw", [False, True])
+def test_ridge_by_cholesky_same_model(monkeypatch, sw):
+    from kernlearn.methods.mtmkl import inner
+
+    X, y, t = _grouped(n_tasks=3, m=(70, 90, 150), seed=1)
+    w = np.random.default_rng(4).uniform(0.3, 3.0, len(y)) if sw else None
+    new = MultitaskMKLRegressor(p=3.0).fit(X, y, task_index=t, sample_weight=w)
+    with monkeypatch.context() as m:
+        m.setattr(inner, "spd_solve", np.linalg.solve)
+        old = MultitaskMKLRegressor(p=3.0).fit(X, y, task_index=t, sample_weight=w)
+    _same_model(new, old, X, t)

@@ -13,6 +13,7 @@ biases and the linear part :math:`L_t(\beta_t)` of each task's dual
 
 import numpy as np
 
+from ...utils._linalg import spd_solve
 from ...utils._warnings import warn
 
 __all__ = ["per_bucket", "solve_all", "solve_coupled", "solve_inner"]
@@ -94,7 +95,8 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1, beta0=None, packed=None):
         A = K.copy()
         ar = np.arange(m)
         A[:, ar, ar] += np.where(mask, 0.5 / C, 1.0)
-        sol = np.linalg.solve(A, np.stack([y, e], axis=-1))
+        # (symmetric positive definite: Cholesky, half the LU solve's flops)
+        sol = spd_solve(A, np.stack([y, e], axis=-1))
         u, v = sol[..., 0], sol[..., 1]
         b = (e * u).sum(1) / (e * v).sum(1)
         beta = (u - b[:, None] * v) * e
