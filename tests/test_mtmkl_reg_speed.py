@@ -57,7 +57,7 @@ def test_repeats_found_only_where_they_save():
                                * (mask[:, :, None] & mask[:, None, :]))])
              for _, idx, mask in blocks.buckets]
     for (_, idx, mask), K, Gp in zip(blocks.buckets, grams, _task_major(grams)):
-        rep = ridge_repeats(Gp, np.where(mask, y[idx], 0.0), mask, 1.0)
+        rep = ridge_repeats(K, Gp, np.where(mask, y[idx], 0.0), mask, 1.0)
         assert rep is not None and rep.mask.shape[1] <= 20
         # the distinct rows' kernel is the whole one's (each row, its distinct row's)
         Ku = np.empty(rep.mask.shape + rep.mask.shape[1:])
@@ -71,8 +71,8 @@ def test_repeats_found_only_where_they_save():
     blocks = TaskBuckets([np.flatnonzero(td == a) for a in range(3)])
     (_, idx, mask), = blocks.buckets[:1]
     K = Xd[idx] @ Xd[idx].transpose(0, 2, 1) * (mask[:, :, None] & mask[:, None, :])
-    assert ridge_repeats(_task_major([K[None]])[0], np.where(mask, yd[idx], 0.0), mask,
-                         1.0) is None
+    assert ridge_repeats(K[None], _task_major([K[None]])[0], np.where(mask, yd[idx], 0.0),
+                         mask, 1.0) is None
 
 
 @pytest.mark.parametrize("params", [

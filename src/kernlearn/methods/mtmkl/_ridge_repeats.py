@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._smo import repeated_rows
+from ._loo_eigen import _distinct_rows
 
 __all__ = ["RidgeRepeats", "ridge_repeats"]
 
@@ -69,13 +69,16 @@ class RidgeRepeats:
         return self.offset + self.ratio * np.take_along_axis(u, self.group, axis=1)
 
 
-def ridge_repeats(Gp, y, mask, C):
+def ridge_repeats(K, Gp, y, mask, C):
     """The distinct-row system of one bucket, or ``None`` where it saves little.
 
     Parameters
     ----------
+    K : ndarray of shape (k, T_b, m, m)
+        Base kernel blocks of the bucket's tasks (a task's rows first, then
+        its padding).
     Gp : ndarray of shape (T_b, k, m (m + 1) / 2)
-        Packed base kernels of the bucket's tasks.
+        The same, packed (:func:`~kernlearn.methods.mtmkl.mtfl._task_major`).
     y : ndarray of shape (T_b, m)
         Targets, zero on padding.
     mask : ndarray of shape (T_b, m)
@@ -92,8 +95,13 @@ def ridge_repeats(Gp, y, mask, C):
     T, m = mask.shape
     if m < _FROM_ROWS:
         return None
-    # (rows of equal kernel rows whatever their targets: the targets are zeros)
-    first = repeated_rows(Gp, np.zeros((T, m)), mask.sum(1))
+    # rows whose rows of every base kernel are the same, whatever their targets
+    # (by a hash of the rows checked against them: the SVM's key search of
+    # repeated_rows over the packed kernels took a third of Star's fit)
+    first = np.tile(np.arange(m), (T, 1))
+    for t, n in enumerate(mask.sum(1)):
+        uniq, inv = _distinct_rows(np.concatenate([Kj[t, :n, :n] for Kj in K], axis=1))
+        first[t, :n] = uniq[inv]
     reps = [np.flatnonzero(mask[t] & (first[t] == np.arange(m))) for t in range(T)]
     m_u = max(len(r) for r in reps)
     if m_u > _MAX_SHARE * m:

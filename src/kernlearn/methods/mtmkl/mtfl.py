@@ -381,8 +381,8 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
         # repeated inputs: each task's kernel ridge on its distinct rows (Star's
         # 700 rows per task are 140 distinct: a 700 x 700 solve per evaluation
         # made the plain fit slower than the leave-one-out search's)
-        repeats = [ridge_repeats(Gb, yb, mask, Cb) for (_, _, mask), Gb, yb, Cb
-                   in zip(blocks.buckets, grams_tm, y_b, per_bucket(C, len(y_b)))]
+        repeats = [ridge_repeats(K, Gb, yb, mask, Cb) for (_, _, mask), K, Gb, yb, Cb
+                   in zip(blocks.buckets, grams, grams_tm, y_b, per_bucket(C, len(y_b)))]
     common = not per_task_weights
     pbar = np.inf if (not common or p == 2 or np.isinf(p)) else p / (p - 2.0)
     if common and np.isinf(p):
