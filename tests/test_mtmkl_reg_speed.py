@@ -10,7 +10,6 @@ import pytest
 from kernlearn import MultitaskMKLRegressor
 from kernlearn.methods.mtmkl import TaskBuckets, mtfl, solve_mtfl
 from kernlearn.methods.mtmkl._ridge_repeats import ridge_repeats
-from kernlearn.methods.mtmkl.mtfl import _task_major
 
 
 def _repeated(n_tasks=3, rows=(90, 100, 110), distinct=20, seed=0):
@@ -56,8 +55,8 @@ def test_repeats_found_only_where_they_save():
     grams = [np.stack([np.exp(-((X[idx][:, :, None] - X[idx][:, None, :]) ** 2).sum(-1)
                                * (mask[:, :, None] & mask[:, None, :]))])
              for _, idx, mask in blocks.buckets]
-    for (_, idx, mask), K, Gp in zip(blocks.buckets, grams, _task_major(grams)):
-        rep = ridge_repeats(K, Gp, np.where(mask, y[idx], 0.0), mask, 1.0)
+    for (_, idx, mask), K in zip(blocks.buckets, grams):
+        rep = ridge_repeats(K, np.where(mask, y[idx], 0.0), mask, 1.0)
         assert rep is not None and rep.mask.shape[1] <= 20
         # the distinct rows' kernel is the whole one's (each row, its distinct row's)
         Ku = np.empty(rep.mask.shape + rep.mask.shape[1:])
@@ -71,8 +70,7 @@ def test_repeats_found_only_where_they_save():
     blocks = TaskBuckets([np.flatnonzero(td == a) for a in range(3)])
     (_, idx, mask), = blocks.buckets[:1]
     K = Xd[idx] @ Xd[idx].transpose(0, 2, 1) * (mask[:, :, None] & mask[:, None, :])
-    assert ridge_repeats(K[None], _task_major([K[None]])[0], np.where(mask, yd[idx], 0.0),
-                         mask, 1.0) is None
+    assert ridge_repeats(K[None], np.where(mask, yd[idx], 0.0), mask, 1.0) is None
 
 
 @pytest.mark.parametrize("params", [

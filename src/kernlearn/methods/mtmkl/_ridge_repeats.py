@@ -69,7 +69,7 @@ class RidgeRepeats:
         return self.offset + self.ratio * np.take_along_axis(u, self.group, axis=1)
 
 
-def ridge_repeats(K, Gp, y, mask, C):
+def ridge_repeats(K, y, mask, C):
     """The distinct-row system of one bucket, or ``None`` where it saves little.
 
     Parameters
@@ -77,8 +77,6 @@ def ridge_repeats(K, Gp, y, mask, C):
     K : ndarray of shape (k, T_b, m, m)
         Base kernel blocks of the bucket's tasks (a task's rows first, then
         its padding).
-    Gp : ndarray of shape (T_b, k, m (m + 1) / 2)
-        The same, packed (:func:`~kernlearn.methods.mtmkl.mtfl._task_major`).
     y : ndarray of shape (T_b, m)
         Targets, zero on padding.
     mask : ndarray of shape (T_b, m)
@@ -95,18 +93,27 @@ def ridge_repeats(K, Gp, y, mask, C):
     T, m = mask.shape
     if m < _FROM_ROWS:
         return None
+    sizes = mask.sum(1)
+    for t, n in enumerate(sizes):
+        # a lower bound first, the distinct rows of four columns of every kernel
+        # (rows that differ there differ): where it is already too many, the
+        # whole rows are not compared (Wage's tasks: 93 % distinct)
+        few = np.concatenate([Kj[t, :n][:, [0, n // 3, 2 * n // 3, n - 1]] for Kj in K],
+                             axis=1)
+        if len(_distinct_rows(few)[0]) > _MAX_SHARE * m:
+            return None
     # rows whose rows of every base kernel are the same, whatever their targets
     # (by a hash of the rows checked against them: the SVM's key search of
     # repeated_rows over the packed kernels took a third of Star's fit)
     first = np.tile(np.arange(m), (T, 1))
-    for t, n in enumerate(mask.sum(1)):
+    for t, n in enumerate(sizes):
         uniq, inv = _distinct_rows(np.concatenate([Kj[t, :n, :n] for Kj in K], axis=1))
         first[t, :n] = uniq[inv]
     reps = [np.flatnonzero(mask[t] & (first[t] == np.arange(m))) for t in range(T)]
     m_u = max(len(r) for r in reps)
     if m_u > _MAX_SHARE * m:
         return None
-    k = Gp.shape[1]
+    k = len(K)
     a, b = np.triu_indices(m_u)  # the packed layout of m_u rows
     Gu = np.zeros((T, k, len(a)))
     group = np.zeros((T, m), np.int64)
@@ -118,7 +125,7 @@ def ridge_repeats(K, Gp, y, mask, C):
         group[t] = np.where(mask[t], pos[first[t]], 0)
         inside = b < len(r)  # (a <= b: both distinct rows of the task)
         ra, rb = r[a[inside]], r[b[inside]]  # (ra <= rb: r ascends)
-        Gu[t][:, inside] = Gp[t][:, ra * m - (ra * (ra - 1)) // 2 - ra + rb]
+        Gu[t][:, inside] = K[:, t, ra, rb]
         c[t] = np.bincount(group[t], weights=w2[t], minlength=m_u)
         yw[t] = np.bincount(group[t], weights=w2[t] * y[t], minlength=m_u)
     mask_u = np.arange(m_u)[None, :] < np.array([len(r) for r in reps])[:, None]

@@ -365,7 +365,16 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
         shared_b = [gather_rows(blocks, A) for A in shared_factors]
     k_all = k + (0 if shared_b is None else len(shared_b))
     T = blocks.n_tasks
-    grams_tm = _task_major(grams)
+    repeats = None
+    if shared_b is None and loss == "square":
+        # repeated inputs: each task's kernel ridge on its distinct rows (Star's
+        # 700 rows per task are 140 distinct: a 700 x 700 solve per evaluation
+        # made the plain fit slower than the leave-one-out search's)
+        repeats = [ridge_repeats(K, yb, mask, Cb) for (_, _, mask), K, yb, Cb
+                   in zip(blocks.buckets, grams, y_b, per_bucket(C, len(y_b)))]
+    # (a bucket solved on its distinct rows reads their packed kernels only)
+    grams_tm = [_task_major([K])[0] if rp is None else rp.Gp
+                for K, rp in zip(grams, repeats or [None] * len(grams))]
     first_b = None
     if shared_b is None and loss != "square":
         # repeated rows (categorical inputs: verbagg's 667 rows per task are 320-370
@@ -376,13 +385,6 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
 
         first_b = [repeated_rows(Gb, yb, mask.sum(1))
                    for (_, _, mask), Gb, yb in zip(blocks.buckets, grams_tm, y_b)]
-    repeats = None
-    if shared_b is None and loss == "square":
-        # repeated inputs: each task's kernel ridge on its distinct rows (Star's
-        # 700 rows per task are 140 distinct: a 700 x 700 solve per evaluation
-        # made the plain fit slower than the leave-one-out search's)
-        repeats = [ridge_repeats(K, Gb, yb, mask, Cb) for (_, _, mask), K, Gb, yb, Cb
-                   in zip(blocks.buckets, grams, grams_tm, y_b, per_bucket(C, len(y_b)))]
     common = not per_task_weights
     pbar = np.inf if (not common or p == 2 or np.isinf(p)) else p / (p - 2.0)
     if common and np.isinf(p):
