@@ -215,3 +215,54 @@ def test_ridge_by_cholesky_same_model(monkeypatch, sw):
         m.setattr(inner, "spd_solve", np.linalg.solve)
         old = MultitaskMKLRegressor(p=3.0).fit(X, y, task_index=t, sample_weight=w)
     _same_model(new, old, X, t)
+
+
+# ---------------------------------------------------------------- Kelley's bound, two kernels
+
+def _lp_bound(a, grads):
+    """The linear programme of ``cutting_plane_bound`` (its route for every size)."""
+    from scipy.optimize import linprog
+
+    t, d = grads.shape
+    res = linprog(np.append(-a, -1.0), A_ub=np.column_stack([-grads.T, np.ones(d)]),
+                  b_ub=np.zeros(d), A_eq=np.append(np.ones(t), 0.0)[None], b_eq=[1.0],
+                  bounds=[(0, None)] * t + [(None, None)], method="highs")
+    mu = np.maximum(res.x[:t], 0.0)
+    mu /= mu.sum()
+    return float(mu @ a + (grads.T @ mu).min())
+
+
+def test_two_kernel_bound_is_the_programmes():
+    from kernlearn.solvers.mirror_descent import cutting_plane_bound
+
+    rng = np.random.default_rng(0)
+    s = np.linspace(0.0, 1.0, 4001)
+    for _ in range(200):
+        t = int(rng.integers(1, 40))
+        c, pts = rng.dirichlet([1, 1]), rng.dirichlet([0.5, 0.5], size=t)
+        scale = 10.0 ** rng.uniform(-3, 3)
+        f = scale * ((pts - c) ** 2).sum(1) + scale * pts[:, 0]  # convex on the simplex
+        g = scale * (2 * (pts - c) + np.array([1.0, 0.0]))
+        a = f - (g * pts).sum(1)
+        bound = cutting_plane_bound(a, g)
+        assert bound == pytest.approx(_lp_bound(a, g), rel=1e-8, abs=1e-10 * scale)
+        # a lower bound of the function, and the minimum of the cuts' maximum
+        y = np.column_stack([s, 1 - s])
+        true_min = (scale * (((y - c) ** 2).sum(1) + y[:, 0])).min()
+        model_min = (a[:, None] + g @ y.T).max(0).min()
+        assert bound <= true_min + 1e-12 * scale
+        # (the grid's minimum: within a step times the steepest slope)
+        assert bound <= model_min + 1e-9 * scale
+        assert model_min - bound <= 2 * np.abs(g).max() * s[1] + 1e-9 * scale
+
+
+@pytest.mark.parametrize("params", [{}, {"p": 3.0}, {"formulation": "mkl"}])
+def test_fits_with_the_closed_form_bound_same_model(monkeypatch, params):
+    from kernlearn.solvers import mirror_descent
+
+    X, y, t = _grouped(n_tasks=5, m=(20, 30, 45), seed=2)
+    new = MultitaskMKLRegressor(**params).fit(X, y, task_index=t)
+    with monkeypatch.context() as m:
+        m.setattr(mirror_descent, "_two_kernel_bound", _lp_bound)
+        old = MultitaskMKLRegressor(**params).fit(X, y, task_index=t)
+    _same_model(new, old, X, t)
