@@ -7,7 +7,7 @@ is the string ``"deprecated"`` and lists its renames in the class attribute
 the estimators' inner fits (:func:`inner_fits`) read.
 """
 
-from functools import lru_cache
+from functools import cache
 
 from ..utils._warnings import summed, warn
 
@@ -194,7 +194,7 @@ def warn_unused(est, names, when, instead):
              f"{instead}.", UnusedParameterWarning, stacklevel="user")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _init_defaults(cls):
     """The constructor defaults of ``cls`` by name (read once per class: the
     signature of every checked parameter, read again in every fit, was a

@@ -7,7 +7,8 @@ descent, each task's :math:`(K + D)\beta + b\mathbf 1 = y`,
 (repeated inputs: Star's tasks of 700 rows have 140 distinct ones) have the
 same row of :math:`K`: with :math:`g` such a group, :math:`c_g = \sum_{i\in g}
 2C_i` and :math:`\bar y_g` the :math:`2C_i`-weighted mean of its targets,
-:math:`\beta_i = 2C_i(y_i - f_g - b)`, so the group's sum
+:math:`\beta_i = 2C_i(y_i - f_g - b)` (:math:`f_g` the group's entry of
+:math:`K\beta`), so the group's sum
 :math:`u_g = \sum_{i\in g}\beta_i` solves the same kind of system on the
 distinct rows, :math:`(K_u + \mathrm{diag}(1/c))u + b\mathbf 1 = \bar y`,
 :math:`\mathbf 1^\top u = 0`, and
