@@ -121,6 +121,9 @@ def test_a_hash_collision_keeps_both_rows(monkeypatch):
         def uniform(self, lo, hi, size):
             return np.ones(size)  # every row hashes to its sum: all three collide
 
+        def integers(self, lo, hi, size, dtype):
+            return np.ones(size, dtype)  # (the integer hash's weights: the same)
+
     monkeypatch.setattr(_loo_eigen.np.random, "default_rng", lambda seed: Same())
     uniq, inv = _loo_eigen._distinct_rows(A)
     np.testing.assert_array_equal(A[uniq][inv], A)

@@ -7,6 +7,8 @@ is the string ``"deprecated"`` and lists its renames in the class attribute
 the estimators' inner fits (:func:`inner_fits`) read.
 """
 
+from functools import cache
+
 from ..utils._warnings import summed, warn
 
 __all__ = ["RenamedParameterWarning", "RenamedParameters", "UnusedParameterWarning",
@@ -192,11 +194,19 @@ def warn_unused(est, names, when, instead):
              f"{instead}.", UnusedParameterWarning, stacklevel="user")
 
 
-def _at_default(est, name):
-    """Whether parameter ``name`` of ``est`` holds its constructor default."""
+@cache
+def _init_defaults(cls):
+    """The constructor defaults of ``cls`` by name (read once per class: the
+    signature of every checked parameter, read again in every fit, was a
+    millisecond of a multitask fit of a few milliseconds)."""
     import inspect
 
-    default = inspect.signature(type(est).__init__).parameters[name].default
+    return {n: p.default for n, p in inspect.signature(cls.__init__).parameters.items()}
+
+
+def _at_default(est, name):
+    """Whether parameter ``name`` of ``est`` holds its constructor default."""
+    default = _init_defaults(type(est))[name]
     current = getattr(est, name)
     return current is default or (type(current) is type(default) and current == default)
 
@@ -208,10 +218,9 @@ def _default_value(est, name):
     numbers warned in every fit)."""
     if _at_default(est, name):
         return True
-    import inspect
     from numbers import Real
 
-    default = inspect.signature(type(est).__init__).parameters[name].default
+    default = _init_defaults(type(est))[name]
     current = getattr(est, name)
     numeric = all(isinstance(v, Real) and not isinstance(v, bool)
                   for v in (current, default))

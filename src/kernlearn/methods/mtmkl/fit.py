@@ -19,6 +19,7 @@ from .components import BlockLayout, bias_scale
 from .inner import per_bucket
 from .mtfl import solve_mtfl
 from .mtsfl import solve_mtsfl
+from . import selection
 from .selection import learn_loo_weights, loo_objective
 from .task_kernels import FactorStore, TaskBuckets, gather_rows
 from ...utils._warnings import warn
@@ -289,8 +290,6 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
     by the same criterion (zero when the tasks do not share it).
     """
     k = kernels.n_kernels
-    grams = [np.stack([kernels.blocks(j, idx, mask) for j in range(k)])
-             for _, idx, mask in blocks.buckets]
     masks = [mask for _, _, mask in blocks.buckets]
     w_b = (None if sample_weight is None
            else blocks.gather(np.asarray(sample_weight, dtype=float)))
@@ -298,6 +297,12 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
            if shared and not kernels.precomputed else [])
     Z = [store.get(kernels, j, None) for j in lin]
     Z_b = [gather_rows(blocks, A) for A in Z]
+    # the linear kernels' exact factors (their scaled data): with one other
+    # kernel, the criterion from one eigendecomposition per task of that kernel
+    lf = [kernels.linear_factor(j) for j in range(k)]
+    lf_b = [None if A is None else gather_rows(blocks, A) for A in lf]
+    # (the plan loo_objective follows: the same function, looked up when called)
+    grams = _loo_grams(kernels, blocks, selection.eigen_plan(k, lf_b, masks, Z_b))
     # (the search's iterations and convergence are the model's: a fixed
     # n_iter_=1, converged_=True contradicted its ConvergenceWarning)
     w1 = [m.astype(float) for m in masks] if w_b is None else w_b
@@ -308,11 +313,7 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
     # C_ moved by 2 %).
     levels = [(w * y).sum(1) / (w * mk).sum(1) for y, w, mk in zip(y_b, w1, masks)]
     y_b = [np.where(mk, y - c[:, None], 0.0) for y, c, mk in zip(y_b, levels, masks)]
-    # the linear kernels' exact factors (their scaled data): with one other
-    # kernel, the criterion from one eigendecomposition per task of that kernel
-    lf = [kernels.linear_factor(j) for j in range(k)]
-    objective = loo_objective(grams, y_b, w1, masks, Z_b,
-                              [None if A is None else gather_rows(blocks, A) for A in lf])
+    objective = loo_objective(grams, y_b, w1, masks, Z_b, lf_b)
     weights, C, sse, n_iter, converged = learn_loo_weights(
         grams, y_b, masks, w_b, C_grid, shared=Z_b, return_n_iter=True,
         objective=objective)
@@ -321,8 +322,9 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
     # fitted values K_mu beta + b = y - beta / w: each task's bias from its rows
     common = sum(m * (A @ (A.T @ blocks.scatter(beta, blocks.n_samples)))
                  for m, A in zip(mu[k:], Z))
-    fit_b = [np.einsum("j,jtab,tb->ta", mu[:k], K, be) + be / np.where(mk, w, 1.0)
-             for K, be, w, mk in zip(grams, beta, w1, masks)]
+    fit_b = [_kernel_terms(mu[:k], K, [None if F is None else F[b] for F in lf_b], be)
+             + be / np.where(mk, w, 1.0)
+             for b, (K, be, w, mk) in enumerate(zip(grams, beta, w1, masks))]
     if len(Z):
         fit_b = [f + g for f, g in zip(fit_b, blocks.gather(common))]
     intercept = blocks.by_task([c + np.where(mk, y - f, 0).sum(1) / mk.sum(1)
@@ -345,6 +347,43 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
         n_iter, converged,
         shared_kernel_weights=shared_w, shared_coef=shared_coef, C=C)
     return model
+
+
+def _loo_grams(kernels, blocks, dense):
+    """The within-task kernel blocks ``(k, T_b, m_b, m_b)`` per bucket that
+    :func:`_fit_loo`'s criterion reads.
+
+    All of them where the criterion inverts each task's system
+    (``dense=False``, :func:`~kernlearn.methods.mtmkl._loo_eigen.eigen_plan`);
+    otherwise only kernel ``dense``'s, the others left zero (the criterion
+    takes those kernels through their exact factors, and so does
+    :func:`_kernel_terms`): Star's 700 x 700 linear blocks and their copy
+    into the stack were a sixth of the fit.
+    """
+    k = kernels.n_kernels
+    if dense is False:
+        return [np.stack([kernels.blocks(j, idx, mask) for j in range(k)])
+                for _, idx, mask in blocks.buckets]
+    out = []
+    for _, idx, mask in blocks.buckets:
+        G = np.zeros((k,) + mask.shape + mask.shape[1:])
+        if dense is not None:
+            G[dense] = kernels.blocks(dense, idx, mask)
+        out.append(G)
+    return out
+
+
+def _kernel_terms(mu, K, factors, beta):
+    r""":math:`\sum_j\mu_jK_j\beta_t` of each task of a bucket; a kernel with an exact
+    factor ``factors[j]`` (``(T_b, m_b, r)``) through it (its block may be unbuilt:
+    :func:`_loo_grams`), the others through their blocks ``K[j]``."""
+    out = np.zeros(beta.shape)
+    for j, (m, F) in enumerate(zip(mu, factors)):
+        if F is None:
+            out += m * np.einsum("tab,tb->ta", K[j], beta)
+        else:
+            out += m * np.einsum("tar,tr->ta", F, np.einsum("tbr,tb->tr", F, beta))
+    return out
 
 
 def _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p, max_inner,

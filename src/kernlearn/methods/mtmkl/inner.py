@@ -13,6 +13,7 @@ biases and the linear part :math:`L_t(\beta_t)` of each task's dual
 
 import numpy as np
 
+from ...utils._linalg import spd_solve
 from ...utils._warnings import warn
 
 __all__ = ["per_bucket", "solve_all", "solve_coupled", "solve_inner"]
@@ -88,19 +89,18 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1, beta0=None, packed=None):
         # L = y'beta keep the digits an offset would cancel (targets near 1e9
         # with a unit spread: L off by ~100, the kernel weights never left
         # their start, without a word)
-        shift = (y * e).sum(1) / np.maximum(e.sum(1), 1.0)
-        y = (y - shift[:, None]) * e
+        shift, y = _centred(y, e)
     if loss == "square":
         # (K + I/2C) beta + b 1 = y, 1'beta = 0; padding: unit diagonal, no 1
         A = K.copy()
         ar = np.arange(m)
         A[:, ar, ar] += np.where(mask, 0.5 / C, 1.0)
-        sol = np.linalg.solve(A, np.stack([y, e], axis=-1))
+        # (symmetric positive definite: Cholesky, half the LU solve's flops)
+        sol = spd_solve(A, np.stack([y, e], axis=-1))
         u, v = sol[..., 0], sol[..., 1]
         b = (e * u).sum(1) / (e * v).sum(1)
         beta = (u - b[:, None] * v) * e
-        L = (y * beta).sum(1) - (beta * beta / (4.0 * C)).sum(1)
-        return beta, b + shift, L
+        return beta, b + shift, _ridge_linear(y, beta, C)
     from ._smo import smo_buckets
 
     # one compiled SMO over the bucket's tasks (libsvm's algorithm and
@@ -124,6 +124,39 @@ def solve_inner(loss, K, y, mask, C, epsilon=0.1, beta0=None, packed=None):
     if loss != "hinge":
         L = (y * beta).sum(1) - epsilon * L
     return beta, b + shift, L
+
+
+def _centred(y, e):
+    """Each task's mean of ``y`` over its rows ``e`` and the targets less it (zero on padding)."""
+    shift = (y * e).sum(1) / np.maximum(e.sum(1), 1.0)
+    return shift, (y - shift[:, None]) * e
+
+
+def _ridge_linear(y, beta, C):
+    """The kernel ridge dual's linear part :math:`y^\\top\\beta - \\sum_i\\beta_i^2/(4C_i)`
+    per task, ``y`` centred (:func:`_centred`)."""
+    return (y * beta).sum(1) - (beta * beta / (4.0 * C)).sum(1)
+
+
+def ridge_linear_part(y, mask, beta, C):
+    """:func:`solve_inner`'s linear parts ``L`` (square loss) of the duals ``beta``.
+
+    Parameters
+    ----------
+    y : ndarray of shape (T_b, m)
+        Targets, zero on padding.
+    mask : ndarray of shape (T_b, m)
+        Valid rows.
+    beta : ndarray of shape (T_b, m)
+        Duals (zero on padding).
+    C : float or ndarray of shape (T_b, m)
+        Loss weights.
+
+    Returns
+    -------
+    L : ndarray of shape (T_b,)
+    """
+    return _ridge_linear(_centred(y, mask.astype(float))[1], beta, C)
 
 
 def solve_all(blocks, F_b, y_b, loss, C, epsilon, G_b=None, global_bias=False,

@@ -20,7 +20,8 @@ import numpy as np
 
 from ...solvers.mirror_descent import simplex_mirror_descent
 from ...utils._numba_cache import njit_cached
-from .inner import per_bucket, solve_coupled, solve_inner
+from ._ridge_repeats import ridge_repeats
+from .inner import per_bucket, ridge_linear_part, solve_coupled, solve_inner
 from .task_kernels import gather_rows, task_products
 
 __all__ = ["evaluate_mtfl", "lemma31", "solve_mtfl"]
@@ -205,7 +206,7 @@ def _packed_quadratic(Gb, beta, S):
 
 
 def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_inner,
-              inner_tol, shared_b=None, beta0=None, first_b=None):
+              inner_tol, shared_b=None, beta0=None, first_b=None, repeats=None):
     r""":func:`evaluate_mtfl` on task-major blocks (:func:`_task_major`).
 
     ``shared_b`` (padded row blocks of the shared kernels' factors, one list
@@ -214,7 +215,9 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
     (:func:`solve_coupled`), and the quadratic terms
     :math:`\|A_j^\top\beta\|^2` of the shared kernels are returned too.
     ``first_b`` (per bucket, :func:`~kernlearn.methods.mtmkl._smo.repeated_rows`)
-    merges the SVM / SVR duals of repeated rows.
+    merges the SVM / SVR duals of repeated rows; ``repeats`` (per bucket, ``None``
+    or :func:`~kernlearn.methods.mtmkl._ridge_repeats.ridge_repeats`'s) solves the
+    kernel ridge of a bucket on its distinct rows.
     """
     k, T = grams_tm[0].shape[1], blocks.n_tasks
     lam = np.ones((k, T)) if lam is None else lam
@@ -225,9 +228,22 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
         beta, bias, Ls, K_b = [], [], [], []
         starts = [None] * len(y_b) if beta0 is None else beta0
         firsts = [None] * len(y_b) if first_b is None else first_b
-        for (tasks, _, mask), Gb, yb, Cb, b0, fb in zip(
-                blocks.buckets, grams_tm, y_b, per_bucket(C, len(y_b)), starts, firsts):
+        reps = [None] * len(y_b) if repeats is None else repeats
+        quad = []  # (packed kernels, duals) of S_jt per bucket
+        for (tasks, _, mask), Gb, yb, Cb, b0, fb, rp in zip(
+                blocks.buckets, grams_tm, y_b, per_bucket(C, len(y_b)), starts, firsts,
+                reps):
             Wb = np.ascontiguousarray(W[tasks])
+            if rp is not None:  # (square loss, no shared components)
+                Ku = np.empty(rp.mask.shape + rp.mask.shape[1:])
+                _unpack_effective(Wb, rp.Gp, Ku)
+                u, bb, _ = solve_inner(loss, Ku, rp.y, rp.mask, rp.C)
+                be = rp.expand(u)
+                beta.append(be), bias.append(bb)
+                Ls.append(ridge_linear_part(yb, mask, be, Cb))
+                quad.append((rp.Gp, u))
+                continue
+            quad.append((Gb, None))
             if shared_b is None and loss != "square":
                 # the SVM / SVR solver computes the effective kernel's rows it
                 # reads (with warm starts, those of the support vectors): the
@@ -254,9 +270,10 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
         if shared_b is None:
             beta0 = beta
         S = np.zeros((k, T))
-        for (tasks, _, _), Gb, be in zip(blocks.buckets, grams_tm, beta):
+        for (tasks, _, _), (Gb, u), be in zip(blocks.buckets, quad, beta):
             Sb = np.empty((k, len(tasks)))
-            _packed_quadratic(Gb, np.ascontiguousarray(be, dtype=float), Sb)
+            _packed_quadratic(Gb, np.ascontiguousarray(be if u is None else u, dtype=float),
+                              Sb)
             S[:, tasks] = Sb
         S = np.maximum(S, 0.0)
         if shared_b is not None:
@@ -348,7 +365,16 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
         shared_b = [gather_rows(blocks, A) for A in shared_factors]
     k_all = k + (0 if shared_b is None else len(shared_b))
     T = blocks.n_tasks
-    grams_tm = _task_major(grams)
+    repeats = None
+    if shared_b is None and loss == "square":
+        # repeated inputs: each task's kernel ridge on its distinct rows (Star's
+        # 700 rows per task are 140 distinct: a 700 x 700 solve per evaluation
+        # made the plain fit slower than the leave-one-out search's)
+        repeats = [ridge_repeats(K, yb, mask, Cb) for (_, _, mask), K, yb, Cb
+                   in zip(blocks.buckets, grams, y_b, per_bucket(C, len(y_b)))]
+    # (a bucket solved on its distinct rows reads their packed kernels only)
+    grams_tm = [_task_major([K])[0] if rp is None else rp.Gp
+                for K, rp in zip(grams, repeats or [None] * len(grams))]
     first_b = None
     if shared_b is None and loss != "square":
         # repeated rows (categorical inputs: verbagg's 667 rows per task are 320-370
@@ -375,7 +401,8 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
     def oracle(gamma, it):
         gt = gamma[group]  # (T, k_all)
         out = _evaluate(blocks, grams_tm, y_b, loss, C, gt, pbar, last["lam"], epsilon,
-                        max_inner, inner_tol, shared_b, last.get("beta"), first_b)
+                        max_inner, inner_tol, shared_b, last.get("beta"), first_b,
+                        repeats)
         _, S, lam_, L, beta, bias = out[:6]
         Gj = np.zeros((n_groups, k_all))
         np.add.at(Gj[:, :k], group, (S / lam_).T)
