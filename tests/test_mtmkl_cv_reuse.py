@@ -316,3 +316,13 @@ def test_kept_validation_blocks_are_never_served_for_other_rows():
         np.testing.assert_array_equal(got, kern.blocks(j, i, ma, X_a=Xa, idx_b=idx,
                                                        mask_b=mask))
     assert len(kept) == 1 + len(others)
+    # the same fit's kernels on another block of new rows (its digest is taken anew)
+    moved = X + 2.0
+    np.testing.assert_array_equal(
+        a.blocks(1, ia, ma, X_a=moved, idx_b=idx, mask_b=mask),
+        _fitted(X).blocks(1, ia, ma, X_a=moved, idx_b=idx, mask_b=mask))
+    assert len(kept) == 2 + len(others)
+    # every kernel's key at once hashes the training data once: the same keys
+    kern = _fitted(X)
+    assert kern.cache_keys() == [kern.cache_key(j) for j in range(2)]
+    assert len(set(kern.cache_keys() + _fitted(X + 0.1).cache_keys())) == 4

@@ -861,7 +861,7 @@ class _KeptCross:
 
     def __init__(self, kernels, kept):
         self.kernels, self.kept = kernels, kept
-        self._keys = {}
+        self._keys = self._rows = None
 
     def __getattr__(self, name):
         return getattr(self.kernels, name)
@@ -871,18 +871,27 @@ class _KeptCross:
         args = (j, idx_a, mask_a, X_a, idx_b, mask_b)
         if X_a is None:
             return self.kernels.blocks(*args)
-        if j not in self._keys:
-            self._keys[j] = self.kernels.cache_key(j)
+        if self._keys is None:
+            self._keys = self.kernels.cache_keys()
         if self._keys[j] is None:
             return self.kernels.blocks(*args)
-        h = hashlib.sha1(self._keys[j])
-        for a in (idx_a, mask_a, np.asarray(X_a, dtype=float), idx_b, mask_b):
-            h.update(b"-" if a is None else np.ascontiguousarray(a).tobytes()
-                     + repr(np.shape(a)).encode())
-        key = h.digest()
+        if self._rows is None or self._rows[0] is not X_a:
+            # (one digest of a block of new rows for all kernels and buckets; the
+            # block itself is held, so another array is never taken for it)
+            self._rows = (X_a, _digest([np.asarray(X_a, dtype=float)]))
+        key = _digest([idx_a, mask_a, idx_b, mask_b], self._keys[j] + self._rows[1])
         if key not in self.kept:
             self.kept[key] = self.kernels.blocks(*args)
         return self.kept[key]
+
+
+def _digest(arrays, prefix=b""):
+    """SHA-1 of ``prefix`` and of the arrays' bytes and shapes (``None``: a mark)."""
+    h = hashlib.sha1(prefix)
+    for a in arrays:
+        h.update(b"-" if a is None else np.ascontiguousarray(a).tobytes()
+                 + repr(np.shape(a)).encode())
+    return h.digest()
 
 
 def _conformance_instances():
