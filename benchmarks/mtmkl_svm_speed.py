@@ -3,7 +3,9 @@
 ``MultitaskMKLClassifier()`` and ``MultitaskMKLClassifierCV()`` at defaults on
 the seven classification sets of ``multitask_breadth.py`` (its loader, grouping
 rule and split, one seed), next to the pooled ``SVC()`` one-liner of that
-benchmark (``StandardScaler()``, inputs plus one-hot task columns).  Each fit
+benchmark (``StandardScaler()``, inputs plus one-hot task columns), and the
+CV classifier next to that benchmark's ``GridSearchCV(SVC())`` over the same C
+grid and folds.  Each fit
 is timed on the process CPU clock, ``OMP_NUM_THREADS=1``, after one tiny
 warm-up fit; the median of ``--repeats`` fits is reported.
 
@@ -16,7 +18,7 @@ difference of the decision values on the test rows.
 Usage::
 
     python benchmarks/mtmkl_svm_speed.py --old /tmp/old/src [--sets verbagg,oj]
-        [--estimators plain,cv] [--seed 0] [--repeats 3] [--md out.md]
+        [--estimators plain,cv] [--seed 0] [--repeats 3] [--rounds 1] [--md out.md]
 """
 
 import os
@@ -83,6 +85,10 @@ def measure(sets, estimators, seed, repeats, baseline=True):
             n_tasks = len(levels)
             _, row["svc"] = _median_cpu(lambda n=n_tasks: mb.Pooled(SVC, n), repeats,
                                         mb.with_tasks(Xtr, ttr, levels), ytr)
+            if "cv" in estimators:  # (the CV's own baseline: its grid and folds)
+                _, row["grid"] = _median_cpu(
+                    lambda n=n_tasks: mb.make_baseline("clf", "grid", n), repeats,
+                    mb.with_tasks(Xtr, ttr, levels), ytr)
         for which in estimators:
             est, cpu = _median_cpu(lambda w=which: _estimator(w), repeats, Xtr, ytr,
                                    task_index=t_tr)
@@ -101,32 +107,55 @@ def table(new, old, estimators):
     The objective is MK-MTFL's (minimised over the kernel weights): a
     negative difference is a better one.
     """
-    header = ["set", "SVC() CPU s old / new"]
+    grid = "cv" in estimators and all("grid" in r for r in (*new.values(), *old.values()))
+    header = ["set", "SVC() CPU s old / new"] + ["grid search CPU s old / new"] * grid
     for w in estimators:
-        header += [f"{ESTIMATORS[w]} old / new CPU s", "ratio to SVC old / new",
-                   "speed-up", "accuracy old / new", "max |decision diff|",
+        header += [f"{ESTIMATORS[w]} old / new CPU s", "ratio to SVC old / new"]
+        header += ["ratio to grid search old / new"] * (grid and w == "cv")
+        header += ["speed-up", "accuracy old / new", "max |decision diff|",
                    "objective (new - old) / old"]
-    rows, ratios = [], {w: [] for w in estimators}
+    rows = []
+    ratios = {(w, base): [] for w in estimators for base in ("svc", "grid")
+              if base == "svc" or (grid and w == "cv")}
     for name, r in new.items():
-        svc_old = old[name]["svc"]  # (each side's ratio to its own process's SVC())
-        line = [name, f"{svc_old:.3g} / {r['svc']:.3g}"]
+        # (each side's ratio to its own process's baselines)
+        line = [name, f"{old[name]['svc']:.3g} / {r['svc']:.3g}"]
+        line += [f"{old[name]['grid']:.3g} / {r['grid']:.3g}"] * grid
         for w in estimators:
             a, b = old[name][w], r[w]
-            ratios[w].append((a["cpu"] / svc_old, b["cpu"] / r["svc"]))
             diff = np.abs(np.subtract(a["decision"], b["decision"])).max()
             rel = (b["objective"] - a["objective"]) / abs(a["objective"])
-            line += [f"{a['cpu']:.3g} / {b['cpu']:.3g}",
-                     f"{a['cpu'] / svc_old:.3g} / {b['cpu'] / r['svc']:.3g}",
-                     f"{a['cpu'] / b['cpu']:.3g}x",
+            line.append(f"{a['cpu']:.3g} / {b['cpu']:.3g}")
+            for base in ("svc", "grid"):
+                if (w, base) in ratios:
+                    pair = (a["cpu"] / old[name][base], b["cpu"] / r[base])
+                    ratios[w, base].append(pair)
+                    line.append(f"{pair[0]:.3g} / {pair[1]:.3g}")
+            line += [f"{a['cpu'] / b['cpu']:.3g}x",
                      f"{100 * a['acc']:.2f} / {100 * b['acc']:.2f} %", f"{diff:.2g}",
                      f"{rel:.1e}"]
         rows.append(line)
     lines = [markdown_table(header, rows), ""]
-    for w, rs in ratios.items():
+    label = {"svc": "pooled SVC()", "grid": "the grid search"}
+    for (w, base), rs in ratios.items():
         o, n = np.array(rs).T
-        lines.append(f"- {ESTIMATORS[w]}: CPU time / pooled SVC() median {np.median(o):.3g} "
-                     f"-> {np.median(n):.3g}, max {o.max():.3g} -> {n.max():.3g}")
+        lines.append(f"- {ESTIMATORS[w]}: CPU time / {label[base]} median "
+                     f"{np.median(o):.3g} -> {np.median(n):.3g}, max {o.max():.3g} -> "
+                     f"{n.max():.3g}")
     return "\n".join(lines)
+
+
+def combine(results):
+    """One result of several rounds' (:func:`measure`'s): the median CPU time of
+    each fit over the rounds, the rest of the last round."""
+    out = json.loads(json.dumps(results[-1]))
+    for name, row in out.items():
+        for key, val in row.items():
+            if isinstance(val, dict):
+                val["cpu"] = statistics.median(r[name][key]["cpu"] for r in results)
+            else:
+                row[key] = statistics.median(r[name][key] for r in results)
+    return out
 
 
 def main(argv=None):
@@ -136,6 +165,9 @@ def main(argv=None):
     ap.add_argument("--estimators", default="plain,cv")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="alternate the older and this code's children this many "
+                         "times (each --repeats fits), the median of the rounds")
     ap.add_argument("--md", default=None, help="write the table here")
     ap.add_argument("--old-result", default=None,
                     help="reuse the older code's measurements written by a previous "
@@ -154,14 +186,21 @@ def main(argv=None):
         res = measure(sets, estimators, args.seed, args.repeats)
         Path(args.worker_out).write_text(json.dumps(res))
         return
-    if args.old_result:
-        old = json.loads(Path(args.old_result).read_text())
-    elif not args.old:
-        ap.error("--old (the src folder of the checkout to compare with) is needed")
+    if args.rounds > 1 and args.old and not (args.old_result or args.new_result):
+        # (alternating, so that both codes see the same load of a shared machine)
+        here = str(Path(__file__).resolve().parents[1] / "src")
+        both = [[_run_old(src, sets, estimators, args.seed, args.repeats)
+                 for src in (args.old, here)] for _ in range(args.rounds)]
+        old, new = combine([b[0] for b in both]), combine([b[1] for b in both])
     else:
-        old = _run_old(args.old, sets, estimators, args.seed, args.repeats)
-    new = (json.loads(Path(args.new_result).read_text()) if args.new_result
-           else measure(sets, estimators, args.seed, args.repeats))
+        if args.old_result:
+            old = json.loads(Path(args.old_result).read_text())
+        elif not args.old:
+            ap.error("--old (the src folder of the checkout to compare with) is needed")
+        else:
+            old = _run_old(args.old, sets, estimators, args.seed, args.repeats)
+        new = (json.loads(Path(args.new_result).read_text()) if args.new_result
+               else measure(sets, estimators, args.seed, args.repeats))
     text = table(new, old, estimators)
     print(text)
     if args.md:

@@ -14,6 +14,7 @@ closed-form leave-one-out residuals (one fit per C instead of one per C and
 fold).
 """
 
+import hashlib
 import numbers
 
 import numpy as np
@@ -700,8 +701,10 @@ kernels_, platt_, n_features_in_, feature_names_in_
         """Validation scores ``(C, split)``, fold by fold.
 
         Every C of a fold is fitted with one store that keeps the fold's
-        kernel blocks (up to :data:`_BLOCK_ROWS` training rows): they were
-        computed again for every C.  The C of a fold are fitted from the
+        kernel blocks (up to :data:`_BLOCK_ROWS` training rows), packed, and
+        its repeated rows, and each score reuses the fold's blocks between
+        validation and training rows (:class:`_KeptCross`): all were computed
+        again for every C.  The C of a fold are fitted from the
         grid's middle up, then down (:func:`_path_order`), each starting from
         the nearest C fitted (its SVM duals scaled, its kernel weights;
         :func:`~kernlearn.methods.mtmkl.fit_multitask`);
@@ -715,8 +718,10 @@ kernels_, platt_, n_features_in_, feature_names_in_
         t = None if task_index is None else np.asarray(task_index)
         for k, (tr, te) in enumerate(splits):
             self._store = FactorStore(max_block_rows=_BLOCK_ROWS)
+            kept = {}  # (the fold's kernels between validation and training rows)
             for i in _path_order(Cs):
                 est = self._fold_fit(X, y, task_index, sw, Cs[i], tr)
+                est.kernels_ = _KeptCross(est.kernels_, kept)
                 scores[i, k] = est.score(
                     self._rows(X, te, tr), y[te], task_index=None if t is None else t[te],
                     sample_weight=None if sw is None else sw[te])
@@ -841,6 +846,52 @@ kernels_, platt_, n_features_in_, feature_names_in_
         "            scores (their accuracy weighted by ``sample_weight`` alone, as\n"
         "            ``GridSearchCV`` scores a model with ``class_weight``).",
         "MultitaskMKLClassifierCV")
+
+
+class _KeptCross:
+    """A fold fit's :class:`~kernlearn.methods.mtmkl.TaskKernels` whose blocks
+    between new rows and training rows (:meth:`blocks` with ``X_a``) are
+    computed once for the fold's C grid, in ``kept`` (shared by the fold's fits).
+
+    Every C of a fold fits the same kernels on the same rows, and scores the
+    same validation rows: their blocks were computed again for every C.  The
+    key is the content of the training kernel (``cache_key``), of the new
+    rows and of the row sets, so a block is only served for the same one.
+    """
+
+    def __init__(self, kernels, kept):
+        self.kernels, self.kept = kernels, kept
+        self._keys = self._rows = None
+
+    def __getattr__(self, name):
+        return getattr(self.kernels, name)
+
+    def blocks(self, j, idx_a, mask_a, X_a=None, idx_b=None, mask_b=None):
+        """:meth:`TaskKernels.blocks`, kept when ``X_a`` (new rows) is given."""
+        args = (j, idx_a, mask_a, X_a, idx_b, mask_b)
+        if X_a is None:
+            return self.kernels.blocks(*args)
+        if self._keys is None:
+            self._keys = self.kernels.cache_keys()
+        if self._keys[j] is None:
+            return self.kernels.blocks(*args)
+        if self._rows is None or self._rows[0] is not X_a:
+            # (one digest of a block of new rows for all kernels and buckets; the
+            # block itself is held, so another array is never taken for it)
+            self._rows = (X_a, _digest([np.asarray(X_a, dtype=float)]))
+        key = _digest([idx_a, mask_a, idx_b, mask_b], self._keys[j] + self._rows[1])
+        if key not in self.kept:
+            self.kept[key] = self.kernels.blocks(*args)
+        return self.kept[key]
+
+
+def _digest(arrays, prefix=b""):
+    """SHA-1 of ``prefix`` and of the arrays' bytes and shapes (``None``: a mark)."""
+    h = hashlib.sha1(prefix)
+    for a in arrays:
+        h.update(b"-" if a is None else np.ascontiguousarray(a).tobytes()
+                 + repr(np.shape(a)).encode())
+    return h.digest()
 
 
 def _conformance_instances():

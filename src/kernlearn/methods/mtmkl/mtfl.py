@@ -24,7 +24,7 @@ from ._ridge_repeats import ridge_repeats
 from .inner import per_bucket, ridge_linear_part, solve_coupled, solve_inner
 from .task_kernels import gather_rows, task_products
 
-__all__ = ["evaluate_mtfl", "lemma31", "solve_mtfl"]
+__all__ = ["evaluate_mtfl", "lemma31", "merged_rows", "packed_blocks", "solve_mtfl"]
 
 
 def lemma31(a, r):
@@ -126,27 +126,49 @@ def _task_major(grams):
     strided ``einsum`` loops that were 80 % of a feature-wise (189-kernel)
     fit, and they stream half the memory of full blocks.
     """
-    out = []
-    for Kb in grams:
-        k, T, m, _ = Kb.shape
-        packed = np.empty((T, k, m * (m + 1) // 2))
-        _pack_upper(np.ascontiguousarray(Kb, dtype=float), packed)
-        out.append(packed)
+    return [packed_blocks(lambda j, Kb=Kb: Kb[j], Kb.shape[1:3], Kb.shape[0])
+            for Kb in grams]
+
+
+def packed_blocks(block, shape, k):
+    """One bucket's :func:`_task_major` layout, ``(T_b, k, m_b (m_b + 1) / 2)``,
+    filled kernel by kernel from ``block(j)`` (``(T_b, m_b, m_b)``).
+
+    A fit packs each kernel's blocks as they are computed: stacked first into
+    ``(k, T_b, m_b, m_b)``, they were one more copy of the kernels, twice the
+    memory of the packed ones.
+    """
+    T, m = shape
+    out = np.empty((T, k, m * (m + 1) // 2))
+    for j in range(k):
+        _pack_upper(np.ascontiguousarray(block(j), dtype=float), j, out)
     return out
 
 
 @njit_cached
-def _pack_upper(Kb, out):
-    """``out[t, j]``: the rows of the upper triangle of ``Kb[j, t]``, concatenated
+def _pack_upper(Kj, j, out):
+    """``out[t, j]``: the rows of the upper triangle of ``Kj[t]``, concatenated
     (a copy; a gather by ``triu_indices`` took 20 ms a kernel on 1,400 rows)."""
-    k, T, m, _ = Kb.shape
+    T, m, _ = Kj.shape
     for t in range(T):
-        for j in range(k):
-            q = 0
-            for a in range(m):
-                for b in range(a, m):
-                    out[t, j, q] = Kb[j, t, a, b]
-                    q += 1
+        q = 0
+        for a in range(m):
+            for b in range(a, m):
+                out[t, j, q] = Kj[t, a, b]
+                q += 1
+
+
+def merged_rows(blocks, grams_tm, y_b):
+    """:func:`~kernlearn.methods.mtmkl._smo.repeated_rows` of every bucket: the
+    rows whose SVM / SVR duals are one variable (``first_b`` of :func:`_evaluate`).
+
+    They depend on the rows, kernels and targets only, not on C: a C grid on
+    one fold's rows finds them once (:class:`FactorStore`'s kept values).
+    """
+    from ._smo import repeated_rows
+
+    return [repeated_rows(Gb, yb, mask.sum(1))
+            for (_, _, mask), Gb, yb in zip(blocks.buckets, grams_tm, y_b)]
 
 
 @njit_cached
@@ -299,14 +321,14 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
 
 def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights=False,
                max_iter=100, tol=1e-3, max_inner=5, inner_tol=1e-6, verbose=0,
-               shared_factors=None, beta0=None, gamma0=None):
+               shared_factors=None, beta0=None, gamma0=None, grams_tm=None, first_b=None):
     r"""MK-MTFL (or, ``per_task_weights=True``, one l1-MKL per task) by mirror descent.
 
     Parameters
     ----------
     blocks : TaskBuckets
-    grams : list of ndarray of shape (k, T_b, m_b, m_b)
-        Within-task base kernel blocks per bucket.
+    grams : list of ndarray of shape (k, T_b, m_b, m_b), or None
+        Within-task base kernel blocks per bucket (``None`` with ``grams_tm``).
     y_b : list of ndarray of shape (T_b, m_b)
         Padded targets per bucket.
     loss : str
@@ -346,6 +368,12 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
         Kernel weights the mirror descent starts from (those of ``beta0``'s
         solve; :func:`~kernlearn.solvers.mirror_descent.simplex_mirror_descent`'s
         ``x0``) instead of uniform ones; the stopping rule is the same.
+    grams_tm : list of ndarray of shape (T_b, k, m_b (m_b + 1) / 2), optional
+        ``grams`` already in the packed task-major layout (:func:`packed_blocks`),
+        which the solver reads only: computed once for the fits of a C grid.
+    first_b : list of ndarray of int of shape (T_b, m_b), optional
+        :func:`merged_rows` of these blocks and targets, found once for a C grid
+        (SVM / SVR without shared factors; found here when not given).
 
     Returns
     -------
@@ -356,7 +384,7 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
         with shared factors ``gamma`` has ``k + k_s`` columns
         and ``shared_z`` holds :math:`A_j^\top\beta` of each shared kernel.
     """
-    k = grams[0].shape[0]
+    k = grams[0].shape[0] if grams_tm is None else grams_tm[0].shape[1]
     shared_b = None
     if shared_factors is not None:
         if per_task_weights:
@@ -366,25 +394,27 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
     k_all = k + (0 if shared_b is None else len(shared_b))
     T = blocks.n_tasks
     repeats = None
-    if shared_b is None and loss == "square":
+    if shared_b is None and loss == "square" and grams is not None:
         # repeated inputs: each task's kernel ridge on its distinct rows (Star's
         # 700 rows per task are 140 distinct: a 700 x 700 solve per evaluation
         # made the plain fit slower than the leave-one-out search's)
         repeats = [ridge_repeats(K, yb, mask, Cb) for (_, _, mask), K, yb, Cb
                    in zip(blocks.buckets, grams, y_b, per_bucket(C, len(y_b)))]
-    # (a bucket solved on its distinct rows reads their packed kernels only)
-    grams_tm = [_task_major([K])[0] if rp is None else rp.Gp
-                for K, rp in zip(grams, repeats or [None] * len(grams))]
-    first_b = None
-    if shared_b is None and loss != "square":
+    if grams_tm is None:
+        # (a bucket solved on its distinct rows reads their packed kernels only)
+        grams_tm = [_task_major([K])[0] if rp is None else rp.Gp
+                    for K, rp in zip(grams, repeats or [None] * len(grams))]
+    elif repeats is not None:
+        # packed blocks given for all rows: solved on all rows
+        repeats = None
+    if shared_b is not None or loss == "square":
+        first_b = None
+    elif first_b is None:
         # repeated rows (categorical inputs: verbagg's 667 rows per task are 320-370
         # distinct with their labels) share one SVM / SVR dual, found once for all
         # evaluations: the same problem without the degenerate directions the
         # solver crawled along
-        from ._smo import repeated_rows
-
-        first_b = [repeated_rows(Gb, yb, mask.sum(1))
-                   for (_, _, mask), Gb, yb in zip(blocks.buckets, grams_tm, y_b)]
+        first_b = merged_rows(blocks, grams_tm, y_b)
     common = not per_task_weights
     pbar = np.inf if (not common or p == 2 or np.isinf(p)) else p / (p - 2.0)
     if common and np.isinf(p):

@@ -328,7 +328,7 @@ class TaskKernels(BaseKernelList):
             out[rows] = self.full(j, rows=rows) @ Q
         return out
 
-    def cache_key(self, j):
+    def cache_key(self, j, _data=None):
         """Content key of training kernel ``j`` (``None`` if it cannot be keyed).
 
         Equal keys mean equal training Gram matrices: the key hashes the
@@ -352,11 +352,21 @@ class TaskKernels(BaseKernelList):
                 spec = pickle.dumps((self.specs_[j], self.params_[j]))
             except (pickle.PicklingError, AttributeError, TypeError):
                 return None
-            h.update(np.ascontiguousarray(self.X_).tobytes())
-            h.update(repr(self.X_.shape).encode())
+            h.update(self._data_digest() if _data is None else _data)
             h.update(spec)
         h.update(np.float64(self.scales_[j]).tobytes())
         return h.digest()
+
+    def cache_keys(self):
+        """:meth:`cache_key` of every kernel, the training data hashed once
+        (each key hashed it: 1,600 rows of 84 columns, a millisecond a key)."""
+        data = None if self.precomputed else self._data_digest()
+        return [self.cache_key(j, data) for j in range(self.n_kernels)]
+
+    def _data_digest(self):
+        """Digest of the (scaled) training data and its shape."""
+        return hashlib.sha1(np.ascontiguousarray(self.X_).tobytes()
+                            + repr(self.X_.shape).encode()).digest()
 
     def _shift(self, j):
         shift = getattr(self, "shift_", None)  # (absent from older model files)
@@ -498,7 +508,8 @@ class FactorStore:
     fits on at most that many training rows (:meth:`blocks`):
     :class:`~kernlearn.estimators.MultitaskMKLClassifierCV` fits every C of
     its grid on one fold's rows with one store, so each fold's blocks are
-    computed once, not once per C, and each C's first SVM / SVR solves
+    computed once, not once per C (packed for the solver, with the rows whose
+    duals merge: :meth:`kept`), and each C's first SVM / SVR solves
     start from the previous C's duals (:meth:`start`).
 
     Parameters
@@ -578,8 +589,7 @@ class FactorStore:
         K : ndarray of shape (T_b, m_b, m_b)
             Read-only when kept (it is shared by the store's fits).
         """
-        n = len(kernels.grams_[0]) if kernels.precomputed else len(kernels.X_)
-        key = kernels.cache_key(j) if n <= self.max_block_rows else None
+        key = kernels.cache_key(j) if _n_train(kernels) <= self.max_block_rows else None
         if key is not None:
             key = ("blocks", key, hashlib.sha1(np.ascontiguousarray(idx).tobytes()
                                                + np.packbits(mask).tobytes()).digest(),
@@ -593,17 +603,29 @@ class FactorStore:
         K = kernels.blocks(j, idx, mask)
         return K if key is None else self._keep(key, K)
 
-    def start_key(self, kernels, blocks, arrays, params):
-        """Key of a problem's SVM / SVR duals along a C grid (``None``: not kept).
+    def kernel_keys(self, kernels):
+        """Every kernel's :meth:`TaskKernels.cache_key` for :meth:`start_key`
+        (``None`` past ``max_block_rows``: the store keeps nothing of the fit)."""
+        if _n_train(kernels) > self.max_block_rows:
+            return None
+        return kernels.cache_keys()
 
-        Only a store that keeps blocks keeps duals: the problem is that of the
+    def start_key(self, kernels, blocks, arrays, params, keys=None):
+        """Key of a problem along a C grid (``None``: not kept): of its SVM / SVR
+        duals (``params``: the solver's), or of what :meth:`kept` derives.
+
+        Only a store that keeps blocks keeps either: the problem is that of the
         training kernels (:meth:`TaskKernels.cache_key`), the buckets, the
         per-row ``arrays`` (targets, sample weights) and the solver ``params``
         (all but C), so other rows, labels or parameters never share a start.
+        ``keys``: the kernels' :meth:`TaskKernels.cache_key`, when the caller
+        has them (each hashes the training inputs: a fit asks for several keys).
         """
-        n = len(kernels.grams_[0]) if kernels.precomputed else len(kernels.X_)
-        keys = [kernels.cache_key(j) for j in range(kernels.n_kernels)]
-        if n > self.max_block_rows or any(key is None for key in keys):
+        if _n_train(kernels) > self.max_block_rows:
+            return None
+        if keys is None:
+            keys = kernels.cache_keys()
+        if any(key is None for key in keys):
             return None
         h = hashlib.sha1(b"".join(keys) + pickle.dumps(params))
         for _, idx, mask in blocks.buckets:
@@ -613,6 +635,31 @@ class FactorStore:
         for a in arrays:
             h.update(b"-" if a is None else np.ascontiguousarray(a, dtype=float).tobytes())
         return h.digest()
+
+    def kept(self, key, make, n_blocks=0):
+        """``make()`` (arrays, or a list of them) kept under ``key`` for the store's
+        later fits (``None``: not kept, e.g. :meth:`start_key`'s past the row bound).
+
+        What a fit derives from its rows alone, not from C: the packed training
+        blocks of a fold (``n_blocks``: the kernel blocks they hold, counted
+        in :attr:`block_hits` / :attr:`block_misses`) and its repeated rows,
+        found once for its C grid.  Unlike :meth:`blocks`' they stay
+        writeable, so that the compiled solver, which only reads them, serves
+        them and a fresh fit's alike (one compilation); nobody writes into them.
+        """
+        if key is not None:
+            with self._lock:
+                if key in self._store:
+                    self._store.move_to_end(key)
+                    self.block_hits += n_blocks
+                    return self._store[key]
+        self.block_misses += n_blocks
+        value = make()
+        if key is not None and _nbytes(value) <= self.max_bytes:
+            with self._lock:
+                self._store[key] = value
+                self._bound()
+        return value
 
     def start(self, key, C):
         """The duals kept under ``key`` at the kept C nearest to ``C`` (in ratio),
@@ -668,9 +715,13 @@ class FactorStore:
         if key is not None and A.nbytes <= self.max_bytes:
             with self._lock:
                 self._store[key] = A
-                while sum(v.nbytes for v in self._store.values()) > self.max_bytes:
-                    self._store.popitem(last=False)
+                self._bound()
         return A
+
+    def _bound(self):
+        """Drop the least recently used entries past ``max_bytes`` (lock held)."""
+        while sum(_nbytes(v) for v in self._store.values()) > self.max_bytes:
+            self._store.popitem(last=False)
 
     def clear(self):
         """Drop every stored factor."""
@@ -678,6 +729,16 @@ class FactorStore:
             self._store.clear()
             self._starts.clear()
             self._row_start = None
+
+
+def _n_train(kernels):
+    """Training rows of fitted ``kernels``."""
+    return len(kernels.grams_[0]) if kernels.precomputed else len(kernels.X_)
+
+
+def _nbytes(value):
+    """Bytes of an array or of a list of arrays."""
+    return value.nbytes if isinstance(value, np.ndarray) else sum(a.nbytes for a in value)
 
 
 def gather_rows(blocks, A):
