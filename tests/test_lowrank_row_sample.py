@@ -161,8 +161,17 @@ def test_the_key_is_deterministic_in_the_seed_and_changes_with_it():
     for o in others:
         assert o != set(S0)
         assert len(o & set(S0)) < 25  # (about 40 * 40 / 160 = 10 in common)
-    # targets and weights are content: another target, another key
-    assert set(_sample(X, 40, 7, tie + 1.0)) != set(S0)
+    # the inputs are the content, through each column's ranks and the
+    # histogram of its values: an increasing affine map of a column
+    # (standardisation, a sparse column scaled where a dense one is centred
+    # too) or float32 copies keep the sample; the targets only order rows of
+    # equal inputs (one output of a multi-output problem samples as the whole
+    # problem does)
+    np.testing.assert_array_equal(_sample(X, 40, 7, -3 * tie), S0)
+    np.testing.assert_array_equal(_sample((X - 5) * [0.37, 2, 1e3, 1], 40, 7, tie), S0)
+    np.testing.assert_array_equal(_sample(X.astype(np.float32), 40, 7, tie), S0)
+    # (another column, other keys)
+    assert set(_sample(X[:, :3], 40, 7, tie)) != set(S0)
     # the estimator: another random_state, another sample
     a = LowRankKernelRegressor(n_columns=40, random_state=0).fit(X, Y)
     b = LowRankKernelRegressor(n_columns=40, random_state=1).fit(X, Y)

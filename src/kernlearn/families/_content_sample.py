@@ -3,21 +3,22 @@ r"""A seeded sample of rows keyed by their content, not their position.
 SLKL samples ``M`` of the ``n`` training rows as its candidate columns.  Drawn
 by position (``rng.choice(n, M)``), the same rows in another order give other
 centres: sorting a file differently moved the model as a change of seed does.
-Here every row gets a pseudo-random 64-bit key computed from its values, its
-targets and weight, its occurrence number among rows of identical content, and
-the seed; the ``M`` rows of smallest key are the sample.  Distinct contents get
-independent keys, so for one seed the sample is a uniform draw without
-replacement, and a permutation of the rows gives the same rows.
+Here every row gets a pseudo-random 64-bit key (splitmix64) computed from its
+inputs, its occurrence number among rows of equal inputs, and the seed; the
+``M`` rows of smallest key are the sample.  Distinct rows get independent keys,
+so for one seed the sample is a uniform draw without replacement, and a
+permutation of the rows gives the same rows.
 
-The values are hashed on a grid of ``2**-VALUE_BITS`` of each column's largest
-magnitude (a power of two): the standardised inputs of the same rows in
-another order differ in round-off (their means are summed in another order),
-which the grid absorbs, values that are zero but for round-off included.  A
-column is named by its content, not its place: its salt is the hash of its
-values paired with the rows' targets (a multiset, the same in any row order),
-so columns in another order give the same sample too.  Rows equal on the grid
-are numbered in row order (they are interchangeable: the occurrence number
-only keeps duplicates from being all taken together or all left out).
+A value enters the key as its rank among its column's distinct values: an
+increasing map of a column (the standardisation, its round-off in another row
+order, float32 copies, a sparse column scaled where a dense one is also
+centred) keeps the sample.  A column is known by its content, not its place
+(its salt hashes its number of distinct values and a 16-bin histogram of
+them), so columns in another order keep it too.  The targets and weights are
+not hashed: a model fitted on one output of a multi-output problem samples as
+the whole problem does.  They order rows of equal inputs instead, before their
+positions (rows equal in all of them are interchangeable); the occurrence
+number keeps copies of a row from being all taken together or all left out.
 """
 
 import numpy as np
@@ -25,20 +26,17 @@ import scipy.sparse as sp
 
 __all__ = ["content_sample"]
 
-#: bits of each column's grid below its largest magnitude (float32's mantissa:
-#: values that differ only past it are the same content, round-off of the
-#: standardisation, about 1e-16 of the column's mean, is far below it)
-VALUE_BITS = 24
-
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
-#: rows per block of the dense passes (memory: a few arrays of this many values)
-_BLOCK_VALUES = 1 << 20
+#: bins of the histogram that tells columns apart (coarse: round-off moves a
+#: value across a bin edge about never)
+_BINS = 16
 
 
 def _mix(z):
     """splitmix64's finaliser of ``z + golden`` (uint64, wrapping)."""
+    z = np.asarray(z, dtype=np.uint64)
     with np.errstate(over="ignore"):
         z = z + _GOLDEN
         z = (z ^ (z >> np.uint64(30))) * _M1
@@ -46,78 +44,86 @@ def _mix(z):
     return z ^ (z >> np.uint64(31))
 
 
-def _grid(maxabs):
-    """The exponent ``e`` of each column's grid ``2**e`` (``VALUE_BITS`` below the
-    largest magnitude, rounded up to a power of two)."""
-    return np.frexp(np.asarray(maxabs, dtype=float))[1] - VALUE_BITS
-
-
-def _hashed(values, expo):
-    """``mix`` of the values on their columns' grids, 0 where the value rounds to 0
-    (so an implicit zero of a sparse row and a stored one hash alike)."""
-    q = np.rint(np.ldexp(np.asarray(values, dtype=float), -expo)).astype(np.int64)
-    return np.where(q != 0, _mix(q.view(np.uint64)), np.uint64(0))
-
-
-def _target_hash(tie):
-    """One uint64 per row of ``tie`` (targets, weights), its columns in order."""
-    h = np.zeros(len(tie), dtype=np.uint64)
-    if tie.shape[1]:
-        expo = _grid(np.max(np.abs(tie), axis=0))
-        for t in range(tie.shape[1]):
-            with np.errstate(over="ignore"):
-                h = _mix(h + _hashed(tie[:, t], expo[t]))
+def _salt(n_distinct, counts):
+    """A column's salt from its number of distinct values and bin counts."""
+    h = _mix(np.asarray(n_distinct, dtype=np.uint64))
+    for b in range(counts.shape[1]):
+        with np.errstate(over="ignore"):
+            h = _mix(h + counts[:, b].astype(np.uint64))
     return h
 
 
-def _row_hashes_dense(X, ty):
-    n, d = X.shape
-    step = max(1, _BLOCK_VALUES // max(d, 1))
-    expo = _grid(np.max(np.abs(X), axis=0)) if n else np.zeros(d, dtype=int)
-    salt = np.zeros(d, dtype=np.uint64)
-    for s in range(0, n, step):  # the columns' salts: their values with the targets
-        h = _hashed(X[s:s + step], expo)
+def _bins(values, lo, hi):
+    """The histogram bin of each value between its column's ``lo`` and ``hi``."""
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return np.clip(((values - lo) / span * _BINS).astype(np.int64), 0, _BINS - 1)
+
+
+def _dense_row_hashes(A):
+    n, d = A.shape
+    order = np.argsort(A, axis=0, kind="stable")
+    S = np.take_along_axis(A, order, axis=0)
+    new = np.vstack([np.zeros((1, d), dtype=bool), S[1:] != S[:-1]])
+    ranks = np.empty((n, d), dtype=np.int64)
+    np.put_along_axis(ranks, order, np.cumsum(new, axis=0), axis=0)
+    lo, hi = S[0], S[-1]
+    counts = np.zeros((d, _BINS), dtype=np.int64)
+    for j in range(d):
+        counts[j] = np.bincount(_bins(A[:, j], lo[j], hi[j]), minlength=_BINS)
+    n_distinct = new.sum(axis=0) + 1
+    salt = _salt(n_distinct, counts)
+    rows = np.zeros(n, dtype=np.uint64)
+    for s in range(0, n, 4096):
+        # (a constant column adds nothing: a sparse one's unstored columns)
+        block = np.where(n_distinct > 1,
+                         _mix(_mix(ranks[s:s + 4096].astype(np.uint64)) ^ salt),
+                         np.uint64(0))
         with np.errstate(over="ignore"):
-            salt += np.where(h != 0, _mix(h + ty[s:s + step, None]), np.uint64(0)).sum(
-                axis=0, dtype=np.uint64)
-    salt = _mix(salt)
-    rows = np.empty(n, dtype=np.uint64)
-    for s in range(0, n, step):
-        h = _hashed(X[s:s + step], expo)
-        with np.errstate(over="ignore"):
-            rows[s:s + step] = np.where(h != 0, _mix(h ^ salt), np.uint64(0)).sum(
-                axis=1, dtype=np.uint64)
+            rows[s:s + 4096] = block.sum(axis=1, dtype=np.uint64)
     return rows
 
 
-def _row_hashes_sparse(X, ty):
-    X = sp.csr_matrix(X)
-    X.sum_duplicates()
-    n, d = X.shape
-    maxabs = np.zeros(d)
-    np.maximum.at(maxabs, X.indices, np.abs(X.data))
-    expo = _grid(maxabs)
-    cols = X.indices
-    row_of = np.repeat(np.arange(n), np.diff(X.indptr))
-    h = _hashed(X.data, expo[cols])
+def _sparse_row_hashes(A):
+    """As :func:`_dense_row_hashes` of ``A.toarray()``, from the stored values."""
+    A = sp.csr_matrix(A, dtype=float)
+    A.sum_duplicates()
+    n = A.shape[0]
+    # only the columns with stored values (the others are constant: nothing to
+    # add, and 2,000,000 of them must not cost memory per column)
+    used, stored_cols = np.unique(A.indices, return_inverse=True)
+    d = len(used)
+    implicit = n - np.bincount(stored_cols, minlength=d)  # (zeros not stored)
+    # one zero entry per column with implicit zeros, ranked with the stored ones
+    zcols = np.flatnonzero(implicit > 0)
+    cols = np.concatenate([stored_cols, zcols])
+    vals = np.concatenate([A.data, np.zeros(len(zcols))])
+    order = np.lexsort((vals, cols))
+    c, v = cols[order], vals[order]
+    start = np.r_[True, c[1:] != c[:-1]]
+    new = start | np.r_[True, v[1:] != v[:-1]]
+    dense = np.cumsum(new)
+    first = np.maximum.accumulate(np.where(start, np.arange(len(c)), 0))
+    rank = np.empty(len(c), dtype=np.int64)
+    rank[order] = dense - dense[first]
+    n_distinct = np.bincount(c[new], minlength=d)
+    lo = np.full(d, np.inf)
+    hi = np.full(d, -np.inf)
+    np.minimum.at(lo, c, v)
+    np.maximum.at(hi, c, v)
+    b = _bins(vals, lo[cols], hi[cols])
+    weight = np.concatenate([np.ones(len(A.data), dtype=np.int64), implicit[zcols]])
+    counts = np.bincount(cols * _BINS + b, weights=weight,
+                         minlength=d * _BINS).reshape(d, _BINS).astype(np.int64)
+    salt = _salt(n_distinct, counts)
+    g = np.where(n_distinct[cols] > 1, _mix(_mix(rank.astype(np.uint64)) ^ salt[cols]),
+                 np.uint64(0))
+    base = np.zeros(d, dtype=np.uint64)
+    base[zcols] = g[len(A.data):]  # (what an implicit zero adds to its row)
     with np.errstate(over="ignore"):
-        part = np.where(h != 0, _mix(h + ty[row_of]), np.uint64(0))
-    salt = _segment_sums(part, cols, d)
-    with np.errstate(over="ignore"):
-        part = np.where(h != 0, _mix(h ^ _mix(salt)[cols]), np.uint64(0))
-    return _segment_sums(part, row_of, n)
-
-
-def _segment_sums(values, labels, size):
-    """Wrapping uint64 sums of ``values`` per label ``0..size-1``."""
-    order = np.argsort(labels, kind="stable")
-    labels, values = labels[order], values[order]
-    out = np.zeros(size, dtype=np.uint64)
-    if len(values):
-        starts = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]])
-        with np.errstate(over="ignore"):
-            out[labels[starts]] = np.add.reduceat(values, starts, dtype=np.uint64)
-    return out
+        # (wrapping sums per row: differences of a running sum)
+        run = np.cumsum(np.r_[np.uint64(0), g[:len(A.data)] - base[stored_cols]],
+                        dtype=np.uint64)
+        return run[A.indptr[1:]] - run[A.indptr[:-1]] + base.sum(dtype=np.uint64)
 
 
 def content_sample(X, pool, M, seed, tie=None, precomputed=False):
@@ -134,12 +140,12 @@ def content_sample(X, pool, M, seed, tie=None, precomputed=False):
     seed : int
         The sample's seed: another seed, other keys.
     tie : ndarray of shape (n_samples, q), optional
-        Further content of each row (targets, weights).
+        Further values of each row (targets, weights) that order rows of
+        equal inputs (first column first) for their occurrence numbers.
     precomputed : bool, default=False
-        ``X`` is a Gram matrix: a row's content is its kernel values, each
-        against a training row named by that row's own content (its column's
-        salt), so the same rows in another order (rows and columns permuted
-        together) key alike.
+        ``X`` is a Gram matrix: a row's content is its kernel values against
+        the pool's rows, each column known by its content, so the same rows
+        in another order (rows and columns permuted together) key alike.
 
     Returns
     -------
@@ -149,20 +155,18 @@ def content_sample(X, pool, M, seed, tie=None, precomputed=False):
     pool = np.asarray(pool, dtype=np.intp)
     if M >= len(pool):
         return pool
-    tie = (np.zeros((X.shape[0], 0)) if tie is None
-           else np.asarray(tie, dtype=float).reshape(X.shape[0], -1))
-    ty = _target_hash(tie[pool])
     Xp = X[pool]
     if precomputed:
         Xp = np.asarray(Xp, dtype=float)[:, pool]  # (its columns: the pool's rows too)
-    if sp.issparse(Xp):
-        r = _row_hashes_sparse(Xp, ty)
-    else:
-        r = _row_hashes_dense(np.asarray(Xp, dtype=float), ty)
-    with np.errstate(over="ignore"):
-        r = _mix(r + ty)
-    # the occurrence number of each row among rows of the same content
-    order = np.argsort(r, kind="stable")
+    r = (_sparse_row_hashes(Xp) if sp.issparse(Xp)
+         else _dense_row_hashes(np.asarray(Xp, dtype=float)))
+    # the occurrence number of each row among rows of equal inputs, ordered by
+    # their targets and weights, then by position (equal in all: interchangeable)
+    keys = [np.arange(len(r))]
+    if tie is not None:
+        tie = np.asarray(tie, dtype=float).reshape(X.shape[0], -1)[pool]
+        keys += [tie[:, t] for t in range(tie.shape[1] - 1, -1, -1)]
+    order = np.lexsort(keys + [r])
     ranks = np.arange(len(r))
     first = np.r_[True, r[order][1:] != r[order][:-1]]
     occ = np.empty(len(r), dtype=np.uint64)
