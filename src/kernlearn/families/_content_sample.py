@@ -61,25 +61,20 @@ def _bins(values, lo, hi):
 
 def _dense_row_hashes(A):
     n, d = A.shape
-    order = np.argsort(A, axis=0, kind="stable")
-    S = np.take_along_axis(A, order, axis=0)
-    new = np.vstack([np.zeros((1, d), dtype=bool), S[1:] != S[:-1]])
-    ranks = np.empty((n, d), dtype=np.int64)
-    np.put_along_axis(ranks, order, np.cumsum(new, axis=0), axis=0)
-    lo, hi = S[0], S[-1]
-    counts = np.zeros((d, _BINS), dtype=np.int64)
-    for j in range(d):
-        counts[j] = np.bincount(_bins(A[:, j], lo[j], hi[j]), minlength=_BINS)
-    n_distinct = new.sum(axis=0) + 1
-    salt = _salt(n_distinct, counts)
     rows = np.zeros(n, dtype=np.uint64)
-    for s in range(0, n, 4096):
-        # (a constant column adds nothing: a sparse one's unstored columns)
-        block = np.where(n_distinct > 1,
-                         _mix(_mix(ranks[s:s + 4096].astype(np.uint64)) ^ salt),
-                         np.uint64(0))
+    rank = np.empty(n, dtype=np.int64)
+    for j in range(d):  # (a column at a time: no n x d temporaries)
+        col = np.ascontiguousarray(A[:, j])
+        order = np.argsort(col)
+        s = col[order]
+        new = s[1:] != s[:-1]
+        if not new.any():
+            continue  # (a constant column adds nothing: as unstored sparse ones)
+        rank[order] = np.r_[0, np.cumsum(new)]
+        counts = np.bincount(_bins(col, s[0], s[-1]), minlength=_BINS)
+        salt = _salt(np.count_nonzero(new) + 1, counts[None])[0]
         with np.errstate(over="ignore"):
-            rows[s:s + 4096] = block.sum(axis=1, dtype=np.uint64)
+            rows += _mix(_mix(rank.astype(np.uint64)) ^ salt)
     return rows
 
 
@@ -90,14 +85,16 @@ def _sparse_row_hashes(A):
     n = A.shape[0]
     # only the columns with stored values (the others are constant: nothing to
     # add, and 2,000,000 of them must not cost memory per column)
-    used, stored_cols = np.unique(A.indices, return_inverse=True)
-    d = len(used)
+    used = np.bincount(A.indices, minlength=A.shape[1]) > 0
+    stored_cols = (np.cumsum(used) - 1)[A.indices]
+    d = int(np.count_nonzero(used))
     implicit = n - np.bincount(stored_cols, minlength=d)  # (zeros not stored)
     # one zero entry per column with implicit zeros, ranked with the stored ones
     zcols = np.flatnonzero(implicit > 0)
     cols = np.concatenate([stored_cols, zcols])
     vals = np.concatenate([A.data, np.zeros(len(zcols))])
-    order = np.lexsort((vals, cols))
+    order = np.argsort(vals)  # (by value, then stably by column: lexsort's order)
+    order = order[np.argsort(cols[order], kind="stable")]
     c, v = cols[order], vals[order]
     start = np.r_[True, c[1:] != c[:-1]]
     new = start | np.r_[True, v[1:] != v[:-1]]
@@ -106,10 +103,8 @@ def _sparse_row_hashes(A):
     rank = np.empty(len(c), dtype=np.int64)
     rank[order] = dense - dense[first]
     n_distinct = np.bincount(c[new], minlength=d)
-    lo = np.full(d, np.inf)
-    hi = np.full(d, -np.inf)
-    np.minimum.at(lo, c, v)
-    np.maximum.at(hi, c, v)
+    ends = np.r_[np.flatnonzero(start)[1:], len(c)] - 1
+    lo, hi = v[start], v[ends]  # (each column's smallest and largest value)
     b = _bins(vals, lo[cols], hi[cols])
     weight = np.concatenate([np.ones(len(A.data), dtype=np.int64), implicit[zcols]])
     counts = np.bincount(cols * _BINS + b, weights=weight,
