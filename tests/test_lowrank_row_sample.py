@@ -5,8 +5,8 @@ for the regressor, 128 for the classifier) SLKL drew its sample by position,
 ``rng.choice(n, M)``: the same rows in another order (a file sorted
 differently) gave other centres and moved the model as far as a change of
 ``random_state``.  The sample is now the ``M`` rows of smallest seeded key, a
-hash of each row's content (values on a grid of each column's magnitude,
-targets, weights) and its occurrence number among equal rows
+hash of each row's inputs (each value's rank in its column) and its
+occurrence number among rows of equal inputs, ordered by target and weight
 (``kernlearn.families._content_sample``), so a permutation gives the same
 model to round-off at any ``M``, and a seed still draws a uniform sample.
 """
@@ -33,9 +33,9 @@ XT = _RNG.normal(size=(30, 4)) * [1.0, 3.0, 0.2, 0.5] + [0.0, 2000.0, 0.0, -40.0
 W = _RNG.uniform(0.5, 2.0, N)
 W[::6] = 0.0  # (rows out of the sample and of the fit)
 PERMS = [np.random.default_rng(300 + k).permutation(N) for k in range(3)]
-#: round-off: X * (1 + 1e-15) moves the on-demand and two-output fits by up to
-#: 1.3e-7 (a seed moves them by 0.1-1)
-ATOL = 2e-6
+#: round-off: X * (1 + 1e-15) moves the fits by up to 7e-6 (on demand: the
+#: same sampled rows, the solver's path amplifies it; a seed moves them by 0.1-1)
+ATOL = 1e-4
 SPARSE = np.where(np.abs(X - X.mean(axis=0)) < 0.4 * X.std(axis=0), 0.0, X - [0, 2000, 0, -40])
 
 
@@ -129,7 +129,7 @@ def _sample(Xs, M, seed, tie=None, pool=None):
 
 
 def test_duplicated_rows_are_not_sampled_together():
-    """Rows of identical content share a hash but not a key (their occurrence
+    """Rows of equal inputs share a hash but not a key (their occurrence
     number is hashed too): a row given four times is taken 0-4 times."""
     base = _RNG.normal(size=(50, 3))
     Xd = np.repeat(base, 4, axis=0)  # (each row four times, targets too)

@@ -355,9 +355,9 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         always the exact minimiser.
     random_state : int, RandomState instance or None, default=None
         Seeds the column sample and the coordinate sequence.  The sample
-        is the ``M`` rows of smallest seeded key, a hash of each row's values
-        (on a grid of 2**-24 of each column's largest magnitude), target,
-        weight and occurrence number among equal rows
+        is the ``M`` rows of smallest seeded key, a hash of each row's inputs
+        (each value's rank in its column) and occurrence number among rows of
+        equal inputs, ordered by target and weight
         (``kernlearn.families._content_sample``), and is taken in the order
         of its rows' kernel values (not their row order:
         ``kernlearn.families.nystrom.content_order``), which decides each
@@ -366,7 +366,8 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         same model, to round-off, at any ``M``.  With
         ``kernel="precomputed"`` a row's content is its kernel values, each
         against a training row known by its own content (the Gram matrix's
-        rows and columns permuted together key alike).
+        rows and columns permuted together key alike): at ``M < n`` it samples
+        other rows than the inputs it was computed from would.
     verbose : int, default=0
         Progress (:mod:`kernlearn.progress`): 1 draws a bar on a terminal (a
         widget in a notebook; nothing in a pipe or log file) and says why the

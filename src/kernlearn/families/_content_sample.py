@@ -29,11 +29,6 @@ __all__ = ["content_sample"]
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
-#: bins of the histogram that tells columns apart (coarse: round-off moves a
-#: value across a bin edge about never)
-_BINS = 16
-
-
 def _mix(z):
     """splitmix64's finaliser of ``z + golden`` (uint64, wrapping)."""
     z = np.asarray(z, dtype=np.uint64)
@@ -44,37 +39,47 @@ def _mix(z):
     return z ^ (z >> np.uint64(31))
 
 
-def _salt(n_distinct, counts):
-    """A column's salt from its number of distinct values and bin counts."""
-    h = _mix(np.asarray(n_distinct, dtype=np.uint64))
-    for b in range(counts.shape[1]):
-        with np.errstate(over="ignore"):
-            h = _mix(h + counts[:, b].astype(np.uint64))
-    return h
+def _sums(values, bounds):
+    """Wrapping uint64 sums of ``values`` between consecutive ``bounds``."""
+    with np.errstate(over="ignore"):
+        run = np.cumsum(np.r_[np.uint64(0), values], dtype=np.uint64)
+        return run[bounds[1:]] - run[bounds[:-1]]
 
 
-def _bins(values, lo, hi):
-    """The histogram bin of each value between its column's ``lo`` and ``hi``."""
-    span = np.where(hi > lo, hi - lo, 1.0)
-    return np.clip(((values - lo) / span * _BINS).astype(np.int64), 0, _BINS - 1)
+def _profile(run_lengths, run_bounds):
+    """Per column, a hash of its values' multiplicities in increasing order (its
+    runs ``run_bounds[j]:run_bounds[j + 1]`` of equal values)."""
+    k = np.arange(len(run_lengths)) - np.repeat(run_bounds[:-1], np.diff(run_bounds))
+    with np.errstate(over="ignore"):
+        return _mix(_sums(_mix(_mix(k.astype(np.uint64)) + run_lengths.astype(np.uint64)),
+                          run_bounds))
 
 
 def _dense_row_hashes(A):
     n, d = A.shape
-    rows = np.zeros(n, dtype=np.uint64)
-    rank = np.empty(n, dtype=np.int64)
-    for j in range(d):  # (a column at a time: no n x d temporaries)
+    ranks, prof = [], []
+    for j in range(d):  # (a column at a time: no n x d temporaries but the ranks)
         col = np.ascontiguousarray(A[:, j])
         order = np.argsort(col)
         s = col[order]
         new = s[1:] != s[:-1]
         if not new.any():
             continue  # (a constant column adds nothing: as unstored sparse ones)
+        rank = np.empty(n, dtype=np.uint64)
         rank[order] = np.r_[0, np.cumsum(new)]
-        counts = np.bincount(_bins(col, s[0], s[-1]), minlength=_BINS)
-        salt = _salt(np.count_nonzero(new) + 1, counts[None])[0]
-        with np.errstate(over="ignore"):
-            rows += _mix(_mix(rank.astype(np.uint64)) ^ salt)
+        starts = np.r_[0, np.flatnonzero(new) + 1, n]
+        prof.append(_profile(np.diff(starts), np.array([0, len(starts) - 1]))[0])
+        ranks.append(rank)
+    rows = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for rank, p in zip(ranks, prof):
+            rows += _mix(_mix(rank) ^ p)
+        b = _mix(rows)  # (each column's salt: its ranks against the rows' hashes)
+        salt = [_mix(p + _mix((_mix(rank) * b).sum(dtype=np.uint64)))
+                for rank, p in zip(ranks, prof)]
+        rows[:] = 0
+        for rank, t in zip(ranks, salt):
+            rows += _mix(_mix(rank) ^ t)
     return rows
 
 
@@ -87,12 +92,14 @@ def _sparse_row_hashes(A):
     # add, and 2,000,000 of them must not cost memory per column)
     used = np.bincount(A.indices, minlength=A.shape[1]) > 0
     stored_cols = (np.cumsum(used) - 1)[A.indices]
-    d = int(np.count_nonzero(used))
+    d, nnz = int(np.count_nonzero(used)), len(A.data)
+    row_of = np.repeat(np.arange(n), np.diff(A.indptr))
     implicit = n - np.bincount(stored_cols, minlength=d)  # (zeros not stored)
     # one zero entry per column with implicit zeros, ranked with the stored ones
     zcols = np.flatnonzero(implicit > 0)
     cols = np.concatenate([stored_cols, zcols])
     vals = np.concatenate([A.data, np.zeros(len(zcols))])
+    weight = np.concatenate([np.ones(nnz, dtype=np.int64), implicit[zcols]])
     order = np.argsort(vals)  # (by value, then stably by column: lexsort's order)
     order = order[np.argsort(cols[order], kind="stable")]
     c, v = cols[order], vals[order]
@@ -100,25 +107,33 @@ def _sparse_row_hashes(A):
     new = start | np.r_[True, v[1:] != v[:-1]]
     dense = np.cumsum(new)
     first = np.maximum.accumulate(np.where(start, np.arange(len(c)), 0))
-    rank = np.empty(len(c), dtype=np.int64)
-    rank[order] = dense - dense[first]
-    n_distinct = np.bincount(c[new], minlength=d)
-    ends = np.r_[np.flatnonzero(start)[1:], len(c)] - 1
-    lo, hi = v[start], v[ends]  # (each column's smallest and largest value)
-    b = _bins(vals, lo[cols], hi[cols])
-    weight = np.concatenate([np.ones(len(A.data), dtype=np.int64), implicit[zcols]])
-    counts = np.bincount(cols * _BINS + b, weights=weight,
-                         minlength=d * _BINS).reshape(d, _BINS).astype(np.int64)
-    salt = _salt(n_distinct, counts)
-    g = np.where(n_distinct[cols] > 1, _mix(_mix(rank.astype(np.uint64)) ^ salt[cols]),
-                 np.uint64(0))
-    base = np.zeros(d, dtype=np.uint64)
-    base[zcols] = g[len(A.data):]  # (what an implicit zero adds to its row)
+    rank = np.empty(len(c), dtype=np.uint64)
+    rank[order] = (dense - dense[first]).astype(np.uint64)
+    run_starts = np.flatnonzero(new)
+    run_bounds = np.searchsorted(run_starts, np.r_[np.flatnonzero(start), len(c)])
+    prof = _profile(np.add.reduceat(weight[order], run_starts), run_bounds)
+    varies = np.diff(run_bounds) > 1  # (constant columns add nothing)
+
+    def row_sums(salt):
+        g = np.where(varies[cols], _mix(_mix(rank) ^ salt[cols]), np.uint64(0))
+        base = np.zeros(d, dtype=np.uint64)
+        base[zcols] = g[nnz:]  # (what an implicit zero adds to its row)
+        with np.errstate(over="ignore"):
+            return (_sums(g[:nnz] - base[stored_cols], A.indptr)
+                    + base.sum(dtype=np.uint64))
+
+    b = _mix(row_sums(prof))
+    # each column's salt: its ranks against the rows' hashes (the implicit
+    # zeros' rows: the zero's rank times the sum of their hashes)
+    stored = order[order < nnz]  # (the stored entries by column)
+    bounds = np.r_[0, np.cumsum(n - implicit)]
     with np.errstate(over="ignore"):
-        # (wrapping sums per row: differences of a running sum)
-        run = np.cumsum(np.r_[np.uint64(0), g[:len(A.data)] - base[stored_cols]],
-                        dtype=np.uint64)
-        return run[A.indptr[1:]] - run[A.indptr[:-1]] + base.sum(dtype=np.uint64)
+        t = _sums((_mix(rank[:nnz]) * b[row_of])[stored], bounds)
+        zero = np.zeros(d, dtype=np.uint64)
+        zero[zcols] = _mix(rank[nnz:])
+        t = t + zero * (b.sum(dtype=np.uint64) - _sums(b[row_of][stored], bounds))
+        salt = _mix(prof + _mix(t))
+    return row_sums(salt)
 
 
 def content_sample(X, pool, M, seed, tie=None, precomputed=False):
