@@ -12,13 +12,16 @@ permutation of the rows gives the same rows.
 A value enters the key as its rank among its column's distinct values: an
 increasing map of a column (the standardisation, its round-off in another row
 order, float32 copies, a sparse column scaled where a dense one is also
-centred) keeps the sample.  A column is known by its content, not its place
-(its salt hashes its number of distinct values and a 16-bin histogram of
-them), so columns in another order keep it too.  The targets and weights are
-not hashed: a model fitted on one output of a multi-output problem samples as
-the whole problem does.  They order rows of equal inputs instead, before their
-positions (rows equal in all of them are interchangeable); the occurrence
-number keeps copies of a row from being all taken together or all left out.
+centred) keeps the sample.  A column is known by its content, not its place:
+its salt hashes its values' multiplicities (in increasing order of value) and
+its ranks against the rows' first hashes (one round of refinement: columns of
+distinct values, whose multiplicities are all one, are told apart by how they
+rank the rows), so columns in another order keep the sample too; constant
+columns add nothing.  The targets and weights are not hashed: a model fitted
+on one output of a multi-output problem samples as the whole problem does.
+They order rows of equal inputs instead, before their positions (rows equal
+in all of them are interchangeable); the occurrence number keeps copies of a
+row from being all taken together or all left out.
 """
 
 import numpy as np
