@@ -653,8 +653,8 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
                               name=getattr(kernel, "__name__", "kernel"))
     rng = np.random.default_rng(seed)
     # the sampled set S among rows of positive weight, chosen by the rows'
-    # content (values, targets, weights: content_sample) and put in the order
-    # of their kernel values: the sample, the widths dealt to it and the
+    # inputs (targets and weights order equal inputs: content_sample) and put
+    # in the order of their kernel values: the sample, the widths dealt to it and the
     # coordinate draws follow the data, not its row order (which moved the
     # model as far as a change of seed, at M = n ten times as far)
     pool = np.arange(X.shape[0]) if sw is None else rows
