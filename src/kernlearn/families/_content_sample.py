@@ -103,8 +103,10 @@ def _sparse_row_hashes(A):
     cols = np.concatenate([stored_cols, zcols])
     vals = np.concatenate([A.data, np.zeros(len(zcols))])
     weight = np.concatenate([np.ones(nnz, dtype=np.int64), implicit[zcols]])
-    order = np.argsort(vals)  # (by value, then stably by column: lexsort's order)
-    order = order[np.argsort(cols[order], kind="stable")]
+    order = np.argsort(vals)  # (by value, then stably by column: lexsort's order;
+    # columns as uint16 where they fit: NumPy's stable sort of them is a radix sort)
+    key = cols[order].astype(np.uint16) if d <= 65536 else cols[order]
+    order = order[np.argsort(key, kind="stable")]
     c, v = cols[order], vals[order]
     start = np.r_[True, c[1:] != c[:-1]]
     new = start | np.r_[True, v[1:] != v[:-1]]
