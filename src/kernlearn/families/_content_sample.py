@@ -69,20 +69,20 @@ def _dense_row_hashes(A):
         if not new.any():
             continue  # (a constant column adds nothing: as unstored sparse ones)
         rank = np.empty(n, dtype=np.uint64)
-        rank[order] = np.r_[0, np.cumsum(new)]
+        rank[order] = _mix(np.r_[0, np.cumsum(new)])  # (the ranks, mixed once)
         starts = np.r_[0, np.flatnonzero(new) + 1, n]
         prof.append(_profile(np.diff(starts), np.array([0, len(starts) - 1]))[0])
         ranks.append(rank)
     rows = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for rank, p in zip(ranks, prof):
-            rows += _mix(_mix(rank) ^ p)
+            rows += _mix(rank ^ p)
         b = _mix(rows)  # (each column's salt: its ranks against the rows' hashes)
-        salt = [_mix(p + _mix((_mix(rank) * b).sum(dtype=np.uint64)))
+        salt = [_mix(p + _mix((rank * b).sum(dtype=np.uint64)))
                 for rank, p in zip(ranks, prof)]
         rows[:] = 0
         for rank, t in zip(ranks, salt):
-            rows += _mix(_mix(rank) ^ t)
+            rows += _mix(rank ^ t)
     return rows
 
 
