@@ -32,6 +32,8 @@ __all__ = ["content_sample"]
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
+
+
 def _mix(z):
     """splitmix64's finaliser of ``z + golden`` (uint64, wrapping)."""
     z = np.asarray(z, dtype=np.uint64)
