@@ -56,8 +56,8 @@ def _profile(run_lengths, run_bounds):
     runs ``run_bounds[j]:run_bounds[j + 1]`` of equal values)."""
     k = np.arange(len(run_lengths)) - np.repeat(run_bounds[:-1], np.diff(run_bounds))
     with np.errstate(over="ignore"):
-        return _mix(_sums(_mix(_mix(k.astype(np.uint64)) + run_lengths.astype(np.uint64)),
-                          run_bounds))
+        runs = _mix(_mix(k.astype(np.uint64)) + run_lengths.astype(np.uint64))
+    return _mix(_sums(runs, run_bounds))
 
 
 def _dense_row_hashes(A):
@@ -187,7 +187,7 @@ def content_sample(X, pool, M, seed, tie=None, precomputed=False):
     ranks = np.arange(len(r))
     first = np.r_[True, r[order][1:] != r[order][:-1]]
     occ = np.empty(len(r), dtype=np.uint64)
-    occ[order] = (ranks - np.maximum.accumulate(np.where(first, ranks, 0))).astype(np.uint64)
+    occ[order] = ranks - np.maximum.accumulate(np.where(first, ranks, 0))
     with np.errstate(over="ignore"):
         key = _mix(_mix(r ^ _mix(np.uint64(seed))) + occ)
     pick = np.argpartition(key, M - 1)[:M]
