@@ -66,7 +66,9 @@ def test_low_rank_nu_path_in_any_order_is_chosen_by_the_documented_rule():
     from kernlearn import LowRankKernelRegressor
 
     X, y = _sinc()
-    fits = [LowRankKernelRegressor(nu=nu, n_columns=60, random_state=0).fit(X, y)
+    # (random_state=3: a sample where the rule keeps 0.01, not the smallest
+    # value; since the twenty-sixth pass's content-keyed sample seed 0 keeps 1e-3)
+    fits = [LowRankKernelRegressor(nu=nu, n_columns=60, random_state=3).fit(X, y)
             for nu in ([1.0, 0.1, 0.01, 1e-3], [1e-3, 0.01, 0.1, 1.0],
                        (0.1, 1.0, 1e-3, 0.01))]
     for f in fits:

@@ -355,13 +355,19 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         always the exact minimiser.
     random_state : int, RandomState instance or None, default=None
         Seeds the column sample and the coordinate sequence.  The sample
-        is taken in the order of its rows' kernel values (not their row
-        order: ``kernlearn.families.nystrom.content_order``), which decides
-        each column's width (``gamma_factors``) and the column each draw of
-        the coordinate sequence names: when every row is sampled (``M = n``,
-        the default up to 192 rows) the same rows in another order give the
-        same model, to round-off; with fewer columns the draws pick rows by
-        position, and another row order moves the model as another seed does.
+        is the ``M`` rows of smallest seeded key, a hash of each row's inputs
+        (each value's rank in its column) and occurrence number among rows of
+        equal inputs, ordered by target and weight
+        (``kernlearn.families._content_sample``), and is taken in the order
+        of its rows' kernel values (not their row order:
+        ``kernlearn.families.nystrom.content_order``), which decides each
+        column's width (``gamma_factors``) and the column each draw of the
+        coordinate sequence names: the same rows in another order give the
+        same model, to round-off, at any ``M``.  With
+        ``kernel="precomputed"`` a row's content is its kernel values, each
+        against a training row known by its own content (the Gram matrix's
+        rows and columns permuted together key alike): at ``M < n`` it samples
+        other rows than the inputs it was computed from would.
     verbose : int, default=0
         Progress (:mod:`kernlearn.progress`): 1 draws a bar on a terminal (a
         widget in a notebook; nothing in a pipe or log file) and says why the
@@ -668,12 +674,11 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     random_state : int, RandomState instance or None, default=None
         Seeds the column sample, the coordinate sequence and the Platt folds
         of ``probability=True``.  The sample is taken in the order of its
-        rows' kernel values, not their row order (see
-        :class:`LowRankKernelRegressor`): when every row is sampled (``M = n``,
-        the default up to 128 rows) the same rows in another order give the
-        same decision function, to round-off; with fewer columns another row
-        order moves the model as another seed does (the Platt folds of
-        ``probability=True`` follow the row order too).  Distinct rows whose
+        rows' kernel values, not their row order, and the sample is keyed by
+        the rows' content (see :class:`LowRankKernelRegressor`): the same rows
+        in another order give the same decision function, to round-off, at
+        any ``M`` (the Platt folds of ``probability=True`` follow the row
+        order).  Distinct rows whose
         kernel values tie (a symmetric design) are ordered by their labels,
         then by their values (first column first); only those of one label
         follow the column order, or with ``kernel="precomputed"`` the row

@@ -30,6 +30,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..colgen import ColumnGeneration
 from ..families._base import Candidates
 from ..families import nystrom
+from ..families._content_sample import content_sample
 from ..families.nystrom import NystromColumns, content_order, kernel_params_for
 from ..kernels import check_kernel_callable, check_psd_gram
 from ..losses import Square, WeightedLoss, weighted
@@ -580,9 +581,11 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         its model (at a single value, weights ``c * w`` solve the problem of
         ``nu / c**2``).
     seed : int, default=0
-        Seeds the column sample and the coordinate sequence (which names
-        columns by their place in the content order): with every row sampled
-        the same rows in another order give the same model, to round-off.
+        Seeds the column sample (keyed by the rows' content:
+        :func:`~kernlearn.families._content_sample.content_sample`) and the
+        coordinate sequence (which names columns by their place in the
+        content order): the same rows in another order give the same model,
+        to round-off.
     verbose : int, default=0
         One line per sweep.
     gamma_factors : sequence of float or "auto", default="auto"
@@ -649,16 +652,18 @@ def fit_slkl(X, Y, *, kernel="rbf", gamma="scale", degree=None, coef0=None,
         check_kernel_callable(kernel, X if rows is None else X[rows], params=params,
                               name=getattr(kernel, "__name__", "kernel"))
     rng = np.random.default_rng(seed)
-    # the sampled set S (as NystromColumns draws it), among rows of positive weight,
-    # in the order of the rows' values: the widths dealt to it and the coordinate
-    # draws follow the data, not its row order (which moved a model sampling
-    # every row ten times as far as a change of seed)
-    pool = X.shape[0] if sw is None else rows
+    # the sampled set S among rows of positive weight, chosen by the rows'
+    # inputs (targets and weights order equal inputs: content_sample) and put
+    # in the order of their kernel values: the sample, the widths dealt to it and the
+    # coordinate draws follow the data, not its row order (which moved the
+    # model as far as a change of seed, at M = n ten times as far)
+    pool = np.arange(X.shape[0]) if sw is None else rows
     # (rows whose kernel values tie, as in a symmetric design, by their
     # targets and weights: a precomputed Gram matrix has no other content)
-    S = content_order(X, np.random.default_rng(rng.integers(2**31)).choice(
-        pool, M, replace=False), kernel, params, center,
-        tie=Y if sw is None else np.column_stack([Y, sw]))
+    tie = Y if sw is None else np.column_stack([Y, sw])
+    S = content_order(X, content_sample(X, pool, M, rng.integers(2**31), tie,
+                                        kernel == "precomputed"),
+                      kernel, params, center, tie=tie)
     given = nystrom.given_gamma(kernel, gamma, kernel_params)  # (the user's width)
     factors = _gamma_factors(gamma_factors, given, params, kernel, X, rows)
     family = _WidthColumns(X, S, kernel, params, factors, precompute, center)
