@@ -137,6 +137,19 @@ def packed_blocks(block, shape, k):
     A fit packs each kernel's blocks as they are computed: stacked first into
     ``(k, T_b, m_b, m_b)``, they were one more copy of the kernels, twice the
     memory of the packed ones.
+
+    Parameters
+    ----------
+    block : callable
+        ``block(j)``: kernel ``j``'s within-task blocks, ``(T_b, m_b, m_b)``.
+    shape : tuple of int
+        ``(T_b, m_b)``: the bucket's tasks and rows per task.
+    k : int
+        Number of kernels.
+
+    Returns
+    -------
+    packed : ndarray of shape (T_b, k, m_b (m_b + 1) / 2)
     """
     T, m = shape
     out = np.empty((T, k, m * (m + 1) // 2))
@@ -164,6 +177,21 @@ def merged_rows(blocks, grams_tm, y_b):
 
     They depend on the rows, kernels and targets only, not on C: a C grid on
     one fold's rows finds them once (:class:`FactorStore`'s kept values).
+
+    Parameters
+    ----------
+    blocks : TaskBuckets
+        The tasks' rows in buckets (its ``buckets`` hold each bucket's row mask).
+    grams_tm : list of ndarray of shape (T_b, k, m_b (m_b + 1) / 2)
+        Each bucket's kernels in the packed layout (:func:`packed_blocks`).
+    y_b : list of ndarray of shape (T_b, m_b)
+        Each bucket's targets.
+
+    Returns
+    -------
+    first : list of ndarray of int of shape (T_b, m_b)
+        Per bucket, the smallest row of its task that each row repeats (itself
+        if none): the row whose dual it shares.
     """
     from ._smo import repeated_rows
 
