@@ -45,3 +45,32 @@ def test_plain_regressor_solves_repeated_inputs_on_distinct_rows(monkeypatch):
     np.testing.assert_allclose(new.kernel_weights_, old.kernel_weights_, rtol=1e-8,
                                atol=1e-12)
     assert new.n_iter_ == old.n_iter_
+
+
+def test_two_kernel_bound_of_many_cuts_in_memory_of_order_t():
+    """A fit that runs out of iterations bounds its gap with all its cuts: the
+    closed form of two kernels stacked every pair's multipliers into one
+    (pairs, t) matrix, t^3 in memory (max_iter=700: a fit's peak 0.3 -> 0.95 GB,
+    2,000: tens of GB, where the LP it replaced needed little)."""
+    import tracemalloc
+
+    from scipy.optimize import linprog
+
+    from kernlearn.solvers.mirror_descent import cutting_plane_bound
+
+    rng = np.random.default_rng(0)
+    t = 400
+    s = rng.uniform(0, 1, t)  # tangents of (s - 0.4)^2 at y = (s, 1 - s)
+    a = (s - 0.4) ** 2 - 2 * (s - 0.4) * s
+    grads = np.column_stack([2 * (s - 0.4), np.zeros(t)])
+    grads[::3] += rng.normal(size=(len(grads[::3]), 1))  # (the same lines in y)
+    a[::3] -= grads[::3, 1]
+    tracemalloc.start()
+    bound = cutting_plane_bound(a, grads)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 20e6, f"{peak / 1e6:.0f} MB for {t} cuts"
+    res = linprog(np.append(-a, -1.0), A_ub=np.column_stack([-grads.T, np.ones(2)]),
+                  b_ub=np.zeros(2), A_eq=np.append(np.ones(t), 0.0)[None], b_eq=[1.0],
+                  bounds=[(0, None)] * t + [(None, None)], method="highs")
+    assert abs(bound - (-res.fun)) <= 1e-11 * max(1.0, abs(res.fun))
