@@ -74,3 +74,33 @@ def test_two_kernel_bound_of_many_cuts_in_memory_of_order_t():
                   b_ub=np.zeros(2), A_eq=np.append(np.ones(t), 0.0)[None], b_eq=[1.0],
                   bounds=[(0, None)] * t + [(None, None)], method="highs")
     assert abs(bound - (-res.fun)) <= 1e-11 * max(1.0, abs(res.fun))
+
+
+def test_low_rank_sample_of_rows_that_columns_map_onto_each_other():
+    """Rows such as (1, 2) and (2, 1) of a set closed under a swap of columns
+    (balanced one-hot pairs, symmetric designs) had equal content keys, by
+    design blind to the column order; with equal targets their occurrence
+    numbers followed their positions, so a row permutation took other rows
+    into the sample: decision values apart by 0.4-0.6, a seed change's."""
+    from sklearn.base import clone
+
+    from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
+
+    rng = np.random.default_rng(0)
+    B = rng.normal(size=(80, 4)).round(2)
+    X = np.vstack([B, B[:, [1, 0, 3, 2]]])
+    yc = np.tile((B[:, 0] + B[:, 1] > 0).astype(int), 2)  # (the same on swapped rows)
+    yr = np.tile(B[:, 0] + B[:, 1] + B[:, 2] * B[:, 3], 2)
+    XT = rng.normal(size=(30, 4))
+    for est, y in [(LowRankKernelClassifier(n_columns=40, random_state=0), yc),
+                   (LowRankKernelRegressor(n_columns=40, random_state=0), yr)]:
+        base = clone(est).fit(X, y)
+        out = getattr(base, "decision_function", base.predict)(XT)
+        for k in range(3):
+            perm = np.random.default_rng(300 + k).permutation(len(X))
+            other = clone(est).fit(X[perm], y[perm])
+            np.testing.assert_array_equal(perm[other.column_indices_],
+                                          base.column_indices_)
+            np.testing.assert_allclose(
+                getattr(other, "decision_function", other.predict)(XT), out,
+                rtol=0, atol=1e-4)
