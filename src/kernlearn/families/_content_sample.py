@@ -19,9 +19,12 @@ distinct values, whose multiplicities are all one, are told apart by how they
 rank the rows), so columns in another order keep the sample too; constant
 columns add nothing.  The targets and weights are not hashed: a model fitted
 on one output of a multi-output problem samples as the whole problem does.
-They order rows of equal inputs instead, before their positions (rows equal
-in all of them are interchangeable); the occurrence number keeps copies of a
-row from being all taken together or all left out.
+They order rows of equal inputs instead, then a second hash of the rows'
+ranks by column position (rows such as ``(1, 2)`` and ``(2, 1)`` of a set
+with both have equal keys: no key blind to the column order tells them apart),
+then their positions (rows equal in all of them are interchangeable); the
+occurrence number keeps copies of a row from being all taken together or all
+left out.
 """
 
 import numpy as np
