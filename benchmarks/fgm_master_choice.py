@@ -121,8 +121,9 @@ def master_times(est, X, y, solver):
 
 def grid_problems():
     """``(name, estimator, X, y)`` of the measured grid."""
-    for n_samples, p, B, density in [(200, 2000, 20, 0.02), (1000, 1000, 50, 0.1),
-                                      (400, 3000, 40, 0.02), (4000, 2000, 60, 0.05)]:
+    for n_samples, p, B, density in [(200, 10_000, 20, 0.01), (1000, 1000, 50, 0.1),
+                                      (200, 2000, 20, 0.02), (1000, 3000, 50, 0.03),
+                                      (4000, 2000, 60, 0.05), (400, 3000, 40, 0.02)]:
         X, y, _, _ = correlated_data(n_samples, p, density)
         yield f"square n={len(y)}", FGMRegressor(B=B, C=1.0, max_iter=15, tol=None), X, y
         for loss in ("squared_hinge", "logistic"):
