@@ -154,3 +154,20 @@ def test_sparse_rows_cost_their_hessian_by_stored_entries():
     p = 50 * np.arange(1, len(h["objective"]) + 1)
     assert p.max() >= 300
     assert np.all(h["master_reason"] == 6) and np.all(h["newton_master"] == 1)
+
+
+def test_sparse_costing_ignores_rows_of_weight_zero():
+    # the master is chosen by the rows of positive weight (audit 51): their
+    # stored entries alone size the sparse Hessian
+    X = sp.random(300, 3000, density=0.03, random_state=1, format="csr")
+    y = (np.asarray(X[:, :30].sum(axis=1)).ravel() > 0.2).astype(int)
+    w = np.ones(300)
+    w[:120] = 0.0
+    rows = sp.csc_matrix(X[:, :400])
+    full, kept = sparse_work([rows], sample_weight=w), sparse_work([rows[120:]])
+    assert full == kept and full[1] < rows.nnz
+    est = FGMClassifier(B=60, C=10.0, max_iter=6, tol=None)
+    a = est.fit(X, y, sample_weight=w).history_["master_reason"]
+    b = FGMClassifier(**est.get_params()).fit(X[120:], y[120:]).history_["master_reason"]
+    np.testing.assert_array_equal(a, b)
+    assert set(a.tolist()) & {8, 9}  # wide masters (p > 180 rows) were decided

@@ -89,7 +89,7 @@ def _one_constraint(A, y, loss, settings, sample_weight, solve_master):
     loss = weighted(loss, sample_weight)
     # SimpleMKL's weights have nothing to choose between with one group
     solver = "auto" if settings.solver == "simplemkl" else settings.solver
-    flops, nnz = sparse_work([A])
+    flops, nnz = sparse_work([A], 1, sample_weight)
     kind = choose_master(n, p, 1, loss, solver, hessian_flops=flops, nnz=nnz).name
     out = solve_master(kind, A, np.asarray(y, dtype=float).reshape(n, 1), loss,
                        SquaredGroupL1(1.0), replace(settings, solver=kind),

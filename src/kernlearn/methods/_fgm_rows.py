@@ -48,7 +48,7 @@ def active_block(blocks):
 
 
 
-def sparse_work(blocks, K=1):
+def sparse_work(blocks, K=1, sample_weight=None):
     """Hessian flops and stored entries of the active block the master will see.
 
     Parameters
@@ -57,6 +57,9 @@ def sparse_work(blocks, K=1):
         Column blocks with the same rows.
     K : int, default=1
         Outputs.
+    sample_weight : ndarray of shape (n_rows,), optional
+        Rows of weight zero are not counted (they add nothing to the Hessian;
+        the master is chosen by the rows of positive weight).
 
     Returns
     -------
@@ -66,8 +69,11 @@ def sparse_work(blocks, K=1):
     """
     if not all(sp.issparse(b) for b in blocks):
         return None, None
-    n, p = blocks[0].shape[0], sum(b.shape[1] for b in blocks)
+    p = sum(b.shape[1] for b in blocks)
     per_row = sum(np.diff(sp.csr_matrix(b).indptr) for b in blocks).astype(float)
+    if sample_weight is not None and np.ndim(sample_weight):
+        per_row = per_row[np.asarray(sample_weight) > 0]
+    n = len(per_row)
     nnz = int(per_row.sum())
     if nnz > _DENSE_ABOVE * n * p and n * p <= _DENSE_MAX_ENTRIES:
         return None, None

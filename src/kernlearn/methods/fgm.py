@@ -724,7 +724,7 @@ class _LocalRows:
         self.Y = np.asarray(y, dtype=float).reshape(X.shape[0], -1)
 
     def choose_master(self, n, p, K, loss, solver, blocks):
-        flops, nnz = sparse_work(blocks, K)
+        flops, nnz = sparse_work(blocks, K, getattr(loss, "sample_weight", None))
         return choose_master(n, p, K, loss, solver, hessian_flops=flops, nnz=nnz)
 
     def active_block(self, blocks):
