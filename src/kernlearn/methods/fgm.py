@@ -16,7 +16,8 @@ and :class:`~kernlearn.FGMRegressor`.  Each outer iteration
 
    warm-started from the previous solution: by proximal Newton on the small
    active set (:class:`~kernlearn.solvers.ProxNewton`), or by the paper's APG
-   (Algorithm 4) when the active block is too large for a Hessian.
+   (Algorithm 4) when the active block is too large for a Hessian or APG's
+   estimated cost is lower (:func:`~kernlearn.solvers.choose_master`).
 
 With one output (``K = 1``) this is the paper's problem; with ``K > 1`` the
 one-vs-rest outputs of a multiclass problem share the selected features (a

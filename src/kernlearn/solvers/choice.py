@@ -35,7 +35,7 @@ was the faster master on most of them.)
 
 from dataclasses import dataclass
 
-__all__ = ["MASTER_REASONS", "MasterChoice", "choose_master"]
+__all__ = ["MASTER_REASONS", "MasterChoice", "choose_master", "wide_costs"]
 
 # Above this many Hessian entries (K (p + 1)^2) or flops per Newton step the
 # Hessian is not formed.
