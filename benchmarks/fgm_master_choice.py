@@ -20,10 +20,17 @@ wall seconds with ``--clock wall``), their ratios to
 ``solver="apg"``, test R^2, and the masters ``"auto"`` used with their reasons
 (from ``history_``).
 
+With ``--grid`` it instead times every master call (process CPU) of fits
+forced to ``solver="newton"`` and to ``solver="apg"`` over a grid of shapes
+(dense Gaussian n = 100-2000; Reuters and a9a when their files are present;
+square, squared hinge and logistic losses) and prints, per master, the rule's
+inputs, both times and ``"auto"``'s choice: the data the wide cost model of
+:mod:`kernlearn.solvers.choice` was fitted on.
+
 Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/fgm_master_choice.py [--runs 3] [--quick]
-        [--clock cpu|wall]
+        [--clock cpu|wall] [--grid]
 """
 
 import os
@@ -36,8 +43,14 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from kernlearn import FGMRegressor  # noqa: E402
-from kernlearn.solvers import MASTER_REASONS  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+
+import kernlearn.methods.fgm as fgm_method  # noqa: E402
+from kernlearn import FGMClassifier, FGMRegressor  # noqa: E402
+from kernlearn.datafiles import DatasetNotFoundError  # noqa: E402
+from kernlearn.losses import get_loss  # noqa: E402
+from kernlearn.methods._fgm_rows import sparse_work  # noqa: E402
+from kernlearn.solvers import MASTER_REASONS, choose_master  # noqa: E402
 
 
 def correlated_data(n_samples, n_features, density, rho=0.5, snr=5.0, seed=0):
@@ -86,12 +99,70 @@ def problems(scale=1.0):
     ]
 
 
+def master_times(est, X, y, solver):
+    """``(n, p, nnz or None, hessian flops or None, CPU seconds)`` per master of one fit."""
+    calls, solve = [], fgm_method._solve_master
+
+    def timed(kind, A, *args, **kwargs):
+        t0 = time.process_time()
+        out = solve(kind, A, *args, **kwargs)
+        flops, nnz = sparse_work([A]) if sp.issparse(A) else (None, None)
+        calls.append((A.shape[0], A.shape[1], nnz, flops, time.process_time() - t0))
+        return out
+
+    est.set_params(solver=solver).fit(X, y)  # warm-up (compiled code)
+    fgm_method._solve_master = timed
+    try:
+        est.fit(X, y)
+    finally:
+        fgm_method._solve_master = solve
+    return calls
+
+
+def grid_problems():
+    """``(name, estimator, X, y)`` of the measured grid."""
+    for n_samples, p, B, density in [(200, 10_000, 20, 0.01), (1000, 1000, 50, 0.1),
+                                      (200, 2000, 20, 0.02), (1000, 3000, 50, 0.03),
+                                      (4000, 2000, 60, 0.05), (400, 3000, 40, 0.02)]:
+        X, y, _, _ = correlated_data(n_samples, p, density)
+        yield f"square n={len(y)}", FGMRegressor(B=B, C=1.0, max_iter=15, tol=None), X, y
+        for loss in ("squared_hinge", "logistic"):
+            yield (f"{loss} n={len(y)}", FGMClassifier(B=B, C=1.0, loss=loss, max_iter=15,
+                                                        tol=None), X, (y > np.median(y)) * 1)
+    try:
+        from _common import reuters_split
+
+        X, y, _, _ = reuters_split()
+        for n in (500, 2000):
+            for loss in ("squared_hinge", "logistic"):
+                yield (f"Reuters {loss} n={n}", FGMClassifier(B=50, C=1.0, loss=loss,
+                       max_iter=12, tol=None), X[:n], (y[:n] == y.min()) * 1)
+    except DatasetNotFoundError as err:
+        print(f"Reuters skipped: {err}")
+
+
+def grid():
+    print("| problem | n | p | nnz / np | newton ms | apg ms | auto | reason |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, est, X, y in grid_problems():
+        newton, apg = (master_times(est, X, y, s) for s in ("newton", "apg"))
+        loss = get_loss(getattr(est, "loss", "square"))
+        for (n, p, nnz, flops, tn), (_, _, _, _, ta) in zip(newton, apg):
+            c = choose_master(n, p, 1, loss, "auto", flops, nnz)
+            print(f"| {name} | {n} | {p} | {1 if nnz is None else nnz / (n * p):.3f} | "
+                  f"{tn * 1e3:.1f} | {ta * 1e3:.1f} | {c.name} | {c.code} |", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="smaller problems")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
+    parser.add_argument("--grid", action="store_true",
+                        help="time every master of forced Newton and APG fits on a grid")
     args = parser.parse_args(argv)
+    if args.grid:
+        return grid()
     clock = CLOCKS[args.clock]
     scale = 0.5 if args.quick else 1.0
     print("| problem | auto s | apg s | newton s | auto/apg | newton/apg | R^2 auto | "

@@ -365,7 +365,9 @@ def test_fgm_zero_weights_do_not_choose_the_master(cls):
     a = clone(est).fit(X, y, sample_weight=w)
     b = clone(est).fit(X[12:], y[12:])
     np.testing.assert_array_equal(a.history_["master_reason"], b.history_["master_reason"])
-    assert 3 in a.history_["master_reason"]  # (APG: more columns than rows)
+    # wide active sets (more columns than the 28 rows) reached: their master is
+    # decided by the wide cost estimate (codes 8, 9), on the rows of positive weight
+    assert set(a.history_["master_reason"].tolist()) & {8, 9}
     np.testing.assert_allclose(_out(a, X), _out(b, X), atol=1e-9)
 
 

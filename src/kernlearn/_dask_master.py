@@ -467,8 +467,11 @@ class DaskMasterRows:
         p = sum(b.shape[1] for b in blocks)
         return blocks[0].map(_hstack_parts, *blocks[1:], tail=(p,))
 
-    def choose_master(self, n, p, K, loss, solver):
+    def choose_master(self, n, p, K, loss, solver, blocks=None):
         """Proximal Newton: on a cluster a first-order step costs a round trip each.
+
+        (``blocks``, the active column blocks the local rows size the Hessian
+        with, are not read: there is no other master to choose.)
 
         Raises
         ------

@@ -399,9 +399,11 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         coordinate descent on the quadratic model; converges in a few
         iterations), the paper's APG (Algorithm 4), or the paper's MKL-FGM
         baseline ``"simplemkl"`` (sec. 5.1, SimpleMKL: the same optimum, one to
-        three orders of magnitude slower).  ``"auto"`` chooses by cost: Newton on
-        narrow active sets, APG when the active set is wider than the rows or
-        Newton's estimated cost is higher (``history_["master_reason"]``).
+        three orders of magnitude slower).  ``"auto"`` chooses by estimated
+        cost (:mod:`kernlearn.solvers.choice`): Newton on narrow active sets,
+        APG when Newton's estimated cost is higher -- on wide active sets (more
+        columns than rows) by a cost model measured on FGM's masters
+        (``history_["master_reason"]``).
     inner_tol : float, optional
         Tolerance of the master (inner) solver (default: Newton's relative
         predicted decrease ``1e-8``, APG's ``1e-6``).  A master that stops at

@@ -24,7 +24,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..losses import get_loss, weighted
 from ..penalties import SquaredGroupL1
 from ..solvers import choose_master
-from ._fgm_rows import active_block
+from ._fgm_rows import active_block, sparse_work
 from ..utils._warnings import warn
 
 __all__ = ["refit_l2"]
@@ -89,7 +89,8 @@ def _one_constraint(A, y, loss, settings, sample_weight, solve_master):
     loss = weighted(loss, sample_weight)
     # SimpleMKL's weights have nothing to choose between with one group
     solver = "auto" if settings.solver == "simplemkl" else settings.solver
-    kind = choose_master(n, p, 1, loss, solver).name
+    flops, nnz = sparse_work([A], 1, sample_weight)
+    kind = choose_master(n, p, 1, loss, solver, hessian_flops=flops, nnz=nnz).name
     out = solve_master(kind, A, np.asarray(y, dtype=float).reshape(n, 1), loss,
                        SquaredGroupL1(1.0), replace(settings, solver=kind),
                        np.array([0, p]), np.zeros((p, 1)), np.zeros(1), 0.1 * n * settings.C)

@@ -47,6 +47,38 @@ def active_block(blocks):
     return A
 
 
+
+def sparse_work(blocks, K=1, sample_weight=None):
+    """Hessian flops and stored entries of the active block the master will see.
+
+    Parameters
+    ----------
+    blocks : list of ndarray or sparse matrix
+        Column blocks with the same rows.
+    K : int, default=1
+        Outputs.
+    sample_weight : ndarray of shape (n_rows,), optional
+        Rows of weight zero are not counted (they add nothing to the Hessian;
+        the master is chosen by the rows of positive weight).
+
+    Returns
+    -------
+    hessian_flops, nnz : float and int, or None and None
+        ``K sum_i nnz_i^2`` and the stored entries when :func:`active_block`
+        keeps the block sparse; ``None`` when it is (or becomes) dense.
+    """
+    if not all(sp.issparse(b) for b in blocks):
+        return None, None
+    p = sum(b.shape[1] for b in blocks)
+    per_row = sum(np.diff(sp.csr_matrix(b).indptr) for b in blocks).astype(float)
+    if sample_weight is not None and np.ndim(sample_weight):
+        per_row = per_row[np.asarray(sample_weight) > 0]
+    n = len(per_row)
+    nnz = int(per_row.sum())
+    if nnz > _DENSE_ABOVE * n * p and n * p <= _DENSE_MAX_ENTRIES:
+        return None, None
+    return K * float(per_row @ per_row), nnz
+
 # A dense active column whose centre lies farther from zero than this many
 # half-ranges (a Unix time, ~1.7e9, varying over days) is shifted to zero in the
 # master.  FGM centres implicitly, through the intercept, so the master saw the

@@ -16,7 +16,8 @@ and :class:`~kernlearn.FGMRegressor`.  Each outer iteration
 
    warm-started from the previous solution: by proximal Newton on the small
    active set (:class:`~kernlearn.solvers.ProxNewton`), or by the paper's APG
-   (Algorithm 4) when the active block is too large for a Hessian.
+   (Algorithm 4) when the active block is too large for a Hessian or APG's
+   estimated cost is lower (:func:`~kernlearn.solvers.choose_master`).
 
 With one output (``K = 1``) this is the paper's problem; with ``K > 1`` the
 one-vs-rest outputs of a multiclass problem share the selected features (a
@@ -64,7 +65,7 @@ from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_refit import refit_l2
 from ._fgm_rows import (active_block, block_moments, block_stored, centre_by_newton,
-                        offset_shift, shift_columns)
+                        offset_shift, shift_columns, sparse_work)
 from ..utils._warnings import carried, summed, warn
 
 __all__ = ["FGMResult", "FGMSettings", "check_family", "fgm_decision", "fgm_standardization",
@@ -646,7 +647,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         feats, weights = pool.column_indices(cand)
         block = rows.columns(pool, cand)
         choice = rows.choose_master(n, sum(b.shape[1] for b in st.blocks) + block.shape[1],
-                                    K, loss, s.solver)
+                                    K, loss, s.solver, st.blocks + [block])
         kind = choice.name
         # Newton needs no help from a good start; APG does (paper 002 starts at 0).
         W_new = (rows.enter_new_group(block, st.M, st.W, st.indptr())
@@ -723,8 +724,9 @@ class _LocalRows:
         self.X, self.loss, self.C = X, loss, C
         self.Y = np.asarray(y, dtype=float).reshape(X.shape[0], -1)
 
-    def choose_master(self, n, p, K, loss, solver):
-        return choose_master(n, p, K, loss, solver)
+    def choose_master(self, n, p, K, loss, solver, blocks):
+        flops, nnz = sparse_work(blocks, K, getattr(loss, "sample_weight", None))
+        return choose_master(n, p, K, loss, solver, hessian_flops=flops, nnz=nnz)
 
     def active_block(self, blocks):
         return active_block(blocks)
