@@ -19,9 +19,12 @@ distinct values, whose multiplicities are all one, are told apart by how they
 rank the rows), so columns in another order keep the sample too; constant
 columns add nothing.  The targets and weights are not hashed: a model fitted
 on one output of a multi-output problem samples as the whole problem does.
-They order rows of equal inputs instead, before their positions (rows equal
-in all of them are interchangeable); the occurrence number keeps copies of a
-row from being all taken together or all left out.
+They order rows of equal inputs instead, then a second hash of the rows'
+ranks by column position (rows such as ``(1, 2)`` and ``(2, 1)`` of a set
+with both have equal keys: no key blind to the column order tells them apart),
+then their positions (rows equal in all of them are interchangeable); the
+occurrence number keeps copies of a row from being all taken together or all
+left out.
 """
 
 import numpy as np
@@ -61,8 +64,9 @@ def _profile(run_lengths, run_bounds):
 
 
 def _dense_row_hashes(A):
+    """Each row's content hash and its positional one (:func:`_positional`)."""
     n, d = A.shape
-    ranks, prof = [], []
+    ranks, prof, where = [], [], []
     for j in range(d):  # (a column at a time: no n x d temporaries but the ranks)
         col = np.ascontiguousarray(A[:, j])
         order = np.argsort(col)
@@ -75,6 +79,7 @@ def _dense_row_hashes(A):
         starts = np.r_[0, np.flatnonzero(new) + 1, n]
         prof.append(_profile(np.diff(starts), np.array([0, len(starts) - 1]))[0])
         ranks.append(rank)
+        where.append(j)
     rows = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for rank, p in zip(ranks, prof):
@@ -85,7 +90,18 @@ def _dense_row_hashes(A):
         rows[:] = 0
         for rank, t in zip(ranks, salt):
             rows += _mix(rank ^ t)
-    return rows
+        pos = np.zeros(n, dtype=np.uint64)
+        for rank, t in zip(ranks, _positional(np.array(where, dtype=np.uint64))):
+            pos += _mix(rank ^ t)
+    return rows, pos
+
+
+def _positional(columns):
+    """Salts of columns by their position: a second hash of each row, of its
+    ranks in each column where it is, which tells apart rows whose content hashes
+    are equal because columns map one onto the other (rows ``(1, 2)`` and
+    ``(2, 1)`` of a set with both: a balanced one-hot pair of columns)."""
+    return _mix(_mix(columns) ^ _M2)
 
 
 def _sparse_row_hashes(A):
@@ -140,7 +156,7 @@ def _sparse_row_hashes(A):
         zero[zcols] = _mix(rank[nnz:])
         t = t + zero * (b.sum(dtype=np.uint64) - _sums(b[row_of][stored], bounds))
         salt = _mix(prof + _mix(t))
-    return row_sums(salt)
+    return row_sums(salt), row_sums(_positional(np.flatnonzero(used).astype(np.uint64)))
 
 
 def content_sample(X, pool, M, seed, tie=None, precomputed=False):
@@ -175,11 +191,14 @@ def content_sample(X, pool, M, seed, tie=None, precomputed=False):
     Xp = X[pool]
     if precomputed:
         Xp = np.asarray(Xp, dtype=float)[:, pool]  # (its columns: the pool's rows too)
-    r = (_sparse_row_hashes(Xp) if sp.issparse(Xp)
-         else _dense_row_hashes(np.asarray(Xp, dtype=float)))
-    # the occurrence number of each row among rows of equal inputs, ordered by
-    # their targets and weights, then by position (equal in all: interchangeable)
-    keys = [np.arange(len(r))]
+    r, pos = (_sparse_row_hashes(Xp) if sp.issparse(Xp)
+              else _dense_row_hashes(np.asarray(Xp, dtype=float)))
+    # the occurrence number of each row among rows of equal content hash, ordered
+    # by their targets and weights, then by their positional hash (rows of equal
+    # content hash need not be equal: columns that map one onto the other), then
+    # by position (equal in all: interchangeable); a Gram matrix's columns are
+    # its rows, whose positions are no content
+    keys = [np.arange(len(r))] + ([] if precomputed else [pos])
     if tie is not None:
         tie = np.asarray(tie, dtype=float).reshape(X.shape[0], -1)[pool]
         keys += [tie[:, t] for t in range(tie.shape[1] - 1, -1, -1)]

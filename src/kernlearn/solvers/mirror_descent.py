@@ -353,6 +353,9 @@ def _two_kernel_bound(a, grads):
     c0, c1 = grads[:, 0], grads[:, 1]
     slope = c0 - c1  # (each line: a_i + c1_i + slope_i s)
     t = len(a)
+    if t > _PAIRS_AT_ONCE:
+        mu = _best_pair(a, c0, c1, slope)
+        return float(mu @ a + (grads.T @ mu).min())
     i, j = np.nonzero((slope[:, None] > 0) & (slope[None, :] < 0))
     lam = -slope[j] / (slope[i] - slope[j])  # weight of line i: slopes cancel
     mus = np.zeros((t + len(i), t))
@@ -362,6 +365,30 @@ def _two_kernel_bound(a, grads):
     values = mus @ a + (mus @ grads).min(axis=1)
     mu = mus[int(np.argmax(values))]
     return float(mu @ a + (grads.T @ mu).min())
+
+
+#: more linearisations than this (a fit's last bound with all of its cuts,
+#: ``max_iter`` above the default): the pairs' multipliers are not stacked into
+#: one matrix of (pairs, t), whose size grows as t^3 (700 iterations: 0.6 GB)
+_PAIRS_AT_ONCE = 128
+
+
+def _best_pair(a, c0, c1, slope):
+    """:func:`_two_kernel_bound`'s best multipliers, one line's pairs at a time
+    (memory of order ``t``; the same candidates, first of equal values kept)."""
+    t = len(a)
+    lower = a + np.minimum(c0, c1)
+    best, mu = lower.max(), np.eye(1, t, int(np.argmax(lower)))[0]
+    neg = np.flatnonzero(slope < 0)
+    for i in np.flatnonzero(slope > 0) if len(neg) else ():
+        lam = -slope[neg] / (slope[i] - slope[neg])  # weight of line i
+        values = lam * a[i] + (1.0 - lam) * a[neg] + np.minimum(
+            lam * c0[i] + (1.0 - lam) * c0[neg], lam * c1[i] + (1.0 - lam) * c1[neg])
+        k = int(np.argmax(values))
+        if values[k] > best:
+            best, mu = values[k], np.zeros(t)
+            mu[i], mu[neg[k]] = lam[k], 1.0 - lam[k]
+    return mu
 
 
 def _w_exp(L, n_iter=60):
