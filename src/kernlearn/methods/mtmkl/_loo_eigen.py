@@ -35,6 +35,10 @@ __all__ = ["EigenLOO", "eigen_plan"]
 #: below the round-off of forming them)
 _BASIS_RTOL = 1e-13
 
+#: points whose criterion and gradient :class:`EigenLOO` keeps (a search's
+#: evaluations: a few dozen)
+_MEMO = 256
+
 #: tasks of this many rows and more are decomposed by their distinct rows (one
 #: call each); smaller ones in one batched call
 _DISTINCT_FROM = 64
@@ -173,6 +177,8 @@ class EigenLOO:
         self.k, self.dense, self.S = grams[0].shape[0], dense, len(shared)
         self.low = [j for j in range(self.k) if j != dense]
         self.R = sum(Z[0].shape[2] for Z in shared)
+        self.eye_R = np.eye(self.R)
+        self._memo = {}
         self.parts = [self._part(b, K, y, w, mask, shared, factors)
                       for b, (K, y, w, mask) in enumerate(zip(grams, y_b, w_b, masks))]
 
@@ -195,8 +201,12 @@ class EigenLOO:
         RL = [R[:, :, e[i]:e[i + 1]] for i in range(n_l)]
         RZ = [R[:, :, e[n_l + 1 + s]:e[n_l + 2 + s]] for s in range(self.S)]
         self.widths = ([r.shape[2] for r in RL], [r.shape[2] for r in RZ])
+        # (everything that does not depend on the weights, once per search: an
+        # evaluation is a few dozen small products, whose fixed costs dominate)
         return {"RLc": R[:, :, :e[n_l]], "RZc": R[:, :, e[n_l + 1]:],
-                "mask": mask, "w": w, "lam": lam, "G": G, "GG": G * G, "B": B,
+                "eye_L": np.eye(e[n_l]),
+                "mask": mask, "w": w, "d2": d2, "lam": lam, "G": G, "GG": G * G, "B": B,
+                "Bt": _T(B),
                 "DB": d2[:, :, None] * B, "X": _T(G) @ B, "Dy": d2 * y,
                 "yh": (_T(G) @ y[:, :, None])[:, :, 0],
                 "RL": RL, "re": R[:, :, e[n_l]], "RZ": RZ}
@@ -209,6 +219,23 @@ class EigenLOO:
         pass of batched products).
         """
         mu = np.asarray(mu, dtype=float)
+        if mu.ndim == 1 and not full:
+            # L-BFGS-B evaluates some points more than once (Grunfeld: 11 of 39
+            # evaluations repeat a point bit for bit): the criterion and gradient
+            # of the points seen, kept (the same numbers as evaluating again; the
+            # criterion's rounding does not depend on ``grad``)
+            key = mu.tobytes()
+            if key not in self._memo:
+                if len(self._memo) >= _MEMO:
+                    del self._memo[next(iter(self._memo))]
+                f, g = self._evaluate(mu, True, False)
+                self._memo[key] = (f, g)
+            f, g = self._memo[key]
+            return (f, g.copy()) if grad else f
+        return self._evaluate(mu, grad, full)
+
+    def _evaluate(self, mu, grad, full):
+        """:meth:`__call__` without its memory of the points seen."""
         batch = mu.ndim == 2
         if batch and (grad or full):
             raise ValueError("a batch of points gives the criterion only")
@@ -217,7 +244,7 @@ class EigenLOO:
         mu_e = (np.zeros(n_s) if self.dense is None else mu[:, self.dense])[:, None, None]
         sL = np.sqrt(np.repeat(mu[:, self.low], self.widths[0], axis=1))[:, None, None]
         sF = np.sqrt(np.repeat(mu[:, k:], self.widths[1], axis=1))[:, None, None]
-        M, Uy, st = np.broadcast_to(np.eye(R), (n_s, R, R)), np.zeros((n_s, R)), []
+        M, Uy, st = np.broadcast_to(self.eye_R, (n_s, R, R)), np.zeros((n_s, R)), []
         UZ = [np.zeros((n_s, R, Rs.shape[2])) for Rs in self.parts[0]["RZ"]]
         for p in self.parts:
             lam, X = p["lam"], p["X"]
@@ -228,11 +255,11 @@ class EigenLOO:
             # so that the criterion's rounding does not depend on ``grad``)
             W1 = p["DB"] - p["G"] @ (om[..., None] * X)
             W2 = p["G"] @ ((lam * delta * delta)[..., None] * X) if grad else None
-            Gam = _T(p["B"]) @ W1
+            Gam = p["Bt"] @ W1
             K1 = np.zeros_like(Gam)
             if self.low:
                 RL = p["RLc"] * sL
-                C1 = np.linalg.inv(np.eye(RL.shape[-1]) + _T(RL) @ Gam @ RL)
+                C1 = np.linalg.inv(p["eye_L"] + _T(RL) @ Gam @ RL)
                 K1 = RL @ C1 @ _T(RL)
             # each task's free bias: P_B = H - H 1 1' H / (1' H 1)
             re = p["re"][..., None]
@@ -244,7 +271,7 @@ class EigenLOO:
                 TF = RZ - K2 @ (Gam @ RZ)  # P_B F = W1 TF
                 M = M + (_T(RZ) @ Gam @ TF).sum(1)
             By = p["Dy"] - (p["G"] @ (om * p["yh"])[..., None])[..., 0]  # G Delta G' y
-            ny = (_T(p["B"]) @ By[..., None])[..., 0]
+            ny = (p["Bt"] @ By[..., None])[..., 0]
             Uy += (_T(TF) @ ny[..., None]).sum((1, 3))
             for s, Rs in enumerate(p["RZ"]):
                 UZ[s] += (_T(TF) @ Gam @ Rs).sum(1)
@@ -257,7 +284,7 @@ class EigenLOO:
             K3 = q["K2"] + q["TF"] @ Minv[:, None] @ _T(q["TF"])
             cy = q["K2"] @ q["ny"][..., None] + q["TF"] @ c
             W1, mask, w = q["W1"], p["mask"], p["w"]
-            dP = (np.where(mask, w, 1.0) - (p["GG"] @ q["om"][..., None])[..., 0]
+            dP = (p["d2"] - (p["GG"] @ q["om"][..., None])[..., 0]
                   - ((W1 @ K3) * W1).sum(-1))
             dP = np.where(mask, dP, 1.0)
             be = np.where(mask, q["By"] - (W1 @ cy)[..., 0], 0.0)

@@ -1,0 +1,130 @@
+"""The multitask leave-one-out search's evaluation (``methods/mtmkl/_loo_eigen.py``):
+the criterion and gradient of a point seen before come from memory with the same
+numbers as evaluating it again, tasks of two rows and many buckets of
+different sizes give the inverse-based criterion's numbers, and the search runs
+the same L-BFGS-B path as without the memory."""
+
+import numpy as np
+import pytest
+from test_mtmkl_loo_fast import _eigen, _old, _problem  # (same folder: bucketed inputs)
+
+from kernlearn import MultitaskMKLRegressorCV
+from kernlearn.methods.mtmkl import _loo_eigen
+from kernlearn.methods.mtmkl._loo_eigen import EigenLOO
+
+CASES = [  # sizes (tasks of two rows, the fewest a fit takes; many buckets), weights,
+    # shared components
+    ([2, 2, 9, 14, 3, 31, 5], True, True),
+    ([2, 3, 2, 40, 3, 70], False, True),
+    ([3, 7, 12, 20, 33, 50, 64, 80], True, False),
+]
+
+
+def _points(n_w, seed=0, n=6):
+    rng = np.random.default_rng(seed)
+    mu = rng.uniform(0.0, 4.0, size=(n, n_w)) * rng.choice([0.01, 1.0, 30.0], (n, 1))
+    mu[1, 0] = 0.0  # a weight on its bound
+    return mu
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_random_points_give_the_inverse_based_numbers(case):
+    sizes, weighted, shared = case
+    p = _problem(sizes, weighted, shared, seed=3)
+    assert len(p["masks"]) > 1  # several buckets of different sizes
+    ev = _eigen(p)
+    assert isinstance(ev, EigenLOO)
+    for mu in _points(2 + len(p["shared"])):
+        f0, g0 = _old(p, mu)
+        f1, g1 = ev(mu)
+        assert f1 == pytest.approx(f0, rel=1e-10)
+        np.testing.assert_allclose(g1, g0, rtol=1e-8, atol=1e-10 * np.abs(g0).max())
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_point_seen_before_gives_the_numbers_of_a_fresh_evaluation(case):
+    sizes, weighted, shared = case
+    p = _problem(sizes, weighted, shared, seed=4)
+    ev, fresh = _eigen(p), _eigen(p)
+    for mu in _points(2 + len(p["shared"]), seed=1):
+        f1, g1 = ev(mu)
+        g1[:] = np.nan  # the caller's copy: changing it leaves the kept one
+        f2, g2 = ev(mu.copy())
+        f3, g3 = fresh._evaluate(mu, True, False)
+        assert f2 == f1 == f3 and np.array_equal(g2, g3)
+        # the criterion alone (the search's last call) is the same number
+        assert ev(mu, grad=False) == f3 == fresh._evaluate(mu, False, False)
+        f4, g4, beta4 = ev(mu, full=True)
+        f5, g5, beta5 = fresh._evaluate(mu, True, True)
+        assert f4 == f5 and np.array_equal(g4, g5)
+        assert all(np.array_equal(a, b) for a, b in zip(beta4, beta5))
+
+
+def test_a_point_seen_before_is_not_evaluated_again(monkeypatch):
+    p = _problem([2, 2, 9, 14, 31], True, True, seed=5)
+    ev = _eigen(p)
+    calls = []
+    evaluate = EigenLOO._evaluate
+    monkeypatch.setattr(EigenLOO, "_evaluate",
+                        lambda self, *a: calls.append(1) or evaluate(self, *a))
+    mu = np.array([0.4, 1.3, 0.2])
+    ev(mu)
+    ev(mu, grad=False)
+    ev(mu * 1.0)
+    assert len(calls) == 1
+    ev(np.nextafter(mu, 1.0))  # another point, if only by one unit in the last place
+    assert len(calls) == 2
+
+
+def test_the_memory_is_bounded(monkeypatch):
+    monkeypatch.setattr(_loo_eigen, "_MEMO", 3)
+    ev = _eigen(_problem([4, 9, 14], False, False, seed=6))
+    for c in range(1, 6):
+        ev(np.array([c, 1.0]))
+    assert len(ev._memo) == 3
+    assert list(ev._memo) == [np.array([c, 1.0]).tobytes() for c in (3, 4, 5)]
+
+
+@pytest.mark.parametrize("case", CASES[:2])
+def test_gradient_matches_central_differences(case):
+    sizes, weighted, shared = case
+    p = _problem(sizes, weighted, shared, seed=7)
+    ev = _eigen(p)
+    mu = np.array([0.7, 1.9, 0.4])[:2 + len(p["shared"])]
+    _, g = ev(mu)
+    for j in range(len(mu)):
+        h = 1e-5 * mu[j]
+        e = np.zeros_like(mu)
+        e[j] = h
+        fd = (ev(mu + e, grad=False) - ev(mu - e, grad=False)) / (2 * h)
+        assert g[j] == pytest.approx(fd, rel=1e-5, abs=1e-7 * np.abs(g).max())
+
+
+def test_the_fit_runs_the_same_search_as_without_the_memory(monkeypatch):
+    rng = np.random.default_rng(8)
+    sizes = [14] * 11  # Grunfeld's shape: 11 tasks of 14 rows
+    X = rng.normal(size=(sum(sizes), 3))
+    t = np.repeat(np.arange(len(sizes)), sizes)
+    y = X[:, 0] * (1 + 0.2 * t) + np.sin(X[:, 1]) + 0.3 * rng.normal(size=len(t))
+    points = []
+    call = EigenLOO.__call__
+
+    def logged(self, mu, grad=True, full=False):
+        points.append(np.array(mu))
+        return call(self, mu, grad, full)
+
+    monkeypatch.setattr(EigenLOO, "__call__", logged)
+    a = MultitaskMKLRegressorCV().fit(X, y, task_index=t)
+    with_memory = points[:]
+    points.clear()
+
+    def without_memory(self, mu, grad=True, full=False):
+        points.append(np.array(mu))
+        return self._evaluate(np.asarray(mu, dtype=float), grad, full)
+
+    monkeypatch.setattr(EigenLOO, "__call__", without_memory)
+    b = MultitaskMKLRegressorCV().fit(X, y, task_index=t)
+    assert len(points) == len(with_memory)
+    assert all(np.array_equal(u, v) for u, v in zip(points, with_memory))
+    assert a.C_ == b.C_
+    np.testing.assert_array_equal(a.predict(X, task_index=t), b.predict(X, task_index=t))
