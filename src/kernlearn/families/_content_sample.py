@@ -30,7 +30,7 @@ left out.
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["content_sample"]
+__all__ = ["content_sample", "row_hashes"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -159,6 +159,13 @@ def _sparse_row_hashes(A):
     return row_sums(salt), row_sums(_positional(np.flatnonzero(used).astype(np.uint64)))
 
 
+def row_hashes(X):
+    """Each row's content hash (blind to the column order and to an increasing
+    map of a column) and its positional one (:func:`_positional`), as uint64."""
+    return (_sparse_row_hashes(X) if sp.issparse(X)
+            else _dense_row_hashes(np.asarray(X, dtype=float)))
+
+
 def content_sample(X, pool, M, seed, tie=None, precomputed=False):
     """The ``M`` rows of ``pool`` of smallest seeded content key, smallest first.
 
@@ -191,8 +198,7 @@ def content_sample(X, pool, M, seed, tie=None, precomputed=False):
     Xp = X[pool]
     if precomputed:
         Xp = np.asarray(Xp, dtype=float)[:, pool]  # (its columns: the pool's rows too)
-    r, pos = (_sparse_row_hashes(Xp) if sp.issparse(Xp)
-              else _dense_row_hashes(np.asarray(Xp, dtype=float)))
+    r, pos = row_hashes(Xp)
     # the occurrence number of each row among rows of equal content hash, ordered
     # by their targets and weights, then by their positional hash (rows of equal
     # content hash need not be equal: columns that map one onto the other), then

@@ -25,6 +25,7 @@ from ..preprocessing import centred_dots, check_center
 from ..utils._sparse import (canonical_sparse, distance_shift, shift_rows,
                              warn_far_sparse_offset)
 from ._base import BaseFamily, Candidates, as_params
+from ._content_sample import row_hashes
 
 __all__ = ["NystromColumns", "content_order", "given_gamma", "kernel_block",
            "kernel_params_for"]
@@ -82,7 +83,11 @@ def content_order(X, indices, kernel, params, center=None, tie=None):
     float32 copies or their Gram matrix given as ``kernel="precomputed"``
     give the same order: the values are compared to 36 bits (about 1e-11
     relative), so that values equal but for round-off (categorical inputs:
-    many equal distances) tie.  Distinct rows whose keys tie (a symmetric
+    many equal distances) tie.  Rows of one content hash (rows that a map of
+    the columns takes one onto the other, as ``(1, 2)`` and ``(2, 1)`` of a
+    set with both; ``kernlearn.families._content_sample``) share the smallest
+    of their keys: their round-off, which follows the row order, could put
+    their values on either side of a rounding boundary.  Distinct rows whose keys tie (a symmetric
     design, as a full factorial one) are ordered by ``tie``, then by their
     values: only where those tie too does the order of the columns (or,
     ``kernel="precomputed"``, of the rows) decide.
@@ -115,8 +120,15 @@ def content_order(X, indices, kernel, params, center=None, tie=None):
         return indices
     if isinstance(kernel, str) and kernel == "precomputed":
         block, values = np.asarray(X[np.ix_(indices, indices)], dtype=float), None
+        share = None
     else:
         rows = X[indices].astype(np.float64)
+        # rows of one content hash (rows such as (1, 2) and (2, 1) of a set
+        # with both: equal keys in exact arithmetic) share their smallest
+        # rounded key, so that round-off in another row order (of the
+        # standardization, of the width) cannot split them across a rounding
+        # boundary of _key_bits (sparse rows: hashed from their stored values)
+        share = _shared_keys(row_hashes(rows)[0])
         block = np.asarray(kernel_block(rows, rows, kernel, params, center), dtype=float)
         if sp.issparse(rows):  # (only the columns stored in these rows can differ)
             rows = sp.csr_matrix(rows)
@@ -131,19 +143,45 @@ def content_order(X, indices, kernel, params, center=None, tie=None):
     # would order them (equal keys keep their order)
     c = min(len(indices), _HEAD_KEYS)
     head = _key_bits(np.sort(np.partition(sym, c - 1, axis=1)[:, :c], axis=1))
+    if share is not None:
+        head = share(head)
     order = np.lexsort(head.T[::-1])
     same = np.all(head[order][1:] == head[order][:-1], axis=1)
     if same.any():
         group = np.cumsum(np.r_[True, ~same])
         at = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
         rows = order[at]
-        keys = [_key_bits(np.sort(sym[rows], axis=1)).T[::-1], group[at][None]]
+        full = _key_bits(np.sort(sym[rows], axis=1))
+        if share is not None:
+            full = share(full, rows)
+        keys = [full.T[::-1], group[at][None]]
         if tie is not None:
             keys.insert(0, tie[:, rows])
         if values is not None:
             keys.insert(0, values[:, rows])
         order[at] = rows[np.lexsort(np.vstack(keys))]  # (the last key first)
     return indices[order]
+
+
+def _shared_keys(h):
+    """A map giving each row (of those ``at``, all by default) the smallest in
+    lexicographic order of the ``keys`` of the rows of its content hash ``h``
+    among them; ``None`` when the hashes are distinct (nothing to share)."""
+    _, inverse, counts = np.unique(h, return_inverse=True, return_counts=True)
+    if counts.max() < 2:
+        return None
+
+    def share(keys, at=None):
+        g = inverse if at is None else inverse[at]
+        if np.bincount(g).max() < 2:
+            return keys
+        order = np.lexsort(np.vstack([keys.T[::-1], g[None]]))  # (by group, then keys)
+        first = np.r_[True, g[order][1:] != g[order][:-1]]
+        lead = order[np.maximum.accumulate(np.where(first, np.arange(len(g)), 0))]
+        out = np.empty_like(keys)
+        out[order] = keys[lead]
+        return out
+    return share
 
 
 #: how many of a row's smallest kernel values :func:`content_order` sorts every
