@@ -37,7 +37,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import markdown_table  # noqa: E402
 
 from kernlearn import InfiniteFeatureClassifier  # noqa: E402
-from kernlearn.datasets import DatasetNotFoundError, load_dataset  # noqa: E402
+from kernlearn.datasets import (
+    DatasetNotFoundError, available_datasets, load_dataset)
 
 
 def _median_fit(make, X, y, repeats):
@@ -118,6 +119,14 @@ def main():
     ap.add_argument("--datasets", default="ijcnn1,a9a")
     ap.add_argument("--solvers", default="admm,newton")
     args = ap.parse_args()
+    present = available_datasets()
+    for name in set(args.datasets.split(",")) - set(present):
+        try:  # (an unknown name fails at once; an absent set is skipped in run_real)
+            load_dataset(name)
+        except ValueError as exc:
+            ap.error(f"--datasets: {exc}")
+        except DatasetNotFoundError:
+            pass
     with threadpool_limits(1):
         _warm_up(args.solvers)
         if "small" in args.parts:

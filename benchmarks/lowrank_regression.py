@@ -244,6 +244,10 @@ def main():
                         help="skip M values above this (to bound the run time)")
     parser.add_argument("--min-m", type=int, default=None, help="skip M values below this")
     args = parser.parse_args()
+    known = ("sinc", "housing", "abalone", "cal_housing", "usps")
+    unknown = sorted(set(args.only.split(",")) - set(known))
+    if unknown:
+        parser.error(f"--only: unknown {unknown}; choose from {list(known)}")
     warnings.simplefilter("ignore", ConvergenceWarning)
     # One BLAS thread for every method: the 2 cores are shared with other jobs,
     # and oversubscribed OpenBLAS threads made timings erratic (up to 10x).

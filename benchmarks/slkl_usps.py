@@ -91,6 +91,12 @@ def main():
     parser.add_argument("--task", choices=("ten", "four"), default="ten")
     args = parser.parse_args()
     try:
+        m_values = [int(m) for m in args.m.split(",")]
+    except ValueError:
+        parser.error(f"--m {args.m!r}: expected column counts, e.g. 64,256,1024")
+    if min(m_values) < 1:
+        parser.error("--m: every column count must be at least 1")
+    try:
         d = load_dataset("usps")
         Xtr, ytr, Xte, yte = d.data, d.target, d.data_test, d.target_test
     except DatasetNotFoundError as exc:
@@ -103,7 +109,7 @@ def main():
     print("| M | SLKL (own mu) | shared mu | Nys+RidgeCls | Nyst (W&S) | m0 (mean/output) "
           "| centres | SLKL/paper | t SLKL | t shared | t Nys+R | paper SLKL (Nyst, m0) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for M in (int(m) for m in args.m.split(",")):
+    for M in m_values:
         rows = []
         with threadpool_limits(limits=1, user_api="blas"):
             for r in range(args.runs):

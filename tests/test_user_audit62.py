@@ -130,3 +130,16 @@ def test_small_fits_malformed_sizes_is_a_usage_error(tmp_path, sizes):
                       tmp_path)
     assert out.returncode == 2, out.stderr[-2000:]
     assert "Traceback" not in out.stderr and "--sizes" in out.stderr, out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("script, args, option", [
+    ("lowrank_regression", ["--only", "nope"], "--only"),
+    ("slkl_usps", ["--m", "x"], "--m"),
+    ("slkl_usps", ["--m", "0,64"], "--m"),
+    ("grfl_master", ["--datasets", "nope", "--parts", "real"], "--datasets"),
+])
+def test_unknown_script_options_are_usage_errors(tmp_path, script, args, option):
+    # (were a KeyError / ValueError traceback, or fits at zero columns)
+    out = _run_script(script, args, tmp_path)
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr and option in out.stderr, out.stderr[-2000:]
