@@ -76,42 +76,10 @@ def test_two_kernel_bound_of_many_cuts_in_memory_of_order_t():
     assert abs(bound - (-res.fun)) <= 1e-11 * max(1.0, abs(res.fun))
 
 
-def test_low_rank_sample_of_rows_that_columns_map_onto_each_other():
-    """Rows such as (1, 2) and (2, 1) of a set closed under a swap of columns
-    (balanced one-hot pairs, symmetric designs) had equal content keys, by
-    design blind to the column order; with equal targets their occurrence
-    numbers followed their positions, so a row permutation took other rows
-    into the sample: decision values apart by 0.4-0.6, a seed change's."""
-    from sklearn.base import clone
-
-    from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
-
-    rng = np.random.default_rng(0)
-    B = rng.normal(size=(80, 4)).round(2)
-    X = np.vstack([B, B[:, [1, 0, 3, 2]]])
-    yc = np.tile((B[:, 0] + B[:, 1] > 0).astype(int), 2)  # (the same on swapped rows)
-    yr = np.tile(B[:, 0] + B[:, 1] + B[:, 2] * B[:, 3], 2)
-    XT = rng.normal(size=(30, 4))
-    for est, y in [(LowRankKernelClassifier(n_columns=40, random_state=0), yc),
-                   (LowRankKernelRegressor(n_columns=40, random_state=0), yr)]:
-        base = clone(est).fit(X, y)
-        out = getattr(base, "decision_function", base.predict)(XT)
-        for k in range(3):
-            perm = np.random.default_rng(300 + k).permutation(len(X))
-            other = clone(est).fit(X[perm], y[perm])
-            np.testing.assert_array_equal(perm[other.column_indices_],
-                                          base.column_indices_)
-            np.testing.assert_allclose(
-                getattr(other, "decision_function", other.predict)(XT), out,
-                rtol=0, atol=1e-4)
-
-
-def test_low_rank_every_row_a_centre_mirror_rows_split_by_round_off():
-    """At M = n the content order compares kernel values rounded to 36 bits;
-    rows such as (1, 2) and (2, 1) have equal values in exact arithmetic, but
-    the standardization and the width computed in another row order put their
-    round-off on either side of a rounding boundary: the rows no longer tied,
-    round-off ordered them, and the model moved (decision values 0.12-0.35)."""
+def _check_mirror_rows_permuted(n_columns, permutations, atol):
+    """Fit both low-rank estimators on rows and their column-swapped mirrors
+    (equal targets on each pair) and on row permutations of them: the same
+    centres and the same outputs."""
     import warnings
 
     from sklearn.base import clone
@@ -124,17 +92,36 @@ def test_low_rank_every_row_a_centre_mirror_rows_split_by_round_off():
     yc = np.tile((B[:, 0] + B[:, 1] > 0).astype(int), 2)  # (the same on swapped rows)
     yr = np.tile(B[:, 0] + B[:, 1] + B[:, 2] * B[:, 3], 2)
     XT = rng.normal(size=(30, 4))
-    for est, y in [(LowRankKernelClassifier(n_columns=len(X), random_state=0), yc),
-                   (LowRankKernelRegressor(n_columns=len(X), random_state=0), yr)]:
+    M = n_columns or len(X)
+    for est, y in [(LowRankKernelClassifier(n_columns=M, random_state=0), yc),
+                   (LowRankKernelRegressor(n_columns=M, random_state=0), yr)]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # (convergence: the same in every order)
             base = clone(est).fit(X, y)
             out = getattr(base, "decision_function", base.predict)(XT)
-            for k in range(4):  # (301 split a mirror pair on the old code)
+            for k in range(permutations):
                 perm = np.random.default_rng(300 + k).permutation(len(X))
                 other = clone(est).fit(X[perm], y[perm])
                 np.testing.assert_array_equal(perm[other.column_indices_],
                                               base.column_indices_)
                 np.testing.assert_allclose(
                     getattr(other, "decision_function", other.predict)(XT), out,
-                    rtol=0, atol=1e-6)
+                    rtol=0, atol=atol)
+
+
+def test_low_rank_sample_of_rows_that_columns_map_onto_each_other():
+    """Rows such as (1, 2) and (2, 1) of a set closed under a swap of columns
+    (balanced one-hot pairs, symmetric designs) had equal content keys, by
+    design blind to the column order; with equal targets their occurrence
+    numbers followed their positions, so a row permutation took other rows
+    into the sample: decision values apart by 0.4-0.6, a seed change's."""
+    _check_mirror_rows_permuted(40, 3, 1e-4)
+
+
+def test_low_rank_every_row_a_centre_mirror_rows_split_by_round_off():
+    """At M = n the content order compares kernel values rounded to 36 bits;
+    rows such as (1, 2) and (2, 1) have equal values in exact arithmetic, but
+    the standardization and the width computed in another row order put their
+    round-off on either side of a rounding boundary: the rows no longer tied,
+    round-off ordered them, and the model moved (decision values 0.12-0.35)."""
+    _check_mirror_rows_permuted(None, 4, 1e-6)  # (seed 301 split a pair on the old code)
