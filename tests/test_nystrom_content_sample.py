@@ -1,9 +1,9 @@
 """``NystromColumns``' own sample does not depend on the row order.
 
-Fitted without ``indices`` (``NystromColumns(n_columns=M).fit(X)``, or as an
-FGM ``family=``) the family drew its ``M`` sampled rows by position,
-``rng.choice(n, M)``: the same rows in another order (a file sorted
-differently) gave other sampled rows, hence other columns.  The low-rank
+Fitted without ``indices`` (``NystromColumns(n_columns=M).fit(X)``) the
+family drew its ``M`` sampled rows by position, ``rng.choice(n, M)``: the same
+rows in another order (a file sorted differently) gave other sampled rows,
+hence other columns.  The low-rank
 estimators already sampled by content (``kernlearn.families._content_sample``);
 the family's default is now that rule, so a permutation of the rows gives the
 same sampled rows, in the same order, and the same columns to round-off.
