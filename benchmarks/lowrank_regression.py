@@ -24,10 +24,11 @@ files are absent is skipped.  Timings are wall-clock on a shared 2-core
 machine and noisy; every method runs with one BLAS thread.
 
 Usage: ``python benchmarks/lowrank_regression.py [--runs 20] [--abalone-runs 5]
-[--big-runs 3] [--only sinc,housing,...] [--min-m M] [--max-m M]``.  Measured durations on
-the shared 2-core machine: sinc + housing (20 runs) 15 min, abalone (5 runs, M up to 3000)
-10 min, cal_housing M <= 256 11 min and M = 512 11 min, USPS M <= 256 10 min; USPS
-M = 1024 was not run.  The whole default run therefore takes about an hour: split it with
+[--big-runs 3] [--only sinc,housing,...] [--min-m M] [--max-m M]``.  The script
+prints its total time; what one run of each set costs today is in BENCHMARKS.md
+("SLKL low-rank kernel regression vs Nystroem and KRR", the twenty-seventh pass's
+timing note: minutes, not the hour of the first measurements).  The largest
+``M`` (abalone's 3000, the big sets' 512 and 1024) cost the most: split a run with
 ``--only`` / ``--min-m`` / ``--max-m``.
 """
 

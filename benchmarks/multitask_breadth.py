@@ -1,8 +1,8 @@
 """Breadth benchmark of the multitask estimators at defaults on real grouped sets.
 
-``suite.py`` runs every other estimator at defaults on about 120 real sets;
-the multitask estimators need task ids and had only been measured on School
-(``multitask.py``).  Here ``MultitaskMKLRegressor()``,
+``suite.py`` runs every other estimator at defaults on the suite's, the named
+and the unseen real sets; the multitask estimators need task ids and had only
+been measured on School (``multitask.py``).  Here ``MultitaskMKLRegressor()``,
 ``MultitaskMKLRegressorCV()``, ``MultitaskMKLClassifier()`` and
 ``MultitaskMKLClassifierCV()`` (no argument at all) are fitted on the RAW
 inputs of 15 real sets whose rows fall into natural groups, the group of a row
@@ -80,12 +80,10 @@ runs past ``--timeout`` wall seconds (default 90) is an error row, counted as
 not within, as in ``suite.py``.  One table of the means over the seeds, then
 one summary line per estimator and baseline.
 
-Cost: the run at the defaults took 1,039 CPU seconds on a shared machine,
-about 720 of them in ``MultitaskMKLClassifierCV()`` fits stopped at the
-timeout on four sets (BENCHMARKS.md); the rest about 320.  With the default grid
-of the twenty-second pass, ``Cs=(0.1, 1, 10)``, the ``MultitaskMKLClassifierCV()``
-fits finish on every set and took about 320 CPU seconds (fitted alone; verbagg
-180, turnout 86), so a whole run takes about 640.
+Cost: the output's last line gives the run's CPU seconds; the latest entry of
+BENCHMARKS.md's "Multitask MKL at defaults on 15 real grouped sets" gives it
+for the defaults (it fell from over a thousand CPU seconds to under a minute
+as the multitask fits were made faster).
 
 Usage::
 

@@ -29,8 +29,10 @@ Both
     estimator's excess squared error, with that row's largest standardised
     input ``|z|`` (a far-out row alone can make a miss).
 
-Measured (``--sets`` default, seeds 0-2; BENCHMARKS.md "Fourteenth pass: small
-noisy regression sets"): the ``nu`` chosen by leave-one-out is about as good as
+Measured in the fourteenth pass, on that pass's models (``--sets`` default,
+seeds 0-2; BENCHMARKS.md "Small noisy regression sets: why SLKL and GrFL
+trail"; the models have changed since, so today's ratios differ: run the
+script for them): the ``nu`` chosen by leave-one-out is about as good as
 honest 5-fold CV (which also misses tips and servo at seed 2), the oracle
 leaves hitters at 1.07-1.13x, uniform weights over the same columns do about as
 well as SLKL (hitters 1.01-1.22x), the whitened Nystroem features of the same
@@ -43,7 +45,7 @@ Usage::
     python benchmarks/small_regression_diagnosis.py [--sets unseen:hitters,autompg]
         [--seeds 0,1,2] [--out diag.json] [--md diag.md]
 
-Cost: about a minute of CPU for the default six sets at three seeds.
+Cost: under a minute of CPU for the default six sets at three seeds.
 """
 
 import os

@@ -36,9 +36,10 @@ longer than ``--timeout`` seconds) becomes an error row and counts as neither
 within nor a time; it never stops the run.
 
 Cost: at the default cap of 20,000 training rows (which cuts only keggdirected,
-protein, a9a and ijcnn1) the whole run took 340 CPU seconds, about 3 minutes on
-two free cores; 20 minutes of wall time on a shared machine at load 9.  Most of
-it is kernel SVMs (ours and ``SVC``) on the largest sets, quadratic in the rows.
+protein, a9a and ijcnn1) a run takes minutes of CPU; each pass's entry in
+BENCHMARKS.md's "Breadth: every estimator at defaults on 60 real sets" gives
+its CPU and wall time.  Most of it is kernel SVMs (ours and ``SVC``) on the
+largest sets, quadratic in the rows.
 
 Output: a markdown table (one row per set x estimator) and one summary line per
 estimator, printed and written with ``--md``; every number in ``--out`` (JSON).
@@ -50,8 +51,8 @@ temporary folder, then ``RUNS`` new Python processes per estimator, each
 timing its first fit on 100 x 10 data against the warm fits of the same
 process.  The median "first - warm" (on ``--clock``) is each summary line's
 ``cold start`` figure and the JSON summary's ``cold_start_seconds``; the
-goal is at most 0.2 s.  It costs the precompile step (about a minute) plus a
-few seconds per process.
+goal is at most 0.2 s.  It costs the precompile step (a minute or two of CPU)
+plus a few seconds per process.
 
 Several seeds (``--seeds 0,1,2``, instead of ``--seed``): on a set with under
 100 test rows one point is one row, so one split decides little.  The same
@@ -60,9 +61,8 @@ summary lines, then a table of the pairs' scores and fit times averaged over
 the seeds and, per estimator, the summary line of those means (a pair is
 within when its mean scores are) followed by each seed's share within.  The
 JSON's ``rows`` carry their ``seed``; ``per_seed`` and ``mean_rows`` hold the
-rest.  Each seed costs what one run costs: ``--seeds 0,1,2`` took 771 CPU
-seconds (about 7 minutes on two free cores; 34 minutes of wall time on a
-shared machine at load 6-10).
+rest.  Each seed costs what one run costs (BENCHMARKS.md's entries give the
+three seeds' time).
 
 Usage::
 

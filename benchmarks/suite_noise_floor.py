@@ -3,7 +3,7 @@
 ``benchmarks/suite.py`` counts a pair *within* when an estimator is at most
 one accuracy point below its scikit-learn baseline (regression: MSE at most
 1.05 x the baseline's) and *bad* below three points (above 1.15 x).  On a set
-with 45-160 test rows one test row is 1-2.5 points, so even a model as good as
+with 45-160 test rows one test row is 0.6-2.2 points, so even a model as good as
 the baseline misses that mark on a few sets.  This script measures how often:
 for every baseline of ``suite.PAIRS`` it fits the baseline and a perturbation
 of it that is no worse in principle, on exactly the suite's splits (same sets,

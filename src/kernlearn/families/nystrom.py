@@ -25,7 +25,7 @@ from ..preprocessing import centred_dots, check_center
 from ..utils._sparse import (canonical_sparse, distance_shift, shift_rows,
                              warn_far_sparse_offset)
 from ._base import BaseFamily, Candidates, as_params
-from ._content_sample import row_hashes
+from ._content_sample import content_sample, row_hashes
 
 __all__ = ["NystromColumns", "content_order", "given_gamma", "kernel_block",
            "kernel_params_for"]
@@ -358,7 +358,7 @@ def given_gamma(kernel, gamma, kernel_params=None):
 
 
 class NystromColumns(BaseFamily):
-    """A random set of ``M`` rank-1 Nystrom columns of a kernel.
+    """A seeded sample of ``M`` rank-1 Nystrom columns of a kernel.
 
     Parameters
     ----------
@@ -377,7 +377,16 @@ class NystromColumns(BaseFamily):
         Compute and keep all ``M`` columns at :meth:`fit` (:math:`O(nM)`
         memory) rather than on demand.
     random_state : int, Generator or None, default=None
-        Seed for sampling the column set :math:`\\mathcal S`.
+        Seed for sampling the column set :math:`\\mathcal S` when :meth:`fit`
+        is given no ``indices``, by the low-rank estimators' rule (without
+        their targets): the ``M`` rows of smallest seeded key, a hash of each
+        row's inputs and occurrence number among equal rows
+        (``kernlearn.families._content_sample``; sparse rows hashed from their
+        stored values), in increasing order of their keys.  The same rows in
+        another order give the same sampled rows and, at ``M < n``, the same
+        columns in the same order, to round-off (``M = n``: every row, in the
+        rows' order).  With ``kernel="precomputed"`` a row's content is its
+        kernel values.
 
     Attributes
     ----------
@@ -385,7 +394,9 @@ class NystromColumns(BaseFamily):
         The kernel's keyword arguments as used (a data-derived ``gamma``
         resolved).
     indices_ : ndarray of shape (M,)
-        Training indices of the sampled points :math:`x_m`.
+        Training indices of the sampled points :math:`x_m` (as given to
+        :meth:`fit`, else in increasing order of their keys: see
+        ``random_state``).
     diag_ : ndarray of shape (M,)
         :math:`k(x_m, x_m)`.
     columns_ : ndarray of shape (M, n_samples) or None
@@ -436,7 +447,8 @@ class NystromColumns(BaseFamily):
         X : ndarray or sparse matrix of shape (n_samples, n_features)
             Training inputs (the Gram matrix when ``kernel="precomputed"``).
         indices : array-like of int, optional
-            Use these training indices instead of a random sample.
+            Use these training indices instead of the seeded sample
+            (``random_state``).
         center : ndarray of shape (n_features,), optional
             Column means of a sparse ``X`` that the linear and polynomial
             kernels subtract (:func:`kernel_block`).
@@ -455,8 +467,11 @@ class NystromColumns(BaseFamily):
                 f"n_columns={self.n_columns} must be between 1 and n_samples={n}."
             )
         if indices is None:
-            rng = np.random.default_rng(self.random_state)
-            indices = np.sort(rng.choice(n, size=M, replace=False))
+            # keyed by the rows' content, as the low-rank estimators' sample: a
+            # draw by position gave other rows (other columns) in another row order
+            seed = np.random.default_rng(self.random_state).integers(2**31)
+            indices = content_sample(X, np.arange(n), M, seed,
+                                     precomputed=self.kernel == "precomputed")
         self.indices_ = np.asarray(indices, dtype=np.intp)
         self.center_ = check_center(center, X)
         params = dict(self.kernel_params or {})
