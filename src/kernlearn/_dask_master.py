@@ -48,6 +48,7 @@ from .partitioned import (
     RowFutures,
     _block_rmatvec,
     _is_dask_array,
+    gather_result,
     worker_addresses,
 )
 from .solvers.choice import NEWTON_MAX_ENTRIES, MasterChoice
@@ -555,7 +556,7 @@ def validate_dask_target(est, rows, y, classification):
     parts = RowFutures.from_dask(rows.client, y, rows.bounds)
     if classification:
         classes = np.unique(np.concatenate(
-            [rows.client.gather(f) for f in parts.map(_block_unique).futures]))
+            gather_result(parts.map(_block_unique).futures)))
         if classes.size < 2:
             raise ValueError(f"y must hold at least two classes; got {classes.size}.")
         if classes.size > round(0.5 * n):
