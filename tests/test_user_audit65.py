@@ -13,14 +13,22 @@ failed before its fix:
   and the raise hung the fit's frames on it;
 * a cluster left without workers (workers without a nanny closed, a cluster
   scaled to zero) hung the fit forever in its next wait;
-* a partition that computed to another shape than its Dask chunks declare
-  (``da.from_delayed`` with a wrong ``shape``) failed on a worker with
-  NumPy's words about operands that do not broadcast, naming nothing.
+* a partition of ``X`` or of FGM's Dask ``y`` that computed to another shape
+  than its Dask chunks declare (``da.from_delayed`` with a wrong ``shape``)
+  failed on a worker with NumPy's words about operands that do not
+  broadcast, naming nothing;
+* a NaN in FGM's Dask ``y`` became a class of its own (``classes_`` ended
+  in ``nan``), where the in-memory fit refuses its row;
+* without a client, FGM fitted a Dask ``X`` on Dask's local scheduler but
+  refused a Dask ``y`` ("a Dask y needs X as a Dask array on a distributed
+  client", which it was); a client closed inside its ``with`` block (still
+  the current one) failed every fit with "'NoneType' object has no
+  attribute 'ncores'".
 
 Checked clean (no test needed a fix): a worker closed mid-fit (the model
 of an intact cluster); two fits sharing one client from two threads; a
-client closed, or its cluster closed, before the fit (Dask's local
-scheduler fits); NaN in one partition (named by row and column); float32
+client closed outside a ``with`` block, or its cluster closed, before the
+fit (Dask's local scheduler fits); NaN in one partition (named by row and column); float32
 and float64 partitions mixed; an empty or a single partition; a Dask
 DataFrame whose partitions reorder or rename their columns (Dask's own
 check refuses them); a fit interrupted by SIGINT (below: the client process
@@ -189,6 +197,59 @@ def test_partition_of_another_shape_than_declared_is_named(cluster, name, shape)
             rf"partition 2 of X \(rows 200:400\) computed to an array of shape "
             rf"\({shape[0]}, {shape[1]}\), not the \(200, {M}\) its Dask chunks declare")):
         ESTIMATORS[name]().fit(Xd, y)
+
+
+def test_partition_of_y_of_another_shape_than_declared_is_named(cluster):
+    # FGM keeps a Dask y on the workers: its partitions are checked as X's
+    X, y = _problem()
+    yd = da.concatenate([da.from_array(y[:200], chunks=CHUNK),
+                         da.from_delayed(dask.delayed(_lying)(190, 1)[:, 0], (200,),
+                                         dtype=float)])
+    with pytest.raises(ValueError, match=r"partition 3 of y \(rows 300:400\) computed to an "
+                                         r"array of shape \(90,\), not the \(100,\)"):
+        FGMClassifier(B=2, max_iter=4).fit(da.from_array(X, chunks=CHUNK), yd)
+
+
+def test_missing_label_in_a_dask_y_is_refused_by_its_row(cluster):
+    # NaN was fitted as a class of its own (classes_ [-1, 1, nan]); in memory it is refused
+    X, y = _problem()
+    y[205] = np.nan
+    words = r"y has a missing value at row 205 \(1 row with one in all\)"
+    with pytest.raises(ValueError, match=words):
+        FGMClassifier(B=2, max_iter=4).fit(X, y)
+    with pytest.raises(ValueError, match=words):
+        FGMClassifier(B=2, max_iter=4).fit(da.from_array(X, chunks=CHUNK),
+                                           da.from_array(y, chunks=CHUNK))
+
+
+def test_closed_current_client_is_refused_in_words():
+    # closed inside its with block it stays the current client: every fit failed on
+    # "'NoneType' object has no attribute 'ncores'"
+    X, y = _problem()
+    before = dask.config.get("scheduler", None)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as c, distributed.Client(c) as client:
+        client.close()
+        for est in ESTIMATORS.values():
+            with pytest.raises(RuntimeError, match=r"the current Dask client \(closed\) cannot"):
+                est().fit(da.from_array(X, chunks=CHUNK), y)
+    # (distributed leaves scheduler="dask.distributed" set when a client is closed inside
+    # its with block: the next tests' Dask computations would ask for a client)
+    dask.config.set(scheduler=before)
+
+
+def test_dask_y_without_a_client_fits_on_the_local_scheduler(monkeypatch):
+    # a Dask X alone fitted there; with a Dask y: "a Dask y needs X as a Dask array
+    # on a distributed client" (X was one)
+    from kernlearn import partitioned
+
+    monkeypatch.setattr(partitioned, "_current_client", lambda: None)  # (no client)
+    X, y = _problem()
+    got = FGMClassifier(B=2, max_iter=4).fit(da.from_array(X, chunks=CHUNK),
+                                              da.from_array(y, chunks=CHUNK))
+    ref = FGMClassifier(B=2, max_iter=4).fit(X, y)
+    np.testing.assert_array_equal(got.selected_features_, ref.selected_features_)
+    np.testing.assert_array_equal(got.predict(X), ref.predict(X))
 
 
 def test_two_fits_sharing_a_client_from_two_threads(cluster):

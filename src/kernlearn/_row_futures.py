@@ -24,8 +24,8 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["GroupedRows", "PerPartition", "RowFutures", "gather_result", "no_workers_timeout",
-           "stack_rows", "wait_for"]
+__all__ = ["GroupedRows", "PerPartition", "RowFutures", "checked_partition", "gather_result",
+           "no_workers_timeout", "stack_rows", "wait_for"]
 
 
 def stack_rows(parts):
@@ -547,21 +547,38 @@ def _collect(*parts):
     return list(parts)
 
 
-def _collect_checked(expected, *parts):
-    """:func:`_collect` of partitions of ``X``, each refused unless it has its declared shape.
+def checked_partition(part, where, name="X"):
+    """``part``, refused unless it has the shape its Dask array's chunks declare.
 
-    A partition computed to another shape than its Dask array's chunks say
-    (``da.from_delayed`` given a wrong ``shape``) failed the fit later with
-    NumPy's words about operands that do not broadcast, naming nothing.
+    A partition computed to another shape (``da.from_delayed`` given a wrong
+    ``shape``) failed the fit later with NumPy's words about operands that do
+    not broadcast, naming nothing.
+
+    Parameters
+    ----------
+    part : ndarray or scipy.sparse matrix
+    where : tuple
+        ``(i, a, b, tail)``: the partition's number, its rows ``a:b`` and the
+        shape of a row.
+    name : str, default="X"
+
+    Returns
+    -------
+    part : ndarray or scipy.sparse matrix
     """
-    for (i, a, b, tail), part in zip(expected, parts):
-        got, declared = tuple(np.shape(part)), (int(b - a),) + tuple(tail)
-        if got != declared:
-            raise ValueError(
-                f"partition {i} of X (rows {a}:{b}) computed to an array of shape {got}, "
-                f"not the {declared} its Dask chunks declare: give the partitions' true "
-                "shapes (e.g. da.from_delayed(..., shape=...)) or call X.compute_chunk_sizes().")
-    return list(parts)
+    i, a, b, tail = where
+    got, declared = tuple(np.shape(part)), (int(b - a),) + tuple(tail)
+    if got != declared:
+        raise ValueError(
+            f"partition {i} of {name} (rows {a}:{b}) computed to an array of shape {got}, "
+            f"not the {declared} its Dask chunks declare: give the partitions' true shapes "
+            f"(e.g. da.from_delayed(..., shape=...)) or call {name}.compute_chunk_sizes().")
+    return part
+
+
+def _collect_checked(expected, *parts):
+    """:func:`_collect` of partitions of ``X``, each checked (:func:`checked_partition`)."""
+    return [checked_partition(part, where) for where, part in zip(expected, parts)]
 
 
 def _pick(group, j):
