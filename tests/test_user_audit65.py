@@ -25,16 +25,18 @@ failed before its fix:
   the current one) failed every fit with "'NoneType' object has no
   attribute 'ncores'".
 
-Checked clean (no test needed a fix): a worker closed mid-fit (the model
-of an intact cluster); two fits sharing one client from two threads; a
-client closed outside a ``with`` block, or its cluster closed, before the
-fit (Dask's local scheduler fits); NaN in one partition (named by row and column); float32
-and float64 partitions mixed; an empty or a single partition; a Dask
-DataFrame whose partitions reorder or rename their columns (Dask's own
-check refuses them); a fit interrupted by SIGINT (below: the client process
-exits and the scheduler forgets its tasks); a model fitted on the cluster
-pickled and predicted where ``dask`` cannot be imported (below).  The
-command line has no cluster option.  Every wait has a timeout.
+Checked clean (no fix needed): a worker closed mid-fit (the model of an
+intact cluster); two fits sharing one client from two threads; a client
+closed outside a ``with`` block, or its cluster closed, before the fit
+(Dask's local scheduler fits); NaN in one partition of ``X`` (named by row
+and column); float32 and float64 partitions mixed; an empty or a single
+partition; a Dask DataFrame whose partitions reorder or rename their
+columns (Dask's own check refuses them; ``dd.from_delayed(...,
+verify_meta=False)`` fails in Dask itself, "Cycle detected", whatever the
+partitions); a fit interrupted by SIGINT (below: the client process exits
+and the scheduler forgets its tasks); a model fitted on the cluster pickled
+and predicted where ``dask`` cannot be imported (below).  The command line
+has no cluster option.  Every wait here has a timeout.
 """
 
 import gc
