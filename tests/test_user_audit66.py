@@ -20,7 +20,10 @@ Fit and predict left NumPy's error state and print options, the global
 ``np.random`` state, ``warnings.filters``, ``os.environ``, the recursion
 limit, numba's config, the working directory, BLAS thread limits, logging
 handlers and levels and the running threads as they were (the first fit adds
-only numba's own idle loggers).  Four threads fitting one class on different
+only numba's own idle loggers; ``random_state=None`` draws from the global
+``np.random`` state, as scikit-learn's estimators do).  Warnings of fits that
+stopped early are attributed to the user's code: no kernlearn module's
+``__warningregistry__`` grows with their varying texts.  Four threads fitting one class on different
 data gave the serial models exactly.  400 save/load cycles left the open file
 descriptors and the temporary folder as they were (also after failed saves);
 ``SvmlightChunks(cache=True)`` removes its folder, also when the file is
