@@ -39,6 +39,7 @@ from functools import partial
 
 import numpy as np
 
+from ._row_futures import checked_partition
 from .losses._base import WeightedLoss
 from .methods._fgm_rows import active_block, centre_by_newton
 from .partitioned import (
@@ -48,10 +49,12 @@ from .partitioned import (
     RowFutures,
     _block_rmatvec,
     _is_dask_array,
+    gather_result,
     worker_addresses,
 )
 from .solvers.choice import NEWTON_MAX_ENTRIES, MasterChoice
 from .solvers.prox_newton import loss_derivatives
+from .utils._finite import missing_rows_message
 
 __all__ = [
     "DaskMasterRows",
@@ -512,6 +515,19 @@ def _block_nonfinite(y):
     return np.array([np.count_nonzero(~np.isfinite(np.asarray(y, dtype=float)))])
 
 
+def _block_first_nan(y):
+    """``[count, first row]`` of the block's NaN labels (first row -1 without one)."""
+    rows = np.flatnonzero(np.isnan(np.asarray(y, dtype=float)))
+    return np.array([rows.size, rows[0] if rows.size else -1])
+
+
+def _missing_label_error(found, bounds):
+    """The in-memory fit's error for NaN labels, from each partition's ``[count, first row]``."""
+    found = np.asarray(found).reshape(-1, 2)
+    p = int(np.flatnonzero(found[:, 0])[0])
+    return ValueError(missing_rows_message(int(bounds[p] + found[p, 1]), int(found[:, 0].sum())))
+
+
 def validate_dask_target(est, rows, y, classification):
     """Validate a Dask ``y`` against row-partitioned ``X``; ``y`` stays on the cluster.
 
@@ -552,10 +568,17 @@ def validate_dask_target(est, rows, y, classification):
     if n < 2 or m < 1:
         raise ValueError(f"X of shape {rows.shape}: need at least 2 samples and 1 feature.")
     y = y.rechunk({0: tuple(int(c) for c in np.diff(rows.bounds))})
-    parts = RowFutures.from_dask(rows.client, y, rows.bounds)
+    b = rows.bounds
+    parts = RowFutures.from_dask(rows.client, y, b).map(
+        partial(checked_partition, name="y"),
+        PerPartition([(i, b[i], b[i + 1], ()) for i in range(len(b) - 1)]))
     if classification:
         classes = np.unique(np.concatenate(
-            [rows.client.gather(f) for f in parts.map(_block_unique).futures]))
+            gather_result(parts.map(_block_unique).futures)))
+        if classes.dtype.kind == "f" and np.isnan(classes).any():
+            # (NaN was a class of its own, where the in-memory fit refuses its row)
+            raise _missing_label_error(gather_result(parts.map(_block_first_nan).futures),
+                                       rows.bounds)
         if classes.size < 2:
             raise ValueError(f"y must hold at least two classes; got {classes.size}.")
         if classes.size > round(0.5 * n):

@@ -15,14 +15,17 @@ This module imports nothing else from kernlearn (:mod:`kernlearn.partitioned`
 re-exports its names).
 """
 
+import copy
 import itertools
+import time
 import uuid
 from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["GroupedRows", "PerPartition", "RowFutures", "gather_result", "stack_rows"]
+__all__ = ["GroupedRows", "PerPartition", "RowFutures", "checked_partition", "gather_result",
+           "no_workers_timeout", "stack_rows", "wait_for"]
 
 
 def stack_rows(parts):
@@ -66,8 +69,97 @@ def _cluster_error(exc):
     return None
 
 
+def no_workers_timeout():
+    """Seconds a fit waits on a cluster that has no worker before it stops (None: forever).
+
+    The Dask config key ``kernlearn.no-workers-timeout`` (default ``"120s"``;
+    ``None`` waits as long as Dask does, forever unless the scheduler's
+    ``distributed.scheduler.no-workers-timeout`` is set).
+
+    Returns
+    -------
+    seconds : float or None
+    """
+    import dask
+    from dask.utils import parse_timedelta
+
+    value = dask.config.get("kernlearn.no-workers-timeout", "120s")
+    return None if value is None else parse_timedelta(value, default="s")
+
+
+def wait_for(futures):
+    """Wait until ``futures`` are done; a cluster left without workers ends the wait.
+
+    Dask waits forever for a task no worker can run: a fit whose cluster lost
+    every worker (workers without a nanny closed or killed, a cluster scaled
+    to zero, ``client.restart()`` on such workers) hung in its next gather.
+    Here a wait that sees no worker for :func:`no_workers_timeout` seconds
+    raises instead (workers that come back in time, e.g. restarted by their
+    nannies or started by an adaptive cluster, let it go on).
+
+    Parameters
+    ----------
+    futures : list of distributed.Future
+
+    Raises
+    ------
+    RuntimeError
+        When the cluster had no worker for the whole timeout.
+    """
+    from distributed import wait
+
+    if all(f.done() for f in futures):
+        return
+    limit, idle_since = no_workers_timeout(), None
+    while True:
+        try:
+            wait(futures, timeout=1.0 if limit is None else min(1.0, max(limit, 0.01)))
+            return
+        except TimeoutError:
+            pass
+        if limit is None or futures[0].client.nthreads():  # (asked of the scheduler)
+            idle_since = None
+            continue
+        now = time.monotonic()
+        idle_since = now if idle_since is None else idle_since
+        if now - idle_since >= limit:
+            raise RuntimeError(
+                f"the Dask cluster of the fit has had no worker for {limit:g} s, so "
+                f"{sum(not f.done() for f in futures)} of its tasks cannot run: start workers "
+                "(or close the client to fit with Dask's local scheduler); the Dask config "
+                "key kernlearn.no-workers-timeout sets how long a fit waits for one.")
+
+
+def _detached(exc, futures):
+    """``exc`` to raise to the caller, one the client's record of the failed task does not hold.
+
+    ``distributed`` raises the exception it keeps for a failed task (the
+    future's state, in ``client.futures`` while the task is referenced) and
+    the raise appends this process's frames to its traceback: the frames of
+    the fit, holding the futures of ``X``'s partitions and of every vector
+    derived from them.  The client's record then kept those futures alive,
+    so after a failed fit the workers held its data until the client closed.
+    The kept exception gets back its remote traceback alone and the caller
+    gets a copy (the exception itself when it cannot be copied).
+    """
+    held = [f for f in futures if f.status == "error" and f.exception() is exc]
+    if not held:  # (not a task's error: the client keeps no record of it)
+        return exc
+    try:
+        shown = copy.copy(exc).with_traceback(exc.__traceback__)
+    except (TypeError, AttributeError, ValueError):  # (a class that cannot rebuild itself)
+        return exc
+    exc.__traceback__ = held[0].traceback()
+    return shown
+
+
 def gather_result(future):
     """The result of a future (or list); a lost, unrecoverable partition raises a clear error.
+
+    The wait ends with a RuntimeError when the cluster has had no worker for
+    :func:`no_workers_timeout` seconds (:func:`wait_for`).  A failed task
+    raises its error without the client keeping this process's frames (and
+    the futures they hold) alive (:func:`_detached`).
 
     Parameters
     ----------
@@ -81,16 +173,21 @@ def gather_result(future):
     ------
     RuntimeError
         When the cluster could not compute the result (e.g. workers were
-        killed repeatedly running one of its tasks), naming the cause.
+        killed repeatedly running one of its tasks, or no worker is left),
+        naming the cause.
     """
+    futures = future if isinstance(future, list) else [future]
     try:
-        client = future[0].client if isinstance(future, list) else future.client
-        return client.gather(future)
+        wait_for(futures)
+        return futures[0].client.gather(future)
     except Exception as exc:
         err = _cluster_error(exc)
-        if err is None:
+        shown = _detached(exc, futures)
+        if err is not None:
+            raise err from shown
+        if shown is exc:
             raise
-        raise err from exc
+        raise shown from None
 
 
 # Up to this many partitions the client sums the partitions' results itself
@@ -450,6 +547,40 @@ def _collect(*parts):
     return list(parts)
 
 
+def checked_partition(part, where, name="X"):
+    """``part``, refused unless it has the shape its Dask array's chunks declare.
+
+    A partition computed to another shape (``da.from_delayed`` given a wrong
+    ``shape``) failed the fit later with NumPy's words about operands that do
+    not broadcast, naming nothing.
+
+    Parameters
+    ----------
+    part : ndarray or scipy.sparse matrix
+    where : tuple
+        ``(i, a, b, tail)``: the partition's number, its rows ``a:b`` and the
+        shape of a row.
+    name : str, default="X"
+
+    Returns
+    -------
+    part : ndarray or scipy.sparse matrix
+    """
+    i, a, b, tail = where
+    got, declared = tuple(np.shape(part)), (int(b - a),) + tuple(tail)
+    if got != declared:
+        raise ValueError(
+            f"partition {i} of {name} (rows {a}:{b}) computed to an array of shape {got}, "
+            f"not the {declared} its Dask chunks declare: give the partitions' true shapes "
+            f"(e.g. da.from_delayed(..., shape=...)) or call {name}.compute_chunk_sizes().")
+    return part
+
+
+def _collect_checked(expected, *parts):
+    """:func:`_collect` of partitions of ``X``, each checked (:func:`checked_partition`)."""
+    return [checked_partition(part, where) for where, part in zip(expected, parts)]
+
+
 def _pick(group, j):
     return group[j]
 
@@ -509,21 +640,23 @@ class GroupedRows(RowFutures):
         -------
         grouped : GroupedRows
         """
-        from distributed import wait
-
-        wait(rows.futures)
+        wait_for(rows.futures)
         who = rows.client.who_has(rows.futures)
         by = {}
         for i, f in enumerate(rows.futures):
             holders = sorted(who.get(f.key, ()))
             by.setdefault(holders[0] if holders else f"({i})", []).append(i)
-        return cls._from_parts(rows, sorted(by.values()))
+        return cls._from_parts(rows, sorted(by.values()), checked=True)
 
     @classmethod
-    def _from_parts(cls, rows, groups):
-        futs = [rows.client.submit(_collect, *[rows.futures[i] for i in g], pure=False)
-                for g in groups]
-        return cls(rows.client, futs, groups, rows.bounds, rows.shape[1:])
+    def _from_parts(cls, rows, groups, checked=False):
+        b, tail = rows.bounds, rows.shape[1:]
+        # (the partitions of X itself: each checked against the shape its chunks declare)
+        collect = [partial(_collect_checked, [(i, b[i], b[i + 1], tail) for i in g])
+                   if checked else _collect for g in groups]
+        futs = [rows.client.submit(c, *[rows.futures[i] for i in g], pure=False)
+                for c, g in zip(collect, groups)]
+        return cls(rows.client, futs, groups, rows.bounds, tail)
 
     def align(self, rows):
         """Ungrouped ``rows`` (split like these) in this grouping (one task per group).

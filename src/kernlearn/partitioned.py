@@ -565,15 +565,26 @@ def _row_vector(u):
 
 
 def _current_client():
-    """The default ``distributed`` client, or None (local Dask scheduler)."""
+    """The default ``distributed`` client, or None (local Dask scheduler).
+
+    A client closed inside its ``with`` block stays the current one: the
+    fit failed on ``'NoneType' object has no attribute 'ncores'``; it is
+    refused in words.
+    """
     try:
         from distributed import get_client
     except ImportError:
         return None
     try:
-        return get_client()
+        client = get_client()
     except ValueError:
         return None
+    if client.status in ("closing", "closed"):
+        raise RuntimeError(
+            f"the current Dask client ({client.status}) cannot run the fit: open a new "
+            "client, or leave the closed one's `with` block to fit with Dask's local "
+            "scheduler.")
+    return client
 
 
 _MMAP_THRESHOLD, _TRIM_THRESHOLD = 32 << 20, 64 << 20  # see tune_worker_malloc

@@ -1,37 +1,26 @@
 """Plots of fitted models, written to files (matplotlib, the ``plot`` extra)."""
 
-from contextlib import contextmanager
-
 import numpy as np
 
 __all__ = ["plot_accuracy_vs_features", "plot_convergence", "plot_kernel_weights"]
 
 
-def _pyplot():
-    try:
-        import matplotlib
+def _subplots(*args, figsize=None, **kwargs):
+    """``plt.subplots(*args, figsize=figsize, **kwargs)`` on a figure pyplot never holds.
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+    The figure is drawn by Agg directly.  (``matplotlib.use("Agg")`` switched
+    the backend of the whole process: a notebook's inline figures, or a desktop
+    session's windows, stopped showing after the first plot; and pyplot kept
+    every figure whose drawing failed.)  Nothing is left to close.
+    """
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover - optional extra
         raise ImportError("plotting needs matplotlib: pip install kernlearn[plot]") from exc
-    return plt
-
-
-@contextmanager
-def _figure(**kwargs):
-    """``plt.subplots(**kwargs)``, closed when drawing fails.
-
-    (A figure whose drawing raised, e.g. history columns of unequal lengths,
-    stayed open in pyplot: plots made in a loop kept every failed one.)
-    """
-    plt = _pyplot()
-    fig, ax = plt.subplots(**kwargs)
-    try:
-        yield fig, ax
-    except BaseException:
-        plt.close(fig)
-        raise
+    fig = Figure(figsize=figsize)
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(*args, **kwargs)
 
 
 def _save(fig, path):
@@ -41,10 +30,7 @@ def _save(fig, path):
     from .io import write_atomically
 
     fmt = Path(path).suffix[1:].lower() or "png"
-    try:
-        write_atomically(path, lambda tmp: fig.savefig(tmp, dpi=100, format=fmt))
-    finally:
-        _pyplot().close(fig)  # also when the write fails
+    write_atomically(path, lambda tmp: fig.savefig(tmp, dpi=100, format=fmt))
 
 
 def _bounded_ylim(objectives, bounds):
@@ -99,9 +85,9 @@ def plot_convergence(history, path, title="Convergence"):
             "holds one per class or output): plot one of them, e.g. history_[0].")
     if "objective" not in history:
         raise ValueError("history has no 'objective' column to plot.")
-    with _figure(figsize=(5, 3.5)) as (fig, ax):
-        _draw_convergence(fig, ax, history, title)
-        _save(fig, path)
+    fig, ax = _subplots(figsize=(5, 3.5))
+    _draw_convergence(fig, ax, history, title)
+    _save(fig, path)
     return str(path)
 
 
@@ -149,16 +135,16 @@ def plot_accuracy_vs_features(
     -------
     path : str
     """
-    with _figure(figsize=(5, 3.5)) as (fig, ax):
-        for name, (nf, acc) in curves.items():
-            order = np.argsort(nf)
-            ax.plot(np.asarray(nf)[order], np.asarray(acc)[order], "o-", label=name)
-        ax.set_xlabel("selected features")
-        ax.set_ylabel(metric)
-        ax.set_title(title)
-        ax.legend()
-        fig.tight_layout()
-        _save(fig, path)
+    fig, ax = _subplots(figsize=(5, 3.5))
+    for name, (nf, acc) in curves.items():
+        order = np.argsort(nf)
+        ax.plot(np.asarray(nf)[order], np.asarray(acc)[order], "o-", label=name)
+    ax.set_xlabel("selected features")
+    ax.set_ylabel(metric)
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    _save(fig, path)
     return str(path)
 
 
@@ -186,11 +172,11 @@ def plot_kernel_weights(weights, path, names=None, title="Kernel weights"):
     names = [str(i) for i in range(len(weights))] if names is None else list(names)
     if len(names) != len(weights):
         raise ValueError(f"names has {len(names)} labels for {len(weights)} weights.")
-    with _figure(figsize=(max(4, 0.4 * len(weights)), 3)) as (fig, ax):
-        ax.bar(np.arange(len(weights)), weights)
-        ax.set_xticks(np.arange(len(weights)))
-        ax.set_xticklabels(names, rotation=45)
-        ax.set_title(title)
-        fig.tight_layout()
-        _save(fig, path)
+    fig, ax = _subplots(figsize=(max(4, 0.4 * len(weights)), 3))
+    ax.bar(np.arange(len(weights)), weights)
+    ax.set_xticks(np.arange(len(weights)))
+    ax.set_xticklabels(names, rotation=45)
+    ax.set_title(title)
+    fig.tight_layout()
+    _save(fig, path)
     return str(path)

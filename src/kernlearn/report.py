@@ -19,24 +19,15 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .plotting import _subplots
+
 __all__ = ["build_report", "write_report"]
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _png(fig):
-    plt = _pyplot()
     buf = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -84,7 +75,6 @@ def _convergence_figure(est):
     n_hists, hists = len(hists), hists[:10]
     if not hists:
         return None
-    plt = _pyplot()
     from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
@@ -92,7 +82,7 @@ def _convergence_figure(est):
     # PNormMKL records no gap: its training error is the third panel then
     extra = [] if diag else [k for k in ("train_error",) if k in hists[0][1]]
     n_ax = 3 if diag or extra else 2
-    fig, axes = plt.subplots(1, n_ax, figsize=(4.4 * n_ax, 3.6))
+    fig, axes = _subplots(1, n_ax, figsize=(4.4 * n_ax, 3.6))
     # one colour per history (class / output); one line style per quantity
     style = {"gap": "-", "violation": "--", "kkt": ":", "train_error": "-"}
     several = len(hists) > 1
@@ -176,10 +166,9 @@ def _kernel_labels(est, meta):
 
 
 def _selection_figure(est, meta):
-    from .summary import feature_names, selected_weights
-
-    plt = _pyplot()
     from matplotlib.ticker import MaxNLocator
+
+    from .summary import feature_names, selected_weights
 
     if hasattr(est, "selected_features_"):
         n_sel = len(est.selected_features_)
@@ -194,7 +183,7 @@ def _selection_figure(est, meta):
             else str(j)
             for j in sel
         ]
-        fig, ax = plt.subplots(figsize=(min(13, 3 + 0.22 * len(sel)), 3.8))
+        fig, ax = _subplots(figsize=(min(13, 3 + 0.22 * len(sel)), 3.8))
         ax.bar(range(len(sel)), w, color="tab:blue")
         ax.set_xticks(range(len(sel)))
         ax.set_xticklabels(labels, rotation=90, fontsize=7)
@@ -209,7 +198,7 @@ def _selection_figure(est, meta):
         shared = np.asarray(getattr(est, "shared_kernel_weights_", []), dtype=float)
         shared = shared if shared.shape == task_w.shape and shared.any() else None
         x = np.arange(len(task_w))
-        fig, ax = plt.subplots(figsize=(max(5, 0.6 * len(task_w)), 3.5))
+        fig, ax = _subplots(figsize=(max(5, 0.6 * len(task_w)), 3.5))
         if shared is None:
             ax.bar(x, task_w, color="tab:green")
             ax.set_title("Learned kernel weights")
@@ -230,7 +219,7 @@ def _selection_figure(est, meta):
             # an all-zero model drew an empty log axis (x ticks -0.045 ...
             # 0.045); the selection table's section says it kept nothing
             return None
-        fig, ax = plt.subplots(figsize=(6, 3.5))
+        fig, ax = _subplots(figsize=(6, 3.5))
         # zeros have no place on a log axis (a symlog axis put "0" onto "1e-4"):
         # the title counts them
         ax.semilogy(np.arange(len(nz)), nz, "o", ms=4)
@@ -246,7 +235,7 @@ def _selection_figure(est, meta):
         # the selection table's weight_norm (the bars summed the cos and sin
         # columns' norms: 11.5 against the table's 8.3)
         norms = feature_weight_norms(est)
-        fig, ax = plt.subplots(figsize=(6, 3.5))
+        fig, ax = _subplots(figsize=(6, 3.5))
         ax.bar(range(len(norms)), norms, color="tab:purple")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("learned feature (order of inclusion)")
@@ -263,14 +252,13 @@ def _feature_parameter_figure(est):
     F = getattr(est, "features_", None)
     if fam is None or F is None or len(F) == 0:
         return None, ""
-    plt = _pyplot()
     if isinstance(fam, RandomFourierFeatures):
         from matplotlib.ticker import MaxNLocator
 
         bw = np.asarray(F)[:, -1]
         # one point per feature: a histogram of a single bandwidth is one bar
         # spanning an arbitrary range
-        fig, ax = plt.subplots(figsize=(6, 3.5))
+        fig, ax = _subplots(figsize=(6, 3.5))
         ax.plot(np.arange(len(bw)), bw, "o", color="tab:orange")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("learned feature (order of inclusion)")
@@ -282,7 +270,7 @@ def _feature_parameter_figure(est):
         k = len(filt)
         cols = min(8, k)
         rows = int(np.ceil(k / cols))
-        fig, axes = plt.subplots(
+        fig, axes = _subplots(
             rows, cols, figsize=(1.4 * cols, 1.4 * rows), squeeze=False
         )
         for a in axes.ravel()[k:]:
@@ -371,7 +359,6 @@ def _score_axes(ax, x, scores, xlabel, line="-"):
 
 
 def _accuracy_figure(est, X, y, tasks=None):
-    plt = _pyplot()
     from matplotlib.ticker import MaxNLocator
 
     if tasks is not None:
@@ -379,7 +366,7 @@ def _accuracy_figure(est, X, y, tasks=None):
         pred = est.predict(X, task_index=tasks)
         ids = [t for t in np.unique(tasks)]
         scores = [_scores(est, X, y[tasks == t], pred[tasks == t]) for t in ids]
-        fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(ids)), 3.5))
+        fig, ax = _subplots(figsize=(max(6, 0.35 * len(ids)), 3.5))
         _score_axes(ax, np.arange(len(ids)), scores, "task", line="")
         ax.set_xticks(np.arange(len(ids)))
         ax.set_xticklabels([_plain(t) for t in ids], rotation=90 if len(ids) > 12 else 0,
@@ -390,7 +377,7 @@ def _accuracy_figure(est, X, y, tasks=None):
     if res is None:
         return None
     ks, scores = res
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = _subplots(figsize=(6, 3.5))
     _score_axes(ax, ks, scores, "features kept (first k in order of inclusion)")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title("Test score against number of features")
@@ -558,16 +545,8 @@ def build_report(est, meta=None, data=None):
             f"<h2>Test metrics on {html.escape(source)}</h2>",
             _table(list(metrics.items())),
         ]
-    plt = _pyplot()
-    before = set(plt.get_fignums())
-    try:
-        figures = [(t, _png(fig), c) for t, fig, c in _figures(est, meta, data)]
-    except BaseException:
-        # the figures drawn before the failure stayed open: a loop of reports
-        # that fail kept every one in memory
-        for num in set(plt.get_fignums()) - before:
-            plt.close(num)
-        raise
+    # (figures pyplot never holds: nothing stays open when drawing fails)
+    figures = [(t, _png(fig), c) for t, fig, c in _figures(est, meta, data)]
     for title, png, caption in figures:
         parts.append(
             f'<h2>{html.escape(title)}</h2><figure><img class="figure" '

@@ -13,7 +13,8 @@ from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 from ..families._infinite import plain_float_matrix
 from ..partitioned import _is_dask_array, _is_dask_frame
-from ..utils._finite import first_non_finite, non_finite_message, refuse_non_finite_outputs
+from ..utils._finite import (first_non_finite, missing_rows_message, non_finite_message,
+                             refuse_non_finite_outputs)
 from ..utils._input_kinds import (
     first_bad_weight,
     first_non_number,
@@ -361,10 +362,7 @@ def _refuse_missing(y, missing, what="a missing value", name="y"):
         # subscriptable")
         index = getattr(y, "index", None)
         label = plain_value(i if index is None or callable(index) else index[i])
-        k = int(rows.sum())
-        raise ValueError(
-            f"{name} has {what} at row {i}" + ("" if label == i else f" (index {label!r})")
-            + f" ({k} row{'s' if k > 1 else ''} with one in all); drop those rows or fill them.")
+        raise ValueError(missing_rows_message(i, int(rows.sum()), what, name, label))
 
 
 def _all_sparse_columns(X):

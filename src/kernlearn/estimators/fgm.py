@@ -96,10 +96,12 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
             raise ValueError("family= needs an in-memory X; out-of-core and Dask input "
                              "are priced by the default feature pool.")
         X, y, names = partitioned_fit_inputs(self, X, y, classification)
+        rows = as_row_partitioned(X, self.memory_budget)
+        if _is_dask_array(y) and getattr(rows, "blocks", None) is None:
+            y = y.compute()  # (no cluster, e.g. its client closed: read here, as GrFL does)
         # (a Dask y stays on the cluster too)
         check = validate_dask_target if _is_dask_array(y) else validate_partitioned_fit
-        rows, y = check(self, as_row_partitioned(X, self.memory_budget), y,
-                        classification=classification)
+        rows, y = check(self, rows, y, classification=classification)
         if names is not None:  # (after the checks, which clear an earlier fit's)
             self.feature_names_in_ = names
         return rows, y

@@ -63,37 +63,58 @@ def _profile(run_lengths, run_bounds):
     return _mix(_sums(runs, run_bounds))
 
 
+#: entries (rows x columns) ranked at once by :func:`_dense_row_hashes`: blocks
+#: of columns bound its temporaries (a few times 8 MB) on wide data
+_BLOCK_ENTRIES = 1 << 20
+
+
+def _dense_ranks(A):
+    """Per block of ``A``'s columns, the varying ones' mixed dense ranks (``d_b x
+    n``), profiles and positions.  A block's columns are ranked by one NumPy call
+    each (a loop over the columns made 20 calls per column: at 1,000 x 20 a
+    tenth of a low-rank fit); blocks bound the temporaries on wide data."""
+    n, d = A.shape
+    step = max(1, _BLOCK_ENTRIES // max(n, 1))
+    blocks = []
+    for j0 in range(0, d, step):
+        At = np.ascontiguousarray(A[:, j0:j0 + step].T)
+        order = np.argsort(At, axis=1)
+        s = np.take_along_axis(At, order, axis=1)
+        new = s[:, 1:] != s[:, :-1]
+        varies = new.any(axis=1)  # (a constant column adds nothing: as unstored sparse ones)
+        if not varies.any():
+            continue
+        order, new = order[varies], new[varies]
+        dense = np.zeros(order.shape, dtype=np.int64)
+        np.cumsum(new, axis=1, out=dense[:, 1:])
+        rank = np.empty(order.shape, dtype=np.uint64)
+        np.put_along_axis(rank, order, _mix(dense), axis=1)  # (the ranks, mixed once)
+        start = np.ones(order.shape, dtype=bool)
+        start[:, 1:] = new
+        run_starts = np.flatnonzero(start)  # (column by column, each one's runs)
+        run_lengths = np.diff(np.r_[run_starts, start.size])
+        prof = _profile(run_lengths, np.r_[0, np.cumsum(start.sum(axis=1))])
+        blocks.append((rank, prof, j0 + np.flatnonzero(varies)))
+    return blocks
+
+
 def _dense_row_hashes(A):
     """Each row's content hash and its positional one (:func:`_positional`)."""
-    n, d = A.shape
-    ranks, prof, where = [], [], []
-    for j in range(d):  # (a column at a time: no n x d temporaries but the ranks)
-        col = np.ascontiguousarray(A[:, j])
-        order = np.argsort(col)
-        s = col[order]
-        new = s[1:] != s[:-1]
-        if not new.any():
-            continue  # (a constant column adds nothing: as unstored sparse ones)
-        rank = np.empty(n, dtype=np.uint64)
-        rank[order] = _mix(np.r_[0, np.cumsum(new)])  # (the ranks, mixed once)
-        starts = np.r_[0, np.flatnonzero(new) + 1, n]
-        prof.append(_profile(np.diff(starts), np.array([0, len(starts) - 1]))[0])
-        ranks.append(rank)
-        where.append(j)
-    rows = np.zeros(n, dtype=np.uint64)
+    blocks = _dense_ranks(A)
+
+    def row_sums(salts):  # (wrapping uint64 sums: exact in any order)
+        rows = np.zeros(A.shape[0], dtype=np.uint64)
+        for (rank, _, _), salt in zip(blocks, salts):
+            rows += _mix(rank ^ salt[:, None]).sum(axis=0, dtype=np.uint64)
+        return rows
+
     with np.errstate(over="ignore"):
-        for rank, p in zip(ranks, prof):
-            rows += _mix(rank ^ p)
-        b = _mix(rows)  # (each column's salt: its ranks against the rows' hashes)
-        salt = [_mix(p + _mix((rank * b).sum(dtype=np.uint64)))
-                for rank, p in zip(ranks, prof)]
-        rows[:] = 0
-        for rank, t in zip(ranks, salt):
-            rows += _mix(rank ^ t)
-        pos = np.zeros(n, dtype=np.uint64)
-        for rank, t in zip(ranks, _positional(np.array(where, dtype=np.uint64))):
-            pos += _mix(rank ^ t)
-    return rows, pos
+        b = _mix(row_sums([prof for _, prof, _ in blocks]))
+        # each column's salt: its ranks against the rows' hashes
+        salt = [_mix(prof + _mix((rank * b).sum(axis=1, dtype=np.uint64)))
+                for rank, prof, _ in blocks]
+        return (row_sums(salt),
+                row_sums([_positional(where.astype(np.uint64)) for *_, where in blocks]))
 
 
 def _positional(columns):

@@ -331,3 +331,23 @@ def first_non_finite_of_blocks(parts, bounds):
     p = int(bad[0])  # (the first block holding one holds the first row with one)
     row, col, value, _ = parts[p]
     return (int(bounds[p]) + int(row), int(col), float(value), int(parts[:, 3].sum()))
+
+
+def missing_rows_message(i, k, what="a missing value", name="y", label=None):
+    """The in-memory fit's words for missing targets: row ``i``, first of ``k`` rows
+    holding ``what`` (``label``: its index label, when not ``i``).
+
+    Parameters
+    ----------
+    i, k : int
+    what : str, default="a missing value"
+    name : str, default="y"
+    label : object, optional
+
+    Returns
+    -------
+    str
+    """
+    return (f"{name} has {what} at row {i}"
+            + ("" if label is None or label == i else f" (index {label!r})")
+            + f" ({k} row{'s' if k > 1 else ''} with one in all); drop those rows or fill them.")
