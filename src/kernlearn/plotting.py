@@ -14,7 +14,7 @@ def _pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - optional extra
-        raise ImportError("plotting needs matplotlib: pip install kernlearn[plot]") from exc
+        raise ImportError('plotting needs matplotlib: pip install "kernlearn[plot]"') from exc
     return plt
 
 
