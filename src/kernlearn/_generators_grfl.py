@@ -34,7 +34,7 @@ def brodatz_images():
         try:
             from PIL import Image
         except ImportError as exc:  # pragma: no cover - optional extra
-            raise ImportError("reading brodatz needs pillow: pip install kernlearn[image]") from exc
+            raise ImportError('reading brodatz needs pillow: pip install "kernlearn[image]"') from exc
         images[name] = np.asarray(Image.open(path).convert("L"), dtype=float) / 255.0
     return images
 

@@ -11,6 +11,8 @@ and written to numba's on-disk cache, so that the first fit after an install
 only loads it.  The run ends by checking that every compiled function
 of the package was reached; it names the ones that were not (a new function
 that needs a workload here) and, with ``--strict``, exits with status 1.
+``--clear`` deletes the compiled code cached in the package's folder instead
+(``pip uninstall`` leaves it behind).
 
 Compiling from scratch takes a minute or two of CPU on a two-core machine
 (45-106 s in BENCHMARKS.md's runs; it was about 15 s when the package had
@@ -26,7 +28,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["compiled_dispatchers", "is_cached", "precompile", "workloads"]
+__all__ = ["clear_cache", "compiled_dispatchers", "is_cached", "precompile", "workloads"]
 
 # Modules that need an optional dependency (or start a program) and hold no
 # compiled code; importing them to look for dispatchers would fail or be slow.
@@ -252,8 +254,53 @@ def is_cached(dispatcher):
     return any(f is not None and f._load_index() for f in files)
 
 
+def clear_cache():
+    """Delete the compiled code numba cached in kernlearn's own folder.
+
+    numba writes its cache files (``*.nbi`` indexes, ``*.nbc`` code) into the
+    ``__pycache__`` folders of the package when they are writable, and ``pip
+    uninstall`` removes only the files it installed: without this, tens of
+    megabytes of compiled code stay in ``site-packages/kernlearn`` after an
+    uninstall.  Run ``python -m kernlearn._precompile --clear`` before it.
+
+    Returns
+    -------
+    removed : list of pathlib.Path
+        The files deleted.
+    """
+    from pathlib import Path
+
+    import kernlearn
+
+    removed = []
+    for root in kernlearn.__path__:
+        for path in sorted(Path(root).rglob("__pycache__/*")):
+            # numba's file names only: ``.pyc`` files are pip's to remove
+            if path.suffix in (".nbi", ".nbc") and path.is_file():
+                path.unlink()
+                removed.append(path)
+    return removed
+
+
+def _parser():
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m kernlearn._precompile",
+        description="Compile kernlearn's numba code into numba's on-disk cache, so "
+                    "that no fit compiles (a minute or two of CPU once).")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="print each workload with its time")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit with status 1 when a compiled function was not reached")
+    parser.add_argument("--clear", action="store_true",
+                        help="delete the compiled code cached in the package's folder "
+                             "instead (run it before `pip uninstall kernlearn`)")
+    return parser
+
+
 def main(argv=None):
-    """Command-line entry: ``python -m kernlearn._precompile [-v] [--strict]``.
+    """Command-line entry: ``python -m kernlearn._precompile [-v] [--strict] [--clear]``.
 
     Parameters
     ----------
@@ -264,18 +311,23 @@ def main(argv=None):
     -------
     status : int
         0, or 1 with ``--strict`` when a compiled function was not reached.
+        An unknown argument stops with a usage line and status 2 (argparse's)
+        before anything is compiled.
     """
-    argv = sys.argv[1:] if argv is None else argv
-    verbose = "-v" in argv or "--verbose" in argv
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if args.clear:
+        removed = clear_cache()
+        print(f"kernlearn: {len(removed)} cached numba files deleted")
+        return 0
     t0 = time.perf_counter()
     print("kernlearn: compiling numba code ahead of the first fit ...", flush=True)
-    missing = precompile(verbose=verbose)
+    missing = precompile(verbose=args.verbose)
     n = len(compiled_dispatchers())
     if missing:
         print(f"kernlearn: {len(missing)} of {n} compiled functions not reached: "
               + ", ".join(missing) + " (add a workload to kernlearn._precompile)",
               file=sys.stderr)
-        return 1 if "--strict" in argv else 0
+        return 1 if args.strict else 0
     print(f"kernlearn: {n} compiled functions cached in {time.perf_counter() - t0:.1f} s")
     return 0
 

@@ -657,7 +657,7 @@ def _cmd_report(args):
         from .report import build_report, write_report
     except ImportError as exc:
         raise CLIError(
-            f"the report needs matplotlib: pip install kernlearn[plot] ({exc})", 3
+            f'the report needs matplotlib: pip install "kernlearn[plot]" ({exc})', 3
         ) from None
     if to_stdout:
         sys.stdout.write(build_report(est, meta, data))

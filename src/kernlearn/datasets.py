@@ -870,8 +870,12 @@ class SvmlightChunks:
         -------
         X : dask.array.Array of shape (n_samples, n_features), CSR chunks
         """
-        import dask
-        import dask.array as da
+        try:
+            import dask
+            import dask.array as da
+        except ImportError as exc:
+            raise ImportError(
+                f'to_dask needs dask: pip install "kernlearn[dask]" ({exc})') from exc
 
         meta = sp.csr_matrix((0, self._width), dtype=self.dtype)
         get = dask.delayed(_read_chunk, pure=True)

@@ -20,7 +20,7 @@ slower on a worker than in one process).
 
 The classes live in :mod:`kernlearn.partitioned` (beside the other row
 partitions, so that no module imports this one back); this module is their
-public name.  Requires the ``dask`` extra (``pip install kernlearn[dask]``).
+public name.  Requires the ``dask`` extra (``pip install "kernlearn[dask]"``).
 """
 
 from .partitioned import DaskRows, GroupedRows, RowFutures, tune_worker_malloc

@@ -17,7 +17,7 @@ def _subplots(*args, figsize=None, **kwargs):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover - optional extra
-        raise ImportError("plotting needs matplotlib: pip install kernlearn[plot]") from exc
+        raise ImportError('plotting needs matplotlib: pip install "kernlearn[plot]"') from exc
     fig = Figure(figsize=figsize)
     FigureCanvasAgg(fig)
     return fig, fig.subplots(*args, **kwargs)
