@@ -15,6 +15,7 @@ This module imports nothing else from kernlearn (:mod:`kernlearn.partitioned`
 re-exports its names).
 """
 
+import asyncio
 import copy
 import itertools
 import time
@@ -62,7 +63,9 @@ def _cluster_error(exc):
             f"{exc}.  Workers died repeatedly while running that task; the usual cause "
             "is a worker exceeding its memory limit (give the workers more memory or "
             "use smaller row chunks).")
-    if name in ("CancelledError", "FutureCancelledError", "CommClosedError"):
+    # (FuturesCancelledError: distributed.wait's, for tasks cancelled while waited on)
+    if name in ("CancelledError", "FutureCancelledError", "FuturesCancelledError",
+                "CommClosedError"):
         return RuntimeError(
             f"the Dask cluster stopped serving the fit ({name}: {exc}); the client lost "
             "its connection or the partitions were released.")
@@ -115,7 +118,7 @@ def wait_for(futures):
         try:
             wait(futures, timeout=1.0 if limit is None else min(1.0, max(limit, 0.01)))
             return
-        except TimeoutError:
+        except (TimeoutError, asyncio.TimeoutError):  # (not one class before 3.11)
             pass
         if limit is None or futures[0].client.nthreads():  # (asked of the scheduler)
             idle_since = None

@@ -170,6 +170,9 @@ def pairwise_spread_ratio(X, rows=None, max_rows=SPREAD_ROWS):
         return 1.0
     rows = rows[np.unique(np.linspace(0, n - 1, min(n, int(max_rows))).astype(int))]
     S = X[rows]
+    if sp.issparse(S) and S.dtype.kind in "biu":
+        # (as floats: a boolean matrix's products are logical, 1 for any overlap)
+        S = S.astype(float)
     S = S if sp.issparse(S) else shift_rows(distance_shift(S), np.asarray(S, dtype=float))[0]
     sq = _row_sq_norms(S)
     inner = S @ S.T
