@@ -359,3 +359,29 @@ def test_cross_validation_reads_unpacked_kernels_once_per_fold(monkeypatch):
     np.testing.assert_array_equal(ours.decision_function(X + 0.1, task_index=t),
                                   ref.decision_function(X + 0.1, task_index=t))
     np.testing.assert_array_equal(ours.kernel_weights_, ref.kernel_weights_)
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_violator_from_the_update_pass_is_the_own_scan_bit_for_bit(regression,
+                                                                   monkeypatch):
+    """The maximal violator taken from the previous pair update's gradient pass
+    is the one a scan of its own finds: the same path (pair updates, face
+    steps, shrinking), duals and biases, bit for bit, cold and warm."""
+    from test_mtmkl_smo_speed import _survey_bucket
+
+    K, labels, targets, sizes = _survey_bucket(m=300)
+    y = targets if regression else labels
+    K2 = 0.8 * K + 0.2 * K * K
+    runs = []
+    for fused in (True, False):
+        monkeypatch.setattr(_smo, "_FUSED_SCAN", fused)
+        cold = _smo.smo_buckets(K, y, sizes, 10.0, regression, 0.1, tol=1e-8,
+                                return_face_steps=True)
+        warm = _smo.smo_buckets(K2, y, sizes, 10.0, regression, 0.1, tol=1e-8,
+                                beta0=cold[0], return_face_steps=True)
+        runs.append((cold, warm))
+    # (past libsvm's shrinking period, min(rows, 1000) pair updates, with face steps)
+    assert runs[0][0][2].max() > sizes.max() and runs[0][0][4].min() > 0
+    for one, other in zip(*runs):
+        for a, b in zip(one, other):
+            np.testing.assert_array_equal(a, b)

@@ -63,6 +63,9 @@ _FACE_FLOPS = 9.0
 # chained face steps (a step cut by the box, then the smaller face's) may cost
 # at most this many times the pair updates made so far
 _CHAIN_RATIO = 16.0
+# the maximal violator found by the pass of the previous pair update's gradient
+# update (False: by a pass of its own; the same variable either way)
+_FUSED_SCAN = True
 
 
 @njit_cached
@@ -342,13 +345,15 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter, lazy, face):
     (``n_iter``: pair updates; ``n_face``: face steps taken); the task's
     decision function is :math:`\\sum_i s_i\\alpha_iK(x_i, x) - \\rho`.
     ``lazy``: ``(have, W, Gp, mp, kr, Gs, acc)`` of :func:`_fill` (the rows of ``K`` the
-    loop reads are filled first); ``face``: ``(flops, chain)``, the cost of
+    loop reads are filled first); ``face``: ``(flops, chain, fused)``, the cost of
     a face step's eigenpairs per ``nf ** 3`` in units of a pair update's
-    per-variable cost, and the bound on the chained face steps' cost in
-    multiples of the pair updates' (0: no chains; see the loop).
+    per-variable cost, the bound on the chained face steps' cost in
+    multiples of the pair updates' (0: no chains; see the loop), and whether
+    the maximal violator comes from the previous gradient update's pass
+    (:data:`_FUSED_SCAN`).
     """
     W, Gp, mp, kr = lazy[1:5]
-    face_flops, chain_ratio = face
+    face_flops, chain_ratio, fused = face
     G = p[:nvar].copy()
     _gradient(K, s, alpha, G, m, nvar, np.arange(nvar), lazy)
     QD = np.empty(nvar)
@@ -369,21 +374,31 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter, lazy, face):
     # it meets tol, which is then checked on all variables
     active = np.arange(nvar)
     n_act, counter, unshrunk = nvar, min(nvar, 1000), False
+    # the maximal violator is also found by the pass of a pair update's
+    # gradient update (over the same variables in the same order, so the same
+    # one): ``pre`` while nothing has changed since (no shrinking, face step
+    # or rebuilt gradient), which saves one of a pair update's three passes
+    pre, Gmax_pre, i_pre = False, -np.inf, -1
     while it < max_iter:
         counter -= 1
         if counter == 0:
             counter = min(nvar, 1000)
             n_act, unshrunk = _shrink(K, s, p, C, alpha, G, m, nvar, tol, active,
                                       n_act, unshrunk, lazy)
+            pre = False
         # i: the maximal violator; j: the partner of largest second-order decrease
         Gmax, Gmax2, i_sel, j_sel = -np.inf, -np.inf, -1, -1
-        for q in range(n_act):
-            t = active[q]
-            if s[t] > 0.0:
-                if alpha[t] < C[t] and -G[t] >= Gmax:
-                    Gmax, i_sel = -G[t], t
-            elif alpha[t] > 0.0 and G[t] >= Gmax:
-                Gmax, i_sel = G[t], t
+        if pre and fused:
+            Gmax, i_sel = Gmax_pre, i_pre
+        else:
+            for q in range(n_act):
+                t = active[q]
+                if s[t] > 0.0:
+                    if alpha[t] < C[t] and -G[t] >= Gmax:
+                        Gmax, i_sel = -G[t], t
+                elif alpha[t] > 0.0 and G[t] >= Gmax:
+                    Gmax, i_sel = G[t], t
+        pre = False
         obj_min = np.inf
         if i_sel >= 0:
             ii = i_sel if i_sel < m else i_sel - m
@@ -496,10 +511,18 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter, lazy, face):
             elif alpha[i] < 0.0:
                 alpha[i], alpha[j] = 0.0, total
         di, dj = alpha[i] - ai, alpha[j] - aj
+        Gmax_pre, i_pre = -np.inf, -1
         for q in range(n_act):
             t = active[q]
             tt = t if t < m else t - m
-            G[t] += s[t] * (s[i] * K[ii, tt] * di + s[j] * K[jj, tt] * dj)
+            g = G[t] + s[t] * (s[i] * K[ii, tt] * di + s[j] * K[jj, tt] * dj)
+            G[t] = g
+            if s[t] > 0.0:
+                if alpha[t] < C[t] and -g >= Gmax_pre:
+                    Gmax_pre, i_pre = -g, t
+            elif alpha[t] > 0.0 and g >= Gmax_pre:
+                Gmax_pre, i_pre = g, t
+        pre = True
     if n_act < nvar:  # (stopped at the cap: the bias needs every gradient)
         _gradient(K, s, alpha, G, m, nvar, active[n_act:nvar], lazy, p)
     # libsvm's bias: the mean of s_i G_i over the free variables, else the
@@ -816,7 +839,8 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
     n_face = np.zeros(T, np.int64)
     _smo_bucket(K, y, Cm, np.asarray(sizes, dtype=np.int64), b0, bool(regression),
                 float(epsilon), float(tol), beta, rho, n_iter, converged, n_face, W, Gp,
-                (float(_FACE_FLOPS), float(_CHAIN_RATIO) if face_chain else 0.0), first, Gs)
+                (float(_FACE_FLOPS), float(_CHAIN_RATIO) if face_chain else 0.0,
+                 bool(_FUSED_SCAN)), first, Gs)
     if return_face_steps:
         return beta, -rho, n_iter, converged, n_face
     return beta, -rho, n_iter, converged
