@@ -324,6 +324,10 @@ def test_unpacked_blocks_past_their_budget_are_not_made(monkeypatch):
     monkeypatch.setattr(mtfl, "_SQUARE_BYTES", 2 * 2 * 40 * 40 * 8 - 1)
     small, big = mtfl.square_blocks([Gp_small, Gp_big])
     assert small.shape == (2, 2, 12, 12) and big is None
+    # the bound is on all buckets together (many buckets each under it)
+    monkeypatch.setattr(mtfl, "_SQUARE_BYTES", 2 * 2 * 12 * 12 * 8 + 100)
+    first, second = mtfl.square_blocks([Gp_small, Gp_small])
+    assert first is not None and second is None
 
 
 def test_cross_validation_reads_unpacked_kernels_once_per_fold(monkeypatch):

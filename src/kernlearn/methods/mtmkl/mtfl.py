@@ -172,15 +172,16 @@ def _pack_upper(Kj, j, out):
                 q += 1
 
 
-#: A bucket's base kernels are also kept unpacked for the SVM / SVR solver's
-#: rows (:func:`square_blocks`) up to this many bytes (Turnout's fold, 957 rows
-#: and 2 kernels: 15 MB)
+#: The buckets' base kernels are also kept unpacked for the SVM / SVR solver's
+#: rows (:func:`square_blocks`) up to this many bytes in all (Turnout's fold,
+#: 957 rows and 2 kernels: 15 MB; twice the packed ones' memory)
 _SQUARE_BYTES = 64 * 2**20
 
 
 def square_blocks(grams_tm):
     """Each bucket's packed base kernels unpacked, ``(T_b, k, m_b, m_b)``, for
-    the rows the SVM / SVR solver reads (``None`` past :data:`_SQUARE_BYTES`).
+    the rows the SVM / SVR solver reads (``None`` for the buckets past
+    :data:`_SQUARE_BYTES` in all, taken in order).
 
     A row's part left of the diagonal is a column of the packed upper
     triangles: read there, it was about 15 % of the cross-validated
@@ -196,13 +197,14 @@ def square_blocks(grams_tm):
     -------
     squares : list of ndarray of shape (T_b, k, m_b, m_b) or None
     """
-    out = []
+    out, room = [], _SQUARE_BYTES
     for Gb in grams_tm:
         T, k, P = Gb.shape
         m = round((np.sqrt(8.0 * P + 1.0) - 1.0) / 2.0)
-        if T * k * m * m * 8 > _SQUARE_BYTES:
+        if T * k * m * m * 8 > room:
             out.append(None)
             continue
+        room -= T * k * m * m * 8
         Gs = np.empty((T, k, m, m))
         _unpack_base(Gb, Gs)
         out.append(Gs)
