@@ -70,6 +70,16 @@ def averaged_draws(monkeypatch):
     return seen
 
 
+def assert_same_task_decisions(K, sizes, fits, atol):
+    """Every ``(beta, b)`` of ``fits`` gives the first's decision values
+    :math:`K_t\\beta_t + b_t` (``K (T, m, m)``, zero on padding) on each task's
+    ``sizes[t]`` rows, to ``atol`` (the multitask SVM / SVR dual tests)."""
+    mask = np.arange(K.shape[1])[None] < np.asarray(sizes)[:, None]
+    f = [np.einsum("tij,tj->ti", K, beta) + np.asarray(b)[:, None] for beta, b in fits]
+    for other in f[1:]:
+        np.testing.assert_allclose(f[0][mask], other[mask], atol=atol)
+
+
 def run_cli(argv, capsys):
     """Run the command line in-process: its exit code, standard output and error."""
     from kernlearn.cli import main

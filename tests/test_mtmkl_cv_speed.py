@@ -155,7 +155,7 @@ def test_cross_validation_equals_the_fits_on_assembled_kernels(monkeypatch):
     def assembled(K, y_, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=None,
                   return_face_steps=False, packed=None):
         if packed is not None:
-            W, Gp, first = packed
+            W, Gp, first = packed[:3]  # (a fourth entry: the same kernels unpacked)
             # (no repeated rows in these inputs: no dual merged, the same problem)
             assert (first == np.arange(first.shape[1])).all()
             K = np.empty((len(sizes), y_.shape[1], y_.shape[1]))
@@ -253,3 +253,139 @@ def test_default_set_fold_fit_converges_without_warning(mb):
     # (stopped once the gap of its last cuts met tol: 12 iterations, 100 before)
     assert est.n_iter_ < 100 and est.converged_
     assert est.gap_ <= 1e-3 * est.objective_
+
+
+# --- twenty-seventh pass: the solver's rows read from unpacked base kernels, the
+# face step's gradient update read along rows; the same numbers, bit for bit
+
+
+def test_unpacked_rows_are_the_packed_rows_bit_for_bit():
+    from kernlearn.methods.mtmkl.mtfl import square_blocks
+
+    rng = np.random.default_rng(5)
+    sizes = [29, 31]
+    m = max(sizes)
+    for k in (1, 3):
+        grams, Gp, W = packed_bucket(rng, sizes, k)
+        Gs = square_blocks([Gp])[0]
+        np.testing.assert_array_equal(Gs, grams.transpose(1, 0, 2, 3))
+        for t, mt in enumerate(sizes):
+            # merged repeated rows: variable v reads row kr[v] (increasing)
+            nv = mt - 6
+            kr = np.arange(m)
+            kr[:nv] = np.sort(rng.choice(mt, nv, replace=False))
+            K1, K2 = (np.full((m, m), np.nan, np.float32) for _ in range(2))
+            h1, h2 = np.zeros(m, bool), np.zeros(m, bool)
+            acc = np.empty(m)
+            for i in rng.permutation(nv):
+                _smo._row(K1, h1, W[t], Gp[t], m, nv, i, kr)
+                _smo._square_row(K2, h2, W[t], Gs[t], nv, i, kr, acc)
+            np.testing.assert_array_equal(K2[:nv, :nv], K1[:nv, :nv])
+            assert h2[:nv].all() and not h2[nv:].any()
+            K2[1, 0] = -7.0  # (a present row is not computed again)
+            _smo._square_row(K2, h2, W[t], Gs[t], nv, 1, kr, acc)
+            assert K2[1, 0] == -7.0
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_solver_on_unpacked_kernels_is_the_packed_solver_bit_for_bit(regression):
+    from test_mtmkl_smo_speed import _repeated_bucket
+
+    from kernlearn.methods.mtmkl.mtfl import square_blocks
+
+    _, Gp, W, _, labels, targets, Cs, sizes = _repeated_bucket(seed=3)
+    y = targets if regression else labels
+    first = _smo.repeated_rows(Gp, y, sizes)
+    assert (first != np.arange(y.shape[1])).any()  # (merged rows on the path)
+    Gs = square_blocks([Gp])[0]
+    for C in (Cs, 0.3 * Cs):
+        cold = _smo.smo_buckets(None, y, sizes, C, regression, 0.1, tol=1e-8,
+                                return_face_steps=True, packed=(W, Gp, first))
+        sq = _smo.smo_buckets(None, y, sizes, C, regression, 0.1, tol=1e-8,
+                              return_face_steps=True, packed=(W, Gp, first, Gs))
+        assert cold[4].sum() > 0 and cold[2].sum() > 0  # (face steps and pair updates)
+        for a, b in zip(cold, sq):
+            np.testing.assert_array_equal(a, b)
+        # warm, at moved weights (the mirror descent's next evaluation)
+        W2 = W * np.random.default_rng(1).uniform(0.8, 1.2, size=W.shape)
+        warm = [_smo.smo_buckets(None, y, sizes, C, regression, 0.1, tol=1e-8,
+                                 beta0=cold[0], packed=packed)
+                for packed in ((W2, Gp, first), (W2, Gp, first, Gs))]
+        for a, b in zip(*warm):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_unpacked_blocks_past_their_budget_are_not_made(monkeypatch):
+    from kernlearn.methods.mtmkl import mtfl
+
+    rng = np.random.default_rng(6)
+    _, Gp_small, _ = packed_bucket(rng, [12, 10], 2)
+    _, Gp_big, _ = packed_bucket(rng, [40, 38], 2)
+    monkeypatch.setattr(mtfl, "_SQUARE_BYTES", 2 * 2 * 40 * 40 * 8 - 1)
+    small, big = mtfl.square_blocks([Gp_small, Gp_big])
+    assert small.shape == (2, 2, 12, 12) and big is None
+    # the bound is on all buckets together (many buckets each under it)
+    monkeypatch.setattr(mtfl, "_SQUARE_BYTES", 2 * 2 * 12 * 12 * 8 + 100)
+    first, second = mtfl.square_blocks([Gp_small, Gp_small])
+    assert first is not None and second is None
+
+
+def test_cross_validation_reads_unpacked_kernels_once_per_fold(monkeypatch):
+    """``MultitaskMKLClassifierCV`` unpacks each fold's kernels once for its C
+    grid, hands them to every SVM solve, and its model is the one without
+    them, bit for bit."""
+    from kernlearn.methods.mtmkl import fit as fit_mod
+
+    X, y, t = three_tasks(seed=4)
+    made, seen = [], []
+    real_sq, real_smo = fit_mod.square_blocks, _smo.smo_buckets
+
+    def counted(grams_tm):
+        made.append(len(grams_tm))
+        return real_sq(grams_tm)
+
+    def spy(*args, packed=None, **kw):
+        seen.append(packed is not None and len(packed) == 4 and packed[3] is not None)
+        return real_smo(*args, packed=packed, **kw)
+
+    monkeypatch.setattr(fit_mod, "square_blocks", counted)
+    monkeypatch.setattr(_smo, "smo_buckets", spy)
+    ours = MultitaskMKLClassifierCV(cv=3, max_iter=30).fit(X, y, task_index=t)
+    assert len(made) == 3 + 1  # (once per fold for its 3 C, once for the refit)
+    assert seen and all(seen)
+    monkeypatch.setattr(fit_mod, "square_blocks", lambda g: [None] * len(g))
+    seen.clear()
+    ref = MultitaskMKLClassifierCV(cv=3, max_iter=30).fit(X, y, task_index=t)
+    assert seen and not any(seen)
+    assert ours.C_ == ref.C_
+    for key, val in ref.cv_results_.items():
+        np.testing.assert_array_equal(ours.cv_results_[key], val)
+    np.testing.assert_array_equal(ours.decision_function(X + 0.1, task_index=t),
+                                  ref.decision_function(X + 0.1, task_index=t))
+    np.testing.assert_array_equal(ours.kernel_weights_, ref.kernel_weights_)
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_violator_from_the_update_pass_is_the_own_scan_bit_for_bit(regression,
+                                                                   monkeypatch):
+    """The maximal violator taken from the previous pair update's gradient pass
+    is the one a scan of its own finds: the same path (pair updates, face
+    steps, shrinking), duals and biases, bit for bit, cold and warm."""
+    from test_mtmkl_smo_speed import _survey_bucket
+
+    K, labels, targets, sizes = _survey_bucket(m=300)
+    y = targets if regression else labels
+    K2 = 0.8 * K + 0.2 * K * K
+    runs = []
+    for fused in (True, False):
+        monkeypatch.setattr(_smo, "_FUSED_SCAN", fused)
+        cold = _smo.smo_buckets(K, y, sizes, 10.0, regression, 0.1, tol=1e-8,
+                                return_face_steps=True)
+        warm = _smo.smo_buckets(K2, y, sizes, 10.0, regression, 0.1, tol=1e-8,
+                                beta0=cold[0], return_face_steps=True)
+        runs.append((cold, warm))
+    # (past libsvm's shrinking period, min(rows, 1000) pair updates, with face steps)
+    assert runs[0][0][2].max() > sizes.max() and runs[0][0][4].min() > 0
+    for one, other in zip(*runs):
+        for a, b in zip(one, other):
+            np.testing.assert_array_equal(a, b)

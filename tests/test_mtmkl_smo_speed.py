@@ -18,6 +18,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from conftest import assert_same_task_decisions
 
 from kernlearn.methods.mtmkl import _smo
 from kernlearn.methods.mtmkl._smo import libsvm_buckets, smo_buckets
@@ -114,7 +115,8 @@ def _face_problem(C):
     Cv = np.full(3, C)
     Q = s[:, None] * s[None] * K.astype(float)
     G = Q @ alpha - 1.0
-    lazy = (np.zeros(0, np.bool_), np.zeros(0), np.zeros((0, 1)), 3, np.arange(3))
+    lazy = (np.zeros(0, np.bool_), np.zeros(0), np.zeros((0, 1)), 3, np.arange(3),
+            np.zeros((0, 1, 1)), np.zeros(0))
     return K, s, Cv, alpha, G, Q, lazy
 
 
@@ -251,11 +253,8 @@ def test_merged_repeated_rows_solve_the_same_dual(regression):
     for other in (plain[0], ref):
         np.testing.assert_allclose(_dual(K, y, beta, regression),
                                    _dual(K, y, other, regression), rtol=1e-10)
-    mask = np.arange(K.shape[1])[None] < sizes[:, None]
-    f = np.einsum("tij,tj->ti", K, beta) + merged[1][:, None]
-    for other, b in ((plain[0], plain[1]), (ref, ref_b)):
-        f_o = np.einsum("tij,tj->ti", K, other) + b[:, None]
-        np.testing.assert_allclose(f[mask], f_o[mask], atol=1e-5)
+    assert_same_task_decisions(K, sizes, [(beta, merged[1]), plain[:2], (ref, ref_b)],
+                               atol=1e-5)
     for a, mt in enumerate(sizes):
         share = beta[a, :mt] / Cs[a, :mt]
         np.testing.assert_allclose(share, share[first[a, :mt]], rtol=1e-12, atol=0)
@@ -308,6 +307,5 @@ def test_mtfl_hands_the_repeated_rows_to_the_solver(monkeypatch):
     np.testing.assert_allclose(new["objective"], old["objective"], rtol=1e-9)
     np.testing.assert_allclose(new["gamma"], old["gamma"], atol=1e-6)
     K = np.einsum("tk,ktij->tij", new["gamma"][0][None], grams)
-    f_new = np.einsum("tij,tj->ti", K, new["beta"][0]) + new["b"][:, None]
-    f_old = np.einsum("tij,tj->ti", K, old["beta"][0]) + old["b"][:, None]
-    np.testing.assert_allclose(f_new[mask], f_old[mask], atol=1e-5)
+    assert_same_task_decisions(K, sizes, [(new["beta"][0], new["b"]),
+                                          (old["beta"][0], old["b"])], atol=1e-5)

@@ -13,6 +13,7 @@ packed passes to their NumPy definitions.
 
 import numpy as np
 import pytest
+from conftest import assert_same_task_decisions
 
 from kernlearn.methods.mtmkl import mtfl
 from kernlearn.methods.mtmkl._smo import libsvm_buckets, smo_buckets
@@ -88,9 +89,7 @@ def test_duals_meet_the_kkt_conditions_and_libsvm(regression):
     ref, ref_b, *_ = libsvm_buckets(K, y, sizes, C, regression, EPS, tol=1e-8)
     np.testing.assert_allclose(_dual(K, y, beta, regression),
                                _dual(K, y, ref, regression), rtol=1e-9)
-    f = np.einsum("tij,tj->ti", K, beta) + b[:, None]
-    f_ref = np.einsum("tij,tj->ti", K, ref) + ref_b[:, None]
-    np.testing.assert_allclose(f[mask], f_ref[mask], atol=1e-5)
+    assert_same_task_decisions(K, sizes, [(beta, b), (ref, ref_b)], atol=1e-5)
 
 
 @pytest.mark.parametrize("regression", [False, True])
@@ -108,10 +107,7 @@ def test_warm_start_on_a_moved_kernel_reaches_the_cold_optimum(regression):
     assert np.all(_kkt_violation(K2, y, warm, 10.0, sizes, regression) < 1e-8 + 1e-10)
     np.testing.assert_allclose(_dual(K2, y, warm, regression),
                                _dual(K2, y, cold, regression), rtol=1e-10)
-    mask = np.arange(K.shape[1])[None] < sizes[:, None]
-    f_cold = np.einsum("tij,tj->ti", K2, cold) + b_cold[:, None]
-    f_warm = np.einsum("tij,tj->ti", K2, warm) + b_warm[:, None]
-    np.testing.assert_allclose(f_warm[mask], f_cold[mask], atol=1e-6)
+    assert_same_task_decisions(K2, sizes, [(warm, b_warm), (cold, b_cold)], atol=1e-6)
 
 
 def test_counters_count_pair_updates_and_face_steps():

@@ -63,6 +63,9 @@ _FACE_FLOPS = 9.0
 # chained face steps (a step cut by the box, then the smaller face's) may cost
 # at most this many times the pair updates made so far
 _CHAIN_RATIO = 16.0
+# the maximal violator found by the pass of the previous pair update's gradient
+# update (False: by a pass of its own; the same variable either way)
+_FUSED_SCAN = True
 
 
 @njit_cached
@@ -101,20 +104,56 @@ def _row(K, have, W, Gp, mp, m, i, kr):
 
 
 @njit_cached
+def _square_row(K, have, W, Gs, m, i, kr, acc):
+    """:func:`_row` from unpacked base kernels ``Gs (k, mp, mp)``: the same
+    entries, summed in the same order (so the same row, bit for bit), read
+    along rows of ``Gs``.
+
+    In the packed upper triangles the part of row ``i`` left of the diagonal
+    is a column, one cache line per entry and kernel: on Turnout's task of
+    957 rows a packed row cost 17 us, an unpacked one 3 us (``acc``: a
+    float64 row of at least ``m`` entries, the partial sums).
+    """
+    if have[i]:
+        return
+    ki = kr[i]
+    for b in range(m):
+        acc[b] = 0.0
+    for j in range(W.shape[0]):
+        w, g = W[j], Gs[j, ki]
+        for b in range(m):
+            acc[b] += w * g[kr[b]]
+    for b in range(m):
+        K[i, b] = np.float32(acc[b])
+    have[i] = True
+
+
+@njit_cached
+def _fill(K, lazy, m, i):
+    """Make row ``i`` of ``K`` present: :func:`_square_row` when the lazy
+    state ``(have, W, Gp, mp, kr, Gs, acc)`` holds unpacked kernels (``Gs``
+    with kernels), else :func:`_row`."""
+    have, W, Gp, mp, kr, Gs, acc = lazy
+    if W.shape[0] and Gs.shape[0]:
+        _square_row(K, have, W, Gs, m, i, kr, acc)
+    else:
+        _row(K, have, W, Gp, mp, m, i, kr)
+
+
+@njit_cached
 def _gradient(K, s, alpha, G, m, nvar, rows, lazy, p=None):
     r"""Add :math:`(Q\alpha)_t` to ``G[t]`` for ``t`` in ``rows`` (after
     ``G[rows] = p[rows]`` when ``p`` is given: a rebuilt gradient).
 
-    ``lazy``: ``(have, W, Gp, mp, kr)`` of :func:`_row`.
+    ``lazy``: ``(have, W, Gp, mp, kr, Gs, acc)`` of :func:`_fill`.
     """
-    have, W, Gp, mp, kr = lazy
     if p is not None:
         for q in range(rows.shape[0]):
             G[rows[q]] = p[rows[q]]
     for j in range(nvar):
         if alpha[j] != 0.0:
             jj = j if j < m else j - m
-            _row(K, have, W, Gp, mp, m, jj, kr)
+            _fill(K, lazy, m, jj)
             w = s[j] * alpha[j]
             for q in range(rows.shape[0]):
                 t = rows[q]
@@ -181,19 +220,19 @@ def _face_step(K, s, C, alpha, G, m, free, tol, active, lazy):
     otherwise the step is Newton's on the range, the exact minimum of the
     face.  Along it the exact line minimum, cut where the first dual reaches
     its bound (set to the bound): the objective never increases.  ``lazy``:
-    ``(have, W, Gp, mp, kr)`` of :func:`_row`.  (A
+    ``(have, W, Gp, mp, kr, Gs, acc)`` of :func:`_fill`.  (A
     bordered solve with a small ridge sent its rounding, amplified by the
     inverse ridge, into the null space: steps cut at once by the box, and
     300,000 pair updates on a task of 533 rows.)
     """
-    have, W, Gp, mp, kr = lazy
+    W = lazy[1]
     nf = free.shape[0]
     M = np.empty((nf, nf))
     r = np.empty(nf)
     for a in range(nf):
         ta = free[a]
         ia = ta if ta < m else ta - m
-        _row(K, have, W, Gp, mp, m, ia, kr)
+        _fill(K, lazy, m, ia)
         for b in range(nf):
             tb = free[b]
             M[a, b] = K[ia, tb if tb < m else tb - m]
@@ -271,16 +310,29 @@ def _face_step(K, s, C, alpha, G, m, free, tol, active, lazy):
             new = C[ta] if s[ta] * u[a] > 0.0 else 0.0
         alpha[ta] = min(max(new, 0.0), C[ta])
         delta[a] = s[ta] * (alpha[ta] - old)  # change of the signed dual
-    for q in range(active.shape[0]):
-        t = active[q]
-        tt = t if t < m else t - m
-        acc = 0.0
+    n_act = active.shape[0]
+    if W.shape[0]:
+        # a kernel filled by rows is symmetric: read along the present rows ia
+        # (each G[t]'s sum over a in the same order as by columns, so the same
+        # bits; by columns, one cache line per entry: a seventh of a face step)
+        acc = np.zeros(n_act)
         for a in range(nf):
             ta = free[a]
-            ia = ta if ta < m else ta - m
-            # (a kernel filled by rows is symmetric: row ia, present, not row tt)
-            acc += (K[ia, tt] if W.shape[0] else K[tt, ia]) * delta[a]
-        G[t] += s[t] * acc
+            row, d = K[ta if ta < m else ta - m], delta[a]
+            for q in range(n_act):
+                t = active[q]
+                acc[q] += row[t if t < m else t - m] * d
+        for q in range(n_act):
+            G[active[q]] += s[active[q]] * acc[q]
+        return 1 if block < 0 else 2
+    for q in range(n_act):
+        t = active[q]
+        tt = t if t < m else t - m
+        acc_t = 0.0
+        for a in range(nf):
+            ta = free[a]
+            acc_t += K[tt, ta if ta < m else ta - m] * delta[a]
+        G[t] += s[t] * acc_t
     return 1 if block < 0 else 2
 
 
@@ -292,14 +344,16 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter, lazy, face):
     (SVR, ``nvar == 2m``).  Returns ``(rho, n_iter, converged, n_face)``
     (``n_iter``: pair updates; ``n_face``: face steps taken); the task's
     decision function is :math:`\\sum_i s_i\\alpha_iK(x_i, x) - \\rho`.
-    ``lazy``: ``(have, W, Gp, mp, kr)`` of :func:`_row` (the rows of ``K`` the
-    loop reads are filled first); ``face``: ``(flops, chain)``, the cost of
+    ``lazy``: ``(have, W, Gp, mp, kr, Gs, acc)`` of :func:`_fill` (the rows of ``K`` the
+    loop reads are filled first); ``face``: ``(flops, chain, fused)``, the cost of
     a face step's eigenpairs per ``nf ** 3`` in units of a pair update's
-    per-variable cost, and the bound on the chained face steps' cost in
-    multiples of the pair updates' (0: no chains; see the loop).
+    per-variable cost, the bound on the chained face steps' cost in
+    multiples of the pair updates' (0: no chains; see the loop), and whether
+    the maximal violator comes from the previous gradient update's pass
+    (:data:`_FUSED_SCAN`).
     """
-    have, W, Gp, mp, kr = lazy
-    face_flops, chain_ratio = face
+    W, Gp, mp, kr = lazy[1:5]
+    face_flops, chain_ratio, fused = face
     G = p[:nvar].copy()
     _gradient(K, s, alpha, G, m, nvar, np.arange(nvar), lazy)
     QD = np.empty(nvar)
@@ -320,25 +374,35 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter, lazy, face):
     # it meets tol, which is then checked on all variables
     active = np.arange(nvar)
     n_act, counter, unshrunk = nvar, min(nvar, 1000), False
+    # the maximal violator is also found by the pass of a pair update's
+    # gradient update (over the same variables in the same order, so the same
+    # one): ``pre`` while nothing has changed since (no shrinking, face step
+    # or rebuilt gradient), which saves one of a pair update's three passes
+    pre, Gmax_pre, i_pre = False, -np.inf, -1
     while it < max_iter:
         counter -= 1
         if counter == 0:
             counter = min(nvar, 1000)
             n_act, unshrunk = _shrink(K, s, p, C, alpha, G, m, nvar, tol, active,
                                       n_act, unshrunk, lazy)
+            pre = False
         # i: the maximal violator; j: the partner of largest second-order decrease
         Gmax, Gmax2, i_sel, j_sel = -np.inf, -np.inf, -1, -1
-        for q in range(n_act):
-            t = active[q]
-            if s[t] > 0.0:
-                if alpha[t] < C[t] and -G[t] >= Gmax:
-                    Gmax, i_sel = -G[t], t
-            elif alpha[t] > 0.0 and G[t] >= Gmax:
-                Gmax, i_sel = G[t], t
+        if pre and fused:
+            Gmax, i_sel = Gmax_pre, i_pre
+        else:
+            for q in range(n_act):
+                t = active[q]
+                if s[t] > 0.0:
+                    if alpha[t] < C[t] and -G[t] >= Gmax:
+                        Gmax, i_sel = -G[t], t
+                elif alpha[t] > 0.0 and G[t] >= Gmax:
+                    Gmax, i_sel = G[t], t
+        pre = False
         obj_min = np.inf
         if i_sel >= 0:
             ii = i_sel if i_sel < m else i_sel - m
-            _row(K, have, W, Gp, mp, m, ii, kr)
+            _fill(K, lazy, m, ii)
             Kii = QD[i_sel]
             for q in range(n_act):
                 t = active[q]
@@ -406,7 +470,7 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter, lazy, face):
         i, j = i_sel, j_sel
         ii = i if i < m else i - m
         jj = j if j < m else j - m
-        _row(K, have, W, Gp, mp, m, jj, kr)
+        _fill(K, lazy, m, jj)
         Qij = s[i] * s[j] * K[ii, jj]
         Ci, Cj = C[i], C[j]
         ai, aj = alpha[i], alpha[j]
@@ -447,10 +511,18 @@ def _smo_task(K, s, p, C, alpha, m, nvar, tol, max_iter, lazy, face):
             elif alpha[i] < 0.0:
                 alpha[i], alpha[j] = 0.0, total
         di, dj = alpha[i] - ai, alpha[j] - aj
+        Gmax_pre, i_pre = -np.inf, -1
         for q in range(n_act):
             t = active[q]
             tt = t if t < m else t - m
-            G[t] += s[t] * (s[i] * K[ii, tt] * di + s[j] * K[jj, tt] * dj)
+            g = G[t] + s[t] * (s[i] * K[ii, tt] * di + s[j] * K[jj, tt] * dj)
+            G[t] = g
+            if s[t] > 0.0:
+                if alpha[t] < C[t] and -g >= Gmax_pre:
+                    Gmax_pre, i_pre = -g, t
+            elif alpha[t] > 0.0 and g >= Gmax_pre:
+                Gmax_pre, i_pre = g, t
+        pre = True
     if n_act < nvar:  # (stopped at the cap: the bias needs every gradient)
         _gradient(K, s, alpha, G, m, nvar, active[n_act:nvar], lazy, p)
     # libsvm's bias: the mean of s_i G_i over the free variables, else the
@@ -496,7 +568,7 @@ def _share(av, cv, ci):
 
 @njit_cached
 def _smo_bucket(K, y, C, sizes, beta0, regression, epsilon, tol, beta, rho, n_iter,
-                converged, n_face, W, Gp, face, first):
+                converged, n_face, W, Gp, face, first, Gs):
     """:func:`_smo_task` on every task of a bucket; outputs written in place.
 
     ``beta0`` (signed duals, zero on padding) is each task's start when it is
@@ -507,10 +579,13 @@ def _smo_bucket(K, y, C, sizes, beta0, regression, epsilon, tol, beta, rho, n_it
     ``first (T, m)`` (or ``(T, 0)``: none) may merge repeated rows
     (:func:`repeated_rows`): row ``i`` joins the variable of row
     ``first[a, i]``, whose bound is the sum of theirs, and its dual is that
-    variable's share in proportion to its :math:`C_i`.
+    variable's share in proportion to its :math:`C_i`.  ``Gs (T, k, m, m)``
+    (or ``(T, 0, 1, 1)``: none): the same base kernels unpacked, which the
+    rows are then read from (:func:`_square_row`).
     """
     T, mpad = y.shape
     have = np.zeros(mpad if W.shape[1] else 0, np.bool_)
+    acc = np.empty(mpad if Gs.shape[1] else 0)
     nmax = 2 * mpad if regression else mpad
     s = np.empty(nmax)
     p = np.empty(nmax)
@@ -569,7 +644,7 @@ def _smo_bucket(K, y, C, sizes, beta0, regression, epsilon, tol, beta, rho, n_it
         cap = max(10000000, 100 * nvar)
         have[:] = False
         r, it, ok, nf = _smo_task(K[0] if W.shape[1] else K[a], s, p, Cv, alpha, m, nvar,
-                                  tol, cap, (have, W[a], Gp[a], mpad, kr), face)
+                                  tol, cap, (have, W[a], Gp[a], mpad, kr, Gs[a], acc), face)
         rho[a], n_iter[a], converged[a], n_face[a] = r, it, ok, nf
         for i in range(mpad):
             if i >= sizes[a]:
@@ -712,7 +787,11 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
         kernel, the same label or target) share its dual variable, with the
         sum of their bounds: the same problem (its KKT conditions are theirs,
         each row's dual the variable's share in proportion to its
-        :math:`C_i`) on fewer, not degenerate, variables.
+        :math:`C_i`) on fewer, not degenerate, variables.  A fourth entry
+        ``Gs (T_b, k, m, m)`` (:func:`square_blocks`), the same base kernels
+        unpacked, is where the rows are read from: the same rows, bit for
+        bit, faster than from the packed triangles, whose part of a row left
+        of the diagonal is a column.
     face_chain : bool, default=True
         Follow a face step that a bound cut by the step on the smaller face
         at once (see :func:`_smo_task`); False: only the face steps the pair
@@ -740,6 +819,7 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
     # (kept in single precision: half the memory the pair updates stream;
     # each entry is widened exactly where it is used)
     first = np.zeros((T, 0), np.int64)
+    Gs = np.zeros((T, 0, 1, 1))
     if packed is None:
         K = np.ascontiguousarray(K, dtype=np.float32)
         W, Gp = np.zeros((T, 0)), np.zeros((T, 0, 1))
@@ -748,6 +828,8 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
         W, Gp = (np.ascontiguousarray(a, dtype=np.float64) for a in packed[:2])
         if len(packed) > 2 and packed[2] is not None:
             first = np.ascontiguousarray(packed[2], dtype=np.int64)
+        if len(packed) > 3 and packed[3] is not None:
+            Gs = np.ascontiguousarray(packed[3], dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     Cm = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), (T, m)))
     b0 = (np.zeros((T, m)) if beta0 is None
@@ -757,7 +839,8 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
     n_face = np.zeros(T, np.int64)
     _smo_bucket(K, y, Cm, np.asarray(sizes, dtype=np.int64), b0, bool(regression),
                 float(epsilon), float(tol), beta, rho, n_iter, converged, n_face, W, Gp,
-                (float(_FACE_FLOPS), float(_CHAIN_RATIO) if face_chain else 0.0), first)
+                (float(_FACE_FLOPS), float(_CHAIN_RATIO) if face_chain else 0.0,
+                 bool(_FUSED_SCAN)), first, Gs)
     if return_face_steps:
         return beta, -rho, n_iter, converged, n_face
     return beta, -rho, n_iter, converged

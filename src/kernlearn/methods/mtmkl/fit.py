@@ -17,7 +17,7 @@ from ...solvers.mirror_descent import logsumexp
 from ...utils._row_blocks import by_row_blocks
 from .components import BlockLayout, bias_scale
 from .inner import per_bucket
-from .mtfl import merged_rows, packed_blocks, solve_mtfl
+from .mtfl import merged_rows, packed_blocks, solve_mtfl, square_blocks
 from .mtsfl import solve_mtsfl
 from . import selection
 from .selection import learn_loo_weights, loo_objective
@@ -401,10 +401,10 @@ def _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p, max_in
     if formulation == "independent" or layout.shared:
         grams = [np.stack([store.blocks(kernels, j, idx, mask) for j in range(k)])
                  for _, idx, mask in blocks.buckets]
-        grams_tm = first_b = None
+        grams_tm = first_b = squares_b = None
     else:
-        grams, (grams_tm, first_b) = None, _packed_problem(kernels, blocks, y_b, loss, store,
-                                                            keys)
+        grams, (grams_tm, first_b, squares_b) = None, _packed_problem(
+            kernels, blocks, y_b, loss, store, keys)
     if formulation == "independent":
         grams = [Kb.mean(axis=0, keepdims=True) for Kb in grams]
         res = solve_mtfl(blocks, grams, y_b, loss, C, 2.0, epsilon, max_iter=1, tol=tol)
@@ -435,7 +435,8 @@ def _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p, max_in
         res = solve_mtfl(blocks, grams, y_b, loss, C, p, epsilon,
                          per_task_weights=per_task, max_iter=max_iter, tol=tol,
                          max_inner=max_inner, verbose=verbose, shared_factors=factors,
-                         beta0=beta0, gamma0=gamma0, grams_tm=grams_tm, first_b=first_b)
+                         beta0=beta0, gamma0=gamma0, grams_tm=grams_tm, first_b=first_b,
+                         squares_b=squares_b)
         store.keep_start(key, None if key is None else warm[0], res["beta"], res["gamma"])
         _warn("per-task MKL" if per_task else "MK-MTFL", res, max_iter, tol)
         g = res["gamma"]  # (1 or T, n_blocks): within-task blocks, then shared ones
@@ -459,11 +460,13 @@ def _fit_within_task(kernels, blocks, y_b, layout, scale, formulation, p, max_in
 
 
 def _packed_problem(kernels, blocks, y_b, loss, store, keys):
-    """``(packed training blocks, repeated rows)`` of a within-task fit
-    (:func:`~kernlearn.methods.mtmkl.mtfl.packed_blocks`,
-    :func:`~kernlearn.methods.mtmkl.mtfl.merged_rows`; ``None`` for the square loss).
+    """``(packed training blocks, repeated rows, unpacked blocks)`` of a
+    within-task fit (:func:`~kernlearn.methods.mtmkl.mtfl.packed_blocks`,
+    :func:`~kernlearn.methods.mtmkl.mtfl.merged_rows`,
+    :func:`~kernlearn.methods.mtmkl.mtfl.square_blocks`; the last two ``None``
+    for the square loss).
 
-    Neither depends on C: a store that keeps blocks (a cross-validation's
+    None depends on C: a store that keeps blocks (a cross-validation's
     fits on one fold's rows) derives them once for its C grid; they were
     stacked, packed and searched again for every C: over a quarter of the CV
     classifier's time outside its SVM solves (Default, Turnout).
@@ -474,9 +477,11 @@ def _packed_problem(kernels, blocks, y_b, loss, store, keys):
         packed_blocks(lambda j, i=idx, m=mask: kernels.blocks(j, i, m), idx.shape, k)
         for _, idx, mask in blocks.buckets], n_blocks=k * len(blocks.buckets))
     if loss == "square":
-        return grams_tm, None
+        return grams_tm, None, None
     key = store.start_key(kernels, blocks, y_b, ("repeated rows",), keys)
-    return grams_tm, store.kept(key, lambda: merged_rows(blocks, grams_tm, y_b))
+    first_b = store.kept(key, lambda: merged_rows(blocks, grams_tm, y_b))
+    key = store.start_key(kernels, blocks, [], ("square blocks",), keys)
+    return grams_tm, first_b, store.kept(key, lambda: square_blocks(grams_tm))
 
 
 def _fit_mtsfl(kernels, blocks, y_b, layout, scale, q, max_rank, store, loss, C, epsilon,

@@ -24,7 +24,8 @@ from ._ridge_repeats import _FROM_ROWS, ridge_repeats
 from .inner import per_bucket, ridge_linear_part, solve_coupled, solve_inner
 from .task_kernels import gather_rows, task_products
 
-__all__ = ["evaluate_mtfl", "lemma31", "merged_rows", "packed_blocks", "solve_mtfl"]
+__all__ = ["evaluate_mtfl", "lemma31", "merged_rows", "packed_blocks", "solve_mtfl",
+           "square_blocks"]
 
 
 def lemma31(a, r):
@@ -171,6 +172,60 @@ def _pack_upper(Kj, j, out):
                 q += 1
 
 
+#: The buckets' base kernels are also kept unpacked for the SVM / SVR solver's
+#: rows (:func:`square_blocks`) up to this many bytes in all (Turnout's fold,
+#: 957 rows and 2 kernels: 15 MB; twice the packed ones' memory)
+_SQUARE_BYTES = 64 * 2**20
+
+
+def square_blocks(grams_tm):
+    """Each bucket's packed base kernels unpacked, ``(T_b, k, m_b, m_b)``, for
+    the rows the SVM / SVR solver reads (``None`` for the buckets past
+    :data:`_SQUARE_BYTES` in all, taken in order).
+
+    A row's part left of the diagonal is a column of the packed upper
+    triangles: read there, it was about 15 % of the cross-validated
+    classifier's time on Turnout; read along a row of these, the same
+    entries (so the same duals, bit for bit) cost a fifth.
+
+    Parameters
+    ----------
+    grams_tm : list of ndarray of shape (T_b, k, m_b (m_b + 1) / 2)
+        :func:`packed_blocks` of each bucket.
+
+    Returns
+    -------
+    squares : list of ndarray of shape (T_b, k, m_b, m_b) or None
+    """
+    out, room = [], _SQUARE_BYTES
+    for Gb in grams_tm:
+        T, k, P = Gb.shape
+        m = round((np.sqrt(8.0 * P + 1.0) - 1.0) / 2.0)
+        if T * k * m * m * 8 > room:
+            out.append(None)
+            continue
+        room -= T * k * m * m * 8
+        Gs = np.empty((T, k, m, m))
+        _unpack_base(Gb, Gs)
+        out.append(Gs)
+    return out
+
+
+@njit_cached
+def _unpack_base(Gb, out):
+    """``out[t, j]``: the symmetric matrix of the packed rows ``Gb[t, j]``."""
+    T, k, _ = Gb.shape
+    m = out.shape[2]
+    for t in range(T):
+        for j in range(k):
+            for a in range(m):
+                row = a * m - (a * (a - 1)) // 2 - a  # packed (a, b) = row + b
+                for b in range(a, m):
+                    v = Gb[t, j, row + b]
+                    out[t, j, a, b] = v
+                    out[t, j, b, a] = v
+
+
 def merged_rows(blocks, grams_tm, y_b):
     """:func:`~kernlearn.methods.mtmkl._smo.repeated_rows` of every bucket: the
     rows whose SVM / SVR duals are one variable (``first_b`` of :func:`_evaluate`).
@@ -267,7 +322,8 @@ def _packed_quadratic(Gb, beta, S):
 
 
 def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_inner,
-              inner_tol, shared_b=None, beta0=None, first_b=None, repeats=None):
+              inner_tol, shared_b=None, beta0=None, first_b=None, repeats=None,
+              squares_b=None):
     r""":func:`evaluate_mtfl` on task-major blocks (:func:`_task_major`).
 
     ``shared_b`` (padded row blocks of the shared kernels' factors, one list
@@ -278,7 +334,8 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
     ``first_b`` (per bucket, :func:`~kernlearn.methods.mtmkl._smo.repeated_rows`)
     merges the SVM / SVR duals of repeated rows; ``repeats`` (per bucket, ``None``
     or :func:`~kernlearn.methods.mtmkl._ridge_repeats.ridge_repeats`'s) solves the
-    kernel ridge of a bucket on its distinct rows.
+    kernel ridge of a bucket on its distinct rows; ``squares_b`` (per bucket,
+    :func:`square_blocks`') the base kernels the SVM / SVR solver reads its rows from.
     """
     k, T = grams_tm[0].shape[1], blocks.n_tasks
     lam = np.ones((k, T)) if lam is None else lam
@@ -290,10 +347,11 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
         starts = [None] * len(y_b) if beta0 is None else beta0
         firsts = [None] * len(y_b) if first_b is None else first_b
         reps = [None] * len(y_b) if repeats is None else repeats
+        squares = [None] * len(y_b) if squares_b is None else squares_b
         quad = []  # (packed kernels, duals) of S_jt per bucket
-        for (tasks, _, mask), Gb, yb, Cb, b0, fb, rp in zip(
+        for (tasks, _, mask), Gb, yb, Cb, b0, fb, rp, sq in zip(
                 blocks.buckets, grams_tm, y_b, per_bucket(C, len(y_b)), starts, firsts,
-                reps):
+                reps, squares):
             Wb = np.ascontiguousarray(W[tasks])
             if rp is not None:  # (square loss, no shared components)
                 Ku = np.empty(rp.mask.shape + rp.mask.shape[1:])
@@ -311,7 +369,8 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
                 # whole kernel, assembled at every evaluation, was over half
                 # of a cross-validated fit (Default, C grid 0.1-10)
                 be, bb, Lb = solve_inner(loss, None, yb, mask, Cb, epsilon, b0,
-                                         packed=(Wb, Gb, fb))
+                                         packed=(Wb, Gb, fb) if sq is None
+                                         else (Wb, Gb, fb, sq))
                 beta.append(be), bias.append(bb), Ls.append(Lb)
                 continue
             Keff = np.empty(mask.shape + mask.shape[1:])
@@ -360,7 +419,8 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
 
 def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights=False,
                max_iter=100, tol=1e-3, max_inner=5, inner_tol=1e-6, verbose=0,
-               shared_factors=None, beta0=None, gamma0=None, grams_tm=None, first_b=None):
+               shared_factors=None, beta0=None, gamma0=None, grams_tm=None, first_b=None,
+               squares_b=None):
     r"""MK-MTFL (or, ``per_task_weights=True``, one l1-MKL per task) by mirror descent.
 
     Parameters
@@ -413,6 +473,9 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
     first_b : list of ndarray of int of shape (T_b, m_b), optional
         :func:`merged_rows` of these blocks and targets, found once for a C grid
         (SVM / SVR without shared factors; found here when not given).
+    squares_b : list of ndarray of shape (T_b, k, m_b, m_b) or None, optional
+        :func:`square_blocks` of ``grams_tm``: the SVM / SVR solver reads its
+        rows there (the same rows, faster); derived once for a C grid.
 
     Returns
     -------
@@ -473,7 +536,7 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
         gt = gamma[group]  # (T, k_all)
         out = _evaluate(blocks, grams_tm, y_b, loss, C, gt, pbar, last["lam"], epsilon,
                         max_inner, inner_tol, shared_b, last.get("beta"), first_b,
-                        repeats)
+                        repeats, None if first_b is None else squares_b)
         _, S, lam_, L, beta, bias = out[:6]
         Gj = np.zeros((n_groups, k_all))
         np.add.at(Gj[:, :k], group, (S / lam_).T)

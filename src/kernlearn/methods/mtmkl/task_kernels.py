@@ -737,8 +737,10 @@ def _n_train(kernels):
 
 
 def _nbytes(value):
-    """Bytes of an array or of a list of arrays."""
-    return value.nbytes if isinstance(value, np.ndarray) else sum(a.nbytes for a in value)
+    """Bytes of an array or of a list of arrays (``None`` entries: none)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    return sum(0 if a is None else a.nbytes for a in value)
 
 
 def gather_rows(blocks, A):
