@@ -157,3 +157,33 @@ def test_multi_output_and_weighted_path_equal_the_old_path(monkeypatch):
         old = fit()
     assert np.array_equal(new.nu_path_["loo"], old.nu_path_["loo"])
     assert np.array_equal(new.predict(X), old.predict(X))
+
+
+def _counted(monkeypatch, name):
+    calls = [0]
+    original = getattr(SLKLState, name)
+
+    def wrapper(self, *args, **kwargs):
+        calls[0] += 1
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(SLKLState, name, wrapper)
+    return calls
+
+
+def test_the_path_neither_refactorises_nor_copies_at_its_warm_starts(monkeypatch):
+    X, y = _data(300, 5)
+
+    def counts(old):
+        with monkeypatch.context() as m:
+            if old:
+                _old_path(m)
+            refreshes, copies = _counted(m, "refresh"), _counted(m, "copy")
+            est = LowRankKernelRegressor(random_state=0).fit(X, y)
+        return refreshes[0], copies[0], len(est.nu_path_["nu"])
+
+    (r_new, c_new, k), (r_old, c_old, k_old) = counts(False), counts(True)
+    assert k == k_old > 2
+    # one warm start per value after the first: each was a copy and a refresh
+    assert c_old == k - 1 and c_new == 0
+    assert r_new == r_old - (k - 1)
