@@ -252,6 +252,7 @@ class CoordinateNewton(BaseSolver):
         self.verbose = verbose
         self.warn = warn
         self.label = label
+        self._take_warm = False  # solve on the warm state itself, not a copy
 
     def check_problem(self, problem):
         """Raise unless ``problem`` is eq. (14) (see :class:`SLKLProblem`).
@@ -309,10 +310,10 @@ class CoordinateNewton(BaseSolver):
         if warm_state is None:
             state = SLKLState(Y, M, lam=self.lam, nu=nu, columns=colsT, gram=problem.gram)
         else:
-            state = warm_state.slkl.copy()
+            # (a nu path hands its previous state over: nothing else reads it)
+            state = warm_state.slkl if self._take_warm else warm_state.slkl.copy()
             if state.nu != nu:  # same active set, new penalty
-                state.nu = nu
-                state.refresh()
+                state.set_nu(nu)
 
         def price():
             # Algorithm 1: coordinates drawn uniformly at random in S, M per
@@ -880,6 +881,9 @@ def _solve_one(cols, Y, rng, family, sample_weight, gram, nu, solver_kw,
     grid = NU_GRID if isinstance(nu, str) else tuple(np.atleast_1d(nu))
     # (along a path the solves do not warn one by one: one warning at the end)
     solver = CoordinateNewton(random_state=rng, warn=len(grid) == 1, **solver_kw)
+    # each value's state is read (its fit, its LOO errors) before the next solve
+    # starts on it, and never after: no copy of G and P_AA per value
+    solver._take_warm = True
     bar = path_bar("slkl", len(grid), solver.verbose)
     solver.verbose = 0 if bar is not None else solver.verbose  # one bar for the path
     warm, fits, best, worse = None, [], None, 0
