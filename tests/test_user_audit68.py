@@ -1,0 +1,74 @@
+"""A sixty-eighth user's audit: fits, saves and loads that fail or are stopped part way.
+
+A user relying on the estimators in long notebooks, grid searches and
+services stopped fits with Ctrl-C at every step of their code, refitted
+fitted estimators on data refused late, made user callables raise, filled
+the disk while a model was saved and read truncated model files.  Each test
+here failed before its fix.
+"""
+
+import numpy as np
+import pytest
+from threadpoolctl import ThreadpoolController, threadpool_info, threadpool_limits
+
+from kernlearn.solvers import _base
+
+
+def _blas_threads():
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def _stop_at_call(monkeypatch, number):
+    """Make the ``number``-th BLAS thread-count change raise ``KeyboardInterrupt``."""
+    cls = type(ThreadpoolController().select(user_api="blas").lib_controllers[0])
+    real, calls = cls.set_num_threads, []
+
+    def set_num_threads(self, n):
+        calls.append(n)
+        if len(calls) == number:
+            raise KeyboardInterrupt
+        return real(self, n)
+
+    monkeypatch.setattr(cls, "set_num_threads", set_num_threads)
+
+
+_TWO_LIBRARIES = pytest.mark.skipif(len(_blas_threads()) < 2,
+                                    reason="needs two BLAS libraries seen by threadpoolctl")
+
+
+@_TWO_LIBRARIES
+def test_a_fit_stopped_while_blas_is_limited_gives_blas_its_threads_back(monkeypatch):
+    # Ctrl-C while a fit's solver limited BLAS to one thread, after the first
+    # library was limited: that library stayed at one thread for the rest of
+    # the session (the next limit took 1 for its original count), so every
+    # later matrix product of the process ran on one core
+    from kernlearn import PNormMKLClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    with threadpool_limits(limits=2, user_api="blas"):
+        _stop_at_call(monkeypatch, 2)
+        with pytest.raises(KeyboardInterrupt):
+            PNormMKLClassifier(random_state=0).fit(X, y)
+        monkeypatch.undo()
+        assert _blas_threads() == [2] * len(_blas_threads())
+        PNormMKLClassifier(random_state=0).fit(X, y)
+        assert _blas_threads() == [2] * len(_blas_threads())
+
+
+@_TWO_LIBRARIES
+def test_a_limit_whose_restore_was_stopped_is_finished_by_the_next_block(monkeypatch):
+    # Ctrl-C while the last block left gave the libraries their threads back:
+    # the next block took the one library still at one thread for its count
+    # and restored that, one thread, for good
+    n = len(_blas_threads())
+    with threadpool_limits(limits=2, user_api="blas"):
+        with pytest.raises(KeyboardInterrupt), _base.single_blas_thread():
+            _stop_at_call(monkeypatch, 2)  # the second restore
+        monkeypatch.undo()
+        assert _blas_threads() != [2] * n  # (the process as the interrupt left it)
+        with _base.single_blas_thread():
+            assert _blas_threads() == [1] * n
+        assert _blas_threads() == [2] * n
+        assert _base._LIMITER is None
