@@ -72,3 +72,28 @@ def test_a_limit_whose_restore_was_stopped_is_finished_by_the_next_block(monkeyp
             assert _blas_threads() == [1] * n
         assert _blas_threads() == [2] * n
         assert _base._LIMITER is None
+
+
+@pytest.mark.parametrize("case", ["corrupt-line", "n_features"])
+def test_svmlight_chunks_refused_part_way_leave_no_parsed_chunks_on_disk(tmp_path, monkeypatch,
+                                                                         case):
+    # SvmlightChunks parses a file into a temporary folder of binary chunks;
+    # refused part way (a corrupt line in a later chunk, or more features than
+    # n_features, found after the whole file was parsed), the folder stayed
+    # on disk as long as the error was kept (by a notebook, a log, pytest),
+    # since the error's traceback holds the half-built object
+    import tempfile
+
+    from kernlearn.datasets import FeatureCountError, SvmlightChunks
+
+    cache = tmp_path / "tmp"
+    cache.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(cache))
+    path = tmp_path / "data.svm"
+    rows = "1 1:0.5\n-1 2:2\n1 1:1\n-1 3:1\n"
+    path.write_text(rows + "1 1:x\n" if case == "corrupt-line" else rows)
+    expected = ValueError if case == "corrupt-line" else FeatureCountError
+    with pytest.raises(expected) as kept:
+        SvmlightChunks(path, chunk_rows=2, n_features=None if case == "corrupt-line" else 2)
+    assert kept.value is not None  # (the error, and with it the object, still held)
+    assert list(cache.iterdir()) == []
