@@ -97,3 +97,42 @@ def test_svmlight_chunks_refused_part_way_leave_no_parsed_chunks_on_disk(tmp_pat
         SvmlightChunks(path, chunk_rows=2, n_features=None if case == "corrupt-line" else 2)
     assert kept.value is not None  # (the error, and with it the object, still held)
     assert list(cache.iterdir()) == []
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, RuntimeError])
+def test_a_fit_stopped_part_way_closes_its_progress_bar(monkeypatch, capsys, stop):
+    # FGMClassifier(verbose=1) on a terminal, stopped at its third iteration
+    # (Ctrl-C, or an error): the bar was never closed and stayed registered
+    # with tqdm while the error was kept (as a notebook keeps it, as
+    # pytest.raises does here), so the next fit's bar was drawn a line lower,
+    # every update of it moving the cursor up ("\x1b[A") and onto a new line
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from tqdm import tqdm
+
+    from kernlearn import FGMClassifier, colgen
+
+    monkeypatch.setenv("KERNLEARN_PROGRESS", "bar")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 30))
+    y = (X[:, :5].sum(axis=1) > 0).astype(int)
+    real, calls = colgen._pricing, []
+
+    def pricing(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise stop
+        return real(*args)
+
+    monkeypatch.setattr(colgen, "_pricing", pricing)
+    with pytest.raises(stop) as kept:
+        FGMClassifier(verbose=1, max_features=20).fit(X, y)
+    monkeypatch.setattr(colgen, "_pricing", real)
+    assert kept.value is not None  # (the error, and the fit's frames, still held)
+    assert list(getattr(tqdm, "_instances", ())) == []
+    assert capsys.readouterr().err.endswith("\n")  # (the bar's line ended)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        FGMClassifier(verbose=1, max_features=5).fit(X, y)
+    assert "\x1b[A" not in capsys.readouterr().err
