@@ -5,6 +5,25 @@ services stopped fits with Ctrl-C at every step of their code, refitted
 fitted estimators on data refused late, made user callables raise, filled
 the disk while a model was saved and read truncated model files.  Each test
 here failed before its fix.
+
+Checked clean (no fix needed): every public estimator (binary, three-class,
+weighted, DataFrame, Dask, ``probability=True``, ``warm_start=True``, FGM's
+``refit`` and one-vs-rest threads), refitted on other data with Ctrl-C raised
+at evenly spread calls of its Python code (20 to 150 points per case): its
+pickle and predictions were those before, the user's arrays, ``np.geterr``,
+the warnings filters, the environment and ``/tmp`` unchanged, no thread
+left (a one-vs-rest worker ends its current problem, then stops),
+and a warm refit after a stopped one gave the uninterrupted model; refits
+refused late (one class left by the weights, NaN, an infinite target, a
+non-PSD precomputed kernel, a kernel callable or a splitter raising part
+way) left the earlier model whole; no fit changed its parameters (nested
+dicts and lists included); ``GridSearchCV(error_score=np.nan)`` with failing
+candidates (multitask ones routed ``task_index``) scored the others and named
+each failure; ``save_model`` on a full disk or interrupted kept the old file
+and no temporary one, and truncated model files are refused in words; the
+command line's failed fits (one class, a non-finite cell, a corrupt later
+chunk out of core) and failed predictions wrote no file, with one line and
+their exit codes.
 """
 
 import numpy as np
