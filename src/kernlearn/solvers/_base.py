@@ -352,12 +352,12 @@ class _SingleBlasThread:
                         from threadpoolctl import ThreadpoolController
 
                         _CONTROLLER = ThreadpoolController().select(user_api="blas")
-                    found = [(lib, lib.num_threads) for lib in _CONTROLLER.lib_controllers]
+                    libs = _CONTROLLER.lib_controllers
                     # Already one thread (OMP_NUM_THREADS=1, or inside another
                     # limit): nothing to set, whose cost would be the only cost
                     # of a small solve.
-                    if _LIMITER is None and any(count > 1 for _, count in found):
-                        _LIMITER = found
+                    if _LIMITER is None and any(lib.num_threads > 1 for lib in libs):
+                        _LIMITER = [(lib, lib.num_threads) for lib in libs]
                     for lib, _ in _LIMITER or ():
                         lib.set_num_threads(1)
             except BaseException:
