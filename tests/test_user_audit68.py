@@ -161,3 +161,41 @@ def test_a_fit_stopped_part_way_closes_its_progress_bar(monkeypatch, capsys, sto
         warnings.simplefilter("ignore", ConvergenceWarning)
         FGMClassifier(verbose=1, max_features=5).fit(X, y)
     assert "\x1b[A" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("failure", ["disk-full", "refused"])
+def test_a_model_file_that_cannot_be_written_is_named_and_the_old_one_kept(tmp_path, monkeypatch,
+                                                                           failure):
+    # save_model on a full disk raised "[Errno 28] No space left on device"
+    # naming no file, and a refused write named the hidden temporary file
+    # (".model.npz.k3j_x.tmp", already removed), never the file asked for;
+    # the old model file stays whole and no temporary file is left
+    import errno
+    from pathlib import Path
+
+    from kernlearn import FGMClassifier
+    from kernlearn.io import load_model, save_model
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    path = tmp_path / "model.npz"
+    save_model(FGMClassifier().fit(X, y), path)
+    old = path.read_bytes()
+
+    def write_bytes(self, data):
+        with open(self, "wb") as fh:
+            fh.write(data[: len(data) // 2])
+        if failure == "disk-full":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        raise PermissionError(errno.EACCES, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "write_bytes", write_bytes)
+    with pytest.raises(OSError) as info:
+        save_model(FGMClassifier(C=5.0).fit(X, 1 - y), path)
+    monkeypatch.undo()
+    assert info.value.filename == str(path), str(info.value)
+    assert info.value.errno == (errno.ENOSPC if failure == "disk-full" else errno.EACCES)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.npz"]
+    assert path.read_bytes() == old
+    load_model(path)
