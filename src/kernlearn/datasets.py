@@ -747,19 +747,26 @@ class SvmlightChunks:
         self.chunk_rows = chunk_rows
         self.chunk_bytes = max(parse_bytes(memory_budget) // 4, 1)
         self.dtype = np.dtype(dtype)
-        self._cache = None
+        self._cache, remove = None, lambda: None
         if cache:
             import shutil
             import tempfile
             import weakref
 
             self._cache = tempfile.mkdtemp(prefix="kernlearn-svmlight-")
-            weakref.finalize(self, shutil.rmtree, self._cache, True)
-        self._index(zero_based)
-        if n_features is not None:
-            if self._width > n_features:
+            remove = weakref.finalize(self, shutil.rmtree, self._cache, True)
+        try:
+            self._index(zero_based)
+            if n_features is not None and self._width > n_features:
                 raise FeatureCountError(f"{self.path} uses {self._width} features, more "
                                         f"than n_features={n_features}.")
+        except BaseException:
+            # the chunks parsed so far are removed now: the error's traceback
+            # holds this object, and a notebook or a log keeping the error kept
+            # them on disk (the whole file's, for a refused n_features)
+            remove()
+            raise
+        if n_features is not None:
             self._width = int(n_features)
         self.shape = (int(self.bounds[-1]), self._width)
 

@@ -19,9 +19,14 @@ silences everything, ``=bar`` forces the bar.
 
 import os
 import sys
+import threading
 import time
+import weakref
 
-__all__ = ["Progress", "STOP_REASONS", "path_bar"]
+__all__ = ["Progress", "STOP_REASONS", "close_bars_opened_since", "open_bars", "path_bar"]
+
+# The bars (and widgets) not yet closed, with the thread that opened each.
+_OPEN = weakref.WeakKeyDictionary()
 
 #: What each stop reason of an iterative fit means, in words.
 STOP_REASONS = {
@@ -153,6 +158,7 @@ class Progress:
                 dynamic_ncols=True,
                 bar_format="{desc} {bar} {n}/{total} [{elapsed}<{remaining}] {postfix}",
             )
+            _OPEN[self] = threading.get_ident()
 
     @property
     def bar(self):
@@ -199,6 +205,7 @@ class Progress:
         """
         if self._tqdm is not None:
             self._tqdm.close()
+            _OPEN.pop(self, None)
         if self.mode == "off":
             return
         words = STOP_REASONS.get(reason, reason)
@@ -211,6 +218,38 @@ class Progress:
             print(line, flush=True)
         else:
             print(line, file=self.stream, flush=True)
+
+
+def open_bars():
+    """The bars (and widgets) this thread opened and has not closed.
+
+    Returns
+    -------
+    bars : list of Progress
+    """
+    me = threading.get_ident()
+    return [bar for bar, thread in list(_OPEN.items()) if thread == me]
+
+
+def close_bars_opened_since(before):
+    """Close the bars this thread opened after :func:`open_bars` gave ``before``.
+
+    A fit stopped by an error or Ctrl-C never reached its bar's ``close``: the
+    bar stayed registered with ``tqdm`` as long as the error was kept (a
+    notebook keeps the last one), so the next fit's bar was drawn a line lower
+    and each of its updates went to a new line, the terminal's line was left
+    unended, and at exit the old bar was drawn again.  Closed here, it stays
+    as it was when the fit stopped (a notebook's widget turns red); no stop
+    line is written (the error says why the fit stopped).
+
+    Parameters
+    ----------
+    before : list of Progress
+    """
+    for bar in open_bars():
+        if bar not in before:
+            bar._tqdm.close()
+            _OPEN.pop(bar, None)
 
 
 def path_bar(name, n_runs, verbose):

@@ -13,6 +13,7 @@ from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 from ..families._infinite import plain_float_matrix
 from ..partitioned import _is_dask_array, _is_dask_frame
+from ..progress import close_bars_opened_since, open_bars
 from ..utils._finite import (first_non_finite, missing_rows_message, non_finite_message,
                              refuse_non_finite_outputs)
 from ..utils._input_kinds import (
@@ -53,7 +54,9 @@ def all_or_nothing(fit):
     ``check_is_fitted`` without a model, and a fitted one would predict with
     the new standardisation and the old model: a silent wrong answer.  The
     attributes are put back as they were before the call instead, so the
-    estimator is either unfitted or holds its previous, whole model.
+    estimator is either unfitted or holds its previous, whole model.  The
+    progress bars the fit opened are closed
+    (:func:`~kernlearn.progress.close_bars_opened_since`).
 
     Parameters
     ----------
@@ -66,12 +69,13 @@ def all_or_nothing(fit):
     """
     @functools.wraps(fit)
     def wrapper(self, *args, **kwargs):
-        before = dict(vars(self))
+        before, bars = dict(vars(self)), open_bars()
         try:
             return fit(self, *args, **kwargs)
         except BaseException:
             vars(self).clear()
             vars(self).update(before)
+            close_bars_opened_since(bars)  # (their fit never reached their close)
             raise
 
     return wrapper

@@ -321,7 +321,20 @@ _CONTROLLER = None
 # back while it ran, or, left last, kept the process at one BLAS thread for good.
 _LOCK = threading.Lock()
 _INSIDE = 0  # blocks entered and not left, in all threads
-_LIMITER = None  # the limit set by the first of them, if one was needed
+# The BLAS libraries' thread counts found by the first block, [(library, count)],
+# while they are limited (None when no limit was needed).  They are kept until
+# every count is back: a restore stopped part way (Ctrl-C) is finished by the
+# next one, where a new limiter would have taken the libraries left at one
+# thread for their original count and kept the process there for good.
+_LIMITER = None
+
+
+def _restore_blas_threads():
+    """Give each limited BLAS library back its thread count (under ``_LOCK``)."""
+    global _LIMITER
+    for lib, count in _LIMITER or ():
+        lib.set_num_threads(count)
+    _LIMITER = None
 
 
 class _SingleBlasThread:
@@ -332,26 +345,36 @@ class _SingleBlasThread:
     def __enter__(self):
         global _CONTROLLER, _INSIDE, _LIMITER
         with _LOCK:
-            if _INSIDE == 0:
-                if _CONTROLLER is None:
-                    from threadpoolctl import ThreadpoolController
-
-                    _CONTROLLER = ThreadpoolController().select(user_api="blas")
-                # Already one thread (OMP_NUM_THREADS=1, or inside another
-                # limit): no limiter, whose set-up would be the only cost of a
-                # small solve.
-                if any(lib.num_threads > 1 for lib in _CONTROLLER.lib_controllers):
-                    _LIMITER = _CONTROLLER.limit(limits=1, user_api="blas")
             _INSIDE += 1
+            try:
+                if _INSIDE == 1:
+                    if _CONTROLLER is None:
+                        from threadpoolctl import ThreadpoolController
+
+                        _CONTROLLER = ThreadpoolController().select(user_api="blas")
+                    libs = _CONTROLLER.lib_controllers
+                    # Already one thread (OMP_NUM_THREADS=1, or inside another
+                    # limit): nothing to set, whose cost would be the only cost
+                    # of a small solve.
+                    if _LIMITER is None and any(lib.num_threads > 1 for lib in libs):
+                        _LIMITER = [(lib, lib.num_threads) for lib in libs]
+                    for lib, _ in _LIMITER or ():
+                        lib.set_num_threads(1)
+            except BaseException:
+                # (Ctrl-C part way: the block is not left, and the libraries
+                # already limited stayed at one thread)
+                _INSIDE -= 1
+                if _INSIDE == 0:
+                    _restore_blas_threads()
+                raise
         return self
 
     def __exit__(self, *exc):
-        global _INSIDE, _LIMITER
+        global _INSIDE
         with _LOCK:
             _INSIDE -= 1
-            if _INSIDE == 0 and _LIMITER is not None:
-                _LIMITER.restore_original_limits()
-                _LIMITER = None
+            if _INSIDE == 0:
+                _restore_blas_threads()
         return False
 
 

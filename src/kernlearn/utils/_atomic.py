@@ -48,7 +48,7 @@ def write_atomically(path, write):
     ------
     OSError
         If the temporary file cannot be created, written or renamed (the
-        temporary file is removed first).
+        temporary file is removed first); the error names ``path``.
     """
     path = Path(path)
     if path.exists() and not path.is_file() and not path.is_dir():
@@ -66,7 +66,7 @@ def write_atomically(path, write):
             dir=path.parent if str(path.parent) else ".",
         )
     except OSError as exc:  # (a missing or read-only folder) it named the temporary file
-        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+        raise _naming(exc, path) from None
     try:
         os.close(fd)
         # mkstemp makes the file private (0600): give it the mode open() would,
@@ -86,10 +86,21 @@ def write_atomically(path, write):
             os.close(fd)
         os.chmod(tmp, mode)  # (last: a read-only mode would refuse the writes)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and exc.filename in (None, tmp):
+            # a full disk named no file ("[Errno 28] No space left on device"),
+            # a refused write the temporary file, removed and never asked for
+            raise _naming(exc, path) from None
         raise
     return str(path)
+
+
+def _naming(exc, path):
+    """``exc`` naming ``path``, the file the caller asked for (its traceback kept)."""
+    if exc.errno is None:  # (an OSError raised with a message of its own)
+        return exc
+    return type(exc)(exc.errno, exc.strerror, str(path)).with_traceback(exc.__traceback__)
