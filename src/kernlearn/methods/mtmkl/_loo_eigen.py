@@ -181,16 +181,16 @@ class EigenLOO:
         parts = [self._part(b, K, y, w, mask, shared, factors)
                  for b, (K, y, w, mask) in enumerate(zip(grams, y_b, w_b, masks))]
         # every task's arrays without their padding, one after the other (the
-        # compiled evaluation's flat buffers, set up once per search)
-        tasks = [(p, t, p["mask"][t].nonzero()[0]) for p in parts
-                 for t in range(len(p["mask"]))]
-        self.off = task_offsets(np.array([len(r) for _, _, r in tasks]),
-                                np.array([p["lam"].shape[1] for p, _, _ in tasks]),
-                                np.array([p["B"].shape[2] for p, _, _ in tasks]))
+        # compiled evaluation's flat buffers, set up once per search: a bucket's
+        # valid rows in task order are its arrays indexed by its mask)
+        self.off = task_offsets(
+            np.concatenate([p["mask"].sum(1) for p in parts]),
+            np.concatenate([np.full(len(p["mask"]), p["lam"].shape[1]) for p in parts]),
+            np.concatenate([np.full(len(p["mask"]), p["B"].shape[2]) for p in parts]))
 
         def flat(key, per_row=True):
-            return np.concatenate([(p[key][t][r] if per_row else p[key][t]).ravel()
-                                   for p, t, r in tasks])
+            return np.concatenate([(p[key][p["mask"]] if per_row else p[key]).ravel()
+                                   for p in parts])
 
         self.bufs = (flat("lam", False), flat("G"), flat("GG"), flat("X", False), flat("B"),
                      flat("DB"), flat("d2"), flat("w"), flat("Dy"), flat("yh", False),
