@@ -68,3 +68,23 @@ def test_the_restart_does_not_hang_on_the_criterion_s_last_bits(noise, monkeypat
     got = _fit(1e6, *_diabetes())
     assert got.C_ == pytest.approx(reference.C_, rel=0.05)
     assert got.best_score_ == pytest.approx(reference.best_score_, abs=1e-5)
+
+
+def test_the_starts_are_one_compiled_call_with_each_point_s_numbers(monkeypatch):
+    from test_mtmkl_loo_fast import _eigen, _problem  # (same folder: bucketed inputs)
+
+    from kernlearn.methods.mtmkl import _loo_eigen
+
+    p = _problem([2, 5, 21, 2, 14, 30, 9, 3] * 3, True, True, seed=4)
+    ev = _eigen(p)
+    n_w = p["grams"][0].shape[0] + len(p["shared"])
+    shape = np.full(n_w, 1.0 / n_w)
+    mu = 2.0 * np.logspace(-3, 4, 15)[:, None] * shape
+    calls = []
+    batch = _loo_eigen.loo_criteria
+    monkeypatch.setattr(_loo_eigen, "loo_criteria", lambda *a: calls.append(1) or batch(*a))
+    got = ev(mu, grad=False)
+    assert len(calls) == 1
+    np.testing.assert_array_equal(got, [ev._evaluate(x, False, False) for x in mu])
+    with pytest.raises(ValueError, match="criterion only"):
+        ev(mu, grad=True)

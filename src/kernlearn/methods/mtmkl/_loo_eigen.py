@@ -30,7 +30,7 @@ arrays without padding, set up once per search).
 
 import numpy as np
 
-from ._loo_kernel import loo_evaluate, task_offsets
+from ._loo_kernel import loo_criteria, loo_evaluate, task_offsets
 
 __all__ = ["EigenLOO", "eigen_plan"]
 
@@ -246,18 +246,20 @@ class EigenLOO:
 
     def _evaluate(self, mu, grad, full):
         """:meth:`__call__` without its memory of the points seen."""
-        if mu.ndim == 2:
+        k, dense = self.k, -1 if self.dense is None else self.dense
+        mu_e = np.zeros(mu.shape[:-1]) if self.dense is None else mu[..., self.dense]
+        sL = np.sqrt(np.repeat(mu[..., self.low], np.diff(self.eL), axis=-1))
+        sF = np.sqrt(np.repeat(mu[..., k:], np.diff(self.eZ), axis=-1))
+        if mu.ndim == 2:  # the starts: every point in one call
             if grad or full:
                 raise ValueError("a batch of points gives the criterion only")
-            return np.array([self._evaluate(x, False, False) for x in mu])
-        k = self.k
-        mu_e = 0.0 if self.dense is None else float(mu[self.dense])
-        sL = np.sqrt(np.repeat(mu[self.low], np.diff(self.eL)))
-        sF = np.sqrt(np.repeat(mu[k:], np.diff(self.eZ)))
+            return loo_criteria(mu_e, np.ascontiguousarray(sL), np.ascontiguousarray(sF),
+                                self.off, *self.bufs, self._low, self.eL, self.eZ, dense,
+                                mu.shape[1])
+        mu_e = float(mu_e)
         g, be, res = np.zeros(len(mu)), np.empty(self.n_rows), np.empty(self.n_rows)
         f = loo_evaluate(mu_e, sL, sF, grad, self.off, *self.bufs,
-                         self._low, self.eL, self.eZ,
-                         -1 if self.dense is None else self.dense, g, be, res)
+                         self._low, self.eL, self.eZ, dense, g, be, res)
         if not full:
             return (f, g) if grad else f
         beta, resid, i = [], [], 0

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...utils._numba_cache import njit_cached
 
-__all__ = ["loo_evaluate", "task_offsets"]
+__all__ = ["loo_criteria", "loo_evaluate", "task_offsets"]
 
 #: columns of :func:`task_offsets`: rows, eigenvalues, ``G``, ``X``, ``B``,
 #: basis columns, ``rho x rho`` blocks
@@ -242,4 +242,18 @@ def loo_evaluate(mu_e, sL, sF, grad, off, lam, G, GG, X, B, DB, d2, w, Dy, yh, R
         g[j] += 2.0 * np.sum(Qsum[j] * Gsum)
     for s in range(nS):
         g[n_k + s] = -2.0 * (np.dot(Zpv[eZ[s]:eZ[s + 1]], Zb[eZ[s]:eZ[s + 1]]) - quad[s])
+    return f
+
+
+@njit_cached
+def loo_criteria(mu_e, sL, sF, off, lam, G, GG, X, B, DB, d2, w, Dy, yh, RL, re, RZ,
+                 low, eL, eZ, dense, n_w):
+    """:func:`loo_evaluate`'s criterion at many points in one call (the search's
+    starts): row ``i`` of ``mu_e``, ``sL``, ``sF`` is a point; ``n_w`` weights."""
+    n = mu_e.shape[0]
+    f = np.empty(n)
+    g, be, res = np.zeros(n_w), np.empty(off[off.shape[0] - 1, 0]), np.empty(off[off.shape[0] - 1, 0])
+    for i in range(n):
+        f[i] = loo_evaluate(mu_e[i], sL[i], sF[i], False, off, lam, G, GG, X, B, DB, d2, w,
+                            Dy, yh, RL, re, RZ, low, eL, eZ, dense, g, be, res)
     return f
