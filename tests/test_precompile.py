@@ -47,6 +47,13 @@ FGMClassifier().fit(X.astype(np.float32), yb)
 PNormMKLClassifier().fit(X, yb); PNormMKLClassifier().fit(X, ym)
 LowRankKernelClassifier().fit(X, yb); LowRankKernelClassifier().fit(X, ym)
 LowRankKernelRegressor().fit(X, yr)
+from kernlearn import (MultitaskMKLClassifier, MultitaskMKLClassifierCV,
+                       MultitaskMKLRegressor, MultitaskMKLRegressorCV)
+t = np.arange(53) % 3  # three tasks, every estimator at its defaults
+MultitaskMKLRegressor().fit(X, yr, task_index=t)
+MultitaskMKLRegressorCV().fit(X, yr, task_index=t)
+MultitaskMKLClassifier().fit(X, yb, task_index=t)
+MultitaskMKLClassifierCV().fit(X, yb, task_index=t)
 # large sparse data comes with int64 indices (small matrices get int32)
 from kernlearn.solvers.prox_newton import _sparse_hessians
 D = np.ones((53, 1)); H = np.zeros((1, 9, 9)); hb = np.zeros((1, 9))
@@ -112,6 +119,10 @@ def test_precompile_covers_everything_and_later_fits_only_load(tmp_path):
     assert {"kernlearn.solvers.prox_newton._subproblem",
             "kernlearn.methods._obscure_steps._block_loop_jit"} <= loaded, loaded
     assert any(name.startswith("kernlearn.methods._slkl_compiled") for name in loaded)
+    # the multitask estimators' compiled code too (the workload fitted none of the
+    # CV classifier's kind, and this test fitted no multitask estimator at all)
+    for module in ("kernlearn.methods.mtmkl._smo", "kernlearn.methods.mtmkl._loo_kernel"):
+        assert any(name.startswith(module) for name in loaded), (module, sorted(loaded))
 
 
 # Heavy optional or display modules: none may load with the package or an estimator.
