@@ -65,3 +65,43 @@ def test_the_loo_search_compiles_nothing_past_the_precompile_workload():
     new = json.loads(out.stdout.strip().splitlines()[-1])
     assert new, "no compiled function found in kernlearn.methods.mtmkl"
     assert {k: v for k, v in new.items() if v} == {}
+
+
+def test_a_fit_starts_while_another_thread_opens_and_closes_progress_bars():
+    # Every fit lists the bars its thread opened as it starts (to close them
+    # if it fails); the list was read while other threads' fits added and
+    # removed theirs, and a fit in a thread pool could stop at its first line
+    # with "RuntimeError: dictionary changed size during iteration".
+    import io
+    import threading
+
+    from kernlearn.progress import Progress, open_bars
+
+    sink, stop, failures = io.StringIO(), threading.Event(), []
+    held = [Progress("held", 3, stream=sink, bar=True) for _ in range(30)]
+
+    def other_fits():
+        while not stop.is_set():
+            bars = [Progress("other", 3, stream=sink, bar=True) for _ in range(10)]
+            for bar in bars:
+                bar.close("converged", 3)
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # (the other thread runs between any two steps)
+    worker = threading.Thread(target=other_fits)
+    worker.start()
+    try:
+        for _ in range(3000):
+            try:
+                mine = open_bars()
+            except RuntimeError as err:
+                failures.append(str(err))
+                break
+            assert len(mine) == len(held) and set(mine) == set(held)  # (not the other's)
+    finally:
+        stop.set()
+        worker.join()
+        sys.setswitchinterval(switch)
+        for bar in held:
+            bar.close("converged", 3)
+    assert failures == []
