@@ -1,16 +1,19 @@
-"""The multitask leave-one-out search's evaluation (``methods/mtmkl/_loo_eigen.py``):
-the criterion and gradient of a point seen before come from memory with the same
-numbers as evaluating it again, tasks of two rows and many buckets of
-different sizes give the inverse-based criterion's numbers, and the search runs
-the same L-BFGS-B path as without the memory."""
+"""The multitask leave-one-out search's evaluation (``methods/mtmkl/_loo_eigen.py``,
+one compiled call over every task: ``_loo_kernel.py``): the criterion and
+gradient of a point seen before come from memory with the same numbers as
+evaluating it again; tasks of two rows, many tasks and buckets of different
+sizes, several factored kernels and shared components give the inverse-based
+criterion's numbers (to 1e-10); the search runs the same L-BFGS-B path as
+without the memory and ends no higher than the inverse-based search."""
 
 import numpy as np
 import pytest
 from test_mtmkl_loo_fast import _eigen, _old, _problem  # (same folder: bucketed inputs)
 
 from kernlearn import MultitaskMKLRegressorCV
-from kernlearn.methods.mtmkl import _loo_eigen
+from kernlearn.methods.mtmkl import _loo_eigen, selection
 from kernlearn.methods.mtmkl._loo_eigen import EigenLOO
+from kernlearn.methods.mtmkl.selection import learn_loo_weights
 
 CASES = [  # sizes (tasks of two rows, the fewest a fit takes; many buckets), weights,
     # shared components
@@ -128,3 +131,81 @@ def test_the_fit_runs_the_same_search_as_without_the_memory(monkeypatch):
     assert all(np.array_equal(u, v) for u, v in zip(points, with_memory))
     assert a.C_ == b.C_
     np.testing.assert_array_equal(a.predict(X, task_index=t), b.predict(X, task_index=t))
+
+
+WIDE = [  # sizes, weights, shared components, kernels, largest weight: many tasks of different
+    # sizes (Cigar's 46 tasks; tasks of two rows), two factored kernels and two
+    # shared components (each kernel's and component's own columns)
+    ([2, 5, 21, 2, 14, 30, 9, 3] * 6, True, True, None, np.inf),
+    ([2, 3, 14, 26] * 4, False, True,
+     [("rbf", {"gamma": 0.5}), "linear", ("linear", {}, [0, 1])], np.inf),
+    # no RBF; weights up to 4 (at 30-100 the gradient is a difference of nearly
+    # equal terms: the inverse-based one is itself only good to ~1e-8 there, the
+    # former batched NumPy evaluation differed from it by 2.6e-8)
+    ([2, 7, 18, 33], True, False, ["linear", ("linear", {}, [1, 2])], 4.0),
+]
+
+
+@pytest.mark.parametrize("case", WIDE)
+def test_one_compiled_call_gives_the_inverse_based_numbers(case, monkeypatch):
+    sizes, weighted, shared, kernels, cap = case
+    p = _problem(sizes, weighted, shared, seed=9, kernels=kernels)
+    ev = _eigen(p)
+    calls = []
+    evaluate = _loo_eigen.loo_evaluate
+    monkeypatch.setattr(_loo_eigen, "loo_evaluate",
+                        lambda *a: calls.append(1) or evaluate(*a))
+    n_w = p["grams"][0].shape[0] + len(p["shared"])
+    for mu in _points(n_w, seed=2):
+        mu = mu * min(1.0, cap / mu.max())
+        f0, g0, b0 = _old(p, mu, full=True)
+        calls.clear()
+        f1, g1, b1 = ev._evaluate(mu, True, True)
+        assert len(calls) == 1  # every task and bucket in one call
+        assert f1 == pytest.approx(f0, rel=1e-10)
+        np.testing.assert_allclose(g1, g0, rtol=1e-10, atol=1e-10 * np.abs(g0).max())
+        for a, b in zip(b1, b0):  # each bucket's beta, zero on its padding
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10 * np.abs(b).max())
+        _, _, r0 = _old(p, mu, grad=False, full=True)
+        _, _, r1 = ev._evaluate(mu, False, True)
+        for a, b, mask in zip(r1, r0, p["masks"]):
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10 * np.abs(b).max())
+            assert not a[~mask].any()
+        # the criterion alone is the same number as with the gradient
+        assert ev._evaluate(mu, False, False) == f1
+
+
+@pytest.mark.parametrize("case", WIDE[1:])
+def test_wide_gradient_matches_central_differences(case):
+    sizes, weighted, shared, kernels, _ = case
+    p = _problem(sizes, weighted, shared, seed=10, kernels=kernels)
+    ev = _eigen(p)
+    mu = np.linspace(0.4, 2.0, p["grams"][0].shape[0] + len(p["shared"]))
+    _, g = ev(mu)
+    for j in range(len(mu)):
+        e = np.zeros_like(mu)
+        e[j] = h = 1e-5 * mu[j]
+        fd = (ev(mu + e, grad=False) - ev(mu - e, grad=False)) / (2 * h)
+        assert g[j] == pytest.approx(fd, rel=1e-5, abs=1e-7 * np.abs(g).max())
+
+
+@pytest.mark.parametrize("sizes", [[14] * 11, [21] * 12 + [2, 9]])
+def test_the_search_ends_no_higher_than_the_inverse_based_search(sizes):
+    # Grunfeld's and Cigar's shapes: the search follows the criterion's last
+    # bits, so its path may differ from the inverse-based one's, but not its end
+    p = _problem(sizes, weighted=True, shared=True, seed=11)
+    args = (p["grams"], p["y_b"], p["masks"], p["w_b"])
+
+    def old(mu, grad=True, full=False):
+        return _old(p, mu, grad=grad, full=full)
+
+    ref = learn_loo_weights(*args, shared=p["shared"], objective=old)
+    got = learn_loo_weights(*args, shared=p["shared"], factors=p["factors"])
+    assert isinstance(selection.loo_objective(p["grams"], p["y_b"], p["w_b"], p["masks"],
+                                              p["shared"], p["factors"]), EigenLOO)
+    # both ends measured with the inverse-based criterion
+    f_got = old(got[0] * 2.0 * got[1], grad=False)
+    f_ref = old(ref[0] * 2.0 * ref[1], grad=False)
+    assert f_got <= f_ref * (1.0 + 1e-7)
+    assert got[1] == pytest.approx(ref[1], rel=1e-5)
+    np.testing.assert_allclose(got[0], ref[0], atol=1e-5)

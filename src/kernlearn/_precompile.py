@@ -104,6 +104,7 @@ def workloads():
     from .estimators.infinite import InfiniteFeatureClassifier, InfiniteFeatureRegressor
     from .estimators.lowrank import LowRankKernelClassifier, LowRankKernelRegressor
     from .estimators.mtmkl import MultitaskMKLClassifier, MultitaskMKLRegressor
+    from .estimators.mtmkl_cv import MultitaskMKLRegressorCV
     from .estimators.pnorm_mkl import PNormMKLClassifier
     from .families import PolynomialPool
     from .families.fourier import scaled_normals
@@ -141,6 +142,9 @@ def workloads():
             X, y_bin, task_index=np.arange(len(X)) % 2)),
         # the square loss's effective kernels, assembled whole (the SVM reads rows)
         ("MultitaskMKLRegressor", lambda: MultitaskMKLRegressor(max_iter=2).fit(
+            X, y_reg, task_index=np.arange(len(X)) % 2)),
+        # the leave-one-out search's evaluation (criterion, gradient, residuals)
+        ("MultitaskMKLRegressorCV", lambda: MultitaskMKLRegressorCV().fit(
             X, y_reg, task_index=np.arange(len(X)) % 2)),
     ]
     # GrFL's Newton master: one compiled block prox per penalty kind

@@ -23,10 +23,14 @@ the :math:`O(m^3)` inverse and :math:`P\,\mathrm{diag}(s)\,P` of
 gradient it equals to round-off.  The gradient's traces need no
 :math:`m\times m` product: :math:`G^\top K_eG = \Lambda`, so
 :math:`\langle K_e, PSP\rangle` is a sum over :math:`GN`'s rows and
-:math:`\rho\times\rho` traces.
+:math:`\rho\times\rho` traces.  An evaluation is one compiled call over every
+task (:func:`~kernlearn.methods.mtmkl._loo_kernel.loo_evaluate`, on each task's
+arrays without padding, set up once per search).
 """
 
 import numpy as np
+
+from ._loo_kernel import loo_criteria, loo_evaluate, task_offsets
 
 __all__ = ["EigenLOO", "eigen_plan"]
 
@@ -153,11 +157,6 @@ def _T(A):
     return A.swapaxes(-1, -2)
 
 
-def _tr(A, B):
-    """Per-task traces :math:`\\mathrm{tr}(A^\\top B)` of ``(T, p, q)`` stacks."""
-    return (A * B).sum((1, 2))
-
-
 class EigenLOO:
     r"""Weighted leave-one-out SSE and its gradient, as ``_loo_objective``'s.
 
@@ -176,11 +175,29 @@ class EigenLOO:
     def __init__(self, grams, y_b, w_b, masks, shared, factors, dense):
         self.k, self.dense, self.S = grams[0].shape[0], dense, len(shared)
         self.low = [j for j in range(self.k) if j != dense]
-        self.R = sum(Z[0].shape[2] for Z in shared)
-        self.eye_R = np.eye(self.R)
+        self._low = np.array(self.low, dtype=np.int64)
         self._memo = {}
-        self.parts = [self._part(b, K, y, w, mask, shared, factors)
-                      for b, (K, y, w, mask) in enumerate(zip(grams, y_b, w_b, masks))]
+        self.masks = masks
+        parts = [self._part(b, K, y, w, mask, shared, factors)
+                 for b, (K, y, w, mask) in enumerate(zip(grams, y_b, w_b, masks))]
+        # every task's arrays without their padding, one after the other (the
+        # compiled evaluation's flat buffers, set up once per search: a bucket's
+        # valid rows in task order are its arrays indexed by its mask)
+        self.off = task_offsets(
+            np.concatenate([p["mask"].sum(1) for p in parts]),
+            np.concatenate([np.full(len(p["mask"]), p["lam"].shape[1]) for p in parts]),
+            np.concatenate([np.full(len(p["mask"]), p["B"].shape[2]) for p in parts]))
+
+        def flat(key, per_row=True):
+            return np.concatenate([(p[key][p["mask"]] if per_row else p[key]).ravel()
+                                   for p in parts])
+
+        self.bufs = (flat("lam", False), flat("G"), flat("GG"), flat("X", False), flat("B"),
+                     flat("DB"), flat("d2"), flat("w"), flat("Dy"), flat("yh", False),
+                     flat("RL", False), flat("re", False), flat("RZ", False))
+        self.eL = np.cumsum([0] + parts[0]["wL"]).astype(np.int64)
+        self.eZ = np.cumsum([0] + parts[0]["wZ"]).astype(np.int64)
+        self.n_rows = int(self.off[-1, 0])
 
     def _part(self, b, K, y, w, mask, shared, factors):
         """Bucket ``b``'s eigenpairs, factor basis and their products with the targets."""
@@ -198,25 +215,18 @@ class EigenLOO:
         B = U[:, :, :rho]
         e = np.cumsum([0] + [c.shape[2] for c in cols])
         n_l = len(self.low)
-        RL = [R[:, :, e[i]:e[i + 1]] for i in range(n_l)]
-        RZ = [R[:, :, e[n_l + 1 + s]:e[n_l + 2 + s]] for s in range(self.S)]
-        self.widths = ([r.shape[2] for r in RL], [r.shape[2] for r in RZ])
-        # (everything that does not depend on the weights, once per search: an
-        # evaluation is a few dozen small products, whose fixed costs dominate)
-        return {"RLc": R[:, :, :e[n_l]], "RZc": R[:, :, e[n_l + 1]:],
-                "eye_L": np.eye(e[n_l]),
+        # (everything that does not depend on the weights, once per search)
+        return {"RL": R[:, :, :e[n_l]], "RZ": R[:, :, e[n_l + 1]:], "re": R[:, :, e[n_l]],
+                "wL": [c.shape[2] for c in cols[:n_l]], "wZ": [c.shape[2] for c in cols[n_l + 1:]],
                 "mask": mask, "w": w, "d2": d2, "lam": lam, "G": G, "GG": G * G, "B": B,
-                "Bt": _T(B),
                 "DB": d2[:, :, None] * B, "X": _T(G) @ B, "Dy": d2 * y,
-                "yh": (_T(G) @ y[:, :, None])[:, :, 0],
-                "RL": RL, "re": R[:, :, e[n_l]], "RZ": RZ}
+                "yh": (_T(G) @ y[:, :, None])[:, :, 0]}
 
     def __call__(self, mu, grad=True, full=False):
         """``f``, ``(f, g)``; ``full``: ``(f, beta, res)`` / ``(f, g, beta)``.
 
         ``mu`` of shape ``(n_points, n_weights)`` (no ``grad``, no ``full``): the
-        criterion at every row at once, an array (the search's starts, in one
-        pass of batched products).
+        criterion at every row, an array (the search's starts).
         """
         mu = np.asarray(mu, dtype=float)
         if mu.ndim == 1 and not full:
@@ -236,129 +246,27 @@ class EigenLOO:
 
     def _evaluate(self, mu, grad, full):
         """:meth:`__call__` without its memory of the points seen."""
-        batch = mu.ndim == 2
-        if batch and (grad or full):
-            raise ValueError("a batch of points gives the criterion only")
-        mu = np.atleast_2d(mu)
-        k, R, n_s = self.k, self.R, len(mu)
-        mu_e = (np.zeros(n_s) if self.dense is None else mu[:, self.dense])[:, None, None]
-        sL = np.sqrt(np.repeat(mu[:, self.low], self.widths[0], axis=1))[:, None, None]
-        sF = np.sqrt(np.repeat(mu[:, k:], self.widths[1], axis=1))[:, None, None]
-        M, Uy, st = np.broadcast_to(self.eye_R, (n_s, R, R)), np.zeros((n_s, R)), []
-        UZ = [np.zeros((n_s, R, Rs.shape[2])) for Rs in self.parts[0]["RZ"]]
-        for p in self.parts:
-            lam, X = p["lam"], p["X"]
-            delta = 1.0 / (1.0 + mu_e * lam)  # (n_s, T, n_a)
-            om = mu_e * lam * delta  # 1 - delta, without its cancellation
-            # W1 = G Delta G' B (= D B - G_a (1 - Delta_a) G_a' B), Gam = B' W1
-            # (W2 = G Lambda Delta^2 G' B for the gradient: a product of its own,
-            # so that the criterion's rounding does not depend on ``grad``)
-            W1 = p["DB"] - p["G"] @ (om[..., None] * X)
-            W2 = p["G"] @ ((lam * delta * delta)[..., None] * X) if grad else None
-            Gam = p["Bt"] @ W1
-            K1 = np.zeros_like(Gam)
-            if self.low:
-                RL = p["RLc"] * sL
-                C1 = np.linalg.inv(p["eye_L"] + _T(RL) @ Gam @ RL)
-                K1 = RL @ C1 @ _T(RL)
-            # each task's free bias: P_B = H - H 1 1' H / (1' H 1)
-            re = p["re"][..., None]
-            a = re - K1 @ (Gam @ re)
-            K2 = K1 + a @ _T(a) / (_T(re) @ Gam @ a)
-            TF = np.zeros(Gam.shape[:-1] + (R,))
-            if R:
-                RZ = p["RZc"] * sF
-                TF = RZ - K2 @ (Gam @ RZ)  # P_B F = W1 TF
-                M = M + (_T(RZ) @ Gam @ TF).sum(1)
-            By = p["Dy"] - (p["G"] @ (om * p["yh"])[..., None])[..., 0]  # G Delta G' y
-            ny = (p["Bt"] @ By[..., None])[..., 0]
-            Uy += (_T(TF) @ ny[..., None]).sum((1, 3))
-            for s, Rs in enumerate(p["RZ"]):
-                UZ[s] += (_T(TF) @ Gam @ Rs).sum(1)
-            st.append({"delta": delta, "om": om, "W2": W2, "W1": W1, "Gam": Gam, "K2": K2,
-                       "TF": TF, "ny": ny, "By": By})
-        Minv = np.linalg.inv(M)
-        c = (Minv @ Uy[..., None])[:, None]  # (n_s, 1, R, 1)
-        f, beta, res, Uv = np.zeros(n_s), [], [], np.zeros(R)
-        for p, q in zip(self.parts, st):
-            K3 = q["K2"] + q["TF"] @ Minv[:, None] @ _T(q["TF"])
-            cy = q["K2"] @ q["ny"][..., None] + q["TF"] @ c
-            W1, mask, w = q["W1"], p["mask"], p["w"]
-            dP = (p["d2"] - (p["GG"] @ q["om"][..., None])[..., 0]
-                  - ((W1 @ K3) * W1).sum(-1))
-            dP = np.where(mask, dP, 1.0)
-            be = np.where(mask, q["By"] - (W1 @ cy)[..., 0], 0.0)
-            r = np.where(mask, be / dP, 0.0)
-            f += (w * r * r).sum((1, 2))
-            beta.append(be[0])
-            res.append(r[0])
-            if grad:
-                v = w * r[0] / dP[0]
-                nv = (_T(W1[0]) @ v[:, :, None])[:, :, 0]
-                Uv += (_T(q["TF"][0]) @ nv[:, :, None]).sum((0, 2))
-                q.update({key: q[key][0] for key in ("delta", "W1", "W2", "Gam", "K2", "TF",
-                                                      "ny")})
-                q.update(K3=K3[0], cy=cy[0], S=v * r[0], v=v, nv=nv)
-        if batch:
-            return f
-        f = float(f[0])
-        if not grad:
-            return (f, beta, res) if full else f
-        g = self._gradient(mu[0], st, Minv[0], Minv[0] @ Uv, [U[0] for U in UZ])
-        return (f, g, beta) if full else (f, g)
-
-    def _gradient(self, mu, st, Minv, cv, UZ):
-        """The gradient of :meth:`__call__` from its per-bucket intermediates."""
-        k, R = self.k, self.R
-        g = np.zeros(len(mu))
-        Gsum, Qsum = np.zeros((R, R)), np.zeros((len(mu), R, R))
-        Zpv = [np.zeros(Rs.shape[2]) for Rs in self.parts[0]["RZ"]]
-        Zb = [np.zeros(Rs.shape[2]) for Rs in self.parts[0]["RZ"]]
-        quad = np.zeros(self.S)
-        ZM = [Minv @ U for U in UZ]
-        for p, q in zip(self.parts, st):
-            K2, K3, TF, Gam, S = q["K2"], q["K3"], q["TF"], q["Gam"], q["S"]
-            lam, delta, X = p["lam"], q["delta"], p["X"]
-            cv_ = K2 @ q["nv"][:, :, None] + (TF @ cv)[:, :, None]
-            # B' P v and B' beta, and (active eigen coordinates) G_a' P v, G_a' beta
-            xpv, xb = q["nv"] - (Gam @ cv_)[:, :, 0], q["ny"] - (Gam @ q["cy"])[:, :, 0]
-            W1, W2 = q["W1"], q["W2"]
-            SW1 = S[:, :, None] * W1
-            Phi11, Phi12 = _T(SW1) @ W1, _T(SW1) @ W2
-            Gt = _T(TF) @ Phi11 @ TF
-            Gsum += Gt.sum(0)
-            # cross-task blocks of P S P within a task: U M^-1 (Gsum - Gt) M^-1 U',
-            # traced against a kernel through Q (linear in Gsum: added below)
-            Q = []
-            if self.dense is not None:
-                N = delta[:, :, None] * X
-                pv = delta * (q["v"][:, None, :] @ p["G"])[:, 0, :] - (N @ cv_)[:, :, 0]
-                bh = delta * p["yh"] - (N @ q["cy"])[:, :, 0]
-                LN = _T(N) @ (lam[:, :, None] * N)  # N' Lambda N
-                # d f / d mu_e = -2 (Pv' K_e beta - <K_e, P S P>), G' K_e G = Lambda
-                val = ((lam * pv * bh).sum(1)
-                       - ((S[:, None, :] @ p["GG"])[:, 0, :] * delta * delta * lam).sum(1)
-                       + 2.0 * _tr(K3, Phi12) - _tr(K3 @ LN @ K3, Phi11))
-                g[self.dense] -= 2.0 * val.sum()
-                Q.append((self.dense, _T(TF) @ LN @ TF))
-            for j, Rj in zip(self.low, p["RL"]):
-                Bj = Rj - K3 @ (Gam @ Rj)
-                val = (((_T(Rj) @ xpv[:, :, None]) * (_T(Rj) @ xb[:, :, None])).sum((1, 2))
-                       - _tr(Bj, Phi11 @ Bj))
-                g[j] -= 2.0 * val.sum()
-                GR = _T(TF) @ (Gam @ Rj)
-                Q.append((j, GR @ _T(GR)))
-            for j, Qj in Q:
-                # <K_j, U M^-1 (Gsum - Gt) M^-1 U'>: the Gsum part after the loop
-                Qm = Minv @ Qj @ Minv
-                Qsum[j] += Qm.sum(0)
-                g[j] -= 2.0 * _tr(Qm, Gt).sum()
-            for s, Rs in enumerate(p["RZ"]):
-                Zpv[s] += (_T(Rs) @ xpv[:, :, None]).sum((0, 2))
-                Zb[s] += (_T(Rs) @ xb[:, :, None]).sum((0, 2))
-                Cs = Rs - K2 @ (Gam @ Rs) - TF @ ZM[s]
-                quad[s] += _tr(Cs, Phi11 @ Cs).sum()
-        g += 2.0 * (Qsum * Gsum).sum((1, 2))
-        for s in range(self.S):
-            g[k + s] = -2.0 * (Zpv[s] @ Zb[s] - quad[s])
-        return g
+        k, dense = self.k, -1 if self.dense is None else self.dense
+        mu_e = np.zeros(mu.shape[:-1]) if self.dense is None else mu[..., self.dense]
+        sL = np.sqrt(np.repeat(mu[..., self.low], np.diff(self.eL), axis=-1))
+        sF = np.sqrt(np.repeat(mu[..., k:], np.diff(self.eZ), axis=-1))
+        if mu.ndim == 2:  # the starts: every point in one call
+            if grad or full:
+                raise ValueError("a batch of points gives the criterion only")
+            return loo_criteria(mu_e, np.ascontiguousarray(sL), np.ascontiguousarray(sF),
+                                self.off, *self.bufs, self._low, self.eL, self.eZ, dense,
+                                mu.shape[1])
+        mu_e = float(mu_e)
+        g, be, res = np.zeros(len(mu)), np.empty(self.n_rows), np.empty(self.n_rows)
+        f = loo_evaluate(mu_e, sL, sF, grad, self.off, *self.bufs,
+                         self._low, self.eL, self.eZ, dense, g, be, res)
+        if not full:
+            return (f, g) if grad else f
+        beta, resid, i = [], [], 0
+        for mask in self.masks:  # back to the buckets' padded rows (zero on padding)
+            n = int(mask.sum())
+            beta.append(np.zeros(mask.shape))
+            resid.append(np.zeros(mask.shape))
+            beta[-1][mask], resid[-1][mask] = be[i:i + n], res[i:i + n]
+            i += n
+        return (f, g, beta) if grad else (f, beta, resid)

@@ -455,6 +455,8 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
 _RESTARTS = 8
 #: a search whose weights shrink below this fraction of its start's fell to zero
 _FELL = 1e-8
+#: a weight's unit in a restart is at least this fraction of the largest weight
+_FLOOR = 1e-3
 
 
 def _search_in_units(obj, x0, unit, scale, penalty, max_iter):
@@ -483,10 +485,18 @@ def _search_in_units(obj, x0, unit, scale, penalty, max_iter):
     n_iter : int
         L-BFGS-B iterations of all runs.
     """
-    def run(x, unit):
+    def run(x, unit, per_weight=None):
         def fun(z):
             f, g = obj(z * unit)
             return f * scale + penalty * z.sum(), g * scale * unit + penalty
+
+        def fun_per_weight(z):  # (the same function in units of each weight)
+            f, g = obj(z * per_weight)
+            d = per_weight / unit
+            return f * scale + penalty * (z * d).sum(), (g * scale * unit + penalty) * d
+
+        if per_weight is not None:
+            fun = fun_per_weight
 
         return minimize(fun, x, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * len(x),
                         options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
@@ -511,15 +521,25 @@ def _search_in_units(obj, x0, unit, scale, penalty, max_iter):
     # far as well: a restart in the result's units is kept only where it lowers the
     # criterion itself (restarting every such fall changed a default model for a
     # slightly worse criterion)
+    #
+    # The restart runs in units of each weight (the penalty still in units of
+    # the result's sum): weights of very different sizes (Cs=(1e6,): the RBF's
+    # 0.04 and a shared component's 34,052, 2.5e-6 and 2 in units of their
+    # sum) made L-BFGS-B's first step, along the gradient, lower the criterion
+    # by less than ``ftol``, and the restart stopped where it began or went on
+    # by the round-off of the first run's end point.
+    pen_unit = unit
     for _ in range(_RESTARTS):
-        grow = res.x.sum() / x.sum()
+        mu = res.x * unit
+        grow = mu.sum() / (x * unit).sum()
         if res.status == 1 or not _FELL < grow < 0.1:
             break
-        x2, unit2 = res.x / grow, unit * grow
-        res2 = run(x2, unit2)
+        per = np.maximum(mu, _FLOOR * mu.max())  # (a weight at zero: a small unit)
+        x2 = mu / per
+        res2 = run(x2, pen_unit * grow, per)
         nit += int(res2.nit)
-        before = obj(res.x * unit)[0]
-        if not obj(res2.x * unit2)[0] < before - 1e-9 * abs(before):
+        before = obj(mu)[0]
+        if not obj(res2.x * per)[0] < before - 1e-9 * abs(before):
             break
-        res, x, unit = res2, x2, unit2
+        res, x, unit, pen_unit = res2, x2, per, pen_unit * grow
     return res, unit, nit
