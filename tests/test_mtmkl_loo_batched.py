@@ -209,3 +209,15 @@ def test_the_search_ends_no_higher_than_the_inverse_based_search(sizes):
     assert f_got <= f_ref * (1.0 + 1e-7)
     assert got[1] == pytest.approx(ref[1], rel=1e-5)
     np.testing.assert_allclose(got[0], ref[0], atol=1e-5)
+
+
+def test_the_evaluation_refuses_weights_of_another_length():
+    """The compiled call reads the weights by position: a vector one short was
+    read past its end (a silently wrong gradient) before this check."""
+    ev = _eigen(_problem([10, 13, 7, 12], shared=True, seed=5))
+    n_w = ev.k + ev.S
+    ev(np.ones(n_w))
+    with pytest.raises(ValueError, match="weights for"):
+        ev(np.ones(n_w - 1))
+    with pytest.raises(ValueError, match="weights for"):
+        ev(np.ones((3, n_w + 1)), grad=False)

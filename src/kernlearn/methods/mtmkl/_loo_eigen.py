@@ -229,6 +229,9 @@ class EigenLOO:
         criterion at every row, an array (the search's starts).
         """
         mu = np.asarray(mu, dtype=float)
+        if mu.shape[-1] != self.k + self.S:  # (the compiled call reads by position)
+            raise ValueError(f"{mu.shape[-1]} weights for {self.k} kernels and {self.S} "
+                             "shared components")
         if mu.ndim == 1 and not full:
             # L-BFGS-B evaluates some points more than once (Grunfeld: 11 of 39
             # evaluations repeat a point bit for bit): the criterion and gradient
