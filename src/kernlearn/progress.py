@@ -27,6 +27,10 @@ __all__ = ["Progress", "STOP_REASONS", "close_bars_opened_since", "open_bars", "
 
 # The bars (and widgets) not yet closed, with the thread that opened each.
 _OPEN = weakref.WeakKeyDictionary()
+# (held to add, remove or list them: a thread listing its bars while another
+# opened or closed one raised "dictionary changed size during iteration",
+# and every fit lists them as it starts)
+_OPEN_LOCK = threading.Lock()
 
 #: What each stop reason of an iterative fit means, in words.
 STOP_REASONS = {
@@ -158,7 +162,8 @@ class Progress:
                 dynamic_ncols=True,
                 bar_format="{desc} {bar} {n}/{total} [{elapsed}<{remaining}] {postfix}",
             )
-            _OPEN[self] = threading.get_ident()
+            with _OPEN_LOCK:
+                _OPEN[self] = threading.get_ident()
 
     @property
     def bar(self):
@@ -205,7 +210,8 @@ class Progress:
         """
         if self._tqdm is not None:
             self._tqdm.close()
-            _OPEN.pop(self, None)
+            with _OPEN_LOCK:
+                _OPEN.pop(self, None)
         if self.mode == "off":
             return
         words = STOP_REASONS.get(reason, reason)
@@ -228,7 +234,8 @@ def open_bars():
     bars : list of Progress
     """
     me = threading.get_ident()
-    return [bar for bar, thread in list(_OPEN.items()) if thread == me]
+    with _OPEN_LOCK:
+        return [bar for bar, thread in list(_OPEN.items()) if thread == me]
 
 
 def close_bars_opened_since(before):
@@ -249,7 +256,8 @@ def close_bars_opened_since(before):
     for bar in open_bars():
         if bar not in before:
             bar._tqdm.close()
-            _OPEN.pop(bar, None)
+            with _OPEN_LOCK:
+                _OPEN.pop(bar, None)
 
 
 def path_bar(name, n_runs, verbose):

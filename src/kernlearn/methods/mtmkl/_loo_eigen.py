@@ -256,7 +256,11 @@ class EigenLOO:
         if mu.ndim == 2:  # the starts: every point in one call
             if grad or full:
                 raise ValueError("a batch of points gives the criterion only")
-            return loo_criteria(mu_e, np.ascontiguousarray(sL), np.ascontiguousarray(sF),
+            # (all contiguous: the unfactored kernel's column of the points is
+            # strided, the zeros without one are not, and the two layouts were
+            # two compiled signatures, one of them not in the precompile step)
+            sF = np.ascontiguousarray(sF)
+            return loo_criteria(np.ascontiguousarray(mu_e), np.ascontiguousarray(sL), sF,
                                 self.off, *self.bufs, self._low, self.eL, self.eZ, dense,
                                 mu.shape[1])
         mu_e = float(mu_e)
