@@ -29,6 +29,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 # A fresh process runs the precompile step's workload of the leave-one-out
 # search, then fits the search on the kinds of kernel lists it is used with
 # (none unfactored, one unfactored kernel alone, a factored and an
@@ -105,3 +107,28 @@ def test_a_fit_starts_while_another_thread_opens_and_closes_progress_bars():
         for bar in held:
             bar.close("converged", 3)
     assert failures == []
+
+
+def test_a_search_ending_at_zero_weights_falls_back_to_its_start_in_its_own_units(monkeypatch):
+    """The restart after a tenfold fall returns a unit per weight; the fallback
+    for a result at zero weights multiplied the start (in the start's single
+    unit) by that vector: weights in the wrong units (audit 70's latent case,
+    forced here)."""
+    import numpy as np
+    from scipy.optimize import OptimizeResult
+    from test_mtmkl_loo_fast import _problem
+
+    from kernlearn.methods.mtmkl import selection
+
+    p = _problem([10, 13, 7, 12], shared=False, seed=2)
+    args = (p["grams"], p["y_b"], p["masks"], p["w_b"])
+    k = p["grams"][0].shape[0]
+
+    def at_zero(obj, x0, unit, scale, penalty, max_iter):  # a unit per weight, no weight
+        res = OptimizeResult(x=np.zeros_like(x0), status=0, jac=np.zeros_like(x0))
+        return res, np.arange(1.0, len(x0) + 1.0) * 7.0, 0
+
+    monkeypatch.setattr(selection, "_search_in_units", at_zero)
+    gamma, C, _ = selection.learn_loo_weights(*args, C_grid=[1.0])
+    # the start: uniform weights at the grid's only C
+    assert np.allclose(gamma, 1.0 / k) and C == pytest.approx(1.0)

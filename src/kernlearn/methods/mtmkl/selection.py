@@ -435,6 +435,7 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
     if shared and i0 == 0:
         x0[k:] = 1e-3  # off the bound, so that the gradient can switch them on
 
+    start = x0 * unit  # (the search may return a unit per weight: its own result's)
     res, unit, nit = _search_in_units(obj, x0, unit, scale, penalty, max_iter)
     if res.status == 1:  # iteration cap (not a stop on the tolerances)
         from sklearn.exceptions import ConvergenceWarning  # (not on import: Dask workers)
@@ -444,7 +445,7 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
              f"{np.abs(res.jac).max():.2g}).", ConvergenceWarning)
     mu = np.maximum(res.x, 0.0) * unit
     if mu.sum() <= 0:
-        mu = x0 * unit
+        mu = start
     mu[mu < 1e-8 * mu.max()] = 0.0
     sse = obj(mu, grad=False)
     out = (mu / mu.sum(), float(mu.sum() / 2.0), sse)
