@@ -291,7 +291,11 @@ from kernlearn.cli import main
 
 def wait(*args, **kwargs):
     print("ready", flush=True)
-    time.sleep(600)
+    # (short sleeps: a signal the system hands to a thread other than the main one
+    # does not wake a long sleep, and Python runs its handler in the main thread
+    # only when that sleep ends: the rare fresh-clone timeouts of this test)
+    for _ in range(12000):
+        time.sleep(0.05)
 
 if sys.argv[1] == "write":
     real = pathlib.Path.write_text
