@@ -73,6 +73,15 @@ def _mv(A, b):
 
 
 @njit_cached
+def _task(off, t):
+    """Task ``t``'s rows, eigenvalues and basis columns, then where its rows,
+    eigenvalues, ``m x rho`` block, basis columns and ``rho x rho`` blocks start."""
+    i0, a0, b0, r0, q0 = off[t, ROWS], off[t, EIG], off[t, BM], off[t, RHO], off[t, RR]
+    return (off[t + 1, ROWS] - i0, off[t + 1, EIG] - a0, off[t + 1, RHO] - r0,
+            i0, a0, b0, r0, q0)
+
+
+@njit_cached
 def loo_evaluate(mu_e, sL, sF, grad, off, lam, G, GG, X, B, DB, d2, w, Dy, yh, RL, re, RZ,
                  low, eL, eZ, dense, g, be, res):
     """The weighted leave-one-out SSE (returned), its gradient (into ``g``, when
@@ -98,8 +107,7 @@ def loo_evaluate(mu_e, sL, sF, grad, off, lam, G, GG, X, B, DB, d2, w, Dy, yh, R
     dls, oms = np.empty(off[T, 1]), np.empty(off[T, 1])
     M, Uy, UZ = np.eye(R), np.zeros(R), np.zeros((R, R))
     for t in range(T):
-        m, na, r = off[t + 1, 0] - off[t, 0], off[t + 1, 1] - off[t, 1], off[t + 1, 5] - off[t, 5]
-        i0, a0, b0, r0, q0 = off[t, 0], off[t, 1], off[t, 4], off[t, 5], off[t, 6]
+        m, na, r, i0, a0, b0, r0, q0 = _task(off, t)
         lm, dl, om = lam[a0:a0 + na], dls[a0:a0 + na], oms[a0:a0 + na]
         for a in range(na):
             dl[a] = 1.0 / (1.0 + mu_e * lm[a])
@@ -147,8 +155,7 @@ def loo_evaluate(mu_e, sL, sF, grad, off, lam, G, GG, X, B, DB, d2, w, Dy, yh, R
     c = _mv(Minv, Uy)
     f, Uv = 0.0, np.zeros(R)
     for t in range(T):
-        m, na, r = off[t + 1, 0] - off[t, 0], off[t + 1, 1] - off[t, 1], off[t + 1, 5] - off[t, 5]
-        i0, a0, b0, r0, q0 = off[t, 0], off[t, 1], off[t, 4], off[t, 5], off[t, 6]
+        m, na, r, i0, a0, b0, r0, q0 = _task(off, t)
         W1 = W1s[b0:b0 + m * r].reshape(m, r)
         K2 = K2s[q0:q0 + r * r].reshape(r, r)
         K3 = K3s[q0:q0 + r * r].reshape(r, r)
@@ -181,8 +188,7 @@ def loo_evaluate(mu_e, sL, sF, grad, off, lam, G, GG, X, B, DB, d2, w, Dy, yh, R
     Gsum, Qsum = np.zeros((R, R)), np.zeros((n_k, R, R))
     Zpv, Zb, quad = np.zeros(R), np.zeros(R), np.zeros(nS)
     for t in range(T):
-        m, na, r = off[t + 1, 0] - off[t, 0], off[t + 1, 1] - off[t, 1], off[t + 1, 5] - off[t, 5]
-        i0, a0, b0, r0, q0 = off[t, 0], off[t, 1], off[t, 4], off[t, 5], off[t, 6]
+        m, na, r, i0, a0, b0, r0, q0 = _task(off, t)
         W1 = W1s[b0:b0 + m * r].reshape(m, r)
         W2 = W2s[b0:b0 + m * r].reshape(m, r)
         Gam = Gams[q0:q0 + r * r].reshape(r, r)
