@@ -73,6 +73,37 @@ def _mv(A, b):
 
 
 @njit_cached
+def _right_factors(om, lm, dl, Xt, yh):
+    """``[om X, om yh, lm dl^2 X]`` side by side: the right factors of the
+    products with a task's ``G``."""
+    na, r = Xt.shape
+    Y = np.empty((na, 2 * r + 1))
+    for a in range(na):
+        for j in range(r):
+            Y[a, j] = om[a] * Xt[a, j]
+        Y[a, r] = om[a] * yh[a]
+        s = lm[a] * dl[a] * dl[a]
+        for j in range(r):
+            Y[a, r + 1 + j] = s * Xt[a, j]
+    return Y
+
+
+@njit_cached
+def _gt_pair(G, v, S):
+    """``G' v`` and ``(G * G)' S`` in one pass over ``G`` (each row an axpy: the
+    gradient's two products with the task's largest array)."""
+    m, na = G.shape
+    gv, gs = np.zeros(na), np.zeros(na)
+    for i in range(m):
+        vi, si = v[i], S[i]
+        for a in range(na):
+            x = G[i, a]
+            gv[a] += x * vi
+            gs[a] += x * x * si
+    return gv, gs
+
+
+@njit_cached
 def _task(off, t):
     """Task ``t``'s rows, eigenvalues and basis columns, then where its rows,
     eigenvalues, ``m x rho`` block, basis columns and ``rho x rho`` blocks start."""
@@ -122,10 +153,16 @@ def loo_evaluate(mu_e, sL, sF, grad, off, lam, G, GG, X, B, DB, d2, w, Dy, yh, R
         By = Bys[i0:i0 + m]
         By[:] = Dy[i0:i0 + m]
         if na > 0:
-            W1 -= _mm(Gt, om.reshape(na, 1) * Xt)
-            By -= _mv(Gt, om * yh[a0:a0 + na])
+            # one product for the three (G is the largest array, read once):
+            # G [om X, om yh, lm dl^2 X], the gradient's columns also without
+            # it (the criterion's rounding must not depend on ``grad``: the
+            # search's memory of the points seen, and a product of other widths
+            # may round its columns differently)
+            P1 = _mm(Gt, _right_factors(om, lm, dl, Xt, yh[a0:a0 + na]))
+            W1 -= P1[:, :r]
+            By -= P1[:, r]
             if grad:
-                W2s[b0:b0 + m * r] = _mm(Gt, (lm * dl * dl).reshape(na, 1) * Xt).ravel()
+                W2s[b0:b0 + m * r].reshape(m, r)[:] = P1[:, r + 1:]
         Gam = Gams[q0:q0 + r * r].reshape(r, r)
         Gam[:] = _mm(Bt.T, W1)
         K2 = K2s[q0:q0 + r * r].reshape(r, r)
@@ -210,11 +247,12 @@ def loo_evaluate(mu_e, sL, sF, grad, off, lam, G, GG, X, B, DB, d2, w, Dy, yh, R
             lm, dl = lam[a0:a0 + na], dls[a0:a0 + na]
             Gm = G[off[t, 2]:off[t + 1, 2]].reshape(m, na)
             N = dl.reshape(na, 1) * X[off[t, 3]:off[t + 1, 3]].reshape(na, r)
-            pv = dl * _mv(Gm.T, vs[i0:i0 + m]) - _mv(N, cv_)
+            gv, gs = _gt_pair(Gm, vs[i0:i0 + m], S)
+            pv = dl * gv - _mv(N, cv_)
             bh = dl * yh[a0:a0 + na] - _mv(N, cy)
             LN = _mm(N.T, lm.reshape(na, 1) * N)  # N' Lambda N
             # G' K_e G = Lambda
-            val = (np.sum(lm * pv * bh) - np.sum(_mv(GG[off[t, 2]:off[t + 1, 2]].reshape(m, na).T, S) * dl * dl * lm)
+            val = (np.sum(lm * pv * bh) - np.sum(gs * dl * dl * lm)
                    + 2.0 * np.sum(K3 * Phi12) - np.sum(_mm(K3, _mm(LN, K3)) * Phi11))
             g[dense] -= 2.0 * val
             if R > 0:
