@@ -161,21 +161,12 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, PA, idx, slot, mu, kkt
             return k, 1
         mu_old = mu[j]
         # a = Z'c_j = (Q_j - P_jA V / lam) / lam
-        if T == 1:
-            # one output (every regression fit): the sum in a register, which
-            # the compiler vectorises; through a[0] each add waited for the
-            # store of the one before (15-20 % of the steps; round-off moves)
-            acc = Q[j, 0]
-            for i in range(m):
-                acc -= P[j, idx[i]] / lam * V[i, 0]
-            a[0] = acc
-        else:
+        for r in range(T):
+            a[r] = Q[j, r]
+        for i in range(m):
+            p = P[j, idx[i]] / lam
             for r in range(T):
-                a[r] = Q[j, r]
-            for i in range(m):
-                p = P[j, idx[i]] / lam
-                for r in range(T):
-                    a[r] -= p * V[i, r]
+                a[r] -= p * V[i, r]
         a2 = 0.0
         for r in range(T):
             a[r] /= lam
