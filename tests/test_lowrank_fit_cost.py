@@ -324,20 +324,3 @@ def test_refit_with_another_seed_or_data_is_a_fresh_fit():
     est.fit(X, y)
     np.testing.assert_array_equal(est.predict(X), first)
 
-
-@pytest.mark.parametrize("nu", ["auto", 0.01])
-def test_one_output_register_sum_agrees_with_the_general_step(nu):
-    # One output takes the compiled step's register sum; the same targets beside
-    # a column of zeros (an output that adds nothing to any sum) take the loop over
-    # the outputs: the same model up to the round-off of the reordered sum (the
-    # path's choices amplify it: looser for nu="auto").
-    X, y = make_regression(n_samples=300, n_features=6, noise=1.0, random_state=5)
-    with threadpool_limits(1):
-        one = LowRankKernelRegressor(random_state=0, nu=nu).fit(X, y)
-        two = LowRankKernelRegressor(random_state=0, nu=nu).fit(X, np.c_[y, np.zeros_like(y)])
-    rtol = 1e-5 if nu == "auto" else 1e-8
-    np.testing.assert_array_equal(one.column_indices_, two.column_indices_)
-    np.testing.assert_allclose(two.predict(X)[:, 0], one.predict(X), rtol=rtol)
-    np.testing.assert_array_equal(two.predict(X)[:, 1], 0.0)
-    assert one.m0_ == two.m0_ and np.isclose(one.nu_, two.nu_, rtol=1e-12)
-
