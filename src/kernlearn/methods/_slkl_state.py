@@ -773,9 +773,10 @@ def _mirrored(A, lower):
     # the BLAS products it enters; potri returns Fortran order)
     S = np.array(A, dtype=float, order="C")
     m = len(S)
-    if _UPPER[0].shape[0] < m:
-        _UPPER[0] = np.triu(np.ones((2 * m, 2 * m), dtype=bool), 1)
-    mask = _UPPER[0][:m, :m]
+    mask = _UPPER[0]  # (read once: a fit in another thread may replace it)
+    if mask.shape[0] < m:
+        mask = _UPPER[0] = np.triu(np.ones((2 * m, 2 * m), dtype=bool), 1)
+    mask = mask[:m, :m]
     # (each entry written is read from the other triangle, never written)
     np.copyto(S, S.T, where=mask if lower else mask.T)
     return S
