@@ -5,14 +5,21 @@ of columns per NumPy call (it looped over the columns), and
 ``kernlearn.widths.pairwise_spread_ratio`` computes its squared distances in
 place over a kept mask of the pairs ``i < j``.  Each is checked against the
 per-column / direct computation it replaced, bit for bit, and the fitted
-models against fits that use those references.
+models against fits that use those references.  So are the refreshes' triangle
+mirror and diagonal shift (``kernlearn.methods._slkl_state``) and the estimators'
+kept integer seed (issue 24, the twenty-ninth pass).
 """
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.datasets import make_classification, make_regression
+from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
 
+import kernlearn.methods._slkl_state as slkl_state
 from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor, widths
+from kernlearn.estimators.lowrank import _fit_seed
 from kernlearn.families import _content_sample as cs
 from kernlearn.families._content_sample import (
     _dense_row_hashes,
@@ -21,6 +28,7 @@ from kernlearn.families._content_sample import (
     _profile,
     _sparse_row_hashes,
 )
+from kernlearn.methods._slkl_state import _mirrored, _shifted_inverse
 from kernlearn.utils._sparse import distance_shift, shift_rows
 
 
@@ -179,3 +187,140 @@ def test_model_equal_with_the_reference_computations(monkeypatch, Est, task):
     np.testing.assert_array_equal(fast.center_factors_, ref.center_factors_)
     out = "predict" if task == "reg" else "decision_function"
     np.testing.assert_array_equal(getattr(fast, out)(Xt), getattr(ref, out)(Xt))
+
+
+# -- Issue 24, the twenty-ninth pass: the refreshes' triangle mirror, the diagonal
+# shift and the kept integer seed agree with the paths they replaced, bit for bit
+# at one BLAS thread (to round-off at the machine's threads), and nothing kept
+# between fits goes stale.
+
+def _old_mirrored(A, lower):
+    # the expressions the masked copy replaced
+    return np.tril(A) + np.tril(A, -1).T if lower else np.triu(A) + np.triu(A, 1).T
+
+
+def _old_shifted_inverse(BtB, lam):
+    import scipy.linalg
+
+    m = len(BtB)
+    c, info = scipy.linalg.lapack.dpotrf(BtB + lam * np.eye(m), lower=False)
+    inv, info = scipy.linalg.lapack.dpotri(c, lower=False)
+    assert info == 0
+    return np.triu(inv) + np.triu(inv, 1).T
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_mirrored_equals_the_triangle_sums_at_any_size(order):
+    rng = np.random.default_rng(0)
+    # sizes up and down: the kept mask grows and its corner serves smaller sizes
+    for m in (1, 3, 40, 7, 130, 2, 64):
+        A = np.asarray(rng.standard_normal((m, m)), order=order)
+        before = A.copy()
+        for lower in (True, False):
+            got = _mirrored(A, lower)
+            ref = _old_mirrored(A, lower)
+            assert got.tobytes() == ref.tobytes(), (m, lower)
+            assert got.flags.c_contiguous  # (as the sum: the layout decides BLAS rounding)
+            np.testing.assert_array_equal(got, got.T)
+        np.testing.assert_array_equal(A, before)  # the input is not written
+
+
+def test_mirrored_on_a_view_of_a_larger_buffer():
+    # G's lower triangle is read from the top-left corner of a larger buffer
+    rng = np.random.default_rng(1)
+    buf = rng.standard_normal((50, 50))
+    for m in (10, 31, 50):
+        L = buf[:m, :m]
+        assert _mirrored(L, True).tobytes() == _old_mirrored(L, True).tobytes()
+
+
+@pytest.mark.parametrize("m", [1, 5, 60, 150])
+def test_shifted_inverse_equals_the_identity_sum_path(m):
+    rng = np.random.default_rng(m)
+    B = rng.standard_normal((m + 5, m))
+    BtB = B.T @ B
+    for lam in (1.0, 0.3):
+        inv, solve = _shifted_inverse(BtB, lam)
+        assert inv.tobytes() == _old_shifted_inverse(BtB, lam).tobytes()
+        R = rng.standard_normal((m, 2))
+        np.testing.assert_allclose(solve(R), inv @ R, rtol=1e-8, atol=1e-10)
+
+
+def _fits(old, monkeypatch):
+    """Predictions, dual coefficients and weights of a few fits, with the old
+    triangle sums (``old``) or the masked copies."""
+    if old:
+        monkeypatch.setattr(slkl_state, "_mirrored", _old_mirrored)
+    else:
+        monkeypatch.undo()
+    X, y = make_regression(n_samples=260, n_features=6, noise=1.0, random_state=2)
+    Y = np.column_stack([y, np.sin(y / 50)])
+    Xc, yc = make_classification(n_samples=240, n_features=5, n_informative=3,
+                                 n_redundant=0, n_classes=3, random_state=2)
+    out = []
+    for kw in ({}, {"precompute": False}, {"nu": 0.01}):
+        est = LowRankKernelRegressor(random_state=0, **kw).fit(X, y)
+        out += [est.predict(X), est.dual_coef_, np.asarray(est.mu_)]
+    est = LowRankKernelRegressor(random_state=1).fit(X, Y)
+    out += [est.predict(X), est.dual_coef_]
+    clf = LowRankKernelClassifier(random_state=0).fit(Xc, yc)
+    out += [clf.decision_function(Xc)]
+    return out
+
+
+def test_models_bit_for_bit_with_the_old_triangle_sums_at_one_thread(monkeypatch):
+    with threadpool_limits(1):
+        old = _fits(True, monkeypatch)
+        new = _fits(False, monkeypatch)
+    assert len(old) == len(new)
+    for a, b in zip(old, new):
+        assert a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def test_models_to_round_off_with_the_old_triangle_sums_at_default_threads(monkeypatch):
+    old = _fits(True, monkeypatch)
+    new = _fits(False, monkeypatch)
+    for a, b in zip(old, new):
+        np.testing.assert_allclose(b, a, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 42, 2**31 - 2, np.int64(7), np.int32(3)])
+def test_kept_integer_seed_is_the_drawn_one(seed):
+    ref = check_random_state(seed).randint(np.iinfo(np.int32).max)
+    assert _fit_seed(seed) == ref
+    assert _fit_seed(seed) == ref  # (the kept value, a second time)
+
+
+def test_generator_and_none_seeds_draw_anew():
+    rs = np.random.RandomState(5)
+    ref = np.random.RandomState(5)
+    for _ in range(3):  # a RandomState advances: each fit its own seed
+        assert _fit_seed(rs) == ref.randint(np.iinfo(np.int32).max)
+    draws = {_fit_seed(None) for _ in range(5)}
+    assert len(draws) > 1
+
+
+def test_negative_seed_still_rejected():
+    with pytest.raises(ValueError):
+        _fit_seed(-1)
+    with pytest.raises(ValueError):
+        _fit_seed(-1)  # (an error is not kept as a value)
+
+
+def test_refit_with_another_seed_or_data_is_a_fresh_fit():
+    # nothing of a fit is reused by the next: another random_state, other
+    # rows or another size give the model of a fresh estimator
+    X, y = make_regression(n_samples=150, n_features=4, noise=1.0, random_state=3)
+    X2, y2 = make_regression(n_samples=90, n_features=4, noise=1.0, random_state=4)
+    est = LowRankKernelRegressor(random_state=0).fit(X, y)
+    first = est.predict(X)
+    est.set_params(random_state=1).fit(X, y)
+    fresh = LowRankKernelRegressor(random_state=1).fit(X, y)
+    np.testing.assert_array_equal(est.predict(X), fresh.predict(X))
+    assert not np.array_equal(est.predict(X), first)
+    est.set_params(random_state=0).fit(X2, y2)
+    np.testing.assert_array_equal(
+        est.predict(X2), LowRankKernelRegressor(random_state=0).fit(X2, y2).predict(X2))
+    est.fit(X, y)
+    np.testing.assert_array_equal(est.predict(X), first)
+

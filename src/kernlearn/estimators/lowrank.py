@@ -28,7 +28,7 @@ input), so the model is :math:`\tilde f(x) = \sum_m k(T(x), T(x_m))\,a_m + b`:
 """
 
 import weakref
-from functools import partial
+from functools import lru_cache, partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -199,7 +199,7 @@ class _BaseLowRank(BaseEstimator):
             Xt, Yt = standardize_fit(self, Xs, sample_weight, Y)  # (no bias: not centred)
         if pre:
             Xt, self.x_mean_, self.x_scale_ = X, None, None
-        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        seed = _fit_seed(self.random_state)
         res = fit_slkl(
             Xt, Yt, kernel=self.kernel, gamma=self.gamma,
             degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
@@ -907,6 +907,20 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         return self._output(X, partial(chained, steps=(one_column_as_vector,
                                                        self._proba_function())),
                             len(self.classes_))
+
+
+@lru_cache(maxsize=64)
+def _int_seed(random_state):
+    return check_random_state(random_state).randint(np.iinfo(np.int32).max)
+
+
+def _fit_seed(random_state):
+    """The fit's seed, ``check_random_state(random_state).randint(2**31 - 1)``; of
+    an integer kept (seeding a ``RandomState`` cost 0.2 ms a fit, 1 % at 100 x 10),
+    while ``None`` and a generator draw anew."""
+    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
+        return _int_seed(int(random_state))
+    return check_random_state(random_state).randint(np.iinfo(np.int32).max)
 
 
 def _width(classes):

@@ -282,7 +282,7 @@ class SLKLState:
         L = self._G[: self.m0, : self.m0]
         if not self.gram_mode:
             return L
-        return np.tril(L) + np.tril(L, -1).T
+        return _mirrored(L, lower=True)
 
     @property
     def active(self):
@@ -462,7 +462,8 @@ class SLKLState:
         Returns the case (1-4) of the last step.
         """
         coords = np.asarray(coords, dtype=np.int64)
-        before = self.case_counts.copy()
+        # (a sweep's runs need no case: only a single step reports one)
+        before = self.case_counts.copy() if len(coords) == 1 else None
         pos = 0
         while True:
             try:
@@ -744,16 +745,41 @@ def _shifted_inverse(BtB, lam):
         ``solve(R) = inv @ R``.
     """
     m = len(BtB)
-    A = BtB + lam * np.eye(m)
+    A = np.array(BtB, dtype=float, order="C")
+    A.flat[:: m + 1] += lam  # (the values of BtB + lam * I, without the identity)
     c, info = scipy.linalg.lapack.dpotrf(A, lower=False)
     if info == 0:
         inv, info = scipy.linalg.lapack.dpotri(c, lower=False)
     if info == 0:
-        return (np.triu(inv) + np.triu(inv, 1).T,
+        return (_mirrored(inv, lower=False),
                 lambda R: scipy.linalg.cho_solve((c, False), R))
     e, U = np.linalg.eigh(BtB)
     e = lam + np.maximum(e, 0.0)
     return (U / e) @ U.T, lambda R: U @ ((U.T @ R) / e[:, None])
+
+
+#: a strictly upper triangular mask, grown as needed: its top-left ``m x m``
+#: corner is that of ``m`` (one per size was as dear as the temporaries it saves)
+_UPPER = [np.zeros((0, 0), dtype=bool)]
+
+
+def _mirrored(A, lower):
+    """A copy of the square ``A`` with one triangle mirrored onto the other: the
+    values of ``np.tril(A) + np.tril(A, -1).T`` (``lower``) or ``np.triu(A) +
+    np.triu(A, 1).T``, in one masked copy instead of four temporaries (a third
+    of a refresh's inverse at ``m0 = 100``; the refreshes and each ``nu``
+    value's ``G`` pay it)."""
+    # (C order, as the sum it replaces: the layout of G decides the rounding of
+    # the BLAS products it enters; potri returns Fortran order)
+    S = np.array(A, dtype=float, order="C")
+    m = len(S)
+    mask = _UPPER[0]  # (read once: a fit in another thread may replace it)
+    if mask.shape[0] < m:
+        mask = _UPPER[0] = np.triu(np.ones((2 * m, 2 * m), dtype=bool), 1)
+    mask = mask[:m, :m]
+    # (each entry written is read from the other triangle, never written)
+    np.copyto(S, S.T, where=mask if lower else mask.T)
+    return S
 
 
 def slkl_objective(columns, Y, mu, lam=1.0, nu=0.01):

@@ -329,7 +329,8 @@ class CoordinateNewton(BaseSolver):
             if self.refresh and n_sweeps[0] % self.refresh == 0:
                 state.refresh()
                 obj = state.objective
-            return obj, {"m0": state.m0, "kkt": float(np.max(state.kkt))}
+            # (the method: np.max's Python layer was a tenth of a sweep's overhead)
+            return obj, {"m0": state.m0, "kkt": float(state.kkt.max())}
 
         driver = ColumnGeneration(
             max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
