@@ -14,12 +14,12 @@ cold path's optimum within ``tol``.
 
 import numpy as np
 import pytest
+from test_mtmkl_cv_path import KERNELS, _certified, _data, _feasible, starts  # noqa: F401
+from test_mtmkl_cv_reuse import _folds
 
 import kernlearn.estimators.mtmkl_cv as mcv
 from kernlearn import MultitaskMKLClassifierCV
 from kernlearn.methods.mtmkl import FactorStore, TaskBuckets
-from test_mtmkl_cv_path import KERNELS, _certified, _data, _feasible, starts  # noqa: F401
-from test_mtmkl_cv_reuse import _folds
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -83,7 +83,7 @@ def test_the_search_agrees_with_cold_folds_within_tol(monkeypatch, seed):
     assert np.abs(dw - dc).max() <= 0.05 * np.abs(dc).max()
 
 
-def test_each_fold_after_the_first_starts_from_the_previous_fold(leads, row_starts, starts):
+def test_each_fold_after_the_first_starts_from_the_previous_fold(leads, row_starts, starts):  # noqa: F811
     X, y, t = _data(n_per_task=50, n_tasks=3, seed=3)
     folds = _folds(t, y, n_folds=4)
     cv = MultitaskMKLClassifierCV(KERNELS, Cs=CS, cv=folds).fit(X, y, task_index=t)
@@ -135,14 +135,14 @@ def test_a_lead_gives_the_validation_rows_their_kkt_duals(leads):
         assert np.all(start[0][te] == 0) and np.all(start[2][te] == 0)
 
 
-def test_the_kept_start_is_feasible_with_sample_weights(row_starts, starts):
+def test_the_kept_start_is_feasible_with_sample_weights(row_starts, starts):  # noqa: F811
     X, y, t = _data(n_per_task=50, n_tasks=3, seed=5)
     sw = np.random.default_rng(1).uniform(0.5, 2.0, len(y))
     sw[::7] = 0.0  # (rows of zero weight are no fit's: not in any start)
     folds = _folds(t, y, n_folds=3)
     cv = MultitaskMKLClassifierCV(KERNELS, Cs=CS, cv=folds).fit(
         X, y, task_index=t, sample_weight=sw)
-    kept, taken = row_starts
+    _, taken = row_starts
     assert taken.count(True) == 3  # (the two later folds and the refit)
     for k in (1, 2):  # (a fold's fits in the path's order: its middle C first)
         _, beta0, gamma0, _, blocks = starts[len(CS) * k]

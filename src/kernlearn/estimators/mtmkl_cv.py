@@ -395,7 +395,7 @@ y_mean_, y_scale_, n_features_in_, feature_names_in_
         X_refit = X if self._precomputed() else X_in
         # one factor store for every fit of this selection (the folds' and
         # the refit's kernel factors, keyed by content), dropped after it
-        self._store, self._kept = FactorStore(), kept
+        self._store = FactorStore()
         # the folds' and the refit's Gram matrices are (principal submatrices
         # of) the ones checked above: not checked for PSD again in every fit
         self._grams_checked = True
