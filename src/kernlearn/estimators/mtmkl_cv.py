@@ -589,7 +589,8 @@ class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
     up to where each fit stops: each fold's kernel blocks are computed once
     for all ``C``; a fold's fits go from the middle ``C`` of the grid up, then
     down, each starting from the nearest ``C`` fitted (its SVM duals scaled,
-    its kernel weights), and the refit starts from its fold fits at ``C_``
+    its kernel weights), the middle one of a fold after the first from the
+    previous fold's fit at it, and the refit starts from its fold fits at ``C_``
     (their mean duals and kernel weights).  Every fit still stops on its own
     duality gap (``tol``), so the models are the cold fits' optimum within
     it, not the same iterate (the kernel weights can differ where the
