@@ -19,7 +19,7 @@ from test_mtmkl_cv_reuse import _folds
 
 import kernlearn.estimators.mtmkl_cv as mcv
 from kernlearn import MultitaskMKLClassifierCV
-from kernlearn.methods.mtmkl import FactorStore, TaskBuckets
+from kernlearn.methods.mtmkl import FactorStore
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -153,14 +153,6 @@ def test_the_kept_start_is_feasible_with_sample_weights(row_starts, starts):  # 
             blocks.gather(sw[rows]), blocks.buckets)]
         _feasible(beta0, blocks, box, blocks.gather(2.0 * y[rows] - 1.0))
     assert _certified(cv)
-
-
-def test_a_start_from_the_wrong_rows_is_not_taken():
-    # (the refit's and the folds' starts go through the same feasibility step:
-    # a start over other rows is refused by the store, not misread)
-    store = FactorStore()
-    store.keep_row_start(1.0, np.zeros(5), None)
-    assert store.row_start(TaskBuckets([np.arange(4)]), 1.0) == (None, None)
 
 
 def test_the_first_c_of_later_folds_takes_fewer_pair_updates(monkeypatch):
