@@ -1,6 +1,7 @@
 """``MultitaskMKLClassifierCV`` along its C grid (issue 24, twenty-fifth pass).
 
-Within a fold, each C of the grid (the middle one first, then up, then
+Within a fold (the first C of a fold after the first from the previous fold's
+fit at it: ``test_mtmkl_classifier_speed.py``), each C of the grid (the middle one first, then up, then
 down) starts from the nearest C's solution fitted: its SVM duals scaled to the new box and its kernel
 weights; the refit on all rows starts from its fold fits at the chosen C
 (their mean duals of every row, made feasible, and their mean kernel
@@ -90,7 +91,9 @@ def test_the_cv_fits_each_fold_from_the_middle_C_out_each_from_the_nearest(start
     assert [c for c, *_ in fold_calls] == [1.0, 10.0, 0.1] * len(folds)
     for k in range(len(folds)):
         mid, up, down = fold_calls[3 * k: 3 * k + 3]
-        assert mid[1] is None and mid[2] is None  # (each fold's first C: cold)
+        # (the first fold's first C: cold; a later fold's from the previous
+        # fold's fit at it, test_mtmkl_classifier_speed.py)
+        assert (mid[1] is None) == (k == 0) and (mid[2] is None) == (k == 0)
         for call in (up, down):  # both from C = 1, the nearest fitted
             np.testing.assert_array_equal(call[2], mid[3]["gamma"])
             for b0, b in zip(call[1], mid[3]["beta"]):
