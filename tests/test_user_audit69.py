@@ -1,0 +1,58 @@
+"""Audit 69: the multitask estimators used as the single-task ones are.
+
+A researcher with grouped data (students in schools) fits ``MultitaskMKLRegressor``,
+``MultitaskMKLRegressorCV``, ``MultitaskMKLClassifier`` and ``MultitaskMKLClassifierCV``
+the way the rest of the library and scikit-learn are used.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import is_classifier
+
+from kernlearn import (
+    MultitaskMKLClassifier,
+    MultitaskMKLClassifierCV,
+    MultitaskMKLRegressor,
+    MultitaskMKLRegressorCV,
+)
+
+KERNELS = ["linear", ("rbf", {"gamma": 0.5})]
+
+
+def _schools(n_per=20, seed=0):
+    rng = np.random.default_rng(seed)
+    school = np.repeat(np.array(["north", "south", "east"]), n_per)
+    X = pd.DataFrame(rng.normal(size=(len(school), 3)), columns=["a", "b", "c"])
+    y = X["a"].to_numpy() + 0.3 * rng.normal(size=len(school))
+    label = np.where(y > 0, "pass", "fail")
+    return X, y, label, school
+
+
+def _fitted(make, X, y, label, school):
+    est = make(KERNELS)
+    return est.fit(X, label if is_classifier(est) else y,
+                   task_index=school)
+
+
+MAKERS = [MultitaskMKLRegressor, MultitaskMKLRegressorCV, MultitaskMKLClassifier,
+          lambda k: MultitaskMKLClassifierCV(k, cv=3)]
+
+
+@pytest.mark.parametrize("make", MAKERS)
+def test_a_task_column_named_instead_of_given_says_so(make):
+    # a pandas user writes task_index="school" (a column's name, as in a formula or
+    # a groupby): the error was "task_index must have shape (60,), got ()"
+    X, y, label, school = _schools()
+    table = X.assign(school=np.unique(school, return_inverse=True)[1])  # coded ids
+    with pytest.raises(ValueError, match=r"task_index is a single value \('school'\), "
+                       r"not one task id per sample \(60 samples\).*df\['school'\]"):
+        make(KERNELS).fit(table, label if is_classifier(make(KERNELS)) else y,
+                          task_index="school")
+    est = _fitted(make, X, y, label, school)
+    with pytest.raises(ValueError, match=r"task_index is a single value \('north'\)"):
+        est.predict(X, task_index="north")
+    # one id per sample is still what it takes, and a wrong length keeps its message
+    with pytest.raises(ValueError, match=r"task_index must have shape \(60,\), got \(59,\)"):
+        est.predict(X, task_index=school[:59])
+
