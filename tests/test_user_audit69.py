@@ -16,6 +16,7 @@ from kernlearn import (
     MultitaskMKLRegressor,
     MultitaskMKLRegressorCV,
 )
+from kernlearn.estimators.mtmkl import MultitaskScorer
 
 KERNELS = ["linear", ("rbf", {"gamma": 0.5})]
 
@@ -56,3 +57,16 @@ def test_a_task_column_named_instead_of_given_says_so(make):
     with pytest.raises(ValueError, match=r"task_index must have shape \(60,\), got \(59,\)"):
         est.predict(X, task_index=school[:59])
 
+
+def test_a_scorer_the_cv_classifier_cannot_serve_names_the_classifier():
+    # scikit-learn's scorers quote the estimator's class: the message named the
+    # library's internal wrapper, "_WithTasks has none of the following attributes"
+    X, _, label, school = _schools()
+    clf = MultitaskMKLClassifierCV(KERNELS, cv=3).fit(X, label, task_index=school)
+    with pytest.raises(AttributeError, match=r"^MultitaskMKLClassifierCV has none of "
+                       r"the following attributes: predict_proba"):
+        MultitaskScorer("neg_log_loss")(clf, X, label, task_index=school)
+    # the scorers it can serve still pass each row's task on
+    auc = MultitaskScorer("roc_auc")(clf, X, label, task_index=school)
+    from sklearn.metrics import roc_auc_score
+    assert auc == roc_auc_score(label, clf.decision_function(X, task_index=school))
