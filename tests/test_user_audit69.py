@@ -70,3 +70,26 @@ def test_a_scorer_the_cv_classifier_cannot_serve_names_the_classifier():
     auc = MultitaskScorer("roc_auc")(clf, X, label, task_index=school)
     from sklearn.metrics import roc_auc_score
     assert auc == roc_auc_score(label, clf.decision_function(X, task_index=school))
+
+
+@pytest.mark.parametrize("make", [
+    lambda Cs: MultitaskMKLRegressorCV(KERNELS, Cs=Cs),
+    lambda Cs: MultitaskMKLRegressorCV(KERNELS, Cs=Cs, kernel_selection="objective", cv=3),
+    lambda Cs: MultitaskMKLClassifierCV(KERNELS, Cs=Cs, cv=3)],
+    ids=["regressor-loo", "regressor-objective", "classifier"])
+@pytest.mark.parametrize("Cs, named", [(["1", 10], "'1'"), ([True, 10], "True"),
+                                       (np.array([[0.1, 10.0]]), r"array\(\[ 0.1, 10. \]\)")],
+                         ids=["text", "bool", "2-D"])
+def test_a_grid_entry_that_is_not_a_number_is_named(make, Cs, named):
+    # the grid was np.asarray(Cs, dtype=float).ravel(): the text '1' and True became
+    # the C 1.0 and a 2-D grid was flattened, where GridSearchCV hands each entry to
+    # C and refuses it; the library's other grids (nu, gamma_factors) name the entry
+    X, y, label, school = _schools()
+    est = make(Cs)
+    with pytest.raises(ValueError, match=rf"Cs must be a non-empty list of positive "
+                       rf"numbers; {named} in Cs=.* is not a positive finite number"):
+        est.fit(X, label if is_classifier(est) else y, task_index=school)
+    # numbers of any NumPy kind are still a grid
+    est.set_params(Cs=np.array([1, 10])).fit(X, label if is_classifier(est) else y,
+                                             task_index=school)
+    assert est.C_ > 0
