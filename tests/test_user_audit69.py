@@ -51,8 +51,12 @@ def test_a_task_column_named_instead_of_given_says_so(make):
         make(KERNELS).fit(table, label if is_classifier(make(KERNELS)) else y,
                           task_index="school")
     est = _fitted(make, X, y, label, school)
-    with pytest.raises(ValueError, match=r"task_index is a single value \('north'\)"):
+    with pytest.raises(ValueError, match=r"task_index is a single value \('north'\).*"
+                       r"rows all of one task: np.full\(60, 'north'\)"):
         est.predict(X, task_index="north")
+    # which is what it takes
+    np.testing.assert_array_equal(est.predict(X, task_index=np.full(60, "north")),
+                                  est.predict(X, task_index=["north"] * 60))
     # one id per sample is still what it takes, and a wrong length keeps its message
     with pytest.raises(ValueError, match=r"task_index must have shape \(60,\), got \(59,\)"):
         est.predict(X, task_index=school[:59])

@@ -421,11 +421,13 @@ def _check_task_shape(raw, ids, n):
     if ids.shape == (n,):
         return
     if ids.ndim == 0:
-        # a column's name (task_index="school", as pandas users write) read as one id
+        # a column's name (task_index="school", as pandas users write) or one task
+        # for all rows: both read as a single id
         raise ValueError(
             f"task_index is a single value ({raw!r}), not one task id per sample "
-            f"({n} samples): pass the ids themselves, e.g. task_index=df[{raw!r}] "
-            "with that column dropped from X.")
+            f"({n} samples): pass a table's column itself, task_index=df[{raw!r}] "
+            f"(dropped from X), not its name; rows all of one task: np.full({n}, "
+            f"{raw!r}).")
     raise ValueError(f"task_index must have shape ({n},), got {ids.shape}.")
 
 
