@@ -272,8 +272,7 @@ def split_tasks(task_index, n):
     # (a list mixing True with numbers becomes numbers in np.asarray: looked at first)
     raw = list(task_index) if isinstance(task_index, (list, tuple)) else task_index
     bools, task_index = _bool_ids(raw), np.asarray(raw)
-    if task_index.shape != (n,):
-        raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
+    _check_task_shape(raw, task_index, n)
     if bools == "some":
         # True == 1 and False == 0: the tasks True and 1 were merged into one
         raise ValueError("task_index mixes True/False with other task ids "
@@ -392,8 +391,7 @@ def task_positions(tasks, task_index, n):
     """
     refuse_unlike_array(task_index, "task_index", "the prediction", dates=False)
     raw, task_index = task_index, np.asarray(task_index)
-    if task_index.shape != (n,):
-        raise ValueError(f"task_index must have shape ({n},), got {task_index.shape}.")
+    _check_task_shape(raw, task_index, n)
     _refuse_missing_ids(raw, task_index)
     kinds = {_id_kind(tasks), _id_kind(task_index)}
     if kinds == {"True/False", "numbers"}:
@@ -416,6 +414,21 @@ def task_positions(tasks, task_index, n):
         raise ValueError(f"task_index has tasks unseen in fit: {unknown[:5]}."
                          + _other_kind_of_ids(tasks, unknown))
     return pos
+
+
+def _check_task_shape(raw, ids, n):
+    """Refuse task ids that are not one per sample, naming a single value."""
+    if ids.shape == (n,):
+        return
+    if ids.ndim == 0:
+        # a column's name (task_index="school", as pandas users write) or one task
+        # for all rows: both read as a single id
+        raise ValueError(
+            f"task_index is a single value ({raw!r}), not one task id per sample "
+            f"({n} samples): pass a table's column itself, task_index=df[{raw!r}] "
+            f"(dropped from X), not its name; rows all of one task: np.full({n}, "
+            f"{raw!r}).")
+    raise ValueError(f"task_index must have shape ({n},), got {ids.shape}.")
 
 
 def _refuse_missing_ids(raw, ids):

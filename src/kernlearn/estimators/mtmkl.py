@@ -115,7 +115,10 @@ class MultitaskScorer:
         from sklearn.metrics import get_scorer
 
         scorer = get_scorer(self.scoring)
-        return scorer(_WithTasks(estimator, task_index), X, y_true)
+        # named as the estimator: scikit-learn's errors quote the class name ("... has
+        # none of the following attributes: predict_proba"), which was _WithTasks
+        named = type(type(estimator).__name__, (_WithTasks,), {})
+        return scorer(named(estimator, task_index), X, y_true)
 
     def get_metadata_routing(self):
         """The routing request: ``task_index`` for ``score``.

@@ -23,6 +23,7 @@ from sklearn.base import _fit_context
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import StrOptions
 
+from ..methods._slkl_options import positive_numbers
 from ..methods.mtmkl import FactorStore
 from ..methods.mtmkl.selection import loo_residuals
 from ..solvers._base import single_blas_thread
@@ -61,11 +62,13 @@ class _SelectionMixin:
         the formulation does not read are named too (once, not per fold)."""
         if fitting:
             warn_unused_formulation(self)
-        Cs = np.asarray(self.Cs, dtype=float).ravel()
-        if Cs.size == 0 or not np.all(np.isfinite(Cs) & (Cs > 0)):
+        if len(self.Cs) == 0:
             raise ValueError(f"Cs must be a non-empty list of positive numbers, got "
                              f"{self.Cs!r}.")
-        return Cs
+        # each entry a number ('1', True and nested lists were read as numbers, a grid
+        # of one value flattened; GridSearchCV would hand them to C and fail)
+        return np.array(positive_numbers("Cs", self.Cs, "a non-empty list of positive "
+                                         "numbers"))
 
     @staticmethod
     def _task_pos(task_index, n):
