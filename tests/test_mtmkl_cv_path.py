@@ -99,11 +99,12 @@ def test_the_cv_fits_each_fold_from_the_middle_C_out_each_from_the_nearest(start
             for b0, b in zip(call[1], mid[3]["beta"]):
                 np.testing.assert_allclose(b0, b * call[0] / mid[0], rtol=1e-12)
     # cv_results_ keeps the order of Cs as given, and its structure
-    assert set(cv.cv_results_) == {"param_C", "mean_test_score", "std_test_score",
+    assert set(cv.cv_results_) == {"param_C", "params", "mean_test_score", "std_test_score",
                                    "rank_test_score", *(f"split{k}_test_score"
                                                         for k in range(len(folds)))}
     np.testing.assert_array_equal(cv.cv_results_["param_C"], [10.0, 0.1, 1.0])
-    assert all(v.shape == (3,) for v in cv.cv_results_.values())
+    assert all(np.shape(v) == (3,) for k, v in cv.cv_results_.items() if k != "params")
+    assert cv.cv_results_["params"] == [{"C": 10.0}, {"C": 0.1}, {"C": 1.0}]
     assert cv.cv_results_["rank_test_score"].dtype == np.int32
     assert cv.n_splits_ == len(folds)
     best = int(np.argmax(cv.cv_results_["mean_test_score"]))

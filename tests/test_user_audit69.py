@@ -97,3 +97,32 @@ def test_a_grid_entry_that_is_not_a_number_is_named(make, Cs, named):
     est.set_params(Cs=np.array([1, 10])).fit(X, label if is_classifier(est) else y,
                                              task_index=school)
     assert est.C_ > 0
+
+
+@pytest.mark.parametrize("make", [
+    lambda: MultitaskMKLRegressorCV(KERNELS, Cs=[0.1, 10.0, 1.0],
+                                    kernel_selection="objective", cv=3),
+    lambda: MultitaskMKLClassifierCV(KERNELS, Cs=[0.1, 10.0, 1.0], cv=3)],
+    ids=["regressor", "classifier"])
+def test_the_cv_table_reads_as_a_grid_searchs(make):
+    # (lead's follow-up) the documentation says cv_results_ is "as GridSearchCV's",
+    # but code written for a search's table (cv_results_["params"][best_index_])
+    # raised KeyError / AttributeError here
+    from sklearn.model_selection import GridSearchCV
+
+    X, y, label, school = _schools()
+    est = make()
+    target = label if is_classifier(est) else y
+    est.fit(X, target, task_index=school)
+    table = est.cv_results_
+    assert table["params"] == [{"C": 0.1}, {"C": 10.0}, {"C": 1.0}]
+    assert table["params"][est.best_index_] == {"C": est.C_}
+    assert table["mean_test_score"][est.best_index_] == est.best_score_
+    assert table["rank_test_score"][est.best_index_] == 1
+    # every key is one a search's table has, with the same meaning
+    from sklearn.svm import SVR
+
+    search = GridSearchCV(SVR(), {"C": [0.1, 10.0, 1.0]}, cv=3).fit(X, y)
+    assert set(table) <= set(search.cv_results_)
+    assert table["params"] == search.cv_results_["params"]
+    assert list(pd.DataFrame(table)["params"]) == table["params"]

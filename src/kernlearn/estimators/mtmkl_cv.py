@@ -155,13 +155,16 @@ class _SelectionMixin:
             raise ValueError("a validation score is not finite: " + str(mean))
         best = int(np.argmax(mean))
         rank = rankdata(-mean, method="min").astype(np.int32)  # as GridSearchCV's
+        # (``params`` and ``best_index_`` as GridSearchCV's: a user's code that
+        # reads a search's table reads this one)
         self.cv_results_ = {"param_C": np.asarray(Cs, dtype=float),
+                            "params": [{"C": float(C)} for C in Cs],
                             "mean_test_score": mean,
                             "std_test_score": scores.std(axis=1), "rank_test_score": rank}
         for k in range(scores.shape[1]):
             self.cv_results_[f"split{k}_test_score"] = scores[:, k]
         self.n_splits_ = scores.shape[1]
-        self.best_score_ = float(mean[best])
+        self.best_index_, self.best_score_ = best, float(mean[best])
         return best
 
     def _rows(self, X, rows, cols=None):
@@ -302,9 +305,12 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
         The chosen (or, ``kernel_selection="loo"``, learned) ``C``.
     best_score_ : float
         Its mean validation score.
+    best_index_ : int
+        Its row of ``cv_results_``.
     cv_results_ : dict of ndarray
-        ``param_C``, ``split{k}_test_score`` (one per fold; ``"loo"``, or a
-        fold of fewer than two rows: one entry, the :math:`R^2` of the
+        ``param_C``, ``params`` (a list of ``{"C": C}``),
+        ``split{k}_test_score`` (one per fold; ``"loo"``, or a fold of fewer
+        than two rows: one entry, the :math:`R^2` of the
         left-out predictions pooled), ``mean_test_score``,
         ``std_test_score``, ``rank_test_score``, as ``GridSearchCV``'s
         (``kernel_selection="loo"``: one candidate, the learned model).
@@ -645,8 +651,11 @@ class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
         The chosen ``C``.
     best_score_ : float
         Its mean validation accuracy.
+    best_index_ : int
+        Its row of ``cv_results_``.
     cv_results_ : dict of ndarray
-        ``param_C``, ``split{k}_test_score``, ``mean_test_score``,
+        ``param_C``, ``params`` (a list of ``{"C": C}``), ``split{k}_test_score``,
+        ``mean_test_score``,
         ``std_test_score``, ``rank_test_score``, as ``GridSearchCV``'s.
     n_splits_ : int
         Number of folds.
