@@ -8,7 +8,12 @@ without the memory and ends no higher than the inverse-based search."""
 
 import numpy as np
 import pytest
-from test_mtmkl_loo_fast import _eigen, _old, _problem  # (same folder: bucketed inputs)
+from test_mtmkl_loo_fast import (  # (same folder: bucketed inputs)
+    _assert_central_differences,
+    _eigen,
+    _old,
+    _problem,
+)
 
 from kernlearn import MultitaskMKLRegressorCV
 from kernlearn.methods.mtmkl import _loo_eigen, selection
@@ -181,12 +186,7 @@ def test_wide_gradient_matches_central_differences(case):
     p = _problem(sizes, weighted, shared, seed=10, kernels=kernels)
     ev = _eigen(p)
     mu = np.linspace(0.4, 2.0, p["grams"][0].shape[0] + len(p["shared"]))
-    _, g = ev(mu)
-    for j in range(len(mu)):
-        e = np.zeros_like(mu)
-        e[j] = h = 1e-5 * mu[j]
-        fd = (ev(mu + e, grad=False) - ev(mu - e, grad=False)) / (2 * h)
-        assert g[j] == pytest.approx(fd, rel=1e-5, abs=1e-7 * np.abs(g).max())
+    _assert_central_differences(ev, mu)
 
 
 @pytest.mark.parametrize("sizes", [[14] * 11, [21] * 12 + [2, 9]])

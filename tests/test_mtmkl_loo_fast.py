@@ -130,6 +130,17 @@ def test_a_hash_collision_keeps_both_rows(monkeypatch):
     assert len(uniq) == 2
 
 
+def _assert_central_differences(ev, mu, step=1e-5):
+    """The evaluator's gradient at ``mu`` against central differences of its criterion
+    (steps of ``step`` times each weight)."""
+    _, g = ev(mu)
+    for j in range(len(mu)):
+        e = np.zeros_like(mu)
+        e[j] = h = step * mu[j]
+        fd = (ev(mu + e, grad=False) - ev(mu - e, grad=False)) / (2 * h)
+        assert g[j] == pytest.approx(fd, rel=1e-5, abs=1e-7 * np.abs(g).max())
+
+
 def _direct_loo(p, mu):
     """Residuals of refits without each row: kernel ridge on the whole multitask
     kernel (within-task kernels, shared components over all rows) with a free bias

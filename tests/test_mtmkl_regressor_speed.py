@@ -9,7 +9,12 @@ search's."""
 
 import numpy as np
 import pytest
-from test_mtmkl_loo_fast import _eigen, _old, _problem  # (same folder: bucketed inputs)
+from test_mtmkl_loo_fast import (  # (same folder: bucketed inputs)
+    _assert_central_differences,
+    _eigen,
+    _old,
+    _problem,
+)
 
 from kernlearn import MultitaskMKLRegressorCV
 from kernlearn.methods.mtmkl import selection
@@ -69,12 +74,7 @@ def test_hostile_gradient_matches_central_differences(case):
     p = _problem(sizes, weighted, shared, seed=22)
     ev = _eigen(p)
     mu = np.linspace(0.4, 2.0, 2 + len(p["shared"]))
-    _, g = ev(mu)
-    for j in range(len(mu)):
-        e = np.zeros_like(mu)
-        e[j] = h = 1e-5 * mu[j]
-        fd = (ev(mu + e, grad=False) - ev(mu - e, grad=False)) / (2 * h)
-        assert g[j] == pytest.approx(fd, rel=1e-5, abs=1e-7 * np.abs(g).max())
+    _assert_central_differences(ev, mu)
 
 
 def test_a_fit_on_hostile_tasks_equals_the_inverse_based_search(monkeypatch):
