@@ -724,7 +724,8 @@ kernels_, platt_, n_features_in_, feature_names_in_
         for k, (tr, te) in enumerate(splits):
             self._store = FactorStore(max_block_rows=_BLOCK_ROWS)
             # (the first C of a fold from the previous fold's fit at it)
-            self._keep_start(self._store, lead, Cs[order[0]], task_index, np.asarray(tr))
+            self._keep_start(self._store, lead, Cs[order[0]], task_index, np.asarray(tr),
+                             y, sw)
             kept = {}  # (the fold's kernels between validation and training rows)
             for i in order:
                 est = self._fold_fit(X, y, task_index, sw, Cs[i], tr)
@@ -758,7 +759,7 @@ kernels_, platt_, n_features_in_, feature_names_in_
                             sign * bound, 0.0)
         return beta, start[1]
 
-    def _refit_start(self, best, task_index, n, kept):
+    def _refit_start(self, best, task_index, y, sw):
         """The refit's store, holding its start at the chosen C (index ``best``):
         the mean of its fold fits' duals of every row (over the folds that
         trained on it), made feasible, and their mean kernel weights.
@@ -774,29 +775,35 @@ kernels_, platt_, n_features_in_, feature_names_in_
         beta = sum(s[0] for s in starts)
         count = sum(s[2] for s in starts)
         beta = np.where(count > 0, beta / np.maximum(count, 1), 0.0)
-        rows = np.arange(n) if kept is None or np.all(kept > 0) else np.flatnonzero(kept > 0)
         gammas = [s[1] for s in starts]
         same = len({g.shape for g in gammas}) == 1
         self._keep_start(store, (beta, np.mean(gammas, axis=0) if same else None),
-                         self.C_, task_index, rows)
+                         self.C_, task_index, np.arange(len(y)), y, sw)
         return store
 
-    def _keep_start(self, store, start, C, task_index, rows):
+    def _keep_start(self, store, start, C, task_index, rows, y, sw):
         """Keep in ``store`` the start of a fit at ``C`` on the rows ``rows`` of
-        ``X``: the duals ``start[0]`` (per row of ``X``; zero on rows the
-        fits it came from did not train on) at those rows, made feasible, and
-        the kernel weights ``start[1]``.
+        ``X`` (labels ``y``, sample weights ``sw`` of all rows): the duals
+        ``start[0]`` (per row of ``X``; zero on rows the fits it came from did
+        not train on) at those rows, made feasible, and the kernel weights
+        ``start[1]``.
 
-        Only the rows of positive weight are a fit's (``self._kept``); a start
-        is kept for MK-MTFL and per-task MKL without shared kernels only (the
-        others keep no duals).
+        Only the rows of positive weight are a fit's; a start is kept for
+        MK-MTFL and per-task MKL without shared kernels only (the others keep
+        no duals).  The duals are put in this fit's box :math:`C w_i` before
+        the bias constraint: with ``class_weight="balanced"`` each fold's
+        :math:`w_i` are its own, and a dual past them, clipped after, left its
+        task's sum nonzero, so the solver dropped the task's start (every fold
+        start and the refit's on a balanced fit).
         """
         if (start is None or self.formulation not in ("mtfl", "mkl") or self.shared):
             return
-        kept = getattr(self, "_kept", None)
-        if kept is not None:
-            rows = rows[kept[rows] > 0]
-        beta = np.array(start[0][rows], dtype=float)
+        w = fit_sample_weight(None if sw is None else sw[rows], len(rows), y[rows],
+                              self.class_weight)
+        if w is not None:
+            rows, w = rows[w > 0], w[w > 0]
+        box = C * (1.0 if w is None else w)
+        beta = np.clip(start[0][rows], -box, box)
         tasks = (np.zeros(len(rows), np.int64) if task_index is None
                  else np.unique(np.asarray(task_index)[rows], return_inverse=True)[1])
         n_tasks = int(tasks.max()) + 1 if len(rows) else 0
@@ -878,7 +885,7 @@ kernels_, platt_, n_features_in_, feature_names_in_
                 lambda: self._grid_table(X, yv, task_index, sw, Cs, splits))
             self.C_ = float(Cs[best := self._record(Cs, scores)])
             # (a store of its own: the refit's rows are no fold's)
-            self._store = self._refit_start(best, task_index, len(yv), kept)
+            self._store = self._refit_start(best, task_index, yv, sw)
             # (the caller's X, validated again, so that its column names are kept)
             return self._fit_classification(X if self._precomputed() else X_in, yv,
                                             task_index, sample_weight, C=self.C_,
