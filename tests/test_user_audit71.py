@@ -12,6 +12,12 @@ Defects found (each test here failed before its fix):
   box after the per-task sums had been made zero, the sum was no longer
   zero, and the SVM solver, which takes a start only when it is feasible,
   started those tasks at zero.  The duals are now put in the fit's box first.
+* ``formulation="mkl"`` with folds over other tasks (an iterable ``cv``): a
+  fold's per-task kernel weights started the next fold's when the two
+  trained on as many tasks, by position, so a fold on tasks 1 and 2 started
+  from the weights of tasks 0 and 1 (and one on fewer tasks from uniform
+  weights).  They are now matched by task id.  Both were starts only: every
+  fit stops on its own duality gap, so no model was wrong, only slower.
 
 Checked clean (no fix needed) is listed in the tests named ``*_clean``.
 """
@@ -69,3 +75,35 @@ def test_balanced_class_weight_fold_and_refit_starts_are_taken(handed, formulati
     # 2 + 3 + 3 fold fits from a start (the first fold's middle C is cold), the refit
     assert len(handed) == 9
     assert all(all(taken) for taken in handed), handed
+
+
+def _task_folds(t):
+    """Folds over tasks: the first trains on tasks 0 and 1, the second on 1
+    and 2 (as many tasks, other ones), the third on task 2 alone."""
+    r = np.arange(len(t))
+    half = [(r[t == k][::2], r[t == k][1::2]) for k in range(3)]
+    return [(np.r_[half[0][0], half[0][1], half[1][0]], half[1][1]),
+            (np.r_[half[1][1], half[2][0], half[2][1]], half[1][1][:0]),
+            (half[2][0], half[2][1])]
+
+
+def test_per_task_kernel_weights_start_the_same_tasks_of_the_next_fold(monkeypatch):
+    from kernlearn.methods.mtmkl import FactorStore
+
+    X, y, t = _data(240, seed=2)
+    fits, kept = [], []
+    fold_fit = MultitaskMKLClassifierCV._fold_fit
+    keep = FactorStore.keep_row_start
+    monkeypatch.setattr(MultitaskMKLClassifierCV, "_fold_fit",
+                        lambda self, *a: fits.append(fold_fit(self, *a)) or fits[-1])
+    monkeypatch.setattr(FactorStore, "keep_row_start",
+                        lambda self, C, beta, gamma: kept.append(gamma) or keep(self, C, beta, gamma))
+    folds = _task_folds(t)
+    folds[1] = (folds[1][0], folds[1][0][:4])  # (validation rows of tasks it trained on)
+    MultitaskMKLClassifierCV(KERNELS, Cs=[1.0], cv=folds, formulation="mkl").fit(
+        X, y, task_index=t)
+    # fold 2 (tasks 1, 2) had fold 1's rows of tasks 0 and 1 as its tasks 1 and 2:
+    # a task it did not train on has no weights to start from
+    assert kept[0] is None
+    # fold 3 (task 2) starts from fold 2's weights of task 2 (it took uniform ones)
+    np.testing.assert_array_equal(kept[1], fits[1].task_kernel_weights_[[1]])

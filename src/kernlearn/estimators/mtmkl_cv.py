@@ -743,7 +743,8 @@ kernels_, platt_, n_features_in_, feature_names_in_
         at ``C``: its duals, and on its validation rows ``te`` (training rows of
         the next fold, where its duals are zero) the duals its decision values
         give them by the hinge's KKT conditions: at the bound ``C_i`` (the
-        sign of the row's class) inside the margin, zero outside.
+        sign of the row's class) inside the margin, zero outside; its kernel
+        weights and its rows (whose task ids name the weights' rows).
 
         On Turnout the next fold's solve at ``C`` took 67-80 % of a cold
         one's pair updates from this fold's duals with zeros there, and about
@@ -757,7 +758,7 @@ kernels_, platt_, n_features_in_, feature_names_in_
         beta = start[0].copy()
         beta[te] = np.where(sign * est.decision_function(Xte, task_index=tte) < 1.0,
                             sign * bound, 0.0)
-        return beta, start[1]
+        return beta, start[1], start[2]
 
     def _refit_start(self, best, task_index, y, sw):
         """The refit's store, holding its start at the chosen C (index ``best``):
@@ -786,7 +787,8 @@ kernels_, platt_, n_features_in_, feature_names_in_
         ``X`` (labels ``y``, sample weights ``sw`` of all rows): the duals
         ``start[0]`` (per row of ``X``; zero on rows the fits it came from did
         not train on) at those rows, made feasible, and the kernel weights
-        ``start[1]``.
+        ``start[1]`` (per-task ones matched by task id to the rows
+        ``start[2] > 0`` of a fold that trained on other tasks).
 
         Only the rows of positive weight are a fit's; a start is kept for
         MK-MTFL and per-task MKL without shared kernels only (the others keep
@@ -820,6 +822,13 @@ kernels_, platt_, n_features_in_, feature_names_in_
         # (per-task weights of fits that lacked a task are not this fit's:
         # then the duals alone, at uniform weights)
         gamma = start[1]
+        if gamma is not None and gamma.shape[0] > 1 and len(start) > 2:
+            # (a previous fold's rows by task id: one that trained on other
+            # tasks, as many, had its rows for those tasks)
+            ids = np.asarray(task_index)
+            ids, src = np.unique(ids[rows]), np.unique(ids[start[2] > 0])
+            at = np.minimum(np.searchsorted(src, ids), len(src) - 1)
+            gamma = gamma[at] if np.array_equal(src[at], ids) else None
         fits = gamma is not None and gamma.shape[0] in (1, n_tasks)
         store.keep_row_start(C, beta, gamma if fits else None)
 
