@@ -107,3 +107,70 @@ def test_per_task_kernel_weights_start_the_same_tasks_of_the_next_fold(monkeypat
     assert kept[0] is None
     # fold 3 (task 2) starts from fold 2's weights of task 2 (it took uniform ones)
     np.testing.assert_array_equal(kept[1], fits[1].task_kernel_weights_[[1]])
+
+
+def _fitted_state(clf):
+    return (clf.C_, clf.cv_results_["mean_test_score"].tolist(),
+            clf.task_kernel_weights_.tolist(), clf.intercept_.tolist())
+
+
+def test_classifier_cv_refits_threads_and_determinism_clean():
+    """Two fits equal; a refit of a fitted estimator (with other data in
+    between) equals a fresh fit; two estimators fitted at once from two threads
+    equal their fits one after the other (no start leaks between fits)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    X, y, t = _data(150, seed=3)
+    X2, y2, t2 = _data(120, seed=4)
+    sw = np.random.default_rng(5).uniform(0.0, 2.0, len(y))
+    sw[::6] = 0.0
+
+    def make():
+        return MultitaskMKLClassifierCV(KERNELS, Cs=[0.1, 1.0, 10.0], cv=3,
+                                        formulation="mkl", class_weight="balanced")
+
+    first = _fitted_state(make().fit(X, y, task_index=t, sample_weight=sw))
+    assert _fitted_state(make().fit(X, y, task_index=t, sample_weight=sw)) == first
+    clf = make().fit(X2, y2, task_index=t2)
+    assert _fitted_state(clf.fit(X, y, task_index=t, sample_weight=sw)) == first
+    other = _fitted_state(make().fit(X2, y2, task_index=t2))
+    with ThreadPoolExecutor(2) as pool:
+        a = pool.submit(lambda: make().fit(X, y, task_index=t, sample_weight=sw))
+        b = pool.submit(lambda: make().fit(X2, y2, task_index=t2))
+        assert _fitted_state(a.result()) == first and _fitted_state(b.result()) == other
+
+
+@pytest.mark.parametrize("case", ["str-ids-labels", "unequal-folds", "one-C", "mkl",
+                                  "shared", "weights"])
+def test_classifier_cv_matches_the_cold_path_clean(monkeypatch, case):
+    """The fold starts change where a fit stops, not what it finds: with a
+    tight ``tol`` every validation score and ``C_`` equal the path without
+    kept starts (``_keep_start`` off), on hostile inputs."""
+    from sklearn.model_selection import KFold
+
+    X, y, t = _data(150, seed=6)
+    kw, fk = dict(Cs=[0.1, 1.0, 10.0], cv=3, tol=1e-7, max_iter=2000), {"task_index": t}
+    if case == "str-ids-labels":
+        y, fk["task_index"] = np.where(y == 1, "no", "yes"), np.array(["z", "a", "m"])[t]
+    elif case == "unequal-folds":
+        kw["cv"] = list(KFold(7, shuffle=True, random_state=1).split(X))
+    elif case == "one-C":
+        kw["Cs"] = [3.0]
+    elif case == "mkl":
+        kw["formulation"] = "mkl"
+    elif case == "shared":  # (no start kept)
+        kw["shared"] = True
+    else:
+        w = np.random.default_rng(2).uniform(0, 2, len(y))
+        w[::5], w[1::9] = 0.0, 1e-3
+        fk["sample_weight"] = w
+
+    def scores(clf):
+        res = clf.cv_results_
+        return clf.C_, np.array([res[f"split{k}_test_score"] for k in range(clf.n_splits_)])
+
+    warm = scores(MultitaskMKLClassifierCV(KERNELS, **kw).fit(X, y, **fk))
+    monkeypatch.setattr(MultitaskMKLClassifierCV, "_keep_start", lambda self, *a: None)
+    cold = scores(MultitaskMKLClassifierCV(KERNELS, **kw).fit(X, y, **fk))
+    assert warm[0] == cold[0]
+    np.testing.assert_array_equal(warm[1], cold[1])
