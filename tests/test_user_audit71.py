@@ -174,3 +174,41 @@ def test_classifier_cv_matches_the_cold_path_clean(monkeypatch, case):
     cold = scores(MultitaskMKLClassifierCV(KERNELS, **kw).fit(X, y, **fk))
     assert warm[0] == cold[0]
     np.testing.assert_array_equal(warm[1], cold[1])
+
+
+@pytest.mark.parametrize("mu", [[0.4, 2.0], [0.0, 1.3], [2.0, 0.0], [30.0, 0.02]])
+def test_loo_gradient_on_weighted_small_tasks_matches_differences_clean(mu):
+    """The one-pass evaluation's gradient on tasks of 2 and 5 rows beside one
+    of 150, weighted, without shared components, at kernel weights at zero
+    (one-sided differences there), and its criterion and gradient equal the
+    inverse-based ones."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_mtmkl_loo_fast import _eigen, _old, _problem
+
+    p = _problem([150, 2, 5], True, False, seed=31)
+    ev, mu = _eigen(p), np.asarray(mu, dtype=float)
+    f, g = ev(mu)
+    f0, g0, _ = _old(p, mu, full=True)
+    assert f == pytest.approx(f0, rel=1e-12)
+    np.testing.assert_allclose(g, g0, rtol=1e-10, atol=1e-12 * np.abs(g0).max())
+    for j in range(len(mu)):
+        e = np.zeros_like(mu)
+        e[j] = h = 1e-6 * max(mu[j], 1.0)
+        back = mu - e if mu[j] > 0 else mu
+        fd = (ev(mu + e, grad=False) - ev(back, grad=False)) / (h * (2 if mu[j] > 0 else 1))
+        assert g[j] == pytest.approx(fd, rel=1e-4, abs=1e-4 * np.abs(g).max())
+
+
+def test_loo_search_refuses_a_task_of_one_row_clean():
+    """A task of one row has no leave-one-out fit (the inverse-based numbers are
+    NaN there): refused by name before the search."""
+    from kernlearn import MultitaskMKLRegressorCV
+
+    rng = np.random.default_rng(5)
+    t = np.r_[[0], [1, 1], np.full(60, 2)]
+    X = rng.normal(size=(len(t), 3))
+    with pytest.raises(ValueError, match="at least 2 samples; task.*have one"):
+        MultitaskMKLRegressorCV().fit(X, X[:, 0], task_index=t)
