@@ -230,3 +230,51 @@ def test_the_kept_triangle_mask_is_bounded(monkeypatch):
             want = np.tril(A) + np.tril(A, -1).T if lower else np.triu(A) + np.triu(A, 1).T
             assert state._mirrored(A, lower).tobytes() == want.tobytes()
         assert state._UPPER[0].nbytes <= 2**20  # (was 4 * 1500**2 bytes, kept)
+
+
+def test_lowrank_seeds_and_threads_clean():
+    """NumPy integer seeds give the int's model, ``True`` the model of
+    ``RandomState(True)``, seeds outside [0, 2**32) are refused by name, a
+    changed ``random_state`` refits with the new one, a pickled or cloned
+    estimator keeps its model, and fits of different sizes in four threads
+    (the kept mask grown while others read it) equal their fits one by one."""
+    import pickle
+    import threading
+
+    from sklearn.base import clone
+
+    from kernlearn import LowRankKernelRegressor
+    from kernlearn.estimators import lowrank
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=200)
+
+    def pred(rs, **kw):
+        return LowRankKernelRegressor(random_state=rs, **kw).fit(X, y).predict(X)
+
+    ref = pred(3)
+    for rs in (np.int64(3), np.uint8(3), np.int32(3)):
+        np.testing.assert_array_equal(pred(rs), ref)
+    np.testing.assert_array_equal(pred(True), pred(np.random.RandomState(1)))
+    for rs in (-1, 2**32, np.uint64(2**63)):
+        with pytest.raises(ValueError, match="random_state"):
+            pred(rs)
+    est = LowRankKernelRegressor(random_state=3).fit(X, y)
+    p4 = est.set_params(random_state=4).fit(X, y).predict(X)
+    np.testing.assert_array_equal(p4, pred(4))
+    assert not np.array_equal(p4, ref)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).predict(X), p4)
+    np.testing.assert_array_equal(clone(est).fit(X, y).predict(X), p4)
+    assert lowrank._int_seed.cache_info().maxsize == 64
+    jobs = [(1, 20), (2, 150), (3, 60), (4, 200)]
+    alone = {job: pred(job[0], n_columns=job[1]) for job in jobs}
+    got = {}
+    threads = [threading.Thread(target=lambda j=job: got.__setitem__(
+        j, pred(j[0], n_columns=j[1]))) for job in jobs]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for job in jobs:
+        np.testing.assert_array_equal(got[job], alone[job])
