@@ -23,6 +23,11 @@ Defects found (each test here failed before its fix):
   back: one fit with ``m`` active columns left ``4 m^2`` bytes held for the
   life of the process (1.6 GB after ``m = 20000``).  Masks past 1,024 rows
   (1 MB) are now made for the call and not kept.
+* ``MultitaskMKLClassifierCV`` with ``cv`` an iterable of boolean mask pairs
+  (as ``GridSearchCV`` takes) stopped on NumPy's "boolean array indexing
+  assignment cannot assign 150 input values to the 100 output values" (the
+  fold fits' duals kept for the starts indexed by the masks); the masks are
+  now read as the indices they select.
 
 Checked clean (no fix needed) is listed in the tests named ``*_clean``.
 """
@@ -278,3 +283,19 @@ def test_lowrank_seeds_and_threads_clean():
         th.join()
     for job in jobs:
         np.testing.assert_array_equal(got[job], alone[job])
+
+
+@pytest.mark.parametrize("class_weight", [None, "balanced"])
+def test_boolean_mask_folds_are_the_folds_they_select(class_weight):
+    X, y, t = _data(150, seed=7)
+    r = np.arange(len(y))
+    masks = [(r % 3 != k, r % 3 == k) for k in range(3)]
+    index = [(np.flatnonzero(a), np.flatnonzero(b)) for a, b in masks]
+    kw = dict(Cs=[0.1, 1.0], class_weight=class_weight)
+    by_mask = MultitaskMKLClassifierCV(KERNELS, cv=masks, **kw).fit(X, y, task_index=t)
+    by_index = MultitaskMKLClassifierCV(KERNELS, cv=index, **kw).fit(X, y, task_index=t)
+    assert by_mask.C_ == by_index.C_
+    for key in ("split0_test_score", "split2_test_score", "mean_test_score"):
+        np.testing.assert_array_equal(by_mask.cv_results_[key], by_index.cv_results_[key])
+    np.testing.assert_array_equal(by_mask.decision_function(X, task_index=t),
+                                  by_index.decision_function(X, task_index=t))

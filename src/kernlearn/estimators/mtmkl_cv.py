@@ -514,10 +514,14 @@ def _split(cv, rows, strata):
 
     A splitter by groups (``GroupKFold``, ``LeaveOneGroupOut``...) stopped on
     scikit-learn's "The 'groups' parameter should not be None", which ``fit``
-    has no way to pass: named, with what to do instead.
+    has no way to pass: named, with what to do instead.  Boolean masks (an
+    iterable of mask pairs, as scikit-learn's searches take) become indices:
+    the CV classifier's fold starts stopped on NumPy's "boolean array
+    indexing assignment cannot assign 150 input values to the 100 output values".
     """
     try:
-        return list(cv.split(np.zeros((len(rows), 1)), strata))
+        return [tuple(np.flatnonzero(a) if np.asarray(a).dtype == bool else a
+                      for a in pair) for pair in cv.split(np.zeros((len(rows), 1)), strata)]
     except ValueError as err:
         if "'groups'" not in str(err):
             raise
