@@ -181,7 +181,7 @@ def test_the_lead_is_none_without_duals():
     est = MultitaskMKLClassifierCV(KERNELS)
     assert est._lead(None, None, None, None, None, 1.0, None) is None
     store = FactorStore()
-    est._keep_start(store, None, 1.0, None, np.arange(3))
+    est._keep_start(store, None, 1.0, None, np.arange(3), np.zeros(3), None)
     assert store._row_start is None
 
 

@@ -523,10 +523,14 @@ def _split(cv, rows, strata):
 
     A splitter by groups (``GroupKFold``, ``LeaveOneGroupOut``...) stopped on
     scikit-learn's "The 'groups' parameter should not be None", which ``fit``
-    has no way to pass: named, with what to do instead.
+    has no way to pass: named, with what to do instead.  Boolean masks (an
+    iterable of mask pairs, as scikit-learn's searches take) become indices:
+    the CV classifier's fold starts stopped on NumPy's "boolean array
+    indexing assignment cannot assign 150 input values to the 100 output values".
     """
     try:
-        return list(cv.split(np.zeros((len(rows), 1)), strata))
+        return [tuple(np.flatnonzero(a) if np.asarray(a).dtype == bool else a
+                      for a in pair) for pair in cv.split(np.zeros((len(rows), 1)), strata)]
     except ValueError as err:
         if "'groups'" not in str(err):
             raise
@@ -736,7 +740,8 @@ kernels_, platt_, n_features_in_, feature_names_in_
         for k, (tr, te) in enumerate(splits):
             self._store = FactorStore(max_block_rows=_BLOCK_ROWS)
             # (the first C of a fold from the previous fold's fit at it)
-            self._keep_start(self._store, lead, Cs[order[0]], task_index, np.asarray(tr))
+            self._keep_start(self._store, lead, Cs[order[0]], task_index, np.asarray(tr),
+                             y, sw)
             kept = {}  # (the fold's kernels between validation and training rows)
             for i in order:
                 est = self._fold_fit(X, y, task_index, sw, Cs[i], tr)
@@ -754,7 +759,8 @@ kernels_, platt_, n_features_in_, feature_names_in_
         at ``C``: its duals, and on its validation rows ``te`` (training rows of
         the next fold, where its duals are zero) the duals its decision values
         give them by the hinge's KKT conditions: at the bound ``C_i`` (the
-        sign of the row's class) inside the margin, zero outside.
+        sign of the row's class) inside the margin, zero outside; its kernel
+        weights and its rows (whose task ids name the weights' rows).
 
         On Turnout the next fold's solve at ``C`` took 67-80 % of a cold
         one's pair updates from this fold's duals with zeros there, and about
@@ -768,9 +774,9 @@ kernels_, platt_, n_features_in_, feature_names_in_
         beta = start[0].copy()
         beta[te] = np.where(sign * est.decision_function(Xte, task_index=tte) < 1.0,
                             sign * bound, 0.0)
-        return beta, start[1]
+        return beta, start[1], start[2]
 
-    def _refit_start(self, best, task_index, n, kept):
+    def _refit_start(self, best, task_index, y, sw):
         """The refit's store, holding its start at the chosen C (index ``best``):
         the mean of its fold fits' duals of every row (over the folds that
         trained on it), made feasible, and their mean kernel weights.
@@ -786,29 +792,36 @@ kernels_, platt_, n_features_in_, feature_names_in_
         beta = sum(s[0] for s in starts)
         count = sum(s[2] for s in starts)
         beta = np.where(count > 0, beta / np.maximum(count, 1), 0.0)
-        rows = np.arange(n) if kept is None or np.all(kept > 0) else np.flatnonzero(kept > 0)
         gammas = [s[1] for s in starts]
         same = len({g.shape for g in gammas}) == 1
         self._keep_start(store, (beta, np.mean(gammas, axis=0) if same else None),
-                         self.C_, task_index, rows)
+                         self.C_, task_index, np.arange(len(y)), y, sw)
         return store
 
-    def _keep_start(self, store, start, C, task_index, rows):
+    def _keep_start(self, store, start, C, task_index, rows, y, sw):
         """Keep in ``store`` the start of a fit at ``C`` on the rows ``rows`` of
-        ``X``: the duals ``start[0]`` (per row of ``X``; zero on rows the
-        fits it came from did not train on) at those rows, made feasible, and
-        the kernel weights ``start[1]``.
+        ``X`` (labels ``y``, sample weights ``sw`` of all rows): the duals
+        ``start[0]`` (per row of ``X``; zero on rows the fits it came from did
+        not train on) at those rows, made feasible, and the kernel weights
+        ``start[1]`` (per-task ones matched by task id to the rows
+        ``start[2] > 0`` of a fold that trained on other tasks).
 
-        Only the rows of positive weight are a fit's (``self._kept``); a start
-        is kept for MK-MTFL and per-task MKL without shared kernels only (the
-        others keep no duals).
+        Only the rows of positive weight are a fit's; a start is kept for
+        MK-MTFL and per-task MKL without shared kernels only (the others keep
+        no duals).  The duals are put in this fit's box :math:`C w_i` before
+        the bias constraint: with ``class_weight="balanced"`` each fold's
+        :math:`w_i` are its own, and a dual past them, clipped after, left its
+        task's sum nonzero, so the solver dropped the task's start (every fold
+        start and the refit's on a balanced fit).
         """
         if (start is None or self.formulation not in ("mtfl", "mkl") or self.shared):
             return
-        kept = getattr(self, "_kept", None)
-        if kept is not None:
-            rows = rows[kept[rows] > 0]
-        beta = np.array(start[0][rows], dtype=float)
+        w = fit_sample_weight(None if sw is None else sw[rows], len(rows), y[rows],
+                              self.class_weight)
+        if w is not None:
+            rows, w = rows[w > 0], w[w > 0]
+        box = C * (1.0 if w is None else w)
+        beta = np.clip(start[0][rows], -box, box)
         tasks = (np.zeros(len(rows), np.int64) if task_index is None
                  else np.unique(np.asarray(task_index)[rows], return_inverse=True)[1])
         n_tasks = int(tasks.max()) + 1 if len(rows) else 0
@@ -825,6 +838,13 @@ kernels_, platt_, n_features_in_, feature_names_in_
         # (per-task weights of fits that lacked a task are not this fit's:
         # then the duals alone, at uniform weights)
         gamma = start[1]
+        if gamma is not None and gamma.shape[0] > 1 and len(start) > 2:
+            # (a previous fold's rows by task id: one that trained on other
+            # tasks, as many, had its rows for those tasks)
+            ids = np.asarray(task_index)
+            ids, src = np.unique(ids[rows]), np.unique(ids[start[2] > 0])
+            at = np.minimum(np.searchsorted(src, ids), len(src) - 1)
+            gamma = gamma[at] if np.array_equal(src[at], ids) else None
         fits = gamma is not None and gamma.shape[0] in (1, n_tasks)
         store.keep_row_start(C, beta, gamma if fits else None)
 
@@ -890,7 +910,7 @@ kernels_, platt_, n_features_in_, feature_names_in_
                 lambda: self._grid_table(X, yv, task_index, sw, Cs, splits))
             self.C_ = float(Cs[best := self._record(Cs, scores)])
             # (a store of its own: the refit's rows are no fold's)
-            self._store = self._refit_start(best, task_index, len(yv), kept)
+            self._store = self._refit_start(best, task_index, yv, sw)
             # (the caller's X, validated again, so that its column names are kept)
             return self._fit_classification(X if self._precomputed() else X_in, yv,
                                             task_index, sample_weight, C=self.C_,

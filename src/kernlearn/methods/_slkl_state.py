@@ -761,6 +761,10 @@ def _shifted_inverse(BtB, lam):
 #: a strictly upper triangular mask, grown as needed: its top-left ``m x m``
 #: corner is that of ``m`` (one per size was as dear as the temporaries it saves)
 _UPPER = [np.zeros((0, 0), dtype=bool)]
+#: the largest mask kept (1 MB): a larger ``m`` gets one of its own (its copy
+#: costs as much), since the kept one outlives the fit (``4 m^2`` bytes: 1.6 GB
+#: after one fit of 20,000 active columns)
+_UPPER_KEPT = 1024
 
 
 def _mirrored(A, lower):
@@ -775,7 +779,10 @@ def _mirrored(A, lower):
     m = len(S)
     mask = _UPPER[0]  # (read once: a fit in another thread may replace it)
     if mask.shape[0] < m:
-        mask = _UPPER[0] = np.triu(np.ones((2 * m, 2 * m), dtype=bool), 1)
+        size = min(2 * m, _UPPER_KEPT) if m <= _UPPER_KEPT else m
+        mask = np.triu(np.ones((size, size), dtype=bool), 1)
+        if size <= _UPPER_KEPT:
+            _UPPER[0] = mask
     mask = mask[:m, :m]
     # (each entry written is read from the other triangle, never written)
     np.copyto(S, S.T, where=mask if lower else mask.T)
