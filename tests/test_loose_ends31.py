@@ -8,8 +8,14 @@
   that may explain it.  They are now given before the error propagates (a
   warning that a filter makes an error is added to the error's notes
   instead of replacing it).
+* A fit on a Dask cluster stopped by Ctrl-C (or any error) left its futures
+  referenced by the exception a notebook keeps (``sys.last_value``: its
+  traceback's frames, their locals and closures), so the cluster held the
+  fit's data until the exception was dropped.  The futures a fit makes are
+  now released when it raises; the user's scattered and persisted data stay.
 """
 
+import time
 import warnings
 
 import numpy as np
@@ -184,3 +190,60 @@ def test_grfl_summary_made_an_error_by_a_filter_does_not_replace_the_error(monke
     assert len(notes) == 1 and notes[0].startswith(
         "ConvergenceWarning: GrFL's master stopped after"), notes
 
+
+# ------------------------------------------ a cluster fit stopped by Ctrl-C
+def _until(condition, timeout=10.0):
+    # (a released future is dropped by the client's event loop a moment later)
+    end = time.monotonic() + timeout
+    while not condition() and time.monotonic() < end:
+        time.sleep(0.05)
+    return condition()
+
+
+def _interrupted_on_second(monkeypatch, cls, name):
+    real, calls = getattr(cls, name), []
+
+    def stopping(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, name, stopping)
+
+
+@pytest.mark.parametrize("name", ["fgm", "grfl"])
+def test_a_stopped_cluster_fit_holds_no_futures_while_its_error_is_kept(monkeypatch, name):
+    da = pytest.importorskip("dask.array")
+    distributed = pytest.importorskip("distributed")
+    from kernlearn._dask_master import DaskMasterRows
+    from kernlearn.methods._grfl_dask import DaskGrFL
+
+    est, (cls, method) = {
+        "fgm": (kl.FGMClassifier(B=2, max_iter=4), (DaskMasterRows, "dual_point")),
+        "grfl": (kl.InfiniteFeatureClassifier(inner_max_iter=3, random_state=0),
+                 (DaskGrFL, "master"))}[name]
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 10))
+    y = np.sign(X[:, 0] - 0.5 * X[:, 1] + 0.3 * rng.standard_normal(400))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        # the user's own data on the cluster: a scattered array, a persisted X
+        mine = client.scatter(np.arange(5.0))
+        Xd = client.persist(da.from_array(X, chunks=100))
+        users = {mine.key} | {f.key for f in distributed.futures_of(Xd)}
+        _interrupted_on_second(monkeypatch, cls, method)
+        with pytest.raises(KeyboardInterrupt) as info:
+            est.fit(Xd, y)
+        kept = info.value  # (a notebook keeps it: sys.last_value)
+        assert kept.__traceback__ is not None
+        # the scheduler held the fit's 13 (FGM) or 3 (GrFL) futures' tasks
+        assert _until(lambda: set(c.scheduler.tasks) <= users), \
+            sorted(set(c.scheduler.tasks) - users)
+        # the user's data untouched; a fit after it runs
+        assert mine.result().sum() == 10.0
+        np.testing.assert_allclose(Xd.sum().compute(), X.sum())
+        monkeypatch.undo()
+        assert est.fit(Xd, y).score(X, y) > 0.8
+        del kept, info
