@@ -247,3 +247,43 @@ def test_a_stopped_cluster_fit_holds_no_futures_while_its_error_is_kept(monkeypa
         monkeypatch.undo()
         assert est.fit(Xd, y).score(X, y) > 0.8
         del kept, info
+
+
+# ------------------------------------- the CV classifier's starts at a huge C
+def test_cv_classifier_fits_started_at_huge_c_meet_their_gap(monkeypatch):
+    # guard (reported as "starts stop short"; not so): at C = 1e4 and 1e5 the
+    # fold fits, each started from the nearest C fitted, stop on their own
+    # duality gap, within tol of the optimum (a reference at tol=1e-7), their
+    # lower bound below it, and without a ConvergenceWarning; one outer
+    # iteration at 1e5 because 1e4's optimum, its start, is already within tol
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(1)
+    n = 240
+    X = np.round(rng.normal(size=(n, 3)))  # (repeated rows of both labels: no hard margin)
+    t = rng.integers(0, 3, n)
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    y = np.where(rng.random(n) < 0.2, 1 - y, y)
+    Est, fits = kl.MultitaskMKLClassifierCV, []
+    real = Est._fold_fit
+
+    def kept(self, *args):
+        fits.append((args[4], args[5], real(self, *args)))
+        return fits[-1][2]
+
+    monkeypatch.setattr(Est, "_fold_fit", kept)
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        Est(["linear", "rbf"], Cs=[1.0, 1e4, 1e5], cv=3).fit(X, y, task_index=t)
+        checked = 0
+        for C, train, est in fits:
+            if C < 1e4:
+                continue
+            ref = kl.MultitaskMKLClassifier(["linear", "rbf"], C=C, tol=1e-7, max_iter=3000).fit(
+                X[train], y[train], task_index=t[train])
+            opt = ref.objective_
+            assert est.converged_ and est.objective_ - opt <= est.tol * opt, (C, est.objective_,
+                                                                               opt)
+            assert est.objective_ - est.gap_ <= opt * (1 + 1e-9), (C, est.gap_)
+            checked += 1
+    assert checked == 6
