@@ -44,6 +44,7 @@ from ._row_futures import (
     RowFutures,
     _sum_all,
     gather_result,
+    made,
     stack_rows,
 )
 from .utils._finite import block_first_non_finite, first_non_finite_of_blocks, non_finite_message
@@ -731,6 +732,10 @@ class DaskRows(RowPartitioned):
             X = X.rechunk({1: -1})
         if persist if persist is not None else self.client is not None:
             X = self.client.persist(X) if self.client is not None else X.persist()
+            if self.client is not None:
+                from distributed import futures_of
+
+                made(futures_of(X))  # (new future objects, even of a persisted X)
         X = _known_row_chunks(X)
         self._dask = dask
         self.array = X

@@ -12,6 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 from ..families._infinite import plain_float_matrix
+from .._row_futures import fit_futures
 from ..partitioned import _is_dask_array, _is_dask_frame
 from ..progress import close_bars_opened_since, open_bars
 from ..utils._finite import (first_non_finite, missing_rows_message, non_finite_message,
@@ -56,7 +57,10 @@ def all_or_nothing(fit):
     attributes are put back as they were before the call instead, so the
     estimator is either unfitted or holds its previous, whole model.  The
     progress bars the fit opened are closed
-    (:func:`~kernlearn.progress.close_bars_opened_since`).
+    (:func:`~kernlearn.progress.close_bars_opened_since`), and the futures a
+    fit on a Dask cluster made are released
+    (:func:`~kernlearn._row_futures.fit_futures`): the exception a notebook
+    keeps held them, and the cluster the fit's data.
 
     Parameters
     ----------
@@ -71,7 +75,8 @@ def all_or_nothing(fit):
     def wrapper(self, *args, **kwargs):
         before, bars = dict(vars(self)), open_bars()
         try:
-            return fit(self, *args, **kwargs)
+            with fit_futures():
+                return fit(self, *args, **kwargs)
         except BaseException:
             vars(self).clear()
             vars(self).update(before)

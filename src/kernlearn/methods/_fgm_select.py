@@ -38,7 +38,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..families import FeaturePool
 from ..losses import Square, weighted
 from .fgm import _assemble, _cutting_planes, _dense_coef, _fit_pool, fgm_decision, fit_fgm
-from ..utils._warnings import collected, pass_on
+from ..utils._warnings import pass_on, run_collected
 
 __all__ = ["C_GRID", "cv_folds", "fit_fgm_auto_C"]
 
@@ -304,11 +304,13 @@ class _Fold:
     def loss_at(self, C):
         """Held-out loss (sample-weighted sum) of FGM fitted at ``C``."""
         # a fold fit that stops at max_iter still ranks C; the fit on all rows
-        # warns as any fit does (not warnings.catch_warnings: see utils/_warnings.py)
-        with collected() as caught:
-            path = _cutting_planes(self.Xtr, self.ytr, self.pool, self.loss,
-                                   replace(self.settings, C=float(C)))
-        pass_on(caught, ConvergenceWarning)
+        # warns as any fit does (not warnings.catch_warnings: see utils/_warnings.py);
+        # a fold fit that raised ranks nothing: its stop may explain the error
+        path = run_collected(
+            lambda: _cutting_planes(self.Xtr, self.ytr, self.pool, self.loss,
+                                    replace(self.settings, C=float(C))),
+            lambda caught, error: pass_on(caught, ConvergenceWarning if error is None else (),
+                                          during=error))
         res = _assemble(self.Xtr, self.pool, [path],
                         [_dense_coef(path, self.Xtr.shape[1])[:, 0]],
                         [float(path.intercept[0])])

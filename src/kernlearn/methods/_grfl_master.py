@@ -17,7 +17,7 @@ from scipy.optimize import minimize_scalar
 from sklearn.exceptions import ConvergenceWarning
 
 from ..solvers._dirty import DirtyProblem
-from ..utils._warnings import collected, warn
+from ..utils._warnings import run_collected, warn
 
 __all__ = ["block_norms", "capped_solver", "intercept_only", "n_kept", "n_params",
            "one_master_warning", "paper_loss_factor", "penalty_level", "prune",
@@ -170,38 +170,37 @@ def one_master_warning(fit):
     -------
     callable
     """
+    def give(caught, error):  # (the fit's error, if it raised, propagates after)
+        missed, cap, passed, timed = {}, None, set(), []
+        for message, category in caught:
+            m = _MISSED.match(message) if category is ConvergenceWarning else None
+            t = _TIMED_OUT.match(message) if category is ConvergenceWarning else None
+            if t is not None:
+                timed.append(t)
+            elif m is None:
+                if (message, category) not in passed:
+                    passed.add((message, category))
+                    warn(message, category, during=error)
+            else:
+                cap = m.group(1)
+                missed[m.group(2)] = missed.get(m.group(2), 0) + 1
+        if missed:
+            counts = ", and ".join(what + (f" in {k} solves" if k > 1 else "")
+                                   for what, k in missed.items())
+            warn(f"GrFL's master stopped after {cap} without meeting {counts}; "
+                 "increase inner_max_iter.", ConvergenceWarning, during=error)
+        if timed:
+            # (one per path: the averaged paths, stopped after 0 and 1 outer
+            # iterations, gave two warnings of one time budget)
+            its = sorted({int(t.group(2)) for t in timed})
+            span = str(its[0]) if len(its) == 1 else f"{its[0]} to {its[-1]}"
+            where = f" (in {len(timed)} paths)" if len(timed) > 1 else ""
+            warn(f"{timed[0].group(1)}{span}{timed[0].group(3)}{where}"
+                 f"{timed[0].group(4)}", ConvergenceWarning, during=error)
+
     @functools.wraps(fit)
     def run(*args, **kwargs):
-        try:
-            with collected() as caught:
-                return fit(*args, **kwargs)
-        finally:  # (outside the block: what it warns is the caller's)
-            missed, cap, passed, timed = {}, None, set(), []
-            for message, category in caught:
-                m = _MISSED.match(message) if category is ConvergenceWarning else None
-                t = _TIMED_OUT.match(message) if category is ConvergenceWarning else None
-                if t is not None:
-                    timed.append(t)
-                elif m is None:
-                    if (message, category) not in passed:
-                        passed.add((message, category))
-                        warn(message, category)
-                else:
-                    cap = m.group(1)
-                    missed[m.group(2)] = missed.get(m.group(2), 0) + 1
-            if missed:
-                counts = ", and ".join(what + (f" in {k} solves" if k > 1 else "")
-                                       for what, k in missed.items())
-                warn(f"GrFL's master stopped after {cap} without meeting {counts}; "
-                     "increase inner_max_iter.", ConvergenceWarning)
-            if timed:
-                # (one per path: the averaged paths, stopped after 0 and 1 outer
-                # iterations, gave two warnings of one time budget)
-                its = sorted({int(t.group(2)) for t in timed})
-                span = str(its[0]) if len(its) == 1 else f"{its[0]} to {its[-1]}"
-                where = f" (in {len(timed)} paths)" if len(timed) > 1 else ""
-                warn(f"{timed[0].group(1)}{span}{timed[0].group(3)}{where}"
-                     f"{timed[0].group(4)}", ConvergenceWarning)
+        return run_collected(lambda: fit(*args, **kwargs), give)
     return run
 
 

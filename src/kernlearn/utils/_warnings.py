@@ -23,14 +23,14 @@ import os
 import sys
 import warnings
 
-__all__ = ["carried", "collected", "collecting", "pass_on", "summed", "user_stacklevel",
-           "warn"]
+__all__ = ["carried", "collected", "collecting", "pass_on", "run_collected", "summed",
+           "user_stacklevel", "warn"]
 
 # the list that collects the warnings of this context's inner fits, if any
 _COLLECTING = contextvars.ContextVar("kernlearn_collected_warnings", default=None)
 
 
-def warn(message, category, stacklevel="user"):
+def warn(message, category, stacklevel="user", during=None):
     """``warnings.warn``, or the warning kept by the running :func:`collected` block.
 
     Parameters
@@ -43,14 +43,23 @@ def warn(message, category, stacklevel="user"):
         :func:`user_stacklevel`), the library's rule for every warning a
         user's call gives (a count's target moved with the estimator and with
         the wrappers around it).
+    during : BaseException, optional
+        The exception propagating while this warns: a warning that a filter
+        turns into an error (``simplefilter("error")``) is added to its notes
+        instead of replacing it, so the error the user catches stays the fit's.
     """
     log = _COLLECTING.get()
-    if log is None:
-        if stacklevel == "user":
-            stacklevel = user_stacklevel(_depth=2)
-        warnings.warn(message, category, stacklevel=stacklevel + 1)
-    else:
+    if log is not None:
         log.append((str(message), category))
+        return
+    if stacklevel == "user":
+        stacklevel = user_stacklevel(_depth=2)
+    try:
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
+    except Warning:
+        if during is None:
+            raise
+        during.add_note(f"{category.__name__}: {message}")
 
 
 # kernlearn's folder (this file is in kernlearn/utils/)
@@ -134,7 +143,7 @@ def collecting():
     return _COLLECTING.get() is not None
 
 
-def pass_on(log, dropped):
+def pass_on(log, dropped, during=None):
     """Warn again each collected warning whose category is not in ``dropped``.
 
     Parameters
@@ -143,10 +152,43 @@ def pass_on(log, dropped):
         From :func:`collected`.
     dropped : tuple of type
         The categories to drop.
+    during : BaseException, optional
+        The exception propagating meanwhile (see :func:`warn`).
     """
     for message, category in log:
         if not issubclass(category, dropped):
-            warn(message, category, stacklevel="user")
+            warn(message, category, stacklevel="user", during=during)
+
+
+def run_collected(run, give):
+    """``run()`` in a :func:`collected` block, then ``give(log, error)``.
+
+    ``error`` is ``None`` when ``run`` returned.  When it raised, ``error`` is
+    its exception, which propagates once ``give`` is done: the inner fits that
+    ran before the one that raised warned too, and their warnings (a
+    ``ConvergenceWarning`` may explain the error, or a Ctrl-C of a slow fit)
+    were lost with the block.  ``give`` warns outside the block: what it
+    warns is the caller's.
+
+    Parameters
+    ----------
+    run : callable
+    give : callable
+        ``give(log, error)``, ``log`` as :func:`collected` yields it; it
+        passes ``during=error`` to :func:`warn`.
+
+    Returns
+    -------
+    out : the value of ``run()``
+    """
+    try:
+        with collected() as log:
+            out = run()
+    except BaseException as error:
+        give(log, error)
+        raise
+    give(log, None)
+    return out
 
 
 def summed(run, what, n, tail, dropped=()):
@@ -156,7 +198,9 @@ def summed(run, what, n, tail, dropped=()):
     when ``run`` returns; the categories of ``dropped`` are dropped and any
     other warning passes as it came.  The fits of a search, Platt's folds and
     one-vs-rest problems (one warning each: sixty from a sixty-class fit)
-    say it once.
+    say it once.  When ``run`` raises, the same is given before its error
+    propagates, the summary saying ``"in the {what} that ran before an error
+    stopped them"``.
 
     Parameters
     ----------
@@ -175,15 +219,25 @@ def summed(run, what, n, tail, dropped=()):
     """
     from sklearn.exceptions import ConvergenceWarning  # (not on import: Dask workers)
 
-    with collected() as caught:
+    out = None
+
+    def give(caught, error):
+        stopped = [message for message, category in caught
+                   if issubclass(category, ConvergenceWarning)]
+        pass_on(caught, (ConvergenceWarning, *dropped), during=error)
+        if stopped:
+            # (how many fits ran is unknown once one raised: n counts them all)
+            fits = (f"{n(out) if callable(n) else n} {what}" if error is None
+                    else f"{what} that ran before an error stopped them")
+            warn(f"{len(stopped)} convergence warning(s) in the {fits} (first: "
+                 f"{stopped[0]}){tail}", ConvergenceWarning, stacklevel="user", during=error)
+
+    def ran():
+        nonlocal out
         out = run()
-    stopped = [message for message, category in caught
-               if issubclass(category, ConvergenceWarning)]
-    pass_on(caught, (ConvergenceWarning, *dropped))
-    if stopped:
-        warn(f"{len(stopped)} convergence warning(s) in the {n(out) if callable(n) else n} "
-             f"{what} (first: {stopped[0]}){tail}", ConvergenceWarning, stacklevel="user")
-    return out
+        return out
+
+    return run_collected(ran, give)
 
 
 def carried(func):
