@@ -474,7 +474,10 @@ class GrFL:
 
         Returns
         -------
-        candidates : Candidates or None
+        candidates : Candidates, None or tuple
+            The violators with a relative violation above ``eps`` (the best
+            ``batch_size`` of the sample), ``None`` when none is, or
+            ``(None, "max_features")`` once the feature budget is met.
         """
         if self.p + self.gs > self.gs * self._budget:  # the feature budget is met
             return None, "max_features"

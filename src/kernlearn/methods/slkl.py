@@ -75,7 +75,7 @@ class SLKLProblem(Problem):
 
     Parameters
     ----------
-    A, y, loss, penalty, indptr, fit_intercept
+    A, y, loss, penalty, indptr, fit_intercept, row_work
         See :class:`~kernlearn.solvers.Problem`; ``A`` is ``(n, M)`` (all
         candidate columns) or a :class:`ColumnsOnDemand`.
     gram : ndarray of shape (M, M), optional

@@ -339,6 +339,8 @@ class TaskKernels(BaseKernelList):
         Parameters
         ----------
         j : int
+        _data : bytes, optional
+            The training data's digest, if already hashed (:meth:`cache_keys`).
 
         Returns
         -------
