@@ -297,7 +297,7 @@ def _intercept_only(loss, y, C):
     """
     Y = y.reshape(len(y), -1)
     zeros = np.zeros_like(Y)
-    b = _centre_intercepts(loss, zeros, Y, C)
+    b = _centre_intercepts(loss, zeros, Y)
     scale = np.abs(loss.grad_margin(zeros, Y)).sum(0) + 1e-300
     bad = ~(np.isfinite(b) & (np.abs(loss.grad_margin(zeros + b, Y).sum(0)) <= 1e-10 * scale))
     for k in np.flatnonzero(bad):
@@ -307,7 +307,7 @@ def _intercept_only(loss, y, C):
     return b
 
 
-def _centre_intercepts(loss, M, Y, C, n_newton=30):
+def _centre_intercepts(loss, M, Y, n_newton=30):
     r"""Shifts ``delta_k`` with :math:`\sum_i \ell'(m_{ik} + \delta_k) = 0`.
 
     With an intercept, the FGM dual requires :math:`\sum_i \alpha_i y_i = 0`;
@@ -742,7 +742,7 @@ class _LocalRows:
     def dual_point(self, M, centre):
         """Dual vectors ``C l'(m)`` and the summed conjugate, at re-centred margins."""
         if centre:
-            M = M + _centre_intercepts(self.loss, M, self.Y, self.C)
+            M = M + _centre_intercepts(self.loss, M, self.Y)
         grad = self.C * self.loss.grad_margin(M, self.Y)
         conjugate = float(self.loss.conjugate_at_grad(M, self.Y).sum())
         return (grad[:, 0] if grad.shape[1] == 1 else grad), conjugate
