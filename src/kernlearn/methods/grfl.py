@@ -103,7 +103,8 @@ class GrFL:
     family : InfiniteFamily
         Fitted family (``sample``, ``columns``, ``correlations``, ``price``).
     loss : BaseLoss
-        Margin loss (``value``, ``grad_margin``; ``prox`` for ADMM).
+        Margin loss (``value``, ``grad_margin``; ``hess_margin`` for Newton,
+        ``prox`` for ADMM).
     penalty_p : BasePenalty
         :math:`\Omega_p` (its ``alpha`` is :math:`\lambda_p`).
     penalty_s : BasePenalty or None
@@ -717,7 +718,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     solver : {"auto", "admm", "fista", "newton"} or solver object, default="auto"
         Restricted master (:class:`~kernlearn.solvers.grfl_newton.GrFLNewton`
         for ``"newton"``); ``"auto"`` is Newton when its inner solver is
-        compiled for the penalty, else ADMM.
+        compiled for the penalty and the loss has second derivatives, else
+        ADMM (Newton still for a loss without a prox, which ADMM needs).
     tol, max_iter : float, int
         Master tolerance and iteration cap (string solvers).
     max_features : int or "auto", default=100
