@@ -269,8 +269,10 @@ class FGMResult(MethodResult):
     stop_reason : str
         Why the (first unconverged, else last) problem stopped.
     history : dict of ndarray or list of dict
-        Per outer iteration: objective (upper bound), lower_bound, gap,
-        violation, n_active, master_iter, time, peak_rss_mb; a list of such
+        Per outer iteration: iter, objective (upper bound), lower_bound, gap,
+        violation, n_active, master_iter, newton_master, master_reason, time,
+        peak_rss_mb (with ``record_memory``); final_lower_bound, one entry
+        (the estimator's ``history_`` says what each is); a list of such
         dicts for independent problems.
     """
 
