@@ -80,8 +80,7 @@ from ._obscure_dual import (
 )
 from ._obscure_options import check_settings, online_batch_constraints, with_intercept
 from ._obscure_widths import raw_rbf_gammas  # noqa: F401  (re-exported)
-from ._decisions import decision_values  # noqa: F401  (re-exported: the estimator's)
-from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
+from ._obscure_steps import (
     _block_loop_jit,
     _block_numpy,
     _coef_norms,
