@@ -2,7 +2,9 @@
 
 import importlib
 import inspect
+import pathlib
 import pkgutil
+import re
 
 import pytest
 
@@ -177,3 +179,85 @@ def test_the_private_check_fails_on_a_renamed_parameter():
         """
 
     assert _parameter_mismatches(solve) == ({"warm_state"}, {"warm_start"})
+
+
+# -- cross-references name what exists -------------------------------------
+#
+# ":func:`fit_grfl`" in a module that does not define it, or
+# ":class:`~kernlearn.estimators.PNormMKLClassifier`" (that package exports
+# nothing), points a reader at nothing.  Every :func:, :class:, :mod: and
+# :data: target in the package must resolve: absolutely, from kernlearn, from
+# the module's namespace, or from its package (a leading dot: relative to the
+# package).  (:meth: and :attr: are left out: they name the documented class's
+# own members.)
+
+_ROLE = re.compile(r":(func|class|mod|data):`~?([^`<]+?)(?:\s*<([^>]+)>)?`")
+_ELSEWHERE = ("numpy", "np.", "scipy", "sklearn", "dask", "distributed", "joblib", "numba",
+              "threadpoolctl", "pandas", "matplotlib", "cvxpy")
+
+
+def _resolves(dotted):
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+def _unresolved_references(modname, text):
+    is_package = modname.endswith("__init__")
+    modname = modname.removesuffix(".__init__")
+    package = modname if is_package else modname.rpartition(".")[0]
+    bad = []
+    for m in _ROLE.finditer(text):
+        # (a reference may break across lines)
+        target = re.sub(r"\s+", "", m.group(3) or m.group(2)).removesuffix("()")
+        if target.startswith(_ELSEWHERE):
+            continue
+        if target.startswith("."):
+            up = len(target) - len(target.lstrip("."))
+            base = package.split(".")[: len(package.split(".")) - (up - 1)]
+            candidates = [".".join(base) + "." + target.lstrip(".")]
+        else:
+            candidates = [target, f"kernlearn.{target}", f"{modname}.{target}",
+                          f"{package}.{target}"]
+        if not any(_resolves(c) for c in candidates):
+            bad.append(m.group(0))
+    return bad
+
+
+def _source_modules():
+    src = pathlib.Path(kernlearn.__file__).parent
+    for path in sorted(src.rglob("*.py")):
+        if path.name == "__main__.py":
+            continue
+        rel = path.relative_to(src.parent).with_suffix("")
+        yield ".".join(rel.parts), path
+
+
+def test_every_cross_reference_names_something_that_exists():
+    bad = {}
+    for modname, path in _source_modules():
+        found = _unresolved_references(modname, path.read_text())
+        if found:
+            bad[modname] = found
+    assert not bad, bad
+
+
+def test_the_reference_check_fails_on_a_missing_target():
+    # a renamed function, a class named through a package that does not export it,
+    # a relative module that does not exist; the existing ones pass
+    text = (":func:`fit_grfl` :func:`~kernlearn.methods.grfl.fit_grfl_old` "
+            ":class:`~kernlearn.estimators.PNormMKLClassifier` :mod:`.no_such_module` "
+            ":class:`~kernlearn.PNormMKLClassifier` :mod:`.inner`")
+    assert _unresolved_references("kernlearn.methods.mtmkl.__init__", text) == [
+        ":func:`fit_grfl`", ":func:`~kernlearn.methods.grfl.fit_grfl_old`",
+        ":class:`~kernlearn.estimators.PNormMKLClassifier`", ":mod:`.no_such_module`"]
+    assert _unresolved_references("kernlearn.methods.grfl", ":func:`fit_grfl`") == []

@@ -24,7 +24,7 @@ def decision_values(klist, kernel_weights, dual_coef, support, X):
     Parameters
     ----------
     klist : KernelList or PrecomputedKernelList
-        The fitted list, restricted to the support vectors (:func:`fit_obscure`).
+        The fitted list, restricted to the support vectors (:func:`~kernlearn.methods.obscure.fit_obscure`).
     kernel_weights : ndarray of shape (F,)
     dual_coef : ndarray of shape (n_outputs, n_support)
     support : ndarray of int

@@ -110,7 +110,7 @@ class GrFL:
     penalty_s : BasePenalty or None
         :math:`\Omega_s` on the shared weights (``alpha`` = :math:`\lambda_s`).
     solver : BaseSolver
-        Restricted-master solver taking a :class:`DirtyProblem`.
+        Restricted-master solver taking a :class:`~kernlearn.solvers.DirtyProblem`.
     n_candidates : int, default=100
         :math:`k_r`, parameters sampled per pricing step.
     eps : float, default=1e-3
