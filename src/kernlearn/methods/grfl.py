@@ -41,9 +41,10 @@ constant small, each keeping the guarantees of Algorithm 1:
   (Proposition 3 applies), and the ``eps`` stopping rule is checked on exact
   violations.  Pricing costs :math:`O(k_r m T + n_{verify} n T)`.
 
-The state of a run (active columns, their Gram matrix, the master's primal
-and dual variables) is kept on the :class:`GrFL` object, so a path can be
-extended to a larger feature budget on the same data (warm start).
+The state of a run (active columns, their Gram matrix, the master's state:
+its point with the Newton master's margins and Hessians, or ADMM's dual
+variables) is kept on the :class:`GrFL` object, so a path can be extended to
+a larger feature budget on the same data (warm start).
 """
 
 import copy
