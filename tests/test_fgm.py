@@ -456,7 +456,7 @@ def test_dual_point_is_recentred_so_that_sum_alpha_y_is_zero(name, rng):
     loss = get_loss(name)
     Y = np.sign(rng.standard_normal((300, 3)) + 0.8)
     M = rng.standard_normal((300, 3))
-    delta = _centre_intercepts(loss, M, Y, 1.0)
+    delta = _centre_intercepts(loss, M, Y)
     np.testing.assert_allclose(loss.grad_margin(M + delta, Y).sum(0), 0, atol=1e-9)
 
 
@@ -495,7 +495,7 @@ def test_dual_bound_needs_the_recentred_point_when_an_intercept_is_fitted(rng):
 
     M = np.zeros((n, 1))
     assert dual_value(M) > theta * 1.5  # not a bound: sum(alpha y) != 0
-    assert dual_value(M + _centre_intercepts(loss, M, Y, C)) <= theta * (1 + 1e-9)
+    assert dual_value(M + _centre_intercepts(loss, M, Y)) <= theta * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("est", [FGMClassifier, FGMRegressor])

@@ -29,7 +29,7 @@ class CLIError(Exception):
     message : str
         What went wrong, naming the file, flag or value.
     code : int, default=2
-        Exit status, a key of :data:`EXIT_CODES`.
+        Exit status, a key of :data:`kernlearn.cli.EXIT_CODES`.
     """
 
     def __init__(self, message, code=2):

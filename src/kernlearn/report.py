@@ -283,7 +283,7 @@ def _feature_parameter_figure(est):
     return None, ""
 
 
-def _scores(est, X, y, pred):
+def _scores(est, y, pred):
     """Test scores of predictions: accuracy, or R^2 and RMSE for a regressor."""
     from sklearn import metrics
 
@@ -338,7 +338,7 @@ def _truncated_scores(est, X, y):
         if mean is not None:
             trunc.intercept_ = est.intercept_ + np.where(keep, 0.0, full) @ mean
         ks.append(k)
-        scores.append(_scores(est, X, y, trunc.predict(X)))
+        scores.append(_scores(est, y, trunc.predict(X)))
     return ks, scores
 
 
@@ -365,7 +365,7 @@ def _accuracy_figure(est, X, y, tasks=None):
         # multitask: one score per task (features are not selected)
         pred = est.predict(X, task_index=tasks)
         ids = [t for t in np.unique(tasks)]
-        scores = [_scores(est, X, y[tasks == t], pred[tasks == t]) for t in ids]
+        scores = [_scores(est, y[tasks == t], pred[tasks == t]) for t in ids]
         fig, ax = _subplots(figsize=(max(6, 0.35 * len(ids)), 3.5))
         _score_axes(ax, np.arange(len(ids)), scores, "task", line="")
         ax.set_xticks(np.arange(len(ids)))

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from kernlearn.losses import get_loss, weighted
 from kernlearn.penalties import L1, GroupL1L2, SquaredGroupL1
 from kernlearn.solvers import APG, APGState, Problem, check_compatible
-from kernlearn.solvers.apg import group_products
+from kernlearn.solvers.apg import _GroupBlocks
 
 INDPTR = np.array([0, 3, 5, 8])
 
@@ -83,6 +83,11 @@ def test_sparse_and_dense_agree(rng):
     np.testing.assert_allclose(d.coef, s.coef, atol=1e-6)
 
 
+def group_products(A, x, indptr):
+    # the per-group products [A_1 x_1, ..., A_T x_T] as APG forms them
+    return _GroupBlocks(A, indptr).products(x)
+
+
 def test_group_products(rng):
     A = rng.standard_normal((5, 8))
     x = rng.standard_normal(8)
@@ -104,8 +109,6 @@ def test_check_compatible_names_missing_method():
 def test_apg_with_more_than_256_groups_matches_cvxpy(rng):
     # Beyond _GroupBlocks._MAX_LOOP groups the per-group products go through a
     # sparse block-diagonal product instead of a loop; same problem, same answer.
-    from kernlearn.solvers.apg import _GroupBlocks
-
     n, T = 30, _GroupBlocks._MAX_LOOP + 44
     sizes = 1 + (np.arange(T) % 2)
     indptr = np.r_[0, np.cumsum(sizes)]

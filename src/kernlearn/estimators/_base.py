@@ -34,7 +34,6 @@ from ._platt import (  # noqa: F401
     ProbabilityMixin,
     _has_proba,
     class_weight_keys,
-    logistic_proba,
     platt_sigmoid,
 )
 from ._renamed import RenamedParameters, _refuse_both, renamed_parameter  # noqa: F401

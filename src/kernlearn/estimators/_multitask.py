@@ -205,7 +205,8 @@ def _check_cv_split(estimator, predict_needs_tasks):
     every split fails (refused splits among scored ones are NaN with a
     ``FitFailedWarning`` that quotes the error, as for any failed fit): a
     scorer that calls ``predict(X)`` with no metadata (scikit-learn's own,
-    ``scoring="r2"`` and the like; :class:`MultitaskScorer` and the default
+    ``scoring="r2"`` and the like;
+    :class:`~kernlearn.estimators.mtmkl.MultitaskScorer` and the default
     scoring pass task ids), a scoring to which no task ids are routed, and a
     split whose validation rows hold a task absent from its training rows
     (folds not stratified by task).

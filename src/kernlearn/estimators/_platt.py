@@ -319,8 +319,9 @@ class ProbabilityMixin:
     extra fits; with ``probability=False`` ``predict_proba`` does not exist,
     so duck typing (soft voting, ``hasattr``) sees the truth.
 
-    Estimators using it define ``_row_args`` (extra per-sample fit and
-    decision arguments, e.g. ``task_index``) when they have any.
+    Estimators with extra per-sample fit and decision arguments (e.g.
+    ``task_index``) pass them to ``_fit_platt`` as keywords, which the folds
+    split with the rows.
     """
 
     _platt_folds = 5

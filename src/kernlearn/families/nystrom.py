@@ -229,7 +229,7 @@ def _rbf_float64(A, B, gamma):
 
 
 def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params=None,
-                      n_features=None, default_gamma=None, X=None, sample_weight=None):
+                      X=None, sample_weight=None):
     """Keyword arguments for ``pairwise_kernel`` from estimator-style parameters.
 
     ``gamma``, ``degree`` and ``coef0`` are passed only to kernels whose
@@ -250,14 +250,8 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
         Common kernel parameters.
     kernel_params : dict, optional
         Extra parameters passed as is.
-    n_features : int, optional
-        Unused (kept for callers).
-    default_gamma : float, optional
-        A value of ``gamma="scale"`` already computed by the caller (then
-        ``X`` is not needed).
     X : ndarray or sparse matrix of shape (n_samples, n_features), optional
-        The training inputs the kernel sees; needed for ``gamma="scale"``
-        when ``default_gamma`` is not given.
+        The training inputs the kernel sees; needed for ``gamma="scale"``.
     sample_weight : ndarray of shape (n_samples,), optional
         Row weights of ``"scale"``.
 
@@ -287,10 +281,9 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
             params[name] = bound[name]  # (kept, and reported as used)
             continue
         if name == "gamma" and (value is None or value == "scale"):
-            if default_gamma is None and X is None:
+            if X is None:
                 raise ValueError("gamma='scale' needs the training data: pass X.")
-            value = (default_gamma if default_gamma is not None
-                     else resolve_gamma("scale", X, kernel, sample_weight=sample_weight))
+            value = resolve_gamma("scale", X, kernel, sample_weight=sample_weight)
         if value is not None:
             params[name] = value
     if "gamma" in accepted and isinstance(params.get("gamma"), str):

@@ -24,7 +24,8 @@ def decision_values(klist, kernel_weights, dual_coef, support, X):
     Parameters
     ----------
     klist : KernelList or PrecomputedKernelList
-        The fitted list, restricted to the support vectors (:func:`fit_obscure`).
+        The fitted list, restricted to the support vectors
+        (:func:`~kernlearn.methods.obscure.fit_obscure`).
     kernel_weights : ndarray of shape (F,)
     dual_coef : ndarray of shape (n_outputs, n_support)
     support : ndarray of int
@@ -71,17 +72,17 @@ def slkl_decision(X, centers, dual_coef, intercept, kernel, kernel_params,
     centers : ndarray or sparse matrix of shape (n_centers, n_features)
         The centres on that scale (their training indices when precomputed).
     dual_coef : ndarray of shape (n_centers, n_outputs)
-        :attr:`SLKLResult.dual_coef`.
+        :attr:`~kernlearn.methods.slkl.SLKLResult.dual_coef`.
     intercept : ndarray of shape (n_outputs,)
-        :attr:`SLKLResult.intercept`.
+        :attr:`~kernlearn.methods.slkl.SLKLResult.intercept`.
     kernel : str or callable
         Base kernel.
     kernel_params : dict
-        :attr:`SLKLResult.kernel_params`.
+        :attr:`~kernlearn.methods.slkl.SLKLResult.kernel_params`.
     center_factors : ndarray of shape (n_centers,), optional
-        :attr:`SLKLResult.center_factors` (all ones when ``None``).
+        :attr:`~kernlearn.methods.slkl.SLKLResult.center_factors` (all ones when ``None``).
     center : ndarray of shape (n_features,), optional
-        :attr:`SLKLResult.center`.
+        :attr:`~kernlearn.methods.slkl.SLKLResult.center`.
 
     Returns
     -------

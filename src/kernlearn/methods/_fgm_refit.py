@@ -50,8 +50,9 @@ def refit_l2(X, y, sel, kind, pool, settings, sample_weight=None, solve_master=N
     pool : FeaturePool
         The fitted pool (its ``scale_`` and ``raw_columns``).
     settings : FGMSettings
-        FGM's settings with ``C`` the refit's ``C`` (the master's
-        ``inner_tol`` and ``inner_max_iter`` bound the refit).
+        FGM's settings with ``C`` the refit's ``C`` (its ``master_tol`` and
+        ``master_max_iter``, the estimator's ``inner_tol`` and
+        ``inner_max_iter``, bound the refit).
     sample_weight : ndarray of shape (n_samples,), optional
         Row weights of the loss.
     solve_master : callable

@@ -18,7 +18,7 @@ penalties, and the loss, convex in the margins, is at most the mean of their
 losses (Jensen).  So it is at least as good an approximate solution of the
 infinite-dimensional problem as a draw on average, with less variance.
 
-:class:`~kernlearn.estimators.InfiniteFeatureClassifier` averages
+:class:`~kernlearn.InfiniteFeatureClassifier` averages
 :data:`FINAL_DRAWS` paths below ``CV_BELOW`` rows too (``fit_grfl``'s
 ``final_draws``), at its fixed level, with its default budget (``None``) or
 the folds' (``"auto"``): the margins of one-vs-all tasks are averaged task by
@@ -88,7 +88,7 @@ def average_draws(make, count, w_scale, result):
     w_scale : float
         Scale of the row weights (:func:`average_paths`).
     result : callable
-        The :class:`GrFLResult` of a path.
+        The :class:`~kernlearn.methods.grfl.GrFLResult` of a path.
 
     Returns
     -------
@@ -112,8 +112,8 @@ def stacked_results(paths, result):
     paths : list of GrFL
         Finished paths.
     result : callable
-        ``result(path, out)``: the :class:`GrFLResult` of a path with its
-        ``n_kept(path)`` features written into ``out``.
+        ``result(path, out)``: the :class:`~kernlearn.methods.grfl.GrFLResult`
+        of a path with its ``n_kept(path)`` features written into ``out``.
 
     Returns
     -------

@@ -127,11 +127,13 @@ def solve_master(solver, problem, state, exact=False):
     Parameters
     ----------
     solver : BaseSolver
-        ADMM, FISTA or any solver taking a :class:`DirtyProblem`.
+        Proximal Newton (:class:`~kernlearn.solvers.grfl_newton.GrFLNewton`,
+        the default), ADMM, FISTA or any solver taking a :class:`DirtyProblem`.
     problem : DirtyProblem
         The restricted problem on the active columns.
-    state : dict or None
-        The previous solve's state, padded to the active columns.
+    state : DirtyState or None
+        The previous solve's state, padded to the active columns
+        (:func:`~kernlearn.solvers._dirty.pad_state`).
     exact : bool, default=False
         A solve meant to reach the solver's ``tol`` (not a truncated path
         step): a ``ConvergenceWarning`` says when it does not.

@@ -130,7 +130,7 @@ class GrFLWarmStart:
     ----------
     key : str
         Hash of the data and of every setting that changes the problem or
-        the path (all of :func:`fit_grfl`'s arguments except
+        the path (all of :func:`~kernlearn.methods.grfl.fit_grfl`'s arguments except
         ``max_features``, ``time_budget`` and ``verbose``).
     path : GrFL
         The run (active columns, master state, random generator).

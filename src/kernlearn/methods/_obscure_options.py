@@ -10,7 +10,7 @@ from numbers import Integral, Real
 def online_batch_constraints():
     """:class:`~kernlearn.methods.obscure.OnlineBatch`'s declared parameter constraints.
 
-    As :class:`~kernlearn.estimators.PNormMKLClassifier` declares the same
+    As :class:`~kernlearn.PNormMKLClassifier` declares the same
     settings (``max_iter=0`` runs stage 1 only).  ``OnlineBatch(max_iter=-1)``
     ran as ``max_iter=0``, a negative ``tol`` ran every epoch, a negative
     ``max_steps`` returned an all-zero model, all without a word.  Built when a

@@ -20,8 +20,8 @@ class MethodResult:
     converged : bool
         Whether the stopping rule on ``tol`` was met (not the iteration cap).
     stop_reason : str
-        Why the algorithm stopped, in words (e.g. ``"tol"``, ``"max_iter"``,
-        ``"max_features"``, ``"no violating candidate"``).
+        Why the algorithm stopped, a key of :data:`kernlearn.progress.STOP_REASONS`
+        (e.g. ``"tol"``, ``"max_iter"``, ``"max_features"``, ``"no_violation"``).
     history : list of dict
         One record per outer iteration (objective, violation or gap, active-set
         size, time).

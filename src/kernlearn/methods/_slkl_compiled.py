@@ -62,8 +62,9 @@ def _symv(A, m, x, out):  # pragma: no cover - compiled
 def _step_rule(mu_old, a2, b, one, lam, nu, exact):  # pragma: no cover - compiled
     r"""New weight of one coordinate: eq. (19), or the exact minimiser.
 
-    ``one`` is :math:`1 - \mu_j b` (see :meth:`SLKLState.step`).  Returns
-    ``(new, change, fallback)``: the new weight, the exact change of F and
+    ``one`` is :math:`1 - \mu_j b` (see
+    :meth:`~kernlearn.methods._slkl_state.SLKLState.step`).  Returns ``(new, change,
+    fallback)``: the new weight, the exact change of F and
     whether the Newton step was replaced by the exact minimiser.
     """
     fallback = False
@@ -130,8 +131,10 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, PA, idx, slot, mu, kkt
                 case_counts, scal, lam, nu, check_every, probes, threshold):  # pragma: no cover
     """Coordinate steps of Gram mode, compiled: the whole of a sweep's work.
 
-    Runs the steps of :meth:`SLKLState.step` (or, when ``forced >= 0``, of
-    :meth:`SLKLState.set_weight` with that value) on ``coords[start:]``,
+    Runs the steps of :meth:`~kernlearn.methods._slkl_state.SLKLState.step` (or,
+    when ``forced >= 0``, of
+    :meth:`~kernlearn.methods._slkl_state.SLKLState.set_weight` with that value)
+    on ``coords[start:]``,
     updating ``G`` (its lower triangle), ``V``, ``mu``, ``PA`` (:math:`P_{AA}` in slot order, kept
     contiguous so that the O(m0^2) products stream it instead of gathering
     ``P[idx[i], idx[l]]``) and the active set in place by the cases (24)-(27).  ``scal = [m0, objective, n_fallback, n_updates]`` carries the

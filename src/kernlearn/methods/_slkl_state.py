@@ -252,19 +252,6 @@ class SLKLState:
         new._probe_rng = copy.deepcopy(self._probe_rng)
         return new
 
-    def active_correlations(self):
-        r""":math:`C_A^\top Z` for the active columns, shape ``(m0, n_outputs)``.
-
-        Returns
-        -------
-        CZ : ndarray of shape (m0, n_outputs)
-            In Gram mode :math:`(Q_A - P_{AA} V/\lambda)/\lambda`, without ``n``.
-        """
-        if not self.gram_mode:
-            return self.Ct @ self._Z
-        A, m = self.active, self.m0
-        return (self._Q[A] - self._PA[:m, :m] @ self._V[:m] / self.lam) / self.lam
-
     def _corr(self, j, c):
         """:math:`a = Z^\top c_j`."""
         if not self.gram_mode:

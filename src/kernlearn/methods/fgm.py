@@ -101,7 +101,9 @@ class FGMSettings:
         Budget: add the best new candidates until exactly this many carry
         weight (or none is left).
     solver : {"auto", "newton", "apg", "simplemkl"}
-        Master solver: proximal Newton on the active set, or the paper's APG.
+        Master solver: proximal Newton on the active set, the paper's APG, its
+        MKL-FGM master (SimpleMKL, a slow reference), or ``"auto"``: chosen
+        per master by :func:`~kernlearn.solvers.choose_master`.
     master_tol, master_max_iter : float or None, int or None
         Tolerance and iteration cap of one master solve (None: the solver's).
     fit_intercept : bool
@@ -267,8 +269,10 @@ class FGMResult(MethodResult):
     stop_reason : str
         Why the (first unconverged, else last) problem stopped.
     history : dict of ndarray or list of dict
-        Per outer iteration: objective (upper bound), lower_bound, gap,
-        violation, n_active, master_iter, time, peak_rss_mb; a list of such
+        Per outer iteration: iter, objective (upper bound), lower_bound, gap,
+        violation, n_active, master_iter, newton_master, master_reason, time,
+        peak_rss_mb (with ``record_memory``); final_lower_bound, one entry
+        (the estimator's ``history_`` says what each is); a list of such
         dicts for independent problems.
     """
 
@@ -295,7 +299,7 @@ def _intercept_only(loss, y, C):
     """
     Y = y.reshape(len(y), -1)
     zeros = np.zeros_like(Y)
-    b = _centre_intercepts(loss, zeros, Y, C)
+    b = _centre_intercepts(loss, zeros, Y)
     scale = np.abs(loss.grad_margin(zeros, Y)).sum(0) + 1e-300
     bad = ~(np.isfinite(b) & (np.abs(loss.grad_margin(zeros + b, Y).sum(0)) <= 1e-10 * scale))
     for k in np.flatnonzero(bad):
@@ -305,7 +309,7 @@ def _intercept_only(loss, y, C):
     return b
 
 
-def _centre_intercepts(loss, M, Y, C, n_newton=30):
+def _centre_intercepts(loss, M, Y, n_newton=30):
     r"""Shifts ``delta_k`` with :math:`\sum_i \ell'(m_{ik} + \delta_k) = 0`.
 
     With an intercept, the FGM dual requires :math:`\sum_i \alpha_i y_i = 0`;
@@ -740,7 +744,7 @@ class _LocalRows:
     def dual_point(self, M, centre):
         """Dual vectors ``C l'(m)`` and the summed conjugate, at re-centred margins."""
         if centre:
-            M = M + _centre_intercepts(self.loss, M, self.Y, self.C)
+            M = M + _centre_intercepts(self.loss, M, self.Y)
         grad = self.C * self.loss.grad_margin(M, self.Y)
         conjugate = float(self.loss.conjugate_at_grad(M, self.Y).sum())
         return (grad[:, 0] if grad.shape[1] == 1 else grad), conjugate

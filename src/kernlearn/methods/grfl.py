@@ -41,9 +41,10 @@ constant small, each keeping the guarantees of Algorithm 1:
   (Proposition 3 applies), and the ``eps`` stopping rule is checked on exact
   violations.  Pricing costs :math:`O(k_r m T + n_{verify} n T)`.
 
-The state of a run (active columns, their Gram matrix, the master's primal
-and dual variables) is kept on the :class:`GrFL` object, so a path can be
-extended to a larger feature budget on the same data (warm start).
+The state of a run (active columns, their Gram matrix, the master's state:
+its point with the Newton master's margins and Hessians, or ADMM's dual
+variables) is kept on the :class:`GrFL` object, so a path can be extended to
+a larger feature budget on the same data (warm start).
 """
 
 import copy
@@ -103,13 +104,14 @@ class GrFL:
     family : InfiniteFamily
         Fitted family (``sample``, ``columns``, ``correlations``, ``price``).
     loss : BaseLoss
-        Margin loss (``value``, ``grad_margin``; ``prox`` for ADMM).
+        Margin loss (``value``, ``grad_margin``; ``hess_margin`` for Newton,
+        ``prox`` for ADMM).
     penalty_p : BasePenalty
         :math:`\Omega_p` (its ``alpha`` is :math:`\lambda_p`).
     penalty_s : BasePenalty or None
         :math:`\Omega_s` on the shared weights (``alpha`` = :math:`\lambda_s`).
     solver : BaseSolver
-        Restricted-master solver taking a :class:`DirtyProblem`.
+        Restricted-master solver taking a :class:`~kernlearn.solvers.DirtyProblem`.
     n_candidates : int, default=100
         :math:`k_r`, parameters sampled per pricing step.
     eps : float, default=1e-3
@@ -474,7 +476,10 @@ class GrFL:
 
         Returns
         -------
-        candidates : Candidates or None
+        candidates : Candidates, None or tuple
+            The violators with a relative violation above ``eps`` (the best
+            ``batch_size`` of the sample), ``None`` when none is, or
+            ``(None, "max_features")`` once the feature budget is met.
         """
         if self.p + self.gs > self.gs * self._budget:  # the feature budget is met
             return None, "max_features"
@@ -714,7 +719,8 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     solver : {"auto", "admm", "fista", "newton"} or solver object, default="auto"
         Restricted master (:class:`~kernlearn.solvers.grfl_newton.GrFLNewton`
         for ``"newton"``); ``"auto"`` is Newton when its inner solver is
-        compiled for the penalty, else ADMM.
+        compiled for the penalty and the loss has second derivatives, else
+        ADMM (Newton still for a loss without a prox, which ADMM needs).
     tol, max_iter : float, int
         Master tolerance and iteration cap (string solvers).
     max_features : int or "auto", default=100

@@ -80,8 +80,7 @@ from ._obscure_dual import (
 )
 from ._obscure_options import check_settings, online_batch_constraints, with_intercept
 from ._obscure_widths import raw_rbf_gammas  # noqa: F401  (re-exported)
-from ._decisions import decision_values  # noqa: F401  (re-exported: the estimator's)
-from ._obscure_steps import (  # noqa: F401  (_sampling: used by tests)
+from ._obscure_steps import (
     _block_loop_jit,
     _block_numpy,
     _coef_norms,
@@ -313,7 +312,9 @@ class OnlineBatch(BaseSolver):
     with :math:`\bar w_{t+1} = \nabla h^*(\bar\theta_{t+1})`, one pass over a
     random permutation per epoch, stopping after ``max_iter`` epochs or when the
     relative duality gap of the best iterate is at most ``tol``; the best
-    iterate (lowest objective (5) at the end of an epoch) is returned.
+    iterate (lowest objective (5) at the end of an epoch, or, with the
+    compiled loop once the gap nears ``tol``, after each quarter of a stage-2
+    epoch: ``_PRIMAL_CHECKS``) is returned.
 
     The problem (kernels, labels, loss, :math:`\lambda` and :math:`p` in the
     penalty, sample weights) is a :class:`KernelProblem`; the solver holds the
@@ -340,8 +341,9 @@ class OnlineBatch(BaseSolver):
     online_only : bool, default=False
         Return the stage-1 solution.
     best_iterate : bool, default=True
-        Return the iterate with the lowest objective (5) seen at the end of an
-        epoch; ``False`` returns the last one, as Algorithm 2 is written.
+        Return the iterate with the lowest objective (5) seen at the checks
+        (the end of each epoch, and within stage-2 epochs near the stop);
+        ``False`` returns the last one, as Algorithm 2 is written.
     pegasos : bool, default=False
         Pegasos-MKL (sec. 5.3): no stage 1 and :math:`R = \\infty`, so that
         :math:`s_t = 0` and the step is :math:`q / (\\lambda t)`, the straight
@@ -588,9 +590,9 @@ class OnlineBatch(BaseSolver):
             check.add(work)
             # far from the stop, the certificate every second epoch (_NEAR_GAP)
             if check.due() and (stage == 1 or near_stop() or not recent.epochs % 2):
-                # the certificate's cost: clipped-candidate products and the
-                # kernel block among the clipped samples (cache.last_block),
-                # for the iterate and for its recent updates (stage 2)
+                # the certificate's cost (the compiled one counts its own
+                # multiply-adds, cache.last_ops), for the iterate and for its
+                # recent updates (stage 2)
                 # (once the recent updates have given the higher bound, only
                 # they are evaluated)
                 points = {}

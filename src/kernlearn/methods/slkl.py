@@ -47,7 +47,7 @@ from ..widths import pairwise_spread_ratio
 from ._result import MethodResult
 from ._slkl_state import SLKLBreakdown, SLKLState, extract_fit, slkl_objective
 from ._slkl_options import coordinate_newton_constraints, nu_values, positive_numbers
-from ._decisions import slkl_decision  # noqa: F401  (re-exported: the estimators')
+from ._decisions import slkl_decision  # noqa: F401  (re-exported: in __all__)
 from ..utils._warnings import summed, user_stacklevel, warn
 
 __all__ = ["ColumnsOnDemand", "CoordinateNewton", "CoordinateNewtonState", "SLKLProblem",
@@ -75,7 +75,7 @@ class SLKLProblem(Problem):
 
     Parameters
     ----------
-    A, y, loss, penalty, indptr, fit_intercept
+    A, y, loss, penalty, indptr, fit_intercept, row_work
         See :class:`~kernlearn.solvers.Problem`; ``A`` is ``(n, M)`` (all
         candidate columns) or a :class:`ColumnsOnDemand`.
     gram : ndarray of shape (M, M), optional

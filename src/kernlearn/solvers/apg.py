@@ -34,25 +34,6 @@ _SINGLE_THREAD_ENTRIES = 20_000_000
 _GMAP_DROP = 0.1
 
 
-def group_products(A, x, indptr):
-    """Per-group products ``[A_1 x_1, ..., A_T x_T]`` as an ``(n, T)`` array.
-
-    Parameters
-    ----------
-    A : ndarray or sparse matrix of shape (n, p)
-        Active columns.
-    x : ndarray of shape (p,)
-        Weights.
-    indptr : ndarray of shape (T + 1,)
-        Group boundaries.
-
-    Returns
-    -------
-    Z : ndarray of shape (n, T)
-    """
-    return _GroupBlocks(A, indptr).products(x)
-
-
 class _GroupBlocks:
     """The active columns split once into their groups, for per-group products."""
 

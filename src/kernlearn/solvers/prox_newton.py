@@ -125,12 +125,12 @@ def block_minimiser(Hblocks, c, alpha, S):
     lam, U = np.linalg.eigh(np.asarray(Hblocks, dtype=float))
     ct = np.einsum("kij,ki->kj", U, c)
     out = np.empty_like(ct)
-    _solve_block(np.maximum(lam, 0.0), U, ct, float(alpha), float(S), out)
+    _solve_block(np.maximum(lam, 0.0), ct, float(alpha), float(S), out)
     return np.einsum("kij,kj->ki", U, out)
 
 
 @njit_cached
-def _solve_block(lam, U, ct, alpha, S, out):
+def _solve_block(lam, ct, alpha, S, out):
     """Block minimiser in the eigenbasis: writes ``(U' v)`` into ``out``."""
     cn2 = 0.0
     for k in range(ct.shape[0]):
@@ -377,7 +377,7 @@ def _subproblem(H, g, W0, indptr, alpha, max_sweeps, tol, ftol, newton=True):
                         acc += Us[t, k, j, i] * c[j]
                     ct[k, i] = acc
             vt = np.empty((K, r))
-            _solve_block(lams[t, :, :r], Us[t, :, :r, :r], ct, alpha, S, vt)
+            _solve_block(lams[t, :, :r], ct, alpha, S, vt)
             # the block problem's value before and after, in the eigenbasis
             before = 0.0
             after = 0.0

@@ -788,8 +788,9 @@ def smo_buckets(K, y, sizes, C, regression=False, epsilon=0.1, tol=1e-5, beta0=N
         sum of their bounds: the same problem (its KKT conditions are theirs,
         each row's dual the variable's share in proportion to its
         :math:`C_i`) on fewer, not degenerate, variables.  A fourth entry
-        ``Gs (T_b, k, m, m)`` (:func:`square_blocks`), the same base kernels
-        unpacked, is where the rows are read from: the same rows, bit for
+        ``Gs (T_b, k, m, m)``
+        (:func:`~kernlearn.methods.mtmkl.mtfl.square_blocks`), the same base
+        kernels unpacked, is where the rows are read from: the same rows, bit for
         bit, faster than from the packed triangles, whose part of a row left
         of the diagonal is a column.
     face_chain : bool, default=True

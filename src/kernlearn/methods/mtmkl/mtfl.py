@@ -481,8 +481,9 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
     -------
     result : dict
         ``gamma (G, k)``, ``lam (k, T)``, ``beta`` (per bucket), ``b (T,)``,
-        ``objective``, ``gap``, ``history`` (:class:`History`), ``n_iter``,
-        ``converged``, ``first_beta`` (the duals of the first evaluation);
+        ``objective``, ``gap``, ``history``
+        (:class:`~kernlearn.solvers._base.History`), ``n_iter``, ``converged``,
+        ``first_beta`` (the duals of the first evaluation);
         with shared factors ``gamma`` has ``k + k_s`` columns
         and ``shared_z`` holds :math:`A_j^\top\beta` of each shared kernel.
     """

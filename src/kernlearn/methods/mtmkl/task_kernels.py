@@ -339,6 +339,8 @@ class TaskKernels(BaseKernelList):
         Parameters
         ----------
         j : int
+        _data : bytes, optional
+            The training data's digest, if already hashed (:meth:`cache_keys`).
 
         Returns
         -------
@@ -495,7 +497,7 @@ class FactorStore:
 
     A store belongs to whoever creates it: every :func:`fit_multitask` call
     makes its own unless it is given one, and
-    :class:`~kernlearn.estimators.MultitaskMKLRegressorCV` passes one store
+    :class:`~kernlearn.MultitaskMKLRegressorCV` passes one store
     to the fits of its C grid (the kernel matrix over all training rows and
     its eigendecomposition do not depend on C, and were over half of a
     139-task MK-MTSFL fit: School, 7 kernels, 4.5 s of 9 s), then drops it.
@@ -506,7 +508,7 @@ class FactorStore:
 
     With ``max_block_rows`` it also keeps the within-task kernel blocks of
     fits on at most that many training rows (:meth:`blocks`):
-    :class:`~kernlearn.estimators.MultitaskMKLClassifierCV` fits every C of
+    :class:`~kernlearn.MultitaskMKLClassifierCV` fits every C of
     its grid on one fold's rows with one store, so each fold's blocks are
     computed once, not once per C (packed for the solver, with the rows whose
     duals merge: :meth:`kept`), and each C's first SVM / SVR solves
@@ -695,7 +697,7 @@ class FactorStore:
     def keep_row_start(self, C, beta, gamma):
         """Keep one start for a fit on other rows: duals ``beta`` per training row
         (in the fit's row order) at loss weight ``C``, and kernel weights ``gamma``
-        (``None``: uniform; :class:`~kernlearn.estimators.MultitaskMKLClassifierCV`'s
+        (``None``: uniform; :class:`~kernlearn.MultitaskMKLClassifierCV`'s
         refit starts from its folds' fits at the chosen C)."""
         self._row_start = (float(C), np.asarray(beta, dtype=float),
                            None if gamma is None else np.array(gamma))
