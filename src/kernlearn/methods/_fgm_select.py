@@ -311,7 +311,7 @@ class _Fold:
                                     replace(self.settings, C=float(C))),
             lambda caught, error: pass_on(caught, ConvergenceWarning if error is None else (),
                                           during=error))
-        res = _assemble(self.Xtr, self.pool, [path],
+        res = _assemble(self.pool, [path],
                         [_dense_coef(path, self.Xtr.shape[1])[:, 0]],
                         [float(path.intercept[0])])
         f = fgm_decision(self.Xval, res.coef, res.intercept,

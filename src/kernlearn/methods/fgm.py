@@ -484,10 +484,10 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
         coefs, intercepts, done = map(list, zip(*[
             refit_l2(X, t, s, refit_loss, pool, rs, sample_weight, _solve_master, b)
             for t, s, b in zip(tasks, sels, intercepts)]))
-        res = _assemble(X, pool, paths, coefs, intercepts)
+        res = _assemble(pool, paths, coefs, intercepts)
         # (a refit that warned of its iteration cap is a model short of its optimum)
         return res if all(done) else replace(res, converged=False)
-    return _assemble(X, pool, paths, coefs, intercepts)
+    return _assemble(pool, paths, coefs, intercepts)
 
 
 def _fit_pool(pool, X, sample_weight, column_scale=None):
@@ -512,7 +512,7 @@ def _dense_coef(path, n_features):
     return coef
 
 
-def _assemble(X, pool, paths, coefs, intercepts):
+def _assemble(pool, paths, coefs, intercepts):
     """The one result object: coefficients on X's columns or the family's."""
     order = list(dict.fromkeys(np.concatenate([p.selected for p in paths]).tolist()))
     selected = np.asarray(order, dtype=np.int64)
