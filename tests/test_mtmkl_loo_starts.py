@@ -1,6 +1,7 @@
 """The leave-one-out search's starts (``_loo_kernel.loo_criteria``): each point's
 products with the tasks' ``G`` without the gradient's columns, the same criterion
-as the search's own evaluations to round-off."""
+as the search's own evaluations to round-off; and its result evaluated once for
+its criterion and the refit's ``beta``."""
 
 import numpy as np
 import pytest
@@ -53,3 +54,25 @@ def test_starts_multiply_g_by_the_criterion_columns_only(monkeypatch):
     monkeypatch.setattr(_loo_eigen, "loo_evaluate", _loo_kernel.loo_evaluate)
     ev._evaluate(pts[0], False, False)
     assert set(widths) == {2 * r + 1}
+
+
+def test_the_result_is_evaluated_once_for_its_criterion_and_beta(monkeypatch):
+    ev = _eigen([10, 13, 7, 12])
+    mu = np.array([0.6, 0.4, 0.1])
+    f_grad, _ = ev._evaluate(mu, True, False)
+    calls = []
+    evaluate = EigenLOO._evaluate
+    monkeypatch.setattr(EigenLOO, "_evaluate",
+                        lambda self, *a: calls.append(a[1:]) or evaluate(self, *a))
+    f = ev(mu, grad=False)
+    f_full, beta, res = ev(mu, grad=False, full=True)
+    assert calls == [(False, True)]  # one criterion-only call, beta kept
+    assert f == f_full == f_grad  # (the criterion rounds as with the gradient)
+    _, beta0, res0 = evaluate(ev, mu, False, True)
+    for a, b in zip(beta + res, beta0 + res0):
+        np.testing.assert_array_equal(a, b)
+    # another point: evaluated again; a point the search saw: from its memory
+    ev(2.0 * mu, grad=False)
+    assert calls == [(False, True)] * 2
+    f2, _ = ev(3.0 * mu)
+    assert ev(3.0 * mu, grad=False) == f2 and len(calls) == 3

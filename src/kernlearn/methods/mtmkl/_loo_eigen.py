@@ -231,7 +231,7 @@ class EigenLOO:
         self.k, self.dense, self.S = grams[0].shape[0], dense, len(shared)
         self.low = [j for j in range(self.k) if j != dense]
         self._low = np.array(self.low, dtype=np.int64)
-        self._memo = {}
+        self._memo, self._full = {}, None
         self.masks = masks
         distinct = distinct or [None] * len(grams)
         parts = [self._part(b, K, y, w, mask, shared, factors, distinct[b])
@@ -288,6 +288,17 @@ class EigenLOO:
         if mu.shape[-1] != self.k + self.S:  # (the compiled call reads by position)
             raise ValueError(f"{mu.shape[-1]} weights for {self.k} kernels and {self.S} "
                              "shared components")
+        if mu.ndim == 1 and not grad:
+            key = mu.tobytes()
+            if key in self._memo and not full:
+                return self._memo[key][0]
+            # the criterion alone (it rounds as with the gradient) with beta and the
+            # residuals, kept for the next call: the search's result is evaluated
+            # once, for its criterion and for the refit's beta
+            if self._full is None or self._full[0] != key:
+                self._full = (key, self._evaluate(mu, False, True))
+            f, beta, res = self._full[1]
+            return (f, beta, res) if full else f
         if mu.ndim == 1 and not full:
             # L-BFGS-B evaluates some points more than once (Grunfeld: 11 of 39
             # evaluations repeat a point bit for bit): the criterion and gradient
@@ -300,7 +311,7 @@ class EigenLOO:
                 f, g = self._evaluate(mu, True, False)
                 self._memo[key] = (f, g)
             f, g = self._memo[key]
-            return (f, g.copy()) if grad else f
+            return f, g.copy()
         return self._evaluate(mu, grad, full)
 
     def _evaluate(self, mu, grad, full):
