@@ -73,7 +73,7 @@ def _mv(A, b):
 
 
 @njit_cached
-def _right_factors(om, lm, dl, Xt, yh, narrow):
+def _right_factors(om, lm, dl, Xt, yh, narrow=False):
     """``[om X, om yh, lm dl^2 X]`` side by side: the right factors of the
     products with a task's ``G`` (``narrow``: the first two only)."""
     na, r = Xt.shape
