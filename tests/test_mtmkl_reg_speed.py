@@ -126,10 +126,11 @@ def _all_blocks(monkeypatch):
     """The old route of C="auto": every kernel's blocks built and used."""
     from kernlearn.methods.mtmkl import fit
 
-    monkeypatch.setattr(fit, "_loo_grams", lambda kernels, blocks, dense: [
+    monkeypatch.setattr(fit, "_loo_grams", lambda kernels, blocks, dense, *_: [
         np.stack([kernels.blocks(j, idx, mask) for j in range(kernels.n_kernels)])
         for _, idx, mask in blocks.buckets])
-    monkeypatch.setattr(fit, "_kernel_terms", lambda mu, K, factors, beta: np.einsum(
+    monkeypatch.setattr(fit, "distinct_blocks", lambda *_: None)
+    monkeypatch.setattr(fit, "_kernel_terms", lambda mu, K, factors, beta, **_: np.einsum(
         "j,jtab,tb->ta", mu, K, beta))
 
 

@@ -44,6 +44,8 @@ def test_the_one_pass_products_equal_numpy(m, na, r):
     np.testing.assert_array_equal(Y[:, :r], om[:, None] * X)
     np.testing.assert_array_equal(Y[:, r], om * yh)
     np.testing.assert_array_equal(Y[:, r + 1:], (lm * dl * dl)[:, None] * X)
+    # the starts' (criterion only): the first r + 1 columns
+    np.testing.assert_array_equal(_right_factors(om, lm, dl, X, yh, True), Y[:, :r + 1])
 
 
 @pytest.mark.parametrize("case", HOSTILE)

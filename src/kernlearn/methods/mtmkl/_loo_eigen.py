@@ -32,7 +32,7 @@ import numpy as np
 
 from ._loo_kernel import loo_criteria, loo_evaluate, task_offsets
 
-__all__ = ["EigenLOO", "eigen_plan"]
+__all__ = ["EigenLOO", "distinct_blocks", "eigen_plan"]
 
 #: singular values of a task's factor columns below this fraction of the
 #: largest are dropped from its basis (their share of the Gram matrices is
@@ -103,7 +103,51 @@ def _distinct_rows(A):
     return uniq, inv.ravel()
 
 
-def _eigenpairs(K, d2, mask):
+def distinct_blocks(kernels, j, idx, mask):
+    r"""Kernel ``j``'s blocks of a bucket on each task's distinct inputs, for
+    :func:`_eigenpairs` (``None`` where it decomposes the whole blocks).
+
+    Rows of equal inputs have equal kernel rows, so the blocks on the distinct
+    inputs are all :func:`_eigenpairs` reads of tasks of
+    :data:`_DISTINCT_FROM` rows and more: Star's three 700 x 700 RBF blocks
+    (140 distinct inputs each) were a third of the fit.  Inputs equal to the
+    bit are one row; the blocks' entries are those of the whole blocks to
+    round-off (another product's blocking).
+
+    Parameters
+    ----------
+    kernels : TaskKernels
+        Fitted (neither precomputed nor a callable kernel ``j``).
+    j : int
+    idx, mask : ndarray of shape (T, m)
+        The bucket's rows and valid positions.
+
+    Returns
+    -------
+    K_u : ndarray of shape (T, m_u, m_u)
+        Each task's blocks on its distinct inputs (zero on padding).
+    maps : list of tuple
+        Per task: its valid positions ``r``, the positions among them of its
+        distinct inputs, and each valid row's distinct input.
+    """
+    T, m = mask.shape
+    if m < _DISTINCT_FROM or kernels.precomputed or not isinstance(kernels.specs_[j][0], str):
+        return None
+    V = kernels._views(kernels.X_, j)
+    if not isinstance(V, np.ndarray):  # (sparse data: the whole blocks)
+        return None
+    maps = []
+    for t in range(T):
+        r = mask[t].nonzero()[0]
+        maps.append((r, *_distinct_rows(V[idx[t, r]])))
+    m_u = max(len(u) for _, u, _ in maps)
+    idx_u, mask_u = np.zeros((T, m_u), dtype=idx.dtype), np.zeros((T, m_u), dtype=bool)
+    for t, (r, uniq, _) in enumerate(maps):
+        idx_u[t, :len(uniq)], mask_u[t, :len(uniq)] = idx[t, r[uniq]], True
+    return kernels.blocks(j, idx_u, mask_u), maps
+
+
+def _eigenpairs(K, d2, mask, distinct=None):
     r"""Eigenvalues above round-off and :math:`G = D^{1/2}V` of every task's
     :math:`D^{1/2}KD^{1/2}`, from its distinct rows.
 
@@ -115,7 +159,9 @@ def _eigenpairs(K, d2, mask):
     have 140 distinct ones.  Eigenvalues below eigh's round-off (numpy's rank
     tolerance, ``m`` eps times the largest) are zeros: there
     :math:`\Delta = 1`, so only the others are kept (a smooth kernel's spectrum
-    falls fast: about 70 of 700 on a task of Star).
+    falls fast: about 70 of 700 on a task of Star).  ``distinct``
+    (:func:`distinct_blocks`): :math:`K_u` and :math:`E` from the inputs (``K``
+    is not read); otherwise from the bitwise-distinct rows of ``K``.
 
     Returns
     -------
@@ -128,18 +174,24 @@ def _eigenpairs(K, d2, mask):
         d = np.sqrt(d2)
         lam, U = _above_round_off(*np.linalg.eigh(d[:, :, None] * K * d[:, None, :]), m)
         return lam, d[:, :, None] * U
-    rows, maps = [mask[t].nonzero()[0] for t in range(T)], []
-    for t, r in enumerate(rows):
-        uniq, inv = _distinct_rows(K[t][np.ix_(r, r)])
-        maps.append((uniq, inv, np.bincount(inv, weights=d2[t, r])))
-    m_u = max(len(u) for u, _, _ in maps)
+    if distinct is None:
+        maps = []
+        for t in range(T):
+            r = mask[t].nonzero()[0]
+            maps.append((r, *_distinct_rows(K[t][np.ix_(r, r)])))
+    else:
+        K_u, maps = distinct
+    m_u = max(len(u) for _, u, _ in maps)
     H = np.zeros((T, m_u, m_u))
-    for t, (r, (uniq, _, c)) in enumerate(zip(rows, maps)):
-        ru, sc = r[uniq], np.sqrt(c)
-        H[t, :len(uniq), :len(uniq)] = sc[:, None] * K[t][np.ix_(ru, ru)] * sc[None, :]
+    for t, (r, uniq, inv) in enumerate(maps):
+        n_u, sc = len(uniq), np.sqrt(np.bincount(inv, weights=d2[t, r]))
+        Ku = (K_u[t, :n_u, :n_u] if distinct is not None
+              else K[t][np.ix_(r[uniq], r[uniq])])
+        H[t, :n_u, :n_u] = sc[:, None] * Ku * sc[None, :]
     lam, U = _above_round_off(*np.linalg.eigh(H), m)
     G = np.zeros((T, m, lam.shape[1]))
-    for t, (r, (_, inv, c)) in enumerate(zip(rows, maps)):
+    for t, (r, _, inv) in enumerate(maps):
+        c = np.bincount(inv, weights=d2[t, r])
         G[t, r] = (d2[t, r] / np.sqrt(c[inv]))[:, None] * U[t, inv]
     return lam, G
 
@@ -170,15 +222,19 @@ class EigenLOO:
         kernels that have one (zero on padding).
     dense : int or None
         :func:`eigen_plan`'s kernel.
+    distinct : list of (None or tuple), optional
+        Per bucket, :func:`distinct_blocks` of kernel ``dense`` (its blocks in
+        ``grams`` are then not read).
     """
 
-    def __init__(self, grams, y_b, w_b, masks, shared, factors, dense):
+    def __init__(self, grams, y_b, w_b, masks, shared, factors, dense, distinct=None):
         self.k, self.dense, self.S = grams[0].shape[0], dense, len(shared)
         self.low = [j for j in range(self.k) if j != dense]
         self._low = np.array(self.low, dtype=np.int64)
-        self._memo = {}
+        self._memo, self._full = {}, None
         self.masks = masks
-        parts = [self._part(b, K, y, w, mask, shared, factors)
+        distinct = distinct or [None] * len(grams)
+        parts = [self._part(b, K, y, w, mask, shared, factors, distinct[b])
                  for b, (K, y, w, mask) in enumerate(zip(grams, y_b, w_b, masks))]
         # every task's arrays without their padding, one after the other (the
         # compiled evaluation's flat buffers, set up once per search: a bucket's
@@ -199,13 +255,13 @@ class EigenLOO:
         self.eZ = np.cumsum([0] + parts[0]["wZ"]).astype(np.int64)
         self.n_rows = int(self.off[-1, 0])
 
-    def _part(self, b, K, y, w, mask, shared, factors):
+    def _part(self, b, K, y, w, mask, shared, factors, distinct=None):
         """Bucket ``b``'s eigenpairs, factor basis and their products with the targets."""
         T, m = mask.shape
         d2 = np.where(mask, w, 1.0)  # D (one on padding)
         lam, G = np.zeros((T, 0)), np.zeros((T, m, 0))
         if self.dense is not None:
-            lam, G = _eigenpairs(K[self.dense], d2, mask)
+            lam, G = _eigenpairs(K[self.dense], d2, mask, distinct)
         cols = ([factors[j][b] for j in self.low] + [mask[:, :, None].astype(float)]
                 + [Z[b] for Z in shared])
         # an orthonormal basis of the task's factor columns: B = U (sv Vt)
@@ -232,6 +288,17 @@ class EigenLOO:
         if mu.shape[-1] != self.k + self.S:  # (the compiled call reads by position)
             raise ValueError(f"{mu.shape[-1]} weights for {self.k} kernels and {self.S} "
                              "shared components")
+        if mu.ndim == 1 and not grad:
+            key = mu.tobytes()
+            if key in self._memo and not full:
+                return self._memo[key][0]
+            # the criterion alone (it rounds as with the gradient) with beta and the
+            # residuals, kept for the next call: the search's result is evaluated
+            # once, for its criterion and for the refit's beta
+            if self._full is None or self._full[0] != key:
+                self._full = (key, self._evaluate(mu, False, True))
+            f, beta, res = self._full[1]
+            return (f, beta, res) if full else f
         if mu.ndim == 1 and not full:
             # L-BFGS-B evaluates some points more than once (Grunfeld: 11 of 39
             # evaluations repeat a point bit for bit): the criterion and gradient
@@ -244,7 +311,7 @@ class EigenLOO:
                 f, g = self._evaluate(mu, True, False)
                 self._memo[key] = (f, g)
             f, g = self._memo[key]
-            return (f, g.copy()) if grad else f
+            return f, g.copy()
         return self._evaluate(mu, grad, full)
 
     def _evaluate(self, mu, grad, full):

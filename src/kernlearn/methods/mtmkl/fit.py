@@ -20,6 +20,7 @@ from .inner import per_bucket
 from .mtfl import merged_rows, packed_blocks, solve_mtfl, square_blocks
 from .mtsfl import solve_mtsfl
 from . import selection
+from ._loo_eigen import distinct_blocks
 from .selection import learn_loo_weights, loo_objective
 from .task_kernels import FactorStore, TaskBuckets, gather_rows
 from ...utils._warnings import warn
@@ -266,7 +267,8 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
         # per-sample loss weights C w_i in the padded layout (C on padding)
         C = [np.where(mask, C * wb, C) for wb, (_, _, mask)
              in zip(blocks.gather(np.asarray(sample_weight, dtype=float)), blocks.buckets)]
-    scale = bias_scale(y, blocks.task_rows, sample_weight) if shared else 1.0
+    # (the constant kernel's scale: the leave-one-out route has no constant kernel)
+    scale = bias_scale(y, blocks.task_rows, sample_weight) if shared and not auto else 1.0
     t0 = time.perf_counter()
     opts = dict(loss=loss, C=C, epsilon=epsilon, max_iter=max_iter, tol=tol,
                 verbose=verbose)
@@ -302,7 +304,12 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
     lf = [kernels.linear_factor(j) for j in range(k)]
     lf_b = [None if A is None else gather_rows(blocks, A) for A in lf]
     # (the plan loo_objective follows: the same function, looked up when called)
-    grams = _loo_grams(kernels, blocks, selection.eigen_plan(k, lf_b, masks, Z_b))
+    dense = selection.eigen_plan(k, lf_b, masks, Z_b)
+    # (the unfactored kernel on each task's distinct inputs, where they are read)
+    distinct = [None if dense is None or dense is False
+                else distinct_blocks(kernels, dense, idx, mask)
+                for _, idx, mask in blocks.buckets]
+    grams = _loo_grams(kernels, blocks, dense, distinct)
     # (the search's iterations and convergence are the model's: a fixed
     # n_iter_=1, converged_=True contradicted its ConvergenceWarning)
     w1 = [m.astype(float) for m in masks] if w_b is None else w_b
@@ -313,7 +320,7 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
     # C_ moved by 2 %).
     levels = [(w * y).sum(1) / (w * mk).sum(1) for y, w, mk in zip(y_b, w1, masks)]
     y_b = [np.where(mk, y - c[:, None], 0.0) for y, c, mk in zip(y_b, levels, masks)]
-    objective = loo_objective(grams, y_b, w1, masks, Z_b, lf_b)
+    objective = loo_objective(grams, y_b, w1, masks, Z_b, lf_b, distinct)
     weights, C, sse, n_iter, converged = learn_loo_weights(
         grams, y_b, masks, w_b, C_grid, shared=Z_b, return_n_iter=True,
         objective=objective)
@@ -322,7 +329,8 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
     # fitted values K_mu beta + b = y - beta / w: each task's bias from its rows
     common = sum(m * (A @ (A.T @ blocks.scatter(beta, blocks.n_samples)))
                  for m, A in zip(mu[k:], Z))
-    fit_b = [_kernel_terms(mu[:k], K, [None if F is None else F[b] for F in lf_b], be)
+    fit_b = [_kernel_terms(mu[:k], K, [None if F is None else F[b] for F in lf_b], be,
+                           distinct=distinct[b])
              + be / np.where(mk, w, 1.0)
              for b, (K, be, w, mk) in enumerate(zip(grams, beta, w1, masks))]
     if len(Z):
@@ -349,7 +357,7 @@ def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
     return model
 
 
-def _loo_grams(kernels, blocks, dense):
+def _loo_grams(kernels, blocks, dense, distinct=None):
     """The within-task kernel blocks ``(k, T_b, m_b, m_b)`` per bucket that
     :func:`_fit_loo`'s criterion reads.
 
@@ -358,28 +366,38 @@ def _loo_grams(kernels, blocks, dense):
     otherwise only kernel ``dense``'s, the others left zero (the criterion
     takes those kernels through their exact factors, and so does
     :func:`_kernel_terms`): Star's 700 x 700 linear blocks and their copy
-    into the stack were a sixth of the fit.
+    into the stack were a sixth of the fit.  Nor kernel ``dense``'s where
+    ``distinct`` (per bucket) has its blocks on the tasks' distinct inputs.
     """
     k = kernels.n_kernels
     if dense is False:
         return [np.stack([kernels.blocks(j, idx, mask) for j in range(k)])
                 for _, idx, mask in blocks.buckets]
     out = []
-    for _, idx, mask in blocks.buckets:
+    distinct = distinct or [None] * len(blocks.buckets)
+    for (_, idx, mask), D in zip(blocks.buckets, distinct):
         G = np.zeros((k,) + mask.shape + mask.shape[1:])
-        if dense is not None:
+        if dense is not None and D is None:
             G[dense] = kernels.blocks(dense, idx, mask)
         out.append(G)
     return out
 
 
-def _kernel_terms(mu, K, factors, beta):
+def _kernel_terms(mu, K, factors, beta, distinct=None):
     r""":math:`\sum_j\mu_jK_j\beta_t` of each task of a bucket; a kernel with an exact
     factor ``factors[j]`` (``(T_b, m_b, r)``) through it (its block may be unbuilt:
-    :func:`_loo_grams`), the others through their blocks ``K[j]``."""
+    :func:`_loo_grams`), the unfactored one through ``distinct``
+    (:func:`~kernlearn.methods.mtmkl._loo_eigen.distinct_blocks`) where given, the
+    others through their blocks ``K[j]``."""
     out = np.zeros(beta.shape)
     for j, (m, F) in enumerate(zip(mu, factors)):
-        if F is None:
+        if F is None and distinct is not None:
+            # K = E K_u E': sum each distinct input's rows, multiply, spread back
+            K_u, maps = distinct
+            for t, (r, uniq, inv) in enumerate(maps):
+                s = np.bincount(inv, weights=beta[t, r], minlength=len(uniq))
+                out[t, r] += m * (K_u[t, :len(uniq), :len(uniq)] @ s)[inv]
+        elif F is None:
             out += m * np.einsum("tab,tb->ta", K[j], beta)
         else:
             out += m * np.einsum("tar,tr->ta", F, np.einsum("tbr,tb->tr", F, beta))

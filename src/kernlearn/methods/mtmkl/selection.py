@@ -224,7 +224,7 @@ def _loo_objective(mu, grams, y_b, w_b, masks, grad=True, shared=None, full=Fals
     return (f, g, beta) if full else (f, g)
 
 
-def loo_objective(grams, y_b, w_b, masks, shared=None, factors=None):
+def loo_objective(grams, y_b, w_b, masks, shared=None, factors=None, distinct=None):
     r"""The criterion of :func:`learn_loo_weights` as a function of :math:`\mu`.
 
     With exact factors of all within-task kernels but (at most) one, the
@@ -243,6 +243,10 @@ def loo_objective(grams, y_b, w_b, masks, shared=None, factors=None):
     factors : list of (None or list of ndarray of shape (T_b, m_b, r_j)), optional
         Per within-task kernel, its exact factors :math:`K_{tj} = L_{tj}L_{tj}^\top`
         per bucket (zero on padding), or ``None``.
+    distinct : list of (None or tuple), optional
+        Per bucket, the unfactored kernel's blocks on each task's distinct
+        inputs (:func:`~kernlearn.methods.mtmkl._loo_eigen.distinct_blocks`;
+        read instead of its blocks in ``grams``).
 
     Returns
     -------
@@ -252,7 +256,7 @@ def loo_objective(grams, y_b, w_b, masks, shared=None, factors=None):
     shared = shared or []
     dense = eigen_plan(grams[0].shape[0], factors, masks, shared)
     if dense is not False:
-        return EigenLOO(grams, y_b, w_b, masks, shared, factors, dense)
+        return EigenLOO(grams, y_b, w_b, masks, shared, factors, dense, distinct)
 
     def objective(mu, grad=True, full=False):
         return _loo_objective(mu, grams, y_b, w_b, masks, grad=grad, shared=shared,
