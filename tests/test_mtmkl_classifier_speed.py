@@ -17,9 +17,9 @@ import pytest
 from test_mtmkl_cv_path import KERNELS, _certified, _data, _feasible, starts  # noqa: F401
 from test_mtmkl_cv_reuse import _folds
 
-import kernlearn.estimators.mtmkl_cv as mcv
 from kernlearn import MultitaskMKLClassifierCV
 from kernlearn.methods.mtmkl import FactorStore
+from kernlearn.methods.mtmkl._fold_starts import path_order
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -186,4 +186,4 @@ def test_the_lead_is_none_without_duals():
 
 
 def test_path_order_is_unchanged():
-    np.testing.assert_array_equal(mcv._path_order(np.array(CS)), [1, 2, 0])
+    np.testing.assert_array_equal(path_order(np.array(CS)), [1, 2, 0])
