@@ -43,7 +43,13 @@ from ._base import (
     encode_labels,
     fit_sample_weight,
 )
-from ._multitask import check_tasks_hold_both, split_tasks, warn_unused_formulation
+from ._decisions import class_labels
+from ._multitask import (
+    _positive_rows,
+    check_tasks_hold_both,
+    split_tasks,
+    warn_unused_formulation,
+)
 from ._renamed import inner_fits, warn_unused
 from .mtmkl import (
     _LOO_SEARCH,
@@ -717,27 +723,35 @@ kernels_, platt_, n_features_in_, feature_names_in_
             self._keep_start(self._store, lead, Cs[order[0]], task_index, np.asarray(tr),
                              y, sw)
             kept = {}  # (the fold's kernels between validation and training rows)
+            # the validation rows a score predicts: those of positive weight
+            Xte, yte, tte, wte = _positive_rows(
+                self, self._rows(X, te, tr), y[te], None if t is None else t[te],
+                None if sw is None else sw[te])
+            rows = np.asarray(te) if wte is None or len(wte) == len(te) else \
+                np.asarray(te)[sw[te] > 0]
             for i in order:
                 est = self._fold_fit(X, y, task_index, sw, Cs[i], tr)
                 est.kernels_ = _KeptCross(est.kernels_, kept)
-                Xte, tte = self._rows(X, te, tr), None if t is None else t[te]
-                scores[i, k] = est.score(Xte, y[te], task_index=tte,
-                                         sample_weight=None if sw is None else sw[te])
+                # one pass of decision values for the score and the next
+                # fold's start (the score's accuracy, as score() computes it)
+                f = est.decision_function(Xte, task_index=tte)
+                scores[i, k] = float(np.average(yte == class_labels(f, est.classes_),
+                                                weights=wte))
                 self._fold_starts[i].append(row_duals(est._model, est._blocks, tr, len(y),
                                                       est._train_rows))
                 if i == order[0] and k + 1 < len(splits):
-                    lead = self._lead(self._fold_starts[i][-1], est, Xte, y[te], tte, Cs[i], te)
+                    lead = self._lead(self._fold_starts[i][-1], est, f, yte, Cs[i], rows)
         return scores
 
-    def _lead(self, start, est, Xte, yte, tte, C, te):
+    def _lead(self, start, est, decision, yte, C, te):
         """The next fold's start from the fold fit ``est`` at ``C`` (its
         :func:`~kernlearn.methods.mtmkl._fold_starts.row_duals` ``start``),
-        with the KKT duals of its validation rows ``te`` (:func:`lead_start`)."""
+        with the KKT duals of its validation rows ``te`` (:func:`lead_start`:
+        their labels ``yte`` and its decision values there, ``decision``)."""
         if start is None:
             return None
         kept = getattr(self, "_kept", None)
-        return lead_start(start, est.decision_function(Xte, task_index=tte),
-                          np.where(yte == est.classes_[1], 1.0, -1.0),
+        return lead_start(start, decision, np.where(yte == est.classes_[1], 1.0, -1.0),
                           C * (1.0 if kept is None else kept[te]), te)
 
     def _refit_start(self, best, task_index, y, sw):
