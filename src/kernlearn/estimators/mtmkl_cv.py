@@ -209,8 +209,9 @@ class _SelectionMixin:
         """The base estimator at ``C`` fitted on the rows ``train``."""
         t = None if task_index is None else np.asarray(task_index)
         est = self._base(C)
+        # (no _validate_params: the parameters are this estimator's, checked
+        # by its fit, and C one of the checked Cs)
         est._grams_checked = True
-        est._validate_params()
         self._fit_base(est, self._rows(X, train), y[train],
                        None if t is None else t[train],
                        None if sw is None else sw[train])
@@ -692,6 +693,7 @@ kernels_, platt_, n_features_in_, feature_names_in_
         return MultitaskMKLClassifier(**self._base_params(), C=C)
 
     def _fit_base(self, est, X, y, task_index, sw):
+        est._rows_checked = True  # (rows of the validated X and y)
         est._fit_classification(X, y, task_index, sw, factor_store=self._store)
 
     def _grid_table(self, X, y, task_index, sw, Cs, splits):
