@@ -1,6 +1,6 @@
 r"""Starts of the SVM fits of a cross-validated C search, from fits on other rows.
 
-:class:`~kernlearn.estimators.MultitaskMKLClassifierCV` fits MK-MTFL (or
+:class:`~kernlearn.MultitaskMKLClassifierCV` fits MK-MTFL (or
 per-task MKL) with the hinge loss at every C of a grid on every training fold,
 then refits on all rows.  Each fit solves, per task :math:`t`, the SVM dual
 
