@@ -17,9 +17,9 @@ import pytest
 from test_mtmkl_cv_path import KERNELS, _certified, _data, _feasible, starts  # noqa: F401
 from test_mtmkl_cv_reuse import _folds
 
-import kernlearn.estimators.mtmkl_cv as mcv
 from kernlearn import MultitaskMKLClassifierCV
 from kernlearn.methods.mtmkl import FactorStore
+from kernlearn.methods.mtmkl._fold_starts import path_order
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -32,8 +32,8 @@ def leads(monkeypatch):
     calls = []
     original = MultitaskMKLClassifierCV._lead
 
-    def recording(self, start, est, Xte, yte, tte, C, te):
-        out = original(self, start, est, Xte, yte, tte, C, te)
+    def recording(self, start, est, decision, yte, C, te):
+        out = original(self, start, est, decision, yte, C, te)
         calls.append((out, est, np.asarray(te), C, start))
         return out
 
@@ -179,11 +179,11 @@ def test_the_first_c_of_later_folds_takes_fewer_pair_updates(monkeypatch):
 
 def test_the_lead_is_none_without_duals():
     est = MultitaskMKLClassifierCV(KERNELS)
-    assert est._lead(None, None, None, None, None, 1.0, None) is None
+    assert est._lead(None, None, None, None, 1.0, None) is None
     store = FactorStore()
     est._keep_start(store, None, 1.0, None, np.arange(3), np.zeros(3), None)
     assert store._row_start is None
 
 
 def test_path_order_is_unchanged():
-    np.testing.assert_array_equal(mcv._path_order(np.array(CS)), [1, 2, 0])
+    np.testing.assert_array_equal(path_order(np.array(CS)), [1, 2, 0])

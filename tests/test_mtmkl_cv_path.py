@@ -14,7 +14,7 @@ import pytest
 
 import kernlearn.methods.mtmkl.fit as mtfit
 from kernlearn import MultitaskMKLClassifier, MultitaskMKLClassifierCV
-from kernlearn.estimators.mtmkl_cv import _path_order
+from kernlearn.methods.mtmkl._fold_starts import path_order as _path_order
 from kernlearn.methods.mtmkl import FactorStore, TaskBuckets
 from test_mtmkl_cv_reuse import _folds  # (same folder: folds holding both classes of every task)
 

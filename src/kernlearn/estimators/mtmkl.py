@@ -9,7 +9,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
@@ -31,6 +30,7 @@ from ._base import (
     ProbabilityMixin,
     _has_proba,
     check_two_classes,
+    encode_labels,
     fit_sample_weight,
     plain_predict_data,
     renamed_parameter,
@@ -219,6 +219,9 @@ class _BaseMultitaskMKL(TaskIndexRequests, RenamedParameters, BaseEstimator):
                     f"(n_test, {self.n_features_in_}), got {grams.shape}.")
             return grams, None
         if reset:
+            if getattr(self, "_rows_checked", False):  # (CV folds of its checked X, y)
+                self.n_features_in_ = X.shape[1]
+                return X, y
             return validate_data(self, X, y, dtype=[np.float64, np.float32],
                                  ensure_min_samples=2, y_numeric=self._y_numeric)
         if plain_predict_data(self, X):
@@ -878,14 +881,14 @@ class MultitaskMKLClassifier(ProbabilityMixin, ClassifierMixin, _BaseMultitaskMK
         X, y, task_index, sw = self._weighted_rows(X, y, task_index, sample_weight,
                                                    self.class_weight)
         check_two_classes(y, weighted=self._train_rows is not None)
-        enc = LabelEncoder().fit(y)
-        self.classes_ = enc.classes_
+        self.classes_, codes = encode_labels(y)
         _check_binary(self.classes_)
-        signed = 2.0 * enc.transform(y) - 1.0
-        check_tasks_hold_both(signed, self._split_tasks(task_index, len(y)), self.tasks_,
+        signed = 2.0 * codes - 1.0
+        rows = self._split_tasks(task_index, len(y))  # (once: the check's and the fit's)
+        check_tasks_hold_both(signed, rows, self.tasks_,
                               weighted=self._train_rows is not None)
         self._fit(X, signed, task_index, "hinge", sample_weight=sw, shared=self.shared,
-                  C=C, factor_store=factor_store)
+                  C=C, factor_store=factor_store, rows=rows)
         # (Platt's fold fits warn once in all: see _platt.inner_fits)
         *rows, task_kw = fitted_classes_rows(self, X_all, y_all, sample_weight, t_all)
         self._fit_platt(*rows, **task_kw)

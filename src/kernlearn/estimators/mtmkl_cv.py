@@ -25,6 +25,13 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..methods._slkl_options import positive_numbers
 from ..methods.mtmkl import FactorStore
+from ..methods.mtmkl._fold_starts import (
+    keep_start,
+    lead_start,
+    mean_start,
+    path_order,
+    row_duals,
+)
 from ..methods.mtmkl.selection import loo_residuals
 from ..solvers._base import single_blas_thread
 from ..utils._messages import plain_value
@@ -36,7 +43,13 @@ from ._base import (
     encode_labels,
     fit_sample_weight,
 )
-from ._multitask import check_tasks_hold_both, split_tasks, warn_unused_formulation
+from ._decisions import class_labels
+from ._multitask import (
+    _positive_rows,
+    check_tasks_hold_both,
+    split_tasks,
+    warn_unused_formulation,
+)
 from ._renamed import inner_fits, warn_unused
 from .mtmkl import (
     _LOO_SEARCH,
@@ -196,8 +209,9 @@ class _SelectionMixin:
         """The base estimator at ``C`` fitted on the rows ``train``."""
         t = None if task_index is None else np.asarray(task_index)
         est = self._base(C)
+        # (no _validate_params: the parameters are this estimator's, checked
+        # by its fit, and C one of the checked Cs)
         est._grams_checked = True
-        est._validate_params()
         self._fit_base(est, self._rows(X, train), y[train],
                        None if t is None else t[train],
                        None if sw is None else sw[train])
@@ -541,39 +555,6 @@ def _split(cv, rows, strata):
             "rows of every task their test rows hold.") from err
 
 
-def _path_order(Cs):
-    """Order of a fold's fits along the grid: the middle C first (from uniform
-    kernel weights), then up the grid, then down, each C starting from the
-    nearest one fitted.
-
-    Ascending from the smallest C carried its kernel weights, at the other
-    end of the simplex on VerbAgg, into the next C's first SVM solves (rows
-    of an RBF-heavy kernel at a 10x larger box: 3-40x their pair updates);
-    from the middle, VerbAgg's fold fits took 25 % fewer updates in all
-    (BENCHMARKS.md).
-    """
-    order = np.argsort(Cs, kind="stable")
-    mid = len(order) // 2
-    return np.r_[order[mid:], order[:mid][::-1]].astype(int)
-
-
-def _row_duals(est, train, n):
-    """``(duals, kernel weights, rows)`` of a fold fit over the ``n`` rows of ``X``:
-    its SVM duals at the rows ``train`` it was fitted on (zero elsewhere), the
-    kernel weights its mirror descent ends on (one row per group), and the
-    indicator of its rows; ``None`` where the fit has no such duals."""
-    model = est._model
-    if model.coef[0] != "blocks" or model.formulation not in ("mtfl", "mkl"):
-        return None
-    rows = train if est._train_rows is None else np.asarray(train)[est._train_rows]
-    beta, used = np.zeros(n), np.zeros(n)
-    beta[rows] = est._blocks.scatter(model.coef[2], len(rows))
-    used[rows] = 1.0
-    gamma = (model.task_kernel_weights if model.formulation == "mkl"
-             else model.kernel_weights[None, :])
-    return beta, gamma, used
-
-
 def _pooled_r2(sse, y, w):
     r""":math:`R^2 = 1 - SSE / SST` of targets ``y`` (weights ``w``), as ``score()``.
 
@@ -712,6 +693,7 @@ kernels_, platt_, n_features_in_, feature_names_in_
         return MultitaskMKLClassifier(**self._base_params(), C=C)
 
     def _fit_base(self, est, X, y, task_index, sw):
+        est._rows_checked = True  # (rows of the validated X and y)
         est._fit_classification(X, y, task_index, sw, factor_store=self._store)
 
     def _grid_table(self, X, y, task_index, sw, Cs, splits):
@@ -722,7 +704,7 @@ kernels_, platt_, n_features_in_, feature_names_in_
         its repeated rows, and each score reuses the fold's blocks between
         validation and training rows (:class:`_KeptCross`): all were computed
         again for every C.  The C of a fold are fitted from the
-        grid's middle up, then down (:func:`_path_order`), each starting from
+        grid's middle up, then down (:func:`path_order`), each starting from
         the nearest C fitted (its SVM duals scaled, its kernel weights;
         :func:`~kernlearn.methods.mtmkl.fit_multitask`);
         every fit still stops on its own duality gap, so the fold models are
@@ -736,117 +718,64 @@ kernels_, platt_, n_features_in_, feature_names_in_
         scores = np.empty((len(Cs), len(splits)))
         self._fold_starts = [[] for _ in Cs]
         t = None if task_index is None else np.asarray(task_index)
-        order, lead = _path_order(Cs), None
+        order, lead = path_order(Cs), None
         for k, (tr, te) in enumerate(splits):
             self._store = FactorStore(max_block_rows=_BLOCK_ROWS)
             # (the first C of a fold from the previous fold's fit at it)
             self._keep_start(self._store, lead, Cs[order[0]], task_index, np.asarray(tr),
                              y, sw)
             kept = {}  # (the fold's kernels between validation and training rows)
+            # the validation rows a score predicts: those of positive weight
+            Xte, yte, tte, wte = _positive_rows(
+                self, self._rows(X, te, tr), y[te], None if t is None else t[te],
+                None if sw is None else sw[te])
+            rows = np.asarray(te) if wte is None or len(wte) == len(te) else \
+                np.asarray(te)[sw[te] > 0]
             for i in order:
                 est = self._fold_fit(X, y, task_index, sw, Cs[i], tr)
                 est.kernels_ = _KeptCross(est.kernels_, kept)
-                Xte, tte = self._rows(X, te, tr), None if t is None else t[te]
-                scores[i, k] = est.score(Xte, y[te], task_index=tte,
-                                         sample_weight=None if sw is None else sw[te])
-                self._fold_starts[i].append(_row_duals(est, tr, len(y)))
+                # one pass of decision values for the score and the next
+                # fold's start (the score's accuracy, as score() computes it)
+                f = est.decision_function(Xte, task_index=tte)
+                scores[i, k] = float(np.average(yte == class_labels(f, est.classes_),
+                                                weights=wte))
+                self._fold_starts[i].append(row_duals(est._model, est._blocks, tr, len(y),
+                                                      est._train_rows))
                 if i == order[0] and k + 1 < len(splits):
-                    lead = self._lead(self._fold_starts[i][-1], est, Xte, y[te], tte, Cs[i], te)
+                    lead = self._lead(self._fold_starts[i][-1], est, f, yte, Cs[i], rows)
         return scores
 
-    def _lead(self, start, est, Xte, yte, tte, C, te):
-        """The next fold's start (:meth:`_keep_start`) from the fold fit ``est``
-        at ``C``: its duals, and on its validation rows ``te`` (training rows of
-        the next fold, where its duals are zero) the duals its decision values
-        give them by the hinge's KKT conditions: at the bound ``C_i`` (the
-        sign of the row's class) inside the margin, zero outside; its kernel
-        weights and its rows (whose task ids name the weights' rows).
-
-        On Turnout the next fold's solve at ``C`` took 67-80 % of a cold
-        one's pair updates from this fold's duals with zeros there, and about
-        5 % fewer again with these.
-        """
+    def _lead(self, start, est, decision, yte, C, te):
+        """The next fold's start from the fold fit ``est`` at ``C`` (its
+        :func:`~kernlearn.methods.mtmkl._fold_starts.row_duals` ``start``),
+        with the KKT duals of its validation rows ``te`` (:func:`lead_start`:
+        their labels ``yte`` and its decision values there, ``decision``)."""
         if start is None:
             return None
-        sign = np.where(yte == est.classes_[1], 1.0, -1.0)
         kept = getattr(self, "_kept", None)
-        bound = C * (1.0 if kept is None else kept[te])
-        beta = start[0].copy()
-        beta[te] = np.where(sign * est.decision_function(Xte, task_index=tte) < 1.0,
-                            sign * bound, 0.0)
-        return beta, start[1], start[2]
+        return lead_start(start, decision, np.where(yte == est.classes_[1], 1.0, -1.0),
+                          C * (1.0 if kept is None else kept[te]), te)
 
     def _refit_start(self, best, task_index, y, sw):
         """The refit's store, holding its start at the chosen C (index ``best``):
-        the mean of its fold fits' duals of every row (over the folds that
-        trained on it), made feasible, and their mean kernel weights.
-
-        The refit then starts near its solution (fits on 4/5 of the rows at
-        the same C) and stops on its own duality gap, as a cold one.
-        """
+        its fold fits' mean (:func:`mean_start`), made feasible."""
         store = FactorStore()
         starts = self._fold_starts.pop(best)
         del self._fold_starts
-        if not starts or any(s is None for s in starts):
-            return store
-        beta = sum(s[0] for s in starts)
-        count = sum(s[2] for s in starts)
-        beta = np.where(count > 0, beta / np.maximum(count, 1), 0.0)
-        gammas = [s[1] for s in starts]
-        same = len({g.shape for g in gammas}) == 1
-        self._keep_start(store, (beta, np.mean(gammas, axis=0) if same else None),
-                         self.C_, task_index, np.arange(len(y)), y, sw)
+        self._keep_start(store, mean_start(starts), self.C_, task_index,
+                         np.arange(len(y)), y, sw)
         return store
 
     def _keep_start(self, store, start, C, task_index, rows, y, sw):
-        """Keep in ``store`` the start of a fit at ``C`` on the rows ``rows`` of
-        ``X`` (labels ``y``, sample weights ``sw`` of all rows): the duals
-        ``start[0]`` (per row of ``X``; zero on rows the fits it came from did
-        not train on) at those rows, made feasible, and the kernel weights
-        ``start[1]`` (per-task ones matched by task id to the rows
-        ``start[2] > 0`` of a fold that trained on other tasks).
-
-        Only the rows of positive weight are a fit's; a start is kept for
+        """Keep in ``store`` the start of a fit at ``C`` on the rows ``rows``
+        (:func:`keep_start`, at the fit's sample and class weights): for
         MK-MTFL and per-task MKL without shared kernels only (the others keep
-        no duals).  The duals are put in this fit's box :math:`C w_i` before
-        the bias constraint: with ``class_weight="balanced"`` each fold's
-        :math:`w_i` are its own, and a dual past them, clipped after, left its
-        task's sum nonzero, so the solver dropped the task's start (every fold
-        start and the refit's on a balanced fit).
-        """
-        if (start is None or self.formulation not in ("mtfl", "mkl") or self.shared):
+        no duals)."""
+        if start is None or self.formulation not in ("mtfl", "mkl") or self.shared:
             return
         w = fit_sample_weight(None if sw is None else sw[rows], len(rows), y[rows],
                               self.class_weight)
-        if w is not None:
-            rows, w = rows[w > 0], w[w > 0]
-        box = C * (1.0 if w is None else w)
-        beta = np.clip(start[0][rows], -box, box)
-        tasks = (np.zeros(len(rows), np.int64) if task_index is None
-                 else np.unique(np.asarray(task_index)[rows], return_inverse=True)[1])
-        n_tasks = int(tasks.max()) + 1 if len(rows) else 0
-        for t in range(n_tasks):
-            b = beta[tasks == t]
-            # the bias constraint 1'beta_t = 0: the heavier side scaled down
-            # (within the box), since the start's sums were over other rows
-            up, down = b[b > 0].sum(), -b[b < 0].sum()
-            if up > down:
-                b[b > 0] *= down / up
-            elif down > up:
-                b[b < 0] *= up / down
-            beta[tasks == t] = b
-        # (per-task weights of fits that lacked a task are not this fit's:
-        # then the duals alone, at uniform weights)
-        gamma = start[1]
-        if gamma is not None and gamma.shape[0] > 1 and len(start) > 2:
-            # (a previous fold's rows by task id: one that trained on other
-            # tasks, as many, had its rows for those tasks)
-            ids = np.asarray(task_index)
-            ids, src = np.unique(ids[rows]), np.unique(ids[start[2] > 0])
-            at = np.minimum(np.searchsorted(src, ids), len(src) - 1)
-            gamma = gamma[at] if np.array_equal(src[at], ids) else None
-        fits = gamma is not None and gamma.shape[0] in (1, n_tasks)
-        store.keep_row_start(C, beta, gamma if fits else None)
+        keep_start(store, start, C, rows, w, task_index)
 
     def _check_lone_classes(self, strata, sw, labels, task_index):
         """Refuse a task's only sample of a class (with an int ``cv``).

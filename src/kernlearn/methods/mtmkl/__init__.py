@@ -46,8 +46,9 @@ that paper (:func:`solve_mtsfl_altmin`).
 Modules: :mod:`.task_kernels` (task buckets, kernel blocks and factors),
 :mod:`.inner` (the per-task kernel machines), :mod:`.mtfl` (MK-MTFL),
 :mod:`.mtsfl` (MK-MTSFL), :mod:`.components` (shared components: the named
-block layout), :mod:`.fit` (the driver and the fitted model); the mirror
-descent itself is :mod:`kernlearn.solvers.mirror_descent`.
+block layout), :mod:`.fit` (the driver and the fitted model),
+:mod:`._fold_starts` (the cross-validated classifier's starts from its
+fold fits); the mirror descent itself is :mod:`kernlearn.solvers.mirror_descent`.
 
 References
 ----------
