@@ -739,10 +739,12 @@ def _n_train(kernels):
 
 
 def _nbytes(value):
-    """Bytes of an array or of a list of arrays (``None`` entries: none)."""
+    """Bytes of an array or of (nested) lists and tuples of them (``None``: none)."""
+    if value is None:
+        return 0
     if isinstance(value, np.ndarray):
         return value.nbytes
-    return sum(0 if a is None else a.nbytes for a in value)
+    return sum(_nbytes(a) for a in value)
 
 
 def gather_rows(blocks, A):
