@@ -112,10 +112,16 @@ def test_views_of_several_columns_and_sample_weights(monkeypatch):
 
 def test_distinct_inputs_whole_rows(monkeypatch):
     """Tasks without repeats keep their whole blocks and rows (the bookkeeping
-    of distinct rows would save nothing)."""
+    of distinct rows would save nothing), and their blocks are not searched
+    for repeated rows: the inputs said there are too few."""
     X, y, t = _repeated(distinct=10_000)
-    widths, grouped = _widths(monkeypatch), []
-    real = mtfl.grouped_ridge
+    widths, grouped, searched = _widths(monkeypatch), [], []
+    real, search = mtfl.grouped_ridge, mtfl.ridge_repeats
     monkeypatch.setattr(mtfl, "grouped_ridge", lambda *a: grouped.append(1) or real(*a))
+    monkeypatch.setattr(mtfl, "ridge_repeats", lambda *a: searched.append(1) or search(*a))
     MultitaskMKLRegressor().fit(X, y, task_index=t)
-    assert max(widths) == 110 and not grouped
+    assert max(widths) == 110 and not grouped and not searched
+    # precomputed kernels: no inputs to compare, the blocks are searched
+    MultitaskMKLRegressor(kernels="precomputed").fit(
+        [X @ X.T, np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))], y, task_index=t)
+    assert searched and not grouped

@@ -478,7 +478,9 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
         rows there (the same rows, faster); derived once for a C grid.
     groups_b : list of (None or tuple), optional
         With ``grams_tm`` (square loss, no shared factors): per bucket, ``None``
-        or :func:`~kernlearn.methods.mtmkl._ridge_repeats.input_groups`'
+        (the repeated rows are searched in its blocks), ``False`` (its inputs
+        are too many distinct ones: solved on all rows) or
+        :func:`~kernlearn.methods.mtmkl._ridge_repeats.input_groups`'
         ``(group, mask_u)`` of its tasks' distinct inputs, its ``grams_tm``
         then the packed kernels on those inputs only: the bucket's kernel
         ridge is solved on them (:func:`~kernlearn.methods.mtmkl._ridge_repeats.grouped_ridge`).
@@ -509,12 +511,13 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
         # made the plain fit slower than the leave-one-out search's); also from
         # packed blocks, which the plain fits pass (without them, the fit on
         # all rows was 4x slower on Star-like tasks); where the repeats were
-        # found from the inputs (groups_b), the blocks are the distinct rows'
+        # found from the inputs (groups_b), the blocks are the distinct rows';
+        # where the inputs are too many (False), the blocks are not searched
         groups = groups_b or [None] * len(y_b)
         full = grams or [_unpacked(G, mask.shape[1])
                          if mask.shape[1] >= _FROM_ROWS and D is None else None
                          for G, D, (_, _, mask) in zip(grams_tm, groups, blocks.buckets)]
-        repeats = [grouped_ridge(G, *D, yb, mask, Cb) if D is not None
+        repeats = [grouped_ridge(G, *D, yb, mask, Cb) if D
                    else None if K is None else ridge_repeats(K, yb, mask, Cb)
                    for (_, _, mask), G, D, K, yb, Cb
                    in zip(blocks.buckets, grams_tm or full, groups, full, y_b,
