@@ -125,3 +125,28 @@ def test_distinct_inputs_whole_rows(monkeypatch):
     MultitaskMKLRegressor(kernels="precomputed").fit(
         [X @ X.T, np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))], y, task_index=t)
     assert searched and not grouped
+
+
+
+@pytest.mark.parametrize("distinct", [20, 10_000])
+def test_a_store_that_keeps_blocks_keeps_the_distinct_problem(monkeypatch, distinct):
+    """A store keeping blocks (a C grid's fits on one fold) keeps each bucket's
+    blocks with its groups (repeated inputs) or its flag (too many distinct
+    ones) and gives them to its next fit, which builds no block; the model is
+    a fresh store's."""
+    from kernlearn.methods.mtmkl import FactorStore, fit_multitask
+
+    X, y, t = _repeated(distinct=distinct)
+    rows = [np.flatnonzero(t == a) for a in range(3)]
+    kernels = ["linear", ("rbf", {"gamma": 0.5})]
+    store = FactorStore(max_block_rows=10_000)
+    widths = _widths(monkeypatch)
+    fit_multitask(TaskKernels(kernels), X, y, rows, C=1.0, factor_store=store)
+    assert widths and max(widths) == (20 if distinct == 20 else 110)
+    del widths[:]
+    kept = fit_multitask(TaskKernels(kernels), X, y, rows, C=10.0, factor_store=store)[2]
+    assert not widths
+    fresh = fit_multitask(TaskKernels(kernels), X, y, rows, C=10.0)[2]
+    np.testing.assert_array_equal(kept.intercept, fresh.intercept)
+    for a, b in zip(kept.coef[2], fresh.coef[2]):
+        np.testing.assert_array_equal(a, b)
