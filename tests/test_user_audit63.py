@@ -26,19 +26,25 @@ def test_plain_regressor_solves_repeated_inputs_on_distinct_rows(monkeypatch):
     kernels packed only, and the distinct-row kernel ridge (found from the
     whole blocks only) was never used again: the same model, 4x the time on
     Star-like tasks (700 rows, 140 distinct), without a word."""
+    from kernlearn.methods.mtmkl import fit
+
     X, y, t = _repeated()
     found = []
-    real = mtfl.ridge_repeats
 
-    def spy(*args):
-        out = real(*args)
-        found.append(out is not None)
-        return out
+    def spy(real):
+        def call(*args):
+            out = real(*args)
+            found.append(out is not None)
+            return out
+        return call
 
-    monkeypatch.setattr(mtfl, "ridge_repeats", spy)
+    # (the distinct rows are found from the blocks, or from the inputs: issue 24)
+    monkeypatch.setattr(mtfl, "ridge_repeats", spy(mtfl.ridge_repeats))
+    monkeypatch.setattr(mtfl, "grouped_ridge", spy(mtfl.grouped_ridge))
     new = MultitaskMKLRegressor().fit(X, y, task_index=t)
     assert any(found), "the distinct-row route was not taken"
-    monkeypatch.setattr(mtfl, "ridge_repeats", lambda *a: None)  # all rows
+    monkeypatch.setattr(fit, "distinct_inputs", lambda *a: None)  # all rows
+    monkeypatch.setattr(mtfl, "ridge_repeats", lambda *a: None)
     old = MultitaskMKLRegressor().fit(X, y, task_index=t)
     np.testing.assert_allclose(new.predict(X, task_index=t), old.predict(X, task_index=t),
                                rtol=1e-8, atol=1e-10)

@@ -32,7 +32,7 @@ import numpy as np
 
 from ._loo_kernel import loo_criteria, loo_evaluate, task_offsets
 
-__all__ = ["EigenLOO", "distinct_blocks", "eigen_plan"]
+__all__ = ["EigenLOO", "distinct_blocks", "distinct_inputs", "eigen_plan"]
 
 #: singular values of a task's factor columns below this fraction of the
 #: largest are dropped from its basis (their share of the Gram matrices is
@@ -103,7 +103,45 @@ def _distinct_rows(A):
     return uniq, inv.ravel()
 
 
-def distinct_blocks(kernels, j, idx, mask):
+def distinct_inputs(kernels, js, idx, mask):
+    """Each task's distinct inputs of a bucket on the views of kernels ``js``
+    (rows equal on every view are one), or ``None`` where they are not read.
+
+    Parameters
+    ----------
+    kernels : TaskKernels
+        Fitted.
+    js : list of int
+        Kernels whose views are compared (none precomputed or a callable).
+    idx, mask : ndarray of shape (T, m)
+        The bucket's rows and valid positions.
+
+    Returns
+    -------
+    maps : list of tuple or None
+        Per task: its valid positions ``r``, the positions among them of its
+        distinct inputs (ascending) and each valid row's distinct input;
+        ``None`` for tasks of fewer than :data:`_DISTINCT_FROM` rows, sparse
+        data, precomputed or callable kernels.
+    """
+    if mask.shape[1] < _DISTINCT_FROM or kernels.precomputed \
+            or any(not isinstance(kernels.specs_[j][0], str) for j in js):
+        return None
+    views = {}
+    for j in js:  # (the default kernels all read X itself: compared once)
+        V = kernels._views(kernels.X_, j)
+        if not isinstance(V, np.ndarray):  # (sparse data: the whole blocks)
+            return None
+        views[id(V)] = V
+    V = next(iter(views.values())) if len(views) == 1 else np.hstack(list(views.values()))
+    maps = []
+    for t in range(mask.shape[0]):
+        r = mask[t].nonzero()[0]
+        maps.append((r, *_distinct_rows(V[idx[t, r]])))
+    return maps
+
+
+def distinct_blocks(kernels, j, idx, mask, maps=None):
     r"""Kernel ``j``'s blocks of a bucket on each task's distinct inputs, for
     :func:`_eigenpairs` (``None`` where it decomposes the whole blocks).
 
@@ -121,6 +159,9 @@ def distinct_blocks(kernels, j, idx, mask):
     j : int
     idx, mask : ndarray of shape (T, m)
         The bucket's rows and valid positions.
+    maps : list of tuple, optional
+        :func:`distinct_inputs` to use (those of several kernels' views: the
+        plain regressor's distinct rows); by default those of kernel ``j``.
 
     Returns
     -------
@@ -130,16 +171,11 @@ def distinct_blocks(kernels, j, idx, mask):
         Per task: its valid positions ``r``, the positions among them of its
         distinct inputs, and each valid row's distinct input.
     """
-    T, m = mask.shape
-    if m < _DISTINCT_FROM or kernels.precomputed or not isinstance(kernels.specs_[j][0], str):
-        return None
-    V = kernels._views(kernels.X_, j)
-    if not isinstance(V, np.ndarray):  # (sparse data: the whole blocks)
-        return None
-    maps = []
-    for t in range(T):
-        r = mask[t].nonzero()[0]
-        maps.append((r, *_distinct_rows(V[idx[t, r]])))
+    if maps is None:
+        maps = distinct_inputs(kernels, [j], idx, mask)
+        if maps is None:
+            return None
+    T = mask.shape[0]
     m_u = max(len(u) for _, u, _ in maps)
     idx_u, mask_u = np.zeros((T, m_u), dtype=idx.dtype), np.zeros((T, m_u), dtype=bool)
     for t, (r, uniq, _) in enumerate(maps):

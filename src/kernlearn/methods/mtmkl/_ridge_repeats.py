@@ -27,7 +27,7 @@ import numpy as np
 
 from ._loo_eigen import _distinct_rows
 
-__all__ = ["RidgeRepeats", "ridge_repeats"]
+__all__ = ["RidgeRepeats", "grouped_ridge", "input_groups", "ridge_repeats"]
 
 #: tasks of fewer rows are solved whole (the bookkeeping would cost more)
 _FROM_ROWS = 64
@@ -118,8 +118,6 @@ def ridge_repeats(K, y, mask, C):
     a, b = np.triu_indices(m_u)  # the packed layout of m_u rows
     Gu = np.zeros((T, k, len(a)))
     group = np.zeros((T, m), np.int64)
-    w2 = np.where(mask, 2.0 * np.broadcast_to(C, mask.shape), 0.0)
-    c, yw = np.zeros((T, m_u)), np.zeros((T, m_u))
     for t, r in enumerate(reps):
         pos = np.zeros(m, np.int64)
         pos[r] = np.arange(len(r))
@@ -127,9 +125,51 @@ def ridge_repeats(K, y, mask, C):
         inside = b < len(r)  # (a <= b: both distinct rows of the task)
         ra, rb = r[a[inside]], r[b[inside]]  # (ra <= rb: r ascends)
         Gu[t][:, inside] = K[:, t, ra, rb]
+    mask_u = np.arange(m_u)[None, :] < np.array([len(r) for r in reps])[:, None]
+    return grouped_ridge(Gu, group, mask_u, y, mask, C)
+
+
+def input_groups(maps, mask):
+    """Each row's distinct row of a bucket from its tasks' distinct inputs, or
+    ``None`` where :func:`ridge_repeats` would solve the whole rows.
+
+    Parameters
+    ----------
+    maps : list of tuple
+        Per task, :func:`~kernlearn.methods.mtmkl._loo_eigen.distinct_inputs`'
+        valid positions, distinct inputs' positions and each row's distinct input.
+    mask : ndarray of shape (T_b, m)
+        Valid rows.
+
+    Returns
+    -------
+    group : ndarray of int of shape (T_b, m)
+        Each row's distinct row (zero on padding).
+    mask_u : ndarray of shape (T_b, m_u)
+        Valid distinct rows.
+    """
+    T, m = mask.shape
+    sizes = np.array([len(u) for _, u, _ in maps])
+    # (the thresholds of ridge_repeats: the same buckets take this route)
+    if m < _FROM_ROWS or sizes.max() > _MAX_SHARE * m:
+        return None
+    group = np.zeros((T, m), np.int64)
+    for t, (r, _, inv) in enumerate(maps):
+        group[t, r] = inv
+    return group, np.arange(sizes.max())[None, :] < sizes[:, None]
+
+
+def grouped_ridge(Gu, group, mask_u, y, mask, C):
+    """:class:`RidgeRepeats` of a bucket from its packed kernels on the distinct
+    rows ``Gu`` (``(T_b, k, m_u (m_u + 1) / 2)``), each row's distinct row
+    ``group`` and the valid distinct rows ``mask_u``; ``y``, ``mask``, ``C`` as
+    in :func:`ridge_repeats`."""
+    T, m_u = mask_u.shape
+    w2 = np.where(mask, 2.0 * np.broadcast_to(C, mask.shape), 0.0)
+    c, yw = np.zeros((T, m_u)), np.zeros((T, m_u))
+    for t in range(T):
         c[t] = np.bincount(group[t], weights=w2[t], minlength=m_u)
         yw[t] = np.bincount(group[t], weights=w2[t] * y[t], minlength=m_u)
-    mask_u = np.arange(m_u)[None, :] < np.array([len(r) for r in reps])[:, None]
     c_safe = np.where(mask_u, c, 1.0)
     ybar = np.where(mask_u, yw / c_safe, 0.0)
     offset = w2 * (y - np.take_along_axis(ybar, group, axis=1))

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...solvers.mirror_descent import simplex_mirror_descent
 from ...utils._numba_cache import njit_cached
-from ._ridge_repeats import _FROM_ROWS, ridge_repeats
+from ._ridge_repeats import _FROM_ROWS, grouped_ridge, ridge_repeats
 from .inner import per_bucket, ridge_linear_part, solve_coupled, solve_inner
 from .task_kernels import gather_rows, task_products
 
@@ -420,7 +420,7 @@ def _evaluate(blocks, grams_tm, y_b, loss, C, gamma_t, pbar, lam, epsilon, max_i
 def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights=False,
                max_iter=100, tol=1e-3, max_inner=5, inner_tol=1e-6, verbose=0,
                shared_factors=None, beta0=None, gamma0=None, grams_tm=None, first_b=None,
-               squares_b=None):
+               squares_b=None, groups_b=None):
     r"""MK-MTFL (or, ``per_task_weights=True``, one l1-MKL per task) by mirror descent.
 
     Parameters
@@ -476,6 +476,14 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
     squares_b : list of ndarray of shape (T_b, k, m_b, m_b) or None, optional
         :func:`square_blocks` of ``grams_tm``: the SVM / SVR solver reads its
         rows there (the same rows, faster); derived once for a C grid.
+    groups_b : list of (None or tuple), optional
+        With ``grams_tm`` (square loss, no shared factors): per bucket, ``None``
+        (the repeated rows are searched in its blocks), ``False`` (its inputs
+        are too many distinct ones: solved on all rows) or
+        :func:`~kernlearn.methods.mtmkl._ridge_repeats.input_groups`'
+        ``(group, mask_u)`` of its tasks' distinct inputs, its ``grams_tm``
+        then the packed kernels on those inputs only: the bucket's kernel
+        ridge is solved on them (:func:`~kernlearn.methods.mtmkl._ridge_repeats.grouped_ridge`).
 
     Returns
     -------
@@ -502,12 +510,18 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
         # 700 rows per task are 140 distinct: a 700 x 700 solve per evaluation
         # made the plain fit slower than the leave-one-out search's); also from
         # packed blocks, which the plain fits pass (without them, the fit on
-        # all rows was 4x slower on Star-like tasks)
-        full = grams or [_unpacked(G, mask.shape[1]) if mask.shape[1] >= _FROM_ROWS
-                         else None for G, (_, _, mask) in zip(grams_tm, blocks.buckets)]
-        repeats = [None if K is None else ridge_repeats(K, yb, mask, Cb)
-                   for (_, _, mask), K, yb, Cb
-                   in zip(blocks.buckets, full, y_b, per_bucket(C, len(y_b)))]
+        # all rows was 4x slower on Star-like tasks); where the repeats were
+        # found from the inputs (groups_b), the blocks are the distinct rows';
+        # where the inputs are too many (False), the blocks are not searched
+        groups = groups_b or [None] * len(y_b)
+        full = grams or [_unpacked(G, mask.shape[1])
+                         if mask.shape[1] >= _FROM_ROWS and D is None else None
+                         for G, D, (_, _, mask) in zip(grams_tm, groups, blocks.buckets)]
+        repeats = [grouped_ridge(G, *D, yb, mask, Cb) if D
+                   else None if K is None else ridge_repeats(K, yb, mask, Cb)
+                   for (_, _, mask), G, D, K, yb, Cb
+                   in zip(blocks.buckets, grams_tm or full, groups, full, y_b,
+                          per_bucket(C, len(y_b)))]
     if grams_tm is None:
         # (a bucket solved on its distinct rows reads their packed kernels only)
         grams_tm = [_task_major([K])[0] if rp is None else rp.Gp

@@ -739,10 +739,13 @@ def _n_train(kernels):
 
 
 def _nbytes(value):
-    """Bytes of an array or of a list of arrays (``None`` entries: none)."""
+    """Bytes of an array or of (nested) lists and tuples of them (``None`` and
+    flags: none)."""
     if isinstance(value, np.ndarray):
         return value.nbytes
-    return sum(0 if a is None else a.nbytes for a in value)
+    if isinstance(value, (list, tuple)):
+        return sum(_nbytes(a) for a in value)
+    return 0
 
 
 def gather_rows(blocks, A):
