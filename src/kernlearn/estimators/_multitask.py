@@ -544,8 +544,11 @@ def _positive_rows(est, X, y, task_index, sample_weight):
     from sklearn.utils import _safe_indexing
 
     keep = np.flatnonzero(sw > 0)
-    if getattr(est, "_precomputed", lambda: False)() and isinstance(X, (list, tuple)):
-        X = [np.asarray(G)[keep] for G in X]  # k test-vs-train Gram matrices
+    if getattr(est, "_precomputed", lambda: False)() and (
+            isinstance(X, (list, tuple)) or np.ndim(X) == 3):
+        # k test-vs-train Gram matrices, a list or stacked (the rows of each:
+        # indexing a stack picked kernels)
+        X = [np.asarray(G)[keep] for G in X]
     else:
         X = _safe_indexing(X, keep)
     task_index = None if task_index is None else np.asarray(task_index)[keep]

@@ -729,6 +729,12 @@ kernels_, platt_, n_features_in_, feature_names_in_
             Xte, yte, tte, wte = _positive_rows(
                 self, self._rows(X, te, tr), y[te], None if t is None else t[te],
                 None if sw is None else sw[te])
+            if wte is not None and not np.any(wte > 0):
+                # (score()'s accuracy_score refused it; np.average's ZeroDivisionError did not say)
+                raise ValueError(
+                    f"the validation rows of split {k} all have zero sample weight: "
+                    "their weighted accuracy is undefined; give every validation "
+                    "fold a row of positive weight.")
             rows = np.asarray(te) if wte is None or len(wte) == len(te) else \
                 np.asarray(te)[sw[te] > 0]
             for i in order:

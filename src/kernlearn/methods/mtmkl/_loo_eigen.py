@@ -331,10 +331,13 @@ class EigenLOO:
             # the criterion alone (it rounds as with the gradient) with beta and the
             # residuals, kept for the next call: the search's result is evaluated
             # once, for its criterion and for the refit's beta
-            if self._full is None or self._full[0] != key:
-                self._full = (key, self._evaluate(mu, False, True))
-            f, beta, res = self._full[1]
-            return (f, beta, res) if full else f
+            # (read once: another thread's point may replace it; and the caller
+            # gets copies, so that changing them changes no later call's)
+            kept = self._full
+            if kept is None or kept[0] != key:
+                kept = self._full = (key, self._evaluate(mu, False, True))
+            f, beta, res = kept[1]
+            return (f, [b.copy() for b in beta], [r.copy() for r in res]) if full else f
         if mu.ndim == 1 and not full:
             # L-BFGS-B evaluates some points more than once (Grunfeld: 11 of 39
             # evaluations repeat a point bit for bit): the criterion and gradient
