@@ -18,7 +18,6 @@ own): nothing global changes.  Any other warning passes as it comes.
 
 import contextlib
 import contextvars
-import functools
 import os
 import sys
 import warnings
@@ -241,11 +240,18 @@ def summed(run, what, n, tail, dropped=()):
 
 
 def carried(func):
-    """``func``, to run in another thread, collecting into this thread's block if any.
+    """``func``, to run in another thread in the context of this one (the caller's).
 
     A thread pool's threads do not run in the context of the thread that
     hands them work: the warnings of FGM's one-vs-rest threads inside an
-    inner fit would pass uncollected.
+    inner fit would pass uncollected, and the futures a fit on a Dask
+    cluster made there were not the fit's (:func:`kernlearn._row_futures.fit_futures`),
+    left on the cluster when it raised.  ``func`` runs in a copy of the
+    context this function is called in, taken at each call (two threads
+    cannot run in one context at once): every context variable of the
+    caller (this module's collecting list, the fit's futures) is seen there.
+    Call it in the thread that hands out the work: joblib hands out its
+    later batches from its workers' threads.
 
     Parameters
     ----------
@@ -254,15 +260,24 @@ def carried(func):
     Returns
     -------
     callable
-        ``func`` itself outside a :func:`collected` block.
+        Pickled (to another process: joblib's loky or Dask backend), it runs
+        in an empty context: there nothing of this process is collected.
     """
-    log = _COLLECTING.get()
-    return func if log is None else functools.partial(_collect_into, log, func)
+    return _InContext(contextvars.copy_context(), func)
 
 
-def _collect_into(log, func, *args, **kwargs):
-    token = _COLLECTING.set(log)
-    try:
-        return func(*args, **kwargs)
-    finally:
-        _COLLECTING.reset(token)
+class _InContext:
+    """``func`` run in a copy of ``context`` (:func:`carried`)."""
+
+    def __init__(self, context, func):
+        self.context, self.func = context, func
+
+    def __call__(self, *args, **kwargs):
+        return self.context.copy().run(self.func, *args, **kwargs)
+
+    def __reduce__(self):
+        return _in_no_context, (self.func,)
+
+
+def _in_no_context(func):
+    return _InContext(contextvars.Context(), func)
