@@ -82,3 +82,32 @@ def test_a_stopped_cluster_fit_releases_the_futures_of_its_one_vs_rest_threads(m
             sorted(set(c.scheduler.tasks) - users)
         np.testing.assert_allclose(Xd.sum().compute(), X.sum())
         del kept
+
+
+# ------------------------------ an error that takes no note keeps its place under "error"
+class _NotesTuple(RuntimeError):
+    __notes__ = ("set by the code that raised it",)  # (add_note: "not a list")
+
+
+def test_an_error_that_takes_no_note_is_still_the_one_raised_under_an_error_filter(
+        monkeypatch):
+    # the one-vs-rest summary, a warning made an error by the filter, went to
+    # the error's notes; add_note refused them and its TypeError took the
+    # error's place ("Cannot add note: __notes__ is not a list")
+    import kernlearn.methods.slkl as slkl
+
+    X, _ = make_classification(90, n_features=5, n_informative=3, random_state=0)
+    y = np.argmax(X[:, :3], axis=1)
+    real, calls = slkl._solve_one, []
+
+    def stopping(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:  # (after two problems that warned)
+            raise _NotesTuple("stopped here")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(slkl, "_solve_one", stopping)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(_NotesTuple, match="stopped here"):
+            kl.LowRankKernelClassifier(max_iter=1, multiclass="ovr").fit(X, y)

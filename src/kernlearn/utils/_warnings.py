@@ -45,7 +45,9 @@ def warn(message, category, stacklevel="user", during=None):
     during : BaseException, optional
         The exception propagating while this warns: a warning that a filter
         turns into an error (``simplefilter("error")``) is added to its notes
-        instead of replacing it, so the error the user catches stays the fit's.
+        instead of replacing it, so the error the user catches stays the fit's
+        (an exception that takes no note, its ``__notes__`` not a list, keeps
+        none).
     """
     log = _COLLECTING.get()
     if log is not None:
@@ -58,7 +60,10 @@ def warn(message, category, stacklevel="user", during=None):
     except Warning:
         if during is None:
             raise
-        during.add_note(f"{category.__name__}: {message}")
+        try:
+            during.add_note(f"{category.__name__}: {message}")
+        except Exception:  # noqa: BLE001  (a tuple of __notes__: "not a list")
+            pass  # (the note is lost, not the error: a TypeError took its place)
 
 
 # kernlearn's folder (this file is in kernlearn/utils/)
