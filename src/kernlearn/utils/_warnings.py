@@ -101,24 +101,6 @@ def user_stacklevel(_depth=1):
     return level
 
 
-class _Log(list):
-    """A :func:`collected` block's list, which is none once pickled.
-
-    A function :func:`carried` to a worker of another process (joblib's loky
-    or Dask backend, chosen by the user's ``parallel_config`` over the
-    threads asked for) collected into a copy of the list that nobody reads:
-    the warnings of FGM's one-vs-rest problems were lost.  There its warnings
-    pass as they come, as a worker's did before they were collected.
-    """
-
-    def __reduce__(self):
-        return _no_log, ()
-
-
-def _no_log():
-    return None
-
-
 @contextlib.contextmanager
 def collected():
     """Collect the warnings given through :func:`warn` in this thread (and context).
@@ -129,7 +111,7 @@ def collected():
         The message and category of each warning, in order; nested blocks
         collect into their own list.
     """
-    log = _Log()
+    log = []
     token = _COLLECTING.set(log)
     try:
         yield log
@@ -272,7 +254,14 @@ def carried(func):
 
 
 class _InContext:
-    """``func`` run in a copy of ``context`` (:func:`carried`)."""
+    """``func`` run in a copy of ``context`` (:func:`carried`).
+
+    Pickled to a worker of another process (joblib's loky or Dask backend,
+    chosen by the user's ``parallel_config`` over the threads asked for), it
+    runs in an empty context: with the caller's collecting list it collected
+    into a copy that nobody reads, and the warnings of FGM's one-vs-rest
+    problems were lost.  There they pass as they come.
+    """
 
     def __init__(self, context, func):
         self.context, self.func = context, func
