@@ -57,10 +57,10 @@ def test_a_stopped_cluster_fit_releases_the_futures_of_its_one_vs_rest_threads(m
     real, calls = DaskMasterRows.dual_point, []
 
     def stopping(self, *args, **kwargs):
-        # (from the second call on: the other thread, which joblib cannot stop,
-        # stops too instead of making futures after the fit released its own)
+        # (once: the other thread, which joblib cannot stop, runs on and makes
+        # futures after the fit released its own)
         calls.append(1)
-        if len(calls) >= 2:
+        if len(calls) == 2:
             raise KeyboardInterrupt
         return real(self, *args, **kwargs)
 
@@ -113,3 +113,33 @@ def test_an_error_that_takes_no_note_is_still_the_one_raised_under_an_error_filt
         warnings.simplefilter("error")
         with pytest.raises(_NotesTuple, match="stopped here"):
             kl.LowRankKernelClassifier(max_iter=1, multiclass="ovr").fit(X, y)
+
+
+class _Future:
+    """What the record takes for a future (``key``, ``release``)."""
+
+    key = "a-key"
+
+    def __init__(self):
+        self.released = False
+
+    def release(self):
+        self.released = True
+
+
+def test_a_future_a_thread_of_a_fit_that_raised_makes_afterwards_is_released_at_once():
+    # joblib cannot stop a one-vs-rest thread that runs when another raised:
+    # the futures it made after the fit's release were held by its error,
+    # which joblib keeps with the fit's (a notebook keeps that one); the
+    # cluster test above left them there about one run in five
+    import contextvars
+
+    from kernlearn._row_futures import fit_futures, made
+
+    with pytest.raises(KeyError):
+        with fit_futures():
+            before = made([_Future()])
+            thread = contextvars.copy_context()  # (what carried gives a thread)
+            raise KeyError("the fit's error")
+    after = thread.run(made, [_Future(), object()])
+    assert before[0].released and after[0].released
