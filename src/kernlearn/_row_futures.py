@@ -20,6 +20,7 @@ import contextlib
 import contextvars
 import copy
 import itertools
+import threading
 import time
 import uuid
 import weakref
@@ -31,9 +32,44 @@ import scipy.sparse as sp
 __all__ = ["GroupedRows", "PerPartition", "RowFutures", "checked_partition", "fit_futures",
            "gather_result", "made", "no_workers_timeout", "stack_rows", "wait_for"]
 
-# the futures the running fit (this thread's :func:`fit_futures` block) made,
-# held weakly: a fit drops each step's futures as it goes, and they must go
+# the record of the futures the running fit (this context's :func:`fit_futures`
+# block) made, held weakly: a fit drops each step's futures as it goes, and they must go
 _FIT_FUTURES = contextvars.ContextVar("kernlearn_fit_futures", default=None)
+
+
+class _FitRecord:
+    """The futures one fit made, held weakly; released once, if the fit raises.
+
+    The fit's threads (FGM's one-vs-rest problems, carried into them) record
+    into it too.  joblib cannot stop a thread that runs when another raised:
+    its futures made after the release are released as they are made (that
+    thread's next wait fails, and its error is dropped with the fit's).  Held
+    by joblib with its error, which the fit's error kept, they stayed on the
+    cluster.  The lock orders a thread's records and the release.
+    """
+
+    def __init__(self):
+        self._held = weakref.WeakValueDictionary()
+        self._lock = threading.Lock()
+        self._released = False
+
+    def add(self, futures):
+        """Record ``futures`` (distributed futures), or release them after the fit's error."""
+        with self._lock:
+            if not self._released:
+                for f in futures:
+                    self._held[id(f)] = f
+                return
+        for f in futures:
+            f.release()
+
+    def release(self):
+        """Release every recorded future still referenced (the fit raised)."""
+        with self._lock:
+            self._released = True
+            held = list(self._held.values())
+        for f in held:
+            f.release()
 
 
 def made(futures):
@@ -49,11 +85,9 @@ def made(futures):
     -------
     futures : the argument
     """
-    held = _FIT_FUTURES.get()
-    if held is not None:
-        for f in futures:
-            if hasattr(f, "release") and hasattr(f, "key"):
-                held[id(f)] = f
+    record = _FIT_FUTURES.get()
+    if record is not None:
+        record.add([f for f in futures if hasattr(f, "release") and hasattr(f, "key")])
     return futures
 
 
@@ -77,13 +111,12 @@ def fit_futures():
     if _FIT_FUTURES.get() is not None:
         yield
         return
-    held = weakref.WeakValueDictionary()
-    token = _FIT_FUTURES.set(held)
+    record = _FitRecord()
+    token = _FIT_FUTURES.set(record)
     try:
         yield
     except BaseException:
-        for f in list(held.values()):
-            f.release()
+        record.release()
         raise
     finally:
         _FIT_FUTURES.reset(token)

@@ -470,12 +470,16 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
             paths = [_cutting_planes(X, tasks[0], pool, loss, settings, name, callback)]
         else:
             # Threads: X is shared, not copied per worker; BLAS releases the GIL.
-            # (carried: their warnings go where this thread's go, see utils/_warnings;
+            # (carried: their warnings go where this thread's go and their futures
+            # are the fit's, see utils/_warnings; taken here, once: joblib hands
+            # out the batches after the first 2 * n_jobs from its threads;
             # summed: one per problem was sixty from a sixty-class fit)
-            paths = summed(lambda: Parallel(n_jobs=n_jobs, prefer="threads")(
-                delayed(carried(_cutting_planes))(X, t, pool, loss, settings,
-                                                  f"{name}[{k}]", callback)
-                for k, t in enumerate(tasks)), "one-vs-rest problems", len(tasks), "")
+            def solve_all():
+                solve = carried(_cutting_planes)
+                return Parallel(n_jobs=n_jobs, prefer="threads")(
+                    delayed(solve)(X, t, pool, loss, settings, f"{name}[{k}]", callback)
+                    for k, t in enumerate(tasks))
+            paths = summed(solve_all, "one-vs-rest problems", len(tasks), "")
         coefs = [_dense_coef(p, X.shape[1])[:, 0] for p in paths]
         intercepts = [float(p.intercept[0]) for p in paths]
     if refit:

@@ -18,7 +18,6 @@ own): nothing global changes.  Any other warning passes as it comes.
 
 import contextlib
 import contextvars
-import functools
 import os
 import sys
 import warnings
@@ -46,7 +45,9 @@ def warn(message, category, stacklevel="user", during=None):
     during : BaseException, optional
         The exception propagating while this warns: a warning that a filter
         turns into an error (``simplefilter("error")``) is added to its notes
-        instead of replacing it, so the error the user catches stays the fit's.
+        instead of replacing it, so the error the user catches stays the fit's
+        (an exception that takes no note, its ``__notes__`` not a list, keeps
+        none).
     """
     log = _COLLECTING.get()
     if log is not None:
@@ -59,7 +60,10 @@ def warn(message, category, stacklevel="user", during=None):
     except Warning:
         if during is None:
             raise
-        during.add_note(f"{category.__name__}: {message}")
+        try:
+            during.add_note(f"{category.__name__}: {message}")
+        except Exception:  # noqa: BLE001  (a tuple of __notes__: "not a list")
+            pass  # (the note is lost, not the error: a TypeError took its place)
 
 
 # kernlearn's folder (this file is in kernlearn/utils/)
@@ -97,24 +101,6 @@ def user_stacklevel(_depth=1):
     return level
 
 
-class _Log(list):
-    """A :func:`collected` block's list, which is none once pickled.
-
-    A function :func:`carried` to a worker of another process (joblib's loky
-    or Dask backend, chosen by the user's ``parallel_config`` over the
-    threads asked for) collected into a copy of the list that nobody reads:
-    the warnings of FGM's one-vs-rest problems were lost.  There its warnings
-    pass as they come, as a worker's did before they were collected.
-    """
-
-    def __reduce__(self):
-        return _no_log, ()
-
-
-def _no_log():
-    return None
-
-
 @contextlib.contextmanager
 def collected():
     """Collect the warnings given through :func:`warn` in this thread (and context).
@@ -125,7 +111,7 @@ def collected():
         The message and category of each warning, in order; nested blocks
         collect into their own list.
     """
-    log = _Log()
+    log = []
     token = _COLLECTING.set(log)
     try:
         yield log
@@ -241,11 +227,18 @@ def summed(run, what, n, tail, dropped=()):
 
 
 def carried(func):
-    """``func``, to run in another thread, collecting into this thread's block if any.
+    """``func``, to run in another thread in the context of this one (the caller's).
 
     A thread pool's threads do not run in the context of the thread that
     hands them work: the warnings of FGM's one-vs-rest threads inside an
-    inner fit would pass uncollected.
+    inner fit would pass uncollected, and the futures a fit on a Dask
+    cluster made there were not the fit's (:func:`kernlearn._row_futures.fit_futures`),
+    left on the cluster when it raised.  ``func`` runs in a copy of the
+    context this function is called in, taken at each call (two threads
+    cannot run in one context at once): every context variable of the
+    caller (this module's collecting list, the fit's futures) is seen there.
+    Call it in the thread that hands out the work: joblib hands out its
+    later batches from its workers' threads.
 
     Parameters
     ----------
@@ -254,15 +247,31 @@ def carried(func):
     Returns
     -------
     callable
-        ``func`` itself outside a :func:`collected` block.
+        Pickled (to another process: joblib's loky or Dask backend), it runs
+        in an empty context: there nothing of this process is collected.
     """
-    log = _COLLECTING.get()
-    return func if log is None else functools.partial(_collect_into, log, func)
+    return _InContext(contextvars.copy_context(), func)
 
 
-def _collect_into(log, func, *args, **kwargs):
-    token = _COLLECTING.set(log)
-    try:
-        return func(*args, **kwargs)
-    finally:
-        _COLLECTING.reset(token)
+class _InContext:
+    """``func`` run in a copy of ``context`` (:func:`carried`).
+
+    Pickled to a worker of another process (joblib's loky or Dask backend,
+    chosen by the user's ``parallel_config`` over the threads asked for), it
+    runs in an empty context: with the caller's collecting list it collected
+    into a copy that nobody reads, and the warnings of FGM's one-vs-rest
+    problems were lost.  There they pass as they come.
+    """
+
+    def __init__(self, context, func):
+        self.context, self.func = context, func
+
+    def __call__(self, *args, **kwargs):
+        return self.context.copy().run(self.func, *args, **kwargs)
+
+    def __reduce__(self):
+        return _in_no_context, (self.func,)
+
+
+def _in_no_context(func):
+    return _InContext(contextvars.Context(), func)
