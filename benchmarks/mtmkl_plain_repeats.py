@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 import multitask_breadth as mb
-from multitask_reg_times import SETS
+from multitask_reg_times import SETS, load_split
 
 from kernlearn import MultitaskMKLRegressor
 from kernlearn.methods.mtmkl import fit as mtfit
@@ -55,11 +55,7 @@ def cpu(f):
 
 
 def run_set(name, pairs):
-    X, y, tasks, task, _ = mb.load(name)
-    (Xtr, ytr, ttr), (Xte, _, tte) = mb.split(X, y, tasks, task, 2000, 0)
-    levels = np.unique(tasks)
-    ttr_i, tte_i = np.searchsorted(levels, ttr), np.searchsorted(levels, tte)
-    ytr = ytr.astype(float)
+    Xtr, ytr, ttr, ttr_i, Xte, tte_i, levels = load_split(name)
 
     def fit():
         return MultitaskMKLRegressor().fit(Xtr, ytr, task_index=ttr_i)

@@ -51,13 +51,22 @@ def cpu_median(fit, repeats):
     return float(np.median(times))
 
 
-def run_set(name, repeats):
-    """``{model: median CPU s}`` and ``{key: test predictions}`` of one set."""
+def load_split(name):
+    """``name``'s split at seed 0: ``Xtr, ytr, ttr, ttr_i, Xte, tte_i, levels``.
+
+    ``ttr`` are the training rows' task ids, ``ttr_i``/``tte_i`` the training and
+    test rows' task numbers (positions in ``levels``, the sorted ids).
+    """
     X, y, tasks, task, _ = mb.load(name)
     (Xtr, ytr, ttr), (Xte, _, tte) = mb.split(X, y, tasks, task, 2000, 0)
     levels = np.unique(tasks)
     ttr_i, tte_i = np.searchsorted(levels, ttr), np.searchsorted(levels, tte)
-    ytr = ytr.astype(float)
+    return Xtr, ytr.astype(float), ttr, ttr_i, Xte, tte_i, levels
+
+
+def run_set(name, repeats):
+    """``{model: median CPU s}`` and ``{key: test predictions}`` of one set."""
+    Xtr, ytr, ttr, ttr_i, Xte, tte_i, levels = load_split(name)
     times, preds = {}, {}
     for label, cls in OURS.items():
         times[label] = cpu_median(lambda cls=cls: cls().fit(Xtr, ytr, task_index=ttr_i),

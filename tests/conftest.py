@@ -120,3 +120,19 @@ def span_calls(monkeypatch):
 
     monkeypatch.setattr(RandomFourierFeatures, "in_span", spy)
     return calls
+
+
+@pytest.fixture
+def fold_fits(monkeypatch):
+    """``(C, training rows, fitted model)`` of each fold fit of ``MultitaskMKLClassifierCV``."""
+    from kernlearn import MultitaskMKLClassifierCV
+
+    fits = []
+    real = MultitaskMKLClassifierCV._fold_fit
+
+    def kept(self, *args):
+        fits.append((args[4], np.asarray(args[5]), real(self, *args)))
+        return fits[-1][2]
+
+    monkeypatch.setattr(MultitaskMKLClassifierCV, "_fold_fit", kept)
+    return fits

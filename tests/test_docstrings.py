@@ -3,7 +3,6 @@
 import importlib
 import inspect
 import pathlib
-import pkgutil
 import re
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 numpydoc_validate = pytest.importorskip("numpydoc.validate")
 
 import kernlearn  # noqa: E402
+from package_modules import kernlearn_modules  # noqa: E402
 
 # GL08: no docstring; PR01: a parameter is not documented; PR02: an unknown
 # parameter is documented; SS01: no summary.
@@ -19,13 +19,7 @@ CHECKED = {"GL08", "PR01", "PR02", "SS01"}
 
 def _public_objects():
     seen = set()
-    for info in pkgutil.walk_packages(kernlearn.__path__, "kernlearn."):
-        if any(part.startswith("_") for part in info.name.split(".")[1:]):
-            continue
-        try:
-            mod = importlib.import_module(info.name)
-        except ImportError:
-            continue
+    for mod in kernlearn_modules():
         for name, obj in vars(mod).items():
             if name.startswith("_") or getattr(obj, "__module__", None) != mod.__name__:
                 continue
@@ -97,13 +91,7 @@ _BY_REFERENCE = {
 
 def _with_parameters_section():
     seen = set()
-    for info in pkgutil.walk_packages(kernlearn.__path__, "kernlearn."):
-        if info.name.endswith("__main__"):  # (runs the command line on import)
-            continue
-        try:
-            mod = importlib.import_module(info.name)
-        except ImportError:
-            continue
+    for mod in kernlearn_modules(public=False):
         for name, obj in vars(mod).items():
             # (a compiled function through its Python function: numba's dispatcher
             # is no function to inspect)

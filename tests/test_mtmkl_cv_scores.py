@@ -28,7 +28,7 @@ def _data(n=150, seed=0):
 
 @pytest.mark.parametrize("weights", ["none", "positive", "zeros"])
 @pytest.mark.parametrize("class_weight", [None, "balanced"])
-def test_split_scores_are_the_fold_fits_own_scores(monkeypatch, weights, class_weight):
+def test_split_scores_are_the_fold_fits_own_scores(fold_fits, weights, class_weight):
     X, y, t = _data()
     rng = np.random.default_rng(1)
     sw = None if weights == "none" else rng.uniform(0.2, 3.0, len(y))
@@ -36,14 +36,7 @@ def test_split_scores_are_the_fold_fits_own_scores(monkeypatch, weights, class_w
         sw[::7] = 0.0  # (in the validation folds too: the folds are given)
     rows = np.arange(len(y))
     folds = [(rows[rows % 3 != k], rows[rows % 3 == k]) for k in range(3)]
-    fits = []
-    real = MultitaskMKLClassifierCV._fold_fit
-
-    def kept(self, *args):
-        fits.append((args[4], np.asarray(args[5]), real(self, *args)))
-        return fits[-1][2]
-
-    monkeypatch.setattr(MultitaskMKLClassifierCV, "_fold_fit", kept)
+    fits = fold_fits
     cv = MultitaskMKLClassifierCV(KERNELS, Cs=CS, cv=folds, class_weight=class_weight).fit(
         X, y, task_index=t, sample_weight=sw)
     assert len(fits) == len(CS) * len(folds)

@@ -100,13 +100,13 @@ import argparse
 import importlib
 import inspect
 import math
-import pkgutil
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import run_cli
+from package_modules import kernlearn_modules
 
 numpydoc_docscrape = pytest.importorskip("numpydoc.docscrape")
 
@@ -119,13 +119,7 @@ def _public_objects():
     """Public classes and functions of the public modules, estimators aside
     (test_doc_claims.py checks theirs)."""
     found = {}
-    for info in pkgutil.walk_packages(kernlearn.__path__, "kernlearn."):
-        if any(part.startswith("_") for part in info.name.split(".")[1:]):
-            continue
-        try:
-            mod = importlib.import_module(info.name)
-        except ImportError:
-            continue
+    for mod in kernlearn_modules():
         for name, obj in vars(mod).items():
             if (name.startswith("_") or getattr(obj, "__module__", None) != mod.__name__
                     or name in kernlearn._ESTIMATORS

@@ -86,20 +86,13 @@ def _data(n=150, seed=0):
     return X, y, t, sw, [(rows[rows % 3 != k], rows[rows % 3 == k]) for k in range(3)]
 
 
-def test_precomputed_scores_with_zero_weights_are_the_fold_fits_accuracy(monkeypatch):
+def test_precomputed_scores_with_zero_weights_are_the_fold_fits_accuracy(fold_fits):
     # the validation rows of positive weight were taken from the stacked test
     # Gram matrices along their first axis, the kernels': an IndexError (and
     # score() of a fitted classifier given a stack did the same)
     X, y, t, sw, folds = _data()
     grams = [X @ X.T, rbf_kernel(X, gamma=0.5)]
-    fits = []
-    real = MultitaskMKLClassifierCV._fold_fit
-
-    def kept(self, *args):
-        fits.append((args[4], np.asarray(args[5]), real(self, *args)))
-        return fits[-1][2]
-
-    monkeypatch.setattr(MultitaskMKLClassifierCV, "_fold_fit", kept)
+    fits = fold_fits
     cv = MultitaskMKLClassifierCV("precomputed", Cs=CS, cv=folds).fit(
         grams, y, task_index=t, sample_weight=sw)
     assert len(fits) == len(CS) * len(folds)
