@@ -495,6 +495,7 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
         with shared factors ``gamma`` has ``k + k_s`` columns
         and ``shared_z`` holds :math:`A_j^\top\beta` of each shared kernel.
     """
+    _check_groups(groups_b, grams_tm, blocks, loss, shared_factors)
     k = grams[0].shape[0] if grams_tm is None else grams_tm[0].shape[1]
     shared_b = None
     if shared_factors is not None:
@@ -579,3 +580,34 @@ def solve_mtfl(blocks, grams, y_b, loss, C, p=2.0, epsilon=0.1, per_task_weights
     return dict(best, gamma=res.x, objective=res.objective, gap=res.gap,
                 history=res.history, n_iter=res.n_iter, converged=res.converged,
                 first_beta=last.get("first_beta"))
+
+
+def _check_groups(groups_b, grams_tm, blocks, loss, shared_factors):
+    """Raise unless every bucket's ``groups_b`` fits :func:`solve_mtfl`'s call.
+
+    A bucket with groups has ``grams_tm`` on its distinct inputs only: only the
+    square loss's kernel ridge without shared factors solves on them (the SVR,
+    or shared factors over all rows, read them as the whole blocks, and the
+    compiled solver does not check the sizes: out of bounds).
+    """
+    if groups_b is None or not any(D is not None and D is not False for D in groups_b):
+        return
+    if grams_tm is None or loss != "square" or shared_factors is not None:
+        raise ValueError("groups_b (kernels on the distinct inputs) needs grams_tm, "
+                         f"loss='square' and no shared_factors; got loss={loss!r}, "
+                         f"grams_tm {'absent' if grams_tm is None else 'given'}, "
+                         f"shared_factors {'absent' if shared_factors is None else 'given'}.")
+    if len(groups_b) != len(blocks.buckets) or len(grams_tm) != len(blocks.buckets):
+        raise ValueError(f"groups_b and grams_tm need one entry per bucket "
+                         f"({len(blocks.buckets)}); got {len(groups_b)} and {len(grams_tm)}.")
+    for b, (G, D, (_, _, mask)) in enumerate(zip(grams_tm, groups_b, blocks.buckets)):
+        if D is None or D is False:
+            continue
+        group, mask_u = D
+        m_u = mask_u.shape[1]
+        if (group.shape != mask.shape or mask_u.shape[0] != mask.shape[0]
+                or G.shape[::2] != (mask.shape[0], m_u * (m_u + 1) // 2)
+                or group[mask].max(initial=0) >= m_u):
+            raise ValueError(f"groups_b[{b}] does not fit bucket {b}: groups of shape "
+                             f"{group.shape} on {m_u} distinct rows, the bucket's rows "
+                             f"{mask.shape}, its packed kernels {G.shape}.")
