@@ -120,7 +120,8 @@ def table(new, old, estimators):
     for name, r in new.items():
         # (each side's ratio to its own process's baselines)
         line = [name, f"{old[name]['svc']:.3g} / {r['svc']:.3g}"]
-        line += [f"{old[name]['grid']:.3g} / {r['grid']:.3g}"] * grid
+        if grid:  # (not measured without the CV estimator)
+            line.append(f"{old[name]['grid']:.3g} / {r['grid']:.3g}")
         for w in estimators:
             a, b = old[name][w], r[w]
             diff = np.abs(np.subtract(a["decision"], b["decision"])).max()
