@@ -89,28 +89,25 @@ def test_cv_validation_fits_that_ran_before_one_raised_still_warn(monkeypatch):
         "them (first: MK-MTFL stopped after max_iter=1 iterations"), said
 
 
-def test_fgm_one_vs_rest_problems_before_one_raised_still_warn(monkeypatch):
-    import kernlearn.methods.fgm as fgm
+@pytest.mark.parametrize("module, solve, make, first", [
+    ("kernlearn.methods.fgm", "_cutting_planes",
+     lambda: kl.FGMClassifier(B=1, max_iter=1, multiclass="ovr", n_jobs=1),
+     "FGM[0] stopped after 1 outer iterations"),
+    ("kernlearn.methods.slkl", "_solve_one",
+     lambda: kl.LowRankKernelClassifier(max_iter=1, multiclass="ovr"),
+     "SLKL stopped after max_iter=1 sweeps"),
+], ids=["fgm", "low_rank"])
+def test_one_vs_rest_problems_before_one_raised_still_warn(monkeypatch, module, solve, make,
+                                                           first):
+    import importlib
 
+    mod = importlib.import_module(module)
     X, y = _three_classes()
-    monkeypatch.setattr(fgm, "_cutting_planes", _third_call_raises(fgm._cutting_planes))
-    said = _stopped(lambda: kl.FGMClassifier(B=1, max_iter=1, multiclass="ovr",
-                                             n_jobs=1).fit(X, y))
+    monkeypatch.setattr(mod, solve, _third_call_raises(getattr(mod, solve)))
+    said = _stopped(lambda: make().fit(X, y))
     assert len(said) == 1 and said[0].startswith(
         "2 convergence warning(s) in the one-vs-rest problems that ran before an error "
-        "stopped them (first: FGM[0] stopped after 1 outer iterations"), said
-
-
-def test_low_rank_one_vs_rest_problems_before_one_raised_still_warn(monkeypatch):
-    import kernlearn.methods.slkl as slkl
-
-    X, y = _three_classes()
-    monkeypatch.setattr(slkl, "_solve_one", _third_call_raises(slkl._solve_one))
-    said = _stopped(lambda: kl.LowRankKernelClassifier(max_iter=1, multiclass="ovr").fit(
-        X, y))
-    assert len(said) == 1 and said[0].startswith(
-        "2 convergence warning(s) in the one-vs-rest problems that ran before an error "
-        "stopped them (first: SLKL stopped after max_iter=1 sweeps"), said
+        f"stopped them (first: {first}"), said
 
 
 def test_fgm_fold_fit_choosing_c_that_warned_then_raised_still_warns(monkeypatch):
