@@ -7,6 +7,7 @@ counts follow the route the defaults take at each size, and the exclusive times
 of the kinds of work add up to no more than the fit.
 """
 
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -18,13 +19,24 @@ from threadpoolctl import threadpool_limits
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 @pytest.fixture(scope="module")
 def work():
+    # (the scripts set the thread variables on import, for the processes they start;
+    # the test session's other subprocesses keep the session's own)
+    saved = {k: os.environ.get(k) for k in THREAD_VARS}
     sys.path.insert(0, str(BENCH))
     try:
         import grfl_small_work
     finally:
         sys.path.remove(str(BENCH))
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     return grfl_small_work
 
 
