@@ -171,7 +171,8 @@ def run_collected(run, give):
         with collected() as log:
             out = run()
     except BaseException as error:
-        give(log, error)
+        # (a copy: a thread abandoned by Ctrl-C may still append to the list)
+        give(list(log), error)
         raise
     give(log, None)
     return out
