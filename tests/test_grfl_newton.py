@@ -499,9 +499,9 @@ def test_armijo_test_reads_the_penalty_at_the_current_point(loss, pen, lam_s, ta
     points, olds = [], []
     direction, decrease = GrFLNewton._direction, GrFLNewton._model_decrease
 
-    def spy_direction(self, P_, H, gW, gws, gb, W, ws, *args):
+    def spy_direction(self, P_, H, gW, gb, W, ws, *args):
         points.append((W.copy(), ws.copy()))
-        return direction(self, P_, H, gW, gws, gb, W, ws, *args)
+        return direction(self, P_, H, gW, gb, W, ws, *args)
 
     def spy_decrease(*args):
         olds.append(args[-1])

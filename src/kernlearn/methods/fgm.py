@@ -45,7 +45,6 @@ from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed
 from scipy.optimize import minimize_scalar
 from sklearn.exceptions import ConvergenceWarning
 
@@ -66,6 +65,7 @@ from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_refit import refit_l2
 from ._fgm_rows import (active_block, block_moments, block_stored, centre_by_newton,
                         offset_shift, shift_columns, sparse_work)
+from ..utils._threads import parallel_until_error
 from ..utils._warnings import carried, summed, warn
 
 __all__ = ["FGMResult", "FGMSettings", "check_family", "fgm_decision", "fgm_standardization",
@@ -474,11 +474,12 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
             # are the fit's, see utils/_warnings; taken here, once: joblib hands
             # out the batches after the first 2 * n_jobs from its threads;
             # summed: one per problem was sixty from a sixty-class fit)
+            # (until error: the running problems end, and warn, before the summary)
             def solve_all():
-                solve = carried(_cutting_planes)
-                return Parallel(n_jobs=n_jobs, prefer="threads")(
-                    delayed(solve)(X, t, pool, loss, settings, f"{name}[{k}]", callback)
-                    for k, t in enumerate(tasks))
+                return parallel_until_error(
+                    carried(_cutting_planes),
+                    [(X, t, pool, loss, settings, f"{name}[{k}]", callback)
+                     for k, t in enumerate(tasks)], n_jobs, "one-vs-rest problems")
             paths = summed(solve_all, "one-vs-rest problems", len(tasks), "")
         coefs = [_dense_coef(p, X.shape[1])[:, 0] for p in paths]
         intercepts = [float(p.intercept[0]) for p in paths]

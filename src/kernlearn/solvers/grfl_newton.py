@@ -323,8 +323,8 @@ class _NumpyOps:
         for what it returns; last, the :meth:`gradients` at the accepted
         point)."""
         P, pen_of = self.P, self.pen_of
-        Wn, wsn, bn, sweeps = self.solver._direction(P, H, gW, gws, gb, W, ws, b, tol,
-                                                     step_kkt, self.inner, curvatures)
+        Wn, wsn, bn, sweeps = self.solver._direction(P, H, gW, gb, W, ws, b, tol, step_kkt,
+                                                     self.inner, curvatures)
         dW, dws, db = Wn - W, wsn - ws, bn - b
         pen_n = pen_of(Wn, wsn)
         delta = GrFLNewton._model_decrease(gW, gws, gb, dW, dws, db, pen_n, pen0)
@@ -658,7 +658,7 @@ class GrFLNewton(BaseSolver):
         :meth:`_inner_constants` of the problem)."""
         return _model_curvatures(np.ascontiguousarray(H, dtype=float), inner[0], inner[5])
 
-    def _direction(self, P, H, gW, gws, gb, W, ws, b, tol, step_kkt, inner=None,
+    def _direction(self, P, H, gW, gb, W, ws, b, tol, step_kkt, inner=None,
                    curvatures=None):
         """Minimiser of the quadratic model plus the penalties, from ``(W, ws, b)``,
         to the model KKT residual ``tol`` (unscaled; step ``step_kkt``), and the
@@ -669,14 +669,14 @@ class GrFLNewton(BaseSolver):
         indptr, kind, alpha, alpha_s, shared, fit_b = inner
         H, Lw, Ls = self._curvatures(H, inner) if curvatures is None else curvatures
         if kind is None:
-            return self._direction_generic(P, H, gW, gws, gb, W, ws, b, tol)
+            return self._direction_generic(P, H, gW, gb, W, ws, b, tol)
         Wn, wsn, bn = W.copy(), ws.copy(), b.copy()
         sweeps, _ = _bcd(H, np.ascontiguousarray(gW), gb.astype(float), Wn, wsn, bn,
                          indptr, Lw, Ls, kind, alpha, alpha_s, shared, fit_b,
                          self.max_sweeps, float(tol), float(step_kkt))
         return Wn, wsn, bn, sweeps
 
-    def _direction_generic(self, P, H, gW, gws, gb, W, ws, b, tol):
+    def _direction_generic(self, P, H, gW, gb, W, ws, b, tol):
         """Accelerated proximal gradient on the model (any penalty with a prox)."""
         T, p = P.T, P.p
         L = float(np.linalg.eigvalsh(H)[:, -1].max()) * (1 + (T if P.has_shared else 0))

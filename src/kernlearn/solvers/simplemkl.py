@@ -362,7 +362,7 @@ class SimpleMKL(BaseSolver):
             b = 0.0 if warm is None else float(warm.intercept)
             w, mu = np.zeros(p), np.zeros(0)
             sol = svm.train(mu, w, b)
-            return self._result(problem, sol, mu, alpha, 0.0, history, True, 0)
+            return self._result(problem, sol, mu, 0.0, history, True, 0)
         w, b, mu = self._start(warm, p, T, indptr)
         sol = svm.train(mu, w, b)
 
@@ -395,7 +395,7 @@ class SimpleMKL(BaseSolver):
                                newton_steps=svm.n_newton, stalled=1)
                 converged = True
                 break
-        return self._result(problem, sol, mu, alpha, gap, history, converged, it)
+        return self._result(problem, sol, mu, gap, history, converged, it)
 
     def _step(self, mu, D, k, sol, evaluate):
         """One iteration of Algorithm 1: to the boundary while J drops, then a line search."""
@@ -454,7 +454,7 @@ class SimpleMKL(BaseSolver):
                 best_g, best = g, f
         return _clean(mu + best_g * D), best
 
-    def _result(self, problem, sol, mu, alpha, gap, history, converged, it):
+    def _result(self, problem, sol, mu, gap, history, converged, it):
         """Primal point ``w_t = mu_t z_t / lambda`` of the last SVM and its objective."""
         w, b, m = sol["w"], sol["b"], sol["m"]
         F = (float(problem.loss.value(m, problem.y).sum())

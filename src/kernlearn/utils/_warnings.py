@@ -20,6 +20,7 @@ import contextlib
 import contextvars
 import os
 import sys
+import sysconfig
 import warnings
 
 __all__ = ["carried", "collected", "collecting", "pass_on", "run_collected", "summed",
@@ -81,7 +82,9 @@ def user_stacklevel(_depth=1):
     search's fits run under joblib's ``Parallel``: ``joblib/parallel.py``).
     (Python 3.12's ``skip_file_prefixes`` does this; this package supports
     3.11.)  scikit-learn and joblib are looked up among the imported modules,
-    never imported (Dask workers run without scikit-learn).
+    never imported (Dask workers run without scikit-learn).  A thread or
+    process of a pool has no such frame (outside them only Python's own): there
+    it points at the line that warns.
 
     Returns
     -------
@@ -98,7 +101,33 @@ def user_stacklevel(_depth=1):
     while frame.f_back is not None and os.path.abspath(
             frame.f_code.co_filename).startswith(inside):
         frame, level = frame.f_back, level + 1
+    # A pool's worker (a search's fits on joblib's threads or processes) has no
+    # user frame: the first frame outside was Python's multiprocessing/pool.py
+    # or process.py, which says nothing; then the line that warns, as
+    # scikit-learn's own warnings there name its module.
+    if _pythons(frame.f_code.co_filename):
+        out = frame.f_back
+        while out is not None and (_pythons(out.f_code.co_filename) or os.path.abspath(
+                out.f_code.co_filename).startswith(inside)):
+            out = out.f_back
+        if out is None:
+            return 1
     return level
+
+
+def _pythons(filename):
+    """Whether a frame of ``filename`` is Python's own: its standard library
+    (site-packages apart) or a frozen module (a user's code can be
+    ``<string>``, ``<stdin>``, a notebook's cell)."""
+    if filename.startswith("<"):
+        return filename.startswith("<frozen ")
+    path = os.path.abspath(filename)
+    return path.startswith(_STDLIB) and not path.startswith(_SITE_PACKAGES)
+
+
+_STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+_SITE_PACKAGES = tuple(os.path.abspath(sysconfig.get_paths()[key]) + os.sep
+                       for key in ("purelib", "platlib"))
 
 
 @contextlib.contextmanager
@@ -171,7 +200,8 @@ def run_collected(run, give):
         with collected() as log:
             out = run()
     except BaseException as error:
-        give(log, error)
+        # (a copy: a thread abandoned by Ctrl-C may still append to the list)
+        give(list(log), error)
         raise
     give(log, None)
     return out

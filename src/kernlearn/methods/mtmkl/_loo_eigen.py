@@ -125,19 +125,22 @@ def distinct_inputs(kernels, js, idx, mask):
         data, precomputed or callable kernels.
     """
     if mask.shape[1] < _DISTINCT_FROM or kernels.precomputed \
+            or not isinstance(kernels.X_, np.ndarray) \
             or any(not isinstance(kernels.specs_[j][0], str) for j in js):
-        return None
+        return None  # (sparse data: the whole blocks)
+    # The views of the bucket's valid rows only (row (t, i) is at[t, i] of
+    # idx[mask]): the views of all of X, built again for each bucket, were 5 %
+    # of a fit of 8 buckets and 10 kernels on 10 columns each.
+    X, at = kernels.X_[idx[mask]], (np.cumsum(mask.ravel()) - 1).reshape(mask.shape)
     views = {}
     for j in js:  # (the default kernels all read X itself: compared once)
-        V = kernels._views(kernels.X_, j)
-        if not isinstance(V, np.ndarray):  # (sparse data: the whole blocks)
-            return None
+        V = kernels._views(X, j)
         views[id(V)] = V
     V = next(iter(views.values())) if len(views) == 1 else np.hstack(list(views.values()))
     maps = []
     for t in range(mask.shape[0]):
         r = mask[t].nonzero()[0]
-        maps.append((r, *_distinct_rows(V[idx[t, r]])))
+        maps.append((r, *_distinct_rows(V[at[t, r]])))
     return maps
 
 

@@ -274,7 +274,7 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     opts = dict(loss=loss, C=C, epsilon=epsilon, max_iter=max_iter, tol=tol,
                 verbose=verbose)
     if auto:
-        model = _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store)
+        model = _fit_loo(kernels, blocks, y_b, sample_weight, C_grid, shared, store)
     elif formulation == "mtsfl":
         model = _fit_mtsfl(kernels, blocks, y_b, layout, scale, q, max_rank, store,
                            **opts)
@@ -285,7 +285,7 @@ def fit_multitask(kernels, X, y, task_rows, formulation="mtfl", loss="square", C
     return kernels, blocks, model
 
 
-def _fit_loo(kernels, blocks, y_b, sample_weight, tol, C_grid, shared, store):
+def _fit_loo(kernels, blocks, y_b, sample_weight, C_grid, shared, store):
     """Kernel ridge per task on the kernel weights and C of least leave-one-out error.
 
     With ``shared``, every linear kernel (exact factor of rank <= its

@@ -268,14 +268,15 @@ def solve_coupled(blocks, K_b, G_b, y_b, C, global_bias=False, loss="square",
     shift = (sum(float((yb * mk).sum()) for yb, mk in zip(y_b, masks))
              / max(sum(int(mk.sum()) for mk in masks), 1))
     y_b = [(yb - shift) * mk for yb, mk in zip(y_b, masks)]
-    solve = _solve_coupled_square if loss == "square" else _solve_coupled_libsvm
-    beta, bias, L = solve(blocks, K_b, G_b, y_b, C, global_bias, loss, epsilon)
+    beta, bias, L = (_solve_coupled_square(blocks, K_b, G_b, y_b, C, global_bias)
+                     if loss == "square" else
+                     _solve_coupled_libsvm(blocks, K_b, G_b, y_b, C, global_bias, loss,
+                                           epsilon))
     return beta, bias + shift, L + shift * blocks.by_task([be.sum(1) for be in beta])
 
 
-def _solve_coupled_square(blocks, K_b, G_b, y_b, C, global_bias, loss, epsilon):
-    """:func:`solve_coupled`'s closed form of the square loss (``loss`` and
-    ``epsilon`` unused: the signature of :func:`_solve_coupled_libsvm`)."""
+def _solve_coupled_square(blocks, K_b, G_b, y_b, C, global_bias):
+    """:func:`solve_coupled`'s closed form of the square loss."""
     parts, S, GH = [], 0.0, 0.0
     for (_, _, mask), Kb, Gb, yb, Cb in zip(blocks.buckets, K_b, G_b, y_b,
                                             per_bucket(C, len(y_b))):
