@@ -24,12 +24,18 @@ classifier (``clf``) at its defaults and prints three tables:
    the last column the cost of one weight change (case 2: the rank-one
    updates of ``G`` and ``V``, O(m0^2 + m0 T)) without the check.
 
+``--paired`` prints instead, per size, the fit's CPU ms (medians of
+``--repeats`` rounds, each fitting in turn the default, the same fit with the
+width rule's spread ratio computed exactly (``at_most`` ignored: the median's
+partition as before the thirty-first pass; the models are equal) and the
+``small_fits.py`` anchor), with the ratios to the anchor.
+
 The timers wrap module functions for the run (restored at exit); they add a
 few microseconds a call.  One thread (``OMP_NUM_THREADS=1`` and friends, set
 before numpy loads), ``time.process_time``.
 
 Usage: ``python benchmarks/slkl_cost.py [--task reg] [--sizes 400x8,1000x20]
-[--repeats 15] [--sweeps 10]``; about a minute for the defaults.
+[--repeats 15] [--sweeps 10] [--paired]``; under a minute for the defaults.
 """
 
 import os
@@ -50,7 +56,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import markdown_table  # noqa: E402
-from small_fits import make_data  # noqa: E402
+from small_fits import PAIRS, make_data  # noqa: E402
 
 import kernlearn  # noqa: E402
 from kernlearn.methods import _slkl_state, slkl  # noqa: E402
@@ -152,6 +158,35 @@ def sweep_cost(state, n_sweeps, seed=0):
     return ({k: 1e6 * statistics.median(v) / n_sweeps for k, v in times.items()}, changes)
 
 
+def paired(name, X, y, repeats):
+    """Medians (ms) of the default fit, the fit with the exact spread ratio, the anchor."""
+    exact = slkl.pairwise_spread_ratio
+
+    def without_bound(X, rows=None, at_most=None):
+        return exact(X, rows)
+
+    def fit_with(ratio):
+        def run():
+            slkl.pairwise_spread_ratio = ratio
+            try:
+                getattr(kernlearn, name)(random_state=0).fit(X, y)
+            finally:
+                slkl.pairwise_spread_ratio = exact
+        return run
+
+    sides = {"default": fit_with(exact), "exact ratio": fit_with(without_bound),
+             "anchor": lambda: PAIRS[name][2]().fit(X, y)}
+    times = {k: [] for k in sides}
+    for run in sides.values():
+        run()  # (warm-up)
+    for _ in range(repeats):
+        for key, run in sides.items():  # (in turn: a change of load hits all)
+            t0 = time.process_time()
+            run()
+            times[key].append(time.process_time() - t0)
+    return {k: 1e3 * statistics.median(v) for k, v in times.items()}
+
+
 def main(argv=None):
     """Print the three tables for each size."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -159,14 +194,22 @@ def main(argv=None):
     parser.add_argument("--sizes", default="400x8,1000x20")
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--sweeps", type=int, default=10)
+    parser.add_argument("--paired", action="store_true")
     args = parser.parse_args(argv)
     name = "LowRankKernelRegressor" if args.task == "reg" else "LowRankKernelClassifier"
     keys = ("fit", "set-up", "nu path", "compiled steps", "refreshes", "LOO errors",
             "sweep driver")
+    pairs = []
     with threadpool_limits(1):
         for size in args.sizes.split(","):
             n, d = (int(v) for v in size.split("x"))
             X, y, _ = make_data(args.task, n, d)
+            if args.paired:
+                t = paired(name, X, y, args.repeats)
+                a = t["anchor"]
+                pairs.append([name, size, f"{t['exact ratio']:.1f} ({t['exact ratio'] / a:.2f}x)",
+                              f"{t['default']:.1f} ({t['default'] / a:.2f}x)", round(a, 2)])
+                continue
             est = getattr(kernlearn, name)(random_state=0)
             med = phases(est, X, y, args.repeats)
             print(f"\n{name} {size}: phases, CPU ms (medians of {args.repeats} fits)\n")
@@ -185,6 +228,9 @@ def main(argv=None):
                 ["nu", "sweeps", "steps", "case 1", "case 2", "case 3", "case 4",
                  "mean m0", "check refreshes", "final m0", "sweep us", "without check",
                  "changes/sweep", "us/change w/o check"], rows))
+    if pairs:
+        print(markdown_table(["estimator", "data", "exact ratio ms (x anchor)",
+                              "default ms (x anchor)", "anchor ms"], pairs))
 
 
 if __name__ == "__main__":
