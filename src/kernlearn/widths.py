@@ -137,7 +137,7 @@ def mean_pairwise_sq_distance(X):
     return max(val, 0.0)
 
 
-def pairwise_spread_ratio(X, rows=None, max_rows=SPREAD_ROWS):
+def pairwise_spread_ratio(X, rows=None, max_rows=SPREAD_ROWS, at_most=None):
     r"""Mean over median of the squared pairwise distances: how far the tails reach.
 
     On rows drawn from a light-tailed distribution the two are close (a ratio
@@ -157,12 +157,19 @@ def pairwise_spread_ratio(X, rows=None, max_rows=SPREAD_ROWS):
         default.
     max_rows : int, default=SPREAD_ROWS
         At most this many rows enter (``max_rows * (max_rows - 1) / 2`` pairs).
+    at_most : float, optional
+        For a caller that only asks whether the ratio exceeds this positive
+        value: when a count of the pairs shows that it does not, this
+        value is returned without the median (whose partition of the pairs
+        was half of this function's cost).  ``ratio > at_most`` is then
+        decided as the exact ratio decides it.
 
     Returns
     -------
     ratio : float
         ``mean / median``; ``1.0`` with fewer than two rows or a zero median
-        (over half the pairs equal: the median says nothing about a spread).
+        (over half the pairs equal: the median says nothing about a spread);
+        ``at_most`` when that is given and the ratio is shown not to exceed it.
     """
     rows = np.arange(X.shape[0]) if rows is None else np.asarray(rows)
     n = len(rows)
@@ -176,7 +183,9 @@ def pairwise_spread_ratio(X, rows=None, max_rows=SPREAD_ROWS):
     S = S if sp.issparse(S) else shift_rows(distance_shift(S), np.asarray(S, dtype=float))[0]
     sq = _row_sq_norms(S)
     inner = S @ S.T
-    inner = inner.toarray() if sp.issparse(inner) else np.array(inner, dtype=float)
+    # (the dense product is a new array already: a copy of it cost as much
+    # as the product at 500 rows)
+    inner = inner.toarray() if sp.issparse(inner) else np.asarray(inner, dtype=float)
     # the squared distances in place (the same operations as sq_i + sq_j -
     # 2 inner_ij), the pairs i < j through a kept mask (triu_indices' index
     # arrays and the temporaries were most of the cost, 4 of 5 ms at 500 rows)
@@ -186,10 +195,28 @@ def pairwise_spread_ratio(X, rows=None, max_rows=SPREAD_ROWS):
     d = D[_upper_pairs(len(rows))]
     np.maximum(d, 0.0, out=d)
     mean = float(np.mean(d))  # (before the median reorders d)
+    if at_most is not None and at_most > 0 and _median_at_least(
+            d, mean / at_most * (1.0 + 1e-6)):
+        return float(at_most)
     med = float(np.median(d, overwrite_input=True))
     if not (med > 0 and np.isfinite(med)):
         return 1.0
     return mean / med
+
+
+def _median_at_least(d, c):
+    """Whether ``np.median(d) >= c`` is certain from a count: O(n), no partition.
+
+    With at most ``(len(d) - 1) // 2`` entries below ``c``, both middle order
+    statistics are at least ``c``, and so is their mean (rounding is
+    monotone).  At ``c = mean / at_most * (1 + 1e-6)`` that gives ``mean /
+    median <= at_most / (1 + 1e-6)``, a margin that the round-off of the
+    divisions (a few units of 1e-16) cannot cross.  A ``c`` that is not a
+    positive finite number (an infinite or NaN mean) decides nothing.
+    """
+    if not (np.isfinite(c) and c > 0):
+        return False
+    return int(np.count_nonzero(d < c)) <= (len(d) - 1) // 2
 
 
 @functools.lru_cache(maxsize=4)

@@ -778,7 +778,8 @@ def _gamma_factors(gamma_factors, gamma, params, kernel="rbf", X=None, rows=None
         if gamma not in (None, "scale"):
             return (1.0,)
         if kernel == "rbf" and X is not None:
-            ratio = pairwise_spread_ratio(X, rows)
+            # (only whether it exceeds the threshold is needed below it)
+            ratio = pairwise_spread_ratio(X, rows, at_most=HEAVY_SPREAD_RATIO)
             if ratio > HEAVY_SPREAD_RATIO:
                 return AUTO_GAMMA_FACTORS + (float(np.sqrt(ratio)),)
         return AUTO_GAMMA_FACTORS
