@@ -379,8 +379,10 @@ def _has_wild_columns(X):
 
 
 def _valid_subset(name, y, kw, keep):
-    if "Classifier" not in name:
-        return keep.sum() >= 4
+    if "Classifier" not in name:  # (the multitask ones need two rows per task)
+        tasks = kw.get("task_index", np.zeros(len(keep), int))
+        return keep.sum() >= 4 and all(
+            np.sum(keep & (tasks == t)) >= 2 for t in np.unique(tasks))
     y = np.asarray(y)
     if len(np.unique(y[keep])) != len(np.unique(y)):
         return False
