@@ -13,8 +13,11 @@ The defects it found are pinned here (each test failed before its fix).
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
-from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor, PNormMKLClassifier
+from kernlearn import (InfiniteFeatureRegressor, LowRankKernelClassifier,
+                       LowRankKernelRegressor, PNormMKLClassifier)
+from kernlearn.preprocessing import fit_standardization
 
 
 @pytest.mark.parametrize("Est", [LowRankKernelRegressor, LowRankKernelClassifier])
@@ -49,3 +52,39 @@ def test_pnorm_mkl_zero_weights_keep_the_stopping_epoch_of_the_rows_removed():
     assert weighted.n_iter_ == removed.n_iter_
     np.testing.assert_allclose(weighted.decision_function(X), removed.decision_function(X),
                                rtol=0, atol=1e-12)
+
+
+def _offset_rows(n=12, d=30, seed=0):
+    """Rows wider than twice their number, every column at an offset of 1e8."""
+    rng = np.random.default_rng(seed)
+    X = 1e8 + rng.normal(size=(n, d))
+    keep = np.ones(n, bool)
+    keep[[3, 8]] = False
+    return X, X[:, 0] - 1e8 + 0.1 * rng.normal(size=n), keep
+
+
+def test_zero_weights_leave_the_standardisation_bitwise_that_of_the_rows_removed():
+    # the weighted mean ``w @ X`` adds the zero rows' products in BLAS blocks
+    # set by the rows' positions: the means moved by 1.5e-8 to 4.5e-8 at an
+    # offset of 1e8 (1e-8 of a standardised column)
+    X, _, keep = _offset_rows()
+    with threadpool_limits(1):
+        weighted, removed = fit_standardization(X, keep * 1.0), fit_standardization(X[keep])
+    np.testing.assert_array_equal(weighted.mean, removed.mean)
+    np.testing.assert_array_equal(weighted.scale, removed.scale)
+
+
+def test_grfl_zero_weights_remove_rows_on_wide_offset_data():
+    # on rows at least twice as wide as many GrFL prices candidates in the
+    # span of the rows of positive weight; centred, those rows lose a
+    # dimension, whose direction is the centring's rounding (singular value
+    # ~1e-6 at an offset of 1e8, kept as part of the span).  The 1e-8 shift
+    # of the means above turned that direction, hence the features drawn,
+    # and predictions off the training rows differed by 0.51 (the fuzzer's
+    # GrFL seeds 43, 56, 75, 79, 92, 274: 0.005-0.31 of the decision values).
+    X, y, keep = _offset_rows()
+    with threadpool_limits(1):
+        weighted = InfiniteFeatureRegressor(random_state=0).fit(X, y, sample_weight=keep * 1.0)
+        removed = InfiniteFeatureRegressor(random_state=0).fit(X[keep], y[keep])
+        out, ref = weighted.predict(X), removed.predict(X)
+    np.testing.assert_allclose(out, ref, rtol=0, atol=1e-9 * np.abs(ref).max())
