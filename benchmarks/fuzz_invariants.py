@@ -17,6 +17,8 @@ estimator at its defaults and checks what the documentation promises:
   ``a * X`` (sparse);
 - weights of ones are no weights, a zero weight removes its row, integer
   weights are repeated rows (where the guide says so: FGM at a numeric ``C``);
+- a CSR matrix gives the model of the same numbers dense (the kernel and
+  feature methods);
 - the same fit twice, a row alone and in a batch, ``pickle`` and
   :func:`kernlearn.io.save_model` / :func:`~kernlearn.io.load_model` give the
   same predictions;
@@ -50,6 +52,11 @@ import kernlearn
 from kernlearn.io import load_model, save_model
 
 MULTIOUTPUT = {"LowRankKernelRegressor"}
+# one model from the same numbers sparse or dense (README; FGM scales sparse
+# columns by their largest value, by design, and the multitask ones take dense only)
+SPARSE_AS_DENSE = {"PNormMKLClassifier", "InfiniteFeatureClassifier",
+                   "InfiniteFeatureRegressor", "LowRankKernelClassifier",
+                   "LowRankKernelRegressor"}
 # integer weights equal repeated rows to round-off (doc/weights-and-probabilities.md)
 REPEATS_EXACT = {"FGMClassifier"}
 # modules whose exceptions are a bare library error, not one a user can act on
@@ -309,12 +316,18 @@ def run_case(name, seed):
             path = os.path.join(tmp, "m.kl")
             save_model(m, path)
             _close(_predict_pack(load_model(path), X, kw), ref, 0, "save_model/load_model")
-        extra = rng.choice(["affine", "ones", "zero", "repeat", "refit"], 2, replace=False)
+        extra = list(rng.choice(["affine", "ones", "zero", "repeat", "refit"], 2, replace=False))
+        if sp.issparse(X) and name in SPARSE_AS_DENSE:
+            extra.append("dense")
         n = X.shape[0]
         for what in extra:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                if what == "refit":
+                if what == "dense":
+                    Xd = X.toarray()
+                    _close(_predict_pack(_fit(Est, Xd, y, kw), Xd, kw), ref, 1e-6,
+                           "the same numbers dense")
+                elif what == "refit":
                     _close(_predict_pack(_fit(Est, X, y, kw), X, kw), ref, 0, "the same fit twice")
                 elif what == "affine":
                     a = 10.0 ** rng.uniform(-3, 3, X.shape[1])
