@@ -51,7 +51,7 @@ import scipy.sparse as sp
 import kernlearn
 from kernlearn.io import load_model, save_model
 
-MULTIOUTPUT = {"LowRankKernelRegressor"}
+MULTIOUTPUT = {"LowRankKernelRegressor", "InfiniteFeatureRegressor"}
 # one model from the same numbers sparse or dense (README; FGM scales sparse
 # columns by their largest value, by design, and the multitask ones take dense only)
 SPARSE_AS_DENSE = {"PNormMKLClassifier", "InfiniteFeatureClassifier",

@@ -88,3 +88,18 @@ def test_grfl_zero_weights_remove_rows_on_wide_offset_data():
         removed = InfiniteFeatureRegressor(random_state=0).fit(X[keep], y[keep])
         out, ref = weighted.predict(X), removed.predict(X)
     np.testing.assert_allclose(out, ref, rtol=0, atol=1e-9 * np.abs(ref).max())
+
+
+def test_pnorm_mkl_refuses_a_new_row_whose_normalised_linear_kernel_overflows():
+    # the default kernels end with a normalised linear kernel, x.y / (|x| |y|);
+    # a new row near 1e154 (finite) has |x|^2 = inf, so its row was divided by
+    # inf: zero, where the cosine is that of 1e150 (the prediction flipped to
+    # the other class, silently).  fit refuses such a row; predict now too.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] > 0).astype(int)
+    clf = PNormMKLClassifier(random_state=0).fit(X, y)
+    far = clf.decision_function(np.full((1, 4), 1e150))
+    assert abs(far[0]) > 0.5  # (the test reaches the overflow only past 1e154)
+    with pytest.raises(ValueError, match=r"kernels\[3\] produced NaN or infinite"):
+        clf.decision_function(np.full((1, 4), 1e155))
