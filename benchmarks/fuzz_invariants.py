@@ -170,6 +170,9 @@ def make_case(name, seed):
 
 
 # ---------------------------------------------------------------- checks
+WARNINGS = collections.Counter()  # (estimator, category, message) -> cases
+
+
 class Failure(Exception):
     pass
 
@@ -296,7 +299,8 @@ def run_case(name, seed):
                 return "fail", [f"{desc}: bare error on fit: {msg}\n{tb}"]
             return "refused", [f"{desc}: {msg}"]
         out = _outputs(m, X, kw)
-    for w in caught:
+    for w in caught:  # (every warning of the base fit, tallied for --show-warnings)
+        WARNINGS[(name, w.category.__name__, str(w.message)[:160])] += 1
         if issubclass(w.category, RuntimeWarning) and "numpy" in (w.filename or "") or (
                 w.category is RuntimeWarning and "kernlearn" not in str(w.message)):
             notes.append(f"RuntimeWarning at {w.filename}:{w.lineno}: {w.message}")
@@ -413,6 +417,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0, help="first case seed")
     ap.add_argument("--show-refused", action="store_true",
                     help="print the errors of refused fits too")
+    ap.add_argument("--show-warnings", action="store_true",
+                    help="list the distinct warnings of the base fits at the end")
     ap.add_argument("--estimators", default=",".join(kernlearn._ESTIMATORS),
                     help="comma-separated estimator names (default: all)")
     args = ap.parse_args(argv)
@@ -431,6 +437,9 @@ def main(argv=None):
                 for msg in msgs:
                     print(f"[{name} seed={seed}] {status}: {msg}", flush=True)
         table[name] = (counts, time.process_time() - t0)
+    if args.show_warnings:
+        for (name, cat, msg), k in sorted(WARNINGS.items()):
+            print(f"[{name}] {k} x {cat}: {msg}")
     print("\n| estimator | cases | ok | refused | warned | failed | CPU s |")
     print("|---|---|---|---|---|---|---|")
     for name, (c, cpu) in table.items():
