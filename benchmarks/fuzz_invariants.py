@@ -255,9 +255,15 @@ def check_outputs(name, m, X, y, kw, out):
             raise Failure("predict not finite")
 
 
+# messages NumPy and SciPy give from inside a library's call (raised at its line)
+RAW_PHRASES = ("operands could not be broadcast", "out-of-bounds", "out of bounds",
+               "zero-size array", "could not convert", "core dimension", "not aligned",
+               "singular matrix", "must be 2-dimensional", "truth value of an array")
+
+
 def _is_bare(exc):
     mod = type(exc).__module__.split(".")[0]
-    if not str(exc).strip():
+    if not str(exc).strip() or any(p in str(exc) for p in RAW_PHRASES):
         return True
     if isinstance(exc, ACTIONABLE) and mod in ("builtins", "kernlearn", "sklearn"):
         # a plain ValueError is fine only when the message comes from our code
