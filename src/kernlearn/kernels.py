@@ -876,6 +876,10 @@ class KernelList(BaseKernelList):
             d_new = None if not self.normalize else (
                 _dot_kernel(kernel, self.params_[j], sq) if kernel in ("linear", "poly")
                 else kernel_diag(Xj, kernel, **self.params_[j]))
+            if d_new is not None and not np.isfinite(d_new).all():
+                # (a squared norm past 1e308 normalised its finite row to zero:
+                # refused, as fit refuses such a diagonal)
+                raise ValueError(kernel_overflow_message(j))
             u_b = getattr(self, "_u_", [None] * self.n_kernels)[j]
             # (all training rows: their inverse square roots are stored, a unit diagonal known)
             out[j] = self._block(Xj, Tj, d_new, None if support is None else self.diag_[j, keep],

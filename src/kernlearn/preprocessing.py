@@ -523,6 +523,12 @@ def fit_standardization(X, sample_weight=None, standardize=True, sparse_rule="st
                         only=tiny)
         return _from_mean_var(mean, var, center=False, scale=scale)
     Xd = np.asarray(X, dtype=np.float64)
+    if not np.all(w > 0):
+        # rows of zero weight are removed rows: summed without them, the
+        # statistics are bitwise those of the data without them (BLAS adds in
+        # blocks set by the rows' positions, so the zeros moved the rounding:
+        # ~1e-8 of a standardised column at an offset of 1e8)
+        Xd, w = Xd[w > 0], w[w > 0]
     sw = w.sum()
     mean = (w @ Xd) / sw
     # two-pass variance: accurate for columns with a large offset (squared in

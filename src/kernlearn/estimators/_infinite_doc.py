@@ -171,7 +171,10 @@ _COMMON_DOC = """
         Centre and scale dense columns to unit standard deviation, scale sparse
         ones (never densified; centred in the Fourier phases, or by
         ``GaborFeatures`` before filtering, so the same numbers dense and sparse
-        give one model; a family of your own is given the centre when its
+        give one model, except where candidates are priced in the span of the
+        rows (at most 1,000 distinct rows on at least twice as many columns):
+        there dense and sparse rows draw other features of the same
+        distribution; a family of your own is given the centre when its
         ``fit`` takes ``center`` and it sets ``centres_sparse = True``);
         regression targets are standardised per output.  Learned quantities are reported in the
         input's units: ``frequencies_`` and ``phases_`` give the Fourier

@@ -130,6 +130,8 @@ def _sparse_row_hashes(A):
     A = sp.csr_matrix(A, dtype=float)
     A.sum_duplicates()
     n = A.shape[0]
+    if A.nnz == 0:  # every column constant (zero): no hash to add, as dense
+        return np.zeros(n, dtype=np.uint64), np.zeros(n, dtype=np.uint64)
     # only the columns with stored values (the others are constant: nothing to
     # add, and 2,000,000 of them must not cost memory per column)
     used = np.bincount(A.indices, minlength=A.shape[1]) > 0

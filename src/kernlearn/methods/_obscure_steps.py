@@ -443,8 +443,8 @@ def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
     means unit weights.  Returns ``(dual, h, ops)`` with ``h`` the number
     of samples in the exact block and ``ops`` the multiply-adds done (the
     certificate's cost for ``_DualCadence``, in the units of the steps'
-    work; the exact block skips the zero coefficients, most of a multiclass
-    row).
+    work, over the rows of positive weight; the exact block skips the zero
+    coefficients, most of a multiclass row).
     """
     n, M = A.shape
     F = N.shape[0]
@@ -480,8 +480,9 @@ def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
             a[i] = kappa * s[i] / w
             if a[i] * amax > 1.0:
                 nclip += 1
+    nw = n if not sw.shape[0] else np.count_nonzero(sw > 0)  # (zero weight: no row)
     if S <= 0.0 or T <= 0.0 or npos == 0:
-        return 0.0, 0, 2 * n
+        return 0.0, 0, 2 * nw
     c = min(q * S / T, c)
     best = c * lam / q * S - c * c * lam / (2.0 * q * q) * T
     clip = np.empty(nclip, dtype=np.int64)
@@ -532,7 +533,7 @@ def _dual_bound_cached(A, N, yint, multiclass, sw, lam, q, G, kdiag, rows, slot,
     for k in range(nclip):
         for m in range(M):
             absA[k, m] = abs(A[clip[k], m])
-    ops = 4 * n + F * nclip * (M + ns) * (ns + 2)
+    ops = 4 * nw + F * nclip * (M + ns) * (ns + 2)
     for j in range(F):
         quad = np.zeros(ns)
         for x in range(h):

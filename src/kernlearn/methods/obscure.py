@@ -501,6 +501,10 @@ class OnlineBatch(BaseSolver):
                                 multiclass, alpha_buf)
 
         rows, draw_p = _sampling(sample_weight, n)
+        # the certificate's cadence counts the rows of positive weight only: a
+        # zero weight removes its row, so the epochs at which the gap is checked
+        # (hence the stopping epoch and the model) are those of the fit without it
+        n_rows = len(rows)
         # samples with a coefficient; whether each incurs a loss (compiled loop)
         n_support = [0, None]
         sw_arr = (np.zeros(0) if sample_weight is None
@@ -585,7 +589,7 @@ class OnlineBatch(BaseSolver):
                 n_support[0] = int(np.count_nonzero(np.any(A != 0, axis=1)))
             st[0] = 1.0
             nupd = int(st[3])
-            work = (nupd * F * n * (2 if multiclass else 1) + 2 * F * M * n
+            work = (nupd * F * n_rows * (2 if multiclass else 1) + 2 * F * M * n_rows
                     + _EPOCH_FIXED_OPS)
             check.add(work)
             # far from the stop, the certificate every second epoch (_NEAR_GAP)
@@ -616,7 +620,7 @@ class OnlineBatch(BaseSolver):
                     if cache is not None:
                         cost += cache.last_ops + _DUAL_FIXED_OPS_COMPILED
                     else:
-                        cost += len(_CLIP_SCALES) * F * M * 3 * n + _DUAL_FIXED_OPS
+                        cost += len(_CLIP_SCALES) * F * M * 3 * n_rows + _DUAL_FIXED_OPS
                 dual[0] = max([dual[0], *value.values()])
                 recent.ahead |= value.get("recent", -np.inf) > value.get("all", np.inf)
                 check.done(cost)
