@@ -84,7 +84,8 @@ def user_stacklevel(_depth=1):
     3.11.)  scikit-learn and joblib are looked up among the imported modules,
     never imported (Dask workers run without scikit-learn).  A thread or
     process of a pool has no such frame (outside them only Python's own): there
-    it points at the line that warns.
+    it points at the line that warns (of a summary, or a warning passed on from
+    inner fits, the line that summed or passed it: not this module's).
 
     Returns
     -------
@@ -97,7 +98,8 @@ def user_stacklevel(_depth=1):
             inside.append(os.path.dirname(os.path.abspath(module.__file__)) + os.sep)
     inside = tuple(inside)
     # (the frame that warns: stacklevel 1 points at it)
-    frame, level = sys._getframe(_depth), 1
+    start = frame = sys._getframe(_depth)
+    level = 1
     while frame.f_back is not None and os.path.abspath(
             frame.f_code.co_filename).startswith(inside):
         frame, level = frame.f_back, level + 1
@@ -111,7 +113,12 @@ def user_stacklevel(_depth=1):
                 out.f_code.co_filename).startswith(inside)):
             out = out.f_back
         if out is None:
-            return 1
+            # (not this module's lines: a summary or a warning passed on from
+            # inner fits named utils/_warnings.py; the fit's line that summed)
+            level = 1
+            while start.f_back is not None and start.f_code.co_filename == __file__:
+                start, level = start.f_back, level + 1
+            return level
     return level
 
 
