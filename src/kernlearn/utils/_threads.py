@@ -21,8 +21,13 @@ from joblib import Parallel, delayed
 
 __all__ = ["Abandoned", "check_abandoned", "parallel_until_error"]
 
-# the cancellation (a threading.Event) of the task this thread runs, if any
-_RUNNING = threading.local()
+class _Running(threading.local):
+    """The cancellation (a ``threading.Event``) of the task this thread runs, if any."""
+
+    cancel = None  # (a class default: no AttributeError raised and caught per read)
+
+
+_RUNNING = _Running()
 
 
 class Abandoned(BaseException):
@@ -37,14 +42,14 @@ class Abandoned(BaseException):
 def check_abandoned():
     """Raise :class:`Abandoned` if the task running in this thread was abandoned.
 
-    A thread-local read (a few tens of nanoseconds): cheap enough once per
+    A thread-local read (about 0.1 microsecond): cheap enough once per
     outer iteration of any loop, and a no-op outside :func:`parallel_until_error`.
 
     Raises
     ------
     Abandoned
     """
-    cancel = getattr(_RUNNING, "cancel", None)
+    cancel = _RUNNING.cancel
     if cancel is not None and cancel.is_set():
         raise Abandoned
 
@@ -109,7 +114,7 @@ class _UntilError:
             self.running += 1
         # (restored after: a task may itself run one of these, or run in the
         # calling thread, n_jobs=1)
-        outer, _RUNNING.cancel = getattr(_RUNNING, "cancel", None), self.cancel
+        outer, _RUNNING.cancel = _RUNNING.cancel, self.cancel
         try:
             return self.func(*args)
         except BaseException:
