@@ -195,3 +195,24 @@ def test_a_summary_in_a_pools_worker_names_the_fits_line(how):
     where = {os.path.relpath(w.filename, os.path.dirname(kl.__file__))
              for w in seen if issubclass(w.category, ConvergenceWarning)}
     assert where == {"methods/fgm.py"}, where
+
+
+def test_a_warning_on_a_dask_backends_worker_names_the_line_that_warns():
+    # joblib's Dask backend on a real cluster (workers in this process): the
+    # one-vs-rest problems run pickled on the workers, where their warnings pass
+    # as they come; the first frame outside kernlearn there was Dask's
+    # dask/_task_spec.py, where no user acts
+    distributed = pytest.importorskip("distributed")
+    import joblib
+
+    X, y = _three_classes()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        with warnings.catch_warnings(record=True) as seen, \
+                joblib.parallel_config(backend="dask"):
+            warnings.simplefilter("always")
+            kl.FGMClassifier(B=1, max_iter=1, multiclass="ovr", n_jobs=2).fit(X, y)
+    where = {os.path.relpath(w.filename, os.path.dirname(kl.__file__))
+             for w in seen if issubclass(w.category, ConvergenceWarning)}
+    assert where == {"methods/fgm.py"}, where
