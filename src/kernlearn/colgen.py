@@ -24,6 +24,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .solvers._base import History
+from .utils._threads import check_abandoned
 from .utils._warnings import warn
 
 __all__ = ["ColGenResult", "ColumnGeneration"]
@@ -145,6 +146,8 @@ class ColumnGeneration:
         reason = self.budget_name
         it = 0
         for it in range(1, self.max_iter + 1):
+            # (a problem a Ctrl-C abandoned in its thread stops here, unwarned)
+            check_abandoned()
             if self.time_budget is not None and time.perf_counter() - t0 > self.time_budget:
                 reason = "time_budget"
                 it -= 1

@@ -39,7 +39,7 @@ def warn(message, category, stacklevel="user", during=None):
     category : type of Warning
     stacklevel : int or "user", default="user"
         As for ``warnings.warn``, counted from the caller of this function;
-        ``"user"``: the first caller outside kernlearn, scikit-learn and joblib (see
+        ``"user"``: the first caller outside kernlearn, scikit-learn, joblib and Dask (see
         :func:`user_stacklevel`), the library's rule for every warning a
         user's call gives (a count's target moved with the estimator and with
         the wrappers around it).
@@ -74,30 +74,36 @@ _KERNLEARN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + o
 def user_stacklevel(_depth=1):
     """The ``stacklevel`` of ``warnings.warn`` called in the caller of this function
     (``warnings.warn(..., stacklevel=user_stacklevel())``) that points at the first
-    frame outside kernlearn, scikit-learn and joblib: the call the user wrote.
+    frame outside kernlearn, scikit-learn, joblib and Dask: the call the user wrote.
 
     A fixed count points into whatever wraps the call between: scikit-learn's
     ``_fit_context`` around ``fit`` made a warning given from a fit name
     ``sklearn/base.py``, a search or pipeline more frames of their own (a
     search's fits run under joblib's ``Parallel``: ``joblib/parallel.py``).
     (Python 3.12's ``skip_file_prefixes`` does this; this package supports
-    3.11.)  scikit-learn and joblib are looked up among the imported modules,
-    never imported (Dask workers run without scikit-learn).  A thread or
+    3.11.)  Dask's and distributed's frames (a Dask backend's workers, a
+    ``dask.compute`` of a fit) are passed over as theirs.  These packages are
+    looked up among the imported modules, never imported (Dask workers run
+    without scikit-learn).  A thread or
     process of a pool has no such frame (outside them only Python's own): there
-    it points at the line that warns.
+    it points at the line that warns (of a summary, or a warning passed on from
+    inner fits, the line that summed or passed it: not this module's).
 
     Returns
     -------
     stacklevel : int
     """
     inside = [_KERNLEARN_DIR]
-    for name in ("sklearn", "joblib"):
+    # (Dask's too: on a Dask backend's worker the first frame outside was
+    # dask/_task_spec.py, where no user acts)
+    for name in ("sklearn", "joblib", "dask", "distributed"):
         module = sys.modules.get(name)
         if getattr(module, "__file__", None):
             inside.append(os.path.dirname(os.path.abspath(module.__file__)) + os.sep)
     inside = tuple(inside)
     # (the frame that warns: stacklevel 1 points at it)
-    frame, level = sys._getframe(_depth), 1
+    start = frame = sys._getframe(_depth)
+    level = 1
     while frame.f_back is not None and os.path.abspath(
             frame.f_code.co_filename).startswith(inside):
         frame, level = frame.f_back, level + 1
@@ -111,7 +117,12 @@ def user_stacklevel(_depth=1):
                 out.f_code.co_filename).startswith(inside)):
             out = out.f_back
         if out is None:
-            return 1
+            # (not this module's lines: a summary or a warning passed on from
+            # inner fits named utils/_warnings.py; the fit's line that summed)
+            level = 1
+            while start.f_back is not None and start.f_code.co_filename == __file__:
+                start, level = start.f_back, level + 1
+            return level
     return level
 
 
