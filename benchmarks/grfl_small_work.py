@@ -52,7 +52,7 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import markdown_table  # noqa: E402
-from small_fits import make_data, ours  # noqa: E402
+from small_fits import make_data, ours, parse_sizes  # noqa: E402
 
 from kernlearn.families import fourier  # noqa: E402
 from kernlearn.methods import _grfl_average, _grfl_select, grfl  # noqa: E402
@@ -253,12 +253,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
-    try:
-        sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
-    except ValueError:
-        sizes = []
-    if not sizes or any(len(s) != 2 or min(s) < 1 for s in sizes):
-        parser.error(f"--sizes {args.sizes!r}: expected rows x columns, e.g. 100x10,400x8")
+    sizes = parse_sizes(parser, args.sizes)
     warnings.simplefilter("ignore")
     task = "reg" if args.estimator.endswith("Regressor") else "clf"
     results = {}

@@ -179,6 +179,18 @@ def chosen_estimators(parser, text):
     return names
 
 
+def parse_sizes(parser, text):
+    """The ``(rows, columns)`` pairs of comma list ``text`` such as
+    ``"100x10,1000x20"`` (else a usage error)."""
+    try:
+        sizes = [tuple(int(v) for v in s.split("x")) for s in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or any(len(s) != 2 or min(s) < 1 for s in sizes):
+        parser.error(f"--sizes {text!r}: expected rows x columns, e.g. 100x10,1000x20")
+    return sizes
+
+
 def main(argv=None):
     """Run the benchmark; return the process exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -191,12 +203,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
-    try:
-        sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
-    except ValueError:
-        sizes = []
-    if not sizes or any(len(s) != 2 or min(s) < 1 for s in sizes):
-        parser.error(f"--sizes {args.sizes!r}: expected rows x columns, e.g. 100x10,1000x20")
+    sizes = parse_sizes(parser, args.sizes)
     names = chosen_estimators(parser, args.estimators)
     reference = dict(np.load(args.check_predictions)) if args.check_predictions else None
     saved, rows, mismatches = {}, [], []
