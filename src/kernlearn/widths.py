@@ -212,9 +212,12 @@ def _median_at_least(d, c):
     monotone).  At ``c = mean / at_most * (1 + 1e-6)`` that gives ``mean /
     median <= at_most / (1 + 1e-6)``, a margin that the round-off of the
     divisions (a few units of 1e-16) cannot cross.  A ``c`` that is not a
-    positive finite number (an infinite or NaN mean) decides nothing.
+    positive finite number (an infinite or NaN mean) decides nothing, nor
+    does one near the subnormal range: there ``mean / at_most`` rounds to a
+    multiple of 5e-324, an error far past the margin (squared distances of
+    1e-322: ratios of 3.05 were returned as 3).
     """
-    if not (np.isfinite(c) and c > 0):
+    if not (np.isfinite(c) and c >= 2.0 * np.finfo(np.float64).tiny):
         return False
     return int(np.count_nonzero(d < c)) <= (len(d) - 1) // 2
 
