@@ -6,8 +6,12 @@ empty CSR row hashes) and of the width rule's bounded spread ratio; each
 failed before its fix.
 """
 
-import numpy as np
+import warnings
 
+import numpy as np
+import pytest
+
+from kernlearn import MultitaskMKLClassifier, PNormMKLClassifier
 from kernlearn.widths import pairwise_spread_ratio
 
 
@@ -19,3 +23,36 @@ def test_spread_ratio_at_most_decides_as_the_exact_ratio_on_subnormal_distances(
     exact = pairwise_spread_ratio(X)
     assert exact > 3.0
     assert pairwise_spread_ratio(X, at_most=3.0) == exact
+
+
+def _poly_data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def test_normalised_poly_kernel_overflow_at_predict_is_refused_without_a_numpy_warning():
+    # the normalised polynomial kernel's diagonal (g |x|^2 + c)^2 overflows for
+    # entries past ~1e77: predict refused the row, but NumPy's "overflow
+    # encountered in square" came first (an error under -W error)
+    X, y = _poly_data()
+    clf = PNormMKLClassifier(random_state=0, kernels=[("poly", {"degree": 2})]).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"kernels\[0\] produced NaN or infinite"):
+            clf.decision_function(np.full((1, 4), 1e153))
+
+
+@pytest.mark.parametrize("Est", [PNormMKLClassifier, MultitaskMKLClassifier])
+def test_fit_refuses_an_overflowing_kernel_diagonal_as_predict_does(Est):
+    # the audit-76 refusal at predict was said to be "the error fit gives for
+    # the same diagonal"; fit said only "produced non-finite values on X"
+    # (no kernel named in the multitask one, no remedy), after NumPy's warning
+    X, y = _poly_data()
+    X = np.vstack([X, np.full((1, 4), 1e153)])
+    y = np.r_[y, 1]
+    kw = {"task_index": np.arange(61) % 2} if Est is MultitaskMKLClassifier else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"kernels\[0\] produced NaN or infinite.*rescale X"):
+            Est(standardize=False, kernels=[("poly", {"degree": 2})]).fit(X, y, **kw)
