@@ -10,8 +10,10 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from kernlearn import MultitaskMKLClassifier, PNormMKLClassifier
+from kernlearn.preprocessing import fit_standardization
 from kernlearn.widths import pairwise_spread_ratio
 
 
@@ -56,3 +58,19 @@ def test_fit_refuses_an_overflowing_kernel_diagonal_as_predict_does(Est):
         warnings.simplefilter("error", RuntimeWarning)
         with pytest.raises(ValueError, match=r"kernels\[0\] produced NaN or infinite.*rescale X"):
             Est(standardize=False, kernels=[("poly", {"degree": 2})]).fit(X, y, **kw)
+
+
+def test_sparse_zero_weight_row_whose_square_overflows_leaves_the_scale_of_the_rows_removed():
+    # the sparse standardisation summed the squares of every row, weighted:
+    # a zero-weight row at 1e200 squared to inf, and 0 * inf = NaN hid a
+    # column near 1e-160 (squares underflowed) from the recomputation of its
+    # spread: another scale (1.5e-4 apart) than without the row, where a zero
+    # weight removes its row
+    rng = np.random.default_rng(0)
+    X = np.where(rng.random((20, 3)) < 0.5, 0, rng.normal(size=(20, 3)) * 1e-160)
+    X[2, 0] = 1e200
+    keep = np.ones(20, bool)
+    keep[[2, 5, 11]] = False
+    weighted = fit_standardization(sp.csr_matrix(X), keep * 1.0)
+    removed = fit_standardization(sp.csr_matrix(X[keep]))
+    np.testing.assert_array_equal(weighted.scale, removed.scale)
