@@ -11,10 +11,11 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
-from kernlearn import MultitaskMKLClassifier, PNormMKLClassifier
+from kernlearn import FGMClassifier, MultitaskMKLClassifier, PNormMKLClassifier
 from kernlearn.preprocessing import fit_standardization
-from kernlearn.widths import pairwise_spread_ratio
+from kernlearn.widths import pairwise_spread_ratio, scale_gamma
 
 
 def test_spread_ratio_at_most_decides_as_the_exact_ratio_on_subnormal_distances():
@@ -74,3 +75,42 @@ def test_sparse_zero_weight_row_whose_square_overflows_leaves_the_scale_of_the_r
     weighted = fit_standardization(sp.csr_matrix(X), keep * 1.0)
     removed = fit_standardization(sp.csr_matrix(X[keep]))
     np.testing.assert_array_equal(weighted.scale, removed.scale)
+
+
+def _far_zero_weight_row(n=80):
+    """Rows with one of zero weight far out (1e200): a removed row."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 5))
+    y = (X[:, 0] > 0).astype(int)
+    X[3, 1] = 1e200
+    w = np.ones(n)
+    w[3] = 0.0
+    return X, y, w, w > 0
+
+
+def test_fgm_zero_weight_row_far_out_is_removed():
+    # its margin overflowed, its squared hinge loss was inf, and the weighted
+    # loss 0 * inf = NaN poisoned the objective of the rows kept: decision
+    # values 0.94 from those of the fit without the row, silently
+    X, y, w, keep = _far_zero_weight_row()
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (the removed row's overflow)
+        weighted = FGMClassifier(B=2).fit(X, y, sample_weight=w)
+        removed = FGMClassifier(B=2).fit(X[keep], y[keep])
+    np.testing.assert_allclose(weighted.decision_function(X[keep]),
+                               removed.decision_function(X[keep]), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_scale_width_leaves_out_zero_weight_rows(sparse):
+    # gamma='scale' weighted the squares of every row: a zero-weight row at
+    # 1e200 made them inf, 0 * inf = NaN, and the GrFL and low-rank fits
+    # (and the default RBF kernels) refused "cannot be computed" where the
+    # fit without the row has a width; the rows of positive weight alone
+    # also give the removed rows' width bit for bit
+    X, _, w, keep = _far_zero_weight_row()
+    conv = sp.csr_matrix if sparse else np.asarray
+    assert scale_gamma(conv(X), w) == scale_gamma(conv(X[keep]), w[keep])
+    rng = np.random.default_rng(1)
+    X, w = 1e3 + rng.normal(size=(50, 4)), rng.integers(0, 3, 50).astype(float)
+    assert scale_gamma(conv(X), w) == scale_gamma(conv(X[w > 0]), w[w > 0])

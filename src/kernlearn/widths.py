@@ -65,6 +65,12 @@ def scale_gamma(X, sample_weight=None):
     -------
     gamma : float
     """
+    if sample_weight is not None and not np.all(np.asarray(sample_weight) > 0):
+        # a row of zero weight is a removed row: left out, not weighted by 0
+        # (a square that overflows times 0 is NaN: "cannot be computed" for a
+        # zero-weight row at 1e200, where the fit without it has a width)
+        keep = np.flatnonzero(np.asarray(sample_weight) > 0)
+        X, sample_weight = X[keep], np.asarray(sample_weight)[keep]
     if sp.issparse(X):
         var = float(np.mean(_column_variances(X, sample_weight)))
     elif sample_weight is not None:
