@@ -114,3 +114,17 @@ def test_scale_width_leaves_out_zero_weight_rows(sparse):
     rng = np.random.default_rng(1)
     X, w = 1e3 + rng.normal(size=(50, 4)), rng.integers(0, 3, 50).astype(float)
     assert scale_gamma(conv(X), w) == scale_gamma(conv(X[w > 0]), w[w > 0])
+
+
+def test_fgm_dask_zero_weight_row_far_out_is_removed():
+    # the Dask path's dense blocks weighted every row's squares: 0 * inf = NaN
+    # for the removed row at 1e200, refused as "variance overflows" where the
+    # fit in memory (and the Dask fit without the row) succeeds
+    da = pytest.importorskip("dask.array")
+    X, y, w, keep = _far_zero_weight_row()
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (the removed row's overflow)
+        lazy = FGMClassifier(B=2).fit(da.from_array(X, chunks=(20, 5)), y, sample_weight=w)
+        removed = FGMClassifier(B=2).fit(X[keep], y[keep])
+    np.testing.assert_allclose(lazy.decision_function(X[keep]),
+                               removed.decision_function(X[keep]), rtol=0, atol=1e-9)
