@@ -70,7 +70,8 @@ def scale_gamma(X, sample_weight=None):
         # (a square that overflows times 0 is NaN: "cannot be computed" for a
         # zero-weight row at 1e200, where the fit without it has a width)
         keep = np.flatnonzero(np.asarray(sample_weight) > 0)
-        X, sample_weight = X[keep], np.asarray(sample_weight)[keep]
+        X = X[keep] if sp.issparse(X) else np.asarray(X, dtype=float)[keep]
+        sample_weight = np.asarray(sample_weight)[keep]
     if sp.issparse(X):
         var = float(np.mean(_column_variances(X, sample_weight)))
     elif sample_weight is not None:
