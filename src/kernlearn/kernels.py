@@ -705,10 +705,11 @@ class KernelList(BaseKernelList):
             sq, u = self._row_stats(Xj, j)
             self._sqn_.append(sq)
             self._u_.append(u)
-            d = np.asarray(_dot_kernel(kernel, params, sq) if kernel in ("linear", "poly")
-                           else kernel_diag(Xj, kernel, **params), dtype=float)
+            with np.errstate(over="ignore"):  # (an overflow is refused just below)
+                d = np.asarray(_dot_kernel(kernel, params, sq) if kernel in ("linear", "poly")
+                               else kernel_diag(Xj, kernel, **params), dtype=float)
             if not np.isfinite(d).all():
-                raise ValueError(f"kernels[{j}] produced non-finite values on X.")
+                raise ValueError(kernel_overflow_message(j))
             diags.append(d)
         self.diag_ = np.vstack(diags)
         self._isd_ = _inv_sqrt(self.diag_)
@@ -873,9 +874,10 @@ class KernelList(BaseKernelList):
             if id(self.specs[j][2]) not in stats:
                 stats[id(self.specs[j][2])] = self._row_stats(Xj, j)
             sq, u = stats[id(self.specs[j][2])]
-            d_new = None if not self.normalize else (
-                _dot_kernel(kernel, self.params_[j], sq) if kernel in ("linear", "poly")
-                else kernel_diag(Xj, kernel, **self.params_[j]))
+            with np.errstate(over="ignore"):  # (an overflow is refused just below)
+                d_new = None if not self.normalize else (
+                    _dot_kernel(kernel, self.params_[j], sq) if kernel in ("linear", "poly")
+                    else kernel_diag(Xj, kernel, **self.params_[j]))
             if d_new is not None and not np.isfinite(d_new).all():
                 # (a squared norm past 1e308 normalised its finite row to zero:
                 # refused, as fit refuses such a diagonal)

@@ -508,6 +508,11 @@ def fit_standardization(X, sample_weight=None, standardize=True, sparse_rule="st
             lambda: fit_standardization(X, sample_weight, True, sparse_rule="std").scale)
     if sp.issparse(X):
         Xc = X.tocsc() if X.format != "csc" else X
+        if not np.all(w > 0):
+            # a zero weight's row is absent, as for dense rows below: kept, its
+            # square could overflow and 0 * inf is NaN, which hid an underflowed
+            # column from the recomputation of its spread (another scale)
+            Xc, w = Xc[np.flatnonzero(w > 0)], w[w > 0]
         sq = Xc.copy()
         with np.errstate(over="ignore"):
             sq.data = np.square(sq.data, dtype=np.float64)

@@ -65,6 +65,13 @@ def scale_gamma(X, sample_weight=None):
     -------
     gamma : float
     """
+    if sample_weight is not None and not np.all(np.asarray(sample_weight) > 0):
+        # a row of zero weight is a removed row: left out, not weighted by 0
+        # (a square that overflows times 0 is NaN: "cannot be computed" for a
+        # zero-weight row at 1e200, where the fit without it has a width)
+        keep = np.flatnonzero(np.asarray(sample_weight) > 0)
+        X = X[keep] if sp.issparse(X) else np.asarray(X, dtype=float)[keep]
+        sample_weight = np.asarray(sample_weight)[keep]
     if sp.issparse(X):
         var = float(np.mean(_column_variances(X, sample_weight)))
     elif sample_weight is not None:
@@ -212,9 +219,12 @@ def _median_at_least(d, c):
     monotone).  At ``c = mean / at_most * (1 + 1e-6)`` that gives ``mean /
     median <= at_most / (1 + 1e-6)``, a margin that the round-off of the
     divisions (a few units of 1e-16) cannot cross.  A ``c`` that is not a
-    positive finite number (an infinite or NaN mean) decides nothing.
+    positive finite number (an infinite or NaN mean) decides nothing, nor
+    does one near the subnormal range: there ``mean / at_most`` rounds to a
+    multiple of 5e-324, an error far past the margin (squared distances of
+    1e-322: ratios of 3.05 were returned as 3).
     """
-    if not (np.isfinite(c) and c > 0):
+    if not (np.isfinite(c) and c >= 2.0 * np.finfo(np.float64).tiny):
         return False
     return int(np.count_nonzero(d < c)) <= (len(d) - 1) // 2
 

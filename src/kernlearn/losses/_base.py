@@ -123,6 +123,22 @@ class WeightedLoss(BaseLoss):
         self.lipschitz = loss.lipschitz * wmax if wmax > 0 else loss.lipschitz
         if hasattr(loss, "n_outputs"):
             self.n_outputs = loss.n_outputs
+        sw = self.sample_weight
+        self._zero = np.flatnonzero(sw == 0) if sw.ndim and not sw.all() else None
+
+    def _times(self, v):
+        """``w * v``, exactly 0 on the rows of zero weight.
+
+        A removed row's loss may overflow (its margin is that of a row far
+        out: a zero-weight row at 1e200), and ``0 * inf`` is NaN, which
+        poisoned the objective of the rows kept; repaired only then, so that
+        finite values keep their bits.
+        """
+        out = self._w(v) * v
+        zero = getattr(self, "_zero", None)  # (None: a model pickled before it)
+        if zero is not None and not np.isfinite(out).all():
+            out[zero] = 0.0
+        return out
 
     def _w(self, like):
         """Weights shaped to broadcast against per-sample arrays ``like``."""
@@ -146,31 +162,26 @@ class WeightedLoss(BaseLoss):
         return WeightedLoss(self.loss, self.sample_weight[index])
 
     def value(self, m, y):
-        v = self.loss.value(m, y)
-        return self._w(v) * v
+        return self._times(self.loss.value(m, y))
 
     def grad_margin(self, m, y):
-        g = self.loss.grad_margin(m, y)
-        return self._w(g) * g
+        return self._times(self.loss.grad_margin(m, y))
 
     def conjugate_at_grad(self, m, y):
-        c = self.loss.conjugate_at_grad(m, y)
-        return self._w(c) * c
+        return self._times(self.loss.conjugate_at_grad(m, y))
 
     def __getattr__(self, name):
         # optional methods exist on the wrapper exactly when the loss has them,
         # so solvers' capability checks (check_compatible) still see the truth
-        if name in ("loss", "sample_weight"):
+        if name in ("loss", "sample_weight", "_zero"):
             raise AttributeError(name)
         if name == "hess_margin" and callable(getattr(self.loss, name, None)):
             def hess_margin(m, y):
-                h = self.loss.hess_margin(m, y)
-                return self._w(h) * h
+                return self._times(self.loss.hess_margin(m, y))
             return hess_margin
         if name == "dual_from_margin" and callable(getattr(self.loss, name, None)):
             def dual_from_margin(m, y, C):
-                a = self.loss.dual_from_margin(m, y, C)
-                return self._w(a) * a
+                return self._times(self.loss.dual_from_margin(m, y, C))
             return dual_from_margin
         if name == "prox" and callable(getattr(self.loss, name, None)):
             def prox(z, y, step):

@@ -197,8 +197,7 @@ def centre_by_newton(sums, K, n_newton=30):
 def block_moments(block, w=None, mean=None):
     """Per-block ``[sum w x, sum w x^2, max |x|, is_sparse, n_nonfinite]`` as one row.
 
-    FGM's standardisation of row partitions (sparse blocks: over the rows of
-    positive weight).
+    FGM's standardisation of row partitions, over the rows of positive weight.
 
     Parameters
     ----------
@@ -229,6 +228,10 @@ def block_moments(block, w=None, mean=None):
         return np.concatenate([s1, s2, absmax, [1.0, bad]])[None, :]
     B = np.asarray(block, dtype=float)
     bad = np.count_nonzero(~np.isfinite(B))
+    if not np.all(w > 0):
+        # a zero weight's row is absent, as in memory: weighted by 0, a square
+        # that overflows gave 0 * inf = NaN, "variance overflows" for a removed row
+        B, w = B[w > 0], w[w > 0]
     with np.errstate(invalid="ignore", over="ignore"):
         C = B if mean is None else B - mean
         absmax = np.abs(B).max(0) if len(B) else np.zeros(B.shape[1])

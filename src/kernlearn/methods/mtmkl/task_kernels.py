@@ -220,12 +220,17 @@ class TaskKernels(BaseKernelList):
                     # as every estimator's kernel lists: the diagonal alone let
                     # an indefinite callable (1 - |x - y| / 2) be fitted
                     check_kernel_callable(_user_kernel(kernel), Xj, j, self.params_[j])
-                d_j = kernel_diag(Xj, kernel, **self.params_[j])
+                with np.errstate(over="ignore"):  # (an overflow is refused below)
+                    d_j = kernel_diag(Xj, kernel, **self.params_[j])
                 diag.append(np.asarray(d_j, dtype=float))
             diag = np.vstack(diag)
             refuse_repeated_kernels(self.specs_, self.params_, X.shape[1])
         if not np.isfinite(diag).all():
-            raise ValueError("a kernel produced non-finite values on X.")
+            if self.precomputed:
+                raise ValueError("a kernel produced non-finite values on X.")
+            # (named, with the remedy, as every other kernel list's refusal)
+            raise ValueError(kernel_overflow_message(
+                int(np.flatnonzero(~np.isfinite(diag).all(axis=1))[0])))
         if (diag < -1e-10 * np.abs(diag).max(initial=1.0)).any():
             raise ValueError("a kernel has a negative diagonal: it is not PSD.")
         self.diag_, self.gram_ = diag, None
