@@ -1,0 +1,35 @@
+"""Audit 79: the options, randomised (``benchmarks/fuzz_options.py``).
+
+Each test is the minimal reproduction of a defect the option fuzzer found on
+main; it fails without its fix.
+"""
+
+import numpy as np
+import pytest
+
+from kernlearn import PNormMKLClassifier
+
+
+def _binary(n=60, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, 3)
+    return X, (X[:, 0] + 0.3 * rng.randn(n) > 0).astype(int)
+
+
+@pytest.mark.parametrize("settings", [dict(pegasos=True), dict(max_iter_online=0)],
+                         ids=["pegasos", "no-online-epochs"])
+def test_pnorm_no_epoch_of_either_stage_is_refused(settings):
+    # max_iter=0 returns stage 1's solution; with no stage 1 either the fit
+    # visited no sample and returned an all-zero model (one class predicted)
+    # without a word, where online_only=True with the same settings is refused
+    X, y = _binary()
+    with pytest.raises(ValueError, match=r"max_iter=0 .* no epoch of either stage"):
+        PNormMKLClassifier(max_iter=0, random_state=0, **settings).fit(X, y)
+
+
+def test_pnorm_max_iter_zero_still_returns_stage_one():
+    # the documented use of max_iter=0 (stage 1 only) is kept: a model with weight
+    X, y = _binary()
+    clf = PNormMKLClassifier(max_iter=0, random_state=0).fit(X, y)
+    assert np.abs(clf.dual_coef_).sum() > 0
+    assert clf.score(X, y) > 0.7
