@@ -158,12 +158,15 @@ def space_fgm(rng, classifier):
     if rng.rand() < 0.1:
         p["tree"] = True
     sparse = bool(rng.rand() < 0.3)
+    if rng.rand() < 0.1:
+        p["memory_budget"] = _pick(rng, ["1KB", "1MB", 4096])  # out of core in row chunks
     if rng.rand() < 0.2 and not sparse:
         fam = _pick(rng, ["poly", "additive"])
         from kernlearn.families import AdditiveKernelExpansion, PolynomialPool
 
         p["family"] = PolynomialPool() if fam == "poly" else AdditiveKernelExpansion()
         p["chunk_size"] = None
+        p.pop("memory_budget", None)
     return p, {"kind": kind, "sparse": sparse, "groups": rng.rand() < 0.15}
 
 
@@ -178,8 +181,8 @@ def space_pnorm(rng):
         "normalize": bool(rng.rand() < 0.7),
         "standardize": bool(rng.rand() < 0.7),
         "eta": float(_pick(rng, [1e-3, 1.0, 10.0])),
-        "max_iter": int(_pick(rng, [1, 3, 50, 1000])),
-        "max_iter_online": int(_pick(rng, [1, 2, 5])),
+        "max_iter": int(_pick(rng, [0, 1, 3, 50, 1000])),
+        "max_iter_online": int(_pick(rng, [0, 1, 2, 5])),
         "tol": _pick(rng, [None, 1e-3, 0.05, 0.5]),
         "online_only": bool(rng.rand() < 0.15),
         "pegasos": False,
@@ -272,6 +275,9 @@ def space_lowrank(rng, classifier):
     if kernel == "poly":
         p["degree"] = _pick(rng, [None, 2, 3])
         p["coef0"] = _pick(rng, [None, 0.0, 1.0])
+    if kernel == "rbf" and rng.rand() < 0.2:
+        p["kernel_params"] = {"gamma": _pick(rng, ["scale", "mean", 0.3])}
+        p["gamma"] = "scale"
     if classifier:
         p["multiclass"] = _pick(rng, ["shared", "ovr"])
         p["probability"] = bool(rng.rand() < 0.25)
@@ -571,10 +577,16 @@ def run_case(name, case_seed, tmpdir):
         try:
             with warnings.catch_warnings(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 warnings.simplefilter("ignore")
-                est.set_params(max_features=int(_pick(rng, [2, 5, 12])),
-                               lambda_p=_pick(rng, [params.get("lambda_p"), 0.05]))
+                new_lp = _pick(rng, [params.get("lambda_p"), 0.05])
+                est.set_params(max_features=int(_pick(rng, [2, 5, 12])), lambda_p=new_lp)
                 est.fit(X, y, **fit_kw)
                 np.asarray(est.predict(X, **pk))
+                # documented: a changed setting (lambda_p) starts over: the cold fit's model
+                if new_lp != params.get("lambda_p") and params.get("time_budget") is None:
+                    cold = clone(est).fit(X, y, **fit_kw)
+                    a, b = _decisions(est, X, pk), _decisions(cold, X, pk)
+                    if a.shape != b.shape or not np.allclose(a, b, rtol=1e-9, atol=1e-12):
+                        problems.append("warm refit with a changed lambda_p differs from the cold fit")
         except CLEAR_ERRORS as exc:
             if INTERNAL_WORDS.search(str(exc)):
                 problems.append(f"warm refit: {type(exc).__name__}: {exc}")

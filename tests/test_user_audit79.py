@@ -33,3 +33,19 @@ def test_pnorm_max_iter_zero_still_returns_stage_one():
     clf = PNormMKLClassifier(max_iter=0, random_state=0).fit(X, y)
     assert np.abs(clf.dual_coef_).sum() > 0
     assert clf.score(X, y) > 0.7
+
+
+@pytest.mark.parametrize("kernel,params", [("linear", {"gamma": 1.0}),
+                                           ("rbf", {"degree": 2})])
+def test_lowrank_kernel_params_unknown_to_the_kernel_named(kernel, params):
+    # a parameter the named kernel does not take reached the kernel function:
+    # a bare TypeError naming it ("linear_kernel() got an unexpected keyword
+    # argument 'gamma'"), where the MKL estimators' kernels= say which names it takes
+    from kernlearn import LowRankKernelClassifier, LowRankKernelRegressor
+
+    X, y = _binary()
+    for est in (LowRankKernelRegressor(kernel=kernel, kernel_params=params),
+                LowRankKernelClassifier(kernel=kernel, kernel_params=params)):
+        with pytest.raises(ValueError, match=r"kernel_params: unknown parameter\(s\) "
+                                             rf"\['{next(iter(params))}'\] for kernel '{kernel}'"):
+            est.fit(X, y)
