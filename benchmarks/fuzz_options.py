@@ -493,6 +493,8 @@ def run_case(name, case_seed, tmpdir):
     # (formulation="independent" solves each task once: no iterations to print)
     if verbose == 2 and not out.getvalue() and params.get("formulation") != "independent":
         problems.append("verbose=2 printed nothing to standard output")
+    if verbose == 2 and err.getvalue():
+        problems.append(f"verbose=2 wrote to standard error: {err.getvalue()[:120]!r}")
     pk = _pred_args(task)
     try:
         pred = est.predict(X, **pk)

@@ -49,3 +49,39 @@ def test_lowrank_kernel_params_unknown_to_the_kernel_named(kernel, params):
         with pytest.raises(ValueError, match=r"kernel_params: unknown parameter\(s\) "
                                              rf"\['{next(iter(params))}'\] for kernel '{kernel}'"):
             est.fit(X, y)
+
+
+@pytest.fixture
+def fuzzer():
+    from bench_scripts import load_script
+
+    yield from load_script("fuzz_options")
+
+
+def test_fuzzer_runs_and_flags_planted_defects(fuzzer, monkeypatch, tmp_path):
+    # the script's checks can fail: a bare IndexError out of fit is a crash, a
+    # message naming a private name a bad error, a non-finite prediction a defect
+    from kernlearn import LowRankKernelRegressor
+
+    assert fuzzer.main(["--cases", "2", "--estimators", "LowRankKernelRegressor"]) == 0
+    status, _, _ = fuzzer.run_case("LowRankKernelRegressor", 11, str(tmp_path))
+    assert status == "ok"
+
+    def raise_index(self, X, y, sample_weight=None):
+        raise IndexError("index 3 is out of bounds")
+
+    monkeypatch.setattr(LowRankKernelRegressor, "fit", raise_index)
+    assert fuzzer.run_case("LowRankKernelRegressor", 11, str(tmp_path))[0] == "crash"
+
+    def raise_private(self, X, y, sample_weight=None):
+        raise ValueError("_fit_slkl got a bad shape")
+
+    monkeypatch.setattr(LowRankKernelRegressor, "fit", raise_private)
+    assert fuzzer.run_case("LowRankKernelRegressor", 11, str(tmp_path))[0] == "bad-error"
+    monkeypatch.undo()
+
+    fit = LowRankKernelRegressor.predict
+    monkeypatch.setattr(LowRankKernelRegressor, "predict",
+                        lambda self, X: np.full_like(fit(self, X), np.nan))
+    status, detail, _ = fuzzer.run_case("LowRankKernelRegressor", 11, str(tmp_path))
+    assert status == "defect" and "predict not finite" in detail
