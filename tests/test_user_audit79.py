@@ -85,3 +85,25 @@ def test_fuzzer_runs_and_flags_planted_defects(fuzzer, monkeypatch, tmp_path):
                         lambda self, X: np.full_like(fit(self, X), np.nan))
     status, detail, _ = fuzzer.run_case("LowRankKernelRegressor", 11, str(tmp_path))
     assert status == "defect" and "predict not finite" in detail
+
+
+def test_mtmkl_loo_search_warning_names_what_to_change():
+    # C="auto" stopped at the search's fixed cap with a warning naming
+    # "max_iter=200": the estimator's max_iter does not set it (raising it only
+    # gave an unused-parameter warning), and no remedy was named
+    from sklearn.exceptions import ConvergenceWarning
+
+    from kernlearn import MultitaskMKLRegressor
+
+    rng = np.random.RandomState(4)
+    X = rng.randn(60, 6)
+    y = X[:, 0] + np.sin(2 * X[:, 1]) + 0.3 * rng.randn(60)
+    kernels = ([("rbf", {"gamma": g}) for g in (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)]
+               + ["linear"] + [("rbf", {"gamma": 1.0}, [j]) for j in range(6)]
+               + [("linear", {}, [j]) for j in range(6)])
+    with pytest.warns(ConvergenceWarning) as record:
+        reg = MultitaskMKLRegressor(C="auto", kernels=kernels).fit(X, y, np.arange(60) % 3)
+    assert not reg.converged_
+    text = " ".join(str(w.message) for w in record if w.category is ConvergenceWarning)
+    assert "max_iter and tol do not apply" in text
+    assert "fewer kernels" in text and "numeric C" in text
