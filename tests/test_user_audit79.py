@@ -107,3 +107,23 @@ def test_mtmkl_loo_search_warning_names_what_to_change():
     text = " ".join(str(w.message) for w in record if w.category is ConvergenceWarning)
     assert "max_iter and tol do not apply" in text
     assert "fewer kernels" in text and "numeric C" in text
+
+
+def test_mtmkl_smo_cap_warning_names_what_to_change():
+    # an unnormalised poly kernel on columns of size 100: the SMO of a task ran
+    # into libsvm's iteration cap and the warning named no remedy (a smaller C
+    # does not help there; normalize / standardize, the defaults, do)
+    from sklearn.exceptions import ConvergenceWarning
+
+    from kernlearn import MultitaskMKLClassifier
+
+    rng = np.random.RandomState(3)
+    X = 100 * rng.randn(80, 3)
+    y = (X[:, 0] + 50 * rng.randn(80) > 0).astype(int)
+    task = np.arange(80) % 2
+    clf = MultitaskMKLClassifier(kernels=[("poly", {"degree": 3})], C=1e4,
+                                 normalize=False, standardize=False)
+    with pytest.warns(ConvergenceWarning, match=r"libsvm's iteration cap") as record:
+        clf.fit(X, y, task)
+    text = " ".join(str(w.message) for w in record)
+    assert "normalize=True" in text and "standardize=True" in text
