@@ -26,7 +26,9 @@ fits, and checks:
 
 Each failure is printed with the estimator, the seed of its case and the
 settings, so that one case reruns alone (``--estimators X --first-case K
---cases 1``).  Exit status 1 when any case failed.
+--cases 1``).  ``--edges`` runs the hand-picked settings of ``EDGES`` instead
+(each option at its documented bounds, settings that leave nothing to run).
+Exit status 1 when any case failed.
 
 Usage::
 
@@ -703,6 +705,93 @@ def _equal_pred(a, b):
     return np.array_equal(a, b)
 
 
+# Hand-picked settings at the documented edges (``--edges``): each option at its
+# bounds, and settings that leave a stage, a kernel or an iteration with nothing to run.
+EDGES = {
+    "FGMClassifier": [dict(tol=0.0), dict(B=100), dict(n_jobs=-1, multiclass="ovr"),
+                      dict(memory_budget="1KB"), dict(tol=None, max_iter=1),
+                      dict(refit=True, refit_C=None), dict(max_features=1, B=1)],
+    "FGMRegressor": [dict(tol=0.0), dict(memory_budget="1MB"), dict(max_features=4),
+                     dict(B=4, C="auto"), dict(refit=True, C=1e-3)],
+    "PNormMKLClassifier": [dict(p=2.0), dict(p=1.0 + 1e-9), dict(max_iter=0),
+                           dict(max_iter_online=0), dict(max_iter=0, max_iter_online=0),
+                           dict(max_iter=0, pegasos=True), dict(tol=0.0, max_iter=5),
+                           dict(max_steps=1), dict(cache_size=1e-6),
+                           dict(online_only=True, max_iter=5), dict(pegasos=True, eta=2.0),
+                           dict(fit_intercept=True, kernels=["linear"])],
+    "InfiniteFeatureClassifier": [dict(tol=0.0, max_features=3), dict(pricing_subsample=1),
+                                  dict(n_candidates=1), dict(path_iter=1, inner_max_iter=1),
+                                  dict(penalty="l1_lq", solver="newton"),
+                                  dict(lambda_s=1.0, penalty="per_task_l1_lq"),
+                                  dict(time_budget=1e-9, max_features=5)],
+    "InfiniteFeatureRegressor": [dict(max_features=1, n_paths=3), dict(out_of_bounds="raise"),
+                                 dict(pricing_subsample=1), dict(lambda_p=1e9),
+                                 dict(lambda_p=1e-9, max_features=3)],
+    "LowRankKernelRegressor": [dict(nu=[1.0, 1.0]), dict(n_columns=1), dict(tol=0.0),
+                               dict(kernel="poly", degree=1), dict(kernel_params={"gamma": "mean"}),
+                               dict(kernel="linear", kernel_params={"gamma": 1.0}),
+                               dict(precompute=False, n_columns=3), dict(nu=1e9), dict(nu=1e-12),
+                               dict(n_columns=10000)],
+    "LowRankKernelClassifier": [dict(nu=[0.1]), dict(multiclass="ovr", nu=[0.1, 0.01]),
+                                # (n_columns=1: one RBF bump cannot split these rows;
+                                # one class everywhere is that model's honest answer)
+                                dict(n_columns=3), dict(kernel="rbf", kernel_params={"degree": 2})],
+    "MultitaskMKLClassifier": [dict(p=2.0, formulation="mtsfl", q=1.0), dict(tol=0.0),
+                               dict(max_rank=1, formulation="mtsfl"), dict(p=1e6),
+                               dict(kernels=[("poly", {"degree": 3})], C=1e4, normalize=False,
+                                    standardize=False, scale=100.0)],
+    "MultitaskMKLRegressor": [dict(C="auto", shared=True), dict(C="auto", kernels=["rbf"]),
+                              dict(loss="epsilon_insensitive", epsilon=0.0),
+                              dict(loss="epsilon_insensitive", epsilon=100.0),
+                              dict(max_rank=1, formulation="mtsfl"),
+                              dict(formulation="mtsfl", shared=True, max_rank=None),
+                              dict(C="auto", n_features=6, kernels=(
+                                  [("rbf", {"gamma": g}) for g in (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)]
+                                  + ["linear"] + [("rbf", {"gamma": 1.0}, [j]) for j in range(6)]
+                                  + [("linear", {}, [j]) for j in range(6)]))],
+    "MultitaskMKLClassifierCV": [dict(Cs=(1.0,)), dict(cv=2), dict(Cs=[1e-6, 1e6])],
+    "MultitaskMKLRegressorCV": [dict(Cs=(1.0,)), dict(kernel_selection="objective", cv=2),
+                                dict(kernel_selection="objective", formulation="mtsfl", cv=2)],
+}
+
+
+def run_edge(name, settings):
+    """Fit one hand-picked setting on fixed data; returns (status, detail)."""
+    settings = dict(settings)
+    scale = settings.pop("scale", 1.0)  # (input units: a badly scaled kernel)
+    d = settings.pop("n_features", 4)
+    rng = np.random.RandomState(0)
+    X = scale * rng.randn(80, d)
+    m = X[:, 0] / scale + 0.3 * rng.randn(80)
+    regression = "Regressor" in name
+    y = m + np.sin(2 * X[:, 1] / scale) if regression else (m > np.median(m)).astype(int)
+    kw = {"task_index": np.arange(80) % 3 if regression else np.arange(80) % 2} \
+        if name.startswith("Multitask") else {}
+    est = getattr(kernlearn, name)(**settings)
+    with warnings.catch_warnings(record=True) as caught, \
+            contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("always")
+        try:
+            est.fit(X, y, **kw)
+            pred = np.asarray(est.predict(X, **kw))
+        except CLEAR_ERRORS as exc:
+            kind = "bad-error" if INTERNAL_WORDS.search(str(exc)) else "refused"
+            return kind, f"{type(exc).__name__}: {str(exc)[:200]}"
+        except Exception as exc:  # noqa: BLE001 - any other type is the finding
+            return "crash", f"{type(exc).__name__}: {exc}"
+    problems = [f"ConvergenceWarning names nothing to change: {str(w.message)[:200]}"
+                for w in caught if issubclass(w.category, ConvergenceWarning)
+                and not any(word in str(w.message).lower() for word in REMEDY_WORDS)]
+    if not np.all(np.isfinite(pred.astype(float))):
+        problems.append("predict not finite")
+    if not regression and len(np.unique(pred)) == 1 and not any(
+            issubclass(w.category, (ConvergenceWarning, UserWarning)) for w in caught):
+        # balanced classes one column apart: one class for every row is a model
+        # that learned nothing, and a silent one
+        problems.append("one class predicted for every training row, without a warning")
+    return ("defect", "; ".join(problems)) if problems else ("ok", "")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", type=int, default=50, help="cases per estimator")
@@ -711,12 +800,23 @@ def main(argv=None):
     ap.add_argument("--estimators", default=",".join(SPACES),
                     help="comma-separated estimator names (default: all)")
     ap.add_argument("--show-refused", action="store_true", help="print refused settings too")
+    ap.add_argument("--edges", action="store_true",
+                    help="run the hand-picked edge settings (EDGES) instead of random cases")
     args = ap.parse_args(argv)
     names = [s.strip() for s in args.estimators.split(",") if s.strip()]
     unknown = [s for s in names if s not in SPACES]
     if unknown:
         ap.error(f"unknown estimators {unknown}; choose from {sorted(SPACES)}")
     failed = 0
+    if args.edges:
+        for name in names:
+            for settings in EDGES.get(name, []):
+                status, detail = run_edge(name, settings)
+                failed += status in ("crash", "bad-error", "defect")
+                if status != "ok" and (status != "refused" or args.show_refused):
+                    print(f"[{status}] {name} {settings}\n    {detail}", flush=True)
+            print(f"{name}: {len(EDGES.get(name, []))} edge settings", flush=True)
+        return 1 if failed else 0
     with tempfile.TemporaryDirectory() as tmpdir:
         for name in names:
             counts = {}
