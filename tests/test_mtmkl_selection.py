@@ -321,7 +321,7 @@ def test_learned_weights_are_a_minimum_of_the_loo_error():
         other = mu * np.exp(0.2 * rng.normal(size=3))
         assert _loo_objective(other, grams, y_b, w1, masks, grad=False) \
             >= sse * (1 - 5e-4)
-    with pytest.warns(ConvergenceWarning, match="max_iter=1 L-BFGS-B"):
+    with pytest.warns(ConvergenceWarning, match=r"\(L-BFGS-B\) stopped at its own cap of 1 iterations"):
         learn_loo_weights(grams, y_b, masks, max_iter=1)
     # and the uniform weights at the best C of the starting grid are worse
     start = min(_loo_objective(np.full(3, 2 * c / 3), grams, y_b, w1, masks,

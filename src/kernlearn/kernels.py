@@ -67,6 +67,7 @@ __all__ = [
     "normalize_kernel",
     "pairwise_kernel",
     "poly_kernel",
+    "refuse_unknown_kernel_params",
     "parse_specs",
     "rbf_kernel",
     "resolve_gamma",
@@ -337,17 +338,40 @@ def _parse_spec(spec, index):
     return kernel, dict(params), cols
 
 
-def _check_kernel_params(kernel, params, index):
-    """Reject unknown parameter names and non-positive widths of named kernels."""
-    if not isinstance(kernel, str):
+def refuse_unknown_kernel_params(kernel, params, where):
+    """Refuse parameter names a named kernel does not take.
+
+    Parameters
+    ----------
+    kernel : str or callable
+        A name in :data:`KERNELS` (callables, the user's own, are not checked).
+    params : dict
+        The keyword arguments meant for the kernel.
+    where : str
+        How the message names them (``"kernels[0]"``, ``"kernel_params"``).
+
+    Raises
+    ------
+    ValueError
+        Naming the unknown parameters and those the kernel takes (passed on,
+        they reached the kernel function as a bare ``TypeError`` naming it).
+    """
+    if not isinstance(kernel, str) or kernel not in KERNELS:
         return
     allowed = set(inspect.signature(KERNELS[kernel]).parameters) - {"X", "Y"}
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise ValueError(
-            f"kernels[{index}]: unknown parameter(s) {unknown} for kernel {kernel!r}; "
+            f"{where}: unknown parameter(s) {unknown} for kernel {kernel!r}; "
             f"it takes {sorted(allowed)}."
         )
+
+
+def _check_kernel_params(kernel, params, index):
+    """Reject unknown parameter names and non-positive widths of named kernels."""
+    if not isinstance(kernel, str):
+        return
+    refuse_unknown_kernel_params(kernel, params, f"kernels[{index}]")
     g = params.get("gamma")
     if g is not None and not (isinstance(g, str) and g in _DATA_GAMMAS):
         resolve_gamma(g, kernel=kernel, name=f"kernels[{index}]: gamma")

@@ -19,7 +19,8 @@ from numbers import Integral
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels import KERNELS, _dot_kernel, pairwise_kernel, resolve_gamma
+from ..kernels import (KERNELS, _dot_kernel, pairwise_kernel, refuse_unknown_kernel_params,
+                       resolve_gamma)
 from .._callable_kernels import warn_uncentred_callable
 from ..preprocessing import centred_dots, check_center
 from ..utils._sparse import (canonical_sparse, distance_shift, shift_rows,
@@ -263,6 +264,7 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     params = dict(kernel_params or {})
     if kernel == "precomputed":
         return params
+    refuse_unknown_kernel_params(kernel, params, "kernel_params")
     func = KERNELS.get(kernel) if isinstance(kernel, str) else kernel
     try:
         accepted = set(inspect.signature(func).parameters)

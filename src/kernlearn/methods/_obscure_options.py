@@ -52,22 +52,32 @@ def check_settings(solver, lam, warm=None):
     ------
     ValueError
         For a non-positive ``lam`` (the solver's own parameters are checked
-        against :func:`online_batch_constraints`), and for ``online_only=True``
+        against :func:`online_batch_constraints`), and, with no warm state,
+        for settings that run no epoch of either stage: ``online_only=True``
         with no stage-1 epoch to run (``pegasos=True``, which has no stage 1,
-        or ``max_iter_online=0``) and no warm state: the returned model would
-        be all zeros (every prediction one class) without a word.
+        or ``max_iter_online=0``), or ``max_iter=0`` (stage 1 only) with no
+        stage-1 epoch either.  The returned model would be all zeros (every
+        prediction one class) without a word.
     """
     if not lam > 0:
         raise ValueError(f"lam (the penalty's alpha) must be positive, got {lam!r}.")
-    if solver.online_only and warm is None:
-        why = ("pegasos=True has no stage 1" if solver.pegasos else
-               "max_iter_online=0 runs no stage-1 epoch" if int(solver.max_iter_online) == 0
-               else None)
-        if why:
-            raise ValueError(
-                f"online_only=True returns the stage-1 (online) solution, but {why}: "
-                "the model would be all zeros. Set online_only=False, or "
-                "max_iter_online >= 1 without pegasos.")
+    if warm is not None:
+        return
+    why = ("pegasos=True has no stage 1" if solver.pegasos else
+           "max_iter_online=0 runs no stage-1 epoch" if int(solver.max_iter_online) == 0
+           else None)
+    if why and solver.online_only:
+        raise ValueError(
+            f"online_only=True returns the stage-1 (online) solution, but {why}: "
+            "the model would be all zeros. Set online_only=False, or "
+            "max_iter_online >= 1 without pegasos.")
+    if why and int(solver.max_iter) == 0:
+        # max_iter=0 skips stage 2 (the stage-1 solution is returned): with no
+        # stage 1 either, no sample is ever visited
+        raise ValueError(
+            f"max_iter=0 runs no stage-2 epoch, and {why}: no epoch of either stage "
+            "runs, so the model would be all zeros. Set max_iter >= 1, or "
+            "max_iter_online >= 1 without pegasos.")
 
 
 def with_intercept(specs, fit_intercept):

@@ -444,9 +444,15 @@ def learn_loo_weights(grams, y_b, masks, w_b=None, C_grid=None, penalty=1e-4,
     if res.status == 1:  # iteration cap (not a stop on the tolerances)
         from sklearn.exceptions import ConvergenceWarning  # (not on import: Dask workers)
 
-        warn(f"the leave-one-out search over the kernel weights stopped after "
-             f"max_iter={max_iter} L-BFGS-B iterations (projected gradient "
-             f"{np.abs(res.jac).max():.2g}).", ConvergenceWarning)
+        # (it named max_iter, which the estimators' max_iter does not set: raising
+        # that changed nothing but an unused-parameter warning)
+        warn(f"the leave-one-out search over C and the kernel weights (L-BFGS-B) "
+             f"stopped at its own cap of {max_iter} iterations (projected gradient "
+             f"{np.abs(res.jac).max():.2g}); the model is its last point.  The "
+             "estimator's max_iter and tol do not apply to this search: list fewer "
+             "kernels (one weight each), or learn the weights by the training "
+             "objective (a numeric C; kernel_selection='objective' in "
+             "MultitaskMKLRegressorCV), where max_iter applies.", ConvergenceWarning)
     mu = np.maximum(res.x, 0.0) * unit
     if mu.sum() <= 0:
         mu = start
