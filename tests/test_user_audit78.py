@@ -73,3 +73,15 @@ def test_own_metadata_of_other_keys_still_works(fitted, data, tmp_path, capsys):
     assert main(["predict", "-m", str(model), str(data)]) == 0
     out = capsys.readouterr().out.split()
     assert out == list(fitted.predict(X))
+
+
+@pytest.mark.parametrize("value", ['["fgm"]', "{ name = \"fgm\" }", "5"])
+def test_config_estimator_not_a_name_is_a_usage_error(data, tmp_path, capsys, value):
+    """``estimator = ["fgm"]`` in a config file was "unhashable type" (exit 1)."""
+    config = tmp_path / "c.toml"
+    config.write_text(f"estimator = {value}\n")
+    model = tmp_path / "m.model"
+    assert main(["fit", str(data), "-m", str(model), "--config", str(config)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'estimator' must be a name" in err[0]
+    assert not model.exists()
