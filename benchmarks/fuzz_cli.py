@@ -481,6 +481,14 @@ def run_case(R, case, rng, root, estimators):
     damage_models(R, case, rng, d, model, data, pargs)
 
 
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def check_metric(R, case, stdout, y, preds, regression, data):
     from sklearn import metrics
 
@@ -495,7 +503,10 @@ def check_metric(R, case, stdout, y, preds, regression, data):
             if len(y) > 1 and np.ptp(y.astype(float)) > 0 else None
         key = "r2"
     else:
-        want = metrics.accuracy_score([str(v) for v in y], preds)
+        truth = [str(v) for v in y]
+        if all(_is_number(t) for t in truth + list(preds)):  # a LIBSVM "+1" is 1
+            truth, preds = [float(t) for t in truth], [float(p) for p in preds]
+        want = metrics.accuracy_score(truth, preds)
         key = "accuracy"
     if want is not None and (got.get(key) is None or abs(got[key] - want) > 1e-9):
         R.violation(case, f"evaluate {key}={got.get(key)} but scikit-learn gives {want}",
