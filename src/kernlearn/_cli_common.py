@@ -6,6 +6,7 @@ they live below both.
 """
 
 import csv
+import inspect
 import io
 import json
 import os
@@ -571,6 +572,7 @@ def _load_model(path):
             "load it in Python with kernlearn.io.load_model",
             4,
         )
+    _check_cli_metadata(meta, est, path)
     names = getattr(est, "feature_names_in_", None)
     if names is not None:
         # fitted on named columns (a DataFrame in Python, a CSV header in
@@ -582,6 +584,76 @@ def _load_model(path):
                 or [str(n) for n in names]}
         del est.feature_names_in_
     return est, meta
+
+
+def _is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_texts(v, size=None):
+    return isinstance(v, (list, tuple, np.ndarray)) and np.ndim(v) == 1 and all(
+        isinstance(t, str) for t in v) and (size is None or len(v) == size)
+
+
+def _is_floats(v, size, kind):
+    return isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in kind and (
+        size is None or v.size == size)
+
+
+def _check_cli_metadata(meta, est, path):
+    """Refuse (exit 4) metadata the commands read but cannot use.
+
+    ``kernlearn fit`` writes these keys; a model saved in Python with
+    ``save_model(est, path, metadata={...})`` holds whatever its author put
+    there (``{"task": "clustering"}``, ``{"feature_names": "abc"}``), and
+    the commands took it as theirs: a TypeError or KeyError deep inside was
+    "internal error" (exit 1), or a string's letters were read as column
+    names.
+    """
+    n = meta.get("n_features")
+    if n is None:
+        n = getattr(est, "n_features_in_", None)
+    n = n if _is_int(n) else None
+    classes = getattr(est, "classes_", None)
+    has_tasks = "task_index" in inspect.signature(est.predict).parameters
+    checks = {
+        "n_features": (lambda v: _is_int(v) and v >= 0, "a count of features"),
+        "zero_based": (lambda v: isinstance(v, bool), "true or false"),
+        "csv_header": (lambda v: isinstance(v, bool), "true or false"),
+        "multitask": (lambda v: isinstance(v, bool), "true or false"),
+        "format": (lambda v: v in ("csv", "libsvm", "npy", "npz", "dataset"),
+                   "csv, libsvm, npy, npz or dataset"),
+        "task": (lambda v: v in ("classification", "regression"),
+                 "classification or regression"),
+        "feature_names": (lambda v: _is_texts(v, n), f"a list of {n or 'the'} column "
+                          "names"),
+        "label": (lambda v: isinstance(v, str) or _is_int(v), "a column name or number"),
+        "label_name": (lambda v: isinstance(v, str), "a column name"),
+        "task_column": (lambda v: has_tasks and (isinstance(v, str) or _is_int(v)),
+                        "a column name or number, of an estimator taking tasks"),
+        "task_column_name": (lambda v: has_tasks and isinstance(v, str),
+                             "a column name, of an estimator taking tasks"),
+        "class_text": (lambda v: classes is not None and _is_texts(v, len(classes)),
+                       "a list of the model's class names"),
+        "feature_min": (lambda v: _is_floats(v, n, "f"), "an array of one number a "
+                        "feature"),
+        "feature_max": (lambda v: _is_floats(v, n, "f"), "an array of one number a "
+                        "feature"),
+        "feature_integral": (lambda v: _is_floats(v, n, "b"), "an array of one true "
+                             "or false a feature"),
+    }
+    for key, (ok, expected) in checks.items():
+        value = meta.get(key)
+        if value is not None and not ok(value):
+            raise CLIError(f"{path}: its metadata {key!r} is {_one_line(repr(value), 80)}, "
+                           f"not {expected} as `kernlearn fit` writes it; the commands "
+                           "cannot use this model file (load it in Python with "
+                           "kernlearn.io.load_model)", 4)
+    ranges = [meta.get(k) is None for k in ("feature_min", "feature_max")]
+    if ranges[0] != ranges[1]:  # (the range check reads both: a KeyError)
+        raise CLIError(f"{path}: its metadata holds only one of 'feature_min' and "
+                       "'feature_max'; the commands cannot use this model file (load it "
+                       "in Python with kernlearn.io.load_model)", 4)
 
 
 def _name_columns(est, info):

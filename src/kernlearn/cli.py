@@ -198,6 +198,10 @@ def _read_config(path):
         )
     if "params" in cfg and not isinstance(cfg["params"], dict):
         raise CLIError(f"config file {path}: 'params' must be a table", 2)
+    if "estimator" in cfg and not isinstance(cfg["estimator"], str):
+        # (a list or table was looked up as a name: "unhashable type", exit 1)
+        raise CLIError(f"config file {path}: 'estimator' must be a name in quotes, "
+                       f"one of {', '.join(ESTIMATORS)}", 2)
     return cfg
 
 
