@@ -136,3 +136,22 @@ def fold_fits(monkeypatch):
 
     monkeypatch.setattr(MultitaskMKLClassifierCV, "_fold_fit", kept)
     return fits
+
+
+@pytest.fixture
+def sigint_handled():
+    """Python's ``KeyboardInterrupt`` handler for SIGINT during the test.
+
+    A process started as a background job of a non-interactive shell (``make test &``,
+    some CI runners) has SIGINT ignored, and Python then installs no handler:
+    ``_thread.interrupt_main()`` does nothing and a test waiting for its
+    ``KeyboardInterrupt`` would wait for ever.  Restored afterwards.
+    """
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+

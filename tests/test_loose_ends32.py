@@ -76,6 +76,7 @@ def test_fgm_ovr_threads_running_when_one_raised_are_in_the_summary(monkeypatch)
         "stopped them (first: FGM[1] stopped after 1 outer iterations"), said
 
 
+@pytest.mark.usefixtures("sigint_handled")
 def test_fgm_ovr_threads_abandoned_by_ctrl_c_say_so(monkeypatch):
     import _thread
 
