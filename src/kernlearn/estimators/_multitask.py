@@ -295,7 +295,9 @@ def warn_unused_formulation(est):
 
     ``p`` is MK-MTFL's, ``q`` MK-MTSFL's, ``max_rank`` MK-MTSFL's and the
     shared blocks', ``epsilon`` the SVR's: each changed nothing elsewhere,
-    without a word (``q=1.1`` beside ``formulation="mtfl"``).
+    without a word (``q=1.1`` beside ``formulation="mtfl"``).  ``max_iter``
+    caps the kernel weights' iterations ``"independent"`` does not run, and
+    ``inner_max_iter`` MK-MTFL's updates of its task weights at ``p != 2``.
     """
     form = est.formulation
     if form != "mtfl":
@@ -311,6 +313,20 @@ def warn_unused_formulation(est):
     if getattr(est, "loss", None) == "square":
         warn_unused(est, ("epsilon",), "loss='square'",
                     "it is the tube width of loss='epsilon_insensitive'")
+    if isinstance(getattr(est, "C", None), str) or getattr(est, "kernel_selection",
+                                                           None) == "loo":
+        return  # (the leave-one-out search names the iteration caps itself)
+    if form == "independent":
+        # the average kernel is fitted once: no outer iterations to cap
+        warn_unused(est, ("max_iter",), f"formulation={form!r}",
+                    "it caps the kernel weights' iterations of 'mtfl', 'mtsfl' and 'mkl'")
+    if form != "mtfl" or float(est.p) == 2.0:
+        # the inner alternation updates MK-MTFL's lambda (Lemma 3.1, r = p/(p-2));
+        # with p = 2 or one l1-MKL per task lambda is 1 and one pass is exact,
+        # and MK-MTSFL has no lambda
+        warn_unused(est, ("inner_max_iter", "max_inner"), f"formulation={form!r}"
+                    + (" and p=2" if form == "mtfl" else ""),
+                    "it caps MK-MTFL's lambda updates (formulation='mtfl', p != 2)")
 
 
 def check_tasks_hold_both(signed, rows, tasks, weighted):

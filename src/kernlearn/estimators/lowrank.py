@@ -39,6 +39,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import KERNELS
+from ..families.nystrom import kernel_params_unread
 from ..methods._slkl_options import nu_values, positive_numbers
 from ..methods.slkl import (
     CODES_NU_GRID,
@@ -74,6 +75,7 @@ from ._base import (
 from ._input_range import (OUT_OF_BOUNDS, OUT_OF_BOUNDS_DOC, out_of_bounds_mode,
                            record_input_range)
 from ._platt import platt_attr_doc
+from ._renamed import warn_unused
 
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
 
@@ -81,6 +83,18 @@ __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
 #: one value of ``nu``; a path is a non-empty sequence of them
 _NU = Interval(Real, 0, None, closed="neither")
 
+
+def _warn_unread_kernel_params(est):
+    """Name ``gamma``, ``degree`` and ``coef0`` set beside a kernel that does not
+    read them (``degree=3`` with ``kernel="rbf"`` fitted the RBF model without a
+    word); ``None`` (and ``gamma="scale"``) are the unset values."""
+    kernel = est.kernel
+    unread = [n for n in kernel_params_unread(kernel) if getattr(est, n) is not None]
+    when = (f"kernel={kernel!r}" if isinstance(kernel, str)
+            else f"kernel={getattr(kernel, '__name__', type(kernel).__name__)} "
+                 "(a callable without such an argument)")
+    warn_unused(est, unread, when, "only a kernel whose signature takes them reads "
+                "them (rbf: gamma; poly: gamma, degree and coef0)")
 
 
 class _BaseLowRank(BaseEstimator):
@@ -190,6 +204,7 @@ class _BaseLowRank(BaseEstimator):
         matrix is used as given.
         """
         nu_values(self.nu)  # (each entry named before any work)
+        _warn_unread_kernel_params(self)
         self._kernel = self.kernel  # (what the predictions read: _model_kernel)
         pre = self.kernel == "precomputed"
         Xs = X[:, :0] if pre else X  # a Gram matrix has no columns to standardise

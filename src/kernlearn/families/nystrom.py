@@ -29,7 +29,7 @@ from ._base import BaseFamily, Candidates, as_params
 from ._content_sample import content_sample, row_hashes
 
 __all__ = ["NystromColumns", "content_order", "given_gamma", "kernel_block",
-           "kernel_params_for"]
+           "kernel_params_for", "kernel_params_unread"]
 
 
 def kernel_block(A, B, kernel, params, center=None):
@@ -266,10 +266,7 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
         return params
     refuse_unknown_kernel_params(kernel, params, "kernel_params")
     func = KERNELS.get(kernel) if isinstance(kernel, str) else kernel
-    try:
-        accepted = set(inspect.signature(func).parameters)
-    except (TypeError, ValueError):
-        accepted = set()
+    accepted = _signature_names(func)
     # partial(rbf_kernel, gamma=0.03): gamma="scale" silently replaced the bound
     # 0.03 (a partial's signature lists it as a keyword with that default)
     bound = _partial_keywords(func)
@@ -294,6 +291,37 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
         params["gamma"] = resolve_gamma(params["gamma"], X, kernel, sample_weight=sample_weight,
                                         name="kernel_params['gamma']")
     return params
+
+
+def _signature_names(func):
+    """The parameter names of ``func``'s signature (none when it has none to read)."""
+    try:
+        return set(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        return set()
+
+
+def kernel_params_unread(kernel):
+    """Which of ``gamma``, ``degree`` and ``coef0`` the kernel does not read.
+
+    :func:`kernel_params_for` passes each only to a kernel whose signature
+    takes it (``rbf``: ``gamma``; ``poly``: all three; ``linear``: none),
+    and none to ``"precomputed"``: the others are dropped.
+
+    Parameters
+    ----------
+    kernel : str or callable
+        Kernel name in ``kernlearn.kernels.KERNELS``, ``"precomputed"`` or a callable.
+
+    Returns
+    -------
+    names : tuple of str
+    """
+    names = ("gamma", "degree", "coef0")
+    if isinstance(kernel, str) and kernel == "precomputed":
+        return names
+    accepted = _signature_names(KERNELS.get(kernel) if isinstance(kernel, str) else kernel)
+    return tuple(n for n in names if n not in accepted)
 
 
 def _refuse_two_values(name, value, params, bound):
