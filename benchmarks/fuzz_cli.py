@@ -51,6 +51,9 @@ from pathlib import Path
 
 import numpy as np
 
+# (whether a cell reads as a number, as the command line's own readers decide it)
+from kernlearn._libsvm_lines import _is_number
+
 DOCUMENTED = {0, 2, 3, 4, 5, 6, 7, 129, 130, 141, 143}
 FAST = ["fgm", "fgm", "fgm", "fgm-regressor", "pnorm-mkl", "lowrank-classifier",
         "lowrank-regressor"]
@@ -479,14 +482,6 @@ def run_case(R, case, rng, root, estimators):
         R.run(case, ["report", model, "-o", rep], outputs=[rep])
     # ---- damaged models
     damage_models(R, case, rng, d, model, data, pargs)
-
-
-def _is_number(text):
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def check_metric(R, case, stdout, y, preds, regression, data):
