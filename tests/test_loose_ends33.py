@@ -1,0 +1,209 @@
+"""Loose ends that the thirty-second pass left (each test here failed before its fix).
+
+* ``PNormMKLClassifier``: a zero sample weight removes its row.  The row was
+  read before the stochastic steps (which never draw it): the standardisation,
+  the widths (``gamma="scale"``), the normalised linear kernel (a zero-weight
+  row with entries near 1e200 was refused as an overflow) and the weighted
+  draws' indices (the same kept rows gave another sequence, so another model).
+  The fit now sees the rows of positive weight only; ``support_`` counts the
+  user's rows and a class weighed out stays in ``classes_``.
+* ``MultitaskMKL*`` with ``formulation="independent"``: ``tol`` was accepted
+  and never read (the average kernel is fitted once, exactly: ``tol=100`` gave
+  the model of ``tol=0``); a warning now names it, as it named ``max_iter``.
+  Every numeric setting is refused out of range on every formulation (one
+  place, the parameter constraints).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.utils._param_validation import InvalidParameterError
+from threadpoolctl import threadpool_limits
+
+import kernlearn as kl
+from kernlearn.estimators._renamed import UnusedParameterWarning
+
+# (short fits: their stops at max_iter are not what these tests look at)
+_unconverged = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+def _binary(n=70, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, 4)
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.4 * rng.randn(n) > 0).astype(int)
+    # unequal positive weights (the weighted draws index the rows), three zeros
+    w = rng.uniform(0.5, 2.0, size=n)
+    w[[3, 20, 41]] = 0.0
+    return X, y, w
+
+
+def _linear_grams(X, Xt):
+    A, B = X / np.sqrt(X.shape[1]), Xt / np.sqrt(X.shape[1])
+    return [A @ A.T, np.exp(-0.5 * ((A[:, None] - A[None]) ** 2).sum(-1))], \
+        [B @ A.T, np.exp(-0.5 * ((B[:, None] - A[None]) ** 2).sum(-1))]
+
+
+# ------------------------------------ OBSCURE: a zero weight equals a removed row
+@_unconverged
+@pytest.mark.parametrize("kernels", [None, "precomputed"])
+def test_obscure_zero_weight_fit_equals_the_fit_without_the_rows(kernels):
+    X, y, w = _binary()
+    keep = w > 0
+    Xt = np.random.RandomState(1).randn(15, 4)
+    est = kl.PNormMKLClassifier(kernels=kernels, max_iter=30, probability=True,
+                                random_state=0)
+    with threadpool_limits(1):
+        if kernels is None:
+            a = est.fit(X, y, sample_weight=w)
+            da, pa = a.decision_function(Xt), a.predict_proba(Xt)
+            b = kl.PNormMKLClassifier(**est.get_params()).fit(X[keep], y[keep],
+                                                              sample_weight=w[keep])
+            db, pb = b.decision_function(Xt), b.predict_proba(Xt)
+        else:
+            G, Gt = _linear_grams(X, Xt)
+            a = est.fit(G, y, sample_weight=w)
+            # test Grams: one column per user's training row (the removed ones too)
+            da, pa = a.decision_function(Gt), a.predict_proba(Gt)
+            b = kl.PNormMKLClassifier(**est.get_params()).fit(
+                [g[np.ix_(keep, keep)] for g in G], y[keep], sample_weight=w[keep])
+            db = b.decision_function([g[:, keep] for g in Gt])
+            pb = b.predict_proba([g[:, keep] for g in Gt])
+    np.testing.assert_array_equal(da, db)
+    np.testing.assert_array_equal(pa, pb)
+    # support_ in the user's row numbers
+    np.testing.assert_array_equal(a.support_, np.flatnonzero(keep)[b.support_])
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+    np.testing.assert_array_equal(a.kernel_weights_, b.kernel_weights_)
+
+
+@_unconverged
+def test_obscure_zero_weight_row_far_out_is_not_read():
+    X, y, w = _binary()
+    X = X.copy()
+    X[20] = [1e200, -1e200, 3e199, 1e200]  # weight zero (w[20] == 0)
+    est = kl.PNormMKLClassifier(max_iter=20, random_state=0)
+    with threadpool_limits(1):
+        a = est.fit(X, y, sample_weight=w)  # was refused: "kernels[3] ... overflow"
+        b = kl.PNormMKLClassifier(**est.get_params()).fit(X[w > 0], y[w > 0],
+                                                          sample_weight=w[w > 0])
+    np.testing.assert_array_equal(a.decision_function(X[:10]), b.decision_function(X[:10]))
+    np.testing.assert_array_equal(a.x_mean_, b.x_mean_)
+
+
+@_unconverged
+@pytest.mark.parametrize("far", [1e5, 1e200])
+@pytest.mark.parametrize("gamma", [0.3, "scale", "mean"])
+def test_obscure_distance_shift_and_widths_ignore_zero_weight_rows(gamma, far):
+    # rows at 1e7 with a unit spread: the RBF distances subtract the training
+    # rows' mean first (distance_shift), which a zero-weight row moved (or, at
+    # 1e200, overflowed to no shift): the kept rows' distances lost their
+    # digits, 0.18-0.26 on the decision values
+    X, y, w = _binary()
+    w = (w > 0).astype(float)  # equal weights: the same draws as without the rows
+    X = X + 1e7
+    X[20] = far  # weight zero
+    kernels = [("rbf", {"gamma": gamma})]
+    a = kl.PNormMKLClassifier(kernels, standardize=False, max_iter=5,
+                              random_state=0).fit(X, y, sample_weight=w)
+    b = kl.PNormMKLClassifier(kernels, standardize=False, max_iter=5,
+                              random_state=0).fit(X[w > 0], y[w > 0], sample_weight=w[w > 0])
+    assert a.kernel_params_ == b.kernel_params_
+    np.testing.assert_array_equal(a.decision_function(X[w > 0]),
+                                  b.decision_function(X[w > 0]))
+
+
+@_unconverged
+@pytest.mark.parametrize("n_classes", [3, 4])
+def test_obscure_class_weighed_out_is_kept_and_never_predicted(n_classes):
+    rng = np.random.RandomState(2)
+    X = rng.randn(90, 4)
+    y = np.argmax(X[:, :n_classes] + 0.3 * rng.randn(90, n_classes), axis=1)
+    w = np.ones(90)
+    w[y == 1] = 0.0  # class 1 weighed out: removed with its rows
+    keep = w > 0
+    with threadpool_limits(1):
+        a = kl.PNormMKLClassifier(max_iter=20, random_state=0).fit(X, y, sample_weight=w)
+        b = kl.PNormMKLClassifier(max_iter=20, random_state=0).fit(X[keep], y[keep],
+                                                                   sample_weight=w[keep])
+    np.testing.assert_array_equal(a.classes_, np.arange(n_classes))
+    assert a.dual_coef_.shape[0] == n_classes
+    assert not np.any(a.predict(X) == 1)
+    # the classes fitted: the model of the fit without the class's rows
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    np.testing.assert_array_equal(a.support_, np.flatnonzero(keep)[b.support_])
+    if n_classes == 4:  # Crammer-Singer on the three others, a zero row for class 1
+        np.testing.assert_array_equal(a.dual_coef_[[0, 2, 3]], b.dual_coef_)
+        assert not np.any(a.dual_coef_[1])
+    else:  # the two others' hinge model written as Crammer-Singer outputs -f/2, f/2
+        np.testing.assert_array_equal(a.dual_coef_[[0, 2]], [-0.5 * b.dual_coef_[0],
+                                                             0.5 * b.dual_coef_[0]])
+        f = b.decision_function(X)
+        D = a.decision_function(X)
+        np.testing.assert_allclose(D[:, 2] - D[:, 0], f, rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------- multitask MKL: tol on formulation="independent"
+_RNG = np.random.default_rng(33)
+_X = _RNG.normal(size=(60, 3))
+_YR = _X[:, 0] + 0.1 * _RNG.normal(size=60)
+_YC = np.where(_X[:, 0] + 0.3 * _RNG.normal(size=60) > 0, 1, -1)
+_T = np.repeat([0, 1], 30)
+
+
+def _mt_output(est):
+    if hasattr(est, "classes_"):
+        return est.decision_function(_X, task_index=_T)
+    return est.predict(_X, task_index=_T)
+
+
+def _fit_quiet(est):
+    """Fit with an ``UnusedParameterWarning`` made an error (none may be given)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnusedParameterWarning)
+        return est.fit(_X, _YC if "Classifier" in type(est).__name__ else _YR,
+                       task_index=_T)
+
+
+_MT_CLASSES = [kl.MultitaskMKLRegressor, kl.MultitaskMKLClassifier,
+               kl.MultitaskMKLRegressorCV, kl.MultitaskMKLClassifierCV]
+_MT_IDS = ["regressor", "classifier", "regressor-cv", "classifier-cv"]
+
+
+def _mt(cls, **kw):
+    grid = {"Cs": [0.5, 2.0], "cv": 2} if cls.__name__.endswith("CV") else {}
+    if cls is kl.MultitaskMKLRegressorCV:
+        grid["kernel_selection"] = "objective"  # (the leave-one-out search is MK-MTFL's)
+    return cls(kernels=["rbf", "linear"], **grid, **kw)
+
+
+@pytest.mark.parametrize("cls", _MT_CLASSES, ids=_MT_IDS)
+def test_multitask_independent_tol_is_named_and_unread(cls):
+    est = _mt(cls, formulation="independent", tol=0.5)
+    y = _YC if "Classifier" in cls.__name__ else _YR
+    with threadpool_limits(1):
+        with pytest.warns(UnusedParameterWarning,
+                          match="tol=0.5 not used with formulation='independent'") as rec:
+            est.fit(_X, y, task_index=_T)
+        plain = _fit_quiet(_mt(cls, formulation="independent"))
+        np.testing.assert_array_equal(_mt_output(est), _mt_output(plain))
+    assert len([r for r in rec if r.category is UnusedParameterWarning]) == 1
+    assert rec[0].filename == __file__
+
+
+@pytest.mark.parametrize("formulation", ["mtfl", "mkl", "mtsfl"])
+def test_multitask_tol_read_elsewhere_is_not_named(formulation):
+    _fit_quiet(_mt(kl.MultitaskMKLClassifier, formulation=formulation, tol=0.5))
+
+
+@pytest.mark.parametrize("cls", _MT_CLASSES, ids=_MT_IDS)
+@pytest.mark.parametrize("formulation", ["mtfl", "mtsfl", "mkl", "independent"])
+@pytest.mark.parametrize("setting", [
+    {"tol": -1.0}, {"tol": float("nan")}, {"max_iter": 0}, {"max_iter": -1},
+    {"inner_max_iter": 0}, {"p": 1.5}, {"p": float("nan")}, {"q": 2.5},
+    {"q": float("nan")}, {"max_rank": 0}, {"verbose": -1},
+], ids=lambda s: "-".join(f"{k}={v}" for k, v in s.items()))
+def test_multitask_bad_setting_is_refused_on_every_formulation(cls, formulation, setting):
+    name = next(iter(setting))
+    with pytest.raises(InvalidParameterError, match=f"'{name}' parameter of {cls.__name__}"):
+        _fit_quiet(_mt(cls, formulation=formulation, **setting))
