@@ -12,6 +12,11 @@
   the model of ``tol=0``); a warning now names it, as it named ``max_iter``.
   Every numeric setting is refused out of range on every formulation (one
   place, the parameter constraints).
+* ``MultitaskMKL*CV`` with an int ``cv``: scikit-learn's "The least populated
+  class in y has only 3 members, which is less than n_splits=5" about a task
+  of 3 rows (a regressor's targets have no class; the classifier's labels had
+  plenty).  Nothing is wrong then (every row is validated once; the training
+  folds are checked to fit every task): the same folds, without the warning.
 """
 
 import warnings
@@ -207,3 +212,58 @@ def test_multitask_bad_setting_is_refused_on_every_formulation(cls, formulation,
     name = next(iter(setting))
     with pytest.raises(InvalidParameterError, match=f"'{name}' parameter of {cls.__name__}"):
         _fit_quiet(_mt(cls, formulation=formulation, **setting))
+
+
+# ----------------------- multitask CV: scikit-learn's "least populated class" warning
+def _small_task(classifier):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(64, 3))
+    t = np.r_[np.zeros(30), np.ones(30), np.full(4, 2)].astype(int)
+    if not classifier:
+        return X[:63], X[:63, 0] + 0.1 * rng.normal(size=63), t[:63]  # task 2: 3 rows
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=64) > 0, 1, -1)
+    y[60:] = [1, -1, -1, 1]  # task 2: two rows of each class, fewer than 5 folds
+    return X, y, t
+
+
+@pytest.mark.parametrize("cls", [kl.MultitaskMKLRegressorCV, kl.MultitaskMKLClassifierCV],
+                         ids=["regressor", "classifier"])
+def test_multitask_cv_short_task_gives_no_class_warning(cls):
+    from sklearn.model_selection import StratifiedKFold
+
+    classifier = cls is kl.MultitaskMKLClassifierCV
+    X, y, t = _small_task(classifier)
+    kw = dict(kernels=["linear"], Cs=[0.1, 1.0])
+    if not classifier:
+        kw["kernel_selection"] = "objective"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # was: UserWarning "least populated class"
+        a = cls(cv=5, **kw).fit(X, y, task_index=t)
+    # the folds are scikit-learn's StratifiedKFold(5) folds of the strata, as before
+    strata = 2 * t + (y > 0) if classifier else t
+    with pytest.warns(UserWarning, match="least populated class"):
+        pairs = list(StratifiedKFold(5).split(X, strata))
+    b = cls(cv=pairs, **kw).fit(X, y, task_index=t)
+    for key in ("mean_test_score", *(f"split{k}_test_score" for k in range(5))):
+        np.testing.assert_array_equal(a.cv_results_[key], b.cv_results_[key])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_multitask_cv_folds_are_stratified_kfolds(seed):
+    from sklearn.model_selection import StratifiedKFold
+    from kernlearn.estimators.mtmkl_cv import _Stratified
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 7))
+    # strata in any order, some shorter than k (seeds 0-2) or none (3-5)
+    sizes = rng.integers(1 if seed < 3 else k, 3 * k, size=int(rng.integers(1, 6)))
+    sizes[0] = max(sizes[0], k)
+    strata = rng.permutation(np.repeat(rng.permutation(20)[:len(sizes)], sizes))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (scikit-learn's, short strata)
+        want = list(StratifiedKFold(k).split(np.zeros((len(strata), 1)), strata))
+    got = _Stratified(k).split(None, strata)
+    assert len(got) == len(want) == k
+    for (tr, te), (tr0, te0) in zip(got, want):
+        np.testing.assert_array_equal(tr, tr0)
+        np.testing.assert_array_equal(te, te0)
