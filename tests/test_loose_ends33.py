@@ -17,6 +17,11 @@
   of 3 rows (a regressor's targets have no class; the classifier's labels had
   plenty).  Nothing is wrong then (every row is validated once; the training
   folds are checked to fit every task): the same folds, without the warning.
+* Settings unread beside precomputed kernels, now named by a warning (as
+  ``degree`` beside ``kernel="rbf"``): ``PNormMKLClassifier``'s
+  ``normalize``, ``standardize`` and ``cache_size``; the classifiers'
+  ``standardize`` (``LowRankKernelClassifier``, ``MultitaskMKLClassifier``
+  and its CV).  The regressors read ``standardize`` (their targets).
 """
 
 import warnings
@@ -267,3 +272,69 @@ def test_multitask_cv_folds_are_stratified_kfolds(seed):
     for (tr, te), (tr0, te0) in zip(got, want):
         np.testing.assert_array_equal(tr, tr0)
         np.testing.assert_array_equal(te, te0)
+
+
+# --------------------------------------- settings unread beside precomputed kernels
+def _gram_data():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(60, 3)) * [1.0, 5.0, 20.0] + 3.0
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=60) > 3.0, 1, -1)
+    A = (X - X.mean(0)) / X.std(0)
+    return A, y, [A @ A.T / 3.0, np.exp(-0.3 * ((A[:, None] - A[None]) ** 2).sum(-1))]
+
+
+_T60 = np.repeat([0, 1], 30)
+_PRE = [
+    (lambda **kw: kl.PNormMKLClassifier("precomputed", random_state=0, max_iter=20, **kw),
+     {"normalize": False}, "normalize=False not used with kernels='precomputed'", {}),
+    (lambda **kw: kl.PNormMKLClassifier("precomputed", random_state=0, max_iter=20, **kw),
+     {"standardize": False, "cache_size": 8.0},
+     "standardize=False, cache_size=8.0 not used with kernels='precomputed'", {}),
+    (lambda **kw: kl.LowRankKernelClassifier("precomputed", random_state=0, **kw),
+     {"standardize": False}, "standardize=False not used with kernel='precomputed' in a "
+     "classifier", {}),
+    (lambda **kw: kl.MultitaskMKLClassifier("precomputed", **kw),
+     {"standardize": False}, "standardize=False not used with kernels='precomputed' in a "
+     "classifier", {"task_index": _T60}),
+    (lambda **kw: kl.MultitaskMKLClassifierCV("precomputed", Cs=[0.5, 2.0], cv=2, **kw),
+     {"standardize": False}, "standardize=False not used with kernels='precomputed' in a "
+     "classifier", {"task_index": _T60}),
+]
+
+
+@_unconverged
+@pytest.mark.parametrize("make, setting, said, kw", _PRE,
+                         ids=["pnorm-normalize", "pnorm-standardize-cache", "lowrank",
+                              "multitask", "multitask-cv"])
+def test_setting_unread_beside_precomputed_kernels_is_named(make, setting, said, kw):
+    _, y, G = _gram_data()
+    X = G[1] if "LowRank" in type(make()).__name__ else G
+    with threadpool_limits(1):
+        with pytest.warns(UnusedParameterWarning, match=said) as rec:
+            est = make(**setting).fit(X, y, **kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UnusedParameterWarning)
+            plain = make().fit(X, y, **kw)
+        np.testing.assert_array_equal(est.decision_function(X, **kw),
+                                      plain.decision_function(X, **kw))
+    assert len([r for r in rec if r.category is UnusedParameterWarning]) == 1
+    assert rec[0].filename == __file__
+
+
+@pytest.mark.parametrize("make, kw", [
+    (lambda: kl.LowRankKernelRegressor("precomputed", random_state=0, standardize=False),
+     {}),
+    (lambda: kl.MultitaskMKLRegressor("precomputed", standardize=False),
+     {"task_index": _T60}),
+    (lambda: kl.PNormMKLClassifier(standardize=False, normalize=False, cache_size=8.0,
+                                   max_iter=5, random_state=0), {}),
+], ids=["lowrank-regressor", "multitask-regressor", "pnorm-rows"])
+@_unconverged
+def test_setting_read_is_not_named(make, kw):
+    A, y, G = _gram_data()
+    est = make()
+    X = A if isinstance(est, kl.PNormMKLClassifier) else (
+        G if isinstance(est, kl.MultitaskMKLRegressor) else G[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnusedParameterWarning)
+        est.fit(X, y * 2.0 + 5.0 if not isinstance(est, kl.PNormMKLClassifier) else y, **kw)

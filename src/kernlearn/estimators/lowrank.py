@@ -33,7 +33,8 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.base import (BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context,
+                          is_classifier)
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -96,6 +97,12 @@ def _warn_unread_kernel_params(est):
                  "(a callable without such an argument)")
     warn_unused(est, unread, when, "only a kernel whose signature takes them reads "
                 "them (rbf: gamma; poly: gamma, degree and coef0)")
+    if isinstance(kernel, str) and kernel == "precomputed" and is_classifier(est):
+        # (standardize=False beside a Gram matrix fitted the same classifier: the
+        # input map is of columns, a Gram matrix's rows are kernel values, and
+        # the +-1 codes have fixed units; a regressor's targets read it)
+        warn_unused(est, ("standardize",), "kernel='precomputed' in a classifier",
+                    "the Gram matrix is used as given")
 
 
 class _BaseLowRank(BaseEstimator):

@@ -339,7 +339,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         return isinstance(self.kernels, str) and self.kernels == "precomputed"
 
     def _check_stages(self):
-        """Name the settings of a stage that does not run.
+        """Name the settings of a stage that does not run (and those of rows of
+        ``X`` beside precomputed kernels).
 
         (No stage at all, ``online_only`` with ``pegasos``, is refused by the
         method's own settings check.)
@@ -350,6 +351,12 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         if self.pegasos:
             warn_unused(self, ("eta", "max_iter_online"), "pegasos=True",
                         "stage 1, which reads them, does not run (Pegasos-MKL)")
+        if self._precomputed(fitted=False):
+            # (normalize=False, standardize=False or a cache budget beside Gram
+            # matrices fitted the same model: they are used as given, in memory)
+            warn_unused(self, ("normalize", "standardize", "cache_size"),
+                        "kernels='precomputed'", "the Gram matrices are used as given "
+                        "(they act on rows of X with named kernels)")
 
     @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
