@@ -22,6 +22,8 @@
   ``normalize``, ``standardize`` and ``cache_size``; the classifiers'
   ``standardize`` (``LowRankKernelClassifier``, ``MultitaskMKLClassifier``
   and its CV).  The regressors read ``standardize`` (their targets).
+  And ``PNormMKLClassifier``'s ``eta`` with ``max_iter_online=0`` (stage 1,
+  which reads it, does not run), as with ``pegasos=True``.
 """
 
 import warnings
@@ -338,3 +340,25 @@ def test_setting_read_is_not_named(make, kw):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnusedParameterWarning)
         est.fit(X, y * 2.0 + 5.0 if not isinstance(est, kl.PNormMKLClassifier) else y, **kw)
+
+
+@_unconverged
+def test_obscure_eta_without_stage_one_is_named():
+    A, y, _ = _gram_data()
+    make = lambda **kw: kl.PNormMKLClassifier(max_iter_online=0, max_iter=20,  # noqa: E731
+                                              random_state=0, **kw)
+    with threadpool_limits(1):
+        with pytest.warns(UnusedParameterWarning,
+                          match="eta=0.1 not used with max_iter_online=0") as rec:
+            est = make(eta=0.1).fit(A, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UnusedParameterWarning)
+            plain = make().fit(A, y)
+            # read when stage 1 runs: not named, and another model
+            other = kl.PNormMKLClassifier(eta=0.1, max_iter=20, random_state=0).fit(A, y)
+        np.testing.assert_array_equal(est.decision_function(A), plain.decision_function(A))
+    assert not np.array_equal(other.decision_function(A),
+                              kl.PNormMKLClassifier(max_iter=20, random_state=0).fit(
+                                  A, y).decision_function(A))
+    assert len([r for r in rec if r.category is UnusedParameterWarning]) == 1
+    assert rec[0].filename == __file__

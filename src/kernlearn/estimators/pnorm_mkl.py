@@ -351,6 +351,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         if self.pegasos:
             warn_unused(self, ("eta", "max_iter_online"), "pegasos=True",
                         "stage 1, which reads them, does not run (Pegasos-MKL)")
+        elif self.max_iter_online == 0 and not self.online_only:  # (that one is refused)
+            warn_unused(self, ("eta",), "max_iter_online=0",
+                        "stage 1, which reads it, does not run")
         if self._precomputed(fitted=False):
             # (normalize=False, standardize=False or a cache budget beside Gram
             # matrices fitted the same model: they are used as given, in memory)
