@@ -23,7 +23,9 @@
   ``standardize`` (``LowRankKernelClassifier``, ``MultitaskMKLClassifier``
   and its CV).  The regressors read ``standardize`` (their targets).
   And ``PNormMKLClassifier``'s ``eta`` with ``max_iter_online=0`` (stage 1,
-  which reads it, does not run), as with ``pegasos=True``.
+  which reads it, does not run), as with ``pegasos=True``; and
+  ``LowRankKernel*``'s ``gamma_factors`` beside a kernel without a width
+  (``"linear"``, ``"precomputed"``), as ``gamma`` there.
 """
 
 import warnings
@@ -360,5 +362,27 @@ def test_obscure_eta_without_stage_one_is_named():
     assert not np.array_equal(other.decision_function(A),
                               kl.PNormMKLClassifier(max_iter=20, random_state=0).fit(
                                   A, y).decision_function(A))
+    assert len([r for r in rec if r.category is UnusedParameterWarning]) == 1
+    assert rec[0].filename == __file__
+
+
+@pytest.mark.parametrize("kernel", ["linear", "precomputed"])
+def test_lowrank_gamma_factors_without_a_width_is_named(kernel):
+    A, _, G = _gram_data()
+    y = A[:, 0] + 0.1 * A[:, 1]
+    X = G[0] if kernel == "precomputed" else A
+    with threadpool_limits(1):
+        with pytest.warns(UnusedParameterWarning,
+                          match=rf"gamma_factors=\(1.0, 3.0\) not used with kernel='{kernel}'") \
+                as rec:
+            est = kl.LowRankKernelRegressor(kernel, gamma_factors=(1.0, 3.0),
+                                            random_state=0).fit(X, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UnusedParameterWarning)
+            plain = kl.LowRankKernelRegressor(kernel, random_state=0).fit(X, y)
+            # read by a kernel with a width: not named
+            kl.LowRankKernelRegressor("poly", gamma_factors=(1.0, 3.0),
+                                      random_state=0).fit(A, y)
+        np.testing.assert_array_equal(est.predict(X), plain.predict(X))
     assert len([r for r in rec if r.category is UnusedParameterWarning]) == 1
     assert rec[0].filename == __file__
