@@ -25,7 +25,9 @@
   And ``PNormMKLClassifier``'s ``eta`` with ``max_iter_online=0`` (stage 1,
   which reads it, does not run), as with ``pegasos=True``; and
   ``LowRankKernel*``'s ``gamma_factors`` beside a kernel without a width
-  (``"linear"``, ``"precomputed"``), as ``gamma`` there.
+  (``"linear"``, ``"precomputed"``), as ``gamma`` there; and
+  ``FGMClassifier``'s ``n_jobs`` where no one-vs-rest problems run (two
+  classes, or ``multiclass="shared"``).
 """
 
 import warnings
@@ -384,5 +386,27 @@ def test_lowrank_gamma_factors_without_a_width_is_named(kernel):
             kl.LowRankKernelRegressor("poly", gamma_factors=(1.0, 3.0),
                                       random_state=0).fit(A, y)
         np.testing.assert_array_equal(est.predict(X), plain.predict(X))
+    assert len([r for r in rec if r.category is UnusedParameterWarning]) == 1
+    assert rec[0].filename == __file__
+
+
+@pytest.mark.parametrize("n_classes, multiclass, said", [
+    (2, "ovr", "n_jobs=2 not used with two classes"),
+    (3, "shared", "n_jobs=2 not used with multiclass='shared'"),
+    (3, "auto", "n_jobs=2 not used with multiclass='auto'"),
+], ids=["binary", "shared", "auto"])
+def test_fgm_n_jobs_without_one_vs_rest_problems_is_named(n_classes, multiclass, said):
+    A, _, _ = _gram_data()
+    y = np.argmax(A[:, :n_classes], axis=1)
+    make = lambda **kw: kl.FGMClassifier(B=2, max_iter=3, multiclass=multiclass,  # noqa: E731
+                                         **kw)
+    with pytest.warns(UnusedParameterWarning, match=said) as rec:
+        est = make(n_jobs=2).fit(A, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnusedParameterWarning)
+        plain = make().fit(A, y)
+        # read by three one-vs-rest problems: not named
+        make(n_jobs=2).set_params(multiclass="ovr").fit(A, np.argmax(A[:, :3], axis=1))
+    np.testing.assert_array_equal(est.decision_function(A), plain.decision_function(A))
     assert len([r for r in rec if r.category is UnusedParameterWarning]) == 1
     assert rec[0].filename == __file__

@@ -469,7 +469,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         ``feature_importances_`` one importance per input.
     n_jobs : int, optional
         Threads for the one-vs-rest problems of ``multiclass="ovr"`` (joblib): ``None``
-        is 1 unless in a ``joblib.parallel_config`` context, ``-1`` all processors.
+        is 1 unless in a ``joblib.parallel_config`` context, ``-1`` all processors
+        (two classes, or ``"shared"``, are one problem: a warning names it when set).
     memory_budget : int or str, optional
         Read ``X`` out of core in row chunks using at most about this much
         memory for data at a time (e.g. ``"2GB"``; for a memory-mapped array,
@@ -653,6 +654,11 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         self._absent_classes = check_weighted_classes(y, sw, (self.classes_, yi))
         shared = self.multiclass == "shared" or (self.multiclass == "auto"
                                                   and self.family is None)
+        if shared or len(self.classes_) == 2:  # (one problem: no threads to run)
+            warn_unused(self, ("n_jobs",), "two classes" if len(self.classes_) == 2
+                        else f"multiclass={self.multiclass!r} (one shared problem)",
+                        "it runs the one-vs-rest problems of multiclass='ovr' (three or "
+                        "more classes) in threads")
         self._fit_method(X, yi, sw, self.loss, len(self.classes_),
                          "shared" if shared else "ovr")
         self._fit_platt(X, y, sample_weight)
