@@ -359,7 +359,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             # matrices fitted the same model: they are used as given, in memory)
             warn_unused(self, ("normalize", "standardize", "cache_size"),
                         "kernels='precomputed'", "the Gram matrices are used as given "
-                        "(they act on rows of X with named kernels)")
+                        "(these settings act on rows of X and named kernels)")
 
     @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)

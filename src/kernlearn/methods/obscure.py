@@ -774,7 +774,8 @@ class ObscureResult(MethodResult):
     kernel_weights : ndarray of shape (F,)
         Kernel combination weights :math:`\\beta`, summing to one.
     support : ndarray of int
-        Training samples with a non-zero coefficient.
+        Training samples with a non-zero coefficient (the user's row numbers
+        when :func:`fit_obscure` is given ``rows``).
     dual_coef : ndarray of shape (n_outputs, n_support)
         Coefficients of the support vectors in the combined kernel.
     R : float
