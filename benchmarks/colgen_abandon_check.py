@@ -50,7 +50,7 @@ def main():
     per_call = min(timeit.repeat(check_abandoned, number=100_000, repeat=5)) / 100_000
     print(f"check_abandoned: {per_call * 1e9:.0f} ns per call (outside any thread task)")
     for label, y, multiclass, n_jobs in (("one-vs-rest, n_jobs=2", y3, "ovr", 2),
-                                         ("binary", (y3 == 0).astype(int), "ovr", 1)):
+                                         ("binary", (y3 == 0).astype(int), "ovr", None)):
         times = {"check": [], "none": []}
         models = {}
         for k in range(args.pairs + 1):

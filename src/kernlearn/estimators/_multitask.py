@@ -23,6 +23,7 @@ import sys
 
 import numpy as np
 from sklearn import get_config
+from sklearn.base import is_classifier
 
 from ..utils._input_kinds import refuse_unlike_array
 from ..utils._messages import plain_value
@@ -294,9 +295,11 @@ def warn_unused_formulation(est):
     not read, when set away from their defaults (:func:`warn_unused`).
 
     ``p`` is MK-MTFL's, ``q`` MK-MTSFL's, ``max_rank`` MK-MTSFL's and the
-    shared blocks', ``epsilon`` the SVR's: each changed nothing elsewhere,
+    shared blocks', ``epsilon`` the SVR's, ``standardize`` a classifier's of
+    rows (not of precomputed kernels): each changed nothing elsewhere,
     without a word (``q=1.1`` beside ``formulation="mtfl"``).  ``max_iter``
-    caps the kernel weights' iterations ``"independent"`` does not run, and
+    caps the kernel weights' iterations ``"independent"`` does not run (nor
+    does ``tol`` stop them), and
     ``inner_max_iter`` MK-MTFL's updates of its task weights at ``p != 2``.
     """
     form = est.formulation
@@ -313,13 +316,20 @@ def warn_unused_formulation(est):
     if getattr(est, "loss", None) == "square":
         warn_unused(est, ("epsilon",), "loss='square'",
                     "it is the tube width of loss='epsilon_insensitive'")
+    if est._precomputed() and is_classifier(est):
+        # (a classifier's: Gram matrices have no columns to standardise and its
+        # +-1 labels fixed units; a regressor's targets read it)
+        warn_unused(est, ("standardize",), "kernels='precomputed' in a classifier",
+                    "the Gram matrices are used as given")
     if isinstance(getattr(est, "C", None), str) or getattr(est, "kernel_selection",
                                                            None) == "loo":
         return  # (the leave-one-out search names the iteration caps itself)
     if form == "independent":
-        # the average kernel is fitted once: no outer iterations to cap
-        warn_unused(est, ("max_iter",), f"formulation={form!r}",
-                    "it caps the kernel weights' iterations of 'mtfl', 'mtsfl' and 'mkl'")
+        # the average kernel is fitted once, exactly: no outer iterations to cap
+        # and no duality gap to stop on (any tol gave the same model)
+        warn_unused(est, ("max_iter", "tol"), f"formulation={form!r}",
+                    "they cap and stop the kernel weights' iterations of 'mtfl', "
+                    "'mtsfl' and 'mkl'")
     if form != "mtfl" or float(est.p) == 2.0:
         # the inner alternation updates MK-MTFL's lambda (Lemma 3.1, r = p/(p-2));
         # with p = 2 or one l1-MKL per task lambda is 1 and one pass is exact,

@@ -322,6 +322,22 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
         return tags
 
 
+def _shared_problem(est):
+    """Whether the classifier's classes share one problem (``multiclass``
+    ``"shared"``, or ``"auto"`` on the columns of ``X``).
+
+    ``n_jobs`` is named where the fit is one problem (that, or two classes): it
+    runs ``multiclass="ovr"``'s problems in threads, and nothing else read it.
+    """
+    shared = est.multiclass == "shared" or (est.multiclass == "auto" and est.family is None)
+    if shared or len(est.classes_) == 2:
+        warn_unused(est, ("n_jobs",), "two classes" if len(est.classes_) == 2
+                    else f"multiclass={est.multiclass!r} (one shared problem)",
+                    "it runs the one-vs-rest problems of multiclass='ovr' (three or "
+                    "more classes) in threads")
+    return shared
+
+
 class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
 
     __doc__ = r"""Feature Generating Machine: sparse linear classification by cutting planes.
@@ -469,7 +485,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         ``feature_importances_`` one importance per input.
     n_jobs : int, optional
         Threads for the one-vs-rest problems of ``multiclass="ovr"`` (joblib): ``None``
-        is 1 unless in a ``joblib.parallel_config`` context, ``-1`` all processors.
+        is 1 unless in a ``joblib.parallel_config`` context, ``-1`` all processors
+        (two classes, or ``"shared"``, are one problem: a warning names it when set).
     memory_budget : int or str, optional
         Read ``X`` out of core in row chunks using at most about this much
         memory for data at a time (e.g. ``"2GB"``; for a memory-mapped array,
@@ -651,8 +668,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         sw = fit_sample_weight(sample_weight, X.shape[0], y_w, self.class_weight)
         self.classes_, yi = class_codes(y)
         self._absent_classes = check_weighted_classes(y, sw, (self.classes_, yi))
-        shared = self.multiclass == "shared" or (self.multiclass == "auto"
-                                                  and self.family is None)
+        shared = _shared_problem(self)
         self._fit_method(X, yi, sw, self.loss, len(self.classes_),
                          "shared" if shared else "ovr")
         self._fit_platt(X, y, sample_weight)

@@ -33,7 +33,8 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.base import (BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context,
+                          is_classifier)
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -85,17 +86,27 @@ _NU = Interval(Real, 0, None, closed="neither")
 
 
 def _warn_unread_kernel_params(est):
-    """Name ``gamma``, ``degree`` and ``coef0`` set beside a kernel that does not
-    read them (``degree=3`` with ``kernel="rbf"`` fitted the RBF model without a
+    """Name ``gamma``, ``degree``, ``coef0`` (and ``gamma_factors``, which scale
+    ``gamma``) set beside a kernel that does not read them (``degree=3`` with ``kernel="rbf"`` fitted the RBF model without a
     word); at their defaults (``None``, ``gamma="scale"``) they are unset
     (:func:`warn_unused` names only those set away from them)."""
     kernel = est.kernel
     unread = kernel_params_unread(kernel)
+    # gamma_factors multiply the width: unread with it (gamma_factors=(1, 3)
+    # beside kernel="linear" fitted the default model)
+    unread += ("gamma_factors",) if "gamma" in unread else ()
     when = (f"kernel={kernel!r}" if isinstance(kernel, str)
             else f"kernel={getattr(kernel, '__name__', type(kernel).__name__)} "
                  "(a callable without such an argument)")
     warn_unused(est, unread, when, "only a kernel whose signature takes them reads "
-                "them (rbf: gamma; poly: gamma, degree and coef0)")
+                "them (rbf: gamma; poly: gamma, degree and coef0; gamma_factors "
+                "scale gamma)")
+    if isinstance(kernel, str) and kernel == "precomputed" and is_classifier(est):
+        # (standardize=False beside a Gram matrix fitted the same classifier: the
+        # input map is of columns, a Gram matrix's rows are kernel values, and
+        # the +-1 codes have fixed units; a regressor's targets read it)
+        warn_unused(est, ("standardize",), "kernel='precomputed' in a classifier",
+                    "the Gram matrix is used as given")
 
 
 class _BaseLowRank(BaseEstimator):

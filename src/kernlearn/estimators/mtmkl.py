@@ -388,7 +388,9 @@ _PARAMS_DOC = """
     max_iter : int, default=100
         Mirror-descent (outer) iterations.
     tol : float, default=1e-3
-        Stop when the duality gap is below ``tol`` times the objective.
+        Stop when the duality gap is below ``tol`` times the objective (not
+        with ``formulation="independent"``, fitted once and exactly: a
+        warning names it when set).
     inner_max_iter : int, default=5
         MK-MTFL: alternations between the task solves and the closed-form
         task weights per evaluation of the mirror-descent objective (the

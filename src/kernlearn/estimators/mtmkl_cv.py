@@ -101,6 +101,8 @@ class _SelectionMixin:
         if self.cv is None or isinstance(self.cv, numbers.Integral):
             self._check_fold_count(cv.n_splits, strata if sw is None else strata[sw > 0],
                                    pos is not None)
+        if self.cv is None or isinstance(self.cv, numbers.Integral):
+            cv = _Stratified(cv.n_splits)  # (the same folds, without the warning)
         if sw is None or np.all(sw > 0) or not (self.cv is None or isinstance(
                 self.cv, numbers.Integral) or hasattr(self.cv, "split")):
             splits = _split(cv, np.arange(len(strata)), strata)
@@ -280,7 +282,8 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
     cv : int, "loo", cross-validation generator, iterable or None, default="loo"
         An int: that many folds of :class:`~sklearn.model_selection.StratifiedKFold`
         stratified by task (in order, no shuffle; ``None``: 5, as
-        scikit-learn's, not the default ``"loo"``); a splitter: its
+        scikit-learn's, not the default ``"loo"``; a task of fewer rows than
+        folds is in as many validation folds as it has rows); a splitter: its
         ``split(X, task_positions)`` (one by groups is refused: pass the pairs
         of its ``split(X, y, groups)``); an iterable: ``(train, test)`` index
         pairs (a generator serves one fit: a list or a splitter can be
@@ -532,6 +535,39 @@ y_mean_, y_scale_, n_features_in_, feature_names_in_
         return _pooled_r2(np.sum(w * res ** 2), y_fit, w)
 
 
+class _Stratified:
+    """The folds of scikit-learn's ``StratifiedKFold(n_splits)`` (no shuffle),
+    without its warning about a stratum of fewer rows than folds.
+
+    The strata are tasks (and classes): "The least populated class in y has
+    only 3 members, which is less than n_splits=5" named a class of targets
+    that have none (a regressor's) or of labels that had plenty, about a task
+    of 3 rows.  Nothing is wrong then: such a task is in the validation folds
+    it has rows for, every row is validated once, and every training fold
+    holds two rows of each task (of each class) it validates
+    (:meth:`_SelectionMixin._check_training_folds`, ``_check_lone_classes``).
+    """
+
+    def __init__(self, n_splits):
+        self.n_splits = n_splits
+
+    def split(self, X, strata):
+        """(train, test) index pairs, as ``StratifiedKFold(n_splits).split``."""
+        k = self.n_splits
+        # strata coded by order of first appearance, then scikit-learn's
+        # allocation: a round robin over the sorted codes gives each fold its
+        # share of every stratum, assigned to the stratum's rows in order
+        _, first, inv = np.unique(strata, return_index=True, return_inverse=True)
+        code = np.argsort(np.argsort(first))[inv.ravel()]
+        ordered = np.sort(code)
+        share = [np.bincount(ordered[i::k], minlength=len(first)) for i in range(k)]
+        fold = np.empty(len(code), dtype=np.int64)
+        for c in range(len(first)):
+            fold[code == c] = np.repeat(np.arange(k), [s[c] for s in share])
+        rows = np.arange(len(code))
+        return [(rows[fold != i], rows[fold == i]) for i in range(k)]
+
+
 def _split(cv, rows, strata):
     """``cv``'s (train, test) pairs over ``rows`` (positions in ``rows``).
 
@@ -607,7 +643,8 @@ class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
     cv : int, cross-validation generator, iterable or None, default=5
         An int: that many folds of :class:`~sklearn.model_selection.StratifiedKFold`
         stratified by task and class (in order, no shuffle: every task and
-        its two classes in every fold; ``None``: 5); a splitter: its ``split(X, strata)``
+        its two classes in every fold, a class of a task with fewer rows than
+        folds in as many as it has rows; ``None``: 5); a splitter: its ``split(X, strata)``
         with ``strata = 2 * task position + class`` (one by groups is refused:
         pass the pairs of its ``split(X, y, groups)``); an iterable:
         ``(train, test)`` index pairs (a generator serves one fit: a list or

@@ -3,6 +3,7 @@
 from functools import partial
 from numbers import Integral, Real
 
+import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -14,6 +15,7 @@ from sklearn.utils.validation import (
 
 from ..kernels import PrecomputedKernelList, linear_kernel, rbf_kernel
 from ..methods import obscure
+from ..methods._obscure_rows import gram_rows, positive_rows
 from ..preprocessing import implicit_center
 from ._dask_predict import dask_input_doc, decided
 from ._decisions import KernelExpansion, chained, class_labels, classes_kept, one_column_as_vector
@@ -337,7 +339,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         return isinstance(self.kernels, str) and self.kernels == "precomputed"
 
     def _check_stages(self):
-        """Name the settings of a stage that does not run.
+        """Name the settings of a stage that does not run (and those of rows of
+        ``X`` beside precomputed kernels).
 
         (No stage at all, ``online_only`` with ``pegasos``, is refused by the
         method's own settings check.)
@@ -348,6 +351,15 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         if self.pegasos:
             warn_unused(self, ("eta", "max_iter_online"), "pegasos=True",
                         "stage 1, which reads them, does not run (Pegasos-MKL)")
+        elif self.max_iter_online == 0 and not self.online_only:  # (that one is refused)
+            warn_unused(self, ("eta",), "max_iter_online=0",
+                        "stage 1, which reads it, does not run")
+        if self._precomputed(fitted=False):
+            # (normalize=False, standardize=False or a cache budget beside Gram
+            # matrices fitted the same model: they are used as given, in memory)
+            warn_unused(self, ("normalize", "standardize", "cache_size"),
+                        "kernels='precomputed'", "the Gram matrices are used as given "
+                        "(these settings act on rows of X and named kernels)")
 
     @all_or_nothing
     @_fit_context(prefer_skip_nested_validation=True)
@@ -367,10 +379,13 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             mean, :math:`\\lambda = 1/(C\\sum_i w_i)`, and the stochastic steps
             draw samples with probability proportional to their weight, so
             integer weights equal repeated rows in expectation (not draw for
-            draw); zero weights are never visited.  The standardisation and
-            the widths ``gamma="scale"`` use the weights (times
-            ``class_weight``), as repeated rows would; ``gamma="mean"`` uses
-            every row of positive weight, unweighted.
+            draw).  A zero weight removes the row: the fit, the
+            standardisation and the kernels' widths never read it
+            (``support_`` counts the user's rows; a class whose rows all weigh
+            zero stays in ``classes_`` and is never predicted).  The
+            standardisation and the widths ``gamma="scale"`` use the weights
+            (times ``class_weight``), as repeated rows would; ``gamma="mean"``
+            uses every row of positive weight, unweighted.
 
         Returns
         -------
@@ -394,23 +409,35 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             X, y = validate_fit_data(self, X, y, classification=True)
         sw = fit_sample_weight(sample_weight, len(y), y, self.class_weight)
         self._absent_classes = check_weighted_classes(y, sw)
-        if not pre:
-            Xt = standardize_fit(self, X, sw)
+        # a zero weight removes its row: the fit (standardisation, widths,
+        # kernels, draws) sees the rows of positive weight only
+        rows = positive_rows(sw)
+        Xk, yk, swk = (X, y, sw) if rows is None else (
+            None if pre else X[rows], y[rows], sw[rows])
+        if pre:
+            full = klist
+            klist = full if rows is None else gram_rows(full, rows)
+        else:
+            Xt = standardize_fit(self, Xk, swk)
             klist = obscure.kernel_list(
                 Xt, self.kernels, normalize=self.normalize, fit_intercept=self.fit_intercept,
-                cache_size=self.cache_size, center=implicit_center(Xt, sw, self.standardize),
-                sample_weight=sw)
+                cache_size=self.cache_size, center=implicit_center(Xt, swk, self.standardize),
+                sample_weight=swk)
         res = obscure.fit_obscure(
-            klist, y, sample_weight=sw, C=self.C, p=self.p, eta=self.eta,
+            klist, yk, sample_weight=swk, C=self.C, p=self.p, eta=self.eta,
             max_iter=self.max_iter, max_iter_online=self.max_iter_online, tol=self.tol,
             online_only=self.online_only, pegasos=self.pegasos,
             max_steps=self.max_steps,
-            random_state=self.random_state, verbose=self.verbose)
+            random_state=self.random_state, verbose=self.verbose,
+            classes=None if rows is None else np.unique(y), rows=rows)
         self.classes_, self.kernel_weights_ = res.classes, res.kernel_weights
         self.support_, self.dual_coef_, self.R_ = res.support, res.dual_coef, res.R
         self.n_rows_computed_, self.n_iter_ = res.n_rows_computed, res.n_iter
         self.converged_, self.stop_reason_ = res.converged, res.stop_reason
         self.history_, self.kernel_list_ = res.history, res.kernel_list
+        if pre and rows is not None:  # (test Grams have a column per user's row)
+            full.gram_ = full.grams = None
+            self.kernel_list_ = full
         self.kernel_params_ = getattr(res.kernel_list, "params_", None)
         self.rbf_gamma_raw_ = obscure.raw_rbf_gammas(res.kernel_list, self.x_scale_,
                                                      self.n_features_in_)

@@ -79,6 +79,7 @@ from ._obscure_dual import (
     dual_bound,
 )
 from ._obscure_options import check_settings, online_batch_constraints, with_intercept
+from ._obscure_rows import class_rows
 from ._obscure_widths import raw_rbf_gammas  # noqa: F401  (re-exported)
 from ._obscure_steps import (
     _block_loop_jit,
@@ -773,7 +774,8 @@ class ObscureResult(MethodResult):
     kernel_weights : ndarray of shape (F,)
         Kernel combination weights :math:`\\beta`, summing to one.
     support : ndarray of int
-        Training samples with a non-zero coefficient.
+        Training samples with a non-zero coefficient (the user's row numbers
+        when :func:`fit_obscure` is given ``rows``).
     dual_coef : ndarray of shape (n_outputs, n_support)
         Coefficients of the support vectors in the combined kernel.
     R : float
@@ -846,7 +848,7 @@ def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
 
 def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter=1000,
                 max_iter_online=2, tol=0.05, online_only=False, pegasos=False,
-                max_steps=None, random_state=None, verbose=0):
+                max_steps=None, random_state=None, verbose=0, classes=None, rows=None):
     """OBSCURE end to end on a fitted kernel list: classes, both stages, the model.
 
     Two classes use the hinge loss, more the multiclass hinge of eq. (1)
@@ -868,20 +870,28 @@ def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter
         As in :class:`OnlineBatch`.
     random_state, verbose
         As in :class:`OnlineBatch`.
+    classes : ndarray, optional
+        The sorted labels of the user's fit when ``y`` lacks some (their rows
+        all weighed zero and were removed): the model gets zero coefficients
+        for them (:func:`~kernlearn.methods._obscure_rows.class_rows`).
+    rows : ndarray of int, optional
+        The user's row numbers of ``klist``'s rows (those of positive weight):
+        ``support`` is given in them.
 
     Returns
     -------
     result : ObscureResult
     """
-    classes, y_enc = np.unique(y, return_inverse=True)
+    present, y_enc = np.unique(y, return_inverse=True)
+    classes = present if classes is None else classes
     n = y_enc.shape[0]
     sw = sample_weight
-    binary = len(classes) == 2
+    binary = len(present) == 2
     loss = Hinge() if binary else MulticlassHinge()
     target = np.where(y_enc == 1, 1.0, -1.0) if binary else y_enc.astype(np.int64)
     lam = 1.0 / (C * (n if sw is None else float(np.sum(sw))))
     problem = KernelProblem(klist, target, loss, SquaredGroupNorm2p(alpha=lam, p=p),
-                            sample_weight=sw, n_classes=len(classes))
+                            sample_weight=sw, n_classes=len(present))
     solver = OnlineBatch(
         eta=eta, max_iter_online=max_iter_online, max_iter=max_iter, tol=tol,
         online_only=online_only, pegasos=pegasos, max_steps=max_steps,
@@ -900,6 +910,7 @@ def fit_obscure(klist, y, *, sample_weight=None, C=1.0, p=1.5, eta=1.0, max_iter
     return ObscureResult(
         n_iter=res.n_iter, converged=res.converged, stop_reason=res.state.stop_reason,
         history=res.history.as_dict(), classes=classes, kernel_weights=weights,
-        support=support, dual_coef=total * res.coef[support].T, R=res.state.R,
+        support=support if rows is None else rows[support],
+        dual_coef=class_rows(total * res.coef[support].T, present, classes), R=res.state.R,
         n_rows_computed=res.state.rows_computed, kernel_list=klist, n_train=n,
     )

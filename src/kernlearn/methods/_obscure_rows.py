@@ -1,0 +1,88 @@
+"""OBSCURE's rows of positive weight: a zero weight removes its row.
+
+The stochastic steps never draw a row of zero weight, but every row was read
+before them: the standardisation, the widths (``gamma="scale"``), the
+normalised kernels' diagonal, the linear kernel's overflow check, and the
+sampling distribution's indices (weighted draws index all rows, so the same
+kept rows gave another sequence).  The estimator therefore fits on the rows
+of positive weight only and maps the model back to the user's rows and
+classes here.
+"""
+
+import numpy as np
+
+from ..kernels import PrecomputedKernelList
+
+
+def positive_rows(sample_weight):
+    """The rows of positive weight, or None when every row has weight.
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n,) or None
+
+    Returns
+    -------
+    rows : ndarray of int or None
+        None keeps the unweighted and the all-positive fits' code path.
+    """
+    if sample_weight is None or np.all(sample_weight > 0):
+        return None
+    return np.flatnonzero(sample_weight > 0)
+
+
+def gram_rows(klist, rows):
+    """The precomputed kernel list of the training samples ``rows`` only.
+
+    Parameters
+    ----------
+    klist : PrecomputedKernelList
+        Fitted (validated) on every training sample.
+    rows : ndarray of int
+
+    Returns
+    -------
+    PrecomputedKernelList
+        Its Gram matrices' ``rows`` x ``rows`` blocks (a principal sub-matrix
+        of a valid Gram matrix is one: not validated again).
+    """
+    sub = PrecomputedKernelList(None, cache_size=klist.cache_size)
+    sub.gram_ = klist.gram_[:, rows][:, :, rows]
+    sub.diag_ = sub.kdiag_ = klist.diag_[:, rows].copy()
+    return sub
+
+
+def class_rows(dual_coef, present, classes):
+    """Dual coefficients of a fit on the ``present`` classes, one row per class.
+
+    A class whose rows all weigh zero was left out of the fit with its rows;
+    its row of coefficients is zero (its decision values are then set below
+    the others', :func:`~kernlearn.estimators._decisions.below_others`).  Two
+    present classes of a multiclass label set were fitted with the hinge
+    loss, :math:`f = w\\cdot\\phi(x)`; written as Crammer-Singer outputs they
+    are :math:`\\mp f/2` (the multiclass margin :math:`f_1 - f_0` is the
+    binary one, and the arg max is the sign's class).
+
+    Parameters
+    ----------
+    dual_coef : ndarray of shape (n_outputs, n_support)
+        As fitted on the present classes (one row for two).
+    present, classes : ndarray
+        The sorted classes fitted and those of the labels.
+
+    Returns
+    -------
+    dual_coef : ndarray
+        ``dual_coef`` itself when every class was fitted, else of shape
+        ``(len(classes), n_support)`` (a class is left out of three or more
+        only: two classes need both).
+    """
+    if len(present) == len(classes):
+        return dual_coef
+    out = np.zeros((len(classes), dual_coef.shape[1]))
+    at = np.searchsorted(classes, present)
+    if len(present) == 2:
+        out[at[0]], out[at[1]] = -0.5 * dual_coef[0], 0.5 * dual_coef[0]
+    else:
+        out[at] = dual_coef
+    return out
