@@ -295,8 +295,8 @@ def warn_unused_formulation(est):
 
     ``p`` is MK-MTFL's, ``q`` MK-MTSFL's, ``max_rank`` MK-MTSFL's and the
     shared blocks', ``epsilon`` the SVR's: each changed nothing elsewhere,
-    without a word (``q=1.1`` beside ``formulation="mtfl"``).  ``max_iter``
-    caps the kernel weights' iterations ``"independent"`` does not run, and
+    without a word (``q=1.1`` beside ``formulation="mtfl"``).  ``max_iter`` and
+    ``tol`` stop the kernel weights' iterations ``"independent"`` does not run, and
     ``inner_max_iter`` MK-MTFL's updates of its task weights at ``p != 2``.
     """
     form = est.formulation
@@ -317,9 +317,10 @@ def warn_unused_formulation(est):
                                                            None) == "loo":
         return  # (the leave-one-out search names the iteration caps itself)
     if form == "independent":
-        # the average kernel is fitted once: no outer iterations to cap
-        warn_unused(est, ("max_iter",), f"formulation={form!r}",
-                    "it caps the kernel weights' iterations of 'mtfl', 'mtsfl' and 'mkl'")
+        # the average kernel is fitted once: no outer iterations to cap, nor a
+        # duality gap to stop them on (one kernel weight: the gap is 0)
+        warn_unused(est, ("max_iter", "tol"), f"formulation={form!r}",
+                    "they stop the kernel weights' iterations of 'mtfl', 'mtsfl' and 'mkl'")
     if form != "mtfl" or float(est.p) == 2.0:
         # the inner alternation updates MK-MTFL's lambda (Lemma 3.1, r = p/(p-2));
         # with p = 2 or one l1-MKL per task lambda is 1 and one pass is exact,

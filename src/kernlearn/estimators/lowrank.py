@@ -87,10 +87,11 @@ _NU = Interval(Real, 0, None, closed="neither")
 def _warn_unread_kernel_params(est):
     """Name ``gamma``, ``degree`` and ``coef0`` set beside a kernel that does not
     read them (``degree=3`` with ``kernel="rbf"`` fitted the RBF model without a
-    word); at their defaults (``None``, ``gamma="scale"``) they are unset
-    (:func:`warn_unused` names only those set away from them)."""
+    word); ``None`` and the defaults are unset (``gamma=None`` is ``"scale"``, the
+    default, which :func:`warn_unused` alone took for a width set beside
+    ``kernel="linear"``)."""
     kernel = est.kernel
-    unread = kernel_params_unread(kernel)
+    unread = [n for n in kernel_params_unread(kernel) if getattr(est, n) is not None]
     when = (f"kernel={kernel!r}" if isinstance(kernel, str)
             else f"kernel={getattr(kernel, '__name__', type(kernel).__name__)} "
                  "(a callable without such an argument)")

@@ -345,6 +345,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         if self.online_only:
             warn_unused(self, ("max_iter", "tol"), "online_only=True",
                         "stage 2, which reads them, does not run")
+        elif self.max_iter == 0:
+            # (max_iter=0 returns stage 1's solution, online_only=True's model)
+            warn_unused(self, ("tol",), "max_iter=0", "stage 2, which reads it, does not run")
         if self.pegasos:
             warn_unused(self, ("eta", "max_iter_online"), "pegasos=True",
                         "stage 1, which reads them, does not run (Pegasos-MKL)")
