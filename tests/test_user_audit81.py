@@ -211,3 +211,17 @@ def test_registered_kwargs_kernel_takes_its_parameters(monkeypatch):
     with pytest.raises(ValueError, match=r"unknown parameter\(s\) \['width'\] for kernel "
                                          r"'rbf'; it takes \['gamma'\]"):
         kl.PNormMKLClassifier(kernels=[("rbf", {"width": 1.0})]).fit(_X, y)
+
+
+@pytest.mark.parametrize("kernel, params", [("poly", {"degree": None}),
+                                            ("poly", {"coef0": "1"}),
+                                            ("hik", {"beta": "a"})], ids=repr)
+def test_lowrank_kernel_params_value_not_a_number(kernel, params):
+    # audit 79 named a kernel_params name the kernel does not take; a value that
+    # is not a number still reached the kernel's arithmetic: a bare TypeError
+    (name, value), = params.items()
+    est = kl.LowRankKernelRegressor(kernel=kernel, kernel_params=params, n_columns=8,
+                                    random_state=0)
+    with pytest.raises(ValueError, match=rf"kernel_params\['{name}'\] must be a number "
+                                         rf"for kernel '{kernel}', got {value!r}"):
+        est.fit(_X, _YR)
