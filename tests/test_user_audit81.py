@@ -225,3 +225,27 @@ def test_lowrank_kernel_params_value_not_a_number(kernel, params):
     with pytest.raises(ValueError, match=rf"kernel_params\['{name}'\] must be a number "
                                          rf"for kernel '{kernel}', got {value!r}"):
         est.fit(_X, _YR)
+
+
+def test_cli_metadata_feature_count_not_the_models(tmp_path, capsys):
+    # audit 78 refused a metadata n_features that is not a count; another count
+    # than the model's was read as the model's: "the model expects 7 features"
+    # (exit 5, the data file blamed for the model file's fault)
+    import pandas as pd
+
+    from kernlearn.cli import main
+    from kernlearn.io import save_model
+
+    X = np.array([[1.0, 2.0], [2.0, 3.0], [3.0, 1.0], [4.0, 4.0], [5.0, 0.0], [0.0, 1.0]])
+    y = np.array(["x", "y", "x", "y", "x", "y"])
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "target": y}).to_csv(data, index=False)
+    est = kl.FGMClassifier().fit(X, y)
+    model = tmp_path / "m.model"
+    save_model(est, model, metadata={"n_features": 7})
+    assert main(["predict", "-m", str(model), str(data)]) == 4
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'n_features' is 7, not the model's count of features, 2" in err[0]
+    save_model(est, model, metadata={"n_features": 2})  # (its own count: used)
+    assert main(["predict", "-m", str(model), str(data)]) == 0
+    assert capsys.readouterr().out.split() == list(est.predict(X))
