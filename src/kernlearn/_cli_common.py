@@ -610,14 +610,20 @@ def _check_cli_metadata(meta, est, path):
     "internal error" (exit 1), or a string's letters were read as column
     names.
     """
+    own = getattr(est, "n_features_in_", None)
+    own = own if _is_int(own) else None
     n = meta.get("n_features")
     if n is None:
-        n = getattr(est, "n_features_in_", None)
+        n = own
     n = n if _is_int(n) else None
     classes = getattr(est, "classes_", None)
     has_tasks = "task_index" in inspect.signature(est.predict).parameters
     checks = {
-        "n_features": (lambda v: _is_int(v) and v >= 0, "a count of features"),
+        # (another count than the model's: "the model expects 7 features", exit 5,
+        # blamed the data file for the model file's fault)
+        "n_features": (lambda v: _is_int(v) and v >= 0 and own in (None, v),
+                       "a count of features" if own is None
+                       else f"the model's count of features, {own},"),
         "zero_based": (lambda v: isinstance(v, bool), "true or false"),
         "csv_header": (lambda v: isinstance(v, bool), "true or false"),
         "multitask": (lambda v: isinstance(v, bool), "true or false"),

@@ -344,7 +344,7 @@ def refuse_unknown_kernel_params(kernel, params, where):
     Parameters
     ----------
     kernel : str or callable
-        A name in :data:`KERNELS` (callables, the user's own, are not checked).
+        A name in :data:`KERNELS` (callables and kernels of ``**kwargs`` are not checked).
     params : dict
         The keyword arguments meant for the kernel.
     where : str
@@ -358,7 +358,11 @@ def refuse_unknown_kernel_params(kernel, params, where):
     """
     if not isinstance(kernel, str) or kernel not in KERNELS:
         return
-    allowed = set(inspect.signature(KERNELS[kernel]).parameters) - {"X", "Y"}
+    # (a kernel added to KERNELS may take **kwargs: any name; "it takes ['kw']" was said)
+    sig = list(inspect.signature(KERNELS[kernel]).parameters.values())
+    if any(p.kind is p.VAR_KEYWORD for p in sig):
+        return
+    allowed = {p.name for p in sig[2:]}  # (after the two inputs, whatever their names)
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise ValueError(

@@ -87,14 +87,16 @@ _NU = Interval(Real, 0, None, closed="neither")
 
 def _warn_unread_kernel_params(est):
     """Name ``gamma``, ``degree``, ``coef0`` (and ``gamma_factors``, which scale
-    ``gamma``) set beside a kernel that does not read them (``degree=3`` with ``kernel="rbf"`` fitted the RBF model without a
-    word); at their defaults (``None``, ``gamma="scale"``) they are unset
-    (:func:`warn_unused` names only those set away from them)."""
+    ``gamma``) set beside a kernel that does not read them (``degree=3`` with
+    ``kernel="rbf"`` fitted the RBF model without a word); ``None`` and the
+    defaults are unset (``gamma=None`` is ``"scale"``, the default, which
+    :func:`warn_unused` alone took for a width set beside ``kernel="linear"``)."""
     kernel = est.kernel
-    unread = kernel_params_unread(kernel)
+    never = kernel_params_unread(kernel)
+    unread = [n for n in never if getattr(est, n) is not None]
     # gamma_factors multiply the width: unread with it (gamma_factors=(1, 3)
     # beside kernel="linear" fitted the default model)
-    unread += ("gamma_factors",) if "gamma" in unread else ()
+    unread += ["gamma_factors"] if "gamma" in never else []
     when = (f"kernel={kernel!r}" if isinstance(kernel, str)
             else f"kernel={getattr(kernel, '__name__', type(kernel).__name__)} "
                  "(a callable without such an argument)")

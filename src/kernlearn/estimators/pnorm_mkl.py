@@ -112,8 +112,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         Stage-1 learning rate.
     max_iter : int, default=1000
         Maximum number of stage-2 epochs (a ``ConvergenceWarning`` says when
-        it stops the fit before ``tol``).  ``0`` returns the stage-1 solution
-        (refused with ``pegasos=True`` or ``max_iter_online=0``: no epoch of
+        it stops the fit before ``tol``).  ``0`` returns the stage-1 solution,
+        ``online_only=True``'s (``tol`` is then not used: a warning names it;
+        refused with ``pegasos=True`` or ``max_iter_online=0``: no epoch of
         either stage would run, and the model would be all zeros).
     max_iter_online : int, default=2
         Maximum number of stage-1 epochs (stops early after an epoch without
@@ -348,6 +349,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         if self.online_only:
             warn_unused(self, ("max_iter", "tol"), "online_only=True",
                         "stage 2, which reads them, does not run")
+        elif self.max_iter == 0:
+            # (max_iter=0 returns stage 1's solution, online_only=True's model)
+            warn_unused(self, ("tol",), "max_iter=0", "stage 2, which reads it, does not run")
         if self.pegasos:
             warn_unused(self, ("eta", "max_iter_online"), "pegasos=True",
                         "stage 1, which reads them, does not run (Pegasos-MKL)")

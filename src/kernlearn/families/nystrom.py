@@ -14,7 +14,7 @@ conical combination of them; this family holds the sampled set
 
 import functools
 import inspect
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -265,6 +265,13 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     if kernel == "precomputed":
         return params
     refuse_unknown_kernel_params(kernel, params, "kernel_params")
+    for name, value in params.items():
+        # (None or a string reached the named kernel's arithmetic: a bare TypeError,
+        # "unsupported operand type(s) for ** or pow()"; a gamma string is resolved below)
+        if isinstance(kernel, str) and name != "gamma" and (
+                isinstance(value, bool) or not isinstance(value, Real)):
+            raise ValueError(f"kernel_params[{name!r}] must be a number for kernel "
+                             f"{kernel!r}, got {value!r}.")
     func = KERNELS.get(kernel) if isinstance(kernel, str) else kernel
     accepted = _signature_names(func)
     # partial(rbf_kernel, gamma=0.03): gamma="scale" silently replaced the bound
