@@ -6,6 +6,10 @@ Each test here failed before its fix:
   ``InfiniteFeatureClassifier``'s model: the float32 ranking of the Fourier
   candidates rounded its phases to inf, whose cosine is NaN, and NaN times
   the row's zero gradient poisoned every candidate's score;
+* a normalised kernel fitted on a sparse float32 ``X`` refused at ``predict``
+  a row of entries 1e20 ("too large for float64"): its squared norm was summed
+  in float32, whose range ends at 3.4e38; the model fitted on float64 predicts
+  that row;
 """
 
 import warnings
@@ -55,3 +59,22 @@ def test_the_float32_ranking_of_a_far_row_is_finite():
     assert np.isfinite(H).all() and np.isfinite(sq).all()
     np.testing.assert_array_equal(sq, sq1)
     np.testing.assert_allclose(H, H1, rtol=1e-6)
+
+
+# ------------------------------------- the overflow refusal's threshold for float32
+@pytest.mark.parametrize("kernels", [None, ["linear", "poly"]])
+def test_a_sparse_float32_model_predicts_a_row_float64_holds(kernels):
+    # a row c * x far out: the normalised dot-product kernels are those of its
+    # direction, the RBF kernels zero, so c = 1e20 (squares past float32's
+    # range) predicts as c = 1e15 (squares within it) does
+    X, y = _binary()
+    X[np.random.default_rng(1).random(X.shape) < 0.5] = 0.0
+    x = np.linspace(1.0, 2.0, X.shape[1])
+    kw = {} if kernels is None else {"kernels": kernels}
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = kl.PNormMKLClassifier(**kw).fit(sp.csr_matrix(X, dtype=np.float32), y)
+        far, near = (m.decision_function(sp.csr_matrix(np.vstack([X[:3], c * x]),
+                                                       dtype=np.float32))
+                     for c in (1e20, 1e15))
+    np.testing.assert_allclose(far, near, rtol=1e-6)

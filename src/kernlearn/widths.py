@@ -36,7 +36,17 @@ SPREAD_ROWS = 500
 
 def _row_sq_norms(X):
     if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        with np.errstate(over="ignore"):  # (float32: repaired just below)
+            sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        if sq.dtype != np.float64 and not np.isfinite(sq).all():
+            # a float32 matrix squares in float32, past 3.4e38 (entries of
+            # 2e19): inf, and a normalised kernel refused "too large for
+            # float64" a row float64 holds; those rows again in float64
+            bad = np.flatnonzero(~np.isfinite(sq))
+            sq = sq.astype(np.float64)
+            B = X.tocsr()[bad].astype(np.float64)
+            sq[bad] = np.asarray(B.multiply(B).sum(axis=1)).ravel()
+        return sq
     X = np.asarray(X, dtype=float)
     return np.einsum("ij,ij->i", X, X)
 
