@@ -10,9 +10,21 @@ Each test here failed before its fix:
   a row of entries 1e20 ("too large for float64"): its squared norm was summed
   in float32, whose range ends at 3.4e38; the model fitted on float64 predicts
   that row;
+* a zero-weight target far out (1e160) was refused, "y is too large to
+  standardise", by every regressor standardising its targets in memory and on
+  Dask (``0 * inf``: the audit-80 repair of X's statistics had left y's), and
+  zero weights moved the rounding of the targets' mean (GrFL: 7e-7 of an
+  intercept);
+* zero-weight rows far out gave NumPy's overflow and invalid-value
+  ``RuntimeWarning`` s (the weighted losses, the RBF distance shift, the width
+  rule's checks), which the fit without them does not give;
+* ``gamma="scale"``'s warnings read the zero-weight rows unweighted: a removed
+  row at 1e3 in one column warned that this column holds 100% of the variance.
 """
 
 import warnings
+
+import dask.array as da
 
 import numpy as np
 import pytest
@@ -21,6 +33,11 @@ from threadpoolctl import threadpool_limits
 
 import kernlearn as kl
 from kernlearn.families import RandomFourierFeatures
+
+
+def _seeded(name):
+    Est = getattr(kl, name)
+    return Est(random_state=0) if "random_state" in Est().get_params() else Est()
 
 
 def _binary(n=60, d=5, seed=0):
@@ -78,3 +95,91 @@ def test_a_sparse_float32_model_predicts_a_row_float64_holds(kernels):
                                                        dtype=np.float32))
                      for c in (1e20, 1e15))
     np.testing.assert_allclose(far, near, rtol=1e-6)
+
+
+# --------------------------------------------- zero-weight targets: standardisation
+REGRESSORS = ["FGMRegressor", "InfiniteFeatureRegressor", "LowRankKernelRegressor"]
+
+
+def _regression(n=60, d=5):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d))
+    return X, X @ rng.normal(size=d) + 0.1 * rng.normal(size=n)
+
+
+@pytest.mark.parametrize("name", REGRESSORS)
+def test_a_zero_weight_target_far_out_is_a_removed_row(name):
+    X, y = _regression()
+    n = len(y)
+    Xw, yw = np.vstack([X, X[:2]]), np.r_[y, 1e200, -1e160]
+    w = np.r_[np.ones(n), 0.0, 0.0]
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("error", RuntimeWarning)
+        a = _seeded(name).fit(X, y)
+        b = _seeded(name).fit(Xw, yw, sample_weight=w)
+    np.testing.assert_array_equal(b.y_mean_, a.y_mean_)
+    np.testing.assert_array_equal(b.y_scale_, a.y_scale_)
+    np.testing.assert_allclose(b.predict(X), a.predict(X), rtol=1e-12, atol=1e-12)
+
+
+def test_zero_weights_leave_the_targets_map_bitwise():
+    # summed without the removed rows, as X's statistics: the zeros moved the
+    # rounding of a target at an offset of 1e8
+    from kernlearn.preprocessing import fit_target_standardization
+
+    rng = np.random.default_rng(3)
+    Y = 1e8 + rng.normal(size=(1000, 2))
+    w = rng.integers(0, 3, 1000).astype(float)
+    a = fit_target_standardization(Y, w)
+    b = fit_target_standardization(Y[w > 0], w[w > 0])
+    np.testing.assert_array_equal(a.mean, b.mean)
+    np.testing.assert_array_equal(a.scale, b.scale)
+
+
+def test_a_zero_weight_target_far_out_on_dask():
+    # the lazy targets' map (a Dask y that stays on the cluster) as in memory
+    from kernlearn._dask_master import dask_target_standardization
+    from kernlearn.preprocessing import fit_target_standardization
+
+    _, y = _regression()
+    yw, w = np.r_[y, 1e200, -1e160], np.r_[np.ones(len(y)), 0.0, 0.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        got = dask_target_standardization(da.from_array(yw, chunks=20), w)
+    want = fit_target_standardization(y)
+    np.testing.assert_allclose(got.mean, want.mean, rtol=1e-14)
+    np.testing.assert_allclose(got.scale, want.scale, rtol=1e-14)
+
+
+# ---------------------------------------- zero-weight rows far out: no NumPy warnings
+@pytest.mark.parametrize("name", ["FGMRegressor", "FGMClassifier", "InfiniteFeatureClassifier",
+                                  "LowRankKernelClassifier"])
+def test_zero_weight_rows_far_out_give_no_numpy_warning(name):
+    X, y = _regression()
+    n, d = X.shape
+    if "Classifier" in name:
+        Xw, yw = np.vstack([X, np.full((2, d), 1e200)]), np.r_[y > 0, True, False].astype(int)
+    else:
+        Xw, yw = np.vstack([X, X[:2]]), np.r_[y, 1e200, -1e200]
+    w = np.r_[np.ones(n), 0.0, 0.0]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        getattr(kl, name)().fit(Xw, yw, sample_weight=w)
+    said = {(w.filename, str(w.message)) for w in seen if issubclass(w.category, RuntimeWarning)}
+    assert not said, said
+
+
+# -------------------------------------- the width rule's warnings: kept rows only
+@pytest.mark.parametrize("name", ["InfiniteFeatureClassifier", "LowRankKernelClassifier"])
+def test_a_removed_row_does_not_make_a_column_dominate_the_width(name):
+    X, y = _regression()
+    y = (y > 0).astype(int)
+    far = np.zeros((1, X.shape[1]))
+    far[0, 0] = 1e3
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        getattr(kl, name)().fit(np.vstack([X, far]), np.r_[y, 0],
+                                sample_weight=np.r_[np.ones(len(y)), 0.0])
+    said = [str(w.message) for w in seen if "of the variance" in str(w.message)]
+    assert not said, said

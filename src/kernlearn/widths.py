@@ -307,14 +307,20 @@ def resolve_gamma(gamma, X=None, kernel="rbf", sample_weight=None, name="gamma")
     if gamma is None or (isinstance(gamma, str) and gamma in _DATA_GAMMAS):
         if X is None:
             raise ValueError(f"{name}={gamma!r} is computed from the data: pass X.")
+        if sample_weight is not None and not np.all(np.asarray(sample_weight) > 0):
+            # a row of zero weight is a removed row, for the width and for the
+            # warnings below alike: those read every row, unweighted (a removed
+            # row far out gave NumPy's overflow warnings, or a column that
+            # dominated only through it a warning of its own)
+            keep = np.flatnonzero(np.asarray(sample_weight) > 0)
+            X = X[keep] if sp.issparse(X) else np.asarray(X, dtype=float)[keep]
+            sample_weight = np.asarray(sample_weight)[keep]
         with np.errstate(over="ignore", invalid="ignore"):
             if gamma == "mean":
                 if kernel != "rbf":
                     raise ValueError(f"{name}='mean' is only defined for 'rbf'.")
-                # unweighted, but over the rows a fit sees: a row of zero
-                # weight is a removed row (it moved the width of every fit)
-                m = mean_pairwise_sq_distance(
-                    X if sample_weight is None else X[np.asarray(sample_weight) > 0])
+                # unweighted, but over the rows a fit sees (above)
+                m = mean_pairwise_sq_distance(X)
                 value = 1.0 / m if m > 0 else (1.0 if m == 0 else np.nan)
             else:
                 value = scale_gamma(X, sample_weight)
