@@ -19,7 +19,9 @@ Each test here failed before its fix:
   ``RuntimeWarning`` s (the weighted losses, the RBF distance shift, the width
   rule's checks), which the fit without them does not give;
 * ``gamma="scale"``'s warnings read the zero-weight rows unweighted: a removed
-  row at 1e3 in one column warned that this column holds 100% of the variance.
+  row at 1e3 in one column warned that this column holds 100% of the variance;
+* the multitask polynomial kernel's overflow at ``predict`` gave NumPy's
+  overflow warning before the refusal that names it.
 """
 
 import warnings
@@ -183,3 +185,14 @@ def test_a_removed_row_does_not_make_a_column_dominate_the_width(name):
                                 sample_weight=np.r_[np.ones(len(y)), 0.0])
     said = [str(w.message) for w in seen if "of the variance" in str(w.message)]
     assert not said, said
+
+
+# -------------------------------------- the multitask kernels' refusal at predict
+def test_the_multitask_poly_kernels_overflow_is_refused_without_numpys_warning():
+    X, y = _binary(n=40, d=4)
+    tasks = np.arange(40) % 2
+    m = kl.MultitaskMKLClassifier(kernels=["poly"]).fit(X, y, task_index=tasks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match="kernels\\[0\\] produced NaN or infinite"):
+            m.decision_function(np.full((1, 4), 1e200), task_index=[0])
