@@ -13,8 +13,7 @@ Each test here failed before its fix:
 * a zero-weight target far out (1e160) was refused, "y is too large to
   standardise", by every regressor standardising its targets in memory and on
   Dask (``0 * inf``: the audit-80 repair of X's statistics had left y's), and
-  zero weights moved the rounding of the targets' mean (GrFL: 7e-7 of an
-  intercept);
+  zero weights moved the rounding of the targets' mean;
 * zero-weight rows far out gave NumPy's overflow and invalid-value
   ``RuntimeWarning`` s (the weighted losses, the RBF distance shift, the width
   rule's checks), which the fit without them does not give;
