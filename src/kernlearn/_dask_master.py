@@ -653,7 +653,10 @@ def dask_target_standardization(y, sample_weight=None, standardize=True):
     sw, swy, lo, hi = da.compute(w.sum(), (w * y).sum(), da.where(w > 0, y, np.inf).min(),
                                  da.where(w > 0, y, -np.inf).max())
     mean = swy / sw
-    var = float(((w * (y - mean) ** 2).sum() / sw).compute())
+    # (a zero weight's residual left out, not weighted by 0: the square of a
+    # removed target of 1e160 overflowed, 0 * inf = NaN, "y is too large")
+    r = da.where(w > 0, y - mean, 0.0)
+    var = float(((w * r ** 2).sum() / sw).compute())
     if not (np.isfinite(mean) and np.isfinite(var)):
         raise ValueError("y is too large to standardise in float64 (its variance "
                          "overflows); rescale the target.")

@@ -614,6 +614,11 @@ def fit_target_standardization(y, sample_weight=None, standardize=True):
     if not standardize:
         return TargetStandardization(np.zeros(k), np.ones(k))
     w = np.ones(len(Y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    if not np.all(w > 0):
+        # a zero weight's target is absent, as its row is from X's statistics:
+        # weighted by 0, a square that overflows gave 0 * inf = NaN ("y is too
+        # large" for a removed row of 1e160), and the zeros moved the sums' rounding
+        Y, w = Y[w > 0], w[w > 0]
     sw = w.sum()
     mean = (w @ Y) / sw
     with np.errstate(over="ignore", invalid="ignore"):
@@ -622,8 +627,7 @@ def fit_target_standardization(y, sample_weight=None, standardize=True):
         raise ValueError("y is too large to standardise in float64 (its variance "
                          "overflows); rescale the target.")
     scale = _spread(var, lambda cols: Y[:, cols] - mean[cols], w)
-    rows = Y[w > 0]
-    lo, hi = (rows.min(axis=0), rows.max(axis=0)) if len(rows) else (mean, mean)
+    lo, hi = (Y.min(axis=0), Y.max(axis=0)) if len(Y) else (mean, mean)
     mean, scale = constant_targets(mean, scale, lo, hi)
     return TargetStandardization(mean, scale)
 

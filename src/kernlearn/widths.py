@@ -36,7 +36,17 @@ SPREAD_ROWS = 500
 
 def _row_sq_norms(X):
     if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        with np.errstate(over="ignore"):  # (float32: repaired just below)
+            sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        if sq.dtype != np.float64 and not np.isfinite(sq).all():
+            # a float32 matrix squares in float32, past 3.4e38 (entries of
+            # 2e19): inf, and a normalised kernel refused "too large for
+            # float64" a row float64 holds; those rows again in float64
+            bad = np.flatnonzero(~np.isfinite(sq))
+            sq = sq.astype(np.float64)
+            B = X.tocsr()[bad].astype(np.float64)
+            sq[bad] = np.asarray(B.multiply(B).sum(axis=1)).ravel()
+        return sq
     X = np.asarray(X, dtype=float)
     return np.einsum("ij,ij->i", X, X)
 
@@ -297,14 +307,20 @@ def resolve_gamma(gamma, X=None, kernel="rbf", sample_weight=None, name="gamma")
     if gamma is None or (isinstance(gamma, str) and gamma in _DATA_GAMMAS):
         if X is None:
             raise ValueError(f"{name}={gamma!r} is computed from the data: pass X.")
+        if sample_weight is not None and not np.all(np.asarray(sample_weight) > 0):
+            # a row of zero weight is a removed row, for the width and for the
+            # warnings below alike: those read every row, unweighted (a removed
+            # row far out gave NumPy's overflow warnings, or a column that
+            # dominated only through it a warning of its own)
+            keep = np.flatnonzero(np.asarray(sample_weight) > 0)
+            X = X[keep] if sp.issparse(X) else np.asarray(X, dtype=float)[keep]
+            sample_weight = np.asarray(sample_weight)[keep]
         with np.errstate(over="ignore", invalid="ignore"):
             if gamma == "mean":
                 if kernel != "rbf":
                     raise ValueError(f"{name}='mean' is only defined for 'rbf'.")
-                # unweighted, but over the rows a fit sees: a row of zero
-                # weight is a removed row (it moved the width of every fit)
-                m = mean_pairwise_sq_distance(
-                    X if sample_weight is None else X[np.asarray(sample_weight) > 0])
+                # unweighted, but over the rows a fit sees (above)
+                m = mean_pairwise_sq_distance(X)
                 value = 1.0 / m if m > 0 else (1.0 if m == 0 else np.nan)
             else:
                 value = scale_gamma(X, sample_weight)

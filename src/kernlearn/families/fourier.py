@@ -646,7 +646,18 @@ class RandomFourierFeatures(InfiniteFamily):
         # the product in float64; float32 ranking columns (``dtype``) also round
         # the phases to float32 before the cos/sin (errors near 1e-6 on phases
         # of a few tens, enough to rank; the added columns are float64)
-        P = self._phases(params, X).astype(dtype, copy=False)
+        P = self._phases(params, X)
+        if P.dtype != dtype:
+            with np.errstate(over="ignore"):  # (repaired just below)
+                low = P.astype(dtype)
+            if not np.isfinite(low).all():
+                # a phase past float32's range (3.4e38: a row of zero weight far
+                # out, never standardised away) rounded to inf, whose cos is NaN,
+                # and NaN times the row's zero gradient poisoned every candidate's
+                # ranking; reduced modulo 2 pi first, as cos and sin are periodic
+                big = ~np.isfinite(low)
+                low[big] = np.remainder(P[big], 2.0 * np.pi)
+            P = low  # (the float64 phases freed before the columns are allocated)
         out = np.empty((P.shape[0], 2 * P.shape[1]), dtype=dtype)
         sq = np.zeros(out.shape[1])
         _cos_sin(P, out, _weights(sample_weight), sq)

@@ -126,17 +126,24 @@ class WeightedLoss(BaseLoss):
         sw = self.sample_weight
         self._zero = np.flatnonzero(sw == 0) if sw.ndim and not sw.all() else None
 
-    def _times(self, v):
-        """``w * v``, exactly 0 on the rows of zero weight.
+    def _times(self, f, *args):
+        """``w * f(*args)``, exactly 0 on the rows of zero weight.
 
         A removed row's loss may overflow (its margin is that of a row far
         out: a zero-weight row at 1e200), and ``0 * inf`` is NaN, which
         poisoned the objective of the rows kept; repaired only then, so that
-        finite values keep their bits.
+        finite values keep their bits.  NumPy's overflow and invalid-value
+        warnings are those of removed rows there, not given (the fit without
+        the rows gives none).
         """
-        out = self._w(v) * v
         zero = getattr(self, "_zero", None)  # (None: a model pickled before it)
-        if zero is not None and not np.isfinite(out).all():
+        if zero is None:
+            v = f(*args)
+            return self._w(v) * v
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = f(*args)
+            out = self._w(v) * v
+        if not np.isfinite(out).all():
             out[zero] = 0.0
         return out
 
@@ -162,13 +169,13 @@ class WeightedLoss(BaseLoss):
         return WeightedLoss(self.loss, self.sample_weight[index])
 
     def value(self, m, y):
-        return self._times(self.loss.value(m, y))
+        return self._times(self.loss.value, m, y)
 
     def grad_margin(self, m, y):
-        return self._times(self.loss.grad_margin(m, y))
+        return self._times(self.loss.grad_margin, m, y)
 
     def conjugate_at_grad(self, m, y):
-        return self._times(self.loss.conjugate_at_grad(m, y))
+        return self._times(self.loss.conjugate_at_grad, m, y)
 
     def __getattr__(self, name):
         # optional methods exist on the wrapper exactly when the loss has them,
@@ -177,11 +184,11 @@ class WeightedLoss(BaseLoss):
             raise AttributeError(name)
         if name == "hess_margin" and callable(getattr(self.loss, name, None)):
             def hess_margin(m, y):
-                return self._times(self.loss.hess_margin(m, y))
+                return self._times(self.loss.hess_margin, m, y)
             return hess_margin
         if name == "dual_from_margin" and callable(getattr(self.loss, name, None)):
             def dual_from_margin(m, y, C):
-                return self._times(self.loss.dual_from_margin(m, y, C))
+                return self._times(self.loss.dual_from_margin, m, y, C)
             return dual_from_margin
         if name == "prox" and callable(getattr(self.loss, name, None)):
             def prox(z, y, step):

@@ -90,8 +90,11 @@ def distance_shift(X):
     if not (isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[0] > 1
             and X.dtype.kind == "f" and X.size):
         return None
-    m = X.mean(axis=0, dtype=np.float64)
-    mm = float(m @ m)
+    # (an overflow decides nothing, silently: a row far out, often a removed
+    # one of zero weight, is not the user's NumPy warning)
+    with np.errstate(over="ignore", invalid="ignore"):
+        m = X.mean(axis=0, dtype=np.float64)
+        mm = float(m @ m)
     if not (np.isfinite(mm) and mm > 0):
         return None
     # (one pass first: the offset's rounding makes this spread small, never

@@ -113,7 +113,8 @@ def _batched_gram(kernel, params, A, B, shift=None):
             return G
         if kernel == "poly":
             g, c0 = params.get("gamma", 1.0), params.get("coef0", 1.0)
-            return (g * G + c0) ** params.get("degree", 2)
+            with np.errstate(over="ignore"):  # (inf: refused by the callers, named)
+                return (g * G + c0) ** params.get("degree", 2)
         # a squared norm past float64's range is inf, and the kernel value its limit,
         # 0 (NumPy warned of the overflow; inf - inf = NaN is refused by the callers)
         # in place, the same operations in the same order as
