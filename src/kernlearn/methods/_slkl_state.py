@@ -1,8 +1,9 @@
 r"""Coordinate updates of SLKL (paper 003, sec. 3): the state behind Algorithm 2.
 
 The algorithm itself (random coordinates, sweeps, stopping rule) is
-:class:`kernlearn.methods.slkl.CoordinateNewton`; the compiled
-Gram-mode steps are in :mod:`kernlearn.methods._slkl_compiled`.
+:class:`kernlearn.methods.slkl.CoordinateNewton`, whose Gram-mode sweeps run
+compiled through :func:`gram_sweeps`; the compiled Gram-mode steps and sweeps
+are in :mod:`kernlearn.methods._slkl_compiled`.
 
 Minimises over :math:`\mu \ge 0` the objective of eq. (14), summed over the
 columns :math:`y_t` of a (possibly multi-output) target matrix :math:`Y`,

@@ -190,6 +190,10 @@ class CoordinateNewton(BaseSolver):
     prints the difference with the opposite sign, which would always hold
     since F decreases).
 
+    In Gram mode, without ``callback``, ``time_budget`` or ``verbose`` (per-sweep
+    Python), the sweeps run compiled (:func:`~._slkl_state.gram_sweeps`: the
+    same steps and history, a few calls a solve).
+
     The solver protocol's ``coef`` is the problem's :math:`W` (``(M, T)``,
     :math:`W_m = \mu_m c_m^\top Z`, zero off the active set: the fit on the
     training rows is :math:`CW`); :math:`\mu` is ``result.state.mu``.
