@@ -26,9 +26,19 @@ classifier (``clf``) at its defaults and prints three tables:
 
 ``--paired`` prints instead, per size, the fit's CPU ms (medians of
 ``--repeats`` rounds, each fitting in turn the default, the same fit with the
-width rule's spread ratio computed exactly (``at_most`` ignored: the median's
-partition as before the thirty-first pass; the models are equal) and the
-``small_fits.py`` anchor), with the ratios to the anchor.
+sweeps driven in Python (:class:`~kernlearn.colgen.ColumnGeneration`'s loop
+over the pricing and master closures, as before the thirty-second pass: a
+no-op ``callback`` selects it; the models are equal) and the
+``small_fits.py`` anchor), with the ratios to the anchor.  (The thirty-first
+pass's second column, the width rule's spread ratio computed exactly, is in
+this file's history.)
+
+Since the thirty-second pass a solve's sweeps run compiled
+(:func:`~kernlearn.methods._slkl_compiled._gram_sweeps`, which calls the
+steps inside compiled code): the phase table's "compiled steps" time that
+function (steps, draws, history rows), so its "sweep driver" is what is left
+of the per-solve Python; the path table counts its steps on the Python
+driver (the same steps: :func:`python_sweeps`).
 
 The timers wrap module functions for the run (restored at exit); they add a
 few microseconds a call.  One thread (``OMP_NUM_THREADS=1`` and friends, set
@@ -63,6 +73,7 @@ from kernlearn.methods import _slkl_state, slkl  # noqa: E402
 
 #: (module or class, attribute, phase name) of the timed functions
 TIMED = ((_slkl_state, "_gram_steps", "compiled steps"),
+         (_slkl_state, "_gram_sweeps", "compiled steps"),
          (_slkl_state.SLKLState, "refresh", "refreshes"),
          (slkl, "_loo_errors", "LOO errors"),
          (slkl, "_solve_one", "nu path"))
@@ -90,6 +101,31 @@ def phase_timers(clock=time.process_time):
     finally:
         for owner, attr, fn in saved:
             setattr(owner, attr, fn)
+
+
+def _no_stop(row):
+    return None
+
+
+@contextlib.contextmanager
+def python_sweeps():
+    """Solves driven by :class:`~kernlearn.colgen.ColumnGeneration`'s Python loop.
+
+    A ``callback`` (here one that never stops) keeps a solve on the Python
+    driver, which runs the same steps in the same order as the compiled one.
+    """
+    init = slkl.CoordinateNewton.__init__
+
+    def with_callback(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        if self.callback is None:
+            self.callback = _no_stop
+
+    slkl.CoordinateNewton.__init__ = with_callback
+    try:
+        yield
+    finally:
+        slkl.CoordinateNewton.__init__ = init
 
 
 def phases(est, X, y, repeats):
@@ -134,7 +170,8 @@ def path_record(est, X, y):
 
     _slkl_state._gram_steps, slkl.extract_fit = counted, kept
     try:
-        est.fit(X, y)
+        with python_sweeps():  # (per-call counts: the compiled driver's calls are inside)
+            est.fit(X, y)
     finally:
         _slkl_state._gram_steps, slkl.extract_fit = steps, extract
     return record
@@ -159,22 +196,15 @@ def sweep_cost(state, n_sweeps, seed=0):
 
 
 def paired(name, X, y, repeats):
-    """Medians (ms) of the default fit, the fit with the exact spread ratio, the anchor."""
-    exact = slkl.pairwise_spread_ratio
+    """Medians (ms) of the default fit, the fit with the Python sweep driver, the anchor."""
+    def default():
+        getattr(kernlearn, name)(random_state=0).fit(X, y)
 
-    def without_bound(X, rows=None, at_most=None):
-        return exact(X, rows)
+    def python_driven():
+        with python_sweeps():
+            default()
 
-    def fit_with(ratio):
-        def run():
-            slkl.pairwise_spread_ratio = ratio
-            try:
-                getattr(kernlearn, name)(random_state=0).fit(X, y)
-            finally:
-                slkl.pairwise_spread_ratio = exact
-        return run
-
-    sides = {"default": fit_with(exact), "exact ratio": fit_with(without_bound),
+    sides = {"default": default, "python sweeps": python_driven,
              "anchor": lambda: PAIRS[name][2]().fit(X, y)}
     times = {k: [] for k in sides}
     for run in sides.values():
@@ -207,8 +237,10 @@ def main(argv=None):
             if args.paired:
                 t = paired(name, X, y, args.repeats)
                 a = t["anchor"]
-                pairs.append([name, size, f"{t['exact ratio']:.1f} ({t['exact ratio'] / a:.2f}x)",
-                              f"{t['default']:.1f} ({t['default'] / a:.2f}x)", round(a, 2)])
+                py = t["python sweeps"]
+                pairs.append([name, size, f"{py:.1f} ({py / a:.2f}x)",
+                              f"{t['default']:.1f} ({t['default'] / a:.2f}x)", round(a, 2),
+                              f"{t['default'] / py:.3f}"])
                 continue
             est = getattr(kernlearn, name)(random_state=0)
             med = phases(est, X, y, args.repeats)
@@ -229,8 +261,9 @@ def main(argv=None):
                  "mean m0", "check refreshes", "final m0", "sweep us", "without check",
                  "changes/sweep", "us/change w/o check"], rows))
     if pairs:
-        print(markdown_table(["estimator", "data", "exact ratio ms (x anchor)",
-                              "default ms (x anchor)", "anchor ms"], pairs))
+        print(markdown_table(["estimator", "data", "python sweeps ms (x anchor)",
+                              "default ms (x anchor)", "anchor ms", "default / python"],
+                             pairs))
 
 
 if __name__ == "__main__":

@@ -262,6 +262,12 @@ def test_a_breakdown_of_the_compiled_updates_is_a_clear_error(monkeypatch):
 
     monkeypatch.setattr(_slkl_state, "_gram_steps", broken)
     C, Y = _columns()
+    # (the steps run by the Python sweep driver: a callback selects it)
+    with pytest.raises(ValueError, match="Increase nu"):
+        CoordinateNewton(random_state=0, callback=lambda row: None).solve(
+            slkl_problem(C, Y, 1e-6))
+    # and inside the compiled sweeps (test_slkl_sweep_driver has the message)
+    monkeypatch.setattr(_slkl_state, "_gram_sweeps", broken)
     with pytest.raises(ValueError, match="Increase nu"):
         CoordinateNewton(random_state=0).solve(slkl_problem(C, Y, 1e-6))
 

@@ -35,17 +35,31 @@ def test_the_path_counts_add_up(script):
     assert cost[8] > 0 and cost[0] > 0 and changes > 0
 
 
+def test_python_sweeps_selects_the_python_driver(script, monkeypatch):
+    # the paired table's second column is the Python driver (the compiled one not called)
+    calls = []
+    compiled = _slkl_state._gram_sweeps
+    monkeypatch.setattr(_slkl_state, "_gram_sweeps", lambda *a: calls.append(1) or compiled(*a))
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(120, 2)), rng.normal(size=120)
+    with script.python_sweeps():
+        LowRankKernelRegressor(random_state=0).fit(X, y)
+    assert calls == []
+    LowRankKernelRegressor(random_state=0).fit(X, y)
+    assert calls
+
+
 def test_the_wrapped_functions_are_restored(script):
-    before = (_slkl_state._gram_steps, _slkl_state.SLKLState.__dict__["refresh"],
-              slkl._loo_errors, slkl._solve_one, slkl.extract_fit,
-              slkl.pairwise_spread_ratio)
+    before = (_slkl_state._gram_steps, _slkl_state._gram_sweeps,
+              _slkl_state.SLKLState.__dict__["refresh"], slkl._loo_errors, slkl._solve_one,
+              slkl.extract_fit, slkl.CoordinateNewton.__init__)
     rng = np.random.default_rng(1)
     X, y = rng.normal(size=(120, 2)), rng.normal(size=120)  # (the anchor: 100 components)
     med = script.phases(LowRankKernelRegressor(random_state=0), X, y, 1)
     assert med["fit"] >= med["nu path"] >= med["compiled steps"] > 0
     script.path_record(LowRankKernelRegressor(random_state=0), X, y)
     t = script.paired("LowRankKernelRegressor", X, y, 1)
-    assert set(t) == {"default", "exact ratio", "anchor"}
-    assert before == (_slkl_state._gram_steps, _slkl_state.SLKLState.__dict__["refresh"],
-                      slkl._loo_errors, slkl._solve_one, slkl.extract_fit,
-                      slkl.pairwise_spread_ratio)
+    assert set(t) == {"default", "python sweeps", "anchor"}
+    assert before == (_slkl_state._gram_steps, _slkl_state._gram_sweeps,
+                      _slkl_state.SLKLState.__dict__["refresh"], slkl._loo_errors,
+                      slkl._solve_one, slkl.extract_fit, slkl.CoordinateNewton.__init__)

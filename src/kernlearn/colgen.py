@@ -181,6 +181,19 @@ class ColumnGeneration:
                 reason = "tol"
                 break
             prev = obj
+        return self.finish(history, reason, it, progress)
+
+    def finish(self, history, reason, it, progress=None):
+        """The result of a run that stopped for ``reason`` after ``it`` iterations.
+
+        Warns as :meth:`run` does (``max_iter`` with a tolerance not met, the
+        time budget spent) and closes ``progress``; also the end of a loop run
+        elsewhere on this driver's rules (SLKL's compiled sweeps).
+
+        Returns
+        -------
+        result : ColGenResult
+        """
         converged = reason in ("no_violation", "active_set", "tol")
         if reason == self.budget_name and self.tol is not None and self.warn:
             # (it named no remedy: LowRankKernelRegressor(nu=0.01)'s warning

@@ -289,3 +289,73 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, PA, idx, slot, mu, kkt
                 return k + 1, 2
     return len(coords), 0
 
+
+
+@njit_cached()
+def _gram_sweeps(rng, phase, pos, done, prev, coords, max_iter, refresh, tol, exact, P, Q,
+                 V, G, PA, idx, slot, mu, kkt, case_counts, scal, lam, nu, check_every,
+                 probes, threshold, hist):  # pragma: no cover - compiled
+    """Sweeps of Algorithm 2 in Gram mode, compiled: a ``nu`` value's solve in a few calls.
+
+    The loop of :class:`~kernlearn.colgen.ColumnGeneration` over the pricing
+    and master closures of :meth:`~kernlearn.methods.slkl.CoordinateNewton.solve`,
+    in their order: each sweep draws ``M = len(coords)`` coordinates from
+    ``rng`` (``rng.integers(0, M, size=M)``, NumPy's stream: the caller's
+    generator advances as the closures' draws advanced it), records the
+    largest KKT violation of the drawn coordinates at their last visit (as
+    Python's ``max``), runs them (:func:`_gram_steps`), then records the
+    sweep's history row (objective, violation, ``m0``, ``max(kkt)``) in
+    ``hist`` and stops when ``|prev - F| <= tol max(|prev|, 1e-300)`` (the
+    driver's test, compiled without fast-math: the same comparisons).
+
+    It returns to the caller, which resumes it with the ``phase``, ``pos``,
+    ``done`` and ``prev`` it returned, for what needs Python or LAPACK:
+    ``why`` 1 (grow the arrays) and 2 (the round-off check failed: refresh)
+    in the middle of a sweep (``phase`` 1, the next coordinate at ``pos``), 3
+    after every ``refresh``-th sweep (refresh; ``phase`` 2: its history row
+    and the stopping test, on the refreshed objective, are still to come), 4
+    when the test stopped the solve and 0 after ``max_iter`` sweeps.
+    ``done`` counts the sweeps run, ``prev`` is the last row's objective (NaN
+    before the first: the test then fails, as with none).
+
+    Returns
+    -------
+    why, phase, pos, done, prev : int, int, int, int, float
+    """
+    M = len(coords)
+    while True:
+        if phase == 0:  # pricing: a new sweep's coordinates
+            if done == max_iter:
+                return 0, 0, pos, done, prev
+            drawn = rng.integers(0, M, size=M)
+            v = kkt[drawn[0]]
+            for k in range(M):
+                coords[k] = drawn[k]
+                if kkt[drawn[k]] > v:  # Python's max: the first of equals, NaN kept first
+                    v = kkt[drawn[k]]
+            hist[done, 1] = v
+            pos, phase = 0, 1
+        if phase == 1:  # the master: the sweep's steps
+            pos, why = _gram_steps(coords, pos, -1.0, exact, P, Q, V, G, PA, idx, slot, mu,
+                                   kkt, case_counts, scal, lam, nu, check_every, probes,
+                                   threshold)
+            if why != 0:
+                return why, 1, pos, done, prev
+            done += 1
+            phase = 2
+            if refresh > 0 and done % refresh == 0:
+                return 3, 2, pos, done, prev
+        obj = scal[1]  # phase 2: the sweep's history row, then the stopping test
+        top = kkt[0]
+        for k in range(1, len(kkt)):  # NumPy's max: a NaN is the maximum
+            if top != top:
+                break
+            if kkt[k] > top or kkt[k] != kkt[k]:
+                top = kkt[k]
+        hist[done - 1, 0] = obj
+        hist[done - 1, 2] = scal[0]
+        hist[done - 1, 3] = top
+        phase = 0
+        if tol >= 0.0 and abs(prev - obj) <= tol * max(abs(prev), 1e-300):
+            return 4, 0, pos, done, prev
+        prev = obj

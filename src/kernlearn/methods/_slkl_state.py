@@ -1,8 +1,9 @@
 r"""Coordinate updates of SLKL (paper 003, sec. 3): the state behind Algorithm 2.
 
 The algorithm itself (random coordinates, sweeps, stopping rule) is
-:class:`kernlearn.methods.slkl.CoordinateNewton`; the compiled
-Gram-mode steps are in :mod:`kernlearn.methods._slkl_compiled`.
+:class:`kernlearn.methods.slkl.CoordinateNewton`, whose Gram-mode sweeps run
+compiled through :func:`gram_sweeps`; the compiled Gram-mode steps and sweeps
+are in :mod:`kernlearn.methods._slkl_compiled`.
 
 Minimises over :math:`\mu \ge 0` the objective of eq. (14), summed over the
 columns :math:`y_t` of a (possibly multi-output) target matrix :math:`Y`,
@@ -39,10 +40,12 @@ import numpy as np
 import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
 
-from ._slkl_compiled import _gram_residual, _gram_steps, _rank1, _step_rule
+from ._slkl_compiled import _gram_residual, _gram_steps, _gram_sweeps, _rank1, _step_rule
+from ..solvers._base import History
+from ..utils._threads import check_abandoned
 from ..utils._warnings import warn
 
-__all__ = ["SLKLBreakdown", "SLKLState", "extract_fit", "slkl_objective"]
+__all__ = ["SLKLBreakdown", "SLKLState", "extract_fit", "gram_sweeps", "slkl_objective"]
 
 
 class SLKLBreakdown(ValueError):
@@ -461,24 +464,36 @@ class SLKLState:
                     self.check_every, self._probes, self._threshold(),
                 )
             except ZeroDivisionError:
-                # seen at nu = 1e-6 on 20,000 rows (keggdirected): weights so
-                # large that G's updates overflow; the state is then unusable
-                raise SLKLBreakdown(
-                    f"SLKL's coordinate updates broke down (a division by zero "
-                    f"at nu={self.nu:.3g}, largest weight {self.mu.max():.3g}): "
-                    "nu is too small for the Woodbury updates on these columns. "
-                    "Increase nu (or use nu='auto')."
-                ) from None
-            if why == 1:
-                self._grow()
-            elif why == 2:  # the compiled round-off check failed
-                self.refresh()
-                self.n_refresh += 1
-            else:
+                raise self._breakdown() from None
+            if not why:
                 break
+            self._resume(why)
         if len(coords) == 1:
             return int(np.argmax(self.case_counts - before)) + 1
         return None
+
+    def _resume(self, why):
+        """What a compiled call that returned early asks for before it goes on.
+
+        ``why`` 1: grow the arrays (the next coordinate enters a full active
+        set); 2: refresh (the round-off check failed); 3: refresh (the
+        periodic one of :func:`gram_sweeps`).
+        """
+        if why == 1:
+            self._grow()
+        else:
+            self.refresh()
+            self.n_refresh += why == 2
+
+    def _breakdown(self):
+        # seen at nu = 1e-6 on 20,000 rows (keggdirected): weights so large
+        # that G's updates overflow (a division by zero); the state is unusable
+        return SLKLBreakdown(
+            f"SLKL's coordinate updates broke down (a division by zero "
+            f"at nu={self.nu:.3g}, largest weight {self.mu.max():.3g}): "
+            "nu is too small for the Woodbury updates on these columns. "
+            "Increase nu (or use nu='auto')."
+        )
 
     def residual(self, probe=None):
         r"""Backward error of :math:`Z`: :math:`\|(\lambda I + CDC^\top) Z - Y\|`
@@ -713,6 +728,65 @@ class SLKLState:
             return
         self.objective = self._fit + self.nu * float(self.mu.sum())
         self._floor = self.residual() if self.check_every else 0.0
+
+
+def gram_sweeps(state, rng, driver, refresh, exact=False):
+    """Algorithm 2's sweeps on a Gram-mode ``state``, compiled (:func:`_gram_sweeps`).
+
+    What ``driver.run`` does with :meth:`~kernlearn.methods.slkl.CoordinateNewton.solve`'s
+    pricing and master closures, in the same order on the same numbers (the
+    coordinates drawn from ``rng``, a refresh after every ``refresh``-th
+    sweep, the stopping test on ``driver.tol`` and ``driver.max_iter``), the
+    state and the history rows equal; the Python per sweep (about 40 us: the
+    draws, the closures, the history) is gone.  One call runs until a refresh
+    or a grown array needs Python, a few calls a solve.  For a driver with
+    no callback, time budget or progress output (they are per-sweep Python);
+    the rows of one call share its end as their ``time``, and a problem
+    abandoned in its thread (:func:`~kernlearn.utils._threads.check_abandoned`)
+    stops between calls.
+
+    Parameters
+    ----------
+    state : SLKLState
+        In Gram mode; stepped in place.
+    rng : numpy.random.Generator
+        The coordinates' generator; it advances as the per-sweep draws did.
+    driver : kernlearn.colgen.ColumnGeneration
+        Its ``max_iter``, ``tol`` and :meth:`~kernlearn.colgen.ColumnGeneration.finish`.
+    refresh : int
+        Refresh every this many sweeps (0: never).
+    exact : bool, default=False
+        The exact coordinate minimiser in place of the Newton step (19).
+
+    Returns
+    -------
+    result : kernlearn.colgen.ColGenResult
+    """
+    coords = np.empty(state.n_columns, dtype=np.int64)
+    hist = np.empty((driver.max_iter, 4))  # objective, violation, m0, max(kkt)
+    tol = -1.0 if driver.tol is None else float(driver.tol)
+    history, phase, pos, done, prev, why = History(), 0, 0, 0, np.nan, 1
+    while why not in (0, 4):
+        check_abandoned()
+        try:
+            why, phase, pos, done, prev = _gram_sweeps(
+                rng, phase, pos, done, prev, coords, int(driver.max_iter), int(refresh), tol,
+                bool(exact),
+                state._P, state._Q, state._V, state._G, state._PA, state._idx, state.slot,
+                state.mu, state.kkt, state.case_counts, state._scal, state.lam, state.nu,
+                state.check_every, state._probes, state._threshold(), hist)
+        except ZeroDivisionError:
+            raise state._breakdown() from None
+        # the rows this call completed (a sweep awaiting its refresh has none yet),
+        # as the driver records them
+        for i in range(len(history), done - (phase == 2)):
+            m0 = int(hist[i, 2])
+            history.append(iter=i + 1, objective=float(hist[i, 0]),
+                           violation=float(hist[i, 1]), m0=m0, kkt=float(hist[i, 3]),
+                           n_active=m0)
+        if why in (1, 2, 3):
+            state._resume(why)
+    return driver.finish(history, "tol" if why == 4 else driver.budget_name, done)
 
 
 def _shifted_inverse(BtB, lam):

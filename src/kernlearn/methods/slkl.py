@@ -45,7 +45,8 @@ from ..solvers._base import (
 )
 from ..widths import pairwise_spread_ratio
 from ._result import MethodResult
-from ._slkl_state import SLKLBreakdown, SLKLState, extract_fit, slkl_objective
+from ._slkl_state import (SLKLBreakdown, SLKLState, extract_fit, gram_sweeps,
+                          slkl_objective)
 from ._slkl_options import coordinate_newton_constraints, nu_values, positive_numbers
 from ._decisions import slkl_decision  # noqa: F401  (re-exported: in __all__)
 from ..utils._warnings import summed, user_stacklevel, warn
@@ -188,6 +189,10 @@ class CoordinateNewton(BaseSolver):
     (the rule of Algorithm 1, evaluated at the end of each sweep; the paper
     prints the difference with the opposite sign, which would always hold
     since F decreases).
+
+    In Gram mode, without ``callback``, ``time_budget`` or ``verbose`` (per-sweep
+    Python), the sweeps run compiled (:func:`~._slkl_state.gram_sweeps`: the
+    same steps and history, a few calls a solve).
 
     The solver protocol's ``coef`` is the problem's :math:`W` (``(M, T)``,
     :math:`W_m = \mu_m c_m^\top Z`, zero off the active set: the fit on the
@@ -339,8 +344,12 @@ class CoordinateNewton(BaseSolver):
         )
         f_start = state.objective
         with single_blas_thread():
-            res = driver.run(price, master, n_active=lambda: state.m0)
-            if self.refresh and n_sweeps[0] % self.refresh:
+            if state.gram_mode and self.callback is None and self.time_budget is None \
+                    and not self.verbose:  # the same sweeps compiled, a few calls a solve
+                res = gram_sweeps(state, rng, driver, self.refresh, self.rule == "exact")
+            else:
+                res = driver.run(price, master, n_active=lambda: state.m0)
+            if self.refresh and res.n_iter % self.refresh:
                 state.refresh()  # the returned state exact, whatever the count
         _check_descent(f_start, state)
         return SolverResult(
