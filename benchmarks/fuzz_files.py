@@ -35,9 +35,13 @@ Invariants:
   within ``--timeout`` seconds and without growing the process by more than
   ``--max-grow`` MB; or the loaded model predicts exactly as the original;
 * a loaded model predicting otherwise is a defect, unless the mutation was a
-  coherent rewrite (a plain value, or an array with its metadata, changed
-  and resealed): a file rewritten consistently is a valid file of another
-  model, which no digest can tell (counted as ``accepted-edit``);
+  rewrite within the schema, resealed (a value of the parameters, fitted state
+  or metadata replaced by another value, an array together with its
+  metadata, an array's order/object/finite flag, an entry dropped or a list
+  item duplicated): such a file is a valid file of another model, which no
+  digest can tell, and the format declares no type per fitted attribute
+  (counted as ``accepted-edit``, or ``edit-breaks-predict`` when the
+  estimator's ``predict`` fails on the values; not violations);
 * the command line: exit status documented and never 1, a failure is one
   ``kernlearn: error:`` line and no traceback; a model-file fault is status
   4; exit 0 writes the original predictions (or, for a coherent rewrite,
@@ -223,6 +227,9 @@ SHAPES = [[10**12], [10**12, 10**12], [], [0], [-1], [1], [2, 3], ["a"], None, 3
           [2**63], [1.5]]
 
 
+ARRAY_FIELDS = ("dtype", "shape", "finite", "sha256", "order", "object")
+
+
 def array_nodes(meta):
     return [p for p, v in walk(meta) if isinstance(v, dict) and "$array" in v]
 
@@ -233,8 +240,7 @@ def plain_nodes(meta):
     for p, v in walk(meta):
         if not p or p[0] not in ("params", "state", "metadata"):
             continue
-        if any(isinstance(k, str) and k in ("$array", "dtype", "shape", "finite",
-                                             "sha256", "order", "object") for k in p[-1:]):
+        if isinstance(p[-1], str) and (p[-1] == "$array" or p[-1] in ARRAY_FIELDS):
             continue
         if isinstance(v, (int, float, str)) and not (isinstance(p[-1], str)
                                                       and p[-1].startswith("$")):
@@ -263,11 +269,12 @@ def mutate_model(rng, data):
         paths = [p for p, _ in walk(meta) if p]
         p = paths[rng.randint(len(paths))]
         new = VALUES[rng.randint(len(VALUES))]
-        # (a plain value for a plain or scalar value is a coherent edit, as json-plain)
-        old = get_at(meta, p)
-        scalar = p in plain_nodes(meta) or isinstance(old, dict) and (
-            "$np" in old or "$float" in old)
-        coherent = scalar and isinstance(new, (int, float, str, type(None)))
+        # A value of params, state or metadata replaced by another value of the
+        # schema is a rewrite: a valid file of another model (the format declares
+        # no type per fitted attribute, so a list where an array was loads too).
+        # An array node's fields, a tag or the header replaced is an inconsistency.
+        coherent = p[0] in ("params", "state", "metadata") and not (
+            isinstance(p[-1], str) and (p[-1].startswith("$") or p[-1] in ARRAY_FIELDS))
         set_at(meta, p, new)
         what = f"{'.'.join(map(str, p))} = {new!r}"
     elif kind == "json-plain":  # a plain value rewritten: a coherent edit
