@@ -47,3 +47,46 @@ def test_npz_data_member_declaring_terabytes_is_refused(tmp_path, capsys):
     # the command line: one line naming the fault, the data error status
     code, _, err = _run(["fit", "-e", "fgm", "-m", tmp_path / "m.npz", "-q", path], capsys)
     assert code == 3 and _one_error(err) and "declares 8000000000000 bytes" in err, err
+
+
+@pytest.fixture
+def fuzzer():
+    from bench_scripts import load_script
+
+    yield from load_script("fuzz_files")
+
+
+def test_file_fuzzer_flags_planted_defects(fuzzer, tmp_path, monkeypatch):
+    # the script's checks can fail: a tampered file that loads and predicts
+    # otherwise, a bare error out of the loader, an unsealed change that loads
+    from kernlearn import FGMClassifier, FGMRegressor
+    from kernlearn.io import save_model
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 3)
+    y = (X[:, 0] > 0).astype(int)
+    est = FGMClassifier(max_iter=3).fit(X, y)
+    path = tmp_path / "m.npz"
+    save_model(est, path)
+    base = {"X": X, "pk": {}, "ref": fuzzer.outputs(est, X, {})}
+    check = lambda p, coherent=False: fuzzer.library_outcome(p, base, coherent, 30, 1024)  # noqa: E731
+    assert check(path)[0] == "loaded-same"
+    data = path.read_bytes()
+    flipped = tmp_path / "flipped.npz"
+    flipped.write_bytes(data[:100] + bytes([data[100] ^ 1]) + data[101:])
+    assert check(flipped)[:3:2] == ("refused", False)
+    # a file of another model: different predictions, a defect unless a rewrite
+    other = tmp_path / "other.npz"
+    save_model(FGMRegressor(max_iter=3).fit(X, X[:, 1]), other)
+    assert check(other)[::2] == ("silent-different", True)
+    assert check(other, coherent=True)[::2] == ("accepted-edit", False)
+    # the mutators' resealing makes files the loader reads as sealed
+    meta, arrays = fuzzer.unpack(data)
+    (tmp_path / "repacked.npz").write_bytes(fuzzer.pack(meta, arrays))
+    assert check(tmp_path / "repacked.npz")[0] == "loaded-same"
+
+    def bare(p):
+        raise KeyError("coef_")
+
+    monkeypatch.setattr(fuzzer, "load_model", bare)
+    assert check(path)[::2] == ("bare-error", True)
