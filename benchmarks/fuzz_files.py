@@ -273,8 +273,10 @@ def mutate_model(rng, data):
         # schema is a rewrite: a valid file of another model (the format declares
         # no type per fitted attribute, so a list where an array was loads too).
         # An array node's fields, a tag or the header replaced is an inconsistency.
+        # (a container's body is data too: {"$dict": {"$np": ...}} is a dict of two keys)
         coherent = p[0] in ("params", "state", "metadata") and not (
-            isinstance(p[-1], str) and (p[-1].startswith("$") or p[-1] in ARRAY_FIELDS))
+            isinstance(p[-1], str) and (p[-1].startswith("$") or p[-1] in ARRAY_FIELDS)
+            and p[-1] not in ("$dict", "$list", "$tuple"))
         set_at(meta, p, new)
         what = f"{'.'.join(map(str, p))} = {new!r}"
     elif kind == "json-plain":  # a plain value rewritten: a coherent edit
