@@ -417,8 +417,13 @@ def _pred_args(task):
     return {"task_index": task} if task is not None else {}
 
 
-def run_case(name, case_seed, tmpdir):
-    """One random case; returns (status, detail, params)."""
+def draw_case(name, case_seed):
+    """The random settings, data and unfitted estimator of one case.
+
+    Returns ``(rng, params, data, est, X, y, task, fit_kw)``; ``rng`` is left
+    where the draw stopped (the case's later draws continue from it).  Other
+    hunts (``fuzz_files.py``) fit the same cases.
+    """
     rng = np.random.RandomState(case_seed)
     params, data = SPACES[name](rng)
     cls = getattr(kernlearn, name)
@@ -454,7 +459,13 @@ def run_case(name, case_seed, tmpdir):
         grams = [Xd @ Xd.T, rbf_kernel(Xd, Xd, gamma=1.0 / Xd.shape[1])]
         X = grams if params.get("kernels") == "precomputed" else grams[1]
     est = cls(**params)
-    fit_kw = _fit_args(name, X, y, task, sw)
+    return rng, params, data, est, X, y, task, _fit_args(name, X, y, task, sw)
+
+
+def run_case(name, case_seed, tmpdir):
+    """One random case; returns (status, detail, params)."""
+    rng, params, data, est, X, y, task, fit_kw = draw_case(name, case_seed)
+    cls = type(est)
     out, err = io.StringIO(), io.StringIO()
     t0 = time.process_time()
     with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out), \

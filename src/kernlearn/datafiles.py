@@ -32,6 +32,7 @@ from ._csv_labels import class_spellings, codes_as_written as _codes_as_written
 from ._csv_labels import leading_zero_anywhere as _leading_zero_anywhere
 from ._libsvm_lines import _is_number, first_bad_line
 from .utils._finite import first_non_finite
+from .utils._npy_header import check_numpy_file
 
 __all__ = [
     "ColumnNameError",
@@ -589,6 +590,8 @@ def _read_numpy(path, label, n_features, suffix):
         # was "not a readable NumPy file: No data left in file"
         source = path if Path(path).is_file() else io.BytesIO(start + fh.read())
     try:
+        # (a header of 10**12 rows was "MemoryError: Unable to allocate 7.28 TiB")
+        check_numpy_file(source, suffix == ".npz")
         if suffix == ".npz":
             with np.load(source, allow_pickle=False) as data:
                 files = data.files
@@ -605,6 +608,8 @@ def _read_numpy(path, label, n_features, suffix):
     except (*_READ_ERRORS, zipfile.BadZipFile) as exc:
         # (a truncated or damaged .npz raised BadZipFile: an internal error)
         raise ValueError(f"{path} is not a readable NumPy file: {exc}") from exc
+    except MemoryError as exc:  # (the sizes were checked: a genuinely large array)
+        raise ValueError(f"{path}: not enough memory to read it ({exc})") from exc
     if X is None:  # (scipy.sparse.save_npz writes data, format, shape and no labels)
         raise ValueError(f"{path} has no array named 'X' (found: {', '.join(files) or 'none'})" + (
             "; it is a SciPy sparse matrix (scipy.sparse.save_npz), without labels: write X "

@@ -79,6 +79,7 @@ import kernlearn
 from ._io_values import (plain_objects, random_state_fields, random_state_from,
                          splitter_class_from, splitter_class_tag, splitter_classes, unsavable)
 from .utils._atomic import write_atomically
+from .utils._npy_header import declared_npy, too_large
 
 __all__ = [
     "FORMAT_VERSION",
@@ -687,31 +688,15 @@ def _read_npz(zf, size):
     sizes they declare must agree with the archive's and stay under a cap, so a
     small file cannot make the reader allocate gigabytes.
     """
-    cap = max(_MIN_ARRAY_BYTES_CAP, _ARRAY_BYTES_PER_FILE_BYTE * size)
     total = 0
     headers = {}
     for info in zf.infolist():
         if not info.filename.endswith(".npy"):
             raise ValueError(f"unexpected member {info.filename!r}")
         with zf.open(info) as fh:
-            read_header = {
-                (1, 0): np.lib.format.read_array_header_1_0,
-                (2, 0): np.lib.format.read_array_header_2_0,
-            }.get(np.lib.format.read_magic(fh))
-            if read_header is None:
-                raise ValueError(f"{info.filename}: unsupported .npy version")
-            shape, _, dtype = read_header(fh, max_header_size=10000)
-            header_len = fh.tell()
-        if dtype.hasobject:
-            raise ValueError(f"{info.filename} holds Python objects")
-        nbytes = math.prod(shape) * dtype.itemsize
-        if nbytes + header_len != info.file_size:
-            raise ValueError(
-                f"{info.filename} declares {nbytes} bytes of data, the archive "
-                f"holds {info.file_size - header_len}"
-            )
-        total += nbytes
-        if total > cap:
+            total += declared_npy(fh, info.file_size, info.filename)[0]
+        cap = too_large(total, size, _ARRAY_BYTES_PER_FILE_BYTE, _MIN_ARRAY_BYTES_CAP)
+        if cap is not None:
             raise ValueError(
                 f"the arrays declare {total} bytes, more than the {cap} bytes a "
                 "model file of this size may hold"

@@ -1,0 +1,134 @@
+"""The size an ``.npy`` header declares, checked before any array is allocated.
+
+NumPy's reader allocates the array a header declares before it reads the data
+(``numpy.fromfile`` for a file, ``numpy.ndarray(count)`` for an archive
+member), so a few bytes declaring 10**12 elements are a ``MemoryError``
+("Unable to allocate 7.28 TiB"), or a large allocation that then fails on
+the missing data.  The data size a header declares is known exactly (the
+product of the shape times the item size) and must equal the bytes stored
+after the header; model files (:mod:`kernlearn.io`) and NumPy data files
+(:mod:`kernlearn.datafiles`) both check it here first.
+"""
+
+import contextlib
+import math
+import os
+import zipfile
+
+import numpy as np
+
+__all__ = ["check_numpy_file", "declared_npy", "too_large"]
+
+# Deflate packs at most about 1032:1, so an archive member cannot hold more
+# than this many bytes per byte of archive; a larger declared size is a lie.
+_DEFLATE_RATIO = 1100
+_MIN_CAP = 256 * 2**20
+
+
+def declared_npy(fh, stored, name):
+    """``(nbytes, header_len)`` of the ``.npy`` stream ``fh``, its size checked.
+
+    Reads only the magic string and the header of ``fh`` (left positioned at
+    the start of the data).
+
+    Parameters
+    ----------
+    fh : file object
+        Positioned at the start of the ``.npy`` data (a file or an archive
+        member).
+    stored : int
+        Bytes the file or member holds (header and data).
+    name : str
+        The file or member, for the messages.
+
+    Returns
+    -------
+    nbytes : int
+        Bytes of array data the header declares (equal to what is stored).
+    header_len : int
+        Bytes of the magic string and header.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``.npy`` version, a malformed header, Python objects, or a
+        declared size other than the data stored.
+    """
+    read_header = {
+        (1, 0): np.lib.format.read_array_header_1_0,
+        (2, 0): np.lib.format.read_array_header_2_0,
+    }.get(np.lib.format.read_magic(fh))
+    if read_header is None:
+        raise ValueError(f"{name}: unsupported .npy version")
+    shape, _, dtype = read_header(fh, max_header_size=10000)
+    header_len = fh.tell()
+    if dtype.hasobject:
+        raise ValueError(f"{name} holds Python objects")
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes + header_len != stored:
+        raise ValueError(
+            f"{name} declares {nbytes} bytes of data but holds "
+            f"{max(stored - header_len, 0)}"
+        )
+    return nbytes, header_len
+
+
+def too_large(declared, file_size, per_byte=_DEFLATE_RATIO, floor=_MIN_CAP):
+    """The cap ``declared`` bytes exceed for a file of ``file_size`` bytes, or None.
+
+    Parameters
+    ----------
+    declared : int
+        Bytes the arrays of an archive declare, in total.
+    file_size : int
+        Bytes of the archive.
+    per_byte : int, optional
+        Bytes an archive byte may hold (default: the most deflate packs).
+    floor : int, optional
+        Bytes any archive may declare (default 256 MB).
+
+    Returns
+    -------
+    cap : int or None
+    """
+    cap = max(floor, per_byte * file_size)
+    return cap if declared > cap else None
+
+
+def check_numpy_file(source, npz):
+    """Refuse a NumPy data file whose headers declare more data than it holds.
+
+    The ``.npy`` header of the file, or those of an ``.npz``'s ``X`` and
+    ``y``, are read and checked (:func:`declared_npy`, and the total against
+    :func:`too_large`) before NumPy allocates anything.
+
+    Parameters
+    ----------
+    source : path-like or binary file object
+        The file (a file object is read from its start and rewound).
+    npz : bool
+        Whether it is an ``.npz`` archive (else a ``.npy`` file).
+
+    Raises
+    ------
+    ValueError
+        A malformed or lying header (the message names it).
+    """
+    opened = isinstance(source, (str, os.PathLike))
+    with open(source, "rb") if opened else contextlib.nullcontext(source) as fh:
+        size = fh.seek(0, os.SEEK_END)
+        fh.seek(0)
+        if not npz:
+            declared_npy(fh, size, "the .npy header")
+        else:
+            with zipfile.ZipFile(fh) as zf:
+                members = [i for i in zf.infolist() if i.filename in ("X.npy", "y.npy")]
+                for info in members:
+                    with zf.open(info) as member:
+                        declared_npy(member, info.file_size, info.filename)
+                total = sum(i.file_size for i in members)
+                cap = too_large(total, size)
+                if cap is not None:
+                    raise ValueError(f"its arrays declare {total} bytes, more than the "
+                                     f"{cap} bytes a file of {size} bytes can hold")
+        fh.seek(0)
