@@ -1,0 +1,139 @@
+"""The command line's last rough edges (issue 21): a Ctrl-C from the start of
+``kernlearn ...`` is one line and exit 130."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+
+
+def _default_sigint():
+    # (a background `make test &` ignores SIGINT, and an ignored signal stays
+    # ignored across exec: Python would then install no handler at all)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _console_script(tmp_path):
+    """The console script as pip writes it, for pyproject's entry point."""
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        entry = tomllib.load(f)["project"]["scripts"]["kernlearn"]
+    module, func = entry.split(":")
+    script = tmp_path / "kernlearn"
+    script.write_text(textwrap.dedent(f"""\
+        import sys
+        from {module} import {func}
+        if __name__ == '__main__':
+            sys.argv[0] = sys.argv[0].removesuffix('.exe')
+            sys.exit({func}())
+        """))
+    return [sys.executable, str(script)]
+
+
+def _data(tmp_path):
+    path = tmp_path / "d.csv"
+    rows = [f"{i % 7},{(i * 3) % 5},{1 if i % 2 else -1}" for i in range(40)]
+    path.write_text("a,b,y\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def _interrupt(cmd, tmp_path, delay=None, pythonpath=()):
+    """Run ``cmd``, send SIGINT after ``delay`` s (or once the child writes
+    "ready" on stdout), return (exit status, stderr)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*pythonpath, str(SRC)]))
+    env.pop("KERNLEARN_DEBUG", None)
+    proc = subprocess.Popen(
+        cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=_default_sigint, text=True)
+    try:
+        if delay is None:
+            assert proc.stdout.readline() == "ready\n", proc.communicate()
+        else:
+            time.sleep(delay)
+        assert proc.poll() is None, "the command ended before the signal"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    return proc.returncode, err
+
+
+def _fit(tmp_path):
+    # a named pipe: the command waits on it for ever, until interrupted
+    fifo = tmp_path / "wait.csv"
+    os.mkfifo(fifo)
+    return ["fit", str(fifo), "-e", "fgm", "-m", str(tmp_path / "m.model")]
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.2, 0.4])
+def test_ctrl_c_while_the_console_script_starts(tmp_path, delay):
+    # 0.1-0.2 s: during the import of kernlearn.cli (NumPy); 0.4 s: the command
+    code, err = _interrupt(_console_script(tmp_path) + _fit(tmp_path), tmp_path, delay)
+    assert (code, err) == (130, "kernlearn: interrupted\n")
+
+
+def test_ctrl_c_while_python_m_kernlearn_starts(tmp_path):
+    cmd = [sys.executable, "-m", "kernlearn"] + _fit(tmp_path)
+    code, err = _interrupt(cmd, tmp_path, 0.1)
+    assert (code, err) == (130, "kernlearn: interrupted\n")
+
+
+def _blocking_import(tmp_path, module, wait):
+    """A ``sitecustomize`` making the import of ``module`` run ``wait`` (a
+    line that says "ready" and waits: the signal must land inside it)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(textwrap.dedent(f"""\
+        import sys, time
+
+        def ready_and_wait():
+            print("ready", flush=True)
+            time.sleep(60)
+
+        class Wait:
+            def find_spec(self, name, path=None, target=None):
+                if name == {module!r}:
+                    sys.meta_path.remove(self)
+                    {wait}
+                return None
+
+        sys.meta_path.insert(0, Wait())
+        """))
+    return [str(site)]
+
+
+@pytest.mark.parametrize("python_m", [False, True], ids=["script", "python-m"])
+def test_ctrl_c_in_a_c_extension_import_is_not_an_import_error(tmp_path, python_m):
+    # NumPy's C import code turns a KeyboardInterrupt into an ImportError
+    # ("Importing the numpy C-extensions failed"), which no `except
+    # KeyboardInterrupt` sees: the same here, in a deterministic place
+    wait = ("try: ready_and_wait()\n"
+            "                    except KeyboardInterrupt as e: "
+            "raise ImportError('C-extensions failed') from e")
+    site = _blocking_import(tmp_path, "numpy", wait)
+    cmd = ([sys.executable, "-m", "kernlearn"] if python_m
+           else _console_script(tmp_path)) + ["--version"]
+    code, err = _interrupt(cmd, tmp_path, pythonpath=site)
+    assert (code, err) == (130, "kernlearn: interrupted\n")
+
+
+def test_python_m_exits_130_after_an_interrupt_in_exec_code(tmp_path):
+    # a KeyboardInterrupt leaving code run by exec(<string>) (as a
+    # dataclass's generated __init__) set CPython's flag that made `python
+    # -m` kill itself with SIGINT at exit (-2) after the one-line message
+    site = _blocking_import(tmp_path, "sklearn", "exec('ready_and_wait()')")
+    cmd = [sys.executable, "-m", "kernlearn", "fit", str(_data(tmp_path)),
+           "-e", "fgm", "-m", str(tmp_path / "m.model")]
+    code, err = _interrupt(cmd, tmp_path, pythonpath=site)
+    assert (code, err) == (130, "kernlearn: interrupted\n")
