@@ -137,3 +137,53 @@ def test_python_m_exits_130_after_an_interrupt_in_exec_code(tmp_path):
            "-e", "fgm", "-m", str(tmp_path / "m.model")]
     code, err = _interrupt(cmd, tmp_path, pythonpath=site)
     assert (code, err) == (130, "kernlearn: interrupted\n")
+
+
+# --- --task-column on the last column without --label ------------------------------
+
+
+def _tasks_last(tmp_path):
+    """A CSV whose last column holds the tasks: a, b, y, task."""
+    path = tmp_path / "tasks_last.csv"
+    rows = [f"{i % 5},{(i * 7) % 11},{1 if (i // 2) % 2 else -1},{i % 2}" for i in range(24)]
+    path.write_text("a,b,y,task\n" + "\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("task_column", ["task", "3", "-1", "name:task"])
+def test_task_column_in_the_label_place_without_label_is_refused(tmp_path, capsys,
+                                                                 task_column):
+    # the label was the column before it (y here, b had it been the last feature)
+    from kernlearn import cli
+
+    model = tmp_path / "m.model"
+    code = cli.main(["fit", str(_tasks_last(tmp_path)), "-e", "mtmkl-classifier",
+                     "--task-column", task_column, "-m", str(model)])
+    err = capsys.readouterr().err
+    assert code == 3 and err.count("\n") == 1, err
+    assert f"--task-column {task_column} is the last column" in err and "--label" in err
+    assert not model.exists()
+
+
+def test_task_column_last_with_label_fits(tmp_path, capsys):
+    from kernlearn import cli
+
+    model = tmp_path / "m.model"
+    code = cli.main(["fit", str(_tasks_last(tmp_path)), "-e", "mtmkl-classifier",
+                     "--task-column", "task", "--label", "y", "-m", str(model), "-q"])
+    assert code == 0, capsys.readouterr().err
+    # (evaluate reads the label the model was fitted with, y)
+    code = cli.main(["evaluate", str(_tasks_last(tmp_path)), "-m", str(model)])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+
+
+def test_load_data_file_refuses_the_task_column_in_the_label_place(tmp_path):
+    from kernlearn.datasets import load_data_file
+
+    path = _tasks_last(tmp_path)
+    with pytest.raises(ValueError, match="--task-column task is the last column"):
+        load_data_file(path, task_column="task")
+    # a label named, or no label read (predict's width): nothing to refuse
+    X, y, *_ = load_data_file(path, task_column="task", label="y")
+    assert X.shape == (24, 2) and set(y) == {-1, 1}
