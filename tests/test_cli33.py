@@ -187,3 +187,51 @@ def test_load_data_file_refuses_the_task_column_in_the_label_place(tmp_path):
     # a label named, or no label read (predict's width): nothing to refuse
     X, y, *_ = load_data_file(path, task_column="task", label="y")
     assert X.shape == (24, 2) and set(y) == {-1, 1}
+
+
+# --- SIGTERM and SIGHUP while the command starts --------------------------------------
+
+
+@pytest.mark.parametrize("signum, code, word", [
+    (signal.SIGTERM, 143, "terminated"), (signal.SIGHUP, 129, "hung up")])
+def test_sigterm_and_sighup_while_importing_say_their_line(tmp_path, signum, code, word):
+    # their default killed Python silently (-15, -1) before kernlearn.cli was
+    # imported, and said the line with 143 / 129 after
+    site = _blocking_import(tmp_path, "numpy", "ready_and_wait()")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*site, str(SRC)]))
+    proc = subprocess.Popen(_console_script(tmp_path) + ["--version"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signum, signal.SIG_DFL))
+    try:
+        assert proc.stdout.readline() == "ready\n", proc.communicate()
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert (proc.returncode, err) == (code, f"kernlearn: {word}\n")
+
+
+def test_ignored_signals_stay_ignored_while_importing(tmp_path):
+    # a background job's SIGINT, nohup's SIGHUP: ignored, the command runs on
+    site = _blocking_import(tmp_path, "numpy", "print('ready', flush=True); time.sleep(1)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*site, str(SRC)]))
+
+    def ignore():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    proc = subprocess.Popen(_console_script(tmp_path) + ["--version"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ignore)
+    try:
+        assert proc.stdout.readline() == "ready\n", proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGHUP)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    from kernlearn import __version__
+
+    assert (proc.returncode, out, err) == (0, f"kernlearn {__version__}\n", "")

@@ -8,10 +8,12 @@ landing in NumPy's C code, an ``ImportError`` ("Importing the numpy
 C-extensions failed").  This module imports nothing heavy (the package's
 ``__init__`` is light too) and, while :mod:`kernlearn.cli` is imported, makes
 SIGINT end the process at once with the one line: nothing has been written
-yet.  What remains is the interpreter's own start (about 15 ms, before any of
-the package runs): a Ctrl-C there kills Python before it installs its handler
-(no output, status -2, which a shell shows as 130) or interrupts its import of
-``site`` (Python's own fatal error).
+yet.  SIGTERM and SIGHUP, which killed Python silently then, say their line
+too (exit 143, 129), as they do while a command runs.  What remains is the
+interpreter's own start (20-30 ms, before any of the package runs): a Ctrl-C
+there kills Python before it installs its handler (no output, status -2,
+which a shell shows as 130) or interrupts its import of ``site`` (Python's
+own fatal error).
 """
 
 import os
@@ -23,44 +25,69 @@ except ImportError:  # pragma: no cover - an interpreter without it
     import signal as _sig
 
 _INTERRUPTED = 130  # kernlearn.cli.EXIT_CODES, not imported: that module is the heavy one
+# What the command line says when a signal ends it (exit status 128 + the signal)
+_WORDS = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hung up"}
 
 
-def _say_interrupted():
+def signal_word(signum):
+    """The word of the command line's last line when signal ``signum`` ends it.
+
+    Parameters
+    ----------
+    signum : int
+        SIGINT, SIGTERM or SIGHUP.
+
+    Returns
+    -------
+    word : str
+        "interrupted", "terminated" or "hung up".
+    """
+    return next(word for name, word in _WORDS.items()
+                if getattr(_sig, name, None) == signum)
+
+
+def _say(word):
     if sys.stderr is not None:  # (`2>&-`: print would write to stdout)
-        print("kernlearn: interrupted", file=sys.stderr, flush=True)
+        print(f"kernlearn: {word}", file=sys.stderr, flush=True)
 
 
-def _interrupted_while_importing(signum, frame):
-    """SIGINT during the import: one line, exit 130, no half-imported state
-    to unwind (a ``KeyboardInterrupt`` inside NumPy's C import code came out
-    as an ``ImportError``)."""
-    _say_interrupted()
-    os._exit(_INTERRUPTED)
+def _ended_while_importing(signum, frame):
+    """A signal during the import: one line, exit 128 + signum, no
+    half-imported state to unwind (a ``KeyboardInterrupt`` inside NumPy's C
+    import code came out as an ``ImportError``)."""
+    _say(signal_word(signum))
+    os._exit(128 + signum)
 
 
 def _import_run():
-    """:func:`kernlearn.cli.main`, imported with SIGINT ending the process.
+    """:func:`kernlearn.cli.main`, imported with SIGINT, SIGTERM and SIGHUP
+    ending the process.
 
-    The handler is set only if SIGINT has Python's default handler (an
-    ignored SIGINT, as in a background job, stays ignored; a handler of a
-    program calling :func:`main` stays), in the main thread, on the first
-    import (later ones take no time).
+    A handler is set only where the signal has Python's default (an ignored
+    SIGINT, as in a background job, or SIGHUP under ``nohup``, stays ignored;
+    a handler of a program calling :func:`main` stays), in the main thread,
+    on the first import (later ones take no time).
     """
     if "kernlearn.cli" in sys.modules:
         from .cli import main as run
 
         return run
+    defaults = {"SIGINT": _sig.default_int_handler, "SIGTERM": _sig.SIG_DFL,
+                "SIGHUP": _sig.SIG_DFL}
+    caught = {}
     try:
-        previous = _sig.getsignal(_sig.SIGINT)
-        if previous is _sig.default_int_handler:
-            _sig.signal(_sig.SIGINT, _interrupted_while_importing)
+        for name, default in defaults.items():
+            signum = getattr(_sig, name, None)  # (no SIGHUP on Windows)
+            if signum is not None and _sig.getsignal(signum) == default:
+                _sig.signal(signum, _ended_while_importing)
+                caught[signum] = default
     except ValueError:  # (not the main thread: no handler can be set)
-        previous = None
+        pass
     try:
         from .cli import main as run
     finally:
-        if previous is _sig.default_int_handler:
-            _sig.signal(_sig.SIGINT, previous)
+        for signum, default in caught.items():
+            _sig.signal(signum, default)
     return run
 
 
@@ -82,5 +109,5 @@ def main(argv=None):
         # catches its lines outside its ``try``)
         return _import_run()(argv)
     except KeyboardInterrupt:
-        _say_interrupted()
+        _say(_WORDS["SIGINT"])
         return _INTERRUPTED
