@@ -47,19 +47,31 @@ def _data(tmp_path):
     return path
 
 
-def _interrupt(cmd, tmp_path, delay=None, pythonpath=()):
-    """Run ``cmd``, send SIGINT after ``delay`` s (or once the child writes
-    "ready" on stdout), return (exit status, stderr)."""
+def _started(tmp_path):
+    """A ``sitecustomize`` saying "ready" once Python itself has started.
+
+    Python's own start (its ``site``, ``runpy``) runs before any of the
+    package: a signal there is Python's (killed silently, or its traceback of
+    ``site``), and it can last much longer on a loaded machine than the 20-30
+    ms it takes on a quiet one, so delays count from the end of it.
+    """
+    site = tmp_path / "started"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("print('ready', flush=True)\n")
+    return [str(site)]
+
+
+def _interrupt(cmd, tmp_path, delay=0.0, pythonpath=()):
+    """Run ``cmd``; once the child writes "ready" on stdout, send SIGINT after
+    ``delay`` s; return (exit status, stderr)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([*pythonpath, str(SRC)]))
     env.pop("KERNLEARN_DEBUG", None)
     proc = subprocess.Popen(
         cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         preexec_fn=_default_sigint, text=True)
     try:
-        if delay is None:
-            assert proc.stdout.readline() == "ready\n", proc.communicate()
-        else:
-            time.sleep(delay)
+        assert proc.stdout.readline() == "ready\n", proc.communicate()
+        time.sleep(delay)
         assert proc.poll() is None, "the command ended before the signal"
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
@@ -76,16 +88,19 @@ def _fit(tmp_path):
     return ["fit", str(fifo), "-e", "fgm", "-m", str(tmp_path / "m.model")]
 
 
-@pytest.mark.parametrize("delay", [0.1, 0.2, 0.4])
+@pytest.mark.parametrize("delay", [0.05, 0.1, 0.2, 0.4])
 def test_ctrl_c_while_the_console_script_starts(tmp_path, delay):
-    # 0.1-0.2 s: during the import of kernlearn.cli (NumPy); 0.4 s: the command
-    code, err = _interrupt(_console_script(tmp_path) + _fit(tmp_path), tmp_path, delay)
+    # 0.05-0.1 s after Python's start: during the import of kernlearn.cli
+    # (NumPy, about 0.15 s); 0.4 s: the command
+    code, err = _interrupt(_console_script(tmp_path) + _fit(tmp_path), tmp_path, delay,
+                           _started(tmp_path))
     assert (code, err) == (130, "kernlearn: interrupted\n")
 
 
-def test_ctrl_c_while_python_m_kernlearn_starts(tmp_path):
+@pytest.mark.parametrize("delay", [0.05, 0.1])
+def test_ctrl_c_while_python_m_kernlearn_starts(tmp_path, delay):
     cmd = [sys.executable, "-m", "kernlearn"] + _fit(tmp_path)
-    code, err = _interrupt(cmd, tmp_path, 0.1)
+    code, err = _interrupt(cmd, tmp_path, delay, _started(tmp_path))
     assert (code, err) == (130, "kernlearn: interrupted\n")
 
 
@@ -235,3 +250,37 @@ def test_ignored_signals_stay_ignored_while_importing(tmp_path):
     from kernlearn import __version__
 
     assert (proc.returncode, out, err) == (0, f"kernlearn {__version__}\n", "")
+
+
+@pytest.mark.parametrize("args", [["--version"], ["estimators"]],
+                         ids=["SystemExit", "returned"])
+def test_ctrl_c_while_python_exits_keeps_the_commands_status(tmp_path, args):
+    # the command done (its output written), Python's exit tears its modules
+    # down; a Ctrl-C then killed it silently (-2) next to a complete output,
+    # or, in an exit handler, printed "Exception ignored" and a traceback
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(textwrap.dedent("""\
+        import atexit, time
+
+        @atexit.register
+        def exiting():
+            print("ready", flush=True)
+            time.sleep(0.5)
+        """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(SRC)]))
+    proc = subprocess.Popen(_console_script(tmp_path) + args, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)
+    try:
+        out = []
+        while (line := proc.stdout.readline()) not in ("ready\n", ""):
+            out.append(line)
+        assert line == "ready\n" and out, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert (proc.returncode, err) == (0, "")
+    assert ("kernlearn" if args == ["--version"] else "fgm") in "".join(out)

@@ -97,7 +97,10 @@ def main(argv=None):
     Parameters
     ----------
     argv : list of str, optional
-        Arguments (default: ``sys.argv[1:]``).
+        Arguments.  None (the console script, ``python -m kernlearn``) reads
+        ``sys.argv[1:]`` and, the command done, ignores SIGINT while Python
+        exits (see below); a list, as a program calling this passes, leaves
+        SIGINT as it is.
 
     Returns
     -------
@@ -111,3 +114,20 @@ def main(argv=None):
     except KeyboardInterrupt:
         _say(_WORDS["SIGINT"])
         return _INTERRUPTED
+    finally:  # (also after --help, --version, a usage error: SystemExit)
+        if argv is None:
+            _ignore_sigint_at_exit()
+
+
+def _ignore_sigint_at_exit():
+    """The command's outputs are complete and flushed: a Ctrl-C while the
+    interpreter exits (its modules torn down, about 50 ms after a fit) killed
+    it by SIGINT without a word once Python had put the default handler back
+    (a shell saw 130 next to a complete model), or printed a traceback from an
+    exit handler.  Ignored (Python's exit leaves an ignored signal ignored),
+    the status stays the command's; SIGTERM still ends a stuck exit."""
+    try:
+        if _sig.getsignal(_sig.SIGINT) == _sig.default_int_handler:
+            _sig.signal(_sig.SIGINT, _sig.SIG_IGN)
+    except ValueError:  # (not the main thread)
+        pass
