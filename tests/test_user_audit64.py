@@ -177,7 +177,7 @@ def test_license_is_an_spdx_expression_with_its_text():
 
 def test_requires_python_and_the_console_script():
     assert PROJECT["requires-python"] == ">=3.10"
-    assert PROJECT["scripts"] == {"kernlearn": "kernlearn.cli:main"}
+    assert PROJECT["scripts"] == {"kernlearn": "kernlearn._cli_entry:main"}
     assert PROJECT["version"] == kernlearn.__version__
 
 
@@ -308,7 +308,7 @@ def test_the_wheel_holds_every_module_and_the_license_only(shipped):
     assert f"Version: {kernlearn.__version__}" in meta
     assert "Requires-Python: >=3.10" in meta
     points = zipfile.ZipFile(shipped["wheel"]).read(f"{dist_info}entry_points.txt").decode()
-    assert "kernlearn = kernlearn.cli:main" in points
+    assert "kernlearn = kernlearn._cli_entry:main" in points
 
 
 def test_the_sdist_holds_the_project_and_its_tests(shipped):

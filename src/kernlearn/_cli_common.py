@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._cli_entry import signal_word
 from .utils._finite import first_non_finite
 
 _RANGE_MAX_OUTSIDE = 0.05  # fraction of values unlike training that stops predict
@@ -57,7 +58,7 @@ class Terminated(BaseException):
     def __init__(self, signum=15):
         super().__init__(signum)
         self.code = 128 + signum
-        self.word = "hung up" if signum == 1 else "terminated"
+        self.word = signal_word(signum)
 
 
 def _raise_terminated(signum, frame):

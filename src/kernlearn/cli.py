@@ -763,7 +763,8 @@ def build_parser():
         """How to read a data file: label and task columns, format, range check."""
         p.add_argument(
             "--label",
-            help="label column (CSV/.npy): name or number, name:NAME or index:N; default: last",
+            help="label column (CSV/.npy): name or number, name:NAME or index:N; default: the "
+            "last (give it when --task-column is the last)",
         )
         p.add_argument("--task-column", help=f"CSV column of row tasks ({task_note})")
         p.add_argument(

@@ -468,6 +468,12 @@ def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
                 "(plus optionally a label column)."
             )
         with_label = n_features is None or width == n_features + 1
+        if with_label and label is None and tasks is not None and tpos == width:
+            # the task column took the default label's place (the last): the
+            # label silently became the column before it, a feature
+            raise ValueError(
+                f"{path}: --task-column {task_column} is the last column, where the "
+                "label is read by default; name the label column with --label.")
         pos = _label_position(label, names, width, path) if with_label else None
         ycol = None if pos is None else frame.columns[pos]
         feats = [c for c in frame.columns if c != ycol]

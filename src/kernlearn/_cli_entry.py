@@ -1,0 +1,133 @@
+"""The ``kernlearn`` console script and ``python -m kernlearn``: a Ctrl-C from
+the start is the command line's one line and exit status 130.
+
+:func:`kernlearn.cli.main` catches ``KeyboardInterrupt`` only once its module
+is imported, and that import (NumPy and what the commands share) takes about
+0.15 s: a Ctrl-C in that time printed Python's traceback of the import, or,
+landing in NumPy's C code, an ``ImportError`` ("Importing the numpy
+C-extensions failed").  This module imports nothing heavy (the package's
+``__init__`` is light too) and, while :mod:`kernlearn.cli` is imported, makes
+SIGINT end the process at once with the one line: nothing has been written
+yet.  SIGTERM and SIGHUP, which killed Python silently then, say their line
+too (exit 143, 129), as they do while a command runs.  What remains is the
+interpreter's own start (20-30 ms, before any of the package runs): a Ctrl-C
+there kills Python before it installs its handler (no output, status -2,
+which a shell shows as 130) or interrupts its import of ``site`` (Python's
+own fatal error).
+"""
+
+import os
+import sys
+
+try:  # (the C module, loaded at start-up; ``signal`` imports enum, ~10 ms)
+    import _signal as _sig
+except ImportError:  # pragma: no cover - an interpreter without it
+    import signal as _sig
+
+_INTERRUPTED = 130  # kernlearn.cli.EXIT_CODES, not imported: that module is the heavy one
+# What the command line says when a signal ends it (exit status 128 + the signal)
+_WORDS = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hung up"}
+
+
+def signal_word(signum):
+    """The word of the command line's last line when signal ``signum`` ends it.
+
+    Parameters
+    ----------
+    signum : int
+        SIGINT, SIGTERM or SIGHUP.
+
+    Returns
+    -------
+    word : str
+        "interrupted", "terminated" or "hung up".
+    """
+    return next(word for name, word in _WORDS.items()
+                if getattr(_sig, name, None) == signum)
+
+
+def _say(word):
+    if sys.stderr is not None:  # (`2>&-`: print would write to stdout)
+        print(f"kernlearn: {word}", file=sys.stderr, flush=True)
+
+
+def _ended_while_importing(signum, frame):
+    """A signal during the import: one line, exit 128 + signum, no
+    half-imported state to unwind (a ``KeyboardInterrupt`` inside NumPy's C
+    import code came out as an ``ImportError``)."""
+    _say(signal_word(signum))
+    os._exit(128 + signum)
+
+
+def _import_run():
+    """:func:`kernlearn.cli.main`, imported with SIGINT, SIGTERM and SIGHUP
+    ending the process.
+
+    A handler is set only where the signal has Python's default (an ignored
+    SIGINT, as in a background job, or SIGHUP under ``nohup``, stays ignored;
+    a handler of a program calling :func:`main` stays), in the main thread,
+    on the first import (later ones take no time).
+    """
+    if "kernlearn.cli" in sys.modules:
+        from .cli import main as run
+
+        return run
+    defaults = {"SIGINT": _sig.default_int_handler, "SIGTERM": _sig.SIG_DFL,
+                "SIGHUP": _sig.SIG_DFL}
+    caught = {}
+    try:
+        for name, default in defaults.items():
+            signum = getattr(_sig, name, None)  # (no SIGHUP on Windows)
+            if signum is not None and _sig.getsignal(signum) == default:
+                _sig.signal(signum, _ended_while_importing)
+                caught[signum] = default
+    except ValueError:  # (not the main thread: no handler can be set)
+        pass
+    try:
+        from .cli import main as run
+    finally:
+        for signum, default in caught.items():
+            _sig.signal(signum, default)
+    return run
+
+
+def main(argv=None):
+    """Run the ``kernlearn`` command, a Ctrl-C at any point giving one line.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments.  None (the console script, ``python -m kernlearn``) reads
+        ``sys.argv[1:]`` and, the command done, ignores SIGINT while Python
+        exits (see below); a list, as a program calling this passes, leaves
+        SIGINT as it is.
+
+    Returns
+    -------
+    status : int
+        One of :data:`kernlearn.cli.EXIT_CODES`.
+    """
+    try:
+        # (cli.main says its own "interrupted" while a command runs; this
+        # catches its lines outside its ``try``)
+        return _import_run()(argv)
+    except KeyboardInterrupt:
+        _say(_WORDS["SIGINT"])
+        return _INTERRUPTED
+    finally:  # (also after --help, --version, a usage error: SystemExit)
+        if argv is None:
+            _ignore_sigint_at_exit()
+
+
+def _ignore_sigint_at_exit():
+    """The command's outputs are complete and flushed: a Ctrl-C while the
+    interpreter exits (its modules torn down, about 50 ms after a fit) killed
+    it by SIGINT without a word once Python had put the default handler back
+    (a shell saw 130 next to a complete model), or printed a traceback from an
+    exit handler.  Ignored (Python's exit leaves an ignored signal ignored),
+    the status stays the command's; SIGTERM still ends a stuck exit."""
+    try:
+        if _sig.getsignal(_sig.SIGINT) == _sig.default_int_handler:
+            _sig.signal(_sig.SIGINT, _sig.SIG_IGN)
+    except ValueError:  # (not the main thread)
+        pass
