@@ -650,9 +650,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
             Class labels (two or more classes).
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weight of each sample's loss (integer weights act as
-            repeated rows, zero removes a row: the default pool's feature
-            scaling is weighted too, as are the library's families'; a
-            family of one's own is fitted on the rows of positive weight);
+            repeated rows, zero removes a row: an in-memory fit sees the
+            rows of positive weight only, out-of-core and Dask blocks skip
+            the others, and the feature scaling is weighted);
             multiplied by ``class_weight``.
 
         Returns
@@ -911,9 +911,9 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weight of each sample's loss (integer weights act as
-            repeated rows, zero removes a row: the default pool's feature
-            scaling is weighted too, as are the library's families'; a
-            family of one's own is fitted on the rows of positive weight).
+            repeated rows, zero removes a row: an in-memory fit sees the
+            rows of positive weight only, out-of-core and Dask blocks skip
+            the others, and the feature scaling is weighted).
 
         Returns
         -------
