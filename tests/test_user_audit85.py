@@ -110,8 +110,7 @@ def test_grfl_no_feature_intercept_is_that_of_the_fit_without_the_rows():
     np.testing.assert_array_equal(b.intercept_, a.intercept_)
 
 
-@pytest.mark.parametrize("name", ["InfiniteFeatureClassifier", "LowRankKernelClassifier",
-                                  "FGMClassifier"])
+@pytest.mark.parametrize("name", ["InfiniteFeatureClassifier", "LowRankKernelClassifier"])
 def test_a_class_weighed_out_far_away_stays_in_classes_and_is_never_predicted(name):
     X, y = _data(name, n=90, seed=6, classes=3)
     X[y == 2] = 1e308  # every row of class 2 far out, and of weight zero
