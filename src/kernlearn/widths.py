@@ -80,7 +80,7 @@ def scale_gamma(X, sample_weight=None):
         # (a square that overflows times 0 is NaN: "cannot be computed" for a
         # zero-weight row at 1e200, where the fit without it has a width)
         keep = np.flatnonzero(np.asarray(sample_weight) > 0)
-        X = X[keep] if sp.issparse(X) else np.asarray(X, dtype=float)[keep]
+        X = X[keep] if sp.issparse(X) else np.asarray(X)[keep]  # (its dtype kept)
         sample_weight = np.asarray(sample_weight)[keep]
     if sp.issparse(X):
         var = float(np.mean(_column_variances(X, sample_weight)))
@@ -313,7 +313,7 @@ def resolve_gamma(gamma, X=None, kernel="rbf", sample_weight=None, name="gamma")
             # row far out gave NumPy's overflow warnings, or a column that
             # dominated only through it a warning of its own)
             keep = np.flatnonzero(np.asarray(sample_weight) > 0)
-            X = X[keep] if sp.issparse(X) else np.asarray(X, dtype=float)[keep]
+            X = X[keep] if sp.issparse(X) else np.asarray(X)[keep]  # (its dtype kept)
             sample_weight = np.asarray(sample_weight)[keep]
         with np.errstate(over="ignore", invalid="ignore"):
             if gamma == "mean":

@@ -18,7 +18,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..families import FeaturePool
-from ..methods._fgm_inputs import input_importances, rows_of_positive_weight
+from ..methods._fgm_inputs import input_importances
+from ..methods._kept_rows import rows_of_positive_weight
 from ..methods._fgm_select import fit_fgm_auto_C
 from ..methods.fgm import (FGMSettings, check_family, fgm_decision, fgm_standardization,
                            fit_fgm)
@@ -130,7 +131,10 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
     def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
         """Standardise, run the method, copy its result back in the input's units."""
         std = bool(renamed_parameter(self, "feature_scaling"))
-        if self.family is not None:  # (a user's family may scale unweighted)
+        if not self._partitioned(X):
+            # a zero weight removes its row before anything reads it (a user's
+            # family may scale unweighted; a removed row near 1e308 overflowed
+            # the pool's scores); Dask and out-of-core blocks skip such rows
             X, y, sw = rows_of_positive_weight(X, y, sw)
         # A family scales its own generated columns (e.g. unit-RMS monomials,
         # unit-trace sub-kernels), which already makes it blind to column units.
@@ -646,9 +650,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
             Class labels (two or more classes).
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weight of each sample's loss (integer weights act as
-            repeated rows, zero removes a row: the default pool's feature
-            scaling is weighted too, as are the library's families'; a
-            family of one's own is fitted on the rows of positive weight);
+            repeated rows, zero removes a row: an in-memory fit sees the
+            rows of positive weight only, out-of-core and Dask blocks skip
+            the others, and the feature scaling is weighted);
             multiplied by ``class_weight``.
 
         Returns
@@ -907,9 +911,9 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weight of each sample's loss (integer weights act as
-            repeated rows, zero removes a row: the default pool's feature
-            scaling is weighted too, as are the library's families'; a
-            family of one's own is fitted on the rows of positive weight).
+            repeated rows, zero removes a row: an in-memory fit sees the
+            rows of positive weight only, out-of-core and Dask blocks skip
+            the others, and the feature scaling is weighted).
 
         Returns
         -------

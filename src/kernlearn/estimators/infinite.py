@@ -54,6 +54,7 @@ from ..methods._grfl_select import (
     warn_no_feature,
 )
 from ..methods._grfl_master import paper_loss_factor
+from ..methods._kept_rows import rows_of_positive_weight
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array, _is_dask_frame
 from ..penalties import get_penalty
@@ -148,6 +149,17 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
     def _validate_params(self):
         validate_params_cached(self)  # cheap on every fit of a grid search
+
+    @staticmethod
+    def _kept_rows(X, y, sample_weight, task_rows):
+        """The rows of positive weight of an in-memory fit without tasks
+        (:func:`~kernlearn.methods._kept_rows.rows_of_positive_weight`): a
+        zero weight removes its row before the standardisation, the widths and
+        the intercept read it.  With ``task_rows`` weights are refused; a Dask
+        ``X`` stays on its cluster (its statistics skip such rows)."""
+        if task_rows is not None or _is_dask_array(X):
+            return X, y, sample_weight
+        return rows_of_positive_weight(X, y, sample_weight)
 
     def _fit_tasks(self, X, Y, task_rows, sample_weight=None):
         """Run :func:`~kernlearn.methods.grfl.fit_grfl` and copy its result.
@@ -606,13 +618,14 @@ class InfiniteFeatureClassifier(
         task_rows = self._split_tasks(task_index, X.shape[0])
         if task_rows is not None and len(self.classes_) != 2:
             raise ValueError("task_index needs binary labels (one binary task each).")
+        Xk, yi, sw = self._kept_rows(X, yi, sw, task_rows)  # (classes_ kept: above)
         # +-1 codes, one column per class; binary problems keep the second's
         codes = np.where(yi[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
         Y = codes if len(self.classes_) > 2 else codes[:, 1] if task_rows is not None \
             else codes[:, 1:]
         self.lambda_p_, self._budget = _classifier_settings(
             self, X.shape[1], X.shape[0] if sw is None else sw.sum())
-        self._fit_tasks(standardize_fit(self, X, sw), Y, task_rows, sw)
+        self._fit_tasks(standardize_fit(self, Xk, sw), Y, task_rows, sw)
         self.column_coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
         warn_no_feature(self, yi, sw, task_rows is not None)
         self._fit_platt(X, y, sample_weight, task_index=task_index)
@@ -834,8 +847,9 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         X, y = self._fit_inputs(X, y, multi_output=True, y_numeric=True)
         y = np.asarray(y, dtype=float)
         sw = fit_sample_weight(sample_weight, X.shape[0])
-        record_input_range(self, X, sw)
         task_rows = self._split_tasks(task_index, X.shape[0])
+        X, y, sw = self._kept_rows(X, y, sw, task_rows)
+        record_input_range(self, X, sw)
         if task_rows is not None and y.ndim == 2 and y.shape[1] == 1:
             # one column (a DataFrame's): raveled with scikit-learn's warning, as the
             # multitask MKL regressor and the classifier with tasks take it (it was

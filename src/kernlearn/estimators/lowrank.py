@@ -41,6 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import KERNELS
 from ..families.nystrom import kernel_params_unread
+from ..methods._obscure_rows import positive_rows
 from ..methods._slkl_options import nu_values, positive_numbers
 from ..methods.slkl import (
     CODES_NU_GRID,
@@ -221,6 +222,10 @@ class _BaseLowRank(BaseEstimator):
         _warn_unread_kernel_params(self)
         self._kernel = self.kernel  # (what the predictions read: _model_kernel)
         pre = self.kernel == "precomputed"
+        rows = positive_rows(sample_weight)
+        if rows is not None:  # a zero weight removes its row (methods/_kept_rows.py)
+            X = X[rows][:, rows] if pre else X[rows]
+            Y, sample_weight = Y[rows], sample_weight[rows]
         Xs = X[:, :0] if pre else X  # a Gram matrix has no columns to standardise
         if codes:
             Xt, Yt = standardize_fit(self, Xs, sample_weight), Y
@@ -252,6 +257,10 @@ class _BaseLowRank(BaseEstimator):
                            else ts.inverse_transform(res.intercept[None, :])[0])
         # the centres on the raw scale: the kernel sees them through the input map
         self.centers_ = res.center_indices.copy() if pre else X[res.center_indices]
+        if rows is not None:  # (the user's row numbers: a test Gram's columns)
+            self.column_indices_, self.center_indices_ = (
+                rows[self.column_indices_], rows[self.center_indices_])
+            self.centers_ = self.center_indices_.copy() if pre else self.centers_
         self.kernel_center_ = res.center
         return self
 

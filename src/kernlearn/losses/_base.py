@@ -134,7 +134,7 @@ class WeightedLoss(BaseLoss):
         poisoned the objective of the rows kept; repaired only then, so that
         finite values keep their bits.  NumPy's overflow and invalid-value
         warnings are those of removed rows there, not given (the fit without
-        the rows gives none).
+        the rows gives none); those of a row kept are given.
         """
         zero = getattr(self, "_zero", None)  # (None: a model pickled before it)
         if zero is None:
@@ -145,6 +145,13 @@ class WeightedLoss(BaseLoss):
             out = self._w(v) * v
         if not np.isfinite(out).all():
             out[zero] = 0.0
+            if not np.isfinite(out).all():
+                # a row kept overflowed too: NumPy's warnings are the fit's
+                # without the removed rows, given by those rows alone (the
+                # margins and targets are per row; a factor after them is not)
+                keep = np.flatnonzero(self.sample_weight > 0)
+                self.rows(keep)._times(f, *(np.asarray(a)[keep] for a in args[:2]),
+                                       *args[2:])
         return out
 
     def _w(self, like):

@@ -1,5 +1,4 @@
-"""FGM on a family's generated features: the rows it is fitted on, and what
-the model says about its inputs.
+"""FGM on a family's generated features: what the model says about its inputs.
 
 With ``family=`` FGM selects generated columns (monomials ``x_j x_k``, blocks
 of an additive kernel's map), so its weights are not one per input feature and
@@ -67,29 +66,3 @@ def input_importances(pool, coef, selected, X, sample_weight=None):
     imp = np.asarray(incidence.T @ amp).ravel()
     total = imp.sum()
     return imp / total if total > 0 else np.full(n_features, 1.0 / n_features)
-
-
-def rows_of_positive_weight(X, y, sample_weight):
-    """The rows of positive weight of an in-memory fit on a family.
-
-    A family of one's own may scale its generated columns on every row it is
-    fitted on, unweighted, so rows of zero weight changed the model (0.14 on
-    the predictions of a 90-row regression); without them a zero weight
-    removes a row, as it does on the library's pools (whose scaling is weighted).
-
-    Parameters
-    ----------
-    X : ndarray or sparse matrix of shape (n_samples, n_features)
-    y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-    sample_weight : ndarray of shape (n_samples,) or None
-
-    Returns
-    -------
-    X, y, sample_weight
-        Restricted to the rows of positive weight (the inputs themselves when
-        every row has weight).
-    """
-    if sample_weight is None or np.all(sample_weight > 0):
-        return X, y, sample_weight
-    keep = np.flatnonzero(sample_weight > 0)
-    return X[keep], np.asarray(y)[keep], sample_weight[keep]
