@@ -16,6 +16,7 @@ which a shell shows as 130) or interrupts its import of ``site`` (Python's
 own fatal error).
 """
 
+import atexit
 import os
 import sys
 
@@ -98,7 +99,7 @@ def main(argv=None):
     ----------
     argv : list of str, optional
         Arguments.  None (the console script, ``python -m kernlearn``) reads
-        ``sys.argv[1:]`` and, the command done, ignores SIGINT while Python
+        ``sys.argv[1:]`` and, the command done, ignores SIGINT once Python
         exits (see below); a list, as a program calling this passes, leaves
         SIGINT as it is.
 
@@ -116,7 +117,12 @@ def main(argv=None):
         return _INTERRUPTED
     finally:  # (also after --help, --version, a usage error: SystemExit)
         if argv is None:
-            _ignore_sigint_at_exit()
+            # at the exit, not now: a process that runs the command and goes
+            # on (``runpy.run_module("kernlearn")``, IPython's ``%run -m``)
+            # kept SIGINT ignored, Ctrl-C dead there.  Registered last, the
+            # hook runs first among the exit handlers (once however many runs)
+            atexit.unregister(_ignore_sigint_at_exit)
+            atexit.register(_ignore_sigint_at_exit)
 
 
 def _ignore_sigint_at_exit():

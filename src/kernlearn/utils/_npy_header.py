@@ -19,13 +19,16 @@ import numpy as np
 
 __all__ = ["check_numpy_file", "declared_npy", "too_large"]
 
-# Deflate packs at most about 1032:1, so an archive member cannot hold more
-# than this many bytes per byte of archive; a larger declared size is a lie.
+# Deflate packs at most about 1032:1 (a 258-byte match in two bits), so an
+# archive member cannot hold more than this many bytes per byte of archive; a
+# larger declared size is a lie.  bzip2 and LZMA members, which ``zipfile``
+# and NumPy read too, pack zeros far tighter: they are not bounded so.
 _DEFLATE_RATIO = 1100
+_BOUNDED = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 _MIN_CAP = 256 * 2**20
 
 
-def declared_npy(fh, stored, name):
+def declared_npy(fh, stored, name, exact=True):
     """``(nbytes, header_len)`` of the ``.npy`` stream ``fh``, its size checked.
 
     Reads only the magic string and the header of ``fh`` (left positioned at
@@ -40,11 +43,16 @@ def declared_npy(fh, stored, name):
         Bytes the file or member holds (header and data).
     name : str
         The file or member, for the messages.
+    exact : bool, default=True
+        Whether the data must fill what is stored exactly (a model file's
+        member); else more stored bytes are allowed: NumPy reads the first
+        array of a file that ``numpy.save`` wrote several arrays into.
 
     Returns
     -------
     nbytes : int
-        Bytes of array data the header declares (equal to what is stored).
+        Bytes of array data the header declares (what is stored, or at most
+        that when not ``exact``).
     header_len : int
         Bytes of the magic string and header.
 
@@ -57,15 +65,19 @@ def declared_npy(fh, stored, name):
     read_header = {
         (1, 0): np.lib.format.read_array_header_1_0,
         (2, 0): np.lib.format.read_array_header_2_0,
+        # version 3 is version 2 with a UTF-8 header (NumPy writes it for
+        # field names Latin-1 cannot spell); read as Latin-1, only such names
+        # differ, not the shape nor the item size
+        (3, 0): np.lib.format.read_array_header_2_0,
     }.get(np.lib.format.read_magic(fh))
     if read_header is None:
         raise ValueError(f"{name}: unsupported .npy version")
     shape, _, dtype = read_header(fh, max_header_size=10000)
     header_len = fh.tell()
     if dtype.hasobject:
-        raise ValueError(f"{name} holds Python objects")
+        raise ValueError(f"{name} holds Python objects (pickle)")
     nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes + header_len != stored:
+    if nbytes + header_len > stored or (exact and nbytes + header_len != stored):
         raise ValueError(
             f"{name} declares {nbytes} bytes of data but holds "
             f"{max(stored - header_len, 0)}"
@@ -119,15 +131,17 @@ def check_numpy_file(source, npz):
         size = fh.seek(0, os.SEEK_END)
         fh.seek(0)
         if not npz:
-            declared_npy(fh, size, "the .npy header")
+            declared_npy(fh, size, "the .npy header", exact=False)
         else:
             with zipfile.ZipFile(fh) as zf:
                 members = [i for i in zf.infolist() if i.filename in ("X.npy", "y.npy")]
                 for info in members:
                     with zf.open(info) as member:
-                        declared_npy(member, info.file_size, info.filename)
+                        declared_npy(member, info.file_size, info.filename, exact=False)
                 total = sum(i.file_size for i in members)
-                cap = too_large(total, size)
+                bounded = all(i.compress_type in _BOUNDED for i in members)
+                # (the module's constants read now: a test lowers the floor)
+                cap = too_large(total, size, _DEFLATE_RATIO, _MIN_CAP) if bounded else None
                 if cap is not None:
                     raise ValueError(f"its arrays declare {total} bytes, more than the "
                                      f"{cap} bytes a file of {size} bytes can hold")
