@@ -6,10 +6,18 @@ Each test names a defect found in the merged code and fails on it:
   row of the kernel's uninitialised array: the model was fitted on whatever
   memory held, without a word (``0`` and ``2.5`` stopped on ``range()``'s
   bare errors);
+- audit 81's check of ``kernel_params`` values refused a string option of a
+  kernel added to ``KERNELS`` (the kernel's own parameter, not a number), and
+  let NaN and infinity through to "The kernel is not positive semi-definite"
+  (a list as ``gamma``: a bare TypeError); and ``LowRankKernel*`` took a
+  kernel added to ``KERNELS`` only before its module's first import;
 """
+
+import functools
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 import kernlearn as kl
 from kernlearn.kernels import KERNELS
@@ -38,3 +46,46 @@ def test_low_rank_kernel_params_block_is_refused_not_fitted_on_garbage():
                                      random_state=0, max_iter=5)
     with pytest.raises(ValueError, match="block must be a positive integer"):
         est.fit(_X, _Y)
+
+
+def _option_kernel(X, Y, mode="dot", scale=1.0):
+    K = X @ Y.T
+    return scale * (K if mode == "dot" else (K + 1.0) ** 2)
+
+
+def test_added_kernel_takes_its_own_non_numeric_option(monkeypatch):
+    # audit 81 refused every kernel_params value that is not a number, of any
+    # kernel named in KERNELS: a kernel added there with a string option was
+    # refused ("kernel_params['mode'] must be a number"), where
+    # PNormMKLClassifier took it; and the name itself was refused once the
+    # estimator's module had been imported ("must be a str among {...}")
+    kl.LowRankKernelClassifier(kernel="linear", max_iter=5).fit(_X, _Y)  # (imported)
+    monkeypatch.setitem(KERNELS, "option_kernel", _option_kernel)
+    with threadpool_limits(1):
+        a = kl.LowRankKernelClassifier(kernel="option_kernel", kernel_params={"mode": "square"},
+                                       random_state=0, max_iter=5).fit(_X, _Y)
+        b = kl.LowRankKernelClassifier(kernel=functools.partial(_option_kernel, mode="square"),
+                                       random_state=0, max_iter=5).fit(_X, _Y)
+    assert np.array_equal(a.decision_function(_X), b.decision_function(_X))
+    # its numeric parameter (a number by default) is still checked
+    with pytest.raises(ValueError, match=r"kernel_params\['scale'\] must be a number for "
+                                         r"kernel 'option_kernel'"):
+        kl.LowRankKernelClassifier(kernel="option_kernel", kernel_params={"scale": "2"},
+                                   random_state=0).fit(_X, _Y)
+
+
+@pytest.mark.parametrize("kernel, params", [("poly", {"degree": float("nan")}),
+                                            ("poly", {"coef0": float("inf")}),
+                                            ("hik", {"beta": float("nan")}),
+                                            ("rbf", {"gamma": float("nan")}),
+                                            ("rbf", {"gamma": [1.0]})], ids=repr)
+def test_low_rank_kernel_params_value_not_finite(kernel, params):
+    # a NaN reached the kernel: "The kernel is not positive semi-definite:
+    # k(x_m, x_m) < 0", naming neither the value nor where it was given; a
+    # list as gamma stopped on "'<=' not supported between 'list' and 'int'"
+    (name, value), = params.items()
+    est = kl.LowRankKernelRegressor(kernel=kernel, kernel_params=params, n_columns=8,
+                                    random_state=0)
+    with pytest.raises(ValueError, match=rf"kernel_params\['{name}'\] must be a number "
+                                         rf"for kernel '{kernel}', got .* \(a finite number"):
+        est.fit(_X, _X[:, 0])

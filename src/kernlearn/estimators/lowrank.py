@@ -85,6 +85,21 @@ __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
 _NU = Interval(Real, 0, None, closed="neither")
 
 
+class _KernelNames(StrOptions):
+    """The names in ``KERNELS`` (and ``"precomputed"``) when a fit validates them.
+
+    A set taken at import refused a kernel added to ``KERNELS`` after this
+    module's first import ("must be a str among {...}"), and took it before.
+    """
+
+    def __init__(self):
+        super().__init__(set(KERNELS) | {"precomputed"})
+
+    def is_satisfied_by(self, val):
+        self.options = set(KERNELS) | {"precomputed"}
+        return super().is_satisfied_by(val)
+
+
 def _warn_unread_kernel_params(est):
     """Name ``gamma``, ``degree``, ``coef0`` (and ``gamma_factors``, which scale
     ``gamma``) set beside a kernel that does not read them (``degree=3`` with
@@ -115,7 +130,7 @@ class _BaseLowRank(BaseEstimator):
     """Shared fit/predict of the SLKL regressor and classifier."""
 
     _parameter_constraints: dict = {
-        "kernel": [StrOptions(set(KERNELS) | {"precomputed"}), callable],
+        "kernel": [_KernelNames(), callable],
         "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"}), None],
         "gamma_factors": [StrOptions({"auto"}), tuple, list],
         "degree": [Interval(Real, 0, None, closed="left"), None],
