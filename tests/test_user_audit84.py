@@ -11,15 +11,20 @@ Each test names a defect found in the merged code and fails on it:
   let NaN and infinity through to "The kernel is not positive semi-definite"
   (a list as ``gamma``: a bare TypeError); and ``LowRankKernel*`` took a
   kernel added to ``KERNELS`` only before its module's first import;
+- ``LowRankKernelRegressor(kernel="precomputed", out_of_bounds=...)``: a
+  Gram matrix has no input range, the setting changed nothing, and loose33's
+  warnings of settings unread beside precomputed kernels did not name it;
 """
 
 import functools
+import warnings
 
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
 import kernlearn as kl
+from kernlearn.estimators._renamed import UnusedParameterWarning
 from kernlearn.kernels import KERNELS
 
 _RNG = np.random.default_rng(84)
@@ -89,3 +94,27 @@ def test_low_rank_kernel_params_value_not_finite(kernel, params):
     with pytest.raises(ValueError, match=rf"kernel_params\['{name}'\] must be a number "
                                          rf"for kernel '{kernel}', got .* \(a finite number"):
         est.fit(_X, _X[:, 0])
+
+
+def test_low_rank_out_of_bounds_beside_a_gram_matrix_is_named():
+    # loose33 named the settings unread beside precomputed kernels; the
+    # regressor's out_of_bounds was not: a Gram matrix has no input range
+    # (x_range_ is None), and "raise" refused nothing, the model unchanged
+    K = _X @ _X.T
+    Kt = 5.0 * K[:7]  # (beyond any training value)
+    with threadpool_limits(1):
+        ref = kl.LowRankKernelRegressor(kernel="precomputed", random_state=0).fit(K, _X[:, 0])
+        for mode in ("raise", "clip", "extend"):
+            est = kl.LowRankKernelRegressor(kernel="precomputed", out_of_bounds=mode,
+                                            random_state=0)
+            with pytest.warns(UnusedParameterWarning,
+                              match=rf"out_of_bounds='{mode}' not used with "
+                                    r"kernel='precomputed'; a Gram matrix has no input "
+                                    r"range"):
+                est.fit(K, _X[:, 0])
+            assert est.x_range_ is None
+            assert np.array_equal(est.predict(Kt), ref.predict(Kt))
+            assert np.array_equal(est.dual_coef_, ref.dual_coef_)
+    with warnings.catch_warnings():  # (at its default: no word)
+        warnings.simplefilter("error", UnusedParameterWarning)
+        kl.LowRankKernelRegressor(kernel="precomputed", random_state=0).fit(K, _X[:, 0])
