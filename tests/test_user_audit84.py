@@ -9,7 +9,8 @@ Each test names a defect found in the merged code and fails on it:
 - audit 81's check of ``kernel_params`` values refused a string option of a
   kernel added to ``KERNELS`` (the kernel's own parameter, not a number), and
   let NaN and infinity through to "The kernel is not positive semi-definite"
-  (a list as ``gamma``: a bare TypeError); and ``LowRankKernel*`` took a
+  (a list as ``gamma``: a bare TypeError), and ``{"degree": -1}`` (refused
+  as ``degree=-1``) fitted a non-kernel; and ``LowRankKernel*`` took a
   kernel added to ``KERNELS`` only before its module's first import;
 - ``LowRankKernelRegressor(kernel="precomputed", out_of_bounds=...)``: a
   Gram matrix has no input range, the setting changed nothing, and loose33's
@@ -118,3 +119,14 @@ def test_low_rank_out_of_bounds_beside_a_gram_matrix_is_named():
     with warnings.catch_warnings():  # (at its default: no word)
         warnings.simplefilter("error", UnusedParameterWarning)
         kl.LowRankKernelRegressor(kernel="precomputed", random_state=0).fit(K, _X[:, 0])
+
+
+def test_low_rank_kernel_params_degree_as_the_estimators_degree():
+    # degree=-1 is refused by the estimator's parameter check; the same value
+    # in kernel_params fitted (x'y + 1)^-1, not a kernel, without a word
+    with pytest.raises(ValueError, match="degree"):
+        kl.LowRankKernelRegressor(kernel="poly", degree=-1).fit(_X, _X[:, 0])
+    with pytest.raises(ValueError, match=r"kernel_params\['degree'\] must be non-negative "
+                                         r"for kernel 'poly' \(as degree\), got -1"):
+        kl.LowRankKernelRegressor(kernel="poly", kernel_params={"degree": -1},
+                                  random_state=0).fit(_X, _X[:, 0])

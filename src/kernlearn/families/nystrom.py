@@ -242,7 +242,8 @@ def _refuse_non_numbers(kernel, params):
     semi-definite" kernel.  A parameter whose default is not a number (a
     string option of a kernel added to :data:`KERNELS`, one of ``**kwargs``)
     is the kernel's own: it was refused as "must be a number".  A ``gamma``
-    may be ``"scale"`` or ``"mean"`` (resolved by :func:`kernel_params_for`).
+    may be ``"scale"`` or ``"mean"`` (resolved by :func:`kernel_params_for`),
+    and the polynomial's ``degree`` is non-negative, as the estimators' ``degree``.
     """
     if not isinstance(kernel, str) or kernel not in KERNELS:
         return
@@ -255,6 +256,11 @@ def _refuse_non_numbers(kernel, params):
             extra = ", 'scale' or 'mean'" if name == "gamma" else ""
             raise ValueError(f"kernel_params[{name!r}] must be a number for kernel "
                              f"{kernel!r}, got {value!r} (a finite number{extra}).")
+    # (the estimators refuse degree=-1; kernel_params={"degree": -1} fitted
+    # (x'y + 1)^-1, not a kernel)
+    if kernel == "poly" and params.get("degree", 0) < 0:
+        raise ValueError(f"kernel_params['degree'] must be non-negative for kernel 'poly' "
+                         f"(as degree), got {params['degree']!r}.")
 
 
 def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params=None,
