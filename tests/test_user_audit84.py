@@ -14,7 +14,7 @@ Each test names a defect found in the merged code and fails on it:
   kernel added to ``KERNELS`` only before its module's first import;
 - ``LowRankKernelRegressor(kernel="precomputed", out_of_bounds=...)``: a
   Gram matrix has no input range, the setting changed nothing, and loose33's
-  warnings of settings unread beside precomputed kernels did not name it;
+  warnings of settings unread beside precomputed kernels did not name it.
 """
 
 import functools
