@@ -4,6 +4,8 @@ Kept apart from the kernel list's module (its size); :mod:`kernlearn.kernels`
 re-exports them.
 """
 
+from numbers import Integral
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -12,6 +14,18 @@ __all__ = ["additive_chi2_kernel", "hik_kernel"]
 
 def _dense(X):
     return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
+
+
+def _check_block(block):
+    """Refuse a ``block`` that is not a positive integer.
+
+    The kernel's rows are written block by block into an uninitialised array:
+    ``block=-3`` wrote none and returned whatever memory held (a model fitted
+    on it without a word), ``0`` and ``2.5`` stopped on ``range()``'s errors.
+    """
+    if isinstance(block, bool) or not isinstance(block, Integral) or block < 1:
+        raise ValueError(f"block must be a positive integer (rows of X at a time), "
+                         f"got {block!r}.")
 
 
 def hik_kernel(X, Y, beta=1.0, block=256):
@@ -29,6 +43,7 @@ def hik_kernel(X, Y, beta=1.0, block=256):
     -------
     K : ndarray of shape (n_X, n_Y)
     """
+    _check_block(block)
     A, B = np.abs(_dense(X)) ** beta, np.abs(_dense(Y)) ** beta
     K = np.empty((A.shape[0], B.shape[0]))
     for s in range(0, A.shape[0], block):
@@ -52,6 +67,7 @@ def additive_chi2_kernel(X, Y, block=256):
     -------
     K : ndarray of shape (n_X, n_Y)
     """
+    _check_block(block)
     A, B = _dense(X), _dense(Y)
     if (A < 0).any() or (B < 0).any():
         raise ValueError("additive_chi2 kernel needs non-negative features" + _CENTRED)

@@ -33,14 +33,11 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import (BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context,
-                          is_classifier)
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..kernels import KERNELS
-from ..families.nystrom import kernel_params_unread
 from ..methods._obscure_rows import positive_rows
 from ..methods._slkl_options import nu_values, positive_numbers
 from ..methods.slkl import (
@@ -76,8 +73,8 @@ from ._base import (
 )
 from ._input_range import (OUT_OF_BOUNDS, OUT_OF_BOUNDS_DOC, out_of_bounds_mode,
                            record_input_range)
+from ._lowrank_params import KernelNames, warn_unread_kernel_params
 from ._platt import platt_attr_doc
-from ._renamed import warn_unused
 
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
 
@@ -86,37 +83,11 @@ __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
 _NU = Interval(Real, 0, None, closed="neither")
 
 
-def _warn_unread_kernel_params(est):
-    """Name ``gamma``, ``degree``, ``coef0`` (and ``gamma_factors``, which scale
-    ``gamma``) set beside a kernel that does not read them (``degree=3`` with
-    ``kernel="rbf"`` fitted the RBF model without a word); ``None`` and the
-    defaults are unset (``gamma=None`` is ``"scale"``, the default, which
-    :func:`warn_unused` alone took for a width set beside ``kernel="linear"``)."""
-    kernel = est.kernel
-    never = kernel_params_unread(kernel)
-    unread = [n for n in never if getattr(est, n) is not None]
-    # gamma_factors multiply the width: unread with it (gamma_factors=(1, 3)
-    # beside kernel="linear" fitted the default model)
-    unread += ["gamma_factors"] if "gamma" in never else []
-    when = (f"kernel={kernel!r}" if isinstance(kernel, str)
-            else f"kernel={getattr(kernel, '__name__', type(kernel).__name__)} "
-                 "(a callable without such an argument)")
-    warn_unused(est, unread, when, "only a kernel whose signature takes them reads "
-                "them (rbf: gamma; poly: gamma, degree and coef0; gamma_factors "
-                "scale gamma)")
-    if isinstance(kernel, str) and kernel == "precomputed" and is_classifier(est):
-        # (standardize=False beside a Gram matrix fitted the same classifier: the
-        # input map is of columns, a Gram matrix's rows are kernel values, and
-        # the +-1 codes have fixed units; a regressor's targets read it)
-        warn_unused(est, ("standardize",), "kernel='precomputed' in a classifier",
-                    "the Gram matrix is used as given")
-
-
 class _BaseLowRank(BaseEstimator):
     """Shared fit/predict of the SLKL regressor and classifier."""
 
     _parameter_constraints: dict = {
-        "kernel": [StrOptions(set(KERNELS) | {"precomputed"}), callable],
+        "kernel": [KernelNames(), callable],
         "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"}), None],
         "gamma_factors": [StrOptions({"auto"}), tuple, list],
         "degree": [Interval(Real, 0, None, closed="left"), None],
@@ -219,7 +190,7 @@ class _BaseLowRank(BaseEstimator):
         matrix is used as given.
         """
         nu_values(self.nu)  # (each entry named before any work)
-        _warn_unread_kernel_params(self)
+        warn_unread_kernel_params(self)
         self._kernel = self.kernel  # (what the predictions read: _model_kernel)
         pre = self.kernel == "precomputed"
         rows = positive_rows(sample_weight)

@@ -229,6 +229,40 @@ def _rbf_float64(A, B, gamma):
     return np.exp(-gamma * D)
 
 
+def _is_number(value):
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def _refuse_non_numbers(kernel, params):
+    """Refuse a ``kernel_params`` value that is not a finite number where the
+    named kernel's parameter is one (its default is a number).
+
+    None or a string reached the kernel's arithmetic (a bare TypeError,
+    "unsupported operand type(s) for ** or pow()"), NaN a "not positive
+    semi-definite" kernel.  A parameter whose default is not a number (a
+    string option of a kernel added to :data:`KERNELS`, one of ``**kwargs``)
+    is the kernel's own: it was refused as "must be a number".  A ``gamma``
+    may be ``"scale"`` or ``"mean"`` (resolved by :func:`kernel_params_for`),
+    and the polynomial's ``degree`` is non-negative, as the estimators' ``degree``.
+    """
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        return
+    sig = inspect.signature(KERNELS[kernel]).parameters
+    for name, value in params.items():
+        default = getattr(sig.get(name), "default", None)
+        if not _is_number(default) or (name == "gamma" and isinstance(value, str)):
+            continue
+        if not (_is_number(value) and np.isfinite(value)):
+            extra = ", 'scale' or 'mean'" if name == "gamma" else ""
+            raise ValueError(f"kernel_params[{name!r}] must be a number for kernel "
+                             f"{kernel!r}, got {value!r} (a finite number{extra}).")
+    # (the estimators refuse degree=-1; kernel_params={"degree": -1} fitted
+    # (x'y + 1)^-1, not a kernel)
+    if kernel == "poly" and params.get("degree", 0) < 0:
+        raise ValueError(f"kernel_params['degree'] must be non-negative for kernel 'poly' "
+                         f"(as degree), got {params['degree']!r}.")
+
+
 def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params=None,
                       X=None, sample_weight=None):
     """Keyword arguments for ``pairwise_kernel`` from estimator-style parameters.
@@ -265,13 +299,7 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     if kernel == "precomputed":
         return params
     refuse_unknown_kernel_params(kernel, params, "kernel_params")
-    for name, value in params.items():
-        # (None or a string reached the named kernel's arithmetic: a bare TypeError,
-        # "unsupported operand type(s) for ** or pow()"; a gamma string is resolved below)
-        if isinstance(kernel, str) and name != "gamma" and (
-                isinstance(value, bool) or not isinstance(value, Real)):
-            raise ValueError(f"kernel_params[{name!r}] must be a number for kernel "
-                             f"{kernel!r}, got {value!r}.")
+    _refuse_non_numbers(kernel, params)
     func = KERNELS.get(kernel) if isinstance(kernel, str) else kernel
     accepted = _signature_names(func)
     # partial(rbf_kernel, gamma=0.03): gamma="scale" silently replaced the bound
