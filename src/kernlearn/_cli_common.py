@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli_entry import signal_word
+from ._signal_words import signal_word
 from .utils._finite import first_non_finite
 
 _RANGE_MAX_OUTSIDE = 0.05  # fraction of values unlike training that stops predict

@@ -20,31 +20,9 @@ import atexit
 import os
 import sys
 
-try:  # (the C module, loaded at start-up; ``signal`` imports enum, ~10 ms)
-    import _signal as _sig
-except ImportError:  # pragma: no cover - an interpreter without it
-    import signal as _sig
+from ._signal_words import _sig, signal_word  # (the light C module: see there)
 
 _INTERRUPTED = 130  # kernlearn.cli.EXIT_CODES, not imported: that module is the heavy one
-# What the command line says when a signal ends it (exit status 128 + the signal)
-_WORDS = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hung up"}
-
-
-def signal_word(signum):
-    """The word of the command line's last line when signal ``signum`` ends it.
-
-    Parameters
-    ----------
-    signum : int
-        SIGINT, SIGTERM or SIGHUP.
-
-    Returns
-    -------
-    word : str
-        "interrupted", "terminated" or "hung up".
-    """
-    return next(word for name, word in _WORDS.items()
-                if getattr(_sig, name, None) == signum)
 
 
 def _say(word):
@@ -113,7 +91,7 @@ def main(argv=None):
         # catches its lines outside its ``try``)
         return _import_run()(argv)
     except KeyboardInterrupt:
-        _say(_WORDS["SIGINT"])
+        _say(signal_word(_sig.SIGINT))
         return _INTERRUPTED
     finally:  # (also after --help, --version, a usage error: SystemExit)
         if argv is None:

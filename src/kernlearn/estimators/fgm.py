@@ -156,10 +156,7 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
         if auto and not self._partitioned(X):
             res = fit_fgm_auto_C(X, y, self._unfitted_pool(std), get_loss(loss), settings, **kw)
         else:  # a numeric C; on out-of-core and Dask input "auto" is C=1
-            if auto:
-                warnings.warn('C="auto" (cross-validation) runs in memory only; this out-of-'
-                              "core / Dask fit uses C=1.0 (pass C to choose).", UserWarning,
-                              stacklevel=user_stacklevel())
+            _warn_auto_c_in_memory(auto)
             res = fit_fgm(X, y, self._unfitted_pool(std), weighted(get_loss(loss), sw),
                           settings, n_classes=n_classes, multiclass=multiclass,
                           n_jobs=getattr(self, "n_jobs", None), **kw)
@@ -324,6 +321,15 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _warn_auto_c_in_memory(auto):
+    """Say that ``C="auto"`` fell back to ``C=1`` (its folds need the rows in
+    memory, which an out-of-core or Dask fit does not hold)."""
+    if auto:
+        warnings.warn('C="auto" (cross-validation) runs in memory only; this out-of-'
+                      "core / Dask fit uses C=1.0 (pass C to choose).", UserWarning,
+                      stacklevel=user_stacklevel())
 
 
 def _shared_problem(est):

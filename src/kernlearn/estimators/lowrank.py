@@ -38,7 +38,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..methods._obscure_rows import positive_rows
+from ..methods._kept_rows import kept_rows
 from ..methods._slkl_options import nu_values, positive_numbers
 from ..methods.slkl import (
     CODES_NU_GRID,
@@ -193,10 +193,8 @@ class _BaseLowRank(BaseEstimator):
         warn_unread_kernel_params(self)
         self._kernel = self.kernel  # (what the predictions read: _model_kernel)
         pre = self.kernel == "precomputed"
-        rows = positive_rows(sample_weight)
-        if rows is not None:  # a zero weight removes its row (methods/_kept_rows.py)
-            X = X[rows][:, rows] if pre else X[rows]
-            Y, sample_weight = Y[rows], sample_weight[rows]
+        # a zero weight removes its row (methods/_kept_rows.py)
+        rows, X, Y, sample_weight = kept_rows(X, Y, sample_weight, gram=pre)
         Xs = X[:, :0] if pre else X  # a Gram matrix has no columns to standardise
         if codes:
             Xt, Yt = standardize_fit(self, Xs, sample_weight), Y
@@ -228,10 +226,7 @@ class _BaseLowRank(BaseEstimator):
                            else ts.inverse_transform(res.intercept[None, :])[0])
         # the centres on the raw scale: the kernel sees them through the input map
         self.centers_ = res.center_indices.copy() if pre else X[res.center_indices]
-        if rows is not None:  # (the user's row numbers: a test Gram's columns)
-            self.column_indices_, self.center_indices_ = (
-                rows[self.column_indices_], rows[self.center_indices_])
-            self.centers_ = self.center_indices_.copy() if pre else self.centers_
+        _to_user_rows(self, rows, pre)
         self.kernel_center_ = res.center
         return self
 
@@ -256,6 +251,32 @@ class _BaseLowRank(BaseEstimator):
                        partial(self._validate_X, reset=False), classes_kept(self, post),
                        width, dtype,
                        name_columns=self._model_kernel() != "precomputed")
+
+
+def _to_user_rows(est, rows, gram):
+    """The fitted row numbers of a fit on the kept rows ``rows`` (``None``: all)
+    in the user's rows: a test Gram matrix has a column for each training row."""
+    if rows is not None:
+        est.column_indices_, est.center_indices_ = (rows[est.column_indices_],
+                                                    rows[est.center_indices_])
+        est.centers_ = est.center_indices_.copy() if gram else est.centers_
+
+
+def _numeric_targets(y):
+    """``y`` as numbers; text refused, naming the classifier (an array of
+    text; not a sparse matrix or a generator, whose np.asarray is a 0-d object
+    array: "y holds strings" was not their problem; a missing value first:
+    pd.NA in a DataFrame of targets made them objects, called strings)."""
+    y = target_values(y)
+    if y is not None and np.asarray(y).ndim > 0 and np.asarray(y).dtype.kind in "USO":
+        try:
+            return np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                "LowRankKernelRegressor needs numeric targets, but y holds "
+                "strings; for class labels use LowRankKernelClassifier."
+            ) from None
+    return y
 
 
 # The centres on the standardised scale, per fitted estimator, kept once computed
@@ -578,18 +599,7 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
             The fitted estimator.
         """
         pre = self.kernel == "precomputed"
-        # (an array of text; not a sparse matrix or a generator, whose np.asarray is
-        # a 0-d object array: "y holds strings" was not their problem; a missing
-        # value first: pd.NA in a DataFrame of targets made them objects, called strings)
-        y = target_values(y)
-        if y is not None and np.asarray(y).ndim > 0 and np.asarray(y).dtype.kind in "USO":
-            try:
-                y = np.asarray(y, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise ValueError(
-                    "LowRankKernelRegressor needs numeric targets, but y holds "
-                    "strings; for class labels use LowRankKernelClassifier."
-                ) from None
+        y = _numeric_targets(y)
         X, y = validate_data(
             self, X, y, accept_sparse=False if pre else "csr",
             dtype=[np.float64, np.float32], multi_output=True, y_numeric=True,

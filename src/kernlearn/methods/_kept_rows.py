@@ -30,7 +30,29 @@ def rows_of_positive_weight(X, y, sample_weight):
         Restricted to the rows of positive weight (the inputs themselves when
         every row has weight, or no weights are given).
     """
+    return kept_rows(X, y, sample_weight)[1:]
+
+
+def kept_rows(X, y, sample_weight, gram=False):
+    """:func:`rows_of_positive_weight` and the kept rows' numbers.
+
+    Parameters
+    ----------
+    X, y, sample_weight
+        As :func:`rows_of_positive_weight`.
+    gram : bool, default=False
+        ``X`` is a training Gram matrix: its kept block (rows and columns).
+
+    Returns
+    -------
+    keep : ndarray of int or None
+        The user's numbers of the kept rows (``None``: all are kept), which
+        map indices into the kept rows back to the user's rows.
+    X, y, sample_weight
+        Restricted to the kept rows.
+    """
     keep = positive_rows(sample_weight)
     if keep is None:
-        return X, y, sample_weight
-    return X[keep], np.asarray(y)[keep], sample_weight[keep]
+        return None, X, y, sample_weight
+    return (keep, X[keep][:, keep] if gram else X[keep], np.asarray(y)[keep],
+            sample_weight[keep])
