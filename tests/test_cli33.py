@@ -284,3 +284,16 @@ def test_ctrl_c_while_python_exits_keeps_the_commands_status(tmp_path, args):
         proc.wait()
     assert (proc.returncode, err) == (0, "")
     assert ("kernlearn" if args == ["--version"] else "fgm") in "".join(out)
+
+
+def test_an_interrupt_escaping_the_command_is_the_one_line(monkeypatch, capsys):
+    """A ``KeyboardInterrupt`` outside ``cli.main``'s own ``try`` (its first or
+    last lines) is still the one line and exit 130, not a traceback."""
+    from kernlearn import _cli_entry
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_cli_entry, "_import_run", lambda: interrupted)
+    assert _cli_entry.main(["estimators"]) == 130
+    assert capsys.readouterr().err == "kernlearn: interrupted\n"
