@@ -745,8 +745,8 @@ def gram_sweeps(state, rng, driver, refresh, exact=False):
     state and the history rows equal; the Python per sweep (about 40 us: the
     draws, the closures, the history) is gone.  One call runs until a refresh
     or a grown array needs Python, or until it has run the sweeps that fit in
-    about ``_CALL_SECONDS`` at the pace of the calls before it (the first call:
-    one sweep), a few calls a solve.  For a driver with no callback, time
+    about ``_CALL_SECONDS`` at the pace of the calls before it on ``state``
+    (a new state's first call: one sweep), a few calls a solve.  For a driver with no callback, time
     budget or progress output (they are per-sweep Python); the rows of one
     call share its end as their ``time``, and a Ctrl-C or a problem abandoned
     in its thread (:func:`~kernlearn.utils._threads.check_abandoned`) stops
@@ -776,7 +776,10 @@ def gram_sweeps(state, rng, driver, refresh, exact=False):
     hist = np.empty((min(max_iter, 64), 4))  # objective, violation, m0, max(kkt)
     tol = -1.0 if driver.tol is None else float(driver.tol)
     history, phase, pos, done, prev, why = History(), 0, 0, 0, np.nan, 1
-    per_call = 1  # sweeps a call may start: one first, then what fits in _CALL_SECONDS
+    # sweeps a call may start: what fits in _CALL_SECONDS at the pace of the
+    # last call on this state (a nu path's previous solve), one on a new state
+    pace = getattr(state, "_sweep_seconds", None)
+    per_call = 1 if pace is None else max(1, int(_CALL_SECONDS / pace))
     while why != 4 and not (why == 0 and done == max_iter):
         check_abandoned()
         # A call stops before the pricing of sweep ``cap`` + 1 (why 0, phase 0):
@@ -800,8 +803,9 @@ def gram_sweeps(state, rng, driver, refresh, exact=False):
         except ZeroDivisionError:
             raise state._breakdown() from None
         if done > start:  # sweeps for the next calls from this call's pace
-            per_call = max(1, int(_CALL_SECONDS * (done - start)
-                                  / max(time.perf_counter() - t0, 1e-9)))
+            pace = max(time.perf_counter() - t0, 1e-9) / (done - start)
+            state._sweep_seconds = pace
+            per_call = max(1, int(_CALL_SECONDS / pace))
         # the rows this call completed (a sweep awaiting its refresh has none yet),
         # as the driver records them
         for i in range(len(history), done - (phase == 2)):
