@@ -35,6 +35,7 @@ whose derivatives at :math:`t = 0` are eqs. (20)-(21):
 """
 
 import copy
+import time
 
 import numpy as np
 import scipy.linalg
@@ -44,6 +45,10 @@ from ._slkl_compiled import _gram_residual, _gram_steps, _gram_sweeps, _rank1, _
 from ..solvers._base import History
 from ..utils._threads import check_abandoned
 from ..utils._warnings import warn
+
+# Seconds one compiled call of gram_sweeps may aim at: a Ctrl-C or an abandoned
+# problem waits for Python at most about this long (or one sweep).
+_CALL_SECONDS = 0.1
 
 __all__ = ["SLKLBreakdown", "SLKLState", "extract_fit", "gram_sweeps", "slkl_objective"]
 
@@ -739,11 +744,13 @@ def gram_sweeps(state, rng, driver, refresh, exact=False):
     sweep, the stopping test on ``driver.tol`` and ``driver.max_iter``), the
     state and the history rows equal; the Python per sweep (about 40 us: the
     draws, the closures, the history) is gone.  One call runs until a refresh
-    or a grown array needs Python, a few calls a solve.  For a driver with
-    no callback, time budget or progress output (they are per-sweep Python);
-    the rows of one call share its end as their ``time``, and a problem
-    abandoned in its thread (:func:`~kernlearn.utils._threads.check_abandoned`)
-    stops between calls.
+    or a grown array needs Python, or until it has run the sweeps that fit in
+    about ``_CALL_SECONDS`` at the pace of the calls before it on ``state``
+    (a new state's first call: one sweep), a few calls a solve.  For a driver with no callback, time
+    budget or progress output (they are per-sweep Python); the rows of one
+    call share its end as their ``time``, and a Ctrl-C or a problem abandoned
+    in its thread (:func:`~kernlearn.utils._threads.check_abandoned`) stops
+    between calls.  The draws hold ``rng.bit_generator.lock``, as NumPy's do.
 
     Parameters
     ----------
@@ -763,20 +770,42 @@ def gram_sweeps(state, rng, driver, refresh, exact=False):
     result : kernlearn.colgen.ColGenResult
     """
     coords = np.empty(state.n_columns, dtype=np.int64)
-    hist = np.empty((driver.max_iter, 4))  # objective, violation, m0, max(kkt)
+    max_iter = int(driver.max_iter)
+    # (grown as sweeps run: max_iter is a budget, often far above the sweeps a
+    # tolerance stops at, and max_iter=10**11 rows were 2.9 TiB)
+    hist = np.empty((min(max_iter, 64), 4))  # objective, violation, m0, max(kkt)
     tol = -1.0 if driver.tol is None else float(driver.tol)
     history, phase, pos, done, prev, why = History(), 0, 0, 0, np.nan, 1
-    while why not in (0, 4):
+    # sweeps a call may start: what fits in _CALL_SECONDS at the pace of the
+    # last call on this state (a nu path's previous solve), one on a new state
+    pace = getattr(state, "_sweep_seconds", None)
+    per_call = 1 if pace is None else max(1, int(_CALL_SECONDS / pace))
+    while why != 4 and not (why == 0 and done == max_iter):
         check_abandoned()
+        # A call stops before the pricing of sweep ``cap`` + 1 (why 0, phase 0):
+        # the next call draws it as this one would have, so the cap changes
+        # nothing but how long a Ctrl-C or an abandonment waits for Python.
+        cap = min(max_iter, done + per_call)
+        if cap > len(hist):
+            hist = np.concatenate([hist, np.empty((max(cap, 2 * len(hist)) - len(hist), 4))])
+        start, t0 = done, time.perf_counter()
         try:
-            why, phase, pos, done, prev = _gram_sweeps(
-                rng, phase, pos, done, prev, coords, int(driver.max_iter), int(refresh), tol,
-                bool(exact),
-                state._P, state._Q, state._V, state._G, state._PA, state._idx, state.slot,
-                state.mu, state.kkt, state.case_counts, state._scal, state.lam, state.nu,
-                state.check_every, state._probes, state._threshold(), hist)
+            # (numba draws without the bit generator's lock, which NumPy's own
+            # draws take, with the GIL released, from the same generator)
+            with rng.bit_generator.lock:
+                why, phase, pos, done, prev = _gram_sweeps(
+                    rng, phase, pos, done, prev, coords, cap, int(refresh), tol,
+                    bool(exact),
+                    state._P, state._Q, state._V, state._G, state._PA, state._idx,
+                    state.slot, state.mu, state.kkt, state.case_counts, state._scal,
+                    state.lam, state.nu, state.check_every, state._probes,
+                    state._threshold(), hist)
         except ZeroDivisionError:
             raise state._breakdown() from None
+        if done > start:  # sweeps for the next calls from this call's pace
+            pace = max(time.perf_counter() - t0, 1e-9) / (done - start)
+            state._sweep_seconds = pace
+            per_call = max(1, int(_CALL_SECONDS / pace))
         # the rows this call completed (a sweep awaiting its refresh has none yet),
         # as the driver records them
         for i in range(len(history), done - (phase == 2)):
