@@ -41,6 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import KERNELS
 from ..families.nystrom import kernel_params_unread
+from ..methods._kept_rows import class_outputs, present_outputs
 from ..methods._obscure_rows import positive_rows
 from ..methods._slkl_options import nu_values, positive_numbers
 from ..methods.slkl import (
@@ -862,7 +863,9 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
             Class labels.
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights of the squared errors (multiplied by
-            ``class_weight``).
+            ``class_weight``); zero removes a row.  A class whose rows all
+            weigh zero stays in ``classes_`` with a zero output, never
+            predicted; the others are fitted as without it.
 
         Returns
         -------
@@ -882,9 +885,13 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Y = np.where(codes[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
         Y = Y[:, 1:] if len(self.classes_) == 2 else Y
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
-        self._absent_classes = check_weighted_classes(y, sw)
-        self._fit_targets(X, Y, codes=True, per_output=self.multiclass == "ovr",
-                          sample_weight=sw)
+        absent = self._absent_classes = check_weighted_classes(y, sw)
+        # a class weighed out has no output of its own (methods/_kept_rows.py)
+        self._fit_targets(X, present_outputs(Y, absent), codes=True,
+                          per_output=self.multiclass == "ovr", sample_weight=sw)
+        K = len(self.classes_)
+        self.dual_coef_ = class_outputs(self.dual_coef_, absent, K, axis=1)
+        self.intercept_ = class_outputs(self.intercept_, absent, K, axis=0)
         self._fit_platt(X, y, sample_weight)
         return self
 
