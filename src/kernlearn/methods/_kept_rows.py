@@ -14,6 +14,9 @@ import numpy as np
 
 from ._obscure_rows import positive_rows
 
+__all__ = ["class_outputs", "positive_rows", "present_outputs",
+           "rows_of_positive_weight"]
+
 
 def rows_of_positive_weight(X, y, sample_weight):
     """``X``, ``y`` and the weights restricted to the rows of positive weight.
