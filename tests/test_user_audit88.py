@@ -78,9 +78,16 @@ def test_two_classes_left_are_the_binary_fit_without_the_weighed_out_one(name, s
     f, D = a.decision_function(X), b.decision_function(X)
     assert f.shape == (60,) and D.shape == (60, 3)
     # one-vs-rest codes of two classes are each other's negatives: -f and f
-    # (to rounding: three outputs' products round otherwise than one's)
+    # the binary model's coefficients as they are, and negated
+    coef = "dual_coef_" if hasattr(b, "dual_coef_") else "column_coef_"
+    ca, cb = getattr(a, coef), getattr(b, coef)
+    cb = cb.T if coef == "dual_coef_" else cb
+    np.testing.assert_array_equal(cb[1], np.ravel(ca))
+    np.testing.assert_array_equal(cb[0], -cb[1])
+    np.testing.assert_array_equal(cb[2], 0.0)
+    # (the decision values to rounding: three outputs' products round otherwise)
     np.testing.assert_allclose(D[:, 1], f, rtol=0, atol=1e-13)
-    np.testing.assert_array_equal(D[:, 0], -D[:, 1])
+    np.testing.assert_allclose(D[:, 0], -f, rtol=0, atol=1e-13)
     np.testing.assert_array_equal(b.predict(X), a.predict(X))
 
 
