@@ -54,7 +54,8 @@ from ..methods._grfl_select import (
     warn_no_feature,
 )
 from ..methods._grfl_master import paper_loss_factor
-from ..methods._kept_rows import class_outputs, present_outputs, rows_of_positive_weight
+from ..methods._class_outputs import class_outputs, present_outputs
+from ..methods._kept_rows import rows_of_positive_weight
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array, _is_dask_frame
 from ..penalties import get_penalty

@@ -41,7 +41,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import KERNELS
 from ..families.nystrom import kernel_params_unread
-from ..methods._kept_rows import class_outputs, present_outputs
 from ..methods._obscure_rows import positive_rows
 from ..methods._slkl_options import nu_values, positive_numbers
 from ..methods.slkl import (
@@ -52,6 +51,7 @@ from ..methods.slkl import (
     classifier_columns,
     fit_slkl,
 )
+from ..methods._class_outputs import class_outputs, present_outputs
 from sklearn.utils._available_if import available_if
 
 from ..preprocessing import implicit_center
@@ -886,7 +886,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Y = Y[:, 1:] if len(self.classes_) == 2 else Y
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
         absent = self._absent_classes = check_weighted_classes(y, sw)
-        # a class weighed out has no output of its own (methods/_kept_rows.py)
+        # a class weighed out has no output of its own (methods/_class_outputs.py)
         self._fit_targets(X, present_outputs(Y, absent), codes=True,
                           per_output=self.multiclass == "ovr", sample_weight=sw)
         K = len(self.classes_)
