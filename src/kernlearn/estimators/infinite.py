@@ -54,7 +54,7 @@ from ..methods._grfl_select import (
     warn_no_feature,
 )
 from ..methods._grfl_master import paper_loss_factor
-from ..methods._class_outputs import class_outputs, present_outputs
+from ..methods._class_outputs import class_attributes, present_outputs
 from ..methods._kept_rows import rows_of_positive_weight
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array, _is_dask_frame
@@ -630,10 +630,8 @@ class InfiniteFeatureClassifier(
             self, X.shape[1], X.shape[0] if sw is None else sw.sum())
         self._fit_tasks(standardize_fit(self, Xk, sw), Y, task_rows, sw)
         # (a class weighed out: a zero output, the others' fitted as without it)
-        K, absent = len(self.classes_), self._absent_classes
-        self._coef_tasks, self._intercept_tasks, self.task_coef_ = (
-            class_outputs(a, absent, K, axis=0)
-            for a in (self._coef_tasks, self._intercept_tasks, self.task_coef_))
+        class_attributes(self, self._absent_classes, _coef_tasks=0, _intercept_tasks=0,
+                         task_coef_=0)
         self.column_coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
         warn_no_feature(self, yi, sw, task_rows is not None)
         self._fit_platt(X, y, sample_weight, task_index=task_index)

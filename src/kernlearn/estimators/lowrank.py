@@ -51,7 +51,7 @@ from ..methods.slkl import (
     classifier_columns,
     fit_slkl,
 )
-from ..methods._class_outputs import class_outputs, present_outputs
+from ..methods._class_outputs import class_attributes, present_outputs
 from sklearn.utils._available_if import available_if
 
 from ..preprocessing import implicit_center
@@ -889,9 +889,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         # a class weighed out has no output of its own (methods/_class_outputs.py)
         self._fit_targets(X, present_outputs(Y, absent), codes=True,
                           per_output=self.multiclass == "ovr", sample_weight=sw)
-        K = len(self.classes_)
-        self.dual_coef_ = class_outputs(self.dual_coef_, absent, K, axis=1)
-        self.intercept_ = class_outputs(self.intercept_, absent, K, axis=0)
+        class_attributes(self, absent, dual_coef_=1, intercept_=0)
         self._fit_platt(X, y, sample_weight)
         return self
 

@@ -68,3 +68,13 @@ def class_outputs(values, absent, n_classes, axis=-1):
     else:
         out[..., present] = values
     return np.moveaxis(out, -1, axis)
+
+
+def class_attributes(est, absent, **axes):
+    """``est``'s fitted arrays named in ``axes`` (name: the outputs' axis) through
+    :func:`class_outputs`, one output per class of ``est.classes_``."""
+    if absent is None:
+        return
+    for name, axis in axes.items():
+        setattr(est, name, class_outputs(getattr(est, name), absent, len(est.classes_),
+                                         axis=axis))
