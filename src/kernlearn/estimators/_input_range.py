@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._partitioned_linear import block_column_range
+from ..methods._kept_rows import positive_rows
 
 #: ``out_of_bounds``'s values (the regressors' parameter constraint).
 OUT_OF_BOUNDS = ("auto", "clip", "raise", "extend")
@@ -85,8 +86,8 @@ def record_input_range(est, X, sample_weight=None):
         return
     if not (isinstance(X, np.ndarray) or sp.issparse(X)) or X.shape[0] == 0:
         return
-    if sample_weight is not None:
-        keep = np.flatnonzero(np.asarray(sample_weight) > 0)
+    keep = None if sample_weight is None else positive_rows(np.asarray(sample_weight))
+    if keep is not None:  # (all rows of positive weight: read in place, not copied)
         if keep.size == 0:
             return
         X = X[keep]

@@ -54,6 +54,7 @@ from ..methods._grfl_select import (
     warn_no_feature,
 )
 from ..methods._grfl_master import paper_loss_factor
+from ..methods._class_outputs import class_attributes, present_outputs
 from ..methods._kept_rows import rows_of_positive_weight
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array, _is_dask_frame
@@ -604,7 +605,9 @@ class InfiniteFeatureClassifier(
             fit than unit weights (as long as unit weights at that level);
             weights of mean one (``w / w.mean()``) keep the level and the
             budget of the rows.  Multiplied by ``class_weight``.  Not
-            combined with ``task_index``.
+            combined with ``task_index``.  A class whose rows all weigh zero
+            stays in ``classes_`` with a zero output, never predicted; the
+            others are fitted as without it.
 
         Returns
         -------
@@ -621,11 +624,14 @@ class InfiniteFeatureClassifier(
         Xk, yi, sw = self._kept_rows(X, yi, sw, task_rows)  # (classes_ kept: above)
         # +-1 codes, one column per class; binary problems keep the second's
         codes = np.where(yi[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
-        Y = codes if len(self.classes_) > 2 else codes[:, 1] if task_rows is not None \
-            else codes[:, 1:]
+        Y = present_outputs(codes, self._absent_classes) if len(self.classes_) > 2 \
+            else codes[:, 1] if task_rows is not None else codes[:, 1:]
         self.lambda_p_, self._budget = _classifier_settings(
             self, X.shape[1], X.shape[0] if sw is None else sw.sum())
         self._fit_tasks(standardize_fit(self, Xk, sw), Y, task_rows, sw)
+        # (a class weighed out: a zero output, the others' fitted as without it)
+        class_attributes(self, self._absent_classes, _coef_tasks=0, _intercept_tasks=0,
+                         task_coef_=0)
         self.column_coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
         warn_no_feature(self, yi, sw, task_rows is not None)
         self._fit_platt(X, y, sample_weight, task_index=task_index)

@@ -48,6 +48,7 @@ from ..methods.slkl import (
     classifier_columns,
     fit_slkl,
 )
+from ..methods._class_outputs import class_attributes, present_outputs
 from sklearn.utils._available_if import available_if
 
 from ..preprocessing import implicit_center
@@ -843,7 +844,9 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
             Class labels.
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights of the squared errors (multiplied by
-            ``class_weight``).
+            ``class_weight``); zero removes a row.  A class whose rows all
+            weigh zero stays in ``classes_`` with a zero output, never
+            predicted; the others are fitted as without it.
 
         Returns
         -------
@@ -863,9 +866,11 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Y = np.where(codes[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
         Y = Y[:, 1:] if len(self.classes_) == 2 else Y
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
-        self._absent_classes = check_weighted_classes(y, sw)
-        self._fit_targets(X, Y, codes=True, per_output=self.multiclass == "ovr",
-                          sample_weight=sw)
+        absent = self._absent_classes = check_weighted_classes(y, sw)
+        # a class weighed out has no output of its own (methods/_class_outputs.py)
+        self._fit_targets(X, present_outputs(Y, absent), codes=True,
+                          per_output=self.multiclass == "ovr", sample_weight=sw)
+        class_attributes(self, absent, dual_coef_=1, intercept_=0)
         self._fit_platt(X, y, sample_weight)
         return self
 

@@ -18,6 +18,7 @@ from sklearn.utils.validation import (
 )
 
 from ..kernels import _check_gram_list, check_training_grams, linear_kernel, rbf_kernel
+from ..methods._kept_rows import positive_rows
 from ..methods.mtmkl import FORMULATIONS, TaskKernels, fit_multitask
 from ..preprocessing import fit_target_standardization
 from ..solvers._base import single_blas_thread
@@ -273,9 +274,9 @@ class _BaseMultitaskMKL(TaskIndexRequests, RenamedParameters, BaseEstimator):
         n = X.shape[1] if self._precomputed() else X.shape[0]
         sw = fit_sample_weight(sample_weight, n, y, class_weight)
         self._train_rows = self._weighed_out = None
-        if sw is None or np.all(sw > 0):
+        keep = positive_rows(sw)
+        if keep is None:  # (no weights, or all positive: the inputs themselves)
             return X, y, task_index, sw
-        keep = np.flatnonzero(sw > 0)
         self._train_rows = keep
         if task_index is not None:
             # tasks whose every row weighs nothing leave the fit with their
