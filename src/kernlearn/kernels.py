@@ -34,6 +34,7 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
     max_asymmetry,
 )
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
+from ._kernel_rules import check_named_kernel
 from ._histogram_kernels import _CENTRED, _dense, additive_chi2_kernel, hik_kernel
 from .preprocessing import canonical_sparse, centred_dots, check_center, kernel_overflow_message
 from .utils._sparse import (distance_shift, shift_rows, squared_distances,
@@ -376,24 +377,9 @@ def _check_kernel_params(kernel, params, index):
     if not isinstance(kernel, str):
         return
     refuse_unknown_kernel_params(kernel, params, f"kernels[{index}]")
-    g = params.get("gamma")
-    if g is not None and not (isinstance(g, str) and g in _DATA_GAMMAS):
-        resolve_gamma(g, kernel=kernel, name=f"kernels[{index}]: gamma")
-    # (gamma x'y + coef0)^degree is positive semi-definite for a positive
-    # integer degree and coef0 >= 0 only; other values fit a non-kernel
-    d = params.get("degree", 2)
-    if kernel == "poly" and (isinstance(d, bool) or not isinstance(d, numbers.Integral)
-                             or d < 1):
-        raise ValueError(
-            f"kernels[{index}]: poly degree must be a positive integer, got {d!r}.")
-    c0 = params.get("coef0", 1.0)
-    if kernel == "poly" and (not isinstance(c0, numbers.Real) or not c0 >= 0):
-        raise ValueError(
-            f"kernels[{index}]: poly coef0 must be a non-negative number (a negative "
-            f"one makes the kernel indefinite), got {c0!r}.")
-    b = params.get("beta", 1.0)
-    if kernel == "hik" and (not isinstance(b, numbers.Real) or not b > 0):
-        raise ValueError(f"kernels[{index}]: hik beta must be positive, got {b!r}.")
+    # (one rule with the low-rank estimators' kernel_params: _kernel_rules.py)
+    check_named_kernel(kernel, params, lambda name: f"kernels[{index}]: " + (
+        name if name == "gamma" else f"{kernel} {name}"))
 
 
 def resolve_params(kernel, params, Xj, index=0, sample_weight=None):

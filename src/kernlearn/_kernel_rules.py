@@ -1,0 +1,83 @@
+"""The one rule for the settings of the named kernels that make them kernels.
+
+Shared by the kernel lists (:func:`kernlearn.kernels.resolve_params`: the
+p-norm MKL and multitask estimators, the command line) and the low-rank
+estimators' ``degree``/``coef0``/``kernel_params``
+(:func:`kernlearn.families.nystrom.kernel_params_for`): the two paths had two
+rules, and the low-rank one fitted ``degree=2.5``, ``coef0=-1`` and a
+``hik`` ``beta`` of ``-1`` where the lists refused them.
+"""
+
+import math
+import numbers
+
+import numpy as np
+
+from .widths import _DATA_GAMMAS, resolve_gamma
+
+
+def is_number(value):
+    """Whether ``value`` is a real number (numpy scalars included), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def is_finite_number(value):
+    """A real number that is finite (a ``Fraction`` or a 400-digit int is
+    compared as a float: ``np.isfinite`` refused them with a bare TypeError)."""
+    if not is_number(value):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # (an int beyond the float range: not a usable setting)
+        return False
+
+
+def check_named_kernel(kernel, params, label):
+    """Refuse the settings that leave a named kernel not positive semi-definite.
+
+    * ``poly``, :math:`(\\gamma x^\\top y + c_0)^d`: a product of PSD kernels
+      is PSD (Schur), so a whole ``degree`` :math:`d \\ge 0` with
+      :math:`c_0 \\ge 0` is; a non-integer degree or :math:`c_0 < 0` is not in
+      general (:math:`d = 1, c_0 < 0` gives :math:`k(0, 0) = c_0 < 0`).
+      ``degree=0`` is the constant kernel (PSD); ``2.0`` is the integer 2.
+    * ``hik``, :math:`\\sum_k \\min(|x_k|^\\beta, |y_k|^\\beta)`: ``beta > 0``
+      (``0 ** beta`` is infinite for a negative one, a constant for zero).
+    * a numeric ``gamma``: finite and positive (:func:`resolve_gamma`).
+
+    Parameters
+    ----------
+    kernel : str or callable
+        Only the names ``poly``, ``hik`` and a numeric ``gamma`` are checked
+        (a callable's settings are its own).
+    params : dict
+        The kernel's keyword arguments (absent ones take the kernel's defaults).
+    label : callable
+        ``label(name)`` names a parameter in messages (``"kernels[0]: degree"``,
+        ``"kernel_params['degree']"``, ``"degree"``).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, the kernel and the value.
+    """
+    if not isinstance(kernel, str):
+        return
+    g = params.get("gamma")
+    if g is not None and not (isinstance(g, str) and g in _DATA_GAMMAS):
+        resolve_gamma(g, kernel=kernel, name=label("gamma"))
+    if kernel == "poly":
+        d = params.get("degree", 2)
+        if not (is_finite_number(d) and d >= 0 and float(d).is_integer()):
+            raise ValueError(
+                f"{label('degree')} must be a non-negative integer for kernel 'poly' "
+                f"((gamma x'y + coef0)^degree is a kernel for whole degrees only), got {d!r}.")
+        c0 = params.get("coef0", 1.0)
+        if not (is_finite_number(c0) and c0 >= 0):
+            raise ValueError(
+                f"{label('coef0')} must be a finite non-negative number for kernel 'poly' "
+                f"(a negative one makes the kernel indefinite), got {c0!r}.")
+    if kernel == "hik":
+        b = params.get("beta", 1.0)
+        if not (is_finite_number(b) and b > 0):
+            raise ValueError(f"{label('beta')} must be a finite positive number for "
+                             f"kernel 'hik', got {b!r}.")
