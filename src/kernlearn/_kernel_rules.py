@@ -17,13 +17,18 @@ from .widths import _DATA_GAMMAS, resolve_gamma
 
 
 def is_number(value):
-    """Whether ``value`` is a real number (numpy scalars included), not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    """Whether ``value`` is an int or a float (numpy's included), not a bool.
+
+    (A ``Fraction`` is a ``numbers.Real`` the kernels' in-place float
+    arithmetic cannot take: "Cannot cast ufunc 'add' output from dtype('O')".)
+    """
+    return (isinstance(value, (numbers.Integral, float, np.floating))
+            and not isinstance(value, (bool, np.bool_)))
 
 
 def is_finite_number(value):
-    """A real number that is finite (a ``Fraction`` or a 400-digit int is
-    compared as a float: ``np.isfinite`` refused them with a bare TypeError)."""
+    """An int or float that is finite (a 400-digit int, beyond the float
+    range, is not: ``np.isfinite`` refused it with a bare TypeError)."""
     if not is_number(value):
         return False
     try:

@@ -35,7 +35,7 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
 )
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
 from ._kernel_rules import check_named_kernel
-from ._histogram_kernels import _CENTRED, _dense, additive_chi2_kernel, hik_kernel
+from ._histogram_kernels import _dense, negative_hint, additive_chi2_kernel, hik_kernel
 from .preprocessing import canonical_sparse, centred_dots, check_center, kernel_overflow_message
 from .utils._sparse import (distance_shift, shift_rows, squared_distances,
                             warn_far_sparse_offset)
@@ -413,9 +413,9 @@ def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
         # hik compared |x|, so x and -x looked alike to it, without a word)
         msg = f"kernels[{index}]: the columns {kernel} sees have negative values"
         if kernel == "additive_chi2":
-            raise ValueError(msg + _CENTRED)
+            raise ValueError(msg + negative_hint())
         warnings.warn(msg + " (hik compares their absolute values: x and -x look alike)"
-                      + _CENTRED, UserWarning, stacklevel=user_stacklevel())
+                      + negative_hint(), UserWarning, stacklevel=user_stacklevel())
     if kernel == "rbf" and "gamma" not in params:
         params["gamma"] = "scale"  # a bare "rbf" takes scikit-learn's default width
     if "gamma" in params:
