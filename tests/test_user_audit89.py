@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
+from kernlearn import MultitaskMKLClassifier, PNormMKLClassifier
 from kernlearn import kernels as K
 from kernlearn.estimators.lowrank import LowRankKernelClassifier, LowRankKernelRegressor
 from kernlearn.families.nystrom import kernel_params_for
@@ -86,18 +87,20 @@ def test_a_fraction_or_huge_int_is_a_clear_message(value, data):
 
 @pytest.mark.parametrize("make", [
     lambda s: LowRankKernelClassifier(kernel="additive_chi2", standardize=s),
-    lambda s: __import__("kernlearn").PNormMKLClassifier(kernels=["additive_chi2"], standardize=s),
-])
+    lambda s: PNormMKLClassifier(kernels=["additive_chi2"], standardize=s),
+    lambda s: MultitaskMKLClassifier(kernels=["additive_chi2"], standardize=s),
+], ids=["low-rank", "p-norm", "multitask"])
 def test_additive_chi2_hint_follows_standardize(make, data):
     """With standardize=False set, the hint said "pass standardize=False"."""
     X, _ = data
     X = X.copy()
     X[0, 0] = -1.0
     y = np.arange(40) % 2
+    kw = {"task_index": np.arange(40) // 20} if "Multitask" in repr(make(True)) else {}
     with pytest.raises(ValueError, match="pass standardize=False"):
-        make(True).fit(X, y)
+        make(True).fit(X, y, **kw)
     with pytest.raises(ValueError) as err:
-        make(False).fit(X, y)
+        make(False).fit(X, y, **kw)
     assert "pass standardize=False" not in str(err.value)
     assert "negative values as given" in str(err.value)
 
