@@ -72,6 +72,26 @@ def test_kernel_params_takes_an_array_where_the_default_is_a_number(data, monkey
     LowRankKernelRegressor(kernel="weighted", kernel_params={"w": w}).fit(X, y)
     with pytest.raises(ValueError, match=r"kernel_params\['w'\] must be a number"):
         kernel_params_for("weighted", kernel_params={"w": np.array([1.0, np.nan, 1.0])}, X=X)
+    KernelList([("weighted", {"w": w})]).fit(X)
+
+
+@pytest.mark.parametrize("value", [None, "2", np.nan])
+def test_kernel_lists_check_values_against_the_signature_too(value, data, monkeypatch):
+    """The lists passed a None, a string or a NaN to a kernel added to KERNELS
+    whose parameter is a number: its bare TypeError or a NaN kernel; the
+    same check and message as kernel_params."""
+    X, y = data
+
+    def scaled(A, B, s=1.0):
+        return s * (A @ B.T)
+
+    monkeypatch.setitem(K.KERNELS, "scaled", scaled)
+    with pytest.raises(ValueError, match=r"kernels\[0\]: scaled s must be a number for kernel "
+                                         r"'scaled', got .* \(a finite number\)"):
+        PNormMKLClassifier(kernels=[("scaled", {"s": value})]).fit(X, np.arange(40) % 2)
+    with pytest.raises(ValueError, match=r"kernel_params\['s'\] must be a number for kernel "
+                                         r"'scaled', got .* \(a finite number\)"):
+        LowRankKernelRegressor(kernel="scaled", kernel_params={"s": value}).fit(X, y)
 
 
 @pytest.mark.parametrize("value", [Fraction(1, 2), 10 ** 400], ids=["fraction", "huge_int"])
@@ -81,7 +101,7 @@ def test_a_fraction_or_huge_int_is_a_clear_message(value, data):
     X, y = data
     with pytest.raises(ValueError, match=r"kernel_params\['coef0'\] must be a number"):
         LowRankKernelRegressor(kernel="poly", kernel_params={"coef0": value}).fit(X, y)
-    with pytest.raises(ValueError, match=r"kernels\[0\]: poly coef0 must be a finite"):
+    with pytest.raises(ValueError, match=r"kernels\[0\]: poly coef0 must be a number"):
         KernelList([("poly", {"coef0": value})]).fit(X)
 
 

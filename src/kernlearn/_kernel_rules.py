@@ -8,6 +8,7 @@ rules, and the low-rank one fitted ``degree=2.5``, ``coef0=-1`` and a
 ``hik`` ``beta`` of ``-1`` where the lists refused them.
 """
 
+import inspect
 import math
 import numbers
 
@@ -35,6 +36,49 @@ def is_finite_number(value):
         return math.isfinite(float(value))
     except OverflowError:  # (an int beyond the float range: not a usable setting)
         return False
+
+
+def _numbers(value):
+    """A finite int or float, or a numpy array of them (per-column weights of
+    a kernel added to :data:`~kernlearn.kernels.KERNELS` whose default is a scalar)."""
+    if is_number(value):
+        return is_finite_number(value)
+    return (isinstance(value, np.ndarray) and value.dtype.kind in "iuf"
+            and bool(np.isfinite(value).all()))
+
+
+def refuse_non_numbers(kernel, func, params, label):
+    """Refuse a value that is not a finite number where the kernel's parameter
+    is one (its default in ``func``'s signature is a number).
+
+    None or a string reached the kernel's arithmetic (a bare TypeError,
+    "unsupported operand type(s) for ** or pow()"), NaN a "not positive
+    semi-definite" kernel.  A parameter whose default is not a number (a
+    string option of a kernel added to ``KERNELS``, one of ``**kwargs``) is the
+    kernel's own; a ``gamma`` may be ``"scale"`` or ``"mean"``; a numpy array
+    of finite numbers is taken (the named kernels' scalar settings are
+    checked by :func:`check_named_kernel`).
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel's name (for messages).
+    func : callable
+        The kernel function ``KERNELS[kernel]``.
+    params : dict
+        The keyword arguments meant for it.
+    label : callable
+        ``label(name)`` names a parameter in messages.
+    """
+    sig = inspect.signature(func).parameters
+    for name, value in params.items():
+        default = getattr(sig.get(name), "default", None)
+        if not is_number(default) or (name == "gamma" and isinstance(value, str)):
+            continue
+        if not _numbers(value):
+            extra = ", 'scale' or 'mean'" if name == "gamma" else ""
+            raise ValueError(f"{label(name)} must be a number for kernel {kernel!r}, "
+                             f"got {value!r} (a finite number{extra}).")
 
 
 def check_named_kernel(kernel, params, label):

@@ -34,7 +34,7 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
     max_asymmetry,
 )
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
-from ._kernel_rules import check_named_kernel
+from ._kernel_rules import check_named_kernel, refuse_non_numbers
 from ._histogram_kernels import _dense, negative_hint, additive_chi2_kernel, hik_kernel
 from .preprocessing import canonical_sparse, centred_dots, check_center, kernel_overflow_message
 from .utils._sparse import (distance_shift, shift_rows, squared_distances,
@@ -377,9 +377,16 @@ def _check_kernel_params(kernel, params, index):
     if not isinstance(kernel, str):
         return
     refuse_unknown_kernel_params(kernel, params, f"kernels[{index}]")
-    # (one rule with the low-rank estimators' kernel_params: _kernel_rules.py)
-    check_named_kernel(kernel, params, lambda name: f"kernels[{index}]: " + (
-        name if name == "gamma" else f"{kernel} {name}"))
+
+    def label(name):
+        return f"kernels[{index}]: " + (name if name == "gamma" else f"{kernel} {name}")
+
+    # (one rule with the low-rank estimators' kernel_params: _kernel_rules.py;
+    # a width has resolve_gamma's messages: "several widths are several kernels")
+    if kernel in KERNELS:
+        refuse_non_numbers(kernel, KERNELS[kernel],
+                           {k: v for k, v in params.items() if k != "gamma"}, label)
+    check_named_kernel(kernel, params, label)
 
 
 def resolve_params(kernel, params, Xj, index=0, sample_weight=None):

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from ..kernels import (KERNELS, _dot_kernel, pairwise_kernel, refuse_unknown_kernel_params,
                        resolve_gamma)
 from .._callable_kernels import warn_uncentred_callable
-from .._kernel_rules import check_named_kernel, is_finite_number, is_number
+from .._kernel_rules import check_named_kernel, refuse_non_numbers
 from ..preprocessing import centred_dots, check_center
 from ..utils._sparse import (canonical_sparse, distance_shift, shift_rows,
                              warn_far_sparse_offset)
@@ -230,42 +230,6 @@ def _rbf_float64(A, B, gamma):
     return np.exp(-gamma * D)
 
 
-def _numbers(value):
-    """A finite real number, or an array of them (per-column weights of a
-    kernel added to :data:`KERNELS` whose default is a scalar)."""
-    if is_number(value):
-        return is_finite_number(value)
-    arr = np.asarray(value) if isinstance(value, np.ndarray) else None
-    return arr is not None and arr.dtype.kind in "iuf" and bool(np.isfinite(arr).all())
-
-
-def _refuse_non_numbers(kernel, params):
-    """Refuse a ``kernel_params`` value that is not a finite number where the
-    named kernel's parameter is one (its default is a number).
-
-    None or a string reached the kernel's arithmetic (a bare TypeError,
-    "unsupported operand type(s) for ** or pow()"), NaN a "not positive
-    semi-definite" kernel.  A parameter whose default is not a number (a
-    string option of a kernel added to :data:`KERNELS`, one of ``**kwargs``)
-    is the kernel's own: it was refused as "must be a number".  A ``gamma``
-    may be ``"scale"`` or ``"mean"`` (resolved by :func:`kernel_params_for`);
-    a numpy array of finite numbers is taken (a kernel's per-column weights;
-    the named kernels' scalar settings are checked by
-    :func:`~kernlearn._kernel_rules.check_named_kernel`).
-    """
-    if not isinstance(kernel, str) or kernel not in KERNELS:
-        return
-    sig = inspect.signature(KERNELS[kernel]).parameters
-    for name, value in params.items():
-        default = getattr(sig.get(name), "default", None)
-        if not is_number(default) or (name == "gamma" and isinstance(value, str)):
-            continue
-        if not _numbers(value):
-            extra = ", 'scale' or 'mean'" if name == "gamma" else ""
-            raise ValueError(f"kernel_params[{name!r}] must be a number for kernel "
-                             f"{kernel!r}, got {value!r} (a finite number{extra}).")
-
-
 def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params=None,
                       X=None, sample_weight=None):
     """Keyword arguments for ``pairwise_kernel`` from estimator-style parameters.
@@ -302,7 +266,8 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     if kernel == "precomputed":
         return params
     refuse_unknown_kernel_params(kernel, params, "kernel_params")
-    _refuse_non_numbers(kernel, params)
+    if isinstance(kernel, str) and kernel in KERNELS:
+        refuse_non_numbers(kernel, KERNELS[kernel], params, lambda name: f"kernel_params[{name!r}]")
     func = KERNELS.get(kernel) if isinstance(kernel, str) else kernel
     accepted = _signature_names(func)
     # partial(rbf_kernel, gamma=0.03): gamma="scale" silently replaced the bound
