@@ -372,9 +372,8 @@ def test_kernel_callable_of_the_wrong_shape_is_named(rng):
 
 
 @pytest.mark.parametrize("params, match", [
-    ({"degree": -2}, "positive integer"),
-    ({"degree": 0}, "positive integer"),
-    ({"degree": 1.5}, "positive integer"),
+    ({"degree": -2}, "non-negative integer"),
+    ({"degree": 1.5}, "non-negative integer"),
     ({"coef0": -1.0}, "non-negative"),
 ])
 def test_indefinite_poly_parameters_are_refused(params, match, rng):

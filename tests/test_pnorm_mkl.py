@@ -605,5 +605,5 @@ def test_bad_kernel_callables_are_refused_by_the_estimator(rng):
         PNormMKLClassifier(kernels="precomputed").fit([X @ X.T, -(X @ X.T)], y)
     with pytest.raises(ValueError, match=r"returned shape \(3, 3\)"):
         PNormMKLClassifier(kernels=[lambda A, B: A.T @ B]).fit(X, y)
-    with pytest.raises(ValueError, match="degree must be a positive integer"):
+    with pytest.raises(ValueError, match="degree must be a non-negative integer"):
         PNormMKLClassifier(kernels=[("poly", {"degree": -2})]).fit(X, y)

@@ -126,7 +126,8 @@ def test_low_rank_kernel_params_degree_as_the_estimators_degree():
     # in kernel_params fitted (x'y + 1)^-1, not a kernel, without a word
     with pytest.raises(ValueError, match="degree"):
         kl.LowRankKernelRegressor(kernel="poly", degree=-1).fit(_X, _X[:, 0])
-    with pytest.raises(ValueError, match=r"kernel_params\['degree'\] must be non-negative "
-                                         r"for kernel 'poly' \(as degree\), got -1"):
+    # (audit 89: the kernel lists' rule and message, kernlearn/_kernel_rules.py)
+    with pytest.raises(ValueError, match=r"kernel_params\['degree'\] must be a non-negative "
+                                         r"integer for kernel 'poly' .*got -1"):
         kl.LowRankKernelRegressor(kernel="poly", kernel_params={"degree": -1},
                                   random_state=0).fit(_X, _X[:, 0])

@@ -4,6 +4,7 @@ Kept apart from the kernel list's module (its size); :mod:`kernlearn.kernels`
 re-exports them.
 """
 
+import contextvars
 from numbers import Integral
 
 import numpy as np
@@ -70,7 +71,7 @@ def additive_chi2_kernel(X, Y, block=256):
     _check_block(block)
     A, B = _dense(X), _dense(Y)
     if (A < 0).any() or (B < 0).any():
-        raise ValueError("additive_chi2 kernel needs non-negative features" + _CENTRED)
+        raise ValueError("additive_chi2 kernel needs non-negative features" + negative_hint())
     K = np.empty((A.shape[0], B.shape[0]))
     for s in range(0, A.shape[0], block):
         num = 2 * A[s : s + block, None, :] * B[None]
@@ -84,3 +85,18 @@ def additive_chi2_kernel(X, Y, block=256):
 # (of non-negative data: standardize=True, the default, made them negative)
 _CENTRED = ("; standardize=True centres the columns (pass standardize=False for "
             "histograms, counts or other non-negative features).")
+# (with standardize=False the hint above told the user to pass what was set:
+# the negative values were their own)
+_AS_GIVEN = ("; the columns were not centred (standardize=False, or sparse input): the "
+             "data has negative values as given; the kernel reads histograms, counts or other "
+             "non-negative features.")
+# Whether the last estimator fit in this context centred its columns
+# (set by estimators._base.standardize_fit; a direct kernel call keeps the
+# default, the estimators' default standardize=True)
+COLUMNS_CENTRED = contextvars.ContextVar("kernlearn_columns_centred", default=True)
+
+
+def negative_hint():
+    """The end of a "negative values" message: whether an estimator's
+    ``standardize=True`` centred the columns (:data:`COLUMNS_CENTRED`)."""
+    return _CENTRED if COLUMNS_CENTRED.get() else _AS_GIVEN

@@ -34,7 +34,8 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
     max_asymmetry,
 )
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
-from ._histogram_kernels import _CENTRED, _dense, additive_chi2_kernel, hik_kernel
+from ._kernel_rules import check_named_kernel, refuse_non_numbers
+from ._histogram_kernels import _dense, negative_hint, additive_chi2_kernel, hik_kernel
 from .preprocessing import canonical_sparse, centred_dots, check_center, kernel_overflow_message
 from .utils._sparse import (distance_shift, shift_rows, squared_distances,
                             warn_far_sparse_offset)
@@ -376,24 +377,16 @@ def _check_kernel_params(kernel, params, index):
     if not isinstance(kernel, str):
         return
     refuse_unknown_kernel_params(kernel, params, f"kernels[{index}]")
-    g = params.get("gamma")
-    if g is not None and not (isinstance(g, str) and g in _DATA_GAMMAS):
-        resolve_gamma(g, kernel=kernel, name=f"kernels[{index}]: gamma")
-    # (gamma x'y + coef0)^degree is positive semi-definite for a positive
-    # integer degree and coef0 >= 0 only; other values fit a non-kernel
-    d = params.get("degree", 2)
-    if kernel == "poly" and (isinstance(d, bool) or not isinstance(d, numbers.Integral)
-                             or d < 1):
-        raise ValueError(
-            f"kernels[{index}]: poly degree must be a positive integer, got {d!r}.")
-    c0 = params.get("coef0", 1.0)
-    if kernel == "poly" and (not isinstance(c0, numbers.Real) or not c0 >= 0):
-        raise ValueError(
-            f"kernels[{index}]: poly coef0 must be a non-negative number (a negative "
-            f"one makes the kernel indefinite), got {c0!r}.")
-    b = params.get("beta", 1.0)
-    if kernel == "hik" and (not isinstance(b, numbers.Real) or not b > 0):
-        raise ValueError(f"kernels[{index}]: hik beta must be positive, got {b!r}.")
+
+    def label(name):
+        return f"kernels[{index}]: " + (name if name == "gamma" else f"{kernel} {name}")
+
+    # (one rule with the low-rank estimators' kernel_params: _kernel_rules.py;
+    # a width has resolve_gamma's messages: "several widths are several kernels")
+    if kernel in KERNELS:
+        refuse_non_numbers(kernel, KERNELS[kernel],
+                           {k: v for k, v in params.items() if k != "gamma"}, label)
+    check_named_kernel(kernel, params, label)
 
 
 def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
@@ -427,9 +420,9 @@ def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
         # hik compared |x|, so x and -x looked alike to it, without a word)
         msg = f"kernels[{index}]: the columns {kernel} sees have negative values"
         if kernel == "additive_chi2":
-            raise ValueError(msg + _CENTRED)
+            raise ValueError(msg + negative_hint())
         warnings.warn(msg + " (hik compares their absolute values: x and -x look alike)"
-                      + _CENTRED, UserWarning, stacklevel=user_stacklevel())
+                      + negative_hint(), UserWarning, stacklevel=user_stacklevel())
     if kernel == "rbf" and "gamma" not in params:
         params["gamma"] = "scale"  # a bare "rbf" takes scikit-learn's default width
     if "gamma" in params:

@@ -14,7 +14,7 @@ conical combination of them; this family holds the sampled set
 
 import functools
 import inspect
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from ..kernels import (KERNELS, _dot_kernel, pairwise_kernel, refuse_unknown_kernel_params,
                        resolve_gamma)
 from .._callable_kernels import warn_uncentred_callable
+from .._kernel_rules import check_named_kernel, refuse_non_numbers
 from ..preprocessing import centred_dots, check_center
 from ..utils._sparse import (canonical_sparse, distance_shift, shift_rows,
                              warn_far_sparse_offset)
@@ -229,40 +230,6 @@ def _rbf_float64(A, B, gamma):
     return np.exp(-gamma * D)
 
 
-def _is_number(value):
-    return isinstance(value, Real) and not isinstance(value, bool)
-
-
-def _refuse_non_numbers(kernel, params):
-    """Refuse a ``kernel_params`` value that is not a finite number where the
-    named kernel's parameter is one (its default is a number).
-
-    None or a string reached the kernel's arithmetic (a bare TypeError,
-    "unsupported operand type(s) for ** or pow()"), NaN a "not positive
-    semi-definite" kernel.  A parameter whose default is not a number (a
-    string option of a kernel added to :data:`KERNELS`, one of ``**kwargs``)
-    is the kernel's own: it was refused as "must be a number".  A ``gamma``
-    may be ``"scale"`` or ``"mean"`` (resolved by :func:`kernel_params_for`),
-    and the polynomial's ``degree`` is non-negative, as the estimators' ``degree``.
-    """
-    if not isinstance(kernel, str) or kernel not in KERNELS:
-        return
-    sig = inspect.signature(KERNELS[kernel]).parameters
-    for name, value in params.items():
-        default = getattr(sig.get(name), "default", None)
-        if not _is_number(default) or (name == "gamma" and isinstance(value, str)):
-            continue
-        if not (_is_number(value) and np.isfinite(value)):
-            extra = ", 'scale' or 'mean'" if name == "gamma" else ""
-            raise ValueError(f"kernel_params[{name!r}] must be a number for kernel "
-                             f"{kernel!r}, got {value!r} (a finite number{extra}).")
-    # (the estimators refuse degree=-1; kernel_params={"degree": -1} fitted
-    # (x'y + 1)^-1, not a kernel)
-    if kernel == "poly" and params.get("degree", 0) < 0:
-        raise ValueError(f"kernel_params['degree'] must be non-negative for kernel 'poly' "
-                         f"(as degree), got {params['degree']!r}.")
-
-
 def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params=None,
                       X=None, sample_weight=None):
     """Keyword arguments for ``pairwise_kernel`` from estimator-style parameters.
@@ -299,7 +266,8 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     if kernel == "precomputed":
         return params
     refuse_unknown_kernel_params(kernel, params, "kernel_params")
-    _refuse_non_numbers(kernel, params)
+    if isinstance(kernel, str) and kernel in KERNELS:
+        refuse_non_numbers(kernel, KERNELS[kernel], params, lambda name: f"kernel_params[{name!r}]")
     func = KERNELS.get(kernel) if isinstance(kernel, str) else kernel
     accepted = _signature_names(func)
     # partial(rbf_kernel, gamma=0.03): gamma="scale" silently replaced the bound
@@ -325,6 +293,11 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
         # ("can't multiply sequence by non-int of type 'float'")
         params["gamma"] = resolve_gamma(params["gamma"], X, kernel, sample_weight=sample_weight,
                                         name="kernel_params['gamma']")
+    # the kernel lists' rule (degree=2.5, coef0=-1, a hik beta of -1 fitted a
+    # non-kernel here where the lists refused them): the user's own names
+    given = dict(kernel_params or {})
+    check_named_kernel(kernel, params, lambda name: (
+        f"kernel_params[{name!r}]" if name in given else name))
     return params
 
 
