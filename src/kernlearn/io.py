@@ -78,6 +78,7 @@ import kernlearn
 
 from ._io_values import (plain_objects, random_state_fields, random_state_from,
                          splitter_class_from, splitter_class_tag, splitter_classes, unsavable)
+from ._model_state import check_fitted_state
 from .utils._atomic import write_atomically
 from .utils._npy_header import declared_npy, too_large
 
@@ -930,6 +931,8 @@ def _build(path, meta, arrays, return_metadata):
     dec.set_attributes(est, state, "state")
     if not any(k.endswith("_") and not k.startswith("_") for k in state):
         dec.fail("the model holds no fitted attributes.")
+    # (a resealed file rewritten consistently: its state must still be a model's)
+    check_fitted_state(est, _fitted_state(est), dec.fail)
     return (est, metadata) if return_metadata else est
 
 
