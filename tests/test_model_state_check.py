@@ -79,7 +79,7 @@ def test_wrong_dtype_and_kind_are_refused(fgm, tmp_path):
     _refused(est, tmp_path, r"state\.selected_features_ is an array of dtype float64")
     est = _copy(fgm[0])
     est.n_features_in_ = "4"
-    _refused(est, tmp_path, r"state\.n_features_in_ is a str; expected integer")
+    _refused(est, tmp_path, r"state\.n_features_in_ is of type str; expected integer")
     est = _copy(fgm[0])
     est.intercept_ = None
     _refused(est, tmp_path, r"state\.intercept_ is None")
@@ -119,6 +119,24 @@ def test_component_state_is_checked(tmp_path):
     est = MultitaskMKLRegressor(max_iter=2).fit(X, X[:, 0], task_index=task)
     est._model = None
     _refused(est, tmp_path, r"state\._model is None")
+    est = MultitaskMKLRegressor(max_iter=2).fit(X, X[:, 0], task_index=task)
+    tasks, idx, mask = est._blocks.buckets[0]
+    est._blocks.buckets[0] = (tasks, idx.astype(float), mask)  # row indices as floats
+    _refused(est, tmp_path, r"state\._blocks\.buckets\[0\]\[1\] is an array of dtype float64")
+    est = MultitaskMKLRegressor(max_iter=2).fit(X, X[:, 0], task_index=task)
+    est._model.coef = ("1",) + tuple(est._model.coef[1:])
+    _refused(est, tmp_path, r"state\._model\.coef\[0\] = '1' is not one of \['blocks', 'full'\]")
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PNormMKLClassifier(max_iter=2, random_state=0).fit(X, y)
+    est.kernel_list_.specs = 1
+    _refused(est, tmp_path, r"state\.kernel_list_\.specs is of type int; expected list")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PNormMKLClassifier(max_iter=2, random_state=0).fit(X, y)
+    est.kernel_list_.diag_ = est.kernel_list_.diag_[:, :-1]
+    _refused(est, tmp_path, r"state\.kernel_list_\.\w+: axis 1 has length \d+, expected \d+")
 
 
 def test_index_below_zero_is_refused(tmp_path):

@@ -11,7 +11,7 @@ hold: its kind (array with dtype kinds, scalar, string, component object,
 container), whether it may be ``None`` or absent, and its shape in *symbols*
 shared between attributes (``"d"``: ``n_features_in_``; ``"c"``: the number of
 classes; ``"t"``: of tasks; other letters: sizes the attributes must agree
-on).  :func:`check_fitted_state` is the one generic checker: missing and
+on; ``"@b"``: a size within one item of a list).  :func:`check_fitted_state` is the one generic checker: missing and
 unknown attributes, kinds, dtype kinds, shapes (a symbol is bound by the first
 attribute naming it, every later one must agree), finiteness, index ranges.
 Components declared in :data:`COMPONENT_STATE` are checked the same way
@@ -37,8 +37,9 @@ class Rule:
     ``kind``: ``"array"`` (``dtypes``: NumPy kind letters, ``shape``: tuple of
     int, symbol, ``"k*sym"`` / ``"sym+k"`` or ``None``), ``"sparse"``,
     ``"int"``, ``"real"``, ``"bool"``, ``"str"``, ``"dict"``, ``"list"``
-    (``shape``: its length), ``"object"`` (``classes``: import paths), or
-    ``"any"``; ``alts``: further rules the value may satisfy instead.
+    (``shape``: its length; ``items``: the rule of every element,
+    ``fields``: of the first ones), ``"object"`` (``classes``: import paths),
+    or ``"any"``; ``alts``: further rules the value may satisfy instead.
     """
 
     kind: str
@@ -52,6 +53,8 @@ class Rule:
     choices: tuple = None
     classes: tuple = ()
     alts: tuple = field(default=())
+    items: "Rule" = None
+    fields: tuple = None
 
 
 def arr(shape, dtypes="f", **kw):
@@ -111,7 +114,8 @@ _INFINITE = {
     "lambda_p_": num(low=0),
     "_budget": num("int", low=0, optional=True, alts=(Rule("str"),)),
     "family_": obj(_FAMILY),
-    "features_": arr(("p", "d+1")), "feature_scales_": arr(("p", 2)),
+    # (a feature's parameters: their count depends on the family)
+    "features_": arr(("p", None)), "feature_scales_": arr(("p", None)),
     "task_coef_": arr((None, "2*p")), "shared_coef_": arr(("2*p",), alts=(arr((None, "2*p")),)),
     "_coef_tasks": arr((None, "2*p")), "_intercept_tasks": arr((None,)),
     # (rows: one per task or per output)
@@ -189,18 +193,56 @@ FITTED_STATE = {
     "MultitaskMKLRegressorCV": {**_MTMKL, **_Y, **_CV},
 }
 
-#: Attributes of components (by class name) checked with their estimator's symbols.
+def seq(shape=None, items=None, fields=None, **kw):
+    return Rule("list", shape=shape, items=items, fields=fields, **kw)
+
+
+# a kernel's specification: (name, parameters, columns or None)
+_SPEC = seq(fields=(Rule("str"), Rule("dict"), Rule("any", none=True)))
+_ROWS = arr((None,), _IDX, low=0)
+_KERNEL_ROWS = {  # (kernel lists: "m" kernels on "K" training rows)
+    "X_": arr(("K", "d"), alts=(Rule("sparse"),)),
+    "params_": seq(("m",), Rule("dict")),
+    "diag_": arr(("m", "K"), finite=False), "kdiag_": arr(("m", "K"), finite=False),
+}
+
+#: Attributes of components (by class name) checked with their estimator's
+#: symbols; only those listed (a component's other attributes are free).
 COMPONENT_STATE = {
     "MultitaskModel": {
+        "formulation": Rule("str"),
         "kernel_weights": arr(("m",)), "task_kernel_weights": arr(("t", "m")),
-        "intercept": arr(("t",)), "coef": Rule("any"),
+        "intercept": arr(("t",)),
+        "coef": seq(fields=(Rule("str", choices=("blocks", "full")),)),
+        "shared_kernel_weights": arr(("m",), none=True), "shared_coef": seq(none=True),
     },
-    "TaskBuckets": {"n_tasks": num("int", low=1, binds="t"), "task_rows": Rule("list", shape=("t",)),
-                    "buckets": Rule("list")},
+    "TaskBuckets": {
+        "n_tasks": num("int", low=1, binds="t"), "n_samples": num("int", low=1, binds="K"),
+        "task_rows": seq(("t",), _ROWS),
+        # (task ids, padded row indices, validity mask)
+        "buckets": seq(items=seq(fields=(_ROWS, arr(("@b", "@r"), _IDX, low=0),
+                                         arr(("@b", "@r"), "b")))),
+    },
+    "TaskKernels": {
+        **_KERNEL_ROWS,
+        "precomputed": Rule("bool"), "normalize": Rule("bool"), "standardize": Rule("bool"),
+        "specs_": seq(("m",), _SPEC), "grams_": arr(("m", "K", "K")),
+        "mean_": arr(("d",), none=True), "std_": arr(("d",), none=True, finite=False),
+        "shift_": seq(("m",)), "scales_": arr(("m",), none=True),
+    },
+    "KernelList": {
+        **_KERNEL_ROWS,
+        "normalize": Rule("bool"), "precompute": Rule("bool"), "cache_size": num(low=0),
+        "specs": seq(("m",), _SPEC), "center_": arr(("d",), none=True),
+        "_sqn_": seq(("m",), arr(("K",), finite=False, none=True)),
+        "_u_": seq(("m",), arr(("K",), none=True)),
+        "_shift_": seq(("m",), num(none=True, alts=(arr((None,)),))),
+        "_isd_": arr(("m", "K"), finite=False), "_unit_diag_": arr(("m",), "b"),
+    },
     "RandomFourierFeatures": {"n_features_in_": num("int", low=1, binds="d")},
 }
 
-_TERM = re.compile(r"^(?:(\d+)\*)?([A-Za-z_]\w*)(?:\+(\d+))?$")
+_TERM = re.compile(r"^(?:(\d+)\*)?(@?[A-Za-z_]\w*)(?:\+(\d+))?$")
 
 
 class _Refused(Exception):
@@ -313,19 +355,31 @@ class _Check:
                 self.size(where, 0, chosen.binds, int(value))
         elif chosen.kind == "str" and chosen.choices is not None and value not in chosen.choices:
             self.fail(f"{where} = {value!r} is not one of {list(chosen.choices)}.")
-        elif chosen.kind == "list" and chosen.shape is not None:
-            self.size(where, 0, chosen.shape[0], len(value))
+        elif chosen.kind == "list":
+            if chosen.shape is not None:
+                self.size(where, 0, chosen.shape[0], len(value))
+            if chosen.fields is not None and len(value) < len(chosen.fields):
+                self.fail(f"{where} has {len(value)} item(s), expected {len(chosen.fields)}.")
+            for i, item in enumerate(value):
+                rule = chosen.fields[i] if chosen.fields and i < len(chosen.fields) \
+                    else chosen.items
+                if rule is not None:
+                    self.value(f"{where}[{i}]", rule, item)
+                if chosen.items is not None:  # ("@" sizes: each item's own)
+                    self.sizes = {k: v for k, v in self.sizes.items() if k[0] != "@"}
         elif chosen.kind == "object":
             self.component(where, value)
 
-    def attributes(self, where, spec, state, complete):
+    def attributes(self, where, spec, state, complete, defaults=()):
         """Check ``state`` (name -> value) against ``spec``; ``complete``: no
-        attribute may be missing or unknown."""
+        attribute may be missing or unknown (but for the class's plain
+        ``defaults``, which stand for a missing one and may be overridden)."""
         if complete:
-            unknown = sorted(set(state) - set(spec))
+            unknown = sorted(set(state) - set(spec) - set(defaults))
             if unknown:
                 self.fail(f"{where} has unknown fitted attribute(s) {unknown}.")
-            missing = sorted(k for k, r in spec.items() if k not in state and not r.optional)
+            missing = sorted(k for k, r in spec.items()
+                             if k not in state and not r.optional and k not in defaults)
             if missing:
                 self.fail(f"{where} lacks the fitted attribute(s) {missing}.")
         # (scalars that bind a symbol first: the arrays are then checked against them)
@@ -356,7 +410,21 @@ def _describe(rule):
 def _describe_value(value):
     if isinstance(value, np.ndarray):
         return f"an array of dtype {value.dtype} and shape {value.shape}"
-    return f"a {type(value).__name__}"
+    return f"of type {type(value).__name__}"
+
+
+def _plain_defaults(cls, names):
+    """Those of ``names`` that are plain class-level values of ``cls``
+    (numbers, strings: no method, property or other descriptor)."""
+    import inspect
+
+    out = []
+    for name in names:
+        member = inspect.getattr_static(cls, name, None)
+        if member is not None and not name.startswith("__") and not callable(member) \
+                and not hasattr(member, "__get__"):
+            out.append(name)
+    return out
 
 
 def _import(path):
@@ -383,7 +451,8 @@ def check_fitted_state(estimator, state, fail):
     if spec is None:
         return
     check = _Check(fail)
-    check.attributes("state", spec, state, complete=True)
+    check.attributes("state", spec, state, complete=True,
+                     defaults=_plain_defaults(type(estimator), {*state, *spec}))
     classes = state.get("classes_")
     if isinstance(classes, np.ndarray) and len(np.unique(classes)) != len(classes):
         fail("state.classes_ holds a class twice.")
