@@ -125,7 +125,7 @@ def test_component_state_is_checked(tmp_path):
     _refused(est, tmp_path, r"state\._blocks\.buckets\[0\]\[1\] is an array of dtype float64")
     est = MultitaskMKLRegressor(max_iter=2).fit(X, X[:, 0], task_index=task)
     est._model.coef = ("1",) + tuple(est._model.coef[1:])
-    _refused(est, tmp_path, r"state\._model\.coef\[0\] = '1' is not one of \['blocks', 'full'\]")
+    _refused(est, tmp_path, r"state\._model\.coef\[0\] = '1' is not one of \['blocks'\]")
     y = (X[:, 0] > 0).astype(int)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -137,6 +137,15 @@ def test_component_state_is_checked(tmp_path):
         est = PNormMKLClassifier(max_iter=2, random_state=0).fit(X, y)
     est.kernel_list_.diag_ = est.kernel_list_.diag_[:, :-1]
     _refused(est, tmp_path, r"state\.kernel_list_\.\w+: axis 1 has length \d+, expected \d+")
+
+
+def test_relations_between_attributes_are_checked(tmp_path):
+    X, y = _data()
+    est = LowRankKernelClassifier(max_iter=2, random_state=0).fit(X, y)
+    est._kernel = "precomputed"  # the centres are rows, not row numbers
+    _refused(est, tmp_path, r"state\.centers_ of a 'precomputed' kernel must be row numbers")
+    est._kernel = "nope"
+    _refused(est, tmp_path, r"state\._kernel = 'nope' is not a kernel's name")
 
 
 def test_index_below_zero_is_refused(tmp_path):

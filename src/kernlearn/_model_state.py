@@ -93,7 +93,8 @@ _LABELS = {
     "platt_": arr(("o", 2), none=True),
     "_proba_source": Rule("str", choices=("none", "native", "platt")),
 }
-_CLASSES = {**_LABELS, "_absent_classes": Rule("any", none=True)}
+# (classes whose rows all weigh zero: their positions in classes_)
+_CLASSES = {**_LABELS, "_absent_classes": arr((None,), _IDX, low=0, none=True)}
 # (one-vs-rest fits keep one count per problem)
 _RUN = {"n_iter_": num("int", low=0, alts=(arr((None,), _IDX, low=0),)),
         "converged_": Rule("bool", alts=(arr((None,), "b"),)),
@@ -126,7 +127,7 @@ _INFINITE = {
 }
 _LOWRANK = {
     **_INPUT, **_RUN,
-    "_kernel": Rule("str"),
+    "_kernel": Rule("str", alts=(Rule("function"),)),
     "mu_": arr(("p",), alts=(arr((None, "p")),)), "column_indices_": arr(("p",), _IDX, low=0),
     "nu_": num(low=0, alts=(arr((None,), low=0),)), "m0_": num("int", low=0, alts=(arr((None,), _IDX, low=0),)), "objective_": _DIAGNOSTIC,
     "center_indices_": arr(("m",), _IDX, low=0), "center_factors_": arr(("m",)),
@@ -198,7 +199,8 @@ def seq(shape=None, items=None, fields=None, **kw):
 
 
 # a kernel's specification: (name, parameters, columns or None)
-_SPEC = seq(fields=(Rule("str"), Rule("dict"), Rule("any", none=True)))
+_KERNEL_NAME = Rule("str", choices="kernlearn.kernels.KERNELS")
+_SPEC = seq(fields=(_KERNEL_NAME, Rule("dict"), Rule("any", none=True)))
 _ROWS = arr((None,), _IDX, low=0)
 _KERNEL_ROWS = {  # (kernel lists: "m" kernels on "K" training rows)
     "X_": arr(("K", "d"), alts=(Rule("sparse"),)),
@@ -213,7 +215,9 @@ COMPONENT_STATE = {
         "formulation": Rule("str"),
         "kernel_weights": arr(("m",)), "task_kernel_weights": arr(("t", "m")),
         "intercept": arr(("t",)),
-        "coef": seq(fields=(Rule("str", choices=("blocks", "full")),)),
+        # ("blocks", W, betas) or ("full", coefficients)
+        "coef": seq(fields=(Rule("str", choices=("blocks",)), ANY, ANY),
+                    alts=(seq(fields=(Rule("str", choices=("full",)), ANY)),)),
         "shared_kernel_weights": arr(("m",), none=True), "shared_coef": seq(none=True),
     },
     "TaskBuckets": {
@@ -239,7 +243,38 @@ COMPONENT_STATE = {
         "_shift_": seq(("m",), num(none=True, alts=(arr((None,)),))),
         "_isd_": arr(("m", "K"), finite=False), "_unit_diag_": arr(("m",), "b"),
     },
-    "RandomFourierFeatures": {"n_features_in_": num("int", low=1, binds="d")},
+    "RandomFourierFeatures": {"n_features_in_": num("int", low=1, binds="d"),
+                              "center_": arr(("d",), none=True), "widths_": arr((None,))},
+}
+
+def _lowrank_kernel(state):
+    kernel, centers = state.get("_kernel"), state.get("centers_")
+    if isinstance(kernel, str) and kernel != "precomputed" and kernel not in _import(
+            "kernlearn.kernels.KERNELS"):
+        return f"_kernel = {kernel!r} is not a kernel's name."
+    # (a Gram matrix's model keeps its centres' row numbers, a kernel's their rows)
+    numbers = isinstance(centers, np.ndarray) and centers.ndim == 1
+    if (kernel == "precomputed") != numbers:
+        return (f"centers_ of a {kernel!r} kernel must be "
+                + ("row numbers (1-D)." if kernel == "precomputed" else "rows (2-D)."))
+
+
+def _task_kernels(state):
+    pre = state.get("precomputed")
+    if pre is not (state.get("kernels") == "precomputed"):
+        return f"precomputed = {pre!r} disagrees with kernels = {state.get('kernels')!r}."
+    need = ("grams_",) if pre else ("X_", "specs_", "params_")
+    missing = [k for k in need if k not in state]
+    if missing:
+        return f"lacks {missing}."
+
+
+#: Relations between attributes the rules above cannot state (by class name):
+#: each returns a message, or None when it holds.
+RELATIONS = {
+    "LowRankKernelClassifier": _lowrank_kernel,
+    "LowRankKernelRegressor": _lowrank_kernel,
+    "TaskKernels": _task_kernels,
 }
 
 _TERM = re.compile(r"^(?:(\d+)\*)?(@?[A-Za-z_]\w*)(?:\+(\d+))?$")
@@ -302,6 +337,8 @@ class _Check:
             return isinstance(value, dict)
         if kind == "list":
             return isinstance(value, (list, tuple))
+        if kind == "function":
+            return callable(value) and not isinstance(value, type)
         if kind == "object":
             return any(isinstance(value, _import(c)) for c in rule.classes)
         raise AssertionError(kind)
@@ -353,12 +390,17 @@ class _Check:
                 self.fail(f"{where} = {value!r} is not one of {list(chosen.choices)}.")
             if chosen.binds:
                 self.size(where, 0, chosen.binds, int(value))
-        elif chosen.kind == "str" and chosen.choices is not None and value not in chosen.choices:
-            self.fail(f"{where} = {value!r} is not one of {list(chosen.choices)}.")
+        elif chosen.kind == "str" and chosen.choices is not None:
+            # (a str: the import path of a registry, e.g. the kernels' names)
+            choices = chosen.choices
+            names = [*_import(choices)] if isinstance(choices, str) else list(choices)
+            if value not in names:
+                self.fail(f"{where} = {value!r} is not one of {names}.")
         elif chosen.kind == "list":
             if chosen.shape is not None:
                 self.size(where, 0, chosen.shape[0], len(value))
-            if chosen.fields is not None and len(value) < len(chosen.fields):
+            if chosen.fields is not None and (len(value) < len(chosen.fields) or (
+                    chosen.items is None and len(value) != len(chosen.fields))):
                 self.fail(f"{where} has {len(value)} item(s), expected {len(chosen.fields)}.")
             for i, item in enumerate(value):
                 rule = chosen.fields[i] if chosen.fields and i < len(chosen.fields) \
@@ -370,7 +412,7 @@ class _Check:
         elif chosen.kind == "object":
             self.component(where, value)
 
-    def attributes(self, where, spec, state, complete, defaults=()):
+    def attributes(self, where, spec, state, complete, defaults=(), name=None):
         """Check ``state`` (name -> value) against ``spec``; ``complete``: no
         attribute may be missing or unknown (but for the class's plain
         ``defaults``, which stand for a missing one and may be overridden)."""
@@ -384,13 +426,17 @@ class _Check:
                 self.fail(f"{where} lacks the fitted attribute(s) {missing}.")
         # (scalars that bind a symbol first: the arrays are then checked against them)
         order = sorted((k for k in spec if k in state), key=lambda k: spec[k].binds is None)
-        for name in order:
-            self.value(f"{where}.{name}", spec[name], state[name])
+        for key in order:
+            self.value(f"{where}.{key}", spec[key], state[key])
+        problem = RELATIONS[name](state) if name in RELATIONS else None
+        if problem:
+            self.fail(f"{where}: {problem}" if where != "state" else f"state.{problem}")
 
     def component(self, where, value):
         spec = COMPONENT_STATE.get(type(value).__name__)
         if spec is not None:
-            self.attributes(where, spec, vars(value), complete=False)
+            self.attributes(where, spec, vars(value), complete=False,
+                            name=type(value).__name__)
 
 
 def _shape_text(shape):
@@ -452,7 +498,8 @@ def check_fitted_state(estimator, state, fail):
         return
     check = _Check(fail)
     check.attributes("state", spec, state, complete=True,
-                     defaults=_plain_defaults(type(estimator), {*state, *spec}))
+                     defaults=_plain_defaults(type(estimator), {*state, *spec}),
+                     name=type(estimator).__name__)
     classes = state.get("classes_")
     if isinstance(classes, np.ndarray) and len(np.unique(classes)) != len(classes):
         fail("state.classes_ holds a class twice.")
