@@ -199,12 +199,14 @@ def seq(shape=None, items=None, fields=None, **kw):
 
 
 # a kernel's specification: (name, parameters, columns or None)
+# a kernel's fitted parameters (gamma, degree, coef0): numbers
+_KERNEL_PARAMS = Rule("dict", items=num(none=True))
 _KERNEL_NAME = Rule("str", choices="kernlearn.kernels.KERNELS")
 _SPEC = seq(fields=(_KERNEL_NAME, Rule("dict"), Rule("any", none=True)))
 _ROWS = arr((None,), _IDX, low=0)
 _KERNEL_ROWS = {  # (kernel lists: "m" kernels on "K" training rows)
     "X_": arr(("K", "d"), alts=(Rule("sparse"),)),
-    "params_": seq(("m",), Rule("dict")),
+    "params_": seq(("m",), _KERNEL_PARAMS),
     "diag_": arr(("m", "K"), finite=False), "kdiag_": arr(("m", "K"), finite=False),
 }
 
@@ -216,7 +218,8 @@ COMPONENT_STATE = {
         "kernel_weights": arr(("m",)), "task_kernel_weights": arr(("t", "m")),
         "intercept": arr(("t",)),
         # ("blocks", W, betas) or ("full", coefficients)
-        "coef": seq(fields=(Rule("str", choices=("blocks",)), ANY, ANY),
+        "coef": seq(fields=(Rule("str", choices=("blocks",)), arr(("t", "m")),
+                            seq(items=arr((None, None)))),
                     alts=(seq(fields=(Rule("str", choices=("full",)), ANY)),)),
         "shared_kernel_weights": arr(("m",), none=True), "shared_coef": seq(none=True),
     },
@@ -224,7 +227,8 @@ COMPONENT_STATE = {
         "n_tasks": num("int", low=1, binds="t"), "n_samples": num("int", low=1, binds="K"),
         "task_rows": seq(("t",), _ROWS),
         # (task ids, padded row indices, validity mask)
-        "buckets": seq(items=seq(fields=(_ROWS, arr(("@b", "@r"), _IDX, low=0),
+        "buckets": seq(items=seq(fields=(arr(("@b",), _IDX, low=0),
+                                         arr(("@b", "@r"), _IDX, low=0),
                                          arr(("@b", "@r"), "b")))),
     },
     "TaskKernels": {
@@ -269,12 +273,22 @@ def _task_kernels(state):
         return f"lacks {missing}."
 
 
+def _multitask_blocks(state):
+    # the within-task coefficients: one (tasks, rows) block per bucket of tasks
+    coef, buckets = state["_model"].coef, state["_blocks"].buckets
+    if coef[0] == "blocks" and [b.shape for b in coef[2]] != [b[1].shape for b in buckets]:
+        return (f"_model.coef holds blocks of shapes {[b.shape for b in coef[2]]}, the "
+                f"task buckets {[b[1].shape for b in buckets]}.")
+
+
 #: Relations between attributes the rules above cannot state (by class name):
 #: each returns a message, or None when it holds.
 RELATIONS = {
     "LowRankKernelClassifier": _lowrank_kernel,
     "LowRankKernelRegressor": _lowrank_kernel,
     "TaskKernels": _task_kernels,
+    **dict.fromkeys(["MultitaskMKLClassifier", "MultitaskMKLRegressor",
+                     "MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"], _multitask_blocks),
 }
 
 _TERM = re.compile(r"^(?:(\d+)\*)?(@?[A-Za-z_]\w*)(?:\+(\d+))?$")
@@ -409,6 +423,9 @@ class _Check:
                     self.value(f"{where}[{i}]", rule, item)
                 if chosen.items is not None:  # ("@" sizes: each item's own)
                     self.sizes = {k: v for k, v in self.sizes.items() if k[0] != "@"}
+        elif chosen.kind == "dict" and chosen.items is not None:
+            for key, item in value.items():
+                self.value(f"{where}[{key!r}]", chosen.items, item)
         elif chosen.kind == "object":
             self.component(where, value)
 
