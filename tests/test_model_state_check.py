@@ -137,6 +137,14 @@ def test_component_state_is_checked(tmp_path):
         est = PNormMKLClassifier(max_iter=2, random_state=0).fit(X, y)
     est.kernel_list_.diag_ = est.kernel_list_.diag_[:, :-1]
     _refused(est, tmp_path, r"state\.kernel_list_\.\w+: axis 1 has length \d+, expected \d+")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PNormMKLClassifier(kernels=["linear", "rbf"], max_iter=2, random_state=0).fit(X, y)
+    est.kernel_list_._shift_ = [1.0, None]
+    _refused(est, tmp_path, r"kernel_list_: _shift_\[0\] is set for a 'linear' kernel")
+    est.kernel_list_._shift_ = [None, None]
+    est.kernel_list_.params_[1] = {"gamma": "x"}
+    _refused(est, tmp_path, r"kernel_list_\.params_\[1\]\['gamma'\] is of type str")
 
 
 def test_relations_between_attributes_are_checked(tmp_path):

@@ -263,6 +263,18 @@ def _lowrank_kernel(state):
                 + ("row numbers (1-D)." if kernel == "precomputed" else "rows (2-D)."))
 
 
+def _rbf_shifts(specs, shifts):
+    """A distance shift (rows far from zero) is kept for the RBF kernels only."""
+    def check(state):
+        spec, shift = state.get(specs), state.get(shifts)
+        if isinstance(spec, (list, tuple)) and isinstance(shift, (list, tuple)):
+            bad = [j for j, (sp_j, sh) in enumerate(zip(spec, shift))
+                   if sh is not None and sp_j[0] != "rbf"]
+            if bad:
+                return f"{shifts}[{bad[0]}] is set for a {spec[bad[0]][0]!r} kernel (RBF only)."
+    return check
+
+
 def _task_kernels(state):
     pre = state.get("precomputed")
     if pre is not (state.get("kernels") == "precomputed"):
@@ -271,6 +283,7 @@ def _task_kernels(state):
     missing = [k for k in need if k not in state]
     if missing:
         return f"lacks {missing}."
+    return _rbf_shifts("specs_", "shift_")(state)
 
 
 def _multitask_blocks(state):
@@ -287,6 +300,7 @@ RELATIONS = {
     "LowRankKernelClassifier": _lowrank_kernel,
     "LowRankKernelRegressor": _lowrank_kernel,
     "TaskKernels": _task_kernels,
+    "KernelList": _rbf_shifts("specs", "_shift_"),
     **dict.fromkeys(["MultitaskMKLClassifier", "MultitaskMKLRegressor",
                      "MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"], _multitask_blocks),
 }
