@@ -118,7 +118,7 @@ _INFINITE = {
     # (a feature's parameters: their count depends on the family)
     "features_": arr(("p", None)), "feature_scales_": arr(("p", None)),
     "task_coef_": arr((None, "2*p")), "shared_coef_": arr(("2*p",), alts=(arr((None, "2*p")),)),
-    "_coef_tasks": arr((None, "2*p")), "_intercept_tasks": arr((None,)),
+    "_coef_tasks": arr(("r", "2*p")), "_intercept_tasks": arr(("r",)),
     # (rows: one per task or per output)
     "column_coef_": arr(("2*p",), alts=(arr((None, "2*p")),)),
     "solver_": Rule("str"), "stop_reason_": Rule("str"),
@@ -220,8 +220,10 @@ COMPONENT_STATE = {
         # ("blocks", W, betas) or ("full", coefficients)
         "coef": seq(fields=(Rule("str", choices=("blocks",)), arr(("t", "m")),
                             seq(items=arr((None, None)))),
-                    alts=(seq(fields=(Rule("str", choices=("full",)), ANY)),)),
-        "shared_kernel_weights": arr(("m",), none=True), "shared_coef": seq(none=True),
+                    alts=(seq(fields=(Rule("str", choices=("full",)),
+                                      seq(items=arr((None, None),
+                                                    alts=(seq(items=arr((None, None))),))))),)),
+        "shared_kernel_weights": arr(("m",), none=True), "shared_coef": seq(("m",), arr((None,)), none=True),
     },
     "TaskBuckets": {
         "n_tasks": num("int", low=1, binds="t"), "n_samples": num("int", low=1, binds="K"),
