@@ -201,7 +201,8 @@ def seq(shape=None, items=None, fields=None, **kw):
 # a kernel's specification: (name, parameters, columns or None)
 # a kernel's fitted parameters (gamma, degree, coef0): numbers
 _KERNEL_PARAMS = Rule("dict", items=num(none=True))
-_KERNEL_NAME = Rule("str", choices="kernlearn.kernels.KERNELS")
+# (a named kernel, or one of the allow-listed kernel functions)
+_KERNEL_NAME = Rule("str", choices="kernlearn.kernels.KERNELS", alts=(Rule("function"),))
 _SPEC = seq(fields=(_KERNEL_NAME, Rule("dict"), Rule("any", none=True)))
 _ROWS = arr((None,), _IDX, low=0)
 _KERNEL_ROWS = {  # (kernel lists: "m" kernels on "K" training rows)
@@ -223,7 +224,7 @@ COMPONENT_STATE = {
                     alts=(seq(fields=(Rule("str", choices=("full",)),
                                       seq(items=arr((None, None),
                                                     alts=(seq(items=arr((None, None))),))))),)),
-        "shared_kernel_weights": arr(("m",), none=True), "shared_coef": seq(("m",), arr((None,)), none=True),
+        "shared_kernel_weights": arr(("m",), none=True), "shared_coef": seq(("m",), arr((None,), none=True), none=True),
     },
     "TaskBuckets": {
         "n_tasks": num("int", low=1, binds="t"), "n_samples": num("int", low=1, binds="K"),
@@ -376,7 +377,7 @@ class _Check:
     def value(self, where, rule, value):
         if value is None:
             if not rule.none:
-                self.fail(f"{where} is None; the model needs a {_describe(rule)}.")
+                self.fail(f"{where} is None; expected {_describe(rule)}.")
             return
         rules = (rule, *rule.alts)
         fits = [r for r in rules if self.matches(r, value)]
