@@ -203,7 +203,10 @@ def seq(shape=None, items=None, fields=None, **kw):
 _KERNEL_PARAMS = Rule("dict", items=num(none=True))
 # (a named kernel, or one of the allow-listed kernel functions)
 _KERNEL_NAME = Rule("str", choices="kernlearn.kernels.KERNELS", alts=(Rule("function"),))
-_SPEC = seq(fields=(_KERNEL_NAME, Rule("dict"), Rule("any", none=True)))
+# (columns: None for all, or positions as a list, an array or a slice)
+_COLUMNS = seq(items=num("int", low=0), none=True,
+               alts=(arr((None,), _IDX, low=0), Rule("slice")))
+_SPEC = seq(fields=(_KERNEL_NAME, Rule("dict"), _COLUMNS))
 _ROWS = arr((None,), _IDX, low=0)
 _KERNEL_ROWS = {  # (kernel lists: "m" kernels on "K" training rows)
     "X_": arr(("K", "d"), alts=(Rule("sparse"),)),
@@ -368,6 +371,8 @@ class _Check:
             return isinstance(value, dict)
         if kind == "list":
             return isinstance(value, (list, tuple))
+        if kind == "slice":
+            return isinstance(value, slice)
         if kind == "function":
             return callable(value) and not isinstance(value, type)
         if kind == "object":
