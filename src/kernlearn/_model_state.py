@@ -21,6 +21,7 @@ Values cannot be checked: a resealed file whose ``x_scale_`` is multiplied by
 two is a valid model file of another model.
 """
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -89,7 +90,8 @@ _INPUT = {
     "_x_dtype": Rule("str", choices=("float64", "float32"), optional=True),
 }
 _LABELS = {
-    "classes_": arr(("c",), "biufU"),
+    # (labels of a pandas object column are restored as object arrays of str/int)
+    "classes_": arr(("c",), "biufUO"),
     "platt_": arr(("o", 2), none=True),
     "_proba_source": Rule("str", choices=("none", "native", "platt")),
 }
@@ -111,7 +113,7 @@ _FGM = {
 }
 _INFINITE = {
     **_INPUT, **_RUN,
-    "tasks_": arr(("t",), "biufU", none=True),
+    "tasks_": arr(("t",), "biufUO", none=True),
     "lambda_p_": num(low=0),
     "_budget": num("int", low=0, optional=True, alts=(Rule("str"),)),
     "family_": obj(_FAMILY),
@@ -138,7 +140,7 @@ _MTMKL = {
     **_FEATURES, **_RUN,
     "_train_rows": arr((None,), _IDX, none=True, low=0),
     "_weighed_out": Rule("any", none=True),
-    "tasks_": arr(("t",), "biufU"),
+    "tasks_": arr(("t",), "biufUO"),
     "kernels_": obj("kernlearn.methods.mtmkl.task_kernels.TaskKernels"),
     "_blocks": obj("kernlearn.methods.mtmkl.task_kernels.TaskBuckets"),
     "_model": obj("kernlearn.methods.mtmkl.fit.MultitaskModel"),
@@ -512,6 +514,7 @@ def _plain_defaults(cls, names):
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def _import(path):
     import importlib
 
