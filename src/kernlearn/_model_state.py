@@ -11,11 +11,13 @@ hold: its kind (array with dtype kinds, scalar, string, component object,
 container), whether it may be ``None`` or absent, and its shape in *symbols*
 shared between attributes (``"d"``: ``n_features_in_``; ``"c"``: the number of
 classes; ``"t"``: of tasks; other letters: sizes the attributes must agree
-on; ``"@b"``: a size within one item of a list).  :func:`check_fitted_state` is the one generic checker: missing and
-unknown attributes, kinds, dtype kinds, shapes (a symbol is bound by the first
-attribute naming it, every later one must agree), finiteness, index ranges.
+on; ``"@b"``: a size within one item of a list).  :func:`check_fitted_state`
+is the one generic checker: missing and unknown attributes, kinds, dtype
+kinds, shapes (a symbol is bound by the first attribute naming it, every later
+one must agree), finiteness, lower bounds (non-negative indices and scales).
 Components declared in :data:`COMPONENT_STATE` are checked the same way
-against the same symbols (only the attributes they list).
+against the same symbols (only the attributes they list); :data:`RELATIONS`
+holds the few relations between attributes a rule cannot state.
 
 Values cannot be checked: a resealed file whose ``x_scale_`` is multiplied by
 two is a valid model file of another model.
