@@ -204,7 +204,7 @@ def seq(shape=None, items=None, fields=None, **kw):
 
 # a kernel's specification: (name, parameters, columns or None)
 # a kernel's fitted parameters (gamma, degree, coef0): numbers
-_KERNEL_PARAMS = Rule("dict", items=num(none=True))
+_KERNEL_PARAMS = Rule("dict", items=num(none=True, alts=(Rule("array", dtypes="biuf"),)))
 # (a named kernel, or one of the allow-listed kernel functions)
 _KERNEL_NAME = Rule("str", choices="kernlearn.kernels.KERNELS", alts=(Rule("function"),))
 # (columns: None for all, or positions as a list, an array or a slice)
@@ -550,8 +550,14 @@ def check_fitted_state(estimator, state, fail):
     # outputs of a classifier: one column for two classes, one per class otherwise
     if "o" in check.sizes and "c" in check.sizes:
         c, o = check.sizes["c"], check.sizes["o"]
-        # (two classes: one output, or two written as -f/2, f/2)
-        if c < 2 or o not in ((1, 2) if c == 2 else (c,)):
+        # (two classes: one output, or two written as -f/2, f/2; classes whose rows
+        # all weigh zero may have no output of their own)
+        absent = state.get("_absent_classes")
+        kept = c - (len(absent) if isinstance(absent, np.ndarray) else 0)
+        allowed = {1, 2} if c == 2 else {c}
+        if kept < c:
+            allowed |= {1, 2, kept} if kept <= 2 else {kept}
+        if c < 2 or o not in allowed:
             fail(f"state: {c} classes need {1 if c == 2 else c} output(s), the "
                  f"coefficients have {o}.")
     if "t" in check.sizes and "y" in check.sizes and "tasks_" in spec and "_model" in spec:
