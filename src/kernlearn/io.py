@@ -51,7 +51,12 @@ Every file ends with a *seal*: the archive's comment holds the kernlearn
 version that wrote it and the SHA-256 digest of every byte before the digest,
 so any change to the file (a single flipped bit included) is refused before
 anything in it is parsed.  Declared array sizes are read from the ``.npy``
-headers and capped before any array is allocated.
+headers and capped before any array is allocated.  The rebuilt estimator's
+fitted state is then checked against its class's declaration
+(``kernlearn._model_state``: attributes, kinds, sizes that agree, finiteness).
+The seal is a digest anyone can recompute: it detects damage, not a deliberate
+edit, and a file rewritten consistently into another valid model loads as
+that model; trust a model file's numbers as far as its source.
 
 Composites (a :class:`~sklearn.pipeline.Pipeline`, a fitted
 :class:`~sklearn.model_selection.GridSearchCV`, a
@@ -78,6 +83,7 @@ import kernlearn
 
 from ._io_values import (plain_objects, random_state_fields, random_state_from,
                          splitter_class_from, splitter_class_tag, splitter_classes, unsavable)
+from ._model_state import check_fitted_state
 from .utils._atomic import write_atomically
 from .utils._npy_header import declared_npy, too_large
 
@@ -870,8 +876,10 @@ def load_model(path, return_metadata=False):
         saved (its seal), declares arrays larger than the file can hold, was
         written by another kernlearn version that this one cannot read (the
         message names both versions), names a class outside the allow-list,
-        or any array differs from the metadata in dtype, shape, finiteness or
-        checksum.
+        any array differs from the metadata in dtype, shape, finiteness or
+        checksum, or the fitted state is not one the estimator's class
+        declares (an attribute missing or unknown, of another kind, of a size
+        that disagrees with the others, or non-finite; the message names it).
     """
     path, meta, arrays, kind, version = _read(path)
     if kind == "skops":
@@ -930,6 +938,8 @@ def _build(path, meta, arrays, return_metadata):
     dec.set_attributes(est, state, "state")
     if not any(k.endswith("_") and not k.startswith("_") for k in state):
         dec.fail("the model holds no fitted attributes.")
+    # (a resealed file rewritten consistently: its state must still be a model's)
+    check_fitted_state(est, _fitted_state(est), dec.fail)
     return (est, metadata) if return_metadata else est
 
 
