@@ -101,7 +101,7 @@ def _same_outputs(a, b, what):
             _close(a[key], b[key], f"{what} ({key})")
 
 
-def _check_proba(est, X, what, **kw):
+def _check_proba(est, X, what, argmax=True, **kw):
     if not hasattr(est, "predict_proba"):
         return
     try:
@@ -115,6 +115,8 @@ def _check_proba(est, X, what, **kw):
         raise Defect(f"{what}: predict_proba rows not probabilities")
     # the columns follow classes_: the most probable column is predict's class
     # wherever it is clearly most probable
+    if not argmax:
+        return
     pred = np.asarray(est.predict(X, **kw))
     top = np.sort(proba, axis=1)
     clear = top[:, -1] - top[:, -2] > 1e-6
@@ -195,7 +197,8 @@ def comp_pipeline(name, params, est, X, y, task, sw, rng):
         pipe.fit(X, y)
         got = _outputs(pipe, X)
         _pickle_same(pipe, X, "pipeline")
-        _check_proba(pipe, X, "pipeline")
+        # (Platt's probabilities may disagree with predict: documented, as SVC's)
+        _check_proba(pipe, X, "pipeline", argmax=not params.get("probability"))
     Xs = clone(scaler).fit_transform(X)
     manual = _fit(clone(est), Xs, y, task)
     _same_outputs(got, _outputs(manual, Xs, **_pk(task)), "pipeline vs scaler then estimator")
@@ -241,7 +244,7 @@ def comp_column_transformer(name, params, est, X, y, task, sw, rng):
     manual = _fit(clone(est), Z, y, task)
     _same_outputs(got, _outputs(manual, Z, **kw), "column transformer vs by hand")
     if task is None:
-        _check_proba(pipe, df, "column transformer")
+        _check_proba(pipe, df, "column transformer", argmax=not params.get("probability"))
 
 
 def _grid(name, params, est, rng):
@@ -380,7 +383,9 @@ def comp_one_vs(name, params, est, X, y, task, sw, rng):
             manual = clone(est).fit(X, (y == model.classes_[k]).astype(int))
         _same_outputs(_outputs(model.estimators_[k], X), _outputs(manual, X),
                       f"OneVsRest's estimator {k}")
-    _check_proba(model, X, wrap.__name__)
+    # (OneVsRest predicts the argmax of the decision functions, its
+    # probabilities are each binary model's normalised: they may disagree)
+    _check_proba(model, X, wrap.__name__, argmax=wrap is not OneVsRestClassifier)
     _pickle_same(model, X, wrap.__name__)
 
 
@@ -456,7 +461,9 @@ def comp_stacking(name, params, est, X, y, task, sw, rng):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(X, y)
-        manual = clone(est).fit(X, y)
+        # (StackingClassifier fits its members on the labels encoded 0..k-1)
+        yy = model._label_encoder.transform(y) if is_classifier(est) else y
+        manual = clone(est).fit(X, yy)
     _same_outputs(_outputs(model.named_estimators_["ours"], X), _outputs(manual, X),
                   "stacking's refitted member")
     if is_classifier(est):
@@ -593,7 +600,12 @@ def comp_routing(name, params, est, X, y, task, sw, rng):
     w = sw if sw is not None else rng.choice([0.5, 1.0, 2.0], size=len(y))
     scaler = _scaler(rng)
     with sklearn.config_context(enable_metadata_routing=True):
-        model = clone(est).set_fit_request(sample_weight=True)
+        # (scikit-learn asks every consumer of sample_weight to say yes or no:
+        # the scaler does not take the weights, the score does)
+        model = clone(est).set_fit_request(sample_weight=True).set_score_request(
+            sample_weight=True)
+        if hasattr(scaler, "set_fit_request"):
+            scaler.set_fit_request(sample_weight=False)
         pipe = make_pipeline(clone(scaler), model)
         kw = {"sample_weight": w}
         if task is not None:
@@ -632,6 +644,37 @@ def comp_tags(name, params, est, X, y, task, sw, rng):
         raise Defect(f"estimator_type tag {tags.estimator_type!r}")
     if clone(est).__sklearn_tags__() != tags:
         raise Defect("a clone's tags differ")
+
+
+def comp_transform_pandas(name, params, est, X, y, task, sw, rng):
+    """Our transformers with ``set_output(transform="pandas")``, alone and in a pipeline."""
+    import pandas as pd
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    if not hasattr(est, "transform") or task is not None:
+        return
+    inp = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])]) if rng.rand() < 0.5 else X
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = clone(est).set_output(transform="pandas").fit(inp, y)
+        plain = clone(est).fit(inp, y)
+    Z = model.transform(inp)
+    if not isinstance(Z, pd.DataFrame):
+        raise Defect(f"set_output(transform='pandas'): transform returned {type(Z).__name__}")
+    if list(Z.columns) != list(model.get_feature_names_out()):
+        raise Defect("transform's columns != get_feature_names_out()")
+    if isinstance(inp, pd.DataFrame) and not Z.index.equals(inp.index):
+        raise Defect("transform's index != the input frame's")
+    _close(np.asarray(Z), np.asarray(plain.transform(inp)), "pandas transform vs NumPy transform")
+    final = LogisticRegression() if is_classifier(est) else LinearRegression()
+    pipe = make_pipeline(clone(est), final).set_output(transform="pandas")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(inp, y)
+    if list(pipe[-1].feature_names_in_) != list(pipe[0].get_feature_names_out()):
+        raise Defect("the next step's feature_names_in_ != our get_feature_names_out()")
+    _pickle_same(pipe, inp, "transform pipeline")
 
 
 def comp_defaults_warnings(name, params, est, X, y, task, sw, rng):
@@ -673,6 +716,7 @@ COMPOSITIONS = {
     "set_params_after_fit": comp_set_params_after_fit,
     "routing": comp_routing,
     "tags": comp_tags,
+    "transform_pandas": comp_transform_pandas,
     "defaults_warnings": comp_defaults_warnings,
 }
 
@@ -687,6 +731,8 @@ def applies(comp, est, task):
     if comp in ("calibrated", "one_vs") and not clf:
         return False
     if comp in ("multioutput", "transformed_target") and clf:
+        return False
+    if comp == "transform_pandas" and not hasattr(est, "transform"):
         return False
     if comp == "select_from_model" and not name.startswith("FGM"):
         return False
