@@ -642,6 +642,25 @@ def comp_routing(name, params, est, X, y, task, sw, rng):
             manual = _fit(clone(est), Xs, y, task, sample_weight=w)
         _same_outputs(_outputs(pipe, X, **_pk(task)), _outputs(manual, Xs, **_pk(task)),
                       "routed sample_weight vs passed directly")
+        if rng.rand() < 0.4:
+            # a search with routed weights: its best model is the weighted fresh fit
+            from sklearn.model_selection import GridSearchCV
+
+            from kernlearn.estimators.mtmkl import MultitaskScorer
+
+            grid = _grid(name, params, est, rng)
+            scoring = None if task is None else MultitaskScorer(
+                "accuracy" if is_classifier(est) else "r2")
+            search = GridSearchCV(clone(model), grid, cv=KFold(3), scoring=scoring,
+                                  n_jobs=int(rng.choice([1, 2])))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                search.fit(X, y, sample_weight=w, **_pk(task))
+                fresh = _fit(clone(est).set_params(**search.best_params_), X, y, task,
+                             sample_weight=w)
+            _same_outputs(_outputs(search.best_estimator_, X, **_pk(task)),
+                          _outputs(fresh, X, **_pk(task)),
+                          "a search with routed weights vs a weighted fresh fit")
         if task is None and rng.rand() < 0.5:
             cv = StratifiedKFold(3) if is_classifier(est) else KFold(3)
             with warnings.catch_warnings():
