@@ -349,7 +349,8 @@ def comp_cross_val_predict(name, params, est, X, y, task, sw, rng):
     if task is not None:
         return
     clf = is_classifier(est)
-    methods = ["predict"] + [m for m in ("predict_proba", "decision_function") if hasattr(est, m)]
+    methods = ["predict"] + [m for m in ("predict_proba", "predict_log_proba", "decision_function")
+                             if hasattr(est, m)]
     method = methods[rng.randint(len(methods))]
     cv = StratifiedKFold(3) if clf else KFold(3)
     with warnings.catch_warnings():

@@ -75,3 +75,20 @@ def test_fuzzer_flags_planted_defects(fuzzer, monkeypatch):
 
     monkeypatch.setattr(FGMRegressor, "fit", raise_index)
     assert fuzzer.run_case("FGMRegressor", "pipeline", 11)[0] == "crash"
+
+
+def test_class_weight_keys_from_numpy_named_as_labels():
+    # class_weight=dict(zip(np.unique(y_strings), ...)) given with labels of
+    # another y (a VotingClassifier fits its members on the labels encoded
+    # 0..k-1) was refused naming "np.str_('a'), np.str_('b')"
+    import numpy as np
+
+    from kernlearn import FGMClassifier
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 3)
+    y = (X[:, 0] > 0).astype(int)
+    weights = dict(zip(np.unique(np.array(["a", "b"])), [1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"class_weight names 'a', 'b', which are not") as info:
+        FGMClassifier(class_weight=weights).fit(X, y)
+    assert "np." not in str(info.value)
