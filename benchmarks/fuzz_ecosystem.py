@@ -65,6 +65,8 @@ with warnings.catch_warnings():
 import kernlearn  # noqa: E402
 
 RTOL = 1e-8
+# What a composition returns when it does not apply to the drawn case (counted apart)
+SKIP = "skipped"
 
 
 class Defect(Exception):
@@ -322,7 +324,7 @@ def comp_cross_validate(name, params, est, X, y, task, sw, rng):
     from sklearn.model_selection import KFold, StratifiedKFold, cross_validate
 
     if task is not None:
-        return
+        return SKIP
     clf = is_classifier(est)
     scoring = ["accuracy", "balanced_accuracy"] if clf else ["r2", "neg_mean_squared_error"]
     if clf and len(np.unique(y)) == 2 and rng.rand() < 0.5:
@@ -347,7 +349,7 @@ def comp_cross_val_predict(name, params, est, X, y, task, sw, rng):
     from sklearn.model_selection import KFold, StratifiedKFold, cross_val_predict
 
     if task is not None:
-        return
+        return SKIP
     clf = is_classifier(est)
     methods = ["predict"] + [m for m in ("predict_proba", "predict_log_proba", "decision_function")
                              if hasattr(est, m)]
@@ -364,7 +366,7 @@ def comp_cross_val_predict(name, params, est, X, y, task, sw, rng):
         try:
             part = np.asarray(getattr(m, method)(X[te]))
         except (AttributeError, NotImplementedError):
-            return
+            return SKIP
         if want is None:
             want = np.zeros((len(y),) + part.shape[1:], dtype=part.dtype)
         want[te] = part
@@ -375,7 +377,7 @@ def comp_calibrated(name, params, est, X, y, task, sw, rng):
     from sklearn.calibration import CalibratedClassifierCV
 
     if not is_classifier(est) or task is not None:
-        return
+        return SKIP
     cal = CalibratedClassifierCV(clone(est), cv=3, method=["sigmoid", "isotonic"][rng.randint(2)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -388,7 +390,7 @@ def comp_one_vs(name, params, est, X, y, task, sw, rng):
     from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
 
     if not is_classifier(est) or task is not None:
-        return
+        return SKIP
     wrap = OneVsRestClassifier if rng.rand() < 0.5 else OneVsOneClassifier
     model = wrap(clone(est), n_jobs=int(rng.choice([1, 2])))
     with warnings.catch_warnings():
@@ -415,7 +417,7 @@ def comp_multioutput(name, params, est, X, y, task, sw, rng):
     from sklearn.multioutput import MultiOutputRegressor
 
     if not is_regressor(est) or task is not None:
-        return
+        return SKIP
     Y = np.column_stack([y, -0.5 * y + X[:, 0]])
     model = MultiOutputRegressor(clone(est))
     with warnings.catch_warnings():
@@ -431,7 +433,7 @@ def comp_bagging(name, params, est, X, y, task, sw, rng):
     from sklearn.ensemble import BaggingClassifier, BaggingRegressor
 
     if task is not None:
-        return
+        return SKIP
     cls = BaggingClassifier if is_classifier(est) else BaggingRegressor
     seed = int(rng.randint(1000))
     model = cls(clone(est), n_estimators=3, random_state=seed, max_samples=0.8,
@@ -475,7 +477,7 @@ def comp_stacking(name, params, est, X, y, task, sw, rng):
     from sklearn.linear_model import LinearRegression, LogisticRegression
 
     if task is not None:
-        return
+        return SKIP
     if is_classifier(est):
         model = StackingClassifier([("ours", clone(est)), ("lr", LogisticRegression())], cv=3,
                                    stack_method="auto", n_jobs=int(rng.choice([1, 2])))
@@ -500,7 +502,7 @@ def comp_voting(name, params, est, X, y, task, sw, rng):
     from sklearn.linear_model import LinearRegression, LogisticRegression
 
     if task is not None:
-        return
+        return SKIP
     if is_classifier(est):
         model = VotingClassifier([("ours", clone(est)), ("lr", LogisticRegression())],
                                  voting="soft")
@@ -516,7 +518,7 @@ def comp_voting(name, params, est, X, y, task, sw, rng):
         try:
             want = (np.asarray(manual.predict_proba(X)) + other.predict_proba(X)) / 2
         except (AttributeError, NotImplementedError):
-            return
+            return SKIP
         _close(model.predict_proba(X), want, "soft voting vs the mean of the probabilities")
         _check_proba(model, X, "VotingClassifier")
     else:
@@ -531,7 +533,7 @@ def comp_select_from_model(name, params, est, X, y, task, sw, rng):
     from sklearn.pipeline import make_pipeline
 
     if not name.startswith("FGM") or task is not None:
-        return
+        return SKIP
     sel = SelectFromModel(clone(est), threshold=float(rng.choice([1e-10, 1e-5])))
     final = LogisticRegression() if is_classifier(est) else LinearRegression()
     pipe = make_pipeline(sel, final)
@@ -561,7 +563,7 @@ def comp_transformed_target(name, params, est, X, y, task, sw, rng):
     from sklearn.preprocessing import StandardScaler
 
     if not is_regressor(est) or task is not None:
-        return
+        return SKIP
     if rng.rand() < 0.5:
         model = TransformedTargetRegressor(clone(est), transformer=StandardScaler())
         sc = StandardScaler().fit(y[:, None])
@@ -696,7 +698,7 @@ def comp_transform_pandas(name, params, est, X, y, task, sw, rng):
     from sklearn.pipeline import make_pipeline
 
     if not hasattr(est, "transform") or task is not None:
-        return
+        return SKIP
     inp = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])]) if rng.rand() < 0.5 else X
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -711,7 +713,7 @@ def comp_transform_pandas(name, params, est, X, y, task, sw, rng):
         raise Defect("transform's index != the input frame's")
     _close(np.asarray(Z), np.asarray(plain.transform(inp)), "pandas transform vs NumPy transform")
     if Z.shape[1] == 0:
-        return  # (nothing kept: scikit-learn's own models refuse a frame of no column)
+        return SKIP  # (nothing kept: scikit-learn's own models refuse a frame of no column)
     final = LogisticRegression() if is_classifier(est) else LinearRegression()
     pipe = make_pipeline(clone(est), final).set_output(transform="pandas")
     with warnings.catch_warnings():
@@ -793,7 +795,8 @@ def run_case(name, comp, seed):
     sink = io.StringIO()
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            COMPOSITIONS[comp](name, params, est, X, y, task, sw, rng)
+            if COMPOSITIONS[comp](name, params, est, X, y, task, sw, rng) == SKIP:
+                return SKIP, "", params
     except Defect as exc:
         return "defect", str(exc), params
     except CLEAR_ERRORS as exc:
