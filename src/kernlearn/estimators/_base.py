@@ -811,7 +811,8 @@ def _check_class_weight_keys(class_weight, y):
         seen = ", ".join(map(repr, classes[:10].tolist())) + (
             ", ..." if len(classes) > 10 else "")
         raise ValueError(
-            f"class_weight names {', '.join(map(repr, unknown[:5]))}, which "
+            # (keys taken from np.unique(y) are NumPy scalars: named as plain labels)
+            f"class_weight names {', '.join(repr(plain_value(k)) for k in unknown[:5])}, which "
             f"{'is not a class' if len(unknown) == 1 else 'are not classes'} of y "
             f"(the classes seen in y: {seen}); a class left out of class_weight "
             "has weight 1.")
