@@ -4,7 +4,6 @@ Kept apart from the kernel list's module (its size); :mod:`kernlearn.kernels`
 re-exports them.
 """
 
-import contextvars
 from numbers import Integral
 
 import numpy as np
@@ -71,7 +70,7 @@ def additive_chi2_kernel(X, Y, block=256):
     _check_block(block)
     A, B = _dense(X), _dense(Y)
     if (A < 0).any() or (B < 0).any():
-        raise ValueError("additive_chi2 kernel needs non-negative features" + negative_hint())
+        raise NegativeFeatures("additive_chi2 kernel needs non-negative features")
     K = np.empty((A.shape[0], B.shape[0]))
     for s in range(0, A.shape[0], block):
         num = 2 * A[s : s + block, None, :] * B[None]
@@ -90,13 +89,29 @@ _CENTRED = ("; standardize=True centres the columns (pass standardize=False for 
 _AS_GIVEN = ("; the columns were not centred (standardize=False, or sparse input): the "
              "data has negative values as given; the kernel reads histograms, counts or other "
              "non-negative features.")
-# Whether the last estimator fit in this context centred its columns
-# (set by estimators._base.standardize_fit; a direct kernel call keeps the
-# default, the estimators' default standardize=True)
-COLUMNS_CENTRED = contextvars.ContextVar("kernlearn_columns_centred", default=True)
+# (a direct kernel call: no estimator, no standardisation to name)
+_GIVEN = ("; the data has negative values (the kernel reads histograms, counts or other "
+          "non-negative features).")
 
 
-def negative_hint():
-    """The end of a "negative values" message: whether an estimator's
-    ``standardize=True`` centred the columns (:data:`COLUMNS_CENTRED`)."""
-    return _CENTRED if COLUMNS_CENTRED.get() else _AS_GIVEN
+class NegativeFeatures(ValueError):
+    """Negative features given to ``additive_chi2``; the estimator that fitted
+    the kernel adds whether it centred them (:meth:`with_hint`)."""
+
+    def __init__(self, what, centred=None):
+        super().__init__(what + negative_hint(centred))
+        self.what = what
+
+    def with_hint(self, centred):
+        """The same refusal, its hint from the fit's own standardisation."""
+        return NegativeFeatures(self.what, centred)
+
+
+def negative_hint(centred=None):
+    """The end of a "negative values" message: whether the estimator's
+    ``standardize=True`` centred the columns (``centred``; None: a direct call).
+
+    (A module-level context variable set by the last fit gave a direct call,
+    a thread's fit or a model fitted in another context another fit's hint.)
+    """
+    return _GIVEN if centred is None else _CENTRED if centred else _AS_GIVEN
