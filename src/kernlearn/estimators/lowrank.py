@@ -739,7 +739,8 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     mu_ : ndarray of shape (n_columns,) or (n_outputs, n_columns)
         The learned weights :math:`\mu`; with ``multiclass="ovr"`` one row
         :math:`\mu_t` per output (``n_outputs`` is 1 for two classes, else
-        ``n_classes``).
+        ``n_classes``; a class whose rows all weigh zero has no output of
+        its own: one fewer, 1 when two classes are left).
     nu_ : float or ndarray of shape (n_outputs,)
         The absolute :math:`\nu`: ``nu`` times the mean square centred code
         (per output with ``multiclass="ovr"``).
@@ -753,7 +754,9 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Those training points on the raw scale (their indices when
         ``kernel="precomputed"``).
     dual_coef_ : ndarray of shape (n_centers, n_outputs)
-        Eq. (17) per output, zero at the centres an output does not use:
+        Eq. (17) per output (a column per class when a class weighs zero:
+        0 for it, ``-f`` and ``f`` for two classes left), zero at the
+        centres an output does not use:
         ``decision_function`` is the regressor's prediction (each centre's
         kernel at its width, ``kernel_params_["gamma"]`` times
         ``center_factors_``) with these rows and ``intercept_``.
