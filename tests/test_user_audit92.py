@@ -6,6 +6,8 @@ or kernel list after an estimator's fit was told of that fit's
 ``standardize``.  The hint now comes from the fit itself (explicit argument).
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -39,3 +41,14 @@ def test_kernel_list_after_a_fit_names_no_estimator_setting(data):
         KernelList(["additive_chi2"]).fit(X - 0.5)
     assert "standardize" not in str(err.value)
     assert "negative values" in str(err.value)
+
+
+def test_low_rank_hik_warns_of_centred_columns(data):
+    """The kernel lists warn that ``hik`` sees negative values (x and -x look
+    alike); the low-rank estimators fitted the centred columns without a word."""
+    X, y = data
+    with pytest.warns(UserWarning, match="hik sees have negative values.*standardize=True"):
+        LowRankKernelRegressor(kernel="hik").fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (non-negative columns as given: no warning)
+        LowRankKernelRegressor(kernel="hik", standardize=False).fit(X, y)

@@ -17,7 +17,6 @@ user-supplied Gram matrices (validated by :mod:`kernlearn.gram`).
 
 import inspect
 import numbers
-import warnings
 
 import numpy as np
 import scipy.linalg
@@ -35,11 +34,11 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
 )
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
 from ._kernel_rules import check_named_kernel, refuse_non_numbers
-from ._histogram_kernels import _dense, negative_hint, additive_chi2_kernel, hik_kernel
+from ._histogram_kernels import (_dense, additive_chi2_kernel, check_negative_features,
+                                 hik_kernel)
 from .preprocessing import canonical_sparse, centred_dots, check_center, kernel_overflow_message
 from .utils._sparse import (distance_shift, shift_rows, squared_distances,
                             warn_far_sparse_offset)
-from .utils._warnings import user_stacklevel
 from .widths import (  # noqa: F401  (re-exported)
     _DATA_GAMMAS,
     _row_sq_norms,
@@ -417,15 +416,7 @@ def resolve_params(kernel, params, Xj, index=0, sample_weight=None, centred=None
     """
     params = dict(params)
     _check_kernel_params(kernel, params, index)
-    if kernel in ("additive_chi2", "hik") and (
-            Xj.data if sp.issparse(Xj) else Xj).min(initial=0) < 0:
-        # (the multitask estimators said "a kernel has a negative diagonal: it is not PSD";
-        # hik compared |x|, so x and -x looked alike to it, without a word)
-        msg = f"kernels[{index}]: the columns {kernel} sees have negative values"
-        if kernel == "additive_chi2":
-            raise ValueError(msg + negative_hint(centred))
-        warnings.warn(msg + " (hik compares their absolute values: x and -x look alike)"
-                      + negative_hint(centred), UserWarning, stacklevel=user_stacklevel())
+    check_negative_features(kernel, Xj, f"kernels[{index}]", centred)
     if kernel == "rbf" and "gamma" not in params:
         params["gamma"] = "scale"  # a bare "rbf" takes scikit-learn's default width
     if "gamma" in params:

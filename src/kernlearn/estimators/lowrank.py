@@ -49,7 +49,7 @@ from ..methods.slkl import (
     fit_slkl,
 )
 from ..methods._class_outputs import class_attributes, present_outputs
-from .._histogram_kernels import NegativeFeatures
+from .._histogram_kernels import check_negative_features
 from sklearn.utils._available_if import available_if
 
 from ..preprocessing import implicit_center
@@ -205,21 +205,26 @@ class _BaseLowRank(BaseEstimator):
         if pre:
             Xt, self.x_mean_, self.x_scale_ = X, None, None
         seed = _fit_seed(self.random_state)
-        try:
-            res = fit_slkl(
-                Xt, Yt, kernel=self.kernel, gamma=self.gamma,
-                degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
-                n_columns=self.n_columns, precompute=self.precompute,
-                nu=CODES_NU_GRID if codes and self.nu == "auto" else self.nu,
-                fit_intercept=self.fit_intercept, tol=self.tol, max_iter=self.max_iter,
-                rule=self.rule, per_output=per_output, sample_weight=sample_weight,
-                seed=seed, verbose=self.verbose, gamma_factors=self.gamma_factors,
-                default_columns=classifier_columns if codes else REGRESSION_COLUMNS,
-                path_rule=(0, 0.0) if codes else (NU_PATIENCE, NU_SE_FRACTION),
-                center=None if pre else implicit_center(Xt, sample_weight, self.standardize),
-            )
-        except NegativeFeatures as err:  # (additive_chi2: whether this fit centred)
-            raise err.with_hint(self.x_mean_ is not None) from None
+        # as the kernel lists, negative columns: additive_chi2 refused before the
+        # fit, hik warned of once its settings passed (the hint: this fit's standardize)
+        negative = partial(check_negative_features, self.kernel, Xt,
+                           f"kernel={self.kernel!r}", self.x_mean_ is not None)
+        if not pre and self.kernel == "additive_chi2":
+            negative()
+        res = fit_slkl(
+            Xt, Yt, kernel=self.kernel, gamma=self.gamma,
+            degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
+            n_columns=self.n_columns, precompute=self.precompute,
+            nu=CODES_NU_GRID if codes and self.nu == "auto" else self.nu,
+            fit_intercept=self.fit_intercept, tol=self.tol, max_iter=self.max_iter,
+            rule=self.rule, per_output=per_output, sample_weight=sample_weight,
+            seed=seed, verbose=self.verbose, gamma_factors=self.gamma_factors,
+            default_columns=classifier_columns if codes else REGRESSION_COLUMNS,
+            path_rule=(0, 0.0) if codes else (NU_PATIENCE, NU_SE_FRACTION),
+            center=None if pre else implicit_center(Xt, sample_weight, self.standardize),
+        )
+        if not pre and self.kernel == "hik":
+            negative()
         for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
                      "column_indices", "center_indices", "kernel_params",
                      "center_factors", "nu_path"):
