@@ -4,11 +4,14 @@ Kept apart from the kernel list's module (its size); :mod:`kernlearn.kernels`
 re-exports them.
 """
 
-import contextvars
 from numbers import Integral
+
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
+
+from .utils._warnings import user_stacklevel
 
 __all__ = ["additive_chi2_kernel", "hik_kernel"]
 
@@ -90,13 +93,45 @@ _CENTRED = ("; standardize=True centres the columns (pass standardize=False for 
 _AS_GIVEN = ("; the columns were not centred (standardize=False, or sparse input): the "
              "data has negative values as given; the kernel reads histograms, counts or other "
              "non-negative features.")
-# Whether the last estimator fit in this context centred its columns
-# (set by estimators._base.standardize_fit; a direct kernel call keeps the
-# default, the estimators' default standardize=True)
-COLUMNS_CENTRED = contextvars.ContextVar("kernlearn_columns_centred", default=True)
+# (a direct kernel call: no estimator, no standardisation to name)
+_GIVEN = ("; the data has negative values (the kernel reads histograms, counts or other "
+          "non-negative features).")
 
 
-def negative_hint():
-    """The end of a "negative values" message: whether an estimator's
-    ``standardize=True`` centred the columns (:data:`COLUMNS_CENTRED`)."""
-    return _CENTRED if COLUMNS_CENTRED.get() else _AS_GIVEN
+def negative_hint(centred=None):
+    """The end of a "negative values" message: whether the estimator's
+    ``standardize=True`` centred the columns (``centred``; None: a direct call).
+
+    (A module-level context variable set by the last fit gave a direct call,
+    a thread's fit or a model fitted in another context another fit's hint.)
+    """
+    return _GIVEN if centred is None else _CENTRED if centred else _AS_GIVEN
+
+
+def check_negative_features(kernel, X, name, centred):
+    """Refuse (``additive_chi2``) or warn of (``hik``) the negative values of
+    the training columns a named histogram kernel sees.
+
+    (The multitask estimators said "a kernel has a negative diagonal: it is
+    not PSD"; ``hik`` compared :math:`|x|`, so ``x`` and ``-x`` looked alike to
+    it, without a word, and still did on the low-rank estimators' path.)
+
+    Parameters
+    ----------
+    kernel : str or callable
+        Only the names ``"additive_chi2"`` and ``"hik"`` are checked.
+    X : ndarray or sparse matrix
+        The columns the kernel sees, as the fit transformed them.
+    name : str
+        Names the kernel in messages (``"kernels[0]"``, ``"kernel='hik'"``).
+    centred : bool
+        Whether the fit's ``standardize=True`` centred the columns (the hint).
+    """
+    if not (isinstance(kernel, str) and kernel in ("additive_chi2", "hik")) or (
+            X.data if sp.issparse(X) else X).min(initial=0) >= 0:
+        return
+    msg = f"{name}: the columns {kernel} sees have negative values"
+    if kernel == "additive_chi2":
+        raise ValueError(msg + negative_hint(centred))
+    warnings.warn(msg + " (hik compares their absolute values: x and -x look alike)"
+                  + negative_hint(centred), UserWarning, stacklevel=user_stacklevel())

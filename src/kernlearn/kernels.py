@@ -17,7 +17,6 @@ user-supplied Gram matrices (validated by :mod:`kernlearn.gram`).
 
 import inspect
 import numbers
-import warnings
 
 import numpy as np
 import scipy.linalg
@@ -35,11 +34,11 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
 )
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
 from ._kernel_rules import check_named_kernel, refuse_non_numbers
-from ._histogram_kernels import _dense, negative_hint, additive_chi2_kernel, hik_kernel
+from ._histogram_kernels import (_dense, additive_chi2_kernel, check_negative_features,
+                                 hik_kernel)
 from .preprocessing import canonical_sparse, centred_dots, check_center, kernel_overflow_message
 from .utils._sparse import (distance_shift, shift_rows, squared_distances,
                             warn_far_sparse_offset)
-from .utils._warnings import user_stacklevel
 from .widths import (  # noqa: F401  (re-exported)
     _DATA_GAMMAS,
     _row_sq_norms,
@@ -389,7 +388,7 @@ def _check_kernel_params(kernel, params, index):
     check_named_kernel(kernel, params, label)
 
 
-def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
+def resolve_params(kernel, params, Xj, index=0, sample_weight=None, centred=None):
     r"""Kernel parameters with ``gamma="scale"``/``"mean"`` replaced by values on ``Xj``.
 
     Parameters
@@ -404,6 +403,9 @@ def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
         Position of the kernel in its list (for error messages).
     sample_weight : ndarray of shape (n,), optional
         Row weights of ``"scale"`` (``"mean"``: unweighted, zero-weight rows left out).
+    centred : bool, optional
+        Whether the fit's ``standardize=True`` centred the columns (the
+        ``additive_chi2``/``hik`` hint on negative values; None: not said).
 
     Returns
     -------
@@ -414,15 +416,7 @@ def resolve_params(kernel, params, Xj, index=0, sample_weight=None):
     """
     params = dict(params)
     _check_kernel_params(kernel, params, index)
-    if kernel in ("additive_chi2", "hik") and (
-            Xj.data if sp.issparse(Xj) else Xj).min(initial=0) < 0:
-        # (the multitask estimators said "a kernel has a negative diagonal: it is not PSD";
-        # hik compared |x|, so x and -x looked alike to it, without a word)
-        msg = f"kernels[{index}]: the columns {kernel} sees have negative values"
-        if kernel == "additive_chi2":
-            raise ValueError(msg + negative_hint())
-        warnings.warn(msg + " (hik compares their absolute values: x and -x look alike)"
-                      + negative_hint(), UserWarning, stacklevel=user_stacklevel())
+    check_negative_features(kernel, Xj, f"kernels[{index}]", centred)
     if kernel == "rbf" and "gamma" not in params:
         params["gamma"] = "scale"  # a bare "rbf" takes scikit-learn's default width
     if "gamma" in params:
@@ -686,7 +680,7 @@ class KernelList(BaseKernelList):
     def _view(self, X, j):
         return _take_columns(X, self.specs[j][2], j)
 
-    def fit(self, X, center=None, sample_weight=None):
+    def fit(self, X, center=None, sample_weight=None, centred=None):
         """Resolve parameters, compute diagonals and (if it fits) cache the Grams.
 
         Parameters
@@ -700,6 +694,8 @@ class KernelList(BaseKernelList):
             - x'\\cdot c + c\\cdot c`: the dense model, ``X`` kept sparse.
         sample_weight : ndarray of shape (n,), optional
             Row weights of the data-derived widths ``gamma="scale"``.
+        centred : bool, optional
+            Whether the estimator centred ``X`` (:func:`resolve_params`).
 
         Returns
         -------
@@ -717,7 +713,7 @@ class KernelList(BaseKernelList):
             view = id(self.specs[j][2])
             if kernel == "rbf" and self.center_ is None and view not in seen:
                 seen[view] = warn_far_sparse_offset(Xj, f"X (kernels[{j}]'s view)")
-            params = resolve_params(kernel, params, Xj, j, sample_weight)
+            params = resolve_params(kernel, params, Xj, j, sample_weight, centred)
             user = _user_kernel(kernel)
             if user is not None:
                 check_kernel_callable(user, Xj, j, params)

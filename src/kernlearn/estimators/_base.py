@@ -13,7 +13,6 @@ from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 from ..families._infinite import plain_float_matrix
 from .._row_futures import fit_futures
-from .._histogram_kernels import COLUMNS_CENTRED
 from ..partitioned import _is_dask_array, _is_dask_frame
 from ..progress import close_bars_opened_since, open_bars
 from ..utils._finite import (first_non_finite, missing_rows_message, non_finite_message,
@@ -876,7 +875,6 @@ def standardize_fit(est, X, sample_weight=None, y=None):
         st = fit_standardization(X, sample_weight, bool(est.standardize))
         Xt = st.transform(X)
     est.x_mean_, est.x_scale_ = st.mean, st.scale
-    COLUMNS_CENTRED.set(st.mean is not None)  # (the histogram kernels' hint)
     # the model's precision, kept at predict time (see input_standardization)
     dtype = getattr(X, "dtype", None)
     est._x_dtype = "float32" if dtype == np.float32 else "float64"

@@ -49,6 +49,7 @@ from ..methods.slkl import (
     fit_slkl,
 )
 from ..methods._class_outputs import class_attributes, present_outputs
+from .._histogram_kernels import check_negative_features
 from sklearn.utils._available_if import available_if
 
 from ..preprocessing import implicit_center
@@ -204,6 +205,12 @@ class _BaseLowRank(BaseEstimator):
         if pre:
             Xt, self.x_mean_, self.x_scale_ = X, None, None
         seed = _fit_seed(self.random_state)
+        # as the kernel lists, negative columns: additive_chi2 refused before the
+        # fit, hik warned of once its settings passed (the hint: this fit's standardize)
+        negative = partial(check_negative_features, self.kernel, Xt,
+                           f"kernel={self.kernel!r}", self.x_mean_ is not None)
+        if not pre and self.kernel == "additive_chi2":
+            negative()
         res = fit_slkl(
             Xt, Yt, kernel=self.kernel, gamma=self.gamma,
             degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
@@ -216,6 +223,8 @@ class _BaseLowRank(BaseEstimator):
             path_rule=(0, 0.0) if codes else (NU_PATIENCE, NU_SE_FRACTION),
             center=None if pre else implicit_center(Xt, sample_weight, self.standardize),
         )
+        if not pre and self.kernel == "hik":
+            negative()
         for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
                      "column_indices", "center_indices", "kernel_params",
                      "center_factors", "nu_path"):
@@ -735,7 +744,8 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     mu_ : ndarray of shape (n_columns,) or (n_outputs, n_columns)
         The learned weights :math:`\mu`; with ``multiclass="ovr"`` one row
         :math:`\mu_t` per output (``n_outputs`` is 1 for two classes, else
-        ``n_classes``).
+        ``n_classes``; a class whose rows all weigh zero has no output of
+        its own: one fewer, 1 when two classes are left).
     nu_ : float or ndarray of shape (n_outputs,)
         The absolute :math:`\nu`: ``nu`` times the mean square centred code
         (per output with ``multiclass="ovr"``).
@@ -749,7 +759,9 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Those training points on the raw scale (their indices when
         ``kernel="precomputed"``).
     dual_coef_ : ndarray of shape (n_centers, n_outputs)
-        Eq. (17) per output, zero at the centres an output does not use:
+        Eq. (17) per output (a column per class when a class weighs zero:
+        0 for it, ``-f`` and ``f`` for two classes left), zero at the
+        centres an output does not use:
         ``decision_function`` is the regressor's prediction (each centre's
         kernel at its width, ``kernel_params_["gamma"]`` times
         ``center_factors_``) with these rows and ``intercept_``.

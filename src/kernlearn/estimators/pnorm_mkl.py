@@ -426,7 +426,7 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             klist = obscure.kernel_list(
                 Xt, self.kernels, normalize=self.normalize, fit_intercept=self.fit_intercept,
                 cache_size=self.cache_size, center=implicit_center(Xt, swk, self.standardize),
-                sample_weight=swk)
+                sample_weight=swk, centred=self.x_mean_ is not None)
         res = obscure.fit_obscure(
             klist, yk, sample_weight=swk, C=self.C, p=self.p, eta=self.eta,
             max_iter=self.max_iter, max_iter_online=self.max_iter_online, tol=self.tol,

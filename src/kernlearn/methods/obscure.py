@@ -800,7 +800,7 @@ class ObscureResult(MethodResult):
 
 
 def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
-                cache_size=1024, center=None, sample_weight=None):
+                cache_size=1024, center=None, sample_weight=None, centred=None):
     """The fitted kernel list OBSCURE trains on.
 
     Parameters
@@ -822,6 +822,8 @@ def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
         (:meth:`kernlearn.kernels.KernelList.fit`).
     sample_weight : ndarray of shape (n,), optional
         Row weights of the widths ``gamma="scale"``.
+    centred : bool, optional
+        Whether the estimator centred ``X`` (the histogram kernels' hint).
 
     Returns
     -------
@@ -841,7 +843,8 @@ def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
     # rows on demand: only the support vectors' rows are ever computed (the
     # solver caches them, up to cache_size)
     klist = KernelList(specs, normalize=normalize, cache_size=cache_size,
-                       precompute=False).fit(X, center=center, sample_weight=sample_weight)
+                       precompute=False).fit(X, center=center, sample_weight=sample_weight,
+                                            centred=centred)
     refuse_repeated_kernels(klist.specs, klist.params_, X.shape[1], len(specs) - fit_intercept)
     return klist
 

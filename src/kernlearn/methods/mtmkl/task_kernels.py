@@ -27,7 +27,6 @@ from ...kernels import (
     resolve_params,
     take_columns,
 )
-from ..._histogram_kernels import COLUMNS_CENTRED
 from ...preprocessing import fit_standardization, kernel_overflow_message
 from ...utils._repeated_kernels import refuse_repeated_grams, refuse_repeated_kernels
 from ...utils._sparse import distance_shift, shift_rows
@@ -212,13 +211,13 @@ class TaskKernels(BaseKernelList):
                 st = fit_standardization(X, sample_weight)
                 self.mean_, self.std_ = st.mean, st.scale
             self.X_ = self._scaled(X)
-            COLUMNS_CENTRED.set(bool(self.standardize))  # (the histogram kernels' hint)
             self.params_, diag, self.shift_ = [], [], []
             for j, (kernel, params, cols) in enumerate(self.specs_):
                 Xj = take_columns(self.X_, cols, j)
                 # (the RBF distances of rows far from zero subtract the training mean)
                 self.shift_.append(distance_shift(Xj) if kernel == "rbf" else None)
-                self.params_.append(resolve_params(kernel, params, Xj, j, sample_weight))
+                self.params_.append(resolve_params(kernel, params, Xj, j, sample_weight,
+                                                   centred=bool(self.standardize)))
                 if _user_kernel(kernel) is not None:
                     # as every estimator's kernel lists: the diagonal alone let
                     # an indefinite callable (1 - |x - y| / 2) be fitted
