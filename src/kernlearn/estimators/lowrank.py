@@ -198,19 +198,13 @@ class _BaseLowRank(BaseEstimator):
         # a zero weight removes its row (methods/_kept_rows.py)
         rows, X, Y, sample_weight = kept_rows(X, Y, sample_weight, gram=pre)
         Xs = X[:, :0] if pre else X  # a Gram matrix has no columns to standardise
-        if codes:
-            Xt, Yt = standardize_fit(self, Xs, sample_weight), Y
-        else:
-            Xt, Yt = standardize_fit(self, Xs, sample_weight, Y)  # (no bias: not centred)
+        # (the +-1 codes as they are; targets scaled per output, no bias: not centred)
+        Xt, Yt = ((standardize_fit(self, Xs, sample_weight), Y) if codes
+                  else standardize_fit(self, Xs, sample_weight, Y))
         if pre:
             Xt, self.x_mean_, self.x_scale_ = X, None, None
         seed = _fit_seed(self.random_state)
-        # as the kernel lists, negative columns: additive_chi2 refused before the
-        # fit, hik warned of once its settings passed (the hint: this fit's standardize)
-        negative = partial(check_negative_features, self.kernel, Xt,
-                           f"kernel={self.kernel!r}", self.x_mean_ is not None)
-        if not pre and self.kernel == "additive_chi2":
-            negative()
+        _histogram_negatives(self, Xt, "additive_chi2")
         res = fit_slkl(
             Xt, Yt, kernel=self.kernel, gamma=self.gamma,
             degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
@@ -223,8 +217,7 @@ class _BaseLowRank(BaseEstimator):
             path_rule=(0, 0.0) if codes else (NU_PATIENCE, NU_SE_FRACTION),
             center=None if pre else implicit_center(Xt, sample_weight, self.standardize),
         )
-        if not pre and self.kernel == "hik":
-            negative()
+        _histogram_negatives(self, Xt, "hik")
         for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
                      "column_indices", "center_indices", "kernel_params",
                      "center_factors", "nu_path"):
@@ -261,6 +254,21 @@ class _BaseLowRank(BaseEstimator):
                        partial(self._validate_X, reset=False), classes_kept(self, post),
                        width, dtype,
                        name_columns=self._model_kernel() != "precomputed")
+
+
+def _plus_minus_codes(codes, n_classes):
+    """+1 / -1 per class of the label codes (LabelBinarizer's coding: one
+    column, of ``classes_[1]``, for two classes)."""
+    Y = np.where(codes[:, None] == np.arange(n_classes), 1.0, -1.0)
+    return Y[:, 1:] if n_classes == 2 else Y
+
+
+def _histogram_negatives(est, Xt, kernel):
+    """As the kernel lists, columns with negative values: ``additive_chi2``
+    refused before the fit, ``hik`` warned of after it, once its settings
+    passed (the hint names this fit's ``standardize``: whether it centred)."""
+    if est.kernel == kernel:  # (a string: "precomputed" and callables are not)
+        check_negative_features(kernel, Xt, f"kernel={kernel!r}", est.x_mean_ is not None)
 
 
 def _to_user_rows(est, rows, gram):
@@ -873,10 +881,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         X = canonical_sparse(X) if sp.issparse(X) else X
         check_two_classes(y)
         self.classes_, codes = encode_labels(y)
-        # +1 / -1 per class (LabelBinarizer's coding: one column, of
-        # classes_[1], for two classes)
-        Y = np.where(codes[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
-        Y = Y[:, 1:] if len(self.classes_) == 2 else Y
+        Y = _plus_minus_codes(codes, len(self.classes_))
         sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
         absent = self._absent_classes = check_weighted_classes(y, sw)
         # a class weighed out has no output of its own (methods/_class_outputs.py)
