@@ -25,7 +25,7 @@ two is a valid model file of another model.
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -198,6 +198,30 @@ FITTED_STATE = {
     "MultitaskMKLRegressorCV": {**_MTMKL, **_Y, **_CV},
 }
 
+# Attributes added during 0.2.0's development that a model file saved before
+# them lacks: predict reads them with a fallback (``getattr`` default, e.g. no
+# weighed-out class, no Platt source, the kernel parameter), or they are reported
+# figures only, so such a file still predicts as when it was saved.
+_CLASSIFIER_LATER = ("_absent_classes", "_proba_source")
+_LOWRANK_LATER = ("_kernel", "kernel_center_", "nu_path_")
+_MTMKL_LATER = ("_weighed_out",)
+MAY_LACK = {
+    "FGMClassifier": _CLASSIFIER_LATER,
+    "PNormMKLClassifier": (*_CLASSIFIER_LATER, "converged_", "stop_reason_"),
+    "InfiniteFeatureClassifier": _CLASSIFIER_LATER,
+    "InfiniteFeatureRegressor": ("x_range_",),
+    "LowRankKernelClassifier": (*_CLASSIFIER_LATER, *_LOWRANK_LATER),
+    "LowRankKernelRegressor": (*_LOWRANK_LATER, "x_range_"),
+    "MultitaskMKLClassifier": (*_MTMKL_LATER, "_proba_source"),
+    "MultitaskMKLRegressor": (*_MTMKL_LATER, "y_mean_", "y_scale_"),
+    "MultitaskMKLClassifierCV": (*_MTMKL_LATER, "_proba_source", "best_index_"),
+    "MultitaskMKLRegressorCV": (*_MTMKL_LATER, "y_mean_", "y_scale_", "best_index_"),
+}
+for _name, _later in MAY_LACK.items():
+    FITTED_STATE[_name] = {k: replace(r, optional=True) if k in _later else r
+                           for k, r in FITTED_STATE[_name].items()}
+
+
 def seq(shape=None, items=None, fields=None, **kw):
     return Rule("list", shape=shape, items=items, fields=fields, **kw)
 
@@ -263,6 +287,8 @@ COMPONENT_STATE = {
 
 def _lowrank_kernel(state):
     kernel, centers = state.get("_kernel"), state.get("centers_")
+    if "_kernel" not in state:  # (a file saved before it: the kernel parameter is read)
+        return None
     if isinstance(kernel, str) and kernel != "precomputed" and kernel not in _import(
             "kernlearn.kernels.KERNELS"):
         return f"_kernel = {kernel!r} is not a kernel's name."
