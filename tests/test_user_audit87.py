@@ -3,6 +3,7 @@ NumPy header checks (audit 83); each test names what went wrong."""
 
 import io
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -40,8 +41,12 @@ def test_running_the_command_in_process_leaves_ctrl_c_working(tmp_path):
             print("interrupted")
         """)
     env = dict(os.environ, PYTHONPATH=str(SRC))
+    # (a background `make test` ignores SIGINT, and a child inherits that: Python
+    # then installs no handler; the child starts as from a terminal)
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                         text=True, timeout=120).stdout.splitlines()
+                         text=True, timeout=120,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                         ).stdout.splitlines()
     assert out[-3:] == ["status 0", "handler True", "interrupted"], out
 
 
