@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 from kernlearn import LowRankKernelRegressor
 from kernlearn.methods import _slkl_state, slkl
 from kernlearn.methods._slkl_state import SLKLState
+from test_lowrank_nu_path_cost import _columns_and_targets  # (same folder: the RBF columns and targets)
 
 
 @pytest.fixture(autouse=True)
@@ -31,12 +32,7 @@ def _never_stop(row):
 
 
 def _problem(n, M, T, seed):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, 4))
-    centres = X[rng.choice(n, M, replace=False)]
-    C = np.exp(-0.5 * ((X[:, None, :] - centres[None]) ** 2).sum(-1))  # (n, M)
-    Y = np.sin(X[:, :T] * 2.0) + 0.1 * rng.standard_normal((n, T))
-    return C, Y - Y.mean(0)
+    return _columns_and_targets(n, M, T, seed)
 
 
 def _path(C, Y, seed, callback, **kw):
