@@ -121,3 +121,59 @@ def test_mtmkl_guide_short_task_validation_folds():
         folds = list(StratifiedKFold(5).split(X, task))  # (the folds an int cv takes)
     assert sum(int((task[te] == 2).any()) for _, te in folds) == 3
     assert all((task[tr] == 2).any() for tr, _ in folds)
+
+
+def _airfoil(rows):
+    from kernlearn.datasets import data_home
+
+    path = data_home() / "suite" / "airfoil.csv.xz"
+    if not path.exists():
+        pytest.skip(f"the suite's airfoil table is absent ({path}; set KERNLEARN_DATA)")
+    import pandas as pd
+
+    df = pd.read_csv(path)
+    return df.iloc[:rows, :-1].to_numpy(float), df.iloc[:rows, -1].to_numpy(float)
+
+
+def test_weights_of_ones_as_reproducibility_guide_says():
+    """doc/reproducibility.md: weights of ones give FGM's and the multitask
+    estimators' model bit for bit, GrFL's classifier within 1e-14 (it said GrFL's
+    classifier bit for bit, and the GrFL and SLKL regressors 6e-4 and 1e-6 apart:
+    on airfoil's first 300 rows GrFL's classifier is 2e-15 apart, not equal)."""
+    from threadpoolctl import threadpool_limits
+
+    import kernlearn
+
+    text = (ROOT / "doc" / "reproducibility.md").read_text()
+    assert "FGM and the multitask estimators give the same\nmodel bit for bit" in text
+    X, y = _airfoil(300)
+    yc = (y > np.median(y)).astype(int)
+    task = np.arange(len(y)) % 3
+    ones = np.ones(len(y))
+    with threadpool_limits(1):
+        for name, target, fit_kw in [("FGMClassifier", yc, {}), ("FGMRegressor", y, {}),
+                                     ("MultitaskMKLRegressor", y, {"task_index": task})]:
+            est = getattr(kernlearn, name)
+            a = est().fit(X, target, **fit_kw)
+            b = est().fit(X, target, sample_weight=ones, **fit_kw)
+            np.testing.assert_array_equal(a.predict(X, **fit_kw), b.predict(X, **fit_kw))
+        a = kernlearn.InfiniteFeatureClassifier(random_state=0).fit(X, yc)
+        b = kernlearn.InfiniteFeatureClassifier(random_state=0).fit(X, yc, sample_weight=ones)
+        np.testing.assert_allclose(a.decision_function(X), b.decision_function(X),
+                                   rtol=0, atol=1e-14)
+
+
+def test_slkl_guide_outputs_of_a_class_weighed_out():
+    """doc/slkl.md said ``mu_`` has a row per class with ``multiclass="ovr"``; a
+    class whose rows all weigh zero gets none (weights-and-probabilities.md)."""
+    from kernlearn import LowRankKernelClassifier
+
+    assert "a class\nwhose rows all weigh zero gets no output" in (
+        ROOT / "doc" / "slkl.md").read_text()
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    y = np.arange(120) % 4
+    clf = LowRankKernelClassifier(multiclass="ovr", class_weight={3: 0}, n_columns=40,
+                                  random_state=0).fit(X, y)
+    assert clf.mu_.shape == (3, 40) and np.shape(clf.nu_) == (3,)
+    assert clf.dual_coef_.shape[1] == 4 and not (clf.predict(X) == 3).any()

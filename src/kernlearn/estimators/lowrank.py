@@ -730,7 +730,8 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified).  Learned quantities are reported in
-        the input's units (see :class:`LowRankKernelRegressor`).
+        the input's units (see :class:`LowRankKernelRegressor`).  Not read
+        beside ``kernel="precomputed"`` (``False`` there is warned of).
     gamma_factors : "auto" or tuple of float, default="auto"
         Widths of the candidate columns relative to ``gamma`` (see
         :class:`LowRankKernelRegressor`).
