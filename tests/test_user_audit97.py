@@ -177,3 +177,23 @@ def test_slkl_guide_outputs_of_a_class_weighed_out():
                                   random_state=0).fit(X, y)
     assert clf.mu_.shape == (3, 40) and np.shape(clf.nu_) == (3,)
     assert clf.dual_coef_.shape[1] == 4 and not (clf.predict(X) == 3).any()
+
+
+@pytest.mark.parametrize("selection", ["objective", "loo"])
+def test_regressor_cv_names_a_validation_fold_of_zero_weight(selection):
+    """The thirtieth pass's CHANGELOG: a validation fold whose rows all weigh zero
+    is refused naming it.  The classifier did; ``MultitaskMKLRegressorCV`` with a
+    list of folds stopped on scikit-learn's "Sample weights must contain at least
+    one non-zero number", naming neither the fold nor the weights."""
+    from kernlearn import MultitaskMKLRegressorCV
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    task = np.arange(60) % 2
+    rows = np.arange(60)
+    folds = [(rows[rows >= 20], rows[rows < 20]),
+             (rows[(rows < 20) | (rows >= 40)], rows[(rows >= 20) & (rows < 40)])]
+    sw = np.where((rows >= 20) & (rows < 40), 0.0, 1.0)
+    with pytest.raises(ValueError, match="validation rows of split 1 all have zero sample"):
+        MultitaskMKLRegressorCV(kernel_selection=selection, cv=folds).fit(
+            X, X[:, 0] + task, task_index=task, sample_weight=sw)
