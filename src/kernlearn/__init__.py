@@ -21,7 +21,8 @@ _ESTIMATORS = {
 }
 
 # Public non-estimator objects (not run through the estimator checks).
-_OBJECTS = {"PrecomputedKernels": "kernlearn.kernels"}
+_OBJECTS = {"PrecomputedKernels": "kernlearn.kernels",
+            "UnusedParameterWarning": "kernlearn.estimators._renamed"}
 
 __all__ = ["__version__", *_ESTIMATORS, *_OBJECTS]
 

@@ -255,6 +255,7 @@ def build_estimator(name, param_items=(), config=None, verbose=0):
         est = cls(**_resolve_object_params(params))
         if hasattr(est, "_validate_params"):
             est._validate_params()
+        _check_kernel_settings(est)
     except (ValueError, TypeError) as exc:
         raise CLIError(f"invalid parameter for {name}: {_one_line(exc)}", 2) from None
     return name, est
@@ -276,6 +277,23 @@ def _check_kernel_specs(name, kernels):
             _check_kernel_params(kernel, params, i)
     except (ValueError, TypeError) as exc:
         raise CLIError(f"invalid parameter for {name}: {_one_line(exc)}", 2) from None
+
+
+def _check_kernel_settings(est):
+    """The low-rank estimators' ``degree``, ``coef0`` and ``kernel_params`` are
+    checked here, before any data is read (exit 2), as the kernel lists are (they
+    were refused by the fit: exit 6, or 3 for a missing file)."""
+    kernel = getattr(est, "kernel", None)
+    if not hasattr(est, "kernel_params") or not isinstance(kernel, str) or kernel == "precomputed":
+        return
+    from .families.nystrom import kernel_params_for
+
+    # a width computed from the data ("scale", "mean") is resolved by the fit; a
+    # placeholder stands in for it (the rule reads the other values)
+    params = {k: v for k, v in (est.kernel_params or {}).items()
+              if not (k == "gamma" and isinstance(v, str))}
+    gamma = est.gamma if est.gamma not in (None, "scale") else None if "gamma" in params else 1.0
+    kernel_params_for(kernel, gamma, est.degree, est.coef0, params)
 
 
 # ------------------------------------------------------------------------ data

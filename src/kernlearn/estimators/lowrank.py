@@ -353,13 +353,18 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         on the data the kernel sees (the standardised inputs by default, where
         it is ``1 / n_features`` for dense input).
     degree, coef0 : float, optional
-        Parameters of the ``poly`` kernel (kernel defaults when ``None``).
+        Parameters of the ``poly`` kernel (kernel defaults, 2 and 1, when
+        ``None``): a whole ``degree >= 0`` and ``coef0 >= 0``, the values that
+        make :math:`(\gamma x^\top y + c_0)^d` a kernel (others are refused,
+        as in the kernel lists of the other estimators).
     kernel_params : dict, optional
         Further kernel keyword arguments (a ``gamma`` of ``"scale"`` or
         ``"mean"`` is computed on the training inputs the kernel sees).  A
         ``gamma``, ``degree`` or ``coef0`` given here and, with another value,
         as the argument of that name (or bound by a ``functools.partial``
-        kernel) is refused.
+        kernel) is refused, and so is a name the kernel's signature does not
+        take or a value that is not a number; ``hik``'s ``beta`` must be
+        positive.
     n_columns : int, optional
         ``M``, the number of columns sampled at random among the training points
         (a larger value is clamped to ``n_samples`` with a warning, as
@@ -676,7 +681,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     gamma : float or "scale", default="scale"
         Kernel width (see :class:`LowRankKernelRegressor`).
     degree, coef0 : float, optional
-        Kernel parameters.
+        Parameters of the ``poly`` kernel (see :class:`LowRankKernelRegressor`).
     kernel_params : dict, optional
         Further kernel keyword arguments (a ``gamma`` of ``"scale"`` or
         ``"mean"`` is computed on the training inputs the kernel sees).  A
@@ -725,7 +730,8 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified).  Learned quantities are reported in
-        the input's units (see :class:`LowRankKernelRegressor`).
+        the input's units (see :class:`LowRankKernelRegressor`).  Not read
+        beside ``kernel="precomputed"`` (``False`` there is warned of).
     gamma_factors : "auto" or tuple of float, default="auto"
         Widths of the candidate columns relative to ``gamma`` (see
         :class:`LowRankKernelRegressor`).

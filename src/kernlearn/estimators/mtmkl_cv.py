@@ -122,6 +122,14 @@ class _SelectionMixin:
                     ": a generator of splits is used up by the fit that first reads "
                     "it; pass a list of (train, test) pairs or a splitter (such as "
                     "KFold(5)) to fit again" if used_up else "."))
+        for k, (_, te) in enumerate(splits if sw is not None else ()):
+            if not np.any(sw[te] > 0):
+                # (the classifier's np.average said ZeroDivisionError, the regressor's
+                # r2_score "Sample weights must contain at least one non-zero number")
+                raise ValueError(
+                    f"the validation rows of split {k} all have zero sample weight: "
+                    "their weighted score is undefined; give every validation "
+                    "fold a row of positive weight.")
         self._check_training_folds(splits, strata if pos is None else pos, task_index)
         return splits
 
@@ -766,12 +774,6 @@ kernels_, platt_, n_features_in_, feature_names_in_
             Xte, yte, tte, wte = _positive_rows(
                 self, self._rows(X, te, tr), y[te], None if t is None else t[te],
                 None if sw is None else sw[te])
-            if wte is not None and not np.any(wte > 0):
-                # (score()'s accuracy_score refused it; np.average's ZeroDivisionError did not say)
-                raise ValueError(
-                    f"the validation rows of split {k} all have zero sample weight: "
-                    "their weighted accuracy is undefined; give every validation "
-                    "fold a row of positive weight.")
             rows = np.asarray(te) if wte is None or len(wte) == len(te) else \
                 np.asarray(te)[sw[te] > 0]
             for i in order:

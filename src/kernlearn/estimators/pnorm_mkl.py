@@ -97,7 +97,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         38-40 of the 41 sets per seed (seeds 0-2, at most 2,000 rows).
     normalize : bool, default=True
         Normalise each kernel to unit diagonal (not applied to precomputed
-        matrices).
+        matrices: ``False`` beside them is named by an ``UnusedParameterWarning``,
+        as ``standardize=False`` and ``cache_size`` are).
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified; the linear and polynomial kernels
@@ -109,7 +110,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         precomputed Gram matrices (they are used as given), nor needed when
         every column already has its own kernel width.
     eta : float, default=1.0
-        Stage-1 learning rate.
+        Stage-1 learning rate (not read, and named so, with ``max_iter_online=0``
+        or ``pegasos=True``).
     max_iter : int, default=1000
         Maximum number of stage-2 epochs (a ``ConvergenceWarning`` says when
         it stops the fit before ``tol``).  ``0`` returns the stage-1 solution,
