@@ -886,7 +886,7 @@ def load_model(path, return_metadata=False):
         est = _load_composite(path, meta, version)
         return (est, {}) if return_metadata else est
     try:
-        return _build(path, meta, arrays, return_metadata)
+        return _build(path, meta, arrays, return_metadata, version)
     except ValueError as exc:
         msg = _other_version(path, version, str(exc).removeprefix(f"{path}: "))
         if msg is None:
@@ -901,7 +901,7 @@ def load_model(path, return_metadata=False):
         ) from exc
 
 
-def _build(path, meta, arrays, return_metadata):
+def _build(path, meta, arrays, return_metadata, version=None):
     cls_name = meta.get("class")
     if not isinstance(cls_name, str) or cls_name not in kernlearn._ESTIMATORS:
         raise ValueError(
@@ -939,7 +939,7 @@ def _build(path, meta, arrays, return_metadata):
     if not any(k.endswith("_") and not k.startswith("_") for k in state):
         dec.fail("the model holds no fitted attributes.")
     # (a resealed file rewritten consistently: its state must still be a model's)
-    check_fitted_state(est, _fitted_state(est), dec.fail)
+    check_fitted_state(est, _fitted_state(est), dec.fail, version)
     return (est, metadata) if return_metadata else est
 
 
