@@ -77,7 +77,8 @@ def obj(*classes, **kw):
 
 ANY = Rule("any")
 # a fit's reported figures (not read by predict): NaN when not computed
-_DIAGNOSTIC = num(finite=False, alts=(arr((None,), finite=False),))
+# (its arrays, one figure per problem, are finite: a NaN one was never saved)
+_DIAGNOSTIC = num(finite=False, alts=(arr((None,)),))
 _IDX = "iu"
 _FAMILY = "kernlearn.families._base.BaseFamily"
 _KLISTS = ("kernlearn.kernels.KernelList", "kernlearn.kernels.PrecomputedKernelList")
@@ -90,8 +91,8 @@ _FEATURES = {
 _INPUT = {
     **_FEATURES,
     "x_mean_": arr(("d",), none=True),
-    # (+inf marks a column constant in training; io.py refuses NaN and -inf)
-    "x_scale_": arr(("d",), none=True, finite=False, low=0),
+    # (+inf marks a column constant in training; NaN and -inf are refused)
+    "x_scale_": arr(("d",), none=True, finite="+inf", low=0),
     "_x_dtype": Rule("str", choices=("float64", "float32"), optional=True),
 }
 _LABELS = {
@@ -105,7 +106,8 @@ _CLASSES = {**_LABELS, "_absent_classes": arr((None,), _IDX, low=0, high="c", no
 # (one-vs-rest fits keep one count per problem)
 _RUN = {"n_iter_": num("int", low=0, alts=(arr((None,), _IDX, low=0),)),
         "converged_": Rule("bool", alts=(arr((None,), "b"),)),
-        "history_": Rule("dict", alts=(Rule("list"),))}
+        # (a fit's record: missing entries are NaN)
+        "history_": Rule("dict", finite=False, alts=(Rule("list", finite=False),))}
 _Y = {"y_mean_": arr(("y",)), "y_scale_": arr(("y",), low=0)}
 
 _FGM = {
@@ -271,7 +273,7 @@ _ROWS = arr((None,), _IDX, low=0, high="K")
 _KERNEL_ROWS = {  # (kernel lists: "m" kernels on "K" training rows)
     "X_": arr(("K", "d"), alts=(Rule("sparse"),)),
     "params_": seq(("m",), _KERNEL_PARAMS),
-    "diag_": arr(("m", "K"), finite=False), "kdiag_": arr(("m", "K"), finite=False),
+    "diag_": arr(("m", "K")), "kdiag_": arr(("m", "K")),
 }
 
 #: Attributes of components (by class name) checked with their estimator's
@@ -301,17 +303,17 @@ COMPONENT_STATE = {
         **_KERNEL_ROWS,
         "precomputed": Rule("bool"), "normalize": Rule("bool"), "standardize": Rule("bool"),
         "specs_": seq(("m",), _SPEC), "grams_": arr(("m", "K", "K")),
-        "mean_": arr(("d",), none=True), "std_": arr(("d",), none=True, finite=False),
+        "mean_": arr(("d",), none=True), "std_": arr(("d",), none=True, finite="+inf"),
         "shift_": seq(("m",)), "scales_": arr(("m",), none=True),
     },
     "KernelList": {
         **_KERNEL_ROWS,
         "normalize": Rule("bool"), "precompute": Rule("bool"), "cache_size": num(low=0),
         "specs": seq(("m",), _SPEC), "center_": arr(("d",), none=True),
-        "_sqn_": seq(("m",), arr(("K",), finite=False, none=True)),
+        "_sqn_": seq(("m",), arr(("K",), none=True)),
         "_u_": seq(("m",), arr(("K",), none=True)),
         "_shift_": seq(("m",), num(none=True, alts=(arr((None,)),))),
-        "_isd_": arr(("m", "K"), finite=False), "_unit_diag_": arr(("m",), "b"),
+        "_isd_": arr(("m", "K")), "_unit_diag_": arr(("m",), "b"),
     },
     "RandomFourierFeatures": {"n_features_in_": num("int", low=1, binds="d"),
                               "center_": arr(("d",), none=True), "widths_": arr((None,))},
@@ -383,6 +385,50 @@ RELATIONS = {
     **dict.fromkeys(["MultitaskMKLClassifier", "MultitaskMKLRegressor",
                      "MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"], _multitask_blocks),
 }
+
+def _finite_enough(mode, value):
+    """Whether the float array ``value`` is as finite as ``mode`` asks: every
+    value finite (True), finite or +inf and never negative ("+inf": column
+    scales, +inf for a column constant in training), anything (False)."""
+    if mode is False or np.isfinite(value).all():
+        return True
+    return mode == "+inf" and not np.any(np.isnan(value) | (value < 0))
+
+
+def _array_finiteness():
+    """``{attribute name: mode}`` of the arrays (and containers of arrays) the
+    declarations allow to be non-finite; a name has one mode everywhere."""
+    modes = {}
+    for spec in (*FITTED_STATE.values(), *COMPONENT_STATE.values()):
+        for name, rule in spec.items():
+            for r in (rule, *rule.alts):
+                if r.kind in ("array", "dict", "list") and r.finite is not True:
+                    if modes.setdefault(name, r.finite) != r.finite:
+                        raise AssertionError(f"{name}: two finiteness rules")
+    return modes
+
+
+_NONFINITE = _array_finiteness()
+
+
+def nonfinite_allowed(where, value):
+    """Whether the float array ``value`` stored at ``where`` (``"state.x_scale_"``,
+    ``"state.history_.loss"``, ``"state.kernels_.std_"``) may hold NaN or infinity.
+
+    The one finiteness rule of a model file's arrays: :mod:`kernlearn.io` reads
+    it for every array it saves and loads (parameters and metadata too, where no
+    declaration applies: finite), the check above for the declared attributes.
+    A top-level attribute declared ``finite=False`` (``history_``) may hold
+    anything beneath it; an array named as one declared ``"+inf"``
+    (``x_scale_``, ``std_``) may hold +inf only.
+    """
+    parts = re.split(r"[.\[]", where)
+    top, last = (parts[1] if len(parts) > 1 else None), parts[-1]
+    if _NONFINITE.get(top) is False:
+        return True
+    mode = _NONFINITE.get(last)
+    return mode is not None and mode is not True and _finite_enough(mode, value)
+
 
 _TERM = re.compile(r"^(?:(\d+)\*)?(@?[A-Za-z_]\w*)(?:\+(\d+))?$")
 
@@ -495,7 +541,7 @@ class _Check:
                               f"{len(chosen.shape)} (shape {_shape_text(chosen.shape)}).")
                 for axis, (want, got) in enumerate(zip(chosen.shape, value.shape)):
                     self.size(where, axis, want, got)
-            if value.dtype.kind == "f" and chosen.finite and not np.isfinite(value).all():
+            if value.dtype.kind == "f" and not _finite_enough(chosen.finite, value):
                 self.fail(f"{where} holds NaN or infinity.")
             if chosen.low is not None and value.dtype.kind in "iuf" and value.size and (
                     np.nanmin(value) < chosen.low):
