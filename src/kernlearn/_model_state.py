@@ -14,7 +14,10 @@ classes; ``"t"``: of tasks; other letters: sizes the attributes must agree
 on; ``"@b"``: a size within one item of a list).  :func:`check_fitted_state`
 is the one generic checker: missing and unknown attributes, kinds, dtype
 kinds, shapes (a symbol is bound by the first attribute naming it, every later
-one must agree), finiteness, lower bounds (non-negative indices and scales).
+one must agree), finiteness (:func:`nonfinite_allowed`, the rule :mod:`kernlearn.io`
+reads too), lower bounds (non-negative indices and scales) and upper bounds
+(an index below the size it indexes, ``high=``).  :data:`OLDER_FILES` reads
+the files of an older version label by what they were shown to hold.
 Components declared in :data:`COMPONENT_STATE` are checked the same way
 against the same symbols (only the attributes they list); :data:`RELATIONS`
 holds the few relations between attributes a rule cannot state.

@@ -110,8 +110,9 @@ _TRANSIENT = frozenset({"_path"})
 # column scales): the declaration's one rule, _model_state.nonfinite_allowed.
 _ARRAY_KINDS = "biufU"  # bool, int, uint, float, unicode: never object arrays
 _MAX_META_BYTES = 64 * 2**20
-# Arrays a file may declare: 256 MB at least (_npy_header's floor), more for
-# large files (deflate packs at most ~1000:1, so a genuine file is far below 100x).
+# Arrays a file may declare on its word: 256 MB (_npy_header's floor) or 100x
+# the file; over that their real sizes are counted first (deflate packs dense
+# zeros ~1000:1: a wide FGM's coef_ of mostly zeros is a genuine such file).
 _ARRAY_BYTES_PER_FILE_BYTE = 100
 _SEAL_PREFIX = b"kernlearn-seal "
 _KEY_TYPES = (str, int, float, bool, np.integer, np.floating, np.bool_)
