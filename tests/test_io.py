@@ -368,13 +368,23 @@ def test_declared_array_sizes_are_capped(tmp_path, monkeypatch):
     (tmp_path / "h.npz").write_bytes(kio._seal(_strip_comment(tmp_path / "h.npz")))
     with pytest.raises(ValueError, match="declares 8000000000000 bytes"):
         load_model(tmp_path / "h.npz")
-    # a compressed run of zeros: 8 MB of arrays in a file of a few kB
-    monkeypatch.setattr(kio, "_MIN_ARRAY_BYTES_CAP", 2**20)
+    # a compressed run of zeros: 8 MB of arrays in a file of a few kB, over the
+    # cap; its members hold what they declare (a genuine file: refused only for
+    # the array the metadata does not describe), while one whose archive entry
+    # declares 8 MB over a few bytes is refused before anything is allocated
+    from kernlearn.utils import _npy_header
+    from test_loose_ends34 import lying_member
+
+    monkeypatch.setattr(_npy_header, "_MIN_CAP", 2**20)
     arrays["state.pad#99"] = np.zeros(2**20)
     buf = _io.BytesIO()
     arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     np.savez_compressed(buf, **arrays)
     (tmp_path / "z.npz").write_bytes(kio._seal(buf.getvalue()))
+    with pytest.raises(ValueError, match="unexpected arrays"):
+        load_model(tmp_path / "z.npz")
+    (tmp_path / "z.npz").write_bytes(kio._seal(lying_member(
+        _strip_comment(tmp_path / "z.npz"), "state.pad#99.npy", 2**23)))
     with pytest.raises(ValueError, match="more than the .* bytes a model file"):
         load_model(tmp_path / "z.npz")
 

@@ -14,7 +14,10 @@ classes; ``"t"``: of tasks; other letters: sizes the attributes must agree
 on; ``"@b"``: a size within one item of a list).  :func:`check_fitted_state`
 is the one generic checker: missing and unknown attributes, kinds, dtype
 kinds, shapes (a symbol is bound by the first attribute naming it, every later
-one must agree), finiteness, lower bounds (non-negative indices and scales).
+one must agree), finiteness (:func:`nonfinite_allowed`, the rule :mod:`kernlearn.io`
+reads too), lower bounds (non-negative indices and scales) and upper bounds
+(an index below the size it indexes, ``high=``).  :data:`OLDER_FILES` reads
+the files of an older version label by what they were shown to hold.
 Components declared in :data:`COMPONENT_STATE` are checked the same way
 against the same symbols (only the attributes they list); :data:`RELATIONS`
 holds the few relations between attributes a rule cannot state.
@@ -43,6 +46,8 @@ class Rule:
     (``shape``: its length; ``items``: the rule of every element,
     ``fields``: of the first ones), ``"object"`` (``classes``: import paths),
     or ``"any"``; ``alts``: further rules the value may satisfy instead.
+    ``low``: the least value; ``high``: a symbol whose size every value (an
+    index) must stay below; ``finite``: see :func:`nonfinite_allowed`.
     """
 
     kind: str
@@ -52,6 +57,7 @@ class Rule:
     optional: bool = False
     finite: bool = True
     low: float = None
+    high: str = None
     binds: str = None
     choices: tuple = None
     classes: tuple = ()
@@ -74,7 +80,8 @@ def obj(*classes, **kw):
 
 ANY = Rule("any")
 # a fit's reported figures (not read by predict): NaN when not computed
-_DIAGNOSTIC = num(finite=False, alts=(arr((None,), finite=False),))
+# (its arrays, one figure per problem, are finite: a NaN one was never saved)
+_DIAGNOSTIC = num(finite=False, alts=(arr((None,)),))
 _IDX = "iu"
 _FAMILY = "kernlearn.families._base.BaseFamily"
 _KLISTS = ("kernlearn.kernels.KernelList", "kernlearn.kernels.PrecomputedKernelList")
@@ -87,8 +94,8 @@ _FEATURES = {
 _INPUT = {
     **_FEATURES,
     "x_mean_": arr(("d",), none=True),
-    # (+inf marks a column constant in training; io.py refuses NaN and -inf)
-    "x_scale_": arr(("d",), none=True, finite=False, low=0),
+    # (+inf marks a column constant in training; NaN and -inf are refused)
+    "x_scale_": arr(("d",), none=True, finite="+inf", low=0),
     "_x_dtype": Rule("str", choices=("float64", "float32"), optional=True),
 }
 _LABELS = {
@@ -98,11 +105,12 @@ _LABELS = {
     "_proba_source": Rule("str", choices=("none", "native", "platt")),
 }
 # (classes whose rows all weigh zero: their positions in classes_)
-_CLASSES = {**_LABELS, "_absent_classes": arr((None,), _IDX, low=0, none=True)}
+_CLASSES = {**_LABELS, "_absent_classes": arr((None,), _IDX, low=0, high="c", none=True)}
 # (one-vs-rest fits keep one count per problem)
 _RUN = {"n_iter_": num("int", low=0, alts=(arr((None,), _IDX, low=0),)),
         "converged_": Rule("bool", alts=(arr((None,), "b"),)),
-        "history_": Rule("dict", alts=(Rule("list"),))}
+        # (a fit's record: missing entries are NaN)
+        "history_": Rule("dict", finite=False, alts=(Rule("list", finite=False),))}
 _Y = {"y_mean_": arr(("y",)), "y_scale_": arr(("y",), low=0)}
 
 _FGM = {
@@ -222,6 +230,35 @@ for _name, _later in MAY_LACK.items():
                            for k, r in FITTED_STATE[_name].items()}
 
 
+# Files labelled 0.1.0: the development version before 0.2.0.dev0 (2026-11-22
+# to 11-26).  Its code was built at its first model format (11-24) and at its
+# last commit, and their files loaded here: the low-rank and p-norm MKL models
+# predict bit for bit what that code predicted, lacking attributes added
+# since (no standardisation then: x_mean_ / x_scale_ absent read as none);
+# the multitask ones of 11-26 load as they are (those of 11-24 are refused,
+# their kernels name a property now).  FGM's and GrFL's decision values differ
+# by 2e-16 to 9e-16 from that code's (predict sums in another order now), so
+# their files are refused: a loaded model predicts what its code did, or not
+# at all.  p-norm MKL files holding ``_n_train`` (11-24: predict on a Gram
+# matrix read it) stay refused as an unknown attribute.
+#: Per version label of an older file, per estimator: the attributes its files
+#: may lack, or a reason its files are refused (a str).
+OLDER_FILES = {
+    "0.1.0": {
+        **dict.fromkeys(
+            ["FGMClassifier", "FGMRegressor", "InfiniteFeatureClassifier",
+             "InfiniteFeatureRegressor"],
+            "its decision values would differ here from those of the code that saved "
+            "it (by round-off: predict sums in another order now)"),
+        "LowRankKernelClassifier": ("center_factors_", "platt_", "x_mean_", "x_scale_"),
+        "LowRankKernelRegressor": ("center_factors_", "x_mean_", "x_scale_", "y_mean_",
+                                   "y_scale_"),
+        "PNormMKLClassifier": ("kernel_params_", "rbf_gamma_raw_", "platt_", "x_mean_",
+                               "x_scale_"),
+    },
+}
+
+
 def seq(shape=None, items=None, fields=None, **kw):
     return Rule("list", shape=shape, items=items, fields=fields, **kw)
 
@@ -232,14 +269,14 @@ _KERNEL_PARAMS = Rule("dict", items=num(none=True, alts=(Rule("array", dtypes="b
 # (a named kernel, or one of the allow-listed kernel functions)
 _KERNEL_NAME = Rule("str", choices="kernlearn.kernels.KERNELS", alts=(Rule("function"),))
 # (columns: None for all, or positions as a list, an array or a slice)
-_COLUMNS = seq(items=num("int", low=0), none=True,
-               alts=(arr((None,), _IDX, low=0), Rule("slice")))
+_COLUMNS = seq(items=num("int", low=0, high="d"), none=True,
+               alts=(arr((None,), _IDX, low=0, high="d"), Rule("slice")))
 _SPEC = seq(fields=(_KERNEL_NAME, Rule("dict"), _COLUMNS))
-_ROWS = arr((None,), _IDX, low=0)
+_ROWS = arr((None,), _IDX, low=0, high="K")
 _KERNEL_ROWS = {  # (kernel lists: "m" kernels on "K" training rows)
     "X_": arr(("K", "d"), alts=(Rule("sparse"),)),
     "params_": seq(("m",), _KERNEL_PARAMS),
-    "diag_": arr(("m", "K"), finite=False), "kdiag_": arr(("m", "K"), finite=False),
+    "diag_": arr(("m", "K")), "kdiag_": arr(("m", "K")),
 }
 
 #: Attributes of components (by class name) checked with their estimator's
@@ -261,29 +298,38 @@ COMPONENT_STATE = {
         "n_tasks": num("int", low=1, binds="t"), "n_samples": num("int", low=1, binds="K"),
         "task_rows": seq(("t",), _ROWS),
         # (task ids, padded row indices, validity mask)
-        "buckets": seq(items=seq(fields=(arr(("@b",), _IDX, low=0),
-                                         arr(("@b", "@r"), _IDX, low=0),
+        "buckets": seq(items=seq(fields=(arr(("@b",), _IDX, low=0, high="t"),
+                                         arr(("@b", "@r"), _IDX, low=0, high="K"),
                                          arr(("@b", "@r"), "b")))),
     },
     "TaskKernels": {
         **_KERNEL_ROWS,
         "precomputed": Rule("bool"), "normalize": Rule("bool"), "standardize": Rule("bool"),
         "specs_": seq(("m",), _SPEC), "grams_": arr(("m", "K", "K")),
-        "mean_": arr(("d",), none=True), "std_": arr(("d",), none=True, finite=False),
+        "mean_": arr(("d",), none=True), "std_": arr(("d",), none=True, finite="+inf"),
         "shift_": seq(("m",)), "scales_": arr(("m",), none=True),
     },
     "KernelList": {
         **_KERNEL_ROWS,
         "normalize": Rule("bool"), "precompute": Rule("bool"), "cache_size": num(low=0),
         "specs": seq(("m",), _SPEC), "center_": arr(("d",), none=True),
-        "_sqn_": seq(("m",), arr(("K",), finite=False, none=True)),
+        "_sqn_": seq(("m",), arr(("K",), none=True)),
         "_u_": seq(("m",), arr(("K",), none=True)),
         "_shift_": seq(("m",), num(none=True, alts=(arr((None,)),))),
-        "_isd_": arr(("m", "K"), finite=False), "_unit_diag_": arr(("m",), "b"),
+        "_isd_": arr(("m", "K")), "_unit_diag_": arr(("m",), "b"),
     },
     "RandomFourierFeatures": {"n_features_in_": num("int", low=1, binds="d"),
                               "center_": arr(("d",), none=True), "widths_": arr((None,))},
 }
+
+def _fgm_features(state):
+    # (with a family the ids are the family's virtual features, unbounded by d)
+    chosen, d = state.get("selected_features_"), state.get("n_features_in_")
+    if state.get("family_") is None and isinstance(chosen, np.ndarray) and chosen.size \
+            and isinstance(d, (int, np.integer)) and chosen.max() >= d:
+        return (f"selected_features_ holds feature {int(chosen.max())}, past the "
+                f"{int(d)} features (n_features_in_).")
+
 
 def _lowrank_kernel(state):
     kernel, centers = state.get("_kernel"), state.get("centers_")
@@ -333,6 +379,8 @@ def _multitask_blocks(state):
 #: Relations between attributes the rules above cannot state (by class name):
 #: each returns a message, or None when it holds.
 RELATIONS = {
+    "FGMClassifier": _fgm_features,
+    "FGMRegressor": _fgm_features,
     "LowRankKernelClassifier": _lowrank_kernel,
     "LowRankKernelRegressor": _lowrank_kernel,
     "TaskKernels": _task_kernels,
@@ -340,6 +388,50 @@ RELATIONS = {
     **dict.fromkeys(["MultitaskMKLClassifier", "MultitaskMKLRegressor",
                      "MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"], _multitask_blocks),
 }
+
+def _finite_enough(mode, value):
+    """Whether the float array ``value`` is as finite as ``mode`` asks: every
+    value finite (True), finite or +inf and never negative ("+inf": column
+    scales, +inf for a column constant in training), anything (False)."""
+    if mode is False or np.isfinite(value).all():
+        return True
+    return mode == "+inf" and not np.any(np.isnan(value) | (value < 0))
+
+
+def _array_finiteness():
+    """``{attribute name: mode}`` of the arrays (and containers of arrays) the
+    declarations allow to be non-finite; a name has one mode everywhere."""
+    modes = {}
+    for spec in (*FITTED_STATE.values(), *COMPONENT_STATE.values()):
+        for name, rule in spec.items():
+            for r in (rule, *rule.alts):
+                if r.kind in ("array", "dict", "list") and r.finite is not True:
+                    if modes.setdefault(name, r.finite) != r.finite:
+                        raise AssertionError(f"{name}: two finiteness rules")
+    return modes
+
+
+_NONFINITE = _array_finiteness()
+
+
+def nonfinite_allowed(where, value):
+    """Whether the float array ``value`` stored at ``where`` (``"state.x_scale_"``,
+    ``"state.history_.loss"``, ``"state.kernels_.std_"``) may hold NaN or infinity.
+
+    The one finiteness rule of a model file's arrays: :mod:`kernlearn.io` reads
+    it for every array it saves and loads (parameters and metadata too, where no
+    declaration applies: finite), the check above for the declared attributes.
+    A top-level attribute declared ``finite=False`` (``history_``) may hold
+    anything beneath it; an array named as one declared ``"+inf"``
+    (``x_scale_``, ``std_``) may hold +inf only.
+    """
+    parts = re.split(r"[.\[]", where)
+    top, last = (parts[1] if len(parts) > 1 else None), parts[-1]
+    if _NONFINITE.get(top) is False:
+        return True
+    mode = _NONFINITE.get(last)
+    return mode is not None and mode is not True and _finite_enough(mode, value)
+
 
 _TERM = re.compile(r"^(?:(\d+)\*)?(@?[A-Za-z_]\w*)(?:\+(\d+))?$")
 
@@ -358,6 +450,16 @@ class _Check:
     def __init__(self, fail):
         self.fail = fail
         self.sizes = {}
+        # (index bounds whose symbol is not bound yet: checked at the end)
+        self.pending = []
+
+    def below(self, where, top, sym):
+        """An index ``top`` (the largest held) must stay below the size ``sym``."""
+        if sym not in self.sizes:
+            self.pending.append((where, top, sym))
+        elif top >= self.sizes[sym]:
+            self.fail(f"{where} holds index {top}, past its range (below {sym} = "
+                      f"{self.sizes[sym]} from the other attributes).")
 
     def size(self, where, axis, want, got):
         """Match one dimension ``got`` against the declared ``want``."""
@@ -429,7 +531,7 @@ class _Check:
             except _Refused as exc:
                 first = first or str(exc)
                 continue
-            self.sizes = trial.sizes
+            self.sizes, self.pending = trial.sizes, self.pending + trial.pending
             return
         self.fail(first)
 
@@ -442,11 +544,13 @@ class _Check:
                               f"{len(chosen.shape)} (shape {_shape_text(chosen.shape)}).")
                 for axis, (want, got) in enumerate(zip(chosen.shape, value.shape)):
                     self.size(where, axis, want, got)
-            if value.dtype.kind == "f" and chosen.finite and not np.isfinite(value).all():
+            if value.dtype.kind == "f" and not _finite_enough(chosen.finite, value):
                 self.fail(f"{where} holds NaN or infinity.")
             if chosen.low is not None and value.dtype.kind in "iuf" and value.size and (
                     np.nanmin(value) < chosen.low):
                 self.fail(f"{where} holds values below {chosen.low}.")
+            if chosen.high is not None and value.size:
+                self.below(where, int(value.max()), chosen.high)
         elif chosen.kind in ("int", "real"):
             if chosen.finite and not np.isfinite(value):
                 self.fail(f"{where} = {value!r} is not finite.")
@@ -454,6 +558,8 @@ class _Check:
                 self.fail(f"{where} = {value!r} is below {chosen.low}.")
             if chosen.choices is not None and value not in chosen.choices:
                 self.fail(f"{where} = {value!r} is not one of {list(chosen.choices)}.")
+            if chosen.high is not None:
+                self.below(where, int(value), chosen.high)
             if chosen.binds:
                 self.size(where, 0, chosen.binds, int(value))
         elif chosen.kind == "str" and chosen.choices is not None:
@@ -550,7 +656,7 @@ def _import(path):
     return getattr(importlib.import_module(module), name)
 
 
-def check_fitted_state(estimator, state, fail):
+def check_fitted_state(estimator, state, fail, version=None):
     """Check the fitted ``state`` of a loaded ``estimator`` against its class's
     declaration in :data:`FITTED_STATE`.
 
@@ -562,14 +668,25 @@ def check_fitted_state(estimator, state, fail):
         Its fitted attributes, as set from the file (after renames).
     fail : callable
         Called with a message naming the attribute and what is wrong; raises.
+    version : str, optional
+        The kernlearn version that wrote the file: one of :data:`OLDER_FILES`
+        reads that version's files by its entry.
     """
-    spec = FITTED_STATE.get(type(estimator).__name__)
+    name = type(estimator).__name__
+    spec = FITTED_STATE.get(name)
     if spec is None:
         return
+    older = OLDER_FILES.get(version, {}).get(name)
+    if isinstance(older, str):
+        fail(f"state: {name} files of kernlearn {version} are not read: {older}.")
+    if older:
+        spec = {k: replace(r, optional=True) if k in older else r for k, r in spec.items()}
     check = _Check(fail)
     check.attributes("state", spec, state, complete=True,
-                     defaults=_plain_defaults(type(estimator), {*state, *spec}),
-                     name=type(estimator).__name__)
+                     defaults=_plain_defaults(type(estimator), {*state, *spec}), name=name)
+    for where, top, sym in check.pending:  # (a symbol never bound: no bound known)
+        if sym in check.sizes:
+            check.below(where, top, sym)
     classes = state.get("classes_")
     if isinstance(classes, np.ndarray) and len(np.unique(classes)) != len(classes):
         fail("state.classes_ holds a class twice.")

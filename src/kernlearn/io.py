@@ -74,6 +74,7 @@ import json
 import math
 import os
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -83,7 +84,7 @@ import kernlearn
 
 from ._io_values import (plain_objects, random_state_fields, random_state_from,
                          splitter_class_from, splitter_class_tag, splitter_classes, unsavable)
-from ._model_state import check_fitted_state
+from ._model_state import check_fitted_state, nonfinite_allowed
 from .utils._atomic import write_atomically
 from .utils._npy_header import declared_npy, too_large
 
@@ -105,27 +106,13 @@ _READABLE_VERSIONS = (2, 3)
 # Attributes that are caches, not fitted state: never written, never read.
 # GrFL's warm-start path holds the training columns and a random generator.
 _TRANSIENT = frozenset({"_path"})
-# Float arrays under these attributes may hold NaN (missing history entries);
-# every other float array of a model must be finite.
-_MAY_BE_NONFINITE = ("state.history_",)
-# Column scales of the input standardisation hold +inf for the columns that
-# were constant in training (ignored at predict); nothing else may be infinite.
-_SCALE_NAMES = ("x_scale_", "std_")
-
-
-def _nonfinite_allowed(where, arr):
-    """Whether the float array ``arr`` stored under ``where`` may be non-finite."""
-    if where.startswith(_MAY_BE_NONFINITE):
-        return True
-    name = where.rsplit(".", 1)[-1]
-    return name in _SCALE_NAMES and not np.any(np.isnan(arr) | (arr < 0))
-
-
+# Which float arrays may hold NaN or infinity (a fit's history_, +inf in the
+# column scales): the declaration's one rule, _model_state.nonfinite_allowed.
 _ARRAY_KINDS = "biufU"  # bool, int, uint, float, unicode: never object arrays
 _MAX_META_BYTES = 64 * 2**20
-# Arrays a file may declare: this many bytes at least, more for large files
-# (deflate packs at most ~1000:1, so a genuine file is far below 100x).
-_MIN_ARRAY_BYTES_CAP = 256 * 2**20
+# Arrays a file may declare on its word: 256 MB (_npy_header's floor) or 100x
+# the file; over that their real sizes are counted first (deflate packs dense
+# zeros ~1000:1: a wide FGM's coef_ of mostly zeros is a genuine such file).
 _ARRAY_BYTES_PER_FILE_BYTE = 100
 _SEAL_PREFIX = b"kernlearn-seal "
 _KEY_TYPES = (str, int, float, bool, np.integer, np.floating, np.bool_)
@@ -316,7 +303,7 @@ class _Encoder:
                 "are not allowed (only bool, int, float, str)."
             )
         finite = bool(value.dtype.kind != "f" or np.all(np.isfinite(value)))
-        if not finite and not _nonfinite_allowed(where, value):
+        if not finite and not nonfinite_allowed(where, value):
             raise ValueError(f"refusing to save {where}: it contains NaN or infinity.")
         key = f"{where}#{len(self.arrays)}"
         self.arrays[key] = value
@@ -557,7 +544,7 @@ class _Decoder:
                 f"{tuple(node.get('shape', []))}."
             )
         if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-            if node.get("finite", True) or not _nonfinite_allowed(where, arr):
+            if node.get("finite", True) or not nonfinite_allowed(where, arr):
                 self.fail(f"{where} contains NaN or infinity.")
         if hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest() != node.get(
             "sha256"
@@ -701,18 +688,40 @@ def _read_npz(zf, size):
             raise ValueError(f"unexpected member {info.filename!r}")
         with zf.open(info) as fh:
             total += declared_npy(fh, info.file_size, info.filename)[0]
-        cap = too_large(total, size, _ARRAY_BYTES_PER_FILE_BYTE, _MIN_ARRAY_BYTES_CAP)
-        if cap is not None:
-            raise ValueError(
-                f"the arrays declare {total} bytes, more than the {cap} bytes a "
-                "model file of this size may hold"
-            )
         headers[info.filename[:-4]] = info
+    cap = too_large(total, size, _ARRAY_BYTES_PER_FILE_BYTE)
+    # (a genuine model of mostly zeros packs up to ~1000:1 and passes the cap
+    # only by its members' real sizes: counted, never held, before any array is
+    # allocated; a member that holds less than it declares is the lie refused)
+    short = cap is not None and next(
+        (i for i in headers.values() if _inflated_size(zf, i) != i.file_size), None)
+    if short:
+        raise ValueError(
+            f"the arrays declare {total} bytes, more than the {cap} bytes a model "
+            f"file of this size may hold ({short.filename} holds fewer than it declares)"
+        )
     arrays = {}
     for name, info in headers.items():
         with zf.open(info) as fh:
             arrays[name] = np.lib.format.read_array(fh, allow_pickle=False)
     return arrays
+
+
+def _inflated_size(zf, info, chunk=2**20):
+    """Bytes the archive member ``info`` really inflates to (read in chunks of
+    ``chunk`` bytes, none kept; at most one past its declared size), or -1 when
+    its stream is broken."""
+    n = 0
+    try:
+        with zf.open(info) as fh:
+            while n <= info.file_size:
+                block = fh.read(chunk)
+                if not block:
+                    break
+                n += len(block)
+    except (EOFError, zipfile.BadZipFile, zlib.error, OSError):
+        return -1
+    return n
 
 
 def _read(path):
@@ -886,7 +895,7 @@ def load_model(path, return_metadata=False):
         est = _load_composite(path, meta, version)
         return (est, {}) if return_metadata else est
     try:
-        return _build(path, meta, arrays, return_metadata)
+        return _build(path, meta, arrays, return_metadata, version)
     except ValueError as exc:
         msg = _other_version(path, version, str(exc).removeprefix(f"{path}: "))
         if msg is None:
@@ -901,7 +910,7 @@ def load_model(path, return_metadata=False):
         ) from exc
 
 
-def _build(path, meta, arrays, return_metadata):
+def _build(path, meta, arrays, return_metadata, version=None):
     cls_name = meta.get("class")
     if not isinstance(cls_name, str) or cls_name not in kernlearn._ESTIMATORS:
         raise ValueError(
@@ -939,7 +948,7 @@ def _build(path, meta, arrays, return_metadata):
     if not any(k.endswith("_") and not k.startswith("_") for k in state):
         dec.fail("the model holds no fitted attributes.")
     # (a resealed file rewritten consistently: its state must still be a model's)
-    check_fitted_state(est, _fitted_state(est), dec.fail)
+    check_fitted_state(est, _fitted_state(est), dec.fail, version)
     return (est, metadata) if return_metadata else est
 
 

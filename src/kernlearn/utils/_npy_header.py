@@ -85,7 +85,7 @@ def declared_npy(fh, stored, name, exact=True):
     return nbytes, header_len
 
 
-def too_large(declared, file_size, per_byte=_DEFLATE_RATIO, floor=_MIN_CAP):
+def too_large(declared, file_size, per_byte=_DEFLATE_RATIO, floor=None):
     """The cap ``declared`` bytes exceed for a file of ``file_size`` bytes, or None.
 
     Parameters
@@ -97,13 +97,14 @@ def too_large(declared, file_size, per_byte=_DEFLATE_RATIO, floor=_MIN_CAP):
     per_byte : int, optional
         Bytes an archive byte may hold (default: the most deflate packs).
     floor : int, optional
-        Bytes any archive may declare (default 256 MB).
+        Bytes any archive may declare (default ``_MIN_CAP``, 256 MB, read at
+        the call: model files and data files share it).
 
     Returns
     -------
     cap : int or None
     """
-    cap = max(floor, per_byte * file_size)
+    cap = max(_MIN_CAP if floor is None else floor, per_byte * file_size)
     return cap if declared > cap else None
 
 
