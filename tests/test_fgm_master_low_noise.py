@@ -79,7 +79,7 @@ def _cvxpy_value(H, g, W0, indptr, alpha):
     return _model_value(H, g, W0, w.value.reshape(-1, 1), indptr, alpha)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [1, 2, 3])  # the old code crawls on these
 def test_low_noise_subproblem_reaches_its_minimiser(seed):
     """At most 300 sweeps reach the optimum that the sweeps alone crawl towards."""
     H, g, W0, indptr = _low_noise_master(seed)
