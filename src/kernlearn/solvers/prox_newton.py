@@ -314,6 +314,27 @@ def _short_newton_step(H, g, W0, W, Wn, indptr, alpha, v, step):
     sweeps alone crawl (on 1000 x 20 data with 10 informative features a
     subproblem took over 50,000 sweeps, where two such steps finish it).
 
+    Parameters
+    ----------
+    H : ndarray of shape (K, p, p)
+        Hessians of the model.
+    g : ndarray of shape (K, p)
+        Gradient of the model at ``W0``.
+    W0 : ndarray of shape (p, K)
+        Point of the model.
+    W : ndarray of shape (p, K)
+        Current point.
+    Wn : ndarray of shape (p, K)
+        The full Newton step's end (:func:`_support_newton`).
+    indptr : ndarray of shape (T + 1,)
+        Group boundaries.
+    alpha : float
+        Penalty weight.
+    v : float
+        Model plus penalty at ``W``.
+    step : float
+        First step length tried.
+
     Returns
     -------
     Wt : ndarray of shape (p, K)
