@@ -62,6 +62,8 @@ _SINGLE_THREAD_ENTRIES = 20_000_000
 # halvings of a Newton step before it is refused.
 _NEWTON_AFTER = 2
 _NEWTON_HALVINGS = 3
+# Halvings of a refused Newton step searched further (see _short_newton_step).
+_MAX_SHORT_HALVINGS = 40
 
 
 @njit_cached
@@ -298,6 +300,66 @@ def _support_newton(H, W, Q, indptr, alpha):
 
 
 @njit_cached
+def _short_newton_step(H, g, W0, W, Wn, indptr, alpha, v, step):
+    r"""The best of the steps ``step, step/2, ...`` towards ``Wn``, or none.
+
+    When the penalty is weak next to the loss (near noise-free targets, a
+    large ``C``) and a feature sits in several groups (FGM selects it
+    again), the model is flat along moving weight between the copies: the
+    support's Hessian is nearly singular there, and its Newton step
+    overshoots by orders of magnitude (a shrinking group passes through
+    zero, where the penalty bends).  The direction is still the right one,
+    and the value along a segment is convex, so the halvings go on until
+    the value drops below ``v`` and then while it keeps dropping; the
+    sweeps alone crawl (on 1000 x 20 data with 10 informative features a
+    subproblem took over 50,000 sweeps, where two such steps finish it).
+
+    Parameters
+    ----------
+    H : ndarray of shape (K, p, p)
+        Hessians of the model.
+    g : ndarray of shape (K, p)
+        Gradient of the model at ``W0``.
+    W0 : ndarray of shape (p, K)
+        Point of the model.
+    W : ndarray of shape (p, K)
+        Current point.
+    Wn : ndarray of shape (p, K)
+        The full Newton step's end (:func:`_support_newton`).
+    indptr : ndarray of shape (T + 1,)
+        Group boundaries.
+    alpha : float
+        Penalty weight.
+    v : float
+        Model plus penalty at ``W``.
+    step : float
+        First step length tried.
+
+    Returns
+    -------
+    Wt : ndarray of shape (p, K)
+        The point reached (``W`` when refused).
+    Qt : ndarray of shape (K, p)
+        The model's gradient there.
+    ok : bool
+        False when no step lowers the value below ``v``.
+    """
+    best_W = W
+    best_Q = g  # unused unless a step is found
+    best = v
+    for _ in range(_MAX_SHORT_HALVINGS):
+        Wt = W + step * (Wn - W)
+        Qt = _model_gradient(H, g, W0, Wt)
+        val = _value_at(g, Qt, W0, Wt, indptr, alpha)
+        if val < best:
+            best_W, best_Q, best = Wt, Qt, val
+        elif best < v:
+            break  # convex along the segment: past its minimum
+        step *= 0.5
+    return best_W, best_Q, best < v
+
+
+@njit_cached
 def _subproblem(H, g, W0, indptr, alpha, max_sweeps, tol, ftol, newton=True):
     """Exact block coordinate descent on model + squared group-l1 penalty.
 
@@ -319,8 +381,10 @@ def _subproblem(H, g, W0, indptr, alpha, max_sweeps, tol, ftol, newton=True):
 
     From the ``_NEWTON_AFTER``-th sweep on (with ``newton``), each sweep is
     followed by a Newton step on the groups carrying weight
-    (:func:`_support_newton`), kept when it lowers the objective; once a
-    step is refused (the support is still changing) the sweeps go on alone.
+    (:func:`_support_newton`), kept when it lowers the objective (halved
+    up to ``_NEWTON_HALVINGS`` times, then searched further along its
+    direction, :func:`_short_newton_step`); once a step is refused (the
+    support is still changing) the sweeps go on alone for a while.
     Where the penalty is smooth Newton converges quadratically: on
     spectrometer (18 classes, 11 groups of correlated columns, ``C=10``)
     the subproblems took 5,543 sweeps (up to 500 each) and now 223, with the
@@ -426,7 +490,7 @@ def _subproblem(H, g, W0, indptr, alpha, max_sweeps, tol, ftol, newton=True):
                         break
                     step *= 0.5
                 else:
-                    ok = False
+                    Wt, Qt, ok = _short_newton_step(H, g, W0, W, Wn, indptr, alpha, v, step)
             if ok:
                 W = Wt
                 Q = Qt
