@@ -201,20 +201,22 @@ FITS = {
 }
 
 
-def _fit_in_a_thread(name, interrupt):
+def _fit_in_a_thread(name, interrupt, show=False):
     """Fit ``FITS[name]`` in another thread while the main thread handles a
     ``KeyboardInterrupt`` (``interrupt``: one raised after the fit began, as a
-    threaded search's wait gets; else one raised before) and waits for it.
-    ``(estimator, a fresh one, "fitted" or the fit's exception)``."""
+    threaded search's wait gets; else one raised before) and waits for it,
+    with ``show`` setting it as ``sys.last_value`` first (as a shell shows
+    it).  ``(estimator, a fresh one, "fitted" or the fit's exception)``."""
     make, data, fit_kw = FITS[name]
     X, y, *kw = data()
-    est, out, started = make(), [], threading.Event()
+    est, out, started, go = make(), [], threading.Event(), threading.Event()
 
     def run():
         # (the watch starts here, before the main thread's interrupt: the fit's
         # own entry, nested, keeps it)
         with _threads.interrupts_watched():
             started.set()
+            assert go.wait(60)
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -231,12 +233,18 @@ def _fit_in_a_thread(name, interrupt):
 
     if interrupt:
         thread = wait()
+    shown = getattr(sys, "last_value", None)
     try:
         raise KeyboardInterrupt
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as error:
         if not interrupt:
             thread = wait()
+        if show:
+            sys.last_value = error
+        go.set()
         thread.join(120)
+    finally:
+        sys.last_value = shown
     assert not thread.is_alive()
     return est, make(), out[0]
 
@@ -254,10 +262,11 @@ def test_a_fit_in_another_thread_stops_when_the_main_thread_is_interrupted(name)
 
 def test_an_interrupt_from_before_the_fit_is_not_the_fits():
     """A fit started in a thread while the main thread handles a Ctrl-C (an
-    ``except KeyboardInterrupt`` fitting a fallback), or after one a notebook
-    showed (``sys.last_value``), runs to its end."""
-    est, _, result = _fit_in_a_thread("FGM (column generation)", interrupt=False)
-    assert result == "fitted"
+    ``except KeyboardInterrupt`` fitting a fallback; that Ctrl-C then shown or
+    not), or after one a notebook showed (``sys.last_value``), runs to its end."""
+    for show in (False, True):  # (then shown: the same interrupt)
+        est, _, result = _fit_in_a_thread("FGM (column generation)", False, show)
+        assert result == "fitted"
     check_is_fitted(est)
     shown = getattr(sys, "last_value", None)
     sys.last_value = KeyboardInterrupt()
