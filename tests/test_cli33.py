@@ -294,6 +294,6 @@ def test_an_interrupt_escaping_the_command_is_the_one_line(monkeypatch, capsys):
     def interrupted(argv):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(_cli_entry, "_import_run", lambda: interrupted)
+    monkeypatch.setattr(_cli_entry, "_import_run", lambda startup: interrupted)
     assert _cli_entry.main(["estimators"]) == 130
     assert capsys.readouterr().err == "kernlearn: interrupted\n"

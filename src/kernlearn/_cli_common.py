@@ -71,10 +71,13 @@ def sigterm_raises():
     Returns
     -------
     restore : callable
-        Puts the previous handlers back.  Nothing is set outside the main
-        thread, where Python cannot set a handler; a signal that is ignored
-        stays ignored (``nohup`` ignores SIGHUP, a launcher may ignore
-        SIGTERM); SIGHUP only where it exists (not on Windows).
+        Puts the previous handlers back.  Only a signal at its default is
+        caught: one that is ignored stays ignored (``nohup`` ignores SIGHUP, a
+        launcher may ignore SIGTERM), and a handler of a program calling
+        :func:`kernlearn.cli.main` stays its own (one set outside Python could
+        not be put back: the default replaced it).  Nothing is set outside
+        the main thread, where Python cannot set a handler; SIGHUP only where
+        it exists (not on Windows).
     """
     import signal
     import threading
@@ -84,13 +87,12 @@ def sigterm_raises():
     previous = {}
     for name in ("SIGTERM", "SIGHUP"):
         signum = getattr(signal, name, None)
-        if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:
+        if signum is not None and signal.getsignal(signum) == signal.SIG_DFL:
             previous[signum] = signal.signal(signum, _raise_terminated)
 
     def restore():
         for signum, handler in previous.items():
-            # (None: a handler not set from Python, which cannot be put back)
-            signal.signal(signum, handler or signal.SIG_DFL)
+            signal.signal(signum, handler)
 
     return restore
 

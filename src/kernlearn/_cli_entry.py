@@ -14,6 +14,11 @@ interpreter's own start (20-30 ms, before any of the package runs): a Ctrl-C
 there kills Python before it installs its handler (no output, status -2,
 which a shell shows as 130) or interrupts its import of ``site`` (Python's
 own fatal error).
+
+Only the console script and ``python -m kernlearn`` (``main()`` without
+arguments) take these start-up handlers: a program calling ``main([...])`` (a
+notebook, a test harness) keeps its own signal handling while the import runs,
+and finds its handlers as they were when the call returns, however it returns.
 """
 
 import atexit
@@ -38,16 +43,20 @@ def _ended_while_importing(signum, frame):
     os._exit(128 + signum)
 
 
-def _import_run():
+def _import_run(startup=True):
     """:func:`kernlearn.cli.main`, imported with SIGINT, SIGTERM and SIGHUP
-    ending the process.
+    ending the process when ``startup``.
 
     A handler is set only where the signal has Python's default (an ignored
     SIGINT, as in a background job, or SIGHUP under ``nohup``, stays ignored;
     a handler of a program calling :func:`main` stays), in the main thread,
-    on the first import (later ones take no time).
+    on the first import (later ones take no time), and only for the console
+    script's start-up (``startup``): a program calling ``main([...])`` was
+    ended by a signal that came while the import ran, with the command line's
+    line instead of its own handling (its ``except KeyboardInterrupt``, its
+    SIGTERM's default).
     """
-    if "kernlearn.cli" in sys.modules:
+    if "kernlearn.cli" in sys.modules or not startup:
         from .cli import main as run
 
         return run
@@ -79,21 +88,27 @@ def main(argv=None):
         Arguments.  None (the console script, ``python -m kernlearn``) reads
         ``sys.argv[1:]`` and, the command done, ignores SIGINT once Python
         exits (see below); a list, as a program calling this passes, leaves
-        SIGINT as it is.
+        SIGINT as it is, sets no start-up handler, and puts back the
+        program's handlers of SIGINT, SIGTERM and SIGHUP however the call
+        ends (while the command runs, SIGTERM and SIGHUP at their default
+        end it as :func:`kernlearn.cli.main` says).
 
     Returns
     -------
     status : int
         One of :data:`kernlearn.cli.EXIT_CODES`.
     """
+    hosts = None if argv is None else _handlers()  # (a program's call: see _put_back)
     try:
         # (cli.main says its own "interrupted" while a command runs; this
         # catches its lines outside its ``try``)
-        return _import_run()(argv)
+        return _import_run(startup=argv is None)(argv)
     except KeyboardInterrupt:
         _say(signal_word(_sig.SIGINT))
         return _INTERRUPTED
     finally:  # (also after --help, --version, a usage error: SystemExit)
+        if hosts is not None:
+            _put_back(hosts)
         if argv is None:
             # at the exit, not now: a process that runs the command and goes
             # on (``runpy.run_module("kernlearn")``, IPython's ``%run -m``)
@@ -101,6 +116,26 @@ def main(argv=None):
             # hook runs first among the exit handlers (once however many runs)
             atexit.unregister(_ignore_sigint_at_exit)
             atexit.register(_ignore_sigint_at_exit)
+
+
+def _handlers():
+    """The handlers of SIGINT, SIGTERM and SIGHUP now, by signal number (those
+    Python can put back: not one set outside Python, which reads as None)."""
+    signals = (getattr(_sig, name, None) for name in ("SIGINT", "SIGTERM", "SIGHUP"))
+    handlers = {signum: _sig.getsignal(signum) for signum in signals if signum is not None}
+    return {signum: handler for signum, handler in handlers.items() if handler is not None}
+
+
+def _put_back(handlers):
+    """Set ``handlers`` (:func:`_handlers`) again where one was changed: a
+    program calling :func:`main` gets its own back on every way out (a
+    result, ``SystemExit``, an interrupt), whatever the command set."""
+    try:
+        for signum, handler in handlers.items():
+            if _sig.getsignal(signum) is not handler:
+                _sig.signal(signum, handler)
+    except ValueError:  # (not the main thread: nothing was set there either)
+        pass
 
 
 def _ignore_sigint_at_exit():

@@ -26,6 +26,7 @@ from ..utils._input_kinds import (
 )
 from ..utils._messages import plain_value
 from ..utils._sparse import canonical_sparse
+from ..utils._threads import interrupts_watched
 from ..utils._params import param_names, validate_params_cached  # noqa: F401
 
 # (re-exported: the estimators and tests import them from here)
@@ -59,7 +60,10 @@ def all_or_nothing(fit):
     (:func:`~kernlearn.progress.close_bars_opened_since`), and the futures a
     fit on a Dask cluster made are released
     (:func:`~kernlearn._row_futures.fit_futures`): the exception a notebook
-    keeps held them, and the cluster the fit's data.
+    keeps held them, and the cluster the fit's data.  A fit in another thread
+    than the main one stops when the main thread is interrupted
+    (:func:`~kernlearn.utils._threads.interrupts_watched`): a Ctrl-C while a
+    threaded search waits for it.
 
     Parameters
     ----------
@@ -74,7 +78,7 @@ def all_or_nothing(fit):
     def wrapper(self, *args, **kwargs):
         before, bars = dict(vars(self)), open_bars()
         try:
-            with fit_futures():
+            with fit_futures(), interrupts_watched():
                 return fit(self, *args, **kwargs)
         except BaseException:
             vars(self).clear()

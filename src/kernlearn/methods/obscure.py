@@ -60,6 +60,7 @@ from sklearn.utils import check_random_state
 
 from ..kernels import KernelList, PrecomputedKernelList, resolve_gamma
 from ..utils._repeated_kernels import refuse_repeated_grams, refuse_repeated_kernels
+from ..utils._threads import check_abandoned
 from ..losses.binary import Hinge
 from ..losses.multiclass import MulticlassHinge
 from ..penalties.squared import SquaredGroupNorm2p, conj_mirror_scales, lp_norm
@@ -658,6 +659,7 @@ class OnlineBatch(BaseSolver):
                     if self.verbose else None)
         resume = warm is not None and np.isfinite(warm.R)
         for ep in range(0 if self.pegasos or resume else int(self.max_iter_online)):
+            check_abandoned()  # (a threaded search's Ctrl-C: utils._threads)
             if budget[0] <= 0:
                 break
             obj, mloss, err, wn, nupd = epoch(1, np.inf)
@@ -682,6 +684,7 @@ class OnlineBatch(BaseSolver):
             best_box[0] = best
             best.offer(obj, dual[0], A, G, N)
             for ep in range(int(self.max_iter)):
+                check_abandoned()
                 if budget[0] <= 0:
                     reason = "max_steps"
                     break

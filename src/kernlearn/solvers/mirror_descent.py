@@ -32,6 +32,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ..progress import Progress
+from ..utils._threads import check_abandoned
 from ._base import History
 
 __all__ = [
@@ -235,6 +236,7 @@ def simplex_mirror_descent(oracle, n_groups, n_dim, max_iter=100, tol=1e-3,
     converged, n_iter = False, 0
     cuts = []  # (intercepts (n_groups,), gradients (n_groups, n_dim)) per iteration
     for it in range(1, max_iter + 1):
+        check_abandoned()  # (a threaded search's Ctrl-C: utils._threads)
         n_iter = it
         x = np.exp(log_x)
         val, low, grad = oracle(x, it)

@@ -13,21 +13,99 @@ dropped.  Those problems are cancelled: a loop that checks
 :func:`check_abandoned` once per iteration (the column generation's) stops
 there by raising :class:`Abandoned` in its thread, which nobody reads; they
 used the CPU to their end after the user had got control back.
+
+The same check stops a fit that runs in another thread than the main one when
+the main thread was interrupted after the fit began (:func:`interrupts_watched`):
+a Ctrl-C while ``GridSearchCV`` waits for its fits under joblib's threading
+backend, or while a ``ThreadPoolExecutor`` is shut down, reached the main
+thread only, and the fits ran on to their end (the process did not exit until
+they had).  The fit raises :class:`Interrupted`, a ``KeyboardInterrupt``.
 """
 
+import contextlib
+import sys
 import threading
+from time import monotonic
 
 from joblib import Parallel, delayed
 
-__all__ = ["Abandoned", "check_abandoned", "parallel_until_error"]
+__all__ = ["Abandoned", "Interrupted", "check_abandoned", "interrupts_watched",
+           "parallel_until_error"]
+
+# Seconds between two looks at the main thread's interrupts in one thread: the
+# look costs a microsecond or two, the time read before it 50 ns.
+_LOOK_EVERY = 0.05
+
 
 class _Running(threading.local):
-    """The cancellation (a ``threading.Event``) of the task this thread runs, if any."""
+    """What this thread's task checks: its cancellation (a ``threading.Event``)
+    if :func:`parallel_until_error` runs it, and the main thread's interrupts
+    known when its fit began (:func:`interrupts_watched`)."""
 
-    cancel = None  # (a class default: no AttributeError raised and caught per read)
+    # (class defaults: no AttributeError raised and caught per read)
+    cancel = None
+    watched = None  # (None: not watched; the main thread's own fits, a bare solver call)
+    next_look = 0.0
 
 
 _RUNNING = _Running()
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised in a fit running in another thread when the main thread was
+    interrupted (Ctrl-C) after the fit began.
+
+    A ``KeyboardInterrupt``: the fit's estimator is left as it was before the
+    call (:func:`~kernlearn.estimators._base.all_or_nothing`), and a
+    ``ThreadPoolExecutor``'s future holds it as its exception.
+    """
+
+
+def _main_interrupts():
+    """The main thread's interrupts now: the ``KeyboardInterrupt`` it is
+    handling (joblib's threading backend waits for its workers in its
+    ``except``, a ``ThreadPoolExecutor`` in its ``__exit__``), and the last one
+    shown to the user (``sys.last_value``: an interactive session's, or the one
+    that ended the script, while Python waits for the threads), each or None."""
+    handled = None
+    current = getattr(sys, "_current_exceptions", None)  # (CPython's)
+    if current is not None:
+        handled = current().get(threading.main_thread().ident)
+        if isinstance(handled, tuple):  # (Python 3.11: an exc_info triple)
+            handled = handled[1]
+    shown = getattr(sys, "last_value", None)
+    return (handled if isinstance(handled, KeyboardInterrupt) else None,
+            shown if isinstance(shown, KeyboardInterrupt) else None)
+
+
+@contextlib.contextmanager
+def interrupts_watched():
+    """Make :func:`check_abandoned` in this thread raise :class:`Interrupted`
+    once the main thread has an interrupt it did not have on entry.
+
+    Only outside the main thread (the main thread gets its own
+    ``KeyboardInterrupt``), and once for nested fits (the outermost fit's
+    entry counts).  An interrupt the main thread was handling, or had shown,
+    before the fit began is not this fit's: a fit started from an
+    ``except KeyboardInterrupt`` block, or after an earlier Ctrl-C in a
+    notebook, runs.
+    """
+    outer = _RUNNING.watched
+    if outer is None and threading.current_thread() is not threading.main_thread():
+        _RUNNING.watched, _RUNNING.next_look = _main_interrupts(), 0.0
+    try:
+        yield
+    finally:
+        _RUNNING.watched = outer
+
+
+def _raise_if_interrupted(watched):
+    # (one the fit began with, now shown: a fit started in the ``except`` of
+    # an interrupt that is then not caught runs on, as it did before)
+    if any(now is not None and all(now is not before for before in watched)
+           for now in _main_interrupts()):
+        raise Interrupted("the main thread was interrupted; this fit, running in "
+                          f"thread {threading.current_thread().name!r}, stopped")
 
 
 class Abandoned(BaseException):
@@ -40,18 +118,30 @@ class Abandoned(BaseException):
 
 
 def check_abandoned():
-    """Raise :class:`Abandoned` if the task running in this thread was abandoned.
+    """Raise :class:`Abandoned` if the task running in this thread was
+    abandoned, :class:`Interrupted` if the main thread was interrupted since
+    this thread's fit began.
 
-    A thread-local read (about 0.1 microsecond): cheap enough once per
-    outer iteration of any loop, and a no-op outside :func:`parallel_until_error`.
+    Two thread-local reads (about 0.1 microsecond), and a clock read in a
+    watched fit: cheap enough once per outer iteration of any loop.  The main
+    thread's interrupts are looked at every ``_LOOK_EVERY`` seconds at most, so
+    a fit stops within that time plus one iteration.
 
     Raises
     ------
     Abandoned
+    Interrupted
     """
-    cancel = _RUNNING.cancel
+    running = _RUNNING
+    cancel = running.cancel
     if cancel is not None and cancel.is_set():
         raise Abandoned
+    watched = running.watched
+    if watched is not None:
+        now = monotonic()
+        if now >= running.next_look:
+            running.next_look = now + _LOOK_EVERY
+            _raise_if_interrupted(watched)
 
 
 def parallel_until_error(func, calls, n_jobs, what="problems"):
@@ -106,6 +196,8 @@ class _UntilError:
         self.func, self.running, self.stopped = func, 0, False
         self.changed = threading.Condition()
         self.cancel = threading.Event()
+        # (the calling fit's watch, for its problems in the pool's threads)
+        self.watched = _RUNNING.watched
 
     def __call__(self, *args):
         with self.changed:
@@ -114,14 +206,17 @@ class _UntilError:
             self.running += 1
         # (restored after: a task may itself run one of these, or run in the
         # calling thread, n_jobs=1)
-        outer, _RUNNING.cancel = _RUNNING.cancel, self.cancel
+        outer = _RUNNING.cancel, _RUNNING.watched
+        _RUNNING.cancel = self.cancel
+        if self.watched is not None:
+            _RUNNING.watched = self.watched
         try:
             return self.func(*args)
         except BaseException:
             self.stop(wait=False)
             raise
         finally:
-            _RUNNING.cancel = outer
+            _RUNNING.cancel, _RUNNING.watched = outer
             with self.changed:
                 self.running -= 1
                 self.changed.notify_all()

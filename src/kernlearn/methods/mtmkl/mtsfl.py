@@ -20,6 +20,7 @@ from ...penalties.squared import lp_norm
 from ...progress import Progress
 from ...solvers._base import History
 from ...solvers.mirror_descent import logsumexp, schatten_entropic_step, step_size
+from ...utils._threads import check_abandoned
 from .inner import solve_all
 from .task_kernels import gather_rows, task_products
 
@@ -119,6 +120,7 @@ def solve_mtsfl(blocks, factors, y_b, loss, C, q=1.5, epsilon=0.1, max_iter=100,
     converged, n_iter, beta = False, 0, None
     s_adapt, avg = None, None  # adaptive step; decayed sums of (1, L, Zt)
     for it in range(1, max_iter + 1):
+        check_abandoned()  # (a threaded search's Ctrl-C: utils._threads)
         n_iter = it
         # effective per-task kernels F F' with F = [A_j Z_j e^{theta_j/2}]_j
         # Q_j is low-rank after a few steps: eigen-directions below 1e-12 of
@@ -244,6 +246,7 @@ def solve_mtsfl_altmin(blocks, factor, y_b, loss, C, max_iter=100, tol=1e-3,
     state = {}
     progress = Progress("MTSFL altmin", max_iter, level=verbose) if verbose else None
     for it in range(1, max_iter + 1):
+        check_abandoned()
         Fj = Z * np.sqrt(d)
         beta, bias, L = solve_all(blocks, [Ab @ Fj for Ab in A_b], y_b, loss, C, 0.1)
         Zt = task_products(blocks, A_b, beta)
