@@ -99,3 +99,27 @@ def test_a_lowrank_file_without_kernel_and_right_centres_loads(tmp_path):
     expected = est.predict(X)
     loaded = _resaved(est, tmp_path, drop=["_kernel"])
     np.testing.assert_array_equal(loaded.predict(X), expected)
+
+
+# ------------------------------------------------ hik's negative columns: said once
+def _hik_warnings(fit):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        fit()
+    return [w for w in seen if "hik sees have negative values" in str(w.message)]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: K.LowRankKernelClassifier(kernel="hik", probability=True, random_state=0),
+    lambda: K.PNormMKLClassifier(kernels=["hik"], probability=True, random_state=0),
+    lambda: K.MultitaskMKLClassifier(kernels=["hik", "rbf"], probability=True),
+    lambda: K.MultitaskMKLClassifierCV(kernels=["hik", "rbf"]),
+], ids=["lowrank", "pnorm", "multitask", "multitask-cv"])
+def test_hik_on_negative_columns_is_said_once(make):
+    """The fit warns that hik sees negative (centred) columns; its Platt folds
+    and validation fits, on subsets of the same columns, said it again (six
+    times in all for the low-rank and multitask classifiers)."""
+    seen = _hik_warnings(lambda: make().fit(X, Y_BIN, task_index=TASK)
+                         if "Multitask" in type(make()).__name__ else make().fit(X, Y_BIN))
+    assert len(seen) == 1, [str(w.message) for w in seen]
+    assert issubclass(seen[0].category, UserWarning) and seen[0].filename == __file__
