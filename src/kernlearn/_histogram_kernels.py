@@ -6,14 +6,20 @@ re-exports them.
 
 from numbers import Integral
 
-import warnings
-
 import numpy as np
 import scipy.sparse as sp
 
-from .utils._warnings import user_stacklevel
+from .utils._warnings import warn
 
 __all__ = ["additive_chi2_kernel", "hik_kernel"]
+
+
+class NegativeFeaturesWarning(UserWarning):
+    """``hik`` fitted on columns with negative values (it compares their
+    absolute values).  Its own category so that an estimator's inner fits
+    (Platt folds, validation fits), on subsets of the columns the fit itself
+    warned of, do not repeat it (:func:`kernlearn.estimators._renamed.inner_fits`).
+    """
 
 
 def _dense(X):
@@ -133,5 +139,6 @@ def check_negative_features(kernel, X, name, centred):
     msg = f"{name}: the columns {kernel} sees have negative values"
     if kernel == "additive_chi2":
         raise ValueError(msg + negative_hint(centred))
-    warnings.warn(msg + " (hik compares their absolute values: x and -x look alike)"
-                  + negative_hint(centred), UserWarning, stacklevel=user_stacklevel())
+    # (through the library's warn: an estimator's inner fits collect and drop it)
+    warn(msg + " (hik compares their absolute values: x and -x look alike)"
+         + negative_hint(centred), NegativeFeaturesWarning)

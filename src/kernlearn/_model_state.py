@@ -228,6 +228,10 @@ MAY_LACK = {
 for _name, _later in MAY_LACK.items():
     FITTED_STATE[_name] = {k: replace(r, optional=True) if k in _later else r
                            for k, r in FITTED_STATE[_name].items()}
+# A later attribute predict replaces, when a file lacks it, by the estimator's
+# parameter (``_model_kernel``): the relations check that parameter instead.
+READ_FROM_PARAMETER = dict.fromkeys(["LowRankKernelClassifier", "LowRankKernelRegressor"],
+                                    {"_kernel": "kernel"})
 
 
 # Files labelled 0.1.0: the development version before 0.2.0.dev0 (2026-11-22
@@ -332,9 +336,8 @@ def _fgm_features(state):
 
 
 def _lowrank_kernel(state):
+    # (a file saved before _kernel: check_fitted_state puts the parameter here)
     kernel, centers = state.get("_kernel"), state.get("centers_")
-    if "_kernel" not in state:  # (a file saved before it: the kernel parameter is read)
-        return None
     if isinstance(kernel, str) and kernel != "precomputed" and kernel not in _import(
             "kernlearn.kernels.KERNELS"):
         return f"_kernel = {kernel!r} is not a kernel's name."
@@ -368,6 +371,14 @@ def _task_kernels(state):
     return _rbf_shifts("specs_", "shift_")(state)
 
 
+def _target_map(state):
+    # (a file saved before the targets were standardised lacks both: predict
+    # then reads the outputs in the targets' units; one alone is an edit)
+    if ("y_mean_" in state) != ("y_scale_" in state):
+        return "y_mean_ and y_scale_ (the target map) must be saved both or neither."
+    return _multitask_blocks(state)
+
+
 def _multitask_blocks(state):
     # the within-task coefficients: one (tasks, rows) block per bucket of tasks
     coef, buckets = state["_model"].coef, state["_blocks"].buckets
@@ -385,8 +396,8 @@ RELATIONS = {
     "LowRankKernelRegressor": _lowrank_kernel,
     "TaskKernels": _task_kernels,
     "KernelList": _rbf_shifts("specs", "_shift_"),
-    **dict.fromkeys(["MultitaskMKLClassifier", "MultitaskMKLRegressor",
-                     "MultitaskMKLClassifierCV", "MultitaskMKLRegressorCV"], _multitask_blocks),
+    **dict.fromkeys(["MultitaskMKLClassifier", "MultitaskMKLClassifierCV"], _multitask_blocks),
+    **dict.fromkeys(["MultitaskMKLRegressor", "MultitaskMKLRegressorCV"], _target_map),
 }
 
 def _finite_enough(mode, value):
@@ -682,6 +693,8 @@ def check_fitted_state(estimator, state, fail, version=None):
     if older:
         spec = {k: replace(r, optional=True) if k in older else r for k, r in spec.items()}
     check = _Check(fail)
+    state = {**{k: getattr(estimator, p) for k, p in READ_FROM_PARAMETER.get(
+        type(estimator).__name__, {}).items() if k not in state}, **state}
     check.attributes("state", spec, state, complete=True,
                      defaults=_plain_defaults(type(estimator), {*state, *spec}), name=name)
     for where, top, sym in check.pending:  # (a symbol never bound: no bound known)
@@ -704,5 +717,6 @@ def check_fitted_state(estimator, state, fail, version=None):
             fail(f"state: {c} classes need {1 if c == 2 else c} output(s), the "
                  f"coefficients have {o}.")
     if "t" in check.sizes and "y" in check.sizes and "tasks_" in spec and "_model" in spec:
-        if check.sizes["y"] != check.sizes["t"]:
+        # (files of 2026-11-27 hold one pooled entry, which predict broadcasts)
+        if check.sizes["y"] not in (1, check.sizes["t"]):
             fail(f"state.y_mean_ has {check.sizes['y']} entries for {check.sizes['t']} tasks.")

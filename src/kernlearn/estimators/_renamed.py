@@ -9,6 +9,7 @@ the estimators' inner fits (:func:`inner_fits`) read.
 
 from functools import cache
 
+from .._histogram_kernels import NegativeFeaturesWarning
 from ..utils._warnings import summed, warn
 
 __all__ = ["RenamedParameterWarning", "RenamedParameters", "UnusedParameterWarning",
@@ -144,8 +145,8 @@ def refuse_both_given(cls, params, overriding=()):
 def inner_fits(run, what, risk, n_fits=None):
     """Run an estimator's own inner fits: one warning where they gave many.
 
-    The renamed- and unused-parameter warnings of the fits are dropped (the
-    estimator's own fit gives them) and their ``ConvergenceWarning`` s are summed up in one
+    The renamed- and unused-parameter warnings of the fits and ``hik``'s
+    negative columns are dropped (the estimator's own fit gives them) and their ``ConvergenceWarning`` s are summed up in one
     (one per fit buried the estimator's own); any other warning passes as it
     came.  Only the warnings of this thread's fits are collected, and nothing
     of the process's warnings machinery changes (:mod:`kernlearn.utils._warnings`):
@@ -171,7 +172,7 @@ def inner_fits(run, what, risk, n_fits=None):
     # which fits in other threads share; see utils/_warnings.py)
     return summed(run, what, (lambda out: out.size) if n_fits is None else n_fits,
                   f"; {risk}: raise max_iter or tol.",
-                  (RenamedParameterWarning, UnusedParameterWarning))
+                  (RenamedParameterWarning, UnusedParameterWarning, NegativeFeaturesWarning))
 
 
 def warn_unused(est, names, when, instead):
