@@ -19,31 +19,15 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .plotting import _subplots
+from .plotting import _drawn, _plain, _subplots
 
 __all__ = ["build_report", "write_report"]
 
 
 def _png(fig):
     buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=90)
+    _drawn(fig, lambda: fig.savefig(buf, format="png", dpi=90))
     return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _plain(text, limit=30):
-    """A name from the data as a figure label: shown as written, and short.
-
-    Matplotlib reads text between two ``$`` as mathtext: a column named
-    ``$^$`` made the report fail (ParseSyntaxException) and ``$x$`` drew an
-    italic x.  Names longer than ``limit`` characters are cut (the tables keep
-    them whole): a 300-character name as a tick label pushed the axes off the
-    figure ("Tight layout not applied").
-    """
-    text = str(text)
-    if len(text) > limit:
-        text = text[: limit - 1] + "\u2026"
-    return text.replace("$", r"\$")
 
 
 def _histories(est):
