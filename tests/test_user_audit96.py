@@ -98,3 +98,21 @@ def test_accuracy_curve_names_are_plain_text(tmp_path, no_warnings):
         tmp_path / "a.png")
     with open(out, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_of_a_gap_near_the_float_range(no_warnings):
+    """A column scaled by 1e150 gave a first duality gap of ~1e296 beside a
+    violation of ~1e148: the log panel's tick locator overflowed
+    (OverflowError: cannot convert float infinity to integer)."""
+    import scipy.sparse as sp
+
+    rng = np.random.RandomState(3002)
+    x = rng.randn(80, 1)
+    x[rng.rand(80, 1) < 0.6] = 0.0
+    y = 3 * x[:, 0] + 5 + 1e9
+    est = FGMRegressor(solver="simplemkl", max_iter=1, standardize=False)
+    est.fit(sp.csr_matrix(x * 1e150), y)
+    assert est.history_["gap"].max() > 1e250  # the case this test is about
+    page = build_report(est)
+    assert "drawn at it" not in page  # (said in the figure, not in the text)
+    assert page.count('src="data:image/png;base64,') >= 2
