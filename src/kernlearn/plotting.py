@@ -109,6 +109,12 @@ def plot_convergence(history, path, title="Convergence"):
     Returns
     -------
     path : str
+
+    Raises
+    ------
+    ValueError
+        If ``history`` is a list of histories, has no finite ``objective``
+        value, or an ``n_active`` column of another length.
     """
     if isinstance(history, (list, tuple)):
         # (a one-vs-rest or per-output history_ was "history has no
@@ -123,12 +129,12 @@ def plot_convergence(history, path, title="Convergence"):
     if not np.isfinite(obj).any():
         raise ValueError(f"history's objective has no finite value to plot ({obj.size} "
                          "values); a fit that recorded no iteration has no convergence.")
-    for key in ("lower_bound", "n_active"):
-        # (matplotlib's "x and y must have same first dimension" named no column)
-        n = np.size(history.get(key, obj))
-        if n != obj.size:
-            raise ValueError(f"history's {key} has {n} values for {obj.size} objective "
-                             "values.")
+    # (matplotlib's "x and y must have same first dimension" named no column;
+    # a lower_bound of another length is left out of the figure, as before)
+    n = np.size(history.get("n_active", obj))
+    if n != obj.size:
+        raise ValueError(f"history's n_active has {n} values for {obj.size} objective "
+                         "values.")
     fig, ax = _subplots(figsize=(5, 3.5))
     _draw_convergence(fig, ax, history, title)
     _save(fig, path)
@@ -177,6 +183,12 @@ def plot_accuracy_vs_features(
     Returns
     -------
     path : str
+
+    Raises
+    ------
+    ValueError
+        If ``curves`` is empty, a curve's two sequences differ in length, or
+        no curve has a finite point.
     """
     # (no curves wrote an empty figure with matplotlib's "No artists with
     # labels" warning; unequal lengths were an IndexError)
@@ -221,6 +233,12 @@ def plot_kernel_weights(weights, path, names=None, title="Kernel weights"):
     Returns
     -------
     path : str
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is empty or holds NaN or infinite values, or ``names``
+        has another length.
     """
     weights = np.asarray(weights, dtype=float).ravel()
     # any sequence of labels (an array's truth value was NumPy's "ambiguous"
