@@ -1,5 +1,7 @@
 """Plots of fitted models, written to files (matplotlib, the ``plot`` extra)."""
 
+import warnings
+
 import numpy as np
 
 __all__ = ["plot_accuracy_vs_features", "plot_convergence", "plot_kernel_weights"]
@@ -23,6 +25,36 @@ def _subplots(*args, figsize=None, **kwargs):
     return fig, fig.subplots(*args, **kwargs)
 
 
+def _plain(text, limit=30):
+    """A name from the data as a figure label: shown as written, and short.
+
+    Matplotlib reads text between two ``$`` as mathtext: a column named
+    ``$^$`` made the report fail (ParseSyntaxException) and ``$x$`` drew an
+    italic x.  Names longer than ``limit`` characters are cut (the tables keep
+    them whole): a 300-character name as a tick label pushed the axes off the
+    figure ("Tight layout not applied").
+    """
+    text = str(text)
+    if len(text) > limit:
+        text = text[: limit - 1] + "\u2026"
+    return text.replace("$", r"\$")
+
+
+def _drawn(fig, write):
+    """Lay ``fig`` out and ``write`` it, without a warning per glyph the font lacks.
+
+    A name in a script the default font does not cover (a column named
+    ``日本語``) drew placeholder boxes, as it must with that font, and warned
+    "Glyph ... missing from font(s)" once per character and drawing pass; the
+    tables of the report show such names whole.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font",
+                                category=UserWarning)
+        fig.tight_layout()
+        return write()
+
+
 def _save(fig, path):
     """Save ``fig`` through a temporary file renamed into place (format from the suffix)."""
     from pathlib import Path
@@ -30,7 +62,8 @@ def _save(fig, path):
     from .io import write_atomically
 
     fmt = Path(path).suffix[1:].lower() or "png"
-    write_atomically(path, lambda tmp: fig.savefig(tmp, dpi=100, format=fmt))
+    _drawn(fig, lambda: write_atomically(
+        path, lambda tmp: fig.savefig(tmp, dpi=100, format=fmt)))
 
 
 def _bounded_ylim(objectives, bounds):
@@ -76,6 +109,12 @@ def plot_convergence(history, path, title="Convergence"):
     Returns
     -------
     path : str
+
+    Raises
+    ------
+    ValueError
+        If ``history`` is a list of histories, has no finite ``objective``
+        value, or an ``n_active`` column of another length.
     """
     if isinstance(history, (list, tuple)):
         # (a one-vs-rest or per-output history_ was "history has no
@@ -85,6 +124,17 @@ def plot_convergence(history, path, title="Convergence"):
             "holds one per class or output): plot one of them, e.g. history_[0].")
     if "objective" not in history:
         raise ValueError("history has no 'objective' column to plot.")
+    obj = np.asarray(history["objective"], dtype=float)
+    # (an empty or all-NaN objective wrote an empty figure without a word)
+    if not np.isfinite(obj).any():
+        raise ValueError(f"history's objective has no finite value to plot ({obj.size} "
+                         "values); a fit that recorded no iteration has no convergence.")
+    # (matplotlib's "x and y must have same first dimension" named no column;
+    # a lower_bound of another length is left out of the figure, as before)
+    n = np.size(history.get("n_active", obj))
+    if n != obj.size:
+        raise ValueError(f"history's n_active has {n} values for {obj.size} objective "
+                         "values.")
     fig, ax = _subplots(figsize=(5, 3.5))
     _draw_convergence(fig, ax, history, title)
     _save(fig, path)
@@ -112,7 +162,6 @@ def _draw_convergence(fig, ax, history, title):
         ax2 = ax.twinx()
         ax2.plot(it, history["n_active"], color="grey", alpha=0.5)
         ax2.set_ylabel("active columns", color="grey")
-    fig.tight_layout()
 
 
 def plot_accuracy_vs_features(
@@ -134,16 +183,35 @@ def plot_accuracy_vs_features(
     Returns
     -------
     path : str
+
+    Raises
+    ------
+    ValueError
+        If ``curves`` is empty, a curve's two sequences differ in length, or
+        no curve has a finite point.
     """
-    fig, ax = _subplots(figsize=(5, 3.5))
+    # (no curves wrote an empty figure with matplotlib's "No artists with
+    # labels" warning; unequal lengths were an IndexError)
+    if not curves:
+        raise ValueError("curves is empty: give at least one method's "
+                         "(n_features, scores).")
+    lines = {}
     for name, (nf, acc) in curves.items():
+        nf, acc = np.asarray(nf, dtype=float).ravel(), np.asarray(acc, dtype=float).ravel()
+        if nf.size != acc.size:
+            raise ValueError(f"curve {name!r} has {nf.size} feature counts for "
+                             f"{acc.size} scores.")
+        lines[name] = nf, acc
+    if not any(np.isfinite(nf * acc).any() for nf, acc in lines.values()):
+        raise ValueError("curves hold no finite point to plot.")
+    fig, ax = _subplots(figsize=(5, 3.5))
+    for name, (nf, acc) in lines.items():
         order = np.argsort(nf)
-        ax.plot(np.asarray(nf)[order], np.asarray(acc)[order], "o-", label=name)
+        ax.plot(nf[order], acc[order], "o-", label=_plain(name, 40))
     ax.set_xlabel("selected features")
     ax.set_ylabel(metric)
     ax.set_title(title)
     ax.legend()
-    fig.tight_layout()
     _save(fig, path)
     return str(path)
 
@@ -165,6 +233,12 @@ def plot_kernel_weights(weights, path, names=None, title="Kernel weights"):
     Returns
     -------
     path : str
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is empty or holds NaN or infinite values, or ``names``
+        has another length.
     """
     weights = np.asarray(weights, dtype=float).ravel()
     # any sequence of labels (an array's truth value was NumPy's "ambiguous"
@@ -172,11 +246,18 @@ def plot_kernel_weights(weights, path, names=None, title="Kernel weights"):
     names = [str(i) for i in range(len(weights))] if names is None else list(names)
     if len(names) != len(weights):
         raise ValueError(f"names has {len(names)} labels for {len(weights)} weights.")
+    # (no weight drew an empty chart; an infinite one warned "invalid value
+    # encountered in dot" from matplotlib's bar geometry)
+    if not weights.size or not np.isfinite(weights).all():
+        raise ValueError("weights must be a non-empty sequence of finite numbers; got "
+                         f"{weights.size} value(s), {np.count_nonzero(~np.isfinite(weights))} "
+                         "NaN or infinite.")
     fig, ax = _subplots(figsize=(max(4, 0.4 * len(weights)), 3))
     ax.bar(np.arange(len(weights)), weights)
     ax.set_xticks(np.arange(len(weights)))
-    ax.set_xticklabels(names, rotation=45)
+    # names as written and short ("$^$" was a mathtext error, 300 characters
+    # pushed the axes off the figure)
+    ax.set_xticklabels([_plain(n) for n in names], rotation=45, ha="right")
     ax.set_title(title)
-    fig.tight_layout()
     _save(fig, path)
     return str(path)

@@ -19,31 +19,15 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .plotting import _subplots
+from .plotting import _drawn, _plain, _subplots
 
 __all__ = ["build_report", "write_report"]
 
 
 def _png(fig):
     buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=90)
+    _drawn(fig, lambda: fig.savefig(buf, format="png", dpi=90))
     return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _plain(text, limit=30):
-    """A name from the data as a figure label: shown as written, and short.
-
-    Matplotlib reads text between two ``$`` as mathtext: a column named
-    ``$^$`` made the report fail (ParseSyntaxException) and ``$x$`` drew an
-    italic x.  Names longer than ``limit`` characters are cut (the tables keep
-    them whole): a 300-character name as a tick label pushed the axes off the
-    figure ("Tight layout not applied").
-    """
-    text = str(text)
-    if len(text) > limit:
-        text = text[: limit - 1] + "\u2026"
-    return text.replace("$", r"\$")
 
 
 def _histories(est):
@@ -64,6 +48,7 @@ def _histories(est):
 
 
 _DIAGNOSTICS = ("gap", "violation", "kkt")
+_LOG_CAP = 1e200  # the largest diagnostic drawn as it is on the log panel
 
 
 def _convergence_figure(est):
@@ -86,7 +71,7 @@ def _convergence_figure(est):
     # one colour per history (class / output); one line style per quantity
     style = {"gap": "-", "violation": "--", "kkt": ":", "train_error": "-"}
     several = len(hists) > 1
-    objectives, bounds, drawn = [], [], set()
+    objectives, bounds, drawn, capped = [], [], set(), 0
     for i, (lab, h) in enumerate(hists):
         colour = f"C{i}"
         obj = np.asarray(h["objective"], dtype=float)
@@ -108,6 +93,13 @@ def _convergence_figure(est):
             ok = np.isfinite(v) & (v > 0 if key in diag else True)
             if v.shape == obj.shape and ok.any():
                 plot = axes[2].semilogy if key in diag else axes[2].plot
+                if key in diag:
+                    # matplotlib's log locator overflows on some 300 decades
+                    # (a gap of 2e296 beside a violation of 2e148, from a
+                    # column scaled by 1e150, was an OverflowError): larger
+                    # values are drawn at the cap and counted in the title
+                    capped += int(np.count_nonzero(v[ok] > _LOG_CAP))
+                    v = np.minimum(v, _LOG_CAP)
                 plot(it[ok], v[ok], ".", ls=style[key], ms=4,
                      color=colour if several else f"C{len(drawn)}",
                      label=None if several else key)
@@ -144,6 +136,9 @@ def _convergence_figure(est):
         axes[2].set_xlabel("outer iteration / epoch")
         axes[2].set_ylabel("violation / gap (log)" if diag else "training error")
         axes[2].xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
+        if capped:
+            axes[2].set_title(f"{capped} value(s) above {_LOG_CAP:.0e} drawn at it",
+                              fontsize=8, color="tab:orange")
         if not drawn:
             fig.delaxes(axes[2])
         elif several:
