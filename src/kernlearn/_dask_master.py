@@ -653,13 +653,29 @@ def dask_target_standardization(y, sample_weight=None, standardize=True):
     sw, swy, lo, hi = da.compute(w.sum(), (w * y).sum(), da.where(w > 0, y, np.inf).min(),
                                  da.where(w > 0, y, -np.inf).max())
     mean = swy / sw
-    # (a zero weight's residual left out, not weighted by 0: the square of a
-    # removed target of 1e160 overflowed, 0 * inf = NaN, "y is too large")
-    r = da.where(w > 0, y - mean, 0.0)
-    var = float(((w * r ** 2).sum() / sw).compute())
+    # (a zero weight's target left out, not weighted by 0: the square of a
+    # removed target of 1e160 overflowed, 0 * inf = NaN, "y is too large";
+    # it is the mean before the subtraction, which it could overflow)
+    r = da.where(w > 0, y, mean) - mean
+    var = float(da.map_blocks(_weighted_squares, w, r, 1.0, dtype=float).sum().compute() / sw)
     if not (np.isfinite(mean) and np.isfinite(var)):
         raise ValueError("y is too large to standardise in float64 (its variance "
                          "overflows); rescale the target.")
+    spread = np.sqrt(var)
+    if var < np.finfo(np.float64).tiny:
+        # squares that underflow (targets near 1e-300) passed for a constant
+        # target, scale 0: the spread of the deviations over their largest, as
+        # in memory (preprocessing._spread), multiplied back
+        c = float(abs(r).max().compute()) or 1.0
+        spread = c * np.sqrt(float(da.map_blocks(_weighted_squares, w, r, c, dtype=float)
+                                   .sum().compute() / sw))
     mean, scale = constant_targets(*(np.array([v], dtype=float)
-                                     for v in (mean, np.sqrt(var), lo, hi)))
+                                     for v in (mean, spread, lo, hi)))
     return _Lazy(mean, scale)
+
+
+def _weighted_squares(w, r, c):
+    """``w * (r / c)**2`` of one block, its overflow left to the caller's check
+    (a bare NumPy warning on the worker said nothing the error does not)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return w * np.square(r / c)
