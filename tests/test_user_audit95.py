@@ -15,7 +15,14 @@ Each test here failed before its fix:
 * a Dask ``y`` of targets near 1e-300 had its squares underflow: the target
   scale was 0 (the model all zeros, with "divide by zero" warnings from the
   workers) where the in-memory fit recomputes the spread from the scaled
-  deviations.
+  deviations;
+* a NaN or infinite regression target of a fit by row blocks (a Dask ``y``,
+  or a NumPy ``y`` beside a Dask ``X`` or with ``memory_budget``) was refused
+  with "y contains NaN or infinity" alone, where the in-memory fit names its
+  first row and their count;
+* GrFL on CSR partitions whose columns sit at an offset over 1e6 times their
+  spread fitted without the in-memory fit's warning that a sparse container
+  cannot centre them exactly.
 """
 
 import warnings
@@ -24,7 +31,9 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from kernlearn import FGMRegressor
+import scipy.sparse as sp
+
+from kernlearn import FGMRegressor, InfiniteFeatureClassifier
 
 da = pytest.importorskip("dask.array")
 pytest.importorskip("distributed")
@@ -95,3 +104,32 @@ def test_tiny_dask_targets_are_standardised_as_in_memory(client):
     assert bare == []
     assert np.abs(ref.coef_).max() > 0
     _same(ref, got)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("how", ["dask_y", "numpy_y", "memory_budget"])
+def test_a_non_finite_target_is_named_by_its_row(client, bad, how):
+    X, y = _data()
+    y[[57, 120]] = bad
+    with pytest.raises(ValueError) as want:
+        FGMRegressor(C=1.0).fit(X, y)
+    assert "row 57 (2 rows" in str(want.value)
+    Xd = X if how == "memory_budget" else da.from_array(X, chunks=CHUNK)
+    yd = da.from_array(y, chunks=CHUNK) if how == "dask_y" else y
+    est = FGMRegressor(C=1.0, memory_budget="8KB" if how == "memory_budget" else None)
+    # (on main: "y contains NaN or infinity.")
+    with pytest.raises(ValueError) as got:
+        est.fit(Xd, yd)
+    assert str(got.value) == str(want.value)
+
+
+def test_grfl_on_far_sparse_columns_warns_as_in_memory(client):
+    X, y = _data(2)
+    X = sp.csr_matrix(X + np.array([0.0, 3e7, 0.0, 0.0, 0.0]))
+    y = np.where(y > 0, "yes", "no")
+    kw = dict(max_features=2, n_candidates=5, random_state=0)
+    with pytest.warns(UserWarning, match=r"sparse and its column\(s\) \[1\] hold an offset"):
+        InfiniteFeatureClassifier(**kw).fit(X, y)
+    # (on main: no warning on the cluster)
+    with pytest.warns(UserWarning, match=r"sparse and its column\(s\) \[1\] hold an offset"):
+        InfiniteFeatureClassifier(**kw).fit(da.from_array(X, chunks=(CHUNK, 5), asarray=False), y)

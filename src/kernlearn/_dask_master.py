@@ -515,17 +515,19 @@ def _block_nonfinite(y):
     return np.array([np.count_nonzero(~np.isfinite(np.asarray(y, dtype=float)))])
 
 
-def _block_first_nan(y):
-    """``[count, first row]`` of the block's NaN labels (first row -1 without one)."""
-    rows = np.flatnonzero(np.isnan(np.asarray(y, dtype=float)))
+def _block_first_nan(y, test=np.isnan):
+    """``[count, first row]`` of the block's NaN labels (first row -1 without one;
+    ``test``: another kind, e.g. ``np.isinf``)."""
+    rows = np.flatnonzero(test(np.asarray(y, dtype=float)))
     return np.array([rows.size, rows[0] if rows.size else -1])
 
 
-def _missing_label_error(found, bounds):
+def _missing_label_error(found, bounds, what="a missing value"):
     """The in-memory fit's error for NaN labels, from each partition's ``[count, first row]``."""
     found = np.asarray(found).reshape(-1, 2)
     p = int(np.flatnonzero(found[:, 0])[0])
-    return ValueError(missing_rows_message(int(bounds[p] + found[p, 1]), int(found[:, 0].sum())))
+    return ValueError(missing_rows_message(int(bounds[p] + found[p, 1]),
+                                           int(found[:, 0].sum()), what))
 
 
 def validate_dask_target(est, rows, y, classification):
@@ -585,7 +587,12 @@ def validate_dask_target(est, rows, y, classification):
             raise ValueError(f"y holds {classes.size} distinct values for {n} samples: "
                              "a regression target, not class labels.")
     elif parts.sum(_block_nonfinite)[0] > 0:
-        raise ValueError("y contains NaN or infinity.")
+        # (named by its first row, NaN before infinity, as in memory: it was
+        # "y contains NaN or infinity" alone)
+        for test, what in ((np.isnan, "a missing value"), (np.isinf, "an infinite value")):
+            found = gather_result(parts.map(partial(_block_first_nan, test=test)).futures)
+            if np.asarray(found).reshape(-1, 2)[:, 0].any():
+                raise _missing_label_error(found, rows.bounds, what)
     est.n_features_in_ = m
     if hasattr(est, "feature_names_in_"):
         del est.feature_names_in_

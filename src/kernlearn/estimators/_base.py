@@ -612,8 +612,9 @@ def validate_partitioned_fit(est, rows, y, classification):
         check_two_classes(y)
     else:
         y = np.asarray(y, dtype=np.float64)
-        if not np.all(np.isfinite(y)):
-            raise ValueError("y contains NaN or infinity.")
+        # (named by its first row, as in memory: "y contains NaN or infinity" alone)
+        _refuse_missing(y, np.isnan(y))
+        _refuse_missing(y, np.isinf(y), "an infinite value")
     est.n_features_in_ = m
     if hasattr(est, "feature_names_in_"):
         del est.feature_names_in_
