@@ -20,6 +20,11 @@ Each test here failed before its fix:
   or a NumPy ``y`` beside a Dask ``X`` or with ``memory_budget``) was refused
   with "y contains NaN or infinity" alone, where the in-memory fit names its
   first row and their count;
+* FGM on CSR blocks (Dask partitions or ``memory_budget`` chunks) with a
+  row of zero weight holding a value near 1e300 squared it for the pool's
+  weighted column norms: NumPy's bare "overflow encountered in square" and
+  "invalid value encountered in multiply" (inf * 0), where the in-memory fit
+  removes the row (the dense blocks said nothing);
 * GrFL on CSR partitions whose columns sit at an offset over 1e6 times their
   spread fitted without the in-memory fit's warning that a sparse container
   cannot centre them exactly.
@@ -33,7 +38,7 @@ from threadpoolctl import threadpool_limits
 
 import scipy.sparse as sp
 
-from kernlearn import FGMRegressor, InfiniteFeatureClassifier
+from kernlearn import FGMClassifier, FGMRegressor, InfiniteFeatureClassifier
 
 da = pytest.importorskip("dask.array")
 pytest.importorskip("distributed")
@@ -133,3 +138,23 @@ def test_grfl_on_far_sparse_columns_warns_as_in_memory(client):
     # (on main: no warning on the cluster)
     with pytest.warns(UserWarning, match=r"sparse and its column\(s\) \[1\] hold an offset"):
         InfiniteFeatureClassifier(**kw).fit(da.from_array(X, chunks=(CHUNK, 5), asarray=False), y)
+
+
+@pytest.mark.parametrize("how", ["dask", "memory_budget"])
+def test_sparse_blocks_leave_a_far_removed_row_out_of_the_column_norms(client, how):
+    X, y = _data(3)
+    y = np.where(y > 0, 1, 0)
+    sw = np.ones(N)
+    sw[::9] = 0.0
+    X[::9, 2] = 1e300  # (rows of zero weight: removed in memory)
+    ref = FGMClassifier(B=2, max_iter=3).fit(X, y, sample_weight=sw)
+    Xs = sp.csr_matrix(X)
+    Xin = da.from_array(Xs, chunks=(CHUNK, 5), asarray=False) if how == "dask" else Xs
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = FGMClassifier(B=2, max_iter=3, memory_budget=None if how == "dask" else "8KB"
+                            ).fit(Xin, y, sample_weight=sw)
+    # (on main: "overflow encountered in square" from partitioned.py)
+    assert [str(w.message) for w in seen if w.category is RuntimeWarning] == []
+    np.testing.assert_array_equal(got.selected_features_, ref.selected_features_)
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-8, atol=1e-12)
