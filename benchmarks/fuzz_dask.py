@@ -10,9 +10,12 @@ seeded random cases.  Each case draws
 - a partitioning: even or uneven chunks, chunks of one row, empty
   partitions, many partitions, a Dask DataFrame (its partitions' sizes
   unknown to Dask until the fit computes them);
-- sample weights: none, some zero, a whole partition of zero weight;
+- sample weights: none, some zero (the removed rows sometimes far away: a
+  value or target near 1e300), a whole partition of zero weight (GrFL refuses
+  weights on Dask input: such cases check the refusal);
 - classes: 2 to 6, integer or string labels, sorted so that a class is absent
   from some partitions; regression targets at an offset;
+- ``y`` in memory or, for FGM, a Dask array (or Series) that stays on the cluster;
 - an option the distributed path accepts (``groups``, ``class_weight``,
   ``multiclass="ovr"``, ``loss="logistic"``) or one it refuses by name
   (``family=``, ``probability=True`` with another loss).
@@ -34,7 +37,7 @@ and checks
 - after the fit no future of the fit is left on the client, no thread is
   left running, no temporary file is left, and the cluster still computes.
 
-Every few cases one partition fails when computed (a ``OSError`` in the
+Every 15th case one partition fails when computed (an ``OSError`` in the
 task): the fit must raise an error naming the problem, and leave nothing.
 
 Usage::
@@ -386,8 +389,7 @@ def run_case(case, client, tmpdir):
                         None if dec_a is None else dec_a[kept], rtol):
         problems.append("predictions of the two models differ beyond ties")
     # the Dask-fitted model predicting on Dask vs in memory
-    Xdp = Xd if case["part"] != "frame" else Xd
-    lazy = dist.predict(Xdp)
+    lazy = dist.predict(Xd)
     if not hasattr(lazy, "compute"):
         problems.append(f"predict on Dask gave {type(lazy).__name__}, not lazy")
     else:
