@@ -515,17 +515,19 @@ def _block_nonfinite(y):
     return np.array([np.count_nonzero(~np.isfinite(np.asarray(y, dtype=float)))])
 
 
-def _block_first_nan(y):
-    """``[count, first row]`` of the block's NaN labels (first row -1 without one)."""
-    rows = np.flatnonzero(np.isnan(np.asarray(y, dtype=float)))
+def _block_first_nan(y, test=np.isnan):
+    """``[count, first row]`` of the block's NaN labels (first row -1 without one;
+    ``test``: another kind, e.g. ``np.isinf``)."""
+    rows = np.flatnonzero(test(np.asarray(y, dtype=float)))
     return np.array([rows.size, rows[0] if rows.size else -1])
 
 
-def _missing_label_error(found, bounds):
+def _missing_label_error(found, bounds, what="a missing value"):
     """The in-memory fit's error for NaN labels, from each partition's ``[count, first row]``."""
     found = np.asarray(found).reshape(-1, 2)
     p = int(np.flatnonzero(found[:, 0])[0])
-    return ValueError(missing_rows_message(int(bounds[p] + found[p, 1]), int(found[:, 0].sum())))
+    return ValueError(missing_rows_message(int(bounds[p] + found[p, 1]),
+                                           int(found[:, 0].sum()), what))
 
 
 def validate_dask_target(est, rows, y, classification):
@@ -585,7 +587,12 @@ def validate_dask_target(est, rows, y, classification):
             raise ValueError(f"y holds {classes.size} distinct values for {n} samples: "
                              "a regression target, not class labels.")
     elif parts.sum(_block_nonfinite)[0] > 0:
-        raise ValueError("y contains NaN or infinity.")
+        # (named by its first row, NaN before infinity, as in memory: it was
+        # "y contains NaN or infinity" alone)
+        for test, what in ((np.isnan, "a missing value"), (np.isinf, "an infinite value")):
+            found = gather_result(parts.map(partial(_block_first_nan, test=test)).futures)
+            if np.asarray(found).reshape(-1, 2)[:, 0].any():
+                raise _missing_label_error(found, rows.bounds, what)
     est.n_features_in_ = m
     if hasattr(est, "feature_names_in_"):
         del est.feature_names_in_
@@ -653,13 +660,29 @@ def dask_target_standardization(y, sample_weight=None, standardize=True):
     sw, swy, lo, hi = da.compute(w.sum(), (w * y).sum(), da.where(w > 0, y, np.inf).min(),
                                  da.where(w > 0, y, -np.inf).max())
     mean = swy / sw
-    # (a zero weight's residual left out, not weighted by 0: the square of a
-    # removed target of 1e160 overflowed, 0 * inf = NaN, "y is too large")
-    r = da.where(w > 0, y - mean, 0.0)
-    var = float(((w * r ** 2).sum() / sw).compute())
+    # (a zero weight's target left out, not weighted by 0: the square of a
+    # removed target of 1e160 overflowed, 0 * inf = NaN, "y is too large";
+    # it is the mean before the subtraction, which it could overflow)
+    r = da.where(w > 0, y, mean) - mean
+    var = float(da.map_blocks(_weighted_squares, w, r, 1.0, dtype=float).sum().compute() / sw)
     if not (np.isfinite(mean) and np.isfinite(var)):
         raise ValueError("y is too large to standardise in float64 (its variance "
                          "overflows); rescale the target.")
+    spread = np.sqrt(var)
+    if var < np.finfo(np.float64).tiny:
+        # squares that underflow (targets near 1e-300) passed for a constant
+        # target, scale 0: the spread of the deviations over their largest, as
+        # in memory (preprocessing._spread), multiplied back
+        c = float(abs(r).max().compute()) or 1.0
+        spread = c * np.sqrt(float(da.map_blocks(_weighted_squares, w, r, c, dtype=float)
+                                   .sum().compute() / sw))
     mean, scale = constant_targets(*(np.array([v], dtype=float)
-                                     for v in (mean, np.sqrt(var), lo, hi)))
+                                     for v in (mean, spread, lo, hi)))
     return _Lazy(mean, scale)
+
+
+def _weighted_squares(w, r, c):
+    """``w * (r / c)**2`` of one block, its overflow left to the caller's check
+    (a bare NumPy warning on the worker said nothing the error does not)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return w * np.square(r / c)

@@ -134,9 +134,14 @@ def _block_sq_norms(block, weight=None):
             rows = None if weight is None else np.repeat(np.arange(block.shape[0]), lengths)
         else:
             cols, rows = np.repeat(np.arange(block.shape[1]), lengths), block.indices
-        sq_data = np.square(data)
-        if weight is not None:
-            sq_data *= weight[rows]
+        if weight is None:
+            sq_data = np.square(data)
+        else:
+            # a zero weight's row left out, not weighted by 0 (as in memory, where
+            # it is removed): a value near 1e300 squared overflowed, inf * 0 = NaN,
+            # with NumPy's bare warnings from a worker
+            w = weight[rows]
+            sq_data = np.square(np.where(w > 0, data, 0.0)) * w
         sq = np.bincount(cols, weights=sq_data, minlength=block.shape[1])
     else:
         data = np.asarray(block)

@@ -182,7 +182,13 @@ def implicit_center(X, sample_weight=None, standardize=True):
     if not (standardize and sp.issparse(X)):
         return None
     w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
-    center = np.asarray(X.T @ w, dtype=np.float64).ravel() / w.sum()
+    return warn_far_center(np.asarray(X.T @ w, dtype=np.float64).ravel() / w.sum())
+
+
+def warn_far_center(center):
+    """``center`` (the means of standardised sparse columns), with a warning
+    when one is beyond :data:`FAR_OFFSET` (the fits on a Dask cluster compute
+    it by partitions: they said nothing where the in-memory fit warns)."""
     far = np.flatnonzero(np.abs(center) > FAR_OFFSET)
     if far.size:
         # (the spread is exact (two passes), but the centring comes from products

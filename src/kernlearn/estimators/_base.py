@@ -616,8 +616,9 @@ def validate_partitioned_fit(est, rows, y, classification):
         check_two_classes(y)
     else:
         y = np.asarray(y, dtype=np.float64)
-        if not np.all(np.isfinite(y)):
-            raise ValueError("y contains NaN or infinity.")
+        # (named by its first row, as in memory: "y contains NaN or infinity" alone)
+        _refuse_missing(y, np.isnan(y))
+        _refuse_missing(y, np.isinf(y), "an infinite value")
     est.n_features_in_ = m
     if hasattr(est, "feature_names_in_"):
         del est.feature_names_in_
@@ -916,6 +917,24 @@ def fit_target_map(est, y, sample_weight, standardize):
         from ..preprocessing import fit_target_standardization as fit
     ts = fit(y, sample_weight, standardize)
     return ts if getattr(est, "fit_intercept", True) else ts.without_centring()
+
+
+def mapped_targets(ts, y, sample_weight):
+    """``ts.transform(y)`` with a zero weight's target mapped to 0.
+
+    A fit by row blocks keeps the rows of zero weight (it skips them): their
+    targets, absent from the map, were mapped too, and one near 1e308
+    overflowed with NumPy's bare warning (from a worker for a Dask ``y``).
+    """
+    if sample_weight is None or np.all(sample_weight > 0):
+        return ts.transform(y)
+    keep = np.asarray(sample_weight) > 0
+    if _is_dask_array(y):
+        import dask.array as da
+
+        return ts.transform(da.where(da.from_array(keep, chunks=y.chunks[:1]), y, ts.mean[0]))
+    return ts.transform(np.where(keep.reshape((-1,) + (1,) * (y.ndim - 1)), y,
+                                 ts.mean[0] if y.ndim == 1 else ts.mean))
 
 
 def input_standardization(est):

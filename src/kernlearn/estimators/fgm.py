@@ -32,7 +32,7 @@ from ._decisions import class_labels, classes_kept, one_column_as_vector
 from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input, row_block_scores
 from ._base import (OLD_NAME, PLATT_XFAIL, ProbabilityMixin, _has_proba, all_or_nothing,
                     check_weighted_classes, finite_outputs, fit_sample_weight,
-                    fit_target_map, renamed_parameter, validate_fit_data,
+                    fit_target_map, mapped_targets, renamed_parameter, validate_fit_data,
                     validate_params_cached, validate_partitioned_fit,
                     validate_predict_data, RenamedParameters)
 from ._platt import platt_attr_doc
@@ -143,7 +143,7 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
         ts = None
         if n_classes is None:
             ts = fit_target_map(self, y, sw, std)
-            self.y_mean_, self.y_scale_, y = ts.mean, ts.scale, ts.transform(y)
+            self.y_mean_, self.y_scale_, y = ts.mean, ts.scale, mapped_targets(ts, y, sw)
         auto = isinstance(self.C, str)  # "auto": FGMRegressor's cross-validated C
         settings = FGMSettings(
             B=self.B, C=1.0 if auto else self.C, max_iter=renamed_parameter(self, "max_outer_iter"),

@@ -67,7 +67,7 @@ from ..partitioned import (
     non_finite_error,
     tune_worker_malloc,
 )
-from ..preprocessing import Standardization, _from_mean_var
+from ..preprocessing import Standardization, _from_mean_var, warn_far_center
 from ..solvers.grfl_newton import GrFLNewton
 from ._grfl_master import _GrFLProblem
 from ._grfl_rows import (
@@ -216,7 +216,7 @@ class DaskGrFLRows:
         out = self._from_rows(self.rows.map(partial(block_standardized, st=st)),
                               self.sparse)
         if self.sparse:  # (the means of the scaled columns: not centred, see center)
-            out.center = s1 / n / st.scale
+            out.center = warn_far_center(s1 / n / st.scale)
         self.rows = None  # the raw partitions are no longer needed on the workers
         return st, out
 
