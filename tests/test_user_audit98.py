@@ -136,3 +136,26 @@ def test_cv_predefined_split_with_zero_weights(name):
     assert a.n_splits_ == 3
     np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
                                   b.cv_results_["mean_test_score"])
+
+
+def test_unused_parameter_warning_listed_filtered_by_name_and_pickled(tmp_path):
+    """Audit 97 made ``kernlearn.UnusedParameterWarning`` public (the README names
+    it); the API reference did not list it.  It is filtered by its public name
+    (``-W error::kernlearn.UnusedParameterWarning``) and pickles as itself."""
+    import pickle
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from kernlearn import UnusedParameterWarning
+
+    root = Path(__file__).resolve().parents[1]
+    assert "### `kernlearn.UnusedParameterWarning(" in (root / "doc" / "api.md").read_text()
+    w = pickle.loads(pickle.dumps(UnusedParameterWarning("gamma=0.5 not used")))
+    assert type(w) is UnusedParameterWarning and str(w) == "gamma=0.5 not used"
+    code = ("import numpy as np\nfrom kernlearn import LowRankKernelRegressor as L\n"
+            "L(kernel='linear', gamma=0.5).fit(np.eye(20, 2), np.arange(20.0))")
+    env = {**__import__("os").environ, "PYTHONPATH": str(root / "src")}
+    run = subprocess.run([sys.executable, "-W", "error::kernlearn.UnusedParameterWarning",
+                          "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert run.returncode == 1 and "UnusedParameterWarning: " in run.stderr, run.stderr
