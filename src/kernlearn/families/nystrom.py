@@ -274,7 +274,23 @@ def check_kernel_params(kernel, gamma=None, degree=None, coef0=None, kernel_para
     A width computed from the data (``gamma="scale"``, a ``kernel_params``
     width ``"scale"`` or ``"mean"``) is left uncomputed, its name and value
     checked (:func:`kernlearn.widths.check_gamma`); every other rule is the
-    fit's own code.  Same parameters as :func:`kernel_params_for` without the data.
+    fit's own code.
+
+    Parameters
+    ----------
+    kernel : str or callable
+        Kernel name in ``kernlearn.kernels.KERNELS``, ``"precomputed"`` or a callable.
+    gamma : float, "scale" or None
+        Kernel width.
+    degree, coef0 : float, optional
+        Common kernel parameters.
+    kernel_params : dict, optional
+        Extra parameters of the kernel.
+
+    Raises
+    ------
+    ValueError
+        Naming the setting, as the fit would.
     """
     _kernel_params(kernel, gamma, degree, coef0, kernel_params, None, None, data=False)
 
