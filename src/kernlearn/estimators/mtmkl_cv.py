@@ -309,7 +309,10 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
         ``split(X, task_positions)`` (one by groups is refused: pass the pairs
         of its ``split(X, y, groups)``); an iterable: ``(train, test)`` index
         pairs (a generator serves one fit: a list or a splitter can be
-        refitted, cloned and saved).  ``"loo"``: closed-form leave-one-out residuals of each task's
+        refitted, cloned and saved).  Rows of zero sample weight are in no
+        fold (an int or a splitter splits the others; a splitter of fixed
+        folds, such as ``PredefinedSplit``, and a list of pairs lose them);
+        every fold needs a row of positive weight.  ``"loo"``: closed-form leave-one-out residuals of each task's
         kernel ridge at the kernel weights learned on all rows (square loss,
         ``formulation`` ``"mtfl"``, ``"mkl"`` or ``"independent"``, no shared
         components; the kernel weights are not refitted per left-out row).
@@ -670,7 +673,8 @@ class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
         with ``strata = 2 * task position + class`` (one by groups is refused:
         pass the pairs of its ``split(X, y, groups)``); an iterable:
         ``(train, test)`` index pairs (a generator serves one fit: a list or
-        a splitter can be refitted, cloned and saved).
+        a splitter can be refitted, cloned and saved).  Rows of zero sample
+        weight are in no fold, as in :class:`MultitaskMKLRegressorCV`.
     formulation : {"mtfl", "mtsfl", "mkl", "independent"}, default="mtfl"
     p : float, default=2.0
     q : float, default=1.5
