@@ -280,20 +280,14 @@ def _check_kernel_specs(name, kernels):
 
 
 def _check_kernel_settings(est):
-    """The low-rank estimators' ``degree``, ``coef0`` and ``kernel_params`` are
-    checked here, before any data is read (exit 2), as the kernel lists are (they
-    were refused by the fit: exit 6, or 3 for a missing file)."""
+    """The low-rank estimators' ``gamma``, ``degree``, ``coef0`` and ``kernel_params``
+    are checked here, before any data is read (exit 2), by the fit's own rules
+    (:func:`kernlearn.families.nystrom.check_kernel_params`)."""
     kernel = getattr(est, "kernel", None)
-    if not hasattr(est, "kernel_params") or not isinstance(kernel, str) or kernel == "precomputed":
-        return
-    from .families.nystrom import kernel_params_for
+    if hasattr(est, "kernel_params") and isinstance(kernel, str):
+        from .families.nystrom import check_kernel_params
 
-    # a width computed from the data ("scale", "mean") is resolved by the fit; a
-    # placeholder stands in for it (the rule reads the other values)
-    params = {k: v for k, v in (est.kernel_params or {}).items()
-              if not (k == "gamma" and isinstance(v, str))}
-    gamma = est.gamma if est.gamma not in (None, "scale") else None if "gamma" in params else 1.0
-    kernel_params_for(kernel, gamma, est.degree, est.coef0, params)
+        check_kernel_params(kernel, est.gamma, est.degree, est.coef0, est.kernel_params)
 
 
 # ------------------------------------------------------------------------ data

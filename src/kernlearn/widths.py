@@ -304,6 +304,7 @@ def resolve_gamma(gamma, X=None, kernel="rbf", sample_weight=None, name="gamma")
     gamma : float
         A finite positive width.
     """
+    check_gamma(gamma, kernel, name)
     if gamma is None or (isinstance(gamma, str) and gamma in _DATA_GAMMAS):
         if X is None:
             raise ValueError(f"{name}={gamma!r} is computed from the data: pass X.")
@@ -317,8 +318,6 @@ def resolve_gamma(gamma, X=None, kernel="rbf", sample_weight=None, name="gamma")
             sample_weight = np.asarray(sample_weight)[keep]
         with np.errstate(over="ignore", invalid="ignore"):
             if gamma == "mean":
-                if kernel != "rbf":
-                    raise ValueError(f"{name}='mean' is only defined for 'rbf'.")
                 # unweighted, but over the rows a fit sees (above)
                 m = mean_pairwise_sq_distance(X)
                 value = 1.0 / m if m > 0 else (1.0 if m == 0 else np.nan)
@@ -335,6 +334,36 @@ def resolve_gamma(gamma, X=None, kernel="rbf", sample_weight=None, name="gamma")
         if gamma != "mean":
             _warn_column_offsets(X, sample_weight, name, gamma)
         return float(value)
+    return float(gamma)
+
+
+def check_gamma(gamma, kernel="rbf", name="gamma"):
+    """Refuse what :func:`resolve_gamma` refuses without reading data.
+
+    A width computed from the data (``"scale"``, ``"mean"``, ``None``) is not
+    computed: only ``"mean"`` beside a kernel other than ``rbf`` is refused;
+    any other value must be a finite positive number.  The command line
+    checks a low-rank estimator's ``kernel_params`` with it before reading
+    the data (a ``gamma`` of ``"Scale"`` was refused by the fit, exit 6).
+
+    Parameters
+    ----------
+    gamma : float, "scale", "mean" or None
+        The width as given.
+    kernel : str or callable, default="rbf"
+        The kernel the width belongs to.
+    name : str, default="gamma"
+        How the parameter is named in messages.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and the value.
+    """
+    if gamma is None or (isinstance(gamma, str) and gamma in _DATA_GAMMAS):
+        if gamma == "mean" and kernel != "rbf":
+            raise ValueError(f"{name}='mean' is only defined for 'rbf'.")
+        return
     if (isinstance(gamma, (str, bool)) or not isinstance(gamma, numbers.Real)
             or not np.isfinite(gamma) or gamma <= 0):
         # ("a positive number, 'scale', got" for non-RBF kernels; a list of
@@ -346,7 +375,6 @@ def resolve_gamma(gamma, X=None, kernel="rbf", sample_weight=None, name="gamma")
                 " (several widths are several kernels: one spec per width)"
                 if isinstance(gamma, (list, tuple, np.ndarray)) else "") + "."
         )
-    return float(gamma)
 
 
 def _max_abs(X):

@@ -26,8 +26,16 @@ class RenamedParameterWarning(FutureWarning):
 
 
 class UnusedParameterWarning(UserWarning):
-    """Parameters set that the fit about to run does not read (:func:`warn_unused`);
-    dropped in the inner fits, as :class:`RenamedParameterWarning` is."""
+    """Parameters set that the fit about to run does not read.
+
+    Public as ``kernlearn.UnusedParameterWarning`` (a ``UserWarning``).  Said
+    once per fit, naming the settings, the setting that leaves them unread
+    and what reads them (``gamma=0.5`` beside ``kernel="linear"``); the model
+    is the one fitted without them.  Filter it by its class:
+    ``warnings.filterwarnings("error", category=kernlearn.UnusedParameterWarning)``
+    or ``python -W error::kernlearn.UnusedParameterWarning``.  An estimator's
+    inner fits (Platt's folds, a search's validation fits) do not repeat it.
+    """
 
 
 class RenamedParameters:

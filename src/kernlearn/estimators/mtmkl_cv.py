@@ -112,7 +112,14 @@ class _SelectionMixin:
             # without them, and a training fold holding only such rows stopped
             # on "Sample weights must contain at least one non-zero number")
             keep = np.flatnonzero(sw > 0)
-            splits = [(keep[tr], keep[te]) for tr, te in _split(cv, keep, strata[keep])]
+            folds = _split(cv, keep, strata[keep])
+            if all(np.max(a, initial=-1) < len(keep) for pair in folds for a in pair):
+                splits = [(keep[tr], keep[te]) for tr, te in folds]
+            else:
+                # a splitter of fixed folds (PredefinedSplit) numbers the caller's
+                # rows, not the kept ones (an IndexError): its folds, less those rows
+                splits = [(tr[sw[tr] > 0], te[sw[te] > 0]) for tr, te in
+                          _split(cv, np.arange(len(strata)), strata)]
         if not splits:
             # a generator of splits serves one fit: a refit's scores were all
             # NaN ("a validation score is not finite: [nan]")
@@ -122,15 +129,22 @@ class _SelectionMixin:
                     ": a generator of splits is used up by the fit that first reads "
                     "it; pass a list of (train, test) pairs or a splitter (such as "
                     "KFold(5)) to fit again" if used_up else "."))
-        for k, (_, te) in enumerate(splits if sw is not None else ()):
-            if not np.any(sw[te] > 0):
-                # (the classifier's np.average said ZeroDivisionError, the regressor's
-                # r2_score "Sample weights must contain at least one non-zero number")
-                raise ValueError(
-                    f"the validation rows of split {k} all have zero sample weight: "
-                    "their weighted score is undefined; give every validation "
-                    "fold a row of positive weight.")
-        self._check_training_folds(splits, strata if pos is None else pos, task_index)
+        for k, (tr, te) in enumerate(splits if sw is not None else ()):
+            for rows, what in ((te, "validation"), (tr, "training")):
+                if not np.any(sw[rows] > 0):
+                    # (the classifier's np.average said ZeroDivisionError, the
+                    # regressor's r2_score and both fold fits "Sample weights
+                    # must contain at least one non-zero number")
+                    raise ValueError(
+                        f"the {what} rows of split {k} all have zero sample weight: " + (
+                            "their weighted score is undefined" if what == "validation"
+                            else "a fit of them fits nothing") +
+                        f"; give every {what} fold a row of positive weight.")
+        # a row of zero weight is a removed row, counted in neither fold (a fold fit
+        # stopped on "every task needs at least 2 samples of positive weight")
+        self._check_training_folds(
+            splits if sw is None else [(tr[sw[tr] > 0], te[sw[te] > 0]) for tr, te in splits],
+            strata if pos is None else pos, task_index)
         return splits
 
     def _check_fold_count(self, n_splits, strata, by_class):
@@ -295,7 +309,10 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
         ``split(X, task_positions)`` (one by groups is refused: pass the pairs
         of its ``split(X, y, groups)``); an iterable: ``(train, test)`` index
         pairs (a generator serves one fit: a list or a splitter can be
-        refitted, cloned and saved).  ``"loo"``: closed-form leave-one-out residuals of each task's
+        refitted, cloned and saved).  Rows of zero sample weight are in no
+        fold (an int or a splitter splits the others; a splitter of fixed
+        folds, such as ``PredefinedSplit``, and a list of pairs lose them);
+        every fold needs a row of positive weight.  ``"loo"``: closed-form leave-one-out residuals of each task's
         kernel ridge at the kernel weights learned on all rows (square loss,
         ``formulation`` ``"mtfl"``, ``"mkl"`` or ``"independent"``, no shared
         components; the kernel weights are not refitted per left-out row).
@@ -656,7 +673,8 @@ class MultitaskMKLClassifierCV(_SelectionMixin, MultitaskMKLClassifier):
         with ``strata = 2 * task position + class`` (one by groups is refused:
         pass the pairs of its ``split(X, y, groups)``); an iterable:
         ``(train, test)`` index pairs (a generator serves one fit: a list or
-        a splitter can be refitted, cloned and saved).
+        a splitter can be refitted, cloned and saved).  Rows of zero sample
+        weight are in no fold, as in :class:`MultitaskMKLRegressorCV`.
     formulation : {"mtfl", "mtsfl", "mkl", "independent"}, default="mtfl"
     p : float, default=2.0
     q : float, default=1.5

@@ -23,14 +23,15 @@ from ..kernels import (KERNELS, _dot_kernel, pairwise_kernel, refuse_unknown_ker
                        resolve_gamma)
 from .._callable_kernels import warn_uncentred_callable
 from .._kernel_rules import check_named_kernel, refuse_non_numbers
+from ..widths import check_gamma
 from ..preprocessing import centred_dots, check_center
 from ..utils._sparse import (canonical_sparse, distance_shift, shift_rows,
                              warn_far_sparse_offset)
 from ._base import BaseFamily, Candidates, as_params
 from ._content_sample import content_sample, row_hashes
 
-__all__ = ["NystromColumns", "content_order", "given_gamma", "kernel_block",
-           "kernel_params_for", "kernel_params_unread"]
+__all__ = ["NystromColumns", "check_kernel_params", "content_order", "given_gamma",
+           "kernel_block", "kernel_params_for", "kernel_params_unread"]
 
 
 def kernel_block(A, B, kernel, params, center=None):
@@ -262,6 +263,40 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     params : dict
         Keyword arguments for the kernel.
     """
+    return _kernel_params(kernel, gamma, degree, coef0, kernel_params, X, sample_weight)
+
+
+def check_kernel_params(kernel, gamma=None, degree=None, coef0=None, kernel_params=None):
+    """Refuse, before any data is read, what :func:`kernel_params_for` refuses
+    without reading it (the command line's check of the low-rank estimators'
+    settings: exit 2 where the fit's was exit 6).
+
+    A width computed from the data (``gamma="scale"``, a ``kernel_params``
+    width ``"scale"`` or ``"mean"``) is left uncomputed, its name and value
+    checked (:func:`kernlearn.widths.check_gamma`); every other rule is the
+    fit's own code.
+
+    Parameters
+    ----------
+    kernel : str or callable
+        Kernel name in ``kernlearn.kernels.KERNELS``, ``"precomputed"`` or a callable.
+    gamma : float, "scale" or None
+        Kernel width.
+    degree, coef0 : float, optional
+        Common kernel parameters.
+    kernel_params : dict, optional
+        Extra parameters of the kernel.
+
+    Raises
+    ------
+    ValueError
+        Naming the setting, as the fit would.
+    """
+    _kernel_params(kernel, gamma, degree, coef0, kernel_params, None, None, data=False)
+
+
+def _kernel_params(kernel, gamma, degree, coef0, kernel_params, X, sample_weight, data=True):
+    """:func:`kernel_params_for`; ``data=False``: its checks alone (no width computed)."""
     params = dict(kernel_params or {})
     if kernel == "precomputed":
         return params
@@ -283,6 +318,8 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
             params[name] = bound[name]  # (kept, and reported as used)
             continue
         if name == "gamma" and (value is None or value == "scale"):
+            if not data:
+                continue  # (the fit computes it on the data)
             if X is None:
                 raise ValueError("gamma='scale' needs the training data: pass X.")
             value = resolve_gamma("scale", X, kernel, sample_weight=sample_weight)
@@ -291,8 +328,11 @@ def kernel_params_for(kernel, gamma=None, degree=None, coef0=None, kernel_params
     if "gamma" in accepted and isinstance(params.get("gamma"), str):
         # kernel_params={"gamma": "scale"} reached the kernel as the string
         # ("can't multiply sequence by non-int of type 'float'")
-        params["gamma"] = resolve_gamma(params["gamma"], X, kernel, sample_weight=sample_weight,
-                                        name="kernel_params['gamma']")
+        if data:
+            params["gamma"] = resolve_gamma(params["gamma"], X, kernel, sample_weight=sample_weight,
+                                            name="kernel_params['gamma']")
+        else:
+            check_gamma(params["gamma"], kernel, name="kernel_params['gamma']")
     # the kernel lists' rule (degree=2.5, coef0=-1, a hik beta of -1 fitted a
     # non-kernel here where the lists refused them): the user's own names
     given = dict(kernel_params or {})
