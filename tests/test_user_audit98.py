@@ -141,7 +141,9 @@ def test_cv_predefined_split_with_zero_weights(name):
 def test_unused_parameter_warning_listed_filtered_by_name_and_pickled(tmp_path):
     """Audit 97 made ``kernlearn.UnusedParameterWarning`` public (the README names
     it); the API reference did not list it.  It is filtered by its public name
-    (``-W error::kernlearn.UnusedParameterWarning``) and pickles as itself."""
+    (``filterwarnings(category=...)``, pytest's ``-W error::kernlearn.UnusedParameterWarning``;
+    Python's own ``-W`` reads filters before site-packages can be imported) and
+    pickles as itself."""
     import pickle
     import subprocess
     import sys
@@ -153,11 +155,13 @@ def test_unused_parameter_warning_listed_filtered_by_name_and_pickled(tmp_path):
     assert "### `kernlearn.UnusedParameterWarning(" in (root / "doc" / "api.md").read_text()
     w = pickle.loads(pickle.dumps(UnusedParameterWarning("gamma=0.5 not used")))
     assert type(w) is UnusedParameterWarning and str(w) == "gamma=0.5 not used"
-    code = ("import numpy as np\nfrom kernlearn import LowRankKernelRegressor as L\n"
-            "L(kernel='linear', gamma=0.5).fit(np.eye(20, 2), np.arange(20.0))")
+    code = ("import warnings\nimport numpy as np\nimport kernlearn\n"
+            "warnings.filterwarnings('error', category=kernlearn.UnusedParameterWarning)\n"
+            "kernlearn.LowRankKernelRegressor(kernel='linear', gamma=0.5)"
+            ".fit(np.eye(20, 2), np.arange(20.0))")
     env = {**__import__("os").environ, "PYTHONPATH": str(root / "src")}
-    run = subprocess.run([sys.executable, "-W", "error::kernlearn.UnusedParameterWarning",
-                          "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, cwd=tmp_path)
     assert run.returncode == 1 and "UnusedParameterWarning: " in run.stderr, run.stderr
 
 

@@ -33,7 +33,9 @@ class UnusedParameterWarning(UserWarning):
     and what reads them (``gamma=0.5`` beside ``kernel="linear"``); the model
     is the one fitted without them.  Filter it by its class:
     ``warnings.filterwarnings("error", category=kernlearn.UnusedParameterWarning)``
-    or ``python -W error::kernlearn.UnusedParameterWarning``.  An estimator's
+    or, in pytest, ``-W error::kernlearn.UnusedParameterWarning`` (Python's own
+    ``-W`` option reads its filters before third-party packages can be
+    imported, so it ignores this one).  An estimator's
     inner fits (Platt's folds, a search's validation fits) do not repeat it.
     """
 
