@@ -5,12 +5,15 @@ Each test here failed on the code it names before its fix.
 """
 
 import io
+import warnings
 import zipfile
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
-from kernlearn.io import load_model
+from kernlearn import MultitaskMKLClassifier
+from kernlearn.io import load_model, save_model
 from kernlearn.utils import _npy_header
 
 
@@ -54,3 +57,60 @@ def test_a_bzip2_or_lzma_member_is_refused_before_it_is_inflated(method, tmp_pat
                                          "not stored or deflated"):
         load_model(path)
     assert inflated == []
+
+
+def _rewritten(est, tmp_path, attr, edit):
+    """``est`` saved, its array ``attr`` replaced by ``edit(array)`` and the
+    file resealed (as anyone can); the path."""
+    import reliability_cases as rc
+
+    save_model(est, tmp_path / "m.npz")
+    meta, arrays = rc._read_npz(tmp_path / "m.npz")
+    node = rc._node(meta, attr)
+    arrays[node["$array"]] = new = edit(arrays[node["$array"]])
+    node["dtype"], node["shape"] = str(new.dtype), list(new.shape)
+    rc._rehash(meta, arrays)
+    rc._write_npz(tmp_path / "t.npz", meta, arrays)
+    return tmp_path / "t.npz"
+
+
+@pytest.fixture(scope="module")
+def weighted_gram_model():
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 3)
+    y, task = (X[:, 0] > 0).astype(int), np.repeat([0, 1], 30)
+    w = np.ones(60)
+    w[[2, 40]] = 0  # (two rows left out: _train_rows holds the 58 others)
+    grams = [X @ X.T, np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = MultitaskMKLClassifier(kernels="precomputed").fit(grams, y, task_index=task,
+                                                                sample_weight=w)
+    return est, grams, task
+
+
+@pytest.mark.parametrize("edit", ["at the bound", "huge", "repeated", "one short"])
+def test_multitask_train_rows_past_the_training_grams_are_refused(edit, weighted_gram_model,
+                                                                  tmp_path):
+    # With Gram matrices and rows of zero weight, predict takes the columns
+    # _train_rows of the test Grams (n_features_in_ = 60 wide).  A file with
+    # one past them loaded, and predict failed with a bare IndexError; a
+    # repeated or missing one predicted with a column shifted.  The bound is
+    # stored: n_features_in_ and the fitted Grams' rows.
+    est, grams, task = weighted_gram_model
+    rows = est._train_rows
+    assert len(rows) == 58 and rows.max() == 59
+    new = {"at the bound": np.r_[rows[:-1], 60], "huge": np.r_[rows[:-1], 2**40],
+           "repeated": np.r_[rows[:-1], rows[-2]], "one short": rows[:-1]}[edit]
+    path = _rewritten(est, tmp_path, "_train_rows", lambda a: new.astype(a.dtype))
+    with pytest.raises(ValueError, match=r"_train_rows must be 58 increasing columns of "
+                                         r"the 60 training Gram columns"):
+        load_model(path)
+
+
+def test_multitask_train_rows_as_saved_load_and_predict(weighted_gram_model, tmp_path):
+    est, grams, task = weighted_gram_model
+    path = _rewritten(est, tmp_path, "_train_rows", lambda a: a)
+    with threadpool_limits(1):
+        np.testing.assert_array_equal(load_model(path).decision_function(grams, task_index=task),
+                                      est.decision_function(grams, task_index=task))

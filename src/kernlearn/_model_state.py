@@ -374,6 +374,20 @@ def _multitask_blocks(state):
     if coef[0] == "blocks" and [b.shape for b in coef[2]] != [b[1].shape for b in buckets]:
         return (f"_model.coef holds blocks of shapes {[b.shape for b in coef[2]]}, the "
                 f"task buckets {[b[1].shape for b in buckets]}.")
+    return _train_rows(state)
+
+
+def _train_rows(state):
+    # (the rows of positive weight, np.flatnonzero of the weights: with Gram
+    # matrices predict takes these columns of the n_features_in_ the user fitted
+    # on, one per fitted row; elsewhere they are the fit's, not predict's)
+    rows, kernels = state.get("_train_rows"), state["kernels_"]
+    if not (isinstance(rows, np.ndarray) and rows.size and kernels.precomputed):
+        return None
+    d, fitted = state.get("n_features_in_"), kernels.grams_.shape[1]
+    if rows.max() >= d or np.any(np.diff(rows) <= 0) or rows.size != fitted:
+        return (f"_train_rows must be {fitted} increasing columns of the {d} training "
+                f"Gram columns (n_features_in_), one per fitted row.")
 
 
 #: Relations between attributes the rules above cannot state (by class name):
