@@ -4,6 +4,7 @@ finiteness rule, index bounds, the real-size count over the size cap).
 Each test here failed on the code it names before its fix.
 """
 
+import copy
 import io
 import warnings
 import zipfile
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from kernlearn import MultitaskMKLClassifier
+from kernlearn import FGMClassifier, MultitaskMKLClassifier
 from kernlearn.io import load_model, save_model
 from kernlearn.utils import _npy_header
 
@@ -114,3 +115,42 @@ def test_multitask_train_rows_as_saved_load_and_predict(weighted_gram_model, tmp
     with threadpool_limits(1):
         np.testing.assert_array_equal(load_model(path).decision_function(grams, task_index=task),
                                       est.decision_function(grams, task_index=task))
+
+
+@pytest.fixture(scope="module")
+def small_model():
+    rng = np.random.RandomState(1)
+    X = rng.randn(40, 3)
+    return FGMClassifier().fit(X, (X[:, 0] > 0).astype(int))
+
+
+@pytest.mark.parametrize("metadata", [{"history_": np.array([np.nan])},
+                                      {"run": {"history_": np.array([1.0, np.inf])}}])
+def test_a_non_finite_metadata_entry_named_history_is_refused_on_save(metadata, small_model,
+                                                                      tmp_path):
+    # Only the model's own history_ may hold NaN (missing entries); the one
+    # rule read any entry so named, anywhere (metadata, parameters, deeper in
+    # a component), as the fit's history: it was refused before the merge.
+    with pytest.raises(ValueError, match=r"refusing to save metadata\.(run\.)?history_"):
+        save_model(small_model, tmp_path / "m.npz", metadata=metadata)
+
+
+def test_a_non_finite_metadata_entry_named_history_is_refused_on_load(small_model, tmp_path):
+    import reliability_cases as rc
+
+    save_model(small_model, tmp_path / "m.npz", metadata={"history_": np.array([1.0])})
+    meta, arrays = rc._read_npz(tmp_path / "m.npz")
+    node = meta["metadata"]["$dict"]["history_"]
+    arrays[node["$array"]] = np.array([np.nan])
+    node["finite"] = False
+    rc._rehash(meta, arrays)
+    rc._write_npz(tmp_path / "t.npz", meta, arrays)
+    with pytest.raises(ValueError, match=r"metadata\.history_ contains NaN or infinity"):
+        load_model(tmp_path / "t.npz")
+
+
+def test_the_fits_own_history_may_still_hold_nan(small_model, tmp_path):
+    est = copy.deepcopy(small_model)
+    est.history_ = {**est.history_, "gap": np.array([np.nan, 1.0])}
+    save_model(est, tmp_path / "m.npz")
+    assert np.isnan(load_model(tmp_path / "m.npz").history_["gap"][0])

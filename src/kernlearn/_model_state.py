@@ -435,16 +435,17 @@ def nonfinite_allowed(where, value):
     The one finiteness rule of a model file's arrays: :mod:`kernlearn.io` reads
     it for every array it saves and loads (parameters and metadata too, where no
     declaration applies: finite), the check above for the declared attributes.
-    A top-level attribute declared ``finite=False`` (``history_``) may hold
+    A fitted attribute declared ``finite=False`` (``state.history_``) may hold
     anything beneath it; an array named as one declared ``"+inf"``
     (``x_scale_``, ``std_``) may hold +inf only.
     """
     parts = re.split(r"[.\[]", where)
-    top, last = (parts[1] if len(parts) > 1 else None), parts[-1]
-    if _NONFINITE.get(top) is False:
+    # (only the model's own history_: a metadata or parameter entry, or an
+    # array deeper down, named so is data like any other, finite)
+    if parts[0] == "state" and len(parts) > 1 and _NONFINITE.get(parts[1]) is False:
         return True
-    mode = _NONFINITE.get(last)
-    return mode is not None and mode is not True and _finite_enough(mode, value)
+    mode = _NONFINITE.get(parts[-1])
+    return mode == "+inf" and _finite_enough(mode, value)
 
 
 _TERM = re.compile(r"^(?:(\d+)\*)?(@?[A-Za-z_]\w*)(?:\+(\d+))?$")
