@@ -154,3 +154,24 @@ def test_the_fits_own_history_may_still_hold_nan(small_model, tmp_path):
     est.history_ = {**est.history_, "gap": np.array([np.nan, 1.0])}
     save_model(est, tmp_path / "m.npz")
     assert np.isnan(load_model(tmp_path / "m.npz").history_["gap"][0])
+
+
+def test_over_the_cap_more_than_deflate_packs_is_refused_uncounted(tmp_path, monkeypatch):
+    # Over the cap the members' real sizes are counted, at ~0.7 s CPU per
+    # 320 MB; a file declaring more than deflate can pack into its size (about
+    # 1032:1) cannot be genuine and is refused before that count.  The floor
+    # and the ratio are lowered here so the file is small.
+    monkeypatch.setattr(_npy_header, "_MIN_CAP", 2**20)
+    path = _zero_member_file(tmp_path / "z.npz", zipfile.ZIP_DEFLATED, 8 * 2**20)
+    inflated = []
+    real = _npy_header._inflated_size
+    monkeypatch.setattr(_npy_header, "_inflated_size",
+                        lambda zf, info, **kw: inflated.append(info) or real(zf, info, **kw))
+    load = pytest.raises(ValueError, match="not a kernlearn model file")
+    with load:  # (the real ratio: counted, genuine, read; its metadata is no model's)
+        load_model(path)
+    assert len(inflated) == 2
+    monkeypatch.setattr(_npy_header, "_DEFLATE_RATIO", 8 * 2**20 // path.stat().st_size - 1)
+    with pytest.raises(ValueError, match=r"more than deflate packs into \d+ bytes"):
+        load_model(path)
+    assert len(inflated) == 2

@@ -198,7 +198,7 @@ def read_npz_checked(zf, size, per_byte):
     if cap is not None:
         over = f"the arrays declare {total} bytes, more than the {cap} bytes a model " \
                "file of this size may hold"
-        if too_large(total, size) is not None:  # (more than deflate can pack)
+        if too_large(total, size, _DEFLATE_RATIO) is not None:  # (more than deflate packs)
             raise ValueError(f"{over} (more than deflate packs into {size} bytes)")
         # (counted, never held, before any array is allocated; a member that
         # holds less than it declares is the lie refused)
