@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from kernlearn import FGMClassifier, MultitaskMKLClassifier
+from kernlearn import (FGMClassifier, LowRankKernelClassifier, MultitaskMKLClassifier,
+                       PNormMKLClassifier)
 from kernlearn.io import load_model, save_model
 from kernlearn.utils import _npy_header
 
@@ -175,3 +176,34 @@ def test_over_the_cap_more_than_deflate_packs_is_refused_uncounted(tmp_path, mon
     with pytest.raises(ValueError, match=r"more than deflate packs into \d+ bytes"):
         load_model(path)
     assert len(inflated) == 2
+
+
+@pytest.mark.parametrize("make", [PNormMKLClassifier, LowRankKernelClassifier,
+                                  MultitaskMKLClassifier])
+def test_a_column_scale_of_zero_is_refused_on_load(make, tmp_path):
+    # The fit gives a column constant in training the scale +inf, never 0
+    # (preprocessing._from_mean_var, standardization_from_maxabs).  A file with
+    # a 0 loaded, and predict blamed the user's data: "X has a value too large
+    # to standardise in float64 ... the column's training scale is 0".
+    import reliability_cases as rc
+
+    rng = np.random.RandomState(2)
+    X = rng.randn(40, 3)
+    y, task = (X[:, 0] > 0).astype(int), np.repeat([0, 1], 20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = make().fit(X, y, **({"task_index": task} if make is MultitaskMKLClassifier
+                                  else {}))
+    save_model(est, tmp_path / "m.npz")
+    meta, arrays = rc._read_npz(tmp_path / "m.npz")
+    if make is MultitaskMKLClassifier:
+        node = rc._node(meta, "kernels_")["state"]["$dict"]["std_"]
+        where = r"kernels_\.std_"
+    else:
+        node, where = rc._node(meta, "x_scale_"), "x_scale_"
+    assert np.all(arrays[node["$array"]] > 0)
+    arrays[node["$array"]][1] = 0.0
+    rc._rehash(meta, arrays)
+    rc._write_npz(tmp_path / "t.npz", meta, arrays)
+    with pytest.raises(ValueError, match=where + r" holds a column scale of 0"):
+        load_model(tmp_path / "t.npz")

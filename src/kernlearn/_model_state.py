@@ -561,6 +561,10 @@ class _Check:
                     self.size(where, axis, want, got)
             if value.dtype.kind == "f" and not _finite_enough(chosen.finite, value):
                 self.fail(f"{where} holds NaN or infinity.")
+            # (a column scale divides: the fit gives +inf, never 0, to a constant column)
+            if chosen.finite == "+inf" and value.size and np.any(value == 0):
+                self.fail(f"{where} holds a column scale of 0 (a scale is positive, +inf "
+                          "for a column constant in training).")
             if chosen.low is not None and value.dtype.kind in "iuf" and value.size and (
                     np.nanmin(value) < chosen.low):
                 self.fail(f"{where} holds values below {chosen.low}.")
