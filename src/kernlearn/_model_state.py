@@ -385,6 +385,20 @@ def _multitask_blocks(state):
     if coef[0] == "blocks" and [b.shape for b in coef[2]] != [b[1].shape for b in buckets]:
         return (f"_model.coef holds blocks of shapes {[b.shape for b in coef[2]]}, the "
                 f"task buckets {[b[1].shape for b in buckets]}.")
+    return _train_rows(state)
+
+
+def _train_rows(state):
+    # (the rows of positive weight, np.flatnonzero of the weights: with Gram
+    # matrices predict takes these columns of the n_features_in_ the user fitted
+    # on, one per fitted row; elsewhere they are the fit's, not predict's)
+    rows, kernels = state.get("_train_rows"), state["kernels_"]
+    if not (isinstance(rows, np.ndarray) and rows.size and kernels.precomputed):
+        return None
+    d, fitted = state.get("n_features_in_"), kernels.grams_.shape[1]
+    if rows.max() >= d or np.any(np.diff(rows) <= 0) or rows.size != fitted:
+        return (f"_train_rows must be {fitted} increasing columns of the {d} training "
+                f"Gram columns (n_features_in_), one per fitted row.")
 
 
 #: Relations between attributes the rules above cannot state (by class name):
@@ -432,16 +446,17 @@ def nonfinite_allowed(where, value):
     The one finiteness rule of a model file's arrays: :mod:`kernlearn.io` reads
     it for every array it saves and loads (parameters and metadata too, where no
     declaration applies: finite), the check above for the declared attributes.
-    A top-level attribute declared ``finite=False`` (``history_``) may hold
+    A fitted attribute declared ``finite=False`` (``state.history_``) may hold
     anything beneath it; an array named as one declared ``"+inf"``
     (``x_scale_``, ``std_``) may hold +inf only.
     """
     parts = re.split(r"[.\[]", where)
-    top, last = (parts[1] if len(parts) > 1 else None), parts[-1]
-    if _NONFINITE.get(top) is False:
+    # (only the model's own history_: a metadata or parameter entry, or an
+    # array deeper down, named so is data like any other, finite)
+    if parts[0] == "state" and len(parts) > 1 and _NONFINITE.get(parts[1]) is False:
         return True
-    mode = _NONFINITE.get(last)
-    return mode is not None and mode is not True and _finite_enough(mode, value)
+    mode = _NONFINITE.get(parts[-1])
+    return mode == "+inf" and _finite_enough(mode, value)
 
 
 _TERM = re.compile(r"^(?:(\d+)\*)?(@?[A-Za-z_]\w*)(?:\+(\d+))?$")
@@ -557,6 +572,10 @@ class _Check:
                     self.size(where, axis, want, got)
             if value.dtype.kind == "f" and not _finite_enough(chosen.finite, value):
                 self.fail(f"{where} holds NaN or infinity.")
+            # (a column scale divides: the fit gives +inf, never 0, to a constant column)
+            if chosen.finite == "+inf" and value.size and np.any(value == 0):
+                self.fail(f"{where} holds a column scale of 0 (a scale is positive, +inf "
+                          "for a column constant in training).")
             if chosen.low is not None and value.dtype.kind in "iuf" and value.size and (
                     np.nanmin(value) < chosen.low):
                 self.fail(f"{where} holds values below {chosen.low}.")

@@ -74,7 +74,6 @@ import json
 import math
 import os
 import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -86,7 +85,7 @@ from ._io_values import (plain_objects, random_state_fields, random_state_from,
                          splitter_class_from, splitter_class_tag, splitter_classes, unsavable)
 from ._model_state import check_fitted_state, nonfinite_allowed
 from .utils._atomic import write_atomically
-from .utils._npy_header import declared_npy, too_large
+from .utils._npy_header import read_npz_checked
 
 __all__ = [
     "FORMAT_VERSION",
@@ -674,56 +673,6 @@ class _Decoder:
             setattr(obj, name, value)
 
 
-def _read_npz(zf, size):
-    """Arrays of an open ``.npz`` archive, their declared sizes checked first.
-
-    Each member's ``.npy`` header (dtype, shape) is read before its data; the
-    sizes they declare must agree with the archive's and stay under a cap, so a
-    small file cannot make the reader allocate gigabytes.
-    """
-    total = 0
-    headers = {}
-    for info in zf.infolist():
-        if not info.filename.endswith(".npy"):
-            raise ValueError(f"unexpected member {info.filename!r}")
-        with zf.open(info) as fh:
-            total += declared_npy(fh, info.file_size, info.filename)[0]
-        headers[info.filename[:-4]] = info
-    cap = too_large(total, size, _ARRAY_BYTES_PER_FILE_BYTE)
-    # (a genuine model of mostly zeros packs up to ~1000:1 and passes the cap
-    # only by its members' real sizes: counted, never held, before any array is
-    # allocated; a member that holds less than it declares is the lie refused)
-    short = cap is not None and next(
-        (i for i in headers.values() if _inflated_size(zf, i) != i.file_size), None)
-    if short:
-        raise ValueError(
-            f"the arrays declare {total} bytes, more than the {cap} bytes a model "
-            f"file of this size may hold ({short.filename} holds fewer than it declares)"
-        )
-    arrays = {}
-    for name, info in headers.items():
-        with zf.open(info) as fh:
-            arrays[name] = np.lib.format.read_array(fh, allow_pickle=False)
-    return arrays
-
-
-def _inflated_size(zf, info, chunk=2**20):
-    """Bytes the archive member ``info`` really inflates to (read in chunks of
-    ``chunk`` bytes, none kept; at most one past its declared size), or -1 when
-    its stream is broken."""
-    n = 0
-    try:
-        with zf.open(info) as fh:
-            while n <= info.file_size:
-                block = fh.read(chunk)
-                if not block:
-                    break
-                n += len(block)
-    except (EOFError, zipfile.BadZipFile, zlib.error, OSError):
-        return -1
-    return n
-
-
 def _read(path):
     """``(path, meta, arrays, kind, seal_version)`` of a kernlearn file.
 
@@ -762,7 +711,7 @@ def _read_open(path, fh):
                 return path, fh.read(), None, "skops", version
             if "__meta__.npy" not in names:
                 raise ValueError("no __meta__ entry")
-            arrays = _read_npz(zf, size)
+            arrays = read_npz_checked(zf, size, _ARRAY_BYTES_PER_FILE_BYTE)
         raw = arrays.pop("__meta__")
         if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > _MAX_META_BYTES:
             raise ValueError("__meta__ is not a JSON byte string")

@@ -14,10 +14,11 @@ import contextlib
 import math
 import os
 import zipfile
+import zlib
 
 import numpy as np
 
-__all__ = ["check_numpy_file", "declared_npy", "too_large"]
+__all__ = ["check_numpy_file", "declared_npy", "read_npz_checked", "too_large"]
 
 # Deflate packs at most about 1032:1 (a 258-byte match in two bits), so an
 # archive member cannot hold more than this many bytes per byte of archive; a
@@ -147,3 +148,83 @@ def check_numpy_file(source, npz):
                     raise ValueError(f"its arrays declare {total} bytes, more than the "
                                      f"{cap} bytes a file of {size} bytes can hold")
         fh.seek(0)
+
+
+def read_npz_checked(zf, size, per_byte):
+    """Arrays of an open ``.npz`` archive (a model file), their sizes checked first.
+
+    Each member's ``.npy`` header (dtype, shape) is read before its data; the
+    sizes they declare must agree with the archive's and stay under the cap
+    (:func:`too_large` at ``per_byte`` bytes per byte of the ``size``-byte
+    archive), so a small file cannot make the reader allocate gigabytes.  Over
+    that cap the members' real inflated sizes are counted first: a genuine
+    model of mostly zeros packs up to ~1000:1, and deflate's ratio bounds the
+    count by the file.  Members must be stored or deflated (as NumPy writes
+    them): zipfile inflates a bzip2 or LZMA read whole, so a 1 kB member
+    opened for its header alone became a gigabyte in memory.
+
+    Parameters
+    ----------
+    zf : zipfile.ZipFile
+        The open archive.
+    size : int
+        Bytes of the archive file.
+    per_byte : int
+        Bytes of arrays an archive byte may declare without a count.
+
+    Returns
+    -------
+    arrays : dict
+        ``{member name without ".npy": array}``.
+
+    Raises
+    ------
+    ValueError
+        A member that is not ``.npy``, a malformed or lying header, or arrays
+        over the cap that are not shown to be genuine (the message names it).
+    """
+    total = 0
+    headers = {}
+    for info in zf.infolist():
+        if not info.filename.endswith(".npy"):
+            raise ValueError(f"unexpected member {info.filename!r}")
+        if info.compress_type not in _BOUNDED:
+            raise ValueError(f"member {info.filename!r} is compressed by method "
+                             f"{info.compress_type}, not stored or deflated")
+        with zf.open(info) as fh:
+            total += declared_npy(fh, info.file_size, info.filename)[0]
+        headers[info.filename[:-4]] = info
+    cap = too_large(total, size, per_byte)
+    if cap is not None:
+        over = f"the arrays declare {total} bytes, more than the {cap} bytes a model " \
+               "file of this size may hold"
+        if too_large(total, size, _DEFLATE_RATIO) is not None:  # (more than deflate packs)
+            raise ValueError(f"{over} (more than deflate packs into {size} bytes)")
+        # (counted, never held, before any array is allocated; a member that
+        # holds less than it declares is the lie refused)
+        short = next((i for i in headers.values() if _inflated_size(zf, i) != i.file_size),
+                     None)
+        if short is not None:
+            raise ValueError(f"{over} ({short.filename} holds fewer than it declares)")
+    arrays = {}
+    for name, info in headers.items():
+        with zf.open(info) as fh:
+            arrays[name] = np.lib.format.read_array(fh, allow_pickle=False)
+    return arrays
+
+
+def _inflated_size(zf, info, chunk=2**20):
+    """Bytes the archive member ``info`` really inflates to (read in chunks of
+    ``chunk`` bytes, none kept; at most one past its declared size), or -1 when
+    its stream is broken."""
+    n = 0
+    try:
+        with zf.open(info) as fh:
+            while n <= info.file_size:
+                block = fh.read(chunk)
+                if not block:
+                    break
+                n += len(block)
+    except (EOFError, zipfile.BadZipFile, zlib.error, OSError):
+        return -1
+    return n
