@@ -42,6 +42,9 @@ LIMITATIONS = (
     (r"^FGMClassifier$", r"solver='(apg|simplemkl)' handles one output",
      "APG and SimpleMKL solve one output: multiclass='shared' with them on three or "
      "more classes (documented; multiclass='auto' runs one-vs-rest with them)"),
+    (r"^InfiniteFeature", r"not supported with task_index",
+     "one loss per task: sample_weight and class_weight are not combined with "
+     "task_index (documented under sample_weight)"),
     (r"^PNormMKLClassifier$", r"no epoch of either stage runs",
      "max_iter=0 with max_iter_online=0 or pegasos=True runs no epoch: the model "
      "would be all zeros (documented under max_iter)"),

@@ -797,7 +797,8 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         Relative objective change and duality gap stopping rules (``None``:
         run ``max_iter`` outer iterations, see :class:`FGMClassifier`).
     max_features : int, optional
-        Budget of features (see :class:`FGMClassifier`).
+        Budget of features, at most the number of candidates (see
+        :class:`FGMClassifier`).
     solver : {"auto", "newton", "apg", "simplemkl"}, default="auto"
         Master solver (see :class:`FGMClassifier`).
     inner_tol : float, optional
