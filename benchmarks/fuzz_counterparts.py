@@ -18,8 +18,9 @@ The counterparts:
 - ``FGMRegressor``: ``Lasso`` (``fit_intercept`` as ours);
 - ``PNormMKLClassifier``, the low-rank and the learned-feature classifiers:
   ``SVC`` with the RBF kernel (``C``, ``class_weight``, ``probability``);
-- the low-rank and learned-feature regressors: ``KernelRidge`` with the RBF
-  kernel (an exact kernel ridge: what the low-rank one approximates);
+- the low-rank and learned-feature regressors: ``SVR`` with the RBF kernel
+  (``C``; ``KernelRidge`` takes no ``gamma="scale"``, which the fuzz's grids
+  search);
 - with ``task_index`` (the multitask estimators, the learned-feature ones
   given tasks): the same, wrapped so that ``fit`` and the predictions take
   (and ignore) ``task_index``: the refusal to judge is of the composition,
@@ -45,6 +46,8 @@ LIMITATIONS = (
     (r"^InfiniteFeature", r"not supported with task_index",
      "one loss per task: sample_weight and class_weight are not combined with "
      "task_index (documented under sample_weight)"),
+    (r"^InfiniteFeatureClassifier$", r"task_index needs binary labels",
+     "one binary task per task_index value (documented under fit's task_index)"),
     (r"^PNormMKLClassifier$", r"no epoch of either stage runs",
      "max_iter=0 with max_iter_online=0 or pegasos=True runs no epoch: the model "
      "would be all zeros (documented under max_iter)"),
@@ -73,12 +76,11 @@ class _TaskIgnoring(BaseEstimator):
         self.estimator = estimator
 
     def _inner(self):
-        from sklearn.kernel_ridge import KernelRidge
-        from sklearn.svm import SVC
+        from sklearn.svm import SVC, SVR
 
         if self.estimator is not None:
             return self.estimator
-        return SVC() if isinstance(self, ClassifierMixin) else KernelRidge(kernel="rbf")
+        return SVC() if isinstance(self, ClassifierMixin) else SVR()
 
     def fit(self, X, y, task_index=None, sample_weight=None):
         kw = {} if sample_weight is None else {"sample_weight": sample_weight}
@@ -114,9 +116,8 @@ class _TaskIgnoringRegressor(RegressorMixin, _TaskIgnoring):
 def counterpart(name, params, tasks=False):
     """The scikit-learn estimator that stands for ``name`` set with ``params``
     (``tasks``: fitted with ``task_index``, which it takes and ignores)."""
-    from sklearn.kernel_ridge import KernelRidge
     from sklearn.linear_model import Lasso, LogisticRegression
-    from sklearn.svm import SVC, LinearSVC
+    from sklearn.svm import SVC, SVR, LinearSVC
 
     cw = params.get("class_weight")
     C = params.get("C")
@@ -134,7 +135,7 @@ def counterpart(name, params, tasks=False):
         est = SVC(C=C, class_weight=cw, probability=bool(params.get("probability")),
                   random_state=0)
     else:
-        est = KernelRidge(kernel="rbf", alpha=1.0)
+        est = SVR(C=C)
     if tasks:
         est = (_TaskIgnoringClassifier if classifier else _TaskIgnoringRegressor)(est)
     return est
