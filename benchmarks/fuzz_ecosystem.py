@@ -764,6 +764,48 @@ def comp_defaults_warnings(name, params, est, X, y, task, sw, rng):
         raise Defect(f"a warning at the defaults: {w.category.__name__}: {str(w.message)[:200]}")
 
 
+def comp_hostile(name, params, est, X, y, task, sw, rng):
+    """Input scikit-learn's own models refuse (a one-class fit or fold, a wrong
+    shape, a NaN, no rows): judged against the counterpart both ways, so a
+    composition we accept and it refuses is flagged (nothing meaningless fitted)."""
+    from sklearn.model_selection import KFold, cross_validate
+
+    clf = is_classifier(est)
+    kinds = ["n_features", "y_length", "nan", "inf", "no_rows", "y_column"]
+    if clf:
+        kinds += ["one_class", "one_class_fold"]
+    kind = kinds[rng.randint(len(kinds))]
+    m = clone(est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if kind == "n_features":
+            _fit(m, X, y, task)
+            m.predict(X[:, :-1], **_pk(task))
+        elif kind == "y_length":
+            _fit(m, X, y[:-1], task)
+        elif kind in ("nan", "inf"):
+            Xb = X.copy()
+            Xb[rng.randint(len(y)), rng.randint(X.shape[1])] = np.nan if kind == "nan" else np.inf
+            _fit(m, Xb, y, task)
+        elif kind == "no_rows":
+            _fit(m, X[:0], y[:0], None if task is None else task[:0])
+        elif kind == "y_column":
+            # a column vector of targets: scikit-learn's models fit it as y.ravel()
+            _fit(m, X, y[:, None], task)
+            _same_outputs(_outputs(m, X, **_pk(task)),
+                          _outputs(_fit(clone(est), X, y, task), X, **_pk(task)),
+                          "a column y vs the same y flat")
+        elif kind == "one_class":
+            _fit(m, X, np.full(len(y), y[0]), task)
+        else:
+            # rows sorted by label, unshuffled folds: the first fold trains on
+            # the other labels only, one class when there are two
+            order = np.argsort(y, kind="stable")
+            yb = y[order]
+            keep = yb != yb[-1] if len(np.unique(y)) > 2 else np.ones(len(y), bool)
+            cross_validate(m, X[order][keep], yb[keep], cv=KFold(2), error_score="raise")
+
+
 COMPOSITIONS = {
     "pipeline": comp_pipeline,
     "column_transformer": comp_column_transformer,
@@ -784,6 +826,7 @@ COMPOSITIONS = {
     "tags": comp_tags,
     "transform_pandas": comp_transform_pandas,
     "defaults_warnings": comp_defaults_warnings,
+    "hostile": comp_hostile,
 }
 
 
@@ -792,7 +835,7 @@ def applies(comp, est, task):
     name = type(est).__name__
     if task is not None and comp not in ("pipeline", "column_transformer", "clone_fitted", "search",
                                          "set_params_after_fit", "routing", "tags",
-                                         "defaults_warnings"):
+                                         "defaults_warnings", "hostile"):
         return False
     if comp in ("calibrated", "one_vs") and not clf:
         return False
@@ -831,7 +874,7 @@ def run_case(name, comp, seed, converse=False):
         return judge_refusal(name, comp, seed, f"{type(exc).__name__}: {msg[:200]}", params)
     except Exception as exc:  # noqa: BLE001 - any other type is the finding
         return "crash", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-4)}", params
-    if converse:
+    if converse or comp == "hostile":
         return judge_acceptance(name, comp, seed, params)
     return "ok", "", params
 
