@@ -48,9 +48,9 @@ LIMITATIONS = (
      "task_index (documented under sample_weight)"),
     (r"^InfiniteFeatureClassifier$", r"task_index needs binary labels",
      "one binary task per task_index value (documented under fit's task_index)"),
-    (r"^PNormMKLClassifier$", r"no epoch of either stage runs",
-     "max_iter=0 with max_iter_online=0 or pegasos=True runs no epoch: the model "
-     "would be all zeros (documented under max_iter)"),
+    (r"^PNormMKLClassifier$", r"no epoch of either stage runs|runs no stage-1 epoch: the model",
+     "max_iter=0, or online_only=True, with max_iter_online=0 or pegasos=True runs "
+     "no epoch: the model would be all zeros (documented under max_iter, online_only)"),
 )
 
 
