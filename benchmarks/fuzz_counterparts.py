@@ -48,6 +48,9 @@ LIMITATIONS = (
      "task_index (documented under sample_weight)"),
     (r"^InfiniteFeatureClassifier$", r"task_index needs binary labels",
      "one binary task per task_index value (documented under fit's task_index)"),
+    (r"^MultitaskMKL", r"Sparse data was passed for X, but dense data is required",
+     "the multitask kernels are evaluated on dense rows: sparse X is refused "
+     "(documented under fit's X)"),
     (r"^PNormMKLClassifier$", r"no epoch of either stage runs|runs no stage-1 epoch: the model",
      "max_iter=0, or online_only=True, with max_iter_online=0 or pegasos=True runs "
      "no epoch: the model would be all zeros (documented under max_iter, online_only)"),

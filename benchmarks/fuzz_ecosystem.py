@@ -58,6 +58,8 @@ from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
 from fuzz_counterparts import (accepted_rightly, documented_limitation,  # noqa: E402
                                run_counterpart)
+from fuzz_inputs import (Defect, _close, _fit, _pk, _unavailable, comp_hostile,  # noqa: E402
+                         comp_inputs)
 from fuzz_options import CLEAR_ERRORS, INTERNAL_WORDS, SPACES, draw_case  # noqa: E402
 
 with warnings.catch_warnings():
@@ -66,34 +68,11 @@ with warnings.catch_warnings():
 
 import kernlearn  # noqa: E402
 
-RTOL = 1e-8
 # What a composition returns when it does not apply to the drawn case (counted apart)
 SKIP = "skipped"
 # The outcomes that fail the run
 FAILURES = ("crash", "bad-error", "defect", "wrongful-refusal", "unjudged",
             "accepted-counterpart-refuses")
-
-
-class Defect(Exception):
-    """A broken invariant (the message says which)."""
-
-
-def _close(a, b, what, rtol=RTOL):
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        raise Defect(f"{what}: shapes {a.shape} != {b.shape}")
-    if a.dtype.kind in "fc" or b.dtype.kind in "fc":
-        a, b = a.astype(float), b.astype(float)
-        if not np.allclose(a, b, rtol=rtol, atol=1e-10 * max(1.0, np.abs(b).max(initial=0))):
-            raise Defect(f"{what}: max |diff| {np.max(np.abs(a - b)):.3g}")
-    elif not np.array_equal(a, b):
-        raise Defect(f"{what}: {int(np.sum(a != b))} of {a.size} differ")
-
-
-def _unavailable(exc, method):
-    """True when ``exc`` says ``method`` is not there (a meta-estimator's member
-    lacks it); any other AttributeError out of a prediction is a defect."""
-    return isinstance(exc, AttributeError) and repr(method) in str(exc)
 
 
 def _outputs(est, X, **kw):
@@ -175,16 +154,6 @@ def draw(name, seed):
     sw = fit_kw.get("sample_weight")
     sw = None if sw is None else sw[:n]
     return params, est, X, y, task, sw, rng
-
-
-def _fit(est, X, y, task=None, **kw):
-    if task is not None:
-        kw["task_index"] = task
-    return est.fit(X, y, **kw)
-
-
-def _pk(task):
-    return {} if task is None else {"task_index": task}
 
 
 def _scaler(rng):
@@ -764,49 +733,6 @@ def comp_defaults_warnings(name, params, est, X, y, task, sw, rng):
         raise Defect(f"a warning at the defaults: {w.category.__name__}: {str(w.message)[:200]}")
 
 
-def comp_hostile(name, params, est, X, y, task, sw, rng):
-    """Input scikit-learn's own models refuse (a one-class fit or fold, a wrong
-    shape, a NaN, no rows): judged against the counterpart both ways, so a
-    composition we accept and it refuses is flagged (nothing meaningless fitted)."""
-    from sklearn.model_selection import KFold, cross_validate
-
-    clf = is_classifier(est)
-    kinds = ["n_features", "y_length", "nan", "inf", "no_rows", "y_column"]
-    if clf:
-        kinds += ["one_class", "one_class_fold"]
-    kind = kinds[rng.randint(len(kinds))]
-    m = clone(est)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if kind == "n_features":
-            _fit(m, X, y, task)
-            m.predict(X[:, :-1], **_pk(task))
-        elif kind == "y_length":
-            _fit(m, X, y[:-1], task)
-        elif kind in ("nan", "inf"):
-            Xb = X.copy()
-            Xb[rng.randint(len(y)), rng.randint(X.shape[1])] = np.nan if kind == "nan" else np.inf
-            _fit(m, Xb, y, task)
-        elif kind == "no_rows":
-            _fit(m, X[:0], y[:0], None if task is None else task[:0])
-        elif kind == "y_column":
-            # a column vector of targets: the model of y.ravel() (its predictions
-            # a column too on a multi-output regressor, as Ridge's)
-            _fit(m, X, y[:, None], task)
-            flat = _fit(clone(est), X, y, task)
-            _close(np.ravel(m.predict(X, **_pk(task))), flat.predict(X, **_pk(task)),
-                   "a column y vs the same y flat")
-        elif kind == "one_class":
-            _fit(m, X, np.full(len(y), y[0]), task)
-        else:
-            # rows sorted by label, unshuffled folds: the first fold trains on
-            # the other labels only, one class when there are two
-            order = np.argsort(y, kind="stable")
-            yb = y[order]
-            keep = yb != yb[-1] if len(np.unique(y)) > 2 else np.ones(len(y), bool)
-            cross_validate(m, X[order][keep], yb[keep], cv=KFold(2), error_score="raise")
-
-
 COMPOSITIONS = {
     "pipeline": comp_pipeline,
     "column_transformer": comp_column_transformer,
@@ -828,6 +754,7 @@ COMPOSITIONS = {
     "transform_pandas": comp_transform_pandas,
     "defaults_warnings": comp_defaults_warnings,
     "hostile": comp_hostile,
+    "inputs": comp_inputs,
 }
 
 
@@ -836,7 +763,7 @@ def applies(comp, est, task):
     name = type(est).__name__
     if task is not None and comp not in ("pipeline", "column_transformer", "clone_fitted", "search",
                                          "set_params_after_fit", "routing", "tags",
-                                         "defaults_warnings", "hostile"):
+                                         "defaults_warnings", "hostile", "inputs"):
         return False
     if comp in ("calibrated", "one_vs") and not clf:
         return False
