@@ -16,6 +16,17 @@ checks:
 
 - the composition runs, or raises a ``ValueError`` / ``TypeError`` whose
   message names no private function (anything else is a defect);
+- a refusal is right: the same composition (same data, same draws) with the
+  estimator's scikit-learn counterpart (``fuzz_counterparts.py``) refuses too
+  ("refused-expected"), or the message names one of its listed, documented
+  limitations ("refused-limitation"); else "wrongful-refusal", a failure.
+  ``--converse`` runs a fraction of the accepted compositions with the
+  counterpart too ("ok-both"), and the ``hostile`` composition (a one-class
+  fit or fold, a wrong shape, NaN, no rows) always: an acceptance of what
+  the counterpart refuses is a failure ("accepted-counterpart-refuses");
+- a search fails on any failed candidate (``error_score="raise"``), and an
+  ``AttributeError`` inside a prediction method is a crash, not a method
+  missing;
 - the composed model equals the manual composition (a pipeline equals the
   scaler then the estimator by hand; routed weights equal weights passed
   directly; a search's ``best_estimator_`` equals a fresh fit at the best
@@ -33,7 +44,7 @@ case failed.
 Usage::
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/fuzz_ecosystem.py \
-        --minutes 10 --seed 0
+        --minutes 10 --seed 0 --converse 0.2
 """
 
 import argparse
@@ -832,7 +843,7 @@ def judge_acceptance(name, comp, seed, params):
     status, other = _with_counterpart(name, comp, seed)
     if status == "refused" and not accepted_rightly(name, other):
         return "accepted-counterpart-refuses", other, params
-    return "ok", "", params
+    return ("ok-both" if status == "accepted" else "ok"), "", params
 
 
 def main(argv=None):
