@@ -21,6 +21,8 @@ The counterparts:
 - the low-rank and learned-feature regressors: ``SVR`` with the RBF kernel
   (``C``; ``KernelRidge`` takes no ``gamma="scale"``, which the fuzz's grids
   search);
+- the ``*CV`` multitask estimators: ``GridSearchCV`` of those over ``Cs``
+  with the same ``cv`` (its folds refuse what our folds do);
 - with ``task_index`` (the multitask estimators, the learned-feature ones
   given tasks): the same, wrapped so that ``fit`` and the predictions take
   (and ignore) ``task_index``: the refusal to judge is of the composition,
@@ -51,6 +53,9 @@ LIMITATIONS = (
     (r"^MultitaskMKL", r"Sparse data was passed for X, but dense data is required",
      "the multitask kernels are evaluated on dense rows: sparse X is refused "
      "(documented under fit's X)"),
+    (r"^MultitaskMKL.*CV$", r"folds stratified by task need some task with",
+     "the folds are scikit-learn's StratifiedKFold over (task, class) strata "
+     "(documented under cv), which refuses more folds than every stratum's rows"),
     (r"^PNormMKLClassifier$", r"no epoch of either stage runs|runs no stage-1 epoch: the model",
      "max_iter=0, or online_only=True, with max_iter_online=0 or pegasos=True runs "
      "no epoch: the model would be all zeros (documented under max_iter, online_only)"),
@@ -134,6 +139,14 @@ def counterpart(name, params, tasks=False):
             est = LinearSVC(C=C, class_weight=cw, fit_intercept=fi)
     elif name == "FGMRegressor":
         est = Lasso(alpha=0.1, fit_intercept=fi)
+    elif name.endswith("CV"):
+        # a search over Cs with the same folds: the folds' refusals are shared
+        from sklearn.model_selection import GridSearchCV, LeaveOneOut
+
+        cv = params.get("cv")
+        cv = LeaveOneOut() if cv == "loo" else (5 if cv is None else cv)
+        Cs = [float(c) for c in params.get("Cs", (0.1, 1.0, 10.0))]
+        est = GridSearchCV(SVC() if classifier else SVR(), {"C": Cs}, cv=cv)
     elif classifier:
         est = SVC(C=C, class_weight=cw, probability=bool(params.get("probability")),
                   random_state=0)

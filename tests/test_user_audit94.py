@@ -56,9 +56,12 @@ def _limitation_cases():
     task = np.arange(40) % 2
     import scipy.sparse as sp
 
-    from kernlearn import MultitaskMKLRegressor
+    from kernlearn import MultitaskMKLClassifierCV, MultitaskMKLRegressor
 
+    small = np.arange(16) % 2  # two tasks of 8 rows, 4 of each class
     return [
+        (MultitaskMKLClassifierCV(cv=5, Cs=(1.0,)), X[:16], np.repeat([0, 1], 8),
+         {"task_index": small}, "stratified by task and class"),
         (MultitaskMKLRegressor(), sp.csr_matrix(X), X[:, 0], {"task_index": task},
          "(dense: sparse matrices are refused"),
         (FGMRegressor(max_features=9), X, X[:, 0], {}, "at most the number of candidates"),
