@@ -6,9 +6,9 @@ the same data and drawn with the same random choices, with the estimator's
 scikit-learn counterpart in its place.  Our refusal is *expected* when the
 counterpart refuses too, or when our message names one of the documented
 limitations of :data:`LIMITATIONS` (each with its reason); anything else is a
-*wrongful refusal*.  The converse (``accepted``): a composition we accept
-and the counterpart refuses is printed for review (a wrong shape, a one-class
-fold must not be fitted into something meaningless).
+*wrongful refusal*.  The converse: a composition we accept and the
+counterpart refuses is a failure too unless :data:`ACCEPTED` names it (a
+wrong shape, a one-class fold must not be fitted into something meaningless).
 
 The counterparts:
 
@@ -35,9 +35,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.metaestimators import available_if
 
 # Our refusals that are right although the counterpart accepts the composition:
-# (estimator name pattern, message pattern, the reason).  Each is a conflict of
-# our own options, refused by the bare fit as well, documented in the
-# parameter's docstring, and tested in tests/test_user_audit94.py.
+# (estimator name pattern, message pattern, the reason).  Each is refused by
+# the bare fit as well (our options, or input they do not take), documented in
+# the docstring, and tested in tests/test_user_audit94.py.
 LIMITATIONS = (
     (r"^FGM", r"max_features=\d+ exceeds the \d+ candidate",
      "max_features is a budget of at most the number of candidates (documented); "
