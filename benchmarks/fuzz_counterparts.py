@@ -50,6 +50,13 @@ LIMITATIONS = (
      "task_index (documented under sample_weight)"),
     (r"^InfiniteFeatureClassifier$", r"task_index needs binary labels",
      "one binary task per task_index value (documented under fit's task_index)"),
+    (r"^LowRankKernel", r"both set the kernel's \w+; give it once",
+     "a gamma, degree or coef0 given in kernel_params and, with another value, as "
+     "the argument (a search over gamma with kernel_params' gamma) is refused "
+     "(documented under kernel_params)"),
+    (r"^MultitaskMKLClassifier", r"has samples of one class only",
+     "every task is a binary problem (documented): a task of one class among its "
+     "rows of positive weight is SVC's one-class refusal, per task"),
     (r"^MultitaskMKL", r"Sparse data was passed for X, but dense data is required",
      "the multitask kernels are evaluated on dense rows: sparse X is refused "
      "(documented under fit's X)"),
@@ -146,7 +153,12 @@ def counterpart(name, params, tasks=False):
         cv = params.get("cv")
         cv = LeaveOneOut() if cv == "loo" else (5 if cv is None else cv)
         Cs = [float(c) for c in params.get("Cs", (0.1, 1.0, 10.0))]
-        est = GridSearchCV(SVC() if classifier else SVR(), {"C": Cs}, cv=cv)
+        import sklearn
+
+        inner = SVC() if classifier else SVR()
+        with sklearn.config_context(enable_metadata_routing=True):
+            inner.set_fit_request(sample_weight=True)  # (our CV estimators take weights)
+        est = GridSearchCV(inner, {"C": Cs}, cv=cv)
     elif classifier:
         est = SVC(C=C, class_weight=cw, probability=bool(params.get("probability")),
                   random_state=0)

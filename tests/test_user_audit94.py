@@ -56,10 +56,16 @@ def _limitation_cases():
     task = np.arange(40) % 2
     import scipy.sparse as sp
 
-    from kernlearn import MultitaskMKLClassifierCV, MultitaskMKLRegressor
+    from kernlearn import (LowRankKernelClassifier, MultitaskMKLClassifier,
+                           MultitaskMKLClassifierCV, MultitaskMKLRegressor)
 
     small = np.arange(16) % 2  # two tasks of 8 rows, 4 of each class
     return [
+        (LowRankKernelClassifier(gamma=0.1, kernel_params={"gamma": "mean"}), X, yb, {},
+         "as the argument of that name (or bound by a ``functools.partial``\n        kernel) "
+         "is refused"),
+        (MultitaskMKLClassifier(), X, np.where(task == 1, 1, yb), {"task_index": task},
+         "Every task is a binary problem"),
         (MultitaskMKLClassifierCV(cv=5, Cs=(1.0,)), X[:16], np.repeat([0, 1], 8),
          {"task_index": small}, "stratified by task and class"),
         (MultitaskMKLRegressor(), sp.csr_matrix(X), X[:, 0], {"task_index": task},
