@@ -157,7 +157,8 @@ def counterpart(name, params, tasks=False):
 
         inner = SVC() if classifier else SVR()
         with sklearn.config_context(enable_metadata_routing=True):
-            inner.set_fit_request(sample_weight=True)  # (our CV estimators take weights)
+            # (our CV estimators fit and validate with the weights)
+            inner.set_fit_request(sample_weight=True).set_score_request(sample_weight=True)
         est = GridSearchCV(inner, {"C": Cs}, cv=cv)
     elif classifier:
         est = SVC(C=C, class_weight=cw, probability=bool(params.get("probability")),
