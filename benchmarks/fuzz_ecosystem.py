@@ -16,6 +16,17 @@ checks:
 
 - the composition runs, or raises a ``ValueError`` / ``TypeError`` whose
   message names no private function (anything else is a defect);
+- a refusal is right: the same composition (same data, same draws) with the
+  estimator's scikit-learn counterpart (``fuzz_counterparts.py``) refuses too
+  ("refused-expected"), or the message names one of its listed, documented
+  limitations ("refused-limitation"); else "wrongful-refusal", a failure.
+  ``--converse`` runs a fraction of the accepted compositions with the
+  counterpart too ("ok-both"), and the ``hostile`` composition (a one-class
+  fit or fold, a wrong shape, NaN, no rows) always: an acceptance of what
+  the counterpart refuses is a failure ("accepted-counterpart-refuses");
+- a search fails on any failed candidate (``error_score="raise"``), and an
+  ``AttributeError`` inside a prediction method is a crash, not a method
+  missing;
 - the composed model equals the manual composition (a pipeline equals the
   scaler then the estimator by hand; routed weights equal weights passed
   directly; a search's ``best_estimator_`` equals a fresh fit at the best
@@ -33,7 +44,7 @@ case failed.
 Usage::
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/fuzz_ecosystem.py \
-        --minutes 10 --seed 0
+        --minutes 10 --seed 0 --converse 0.2
 """
 
 import argparse
@@ -56,6 +67,10 @@ from sklearn.base import clone, is_classifier, is_regressor  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
+from fuzz_counterparts import (accepted_rightly, documented_limitation,  # noqa: E402
+                               run_counterpart)
+from fuzz_inputs import (Defect, _close, _fit, _pk, _unavailable, comp_hostile,  # noqa: E402
+                         comp_inputs)
 from fuzz_options import CLEAR_ERRORS, INTERNAL_WORDS, SPACES, draw_case  # noqa: E402
 
 with warnings.catch_warnings():
@@ -64,25 +79,11 @@ with warnings.catch_warnings():
 
 import kernlearn  # noqa: E402
 
-RTOL = 1e-8
 # What a composition returns when it does not apply to the drawn case (counted apart)
 SKIP = "skipped"
-
-
-class Defect(Exception):
-    """A broken invariant (the message says which)."""
-
-
-def _close(a, b, what, rtol=RTOL):
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        raise Defect(f"{what}: shapes {a.shape} != {b.shape}")
-    if a.dtype.kind in "fc" or b.dtype.kind in "fc":
-        a, b = a.astype(float), b.astype(float)
-        if not np.allclose(a, b, rtol=rtol, atol=1e-10 * max(1.0, np.abs(b).max(initial=0))):
-            raise Defect(f"{what}: max |diff| {np.max(np.abs(a - b)):.3g}")
-    elif not np.array_equal(a, b):
-        raise Defect(f"{what}: {int(np.sum(a != b))} of {a.size} differ")
+# The outcomes that fail the run
+FAILURES = ("crash", "bad-error", "defect", "wrongful-refusal", "unjudged",
+            "accepted-counterpart-refuses")
 
 
 def _outputs(est, X, **kw):
@@ -92,8 +93,9 @@ def _outputs(est, X, **kw):
         if hasattr(est, method):
             try:
                 out[method] = np.asarray(getattr(est, method)(X, **kw))
-            except (AttributeError, NotImplementedError):
-                pass
+            except AttributeError as exc:
+                if not _unavailable(exc, method):
+                    raise
     return out
 
 
@@ -108,7 +110,9 @@ def _check_proba(est, X, what, argmax=True, **kw):
         return
     try:
         proba = np.asarray(est.predict_proba(X, **kw))
-    except (AttributeError, NotImplementedError):
+    except AttributeError as exc:
+        if not _unavailable(exc, "predict_proba"):
+            raise
         return
     classes = est.classes_
     if proba.shape != (X.shape[0], len(classes)):
@@ -161,16 +165,6 @@ def draw(name, seed):
     sw = fit_kw.get("sample_weight")
     sw = None if sw is None else sw[:n]
     return params, est, X, y, task, sw, rng
-
-
-def _fit(est, X, y, task=None, **kw):
-    if task is not None:
-        kw["task_index"] = task
-    return est.fit(X, y, **kw)
-
-
-def _pk(task):
-    return {} if task is None else {"task_index": task}
 
 
 def _scaler(rng):
@@ -277,13 +271,13 @@ def comp_search(name, params, est, X, y, task, sw, rng):
     n_jobs = int(rng.choice([1, 2]))
     cv = 3
     if kind == "grid":
-        search = GridSearchCV(clone(est), grid, cv=cv, n_jobs=n_jobs)
+        search = GridSearchCV(clone(est), grid, cv=cv, n_jobs=n_jobs, error_score="raise")
     elif kind == "random":
         search = RandomizedSearchCV(clone(est), grid, n_iter=3, cv=cv, n_jobs=n_jobs,
-                                    random_state=int(rng.randint(100)))
+                                    random_state=int(rng.randint(100)), error_score="raise")
     else:
         search = HalvingGridSearchCV(clone(est), grid, cv=cv, n_jobs=n_jobs, factor=2,
-                                     min_resources=max(30, len(y) // 3))
+                                     min_resources=max(30, len(y) // 3), error_score="raise")
     if task is not None:
         # the multitask estimators: task_index routed to fit, and to the
         # predictions through their documented MultitaskScorer
@@ -295,7 +289,8 @@ def comp_search(name, params, est, X, y, task, sw, rng):
                                   else ["r2", "neg_mean_absolute_error"][rng.randint(2)])
         strata = task if not is_classifier(est) else np.char.add(task.astype(str), y.astype(str))
         folds = list(StratifiedKFold(2).split(X, strata))
-        search = GridSearchCV(clone(est), grid, cv=folds, n_jobs=n_jobs, scoring=scoring)
+        search = GridSearchCV(clone(est), grid, cv=folds, n_jobs=n_jobs, scoring=scoring,
+                              error_score="raise")
         with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             search.fit(X, y, task_index=task)
@@ -317,6 +312,8 @@ def comp_search(name, params, est, X, y, task, sw, rng):
     _same_outputs(_outputs(search.best_estimator_, X), _outputs(best, X),
                   f"{kind} search's best_estimator_ vs a fresh fit at {search.best_params_}")
     _same_outputs(_outputs(search, X), _outputs(best, X), f"{kind} search's predictions")
+    if not np.all(np.isfinite(search.cv_results_["mean_test_score"])):
+        raise Defect(f"{kind} search: a score not finite")
     _pickle_same(search, X, f"{kind} search")
 
 
@@ -363,10 +360,7 @@ def comp_cross_val_predict(name, params, est, X, y, task, sw, rng):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             m = clone(est).fit(X[tr], y[tr])
-        try:
-            part = np.asarray(getattr(m, method)(X[te]))
-        except (AttributeError, NotImplementedError):
-            return SKIP
+        part = np.asarray(getattr(m, method)(X[te]))
         if want is None:
             want = np.zeros((len(y),) + part.shape[1:], dtype=part.dtype)
         want[te] = part
@@ -517,8 +511,10 @@ def comp_voting(name, params, est, X, y, task, sw, rng):
     if is_classifier(est):
         try:
             want = (np.asarray(manual.predict_proba(X)) + other.predict_proba(X)) / 2
-        except (AttributeError, NotImplementedError):
-            return SKIP
+        except AttributeError as exc:
+            if not _unavailable(exc, "predict_proba"):
+                raise
+            return SKIP  # (soft voting needs probabilities: SVC's the same)
         _close(model.predict_proba(X), want, "soft voting vs the mean of the probabilities")
         _check_proba(model, X, "VotingClassifier")
     else:
@@ -655,7 +651,7 @@ def comp_routing(name, params, est, X, y, task, sw, rng):
             scoring = None if task is None else MultitaskScorer(
                 "accuracy" if is_classifier(est) else "r2")
             search = GridSearchCV(clone(model), grid, cv=KFold(3), scoring=scoring,
-                                  n_jobs=int(rng.choice([1, 2])))
+                                  n_jobs=int(rng.choice([1, 2])), error_score="raise")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 search.fit(X, y, sample_weight=w, **_pk(task))
@@ -768,6 +764,8 @@ COMPOSITIONS = {
     "tags": comp_tags,
     "transform_pandas": comp_transform_pandas,
     "defaults_warnings": comp_defaults_warnings,
+    "hostile": comp_hostile,
+    "inputs": comp_inputs,
 }
 
 
@@ -776,7 +774,7 @@ def applies(comp, est, task):
     name = type(est).__name__
     if task is not None and comp not in ("pipeline", "column_transformer", "clone_fitted", "search",
                                          "set_params_after_fit", "routing", "tags",
-                                         "defaults_warnings"):
+                                         "defaults_warnings", "hostile", "inputs"):
         return False
     if comp in ("calibrated", "one_vs") and not clf:
         return False
@@ -789,8 +787,14 @@ def applies(comp, est, task):
     return True
 
 
-def run_case(name, comp, seed):
-    """One composition; returns (status, detail, params)."""
+def run_case(name, comp, seed, converse=False):
+    """One composition; returns (status, detail, params).
+
+    A refusal is judged by the counterpart (``fuzz_counterparts``): expected,
+    a listed limitation, or wrongful.  With ``converse``, an accepted
+    composition runs with the counterpart too, and one it refuses is returned
+    for review.
+    """
     params, est, X, y, task, sw, rng = draw(name, seed)
     sink = io.StringIO()
     try:
@@ -806,10 +810,40 @@ def run_case(name, comp, seed):
             msg = [line for line in msg.splitlines() if line.strip()][-1]
         if INTERNAL_WORDS.search(msg):
             return "bad-error", f"{type(exc).__name__}: {msg[:300]}", params
-        return "refused", f"{type(exc).__name__}: {msg[:200]}", params
+        return judge_refusal(name, comp, seed, f"{type(exc).__name__}: {msg[:200]}", params)
     except Exception as exc:  # noqa: BLE001 - any other type is the finding
         return "crash", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-4)}", params
+    if converse or comp == "hostile":
+        return judge_acceptance(name, comp, seed, params)
     return "ok", "", params
+
+
+def _with_counterpart(name, comp, seed):
+    """The composition of case ``seed`` (same data, same draws) with the counterpart."""
+    params, est, X, y, task, sw, rng = draw(name, seed)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return run_counterpart(COMPOSITIONS[comp], name, params, X, y, task, sw, rng)
+
+
+def judge_refusal(name, comp, seed, detail, params):
+    """A refusal is expected when the counterpart refuses too or a limitation is listed."""
+    reason = documented_limitation(name, detail)
+    if reason is not None:
+        return "refused-limitation", f"{detail} ({reason})", params
+    status, other = _with_counterpart(name, comp, seed)
+    if status == "refused":
+        return "refused-expected", f"{detail}; the counterpart too: {other}", params
+    if status == "unjudged":
+        return "unjudged", f"{detail}; the counterpart failed otherwise: {other}", params
+    return "wrongful-refusal", f"{detail}; the counterpart ({other}) accepts it", params
+
+
+def judge_acceptance(name, comp, seed, params):
+    """An accepted composition the counterpart refuses: printed for review."""
+    status, other = _with_counterpart(name, comp, seed)
+    if status == "refused" and not accepted_rightly(name, other):
+        return "accepted-counterpart-refuses", other, params
+    return ("ok-both" if status == "accepted" else "ok"), "", params
 
 
 def main(argv=None):
@@ -822,7 +856,10 @@ def main(argv=None):
                     help="comma-separated estimator names (default: all)")
     ap.add_argument("--compositions", default=",".join(COMPOSITIONS),
                     help="comma-separated compositions (default: all)")
-    ap.add_argument("--show-refused", action="store_true", help="print refused cases too")
+    ap.add_argument("--show-refused", action="store_true",
+                    help="print the expected refusals too")
+    ap.add_argument("--converse", type=float, default=0.0,
+                    help="fraction of the accepted compositions run with the counterpart too")
     args = ap.parse_args(argv)
     names = [s.strip() for s in args.estimators.split(",") if s.strip()]
     comps = [s.strip() for s in args.compositions.split(",") if s.strip()]
@@ -841,11 +878,12 @@ def main(argv=None):
         est0 = getattr(kernlearn, name)()
         usable = [c for c in comps if applies(c, est0, 0 if name.startswith("Multitask") else None)]
         comp = usable[r.randint(len(usable))]
-        status, detail, params = run_case(name, comp, case_seed)
+        converse = r.rand() < args.converse
+        status, detail, params = run_case(name, comp, case_seed, converse=converse)
         counts.setdefault(comp, {}).setdefault(status, 0)
         counts[comp][status] += 1
-        if status in ("crash", "bad-error", "defect") or (status == "refused" and args.show_refused):
-            failed += status != "refused"
+        if status in FAILURES or (status.startswith("refused") and args.show_refused):
+            failed += status in FAILURES
             shown = {k2: (type(v).__name__ if hasattr(v, "fit") else v) for k2, v in params.items()}
             print(f"[{status}] {name} {comp} case {k} (seed {case_seed}) {shown}\n    {detail}",
                   flush=True)

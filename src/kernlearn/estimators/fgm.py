@@ -339,7 +339,10 @@ def _shared_problem(est):
     ``n_jobs`` is named where the fit is one problem (that, or two classes): it
     runs ``multiclass="ovr"``'s problems in threads, and nothing else read it.
     """
-    shared = est.multiclass == "shared" or (est.multiclass == "auto" and est.family is None)
+    # APG and SimpleMKL solve one output: "auto" runs their one-vs-rest problems
+    # (a shared selection, the default, was refused with three or more classes)
+    shared = est.multiclass == "shared" or (est.multiclass == "auto" and est.family is None
+                                            and est.solver not in ("apg", "simplemkl"))
     if shared or len(est.classes_) == 2:
         warn_unused(est, ("n_jobs",), "two classes" if len(est.classes_) == 2
                     else f"multiclass={est.multiclass!r} (one shared problem)",
@@ -421,7 +424,9 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         its weights over the classes); ``"ovr"`` runs independent binary
         problems whose selections are united.  ``"auto"`` is ``"shared"``
         on the columns of ``X`` and ``"ovr"`` with a ``family`` (families
-        price one dual vector at a time).
+        price one dual vector at a time) or with ``solver="apg"`` or
+        ``"simplemkl"`` (they solve one output; ``"shared"`` with them is
+        refused on three or more classes).
     solver : {"auto", "newton", "apg", "simplemkl"}, default="auto"
         Master solver on the active set: proximal Newton (compiled block
         coordinate descent on the quadratic model; converges in a few
@@ -792,7 +797,8 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         Relative objective change and duality gap stopping rules (``None``:
         run ``max_iter`` outer iterations, see :class:`FGMClassifier`).
     max_features : int, optional
-        Budget of features (see :class:`FGMClassifier`).
+        Budget of features, at most the number of candidates (see
+        :class:`FGMClassifier`).
     solver : {"auto", "newton", "apg", "simplemkl"}, default="auto"
         Master solver (see :class:`FGMClassifier`).
     inner_tol : float, optional

@@ -504,8 +504,9 @@ def _fit_doc(summary, y, sample_weight, returns):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features), or list
-            Training data, or (``kernels="precomputed"``) k training Gram
-            matrices of shape (n_samples, n_samples).
+            Training data (dense: sparse matrices are refused, the kernels
+            are evaluated on dense rows), or (``kernels="precomputed"``) k
+            training Gram matrices of shape (n_samples, n_samples).
         y : array-like of shape (n_samples,)
             {y}
         task_index : array-like of shape (n_samples,), optional
