@@ -51,6 +51,14 @@ def test_negative_features_warning_is_public_and_filterable_by_name():
             est.fit(X, Y)
 
 
+@pytest.mark.filterwarnings("error::kernlearn.NegativeFeaturesWarning")
+def test_a_pytest_filter_names_the_warning():
+    """pytest's ``-W`` / ``filterwarnings`` syntax resolves the name (it
+    failed on an unknown attribute of ``kernlearn``)."""
+    with pytest.raises(K.NegativeFeaturesWarning):
+        K.PNormMKLClassifier(kernels=["hik"], max_iter=3).fit(X, Y)
+
+
 # ------------------------------------------------ titles as written
 @pytest.mark.parametrize("plot", [
     lambda p, t: plot_convergence({"objective": [3.0, 1.0]}, p, title=t),
