@@ -22,7 +22,8 @@ _ESTIMATORS = {
 
 # Public non-estimator objects (not run through the estimator checks).
 _OBJECTS = {"PrecomputedKernels": "kernlearn.kernels",
-            "UnusedParameterWarning": "kernlearn.estimators._renamed"}
+            "UnusedParameterWarning": "kernlearn.estimators._renamed",
+            "NegativeFeaturesWarning": "kernlearn._histogram_kernels"}
 
 __all__ = ["__version__", *_ESTIMATORS, *_OBJECTS]
 

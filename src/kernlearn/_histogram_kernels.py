@@ -16,9 +16,15 @@ __all__ = ["additive_chi2_kernel", "hik_kernel"]
 
 class NegativeFeaturesWarning(UserWarning):
     """``hik`` fitted on columns with negative values (it compares their
-    absolute values).  Its own category so that an estimator's inner fits
-    (Platt folds, validation fits), on subsets of the columns the fit itself
-    warned of, do not repeat it (:func:`kernlearn.estimators._renamed.inner_fits`).
+    absolute values: ``x`` and ``-x`` look alike).
+
+    Public as ``kernlearn.NegativeFeaturesWarning``, so that it can be filtered
+    by name (``warnings.filterwarnings("ignore",
+    category=kernlearn.NegativeFeaturesWarning)``, ``-W
+    error::kernlearn.NegativeFeaturesWarning``) rather than by its message.
+    Said once per fit: an estimator's inner fits (Platt folds, validation
+    fits), on subsets of the rows the fit itself checked, drop it
+    (:func:`kernlearn.estimators._renamed.inner_fits`).
     """
 
 

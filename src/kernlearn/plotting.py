@@ -32,10 +32,11 @@ def _plain(text, limit=30):
     ``$^$`` made the report fail (ParseSyntaxException) and ``$x$`` drew an
     italic x.  Names longer than ``limit`` characters are cut (the tables keep
     them whole): a 300-character name as a tick label pushed the axes off the
-    figure ("Tight layout not applied").
+    figure ("Tight layout not applied").  ``limit=None``: not cut (the plot
+    functions' titles and axis labels, which the caller chose).
     """
     text = str(text)
-    if len(text) > limit:
+    if limit is not None and len(text) > limit:
         text = text[: limit - 1] + "\u2026"
     return text.replace("$", r"\$")
 
@@ -66,6 +67,17 @@ def _save(fig, path):
         path, lambda tmp: fig.savefig(tmp, dpi=100, format=fmt)))
 
 
+_LINEAR_CAP = 1e300  # the largest objective magnitude drawn as it is
+
+
+def _linear(values):
+    """``values`` as floats, those beyond :data:`_LINEAR_CAP` in magnitude
+    drawn at it: near the float maximum the span of the data overflowed
+    (limits of inf, "arange: cannot compute length"; matplotlib's autoscale
+    warned "overflow encountered in scalar subtract")."""
+    return np.clip(np.asarray(values, dtype=float), -_LINEAR_CAP, _LINEAR_CAP)
+
+
 def _bounded_ylim(objectives, bounds):
     """Y-range of the objective panels: every objective, and the bounds near them.
 
@@ -74,6 +86,7 @@ def _bounded_ylim(objectives, bounds):
     objective's path to a line.  The range covers the objectives plus one
     objective-span below them; bounds further down are clipped and counted.
     """
+    objectives, bounds = [_linear(o) for o in objectives], [_linear(b) for b in bounds]
     obj = np.concatenate([o[np.isfinite(o)] for o in objectives] or [np.zeros(0)])
     if obj.size == 0:
         return None, 0
@@ -104,7 +117,7 @@ def plot_convergence(history, path, title="Convergence"):
     path : str or path-like
         Output image file (format from the extension, e.g. ``.png``).
     title : str
-        Figure title.
+        Figure title, shown as written (a ``$`` is not read as mathtext).
 
     Returns
     -------
@@ -145,16 +158,19 @@ def _draw_convergence(fig, ax, history, title):
     """The axes of :func:`plot_convergence`."""
     obj = np.asarray(history["objective"], dtype=float)
     it = np.arange(1, len(obj) + 1)
-    ax.plot(it, obj, "o-", label="objective (upper bound)")
+    ax.plot(it, _linear(obj), "o-", label="objective (upper bound)")
     lb = np.asarray(history.get("lower_bound", []), dtype=float)
     bounds = [lb] if lb.shape == obj.shape and np.isfinite(lb).any() else []
     if bounds:
-        ax.plot(it, lb, "s--", label="dual lower bound")
+        ax.plot(it, _linear(lb), "s--", label="dual lower bound")
     ylim, n_clipped = _bounded_ylim([obj], bounds)
     if ylim is not None:
         ax.set_ylim(*ylim)
     ax.set_xlabel("outer iteration")
     ax.set_ylabel("objective")
+    # (the caller's title as written: mathtext of "$^$" failed the save,
+    # after the figure was drawn, and "$x$" drew an italic x)
+    title = _plain(title, None)
     ax.set_title(title if not n_clipped else f"{title}\n({n_clipped} bound value(s) "
                  f"below the axis, min {float(np.nanmin(lb)):.3g})", fontsize=9)
     ax.legend()
@@ -176,9 +192,10 @@ def plot_accuracy_vs_features(
     path : str or path-like
         Output image file.
     title : str
-        Figure title.
+        Figure title, shown as written (a ``$`` is not read as mathtext).
     metric : str, default="test accuracy"
-        Y-axis label: the score plotted (e.g. ``"test R^2"`` for regressors).
+        Y-axis label: the score plotted (e.g. ``"test R^2"`` for regressors),
+        shown as written.
 
     Returns
     -------
@@ -209,8 +226,8 @@ def plot_accuracy_vs_features(
         order = np.argsort(nf)
         ax.plot(nf[order], acc[order], "o-", label=_plain(name, 40))
     ax.set_xlabel("selected features")
-    ax.set_ylabel(metric)
-    ax.set_title(title)
+    ax.set_ylabel(_plain(metric, None))
+    ax.set_title(_plain(title, None))
     ax.legend()
     _save(fig, path)
     return str(path)
@@ -228,7 +245,7 @@ def plot_kernel_weights(weights, path, names=None, title="Kernel weights"):
     names : sequence of str, optional
         Bar labels, one per weight (default: the weights' positions).
     title : str
-        Figure title.
+        Figure title, shown as written (a ``$`` is not read as mathtext).
 
     Returns
     -------
@@ -258,6 +275,6 @@ def plot_kernel_weights(weights, path, names=None, title="Kernel weights"):
     # names as written and short ("$^$" was a mathtext error, 300 characters
     # pushed the axes off the figure)
     ax.set_xticklabels([_plain(n) for n in names], rotation=45, ha="right")
-    ax.set_title(title)
+    ax.set_title(_plain(title, None))
     _save(fig, path)
     return str(path)

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .plotting import _drawn, _plain, _subplots
+from .plotting import _drawn, _linear, _plain, _subplots
 
 __all__ = ["build_report", "write_report"]
 
@@ -83,10 +83,10 @@ def _convergence_figure(est):
         if has_lb:
             bounds.append(lb)
         for ax, x in ((axes[0], it), (axes[1], t)):
-            ax.plot(x, obj, "o-", ms=3, color=colour,
+            ax.plot(x, _linear(obj), "o-", ms=3, color=colour,
                     label=lab if several else "objective")
             if has_lb:
-                ax.plot(x, lb, "s--", ms=3, color=colour if several else "C1",
+                ax.plot(x, _linear(lb), "s--", ms=3, color=colour if several else "C1",
                         label=None if several else "dual lower bound")
         for key in diag + extra:
             v = np.asarray(h.get(key, []), dtype=float)
@@ -115,8 +115,11 @@ def _convergence_figure(est):
         ax.set_ylim(*ylim)
         ax.set_ylabel("objective (standardised y)" if mapped else "objective")
         ax.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=ax is axes[0]))
-        # absolute times with an offset text (+2.449e1) are unreadable
-        ax.ticklabel_format(axis="both", useOffset=False, style="plain")
+        # absolute times with an offset text (+2.449e1) are unreadable; the
+        # objective keeps matplotlib's scientific ticks beyond 1e6 (plain, an
+        # objective of 1e50 wrote 50-digit labels: "Tight layout not applied")
+        ax.ticklabel_format(axis="both", useOffset=False)
+        ax.ticklabel_format(axis="x", style="plain")
         if n_clipped:  # a title, not a text inside the axes over the lines
             ax.set_title(f"{n_clipped} bound value(s) below the axis (min "
                          f"{min(float(np.nanmin(b)) for b in bounds):.3g})",
