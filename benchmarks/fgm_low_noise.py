@@ -15,12 +15,14 @@ process CPU times, their ratio, the final fit's Newton iterations per master
 the training rows.  ``--save FILE`` stores FGM's predictions and final
 objectives (``.npz``); ``--compare FILE`` prints the largest relative
 difference of the predictions and the objective's change against such a file
-(a change of the solver compared with the one before).
+(a change of the solver compared with the one before).  ``--where`` adds, per
+case, where the final fit's CPU time went: inside the Newton masters
+(``ProxNewton``) and, of that, in the compiled subproblems (calls, sweeps).
 
 Usage::
 
     OMP_NUM_THREADS=1 python benchmarks/fgm_low_noise.py [--runs 5] [--quick]
-        [--save FILE | --compare FILE]
+        [--save FILE | --compare FILE] [--where]
 """
 
 import os
@@ -44,6 +46,28 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import markdown_table  # noqa: E402
 
 from kernlearn import FGMRegressor  # noqa: E402
+import kernlearn.solvers.prox_newton as _pn  # noqa: E402
+
+# CPU seconds inside the Newton masters and their subproblems (--where)
+_SPENT = {}
+
+
+def _timed(fn, key):
+    def wrapper(*args, **kw):
+        t0 = time.process_time()
+        out = fn(*args, **kw)
+        _SPENT[key] = _SPENT.get(key, 0.0) + time.process_time() - t0
+        _SPENT[key + " calls"] = _SPENT.get(key + " calls", 0) + 1
+        if key == "subproblem":
+            _SPENT["sweeps"] = _SPENT.get("sweeps", 0) + out[1]
+        return out
+    return wrapper
+
+
+def watch_masters():
+    """Wrap the master's solve and its subproblem to count their CPU time."""
+    _pn.ProxNewton._solve = _timed(_pn.ProxNewton._solve, "master")
+    _pn._subproblem = _timed(_pn._subproblem, "subproblem")
 
 # (n_samples, n_features, n_informative, seed): the six cases measured when
 # the issue was opened first, then more seeds and sizes
@@ -72,10 +96,11 @@ def run_case(case, runs):
     cpu_fit(ours), cpu_fit(anchor)  # warm-up: compiled code loaded, caches filled
     t_ours, t_anchor = [], []
     for _ in range(runs):  # alternate: load on the shared machine hits both
+        _SPENT.clear()
         t, est = cpu_fit(ours)
         t_ours.append(t)
         t_anchor.append(cpu_fit(anchor)[0])
-    return dict(case=case, ours=statistics.median(t_ours),
+    return dict(case=case, ours=statistics.median(t_ours), spent=dict(_SPENT), last=t,
                 anchor=statistics.median(t_anchor), est=est, pred=est.predict(X),
                 objective=float(est.history_["objective"][-1]), r2=est.score(X, y))
 
@@ -87,7 +112,11 @@ def main(argv=None):
     group = ap.add_mutually_exclusive_group()
     group.add_argument("--save", help="store predictions and objectives (.npz)")
     group.add_argument("--compare", help="compare with a file of --save")
+    ap.add_argument("--where", action="store_true",
+                    help="time inside the Newton masters and their subproblems")
     args = ap.parse_args(argv)
+    if args.where:
+        watch_masters()
     results = [run_case(c, args.runs) for c in (QUICK if args.quick else CASES)]
     rows = []
     for r in results:
@@ -102,6 +131,14 @@ def main(argv=None):
     print(f"\nmedian ratio FGMRegressor / LassoCV: {statistics.median(ratios):.3g} "
           f"(max {max(ratios):.3g}); cases at most LassoCV's time: "
           f"{sum(x <= 1.0 for x in ratios)}/{len(ratios)}")
+    if args.where:
+        print("\nlast timed fit's CPU time (C search and final fit): inside the Newton masters, of it in the subproblems")
+        for r in results:
+            sp = r["spent"]
+            print(f"{'x'.join(map(str, r['case']))}: fit {1e3 * r['last']:.1f} ms, masters "
+                  f"{1e3 * sp.get('master', 0):.1f} ms in {sp.get('master calls', 0)}, "
+                  f"subproblems {1e3 * sp.get('subproblem', 0):.1f} ms in "
+                  f"{sp.get('subproblem calls', 0)} calls, {sp.get('sweeps', 0)} sweeps")
     keys = ["_".join(map(str, r["case"])) for r in results]
     if args.save:
         np.savez(args.save, **{f"pred_{key}": r["pred"] for key, r in zip(keys, results)},

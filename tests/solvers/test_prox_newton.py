@@ -184,3 +184,50 @@ def test_prox_newton_refuses_a_loss_without_hessian(rng):
     A, Y, indptr = _problem(rng)
     with pytest.raises(ValueError, match=r"loss method\(s\) \['hess_margin'\]"):
         _solve(ProxNewton(), A, Y[:, 0], get_loss("hinge"), SquaredGroupL1(), 1.0, indptr)
+
+
+def _low_noise_problem(seed, K, name):
+    """Near noise-free targets at ``C=10`` with a third group repeating features.
+
+    The regime of issue 24 beyond the square loss of one output: the
+    subproblem is flat along moving weight between the copies, and its
+    support-Newton steps overshoot (searched further by
+    ``_short_newton_step``).
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((200, 8))
+    M = X[:, :5] @ rng.uniform(1.0, 2.0, size=(5, K))
+    noise = 0.01 * rng.standard_normal((200, K))
+    Y = M + noise if name == "square" else np.sign(M - np.median(M, 0) + noise)
+    A = X[:, [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 5]]
+    return A, Y, np.array([0, 4, 8, 12])
+
+
+@pytest.mark.parametrize("name, K", [("square", 3), ("logistic", 1), ("squared_hinge", 3)])
+def test_low_noise_repeated_features_reach_cvxpy(name, K, monkeypatch):
+    """Audit 101: the further search of a refused Newton step, beyond one output's square loss.
+
+    The subproblem runs as Python (its compiled helpers as they are) so that
+    the searches it keeps are counted: the regime must use them.
+    """
+    import kernlearn.solvers.prox_newton as pn
+
+    A, Y, indptr = _low_noise_problem(0, K, name)
+    kept = []
+    search = pn._short_newton_step
+
+    def counted(*args):
+        out = search(*args)
+        kept.append(out[2])
+        return out
+
+    monkeypatch.setattr(pn, "_short_newton_step", counted)
+    monkeypatch.setattr(pn, "_subproblem", pn._subproblem.py_func)
+    C = 10.0
+    res = _solve(ProxNewton(), A, Y if K > 1 else Y[:, 0], get_loss(name), SquaredGroupL1(),
+                 C, indptr)
+    assert sum(kept) > 0
+    ref = _cvxpy_objective(A, Y, indptr, name, C, True)
+    assert res.converged
+    assert res.state.objective <= ref * (1 + 1e-8)
+    assert abs(res.state.objective - ref) / ref < 1e-7
