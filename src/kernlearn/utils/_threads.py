@@ -74,8 +74,18 @@ def _main_interrupts():
         if isinstance(handled, tuple):  # (Python 3.11: an exc_info triple)
             handled = handled[1]
     shown = getattr(sys, "last_value", None)
-    return (handled if isinstance(handled, KeyboardInterrupt) else None,
-            shown if isinstance(shown, KeyboardInterrupt) else None)
+    return (handled if _users(handled) else None,
+            shown if _users(shown) and shown.__traceback__ is not None else None)
+
+
+def _users(error):
+    """Whether ``error`` is a user's interrupt: a ``KeyboardInterrupt`` but not
+    an :class:`Interrupted`, which is a stopped fit's echo (its future's
+    ``result()`` in the main thread, shown or handled there, stopped the fits
+    of a search started after it).  A shown one without a traceback interrupted
+    no code: a Ctrl-C at the interactive prompt discarding a typed line, which
+    stopped the fits the user had started in a thread of their own."""
+    return isinstance(error, KeyboardInterrupt) and not isinstance(error, Interrupted)
 
 
 @contextlib.contextmanager
