@@ -243,30 +243,59 @@ def test_a_shown_interrupt_without_a_traceback_is_not_an_interrupt():
 
 
 def test_a_pool_thread_reused_by_a_second_search_is_watched_afresh():
-    """Two searches in sequence on one pool thread: the first fit stops at a
-    Ctrl-C the main thread handles; the second, begun after the main thread
-    left its ``except``, runs to its end, and 10,000 fits in the thread leave
-    no watch behind (the thread's state is cleared, memory flat)."""
+    """Two searches in sequence on one pool thread in a notebook: the first
+    fit stops at a Ctrl-C (handled, then shown: ``sys.last_value``); the
+    second, begun after it, runs to its end (a watch left over from the first
+    fit would take that Ctrl-C as new), and 10,000 fits in the thread leave no
+    watch behind (the thread's state is cleared, memory flat)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(1) as pool:
-        first = _watched_fit_while(KeyboardInterrupt())
-        assert isinstance(first, _threads.Interrupted), first
-        # (the same pool thread: the first search's watch must not carry over)
-        assert pool.submit(lambda: _Tiny().fit().fitted_).result()
+    began, go = threading.Event(), threading.Event()
 
-        def many():
-            for _ in range(200):
-                _Tiny().fit()
-            tracemalloc.start()
-            before = tracemalloc.get_traced_memory()[0]
-            for _ in range(10_000):
-                _Tiny().fit()
-            grown = tracemalloc.get_traced_memory()[0] - before
-            tracemalloc.stop()
-            return _threads._RUNNING.watched, grown
+    class Waiting(_Tiny):
+        @all_or_nothing
+        def fit(self, X=None, y=None):
+            began.set()
+            assert go.wait(60)
+            return _Tiny.fit.__wrapped__(self)
 
-        watched, grown = pool.submit(many).result()
+    class Pausing(_Tiny):
+        @all_or_nothing
+        def fit(self, X=None, y=None):
+            time.sleep(2 * _threads._LOOK_EVERY)  # (a look due at its check)
+            return _Tiny.fit.__wrapped__(self)
+
+    shown = getattr(sys, "last_value", None)
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            first = pool.submit(Waiting().fit)
+            assert began.wait(60)
+            try:
+                raise KeyboardInterrupt
+            except KeyboardInterrupt as error:
+                go.set()
+                assert isinstance(first.exception(60), _threads.Interrupted)
+                sys.last_value = error
+            second = pool.submit(Pausing().fit)
+            assert second.exception(60) is None, second.exception()
+
+            def many():
+                for _ in range(200):
+                    _Tiny().fit()
+                tracemalloc.start()
+                before = tracemalloc.get_traced_memory()[0]
+                try:
+                    for _ in range(10_000):
+                        _Tiny().fit()
+                except _threads.Interrupted as error:  # (not to stop pytest)
+                    return error, 0
+                grown = tracemalloc.get_traced_memory()[0] - before
+                tracemalloc.stop()
+                return _threads._RUNNING.watched, grown
+
+            watched, grown = pool.submit(many).result()
+    finally:
+        sys.last_value = shown
     assert watched is None
     assert grown < 20_000, grown
 

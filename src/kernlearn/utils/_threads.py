@@ -19,7 +19,12 @@ the main thread was interrupted after the fit began (:func:`interrupts_watched`)
 a Ctrl-C while ``GridSearchCV`` waits for its fits under joblib's threading
 backend, or while a ``ThreadPoolExecutor`` is shut down, reached the main
 thread only, and the fits ran on to their end (the process did not exit until
-they had).  The fit raises :class:`Interrupted`, a ``KeyboardInterrupt``.
+they had).  The fit raises :class:`Interrupted`, a ``KeyboardInterrupt``.  The
+watch cannot tell whether the main thread was waiting for the fit: a Ctrl-C of
+other code (a notebook cell interrupted while a fit the user started in a
+thread of their own runs) stops it too; a process keeps such a fit.  Neither a
+Ctrl-C at the prompt (no code interrupted) nor a stopped fit's ``Interrupted``
+read in the main thread counts (:func:`_users`).
 """
 
 import contextlib
