@@ -198,8 +198,10 @@ def test_an_interrupted_handled_in_the_main_thread_is_not_an_interrupt():
     """The main thread catching a stopped fit's ``Interrupted`` (a future's
     ``result()`` in an ``except KeyboardInterrupt``) while a later fit runs in
     a thread: the later fit runs to its end (it stopped on the merge's code);
-    a user's ``KeyboardInterrupt`` handled there still stops it."""
+    a user's ``KeyboardInterrupt`` handled there still stops it, another
+    exception does not."""
     assert _watched_fit_while(_threads.Interrupted("an earlier fit")) == "fitted"
+    assert _watched_fit_while(ValueError("the main thread's own")) == "fitted"
     assert isinstance(_watched_fit_while(KeyboardInterrupt()), _threads.Interrupted)
 
 
