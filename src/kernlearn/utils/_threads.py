@@ -19,7 +19,12 @@ the main thread was interrupted after the fit began (:func:`interrupts_watched`)
 a Ctrl-C while ``GridSearchCV`` waits for its fits under joblib's threading
 backend, or while a ``ThreadPoolExecutor`` is shut down, reached the main
 thread only, and the fits ran on to their end (the process did not exit until
-they had).  The fit raises :class:`Interrupted`, a ``KeyboardInterrupt``.
+they had).  The fit raises :class:`Interrupted`, a ``KeyboardInterrupt``.  The
+watch cannot tell whether the main thread was waiting for the fit: a Ctrl-C of
+other code (a notebook cell interrupted while a fit the user started in a
+thread of their own runs) stops it too; a process keeps such a fit.  Neither a
+Ctrl-C at the prompt (no code interrupted) nor a stopped fit's ``Interrupted``
+read in the main thread counts (:func:`_users`).
 """
 
 import contextlib
@@ -74,8 +79,18 @@ def _main_interrupts():
         if isinstance(handled, tuple):  # (Python 3.11: an exc_info triple)
             handled = handled[1]
     shown = getattr(sys, "last_value", None)
-    return (handled if isinstance(handled, KeyboardInterrupt) else None,
-            shown if isinstance(shown, KeyboardInterrupt) else None)
+    return (handled if _users(handled) else None,
+            shown if _users(shown) and shown.__traceback__ is not None else None)
+
+
+def _users(error):
+    """Whether ``error`` is a user's interrupt: a ``KeyboardInterrupt`` but not
+    an :class:`Interrupted`, which is a stopped fit's echo (its future's
+    ``result()`` in the main thread, shown or handled there, stopped the fits
+    of a search started after it).  A shown one without a traceback interrupted
+    no code: a Ctrl-C at the interactive prompt discarding a typed line, which
+    stopped the fits the user had started in a thread of their own."""
+    return isinstance(error, KeyboardInterrupt) and not isinstance(error, Interrupted)
 
 
 @contextlib.contextmanager
