@@ -71,3 +71,30 @@ def test_cv_fold_message_counts_a_tasks_rows_of_positive_weight(name):
     with pytest.raises(ValueError, match=r"task 1 \(11 of positive weight in all;"):
         getattr(kernlearn, name)(cv=folds, Cs=[1.0]).fit(
             X, yr if "Regressor" in name else yc, task_index=task, sample_weight=sw)
+
+
+@pytest.mark.parametrize("command, name", [("pnorm-mkl", "PNormMKLClassifier"),
+                                           ("mtmkl-regressor", "MultitaskMKLRegressor")])
+def test_cli_refuses_a_kernel_lists_mean_width_beside_poly_before_reading_data(
+        command, name, tmp_path, monkeypatch, capsys):
+    """doc/cli.md: kernel lists are checked before any data is read (exit 2).
+    ``gamma="mean"`` beside ``poly`` (the mean width is ``rbf``'s only) was let
+    through and refused by the fit after reading the data (exit 6; exit 3 for a
+    missing file), from ``-p`` or a config file alike.  The message is the fit's."""
+    import kernlearn
+    from kernlearn.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.toml").write_text(
+        f'estimator = "{command}"\n[params]\nkernels = [["poly", {{gamma = "mean"}}], "rbf"]\n')
+    for args in (["-e", command, "-p", 'kernels=[["poly", {"gamma": "mean"}], "rbf"]'],
+                 ["--config", "c.toml"]):
+        code = main(["fit", "no_such_file.csv", *args, "-m", "m.npz", "-q"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1, err
+        X, task, yr, yc = _multitask(20)
+        with pytest.raises(ValueError) as fit_error:
+            getattr(kernlearn, name)(kernels=[("poly", {"gamma": "mean"}), "rbf"]).fit(
+                X, yr if "Regressor" in name else yc,
+                **({"task_index": task} if "Multitask" in name else {}))
+        assert str(fit_error.value) in err
