@@ -215,9 +215,11 @@ class MultitaskMKLRegressorCV(_SelectionMixin, MultitaskMKLRegressor):
         of its ``split(X, y, groups)``); an iterable: ``(train, test)`` index
         pairs (a generator serves one fit: a list or a splitter can be
         refitted, cloned and saved).  Rows of zero sample weight are in no
-        fold (an int or a splitter splits the others; a splitter of fixed
-        folds, such as ``PredefinedSplit``, and a list of pairs lose them);
-        every fold needs a row of positive weight.  ``"loo"``: closed-form leave-one-out residuals of each task's
+        fold: an int or a splitter splits the others, as if they were
+        removed (``TimeSeriesSplit`` orders the kept rows); a splitter whose
+        folds do not depend on X (``PredefinedSplit``, a user's fixed folds)
+        numbers the caller's rows, and its folds, as a list of pairs, lose
+        them; every fold needs a row of positive weight.  ``"loo"``: closed-form leave-one-out residuals of each task's
         kernel ridge at the kernel weights learned on all rows (square loss,
         ``formulation`` ``"mtfl"``, ``"mkl"`` or ``"independent"``, no shared
         components; the kernel weights are not refitted per left-out row).
