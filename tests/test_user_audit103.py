@@ -98,3 +98,26 @@ def test_cli_refuses_a_kernel_lists_mean_width_beside_poly_before_reading_data(
                 X, yr if "Regressor" in name else yc,
                 **({"task_index": task} if "Multitask" in name else {}))
         assert str(fit_error.value) in err
+
+
+def test_cv_a_splitter_that_reads_x_splits_the_kept_rows():
+    """The other side of the rule above, as the ``cv`` docstring says: a splitter
+    whose folds depend on X (``TimeSeriesSplit``) splits the rows of positive
+    weight as if the others were removed, its folds those it makes of the kept rows
+    (not its folds of the caller's rows less those of zero weight)."""
+    from sklearn.model_selection import TimeSeriesSplit
+
+    import kernlearn
+
+    X, task, yr, _ = _multitask()
+    sw = np.where(np.arange(len(X)) % 7 == 3, 0.0, 1.0)
+    keep = np.flatnonzero(sw > 0)
+    kept = [(keep[tr], keep[te]) for tr, te in TimeSeriesSplit(3).split(keep)]
+    cls = kernlearn.MultitaskMKLRegressorCV
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = cls(cv=TimeSeriesSplit(3), Cs=[0.1, 1.0]).fit(X, yr, task_index=task,
+                                                         sample_weight=sw)
+        b = cls(cv=kept, Cs=[0.1, 1.0]).fit(X, yr, task_index=task, sample_weight=sw)
+    np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
+                                  b.cv_results_["mean_test_score"])
