@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from .widths import _DATA_GAMMAS, resolve_gamma
+from .widths import check_gamma
 
 
 def is_number(value):
@@ -91,7 +91,8 @@ def check_named_kernel(kernel, params, label):
       ``degree=0`` is the constant kernel (PSD); ``2.0`` is the integer 2.
     * ``hik``, :math:`\\sum_k \\min(|x_k|^\\beta, |y_k|^\\beta)`: ``beta > 0``
       (``0 ** beta`` is infinite for a negative one, a constant for zero).
-    * a numeric ``gamma``: finite and positive (:func:`resolve_gamma`).
+    * a numeric ``gamma``: finite and positive; ``"mean"`` beside ``rbf``
+      only (:func:`~kernlearn.widths.check_gamma`).
 
     Parameters
     ----------
@@ -111,9 +112,9 @@ def check_named_kernel(kernel, params, label):
     """
     if not isinstance(kernel, str):
         return
-    g = params.get("gamma")
-    if g is not None and not (isinstance(g, str) and g in _DATA_GAMMAS):
-        resolve_gamma(g, kernel=kernel, name=label("gamma"))
+    # a width computed from the data is checked by name: "mean" beside poly was
+    # refused by the fit only (the command line's exit 6 after reading the data)
+    check_gamma(params.get("gamma"), kernel, label("gamma"))
     if kernel == "poly":
         d = params.get("degree", 2)
         if not (is_finite_number(d) and d >= 0 and float(d).is_integer()):
