@@ -145,8 +145,16 @@ def _block_sq_norms(block, weight=None):
         sq = np.bincount(cols, weights=sq_data, minlength=block.shape[1])
     else:
         data = np.asarray(block)
-        sq = (np.einsum("ij,ij->j", data, data, dtype=float) if weight is None
-              else np.einsum("ij,ij,i->j", data, data, weight, dtype=float))
+        if weight is None:
+            sq = np.einsum("ij,ij->j", data, data, dtype=float)
+        else:
+            # the same for dense rows: weighted by 0, a square near 1e300 gave
+            # inf * 0 = NaN (without a word from einsum), and a NaN norm made
+            # the pool's screening bound of the group NaN, so that group was
+            # never priced again (FGM's dual bound then rose above its objective)
+            keep = weight > 0
+            rows = data if keep.all() else data[keep]
+            sq = np.einsum("ij,ij,i->j", rows, rows, weight[keep], dtype=float)
     bad = data.size - np.count_nonzero(np.isfinite(data))
     return np.append(sq, bad)
 
