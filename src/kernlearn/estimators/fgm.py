@@ -554,7 +554,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         feature, the ``max_features`` budget) and the master of the returned
         model met ``inner_tol`` (of every one-vs-rest problem with
         ``multiclass="ovr"``); ``False`` whenever a ``ConvergenceWarning``
-        said one of them ran out of iterations.
+        said one of them ran out of iterations, or that a dual lower bound
+        lay above the objective (no bound: a defect signal, never used to stop).
     history_ : dict of ndarray or list of dict
         Per outer iteration: ``iter``, ``objective`` (upper bound),
         ``lower_bound`` and ``gap`` of Theorem 2, ``violation`` (the largest
