@@ -84,6 +84,28 @@ def test_far_removed_rows_on_a_dask_cluster_fit_as_in_memory(client):
     assert said == said_ref
 
 
+@pytest.mark.parametrize("column", ["spread_1e-9", "offset_1e9"])
+@pytest.mark.parametrize("how", ["memory_budget", "dask"])
+def test_far_removed_rows_stay_out_of_the_masters_columns(client, column, how):
+    # the active columns by row blocks held the removed rows: scaled by 1e9
+    # they overflowed (NumPy's bare warnings, NaN margins); beside an offset
+    # of 1e9 they made the column's range theirs, hiding the offset from the
+    # master's shift (coefficients 50 % off, silently)
+    X, _, t, sw = _data(5, d=5)
+    X[:, 0] = X[:, 0] * 1e-9 if column == "spread_1e-9" else X[:, 0] + 1e9
+    X[sw == 0, 0] = 1e300
+    make = lambda **kw: FGMRegressor(B=2, C=1.0, max_iter=3, **kw)  # noqa: E731
+    ref, said_ref = _fit(make, X, t, sw)
+    if how == "dask":
+        da = pytest.importorskip("dask.array")
+        got, said = _fit(make, da.from_array(X, chunks=(40, 5)), t, sw)
+    else:
+        got, said = _fit(make, X, t, sw, memory_budget="4KB")
+    assert said == said_ref
+    np.testing.assert_array_equal(got.selected_features_, ref.selected_features_)
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-6, atol=1e-8 * np.abs(ref.coef_).max())
+
+
 def test_dense_weighted_column_norms_leave_zero_weight_rows_out():
     X, _, _, sw = _data(2)
     blocks = LocalRows.from_array(X, chunk_rows=40)

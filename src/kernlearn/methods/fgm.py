@@ -53,8 +53,8 @@ from ._result import MethodResult
 from ..families import AdditiveKernelExpansion, FeaturePool, PolynomialPool
 from ..families._base import check_finite_family as check_family
 from ..losses import weighted
-from ..partitioned import (DaskRows, RowPartitioned, _is_dask_array, non_finite_error,
-                           peak_rss_mb, selected_linear_scores)
+from ..partitioned import (DaskRows, RowPartitioned, _is_dask_array, kept_row_columns,
+                           non_finite_error, peak_rss_mb, selected_linear_scores)
 from ..preprocessing import (ONE_PASS_OFFSET, Standardization, fit_standardization,
                              measurement_columns, standardization_from_maxabs,
                              standardization_from_moments)
@@ -770,7 +770,7 @@ class _LocalRows:
         return (grad[:, 0] if grad.shape[1] == 1 else grad), conjugate
 
     def columns(self, pool, cand):
-        return pool.columns(cand, self.X)
+        return kept_row_columns(pool, cand, self.X, self.loss)
 
     def constraint_values(self, blocks, grad):
         """Value :math:`\\|A_t' u\\|_F^2` of each active constraint at the dual point."""
