@@ -50,6 +50,7 @@ from .partitioned import (
     _block_rmatvec,
     _is_dask_array,
     gather_result,
+    removed_rows,
     worker_addresses,
 )
 from .solvers.choice import NEWTON_MAX_ENTRIES, MasterChoice
@@ -398,6 +399,7 @@ class DaskMasterRows:
         self.loss = loss_partitions(self.client, loss, rows.bounds)
         self._seen = worker_addresses(self.client)
         self._lost = set()
+        self._removed = removed_rows(rows, loss)
 
     def intercept_only(self):
         """Optimal intercepts of the empty model (Newton on the intercepts from 0)."""
@@ -463,7 +465,7 @@ class DaskMasterRows:
     def columns(self, pool, cand):
         """The candidates' scaled columns, kept on the workers."""
         feats, weights = pool.column_indices(cand)
-        return self.rows.columns_on_workers(feats, weights)
+        return self.rows.columns_on_workers(feats, weights, *self._removed)
 
     def active_block(self, blocks):
         """The active constraints' columns side by side, per partition."""

@@ -145,8 +145,16 @@ def _block_sq_norms(block, weight=None):
         sq = np.bincount(cols, weights=sq_data, minlength=block.shape[1])
     else:
         data = np.asarray(block)
-        sq = (np.einsum("ij,ij->j", data, data, dtype=float) if weight is None
-              else np.einsum("ij,ij,i->j", data, data, weight, dtype=float))
+        if weight is None:
+            sq = np.einsum("ij,ij->j", data, data, dtype=float)
+        else:
+            # the same for dense rows: weighted by 0, a square near 1e300 gave
+            # inf * 0 = NaN (without a word from einsum), and a NaN norm made
+            # the pool's screening bound of the group NaN, so that group was
+            # never priced again (FGM's dual bound then rose above its objective)
+            keep = weight > 0
+            rows = data if keep.all() else data[keep]
+            sq = np.einsum("ij,ij,i->j", rows, rows, weight[keep], dtype=float)
     bad = data.size - np.count_nonzero(np.isfinite(data))
     return np.append(sq, bad)
 
@@ -779,7 +787,7 @@ class DaskRows(RowPartitioned):
         known = getattr(u, "known_rmatvec", None)
         return known.copy() if known is not None else super().rmatvec(u, step)
 
-    def columns_on_workers(self, ids, weights=None):
+    def columns_on_workers(self, ids, weights=None, sample_weight=None, filler=None):
         """``X[:, ids] * weights`` kept on the workers (FGM's active block).
 
         Parameters
@@ -787,6 +795,8 @@ class DaskRows(RowPartitioned):
         ids : array-like of int
         weights : ndarray of shape (len(ids),), optional
             Column scaling.
+        sample_weight, filler : ndarray, optional
+            Rows of zero weight hold ``filler`` (see :func:`_scaled_columns`).
 
         Returns
         -------
@@ -796,13 +806,65 @@ class DaskRows(RowPartitioned):
         if self.blocks is None:
             raise TypeError("columns on the workers need a distributed client.")
         ids = np.asarray(ids, dtype=np.int64)
-        return self.blocks.map(partial(_scaled_columns, ids=ids, weights=weights),
-                               tail=(len(ids),))
+        fn = partial(_scaled_columns, ids=ids, weights=weights, filler=filler)
+        if sample_weight is None:
+            return self.blocks.map(fn, tail=(len(ids),))
+        return self.blocks.map(fn, np.asarray(sample_weight, dtype=float), tail=(len(ids),))
 
 
-def _scaled_columns(block, ids, weights):
+def _scaled_columns(block, sample_weight=None, ids=None, weights=None, filler=None):
+    """``block[:, ids] * weights``; with ``sample_weight``, the rows of zero weight
+    hold ``filler[ids]`` (a kept row's values; zeros for sparse blocks).
+
+    A fit by row blocks keeps such rows (their loss is weighted by 0): a value
+    near 1e300 there overflowed once scaled (NaN margins), and made the
+    column's range that of the removed rows, hiding a far offset from the
+    master's shift (:func:`kernlearn.methods._fgm_rows.offset_shift`).
+    """
     cols = block[:, ids]
+    drop = None if sample_weight is None else ~(np.asarray(sample_weight) > 0)
     if sp.issparse(cols):
+        if drop is not None and drop.any():
+            cols = sp.diags((~drop).astype(float)) @ cols
+            cols.eliminate_zeros()
         return sp.csc_matrix(cols if weights is None else cols @ sp.diags(weights))
-    cols = np.asarray(cols, dtype=float)
+    cols = np.array(cols, dtype=float)
+    if drop is not None and drop.any():
+        cols[drop] = filler[ids]
     return cols if weights is None else cols * weights
+
+
+def kept_row_columns(pool, cand, X, loss):
+    """``pool.columns(cand, X)``, the rows the loss weighs by 0 holding
+    :func:`removed_rows`'s filler when ``X`` is read by row blocks.
+
+    By row blocks such rows are kept (in memory they are removed first): their
+    far values must not reach FGM's master, where they overflowed once scaled
+    and gave the column their range, hiding an offset from its shift.
+    """
+    w, filler = removed_rows(X, loss) if isinstance(X, RowPartitioned) else (None, None)
+    if w is None:
+        return pool.columns(cand, X)
+    feats, weights = pool.column_indices(cand)
+    out = X.map_stack(partial(_scaled_columns, ids=np.asarray(feats), weights=weights,
+                              filler=filler), w)
+    return sp.csc_matrix(out) if sp.issparse(out) else np.asarray(out)
+
+
+def removed_rows(rows, loss):
+    """``(sample_weight, filler)`` for :func:`_scaled_columns` when the loss
+    weighs some rows of ``rows`` by 0, else ``(None, None)``.
+
+    ``filler`` is the first row of positive weight (None for sparse ``X``).
+    """
+    w = getattr(loss, "sample_weight", None)
+    if w is None or np.ndim(w) == 0 or np.all(np.asarray(w) > 0):
+        return None, None
+    w = np.asarray(w, dtype=float)
+    i = int(np.argmax(w > 0))
+    if isinstance(rows, DaskRows):
+        row = rows.array[i].compute()
+    else:
+        p = int(np.searchsorted(rows.bounds, i, side="right") - 1)
+        row = rows.get_block(p)[i - rows.bounds[p]]
+    return w, None if sp.issparse(row) else np.asarray(row, dtype=float).ravel()

@@ -583,48 +583,6 @@ def _plain_fit_data(X, y, classification):
         return y.dtype.kind != "f" or bool(np.isfinite(y.sum()))
 
 
-def validate_partitioned_fit(est, rows, y, classification):
-    """Validate ``y`` against row-partitioned ``X`` (out of core or on a cluster).
-
-    ``X`` is not read here: its finiteness is checked in the first pass over
-    it (the column norms of the feature scaling).  ``y`` is brought into
-    memory (it has ``n_samples`` entries).
-
-    Parameters
-    ----------
-    est : BaseEstimator
-        The estimator (``n_features_in_`` is set).
-    rows : RowPartitioned
-    y : array-like of shape (n_samples,)
-    classification : bool
-        Classification targets (two or more classes) or finite numbers.
-
-    Returns
-    -------
-    rows : RowPartitioned
-    y : ndarray of shape (n_samples,)
-    """
-    n, m = rows.shape
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y.ravel()
-    if y.shape != (n,):
-        raise ValueError(f"y has shape {y.shape}; X has {n} rows.")
-    if n < 2 or m < 1:
-        raise ValueError(f"X of shape {rows.shape}: need at least 2 samples and 1 feature.")
-    if classification:
-        check_two_classes(y)
-    else:
-        y = np.asarray(y, dtype=np.float64)
-        # (named by its first row, as in memory: "y contains NaN or infinity" alone)
-        _refuse_missing(y, np.isnan(y))
-        _refuse_missing(y, np.isinf(y), "an infinite value")
-    est.n_features_in_ = m
-    if hasattr(est, "feature_names_in_"):
-        del est.feature_names_in_
-    return rows, y
-
-
 def validate_predict_data(est, X):
     """Validate ``X`` at predict time against the fitted ``n_features_in_``."""
     if plain_predict_data(est, X, sparse=True):
@@ -917,24 +875,6 @@ def fit_target_map(est, y, sample_weight, standardize):
         from ..preprocessing import fit_target_standardization as fit
     ts = fit(y, sample_weight, standardize)
     return ts if getattr(est, "fit_intercept", True) else ts.without_centring()
-
-
-def mapped_targets(ts, y, sample_weight):
-    """``ts.transform(y)`` with a zero weight's target mapped to 0.
-
-    A fit by row blocks keeps the rows of zero weight (it skips them): their
-    targets, absent from the map, were mapped too, and one near 1e308
-    overflowed with NumPy's bare warning (from a worker for a Dask ``y``).
-    """
-    if sample_weight is None or np.all(sample_weight > 0):
-        return ts.transform(y)
-    keep = np.asarray(sample_weight) > 0
-    if _is_dask_array(y):
-        import dask.array as da
-
-        return ts.transform(da.where(da.from_array(keep, chunks=y.chunks[:1]), y, ts.mean[0]))
-    return ts.transform(np.where(keep.reshape((-1,) + (1,) * (y.ndim - 1)), y,
-                                 ts.mean[0] if y.ndim == 1 else ts.mean))
 
 
 def input_standardization(est):

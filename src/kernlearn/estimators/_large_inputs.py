@@ -4,7 +4,8 @@ FGM reads ``X`` by row blocks (out of core with ``memory_budget``, or on a
 Dask cluster) and GrFL on a Dask cluster.  What reaches those paths is an
 array, a matrix or a chunk source; this module turns the user's other
 containers into one, with the checks an in-memory fit makes on them
-(numeric columns, feature names).
+(numeric columns, feature names), checks their targets
+(:func:`validate_partitioned_fit`) and maps them (:func:`mapped_targets`).
 """
 
 import numpy as np
@@ -16,13 +17,16 @@ from ..utils._finite import (block_first_non_finite, first_non_finite,
 from ..utils._input_kinds import block_floats, refuse_unlike_array
 from ._base import (
     _non_numeric_error,
+    _refuse_missing,
     _reordered_error,
+    check_two_classes,
     validate_fit_data,
     validate_predict_data,
 )
 
-__all__ = ["dask_array_numbers", "dask_frame_values", "partitioned_fit_inputs",
-           "partitioned_predict_input", "row_block_scores"]
+__all__ = ["dask_array_numbers", "dask_frame_values", "mapped_targets",
+           "partitioned_fit_inputs", "partitioned_predict_input", "row_block_scores",
+           "validate_partitioned_fit"]
 
 
 def dask_frame_values(est, X, reset):
@@ -226,3 +230,63 @@ def row_block_scores(est, X, scores):
     except _NonFiniteBlock:
         found = first_non_finite_of_blocks(rows.map_stack(block_first_non_finite), rows.bounds)
         raise ValueError(non_finite_message(found, type(est).__name__)) from None
+
+
+def validate_partitioned_fit(est, rows, y, classification):
+    """Validate ``y`` against row-partitioned ``X`` (out of core or on a cluster).
+
+    ``X`` is not read here: its finiteness is checked in the first pass over
+    it (the column norms of the feature scaling).  ``y`` is brought into
+    memory (it has ``n_samples`` entries).
+
+    Parameters
+    ----------
+    est : BaseEstimator
+        The estimator (``n_features_in_`` is set).
+    rows : RowPartitioned
+    y : array-like of shape (n_samples,)
+    classification : bool
+        Classification targets (two or more classes) or finite numbers.
+
+    Returns
+    -------
+    rows : RowPartitioned
+    y : ndarray of shape (n_samples,)
+    """
+    n, m = rows.shape
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.shape != (n,):
+        raise ValueError(f"y has shape {y.shape}; X has {n} rows.")
+    if n < 2 or m < 1:
+        raise ValueError(f"X of shape {rows.shape}: need at least 2 samples and 1 feature.")
+    if classification:
+        check_two_classes(y)
+    else:
+        y = np.asarray(y, dtype=np.float64)
+        # (named by its first row, as in memory: "y contains NaN or infinity" alone)
+        _refuse_missing(y, np.isnan(y))
+        _refuse_missing(y, np.isinf(y), "an infinite value")
+    est.n_features_in_ = m
+    if hasattr(est, "feature_names_in_"):
+        del est.feature_names_in_
+    return rows, y
+
+
+def mapped_targets(ts, y, sample_weight):
+    """``ts.transform(y)`` with a zero weight's target mapped to 0.
+
+    A fit by row blocks keeps the rows of zero weight (it skips them): their
+    targets, absent from the map, were mapped too, and one near 1e308
+    overflowed with NumPy's bare warning (from a worker for a Dask ``y``).
+    """
+    if sample_weight is None or np.all(sample_weight > 0):
+        return ts.transform(y)
+    keep = np.asarray(sample_weight) > 0
+    if _is_dask_array(y):
+        import dask.array as da
+
+        return ts.transform(da.where(da.from_array(keep, chunks=y.chunks[:1]), y, ts.mean[0]))
+    return ts.transform(np.where(keep.reshape((-1,) + (1,) * (y.ndim - 1)), y,
+                                 ts.mean[0] if y.ndim == 1 else ts.mean))

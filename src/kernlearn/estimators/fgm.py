@@ -29,12 +29,12 @@ from ..partitioned import (_block_columns, _is_dask_array, as_row_partitioned,
 from .._dask_master import class_codes, validate_dask_target
 from ._dask_predict import dask_input_doc, is_dask_input, map_row_blocks
 from ._decisions import class_labels, classes_kept, one_column_as_vector
-from ._large_inputs import partitioned_fit_inputs, partitioned_predict_input, row_block_scores
+from ._large_inputs import (mapped_targets, partitioned_fit_inputs, partitioned_predict_input,
+                            row_block_scores, validate_partitioned_fit)
 from ._base import (OLD_NAME, PLATT_XFAIL, ProbabilityMixin, _has_proba, all_or_nothing,
                     check_weighted_classes, finite_outputs, fit_sample_weight,
-                    fit_target_map, mapped_targets, renamed_parameter, validate_fit_data,
-                    validate_params_cached, validate_partitioned_fit,
-                    validate_predict_data, RenamedParameters)
+                    fit_target_map, renamed_parameter, validate_fit_data,
+                    validate_params_cached, validate_predict_data, RenamedParameters)
 from ._platt import platt_attr_doc
 from ._renamed import warn_unused
 from ..utils._warnings import user_stacklevel
@@ -559,7 +559,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         feature, the ``max_features`` budget) and the master of the returned
         model met ``inner_tol`` (of every one-vs-rest problem with
         ``multiclass="ovr"``); ``False`` whenever a ``ConvergenceWarning``
-        said one of them ran out of iterations.
+        said one of them ran out of iterations, or that a dual lower bound
+        lay above the objective (no bound: a defect signal, never used to stop).
     history_ : dict of ndarray or list of dict
         Per outer iteration: ``iter``, ``objective`` (upper bound),
         ``lower_bound`` and ``gap`` of Theorem 2, ``violation`` (the largest

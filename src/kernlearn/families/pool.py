@@ -244,6 +244,9 @@ class FeaturePool(BaseFamily):
         w = self._group_weight
         bound = w * (np.sqrt(_group_sums(zz0, self._flat, self._gptr))
                      + self._group_sigma * drift)
+        # a bound that is not a number bounds nothing: such a group is scored
+        # (NaN compares false with c_min, and the group was never priced again)
+        bound[~(bound >= 0)] = np.inf
         order = np.argsort(-bound, kind="stable")
         sizes_sorted = np.diff(self._gptr)[order]
         z = np.zeros_like(z0)

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from ..losses import get_loss, weighted
+from ..partitioned import _scaled_columns
 from ..penalties import SquaredGroupL1
 from ..solvers import choose_master
 from ._fgm_rows import active_block, sparse_work
@@ -73,6 +74,12 @@ def refit_l2(X, y, sel, kind, pool, settings, sample_weight=None, solve_master=N
         return coef, float(intercept) if settings.fit_intercept else 0.0, True
     scale = pool.scale_[sel]
     Xs = pool.raw_columns(sel, X)
+    if sample_weight is not None and np.ndim(sample_weight) and not np.all(sample_weight > 0):
+        # by row blocks the rows of zero weight are kept: a kept row's values
+        # there, as in the cutting planes' master (partitioned.kept_row_columns)
+        first = int(np.argmax(np.asarray(sample_weight) > 0))
+        filler = None if sp.issparse(Xs) else np.array(Xs[first], dtype=float)
+        Xs = _scaled_columns(Xs, sample_weight, ids=np.arange(sel.size), filler=filler)
     Xs = Xs @ sp.diags(scale) if sp.issparse(Xs) else Xs * scale
     Xs = active_block([Xs]) if sp.issparse(Xs) else Xs
     w, b, converged = _one_constraint(Xs, y, get_loss(kind), settings, sample_weight,

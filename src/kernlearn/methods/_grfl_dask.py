@@ -304,7 +304,7 @@ def dask_fit_inputs(est, X, y, multi_output=False, y_numeric=False):
         For what the Dask path does not do: ``warm_start``, ``n_paths``
         above 1, Platt probabilities, a 2-D ``y``.
     """
-    from ..estimators._base import validate_partitioned_fit
+    from ..estimators._large_inputs import validate_partitioned_fit
 
     name = type(est).__name__
     if est.warm_start:

@@ -53,8 +53,8 @@ from ._result import MethodResult
 from ..families import AdditiveKernelExpansion, FeaturePool, PolynomialPool
 from ..families._base import check_finite_family as check_family
 from ..losses import weighted
-from ..partitioned import (DaskRows, RowPartitioned, _is_dask_array, non_finite_error,
-                           peak_rss_mb, selected_linear_scores)
+from ..partitioned import (DaskRows, RowPartitioned, _is_dask_array, kept_row_columns,
+                           non_finite_error, peak_rss_mb, selected_linear_scores)
 from ..preprocessing import (ONE_PASS_OFFSET, Standardization, fit_standardization,
                              measurement_columns, standardization_from_maxabs,
                              standardization_from_moments)
@@ -63,8 +63,8 @@ from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_refit import refit_l2
-from ._fgm_rows import (active_block, block_moments, block_stored, centre_by_newton,
-                        offset_shift, shift_columns, sparse_work)
+from ._fgm_rows import (active_block, block_moments, block_stored, bound_above_objective,
+                        bound_warning, centre_by_newton, offset_shift, shift_columns, sparse_work)
 from ..utils._threads import parallel_until_error
 from ..utils._warnings import carried, summed, warn
 
@@ -167,6 +167,9 @@ class FGMState:
     score_rtol : float
         Relative accuracy of the pricing scores at the last master's solution
         (:func:`_score_rtol`).
+    bad_bounds : list of tuple
+        ``(dual, objective, masters)`` of the pricings whose dual value lay
+        above the objective (:func:`~._fgm_rows.bound_above_objective`).
     """
 
     W: np.ndarray
@@ -183,6 +186,7 @@ class FGMState:
     upper: float = np.inf
     unconverged: list = field(default_factory=list)
     score_rtol: float = 0.0
+    bad_bounds: list = field(default_factory=list)
 
     def indptr(self):
         """Boundaries of the constraints' rows in ``W``."""
@@ -628,8 +632,16 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
             exclude = st.active_candidates() | st.excluded
         cand = pool.price(g, B, X=X, exclude=exclude)
         # Fenchel dual at the recovered (feasible) point: a lower bound (Theorem 2).
-        dual = -s.C * conjugate - penalty.conjugate(cand.extra["sum_sq"])
-        st.lower = max(st.lower, dual)
+        pen = penalty.conjugate(cand.extra["sum_sq"])
+        dual = -s.C * conjugate - pen
+        terms, best = abs(s.C * conjugate) + abs(pen), max(st.lower, dual)
+        if bound_above_objective(best, st.upper, terms):
+            # no bound (one from a pricing that missed a group lay 1.4 above the
+            # objective, and the gap test stopped the fit at once, silently):
+            # kept out of the gap test, the fit unconverged (warned at the end)
+            st.bad_bounds.append((best, st.upper, len(st.unconverged)))
+            best = -np.inf if bound_above_objective(dual, st.upper, terms) else dual
+        st.lower = best
         if not budget and s.tol is not None and np.isfinite(st.upper) and \
                 st.upper - st.lower <= s.tol * max(abs(st.upper), 1e-300):
             # Theorem 2: no restricted master can lower the objective by more
@@ -712,10 +724,13 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
             "iteration cap before meeting their tolerance; increase inner_max_iter.",
             ConvergenceWarning,
         )
+    if st.bad_bounds:
+        warn(bound_warning(name, st.bad_bounds), ConvergenceWarning)
     history = {**out.history.as_dict(), "final_lower_bound": np.array([st.lower])}
     selected, coef_sel, d = _collect(st)
     # converged: the path's stopping rule, and the returned model's master
-    ok = (converged or stop_reason == "max_features") and not any(st.unconverged[-1:])
+    ok = (converged or stop_reason == "max_features") and not any(st.unconverged[-1:]) \
+        and not st.bad_bounds
     return _Path(st.b, selected, coef_sel, d, st.groups, history, out.n_iter, ok, stop_reason)
 
 
@@ -755,7 +770,7 @@ class _LocalRows:
         return (grad[:, 0] if grad.shape[1] == 1 else grad), conjugate
 
     def columns(self, pool, cand):
-        return pool.columns(cand, self.X)
+        return kept_row_columns(pool, cand, self.X, self.loss)
 
     def constraint_values(self, blocks, grad):
         """Value :math:`\\|A_t' u\\|_F^2` of each active constraint at the dual point."""
