@@ -77,6 +77,33 @@ def documented_limitation(name, message):
     return None
 
 
+# The kinds of refusal (of the input, of the folds, of the parameters): a
+# counterpart's refusal excuses ours only when they share a kind, so that a
+# refusal of ours for a reason of its own is not passed by the counterpart
+# refusing something else of the same composition (a negative alpha, a fold).
+KINDS = (
+    ("non-finite", r"NaN|[Ii]nfinity|non-finite|not finite"),
+    ("sparse", r"[Ss]parse"),
+    ("no-rows", r"0 sample|no rows|empty|minimum of \d+ is required|zero-size"),
+    ("classes", r"one class|1 class|single class|only one|at least (two|2) classes"
+                r"|classes has to be|number of classes|least populated|members in each class"),
+    ("folds", r"n_splits|folds?\b|least populated|members in each class|splits"),
+    ("target", r"label type|[Cc]ontinuous|target|\by\b"),
+    ("shape", r"features|shape|inconsistent numbers of samples|length|dimension|columns?\b"),
+    ("parameter", r"parameter|must be|unexpected keyword|[Ii]nvalid"),
+)
+
+
+def refusal_kinds(message):
+    """The kinds (:data:`KINDS`) a refusal's message names."""
+    return {kind for kind, pat in KINDS if re.search(pat, message)}
+
+
+def same_kind(ours, theirs):
+    """Whether two refusals share a kind (a message of no kind shares none)."""
+    return bool(refusal_kinds(ours) & refusal_kinds(theirs))
+
+
 class _TaskIgnoring(BaseEstimator):
     """A scikit-learn estimator whose ``fit`` and predictions take ``task_index``."""
 

@@ -1,0 +1,108 @@
+"""Audit 104: a review of audit 94 (issue 21).
+
+Audit 94 judged the ecosystem fuzz's refusals by a scikit-learn counterpart
+and made ``FGMClassifier(solver="apg"/"simplemkl")`` run one-vs-rest on three
+or more classes at ``multiclass="auto"``.  Each test names what it checks."""
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+
+@pytest.fixture
+def fuzzer():
+    from bench_scripts import load_script
+
+    yield from load_script("fuzz_ecosystem")
+
+
+def test_fuzzer_refusal_for_another_reason_is_not_excused(fuzzer, monkeypatch):
+    # a refusal of ours was excused by the counterpart refusing the same
+    # composition for any reason at all (a negative alpha excused a refusal
+    # of NaN, or of nothing the counterpart shares): the kinds must agree
+    import sys
+
+    from sklearn.linear_model import Lasso
+
+    from kernlearn import FGMRegressor
+
+    def refuse(message):
+        def fit(self, X, y, sample_weight=None):
+            raise ValueError(message)
+        return fit
+
+    monkeypatch.setattr(sys.modules["fuzz_counterparts"], "counterpart",
+                        lambda name, params, tasks=False: Lasso(alpha=-1.0))
+    for message in ("Input X contains NaN.", "a planted refusal of a pipeline"):
+        monkeypatch.setattr(FGMRegressor, "fit", refuse(message))
+        status, detail, _ = fuzzer.run_case("FGMRegressor", "pipeline", 11)
+        assert status == "refused-differently", (message, status, detail)
+        assert status in fuzzer.FAILURES and "alpha" in detail
+    # the same kind (a parameter refused by both) is still expected
+    monkeypatch.setattr(FGMRegressor, "fit",
+                        refuse("The 'C' parameter of FGMRegressor must be positive"))
+    assert fuzzer.run_case("FGMRegressor", "pipeline", 11)[0] == "refused-expected"
+
+
+def test_refusal_kinds_of_shared_refusals_agree():
+    # scikit-learn's refusals of hostile input and ours name the same kind
+    from bench_scripts import load_script
+
+    fc = next(load_script("fuzz_counterparts"))
+    pairs = [
+        ("Input X contains NaN.", "SVC: ValueError: Input X contains NaN."),
+        ("X has 3 features, but FGMClassifier is expecting 4 features as input.",
+         "LinearSVC: ValueError: X has 3 features, but LinearSVC is expecting 4"),
+        ("Found array with 0 sample(s) (shape=(0, 4)) while a minimum of 1 is required.",
+         "Lasso: ValueError: Found array with 0 sample(s) (shape=(0, 4))"),
+        ("The training data has samples of one class only.",
+         "SVC: ValueError: The number of classes has to be greater than one; got 1 class"),
+    ]
+    for ours, theirs in pairs:
+        assert fc.same_kind(ours, theirs), (ours, theirs)
+    assert not fc.same_kind("Input X contains NaN.", "SVC: ValueError: The number of "
+                            "classes has to be greater than one; got 1 class")
+    assert not fc.same_kind("a planted refusal", "a planted refusal")
+
+
+@pytest.mark.parametrize("solver", ["apg", "simplemkl"])
+def test_one_output_solvers_multiclass_is_one_vs_rest_by_hand(solver):
+    # the one-vs-rest model of audit 94 is what a user builds by hand: each
+    # class against the rest with the same solver and row weights, on dense
+    # or CSR input; history_ / n_iter_ / d_ per problem; n_jobs used (no
+    # "unused" warning) and equal; saved and loaded unchanged
+    import os
+    import tempfile
+    import warnings
+
+    import scipy.sparse as sp
+
+    from kernlearn import FGMClassifier
+    from kernlearn.io import load_model, save_model
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(90, 6)
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.randn(90), [-0.5, 0.5])
+    sw = rng.rand(90) + 0.2
+    kw = dict(solver=solver, max_features=3)
+    with threadpool_limits(1):
+        model = FGMClassifier(**kw).fit(X, y, sample_weight=sw)
+        by_hand = [FGMClassifier(**kw).fit(X, (y == k).astype(int), sample_weight=sw)
+                   for k in range(3)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)  # (n_jobs is read)
+            threads = FGMClassifier(n_jobs=2, **kw).fit(sp.csr_matrix(X), y, sample_weight=sw)
+    dec = model.decision_function(X)
+    np.testing.assert_allclose(dec, np.column_stack([m.decision_function(X) for m in by_hand]),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(model.coef_, np.vstack([m.coef_ for m in by_hand]),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(threads.decision_function(X), dec, rtol=1e-10, atol=1e-12)
+    assert len(model.history_) == 3 and model.n_iter_.shape == (3,)
+    assert model.d_.shape == (3, len(model.selected_features_))
+    assert set(model.selected_features_) == set().union(
+        *[set(m.selected_features_) for m in by_hand])
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "model.kl")
+        save_model(model, path)
+        np.testing.assert_array_equal(load_model(path).decision_function(X), dec)
