@@ -57,6 +57,11 @@ def test_refusal_kinds_of_shared_refusals_agree():
          "Lasso: ValueError: Found array with 0 sample(s) (shape=(0, 4))"),
         ("The training data has samples of one class only.",
          "SVC: ValueError: The number of classes has to be greater than one; got 1 class"),
+        ("Found array with 0 sample(s) (shape=(0, 2)) while a minimum of 2 is required.",
+         "GridSearchCV: ValueError: Cannot perform LeaveOneOut with n_samples=0."),
+        ("task 1 has samples of one class only; every task needs both classes.",
+         "LinearSVC: ValueError: This solver needs samples of at least 2 classes in the "
+         "data, but the data contains only one class: 0"),
     ]
     for ours, theirs in pairs:
         assert fc.same_kind(ours, theirs), (ours, theirs)
