@@ -128,3 +128,9 @@ def test_listed_limitations_name_their_remedy():
             FGMClassifier(solver=solver, multiclass="shared").fit(X, y3)
     with pytest.raises(ValueError, match=r"binary labels.*one model per class on y == c"):
         InfiniteFeatureClassifier().fit(X, y3, task_index=np.arange(40) % 2)
+    # (the multitask classifiers refuse three classes where SVC fits them: one
+    # binary problem per task; the message now says what to do)
+    from kernlearn import MultitaskMKLClassifier
+
+    with pytest.raises(ValueError, match=r"got 3 classes: fit one model per class on y == c"):
+        MultitaskMKLClassifier().fit(X, y3, task_index=np.arange(40) % 2)
