@@ -121,7 +121,7 @@ def test_listed_limitations_name_their_remedy():
     rng = np.random.RandomState(1)
     X = rng.randn(40, 3)
     y3 = np.digitize(X[:, 0], [-0.5, 0.5])
-    with pytest.raises(ValueError, match=r"use at most max_features=3, or None"):
+    with pytest.raises(ValueError, match=r"use at most 3, or None"):
         FGMRegressor(max_features=5).fit(X, X[:, 0])
     for solver in ("apg", "simplemkl"):
         with pytest.raises(ValueError, match=r"handles one output.*or multiclass='ovr'"):

@@ -447,9 +447,8 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
     n_cand = getattr(pool, "n_candidates", None)
     if settings.max_features is not None and n_cand is not None \
             and settings.max_features > n_cand:
-        raise ValueError(f"max_features={settings.max_features} exceeds the {n_cand} "
-                         f"candidate features (or groups) of this problem; use at most "
-                         f"max_features={n_cand}, or None for no budget.")
+        raise ValueError(f"max_features={settings.max_features} exceeds the {n_cand} candidate "
+                         f"features (or groups) of this problem; use at most {n_cand}, or None.")
     if n_classes is None:
         tasks = [y.astype(float) if _is_dask_array(y) else np.asarray(y, dtype=float)]
     elif n_classes == 2:
