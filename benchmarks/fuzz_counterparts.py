@@ -90,7 +90,7 @@ def documented_limitation(name, message):
 # refusal of ours for a reason of its own is not passed by the counterpart
 # refusing something else of the same composition (a negative alpha, a fold).
 KINDS = (
-    ("non-finite", r"NaN|[Ii]nfinity|non-finite|not finite"),
+    ("non-finite", r"NaN|[Ii]nfinit|non-finite|not finite"),
     ("sparse", r"[Ss]parse"),
     ("no-rows", r"0 sample|n_samples=0|no rows|empty|minimum of \d+ is required|zero-size"),
     ("classes", r"one class|1 class|single class|only one|at least (two|2) classes|both classes"

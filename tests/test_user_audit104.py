@@ -51,6 +51,9 @@ def test_refusal_kinds_of_shared_refusals_agree():
     fc = next(load_script("fuzz_counterparts"))
     pairs = [
         ("Input X contains NaN.", "SVC: ValueError: Input X contains NaN."),
+        ("X has an infinite value (inf) at row 12, column 2 (1 in all); PNormMKLClassifier "
+         "needs a finite number in every cell: fill or drop it.",
+         "SVC: ValueError: Input X contains infinity or a value too large for dtype"),
         ("X has 3 features, but FGMClassifier is expecting 4 features as input.",
          "LinearSVC: ValueError: X has 3 features, but LinearSVC is expecting 4"),
         ("Found array with 0 sample(s) (shape=(0, 4)) while a minimum of 1 is required.",
