@@ -95,7 +95,7 @@ KINDS = (
     ("no-rows", r"0 sample|n_samples=0|no rows|empty|minimum of \d+ is required|zero-size"),
     ("classes", r"one class|1 class|single class|only one|at least (two|2) classes|both classes"
                 r"|classes has to be|number of classes|least populated|members in each class"
-                r"|more than one class"),
+                r"|more than one class|of every class"),
     ("folds", r"n_splits|folds?\b|least populated|members in each class|splits"),
     ("target", r"label type|[Cc]ontinuous|target|\by\b"),
     ("shape", r"features|shape|inconsistent numbers of samples|length|dimension|columns?\b"),
@@ -219,7 +219,10 @@ def run_counterpart(comp_fn, name, params, X, y, task, sw, rng):
             warnings.simplefilter("ignore")
             comp_fn(name, cparams, est, X, y, task, sw, rng)
     except CLEAR_ERRORS as exc:
-        return "refused", f"{type(est).__name__}: {type(exc).__name__}: {str(exc)[:200]}"
+        # (a search whose every fit failed says so on many lines, its last
+        # the fits' error: that line is the refusal's reason)
+        lines = [line for line in str(exc).splitlines() if line.strip()] or [""]
+        return "refused", f"{type(est).__name__}: {type(exc).__name__}: {lines[-1][:200]}"
     except Exception as exc:  # noqa: BLE001 - judged by its type
         detail = f"{type(est).__name__}: {type(exc).__name__}: {str(exc)[:200]}"
         # a check of the fuzz failing on a scikit-learn model: it got past

@@ -68,6 +68,9 @@ def test_refusal_kinds_of_shared_refusals_agree():
     ]
     for ours, theirs in pairs:
         assert fc.same_kind(ours, theirs), (ours, theirs)
+    assert fc.same_kind("probability=True needs at least 5 samples of every class (class 1 "
+                        "has one)", "SVC: ValueError: The number of classes has to be "
+                        "greater than one; got 1 class")
     assert not fc.same_kind("Input X contains NaN.", "SVC: ValueError: The number of "
                             "classes has to be greater than one; got 1 class")
     assert not fc.same_kind("a planted refusal", "a planted refusal")
@@ -137,3 +140,27 @@ def test_listed_limitations_name_their_remedy():
 
     with pytest.raises(ValueError, match=r"got 3 classes: fit one model per class on y == c"):
         MultitaskMKLClassifier().fit(X, y3, task_index=np.arange(40) % 2)
+
+
+def test_counterpart_search_refusal_reads_the_fits_error():
+    # a counterpart search whose every fit failed refused with a message of
+    # many lines, cut to its empty-looking start: the kinds read nothing and
+    # a right refusal of ours was judged "refused-differently"
+    from bench_scripts import load_script
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.svm import SVC
+
+    fc = next(load_script("fuzz_counterparts"))
+    X = np.random.RandomState(0).randn(30, 2)
+
+    def comp(name, params, est, X, y, task, sw, rng):
+        est.fit(X, y)
+
+    search = GridSearchCV(SVC(), {"C": [1.0, 2.0]}, cv=3)
+    import unittest.mock as mock
+
+    with mock.patch.object(fc, "counterpart", lambda name, params, tasks=False: search):
+        status, detail = fc.run_counterpart(comp, "X", {}, X, np.zeros(30), None, None, None)
+    assert status == "refused" and "class" in detail, detail
+    assert fc.same_kind("y contains a single class (0); a classifier needs more than one "
+                        "class.", detail)
