@@ -95,7 +95,7 @@ KINDS = (
     ("no-rows", r"0 sample|n_samples=0|no rows|empty|minimum of \d+ is required|zero-size"),
     ("classes", r"one class|1 class|single class|only one|at least (two|2) classes|both classes"
                 r"|classes has to be|number of classes|least populated|members in each class"
-                r"|more than one class|of every class"),
+                r"|more than one class|of (every|each) class|sample of class"),
     ("folds", r"n_splits|folds?\b|least populated|members in each class|splits"),
     ("target", r"label type|[Cc]ontinuous|target|\by\b"),
     ("shape", r"features|shape|inconsistent numbers of samples|length|dimension|columns?\b"),

@@ -71,6 +71,8 @@ def test_refusal_kinds_of_shared_refusals_agree():
     assert fc.same_kind("probability=True needs at least 5 samples of every class (class 1 "
                         "has one)", "SVC: ValueError: The number of classes has to be "
                         "greater than one; got 1 class")
+    assert fc.same_kind("one sample of class 'a'; cross-validation needs two of each class",
+                        "SVC: ValueError: The number of classes has to be greater than one")
     assert not fc.same_kind("Input X contains NaN.", "SVC: ValueError: The number of "
                             "classes has to be greater than one; got 1 class")
     assert not fc.same_kind("a planted refusal", "a planted refusal")
