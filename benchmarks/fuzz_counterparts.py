@@ -99,7 +99,7 @@ KINDS = (
     ("folds", r"n_splits|folds?\b|least populated|members in each class|splits"),
     ("target", r"label type|[Cc]ontinuous|target|\by\b"),
     ("shape", r"features|shape|inconsistent numbers of samples|length|dimension|columns?\b"),
-    ("parameter", r"parameter|must be|unexpected keyword|[Ii]nvalid"),
+    ("parameter", r"parameter|must be|unexpected keyword|[Ii]nvalid|class_weight"),
 )
 
 

@@ -73,6 +73,8 @@ def test_refusal_kinds_of_shared_refusals_agree():
                         "greater than one; got 1 class")
     assert fc.same_kind("one sample of class 'a'; cross-validation needs two of each class",
                         "SVC: ValueError: The number of classes has to be greater than one")
+    assert fc.same_kind("class_weight names 'a', 'b', which are not classes of y",
+                        "SVC: ValueError: The classes, [0, 1], are not in class_weight")
     assert not fc.same_kind("Input X contains NaN.", "SVC: ValueError: The number of "
                             "classes has to be greater than one; got 1 class")
     assert not fc.same_kind("a planted refusal", "a planted refusal")
