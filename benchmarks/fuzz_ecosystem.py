@@ -20,6 +20,10 @@ checks:
   estimator's scikit-learn counterpart (``fuzz_counterparts.py``) refuses too
   ("refused-expected"), or the message names one of its listed, documented
   limitations ("refused-limitation"); else "wrongful-refusal", a failure.
+  The two refusals must share a kind (``fuzz_counterparts.KINDS``: non-finite
+  input, no rows, one class, the folds, a wrong shape, a parameter, ...): a
+  counterpart refusing for another reason does not excuse ours
+  ("refused-differently", a failure);
   ``--converse`` runs a fraction of the accepted compositions with the
   counterpart too ("ok-both"), and the ``hostile`` composition (a one-class
   fit or fold, a wrong shape, NaN, no rows) always: an acceptance of what
@@ -68,7 +72,7 @@ from sklearn.exceptions import NotFittedError  # noqa: E402
 from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
 from fuzz_counterparts import (accepted_rightly, documented_limitation,  # noqa: E402
-                               run_counterpart)
+                               run_counterpart, same_kind)
 from fuzz_inputs import (Defect, _close, _fit, _pk, _unavailable, comp_hostile,  # noqa: E402
                          comp_inputs)
 from fuzz_options import CLEAR_ERRORS, INTERNAL_WORDS, SPACES, draw_case  # noqa: E402
@@ -82,8 +86,8 @@ import kernlearn  # noqa: E402
 # What a composition returns when it does not apply to the drawn case (counted apart)
 SKIP = "skipped"
 # The outcomes that fail the run
-FAILURES = ("crash", "bad-error", "defect", "wrongful-refusal", "unjudged",
-            "accepted-counterpart-refuses")
+FAILURES = ("crash", "bad-error", "defect", "wrongful-refusal", "refused-differently",
+            "unjudged", "accepted-counterpart-refuses")
 
 
 def _outputs(est, X, **kw):
@@ -832,6 +836,11 @@ def judge_refusal(name, comp, seed, detail, params):
         return "refused-limitation", f"{detail} ({reason})", params
     status, other = _with_counterpart(name, comp, seed)
     if status == "refused":
+        # (the counterpart's message, past its "Estimator: Error:" prefix)
+        theirs = other.split(": ", 2)[-1]
+        if not same_kind(detail.split(": ", 1)[-1], theirs):
+            return ("refused-differently", f"{detail}; the counterpart refuses for another "
+                    f"reason: {other}", params)
         return "refused-expected", f"{detail}; the counterpart too: {other}", params
     if status == "unjudged":
         return "unjudged", f"{detail}; the counterpart failed otherwise: {other}", params

@@ -135,7 +135,9 @@ def test_fuzzer_judges_refusals_by_the_counterpart(fuzzer, monkeypatch):
                         refuse("max_features=9 exceeds the 3 candidate features"))
     assert fuzzer.run_case("FGMRegressor", "pipeline", 11)[0] == "refused-limitation"
 
-    monkeypatch.setattr(FGMRegressor, "fit", refuse("a planted refusal of a pipeline"))
+    # (a refusal of the same kind: audit 104 requires the kinds to agree)
+    monkeypatch.setattr(FGMRegressor, "fit",
+                        refuse("The 'C' parameter of FGMRegressor must be positive"))
     monkeypatch.setattr(sys.modules["fuzz_counterparts"], "counterpart",
                         lambda name, params, tasks=False: Lasso(alpha=-1.0))
     status, detail, _ = fuzzer.run_case("FGMRegressor", "pipeline", 11)

@@ -415,7 +415,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         weight do not count and are not offered again.  ``max_iter`` then bounds
         the iterations beyond those rounds.  Counts groups when ``groups`` is
         given, input features with an additive-kernel family.
-        With ``multiclass="ovr"`` the budget applies to each one-vs-rest
+        In a one-vs-rest fit (see ``multiclass``) the budget applies to each
         problem (their union may hold more features).
     multiclass : {"auto", "shared", "ovr"}, default="auto"
         Multiclass problems: ``"shared"`` selects one set of features for all
@@ -499,7 +499,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         ``column_coef_`` (not ``coef_``) the weights over them, and
         ``feature_importances_`` one importance per input.
     n_jobs : int, optional
-        Threads for the one-vs-rest problems of ``multiclass="ovr"`` (joblib): ``None``
+        Threads for the one-vs-rest problems (``multiclass``; joblib): ``None``
         is 1 unless in a ``joblib.parallel_config`` context, ``-1`` all processors
         (two classes, or ``"shared"``, are one problem: a warning names it when set).
     memory_budget : int or str, optional
@@ -551,16 +551,16 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         of first inclusion, for multiclass).
     d_ : ndarray
         Learned scaling :math:`d_j \in [0, 1]` of the selected features (one
-        row per one-vs-rest problem with ``multiclass="ovr"``).
+        row per problem of a one-vs-rest fit, see ``multiclass``).
     n_iter_ : int or ndarray
-        Outer iterations run.
+        Outer iterations run (one per problem of a one-vs-rest fit).
     converged_ : bool
         Whether the outer loop stopped on its own rule (``tol``, no violated
         feature, the ``max_features`` budget) and the master of the returned
-        model met ``inner_tol`` (of every one-vs-rest problem with
-        ``multiclass="ovr"``); ``False`` whenever a ``ConvergenceWarning``
-        said one of them ran out of iterations, or that a dual lower bound
-        lay above the objective (no bound: a defect signal, never used to stop).
+        model met ``inner_tol`` (of every problem of a one-vs-rest
+        fit); ``False`` whenever a ``ConvergenceWarning`` said one of them
+        ran out of iterations, or that a dual lower bound lay above the
+        objective (no bound: a defect signal, never used to stop).
     history_ : dict of ndarray or list of dict
         Per outer iteration: ``iter``, ``objective`` (upper bound),
         ``lower_bound`` and ``gap`` of Theorem 2, ``violation`` (the largest
@@ -571,7 +571,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         (why: an index into :data:`kernlearn.solvers.MASTER_REASONS`),
         ``time`` and ``peak_rss_mb`` (peak resident memory of this process);
         ``final_lower_bound``, one entry, is the bound at the last pricing.
-        One such dict per problem with ``multiclass="ovr"``.
+        One such dict per problem of a one-vs-rest fit (``multiclass``).
     x_mean_ : ndarray of shape (n_features,) or None
         Column means of dense training data (``standardize=True``; the
         centring is implicit through the intercept, and the master shifts

@@ -620,7 +620,8 @@ class InfiniteFeatureClassifier(
         self.classes_, yi = encode_labels(y)
         task_rows = self._split_tasks(task_index, X.shape[0])
         if task_rows is not None and len(self.classes_) != 2:
-            raise ValueError("task_index needs binary labels (one binary task each).")
+            raise ValueError("task_index needs binary labels (one binary task each); fit "
+                             "one model per class on y == c, or fit without task_index.")
         Xk, yi, sw = self._kept_rows(X, yi, sw, task_rows)  # (classes_ kept: above)
         # +-1 codes, one column per class; binary problems keep the second's
         codes = np.where(yi[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)

@@ -751,8 +751,8 @@ def _fitted_targets(est, y, task_index, sw):
 def _check_binary(classes):
     """Refuse more than two ``classes`` (one binary problem per task)."""
     if len(classes) != 2:
-        raise ValueError("Only binary classification is supported (one binary "
-                         f"problem per task); got {len(classes)} classes.")
+        raise ValueError(f"Only binary classification is supported (one binary problem per "
+                         f"task); got {len(classes)} classes: fit one model per class on y == c.")
 
 
 def _check_square_loss_scale(y):

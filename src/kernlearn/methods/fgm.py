@@ -451,8 +451,8 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
     n_cand = getattr(pool, "n_candidates", None)
     if settings.max_features is not None and n_cand is not None \
             and settings.max_features > n_cand:
-        raise ValueError(f"max_features={settings.max_features} exceeds the {n_cand} "
-                         "candidate features (or groups) of this problem.")
+        raise ValueError(f"max_features={settings.max_features} exceeds the {n_cand} candidate "
+                         f"features (or groups) of this problem; use at most {n_cand}, or None.")
     if n_classes is None:
         tasks = [y.astype(float) if _is_dask_array(y) else np.asarray(y, dtype=float)]
     elif n_classes == 2:
@@ -901,7 +901,7 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=No
         # the paper's MKL-FGM master (sec. 5.1, SimpleMKL): a slow reference
         if Y.shape[1] > 1:
             raise ValueError("solver='simplemkl' handles one output; use solver='newton' "
-                             "for a shared multiclass selection.")
+                             "for a shared multiclass selection, or multiclass='ovr'.")
         opts = {k: v for k, v in (("tol", s.master_tol), ("max_iter", s.master_max_iter))
                 if v is not None}
         res = SimpleMKL(**opts).solve(
@@ -912,7 +912,7 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=No
     else:
         if Y.shape[1] > 1:
             raise ValueError("solver='apg' handles one output; use solver='newton' "
-                             "for a shared multiclass selection.")
+                             "for a shared multiclass selection, or multiclass='ovr'.")
         res = APG(tol=s.master_tol or 1e-6, max_iter=s.master_max_iter or 5000).solve(
             Problem(A, Y[:, 0], weighted(loss, C=s.C), penalty, indptr, s.fit_intercept),
             APGState(W0[:, 0], b0[0], tau=tau))
