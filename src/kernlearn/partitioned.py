@@ -841,6 +841,22 @@ def kept_row_columns(pool, cand, X, loss):
     By row blocks such rows are kept (in memory they are removed first): their
     far values must not reach FGM's master, where they overflowed once scaled
     and gave the column their range, hiding an offset from its shift.
+
+    Parameters
+    ----------
+    pool : FeaturePool
+        The pool whose candidate columns are built.
+    cand : array-like
+        The candidates (feature ids of ``pool``).
+    X : ndarray, sparse matrix or RowPartitioned
+        The training inputs.
+    loss : Loss
+        The fit's loss; its ``sample_weight`` names the removed rows.
+
+    Returns
+    -------
+    columns : ndarray or scipy.sparse.csc_matrix of shape (n_samples, n_columns)
+        The candidates' columns.
     """
     w, filler = removed_rows(X, loss) if isinstance(X, RowPartitioned) else (None, None)
     if w is None:
@@ -856,6 +872,20 @@ def removed_rows(rows, loss):
     weighs some rows of ``rows`` by 0, else ``(None, None)``.
 
     ``filler`` is the first row of positive weight (None for sparse ``X``).
+
+    Parameters
+    ----------
+    rows : RowPartitioned
+        The training inputs by row blocks.
+    loss : Loss
+        The fit's loss; its ``sample_weight`` names the removed rows.
+
+    Returns
+    -------
+    sample_weight : ndarray of shape (n_samples,) or None
+        The row weights, when some are 0.
+    filler : ndarray of shape (n_features,) or None
+        The values the removed rows hold in the master's columns.
     """
     w = getattr(loss, "sample_weight", None)
     if w is None or np.ndim(w) == 0 or np.all(np.asarray(w) > 0):

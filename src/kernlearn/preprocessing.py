@@ -188,7 +188,18 @@ def implicit_center(X, sample_weight=None, standardize=True):
 def warn_far_center(center):
     """``center`` (the means of standardised sparse columns), with a warning
     when one is beyond :data:`FAR_OFFSET` (the fits on a Dask cluster compute
-    it by partitions: they said nothing where the in-memory fit warns)."""
+    it by partitions: they said nothing where the in-memory fit warns).
+
+    Parameters
+    ----------
+    center : ndarray of shape (n_features,)
+        The columns' means in units of their spread.
+
+    Returns
+    -------
+    center : ndarray of shape (n_features,)
+        The same array.
+    """
     far = np.flatnonzero(np.abs(center) > FAR_OFFSET)
     if far.size:
         # (the spread is exact (two passes), but the centring comes from products
