@@ -5,8 +5,10 @@ Each test here failed on the code before its fix.
 """
 
 import io
+import json
 import struct
 import tracemalloc
+import warnings
 import zipfile
 import zlib
 
@@ -105,3 +107,62 @@ def test_over_the_cap_a_member_is_counted_before_allocation(method, tmp_path,
             zf.writestr(f"{name}.npy", buf.getvalue())
     X, y, _ = load_data_file(tmp_path / "real.npz")
     assert np.array_equal(X, table[:, :2]) and np.array_equal(y, table[:, 2])
+
+
+def _as_old_file(est, path, absent):
+    """``est`` saved as kernlearn 0.1.0 wrote it: labelled (and sealed) 0.1.0,
+    without the parameters ``absent`` added since (the rest as that code's)."""
+    from kernlearn.io import _seal, save_model
+
+    save_model(est, path)
+    with np.load(path, allow_pickle=False) as d:
+        arrays = {k: d[k] for k in d.files}
+    meta = json.loads(bytes(arrays.pop("__meta__")).decode())
+    params = meta["params"].get("$dict", meta["params"])
+    for name in absent:
+        del params[name]
+    meta["kernlearn_version"] = "0.1.0"
+    arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    path.write_bytes(_seal(buf.getvalue(), "0.1.0"))
+    return path
+
+
+@pytest.mark.parametrize("case", ["classifier", "regressor", "pnorm"])
+def test_a_0_1_0_file_lacking_newer_parameters_describes_its_model(case, tmp_path):
+    # 0.1.0 files of low-rank models before 11-26 lack standardize,
+    # gamma_factors and (classifier) multiclass, p-norm MKL's before 11-26
+    # 01:23 standardize: the old code fitted unstandardised, one kernel width,
+    # one SLKL problem per one-vs-all output.  They loaded with today's
+    # defaults in get_params (standardize=True...) while predicting as saved;
+    # a clone refit was another model.  (Real files of commit 74d9b96c, 11-25,
+    # load so too; their refit differs here only by the column draw, which
+    # changed since.)
+    from sklearn.base import clone
+    from threadpoolctl import threadpool_limits
+
+    from kernlearn import (LowRankKernelClassifier, LowRankKernelRegressor,
+                           PNormMKLClassifier)
+    from kernlearn.io import load_model
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3)) * [1, 10, 100] + [0, 5, 50]
+    y = np.digitize(X[:, 0] + X[:, 1] / 10, [-0.5, 0.5])
+    old = {"standardize": False, "gamma_factors": (1.0,)}
+    est = {"classifier": LowRankKernelClassifier(n_columns=20, random_state=0,
+                                                 multiclass="ovr", **old),
+           "regressor": LowRankKernelRegressor(n_columns=20, random_state=0, **old),
+           "pnorm": PNormMKLClassifier(random_state=0, standardize=False)}[case]
+    y = {"regressor": X[:, 0] - X[:, 1] / 10, "pnorm": y % 2}.get(case, y)
+    absent = {"classifier": [*old, "multiclass"], "regressor": old,
+              "pnorm": ["standardize"]}[case]
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (convergence on these 60 rows)
+        est.fit(X, y)
+        loaded = load_model(_as_old_file(est, tmp_path / "old.npz", absent))
+        assert loaded.get_params() == est.get_params()
+        refit = clone(loaded).fit(X, y)
+        assert np.array_equal(refit.predict(X), est.predict(X))
+        assert np.array_equal(loaded.predict(X), est.predict(X))
+
