@@ -137,8 +137,8 @@ def test_a_0_1_0_file_lacking_newer_parameters_describes_its_model(case, tmp_pat
     # one SLKL problem per one-vs-all output.  They loaded with today's
     # defaults in get_params (standardize=True...) while predicting as saved;
     # a clone refit was another model.  (Real files of commit 74d9b96c, 11-25,
-    # load so too; their refit differs here only by the column draw, which
-    # changed since.)
+    # load so too; their refit here draws other candidate columns from the
+    # same random_state, so it is not that code's fit.)
     from sklearn.base import clone
     from threadpoolctl import threadpool_limits
 
