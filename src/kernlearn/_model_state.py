@@ -262,6 +262,31 @@ OLDER_FILES = {
     },
 }
 
+# Parameters added since a 0.1.0 file was written are absent from its
+# parameters; read as today's defaults they described another model than the
+# file's (standardize=True for one fitted unstandardised), and a clone refit
+# otherwise.  Each absent one takes the value that meant the old code's fit:
+# no standardisation (low-rank before 11-26 00:57, p-norm MKL before 01:23),
+# the paper's single kernel width, and one SLKL problem per one-vs-all output
+# (low-rank before 11-26 03:42).  A parameter the file holds is kept as is.
+_SINGLE_WIDTH = {"standardize": False, "gamma_factors": (1.0,)}
+#: Per version label of an older file, per estimator: the values of the
+#: parameters its files may lack (the old code's behaviour).
+OLDER_PARAMETERS = {
+    "0.1.0": {
+        "LowRankKernelClassifier": {**_SINGLE_WIDTH, "multiclass": "ovr"},
+        "LowRankKernelRegressor": _SINGLE_WIDTH,
+        "PNormMKLClassifier": {"standardize": False},
+    },
+}
+
+
+def older_parameters(params, name, version):
+    """``params`` of an estimator ``name`` read from a file of kernlearn
+    ``version``, the parameters it lacks set to the old code's meaning
+    (:data:`OLDER_PARAMETERS`); other files' unchanged."""
+    return {**OLDER_PARAMETERS.get(version, {}).get(name, {}), **params}
+
 
 def seq(shape=None, items=None, fields=None, **kw):
     return Rule("list", shape=shape, items=items, fields=fields, **kw)

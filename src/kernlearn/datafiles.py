@@ -32,7 +32,7 @@ from ._csv_labels import class_spellings, codes_as_written as _codes_as_written
 from ._csv_labels import leading_zero_anywhere as _leading_zero_anywhere
 from ._libsvm_lines import _is_number, first_bad_line
 from .utils._finite import first_non_finite
-from .utils._npy_header import check_numpy_file
+from .utils._npy_header import check_numpy_file, npz_member
 
 __all__ = [
     "ColumnNameError",
@@ -601,8 +601,9 @@ def _read_numpy(path, label, n_features, suffix):
         if suffix == ".npz":
             with np.load(source, allow_pickle=False) as data:
                 files = data.files
-                X = data["X"] if "X" in files else None
-                y = data["y"] if "y" in files and X is not None else None
+                # (a bzip2 or LZMA member read in bounded blocks, not whole)
+                X = npz_member(data, "X") if "X" in files else None
+                y = npz_member(data, "y") if "y" in files and X is not None else None
         else:
             X, y = np.load(source, allow_pickle=False), None
     except ValueError as exc:

@@ -83,7 +83,7 @@ import kernlearn
 
 from ._io_values import (plain_objects, random_state_fields, random_state_from,
                          splitter_class_from, splitter_class_tag, splitter_classes, unsavable)
-from ._model_state import check_fitted_state, nonfinite_allowed
+from ._model_state import check_fitted_state, nonfinite_allowed, older_parameters
 from .utils._atomic import write_atomically
 from .utils._npy_header import read_npz_checked
 
@@ -885,7 +885,7 @@ def _build(path, meta, arrays, return_metadata, version=None):
             f"unexpected arrays not described by the metadata: {sorted(unused)[:3]}."
         )
     try:
-        est = cls(**params)
+        est = cls(**older_parameters(params, cls_name, version))
     except TypeError as exc:
         dec.fail(f"invalid parameters for {cls_name}: {exc}.")
     if hasattr(est, "_validate_params"):

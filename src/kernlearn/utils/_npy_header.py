@@ -10,15 +10,20 @@ after the header; model files (:mod:`kernlearn.io`) and NumPy data files
 (:mod:`kernlearn.datafiles`) both check it here first.
 """
 
+import bz2
 import contextlib
+import lzma
 import math
 import os
+import struct
 import zipfile
 import zlib
 
 import numpy as np
 
-__all__ = ["check_numpy_file", "declared_npy", "read_npz_checked", "too_large"]
+from ._memory import format_bytes, physical_memory
+
+__all__ = ["check_numpy_file", "declared_npy", "npz_member", "read_npz_checked", "too_large"]
 
 # Deflate packs at most about 1032:1 (a 258-byte match in two bits), so an
 # archive member cannot hold more than this many bytes per byte of archive; a
@@ -114,7 +119,11 @@ def check_numpy_file(source, npz):
 
     The ``.npy`` header of the file, or those of an ``.npz``'s ``X`` and
     ``y``, are read and checked (:func:`declared_npy`, and the total against
-    :func:`too_large`) before NumPy allocates anything.
+    :func:`too_large`) before NumPy allocates anything.  bzip2 and LZMA
+    members (a user's ``zipfile`` writes them; NumPy reads them) pack zeros
+    without a ratio bound: their headers are read from a bounded stream
+    (:class:`_Unpacked`), and over the cap their real unpacked sizes are
+    counted, never held, and must be what they declare.
 
     Parameters
     ----------
@@ -136,18 +145,73 @@ def check_numpy_file(source, npz):
             declared_npy(fh, size, "the .npy header", exact=False)
         else:
             with zipfile.ZipFile(fh) as zf:
-                members = [i for i in zf.infolist() if i.filename in ("X.npy", "y.npy")]
+                members = [i for i in map(lambda k: _member_info(zf, k), ("X", "y")) if i]
                 for info in members:
-                    with zf.open(info) as member:
+                    with _open_member(zf, info) as member:
                         declared_npy(member, info.file_size, info.filename, exact=False)
                 total = sum(i.file_size for i in members)
-                bounded = all(i.compress_type in _BOUNDED for i in members)
                 # (the module's constants read now: a test lowers the floor)
-                cap = too_large(total, size, _DEFLATE_RATIO, _MIN_CAP) if bounded else None
+                cap = too_large(total, size, _DEFLATE_RATIO, _MIN_CAP)
                 if cap is not None:
-                    raise ValueError(f"its arrays declare {total} bytes, more than the "
-                                     f"{cap} bytes a file of {size} bytes can hold")
+                    _check_over_cap(zf, members, total, cap, size)
         fh.seek(0)
+
+
+def _check_over_cap(zf, members, total, cap, size):
+    """Refuse ``members`` declaring ``total`` bytes over the ``cap`` of a
+    ``size``-byte archive unless they are bzip2 or LZMA members (no ratio
+    bounds them) that truly unpack to what they declare, within memory."""
+    over = f"its arrays declare {total} bytes, more than the {cap} bytes a file of " \
+           f"{size} bytes can hold"
+    if all(i.compress_type in _BOUNDED for i in members):
+        raise ValueError(over)
+    memory = physical_memory()
+    if memory is not None and total > memory:  # (refused before any count)
+        raise ValueError(f"its arrays declare {format_bytes(total)}, more than this "
+                         f"machine's memory ({format_bytes(memory)})")
+    # (counted in blocks, none kept; a member holding other than it declares
+    # is the lie, found before the reader allocates what it declares)
+    for info in members:
+        if info.compress_type not in _BOUNDED and _inflated_size(zf, info) != info.file_size:
+            raise ValueError(f"{over}, and {info.filename} does not unpack to the "
+                             f"{info.file_size} bytes it declares")
+
+
+def npz_member(npz, key):
+    """Array ``key`` of the open ``numpy.load`` archive ``npz``, a bzip2 or
+    LZMA member read from a bounded stream (``zipfile`` unpacks such a
+    member's whole remaining data in one read, whatever its declared size).
+
+    Parameters
+    ----------
+    npz : numpy.lib.npyio.NpzFile
+        Checked by :func:`check_numpy_file` first.
+    key : str
+        The array's name (``"X"``).
+
+    Returns
+    -------
+    array : numpy.ndarray
+    """
+    info = _member_info(npz.zip, key)
+    if info is None or info.compress_type in _BOUNDED:
+        return npz[key]
+    with _open_member(npz.zip, info) as fh:
+        return np.lib.format.read_array(fh, allow_pickle=False)
+
+
+def _member_info(zf, key):
+    """The member ``numpy.load`` reads as array ``key`` (``key`` itself, else
+    ``key + ".npy"``), or None."""
+    names = set(zf.namelist())
+    name = key if key in names else key + ".npy"
+    return zf.getinfo(name) if name in names else None
+
+
+def _open_member(zf, info):
+    """A read-only stream of member ``info``: ``zipfile``'s for stored and
+    deflated members (it inflates in bounded blocks), else :class:`_Unpacked`."""
+    return zf.open(info) if info.compress_type in _BOUNDED else _Unpacked(zf, info)
 
 
 def read_npz_checked(zf, size, per_byte):
@@ -219,12 +283,116 @@ def _inflated_size(zf, info, chunk=2**20):
     its stream is broken."""
     n = 0
     try:
-        with zf.open(info) as fh:
+        with _open_member(zf, info) as fh:
             while n <= info.file_size:
                 block = fh.read(chunk)
                 if not block:
                     break
                 n += len(block)
-    except (EOFError, zipfile.BadZipFile, zlib.error, OSError):
+    except (EOFError, zipfile.BadZipFile, zlib.error, OSError, ValueError):
         return -1
     return n
+
+
+class _Unpacked:
+    """A bzip2 or LZMA archive member, unpacked at most the bytes each read asks.
+
+    ``zipfile`` hands such a decompressor its whole input with no output
+    bound, so a 616-byte member unpacking to 1 GB of zeros was held whole by
+    a read of its 128-byte header.  Here the raw bytes after the member's
+    local header are fed ``_CHUNK`` at a time to a decompressor given a
+    ``max_length``, and the stream stops at the size the member declares:
+    more data behind it is refused (a bomb behind a small declared size), as
+    is a stream that ends early or fails its CRC.
+
+    Parameters
+    ----------
+    zf : zipfile.ZipFile
+        The open archive (its file is read at its own positions).
+    info : zipfile.ZipInfo
+        A bzip2 or LZMA member, not encrypted.
+    """
+
+    _CHUNK = 2**16
+
+    def __init__(self, zf, info):
+        if info.flag_bits & 0x1:
+            raise ValueError(f"{info.filename} is encrypted")
+        self._fp, self._name, self._left = zf.fp, info.filename, info.file_size
+        self._fp.seek(info.header_offset)
+        head = self._fp.read(30)
+        if len(head) != 30 or head[:4] != b"PK\x03\x04":
+            raise zipfile.BadZipFile(f"{info.filename}: bad local file header")
+        name_len, extra_len = struct.unpack("<HH", head[26:30])
+        self._pos = info.header_offset + 30 + name_len + extra_len
+        self._raw_left, self._crc, self._expected_crc = info.compress_size, 0, info.CRC
+        self._told = 0
+        if info.compress_type == zipfile.ZIP_BZIP2:
+            self._dec = bz2.BZ2Decompressor()
+        elif info.compress_type == zipfile.ZIP_LZMA:
+            # (zip's LZMA: 2 version bytes, the properties' length, then the
+            # LZMA1 properties: one byte (pb*5 + lp)*9 + lc and the dictionary size)
+            start = self._raw(4)
+            props = self._raw(struct.unpack("<H", start[2:4])[0]) if len(start) == 4 else b""
+            if len(props) < 5:
+                raise zipfile.BadZipFile(f"{info.filename}: bad LZMA header")
+            pb_lp, lc = divmod(props[0], 9)
+            pb, lp = divmod(pb_lp, 5)
+            self._dec = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=[{
+                "id": lzma.FILTER_LZMA1, "lc": lc, "lp": lp, "pb": pb,
+                "dict_size": struct.unpack("<I", props[1:5])[0]}])
+        else:
+            raise ValueError(f"{info.filename}: unsupported compression method "
+                             f"{info.compress_type}")
+
+    def _raw(self, n):
+        self._fp.seek(self._pos)
+        data = self._fp.read(min(n, self._raw_left))
+        self._pos += len(data)
+        self._raw_left -= len(data)
+        return data
+
+    def _unpack(self, n):
+        """At most ``n`` more bytes of the stream (fewer only at its end)."""
+        if self._dec.eof:
+            return b""
+        raw = self._raw(self._CHUNK) if self._dec.needs_input else b""
+        if not raw and self._dec.needs_input:
+            raise EOFError(f"{self._name}: compressed data ends early")
+        return self._dec.decompress(raw, n)
+
+    def read(self, n=-1):
+        """Up to ``n`` bytes (all that is left when ``n`` < 0) of the member."""
+        want = self._left if n is None or n < 0 else min(n, self._left)
+        parts = []
+        while want > 0:
+            block = self._unpack(want)
+            if not block and self._dec.eof:
+                break
+            parts.append(block)
+            want -= len(block)
+        data = b"".join(parts)
+        self._left -= len(data)
+        self._told += len(data)
+        self._crc = zlib.crc32(data, self._crc)
+        if self._left == 0:
+            self._finish()
+        return data
+
+    def _finish(self):
+        # (the declared size read: the stream must end here, its CRC right)
+        while not self._dec.eof:
+            if self._unpack(1):
+                raise ValueError(f"{self._name} unpacks to more than the bytes it "
+                                 "declares")
+        if self._crc != self._expected_crc:
+            raise zipfile.BadZipFile(f"Bad CRC-32 for file {self._name!r}")
+
+    def tell(self):
+        return self._told
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
