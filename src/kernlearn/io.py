@@ -884,8 +884,14 @@ def _build(path, meta, arrays, return_metadata, version=None):
         dec.fail(
             f"unexpected arrays not described by the metadata: {sorted(unused)[:3]}."
         )
+    params = older_parameters(params, cls_name, version)
+    # (this version writes every parameter: one lacking, read as today's
+    # default, would describe another model than the file's)
+    lacking = sorted(set(cls._get_param_names()) - set(params))
+    if lacking and version == kernlearn.__version__:
+        dec.fail(f"the parameters of {cls_name} lack {lacking}.")
     try:
-        est = cls(**older_parameters(params, cls_name, version))
+        est = cls(**params)
     except TypeError as exc:
         dec.fail(f"invalid parameters for {cls_name}: {exc}.")
     if hasattr(est, "_validate_params"):

@@ -318,6 +318,12 @@ class _Unpacked:
     def __init__(self, zf, info):
         if info.flag_bits & 0x1:
             raise ValueError(f"{info.filename} is encrypted")
+        # (zipfile's own checks of the local header, which NumPy's read makes:
+        # the name it repeats, features it cannot read; opening reads no data)
+        try:
+            zf.open(info).close()
+        except NotImplementedError as exc:
+            raise ValueError(f"{info.filename}: {exc}") from exc
         self._fp, self._name, self._left = zf.fp, info.filename, info.file_size
         self._fp.seek(info.header_offset)
         head = self._fp.read(30)
@@ -352,14 +358,18 @@ class _Unpacked:
         self._raw_left -= len(data)
         return data
 
+    def _ended(self):
+        # (the end marker read, or all the member's bytes fed and unpacked: a
+        # stream without an end marker, as 7-Zip writes LZMA, ends so; zipfile
+        # and NumPy read it, its size and CRC checked as any other's)
+        return self._dec.eof or (self._raw_left == 0 and self._dec.needs_input)
+
     def _unpack(self, n):
         """At most ``n`` more bytes of the stream (fewer only at its end)."""
-        if self._dec.eof:
+        if self._ended():
             return b""
-        raw = self._raw(self._CHUNK) if self._dec.needs_input else b""
-        if not raw and self._dec.needs_input:
-            raise EOFError(f"{self._name}: compressed data ends early")
-        return self._dec.decompress(raw, n)
+        return self._dec.decompress(self._raw(self._CHUNK) if self._dec.needs_input
+                                    else b"", n)
 
     def read(self, n=-1):
         """Up to ``n`` bytes (all that is left when ``n`` < 0) of the member."""
@@ -367,8 +377,8 @@ class _Unpacked:
         parts = []
         while want > 0:
             block = self._unpack(want)
-            if not block and self._dec.eof:
-                break
+            if not block and self._ended():
+                raise EOFError(f"{self._name}: compressed data ends early")
             parts.append(block)
             want -= len(block)
         data = b"".join(parts)
@@ -381,7 +391,7 @@ class _Unpacked:
 
     def _finish(self):
         # (the declared size read: the stream must end here, its CRC right)
-        while not self._dec.eof:
+        while not self._ended():
             if self._unpack(1):
                 raise ValueError(f"{self._name} unpacks to more than the bytes it "
                                  "declares")
