@@ -289,7 +289,14 @@ def _support_newton(H, W, Q, indptr, alpha):
     M = np.full((Ts, Ts), alpha)
     for t in range(Ts):
         M[t, t] -= alpha * S / snorm[t]
-    v = M @ np.linalg.solve(np.eye(Ts) + NY @ M, NZ)
+    try:
+        v = M @ np.linalg.solve(np.eye(Ts) + NY @ M, NZ)
+    except Exception:  # noqa: BLE001
+        # I + N'Y M is singular where the penalty's curvature cancels the
+        # model's along a group direction (its S D + N M N' is indefinite):
+        # no Newton step, as for a step that is not finite (numba's solve
+        # raises where NumPy's would too; before, the whole fit stopped)
+        return Wn, False
     for k in range(K):
         for a in range(ps):
             d = Z[k, a]
