@@ -109,9 +109,10 @@ def test_over_the_cap_a_member_is_counted_before_allocation(method, tmp_path,
     assert np.array_equal(X, table[:, :2]) and np.array_equal(y, table[:, 2])
 
 
-def _as_old_file(est, path, absent):
-    """``est`` saved as kernlearn 0.1.0 wrote it: labelled (and sealed) 0.1.0,
-    without the parameters ``absent`` added since (the rest as that code's)."""
+def _as_old_file(est, path, absent, version="0.1.0"):
+    """``est`` saved as kernlearn ``version`` (0.1.0) wrote it: labelled (and
+    sealed) so, without the parameters ``absent`` added since (the rest as that
+    code's)."""
     from kernlearn.io import _seal, save_model
 
     save_model(est, path)
@@ -121,11 +122,11 @@ def _as_old_file(est, path, absent):
     params = meta["params"].get("$dict", meta["params"])
     for name in absent:
         del params[name]
-    meta["kernlearn_version"] = "0.1.0"
+    meta["kernlearn_version"] = version
     arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     buf = io.BytesIO()
     np.savez(buf, **arrays)
-    path.write_bytes(_seal(buf.getvalue(), "0.1.0"))
+    path.write_bytes(_seal(buf.getvalue(), version))
     return path
 
 
