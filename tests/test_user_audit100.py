@@ -46,7 +46,7 @@ posix = pytest.mark.skipif(os.name != "posix", reason="a pseudo-terminal (POSIX)
 # An estimator whose fit runs ``n`` column generation iterations of 10 ms
 # (idle: the 2-core machine is shared), each ending in ``check_abandoned``.
 _SLOW = """
-import threading, time
+import signal, threading, time
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from kernlearn.colgen import ColumnGeneration
@@ -60,6 +60,12 @@ class Slow(ClassifierMixin, BaseEstimator):
 
     @all_or_nothing
     def fit(self, X, y):
+        # The terminal's Ctrl-C must reach the main thread: the OS hands a
+        # process signal to any thread not blocking it, and a prompt waiting
+        # in select() only sees it when it lands there (a loaded machine's
+        # busy fit thread took it and the prompt waited on: a flaky test).
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
         class One(list):
             scores = [1.0]
 

@@ -331,7 +331,7 @@ def test_fgm_n_jobs_says_what_none_and_minus_one_mean_and_they_fit_one_model():
 
     doc = re.search(r"n_jobs : int, optional\n(.*?)\n    \w+ :", FGMClassifier.__doc__,
                     re.S).group(1)
-    assert 'multiclass="ovr"' in doc and "``None``" in doc and "``-1`` all" in doc, doc
+    assert "one-vs-rest" in doc and "``None``" in doc and "``-1`` all" in doc, doc
     rng = np.random.default_rng(0)
     X = rng.normal(size=(90, 4))
     y = np.argmax(X[:, :3], axis=1)
