@@ -20,6 +20,7 @@ fits), and a warm-started estimator keeps its fitted state when stopped.
 """
 
 import os
+import re
 import select
 import signal
 import sys
@@ -129,8 +130,9 @@ _RESULT = ("t.join(); print('RESULT', ends)\n", "RESULT [")  # (the echo has "RE
 
 
 def _result(out):
-    return [line.strip() for line in out.splitlines()
-            if line.startswith("RESULT") or line.startswith("FIRST")]
+    # (read by pattern, not by line: the terminal may echo keys typed while a
+    # print is still being written onto that print's line, as one CI run saw)
+    return re.findall(r"(?:FIRST|RESULT) \[[^\]]*\]", out)
 
 
 @posix
