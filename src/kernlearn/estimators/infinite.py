@@ -56,6 +56,8 @@ from ..methods._grfl_select import (
 from ..methods._grfl_master import paper_loss_factor
 from ..methods._class_outputs import class_attributes, present_outputs
 from ..methods._kept_rows import rows_of_positive_weight
+from ..methods._obscure_rows import positive_rows
+from ..methods._grfl_select import _row_subset
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array, _is_dask_frame
 from ..penalties import get_penalty
@@ -94,6 +96,7 @@ from ._multitask import (
     split_tasks,
     standardize_task_targets,
     task_positions,
+    task_sample_weight,
     task_score,
     task_score_doc,
 )
@@ -151,16 +154,24 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     def _validate_params(self):
         validate_params_cached(self)  # cheap on every fit of a grid search
 
-    @staticmethod
-    def _kept_rows(X, y, sample_weight, task_rows):
-        """The rows of positive weight of an in-memory fit without tasks
-        (:func:`~kernlearn.methods._kept_rows.rows_of_positive_weight`): a
-        zero weight removes its row before the standardisation, the widths and
-        the intercept read it.  With ``task_rows`` weights are refused; a Dask
-        ``X`` stays on its cluster (its statistics skip such rows)."""
-        if task_rows is not None or _is_dask_array(X):
-            return X, y, sample_weight
-        return rows_of_positive_weight(X, y, sample_weight)
+    def _kept_rows(self, X, y, sample_weight, task_rows):
+        """The rows of positive weight of an in-memory fit
+        (:func:`~kernlearn.methods._kept_rows.rows_of_positive_weight`): a zero
+        weight removes its row before the standardisation, the widths and the
+        intercept read it; with tasks, their rows renumbered (a task whose rows
+        all weigh zero leaves ``tasks_``, as in the fit without its rows).  A Dask
+        ``X`` stays on its cluster (its statistics skip such rows).  Returns
+        ``X, y, sample_weight, task_rows``."""
+        if _is_dask_array(X):
+            return X, y, sample_weight, task_rows
+        keep = positive_rows(sample_weight)
+        if keep is None:
+            return X, y, sample_weight, task_rows
+        if task_rows is not None:
+            task_rows = _row_subset(y, task_rows, keep)[1]
+            kept = [t for t, r in enumerate(task_rows) if len(r)]
+            self.tasks_, task_rows = self.tasks_[kept], [task_rows[t] for t in kept]
+        return (*rows_of_positive_weight(X, y, sample_weight), task_rows)
 
     def _fit_tasks(self, X, Y, task_rows, sample_weight=None):
         """Run :func:`~kernlearn.methods.grfl.fit_grfl` and copy its result.
@@ -168,9 +179,6 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         ``Y`` is ``(n, T)`` when every task uses every row (``task_rows``
         ``None``), else ``(n,)`` with ``task_rows`` the rows of each task.
         """
-        if sample_weight is not None and task_rows is not None:
-            raise ValueError("sample_weight and class_weight are not supported with "
-                             "task_index (one loss per task); fit without one of them.")
         settings = {k: v for k, v in _own_params(self).items()
                     if k not in ("class_weight", "probability", "warm_start", "penalty", "loss",
                                  "standardize", "inner_tol", "inner_max_iter", "n_paths",
@@ -499,7 +507,12 @@ class InfiniteFeatureClassifier(
             extra_attrs=CLASSIFIER_ATTRS,
             extra_params='''    class_weight : dict, "balanced" or None, default=None
         Weights of the classes' losses (``"balanced"``: ``n / (n_classes *
-        n_c)``), multiplied into ``sample_weight``.
+        n_c)``), multiplied into ``sample_weight``.  With ``task_index``,
+        ``"balanced"`` is per task: ``n_t / (k_t n_{t,c})`` over the task's
+        rows and the ``k_t`` classes present there (scikit-learn's
+        ``compute_sample_weight`` on the task's rows), so each task's classes
+        weigh as in a fit of that task alone (``MultitaskMKLClassifier``
+        balances over all tasks' rows).
     probability : bool, default=False
         With a loss other than ``"logistic"``, fit Platt sigmoids on decision
         values from an internal 5-fold cross-validation (five extra fits, as
@@ -604,8 +617,10 @@ class InfiniteFeatureClassifier(
             weights, on 200 features), a far weaker penalty and a far longer
             fit than unit weights (as long as unit weights at that level);
             weights of mean one (``w / w.mean()``) keep the level and the
-            budget of the rows.  Multiplied by ``class_weight``.  Not
-            combined with ``task_index``.  A class whose rows all weigh zero
+            budget of the rows.  Multiplied by ``class_weight``.  With
+            ``task_index`` each task's loss is weighted the same way (a task
+            whose rows all weigh zero is left out of ``tasks_``, as without its
+            rows).  A class whose rows all weigh zero
             stays in ``classes_`` with a zero output, never predicted; the
             others are fitted as without it.
 
@@ -615,14 +630,14 @@ class InfiniteFeatureClassifier(
         """
         X, y = self._fit_inputs(X, y)
         check_two_classes(y)
-        sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
+        task_rows = self._split_tasks(task_index, X.shape[0])
+        sw = task_sample_weight(sample_weight, X.shape[0], y, self.class_weight, task_rows)
         self._absent_classes = check_weighted_classes(y, sw)
         self.classes_, yi = encode_labels(y)
-        task_rows = self._split_tasks(task_index, X.shape[0])
         if task_rows is not None and len(self.classes_) != 2:
             raise ValueError("task_index needs binary labels (one binary task each); fit "
                              "one model per class on y == c, or fit without task_index.")
-        Xk, yi, sw = self._kept_rows(X, yi, sw, task_rows)  # (classes_ kept: above)
+        Xk, yi, sw, task_rows = self._kept_rows(X, yi, sw, task_rows)  # (classes_ kept)
         # +-1 codes, one column per class; binary problems keep the second's
         codes = np.where(yi[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
         Y = present_outputs(codes, self._absent_classes) if len(self.classes_) > 2 \
@@ -844,8 +859,10 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             it; the default bandwidth, the standardisation and the columns'
             unit norms are weighted too), so weights ``c * w`` act like
             ``lambda_p / sqrt(c)``; their scale is moved into the levels
-            internally, so any scale is solved accurately.  Not combined
-            with ``task_index``.
+            internally, so any scale is solved accurately.  With
+            ``task_index`` each task's loss and its targets' standardisation
+            are weighted the same way (a task whose rows all weigh zero is
+            left out of ``tasks_``, as without its rows).
 
         Returns
         -------
@@ -854,8 +871,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         X, y = self._fit_inputs(X, y, multi_output=True, y_numeric=True)
         y = np.asarray(y, dtype=float)
         sw = fit_sample_weight(sample_weight, X.shape[0])
-        task_rows = self._split_tasks(task_index, X.shape[0])
-        X, y, sw = self._kept_rows(X, y, sw, task_rows)
+        X, y, sw, task_rows = self._kept_rows(X, y, sw, self._split_tasks(task_index, len(y)))
         record_input_range(self, X, sw)
         if task_rows is not None and y.ndim == 2 and y.shape[1] == 1:
             # one column (a DataFrame's): raveled with scikit-learn's warning, as the
@@ -867,8 +883,8 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
                              f"{y.shape[1]} columns: fit one model per output.")
         if task_rows is None:
             Xs, Ys = standardize_fit(self, X, sw, y[:, None] if y.ndim == 1 else y)
-        else:  # (sample_weight is not combined with task_index)
-            Xs, Ys = standardize_fit(self, X, sw), standardize_task_targets(self, y, task_rows)
+        else:  # (each task's targets standardised on its weighted rows)
+            Xs, Ys = standardize_fit(self, X, sw), standardize_task_targets(self, y, task_rows, sw)
         self.lambda_p_ = self._fit_tasks(Xs, Ys, task_rows, sw).lambda_p
         self._single_output = task_rows is None and y.ndim == 1
         self._to_target_units()
