@@ -48,10 +48,6 @@ LIMITATIONS = (
      "more classes (documented; multiclass='auto' runs one-vs-rest with them). The "
      "paper's APG master is one output; the shared selection is our extension, "
      "solved by the Newton master (a multi-output APG is not built)"),
-    (r"^InfiniteFeatureClassifier$", r"task_index needs binary labels",
-     "one binary task per task_index value (documented under fit's task_index); "
-     "one-vs-rest within tasks (a task per task and class) is not built, the "
-     "message names the per-class fit"),
     (r"^LowRankKernel", r"both set the kernel's \w+; give it once",
      "a gamma, degree or coef0 given in kernel_params and, with another value, as "
      "the argument (a search over gamma with kernel_params' gamma) is refused "

@@ -54,10 +54,10 @@ from ..methods._grfl_select import (
     warn_no_feature,
 )
 from ..methods._grfl_master import paper_loss_factor
-from ..methods._class_outputs import class_attributes, present_outputs
 from ..methods._kept_rows import rows_of_positive_weight
 from ..methods._obscure_rows import positive_rows
 from ..methods._grfl_select import _row_subset
+from ..methods._grfl_tasks import classifier_outputs, classifier_problems
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array, _is_dask_frame
 from ..penalties import get_penalty
@@ -86,6 +86,7 @@ from ._base import (
     validate_predict_data,
 )
 from ._infinite_doc import _COMMON_DOC, _REG_LAMBDA_NOTE, CLASSIFIER_ATTRS, REGRESSOR_ATTRS
+from ._platt import _LOG_SPACE, task_classes_proba
 from ._input_range import (OUT_OF_BOUNDS, OUT_OF_BOUNDS_DOC, out_of_bounds_mode,
                            record_input_range)
 from ._large_inputs import partitioned_fit_inputs
@@ -255,26 +256,33 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                        partial(validate_predict_data, self), width=self._n_features_out,
                        what="features")
 
-    def _decision_function(self):
+    def _decision_function(self, with_fitted=False):
         """The fitted decision values, an object without scikit-learn (what a
         prediction on a Dask array sends to the workers; in memory too).  Its
         callers check that the model is fitted (once: 7 us of a 50 us call); the
-        regressor's inputs beyond its training range: _input_range.py."""
+        regressor's inputs beyond its training range: _input_range.py
+        (``with_fitted``: one-vs-rest within tasks, the task's fitted classes too)."""
         return LearnedFeatures(input_standardization(self), self.family_, self.features_,
                                self.feature_scales_, self._coef_tasks, self._intercept_tasks,
                                x_range=getattr(self, "x_range_", None),
-                               out_of_bounds=out_of_bounds_mode(self))
+                               out_of_bounds=out_of_bounds_mode(self),
+                               task_classes=getattr(self, "_task_classes", None),
+                               with_fitted=with_fitted)
 
-    def _output(self, X, task_index, post, width=None, dtype=float):
+    def _output(self, X, task_index, post, width=None, dtype=float, with_fitted=False):
         """``post`` of the decision values of ``X`` (one column per output, or
         one value per row of its task); a lazy Dask array of a Dask ``X``."""
-        return decided(self, X, self._decision_function(),
+        return decided(self, X, self._decision_function(with_fitted),
                        partial(validate_predict_data, self), classes_kept(self, post),
                        width, dtype,
                        task_index=task_index, positions=self._rows_tasks)
 
     def _n_outputs(self):
-        """Columns of the decision values (None: one value per row, of its task)."""
+        """Columns of the decision values (None: one value per row, of its task; with
+        one-vs-rest within tasks, the task's classes)."""
+        fitted = getattr(self, "_task_classes", None)
+        if fitted is not None:
+            return fitted.shape[1]
         return None if self.tasks_ is not None else len(self._intercept_tasks)
 
     # Saved models before 0.2 hold the column weights as coef_; before the nineteenth pass
@@ -496,7 +504,10 @@ class InfiniteFeatureClassifier(
 
     Binary problems are one task with labels mapped to -1/+1; multiclass
     problems are one-vs-all tasks sharing the features (sec. 6.1); with
-    ``task_index`` a binary problem is split into tasks.
+    ``task_index`` a binary problem is split into tasks, and a multiclass
+    one into one-vs-rest problems within tasks: one binary problem per task
+    and class present in it, all sharing the features (the group penalty runs
+    over every task's and class's weights, as over the classes without tasks).
 """
         + _COMMON_DOC.format(
             loss_default="squared_hinge", lambda_default='"auto"', lambda_note=AUTO_LAMBDA_NOTE,
@@ -600,7 +611,13 @@ class InfiniteFeatureClassifier(
         y : array-like of shape (n_samples,)
             Class labels.
         task_index : array-like of shape (n_samples,), optional
-            Task of each sample (binary labels only); tasks share features.
+            Task of each sample; tasks share features.  With three or more
+            classes, one-vs-rest within tasks: ``classes_`` holds every task's
+            classes, :meth:`decision_function` and :meth:`predict_proba` give
+            ``(n_samples, n_classes)`` for each row's task, and a class with no
+            row (of positive weight) in a task is not fitted there: its
+            decision value is one below the row's lowest other class's (never
+            predicted in that task) and its probability is 0.
             Requested by default under scikit-learn's metadata routing, so
             model selection passes it on (see
             :class:`~kernlearn.estimators.mtmkl.MultitaskScorer`).
@@ -634,20 +651,17 @@ class InfiniteFeatureClassifier(
         sw = task_sample_weight(sample_weight, X.shape[0], y, self.class_weight, task_rows)
         self._absent_classes = check_weighted_classes(y, sw)
         self.classes_, yi = encode_labels(y)
-        if task_rows is not None and len(self.classes_) != 2:
-            raise ValueError("task_index needs binary labels (one binary task each); fit "
-                             "one model per class on y == c, or fit without task_index.")
         Xk, yi, sw, task_rows = self._kept_rows(X, yi, sw, task_rows)  # (classes_ kept)
-        # +-1 codes, one column per class; binary problems keep the second's
+        # +-1 codes, one column per class (binary problems keep the second's; with
+        # tasks and more classes, one problem per task and class present in it)
         codes = np.where(yi[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
-        Y = present_outputs(codes, self._absent_classes) if len(self.classes_) > 2 \
-            else codes[:, 1] if task_rows is not None else codes[:, 1:]
+        Y, rows, self._task_classes = classifier_problems(
+            codes, task_rows, self._absent_classes, sw)
         self.lambda_p_, self._budget = _classifier_settings(
             self, X.shape[1], X.shape[0] if sw is None else sw.sum())
-        self._fit_tasks(standardize_fit(self, Xk, sw), Y, task_rows, sw)
-        # (a class weighed out: a zero output, the others' fitted as without it)
-        class_attributes(self, self._absent_classes, _coef_tasks=0, _intercept_tasks=0,
-                         task_coef_=0)
+        self._fit_tasks(standardize_fit(self, Xk, sw), Y, rows, sw)
+        # (a class weighed out, or absent from a task: a zero output, never predicted)
+        classifier_outputs(self, self._task_classes)
         self.column_coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
         warn_no_feature(self, yi, sw, task_rows is not None)
         self._fit_platt(X, y, sample_weight, task_index=task_index)
@@ -733,8 +747,11 @@ class InfiniteFeatureClassifier(
         proba : ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
+        proba, tasks_ovr = self._proba_function(), getattr(self, "_task_classes", None) is not None
+        if tasks_ovr:  # (a class absent from the row's task: probability 0)
+            proba = partial(task_classes_proba, proba=proba, log=_LOG_SPACE.get())
         return self._output(X, task_index, partial(chained, steps=(
-            one_column_as_vector, self._proba_function())), len(self.classes_))
+            one_column_as_vector, proba)), len(self.classes_), with_fitted=tasks_ovr)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
