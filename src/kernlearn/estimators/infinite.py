@@ -44,6 +44,7 @@ from ..families import RandomFourierFeatures
 from ..losses import get_loss
 from ..methods._grfl_average import FINAL_DRAWS, DeferredAttribute
 from ..methods._grfl_select import (
+    _row_subset,
     AUTO_LAMBDA_NOTE,
     BUDGET_NOTE,
     CV_BELOW,
@@ -56,7 +57,6 @@ from ..methods._grfl_select import (
 from ..methods._grfl_master import paper_loss_factor
 from ..methods._kept_rows import rows_of_positive_weight
 from ..methods._obscure_rows import positive_rows
-from ..methods._grfl_select import _row_subset
 from ..methods._grfl_tasks import classifier_outputs, classifier_problems
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array, _is_dask_frame
@@ -178,7 +178,8 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         """Run :func:`~kernlearn.methods.grfl.fit_grfl` and copy its result.
 
         ``Y`` is ``(n, T)`` when every task uses every row (``task_rows``
-        ``None``), else ``(n,)`` with ``task_rows`` the rows of each task.
+        ``None``), else ``(n,)`` with ``task_rows`` the rows of each task (or
+        ``(n, T)``, task ``t`` reading column ``t``: one-vs-rest within tasks).
         """
         settings = {k: v for k, v in _own_params(self).items()
                     if k not in ("class_weight", "probability", "warm_start", "penalty", "loss",
