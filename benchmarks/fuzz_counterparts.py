@@ -48,15 +48,6 @@ LIMITATIONS = (
      "more classes (documented; multiclass='auto' runs one-vs-rest with them). The "
      "paper's APG master is one output; the shared selection is our extension, "
      "solved by the Newton master (a multi-output APG is not built)"),
-    (r"^InfiniteFeature", r"not supported with task_index",
-     "one loss per task: sample_weight and class_weight are not combined with "
-     "task_index (documented under sample_weight). Not a limit of the method (a "
-     "weighted loss per task is the same problem): the GrFL driver takes unweighted "
-     "task losses; too big for audit 104 (methods/grfl.py at its size limit)"),
-    (r"^InfiniteFeatureClassifier$", r"task_index needs binary labels",
-     "one binary task per task_index value (documented under fit's task_index); "
-     "one-vs-rest within tasks (a task per task and class) is not built, the "
-     "message names the per-class fit"),
     (r"^LowRankKernel", r"both set the kernel's \w+; give it once",
      "a gamma, degree or coef0 given in kernel_params and, with another value, as "
      "the argument (a search over gamma with kernel_params' gamma) is refused "

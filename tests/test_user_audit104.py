@@ -126,7 +126,7 @@ def test_one_output_solvers_multiclass_is_one_vs_rest_by_hand(solver):
 def test_listed_limitations_name_their_remedy():
     # three of audit 94's listed limitations refused without saying what to
     # do instead: each message now names the remedy
-    from kernlearn import FGMClassifier, FGMRegressor, InfiniteFeatureClassifier
+    from kernlearn import FGMClassifier, FGMRegressor
 
     rng = np.random.RandomState(1)
     X = rng.randn(40, 3)
@@ -136,8 +136,8 @@ def test_listed_limitations_name_their_remedy():
     for solver in ("apg", "simplemkl"):
         with pytest.raises(ValueError, match=r"handles one output.*or multiclass='ovr'"):
             FGMClassifier(solver=solver, multiclass="shared").fit(X, y3)
-    with pytest.raises(ValueError, match=r"binary labels.*one model per class on y == c"):
-        InfiniteFeatureClassifier().fit(X, y3, task_index=np.arange(40) % 2)
+    # (InfiniteFeatureClassifier with tasks and three classes: built since, one-vs-rest
+    # within tasks, tests/test_grfl_tasks35.py)
     # (the multitask classifiers refuse three classes where SVC fits them: one
     # binary problem per task; the message now says what to do)
     from kernlearn import MultitaskMKLClassifier

@@ -46,8 +46,7 @@ def test_one_output_solvers_fit_multiclass_at_auto(solver):
 
 
 def _limitation_cases():
-    from kernlearn import (FGMClassifier, FGMRegressor, InfiniteFeatureClassifier,
-                           PNormMKLClassifier)
+    from kernlearn import (FGMClassifier, FGMRegressor, PNormMKLClassifier)
 
     rng = np.random.RandomState(1)
     X = rng.randn(40, 3)
@@ -77,10 +76,6 @@ def _limitation_cases():
          "``max_iter_online=0``: no epoch"),
         (PNormMKLClassifier(online_only=True, max_iter_online=0), X, yb, {},
          "``max_iter_online=0``, which run no stage-1 epoch"),
-        (InfiniteFeatureClassifier(class_weight="balanced"), X, yb, {"task_index": task},
-         "Not\n            combined with ``task_index``"),
-        (InfiniteFeatureClassifier(), X3, y3, {"task_index": np.arange(60) % 2},
-         "(binary labels only)"),
     ]
 
 

@@ -183,6 +183,8 @@ FITTED_STATE = {
     },
     "InfiniteFeatureClassifier": {
         **_INFINITE, **_CLASSES, "intercept_": arr((None,)),
+        # (one-vs-rest within tasks: the (task, class) problems fitted)
+        "_task_classes": arr(("t", "c"), "b", none=True),
     },
     "InfiniteFeatureRegressor": {
         **_INFINITE, **_Y,
@@ -216,7 +218,7 @@ _MTMKL_LATER = ("_weighed_out",)
 MAY_LACK = {
     "FGMClassifier": _CLASSIFIER_LATER,
     "PNormMKLClassifier": (*_CLASSIFIER_LATER, "converged_", "stop_reason_"),
-    "InfiniteFeatureClassifier": _CLASSIFIER_LATER,
+    "InfiniteFeatureClassifier": (*_CLASSIFIER_LATER, "_task_classes"),
     "InfiniteFeatureRegressor": ("x_range_",),
     "LowRankKernelClassifier": (*_CLASSIFIER_LATER, *_LOWRANK_LATER),
     "LowRankKernelRegressor": (*_LOWRANK_LATER, "x_range_"),

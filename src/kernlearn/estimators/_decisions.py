@@ -155,6 +155,31 @@ def below_others(D, absent):
     return D
 
 
+def below_unfitted(D, fitted):
+    """Decision values whose entries not ``fitted`` (a class with no row in the row's
+    task: one-vs-rest within tasks) lie one below the row's lowest fitted value.
+
+    Never predicted in that task, as :func:`below_others` keeps a class weighed out
+    of the whole fit; finite, so that ``predict`` stays the arg max of
+    ``decision_function``.
+
+    Parameters
+    ----------
+    D : ndarray of shape (n_samples, n_classes)
+        Each row's values in its task.
+    fitted : ndarray of bool of shape (n_samples, n_classes)
+        Which classes are fitted in each row's task (at least one per row).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+    """
+    if fitted.all():
+        return D
+    low = np.where(fitted, D, np.inf).min(axis=1)
+    return np.where(fitted, D, (low - 1.0)[:, None])
+
+
 def classes_kept(est, post):
     """``post`` after :func:`below_others` when ``est`` had classes weighed out
     of its fit (``_absent_classes``, set by
@@ -331,12 +356,22 @@ class LearnedFeatures(_Standardized):
         The training range the inputs are clipped to (the regressor's ``x_range_``).
     out_of_bounds : {"clip", "raise", "extend"}, default="clip"
         What an input beyond it gets (the regressor's parameter).
+    task_classes : ndarray of bool of shape (n_tasks, n_classes), optional
+        One-vs-rest within tasks: the outputs are ``n_tasks * n_classes``, task by
+        task, and a row gets its task's ``n_classes`` (those not fitted below the
+        others, :func:`below_unfitted`).
+    with_fitted : bool, default=False
+        With ``task_classes``: each row's values followed by its task's fitted
+        classes as 1/0 (what ``predict_proba`` zeroes).
     """
 
+    task_classes, with_fitted = None, False  # (objects pickled before them)
+
     def __init__(self, standardization, family, features, feature_scales, coef, intercept,
-                 x_range=None, out_of_bounds="clip"):
+                 x_range=None, out_of_bounds="clip", task_classes=None, with_fitted=False):
         self.standardization, self.family, self.x_range = standardization, family, x_range
         self.out_of_bounds = out_of_bounds
+        self.task_classes, self.with_fitted = task_classes, with_fitted
         self.features, self.feature_scales = features, feature_scales
         self.coef, self.intercept = coef, intercept
 
@@ -351,9 +386,18 @@ class LearnedFeatures(_Standardized):
     def __call__(self, X, positions=None):
         """Decision values, one column per output, or of each row's task
         (``positions``: a vector)."""
+        fitted = self.task_classes
+
         def scores(Xb, b):  # rows b: their columns are n_rows x n_kept at once
             D = self.columns(Xb) @ self.coef.T + self.intercept
-            return D if positions is None else D[np.arange(D.shape[0]), positions[b]]
+            if positions is None:
+                return D
+            rows, pos = np.arange(D.shape[0]), positions[b]
+            if fitted is None:
+                return D[rows, pos]
+            # (one-vs-rest within tasks: the row's task's block of classes)
+            D = below_unfitted(D.reshape(len(D), *fitted.shape)[rows, pos], fitted[pos])
+            return np.hstack([D, fitted[pos]]) if self.with_fitted else D
         return self._by_blocks(X, scores)
 
 

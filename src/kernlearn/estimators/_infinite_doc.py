@@ -318,7 +318,11 @@ _REG_LAMBDA_NOTE = """
 
 # Attributes only the classifier has (appended to the shared list).
 CLASSIFIER_ATTRS = """    classes_ : ndarray of shape (n_classes,)
-        The class labels.
+        The class labels (of all tasks with ``task_index``).  With
+        ``task_index`` and three or more classes (one-vs-rest within tasks),
+        ``column_coef_``, ``intercept_`` and ``task_coef_`` have one row per
+        task and class, row ``t * n_classes + c`` for ``tasks_[t]`` and
+        ``classes_[c]`` (zero where the class has no row in the task).
 """ + platt_attr_doc(logistic_loss=True)
 
 # Attributes only the regressor has.

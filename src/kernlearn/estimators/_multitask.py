@@ -622,3 +622,46 @@ def fitted_classes_rows(est, X, y, sample_weight, task_index):
     sw = None if sample_weight is None else np.asarray(sample_weight)[rows]
     t = None if task_index is None else np.asarray(task_index)[rows]
     return X, y, sw, {"task_index": t}
+
+
+def task_sample_weight(sample_weight, n, y, class_weight, task_rows):
+    """:func:`~kernlearn.estimators._base.fit_sample_weight`, ``"balanced"`` task by task.
+
+    With tasks of their own rows each task is its own loss: ``class_weight="balanced"``
+    gives a row of class ``c`` in task ``t`` the weight ``n_t / (k_t n_{t,c})`` (scikit-learn's
+    ``compute_sample_weight`` on the task's rows, ``k_t`` the classes present there; under
+    ``sample_weight`` the classes' total weights of the task, as
+    :func:`~kernlearn.estimators._base.fit_sample_weight` counts them), so a task's classes
+    weigh as they would in a fit of that task alone.  Over all rows, a task holding a
+    class on 5 % of its rows beside tasks that balance the pool would stay unbalanced.
+    A dict ``class_weight`` is the same in every task; without tasks this is
+    ``fit_sample_weight``.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n,) or None
+        Non-negative weights.
+    n : int
+        Number of samples.
+    y : ndarray of shape (n,)
+        Class labels.
+    class_weight : dict, "balanced" or None
+        Class weights.
+    task_rows : list of ndarray or None
+        Rows of each task (:func:`split_tasks`).
+
+    Returns
+    -------
+    ndarray of shape (n,) or None
+    """
+    from ._base import fit_sample_weight
+
+    if task_rows is None or not isinstance(class_weight, str):
+        return fit_sample_weight(sample_weight, n, y, class_weight)
+    sw = fit_sample_weight(sample_weight, n)  # (validated once, on all rows)
+    base = np.ones(n) if sw is None else sw
+    out = np.zeros(n)
+    for rows in task_rows:
+        if np.any(base[rows] > 0):  # (a task of zero weight only stays removed)
+            out[rows] = fit_sample_weight(base[rows], len(rows), y[rows], class_weight)
+    return out

@@ -125,6 +125,36 @@ def _classes_kept_proba(scores, proba, absent, log=False):
     half).  ``log``: log probabilities (``-inf`` for those classes)."""
     P = proba(scores)
     P[:, absent] = -np.inf if log else 0.0
+    return _renormalised(P, log)
+
+
+def task_classes_proba(values, proba, log=False):
+    """``proba`` of one-vs-rest within tasks, a class absent from a row's task at 0.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_samples, 2 * n_classes)
+        Each row's decision values in its task, then 1 where its task fitted the
+        class and 0 where the class had no row there (``LearnedFeatures``).
+    proba : callable
+        Scores -> probabilities (or log probabilities), as for a model without tasks.
+    log : bool, default=False
+        Log probabilities (``-inf`` for the absent classes).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+        The task's classes renormalised, as :func:`_classes_kept_proba` renormalises
+        the classes of the whole fit.
+    """
+    k = values.shape[1] // 2
+    P = proba(values[:, :k])
+    P[values[:, k:] <= 0] = -np.inf if log else 0.0
+    return _renormalised(P, log)
+
+
+def _renormalised(P, log):
+    """Probabilities (``log``: their logarithms) of each row made to sum to one."""
     if log:
         from scipy.special import logsumexp
 

@@ -44,6 +44,7 @@ from ..families import RandomFourierFeatures
 from ..losses import get_loss
 from ..methods._grfl_average import FINAL_DRAWS, DeferredAttribute
 from ..methods._grfl_select import (
+    _row_subset,
     AUTO_LAMBDA_NOTE,
     BUDGET_NOTE,
     CV_BELOW,
@@ -54,8 +55,9 @@ from ..methods._grfl_select import (
     warn_no_feature,
 )
 from ..methods._grfl_master import paper_loss_factor
-from ..methods._class_outputs import class_attributes, present_outputs
 from ..methods._kept_rows import rows_of_positive_weight
+from ..methods._obscure_rows import positive_rows
+from ..methods._grfl_tasks import classifier_outputs, classifier_problems
 from ..methods.grfl import fit_grfl
 from ..partitioned import _is_dask_array, _is_dask_frame
 from ..penalties import get_penalty
@@ -84,6 +86,7 @@ from ._base import (
     validate_predict_data,
 )
 from ._infinite_doc import _COMMON_DOC, _REG_LAMBDA_NOTE, CLASSIFIER_ATTRS, REGRESSOR_ATTRS
+from ._platt import _LOG_SPACE, task_classes_proba
 from ._input_range import (OUT_OF_BOUNDS, OUT_OF_BOUNDS_DOC, out_of_bounds_mode,
                            record_input_range)
 from ._large_inputs import partitioned_fit_inputs
@@ -94,6 +97,7 @@ from ._multitask import (
     split_tasks,
     standardize_task_targets,
     task_positions,
+    task_sample_weight,
     task_score,
     task_score_doc,
 )
@@ -151,26 +155,32 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     def _validate_params(self):
         validate_params_cached(self)  # cheap on every fit of a grid search
 
-    @staticmethod
-    def _kept_rows(X, y, sample_weight, task_rows):
-        """The rows of positive weight of an in-memory fit without tasks
-        (:func:`~kernlearn.methods._kept_rows.rows_of_positive_weight`): a
-        zero weight removes its row before the standardisation, the widths and
-        the intercept read it.  With ``task_rows`` weights are refused; a Dask
-        ``X`` stays on its cluster (its statistics skip such rows)."""
-        if task_rows is not None or _is_dask_array(X):
-            return X, y, sample_weight
-        return rows_of_positive_weight(X, y, sample_weight)
+    def _kept_rows(self, X, y, sample_weight, task_rows):
+        """The rows of positive weight of an in-memory fit
+        (:func:`~kernlearn.methods._kept_rows.rows_of_positive_weight`): a zero
+        weight removes its row before the standardisation, the widths and the
+        intercept read it; with tasks, their rows renumbered (a task whose rows
+        all weigh zero leaves ``tasks_``, as in the fit without its rows).  A Dask
+        ``X`` stays on its cluster (its statistics skip such rows).  Returns
+        ``X, y, sample_weight, task_rows``."""
+        if _is_dask_array(X):
+            return X, y, sample_weight, task_rows
+        keep = positive_rows(sample_weight)
+        if keep is None:
+            return X, y, sample_weight, task_rows
+        if task_rows is not None:
+            task_rows = _row_subset(y, task_rows, keep)[1]
+            kept = [t for t, r in enumerate(task_rows) if len(r)]
+            self.tasks_, task_rows = self.tasks_[kept], [task_rows[t] for t in kept]
+        return (*rows_of_positive_weight(X, y, sample_weight), task_rows)
 
     def _fit_tasks(self, X, Y, task_rows, sample_weight=None):
         """Run :func:`~kernlearn.methods.grfl.fit_grfl` and copy its result.
 
         ``Y`` is ``(n, T)`` when every task uses every row (``task_rows``
-        ``None``), else ``(n,)`` with ``task_rows`` the rows of each task.
+        ``None``), else ``(n,)`` with ``task_rows`` the rows of each task (or
+        ``(n, T)``, task ``t`` reading column ``t``: one-vs-rest within tasks).
         """
-        if sample_weight is not None and task_rows is not None:
-            raise ValueError("sample_weight and class_weight are not supported with "
-                             "task_index (one loss per task); fit without one of them.")
         settings = {k: v for k, v in _own_params(self).items()
                     if k not in ("class_weight", "probability", "warm_start", "penalty", "loss",
                                  "standardize", "inner_tol", "inner_max_iter", "n_paths",
@@ -247,26 +257,33 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                        partial(validate_predict_data, self), width=self._n_features_out,
                        what="features")
 
-    def _decision_function(self):
+    def _decision_function(self, with_fitted=False):
         """The fitted decision values, an object without scikit-learn (what a
         prediction on a Dask array sends to the workers; in memory too).  Its
         callers check that the model is fitted (once: 7 us of a 50 us call); the
-        regressor's inputs beyond its training range: _input_range.py."""
+        regressor's inputs beyond its training range: _input_range.py
+        (``with_fitted``: one-vs-rest within tasks, the task's fitted classes too)."""
         return LearnedFeatures(input_standardization(self), self.family_, self.features_,
                                self.feature_scales_, self._coef_tasks, self._intercept_tasks,
                                x_range=getattr(self, "x_range_", None),
-                               out_of_bounds=out_of_bounds_mode(self))
+                               out_of_bounds=out_of_bounds_mode(self),
+                               task_classes=getattr(self, "_task_classes", None),
+                               with_fitted=with_fitted)
 
-    def _output(self, X, task_index, post, width=None, dtype=float):
+    def _output(self, X, task_index, post, width=None, dtype=float, with_fitted=False):
         """``post`` of the decision values of ``X`` (one column per output, or
         one value per row of its task); a lazy Dask array of a Dask ``X``."""
-        return decided(self, X, self._decision_function(),
+        return decided(self, X, self._decision_function(with_fitted),
                        partial(validate_predict_data, self), classes_kept(self, post),
                        width, dtype,
                        task_index=task_index, positions=self._rows_tasks)
 
     def _n_outputs(self):
-        """Columns of the decision values (None: one value per row, of its task)."""
+        """Columns of the decision values (None: one value per row, of its task; with
+        one-vs-rest within tasks, the task's classes)."""
+        fitted = getattr(self, "_task_classes", None)
+        if fitted is not None:
+            return fitted.shape[1]
         return None if self.tasks_ is not None else len(self._intercept_tasks)
 
     # Saved models before 0.2 hold the column weights as coef_; before the nineteenth pass
@@ -488,7 +505,10 @@ class InfiniteFeatureClassifier(
 
     Binary problems are one task with labels mapped to -1/+1; multiclass
     problems are one-vs-all tasks sharing the features (sec. 6.1); with
-    ``task_index`` a binary problem is split into tasks.
+    ``task_index`` a binary problem is split into tasks, and a multiclass
+    one into one-vs-rest problems within tasks: one binary problem per task
+    and class present in it, all sharing the features (the group penalty runs
+    over every task's and class's weights, as over the classes without tasks).
 """
         + _COMMON_DOC.format(
             loss_default="squared_hinge", lambda_default='"auto"', lambda_note=AUTO_LAMBDA_NOTE,
@@ -499,7 +519,12 @@ class InfiniteFeatureClassifier(
             extra_attrs=CLASSIFIER_ATTRS,
             extra_params='''    class_weight : dict, "balanced" or None, default=None
         Weights of the classes' losses (``"balanced"``: ``n / (n_classes *
-        n_c)``), multiplied into ``sample_weight``.
+        n_c)``), multiplied into ``sample_weight``.  With ``task_index``,
+        ``"balanced"`` is per task: ``n_t / (k_t n_{t,c})`` over the task's
+        rows and the ``k_t`` classes present there (scikit-learn's
+        ``compute_sample_weight`` on the task's rows), so each task's classes
+        weigh as in a fit of that task alone (``MultitaskMKLClassifier``
+        balances over all tasks' rows).
     probability : bool, default=False
         With a loss other than ``"logistic"``, fit Platt sigmoids on decision
         values from an internal 5-fold cross-validation (five extra fits, as
@@ -587,7 +612,13 @@ class InfiniteFeatureClassifier(
         y : array-like of shape (n_samples,)
             Class labels.
         task_index : array-like of shape (n_samples,), optional
-            Task of each sample (binary labels only); tasks share features.
+            Task of each sample; tasks share features.  With three or more
+            classes, one-vs-rest within tasks: ``classes_`` holds every task's
+            classes, :meth:`decision_function` and :meth:`predict_proba` give
+            ``(n_samples, n_classes)`` for each row's task, and a class with no
+            row (of positive weight) in a task is not fitted there: its
+            decision value is one below the row's lowest other class's (never
+            predicted in that task) and its probability is 0.
             Requested by default under scikit-learn's metadata routing, so
             model selection passes it on (see
             :class:`~kernlearn.estimators.mtmkl.MultitaskScorer`).
@@ -604,8 +635,10 @@ class InfiniteFeatureClassifier(
             weights, on 200 features), a far weaker penalty and a far longer
             fit than unit weights (as long as unit weights at that level);
             weights of mean one (``w / w.mean()``) keep the level and the
-            budget of the rows.  Multiplied by ``class_weight``.  Not
-            combined with ``task_index``.  A class whose rows all weigh zero
+            budget of the rows.  Multiplied by ``class_weight``.  With
+            ``task_index`` each task's loss is weighted the same way (a task
+            whose rows all weigh zero is left out of ``tasks_``, as without its
+            rows).  A class whose rows all weigh zero
             stays in ``classes_`` with a zero output, never predicted; the
             others are fitted as without it.
 
@@ -615,24 +648,21 @@ class InfiniteFeatureClassifier(
         """
         X, y = self._fit_inputs(X, y)
         check_two_classes(y)
-        sw = fit_sample_weight(sample_weight, X.shape[0], y, self.class_weight)
+        task_rows = self._split_tasks(task_index, X.shape[0])
+        sw = task_sample_weight(sample_weight, X.shape[0], y, self.class_weight, task_rows)
         self._absent_classes = check_weighted_classes(y, sw)
         self.classes_, yi = encode_labels(y)
-        task_rows = self._split_tasks(task_index, X.shape[0])
-        if task_rows is not None and len(self.classes_) != 2:
-            raise ValueError("task_index needs binary labels (one binary task each); fit "
-                             "one model per class on y == c, or fit without task_index.")
-        Xk, yi, sw = self._kept_rows(X, yi, sw, task_rows)  # (classes_ kept: above)
-        # +-1 codes, one column per class; binary problems keep the second's
+        Xk, yi, sw, task_rows = self._kept_rows(X, yi, sw, task_rows)  # (classes_ kept)
+        # +-1 codes, one column per class (binary problems keep the second's; with
+        # tasks and more classes, one problem per task and class present in it)
         codes = np.where(yi[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)
-        Y = present_outputs(codes, self._absent_classes) if len(self.classes_) > 2 \
-            else codes[:, 1] if task_rows is not None else codes[:, 1:]
+        Y, rows, self._task_classes = classifier_problems(
+            codes, task_rows, self._absent_classes, sw)
         self.lambda_p_, self._budget = _classifier_settings(
             self, X.shape[1], X.shape[0] if sw is None else sw.sum())
-        self._fit_tasks(standardize_fit(self, Xk, sw), Y, task_rows, sw)
-        # (a class weighed out: a zero output, the others' fitted as without it)
-        class_attributes(self, self._absent_classes, _coef_tasks=0, _intercept_tasks=0,
-                         task_coef_=0)
+        self._fit_tasks(standardize_fit(self, Xk, sw), Y, rows, sw)
+        # (a class weighed out, or absent from a task: a zero output, never predicted)
+        classifier_outputs(self, self._task_classes)
         self.column_coef_, self.intercept_ = self._coef_tasks, self._intercept_tasks
         warn_no_feature(self, yi, sw, task_rows is not None)
         self._fit_platt(X, y, sample_weight, task_index=task_index)
@@ -718,8 +748,11 @@ class InfiniteFeatureClassifier(
         proba : ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
+        proba, tasks_ovr = self._proba_function(), getattr(self, "_task_classes", None) is not None
+        if tasks_ovr:  # (a class absent from the row's task: probability 0)
+            proba = partial(task_classes_proba, proba=proba, log=_LOG_SPACE.get())
         return self._output(X, task_index, partial(chained, steps=(
-            one_column_as_vector, self._proba_function())), len(self.classes_))
+            one_column_as_vector, proba)), len(self.classes_), with_fitted=tasks_ovr)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -844,8 +877,10 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
             it; the default bandwidth, the standardisation and the columns'
             unit norms are weighted too), so weights ``c * w`` act like
             ``lambda_p / sqrt(c)``; their scale is moved into the levels
-            internally, so any scale is solved accurately.  Not combined
-            with ``task_index``.
+            internally, so any scale is solved accurately.  With
+            ``task_index`` each task's loss and its targets' standardisation
+            are weighted the same way (a task whose rows all weigh zero is
+            left out of ``tasks_``, as without its rows).
 
         Returns
         -------
@@ -854,8 +889,7 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
         X, y = self._fit_inputs(X, y, multi_output=True, y_numeric=True)
         y = np.asarray(y, dtype=float)
         sw = fit_sample_weight(sample_weight, X.shape[0])
-        task_rows = self._split_tasks(task_index, X.shape[0])
-        X, y, sw = self._kept_rows(X, y, sw, task_rows)
+        X, y, sw, task_rows = self._kept_rows(X, y, sw, self._split_tasks(task_index, len(y)))
         record_input_range(self, X, sw)
         if task_rows is not None and y.ndim == 2 and y.shape[1] == 1:
             # one column (a DataFrame's): raveled with scikit-learn's warning, as the
@@ -867,8 +901,8 @@ class InfiniteFeatureRegressor(RegressorMixin, _BaseInfiniteFeature):
                              f"{y.shape[1]} columns: fit one model per output.")
         if task_rows is None:
             Xs, Ys = standardize_fit(self, X, sw, y[:, None] if y.ndim == 1 else y)
-        else:  # (sample_weight is not combined with task_index)
-            Xs, Ys = standardize_fit(self, X, sw), standardize_task_targets(self, y, task_rows)
+        else:  # (each task's targets standardised on its weighted rows)
+            Xs, Ys = standardize_fit(self, X, sw), standardize_task_targets(self, y, task_rows, sw)
         self.lambda_p_ = self._fit_tasks(Xs, Ys, task_rows, sw).lambda_p
         self._single_output = task_rows is None and y.ndim == 1
         self._to_target_units()

@@ -28,6 +28,7 @@ import warnings
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..solvers._dirty import task_targets
 from ..utils._warnings import user_stacklevel
 
 # the path's budget, the share of rows held out, the fewest held-out rows worth
@@ -429,7 +430,8 @@ def _validation_split(n, Y, task_rows, rng, sample_weight=None, loss=None):
         # (the random parts left a task without a held-out row or two training
         # rows, and the fit fell back to the small-data budget and level without
         # a word: many tasks of ten rows did so on almost every draw)
-        dealt = [r[rng.permutation(len(r))] for r in task_rows]
+        # (tasks holding the same rows, one-vs-rest classes within a task: dealt once)
+        dealt = [r[rng.permutation(len(r))] for r in {id(r): r for r in task_rows}.values()]
         vals = ([np.concatenate([r[:max(1, int(round(VALIDATION_FRACTION * len(r))))]
                                  for r in dealt])] if m >= CV_BELOW
                 else [np.concatenate([r[i::CV_FOLDS] for r in dealt])
@@ -553,8 +555,8 @@ class _HoldOut:
             v = sum(self.loss.value(M[:, t], self.Y[:, t]) for t in range(M.shape[1]))
             return float(np.sum(v if self.w is None else self.w * v))
         tot = 0.0
-        for t, r in enumerate(self.task_rows):
-            v = self.loss.value(M[r, t], self.Y[r])
+        for t, (r, y) in enumerate(zip(self.task_rows, task_targets(self.Y, self.task_rows))):
+            v = self.loss.value(M[r, t], y)
             tot += float(np.sum(v if self.w is None else self.w[r] * v))
         return tot
 

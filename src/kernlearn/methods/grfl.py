@@ -67,6 +67,7 @@ from ._grfl_master import (_GrFLProblem, block_norms, capped_solver, intercept_o
                            prune, solve_master)
 from ._grfl_warm import (GrFLWarmStart, _setting_key, continue_path,  # noqa: F401
                          kept_on_failure, kept_path)
+from ._grfl_tasks import task_intercepts, task_weighted_loss
 from ._grfl_select import (AUTO_MAX_FEATURES, CV_BELOW, CV_FOLDS, stop_of_folds,  # noqa: F401
                            DEFAULT_LEVEL, LEVEL_BELOW, LEVEL_MAX_FEATURES, MIN_VALIDATION_ROWS,
                            PATIENCE_EXTRA, PATIENCE_FACTOR, VALIDATION_FRACTION, _curve_at,
@@ -230,9 +231,7 @@ class GrFL:
         if b0 is not None:
             self.b0 = np.array(b0, dtype=float)
         elif self.fit_intercept:
-            ys = ([Y[:, t] for t in range(self.T)] if task_rows is None
-                  else [Y[r] for r in task_rows])
-            self.b0 = np.array([intercept_only(self.loss, y) for y in ys])
+            self.b0 = task_intercepts(self.loss, Y, task_rows)
         else:
             self.b0 = np.zeros(self.T)
         T = self.T
@@ -772,7 +771,6 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
     """
     from ..families import RandomFourierFeatures
     from ..kernels import resolve_gamma
-    from ..losses import weighted
     from ..penalties import L1
     from ..solvers import ADMM, GrFLFISTA
     from ..solvers.grfl_newton import GrFLNewton
@@ -835,7 +833,9 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
             pen_p.alpha = float(lambda_p if lam is None else lam) * level * shrink / c
         pen_s = None if lambda_s is None else L1(alpha=float(lambda_s) * level * shrink / c)
         w = sample_weight if rows is None or sample_weight is None else sample_weight[rows]
-        wloss = weighted(loss, w)
+        Xr = X if rows is None else X[rows]
+        Yr, tr = (Y, task_rows) if rows is None else _row_subset(Y, task_rows, rows)
+        wloss = task_weighted_loss(loss, w, tr)  # (with tasks, in the margins' layout)
         slv = solver
         if slv == "auto":
             # Newton where its inner solver is compiled (the built-in penalties
@@ -848,8 +848,6 @@ def fit_grfl(X, Y, *, loss, penalty, family=None, task_rows=None, sample_weight=
             slv = {"admm": ADMM, "fista": GrFLFISTA, "newton": GrFLNewton}[slv](
                 tol=tol, max_iter=max_iter)
         check_compatible(slv, wloss, pen_p)
-        Xr = X if rows is None else X[rows]
-        Yr, tr = (Y, task_rows) if rows is None else _row_subset(Y, task_rows, rows)
         sub = pricing_subsample
         if sub == "auto":  # (counting the rows of positive weight, as the draw does)
             n_sub = Xr.shape[0] if w is None else int(np.count_nonzero(w))

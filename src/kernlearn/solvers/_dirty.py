@@ -231,6 +231,26 @@ def pad_state(state, p_new, T):
     return padded_state
 
 
+def task_targets(Y, task_rows):
+    """Each task's targets on its rows.
+
+    Parameters
+    ----------
+    Y : ndarray of shape (n_samples,) or (n_samples, T)
+        One target per row (of the row's task), or one column per task.
+    task_rows : list of ndarray
+        Rows of each task (with a 2-D ``Y``, several tasks may hold a row).
+
+    Returns
+    -------
+    list of ndarray
+        ``Y[r]`` or ``Y[r, t]`` of task ``t`` with rows ``r``.
+    """
+    if Y.ndim == 1:
+        return [Y[r] for r in task_rows]
+    return [Y[r, t] for t, r in enumerate(task_rows)]
+
+
 @dataclass(eq=False)
 class DirtyProblem:
     r"""Data of a restricted master problem (paper 000, eq. (17)).
@@ -241,7 +261,9 @@ class DirtyProblem:
         Active columns on all training rows.
     Y : ndarray of shape (n_samples, T) or (n_samples,)
         Targets; with ``task_rows`` a 1-D array where ``Y[i]`` belongs to the
-        task of row ``i``.
+        task of row ``i``, or ``(n_samples, T)`` where task ``t`` reads column
+        ``t`` on its rows (tasks sharing rows with other targets: one-vs-rest
+        classes within tasks, :func:`task_targets`).
     loss : BaseLoss
         Datafit on margins (``value``, ``grad_margin``; ``prox`` for ADMM).
     penalty_p : BasePenalty
@@ -299,7 +321,7 @@ class DirtyProblem:
             self.shared_rows = False
             self.T = len(task_rows)
             self.Phis = [Phi[r] for r in task_rows]
-            self.Ys = np.concatenate([Y[r] for r in task_rows]) if self.T else Y[:0]
+            self.Ys = np.concatenate(task_targets(Y, task_rows)) if self.T else Y[:0]
             self.n_t = np.array([len(r) for r in task_rows], dtype=int)
             # task of each entry of the concatenated layout, and its slices
             self._task_of = np.repeat(np.arange(self.T), self.n_t)
