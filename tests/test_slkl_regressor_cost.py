@@ -69,3 +69,40 @@ def test_pair_distances_equal_the_outer_sum_less_the_product(k, dtype):
     np.testing.assert_array_equal(D, np.add.outer(sq.astype(np.float64), sq.astype(np.float64))
                                   - inner.astype(np.float32))
 
+
+
+# -- benchmarks/slkl_regressor_cost.py: its A/B table and its refusals
+
+@pytest.fixture
+def script():
+    from bench_scripts import load_script
+
+    yield from load_script("slkl_regressor_cost")
+
+
+def test_ab_table_takes_medians_over_rounds_and_pairs_the_trees(script, monkeypatch):
+    # per round: old (ours, anchor) and new (ours, anchor) ms at one size
+    runs = {"old": iter([(40.0, 10.0), (50.0, 10.0), (44.0, 11.0)]),
+            "new": iter([(20.0, 10.0), (35.0, 10.0), (22.0, 11.0)])}
+    order = []
+
+    def fake(src, sizes_text, fits):
+        order.append(src)
+        return {"400x8": next(runs[src])}
+
+    monkeypatch.setattr(script, "run_tree", fake)
+    rows = script.paired(["old", "new"], "400x8", 3, 5)
+    assert order == ["old", "new", "new", "old", "old", "new"]  # (turns alternate)
+    old, new = rows
+    assert old[:6] == ["400x8", "old", 44.0, 10.0, 4.0, "no"]
+    assert new[:6] == ["400x8", "new", 22.0, 10.0, 2.0, "yes"]
+    assert old[6] == "" and new[6] == 0.5  # medians of 0.5, 0.7, 0.5 per round
+
+
+def test_in_process_fits_and_refusals(script, capsys):
+    assert script.main(["--sizes", "40x3", "--fits", "1"]) == 0
+    assert "| 40x3 |" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as err:
+        script.main(["--ab", "no/such/src", "also/not"])
+    assert err.value.code == 2
+    assert "no kernlearn package" in capsys.readouterr().err

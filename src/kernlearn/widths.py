@@ -226,6 +226,19 @@ def _pair_distances(sq, inner):
     ``inner``'s size: at 400-500 rows each was a fresh mapping of 1.3-2 MB
     whose first touch of every page cost more than the arithmetic (1.7 of
     2.1 ms at 400 rows); the block buffer stays in cache.
+
+    Parameters
+    ----------
+    sq : ndarray of shape (k,)
+        Squared norms of the rows.
+    inner : ndarray of shape (k, k)
+        Twice their inner products; overwritten (unless its type is not the
+        result's: then a converted copy is).
+
+    Returns
+    -------
+    D : ndarray of shape (k, k)
+        The squared distances (not yet clipped at zero).
     """
     inner = inner.astype(np.result_type(sq, inner), copy=False)
     k = len(sq)
