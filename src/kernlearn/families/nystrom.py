@@ -209,8 +209,8 @@ def _plain_rbf_args(A, B, params):
     finite inputs and centres) and one positive ``gamma``; anything else goes
     through :func:`~kernlearn.kernels.rbf_kernel` and its checks.  One matrix
     against itself (SLKL's content order, a family's diagonal: 0.2-0.5 ms of
-    checks a call) only when :func:`rbf_kernel`'s distances would not shift
-    its rows (:func:`~kernlearn.utils._sparse.distance_shift`).
+    checks a call) only when that kernel's distances would not shift its
+    rows (:func:`~kernlearn.utils._sparse.distance_shift`).
     """
     gamma = params.get("gamma")
     return (len(params) == 1 and isinstance(gamma, (float, int)) and not isinstance(gamma, bool)
