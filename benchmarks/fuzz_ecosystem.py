@@ -470,18 +470,29 @@ def comp_bagging(name, params, est, X, y, task, sw, rng):
     _pickle_same(model, X, "Bagging")
 
 
+def _linear_for(est):
+    """A new scikit-learn linear model of ``est``'s task (logistic or least squares)."""
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+
+    return LogisticRegression() if is_classifier(est) else LinearRegression()
+
+
+def _ours_and_linear(est, classifier, regressor, **kwargs):
+    """The ensemble ``classifier`` or ``regressor`` (by ``est``'s task) of a
+    clone of ``est`` ("ours") and :func:`_linear_for`'s model, built with ``kwargs``."""
+    if is_classifier(est):
+        return classifier([("ours", clone(est)), ("lr", _linear_for(est))], **kwargs)
+    return regressor([("ours", clone(est)), ("lin", _linear_for(est))], **kwargs)
+
+
 def comp_stacking(name, params, est, X, y, task, sw, rng):
     from sklearn.ensemble import StackingClassifier, StackingRegressor
-    from sklearn.linear_model import LinearRegression, LogisticRegression
 
     if task is not None:
         return SKIP
-    if is_classifier(est):
-        model = StackingClassifier([("ours", clone(est)), ("lr", LogisticRegression())], cv=3,
-                                   stack_method="auto", n_jobs=int(rng.choice([1, 2])))
-    else:
-        model = StackingRegressor([("ours", clone(est)), ("lin", LinearRegression())], cv=3,
-                                  n_jobs=int(rng.choice([1, 2])))
+    # (StackingClassifier's stack_method is "auto" by default)
+    model = _ours_and_linear(est, StackingClassifier, StackingRegressor, cv=3,
+                             n_jobs=int(rng.choice([1, 2])))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(X, y)
@@ -497,17 +508,13 @@ def comp_stacking(name, params, est, X, y, task, sw, rng):
 
 def comp_voting(name, params, est, X, y, task, sw, rng):
     from sklearn.ensemble import VotingClassifier, VotingRegressor
-    from sklearn.linear_model import LinearRegression, LogisticRegression
 
     if task is not None:
         return SKIP
+    model = _ours_and_linear(est, VotingClassifier, VotingRegressor)
     if is_classifier(est):
-        model = VotingClassifier([("ours", clone(est)), ("lr", LogisticRegression())],
-                                 voting="soft")
-        others = LogisticRegression()
-    else:
-        model = VotingRegressor([("ours", clone(est)), ("lin", LinearRegression())])
-        others = LinearRegression()
+        model.set_params(voting="soft")
+    others = _linear_for(est)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(X, y)
@@ -529,13 +536,12 @@ def comp_voting(name, params, est, X, y, task, sw, rng):
 
 def comp_select_from_model(name, params, est, X, y, task, sw, rng):
     from sklearn.feature_selection import SelectFromModel
-    from sklearn.linear_model import LinearRegression, LogisticRegression
     from sklearn.pipeline import make_pipeline
 
     if not name.startswith("FGM") or task is not None:
         return SKIP
     sel = SelectFromModel(clone(est), threshold=float(rng.choice([1e-10, 1e-5])))
-    final = LogisticRegression() if is_classifier(est) else LinearRegression()
+    final = _linear_for(est)
     pipe = make_pipeline(sel, final)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -694,7 +700,6 @@ def comp_tags(name, params, est, X, y, task, sw, rng):
 def comp_transform_pandas(name, params, est, X, y, task, sw, rng):
     """Our transformers with ``set_output(transform="pandas")``, alone and in a pipeline."""
     import pandas as pd
-    from sklearn.linear_model import LinearRegression, LogisticRegression
     from sklearn.pipeline import make_pipeline
 
     if not hasattr(est, "transform") or task is not None:
@@ -714,7 +719,7 @@ def comp_transform_pandas(name, params, est, X, y, task, sw, rng):
     _close(np.asarray(Z), np.asarray(plain.transform(inp)), "pandas transform vs NumPy transform")
     if Z.shape[1] == 0:
         return SKIP  # (nothing kept: scikit-learn's own models refuse a frame of no column)
-    final = LogisticRegression() if is_classifier(est) else LinearRegression()
+    final = _linear_for(est)
     pipe = make_pipeline(clone(est), final).set_output(transform="pandas")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -31,6 +31,8 @@ from kernlearn.utils import _threads
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
+# (the children import the package and tests/interrupt_fits.py)
+CHILD_PATH = os.pathsep.join([str(SRC), str(ROOT / "tests")])
 
 posix = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 
@@ -44,7 +46,7 @@ def _default_sigint():
 def _run(code, timeout=120):
     """Run ``code`` in a fresh Python (the package on its path), SIGINT at its
     default; ``(returncode, stdout, stderr)``."""
-    env = dict(os.environ, PYTHONPATH=str(SRC), OMP_NUM_THREADS="1")
+    env = dict(os.environ, PYTHONPATH=CHILD_PATH, OMP_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
                           capture_output=True, text=True, timeout=timeout,
                           preexec_fn=_default_sigint)
@@ -319,47 +321,11 @@ def test_a_ctrl_c_a_notebook_shows_stops_the_fits_still_running():
     assert isinstance(result[0], _threads.Interrupted), result
 
 
-# Fits that would run 30 s (3,000 column generation iterations of 10 ms, idle)
-# and a real SIGINT once two are running.
+# Fits that would run 30 s (3,000 column generation iterations of 10 ms, idle:
+# tests/interrupt_fits.py) and a real SIGINT once two are running.
 _SLOW = """
 import signal, sys, threading, time
-import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from kernlearn.colgen import ColumnGeneration
-from kernlearn.estimators._base import all_or_nothing
-
-running, ends = threading.Semaphore(0), []
-
-class Slow(ClassifierMixin, BaseEstimator):
-    def __init__(self, C=1.0):
-        self.C = C
-
-    @all_or_nothing
-    def fit(self, X, y):
-        self.classes_ = np.unique(y)  # (set first: put back when the fit stops)
-
-        class One(list):
-            scores = [1.0]
-
-        def master(cand):
-            if len(its) == 1:
-                running.release()
-            its.append(1)
-            time.sleep(0.01)
-            return 1.0 / len(its)
-
-        its = []
-        try:
-            ColumnGeneration(3000, tol=None, warn=False).run(lambda: One([0]), master)
-            ends.append("ran to its end")
-        except BaseException as error:
-            ends.append(type(error).__name__)
-            raise
-        self.fitted_ = True
-        return self
-
-    def predict(self, X):
-        return np.zeros(len(X))
+from interrupt_fits import Slow, X, y, ends, running
 
 def interrupt_once_two_run():
     running.acquire(); running.acquire()
@@ -371,7 +337,6 @@ def report(what):
         time.sleep(0.01)
     print(what, sorted(ends), flush=True)
 
-X, y = np.arange(40.0).reshape(20, 2), np.arange(20) % 2
 threading.Thread(target=interrupt_once_two_run, daemon=True).start()
 """
 
@@ -397,7 +362,7 @@ print([type(f.exception()).__name__ for f in futures], [sorted(vars(est)) for es
     assert (code, err) == (0, ""), (code, out, err)
     assert out.splitlines() == [
         "interrupted", "fits ['Interrupted', 'Interrupted']",
-        "['Interrupted', 'Interrupted'] [['C'], ['C']]"], (out, err)
+        "['Interrupted', 'Interrupted'] [['C', 'n'], ['C', 'n']]"], (out, err)
 
 
 @posix
@@ -406,7 +371,7 @@ def test_a_real_ctrl_c_of_an_interactive_search_stops_its_fits():
     session (``python -i``): the Ctrl-C stops the search and is shown; joblib
     waits for none of the running fits, which ran on for 30 s each: they stop.
     """
-    env = dict(os.environ, PYTHONPATH=str(SRC), OMP_NUM_THREADS="1")
+    env = dict(os.environ, PYTHONPATH=CHILD_PATH, OMP_NUM_THREADS="1")
     search = textwrap.dedent(_SLOW) + textwrap.dedent("""
         import joblib
         from sklearn.model_selection import GridSearchCV

@@ -41,52 +41,16 @@ from kernlearn.utils import _threads
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
+# (the session imports the package and tests/interrupt_fits.py)
+CHILD_PATH = os.pathsep.join([str(SRC), str(ROOT / "tests")])
 
 posix = pytest.mark.skipif(os.name != "posix", reason="a pseudo-terminal (POSIX)")
 
-# An estimator whose fit runs ``n`` column generation iterations of 10 ms
-# (idle: the 2-core machine is shared), each ending in ``check_abandoned``.
+# The session's names: ``Slow(n)``, whose fit runs ``n`` column generation
+# iterations of 10 ms (tests/interrupt_fits.py), and the modules typed lines use.
 _SLOW = """
 import signal, threading, time
-import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from kernlearn.colgen import ColumnGeneration
-from kernlearn.estimators._base import all_or_nothing
-
-ends = []
-
-class Slow(ClassifierMixin, BaseEstimator):
-    def __init__(self, n=300):
-        self.n = n
-
-    @all_or_nothing
-    def fit(self, X, y):
-        # The terminal's Ctrl-C must reach the main thread: the OS hands a
-        # process signal to any thread not blocking it, and a prompt waiting
-        # in select() only sees it when it lands there (a loaded machine's
-        # busy fit thread took it and the prompt waited on: a flaky test).
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-
-        class One(list):
-            scores = [1.0]
-
-        its = []
-
-        def master(cand):
-            its.append(1)
-            time.sleep(0.01)
-            return 1.0 / len(its)
-
-        try:
-            ColumnGeneration(self.n, tol=None, warn=False).run(lambda: One([0]), master)
-            ends.append("ran to its end")
-        except BaseException as error:
-            ends.append(type(error).__name__)
-            raise
-        self.fitted_ = True
-        return self
-
-X, y = np.arange(40.0).reshape(20, 2), np.arange(20) % 2
+from interrupt_fits import Slow, X, y, ends
 """
 
 
@@ -103,7 +67,7 @@ def _session(steps, timeout=60):
         # (exec keeps the signal mask: a SIGINT blocked in the forking thread
         # would stay blocked in the session, and the prompt never see Ctrl-C)
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
-        os.environ.update(PYTHONPATH=str(SRC), OMP_NUM_THREADS="1")
+        os.environ.update(PYTHONPATH=CHILD_PATH, OMP_NUM_THREADS="1")
         os.execv(sys.executable, [sys.executable, "-i", "-q", "-c",
                                   textwrap.dedent(_SLOW)])
     out = b""

@@ -50,7 +50,7 @@ def test_histogram_kernel_block_of_any_positive_size_is_the_same_kernel():
 def test_low_rank_kernel_params_block_is_refused_not_fitted_on_garbage():
     est = kl.LowRankKernelClassifier(kernel="hik", kernel_params={"block": -3},
                                      random_state=0, max_iter=5)
-    with pytest.raises(ValueError, match="block must be a positive integer"):
+    with pytest.raises(ValueError, match=r"kernel_params\['block'\] must be a positive integer"):
         est.fit(_X, _Y)
 
 

@@ -32,15 +32,29 @@ def _dense(X):
     return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
 
 
-def _check_block(block):
+def check_block(block, name="block"):
     """Refuse a ``block`` that is not a positive integer.
 
     The kernel's rows are written block by block into an uninitialised array:
     ``block=-3`` wrote none and returned whatever memory held (a model fitted
     on it without a word), ``0`` and ``2.5`` stopped on ``range()``'s errors.
+    The kernel rules call it too (:func:`kernlearn._kernel_rules.check_named_kernel`),
+    so that an estimator's setting is refused before any data is read.
+
+    Parameters
+    ----------
+    block : object
+        The setting.
+    name : str, default="block"
+        How messages name it (``"kernel_params['block']"``, ``"kernels[0]: hik block"``).
+
+    Raises
+    ------
+    ValueError
+        Naming the setting and its value.
     """
     if isinstance(block, bool) or not isinstance(block, Integral) or block < 1:
-        raise ValueError(f"block must be a positive integer (rows of X at a time), "
+        raise ValueError(f"{name} must be a positive integer (rows of X at a time), "
                          f"got {block!r}.")
 
 
@@ -59,7 +73,7 @@ def hik_kernel(X, Y, beta=1.0, block=256):
     -------
     K : ndarray of shape (n_X, n_Y)
     """
-    _check_block(block)
+    check_block(block)
     A, B = np.abs(_dense(X)) ** beta, np.abs(_dense(Y)) ** beta
     K = np.empty((A.shape[0], B.shape[0]))
     for s in range(0, A.shape[0], block):
@@ -83,7 +97,7 @@ def additive_chi2_kernel(X, Y, block=256):
     -------
     K : ndarray of shape (n_X, n_Y)
     """
-    _check_block(block)
+    check_block(block)
     A, B = _dense(X), _dense(Y)
     if (A < 0).any() or (B < 0).any():
         raise ValueError("additive_chi2 kernel needs non-negative features" + negative_hint())

@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from ._histogram_kernels import check_block
 from .widths import check_gamma
 
 
@@ -93,6 +94,8 @@ def check_named_kernel(kernel, params, label):
       (``0 ** beta`` is infinite for a negative one, a constant for zero).
     * a numeric ``gamma``: finite and positive; ``"mean"`` beside ``rbf``
       only (:func:`~kernlearn.widths.check_gamma`).
+    * the histogram kernels' ``block`` (rows at a time, not a kernel setting):
+      a positive integer (:func:`~kernlearn._histogram_kernels.check_block`).
 
     Parameters
     ----------
@@ -126,6 +129,10 @@ def check_named_kernel(kernel, params, label):
             raise ValueError(
                 f"{label('coef0')} must be a finite non-negative number for kernel 'poly' "
                 f"(a negative one makes the kernel indefinite), got {c0!r}.")
+    if kernel in ("hik", "additive_chi2") and "block" in params:
+        # (the kernel's own check ran on the first Gram, after the data was read:
+        # the command line's exit 6 where its other settings give exit 2)
+        check_block(params["block"], label("block"))
     if kernel == "hik":
         b = params.get("beta", 1.0)
         if not (is_finite_number(b) and b > 0):

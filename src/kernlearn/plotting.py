@@ -254,10 +254,20 @@ def plot_kernel_weights(weights, path, names=None, title="Kernel weights"):
     Raises
     ------
     ValueError
-        If ``weights`` is empty or holds NaN or infinite values, or ``names``
-        has another length.
+        If ``weights`` is empty or holds NaN, infinite values or numbers
+        beyond the float range, or ``names`` has another length.
+
+    Notes
+    -----
+    Weights beyond 1e300 in magnitude are drawn divided by a power of ten,
+    which the axis label names.
     """
-    weights = np.asarray(weights, dtype=float).ravel()
+    try:
+        with np.errstate(over="ignore"):  # (a long double beyond the float range: inf, refused below)
+            weights = np.asarray(weights, dtype=float).ravel()
+    except OverflowError:  # (an int beyond the float range: a bare numpy error)
+        raise ValueError("weights must be finite numbers; one is beyond the float "
+                         "range.") from None
     # any sequence of labels (an array's truth value was NumPy's "ambiguous"
     # error), one per bar (matplotlib's count error named no argument)
     names = [str(i) for i in range(len(weights))] if names is None else list(names)
@@ -270,6 +280,15 @@ def plot_kernel_weights(weights, path, names=None, title="Kernel weights"):
                          f"{weights.size} value(s), {np.count_nonzero(~np.isfinite(weights))} "
                          "NaN or infinite.")
     fig, ax = _subplots(figsize=(max(4, 0.4 * len(weights)), 3))
+    # Beyond _LINEAR_CAP matplotlib's tick steps (a power of ten times up to
+    # 10) and the bars' geometry overflowed ("overflow encountered in
+    # multiply"): such weights are drawn divided by a power of ten, named on
+    # the axis; their ratios, all the chart shows, are the same.
+    top = float(np.max(np.abs(weights)))
+    if top > _LINEAR_CAP:
+        exponent = int(np.floor(np.log10(top)))
+        weights = weights / 10.0 ** exponent
+        ax.set_ylabel(f"weight (\u00d7 1e{exponent})")
     ax.bar(np.arange(len(weights)), weights)
     ax.set_xticks(np.arange(len(weights)))
     # names as written and short ("$^$" was a mathtext error, 300 characters
