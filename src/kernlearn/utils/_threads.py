@@ -27,7 +27,14 @@ Ctrl-C at the prompt (no code interrupted) nor a stopped fit's ``Interrupted``
 read in the main thread counts (:func:`_users`), nor one the main thread handles
 for less than a look's interval (:func:`_raise_if_interrupted`): a prompt
 written in Python (``code.interact``, Python 3.13's own, ``pdb``) catches the
-Ctrl-C that discards a typed line in an ``except`` of a millisecond.
+Ctrl-C that discards a typed line in an ``except`` of a millisecond.  A fit
+that begins while the main thread handles an interrupt runs (a fallback fitted
+in an ``except KeyboardInterrupt``), and so do the futures a
+``ThreadPoolExecutor`` still had queued, which its ``with`` starts and waits
+for after the Ctrl-C (``pool.shutdown(cancel_futures=True)`` in the
+``except`` drops them), and a task begun before the Ctrl-C whose ``fit`` had
+not yet started (a first fit's imports).  A program that catches the Ctrl-C and then waits for
+its running fits to finish (a graceful shutdown) sees them stopped.
 """
 
 import contextlib
