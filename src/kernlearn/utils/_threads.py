@@ -176,8 +176,9 @@ def check_abandoned():
     Two thread-local reads (about 0.1 microsecond), and a clock read in a
     watched fit: cheap enough once per outer iteration of any loop.  The main
     thread's interrupts are looked at every ``_LOOK_EVERY`` seconds at most, so
-    a fit stops within twice that time (a handled interrupt is confirmed at
-    the next look) plus one iteration.
+    a fit stops within that time plus one iteration of a shown interrupt,
+    and one look later of a handled one (confirmed at the next look: twice
+    the time, or two iterations where one takes longer).
 
     Raises
     ------
