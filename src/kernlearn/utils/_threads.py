@@ -33,8 +33,9 @@ in an ``except KeyboardInterrupt``), and so do the futures a
 ``ThreadPoolExecutor`` still had queued, which its ``with`` starts and waits
 for after the Ctrl-C (``pool.shutdown(cancel_futures=True)`` in the
 ``except`` drops them), and a task begun before the Ctrl-C whose ``fit`` had
-not yet started (a first fit's imports).  A program that catches the Ctrl-C and then waits for
-its running fits to finish (a graceful shutdown) sees them stopped.
+not yet started (a first fit's imports).  A program that catches the Ctrl-C
+and then waits for its running fits to finish (a graceful shutdown) sees them
+stopped.
 """
 
 import contextlib
