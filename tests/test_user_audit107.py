@@ -10,6 +10,12 @@ in a thread of their own (2 of 10 sessions of 20 such Ctrl-C on Python 3.13,
 ``benchmarks/interrupt_prompt_hunt.py``).  A handled interrupt now counts once
 it is still handled at the next look (``_LOOK_EVERY`` later): the waits it
 stands for last as long as the fits.
+
+A ``ThreadPoolExecutor``'s ``with`` left by a Ctrl-C starts the futures it
+still had queued while it waits for them; a fit beginning while the main
+thread handles an interrupt was taken as a fallback fitted in an ``except``,
+and ran to its end (8 fits of 1 s on 2 threads: 6 ran, control back after
+4.9 s).  Those the pool's exit starts now stop (0.8 s).
 """
 
 import code
@@ -104,3 +110,23 @@ def test_an_interrupt_handled_while_the_main_thread_waits_stops_the_fit():
     except KeyboardInterrupt:
         thread.join(60)
     assert isinstance(out[0], _threads.Interrupted), out
+
+
+def test_a_future_a_pool_starts_after_the_ctrl_c_stops():
+    """A ``ThreadPoolExecutor``'s ``with`` left by a Ctrl-C waits for its
+    futures, starting those still queued: their fits stop too (they ran to
+    their end on the merged code, the program waiting for them).  A fallback
+    fitted by a pool in the ``except`` (its ``with`` left normally) runs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(time.sleep, 2 * _threads._LOOK_EVERY)
+            queued = pool.submit(_Looking().fit)
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(time.sleep, 2 * _threads._LOOK_EVERY)
+            fallback = pool.submit(_Looking().fit)
+    assert isinstance(queued.exception(60), _threads.Interrupted), queued.exception()
+    assert fallback.exception(60) is None, fallback.exception()
