@@ -6,6 +6,26 @@ import scipy.sparse as sp
 
 from kernlearn.datasets import DatasetNotFoundError, data_home, load_dataset
 
+
+def _unblock_sigint():
+    """Unblock SIGINT in the test process's main thread, before any test forks.
+
+    A launcher (a CI job, a test harness) may start the tests with SIGINT
+    blocked; exec keeps the mask, and so does every child a test starts: the
+    tests that send their child SIGINT (``proc.send_signal``, ``os.kill``,
+    ``pthread_kill``) waited for a ``KeyboardInterrupt`` that never came (4 of
+    ``tests/test_interrupts34.py``'s 5 subprocess tests failed so, audit 107).
+    Unblocked, a SIGINT is handled as the process's handler says (ignored in
+    a background ``make test &``).
+    """
+    import signal
+
+    if hasattr(signal, "pthread_sigmask"):  # (POSIX)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+_unblock_sigint()
+
 CONTAINERS = {
     "dense": np.asarray,
     "csr": sp.csr_matrix,

@@ -141,12 +141,26 @@ class _Tiny(BaseEstimator):
         return self
 
 
+class _Checking(BaseEstimator):
+    """A fit that checks every millisecond for four looks' time (a handled
+    interrupt counts when the next look still sees it: audit 107)."""
+
+    @all_or_nothing
+    def fit(self, X=None, y=None):
+        end = time.monotonic() + 4 * _threads._LOOK_EVERY
+        while time.monotonic() < end:
+            _threads.check_abandoned()
+            time.sleep(0.001)
+        self.fitted_ = True
+        return self
+
+
 def _watched_fit_while(handling, est=None, args=()):
-    """Fit ``est`` (default a :class:`_Tiny`) on ``args`` in a thread while the main
+    """Fit ``est`` (default a :class:`_Checking`) on ``args`` in a thread while the main
     thread handles ``handling``, raised after the thread's watch began (the
     fit's own entry, nested, keeps it); ``"fitted"`` or the fit's exception."""
     out, began, go = [], threading.Event(), threading.Event()
-    est = _Tiny() if est is None else est
+    est = _Checking() if est is None else est
 
     def run():
         with _threads.interrupts_watched():
@@ -234,7 +248,7 @@ def test_a_pool_thread_reused_by_a_second_search_is_watched_afresh():
         def fit(self, X=None, y=None):
             began.set()
             assert go.wait(60)
-            return _Tiny.fit.__wrapped__(self)
+            return _Checking.fit.__wrapped__(self)
 
     class Pausing(_Tiny):
         @all_or_nothing
@@ -277,11 +291,13 @@ def test_a_pool_thread_reused_by_a_second_search_is_watched_afresh():
     assert grown < 20_000, grown
 
 
-def test_a_warm_started_estimator_stopped_keeps_its_fit():
+def test_a_warm_started_estimator_stopped_keeps_its_fit(monkeypatch):
     """GrFL with ``warm_start=True``, refitted in a thread with more features
     and stopped: its earlier fit is kept, attribute for attribute and in its
     decisions."""
     import pickle
+
+    monkeypatch.setattr(_threads, "_LOOK_EVERY", 0.0)  # (every check a look: a short refit)
 
     from threadpoolctl import threadpool_limits
 
