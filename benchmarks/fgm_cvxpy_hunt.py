@@ -14,7 +14,8 @@ without anything from kernlearn but the pool's scaling.
 Each seeded case draws a loss (square, logistic, squared hinge; three
 one-vs-rest outputs sharing the selection), data (low noise, duplicated and
 near-duplicated columns, a constant column, columns far from zero), groups
-(none, one-feature groups, a random partition), ``C`` from 1e-3 to 1e3,
+(none, one-feature groups, a random partition, a group listed twice and one
+overlapping it), ``C`` from 1e-6 to 1e6,
 ``B``, sample weights (with zeros), an intercept or not, and ``tol``; then
 checks, against cvxpy's optimum ``OPT``,
 
@@ -26,7 +27,12 @@ checks, against cvxpy's optimum ``OPT``,
   with the path's master accuracy as a floor), and a fit that is not says so
   with a ``ConvergenceWarning``.
 
-Prints the counts of cases and failures (and the failing cases).
+Prints the failing cases and the counts: ``certified`` (converged on the
+duality gap or Theorem 3), ``uncertified`` (converged on the paper's relative
+objective change, which certifies nothing; ``uncertified_beyond_tol`` of them
+further than ``tol`` from ``OPT``), ``unconverged``, ``reference_failed`` /
+``reference_inaccurate`` / ``reference_above_model`` (cvxpy failed, said
+"inaccurate", or ended above the value of FGM's model: not counted as FGM's).
 
 Usage::
 
@@ -96,16 +102,18 @@ def draw(rng):
         y = (f + noise * rng.standard_normal(n) > np.median(f)).astype(int)
         n_classes = 2
     groups = None
-    gkind = rng.choice(["none", "single", "partition"])
+    gkind = rng.choice(["none", "single", "partition", "dupgroup"])
     if gkind == "single":
         groups = [[j] for j in range(p)]
     elif gkind == "partition":
         perm = rng.permutation(p)
         cuts = np.sort(rng.choice(np.arange(1, p), size=min(2, p - 1), replace=False))
         groups = [sorted(g.tolist()) for g in np.split(perm, cuts)]
+    elif gkind == "dupgroup":  # a group listed twice, another overlapping it
+        groups = [list(range(p // 2)), list(range(p // 2)), list(range(1, p))]
     n_cand = p if groups is None else len(groups)
     B = int(rng.integers(1, max(2, n_cand)))
-    C = float(10.0 ** rng.integers(-3, 4))
+    C = float(10.0 ** rng.integers(-6, 7))
     w = None
     wk = rng.choice(["none", "zeros", "random"])
     if wk != "none":
@@ -122,24 +130,26 @@ def draw(rng):
                 tol=tol, fit_intercept=fit_intercept, kind=kind, noise=noise, gkind=gkind)
 
 
-def reference(case, pool):
-    """cvxpy's optimum of the full problem, on FGM's scaled columns."""
+def reference(case, pool, unit=1.0):
+    """cvxpy's optimum of the full problem, on FGM's scaled columns.
+
+    ``unit`` (FGM's objective) scales the problem to values near 1: Clarabel's
+    tolerances are absolute, and at ``C=1e-6`` the optimum is ~1e-5.
+    """
     X, y, C, w = case["X"], case["y"], case["C"], case["w"]
     n, p = X.shape
     groups = pool._groups if pool._groups is not None else [np.array([j]) for j in range(p)]
     gw = pool._group_weight if pool._groups is not None else np.ones(p)
     K = 3 if case["loss"] == "ovr3" else 1
-    V = cp.Variable((p, K))
+    # one variable per group (a duplicated group is a candidate of its own)
+    Vs = [cp.Variable((len(G), K)) for G in groups]
     th = cp.Variable(len(groups))
     b = cp.Variable(K) if case["fit_intercept"] else np.zeros(K)
-    A = X * pool.scale_  # scaled columns; group g's columns weighted by gw[g]
-    colw = np.zeros(p)
-    for g, G in enumerate(groups):
-        colw[G] = gw[g]
-    A = A * colw
+    A = X * pool.scale_
     if case["fit_intercept"]:  # (the intercept absorbs a shift: better conditioned)
         A = A - A.mean(0)
-    pen = sum(cp.quad_over_lin(V[G, :], th[g]) for g, G in enumerate(groups))
+    M = sum((A[:, G] * gw[g]) @ Vs[g] for g, G in enumerate(groups))
+    pen = sum(cp.quad_over_lin(Vs[g], th[g]) for g in range(len(groups)))
     ww = np.ones(n) if w is None else w
     terms = []
     for k in range(K):
@@ -149,9 +159,9 @@ def reference(case, pool):
             yk, name = y, "square"
         else:
             yk, name = np.where(y == 1, 1.0, -1.0), case["loss"]
-        terms.append(ww @ loss_expr(name, A @ V[:, k] + b[k], yk))
+        terms.append(ww @ loss_expr(name, M[:, k] + b[k], yk))
     obj = 0.5 * pen + C * sum(terms)
-    prob = cp.Problem(cp.Minimize(obj), [th >= 0, th <= 1, cp.sum(th) <= case["B"]])
+    prob = cp.Problem(cp.Minimize(obj / unit), [th >= 0, th <= 1, cp.sum(th) <= case["B"]])
     for opts in ({"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-9,
                   "max_iter": 500}, {}):  # Clarabel's defaults (1e-8) where 1e-10 fails
         try:
@@ -162,7 +172,7 @@ def reference(case, pool):
             continue
         if prob.status == "optimal":
             break
-    return (np.nan if prob.value is None else float(prob.value)), prob.status
+    return (np.nan if prob.value is None else float(prob.value) * unit), prob.status
 
 
 def model_value(case, pool, res):
@@ -219,10 +229,14 @@ def check(case, res, pool, conv_warn, other, opt, accurate=True):
     lows = lows[np.isfinite(lows)]
     if lows.size and lows.max() > opt + slack:
         bad.append(f"lower bound {lows.max():.12g} above OPT {opt:.12g}")
-    val = model_value(case, pool, res)
-    if val < opt - slack:
-        bad.append(f"model value {val:.12g} below OPT {opt:.12g} (reference wrong?)")
     objs = np.asarray(h.get("objective", []), float)
+    # (overlapping groups: the decomposition is not in coef; the master's value)
+    val = model_value(case, pool, res) if case["gkind"] != "dupgroup" or not objs.size \
+        else objs[-1]
+    if val < opt - slack:
+        # a feasible point's value below cvxpy's optimum: cvxpy missed its
+        # optimum (seen at C=1e-6 and 1e6, 1e-6 relative); not FGM's claims
+        return [], (val - opt) / scale, "reference_above_model"
     if objs.size and val > objs[-1] + 1e-9 * scale + 1e-12:
         bad.append(f"model value {val:.12g} above the last master's objective {objs[-1]:.12g}")
     rel = (val - opt) / scale
@@ -239,7 +253,8 @@ def check(case, res, pool, conv_warn, other, opt, accurate=True):
         bad.append(f"converged ({res.stop_reason}) but {rel:.3g} above OPT, tol={case['tol']}")
     if not res.converged and not conv_warn:
         bad.append(f"converged_ False ({res.stop_reason}) without a ConvergenceWarning")
-    if res.converged and conv_warn:
+    if res.converged and conv_warn and not conv_warn[0].endswith("increase inner_max_iter."):
+        # (an earlier master at its cap warns; the returned model's converged)
         bad.append(f"converged but warned: {conv_warn[0][:120]}")
     if other:
         bad.append(f"other warnings: {other[0][:120]}")
@@ -263,7 +278,9 @@ def main():
             print(f"case {i}: ERROR {type(e).__name__}: {e}")
             continue
         try:
-            opt, status = reference(case, pool)
+            objs = np.asarray(res.history.get("objective", []), float)
+            opt, status = reference(case, pool, float(objs[-1]) if objs.size and objs[-1] > 0
+                                    else 1.0)
         except cp.SolverError:
             status = "error"
         if status not in ("optimal", "optimal_inaccurate") or not np.isfinite(opt):
@@ -284,7 +301,7 @@ def main():
                 f"groups={case['gkind']} B={case['B']} C={case['C']:g} "
                 f"w={'none' if case['w'] is None else int((case['w'] == 0).sum())} "
                 f"tol={case['tol']:g} icpt={case['fit_intercept']} n,p={case['X'].shape}")
-        if bad and kind != "uncertified":
+        if bad and kind not in ("uncertified", "reference_above_model"):
             counts["failed"] += 1
             print(f"case {i}: {desc} stop={res.stop_reason} rel={rel:.3g}")
             for b in bad:
