@@ -241,7 +241,7 @@ def check(case, res, pool, conv_warn, other, opt, accurate=True, at=np.inf):
     h = res.history
     lows = np.concatenate([np.asarray(h.get("lower_bound", []), float), h["final_lower_bound"]])
     lows = lows[np.isfinite(lows)]
-    if lows.size and lows.max() > at + 1e-9 * abs(at):  # (rounding: 1e-11 seen)
+    if lows.size and lows.max() > at + 1e-8 * abs(at):  # (rounding: up to 6e-9 at C=1e6)
         # above the value of cvxpy's (feasible) point: a certain breach of weak
         # duality, whatever cvxpy's accuracy
         bad.append(f"lower bound {lows.max():.12g} above the value {at:.12g} at cvxpy's point")
