@@ -78,7 +78,8 @@ def refit_l2(X, y, sel, kind, pool, settings, sample_weight=None, solve_master=N
         # by row blocks the rows of zero weight are kept: a kept row's values
         # there, as in the cutting planes' master (partitioned.kept_row_columns)
         first = int(np.argmax(np.asarray(sample_weight) > 0))
-        filler = None if sp.issparse(Xs) else np.array(Xs[first], dtype=float)
+        filler = (sp.csr_matrix(Xs[first], dtype=float).reshape(1, -1) if sp.issparse(Xs)
+                  else np.array(Xs[first], dtype=float))
         Xs = _scaled_columns(Xs, sample_weight, ids=np.arange(sel.size), filler=filler)
     Xs = Xs @ sp.diags(scale) if sp.issparse(Xs) else Xs * scale
     Xs = active_block([Xs]) if sp.issparse(Xs) else Xs

@@ -292,10 +292,12 @@ def _support_newton(H, W, Q, indptr, alpha):
     try:
         v = M @ np.linalg.solve(np.eye(Ts) + NY @ M, NZ)
     except Exception:  # noqa: BLE001
-        # I + N'Y M is singular where the penalty's curvature cancels the
-        # model's along a group direction (its S D + N M N' is indefinite):
-        # no Newton step, as for a step that is not finite (numba's solve
-        # raises where NumPy's would too; before, the whole fit stopped)
+        # I + N'Y M is singular where the support's Hessian H + S D + N M N'
+        # is: the penalty's part is positive semi-definite (the penalty is
+        # convex; M alone is not), so where it and the model's Hessian share
+        # a flat direction (repeated features): no Newton step, as for a step
+        # that is not finite (numba's solve raises where NumPy's would too;
+        # before, the whole fit stopped)
         return Wn, False
     for k in range(K):
         for a in range(ps):
