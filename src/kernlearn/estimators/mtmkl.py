@@ -57,6 +57,8 @@ from ._renamed import RenamedParameters, warn_unused
 __all__ = ["MultitaskMKLClassifier", "MultitaskMKLRegressor", "MultitaskScorer"]
 
 _DEFAULT_KERNELS = (("rbf", {"gamma": "mean"}), "linear")
+# sparse rows are kept sparse (COO and the others become CSR): methods.mtmkl._sparse_rows
+_SPARSE, _DTYPES = ["csr", "csc"], [np.float64, np.float32]
 
 
 class MultitaskScorer:
@@ -223,11 +225,11 @@ class _BaseMultitaskMKL(TaskIndexRequests, RenamedParameters, BaseEstimator):
             if getattr(self, "_rows_checked", False):  # (CV folds of its checked X, y)
                 self.n_features_in_ = X.shape[1]
                 return X, y
-            return validate_data(self, X, y, dtype=[np.float64, np.float32],
+            return validate_data(self, X, y, accept_sparse=_SPARSE, dtype=_DTYPES,
                                  ensure_min_samples=2, y_numeric=self._y_numeric)
-        if plain_predict_data(self, X):
+        if plain_predict_data(self, X, sparse=True):
             return X, None
-        return validate_data(self, X, dtype=[np.float64, np.float32], reset=False), None
+        return validate_data(self, X, accept_sparse=_SPARSE, dtype=_DTYPES, reset=False), None
 
     def _split_tasks(self, task_index, n):
         if task_index is None:
