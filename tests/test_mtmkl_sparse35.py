@@ -169,6 +169,16 @@ def test_sparse_models_round_trip_through_model_files(name, tmp_path):
     np.testing.assert_array_equal(_out(back, X, t), _out(est, X, t))
 
 
+@pytest.mark.parametrize("name", ["reg", "clf"])
+def test_a_sparse_fit_predicts_dask_sparse_chunks_as_in_memory(name):
+    da = pytest.importorskip("dask.array")
+    X, y, t = _data(seed=10)
+    est = _quiet(lambda: _make(name, None).fit(X, _target(name, y), task_index=t))
+    lazy = _out(est, da.from_array(X, chunks=(20, X.shape[1]), asarray=False), t)
+    np.testing.assert_allclose(lazy.compute(scheduler="sync"), _out(est, X, t),
+                               rtol=1e-12, atol=1e-12)
+
+
 _MEMORY = """
 import tracemalloc, warnings
 import numpy as np, scipy.sparse as sp
