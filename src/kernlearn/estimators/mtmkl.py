@@ -186,6 +186,7 @@ class _BaseMultitaskMKL(TaskIndexRequests, RenamedParameters, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._precomputed()
+        tags.input_tags.sparse = not self._precomputed()  # (rows: methods.mtmkl._sparse_rows)
         return tags
 
     def _validate_p_q(self):
@@ -906,8 +907,16 @@ def _conformance_instances():
                                max_iter=5), {}),
         (MultitaskMKLRegressor(kernels=kern, shared=True, max_iter=5), {}),
         (MultitaskMKLClassifier(kernels=kern, max_iter=5), {}),
+        # (its callables see sparse columns uncentred, as warned: another, worse
+        # conditioned problem, whose weights and repeated rows part by 2e-4 after
+        # 5 iterations; with the named kernels the sparse check passes)
         (MultitaskMKLClassifier(kernels=kern, formulation="mtsfl", shared=True,
-                                max_iter=5), {}),
+                                max_iter=5),
+         {"check_sample_weight_equivalence_on_sparse_data": "callables on sparse "
+          "columns see them uncentred: an ill-conditioned shared MK-MTSFL stopped "
+          "at max_iter=5"}),
+        (MultitaskMKLClassifier(kernels=["linear", ("rbf", {"gamma": 0.5})],
+                                formulation="mtsfl", shared=True, max_iter=5), {}),
         # (Platt's folds take the validated data: y of shape (n, 1) failed)
         (MultitaskMKLClassifier(kernels=kern, max_iter=5, probability=True), PLATT_XFAIL),
         # (gamma="scale" resolved with the sample weights, as every kernel list)
