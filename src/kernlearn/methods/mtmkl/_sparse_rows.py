@@ -106,6 +106,12 @@ def sparse_diag(kernels, Xj, j, params):
     if kernel in ("linear", "poly"):
         # k(x, x) of the centred row: its centred squared norm
         return _dot_kernel(kernel, params, centred_row_stats(Xj, _view_center(kernels, j))[0])
+    # the histogram kernels' diagonals from the stored entries (kernel_diag's
+    # closed forms read the rows dense): sum |x_k|^beta, and sum x_k (2 x x / 2x)
+    if kernel == "hik":
+        return np.asarray(abs(Xj).power(params.get("beta", 1.0)).sum(axis=1)).ravel()
+    if kernel == "additive_chi2":
+        return np.asarray(Xj.sum(axis=1), dtype=np.float64).ravel()
     return kernel_diag(Xj, kernel, **params)
 
 
