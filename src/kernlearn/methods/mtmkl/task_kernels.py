@@ -316,16 +316,16 @@ class TaskKernels(BaseKernelList):
         A : ndarray of shape (n, r)
         """
         # (a sparse linear kernel's data view would be dense: from its Gram matrix)
-        linear = self.linear_factor(j) is not None
-        if not linear and (self.precomputed or _n_train(self) <= _GRAM_IN_MEMORY_ROWS):
+        A = self.linear_factor(j)
+        if A is None and (self.precomputed or _n_train(self) <= _GRAM_IN_MEMORY_ROWS):
             return kernel_factor(self.full(j), max_rank, rtol)
-        if not linear:
+        if A is None:
             # products with K_j in blocks of rows: memory O(n r), not the
             # n x n Gram matrix (1.9 GB on the 15,362 rows of School), at the
             # price of recomputing K_j's rows once per product
             return kernel_factor(_n_train(self), max_rank, rtol,
                                  matmul=lambda Q: self._gram_matmul(j, Q))
-        U, sv, _ = np.linalg.svd(self.linear_factor(j), full_matrices=False)
+        U, sv, _ = np.linalg.svd(A, full_matrices=False)
         r = len(sv) if max_rank is None else min(int(max_rank), len(sv))
         keep = sv[:r] ** 2 > rtol * max(sv[0] ** 2, 0.0) if sv.size else sv > 0
         return U[:, :r][:, keep] * sv[:r][keep]
