@@ -55,10 +55,6 @@ LIMITATIONS = (
     (r"^MultitaskMKLClassifier", r"has samples of one class only",
      "every task is a binary problem (documented): a task of one class among its "
      "rows of positive weight is SVC's one-class refusal, per task"),
-    (r"^MultitaskMKL", r"Sparse data was passed for X, but dense data is required",
-     "the multitask kernels are evaluated on dense rows: sparse X is refused "
-     "(documented under fit's X; scikit-learn's message names .toarray()). SVC "
-     "takes sparse X: an unfinished feature, not a limit of the method"),
     (r"^MultitaskMKL.*CV$", r"folds stratified by task need some task with",
      "the folds are scikit-learn's StratifiedKFold over (task, class) strata "
      "(documented under cv), which refuses more folds than every stratum's rows"),

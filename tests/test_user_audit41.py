@@ -189,9 +189,10 @@ def test_fgms_coefficients_are_one_key_of_the_graph():
 
 @pytest.mark.parametrize("method", ["predict", "decision_function"])
 def test_sparse_chunks_are_refused_by_the_multitask_models_at_once(method):
-    # in memory sparse X is refused ("dense data is required"); the lazy
-    # prediction failed on compute() with NumPy's "setting an array element
-    # with a sequence"
+    # a model fitted on dense X centres its columns: in memory sparse X is
+    # refused in those words (a sparse fit predicts sparse rows and chunks:
+    # tests/test_mtmkl_sparse35.py); the lazy prediction failed on compute()
+    # with NumPy's "setting an array element with a sequence"
     import scipy.sparse as sp
 
     from kernlearn import MultitaskMKLClassifier, MultitaskMKLRegressor
@@ -202,8 +203,7 @@ def test_sparse_chunks_are_refused_by_the_multitask_models_at_once(method):
     make = MultitaskMKLRegressor if method == "predict" else MultitaskMKLClassifier
     est = make().fit(X, f if method == "predict" else f > 0, task_index=tasks)
     Xd = da.from_array(sp.csr_matrix(X), chunks=(30, M), asarray=False)
-    with pytest.raises(TypeError, match="sparse chunks, but multitask MKL models predict "
-                                        "dense X only"):
+    with pytest.raises(ValueError, match="fitted on dense X, whose columns it centres"):
         getattr(est, method)(Xd, task_index=tasks)
 
 

@@ -53,10 +53,9 @@ def _limitation_cases():
     yb = (X[:, 0] > 0).astype(int)
     X3, y3 = _three_classes()
     task = np.arange(40) % 2
-    import scipy.sparse as sp
 
     from kernlearn import (LowRankKernelClassifier, MultitaskMKLClassifier,
-                           MultitaskMKLClassifierCV, MultitaskMKLRegressor)
+                           MultitaskMKLClassifierCV)
 
     small = np.arange(16) % 2  # two tasks of 8 rows, 4 of each class
     return [
@@ -67,8 +66,6 @@ def _limitation_cases():
          "Every task is a binary problem"),
         (MultitaskMKLClassifierCV(cv=5, Cs=(1.0,)), X[:16], np.repeat([0, 1], 8),
          {"task_index": small}, "stratified by task and class"),
-        (MultitaskMKLRegressor(), sp.csr_matrix(X), X[:, 0], {"task_index": task},
-         "(dense: sparse matrices are refused"),
         (FGMRegressor(max_features=9), X, X[:, 0], {}, "at most the number of candidates"),
         (FGMClassifier(solver="apg", multiclass="shared"), X3, y3, {},
          '``"shared"`` with them is'),

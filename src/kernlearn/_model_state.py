@@ -339,6 +339,8 @@ COMPONENT_STATE = {
         "specs_": seq(("m",), _SPEC), "grams_": arr(("m", "K", "K")),
         "mean_": arr(("d",), none=True), "std_": arr(("d",), none=True, finite="+inf"),
         "shift_": seq(("m",)), "scales_": arr(("m",), none=True),
+        # (sparse rows' implicit centre; absent from files of dense-only releases)
+        "center_": arr(("d",), none=True, optional=True),
     },
     "KernelList": {
         **_KERNEL_ROWS,

@@ -42,6 +42,7 @@ from .utils._sparse import (distance_shift, shift_rows, squared_distances,
 from .widths import (  # noqa: F401  (re-exported)
     _DATA_GAMMAS,
     _row_sq_norms,
+    centred_row_stats,
     convert_width,
     distance_to_kernel,
     mean_pairwise_sq_distance,
@@ -746,11 +747,7 @@ class KernelList(BaseKernelList):
     def _row_stats(self, Xj, j):
         """Squared norms of the rows of view ``j`` and their products with its centre
         (``None`` when not centred), both of the centred rows' kernel."""
-        sq, c = _row_sq_norms(Xj), self._center(j)
-        if c is None:
-            return sq, None
-        u = np.asarray(Xj @ c, dtype=np.float64).ravel()
-        return np.maximum(sq - 2.0 * u + c @ c, 0.0), u
+        return centred_row_stats(Xj, self._center(j))
 
     def _dots(self, Xa, Xb, j, u=None):
         """``Xa Xb'`` (float64, C order); with ``u = (u_a, u_b)``, the rows' products

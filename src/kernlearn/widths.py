@@ -19,6 +19,7 @@ from .utils._sparse import distance_shift, shift_rows
 from .utils._warnings import user_stacklevel
 
 __all__ = [
+    "centred_row_stats",
     "convert_width",
     "distance_to_kernel",
     "mean_pairwise_sq_distance",
@@ -49,6 +50,32 @@ def _row_sq_norms(X):
         return sq
     X = np.asarray(X, dtype=float)
     return np.einsum("ij,ij->i", X, X)
+
+def centred_row_stats(X, center=None):
+    r"""Squared norms of the rows of ``X - center`` and the products ``X @ center``.
+
+    :math:`\|x-c\|^2 = \|x\|^2 - 2x^\top c + c^\top c` from the (sparse) rows
+    themselves: the diagonal of the dot-product kernels of rows centred
+    implicitly (:func:`~kernlearn.preprocessing.centred_dots`).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, n_features)
+    center : ndarray of shape (n_features,), optional
+        ``None``: the plain squared norms.
+
+    Returns
+    -------
+    sq : ndarray of shape (n,)
+    u : ndarray of shape (n,) or None
+        ``X @ center`` (``None`` without a centre).
+    """
+    sq = _row_sq_norms(X)
+    if center is None:
+        return sq, None
+    u = np.asarray(X @ center, dtype=np.float64).ravel()
+    return np.maximum(sq - 2.0 * u + center @ center, 0.0), u
+
 
 def scale_gamma(X, sample_weight=None):
     """scikit-learn's ``gamma="scale"``: :math:`1 / (D\\,\\mathrm{Var}(X))`.

@@ -452,13 +452,12 @@ class TaskKernelModel:
         self.train_rows, self.y_scale, self.y_mean = train_rows, y_scale, y_mean
 
     def refuse_kind(self, meta):
-        """Refuse sparse blocks at once (from ``X``'s empty meta block), as the
-        in-memory prediction refuses sparse ``X``: a lazy prediction failed on
-        ``compute()`` with NumPy's "setting an array element with a sequence"."""
-        if sp.issparse(meta):
-            raise TypeError("X has sparse chunks, but multitask MKL models predict dense X "
-                            "only: make its chunks dense (X.map_blocks(lambda b: "
-                            "b.toarray())).")
+        """Refuse sparse blocks at once (from ``X``'s empty meta block) where the
+        in-memory prediction refuses sparse ``X`` (a model fitted on dense ``X``
+        centres its columns), in its words: a lazy prediction failed on
+        ``compute()``.  A model fitted on sparse ``X`` predicts sparse chunks."""
+        if sp.issparse(meta) and not self.kernels.precomputed:
+            self.kernels._scaled(meta)  # (raises as in memory, or maps no row)
         _refuse_rows_for_grams(self.kernels.precomputed, meta)
 
     def __call__(self, X, positions):

@@ -18,6 +18,7 @@ import hashlib
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.stats import rankdata
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import StrOptions
@@ -341,10 +342,7 @@ y_mean_, y_scale_, n_features_in_, feature_names_in_
         X_in = X
         Xv, yv = self._check_X(X, y, reset=True)
         n = len(yv)
-        if self._precomputed():
-            X = Xv
-        else:
-            X = np.asarray(Xv)
+        X = Xv if self._precomputed() or sp.issparse(Xv) else np.asarray(Xv)
         yv = np.asarray(yv)
         pos = self._task_pos(task_index, n)  # task positions: the folds' strata
         # checked before the folds index it (a wrong length was an IndexError)
@@ -721,7 +719,7 @@ kernels_, platt_, n_features_in_, feature_names_in_
         Cs = self._grid(fitting=True)
         X_in = X
         Xv, yv = self._check_X(X, y, reset=True)
-        X = Xv if self._precomputed() else np.asarray(Xv)
+        X = Xv if self._precomputed() or sp.issparse(Xv) else np.asarray(Xv)
         yv = np.asarray(yv)
         # (checked as the plain classifier's: labels of mixed types stopped on
         # NumPy's "'<' not supported between instances of 'int' and 'str'")
@@ -802,7 +800,8 @@ class _KeptCross:
         if self._rows is None or self._rows[0] is not X_a:
             # (one digest of a block of new rows for all kernels and buckets; the
             # block itself is held, so another array is never taken for it)
-            self._rows = (X_a, _digest([np.asarray(X_a, dtype=float)]))
+            self._rows = (X_a, _digest([X_a.data, X_a.indices, X_a.indptr, X_a.shape]
+                                       if sp.issparse(X_a) else [np.asarray(X_a, dtype=float)]))
         key = _digest([idx_a, mask_a, idx_b, mask_b], self._keys[j] + self._rows[1])
         if key not in self.kept:
             self.kept[key] = self.kernels.blocks(*args)

@@ -16,7 +16,9 @@ import threading
 from collections import OrderedDict
 
 import numpy as np
+import scipy.sparse as sp
 
+from ..._callable_kernels import warn_uncentred_callable
 from ...kernels import (
     BaseKernelList,
     _user_kernel,
@@ -29,7 +31,9 @@ from ...kernels import (
 )
 from ...preprocessing import fit_standardization, kernel_overflow_message
 from ...utils._repeated_kernels import refuse_repeated_grams, refuse_repeated_kernels
-from ...utils._sparse import distance_shift, shift_rows
+from ...utils._sparse import distance_shift, shift_rows, warn_far_sparse_offset
+from ._sparse_rows import (sparse_block, sparse_diag, sparse_inputs, sparse_scaled,
+                           task_blocks)
 
 __all__ = [
     "FactorStore",
@@ -202,28 +206,42 @@ class TaskKernels(BaseKernelList):
             diag = np.einsum("jii->ji", X)
         else:
             self.specs_ = parse_specs(self.kernels)
-            X = np.asarray(X, dtype=float)
+            sparse = sp.issparse(X)
+            X = X if sparse else np.asarray(X, dtype=float)
             self.mean_, self.std_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
-            if self.standardize:
+            self.center_ = None
+            if sparse:
+                # scaled, never centred (nor densified): the dot-product kernels
+                # subtract the centre themselves (._sparse_rows)
+                self.X_, self.std_, self.center_ = sparse_inputs(X, sample_weight,
+                                                                 self.standardize)
+            elif self.standardize:
                 # the one standardisation of every estimator: it refuses columns
                 # whose variance overflows (X * 1e300 gave wrong models here) and
                 # keeps the spread of columns near 1e-300 (they passed for constant)
                 st = fit_standardization(X, sample_weight)
                 self.mean_, self.std_ = st.mean, st.scale
-            self.X_ = self._scaled(X)
+            self.X_ = self.X_ if sparse else self._scaled(X)
             self.params_, diag, self.shift_ = [], [], []
             for j, (kernel, params, cols) in enumerate(self.specs_):
                 Xj = take_columns(self.X_, cols, j)
                 # (the RBF distances of rows far from zero subtract the training mean)
                 self.shift_.append(distance_shift(Xj) if kernel == "rbf" else None)
+                if sparse and kernel == "rbf" and self.center_ is None:
+                    warn_far_sparse_offset(Xj, f"X (kernels[{j}]'s view)")
                 self.params_.append(resolve_params(kernel, params, Xj, j, sample_weight,
-                                                   centred=bool(self.standardize)))
+                                                   centred=bool(self.standardize)
+                                                   and not sparse))
                 if _user_kernel(kernel) is not None:
                     # as every estimator's kernel lists: the diagonal alone let
                     # an indefinite callable (1 - |x - y| / 2) be fitted
                     check_kernel_callable(_user_kernel(kernel), Xj, j, self.params_[j])
+                    if sparse:
+                        warn_uncentred_callable(_user_kernel(kernel), f"kernels[{j}]",
+                                                self.center_)
                 with np.errstate(over="ignore"):  # (an overflow is refused below)
-                    d_j = kernel_diag(Xj, kernel, **self.params_[j])
+                    d_j = (sparse_diag(self, Xj, j, self.params_[j]) if sparse
+                           else kernel_diag(Xj, kernel, **self.params_[j]))
                 diag.append(np.asarray(d_j, dtype=float))
             diag = np.vstack(diag)
             refuse_repeated_kernels(self.specs_, self.params_, X.shape[1])
@@ -272,6 +290,8 @@ class TaskKernels(BaseKernelList):
         return K if support is None else K[:, :, support]
 
     def _scaled(self, X):
+        if sp.issparse(X):
+            return sparse_scaled(self, X)
         return (np.asarray(X, dtype=float) - self.mean_) / self.std_
 
     def factor(self, j, max_rank=None, rtol=1e-10):
@@ -295,16 +315,17 @@ class TaskKernels(BaseKernelList):
         -------
         A : ndarray of shape (n, r)
         """
-        if self.precomputed or (self.specs_[j][0] != "linear"
-                                and len(self.X_) <= _GRAM_IN_MEMORY_ROWS):
+        # (a sparse linear kernel's data view would be dense: from its Gram matrix)
+        A = self.linear_factor(j)
+        if A is None and (self.precomputed or _n_train(self) <= _GRAM_IN_MEMORY_ROWS):
             return kernel_factor(self.full(j), max_rank, rtol)
-        if self.specs_[j][0] != "linear":
+        if A is None:
             # products with K_j in blocks of rows: memory O(n r), not the
             # n x n Gram matrix (1.9 GB on the 15,362 rows of School), at the
             # price of recomputing K_j's rows once per product
-            return kernel_factor(len(self.X_), max_rank, rtol,
+            return kernel_factor(_n_train(self), max_rank, rtol,
                                  matmul=lambda Q: self._gram_matmul(j, Q))
-        U, sv, _ = np.linalg.svd(self.linear_factor(j), full_matrices=False)
+        U, sv, _ = np.linalg.svd(A, full_matrices=False)
         r = len(sv) if max_rank is None else min(int(max_rank), len(sv))
         keep = sv[:r] ** 2 > rtol * max(sv[0] ** 2, 0.0) if sv.size else sv > 0
         return U[:, :r][:, keep] * sv[:r][keep]
@@ -313,7 +334,8 @@ class TaskKernels(BaseKernelList):
         r"""The scaled data view :math:`A` of linear kernel ``j``: :math:`K_j = AA^\top`.
 
         Exact (no truncation; as many columns as the kernel's view), over the
-        training rows; ``None`` for other kernels and precomputed ones.
+        training rows; ``None`` for other kernels, precomputed ones and
+        sparse rows (their view would be dense).
 
         Parameters
         ----------
@@ -323,15 +345,16 @@ class TaskKernels(BaseKernelList):
         -------
         A : ndarray of shape (n, d_j) or None
         """
-        if self.precomputed or self.specs_[j][0] != "linear":
+        if self.precomputed or self.specs_[j][0] != "linear" or sp.issparse(self.X_):
             return None
         return np.asarray(self._views(self.X_, j), dtype=float) * np.sqrt(self.scales_[j])
 
     def _gram_matmul(self, j, Q, block=2048):
         """``K_j @ Q`` over the training rows, ``block`` rows of ``K_j`` at a time."""
-        out = np.empty((len(self.X_), Q.shape[1]))
-        for s in range(0, len(self.X_), block):
-            rows = np.arange(s, min(len(self.X_), s + block))
+        n = _n_train(self)
+        out = np.empty((n, Q.shape[1]))
+        for s in range(0, n, block):
+            rows = np.arange(s, min(n, s + block))
             out[rows] = self.full(j, rows=rows) @ Q
         return out
 
@@ -374,8 +397,10 @@ class TaskKernels(BaseKernelList):
 
     def _data_digest(self):
         """Digest of the (scaled) training data and its shape."""
-        return hashlib.sha1(np.ascontiguousarray(self.X_).tobytes()
-                            + repr(self.X_.shape).encode()).digest()
+        X = self.X_
+        parts = ([X.data, X.indices, X.indptr] if sp.issparse(X) else [X])  # (CSR: canonical)
+        return hashlib.sha1(b"".join(np.ascontiguousarray(a).tobytes() for a in parts)
+                            + repr(X.shape).encode()).digest()
 
     def _shift(self, j):
         shift = getattr(self, "shift_", None)  # (absent from older model files)
@@ -412,7 +437,8 @@ class TaskKernels(BaseKernelList):
             Xa = self._views(self.X_ if X_a is None else self._scaled(X_a), j)
             Xb = self._views(self.X_, j)
             kernel = self.specs_[j][0]
-            K = _batched_gram(kernel, self.params_[j], Xa[idx_a], Xb[idx_b], self._shift(j))
+            K = (task_blocks(self, j, Xa, idx_a, Xb, idx_b) if sp.issparse(Xb) else
+                 _batched_gram(kernel, self.params_[j], Xa[idx_a], Xb[idx_b], self._shift(j)))
         if not np.isfinite(K).all():
             raise ValueError(kernel_overflow_message(j))
         # (in place: K * scale * mask, the values of K * (scale * mask))
@@ -441,8 +467,10 @@ class TaskKernels(BaseKernelList):
         else:
             Xa = self._views(self.X_ if X_a is None else self._scaled(X_a), j)
             Xa = Xa if rows is None else Xa[rows]
-            K = _batched_gram(self.specs_[j][0], self.params_[j], Xa[None],
-                              self._views(self.X_, j)[None], self._shift(j))[0]
+            Xb = self._views(self.X_, j)
+            K = (sparse_block(self, j, Xa, Xb) if sp.issparse(Xb) else
+                 _batched_gram(self.specs_[j][0], self.params_[j], Xa[None], Xb[None],
+                               self._shift(j))[0])
         if not np.isfinite(K).all():
             raise ValueError(kernel_overflow_message(j))
         return K * self.scales_[j]
@@ -742,7 +770,7 @@ class FactorStore:
 
 def _n_train(kernels):
     """Training rows of fitted ``kernels``."""
-    return len(kernels.grams_[0]) if kernels.precomputed else len(kernels.X_)
+    return len(kernels.grams_[0]) if kernels.precomputed else kernels.X_.shape[0]
 
 
 def _nbytes(value):
