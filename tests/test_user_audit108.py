@@ -140,3 +140,23 @@ def test_genuine_text_over_the_floor_still_reads(suffix, tmp_path, floor_1mb):
         path.write_bytes(text + b"\n" * (2 * 2**20))
     X2, y2, _ = load_data_file(path)
     assert np.array_equal(np.column_stack([X2, y2]), X)
+
+
+@pytest.mark.parametrize("suffix", [".GZ", ".Bz2", ".XZ"])
+def test_a_compressed_file_is_read_whatever_the_case_of_its_suffix(suffix, tmp_path):
+    # The format was read from the lower-cased suffix, the file opened by the
+    # suffix as written: DATA.CSV.GZ was read uncompressed and refused as
+    # "binary data (NUL bytes)".
+    text = b"a,b,y\n1,2,0\n3,4,1\n5,6,0\n"
+    path = tmp_path / f"DATA.CSV{suffix}"
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}[suffix.lower()]
+    with opener(path, "wb") as fh:
+        fh.write(text)
+    X, y, info = load_data_file(path)
+    assert info["format"] == "csv" and X.tolist() == [[1, 2], [3, 4], [5, 6]]
+    assert y.tolist() == [0, 1, 0]
+    svm = tmp_path / f"d.svm{suffix}"
+    with opener(svm, "wb") as fh:
+        fh.write(b"1 1:1\n0 2:3\n")
+    X, y, info = load_data_file(svm)
+    assert info["format"] == "libsvm" and X.toarray().tolist() == [[1, 0], [0, 3]]

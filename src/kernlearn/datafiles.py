@@ -100,7 +100,9 @@ def _open(path):
     path = Path(path)
     if not path.exists():
         raise DatasetNotFoundError(f"data file not found: {path}")
-    return _OPENERS.get(path.suffix, open)(path, "rb")
+    # (by the lower-cased suffix, as the format is read: "DATA.CSV.GZ" was
+    # opened uncompressed and refused as "binary data (NUL bytes)")
+    return _OPENERS.get(path.suffix.lower(), open)(path, "rb")
 
 
 _OPENERS = {".bz2": bz2.open, ".gz": gzip.open, ".xz": lzma.open}
@@ -172,7 +174,7 @@ def _blocks(path, size=_BLOCK, check_start=None):
 def _packed_size(path):
     """Bytes of ``path`` when it is a compressed regular file, else None."""
     path = Path(path)
-    if path.suffix not in _OPENERS or not path.is_file():
+    if path.suffix.lower() not in _OPENERS or not path.is_file():
         return None  # (a pipe's text is what it is: no ratio to bound)
     return path.stat().st_size
 
@@ -186,7 +188,7 @@ def _refuse_unpacked(path, unpacked, packed):
         f"{path} unpacks to more than {format_bytes(unpacked)} of text, over "
         f"{_npy_header._DEFLATE_RATIO} times its {packed} bytes: a decompression bomb, "
         "or text far more repetitive than a data table; if it is genuine, decompress it "
-        f"first (e.g. {_UNPACKERS[path.suffix]} -k {path.name}) and read the plain file.")
+        f"first (e.g. {_UNPACKERS[path.suffix.lower()]} -k {path.name}) and read the plain file.")
 
 
 def _read_bytes(path):
