@@ -160,3 +160,29 @@ def test_a_compressed_file_is_read_whatever_the_case_of_its_suffix(suffix, tmp_p
         fh.write(b"1 1:1\n0 2:3\n")
     X, y, info = load_data_file(svm)
     assert info["format"] == "libsvm" and X.toarray().tolist() == [[1, 0], [0, 3]]
+
+
+@pytest.mark.parametrize("name", ["LowRankKernelClassifier", "LowRankKernelRegressor"])
+@pytest.mark.parametrize("drop", [("x_mean_", "x_scale_"), ("x_scale_",)])
+def test_an_older_low_rank_file_lacking_the_input_map_its_parameters_declare_is_refused(
+        name, drop, tmp_path):
+    # 0.1.0 low-rank files may lack x_mean_/x_scale_ (written before
+    # standardisation, and before the `standardize` parameter, which came with
+    # them).  One holding standardize=True without them loaded: get_params said
+    # standardize=True, predict read the inputs unstandardised (labels or values
+    # other than the model saved), a clone refit was another model.
+    import kernlearn
+    from kernlearn.io import load_model
+    from test_loose_ends34 import YR, Y3, X, _fit, _save_as
+
+    est = _fit(getattr(kernlearn, name)(), Y3 if "Classifier" in name else YR)
+    assert est.standardize is True and est.x_scale_ is not None
+    with pytest.raises(ValueError, match=r"kernlearn 0\.1\.0 .*state lacks "
+                       + " and ".join(drop) + r" \(the input map\) while "
+                       r"params\.standardize is True"):
+        load_model(_save_as(est, tmp_path / "m.npz", "0.1.0", drop))
+    # (without standardisation the same file is the old code's: it loads)
+    est = _fit(getattr(kernlearn, name)(standardize=False), Y3 if "Classifier" in name
+               else YR)
+    back = load_model(_save_as(est, tmp_path / "m.npz", "0.1.0", ("x_mean_", "x_scale_")))
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))

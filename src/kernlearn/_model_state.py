@@ -281,6 +281,24 @@ OLDER_PARAMETERS = {
 }
 
 
+# (low-rank code gained ``standardize`` and ``x_mean_``/``x_scale_`` in one
+# commit, 9abb1254, 11-26: an older file lacks all three, a later one holds the
+# attributes, None without standardisation, x_mean_ None for sparse input)
+_OLDER_INPUT_MAP = ("LowRankKernelClassifier", "LowRankKernelRegressor")
+
+
+def _older_input_map(name, estimator, state, fail):
+    """Refuse an older low-rank file lacking its input map while its
+    parameters declare one: it predicted unstandardised, ``get_params`` said
+    ``standardize=True`` and a clone refit was another model."""
+    lacking = [k for k in ("x_mean_", "x_scale_") if k not in state]
+    if name in _OLDER_INPUT_MAP and lacking and (
+            len(lacking) == 1 or getattr(estimator, "standardize", False) is not False):
+        fail(f"state lacks {' and '.join(lacking)} (the input map) while "
+             f"params.standardize is {estimator.standardize!r}: x_mean_ and x_scale_ are "
+             "saved both or neither, and neither only without standardisation.")
+
+
 def older_parameters(params, name, version):
     """``params`` of an estimator ``name`` read from a file of kernlearn
     ``version``, the parameters it lacks set to the old code's meaning
@@ -736,6 +754,7 @@ def check_fitted_state(estimator, state, fail, version=None):
         fail(f"state: {name} files of kernlearn {version} are not read: {older}.")
     if older:
         spec = {k: replace(r, optional=True) if k in older else r for k, r in spec.items()}
+        _older_input_map(name, estimator, state, fail)
     check = _Check(fail)
     state = {**{k: getattr(estimator, p) for k, p in READ_FROM_PARAMETER.get(
         type(estimator).__name__, {}).items() if k not in state}, **state}
