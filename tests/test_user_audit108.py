@@ -186,3 +186,24 @@ def test_an_older_low_rank_file_lacking_the_input_map_its_parameters_declare_is_
                else YR)
     back = load_model(_save_as(est, tmp_path / "m.npz", "0.1.0", ("x_mean_", "x_scale_")))
     np.testing.assert_array_equal(back.predict(X), est.predict(X))
+
+
+def test_an_older_low_rank_file_of_a_standardised_fit_lacking_standardize_is_refused(
+        tmp_path):
+    # The other side: a 0.1.0 file lacking the `standardize` parameter is read
+    # with the old code's False (OLDER_PARAMETERS), right for the files that
+    # code wrote (no x_mean_/x_scale_, or x_scale_ None).  One holding the
+    # scales of a standardised fit loaded, predicted standardised and said
+    # standardize=False: a clone refit was another model.
+    from kernlearn import LowRankKernelRegressor
+    from kernlearn.io import load_model
+    from test_bombs34 import _as_old_file
+    from test_loose_ends34 import X, YR, _fit
+
+    est = _fit(LowRankKernelRegressor(), YR)
+    with pytest.raises(ValueError, match=r"kernlearn 0\.1\.0 .*state\.x_scale_ holds the "
+                       r"scales of a standardised fit while params\.standardize is False"):
+        load_model(_as_old_file(est, tmp_path / "m.npz", ["standardize"]))
+    est = _fit(LowRankKernelRegressor(standardize=False), YR)
+    back = load_model(_as_old_file(est, tmp_path / "m.npz", ["standardize"]))
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))

@@ -288,15 +288,22 @@ _OLDER_INPUT_MAP = ("LowRankKernelClassifier", "LowRankKernelRegressor")
 
 
 def _older_input_map(name, estimator, state, fail):
-    """Refuse an older low-rank file lacking its input map while its
-    parameters declare one: it predicted unstandardised, ``get_params`` said
-    ``standardize=True`` and a clone refit was another model."""
+    """Refuse an older low-rank file whose input map disagrees with its
+    ``standardize`` (held, or filled by :data:`OLDER_PARAMETERS`): lacking
+    ``x_mean_``/``x_scale_`` under ``standardize=True`` it predicted
+    unstandardised, holding a scale under ``False`` standardised; either way
+    ``get_params`` named another model and a clone refit was one."""
+    if name not in _OLDER_INPUT_MAP:
+        return
     lacking = [k for k in ("x_mean_", "x_scale_") if k not in state]
-    if name in _OLDER_INPUT_MAP and lacking and (
-            len(lacking) == 1 or getattr(estimator, "standardize", False) is not False):
+    standardize = getattr(estimator, "standardize", None)
+    if lacking and (len(lacking) == 1 or standardize is not False):
         fail(f"state lacks {' and '.join(lacking)} (the input map) while "
-             f"params.standardize is {estimator.standardize!r}: x_mean_ and x_scale_ are "
+             f"params.standardize is {standardize!r}: x_mean_ and x_scale_ are "
              "saved both or neither, and neither only without standardisation.")
+    if not lacking and standardize is False and state["x_scale_"] is not None:
+        fail("state.x_scale_ holds the scales of a standardised fit while "
+             "params.standardize is False (or absent: the old code did not standardise).")
 
 
 def older_parameters(params, name, version):
