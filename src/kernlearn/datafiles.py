@@ -11,11 +11,9 @@ and refuses binary data (NUL bytes) there, so ``/dev/zero`` is an error, not
 an endless read.
 """
 
-import bz2
 import collections
 import csv
 import functools
-import gzip
 import io
 import lzma
 import os
@@ -32,9 +30,8 @@ from ._csv_labels import class_spellings, codes_as_written as _codes_as_written
 from ._csv_labels import leading_zero_anywhere as _leading_zero_anywhere
 from ._libsvm_lines import _is_number, first_bad_line
 from .utils._finite import first_non_finite
-from .utils import _npy_header
-from .utils._memory import format_bytes
-from .utils._npy_header import check_numpy_file, npz_member, too_large
+from .utils._npy_header import check_numpy_file, npz_member
+from .utils._packed_text import OPENERS, check_unpacked, packed_size
 
 __all__ = [
     "ColumnNameError",
@@ -102,11 +99,7 @@ def _open(path):
         raise DatasetNotFoundError(f"data file not found: {path}")
     # (by the lower-cased suffix, as the format is read: "DATA.CSV.GZ" was
     # opened uncompressed and refused as "binary data (NUL bytes)")
-    return _OPENERS.get(path.suffix.lower(), open)(path, "rb")
-
-
-_OPENERS = {".bz2": bz2.open, ".gz": gzip.open, ".xz": lzma.open}
-_UNPACKERS = {".bz2": "bunzip2", ".gz": "gunzip", ".xz": "unxz"}
+    return OPENERS.get(path.suffix.lower(), open)(path, "rb")
 
 
 def _base_suffix(path):
@@ -145,14 +138,14 @@ def _blocks(path, size=_BLOCK, check_start=None):
             _check_text(first, path)
             if check_start is not None:
                 check_start(first, path)
-            rest, unpacked, packed = first, len(first), _packed_size(path)
+            # (compressed text counted against the archives' cap: no size is declared)
+            rest, unpacked, packed = first, len(first), packed_size(path)
             while True:
                 chunk = fh.read(size)
                 if not chunk:
                     break
                 unpacked += len(chunk)
-                if packed is not None and too_large(unpacked, packed) is not None:
-                    _refuse_unpacked(path, unpacked, packed)
+                check_unpacked(path, unpacked, packed)
                 buf = rest + chunk
                 cut = buf.rfind(b"\n") + 1
                 if cut == 0:
@@ -169,26 +162,6 @@ def _blocks(path, size=_BLOCK, check_start=None):
                 yield rest
     except _READ_ERRORS as exc:
         raise ValueError(f"cannot read {path}: {exc}") from exc
-
-
-def _packed_size(path):
-    """Bytes of ``path`` when it is a compressed regular file, else None."""
-    path = Path(path)
-    if path.suffix.lower() not in _OPENERS or not path.is_file():
-        return None  # (a pipe's text is what it is: no ratio to bound)
-    return path.stat().st_size
-
-
-def _refuse_unpacked(path, unpacked, packed):
-    """Refuse compressed text unpacking past :func:`too_large`'s cap (text has
-    no declared size: a 349-byte ``.csv.bz2`` of 400 MB of blank lines took
-    39 s and 2.5 GB to read; deflate packs ~1032:1, real tables 5-25:1)."""
-    path = Path(path)
-    raise ValueError(
-        f"{path} unpacks to more than {format_bytes(unpacked)} of text, over "
-        f"{_npy_header._DEFLATE_RATIO} times its {packed} bytes: a decompression bomb, "
-        "or text far more repetitive than a data table; if it is genuine, decompress it "
-        f"first (e.g. {_UNPACKERS[path.suffix.lower()]} -k {path.name}) and read the plain file.")
 
 
 def _read_bytes(path):
