@@ -84,22 +84,30 @@ def test_a_local_header_naming_another_member_is_refused_as_numpy_does(method, t
         load_data_file(path)
 
 
-def _model_file(path, version, absent):
-    """A sealed model file labelled ``version`` whose parameters lack ``absent``."""
+def _model_file(path, version, absent, **params):
+    """A sealed model file labelled ``version`` whose parameters lack ``absent``,
+    and the estimator, its features and its predictions."""
     from kernlearn import LowRankKernelRegressor
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((40, 3))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (convergence on these 40 rows)
-        est = LowRankKernelRegressor(n_columns=10, random_state=0).fit(X, X[:, 0])
-    return _as_old_file(est, path, absent, version)
+        est = LowRankKernelRegressor(n_columns=10, random_state=0, **params).fit(X, X[:, 0])
+    return _as_old_file(est, path, absent, version), est, X
 
 
 def test_a_0_1_0_file_takes_the_old_meaning_only_of_what_it_lacks(tmp_path):
     from kernlearn.io import load_model
 
-    # (standardize absent: the old code's False; gamma_factors held: kept)
-    path = _model_file(tmp_path / "m.npz", "0.1.0", ["standardize"])
-    params = load_model(path).get_params()
-    assert params["standardize"] is False and tuple(params["gamma_factors"]) != (1.0,)
+    # (standardize absent: the old code's False; gamma_factors held: kept.  A
+    # file of the old code, fitted unstandardised: x_scale_ None.  The file
+    # of a standardised fit this test first used is refused since audit 108,
+    # and its assertion on gamma_factors held for any value but (1.0,))
+    path, est, X = _model_file(tmp_path / "m.npz", "0.1.0", ["standardize"],
+                               standardize=False)
+    loaded = load_model(path)
+    assert loaded.get_params() == est.get_params()
+    params = loaded.get_params()
+    assert params["standardize"] is False and params["gamma_factors"] == "auto"
+    np.testing.assert_array_equal(loaded.predict(X), est.predict(X))

@@ -283,6 +283,31 @@ OLDER_PARAMETERS = {
 }
 
 
+# (low-rank code gained ``standardize`` and ``x_mean_``/``x_scale_`` in one
+# commit, 9abb1254, 11-26: an older file lacks all three, a later one holds the
+# attributes, None without standardisation, x_mean_ None for sparse input)
+_OLDER_INPUT_MAP = ("LowRankKernelClassifier", "LowRankKernelRegressor")
+
+
+def _older_input_map(name, estimator, state, fail):
+    """Refuse an older low-rank file whose input map disagrees with its
+    ``standardize`` (held, or filled by :data:`OLDER_PARAMETERS`): lacking
+    ``x_mean_``/``x_scale_`` under ``standardize=True`` it predicted
+    unstandardised, holding a scale under ``False`` standardised; either way
+    ``get_params`` named another model and a clone refit was one."""
+    if name not in _OLDER_INPUT_MAP:
+        return
+    lacking = [k for k in ("x_mean_", "x_scale_") if k not in state]
+    standardize = getattr(estimator, "standardize", None)
+    if lacking and (len(lacking) == 1 or standardize is not False):
+        fail(f"state lacks {' and '.join(lacking)} (the input map) while "
+             f"params.standardize is {standardize!r}: x_mean_ and x_scale_ are "
+             "saved both or neither, and neither only without standardisation.")
+    if not lacking and standardize is False and state["x_scale_"] is not None:
+        fail("state.x_scale_ holds the scales of a standardised fit while "
+             "params.standardize is False (or absent: the old code did not standardise).")
+
+
 def older_parameters(params, name, version):
     """``params`` of an estimator ``name`` read from a file of kernlearn
     ``version``, the parameters it lacks set to the old code's meaning
@@ -740,6 +765,7 @@ def check_fitted_state(estimator, state, fail, version=None):
         fail(f"state: {name} files of kernlearn {version} are not read: {older}.")
     if older:
         spec = {k: replace(r, optional=True) if k in older else r for k, r in spec.items()}
+        _older_input_map(name, estimator, state, fail)
     check = _Check(fail)
     state = {**{k: getattr(estimator, p) for k, p in READ_FROM_PARAMETER.get(
         type(estimator).__name__, {}).items() if k not in state}, **state}

@@ -11,11 +11,9 @@ and refuses binary data (NUL bytes) there, so ``/dev/zero`` is an error, not
 an endless read.
 """
 
-import bz2
 import collections
 import csv
 import functools
-import gzip
 import io
 import lzma
 import os
@@ -33,6 +31,7 @@ from ._csv_labels import leading_zero_anywhere as _leading_zero_anywhere
 from ._libsvm_lines import _is_number, first_bad_line
 from .utils._finite import first_non_finite
 from .utils._npy_header import check_numpy_file, npz_member
+from .utils._packed_text import OPENERS, check_unpacked, packed_size
 
 __all__ = [
     "ColumnNameError",
@@ -98,8 +97,9 @@ def _open(path):
     path = Path(path)
     if not path.exists():
         raise DatasetNotFoundError(f"data file not found: {path}")
-    opener = {".bz2": bz2.open, ".gz": gzip.open, ".xz": lzma.open}.get(path.suffix, open)
-    return opener(path, "rb")
+    # (by the lower-cased suffix, as the format is read: "DATA.CSV.GZ" was
+    # opened uncompressed and refused as "binary data (NUL bytes)")
+    return OPENERS.get(path.suffix.lower(), open)(path, "rb")
 
 
 def _base_suffix(path):
@@ -138,11 +138,14 @@ def _blocks(path, size=_BLOCK, check_start=None):
             _check_text(first, path)
             if check_start is not None:
                 check_start(first, path)
-            rest = first
+            # (compressed text counted against the archives' cap: no size is declared)
+            rest, unpacked, packed = first, len(first), packed_size(path)
             while True:
                 chunk = fh.read(size)
                 if not chunk:
                     break
+                unpacked += len(chunk)
+                check_unpacked(path, unpacked, packed)
                 buf = rest + chunk
                 cut = buf.rfind(b"\n") + 1
                 if cut == 0:

@@ -355,7 +355,10 @@ class _Unpacked:
         self._fp.seek(self._pos)
         data = self._fp.read(min(n, self._raw_left))
         self._pos += len(data)
-        self._raw_left -= len(data)
+        # (the file ends before the member's declared compressed size: its bytes
+        # end here, else an empty read was fed forever (a hang); what was read
+        # is then checked as any stream's end, its size and CRC)
+        self._raw_left = self._raw_left - len(data) if data or n <= 0 else 0
         return data
 
     def _ended(self):
