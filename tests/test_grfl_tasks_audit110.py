@@ -60,3 +60,40 @@ def test_platt_with_a_task_of_one_row(binary):
         S *= est._task_classes[np.searchsorted(est.tasks_, t)]
         S /= S.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(P, S, rtol=1e-10)
+
+
+def _three_classes(n=90, seed=1):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, 3)
+    t = rng.randint(0, 3, n)
+    y = np.array(["p", "q", "r"])[np.digitize(X[:, 0] + 0.3 * t, [-0.5, 0.5])]
+    return X, t, y
+
+
+@pytest.mark.parametrize("how", ["sample_weight", "class_weight"])
+def test_two_classes_left_with_tasks_are_the_binary_fit_without_the_rows(how):
+    # a class whose rows all weigh zero is fitted as without its rows (the model
+    # without tasks does so: two classes left are one binary problem); with tasks the
+    # fit kept one-vs-rest within tasks, two mirror problems per task, another model
+    X, t, y = _three_classes()
+    out = y == "r"
+    w = np.where(out, 0.0, 1.0)
+    fit = ({"sample_weight": w} if how == "sample_weight" else {})
+    kw = dict(KW, loss="logistic",
+              **({"class_weight": {"r": 0.0}} if how == "class_weight" else {}))
+    with threadpool_limits(1):
+        a = InfiniteFeatureClassifier(**kw).fit(X, y, task_index=t, **fit)
+        b = InfiniteFeatureClassifier(**dict(kw, class_weight=None)).fit(
+            X[~out], y[~out], task_index=t[~out])
+    assert list(a.classes_) == ["p", "q", "r"] and list(b.classes_) == ["p", "q"]
+    D, f = a.decision_function(X, task_index=t), b.decision_function(X, task_index=t)
+    np.testing.assert_array_equal(D[:, :2], np.column_stack([-f, f]))
+    np.testing.assert_array_equal(D[:, 2], D[:, :2].min(axis=1) - 1.0)  # (never predicted)
+    np.testing.assert_array_equal(a.predict(X, task_index=t), b.predict(X, task_index=t))
+    P = a.predict_proba(X, task_index=t)
+    np.testing.assert_allclose(P[:, :2], b.predict_proba(X, task_index=t), rtol=1e-12)
+    assert np.all(P[:, 2] == 0)
+    # one row per (task, class), the binary fit's weights on the second class's rows
+    np.testing.assert_array_equal(a.column_coef_[1::3], b.column_coef_)
+    np.testing.assert_array_equal(a.column_coef_[0::3], -b.column_coef_)
+    assert not a.column_coef_[2::3].any()
