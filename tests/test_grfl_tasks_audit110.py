@@ -97,3 +97,23 @@ def test_two_classes_left_with_tasks_are_the_binary_fit_without_the_rows(how):
     np.testing.assert_array_equal(a.column_coef_[1::3], b.column_coef_)
     np.testing.assert_array_equal(a.column_coef_[0::3], -b.column_coef_)
     assert not a.column_coef_[2::3].any()
+
+
+def test_a_binary_task_file_saved_before_task_classes_loads(tmp_path):
+    # a model file of binary tasks saved before _task_classes (and the other later
+    # attributes) existed predicts as the model did
+    from kernlearn.io import load_model, save_model
+
+    X, t, y = _three_classes()
+    y = y == "r"
+    est = InfiniteFeatureClassifier(loss="logistic", **KW).fit(X, y, task_index=t)
+    assert est._task_classes is None
+    expected = {m: getattr(est, m)(X, task_index=t)
+                for m in ("decision_function", "predict_proba", "predict")}
+    for name in ("_task_classes", "_absent_classes", "_proba_source"):
+        delattr(est, name)
+    save_model(est, tmp_path / "older.npz")
+    back = load_model(tmp_path / "older.npz")
+    assert not hasattr(back, "_task_classes") or back._task_classes is None
+    for m, values in expected.items():
+        np.testing.assert_array_equal(getattr(back, m)(X, task_index=t), values)
