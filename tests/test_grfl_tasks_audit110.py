@@ -117,3 +117,25 @@ def test_a_binary_task_file_saved_before_task_classes_loads(tmp_path):
     assert not hasattr(back, "_task_classes") or back._task_classes is None
     for m, values in expected.items():
         np.testing.assert_array_equal(getattr(back, m)(X, task_index=t), values)
+
+
+def test_held_out_folds_of_one_vs_rest_within_tasks_deal_each_row_once():
+    # the (task, class) problems of a task share its rows (one array): when the random
+    # folds leave a small task short, the task's rows are dealt over the folds once,
+    # not once per class (dealt three times, the folds failed and the fit fell back to
+    # the small-data budget with a warning); every row is held out exactly once
+    from kernlearn.losses import get_loss
+    from kernlearn.methods._grfl_select import _validation_split
+
+    t = np.repeat(np.arange(4), [7, 7, 7, 39])
+    rows = [np.flatnonzero(t == k) for k in range(4)]
+    for seed in range(3):
+        y = np.random.RandomState(seed).randint(0, 3, len(t))
+        codes = np.where(y[:, None] == np.arange(3), 1.0, -1.0)
+        folds = _validation_split(len(t), np.tile(codes, 4), [r for r in rows for _ in range(3)],
+                                  seed, None, get_loss("squared_hinge"))
+        assert folds is not None and len(folds) == 5
+        held = np.concatenate([val for _, val in folds])
+        np.testing.assert_array_equal(np.sort(held), np.arange(len(t)))
+        for train, val in folds:  # every task: a held-out row and two training rows
+            assert all(np.isin(r, val).any() and np.isin(r, train).sum() >= 2 for r in rows)
