@@ -139,3 +139,21 @@ def test_held_out_folds_of_one_vs_rest_within_tasks_deal_each_row_once():
         np.testing.assert_array_equal(np.sort(held), np.arange(len(t)))
         for train, val in folds:  # every task: a held-out row and two training rows
             assert all(np.isin(r, val).any() and np.isin(r, train).sum() >= 2 for r in rows)
+
+
+def test_a_weighed_out_class_is_one_below_with_tasks():
+    # a class weighed out of the whole fit (class_weight 0) is unfitted in every task:
+    # one below the row's lowest fitted class, as documented, also in a task where
+    # another class is unfitted too (it was put two below there)
+    rng = np.random.RandomState(0)
+    X, t = rng.randn(120, 3), rng.randint(0, 3, 120)
+    y = np.digitize(X[:, 0] + 0.3 * t, [-0.7, 0, 0.7])
+    y[(t == 2) & (y == 3)] = 2  # class 3: no row in task 2
+    with threadpool_limits(1):
+        est = InfiniteFeatureClassifier(class_weight={0: 0.0}, **KW).fit(X, y, task_index=t)
+    fitted = est._task_classes[t]
+    assert not fitted[:, 0].any() and not fitted[t == 2, 3].any()
+    D = est.decision_function(X, task_index=t)
+    low = np.where(fitted, D, np.inf).min(axis=1)
+    np.testing.assert_array_equal(D[~fitted], np.broadcast_to(low[:, None] - 1, D.shape)[~fitted])
+    assert 0 not in est.predict(X, task_index=t)
