@@ -190,7 +190,8 @@ def classifier_problems(codes, task_rows, absent, sample_weight=None):
     task_rows : list of ndarray or None
         Its ``task_rows``.
     fitted : ndarray of bool of shape (n_tasks, n_classes) or None
-        The (task, class) problems fitted (one-vs-rest within tasks only).
+        The (task, class) outputs fitted (with ``task_rows`` and more than two
+        classes only).
     """
     K = codes.shape[1]
     if task_rows is not None and K > 2:
