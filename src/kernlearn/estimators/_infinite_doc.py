@@ -322,7 +322,9 @@ CLASSIFIER_ATTRS = """    classes_ : ndarray of shape (n_classes,)
         ``task_index`` and three or more classes (one-vs-rest within tasks),
         ``column_coef_``, ``intercept_`` and ``task_coef_`` have one row per
         task and class, row ``t * n_classes + c`` for ``tasks_[t]`` and
-        ``classes_[c]`` (zero where the class has no row in the task).
+        ``classes_[c]`` (zero where the class has no row in the task; with
+        two classes left by weighed-out ones, each task's binary weights on
+        the second's row and their negatives on the first's).
 """ + platt_attr_doc(logistic_loss=True)
 
 # Attributes only the regressor has.

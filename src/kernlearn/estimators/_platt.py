@@ -279,6 +279,30 @@ def class_weight_keys(class_weight, classes):
     return found
 
 
+def _seen_rows(model, task_index, test):
+    """Which ``test`` rows of a Platt fold are of a task its ``model`` was fitted on.
+
+    Parameters
+    ----------
+    model : estimator
+        A fold's fitted model (``tasks_``: the tasks it was fitted on, or None).
+    task_index : array-like of shape (n_samples,) or None
+        The tasks of all rows.
+    test : ndarray of int
+        The fold's test rows.
+
+    Returns
+    -------
+    ndarray of bool of shape (len(test),) or None
+        None when every test row's task is known (or there are no tasks).
+    """
+    tasks = getattr(model, "tasks_", None)
+    if task_index is None or tasks is None:
+        return None
+    seen = np.isin(np.asarray(task_index)[test], tasks)
+    return None if seen.all() else seen
+
+
 class ProbabilityMixin:
     """``predict_proba`` for every classifier: native or Platt scaling.
 
@@ -394,6 +418,7 @@ class ProbabilityMixin:
             inner.set_params(verbose=0)
         scores = np.zeros((len(y), 1 if len(classes) == 2 else len(classes)))
         splits = list(folds.split(np.zeros((keep.size, 1)), strata[keep]))
+        scored = np.ones(len(y), dtype=bool)
 
         def fold_fits():
             for train, test in splits:
@@ -404,12 +429,20 @@ class ProbabilityMixin:
                 if sw is not None:
                     kw["sample_weight"] = sw[train]
                 model = clone(inner).fit(X_tr, y_tr, **kw)
-                kw_te = {k: np.asarray(v)[test] for k, v in row_args.items()
-                         if v is not None}
-                d = np.asarray(model.decision_function(X_te, **kw_te))
                 if len(np.unique(y_tr)) != len(classes):
                     raise ValueError("a cross-validation fold lost a class; Platt scaling "
                                      "needs every class in every training fold.")
+                # (a task whose rows all fell in the test fold, the folds being stratified
+                # by class: its rows get no score and no say in the sigmoids; the fit
+                # stopped on "task_index has tasks unseen in fit")
+                seen = _seen_rows(model, row_args.get("task_index"), test)
+                if seen is not None:
+                    scored[test[~seen]] = False
+                    test = test[seen]
+                    X_te, _ = self._split_rows(X, y, test, train)
+                kw_te = {k: np.asarray(v)[test] for k, v in row_args.items()
+                         if v is not None}
+                d = np.asarray(model.decision_function(X_te, **kw_te))
                 scores[test] = d.reshape(len(test), -1)
 
         # (the fold fits repeat the model's own warnings: a renamed parameter
@@ -417,6 +450,7 @@ class ProbabilityMixin:
         inner_fits(fold_fits, "cross-validation fits of the Platt sigmoids",
                    "the probabilities rest on them", n_fits=len(splits))
         targets = [yi == 1] if len(classes) == 2 else [yi == k for k in range(len(classes))]
+        keep = keep[scored[keep]]
         self.platt_ = np.array([platt_sigmoid(scores[keep, k], t[keep],
                                               None if sw is None else sw[keep])
                                 for k, t in enumerate(targets)])

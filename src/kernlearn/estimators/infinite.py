@@ -273,8 +273,12 @@ class _BaseInfiniteFeature(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     def _output(self, X, task_index, post, width=None, dtype=float, with_fitted=False):
         """``post`` of the decision values of ``X`` (one column per output, or
         one value per row of its task); a lazy Dask array of a Dask ``X``."""
+        # (one-vs-rest within tasks: a weighed-out class is unfitted in every task,
+        # already one below the row's fitted classes; below_others put it two below)
+        kept = post if getattr(self, "_task_classes", None) is not None \
+            else classes_kept(self, post)
         return decided(self, X, self._decision_function(with_fitted),
-                       partial(validate_predict_data, self), classes_kept(self, post),
+                       partial(validate_predict_data, self), kept,
                        width, dtype,
                        task_index=task_index, positions=self._rows_tasks)
 

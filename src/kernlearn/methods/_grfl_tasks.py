@@ -146,10 +146,20 @@ def class_problem_outputs(values, fitted):
     -------
     ndarray of shape (n_tasks * n_classes, ...)
         Row ``t * n_classes + c`` for task ``t`` and class ``c``; zero where not fitted.
+        With one entry per task (two classes left, every task's binary problem),
+        ``-values`` and ``values`` on the rows of the two classes fitted.
     """
     values = np.asarray(values)
     out = np.zeros((fitted.size,) + values.shape[1:], dtype=values.dtype)
-    out[fitted.ravel()] = values
+    if len(values) == np.count_nonzero(fitted):
+        out[fitted.ravel()] = values
+        return out
+    # two classes left by weighed-out ones (:func:`classifier_problems`): one binary
+    # problem per task, ``f`` of the second class and ``-f`` of the first, as
+    # :func:`~kernlearn.methods._class_outputs.class_outputs` codes two classes
+    first, second = np.flatnonzero(fitted[0])
+    K = fitted.shape[1]
+    out[first::K], out[second::K] = -values, values
     return out
 
 
@@ -159,7 +169,8 @@ def classifier_problems(codes, task_rows, absent, sample_weight=None):
     Binary: the second class's codes (one task, or one per ``task_rows`` entry);
     multiclass: one-vs-all tasks of the classes kept (``absent``: weighed out,
     :func:`~kernlearn.methods._class_outputs.present_outputs`), or with ``task_rows``
-    one-vs-rest within tasks (:func:`ovr_tasks`).
+    one-vs-rest within tasks (:func:`ovr_tasks`; two classes kept: the binary problem
+    of each task, as the fit without the weighed-out rows).
 
     Parameters
     ----------
@@ -179,10 +190,20 @@ def classifier_problems(codes, task_rows, absent, sample_weight=None):
     task_rows : list of ndarray or None
         Its ``task_rows``.
     fitted : ndarray of bool of shape (n_tasks, n_classes) or None
-        The (task, class) problems fitted (one-vs-rest within tasks only).
+        The (task, class) outputs fitted (with ``task_rows`` and more than two
+        classes only).
     """
-    if task_rows is not None and codes.shape[1] > 2:
-        return ovr_tasks(codes, task_rows, sample_weight)
+    K = codes.shape[1]
+    if task_rows is not None and K > 2:
+        left = np.setdiff1d(np.arange(K), [] if absent is None else absent)
+        if len(left) > 2:
+            return ovr_tasks(codes, task_rows, sample_weight)
+        # two classes left by weighed-out ones: the binary fit without their rows (as
+        # :func:`present_outputs` keeps the second's codes without tasks), its decision
+        # values in every task's two columns (:func:`class_problem_outputs`)
+        fitted = np.zeros((len(task_rows), K), dtype=bool)
+        fitted[:, left] = True
+        return codes[:, left[1]], task_rows, fitted
     if codes.shape[1] > 2:
         return present_outputs(codes, absent), None, None
     return (codes[:, 1] if task_rows is not None else codes[:, 1:]), task_rows, None
