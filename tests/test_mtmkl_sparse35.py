@@ -199,7 +199,8 @@ def test_a_sparse_fit_predicts_dask_sparse_chunks_as_in_memory(name):
 _MEMORY = """
 import tracemalloc, warnings
 import numpy as np, scipy.sparse as sp
-from kernlearn import MultitaskMKLClassifierCV, MultitaskMKLRegressor
+from kernlearn import (MultitaskMKLClassifier, MultitaskMKLClassifierCV, MultitaskMKLRegressor,
+                       MultitaskMKLRegressorCV)
 n, d = 240, 50000  # dense: 96 MB
 rng = np.random.default_rng(0)
 X = sp.random(n, d, density=40 / d, random_state=0, format="csr",
@@ -213,9 +214,14 @@ with warnings.catch_warnings():
     kern = [("rbf", {"gamma": "mean"}), "linear", ("poly", {"degree": 2})]
     for est, target in [(MultitaskMKLRegressor(kern, formulation="mtsfl", max_iter=10), y),
                         (MultitaskMKLRegressor(kern, C="auto", shared=True), y),
-                        (MultitaskMKLClassifierCV(kern, Cs=(0.1, 1.0), cv=3, max_iter=10), yc)]:
+                        (MultitaskMKLClassifierCV(kern, Cs=(0.1, 1.0), cv=3, max_iter=10), yc),
+                        # (audit 111: Platt's folds and the LOO search, too)
+                        (MultitaskMKLClassifier(kern, probability=True, max_iter=10), yc),
+                        (MultitaskMKLRegressorCV(kern, Cs=(0.1, 1.0), max_iter=10), y)]:
         est.fit(X, target, task_index=t)
         est.predict(X, task_index=t)
+        if hasattr(est, "predict_proba"):
+            est.predict_proba(X, task_index=t)
 print(tracemalloc.get_traced_memory()[1] / 1e6, n * d * 8 / 1e6)
 """
 
