@@ -12,7 +12,8 @@ kernel list does: the model is that of the same numbers dense.  Kernel
 blocks are dense (a task's ``m_t x m_t``, or new rows against the training
 rows); only the rows' sparse products form them.  The histogram kernels and
 callables see the scaled, uncentred columns (a callable is warned of, as in
-:class:`~kernlearn.kernels.KernelList`).
+:class:`~kernlearn.kernels.KernelList`); the histogram kernels' functions read
+the rows of a block dense (their training diagonals do not).
 """
 
 import numpy as np
