@@ -53,8 +53,6 @@ def _kwargs(Est):
 @pytest.mark.parametrize("Est", ESTIMATORS, ids=lambda e: e.__name__)
 def test_a_column_constant_in_training_does_not_move_predictions(Est, sparse):
     X, y, new = _data(sparse)
-    if Est is MultitaskMKLRegressor and sparse:
-        pytest.skip("MultitaskMKLRegressor takes dense input")
     is_clf = Est.__name__.endswith("Classifier")
     target = (y > 0).astype(int) if is_clf else y
     fit_kw = {"task_index": np.arange(len(y)) % 2} if Est is MultitaskMKLRegressor else {}

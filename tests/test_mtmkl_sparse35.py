@@ -136,13 +136,30 @@ def test_positive_column_scales_leave_the_predictions(name):
     np.testing.assert_allclose(_out(scaled, Xa, t), _out(plain, X, t), rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def _halves(X):
+    """The numbers of CSR ``X`` as unsorted duplicate entries (two halves each)."""
+    parts = [slice(a, b) for a, b in zip(X.indptr[:-1], X.indptr[1:])]
+    data = np.concatenate([np.r_[X.data[r][::-1], X.data[r]] / 2 for r in parts])
+    indices = np.concatenate([np.r_[X.indices[r][::-1], X.indices[r]] for r in parts])
+    H = sp.csr_matrix((data, indices.astype(np.int64), 2 * X.indptr), shape=X.shape)
+    assert not H.has_canonical_format
+    return H
+
+
+@pytest.mark.parametrize("fmt", ["csc", "coo", "halves"])
 def test_sparse_formats_give_one_model(fmt):
+    # (audit 111: "csr" was X itself, an assertion that could not fail; CSR
+    # of unsorted duplicate halves with int64 indices is read as its sums)
     X, y, t = _data(seed=7)
+    as_fmt = _halves if fmt == "halves" else lambda A: A.asformat(fmt)
     ref = _quiet(lambda: MultitaskMKLRegressor().fit(X, y, task_index=t))
-    est = _quiet(lambda: MultitaskMKLRegressor().fit(X.asformat(fmt), y, task_index=t))
-    np.testing.assert_allclose(est.predict(X.asformat(fmt), task_index=t),
+    est = _quiet(lambda: MultitaskMKLRegressor().fit(as_fmt(X), y, task_index=t))
+    np.testing.assert_allclose(est.predict(as_fmt(X), task_index=t),
                                ref.predict(X, task_index=t), rtol=1e-12, atol=1e-12)
+    if fmt == "halves":  # (and the caller's matrix left as it was)
+        H = _halves(X)
+        _quiet(lambda: MultitaskMKLRegressor(max_iter=5).fit(H, y, task_index=t))
+        assert not H.has_canonical_format
     # dense rows predicted by a sparse fit: the same
     np.testing.assert_allclose(est.predict(X.toarray(), task_index=t),
                                ref.predict(X, task_index=t), rtol=1e-9, atol=1e-9)
@@ -182,7 +199,8 @@ def test_a_sparse_fit_predicts_dask_sparse_chunks_as_in_memory(name):
 _MEMORY = """
 import tracemalloc, warnings
 import numpy as np, scipy.sparse as sp
-from kernlearn import MultitaskMKLClassifierCV, MultitaskMKLRegressor
+from kernlearn import (MultitaskMKLClassifier, MultitaskMKLClassifierCV, MultitaskMKLRegressor,
+                       MultitaskMKLRegressorCV)
 n, d = 240, 50000  # dense: 96 MB
 rng = np.random.default_rng(0)
 X = sp.random(n, d, density=40 / d, random_state=0, format="csr",
@@ -196,9 +214,14 @@ with warnings.catch_warnings():
     kern = [("rbf", {"gamma": "mean"}), "linear", ("poly", {"degree": 2})]
     for est, target in [(MultitaskMKLRegressor(kern, formulation="mtsfl", max_iter=10), y),
                         (MultitaskMKLRegressor(kern, C="auto", shared=True), y),
-                        (MultitaskMKLClassifierCV(kern, Cs=(0.1, 1.0), cv=3, max_iter=10), yc)]:
+                        (MultitaskMKLClassifierCV(kern, Cs=(0.1, 1.0), cv=3, max_iter=10), yc),
+                        # (audit 111: Platt's folds and the LOO search, too)
+                        (MultitaskMKLClassifier(kern, probability=True, max_iter=10), yc),
+                        (MultitaskMKLRegressorCV(kern, Cs=(0.1, 1.0), max_iter=10), y)]:
         est.fit(X, target, task_index=t)
         est.predict(X, task_index=t)
+        if hasattr(est, "predict_proba"):
+            est.predict_proba(X, task_index=t)
 print(tracemalloc.get_traced_memory()[1] / 1e6, n * d * 8 / 1e6)
 """
 

@@ -296,3 +296,26 @@ def test_load_svmlight_names_the_line_of_unsorted_indices(tmp_path):
     with pytest.raises(ValueError, match=r"docs\.svm: line 3: feature index 1 follows 3 "
                                          r"\(not increasing"):
         load_svmlight(path)
+
+
+def test_a_libsvm_file_given_to_a_precomputed_kernel_names_the_gram_matrix(tmp_path, capsys):
+    # every estimator takes sparse rows now; only a precomputed kernel (X is
+    # the Gram matrix) is dense-only, and the command line's advice said
+    # "write the data as a CSV": a CSV of the data is no Gram matrix either
+    from conftest import one_error, run_cli
+    from sklearn.datasets import dump_svmlight_file
+
+    X = _counts(n=30)
+    dump_svmlight_file(X @ X.T, (X[:, 0] > X[:, 1]).astype(int), str(tmp_path / "gram.svm"))
+    code, _, err = run_cli(["fit", tmp_path / "gram.svm", "-e", "lowrank-classifier", "-p",
+                            "kernel=precomputed", "-m", tmp_path / "m.npz", "-q"], capsys)
+    assert code == 6 and one_error(err), err
+    assert ("it takes dense data only with a precomputed kernel, and a LIBSVM file is read as "
+            "a sparse matrix: write the Gram matrix as a CSV (or .npy) file") in err
+    # the advice works
+    G = X @ X.T
+    np.savetxt(tmp_path / "gram.csv", np.c_[G, (X[:, 0] > X[:, 1]).astype(int)], delimiter=",",
+               comments="", header=",".join([f"g{j}" for j in range(len(G))] + ["label"]))
+    code, _, err = run_cli(["fit", tmp_path / "gram.csv", "-e", "lowrank-classifier", "-p",
+                            "kernel=precomputed", "-m", tmp_path / "m.npz", "-q"], capsys)
+    assert code == 0, err

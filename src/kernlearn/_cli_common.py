@@ -210,13 +210,17 @@ def _fit_error(exc, est, X):
 
     An estimator that takes dense data only refuses the sparse matrix a LIBSVM
     file is read as with scikit-learn's advice "Use '.toarray()'", which a
-    user at a shell cannot follow.
+    user at a shell cannot follow.  Every estimator takes sparse rows now:
+    only a precomputed kernel (its ``X`` the training Gram matrix) is dense-only.
     """
     import scipy.sparse as sp
 
     if sp.issparse(X) and not est.__sklearn_tags__().input_tags.sparse:
-        return ("it takes dense data only, and a LIBSVM file is read as a sparse matrix: "
-                "write the data as a CSV (or .npy) file and fit that.")
+        pre = "precomputed" in (est.get_params().get("kernel"), est.get_params().get("kernels"))
+        what = "the Gram matrix" if pre else "the data"
+        return (f"it takes dense data only{' with a precomputed kernel' if pre else ''}, and a "
+                f"LIBSVM file is read as a sparse matrix: write {what} as a CSV (or .npy) "
+                "file and fit that.")
     return _cli_numbering(_one_line(exc))
 
 

@@ -389,6 +389,9 @@ _PARAMS_DOC = """
         linear, polynomial and RBF kernels subtract their means themselves,
         so sparse ``X`` gives the model of ``X.toarray()``; the histogram
         kernels and callables see them uncentred (a callable is warned of).
+        Without it, ``gamma="scale"`` of sparse columns is the mean of the
+        columns' variances, of dense ones the variance of all entries (as
+        in every estimator): another width, unless the columns are centred.
         On the School data this is the difference between an explained
         variance of -8 % and +14 % (unscaled school-level columns swamp the
         linear kernel).
@@ -511,7 +514,8 @@ def _fit_doc(summary, y, sample_weight, returns):
         ----------
         X : array-like of shape (n_samples, n_features), or list
             Training data, dense or sparse (CSR, CSC, COO: the kernels are
-            evaluated on the sparse rows, never densified), or
+            evaluated on the sparse rows, never densified, but for the
+            histogram kernels, which read a task's rows dense), or
             (``kernels="precomputed"``) k training Gram matrices of shape
             (n_samples, n_samples).
         y : array-like of shape (n_samples,)

@@ -32,8 +32,8 @@ from ...kernels import (
 from ...preprocessing import fit_standardization, kernel_overflow_message
 from ...utils._repeated_kernels import refuse_repeated_grams, refuse_repeated_kernels
 from ...utils._sparse import distance_shift, shift_rows, warn_far_sparse_offset
-from ._sparse_rows import (sparse_block, sparse_diag, sparse_inputs, sparse_scaled,
-                           task_blocks)
+from ._sparse_rows import (sparse_block, sparse_diag, sparse_inputs, sparse_linear_factor,
+                           sparse_scaled, task_blocks)
 
 __all__ = [
     "FactorStore",
@@ -299,7 +299,10 @@ class TaskKernels(BaseKernelList):
 
         A linear kernel is factored from its data view (thin SVD of the
         ``n x d`` columns, :math:`O(nd^2)`, exact rank ``<= d``) instead of from
-        its ``n x n`` Gram matrix; other kernels by :func:`kernel_factor`.
+        its ``n x n`` Gram matrix (sparse rows: exactly as well, from the
+        smaller of its two Gram matrices,
+        :func:`~kernlearn.methods.mtmkl._sparse_rows.sparse_linear_factor`);
+        other kernels by :func:`kernel_factor`.
         Computed on every call: the factors are kept, keyed by the content
         of the kernel (:meth:`cache_key`), by the fit's
         :class:`FactorStore`.
@@ -315,8 +318,13 @@ class TaskKernels(BaseKernelList):
         -------
         A : ndarray of shape (n, r)
         """
-        # (a sparse linear kernel's data view would be dense: from its Gram matrix)
+        # (a sparse linear kernel's data view would be dense: exact from the
+        # smaller of its two Gram matrices, as the dense view's SVD)
         A = self.linear_factor(j)
+        if A is None and self._sparse_linear(j):
+            F = sparse_linear_factor(self, j, max_rank, rtol)
+            if F is not None:
+                return F
         if A is None and (self.precomputed or _n_train(self) <= _GRAM_IN_MEMORY_ROWS):
             return kernel_factor(self.full(j), max_rank, rtol)
         if A is None:
@@ -348,6 +356,11 @@ class TaskKernels(BaseKernelList):
         if self.precomputed or self.specs_[j][0] != "linear" or sp.issparse(self.X_):
             return None
         return np.asarray(self._views(self.X_, j), dtype=float) * np.sqrt(self.scales_[j])
+
+    def _sparse_linear(self, j):
+        """Whether kernel ``j`` is linear on sparse training rows."""
+        return (not self.precomputed and self.specs_[j][0] == "linear"
+                and sp.issparse(self.X_))
 
     def _gram_matmul(self, j, Q, block=2048):
         """``K_j @ Q`` over the training rows, ``block`` rows of ``K_j`` at a time."""
