@@ -33,7 +33,10 @@ in an ``except KeyboardInterrupt``), but not one a ``ThreadPoolExecutor``'s
 ``with`` starts while it waits after the Ctrl-C (a queued future, or one
 whose ``fit`` had not yet begun: :func:`_exiting_a_pool`).  A program that catches the Ctrl-C
 and then waits for its running fits to finish (a graceful shutdown) sees them
-stopped.
+stopped.  The futures that ``pool.shutdown()`` starts in a ``finally`` or an
+``except`` (a pool not left by its ``with``) run to their end: a fallback's pool,
+made in the ``except`` and shut down there, looks the same from the frames
+(``benchmarks/interrupt_watch_routes.py``).
 """
 
 import contextlib
