@@ -97,7 +97,8 @@ class FGMSettings:
         beyond ``ceil(max_features / B)``).
     tol : float or None
         Relative objective change, or relative duality gap at a pricing step,
-        stopping the outer loop (ignored with ``max_features``).
+        stopping the outer loop (ignored with ``max_features``); an
+        objective-change stop is converged only if the gap closes too.
     max_features : int or None
         Budget: add the best new candidates until exactly this many carry
         weight (or none is left).
@@ -636,9 +637,9 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         pen = penalty.conjugate(cand.extra["sum_sq"])
         dual = -s.C * conjugate - pen
         terms, best = abs(s.C * conjugate) + abs(pen), max(st.lower, dual)
-        if not budget and best > st.upper:
-            # above the objective: a far-offset column's rounding, told from a pricing
-            # defect (priced again on shifted columns; with a budget sum_sq is not cand's)
+        if s.fit_intercept and not budget and best > st.upper:
+            # above the objective: a far-offset column's rounding (sum u = 0: the intercept),
+            # told from a pricing defect (priced again shifted; a budget's sum_sq isn't cand's)
             dual = -s.C * conjugate - penalty.conjugate(
                 cand.extra["sum_sq"] + offset_rounding(rows, pool, cand, g))
             best = max(st.lower, dual)
