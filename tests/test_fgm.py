@@ -1,6 +1,7 @@
 """FGM: Theorems 2-3 at the returned solution, recovery, input handling."""
 
 import bz2
+import warnings
 
 import numpy as np
 import pytest
