@@ -171,9 +171,9 @@ def gap_warning(name, tol, upper, lower):
     """
     return (f"{name} stopped on the relative objective change (below tol={tol:g}), but the "
             f"relative duality gap at the returned model is {(upper - lower) / abs(upper):.3g} "
-            f"(objective {upper:.10g}, dual lower bound {lower:.10g}): nothing certifies it "
-            "within tol of the optimum, so the fit is reported unconverged; lower tol (or "
-            "raise max_iter) to iterate until the gap closes.")
+            "(objective minus dual lower bound, history_['final_lower_bound']): nothing "
+            "certifies it within tol of the optimum, so the fit is reported unconverged; lower "
+            "tol (or raise max_iter) to iterate until the gap closes.")
 
 
 def sparse_work(blocks, K=1, sample_weight=None):
