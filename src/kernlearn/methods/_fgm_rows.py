@@ -170,7 +170,8 @@ def gap_warning(name, tol, upper, lower):
     str
     """
     return (f"{name} stopped on the relative objective change (below tol={tol:g}), but the "
-            f"relative duality gap at the returned model is {(upper - lower) / abs(upper):.3g} "
+            "relative duality gap at the returned model is "
+            f"{(upper - lower) / max(abs(upper), 1e-300):.3g} "
             "(objective minus dual lower bound, history_['final_lower_bound']): nothing "
             "certifies it within tol of the optimum, so the fit is reported unconverged; lower "
             "tol (or raise max_iter) to iterate until the gap closes.")
