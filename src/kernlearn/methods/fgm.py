@@ -723,7 +723,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         final = price()
         converged = isinstance(final, tuple) and final[1] in ("tol", "active_set",
                                                               "no_violation")
-        if not (converged or st.bad_bounds):
+        if not (converged or st.bad_bounds or any(st.unconverged)):  # (those warn already)
             warn(gap_warning(name, s.tol, st.upper, st.lower), ConvergenceWarning)
     if budget and len(st.active_candidates()) >= s.max_features:
         stop_reason = "max_features"
