@@ -401,9 +401,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         both rules: the fit runs ``max_iter`` outer iterations (unless no
         feature violates the optimality conditions) and, as scikit-learn's
         estimators with ``tol=None``, raises no ``ConvergenceWarning`` when
-        they run out.  An objective-change stop whose duality gap (priced at
-        the returned model) stays above ``tol`` is reported unconverged, with a
-        ``ConvergenceWarning``.  Ignored with ``max_features``.
+        they run out.  Ignored with ``max_features``.
     max_features : int, optional
         A budget of ``k`` features (at most the number of candidates): new
         features are added best first, at most ``min(B, ceil(k / 10))`` per
@@ -561,9 +559,8 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         feature, the ``max_features`` budget) and the master of the returned
         model met ``inner_tol`` (of every problem of a one-vs-rest
         fit); ``False`` whenever a ``ConvergenceWarning`` said one of them
-        ran out of iterations, that a dual lower bound lay above the
-        objective (no bound: a defect signal, never used to stop), or that the
-        objective-change stop left the duality gap above ``tol``.
+        ran out of iterations, or that a dual lower bound lay above the
+        objective (no bound: a defect signal, never used to stop).
     history_ : dict of ndarray or list of dict
         Per outer iteration: ``iter``, ``objective`` (upper bound),
         ``lower_bound`` and ``gap`` of Theorem 2, ``violation`` (the largest

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from ..utils._sparse import _sparse_centred_squares, column_nonzeros
 
 __all__ = ["active_block", "block_moments", "block_stored", "bound_above_objective",
-           "bound_warning", "centre_by_newton", "gap_warning", "offset_rounding", "offset_shift",
+           "bound_warning", "centre_by_newton", "offset_rounding", "offset_shift",
            "shift_columns"]
 
 # A sparse active block with more than this fraction of non-zeros, and at most
@@ -151,30 +151,6 @@ def _squared_product(A, grad):
 
 def _part_product(part, g):
     return np.asarray(part.T @ g).reshape((part.shape[1],) + np.shape(g)[1:])
-
-
-def gap_warning(name, tol, upper, lower):
-    """The warning of a fit that stopped on the objective change with a gap above ``tol``.
-
-    Parameters
-    ----------
-    name : str
-        The fit's name in messages.
-    tol : float
-        The tolerance of both the objective-change rule and the gap test.
-    upper, lower : float
-        The returned model's objective and the best dual bound.
-
-    Returns
-    -------
-    str
-    """
-    return (f"{name} stopped on the relative objective change (below tol={tol:g}), but the "
-            "relative duality gap at the returned model is "
-            f"{(upper - lower) / max(abs(upper), 1e-300):.3g} "
-            "(objective minus dual lower bound, history_['final_lower_bound']): nothing "
-            "certifies it within tol of the optimum, so the fit is reported unconverged; lower "
-            "tol (or raise max_iter) to iterate until the gap closes.")
 
 
 def sparse_work(blocks, K=1, sample_weight=None):

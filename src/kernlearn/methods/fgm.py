@@ -64,8 +64,8 @@ from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_refit import refit_l2
 from ._fgm_rows import (active_block, block_moments, block_stored, bound_above_objective,
-                        bound_warning, centre_by_newton, gap_warning, offset_rounding,
-                        offset_shift, shift_columns, sparse_work)
+                        bound_warning, centre_by_newton, offset_rounding, offset_shift,
+                        shift_columns, sparse_work)
 from ..utils._threads import parallel_until_error
 from ..utils._warnings import carried, summed, warn
 
@@ -97,8 +97,7 @@ class FGMSettings:
         beyond ``ceil(max_features / B)``).
     tol : float or None
         Relative objective change, or relative duality gap at a pricing step,
-        stopping the outer loop (ignored with ``max_features``); an
-        objective-change stop is converged only if the gap closes too.
+        stopping the outer loop (ignored with ``max_features``).
     max_features : int or None
         Budget: add the best new candidates until exactly this many carry
         weight (or none is left).
@@ -717,14 +716,6 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         final = price()
         if isinstance(final, tuple):
             stop_reason, converged = final[1], True
-    if stop_reason == "tol" and st.upper - st.lower > s.tol * abs(st.upper):
-        # the paper's objective-change rule stopped, the last bound too far for the
-        # gap test: certified only if a pricing at the returned model stops converged
-        final = price()
-        converged = isinstance(final, tuple) and final[1] in ("tol", "active_set",
-                                                              "no_violation")
-        if not (converged or st.bad_bounds or any(st.unconverged)):  # (those warn already)
-            warn(gap_warning(name, s.tol, st.upper, st.lower), ConvergenceWarning)
     if budget and len(st.active_candidates()) >= s.max_features:
         stop_reason = "max_features"
     if stop_reason == "max_iter" and (budget or s.tol is not None):  # tol=None: run them
