@@ -64,7 +64,8 @@ from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_refit import refit_l2
 from ._fgm_rows import (active_block, block_moments, block_stored, bound_above_objective,
-                        bound_warning, centre_by_newton, offset_shift, shift_columns, sparse_work)
+                        bound_warning, centre_by_newton, offset_rounding, offset_shift,
+                        shift_columns, sparse_work)
 from ..utils._threads import parallel_until_error
 from ..utils._warnings import carried, summed, warn
 
@@ -635,6 +636,12 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         pen = penalty.conjugate(cand.extra["sum_sq"])
         dual = -s.C * conjugate - pen
         terms, best = abs(s.C * conjugate) + abs(pen), max(st.lower, dual)
+        if s.fit_intercept and not budget and best > st.upper:
+            # above the objective: a far-offset column's rounding (sum u = 0: the intercept),
+            # told from a pricing defect (priced again shifted; a budget's sum_sq isn't cand's)
+            dual = -s.C * conjugate - penalty.conjugate(
+                cand.extra["sum_sq"] + offset_rounding(rows, pool, cand, g))
+            best = max(st.lower, dual)
         if bound_above_objective(best, st.upper, terms):
             # no bound (one from a pricing that missed a group lay 1.4 above the
             # objective, and the gap test stopped the fit at once, silently):
