@@ -18,28 +18,15 @@ from threadpoolctl import threadpool_limits
 
 from kernlearn import FGMClassifier, FGMRegressor
 from kernlearn.families import FeaturePool
+from test_fgm_audit109 import _offset_data  # audit 109's data (same folder)
 
 ABOVE = "dual lower bound lay above the objective"
-
-
-def _offset_data(seed, n=90):
-    """A column ``1 + 1e-9 z`` carrying the target, a constant one, zero weights (audit 109)."""
-    rng = np.random.default_rng(seed)
-    z = rng.standard_normal((n, 3))
-    X = np.column_stack([z[:, 0], 1.0 + 1e-9 * z[:, 1], np.full(n, 7.0)])
-    t = z[:, 0] + 2.0 * z[:, 1] + 0.3 * rng.standard_normal(n)
-    sw = rng.uniform(0.5, 2.0, n)
-    sw[rng.random(n) < 0.25] = 0.0
-    sw[0] = 1.0
-    return X, t, sw
-
 
 def _fit(model, X, y, **kw):
     with warnings.catch_warnings(record=True) as seen, threadpool_limits(1):
         warnings.simplefilter("always")
         model.fit(X, y, **kw)
     return model, [str(w.message) for w in seen if issubclass(w.category, ConvergenceWarning)]
-
 
 def _short_pricing(monkeypatch, factor):
     """The pool's sum of the top squared scores ``factor`` short: a wrong dual bound."""
@@ -51,7 +38,6 @@ def _short_pricing(monkeypatch, factor):
         return cand
 
     monkeypatch.setattr(FeaturePool, "price", short)
-
 
 @pytest.mark.parametrize("seed", range(8))
 def test_a_far_offset_column_is_no_bound_above_the_objective(seed):
@@ -66,7 +52,6 @@ def test_a_far_offset_column_is_no_bound_above_the_objective(seed):
         lows = np.append(h["lower_bound"], h["final_lower_bound"])
         assert np.max(lows) <= h["objective"][-1] * (1 + 1e-6)
 
-
 @pytest.mark.parametrize("offset", [False, True], ids=["plain", "far-offset"])
 def test_a_short_pricing_still_trips_the_bound_guard(monkeypatch, offset):
     X, t, sw = _offset_data(0)
@@ -78,7 +63,6 @@ def test_a_short_pricing_still_trips_the_bound_guard(monkeypatch, offset):
     assert not model.converged_
     assert any(ABOVE in s for s in said), said
 
-
 def test_a_far_offset_column_on_dask_as_in_memory(client):
     da = pytest.importorskip("dask.array")
     X, t, sw = _offset_data(0)
@@ -87,4 +71,3 @@ def test_a_far_offset_column_on_dask_as_in_memory(client):
                      t, sample_weight=sw)
     assert said == said_ref == [] and got.converged_
     np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-7)
-
