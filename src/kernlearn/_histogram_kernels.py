@@ -9,6 +9,7 @@ from numbers import Integral
 import numpy as np
 import scipy.sparse as sp
 
+from ._sparse_histogram import sparse_histogram_diag, sparse_histogram_kernel
 from .utils._warnings import warn
 
 __all__ = ["additive_chi2_kernel", "hik_kernel"]
@@ -58,6 +59,27 @@ def check_block(block, name="block"):
                          f"got {block!r}.")
 
 
+def histogram_diag(X, kernel, beta=1.0):
+    """``k(x, x)`` of each row in closed form: ``sum_k |x_k|^beta`` (``hik``), ``sum_k x_k``
+    (``additive_chi2``: ``2 x x / (x + x) = x``); sparse rows are not densified.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, n_features)
+    kernel : {"hik", "additive_chi2"}
+    beta : float, default=1.0
+        ``hik``'s exponent.
+
+    Returns
+    -------
+    diag : ndarray of shape (n,)
+    """
+    if sp.issparse(X):
+        return sparse_histogram_diag(X, kernel, beta)
+    X = _dense(X)
+    return (np.abs(X) ** beta).sum(axis=1) if kernel == "hik" else X.sum(axis=1)
+
+
 def hik_kernel(X, Y, beta=1.0, block=256):
     r"""Generalised histogram intersection :math:`\sum_k \min(|x_k|^\beta, |y_k|^\beta)`.
 
@@ -67,13 +89,22 @@ def hik_kernel(X, Y, beta=1.0, block=256):
     Y : array-like or sparse matrix of shape (n_Y, n_features)
     beta : float, default=1.0
     block : int, default=256
-        Rows of ``X`` processed at once (memory ``block x n_Y x n_features``).
+        Rows of ``X`` processed at once (memory ``block x n_Y x n_features`` for
+        dense input).
 
     Returns
     -------
     K : ndarray of shape (n_X, n_Y)
+
+    Notes
+    -----
+    When ``X`` or ``Y`` is sparse the rows are not densified: the kernel sums
+    over the columns both rows store (:mod:`kernlearn._sparse_histogram`), in
+    float64 (float32 sparse data was summed in float32 before).
     """
     check_block(block)
+    if sp.issparse(X) or sp.issparse(Y):
+        return sparse_histogram_kernel(X, Y, "hik", beta=beta, block=block)
     A, B = np.abs(_dense(X)) ** beta, np.abs(_dense(Y)) ** beta
     K = np.empty((A.shape[0], B.shape[0]))
     for s in range(0, A.shape[0], block):
@@ -91,16 +122,32 @@ def additive_chi2_kernel(X, Y, block=256):
     Y : array-like or sparse matrix of shape (n_Y, n_features)
         Non-negative data.
     block : int, default=256
-        Rows of ``X`` processed at once.
+        Rows of ``X`` processed at once (memory ``block x n_Y x n_features`` for
+        dense input).
 
     Returns
     -------
     K : ndarray of shape (n_X, n_Y)
+
+    Raises
+    ------
+    ValueError
+        Data with negative values (of sparse input: read from its stored entries).
+
+    Notes
+    -----
+    When ``X`` or ``Y`` is sparse the rows are not densified: the kernel sums
+    over the columns both rows store (:mod:`kernlearn._sparse_histogram`), in
+    float64.
     """
     check_block(block)
+    message = "additive_chi2 kernel needs non-negative features" + negative_hint()
+    if sp.issparse(X) or sp.issparse(Y):
+        return sparse_histogram_kernel(X, Y, "additive_chi2", block=block,
+                                       negative_error=message)
     A, B = _dense(X), _dense(Y)
     if (A < 0).any() or (B < 0).any():
-        raise ValueError("additive_chi2 kernel needs non-negative features" + negative_hint())
+        raise ValueError(message)
     K = np.empty((A.shape[0], B.shape[0]))
     for s in range(0, A.shape[0], block):
         num = 2 * A[s : s + block, None, :] * B[None]

@@ -108,6 +108,7 @@ def workloads():
     from .estimators.pnorm_mkl import PNormMKLClassifier
     from .families import PolynomialPool
     from .families.fourier import scaled_normals
+    from .kernels import hik_kernel
     from .solvers._dirty import top_eigenvalue_bound
     from .solvers.prox_newton import block_minimiser
 
@@ -169,6 +170,8 @@ def workloads():
                                               np.random.Generator(np.random.MT19937(0)))
                                     for out in (np.empty((2, 4096)),
                                                 np.empty((2, 4097))[:, :-1])]),
+        # the histogram kernels of sparse rows (one signature: int64 indices, float64)
+        ("hik_kernel CSR", lambda: hik_kernel(A, A)),
         # (its Lipschitz bound iterates from 16 columns on; these masters have fewer)
         ("top_eigenvalue_bound", lambda: top_eigenvalue_bound(np.eye(20) + 1.0)),
     ]

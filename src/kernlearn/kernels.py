@@ -34,7 +34,7 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
 )
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
 from ._kernel_rules import check_named_kernel, refuse_non_numbers
-from ._histogram_kernels import (_dense, additive_chi2_kernel, check_negative_features,
+from ._histogram_kernels import (additive_chi2_kernel, check_negative_features, histogram_diag,
                                  hik_kernel)
 from .preprocessing import canonical_sparse, centred_dots, check_center, kernel_overflow_message
 from .utils._sparse import (distance_shift, shift_rows, squared_distances,
@@ -235,10 +235,8 @@ def kernel_diag(X, kernel="rbf", block=256, **params):
         return np.ones(n)
     if kernel in ("linear", "poly"):
         return _dot_kernel(kernel, params, _row_sq_norms(X))
-    if kernel == "hik":
-        return (np.abs(_dense(X)) ** params.get("beta", 1.0)).sum(axis=1)
-    if kernel == "additive_chi2":
-        return _dense(X).sum(axis=1)
+    if kernel in ("hik", "additive_chi2"):
+        return histogram_diag(X, kernel, params.get("beta", 1.0))
     out = np.empty(n)
     for s in range(0, n, block):
         Xb = X[s : s + block]

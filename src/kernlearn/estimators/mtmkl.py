@@ -514,8 +514,8 @@ def _fit_doc(summary, y, sample_weight, returns):
         ----------
         X : array-like of shape (n_samples, n_features), or list
             Training data, dense or sparse (CSR, CSC, COO: the kernels are
-            evaluated on the sparse rows, never densified, but for the
-            histogram kernels, which read a task's rows dense), or
+            evaluated on the sparse rows, never densified, the histogram
+            kernels included), or
             (``kernels="precomputed"``) k training Gram matrices of shape
             (n_samples, n_samples).
         y : array-like of shape (n_samples,)

@@ -12,8 +12,8 @@ kernel list does: the model is that of the same numbers dense.  Kernel
 blocks are dense (a task's ``m_t x m_t``, or new rows against the training
 rows); only the rows' sparse products form them.  The histogram kernels and
 callables see the scaled, uncentred columns (a callable is warned of, as in
-:class:`~kernlearn.kernels.KernelList`); the histogram kernels' functions read
-the rows of a block dense (their training diagonals do not).
+:class:`~kernlearn.kernels.KernelList`); the histogram kernels sum over the
+columns both rows store (:mod:`kernlearn._sparse_histogram`), rows never dense.
 """
 
 import numpy as np
@@ -109,12 +109,7 @@ def sparse_diag(kernels, Xj, j, params):
     if kernel in ("linear", "poly"):
         # k(x, x) of the centred row: its centred squared norm
         return _dot_kernel(kernel, params, centred_row_stats(Xj, _view_center(kernels, j))[0])
-    # the histogram kernels' diagonals from the stored entries (kernel_diag's
-    # closed forms read the rows dense): sum |x_k|^beta, and sum x_k (2 x x / 2x)
-    if kernel == "hik":
-        return np.asarray(abs(Xj).power(params.get("beta", 1.0)).sum(axis=1)).ravel()
-    if kernel == "additive_chi2":
-        return np.asarray(Xj.sum(axis=1), dtype=np.float64).ravel()
+    # (the histogram kernels' closed forms read the stored entries: Xj stays sparse)
     return kernel_diag(Xj, kernel, **params)
 
 
