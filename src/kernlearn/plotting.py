@@ -90,7 +90,8 @@ def _power_scaled(values):
     Parameters
     ----------
     values : array-like
-        Finite values drawn on one axis.
+        Values drawn on one axis (NaN or infinite ones are left as they are;
+        the largest finite magnitude sets the factor).
 
     Returns
     -------
@@ -101,7 +102,7 @@ def _power_scaled(values):
         unchanged), else the decimal exponent of the largest magnitude.
     """
     values = np.asarray(values, dtype=float)
-    top = float(np.max(np.abs(values), initial=0.0))
+    top = float(np.max(np.abs(values[np.isfinite(values)]), initial=0.0))
     if top <= _LINEAR_CAP:
         return values, 0
     exponent = int(np.floor(np.log10(top)))
