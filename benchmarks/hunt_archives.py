@@ -34,12 +34,32 @@ from pathlib import Path
 import numpy as np
 
 
-def _npz(rng, path):
-    """A random layout of an ``.npz`` holding ``X`` (returns X)."""
-    X = rng.integers(0, 5, size=(int(rng.integers(1, 400)), 2)).astype(float)
+def npz_parts(X, method):
+    """The zip records of an ``.npz`` of ``X``, to lay out anew.
+
+    ``zipfile`` writes a stored ``pad.txt`` (so the file starts as a zip
+    whatever comes after it), then ``X.npy`` compressed with ``method``.
+
+    Parameters
+    ----------
+    X : ndarray
+        The array saved as ``X.npy``.
+    method : int
+        ``zipfile.ZIP_BZIP2`` or ``zipfile.ZIP_LZMA``.
+
+    Returns
+    -------
+    first : bytes
+        Everything before ``X.npy``'s local header.
+    local : bytes
+        ``X.npy``'s local header and compressed data.
+    central : bytearray
+        The central directory (both entries), to patch.
+    x_entry : int
+        Offset of ``X.npy``'s entry in ``central``.
+    """
     buf = io.BytesIO()
     np.save(buf, X)
-    method = [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA][rng.integers(2)]
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as zf:
         zf.writestr("pad.txt", b"pad")
@@ -47,25 +67,50 @@ def _npz(rng, path):
     data = out.getvalue()
     at_x = zipfile.ZipFile(io.BytesIO(data)).getinfo("X.npy").header_offset
     at_cd, at_end = data.find(b"PK\x01\x02"), data.rfind(b"PK\x05\x06")
-    cut, grow = int(rng.integers(0, 41)), int(rng.integers(-40, 4097))
-    local = data[at_x:at_cd]
-    local = local[:max(len(local) - cut, 31)]
     central = bytearray(data[at_cd:at_end])
-    x_entry = central.find(b"PK\x01\x02", 4)
-    size = struct.unpack_from("<I", central, x_entry + 20)[0]
-    struct.pack_into("<I", central, x_entry + 20, max(size + grow, 0))
-    if rng.random() < 0.5:  # X last, in the end record's comment
-        first = data[:at_x]
-        struct.pack_into("<I", central, x_entry + 42, len(first) + len(central) + 22)
+    return data[:at_x], data[at_x:at_cd], central, central.find(b"PK\x01\x02", 4)
+
+
+def npz_layout(first, local, central, x_entry, last):
+    """The bytes of an archive from :func:`npz_parts`' records (``central`` is patched).
+
+    Parameters
+    ----------
+    first, local, central, x_entry
+        As :func:`npz_parts` returns them (``local`` possibly cut, the
+        declared size in ``central`` possibly changed).
+    last : bool
+        Place ``X.npy``'s local record last, inside the end record's comment
+        (as zip allows), rather than where ``zipfile`` wrote it.
+
+    Returns
+    -------
+    data : bytes
+    """
+    # X.npy's central entry points at its local header: after the 22-byte end
+    # record, or right after `first`
+    at_x = len(first) + len(central) + 22 if last else len(first)
+    struct.pack_into("<I", central, x_entry + 42, at_x)
+    if last:
         end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 2, 2, len(central),
                           len(first), len(local))
-        path.write_bytes(first + bytes(central) + end + local)
-    else:  # X where zipfile wrote it, the central directory after
-        first = data[:at_x] + local
-        struct.pack_into("<I", central, x_entry + 42, at_x)
-        end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 2, 2, len(central),
-                          len(first), 0)
-        path.write_bytes(first + bytes(central) + end)
+        return first + bytes(central) + end + local
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 2, 2, len(central),
+                      len(first) + len(local), 0)
+    return first + local + bytes(central) + end
+
+
+def _npz(rng, path):
+    """A random layout of an ``.npz`` holding ``X`` (returns X)."""
+    X = rng.integers(0, 5, size=(int(rng.integers(1, 400)), 2)).astype(float)
+    method = [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA][rng.integers(2)]
+    first, local, central, x_entry = npz_parts(X, method)
+    cut, grow = int(rng.integers(0, 41)), int(rng.integers(-40, 4097))
+    local = local[:max(len(local) - cut, 31)]
+    size = struct.unpack_from("<I", central, x_entry + 20)[0]
+    struct.pack_into("<I", central, x_entry + 20, max(size + grow, 0))
+    # X last (in the end record's comment) or where zipfile wrote it
+    path.write_bytes(npz_layout(first, local, central, x_entry, rng.random() < 0.5))
     return X
 
 

@@ -6,14 +6,13 @@ bounded count of empty reads, and the text bombs).
 
 import bz2
 import gzip
-import io
 import lzma
 import re
-import struct
 import zipfile
 
 import numpy as np
 import pytest
+from bench_scripts import load_script
 from conftest import one_error as _one_error
 from conftest import run_cli as _run
 
@@ -27,24 +26,12 @@ def _member_last(path, method, X, cut):
     """An ``.npz`` whose ``X.npy`` (local header and data) is the last thing in
     the file (in the end record's comment, as zip allows), its compressed data
     cut by ``cut`` bytes: its declared compressed size reaches past the end of
-    the file.  A stored member comes first, so the file starts as a zip."""
-    buf = io.BytesIO()
-    np.save(buf, X)
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as zf:
-        zf.writestr("pad.txt", b"pad")
-        zf.writestr("X.npy", buf.getvalue(), compress_type=method)
-    data = out.getvalue()
-    at_x = zipfile.ZipFile(io.BytesIO(data)).getinfo("X.npy").header_offset
-    at_cd, at_end = data.find(b"PK\x01\x02"), data.rfind(b"PK\x05\x06")
-    first, local = data[:at_x], data[at_x:at_cd][:at_cd - at_x - cut]
-    central = bytearray(data[at_cd:at_end])
-    # (X.npy's central entry: its local header now follows the end record)
-    struct.pack_into("<I", central, central.find(b"PK\x01\x02", 4) + 42,
-                     len(first) + len(central) + 22)
-    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 2, 2, len(central), len(first),
-                      len(local))
-    path.write_bytes(first + bytes(central) + end + local)
+    the file.  A stored member comes first, so the file starts as a zip.
+    (The layout of ``benchmarks/hunt_archives.py``, which draws these at random.)"""
+    for hunt in load_script("hunt_archives"):
+        first, local, central, x_entry = hunt.npz_parts(X, method)
+        path.write_bytes(hunt.npz_layout(first, local[:len(local) - cut], central,
+                                         x_entry, last=True))
     return path
 
 

@@ -78,6 +78,54 @@ def _linear(values):
     return np.clip(np.asarray(values, dtype=float), -_LINEAR_CAP, _LINEAR_CAP)
 
 
+def _power_scaled(values):
+    """``values`` as floats, divided by a power of ten when beyond :data:`_LINEAR_CAP`.
+
+    Near the float maximum matplotlib's tick steps (a power of ten times up
+    to 10), the bars' geometry and a log axis's decades overflowed
+    ("overflow encountered in multiply", limits of +-1e-12, "cannot convert
+    float infinity to integer"); divided by ``10**exponent`` the values keep
+    their ratios, all a chart shows, and the axis label names the factor.
+
+    Parameters
+    ----------
+    values : array-like
+        Values drawn on one axis (NaN or infinite ones are left as they are;
+        the largest finite magnitude sets the factor).
+
+    Returns
+    -------
+    scaled : ndarray
+        ``values`` divided by ``10**exponent``.
+    exponent : int
+        0 when every magnitude is at most :data:`_LINEAR_CAP` (``values``
+        unchanged), else the decimal exponent of the largest magnitude.
+    """
+    values = np.asarray(values, dtype=float)
+    top = float(np.max(np.abs(values[np.isfinite(values)]), initial=0.0))
+    if top <= _LINEAR_CAP:
+        return values, 0
+    exponent = int(np.floor(np.log10(top)))
+    return values / 10.0 ** exponent, exponent
+
+
+def _scaled_label(label, exponent):
+    """Axis label ``label`` naming the factor :func:`_power_scaled` divided by.
+
+    Parameters
+    ----------
+    label : str
+        The quantity drawn.
+    exponent : int
+        The exponent :func:`_power_scaled` returned.
+
+    Returns
+    -------
+    label : str
+    """
+    return f"{label} (\u00d7 1e{exponent})" if exponent else label
+
+
 def _bounded_ylim(objectives, bounds):
     """Y-range of the objective panels: every objective, and the bounds near them.
 
@@ -280,15 +328,9 @@ def plot_kernel_weights(weights, path, names=None, title="Kernel weights"):
                          f"{weights.size} value(s), {np.count_nonzero(~np.isfinite(weights))} "
                          "NaN or infinite.")
     fig, ax = _subplots(figsize=(max(4, 0.4 * len(weights)), 3))
-    # Beyond _LINEAR_CAP matplotlib's tick steps (a power of ten times up to
-    # 10) and the bars' geometry overflowed ("overflow encountered in
-    # multiply"): such weights are drawn divided by a power of ten, named on
-    # the axis; their ratios, all the chart shows, are the same.
-    top = float(np.max(np.abs(weights)))
-    if top > _LINEAR_CAP:
-        exponent = int(np.floor(np.log10(top)))
-        weights = weights / 10.0 ** exponent
-        ax.set_ylabel(f"weight (\u00d7 1e{exponent})")
+    weights, exponent = _power_scaled(weights)
+    if exponent:
+        ax.set_ylabel(_scaled_label("weight", exponent))
     ax.bar(np.arange(len(weights)), weights)
     ax.set_xticks(np.arange(len(weights)))
     # names as written and short ("$^$" was a mathtext error, 300 characters

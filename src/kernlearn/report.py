@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .plotting import _drawn, _linear, _plain, _subplots
+from .plotting import _drawn, _linear, _plain, _power_scaled, _scaled_label, _subplots
 
 __all__ = ["build_report", "write_report"]
 
@@ -173,7 +173,9 @@ def _selection_figure(est, meta):
         sel = np.asarray(est.selected_features_)[:60]
         if sel.size == 0:
             return None
-        w = np.abs(selected_weights(est)[:, :60]).max(axis=0)
+        # weights near the float maximum drawn divided by a power of ten (their
+        # ticks and bars overflowed), named on the axis
+        w, exponent = _power_scaled(np.abs(selected_weights(est)[:, :60]).max(axis=0))
         names = feature_names(est, meta)
         labels = [
             _plain(names[j])
@@ -185,7 +187,7 @@ def _selection_figure(est, meta):
         ax.bar(range(len(sel)), w, color="tab:blue")
         ax.set_xticks(range(len(sel)))
         ax.set_xticklabels(labels, rotation=90, fontsize=7)
-        ax.set_ylabel("max |coef|")
+        ax.set_ylabel(_scaled_label("max |coef|", exponent))
         # (300 selected drew 60 bars under this title, the rest unmentioned)
         ax.set_title("Selected features in order of inclusion"
                      + (f": the first {len(sel)} of {n_sel}" if n_sel > len(sel) else ""))
@@ -195,6 +197,10 @@ def _selection_figure(est, meta):
         task_w = np.asarray(est.kernel_weights_, dtype=float)
         shared = np.asarray(getattr(est, "shared_kernel_weights_", []), dtype=float)
         shared = shared if shared.shape == task_w.shape and shared.any() else None
+        # one factor for both sets of bars (weights of 1e308 drew an axis of
+        # +-1e-12 and warned "overflow encountered in scalar subtract")
+        both, exponent = _power_scaled(task_w if shared is None else np.r_[task_w, shared])
+        task_w, shared = both[:len(task_w)], None if shared is None else both[len(task_w):]
         x = np.arange(len(task_w))
         fig, ax = _subplots(figsize=(max(5, 0.6 * len(task_w)), 3.5))
         if shared is None:
@@ -207,7 +213,7 @@ def _selection_figure(est, meta):
             ax.set_title("Kernel weights: task-specific and shared")
         ax.set_xticks(x)
         ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
-        ax.set_ylabel("weight")
+        ax.set_ylabel(_scaled_label("weight", exponent))
         return fig
     if hasattr(est, "mu_"):
         # the classifier has one mu per output: show the columns' largest weight
@@ -217,6 +223,9 @@ def _selection_figure(est, meta):
             # an all-zero model drew an empty log axis (x ticks -0.045 ...
             # 0.045); the selection table's section says it kept nothing
             return None
+        # (a log axis's decades beyond 1e308 raised "cannot convert float
+        # infinity to integer")
+        nz, exponent = _power_scaled(nz)
         fig, ax = _subplots(figsize=(6, 3.5))
         # zeros have no place on a log axis (a symlog axis put "0" onto "1e-4"):
         # the title counts them
@@ -224,7 +233,7 @@ def _selection_figure(est, meta):
         ax.vlines(np.arange(len(nz)), nz.min() / 2, nz, lw=1)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("sampled column (sorted by weight)")
-        ax.set_ylabel("mu (log)")
+        ax.set_ylabel(_scaled_label("mu (log)", exponent))
         ax.set_title(f"Nystrom column weights: {nz.size} of {len(mu)} non-zero")
         return fig
     if hasattr(est, "features_") and len(est.features_):
@@ -232,12 +241,14 @@ def _selection_figure(est, meta):
 
         # the selection table's weight_norm (the bars summed the cos and sin
         # columns' norms: 11.5 against the table's 8.3)
-        norms = feature_weight_norms(est)
+        # (a norm beyond the float range is drawn at the float maximum)
+        norms, exponent = _power_scaled(np.minimum(feature_weight_norms(est),
+                                                   np.finfo(float).max))
         fig, ax = _subplots(figsize=(6, 3.5))
         ax.bar(range(len(norms)), norms, color="tab:purple")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("learned feature (order of inclusion)")
-        ax.set_ylabel("weight norm")
+        ax.set_ylabel(_scaled_label("weight norm", exponent))
         ax.set_title("Learned features")
         return fig
     return None

@@ -343,11 +343,20 @@ def feature_weight_norms(est):
     Returns
     -------
     norms : ndarray of shape (n_features_kept,)
+        Infinite only where the norm itself is beyond the float range.
     """
-    coef = np.atleast_2d(est.column_coef_)
+    coef = np.atleast_2d(np.asarray(est.column_coef_, dtype=float))
     gs = est.feature_scales_.shape[1] if est.feature_scales_.ndim == 2 else 1
     blocks = coef.reshape(coef.shape[0], len(est.features_), gs)
-    return np.sqrt((blocks * blocks).sum(axis=(0, 2)))
+    # Squares overflow beyond ~1.3e154 (weights of 1e308 gave norms of inf and
+    # "overflow encountered in multiply"): such weights are summed at a power
+    # of two below 1, which scales every square exactly, and the norm scaled back.
+    shift = int(np.frexp(np.max(np.abs(blocks), initial=0.0))[1]) if blocks.size else 0
+    if shift < 500:
+        return np.sqrt((blocks * blocks).sum(axis=(0, 2)))
+    blocks = np.ldexp(blocks, -shift)
+    with np.errstate(over="ignore"):  # (a norm beyond the float range is inf)
+        return np.ldexp(np.sqrt((blocks * blocks).sum(axis=(0, 2))), shift)
 
 
 def feature_names(est, meta=None):
