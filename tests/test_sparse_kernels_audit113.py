@@ -95,3 +95,18 @@ def test_read_only_arrays_use_the_compiled_signature():
     assert_allclose(additive_chi2_kernel(B, A), additive_chi2_kernel(A, A), rtol=1e-15)
     assert len(_csr_histogram_rows.signatures) == n_sig, _csr_histogram_rows.signatures
     assert not B.data.flags.writeable  # (the caller's arrays untouched)
+
+
+def test_numpy_integer_block_uses_the_compiled_signature():
+    # (np.int32 + int is np.int32 under NumPy 2: the row bounds were typed
+    # int32, uint8, ... and each compiled another signature)
+    from kernlearn._sparse_histogram import _csr_histogram_rows
+
+    A = sp.csr_matrix(_data(7, 11, 8))
+    want = hik_kernel(A, A)
+    n_sig = len(_csr_histogram_rows.signatures)
+    for block in (np.int32(4), np.uint8(3), np.int16(5), np.int64(2)):
+        assert_allclose(hik_kernel(A, A, block=block), want, rtol=1e-15)
+        assert_allclose(additive_chi2_kernel(A, A, block=block),
+                        additive_chi2_kernel(A, A), rtol=1e-15)
+    assert len(_csr_histogram_rows.signatures) == n_sig, _csr_histogram_rows.signatures

@@ -155,6 +155,9 @@ def sparse_histogram_kernel(X, Y, kernel, beta=1.0, block=256,
         raise ValueError(f"X has {d} features and Y has {d_b}; the kernel needs the same.")
     a_val, b_val = (_values(v, kernel, beta, negative_error) for v in (a_val, b_val))
     K = np.empty((n, m))
+    # (a NumPy integer block, np.int32(64) from a parameter grid, typed the
+    # row bounds int32 and compiled another signature at run time)
+    block = int(block)
     for s in range(0, n, block):
         e = min(s + block, n)
         _csr_histogram_rows(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val,
