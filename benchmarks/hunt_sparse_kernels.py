@@ -8,7 +8,8 @@ then), a dtype (float64, float32, int8, int64, bool), a sparse encoding
 zeros, int64 indices, read-only arrays as a memory map hands them) and a
 ``beta``, and compare ``hik_kernel``, ``additive_chi2_kernel``,
 ``pairwise_kernel`` and ``kernel_diag`` of the sparse matrix (against a
-sparse or a dense other side) with those of ``X.toarray()``: equal to
+sparse or a dense other side; ``beta`` zero now and then, ``block`` a small
+or a NumPy integer) with those of ``X.toarray()``: equal to
 1e-10 relative, NaN where the dense kernel has NaN, the same error where the
 dense kernel raises one, and no compilation at run time (the compiled
 function's signatures counted).  Estimator cases fit the multitask,
@@ -138,7 +139,7 @@ def _outcome(f):
         warnings.simplefilter("ignore")
         try:
             return f(), None
-        except (ValueError, TypeError) as exc:
+        except Exception as exc:  # noqa: BLE001  (the same error dense and sparse)
             return None, type(exc).__name__
 
 
@@ -151,14 +152,16 @@ def kernel_case(rng):
     E = np.abs(np.nan_to_num(E, nan=1.0))[:, :D.shape[1]] if E.shape[1] >= D.shape[1] \
         else np.abs(np.nan_to_num(_pad(E, D.shape[1]), nan=1.0))
     other = str(rng.choice(["self", "sparse", "dense"]))
-    beta = float(rng.choice([1.0, 0.5, 2.0, 1.7]))
+    beta = float(rng.choice([1.0, 0.5, 2.0, 1.7, 0.0], p=[.3, .25, .2, .2, .05]))
+    # (a NumPy integer, as a parameter grid hands it, or a small block)
+    block = [256, 3, np.int32(7), np.int64(2)][int(rng.integers(4))]
     Xd = D.astype(np.float64) if dtype != "int8" else D.astype(np.float64)
     Y, Yd = {"self": (X, Xd), "sparse": (sp.csr_matrix(E), E), "dense": (E, E)}[other]
     bad = []
     n_sig = len(_csr_histogram_rows.signatures)
     checks = [
-        ("hik", lambda A, B: hik_kernel(A, B, beta=beta)),
-        ("chi2", lambda A, B: additive_chi2_kernel(A, B)),
+        ("hik", lambda A, B: hik_kernel(A, B, beta=beta, block=block)),
+        ("chi2", lambda A, B: additive_chi2_kernel(A, B, block=block)),
         ("pairwise hik", lambda A, B: pairwise_kernel(A, B, "hik", beta=beta)),
         ("pairwise chi2", lambda A, B: pairwise_kernel(A, B, "additive_chi2")),
         ("diag hik", lambda A, B: kernel_diag(A, "hik", beta=beta)),
@@ -176,7 +179,7 @@ def kernel_case(rng):
             bad.append(f"{name}: {why}")
     if len(_csr_histogram_rows.signatures) > n_sig:
         bad.append(f"compiled at run time: {_csr_histogram_rows.signatures[n_sig:]}")
-    return bad, f"{shape} {dtype} {enc} Y={other} beta={beta}"
+    return bad, f"{shape} {dtype} {enc} Y={other} beta={beta} block={block!r}"
 
 
 def _pad(E, d):

@@ -30,6 +30,9 @@ def test_hik_exponent_refused_dense_and_sparse(beta):
             hik_kernel(X, X, beta=beta)
         with pytest.raises(ValueError, match="beta must be a finite positive number"):
             pairwise_kernel(X, X, "hik", beta=beta)
+        # (the diagonal: d dense for beta=0, scipy's NotImplementedError sparse)
+        with pytest.raises(ValueError, match="beta must be a finite positive number"):
+            kernel_diag(X, "hik", beta=beta)
 
 
 @pytest.mark.parametrize("kernel", ["hik", "additive_chi2"])

@@ -100,7 +100,14 @@ def histogram_diag(X, kernel, beta=1.0):
     Returns
     -------
     diag : ndarray of shape (n,)
+
+    Raises
+    ------
+    ValueError
+        ``hik``'s ``beta`` not a finite positive number.
     """
+    if kernel == "hik":
+        check_beta(beta)  # (sparse: scipy's power(0) raised NotImplementedError)
     if sp.issparse(X):
         return sparse_histogram_diag(X, kernel, beta)
     X = _dense(X)
