@@ -10,6 +10,8 @@ memory or on row partitions (a Dask cluster, out of core), is one sentence,
 come back (:func:`first_non_finite_of_blocks`).  The module imports nothing
 of kernlearn (so that all of them, and the workers, may use it), and SciPy
 only when given a sparse matrix (the commands start without it).
+It also holds the test of a finite number setting (:func:`is_finite_number`),
+shared by the kernel rules and the histogram kernels' own checks.
 """
 
 import math
