@@ -9,7 +9,8 @@ from numbers import Integral
 import numpy as np
 import scipy.sparse as sp
 
-from ._sparse_histogram import sparse_histogram_diag, sparse_histogram_kernel
+from ._sparse_histogram import refuse_non_finite, sparse_histogram_diag, sparse_histogram_kernel
+from .utils._finite import is_finite_number
 from .utils._warnings import warn
 
 __all__ = ["additive_chi2_kernel", "hik_kernel"]
@@ -59,6 +60,32 @@ def check_block(block, name="block"):
                          f"got {block!r}.")
 
 
+def check_beta(beta, name="beta"):
+    """Refuse a ``hik`` exponent that is not a finite positive number.
+
+    :math:`|0|^\\beta` is 1 for ``beta=0`` and infinite below: the dense
+    kernel was a constant or infinite, while the sparse one, which sums
+    over the stored entries only (:math:`\\min(|a|^\\beta, 0) = 0` needs
+    :math:`\\beta > 0`), returned other numbers.  The kernel rules call it too
+    (:func:`kernlearn._kernel_rules.check_named_kernel`).
+
+    Parameters
+    ----------
+    beta : object
+        The setting.
+    name : str, default="beta"
+        How messages name it.
+
+    Raises
+    ------
+    ValueError
+        Naming the setting and its value.
+    """
+    if not (is_finite_number(beta) and beta > 0):
+        raise ValueError(f"{name} must be a finite positive number for kernel 'hik', "
+                         f"got {beta!r}.")
+
+
 def histogram_diag(X, kernel, beta=1.0):
     """``k(x, x)`` of each row in closed form: ``sum_k |x_k|^beta`` (``hik``), ``sum_k x_k``
     (``additive_chi2``: ``2 x x / (x + x) = x``); sparse rows are not densified.
@@ -73,7 +100,14 @@ def histogram_diag(X, kernel, beta=1.0):
     Returns
     -------
     diag : ndarray of shape (n,)
+
+    Raises
+    ------
+    ValueError
+        ``hik``'s ``beta`` not a finite positive number.
     """
+    if kernel == "hik":
+        check_beta(beta)  # (sparse: scipy's power(0) raised NotImplementedError)
     if sp.issparse(X):
         return sparse_histogram_diag(X, kernel, beta)
     X = _dense(X)
@@ -96,6 +130,12 @@ def hik_kernel(X, Y, beta=1.0, block=256):
     -------
     K : ndarray of shape (n_X, n_Y)
 
+    Raises
+    ------
+    ValueError
+        ``beta`` not a finite positive number; NaN or infinite values in
+        ``X`` or ``Y``.
+
     Notes
     -----
     When ``X`` or ``Y`` is sparse the rows are not densified: the kernel sums
@@ -103,9 +143,13 @@ def hik_kernel(X, Y, beta=1.0, block=256):
     float64 (float32 sparse data was summed in float32 before).
     """
     check_block(block)
+    check_beta(beta)
     if sp.issparse(X) or sp.issparse(Y):
         return sparse_histogram_kernel(X, Y, "hik", beta=beta, block=block)
-    A, B = np.abs(_dense(X)) ** beta, np.abs(_dense(Y)) ** beta
+    A, B = _dense(X), _dense(Y)
+    refuse_non_finite(A, "X", "hik")
+    refuse_non_finite(B, "Y", "hik")
+    A, B = np.abs(A) ** beta, np.abs(B) ** beta
     K = np.empty((A.shape[0], B.shape[0]))
     for s in range(0, A.shape[0], block):
         K[s : s + block] = np.minimum(A[s : s + block, None, :], B[None]).sum(-1)
@@ -132,7 +176,8 @@ def additive_chi2_kernel(X, Y, block=256):
     Raises
     ------
     ValueError
-        Data with negative values (of sparse input: read from its stored entries).
+        Data with negative values (of sparse input: read from its stored entries),
+        or NaN or infinite ones.
 
     Notes
     -----
@@ -146,6 +191,8 @@ def additive_chi2_kernel(X, Y, block=256):
         return sparse_histogram_kernel(X, Y, "additive_chi2", block=block,
                                        negative_error=message)
     A, B = _dense(X), _dense(Y)
+    refuse_non_finite(A, "X", "additive_chi2")
+    refuse_non_finite(B, "Y", "additive_chi2")
     if (A < 0).any() or (B < 0).any():
         raise ValueError(message)
     K = np.empty((A.shape[0], B.shape[0]))

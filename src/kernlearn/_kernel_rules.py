@@ -9,34 +9,12 @@ rules, and the low-rank one fitted ``degree=2.5``, ``coef0=-1`` and a
 """
 
 import inspect
-import math
-import numbers
 
 import numpy as np
 
-from ._histogram_kernels import check_block
+from ._histogram_kernels import check_beta, check_block
+from .utils._finite import is_finite_number, is_number
 from .widths import check_gamma
-
-
-def is_number(value):
-    """Whether ``value`` is an int or a float (numpy's included), not a bool.
-
-    (A ``Fraction`` is a ``numbers.Real`` the kernels' in-place float
-    arithmetic cannot take: "Cannot cast ufunc 'add' output from dtype('O')".)
-    """
-    return (isinstance(value, (numbers.Integral, float, np.floating))
-            and not isinstance(value, (bool, np.bool_)))
-
-
-def is_finite_number(value):
-    """An int or float that is finite (a 400-digit int, beyond the float
-    range, is not: ``np.isfinite`` refused it with a bare TypeError)."""
-    if not is_number(value):
-        return False
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:  # (an int beyond the float range: not a usable setting)
-        return False
 
 
 def _numbers(value):
@@ -134,7 +112,4 @@ def check_named_kernel(kernel, params, label):
         # the command line's exit 6 where its other settings give exit 2)
         check_block(params["block"], label("block"))
     if kernel == "hik":
-        b = params.get("beta", 1.0)
-        if not (is_finite_number(b) and b > 0):
-            raise ValueError(f"{label('beta')} must be a finite positive number for "
-                             f"kernel 'hik', got {b!r}.")
+        check_beta(params.get("beta", 1.0), label("beta"))

@@ -7,15 +7,44 @@ where both rows store a value: a merge of the two rows' sorted index lists.
 Evaluated this way the rows are never densified (the dense functions of
 :mod:`kernlearn._histogram_kernels` form a ``block x n_Y x n_features`` array);
 memory is the kernel matrix and a canonical float64 copy of the stored entries.
+
+Both paths refuse NaN and infinite values (:func:`refuse_non_finite`): the
+dense path's sums spread a NaN over a whole row of ``hik`` (``min(nan, 0)``
+is NaN) and dropped it from ``additive_chi2`` (its ``0/0`` guard), which the
+stored entries alone cannot reproduce, and neither is a kernel value.
 """
 
 import numpy as np
 import scipy.sparse as sp
 
+from .utils._finite import first_non_finite
 from .utils._numba_cache import njit_cached
 from .utils._sparse import canonical_sparse
 
-__all__ = ["sparse_histogram_kernel", "sparse_histogram_diag"]
+__all__ = ["refuse_non_finite", "sparse_histogram_kernel", "sparse_histogram_diag"]
+
+
+def refuse_non_finite(X, side, kernel):
+    """Refuse a NaN or infinite value of ``X`` (dense, or a sparse matrix's stored values).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix
+    side : str
+        ``"X"`` or ``"Y"``, for the message.
+    kernel : str
+        The kernel's name, for the message.
+
+    Raises
+    ------
+    ValueError
+        Naming the first such value and where it is.
+    """
+    found = first_non_finite(X)
+    if found is not None:
+        i, j, value, k = found
+        raise ValueError(f"{kernel} kernel needs finite features: {side} has {value} at row "
+                         f"{i}, column {j} ({k} non-finite value{'s' if k > 1 else ''}).")
 
 
 @njit_cached
@@ -64,11 +93,23 @@ def _csr_histogram_rows(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chi2, start, s
             out[i - start, j] = s
 
 
-def _canonical_csr(X):
+def _writeable(a, dtype):
+    """``a`` as a writeable ``dtype`` array (copied only if needed).
+
+    The compiled loop's one signature takes writeable arrays: a read-only
+    one (a memory-mapped matrix, as joblib hands a worker large data) made
+    numba compile another at run time, seconds per process.
+    """
+    a = a.astype(dtype, copy=False)
+    return a if a.flags.writeable else a.copy()
+
+
+def _canonical_csr(X, side, kernel):
     """``X`` as canonical CSR (float64 data, int64 indices), the caller's matrix unchanged."""
     X = canonical_sparse(sp.csr_matrix(canonical_sparse(X), dtype=np.float64))
-    return (X.indptr.astype(np.int64, copy=False), X.indices.astype(np.int64, copy=False),
-            X.data, X.shape)
+    refuse_non_finite(X, side, kernel)
+    return (_writeable(X.indptr, np.int64), _writeable(X.indices, np.int64),
+            _writeable(X.data, np.float64), X.shape)
 
 
 def _values(data, kernel, beta, negative_error):
@@ -76,7 +117,7 @@ def _values(data, kernel, beta, negative_error):
     if kernel == "hik":
         return np.abs(data) ** beta
     # (the summed duplicates' signs: what the dense path would have seen)
-    if data.size and data.min() < 0:
+    if (data < 0).any():
         raise ValueError(negative_error)
     return data
 
@@ -106,14 +147,17 @@ def sparse_histogram_kernel(X, Y, kernel, beta=1.0, block=256,
     ------
     ValueError
         ``additive_chi2`` of data with negative values (read from the stored
-        entries, not densified).
+        entries, not densified); NaN or infinite values.
     """
-    a_ptr, a_idx, a_val, (n, d) = _canonical_csr(X)
-    b_ptr, b_idx, b_val, (m, d_b) = _canonical_csr(Y)
+    a_ptr, a_idx, a_val, (n, d) = _canonical_csr(X, "X", kernel)
+    b_ptr, b_idx, b_val, (m, d_b) = _canonical_csr(Y, "Y", kernel)
     if d != d_b:
         raise ValueError(f"X has {d} features and Y has {d_b}; the kernel needs the same.")
     a_val, b_val = (_values(v, kernel, beta, negative_error) for v in (a_val, b_val))
     K = np.empty((n, m))
+    # (a NumPy integer block, np.int32(64) from a parameter grid, typed the
+    # row bounds int32 and compiled another signature at run time)
+    block = int(block)
     for s in range(0, n, block):
         e = min(s + block, n)
         _csr_histogram_rows(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val,
@@ -134,8 +178,9 @@ def sparse_histogram_diag(X, kernel, beta=1.0):
     -------
     diag : ndarray of shape (n,)
     """
-    X = canonical_sparse(sp.csr_matrix(canonical_sparse(X)))
+    # (float64 first: int8's abs(-128) is -128, and float32 sums lose 1e-7)
+    X = canonical_sparse(sp.csr_matrix(canonical_sparse(X), dtype=np.float64))
     if kernel == "hik":
-        return np.asarray(abs(X).power(beta).sum(axis=1), dtype=np.float64).ravel()
+        return np.asarray(abs(X).power(beta).sum(axis=1)).ravel()
     # (2 x x / (x + x) = x)
     return np.asarray(X.sum(axis=1), dtype=np.float64).ravel()

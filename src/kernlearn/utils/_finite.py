@@ -10,7 +10,12 @@ memory or on row partitions (a Dask cluster, out of core), is one sentence,
 come back (:func:`first_non_finite_of_blocks`).  The module imports nothing
 of kernlearn (so that all of them, and the workers, may use it), and SciPy
 only when given a sparse matrix (the commands start without it).
+It also holds the test of a finite number setting (:func:`is_finite_number`),
+shared by the kernel rules and the histogram kernels' own checks.
 """
+
+import math
+import numbers
 
 import numpy as np
 
@@ -351,3 +356,24 @@ def missing_rows_message(i, k, what="a missing value", name="y", label=None):
     return (f"{name} has {what} at row {i}"
             + ("" if label is None or label == i else f" (index {label!r})")
             + f" ({k} row{'s' if k > 1 else ''} with one in all); drop those rows or fill them.")
+
+
+def is_number(value):
+    """Whether ``value`` is an int or a float (numpy's included), not a bool.
+
+    (A ``Fraction`` is a ``numbers.Real`` the kernels' in-place float
+    arithmetic cannot take: "Cannot cast ufunc 'add' output from dtype('O')".)
+    """
+    return (isinstance(value, (numbers.Integral, float, np.floating))
+            and not isinstance(value, (bool, np.bool_)))
+
+
+def is_finite_number(value):
+    """An int or float that is finite (a 400-digit int, beyond the float
+    range, is not: ``np.isfinite`` refused it with a bare TypeError)."""
+    if not is_number(value):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # (an int beyond the float range: not a usable setting)
+        return False
