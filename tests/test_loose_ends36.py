@@ -164,3 +164,22 @@ def test_simplemkl_refuses_a_shared_selection_and_auto_runs_one_vs_rest():
     assert len(auto.history_) == 3  # (one problem per class)
     np.testing.assert_array_equal(auto.decision_function(X), ovr.decision_function(X))
     assert auto.score(X, y) > 0.9
+
+
+# ---------------------------------------------------------- blank lines (PEP 8)
+def test_src_has_pep8_blank_lines_between_definitions():
+    # two blank lines around top-level definitions, at most two in a row (E301-E305):
+    # 17 places in src/ did otherwise (widths.py's centred_row_stats among them)
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff is not installed beside this Python nor on PATH")
+    src = Path(__file__).resolve().parents[1] / "src"
+    run = subprocess.run([ruff, "check", "--preview", "--select", "E301,E302,E303,E305",
+                          "--output-format", "concise", "--no-cache", str(src)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
