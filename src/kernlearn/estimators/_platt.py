@@ -312,8 +312,9 @@ class ProbabilityMixin:
     5-fold stratified cross-validation (``random_state`` seeds the folds,
     seed 0 when it is None or the estimator has none; rows of zero weight are
     in none, as if removed; as many folds as the smallest class has rows when
-    that is fewer than five, within a task for the estimators whose tasks
-    need every class), and
+    that is fewer than five; with tasks, stratified by task and class, for
+    the estimators whose tasks need every class or two of their own:
+    the smallest count is a task's, of a class it holds), and
     multiclass probabilities are the per-class sigmoids normalised to sum to
     one (as in ``CalibratedClassifierCV``).  The cross-validation costs five
     extra fits; with ``probability=False`` ``predict_proba`` does not exist,
