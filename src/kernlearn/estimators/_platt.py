@@ -365,9 +365,9 @@ class ProbabilityMixin:
         # (the estimators whose every task needs every class, or two classes of
         # its own (GrFL's, which refuses a task of one class): the others' strata
         # are the classes)
-        every = getattr(self, "_tasks_need_every_class", False)
-        per_task = tasks is not None and (every or getattr(self, "_tasks_need_two_classes",
-                                                           False))
+        every = tasks is not None and getattr(self, "_tasks_need_every_class", False)
+        per_task = every or (tasks is not None
+                             and getattr(self, "_tasks_need_two_classes", False))
         strata = tpos.ravel() * len(classes) + yi if per_task else yi
         # no more folds than the smallest stratum has rows: scikit-learn's
         # splitter warns of fewer, which hiding took warnings.catch_warnings,
