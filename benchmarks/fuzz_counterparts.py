@@ -52,9 +52,10 @@ LIMITATIONS = (
      "a gamma, degree or coef0 given in kernel_params and, with another value, as "
      "the argument (a search over gamma with kernel_params' gamma) is refused "
      "(documented under kernel_params)"),
-    (r"^MultitaskMKLClassifier", r"has samples of one class only",
-     "every task is a binary problem (documented): a task of one class among its "
-     "rows of positive weight is SVC's one-class refusal, per task"),
+    (r"^(MultitaskMKLClassifier|InfiniteFeatureClassifier)",
+     r"has samples of one class only",
+     "every task is a classification problem of its own (documented): a task of one "
+     "class among its rows of positive weight is SVC's one-class refusal, per task"),
     (r"^MultitaskMKL.*CV$", r"folds stratified by task need some task with",
      "the folds are scikit-learn's StratifiedKFold over (task, class) strata "
      "(documented under cv), which refuses more folds than every stratum's rows"),

@@ -17,7 +17,7 @@ from conftest import one_error as _one_error
 from conftest import run_cli as _run
 
 from kernlearn.datafiles import load_data_file
-from kernlearn.utils import _npy_header
+from kernlearn.utils import _npy_header, _packed_text
 
 METHODS = [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA]
 
@@ -88,8 +88,10 @@ def _compressed(path, text):
 
 @pytest.fixture
 def floor_1mb(monkeypatch):
-    """The size floor lowered to 1 MiB (256 MiB in use), to keep tests small."""
+    """The size floors lowered to 1 MiB (256 MiB and 64 MiB of text in use), to keep
+    tests small."""
     monkeypatch.setattr(_npy_header, "_MIN_CAP", 2**20)
+    monkeypatch.setattr(_packed_text, "_TEXT_FLOOR", 2**20)
 
 
 @pytest.mark.parametrize("name", ["d.csv.bz2", "d.csv.xz", "d.svm.bz2", "d.svm.xz"])
@@ -98,12 +100,12 @@ def test_compressed_text_of_blank_lines_is_refused_at_the_cap(name, tmp_path, ca
     # A 349-byte .csv.bz2 of 400 MB of blank lines took 39 s CPU and 2.5 GB
     # to read as "no data rows" (the LIBSVM reader 18 s); ten times more was
     # past this machine's memory.  Text has no declared size: what it unpacks
-    # to is now counted against the cap (the floor, or 1100 bytes per byte).
+    # to is now counted against the cap (the floor, or 100 bytes per byte).
     head = b"a,b\n1,2\n" if ".csv" in name else b"1 1:1\n"
     path = _compressed(tmp_path / name, head + b"\n" * (24 * 2**20))
     assert path.stat().st_size < 2**12
     with pytest.raises(ValueError, match=r"unpacks to more than ([\d.]+) MiB of text, over "
-                                         r"1100 times its \d+ bytes.*decompress it first"
+                                         r"100 times its \d+ bytes.*decompress it first"
                        ) as info:
         load_data_file(path)
     # (refused at the first block past the cap, not at the end of the text)

@@ -380,6 +380,7 @@ COMPONENT_STATE = {
                               "center_": arr(("d",), none=True), "widths_": arr((None,))},
 }
 
+
 def _fgm_features(state):
     # (with a family the ids are the family's virtual features, unbounded by d)
     chosen, d = state.get("selected_features_"), state.get("n_features_in_")
@@ -467,6 +468,7 @@ RELATIONS = {
     **dict.fromkeys(["MultitaskMKLClassifier", "MultitaskMKLClassifierCV"], _multitask_blocks),
     **dict.fromkeys(["MultitaskMKLRegressor", "MultitaskMKLRegressorCV"], _target_map),
 }
+
 
 def _finite_enough(mode, value):
     """Whether the float array ``value`` is as finite as ``mode`` asks: every

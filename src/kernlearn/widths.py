@@ -51,6 +51,7 @@ def _row_sq_norms(X):
     X = np.asarray(X, dtype=float)
     return np.einsum("ij,ij->i", X, X)
 
+
 def centred_row_stats(X, center=None):
     r"""Squared norms of the rows of ``X - center`` and the products ``X @ center``.
 

@@ -848,7 +848,6 @@ def standardize_fit(est, X, sample_weight=None, y=None):
     return Xt, ts.transform(y)
 
 
-
 def fit_target_map(est, y, sample_weight, standardize):
     """The targets' map of a regressor: per output, centred only with an intercept.
 

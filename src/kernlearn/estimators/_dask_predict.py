@@ -35,7 +35,6 @@ __all__ = ["dask_input_doc", "dask_rows", "decided",
            "is_dask_input", "map_row_blocks"]
 
 
-
 # the sentence of every prediction method's docstring on Dask X (the details: doc/fgm.md)
 _DASK_NOTE = ("A ``dask.array`` or Dask DataFrame ``X`` is read by row blocks, never whole "
               "into the client{}; see doc/fgm.md, \"Predicting a Dask array (every "

@@ -342,10 +342,16 @@ def warn_unused_formulation(est):
 def check_tasks_hold_both(signed, rows, tasks, weighted):
     """Refuse a task whose samples are of one class only.
 
+    A task of one class has no unique model: its intercept runs off towards that
+    class without end (a logistic bias near 1,300, a hinge's anywhere past the
+    margin), as scikit-learn's classifiers refuse one class.  A task with no row
+    (all weighed out) is left to the caller (it leaves ``tasks_``).
+
     Parameters
     ----------
     signed : ndarray of shape (n_samples,)
-        Labels coded -1 / +1.
+        Labels: coded -1 / +1, or any class codes (more than two classes: the
+        message asks for two or more).
     rows : list of ndarray
         Each task's rows.
     tasks : ndarray of shape (n_tasks,)
@@ -354,11 +360,12 @@ def check_tasks_hold_both(signed, rows, tasks, weighted):
         Whether the rows are those of positive weight only (the message says so:
         a task holding both classes, one weighed out, read the refusal as wrong).
     """
+    need = "both classes" if np.unique(signed).size <= 2 else "two classes or more"
     for t, r in enumerate(rows):
-        if np.unique(signed[r]).size < 2:
+        if len(r) and np.unique(signed[r]).size < 2:
             raise ValueError(f"task {plain_value(tasks[t])!r} has samples of one class only"
                              + (" among its rows of positive weight" if weighted else "")
-                             + "; every task needs both classes.")
+                             + f"; every task needs {need}.")
 
 
 def standardize_task_targets(est, y, task_rows, sample_weight=None):

@@ -312,8 +312,9 @@ class ProbabilityMixin:
     5-fold stratified cross-validation (``random_state`` seeds the folds,
     seed 0 when it is None or the estimator has none; rows of zero weight are
     in none, as if removed; as many folds as the smallest class has rows when
-    that is fewer than five, within a task for the estimators whose tasks
-    need every class), and
+    that is fewer than five; with tasks, stratified by task and class, for
+    the estimators whose tasks need every class or two of their own:
+    the smallest count is a task's, of a class it holds), and
     multiclass probabilities are the per-class sigmoids normalised to sum to
     one (as in ``CalibratedClassifierCV``).  The cross-validation costs five
     extra fits; with ``probability=False`` ``predict_proba`` does not exist,
@@ -361,9 +362,12 @@ class ProbabilityMixin:
         tasks = row_args.get("task_index")
         names, tpos = (None, np.zeros(len(y), dtype=int)) if tasks is None \
             else np.unique(np.asarray(tasks), return_inverse=True)
-        # (the estimators whose every task needs every class: the others' strata
+        # (the estimators whose every task needs every class, or two classes of
+        # its own (GrFL's, which refuses a task of one class): the others' strata
         # are the classes)
-        per_task = tasks is not None and getattr(self, "_tasks_need_every_class", False)
+        every = tasks is not None and getattr(self, "_tasks_need_every_class", False)
+        per_task = every or (tasks is not None
+                             and getattr(self, "_tasks_need_two_classes", False))
         strata = tpos.ravel() * len(classes) + yi if per_task else yi
         # no more folds than the smallest stratum has rows: scikit-learn's
         # splitter warns of fewer, which hiding took warnings.catch_warnings,
@@ -378,14 +382,16 @@ class ProbabilityMixin:
         # strata are in a fold)
         counted = (np.repeat(counts.reshape(-1, len(classes)).sum(axis=1) > 0, len(classes))
                    if per_task else np.ones(counts.size, dtype=bool))
+        if per_task and not every:
+            counted &= counts > 0  # (a class a task lacks has no stratum there)
         # a class weighed out of a multiclass fit (_absent_classes): in no fold's
         # count, its rows in every training fold at their weight zero, so the
         # folds' models know it as the model does (never predicted; probability
         # 0); this was refused as "class 2 has none"
         absent = getattr(self, "_absent_classes", None)
         absent_rows = np.empty(0, dtype=int)
-        if absent is not None and not per_task:
-            counted[absent] = False
+        if absent is not None and not every:
+            counted[np.isin(np.arange(counts.size) % len(classes), absent)] = False
             absent_rows = np.flatnonzero(np.isin(yi, absent))
         n_folds = min(self._platt_folds, int(counts[counted].min()))
         if n_folds < 2:

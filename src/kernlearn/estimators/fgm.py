@@ -745,7 +745,6 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         return self._output(X, self._proba_function(), len(self.classes_))
 
 
-
 class FGMRegressor(RegressorMixin, _FGMBase):
     r"""Feature Generating Machine for sparse linear regression (square loss).
 

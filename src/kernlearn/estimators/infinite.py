@@ -93,6 +93,7 @@ from ._large_inputs import partitioned_fit_inputs
 from ._multitask import (
     TaskIndexRequests,
     check_task_fit,
+    check_tasks_hold_both,
     routing_help,
     split_tasks,
     standardize_task_targets,
@@ -554,6 +555,7 @@ class InfiniteFeatureClassifier(
     )
 
     _losses = ("squared_hinge", "logistic")
+    _tasks_need_two_classes = True  # (Platt's folds keep each task's classes)
     _parameter_constraints = {
         **_BaseInfiniteFeature._parameter_constraints,
         "loss": [StrOptions(set(_losses)), HasMethods(["value", "grad_margin"])],
@@ -622,7 +624,10 @@ class InfiniteFeatureClassifier(
             ``(n_samples, n_classes)`` for each row's task, and a class with no
             row (of positive weight) in a task is not fitted there: its
             decision value is one below the row's lowest other class's (never
-            predicted in that task) and its probability is 0.
+            predicted in that task) and its probability is 0.  A task whose
+            rows (of positive weight) are of one class is refused: its
+            intercept has no finite optimum (as the multitask MKL classifiers
+            and scikit-learn's refuse one class).
             Requested by default under scikit-learn's metadata routing, so
             model selection passes it on (see
             :class:`~kernlearn.estimators.mtmkl.MultitaskScorer`).
@@ -656,7 +661,11 @@ class InfiniteFeatureClassifier(
         sw = task_sample_weight(sample_weight, X.shape[0], y, self.class_weight, task_rows)
         self._absent_classes = check_weighted_classes(y, sw)
         self.classes_, yi = encode_labels(y)
+        weighed_out = positive_rows(sw) is not None
         Xk, yi, sw, task_rows = self._kept_rows(X, yi, sw, task_rows)  # (classes_ kept)
+        if task_rows is not None:  # (a Dask X keeps its rows: those of positive weight)
+            check_tasks_hold_both(yi, [r if sw is None else r[sw[r] > 0] for r in task_rows],
+                                  self.tasks_, weighted=weighed_out)
         # +-1 codes, one column per class (binary problems keep the second's; with
         # tasks and more classes, one problem per task and class present in it)
         codes = np.where(yi[:, None] == np.arange(len(self.classes_)), 1.0, -1.0)

@@ -35,7 +35,6 @@ from ._platt import platt_attr_doc
 from ._renamed import warn_unused
 
 
-
 class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     __doc__ = r"""p-norm multiple kernel learning by online-batch optimisation (OBSCURE).
 

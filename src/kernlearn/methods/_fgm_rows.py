@@ -184,6 +184,7 @@ def sparse_work(blocks, K=1, sample_weight=None):
         return None, None
     return K * float(per_row @ per_row), nnz
 
+
 # A dense active column whose centre lies farther from zero than this many
 # half-ranges (a Unix time, ~1.7e9, varying over days) is shifted to zero in the
 # master.  FGM centres implicitly, through the intercept, so the master saw the

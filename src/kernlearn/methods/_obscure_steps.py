@@ -679,6 +679,7 @@ def _row_plan(kernels):
         views[key][2].append((j, kernel, par))
     return list(views.values())
 
+
 #: Most squarings a derived kernel's row may take (a width ratio up to 2**4).
 _MAX_SQUARINGS = 4
 

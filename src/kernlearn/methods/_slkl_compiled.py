@@ -16,6 +16,7 @@ from ..utils._numba_cache import njit_cached
 # no "nnan"/"ninf", so NaN and infinity keep their meaning.
 _FAST = {"reassoc", "contract", "nsz", "arcp"}
 
+
 @njit_cached(fastmath=_FAST)
 def _rank1(A, alpha, x, y):  # pragma: no cover - compiled
     """``A += alpha * outer(x, y)`` in place, without the temporary outer product.
@@ -288,7 +289,6 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, PA, idx, slot, mu, kkt
                               row[:T]) > threshold:
                 return k + 1, 2
     return len(coords), 0
-
 
 
 @njit_cached()

@@ -31,7 +31,6 @@ import numpy as np
 from .._component import ComponentMixin
 
 
-
 def iteration_constraints(**more):
     """The solvers' declared constraints: ``tol >= 0``, ``max_iter >= 1``, and ``more``.
 
@@ -51,6 +50,7 @@ def iteration_constraints(**more):
 
     return {"tol": [Interval(Real, 0, None, closed="left")],
             "max_iter": [Interval(Integral, 1, None, closed="left")], **more}
+
 
 class History:
     """Per-iteration records (objective, violation, active-set size, time, ...).

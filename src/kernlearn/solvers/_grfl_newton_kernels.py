@@ -33,6 +33,7 @@ _ANDERSON_MAX_COEF = 100.0
 # share of the rows has a non-zero one (the copy of the rest then costs more).
 _DENSE_CURVATURE = 0.75
 
+
 @njit_cached
 def _l1_ball_residual(Z, r):
     """``Z - P(Z)`` with ``P`` the projection on the l1 ball of radius ``r``

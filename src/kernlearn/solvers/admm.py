@@ -109,7 +109,6 @@ def fact_groups(facts):
     return [(f, np.array(ts)) for f, ts in groups.values()]
 
 
-
 class ADMM(BaseSolver):
     """ADMM master of GrFL (paper 000, Algorithm 2, eqs. (18)-(28)).
 

@@ -34,6 +34,7 @@ FORMULATIONS = ("mtfl", "mtsfl", "mkl", "independent")
 #: Formulations that have shared components (``shared=True``).
 SHARED_FORMULATIONS = ("mtfl", "mtsfl")
 
+
 @dataclass
 class MultitaskModel:
     """A fitted multitask kernel model: what prediction needs.

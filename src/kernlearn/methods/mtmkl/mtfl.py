@@ -66,7 +66,6 @@ def lemma31(a, r):
     return eta, value
 
 
-
 def evaluate_mtfl(blocks, grams, y_b, loss, C, gamma_t, pbar, lam=None, epsilon=0.1,
                   max_inner=5, inner_tol=1e-6, shared_factors=None):
     r"""Evaluate :math:`f(\gamma)` of (3.3) by alternating task solves and Lemma 3.1.
