@@ -105,3 +105,31 @@ def test_obscure_weighted_fit_of_a_suite_set_converges_without_a_warning():
         warnings.simplefilter("error", ConvergenceWarning)
         clf = PNormMKLClassifier(class_weight="balanced", random_state=0).fit(X, y)
     assert clf.stop_reason_ == "duality gap" and clf.n_iter_ < 100
+
+
+def test_the_selection_table_of_fourier_features_is_in_the_inputs_units():
+    """``kernlearn select`` (and the report's table) wrote GrFL's Fourier features as
+    ``param_0 ...``: ``features_``, directions on the *standardised* inputs, under
+    column positions a user reads as the inputs' frequencies (autompg's weight in
+    pounds got 0.17 where its raw frequency is 0.0002).  Now each input column's
+    frequency in its raw units, by name, and the phase: the table rebuilds
+    ``transform``."""
+    import pandas as pd
+
+    from kernlearn import InfiniteFeatureRegressor
+    from kernlearn.summary import selection_table
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(120, 3)) * [1.0, 800.0, 0.01] + [0.0, 3000.0, 5.0],
+                     columns=["a", "pounds", "tiny"])
+    y = np.sin(X["a"]) + X["pounds"] / 800.0
+    reg = InfiniteFeatureRegressor(max_features=5, random_state=0).fit(X, y)
+    cols, rows = selection_table(reg)
+    assert cols[3:6] == ["frequency[a]", "frequency[pounds]", "frequency[tiny]"]
+    table = np.array(rows, dtype=float)
+    freq, phase = table[:, 3:6], table[:, 6]
+    arg = X.to_numpy() @ freq.T + phase
+    # transform's columns: the cos and sin of each kept feature, feature by feature,
+    # each times its scale
+    built = np.stack([np.cos(arg), np.sin(arg)], axis=2) * reg.feature_scales_
+    np.testing.assert_allclose(reg.transform(X), built.reshape(len(X), -1), atol=1e-9)
