@@ -221,7 +221,7 @@ def test_multitask_integer_weights_are_repeated_rows(rng):
 
 def test_obscure_weights_are_repeated_rows_in_expectation(rng):
     # the objective is exact (weighted mean = mean over repeated rows) and the
-    # steps draw samples with probability proportional to their weight
+    # epochs visit samples in proportion to their weight (these probabilities)
     from kernlearn.methods.obscure import _objective, _sampling
 
     n, F = 12, 2

@@ -227,7 +227,9 @@ def selection_table(est, meta=None):
     """What a model selected or learned, as rows of a table.
 
     FGM: selected features with their scaling ``d`` and weights; GrFL: the
-    learned feature parameters; MKL: kernel weights (multitask MKL: also the
+    learned feature parameters (Fourier features: the bandwidth, the
+    frequency of each input column in its raw units and the phase, the map
+    ``cos/sin(x @ frequencies_ + phases_)``); MKL: kernel weights (multitask MKL: also the
     weights of the shared blocks, ``shared_weight``); SLKL: the centres and
     their weights ``mu``.
 
@@ -273,9 +275,21 @@ def selection_table(est, meta=None):
         return cols, rows
     if hasattr(est, "features_"):
         F = np.asarray(est.features_)
-        cols = ["rank", "weight_norm"] + [f"param_{k}" for k in range(F.shape[1])]
         norms = feature_weight_norms(est)
-        return cols, [[r + 1, float(norms[r])] + [float(v) for v in F[r]]
+        freq = getattr(est, "frequencies_", None)
+        if freq is None:  # Gabor and other families: their own parameters
+            cols = ["rank", "weight_norm"] + [f"param_{k}" for k in range(F.shape[1])]
+            return cols, [[r + 1, float(norms[r])] + [float(v) for v in F[r]]
+                          for r in range(F.shape[0])]
+        # Fourier: features_ holds the directions on the standardised inputs, which
+        # read as raw-unit frequencies of the named columns they are not; written
+        # instead: feature r is cos/sin(x @ frequencies_[r] + phases_[r]) on the raw x
+        freq, phase = np.asarray(freq), np.asarray(est.phases_)
+        cols = (["rank", "weight_norm", "bandwidth_standardised"]
+                + [f"frequency[{names[j] if names and j < len(names) else j}]"
+                   for j in range(freq.shape[1])] + ["phase"])
+        return cols, [[r + 1, float(norms[r]), float(F[r, -1])]
+                      + [float(v) for v in freq[r]] + [float(phase[r])]
                       for r in range(F.shape[0])]
     if hasattr(est, "kernel_weights_"):
         labels = _fitted_kernel_labels(est)

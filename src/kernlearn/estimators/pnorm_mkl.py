@@ -381,10 +381,11 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights of the samples' losses (multiplied by
             ``class_weight``): the loss term of eq. (5) becomes the weighted
-            mean, :math:`\\lambda = 1/(C\\sum_i w_i)`, and the stochastic steps
-            draw samples with probability proportional to their weight, so
-            integer weights equal repeated rows in expectation (not draw for
-            draw).  A zero weight removes the row: the fit, the
+            mean, :math:`\\lambda = 1/(C\\sum_i w_i)`, and each epoch of the
+            stochastic steps visits every sample a whole number of times in
+            proportion to its weight (after every epoch, within one visit of
+            its expected count), so integer weights equal repeated rows in
+            expectation (not step for step).  A zero weight removes the row: the fit, the
             standardisation and the kernels' widths never read it
             (``support_`` counts the user's rows; a class whose rows all weigh
             zero stays in ``classes_`` and is never predicted).  The

@@ -86,3 +86,86 @@ def class_rows(dual_coef, present, classes):
     else:
         out[at] = dual_coef
     return out
+
+
+def _sampling(sample_weight, n):
+    """Rows an epoch visits and their drawing probabilities (``None``: a permutation).
+
+    Unweighted, or equal positive weights: a permutation of the rows with
+    positive weight, exactly as if the others were removed.  Otherwise each
+    row's share of an epoch's visits is proportional to its weight (see
+    :class:`EpochOrder`).
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n,) or None
+    n : int
+        Number of rows.
+
+    Returns
+    -------
+    rows : ndarray of int
+        The rows of positive weight.
+    prob : ndarray of shape (n,) or None
+        ``w / w.sum()``, or None for a permutation.
+    """
+    if sample_weight is None:
+        return np.arange(n), None
+    w = np.asarray(sample_weight, dtype=float)
+    rows = np.flatnonzero(w > 0)
+    if np.all(w[rows] == w[rows[0]]):
+        return rows, None
+    return rows, w / w.sum()
+
+
+
+class EpochOrder:
+    """The rows each epoch visits, in the order of its steps.
+
+    Unweighted (``prob`` None): a permutation of ``rows`` per epoch.
+    Weighted: row ``i`` is expected ``e_i = len(rows) * prob[i]`` times per
+    epoch and is visited ``floor(e_i (k + 1) + u_i) - floor(e_i k + u_i)``
+    times in epoch ``k`` (``u_i`` uniform, drawn once per fit), in a random
+    order: each epoch's expected visits, hence each step's expected
+    sub-gradient, are those of i.i.d. draws proportional to the weights, and
+    after ``k`` epochs every row has been visited ``e_i k`` times to within
+    one.  With i.i.d. draws a row's coefficient followed its random number of
+    visits, whose spread the decreasing steps never average out, so the dual
+    candidate ``alpha_i ~ A_i / w_i`` of
+    :func:`~kernlearn.methods._obscure_dual.dual_bound` scattered around its
+    value and the gap stayed above ``tol``: ``class_weight="balanced"`` ran to
+    ``max_iter`` with a warning on fits that had converged.
+
+    Parameters
+    ----------
+    rows : ndarray of int
+        The rows of positive weight.
+    prob : ndarray of shape (n,) or None
+        Visiting probabilities over all rows (zero off ``rows``).
+    """
+
+    def __init__(self, rows, prob):
+        self.rows = rows
+        self.expect = None if prob is None else len(rows) * prob[rows]
+        self.phase, self.k = None, 0
+
+    def __call__(self, rng):
+        """The next epoch's rows (``rng`` a ``numpy.random.Generator``).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        order : ndarray of int
+        """
+        if self.expect is None:
+            return self.rows[rng.permutation(len(self.rows))]
+        if self.phase is None:
+            self.phase = rng.random(len(self.rows))
+        e, k, u = self.expect, self.k, self.phase
+        counts = (np.floor(e * (k + 1) + u) - np.floor(e * k + u)).astype(np.int64)
+        self.k += 1
+        order = np.repeat(self.rows, counts)
+        return order[rng.permutation(len(order))]

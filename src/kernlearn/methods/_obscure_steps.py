@@ -982,19 +982,3 @@ class _RowCache:
             for _ in range(self.nsq[j]):
                 K[j] *= K[j]
         return K
-
-
-def _sampling(sample_weight, n):
-    """Rows an epoch visits and their drawing probabilities (``None``: a permutation).
-
-    Unweighted, or equal positive weights: a permutation of the rows with
-    positive weight, exactly as if the others were removed.  Otherwise draws
-    with probability proportional to the weight.
-    """
-    if sample_weight is None:
-        return np.arange(n), None
-    w = np.asarray(sample_weight, dtype=float)
-    rows = np.flatnonzero(w > 0)
-    if np.all(w[rows] == w[rows[0]]):
-        return rows, None
-    return rows, w / w.sum()

@@ -80,7 +80,7 @@ from ._obscure_dual import (
     dual_bound,
 )
 from ._obscure_options import check_settings, online_batch_constraints, with_intercept
-from ._obscure_rows import class_rows
+from ._obscure_rows import EpochOrder, _sampling, class_rows
 from ._obscure_widths import raw_rbf_gammas  # noqa: F401  (re-exported)
 from ._obscure_steps import (
     _block_loop_jit,
@@ -91,7 +91,6 @@ from ._obscure_steps import (
     _lazy_objective,
     _RowCache,
     _sample_zq,
-    _sampling,
 )
 from ._result import MethodResult
 from ..utils._warnings import warn
@@ -428,10 +427,12 @@ class OnlineBatch(BaseSolver):
         ----------
         problem : KernelProblem
             Kernels, labels, loss, penalty (:math:`\\lambda`, :math:`p`) and
-            sample weights.  With sample weights the steps visit samples drawn
-            with probability proportional to their weight (one epoch: as many
-            draws as positive weights), so each stochastic sub-gradient is
-            unbiased for the weighted objective, as it is for repeated rows;
+            sample weights.  With sample weights an epoch visits each sample
+            a whole number of times that follows its weight (as many visits
+            as positive weights, each within one of its expected share after
+            every epoch; :class:`~._obscure_rows.EpochOrder`), so each
+            stochastic sub-gradient is unbiased for the weighted objective, as
+            it is for repeated rows;
             zero-weight samples are never visited, and equal positive weights
             give the unweighted permutation of the remaining samples.
         warm_state : ObscureState, optional
@@ -503,6 +504,7 @@ class OnlineBatch(BaseSolver):
                                 multiclass, alpha_buf)
 
         rows, draw_p = _sampling(sample_weight, n)
+        next_order = EpochOrder(rows, draw_p)
         # the certificate's cadence counts the rows of positive weight only: a
         # zero weight removes its row, so the epochs at which the gap is checked
         # (hence the stopping epoch and the model) are those of the fit without it
@@ -536,8 +538,7 @@ class OnlineBatch(BaseSolver):
 
         def epoch(stage, R):
             st[3] = st[4] = 0.0
-            order = (rows[rng.permutation(len(rows))] if draw_p is None
-                     else rng.choice(n, size=len(rows), p=draw_p))
+            order = next_order(rng)
             if budget[0] < n:
                 order = order[: int(budget[0])]
             budget[0] -= len(order)
