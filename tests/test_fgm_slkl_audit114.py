@@ -94,3 +94,11 @@ def test_weights_whose_squared_scores_overflow_are_refused(est):
     for scale, C in ((1e250, 1.0), (1.0, 1e250), (1e300, 1e-100)):
         with pytest.raises(ValueError, match="largest sample weight.*lower C"):
             _fit(est(B=2, C=C), X, y, sw * scale)
+    # by sparse row blocks, which keep the rows of weight 0: the same message
+    sw[::4] = 0.0
+    said = []
+    for kw in ({}, {"memory_budget": "4KB"}):
+        with pytest.raises(ValueError, match="largest sample weight") as err:
+            _fit(est(B=2, C=1.0, **kw), sp.csr_matrix(X), y, sw * 1e250)
+        said.append(str(err.value))
+    assert said[0] == said[1]

@@ -102,26 +102,29 @@ def check_loss_scale(C, sample_weight, n, name="FGM"):
     sample_weight : ndarray of shape (n_samples,) or None
         Row weights (class weights included); a lazy array is not read.
     n : int
-        Rows.
+        Rows (without ``sample_weight``; with it, those of positive weight).
     name : str, default="FGM"
         The fit's name in the message.
 
     Raises
     ------
     ValueError
-        When ``C * max(sample_weight) * n`` exceeds :data:`LOSS_SCALE_MAX`.
+        When ``C * max(sample_weight) * n`` exceeds :data:`LOSS_SCALE_MAX`
+        (the same for a fit in memory and by row blocks, which keep rows of
+        weight 0).
     """
     top = 1.0
     if sample_weight is not None and not hasattr(sample_weight, "compute"):
+        # (the rows of positive weight: a fit in memory has removed the others)
         w = np.asarray(sample_weight, dtype=float)
-        top = float(np.max(w)) if w.size else 0.0
+        top, n = (float(np.max(w)) if w.size else 0.0), int(np.count_nonzero(w > 0))
     scale = float(C) * top * float(n)  # (Python floats: inf, no warning, past 1.8e308)
     if scale > LOSS_SCALE_MAX:
         raise ValueError(
-            f"{name}: C times the largest sample weight times the rows is {scale:.3g}, "
-            f"above {LOSS_SCALE_MAX:.0e}: the squared scores of the pricing overflow "
-            "float64 (and the penalty is below the loss's rounding); scale the sample "
-            "weights down or lower C.")
+            f"{name}: C times the largest sample weight times the rows of positive "
+            f"weight is {scale:.3g}, above {LOSS_SCALE_MAX:.0e}: the squared scores of "
+            "the pricing overflow float64 (and the penalty is below the loss's "
+            "rounding); scale the sample weights down or lower C.")
 
 
 def bound_warning(name, bad):
