@@ -41,7 +41,7 @@ import numpy as np
 
 from ._row_futures import checked_partition
 from .losses._base import WeightedLoss
-from .methods._fgm_rows import active_block, centre_by_newton
+from .methods._fgm_rows import _squared_product, active_block, centre_by_newton
 from .partitioned import (
     DaskRows,
     GroupedRows,
@@ -466,6 +466,28 @@ class DaskMasterRows:
         """The candidates' scaled columns, kept on the workers."""
         feats, weights = pool.column_indices(cand)
         return self.rows.columns_on_workers(feats, weights, *self._removed)
+
+    def constraint_values(self, blocks, grad):
+        """Value :math:`\|A_t' u\|_F^2` of each active constraint at the dual point.
+
+        One reduction over the partitions per block.  Without it the cluster
+        kept Theorem 3's exact test, and with ``max_features`` never grew a
+        group of new features that together violate the optimality condition
+        (``_grow_group``): the fit stopped "converged" with fewer features at
+        a higher objective than in memory, or ran to ``max_iter``.
+
+        Parameters
+        ----------
+        blocks : list of RowFutures
+            The active constraints' columns.
+        grad : RowFutures
+            The dual vectors.
+
+        Returns
+        -------
+        ndarray of shape (len(blocks),)
+        """
+        return np.array([_squared_product(b, grad) for b in blocks])
 
     def active_block(self, blocks):
         """The active constraints' columns side by side, per partition."""
