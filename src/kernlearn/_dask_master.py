@@ -41,7 +41,7 @@ import numpy as np
 
 from ._row_futures import checked_partition
 from .losses._base import WeightedLoss
-from .methods._fgm_rows import _squared_product, active_block, centre_by_newton
+from .methods._fgm_rows import _part_product, active_block, centre_by_newton
 from .partitioned import (
     DaskRows,
     GroupedRows,
@@ -470,7 +470,8 @@ class DaskMasterRows:
     def constraint_values(self, blocks, grad):
         """Value :math:`\|A_t' u\|_F^2` of each active constraint at the dual point.
 
-        One reduction over the partitions per block.  Without it the cluster
+        One reduction over the partitions for all blocks (of :math:`A'u`,
+        squared and summed per block here).  Without it the cluster
         kept Theorem 3's exact test, and with ``max_features`` never grew a
         group of new features that together violate the optimality condition
         (``_grow_group``): the fit stopped "converged" with fewer features at
@@ -487,7 +488,10 @@ class DaskMasterRows:
         -------
         ndarray of shape (len(blocks),)
         """
-        return np.array([_squared_product(b, grad) for b in blocks])
+        Z = np.asarray(self.active_block(blocks).sum(_part_product, grad))
+        sq = np.square(Z).reshape(Z.shape[0], -1).sum(axis=1)
+        starts = np.cumsum([0] + [b.shape[1] for b in blocks[:-1]])
+        return np.add.reduceat(sq, starts)
 
     def active_block(self, blocks):
         """The active constraints' columns side by side, per partition."""
