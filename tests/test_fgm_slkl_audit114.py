@@ -104,8 +104,8 @@ def test_weights_whose_squared_scores_overflow_are_refused(est):
     assert said[0] == said[1]
 
 
-@pytest.mark.parametrize("seed, C", [(4, 0.01), (9, 0.1)])
-def test_dask_budget_grows_a_group_as_in_memory(client, seed, C):
+@pytest.mark.parametrize("seed, C, zeros", [(4, 0.01, False), (9, 0.1, False), (4, 0.01, True)])
+def test_dask_budget_grows_a_group_as_in_memory(client, seed, C, zeros):
     """FGM with ``max_features`` on Dask partitions selects what the in-memory fit does.
 
     When the best new features one by one do not violate the restricted
@@ -120,9 +120,14 @@ def test_dask_budget_grows_a_group_as_in_memory(client, seed, C):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((60, 9))
     t = X @ (rng.standard_normal(9) * (rng.random(9) < 0.7)) + 0.5 * rng.standard_normal(60)
+    sw = None
+    if zeros:  # (rows of weight 0 far out: their dual values are 0, X'g holds none of them)
+        sw = rng.uniform(0.5, 2.0, 60)
+        sw[::5] = 0.0
+        X[::5, 3] = 1e200
     make = lambda: FGMRegressor(B=2, C=C, max_iter=3, max_features=5)  # noqa: E731
-    ref = _fit(make(), X, t, None)
-    got = _fit(make(), da.from_array(X, chunks=(20, 9)), t, None)
+    ref = _fit(make(), X, t, sw)
+    got = _fit(make(), da.from_array(X, chunks=(20, 9)), t, sw)
     np.testing.assert_array_equal(np.sort(got.selected_features_), np.sort(ref.selected_features_))
     np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-6, atol=1e-8)
     assert got.converged_ == ref.converged_

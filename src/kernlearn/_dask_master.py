@@ -465,29 +465,41 @@ class DaskMasterRows:
     def columns(self, pool, cand):
         """The candidates' scaled columns, kept on the workers."""
         feats, weights = pool.column_indices(cand)
-        return self.rows.columns_on_workers(feats, weights, *self._removed)
+        block = self.rows.columns_on_workers(feats, weights, *self._removed)
+        block.fgm_columns = (np.asarray(feats), None if weights is None
+                             else np.asarray(weights, dtype=float))  # (constraint_values)
+        return block
 
     def constraint_values(self, blocks, grad):
-        """Value :math:`\|A_t' u\|_F^2` of each active constraint at the dual point.
+        r"""Value :math:`\|A_t' u\|_F^2` of each active constraint at the dual point.
 
-        One reduction over the partitions for all blocks (of :math:`A'u`,
-        squared and summed per block here).  Without it the cluster
-        kept Theorem 3's exact test, and with ``max_features`` never grew a
-        group of new features that together violate the optimality condition
-        (``_grow_group``): the fit stopped "converged" with fewer features at
-        a higher objective than in memory, or ran to ``max_iter``.
+        From the dual point's :math:`X'g`, reduced with its conjugate sum
+        (``known_rmatvec``): :math:`A_t'g` is its rows ``feats`` times the
+        columns' scales (a row of weight 0 has ``g = 0``), so no round trip;
+        else one reduction of :math:`A'g` over the partitions for all blocks.
+        Without these values the cluster kept Theorem 3's exact test, and with
+        ``max_features`` never grew a group of new features that together
+        violate the optimality condition (``_grow_group``): the fit stopped
+        "converged" with fewer features at a higher objective than in memory,
+        or ran to ``max_iter``.
 
         Parameters
         ----------
         blocks : list of RowFutures
-            The active constraints' columns.
+            The active constraints' columns (from :meth:`columns`).
         grad : RowFutures
-            The dual vectors.
+            The dual vectors (from :meth:`dual_point`).
 
         Returns
         -------
         ndarray of shape (len(blocks),)
         """
+        known = getattr(grad, "known_rmatvec", None)
+        cols = [getattr(b, "fgm_columns", None) for b in blocks]
+        if known is not None and all(c is not None for c in cols):
+            Z = np.asarray(known).reshape(known.shape[0], -1)
+            return np.array([float(np.sum(np.square(
+                Z[f] if w is None else w[:, None] * Z[f]))) for f, w in cols])
         Z = np.asarray(self.active_block(blocks).sum(_part_product, grad))
         sq = np.square(Z).reshape(Z.shape[0], -1).sum(axis=1)
         starts = np.cumsum([0] + [b.shape[1] for b in blocks[:-1]])
