@@ -129,12 +129,26 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
         return FeaturePool(groups=self.groups, tree=self.tree, feature_scaling=std,
                            chunk_size=self.chunk_size, group_size_weights=True)
 
-    def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
-        """Standardise, run the method, copy its result back in the input's units."""
-        std = bool(renamed_parameter(self, "feature_scaling"))
-        # (before the standardisation: its weighted variances overflowed first, naming columns)
+    def _checked_scaling(self, X, sw):
+        """Whether to standardise, once ``check_loss_scale`` passed (before the
+        standardisation, whose weighted variances overflowed first, naming columns).
+
+        Parameters
+        ----------
+        X : ndarray, sparse matrix or RowPartitioned
+        sw : ndarray of shape (n_samples,) or None
+
+        Returns
+        -------
+        bool
+        """
         check_loss_scale(max(C_GRID) if isinstance(self.C, str) else self.C, sw, X.shape[0],
                          type(self).__name__)
+        return bool(renamed_parameter(self, "feature_scaling"))
+
+    def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
+        """Standardise, run the method, copy its result back in the input's units."""
+        std = self._checked_scaling(X, sw)
         if not self._partitioned(X):
             # a zero weight removes its row before anything reads it (a user's
             # family may scale unweighted; a removed row near 1e308 overflowed
