@@ -36,9 +36,15 @@ further than ``tol`` from ``OPT``), ``unconverged``, ``reference_failed`` /
 ``reference_inaccurate`` / ``reference_above_model`` (cvxpy failed, said
 "inaccurate", or ended above the value of FGM's model: not counted as FGM's).
 
+``--wide`` adds columns at ``1e9 + z`` (two or three of them, ``z`` of
+1e-3 to 1e-5: the lower bound's re-pricing on shifted columns decides those
+fits' stops) and class weights; ``--rows N`` fits on blocks of ``N`` rows (the
+path of ``memory_budget``) instead of in memory.
+
 Usage::
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/fgm_cvxpy_hunt.py --cases 200 --seed 0
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/fgm_cvxpy_hunt.py --wide --rows 7
 """
 
 import argparse
@@ -51,6 +57,7 @@ from sklearn.exceptions import ConvergenceWarning
 from kernlearn.families import FeaturePool
 from kernlearn.losses import get_loss, weighted
 from kernlearn.methods.fgm import FGMSettings, fit_fgm
+from kernlearn.partitioned import LocalRows
 
 
 def ksupport_sq(z, k):
@@ -76,12 +83,13 @@ def loss_expr(name, m, y):
     return 0.5 * cp.square(cp.pos(1 - cp.multiply(y, m)))
 
 
-def draw(rng):
-    """One random case: data, targets, options."""
+def draw(rng, wide=False):
+    """One random case: data, targets, options (``wide``: the far offsets too)."""
     n = int(rng.integers(12, 40))
     p = int(rng.integers(3, 9))
     X = rng.standard_normal((n, p))
-    kind = rng.choice(["plain", "dup", "neardup", "const", "offset"])
+    kinds = ["plain", "dup", "neardup", "const", "offset"] + ["offsets1e9"] * (2 * wide)
+    kind = rng.choice(kinds)
     if kind == "dup":
         X[:, -1] = X[:, 0]
     elif kind == "neardup":
@@ -90,9 +98,13 @@ def draw(rng):
         X[:, -1] = 3.0
     elif kind == "offset":
         X[:, 0] += 1e3
+    far = int(rng.integers(2, 4)) if kind == "offsets1e9" else 0
     loss = str(rng.choice(["square", "logistic", "squared_hinge", "ovr3"]))
     beta = rng.standard_normal(p) * (rng.random(p) < 0.6)
     f = X @ beta
+    # (the target from the unit columns; the fit sees 1e9 + z, z at 1e-3 to 1e-5)
+    if far:
+        X[:, :far] = 1e9 + X[:, :far] * 10.0 ** -int(rng.integers(3, 6))
     noise = float(rng.choice([0.0, 1e-3, 0.5]))
     if loss == "square":
         y = f + noise * rng.standard_normal(n)
@@ -127,7 +139,11 @@ def draw(rng):
             for c in range(n_classes if n_classes > 2 else 2):
                 w[np.flatnonzero(y == c)[:1]] = 1.0
     tol = float(rng.choice([1e-2, 1e-4, 1e-8]))
-    fit_intercept = bool(rng.random() < 0.8)
+    fit_intercept = bool(rng.random() < 0.8) or kind == "offsets1e9"
+    if wide and n_classes is not None and rng.random() < 0.4:
+        # class weights: the loss's row weights, as the estimators pass them
+        cw = rng.uniform(0.2, 5, n_classes if n_classes > 2 else 2)
+        w = (np.ones(n) if w is None else w) * cw[y]
     return dict(X=X, y=y, n_classes=n_classes, loss=loss, groups=groups, B=B, C=C, w=w,
                 tol=tol, fit_intercept=fit_intercept, kind=kind, noise=noise, gkind=gkind)
 
@@ -147,9 +163,9 @@ def reference(case, pool, unit=1.0):
     Vs = [cp.Variable((len(G), K)) for G in groups]
     th = cp.Variable(len(groups))
     b = cp.Variable(K) if case["fit_intercept"] else np.zeros(K)
-    A = X * pool.scale_
-    if case["fit_intercept"]:  # (the intercept absorbs a shift: better conditioned)
-        A = A - A.mean(0)
+    # (the intercept absorbs a shift: better conditioned; centred before the
+    # scaling, a column 1e9 + 1e-5 z keeps z's digits)
+    A = (X - X.mean(0) if case["fit_intercept"] else X) * pool.scale_
     M = sum((A[:, G] * gw[g]) @ Vs[g] for g, G in enumerate(groups))
     pen = sum(cp.quad_over_lin(Vs[g], th[g]) for g in range(len(groups)))
     ww = np.ones(n) if w is None else w
@@ -215,8 +231,8 @@ def model_value(case, pool, res):
     return 0.5 * ksupport_sq(norms, case["B"]) + C * float((ww[:, None] * lv).sum())
 
 
-def run(case):
-    """FGM on the case; the result, its pool and its warnings."""
+def run(case, rows=None):
+    """FGM on the case (by blocks of ``rows`` rows); the result, its pool, its warnings."""
     name = "squared_hinge" if case["loss"] == "ovr3" else case["loss"]
     loss = weighted(get_loss(name), case["w"])
     pool = FeaturePool(groups=case["groups"])
@@ -225,7 +241,8 @@ def run(case):
                     master_tol=min(1e-9, case["tol"]) if case["tol"] < 1e-6 else None)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        res = fit_fgm(case["X"], case["y"], pool, loss, s, sample_weight=case["w"],
+        X = case["X"] if rows is None else LocalRows.from_array(case["X"], rows)
+        res = fit_fgm(X, case["y"], pool, loss, s, sample_weight=case["w"],
                       n_classes=case["n_classes"], multiclass="shared")
     conv_warn = [str(r.message) for r in rec if issubclass(r.category, ConvergenceWarning)]
     other = [str(r.message) for r in rec if not issubclass(r.category, ConvergenceWarning)]
@@ -284,13 +301,15 @@ def main():
     ap.add_argument("--cases", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--wide", action="store_true", help="far offsets and class weights too")
+    ap.add_argument("--rows", type=int, default=None, help="fit on blocks of this many rows")
     a = ap.parse_args()
     counts = {"cases": 0, "failed": 0, "reference_failed": 0, "errors": 0, "converged": 0}
     for i in range(a.cases):
         rng = np.random.default_rng([a.seed, i])
-        case = draw(rng)
+        case = draw(rng, a.wide)
         try:
-            res, pool, conv_warn, other = run(case)
+            res, pool, conv_warn, other = run(case, a.rows)
         except Exception as e:  # noqa: BLE001 - a crash is a finding
             counts["errors"] += 1
             print(f"case {i}: ERROR {type(e).__name__}: {e}")

@@ -10,9 +10,18 @@ coefficients and intercepts within 1e-6 of the largest coefficient, the same
 ``converged_`` and the same warnings.  Prints the failing cases and the counts.
 (Dask partitions: ``benchmarks/fuzz_dask.py``.)
 
+``--wide`` draws, on top, the inputs the first hunt did not: no intercept,
+class weights, ``multiclass`` shared or one-vs-rest, several columns at
+``1e9 + z`` with ``z`` of 1e-3 to 1e-6, a block of rows all of weight 0, a
+last block of one row, weights summing below 1e-300 or above 1e300, float32
+input and ``max_features``; the blocks' size is then drawn too.  ``--dask``
+also fits on Dask partitions of the same rows (a ``LocalCluster`` of two
+one-thread workers in this process), compared with the in-memory fit alike.
+
 Usage::
 
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/fgm_row_blocks_hunt.py --seed 0 --cases 150
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/fgm_row_blocks_hunt.py --wide --dask
 """
 
 import argparse
@@ -80,6 +89,43 @@ def draw(rng):
     return X, y, sw, reg, kw, rng.random() < 0.3, notes
 
 
+def widen(rng, X, y, sw, reg, kw, notes):
+    """The ``--wide`` draws on one case; returns ``X, sw, kw, chunk_rows``."""
+    n, p = X.shape
+    if rng.random() < 0.3:
+        kw["fit_intercept"] = False
+        notes.append("no_intercept")
+    if rng.random() < 0.3:
+        # several columns at 1e9 + z, z tiny: the recheck's own ground
+        z = 10.0 ** -int(rng.integers(3, 7))
+        for j in rng.choice(p, size=min(p, int(rng.integers(2, 4))), replace=False):
+            X[:, j] = 1e9 + z * rng.standard_normal(n)
+        notes.append(f"offsets+{z:g}z")
+    if not reg and rng.random() < 0.4:
+        kw["class_weight"] = "balanced" if rng.random() < 0.5 else {
+            c: float(rng.uniform(0.1, 5)) for c in np.unique(y)}
+        notes.append("class_weight")
+    if not reg and len(np.unique(y)) > 2:
+        kw["multiclass"] = str(rng.choice(["shared", "ovr"]))
+    if rng.random() < 0.25:
+        kw["max_features"] = int(rng.integers(1, p + 1))
+    chunk = int(rng.integers(3, 20))
+    if rng.random() < 0.3:  # a last block of one row
+        X, y = X[: (n - 1) // chunk * chunk + 1], y[: (n - 1) // chunk * chunk + 1]
+        sw = None if sw is None else sw[: X.shape[0]]
+        notes.append("one_row_block")
+    if sw is not None and rng.random() < 0.3 and X.shape[0] > 2 * chunk + 5:
+        sw[chunk : 2 * chunk] = 0.0  # a whole block of weight 0
+        notes.append("zero_block")
+    if sw is not None and rng.random() < 0.3:
+        sw = sw * float(rng.choice([1e-305, 1e-303, 1e303, 1e305]))
+        notes.append(f"sw_sum={sw.sum():.1e}")
+    if rng.random() < 0.2 and np.abs(X).max() < 1e30:  # (float32 holds every value)
+        X = X.astype(np.float32)
+        notes.append("float32")
+    return X, y, sw, kw, chunk
+
+
 def fit(make, X, y, sw, **kw):
     """The fitted model (None on an error) and its warnings (or the error)."""
     with warnings.catch_warnings(record=True) as seen, threadpool_limits(1):
@@ -115,30 +161,63 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cases", type=int, default=150)
+    ap.add_argument("--wide", action="store_true", help="draw the wider inputs too")
+    ap.add_argument("--dask", action="store_true", help="also fit on Dask partitions")
     a = ap.parse_args()
+    if a.dask:
+        import distributed
+
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                      dashboard_address=None) as cluster, \
+                distributed.Client(cluster) as client:
+            client.wait_for_workers(2, timeout=30)
+            run(a)
+    else:
+        run(a)
+
+
+def run(a):
+    """The cases of ``a`` (parsed arguments); prints the failures and the counts."""
     counts = {"cases": a.cases, "compared": 0, "refused_both": 0, "failed": 0}
     for i in range(a.cases):
-        X, y, sw, reg, kw, csr, notes = draw(np.random.default_rng([a.seed, i]))
+        rng = np.random.default_rng([a.seed, i])
+        X, y, sw, reg, kw, csr, notes = draw(rng)
+        budget = "4KB"
+        if a.wide:
+            X, y, sw, kw, chunk = widen(rng, X, y, sw, reg, kw, notes)
+            Xc = sp.csr_matrix(X) if csr else X
+            row = ((Xc.data.nbytes + Xc.indices.nbytes) / X.shape[0] if csr
+                   else X.shape[1] * X.dtype.itemsize)
+            budget = int(2 * chunk * row) + 1  # (blocks of ``chunk`` rows)
         est = FGMRegressor if reg else FGMClassifier
         Xi = sp.csr_matrix(X) if csr else X
         ref, said_ref = fit(lambda **k: est(**kw, **k), Xi, y, sw)
-        got, said = fit(lambda **k: est(**kw, **k), Xi, y, sw, memory_budget="4KB")
-        desc = f"case {i}: {est.__name__} csr={csr} {kw} notes={notes}"
-        if ref is None or got is None:
-            if (ref is None) != (got is None) or said != said_ref:
+        routes = [("budget", dict(memory_budget=budget), Xi)]
+        if a.dask:
+            import dask.array as da
+
+            step = max(3, X.shape[0] // int(rng.integers(2, 5)))
+            Xd = (da.from_array(Xi, chunks=(step, X.shape[1]), asarray=False) if csr
+                  else da.from_array(Xi, chunks=(step, X.shape[1])))
+            routes.append(("dask", {}, Xd))
+        for route, extra, Xr in routes:
+            got, said = fit(lambda **k: est(**kw, **k), Xr, y, sw, **extra)
+            desc = f"case {i} [{route}]: {est.__name__} csr={csr} {kw} notes={notes}"
+            if ref is None or got is None:
+                if (ref is None) != (got is None) or said != said_ref:
+                    counts["failed"] += 1
+                    print(desc, "\n    refusal differs:", said_ref, "|", said)
+                else:
+                    counts["refused_both"] += 1
+                continue
+            counts["compared"] += 1
+            bad = compare(ref, got, said_ref, said)
+            if bad:
                 counts["failed"] += 1
-                print(desc, "\n    refusal differs:", said_ref, "|", said)
-            else:
-                counts["refused_both"] += 1
-            continue
-        counts["compared"] += 1
-        bad = compare(ref, got, said_ref, said)
-        if bad:
-            counts["failed"] += 1
-            print(desc)
-            for b in bad:
-                print("   ", b)
-    print(" ".join(f"{k}={v}" for k, v in counts.items()))
+                print(desc)
+                for b in bad:
+                    print("   ", b)
+    print(" ".join(f"{k}={v}" for k, v in counts.items()), flush=True)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ import numpy as np
 
 from ._row_futures import checked_partition
 from .losses._base import WeightedLoss
-from .methods._fgm_rows import active_block, centre_by_newton
+from .methods._fgm_rows import _part_product, active_block, centre_by_newton
 from .partitioned import (
     DaskRows,
     GroupedRows,
@@ -465,7 +465,45 @@ class DaskMasterRows:
     def columns(self, pool, cand):
         """The candidates' scaled columns, kept on the workers."""
         feats, weights = pool.column_indices(cand)
-        return self.rows.columns_on_workers(feats, weights, *self._removed)
+        block = self.rows.columns_on_workers(feats, weights, *self._removed)
+        block.fgm_columns = (np.asarray(feats), None if weights is None
+                             else np.asarray(weights, dtype=float))  # (constraint_values)
+        return block
+
+    def constraint_values(self, blocks, grad):
+        r"""Value :math:`\|A_t' u\|_F^2` of each active constraint at the dual point.
+
+        From the dual point's :math:`X'g`, reduced with its conjugate sum
+        (``known_rmatvec``): :math:`A_t'g` is its rows ``feats`` times the
+        columns' scales (a row of weight 0 has ``g = 0``), so no round trip;
+        else one reduction of :math:`A'g` over the partitions for all blocks.
+        Without these values the cluster kept Theorem 3's exact test, and with
+        ``max_features`` never grew a group of new features that together
+        violate the optimality condition (``_grow_group``): the fit stopped
+        "converged" with fewer features at a higher objective than in memory,
+        or ran to ``max_iter``.
+
+        Parameters
+        ----------
+        blocks : list of RowFutures
+            The active constraints' columns (from :meth:`columns`).
+        grad : RowFutures
+            The dual vectors (from :meth:`dual_point`).
+
+        Returns
+        -------
+        ndarray of shape (len(blocks),)
+        """
+        known = getattr(grad, "known_rmatvec", None)
+        cols = [getattr(b, "fgm_columns", None) for b in blocks]
+        if known is not None and all(c is not None for c in cols):
+            Z = np.asarray(known).reshape(known.shape[0], -1)
+            return np.array([float(np.sum(np.square(
+                Z[f] if w is None else w[:, None] * Z[f]))) for f, w in cols])
+        Z = np.asarray(self.active_block(blocks).sum(_part_product, grad))
+        sq = np.square(Z).reshape(Z.shape[0], -1).sum(axis=1)
+        starts = np.cumsum([0] + [b.shape[1] for b in blocks[:-1]])
+        return np.add.reduceat(sq, starts)
 
     def active_block(self, blocks):
         """The active constraints' columns side by side, per partition."""

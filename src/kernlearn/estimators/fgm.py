@@ -20,7 +20,8 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 from ..families import FeaturePool
 from ..methods._fgm_inputs import input_importances
 from ..methods._kept_rows import rows_of_positive_weight
-from ..methods._fgm_select import fit_fgm_auto_C
+from ..methods._fgm_rows import check_loss_scale
+from ..methods._fgm_select import C_GRID, fit_fgm_auto_C
 from ..methods.fgm import (FGMSettings, check_family, fgm_decision, fgm_standardization,
                            fit_fgm)
 from ..losses import get_loss, weighted
@@ -128,9 +129,26 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
         return FeaturePool(groups=self.groups, tree=self.tree, feature_scaling=std,
                            chunk_size=self.chunk_size, group_size_weights=True)
 
+    def _checked_scaling(self, X, sw):
+        """Whether to standardise, once ``check_loss_scale`` passed (before the
+        standardisation, whose weighted variances overflowed first, naming columns).
+
+        Parameters
+        ----------
+        X : ndarray, sparse matrix or RowPartitioned
+        sw : ndarray of shape (n_samples,) or None
+
+        Returns
+        -------
+        bool
+        """
+        check_loss_scale(max(C_GRID) if isinstance(self.C, str) else self.C, sw, X.shape[0],
+                         type(self).__name__)
+        return bool(renamed_parameter(self, "feature_scaling"))
+
     def _fit_method(self, X, y, sw, loss, n_classes=None, multiclass="shared"):
         """Standardise, run the method, copy its result back in the input's units."""
-        std = bool(renamed_parameter(self, "feature_scaling"))
+        std = self._checked_scaling(X, sw)
         if not self._partitioned(X):
             # a zero weight removes its row before anything reads it (a user's
             # family may scale unweighted; a removed row near 1e308 overflowed

@@ -13,8 +13,15 @@ import scipy.sparse as sp
 from ..utils._sparse import _sparse_centred_squares, column_nonzeros
 
 __all__ = ["active_block", "block_moments", "block_stored", "bound_above_objective",
-           "bound_warning", "centre_by_newton", "offset_rounding", "offset_shift",
-           "shift_columns"]
+           "bound_warning", "centre_by_newton", "check_loss_scale", "offset_rounding",
+           "offset_shift", "shift_columns"]
+
+# C times the largest row weight times the rows above which FGM refuses: the
+# dual vector u = C w l'(m) then reaches ~1e140 on unit columns, its scores'
+# squares (the pricing, Theorem 3's test, the dual bound) near float64's
+# 1.8e308 (measured: 1e142 fitted as at 1.0, 1e160 "converged" on 2 of 6
+# features; on a cluster a singular Newton system)
+LOSS_SCALE_MAX = 1e140
 
 # A sparse active block with more than this fraction of non-zeros, and at most
 # _DENSE_MAX_ENTRIES entries, is solved on dense storage (below it, sparse
@@ -78,6 +85,46 @@ def bound_above_objective(dual, objective, terms):
     """
     return bool(np.isfinite(objective)
                 and dual - objective > BOUND_ROUNDING * (abs(objective) + terms))
+
+
+def check_loss_scale(C, sample_weight, n, name="FGM"):
+    r"""Refuse a loss weighted so heavily that FGM's squared scores overflow float64.
+
+    The penalty :math:`\tfrac12\|W\|^2` is then below the rounding of the
+    loss term, and the scores' squares are infinite: the pricing ranked ties
+    of ``inf``, Theorem 3's test compared ``inf <= inf`` and stopped the fit
+    "converged" on the first features priced (a silent wrong model).
+
+    Parameters
+    ----------
+    C : float
+        The loss's factor (the largest ``C`` a path will fit).
+    sample_weight : ndarray of shape (n_samples,) or None
+        Row weights (class weights included); a lazy array is not read.
+    n : int
+        Rows (without ``sample_weight``; with it, those of positive weight).
+    name : str, default="FGM"
+        The fit's name in the message.
+
+    Raises
+    ------
+    ValueError
+        When ``C * max(sample_weight) * n`` exceeds :data:`LOSS_SCALE_MAX`
+        (the same for a fit in memory and by row blocks, which keep rows of
+        weight 0).
+    """
+    top = 1.0
+    if sample_weight is not None and not hasattr(sample_weight, "compute"):
+        # (the rows of positive weight: a fit in memory has removed the others)
+        w = np.asarray(sample_weight, dtype=float)
+        top, n = (float(np.max(w)) if w.size else 0.0), int(np.count_nonzero(w > 0))
+    scale = float(C) * top * float(n)  # (Python floats: inf, no warning, past 1.8e308)
+    if scale > LOSS_SCALE_MAX:
+        raise ValueError(
+            f"{name}: C times the largest sample weight times the rows of positive "
+            f"weight is {scale:.3g}, above {LOSS_SCALE_MAX:.0e}: the squared scores of "
+            "the pricing overflow float64 (and the penalty is below the loss's "
+            "rounding); scale the sample weights down or lower C.")
 
 
 def bound_warning(name, bad):
@@ -293,7 +340,10 @@ def centre_by_newton(sums, K, n_newton=30):
     delta = np.zeros(K)
     for _ in range(n_newton):
         g, h = sums(delta)
-        step = np.where(h > 0, -g / np.maximum(h, 1e-300), 0.0)
+        # (h itself wherever it is positive: weights summing below 1e-300 made
+        # it smaller than a floor of 1e-300, every step a thousandth of
+        # Newton's, and a cluster's intercept stopped far from the optimum)
+        step = np.where(h > 0, -g / np.where(h > 0, h, 1.0), 0.0)
         delta += step
         if np.all(np.abs(step) <= 1e-12 * (1.0 + np.abs(delta))):
             break

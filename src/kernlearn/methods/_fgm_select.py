@@ -37,6 +37,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..families import FeaturePool
 from ..losses import Square, weighted
+from ._fgm_rows import check_loss_scale
 from .fgm import _assemble, _cutting_planes, _dense_coef, _fit_pool, fgm_decision, fit_fgm
 from ..utils._warnings import pass_on, run_collected
 
@@ -365,6 +366,8 @@ def fit_fgm_auto_C(X, y, pool, base_loss, settings, *, sample_weight=None,
         Without ``folds``, when fewer than ``CV_FOLDS`` rows have positive weight.
     """
     sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    # (the largest C fitted: the grid's, refinements never go above it)
+    check_loss_scale(max(grid), sw, X.shape[0], fit_kw.get("name", "FGM"))
     if folds is None:
         n_pos = X.shape[0] if sw is None else int(np.count_nonzero(sw > 0))
         if n_pos < CV_FOLDS:  # a fold would hold out no row, or train on none

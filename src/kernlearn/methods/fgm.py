@@ -64,8 +64,8 @@ from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_refit import refit_l2
 from ._fgm_rows import (active_block, block_moments, block_stored, bound_above_objective,
-                        bound_warning, centre_by_newton, offset_rounding, offset_shift,
-                        shift_columns, sparse_work)
+                        bound_warning, centre_by_newton, check_loss_scale, offset_rounding,
+                        offset_shift, shift_columns, sparse_work)
 from ..utils._threads import parallel_until_error
 from ..utils._warnings import carried, summed, warn
 
@@ -448,6 +448,7 @@ def fit_fgm(X, y, pool, loss, settings, *, sample_weight=None, column_scale=None
     Tan, Tsang, Wang (2014), "Towards ultrahigh dimensional feature selection
     for big data", JMLR 15, Algorithms 1, 2 and 4; Theorems 2-4.
     """
+    check_loss_scale(settings.C, sample_weight, X.shape[0], name)
     pool = _fit_pool(pool, X, sample_weight, column_scale)
     n_cand = getattr(pool, "n_candidates", None)
     if settings.max_features is not None and n_cand is not None \
