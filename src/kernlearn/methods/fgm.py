@@ -102,9 +102,10 @@ class FGMSettings:
         Budget: add the best new candidates until exactly this many carry
         weight (or none is left).
     solver : {"auto", "newton", "apg", "simplemkl"}
-        Master solver: proximal Newton on the active set, the paper's APG, its
-        MKL-FGM master (SimpleMKL, a slow reference), or ``"auto"``: chosen
-        per master by :func:`~kernlearn.solvers.choose_master`.
+        Master solver: proximal Newton on the active set, the paper's APG (any
+        number of outputs), its MKL-FGM master (SimpleMKL, a slow reference;
+        one output), or ``"auto"``: chosen per master by
+        :func:`~kernlearn.solvers.choose_master`.
     master_tol, master_max_iter : float or None, int or None
         Tolerance and iteration cap of one master solve (None: the solver's).
     fit_intercept : bool

@@ -139,6 +139,35 @@ def _inner(u, v):
     return u @ v if np.ndim(u) == 1 else float(np.vdot(u, v))
 
 
+def row_group_scales(penalty, V, step, indptr):
+    r"""Scales of a rescaling penalty's prox at ``V``, grouped by rows over all outputs.
+
+    For a penalty whose prox only rescales groups (``prox_scales``), the prox
+    of its matrix form (:meth:`~kernlearn.penalties.BasePenalty.matrix_value`)
+    at ``V`` of shape ``(p, K)`` is ``c_t V_t`` on each group's rows ``V_t``,
+    with the scales computed from the Frobenius norms :math:`\|V_t\|_F` (the
+    rows of a group are contiguous in ``V.ravel()``); ``K = 1`` (a vector)
+    is the vector prox.
+
+    Parameters
+    ----------
+    penalty : BasePenalty
+        A penalty with ``prox_scales``.
+    V : ndarray of shape (p,) or (p, K)
+        Point.
+    step : float
+        Prox step.
+    indptr : ndarray of shape (T + 1,)
+        Row groups.
+
+    Returns
+    -------
+    scales : ndarray of shape (T,)
+    """
+    K = V.shape[1] if V.ndim == 2 else 1
+    return penalty.prox_scales(group_norms(V.ravel(), np.asarray(indptr) * K), step)
+
+
 class APG(BaseSolver):
     r"""FISTA with backtracking line search, warm start and cached products.
 
@@ -240,9 +269,6 @@ class APG(BaseSolver):
         tau = max(tau, 1e-12)
         cached = hasattr(penalty, "prox_scales") and n * T * K <= _MAX_CACHE_ENTRIES
         history = History()
-        # The row groups of W over all outputs: group t is the contiguous
-        # block rows indptr[t]:indptr[t+1] of W, i.e. K times longer in W.ravel().
-        flat_indptr = np.asarray(indptr) * K
         if len(shape) == 1:
             value, prox = penalty.value, penalty.prox
         else:
@@ -281,7 +307,7 @@ class APG(BaseSolver):
             while True:
                 gpt = v - gw / tau
                 if cached:
-                    c = penalty.prox_scales(group_norms(gpt.ravel(), flat_indptr), 1.0 / tau)
+                    c = row_group_scales(penalty, gpt, 1.0 / tau, indptr)
                     w_new = gpt * expand(c, indptr).reshape((p,) + (1,) * (len(shape) - 1))
                     Z_new = c * (Zv - Zg / tau)
                     b_new = bv - gb / tau
