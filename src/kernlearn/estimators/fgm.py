@@ -442,8 +442,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         (``history_["master_reason"]``).  Newton and APG solve the shared
         multiclass selection's ``K`` outputs jointly (APG's prox scales each
         feature's row of weights over the classes); ``"auto"`` takes Newton
-        for them unless its Hessian (``K (p + 1)^2`` entries) is too large,
-        Newton having been the faster master on every narrow set measured
+        for them, measured the faster master on most multiclass sets
         (``benchmarks/fgm_apg_multi.py``).  SimpleMKL solves one output.
     inner_tol : float, optional
         Tolerance of the master (inner) solver (default: Newton's relative

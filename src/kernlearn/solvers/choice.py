@@ -168,10 +168,10 @@ def choose_master(n, p, K=1, loss=None, solver="auto", hessian_flops=None, nnz=N
 
     Notes
     -----
-    In order: a given ``solver``; APG without ``hess_margin``; APG when the
-    Hessian would exceed ``NEWTON_MAX_ENTRIES`` entries; Newton for several
-    outputs (measured faster, see the module docstring); APG when the
-    Hessian would cost more than ``NEWTON_MAX_FLOPS`` flops; on a wide
+    In order: a given ``solver``; APG without ``hess_margin``; Newton for
+    several outputs (measured faster, see the module docstring); APG when the
+    Hessian would exceed ``NEWTON_MAX_ENTRIES`` entries or
+    ``NEWTON_MAX_FLOPS`` flops; on a wide
     block (``p > n``) the cheaper of the wide estimates (:func:`wide_costs`);
     on a narrow one APG when the narrow estimate of Newton's cost exceeds
     APG's, Newton otherwise.
@@ -184,13 +184,12 @@ def choose_master(n, p, K=1, loss=None, solver="auto", hessian_flops=None, nnz=N
         return MasterChoice(solver, 0)
     if loss is not None and not callable(getattr(loss, "hess_margin", None)):
         return MasterChoice("apg", 1)
+    if K > 1:
+        # measured (benchmarks/fgm_apg_multi.py, module docstring): Newton was
+        # the faster master on most multi-output sets, beyond the Hessian cap too
+        return MasterChoice("newton", 2)
     if K * (p + 1) ** 2 > NEWTON_MAX_ENTRIES:
         return MasterChoice("apg", 4)
-    if K > 1:
-        # measured (benchmarks/fgm_apg_multi.py): Newton's median master was
-        # 2-30 times faster on every narrow multi-output set, APG ahead only on
-        # some wide sets of ten outputs -- no cost model separates them yet
-        return MasterChoice("newton", 2)
     flops = n * K * p * p if hessian_flops is None else hessian_flops
     if flops > NEWTON_MAX_FLOPS:
         return MasterChoice("apg", 5)
