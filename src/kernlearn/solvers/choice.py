@@ -36,8 +36,8 @@ was the faster master on most of them.)
 them jointly too since the thirty-fifth pass, but Newton stays the choice.
 Measured with ``benchmarks/fgm_apg_multi.py`` (every master of fits forced to
 each solver; digits, Gaussian ``K``-class data with ``p = 3 n``): Newton's
-median master was 4-78 times faster on every narrow set (APG's iterations
-grow with the outputs, several hit their cap), 2 times faster on wide sets of
+median master was 4-78 times faster on every narrow set (APG needs hundreds
+of iterations per master), 2 times faster on wide sets of
 3 and 5 outputs, 10 times faster past the one-output Hessian cap
 (``n = 1000, p = 900, K = 10``), and behind only on wide sets of ten outputs
 at ``n = 100`` (by 1.3 times).  The ``K = 1`` cost models, scaled by ``K``,
