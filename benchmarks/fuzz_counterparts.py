@@ -43,11 +43,11 @@ LIMITATIONS = (
      "max_features is a budget of at most the number of candidates (documented); "
      "SelectFromModel refuses max_features above n_features_in_ too (SelectKBest "
      "warns and keeps all: a design choice; the message names the largest budget)"),
-    (r"^FGMClassifier$", r"solver='(apg|simplemkl)' handles one output",
-     "APG and SimpleMKL solve one output: multiclass='shared' with them on three or "
-     "more classes (documented; multiclass='auto' runs one-vs-rest with them). The "
-     "paper's APG master is one output; the shared selection is our extension, "
-     "solved by the Newton master (a multi-output APG is not built)"),
+    (r"^FGMClassifier$", r"solver='simplemkl' handles one output",
+     "SimpleMKL solves one output: multiclass='shared' with it on three or more "
+     "classes (documented; multiclass='auto' runs one-vs-rest with it). The paper's "
+     "MKL-FGM baseline is one output; the shared selection is our extension, solved "
+     "by the Newton or the APG master"),
     (r"^LowRankKernel", r"both set the kernel's \w+; give it once",
      "a gamma, degree or coef0 given in kernel_params and, with another value, as "
      "the argument (a search over gamma with kernel_params' gamma) is refused "

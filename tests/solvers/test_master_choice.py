@@ -16,7 +16,8 @@ from kernlearn.solvers import MASTER_REASONS, choose_master
     (10**6, 150, 1, "logistic", "auto", "apg", 5),    # Hessian flops over the cap
     (10**5, 3000, 1, "logistic", "auto", "apg", 4),   # Hessian too large to store
     (500, 40, 1, "hinge", "auto", "apg", 1),          # no hess_margin
-    (50, 400, 3, "logistic", "auto", "newton", 2),    # several outputs: Newton only
+    (50, 400, 3, "logistic", "auto", "newton", 2),    # several outputs: Newton measured faster
+    (1000, 1000, 10, "logistic", "auto", "newton", 2),  # ... past the Hessian cap too
     (500, 600, 1, "square", "newton", "newton", 0),   # asked for
 ])
 def test_choose_master(n, p, K, loss, solver, name, code):

@@ -357,8 +357,10 @@ def _shared_problem(est):
     ``n_jobs`` is named where the fit is one problem (that, or two classes): it
     runs ``multiclass="ovr"``'s problems in threads, and nothing else read it.
     """
-    # APG and SimpleMKL solve one output: "auto" runs their one-vs-rest problems
-    # (a shared selection, the default, was refused with three or more classes)
+    # SimpleMKL solves one output: "auto" runs its one-vs-rest problems (a shared
+    # selection, the default, is refused with three or more classes); APG solves
+    # K outputs since the thirty-fifth pass but "auto" keeps its one-vs-rest
+    # models (multiclass="shared" asks for the shared selection)
     shared = est.multiclass == "shared" or (est.multiclass == "auto" and est.family is None
                                             and est.solver not in ("apg", "simplemkl"))
     if shared or len(est.classes_) == 2:
@@ -442,9 +444,10 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         its weights over the classes); ``"ovr"`` runs independent binary
         problems whose selections are united.  ``"auto"`` is ``"shared"``
         on the columns of ``X`` and ``"ovr"`` with a ``family`` (families
-        price one dual vector at a time) or with ``solver="apg"`` or
-        ``"simplemkl"`` (they solve one output; ``"shared"`` with them is
-        refused on three or more classes).
+        price one dual vector at a time), with ``solver="simplemkl"`` (it
+        solves one output; ``"shared"`` with it is refused on three or more
+        classes) or with ``solver="apg"`` (its models before APG solved
+        several outputs; ``"shared"`` with it is the shared selection).
     solver : {"auto", "newton", "apg", "simplemkl"}, default="auto"
         Master solver on the active set: proximal Newton (compiled block
         coordinate descent on the quadratic model; converges in a few
@@ -454,7 +457,11 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         cost (:mod:`kernlearn.solvers.choice`): Newton on narrow active sets,
         APG when Newton's estimated cost is higher -- on wide active sets (more
         columns than rows) by a cost model measured on FGM's masters
-        (``history_["master_reason"]``).
+        (``history_["master_reason"]``).  Newton and APG solve the shared
+        multiclass selection's ``K`` outputs jointly (APG's prox scales each
+        feature's row of weights over the classes); ``"auto"`` takes Newton
+        for them, measured the faster master on most multiclass sets
+        (``benchmarks/fgm_apg_multi.py``).  SimpleMKL solves one output.
     inner_tol : float, optional
         Tolerance of the master (inner) solver (default: Newton's relative
         predicted decrease ``1e-8``, APG's ``1e-6``).  A master that stops at

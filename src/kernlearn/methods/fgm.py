@@ -102,9 +102,10 @@ class FGMSettings:
         Budget: add the best new candidates until exactly this many carry
         weight (or none is left).
     solver : {"auto", "newton", "apg", "simplemkl"}
-        Master solver: proximal Newton on the active set, the paper's APG, its
-        MKL-FGM master (SimpleMKL, a slow reference), or ``"auto"``: chosen
-        per master by :func:`~kernlearn.solvers.choose_master`.
+        Master solver: proximal Newton on the active set, the paper's APG (any
+        number of outputs), its MKL-FGM master (SimpleMKL, a slow reference;
+        one output), or ``"auto"``: chosen per master by
+        :func:`~kernlearn.solvers.choose_master`.
     master_tol, master_max_iter : float or None, int or None
         Tolerance and iteration cap of one master solve (None: the solver's).
     fit_intercept : bool
@@ -918,15 +919,15 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=No
         W, b = res.coef[:, None], np.array([res.intercept])
         M = res.state["margin"][:, None]
     else:
-        if Y.shape[1] > 1:
-            raise ValueError("solver='apg' handles one output; use solver='newton' "
-                             "for a shared multiclass selection, or multiclass='ovr'.")
+        # one output as a vector (the paper's APG); K outputs as matrices
+        one = Y.shape[1] == 1
         res = APG(tol=s.master_tol or 1e-6, max_iter=s.master_max_iter or 5000).solve(
-            Problem(A, Y[:, 0], weighted(loss, C=s.C), penalty, indptr, s.fit_intercept),
-            APGState(W0[:, 0], b0[0], tau=tau))
+            Problem(A, Y[:, 0] if one else Y, weighted(loss, C=s.C), penalty, indptr,
+                    s.fit_intercept),
+            APGState(W0[:, 0] if one else W0, b0[0] if one else b0, tau=tau))
         tau = res.state["tau"]
-        W, b = res.coef[:, None], np.array([res.intercept])
-        M = res.state["margin"][:, None]
+        W, b = res.coef.reshape(len(W0), -1), np.atleast_1d(res.intercept)
+        M = res.state["margin"].reshape(len(Y), -1)
     if shift is not None:
         b = b - shift @ W
     return {"W": W, "b": b, "M": M, "tau": tau, "objective": res.state["objective"],

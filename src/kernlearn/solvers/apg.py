@@ -6,7 +6,14 @@ Minimises
 
 (the loss carries FGM's ``C`` and the sample weights, see
 :class:`~kernlearn.solvers.Problem`)
-over the columns ``A`` of an active set split into contiguous groups.  When
+over the columns ``A`` of an active set split into contiguous groups.  With
+``K`` outputs (``y`` of shape ``(n, K)``: FGM's shared multiclass selection)
+``w`` is a ``(p, K)`` matrix ``W``, the loss sums over the outputs, and the
+penalty groups each group's rows of ``W`` over all outputs
+(:meth:`~kernlearn.penalties.BasePenalty.matrix_value`), so the prox is a
+row-group prox: the same scales, from the Frobenius norms of the row blocks.
+The smooth part is separable over the outputs, so its curvature (the step)
+is that of one output and every rule below is unchanged.  When
 the penalty's prox only rescales groups (``prox_scales``; true for l1, group
 l1-l2 and FGM's squared group l1), the margins of every trial point of the line
 search are combinations of two cached per-group products (paper 002, eq. 42),
@@ -52,13 +59,27 @@ class _GroupBlocks:
             self.rows = np.arange(p)
 
     def products(self, x):
+        """Per-group products ``A_t x_t``: ``(n, T)``, or ``(n, K, T)`` for ``x`` ``(p, K)``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (p,) or (p, K)
+            Weights of the active columns.
+
+        Returns
+        -------
+        Z : ndarray of shape (n, T) or (n, K, T)
+            Group ``t``'s margins in ``Z[..., t]``; they sum to ``A x``.
+        """
         T = len(self.indptr) - 1
         if self.loop:
-            Z = np.empty((self.A.shape[0], T))
+            Z = np.empty((self.A.shape[0],) + x.shape[1:] + (T,))
             for t, (blk, a, b) in enumerate(zip(self.blocks, self.indptr[:-1],
                                                 self.indptr[1:])):
-                Z[:, t] = blk @ x[a:b]
+                Z[..., t] = blk @ x[a:b]
             return Z
+        if x.ndim == 2:
+            return np.stack([self.products(x[:, k]) for k in range(x.shape[1])], axis=1)
         Xb = sp.csc_matrix((x, (self.rows, self.group_of)), shape=(len(x), T))
         if sp.issparse(self.A):
             return (self.A @ Xb).toarray()
@@ -71,21 +92,21 @@ class APGState(SolverState):
 
     Parameters
     ----------
-    coef : ndarray of shape (p,)
+    coef : ndarray of shape (p,) or (p, K)
         Weights of the active columns.
-    intercept : float, default=0.0
-        Intercept (ignored without one).
+    intercept : float or ndarray of shape (K,), default=0.0
+        Intercepts (ignored without them).
     tau : float, optional
         Lipschitz estimate (inverse step) to start the line search from;
         default paper 002's ``0.1 n C`` with ``C`` the loss's weight.
-    margin : ndarray of shape (n_samples,), optional
+    margin : ndarray of shape (n_samples,) or (n_samples, K), optional
         Margins ``A coef + intercept`` (output only).
     objective : float, default=nan
         Objective at the point (output only).
     """
 
     coef: np.ndarray
-    intercept: float = 0.0
+    intercept: object = 0.0
     tau: float = None
     margin: np.ndarray = None
     objective: float = np.nan
@@ -99,6 +120,52 @@ def _loss_weight(loss):
             c *= float(loss.sample_weight)
         loss = loss.loss
     return c
+
+
+def _inner(u, v):
+    """The inner product of two points: floats and vectors (one output) or matrices.
+
+    Parameters
+    ----------
+    u, v : float or ndarray
+        Points of one shape.
+
+    Returns
+    -------
+    float
+    """
+    if np.ndim(u) == 0:
+        return u * v
+    return u @ v if np.ndim(u) == 1 else float(np.vdot(u, v))
+
+
+def row_group_scales(penalty, V, step, indptr):
+    r"""Scales of a rescaling penalty's prox at ``V``, grouped by rows over all outputs.
+
+    For a penalty whose prox only rescales groups (``prox_scales``), the prox
+    of its matrix form (:meth:`~kernlearn.penalties.BasePenalty.matrix_value`)
+    at ``V`` of shape ``(p, K)`` is ``c_t V_t`` on each group's rows ``V_t``,
+    with the scales computed from the Frobenius norms :math:`\|V_t\|_F` (the
+    rows of a group are contiguous in ``V.ravel()``); ``K = 1`` (a vector)
+    is the vector prox.
+
+    Parameters
+    ----------
+    penalty : BasePenalty
+        A penalty with ``prox_scales``.
+    V : ndarray of shape (p,) or (p, K)
+        Point.
+    step : float
+        Prox step.
+    indptr : ndarray of shape (T + 1,)
+        Row groups.
+
+    Returns
+    -------
+    scales : ndarray of shape (T,)
+    """
+    K = V.shape[1] if V.ndim == 2 else 1
+    return penalty.prox_scales(group_norms(V.ravel(), np.asarray(indptr) * K), step)
 
 
 class APG(BaseSolver):
@@ -157,25 +224,28 @@ class APG(BaseSolver):
         Parameters
         ----------
         problem : Problem
-            Active columns, groups, one output's targets, loss and penalty.
+            Active columns, groups, targets of shape ``(n,)`` or ``(n, K)``
+            (``K`` outputs sharing the groups), loss and penalty.
         warm_state : APGState, optional
             Starting point and step (zeros and the default step otherwise).
 
         Returns
         -------
         result : SolverResult
-            ``coef`` of shape ``(p,)``, a float ``intercept``, and an
-            :class:`APGState` holding the final ``tau``, ``margin`` and
+            ``coef`` and ``intercept`` in the shapes of the targets (``(p,)``
+            and a float for 1-D ``y``, ``(p, K)`` and ``(K,)`` otherwise), and
+            an :class:`APGState` holding the final ``tau``, ``margin`` and
             ``objective``.
         """
         self.check_problem(problem)
-        if np.ndim(problem.y) != 1:
-            raise ValueError("APG solves one output: y must be 1-D; use ProxNewton for "
-                             "several outputs sharing their features.")
+        if np.ndim(problem.y) not in (1, 2):
+            raise ValueError("APG's targets y must be 1-D (one output) or 2-D (one column "
+                             f"per output); got {np.ndim(problem.y)} dimensions.")
         A = problem.A
         # Matrix-vector products on an active set are memory-bound: extra BLAS
         # threads only contend, so small problems run with one BLAS thread.
-        if A.shape[0] * A.shape[1] <= _SINGLE_THREAD_ENTRIES:
+        if A.shape[0] * A.shape[1] * np.size(problem.y) // max(len(problem.y), 1) \
+                <= _SINGLE_THREAD_ENTRIES:
             with single_blas_thread():
                 return self._solve(problem, warm_state)
         return self._solve(problem, warm_state)
@@ -185,21 +255,35 @@ class APG(BaseSolver):
         indptr, fit_intercept = problem.indptr, problem.fit_intercept
         n, p = A.shape
         T = len(indptr) - 1
-        w = np.zeros(p) if warm is None else np.array(warm.coef, dtype=float)
-        b = float(warm.intercept) if fit_intercept and warm is not None else 0.0
+        # One output keeps vectors and floats (its arithmetic as it always
+        # was); K outputs carry W (p, K), b (K,) and margins (n, K).
+        shape = (p,) + np.shape(y)[1:]
+        K = int(np.prod(shape[1:], dtype=int))
+        w = np.zeros(shape) if warm is None else np.array(warm.coef, dtype=float).reshape(shape)
+        b = 0.0 if len(shape) == 1 else np.zeros(K)
+        if fit_intercept and warm is not None:
+            b = (float(warm.intercept) if len(shape) == 1
+                 else np.array(warm.intercept, dtype=float).reshape(K))
         tau = warm.tau if warm is not None else None
         tau = float(tau) if tau else 0.1 * n * _loss_weight(loss)
         tau = max(tau, 1e-12)
-        cached = hasattr(penalty, "prox_scales") and n * T <= _MAX_CACHE_ENTRIES
+        cached = hasattr(penalty, "prox_scales") and n * T * K <= _MAX_CACHE_ENTRIES
         history = History()
+        if len(shape) == 1:
+            value, prox = penalty.value, penalty.prox
+        else:
+            value, prox = penalty.matrix_value, penalty.matrix_prox
 
         def smooth(m):
             return float(loss.value(m, y).sum())
 
+        def product(x):
+            return np.asarray(A @ x).reshape((n,) + shape[1:])
+
         blocks = _GroupBlocks(A, indptr) if cached else None
         Zw = blocks.products(w) if cached else None
-        mw = (Zw.sum(1) if cached else np.asarray(A @ w).ravel()) + b
-        F = smooth(mw) + penalty.value(w, indptr)
+        mw = (Zw.sum(-1) if cached else product(w)) + b
+        F = smooth(mw) + value(w, indptr)
         w_prev, b_prev, Zw_prev, mw_prev = w, b, Zw, mw
         rho_prev = rho = 1.0
         converged = False
@@ -211,35 +295,36 @@ class APG(BaseSolver):
             bv = b + beta * (b - b_prev)
             if cached:
                 Zv = (1 + beta) * Zw - beta * Zw_prev
-                mv = Zv.sum(1) + bv
+                mv = Zv.sum(-1) + bv
             else:
                 mv = (1 + beta) * mw - beta * mw_prev
             fv = smooth(mv)
             r = loss.grad_margin(mv, y)
-            gw = np.asarray(A.T @ r).ravel()
-            gb = float(r.sum()) if fit_intercept else 0.0
+            gw = np.asarray(A.T @ r).reshape(shape)
+            gb = (float(r.sum()) if len(shape) == 1 else r.sum(0)) if fit_intercept else 0.0 * b
             Zg = blocks.products(gw) if cached else None
             tau *= self.eta
             while True:
                 gpt = v - gw / tau
                 if cached:
-                    c = penalty.prox_scales(group_norms(gpt, indptr), 1.0 / tau)
-                    w_new = gpt * expand(c, indptr)
+                    c = row_group_scales(penalty, gpt, 1.0 / tau, indptr)
+                    w_new = gpt * expand(c, indptr).reshape((p,) + (1,) * (len(shape) - 1))
                     Z_new = c * (Zv - Zg / tau)
                     b_new = bv - gb / tau
-                    m_new = Z_new.sum(1) + b_new
+                    m_new = Z_new.sum(-1) + b_new
                 else:
-                    w_new = penalty.prox(gpt, 1.0 / tau, indptr)
+                    w_new = prox(gpt, 1.0 / tau, indptr)
                     b_new = bv - gb / tau
-                    m_new = np.asarray(A @ w_new).ravel() + b_new
+                    m_new = product(w_new) + b_new
                     Z_new = None
                 f_new = smooth(m_new)
                 dw, db = w_new - v, b_new - bv
-                quad = fv + gw @ dw + gb * db + 0.5 * tau * (dw @ dw + db * db)
+                quad = fv + _inner(gw, dw) + _inner(gb, db) + 0.5 * tau * (
+                    _inner(dw, dw) + _inner(db, db))
                 if f_new <= quad + 1e-12 * max(abs(fv), 1.0) or tau > 1e15:
                     break
                 tau /= self.eta
-            F_new = f_new + penalty.value(w_new, indptr)
+            F_new = f_new + value(w_new, indptr)
             if self.restart and F_new > F + 1e-15 * abs(F):
                 if beta == 0.0:
                     # A plain prox-gradient step cannot decrease F: F is
@@ -259,8 +344,8 @@ class APG(BaseSolver):
             history.append(objective=F, step=1.0 / tau, rel_change=rel)
             # Scale-free optimality: the prox-gradient mapping tau (v - w+) must
             # be small relative to the gradient, not only the objective flat.
-            gmap = tau * np.sqrt(dw @ dw + db * db)
-            gnorm = np.sqrt(gw @ gw + gb * gb)
+            gmap = tau * np.sqrt(_inner(dw, dw) + _inner(db, db))
+            gnorm = np.sqrt(_inner(gw, gw) + _inner(gb, gb))
             history.rows[-1]["kkt"] = gmap / max(gnorm, 1e-300)
             gmap0 = gmap if gmap0 is None else gmap0
             ok = rel < self.tol and (gmap <= np.sqrt(self.tol) * gnorm
