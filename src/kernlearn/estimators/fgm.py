@@ -1,6 +1,5 @@
 """Feature Generating Machine estimators (paper 002)."""
 
-import warnings
 from functools import partial
 from numbers import Integral, Real
 
@@ -38,7 +37,7 @@ from ._base import (OLD_NAME, PLATT_XFAIL, ProbabilityMixin, _has_proba, all_or_
                     validate_params_cached, validate_predict_data, RenamedParameters)
 from ._platt import platt_attr_doc
 from ._renamed import warn_unused
-from ..utils._warnings import user_stacklevel
+from ._fgm_options import _shared_problem, _warn_auto_c_in_memory
 
 __all__ = ["FGMClassifier", "FGMRegressor"]
 
@@ -339,36 +338,6 @@ class _FGMBase(RenamedParameters, SelectorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
-
-
-def _warn_auto_c_in_memory(auto):
-    """Say that ``C="auto"`` fell back to ``C=1`` (its folds need the rows in
-    memory, which an out-of-core or Dask fit does not hold)."""
-    if auto:
-        warnings.warn('C="auto" (cross-validation) runs in memory only; this out-of-'
-                      "core / Dask fit uses C=1.0 (pass C to choose).", UserWarning,
-                      stacklevel=user_stacklevel())
-
-
-def _shared_problem(est):
-    """Whether the classifier's classes share one problem (``multiclass``
-    ``"shared"``, or ``"auto"`` on the columns of ``X``).
-
-    ``n_jobs`` is named where the fit is one problem (that, or two classes): it
-    runs ``multiclass="ovr"``'s problems in threads, and nothing else read it.
-    """
-    # SimpleMKL solves one output: "auto" runs its one-vs-rest problems (a shared
-    # selection, the default, is refused with three or more classes); APG solves
-    # K outputs since the thirty-fifth pass but "auto" keeps its one-vs-rest
-    # models (multiclass="shared" asks for the shared selection)
-    shared = est.multiclass == "shared" or (est.multiclass == "auto" and est.family is None
-                                            and est.solver not in ("apg", "simplemkl"))
-    if shared or len(est.classes_) == 2:
-        warn_unused(est, ("n_jobs",), "two classes" if len(est.classes_) == 2
-                    else f"multiclass={est.multiclass!r} (one shared problem)",
-                    "it runs the one-vs-rest problems of multiclass='ovr' (three or "
-                    "more classes) in threads")
-    return shared
 
 
 class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
