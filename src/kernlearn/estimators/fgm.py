@@ -389,7 +389,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         ``benchmarks/fgm_regularisation.py``).
     loss : {"squared_hinge", "logistic"}, default="squared_hinge"
         Training loss.
-    max_iter : int, default=15
+    max_iter : int, default=100
         Maximum number of outer (cutting-plane) iterations ``T``.  Renamed
         from ``max_outer_iter`` in 0.2.
     tol : float or None, default=1e-2
@@ -613,7 +613,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
     }
 
     def __init__(
-        self, B=10, C=10.0, loss="squared_hinge", *, max_iter=15, tol=1e-2,
+        self, B=10, C=10.0, loss="squared_hinge", *, max_iter=100, tol=1e-2,
         max_features=None, multiclass="auto", solver="auto", inner_tol=None,
         inner_max_iter=None, standardize=True, fit_intercept=True, groups=None,
         tree=False, chunk_size=None, refit=False, refit_C=20.0, family=None,
@@ -792,7 +792,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
         fits at every ``C`` are computed exactly from one eigendecomposition.
         Out-of-core and Dask input use ``C=1`` (a ``UserWarning`` says so).
         Was ``1.0`` before 0.2.
-    max_iter : int, default=15
+    max_iter : int, default=100
         Maximum outer (cutting-plane) iterations (was ``max_outer_iter``).
     tol : float or None, default=1e-2
         Relative objective change and duality gap stopping rules (``None``:
@@ -885,7 +885,7 @@ class FGMRegressor(RegressorMixin, _FGMBase):
     }
 
     def __init__(
-        self, B=10, C="auto", *, max_iter=15, tol=1e-2, max_features=None,
+        self, B=10, C="auto", *, max_iter=100, tol=1e-2, max_features=None,
         solver="auto", inner_tol=None, inner_max_iter=None, standardize=True,
         fit_intercept=True, groups=None, tree=False, chunk_size=None, refit=False,
         refit_C=None, family=None, memory_budget=None, verbose=0, feature_scaling="deprecated",
