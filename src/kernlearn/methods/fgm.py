@@ -30,9 +30,11 @@ recovered dual point,
 :math:`D(U) = -C\sum \ell^*(\ell'(m)) - \tfrac12\sum_{j\in\mathrm{top}B}c_j`,
 is a lower bound.  The loop stops when the worst-case constraint is already
 in the active set (Theorem 3; in floating point: when its value exceeds no
-active constraint's by more than the master's accuracy), on relative objective change or relative
-duality gap (the gap at a pricing step bounds what the next master could
-gain, so that master is skipped), or after
+active constraint's by more than the master's accuracy), on relative duality gap (the
+gap at a pricing step bounds what the next master could gain, so that master is
+skipped; the dual point is scaled to its best multiple, :mod:`._fgm_bound`) or
+relative objective change (the paper's rule, taken with the gap above ``tol`` only
+once the change is below ``tol / 10``), or after
 ``max_iter`` constraints.  With a feature budget ``max_features=k`` it instead
 adds the best new features until exactly ``k`` carry weight; a group of new
 features too weak to enter is doubled with the next best until it is violated
@@ -63,6 +65,7 @@ from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_bound import scaled_dual
+from ._fgm_pricing import _grow_group, _not_violated, _positive
 from ._fgm_refit import refit_l2
 from ._fgm_rows import (active_block, block_moments, block_stored, bound_above_objective,
                         bound_warning, centre_by_newton, offset_rounding, offset_shift,
@@ -102,7 +105,8 @@ class FGMSettings:
         Outer iterations ``T`` (with ``max_features``: extra iterations allowed
         beyond ``ceil(max_features / B)``).
     tol : float or None
-        Relative objective change, or relative duality gap at a pricing step,
+        Relative duality gap at a pricing step, or relative objective change
+        (below ``tol`` with the gap within ``tol``, else below ``tol / 10``),
         stopping the outer loop (ignored with ``max_features``).
     max_features : int or None
         Budget: add the best new candidates until exactly this many carry
@@ -746,7 +750,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
                                   f"max_features={s.max_features}" if budget else "")
         warn(f"{name} stopped after {out.n_iter} outer iterations ({cap}) "
              + ("with fewer features than max_features" if budget else
-                f"before the relative objective change met tol={s.tol}")
+                f"before its duality gap or its objective's relative change met tol={s.tol}")
              + "; increase max_iter.", ConvergenceWarning)
     if any(st.unconverged):
         warn(
@@ -845,69 +849,6 @@ def _score_rtol(kind, s):
     """
     default = {"newton": ProxNewton().tol}.get(kind, 1e-6)
     return float(np.sqrt(s.master_tol or default))
-
-
-def _positive(cand, m):
-    """The first ``m`` candidates with a positive score."""
-    keep = np.flatnonzero(np.asarray(cand.scores) > 0)[:m]
-    return type(cand)(np.asarray(cand.params)[keep], np.asarray(cand.scores)[keep],
-                      cand.group_size, cand.extra)
-
-
-def _grow_group(pool, grad, cand, remaining, X, exclude, rows, st):
-    r"""Budget mode: a new constraint large enough to violate the optimality condition.
-
-    At the restricted optimum every active constraint has the value
-    :math:`\|A_t' u\|^2 = S^2` (:math:`S` the sum of the group norms), and a
-    new group enters with weight only if its value :math:`\sum_j c_j`
-    exceeds :math:`S^2`.  When the best ``want`` new features do not, the
-    master would give them no weight and they would be dropped for good,
-    although the next ones could enter together (on hill-valley at
-    ``max_features=100`` FGM stopped at 60 features: each group of 10 of the
-    other 40 scored 31 or less against 34, all 40 together 65).  The group is
-    doubled with the next best new features until it is violated; if even
-    the best ``remaining`` new features are not, no set of new features the
-    budget allows can enter (Theorem 3 restricted to the budget).
-
-    Returns
-    -------
-    Candidates or None
-        The violated group, or ``None`` when there is none.
-    """
-    m = len(cand)
-    while m < remaining:
-        m = min(2 * m, remaining)
-        bigger = _positive(pool.price(grad, m, X=X, exclude=exclude), m)
-        if len(bigger) <= len(cand):
-            return None
-        cand = bigger
-        if not _not_violated(cand, rows, st, grad):
-            return cand
-    return None
-
-
-def _not_violated(cand, rows, st, grad):
-    r"""Theorem 3 in floating point: the worst-case constraint is not above the active ones.
-
-    The exact test -- the new top-``B`` set is an active constraint -- holds
-    at the optimum only if ties are broken the same way twice.  At the
-    optimum of the squared group-l1 problem every selected feature has the
-    same score (as in the l1 problem), so when more than ``B`` features carry
-    weight the top-``B`` set among them is picked by round-off: the loop then
-    adds equal-valued constraints that cannot lower the objective (measured:
-    30 rounds with the objective unchanged in 12 digits and the new value
-    above the best active one by 3e-8 to 2e-6, until a set happened to
-    repeat).  The condition of Theorem 3 is that the new constraint's value
-    :math:`\sum_{j \in d_T} c_j` does not exceed that of the active ones;
-    compared at the accuracy the master fixed the scores to (``score_rtol``).
-    Rows on a cluster without the per-constraint values keep the exact test.
-    """
-    values = getattr(rows, "constraint_values", None)
-    if values is None or not st.blocks:
-        return False
-    new = float(np.sum(np.square(np.asarray(cand.scores, dtype=float))))
-    best = float(np.max(values(st.blocks, grad)))
-    return new <= best * (1.0 + st.score_rtol) ** 2
 
 
 def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=None):
