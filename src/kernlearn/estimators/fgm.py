@@ -401,7 +401,7 @@ class FGMClassifier(ProbabilityMixin, ClassifierMixin, _FGMBase):
         relative objective change between outer iterations
         (:math:`\epsilon_c`, the paper's rule) is below ``tol`` with that gap
         within ``tol``, else below ``tol / 10`` (changes of ``tol`` per round
-        ended fits 5-70 % above the optimum).  ``None`` disables
+        ended fits 3-40 % above the optimum).  ``None`` disables
         both rules: the fit runs ``max_iter`` outer iterations (unless no
         feature violates the optimality conditions) and, as scikit-learn's
         estimators with ``tol=None``, raises no ``ConvergenceWarning`` when

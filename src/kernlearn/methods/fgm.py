@@ -87,7 +87,7 @@ _BUDGET_ROUNDS = 10
 
 # The paper's relative-objective-change stop (sec. 6) at tol is taken only with a
 # duality gap within tol (Theorem 2); above it, only once the change falls below
-# _FLAT * tol: per-round changes of tol still left fits 5-70 % above the optimum.
+# _FLAT * tol: per-round changes of tol still left fits 3-40 % above the optimum.
 _FLAT = 0.1
 
 
@@ -677,7 +677,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
             return None, "tol"
         if not budget and s.tol is not None and st.change <= _FLAT * s.tol:
             # the paper's rule (sec. 6) with the gap above tol: only where the objective has
-            # stopped falling (a change of tol left fits 5-70 % above the optimum)
+            # stopped falling (a change of tol left fits 3-40 % above the optimum)
             return None, "tol"
         if budget:
             cand = _positive(cand, want)
