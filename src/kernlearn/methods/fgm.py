@@ -30,9 +30,11 @@ recovered dual point,
 :math:`D(U) = -C\sum \ell^*(\ell'(m)) - \tfrac12\sum_{j\in\mathrm{top}B}c_j`,
 is a lower bound.  The loop stops when the worst-case constraint is already
 in the active set (Theorem 3; in floating point: when its value exceeds no
-active constraint's by more than the master's accuracy), on relative objective change or relative
-duality gap (the gap at a pricing step bounds what the next master could
-gain, so that master is skipped), or after
+active constraint's by more than the master's accuracy), on relative duality gap (the
+gap at a pricing step bounds what the next master could gain, so that master is
+skipped; the dual point is scaled to its best multiple, :mod:`._fgm_bound`) or
+relative objective change (the paper's rule, taken with the gap above ``tol`` only
+once the change is below ``tol / 10``), or after
 ``max_iter`` constraints.  With a feature budget ``max_features=k`` it instead
 adds the best new features until exactly ``k`` carry weight; a group of new
 features too weak to enter is doubled with the next best until it is violated
@@ -62,6 +64,8 @@ from ..penalties import SquaredGroupL1
 from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
+from ._fgm_bound import scaled_dual
+from ._fgm_pricing import _grow_group, _not_violated, _positive
 from ._fgm_refit import refit_l2
 from ._fgm_rows import (active_block, block_moments, block_stored, bound_above_objective,
                         bound_warning, centre_by_newton, check_loss_scale, offset_rounding,
@@ -81,6 +85,11 @@ __all__ = ["FGMResult", "FGMSettings", "check_family", "fgm_decision", "fgm_stan
 # Type III.
 _BUDGET_ROUNDS = 10
 
+# The paper's relative-objective-change stop (sec. 6) at tol is taken only with a
+# duality gap within tol (Theorem 2); above it, only once the change falls below
+# _FLAT * tol: per-round changes of tol still left fits 3-40 % above the optimum.
+_FLAT = 0.1
+
 
 @dataclass(frozen=True)
 class FGMSettings:
@@ -96,7 +105,8 @@ class FGMSettings:
         Outer iterations ``T`` (with ``max_features``: extra iterations allowed
         beyond ``ceil(max_features / B)``).
     tol : float or None
-        Relative objective change, or relative duality gap at a pricing step,
+        Relative duality gap at a pricing step, or relative objective change
+        (below ``tol`` with the gap within ``tol``, else below ``tol / 10``),
         stopping the outer loop (ignored with ``max_features``).
     max_features : int or None
         Budget: add the best new candidates until exactly this many carry
@@ -124,7 +134,7 @@ class FGMSettings:
 
     B: int = 10
     C: float = 1.0
-    max_iter: int = 15
+    max_iter: int = 100
     tol: float | None = 1e-2
     max_features: int | None = None
     solver: str = "auto"
@@ -164,6 +174,8 @@ class FGMState:
         Best Fenchel dual value so far (lower bound of Theorem 2).
     upper : float
         Objective of the last restricted master (upper bound of Theorem 2).
+    change : float
+        Its relative change from the master before (the paper's stopping rule).
     unconverged : list of bool
         Per master solve, whether it stopped at its iteration cap.
     score_rtol : float
@@ -185,6 +197,7 @@ class FGMState:
     seen: set = field(default_factory=set)
     excluded: set = field(default_factory=set)
     lower: float = -np.inf
+    change: float = np.inf
     upper: float = np.inf
     unconverged: list = field(default_factory=list)
     score_rtol: float = 0.0
@@ -635,14 +648,21 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
             exclude = st.active_candidates() | st.excluded
         cand = pool.price(g, B, X=X, exclude=exclude)
         # Fenchel dual at the recovered (feasible) point: a lower bound (Theorem 2).
+        scaled = getattr(rows, "scaled_dual", lambda pen: -np.inf)
+
+        def dual_value(pen):
+            # the dual point, or its best multiple (any earlier pricing's bound is one of
+            # the same problem: the path keeps the largest)
+            return max(-s.C * conjugate - pen, scaled(pen))
+
         pen = penalty.conjugate(cand.extra["sum_sq"])
-        dual = -s.C * conjugate - pen
+        dual = dual_value(pen)
         terms, best = abs(s.C * conjugate) + abs(pen), max(st.lower, dual)
         if s.fit_intercept and not budget and best > st.upper:
             # above the objective: a far-offset column's rounding (sum u = 0: the intercept),
             # told from a pricing defect (priced again shifted; a budget's sum_sq isn't cand's)
-            dual = -s.C * conjugate - penalty.conjugate(
-                cand.extra["sum_sq"] + offset_rounding(rows, pool, cand, g))
+            dual = dual_value(penalty.conjugate(
+                cand.extra["sum_sq"] + offset_rounding(rows, pool, cand, g)))
             best = max(st.lower, dual)
         if bound_above_objective(best, st.upper, terms):
             # no bound (one from a pricing that missed a group lay 1.4 above the
@@ -656,6 +676,10 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
             # Theorem 2: no restricted master can lower the objective by more
             # than the gap, so the next round would stop on tol anyway; its
             # master is skipped (on small data it is most of the fit).
+            return None, "tol"
+        if not budget and s.tol is not None and st.change <= _FLAT * s.tol:
+            # the paper's rule (sec. 6) with the gap above tol: only where the objective has
+            # stopped falling (a change of tol left fits 3-40 % above the optimum)
             return None, "tol"
         if budget:
             cand = _positive(cand, want)
@@ -694,7 +718,10 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         st.W, st.b, st.M, st.tau = out["W"], out["b"], out["M"], out["tau"]
         if budget:
             st.drop_zero_groups()
-        obj = st.upper = out["objective"]
+        obj = out["objective"]
+        st.change = abs(st.upper - obj) / max(abs(st.upper), 1e-300) \
+            if np.isfinite(st.upper) else np.inf
+        st.upper = obj
         return obj, {"lower_bound": st.lower, "gap": obj - st.lower,
                      "master_iter": out["n_iter"], "newton_master": float(kind == "newton"),
                      "master_reason": float(choice.code),
@@ -706,7 +733,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
                                   verbose=s.verbose, callback=callback, name=name,
                                   warn=False)
     else:
-        driver = ColumnGeneration(s.max_iter, tol=s.tol, verbose=s.verbose,
+        driver = ColumnGeneration(s.max_iter, tol=None, verbose=s.verbose,
                                   callback=callback, name=name, warn=False)
     out = driver.run(price, master, n_active=lambda: len(st.active_features()))
     stop_reason, converged = out.stop_reason, out.converged
@@ -725,7 +752,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
                                   f"max_features={s.max_features}" if budget else "")
         warn(f"{name} stopped after {out.n_iter} outer iterations ({cap}) "
              + ("with fewer features than max_features" if budget else
-                f"before the relative objective change met tol={s.tol}")
+                f"before its duality gap or its objective's relative change met tol={s.tol}")
              + "; increase max_iter.", ConvergenceWarning)
     if any(st.unconverged):
         warn(
@@ -774,9 +801,14 @@ class _LocalRows:
         """Dual vectors ``C l'(m)`` and the summed conjugate, at re-centred margins."""
         if centre:
             M = M + _centre_intercepts(self.loss, M, self.Y)
+        self.centred = M  # (the dual point's margins, for scaled_dual)
         grad = self.C * self.loss.grad_margin(M, self.Y)
         conjugate = float(self.loss.conjugate_at_grad(M, self.Y).sum())
         return (grad[:, 0] if grad.shape[1] == 1 else grad), conjugate
+
+    def scaled_dual(self, pen):
+        """Theorem 2's bound at the best multiple of the last dual point (:mod:`._fgm_bound`)."""
+        return scaled_dual(self.loss, self.centred, self.Y, self.C, pen)
 
     def columns(self, pool, cand):
         return kept_row_columns(pool, cand, self.X, self.loss)
@@ -819,69 +851,6 @@ def _score_rtol(kind, s):
     """
     default = {"newton": ProxNewton().tol}.get(kind, 1e-6)
     return float(np.sqrt(s.master_tol or default))
-
-
-def _positive(cand, m):
-    """The first ``m`` candidates with a positive score."""
-    keep = np.flatnonzero(np.asarray(cand.scores) > 0)[:m]
-    return type(cand)(np.asarray(cand.params)[keep], np.asarray(cand.scores)[keep],
-                      cand.group_size, cand.extra)
-
-
-def _grow_group(pool, grad, cand, remaining, X, exclude, rows, st):
-    r"""Budget mode: a new constraint large enough to violate the optimality condition.
-
-    At the restricted optimum every active constraint has the value
-    :math:`\|A_t' u\|^2 = S^2` (:math:`S` the sum of the group norms), and a
-    new group enters with weight only if its value :math:`\sum_j c_j`
-    exceeds :math:`S^2`.  When the best ``want`` new features do not, the
-    master would give them no weight and they would be dropped for good,
-    although the next ones could enter together (on hill-valley at
-    ``max_features=100`` FGM stopped at 60 features: each group of 10 of the
-    other 40 scored 31 or less against 34, all 40 together 65).  The group is
-    doubled with the next best new features until it is violated; if even
-    the best ``remaining`` new features are not, no set of new features the
-    budget allows can enter (Theorem 3 restricted to the budget).
-
-    Returns
-    -------
-    Candidates or None
-        The violated group, or ``None`` when there is none.
-    """
-    m = len(cand)
-    while m < remaining:
-        m = min(2 * m, remaining)
-        bigger = _positive(pool.price(grad, m, X=X, exclude=exclude), m)
-        if len(bigger) <= len(cand):
-            return None
-        cand = bigger
-        if not _not_violated(cand, rows, st, grad):
-            return cand
-    return None
-
-
-def _not_violated(cand, rows, st, grad):
-    r"""Theorem 3 in floating point: the worst-case constraint is not above the active ones.
-
-    The exact test -- the new top-``B`` set is an active constraint -- holds
-    at the optimum only if ties are broken the same way twice.  At the
-    optimum of the squared group-l1 problem every selected feature has the
-    same score (as in the l1 problem), so when more than ``B`` features carry
-    weight the top-``B`` set among them is picked by round-off: the loop then
-    adds equal-valued constraints that cannot lower the objective (measured:
-    30 rounds with the objective unchanged in 12 digits and the new value
-    above the best active one by 3e-8 to 2e-6, until a set happened to
-    repeat).  The condition of Theorem 3 is that the new constraint's value
-    :math:`\sum_{j \in d_T} c_j` does not exceed that of the active ones;
-    compared at the accuracy the master fixed the scores to (``score_rtol``).
-    Rows on a cluster without the per-constraint values keep the exact test.
-    """
-    values = getattr(rows, "constraint_values", None)
-    if values is None or not st.blocks:
-        return False
-    new = float(np.sum(np.square(np.asarray(cand.scores, dtype=float))))
-    best = float(np.max(values(st.blocks, grad)))
-    return new <= best * (1.0 + st.score_rtol) ** 2
 
 
 def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=None):
