@@ -10,8 +10,10 @@ documentation of the histogram kernels, ``pairwise_kernel`` of a Dask array.
 """
 
 import os
+import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -103,3 +105,68 @@ def test_lowrank_estimators_never_make_sparse_x_dense():
                                           "OMP_NUM_THREADS": "1"})
     peak_mb, dense_mb = map(float, out.stdout.split()[-2:])
     assert peak_mb < dense_mb / 6, f"peak {peak_mb:.0f} MB, X dense {dense_mb:.0f} MB"
+
+
+@pytest.mark.parametrize("chunks", ["dense", "csr", "unknown sizes"])
+def test_pairwise_kernel_of_a_dask_array_as_in_memory(chunks):
+    # audit 113: a Dask array stopped in NumPy with a message about another
+    # thing (CSR chunks: "setting an array element with a sequence")
+    da = pytest.importorskip("dask.array")
+    from kernlearn.kernels import kernel_diag, pairwise_kernel
+
+    rng = np.random.default_rng(6)
+    D = rng.poisson(1.0, (30, 8)).astype(float)
+    if chunks == "csr":
+        X = da.from_array(sp.csr_matrix(D), chunks=(10, 8), asarray=False)
+    else:
+        X = da.from_array(D, chunks=(10, 8))
+        if chunks == "unknown sizes":
+            X = X[X[:, 0] >= 0]  # (all rows, chunk sizes unknown)
+    for kernel in ("linear", "rbf", "hik", "additive_chi2"):
+        want = pairwise_kernel(D, D, kernel)
+        np.testing.assert_allclose(pairwise_kernel(X, X, kernel), want, rtol=1e-13)
+        np.testing.assert_allclose(pairwise_kernel(X, kernel=kernel), want, rtol=1e-13)
+        np.testing.assert_allclose(pairwise_kernel(D[:5], X, kernel), want[:5], rtol=1e-13)
+        np.testing.assert_allclose(kernel_diag(X, kernel), np.diag(want), rtol=1e-13)
+
+
+def _estimators():
+    from kernlearn import (LowRankKernelClassifier, LowRankKernelRegressor,
+                           MultitaskMKLRegressor, PNormMKLClassifier)
+
+    return [(LowRankKernelRegressor, lambda k: {"kernel": k, "random_state": 0}, False),
+            (LowRankKernelClassifier, lambda k: {"kernel": k, "random_state": 0}, True),
+            (PNormMKLClassifier, lambda k: {"kernels": [k], "random_state": 0,
+                                            "max_iter": 20}, True),
+            (MultitaskMKLRegressor, lambda k: {"kernels": [k], "max_iter": 10}, False)]
+
+
+def test_standardize_with_histogram_kernels_as_documented():
+    # dense columns are centred (hik warns, additive_chi2 refuses), sparse
+    # columns only scaled (non-negative: silently another fit); each
+    # standardize docstring says so
+    from kernlearn import NegativeFeaturesWarning
+
+    rng = np.random.default_rng(0)
+    D = rng.poisson(1.0, (60, 12)).astype(float)
+    y = D[:, :3].sum(axis=1)
+    task = {"task_index": np.arange(60) % 2}
+    for Est, params, cls in _estimators():
+        doc = re.search(r"standardize : bool.*\n((?:        .*\n)+)", Est.__doc__).group(1)
+        if "histogram kernels" not in doc:  # (the classifier refers to the regressor)
+            assert "``hik``" in doc and "``additive_chi2``" in doc, Est.__name__
+            assert "NegativeFeaturesWarning" in doc or "warns" in doc, Est.__name__
+        t = (y > np.median(y)).astype(int) if cls else y
+        kw = task if Est.__name__.startswith("Multitask") else {}
+        with pytest.warns(NegativeFeaturesWarning):
+            dense = Est(**params("hik")).fit(D, t, **kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            sparse = Est(**params("hik")).fit(sp.csr_matrix(D), t, **kw)
+            Est(**params("additive_chi2")).fit(sp.csr_matrix(D), t, **kw)
+        out = "decision_function" if cls else "predict"
+        a = getattr(dense, out)(D, **kw)
+        b = getattr(sparse, out)(sp.csr_matrix(D), **kw)
+        assert np.abs(a - b).max() > 1e-6, Est.__name__  # (another model, as documented)
+        with pytest.raises(ValueError, match="negative values; standardize=True centre"):
+            Est(**params("additive_chi2")).fit(D, t, **kw)
