@@ -430,7 +430,7 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified; the linear and polynomial kernels
-        centre them implicitly, RBF needs not; callables see them uncentred,
+        centre them implicitly, RBF is unaffected; callables see them uncentred,
         with a warning, ``hik`` and ``additive_chi2`` silently: their sparse
         fit differs from the dense one, whose centred columns ``hik`` warns of
         and ``additive_chi2`` refuses); regression targets are standardised per
@@ -731,9 +731,8 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Progress, as in :class:`LowRankKernelRegressor`.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
-        sparse columns (never densified; uncentred for the histogram kernels:
-        see :class:`LowRankKernelRegressor`).  Learned quantities are reported
-        in the input's units.  Not read
+        sparse columns (never densified; uncentred for the histogram kernels;
+        units: see :class:`LowRankKernelRegressor`).  Not read
         beside ``kernel="precomputed"`` (``False`` there is warned of).
     gamma_factors : "auto" or tuple of float, default="auto"
         Widths of the candidate columns relative to ``gamma`` (see
