@@ -113,3 +113,26 @@ def check_named_kernel(kernel, params, label):
         check_block(params["block"], label("block"))
     if kernel == "hik":
         check_beta(params.get("beta", 1.0), label("beta"))
+
+
+def computed(X):
+    """``X`` in memory when it is a Dask collection, else ``X`` itself.
+
+    The kernel functions return the Gram matrix in memory, so they compute a
+    ``dask.array`` (of dense or sparse chunks: an array or a sparse matrix)
+    or a Dask DataFrame first; handed on as given, its chunks of sparse
+    matrices or unknown sizes stopped in NumPy with a message about another
+    thing (audit 113).
+
+    Parameters
+    ----------
+    X : object
+        A kernel function's input.
+
+    Returns
+    -------
+    X : object
+        ``X.compute()`` for a Dask collection, else ``X``.
+    """
+    mod = type(X).__module__ or ""
+    return X.compute() if mod.startswith("dask.") and hasattr(X, "compute") else X

@@ -33,7 +33,7 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
     max_asymmetry,
 )
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
-from ._kernel_rules import check_named_kernel, refuse_non_numbers
+from ._kernel_rules import check_named_kernel, computed, refuse_non_numbers
 from ._histogram_kernels import (additive_chi2_kernel, check_negative_features, histogram_diag,
                                  hik_kernel)
 from .preprocessing import canonical_sparse, centred_dots, check_center, kernel_overflow_message
@@ -200,7 +200,8 @@ def pairwise_kernel(X, Y=None, kernel="rbf", **params):
     -------
     K : ndarray of shape (n_X, n_Y)
     """
-    Y = X if Y is None else Y
+    X = computed(X)  # (Dask collections: the Gram matrix is in memory anyway)
+    Y = X if Y is None else computed(Y)
     if isinstance(kernel, str):
         if kernel not in KERNELS:
             raise ValueError(
@@ -230,6 +231,7 @@ def kernel_diag(X, kernel="rbf", block=256, **params):
     -------
     diag : ndarray of shape (n,)
     """
+    X = computed(X)
     n = X.shape[0]
     if kernel in ("rbf", "constant"):
         return np.ones(n)

@@ -429,12 +429,14 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         value's stop line, named by its ``nu``.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
-        sparse columns (never densified: the named kernels centre them
-        implicitly; a kernel callable sees them uncentred, with a warning);
-        regression targets are standardised per output.  Learned quantities
-        are reported in the input's units: ``centers_`` on the raw scale, the
-        kernel applied after the input map (see the module notes).  Ignored
-        for ``kernel="precomputed"`` inputs.
+        sparse columns (never densified; the linear and polynomial kernels
+        centre them implicitly, RBF is unaffected; callables see them uncentred,
+        with a warning, ``hik`` and ``additive_chi2`` silently: their sparse
+        fit differs from the dense one, whose centred columns ``hik`` warns of
+        and ``additive_chi2`` refuses); regression targets are standardised per
+        output.  Learned quantities are reported in the input's units:
+        ``centers_`` on the raw scale, the kernel applied after the input map
+        (see the module notes).  Ignored for ``kernel="precomputed"`` inputs.
     gamma_factors : "auto" or tuple of float, default="auto"
         The ``M`` candidate columns, in the order of ``column_indices_``,
         are dealt in turn to kernels of width ``gamma * factor`` (column ``j``
@@ -729,8 +731,8 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Progress, as in :class:`LowRankKernelRegressor`.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
-        sparse columns (never densified).  Learned quantities are reported in
-        the input's units (see :class:`LowRankKernelRegressor`).  Not read
+        sparse columns (never densified; uncentred for the histogram kernels;
+        units: see :class:`LowRankKernelRegressor`).  Not read
         beside ``kernel="precomputed"`` (``False`` there is warned of).
     gamma_factors : "auto" or tuple of float, default="auto"
         Widths of the candidate columns relative to ``gamma`` (see

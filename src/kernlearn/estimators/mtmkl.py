@@ -388,7 +388,10 @@ _PARAMS_DOC = """
         Sparse columns are scaled, not centred (never densified): the
         linear, polynomial and RBF kernels subtract their means themselves,
         so sparse ``X`` gives the model of ``X.toarray()``; the histogram
-        kernels and callables see them uncentred (a callable is warned of).
+        kernels and callables see them uncentred (a callable is warned of;
+        the histogram kernels are not: their sparse fit is not the dense one,
+        whose centred columns ``hik`` warns of, ``NegativeFeaturesWarning``,
+        and ``additive_chi2`` refuses).
         Without it, ``gamma="scale"`` of sparse columns is the mean of the
         columns' variances, of dense ones the variance of all entries (as
         in every estimator): another width, unless the columns are centred.

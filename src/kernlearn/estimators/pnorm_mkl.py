@@ -102,7 +102,10 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified; the linear and polynomial kernels
         centre them implicitly, so sparse and dense input give the same
-        model; a kernel callable cannot, and a warning says so) before the
+        model; a kernel callable cannot, and a warning says so; ``hik`` and
+        ``additive_chi2`` see them uncentred, silently: the sparse fit is not
+        the dense one, whose centred columns ``hik`` warns of,
+        ``NegativeFeaturesWarning``, and ``additive_chi2`` refuses) before the
         kernels see them; test inputs get the training
         map.  Data-derived kernel widths (``"mean"``,
         ``"scale"``) are computed on the standardised columns.  Not applied to

@@ -134,9 +134,8 @@ def _sparse_row_hashes(A):
         return np.zeros(n, dtype=np.uint64), np.zeros(n, dtype=np.uint64)
     # only the columns with stored values (the others are constant: nothing to
     # add, and 2,000,000 of them must not cost memory per column)
-    used = np.bincount(A.indices, minlength=A.shape[1]) > 0
-    stored_cols = (np.cumsum(used) - 1)[A.indices]
-    d, nnz = int(np.count_nonzero(used)), len(A.data)
+    used, stored_cols = np.unique(A.indices, return_inverse=True)  # (not per column of A)
+    d, nnz = len(used), len(A.data)
     row_of = np.repeat(np.arange(n), np.diff(A.indptr))
     implicit = n - np.bincount(stored_cols, minlength=d)  # (zeros not stored)
     # one zero entry per column with implicit zeros, ranked with the stored ones
@@ -179,7 +178,7 @@ def _sparse_row_hashes(A):
         zero[zcols] = _mix(rank[nnz:])
         t = t + zero * (b.sum(dtype=np.uint64) - _sums(b[row_of][stored], bounds))
         salt = _mix(prof + _mix(t))
-    return row_sums(salt), row_sums(_positional(np.flatnonzero(used).astype(np.uint64)))
+    return row_sums(salt), row_sums(_positional(used.astype(np.uint64)))
 
 
 def row_hashes(X):

@@ -133,10 +133,7 @@ def content_order(X, indices, kernel, params, center=None, tie=None):
         # boundary of _key_bits (sparse rows: hashed from their stored values)
         share = _shared_keys(row_hashes(rows)[0])
         block = np.asarray(kernel_block(rows, rows, kernel, params, center), dtype=float)
-        if sp.issparse(rows):  # (only the columns stored in these rows can differ)
-            rows = sp.csr_matrix(rows)
-            rows = rows[:, np.unique(rows.indices)].toarray()
-        values = np.asarray(rows).T[::-1]
+        values = rows  # (read only for the rows that tie on every other key)
     sym = 0.5 * (block + block.T)
     if tie is not None:
         tie = np.asarray(tie, dtype=float).reshape(len(tie), -1)[indices].T[::-1]
@@ -160,10 +157,53 @@ def content_order(X, indices, kernel, params, center=None, tie=None):
         keys = [full.T[::-1], group[at][None]]
         if tie is not None:
             keys.insert(0, tie[:, rows])
+        keys = np.vstack(keys)
+        sub = np.lexsort(keys)  # (the last key first)
+        order[at] = rows[sub]
         if values is not None:
-            keys.insert(0, values[:, rows])
-        order[at] = rows[np.lexsort(np.vstack(keys))]  # (the last key first)
+            # the values are the last key: a stable sort of the runs that tie
+            # on all others by them gives one lexsort's order of all keys
+            order[at] = _values_within_ties(values, rows[sub], keys[:, sub])
     return indices[order]
+
+
+def _values_within_ties(rows, pos, keys):
+    """``pos`` with each run of equal ``keys`` ordered by its rows' values.
+
+    The rows ``rows[pos]`` are in the order of their ``keys`` (one column
+    each); rows whose keys are all equal (NaN equal to NaN, as in a sort)
+    are put in lexicographic order of their values (first column first),
+    equal values keeping their order.  Sparse rows are compared on the
+    columns that those rows store (the others are zero in all of them), so
+    the memory is the tying rows times their stored columns, never the
+    sampled rows dense (audit 113: 260 MB on 300 x 200,000 counts).
+
+    Parameters
+    ----------
+    rows : ndarray or sparse matrix of shape (n_rows, n_features)
+    pos : ndarray of int
+        Rows of ``rows``, in the order of ``keys``.
+    keys : ndarray of shape (n_keys, len(pos))
+        Their other keys, in that order.
+
+    Returns
+    -------
+    pos : ndarray of int
+        The same rows, each run of equal keys in the order of its values.
+    """
+    a, b = keys[:, 1:], keys[:, :-1]
+    same = np.all((a == b) | (np.isnan(a) & np.isnan(b)), axis=0)
+    if not same.any():
+        return pos
+    run = np.cumsum(np.r_[True, ~same])
+    at = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
+    tied = rows[pos[at]]
+    if sp.issparse(tied):  # (only the columns stored in these rows can differ)
+        tied = sp.csr_matrix(tied)
+        tied = tied[:, np.unique(tied.indices)].toarray()
+    pos = pos.copy()
+    pos[at] = pos[at][np.lexsort(np.vstack([np.asarray(tied).T[::-1], run[at][None]]))]
+    return pos
 
 
 def _shared_keys(h):
