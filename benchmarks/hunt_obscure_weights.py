@@ -15,6 +15,8 @@ objective (eq. 5 with the weighted mean loss) found by cvxpy:
   objective is above ``optimum / (1 - tol)``;
 - ``unconverged``: the run reached ``max_iter`` (not a defect by itself).
 
+The decision values on the training rows must lie within the strong-convexity
+bound of the objective's excess (``decision values beyond the bound``).
 Integer weights are also compared with the same rows repeated (an unweighted
 fit): the objectives of the two fits, each certified, must be within ``tol``
 of each other.  Prints counts per kind; exit status 1 on a defect::
@@ -83,7 +85,7 @@ def objective(prob, kl, coef):
 
 
 def optimum(X, y, M, w, p, lam):
-    """Optimum of the weighted eq. (5) by cvxpy (explicit linear features)."""
+    """Optimum of the weighted eq. (5) by cvxpy and its decision values (linear features)."""
     import cvxpy as cp
 
     n = len(y)
@@ -105,7 +107,8 @@ def optimum(X, y, M, w, p, lam):
     obj = lam / 2 * cp.square(cp.pnorm(norms, p)) + (w / w.sum()) @ losses
     prob = cp.Problem(cp.Minimize(obj))
     prob.solve(solver="CLARABEL")
-    return prob.value
+    dec = (f if M == 2 else marg).value
+    return prob.value, np.reshape(dec, (n, -1))
 
 
 def main(argv=None):
@@ -130,7 +133,7 @@ def main(argv=None):
         p = float(rng.choice([1.3, 2.0]))
         lam = 1.0 / (float(rng.choice([1.0, 10.0])) * len(y))
         X = X / np.repeat([np.linalg.norm(X[:, v], axis=1) for v in VIEWS], 2, 0).T
-        f_star = optimum(X, y, M, w, p, lam)
+        f_star, dec_star = optimum(X, y, M, w, p, lam)
         kl, prob = problem(X, y, M, w, p, lam)
         res = OnlineBatch(tol=args.tol, random_state=i).solve(prob)
         f = objective(prob, kl, res.coef)
@@ -149,6 +152,21 @@ def main(argv=None):
         else:
             c["unconverged"] += 1
         worst[kind] = max(worst[kind], (f - f_star) / f_star)
+        # decision values: lam/2 ||w||_{2,p}^2 is (p - 1) lam-strongly convex in
+        # ||.||_{2,p}, so |f(x) - f*(x)| <= sqrt(2 (F - F*) / ((p - 1) lam))
+        # ||phi(x)||_{2,q} (each view's rows of unit norm: 3^(1/q))
+        dec = np.einsum("j,jnm,mc->nc", res.state.kernel_coef, kl.gram(), res.coef)
+        if M > 2:  # Crammer-Singer outputs are defined up to a common shift
+            dec, ds = dec - dec.mean(1, keepdims=True), dec_star - dec_star.mean(1, keepdims=True)
+        else:
+            ds = dec_star
+        q = p / (p - 1)
+        bound = np.sqrt(2 * max(f - f_star, 0) / ((p - 1) * lam)) * 3 ** (1 / q)
+        dev = np.abs(dec - ds).max()
+        if dev > 2 * bound + 1e-3:  # (x2 for the centring of the multiclass outputs)
+            c["decision values beyond the bound"] += 1
+            print(f"draw {i} ({kind}): decision values differ by {dev:.3g}, bound {bound:.3g}")
+        c["dev"] = max(c["dev"], dev / max(np.abs(ds).max(), 1e-12))
         if kind == "integer":
             # the same problem as repeated rows, unweighted
             reps = w.astype(int)
@@ -163,11 +181,13 @@ def main(argv=None):
     for kind in KINDS:
         c = counts[kind]
         bad += c["dual above optimum"] + c["converged but not within tol"]
-        bad += c["repeated rows differ beyond tol"]
+        bad += c["repeated rows differ beyond tol"] + c["decision values beyond the bound"]
         print(f"{kind:>10}: {c['draws']} draws, {c['converged']} converged, "
               f"{c['unconverged']} unconverged, {c['dual above optimum']} dual above "
               f"optimum, {c['converged but not within tol']} converged but not within "
-              f"tol, {c['repeated rows differ beyond tol']} repeated rows differ; "
+              f"tol, {c['repeated rows differ beyond tol']} repeated rows differ, "
+              f"{c['decision values beyond the bound']} decision values beyond the "
+              f"strong-convexity bound (largest relative deviation {c['dev']:.3f}); "
               f"worst (f - f*)/f* {worst[kind]:.4f}")
     print(f"defects: {bad}")
     return 1 if bad else 0

@@ -282,7 +282,7 @@ class _RecentUpdates:
 
 @njit_cached
 def _suffix_point(A, A0, G, G0, rho, dA, dG, N):  # pragma: no cover
-    """``dA = (A - rho A0) / (1 - rho)``, ``dG`` alike, ``N[j] = sum dA dG_j``, in one pass.
+    r"""``dA = (A - rho A0) / (1 - rho)``, ``dG`` alike, ``N[j] = sum dA dG_j``, in one pass.
 
     (NumPy made five passes over the scores and a slow contraction for
     ``N``: a tenth of a 10-class fit's time.)
@@ -290,9 +290,9 @@ def _suffix_point(A, A0, G, G0, rho, dA, dG, N):  # pragma: no cover
     Returns
     -------
     kept : float
-        The smallest share of its terms' magnitude that a nonzero ``N[j]``
-        keeps, :math:`N_j / \sum_{i,c} |dA_{ic}| (|G_{cji}| + \rho|G0_{cji}|)
-        / (1 - \rho)` (1 when every ``N[j]`` is zero): the scores ``G`` are
+        The smallest share of its terms' magnitude that an ``N[j]`` keeps,
+        :math:`|N_j| / \sum_{i,c} |dA_{ic}| (|G_{cji}| + \rho|G0_{cji}|)
+        / (1 - \rho)` over the kernels with a nonzero term (1 if none): the scores ``G`` are
         sums of many steps, accurate to their rounding only, so a small share
         means ``N`` is that rounding rather than the candidate's norm.
     """
@@ -318,5 +318,5 @@ def _suffix_point(A, A0, G, G0, rho, dA, dG, N):  # pragma: no cover
     kept = 1.0
     for j in range(F):
         if mag[j] > 0.0:
-            kept = min(kept, N[j] / mag[j])
+            kept = min(kept, abs(N[j]) / mag[j])
     return kept
