@@ -129,3 +129,27 @@ def test_epoch_order_visits_each_row_its_expected_number_of_times(w):
     rng2 = np.random.default_rng(0)
     assert np.array_equal(np.concatenate([again(rng2) for _ in range(30)])[-len(ids):],
                           ids)
+
+
+def test_refused_recent_candidate_leaves_the_iterate_bound(monkeypatch):
+    # once the recent updates' bound was ahead only it was evaluated: a refused
+    # (None) candidate then left the epoch without any bound, and the fit
+    # could no longer stop on the gap
+    from kernlearn.methods import _obscure_dual
+
+    orig = _obscure_dual._RecentUpdates.candidate
+    refused = [0]
+
+    def candidate(self, A, G):
+        out = orig(self, A, G)
+        # from the moment the recent candidate is ahead, refuse it
+        refused[0] += bool(self.ahead)
+        return None if self.ahead else out
+
+    monkeypatch.setattr(_obscure_dual._RecentUpdates, "candidate", candidate)
+    kl, prob = _extreme_class_weights(3)
+    prob = KernelProblem(kl, prob.y, Hinge(), SquaredGroupNorm2p(alpha=1e-2, p=1.5))
+    res = OnlineBatch(tol=0.01, max_iter=300, random_state=0).solve(prob)
+    assert refused[0] > 0
+    assert res.converged
+
