@@ -660,7 +660,7 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
     ------
     ValueError
         On negative, NaN or infinite weights (or class weights), a wrong
-        shape, or weights that are all zero.
+        shape, weights that are all zero, or weights whose sum overflows.
     """
     from sklearn.utils.class_weight import compute_sample_weight
     from sklearn.utils.validation import _check_sample_weight
@@ -698,6 +698,14 @@ def fit_sample_weight(sample_weight, n, y=None, class_weight=None):
         if not np.any(sw > 0):
             raise ValueError("class_weight and sample_weight give every sample a "
                              "zero weight; nothing to fit.")
+    # the losses' weighted mean and the penalty 1 / (C sum w) divide by the
+    # total: past float64 it overflowed into a zero penalty or an overflowing
+    # weighted variance, refused as a fault of lam or of X (audit 116)
+    with np.errstate(over="ignore"):
+        total = np.sum(sw)
+    if not np.isfinite(total):
+        raise ValueError("sample_weight (times class_weight) sums to more than "
+                         "float64 holds; divide them by a common factor.")
     return sw
 
 

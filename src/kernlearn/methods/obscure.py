@@ -603,10 +603,13 @@ class OnlineBatch(BaseSolver):
                 # (once the recent updates have given the higher bound, only
                 # they are evaluated)
                 points = {}
-                if not (stage == 2 and recent.ahead):
+                # (no recent candidate: none yet, or its difference was
+                # rounding; then the iterate's, even once they were ahead)
+                cand = recent.candidate(A, G) if stage == 2 else None
+                if not (recent.ahead and cand is not None):
                     points["all"] = (A, G, N)
-                if stage == 2:
-                    points["recent"] = recent.candidate(A, G)
+                if cand is not None:
+                    points["recent"] = cand
                 cost, value = 0.0, {}
                 for name, point in points.items():
                     if point is None:
