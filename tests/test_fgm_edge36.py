@@ -1,5 +1,5 @@
 """FGM at extreme scales (issue 21): no ``LinAlgError`` from the Newton master,
-row blocks equal to the in-memory fit on columns at ``1e9 + 1e-3 z``."""
+row blocks and Dask partitions equal to the in-memory fit on columns at ``1e9 + 1e-3 z``."""
 
 import warnings
 
@@ -9,6 +9,9 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from kernlearn import FGMClassifier, FGMRegressor
+
+# light workers in the test process (the fixture's cluster)
+DASK_CLUSTER = dict(processes=False)
 
 
 def _fit(est, X, y, **kw):
@@ -49,3 +52,43 @@ def test_no_intercept_far_offset_columns_fit(seed):
                                  class_weight="balanced", multiclass="shared"), X, y)
     assert np.all(np.isfinite(m.coef_))
     assert m.converged_ or conv
+
+
+def _offset_data(seed):
+    """Three columns at ``1e9 + 1e-3 z`` (offset over spread 1e12) carrying the target."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(40, 120))
+    X = rng.standard_normal((n, 6))
+    Z = rng.standard_normal((n, 3))
+    X[:, :3] = 1e9 + 1e-3 * Z
+    y = Z @ [1.0, -2.0, 0.5] + X[:, 3] + 0.1 * rng.standard_normal(n)
+    return X, y, rng.uniform(0.2, 3, n)
+
+
+def _same_model(ref, got):
+    np.testing.assert_array_equal(np.sort(got.selected_features_),
+                                  np.sort(ref.selected_features_))
+    # before: 4e-6 to 3e-5 of the largest coefficient apart (the scaled
+    # columns near 1e12 kept a ten-thousandth of their spread)
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=0,
+                               atol=1e-8 * np.abs(ref.coef_).max())
+    # (the intercept, ~5e11, cancels terms of ~1e12: digits of the coefficients)
+    np.testing.assert_allclose(got.intercept_, ref.intercept_, rtol=1e-7)
+
+
+@pytest.mark.parametrize("seed", [0, 3, 6])
+def test_row_blocks_equal_memory_on_columns_far_from_zero(seed):
+    X, y, sw = _offset_data(seed)
+    ref, _ = _fit(FGMRegressor(B=3, C=1.0), X, y, sample_weight=sw)
+    got, _ = _fit(FGMRegressor(B=3, C=1.0, memory_budget=673), X, y, sample_weight=sw)
+    _same_model(ref, got)
+
+
+@pytest.mark.parametrize("seed", [1, 6])
+def test_dask_equals_memory_on_columns_far_from_zero(client, seed):
+    da = pytest.importorskip("dask.array")
+    X, y, sw = _offset_data(seed)
+    ref, _ = _fit(FGMRegressor(B=3, C=1.0), X, y, sample_weight=sw)
+    got, _ = _fit(FGMRegressor(B=3, C=1.0), da.from_array(X, chunks=(25, 6)), y,
+                  sample_weight=sw)
+    _same_model(ref, got)
