@@ -92,3 +92,25 @@ def test_dask_equals_memory_on_columns_far_from_zero(client, seed):
     got, _ = _fit(FGMRegressor(B=3, C=1.0), da.from_array(X, chunks=(25, 6)), y,
                   sample_weight=sw)
     _same_model(ref, got)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_no_intercept_on_a_column_far_from_zero_warns(sparse):
+    # a column at 1 + 1e-9 z acts as an intercept along its offset: curvatures
+    # ~1e17 apart, coefficients 1e6 apart on 9.7e6 between routes (silent before)
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 5))
+    X[:, 1] = 1 + 1e-9 * X[:, 1]
+    y = X[:, 0] + 1e9 * (X[:, 1] - 1)
+    Xi = sp.csr_matrix(X) if sparse else X
+    said = {}
+    for fit_intercept in (False, True):
+        with warnings.catch_warnings(record=True) as seen, threadpool_limits(1):
+            warnings.simplefilter("always")
+            FGMRegressor(B=2, C=1.0, fit_intercept=fit_intercept).fit(Xi, y)
+        said[fit_intercept] = [str(w.message) for w in seen
+                               if "without an intercept" in str(w.message)]
+    assert said[False] and "fit_intercept=True" in said[False][0]
+    assert not said[True]

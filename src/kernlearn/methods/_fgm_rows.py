@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from .._column_sources import register_source, source_of
 from ..utils._sparse import _sparse_centred_squares, column_nonzeros
+from ..utils._warnings import warn
 
 __all__ = ["active_block", "block_moments", "block_stored", "bound_above_objective",
            "bound_warning", "centre_by_newton", "check_loss_scale", "offset_rounding",
@@ -255,6 +256,10 @@ def sparse_work(blocks, K=1, sample_weight=None):
     return K * float(per_row @ per_row), nnz
 
 
+# Without an intercept, a column's offset over its half-range above which the
+# fit is ill-posed in float64 (curvatures 1e10 apart; see shifted_block)
+_ILL_POSED_RATIO = 1e5
+
 # A dense active column whose centre lies farther from zero than this many
 # half-ranges (a Unix time, ~1.7e9, varying over days) is shifted to zero in the
 # master.  FGM centres implicitly, through the intercept, so the master saw the
@@ -328,7 +333,10 @@ def shifted_block(A, fit_intercept):
     shift : ndarray of shape (p,) or None
         ``A_given W = A W + shift' W``: the intercept's change.
     """
-    shift = offset_shift(A) if fit_intercept else None
+    if not fit_intercept:
+        _warn_far_without_intercept(A)
+        return A, None
+    shift = offset_shift(A)
     if shift is None:
         return A, None
     found = source_of(A)
@@ -354,6 +362,43 @@ def shifted_block(A, fit_intercept):
         return A.map(partial(_recentred, cols=far, c=c, w=weights[far]), raw), shift
     A[:, far] = (raw - c) * weights[far]
     return A, shift
+
+
+def _warn_far_without_intercept(A):
+    """Warn when, without an intercept, an active column's offset dwarfs its spread.
+
+    The master's Hessian then has curvatures about (offset / spread)^2 apart
+    (the column acts as an intercept along its offset, and as a feature along
+    its spread): past ``_ILL_POSED_RATIO`` (1e10 apart) the coefficients are
+    not determined to more digits than float64 leaves (measured at 1e9: the
+    in-memory fit and the one by row blocks 1e6 apart on 9.7e6).  Nothing
+    can be shifted without the intercept; the user can fit one, or centre.
+    """
+    if getattr(A, "is_row_futures", False):
+        lo, hi = A.map(_any_range).reduce(_merge_ranges)
+    elif A.shape[0]:
+        lo, hi = _any_range(A)
+    else:
+        return
+    mid, half = np.abs(0.5 * lo + 0.5 * hi), 0.5 * hi - 0.5 * lo
+    worst = float(np.max(np.where(half > 0, mid / np.where(half > 0, half, 1.0), 0.0)))
+    if worst > _ILL_POSED_RATIO:
+        # (one message, without the ratio: the same on every route and fold)
+        warn(f"FGM without an intercept: a selected column lies over {_ILL_POSED_RATIO:.0e} "
+             "times its half-range from zero, so the problem's curvatures are over "
+             f"{_ILL_POSED_RATIO ** 2:.0e} apart and its coefficients carry few correct "
+             "digits; fit an intercept (fit_intercept=True) or centre the column.",
+             UserWarning)
+
+
+def _any_range(part):
+    """Column minima and maxima (float64) of a dense or sparse block (zeros counted)."""
+    if part.shape[0] == 0:
+        return np.full(part.shape[1], np.inf), np.full(part.shape[1], -np.inf)
+    lo, hi = part.min(axis=0), part.max(axis=0)
+    if sp.issparse(part):
+        lo, hi = lo.toarray(), hi.toarray()
+    return (np.asarray(lo, dtype=np.float64).ravel(), np.asarray(hi, dtype=np.float64).ravel())
 
 
 def _dense_column(raw, j):
