@@ -114,3 +114,16 @@ def test_no_intercept_on_a_column_far_from_zero_warns(sparse):
                                if "without an intercept" in str(w.message)]
     assert said[False] and "fit_intercept=True" in said[False][0]
     assert not said[True]
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_simplemkl_master_at_huge_C_fits(fit_intercept):
+    # its SVM Newton system C A'DA + lambda I: lambda below the rounding of the
+    # data part at C = 1e60 ("Singular matrix" before; damped now)
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 5))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    m, conv = _fit(FGMClassifier(C=1e60, B=2, solver="simplemkl",
+                                 fit_intercept=fit_intercept), X, y)
+    assert np.all(np.isfinite(m.coef_)) and m.score(X, y) == 1.0
+    assert m.converged_ or conv

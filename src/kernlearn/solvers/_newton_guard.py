@@ -15,7 +15,7 @@ rule keep their meaning: only the speed differs.
 
 import numpy as np
 
-__all__ = ["guarded_subproblem"]
+__all__ = ["damped_solve", "guarded_subproblem"]
 
 # Levenberg damping tried in turn, relative to each output's largest Hessian
 # diagonal entry: 1e-12 is ten thousand times the rounding of the entries
@@ -77,3 +77,42 @@ def guarded_subproblem(subproblem, H, g, W0, indptr, alpha, max_sweeps, tol, fto
             if np.all(np.isfinite(W)):
                 return W, sweeps
     return None, sweeps
+
+
+def damped_solve(H, g):
+    """``H^{-1} g``, Levenberg-damped where ``H`` is singular to working precision.
+
+    SimpleMKL's SVM Newton system :math:`H = C A' D A + \lambda I` is
+    positive definite, but at ``C`` of 1e60 the ``lambda`` is below the
+    rounding of the data part: ``LinAlgError`` ("Singular matrix") before.
+
+    Parameters
+    ----------
+    H : ndarray of shape (p, p)
+        A symmetric positive semi-definite matrix (in exact arithmetic).
+    g : ndarray of shape (p,)
+        The right-hand side.
+
+    Returns
+    -------
+    ndarray of shape (p,) or None
+        The solution (undamped wherever ``H`` allows one, bit for bit); None
+        when every damping failed too.
+    """
+    try:
+        x = np.linalg.solve(H, g)
+        if np.all(np.isfinite(x)):
+            return x
+    except np.linalg.LinAlgError:
+        pass
+    diag = np.abs(np.diagonal(H))
+    top = float(np.max(diag, initial=0.0))
+    top = top if np.isfinite(top) and top > 0 else 1.0
+    for rel in _DAMPING:
+        try:
+            x = np.linalg.solve(H + rel * top * np.eye(len(g)), g)
+        except np.linalg.LinAlgError:
+            continue
+        if np.all(np.isfinite(x)):
+            return x
+    return None
