@@ -891,7 +891,7 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=No
     ``n_iter`` and ``converged``; ``row_work`` is how the Newton master reads
     the rows (``None``: in memory; see :class:`~kernlearn.solvers.Problem`).
     Far-offset columns of ``A`` (a fresh copy, or partitions on a cluster)
-    are shifted (:func:`offset_shift`) and the intercept mapped back.
+    are shifted (:func:`._fgm_rows.shifted_block`) and the intercept mapped back.
     """
     A, shift = shifted_block(A, s.fit_intercept)
     if shift is not None:

@@ -1,4 +1,4 @@
-"""The proximal Newton master's subproblem where its quadratic model breaks down.
+r"""The proximal Newton master's subproblem where its quadratic model breaks down.
 
 At a loss weight ``C`` of 1e60 and more on separable data, or on far-offset
 columns without an intercept, the model's Hessian ``H = A' D A`` (after the
@@ -80,7 +80,7 @@ def guarded_subproblem(subproblem, H, g, W0, indptr, alpha, max_sweeps, tol, fto
 
 
 def damped_solve(H, g):
-    """``H^{-1} g``, Levenberg-damped where ``H`` is singular to working precision.
+    r"""``H^{-1} g``, Levenberg-damped where ``H`` is singular to working precision.
 
     SimpleMKL's SVM Newton system :math:`H = C A' D A + \lambda I` is
     positive definite, but at ``C`` of 1e60 the ``lambda`` is below the
