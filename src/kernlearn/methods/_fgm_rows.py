@@ -352,15 +352,16 @@ def shifted_block(A, fit_intercept):
         raw = raws[0].map(partial(_pick_columns, cols=far), *raws[1:], tail=(far.size,))
         lo, hi = raw.map(_part_range).reduce(_merge_ranges)
     else:
-        raw = np.column_stack([_dense_column(raws[t], j - starts[t])
-                               for t, j in zip(which, far)])
-        lo, hi = raw.min(axis=0), raw.max(axis=0)
+        # (column by column: contiguous reductions and writes into the column-major A)
+        raw = [_dense_column(raws[t], j - starts[t]) for t, j in zip(which, far)]
+        lo, hi = np.array([r.min() for r in raw]), np.array([r.max() for r in raw])
     c = 0.5 * lo + 0.5 * hi
     shift = shift.copy()
     shift[far] = c * weights[far]
     if getattr(A, "is_row_futures", False):
         return A.map(partial(_recentred, cols=far, c=c, w=weights[far]), raw), shift
-    A[:, far] = (raw - c) * weights[far]
+    for i, j in enumerate(far):
+        A[:, j] = (raw[i] - c[i]) * weights[j]
     return A, shift
 
 
