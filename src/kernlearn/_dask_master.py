@@ -41,7 +41,8 @@ import numpy as np
 
 from ._row_futures import checked_partition
 from .losses._base import WeightedLoss
-from .methods._fgm_rows import _part_product, active_block, centre_by_newton
+from ._column_sources import register_source
+from .methods._fgm_rows import _part_product, active_block, centre_by_newton, with_sources
 from .partitioned import (
     DaskRows,
     GroupedRows,
@@ -468,7 +469,11 @@ class DaskMasterRows:
         block = self.rows.columns_on_workers(feats, weights, *self._removed)
         block.fgm_columns = (np.asarray(feats), None if weights is None
                              else np.asarray(weights, dtype=float))  # (constraint_values)
-        return block
+        if weights is None or not hasattr(pool, "raw_columns"):
+            return block
+        # (the raw columns, for the master's shift of far-offset ones: shifted_block)
+        return register_source(block, lambda: self.rows.columns_on_workers(
+            feats, None, *self._removed), block.fgm_columns[1])
 
     def constraint_values(self, blocks, grad):
         r"""Value :math:`\|A_t' u\|_F^2` of each active constraint at the dual point.
@@ -508,7 +513,7 @@ class DaskMasterRows:
     def active_block(self, blocks):
         """The active constraints' columns side by side, per partition."""
         p = sum(b.shape[1] for b in blocks)
-        return blocks[0].map(_hstack_parts, *blocks[1:], tail=(p,))
+        return with_sources(blocks[0].map(_hstack_parts, *blocks[1:], tail=(p,)), blocks)
 
     def choose_master(self, n, p, K, loss, solver, blocks=None):
         """Proximal Newton: on a cluster a first-order step costs a round trip each.

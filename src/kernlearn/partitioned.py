@@ -37,6 +37,8 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
+from ._column_sources import register_source
+
 # (the arrays held by a cluster; a leaf module, re-exported here)
 from ._row_futures import (
     GroupedRows,
@@ -865,12 +867,19 @@ def kept_row_columns(pool, cand, X, loss):
         The candidates' columns.
     """
     w, filler = removed_rows(X, loss) if isinstance(X, RowPartitioned) else (None, None)
+    raw_of = getattr(pool, "raw_columns", None)  # (the columns of X, scaled: FeaturePool)
     if w is None:
-        return pool.columns(cand, X)
+        block = pool.columns(cand, X)
+        if raw_of is None:
+            return block
+        feats, weights = pool.column_indices(cand)
+        return register_source(block, lambda: raw_of(feats, X), np.asarray(weights))
     feats, weights = pool.column_indices(cand)
-    out = X.map_stack(partial(_scaled_columns, ids=np.asarray(feats), weights=weights,
-                              filler=filler), w)
-    return sp.csc_matrix(out) if sp.issparse(out) else np.asarray(out)
+    pick = partial(_scaled_columns, ids=np.asarray(feats), filler=filler)
+    out = X.map_stack(partial(pick, weights=weights), w)
+    block = sp.csc_matrix(out) if sp.issparse(out) else np.asarray(out)
+    return block if raw_of is None else register_source(
+        block, lambda: X.map_stack(pick, w), np.asarray(weights))
 
 
 def removed_rows(rows, loss):

@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from .._column_sources import register_source
 from ..losses import get_loss, weighted
 from ..partitioned import _scaled_columns
 from ..penalties import SquaredGroupL1
@@ -81,7 +82,10 @@ def refit_l2(X, y, sel, kind, pool, settings, sample_weight=None, solve_master=N
         filler = (sp.csr_matrix(Xs[first], dtype=float).reshape(1, -1) if sp.issparse(Xs)
                   else np.array(Xs[first], dtype=float))
         Xs = _scaled_columns(Xs, sample_weight, ids=np.arange(sel.size), filler=filler)
+    raw = Xs
     Xs = Xs @ sp.diags(scale) if sp.issparse(Xs) else Xs * scale
+    # (the raw columns: the master shifts far-offset ones before scaling them)
+    Xs = register_source(Xs, lambda: raw, scale)
     Xs = active_block([Xs]) if sp.issparse(Xs) else Xs
     w, b, converged = _one_constraint(Xs, y, get_loss(kind), settings, sample_weight,
                                       solve_master)

@@ -10,11 +10,13 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
+from .._column_sources import register_source, source_of
 from ..utils._sparse import _sparse_centred_squares, column_nonzeros
+from ..utils._warnings import warn
 
 __all__ = ["active_block", "block_moments", "block_stored", "bound_above_objective",
            "bound_warning", "centre_by_newton", "check_loss_scale", "offset_rounding",
-           "offset_shift", "shift_columns"]
+           "offset_shift", "shift_columns", "shifted_block", "with_sources"]
 
 # C times the largest row weight times the rows above which FGM refuses: the
 # dual vector u = C w l'(m) then reaches ~1e140 on unit columns, its scores'
@@ -47,12 +49,34 @@ def active_block(blocks):
     ndarray (column-major) or sparse CSC matrix
     """
     if not sp.issparse(blocks[0]):
-        return np.asfortranarray(np.hstack(blocks))
+        return with_sources(np.asfortranarray(np.hstack(blocks)), blocks)
     A = sp.hstack(blocks, format="csc")
     n, p = A.shape
     if A.nnz > _DENSE_ABOVE * n * p and n * p <= _DENSE_MAX_ENTRIES:
-        return A.toarray(order="F")
+        return with_sources(A.toarray(order="F"), blocks)
     return A
+
+
+def with_sources(A, blocks):
+    """Register ``A``'s raw columns: those of its blocks, side by side.
+
+    Parameters
+    ----------
+    A : ndarray or RowFutures
+        The blocks side by side (dense).
+    blocks : list
+        The column blocks, each registered by
+        :func:`kernlearn._column_sources.register_source` (else nothing is).
+
+    Returns
+    -------
+    A
+    """
+    found = [source_of(b) for b in blocks]
+    if any(f is None for f in found):
+        return A
+    return register_source(A, lambda: [f[0]() for f in found],
+                           np.concatenate([f[1] for f in found]))
 
 
 #: How far, relative to the size of its terms, a Fenchel dual value may lie
@@ -232,6 +256,10 @@ def sparse_work(blocks, K=1, sample_weight=None):
     return K * float(per_row @ per_row), nnz
 
 
+# Without an intercept, a column's offset over its half-range above which the
+# fit is ill-posed in float64 (curvatures 1e10 apart; see shifted_block)
+_ILL_POSED_RATIO = 1e5
+
 # A dense active column whose centre lies farther from zero than this many
 # half-ranges (a Unix time, ~1.7e9, varying over days) is shifted to zero in the
 # master.  FGM centres implicitly, through the intercept, so the master saw the
@@ -277,6 +305,121 @@ def offset_shift(A):
     mid = 0.5 * lo.astype(np.float64) + 0.5 * hi  # (no overflow near the float maximum)
     far = np.abs(mid) > _OFFSET_RATIO * (0.5 * hi.astype(np.float64) - 0.5 * lo)
     return np.where(far, mid, 0.0) if far.any() else None
+
+
+def shifted_block(A, fit_intercept):
+    r"""The master's active block with its far-offset columns shifted to zero, and the shifts.
+
+    :func:`offset_shift` decides which columns are shifted.  A column whose
+    raw values are known (:mod:`kernlearn._column_sources`: FGM's dense
+    columns of ``X``) is rebuilt as :math:`(x - c)\lambda` with ``c`` the raw
+    column's midrange, its shift :math:`c\lambda`: the scaled column
+    :math:`x\lambda` near 1e12 had lost the digits ``x`` held (the scale's
+    last bit, which the routes' standardisation sums round differently,
+    moved the coefficients by up to 4e-5 relative); the others lose
+    their midrange.  Without an intercept nothing is shifted.
+
+    Parameters
+    ----------
+    A : ndarray, sparse matrix or RowFutures of shape (n_samples, p)
+        A fresh active block (an ndarray is overwritten).
+    fit_intercept : bool
+        Whether the master fits an intercept (the shift maps onto it).
+
+    Returns
+    -------
+    A : ndarray, sparse matrix or RowFutures
+        The block to solve on.
+    shift : ndarray of shape (p,) or None
+        ``A_given W = A W + shift' W``: the intercept's change.
+    """
+    if not fit_intercept:
+        _warn_far_without_intercept(A)
+        return A, None
+    shift = offset_shift(A)
+    if shift is None:
+        return A, None
+    found = source_of(A)
+    A = shift_columns(A, shift)
+    if found is None:
+        return A, shift
+    far = np.flatnonzero(shift)
+    raws, weights = found[0](), found[1]
+    raws = raws if isinstance(raws, list) else [raws]  # (a block's, or its blocks')
+    starts = np.cumsum([0] + [r.shape[1] for r in raws])
+    which = np.searchsorted(starts, far, side="right") - 1
+    if getattr(A, "is_row_futures", False):
+        raw = raws[0].map(partial(_pick_columns, cols=far), *raws[1:], tail=(far.size,))
+        lo, hi = raw.map(_part_range).reduce(_merge_ranges)
+    else:
+        # (column by column: contiguous reductions and writes into the column-major A)
+        raw = [_dense_column(raws[t], j - starts[t]) for t, j in zip(which, far)]
+        lo, hi = np.array([r.min() for r in raw]), np.array([r.max() for r in raw])
+    c = 0.5 * lo + 0.5 * hi
+    shift = shift.copy()
+    shift[far] = c * weights[far]
+    if getattr(A, "is_row_futures", False):
+        return A.map(partial(_recentred, cols=far, c=c, w=weights[far]), raw), shift
+    for i, j in enumerate(far):
+        A[:, j] = (raw[i] - c[i]) * weights[j]
+    return A, shift
+
+
+def _warn_far_without_intercept(A):
+    """Warn when, without an intercept, an active column's offset dwarfs its spread.
+
+    The master's Hessian then has curvatures about (offset / spread)^2 apart
+    (the column acts as an intercept along its offset, and as a feature along
+    its spread): past ``_ILL_POSED_RATIO`` (1e10 apart) the coefficients are
+    not determined to more digits than float64 leaves (measured at 1e9: the
+    in-memory fit and the one by row blocks 1e6 apart on 9.7e6).  Nothing
+    can be shifted without the intercept; the user can fit one, or centre.
+    """
+    if getattr(A, "is_row_futures", False):
+        lo, hi = A.map(_any_range).reduce(_merge_ranges)
+    elif A.shape[0]:
+        lo, hi = _any_range(A)
+    else:
+        return
+    mid, half = np.abs(0.5 * lo + 0.5 * hi), 0.5 * hi - 0.5 * lo
+    worst = float(np.max(np.where(half > 0, mid / np.where(half > 0, half, 1.0), 0.0)))
+    if worst > _ILL_POSED_RATIO:
+        # (one message, without the ratio: the same on every route and fold)
+        warn(f"FGM without an intercept: a selected column lies over {_ILL_POSED_RATIO:.0e} "
+             "times its half-range from zero, so the problem's curvatures are over "
+             f"{_ILL_POSED_RATIO ** 2:.0e} apart and its coefficients carry few correct "
+             "digits; fit an intercept (fit_intercept=True) or centre the column.",
+             UserWarning)
+
+
+def _any_range(part):
+    """Column minima and maxima (float64) of a dense or sparse block (zeros counted)."""
+    if part.shape[0] == 0:
+        return np.full(part.shape[1], np.inf), np.full(part.shape[1], -np.inf)
+    lo, hi = part.min(axis=0), part.max(axis=0)
+    if sp.issparse(part):
+        lo, hi = lo.toarray(), hi.toarray()
+    return (np.asarray(lo, dtype=np.float64).ravel(), np.asarray(hi, dtype=np.float64).ravel())
+
+
+def _dense_column(raw, j):
+    """Column ``j`` of an ndarray or sparse matrix, dense float64."""
+    col = raw[:, [j]].toarray() if sp.issparse(raw) else raw[:, j]
+    return np.asarray(col, dtype=np.float64).ravel()
+
+
+def _pick_columns(*parts, cols):
+    """Columns ``cols`` of a partition's blocks side by side (dense float64)."""
+    starts = np.cumsum([0] + [q.shape[1] for q in parts])
+    which = np.searchsorted(starts, cols, side="right") - 1
+    return np.column_stack([_dense_column(parts[t], j - starts[t]) for t, j in zip(which, cols)])
+
+
+def _recentred(part, raw, cols, c, w):
+    """A partition with columns ``cols`` rebuilt from their raw values."""
+    part = np.array(part, dtype=float, order="F")
+    part[:, cols] = (raw - c) * w
+    return part
 
 
 def shift_columns(A, shift):

@@ -69,7 +69,7 @@ from ._fgm_pricing import _grow_group, _not_violated, _positive
 from ._fgm_refit import refit_l2
 from ._fgm_rows import (active_block, block_moments, block_stored, bound_above_objective,
                         bound_warning, centre_by_newton, check_loss_scale, offset_rounding,
-                        offset_shift, shift_columns, sparse_work)
+                        shifted_block, sparse_work)
 from ..utils._threads import parallel_until_error
 from ..utils._warnings import carried, summed, warn
 
@@ -861,11 +861,10 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=No
     ``n_iter`` and ``converged``; ``row_work`` is how the Newton master reads
     the rows (``None``: in memory; see :class:`~kernlearn.solvers.Problem`).
     Far-offset columns of ``A`` (a fresh copy, or partitions on a cluster)
-    are shifted (:func:`offset_shift`) and the intercept mapped back.
+    are shifted (:func:`._fgm_rows.shifted_block`) and the intercept mapped back.
     """
-    shift = offset_shift(A) if s.fit_intercept else None
+    A, shift = shifted_block(A, s.fit_intercept)
     if shift is not None:
-        A = shift_columns(A, shift)
         b0 = b0 + shift @ W0
     if kind == "newton":
         opts = {k: v for k, v in (("tol", s.master_tol), ("max_iter", s.master_max_iter))

@@ -47,6 +47,7 @@ import scipy.sparse as sp
 from ..penalties import SquaredGroupL1
 from ..penalties._prox import group_norms
 from ..utils._numba_cache import njit_cached
+from ._newton_guard import guarded_subproblem
 from ._base import (BaseSolver, History, SolverResult, SolverState, iteration_constraints,
                     single_blas_thread)
 
@@ -685,8 +686,10 @@ class ProxNewton(BaseSolver):
                 # while the support-Newton steps still gain more than ``tol``
                 ftol = 0.0 if confirm else 1e-3 * abs(F) * max(
                     self.tol, min(1.0, dec) if inner > self.sweep_tol else 0.0)
-                Wn, sweeps = _subproblem(Hs, gs, W, indptr, alpha, self.max_sweeps, inner,
-                                         ftol)
+                Wn, sweeps = guarded_subproblem(_subproblem, Hs, gs, W, indptr, alpha,
+                                                self.max_sweeps, inner, ftol)
+                if Wn is None:  # no model step, even damped: stop, unconverged
+                    break
                 if fit_intercept:
                     bn = b - inv * (gb + np.einsum("ki,ki->k", hb, (Wn - W).T))
                 else:
@@ -699,6 +702,9 @@ class ProxNewton(BaseSolver):
                 # A loosely solved model may under-predict the decrease:
                 # confirm convergence on a tightly solved one.
                 inner, confirm = self.sweep_tol, True
+            if Wn is None:
+                history.append(objective=F, decrease=np.nan, step=0.0, sweeps=sweeps)
+                break
             if dec <= self.tol:
                 converged = True
                 history.append(objective=F, decrease=dec, step=0.0, sweeps=sweeps)

@@ -62,6 +62,7 @@ import scipy.sparse as sp
 from ..penalties import SquaredGroupL1
 from ..penalties._prox import expand, group_norms
 from ._base import BaseSolver, History, SolverResult, SolverState, single_blas_thread
+from ._newton_guard import damped_solve
 
 __all__ = ["SimpleMKL", "SimpleMKLState"]
 
@@ -160,7 +161,10 @@ class _SVM:
             g = np.append(gv, gb)
             if not self.fit_intercept:
                 H, g = H[:p, :p], g[:p]
-            step = -np.linalg.solve(H, g)
+            step = damped_solve(H, g)
+            if step is None:  # (not even a damped Newton step: the SVM stops here)
+                break
+            step = -step
             dec = -float(g @ step)
             if dec <= _SVM_TOL * max(abs(phi), 1e-300):
                 break
