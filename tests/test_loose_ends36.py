@@ -84,8 +84,8 @@ def test_platt_with_a_task_of_two_rows_per_class_is_fitted_not_refused_in_a_fold
     P = est.predict_proba(X, task_index=t)
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     y[-1] = "a"  # (one "b" in task 3: two folds need two rows of it)
-    with pytest.raises(ValueError, match=r"2 samples of every class in every task \(task 3 "
-                                         r"has one of class 'b'\)"):
+    with pytest.raises(ValueError, match=r"2 samples of every class in every task holding "
+                                         r"it \(task 3 has one of class 'b'\)"):
         InfiniteFeatureClassifier(probability=True, **KW).fit(X, y, task_index=t)
 
 
