@@ -118,7 +118,6 @@ def _sampling(sample_weight, n):
     return rows, w / w.sum()
 
 
-
 class EpochOrder:
     """The rows each epoch visits, in the order of its steps.
 
