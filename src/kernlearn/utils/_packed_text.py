@@ -9,9 +9,12 @@ a cap of its own (:func:`check_unpacked`).  The archives' cap
 (:func:`~kernlearn.utils._npy_header.too_large`: 256 MB, beyond it 1100
 bytes per byte of file, the most deflate packs) never stopped gzip (1032:1
 at most): a 1 MB ``.csv.gz`` of 250 MB of zero rows read (23 s CPU, 3.6 GB)
-and one of 4 MB would have filled 24 GB.  Real tables pack 2-25:1 (the 70
+and one of 4 MB would have filled 24 GB.  Dense tables pack 2-60:1 (the 70
 compressed tables of the breadth suite and the data sets; a9a as a dense 0/1
-CSV 30:1 by gzip, 54:1 by bzip2): text is read up to ``_TEXT_FLOOR`` (64 MB:
+CSV 30:1 by gzip, 54:1 by bzip2); wide tables of mostly zeros and repeated
+rows pack more (a document-term matrix of counts, 0.5 % non-zero, as a dense
+CSV 114:1 by gzip -6; a9a's CSV ten times over 313:1 by xz -6), and past the
+floor they are refused, with the remedy: text is read up to ``_TEXT_FLOOR`` (64 MB:
 0.9 GB and 5 s to read as a table), beyond it up to ``_TEXT_RATIO`` (100)
 times the file's bytes, the ratio Apache POI's zip-bomb check allows.
 """
@@ -75,7 +78,10 @@ def check_unpacked(path, unpacked, packed):
     path = Path(path)
     raise ValueError(
         f"{path} unpacks to more than {format_bytes(unpacked)} of text, over "
-        f"{_TEXT_RATIO} times its {packed} bytes (real tables pack 2-25:1): a "
-        "decompression bomb, or text far more repetitive than a data table; if it is genuine, decompress it "
+        # (not "real tables pack 2-25:1": a9a's 0/1 CSV packs 54:1 by bzip2, a
+        # document-term matrix of counts, 0.5 % non-zero, 114:1 by gzip -6)
+        f"{_TEXT_RATIO} times its {packed} bytes (dense tables pack 2-60:1, wide ones of "
+        "mostly zeros more): a decompression bomb, or text more repetitive than most "
+        "data tables; if it is genuine, decompress it "
         f"first (e.g. {_UNPACKERS[path.suffix.lower()]} -k {path.name}) and read the "
         "plain file.")
