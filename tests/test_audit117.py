@@ -7,6 +7,8 @@ where a task of three classes may lack one.
 """
 
 import gzip
+import os
+import threading
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from conftest import one_error as _one_error
 from conftest import run_cli as _run
 
 from kernlearn import InfiniteFeatureClassifier
+from kernlearn.datafiles import load_data_file
 from kernlearn.datasets import SvmlightChunks
 from kernlearn.utils import _npy_header, _packed_text
 
@@ -40,6 +43,29 @@ def test_out_of_core_reading_is_bounded_as_in_memory_reading(bomb, tmp_path, cap
     code, _, err = _run(["fit", "-e", "fgm", "-m", tmp_path / "m.npz", "-q",
                          "--out-of-core", bomb], capsys)
     assert code == 3 and _one_error(err) and "decompression bomb" in err, err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_of_compressed_text_is_bounded_as_the_file(bomb, tmp_path):
+    # A pipe has no size: one named lines.svm.gz was unpacked without bound (the
+    # file itself refused).  Its compressed bytes are counted as they are read now.
+    fifo = tmp_path / "pipe.svm.gz"
+    os.mkfifo(fifo)
+    packed = bomb.read_bytes()
+
+    def write():
+        try:
+            with open(fifo, "wb") as fh:
+                fh.write(packed)
+        except BrokenPipeError:  # (the reader stopped: refused)
+            pass
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    with pytest.raises(ValueError, match=r"pipe\.svm\.gz unpacks to more than .* over 100 "
+                                         r"times its \d+ bytes"):
+        load_data_file(fifo)
+    writer.join(10)
 
 
 def test_an_upper_case_compressed_suffix_is_compressed_out_of_core_too(bomb):

@@ -20,6 +20,7 @@ times the file's bytes, the ratio Apache POI's zip-bomb check allows.
 """
 
 import bz2
+import contextlib
 import gzip
 import lzma
 from pathlib import Path
@@ -52,6 +53,52 @@ def packed_size(path):
     if path.suffix.lower() not in OPENERS or not path.is_file():
         return None
     return path.stat().st_size
+
+
+class _Counted:
+    """A binary stream whose bytes read are counted (``count``)."""
+
+    def __init__(self, fh):
+        self.fh, self.count = fh, 0
+
+    def read(self, size=-1):
+        data = self.fh.read(size)
+        self.count += len(data)
+        return data
+
+
+@contextlib.contextmanager
+def open_packed(path):
+    """Open ``path`` (decompressed by its suffix) with its packed bytes, for
+    :func:`check_unpacked`.
+
+    A pipe has no size: a named pipe called ``x.csv.gz`` was unpacked without
+    bound; its compressed bytes are counted as they are read instead (the
+    text so far is held to 100 times the bytes so far).
+
+    Parameters
+    ----------
+    path : path-like
+        A data file, or a pipe.
+
+    Yields
+    ------
+    stream : binary file
+        The text.
+    packed : callable
+        The bytes of the file, or read so far from a pipe; None if plain.
+    """
+    path = Path(path)
+    opener = OPENERS.get(path.suffix.lower())
+    if opener is None or path.is_file():
+        size = packed_size(path)
+        with (opener or open)(path, "rb") as fh:
+            yield fh, lambda: size
+        return
+    with open(path, "rb") as raw:
+        counted = _Counted(raw)
+        with opener(counted, "rb") as fh:
+            yield fh, lambda: counted.count
 
 
 def check_unpacked(path, unpacked, packed):
