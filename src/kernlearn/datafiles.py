@@ -31,7 +31,7 @@ from ._csv_labels import leading_zero_anywhere as _leading_zero_anywhere
 from ._libsvm_lines import _is_number, first_bad_line
 from .utils._finite import first_non_finite
 from .utils._npy_header import check_numpy_file, npz_member
-from .utils._packed_text import OPENERS, check_unpacked, packed_size
+from .utils._packed_text import OPENERS, check_unpacked, open_packed
 
 __all__ = [
     "ColumnNameError",
@@ -93,10 +93,12 @@ class DatasetNotFoundError(FileNotFoundError):
     """A named data set is not in the data folder."""
 
 
-def _open(path):
+def _open(path, packed=False):
     path = Path(path)
     if not path.exists():
         raise DatasetNotFoundError(f"data file not found: {path}")
+    if packed:  # (with its packed bytes: see open_packed)
+        return open_packed(path)
     # (by the lower-cased suffix, as the format is read: "DATA.CSV.GZ" was
     # opened uncompressed and refused as "binary data (NUL bytes)")
     return OPENERS.get(path.suffix.lower(), open)(path, "rb")
@@ -133,19 +135,19 @@ def _blocks(path, size=_BLOCK, check_start=None):
     twice: a check that opened the file first had taken its first 64 KiB away).
     """
     try:
-        with _open(path) as fh:
+        with _open(path, packed=True) as (fh, packed):
             first = fh.read(_SNIFF)
             _check_text(first, path)
             if check_start is not None:
                 check_start(first, path)
             # (compressed text counted against the archives' cap: no size is declared)
-            rest, unpacked, packed = first, len(first), packed_size(path)
+            rest, unpacked = first, len(first)
             while True:
                 chunk = fh.read(size)
                 if not chunk:
                     break
                 unpacked += len(chunk)
-                check_unpacked(path, unpacked, packed)
+                check_unpacked(path, unpacked, packed())
                 buf = rest + chunk
                 cut = buf.rfind(b"\n") + 1
                 if cut == 0:

@@ -649,6 +649,7 @@ from .datafiles import (  # noqa: E402, F401
     _open,
 )
 from ._libsvm_lines import parse_chunk as _parse_svmlight_chunk  # noqa: E402
+from .utils._packed_text import OPENERS, check_unpacked  # noqa: E402
 
 
 def _read_chunk(spec, i):
@@ -740,7 +741,7 @@ class SvmlightChunks:
             raise ValueError("chunk_rows must be positive.")
         if zero_based not in (True, False, "auto"):
             raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}.")
-        compressed = self.path.suffix in (".gz", ".bz2", ".xz")
+        compressed = self.path.suffix.lower() in OPENERS  # (".GZ" is opened as gzip)
         if compressed and not cache:
             raise ValueError(f"{self.path} is compressed: reading its chunks again needs "
                              "cache=True.")
@@ -774,11 +775,14 @@ class SvmlightChunks:
         """Byte ranges of the chunks: whole lines, ``chunk_rows`` or ``chunk_bytes`` each."""
         read = 1 << 22
         try:  # (a damaged compressed file was an internal error, exit 1)
-            with _open(self.path) as fh:
+            with _open(self.path, packed=True) as (fh, packed):
                 pos, buf = 0, b""
                 while True:
                     more = fh.read(read)
                     buf += more
+                    # (the text read in memory's bound: out of core it was unbounded,
+                    # a 0.6 MB .svm.gz of 300 MB read whole, 35 s CPU and 1.1 GB)
+                    check_unpacked(self.path, pos + len(buf), packed())
                     while True:
                         if self.chunk_rows is not None:
                             nl = np.flatnonzero(np.frombuffer(buf, np.uint8) == 10)

@@ -399,7 +399,9 @@ class ProbabilityMixin:
             label = plain_value(classes[k % len(classes)])
             where = (f" (class {label!r} has {'none' if counts[k] == 0 else 'one'})"
                      if not per_task else
-                     f" in every task (task {plain_value(names[k // len(classes)])!r} has "
+                     # (GrFL's tasks need two classes, not all: a task may lack one)
+                     f" in every task{'' if every else ' holding it'} "
+                     f"(task {plain_value(names[k // len(classes)])!r} has "
                      f"{'none' if counts[k] == 0 else 'one'} of class {label!r})")
             raise ValueError("probability=True needs at least 2 samples of every class"
                              + ("" if sw is None and not weighed_out
