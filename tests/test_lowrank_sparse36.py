@@ -9,21 +9,16 @@ that tie are read.  Also audit 113's loose ends: the ``standardize``
 documentation of the histogram kernels, ``pairwise_kernel`` of a Dask array.
 """
 
-import os
 import re
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from peak_memory import peak_and_dense_mb
 from kernlearn.families.nystrom import _values_within_ties, content_order
-
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -100,10 +95,7 @@ print(tracemalloc.get_traced_memory()[1] / 1e6, n * d * 8 / 1e6)
 def test_lowrank_estimators_never_make_sparse_x_dense():
     # audit 113: 263 MB for 480 MB of dense rows, in content_order (here 120 MB
     # for 96 MB before, 9 MB now)
-    out = subprocess.run([sys.executable, "-c", _MEMORY], capture_output=True, text=True,
-                         check=True, env={**os.environ, "PYTHONPATH": str(SRC),
-                                          "OMP_NUM_THREADS": "1"})
-    peak_mb, dense_mb = map(float, out.stdout.split()[-2:])
+    peak_mb, dense_mb = peak_and_dense_mb(_MEMORY)
     assert peak_mb < dense_mb / 6, f"peak {peak_mb:.0f} MB, X dense {dense_mb:.0f} MB"
 
 

@@ -1,14 +1,13 @@
 """Multitask MKL on sparse X (issue 21): the kernels are evaluated on sparse
 rows, never densified, and the model is that of the same numbers dense."""
 
-import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from peak_memory import peak_and_dense_mb
 from kernlearn import (MultitaskMKLClassifier, MultitaskMKLClassifierCV,
                        MultitaskMKLRegressor, MultitaskMKLRegressorCV)
 from kernlearn.io import load_model, save_model
@@ -229,7 +228,5 @@ print(tracemalloc.get_traced_memory()[1] / 1e6, n * d * 8 / 1e6)
 def test_sparse_x_is_never_made_dense():
     # a text-sized X (240 x 50,000, 40 words a row): the fits and predictions
     # hold the tasks' dense kernel blocks (n x n), never X dense (96 MB)
-    out = subprocess.run([sys.executable, "-c", _MEMORY], capture_output=True, text=True,
-                         check=True)
-    peak_mb, dense_mb = map(float, out.stdout.split()[-2:])
+    peak_mb, dense_mb = peak_and_dense_mb(_MEMORY)
     assert peak_mb < dense_mb / 4, f"peak {peak_mb:.0f} MB, X dense {dense_mb:.0f} MB"

@@ -7,19 +7,13 @@ values hidden from ``additive_chi2``'s check by a NaN, the sparse diagonal of
 int8 and float32 data, and read-only arrays (a memory-mapped matrix).
 """
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose
 
+from peak_memory import peak_and_dense_mb
 from kernlearn.kernels import additive_chi2_kernel, hik_kernel, kernel_diag, pairwise_kernel
-
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def _data(seed=0, n=7, d=9):
@@ -151,8 +145,5 @@ def test_estimators_with_histogram_kernels_never_make_sparse_x_dense():
     # the last pass's claim (audit 111 measured 185 and 567 MB for 8 MB of
     # dense rows when a task's rows were read dense): the peak is the kernel
     # blocks, far below X dense
-    out = subprocess.run([sys.executable, "-c", _MEMORY], capture_output=True, text=True,
-                         check=True, env={**os.environ, "PYTHONPATH": str(SRC),
-                                          "OMP_NUM_THREADS": "1"})
-    peak_mb, dense_mb = map(float, out.stdout.split()[-2:])
+    peak_mb, dense_mb = peak_and_dense_mb(_MEMORY)
     assert peak_mb < dense_mb / 4, f"peak {peak_mb:.0f} MB, X dense {dense_mb:.0f} MB"
