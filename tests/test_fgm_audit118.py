@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 from scipy.special import xlogy
+from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from kernlearn import FGMClassifier
@@ -78,3 +79,12 @@ def test_large_C_separable_fit_is_optimal_or_says_unconverged():
         got = FGMClassifier(C=1e10, B=2).fit(X, y)
     best = ref.history_["objective"][-1]
     assert not got.converged_ or got.history_["objective"][-1] <= best * (1 + 1e-2)
+
+
+def test_max_iter_warning_names_the_rule_that_was_not_met():
+    # the change rule with the gap above tol is tol / 10 (not tol): the warning said tol
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 12))
+    y = (X[:, :3].sum(axis=1) > 0).astype(int)
+    with pytest.warns(ConvergenceWarning, match=r"tol / 10 = 0\.001"), threadpool_limits(1):
+        FGMClassifier(B=2, max_iter=1, tol=1e-2).fit(X, y)
