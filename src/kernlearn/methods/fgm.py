@@ -752,7 +752,8 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
                                   f"max_features={s.max_features}" if budget else "")
         warn(f"{name} stopped after {out.n_iter} outer iterations ({cap}) "
              + ("with fewer features than max_features" if budget else
-                f"before its duality gap or its objective's relative change met tol={s.tol}")
+                f"before its duality gap met tol={s.tol} or its objective's relative "
+                f"change fell below tol / 10 = {_FLAT * s.tol:g}")
              + "; increase max_iter.", ConvergenceWarning)
     if any(st.unconverged):
         warn(
