@@ -65,7 +65,7 @@ from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_bound import scaled_dual
-from ._fgm_pricing import _grow_group, _not_violated, _positive
+from ._fgm_pricing import _grow_group, _master_not_optimal, _not_violated, _positive
 from ._fgm_refit import refit_l2
 from ._fgm_rows import (active_block, block_moments, block_stored, bound_above_objective,
                         bound_warning, centre_by_newton, check_loss_scale, offset_rounding,
@@ -713,9 +713,17 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
         out = _solve_master(kind, rows.active_block(st.blocks), Y, loss, penalty, s,
                             st.indptr(), np.vstack([st.W, W_new]), st.b, st.tau,
                             row_work=rows.row_work)
-        st.unconverged.append(not out["converged"])
         st.score_rtol = _score_rtol(kind, s)
         st.W, st.b, st.M, st.tau = out["W"], out["b"], out["M"], out["tau"]
+        if kind == "newton" and out["converged"] and \
+                _master_not_optimal(rows, st, s.fit_intercept):
+            # Newton's model-decrease stop missed a descent (the squared hinge's kink at
+            # huge C): SimpleMKL's reduced gradient moves there; else say unconverged
+            out = (_solve_master("simplemkl", rows.active_block(st.blocks), Y, loss, penalty,
+                                 s, st.indptr(), st.W, st.b, st.tau)
+                   if K == 1 and rows.row_work is None else {**out, "converged": False})
+            st.W, st.b, st.M, st.tau = out["W"], out["b"], out["M"], out["tau"]
+        st.unconverged.append(not out["converged"])
         if budget:
             st.drop_zero_groups()
         obj = out["objective"]
@@ -757,8 +765,9 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
              + "; increase max_iter.", ConvergenceWarning)
     if any(st.unconverged):
         warn(
-            f"{name}: {sum(st.unconverged)} of {out.n_iter} master solves stopped at their "
-            "iteration cap before meeting their tolerance; increase inner_max_iter.",
+            f"{name}: {sum(st.unconverged)} of {out.n_iter} master solves stopped before meeting "
+            "their tolerance (at their iteration cap, or a Newton stop that failed the "
+            "optimality check); increase inner_max_iter.",
             ConvergenceWarning,
         )
     if st.bad_bounds:
