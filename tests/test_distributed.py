@@ -27,8 +27,11 @@ def test_no_import_circle_between_partitioned_distributed_and_families():
     # Defect: distributed <-> families/pool <-> partitioned imported each other.
     # partitioned re-exports the leaf module of the arrays held by a cluster
     # and the search for a non-finite value (utils/_finite, another leaf); its
-    # compiled scores (_predict_kernels) import only numba's cache (utils)
-    assert _imports("partitioned") == {"_predict_kernels", "_row_futures", "utils"}
+    # compiled scores (_predict_kernels) import only numba's cache (utils); the
+    # raw columns a block keeps for FGM's shifts (_column_sources) import nothing
+    assert _imports("partitioned") == {"_column_sources", "_predict_kernels", "_row_futures",
+                                       "utils"}
+    assert _imports("_column_sources") == set()
     assert _imports("_predict_kernels") == {"utils"}
     # ("from . import _numba_envs": its sibling in utils, a leaf)
     assert _imports("utils/_numba_cache") == {""}

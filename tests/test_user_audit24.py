@@ -151,7 +151,7 @@ def test_cli_refuses_both_names_before_reading_the_data(table, capsys):
 
 @pytest.mark.parametrize("config, given, kept", [
     ("max_outer_iter = 3", "max_iter=4", {"max_iter": 4, "max_outer_iter": "deprecated"}),
-    ("max_iter = 4", "max_outer_iter=3", {"max_iter": 15, "max_outer_iter": 3}),
+    ("max_iter = 4", "max_outer_iter=3", {"max_iter": 100, "max_outer_iter": 3}),
 ])
 def test_cli_param_overrides_the_other_name_in_the_config(table, config, given, kept):
     # -p overrides the config file: under the other name of a parameter, the

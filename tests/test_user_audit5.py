@@ -62,7 +62,10 @@ def test_column_nonzeros_counts_values_not_storage():
 
 
 # ------------------------------------------- a Unix-time column beside others
-@pytest.mark.parametrize("kw", [{}, {"solver": "apg"}, {"solver": "simplemkl"},
+# (APG at its default inner_tol ends its last master 0.07 % above the optimum on
+# either data, decision values 0.3 % apart since the longer paths of FGM's
+# thirty-fifth-pass stopping rule: solved tightly here, the offset is what differs)
+@pytest.mark.parametrize("kw", [{}, {"solver": "apg", "inner_tol": 1e-10}, {"solver": "simplemkl"},
                                 {"refit": True}, {"multiclass": "ovr"}],
                          ids=["newton", "apg", "simplemkl", "refit", "ovr"])
 def test_fgm_with_a_unix_time_column_fits_the_model_of_the_offset_free_data(kw):
@@ -279,12 +282,12 @@ def test_platt_folds_keep_both_classes_in_every_task():
         X, task_index=t)
     assert np.allclose(P.sum(axis=1), 1.0) and np.mean(P.argmax(1) == y) > 0.9
     t[ones[1]] = 0  # task 1 now has one sample of class 1
-    with pytest.raises(ValueError, match=r"every class in every task \(task 1 has one of "
+    with pytest.raises(ValueError, match=r"every class in every task (holding it )?\(task 1 has one of "
                                          r"class 1\)"):
         MultitaskMKLClassifier(probability=True).fit(X, y, task_index=t)
     # the infinite-feature classifier refuses a task of one class too, so its folds
     # keep each task's classes and name a lone sample alike (tests/test_loose_ends36.py)
-    with pytest.raises(ValueError, match=r"every class in every task \(task 1 has one of "
+    with pytest.raises(ValueError, match=r"every class in every task (holding it )?\(task 1 has one of "
                                          r"class 1\)"):
         InfiniteFeatureClassifier(max_features=4, random_state=0, probability=True).fit(
             X, y, task_index=t)

@@ -112,7 +112,10 @@ def test_report_of_a_gap_near_the_float_range(no_warnings):
     y = 3 * x[:, 0] + 5 + 1e9
     est = FGMRegressor(solver="simplemkl", max_iter=1, standardize=False)
     est.fit(sp.csr_matrix(x * 1e150), y)
-    assert est.history_["gap"].max() > 1e250  # the case this test is about
+    # (since the thirty-fifth pass FGM's bound is taken at the best multiple of the
+    # dual point, which is tight here: the gap the old bound recorded, ~1e296, is
+    # put back so that the report still draws the case this test is about)
+    est.history_["gap"] = np.array([1e296])
     page = build_report(est)
     assert "drawn at it" not in page  # (said in the figure, not in the text)
     assert page.count('src="data:image/png;base64,') >= 2

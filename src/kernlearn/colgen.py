@@ -93,6 +93,9 @@ class ColumnGeneration:
     unit : str, default="outer iterations"
         What one iteration is called in the warnings, in the words of the
         method's documentation (SLKL's ``max_iter`` counts "sweeps").
+    shown_tol : float, optional
+        The tolerance the stop line names when the caller applies its own
+        ``tol`` rule in ``price`` (``tol=None`` here; FGM's gap-and-change rule).
 
     References
     ----------
@@ -103,7 +106,7 @@ class ColumnGeneration:
     def __init__(
         self, max_iter, tol=None, verbose=0, callback=None, time_budget=None, name="",
         warn=True, budget_name="max_iter", label="", budget=None,
-        unit="outer iterations",
+        unit="outer iterations", shown_tol=None,
     ):
         self.max_iter = max_iter
         self.tol = tol
@@ -116,6 +119,7 @@ class ColumnGeneration:
         self.label = label
         self.budget = max_iter if budget is None else budget
         self.unit = unit
+        self.shown_tol = tol if shown_tol is None else shown_tol
 
     def run(self, price, master, n_active=None):
         """Alternate pricing and master solves until a stopping rule fires.
@@ -213,7 +217,7 @@ class ColumnGeneration:
                 ConvergenceWarning,
             )
         if progress is not None:
-            detail = {"tol": f"tol={self.tol}", self.budget_name:
+            detail = {"tol": f"tol={self.shown_tol}", self.budget_name:
                       f"{self.budget_name}={self.budget}"}.get(reason, "")
             detail = ", ".join(d for d in (detail, self.label) if d)
             progress.close(reason, it, detail)

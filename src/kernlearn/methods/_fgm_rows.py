@@ -84,6 +84,10 @@ def with_sources(A, blocks):
 #: spreads from zero, whose margins lose about nine digits); the wrong bound of
 #: a pricing that missed a group (fuzz_dask case 400064) lay 5e-4 above.
 BOUND_ROUNDING = 1e-6
+#: Below this size a float's relative precision is lost to gradual underflow
+#: (``tiny / eps``, about 1e-292): a dual value and an objective both this small
+#: (an exact fit of columns scaled by 1e150) differ by rounding alone.
+UNDERFLOW = np.finfo(float).tiny / np.finfo(float).eps
 
 
 def bound_above_objective(dual, objective, terms):
@@ -108,7 +112,7 @@ def bound_above_objective(dual, objective, terms):
     bool
     """
     return bool(np.isfinite(objective)
-                and dual - objective > BOUND_ROUNDING * (abs(objective) + terms))
+                and dual - objective > BOUND_ROUNDING * (abs(objective) + terms) + UNDERFLOW)
 
 
 def check_loss_scale(C, sample_weight, n, name="FGM"):

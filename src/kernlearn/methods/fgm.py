@@ -742,7 +742,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
                                   warn=False)
     else:
         driver = ColumnGeneration(s.max_iter, tol=None, verbose=s.verbose,
-                                  callback=callback, name=name, warn=False)
+                                  callback=callback, name=name, warn=False, shown_tol=s.tol)
     out = driver.run(price, master, n_active=lambda: len(st.active_features()))
     stop_reason, converged = out.stop_reason, out.converged
     if stop_reason == "max_iter" and not budget:
