@@ -807,7 +807,7 @@ def _balanced_weights(y, sw):
     return out
 
 
-def standardize_fit(est, X, sample_weight=None, y=None):
+def standardize_fit(est, X, sample_weight=None, y=None, center=True):
     """The "preprocess" step of ``fit``: standardise ``X`` (and regression ``y``).
 
     Fits :func:`kernlearn.preprocessing.fit_standardization` with the
@@ -829,6 +829,9 @@ def standardize_fit(est, X, sample_weight=None, y=None):
     sample_weight : ndarray of shape (n_samples,), optional
     y : ndarray of shape (n_samples,) or (n_samples, n_outputs), optional
         Regression targets to standardise.
+    center : bool, default=True
+        ``False``: dense columns are scaled, not centred, as sparse ones are
+        (the histogram kernels, which read non-negative features).
 
     Returns
     -------
@@ -837,13 +840,15 @@ def standardize_fit(est, X, sample_weight=None, y=None):
     yt : ndarray, only when ``y`` is given
         Standardised targets.
     """
-    from ..preprocessing import fit_standardization
+    from ..preprocessing import Standardization, fit_standardization
 
     if hasattr(X, "standardize"):
         # row partitions on a cluster: statistics reduced there, X stays there
         st, Xt = X.standardize(sample_weight, bool(est.standardize))
     else:
         st = fit_standardization(X, sample_weight, bool(est.standardize))
+        if not center and st.mean is not None:
+            st = Standardization(None, st.scale)
         Xt = st.transform(X)
     est.x_mean_, est.x_scale_ = st.mean, st.scale
     # the model's precision, kept at predict time (see input_standardization)

@@ -16,6 +16,7 @@ from sklearn.utils.validation import (
 from ..kernels import PrecomputedKernelList, linear_kernel, rbf_kernel
 from ..methods import obscure
 from ..methods._obscure_rows import gram_rows, positive_rows
+from .._histogram_kernels import histogram_shift
 from ..preprocessing import implicit_center
 from ._dask_predict import dask_input_doc, decided
 from ._decisions import KernelExpansion, chained, class_labels, classes_kept, one_column_as_vector
@@ -431,7 +432,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             klist = obscure.kernel_list(
                 Xt, self.kernels, normalize=self.normalize, fit_intercept=self.fit_intercept,
                 cache_size=self.cache_size, center=implicit_center(Xt, swk, self.standardize),
-                sample_weight=swk, centred=self.x_mean_ is not None)
+                sample_weight=swk, centred=self.x_mean_ is not None,
+                hist_shift=histogram_shift(self.x_mean_, self.x_scale_))
         res = obscure.fit_obscure(
             klist, yk, sample_weight=swk, C=self.C, p=self.p, eta=self.eta,
             max_iter=self.max_iter, max_iter_online=self.max_iter_online, tol=self.tol,
