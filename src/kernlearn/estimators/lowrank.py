@@ -425,10 +425,10 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified; the linear and polynomial kernels
         centre them implicitly, RBF is unaffected; callables see them uncentred,
-        with a warning, ``hik`` and ``additive_chi2`` silently: their sparse
-        fit differs from the dense one, whose centred columns ``hik`` warns of
-        and ``additive_chi2`` refuses); regression targets are standardised per
-        output.  Learned quantities are reported in the input's units:
+        with a warning); with ``hik`` or ``additive_chi2`` dense columns are
+        scaled, not centred, as sparse ones (the same model either way;
+        negative values of the data itself: ``hik`` warns, ``additive_chi2``
+        refuses); regression targets are standardised per output.  Learned quantities are reported in the input's units:
         ``centers_`` on the raw scale, the kernel applied after the input map
         (see the module notes).  Ignored for ``kernel="precomputed"`` inputs.
     gamma_factors : "auto" or tuple of float, default="auto"
@@ -725,7 +725,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Progress, as in :class:`LowRankKernelRegressor`.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
-        sparse columns (never densified; uncentred for the histogram kernels;
+        sparse columns (never densified; both uncentred for the histogram kernels;
         units: see :class:`LowRankKernelRegressor`).  Not read
         beside ``kernel="precomputed"`` (``False`` there is warned of).
     gamma_factors : "auto" or tuple of float, default="auto"

@@ -103,12 +103,13 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified; the linear and polynomial kernels
         centre them implicitly, so sparse and dense input give the same
-        model; a kernel callable cannot, and a warning says so; ``hik`` and
-        ``additive_chi2`` see them uncentred, silently: the sparse fit is not
-        the dense one, whose centred columns ``hik`` warns of,
-        ``NegativeFeaturesWarning``, and ``additive_chi2`` refuses) before the
-        kernels see them; test inputs get the training
-        map.  Data-derived kernel widths (``"mean"``,
+        model; a kernel callable cannot, and a warning says so) before the
+        kernels see them; test inputs get the training map.  The histogram
+        kernels ``hik`` and ``additive_chi2`` see every column scaled, never
+        centred, dense or sparse (the same model either way; non-negative
+        data stays non-negative), the other kernels of the same list the
+        centred columns; negative values of the data itself are warned of by
+        ``hik`` (``NegativeFeaturesWarning``) and refused by ``additive_chi2``.  Data-derived kernel widths (``"mean"``,
         ``"scale"``) are computed on the standardised columns.  Not applied to
         precomputed Gram matrices (they are used as given), nor needed when
         every column already has its own kernel width.
