@@ -1,5 +1,6 @@
 """Shared estimator helpers: input validation and sparse-format policy."""
 
+import dataclasses
 import functools
 import numbers
 import sys
@@ -840,7 +841,7 @@ def standardize_fit(est, X, sample_weight=None, y=None, center=True):
     yt : ndarray, only when ``y`` is given
         Standardised targets.
     """
-    from ..preprocessing import Standardization, fit_standardization
+    from ..preprocessing import fit_standardization
 
     if hasattr(X, "standardize"):
         # row partitions on a cluster: statistics reduced there, X stays there
@@ -848,7 +849,8 @@ def standardize_fit(est, X, sample_weight=None, y=None, center=True):
     else:
         st = fit_standardization(X, sample_weight, bool(est.standardize))
         if not center and st.mean is not None:
-            st = Standardization(None, st.scale)
+            # (the histogram kernels' columns: x / s, the map of sparse columns)
+            st = dataclasses.replace(st, mean=None)
         Xt = st.transform(X)
     est.x_mean_, est.x_scale_ = st.mean, st.scale
     # the model's precision, kept at predict time (see input_standardization)
