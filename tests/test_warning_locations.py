@@ -155,7 +155,7 @@ def test_width_warnings(column, words):
 def test_hik_negative_values_warning():
     # kernels.py (stacklevel=2)
     rng = np.random.default_rng(1)
-    X = rng.poisson(3.0, size=(60, 4)).astype(float)
+    X = rng.poisson(3.0, size=(60, 4)).astype(float) - 3.0  # (hik: scaled, not centred)
     y = (X[:, 0] > X[:, 1]).astype(int)
     _check(lambda: kernlearn.PNormMKLClassifier(kernels=["linear", "hik"]), X, y,
            "hik compares their absolute values")

@@ -205,32 +205,90 @@ def additive_chi2_kernel(X, Y, block=256):
     return K
 
 
-# (of non-negative data: standardize=True, the default, made them negative)
-_CENTRED = ("; standardize=True centres the columns (pass standardize=False for "
-            "histograms, counts or other non-negative features).")
-# (with standardize=False the hint above told the user to pass what was set:
-# the negative values were their own)
-_AS_GIVEN = ("; the columns were not centred (standardize=False, or sparse input): the "
-             "data has negative values as given; the kernel reads histograms, counts or other "
-             "non-negative features.")
+#: The kernels that read histograms, counts or other non-negative features:
+#: under ``standardize=True`` they see the columns scaled, never centred
+#: (:func:`histogram_shift`), on dense and sparse input alike.
+HISTOGRAM_KERNELS = ("additive_chi2", "hik")
+
+# (an estimator's fit: since the thirty-sixth pass these kernels never see centred
+# columns, so negative values are the user's own; standardize=True made
+# non-negative dense data negative before, and the hint said so)
+_AS_GIVEN = ("; histogram kernels see the columns scaled, never centred: the data has "
+             "negative values as given (the kernel reads histograms, counts or other "
+             "non-negative features).")
 # (a direct kernel call: no estimator, no standardisation to name)
 _GIVEN = ("; the data has negative values (the kernel reads histograms, counts or other "
           "non-negative features).")
 
 
 def negative_hint(centred=None):
-    """The end of a "negative values" message: whether the estimator's
-    ``standardize=True`` centred the columns (``centred``; None: a direct call).
+    """The end of a "negative values" message: from an estimator's fit
+    (``centred`` a bool: its histogram kernels see uncentred columns either
+    way) or from a direct kernel call (``None``).
 
     (A module-level context variable set by the last fit gave a direct call,
     a thread's fit or a model fitted in another context another fit's hint.)
     """
-    return _GIVEN if centred is None else _CENTRED if centred else _AS_GIVEN
+    return _GIVEN if centred is None else _AS_GIVEN
+
+
+def histogram_shift(mean, scale):
+    r"""What the histogram kernels add back to standardised dense columns: ``mean / scale``.
+
+    Standardisation maps a dense column to :math:`(x-\mu)/s`; adding
+    :math:`\mu/s` gives :math:`x/s`, the column scaled without centring, which
+    is what a sparse column is mapped to (never centred).  So ``hik`` and
+    ``additive_chi2`` see the same numbers dense or sparse, and non-negative
+    data stays non-negative (centred, half of it was negative: ``hik``
+    compared absolute values, ``additive_chi2`` refused).  A constant column
+    (infinite scale) maps to zero on both sides: its shift is zero.
+
+    Parameters
+    ----------
+    mean : ndarray of shape (n_features,) or None
+        The columns' means removed by the standardisation (``None``: not centred).
+    scale : ndarray of shape (n_features,) or None
+        Their scales.
+
+    Returns
+    -------
+    shift : ndarray of shape (n_features,) or None
+        ``None`` when nothing was centred.
+    """
+    if mean is None:
+        return None
+    scale = np.ones_like(mean) if scale is None else np.asarray(scale, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.isfinite(scale), np.asarray(mean, np.float64) / scale, 0.0)
+
+
+def histogram_view(Xj, kernel, shift_j):
+    """Kernel ``kernel``'s view ``Xj`` as it sees it: the histogram kernels'
+    uncentred columns (``Xj + shift_j``, :func:`histogram_shift`), the others'
+    as given.
+
+    Parameters
+    ----------
+    Xj : ndarray or sparse matrix of shape (n, n_view_features)
+        The standardised view.
+    kernel : str or callable
+    shift_j : ndarray of shape (n_view_features,) or None
+        The view's shift (``None``: sparse, unstandardised, or a model file
+        saved before histogram kernels saw uncentred columns).
+
+    Returns
+    -------
+    Xj : ndarray or sparse matrix
+    """
+    if shift_j is None or not (isinstance(kernel, str) and kernel in HISTOGRAM_KERNELS):
+        return Xj
+    return np.asarray(Xj, dtype=np.float64) + shift_j
 
 
 def check_negative_features(kernel, X, name, centred):
     """Refuse (``additive_chi2``) or warn of (``hik``) the negative values of
-    the training columns a named histogram kernel sees.
+    the training columns a named histogram kernel sees, naming the first such
+    column.
 
     (The multitask estimators said "a kernel has a negative diagonal: it is
     not PSD"; ``hik`` compared :math:`|x|`, so ``x`` and ``-x`` looked alike to
@@ -244,13 +302,19 @@ def check_negative_features(kernel, X, name, centred):
         The columns the kernel sees, as the fit transformed them.
     name : str
         Names the kernel in messages (``"kernels[0]"``, ``"kernel='hik'"``).
-    centred : bool
-        Whether the fit's ``standardize=True`` centred the columns (the hint).
+    centred : bool or None
+        ``None`` for a direct call (the hint names no estimator).
     """
-    if not (isinstance(kernel, str) and kernel in ("additive_chi2", "hik")) or (
+    if not (isinstance(kernel, str) and kernel in HISTOGRAM_KERNELS) or (
             X.data if sp.issparse(X) else X).min(initial=0) >= 0:
         return
-    msg = f"{name}: the columns {kernel} sees have negative values"
+    if sp.issparse(X):
+        coo = X.tocoo()
+        cols = np.unique(coo.col[coo.data < 0])
+    else:
+        cols = np.flatnonzero((np.asarray(X) < 0).any(axis=0))
+    msg = (f"{name}: the columns {kernel} sees have negative values (column "
+           f"{int(cols[0])} of its view first, {cols.size} column(s) in all)")
     if kernel == "additive_chi2":
         raise ValueError(msg + negative_hint(centred))
     # (through the library's warn: an estimator's inner fits collect and drop it)

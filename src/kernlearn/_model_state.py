@@ -366,11 +366,15 @@ COMPONENT_STATE = {
         "shift_": seq(("m",)), "scales_": arr(("m",), none=True),
         # (sparse rows' implicit centre; absent from files of dense-only releases)
         "center_": arr(("d",), none=True, optional=True),
+        # (histogram kernels' uncentred columns; absent from files before the 36th pass)
+        "hist_shift_": arr(("d",), none=True, optional=True),
     },
     "KernelList": {
         **_KERNEL_ROWS,
         "normalize": Rule("bool"), "precompute": Rule("bool"), "cache_size": num(low=0),
         "specs": seq(("m",), _SPEC), "center_": arr(("d",), none=True),
+        # (histogram kernels' uncentred columns; absent from files before the 36th pass)
+        "hist_shift_": arr(("d",), none=True, optional=True),
         "_sqn_": seq(("m",), arr(("K",), none=True)),
         "_u_": seq(("m",), arr(("K",), none=True)),
         "_shift_": seq(("m",), num(none=True, alts=(arr((None,)),))),

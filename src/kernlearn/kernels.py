@@ -34,8 +34,8 @@ from .gram import (  # noqa: F401  (re-exported: the kernel layer's public names
 )
 from ._callable_kernels import check_kernel_callable, warn_uncentred_callable
 from ._kernel_rules import check_named_kernel, computed, refuse_non_numbers
-from ._histogram_kernels import (additive_chi2_kernel, check_negative_features, histogram_diag,
-                                 hik_kernel)
+from ._histogram_kernels import (HISTOGRAM_KERNELS, additive_chi2_kernel, check_negative_features,
+                                 histogram_diag, histogram_view, hik_kernel)
 from .preprocessing import canonical_sparse, centred_dots, check_center, kernel_overflow_message
 from .utils._sparse import (distance_shift, shift_rows, squared_distances,
                             warn_far_sparse_offset)
@@ -661,6 +661,8 @@ class KernelList(BaseKernelList):
         Cached (normalised) Gram tensor, or ``None`` in on-the-fly mode.
     center_ : ndarray of shape (n_features,) or None
         Column means the dot-product kernels subtract (:meth:`fit`).
+    hist_shift_ : ndarray of shape (n_features,) or None
+        What the histogram kernels add back to the columns (:meth:`fit`).
 
     References
     ----------
@@ -681,7 +683,7 @@ class KernelList(BaseKernelList):
     def _view(self, X, j):
         return _take_columns(X, self.specs[j][2], j)
 
-    def fit(self, X, center=None, sample_weight=None, centred=None):
+    def fit(self, X, center=None, sample_weight=None, centred=None, hist_shift=None):
         """Resolve parameters, compute diagonals and (if it fits) cache the Grams.
 
         Parameters
@@ -697,6 +699,10 @@ class KernelList(BaseKernelList):
             Row weights of the data-derived widths ``gamma="scale"``.
         centred : bool, optional
             Whether the estimator centred ``X`` (:func:`resolve_params`).
+        hist_shift : ndarray of shape (n_features,), optional
+            ``mean / scale`` of a dense ``X`` the estimator centred: the histogram
+            kernels see ``X + hist_shift``, the columns scaled, uncentred
+            (:func:`~kernlearn._histogram_kernels.histogram_shift`).
 
         Returns
         -------
@@ -704,11 +710,13 @@ class KernelList(BaseKernelList):
         """
         self.X_ = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=float)
         self.center_ = check_center(center, X)
+        self.hist_shift_ = hist_shift if any(k in HISTOGRAM_KERNELS for k, _, _ in
+                                             self.specs if isinstance(k, str)) else None
         self.__dict__.pop("_factors", None)
         self.params_, diags, self._sqn_, self._u_, self._shift_ = [], [], [], [], []
         seen = {}  # (the views warned of: once each)
         for j, (kernel, params, _) in enumerate(self.specs):
-            Xj = self._view(self.X_, j)
+            Xj = self._kview(self.X_, j)
             # (the RBF distances of rows far from zero subtract the training mean)
             self._shift_.append(distance_shift(Xj) if kernel == "rbf" else None)
             view = id(self.specs[j][2])
@@ -738,6 +746,12 @@ class KernelList(BaseKernelList):
         if self.precompute and 8.0 * self.n_kernels * n * n <= self.cache_size * 2**20:
             self.gram_ = self.rows(np.arange(n))
         return self
+
+    def _kview(self, X, j):
+        """Kernel ``j``'s view of ``X`` as it sees it (histogram kernels: uncentred)."""
+        s = getattr(self, "hist_shift_", None)  # (absent from older model files)
+        return histogram_view(self._view(X, j), self.specs[j][0],
+                              None if s is None else np.ravel(self._view(s[None, :], j)))
 
     def _center(self, j):
         """Kernel ``j``'s view of ``center_`` (``None``: not centred)."""
@@ -828,7 +842,7 @@ class KernelList(BaseKernelList):
         out = np.empty((self.n_kernels, len(ids), self.n_samples))
         dots = {}
         for j in range(self.n_kernels):
-            Xj = self._view(self.X_, j)
+            Xj = self._kview(self.X_, j)
             sq = self._sqn_[j]
             u = self._u_[j]
             out[j] = self._block(Xj[ids], Xj, self.diag_[j, ids], None, j, sq[ids], sq,
@@ -884,7 +898,7 @@ class KernelList(BaseKernelList):
         dots, dists, stats = {}, {}, {}  # (shared by the kernels of one view)
         for j in which:
             kernel = self.specs[j][0]
-            Xj, Tj = self._view(X, j), self._view(self.X_, j)[keep]
+            Xj, Tj = self._kview(X, j), self._kview(self.X_, j)[keep]
             if id(self.specs[j][2]) not in stats:
                 stats[id(self.specs[j][2])] = self._row_stats(Xj, j)
             sq, u = stats[id(self.specs[j][2])]

@@ -1,5 +1,6 @@
 """Shared estimator helpers: input validation and sparse-format policy."""
 
+import dataclasses
 import functools
 import numbers
 import sys
@@ -807,7 +808,7 @@ def _balanced_weights(y, sw):
     return out
 
 
-def standardize_fit(est, X, sample_weight=None, y=None):
+def standardize_fit(est, X, sample_weight=None, y=None, center=True):
     """The "preprocess" step of ``fit``: standardise ``X`` (and regression ``y``).
 
     Fits :func:`kernlearn.preprocessing.fit_standardization` with the
@@ -829,6 +830,9 @@ def standardize_fit(est, X, sample_weight=None, y=None):
     sample_weight : ndarray of shape (n_samples,), optional
     y : ndarray of shape (n_samples,) or (n_samples, n_outputs), optional
         Regression targets to standardise.
+    center : bool, default=True
+        ``False``: dense columns are scaled, not centred, as sparse ones are
+        (the histogram kernels, which read non-negative features).
 
     Returns
     -------
@@ -844,6 +848,9 @@ def standardize_fit(est, X, sample_weight=None, y=None):
         st, Xt = X.standardize(sample_weight, bool(est.standardize))
     else:
         st = fit_standardization(X, sample_weight, bool(est.standardize))
+        if not center and st.mean is not None:
+            # (the histogram kernels' columns: x / s, the map of sparse columns)
+            st = dataclasses.replace(st, mean=None)
         Xt = st.transform(X)
     est.x_mean_, est.x_scale_ = st.mean, st.scale
     # the model's precision, kept at predict time (see input_standardization)

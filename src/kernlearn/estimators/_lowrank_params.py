@@ -6,6 +6,7 @@ takes, and the settings a kernel does not read.
 from sklearn.base import is_classifier
 from sklearn.utils._param_validation import StrOptions
 
+from .._histogram_kernels import check_negative_features
 from ..families.nystrom import kernel_params_unread
 from ..kernels import KERNELS
 from ._renamed import warn_unused
@@ -55,3 +56,21 @@ def warn_unread_kernel_params(est):
         # out_of_bounds="raise" beside it refused nothing and changed nothing)
         warn_unused(est, ("out_of_bounds",), "kernel='precomputed'", "a Gram matrix "
                     "has no input range to clip to or refuse beyond (x_range_ is None)")
+
+
+def histogram_negatives(est, Xt, kernel):
+    """As the kernel lists, columns with negative values: ``additive_chi2``
+    refused before the fit, ``hik`` warned of after it, once its settings
+    passed (the columns are the user's, scaled, never centred).
+
+    Parameters
+    ----------
+    est : LowRankKernelClassifier or LowRankKernelRegressor
+        The estimator being fitted (its ``kernel``).
+    Xt : ndarray or sparse matrix
+        The standardised training inputs.
+    kernel : {"additive_chi2", "hik"}
+        The kernel checked (nothing is checked unless it is ``est.kernel``).
+    """
+    if est.kernel == kernel:  # (a string: "precomputed" and callables are not)
+        check_negative_features(kernel, Xt, f"kernel={kernel!r}", est.x_mean_ is not None)

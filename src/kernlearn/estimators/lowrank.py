@@ -49,7 +49,7 @@ from ..methods.slkl import (
     fit_slkl,
 )
 from ..methods._class_outputs import class_attributes, present_outputs
-from .._histogram_kernels import check_negative_features
+from .._histogram_kernels import HISTOGRAM_KERNELS
 from sklearn.utils._available_if import available_if
 
 from ..preprocessing import implicit_center
@@ -75,7 +75,7 @@ from ._base import (
 )
 from ._input_range import (OUT_OF_BOUNDS, OUT_OF_BOUNDS_DOC, out_of_bounds_mode,
                            record_input_range)
-from ._lowrank_params import KernelNames, warn_unread_kernel_params
+from ._lowrank_params import KernelNames, histogram_negatives, warn_unread_kernel_params
 from ._platt import platt_attr_doc
 
 __all__ = ["LowRankKernelClassifier", "LowRankKernelRegressor"]
@@ -198,13 +198,15 @@ class _BaseLowRank(BaseEstimator):
         # a zero weight removes its row (methods/_kept_rows.py)
         rows, X, Y, sample_weight = kept_rows(X, Y, sample_weight, gram=pre)
         Xs = X[:, :0] if pre else X  # a Gram matrix has no columns to standardise
-        # (the +-1 codes as they are; targets scaled per output, no bias: not centred)
-        Xt, Yt = ((standardize_fit(self, Xs, sample_weight), Y) if codes
-                  else standardize_fit(self, Xs, sample_weight, Y))
+        # (the +-1 codes as they are; targets scaled per output, no bias: not centred;
+        # the histogram kernels' columns scaled, not centred: as sparse ones are)
+        kw = {"center": self.kernel not in HISTOGRAM_KERNELS}
+        Xt, Yt = ((standardize_fit(self, Xs, sample_weight, **kw), Y) if codes
+                  else standardize_fit(self, Xs, sample_weight, Y, **kw))
         if pre:
             Xt, self.x_mean_, self.x_scale_ = X, None, None
         seed = _fit_seed(self.random_state)
-        _histogram_negatives(self, Xt, "additive_chi2")
+        histogram_negatives(self, Xt, "additive_chi2")
         res = fit_slkl(
             Xt, Yt, kernel=self.kernel, gamma=self.gamma,
             degree=self.degree, coef0=self.coef0, kernel_params=self.kernel_params,
@@ -217,7 +219,7 @@ class _BaseLowRank(BaseEstimator):
             path_rule=(0, 0.0) if codes else (NU_PATIENCE, NU_SE_FRACTION),
             center=None if pre else implicit_center(Xt, sample_weight, self.standardize),
         )
-        _histogram_negatives(self, Xt, "hik")
+        histogram_negatives(self, Xt, "hik")
         for name in ("mu", "nu", "m0", "n_iter", "converged", "history", "objective",
                      "column_indices", "center_indices", "kernel_params",
                      "center_factors", "nu_path"):
@@ -261,14 +263,6 @@ def _plus_minus_codes(codes, n_classes):
     column, of ``classes_[1]``, for two classes)."""
     Y = np.where(codes[:, None] == np.arange(n_classes), 1.0, -1.0)
     return Y[:, 1:] if n_classes == 2 else Y
-
-
-def _histogram_negatives(est, Xt, kernel):
-    """As the kernel lists, columns with negative values: ``additive_chi2``
-    refused before the fit, ``hik`` warned of after it, once its settings
-    passed (the hint names this fit's ``standardize``: whether it centred)."""
-    if est.kernel == kernel:  # (a string: "precomputed" and callables are not)
-        check_negative_features(kernel, Xt, f"kernel={kernel!r}", est.x_mean_ is not None)
 
 
 def _to_user_rows(est, rows, gram):
@@ -431,10 +425,10 @@ class LowRankKernelRegressor(RegressorMixin, _BaseLowRank):
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified; the linear and polynomial kernels
         centre them implicitly, RBF is unaffected; callables see them uncentred,
-        with a warning, ``hik`` and ``additive_chi2`` silently: their sparse
-        fit differs from the dense one, whose centred columns ``hik`` warns of
-        and ``additive_chi2`` refuses); regression targets are standardised per
-        output.  Learned quantities are reported in the input's units:
+        with a warning); with ``hik`` or ``additive_chi2`` dense columns are
+        scaled, not centred, as sparse ones (the same model either way;
+        negative values of the data itself: ``hik`` warns, ``additive_chi2``
+        refuses); regression targets are standardised per output.  Learned quantities are reported in the input's units:
         ``centers_`` on the raw scale, the kernel applied after the input map
         (see the module notes).  Ignored for ``kernel="precomputed"`` inputs.
     gamma_factors : "auto" or tuple of float, default="auto"
@@ -731,7 +725,7 @@ class LowRankKernelClassifier(ProbabilityMixin, ClassifierMixin, _BaseLowRank):
         Progress, as in :class:`LowRankKernelRegressor`.
     standardize : bool, default=True
         Centre and scale dense columns to unit standard deviation and scale
-        sparse columns (never densified; uncentred for the histogram kernels;
+        sparse columns (never densified; both uncentred for the histogram kernels;
         units: see :class:`LowRankKernelRegressor`).  Not read
         beside ``kernel="precomputed"`` (``False`` there is warned of).
     gamma_factors : "auto" or tuple of float, default="auto"

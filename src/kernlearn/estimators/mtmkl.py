@@ -387,11 +387,12 @@ _PARAMS_DOC = """
         statistics) before the kernels see it; ignored when precomputed.
         Sparse columns are scaled, not centred (never densified): the
         linear, polynomial and RBF kernels subtract their means themselves,
-        so sparse ``X`` gives the model of ``X.toarray()``; the histogram
-        kernels and callables see them uncentred (a callable is warned of;
-        the histogram kernels are not: their sparse fit is not the dense one,
-        whose centred columns ``hik`` warns of, ``NegativeFeaturesWarning``,
-        and ``additive_chi2`` refuses).
+        so sparse ``X`` gives the model of ``X.toarray()``; callables see them
+        uncentred (and are warned of).  The histogram kernels ``hik`` and
+        ``additive_chi2`` see every column scaled, never centred, dense or
+        sparse (the same model either way; the other kernels of the list see
+        the centred columns); negative values of the data itself: ``hik``
+        warns (``NegativeFeaturesWarning``), ``additive_chi2`` refuses.
         Without it, ``gamma="scale"`` of sparse columns is the mean of the
         columns' variances, of dense ones the variance of all entries (as
         in every estimator): another width, unless the columns are centred.

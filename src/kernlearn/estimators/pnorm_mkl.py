@@ -16,6 +16,7 @@ from sklearn.utils.validation import (
 from ..kernels import PrecomputedKernelList, linear_kernel, rbf_kernel
 from ..methods import obscure
 from ..methods._obscure_rows import gram_rows, positive_rows
+from .._histogram_kernels import histogram_shift
 from ..preprocessing import implicit_center
 from ._dask_predict import dask_input_doc, decided
 from ._decisions import KernelExpansion, chained, class_labels, classes_kept, one_column_as_vector
@@ -102,12 +103,13 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         Centre and scale dense columns to unit standard deviation and scale
         sparse columns (never densified; the linear and polynomial kernels
         centre them implicitly, so sparse and dense input give the same
-        model; a kernel callable cannot, and a warning says so; ``hik`` and
-        ``additive_chi2`` see them uncentred, silently: the sparse fit is not
-        the dense one, whose centred columns ``hik`` warns of,
-        ``NegativeFeaturesWarning``, and ``additive_chi2`` refuses) before the
-        kernels see them; test inputs get the training
-        map.  Data-derived kernel widths (``"mean"``,
+        model; a kernel callable cannot, and a warning says so) before the
+        kernels see them; test inputs get the training map.  The histogram
+        kernels ``hik`` and ``additive_chi2`` see every column scaled, never
+        centred, dense or sparse (the same model either way; non-negative
+        data stays non-negative), the other kernels of the same list the
+        centred columns; negative values of the data itself are warned of by
+        ``hik`` (``NegativeFeaturesWarning``) and refused by ``additive_chi2``.  Data-derived kernel widths (``"mean"``,
         ``"scale"``) are computed on the standardised columns.  Not applied to
         precomputed Gram matrices (they are used as given), nor needed when
         every column already has its own kernel width.
@@ -431,7 +433,8 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             klist = obscure.kernel_list(
                 Xt, self.kernels, normalize=self.normalize, fit_intercept=self.fit_intercept,
                 cache_size=self.cache_size, center=implicit_center(Xt, swk, self.standardize),
-                sample_weight=swk, centred=self.x_mean_ is not None)
+                sample_weight=swk, centred=self.x_mean_ is not None,
+                hist_shift=histogram_shift(self.x_mean_, self.x_scale_))
         res = obscure.fit_obscure(
             klist, yk, sample_weight=swk, C=self.C, p=self.p, eta=self.eta,
             max_iter=self.max_iter, max_iter_online=self.max_iter_online, tol=self.tol,

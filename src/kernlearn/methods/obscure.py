@@ -807,7 +807,8 @@ class ObscureResult(MethodResult):
 
 
 def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
-                cache_size=1024, center=None, sample_weight=None, centred=None):
+                cache_size=1024, center=None, sample_weight=None, centred=None,
+                hist_shift=None):
     """The fitted kernel list OBSCURE trains on.
 
     Parameters
@@ -831,6 +832,9 @@ def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
         Row weights of the widths ``gamma="scale"``.
     centred : bool, optional
         Whether the estimator centred ``X`` (the histogram kernels' hint).
+    hist_shift : ndarray of shape (n_features,), optional
+        What the histogram kernels add back to a centred dense ``X``
+        (:meth:`kernlearn.kernels.KernelList.fit`).
 
     Returns
     -------
@@ -851,7 +855,7 @@ def kernel_list(X, kernels=None, *, normalize=True, fit_intercept=False,
     # solver caches them, up to cache_size)
     klist = KernelList(specs, normalize=normalize, cache_size=cache_size,
                        precompute=False).fit(X, center=center, sample_weight=sample_weight,
-                                            centred=centred)
+                                            centred=centred, hist_shift=hist_shift)
     refuse_repeated_kernels(klist.specs, klist.params_, X.shape[1], len(specs) - fit_intercept)
     return klist
 

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._callable_kernels import warn_uncentred_callable
+from ..._histogram_kernels import HISTOGRAM_KERNELS, histogram_shift, histogram_view
 from ...kernels import (
     BaseKernelList,
     _user_kernel,
@@ -162,12 +163,16 @@ class TaskKernels(BaseKernelList):
         simplex weights then compare kernels of different scales fairly).
     standardize : bool, default=True
         Centre and scale every input column by its training mean and standard
-        deviation before the kernels see it.
+        deviation before the kernels see it; the histogram kernels (``hik``,
+        ``additive_chi2``) see the columns scaled, not centred, as sparse
+        columns are (:func:`~kernlearn._histogram_kernels.histogram_shift`).
 
     Attributes
     ----------
     scales_ : ndarray of shape (k,)
         Multiplier applied to each kernel.
+    hist_shift_ : ndarray of shape (n_features,) or None
+        What the histogram kernels add back to the standardised dense columns.
     params_ : list of dict
         Resolved parameters (``gamma="mean"`` replaced).
     diag_, kdiag_ : ndarray of shape (k, n)
@@ -222,9 +227,12 @@ class TaskKernels(BaseKernelList):
                 st = fit_standardization(X, sample_weight)
                 self.mean_, self.std_ = st.mean, st.scale
             self.X_ = self.X_ if sparse else self._scaled(X)
+            hist = any(isinstance(k, str) and k in HISTOGRAM_KERNELS for k, _, _ in self.specs_)
+            self.hist_shift_ = histogram_shift(self.mean_, self.std_) if (
+                hist and not sparse and self.standardize) else None
             self.params_, diag, self.shift_ = [], [], []
             for j, (kernel, params, cols) in enumerate(self.specs_):
-                Xj = take_columns(self.X_, cols, j)
+                Xj = self._kviews(self.X_, j)
                 # (the RBF distances of rows far from zero subtract the training mean)
                 self.shift_.append(distance_shift(Xj) if kernel == "rbf" else None)
                 if sparse and kernel == "rbf" and self.center_ is None:
@@ -399,6 +407,9 @@ class TaskKernels(BaseKernelList):
                 return None
             h.update(self._data_digest() if _data is None else _data)
             h.update(spec)
+            shift = getattr(self, "hist_shift_", None)
+            if shift is not None and self.specs_[j][0] in HISTOGRAM_KERNELS:
+                h.update(np.ascontiguousarray(shift).tobytes())  # (its columns, uncentred)
         h.update(np.float64(self.scales_[j]).tobytes())
         return h.digest()
 
@@ -421,6 +432,12 @@ class TaskKernels(BaseKernelList):
 
     def _views(self, X, j):
         return take_columns(X, self.specs_[j][2], j)
+
+    def _kviews(self, X, j):
+        """Kernel ``j``'s view of ``X`` as it sees it (histogram kernels: uncentred)."""
+        s = getattr(self, "hist_shift_", None)  # (absent from older model files)
+        return histogram_view(self._views(X, j), self.specs_[j][0],
+                              None if s is None else np.ravel(self._views(s[None, :], j)))
 
     def blocks(self, j, idx_a, mask_a, X_a=None, idx_b=None, mask_b=None):
         """Kernel ``j`` between padded row sets of each task of a bucket.
@@ -447,8 +464,8 @@ class TaskKernels(BaseKernelList):
             G = self.grams_[j] if X_a is None else X_a[j]
             K = np.asarray(G[idx_a[:, :, None], idx_b[:, None, :]], dtype=float)
         else:
-            Xa = self._views(self.X_ if X_a is None else self._scaled(X_a), j)
-            Xb = self._views(self.X_, j)
+            Xa = self._kviews(self.X_ if X_a is None else self._scaled(X_a), j)
+            Xb = self._kviews(self.X_, j)
             kernel = self.specs_[j][0]
             K = (task_blocks(self, j, Xa, idx_a, Xb, idx_b) if sp.issparse(Xb) else
                  _batched_gram(kernel, self.params_[j], Xa[idx_a], Xb[idx_b], self._shift(j)))
@@ -478,9 +495,9 @@ class TaskKernels(BaseKernelList):
             G = self.grams_[j] if X_a is None else X_a[j]
             K = G if rows is None else G[rows]
         else:
-            Xa = self._views(self.X_ if X_a is None else self._scaled(X_a), j)
+            Xa = self._kviews(self.X_ if X_a is None else self._scaled(X_a), j)
             Xa = Xa if rows is None else Xa[rows]
-            Xb = self._views(self.X_, j)
+            Xb = self._kviews(self.X_, j)
             K = (sparse_block(self, j, Xa, Xb) if sp.issparse(Xb) else
                  _batched_gram(self.specs_[j][0], self.params_[j], Xa[None], Xb[None],
                                self._shift(j))[0])
