@@ -69,7 +69,7 @@ def _not_violated(cand, rows, st, grad):
     return new <= best * (1.0 + st.score_rtol) ** 2
 
 
-def _master_not_optimal(rows, st, fit_intercept, rtol=0.1):
+def _master_not_optimal(rows, st, fit_intercept, rtol=0.0):
     r"""Whether a master's point breaks its own optimality condition.
 
     At the optimum of the restricted problem every active constraint has
@@ -80,11 +80,16 @@ def _master_not_optimal(rows, st, fit_intercept, rtol=0.1):
     sit at margin 1: at ``C = 1e10`` on separable data a new group entered
     with :math:`\|A_t' u\| = 333` against :math:`S = 18.7`, the model
     predicted no decrease and the path stopped 2.7 times above the optimum.
-    The excess counts only above ``rtol S`` and above ten times the accuracy
-    the master fixed the scores to, ``score_rtol`` times the Cauchy-Schwarz
-    bound :math:`\|A_t\|_F \|u\|` (at ``C = 1e10`` on non-separable
-    data a converged master's excess is 3e-6 of that bound, its objective
-    equal to APG's; the case above 0.14).
+    The excess counts only above ten times the accuracy the master fixed the
+    scores to, ``score_rtol`` times the Cauchy-Schwarz bound
+    :math:`\|A_t\|_F \|u\|` (at ``C = 1e10`` on non-separable data a
+    converged master's excess is 3e-6 of that bound, its objective equal to
+    APG's; the case above 0.14), and above ``rtol S``.  ``rtol`` was 0.1:
+    with three outputs at ``C = 1e10`` a master stalled with an excess of
+    0.074 S (17 times the accuracy bound) and the path stopped 2.7 % above
+    the optimum; no default fit measured (binary, regression, iris, wine,
+    breast cancer, digits at ``C`` 1 to 1e6) has an excess above the
+    accuracy bound.
 
     Parameters
     ----------
@@ -94,8 +99,9 @@ def _master_not_optimal(rows, st, fit_intercept, rtol=0.1):
         The state after the master (``M``, ``W``, ``blocks``, ``score_rtol``).
     fit_intercept : bool
         Re-centre the intercepts as the pricing does.
-    rtol : float, default=0.1
-        Allowed relative excess of a constraint over ``S``.
+    rtol : float, default=0.0
+        Allowed relative excess of a constraint over ``S`` (beyond the
+        accuracy bound).
 
     Returns
     -------

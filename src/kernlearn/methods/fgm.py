@@ -721,7 +721,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
             # huge C): SimpleMKL's reduced gradient moves there; else say unconverged
             out = (_solve_master("simplemkl", rows.active_block(st.blocks), Y, loss, penalty,
                                  s, st.indptr(), st.W, st.b, st.tau)
-                   if K == 1 and rows.row_work is None else {**out, "converged": False})
+                   if rows.row_work is None else {**out, "converged": False})
             st.W, st.b, st.M, st.tau = out["W"], out["b"], out["M"], out["tau"]
         st.unconverged.append(not out["converged"])
         if budget:
@@ -885,17 +885,20 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=No
             ProxNewtonState(W0, b0))
         W, b, M = res.coef, np.atleast_1d(res.intercept), res.state["margin"]
     elif kind == "simplemkl":
-        # the paper's MKL-FGM master (sec. 5.1, SimpleMKL): a slow reference
-        if Y.shape[1] > 1:
+        # the paper's MKL-FGM master (sec. 5.1, SimpleMKL): a slow reference; with K
+        # outputs (only as the fallback of a Newton master) the kernel weights are shared
+        if Y.shape[1] > 1 and s.solver == "simplemkl":
             raise ValueError("solver='simplemkl' handles one output; use solver='newton' "
                              "for a shared multiclass selection, or multiclass='ovr'.")
         opts = {k: v for k, v in (("tol", s.master_tol), ("max_iter", s.master_max_iter))
                 if v is not None}
+        one = Y.shape[1] == 1
         res = SimpleMKL(**opts).solve(
-            Problem(A, Y[:, 0], weighted(loss, C=s.C), penalty, indptr, s.fit_intercept),
-            SimpleMKLState(W0[:, 0], b0[0]))
-        W, b = res.coef[:, None], np.array([res.intercept])
-        M = res.state["margin"][:, None]
+            Problem(A, Y[:, 0] if one else Y, weighted(loss, C=s.C), penalty, indptr,
+                    s.fit_intercept),
+            SimpleMKLState(W0[:, 0] if one else W0, b0[0] if one else b0))
+        W, b = res.coef.reshape(len(W0), -1), np.atleast_1d(res.intercept)
+        M = res.state["margin"].reshape(len(Y), -1)
     else:
         # one output as a vector (the paper's APG); K outputs as matrices
         one = Y.shape[1] == 1
