@@ -3,7 +3,7 @@
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = []
+__all__ = ["MASTER_STOP_CAUSES", "unconverged_warning"]
 
 
 def _positive(cand, m):
@@ -118,3 +118,34 @@ def _master_not_optimal(rows, st, fit_intercept, rtol=0.0):
     size = np.array([np.sqrt(b.multiply(b).sum()) if sp.issparse(b) else np.linalg.norm(b)
                      for b in st.blocks]) * np.linalg.norm(grad)
     return bool(np.any(excess > np.maximum(rtol * S, 10.0 * st.score_rtol * size)))
+
+
+#: What each cause of an unconverged master tells the user (with its remedy).
+MASTER_STOP_CAUSES = {
+    "cap": "at the iteration cap (increase inner_max_iter)",
+    "no_model_step": ("where the Newton model gave no step even with Levenberg damping (its "
+                      "Hessian is singular to working precision, e.g. at a huge C: lower C, "
+                      "or use solver='apg')"),
+    "kink": ("at a Newton stop that failed the optimality check, with no other master to "
+             "re-solve it on a cluster"),
+}
+
+
+def unconverged_warning(name, causes):
+    """The warning of a path whose masters stopped before their tolerance, by cause.
+
+    Parameters
+    ----------
+    name : str
+        The method's name.
+    causes : list of str or None
+        Per master, ``None`` (it met its tolerance) or a key of ``MASTER_STOP_CAUSES``.
+
+    Returns
+    -------
+    str
+    """
+    counts = {c: causes.count(c) for c in MASTER_STOP_CAUSES if c in causes}
+    parts = "; ".join(f"{k} {MASTER_STOP_CAUSES[c]}" for c, k in counts.items())
+    return (f"{name}: {sum(counts.values())} of {len(causes)} master solves stopped before "
+            f"meeting their tolerance: {parts}.")

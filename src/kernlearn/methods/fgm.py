@@ -65,7 +65,8 @@ from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_bound import scaled_dual
-from ._fgm_pricing import _grow_group, _master_not_optimal, _not_violated, _positive
+from ._fgm_pricing import (_grow_group, _master_not_optimal, _not_violated, _positive,
+                           unconverged_warning)
 from ._fgm_refit import refit_l2
 from ._fgm_rows import (active_block, block_moments, block_stored, bound_above_objective,
                         bound_warning, centre_by_newton, check_loss_scale, offset_rounding,
@@ -176,8 +177,9 @@ class FGMState:
         Objective of the last restricted master (upper bound of Theorem 2).
     change : float
         Its relative change from the master before (the paper's stopping rule).
-    unconverged : list of bool
-        Per master solve, whether it stopped at its iteration cap.
+    unconverged : list of str or None
+        Per master solve, why it stopped before its tolerance (``None``: it
+        met it; see :func:`._fgm_pricing.unconverged_warning`).
     score_rtol : float
         Relative accuracy of the pricing scores at the last master's solution
         (:func:`_score_rtol`).
@@ -721,9 +723,9 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
             # huge C): SimpleMKL's reduced gradient moves there; else say unconverged
             out = (_solve_master("simplemkl", rows.active_block(st.blocks), Y, loss, penalty,
                                  s, st.indptr(), st.W, st.b, st.tau)
-                   if rows.row_work is None else {**out, "converged": False})
+                   if rows.row_work is None else {**out, "converged": False, "cause": "kink"})
             st.W, st.b, st.M, st.tau = out["W"], out["b"], out["M"], out["tau"]
-        st.unconverged.append(not out["converged"])
+        st.unconverged.append(out["cause"])
         if budget:
             st.drop_zero_groups()
         obj = out["objective"]
@@ -764,12 +766,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
                 f"change fell below tol / 10 = {_FLAT * s.tol:g}")
              + "; increase max_iter.", ConvergenceWarning)
     if any(st.unconverged):
-        warn(
-            f"{name}: {sum(st.unconverged)} of {out.n_iter} master solves stopped before meeting "
-            "their tolerance (at their iteration cap, or a Newton stop that failed the "
-            "optimality check); increase inner_max_iter.",
-            ConvergenceWarning,
-        )
+        warn(unconverged_warning(name, st.unconverged), ConvergenceWarning)
     if st.bad_bounds:
         warn(bound_warning(name, st.bad_bounds), ConvergenceWarning)
     history = {**out.history.as_dict(), "final_lower_bound": np.array([st.lower])}
@@ -911,8 +908,12 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=No
         M = res.state["margin"].reshape(len(Y), -1)
     if shift is not None:
         b = b - shift @ W
+    # why an unconverged master stopped: the Newton model gave no step even damped
+    # (its Hessian singular to working precision), else the iteration cap
+    cause = None if res.converged else (
+        "no_model_step" if res.history.last("no_model_step") else "cap")
     return {"W": W, "b": b, "M": M, "tau": tau, "objective": res.state["objective"],
-            "n_iter": res.n_iter, "converged": res.converged}
+            "n_iter": res.n_iter, "converged": res.converged, "cause": cause}
 
 
 def _enter_new_group(block, Y, loss, C, M, W_old, indptr_old):
