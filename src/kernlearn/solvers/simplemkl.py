@@ -497,7 +497,7 @@ class SimpleMKL(BaseSolver):
 
 def _intercepts(b, tail):
     """Intercept(s) of a start: a float for one output, ``(K,)`` for ``tail = (K,)``."""
-    return np.array(b, dtype=float).reshape(tail) * np.ones(tail) if tail else float(b)
+    return np.broadcast_to(np.asarray(b, dtype=float), tail).copy() if tail else float(b)
 
 
 def _group_norms(w, indptr):
