@@ -116,3 +116,22 @@ def test_a_master_with_no_model_step_is_not_blamed_on_the_iteration_cap():
     assert len(said) == 1
     assert "no step even with Levenberg damping" in said[0]
     assert "iteration cap" not in said[0]
+
+
+def test_the_check_and_the_next_pricing_share_one_dual_point(monkeypatch):
+    # the optimality check after each Newton master computed the dual point at the
+    # master's margins and the next pricing computed it again (1 + 2 per master)
+    from kernlearn.methods.fgm import _LocalRows
+
+    calls = []
+    orig = _LocalRows.dual_point
+    monkeypatch.setattr(_LocalRows, "dual_point",
+                        lambda self, M, centre: calls.append(1) or orig(self, M, centre))
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((120, 12))
+    y = (X[:, :4] @ [1.0, -1.0, 0.5, 2.0] + 0.5 * rng.standard_normal(120) > 0).astype(int)
+    with threadpool_limits(1):
+        m = FGMClassifier(B=2).fit(X, y)
+    masters = len(m.history_["objective"])
+    assert masters >= 2 and np.all(m.history_["newton_master"] == 1)
+    assert len(calls) == masters + 1

@@ -96,7 +96,8 @@ def _master_not_optimal(rows, st, fit_intercept, rtol=0.0):
     rows : _LocalRows
         The cutting planes' rows in memory (rows on a cluster are not checked).
     st : FGMState
-        The state after the master (``M``, ``W``, ``blocks``, ``score_rtol``).
+        The state after the master (``M``, ``W``, ``blocks``, ``score_rtol``);
+        its ``dual`` and ``block_norms`` are set.
     fit_intercept : bool
         Re-centre the intercepts as the pricing does.
     rtol : float, default=0.0
@@ -113,10 +114,14 @@ def _master_not_optimal(rows, st, fit_intercept, rtol=0.0):
     from ..solvers.prox_newton import group_norms_2d
 
     S = float(group_norms_2d(st.W, st.indptr()).sum())
-    grad, _ = rows.dual_point(st.M, fit_intercept)
+    # the next pricing's dual point (kept for it while the margins stay these)
+    grad, conjugate = rows.dual_point(st.M, fit_intercept)
+    st.dual = (st.M, grad, conjugate)
     excess = np.sqrt(rows.constraint_values(st.blocks, grad)) - S
-    size = np.array([np.sqrt(b.multiply(b).sum()) if sp.issparse(b) else np.linalg.norm(b)
-                     for b in st.blocks]) * np.linalg.norm(grad)
+    # the blocks' Frobenius norms, once per block (kept in step by drop_zero_groups)
+    st.block_norms += [np.sqrt(b.multiply(b).sum()) if sp.issparse(b) else np.linalg.norm(b)
+                       for b in st.blocks[len(st.block_norms):]]
+    size = np.array(st.block_norms) * np.linalg.norm(grad)
     return bool(np.any(excess > np.maximum(rtol * S, 10.0 * st.score_rtol * size)))
 
 

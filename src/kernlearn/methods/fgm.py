@@ -186,6 +186,11 @@ class FGMState:
     bad_bounds : list of tuple
         ``(dual, objective, masters)`` of the pricings whose dual value lay
         above the objective (:func:`~._fgm_rows.bound_above_objective`).
+    dual : tuple or None
+        ``(M, grad, conjugate)``: the dual point computed at margins ``M``
+        by the master's optimality check, for the next pricing.
+    block_norms : list of float
+        Frobenius norms of the first ``blocks`` (the optimality check's).
     """
 
     W: np.ndarray
@@ -204,6 +209,8 @@ class FGMState:
     unconverged: list = field(default_factory=list)
     score_rtol: float = 0.0
     bad_bounds: list = field(default_factory=list)
+    dual: tuple = None
+    block_norms: list = field(default_factory=list)
 
     def indptr(self):
         """Boundaries of the constraints' rows in ``W``."""
@@ -230,7 +237,8 @@ class FGMState:
         for t in np.flatnonzero(~keep):
             self.excluded.update(np.asarray(self.groups[t]).tolist())
         rows = np.repeat(keep, np.diff(indptr))
-        for key in ("blocks", "feats", "weights", "groups"):
+        # (block_norms may cover only the first blocks: zip keeps that prefix)
+        for key in ("blocks", "feats", "weights", "groups", "block_norms"):
             setattr(self, key, [v for v, k in zip(getattr(self, key), keep) if k])
         self.W = self.W[rows]
         self.excluded -= self.active_candidates()
@@ -631,7 +639,9 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     st = FGMState(W=np.zeros((0, K)), b=b0, M=rows.constant_margins(b0), tau=0.1 * n * s.C)
 
     def price():
-        g, conjugate = rows.dual_point(st.M, s.fit_intercept)
+        # (the master's optimality check computed it at these margins already)
+        g, conjugate = (st.dual[1:] if st.dual is not None and st.dual[0] is st.M
+                        else rows.dual_point(st.M, s.fit_intercept))
         exclude = None
         if budget:
             want = min(B, s.max_features - len(st.active_candidates()))
