@@ -41,6 +41,14 @@ scheme holds for any loss with a (generalised) second derivative (its dual
 uses the loss's Fenchel conjugate), so logistic and square losses are solved
 too; the paper's MKL-FGM is the squared hinge.
 
+With ``K`` outputs (targets of shape ``(n, K)``: FGM's shared multiclass
+selection) the kernel weights are shared: since
+:math:`(\sum_t \|W_t\|_F)^2 = \min_{\mu \in \mathcal{M}} \sum_t \|W_t\|_F^2/\mu_t`,
+the squared group-l1 problem whose group norms run over the outputs is the
+MKL problem over one ``mu`` whose ``J`` is the sum of ``K`` independent SVMs
+(its gradient the sum of theirs).  FGM uses it where a Newton master stopped
+at the squared hinge's kink.
+
 At the optimum of the MKL problem the primal weights
 :math:`w_t = \mu_t X_t'(\alpha\odot y)/\lambda` solve FGM's squared group-l1
 problem (paper 002, Theorem 4) and :math:`\mu_t = \|w_t\|/\sum_s\|w_s\|`.
@@ -83,15 +91,15 @@ class SimpleMKLState(SolverState):
 
     Parameters
     ----------
-    coef : ndarray of shape (p,)
+    coef : ndarray of shape (p,) or (p, K)
         Weights of the active columns.
-    intercept : float, default=0.0
+    intercept : float or ndarray of shape (K,), default=0.0
         Intercept (ignored without one).
     mu : ndarray of shape (T,), optional
         Kernel weights on the simplex, one per group; default the group-norm
         shares of ``coef`` (the optimal weights for that point), or uniform
         when ``coef`` is zero (SimpleMKL's start).
-    margin : ndarray of shape (n_samples,), optional
+    margin : ndarray of shape (n_samples,) or (n_samples, K), optional
         Margins ``A coef + intercept`` (output only).
     objective : float, default=nan
         FGM's primal objective at the point (output only).
