@@ -22,6 +22,9 @@ from kernlearn.solvers.simplemkl import SimpleMKL
 
 cp = pytest.importorskip("cvxpy")
 
+# light workers in the test process (the fixture's cluster)
+DASK_CLUSTER = dict(processes=False)
+
 
 def _blobs(seed, n=60, p=5):
     """Three classes around a triangle's corners: each separable from the others."""
@@ -68,6 +71,20 @@ def test_shared_multiclass_at_huge_C_reaches_the_optimum(seed):
     assert np.all(got.history_["newton_master"] == 1)
     assert got.history_["objective"][-1] <= best * (1 + 1e-3)
     assert got.score(X, y) == 1.0
+
+
+def test_on_a_cluster_the_kink_is_checked_and_warned(client):
+    # the Dask master is Newton only and its rows stay on the workers: no other master
+    # re-solves there, and the check did not run (silently "converged" at 74.8, 3.7x)
+    da = pytest.importorskip("dask.array")
+    X, y = _blobs(2)
+    with warnings.catch_warnings(record=True) as seen, threadpool_limits(1):
+        warnings.simplefilter("always")
+        got = FGMClassifier(C=1e10, B=2, multiclass="shared", standardize=False).fit(
+            da.from_array(X, chunks=(30, 5)), y)
+    said = [str(w.message) for w in seen if issubclass(w.category, ConvergenceWarning)]
+    assert not got.converged_
+    assert len(said) == 1 and "failed the optimality check" in said[0]
 
 
 def _two_outputs(rng, n=40):

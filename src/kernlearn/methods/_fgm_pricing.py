@@ -1,7 +1,8 @@
 """FGM's pricing tests in floating point: Theorem 3, and the budget's growing groups."""
 
 import numpy as np
-import scipy.sparse as sp
+
+from ._fgm_rows import frobenius_norm
 
 __all__ = ["MASTER_STOP_CAUSES", "unconverged_warning"]
 
@@ -93,8 +94,9 @@ def _master_not_optimal(rows, st, fit_intercept, rtol=0.0):
 
     Parameters
     ----------
-    rows : _LocalRows
-        The cutting planes' rows in memory (rows on a cluster are not checked).
+    rows : _LocalRows or DaskMasterRows
+        The cutting planes' rows, in memory or on a cluster (there the check
+        costs two reductions: the dual vectors' norm and a new block's).
     st : FGMState
         The state after the master (``M``, ``W``, ``blocks``, ``score_rtol``);
         its ``dual`` and ``block_norms`` are set.
@@ -109,7 +111,7 @@ def _master_not_optimal(rows, st, fit_intercept, rtol=0.0):
     bool
         True when some active constraint exceeds ``S`` by more than allowed.
     """
-    if rows.row_work is not None or not st.blocks:
+    if not st.blocks:
         return False
     from ..solvers.prox_newton import group_norms_2d
 
@@ -119,9 +121,8 @@ def _master_not_optimal(rows, st, fit_intercept, rtol=0.0):
     st.dual = (st.M, grad, conjugate)
     excess = np.sqrt(rows.constraint_values(st.blocks, grad)) - S
     # the blocks' Frobenius norms, once per block (kept in step by drop_zero_groups)
-    st.block_norms += [np.sqrt(b.multiply(b).sum()) if sp.issparse(b) else np.linalg.norm(b)
-                       for b in st.blocks[len(st.block_norms):]]
-    size = np.array(st.block_norms) * np.linalg.norm(grad)
+    st.block_norms += [frobenius_norm(b) for b in st.blocks[len(st.block_norms):]]
+    size = np.array(st.block_norms) * frobenius_norm(grad)
     return bool(np.any(excess > np.maximum(rtol * S, 10.0 * st.score_rtol * size)))
 
 
@@ -131,8 +132,9 @@ MASTER_STOP_CAUSES = {
     "no_model_step": ("where the Newton model gave no step even with Levenberg damping (its "
                       "Hessian is singular to working precision, e.g. at a huge C: lower C, "
                       "or use solver='apg')"),
-    "kink": ("at a Newton stop that failed the optimality check, with no other master to "
-             "re-solve it on a cluster"),
+    "kink": ("at a Newton stop that failed the optimality check (the squared hinge's kink "
+             "at a huge C; on a cluster no other master re-solves it: lower C, or fit in "
+             "memory)"),
 }
 
 
