@@ -94,14 +94,16 @@ def _two_outputs(rng, n=40):
     return A, Y
 
 
-def test_simplemkl_shares_its_kernel_weights_over_outputs():
+@pytest.mark.parametrize("row_weights", [False, True])
+def test_simplemkl_shares_its_kernel_weights_over_outputs(row_weights):
     # K outputs with one kernel combination is the squared group-l1 problem whose
     # groups run over the outputs (Frobenius norms): duplicated outputs double the
     # one-output objective with the same weights, and two outputs match ProxNewton
     rng = np.random.default_rng(37)
     A, Y = _two_outputs(rng)
     indptr = np.array([0, 2, 5, 7])
-    loss = weighted(get_loss("squared_hinge"), C=10.0)
+    w = rng.uniform(0.0, 3.0, len(A)) if row_weights else None
+    loss = weighted(get_loss("squared_hinge"), w, C=10.0)
 
     def problem(y):
         return Problem(A, y, loss, SquaredGroupL1(1.0), indptr, True)
