@@ -639,9 +639,11 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     st = FGMState(W=np.zeros((0, K)), b=b0, M=rows.constant_margins(b0), tau=0.1 * n * s.C)
 
     def price():
-        # (the master's optimality check computed it at these margins already)
+        # (the master's optimality check computed it at these margins already; used
+        # once, then released: n x K values)
         g, conjugate = (st.dual[1:] if st.dual is not None and st.dual[0] is st.M
                         else rows.dual_point(st.M, s.fit_intercept))
+        st.dual = None
         exclude = None
         if budget:
             want = min(B, s.max_features - len(st.active_candidates()))

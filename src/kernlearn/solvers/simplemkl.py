@@ -365,10 +365,11 @@ class SimpleMKL(BaseSolver):
 
     def _start(self, warm, p, T, indptr, tail=()):
         """Start point ``(w, b, mu)`` from ``warm`` (SimpleMKL starts at ``mu = 1/T``)."""
-        w = (np.zeros((p,) + tail) if warm is None
-             else np.array(warm.coef, dtype=float).reshape((-1,) + tail))
-        if w.shape != (p,) + tail:
-            raise ValueError(f"warm_state.coef must have {p} rows, got {w.shape[0]}.")
+        w = np.zeros((p,) + tail) if warm is None else np.array(warm.coef, dtype=float)
+        if w.size != int(np.prod((p,) + tail)):
+            raise ValueError(f"warm_state.coef must have shape {(p,) + tail}, got "
+                             f"{w.shape}.")
+        w = w.reshape((p,) + tail)
         b = _intercepts(0.0 if warm is None else warm.intercept, tail)
         mu = None if warm is None else getattr(warm, "mu", None)
         if mu is not None:
