@@ -131,7 +131,7 @@ MASTER_STOP_CAUSES = {
     "cap": "at the iteration cap (increase inner_max_iter)",
     "no_model_step": ("where the Newton model gave no step even with Levenberg damping (its "
                       "Hessian is singular to working precision, e.g. at a huge C: lower C, "
-                      "or use solver='apg')"),
+                      "or fit an intercept to columns far from zero)"),
     "kink": ("at a Newton stop that failed the optimality check (the squared hinge's kink "
              "at a huge C; on a cluster no other master re-solves it: lower C, or fit in "
              "memory)"),
