@@ -222,9 +222,6 @@ def test_refuses_what_it_cannot_solve(rng):
     with pytest.raises(ValueError, match="hess_margin"):
         SimpleMKL().solve(Problem(problem.A, problem.y, get_loss("hinge"),
                                   SquaredGroupL1(0.5), INDPTR))
-    with pytest.raises(ValueError, match="one output"):
-        SimpleMKL().solve(Problem(problem.A, np.column_stack([problem.y, problem.y]),
-                                  problem.loss, SquaredGroupL1(0.5), INDPTR))
     with pytest.raises(ValueError, match="tol"):
         SimpleMKL(tol=0).solve(problem)
     with pytest.raises(ValueError, match="max_iter"):

@@ -26,6 +26,7 @@ from ..losses import get_loss, weighted
 from ..partitioned import _scaled_columns
 from ..penalties import SquaredGroupL1
 from ..solvers import choose_master
+from ._fgm_pricing import MASTER_STOP_CAUSES
 from ._fgm_rows import active_block, sparse_work
 from ..utils._warnings import warn
 
@@ -109,7 +110,7 @@ def _one_constraint(A, y, loss, settings, sample_weight, solve_master):
                        np.array([0, p]), np.zeros((p, 1)), np.zeros(1), 0.1 * n * settings.C)
     if not out["converged"]:
         warn(f"the de-biasing refit's master stopped after {out['n_iter']} "
-             "iterations before meeting its tolerance; increase inner_max_iter.",
+             f"iterations before meeting its tolerance, {MASTER_STOP_CAUSES[out['cause']]}.",
              ConvergenceWarning, stacklevel="user")
     b = float(out["b"][0]) if settings.fit_intercept else 0.0
     return out["W"][:, 0], b, bool(out["converged"])

@@ -224,6 +224,31 @@ def _squared_product(A, grad):
     return float(np.sum(np.square(np.asarray(A.T @ grad))))
 
 
+def frobenius_norm(A):
+    r""":math:`\|A\|_F` of a column block or of dual vectors, reduced over the partitions
+    on a cluster.
+
+    Parameters
+    ----------
+    A : ndarray, sparse matrix or RowFutures
+        The block (or vectors).
+
+    Returns
+    -------
+    float
+    """
+    if getattr(A, "is_row_futures", False):
+        return float(np.sqrt(A.sum(_part_squares)[0]))
+    if sp.issparse(A):
+        return float(np.sqrt(A.multiply(A).sum()))
+    return float(np.linalg.norm(A))
+
+
+def _part_squares(part):
+    part = part.data if sp.issparse(part) else np.asarray(part)
+    return np.array([float(np.sum(np.square(part)))])
+
+
 def _part_product(part, g):
     return np.asarray(part.T @ g).reshape((part.shape[1],) + np.shape(g)[1:])
 

@@ -65,7 +65,8 @@ from ..solvers import APG, APGState, Problem, ProxNewtonState, choose_master
 from ..solvers.prox_newton import ProxNewton, group_norms_2d
 from ..solvers.simplemkl import SimpleMKL, SimpleMKLState
 from ._fgm_bound import scaled_dual
-from ._fgm_pricing import _grow_group, _master_not_optimal, _not_violated, _positive
+from ._fgm_pricing import (_grow_group, _master_not_optimal, _not_violated, _positive,
+                           unconverged_warning)
 from ._fgm_refit import refit_l2
 from ._fgm_rows import (active_block, block_moments, block_stored, bound_above_objective,
                         bound_warning, centre_by_newton, check_loss_scale, offset_rounding,
@@ -176,14 +177,20 @@ class FGMState:
         Objective of the last restricted master (upper bound of Theorem 2).
     change : float
         Its relative change from the master before (the paper's stopping rule).
-    unconverged : list of bool
-        Per master solve, whether it stopped at its iteration cap.
+    unconverged : list of str or None
+        Per master solve, why it stopped before its tolerance (``None``: it
+        met it; see :func:`._fgm_pricing.unconverged_warning`).
     score_rtol : float
         Relative accuracy of the pricing scores at the last master's solution
         (:func:`_score_rtol`).
     bad_bounds : list of tuple
         ``(dual, objective, masters)`` of the pricings whose dual value lay
         above the objective (:func:`~._fgm_rows.bound_above_objective`).
+    dual : tuple or None
+        ``(M, grad, conjugate)``: the dual point computed at margins ``M``
+        by the master's optimality check, for the next pricing.
+    block_norms : list of float
+        Frobenius norms of the first ``blocks`` (the optimality check's).
     """
 
     W: np.ndarray
@@ -202,6 +209,8 @@ class FGMState:
     unconverged: list = field(default_factory=list)
     score_rtol: float = 0.0
     bad_bounds: list = field(default_factory=list)
+    dual: tuple = None
+    block_norms: list = field(default_factory=list)
 
     def indptr(self):
         """Boundaries of the constraints' rows in ``W``."""
@@ -228,7 +237,8 @@ class FGMState:
         for t in np.flatnonzero(~keep):
             self.excluded.update(np.asarray(self.groups[t]).tolist())
         rows = np.repeat(keep, np.diff(indptr))
-        for key in ("blocks", "feats", "weights", "groups"):
+        # (block_norms may cover only the first blocks: zip keeps that prefix)
+        for key in ("blocks", "feats", "weights", "groups", "block_norms"):
             setattr(self, key, [v for v, k in zip(getattr(self, key), keep) if k])
         self.W = self.W[rows]
         self.excluded -= self.active_candidates()
@@ -629,7 +639,11 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
     st = FGMState(W=np.zeros((0, K)), b=b0, M=rows.constant_margins(b0), tau=0.1 * n * s.C)
 
     def price():
-        g, conjugate = rows.dual_point(st.M, s.fit_intercept)
+        # (the master's optimality check computed it at these margins already; used
+        # once, then released: n x K values)
+        g, conjugate = (st.dual[1:] if st.dual is not None and st.dual[0] is st.M
+                        else rows.dual_point(st.M, s.fit_intercept))
+        st.dual = None
         exclude = None
         if budget:
             want = min(B, s.max_features - len(st.active_candidates()))
@@ -721,9 +735,9 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
             # huge C): SimpleMKL's reduced gradient moves there; else say unconverged
             out = (_solve_master("simplemkl", rows.active_block(st.blocks), Y, loss, penalty,
                                  s, st.indptr(), st.W, st.b, st.tau)
-                   if K == 1 and rows.row_work is None else {**out, "converged": False})
+                   if rows.row_work is None else {**out, "converged": False, "cause": "kink"})
             st.W, st.b, st.M, st.tau = out["W"], out["b"], out["M"], out["tau"]
-        st.unconverged.append(not out["converged"])
+        st.unconverged.append(out["cause"])
         if budget:
             st.drop_zero_groups()
         obj = out["objective"]
@@ -764,12 +778,7 @@ def _cutting_planes(X, y, pool, loss, settings, name="FGM", callback=None):
                 f"change fell below tol / 10 = {_FLAT * s.tol:g}")
              + "; increase max_iter.", ConvergenceWarning)
     if any(st.unconverged):
-        warn(
-            f"{name}: {sum(st.unconverged)} of {out.n_iter} master solves stopped before meeting "
-            "their tolerance (at their iteration cap, or a Newton stop that failed the "
-            "optimality check); increase inner_max_iter.",
-            ConvergenceWarning,
-        )
+        warn(unconverged_warning(name, st.unconverged), ConvergenceWarning)
     if st.bad_bounds:
         warn(bound_warning(name, st.bad_bounds), ConvergenceWarning)
     history = {**out.history.as_dict(), "final_lower_bound": np.array([st.lower])}
@@ -885,17 +894,20 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=No
             ProxNewtonState(W0, b0))
         W, b, M = res.coef, np.atleast_1d(res.intercept), res.state["margin"]
     elif kind == "simplemkl":
-        # the paper's MKL-FGM master (sec. 5.1, SimpleMKL): a slow reference
-        if Y.shape[1] > 1:
+        # the paper's MKL-FGM master (sec. 5.1, SimpleMKL): a slow reference; with K
+        # outputs (only as the fallback of a Newton master) the kernel weights are shared
+        if Y.shape[1] > 1 and s.solver == "simplemkl":
             raise ValueError("solver='simplemkl' handles one output; use solver='newton' "
                              "for a shared multiclass selection, or multiclass='ovr'.")
         opts = {k: v for k, v in (("tol", s.master_tol), ("max_iter", s.master_max_iter))
                 if v is not None}
+        one = Y.shape[1] == 1
         res = SimpleMKL(**opts).solve(
-            Problem(A, Y[:, 0], weighted(loss, C=s.C), penalty, indptr, s.fit_intercept),
-            SimpleMKLState(W0[:, 0], b0[0]))
-        W, b = res.coef[:, None], np.array([res.intercept])
-        M = res.state["margin"][:, None]
+            Problem(A, Y[:, 0] if one else Y, weighted(loss, C=s.C), penalty, indptr,
+                    s.fit_intercept),
+            SimpleMKLState(W0[:, 0] if one else W0, b0[0] if one else b0))
+        W, b = res.coef.reshape(len(W0), -1), np.atleast_1d(res.intercept)
+        M = res.state["margin"].reshape(len(Y), -1)
     else:
         # one output as a vector (the paper's APG); K outputs as matrices
         one = Y.shape[1] == 1
@@ -908,8 +920,12 @@ def _solve_master(kind, A, Y, loss, penalty, s, indptr, W0, b0, tau, row_work=No
         M = res.state["margin"].reshape(len(Y), -1)
     if shift is not None:
         b = b - shift @ W
+    # why an unconverged master stopped: the Newton model gave no step even damped
+    # (its Hessian singular to working precision), else the iteration cap
+    cause = None if res.converged else (
+        "no_model_step" if res.history.last("no_model_step") else "cap")
     return {"W": W, "b": b, "M": M, "tau": tau, "objective": res.state["objective"],
-            "n_iter": res.n_iter, "converged": res.converged}
+            "n_iter": res.n_iter, "converged": res.converged, "cause": cause}
 
 
 def _enter_new_group(block, Y, loss, C, M, W_old, indptr_old):

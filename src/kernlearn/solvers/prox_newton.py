@@ -703,7 +703,9 @@ class ProxNewton(BaseSolver):
                 # confirm convergence on a tightly solved one.
                 inner, confirm = self.sweep_tol, True
             if Wn is None:
-                history.append(objective=F, decrease=np.nan, step=0.0, sweeps=sweeps)
+                # (marked: the cause is the model, not the iteration cap)
+                history.append(objective=F, decrease=np.nan, step=0.0, sweeps=sweeps,
+                               no_model_step=1.0)
                 break
             if dec <= self.tol:
                 converged = True

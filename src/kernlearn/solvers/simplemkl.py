@@ -41,6 +41,14 @@ scheme holds for any loss with a (generalised) second derivative (its dual
 uses the loss's Fenchel conjugate), so logistic and square losses are solved
 too; the paper's MKL-FGM is the squared hinge.
 
+With ``K`` outputs (targets of shape ``(n, K)``: FGM's shared multiclass
+selection) the kernel weights are shared: since
+:math:`(\sum_t \|W_t\|_F)^2 = \min_{\mu \in \mathcal{M}} \sum_t \|W_t\|_F^2/\mu_t`,
+the squared group-l1 problem whose group norms run over the outputs is the
+MKL problem over one ``mu`` whose ``J`` is the sum of ``K`` independent SVMs
+(its gradient the sum of theirs).  FGM uses it where a Newton master stopped
+at the squared hinge's kink.
+
 At the optimum of the MKL problem the primal weights
 :math:`w_t = \mu_t X_t'(\alpha\odot y)/\lambda` solve FGM's squared group-l1
 problem (paper 002, Theorem 4) and :math:`\mu_t = \|w_t\|/\sum_s\|w_s\|`.
@@ -83,15 +91,15 @@ class SimpleMKLState(SolverState):
 
     Parameters
     ----------
-    coef : ndarray of shape (p,)
+    coef : ndarray of shape (p,) or (p, K)
         Weights of the active columns.
-    intercept : float, default=0.0
+    intercept : float or ndarray of shape (K,), default=0.0
         Intercept (ignored without one).
     mu : ndarray of shape (T,), optional
         Kernel weights on the simplex, one per group; default the group-norm
         shares of ``coef`` (the optimal weights for that point), or uniform
         when ``coef`` is zero (SimpleMKL's start).
-    margin : ndarray of shape (n_samples,), optional
+    margin : ndarray of shape (n_samples,) or (n_samples, K), optional
         Margins ``A coef + intercept`` (output only).
     objective : float, default=nan
         FGM's primal objective at the point (output only).
@@ -129,14 +137,32 @@ class _SVM:
         return self.A * s
 
     def train(self, mu, w0, b0):
-        """Train at ``mu`` from ``(w0, b0)``; return a dict of the solution."""
+        """Train at ``mu`` from ``(w0, b0)``; return a dict of the solution.
+
+        With ``K`` outputs (``y`` of shape ``(n, K)``, ``w0`` ``(p, K)``,
+        ``b0`` ``(K,)``) the kernel is shared and the SVMs are independent:
+        ``J`` is their sum and so is ``-dJ/dmu_t``, the squared Frobenius
+        norms of the groups' dual correlations.
+        """
         self.n_trainings += 1
-        y, loss, lam = self.y, self.loss, self.lam
         s = np.sqrt(expand(mu, self.indptr))
+        As = self._scaled(s)
+        if np.ndim(self.y) == 1:
+            return self._train_one(As, s, self.y, w0, b0)
+        sols = [self._train_one(As, s, self.y[:, k], w0[:, k], b0[k])
+                for k in range(self.y.shape[1])]
+        out = {key: np.stack([o[key] for o in sols], axis=-1)
+               for key in ("w", "b", "m", "r", "z")}
+        out["J"] = float(sum(o["J"] for o in sols))
+        out["zn2"] = np.sum([o["zn2"] for o in sols], axis=0)
+        return out
+
+    def _train_one(self, As, s, y, w0, b0):
+        """One output's SVM on the scaled columns ``As`` from ``(w0, b0)``."""
+        loss, lam = self.loss, self.lam
         # v_t = w_t / sqrt(mu_t); groups with mu_t = 0 have no features.
         v = np.divide(w0, s, out=np.zeros_like(w0), where=s > 0)
         b = float(b0) if self.fit_intercept else 0.0
-        As = self._scaled(s)
         m = np.asarray(As @ v).ravel() + b
         phi = float(loss.value(m, y).sum()) + 0.5 * lam * float(v @ v)
         p = len(v)
@@ -171,7 +197,7 @@ class _SVM:
             dv = step[:p]
             db = step[p] if self.fit_intercept else 0.0
             dm = np.asarray(As @ dv).ravel() + db
-            t = self._line_search(m, dm, v, dv, g @ step)
+            t = self._line_search(y, m, dm, v, dv, g @ step)
             v = v + t * dv
             b += t * db
             m = m + t * dm
@@ -187,13 +213,13 @@ class _SVM:
         zn2 = group_norms(z, self.indptr) ** 2
         return {"J": phi, "w": s * v, "b": b, "m": m, "r": r, "z": z, "zn2": zn2}
 
-    def _line_search(self, m, dm, v, dv, slope0):
+    def _line_search(self, y, m, dm, v, dv, slope0):
         """Exact minimiser along the Newton direction of the convex ``phi``.
 
         ``phi'(t)`` is non-decreasing: safeguarded Newton steps on it inside
         a bracket (piecewise linear for the squared hinge, so a few steps).
         """
-        y, loss, lam = self.y, self.loss, self.lam
+        loss, lam = self.loss, self.lam
         vd, dd = float(v @ dv), float(dv @ dv)
 
         def dphi(t):
@@ -309,9 +335,11 @@ class SimpleMKL(BaseSolver):
         Parameters
         ----------
         problem : Problem
-            Active columns, groups, one output's targets, a loss with
-            ``hess_margin`` and a :class:`~kernlearn.penalties.SquaredGroupL1`
-            penalty.
+            Active columns, groups, targets of shape ``(n,)`` or ``(n, K)``
+            (``K`` outputs sharing the kernel weights: the groups' norms
+            run over the outputs, as in :class:`~kernlearn.solvers.APG`),
+            a loss with ``hess_margin`` and a
+            :class:`~kernlearn.penalties.SquaredGroupL1` penalty.
         warm_state : SimpleMKLState, optional
             Starting point; its ``mu`` (or the group-norm shares of its
             ``coef``) starts the kernel weights.
@@ -319,15 +347,13 @@ class SimpleMKL(BaseSolver):
         Returns
         -------
         result : SolverResult
-            ``coef`` of shape ``(p,)``, a float ``intercept`` and a
+            ``coef`` of shape ``(p,)`` and a float ``intercept`` (``(p, K)``
+            and ``(K,)`` for ``K`` outputs), and a
             :class:`SimpleMKLState` holding ``mu``, ``margin``, ``objective``
             and ``gap``; ``history`` records per iteration ``J``, the
             relative gap, the SVM trainings so far and the primal objective.
         """
         self.check_problem(problem)
-        if np.ndim(problem.y) != 1:
-            raise ValueError("SimpleMKL solves one output: y must be 1-D; use ProxNewton "
-                             "for several outputs sharing their features.")
         alpha = float(problem.penalty.alpha)
         if not alpha > 0:
             raise ValueError(f"SimpleMKL needs a positive penalty alpha, got {alpha!r}.")
@@ -337,12 +363,14 @@ class SimpleMKL(BaseSolver):
                 return self._solve(problem, warm_state, alpha)
         return self._solve(problem, warm_state, alpha)
 
-    def _start(self, warm, p, T, indptr):
+    def _start(self, warm, p, T, indptr, tail=()):
         """Start point ``(w, b, mu)`` from ``warm`` (SimpleMKL starts at ``mu = 1/T``)."""
-        w = np.zeros(p) if warm is None else np.array(warm.coef, dtype=float).ravel()
-        if w.shape != (p,):
-            raise ValueError(f"warm_state.coef must have {p} entries, got {w.size}.")
-        b = 0.0 if warm is None else float(warm.intercept)
+        w = np.zeros((p,) + tail) if warm is None else np.array(warm.coef, dtype=float)
+        if w.size != int(np.prod((p,) + tail)):
+            raise ValueError(f"warm_state.coef must have shape {(p,) + tail}, got "
+                             f"{w.shape}.")
+        w = w.reshape((p,) + tail)
+        b = _intercepts(0.0 if warm is None else warm.intercept, tail)
         mu = None if warm is None else getattr(warm, "mu", None)
         if mu is not None:
             mu = np.array(mu, dtype=float).ravel()
@@ -351,7 +379,8 @@ class SimpleMKL(BaseSolver):
                                  "positive sum.")
             mu = mu / mu.sum()
         else:
-            norms = group_norms(w, indptr)
+            # (Frobenius norms over the outputs: the shares that are optimal for w)
+            norms = _group_norms(w, indptr)
             mu = norms / norms.sum() if norms.sum() > 0 else np.full(T, 1.0 / T)
         return w, b, mu
 
@@ -360,14 +389,15 @@ class SimpleMKL(BaseSolver):
         indptr = problem.indptr
         n, p = A.shape
         T = len(indptr) - 1
+        tail = y.shape[1:]
         svm = _SVM(A, y, loss, alpha, indptr, problem.fit_intercept)
         history = History()
         if T == 0:
-            b = 0.0 if warm is None else float(warm.intercept)
-            w, mu = np.zeros(p), np.zeros(0)
+            b = _intercepts(0.0 if warm is None else warm.intercept, tail)
+            w, mu = np.zeros((p,) + tail), np.zeros(0)
             sol = svm.train(mu, w, b)
             return self._result(problem, sol, mu, 0.0, history, True, 0)
-        w, b, mu = self._start(warm, p, T, indptr)
+        w, b, mu = self._start(warm, p, T, indptr, tail)
         sol = svm.train(mu, w, b)
 
         def evaluate(m):
@@ -461,8 +491,9 @@ class SimpleMKL(BaseSolver):
     def _result(self, problem, sol, mu, gap, history, converged, it):
         """Primal point ``w_t = mu_t z_t / lambda`` of the last SVM and its objective."""
         w, b, m = sol["w"], sol["b"], sol["m"]
-        F = (float(problem.loss.value(m, problem.y).sum())
-             + problem.penalty.value(w, problem.indptr))
+        pen = (problem.penalty.matrix_value(w, problem.indptr) if np.ndim(w) == 2
+               else problem.penalty.value(w, problem.indptr))
+        F = float(problem.loss.value(m, problem.y).sum()) + pen
         return SolverResult(
             coef=w,
             intercept=b,
@@ -471,6 +502,19 @@ class SimpleMKL(BaseSolver):
             converged=converged,
             n_iter=it,
         )
+
+
+def _intercepts(b, tail):
+    """Intercept(s) of a start: a float for one output, ``(K,)`` for ``tail = (K,)``."""
+    return np.broadcast_to(np.asarray(b, dtype=float), tail).copy() if tail else float(b)
+
+
+def _group_norms(w, indptr):
+    """Norms of the row groups of ``w`` ``(p,)``, or of ``(p, K)`` (Frobenius)."""
+    # the rows of a (p, K) matrix are contiguous when raveled: group t spans
+    # entries K indptr[t] to K indptr[t + 1]
+    return group_norms(np.ravel(w), np.asarray(indptr) * (np.shape(w)[1] if np.ndim(w) == 2
+                                                        else 1))
 
 
 def _clean(mu):
