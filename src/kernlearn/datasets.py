@@ -699,16 +699,17 @@ class SvmlightChunks:
         times its text).
     memory_budget : int or str, default="256MB"
         Memory for data at a time (ignored when ``chunk_rows`` is given).
-    max_table_size : int or str, optional
-        Disk space the parsed chunks of a compressed file may take (see
-        :func:`~kernlearn.datafiles.load_data_file`).  Default: half the free
-        space of the temporary folder.
     zero_based : bool or "auto", default="auto"
         Whether feature indices start at 0 (``"auto"``: yes if index 0 occurs).
     cache : bool, default=True
         Keep the parsed chunks in binary files for the later passes.
     dtype : dtype, default=float64
         Value type.
+    max_table_size : int or str, optional
+        Disk space the parsed chunks of a compressed file (``.gz``, ``.bz2``,
+        ``.xz``) may take, counted as its text streams in (see
+        :func:`~kernlearn.datafiles.load_data_file`).  Default: half the free
+        space of the temporary folder.
 
     Attributes
     ----------
