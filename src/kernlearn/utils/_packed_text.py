@@ -16,7 +16,8 @@ pairs of a LIBSVM line, and one per line) and lines, and refuses, at the
 first block past either bound, before the big allocation:
 
 * the memory the reading needs (:data:`COSTS`, bytes per byte of text held,
-  per value and per line, measured in ``benchmarks/packed_tables.py``) over
+  per value and per line: 1.1-1.5 times the peak measured on CSV and LIBSVM
+  tables of 57-250 MB, ``benchmarks/packed_tables.py``) over
   a budget: ``max_table_size``, by default half the memory available when
   reading starts (out of core, half the free disk space of the chunk cache,
   where the parsed table goes);
