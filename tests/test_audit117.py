@@ -23,9 +23,11 @@ from kernlearn.utils import _npy_header, _packed_text
 
 @pytest.fixture
 def bomb(tmp_path, monkeypatch):
-    """A ``.svm.gz`` of 8 MiB of one repeated line (some 400:1), the floors at 1 MiB."""
+    """A ``.svm.gz`` of 8 MiB of one repeated line (some 400:1), the floors and the
+    default budget (of the parsed table) at 1 MiB."""
     monkeypatch.setattr(_npy_header, "_MIN_CAP", 2**20)
     monkeypatch.setattr(_packed_text, "_TEXT_FLOOR", 2**20)
+    monkeypatch.setattr(_packed_text, "default_budget", lambda kind: 2**20)
     path = tmp_path / "lines.svm.GZ"  # (upper case: opened as gzip all the same)
     with gzip.open(path, "wb") as fh:
         fh.write(b"1 1:0 2:0 3:0\n" * (2**23 // 14))
@@ -36,9 +38,11 @@ def bomb(tmp_path, monkeypatch):
 def test_out_of_core_reading_is_bounded_as_in_memory_reading(bomb, tmp_path, capsys):
     # Out of core the text was read whole: a 0.6 MB .svm.gz of 300 MB read in 35 s
     # CPU and 1.1 GB (labels and chunk bounds grow with the rows) where the same file
-    # in memory is refused at 64 MB.  Both refuse it now, in the same words.
-    with pytest.raises(ValueError, match=r"over 100 times its \d+ bytes .*decompression "
-                                         r"bomb.*decompress it first \(e\.g\. gunzip -k"):
+    # in memory is refused.  Both refuse it now past their budget (out of core: of
+    # the disk the chunk cache takes).
+    with pytest.raises(ValueError, match=r"of disk space for its chunk cache .* over the "
+                                         r"budget of 1\.0 MiB .*decompression bomb.*raise "
+                                         r"the budget \(--max-table-size SIZE"):
         SvmlightChunks(bomb, chunk_rows=10_000)
     code, _, err = _run(["fit", "-e", "fgm", "-m", tmp_path / "m.npz", "-q",
                          "--out-of-core", bomb], capsys)
@@ -48,7 +52,7 @@ def test_out_of_core_reading_is_bounded_as_in_memory_reading(bomb, tmp_path, cap
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
 def test_a_named_pipe_of_compressed_text_is_bounded_as_the_file(bomb, tmp_path):
     # A pipe has no size: one named lines.svm.gz was unpacked without bound (the
-    # file itself refused).  Its compressed bytes are counted as they are read now.
+    # file itself refused).  Its text is counted as it is read, as the file's.
     fifo = tmp_path / "pipe.svm.gz"
     os.mkfifo(fifo)
     packed = bomb.read_bytes()
@@ -62,8 +66,8 @@ def test_a_named_pipe_of_compressed_text_is_bounded_as_the_file(bomb, tmp_path):
 
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
-    with pytest.raises(ValueError, match=r"pipe\.svm\.gz unpacks to more than .* over 100 "
-                                         r"times its \d+ bytes"):
+    with pytest.raises(ValueError, match=r"pipe\.svm\.gz: reading it would take more than "
+                                         r".* over the budget of 1\.0 MiB"):
         load_data_file(fifo)
     writer.join(10)
 

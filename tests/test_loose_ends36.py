@@ -92,31 +92,36 @@ def test_platt_with_a_task_of_two_rows_per_class_is_fitted_not_refused_in_a_fold
 # ------------------------------------------------ compressed text: the bound on it
 @pytest.fixture
 def text_floor_1mb(monkeypatch):
-    """The floors lowered to 1 MiB (64 MiB of text and 256 MiB in use): small files."""
+    """The floors lowered to 1 MiB (64 MiB of text and 256 MiB in use), and the
+    default budget of the parsed table to 64 MiB: small files."""
     monkeypatch.setattr(_npy_header, "_MIN_CAP", 2**20)
     monkeypatch.setattr(_packed_text, "_TEXT_FLOOR", 2**20, raising=False)
+    monkeypatch.setattr(_packed_text, "default_budget", lambda kind: 2**26)
 
 
 @pytest.mark.parametrize("suffix", [".gz", ".xz"])
-def test_compressed_zero_rows_past_100_to_1_are_refused(suffix, tmp_path, capsys,
-                                                        text_floor_1mb):
+def test_compressed_zero_rows_past_the_budget_are_refused(suffix, tmp_path, capsys,
+                                                          text_floor_1mb):
     # The text was bounded by 1100 bytes per byte of file (the most deflate packs
     # into an archive): gzip never reached it (1032:1 at most), so a 1 MB .csv.gz
     # of 250 MB of zero rows read (23 s CPU, 3.6 GB) and a 4 MB one would have
-    # filled 24 GB.  Real tables pack 2-25:1: over the floor, 100:1 is refused.
+    # filled 24 GB.  The table it would parse into is counted now, against the
+    # budget (by default half the available memory; 64 MiB here).
     rows = b"a,b,c,d,y\n" + b"0,0,0,0,1\n" * (2**23 // 10)  # 8 MiB, some 900:1 by gzip
     opener = {".gz": gzip.open, ".xz": lzma.open}[suffix]
     path = tmp_path / f"zeros.csv{suffix}"
     with opener(path, "wb") as fh:
         fh.write(rows)
     assert 100 * path.stat().st_size < len(rows)
-    # (gzip's within 1100:1, the old bound: read whole)
-    assert suffix != ".gz" or len(rows) < 1000 * path.stat().st_size
-    with pytest.raises(ValueError, match=r"over 100 times its \d+ bytes \(dense tables pack "
-                                         r"2-60:1.*\): a decompression bomb.*decompress it"):
+    with pytest.raises(ValueError, match=r"reading it would take more than .* over the "
+                                         r"budget of 64\.0 MiB .*: a decompression bomb, or "
+                                         r"a table larger than the budget"):
         load_data_file(path)
     code, _, err = _run(["fit", "-e", "fgm", "-m", tmp_path / "m.npz", "-q", path], capsys)
     assert code == 3 and _one_error(err) and "decompression bomb" in err, err
+    # (the same table, within a budget raised for it, reads: it is a table)
+    X, y, _ = load_data_file(path, max_table_size="512MB")
+    assert X.shape == (2**23 // 10, 4) and not X.any() and (y == 1).all()
 
 
 def test_genuine_compressed_tables_read(tmp_path, text_floor_1mb):

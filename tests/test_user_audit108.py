@@ -100,16 +100,16 @@ def test_compressed_text_of_blank_lines_is_refused_at_the_cap(name, tmp_path, ca
     # A 349-byte .csv.bz2 of 400 MB of blank lines took 39 s CPU and 2.5 GB
     # to read as "no data rows" (the LIBSVM reader 18 s); ten times more was
     # past this machine's memory.  Text has no declared size: what it unpacks
-    # to is now counted against the cap (the floor, or 100 bytes per byte).
+    # to is now counted: text that holds (almost) no values is refused past
+    # the floor (64 MiB, lowered here), at 128 bytes of text a value.
     head = b"a,b\n1,2\n" if ".csv" in name else b"1 1:1\n"
     path = _compressed(tmp_path / name, head + b"\n" * (24 * 2**20))
     assert path.stat().st_size < 2**12
-    with pytest.raises(ValueError, match=r"unpacks to more than ([\d.]+) MiB of text, over "
-                                         r"100 times its \d+ bytes.*decompress it first"
-                       ) as info:
+    with pytest.raises(ValueError, match=r"([\d.]+) MiB of its text hold only \d+ values "
+                                         r".*decompress it first") as info:
         load_data_file(path)
     # (refused at the first block past the cap, not at the end of the text)
-    assert float(re.search(r"than ([\d.]+) MiB", str(info.value))[1]) < 20
+    assert float(re.search(r"([\d.]+) MiB of its", str(info.value))[1]) < 20
     code, _, err = _run(["fit", "-e", "fgm", "-m", tmp_path / "m.npz", "-q", path], capsys)
     assert code == 3 and _one_error(err) and "decompression bomb" in err, err
 

@@ -5,6 +5,7 @@
 they live below both.
 """
 
+import argparse
 import csv
 import inspect
 import io
@@ -683,3 +684,28 @@ def _name_columns(est, info):
     names = info.get("feature_names")
     if info.get("format") == "csv" and names is not None:
         est.feature_names_in_ = np.asarray(names, dtype=object)
+
+
+def _table_size(text):
+    """``--max-table-size``: a size such as ``8GB`` (an argparse type).
+
+    Parameters
+    ----------
+    text : str
+        The option's value.
+
+    Returns
+    -------
+    n_bytes : int
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Not a positive size.
+    """
+    from .partitioned import parse_bytes
+
+    try:
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--max-table-size: {exc}") from None

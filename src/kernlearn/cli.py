@@ -39,6 +39,7 @@ from ._cli_common import (
     _prediction_text,
     class_text,
     _stored_column,
+    _table_size,
     _task_kw,
     _write_metrics,
     closed_stderr_silenced,
@@ -293,7 +294,7 @@ def _check_kernel_settings(est):
 # ------------------------------------------------------------------------ data
 def _load(
     source, label=None, n_features=None, zero_based="auto", fmt=None, task_column=None,
-    header=None, sep=None, feature_names=None, labels_needed=True,
+    header=None, sep=None, feature_names=None, labels_needed=True, max_table_size=None,
 ):
     from .datafiles import ColumnNameError, FeatureCountError, IndexBaseError
     from .datasets import DatasetNotFoundError, load_data_file
@@ -303,6 +304,7 @@ def _load(
             source, label=label, n_features=n_features, zero_based=zero_based, fmt=fmt,
             task_column=task_column, header=header, sep=sep,
             feature_names=feature_names, labels_needed=labels_needed,
+            max_table_size=max_table_size,
         )
     except (FeatureCountError, IndexBaseError, ColumnNameError) as exc:
         raise CLIError(_one_line(exc), 5) from None
@@ -345,7 +347,7 @@ def _model_data(args, meta, est, labels_needed=True):
         header=header,
         sep=getattr(args, "sep", None),
         feature_names=meta.get("feature_names") if header is not False else None,
-        labels_needed=labels_needed,
+        labels_needed=labels_needed, max_table_size=getattr(args, "max_table_size", None),
     )
     tasks_ = getattr(est, "tasks_", None)  # (a model saved from Python has no "multitask")
     if (meta.get("multitask") or tasks_ is not None and len(tasks_) > 1) and (
@@ -486,7 +488,7 @@ def _cmd_fit(args):
         X, y, info = _load(
             args.data, label=args.label, fmt=args.format, task_column=args.task_column,
             zero_based={"auto": "auto", "yes": True, "no": False}[args.zero_based],
-            header=args.header, sep=args.sep,
+            header=args.header, sep=args.sep, max_table_size=args.max_table_size,
         )
     tasks = info["tasks"]
     if tasks is not None and "task_index" not in inspect.signature(est.fit).parameters:
@@ -804,6 +806,9 @@ def build_parser():
             type=_separator,
             help="CSV separator, one character or 'tab' (default: sniffed among , ; tab |)",
         )
+        p.add_argument("--max-table-size", type=_table_size, metavar="SIZE",
+                       help="memory reading a compressed text file may take (default: half "
+                       "the available memory; --out-of-core: half the free disk space)")
         if p.prog.split()[-1] != "fit":
             p.add_argument(
                 "--allow-out-of-range",

@@ -111,7 +111,8 @@ def load_chunks(args, name):
     budget = _check_source(args)
     zero_based = {"auto": "auto", "yes": True, "no": False}[args.zero_based]
     try:
-        chunks = SvmlightChunks(args.data, memory_budget=budget, zero_based=zero_based)
+        chunks = SvmlightChunks(args.data, memory_budget=budget, zero_based=zero_based,
+                                max_table_size=args.max_table_size)
         check_libsvm_width(args.data, chunks.shape[1], chunks.nnz, chunks.zero_based)
     except (ValueError, OSError, MemoryError) as exc:
         raise _data_error(exc) from None
@@ -150,7 +151,8 @@ def _model_blocks(args, meta, est):
     try:
         # a chunk of text parses into about 3 times its size (as SvmlightChunks)
         text = max(budget // 4, 1024)
-        for X, y in iter_libsvm(args.data, n_features, zero_based, text):
+        for X, y in iter_libsvm(args.data, n_features, zero_based, text,
+                                getattr(args, "max_table_size", None)):
             _check_values(X, args.data, first_row=rows)
             rows += X.shape[0]
             if check_range and X.nnz:

@@ -31,7 +31,7 @@ from ._csv_labels import leading_zero_anywhere as _leading_zero_anywhere
 from ._libsvm_lines import _is_number, first_bad_line
 from .utils._finite import first_non_finite
 from .utils._npy_header import check_numpy_file, npz_member
-from .utils._packed_text import OPENERS, check_unpacked, open_packed
+from .utils._packed_text import OPENERS, TextBound
 
 __all__ = [
     "ColumnNameError",
@@ -93,12 +93,10 @@ class DatasetNotFoundError(FileNotFoundError):
     """A named data set is not in the data folder."""
 
 
-def _open(path, packed=False):
+def _open(path):
     path = Path(path)
     if not path.exists():
         raise DatasetNotFoundError(f"data file not found: {path}")
-    if packed:  # (with its packed bytes: see open_packed)
-        return open_packed(path)
     # (by the lower-cased suffix, as the format is read: "DATA.CSV.GZ" was
     # opened uncompressed and refused as "binary data (NUL bytes)")
     return OPENERS.get(path.suffix.lower(), open)(path, "rb")
@@ -126,28 +124,30 @@ def _check_text(block, path):
 _READ_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
 
 
-def _blocks(path, size=_BLOCK, check_start=None):
+def _blocks(path, size=_BLOCK, check_start=None, bound=None):
     """The decompressed text of ``path`` in blocks ending at a line end.
 
     The first block is small and checked for binary data, and by
     ``check_start(first, path)`` if given, before more is read: in the same
     reading (a pipe, ``<(zcat f.svm.gz)`` or ``/dev/stdin``, cannot be read
     twice: a check that opened the file first had taken its first 64 KiB away).
+    Compressed text is counted by ``bound`` (a
+    :class:`~kernlearn.utils._packed_text.TextBound`) as it is read.
     """
+    bound = bound or TextBound(path, "libsvm")
     try:
-        with _open(path, packed=True) as (fh, packed):
+        with _open(path) as fh:
             first = fh.read(_SNIFF)
             _check_text(first, path)
             if check_start is not None:
                 check_start(first, path)
-            # (compressed text counted against the archives' cap: no size is declared)
-            rest, unpacked = first, len(first)
+            bound.count(first)
+            rest = first
             while True:
                 chunk = fh.read(size)
                 if not chunk:
                     break
-                unpacked += len(chunk)
-                check_unpacked(path, unpacked, packed())
+                bound.count(chunk)
                 buf = rest + chunk
                 cut = buf.rfind(b"\n") + 1
                 if cut == 0:
@@ -166,8 +166,8 @@ def _blocks(path, size=_BLOCK, check_start=None):
         raise ValueError(f"cannot read {path}: {exc}") from exc
 
 
-def _read_bytes(path):
-    return b"".join(_blocks(path))
+def _read_bytes(path, bound=None):
+    return b"".join(_blocks(path, bound=bound))
 
 
 # ------------------------------------------------------------------------ CSV
@@ -382,11 +382,11 @@ def _numeric(frame, path, line, label_hint=False, sep=","):
 
 
 def _read_csv(path, label, n_features, task_column=None, header=None, sep=None,
-              feature_names=None, labels_needed=True):
+              feature_names=None, labels_needed=True, budget=None):
     """``X, y, names, tasks, info`` of a CSV file (see :func:`load_data_file`)."""
     import pandas as pd
 
-    raw = _read_bytes(path)
+    raw = _read_bytes(path, TextBound(path, "csv", budget, sep))
     try:
         # (a byte-order mark, as Excel writes, is not part of the first name)
         text = raw.decode("utf-8-sig")
@@ -751,7 +751,7 @@ def check_libsvm_width(path, width, nnz, zero_based):
         )
 
 
-def iter_libsvm(path, n_features, zero_based, block=_LIBSVM_BLOCK):
+def iter_libsvm(path, n_features, zero_based, block=_LIBSVM_BLOCK, max_table_size=None):
     """The rows of a LIBSVM file as consecutive CSR blocks, never the whole file.
 
     Parameters
@@ -764,6 +764,9 @@ def iter_libsvm(path, n_features, zero_based, block=_LIBSVM_BLOCK):
         Index base (a 1-based file using index 0 is refused).
     block : int, optional
         Bytes of text parsed at a time.
+    max_table_size : int, optional
+        Memory a compressed file's reading may take (its labels and
+        predictions, a line each; see :func:`load_data_file`).
 
     Yields
     ------
@@ -778,7 +781,8 @@ def iter_libsvm(path, n_features, zero_based, block=_LIBSVM_BLOCK):
         Unreadable, empty or malformed content.
     """
     line0, n = 0, 0
-    for raw in _blocks(path, block, _check_libsvm_start):
+    bound = TextBound(path, "stream", max_table_size)
+    for raw in _blocks(path, block, _check_libsvm_start, bound):
         d, ind, ptr, _, yb = _parse_block(raw, path, line0)
         line0 += raw.count(b"\n")
         if len(ind) and ind.min() == 0 and not zero_based:
@@ -797,7 +801,7 @@ def iter_libsvm(path, n_features, zero_based, block=_LIBSVM_BLOCK):
         raise ValueError(f"svmlight file {path} is empty.")
 
 
-def _read_libsvm(path, n_features, zero_based):
+def _read_libsvm(path, n_features, zero_based, budget=None):
     # The matrix is assembled in place, block by block, so the peak is the
     # matrix plus one parsed block (not a list of blocks plus their
     # concatenation).  The first block's density sizes the arrays for the
@@ -806,7 +810,8 @@ def _read_libsvm(path, n_features, zero_based):
     data, indices = np.empty(0, np.float64), np.empty(0, np.int64)
     indptr, y = np.zeros(1, np.int64), np.empty(0, np.float64)
     raw_width, nnz, n, line0, has_zero, done = 0, 0, 0, 0, False, 0
-    for raw in _blocks(path, _LIBSVM_BLOCK, _check_libsvm_start):
+    bound = TextBound(path, "libsvm", budget)
+    for raw in _blocks(path, _LIBSVM_BLOCK, _check_libsvm_start, bound):
         d, ind, ptr, w, yb = _parse_block(raw, path, line0)
         line0 += raw.count(b"\n")
         done += len(raw)
@@ -866,7 +871,7 @@ def _read_libsvm(path, n_features, zero_based):
 
 def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=None,
                    task_column=None, header=None, sep=None, feature_names=None,
-                   labels_needed=True):
+                   labels_needed=True, max_table_size=None):
     """Read a labelled (or unlabelled) table from a file or a data set name.
 
     Formats: LIBSVM/svmlight (plain, ``.bz2``, ``.gz``, ``.xz``), CSV (read
@@ -907,6 +912,12 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
     labels_needed : bool, default=True
         Whether missing labels are an error.  ``False`` (predicting): a CSV
         label column with missing values is not read (``y`` is ``None``).
+    max_table_size : int or str, optional
+        Memory (``"8GB"``) that reading a compressed text file (``.bz2``,
+        ``.gz``, ``.xz``) may take, its text held and its parsed table as
+        counted while it streams in; a file over it, or whose text holds
+        almost no values (blank lines), is refused early as a decompression
+        bomb.  Default: half the memory available when reading starts.
 
     Returns
     -------
@@ -946,10 +957,14 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
         raise ValueError(
             f"unknown data format {fmt!r}; choose libsvm, csv, npy or npz."
         )
+    if max_table_size is not None:
+        from .partitioned import parse_bytes
+
+        max_table_size = parse_bytes(max_table_size)
     if suffix == ".csv":
         X, y, names, tasks, csv_info = _read_csv(
             path, label, n_features, task_column, header, sep, feature_names,
-            labels_needed,
+            labels_needed, max_table_size,
         )
         info.update(format="csv", feature_names=names, tasks=tasks, **csv_info)
     elif suffix in (".npy", ".npz"):
@@ -962,7 +977,7 @@ def load_data_file(source, label=None, n_features=None, zero_based="auto", fmt=N
         if label is not None:
             raise ValueError("--label applies to CSV and .npy files; LIBSVM files "
                              "carry the label first on each line.")
-        X, y, zb = _read_libsvm(path, n_features, zero_based)
+        X, y, zb = _read_libsvm(path, n_features, zero_based, max_table_size)
         info.update(format="libsvm", zero_based=zb)
     if X.shape[0] == 0:
         raise ValueError(f"{source} has no rows.")

@@ -649,7 +649,7 @@ from .datafiles import (  # noqa: E402, F401
     _open,
 )
 from ._libsvm_lines import parse_chunk as _parse_svmlight_chunk  # noqa: E402
-from .utils._packed_text import OPENERS, check_unpacked  # noqa: E402
+from .utils._packed_text import OPENERS, TextBound  # noqa: E402
 
 
 def _read_chunk(spec, i):
@@ -705,6 +705,11 @@ class SvmlightChunks:
         Keep the parsed chunks in binary files for the later passes.
     dtype : dtype, default=float64
         Value type.
+    max_table_size : int or str, optional
+        Disk space the parsed chunks of a compressed file (``.gz``, ``.bz2``,
+        ``.xz``) may take, counted as its text streams in (see
+        :func:`~kernlearn.datafiles.load_data_file`).  Default: half the free
+        space of the temporary folder.
 
     Attributes
     ----------
@@ -731,7 +736,7 @@ class SvmlightChunks:
     ndim = 2
 
     def __init__(self, path, n_features=None, chunk_rows=None, memory_budget="256MB",
-                 zero_based="auto", cache=True, dtype=np.float64):
+                 zero_based="auto", cache=True, dtype=np.float64, max_table_size=None):
         from .partitioned import parse_bytes
 
         self.path = Path(path)
@@ -747,6 +752,8 @@ class SvmlightChunks:
                              "cache=True.")
         self.chunk_rows = chunk_rows
         self.chunk_bytes = max(parse_bytes(memory_budget) // 4, 1)
+        self._bound = TextBound(path, "chunks", None if max_table_size is None
+                                else parse_bytes(max_table_size))
         self.dtype = np.dtype(dtype)
         self._cache, remove = None, lambda: None
         if cache:
@@ -775,14 +782,14 @@ class SvmlightChunks:
         """Byte ranges of the chunks: whole lines, ``chunk_rows`` or ``chunk_bytes`` each."""
         read = 1 << 22
         try:  # (a damaged compressed file was an internal error, exit 1)
-            with _open(self.path, packed=True) as (fh, packed):
+            with _open(self.path) as fh:
                 pos, buf = 0, b""
                 while True:
                     more = fh.read(read)
                     buf += more
-                    # (the text read in memory's bound: out of core it was unbounded,
-                    # a 0.6 MB .svm.gz of 300 MB read whole, 35 s CPU and 1.1 GB)
-                    check_unpacked(self.path, pos + len(buf), packed())
+                    # (out of core it was unbounded: a 0.6 MB .svm.gz of 300 MB
+                    # read whole, 35 s CPU and 1.1 GB)
+                    self._bound.count(more)
                     while True:
                         if self.chunk_rows is not None:
                             nl = np.flatnonzero(np.frombuffer(buf, np.uint8) == 10)

@@ -11,7 +11,7 @@ needs and the budget it is held to, and a setting over it is refused with a
 
 import os
 
-__all__ = ["format_bytes", "physical_memory", "refuse_oversized"]
+__all__ = ["available_memory", "format_bytes", "physical_memory", "refuse_oversized"]
 
 
 def physical_memory():
@@ -23,6 +23,31 @@ def physical_memory():
     # (sysconf answers -1 for a limit it does not know, without an error: a
     # negative budget refused every setting)
     return pages * size if pages > 0 and size > 0 else None
+
+
+def available_memory():
+    """Memory a new allocation can take now, in bytes, or ``None`` if unknown.
+
+    Linux's ``MemAvailable`` (free memory plus the page cache it can drop),
+    else the free pages (``SC_AVPHYS_PAGES``, which leaves the cache out),
+    else the physical memory.
+
+    Returns
+    -------
+    n_bytes : int or None
+    """
+    try:
+        with open("/proc/meminfo", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024  # (counted in kB)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        pages, size = int(os.sysconf("SC_AVPHYS_PAGES")), int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        return physical_memory()
+    return pages * size if pages > 0 and size > 0 else physical_memory()
 
 
 def format_bytes(n_bytes):
