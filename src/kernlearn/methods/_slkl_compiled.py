@@ -28,10 +28,22 @@ def _rank1(A, alpha, x, y):  # pragma: no cover - compiled
     in Gram mode they are the whole cost of a step, and NumPy's ``outer``
     allocates and streams an m0 x m0 temporary each time.
     """
+    if A.shape[1] == 1:  # (V of one output: no inner loop to set up per row)
+        _axpy_in_order(A, alpha, x, y[0])
+        return
     for i in range(A.shape[0]):
         ax = alpha * x[i]
         for k in range(A.shape[1]):
             A[i, k] += ax * y[k]
+
+
+@njit_cached(fastmath=_IN_ORDER)
+def _axpy_in_order(A, alpha, x, y0):  # pragma: no cover - compiled
+    """``A[:, 0] += (alpha * x) * y0``, each product as :func:`_rank1` forms it
+    (``alpha * x_i`` first: reassociated, ``alpha * y0`` would be taken out of
+    the loop and the rounding would change)."""
+    for i in range(A.shape[0]):
+        A[i, 0] += (alpha * x[i]) * y0
 
 
 @njit_cached(fastmath=_FAST)
@@ -78,6 +90,16 @@ def _corr_one(P, Q, V, idx, m, j, inv_lam):  # pragma: no cover - compiled
     acc = Q[j, 0]
     for i in range(m):
         acc -= (P[j, idx[i]] * V[i, 0]) * inv_lam
+    return acc
+
+
+@njit_cached(fastmath=_IN_ORDER)
+def _dot_in_order(u, V, m):  # pragma: no cover - compiled
+    """``u[:m] @ V[:m, 0]`` term after term (as :func:`_corr_one`, for case 4's
+    ``v'Q_A``: the output loop's sum in memory, in the same order)."""
+    acc = 0.0
+    for i in range(m):
+        acc += u[i] * V[i, 0]
     return acc
 
 
@@ -282,12 +304,15 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, PA, idx, slot, mu, kkt
         else:  # case 4, eq. (27): block inverse with the new column appended
             sc = 1.0 / (1.0 / new + b)
             # V_new = G_new [Q_A; Q_j], with v'Q_A = -(sc/lam) u'G Q_A = -(sc/lam) u'V
-            for r in range(T):
-                vQ[r] = 0.0
-            for i in range(m):
-                p = u[i]  # P[j, idx[i]]
+            if T == 1:
+                vQ[0] = _dot_in_order(u, V, m)
+            else:
                 for r in range(T):
-                    vQ[r] += p * V[i, r]
+                    vQ[r] = 0.0
+                for i in range(m):
+                    p = u[i]  # P[j, idx[i]]
+                    for r in range(T):
+                        vQ[r] += p * V[i, r]
             for r in range(T):
                 vQ[r] *= -sc / lam
                 V[m, r] = vQ[r] + sc * Q[j, r]
