@@ -268,8 +268,12 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, PA, idx, slot, mu, kkt
         mu[j] = new
         if s >= 0:
             gm = g[:m]
-            for i in range(m):  # column s of the lower triangle
-                gm[i] = G[i, s] if i >= s else G[s, i]
+            # column s of the lower triangle: row s left of the diagonal, then
+            # column s from it down (two plain copies, no test per entry)
+            for i in range(s):
+                gm[i] = G[s, i]
+            for i in range(s, m):
+                gm[i] = G[i, s]
             for r in range(T):
                 Vs[r] = V[s, r]
             if new > 0.0:  # case 2, eq. (25)
