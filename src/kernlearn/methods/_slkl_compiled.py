@@ -15,6 +15,9 @@ from ..utils._numba_cache import njit_cached
 # digits, m0 ~ 120: 14 us a step).  Results change at round-off level only;
 # no "nnan"/"ninf", so NaN and infinity keep their meaning.
 _FAST = {"reassoc", "contract", "nsz", "arcp"}
+#: fast-math without reassociation: a sum kept in the order it is written.  (A
+#: function without flags of its own inherits its caller's: ``_FAST``.)
+_IN_ORDER = _FAST - {"reassoc"}
 
 
 @njit_cached(fastmath=_FAST)
@@ -25,10 +28,22 @@ def _rank1(A, alpha, x, y):  # pragma: no cover - compiled
     in Gram mode they are the whole cost of a step, and NumPy's ``outer``
     allocates and streams an m0 x m0 temporary each time.
     """
+    if A.shape[1] == 1:  # (V of one output: no inner loop to set up per row)
+        _axpy_in_order(A, alpha, x, y[0])
+        return
     for i in range(A.shape[0]):
         ax = alpha * x[i]
         for k in range(A.shape[1]):
             A[i, k] += ax * y[k]
+
+
+@njit_cached(fastmath=_IN_ORDER)
+def _axpy_in_order(A, alpha, x, y0):  # pragma: no cover - compiled
+    """``A[:, 0] += (alpha * x) * y0``, each product as :func:`_rank1` forms it
+    (``alpha * x_i`` first: reassociated, ``alpha * y0`` would be taken out of
+    the loop and the rounding would change)."""
+    for i in range(A.shape[0]):
+        A[i, 0] += (alpha * x[i]) * y0
 
 
 @njit_cached(fastmath=_FAST)
@@ -57,6 +72,35 @@ def _symv(A, m, x, out):  # pragma: no cover - compiled
             acc += A[i, l] * x[l]
             out[l] += A[i, l] * xi
         out[i] += acc + A[i, i] * xi
+
+
+@njit_cached(fastmath=_IN_ORDER)
+def _corr_one(P, Q, V, idx, m, j, inv_lam):  # pragma: no cover - compiled
+    """``Q[j, 0] - P[j, A] @ V[:m, 0] / lam`` of one output, a sum in a register.
+
+    Every step (an inactive coordinate's whole cost) computes it.  The loop over
+    the outputs inside the one over the slots kept the running sum in memory, a
+    store and a load between consecutive terms (at one output, m0 ~ 140: 1.4 us
+    a step, three quarters of it).  The same operations in the same order as the
+    fast-math loop of :func:`_gram_steps` compiles to, ``(P_ji V_i) (1 / lam)``
+    subtracted one term after another, compiled without reassociation
+    (``_IN_ORDER``) so that the sum is not vectorised: the same value to the last
+    bit.
+    """
+    acc = Q[j, 0]
+    for i in range(m):
+        acc -= (P[j, idx[i]] * V[i, 0]) * inv_lam
+    return acc
+
+
+@njit_cached(fastmath=_IN_ORDER)
+def _dot_in_order(u, V, m):  # pragma: no cover - compiled
+    """``u[:m] @ V[:m, 0]`` term after term (as :func:`_corr_one`, for case 4's
+    ``v'Q_A``: the output loop's sum in memory, in the same order)."""
+    acc = 0.0
+    for i in range(m):
+        acc += u[i] * V[i, 0]
+    return acc
 
 
 @njit_cached(fastmath=_FAST)
@@ -165,12 +209,15 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, PA, idx, slot, mu, kkt
             return k, 1
         mu_old = mu[j]
         # a = Z'c_j = (Q_j - P_jA V / lam) / lam
-        for r in range(T):
-            a[r] = Q[j, r]
-        for i in range(m):
-            p = P[j, idx[i]] / lam
+        if T == 1:
+            a[0] = _corr_one(P, Q, V, idx, m, j, 1.0 / lam)
+        else:
             for r in range(T):
-                a[r] -= p * V[i, r]
+                a[r] = Q[j, r]
+            for i in range(m):
+                p = P[j, idx[i]] / lam
+                for r in range(T):
+                    a[r] -= p * V[i, r]
         a2 = 0.0
         for r in range(T):
             a[r] /= lam
@@ -221,8 +268,12 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, PA, idx, slot, mu, kkt
         mu[j] = new
         if s >= 0:
             gm = g[:m]
-            for i in range(m):  # column s of the lower triangle
-                gm[i] = G[i, s] if i >= s else G[s, i]
+            # column s of the lower triangle: row s left of the diagonal, then
+            # column s from it down (two plain copies, no test per entry)
+            for i in range(s):
+                gm[i] = G[s, i]
+            for i in range(s, m):
+                gm[i] = G[i, s]
             for r in range(T):
                 Vs[r] = V[s, r]
             if new > 0.0:  # case 2, eq. (25)
@@ -257,12 +308,15 @@ def _gram_steps(coords, start, forced, exact, P, Q, V, G, PA, idx, slot, mu, kkt
         else:  # case 4, eq. (27): block inverse with the new column appended
             sc = 1.0 / (1.0 / new + b)
             # V_new = G_new [Q_A; Q_j], with v'Q_A = -(sc/lam) u'G Q_A = -(sc/lam) u'V
-            for r in range(T):
-                vQ[r] = 0.0
-            for i in range(m):
-                p = u[i]  # P[j, idx[i]]
+            if T == 1:
+                vQ[0] = _dot_in_order(u, V, m)
+            else:
                 for r in range(T):
-                    vQ[r] += p * V[i, r]
+                    vQ[r] = 0.0
+                for i in range(m):
+                    p = u[i]  # P[j, idx[i]]
+                    for r in range(T):
+                        vQ[r] += p * V[i, r]
             for r in range(T):
                 vQ[r] *= -sc / lam
                 V[m, r] = vQ[r] + sc * Q[j, r]
