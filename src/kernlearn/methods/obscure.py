@@ -299,8 +299,11 @@ class OnlineBatch(BaseSolver):
     .. math:: R = \sqrt{\|\bar w\|_{2,p}^2 + \frac{2}{\lambda N}\sum_i \ell(\bar w, x_i, y_i)}
               \ \ge \|\bar w^*\|_{2,p}.
 
-    Stage 2 starts from the stage-1 :math:`\bar\theta` and runs, for
-    :math:`t = 1, 2, \dots`,
+    Stage 2 starts from the stage-1 :math:`\bar\theta` (or from stage 1's
+    start, zero or a warm point, with :math:`R` from it, when that has the lower
+    objective and :math:`\lambda R` exceeds the sub-gradients' largest
+    :math:`\|z\|_{2,q}`: a large :math:`\lambda`, whose steps stage 1 ignores)
+    and runs, for :math:`t = 1, 2, \dots`,
 
     .. math::
         d_t &= \lambda t + s_{t-1},\quad
@@ -315,7 +318,7 @@ class OnlineBatch(BaseSolver):
     relative duality gap of the best iterate is at most ``tol``; the best
     iterate (lowest objective (5) at the end of an epoch, or, with the
     compiled loop once the gap nears ``tol``, after each quarter of a stage-2
-    epoch: ``_PRIMAL_CHECKS``) is returned.
+    epoch: ``_PRIMAL_CHECKS``; stage 1's start is one too) is returned.
 
     The problem (kernels, labels, loss, :math:`\lambda` and :math:`p` in the
     penalty, sample weights) is a :class:`KernelProblem`; the solver holds the
