@@ -176,3 +176,19 @@ def test_stage_one_start_is_a_candidate_of_the_best_iterate():
     h = res.history.as_dict()
     assert h["objective"][h["stage"] == 1][-1] > 2.0
     assert _objective(prob, kl, res.coef) <= 1.0
+
+
+def test_warm_start_is_kept_when_stage_one_ends_above_it():
+    # a warm point at the optimum (C=1e-6) with no R: stage 1 from it ends at
+    # 1e5, and main certified 1.052 after 24 epochs, above its start (0.999994)
+    from kernlearn.methods.obscure import ObscureState
+
+    X, y = _data(1)
+    lam = 1.0 / (1e-6 * len(y))
+    kl, prob = _problem(X, y, lam, 1.3)
+    first = OnlineBatch(pegasos=True, max_iter_online=0, max_iter=50, tol=None,
+                        random_state=0).solve(prob)
+    f0 = _objective(prob, kl, first.coef)
+    res = OnlineBatch(random_state=1).solve(prob, ObscureState(coef=first.coef))
+    assert res.converged
+    assert _objective(prob, kl, res.coef) <= f0

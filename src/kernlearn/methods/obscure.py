@@ -668,7 +668,8 @@ class OnlineBatch(BaseSolver):
         n_online = 0 if self.pegasos or resume else int(self.max_iter_online)
         # stage 1's start (zero, or a warm point), a candidate for stage 2's
         # (max_iter=0, as online_only, returns stage 1's point)
-        start = ((A.copy(), G.copy(), N.copy(),
+        # (a zero start is not copied: G alone is classes x kernels x rows)
+        start = (([A.copy(), G.copy(), N.copy()] if warm is not None else None,
                   _objective(G, N, 1.0, yy, loss, sample_weight, lam, q))
                  if n_online > 0 and self.max_iter > 0 and not self.online_only else None)
         for ep in range(n_online):
@@ -683,7 +684,7 @@ class OnlineBatch(BaseSolver):
                 break
         if n_epochs == 0:
             obj, mloss, err, wn = _objective(G, N, 1.0, yy, loss, sample_weight, lam, q)
-        elif start is not None and start[3][0] < obj and np.sqrt(2.0 * lam * obj) > float(
+        elif start is not None and start[1][0] < obj and np.sqrt(2.0 * lam * obj) > float(
                 np.max(_sample_zq(kdiag, q, multiclass)[rows], initial=0.0)):
             # Algorithm 2 "can start from any vector" and any point w gives
             # R = sqrt(2 f(w) / lam) >= ||w*||: the lower objective is the
@@ -694,8 +695,8 @@ class OnlineBatch(BaseSolver):
             # than zero and lam R huge (audit 116: stage 2 forgot it as 1/t,
             # objective 5.99 after 1000 epochs where zero has 1).  (Below L,
             # as on 2 of 36 suite sets at defaults, stage 1's point stays.)
-            A[:], G[:], N[:] = start[:3]
-            obj, mloss, err, wn = start[3]
+            A[:], G[:], N[:] = start[0] or (0.0, 0.0, 0.0)
+            obj, mloss, err, wn = start[1]
             n_support[:] = [int(np.count_nonzero(np.any(A != 0, axis=1))), None]
         # stage-1 bound R >= ||w*||_{2,p} (sec. 4.1); Pegasos-MKL uses the
         # trivial bound R = inf (s_t = 0 in Algorithm 2); a warm state's own R
@@ -710,8 +711,10 @@ class OnlineBatch(BaseSolver):
             best = _BestIterate()
             best_box[0] = best
             best.offer(obj, dual[0], A, G, N)
-            if start is not None:  # (stage 1's start, when stage 2 does not start there)
-                best.offer(start[3][0], -np.inf, *start[:3], copy=False)
+            if start is not None and start[1][0] < best.objective:
+                # stage 1's start, when stage 2 does not start there
+                best.offer(start[1][0], -np.inf, *(start[0] or (
+                    np.zeros_like(A), np.zeros_like(G), np.zeros_like(N))), copy=False)
             for ep in range(int(self.max_iter)):
                 check_abandoned()
                 if budget[0] <= 0:
