@@ -223,7 +223,7 @@ def unvisited_note(order, row_loss, sample_weight, objective, gap, tol):
         the gap's excess over ``tol``.
     """
     miss = order.unvisited()
-    if sample_weight is None or not miss.size:
+    if sample_weight is None or not miss.size or not objective > 0:
         return ""
     w = np.asarray(sample_weight, dtype=float)
     share = float(w[miss] @ row_loss[miss]) / float(w.sum()) / objective
