@@ -168,3 +168,71 @@ class EpochOrder:
         self.k += 1
         order = np.repeat(self.rows, counts)
         return order[rng.permutation(len(order))]
+
+    def unvisited(self):
+        """The rows of positive weight no epoch so far has visited.
+
+        Weighted, row ``i`` was visited ``floor(e_i k + u_i) - floor(u_i)``
+        times in ``k`` epochs (a last epoch cut short by ``max_steps`` is
+        counted whole, so every row returned was indeed never visited);
+        unweighted, an epoch visits every row.
+
+        Returns
+        -------
+        rows : ndarray of int
+        """
+        if self.expect is None:
+            return self.rows[:0]
+        if self.phase is None:  # (no epoch yet)
+            return self.rows
+        u = self.phase
+        return self.rows[np.floor(self.expect * self.k + u) == np.floor(u)]
+
+
+def unvisited_note(order, row_loss, sample_weight, objective, gap, tol):
+    """Why the duality gap cannot close: rows never drawn that carry the objective.
+
+    The steps draw rows in proportion to their weight (:class:`EpochOrder`),
+    so a row whose weight is a tiny share of the total is visited once in
+    ``1 / e_i`` epochs: before that it has no coefficient, so neither the
+    model nor the certificate's dual candidate (``alpha_i ~ A_i / w_i``,
+    :func:`~kernlearn.methods._obscure_dual.dual_bound`) accounts for it,
+    and its weighted loss stays in the objective and out of the dual bound.
+    (With one row at 1e6 times the others' weight, whose margin the model
+    meets, the others' losses are most of the objective.)
+
+    Parameters
+    ----------
+    order : EpochOrder
+        The fit's sampling, after its epochs.
+    row_loss : ndarray of shape (n,)
+        Each row's loss under the returned model.
+    sample_weight : ndarray of shape (n,) or None
+    objective : float
+        The returned model's objective (5).
+    gap : float
+        Its relative duality gap.
+    tol : float
+        The solver's relative tolerance.
+
+    Returns
+    -------
+    note : str
+        The warning's explanation, or ``""`` when the rows never drawn carry
+        less of the objective (their weighted mean loss) than ``tol`` and than
+        the gap's excess over ``tol``.
+    """
+    miss = order.unvisited()
+    if sample_weight is None or not miss.size or not objective > 0:
+        return ""
+    w = np.asarray(sample_weight, dtype=float)
+    share = float(w[miss] @ row_loss[miss]) / float(w.sum()) / objective
+    if not share >= min(tol, gap - tol):
+        return ""
+    every = 1.0 / float(np.min(order.expect[np.isin(order.rows, miss)]))
+    return (f"{miss.size} rows of positive weight carrying {share:.0%} of the objective were "
+            f"never drawn: the steps draw rows in proportion to their weight (the "
+            f"lightest about once in {every:.3g} epochs), and a row never drawn has "
+            "no dual coefficient, so its loss stays out of the certificate's dual "
+            "bound; more epochs do not help before then (weights spread this wide "
+            "leave these rows almost out of the fit).")

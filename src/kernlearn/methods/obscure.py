@@ -80,7 +80,7 @@ from ._obscure_dual import (
     dual_bound,
 )
 from ._obscure_options import check_settings, online_batch_constraints, with_intercept
-from ._obscure_rows import EpochOrder, _sampling, class_rows
+from ._obscure_rows import EpochOrder, _sampling, class_rows, unvisited_note
 from ._obscure_widths import raw_rbf_gammas  # noqa: F401  (re-exported)
 from ._obscure_steps import (
     _block_loop_jit,
@@ -299,8 +299,11 @@ class OnlineBatch(BaseSolver):
     .. math:: R = \sqrt{\|\bar w\|_{2,p}^2 + \frac{2}{\lambda N}\sum_i \ell(\bar w, x_i, y_i)}
               \ \ge \|\bar w^*\|_{2,p}.
 
-    Stage 2 starts from the stage-1 :math:`\bar\theta` and runs, for
-    :math:`t = 1, 2, \dots`,
+    Stage 2 starts from the stage-1 :math:`\bar\theta` (or from stage 1's
+    start, zero or a warm point, with :math:`R` from it, when that has the lower
+    objective and :math:`\lambda R` exceeds the sub-gradients' largest
+    :math:`\|z\|_{2,q}`: a large :math:`\lambda`, whose steps stage 1 ignores)
+    and runs, for :math:`t = 1, 2, \dots`,
 
     .. math::
         d_t &= \lambda t + s_{t-1},\quad
@@ -315,7 +318,7 @@ class OnlineBatch(BaseSolver):
     relative duality gap of the best iterate is at most ``tol``; the best
     iterate (lowest objective (5) at the end of an epoch, or, with the
     compiled loop once the gap nears ``tol``, after each quarter of a stage-2
-    epoch: ``_PRIMAL_CHECKS``) is returned.
+    epoch: ``_PRIMAL_CHECKS``; stage 1's start is one too) is returned.
 
     The problem (kernels, labels, loss, :math:`\lambda` and :math:`p` in the
     penalty, sample weights) is a :class:`KernelProblem`; the solver holds the
@@ -662,7 +665,14 @@ class OnlineBatch(BaseSolver):
                              level=self.verbose)
                     if self.verbose else None)
         resume = warm is not None and np.isfinite(warm.R)
-        for ep in range(0 if self.pegasos or resume else int(self.max_iter_online)):
+        n_online = 0 if self.pegasos or resume else int(self.max_iter_online)
+        # stage 1's start (zero, or a warm point), a candidate for stage 2's
+        # (max_iter=0, as online_only, returns stage 1's point)
+        # (a zero start is not copied: G alone is classes x kernels x rows)
+        start = (([A.copy(), G.copy(), N.copy()] if warm is not None else None,
+                  _objective(G, N, 1.0, yy, loss, sample_weight, lam, q))
+                 if n_online > 0 and self.max_iter > 0 and not self.online_only else None)
+        for ep in range(n_online):
             check_abandoned()  # (a threaded search's Ctrl-C: utils._threads)
             if budget[0] <= 0:
                 break
@@ -674,6 +684,20 @@ class OnlineBatch(BaseSolver):
                 break
         if n_epochs == 0:
             obj, mloss, err, wn = _objective(G, N, 1.0, yy, loss, sample_weight, lam, q)
+        elif start is not None and start[1][0] < obj and np.sqrt(2.0 * lam * obj) > float(
+                np.max(_sample_zq(kdiag, q, multiclass)[rows], initial=0.0)):
+            # Algorithm 2 "can start from any vector" and any point w gives
+            # R = sqrt(2 f(w) / lam) >= ||w*||: the lower objective is the
+            # better start and the tighter bound.  Theorem 3 bounds stage 2's
+            # error through c = lam R + L (L: the sub-gradients' largest
+            # ||z||_{2,q}), so R matters once lam R > L.  Stage 1's steps ignore
+            # lam: with a large lam (small C x weights) its point is far worse
+            # than zero and lam R huge (audit 116: stage 2 forgot it as 1/t,
+            # objective 5.99 after 1000 epochs where zero has 1).  (Below L,
+            # as on 2 of 36 suite sets at defaults, stage 1's point stays.)
+            A[:], G[:], N[:] = start[0] or (0.0, 0.0, 0.0)
+            obj, mloss, err, wn = start[1]
+            n_support[:] = [int(np.count_nonzero(np.any(A != 0, axis=1))), None]
         # stage-1 bound R >= ||w*||_{2,p} (sec. 4.1); Pegasos-MKL uses the
         # trivial bound R = inf (s_t = 0 in Algorithm 2); a warm state's own R
         R = np.inf if self.pegasos else float(np.sqrt(wn**2 + 2.0 * mloss / lam))
@@ -687,6 +711,10 @@ class OnlineBatch(BaseSolver):
             best = _BestIterate()
             best_box[0] = best
             best.offer(obj, dual[0], A, G, N)
+            if start is not None and start[1][0] < best.objective:
+                # stage 1's start, when stage 2 does not start there
+                best.offer(start[1][0], -np.inf, *(start[0] or (
+                    np.zeros_like(A), np.zeros_like(G), np.zeros_like(N))), copy=False)
             for ep in range(int(self.max_iter)):
                 check_abandoned()
                 if budget[0] <= 0:
@@ -707,23 +735,27 @@ class OnlineBatch(BaseSolver):
                 best.restore(A, G, N)
         if progress is not None:
             progress.close(reason, n_epochs)
+        f_ret = _objective(G, N, 1.0, yy, loss, sample_weight, lam, q)[0]
         if (not self.online_only and self.tol is not None and not converged
                 and reason in ("max_iter", "max_steps") and self.max_iter > 0):
             # (a step budget spent, in either stage, is an unconverged stop too)
             ran = (f"ran max_iter={self.max_iter} epochs" if reason == "max_iter" else
                    f"spent its budget of max_steps={self.max_steps} steps")
+            marg = _margins(G, N, 1.0, q)[0]
+            why = unvisited_note(next_order, loss.value(marg[:, 0] if M == 1 else marg, yy),
+                                 sample_weight, f_ret, best.gap, self.tol)
             warn(
                 f"OBSCURE {ran} without reaching stage 2's tol={self.tol} (best "
                 f"objective {best.objective:.6g}, duality gap {best.gap:.3g} of it); "
-                f"increase {reason} (an unnormalised kernel with a large diagonal, "
-                "or p near 1, converges slowly).",
+                + (why or f"increase {reason} (an unnormalised kernel with a large "
+                   "diagonal, or p near 1, converges slowly)."),
                 ConvergenceWarning,
             )
         tn = np.sqrt(np.maximum(N, 0.0))
         state = ObscureState(
             coef=A.copy(), R=R, s=float(st[1]), t=float(st[2]),
             kernel_coef=conj_mirror_scales(tn, q), theta_norms=tn,
-            objective=_objective(G, N, 1.0, yy, loss, sample_weight, lam, q)[0],
+            objective=f_ret,
             dual=dual[0], rows_computed=cache.n_computed if cache is not None else None,
             numba=use_numba, stop_reason=reason, time=time.perf_counter() - t0)
         return SolverResult(
