@@ -768,7 +768,9 @@ def iter_libsvm(path, n_features, zero_based, block=_LIBSVM_BLOCK, max_table_siz
         Bytes of text parsed at a time.
     max_table_size : int or str, optional
         Memory (``"8GB"``) a compressed file's reading may take (its labels and
-        predictions, a line each; see :func:`load_data_file`).
+        predictions, a line each; see :func:`load_data_file`).  Past what
+        reading it in memory would take within it, a file unpacking to more
+        than 1032 bytes of text a byte (tighter than gzip packs) is refused.
 
     Yields
     ------

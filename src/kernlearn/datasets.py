@@ -710,7 +710,9 @@ class SvmlightChunks:
         Disk space the parsed chunks of a compressed file (``.gz``, ``.bz2``,
         ``.xz``) may take, counted as its text streams in (see
         :func:`~kernlearn.datafiles.load_data_file`).  Default: half the free
-        space of the temporary folder.
+        space of the temporary folder.  The labels, kept in memory, are held
+        to half the available memory, and past what reading the file in
+        memory would take there, its text to 1032 bytes a byte of file.
 
     Attributes
     ----------
