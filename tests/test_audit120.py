@@ -13,6 +13,7 @@ import gzip
 import os
 import threading
 
+import numpy as np
 import pytest
 from conftest import one_error as _one_error
 from conftest import run_cli as _run
@@ -186,3 +187,20 @@ def test_iter_libsvm_takes_a_size_with_its_unit(tmp_path):
     path.write_bytes(gzip.compress(b"1 1:1\n0 2:1\n"))
     blocks = list(iter_libsvm(path, 3, "auto", max_table_size="8GB"))
     assert sum(X.shape[0] for X, _ in blocks) == 2
+
+
+def test_a_one_column_csv_is_not_blank_lines(tmp_path, small_floor):
+    # a table of one column (predicting with a one-feature model) has no
+    # separator: its 1.7 MiB of text, past the floor (lowered here to 1 MiB
+    # from 64), held "0 values" and was refused as blank lines; lines of spaces
+    # still are
+    text = b"x\n" + b"".join(b"%.6f\n" % v for v in np.linspace(0, 1, 200_000))
+    path = tmp_path / "one.csv.gz"
+    path.write_bytes(gzip.compress(text))
+    X, y, _ = load_data_file(path, n_features=1, labels_needed=False)
+    assert X.shape == (200_000, 1) and y is None
+    blank = tmp_path / "blank.csv.gz"
+    blank.write_bytes(gzip.compress(b"x\n1\n" + b" \n" * 2**20))
+    with pytest.raises(ValueError, match=r"blank\.csv\.gz: 2\.0 MiB of its text hold only "
+                                         r"\d values"):
+        load_data_file(blank, n_features=1, labels_needed=False)

@@ -82,6 +82,7 @@ _PER_COLUMN = 4096
 #: Memory kept a line by the readers that stream (its label, a prediction).
 _PER_LINE_HELD = 16
 _SEPARATORS = (b",", b";", b"\t", b"|")
+_SPACE = b" \t\r\n\x0b\x0c"
 
 
 def default_budget(kind):
@@ -145,7 +146,7 @@ class TextBound:
             self._marks = (b":",)
         else:
             self._marks = _SEPARATORS if sep is None else (sep.encode(),)
-        self.text = self.marks = self.lines = 0
+        self.text = self.marks = self.lines = self.filled = 0
         # a CSV's columns: the separators of its first record, quotes closed
         self._head, self._quotes, self.width, self.ascii = 0, 0, None, True
         self._started, self._packed, self._memory = False, lambda: None, None
@@ -237,16 +238,23 @@ class TextBound:
                 self._first_record(block)
             self.ascii = self.ascii and block.isascii()
         self.marks += sum(block.count(m) for m in self._marks)
-        self.text, self.lines = self.text + len(block), self.lines + block.count(b"\n")
+        lines = block.count(b"\n")
+        if self.kind == "csv":
+            # a CSV line with no separator is one value when it is not blank (a
+            # one-column table, e.g. predicting with one feature, was refused as
+            # "blank lines" past 64 MiB): at most one a byte that is not space
+            self.filled += min(lines + 1, len(block.translate(None, _SPACE)))
+        self.text, self.lines = self.text + len(block), self.lines + lines
         if self.budget is None:
             self.budget = default_budget(self.kind) or False
         name, unpack = self.path.name, _UNPACKERS[self.path.suffix.lower()]
-        # (the marks alone: a blank line is a line, but no value)
-        if self.text > _TEXT_FLOOR + _TEXT_PER_VALUE * self.marks:
+        # (the marks alone, and a CSV's filled lines: a blank line is a line,
+        # but no value; a LIBSVM comment is no value either)
+        if self.text > _TEXT_FLOOR + _TEXT_PER_VALUE * (self.marks + self.filled):
             raise ValueError(
                 f"{self.path}: {format_bytes(self.text)} of its text hold only "
-                f"{self.marks} values (more than {_TEXT_PER_VALUE} bytes of text a value "
-                f"past {format_bytes(_TEXT_FLOOR)}: blank lines or comments): a "
+                f"{self.marks + self.filled} values (more than {_TEXT_PER_VALUE} bytes of "
+                f"text a value past {format_bytes(_TEXT_FLOOR)}: blank lines or comments): a "
                 "decompression bomb, not a data table; if it is genuine, decompress it "
                 f"first (e.g. {unpack} -k {name}) and read the plain file.")
         need = self.need()
