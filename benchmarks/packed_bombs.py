@@ -69,9 +69,9 @@ def make_files(folder):
     line = b"1" + b"".join(b" %d:0" % j for j in range(1, 1001)) + b"\n"
     block = lzma.compress(line * (2**26 // len(line)), preset=6)
     (folder / "stream.svm.xz").write_bytes(block * 4)  # (4 xz streams, read as one)
-    return {"wide": (str(folder / "wide.csv.gz"), "load", "1GB", {"header": False}),
-            "quoted": (str(folder / "quoted.csv.gz"), "load", "512MB", {}),
-            "stream": (str(folder / "stream.svm.xz"), "stream", "256MB", {})}
+    return {"wide": (str(folder / "wide.csv.gz"), "load", 10**9, {"header": False}),
+            "quoted": (str(folder / "quoted.csv.gz"), "load", 512 * 10**6, {}),
+            "stream": (str(folder / "stream.svm.xz"), "stream", 256 * 10**6, {})}
 
 
 def run(src, reader, path, budget, kw):
@@ -104,7 +104,7 @@ def main(argv=None):
     for (name, budget, src), runs in results.items():
         cpu = statistics.median(r["cpu"] for r in runs)
         peak = statistics.median(r["peak"] for r in runs)
-        print(f"| {name}@{budget} | {src} | {cpu:.2f} | {peak:.0f} ({runs[0]['base']:.0f}) "
+        print(f"| {name}@{budget / 1e6:.0f}MB | {src} | {cpu:.2f} | {peak:.0f} ({runs[0]['base']:.0f}) "
               f"| {runs[-1]['status']} |")
 
 
