@@ -56,6 +56,10 @@ def test_a_quoted_line_break_does_not_end_the_first_record():
     bound.count(b'"a\n')
     bound.count(b'b",' + b"c," * 999 + b"d\n")
     assert bound.width == 1001
+    # a quote inside a field is a character: the record ends at its line
+    bound = TextBound("x.csv.gz", "csv", "1GB")
+    bound.count(b'height_in",w,"x ""y"" z",q\n' + b"1,2,3,4\n" * 1000)
+    assert bound.width == 4
 
 
 _READ = """

@@ -43,6 +43,7 @@ import bz2
 import contextlib
 import gzip
 import lzma
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -146,6 +147,9 @@ class TextBound:
             self._marks = (b":",)
         else:
             self._marks = _SEPARATORS if sep is None else (sep.encode(),)
+        marks = re.escape(b"".join(self._marks))
+        self._opens = re.compile(rb'(?:^|[' + marks + rb']) *"')
+        self._closes = re.compile(rb'" *(?:[' + marks + rb']|\r?$)')
         self.text = self.marks = self.lines = self.filled = 0
         # a CSV's columns: the separators of its first record, quotes closed
         self._head, self._quotes, self.width, self.ascii = 0, 0, None, True
@@ -209,10 +213,14 @@ class TextBound:
             nl = block.find(b"\n", pos)
             part = block[pos:] if nl < 0 else block[pos:nl]
             self._head += sum(part.count(m) for m in self._marks)
-            self._quotes += part.count(b'"')
+            # (a quote opens a field at its start and closes it before a
+            # separator or the line's end; one inside a field is a character:
+            # 'height_in"' counted as open had made the whole file one record)
+            self._quotes += (len(self._opens.findall(part))
+                             - len(self._closes.findall(part)))
             if nl < 0:
                 return
-            if self._quotes % 2 == 0:  # (a line break in quotes is in the record)
+            if self._quotes <= 0:  # (a line break in quotes is in the record)
                 self.width = self._head + 1
                 return
             pos = nl + 1
