@@ -307,6 +307,6 @@ class TextBound:
                 f"{self.path}: {format_bytes(self.text)} of text from "
                 f"{format_bytes(packed)} of file, more than {_TEXT_RATIO} times (the most "
                 "gzip packs) and more than reading it in memory would take within "
-                f"{format_bytes(memory)}: a decompression bomb, whose reading as it "
-                "streams no memory bound stops; if it is genuine, decompress it first "
+                f"{format_bytes(memory)}: a decompression bomb (read as it streams, no "
+                "memory bound stops it); if it is genuine, decompress it first "
                 f"(e.g. {unpack} -k {name}) and read the plain file.")
