@@ -708,4 +708,5 @@ def _table_size(text):
     try:
         return parse_bytes(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"--max-table-size: {exc}") from None
+        # (argparse names the option: "argument --max-table-size: --max-table-size:")
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -93,10 +93,12 @@ class DatasetNotFoundError(FileNotFoundError):
     """A named data set is not in the data folder."""
 
 
-def _open(path):
+def _open(path, bound=None):
     path = Path(path)
     if not path.exists():
         raise DatasetNotFoundError(f"data file not found: {path}")
+    if bound is not None:  # (its packed bytes counted: see TextBound.open)
+        return bound.open()
     # (by the lower-cased suffix, as the format is read: "DATA.CSV.GZ" was
     # opened uncompressed and refused as "binary data (NUL bytes)")
     return OPENERS.get(path.suffix.lower(), open)(path, "rb")
@@ -136,7 +138,7 @@ def _blocks(path, size=_BLOCK, check_start=None, bound=None):
     """
     bound = bound or TextBound(path, "libsvm")
     try:
-        with _open(path) as fh:
+        with _open(path, bound) as fh:
             first = fh.read(_SNIFF)
             _check_text(first, path)
             if check_start is not None:
@@ -764,9 +766,11 @@ def iter_libsvm(path, n_features, zero_based, block=_LIBSVM_BLOCK, max_table_siz
         Index base (a 1-based file using index 0 is refused).
     block : int, optional
         Bytes of text parsed at a time.
-    max_table_size : int, optional
-        Memory a compressed file's reading may take (its labels and
-        predictions, a line each; see :func:`load_data_file`).
+    max_table_size : int or str, optional
+        Memory (``"8GB"``) a compressed file's reading may take (its labels and
+        predictions, a line each; see :func:`load_data_file`).  Past what
+        reading it in memory would take within it, a file unpacking to more
+        than 1032 bytes of text a byte (tighter than gzip packs) is refused.
 
     Yields
     ------

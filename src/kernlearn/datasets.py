@@ -640,6 +640,7 @@ _TABULAR_SETS = {
 
 # The readers of data files live in datafiles.py; these names stay importable here.
 from .datafiles import (  # noqa: E402, F401
+    _MAX_LINE,
     _READ_ERRORS,
     DatasetNotFoundError,
     FeatureCountError,
@@ -709,7 +710,9 @@ class SvmlightChunks:
         Disk space the parsed chunks of a compressed file (``.gz``, ``.bz2``,
         ``.xz``) may take, counted as its text streams in (see
         :func:`~kernlearn.datafiles.load_data_file`).  Default: half the free
-        space of the temporary folder.
+        space of the temporary folder.  The labels, kept in memory, are held
+        to half the available memory, and past what reading the file in
+        memory would take there, its text to 1032 bytes a byte of file.
 
     Attributes
     ----------
@@ -782,7 +785,7 @@ class SvmlightChunks:
         """Byte ranges of the chunks: whole lines, ``chunk_rows`` or ``chunk_bytes`` each."""
         read = 1 << 22
         try:  # (a damaged compressed file was an internal error, exit 1)
-            with _open(self.path) as fh:
+            with _open(self.path, self._bound) as fh:
                 pos, buf = 0, b""
                 while True:
                     more = fh.read(read)
@@ -790,6 +793,11 @@ class SvmlightChunks:
                     # (out of core it was unbounded: a 0.6 MB .svm.gz of 300 MB
                     # read whole, 35 s CPU and 1.1 GB)
                     self._bound.count(more)
+                    if len(buf) > _MAX_LINE and buf.find(b"\n") < 0:
+                        # (a line without end was held whole, its text counted
+                        # nowhere: 1 GB of "1:0 " took 1 GB and quadratic time)
+                        raise ValueError(f"{self.path} has a line longer than "
+                                         f"{_MAX_LINE} bytes; it is not a data file.")
                     while True:
                         if self.chunk_rows is not None:
                             nl = np.flatnonzero(np.frombuffer(buf, np.uint8) == 10)

@@ -77,7 +77,7 @@ def parse_bytes(size):
     Parameters
     ----------
     size : int, float or str
-        A positive number of bytes, or a number with a unit (B, KB, MB, GB,
+        A number of bytes (at least 1), or a number with a unit (B, KB, MB, GB,
         TB, KiB, MiB, GiB, TiB; case-insensitive).
 
     Returns
@@ -92,8 +92,10 @@ def parse_bytes(size):
             raise ValueError(f"memory size {size!r} is not a number of bytes such as "
                              "'2GB' or '512MiB'.")
         value = float(m.group(1)) * _UNITS[m.group(2).lower()]
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"memory size must be positive, got {size!r}.")
+    if not np.isfinite(value) or value < 1:
+        # (under a byte, "0.5" was 0 bytes: a max_table_size of 0 bounded nothing)
+        raise ValueError(f"memory size must be a finite number of bytes, at least 1, "
+                         f"got {size!r}.")
     return int(value)
 
 
