@@ -16,7 +16,7 @@ from sklearn.utils.validation import (
 from ..kernels import PrecomputedKernelList, linear_kernel, rbf_kernel
 from ..methods import obscure
 from ..methods._obscure_rows import gram_rows, positive_rows
-from .._histogram_kernels import histogram_shift
+from .._histogram_kernels import histogram_precision, histogram_shift
 from ..preprocessing import implicit_center
 from ._dask_predict import dask_input_doc, decided
 from ._decisions import KernelExpansion, chained, class_labels, classes_kept, one_column_as_vector
@@ -429,7 +429,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             full = klist
             klist = full if rows is None else gram_rows(full, rows)
         else:
-            Xt = standardize_fit(self, Xk, swk)
+            # (histogram kernels on centred float32 columns: fitted in float64)
+            Xt = standardize_fit(self, histogram_precision(Xk, self.kernels, self.standardize),
+                                 swk)
             klist = obscure.kernel_list(
                 Xt, self.kernels, normalize=self.normalize, fit_intercept=self.fit_intercept,
                 cache_size=self.cache_size, center=implicit_center(Xt, swk, self.standardize),
