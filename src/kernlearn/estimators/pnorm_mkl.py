@@ -109,8 +109,11 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         centred, dense or sparse (the same model either way; non-negative
         data stays non-negative), the other kernels of the same list the
         centred columns; negative values of the data itself are warned of by
-        ``hik`` (``NegativeFeaturesWarning``) and refused by ``additive_chi2``.  Data-derived kernel widths (``"mean"``,
-        ``"scale"``) are computed on the standardised columns.  Not applied to
+        ``hik`` (``NegativeFeaturesWarning``) and refused by ``additive_chi2``.
+        Such a list on dense float32 input is fitted, and maps its inputs, in
+        float64 (centred in float32, the zeros came back as round-off).
+        Data-derived kernel widths (``"mean"``, ``"scale"``) are computed on
+        the standardised columns.  Not applied to
         precomputed Gram matrices (they are used as given), nor needed when
         every column already has its own kernel width.
     eta : float, default=1.0
