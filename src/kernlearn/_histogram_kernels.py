@@ -263,7 +263,7 @@ def histogram_shift(mean, scale):
 
 
 def histogram_precision(X, kernels, standardize):
-    """``X`` in float64 when a histogram kernel of ``kernels`` reads its dense
+    r"""``X`` in float64 when a histogram kernel of ``kernels`` reads its dense
     columns uncentred after ``standardize`` centred them (else ``X`` as given).
 
     The uncentred view adds :math:`\mu/s` back to :math:`(x-\mu)/s`
