@@ -262,6 +262,43 @@ def histogram_shift(mean, scale):
         return np.where(np.isfinite(scale), np.asarray(mean, np.float64) / scale, 0.0)
 
 
+def histogram_precision(X, kernels, standardize):
+    r"""``X`` in float64 when a histogram kernel of ``kernels`` reads its dense
+    columns uncentred after ``standardize`` centred them (else ``X`` as given).
+
+    The uncentred view adds :math:`\mu/s` back to :math:`(x-\mu)/s`
+    (:func:`histogram_shift`): in float64 a zero comes back as exactly 0 and
+    no non-negative value turns negative (rounding is symmetric and
+    monotone), but a float32 model rounded :math:`(x-\mu)/s` to float32
+    first and the zeros came back as :math:`\pm 10^{-8}` of :math:`\mu/s`:
+    ``additive_chi2`` refused non-negative data, ``hik`` warned of negative
+    values, and with ``beta=0.5`` those round-offs weighed :math:`10^{-4}`
+    (decision values 3e-2 off the float64 fit).  Such a model is fitted,
+    and maps its inputs, in float64.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix
+        The training inputs, validated.
+    kernels : list, str or None
+        The estimator's kernel specs (names, callables, tuples).
+    standardize : bool
+        The estimator's setting.
+
+    Returns
+    -------
+    X : ndarray or sparse matrix
+    """
+    if (not standardize or sp.issparse(X) or getattr(X, "dtype", None) != np.float32
+            or not isinstance(kernels, (list, tuple))):  # (None: the defaults; "precomputed")
+        return X
+    # (specs: names, callables, (kernel, params[, columns]); bad ones are refused later)
+    names = [k[0] if isinstance(k, (tuple, list)) and len(k) else k for k in kernels]
+    if any(isinstance(k, str) and k in HISTOGRAM_KERNELS for k in names):
+        return np.asarray(X, dtype=np.float64)
+    return X
+
+
 def histogram_view(Xj, kernel, shift_j):
     """Kernel ``kernel``'s view ``Xj`` as it sees it: the histogram kernels'
     uncentred columns (``Xj + shift_j``, :func:`histogram_shift`), the others'

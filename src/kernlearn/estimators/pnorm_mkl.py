@@ -16,7 +16,7 @@ from sklearn.utils.validation import (
 from ..kernels import PrecomputedKernelList, linear_kernel, rbf_kernel
 from ..methods import obscure
 from ..methods._obscure_rows import gram_rows, positive_rows
-from .._histogram_kernels import histogram_shift
+from .._histogram_kernels import histogram_precision, histogram_shift
 from ..preprocessing import implicit_center
 from ._dask_predict import dask_input_doc, decided
 from ._decisions import KernelExpansion, chained, class_labels, classes_kept, one_column_as_vector
@@ -109,8 +109,11 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         centred, dense or sparse (the same model either way; non-negative
         data stays non-negative), the other kernels of the same list the
         centred columns; negative values of the data itself are warned of by
-        ``hik`` (``NegativeFeaturesWarning``) and refused by ``additive_chi2``.  Data-derived kernel widths (``"mean"``,
-        ``"scale"``) are computed on the standardised columns.  Not applied to
+        ``hik`` (``NegativeFeaturesWarning``) and refused by ``additive_chi2``.
+        Such a list on dense float32 input is fitted, and maps its inputs, in
+        float64 (centred in float32, the zeros came back as round-off).
+        Data-derived kernel widths (``"mean"``, ``"scale"``) are computed on
+        the standardised columns.  Not applied to
         precomputed Gram matrices (they are used as given), nor needed when
         every column already has its own kernel width.
     eta : float, default=1.0
@@ -429,7 +432,9 @@ class PNormMKLClassifier(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             full = klist
             klist = full if rows is None else gram_rows(full, rows)
         else:
-            Xt = standardize_fit(self, Xk, swk)
+            # (histogram kernels on centred float32 columns: fitted in float64)
+            Xt = standardize_fit(self, histogram_precision(Xk, self.kernels, self.standardize),
+                                 swk)
             klist = obscure.kernel_list(
                 Xt, self.kernels, normalize=self.normalize, fit_intercept=self.fit_intercept,
                 cache_size=self.cache_size, center=implicit_center(Xt, swk, self.standardize),
