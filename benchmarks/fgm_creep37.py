@@ -4,7 +4,7 @@ For the cases of ``fgm_stop36.py`` (audits 8 and 53, the README's example,
 the probabilities guide's ``B=3`` fit, ``make_regression``), runs the
 estimator at defaults with last pass's rule (the objective-change stop below
 ``tol / 10`` at any duality gap) and this pass's (that stop only with the gap
-within ``5 tol``), alternating, in one process, and prints each fit's
+within ``10 tol``), alternating, in one process, and prints each fit's
 distance above a tight reference (``tol=1e-9``, ``max_iter=500``,
 ``inner_tol=1e-12``, at the same ``C``), its relative duality gap, rounds,
 warnings and CPU time (median of ``--repeats``).  ``--trace`` prints the

@@ -76,7 +76,7 @@ def main():
         rows = []
         for rule, flat, cap in (("old", 1.0, 15), ("new", fgm._FLAT, 100)):
             # (both at the thirty-fifth pass's rule: no gap needed with the change below
-            # tol / 10; fgm_creep37.py compares the next pass's gap within 5 tol)
+            # tol / 10; fgm_creep37.py compares the next pass's gap within 10 tol)
             saved = fgm._FLAT, fgm._LOOSE
             fgm._FLAT, fgm._LOOSE = flat, np.inf
             try:
