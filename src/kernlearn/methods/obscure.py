@@ -78,6 +78,7 @@ from ._obscure_dual import (
     _DualCadence,
     _RecentUpdates,
     dual_bound,
+    smooth_dual_bound,
 )
 from ._obscure_options import check_settings, online_batch_constraints, with_intercept
 from ._obscure_rows import EpochOrder, _sampling, class_rows, unvisited_note
@@ -477,6 +478,7 @@ class OnlineBatch(BaseSolver):
             y = yint.astype(float)
             M = 1
         use_numba = self._use_numba(loss)
+        hinge = type(loss) in (Hinge, MulticlassHinge)
         rng = check_random_state(self.random_state)
         kdiag = np.ascontiguousarray(kernels.kdiag_, dtype=float)
         A = np.zeros((n, M))
@@ -622,10 +624,13 @@ class OnlineBatch(BaseSolver):
                         value[name] = cache.dual_bound(
                             point[0], point[2], yint, multiclass, sw_arr, lam, q,
                             point[1], kdiag, exact_budget=_CERTIFICATE_EXACT_BUDGET)
-                    else:
+                    elif hinge:
                         value[name] = dual_bound(
                             point[0], point[2], yy, lam, q, sample_weight, point[1],
                             kdiag, None)
+                    else:  # (the hinge's dual value is no bound for another loss)
+                        value[name] = smooth_dual_bound(point[0], point[2], yy, lam, q,
+                                                        loss, sample_weight)
                     if cache is not None:
                         cost += cache.last_ops + _DUAL_FIXED_OPS_COMPILED
                     else:
