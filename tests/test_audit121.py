@@ -1,4 +1,4 @@
-"""Audit 121: OBSCURE's certificate with the squared hinge and logistic losses.
+"""Audit 121: OBSCURE's certificate with the squared hinge and logistic losses; warm states.
 
 :func:`~kernlearn.methods._obscure_dual.dual_bound` is the hinge's dual value
 (its conjugate gives :math:`\\alpha` on :math:`[0, 1]`).  The NumPy loop of
@@ -6,6 +6,8 @@
 certified their fits with that value, which is no lower bound for them
 (their dual values are :math:`\\alpha - \\alpha^2/2` and the entropy of
 :math:`\\alpha`): fits were certified at up to twice cvxpy's optimum.
+A warm state's ``R`` bounds the optimum of the problem it was fitted on: at
+another ``C`` it is no bound, and stage 2 ran to ``max_iter``.
 """
 
 import warnings
@@ -49,7 +51,8 @@ def _cvxpy(X, y, name, lam, p, w):
     cp = pytest.importorskip("cvxpy")
     W = [cp.Variable(2) for _ in VIEWS]
     m = cp.multiply(y, sum(X[:, v] @ Wj for v, Wj in zip(VIEWS, W)))
-    losses = 0.5 * cp.square(cp.pos(1 - m)) if name == "sq" else cp.logistic(-m)
+    losses = {"sq": lambda: 0.5 * cp.square(cp.pos(1 - m)), "hinge": lambda: cp.pos(1 - m),
+              "logistic": lambda: cp.logistic(-m)}[name]()
     norms = cp.hstack([cp.norm(Wj) for Wj in W])
     prob = cp.Problem(cp.Minimize(lam / 2 * cp.square(cp.pnorm(norms, p))
                                   + (w / w.sum()) @ losses))
@@ -108,3 +111,25 @@ def test_other_losses_get_the_zero_candidate_and_the_hinge_keeps_its_bound():
     bad = res.coef.copy()
     bad[np.argmax(y * bad[:, 0])] *= -1.0
     assert smooth_dual_bound(bad, N, y, 0.05, prob.q, SquaredHinge()) == 0.0
+
+
+@pytest.mark.parametrize("C_warm, C", [(1e-8, 10.0), (10.0, 1e-4)])
+def test_warm_state_of_another_C_does_not_lend_its_R(C_warm, C):
+    # main: R of the state's own problem (0.0009 and 16.1) bounded stage 2,
+    # which ran 1000 epochs and warned at 0.9995 where the optimum is 0.29,
+    # and at 2.28 where the zero model has 1
+    X, y = _data(0, 40)
+    lam = 1.0 / (C * len(y))
+    kl, prob = _problem(X, y, Hinge(), lam, 1.5)
+    _, prob2 = _problem(X, y, Hinge(), 1.0 / (C_warm * len(y)), 1.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warm = OnlineBatch(random_state=0, max_iter=30).solve(prob2).state
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        res = OnlineBatch(random_state=0).solve(prob, warm)
+    f, _ = _objective(prob, kl, res.coef)
+    f_star = _cvxpy(X, y, "hinge", lam, 1.5, np.ones(len(y)))
+    assert res.converged
+    assert f <= f_star / (1 - 0.05) * (1 + 1e-7)
+    assert res.state.R >= np.sqrt(2.0 * f_star / lam) * (1 - 1e-7) > 0

@@ -211,7 +211,10 @@ class ObscureState(SolverState):
         Coefficients ``A`` of :math:`\bar\theta^j = \sum_i A_i \phi_j(x_i)`.
     R : float, default=inf
         Bound on :math:`\|\bar w^*\|_{2,p}`.  A warm state with a finite
-        ``R`` skips stage 1 and continues stage 2 from ``coef``.
+        ``R`` skips stage 1 and continues stage 2 from ``coef``, unless its
+        ``objective`` is not that of ``coef`` in the problem solved (another
+        ``lam``, weights or data: its ``R`` bounds another optimum); then
+        stage 1 runs from ``coef`` and Algorithm 2's schedule restarts.
     s, t : float, default=0.0
         The adaptive :math:`s_t` and step count :math:`t` of Algorithm 2.
     kernel_coef : ndarray of shape (F,), optional
@@ -440,8 +443,9 @@ class OnlineBatch(BaseSolver):
             zero-weight samples are never visited, and equal positive weights
             give the unweighted permutation of the remaining samples.
         warm_state : ObscureState, optional
-            Start from its ``coef`` (and, with a finite ``R``, skip stage 1
-            and continue Algorithm 2's schedule ``s``, ``t``).
+            Start from its ``coef`` (and, with a finite ``R`` and the
+            ``objective`` of ``coef`` in this problem, skip stage 1 and
+            continue Algorithm 2's schedule ``s``, ``t``).
 
         Returns
         -------
@@ -670,6 +674,16 @@ class OnlineBatch(BaseSolver):
                              level=self.verbose)
                     if self.verbose else None)
         resume = warm is not None and np.isfinite(warm.R)
+        if resume and np.isfinite(warm.objective) and not abs(_objective(
+                G, N, 1.0, yy, loss, sample_weight, lam, q)[0] - warm.objective) <= (
+                1e-9 * abs(warm.objective)):
+            # R bounds the optimum of the problem the state was fitted on: at
+            # another lam (C, weights) or data, its point's objective differs and
+            # its R is no bound here (stage 2 then ran to max_iter at 1e3-1e4
+            # times the zero model's objective): stage 1 from its point instead,
+            # and Algorithm 2's schedule from its start
+            resume = False
+            st[1] = st[2] = 0.0
         n_online = 0 if self.pegasos or resume else int(self.max_iter_online)
         # stage 1's start (zero, or a warm point), a candidate for stage 2's
         # (max_iter=0, as online_only, returns stage 1's point)
