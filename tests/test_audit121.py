@@ -133,3 +133,22 @@ def test_warm_state_of_another_C_does_not_lend_its_R(C_warm, C):
     assert res.converged
     assert f <= f_star / (1 - 0.05) * (1 + 1e-7)
     assert res.state.R >= np.sqrt(2.0 * f_star / lam) * (1 - 1e-7) > 0
+
+
+def test_warm_point_above_the_zero_model_does_not_bound_the_result():
+    # a warm point fitted at C=10 has an objective of 1.5e7 at C=1e-8, where
+    # the zero model has 1: main certified 1.053 (within tol of the optimum
+    # 0.99999, above zero); zero is now the start and a candidate
+    from kernlearn.methods.obscure import ObscureState
+
+    X, y = _data(0, 40)
+    kl, prob = _problem(X, y, Hinge(), 1.0 / (1e-8 * len(y)), 1.5)
+    _, prob2 = _problem(X, y, Hinge(), 1.0 / (10.0 * len(y)), 1.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warm = OnlineBatch(random_state=0, max_iter=30).solve(prob2)
+    res = OnlineBatch(random_state=0).solve(prob, ObscureState(coef=warm.coef))
+    f, _ = _objective(prob, kl, res.coef)
+    assert _objective(prob, kl, warm.coef)[0] > 1e6
+    assert res.converged
+    assert f <= 1.0

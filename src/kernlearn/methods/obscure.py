@@ -304,7 +304,8 @@ class OnlineBatch(BaseSolver):
               \ \ge \|\bar w^*\|_{2,p}.
 
     Stage 2 starts from the stage-1 :math:`\bar\theta` (or from stage 1's
-    start, zero or a warm point, with :math:`R` from it, when that has the lower
+    start, zero or a warm point (zero where it is below the warm point), with
+    :math:`R` from it, when that has the lower
     objective and :math:`\lambda R` exceeds the sub-gradients' largest
     :math:`\|z\|_{2,q}`: a large :math:`\lambda`, whose steps stage 1 ignores)
     and runs, for :math:`t = 1, 2, \dots`,
@@ -691,6 +692,14 @@ class OnlineBatch(BaseSolver):
         start = (([A.copy(), G.copy(), N.copy()] if warm is not None else None,
                   _objective(G, N, 1.0, yy, loss, sample_weight, lam, q))
                  if n_online > 0 and self.max_iter > 0 and not self.online_only else None)
+        if start is not None and warm is not None:
+            # a warm point above the zero model (fitted at another C): zero is
+            # the better start and candidate (it was certified within tol at
+            # up to 1.12 where zero has 1)
+            zero = _objective(np.zeros_like(G), np.zeros_like(N), 1.0, yy, loss,
+                              sample_weight, lam, q)
+            if zero[0] < start[1][0]:
+                start = (None, zero)
         for ep in range(n_online):
             check_abandoned()  # (a threaded search's Ctrl-C: utils._threads)
             if budget[0] <= 0:
