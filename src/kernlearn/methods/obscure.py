@@ -78,6 +78,7 @@ from ._obscure_dual import (
     _DualCadence,
     _RecentUpdates,
     dual_bound,
+    smooth_dual_bound,
 )
 from ._obscure_options import check_settings, online_batch_constraints, with_intercept
 from ._obscure_rows import EpochOrder, _sampling, class_rows, unvisited_note
@@ -210,7 +211,10 @@ class ObscureState(SolverState):
         Coefficients ``A`` of :math:`\bar\theta^j = \sum_i A_i \phi_j(x_i)`.
     R : float, default=inf
         Bound on :math:`\|\bar w^*\|_{2,p}`.  A warm state with a finite
-        ``R`` skips stage 1 and continues stage 2 from ``coef``.
+        ``R`` skips stage 1 and continues stage 2 from ``coef``, unless its
+        ``objective`` is not that of ``coef`` in the problem solved (another
+        ``lam``, weights or data: its ``R`` bounds another optimum); then
+        stage 1 runs from ``coef`` and Algorithm 2's schedule restarts.
     s, t : float, default=0.0
         The adaptive :math:`s_t` and step count :math:`t` of Algorithm 2.
     kernel_coef : ndarray of shape (F,), optional
@@ -300,7 +304,8 @@ class OnlineBatch(BaseSolver):
               \ \ge \|\bar w^*\|_{2,p}.
 
     Stage 2 starts from the stage-1 :math:`\bar\theta` (or from stage 1's
-    start, zero or a warm point, with :math:`R` from it, when that has the lower
+    start, zero or a warm point (zero where it is below the warm point), with
+    :math:`R` from it, when that has the lower
     objective and :math:`\lambda R` exceeds the sub-gradients' largest
     :math:`\|z\|_{2,q}`: a large :math:`\lambda`, whose steps stage 1 ignores)
     and runs, for :math:`t = 1, 2, \dots`,
@@ -439,8 +444,9 @@ class OnlineBatch(BaseSolver):
             zero-weight samples are never visited, and equal positive weights
             give the unweighted permutation of the remaining samples.
         warm_state : ObscureState, optional
-            Start from its ``coef`` (and, with a finite ``R``, skip stage 1
-            and continue Algorithm 2's schedule ``s``, ``t``).
+            Start from its ``coef`` (and, with a finite ``R`` and the
+            ``objective`` of ``coef`` in this problem, skip stage 1 and
+            continue Algorithm 2's schedule ``s``, ``t``).
 
         Returns
         -------
@@ -477,6 +483,7 @@ class OnlineBatch(BaseSolver):
             y = yint.astype(float)
             M = 1
         use_numba = self._use_numba(loss)
+        hinge = type(loss) in (Hinge, MulticlassHinge)
         rng = check_random_state(self.random_state)
         kdiag = np.ascontiguousarray(kernels.kdiag_, dtype=float)
         A = np.zeros((n, M))
@@ -622,10 +629,13 @@ class OnlineBatch(BaseSolver):
                         value[name] = cache.dual_bound(
                             point[0], point[2], yint, multiclass, sw_arr, lam, q,
                             point[1], kdiag, exact_budget=_CERTIFICATE_EXACT_BUDGET)
-                    else:
+                    elif hinge:
                         value[name] = dual_bound(
                             point[0], point[2], yy, lam, q, sample_weight, point[1],
                             kdiag, None)
+                    else:  # (the hinge's dual value is no bound for another loss)
+                        value[name] = smooth_dual_bound(point[0], point[2], yy, lam, q,
+                                                        loss, sample_weight)
                     if cache is not None:
                         cost += cache.last_ops + _DUAL_FIXED_OPS_COMPILED
                     else:
@@ -665,6 +675,16 @@ class OnlineBatch(BaseSolver):
                              level=self.verbose)
                     if self.verbose else None)
         resume = warm is not None and np.isfinite(warm.R)
+        if resume and np.isfinite(warm.objective) and not abs(_objective(
+                G, N, 1.0, yy, loss, sample_weight, lam, q)[0] - warm.objective) <= (
+                1e-9 * abs(warm.objective)):
+            # R bounds the optimum of the problem the state was fitted on: at
+            # another lam (C, weights) or data, its point's objective differs and
+            # its R is no bound here (stage 2 then ran to max_iter at 1e3-1e4
+            # times the zero model's objective): stage 1 from its point instead,
+            # and Algorithm 2's schedule from its start
+            resume = False
+            st[1] = st[2] = 0.0
         n_online = 0 if self.pegasos or resume else int(self.max_iter_online)
         # stage 1's start (zero, or a warm point), a candidate for stage 2's
         # (max_iter=0, as online_only, returns stage 1's point)
@@ -672,6 +692,14 @@ class OnlineBatch(BaseSolver):
         start = (([A.copy(), G.copy(), N.copy()] if warm is not None else None,
                   _objective(G, N, 1.0, yy, loss, sample_weight, lam, q))
                  if n_online > 0 and self.max_iter > 0 and not self.online_only else None)
+        if start is not None and warm is not None:
+            # a warm point above the zero model (fitted at another C): zero is
+            # the better start and candidate (it was certified within tol at
+            # up to 1.12 where zero has 1)
+            zero = _objective(np.zeros_like(G), np.zeros_like(N), 1.0, yy, loss,
+                              sample_weight, lam, q)
+            if zero[0] < start[1][0]:
+                start = (None, zero)
         for ep in range(n_online):
             check_abandoned()  # (a threaded search's Ctrl-C: utils._threads)
             if budget[0] <= 0:
