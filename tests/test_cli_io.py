@@ -409,3 +409,16 @@ def test_fit_stopped_by_its_iteration_cap_says_so(w, capsys):
     code, out, err = _run(["fit", w / "train.svm", "-e", "fgm", "-q", "-p", "B=2", "-m",
                            w / "free.npz"], capsys)
     assert code == 0 and err == ""
+
+
+def test_a_long_message_keeps_its_end():
+    """A long path in front used to push the remedy at a message's end past
+    the 400-character cut ("raise the budget (--max-table-siz...")."""
+    from kernlearn.cli import _one_line
+
+    msg = "/tmp/" + "d" * 500 + "/x.csv.gz: too big; raise the budget (--max-table-size SIZE)"
+    line = _one_line(msg)
+    assert len(line) == 400 and "\n" not in line
+    assert line.startswith("/tmp/ddd") and " ... " in line
+    assert line.endswith("raise the budget (--max-table-size SIZE)")
+    assert _one_line("short") == "short"

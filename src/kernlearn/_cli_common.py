@@ -179,8 +179,14 @@ _NP_REPR = re.compile(r"np\.(?:u?int|float|complex|bool|str)_?\d*\(([^()]*)\)")
 
 
 def _one_line(msg, limit=400):
+    """``msg`` on one line of at most ``limit`` characters: a longer one loses
+    its middle, not its end, where messages name the remedy (a long file path
+    in front had cut "raise the budget (--max-table-size SIZE)" off)."""
     text = _NP_REPR.sub(r"\1", " ".join(str(msg).split()))
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    if len(text) <= limit:
+        return text
+    head = (limit - 5) // 2
+    return text[:head] + " ... " + text[len(text) - (limit - 5 - head):]
 
 
 # Where an estimator's message names a row of X (and a column of it): Python
