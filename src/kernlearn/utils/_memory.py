@@ -10,8 +10,12 @@ needs and the budget it is held to, and a setting over it is refused with a
 """
 
 import os
+import re
 
-__all__ = ["available_memory", "format_bytes", "physical_memory", "refuse_oversized"]
+import numpy as np
+
+__all__ = ["available_memory", "format_bytes", "parse_bytes", "physical_memory",
+           "refuse_oversized"]
 
 
 def physical_memory():
@@ -93,3 +97,37 @@ def refuse_oversized(owner, name, value, n_bytes, budget, what, budget_name=None
     raise ValueError(
         f"{type(owner).__name__}: {name}={value} would need {format_bytes(n_bytes)} "
         f"of memory for {what}, more than {limit}; lower {name}.")
+
+
+# (here, below every reader and the partitioned rows that take a size: the
+# compressed-text bound of ``utils._packed_text`` reads one too)
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_bytes(size):
+    """Bytes in a memory size such as ``"2GB"``, ``"512 MiB"`` or ``10**9``.
+
+    Parameters
+    ----------
+    size : int, float or str
+        A number of bytes (at least 1), or a number with a unit (B, KB, MB, GB,
+        TB, KiB, MiB, GiB, TiB; case-insensitive).
+
+    Returns
+    -------
+    n_bytes : int
+    """
+    if isinstance(size, (int, float, np.integer, np.floating)) and not isinstance(size, bool):
+        value = float(size)
+    else:
+        m = re.fullmatch(r"\s*([0-9.]+(?:e[0-9]+)?)\s*([a-zA-Z]*)\s*", str(size))
+        if m is None or m.group(2).lower() not in _UNITS:
+            raise ValueError(f"memory size {size!r} is not a number of bytes such as "
+                             "'2GB' or '512MiB'.")
+        value = float(m.group(1)) * _UNITS[m.group(2).lower()]
+    if not np.isfinite(value) or value < 1:
+        # (under a byte, "0.5" was 0 bytes: a max_table_size of 0 bounded nothing)
+        raise ValueError(f"memory size must be a finite number of bytes, at least 1, "
+                         f"got {size!r}.")
+    return int(value)

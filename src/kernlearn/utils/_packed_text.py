@@ -48,7 +48,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ._memory import available_memory, format_bytes
+from ._memory import available_memory, format_bytes, parse_bytes
 
 #: Opener of each compression suffix (lower case).
 OPENERS = {".bz2": bz2.open, ".gz": gzip.open, ".xz": lzma.open}
@@ -138,8 +138,6 @@ class TextBound:
 
     def __init__(self, path, kind, budget=None, sep=None):
         if budget is not None:  # ("8GB": iter_libsvm's was compared as a string)
-            from ..partitioned import parse_bytes
-
             budget = parse_bytes(budget)
         self.path, self.kind, self.budget = Path(path), kind, budget
         self.active = self.path.suffix.lower() in OPENERS
